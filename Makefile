@@ -1,0 +1,35 @@
+# Everyday commands. `make test` and `make run` set everything up on a fresh machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test run demo lint bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 tests
+
+run: $(STAMP)
+	$(BIN)/python examples/demo.py run
+
+demo: $(STAMP)
+	$(BIN)/python examples/demo.py demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check controller tests bench examples
+	$(BIN)/ruff format --check controller tests bench examples
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,129 @@
+"""Command-line entry point: argument parsing only.
+
+Each subcommand maps its arguments to one function in :mod:`controller.commands`, imported
+lazily so that ``plangate validate`` does not pay for GitPython or the HTTP stack. The single
+error handler here turns a :class:`~controller.errors.PlangateError` into its message, remedy
+and exit code (0 ok, 1 a plan is invalid/refused or an audit found a problem, 2 usage or
+configuration error); no traceback reaches a user for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+# subcommand -> ("module:function", how to turn parsed args into keyword arguments)
+Handler = tuple[str, Callable[[argparse.Namespace], dict[str, Any]]]
+
+
+def _common(args: argparse.Namespace) -> dict[str, Any]:
+    return {"config_path": args.config}
+
+
+HANDLERS: dict[str, Handler] = {
+    "validate": (
+        "controller.commands.validate:validate",
+        lambda a: {**_common(a), "paths": a.paths, "as_json": a.json},
+    ),
+    "freeze": (
+        "controller.commands.freeze:freeze",
+        lambda a: {**_common(a), "paths": a.paths, "check": a.check},
+    ),
+    "hash": ("controller.commands.hash:hash_plan", lambda a: {"path": a.path}),
+    "show": (
+        "controller.commands.show:show",
+        lambda a: {**_common(a), "path": a.path, "as_json": a.json},
+    ),
+    "schema": ("controller.commands.schema:schema", lambda a: {}),
+    "init": ("controller.commands.init:init", lambda a: {"directory": a.directory}),
+}
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config",
+        default=argparse.SUPPRESS,
+        help="controller config (default: $PLANGATE_CONFIG, then ./plangate.yml)",
+    )
+    parser = argparse.ArgumentParser(
+        prog="plangate",
+        description="GitOps controller for frozen plans: agents propose, humans approve "
+        "through git, plangate executes exactly what was approved.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"plangate {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+
+    p = add("validate", "check plan files and report every problem with its code and line")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="PLAN.yml files or plan folders")
+    p.add_argument("--json", action="store_true", help="one JSON object per file")
+
+    p = add("freeze", "validate plans and write frozen: {hash, at} (round-trip)")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 unless frozen")
+
+    p = add("hash", "print the plan hash (sha256 over RFC 8785 JSON of the hashed view)")
+    p.add_argument("path", metavar="PATH")
+
+    p = add("show", "a readable preview of a plan for its reviewer")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="the full model as JSON")
+
+    add("schema", "print the JSON Schema of PLAN.yml (for editors)")
+
+    p = add("init", "create a new plans repository")
+    p.add_argument("directory", metavar="DIR")
+
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("plangate")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "config"):
+        args.config = None
+    target, to_kwargs = HANDLERS[args.command]
+    module_name, function_name = target.split(":")
+    from controller.errors import PlangateError
+
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+        return int(function(**to_kwargs(args)))
+    except PlangateError as exc:
+        print(f"plangate: {exc.render()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: say so plainly, details on request
+        if os.environ.get("PLANGATE_DEBUG"):
+            raise
+        print(
+            f"plangate: internal error: {type(exc).__name__}: {exc}\n"
+            "  remedy: rerun with PLANGATE_DEBUG=1 for the traceback and report it",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

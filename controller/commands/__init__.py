@@ -1,0 +1,1 @@
+"""One function per subcommand: explicit arguments in, exit code out."""

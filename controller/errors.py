@@ -1,0 +1,258 @@
+"""Every failure plangate reports, with its stable ``E_...`` code and a remedy.
+
+One base class, :class:`PlangateError`, and one subclass per code (SPEC §10). Code that
+finds a problem raises the subclass; the CLI's single error handler turns it into a clear
+message and an exit code. Validation collects :class:`Problem` records instead of raising,
+so that every error in a file is reported at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about a file: what, where (YAML location and line), and its code."""
+
+    code: str
+    message: str
+    path: str = ""
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def render(self, source: str = "") -> str:
+        where = source
+        if self.line is not None:
+            where = f"{where}:{self.line}" if where else f"line {self.line}"
+        loc = f" at {self.path}" if self.path else ""
+        prefix = f"{where}: " if where else ""
+        return f"{prefix}{self.code}{loc}: {self.message}"
+
+
+class PlangateError(Exception):
+    """Base of every error plangate reports to a user."""
+
+    code: ClassVar[str] = "E_INTERNAL"
+    remedy: ClassVar[str] = ""
+    exit_code: ClassVar[int] = 1
+    #: Permanent errors are never retried by the executor (kopf's PermanentError).
+    permanent: ClassVar[bool] = True
+
+    def __init__(self, message: str, *, path: str = "", remedy: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        if remedy is not None:
+            self.remedy = remedy  # type: ignore[misc]
+
+    def __str__(self) -> str:
+        text = f"{self.code}: {self.message}"
+        if self.path:
+            text = f"{self.code} at {self.path}: {self.message}"
+        return text
+
+    def render(self) -> str:
+        return f"{self}\n  remedy: {self.remedy}" if self.remedy else str(self)
+
+    def to_problem(self) -> Problem:
+        return Problem(self.code, self.message, self.path)
+
+
+# --- reading and validation -------------------------------------------------------------
+
+
+class YamlParseError(PlangateError):
+    code = "E_YAML_PARSE"
+    remedy = "fix the YAML syntax; anchors, aliases, merge keys, tags and duplicate keys are refused"
+
+
+class SchemaInvalid(PlangateError):
+    code = "E_SCHEMA_INVALID"
+    remedy = "correct the field as the message says (see docs/plan-format.md)"
+
+
+class PlanTooLarge(PlangateError):
+    code = "E_PLAN_TOO_LARGE"
+    remedy = "split the plan, or raise limits.max_plan_bytes in the controller config"
+
+
+class PlanVersionUnsupported(PlangateError):
+    code = "E_PLAN_VERSION_UNSUPPORTED"
+    remedy = "upgrade plangate or write the plan in a supported format version"
+
+
+class PlanInvalid(PlangateError):
+    """A plan failed validation; carries every problem found."""
+
+    code = "E_SCHEMA_INVALID"
+    remedy = "run `plangate validate PATH` and fix each error listed"
+
+    def __init__(self, problems: list[Problem], source: str = "") -> None:
+        self.problems = problems
+        first = problems[0] if problems else Problem(self.code, "invalid plan")
+        self.code = first.code  # type: ignore[misc]
+        super().__init__(f"{source}: {len(problems)} problem(s); first: {first.message}")
+
+
+# --- tools, parameters, references ------------------------------------------------------
+
+
+class ToolNotDeclared(PlangateError):
+    code = "E_TOOL_NOT_DECLARED"
+    remedy = "add the tool to available_tools, or use a declared tool"
+
+
+class ToolUnknown(PlangateError):
+    code = "E_TOOL_UNKNOWN"
+    remedy = "use a tool from the controller's catalog (`tools:` in plangate.yml)"
+
+
+class RefInvalid(PlangateError):
+    code = "E_REF_INVALID"
+    remedy = "write references as $<actions[N].outputs.NAME>, $<inputs.KEY>, ...; `$$<` for a literal"
+
+
+class RefForward(PlangateError):
+    code = "E_REF_FORWARD"
+    remedy = "reference only actions with a smaller id than the current one"
+
+
+class RefUnknown(PlangateError):
+    code = "E_REF_UNKNOWN"
+    remedy = "reference an existing action id, a declared output, or a defined input"
+
+
+class ParamsInvalid(PlangateError):
+    code = "E_PARAMS_INVALID"
+    remedy = "make the params match the tool's params_schema in the controller's catalog"
+
+
+class LimitExceeded(PlangateError):
+    code = "E_LIMIT_EXCEEDED"
+    remedy = "reduce the plan, or raise the limit in the controller config (limits:)"
+
+
+class ActionIds(PlangateError):
+    code = "E_ACTION_IDS"
+    remedy = "number actions 1, 2, 3, ... in file order"
+
+
+# --- approval ---------------------------------------------------------------------------
+
+
+class PlanNotFrozen(PlangateError):
+    code = "E_PLAN_NOT_FROZEN"
+    remedy = "let the controller freeze the plan (or run `plangate freeze`), then approve it"
+
+
+class PlanHashMismatch(PlangateError):
+    code = "E_PLAN_HASH_MISMATCH"
+    remedy = "the plan changed after freezing: re-freeze it and approve it again in its own commit"
+
+
+class ApproverNotAllowed(PlangateError):
+    code = "E_APPROVER_NOT_ALLOWED"
+    remedy = "have an identity listed in approval.approvers approve the plan"
+
+
+class SelfApproval(PlangateError):
+    code = "E_SELF_APPROVAL"
+    remedy = "someone who did not write the plan must approve it"
+
+
+class SignatureInvalid(PlangateError):
+    code = "E_SIGNATURE_INVALID"
+    remedy = "sign the approval commit (`plangate approve --sign`) with a key in allowed_signers"
+
+
+class PlanExpired(PlangateError):
+    code = "E_PLAN_EXPIRED"
+    remedy = "re-freeze the plan (change it or ask the author to resubmit), then approve again"
+
+
+class IllegalTransition(PlangateError):
+    code = "E_ILLEGAL_TRANSITION"
+    remedy = "only the controller sets that status; see the lifecycle in docs/plan-format.md"
+
+
+# --- execution --------------------------------------------------------------------------
+
+
+class ToolFailed(PlangateError):
+    code = "E_TOOL_FAILED"
+    remedy = "see the action's result in EXECUTION_LOG.md; fix the cause and approve a resume"
+    permanent = False
+
+
+class ToolTimeout(PlangateError):
+    code = "E_TIMEOUT"
+    remedy = "raise the action's timeout or make the tool faster"
+    permanent = False
+
+
+class OutputMissing(PlangateError):
+    code = "E_OUTPUT_MISSING"
+    remedy = "fix the output's JSONPath or mark it optional: true"
+
+
+class RefUnavailable(PlangateError):
+    code = "E_REF_UNAVAILABLE"
+    remedy = "the referenced action was skipped or its optional output matched nothing"
+
+
+class ActionInDoubt(PlangateError):
+    code = "E_ACTION_IN_DOUBT"
+    remedy = "check whether the action took effect, then approve a resume (it will re-run) or abort"
+
+
+class Aborted(PlangateError):
+    code = "E_ABORTED"
+    remedy = "the plan was aborted on request; write a new plan to continue the work"
+
+
+# --- controller -------------------------------------------------------------------------
+
+
+class ConfigInvalid(PlangateError):
+    code = "E_CONFIG_INVALID"
+    remedy = "fix plangate.yml as the message says (see docs/configuration.md)"
+    exit_code = 2
+
+
+class GitError(PlangateError):
+    code = "E_GIT"
+    remedy = "see git's message; fix the repository state and retry"
+    exit_code = 2
+    permanent = False
+
+
+class Locked(PlangateError):
+    code = "E_LOCKED"
+    remedy = "another controller holds this state directory; stop it or use another state_dir"
+    exit_code = 2
+
+
+class UsageError(PlangateError):
+    code = "E_USAGE"
+    remedy = "see `plangate --help`"
+    exit_code = 2
+
+
+ERROR_CLASSES: dict[str, type[PlangateError]] = {
+    cls.code: cls
+    for cls in PlangateError.__subclasses__()
+    if cls is not PlanInvalid and cls.code != "E_INTERNAL"
+}
+
+
+def error_for(code: str, message: str, path: str = "") -> PlangateError:
+    """Build the error of a given code (used when replaying journaled errors)."""
+    cls = ERROR_CLASSES.get(code, PlangateError)
+    err = cls(message, path=path)
+    if cls is PlangateError:
+        err.code = code  # type: ignore[misc]
+    return err

@@ -1,0 +1,448 @@
+"""Loading, validating and freezing PLAN.yml files (SPEC §2, §3, §5 freezing half, §10).
+
+The flow of a plan starts here: read (size limit, strict YAML) -> check it is plain JSON
+data -> schema -> rules that span fields (ids, tools, references, catalog params) -> hash.
+Every problem of a file is collected, each with its code, YAML location and line, so an
+author sees all of them at once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller import hashing, refs, yamlio
+from controller.errors import PlangateError, Problem, YamlParseError
+from controller.schema import SUPPORTED_VERSION, PlanDocument, allowed_keys, parse_document
+
+if TYPE_CHECKING:
+    from controller.settings import Config, ToolSpec
+
+PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
+MAX_SAFE_INT = 2**53 - 1
+DEFAULT_MAX_BYTES = 1_048_576
+DEFAULT_MAX_ACTIONS = 500
+FREEZABLE = ("draft", "pending_approval", "invalid")
+
+
+@dataclass
+class LoadedPlan:
+    """A plan file as read: its text, data, model (when valid) and every problem found."""
+
+    path: Path
+    text: str
+    data: Any = None
+    doc: yamlio.YamlDoc | None = None
+    model: PlanDocument | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems and self.model is not None
+
+    @property
+    def hash(self) -> str | None:
+        """The hash of the file as written (None when it is not a mapping of JSON data)."""
+        if not isinstance(self.data, dict) or any(p.code == "E_YAML_PARSE" for p in self.problems):
+            return None
+        try:
+            return hashing.plan_hash(self.data)
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+    @property
+    def status(self) -> str | None:
+        plan = self.data.get("plan") if isinstance(self.data, dict) else None
+        value = plan.get("status") if isinstance(plan, dict) else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def frozen_hash(self) -> str | None:
+        frozen = self.data.get("frozen") if isinstance(self.data, dict) else None
+        value = frozen.get("hash") if isinstance(frozen, dict) else None
+        return value if isinstance(value, str) else None
+
+    def block(self, key: str) -> dict[str, Any]:
+        value = self.data.get(key) if isinstance(self.data, dict) else None
+        return value if isinstance(value, dict) else {}
+
+
+# --- finding plans ----------------------------------------------------------------------
+
+
+def find_plan_files(repo: Path, plans_dir: str = "plans") -> Iterator[Path]:
+    """Every PLAN.yml (or PLAN.yaml) under the plans directory, in path order."""
+    base = repo / plans_dir
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in PLAN_FILES:
+            if name in files:
+                yield Path(folder) / name
+                break
+
+
+def plan_file_in(path: Path) -> Path:
+    """Accept a plan folder or its PLAN.yml."""
+    if path.is_dir():
+        for name in PLAN_FILES:
+            if (path / name).is_file():
+                return path / name
+    return path
+
+
+# --- reading and validation -------------------------------------------------------------
+
+
+def load_plan(path: Path, config: Config | None = None) -> LoadedPlan:
+    """Read and validate a plan file; problems are collected, never raised."""
+    max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return LoadedPlan(path, "", problems=[_too_large(size, max_bytes)])
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise PlangateError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
+    except UnicodeDecodeError as exc:
+        problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
+        return LoadedPlan(path, "", problems=[problem])
+    except OSError as exc:
+        raise PlangateError(f"{path}: {exc.strerror}") from None
+    return validate_text(text, path, config)
+
+
+def _too_large(size: int, limit: int) -> Problem:
+    return Problem(
+        "E_PLAN_TOO_LARGE",
+        f"the file is {size} bytes, over the limit of {limit}; split the plan or raise "
+        "limits.max_plan_bytes",
+    )
+
+
+def validate_text(text: str, path: Path, config: Config | None = None) -> LoadedPlan:
+    """Validate a plan's text; references in the legacy ``${...}`` form count as converted."""
+    plan = LoadedPlan(path, text)
+    max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
+    if len(text.encode("utf-8")) > max_bytes:
+        plan.problems.append(_too_large(len(text.encode("utf-8")), max_bytes))
+        return plan
+    try:
+        plan.doc = yamlio.read_yaml(text, str(path))
+    except YamlParseError as exc:
+        line = getattr(exc, "line", None)
+        plan.problems.append(Problem(exc.code, _strip_source(exc.message, str(path)), "", line))
+        return plan
+    plan.data = plan.doc.data
+    plan.problems = check_document(plan.data, config)
+    for i, problem in enumerate(plan.problems):
+        if problem.line is None:
+            plan.problems[i] = _with_line(problem, plan.doc)
+    if not plan.problems:
+        plan.model = PlanDocument.model_validate(refs.convert_legacy_tree(plan.data))
+    return plan
+
+
+def _strip_source(message: str, source: str) -> str:
+    return message[len(source) :].lstrip(":0123456789 ") if message.startswith(source) else message
+
+
+def _with_line(problem: Problem, doc: yamlio.YamlDoc) -> Problem:
+    return Problem(problem.code, problem.message, problem.path, doc.line_of(_split(problem.path)))
+
+
+def _split(path: str) -> list[str | int]:
+    """``actions[1].params.id`` -> ``["actions", 1, "params", "id"]``."""
+    parts: list[str | int] = []
+    for chunk in path.replace("[", ".[").split("."):
+        if chunk.startswith("[") and chunk.endswith("]"):
+            inner = chunk[1:-1]
+            parts.append(int(inner) if inner.isdigit() else inner.strip("\"'"))
+        elif chunk:
+            parts.append(chunk)
+    return parts
+
+
+def check_document(data: Any, config: Config | None = None) -> list[Problem]:
+    """Every problem of a parsed plan document (without line numbers)."""
+    if not isinstance(data, dict):
+        return [Problem("E_SCHEMA_INVALID", "the file must be a mapping with plan: and actions:")]
+    problems = list(_non_json(data, ()))
+    if problems:
+        return problems
+    problems += _version(data)
+    converted = refs.convert_legacy_tree(data)
+    model, errors = parse_document(converted)
+    problems += [_schema_problem(e) for e in errors]
+    if model is not None:
+        problems += check_rules(model, config)
+    return problems
+
+
+def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:
+    where = refs.format_path(path)
+    hint = "; quote it to make it a string"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                yield Problem("E_SCHEMA_INVALID", f"key {key!r} is not a string{hint}", where)
+            else:
+                yield from _non_json(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _non_json(item, (*path, index))
+    elif isinstance(value, datetime | date):
+        yield Problem("E_SCHEMA_INVALID", f"a YAML timestamp is not JSON data{hint}", where)
+    elif isinstance(value, float) and not math.isfinite(value):
+        yield Problem("E_SCHEMA_INVALID", f"{value} is not a finite number{hint}", where)
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INT:
+        yield Problem("E_SCHEMA_INVALID", f"integer beyond ±(2^53-1) loses precision{hint}", where)
+    elif not isinstance(value, str | int | float | bool | type(None)):
+        yield Problem("E_SCHEMA_INVALID", f"{type(value).__name__} is not JSON data{hint}", where)
+
+
+def _version(data: dict[str, Any]) -> list[Problem]:
+    plan = data.get("plan")
+    version = plan.get("version") if isinstance(plan, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > SUPPORTED_VERSION:
+        return [
+            Problem(
+                "E_PLAN_VERSION_UNSUPPORTED",
+                f"format version {version} is newer than this plangate supports "
+                f"({SUPPORTED_VERSION}); upgrade plangate",
+                "plan.version",
+            )
+        ]
+    return []
+
+
+def _schema_problem(error: dict[str, Any]) -> Problem:
+    loc = tuple(error["loc"])
+    where = refs.format_path(loc)
+    if error["type"] == "extra_forbidden":
+        return Problem("E_SCHEMA_INVALID", _unknown_key(loc), where)
+    if error["type"] == "missing":
+        return Problem("E_SCHEMA_INVALID", f"required key `{loc[-1]}` is missing", where)
+    if error["type"] == "less_than_equal" and loc == ("plan", "version"):
+        return Problem("E_PLAN_VERSION_UNSUPPORTED", error["msg"], where)
+    return Problem("E_SCHEMA_INVALID", f"{error['msg']} (got {_short(error.get('input'))})", where)
+
+
+def _unknown_key(loc: tuple[Any, ...]) -> str:
+    import difflib
+
+    allowed = allowed_keys(loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+    hint = f"; did you mean `{close[0]}`?" if close else f"; allowed: {', '.join(allowed)}"
+    return f"unknown key `{loc[-1]}`{hint}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_rules(model: PlanDocument, config: Config | None = None) -> list[Problem]:
+    """Rules across fields: ids, limits, tools, outputs, references, catalog params."""
+    problems: list[Problem] = []
+    max_actions = config.limits.max_actions if config else DEFAULT_MAX_ACTIONS
+    if len(model.actions) > max_actions:
+        problems.append(
+            Problem(
+                "E_LIMIT_EXCEEDED",
+                f"{len(model.actions)} actions, over the limit of {max_actions}",
+                "actions",
+            )
+        )
+    problems += _check_ids(model)
+    problems += _check_tools(model, config)
+    problems += _check_outputs(model)
+    problems += _check_references(model)
+    if config is not None:
+        problems += _check_static_params(model, config.tools)
+    return problems
+
+
+def _check_ids(model: PlanDocument) -> Iterator[Problem]:
+    for index, action in enumerate(model.actions):
+        if action.id != index + 1:
+            yield Problem(
+                "E_ACTION_IDS",
+                f"action ids must be 1..N in file order: expected {index + 1}, found {action.id}",
+                f"actions[{index}].id",
+            )
+
+
+def _check_tools(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
+    declared = {tool.name for tool in model.available_tools}
+    for index, action in enumerate(model.actions):
+        where = f"actions[{index}].tool"
+        if action.tool not in declared:
+            listed = ", ".join(sorted(declared)) or "none"
+            yield Problem(
+                "E_TOOL_NOT_DECLARED",
+                f"tool {action.tool!r} is not in available_tools (declared: {listed}); "
+                "declare it there",
+                where,
+            )
+        if config is not None and action.tool not in config.tools:
+            known = ", ".join(sorted(config.tools)) or "none"
+            yield Problem(
+                "E_TOOL_UNKNOWN",
+                f"tool {action.tool!r} is not in the controller's catalog (known: {known})",
+                where,
+            )
+
+
+def _check_outputs(model: PlanDocument) -> Iterator[Problem]:
+    import jsonpath_rfc9535
+
+    for index, action in enumerate(model.actions):
+        seen: set[str] = set()
+        for o_index, output in enumerate(action.outputs):
+            where = f"actions[{index}].outputs[{o_index}]"
+            if output.name in seen:
+                yield Problem("E_SCHEMA_INVALID", f"output {output.name!r} is declared twice", where)
+            seen.add(output.name)
+            try:
+                jsonpath_rfc9535.compile(output.path)
+            except Exception as exc:
+                yield Problem(
+                    "E_SCHEMA_INVALID",
+                    f"not an RFC 9535 JSONPath query: {exc} (write e.g. $.items[*].id)",
+                    f"{where}.path",
+                )
+
+
+def plan_symbols(model: PlanDocument) -> refs.PlanSymbols:
+    return refs.PlanSymbols(
+        outputs={a.id: {o.name for o in a.outputs} for a in model.actions},
+        inputs=model.inputs,
+    )
+
+
+def _check_references(model: PlanDocument) -> Iterator[Problem]:
+    symbols = plan_symbols(model)
+    for index, action in enumerate(model.actions):
+        yield from refs.check_action_refs(
+            action.id, action.params, symbols, ("actions", index, "params")
+        )
+
+
+def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Iterator[Problem]:
+    for index, action in enumerate(model.actions):
+        spec = tools.get(action.tool)
+        if spec is None or spec.params_schema is None:
+            continue
+        for where, message in static_params_errors(action.params, spec.params_schema):
+            yield Problem(
+                "E_PARAMS_INVALID",
+                f"{message} (params_schema of tool {action.tool!r})",
+                refs.format_path(("actions", index, "params", *where)),
+            )
+
+
+def static_params_errors(params: dict[str, Any], schema: dict[str, Any]) -> Iterable[tuple[tuple[Any, ...], str]]:
+    """Schema errors that no reference can fix: values holding ``$<...>`` are checked later."""
+    for where, message in params_errors(params, schema):
+        if not _holds_reference(params, where):
+            yield where, message
+
+
+def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """(location, message) for each way ``params`` breaks ``schema``."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema)
+    for error in sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.path))):
+        yield tuple(error.absolute_path), error.message
+
+
+def _holds_reference(params: Any, where: tuple[Any, ...]) -> bool:
+    value: Any = params
+    for step in where:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return any("$<" in text for _, text in refs.walk_strings(value))
+
+
+# --- freezing ---------------------------------------------------------------------------
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class FreezeOutcome:
+    plan: LoadedPlan
+    text: str
+    changed: bool
+    hash: str | None
+
+
+def freeze_text(plan: LoadedPlan, at: str | None = None) -> FreezeOutcome:
+    """The plan's text with legacy refs converted and ``frozen`` set; problems -> unchanged."""
+    if not plan.valid or plan.doc is None:
+        return FreezeOutcome(plan, plan.text, False, None)
+    if not yamlio.is_block_mapping(plan.doc):
+        plan.problems.append(
+            Problem("E_SCHEMA_INVALID", "the top level must be a block mapping (one key per line)")
+        )
+        return FreezeOutcome(plan, plan.text, False, None)
+    text = _convert_legacy_text(plan.doc)
+    doc = yamlio.read_yaml(text, str(plan.path)) if text != plan.text else plan.doc
+    new_hash = hashing.plan_hash(doc.data)
+    if plan.frozen_hash == new_hash and text == plan.text and "validation" not in doc.data:
+        return FreezeOutcome(plan, plan.text, False, new_hash)
+    if plan.status not in FREEZABLE and plan.frozen_hash != new_hash:
+        plan.problems.append(
+            Problem(
+                "E_PLAN_HASH_MISMATCH",
+                f"the plan is {plan.status}; only draft or pending_approval plans can be frozen "
+                "again (set status: pending_approval to resubmit)",
+                "plan.status",
+            )
+        )
+        return FreezeOutcome(plan, plan.text, False, None)
+    frozen_at = at or now_utc()
+    if plan.frozen_hash == new_hash:
+        frozen_at = str(plan.block("frozen").get("at", frozen_at))
+    text = yamlio.set_block(doc, "frozen", {"hash": new_hash, "at": frozen_at})
+    text = yamlio.set_block(yamlio.read_yaml(text, str(plan.path)), "validation", None)
+    _assert_hash(text, new_hash, plan.path)
+    return FreezeOutcome(plan, text, True, new_hash)
+
+
+def _convert_legacy_text(doc: yamlio.YamlDoc) -> str:
+    """Rewrite legacy ``${...}`` references inside params scalars, leaving all else as is."""
+    spans = []
+    data = doc.data
+    for index, action in enumerate(data.get("actions") or []):
+        if not isinstance(action, dict):
+            continue
+        for where, value in refs.walk_strings(action.get("params"), ("actions", index, "params")):
+            if "${" in value and refs.convert_legacy(value) != value:
+                node = doc.node_at(where)
+                if node is not None:
+                    spans.append((node.start_mark.index, node.end_mark.index))
+    text = doc.text
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + refs.convert_legacy(text[start:end]) + text[end:]
+    return text
+
+
+def _assert_hash(text: str, expected: str, path: Path) -> None:
+    written = yamlio.read_yaml(text, str(path)).data
+    if hashing.plan_hash(written) != expected:
+        raise PlangateError(
+            f"{path}: internal error: the rewritten file does not hash to {expected}; "
+            "nothing was written",
+            remedy="report this as a bug with the plan attached",
+        )

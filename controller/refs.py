@@ -1,0 +1,353 @@
+"""References ``$<...>``: parse, validate against a plan, resolve at run time (SPEC §3).
+
+Grammar::
+
+    ref   := "$<" root path ">"
+    root  := "actions[" INT "]" | "inputs" | "plan" | "approval" | "secrets"
+    path  := ( "." NAME | "[" INT "]" | "['" KEY "']" | '["' KEY '"]' )*
+
+``$$<`` writes a literal ``$<``. Resolution works on the parsed tree of params, never on
+text, in a single pass: a resolved value is data and is never scanned again, so tool output
+can fill a parameter but can never become a reference, an action or a tool. The legacy form
+``${actions[N]...}`` (and ``${inputs...}``, ``${plan...}``, ``${approval...}``) is converted
+to ``$<...>`` when a plan is frozen; any other ``${...}`` text is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.errors import (
+    PlangateError,
+    Problem,
+    RefForward,
+    RefInvalid,
+    RefUnavailable,
+    RefUnknown,
+)
+
+ROOTS = ("actions", "inputs", "plan", "approval", "secrets")
+PLAN_FIELDS = ("name", "task", "hash")
+APPROVAL_FIELDS = ("by", "at", "commit", "plan_hash")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_INT = re.compile(r"\d+")
+Segment = str | int
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One parsed reference: its root, the action id for ``actions[N]``, and the path after."""
+
+    root: str
+    path: tuple[Segment, ...]
+    action: int | None = None
+    text: str = ""
+
+
+Part = str | Ref
+
+
+def parse(text: str) -> list[Part]:
+    """Split a string into literal text and references; raise :class:`RefInvalid`."""
+    parts: list[Part] = []
+    literal: list[str] = []
+    i = 0
+    while True:
+        j = text.find("$", i)
+        if j < 0:
+            literal.append(text[i:])
+            break
+        literal.append(text[i:j])
+        if text.startswith("$$<", j):
+            literal.append("$<")
+            i = j + 3
+        elif text.startswith("$<", j):
+            ref, i = _parse_ref(text, j)
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(ref)
+        else:
+            literal.append("$")
+            i = j + 1
+    tail = "".join(literal)
+    if tail or not parts:
+        parts.append(tail)
+    return parts
+
+
+def _parse_ref(text: str, start: int) -> tuple[Ref, int]:
+    i = start + 2
+    m = _NAME.match(text, i)
+    root = m.group(0) if m else ""
+    if root not in ROOTS:
+        raise _invalid(text, start, f"unknown root {root!r}; use one of {', '.join(ROOTS)}")
+    i = m.end() if m else i
+    action = None
+    if root == "actions":
+        m = re.compile(r"\[(\d+)\]").match(text, i)
+        if not m:
+            raise _invalid(text, start, "write actions[N] with N an action id")
+        action, i = int(m.group(1)), m.end()
+    path: list[Segment] = []
+    while i < len(text) and text[i] != ">":
+        segment, i = _parse_segment(text, i, start)
+        path.append(segment)
+    if i >= len(text):
+        raise _invalid(text, start, "missing closing '>'")
+    return Ref(root, tuple(path), action, text[start : i + 1]), i + 1
+
+
+def _parse_segment(text: str, i: int, start: int) -> tuple[Segment, int]:
+    if text[i] == ".":
+        m = _NAME.match(text, i + 1)
+        if not m:
+            raise _invalid(text, start, f"expected a name after '.' at offset {i - start}")
+        return m.group(0), m.end()
+    if text.startswith("['", i) or text.startswith('["', i):
+        quote = text[i + 1]
+        end = text.find(quote + "]", i + 2)
+        if end < 0:
+            raise _invalid(text, start, "unterminated ['key']")
+        return text[i + 2 : end], end + 2
+    if text[i] == "[":
+        m = _INT.match(text, i + 1)
+        if not m or not text.startswith("]", m.end()):
+            raise _invalid(text, start, "an index must be [N] with N >= 0")
+        return int(m.group(0)), m.end() + 1
+    raise _invalid(text, start, f"unexpected {text[i]!r}")
+
+
+def _invalid(text: str, start: int, why: str) -> RefInvalid:
+    end = text.find(">", start)
+    shown = text[start : end + 1] if end >= 0 else text[start : start + 40]
+    return RefInvalid(f"bad reference {shown!r}: {why}")
+
+
+def whole_ref(parts: list[Part]) -> Ref | None:
+    """The reference when a string is exactly one reference (its value keeps its type)."""
+    return parts[0] if len(parts) == 1 and isinstance(parts[0], Ref) else None
+
+
+def walk_strings(value: Any, path: tuple[Segment, ...] = ()) -> Iterator[tuple[tuple[Segment, ...], str]]:
+    """Every string in a JSON tree (mapping values and list items, not keys) with its path."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk_strings(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from walk_strings(item, (*path, index))
+
+
+def format_path(parts: tuple[Segment, ...] | list[Segment]) -> str:
+    """``actions[1].params.id`` from ``("actions", 0, "params", "id")``, ids 1-based? no: raw."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _NAME.fullmatch(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out
+
+
+# --- validation -------------------------------------------------------------------------
+
+
+@dataclass
+class PlanSymbols:
+    """What references in a plan may name: action ids with their outputs, and the inputs."""
+
+    outputs: dict[int, set[str]]
+    inputs: dict[str, Any]
+
+
+def check_action_refs(action_id: int, params: Any, symbols: PlanSymbols, where: tuple[Segment, ...]) -> list[Problem]:
+    """Problems with the references in one action's params."""
+    problems: list[Problem] = []
+    for sub, text in walk_strings(params, where):
+        try:
+            for part in parse(text):
+                if isinstance(part, Ref):
+                    check_ref(part, action_id, symbols)
+        except PlangateError as exc:
+            problems.append(Problem(exc.code, exc.message, format_path(sub)))
+    return problems
+
+
+def check_ref(ref: Ref, current: int, symbols: PlanSymbols) -> None:
+    """Raise if ``ref`` cannot be resolved for action ``current`` of this plan."""
+    if ref.root == "actions":
+        _check_action_ref(ref, current, symbols)
+    elif ref.root == "inputs":
+        if not ref.path or not isinstance(ref.path[0], str):
+            raise RefInvalid(f"{ref.text}: write $<inputs.KEY>")
+        if ref.path[0] not in symbols.inputs:
+            raise RefUnknown(f"{ref.text}: no input named {ref.path[0]!r} in `inputs`")
+        try:
+            follow(symbols.inputs, ref.path)
+        except LookupError as exc:
+            raise RefUnknown(f"{ref.text}: {exc.args[0]}") from None
+    elif ref.root in ("plan", "approval"):
+        allowed = PLAN_FIELDS if ref.root == "plan" else APPROVAL_FIELDS
+        if len(ref.path) != 1 or ref.path[0] not in allowed:
+            raise RefUnknown(f"{ref.text}: use $<{ref.root}.X> with X one of {', '.join(allowed)}")
+    elif len(ref.path) != 1 or not isinstance(ref.path[0], str):
+        raise RefInvalid(f"{ref.text}: write $<secrets.NAME>")
+
+
+def _check_action_ref(ref: Ref, current: int, symbols: PlanSymbols) -> None:
+    n = ref.action
+    assert n is not None
+    if n >= current:
+        raise RefForward(f"{ref.text}: action {current} cannot use action {n}, which runs later")
+    if n not in symbols.outputs:
+        raise RefUnknown(f"{ref.text}: there is no action with id {n}")
+    head = ref.path[:1]
+    if head == ("result",):
+        return
+    if head != ("outputs",) or len(ref.path) < 2 or not isinstance(ref.path[1], str):
+        raise RefInvalid(f"{ref.text}: continue with .outputs.NAME or .result")
+    if ref.path[1] not in symbols.outputs[n]:
+        declared = ", ".join(sorted(symbols.outputs[n])) or "none"
+        raise RefUnknown(f"{ref.text}: action {n} declares no output {ref.path[1]!r} (declared: {declared})")
+
+
+def follow(value: Any, path: tuple[Segment, ...] | list[Segment]) -> Any:
+    """Walk ``path`` into ``value``; raise LookupError saying where it stopped."""
+    for step in path:
+        if isinstance(step, int) and isinstance(value, list):
+            if step >= len(value):
+                raise LookupError(f"index [{step}] is out of range (length {len(value)})")
+            value = value[step]
+        elif isinstance(step, str) and isinstance(value, dict):
+            if step not in value:
+                raise LookupError(f"no key {step!r}")
+            value = value[step]
+        else:
+            raise LookupError(f"cannot take {step!r} of a {type(value).__name__}")
+    return value
+
+
+# --- resolution -------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What references resolve against when an action is about to run."""
+
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    plan: Mapping[str, Any] = field(default_factory=dict)
+    approval: Mapping[str, Any] = field(default_factory=dict)
+    #: action id -> captured outputs (a missing key: an optional output that matched nothing)
+    outputs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    #: action id -> full tool result
+    results: Mapping[int, Any] = field(default_factory=dict)
+    secret: Callable[[str], str] | None = None
+    #: secret values handed out, so that everything written can be redacted
+    used_secrets: set[str] = field(default_factory=set)
+
+
+def resolve(params: Any, ctx: Context) -> Any:
+    """A copy of ``params`` with every reference replaced by its value (single pass)."""
+    if isinstance(params, str):
+        return _resolve_string(params, ctx)
+    if isinstance(params, dict):
+        return {key: resolve(item, ctx) for key, item in params.items()}
+    if isinstance(params, list):
+        return [resolve(item, ctx) for item in params]
+    return params
+
+
+def _resolve_string(text: str, ctx: Context) -> Any:
+    if "$" not in text:
+        return text
+    parts = parse(text)
+    ref = whole_ref(parts)
+    if ref is not None:
+        return lookup(ref, ctx)
+    return "".join(p if isinstance(p, str) else _as_text(lookup(p, ctx)) for p in parts)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def lookup(ref: Ref, ctx: Context) -> Any:
+    """The value of one reference in ``ctx``; raise :class:`RefUnavailable`."""
+    try:
+        if ref.root == "actions":
+            return _lookup_action(ref, ctx)
+        if ref.root == "secrets":
+            return _lookup_secret(ref, ctx)
+        source = {"inputs": ctx.inputs, "plan": ctx.plan, "approval": ctx.approval}[ref.root]
+        return follow(dict(source), ref.path)
+    except LookupError as exc:
+        raise RefUnavailable(f"{ref.text}: {exc.args[0]}") from None
+
+
+def _lookup_action(ref: Ref, ctx: Context) -> Any:
+    n = ref.action
+    assert n is not None
+    if ref.path[:1] == ("result",):
+        if n not in ctx.results:
+            raise LookupError(f"action {n} has no result (it was skipped or did not run)")
+        return follow(ctx.results[n], ref.path[1:])
+    if n not in ctx.outputs:
+        raise LookupError(f"action {n} has no outputs (it was skipped or did not run)")
+    name = ref.path[1]
+    if name not in ctx.outputs[n]:
+        raise LookupError(f"output {name!r} of action {n} matched nothing")
+    return follow(ctx.outputs[n][name], ref.path[2:])
+
+
+def _lookup_secret(ref: Ref, ctx: Context) -> str:
+    name = str(ref.path[0])
+    if ctx.secret is None:
+        raise LookupError("no secrets are configured")
+    value = ctx.secret(name)
+    ctx.used_secrets.add(value)
+    return value
+
+
+# --- legacy ${...} ----------------------------------------------------------------------
+
+_LEGACY = re.compile(r"\$\{((?:actions\[\d+\]|inputs|plan|approval)[^{}]*)\}")
+_LEGACY_RENAMES = {"approval.approved_by": "approval.by", "approval.approved_at": "approval.at"}
+
+
+def convert_legacy(text: str) -> str:
+    """``${actions[1].outputs.x}`` -> ``$<actions[1].outputs.x>``; other ``${...}`` untouched."""
+    if "${" not in text:
+        return text
+    return _LEGACY.sub(_convert_match, text)
+
+
+def _convert_match(match: re.Match[str]) -> str:
+    body = _LEGACY_RENAMES.get(match.group(1), match.group(1))
+    candidate = f"$<{body}>"
+    try:
+        _parse_ref(candidate, 0)
+    except RefInvalid:
+        return match.group(0)
+    return candidate
+
+
+def convert_legacy_tree(value: Any) -> Any:
+    """:func:`convert_legacy` applied to every string of a JSON tree."""
+    if isinstance(value, str):
+        return convert_legacy(value)
+    if isinstance(value, dict):
+        return {key: convert_legacy_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [convert_legacy_tree(item) for item in value]
+    return value

@@ -1,0 +1,100 @@
+"""Shared fixtures: real git repositories in temp dirs, an isolated git config, the real CLI.
+
+Tests never touch the developer's $HOME or global git config: HOME and GIT_CONFIG_GLOBAL
+point into a per-session temp folder, and every commit pins its author and committer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+        "[protocol \"file\"]\n\tallow = always\n"
+    )
+    saved = dict(os.environ)
+    os.environ.update(
+        HOME=str(home),
+        GIT_CONFIG_GLOBAL=str(gitconfig),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+    )
+    for key in list(os.environ):
+        if key.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "PLANGATE_")):
+            del os.environ[key]
+    yield home
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+    """Run real git in ``repo``; return stdout."""
+    result = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
+
+
+def identity(name: str, email: str) -> dict[str, str]:
+    """Environment that makes git author and commit as ``name <email>``."""
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def commit_all(repo: Path, message: str, who: tuple[str, str] = ("Agent", "agent@example.com")) -> str:
+    """Stage everything and commit as ``who``; return the commit id."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=identity(*who))
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository with one initial commit on main."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "README").write_text("plans\n")
+    commit_all(path, "initial", ("Owner", "owner@example.com"))
+    return path
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real ``plangate`` command in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "controller", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=timeout,
+        check=False,
+    )

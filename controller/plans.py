@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller import hashing, refs, yamlio
-from controller.errors import PlangateError, Problem, YamlParseError
+from controller.errors import PlangateError, Problem, UsageError, YamlParseError
 from controller.schema import SUPPORTED_VERSION, PlanDocument, allowed_keys, parse_document
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class LoadedPlan:
             return None
         try:
             return hashing.plan_hash(self.data)
-        except (TypeError, ValueError, OverflowError):
+        except Exception:  # not JSON data: the problems say why
             return None
 
     @property
@@ -100,6 +100,14 @@ def plan_file_in(path: Path) -> Path:
 
 def load_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     """Read and validate a plan file; problems are collected, never raised."""
+    plan = read_plan(path, config)
+    if plan.doc is not None:
+        _validate(plan, config)
+    return plan
+
+
+def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
+    """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     try:
         size = path.stat().st_size
@@ -107,13 +115,15 @@ def load_plan(path: Path, config: Config | None = None) -> LoadedPlan:
             return LoadedPlan(path, "", problems=[_too_large(size, max_bytes)])
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise PlangateError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
+        raise UsageError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: a folder without PLAN.yml", remedy="give a PLAN.yml path") from None
     except UnicodeDecodeError as exc:
         problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
         return LoadedPlan(path, "", problems=[problem])
     except OSError as exc:
         raise PlangateError(f"{path}: {exc.strerror}") from None
-    return validate_text(text, path, config)
+    return parse_text(text, path, config)
 
 
 def _too_large(size: int, limit: int) -> Problem:
@@ -124,12 +134,13 @@ def _too_large(size: int, limit: int) -> Problem:
     )
 
 
-def validate_text(text: str, path: Path, config: Config | None = None) -> LoadedPlan:
-    """Validate a plan's text; references in the legacy ``${...}`` form count as converted."""
+def parse_text(text: str, path: Path, config: Config | None = None) -> LoadedPlan:
+    """Parse a plan's text strictly; reading problems are recorded, not raised."""
     plan = LoadedPlan(path, text)
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
-    if len(text.encode("utf-8")) > max_bytes:
-        plan.problems.append(_too_large(len(text.encode("utf-8")), max_bytes))
+    size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        plan.problems.append(_too_large(size, max_bytes))
         return plan
     try:
         plan.doc = yamlio.read_yaml(text, str(path))
@@ -138,13 +149,22 @@ def validate_text(text: str, path: Path, config: Config | None = None) -> Loaded
         plan.problems.append(Problem(exc.code, _strip_source(exc.message, str(path)), "", line))
         return plan
     plan.data = plan.doc.data
-    plan.problems = check_document(plan.data, config)
-    for i, problem in enumerate(plan.problems):
-        if problem.line is None:
-            plan.problems[i] = _with_line(problem, plan.doc)
-    if not plan.problems:
-        plan.model = PlanDocument.model_validate(refs.convert_legacy_tree(plan.data))
     return plan
+
+
+def validate_text(text: str, path: Path, config: Config | None = None) -> LoadedPlan:
+    """Parse and validate a plan's text (legacy ``${...}`` references count as converted)."""
+    plan = parse_text(text, path, config)
+    if plan.doc is not None:
+        _validate(plan, config)
+    return plan
+
+
+def _validate(plan: LoadedPlan, config: Config | None) -> None:
+    assert plan.doc is not None
+    model, problems = check_document(plan.data, config)
+    plan.problems = [p if p.line is not None else _with_line(p, plan.doc) for p in problems]
+    plan.model = model if not problems else None
 
 
 def _strip_source(message: str, source: str) -> str:
@@ -167,20 +187,26 @@ def _split(path: str) -> list[str | int]:
     return parts
 
 
-def check_document(data: Any, config: Config | None = None) -> list[Problem]:
-    """Every problem of a parsed plan document (without line numbers)."""
+def check_document(
+    data: Any, config: Config | None = None
+) -> tuple[PlanDocument | None, list[Problem]]:
+    """The model (legacy refs converted) and every problem (without line numbers)."""
     if not isinstance(data, dict):
-        return [Problem("E_SCHEMA_INVALID", "the file must be a mapping with plan: and actions:")]
-    problems = list(_non_json(data, ()))
+        return None, [Problem("E_SCHEMA_INVALID", "the file must be a mapping with plan: and actions:")]
+    problems = non_json_problems(data)
     if problems:
-        return problems
+        return None, problems
     problems += _version(data)
-    converted = refs.convert_legacy_tree(data)
-    model, errors = parse_document(converted)
+    model, errors = parse_document(refs.convert_legacy_tree(data))
     problems += [_schema_problem(e) for e in errors]
     if model is not None:
         problems += check_rules(model, config)
-    return problems
+    return model, problems
+
+
+def non_json_problems(data: Any) -> list[Problem]:
+    """Values that are not plain JSON data (timestamps, non-string keys, NaN, huge ints)."""
+    return list(_non_json(data, ()))
 
 
 def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:

@@ -1,0 +1,34 @@
+"""``plangate freeze PATH... [--check]``: write ``frozen: {hash, at}``, or check it is current.
+
+A plan that fails validation is never frozen (the file is left untouched). ``--check`` writes
+nothing and exits 1 when any plan is invalid, not frozen, or frozen with a stale hash, so it
+can run in CI and as a pre-commit hook.
+"""
+
+from __future__ import annotations
+
+from controller.commands._shared import optional_config, plan_paths, print_problems
+
+
+def freeze(paths: list[str], check: bool = False, config_path: str | None = None) -> int:
+    from controller.fsutil import write_atomic
+    from controller.plans import freeze_text, load_plan
+
+    config = optional_config(config_path)
+    exit_code = 0
+    for path in plan_paths(paths):
+        outcome = freeze_text(load_plan(path, config))
+        if outcome.plan.problems:
+            print_problems(path, outcome.plan.problems)
+            print(f"{path}: not frozen ({len(outcome.plan.problems)} problem(s))")
+            exit_code = 1
+        elif check and outcome.changed:
+            state = "stale" if outcome.plan.frozen_hash else "not frozen"
+            print(f"{path}: {state}; run `plangate freeze {path}`")
+            exit_code = 1
+        elif outcome.changed:
+            write_atomic(path, outcome.text)
+            print(f"{path}: frozen {outcome.hash}")
+        else:
+            print(f"{path}: frozen {outcome.hash} (unchanged)")
+    return exit_code

@@ -1,0 +1,23 @@
+"""``plangate hash PATH``: the plan hash of the file as written (SPEC §5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def hash_plan(path: str) -> int:
+    from controller.commands._shared import print_problems
+    from controller.plans import non_json_problems, plan_file_in, read_plan
+
+    plan_file = plan_file_in(Path(path))
+    plan = read_plan(plan_file)
+    if not plan.problems and not isinstance(plan.data, dict):
+        from controller.errors import Problem
+
+        plan.problems.append(Problem("E_SCHEMA_INVALID", "the file must be a mapping"))
+    problems = plan.problems or non_json_problems(plan.data)
+    if problems:
+        print_problems(plan_file, problems)
+        return 1
+    print(plan.hash)
+    return 0

@@ -1,0 +1,81 @@
+"""``plangate show PATH [--json]``: what a reviewer needs to see before approving a plan.
+
+Each action's tool, why, params (references highlighted), outputs and failure policy, with
+the plan's freeze state. ``--json`` prints the full model instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+_REF = re.compile(r"\$<[^>]*>")
+
+
+def show(path: str, as_json: bool = False, config_path: str | None = None) -> int:
+    from controller.commands._shared import optional_config, print_problems
+    from controller.plans import load_plan, plan_file_in
+
+    plan_file = plan_file_in(Path(path))
+    plan = load_plan(plan_file, optional_config(config_path))
+    if plan.model is None:
+        print_problems(plan_file, plan.problems)
+        return 1
+    if as_json:
+        print(json.dumps({"hash": plan.hash, **plan.model.model_dump(mode="json")}, indent=2))
+    else:
+        color = sys.stdout.isatty()
+        print("\n".join(_render(plan, color)))
+    return 0
+
+
+def _render(plan: Any, color: bool) -> list[str]:
+    model = plan.model
+    bold = (lambda s: f"\033[1m{s}\033[0m") if color else (lambda s: s)
+    lines = [
+        bold(f"Plan: {model.plan.name}"),
+        f"Task:    {model.plan.task}",
+        f"Status:  {model.plan.status}",
+        f"Hash:    {plan.hash}  ({_freeze_state(plan)})",
+    ]
+    if model.inputs:
+        lines.append(f"Inputs:  {_json(model.inputs)}")
+    for action in model.actions:
+        lines += ["", bold(f"[{action.id}] {action.tool}") + f" - {action.why}"]
+        if action.requires_approval:
+            lines.append("    GATE: pauses here for a second approval before running")
+        for key, value in action.params.items():
+            lines.append(f"    param {key} = {_highlight(_json(value), color)}")
+        for output in action.outputs:
+            optional = " (optional)" if output.optional else ""
+            lines.append(f"    output {output.name} <- {output.path}{optional}")
+        lines.append(f"    on failure: {_policy(action)}")
+    return lines
+
+
+def _freeze_state(plan: Any) -> str:
+    if plan.frozen_hash is None:
+        return "not frozen"
+    return "frozen" if plan.frozen_hash == plan.hash else "STALE: changed since frozen"
+
+
+def _policy(action: Any) -> str:
+    text = action.on_failure
+    if action.on_failure == "retry":
+        text += f" up to {action.retries} times"
+    if action.timeout:
+        text += f"; timeout {action.timeout:g}s"
+    return text
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _highlight(text: str, color: bool) -> str:
+    if color:
+        return _REF.sub(lambda m: f"\033[36m{m.group(0)}\033[0m", text)
+    return _REF.sub(lambda m: f"«{m.group(0)}»", text)

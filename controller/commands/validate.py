@@ -1,0 +1,46 @@
+"""``plangate validate PATH... [--json]``: report every problem of each plan file."""
+
+from __future__ import annotations
+
+import json
+
+from controller.commands._shared import optional_config, plan_paths, print_problems
+
+
+def validate(paths: list[str], as_json: bool = False, config_path: str | None = None) -> int:
+    from controller.plans import load_plan
+
+    config = optional_config(config_path)
+    exit_code = 0
+    for path in plan_paths(paths):
+        plan = load_plan(path, config)
+        if not plan.valid:
+            exit_code = 1
+        if as_json:
+            print(json.dumps(_record(path, plan), ensure_ascii=False))
+        elif plan.valid:
+            print(f"{path}: valid ({plan.hash})")
+            if _has_legacy_refs(plan.data):
+                print(f"{path}: note: legacy ${{...}} references are converted to $<...> on freeze")
+        else:
+            print_problems(path, plan.problems)
+            print(f"{path}: invalid, {len(plan.problems)} problem(s)")
+    return exit_code
+
+
+def _record(path: object, plan: object) -> dict[str, object]:
+    from controller.plans import LoadedPlan
+
+    assert isinstance(plan, LoadedPlan)
+    return {
+        "path": str(path),
+        "valid": plan.valid,
+        "hash": plan.hash if plan.valid else None,
+        "errors": [p.to_json() for p in plan.problems],
+    }
+
+
+def _has_legacy_refs(data: object) -> bool:
+    from controller import refs
+
+    return refs.convert_legacy_tree(data) != data

@@ -215,7 +215,8 @@ def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                yield Problem("E_SCHEMA_INVALID", f"key {key!r} is not a string{hint}", where)
+                at = refs.format_path((*path, str(key)))
+                yield Problem("E_SCHEMA_INVALID", f"key {key!r} is not a string{hint}", at)
             else:
                 yield from _non_json(item, (*path, key))
     elif isinstance(value, list):
@@ -389,13 +390,14 @@ def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[A
 
 
 def _holds_reference(params: Any, where: tuple[Any, ...]) -> bool:
+    """Whether the value at ``where`` is a string with a reference (known only at run time)."""
     value: Any = params
     for step in where:
         try:
             value = value[step]
         except (KeyError, IndexError, TypeError):
             return False
-    return any("$<" in text for _, text in refs.walk_strings(value))
+    return isinstance(value, str) and "$<" in value
 
 
 # --- freezing ---------------------------------------------------------------------------

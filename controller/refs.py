@@ -67,9 +67,9 @@ def parse(text: str) -> list[Part]:
             i = j + 3
         elif text.startswith("$<", j):
             ref, i = _parse_ref(text, j)
-            if literal:
+            if "".join(literal):
                 parts.append("".join(literal))
-                literal = []
+            literal = []
             parts.append(ref)
         else:
             literal.append("$")
@@ -146,7 +146,7 @@ def walk_strings(value: Any, path: tuple[Segment, ...] = ()) -> Iterator[tuple[t
 
 
 def format_path(parts: tuple[Segment, ...] | list[Segment]) -> str:
-    """``actions[1].params.id`` from ``("actions", 0, "params", "id")``, ids 1-based? no: raw."""
+    """``actions[0].params.id`` from ``("actions", 0, "params", "id")`` (0-based indexes)."""
     out = ""
     for part in parts:
         if isinstance(part, int):

@@ -1,0 +1,151 @@
+"""References: parsing, validation against a plan, single-pass typed resolution, legacy form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller import refs
+from controller.errors import RefForward, RefInvalid, RefUnavailable, RefUnknown
+
+
+def test_parse_splits_literals_and_references() -> None:
+    parts = refs.parse("Re: $<actions[2].outputs.subject> for $<inputs['a b']>[0]")
+    assert parts[0] == "Re: "
+    assert parts[1] == refs.Ref("actions", ("outputs", "subject"), 2, "$<actions[2].outputs.subject>")
+    assert parts[3] == refs.Ref("inputs", ("a b",), None, "$<inputs['a b']>")
+    assert parts[4] == "[0]"
+
+
+def test_double_dollar_is_a_literal() -> None:
+    assert refs.parse("cost $$<inputs.x> and $5") == ["cost $<inputs.x> and $5"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["$<nope.x>", "$<actions.x>", "$<actions[a]>", "$<inputs.x", "$<inputs.>", "$<inputs[-1]>", "$<inputs x>"],
+)
+def test_bad_syntax_is_ref_invalid(text: str) -> None:
+    with pytest.raises(RefInvalid):
+        refs.parse(text)
+
+
+SYMBOLS = refs.PlanSymbols(outputs={1: {"ids"}, 2: set()}, inputs={"folder": "inbox", "list": [1]})
+
+
+@pytest.mark.parametrize(
+    ("text", "current", "error"),
+    [
+        ("$<actions[2].outputs.ids>", 2, RefForward),
+        ("$<actions[3].outputs.ids>", 2, RefForward),
+        ("$<actions[1].outputs.nope>", 2, RefUnknown),
+        ("$<actions[9].outputs.ids>", 10, RefUnknown),
+        ("$<inputs.missing>", 2, RefUnknown),
+        ("$<inputs.list[3]>", 2, RefUnknown),
+        ("$<plan.status>", 2, RefUnknown),
+        ("$<actions[1]>", 2, RefInvalid),
+        ("$<actions[1].outputz.ids>", 2, RefInvalid),
+        ("$<secrets.a.b>", 2, RefInvalid),
+    ],
+)
+def test_validation_errors(text: str, current: int, error: type[Exception]) -> None:
+    (ref,) = refs.parse(text)
+    assert isinstance(ref, refs.Ref)
+    with pytest.raises(error):
+        refs.check_ref(ref, current, SYMBOLS)
+
+
+@pytest.mark.parametrize(
+    "text", ["$<actions[1].outputs.ids[0]>", "$<actions[1].result.x>", "$<inputs.list[0]>",
+             "$<plan.name>", "$<approval.by>", "$<secrets.TOKEN>"],
+)
+def test_valid_references(text: str) -> None:
+    (ref,) = refs.parse(text)
+    assert isinstance(ref, refs.Ref)
+    refs.check_ref(ref, 2, SYMBOLS)
+
+
+def _ctx(**kw: Any) -> refs.Context:
+    base: dict[str, Any] = {
+        "inputs": {"folder": "inbox", "n": 3},
+        "plan": {"name": "P"},
+        "outputs": {1: {"ids": ["m1", "m2"], "meta": {"k": True}}},
+        "results": {1: {"messages": [{"id": "m1"}]}},
+    }
+    base.update(kw)
+    return refs.Context(**base)
+
+
+def test_whole_string_reference_keeps_its_type() -> None:
+    params = {"ids": "$<actions[1].outputs.ids>", "n": "$<inputs.n>", "first": "$<actions[1].outputs.ids[1]>"}
+    assert refs.resolve(params, _ctx()) == {"ids": ["m1", "m2"], "n": 3, "first": "m2"}
+
+
+def test_embedded_reference_becomes_text_compact_json_for_non_strings() -> None:
+    out = refs.resolve({"s": "ids=$<actions[1].outputs.ids> in $<inputs.folder>"}, _ctx())
+    assert out == {"s": 'ids=["m1","m2"] in inbox'}
+
+
+def test_resolution_is_single_pass_resolved_values_are_never_rescanned() -> None:
+    hostile = "$<secrets.TOKEN> $<inputs.folder> ${actions[1].result}"
+    ctx = _ctx(outputs={1: {"ids": hostile}})
+    out = refs.resolve({"a": "$<actions[1].outputs.ids>", "b": "x $<actions[1].outputs.ids>"}, ctx)
+    assert out == {"a": hostile, "b": "x " + hostile}
+    assert ctx.used_secrets == set()
+
+
+def test_missing_runtime_values_are_ref_unavailable() -> None:
+    ctx = _ctx(outputs={1: {}}, results={})
+    for text in ("$<actions[1].outputs.ids>", "$<actions[1].result>", "$<actions[2].outputs.x>"):
+        with pytest.raises(RefUnavailable):
+            refs.resolve(text, ctx)
+    with pytest.raises(RefUnavailable):
+        refs.resolve("$<actions[1].outputs.ids[5]>", _ctx())
+
+
+def test_secrets_are_resolved_and_recorded_for_redaction() -> None:
+    ctx = _ctx(secret=lambda name: {"TOKEN": "s3cr3t"}[name])
+    assert refs.resolve({"auth": "Bearer $<secrets.TOKEN>"}, ctx) == {"auth": "Bearer s3cr3t"}
+    assert ctx.used_secrets == {"s3cr3t"}
+
+
+def test_keys_are_never_resolved() -> None:
+    assert refs.resolve({"$<inputs.folder>": 1}, _ctx()) == {"$<inputs.folder>": 1}
+
+
+def test_legacy_forms_are_converted_and_other_dollar_braces_kept() -> None:
+    assert refs.convert_legacy("${actions[1].outputs.email_ids[0]}") == "$<actions[1].outputs.email_ids[0]>"
+    assert refs.convert_legacy("Re: ${actions[2].outputs.subject}") == "Re: $<actions[2].outputs.subject>"
+    assert refs.convert_legacy("${inputs.x} ${plan.name}") == "$<inputs.x> $<plan.name>"
+    assert refs.convert_legacy("${approval.approved_by}") == "$<approval.by>"
+    assert refs.convert_legacy("echo ${HOME} ${PATH:-x} ${actions}") == "echo ${HOME} ${PATH:-x} ${actions}"
+
+
+json_leaf = st.none() | st.booleans() | st.integers() | st.text(alphabet="ab$<>{}.[]' ", max_size=12)
+json_tree = st.recursive(
+    json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=json_tree)
+def test_resolution_of_reference_free_data_is_identity_or_refuses(value: Any) -> None:
+    """Any tree either resolves (and then contains no unresolved $< of its own) or is refused."""
+    try:
+        out = refs.resolve(value, _ctx(inputs={"a": "$<inputs.a>"}))
+    except (RefInvalid, RefUnavailable):
+        return
+    if not any("$" in s for _, s in refs.walk_strings(value)):
+        assert out == value
+
+
+@settings(max_examples=100, deadline=None)
+@given(payload=json_tree)
+def test_any_output_value_passes_through_unchanged(payload: Any) -> None:
+    ctx = _ctx(outputs={1: {"ids": payload}})
+    assert refs.resolve({"x": "$<actions[1].outputs.ids>"}, ctx) == {"x": payload}

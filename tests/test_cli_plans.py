@@ -1,0 +1,121 @@
+"""The plan-file commands as a user runs them: real `plangate` subprocesses, real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from controller import yamlio
+from tests.conftest import git, run_cli
+from tests.plan_factory import BASE_TEXT, write_plan
+
+
+def test_validate_json_reports_each_file(tmp_path: Path) -> None:
+    good = write_plan(tmp_path, name="good")
+    bad = write_plan(tmp_path, BASE_TEXT.replace("$<inputs.service>", "$<inputs.nope>", 1), name="bad")
+    result = run_cli("validate", "--json", str(good), str(bad))
+    assert result.returncode == 1
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert first["valid"] and first["errors"] == [] and first["hash"].startswith("sha256:")
+    assert second == {
+        "path": str(bad),
+        "valid": False,
+        "hash": None,
+        "errors": [
+            {
+                "code": "E_REF_UNKNOWN",
+                "message": second["errors"][0]["message"],
+                "path": "actions[0].params.service",
+                "line": BASE_TEXT.splitlines().index('      service: "$<inputs.service>"') + 1,
+            }
+        ],
+    }
+
+
+def test_validate_uses_catalog_from_config_lookup(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path)
+    (tmp_path / "plangate.yml").write_text("tools:\n  other: {kind: echo}\n")
+    result = run_cli("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 1 and "E_TOOL_UNKNOWN" in result.stderr
+    ok = tmp_path / "ok.yml"
+    ok.write_text("tools:\n  echo: {kind: echo}\n")
+    assert run_cli("validate", str(plan), cwd=tmp_path, env={"PLANGATE_CONFIG": str(ok)}).returncode == 0
+    assert run_cli("--config", str(ok), "validate", str(plan), cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["tools:\n  x: {kind: shell}\n", "approvers: []\n", "approval:\n  max_age: soon\n", "tools: [1\n",
+     "tools:\n  x: {kind: exec}\n"],
+)
+def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
+    plan = write_plan(tmp_path)
+    (tmp_path / "plangate.yml").write_text(config)
+    result = run_cli("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b"", b"- a list\n", b"plan: {{{\n", b"\x00" * 10])
+def test_garbage_never_tracebacks(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "PLAN.yml"
+    path.write_bytes(content)
+    for command in (["validate"], ["freeze"], ["hash"], ["show"], ["validate", "--json"]):
+        result = run_cli(*command, str(path))
+        assert result.returncode == 1, (command, result.stderr)
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        assert "E_" in result.stderr + result.stdout
+
+
+def test_missing_file_is_usage_error(tmp_path: Path) -> None:
+    result = run_cli("validate", str(tmp_path / "nope" / "PLAN.yml"))
+    assert result.returncode == 2 and "no such plan file" in result.stderr
+
+
+def test_hash_matches_validate_and_ignores_status(tmp_path: Path) -> None:
+    path = write_plan(tmp_path)
+    first = run_cli("hash", str(path)).stdout.strip()
+    path.write_text(BASE_TEXT.replace("status: pending_approval", "status: draft"))
+    assert run_cli("hash", str(path)).stdout.strip() == first
+    assert json.loads(run_cli("validate", "--json", str(path)).stdout)["hash"] == first
+
+
+def test_show_preview_for_reviewers(tmp_path: Path) -> None:
+    text = BASE_TEXT.replace("    retries: 2", "    retries: 2\n    requires_approval: true\n    timeout: 30")
+    path = write_plan(tmp_path, text)
+    out = run_cli("show", str(path)).stdout
+    assert "Plan: Rotate keys" in out and "not frozen" in out
+    assert "[2] echo - Rotate the first key" in out
+    assert "«$<actions[1].outputs.keys>»" in out
+    assert "output keys <- $.service" in out
+    assert "on failure: retry up to 2 times; timeout 30s" in out
+    assert "GATE" in out
+    data = json.loads(run_cli("show", "--json", str(path)).stdout)
+    assert data["actions"][1]["requires_approval"] is True and data["hash"].startswith("sha256:")
+
+
+def test_schema_validates_plans_for_editors(tmp_path: Path) -> None:
+    schema = json.loads(run_cli("schema").stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    data = yamlio.read_yaml(BASE_TEXT).data
+    jsonschema.validate(data, schema)
+    data["actions"][0]["on_faliure"] = "stop"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)
+
+
+def test_init_creates_a_ready_plans_repo(tmp_path: Path) -> None:
+    target = tmp_path / "plans-repo"
+    result = run_cli("init", str(target), env={"GIT_AUTHOR_EMAIL": "me@example.com"})
+    assert result.returncode == 0, result.stderr
+    config = yamlio.read_yaml((target / "plangate.yml").read_text()).data
+    assert config["approval"]["approvers"] == ["me@example.com"]
+    assert config["tools"]["echo"]["kind"] == "echo"
+    assert git(target, "status", "--porcelain") == ""  # config is excluded, plan committed
+    assert "plans/hello/PLAN.yml" in git(target, "ls-files")
+    assert run_cli("validate", "plans/hello", cwd=target).returncode == 0
+    again = run_cli("init", str(target))
+    assert again.returncode == 2 and "E_USAGE" in again.stderr

@@ -1,0 +1,61 @@
+"""Strict reading and span-splicing edits of YAML files."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller import yamlio
+from controller.errors import YamlParseError
+
+TEXT = """\
+# top
+plan:
+  name: x   # keep me
+  status: "pending_approval"  # and me
+actions: [1, 2]
+frozen:
+  hash: old
+  at: then
+# comment before execution
+execution: {status: executing}
+"""
+
+
+def test_set_block_replaces_only_that_block() -> None:
+    doc = yamlio.read_yaml(TEXT)
+    out = yamlio.set_block(doc, "frozen", {"hash": "new", "at": "now"})
+    assert out == TEXT.replace("  hash: old\n  at: then\n", "  hash: new\n  at: now\n")
+
+
+def test_set_block_replaces_flow_block_and_keeps_preceding_comment() -> None:
+    out = yamlio.set_block(yamlio.read_yaml(TEXT), "execution", {"status": "completed"})
+    assert out.endswith("# comment before execution\nexecution:\n  status: completed\n")
+
+
+def test_set_block_appends_and_removes() -> None:
+    doc = yamlio.read_yaml("a: 1  # c\nb:\n  - x\n  # trailing\n")
+    added = yamlio.set_block(doc, "approval", {"by": "a@b"})
+    assert added == "a: 1  # c\nb:\n  - x\napproval:\n  by: a@b\n  # trailing\n"
+    assert yamlio.set_block(yamlio.read_yaml(added), "approval", None) == "a: 1  # c\nb:\n  - x\n  # trailing\n"
+
+
+def test_set_scalar_keeps_quotes_and_comments() -> None:
+    out = yamlio.set_scalar(yamlio.read_yaml(TEXT), ("plan", "status"), "approved")
+    assert '  status: "approved"  # and me\n' in out
+    assert out.replace('"approved"', '"pending_approval"') == TEXT
+
+
+def test_set_scalar_inserts_missing_key() -> None:
+    out = yamlio.set_scalar(yamlio.read_yaml("plan:\n  name: x\n"), ("plan", "status"), "draft")
+    assert out == "plan:\n  status: draft\n  name: x\n"
+
+
+def test_set_block_refuses_flow_top_level() -> None:
+    with pytest.raises(YamlParseError):
+        yamlio.set_block(yamlio.read_yaml("{a: 1}\n"), "frozen", {"x": 1})
+
+
+def test_unicode_columns_are_characters() -> None:
+    text = 'plan:\n  name: "héllo wörld ✓"\n  status: draft  # ü\n'
+    out = yamlio.set_scalar(yamlio.read_yaml(text), ("plan", "status"), "pending_approval")
+    assert out == text.replace("draft", "pending_approval")

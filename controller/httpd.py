@@ -1,0 +1,114 @@
+"""A small threaded HTTP server for the webhook and metrics endpoints.
+
+The standard library's ``serve_forever`` wakes up every ``poll_interval`` to check for
+shutdown; an idle daemon should cost nothing, so this loop sleeps in ``select`` on the
+listening socket and a self-pipe, and :meth:`HttpServer.stop` returns at once.
+Each request runs in its own daemon thread with a socket timeout, so a slow client cannot
+hold the endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from controller.errors import ConfigInvalid
+from controller.logs import get_logger
+
+log = get_logger("plangate.httpd")
+
+
+def parse_listen(value: str, key: str) -> tuple[str, int]:
+    """``host:port``, ``[v6]:port`` or ``:port`` (all interfaces) -> (host, port)."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ConfigInvalid(f"{key}: {value!r} is not host:port (e.g. 127.0.0.1:8787)")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return host, int(port_text)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        if ":" in address[0]:
+            import socket
+
+            self.address_family = socket.AF_INET6
+        super().__init__(address, handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A bug in a handler must be logged like everything else, not printed to stderr.
+        log.exception("http.handler_failed", client=str(client_address[0]))
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """Base handler: short socket timeout, request lines logged at debug, not to stderr."""
+
+    timeout = 10
+    server_version = "plangate"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("http.request", client=self.client_address[0], line=format % args)
+
+    def send_body(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+class HttpServer:
+    """One listening endpoint served from a background thread."""
+
+    def __init__(self, listen: str, key: str, handler: type[BaseHTTPRequestHandler]) -> None:
+        host, port = parse_listen(listen, key)
+        try:
+            self._server = _Server((host, port), handler)
+        except OSError as exc:
+            raise ConfigInvalid(
+                f"{key}: cannot listen on {listen}: {exc.strerror}",
+                remedy="pick a free port, or stop the process that holds it",
+            ) from None
+        self.key = key
+        self._wake_r, self._wake_w = os.pipe()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._serve, name=f"http:{key}", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self._server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> HttpServer:
+        self._thread.start()
+        log.info(
+            "http.listening", endpoint=self.key, address=f"{self.address[0]}:{self.address[1]}"
+        )
+        return self
+
+    def _serve(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._server, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            while not self._stopping:
+                for key, _ in selector.select():
+                    if key.fileobj is self._server and not self._stopping:
+                        self._server.handle_request()
+
+    def stop(self) -> None:
+        self._stopping = True
+        os.write(self._wake_w, b"x")
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        self._server.server_close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)

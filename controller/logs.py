@@ -1,0 +1,143 @@
+"""Structured logging for the daemon: JSON lines for journald, a readable console on a TTY.
+
+Every module logs through ``structlog.get_logger("plangate")``. :func:`configure` decides the
+output once per process: one JSON object per line when stderr is not a terminal (systemd's
+journal, a log shipper, a test reading the output), a coloured console line otherwise.
+Standard-library loggers (watchdog, GitPython, http.server) go through the same renderer.
+
+Each JSON line carries at least ``event``, ``level``, ``timestamp`` (UTC, ISO 8601 with
+microseconds) and ``logger``; events about a plan carry ``plan`` (its path relative to the
+repo) and ``hash`` (its frozen hash). :func:`plan_context` binds both for everything logged
+in a block, including from libraries the daemon calls, so callers need not repeat them.
+
+Values registered through :func:`add_redactor` (the secret store's redaction) are applied to
+every event before it is rendered, so a secret never reaches a log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+import structlog
+
+Redactor = Callable[[str], str]
+
+_redactors: list[Redactor] = []
+_lock = threading.Lock()
+
+
+def add_redactor(redact: Redactor) -> None:
+    """Apply ``redact`` to every string value of every event from now on."""
+    with _lock:
+        if redact not in _redactors:
+            _redactors.append(redact)
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, str):
+        for redact in list(_redactors):
+            value = redact(value)
+        return value
+    if isinstance(value, dict):
+        return {k: _redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_value(v) for v in value]
+    return value
+
+
+def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    if not _redactors:
+        return event
+    return {key: _redact_value(value) for key, value in event.items()}
+
+
+def use_json(stream: TextIO) -> bool:
+    """JSON unless a person is watching: ``PLANGATE_LOG_FORMAT`` (json|console) decides first."""
+    forced = os.environ.get("PLANGATE_LOG_FORMAT", "").lower()
+    if forced in ("json", "console"):
+        return forced == "json"
+    isatty = getattr(stream, "isatty", None)
+    return not (isatty and isatty())
+
+
+def _shared_processors() -> list[Any]:
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.StackInfoRenderer(),
+        _redact,
+    ]
+
+
+def _renderer(as_json: bool) -> Any:
+    if as_json:
+        return structlog.processors.JSONRenderer(sort_keys=False, default=str)
+    return structlog.dev.ConsoleRenderer(colors=True, sort_keys=False)
+
+
+def configure(
+    *, level: str | None = None, stream: TextIO | None = None, as_json: bool | None = None
+) -> None:
+    """Set up structlog and the standard library's logging for this process.
+
+    ``level`` defaults to ``PLANGATE_LOG_LEVEL`` or ``info``. Safe to call more than once
+    (the daemon calls it again after a config reload).
+    """
+    out = stream or sys.stderr
+    as_json = use_json(out) if as_json is None else as_json
+    level_name = (level or os.environ.get("PLANGATE_LOG_LEVEL") or "info").upper()
+    numeric = logging.getLevelName(level_name)
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=_shared_processors(),
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info if as_json else _noop,
+                _renderer(as_json),
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(numeric)
+    # Libraries are chatty at info; their warnings still show.
+    for noisy in ("watchdog", "git", "urllib3", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *_shared_processors(),
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+
+
+def _noop(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    return event
+
+
+def get_logger(name: str = "plangate") -> Any:
+    """The logger every plangate module uses."""
+    return structlog.get_logger(name)
+
+
+@contextmanager
+def plan_context(plan: str | None, plan_hash: str | None = None) -> Iterator[None]:
+    """Bind ``plan`` and ``hash`` to every event logged in this block (this thread only)."""
+    values = {k: v for k, v in (("plan", plan), ("hash", plan_hash)) if v}
+    with structlog.contextvars.bound_contextvars(**values):
+        yield

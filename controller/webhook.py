@@ -1,0 +1,200 @@
+"""The push webhook (``webhook.listen``): a forge tells the daemon to fetch now.
+
+Remote mode fetches every ``remote.poll_interval``; a webhook makes the wait a few
+milliseconds instead. The endpoint accepts ``POST`` on any path (use ``/webhook``) and
+authenticates the request with the shared secret from the environment variable named by
+``webhook.secret_env`` (default ``PLANGATE_WEBHOOK_SECRET``), in one of three ways:
+
+- GitHub: ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>``;
+- GitLab: ``X-Gitlab-Token: <secret>``;
+- anything else (a CI job, ``curl``): ``X-Plangate-Secret: <secret>`` or
+  ``Authorization: Bearer <secret>``.
+
+Answers: ``202`` accepted (a fetch and reconcile are scheduled), ``200`` for GitHub's
+``ping``, ``202`` with ``"ignored"`` for a push to another branch, ``401`` when no
+credential is present, ``403`` when it is wrong, ``405`` for other methods, ``411`` without
+``Content-Length``, ``413`` above ``webhook.max_body_bytes``. Refusals are logged with the
+client address. The request body is never trusted beyond the branch name: the daemon
+fetches and reads git itself, so a forged payload can at most cause one extra fetch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from controller import metrics
+from controller.errors import ConfigInvalid
+from controller.httpd import HttpServer, QuietHandler
+from controller.logs import get_logger
+from controller.settings import Config
+
+log = get_logger("plangate.webhook")
+
+OnPush = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a request may trigger a fetch, and why not."""
+
+    status: int  # 0 = authenticated, else the HTTP status of the refusal
+    scheme: str
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0
+
+
+def github_signature(secret: bytes, body: bytes) -> str:
+    """The ``X-Hub-Signature-256`` value GitHub sends for ``body``."""
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+def _same(given: str, expected: str | bytes) -> bool:
+    want = expected if isinstance(expected, bytes) else expected.encode()
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), want)
+
+
+def authenticate(headers: Mapping[str, str], body: bytes, secret: bytes) -> Verdict:
+    """Check a request's credential against the shared secret (constant-time compares)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    if "x-hub-signature-256" in lower:
+        ok = _same(lower["x-hub-signature-256"].strip(), github_signature(secret, body))
+        return Verdict(0 if ok else 403, "github", "" if ok else "signature does not match")
+    for header, scheme in (("x-gitlab-token", "gitlab"), ("x-plangate-secret", "plain")):
+        if header in lower:
+            ok = _same(lower[header].strip(), secret)
+            return Verdict(0 if ok else 403, scheme, "" if ok else "wrong secret")
+    auth = lower.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        ok = _same(auth[7:].strip(), secret)
+        return Verdict(0 if ok else 403, "bearer", "" if ok else "wrong secret")
+    if "x-hub-signature" in lower:
+        return Verdict(401, "github", "only X-Hub-Signature-256 (SHA-256) is accepted")
+    return Verdict(401, "none", "no signature or secret header")
+
+
+def pushed_ref(body: bytes, content_type: str) -> str | None:
+    """The ``ref`` a push payload names (GitHub and GitLab both send one), if any."""
+    try:
+        if content_type.startswith("application/x-www-form-urlencoded"):
+            payload: Any = json.loads(parse_qs(body.decode())["payload"][0])
+        else:
+            payload = json.loads(body or b"null")
+    except (ValueError, KeyError, UnicodeDecodeError):
+        return None
+    ref = payload.get("ref") if isinstance(payload, dict) else None
+    return ref if isinstance(ref, str) else None
+
+
+class WebhookHandler(QuietHandler):
+    """Set by :func:`serve` on a subclass: the secret, the branch, the limit, the callback."""
+
+    secret: bytes = b""
+    branch: str | None = None
+    max_body: int = 1_048_576
+    on_push: OnPush = staticmethod(lambda reason: None)
+
+    def _reply(self, code: int, **body: Any) -> None:
+        self.send_body(code, json.dumps(body).encode() + b"\n", "application/json")
+
+    def _refuse(self, status: int, reason: str, scheme: str = "") -> None:
+        log.warning(
+            "webhook.refused",
+            client=self.client_address[0],
+            status=status,
+            reason=reason,
+            scheme=scheme,
+            path=self.path,
+        )
+        metrics.webhook_request("refused" if status in (401, 403) else "bad_request")
+        self._reply(status, status="refused", reason=reason)
+
+    def do_GET(self) -> None:
+        self.close_connection = True
+        self.send_response(405)
+        self.send_header("Allow", "POST")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_PUT = do_DELETE = do_PATCH = do_GET
+
+    def do_POST(self) -> None:
+        body = self._read_body()
+        if body is None:
+            return
+        verdict = authenticate(dict(self.headers.items()), body, self.secret)
+        if not verdict.ok:
+            self._refuse(verdict.status, verdict.reason, verdict.scheme)
+            return
+        self._accept(body, verdict.scheme)
+
+    def _read_body(self) -> bytes | None:
+        length_text = self.headers.get("Content-Length")
+        if length_text is None:
+            self.close_connection = True
+            self._refuse(411, "Content-Length is required")
+            return None
+        if not length_text.strip().isdigit():
+            self.close_connection = True
+            self._refuse(400, "bad Content-Length")
+            return None
+        length = int(length_text)
+        if length > self.max_body:
+            self.close_connection = True  # the unread body must not be parsed as a request
+            self._refuse(413, f"body larger than {self.max_body} bytes")
+            return None
+        return self.rfile.read(length)
+
+    def _accept(self, body: bytes, scheme: str) -> None:
+        event = self.headers.get("X-GitHub-Event") or self.headers.get("X-Gitlab-Event") or "push"
+        if event == "ping":
+            metrics.webhook_request("ping")
+            self._reply(200, status="pong")
+            return
+        ref = pushed_ref(body, self.headers.get("Content-Type", ""))
+        if ref and self.branch and ref != f"refs/heads/{self.branch}":
+            metrics.webhook_request("ignored")
+            self._reply(202, status="ignored", reason=f"push to {ref}, watching {self.branch}")
+            return
+        log.info("webhook.accepted", client=self.client_address[0], scheme=scheme, kind=event)
+        metrics.webhook_request("accepted")
+        self.on_push(f"webhook:{scheme}")
+        self._reply(202, status="accepted")
+
+
+def webhook_secret(config: Config, env: Mapping[str, str] | None = None) -> bytes:
+    """The shared secret, from the environment; refusing to run an unauthenticated hook."""
+    name = config.webhook.secret_env
+    value = (os.environ if env is None else env).get(name, "")
+    if not value:
+        raise ConfigInvalid(
+            f"webhook.listen is set but ${name} is empty",
+            remedy=f"set {name} to a long random secret (the same one the forge sends), "
+            "or remove webhook.listen",
+        )
+    return value.encode()
+
+
+def serve(config: Config, on_push: OnPush, env: Mapping[str, str] | None = None) -> HttpServer:
+    """Start the endpoint on ``webhook.listen``; ``on_push(reason)`` is called per push."""
+    assert config.webhook.listen is not None
+    handler = type(
+        "BoundWebhookHandler",
+        (WebhookHandler,),
+        {
+            "secret": webhook_secret(config, env),
+            "branch": config.remote.branch if config.remote else None,
+            "max_body": config.webhook.max_body_bytes,
+            "on_push": staticmethod(on_push),
+        },
+    )
+    return HttpServer(config.webhook.listen, "webhook.listen", handler).start()

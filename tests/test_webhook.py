@@ -1,0 +1,215 @@
+"""The push webhook against a real loopback HTTP server: who may trigger a fetch, and what not."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from controller import logs, metrics, webhook
+from controller.errors import ConfigInvalid
+from controller.httpd import HttpServer
+from controller.settings import config_from_data
+
+SECRET = "s3cret-for-tests"
+
+
+class Pushes:
+    """Records the daemon wake-ups the endpoint causes."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+        self.event = threading.Event()
+
+    def __call__(self, reason: str) -> None:
+        self.reasons.append(reason)
+        self.event.set()
+
+
+@pytest.fixture
+def log_stream() -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    logs.configure(stream=stream, as_json=True)
+    yield stream
+    logs.configure()
+
+
+@pytest.fixture
+def endpoint(tmp_path: Path, log_stream: io.StringIO) -> Iterator[tuple[str, Pushes]]:
+    config = config_from_data(
+        {
+            "remote": {"url": "git://127.0.0.1/plans.git", "branch": "main"},
+            "state_dir": str(tmp_path / "state"),
+            "webhook": {"listen": "127.0.0.1:0", "max_body_bytes": 4096},
+        }
+    )
+    pushes = Pushes()
+    server = webhook.serve(config, pushes, env={"PLANGATE_WEBHOOK_SECRET": SECRET})
+    host, port = server.address
+    yield f"http://{host}:{port}/webhook", pushes
+    server.stop()
+
+
+def push_body(ref: str = "refs/heads/main") -> bytes:
+    return json.dumps({"ref": ref, "after": "0" * 40}).encode()
+
+
+def post(url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(url, content=body, headers={"Content-Type": "application/json", **headers})
+
+
+def test_github_signed_push_triggers_a_fetch(endpoint: tuple[str, Pushes]) -> None:
+    url, pushes = endpoint
+    body = push_body()
+    sig = webhook.github_signature(SECRET.encode(), body)
+    response = post(url, body, {"X-Hub-Signature-256": sig, "X-GitHub-Event": "push"})
+    assert response.status_code == 202
+    assert response.json()["status"] == "accepted"
+    assert pushes.reasons == ["webhook:github"]
+
+
+def test_github_bad_signature_is_refused_and_logged(
+    endpoint: tuple[str, Pushes], log_stream: io.StringIO
+) -> None:
+    url, pushes = endpoint
+    body = push_body()
+    forged = webhook.github_signature(b"not the secret", body)
+    response = post(url, body, {"X-Hub-Signature-256": forged, "X-GitHub-Event": "push"})
+    assert response.status_code == 403
+    assert pushes.reasons == []
+    events = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+    refused = [e for e in events if e["event"] == "webhook.refused"]
+    assert refused and refused[0]["status"] == 403 and refused[0]["client"] == "127.0.0.1"
+
+
+def test_signature_over_a_different_body_is_refused(endpoint: tuple[str, Pushes]) -> None:
+    url, pushes = endpoint
+    sig = webhook.github_signature(SECRET.encode(), push_body())
+    response = post(url, push_body() + b" ", {"X-Hub-Signature-256": sig})
+    assert response.status_code == 403
+    assert pushes.reasons == []
+
+
+def test_missing_credential_is_401(endpoint: tuple[str, Pushes]) -> None:
+    url, pushes = endpoint
+    assert post(url, push_body(), {}).status_code == 401
+    sha1_only = {"X-Hub-Signature": "sha1=0000"}
+    assert post(url, push_body(), sha1_only).status_code == 401
+    assert pushes.reasons == []
+
+
+@pytest.mark.parametrize(
+    ("header", "scheme"),
+    [
+        ("X-Gitlab-Token", "gitlab"),
+        ("X-Plangate-Secret", "plain"),
+        ("Authorization", "bearer"),
+    ],
+)
+def test_token_schemes(endpoint: tuple[str, Pushes], header: str, scheme: str) -> None:
+    url, pushes = endpoint
+    good = f"Bearer {SECRET}" if header == "Authorization" else SECRET
+    bad = "Bearer nope" if header == "Authorization" else "nope"
+    assert post(url, push_body(), {header: bad}).status_code == 403
+    assert pushes.reasons == []
+    assert post(url, push_body(), {header: good}).status_code == 202
+    assert pushes.reasons == [f"webhook:{scheme}"]
+
+
+def test_ping_and_other_branches_do_not_fetch(endpoint: tuple[str, Pushes]) -> None:
+    url, pushes = endpoint
+    body = b'{"zen": "hi"}'
+    ping = post(
+        url,
+        body,
+        {
+            "X-Hub-Signature-256": webhook.github_signature(SECRET.encode(), body),
+            "X-GitHub-Event": "ping",
+        },
+    )
+    assert ping.status_code == 200
+    other = push_body("refs/heads/feature")
+    response = post(url, other, {"X-Gitlab-Token": SECRET, "X-Gitlab-Event": "Push Hook"})
+    assert response.status_code == 202 and response.json()["status"] == "ignored"
+    assert pushes.reasons == []
+
+
+def test_github_form_encoded_payload(endpoint: tuple[str, Pushes]) -> None:
+    url, pushes = endpoint
+    body = b"payload=%7B%22ref%22%3A+%22refs%2Fheads%2Fmain%22%7D"
+    sig = webhook.github_signature(SECRET.encode(), body)
+    response = httpx.post(
+        url,
+        content=body,
+        headers={"Content-Type": "application/x-www-form-urlencoded", "X-Hub-Signature-256": sig},
+    )
+    assert response.status_code == 202 and response.json()["status"] == "accepted"
+    assert pushes.reasons == ["webhook:github"]
+
+
+def test_oversized_body_is_refused_unread(endpoint: tuple[str, Pushes]) -> None:
+    url, pushes = endpoint
+    response = post(url, b"x" * 5000, {"X-Plangate-Secret": SECRET})
+    assert response.status_code == 413
+    assert pushes.reasons == []
+
+
+def raw_request(url: str, request: bytes) -> bytes:
+    host, port = httpx.URL(url).host, httpx.URL(url).port
+    with socket.create_connection((host, port or 80), timeout=10) as sock:
+        sock.sendall(request)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_length_is_required_and_get_is_not_allowed(endpoint: tuple[str, Pushes]) -> None:
+    url, pushes = endpoint
+    answer = raw_request(
+        url,
+        b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-Plangate-Secret: " + SECRET.encode() + b"\r\n\r\n",
+    )
+    assert answer.startswith(b"HTTP/1.1 411")
+    assert httpx.get(url).status_code == 405
+    assert pushes.reasons == []
+
+
+def test_unset_secret_refuses_to_start(tmp_path: Path) -> None:
+    config = config_from_data({"webhook": {"listen": "127.0.0.1:0"}, "repo": str(tmp_path)})
+    with pytest.raises(ConfigInvalid, match="PLANGATE_WEBHOOK_SECRET"):
+        webhook.serve(config, lambda reason: None, env={})
+
+
+def test_port_in_use_is_a_config_error(endpoint: tuple[str, Pushes]) -> None:
+    url, _ = endpoint
+    busy = f"127.0.0.1:{httpx.URL(url).port}"
+    with pytest.raises(ConfigInvalid, match="cannot listen"):
+        HttpServer(busy, "webhook.listen", webhook.WebhookHandler)
+
+
+def test_requests_are_counted_when_metrics_are_on(endpoint: tuple[str, Pushes]) -> None:
+    url, _ = endpoint
+    m = metrics.enable()
+    try:
+        post(url, push_body(), {"X-Plangate-Secret": "wrong"})
+        post(url, push_body(), {"X-Plangate-Secret": SECRET})
+        text = m.exposition().decode()
+        assert 'plangate_webhook_requests_total{result="refused"} 1.0' in text
+        assert 'plangate_webhook_requests_total{result="accepted"} 1.0' in text
+    finally:
+        metrics.disable()
+
+
+def test_authenticate_is_constant_shape() -> None:
+    body = b"{}"
+    good = webhook.github_signature(b"k", body)
+    assert webhook.authenticate({"x-hub-signature-256": good}, body, b"k").ok
+    assert not webhook.authenticate({"X-Hub-Signature-256": good.upper()}, body, b"k").ok
+    assert webhook.authenticate({}, body, b"k").status == 401

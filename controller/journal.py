@@ -1,0 +1,208 @@
+"""The execution journal: a durable, append-only record of every action's start and end.
+
+Crash safety rests here (SPEC §6). Before a tool runs, its start record is on disk (written and
+fsynced); before the engine moves on, so is its end record. After a crash, replaying the
+journal tells exactly which actions finished (never run again), which started without an end
+(in doubt), and which gates were approved.
+
+Location: ``<state_dir>/journal/<plan id, URL-quoted>/<hex of the frozen hash>.jsonl``. The
+journal is keyed by the frozen hash, so a plan changed and approved again starts afresh.
+
+Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC time):
+
+- ``{"t": "run", "resume": bool, "pid": int}``: a run began;
+- ``{"t": "gate", "id": k}``: the gate before action ``k`` was approved;
+- ``{"t": "start", "id": k, "attempt": n, "key": "step:...", "params": {...}}``: action ``k``
+  is about to run with these resolved params (secrets redacted);
+- ``{"t": "end", "id": k, "attempt": n, "status": S, "retry": bool, "duration_ms": int,
+  "result": ..., "outputs": {...}, "error": {"code", "message"} | null}`` with ``S`` one of
+  ``succeeded``, ``failed``, ``skipped``, ``in_doubt``; ``retry: true`` marks a failed attempt
+  that will be tried again (the action is not finished);
+- ``{"t": "outcome", "status": "completed" | "failed" | "aborted" | ...}``: how a run ended.
+
+A torn last line (the process died mid-write, before the fsync returned) is dropped when the
+journal is opened: that record was never acknowledged, so the engine never acted on it. The
+file is held with an exclusive ``flock`` while a run uses it, so two runs of one plan (threads
+or processes) cannot interleave; the second gets E_LOCKED.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from controller.errors import Locked, PlangateError
+from controller.fsutil import fsync_dir
+
+FINAL = ("succeeded", "failed", "skipped", "in_doubt")
+DONE = ("succeeded", "skipped")
+_SYNC = getattr(os, "fdatasync", os.fsync)
+
+
+def journal_path(state_dir: Path, plan_id: str, plan_hash: str) -> Path:
+    """Where the journal of one plan at one frozen hash lives."""
+    folder = quote(plan_id.strip("/"), safe="") or "_"
+    return state_dir / "journal" / folder / f"{plan_hash.removeprefix('sha256:')}.jsonl"
+
+
+class Journal:
+    """One plan's journal, open for appending; use as a context manager."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: list[dict[str, Any]] = []
+        self._fd = -1
+
+    def __enter__(self) -> Journal:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        created = _ensure_folder(self.path.parent)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            self._fd = -1
+            raise Locked(f"journal {self.path} is in use by another run of this plan") from None
+        self.records = self._load()
+        if created:
+            fsync_dir(self.path.parent)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # also releases the flock
+            self._fd = -1
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write one record durably; return only once it is on disk."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        data = (line + "\n").encode("utf-8")
+        written = os.write(self._fd, data)
+        if written != len(data):
+            raise PlangateError(f"journal {self.path}: short write ({written} of {len(data)})")
+        _SYNC(self._fd)
+        self.records.append(record)
+
+    def _load(self) -> list[dict[str, Any]]:
+        with open(self.path, "rb") as handle:
+            data = handle.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        if len(complete) != len(data):
+            # A torn last record was never acknowledged: drop it so appends stay line-aligned.
+            os.ftruncate(self._fd, len(complete))
+            _SYNC(self._fd)
+        return list(_parse_lines(complete, self.path))
+
+
+def _ensure_folder(folder: Path) -> bool:
+    if folder.is_dir():
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    fsync_dir(folder.parent)
+    return True
+
+
+def _parse_lines(data: bytes, path: Path) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise PlangateError(
+                f"journal {path}: line {number} is not JSON",
+                remedy="the journal is damaged; inspect it, then move it aside to start the "
+                "plan's execution afresh (actions already done will run again)",
+            ) from None
+        if isinstance(record, dict):
+            yield record
+
+
+# --- replay -----------------------------------------------------------------------------
+
+
+@dataclass
+class ActionRecord:
+    """What the journal says about one action."""
+
+    id: int
+    starts: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] | None = None
+    #: Start records since the last final end: attempts in the current round.
+    round_attempts: int = 0
+    #: The last record was a start: the action was running when the process died.
+    open_start: bool = False
+
+    @property
+    def status(self) -> str:
+        if self.open_start:
+            return "running"
+        if self.end is None:
+            return "pending"
+        return "failed" if self.end.get("retry") else str(self.end.get("status"))
+
+    @property
+    def done(self) -> bool:
+        return not self.open_start and self.end is not None and self.status in DONE
+
+    @property
+    def attempts(self) -> int:
+        return len(self.starts)
+
+    @property
+    def last_start(self) -> dict[str, Any] | None:
+        return self.starts[-1] if self.starts else None
+
+
+@dataclass
+class Replay:
+    """The journal folded into per-action state."""
+
+    actions: dict[int, ActionRecord] = field(default_factory=dict)
+    gates: set[int] = field(default_factory=set)
+    first_run_at: str | None = None
+    #: Status of the last ``outcome`` record (None: no run has ended yet).
+    last_outcome: str | None = None
+
+    def action(self, action_id: int) -> ActionRecord:
+        if action_id not in self.actions:
+            self.actions[action_id] = ActionRecord(action_id)
+        return self.actions[action_id]
+
+    def apply(self, record: dict[str, Any]) -> None:
+        kind = record.get("t")
+        if kind == "run" and self.first_run_at is None:
+            self.first_run_at = record.get("at")
+        elif kind == "outcome":
+            self.last_outcome = record.get("status")
+        elif kind == "gate":
+            self.gates.add(int(record["id"]))
+        elif kind == "start":
+            state = self.action(int(record["id"]))
+            state.starts.append(record)
+            state.round_attempts += 1
+            state.open_start = True
+        elif kind == "end":
+            state = self.action(int(record["id"]))
+            state.end = record
+            state.open_start = False
+            if not record.get("retry"):
+                state.round_attempts = 0
+
+
+def replay(records: list[dict[str, Any]]) -> Replay:
+    folded = Replay()
+    for record in records:
+        folded.apply(record)
+    return folded

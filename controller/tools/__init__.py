@@ -1,0 +1,122 @@
+"""The tool catalog: what a plan's ``tool:`` name runs (SPEC §6, config ``tools:``).
+
+Tools come only from the controller's config, never from the plans repo. Each kind lives in
+its own module (:mod:`~controller.tools.echo`, :mod:`~controller.tools.exec`,
+:mod:`~controller.tools.python`, :mod:`~controller.tools.http`) and implements :class:`Tool`:
+``call(params, ctx)`` returns the result as JSON data, or raises a
+:class:`~controller.errors.PlangateError` whose ``permanent`` flag tells the executor whether
+a retry could help. Tools never retry on their own; the executor decides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from controller.errors import ParamsInvalid, ToolFailed, ToolUnknown
+
+if TYPE_CHECKING:
+    from controller.settings import Config, ToolSpec
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What a tool gets besides its params for one call."""
+
+    idempotency_key: str
+    timeout: float
+    max_result_bytes: int = 65_536
+    #: Base environment for child processes (the controller's, without secrets).
+    env: Mapping[str, str] = field(default_factory=dict)
+    plan_id: str = ""
+    action_id: int = 0
+
+
+class Tool(Protocol):
+    """One catalog entry, ready to call."""
+
+    name: str
+    spec: ToolSpec
+
+    def call(self, params: dict[str, Any], ctx: CallContext) -> Any: ...
+
+
+class ToolError(ToolFailed):
+    """E_TOOL_FAILED carrying the tool's result (exit code, output) for the record."""
+
+    def __init__(self, message: str, *, result: Any = None, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.result = result
+        self.permanent = permanent  # type: ignore[misc]
+
+
+def build_tool(name: str, spec: ToolSpec, config: Config) -> Tool:
+    """The tool object for one catalog entry."""
+    if spec.kind == "echo":
+        from controller.tools.echo import EchoTool
+
+        return EchoTool(name, spec)
+    if spec.kind == "exec":
+        from controller.tools.exec import ExecTool
+
+        return ExecTool(name, spec)
+    if spec.kind == "python":
+        from controller.tools.python import PythonTool
+
+        return PythonTool(name, spec, list(config.python_path))
+    from controller.tools.http import HttpTool
+
+    return HttpTool(name, spec)
+
+
+class Catalog:
+    """The config's tools, built on first use; safe to share between threads."""
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._tools: dict[str, Tool] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> Tool:
+        spec = self._config.tools.get(name)
+        if spec is None:
+            known = ", ".join(sorted(self._config.tools)) or "none"
+            raise ToolUnknown(f"tool {name!r} is not in the controller's catalog (known: {known})")
+        with self._lock:
+            if name not in self._tools:
+                self._tools[name] = build_tool(name, spec, self._config)
+            return self._tools[name]
+
+
+def param_text(value: Any) -> str:
+    """A param as placeholder text: strings as is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def fill_placeholders(template: str, params: Mapping[str, Any], quote: Any = None) -> str:
+    """``template`` with each ``{name}`` replaced by that param's text (``quote``-d if given)."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in params:
+            raise ParamsInvalid(f"placeholder {{{name}}} needs a param {name!r}, which is missing")
+        text = param_text(params[name])
+        return quote(text) if quote else text
+
+    return _PLACEHOLDER.sub(one, template)
+
+
+def cut(data: bytes, total: int, limit: int) -> str:
+    """Captured output as text, noting how much was cut at the limit."""
+    text = data[:limit].decode("utf-8", errors="replace")
+    if total > limit:
+        text += f"\n[plangate: output cut at {limit} bytes; {total - limit} more bytes dropped]"
+    return text

@@ -1,0 +1,93 @@
+"""The ``exec`` tool kind: a program from the catalog, never a shell (SPEC §6).
+
+The catalog's ``argv`` is the command; each element may hold ``{param}`` placeholders, filled
+with that param's text and staying one argv element whatever it contains (quotes, ``;``,
+``$(...)`` and backticks are inert: no shell ever sees them). The whole params object goes to
+the program as JSON on stdin. The environment is the controller's without secrets, plus the
+catalog's ``env`` and ``PLANGATE_IDEMPOTENCY_KEY``.
+
+Result: ``{exit_code, stdout, stderr, json}``, ``json`` being stdout parsed as JSON when it is
+JSON (else null). Each stream is kept up to ``limits.max_result_bytes`` and the cut is noted in
+the text. A non-zero exit is E_TOOL_FAILED (temporary: a retry may help); a timeout kills the
+whole process group (E_TIMEOUT).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import ToolTimeout
+from controller.tools import ToolError, cut, fill_placeholders
+from controller.tools.process import Finished, Overran, run_process
+
+if TYPE_CHECKING:
+    from controller.settings import ToolSpec
+    from controller.tools import CallContext
+
+
+class ExecTool:
+    def __init__(self, name: str, spec: ToolSpec) -> None:
+        assert spec.argv
+        self.name = name
+        self.spec = spec
+        self.argv_template = list(spec.argv)
+
+    def argv(self, params: dict[str, Any]) -> list[str]:
+        """The command with placeholders filled; one element stays one element."""
+        return [fill_placeholders(element, params) for element in self.argv_template]
+
+    def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
+        argv = self.argv(params)
+        env = {**ctx.env, **self.spec.env, "PLANGATE_IDEMPOTENCY_KEY": ctx.idempotency_key}
+        stdin = json.dumps(params, ensure_ascii=False).encode("utf-8")
+        try:
+            done = run_process(
+                argv,
+                stdin=stdin,
+                env=env,
+                timeout=ctx.timeout,
+                limit=ctx.max_result_bytes,
+                cwd=self.spec.cwd,
+            )
+        except Overran:
+            raise ToolTimeout(
+                f"{self.name}: {argv[0]} did not finish within {ctx.timeout:g}s; "
+                "its process group was killed"
+            ) from None
+        result = exec_result(done, ctx.max_result_bytes)
+        if done.exit_code != 0:
+            raise ToolError(
+                f"{self.name}: {argv[0]} {_exit_text(done)}{_tail(result)}", result=result
+            )
+        return result
+
+
+def exec_result(done: Finished, limit: int) -> dict[str, Any]:
+    stdout = cut(done.stdout, done.stdout_total, limit)
+    return {
+        "exit_code": done.exit_code,
+        "stdout": stdout,
+        "stderr": cut(done.stderr, done.stderr_total, limit),
+        "json": _parse_json(done.stdout) if done.stdout_total <= limit else None,
+    }
+
+
+def _parse_json(data: bytes) -> Any:
+    if not data.strip():
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def _exit_text(done: Finished) -> str:
+    if done.exit_code < 0:
+        return f"was killed by signal {-done.exit_code}"
+    return f"exited with status {done.exit_code}"
+
+
+def _tail(result: dict[str, Any]) -> str:
+    text = str(result["stderr"]).strip().splitlines()
+    return f": {text[-1][:300]}" if text else ""

@@ -1,0 +1,109 @@
+"""The ``http`` tool kind: one request to the catalog's method and URL (SPEC §6), with httpx.
+
+``{param}`` placeholders in the URL are filled with the param's text, URL-encoded (a ``/`` or
+``?`` in a value cannot change the path or add a query). The params object is the JSON body
+(except for GET and HEAD, which carry no body). Headers: the catalog's ``headers`` and
+``Idempotency-Key``. Redirects are not followed: a tool does what its URL says.
+
+Result: ``{status, headers, json, text}``; ``text`` is cut at ``limits.max_result_bytes``.
+A status >= 400 is E_TOOL_FAILED: permanent for 4xx (except 408, 425 and 429), temporary for
+5xx; connection errors are temporary; no answer within the timeout is E_TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from controller.errors import ToolTimeout
+from controller.tools import ToolError, cut, fill_placeholders
+
+if TYPE_CHECKING:
+    import httpx
+
+    from controller.settings import ToolSpec
+    from controller.tools import CallContext
+
+_NO_BODY = ("GET", "HEAD")
+_RETRYABLE_4XX = (408, 425, 429)
+
+
+class HttpTool:
+    def __init__(self, name: str, spec: ToolSpec) -> None:
+        assert spec.url
+        self.name = name
+        self.spec = spec
+        self.method = spec.method.upper()
+
+    def url(self, params: dict[str, Any]) -> str:
+        assert self.spec.url
+        return fill_placeholders(self.spec.url, params, lambda text: quote(text, safe=""))
+
+    def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
+        import httpx
+
+        url = self.url(params)
+        headers = {**self.spec.headers, "Idempotency-Key": ctx.idempotency_key}
+        body = None if self.method in _NO_BODY else params
+        try:
+            with httpx.Client(timeout=ctx.timeout, follow_redirects=False) as client:
+                deadline = time.monotonic() + ctx.timeout
+                response = _send(
+                    client, self.method, url, headers, body, ctx.max_result_bytes, deadline
+                )
+        except (httpx.TimeoutException, _Overran):
+            raise ToolTimeout(
+                f"{self.name}: no answer from {url} within {ctx.timeout:g}s"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ToolError(f"{self.name}: {self.method} {url} failed: {exc}") from None
+        result = response
+        if result["status"] >= 400:
+            permanent = result["status"] < 500 and result["status"] not in _RETRYABLE_4XX
+            raise ToolError(
+                f"{self.name}: {self.method} {url} answered {result['status']}",
+                result=result,
+                permanent=permanent,
+            )
+        return result
+
+
+class _Overran(Exception):
+    """The whole exchange took longer than the timeout (httpx's timeouts are per read)."""
+
+
+def _send(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    body: Any,
+    limit: int,
+    deadline: float,
+) -> dict[str, Any]:
+    with client.stream(method, url, headers=headers, json=body) as response:
+        kept = bytearray()
+        total = 0
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if time.monotonic() > deadline:
+                raise _Overran()
+            if len(kept) < limit:
+                kept += chunk[: limit - len(kept)]
+        return {
+            "status": response.status_code,
+            "headers": dict(response.headers),
+            "json": _json(bytes(kept)) if total <= limit else None,
+            "text": cut(bytes(kept), total, limit),
+        }
+
+
+def _json(data: bytes) -> Any:
+    if not data.strip():
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None

@@ -1,0 +1,87 @@
+"""The ``python`` tool kind: ``module:function`` called with params as keyword arguments.
+
+The function runs in a child process (:mod:`controller.tools.pyrunner`) with ``python_path``
+prepended to ``sys.path``, so a timeout really stops it (its process group is killed) and a
+crashing or leaking tool cannot take the controller down. It receives ``idempotency_key=`` when
+its signature names that parameter, and ``PLANGATE_IDEMPOTENCY_KEY`` in its environment. Its
+return value must be JSON data; an exception is E_TOOL_FAILED with the exception's message.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import ToolTimeout
+from controller.tools import ToolError, cut
+from controller.tools.process import Overran, run_process
+
+if TYPE_CHECKING:
+    from controller.settings import ToolSpec
+    from controller.tools import CallContext
+
+RUNNER = Path(__file__).with_name("pyrunner.py")
+
+
+class PythonTool:
+    def __init__(self, name: str, spec: ToolSpec, python_path: list[Path]) -> None:
+        assert spec.target
+        self.name = name
+        self.spec = spec
+        self.python_path = [str(p) for p in python_path]
+
+    def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
+        request = {
+            "target": self.spec.target,
+            "params": params,
+            "python_path": self.python_path,
+            "idempotency_key": ctx.idempotency_key,
+        }
+        env = {**ctx.env, **self.spec.env, "PLANGATE_IDEMPOTENCY_KEY": ctx.idempotency_key}
+        try:
+            done = run_process(
+                [sys.executable, str(RUNNER)],
+                stdin=json.dumps(request).encode("utf-8"),
+                env=env,
+                timeout=ctx.timeout,
+                # The report holds the whole result; it is cut later, when it is recorded.
+                limit=report_limit(ctx.max_result_bytes),
+                cwd=self.spec.cwd,
+            )
+        except Overran:
+            raise ToolTimeout(
+                f"{self.name}: {self.spec.target} did not finish within {ctx.timeout:g}s; "
+                "its process was killed"
+            ) from None
+        if done.stdout_total > report_limit(ctx.max_result_bytes):
+            raise ToolError(
+                f"{self.name}: {self.spec.target} returned {done.stdout_total} bytes, more than "
+                f"the {report_limit(ctx.max_result_bytes)} a result may have",
+                permanent=True,
+            )
+        report = _report(done.stdout)
+        if report is None:
+            stderr = cut(done.stderr, done.stderr_total, ctx.max_result_bytes).strip()
+            last = stderr.splitlines()[-1][:300] if stderr else f"exit status {done.exit_code}"
+            raise ToolError(f"{self.name}: {self.spec.target} died without a result: {last}")
+        if not report.get("ok"):
+            raise ToolError(
+                f"{self.name}: {self.spec.target} raised {report.get('error')}",
+                permanent=bool(report.get("permanent")),
+            )
+        return report.get("result")
+
+
+def report_limit(max_result_bytes: int) -> int:
+    """Bytes a python tool's whole report may take (the recorded result is cut later)."""
+    return max(max_result_bytes * 16, 1 << 20)
+
+
+def _report(data: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

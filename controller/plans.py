@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from controller import hashing, refs, yamlio
 from controller.errors import PlangateError, Problem, UsageError, YamlParseError
-from controller.schema import SUPPORTED_VERSION, PlanDocument, allowed_keys, parse_document
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
+    from controller.schema import PlanDocument
     from controller.settings import Config, ToolSpec
 
 PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
@@ -196,6 +196,8 @@ def check_document(
     problems = non_json_problems(data)
     if problems:
         return None, problems
+    from controller.schema import parse_document
+
     problems += _version(data)
     model, errors = parse_document(refs.convert_legacy_tree(data))
     problems += [_schema_problem(e) for e in errors]
@@ -233,6 +235,8 @@ def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:
 
 
 def _version(data: dict[str, Any]) -> list[Problem]:
+    from controller.schema import SUPPORTED_VERSION
+
     plan = data.get("plan")
     version = plan.get("version") if isinstance(plan, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and version > SUPPORTED_VERSION:
@@ -261,6 +265,8 @@ def _schema_problem(error: dict[str, Any]) -> Problem:
 
 def _unknown_key(loc: tuple[Any, ...]) -> str:
     import difflib
+
+    from controller.schema import allowed_keys
 
     allowed = allowed_keys(loc[:-1])
     close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
@@ -443,7 +449,8 @@ def freeze_text(plan: LoadedPlan, at: str | None = None) -> FreezeOutcome:
     if plan.frozen_hash == new_hash:
         frozen_at = str(plan.block("frozen").get("at", frozen_at))
     text = yamlio.set_block(doc, "frozen", {"hash": new_hash, "at": frozen_at})
-    text = yamlio.set_block(yamlio.read_yaml(text, str(plan.path)), "validation", None)
+    if "validation" in doc.data:
+        text = yamlio.set_block(yamlio.read_yaml(text, str(plan.path)), "validation", None)
     _assert_hash(text, new_hash, plan.path)
     return FreezeOutcome(plan, text, True, new_hash)
 
@@ -457,9 +464,9 @@ def _convert_legacy_text(doc: yamlio.YamlDoc) -> str:
             continue
         for where, value in refs.walk_strings(action.get("params"), ("actions", index, "params")):
             if "${" in value and refs.convert_legacy(value) != value:
-                node = doc.node_at(where)
-                if node is not None:
-                    spans.append((node.start_mark.index, node.end_mark.index))
+                span = doc.spans.get(where)
+                if span is not None:
+                    spans.append((span.index, span.end_index))
     text = doc.text
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + refs.convert_legacy(text[start:end]) + text[end:]

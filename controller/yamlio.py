@@ -13,12 +13,14 @@ comments and quoting included, stays as it was.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     AliasEvent,
@@ -31,11 +33,14 @@ from ruamel.yaml.events import (
     SequenceEndEvent,
     SequenceStartEvent,
 )
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.nodes import ScalarNode
 
 from controller.errors import YamlParseError
 
 PathPart = str | int
+Path_ = tuple[PathPart, ...]
+STR_TAG = "tag:yaml.org,2002:str"
+MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _loader() -> YAML:
@@ -47,113 +52,205 @@ def _loader() -> YAML:
 _YAML = _loader()
 
 
+@dataclass(frozen=True)
+class Span:
+    """Where a value was written: 0-based lines/columns and character offsets."""
+
+    line: int
+    column: int
+    index: int
+    end_line: int
+    end_column: int
+    end_index: int
+    style: str | None = None
+    flow: bool = False
+
+    @property
+    def last_line(self) -> int:
+        """0-based line of the value's last character."""
+        if self.end_column == 0 and self.end_line > self.line:
+            return self.end_line - 1
+        return self.end_line
+
+
 @dataclass
 class YamlDoc:
-    """A parsed file: its data and the node tree that knows where each value was written."""
+    """A parsed file: its data, and where each value (and each mapping key) was written."""
 
     text: str
     data: Any
-    root: Node | None
+    spans: dict[Path_, Span] = field(default_factory=dict)
+    key_lines: dict[Path_, int] = field(default_factory=dict)
+    top_keys: list[str] = field(default_factory=list)
 
     def line_of(self, path: Sequence[PathPart]) -> int | None:
-        """1-based line of the value at ``path``, or of its nearest existing parent."""
-        node = self.root
-        line = node.start_mark.line + 1 if node is not None else None
-        for part in path:
-            node = _child(node, part)
-            if node is None:
-                break
-            line = node.start_mark.line + 1
-        return line
-
-    def node_at(self, path: Sequence[PathPart]) -> Node | None:
-        node = self.root
-        for part in path:
-            node = _child(node, part)
-            if node is None:
+        """1-based line of the value at ``path`` (its key's line), or of its nearest parent."""
+        parts = tuple(path)
+        by_text = {tuple(map(str, k)): v for k, v in self.key_lines.items()}
+        while True:
+            if parts in self.key_lines:
+                return self.key_lines[parts] + 1
+            if parts in self.spans:
+                return self.spans[parts].line + 1
+            if tuple(map(str, parts)) in by_text:  # a non-string key, named as text
+                return by_text[tuple(map(str, parts))] + 1
+            if not parts:
                 return None
-        return node
+            parts = parts[:-1]
 
 
-def _child(node: Node | None, part: PathPart) -> Node | None:
-    if isinstance(node, MappingNode):
-        for key, value in node.value:
-            if isinstance(key, ScalarNode) and key.value == part:
-                return value
-    elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-        return node.value[part]
-    return None
+class _Frame:
+    __slots__ = ("container", "key", "key_line", "path", "start", "last")
+
+    def __init__(self, container: Any, path: Path_, start: Any) -> None:
+        self.container = container
+        self.path = path
+        self.start = start
+        self.key: Any = _NO_KEY
+        self.key_line = 0
+        self.last: Span | None = None
+
+
+_NO_KEY = object()
 
 
 def read_yaml(text: str, source: str = "<string>") -> YamlDoc:
-    """Parse strictly; raise :class:`YamlParseError` with the line of the first problem."""
+    """Parse strictly in one pass over parser events; raise :class:`YamlParseError`.
+
+    Anchors, aliases, explicit tags, merge keys, duplicate keys and extra documents are
+    refused as they are met, so nothing is ever expanded.
+    """
     try:
-        _refuse_hidden_structure(text, source)
-        root = _YAML.compose(text)
-        data = _YAML.constructor.construct_document(root) if root is not None else None
+        return _build(text, source)
     except YamlParseError:
         raise
     except MarkedYAMLError as exc:
         raise _parse_error(exc, source) from None
     except YAMLError as exc:
         raise YamlParseError(f"{source}: {exc}") from None
-    except RecursionError:
-        raise YamlParseError(f"{source}: nesting too deep") from None
-    return YamlDoc(text, data, root)
+    except (ValueError, TypeError) as exc:
+        raise YamlParseError(f"{source}: {exc}") from None
+
+
+def _build(text: str, source: str) -> YamlDoc:
+    doc = YamlDoc(text, None)
+    stack: list[_Frame] = []
+    documents = 0
+    for event in _YAML.parse(text):
+        if isinstance(event, ScalarEvent):
+            _place(doc, stack, _scalar(event, source), event, source, is_scalar=True)
+        elif isinstance(event, MappingStartEvent | SequenceStartEvent):
+            _check_node(event, source)
+            container: Any = {} if isinstance(event, MappingStartEvent) else []
+            path = _place(doc, stack, container, event, source, is_scalar=False)
+            stack.append(_Frame(container, path, event))
+        elif isinstance(event, MappingEndEvent | SequenceEndEvent):
+            _close(doc, stack, event)
+        elif isinstance(event, AliasEvent):
+            _refuse(event, source, f"alias *{event.anchor} (write the value out in full)")
+        elif isinstance(event, DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                _refuse(event, source, "more than one YAML document in the file")
+    if isinstance(doc.data, dict):
+        doc.top_keys = [k for k in doc.data if isinstance(k, str)]
+    return doc
+
+
+def _check_node(event: Any, source: str) -> None:
+    if event.anchor:
+        _refuse(event, source, f"anchor &{event.anchor} (write values out in full)")
+    if event.tag is not None and _explicit_tag(event):
+        _refuse(event, source, f"tag {event.tag} (quote the value instead)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_tag(value: str) -> str:
+    """The YAML 1.2 tag of a plain scalar (cached: plans repeat their plain values a lot)."""
+    return str(_YAML.resolver.resolve(ScalarNode, value, (True, False)))
+
+
+def _scalar(event: ScalarEvent, source: str) -> Any:
+    if event.anchor or event.tag is not None:
+        _check_node(event, source)
+    if event.style:  # quoted or block scalars are strings
+        return event.value
+    tag = _plain_tag(event.value)
+    if tag == STR_TAG:
+        return event.value
+    if tag == MERGE_TAG:
+        _refuse(event, source, "merge key << (write the keys out in full)")
+    construct = SafeConstructor.yaml_constructors.get(tag)
+    if construct is None:
+        _refuse(event, source, f"unsupported value type {tag}")
+    node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+    return construct(_YAML.constructor, node)
+
+
+def _span(start: Any, end: Any, style: str | None = None, flow: bool = False) -> Span:
+    return Span(start.line, start.column, start.index, end.line, end.column, end.index, style, flow)
+
+
+def _place(doc: YamlDoc, stack: list[_Frame], value: Any, event: Any, source: str, is_scalar: bool) -> Path_:
+    """Attach a new value to its parent; return its path."""
+    if not stack:
+        doc.data = value
+        path: Path_ = ()
+    else:
+        frame = stack[-1]
+        if isinstance(frame.container, list):
+            path = (*frame.path, len(frame.container))
+            frame.container.append(value)
+        elif frame.key is _NO_KEY:
+            if not is_scalar:
+                _refuse(event, source, "a mapping key must be a plain value")
+            if value in frame.container:
+                _refuse(event, source, f"duplicate key {value!r}")
+            frame.key, frame.key_line = value, event.start_mark.line
+            return frame.path
+        else:
+            path = (*frame.path, frame.key)
+            frame.container[frame.key] = value
+            doc.key_lines[path] = frame.key_line
+            frame.key = _NO_KEY
+    if is_scalar:
+        span = _span(event.start_mark, event.end_mark, event.style)
+        doc.spans[path] = span
+        if stack:
+            stack[-1].last = span
+    return path
+
+
+def _close(doc: YamlDoc, stack: list[_Frame], event: Any) -> None:
+    frame = stack.pop()
+    flow = bool(getattr(frame.start, "flow_style", False))
+    if flow or frame.last is None:
+        span = _span(frame.start.start_mark, event.end_mark, None, flow)
+    else:
+        last = frame.last
+        span = Span(frame.start.start_mark.line, frame.start.start_mark.column,
+                    frame.start.start_mark.index, last.end_line, last.end_column,
+                    last.end_index, None, False)
+    doc.spans[frame.path] = span
+    if stack:
+        stack[-1].last = span
 
 
 def _parse_error(exc: MarkedYAMLError, source: str) -> YamlParseError:
     mark = exc.problem_mark or exc.context_mark
     line = f":{mark.line + 1}" if mark is not None else ""
     what = " ".join(p for p in (exc.context, exc.problem) if p)
-    if "duplicate key" in str(exc):
-        what = f"duplicate key {_dup_key(str(exc))}"
     err = YamlParseError(f"{source}{line}: {what}")
     err.line = mark.line + 1 if mark is not None else None  # type: ignore[attr-defined]
     return err
 
 
-def _dup_key(text: str) -> str:
-    start = text.find('found duplicate key "')
-    return text[start + 20 :].split('"')[0].join('""') if start >= 0 else ""
-
-
-def _refuse_hidden_structure(text: str, source: str) -> None:
-    """Refuse anchors, aliases, explicit tags, merge keys and extra documents."""
-    documents = 0
-    # Each open collection: [is_mapping, next scalar is a key].
-    stack: list[list[bool]] = []
-    for event in _YAML.parse(text):
-        if isinstance(event, DocumentStartEvent):
-            documents += 1
-            if documents > 1:
-                _refuse(event, source, "more than one YAML document in the file")
-        if isinstance(event, AliasEvent):
-            _refuse(event, source, f"alias *{event.anchor} (write the value out in full)")
-        if isinstance(event, NodeEvent) and event.anchor:
-            _refuse(event, source, f"anchor &{event.anchor} (write values out in full)")
-        if isinstance(event, ScalarEvent | CollectionStartEvent) and _explicit_tag(event):
-            _refuse(event, source, f"tag {event.tag} (quote the value instead)")
-        if isinstance(event, ScalarEvent | CollectionStartEvent | AliasEvent):
-            is_key = bool(stack) and stack[-1][0] and stack[-1][1]
-            if is_key and isinstance(event, ScalarEvent) and event.value == "<<" and not event.style:
-                _refuse(event, source, "merge key << (write the keys out in full)")
-            if stack and stack[-1][0]:
-                stack[-1][1] = not stack[-1][1]
-        if isinstance(event, MappingStartEvent | SequenceStartEvent):
-            stack.append([isinstance(event, MappingStartEvent), True])
-        elif isinstance(event, MappingEndEvent | SequenceEndEvent):
-            stack.pop()
-
-
 def _explicit_tag(event: Any) -> bool:
-    if event.tag is None:
-        return False
     implicit = event.implicit
     return not (implicit[0] or implicit[1]) if isinstance(implicit, tuple) else not implicit
 
 
-def _refuse(event: Any, source: str, what: str) -> None:
+def _refuse(event: Any, source: str, what: str) -> NoReturn:
     line = event.start_mark.line + 1 if event.start_mark else None
     err = YamlParseError(f"{source}:{line}: {what}")
     err.line = line  # type: ignore[attr-defined]
@@ -175,38 +272,29 @@ def dump(value: Any) -> str:
     return out.getvalue()
 
 
-def _last_line(node: Node) -> int:
-    """0-based line of the last character of a node's own content."""
-    if isinstance(node, MappingNode | SequenceNode) and not node.flow_style and node.value:
-        last = node.value[-1]
-        return _last_line(last[1] if isinstance(node, MappingNode) else last)
-    end = node.end_mark
-    return end.line - 1 if end.column == 0 and end.line > node.start_mark.line else end.line
-
-
-def _entries(root: Node) -> Iterator[tuple[str, int, int]]:
+def _entries(doc: YamlDoc) -> Iterator[tuple[str, int, int]]:
     """(key, first line, last line) of each top-level entry, 0-based and inclusive."""
-    for key, value in root.value:
-        yield key.value, key.start_mark.line, _last_line(value)
+    for key in doc.top_keys:
+        yield key, doc.key_lines[(key,)], doc.spans[(key,)].last_line
 
 
 def is_block_mapping(doc: YamlDoc) -> bool:
-    return isinstance(doc.root, MappingNode) and not doc.root.flow_style
+    root = doc.spans.get(())
+    return isinstance(doc.data, dict) and bool(doc.data) and root is not None and not root.flow
 
 
 def set_block(doc: YamlDoc, key: str, value: Any) -> str:
     """The text with top-level ``key`` set to ``value`` (None removes it), all else unchanged."""
     if not is_block_mapping(doc):
         raise YamlParseError("the top level of the file must be a block mapping to be edited")
-    assert doc.root is not None
     lines = doc.text.splitlines(keepends=True)
     new = [] if value is None else dump({key: value}).splitlines(keepends=True)
-    for name, first, last in _entries(doc.root):
+    for name, first, last in _entries(doc):
         if name == key:
             return "".join(lines[:first] + new + lines[last + 1 :])
     if value is None:
         return doc.text
-    *_, (_, _, end) = _entries(doc.root)
+    *_, (_, _, end) = _entries(doc)
     head = lines[: end + 1]
     if head and not head[-1].endswith("\n"):
         head[-1] += "\n"
@@ -222,25 +310,36 @@ def set_blocks(text: str, blocks: dict[str, Any], source: str = "<string>") -> s
 
 def set_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
     """The text with the scalar at ``path`` replaced by ``value``, keeping its quote style."""
-    node = doc.node_at(path)
-    if not isinstance(node, ScalarNode):
+    span = doc.spans.get(tuple(path))
+    parent = _get(doc.data, path[:-1])
+    if span is None or not isinstance(parent, dict) or isinstance(parent.get(path[-1]), dict | list):
         return _insert_scalar(doc, path, value)
-    quote = node.style if node.style in ("'", '"') else ""
-    lines = doc.text.splitlines(keepends=True)
-    start, end = node.start_mark, node.end_mark
-    if start.line != end.line:
+    quote = span.style if span.style in ("'", '"') else ""
+    if span.line != span.end_line:
         raise YamlParseError(f"{'.'.join(map(str, path))} must be written on one line")
-    line = lines[start.line]
-    lines[start.line] = line[: start.column] + f"{quote}{value}{quote}" + line[end.column :]
+    lines = doc.text.splitlines(keepends=True)
+    line = lines[span.line]
+    lines[span.line] = line[: span.column] + f"{quote}{value}{quote}" + line[span.end_column :]
     return "".join(lines)
 
 
+def _get(data: Any, path: Sequence[PathPart]) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
 def _insert_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
-    parent = doc.node_at(path[:-1])
-    if not isinstance(parent, MappingNode) or parent.flow_style or not parent.value:
+    parent = _get(doc.data, path[:-1])
+    span = doc.spans.get(tuple(path[:-1]))
+    if not isinstance(parent, dict) or not parent or span is None or span.flow:
         raise YamlParseError(f"cannot write {'.'.join(map(str, path))}: its parent is not a mapping")
-    first_key = parent.value[0][0]
+    first = (*path[:-1], next(iter(parent)))
+    line = doc.key_lines[first]
     lines = doc.text.splitlines(keepends=True)
-    indent = " " * first_key.start_mark.column
-    lines.insert(first_key.start_mark.line, f"{indent}{path[-1]}: {value}\n")
+    indent = lines[line][: len(lines[line]) - len(lines[line].lstrip(" "))]
+    lines.insert(line, f"{indent}{path[-1]}: {value}\n")
     return "".join(lines)

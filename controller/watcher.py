@@ -172,7 +172,7 @@ class RepoWatcher:
     """Watches one local repo's plans directory and refs; reports through ``on_change``."""
 
     def __init__(
-        self, repo: Path, plans_dir: str, on_change: OnChange, *, quiet: float = 1.0
+        self, repo: Path, plans_dir: str, on_change: OnChange, *, quiet: float = 0.5
     ) -> None:
         self.repo = repo.resolve()
         self.plans_path = self.repo / plans_dir
@@ -199,20 +199,26 @@ class RepoWatcher:
     def rearm(self) -> None:
         """Watch the plans dir, or its nearest existing parent until it exists."""
         with self._arm_lock:
-            target = self.plans_path
-            while not target.is_dir() and target != self.repo:
-                target = target.parent
-            recursive = target == self.plans_path
-            if self._plans_watch is not None:
-                if Path(self._plans_watch.path) == target:
-                    return
-                self._observer.unschedule(self._plans_watch)
-            self._plans_watch = self._observer.schedule(
-                _PlansHandler(self), str(target), recursive=recursive
-            )
-            self.waiting_for_plans_dir = not recursive
-        if recursive:
-            self.on_change(f"dir:{target}")  # plans may have arrived with the directory
+            # Loop: a deeper folder may appear between looking and watching, unseen.
+            while (target := self._deepest_existing()) != self._watched_path():
+                if self._plans_watch is not None:
+                    self._observer.unschedule(self._plans_watch)
+                recursive = target == self.plans_path
+                self._plans_watch = self._observer.schedule(
+                    _PlansHandler(self), str(target), recursive=recursive
+                )
+                self.waiting_for_plans_dir = not recursive
+                if recursive:
+                    self.on_change(f"dir:{target}")  # plans may have arrived with the folder
+
+    def _deepest_existing(self) -> Path:
+        target = self.plans_path
+        while not target.is_dir() and target != self.repo:
+            target = target.parent
+        return target
+
+    def _watched_path(self) -> Path | None:
+        return None if self._plans_watch is None else Path(self._plans_watch.path)
 
     def plan_changed(self, path: str, *, at_once: bool) -> None:
         if at_once:

@@ -44,11 +44,11 @@ class Changes:
                 return items
 
 
-@pytest.fixture
-def watched(repo: Path) -> Iterator[tuple[Path, Changes]]:
-    (repo / "plans").mkdir()
+@pytest.fixture(params=[0.5])
+def watched(repo: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Changes]]:
+    (repo / "plans" / "one").mkdir(parents=True)
     changes = Changes()
-    watcher = RepoWatcher(repo, "plans", changes, quiet=30).start()
+    watcher = RepoWatcher(repo, "plans", changes, quiet=request.param).start()
     changes.drain()
     yield repo, changes
     watcher.stop()
@@ -78,10 +78,10 @@ def test_merge_and_branch_updates_are_noticed(watched: tuple[Path, Changes]) -> 
     changes.wait_for(is_ref)
 
 
+@pytest.mark.parametrize("watched", [30.0], indirect=True)
 def test_plan_written_in_place_is_reported_on_close(watched: tuple[Path, Changes]) -> None:
     repo, changes = watched
     folder = repo / "plans" / "one"
-    folder.mkdir()
     with (folder / "PLAN.yml").open("w") as handle:
         handle.write(PLAN[:20])
         handle.flush()
@@ -91,20 +91,21 @@ def test_plan_written_in_place_is_reported_on_close(watched: tuple[Path, Changes
     assert changes.wait_for(is_plan) == f"file:{folder.resolve() / 'PLAN.yml'}"
 
 
-def test_atomic_replace_is_reported(watched: tuple[Path, Changes]) -> None:
+@pytest.mark.parametrize("fresh_folder", [False, True])
+def test_atomic_replace_is_reported(watched: tuple[Path, Changes], fresh_folder: bool) -> None:
+    """In an existing folder at once; in a folder made just now, after the quiet period."""
     repo, changes = watched
-    folder = repo / "plans" / "two"
-    folder.mkdir()
+    folder = repo / "plans" / ("two" if fresh_folder else "one")
+    folder.mkdir(exist_ok=True)
     tmp = folder / ".PLAN.yml.tmp"
     tmp.write_text(PLAN)
     os.replace(tmp, folder / "PLAN.yml")
-    assert changes.wait_for(is_plan).endswith("two/PLAN.yml")
+    assert changes.wait_for(is_plan).endswith(f"{folder.name}/PLAN.yml")
 
 
 def test_other_files_in_plan_folders_are_ignored(watched: tuple[Path, Changes]) -> None:
     repo, changes = watched
-    folder = repo / "plans" / "three"
-    folder.mkdir()
+    folder = repo / "plans" / "one"
     (folder / "EXECUTION_LOG.md").write_text("# log\n")
     (folder / "PLAN.yml").write_text(PLAN)
     first = changes.wait_for(lambda r: r.startswith("file:"))

@@ -33,6 +33,7 @@ def make_plan(
         **(extra_config or {}),
     }
     config = settings.config_from_data(data, root / "plangate.yml")
+    (root / "config.json").write_text(json.dumps(data))  # for engine child processes
     folder = root / "plans" / slug
     folder.mkdir(parents=True, exist_ok=True)
     document = {

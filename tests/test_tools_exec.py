@@ -55,7 +55,10 @@ def test_missing_placeholder_param_is_params_invalid() -> None:
 
 
 def test_params_on_stdin_and_idempotency_key_in_env() -> None:
-    code = "import sys,json,os; d=json.load(sys.stdin); d['key']=os.environ['PLANGATE_IDEMPOTENCY_KEY']; print(json.dumps(d))"
+    code = (
+        "import sys,json,os; d=json.load(sys.stdin); "
+        "d['key']=os.environ['PLANGATE_IDEMPOTENCY_KEY']; print(json.dumps(d))"
+    )
     result = tool([PY, "-c", code]).call({"a": [1, "two"], "b": None}, ctx())
     assert result["json"] == {"a": [1, "two"], "b": None, "key": "step:0123456789abcdef"}
     assert set(result) == {"exit_code", "stdout", "stderr", "json"}

@@ -1,0 +1,125 @@
+"""The http tool kind against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from controller.errors import PlangateError
+from controller.settings import ToolSpec
+from controller.tools import CallContext, ToolError
+from controller.tools.http import HttpTool
+
+
+class Recorder(BaseHTTPRequestHandler):
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self.seen.append(
+            {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
+        )
+        if self.path.startswith("/status/"):
+            self._reply(int(self.path.split("/")[2]), b'{"error": "nope"}')
+        elif self.path.startswith("/slow"):
+            time.sleep(2)
+            self._reply(200, b"{}")
+        elif self.path.startswith("/big"):
+            self._reply(200, b"z" * 50_000, "text/plain")
+        else:
+            self._reply(200, json.dumps({"echo": json.loads(body or b"null")}).encode())
+
+    def _reply(self, status: int, data: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = _handle
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # the client hung up on /slow on purpose
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    Recorder.seen = []
+    httpd = QuietServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def ctx(timeout: float = 10, limit: int = 65_536) -> CallContext:
+    return CallContext(
+        idempotency_key="step:1111222233334444", timeout=timeout, max_result_bytes=limit
+    )
+
+
+def tool(url: str, method: str = "POST", **extra: Any) -> HttpTool:
+    return HttpTool("hook", ToolSpec(kind="http", url=url, method=method, **extra))
+
+
+def test_posts_params_as_json_with_idempotency_key(server: str) -> None:
+    result = tool(server + "/hooks/{channel}", headers={"X-Team": "ops"}).call(
+        {"channel": "ops", "text": "hi"}, ctx()
+    )
+    assert result["status"] == 200
+    assert result["json"] == {"echo": {"channel": "ops", "text": "hi"}}
+    assert set(result) == {"status", "headers", "json", "text"}
+    request = Recorder.seen[-1]
+    assert request["path"] == "/hooks/ops"
+    assert request["headers"]["Idempotency-Key"] == "step:1111222233334444"
+    assert request["headers"]["X-Team"] == "ops"
+
+
+def test_placeholders_are_url_encoded(server: str) -> None:
+    tool(server + "/hooks/{channel}").call({"channel": "../admin?x=1#y z"}, ctx())
+    assert Recorder.seen[-1]["path"] == "/hooks/..%2Fadmin%3Fx%3D1%23y%20z"
+
+
+def test_get_sends_no_body(server: str) -> None:
+    result = tool(server + "/get", method="GET").call({"a": 1}, ctx())
+    assert result["status"] == 200 and Recorder.seen[-1]["body"] == b""
+
+
+@pytest.mark.parametrize(("status", "permanent"), [(404, True), (429, False), (503, False)])
+def test_error_status_fails(server: str, status: int, permanent: bool) -> None:
+    with pytest.raises(ToolError) as info:
+        tool(server + f"/status/{status}").call({}, ctx())
+    assert info.value.code == "E_TOOL_FAILED" and info.value.permanent is permanent
+    assert info.value.result["status"] == status
+
+
+def test_timeout(server: str) -> None:
+    with pytest.raises(PlangateError) as info:
+        tool(server + "/slow").call({}, ctx(timeout=0.5))
+    assert info.value.code == "E_TIMEOUT"
+
+
+def test_body_cut_at_limit(server: str) -> None:
+    result = tool(server + "/big", method="GET").call({}, ctx(limit=100))
+    assert result["text"].startswith("z" * 100) and "49900 more bytes dropped" in result["text"]
+
+
+def test_connection_refused_is_temporary() -> None:
+    with pytest.raises(ToolError) as info:
+        tool("http://127.0.0.1:9/none").call({}, ctx(timeout=2))
+    assert not info.value.permanent

@@ -26,7 +26,7 @@ def median(values: list[float]) -> float:
 
 def p99(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
 
 
 def spawn_floor(repeat: int) -> float:
@@ -34,7 +34,9 @@ def spawn_floor(repeat: int) -> float:
     return median(timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), repeat))
 
 
-def report(name: str, seconds: float, target: float | None = None, floor: tuple[str, float] | None = None) -> None:
+def report(
+    name: str, seconds: float, target: float | None = None, floor: tuple[str, float] | None = None
+) -> None:
     line = f"{name:<48} {seconds * 1000:9.1f} ms"
     if target is not None:
         line += f"   target <= {target * 1000:.0f} ms  {'OK' if seconds <= target else 'OVER'}"

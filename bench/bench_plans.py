@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median, report, spawn_floor, timed, write_plan  # noqa: E402
+from _common import median, report, spawn_floor, timed, write_plan
 
 
 def cli(*args: str) -> None:
@@ -26,24 +26,37 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "plangate.yml").write_text(
-            "tools:\n  echo: {kind: echo}\nlimits: {max_actions: %d}\n" % config["max_actions"]
+            f"tools:\n  echo: {{kind: echo}}\nlimits: {{max_actions: {config['max_actions']}}}\n"
         )
         small = write_plan(root, 10)
         big = write_plan(root, 1000)
         cfg = ["--config", str(root / "plangate.yml")]
         spawn = spawn_floor(repeat)
         report("floor: bare `python -c pass`", spawn)
-        report("validate 10 actions (process)", median(timed(lambda: cli("validate", *cfg, str(small)), repeat)),
-               0.300, ("python start", spawn))
-        report("hash 1,000 actions (process)", median(timed(lambda: cli("hash", str(big)), repeat)),
-               0.400, ("python start", spawn))
+        report(
+            "validate 10 actions (process)",
+            median(timed(lambda: cli("validate", *cfg, str(small)), repeat)),
+            0.300,
+            ("python start", spawn),
+        )
+        report(
+            "hash 1,000 actions (process)",
+            median(timed(lambda: cli("hash", str(big)), repeat)),
+            0.400,
+            ("python start", spawn),
+        )
         original = big.read_text()
 
         def freeze() -> None:
             big.write_text(original)
             cli("freeze", *cfg, str(big))
 
-        report("freeze 1,000 actions (process)", median(timed(freeze, repeat)), 1.0, ("python start", spawn))
+        report(
+            "freeze 1,000 actions (process)",
+            median(timed(freeze, repeat)),
+            1.0,
+            ("python start", spawn),
+        )
         data = big.read_bytes()
         sha = median(timed(lambda: hashlib.sha256(data).hexdigest(), 50))
         report(f"floor: bare sha256 of the file ({len(data)} B)", sha)

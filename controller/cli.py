@@ -40,6 +40,24 @@ HANDLERS: dict[str, Handler] = {
     ),
     "schema": ("controller.commands.schema:schema", lambda a: {}),
     "init": ("controller.commands.init:init", lambda a: {"directory": a.directory}),
+    "run": ("controller.commands.run:run", lambda a: {**_common(a), "once": a.once}),
+    "status": (
+        "controller.commands.status:status",
+        lambda a: {**_common(a), "as_json": a.json},
+    ),
+    "approve": (
+        "controller.commands.approve:approve",
+        lambda a: {**_common(a), "path": a.path, "sign": a.sign, "note": a.message},
+    ),
+    "reject": (
+        "controller.commands.reject:reject",
+        lambda a: {**_common(a), "path": a.path, "note": a.message},
+    ),
+    "abort": (
+        "controller.commands.abort:abort",
+        lambda a: {**_common(a), "path": a.path, "note": a.message},
+    ),
+    "audit": ("controller.commands.audit:audit", lambda a: {**_common(a), "as_json": a.json}),
 }
 
 
@@ -82,6 +100,28 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = add("init", "create a new plans repository")
     p.add_argument("directory", metavar="DIR")
+
+    p = add("run", "the controller: watch the repo, verify approvals, run approved plans")
+    p.add_argument("--once", action="store_true", help="do all pending work, then exit")
+
+    p = add("status", "every plan with its status, hash, approver and last event")
+    p.add_argument("--json", action="store_true")
+
+    p = add("approve", "approve a plan: commit status approved as the current git user")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--sign", action="store_true", help="sign the approval commit")
+    p.add_argument("-m", "--message", help="a note for the commit message")
+
+    p = add("reject", "reject a pending plan: commit status rejected")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("-m", "--message", required=True, help="why (kept in the commit message)")
+
+    p = add("abort", "stop a running or paused plan before its next action")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("-m", "--message", help="a note for the commit message")
+
+    p = add("audit", "check every execution in git history against its approval")
+    p.add_argument("--json", action="store_true")
 
     return parser
 

@@ -67,7 +67,9 @@ class PlangateError(Exception):
 
 class YamlParseError(PlangateError):
     code = "E_YAML_PARSE"
-    remedy = "fix the YAML syntax; anchors, aliases, merge keys, tags and duplicate keys are refused"
+    remedy = (
+        "fix the YAML syntax; anchors, aliases, merge keys, tags and duplicate keys are refused"
+    )
 
 
 class SchemaInvalid(PlangateError):
@@ -113,7 +115,9 @@ class ToolUnknown(PlangateError):
 
 class RefInvalid(PlangateError):
     code = "E_REF_INVALID"
-    remedy = "write references as $<actions[N].outputs.NAME>, $<inputs.KEY>, ...; `$$<` for a literal"
+    remedy = (
+        "write references as $<actions[N].outputs.NAME>, $<inputs.KEY>, ...; `$$<` for a literal"
+    )
 
 
 class RefForward(PlangateError):

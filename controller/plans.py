@@ -117,7 +117,9 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     except FileNotFoundError:
         raise UsageError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
     except IsADirectoryError:
-        raise UsageError(f"{path}: a folder without PLAN.yml", remedy="give a PLAN.yml path") from None
+        raise UsageError(
+            f"{path}: a folder without PLAN.yml", remedy="give a PLAN.yml path"
+        ) from None
     except UnicodeDecodeError as exc:
         problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
         return LoadedPlan(path, "", problems=[problem])
@@ -192,7 +194,9 @@ def check_document(
 ) -> tuple[PlanDocument | None, list[Problem]]:
     """The model (legacy refs converted) and every problem (without line numbers)."""
     if not isinstance(data, dict):
-        return None, [Problem("E_SCHEMA_INVALID", "the file must be a mapping with plan: and actions:")]
+        return None, [
+            Problem("E_SCHEMA_INVALID", "the file must be a mapping with plan: and actions:")
+        ]
     problems = non_json_problems(data)
     if problems:
         return None, problems
@@ -339,7 +343,9 @@ def _check_outputs(model: PlanDocument) -> Iterator[Problem]:
         for o_index, output in enumerate(action.outputs):
             where = f"actions[{index}].outputs[{o_index}]"
             if output.name in seen:
-                yield Problem("E_SCHEMA_INVALID", f"output {output.name!r} is declared twice", where)
+                yield Problem(
+                    "E_SCHEMA_INVALID", f"output {output.name!r} is declared twice", where
+                )
             seen.add(output.name)
             try:
                 jsonpath_rfc9535.compile(output.path)
@@ -379,7 +385,9 @@ def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Ite
             )
 
 
-def static_params_errors(params: dict[str, Any], schema: dict[str, Any]) -> Iterable[tuple[tuple[Any, ...], str]]:
+def static_params_errors(
+    params: dict[str, Any], schema: dict[str, Any]
+) -> Iterable[tuple[tuple[Any, ...], str]]:
     """Schema errors that no reference can fix: values holding ``$<...>`` are checked later."""
     for where, message in params_errors(params, schema):
         if not _holds_reference(params, where):

@@ -133,7 +133,9 @@ def whole_ref(parts: list[Part]) -> Ref | None:
     return parts[0] if len(parts) == 1 and isinstance(parts[0], Ref) else None
 
 
-def walk_strings(value: Any, path: tuple[Segment, ...] = ()) -> Iterator[tuple[tuple[Segment, ...], str]]:
+def walk_strings(
+    value: Any, path: tuple[Segment, ...] = ()
+) -> Iterator[tuple[tuple[Segment, ...], str]]:
     """Every string in a JSON tree (mapping values and list items, not keys) with its path."""
     if isinstance(value, str):
         yield path, value
@@ -169,7 +171,9 @@ class PlanSymbols:
     inputs: dict[str, Any]
 
 
-def check_action_refs(action_id: int, params: Any, symbols: PlanSymbols, where: tuple[Segment, ...]) -> list[Problem]:
+def check_action_refs(
+    action_id: int, params: Any, symbols: PlanSymbols, where: tuple[Segment, ...]
+) -> list[Problem]:
     """Problems with the references in one action's params."""
     problems: list[Problem] = []
     for sub, text in walk_strings(params, where):
@@ -217,7 +221,9 @@ def _check_action_ref(ref: Ref, current: int, symbols: PlanSymbols) -> None:
         raise RefInvalid(f"{ref.text}: continue with .outputs.NAME or .result")
     if ref.path[1] not in symbols.outputs[n]:
         declared = ", ".join(sorted(symbols.outputs[n])) or "none"
-        raise RefUnknown(f"{ref.text}: action {n} declares no output {ref.path[1]!r} (declared: {declared})")
+        raise RefUnknown(
+            f"{ref.text}: action {n} declares no output {ref.path[1]!r} (declared: {declared})"
+        )
 
 
 def follow(value: Any, path: tuple[Segment, ...] | list[Segment]) -> Any:
@@ -304,7 +310,7 @@ def _lookup_action(ref: Ref, ctx: Context) -> Any:
         return follow(ctx.results[n], ref.path[1:])
     if n not in ctx.outputs:
         raise LookupError(f"action {n} has no outputs (it was skipped or did not run)")
-    name = ref.path[1]
+    name = str(ref.path[1])
     if name not in ctx.outputs[n]:
         raise LookupError(f"output {name!r} of action {n} matched nothing")
     return follow(ctx.outputs[n][name], ref.path[2:])

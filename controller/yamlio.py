@@ -24,11 +24,9 @@ from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     AliasEvent,
-    CollectionStartEvent,
     DocumentStartEvent,
     MappingEndEvent,
     MappingStartEvent,
-    NodeEvent,
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
@@ -100,7 +98,7 @@ class YamlDoc:
 
 
 class _Frame:
-    __slots__ = ("container", "key", "key_line", "path", "start", "last")
+    __slots__ = ("container", "key", "key_line", "last", "path", "start")
 
     def __init__(self, container: Any, path: Path_, start: Any) -> None:
         self.container = container
@@ -191,7 +189,9 @@ def _span(start: Any, end: Any, style: str | None = None, flow: bool = False) ->
     return Span(start.line, start.column, start.index, end.line, end.column, end.index, style, flow)
 
 
-def _place(doc: YamlDoc, stack: list[_Frame], value: Any, event: Any, source: str, is_scalar: bool) -> Path_:
+def _place(
+    doc: YamlDoc, stack: list[_Frame], value: Any, event: Any, source: str, is_scalar: bool
+) -> Path_:
     """Attach a new value to its parent; return its path."""
     if not stack:
         doc.data = value
@@ -228,9 +228,16 @@ def _close(doc: YamlDoc, stack: list[_Frame], event: Any) -> None:
         span = _span(frame.start.start_mark, event.end_mark, None, flow)
     else:
         last = frame.last
-        span = Span(frame.start.start_mark.line, frame.start.start_mark.column,
-                    frame.start.start_mark.index, last.end_line, last.end_column,
-                    last.end_index, None, False)
+        span = Span(
+            frame.start.start_mark.line,
+            frame.start.start_mark.column,
+            frame.start.start_mark.index,
+            last.end_line,
+            last.end_column,
+            last.end_index,
+            None,
+            False,
+        )
     doc.spans[frame.path] = span
     if stack:
         stack[-1].last = span
@@ -312,7 +319,11 @@ def set_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
     """The text with the scalar at ``path`` replaced by ``value``, keeping its quote style."""
     span = doc.spans.get(tuple(path))
     parent = _get(doc.data, path[:-1])
-    if span is None or not isinstance(parent, dict) or isinstance(parent.get(path[-1]), dict | list):
+    if (
+        span is None
+        or not isinstance(parent, dict)
+        or isinstance(parent.get(path[-1]), dict | list)
+    ):
         return _insert_scalar(doc, path, value)
     quote = span.style if span.style in ("'", '"') else ""
     if span.line != span.end_line:
@@ -336,7 +347,9 @@ def _insert_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
     parent = _get(doc.data, path[:-1])
     span = doc.spans.get(tuple(path[:-1]))
     if not isinstance(parent, dict) or not parent or span is None or span.flow:
-        raise YamlParseError(f"cannot write {'.'.join(map(str, path))}: its parent is not a mapping")
+        raise YamlParseError(
+            f"cannot write {'.'.join(map(str, path))}: its parent is not a mapping"
+        )
     first = (*path[:-1], next(iter(parent)))
     line = doc.key_lines[first]
     lines = doc.text.splitlines(keepends=True)

@@ -25,7 +25,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     gitconfig.write_text(
         "[user]\n\tname = Test User\n\temail = test@example.com\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
-        "[protocol \"file\"]\n\tallow = always\n"
+        '[protocol "file"]\n\tallow = always\n'
     )
     saved = dict(os.environ)
     os.environ.update(
@@ -67,7 +67,9 @@ def identity(name: str, email: str) -> dict[str, str]:
     }
 
 
-def commit_all(repo: Path, message: str, who: tuple[str, str] = ("Agent", "agent@example.com")) -> str:
+def commit_all(
+    repo: Path, message: str, who: tuple[str, str] = ("Agent", "agent@example.com")
+) -> str:
     """Stage everything and commit as ``who``; return the commit id."""
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--allow-empty", "-m", message, env=identity(*who))
@@ -85,8 +87,13 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
     """The real ``plangate`` command in a subprocess."""
     return subprocess.run(
         [sys.executable, "-m", "controller", *args],

@@ -15,7 +15,9 @@ from tests.plan_factory import BASE_TEXT, write_plan
 
 def test_validate_json_reports_each_file(tmp_path: Path) -> None:
     good = write_plan(tmp_path, name="good")
-    bad = write_plan(tmp_path, BASE_TEXT.replace("$<inputs.service>", "$<inputs.nope>", 1), name="bad")
+    bad = write_plan(
+        tmp_path, BASE_TEXT.replace("$<inputs.service>", "$<inputs.nope>", 1), name="bad"
+    )
     result = run_cli("validate", "--json", str(good), str(bad))
     assert result.returncode == 1
     first, second = (json.loads(line) for line in result.stdout.splitlines())
@@ -42,14 +44,22 @@ def test_validate_uses_catalog_from_config_lookup(tmp_path: Path) -> None:
     assert result.returncode == 1 and "E_TOOL_UNKNOWN" in result.stderr
     ok = tmp_path / "ok.yml"
     ok.write_text("tools:\n  echo: {kind: echo}\n")
-    assert run_cli("validate", str(plan), cwd=tmp_path, env={"PLANGATE_CONFIG": str(ok)}).returncode == 0
+    assert (
+        run_cli("validate", str(plan), cwd=tmp_path, env={"PLANGATE_CONFIG": str(ok)}).returncode
+        == 0
+    )
     assert run_cli("--config", str(ok), "validate", str(plan), cwd=tmp_path).returncode == 0
 
 
 @pytest.mark.parametrize(
     "config",
-    ["tools:\n  x: {kind: shell}\n", "approvers: []\n", "approval:\n  max_age: soon\n", "tools: [1\n",
-     "tools:\n  x: {kind: exec}\n"],
+    [
+        "tools:\n  x: {kind: shell}\n",
+        "approvers: []\n",
+        "approval:\n  max_age: soon\n",
+        "tools: [1\n",
+        "tools:\n  x: {kind: exec}\n",
+    ],
 )
 def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
     plan = write_plan(tmp_path)
@@ -59,7 +69,9 @@ def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
     assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b"", b"- a list\n", b"plan: {{{\n", b"\x00" * 10])
+@pytest.mark.parametrize(
+    "content", [b"\xff\xfe\x00garbage", b"", b"- a list\n", b"plan: {{{\n", b"\x00" * 10]
+)
 def test_garbage_never_tracebacks(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "PLAN.yml"
     path.write_bytes(content)
@@ -84,7 +96,9 @@ def test_hash_matches_validate_and_ignores_status(tmp_path: Path) -> None:
 
 
 def test_show_preview_for_reviewers(tmp_path: Path) -> None:
-    text = BASE_TEXT.replace("    retries: 2", "    retries: 2\n    requires_approval: true\n    timeout: 30")
+    text = BASE_TEXT.replace(
+        "    retries: 2", "    retries: 2\n    requires_approval: true\n    timeout: 30"
+    )
     path = write_plan(tmp_path, text)
     out = run_cli("show", str(path)).stdout
     assert "Plan: Rotate keys" in out and "not frozen" in out

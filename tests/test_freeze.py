@@ -1,4 +1,4 @@
-"""Freezing: frozen.hash written round-trip, every other byte kept, idempotent, never on bad plans."""
+"""Freezing: frozen.hash written round-trip, other bytes kept, idempotent, never on bad plans."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ def test_refreeze_of_unchanged_plan_changes_nothing(tmp_path: Path) -> None:
 def test_refreeze_after_edit_replaces_block_in_place(tmp_path: Path) -> None:
     first = _freeze(tmp_path, BASE_TEXT)
     edited = first.text.replace("limit: 10", "limit: 11") + "# trailing comment\n"
-    second = plans.freeze_text(plans.validate_text(edited, tmp_path / "p"), at="2026-11-23T00:00:00Z")
+    second = plans.freeze_text(
+        plans.validate_text(edited, tmp_path / "p"), at="2026-11-23T00:00:00Z"
+    )
     assert second.changed and second.hash != first.hash
     assert second.text.count("frozen:") == 1 and second.text.endswith("# trailing comment\n")
     assert "2026-11-23T00:00:00Z" in second.text
@@ -55,7 +57,9 @@ def test_invalid_plan_is_not_frozen(tmp_path: Path) -> None:
 
 def test_approved_plan_with_changed_content_is_not_refrozen(tmp_path: Path) -> None:
     frozen = _freeze(tmp_path, BASE_TEXT).text
-    approved = frozen.replace("status: pending_approval", "status: approved").replace("limit: 10", "limit: 99")
+    approved = frozen.replace("status: pending_approval", "status: approved").replace(
+        "limit: 10", "limit: 99"
+    )
     outcome = plans.freeze_text(plans.validate_text(approved, tmp_path / "p"))
     assert not outcome.changed
     assert [p.code for p in outcome.plan.problems] == ["E_PLAN_HASH_MISMATCH"]
@@ -77,18 +81,21 @@ def _render(v: dict) -> str:
     outputs = (
         "    outputs: [{name: keys, path: '$.service'}]\n"
         if v["flow_outputs"]
-        else "    outputs:\n      - name: keys\n        path: \"$.service\"\n"
+        else '    outputs:\n      - name: keys\n        path: "$.service"\n'
     )
     return (
         f"plan:{v['comment']}\n  name: {q.format('Rotate keys')}\n  task: {q.format('T')}\n"
         f"  status: pending_approval{v['comment']}\n{v['blank']}"
         "available_tools:\n  - name: echo\n"
-        f"actions:{v['comment']}\n  - id: 1\n    tool: {q.format('echo')}\n    why: {q.format('W')}\n"
+        f"actions:{v['comment']}\n  - id: 1\n    tool: {q.format('echo')}\n"
+        f"    why: {q.format('W')}\n"
         f"    params: {{a: 1, b: [x, y]}}{v['comment']}\n{outputs}"
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(a=variants, b=variants)
 def test_hash_ignores_formatting_and_comments(tmp_path: Path, a: dict, b: dict) -> None:
     plan_a = plans.validate_text(_render(a), tmp_path / "a")
@@ -97,11 +104,15 @@ def test_hash_ignores_formatting_and_comments(tmp_path: Path, a: dict, b: dict) 
     assert plan_a.hash == plan_b.hash
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(v=variants, prefix=st.sampled_from(["", "# header\n", "---\n"]))
 def test_freeze_round_trip_preserves_author_bytes(tmp_path: Path, v: dict, prefix: str) -> None:
     text = prefix + _render(v)
-    outcome = plans.freeze_text(plans.validate_text(text, tmp_path / "p"), at="2026-01-01T00:00:00Z")
+    outcome = plans.freeze_text(
+        plans.validate_text(text, tmp_path / "p"), at="2026-01-01T00:00:00Z"
+    )
     assert outcome.changed
     assert outcome.text.startswith(text if text.endswith("\n") else text + "\n")
     refrozen = plans.freeze_text(plans.validate_text(outcome.text, tmp_path / "p"))

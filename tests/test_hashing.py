@@ -16,10 +16,15 @@ from tests.plan_factory import base_data
 # Values from RFC 8785 §3.2.2 / appendix B (number serialization) and key ordering by UTF-16.
 RFC8785_VECTORS = [
     ({"b": 1, "a": 2}, b'{"a":2,"b":1}'),
-    ([1e21, 1e-7, -0.0, 0.000001, 1.2345678901234568e20], b"[1e+21,1e-7,0,0.000001,123456789012345680000]"),
-    ({"\u20ac": 1, "\r": 2, "\ufb33": 3, "1": 4, "\U0001f600": 5, "\u0080": 6, "\u00f6": 7},
-     '{"\\r":2,"1":4,"\u0080":6,"\u00f6":7,"\u20ac":1,"\U0001f600":5,"\ufb33":3}'.encode()),
-    ({"s": "\u000f\n\"\\/"}, b'{"s":"\\u000f\\n\\"\\\\/"}'),
+    (
+        [1e21, 1e-7, -0.0, 0.000001, 1.2345678901234568e20],
+        b"[1e+21,1e-7,0,0.000001,123456789012345680000]",
+    ),
+    (
+        {"\u20ac": 1, "\r": 2, "\ufb33": 3, "1": 4, "\U0001f600": 5, "\u0080": 6, "\u00f6": 7},
+        '{"\\r":2,"1":4,"\u0080":6,"\u00f6":7,"\u20ac":1,"\U0001f600":5,"\ufb33":3}'.encode(),
+    ),
+    ({"s": '\u000f\n"\\/'}, b'{"s":"\\u000f\\n\\"\\\\/"}'),
 ]
 
 
@@ -50,7 +55,9 @@ def _with(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 

@@ -47,7 +47,7 @@ def test_yaml_parse_errors_refuse_hidden_structure(tmp_path: Path, text: str, li
 
 def test_alias_bomb_is_refused_before_expansion(tmp_path: Path) -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 4)}]\n"
         for i in range(20)
     )
     assert _codes(tmp_path, bomb) == ["E_YAML_PARSE"]
@@ -61,14 +61,19 @@ def test_schema_invalid_reports_every_error_with_line_and_hint(tmp_path: Path) -
     by_path = {p.path: p for p in problems}
     assert set(p.code for p in problems) == {"E_SCHEMA_INVALID"}
     assert "did you mean `on_failure`" in by_path["actions[1].on_faliure"].message
-    assert by_path["actions[1].on_faliure"].line == text.splitlines().index("    on_faliure: retry") + 1
+    assert (
+        by_path["actions[1].on_faliure"].line
+        == text.splitlines().index("    on_faliure: retry") + 1
+    )
     assert "why" in by_path["actions[0].why"].message
 
 
 def test_unknown_keys_allowed_only_under_metadata_inputs_params(tmp_path: Path) -> None:
-    text = BASE_TEXT.replace("  agent: planner-7", "  anything: [1]").replace(
-        "  count: 2", "  count: 2\n  extra: {deep: true}"
-    ).replace("      limit: 10", "      limit: 10\n      whatever: x")
+    text = (
+        BASE_TEXT.replace("  agent: planner-7", "  anything: [1]")
+        .replace("  count: 2", "  count: 2\n  extra: {deep: true}")
+        .replace("      limit: 10", "      limit: 10\n      whatever: x")
+    )
     assert _codes(tmp_path, text) == []
     assert _codes(tmp_path, BASE_TEXT + "surprise: 1\n") == ["E_SCHEMA_INVALID"]
 
@@ -82,7 +87,9 @@ def test_unknown_keys_allowed_only_under_metadata_inputs_params(tmp_path: Path) 
         ("  count: 2", "  1: 2", "not a string"),
     ],
 )
-def test_non_json_values_are_schema_invalid_with_quote_hint(tmp_path: Path, old: str, new: str, hint: str) -> None:
+def test_non_json_values_are_schema_invalid_with_quote_hint(
+    tmp_path: Path, old: str, new: str, hint: str
+) -> None:
     (problem,) = _problems(tmp_path, BASE_TEXT.replace(old, new))
     assert problem.code == "E_SCHEMA_INVALID"
     assert hint in problem.message and "quote" in problem.message
@@ -96,7 +103,9 @@ def test_plan_too_large(tmp_path: Path) -> None:
 
 
 def test_version_unsupported(tmp_path: Path) -> None:
-    text = BASE_TEXT.replace("  status: pending_approval", "  status: pending_approval\n  version: 2")
+    text = BASE_TEXT.replace(
+        "  status: pending_approval", "  status: pending_approval\n  version: 2"
+    )
     assert _codes(tmp_path, text) == ["E_PLAN_VERSION_UNSUPPORTED"]
     ok = BASE_TEXT.replace("  status: pending_approval", "  status: pending_approval\n  version: 1")
     assert _codes(tmp_path, ok) == []
@@ -108,7 +117,9 @@ def test_action_ids_must_be_1_to_n_in_order(tmp_path: Path) -> None:
 
 
 def test_tool_not_declared_and_unknown(tmp_path: Path) -> None:
-    text = BASE_TEXT.replace("    tool: echo\n    why: \"Rotate", "    tool: rotate\n    why: \"Rotate")
+    text = BASE_TEXT.replace(
+        '    tool: echo\n    why: "Rotate', '    tool: rotate\n    why: "Rotate'
+    )
     assert _codes(tmp_path, text) == ["E_TOOL_NOT_DECLARED"]
     cfg = {"tools": {"other": {"kind": "echo"}}}
     assert sorted(_codes(tmp_path, BASE_TEXT, cfg)) == ["E_TOOL_UNKNOWN", "E_TOOL_UNKNOWN"]
@@ -127,7 +138,10 @@ def test_tool_not_declared_and_unknown(tmp_path: Path) -> None:
 def test_reference_errors(tmp_path: Path, ref: str, code: str) -> None:
     problems = _problems(tmp_path, BASE_TEXT.replace("$<actions[1].outputs.keys>", ref))
     assert [(p.code, p.path) for p in problems] == [(code, "actions[1].params.key")]
-    assert problems[0].line == BASE_TEXT.splitlines().index('      key: "$<actions[1].outputs.keys>"') + 1
+    assert (
+        problems[0].line
+        == BASE_TEXT.splitlines().index('      key: "$<actions[1].outputs.keys>"') + 1
+    )
 
 
 def test_params_invalid_against_catalog_schema_skips_referenced_values(tmp_path: Path) -> None:
@@ -153,14 +167,23 @@ def test_limit_exceeded(tmp_path: Path) -> None:
 
 def test_bad_output_jsonpath(tmp_path: Path) -> None:
     problems = _problems(tmp_path, BASE_TEXT.replace('path: "$.service"', 'path: "$[?(@.x"'))
-    assert [(p.code, p.path) for p in problems] == [("E_SCHEMA_INVALID", "actions[0].outputs[0].path")]
+    assert [(p.code, p.path) for p in problems] == [
+        ("E_SCHEMA_INVALID", "actions[0].outputs[0].path")
+    ]
 
 
 def test_all_errors_of_a_file_are_reported_at_once(tmp_path: Path) -> None:
-    text = BASE_TEXT.replace("  - id: 2", "  - id: 5").replace(
-        "$<inputs.service>", "$<inputs.nope>"
-    ).replace("    tool: echo\n    why: \"Rotate", "    tool: rotate\n    why: \"Rotate")
-    assert sorted(_codes(tmp_path, text)) == ["E_ACTION_IDS", "E_REF_UNKNOWN", "E_REF_UNKNOWN", "E_TOOL_NOT_DECLARED"]
+    text = (
+        BASE_TEXT.replace("  - id: 2", "  - id: 5")
+        .replace("$<inputs.service>", "$<inputs.nope>")
+        .replace('    tool: echo\n    why: "Rotate', '    tool: rotate\n    why: "Rotate')
+    )
+    assert sorted(_codes(tmp_path, text)) == [
+        "E_ACTION_IDS",
+        "E_REF_UNKNOWN",
+        "E_REF_UNKNOWN",
+        "E_TOOL_NOT_DECLARED",
+    ]
 
 
 def test_seed_plan_validates_once_tools_declared_and_freezing_converts_refs(tmp_path: Path) -> None:
@@ -170,14 +193,17 @@ def test_seed_plan_validates_once_tools_declared_and_freezing_converts_refs(tmp_
     # the seed's reference to an undeclared output (`from`) by declaring it.
     text = block.split("# Approval record")[0].replace(
         '      - name: "body"\n        path: "$.body"',
-        '      - name: "body"\n        path: "$.body"\n      - name: "from"\n        path: "$.from"',
+        '      - name: "body"\n        path: "$.body"\n'
+        '      - name: "from"\n        path: "$.from"',
     )
     path = write_plan(tmp_path, text, "emails")
     plan = plans.load_plan(path)
     assert plan.valid, plan.problems
     outcome = plans.freeze_text(plan, at="2026-11-22T00:00:00Z")
     assert outcome.changed
-    assert "${actions" not in outcome.text and '"$<actions[1].outputs.email_ids[0]>"' in outcome.text
+    assert (
+        "${actions" not in outcome.text and '"$<actions[1].outputs.email_ids[0]>"' in outcome.text
+    )
     assert '"Re: $<actions[2].outputs.subject>"' in outcome.text
     frozen = plans.validate_text(outcome.text, path)
     assert frozen.valid and frozen.frozen_hash == frozen.hash

@@ -15,7 +15,9 @@ from controller.errors import RefForward, RefInvalid, RefUnavailable, RefUnknown
 def test_parse_splits_literals_and_references() -> None:
     parts = refs.parse("Re: $<actions[2].outputs.subject> for $<inputs['a b']>[0]")
     assert parts[0] == "Re: "
-    assert parts[1] == refs.Ref("actions", ("outputs", "subject"), 2, "$<actions[2].outputs.subject>")
+    assert parts[1] == refs.Ref(
+        "actions", ("outputs", "subject"), 2, "$<actions[2].outputs.subject>"
+    )
     assert parts[3] == refs.Ref("inputs", ("a b",), None, "$<inputs['a b']>")
     assert parts[4] == "[0]"
 
@@ -26,7 +28,15 @@ def test_double_dollar_is_a_literal() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["$<nope.x>", "$<actions.x>", "$<actions[a]>", "$<inputs.x", "$<inputs.>", "$<inputs[-1]>", "$<inputs x>"],
+    [
+        "$<nope.x>",
+        "$<actions.x>",
+        "$<actions[a]>",
+        "$<inputs.x",
+        "$<inputs.>",
+        "$<inputs[-1]>",
+        "$<inputs x>",
+    ],
 )
 def test_bad_syntax_is_ref_invalid(text: str) -> None:
     with pytest.raises(RefInvalid):
@@ -59,8 +69,15 @@ def test_validation_errors(text: str, current: int, error: type[Exception]) -> N
 
 
 @pytest.mark.parametrize(
-    "text", ["$<actions[1].outputs.ids[0]>", "$<actions[1].result.x>", "$<inputs.list[0]>",
-             "$<plan.name>", "$<approval.by>", "$<secrets.TOKEN>"],
+    "text",
+    [
+        "$<actions[1].outputs.ids[0]>",
+        "$<actions[1].result.x>",
+        "$<inputs.list[0]>",
+        "$<plan.name>",
+        "$<approval.by>",
+        "$<secrets.TOKEN>",
+    ],
 )
 def test_valid_references(text: str) -> None:
     (ref,) = refs.parse(text)
@@ -80,7 +97,11 @@ def _ctx(**kw: Any) -> refs.Context:
 
 
 def test_whole_string_reference_keeps_its_type() -> None:
-    params = {"ids": "$<actions[1].outputs.ids>", "n": "$<inputs.n>", "first": "$<actions[1].outputs.ids[1]>"}
+    params = {
+        "ids": "$<actions[1].outputs.ids>",
+        "n": "$<inputs.n>",
+        "first": "$<actions[1].outputs.ids[1]>",
+    }
     assert refs.resolve(params, _ctx()) == {"ids": ["m1", "m2"], "n": 3, "first": "m2"}
 
 
@@ -117,17 +138,30 @@ def test_keys_are_never_resolved() -> None:
 
 
 def test_legacy_forms_are_converted_and_other_dollar_braces_kept() -> None:
-    assert refs.convert_legacy("${actions[1].outputs.email_ids[0]}") == "$<actions[1].outputs.email_ids[0]>"
-    assert refs.convert_legacy("Re: ${actions[2].outputs.subject}") == "Re: $<actions[2].outputs.subject>"
+    assert (
+        refs.convert_legacy("${actions[1].outputs.email_ids[0]}")
+        == "$<actions[1].outputs.email_ids[0]>"
+    )
+    assert (
+        refs.convert_legacy("Re: ${actions[2].outputs.subject}")
+        == "Re: $<actions[2].outputs.subject>"
+    )
     assert refs.convert_legacy("${inputs.x} ${plan.name}") == "$<inputs.x> $<plan.name>"
     assert refs.convert_legacy("${approval.approved_by}") == "$<approval.by>"
-    assert refs.convert_legacy("echo ${HOME} ${PATH:-x} ${actions}") == "echo ${HOME} ${PATH:-x} ${actions}"
+    assert (
+        refs.convert_legacy("echo ${HOME} ${PATH:-x} ${actions}")
+        == "echo ${HOME} ${PATH:-x} ${actions}"
+    )
 
 
-json_leaf = st.none() | st.booleans() | st.integers() | st.text(alphabet="ab$<>{}.[]' ", max_size=12)
+json_leaf = (
+    st.none() | st.booleans() | st.integers() | st.text(alphabet="ab$<>{}.[]' ", max_size=12)
+)
 json_tree = st.recursive(
     json_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 

@@ -36,7 +36,10 @@ def test_set_block_appends_and_removes() -> None:
     doc = yamlio.read_yaml("a: 1  # c\nb:\n  - x\n  # trailing\n")
     added = yamlio.set_block(doc, "approval", {"by": "a@b"})
     assert added == "a: 1  # c\nb:\n  - x\napproval:\n  by: a@b\n  # trailing\n"
-    assert yamlio.set_block(yamlio.read_yaml(added), "approval", None) == "a: 1  # c\nb:\n  - x\n  # trailing\n"
+    assert (
+        yamlio.set_block(yamlio.read_yaml(added), "approval", None)
+        == "a: 1  # c\nb:\n  - x\n  # trailing\n"
+    )
 
 
 def test_set_scalar_keeps_quotes_and_comments() -> None:

@@ -1,0 +1,25 @@
+"""``plangate run [--config F] [--once]``: the controller.
+
+``--once`` does all the work that needs no new input (freeze, verify approvals, run approved
+plans to their end or next gate, commit, push) under the state-directory lock and exits 0 if
+the controller itself worked, whatever the plans' outcomes. Without it, the daemon runs.
+"""
+
+from __future__ import annotations
+
+
+def run(*, config_path: str | None, once: bool) -> int:
+    from controller.commands._shared import required_config
+
+    config = required_config(config_path)
+    if not once:
+        from controller.daemon import serve
+
+        return int(serve(config))
+    from controller.reconcile import Controller
+
+    controller = Controller(config)
+    try:
+        return controller.run_once()
+    finally:
+        controller.close()

@@ -1,0 +1,520 @@
+"""Everything plangate does with git, behind one class: the only GitPython importer.
+
+Reading: first-parent history with the files each commit changed (one ``git log`` per
+scan), blobs through GitPython's persistent ``cat-file --batch`` process, signatures through
+``git verify-commit``.
+
+Writing never goes through the shared index or working tree: :meth:`GitRepo.commit_files`
+builds the new trees in the object database from the parent commit plus the given files,
+creates the commit with ``git commit-tree`` (which honours ``commit.gpgSign``) and moves the
+branch with a compare-and-swap ``git update-ref``. A human's staged or unstaged work is
+therefore never staged, committed or discarded, a concurrent human commit makes the swap
+fail (and the caller re-evaluates) instead of being lost, and hooks never run. In local mode
+the caller then writes the same bytes into the working tree and refreshes those index
+entries (:meth:`GitRepo.sync_worktree`).
+
+Every git failure becomes ``E_GIT`` carrying git's own message.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+from git.objects.fun import tree_entries_from_data, tree_to_stream
+from gitdb import IStream
+
+from controller.errors import GitError
+
+ZERO = "0" * 40
+_RECORD = "\x1e"
+_HEADER_END = "\x1d"
+_FIELD = "\x1f"
+_FORMAT = _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s"])
+_LOG_FORMAT = f"--format={_RECORD}{_FORMAT}{_FIELD}%(trailers:only,unfold){_HEADER_END}"
+_TREE_MODE = 0o40000
+_BLOB_MODE = 0o100644
+_GOOD_SSH = re.compile(r'Good "git" signature for (\S+) with')
+_GOOD_GPG = re.compile(r"GOODSIG [0-9A-F]+ .*?<([^>]+)>|Good signature from \".*?<([^>]+)>")
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    email: str
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file a commit changed relative to its first parent (None: absent on that side)."""
+
+    path: str
+    old_blob: str | None
+    new_blob: str | None
+
+
+@dataclass
+class CommitRecord:
+    """A commit as history processing needs it: identities, times, trailers, changed files."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: Person
+    committer: Person
+    author_time: int
+    commit_time: int
+    subject: str
+    trailers: dict[str, str] = field(default_factory=dict)
+    changes: list[FileChange] = field(default_factory=list)
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What ``git verify-commit`` said about a commit."""
+
+    valid: bool
+    signer: str | None
+    message: str
+
+
+def _parse_trailers(text: str) -> dict[str, str]:
+    trailers: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            trailers.setdefault(key.strip(), value.strip())
+    return trailers
+
+
+def _parse_header(header: str) -> CommitRecord:
+    sha, parents, an, ae, at, cn, ce, ct, subject, trailers = header.split(_FIELD, 9)
+    return CommitRecord(
+        sha=sha,
+        parents=tuple(parents.split()),
+        author=Person(an, ae),
+        committer=Person(cn, ce),
+        author_time=int(at),
+        commit_time=int(ct),
+        subject=subject,
+        trailers=_parse_trailers(trailers),
+    )
+
+
+def _parse_raw(raw: str) -> list[FileChange]:
+    """``-z --raw`` entries: ``:oldmode newmode old new STATUS\\0path\\0``."""
+    changes = []
+    parts = raw.lstrip("\n\0").split("\0")
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        fields = meta.strip().split()
+        if len(fields) < 5 or not meta.strip().startswith(":"):
+            continue
+        old, new = fields[2], fields[3]
+        changes.append(FileChange(path, None if old == ZERO else old, None if new == ZERO else new))
+    return changes
+
+
+def parse_log(output: str) -> Iterator[CommitRecord]:
+    for chunk in output.split(_RECORD):
+        if not chunk.strip("\0\n"):
+            continue
+        header, _, raw = chunk.partition(_HEADER_END)
+        record = _parse_header(header.strip("\0\n"))
+        record.changes = _parse_raw(raw)
+        yield record
+
+
+class GitRepo:
+    """One git repository (a working tree in local mode, a bare clone in remote mode)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._repo = git.Repo(path)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise GitError(
+                f"{path} is not a git repository",
+                remedy="point `repo` at a git working tree (git init), or use remote mode",
+            ) from None
+        self.git_dir = Path(self._repo.git_dir)
+        self.bare = self._repo.bare
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self._repo.close()
+
+    # --- running git ------------------------------------------------------------------
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> str:
+        """Run the git CLI here; raise ``E_GIT`` with git's message on failure."""
+        result = self.run_raw(*args, input=input, env=env)
+        if check and result.returncode != 0:
+            raise git_failure(args, result.stderr.decode("utf-8", "replace"))
+        return result.stdout.decode("utf-8", "surrogateescape")
+
+    def run_raw(
+        self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+        try:
+            return subprocess.run(
+                ["git", *args],
+                cwd=self.path,
+                input=input,
+                env=full_env,
+                capture_output=True,
+                check=False,
+            )
+        except OSError as exc:
+            raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+
+    # --- refs and health --------------------------------------------------------------
+
+    def rev(self, ref: str) -> str | None:
+        result = self.run_raw("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+        return result.stdout.decode().strip() or None if result.returncode == 0 else None
+
+    def current_branch(self) -> str:
+        """The checked-out branch; a detached HEAD is ``E_GIT``."""
+        result = self.run_raw("symbolic-ref", "-q", "--short", "HEAD")
+        if result.returncode != 0:
+            raise GitError(
+                f"{self.path}: HEAD is detached; plangate watches a branch",
+                remedy="check out the watched branch (git switch main)",
+            )
+        return result.stdout.decode().strip()
+
+    def check_health(self) -> None:
+        """Refuse to write while git itself is busy or a crashed git left its lock."""
+        for name, what in (
+            ("MERGE_HEAD", "a merge"),
+            ("rebase-merge", "a rebase"),
+            ("rebase-apply", "a rebase or am"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick"),
+            ("REVERT_HEAD", "a revert"),
+        ):
+            if (self.git_dir / name).exists():
+                raise GitError(
+                    f"{self.path} is in the middle of {what}; plangate waits",
+                    remedy="finish or abort it (git merge --continue / --abort)",
+                )
+        lock = self.git_dir / "index.lock"
+        if lock.exists():
+            raise GitError(
+                f"fatal: Unable to create '{lock}': File exists. Another git process seems "
+                "to be running in this repository, or a git process crashed",
+                remedy=f"if no git process is running, remove {lock}",
+            )
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return self.run_raw("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
+
+    def update_ref(self, ref: str, new: str, old: str | None) -> bool:
+        """Compare-and-swap a ref; False when it no longer points at ``old``."""
+        args = ["update-ref", "-m", "plangate", ref, new]
+        if old is not None:
+            args.append(old)
+        return self.run_raw(*args).returncode == 0
+
+    # --- reading history --------------------------------------------------------------
+
+    def first_parent_log(
+        self, since: str | None, until: str, paths: Sequence[str]
+    ) -> Iterator[CommitRecord]:
+        """Commits on ``until``'s first-parent line after ``since``, oldest first."""
+        spec = f"{since}..{until}" if since else until
+        out = self.run(
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--first-parent",
+            "--reverse",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            "--diff-merges=first-parent",
+            _LOG_FORMAT,
+            spec,
+            "--",
+            *paths,
+        )
+        yield from parse_log(out)
+
+    def range_log(self, exclude: str, include: str, paths: Sequence[str]) -> list[CommitRecord]:
+        """Every commit reachable from ``include`` but not ``exclude`` (a merge's branch)."""
+        out = self.run(
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            "--diff-merges=first-parent",
+            _LOG_FORMAT,
+            f"{exclude}..{include}",
+            "--",
+            *paths,
+        )
+        return list(parse_log(out))
+
+    def commit(self, sha: str) -> CommitRecord:
+        out = self.run("log", "-1", "-z", _LOG_FORMAT, sha)
+        return next(parse_log(out))
+
+    def blob(self, sha: str) -> bytes:
+        with self._lock:
+            try:
+                return bytes(self._repo.odb.stream(bytes.fromhex(sha)).read())
+            except (ValueError, OSError) as exc:
+                raise GitError(f"cannot read object {sha}: {exc}") from None
+
+    def blob_sha(self, commit: str, path: str) -> str | None:
+        """The blob of ``path`` in ``commit`` (None when it is not there)."""
+        tree = self._tree_of(commit)
+        for part in path.split("/"):
+            if tree is None:
+                return None
+            entry = self._tree_entries(tree).get(part)
+            if entry is None:
+                return None
+            tree = entry[0]
+        return tree
+
+    def read_file(self, commit: str, path: str) -> bytes | None:
+        blob = self.blob_sha(commit, path)
+        return None if blob is None else self.blob(blob)
+
+    def _tree_of(self, commit: str) -> str | None:
+        with self._lock:
+            data = bytes(self._repo.odb.stream(bytes.fromhex(commit)).read())
+        first = data.split(b"\n", 1)[0]
+        return first[5:].decode() if first.startswith(b"tree ") else None
+
+    def _tree_entries(self, tree: str) -> dict[str, tuple[str, int]]:
+        with self._lock:
+            data = bytes(self._repo.odb.stream(bytes.fromhex(tree)).read())
+        return {name: (binsha.hex(), mode) for binsha, mode, name in tree_entries_from_data(data)}
+
+    def ls_files(self, commit: str, paths: Sequence[str]) -> list[tuple[str, str]]:
+        """(path, blob) of every file under ``paths`` in ``commit``."""
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths)
+        rows = []
+        for line in out.split("\0"):
+            if line:
+                meta, _, path = line.partition("\t")
+                rows.append((path, meta.split()[2]))
+        return rows
+
+    # --- writing ----------------------------------------------------------------------
+
+    def store_blob(self, data: bytes) -> str:
+        return self._store(b"blob", data)
+
+    def _store(self, kind: bytes, data: bytes) -> str:
+        with self._lock:
+            stream = self._repo.odb.store(IStream(kind, len(data), io.BytesIO(data)))
+        return str(stream.hexsha.decode() if isinstance(stream.hexsha, bytes) else stream.hexsha)
+
+    def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:
+        """A new tree: ``base_tree`` with ``files`` written (None deletes), built in the odb."""
+        nested: dict[str, dict[str, bytes | None]] = {}
+        leaves: dict[str, bytes | None] = {}
+        for path, data in files.items():
+            head, sep, rest = path.partition("/")
+            if sep:
+                nested.setdefault(head, {})[rest] = data
+            else:
+                leaves[head] = data
+        entries = self._tree_entries(base_tree) if base_tree else {}
+        for name, data in leaves.items():
+            if data is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = (self.store_blob(data), _BLOB_MODE)
+        for name, sub in nested.items():
+            old = entries.get(name)
+            subtree = self.tree_with(old[0] if old and old[1] == _TREE_MODE else None, sub)
+            entries[name] = (subtree, _TREE_MODE)
+            if not self._tree_entries(subtree):
+                entries.pop(name)
+        return self._write_tree(entries)
+
+    def _write_tree(self, entries: dict[str, tuple[str, int]]) -> str:
+        def order(name: str) -> str:
+            return name + "/" if entries[name][1] == _TREE_MODE else name
+
+        rows = [
+            (bytes.fromhex(entries[n][0]), entries[n][1], n) for n in sorted(entries, key=order)
+        ]
+        buffer = io.BytesIO()
+        tree_to_stream(rows, buffer.write)
+        return self._store(b"tree", buffer.getvalue())
+
+    def commit_files(
+        self,
+        *,
+        branch: str,
+        parent: str,
+        files: Mapping[str, bytes | None],
+        message: str,
+        author: Person,
+        committer: Person | None = None,
+        sign: bool = False,
+    ) -> str | None:
+        """Commit ``files`` on top of ``parent`` and move ``branch`` there.
+
+        Returns the new commit, or None when ``branch`` moved meanwhile (nothing changed).
+        """
+        tree = self.tree_with(self._tree_of(parent), files)
+        committer = committer or author
+        ident = {
+            "GIT_AUTHOR_NAME": author.name,
+            "GIT_AUTHOR_EMAIL": author.email,
+            "GIT_COMMITTER_NAME": committer.name,
+            "GIT_COMMITTER_EMAIL": committer.email,
+        }
+        args = ["commit-tree", tree, "-p", parent, "-F", "-"]
+        if sign:
+            args.insert(1, "-S")
+        sha = self.run(*args, input=message.encode(), env=ident).strip()
+        return sha if self.update_ref(f"refs/heads/{branch}", sha, parent) else None
+
+    def sync_worktree(self, files: Mapping[str, bytes | None]) -> None:
+        """Local mode: make the working tree and index match what was just committed."""
+        from controller.fsutil import write_atomic
+
+        for path, data in files.items():
+            target = self.path / path
+            if data is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.exists() or target.read_bytes() != data:
+                    write_atomic(target, data)
+        self.set_index_entries(files)
+
+    def set_index_entries(self, files: Mapping[str, bytes | None]) -> None:
+        """Point the index entries of ``files`` at these contents, leaving all others alone."""
+        lines = []
+        for path, data in files.items():
+            if data is None:
+                lines.append(f"0 {ZERO}\t{path}\n")
+            else:
+                lines.append(f"{_BLOB_MODE:o} {self.store_blob(data)}\t{path}\n")
+        self.run("update-index", "--index-info", input="".join(lines).encode())
+
+    @classmethod
+    def containing(cls, path: Path) -> GitRepo:
+        """The working tree that contains ``path``."""
+        try:
+            top = git.Repo(path, search_parent_directories=True).working_tree_dir
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise GitError(
+                f"{path} is not inside a git working tree",
+                remedy="run the command on a plan in a clone of the plans repo",
+            ) from None
+        return cls(Path(str(top)))
+
+    def user(self, kind: str = "AUTHOR") -> Person:
+        """The identity git would use for a new commit (``git var GIT_AUTHOR_IDENT``)."""
+        ident = self.run("var", f"GIT_{kind}_IDENT").strip()
+        name, _, rest = ident.partition(" <")
+        return Person(name, rest.split(">", 1)[0])
+
+    def worktree_changes(self, paths: Sequence[str]) -> tuple[set[str], set[str]]:
+        """(modified tracked files, untracked files) under ``paths`` in the working tree."""
+        out = self.run(
+            "-c",
+            "core.quotePath=false",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--",
+            *paths,
+        )
+        modified: set[str] = set()
+        untracked: set[str] = set()
+        for entry in out.split("\0"):
+            if len(entry) > 3:
+                (untracked if entry.startswith("??") else modified).add(entry[3:])
+        return modified, untracked
+
+    # --- signatures -------------------------------------------------------------------
+
+    def verify_commit(self, sha: str, allowed_signers: Path | None) -> Signature:
+        args = ["verify-commit", "--raw", sha]
+        if allowed_signers is not None:
+            args = ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}", *args]
+        result = self.run_raw(*args)
+        text = (result.stderr + result.stdout).decode("utf-8", "replace").strip()
+        match = _GOOD_SSH.search(text) or _GOOD_GPG.search(text)
+        signer = next((g for g in match.groups() if g), None) if match else None
+        first_line = text.splitlines()[0] if text else "no signature"
+        return Signature(result.returncode == 0 and signer is not None, signer, first_line)
+
+    # --- remotes ----------------------------------------------------------------------
+
+    @classmethod
+    def clone_bare(cls, url: str, target: Path, branch: str) -> GitRepo:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
+        result = subprocess.run(
+            ["git", "clone", "--bare", "-q", "--single-branch", "--branch", branch, url, str(tmp)],
+            capture_output=True,
+            check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+        if result.returncode != 0:
+            raise git_failure(("clone", url), result.stderr.decode("utf-8", "replace"))
+        tmp.rename(target)
+        return cls(target)
+
+    def fetch(self, remote: str, branch: str) -> str:
+        """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit."""
+        ref = f"refs/remotes/{remote}/{branch}"
+        self.run("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{ref}")
+        sha = self.rev(ref)
+        if sha is None:
+            raise GitError(f"the remote has no branch {branch}")
+        return sha
+
+    def push(self, remote: str, branch: str) -> bool:
+        """Push without force; False when the remote rejected it (it moved on)."""
+        result = self.run_raw(
+            "push", "-q", "--porcelain", remote, f"refs/heads/{branch}:refs/heads/{branch}"
+        )
+        if result.returncode == 0:
+            return True
+        text = (result.stdout + result.stderr).decode("utf-8", "replace")
+        if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
+            return False
+        raise git_failure(("push", remote, branch), text)
+
+
+def git_failure(args: Sequence[str], stderr: str) -> GitError:
+    message = stderr.strip() or "git failed without a message"
+    return GitError(f"git {' '.join(args[:2])}: {message}")

@@ -1,0 +1,450 @@
+"""``plangate run``: the long-running controller (SPEC §8).
+
+The daemon is a level-triggered loop around :meth:`Controller.reconcile`. Every event only
+*schedules* a pass; the pass itself looks at the whole current state, so a lost, repeated or
+reordered event can never cause a wrong action, only an extra cheap pass:
+
+- local mode: :class:`~controller.watcher.RepoWatcher` reports plan files and ref changes
+  (``git commit``/``merge``/``pull`` by anyone) through inotify, no polling;
+- remote mode: a timer every ``remote.poll_interval`` and the webhook (an immediate fetch);
+- always: start-up, a finished plan, a reload, and a full resync every
+  ``execution.resync_interval`` as the safety net.
+
+Events arriving during a pass are coalesced into the next one. Jobs returned by a pass run
+in a pool of ``execution.max_concurrent_plans`` worker threads (``Controller.execute``); the
+controller serializes git writes, so a long plan never blocks freezing or approving others.
+
+Signals: SIGTERM/SIGINT stop starting actions, let each running action finish (bounded by
+its timeout), checkpoint and commit through the controller, and exit 0; a second one exits
+at once with 128+signal (the journal makes the next start safe). SIGHUP re-reads the config
+file: approval rules, tools, limits, endpoints and concurrency apply to the next pass and
+the next plan started (a running plan keeps the tools it started with); a change to
+``repo``, ``remote``, ``state_dir``, ``plans_dir`` or ``identity`` needs a restart and is
+refused with a log line, as is an invalid file (the old config stays in force).
+
+Signal handlers only set flags and write to a self-pipe; the loop does the work, so no
+handler ever waits for a lock the interrupted code might hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from controller import logs, metrics
+from controller.errors import ConfigInvalid, PlangateError
+from controller.sdnotify import Notifier
+from controller.settings import Config, load_config
+
+if TYPE_CHECKING:
+    from controller.httpd import HttpServer
+    from controller.reconcile import Controller, Job
+    from controller.watcher import RepoWatcher
+
+log = logs.get_logger("plangate.daemon")
+
+#: Keys whose change needs a restart: they decide which repo, state and identity we are.
+RESTART_KEYS = ("repo", "remote", "state_dir", "plans_dir", "identity")
+#: Retry delays after a failed pass (seconds), capped by the poll interval in remote mode.
+BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+#: A pass running longer than this stops the systemd watchdog pings (the loop is stuck).
+STALL_AFTER = 900.0
+
+
+@dataclass
+class Timers:
+    """Monotonic deadlines of the loop's periodic work (None = never)."""
+
+    resync: float
+    poll: float | None = None
+    retry: float | None = None
+
+    def due(self, now: float) -> list[str]:
+        deadlines = {"resync": self.resync, "poll": self.poll, "retry": self.retry}
+        return [name for name, at in deadlines.items() if at is not None and at <= now]
+
+    def next(self) -> float:
+        return min(t for t in (self.resync, self.poll, self.retry, 1e18) if t is not None)
+
+
+@dataclass
+class Wakeups:
+    """Reasons for the next pass, filled from any thread; the self-pipe wakes the loop."""
+
+    read_fd: int = -1
+    write_fd: int = -1
+    reasons: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def add(self, reason: str) -> None:
+        with self.lock:
+            self.reasons.add(reason)
+        self.poke()
+
+    def poke(self) -> None:
+        # A full pipe means the loop is awake anyway.
+        with contextlib.suppress(BlockingIOError):
+            os.write(self.write_fd, b".")
+
+    def wait(self, timeout: float) -> None:
+        select.select([self.read_fd], [], [], max(timeout, 0))
+        try:
+            while os.read(self.read_fd, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def take(self) -> set[str]:
+        with self.lock:
+            taken, self.reasons = self.reasons, set()
+        return taken
+
+    def close(self) -> None:
+        os.close(self.read_fd)
+        os.close(self.write_fd)
+
+
+class Daemon:
+    """One controller process: endpoints, watcher, loop, worker pool, signals."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        notifier: Notifier | None = None,
+        controller_factory: Callable[[Config], Controller] | None = None,
+    ) -> None:
+        self.config = config
+        self.notifier = notifier or Notifier()
+        self._factory = controller_factory or _default_controller
+        self.controller: Controller | None = None
+        self.wakeups = Wakeups()
+        self._signals: list[int] = []
+        self._stopping = threading.Event()
+        self._pool: ThreadPoolExecutor | None = None
+        self._inflight: dict[str, Future[None]] = {}
+        self._inflight_lock = threading.Lock()
+        self._watcher: RepoWatcher | None = None
+        self._servers: dict[str, HttpServer] = {}
+        self._failures = 0
+        self._pass_started: float | None = None
+        self._pinger: threading.Thread | None = None
+        self.passes = 0
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until SIGTERM/SIGINT; 0 on a clean stop."""
+        self._install_signals()
+        try:
+            self._start()
+            self._loop()
+        finally:
+            self._shutdown()
+        return 0
+
+    def _start(self) -> None:
+        self.controller = self._factory(self.config)
+        self._start_endpoints()
+        metrics.set_plans_source(self._plans_by_status)
+        self._pool = self._new_pool()
+        if not self.config.is_remote:
+            from controller.watcher import RepoWatcher
+
+            self._watcher = RepoWatcher(
+                self.config.repo_path(), self.config.plans_dir, self.wakeups.add
+            ).start()
+        self._start_pinger()
+        log.info("daemon.started", mode=self._mode(), pid=os.getpid())
+        self._pass({"start-up"})
+        self.notifier.ready(self._status_line())
+
+    def _new_pool(self) -> ThreadPoolExecutor:
+        workers = self.config.execution.max_concurrent_plans
+        return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="plan")
+
+    def _mode(self) -> str:
+        if self.config.remote is not None:
+            return f"remote {self.config.remote.url} {self.config.remote.branch}"
+        return f"local {self.config.repo_path()}"
+
+    def _shutdown(self) -> None:
+        self._stopping.set()
+        running = len(self._inflight)
+        self.notifier.stopping(f"stopping: waiting for {running} running plan(s)")
+        if running:
+            log.info("daemon.stopping", running=sorted(self._inflight))
+        if self._watcher is not None:
+            self._watcher.stop()
+        for server in self._servers.values():
+            server.stop()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self.controller is not None:
+            self.controller.close()
+        metrics.set_plans_source(None)
+        log.info("daemon.stopped")
+        self.wakeups.close()
+
+    # --- signals --------------------------------------------------------------------------
+
+    def _install_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # embedded (tests): the caller stops us through request_stop()
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        stops = [s for s in self._signals if s != signal.SIGHUP]
+        if signum != signal.SIGHUP and stops:
+            os.write(2, b"plangate: second signal, exiting now (the journal recovers)\n")
+            os._exit(128 + signum)
+        self._signals.append(signum)
+        if signum != signal.SIGHUP:
+            self._stopping.set()
+        self.wakeups.poke()
+
+    def request_stop(self) -> None:
+        """Stop as SIGTERM would (for embedding and tests)."""
+        self._signals.append(signal.SIGTERM)
+        self._stopping.set()
+        self.wakeups.poke()
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        timers = self._timers()
+        while not self._stopping.is_set():
+            self.wakeups.wait(timers.next() - time.monotonic())
+            if self._stopping.is_set():
+                break
+            if signal.SIGHUP in self._signals:
+                self._signals.remove(signal.SIGHUP)
+                self.reload()
+            reasons = self.wakeups.take() | set(timers.due(time.monotonic()))
+            if not reasons:
+                continue
+            self._pass(reasons)
+            # Every pass is a full level-triggered pass (and fetches, in remote mode).
+            timers = self._timers()
+
+    def _timers(self) -> Timers:
+        now = time.monotonic()
+        remote = self.config.remote
+        return Timers(
+            resync=now + self.config.execution.resync_interval,
+            poll=None if remote is None else now + remote.poll_interval,
+            retry=None if not self._failures else now + self._backoff(),
+        )
+
+    def _backoff(self) -> float:
+        delay = BACKOFF[min(self._failures, len(BACKOFF)) - 1]
+        if self.config.remote is not None:
+            delay = min(delay, self.config.remote.poll_interval)
+        return delay
+
+    def _pass(self, reasons: set[str]) -> None:
+        """One reconcile pass; start the jobs it returns."""
+        assert self.controller is not None
+        self._pass_started = started = time.monotonic()
+        try:
+            jobs = self.controller.reconcile()
+        except PlangateError as exc:
+            self._pass_failed(exc.code, str(exc), reasons)
+            return
+        except Exception as exc:  # a bug must not take the service down: log, retry later
+            log.exception("reconcile.crashed", reasons=sorted(reasons))
+            self._pass_failed("E_INTERNAL", f"{type(exc).__name__}: {exc}", reasons)
+            return
+        finally:
+            self._pass_started = None
+        seconds = time.monotonic() - started
+        self.passes += 1
+        self._failures = 0
+        metrics.observe_reconcile(seconds)
+        log.debug(
+            "reconcile.done", reasons=sorted(reasons), jobs=len(jobs), ms=round(seconds * 1e3, 1)
+        )
+        for job in jobs:
+            self._submit(job)
+        self.notifier.status(self._status_line())
+
+    def _pass_failed(self, code: str, message: str, reasons: set[str]) -> None:
+        self._failures += 1
+        metrics.reconcile_failed(code, message)
+        log.warning("reconcile.failed", code=code, error=message, reasons=sorted(reasons))
+        self.notifier.status(f"degraded: {code}: {message[:200]}")
+
+    # --- running plans ------------------------------------------------------------------------
+
+    def _submit(self, job: Job) -> None:
+        if self._stopping.is_set() or self._pool is None:
+            return
+        with self._inflight_lock:
+            if job.plan_id in self._inflight:
+                return  # queued or running already; the pass saw it again
+            self._inflight[job.plan_id] = self._pool.submit(self._execute, job)
+            metrics.set_running(len(self._inflight))
+
+    def _execute(self, job: Job) -> None:
+        assert self.controller is not None
+        with logs.plan_context(job.plan_id, job.plan_hash):
+            try:
+                if self._stopping.is_set():
+                    return
+                log.info("plan.starting", approved_by=job.approval.get("by"), resume=job.resume)
+                metrics.plan_started(_approval_latency(job.approval))
+                self.controller.execute(job, self._stopping.is_set)
+            except PlangateError as exc:
+                log.error("plan.execute_failed", code=exc.code, error=str(exc))
+            except Exception:
+                log.exception("plan.execute_crashed")
+            finally:
+                with self._inflight_lock:
+                    self._inflight.pop(job.plan_id, None)
+                    metrics.set_running(len(self._inflight))
+                self.wakeups.add(f"finished:{job.plan_id}")
+
+    def running(self) -> set[str]:
+        with self._inflight_lock:
+            return set(self._inflight)
+
+    # --- reload -----------------------------------------------------------------------------
+
+    def reload(self) -> bool:
+        """Re-read the config file (SIGHUP); True when the new one is in force."""
+        self.notifier.reloading()
+        try:
+            new = self._read_new_config()
+        except PlangateError as exc:
+            log.error("config.reload_refused", code=exc.code, error=str(exc))
+            self.notifier.ready(f"reload refused: {exc.code}")
+            return False
+        old, self.config = self.config, new
+        if self.controller is not None:
+            self.controller.config = new  # read afresh by the next pass and the next Engine
+        if old.execution.max_concurrent_plans != new.execution.max_concurrent_plans:
+            previous, self._pool = self._pool, self._new_pool()
+            if previous is not None:
+                previous.shutdown(wait=False)
+        if (old.webhook, old.metrics) != (new.webhook, new.metrics):
+            self._restart_endpoints()
+        log.info("config.reloaded", source=str(new.source))
+        self.wakeups.add("reload")
+        self.notifier.ready(self._status_line())
+        return True
+
+    def _read_new_config(self) -> Config:
+        if self.config.source is None:
+            raise ConfigInvalid("the config was not read from a file; nothing to reload")
+        new = load_config(self.config.source)
+        changed = [key for key in RESTART_KEYS if getattr(new, key) != getattr(self.config, key)]
+        if changed:
+            raise ConfigInvalid(
+                f"changing {', '.join(changed)} needs a restart",
+                remedy="restart plangate (systemctl restart plangate) to apply these keys",
+            )
+        return new
+
+    # --- endpoints, watchdog, status ----------------------------------------------------------
+
+    def _start_endpoints(self) -> None:
+        if self.config.metrics.listen:
+            metrics.enable()
+            metrics.set_plans_source(self._plans_by_status)
+            self._servers["metrics"] = metrics.serve(self.config.metrics.listen)
+        if self.config.webhook.listen:
+            from controller import webhook
+
+            self._servers["webhook"] = webhook.serve(self.config, self.wakeups.add)
+
+    def _restart_endpoints(self) -> None:
+        for server in self._servers.values():
+            server.stop()
+        self._servers.clear()
+        if not self.config.metrics.listen:
+            metrics.disable()
+        try:
+            self._start_endpoints()
+        except PlangateError as exc:
+            log.error("endpoints.restart_failed", code=exc.code, error=str(exc))
+
+    def _plans_by_status(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        if self.controller is not None:
+            for plan in self.controller.status():
+                status = str(plan.get("status") or "unknown")
+                counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    def _start_pinger(self) -> None:
+        interval = self.notifier.watchdog_interval()
+        if interval is None:
+            return
+        self._pinger = threading.Thread(
+            target=self._ping_loop, args=(interval,), name="sd-watchdog", daemon=True
+        )
+        self._pinger.start()
+
+    def _ping_loop(self, interval: float) -> None:
+        # Pings only while the loop makes progress: a pass stuck for STALL_AFTER seconds
+        # lets systemd's watchdog restart the service.
+        while not self._stopping.wait(interval):
+            started = self._pass_started
+            if started is None or time.monotonic() - started < STALL_AFTER:
+                self.notifier.watchdog()
+
+    def _status_line(self) -> str:
+        running = self.running()
+        what = f"running {len(running)} plan(s)" if running else "idle"
+        return f"{what}; {self.passes} passes; {self._mode()}"
+
+
+def _default_controller(config: Config) -> Controller:
+    from controller.reconcile import Controller
+
+    return Controller(config)
+
+
+def _approval_latency(approval: dict[str, Any]) -> float | None:
+    """Seconds from the approval's time (the approving commit) to now, when recorded."""
+    at = approval.get("at")
+    if not isinstance(at, str):
+        return None
+    try:
+        when = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return time.time() - when.timestamp()
+
+
+def serve(config: Config) -> int:
+    """Run the daemon in the foreground until stopped; the exit code of ``plangate run``."""
+    logs.configure()
+    _redact_secrets(config)
+    return Daemon(config).run()
+
+
+def _redact_secrets(config: Config) -> None:
+    try:
+        from controller.secrets import redactor_for
+
+        redactor = redactor_for(config)
+    except PlangateError as exc:
+        log.warning("secrets.unreadable", code=exc.code, error=str(exc))
+        return
+    if redactor:
+        logs.add_redactor(redactor.text)

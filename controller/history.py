@@ -283,12 +283,7 @@ class HistoryIndex:
         # Did the commit itself change what runs? A merge only if it is an "evil" merge;
         # a new plan's author is a changer, so self-approval covers that case.
         state_changed_here = evil if record.is_merge else content_changed and old is not None
-        if by_controller:
-            self._controller_commit(state, record, old, new, sink, snapshot)
-        else:
-            self._human_commit(
-                state, record, change, old, new, content_changed, state_changed_here, sink, snapshot
-            )
+        # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
             state.changers = sorted(set(state.changers) | changers)
         if new.frozen_hash != (old.frozen_hash if old else None) or state.frozen_since is None:
@@ -297,6 +292,12 @@ class HistoryIndex:
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
         state.last_commit = record.sha
         self.plans[plan_id] = state
+        if by_controller:
+            self._controller_commit(state, record, old, new, sink, snapshot)
+        else:
+            self._human_commit(
+                state, record, change, old, new, content_changed, state_changed_here, sink, snapshot
+            )
 
     def _changers(
         self, repo: GitRepo, record: CommitRecord, change: FileChange, new: BlobFacts

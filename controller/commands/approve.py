@@ -37,7 +37,7 @@ def commit_status(path: str, status: str, *, note: str | None, sign: bool = Fals
     branch = repo.current_branch()
     head = repo.rev("HEAD")
     committed = repo.read_file(head, rel) if head else None
-    if committed is None:
+    if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
     on_disk = plan_file.read_text(encoding="utf-8")

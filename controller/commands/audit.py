@@ -1,0 +1,46 @@
+"""``plangate audit [--json]``: check every execution in git history against its approval.
+
+Reads git history alone (see :mod:`controller.audit`); exit 1 when anything is flagged.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def audit(*, config_path: str | None, as_json: bool) -> int:
+    from controller.audit import audit_repo
+    from controller.commands._shared import required_config
+    from controller.errors import GitError
+    from controller.gitrepo import GitRepo
+
+    config = required_config(config_path)
+    if config.remote is not None:
+        repo = GitRepo(config.state_path() / "clone")
+        head = repo.rev(f"refs/heads/{config.remote.branch}")
+    else:
+        repo = GitRepo(config.repo_path())
+        head = repo.rev("HEAD")
+    if head is None:
+        raise GitError("the repository has no commits to audit")
+    report = audit_repo(repo, config, head)
+    if as_json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        _print(report)
+    return 0 if report.ok else 1
+
+
+def _print(report: object) -> None:
+    from controller.audit import AuditReport
+
+    assert isinstance(report, AuditReport)
+    for ex in report.executions:
+        verdict = "valid" if ex.approval_valid and ex.hash_ok else f"INVALID {ex.code or ''}"
+        print(
+            f"{ex.plan}: start {ex.start_commit[:12]} approved by {ex.approver or '?'} in "
+            f"{(ex.approval_commit or '?')[:12]}: {verdict} -> {ex.outcome or 'running'}"
+        )
+    for f in report.findings:
+        print(f"FLAG {f['kind']}: {f['plan']} at {f['commit'][:12]}: {f['detail']}")
+    print("audit: ok" if report.ok else f"audit: {len(report.findings)} finding(s)")

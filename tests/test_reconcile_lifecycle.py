@@ -1,0 +1,93 @@
+"""Gates, resumes and aborts: the other human transitions of SPEC §4, end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cli
+from gitkit import ALICE, BOB, GATED, PLAN, approve, commit_all, head_plan, subjects, write_plan
+
+from controller import settings
+from controller.reconcile import Controller
+
+
+def _config(repo: Path, tools: dict[str, object] | None = None) -> settings.Config:
+    data = {
+        "repo": str(repo),
+        "approval": {"approvers": ["alice@example.com", "*@ops.example.com"]},
+        "tools": tools or {"greet": {"kind": "echo"}},
+    }
+    return settings.config_from_data(data, repo.parent / "plangate.yml")
+
+
+def _once(repo: Path, tools: dict[str, object] | None = None) -> None:
+    ctl = Controller(_config(repo, tools))
+    try:
+        ctl.run_once()
+    finally:
+        ctl.close()
+
+
+def test_gate_pauses_then_a_second_approval_continues(repo: Path) -> None:
+    write_plan(repo, text=GATED)
+    commit_all(repo, "add", ("Agent", "agent@example.com"))
+    _once(repo)
+    approve(repo, who=ALICE)
+    _once(repo)
+    plan = head_plan(repo)
+    assert plan["plan"]["status"] == "awaiting_approval"
+    assert subjects(repo)[0] == "plangate: await-approval plans/greet"
+    assert [a["status"] for a in plan["execution"]["actions"]] == ["succeeded", "pending"]
+    approve(repo, who=BOB)
+    _once(repo)
+    plan = head_plan(repo)
+    assert plan["plan"]["status"] == "completed"
+    assert [a["status"] for a in plan["execution"]["actions"]] == ["succeeded", "succeeded"]
+
+
+def test_abort_of_a_paused_plan_is_recorded(repo: Path) -> None:
+    write_plan(repo, text=GATED)
+    commit_all(repo, "add", ("Agent", "agent@example.com"))
+    _once(repo)
+    approve(repo, who=ALICE)
+    _once(repo)
+    result = run_cli("abort", "plans/greet", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    _once(repo)
+    plan = head_plan(repo)
+    assert plan["plan"]["status"] == "aborted"
+    assert plan["execution"]["status"] == "aborted"
+    assert subjects(repo)[0] == "plangate: abort plans/greet"
+
+
+def test_failed_plan_resumes_after_a_new_approval(repo: Path, tmp_path: Path) -> None:
+    flag = tmp_path / "ready"
+    tools = {"greet": {"kind": "exec", "argv": ["sh", "-c", f"test -f {flag} && echo '{{}}'"]}}
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "add", ("Agent", "agent@example.com"))
+    _once(repo, tools)
+    approve(repo, who=ALICE)
+    _once(repo, tools)
+    assert head_plan(repo)["plan"]["status"] == "failed"
+    assert subjects(repo)[0] == "plangate: fail plans/greet"
+    flag.write_text("")
+    approve(repo, who=BOB)
+    _once(repo, tools)
+    plan = head_plan(repo)
+    assert plan["plan"]["status"] == "completed"
+    assert plan["approval"]["resume"] is True
+
+
+def test_human_commands_refuse_wrong_states(repo: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "add", ("Agent", "agent@example.com"))
+    result = run_cli("approve", "plans/greet", cwd=repo)
+    assert result.returncode != 0 and "E_PLAN_NOT_FROZEN" in result.stderr
+    result = run_cli("abort", "plans/greet", cwd=repo)
+    assert result.returncode == 1 and "E_ILLEGAL_TRANSITION" in result.stderr
+    result = run_cli("reject", "plans/greet", "-m", "not needed", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert head_plan(repo)["plan"]["status"] == "rejected"
+    from conftest import git
+
+    assert "not needed" in git(repo, "log", "-1", "--format=%B")

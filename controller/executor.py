@@ -59,6 +59,8 @@ CRASH_ENV = "PLANGATE_TEST_CRASH_AT"
 #: Longest single pause of the retry backoff, and how often a pause checks abort/stop.
 BACKOFF_MAX = 60.0
 _POLL = 0.05
+#: Checkpoints take at most about 1/this of a run's time.
+CHECKPOINT_SHARE = 10
 #: Output values longer than this (as JSON) are shown cut in PLAN.yml; the log has them whole.
 STATE_VALUE_CHARS = 200
 
@@ -483,6 +485,7 @@ class Checkpoints:
         self.run = run
         self.interval = run.config.execution.checkpoint_interval
         self.last = 0.0
+        self.cost = 0.0
         self.controller = f"{run.config.identity.name}@{socket.gethostname()}"
         self.plan_file = run.plan.path
         self.log_file = run.plan.path.with_name("EXECUTION_LOG.md")
@@ -490,11 +493,14 @@ class Checkpoints:
         self._done_sections: dict[int, str] = {}
 
     def maybe_write(self) -> None:
-        if time.monotonic() - self.last >= self.interval:
+        # Never spend more than ~1/CHECKPOINT_SHARE of the run rewriting state files, however
+        # large the plan: the gap grows with the cost of the last write.
+        gap = max(self.interval, self.cost * CHECKPOINT_SHARE)
+        if time.monotonic() - self.last >= gap:
             self.write("executing")
 
     def write(self, status: str, *, final: bool = False) -> None:
-        self.last = time.monotonic()
+        started = time.monotonic()
         finished = plans.now_utc() if final else None
         try:
             self._write_plan(self.execution_block(status, finished))
@@ -502,6 +508,8 @@ class Checkpoints:
         except (PlangateError, OSError) as exc:
             # The journal is the record of truth; a state file we cannot write is reported.
             self.run.log.error("checkpoint_failed", error=str(exc))
+        self.last = time.monotonic()
+        self.cost = self.last - started
 
     def execution_block(self, status: str, finished: str | None) -> dict[str, Any]:
         return {
@@ -531,7 +539,9 @@ class Checkpoints:
 
     def _write_plan(self, block: dict[str, Any]) -> None:
         text = self.plan_file.read_text(encoding="utf-8")
-        doc = yamlio.read_yaml(text, str(self.plan_file))
+        loaded = self.run.plan
+        same = text == loaded.text and loaded.doc is not None
+        doc = loaded.doc if same and loaded.doc else yamlio.read_yaml(text, str(self.plan_file))
         fsutil.write_atomic(self.plan_file, yamlio.set_block(doc, "execution", block))
 
     def render_log(self, status: str, finished: str | None) -> str:

@@ -15,6 +15,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.errors import ParamsInvalid, ToolFailed, ToolUnknown
@@ -65,14 +66,26 @@ def build_tool(name: str, spec: ToolSpec, config: Config) -> Tool:
     if spec.kind == "exec":
         from controller.tools.exec import ExecTool
 
-        return ExecTool(name, spec)
+        return ExecTool(name, spec, tool_cwd(spec, config))
     if spec.kind == "python":
         from controller.tools.python import PythonTool
 
-        return PythonTool(name, spec, list(config.python_path))
+        return PythonTool(name, spec, list(config.python_path), tool_cwd(spec, config))
     from controller.tools.http import HttpTool
 
     return HttpTool(name, spec)
+
+
+def tool_cwd(spec: ToolSpec, config: Config) -> Path | None:
+    """Where a tool process runs: ``cwd`` (relative to the config's folder), else that folder."""
+    base = config.source.parent.resolve() if config.source is not None else None
+    if base is not None and not base.is_dir():
+        base = None
+    if spec.cwd is None:
+        return base
+    if spec.cwd.is_absolute() or base is None:
+        return spec.cwd
+    return base / spec.cwd
 
 
 class Catalog:

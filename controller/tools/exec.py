@@ -4,7 +4,8 @@ The catalog's ``argv`` is the command; each element may hold ``{param}`` placeho
 with that param's text and staying one argv element whatever it contains (quotes, ``;``,
 ``$(...)`` and backticks are inert: no shell ever sees them). The whole params object goes to
 the program as JSON on stdin. The environment is the controller's without secrets, plus the
-catalog's ``env`` and ``PLANGATE_IDEMPOTENCY_KEY``.
+catalog's ``env`` and ``PLANGATE_IDEMPOTENCY_KEY``. It runs in the catalog's ``cwd`` (relative
+to the config file's folder), by default in the config file's folder.
 
 Result: ``{exit_code, stdout, stderr, json}``, ``json`` being stdout parsed as JSON when it is
 JSON (else null). Each stream is kept up to ``limits.max_result_bytes`` and the cut is noted in
@@ -15,6 +16,7 @@ whole process group (E_TIMEOUT).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import ToolTimeout
@@ -27,10 +29,11 @@ if TYPE_CHECKING:
 
 
 class ExecTool:
-    def __init__(self, name: str, spec: ToolSpec) -> None:
+    def __init__(self, name: str, spec: ToolSpec, cwd: Path | None = None) -> None:
         assert spec.argv
         self.name = name
         self.spec = spec
+        self.cwd = cwd if cwd is not None else spec.cwd
         self.argv_template = list(spec.argv)
 
     def argv(self, params: dict[str, Any]) -> list[str]:
@@ -48,7 +51,7 @@ class ExecTool:
                 env=env,
                 timeout=ctx.timeout,
                 limit=ctx.max_result_bytes,
-                cwd=self.spec.cwd,
+                cwd=self.cwd,
             )
         except Overran:
             raise ToolTimeout(

@@ -26,10 +26,13 @@ RUNNER = Path(__file__).with_name("pyrunner.py")
 
 
 class PythonTool:
-    def __init__(self, name: str, spec: ToolSpec, python_path: list[Path]) -> None:
+    def __init__(
+        self, name: str, spec: ToolSpec, python_path: list[Path], cwd: Path | None = None
+    ) -> None:
         assert spec.target
         self.name = name
         self.spec = spec
+        self.cwd = cwd if cwd is not None else spec.cwd
         self.python_path = [str(p) for p in python_path]
 
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
@@ -48,7 +51,7 @@ class PythonTool:
                 timeout=ctx.timeout,
                 # The report holds the whole result; it is cut later, when it is recorded.
                 limit=report_limit(ctx.max_result_bytes),
-                cwd=self.spec.cwd,
+                cwd=self.cwd,
             )
         except Overran:
             raise ToolTimeout(

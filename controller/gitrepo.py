@@ -445,7 +445,9 @@ class GitRepo:
 
     def worktree_changes(self, paths: Sequence[str]) -> tuple[set[str], set[str]]:
         """(modified tracked files, untracked files) under ``paths`` in the working tree."""
+        # --no-optional-locks: a status must never take index.lock from a human's `git commit`.
         out = self.run(
+            "--no-optional-locks",
             "-c",
             "core.quotePath=false",
             "status",

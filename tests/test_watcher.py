@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.watcher import Debouncer, RepoWatcher
-from tests.conftest import commit_all, git
+from conftest import commit_all, git
 
 PLAN = "plan:\n  name: x\n  task: y\n  status: pending_approval\nactions: []\n"
 

@@ -15,17 +15,14 @@ import textwrap
 from pathlib import Path
 
 import httpx
-import pytest
 from conftest import commit_all, git, run_cli
 from daemonkit import (
-    DaemonProcess,
     free_port,
     running_daemon,
-    subjects,
     wait_for_commit,
     wait_until,
 )
-from gitkit import ALICE, BOB, PLAN, approve, head_plan, write_plan
+from gitkit import ALICE, BOB, approve, head_plan, write_plan
 
 SLOW_TOOL = """\
 import json, sys, time
@@ -58,7 +55,8 @@ actions:
 
 
 def write_config(tmp_path: Path, repo: Path, extra: str = "", idempotent: bool = False) -> Path:
-    (tmp_path / "slow.py").write_text(SLOW_TOOL)
+    tool = tmp_path / "slow.py"
+    tool.write_text(SLOW_TOOL)
     config = tmp_path / "plangate.yml"
     config.write_text(
         textwrap.dedent(
@@ -70,7 +68,7 @@ def write_config(tmp_path: Path, repo: Path, extra: str = "", idempotent: bool =
               greet: {{kind: echo}}
               slow:
                 kind: exec
-                argv: ["{sys.executable}", "{tmp_path / "slow.py"}", "{tmp_path}/marker-{{n}}", "1.5"]
+                argv: ["{sys.executable}", "{tool}", "{tmp_path}/marker-{{n}}", "1.5"]
                 idempotent: {str(idempotent).lower()}
             """
         )

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import commit_all, git
 
 from controller.watcher import Debouncer, RepoWatcher
-from conftest import commit_all, git
 
 PLAN = "plan:\n  name: x\n  task: y\n  status: pending_approval\nactions: []\n"
 

@@ -562,7 +562,11 @@ class Checkpoints:
         rec = self.run.state.actions.get(action.id)
         if action.id in self._done_sections:
             return self._done_sections[action.id]
-        text = logbook.render_action(action, rec, self.run.config.limits.max_result_bytes)
+        view = logbook.ActionView()
+        if rec is not None:
+            end = None if rec.open_start else rec.end
+            view = logbook.ActionView(rec.status, rec.last_start, end, rec.attempts)
+        text = logbook.render_action(action, view, self.run.config.limits.max_result_bytes)
         if rec is not None and rec.done:
             self._done_sections[action.id] = text
         return text

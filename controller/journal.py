@@ -67,6 +67,13 @@ class Journal:
         self.close()
 
     def open(self) -> None:
+        try:
+            self._open()
+        except OSError as exc:
+            self.close()
+            raise _storage_error(self.path, exc) from None
+
+    def _open(self) -> None:
         created = _ensure_folder(self.path.parent)
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         try:
@@ -88,10 +95,13 @@ class Journal:
         """Write one record durably; return only once it is on disk."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         data = (line + "\n").encode("utf-8")
-        written = os.write(self._fd, data)
-        if written != len(data):
-            raise PlangateError(f"journal {self.path}: short write ({written} of {len(data)})")
-        _SYNC(self._fd)
+        try:
+            written = os.write(self._fd, data)
+            if written != len(data):
+                raise OSError(0, f"short write ({written} of {len(data)} bytes)")
+            _SYNC(self._fd)
+        except OSError as exc:
+            raise _storage_error(self.path, exc) from None
         self.records.append(record)
 
     def _load(self) -> list[dict[str, Any]]:
@@ -103,6 +113,13 @@ class Journal:
             os.ftruncate(self._fd, len(complete))
             _SYNC(self._fd)
         return list(_parse_lines(complete, self.path))
+
+
+def _storage_error(path: Path, exc: OSError) -> PlangateError:
+    return PlangateError(
+        f"journal {path}: {exc.strerror or exc}",
+        remedy="check that the state directory is writable and has free space, then retry",
+    )
 
 
 def _ensure_folder(folder: Path) -> bool:

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from controller.journal import ActionRecord
     from controller.schema import Action
 
 ICONS = {
@@ -94,17 +93,25 @@ def _render_header(h: LogHeader) -> str:
     return f"# Execution log: {_inline(h.name)}\n\n| | |\n|---|---|\n{table}\n"
 
 
-def render_action(action: Action, record: ActionRecord | None, limit: int) -> str:
-    """One action's section, from its journal record (None: not reached yet)."""
-    status = record.status if record else "pending"
+@dataclass
+class ActionView:
+    """What the journal says about one action: its status and its last start and end records."""
+
+    status: str = "pending"
+    start: dict[str, Any] | None = None
+    end: dict[str, Any] | None = None
+    attempts: int = 0
+
+
+def render_action(action: Action, view: ActionView, limit: int) -> str:
+    """One action's section (``start``/``end`` are journal records, see journal.py)."""
+    status, start, end = view.status, view.start, view.end
     lines = [f"## Action {action.id}: {_inline(action.tool)}", ""]
     facts = [f"**Tool:** `{_inline(action.tool)}`", f"**Status:** {ICONS.get(status, '')} {status}"]
-    start = record.last_start if record else None
-    end = record.end if record and not record.open_start else None
     if start:
         facts.append(f"**Started:** {start.get('at', '')}")
-        if record and record.attempts > 1:
-            facts.append(f"**Attempts:** {record.attempts}")
+        if view.attempts > 1:
+            facts.append(f"**Attempts:** {view.attempts}")
     if end and end.get("duration_ms") is not None:
         facts.append(f"**Duration:** {end['duration_ms']} ms")
     lines += [" · ".join(facts) + "  ", f"**Why:** {_inline(action.why)}", ""]

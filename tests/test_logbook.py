@@ -7,8 +7,7 @@ from pathlib import Path
 from executor_kit import PY, make_plan, run
 
 from controller.executor import Engine
-from controller.journal import replay
-from controller.logbook import LogHeader, render, render_action
+from controller.logbook import ActionView, LogHeader, render, render_action
 from controller.schema import Action
 
 HEADER = LogHeader(
@@ -37,21 +36,17 @@ def test_header_lists_plan_hash_approver_commit_start_status() -> None:
 
 def test_fence_is_longer_than_any_backticks_in_the_result() -> None:
     action = Action(id=1, tool="t", why="w")
-    state = replay(
-        [
-            {"t": "start", "id": 1, "attempt": 1, "at": "T", "params": {}},
-            {
-                "t": "end",
-                "id": 1,
-                "attempt": 1,
-                "status": "succeeded",
-                "duration_ms": 5,
-                "result": {"md": "```\n# Injected heading\n````"},
-                "outputs": {"o": "`x`"},
-            },
-        ]
-    )
-    text = render_action(action, state.actions[1], 10_000)
+    start = {"t": "start", "id": 1, "attempt": 1, "at": "T", "params": {}}
+    end = {
+        "t": "end",
+        "id": 1,
+        "attempt": 1,
+        "status": "succeeded",
+        "duration_ms": 5,
+        "result": {"md": "```\n# Injected heading\n````"},
+        "outputs": {"o": "`x`"},
+    }
+    text = render_action(action, ActionView("succeeded", start, end, 1), 10_000)
     assert "`````json" in text  # 5 > the 4 backticks inside (JSON escapes the newlines)
     assert "**Duration:** 5 ms" in text and "✅ succeeded" in text
     assert '- `o`: ``"`x`"``' in text

@@ -11,6 +11,7 @@ and records it with the message, so running the same action twice sends one emai
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -65,7 +66,8 @@ def email_send(to: str, subject: str, template: str, idempotency_key: str = "") 
             sent = json.loads(line)
             if sent.get("idempotency_key") == idempotency_key:
                 return {"sent": False, "duplicate_of": sent["message_id"]}
-    message_id = f"out_{abs(hash((to, subject, template))) % 10**8:08d}"
+    digest = hashlib.sha256(json.dumps([to, subject, template, idempotency_key]).encode())
+    message_id = f"out_{digest.hexdigest()[:12]}"
     record = {
         "message_id": message_id,
         "to": to,

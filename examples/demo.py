@@ -34,7 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-DEMO = ROOT / "demo"
+#: Where the demo worlds go; PLANGATE_DEMO_DIR moves them (the tests use a temp dir).
+DEMO = Path(os.environ.get("PLANGATE_DEMO_DIR") or ROOT / "demo")
 PLAN_ID = "plans/process-emails"
 AGENT = ("Agent", "agent@example.com")
 APPROVER = ("Alice", "alice@example.com")
@@ -159,7 +160,7 @@ def unattended() -> int:
     config = build(base)
     repo = base / "plans-repo"
     log = base / "daemon.log"
-    step("the plans repo", f"{repo.relative_to(ROOT)} (git), config {config.relative_to(ROOT)}")
+    step("the plans repo", f"{repo} (git), config {config}")
     env = {**os.environ, "PLANGATE_LOG_FORMAT": "json", "PYTHONPATH": str(ROOT)}
     with log.open("wb") as out:
         daemon = subprocess.Popen(

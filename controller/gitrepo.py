@@ -24,6 +24,7 @@ import re
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -423,7 +424,18 @@ class GitRepo:
                 lines.append(f"0 {ZERO}\t{path}\n")
             else:
                 lines.append(f"{_BLOB_MODE:o} {self.store_blob(data)}\t{path}\n")
-        self.run("update-index", "--index-info", input="".join(lines).encode())
+        data = "".join(lines).encode()
+        # A human's `git add`/`commit` may hold index.lock for a moment: wait for it (bounded)
+        # rather than leave the index disagreeing with the commit just made.
+        for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
+            result = self.run_raw("update-index", "--index-info", input=data)
+            if result.returncode == 0:
+                return
+            stderr = result.stderr.decode("utf-8", "replace")
+            if "index.lock" not in stderr:
+                break
+            time.sleep(delay)
+        raise git_failure(("update-index", "--index-info"), stderr)
 
     @classmethod
     def containing(cls, path: Path) -> GitRepo:
@@ -512,7 +524,15 @@ class GitRepo:
         if result.returncode == 0:
             return True
         text = (result.stdout + result.stderr).decode("utf-8", "replace")
-        if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
+        # A lost race: not a fast-forward any more, or another pusher held the ref's lock.
+        lost = (
+            "[rejected]",
+            "non-fast-forward",
+            "fetch first",
+            "cannot lock ref",
+            "failed to update ref",
+        )
+        if any(marker in text for marker in lost):
             return False
         raise git_failure(("push", remote, branch), text)
 

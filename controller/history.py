@@ -171,7 +171,7 @@ class HistoryIndex:
     def reset(self) -> None:
         """Forget everything derived from history (jobs this controller owns are kept)."""
         self._db.execute("DELETE FROM plans")
-        self._db.execute("DELETE FROM meta")
+        self._db.execute("DELETE FROM meta WHERE key='last_commit'")
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}

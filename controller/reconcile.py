@@ -104,6 +104,7 @@ class Controller:
         self._index: HistoryIndex | None = None
         self._branch: str | None = None
         self._head = ""
+        self._instance: str | None = None
         self.last_error: str | None = None
         self.log = _log()
 
@@ -154,6 +155,19 @@ class Controller:
             )
         self.index.set_meta("branch", current)
         return current
+
+    def instance_id(self) -> str:
+        """This controller's id (random, kept in the state directory), e.g. ``host/3f2a9c1b``."""
+        if self._instance is None:
+            import secrets
+            import socket
+
+            found = self.index.meta("instance")
+            if found is None:
+                found = secrets.token_hex(4)
+                self.index.set_meta("instance", found)
+            self._instance = f"{socket.gethostname()}/{found}"
+        return self._instance
 
     def close(self) -> None:
         if self._index is not None:
@@ -532,6 +546,9 @@ class Controller:
             trailers.append(f"Approved-By: {approved_by}")
         if approval_commit:
             trailers.append(f"Approval-Commit: {approval_commit}")
+        # Two controllers making the same decision in the same second would otherwise create
+        # byte-identical commits, and each would take the other's start commit for its own.
+        trailers.append(f"Controller: {self.instance_id()}")
         text = f"plangate: {event} {plan_id}\n\n"
         if body:
             text += " ".join(body.split()) + "\n\n"

@@ -291,6 +291,23 @@ class GitRepo:
             except (ValueError, OSError) as exc:
                 raise GitError(f"cannot read object {sha}: {exc}") from None
 
+    def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """Many objects in one ``git cat-file --batch`` round trip (cold scans)."""
+        if not shas:
+            return {}
+        out = self.run_raw("cat-file", "--batch", input="".join(f"{s}\n" for s in shas).encode())
+        data, pos, found = out.stdout, 0, {}
+        while pos < len(data):
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            pos = end + 1
+            if len(header) < 3:  # "<sha> missing"
+                continue
+            size = int(header[2])
+            found[header[0].decode()] = data[pos : pos + size]
+            pos += size + 1
+        return found
+
     def blob_sha(self, commit: str, path: str) -> str | None:
         """The blob of ``path`` in ``commit`` (None when it is not there)."""
         tree = self._tree_of(commit)
@@ -340,27 +357,29 @@ class GitRepo:
 
     def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:
         """A new tree: ``base_tree`` with ``files`` written (None deletes), built in the odb."""
+        return self._write_tree(self._merged(base_tree, files))
+
+    def _merged(
+        self, base_tree: str | None, files: Mapping[str, bytes | None]
+    ) -> dict[str, tuple[str, int]]:
         nested: dict[str, dict[str, bytes | None]] = {}
-        leaves: dict[str, bytes | None] = {}
+        entries = self._tree_entries(base_tree) if base_tree else {}
         for path, data in files.items():
             head, sep, rest = path.partition("/")
             if sep:
                 nested.setdefault(head, {})[rest] = data
+            elif data is None:
+                entries.pop(head, None)
             else:
-                leaves[head] = data
-        entries = self._tree_entries(base_tree) if base_tree else {}
-        for name, data in leaves.items():
-            if data is None:
-                entries.pop(name, None)
-            else:
-                entries[name] = (self.store_blob(data), _BLOB_MODE)
+                entries[head] = (self.store_blob(data), _BLOB_MODE)
         for name, sub in nested.items():
             old = entries.get(name)
-            subtree = self.tree_with(old[0] if old and old[1] == _TREE_MODE else None, sub)
-            entries[name] = (subtree, _TREE_MODE)
-            if not self._tree_entries(subtree):
-                entries.pop(name)
-        return self._write_tree(entries)
+            merged = self._merged(old[0] if old and old[1] == _TREE_MODE else None, sub)
+            if merged:
+                entries[name] = (self._write_tree(merged), _TREE_MODE)
+            else:
+                entries.pop(name, None)  # git has no empty folders
+        return entries
 
     def _write_tree(self, entries: dict[str, tuple[str, int]]) -> str:
         def order(name: str) -> str:

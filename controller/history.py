@@ -40,6 +40,7 @@ from controller.plans import PLAN_FILES
 INDEX_VERSION = "1"
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
+PREFETCH_COMMITS = 5000
 _OWNED_BLOCKS = ("approval", "execution")
 
 
@@ -227,11 +228,35 @@ class HistoryIndex:
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             last = None
         count = 0
+        batch: list[CommitRecord] = []
         for record in repo.first_parent_log(last, head, [self.plans_dir]):
-            self.apply(repo, record, sink)
-            count += 1
+            batch.append(record)
+            if len(batch) >= PREFETCH_COMMITS:
+                count += self._apply_batch(repo, batch, sink)
+                batch = []
+        count += self._apply_batch(repo, batch, sink)
         self.save(head)
         return count
+
+    def _apply_batch(self, repo: GitRepo, batch: list[CommitRecord], sink: EventSink | None) -> int:
+        if len(batch) > 1:
+            self._prefetch(repo, batch)
+        for record in batch:
+            self.apply(repo, record, sink)
+        return len(batch)
+
+    def _prefetch(self, repo: GitRepo, batch: list[CommitRecord]) -> None:
+        """Read every plan version a batch of commits needs in one cat-file pass."""
+        wanted = {
+            blob
+            for record in batch
+            for change in record.changes
+            if PurePosixPath(change.path).name in PLAN_FILES
+            for blob in (change.old_blob, change.new_blob)
+            if blob is not None and blob not in self._facts
+        }
+        for blob, data in repo.blobs(sorted(wanted)).items():
+            self._facts[blob] = facts_of(data)
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
@@ -266,7 +291,7 @@ class HistoryIndex:
         sink: EventSink | None,
     ) -> None:
         before = self.plans.get(plan_id)
-        snapshot = PlanState(**asdict(before)) if before else None
+        snapshot = PlanState(**asdict(before)) if before and sink else None
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
         self.touch(plan_id)

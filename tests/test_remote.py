@@ -85,7 +85,7 @@ def _run_both(configs: list[Path]) -> None:
         for c in configs
     ]
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
+        _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
 
 

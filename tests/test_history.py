@@ -1,0 +1,92 @@
+"""The incremental history index: scans only new commits, rebuilds on rewritten history,
+and knows who changed each plan's content (including through merges)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitkit import AGENT, ALICE, BOB, PLAN, commit_all, edit_status, git, write_plan
+
+from controller.gitrepo import GitRepo
+from controller.history import HistoryIndex
+
+
+def _index(tmp_path: Path) -> HistoryIndex:
+    return HistoryIndex(
+        tmp_path / "index.sqlite", plans_dir="plans", controller_email="plangate@localhost"
+    )
+
+
+def test_scan_is_incremental_and_survives_restart(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    gitrepo = GitRepo(repo)
+    index = _index(tmp_path)
+    assert index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip()) == 1
+    index.close()
+    edit_status(repo, "greet", "draft")
+    commit_all(repo, "back to draft", AGENT)
+    (repo / "other").write_text("x")
+    commit_all(repo, "not a plan", BOB)
+    index = _index(tmp_path)
+    assert index.plans["plans/greet"].status == "pending_approval"
+    assert index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip()) == 1  # path-limited
+    assert index.plans["plans/greet"].status == "draft"
+
+
+def test_rewritten_history_triggers_a_full_rescan(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    edit_status(repo, "greet", "draft")
+    commit_all(repo, "draft", AGENT)
+    gitrepo = GitRepo(repo)
+    index = _index(tmp_path)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/greet"].status == "draft"
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    (repo / "other").write_text("x")
+    commit_all(repo, "rewritten", BOB)
+    assert index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip()) == 1
+    assert index.plans["plans/greet"].status == "pending_approval"
+
+
+def test_changers_include_merged_branch_commits_but_not_the_merger(
+    repo: Path, tmp_path: Path
+) -> None:
+    git(repo, "switch", "-q", "-c", "feature")
+    write_plan(repo)
+    commit_all(repo, "agent writes", AGENT)
+    path = repo / "plans/greet/PLAN.yml"
+    path.write_text(path.read_text().replace("who: world", "who: bob's world"))
+    commit_all(repo, "bob edits", BOB)
+    git(repo, "switch", "-q", "main")
+    (repo / "other").write_text("x")
+    commit_all(repo, "main moves", ALICE)
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "merge",
+        "feature",
+        env={
+            "GIT_AUTHOR_NAME": "Alice",
+            "GIT_AUTHOR_EMAIL": "alice@example.com",
+            "GIT_COMMITTER_NAME": "Alice",
+            "GIT_COMMITTER_EMAIL": "alice@example.com",
+        },
+    )
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/greet"].changers == ["agent@example.com", "bob@ops.example.com"]
+
+
+def test_status_only_changes_do_not_make_a_changer(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "add", AGENT)
+    edit_status(repo, "greet", "draft")
+    commit_all(repo, "draft", BOB)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/greet"].changers == ["agent@example.com"]

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,10 @@ log = logs.get_logger("plangate.daemon")
 #: Keys whose change needs a restart: they decide which repo, state and identity we are.
 RESTART_KEYS = ("repo", "remote", "state_dir", "plans_dir", "identity")
 #: Retry delays after a failed pass (seconds), capped by the poll interval in remote mode.
-BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+#: Most failures are a human's git command holding a lock for a moment: retry fast first.
+BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+#: How long a plan-file change waits for a commit to share a pass with (seconds).
+FILE_DELAY = 0.3
 #: A pass running longer than this stops the systemd watchdog pings (the loop is stuck).
 STALL_AFTER = 900.0
 
@@ -79,19 +83,31 @@ class Timers:
 
 @dataclass
 class Wakeups:
-    """Reasons for the next pass, filled from any thread; the self-pipe wakes the loop."""
+    """Reasons for the next pass, filled from any thread; the self-pipe wakes the loop.
+
+    A reason added with a delay (a plan file written) waits up to that delay for company: a
+    human who edits a PLAN.yml usually commits it a moment later, and one pass for both is
+    cheaper and sooner than a pass for the edit that holds up the pass for the commit.
+    """
 
     read_fd: int = -1
     write_fd: int = -1
     reasons: set[str] = field(default_factory=set)
+    later: set[str] = field(default_factory=set)
+    later_deadline: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.read_fd, self.write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 
-    def add(self, reason: str) -> None:
+    def add(self, reason: str, delay: float = 0.0) -> None:
         with self.lock:
-            self.reasons.add(reason)
+            if delay <= 0:
+                self.reasons.add(reason)
+            else:
+                self.later.add(reason)
+                if self.later_deadline is None:
+                    self.later_deadline = time.monotonic() + delay
         self.poke()
 
     def poke(self) -> None:
@@ -99,17 +115,26 @@ class Wakeups:
         with contextlib.suppress(BlockingIOError):
             os.write(self.write_fd, b".")
 
-    def wait(self, timeout: float) -> None:
-        select.select([self.read_fd], [], [], max(timeout, 0))
+    def wait(self, until: float) -> None:
+        """Sleep until ``until`` (monotonic), a delayed reason falls due, or a poke."""
+        with self.lock:
+            if self.later_deadline is not None:
+                until = min(until, self.later_deadline)
+        select.select([self.read_fd], [], [], max(until - time.monotonic(), 0))
         try:
             while os.read(self.read_fd, 4096):
                 pass
         except BlockingIOError:
             pass
 
-    def take(self) -> set[str]:
+    def take(self, now: float) -> set[str]:
+        """Reasons due now; delayed ones ride along with any pass (it covers them too)."""
         with self.lock:
-            taken, self.reasons = self.reasons, set()
+            due = self.later_deadline is not None and self.later_deadline <= now
+            if not self.reasons and not due:
+                return set()
+            taken = self.reasons | self.later
+            self.reasons, self.later, self.later_deadline = set(), set(), None
         return taken
 
     def close(self) -> None:
@@ -142,6 +167,7 @@ class Daemon:
         self._failures = 0
         self._pass_started: float | None = None
         self._pinger: threading.Thread | None = None
+        self._repo_root = config.repo_path().resolve()
         self.passes = 0
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -165,7 +191,7 @@ class Daemon:
             from controller.watcher import RepoWatcher
 
             self._watcher = RepoWatcher(
-                self.config.repo_path(), self.config.plans_dir, self.wakeups.add
+                self.config.repo_path(), self.config.plans_dir, self._on_file_or_ref
             ).start()
         self._start_pinger()
         log.info("daemon.started", mode=self._mode(), pid=os.getpid())
@@ -228,13 +254,14 @@ class Daemon:
     def _loop(self) -> None:
         timers = self._timers()
         while not self._stopping.is_set():
-            self.wakeups.wait(timers.next() - time.monotonic())
+            self.wakeups.wait(timers.next())
             if self._stopping.is_set():
                 break
             if signal.SIGHUP in self._signals:
                 self._signals.remove(signal.SIGHUP)
                 self.reload()
-            reasons = self.wakeups.take() | set(timers.due(time.monotonic()))
+            now = time.monotonic()
+            reasons = self.wakeups.take(now) | set(timers.due(now))
             if not reasons:
                 continue
             self._pass(reasons)
@@ -317,6 +344,19 @@ class Daemon:
                     self._inflight.pop(job.plan_id, None)
                     metrics.set_running(len(self._inflight))
                 self.wakeups.add(f"finished:{job.plan_id}")
+
+    def _on_file_or_ref(self, reason: str) -> None:
+        """Watcher reports; a running plan's own checkpoint writes need no pass."""
+        if not reason.startswith("file:"):
+            self.wakeups.add(reason)
+        elif self._plan_of(reason[5:]) not in self.running():
+            self.wakeups.add(reason, delay=FILE_DELAY)
+
+    def _plan_of(self, path: str) -> str | None:
+        try:
+            return Path(path).parent.relative_to(self._repo_root).as_posix()
+        except ValueError:
+            return None
 
     def running(self) -> set[str]:
         with self._inflight_lock:

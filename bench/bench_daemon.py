@@ -1,0 +1,461 @@
+"""The daemon: reaction time, idle cost and footprint of the real ``plangate run`` process.
+
+1. Local mode on a repo of 50,000 commits holding 10,000 frozen plans: from an approving
+   ``git commit`` to the first action's start (median, p99 over 100 approvals; targets 50 ms
+   and 200 ms). Floor: that ``git commit`` itself (same change, same run).
+2. Remote mode with the webhook: from ``git push`` to the first action's start (median over
+   20 pushes; target 500 ms). Floor: the ``git push`` itself.
+3. Idle: CPU seconds of the daemon over 60 s on the big repo against a bare watchdog
+   observer watching the same folders (ratio; target <= 1.5x).
+4. RSS of the daemon with 10,000 plans after its first pass (target <= 100 MB).
+
+The action start is the engine's ``action_started`` log event (JSON, microsecond UTC
+timestamps) read from the daemon's stderr. ``--quick``: a small repo and short windows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+from _common import median, p99, report  # noqa: E402
+
+from controller import plans  # noqa: E402
+from controller.webhook import github_signature  # noqa: E402
+
+AGENT = ("Agent", "agent@example.com")
+ALICE = ("Alice", "alice@example.com")
+SECRET = "bench-secret"
+PLAN = """\
+plan:
+  name: "{name}"
+  task: "benchmark plan {name}"
+  status: pending_approval
+available_tools:
+  - name: greet
+actions:
+  - id: 1
+    tool: greet
+    why: "say hello"
+    params: {{who: "{name}"}}
+"""
+
+
+def who(name: str, email: str) -> dict[str, str]:
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def git(
+    repo: Path, *args: str, env: dict[str, str] | None = None, data: bytes | None = None
+) -> str:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **(env or {})},
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)}: {result.stderr.decode()}")
+    return result.stdout.decode()
+
+
+def frozen_plan(name: str) -> bytes:
+    text = PLAN.format(name=name)
+    loaded = plans.validate_text(text, Path(f"plans/{name}/PLAN.yml"))
+    return plans.freeze_text(loaded, "2026-01-01T00:00:00Z").text.encode()
+
+
+# --- building the repository with git fast-import -------------------------------------------
+
+
+def fast_import_stream(commits: int, plan_names: list[str], per_commit: int = 100) -> bytes:
+    """``commits`` commits of a counter file, then the plans, ``per_commit`` to a commit."""
+    out: list[bytes] = []
+    ts = 1_700_000_000
+    mark = 0
+
+    def commit(who_: tuple[str, str], message: str, files: dict[str, bytes]) -> None:
+        nonlocal mark, ts
+        mark += 1
+        ts += 1
+        ident = f"{who_[0]} <{who_[1]}> {ts} +0000".encode()
+        msg = message.encode()
+        out.append(b"commit refs/heads/main\nmark :%d\n" % mark)
+        out.append(b"author " + ident + b"\ncommitter " + ident + b"\n")
+        out.append(b"data %d\n%s\n" % (len(msg), msg))
+        if mark > 1:
+            out.append(b"from :%d\n" % (mark - 1))
+        for path, data in files.items():
+            out.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+
+    for i in range(commits):
+        commit(("Dev", "dev@example.com"), f"change {i}", {"history/counter.txt": b"%d\n" % i})
+    for start in range(0, len(plan_names), per_commit):
+        batch = plan_names[start : start + per_commit]
+        files = {f"plans/{n}/PLAN.yml": frozen_plan(n) for n in batch}
+        commit(AGENT, f"agent proposes {len(batch)} plans", files)
+    return b"".join(out)
+
+
+def build_repo(path: Path, commits: int, plan_names: list[str]) -> float:
+    start = time.perf_counter()
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "fast-import", "--quiet", data=fast_import_stream(commits, plan_names))
+    git(path, "reset", "-q", "--hard", "main")
+    return time.perf_counter() - start
+
+
+def write_config(folder: Path, body: str) -> Path:
+    config = folder / "plangate.yml"
+    config.write_text(textwrap.dedent(body))
+    return config
+
+
+# --- the daemon process and its log -----------------------------------------------------------
+
+
+class Daemon:
+    def __init__(self, config: Path, env: dict[str, str] | None = None) -> None:
+        self.log_path = config.parent / "daemon.log"
+        self._out = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "controller", "run", "--config", str(config)],
+            cwd=config.parent,
+            env={
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "PLANGATE_LOG_FORMAT": "json",
+                "PLANGATE_LOG_LEVEL": "debug",
+                **(env or {}),
+            },
+            stdout=subprocess.DEVNULL,
+            stderr=self._out,
+        )
+        self._reader = self.log_path.open("rb")
+        self._pending = b""
+
+    def new_events(self) -> list[dict[str, Any]]:
+        chunk = self._pending + self._reader.read()
+        lines = chunk.split(b"\n")
+        self._pending = lines.pop()
+        events = []
+        for line in lines:
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                continue
+        return events
+
+    def wait_event(self, accept: Any, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for event in self.new_events():
+                if accept(event):
+                    return event
+            if self.proc.poll() is not None:
+                raise SystemExit(f"daemon exited: {self.log_path.read_text()[-2000:]}")
+            time.sleep(0.001)
+        raise SystemExit(f"timed out; daemon log tail:\n{self.log_path.read_text()[-2000:]}")
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.proc.pid)
+
+    def rss_mb(self) -> tuple[float, float]:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self._out.close()
+        self._reader.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of all of a process's threads (schedstat: nanosecond resolution)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
+
+
+def event_time(event: dict[str, Any]) -> float:
+    return datetime.fromisoformat(str(event["timestamp"]).replace("Z", "+00:00")).timestamp()
+
+
+def is_start_of(plan_id: str) -> Any:
+    return lambda e: e.get("event") == "action_started" and e.get("plan") == plan_id
+
+
+def is_end_of(plan_id: str) -> Any:
+    return lambda e: e.get("event") == "plan_outcome" and e.get("plan") == plan_id
+
+
+def approve(repo: Path, name: str) -> None:
+    path = repo / "plans" / name / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: approved", 1))
+
+
+# --- 1. local mode: approving commit -> first action ----------------------------------------
+
+
+def bench_local(work: Path, commits: int, n_plans: int, approvals: int, idle_s: float) -> None:
+    repo = work / "local" / "repo"
+    names = [f"bench-{i:03d}" for i in range(approvals)] + [f"p{i:05d}" for i in range(n_plans)]
+    built = build_repo(repo, commits, names)
+    print(
+        f"repo: {commits} commits + {len(names)} frozen plans, built in {built:.1f} s", flush=True
+    )
+    config = write_config(
+        repo.parent,
+        f"""\
+        repo: {repo}
+        approval: {{approvers: ["{ALICE[1]}"]}}
+        tools: {{greet: {{kind: echo}}}}
+        """,
+    )
+    started = time.perf_counter()
+    daemon = Daemon(config)
+    try:
+        daemon.wait_event(lambda e: e.get("event") == "reconcile.done", 600)
+        report(
+            "cold start (first pass, 50k commits)" if commits >= 50_000 else "cold start",
+            time.perf_counter() - started,
+        )
+        rss, hwm = daemon.rss_mb()
+        print(
+            f"{'RSS after first pass, ' + str(len(names)) + ' plans':<48} {rss:9.1f} MB"
+            f"   peak {hwm:.1f} MB   target <= 100 MB  {'OK' if hwm <= 100 else 'OVER'}",
+            flush=True,
+        )
+        latencies, commit_times = [], []
+        for name in names[:approvals]:
+            approve(repo, name)
+            t0 = time.time()
+            git(
+                repo,
+                "commit",
+                "-q",
+                "-m",
+                f"approve {name}",
+                "--",
+                f"plans/{name}/PLAN.yml",
+                env=who(*ALICE),
+            )
+            commit_times.append(time.time() - t0)
+            plan_id = f"plans/{name}"
+            latencies.append(event_time(daemon.wait_event(is_start_of(plan_id), 60)) - t0)
+            daemon.wait_event(is_end_of(plan_id), 60)
+            wait_clean(repo)
+        floor = ("bare git commit", median(commit_times))
+        report("bare git commit of the approval (median)", median(commit_times))
+        report(f"approval -> first action, median of {approvals}", median(latencies), 0.050, floor)
+        report(f"approval -> first action, p99 of {approvals}", p99(latencies), 0.200, floor)
+        bench_idle(daemon, repo, idle_s)
+    finally:
+        daemon.stop()
+
+
+def wait_clean(repo: Path) -> None:
+    deadline = time.monotonic() + 30
+    while git(repo, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"):
+        if time.monotonic() > deadline:
+            raise SystemExit("the working tree did not settle")
+        time.sleep(0.005)
+
+
+# --- 3. idle CPU against a bare observer -----------------------------------------------------
+
+OBSERVER = """\
+import sys, time
+from watchdog.observers import Observer
+from watchdog.events import FileSystemEventHandler
+repo = sys.argv[1]
+o = Observer()
+h = FileSystemEventHandler()
+o.schedule(h, repo + "/plans", recursive=True)
+o.schedule(h, repo + "/.git", recursive=False)
+o.schedule(h, repo + "/.git/refs", recursive=True)
+o.start()
+print("ready", flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+def bench_idle(daemon: Daemon, repo: Path, seconds: float) -> None:
+    observer = subprocess.Popen(
+        [sys.executable, "-c", OBSERVER, str(repo)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert observer.stdout is not None
+        observer.stdout.readline()
+        time.sleep(1.0)  # let both settle after the last commit
+        d0, o0 = daemon.cpu_seconds(), cpu_seconds(observer.pid)
+        time.sleep(seconds)
+        d1, o1 = daemon.cpu_seconds(), cpu_seconds(observer.pid)
+    finally:
+        observer.kill()
+        observer.wait()
+    daemon_cpu, observer_cpu = d1 - d0, o1 - o0
+    ratio = daemon_cpu / max(observer_cpu, 1e-6)
+    print(
+        f"{f'idle CPU over {seconds:.0f} s: daemon':<48} {daemon_cpu * 1000:9.2f} ms"
+        f"   bare observer {observer_cpu * 1000:.2f} ms   ratio {ratio:.2f}x"
+        f"   target <= 1.5x  {'OK' if ratio <= 1.5 or daemon_cpu < 0.005 else 'OVER'}",
+        flush=True,
+    )
+
+
+# --- 2. remote mode with the webhook ---------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def bench_remote(work: Path, pushes: int) -> None:
+    import httpx
+
+    base = work / "remote"
+    srv = base / "srv"
+    seed = base / "seed"
+    names = [f"hook-{i:03d}" for i in range(pushes)]
+    build_repo(seed, 10, names)
+    git(base, "clone", "-q", "--bare", str(seed), str(srv / "plans.git"))
+    port, hook_port = free_port(), free_port()
+    gitd = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            f"--base-path={srv}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(srv),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"git://127.0.0.1:{port}/plans.git"
+    daemon = None
+    try:
+        wait_port(port)
+        work_clone = base / "work"
+        git(base, "clone", "-q", url, str(work_clone))
+        config = write_config(
+            base,
+            f"""\
+            remote: {{url: "{url}", branch: main, poll_interval: 3600}}
+            state_dir: {base / "state"}
+            approval: {{approvers: ["{ALICE[1]}"]}}
+            tools: {{greet: {{kind: echo}}}}
+            webhook: {{listen: "127.0.0.1:{hook_port}"}}
+            """,
+        )
+        daemon = Daemon(config, env={"PLANGATE_WEBHOOK_SECRET": SECRET})
+        daemon.wait_event(lambda e: e.get("event") == "reconcile.done", 120)
+        hook = f"http://127.0.0.1:{hook_port}/webhook"
+        body = b'{"ref": "refs/heads/main"}'
+        headers = {
+            "X-GitHub-Event": "push",
+            "Content-Type": "application/json",
+            "X-Hub-Signature-256": github_signature(SECRET.encode(), body),
+        }
+        latencies, push_times = [], []
+        with httpx.Client() as client:
+            for name in names:
+                git(work_clone, "pull", "-q", "--ff-only", "origin", "main", env=who(*ALICE))
+                approve(work_clone, name)
+                git(work_clone, "commit", "-q", "-am", f"approve {name}", env=who(*ALICE))
+                t0 = time.time()
+                git(work_clone, "push", "-q", "origin", "main")
+                push_times.append(time.time() - t0)
+                client.post(hook, content=body, headers=headers)  # what the forge does next
+                plan_id = f"plans/{name}"
+                latencies.append(event_time(daemon.wait_event(is_start_of(plan_id), 60)) - t0)
+                daemon.wait_event(is_end_of(plan_id), 60)
+        floor = ("bare git push", median(push_times))
+        report("bare git push of the approval (median)", median(push_times))
+        report(f"push + webhook -> first action, median of {pushes}", median(latencies), 0.5, floor)
+    finally:
+        if daemon is not None:
+            daemon.stop()
+        gitd.terminate()
+        gitd.wait()
+
+
+def wait_port(port: int) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("git daemon did not start")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small repo, short windows")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
+    args = parser.parse_args()
+    if args.quick:
+        commits, n_plans, approvals, idle_s, pushes = 2_000, 500, 10, 5.0, 5
+    else:
+        commits, n_plans, approvals, idle_s, pushes = 50_000, 10_000, 100, 60.0, 20
+    work = Path(tempfile.mkdtemp(prefix="plangate-bench-daemon-"))
+    home = work / "home"
+    home.mkdir()
+    os.environ.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / "gc"))
+    (home / "gc").write_text("[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n")
+    try:
+        bench_local(work, commits, n_plans, approvals, idle_s)
+        bench_remote(work, pushes)
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

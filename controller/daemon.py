@@ -405,6 +405,7 @@ class Daemon:
         if self.config.metrics.listen:
             metrics.enable()
             metrics.set_plans_source(self._plans_by_status)
+            logs.add_observer(metrics.observe_event)
             self._servers["metrics"] = metrics.serve(self.config.metrics.listen)
         if self.config.webhook.listen:
             from controller import webhook

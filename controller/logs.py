@@ -10,7 +10,9 @@ microseconds) and ``logger``; events about a plan carry ``plan`` (its path relat
 repo) and ``hash`` (its frozen hash). :func:`plan_context` binds both for everything logged
 in a block, including from libraries the daemon calls, so callers need not repeat them.
 
-Values registered through :func:`add_redactor` (the secret store's redaction) are applied to
+Observers registered through :func:`add_observer` see every event, debug ones included,
+before filtering (the metrics follow the engine's events this way). Values registered
+through :func:`add_redactor` (the secret store's redaction) are applied to
 every event before it is rendered, so a secret never reaches a log line.
 """
 
@@ -20,16 +22,44 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from typing import Any, TextIO
 
 import structlog
 
 Redactor = Callable[[str], str]
+Observer = Callable[[Mapping[str, Any]], None]
 
 _redactors: list[Redactor] = []
+_observers: list[Observer] = []
 _lock = threading.Lock()
+
+
+def add_observer(observe: Observer) -> None:
+    """Call ``observe(event)`` for every event, debug ones included, before it is filtered.
+
+    This is how metrics follow what lower layers (the engine, the git layer) log without
+    those layers importing the metrics module.
+    """
+    with _lock:
+        if observe not in _observers:
+            _observers.append(observe)
+
+
+def remove_observer(observe: Observer) -> None:
+    with _lock:
+        if observe in _observers:
+            _observers.remove(observe)
+
+
+def _observe(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    for observe in list(_observers):
+        try:
+            observe(event)
+        except Exception:  # an observer must never break logging
+            continue
+    return event
 
 
 def add_redactor(redact: Redactor) -> None:
@@ -116,6 +146,7 @@ def configure(
         logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
     structlog.configure(
         processors=[
+            _observe,
             structlog.stdlib.filter_by_level,
             *_shared_processors(),
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,

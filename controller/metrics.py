@@ -256,6 +256,28 @@ def webhook_request(result: str) -> None:
         m.webhook.labels(result=result).inc()
 
 
+def observe_event(event: Mapping[str, Any]) -> None:
+    """Follow the engine's and the git layer's log events (a :func:`logs.add_observer` hook).
+
+    ``action_ended`` -> ``actions_total{outcome}`` (``retried`` for a failed attempt that
+    will be retried); ``action_started`` -> ``actions_started_total``; ``plan_run_ended`` ->
+    ``plans_finished_total{status}``; ``git`` events with ``op`` and ``ms`` -> git durations.
+    """
+    m = _metrics
+    if m is None:
+        return
+    name = event.get("event")
+    if name == "action_ended":
+        outcome = "retried" if event.get("retry") else str(event.get("status") or "unknown")
+        m.actions.labels(outcome=outcome).inc()
+    elif name == "action_started":
+        m.actions_started.inc()
+    elif name == "plan_run_ended":
+        m.plans_finished.labels(status=str(event.get("outcome") or "unknown")).inc()
+    elif name == "git" and isinstance(event.get("ms"), int | float):
+        m.git.labels(operation=str(event.get("op") or "git")).observe(float(event["ms"]) / 1000)
+
+
 # --- the endpoint ----------------------------------------------------------------------------
 
 

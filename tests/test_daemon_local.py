@@ -269,6 +269,8 @@ def test_metrics_and_health_of_a_running_daemon(repo: Path, tmp_path: Path) -> N
         text = wait_until(scraped, what="completed plan in metrics")
         assert "plangate_reconcile_duration_seconds_count" in text
         assert "plangate_plans_started_total 1.0" in text
+        assert 'plangate_actions_total{outcome="succeeded"} 1.0' in text
+        assert 'plangate_plans_finished_total{status="completed"} 1.0' in text
         assert daemon.stop() == 0
 
 

@@ -88,3 +88,31 @@ def test_healthz_follows_the_reconcile_loop(base_url: str) -> None:
     metrics.observe_reconcile(0.01)
     assert httpx.get(f"{base_url}/healthz").status_code == 200
     assert httpx.get(f"{base_url}/nope").status_code == 404
+
+
+def test_engine_events_become_metrics_through_the_log_observer() -> None:
+    import io
+
+    from controller import logs
+
+    m = metrics.enable()
+    logs.configure(stream=io.StringIO(), level="info")
+    logs.add_observer(metrics.observe_event)
+    try:
+        log = logs.get_logger()
+        log.debug("action_started", action=1)  # below the level: still counted
+        log.info("action_ended", action=1, status="failed", retry=True)
+        log.info("action_ended", action=1, status="succeeded", retry=False)
+        log.info("plan_run_ended", outcome="completed")
+        log.debug("git", op="fetch", ms=12.5)
+        text = m.exposition().decode()
+        assert sample(text, "plangate_actions_started_total") == 1
+        assert sample(text, 'plangate_actions_total{outcome="retried"}') == 1
+        assert sample(text, 'plangate_actions_total{outcome="succeeded"}') == 1
+        assert sample(text, 'plangate_plans_finished_total{status="completed"}') == 1
+        count = 'plangate_git_operation_duration_seconds_count{operation="fetch"}'
+        assert sample(text, count) == 1
+    finally:
+        logs.remove_observer(metrics.observe_event)
+        logs.configure()
+        metrics.disable()

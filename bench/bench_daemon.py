@@ -302,12 +302,13 @@ OBSERVER = """\
 import sys, time
 from watchdog.observers import Observer
 from watchdog.events import FileSystemEventHandler
+from controller.watcher import PLAN_EVENTS, REF_EVENTS
 repo = sys.argv[1]
 o = Observer()
 h = FileSystemEventHandler()
-o.schedule(h, repo + "/plans", recursive=True)
-o.schedule(h, repo + "/.git", recursive=False)
-o.schedule(h, repo + "/.git/refs", recursive=True)
+o.schedule(h, repo + "/plans", recursive=True, event_filter=PLAN_EVENTS)
+o.schedule(h, repo + "/.git", recursive=False, event_filter=REF_EVENTS)
+o.schedule(h, repo + "/.git/refs", recursive=True, event_filter=REF_EVENTS)
 o.start()
 print("ready", flush=True)
 while True:
@@ -317,7 +318,10 @@ while True:
 
 def bench_idle(daemon: Daemon, repo: Path, seconds: float) -> None:
     observer = subprocess.Popen(
-        [sys.executable, "-c", OBSERVER, str(repo)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", OBSERVER, str(repo)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
         assert observer.stdout is not None

@@ -95,6 +95,7 @@ class Wakeups:
     reasons: set[str] = field(default_factory=set)
     later: set[str] = field(default_factory=set)
     later_deadline: float | None = None
+    closed: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -111,6 +112,8 @@ class Wakeups:
         self.poke()
 
     def poke(self) -> None:
+        if self.closed:
+            return
         # A full pipe means the loop is awake anyway.
         with contextlib.suppress(BlockingIOError):
             os.write(self.write_fd, b".")
@@ -138,6 +141,7 @@ class Wakeups:
         return taken
 
     def close(self) -> None:
+        self.closed = True
         os.close(self.read_fd)
         os.close(self.write_fd)
 
@@ -159,6 +163,7 @@ class Daemon:
         self.wakeups = Wakeups()
         self._signals: list[int] = []
         self._stopping = threading.Event()
+        self._stop_requested = False
         self._pool: ThreadPoolExecutor | None = None
         self._inflight: dict[str, Future[None]] = {}
         self._inflight_lock = threading.Lock()
@@ -223,7 +228,8 @@ class Daemon:
             self.controller.close()
         metrics.set_plans_source(None)
         log.info("daemon.stopped")
-        self.wakeups.close()
+        # The self-pipe stays open: a late signal or worker may still poke it, and a closed
+        # descriptor number could by then belong to another file.
 
     # --- signals --------------------------------------------------------------------------
 
@@ -240,22 +246,27 @@ class Daemon:
             os._exit(128 + signum)
         self._signals.append(signum)
         if signum != signal.SIGHUP:
-            self._stopping.set()
+            # A plain assignment: Event.set() could wait for a lock this thread holds.
+            self._stop_requested = True
         self.wakeups.poke()
 
     def request_stop(self) -> None:
         """Stop as SIGTERM would (for embedding and tests)."""
         self._signals.append(signal.SIGTERM)
-        self._stopping.set()
+        self._stop_requested = True
         self.wakeups.poke()
+
+    def stop_requested(self) -> bool:
+        """What running plans poll between actions."""
+        return self._stop_requested or self._stopping.is_set()
 
     # --- the loop ---------------------------------------------------------------------------
 
     def _loop(self) -> None:
         timers = self._timers()
-        while not self._stopping.is_set():
+        while not self.stop_requested():
             self.wakeups.wait(timers.next())
-            if self._stopping.is_set():
+            if self.stop_requested():
                 break
             if signal.SIGHUP in self._signals:
                 self._signals.remove(signal.SIGHUP)
@@ -318,7 +329,7 @@ class Daemon:
     # --- running plans ------------------------------------------------------------------------
 
     def _submit(self, job: Job) -> None:
-        if self._stopping.is_set() or self._pool is None:
+        if self.stop_requested() or self._pool is None:
             return
         with self._inflight_lock:
             if job.plan_id in self._inflight:
@@ -330,11 +341,11 @@ class Daemon:
         assert self.controller is not None
         with logs.plan_context(job.plan_id, job.plan_hash):
             try:
-                if self._stopping.is_set():
+                if self.stop_requested():
                     return
                 log.info("plan.starting", approved_by=job.approval.get("by"), resume=job.resume)
                 metrics.plan_started(_approval_latency(job.approval))
-                self.controller.execute(job, self._stopping.is_set)
+                self.controller.execute(job, self.stop_requested)
             except PlangateError as exc:
                 log.error("plan.execute_failed", code=exc.code, error=str(exc))
             except Exception:

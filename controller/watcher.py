@@ -14,8 +14,11 @@ Two kinds of watch, both through watchdog (inotify on Linux, no periodic wake-up
   it, so ``git commit``, ``merge``, ``pull``, ``update-ref`` and a push into the repo are all
   seen the moment they complete; the lock files themselves are ignored.
 
-Every report is a call of ``on_change(reason)``; the daemon coalesces them into one
-reconcile pass, so reporting the same change twice costs one cheap pass at most.
+Only change events are subscribed (close-after-write, create, modify, move, delete): the
+controller reads every plan in a pass, and open/read events for 10,000 plans would overflow
+the kernel's event queue. Every report is a call of ``on_change(reason)``; the daemon
+coalesces them into one reconcile pass, so reporting the same change twice costs one cheap
+pass at most.
 """
 
 from __future__ import annotations
@@ -47,6 +50,26 @@ from controller.plans import PLAN_FILES
 log = get_logger("plangate.watcher")
 
 OnChange = Callable[[str], None]
+
+# Only what signals a change. Opens and reads must not reach the queue: the controller reads
+# every PLAN.yml in a pass, and with 10,000 plans those events alone overflow inotify's queue.
+PLAN_EVENTS: list[type[FileSystemEvent]] = [
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+REF_EVENTS: list[type[FileSystemEvent]] = [
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirCreatedEvent,
+]
 
 
 class Debouncer:
@@ -188,9 +211,13 @@ class RepoWatcher:
         roots = git_dirs(self.repo)
         refs_handler = _RefsHandler(self, roots)
         for root in roots:
-            self._observer.schedule(refs_handler, str(root), recursive=False)
+            self._observer.schedule(
+                refs_handler, str(root), recursive=False, event_filter=REF_EVENTS
+            )
             if (root / "refs").is_dir():
-                self._observer.schedule(refs_handler, str(root / "refs"), recursive=True)
+                self._observer.schedule(
+                    refs_handler, str(root / "refs"), recursive=True, event_filter=REF_EVENTS
+                )
         self.rearm()
         self._observer.start()
         log.info("watch.started", repo=str(self.repo), plans=str(self.plans_path))
@@ -205,7 +232,7 @@ class RepoWatcher:
                     self._observer.unschedule(self._plans_watch)
                 recursive = target == self.plans_path
                 self._plans_watch = self._observer.schedule(
-                    _PlansHandler(self), str(target), recursive=recursive
+                    _PlansHandler(self), str(target), recursive=recursive, event_filter=PLAN_EVENTS
                 )
                 self.waiting_for_plans_dir = not recursive
                 if recursive:

@@ -39,6 +39,9 @@ PathPart = str | int
 Path_ = tuple[PathPart, ...]
 STR_TAG = "tag:yaml.org,2002:str"
 MERGE_TAG = "tag:yaml.org,2002:merge"
+#: Deepest nesting of mappings/lists accepted. Real plans stay far below; a deeper file is
+#: refused while parsing, before paths grow quadratically or any recursive step overflows.
+MAX_DEPTH = 100
 
 
 def _loader() -> YAML:
@@ -139,6 +142,8 @@ def _build(text: str, source: str) -> YamlDoc:
             _place(doc, stack, _scalar(event, source), event, source, is_scalar=True)
         elif isinstance(event, MappingStartEvent | SequenceStartEvent):
             _check_node(event, source)
+            if len(stack) >= MAX_DEPTH:
+                _refuse(event, source, f"nested deeper than {MAX_DEPTH} levels")
             container: Any = {} if isinstance(event, MappingStartEvent) else []
             path = _place(doc, stack, container, event, source, is_scalar=False)
             stack.append(_Frame(container, path, event))

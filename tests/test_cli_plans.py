@@ -70,7 +70,15 @@ def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "content", [b"\xff\xfe\x00garbage", b"", b"- a list\n", b"plan: {{{\n", b"\x00" * 10]
+    "content",
+    [
+        b"\xff\xfe\x00garbage",
+        b"",
+        b"- a list\n",
+        b"plan: {{{\n",
+        b"\x00" * 10,
+        b"x: " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+    ],
 )
 def test_garbage_never_tracebacks(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "PLAN.yml"

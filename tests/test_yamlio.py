@@ -62,3 +62,19 @@ def test_unicode_columns_are_characters() -> None:
     text = 'plan:\n  name: "héllo wörld ✓"\n  status: draft  # ü\n'
     out = yamlio.set_scalar(yamlio.read_yaml(text), ("plan", "status"), "pending_approval")
     assert out == text.replace("draft", "pending_approval")
+
+
+@pytest.mark.parametrize("depth", [yamlio.MAX_DEPTH, 100_000])
+def test_deep_nesting_is_refused_while_parsing(depth: int) -> None:
+    # 100k nested lists once grew paths quadratically (OOM) or hit RecursionError later
+    with pytest.raises(YamlParseError, match="nested deeper than"):
+        yamlio.read_yaml("x: " + "[" * depth + "]" * depth + "\n")
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    depth = yamlio.MAX_DEPTH - 1  # plus the top-level mapping
+    doc = yamlio.read_yaml("x: " + "[" * depth + "]" * depth + "\n")
+    value, levels = doc.data["x"], 0
+    while value:
+        value, levels = value[0], levels + 1
+    assert levels == depth - 1

@@ -300,7 +300,8 @@ def set_block(doc: YamlDoc, key: str, value: Any) -> str:
     if not is_block_mapping(doc):
         raise YamlParseError("the top level of the file must be a block mapping to be edited")
     lines = doc.text.splitlines(keepends=True)
-    new = [] if value is None else dump({key: value}).splitlines(keepends=True)
+    eol = _line_ending(doc.text)
+    new = [] if value is None else dump({key: value}).replace("\n", eol).splitlines(keepends=True)
     for name, first, last in _entries(doc):
         if name == key:
             return "".join(lines[:first] + new + lines[last + 1 :])
@@ -309,8 +310,14 @@ def set_block(doc: YamlDoc, key: str, value: Any) -> str:
     *_, (_, _, end) = _entries(doc)
     head = lines[: end + 1]
     if head and not head[-1].endswith("\n"):
-        head[-1] += "\n"
+        head[-1] += eol
     return "".join(head + new + lines[end + 1 :])
+
+
+def _line_ending(text: str) -> str:
+    """The file's line ending (CRLF if its first line has one), for lines the controller adds."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def set_blocks(text: str, blocks: dict[str, Any], source: str = "<string>") -> str:
@@ -359,5 +366,5 @@ def _insert_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
     line = doc.key_lines[first]
     lines = doc.text.splitlines(keepends=True)
     indent = lines[line][: len(lines[line]) - len(lines[line].lstrip(" "))]
-    lines.insert(line, f"{indent}{path[-1]}: {value}\n")
+    lines.insert(line, f"{indent}{path[-1]}: {value}{_line_ending(doc.text)}")
     return "".join(lines)

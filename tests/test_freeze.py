@@ -139,3 +139,20 @@ def test_cli_freeze_leaves_invalid_file_untouched(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "E_SCHEMA_INVALID" in result.stderr and "Traceback" not in result.stderr
     assert path.read_text() == bad
+
+
+def test_cli_freeze_of_crlf_file_keeps_crlf_bytes_and_writes_crlf(tmp_path: Path) -> None:
+    crlf = ("\ufeff" + BASE_TEXT.replace("${", "$<")).replace("\n", "\r\n").encode("utf-8")
+    path = write_plan(tmp_path)
+    path.write_bytes(crlf)
+    result = run_cli("freeze", str(path))
+    assert result.returncode == 0, result.stderr
+    written = path.read_bytes()
+    assert written.startswith(crlf)  # BOM and every author byte kept
+    added = written[len(crlf) :]
+    assert added.startswith(b"frozen:\r\n") and added.count(b"\n") == added.count(b"\r\n") == 3
+    assert run_cli("freeze", "--check", str(path)).returncode == 0
+    path.write_bytes(written.replace(b"limit: 10", b"limit: 11"))
+    assert run_cli("freeze", str(path)).returncode == 0  # refreeze replaces the block in place
+    again = path.read_bytes()
+    assert again.count(b"\n") == again.count(b"\r\n") and again.count(b"frozen:") == 1

@@ -110,10 +110,11 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
+        data = _read_bounded(path, max_bytes)
+        if len(data) > max_bytes:
+            size = max(path.stat().st_size, len(data))
             return LoadedPlan(path, "", problems=[_too_large(size, max_bytes)])
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
     except IsADirectoryError:
@@ -124,8 +125,18 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
         problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
         return LoadedPlan(path, "", problems=[problem])
     except OSError as exc:
-        raise PlangateError(f"{path}: {exc.strerror}") from None
+        raise UsageError(f"{path}: {exc.strerror}", remedy="give a readable PLAN.yml") from None
     return parse_text(text, path, config)
+
+
+def _read_bounded(path: Path, max_bytes: int) -> bytes:
+    """At most ``max_bytes + 1`` bytes of a regular file (a FIFO or device would never end)."""
+    if path.is_dir():
+        raise IsADirectoryError(path)
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{path}: not a regular file", remedy="give a PLAN.yml file")
+    with path.open("rb") as handle:
+        return handle.read(max_bytes + 1)
 
 
 def _too_large(size: int, limit: int) -> Problem:

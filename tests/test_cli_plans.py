@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -141,3 +142,24 @@ def test_init_creates_a_ready_plans_repo(tmp_path: Path) -> None:
     assert run_cli("validate", "plans/hello", cwd=target).returncode == 0
     again = run_cli("init", str(target))
     assert again.returncode == 2 and "E_USAGE" in again.stderr
+
+
+def test_special_files_are_usage_errors_not_hangs(tmp_path: Path) -> None:
+    fifo = tmp_path / "PLAN.yml"
+    os.mkfifo(fifo)
+    for target in (fifo, Path("/dev/zero")):  # once: blocked forever / read until OOM
+        for command in ("validate", "hash", "freeze", "show"):
+            result = run_cli(command, str(target), timeout=30)
+            assert result.returncode == 2, (command, result.stderr)
+            assert "E_USAGE" in result.stderr and "not a regular file" in result.stderr
+
+
+def test_freeze_writes_through_a_symlinked_plan(tmp_path: Path) -> None:
+    real = write_plan(tmp_path, name="real")
+    folder = tmp_path / "plans" / "linked"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").symlink_to(real)
+    result = run_cli("freeze", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert (folder / "PLAN.yml").is_symlink()  # was replaced by a regular file
+    assert real.read_text().startswith(BASE_TEXT) and "frozen:" in real.read_text()

@@ -27,7 +27,7 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
             print(f"{path}: {state}; run `plangate freeze {path}`")
             exit_code = 1
         elif outcome.changed:
-            write_atomic(path, outcome.text)
+            write_atomic(path.resolve(), outcome.text)  # a symlinked plan stays a symlink
             print(f"{path}: frozen {outcome.hash}")
         else:
             print(f"{path}: frozen {outcome.hash} (unchanged)")

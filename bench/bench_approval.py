@@ -76,9 +76,14 @@ class Stream:
         self.parts.append(b"".join(body) + b"\n")
 
 
+_HASHES: dict[int, str] = {}
+
+
 def frozen(n: int, status: str, extra: str = "") -> str:
     text = PLAN.format(n=n, status=status)
-    digest = hashing.plan_hash(yamlio.read_yaml(text).data)
+    if n not in _HASHES:  # the status is not hashed: one parse per plan
+        _HASHES[n] = hashing.plan_hash(yamlio.read_yaml(text).data)
+    digest = _HASHES[n]
     return text + f"frozen:\n  hash: {digest}\n  at: '2026-01-01T00:00:00Z'\n" + extra
 
 
@@ -149,6 +154,7 @@ def approve(repo: Path, n: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--prebuilt", type=Path, help="copy this repo instead of building one")
     args = parser.parse_args()
     commits, plan_count, rounds = (5_000, 1_000, 5) if args.quick else (50_000, 10_000, 15)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
@@ -157,7 +163,10 @@ def main() -> None:
     try:
         repo = root / "repo"
         start = time.perf_counter()
-        build(repo, commits, plan_count, pending=rounds + 1)
+        if args.prebuilt:
+            shutil.copytree(args.prebuilt, repo, symlinks=True)
+        else:
+            build(repo, commits, plan_count, pending=rounds + 1)
         count = subprocess.run(
             ["git", "rev-list", "--count", "main"],
             cwd=repo,
@@ -165,7 +174,10 @@ def main() -> None:
             text=True,
             check=True,
         ).stdout.strip()
-        print(f"built {count} commits, {plan_count} plans in {time.perf_counter() - start:.1f} s")
+        print(
+            f"built {count} commits, {plan_count} plans in {time.perf_counter() - start:.1f} s",
+            flush=True,
+        )
         config = config_from_data(
             {
                 "repo": str(repo),

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
-from git.objects.fun import tree_entries_from_data, tree_to_stream
 from gitdb import IStream
 
 from controller.errors import GitError
@@ -154,6 +153,7 @@ class GitRepo:
         self.git_dir = Path(self._repo.git_dir)
         self.bare = self._repo.bare
         self._lock = threading.RLock()
+        self._trees: dict[str, dict[str, tuple[str, int]]] = {}
 
     def close(self) -> None:
         self._repo.close()
@@ -331,9 +331,16 @@ class GitRepo:
         return first[5:].decode() if first.startswith(b"tree ") else None
 
     def _tree_entries(self, tree: str) -> dict[str, tuple[str, int]]:
-        with self._lock:
-            data = bytes(self._repo.odb.stream(bytes.fromhex(tree)).read())
-        return {name: (binsha.hex(), mode) for binsha, mode, name in tree_entries_from_data(data)}
+        """name -> (sha, mode) of a tree; trees are immutable, so parsed ones are cached."""
+        cached = self._trees.get(tree)
+        if cached is None:
+            with self._lock:
+                data = bytes(self._repo.odb.stream(bytes.fromhex(tree)).read())
+            cached = parse_tree(data)
+            if len(self._trees) > 256:
+                self._trees.clear()
+            self._trees[tree] = cached
+        return dict(cached)
 
     def ls_files(self, commit: str, paths: Sequence[str]) -> list[tuple[str, str]]:
         """(path, blob) of every file under ``paths`` in ``commit``."""
@@ -382,15 +389,9 @@ class GitRepo:
         return entries
 
     def _write_tree(self, entries: dict[str, tuple[str, int]]) -> str:
-        def order(name: str) -> str:
-            return name + "/" if entries[name][1] == _TREE_MODE else name
-
-        rows = [
-            (bytes.fromhex(entries[n][0]), entries[n][1], n) for n in sorted(entries, key=order)
-        ]
-        buffer = io.BytesIO()
-        tree_to_stream(rows, buffer.write)
-        return self._store(b"tree", buffer.getvalue())
+        sha = self._store(b"tree", serialize_tree(entries))
+        self._trees[sha] = dict(entries)
+        return sha
 
     def commit_files(
         self,
@@ -554,6 +555,33 @@ class GitRepo:
         if any(marker in text for marker in lost):
             return False
         raise git_failure(("push", remote, branch), text)
+
+
+def parse_tree(data: bytes) -> dict[str, tuple[str, int]]:
+    """A raw tree object: ``<octal mode> <name>\\0<20-byte sha>`` repeated."""
+    entries: dict[str, tuple[str, int]] = {}
+    pos, end = 0, len(data)
+    while pos < end:
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+        entries[name] = (data[nul + 1 : nul + 21].hex(), int(data[pos:space], 8))
+        pos = nul + 21
+    return entries
+
+
+def serialize_tree(entries: Mapping[str, tuple[str, int]]) -> bytes:
+    """The raw tree object, entries in git's order (a folder sorts as ``name/``)."""
+
+    def order(name: str) -> bytes:
+        raw = name.encode("utf-8", "surrogateescape")
+        return raw + b"/" if entries[name][1] == _TREE_MODE else raw
+
+    return b"".join(
+        b"%o %s\0%s"
+        % (entries[n][1], n.encode("utf-8", "surrogateescape"), bytes.fromhex(entries[n][0]))
+        for n in sorted(entries, key=order)
+    )
 
 
 def git_failure(args: Sequence[str], stderr: str) -> GitError:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -40,7 +41,8 @@ from controller.plans import PLAN_FILES
 INDEX_VERSION = "1"
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
-PREFETCH_COMMITS = 5000
+PREFETCH_COMMITS = 20_000
+PARALLEL_MIN = 4000
 _OWNED_BLOCKS = ("approval", "execution")
 
 
@@ -159,6 +161,8 @@ class HistoryIndex:
         }
         self._dirty: set[str] = set()
         self._facts: dict[str, BlobFacts] = {}
+        #: How many times a rewritten history forced a rebuild (callers drop their caches).
+        self.rebuilds = 0
 
     # --- persistence ------------------------------------------------------------------
 
@@ -224,8 +228,9 @@ class HistoryIndex:
         last = self.meta("last_commit")
         if last == head:
             return 0
-        if last and (repo.rev(last) is None or not repo.is_ancestor(last, head)):
+        if last and not repo.is_ancestor(last, head):  # also False when `last` is gone
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
+            self.rebuilds += 1
             last = None
         count = 0
         batch: list[CommitRecord] = []
@@ -255,8 +260,9 @@ class HistoryIndex:
             for blob in (change.old_blob, change.new_blob)
             if blob is not None and blob not in self._facts
         }
-        for blob, data in repo.blobs(sorted(wanted)).items():
-            self._facts[blob] = facts_of(data)
+        found = repo.blobs(sorted(wanted))
+        for blob, facts in zip(found, _all_facts(list(found.values())), strict=True):
+            self._facts[blob] = facts
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
@@ -457,6 +463,43 @@ class HistoryIndex:
                 yield state
 
 
+def _all_facts(blobs: list[bytes]) -> list[BlobFacts]:
+    """Facts of many plan versions; a cold scan of a big history parses them in parallel
+    child processes (``python -m controller.history``, fed marshalled blobs on stdin)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if len(blobs) < PARALLEL_MIN or workers < 2:
+        return [facts_of(b) for b in blobs]
+    import marshal
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    size = -(-len(blobs) // workers)
+    chunks = [blobs[i : i + size] for i in range(0, len(blobs), size)]
+
+    def run(chunk: list[bytes]) -> list[BlobFacts]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "controller.history"],
+            input=marshal.dumps(chunk),
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            return [facts_of(b) for b in chunk]
+        return [BlobFacts(*row) for row in marshal.loads(proc.stdout)]
+
+    with ThreadPoolExecutor(len(chunks)) as pool:
+        return [facts for part in pool.map(run, chunks) for facts in part]
+
+
+def _facts_worker() -> None:
+    import marshal
+    import sys
+
+    rows = [tuple(asdict(facts_of(b)).values()) for b in marshal.loads(sys.stdin.buffer.read())]
+    sys.stdout.buffer.write(marshal.dumps(rows))
+
+
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
 
 
@@ -520,3 +563,7 @@ def changed_plan_ids(records: Iterable[CommitRecord], plans_dir: str) -> set[str
         for c in r.changes
         if (pid := plan_id_of(c.path, plans_dir)) is not None
     }
+
+
+if __name__ == "__main__":
+    _facts_worker()

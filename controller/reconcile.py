@@ -24,6 +24,7 @@ must write are never touched: the plan waits, and ``status`` says why.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -105,6 +106,9 @@ class Controller:
         self._branch: str | None = None
         self._head = ""
         self._instance: str | None = None
+        self._on_branch: set[str] = set()
+        self._seen_rebuilds = 0
+        self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
         self.last_error: str | None = None
         self.log = _log()
 
@@ -203,14 +207,14 @@ class Controller:
     def _pass(self) -> list[Job]:
         self._head = self._sync()
         self.index.scan(self.repo, self._head)
-        modified, untracked = self._worktree_state()
+        untracked = self._untracked_plans()
         jobs: list[Job] = []
         for state in list(self.index.pending()):
             if state.plan_id in self._running:
                 if state.abort_requested:
                     self._abort.add(state.plan_id)
                 continue
-            job = self._act(state, modified)
+            job = self._act(state)
             if job is not None:
                 jobs.append(job)
         for path in sorted(untracked):
@@ -234,21 +238,18 @@ class Controller:
         self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
         return remote_head
 
-    def _worktree_state(self) -> tuple[set[str], set[str]]:
-        if self.config.remote is not None:
-            return set(), set()
-        modified, untracked = self.repo.worktree_changes([self.config.plans_dir])
-        plan_files = {p for p in untracked if PurePosixPath(p).name in plans.PLAN_FILES}
-        return modified, {p for p in plan_files if p not in self._adopted_ids()}
-
-    def _adopted_ids(self) -> set[str]:
-        return {s.file for s in self.index.plans.values()}
+    def _untracked_plans(self) -> set[str]:
+        """Local mode: PLAN.yml files in the working tree that the branch does not hold."""
+        if self.config.remote is None:
+            tracked = {s.file.rpartition("/")[0] for s in self.index.plans.values()}
+            return self._scanner.scan(tracked)
+        return set()
 
     # --- deciding -----------------------------------------------------------------------
 
-    def _act(self, state: PlanState, modified: set[str]) -> Job | None:
+    def _act(self, state: PlanState) -> Job | None:
         try:
-            if state.file in modified:
+            if self.config.remote is None:
                 self._check_uncommitted(state, self._head)
             self._waiting.pop(state.plan_id, None)
             if state.request is not None:
@@ -461,12 +462,7 @@ class Controller:
         data = self.index.jobs().get(state.plan_id)
         if not data or (data.get("paused_gate") is not None and state.status != "executing"):
             return None
-        start = data.get("start")
-        if (
-            not start
-            or self.repo.rev(start) is None
-            or not self.repo.is_ancestor(start, self._head or self.head())
-        ):
+        if not self._published(data.get("start"), self._head or self.head()):
             self.index.set_job(state.plan_id, None)  # never published: another controller won
             return None
         plan_file = self._plan_path(state)
@@ -480,6 +476,20 @@ class Controller:
             data.get("gate_approved"),
             bool(data.get("resume")),
         )
+
+    def _published(self, start: str | None, head: str) -> bool:
+        """Is our start commit on the branch? (Cached: the branch only grows, unless it was
+        rewritten, which rebuilds the index and drops the cache.)"""
+        if self._seen_rebuilds != self.index.rebuilds:
+            self._on_branch.clear()
+            self._seen_rebuilds = self.index.rebuilds
+        if not start:
+            return False
+        if start not in self._on_branch:
+            if not self.repo.is_ancestor(start, head):
+                return False
+            self._on_branch.add(start)
+        return True
 
     # --- committing ---------------------------------------------------------------------
 
@@ -759,3 +769,54 @@ def _mark_invalid(loaded: plans.LoadedPlan) -> str:
     errors = [{"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems]
     text = _set_status(loaded.text, "invalid")
     return yamlio.set_block(yamlio.read_yaml(text, "PLAN.yml"), "validation", {"errors": errors})
+
+
+class UntrackedScanner:
+    """Finds PLAN.yml files the branch does not hold without walking every plan folder.
+
+    ``git status`` over 10,000 plan folders costs more than the whole approval budget, so
+    only folders that are not plan folders (``plans/`` itself, grouping folders, new
+    folders) are watched, and one is listed again only when its mtime changed: creating a
+    folder or a file changes its parent's mtime.
+    """
+
+    def __init__(self, repo: Path, plans_dir: str) -> None:
+        self.repo = repo
+        self.root = plans_dir.strip("/") or "."
+        self.mtimes: dict[str, int] = {}
+        self.found: set[str] = set()
+        self._children: dict[str, list[str]] = {}
+
+    def scan(self, tracked_dirs: set[str]) -> set[str]:
+        pending = [self.root]
+        seen: set[str] = set()
+        while pending:
+            folder = pending.pop()
+            seen.add(folder)
+            try:
+                mtime = (self.repo / folder).stat().st_mtime_ns
+            except OSError:
+                continue
+            if self.mtimes.get(folder) == mtime:
+                pending += [d for d in self._children.get(folder, ()) if d not in tracked_dirs]
+                continue
+            self.mtimes[folder] = mtime
+            pending += self._list(folder, tracked_dirs)
+        self.mtimes = {k: v for k, v in self.mtimes.items() if k in seen}
+        self.found = {f for f in self.found if (self.repo / f).is_file()}
+        return {f for f in self.found if str(PurePosixPath(f).parent) not in tracked_dirs}
+
+    def _list(self, folder: str, tracked_dirs: set[str]) -> list[str]:
+        subdirs: list[str] = []
+        try:
+            entries = list(os.scandir(self.repo / folder))
+        except OSError:
+            return subdirs
+        for entry in entries:
+            rel = f"{folder}/{entry.name}" if folder != "." else entry.name
+            if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                subdirs.append(rel)
+            elif entry.name in plans.PLAN_FILES and folder not in tracked_dirs:
+                self.found.add(rel)
+        self._children[folder] = subdirs
+        return [d for d in subdirs if d not in tracked_dirs]

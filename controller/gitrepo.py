@@ -92,7 +92,7 @@ class Signature:
     message: str
 
 
-def _parse_trailers(text: str) -> dict[str, str]:
+def parse_trailers(text: str) -> dict[str, str]:
     trailers: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -111,7 +111,7 @@ def _parse_header(header: str) -> CommitRecord:
         author_time=int(at),
         commit_time=int(ct),
         subject=subject,
-        trailers=_parse_trailers(trailers),
+        trailers=parse_trailers(trailers),
     )
 
 
@@ -555,6 +555,13 @@ class GitRepo:
         if any(marker in text for marker in lost):
             return False
         raise git_failure(("push", remote, branch), text)
+
+
+def blob_id(data: bytes) -> str:
+    """The object id git gives ``data`` as a blob (SHA-1 repositories)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def parse_tree(data: bytes) -> dict[str, tuple[str, int]]:

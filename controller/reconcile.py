@@ -36,7 +36,14 @@ from typing import Any
 
 from controller import approvals, plans, yamlio
 from controller.errors import GitError, PlangateError
-from controller.gitrepo import GitRepo, Person
+from controller.gitrepo import (
+    CommitRecord,
+    FileChange,
+    GitRepo,
+    Person,
+    blob_id,
+    parse_trailers,
+)
 from controller.history import LOG_NAME, HistoryIndex, PlanState, build_request
 from controller.settings import Config
 from controller.statedir import StateDir
@@ -583,9 +590,38 @@ class Controller:
         elif not self.repo.push(REMOTE, self.branch):
             self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
             raise _Moved
-        self.index.scan(self.repo, sha)
+        self._index_own_commit(sha, head, files, message)
         self._head = sha
         return sha
+
+    def _index_own_commit(
+        self, sha: str, parent: str, files: dict[str, bytes | None], message: str
+    ) -> None:
+        """Apply our own commit to the index without asking git what we just did."""
+        if self.index.meta("last_commit") != parent:
+            self.index.scan(self.repo, sha)
+            return
+        now = int(time.time())
+        changes = [
+            FileChange(
+                path, self.repo.blob_sha(parent, path), None if data is None else blob_id(data)
+            )
+            for path, data in files.items()
+        ]
+        subject, _, rest = message.partition("\n")
+        record = CommitRecord(
+            sha,
+            (parent,),
+            self.identity,
+            self.identity,
+            now,
+            now,
+            subject,
+            parse_trailers(rest),
+            changes,
+        )
+        self.index.apply(self.repo, record)
+        self.index.save(sha)
 
     # --- executing ----------------------------------------------------------------------
 

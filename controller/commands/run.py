@@ -16,8 +16,10 @@ def run(*, config_path: str | None, once: bool) -> int:
         from controller.daemon import serve
 
         return int(serve(config))
+    from controller import logs
     from controller.reconcile import Controller
 
+    logs.configure()  # stderr: JSON lines unless it is a terminal
     controller = Controller(config)
     try:
         return controller.run_once()

@@ -83,21 +83,28 @@ class YamlDoc:
     spans: dict[Path_, Span] = field(default_factory=dict)
     key_lines: dict[Path_, int] = field(default_factory=dict)
     top_keys: list[str] = field(default_factory=list)
+    _by_text: dict[tuple[str, ...], int] | None = field(default=None, repr=False, compare=False)
 
     def line_of(self, path: Sequence[PathPart]) -> int | None:
         """1-based line of the value at ``path`` (its key's line), or of its nearest parent."""
         parts = tuple(path)
-        by_text = {tuple(map(str, k)): v for k, v in self.key_lines.items()}
         while True:
             if parts in self.key_lines:
                 return self.key_lines[parts] + 1
             if parts in self.spans:
                 return self.spans[parts].line + 1
+            by_text = self._key_lines_by_text()
             if tuple(map(str, parts)) in by_text:  # a non-string key, named as text
                 return by_text[tuple(map(str, parts))] + 1
             if not parts:
                 return None
             parts = parts[:-1]
+
+    def _key_lines_by_text(self) -> dict[tuple[str, ...], int]:
+        # built once: rebuilding it per problem made a plan with 10k errors take hours
+        if self._by_text is None:
+            self._by_text = {tuple(map(str, k)): v for k, v in self.key_lines.items()}
+        return self._by_text
 
 
 class _Frame:

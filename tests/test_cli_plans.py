@@ -163,3 +163,18 @@ def test_freeze_writes_through_a_symlinked_plan(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (folder / "PLAN.yml").is_symlink()  # was replaced by a regular file
     assert real.read_text().startswith(BASE_TEXT) and "frozen:" in real.read_text()
+
+
+def test_plan_with_thousands_of_problems_reports_them_all(tmp_path: Path) -> None:
+    # finding each problem's line once rebuilt an index of the whole file: hours for 10k
+    count = 5000
+    actions = "".join(
+        f"  - {{id: {i}, tool: nope, why: w, params: {{}}}}\n" for i in range(1, count + 1)
+    )
+    path = write_plan(tmp_path, BASE_TEXT.split("actions:\n")[0] + "actions:\n" + actions)
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"limits: {{max_actions: {count}}}\ntools: {{echo: {{kind: echo}}}}\n")
+    result = run_cli("--config", str(config), "validate", "--json", str(path), timeout=60)
+    (record,) = (json.loads(line) for line in result.stdout.splitlines())
+    assert len(record["errors"]) == 2 * count  # not declared, and not in the catalog
+    assert record["errors"][-1]["line"] == BASE_TEXT.split("actions:\n")[0].count("\n") + count + 1

@@ -214,11 +214,29 @@ def check_document(
     from controller.schema import parse_document
 
     problems += _version(data)
-    model, errors = parse_document(refs.convert_legacy_tree(data))
+    model, errors = parse_document(convert_legacy_params(data))
     problems += [_schema_problem(e) for e in errors]
     if model is not None:
         problems += check_rules(model, config)
     return model, problems
+
+
+def convert_legacy_params(data: dict[str, Any]) -> dict[str, Any]:
+    """The document with legacy ``${...}`` references converted in action params only.
+
+    References mean something only in params; elsewhere (inputs, names, why) ``${...}`` is
+    the author's text and must reach tools exactly as frozen.
+    """
+    actions = data.get("actions")
+    if not isinstance(actions, list):
+        return data
+    converted = [
+        {**a, "params": refs.convert_legacy_tree(a["params"])}
+        if isinstance(a, dict) and "params" in a
+        else a
+        for a in actions
+    ]
+    return {**data, "actions": converted}
 
 
 def non_json_problems(data: Any) -> list[Problem]:

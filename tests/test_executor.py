@@ -291,3 +291,14 @@ def test_log_has_a_section_per_action(tmp_path: Path) -> None:
     assert "| Approved by | alice@example.com |" in log
     assert "## Action 1: say" in log and "## Action 2: say" in log
     assert '"msg": "hi"' in log and "**Why:** step 1" in log
+
+
+def test_dollar_brace_text_outside_params_reaches_the_tool_as_frozen(tmp_path: Path) -> None:
+    # legacy ${...} conversion once applied to inputs too: the tool got text nobody approved
+    actions = [{"id": 1, "tool": "say", "params": {"cmd": "$<inputs.tmpl>", "old": "${plan.name}"}}]
+    inputs = {"tmpl": "echo ${plan.name} ${inputs.x}"}
+    config, plan_file = make_plan(tmp_path, actions, ECHO, inputs=inputs)
+    assert "old: $<plan.name>" in plan_file.read_text()  # params: converted when frozen
+    assert run(Engine(config), plan_file).status == "completed"
+    (end,) = [r for r in journal_records(config, plan_file) if r["t"] == "end"]
+    assert end["result"] == {"cmd": "echo ${plan.name} ${inputs.x}", "old": "Demo plan"}

@@ -41,6 +41,6 @@ def _record(path: object, plan: object) -> dict[str, object]:
 
 
 def _has_legacy_refs(data: object) -> bool:
-    from controller import refs
+    from controller.plans import convert_legacy_params
 
-    return refs.convert_legacy_tree(data) != data
+    return isinstance(data, dict) and convert_legacy_params(data) != data

@@ -34,7 +34,7 @@ ROOTS = ("actions", "inputs", "plan", "approval", "secrets")
 PLAN_FIELDS = ("name", "task", "hash")
 APPROVAL_FIELDS = ("by", "at", "commit", "plan_hash")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_INT = re.compile(r"\d+")
+_INT = re.compile(r"[0-9]+")  # ASCII only: \d would also take "١" or "３"
 Segment = str | int
 
 
@@ -89,7 +89,7 @@ def _parse_ref(text: str, start: int) -> tuple[Ref, int]:
     i = m.end() if m else i
     action = None
     if root == "actions":
-        m = re.compile(r"\[(\d+)\]").match(text, i)
+        m = re.compile(r"\[([0-9]+)\]").match(text, i)
         if not m:
             raise _invalid(text, start, "write actions[N] with N an action id")
         action, i = int(m.group(1)), m.end()
@@ -327,7 +327,7 @@ def _lookup_secret(ref: Ref, ctx: Context) -> str:
 
 # --- legacy ${...} ----------------------------------------------------------------------
 
-_LEGACY = re.compile(r"\$\{((?:actions\[\d+\]|inputs|plan|approval)[^{}]*)\}")
+_LEGACY = re.compile(r"\$\{((?:actions\[[0-9]+\]|inputs|plan|approval)[^{}]*)\}")
 _LEGACY_RENAMES = {"approval.approved_by": "approval.by", "approval.approved_at": "approval.at"}
 
 

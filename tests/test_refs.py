@@ -36,6 +36,8 @@ def test_double_dollar_is_a_literal() -> None:
         "$<inputs.>",
         "$<inputs[-1]>",
         "$<inputs x>",
+        "$<actions[\u0661].outputs.x>",  # a digit a reviewer would not read as 1
+        "$<inputs.a[\uff13]>",
     ],
 )
 def test_bad_syntax_is_ref_invalid(text: str) -> None:

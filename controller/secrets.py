@@ -8,7 +8,9 @@ Every configured secret value is redacted, not only the ones a plan used: a tool
 secret it received some other way, and the controller's commit messages must be clean too.
 Redaction replaces each occurrence of a value with ``***`` in text and inside JSON data
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
-that a secret containing another is hidden whole. Empty values are ignored.
+that a secret containing another is hidden whole. Empty values are ignored. A value is also
+hidden as it appears escaped inside JSON text (a tool's raw stdout), and a stream cut at its
+size limit right inside a secret has that secret's start hidden too.
 """
 
 from __future__ import annotations
@@ -70,11 +72,20 @@ def _read_file(path: Path) -> dict[str, str]:
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
 
 
+#: How a tool notes that it cut a captured stream (see :func:`controller.tools.cut`).
+CUT_NOTE = "\n[plangate: output cut at "
+
+
+def _written_forms(value: str) -> set[str]:
+    """A value as a tool may print it: raw, and escaped inside a JSON string."""
+    return {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+
+
 class Redactor:
     """Replaces secret values with ``***`` in text and JSON data."""
 
     def __init__(self, values: Iterable[str]) -> None:
-        unique = {v for v in values if isinstance(v, str) and v}
+        unique = {f for v in values if isinstance(v, str) and v for f in _written_forms(v)}
         self._values = sorted(unique, key=len, reverse=True)
 
     def __bool__(self) -> bool:
@@ -84,6 +95,18 @@ class Redactor:
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
+        if CUT_NOTE in text:
+            text = self._cut_tail(text)
+        return text
+
+    def _cut_tail(self, text: str) -> str:
+        """Hide the start of a secret that a stream cut at its limit ended with."""
+        at = text.rfind(CUT_NOTE)
+        head = text[:at].rstrip("\ufffd")  # a character cut in half decodes as U+FFFD
+        for value in self._values:
+            for size in range(min(len(value) - 1, len(head)), 0, -1):
+                if head.endswith(value[:size]):
+                    return head[:-size] + MASK + text[at:]
         return text
 
     def data(self, value: Any) -> Any:

@@ -165,3 +165,40 @@ def test_redactor_hides_longest_first_and_inside_data() -> None:
         "***": ["***", 1, {"k": "z***"}]
     }
     assert Redactor(["12345"]).data({"n": 912345}) == {"n": "***"}
+
+
+def test_secret_printed_json_escaped_or_cut_at_the_limit_is_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = 'pä"ss\\wörd-42'  # json.dumps escapes every special character of it
+    monkeypatch.setenv("PLANGATE_SECRET_TOKEN", secret)
+    dump = "import sys,json; d=json.load(sys.stdin); print(json.dumps({'t': d['t']}), end='')"
+    pad = "import sys,json; d=json.load(sys.stdin); sys.stdout.write('A'*995 + d['t'])"
+    tools = {
+        "dump": {"kind": "exec", "argv": [PY, "-c", dump]},
+        "pad": {"kind": "exec", "argv": [PY, "-c", pad]},  # cut at 1000 bytes: 'pä"s' kept
+    }
+    actions = [
+        {"id": 1, "tool": "dump", "params": {"t": "$<secrets.TOKEN>"}},
+        {"id": 2, "tool": "pad", "params": {"t": "$<secrets.TOKEN>"}},
+    ]
+    limits = {"limits": {"max_actions": 10, "max_result_bytes": 1000}}
+    config, plan_file = make_plan(tmp_path, actions, tools, extra_config=limits)
+    assert run(Engine(config), plan_file).status == "completed"
+    ends = [r for r in journal_records(config, plan_file) if r["t"] == "end"]
+    assert ends[0]["result"]["stdout"] == '{"t": "***"}'
+    assert ends[1]["result"]["stdout"].startswith("A" * 995 + "***\n[plangate: output cut at")
+    log = (plan_file.parent / "EXECUTION_LOG.md").read_text()
+    assert "u00e4" not in log and 'pä\\"s' not in log and "***" in log
+
+
+def test_redactor_hides_escaped_forms_and_a_cut_secret_start() -> None:
+    redactor = Redactor(["s3cr\u00e9t"])
+    assert redactor.text('{"k": "s3cr\\u00e9t"}') == '{"k": "***"}'
+    assert redactor.text("xxs3c\n[plangate: output cut at 5 bytes; 9 more]") == (
+        "xx***\n[plangate: output cut at 5 bytes; 9 more]"
+    )
+    assert redactor.text("xxs3cr\ufffd\n[plangate: output cut at 7 bytes; 1 more]").startswith(
+        "xx***\n"
+    )
+    assert redactor.text("no cut s3c") == "no cut s3c"

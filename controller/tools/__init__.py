@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.errors import ParamsInvalid, ToolFailed, ToolUnknown
+from controller.secrets import CUT_NOTE
 
 if TYPE_CHECKING:
     from controller.settings import Config, ToolSpec
@@ -131,5 +132,5 @@ def cut(data: bytes, total: int, limit: int) -> str:
     """Captured output as text, noting how much was cut at the limit."""
     text = data[:limit].decode("utf-8", errors="replace")
     if total > limit:
-        text += f"\n[plangate: output cut at {limit} bytes; {total - limit} more bytes dropped]"
+        text += f"{CUT_NOTE}{limit} bytes; {total - limit} more bytes dropped]"
     return text

@@ -47,8 +47,7 @@ def test_yaml_parse_errors_refuse_hidden_structure(tmp_path: Path, text: str, li
 
 def test_alias_bomb_is_refused_before_expansion(tmp_path: Path) -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 4)}]\n"
-        for i in range(20)
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 4)}]\n" for i in range(20)
     )
     assert _codes(tmp_path, bomb) == ["E_YAML_PARSE"]
 

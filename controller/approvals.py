@@ -59,8 +59,14 @@ def classify(old: str | None, new: str | None) -> Transition:
 
 
 def approver_allowed(email: str, patterns: Iterable[str]) -> bool:
-    """Glob patterns on the email, case-insensitive; an empty list allows nobody."""
+    """Glob patterns on the email, case-insensitive; an empty list allows nobody.
+
+    An address must have exactly one ``@``: otherwise ``*@ops.example.com`` would match
+    ``x@evil.org@ops.example.com`` (``*`` matches ``@`` too).
+    """
     email = email.strip().lower()
+    if email.count("@") != 1:
+        return False
     return any(fnmatch.fnmatchcase(email, p.strip().lower()) for p in patterns)
 
 
@@ -91,6 +97,10 @@ class ApprovalRequest:
     signature_message: str = ""
     #: Set when a later commit voided the request before the controller acted.
     voided_by: str | None = None
+    #: The verifier's own clock (the live controller: now; the audit: the start commit's
+    #: time). ``max_age`` counts up to the later of this and the approving commit's time,
+    #: because commit times come from the approver's clock and can be backdated.
+    verified_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -232,11 +242,11 @@ def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: 
 def _check_age(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
     if policy.max_age is None or request.frozen_since is None:
         return None
-    age = request.commit_time - request.frozen_since
+    age = max(request.commit_time, request.verified_at or 0) - request.frozen_since
     if age > policy.max_age:
         return (
             "E_PLAN_EXPIRED",
-            f"the plan was frozen {age / 3600:.1f} h before it was approved; "
+            f"the plan was frozen {age / 3600:.1f} h before its approval was verified; "
             f"approval.max_age is {policy.max_age / 3600:.1f} h",
         )
     return None

@@ -11,6 +11,10 @@ against it:
 - an outcome (``complete``, ``fail``, ``await-approval``, ``abort``) must follow a start;
 - with ``approval.require_signed``, controller commits must be signed too (otherwise anyone
   can forge the controller's identity);
+- every controller commit must be one the controller makes: subject
+  ``plangate: <event> <plan id>``, a status that event sets, and no change to the plan's
+  hashed content except a freeze's conversion of legacy references (``controller-unexplained``
+  otherwise: someone wrote as the controller);
 - a human commit must not set a controller-only status, edit the ``approval``/``execution``
   blocks or EXECUTION_LOG.md, or change the content of an approved plan.
 
@@ -19,7 +23,7 @@ Anything else is a finding; ``plangate audit`` exits 1 when there is one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,18 @@ from controller.history import HistoryEvent, HistoryIndex, build_request
 from controller.settings import Config
 
 OUTCOME_EVENTS = ("complete", "fail", "await-approval", "abort", "checkpoint")
+#: The statuses each controller event leaves a plan in (see controller.reconcile).
+EVENT_STATUS: dict[str, frozenset[str]] = {
+    "freeze": frozenset({"pending_approval"}),
+    "invalid": frozenset({"invalid"}),
+    "refuse": frozenset({"pending_approval", "awaiting_approval", "failed"}),
+    "start": frozenset({"executing"}),
+    "await-approval": frozenset({"awaiting_approval"}),
+    "complete": frozenset({"completed"}),
+    "fail": frozenset({"failed"}),
+    "abort": frozenset({"aborted"}),
+    "checkpoint": frozenset({"executing"}),
+}
 
 
 @dataclass
@@ -118,10 +134,37 @@ class Auditor:
                     f"({signature.message})",
                 )
         verb = commit.subject.split()[1] if commit.subject.startswith("plangate: ") else ""
+        unexplained = self._unexplained(event, verb)
+        if unexplained:
+            self.flag(event, "controller-unexplained", unexplained)
         if verb == "start":
             self._start(event)
         elif verb in OUTCOME_EVENTS:
             self._outcome(event, verb)
+
+    def _unexplained(self, event: HistoryEvent, verb: str) -> str | None:
+        """Why this commit under the controller's identity is not one the controller makes."""
+        after, before = event.after, event.before
+        assert after is not None
+        if event.commit.subject != f"plangate: {verb} {event.plan_id}" or verb not in EVENT_STATUS:
+            return f"subject {event.commit.subject!r} is not a plangate event for {event.plan_id}"
+        if after.file_status not in EVENT_STATUS[verb]:
+            return f"a {verb} commit cannot set status {after.file_status}"
+        if before is None or before.blob is None or before.hash == after.hash:
+            return None
+        if verb == "freeze" and self._same_content(before.blob, after.blob, after.file):
+            return None  # legacy ${...} references converted to $<...>
+        return f"a {verb} commit changed the plan's content ({before.hash} -> {after.hash})"
+
+    def _same_content(self, old: str, new: str | None, file: str) -> bool:
+        """Equal hashes once legacy references count as converted (as freezing does)."""
+        if new is None:
+            return False
+        hashes = {
+            plans.validate_text(self.repo.blob(b).decode("utf-8", "replace"), Path(file)).hash
+            for b in (old, new)
+        }
+        return len(hashes) == 1 and None not in hashes
 
     def _start(self, event: HistoryEvent) -> None:
         trailer = event.commit.trailers.get("Approval-Commit")
@@ -139,6 +182,11 @@ class Auditor:
             execution.message = "no approval request precedes this start"
             self.flag(event, "start-without-approval", execution.message)
             return
+        if decision.valid and self.config.approval.max_age is not None:
+            # The start commit's time is the controller's clock when it verified (§5 max_age).
+            at_start = replace(request, verified_at=event.commit.commit_time)
+            decision = approvals.verify_approval(at_start, self.config.approval)
+            execution.approval_valid = decision.valid
         execution.code, execution.message = decision.code, decision.message
         if request.commit != trailer:
             self.flag(

@@ -341,7 +341,11 @@ class HistoryIndex:
         found: set[str] = set()
         evil = True
         for parent in record.parents[1:]:
-            if self.facts(repo, repo.blob_sha(parent, change.path)) == new:
+            theirs = repo.blob_sha(parent, change.path)
+            # Not evil when the result's hashed content is the merged branch's: a status,
+            # frozen or comment change (or a clean 3-way merge with the controller's freeze
+            # on the first parent) is not content the merger wrote.
+            if theirs == change.new_blob or _same_hash(self.facts(repo, theirs), new):
                 evil = False
             for commit in repo.range_log(record.parents[0], parent, [change.path]):
                 if any(self._changed_content(repo, c) for c in commit.changes):
@@ -511,6 +515,10 @@ def _content_changed(old: BlobFacts | None, new: BlobFacts | None, change: FileC
     return old.hash != new.hash
 
 
+def _same_hash(a: BlobFacts | None, b: BlobFacts | None) -> bool:
+    return a is not None and b is not None and a.hash is not None and a.hash == b.hash
+
+
 def _needs_attention(state: PlanState) -> bool:
     if state.request is not None or state.abort_requested:
         return True
@@ -526,6 +534,7 @@ def build_request(
     *,
     require_signed: bool,
     allowed_signers: Path | None,
+    verified_at: int | None = None,
 ) -> approvals.ApprovalRequest:
     """Gather the facts of the plan's open request for :func:`approvals.verify_approval`.
 
@@ -553,6 +562,7 @@ def build_request(
         signer=signature.signer if signature else None,
         signature_message=signature.message if signature else "",
         voided_by=req.get("voided_by"),
+        verified_at=verified_at,
     )
 
 

@@ -117,6 +117,8 @@ class Controller:
         self._seen_rebuilds = 0
         self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
         self.last_error: str | None = None
+        #: Why the last status() could not read history (it then shows the index as it was).
+        self.status_error: PlangateError | None = None
         self.log = _log()
 
     # --- plumbing -----------------------------------------------------------------------
@@ -301,6 +303,7 @@ class Controller:
             self._check_text(state.file),
             require_signed=self.config.approval.require_signed,
             allowed_signers=self.config.approval.allowed_signers,
+            verified_at=int(time.time()),
         )
         decision = approvals.verify_approval(request, self.config.approval)
         record = decision.record(request, iso(request.commit_time))
@@ -634,6 +637,8 @@ class Controller:
                 return
             self._running.add(job.plan_id)
         try:
+            if not self._still_approved(job):
+                return
             engine = Engine(self.config, state_dir=self.state.path)
             try:
                 outcome = engine.run(
@@ -652,6 +657,26 @@ class Controller:
             with self._lock:
                 self._running.discard(job.plan_id)
                 self._abort.discard(job.plan_id)
+
+    def _still_approved(self, job: Job) -> bool:
+        """Does the file the engine will read still hash to what was approved? In local mode
+        anyone with the working tree can rewrite PLAN.yml (and its frozen.hash) after the
+        start commit; such a plan waits, untouched, instead of running unapproved content."""
+        try:
+            text = job.plan_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            found: str | None = f"unreadable ({exc})"
+        else:
+            found = plans.validate_text(text, job.plan_file, self.config).hash
+        if found == job.plan_hash:
+            return True
+        with self._lock:
+            self._wait(
+                job.plan_id,
+                f"E_PLAN_HASH_MISMATCH: {job.plan_file} hashes to {found}, but "
+                f"{job.plan_hash} was approved; restore the committed file to run it",
+            )
+        return False
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
         last = [0.0]
@@ -753,6 +778,7 @@ class Controller:
                 self.index.scan(self.repo, self.head())
             except PlangateError as exc:
                 self.last_error = str(exc)
+                self.status_error = exc
             running, waiting = set(self._running), dict(self._waiting)
             return [
                 {

@@ -207,17 +207,17 @@ class GitRepo:
 
     def check_health(self) -> None:
         """Refuse to write while git itself is busy or a crashed git left its lock."""
-        for name, what in (
-            ("MERGE_HEAD", "a merge"),
-            ("rebase-merge", "a rebase"),
-            ("rebase-apply", "a rebase or am"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick"),
-            ("REVERT_HEAD", "a revert"),
+        for name, what, command in (
+            ("MERGE_HEAD", "a merge", "git merge"),
+            ("rebase-merge", "a rebase", "git rebase"),
+            ("rebase-apply", "a rebase or am", "git rebase (or git am)"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick"),
+            ("REVERT_HEAD", "a revert", "git revert"),
         ):
             if (self.git_dir / name).exists():
                 raise GitError(
                     f"{self.path} is in the middle of {what}; plangate waits",
-                    remedy="finish or abort it (git merge --continue / --abort)",
+                    remedy=f"finish or abort it ({command} --continue / --abort)",
                 )
         lock = self.git_dir / "index.lock"
         if lock.exists():

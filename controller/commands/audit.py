@@ -16,7 +16,14 @@ def audit(*, config_path: str | None, as_json: bool) -> int:
 
     config = required_config(config_path)
     if config.remote is not None:
-        repo = GitRepo(config.state_path() / "clone")
+        clone = config.state_path() / "clone"
+        if not clone.is_dir():
+            raise GitError(
+                f"remote mode: the controller's clone {clone} does not exist yet",
+                remedy="run `plangate run --once` with this config first, or audit a clone "
+                "of the remote with a local-mode config (repo: <the clone>)",
+            )
+        repo = GitRepo(clone)
         head = repo.rev(f"refs/heads/{config.remote.branch}")
     else:
         repo = GitRepo(config.repo_path())

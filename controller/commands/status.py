@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 
 def status(*, config_path: str | None, as_json: bool) -> int:
@@ -12,8 +13,16 @@ def status(*, config_path: str | None, as_json: bool) -> int:
     controller = Controller(required_config(config_path), lock=False)
     try:
         rows = controller.status()
+        error = controller.status_error
     finally:
         controller.close()
+    if error is not None:
+        if not rows:
+            raise error  # nothing to show: say why instead of "no plans"
+        print(
+            f"plangate: warning: history not read, showing the last known state: {error}",
+            file=sys.stderr,
+        )
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0

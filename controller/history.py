@@ -148,6 +148,11 @@ class HistoryIndex:
         self.plans_dir = plans_dir.strip("/") or "."
         self.controller_email = controller_email.lower()
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False)
+        # WAL: one fsync per durable commit instead of a rollback journal's several. The plan
+        # index is a cache rebuilt from git, so its saves need not be fsynced (NORMAL);
+        # set_job, which a crash must not lose, commits with FULL.
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(
             "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
             "CREATE TABLE IF NOT EXISTS plans(plan_id TEXT PRIMARY KEY, data TEXT);"
@@ -201,11 +206,17 @@ class HistoryIndex:
         return {pid: json.loads(d) for pid, d in self._db.execute("SELECT plan_id, data FROM jobs")}
 
     def set_job(self, plan_id: str, job: dict[str, Any] | None) -> None:
-        if job is None:
-            self._db.execute("DELETE FROM jobs WHERE plan_id=?", (plan_id,))
-        else:
-            self._db.execute("INSERT OR REPLACE INTO jobs VALUES(?, ?)", (plan_id, json.dumps(job)))
-        self._db.commit()
+        self._db.commit()  # the safety level can only change outside a transaction
+        self._db.execute("PRAGMA synchronous=FULL")
+        try:
+            if job is None:
+                self._db.execute("DELETE FROM jobs WHERE plan_id=?", (plan_id,))
+            else:
+                row = (plan_id, json.dumps(job))
+                self._db.execute("INSERT OR REPLACE INTO jobs VALUES(?, ?)", row)
+            self._db.commit()
+        finally:
+            self._db.execute("PRAGMA synchronous=NORMAL")
 
     def close(self) -> None:
         self._db.close()

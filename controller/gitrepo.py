@@ -223,7 +223,7 @@ class GitRepo:
                     remedy=f"finish or abort it ({command} --continue / --abort)",
                 )
         lock = self.git_dir / "index.lock"
-        if lock.exists():
+        if _wait_gone(lock, LOCK_WAIT):
             raise GitError(
                 f"fatal: Unable to create '{lock}': File exists. Another git process seems "
                 "to be running in this repository, or a git process crashed",
@@ -592,6 +592,22 @@ def serialize_tree(entries: Mapping[str, tuple[str, int]]) -> bytes:
         % (entries[n][1], n.encode("utf-8", "surrogateescape"), bytes.fromhex(entries[n][0]))
         for n in sorted(entries, key=order)
     )
+
+
+#: How long a pass waits for a running git command (a human's commit) to release index.lock.
+LOCK_WAIT = 0.5
+
+
+def _wait_gone(path: Path, seconds: float) -> bool:
+    """Poll until ``path`` is gone; True when it is still there after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    delay = 0.001
+    while path.exists():
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+    return False
 
 
 def git_failure(args: Sequence[str], stderr: str) -> GitError:

@@ -63,6 +63,8 @@ _POLL = 0.05
 CHECKPOINT_SHARE = 10
 #: Output values longer than this (as JSON) are shown cut in PLAN.yml; the log has them whole.
 STATE_VALUE_CHARS = 200
+#: A deeper tool result is refused: recording and redacting it would overflow the stack.
+MAX_RESULT_DEPTH = 100
 
 
 @dataclass
@@ -308,6 +310,9 @@ class PlanRun:
         except Exception as exc:  # a bug in a tool kind must not kill the daemon
             self.log.exception("tool_crashed", action=action.id, tool=action.tool)
             return None, {}, ToolError(f"{action.tool}: internal error: {exc!r}", permanent=True)
+        if _deeper_than(result, MAX_RESULT_DEPTH):
+            message = f"{action.tool}: its result is nested deeper than {MAX_RESULT_DEPTH} levels"
+            return None, {}, ToolError(message, permanent=True)
         try:
             return result, extract_outputs(action.outputs, result), None
         except PlangateError as error:
@@ -435,6 +440,21 @@ def _finally_failed(rec: ActionRecord) -> bool:
 def _error_of(rec: ActionRecord) -> PlangateError:
     err = (rec.end or {}).get("error") or {}
     return error_for(str(err.get("code", "E_TOOL_FAILED")), str(err.get("message", "failed")))
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON data nests lists/mappings more than ``limit`` levels (no recursion)."""
+    level: list[Any] = [value]
+    for _ in range(limit):
+        level = [
+            item
+            for node in level
+            if isinstance(node, dict | list)
+            for item in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not level:
+            return False
+    return any(isinstance(node, dict | list) for node in level)
 
 
 def _ms(started: float) -> int:

@@ -302,3 +302,17 @@ def test_dollar_brace_text_outside_params_reaches_the_tool_as_frozen(tmp_path: P
     assert run(Engine(config), plan_file).status == "completed"
     (end,) = [r for r in journal_records(config, plan_file) if r["t"] == "end"]
     assert end["result"] == {"cmd": "echo ${plan.name} ${inputs.x}", "old": "Demo plan"}
+
+
+def test_a_result_nested_too_deep_fails_the_action_cleanly(tmp_path: Path) -> None:
+    # once: deepcopy/redaction of a 900-deep result raised RecursionError ("internal error")
+    deep = {"kind": "exec", "argv": [PY, "-c", "print('[' * 900 + ']' * 900)"]}
+    actions = [
+        {"id": 1, "tool": "deep", "outputs": [{"name": "o", "path": "$.json"}]},
+        {"id": 2, "tool": "say", "params": {"x": "$<actions[1].outputs.o>"}},
+    ]
+    config, plan_file = make_plan(tmp_path, actions, {**ECHO, "deep": deep})
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "failed" and outcome.action == 1 and outcome.error is not None
+    assert outcome.error.code == "E_TOOL_FAILED" and "nested deeper than" in outcome.error.message
+    assert statuses(plan_file) == ["failed", "pending"]

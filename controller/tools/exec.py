@@ -81,7 +81,7 @@ def _parse_json(data: bytes) -> Any:
         return None
     try:
         return json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # too deep for the decoder: not usable JSON data
         return None
 
 

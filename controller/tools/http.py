@@ -105,5 +105,5 @@ def _json(data: bytes) -> Any:
         return None
     try:
         return json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

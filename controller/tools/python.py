@@ -85,6 +85,6 @@ def report_limit(max_result_bytes: int) -> int:
 def _report(data: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

@@ -13,6 +13,7 @@ from controller import plans
 from controller.executor import Engine, extract_outputs
 from controller.schema import Output
 from controller.secrets import Redactor, redact_text
+from controller.tools import cut
 
 SECRET = "hunter2-SECRET-value"
 HOSTILE = (
@@ -202,3 +203,4 @@ def test_redactor_hides_escaped_forms_and_a_cut_secret_start() -> None:
         "xx***\n"
     )
     assert redactor.text("no cut s3c") == "no cut s3c"
+    assert redactor.text(cut(b"xxs3c", 8, 5)) == "xx***" + cut(b"", 8, 5)  # the tools' own note

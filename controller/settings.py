@@ -235,6 +235,8 @@ def load_config(path: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigInvalid(f"cannot read config {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigInvalid(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
         data = yamlio.read_yaml(text, str(path)).data
     except Exception as exc:

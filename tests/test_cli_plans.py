@@ -60,11 +60,12 @@ def test_validate_uses_catalog_from_config_lookup(tmp_path: Path) -> None:
         "approval:\n  max_age: soon\n",
         "tools: [1\n",
         "tools:\n  x: {kind: exec}\n",
+        "identity: {name: caf\xe9}\n",  # not UTF-8: once an internal error
     ],
 )
 def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
     plan = write_plan(tmp_path)
-    (tmp_path / "plangate.yml").write_text(config)
+    (tmp_path / "plangate.yml").write_bytes(config.encode("latin-1"))
     result = run_cli("validate", str(plan), cwd=tmp_path)
     assert result.returncode == 2
     assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr

@@ -179,3 +179,18 @@ def test_plan_with_thousands_of_problems_reports_them_all(tmp_path: Path) -> Non
     (record,) = (json.loads(line) for line in result.stdout.splitlines())
     assert len(record["errors"]) == 2 * count  # not declared, and not in the catalog
     assert record["errors"][-1]["line"] == BASE_TEXT.split("actions:\n")[0].count("\n") + count + 1
+
+
+def test_show_escapes_text_that_could_hide_or_reorder_what_a_reviewer_reads(
+    tmp_path: Path,
+) -> None:
+    text = BASE_TEXT.replace(
+        'why: "List the keys"', 'why: "List\\e[8m hidden\\e[0m\\rsafe \\u202Eexe.txt\\x9b"'
+    ).replace("      limit: 10", '      "li\\emit": "v\\x9b\\u2066"')
+    path = write_plan(tmp_path, text)
+    result = run_cli("show", str(path))
+    assert result.returncode == 0, result.stderr
+    for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2066"):
+        assert raw not in result.stdout
+    assert "List\\x1b[8m hidden\\x1b[0m\\rsafe \\u202eexe.txt\\x9b" in result.stdout
+    assert 'param li\\x1bmit = "v\\x9b\\u2066"' in result.stdout

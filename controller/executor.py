@@ -110,7 +110,7 @@ class Engine:
         stop_requested: Callable[[], bool] = never,
     ) -> RunOutcome:
         """Run (or continue) the plan in ``plan_file``; see the module docstring."""
-        plan, frozen = self._load(plan_file)
+        plan, frozen = self._load(plan_file, approval.get("plan_hash"))
         path = journal_path(self.state_dir, plan_id, frozen)
         with Journal(path) as journal:
             run = PlanRun(self, plan, frozen, plan_id, approval, journal)
@@ -121,7 +121,7 @@ class Engine:
                 stop_requested=stop_requested,
             )
 
-    def _load(self, plan_file: Path) -> tuple[plans.LoadedPlan, str]:
+    def _load(self, plan_file: Path, approved: Any = None) -> tuple[plans.LoadedPlan, str]:
         plan = plans.load_plan(plan_file, self.config)
         if not plan.valid:
             raise PlanInvalid(plan.problems, str(plan_file))
@@ -132,6 +132,11 @@ class Engine:
             raise PlanHashMismatch(
                 f"{plan_file}: the plan's hash {plan.hash} differs from frozen.hash {frozen}; "
                 "it changed after it was frozen and will not run"
+            )
+        if approved is not None and approved != frozen:
+            raise PlanHashMismatch(
+                f"{plan_file}: the plan hashes to {frozen} but the approval is for {approved}; "
+                "only the approved plan runs"
             )
         return plan, frozen
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from executor_kit import PY, appender, execution, journal_records, make_plan, run, statuses
 
-from controller import yamlio
+from controller import plans, yamlio
 from controller.errors import PlangateError
 from controller.executor import Engine
 
@@ -71,6 +71,19 @@ def test_refuses_a_plan_changed_after_freezing(tmp_path: Path) -> None:
     plan_file.write_text(plan_file.read_text().replace("n: 1", "n: 2"))
     with pytest.raises(PlangateError) as info:
         run(Engine(config), plan_file)
+    assert info.value.code == "E_PLAN_HASH_MISMATCH"
+
+
+def test_refuses_a_refrozen_plan_that_is_not_the_approved_one(tmp_path: Path) -> None:
+    """Edited and frozen again after approval: valid and frozen, but not what was approved."""
+    config, plan_file = make_plan(tmp_path, [{"id": 1, "tool": "say", "params": {"n": 1}}], ECHO)
+    approved = plans.load_plan(plan_file, config).hash
+    edited = plans.validate_text(plan_file.read_text().replace("n: 1", "n: 2"), plan_file, config)
+    plan_file.write_text(plans.freeze_text(edited).text)
+    with pytest.raises(PlangateError) as info:
+        Engine(config).run(
+            plan_file, plan_id="plans/demo", approval={"by": "a@b", "plan_hash": approved}
+        )
     assert info.value.code == "E_PLAN_HASH_MISMATCH"
 
 

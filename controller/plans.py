@@ -345,6 +345,15 @@ def _check_ids(model: PlanDocument) -> Iterator[Problem]:
 
 def _check_tools(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
     declared = {tool.name for tool in model.available_tools}
+    seen: set[str] = set()
+    for index, tool in enumerate(model.available_tools):
+        if tool.name in seen:
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"tool {tool.name!r} is declared twice in available_tools; keep one entry",
+                f"available_tools[{index}].name",
+            )
+        seen.add(tool.name)
     for index, action in enumerate(model.actions):
         where = f"actions[{index}].tool"
         if action.tool not in declared:

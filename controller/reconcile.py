@@ -425,11 +425,13 @@ class Controller:
 
     def _adopt(self, path: str) -> None:
         """Local mode: freeze (and commit) a pending PLAN.yml an agent wrote but did not commit."""
+        file = self.repo.path / path
+        if file.is_symlink() or not file.is_file():
+            return  # never follow a link or block on a FIFO an agent left in the plans dir
         try:
-            text = (self.repo.path / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            loaded = plans.load_plan(file, self.config)  # bounded by limits.max_plan_bytes
+        except PlangateError:
             return
-        loaded = plans.validate_text(text, self.repo.path / path, self.config)
         if loaded.status == "pending_approval":
             try:
                 self._freeze(path, adopt=True)

@@ -593,3 +593,32 @@ def test_approve_errors_have_codes(repo: Path, tmp_path: Path, case: str) -> Non
     assert result.returncode == 2, result
     assert "plangate: E_" in result.stderr and "remedy:" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_special_files_in_the_plans_dir_are_not_adopted(tmp_path: Path) -> None:
+    """A FIFO or a symlink named PLAN.yml left uncommitted must not hang or leak into git."""
+    import os
+
+    from controller.reconcile import Controller
+    from controller.settings import config_from_data
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "init"], cwd=repo, check=True)
+    (repo / "plans" / "fifo").mkdir(parents=True)
+    os.mkfifo(repo / "plans" / "fifo" / "PLAN.yml")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("plan:\n  status: pending_approval\n")
+    (repo / "plans" / "link").mkdir()
+    (repo / "plans" / "link" / "PLAN.yml").symlink_to(secret)
+    config = config_from_data({"repo": str(repo), "tools": {"echo": {"kind": "echo"}}})
+    controller = Controller(config)
+    try:
+        assert controller.reconcile() == []
+    finally:
+        controller.close()
+    log = subprocess.run(
+        ["git", "log", "--all", "--format=%s"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+    assert log.strip() == "init"

@@ -33,9 +33,17 @@ class StandIn:
     release: threading.Event = field(default_factory=threading.Event)
     saw_stop: list[bool] = field(default_factory=list)
     closed: bool = False
+    #: While cleared, a pass blocks (to add events during it); set by default.
+    in_pass: threading.Event = field(default_factory=threading.Event)
+    may_finish: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.may_finish.set()
 
     def reconcile(self) -> list[Job]:
         self.passes += 1
+        self.in_pass.set()
+        self.may_finish.wait(30)
         if self.failures:
             self.failures -= 1
             raise GitError("index.lock held by someone")
@@ -104,12 +112,17 @@ def test_a_plan_runs_once_however_often_a_pass_returns_it(daemon: tuple[Daemon, 
 
 def test_events_during_a_pass_are_coalesced(daemon: tuple[Daemon, StandIn]) -> None:
     d, controller = daemon
+    controller.may_finish.clear()
+    controller.in_pass.clear()
     before = controller.passes
+    d.wakeups.add("ref:main")
+    assert controller.in_pass.wait(10), "no pass started"
     for n in range(50):
-        d.wakeups.add(f"file:{n}")  # all at once: far fewer passes than events
-    wait_until(lambda: controller.passes > before, what="a pass")
+        d.wakeups.add(f"file:{n}")  # all while a pass runs: they share the next pass
+    controller.may_finish.set()
+    wait_until(lambda: controller.passes >= before + 2, what="the follow-up pass")
     time.sleep(0.5)
-    assert controller.passes - before < 10
+    assert controller.passes - before == 2
 
 
 def test_a_failed_pass_is_retried_without_a_new_event(daemon: tuple[Daemon, StandIn]) -> None:

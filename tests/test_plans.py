@@ -206,3 +206,28 @@ def test_seed_plan_validates_once_tools_declared_and_freezing_converts_refs(tmp_
     assert '"Re: $<actions[2].outputs.subject>"' in outcome.text
     frozen = plans.validate_text(outcome.text, path)
     assert frozen.valid and frozen.frozen_hash == frozen.hash
+
+
+def test_duplicate_available_tools_are_refused(tmp_path: Path) -> None:
+    text = BASE_TEXT.replace(
+        '    description: "Returns its params"\n',
+        '    description: "Returns its params"\n  - name: echo\n',
+    )
+    problems = _problems(tmp_path, text)
+    assert [(p.code, p.path) for p in problems] == [("E_SCHEMA_INVALID", "available_tools[1].name")]
+
+
+def test_reading_uses_ruamel_c_parser() -> None:
+    """The pure-Python parser is ~6x slower; the C extension must be what reads plans."""
+    from controller import yamlio
+
+    assert "clib" in type(yamlio._YAML.Parser).__module__ or "CParser" in repr(yamlio._YAML.Parser)
+
+
+def test_pre_commit_hook_runs_freeze_check() -> None:
+    from controller import yamlio
+
+    hooks = yamlio.read_yaml((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
+    entries = {h["id"]: h for h in hooks.data}
+    assert entries["plangate-freeze-check"]["entry"] == "plangate freeze --check"
+    assert "PLAN" in entries["plangate-freeze-check"]["files"]

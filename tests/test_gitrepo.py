@@ -68,3 +68,52 @@ def test_deleting_the_last_file_of_a_folder_drops_the_folder(repo: Path) -> None
     )
     assert sha and "d" not in git(repo, "ls-tree", "--name-only", sha).split()
     assert git(repo, "fsck", "--no-progress") == ""
+
+
+def test_trees_match_git_mktree_for_any_names(tmp_path: Path) -> None:
+    """Our tree objects are byte-identical to git's own, whatever order entries arrive in."""
+    import random
+    import subprocess
+
+    from controller.gitrepo import parse_tree, serialize_tree
+
+    repo_dir = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", repo_dir], check=True)
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo_dir,
+            input=b"x",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    empty_tree = (
+        subprocess.run(["git", "mktree"], cwd=repo_dir, input=b"", capture_output=True, check=True)
+        .stdout.decode()
+        .strip()
+    )
+    names = ["a", "a.b", "a-b", "a0", "b", "ä", "plan s", "A", "a_b"]
+    entries = {n: (blob, 0o100644) for n in names}
+    entries["a"] = (empty_tree, 0o40000)  # a folder sorts as "a/"
+    entries["zz"] = (empty_tree, 0o40000)
+    shuffled = dict(random.Random(7).sample(sorted(entries.items()), len(entries)))
+    listing = "".join(
+        f"{mode:o} {'tree' if mode == 0o40000 else 'blob'} {sha}\t{name}\n"
+        for name, (sha, mode) in shuffled.items()
+    )
+    git_tree = (
+        subprocess.run(
+            ["git", "mktree"], cwd=repo_dir, input=listing.encode(), capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    raw = subprocess.run(
+        ["git", "cat-file", "tree", git_tree], cwd=repo_dir, capture_output=True, check=True
+    ).stdout
+    assert serialize_tree(shuffled) == raw
+    parsed = parse_tree(raw)
+    assert serialize_tree(parsed, presorted=True) == raw

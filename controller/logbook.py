@@ -30,7 +30,9 @@ GitHub::
     **Error:** `E_...`: message (for failed, skipped and in-doubt actions)
 
 Code blocks use a fence longer than any backtick run in their content, so no tool output can
-close the fence and inject markdown.
+close the fence and inject markdown. Plan- and git-supplied text (name, plan id, approver,
+tool, why, params, results, errors) is put on one line with its control, zero-width and bidi
+characters escaped (:mod:`controller.display`), so it cannot rewrite what a reader sees.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from controller.display import visible, visible_json
 
 if TYPE_CHECKING:
     from controller.schema import Action
@@ -80,15 +84,15 @@ def render(header: LogHeader, sections: list[str]) -> str:
 
 def _render_header(h: LogHeader) -> str:
     rows = [
-        ("Plan", f"`{h.plan_id}`"),
-        ("Hash", f"`{h.plan_hash}`"),
+        ("Plan", _cell_code(h.plan_id)),
+        ("Hash", _cell_code(h.plan_hash)),
         ("Approved by", _inline(h.approved_by) or "—"),
-        ("Approval commit", f"`{h.approval_commit}`" if h.approval_commit else "—"),
-        ("Started", h.started_at or "—"),
-        ("Status", f"{ICONS.get(h.status, '')} {h.status}".strip()),
+        ("Approval commit", _cell_code(h.approval_commit) if h.approval_commit else "—"),
+        ("Started", _inline(h.started_at) or "—"),
+        ("Status", f"{ICONS.get(h.status, '')} {_inline(h.status)}".strip()),
     ]
     if h.finished_at:
-        rows.append(("Finished", h.finished_at))
+        rows.append(("Finished", _inline(h.finished_at)))
     table = "\n".join(f"| {key} | {value} |" for key, value in rows)
     return f"# Execution log: {_inline(h.name)}\n\n| | |\n|---|---|\n{table}\n"
 
@@ -107,9 +111,12 @@ def render_action(action: Action, view: ActionView, limit: int) -> str:
     """One action's section (``start``/``end`` are journal records, see journal.py)."""
     status, start, end = view.status, view.start, view.end
     lines = [f"## Action {action.id}: {_inline(action.tool)}", ""]
-    facts = [f"**Tool:** `{_inline(action.tool)}`", f"**Status:** {ICONS.get(status, '')} {status}"]
+    facts = [
+        f"**Tool:** {_code(action.tool)}",
+        f"**Status:** {ICONS.get(status, '')} {status}",
+    ]
     if start:
-        facts.append(f"**Started:** {start.get('at', '')}")
+        facts.append(f"**Started:** {_inline(str(start.get('at', '')))}")
         if view.attempts > 1:
             facts.append(f"**Attempts:** {view.attempts}")
     if end and end.get("duration_ms") is not None:
@@ -129,11 +136,14 @@ def _end_lines(end: dict[str, Any], limit: int) -> list[str]:
     outputs = end.get("outputs") or {}
     if outputs:
         lines += ["**Outputs captured:**", ""]
-        lines += [f"- `{name}`: {_code_span(_json(value), 300)}" for name, value in outputs.items()]
+        lines += [
+            f"- {_code(name)}: {_code_span(_json(value), 300)}" for name, value in outputs.items()
+        ]
         lines.append("")
     error = end.get("error")
     if error:
-        lines += [f"**Error:** `{error.get('code')}`: {_inline(str(error.get('message', '')))}", ""]
+        message = _inline(str(error.get("message", "")))
+        lines += [f"**Error:** {_code(str(error.get('code')))}: {message}", ""]
     return lines
 
 
@@ -148,7 +158,7 @@ def _block(title: str, value: Any, limit: int) -> list[str]:
 
 def _json(value: Any, indent: int | None = None) -> str:
     separators = None if indent else (", ", ": ")
-    return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+    return visible_json(json.dumps(value, ensure_ascii=False, indent=indent, separators=separators))
 
 
 def _fence(text: str) -> str:
@@ -166,5 +176,23 @@ def _code_span(text: str, limit: int) -> str:
 
 
 def _inline(text: str) -> str:
-    """Plan text on one line, with characters that would break the markdown escaped."""
-    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+    """Plan text on one line, with characters that would break the markdown or hide text escaped.
+
+    Whitespace runs (newlines, carriage returns included) become one space, so a multi-line
+    ``why`` cannot break the table or the list; other hidden characters are shown escaped.
+    """
+    return _one_line(text).replace("|", "\\|").replace("<", "&lt;")
+
+
+def _code(text: str) -> str:
+    """Plan text as a code span (where ``<`` is literal, so it is not turned into ``&lt;``)."""
+    return _code_span(_one_line(text), 300)
+
+
+def _cell_code(text: str) -> str:
+    """A code span in a table row: GFM splits cells on ``|`` even inside code spans."""
+    return _code(text).replace("|", "\\|")
+
+
+def _one_line(text: str) -> str:
+    return visible(" ".join(text.split()))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from controller.display import visible
+
 
 def audit(*, config_path: str | None, as_json: bool) -> int:
     from controller.audit import audit_repo
@@ -39,15 +41,18 @@ def audit(*, config_path: str | None, as_json: bool) -> int:
 
 
 def _print(report: object) -> None:
+    """One line per execution and per finding; every value from git escaped (controller.display)."""
     from controller.audit import AuditReport
 
     assert isinstance(report, AuditReport)
     for ex in report.executions:
         verdict = "valid" if ex.approval_valid and ex.hash_ok else f"INVALID {ex.code or ''}"
         print(
-            f"{ex.plan}: start {ex.start_commit[:12]} approved by {ex.approver or '?'} in "
-            f"{(ex.approval_commit or '?')[:12]}: {verdict} -> {ex.outcome or 'running'}"
+            visible(
+                f"{ex.plan}: start {ex.start_commit[:12]} approved by {ex.approver or '?'} in "
+                f"{(ex.approval_commit or '?')[:12]}: {verdict} -> {ex.outcome or 'running'}"
+            )
         )
     for f in report.findings:
-        print(f"FLAG {f['kind']}: {f['plan']} at {f['commit'][:12]}: {f['detail']}")
+        print(visible(f"FLAG {f['kind']}: {f['plan']} at {f['commit'][:12]}: {f['detail']}"))
     print("audit: ok" if report.ok else f"audit: {len(report.findings)} finding(s)")

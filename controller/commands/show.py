@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.display import visible
+
 _REF = re.compile(r"\$<[^>]*>")
-# C0/C1 controls, and format characters that hide text or reverse its direction (Trojan Source)
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
 
 def show(path: str, as_json: bool = False, config_path: str | None = None) -> int:
@@ -38,22 +38,22 @@ def _render(plan: Any, color: bool) -> list[str]:
     model = plan.model
     bold = (lambda s: f"\033[1m{s}\033[0m") if color else (lambda s: s)
     lines = [
-        bold(f"Plan: {_visible(model.plan.name)}"),
-        f"Task:    {_visible(model.plan.task)}",
-        f"Status:  {_visible(model.plan.status)}",
+        bold(f"Plan: {visible(model.plan.name)}"),
+        f"Task:    {visible(model.plan.task)}",
+        f"Status:  {visible(model.plan.status)}",
         f"Hash:    {plan.hash}  ({_freeze_state(plan)})",
     ]
     if model.inputs:
         lines.append(f"Inputs:  {_json(model.inputs)}")
     for action in model.actions:
-        lines += ["", bold(f"[{action.id}] {_visible(action.tool)}") + f" - {_visible(action.why)}"]
+        lines += ["", bold(f"[{action.id}] {visible(action.tool)}") + f" - {visible(action.why)}"]
         if action.requires_approval:
             lines.append("    GATE: pauses here for a second approval before running")
         for key, value in action.params.items():
-            lines.append(f"    param {_visible(key)} = {_highlight(_json(value), color)}")
+            lines.append(f"    param {visible(key)} = {_highlight(_json(value), color)}")
         for output in action.outputs:
             optional = " (optional)" if output.optional else ""
-            lines.append(f"    output {output.name} <- {_visible(output.path)}{optional}")
+            lines.append(f"    output {output.name} <- {visible(output.path)}{optional}")
         lines.append(f"    on failure: {_policy(action)}")
     return lines
 
@@ -74,15 +74,7 @@ def _policy(action: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return _visible(json.dumps(value, ensure_ascii=False))
-
-
-def _visible(text: str) -> str:
-    """Plan text safe for a terminal: control, format and bidi characters shown escaped.
-
-    A plan's author must not be able to hide or reorder what its reviewer reads.
-    """
-    return _HIDDEN.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+    return visible(json.dumps(value, ensure_ascii=False))
 
 
 def _highlight(text: str, color: bool) -> str:

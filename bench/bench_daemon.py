@@ -286,8 +286,8 @@ def bench_local(work: Path, commits: int, n_plans: int, approvals: int, idle_s: 
         report("  same, counted from `git commit` started (median)", median(with_commit))
         if parts["pass"]:
             report("  of which: commit done -> approving pass starts", median(parts["wait"]))
-            report("  of which: the approving pass (Controller)", median(parts["pass"]))
-            report("  of which: pass end -> first action (engine)", median(parts["engine"]))
+            report("  of which: pass start -> plan handed to a worker", median(parts["pass"]))
+            report("  of which: worker -> first action (engine)", median(parts["engine"]))
         bench_idle(daemon, repo, idle_s)
     finally:
         daemon.stop()
@@ -296,15 +296,17 @@ def bench_local(work: Path, commits: int, n_plans: int, approvals: int, idle_s: 
 def breakdown(
     events: list[dict[str, Any]], committed: float, start: float, parts: dict[str, list[float]]
 ) -> None:
-    """Split one latency at the pass that returned the job (``reconcile.done`` with jobs)."""
+    """Split one latency at the approving pass: its start (``reconcile.done`` minus its
+    duration) and the moment it handed the plan to a worker (``plan_started``)."""
     passes = [e for e in events if e.get("event") == "reconcile.done" and e.get("jobs")]
-    if not passes:
+    started = [e for e in events if e.get("event") == "plan_started"]
+    if not passes or not started:
         return
-    end = event_time(passes[0])
-    begin = end - float(passes[0].get("ms", 0)) / 1000
+    begin = event_time(passes[0]) - float(passes[0].get("ms", 0)) / 1000
+    handed = event_time(started[0])
     parts["wait"].append(begin - committed)
-    parts["pass"].append(end - begin)
-    parts["engine"].append(start - end)
+    parts["pass"].append(handed - begin)
+    parts["engine"].append(start - handed)
 
 
 def wait_clean(repo: Path) -> None:

@@ -298,8 +298,14 @@ class Daemon:
         """One reconcile pass; start the jobs it returns."""
         assert self.controller is not None
         self._pass_started = started = time.monotonic()
+        dispatched: list[Job] = []
+
+        def dispatch(job: Job) -> None:  # a plan that just started: run it now, mid-pass
+            dispatched.append(job)
+            self._submit(job)
+
         try:
-            jobs = self.controller.reconcile()
+            jobs = self.controller.reconcile(dispatch=dispatch)
         except PlangateError as exc:
             self._pass_failed(exc.code, str(exc), reasons)
             return
@@ -314,7 +320,10 @@ class Daemon:
         self._failures = 0
         metrics.observe_reconcile(seconds)
         log.debug(
-            "reconcile.done", reasons=sorted(reasons), jobs=len(jobs), ms=round(seconds * 1e3, 1)
+            "reconcile.done",
+            reasons=sorted(reasons),
+            jobs=len(jobs) + len(dispatched),
+            ms=round(seconds * 1e3, 1),
         )
         for job in jobs:
             self._submit(job)

@@ -372,7 +372,8 @@ class PlanRun:
 
     def record(self, record: dict[str, Any]) -> None:
         record = {"t": record["t"], "at": plans.now_utc(), **record}
-        self.journal.append(record)
+        # A run or gate record only matters together with the start record that follows it.
+        self.journal.append(record, sync=record["t"] not in ("run", "gate"))
         self.state.apply(record)
 
     def _record_start(self, action: Action, attempt: int, params: dict[str, Any]) -> None:

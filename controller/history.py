@@ -165,6 +165,8 @@ class HistoryIndex:
             for pid, data in self._db.execute("SELECT plan_id, data FROM plans")
         }
         self._dirty: set[str] = set()
+        #: Plans that may need the controller (see pending()); kept up to date on changes.
+        self._attention = {pid for pid, state in self.plans.items() if _needs_attention(state)}
         self._facts: dict[str, BlobFacts] = {}
         #: How many times a rewritten history forced a rebuild (callers drop their caches).
         self.rebuilds = 0
@@ -186,6 +188,7 @@ class HistoryIndex:
         self._db.commit()
         self.plans = {}
         self._dirty = set()
+        self._attention = set()
 
     def save(self, last_commit: str) -> None:
         rows = [
@@ -197,6 +200,7 @@ class HistoryIndex:
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
+        self._refresh_attention()
         self._dirty.clear()
 
     def touch(self, plan_id: str) -> None:
@@ -472,10 +476,18 @@ class HistoryIndex:
             sink(HistoryEvent(kind, state.plan_id, record, snapshot, state, detail))
 
     def pending(self) -> Iterator[PlanState]:
-        """Plans the controller may have to act on (everything else is settled)."""
-        for state in self.plans.values():
-            if _needs_attention(state):
-                yield state
+        """Plans the controller may have to act on (everything else is settled), by id."""
+        self._refresh_attention()
+        for plan_id in sorted(self._attention):
+            yield self.plans[plan_id]
+
+    def _refresh_attention(self) -> None:
+        for plan_id in self._dirty:
+            state = self.plans.get(plan_id)
+            if state is not None and _needs_attention(state):
+                self._attention.add(plan_id)
+            else:
+                self._attention.discard(plan_id)
 
 
 def _all_facts(blobs: list[bytes]) -> list[BlobFacts]:

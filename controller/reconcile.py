@@ -28,7 +28,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -105,8 +105,12 @@ class Controller:
             self.state.acquire()
         self.identity = Person(config.identity.name, config.identity.email)
         self._lock = threading.RLock()
+        #: Guards _running and _abort only: a worker starting a job must not wait for a pass.
+        self._jobs_lock = threading.Lock()
         self._running: set[str] = set()
         self._abort: set[str] = set()
+        self._dispatch: Callable[[Job], None] | None = None
+        self._dispatched: set[str] = set()
         self._waiting: dict[str, str] = {}
         self._repo: GitRepo | None = None
         self._index: HistoryIndex | None = None
@@ -190,28 +194,37 @@ class Controller:
         self.state.release()
 
     def head(self) -> str:
-        sha = self.repo.rev(f"refs/heads/{self.branch}")
+        sha = self.repo.branch_head(self.branch)
         if sha is None:
             raise GitError(f"branch {self.branch} has no commits yet", remedy="commit something")
         return sha
 
     def running(self) -> set[str]:
-        with self._lock:
+        with self._jobs_lock:
             return set(self._running)
 
     # --- the pass -----------------------------------------------------------------------
 
-    def reconcile(self) -> list[Job]:
-        """One idempotent pass; returns the jobs to run now (never plans in running())."""
+    def reconcile(self, dispatch: Callable[[Job], None] | None = None) -> list[Job]:
+        """One idempotent pass; returns the jobs to run now (never plans in running()).
+
+        With ``dispatch``, a plan that starts in this pass is handed to it the moment its
+        start commit is on the branch and its file in place, before the pass refreshes the
+        index and looks at other plans; such jobs are not returned again.
+        """
         with self._lock:
-            for _ in range(MAX_PASSES):
-                try:
-                    jobs = self._pass()
-                    self.last_error = None
-                    return jobs
-                except _Moved:
-                    continue
-            return []
+            self._dispatch, self._dispatched = dispatch, set()
+            try:
+                for _ in range(MAX_PASSES):
+                    try:
+                        jobs = self._pass()
+                        self.last_error = None
+                        return jobs
+                    except _Moved:
+                        continue
+                return []
+            finally:
+                self._dispatch = None
 
     def _pass(self) -> list[Job]:
         self._head = self._sync()
@@ -219,16 +232,17 @@ class Controller:
         untracked = self._untracked_plans()
         jobs: list[Job] = []
         for state in list(self.index.pending()):
-            if state.plan_id in self._running:
+            if state.plan_id in self.running():
                 if state.abort_requested:
-                    self._abort.add(state.plan_id)
+                    with self._jobs_lock:
+                        self._abort.add(state.plan_id)
                 continue
             job = self._act(state)
             if job is not None:
                 jobs.append(job)
         for path in sorted(untracked):
             self._adopt(path)
-        jobs += self._owned_jobs({j.plan_id for j in jobs})
+        jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
 
     def _sync(self) -> str:
@@ -250,8 +264,7 @@ class Controller:
     def _untracked_plans(self) -> set[str]:
         """Local mode: PLAN.yml files in the working tree that the branch does not hold."""
         if self.config.remote is None:
-            tracked = {s.file.rpartition("/")[0] for s in self.index.plans.values()}
-            return self._scanner.scan(tracked)
+            return self._scanner.scan(self.index.plans.keys())  # a plan's id is its folder
         return set()
 
     # --- deciding -----------------------------------------------------------------------
@@ -283,7 +296,7 @@ class Controller:
     def _check_uncommitted(self, state: PlanState, head: str) -> None:
         """Wait when the working-tree PLAN.yml differs from HEAD by more than the engine's
         ``execution:`` block."""
-        committed = self.repo.read_file(head, state.file)
+        committed = self._read_committed(state.file, head)
         try:
             on_disk = (self.repo.path / state.file).read_text(encoding="utf-8")
         except OSError:
@@ -353,8 +366,23 @@ class Controller:
             resume=request.kind is approvals.Transition.RESUME,
         )
 
+        started: list[str] = []
+
         def remember(sha: str) -> None:  # before publishing: a crash must not orphan the run
             self.index.set_job(state.plan_id, {**_job_data(job), "start": sha})
+            started.append(sha)
+
+        def publish() -> None:  # on the branch, and the file the engine reads is in place
+            self.log.info(
+                "plan_started",
+                plan=state.plan_id,
+                hash=expected,
+                commit=started[-1],
+                approver=decision.approver,
+            )
+            if self._dispatch is not None:
+                self._dispatch(job)
+                self._dispatched.add(job.plan_id)
 
         sha = self._commit_plan(
             state.file,
@@ -365,18 +393,14 @@ class Controller:
             approved_by=decision.approver,
             approval_commit=request.commit,
             on_commit=remember,
+            before_index=publish if self.config.remote is None else None,
         )
         if sha is None:
             return None
-        self._prepare_run_dir(state, sha)
-        self.log.info(
-            "plan_started",
-            plan=state.plan_id,
-            hash=expected,
-            commit=sha,
-            approver=decision.approver,
-        )
-        return job
+        if self.config.remote is not None:
+            self._prepare_run_dir(state, sha)
+            publish()
+        return None if job.plan_id in self._dispatched else job
 
     def _plan_path(self, state: PlanState) -> Path:
         """Where the engine runs the plan: the working tree, or a run folder (remote)."""
@@ -443,7 +467,8 @@ class Controller:
     def _record_abort(self, state: PlanState) -> Job | None:
         job = self._job_for(state)
         if job is not None:
-            self._abort.add(state.plan_id)
+            with self._jobs_lock:
+                self._abort.add(state.plan_id)
             return job  # the engine stops before the next action and reports aborted
 
         def mutate(text: str) -> str:
@@ -461,7 +486,7 @@ class Controller:
         jobs = []
         for plan_id in self.index.jobs():
             state = self.index.plans.get(plan_id)
-            if plan_id in already or plan_id in self._running or state is None:
+            if plan_id in already or plan_id in self.running() or state is None:
                 continue
             if state.status == "executing":
                 job = self._job_for(state)
@@ -519,12 +544,13 @@ class Controller:
         extra: dict[str, bytes] | None = None,
         event_ref: dict[str, str] | None = None,
         on_commit: Callable[[str], None] | None = None,
+        before_index: Callable[[], None] | None = None,
     ) -> str | None:
         head = self._head
         if adopt:
             base_text: str | None = (self.repo.path / file).read_text(encoding="utf-8")
         else:
-            data = self.repo.read_file(head, file)
+            data = self._read_committed(file, head)
             base_text = None if data is None else data.decode("utf-8")
         if base_text is None:
             return None
@@ -545,7 +571,19 @@ class Controller:
             approval_commit,
         )
         files: dict[str, bytes | None] = {file: new_text.encode("utf-8"), **(extra or {})}
-        return self._write(files, head, message, on_commit)
+        return self._write(files, head, message, on_commit, before_index)
+
+    def _read_committed(self, file: str, head: str) -> bytes | None:
+        """``file`` at ``head``; from the blob the index holds when it was scanned to there."""
+        state = self.index.plans.get(str(PurePosixPath(file).parent))
+        if (
+            state is not None
+            and state.file == file
+            and state.blob is not None
+            and self.index.meta("last_commit") == head
+        ):
+            return self.repo.blob(state.blob)
+        return self.repo.read_file(head, file)
 
     def _message(
         self,
@@ -582,6 +620,7 @@ class Controller:
         head: str,
         message: str,
         on_commit: Callable[[str], None] | None = None,
+        before_index: Callable[[], None] | None = None,
     ) -> str:
         sha = self.repo.commit_files(
             branch=self.branch, parent=head, files=files, message=message, author=self.identity
@@ -591,7 +630,10 @@ class Controller:
         if on_commit is not None:
             on_commit(sha)
         if self.config.remote is None:
-            self.repo.sync_worktree(files)
+            self.repo.write_worktree(files)
+            if before_index is not None:
+                before_index()
+            self.repo.set_index_entries(files)
         elif not self.repo.push(REMOTE, self.branch):
             self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
             raise _Moved
@@ -634,7 +676,7 @@ class Controller:
         """Run the job with the engine and commit the outcome; safe from worker threads."""
         from controller.executor import Engine, RunOutcome
 
-        with self._lock:
+        with self._jobs_lock:
             if job.plan_id in self._running:
                 return
             self._running.add(job.plan_id)
@@ -656,7 +698,7 @@ class Controller:
                 outcome = RunOutcome("failed", exc, None)
             self._record_outcome(job, outcome)
         finally:
-            with self._lock:
+            with self._jobs_lock:
                 self._running.discard(job.plan_id)
                 self._abort.discard(job.plan_id)
 
@@ -681,7 +723,7 @@ class Controller:
         return False
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
-        last = [0.0]
+        last = [time.monotonic()]  # the pass that started the job has just read the branch
 
         def abort_requested() -> bool:
             if job.plan_id in self._abort:
@@ -781,7 +823,7 @@ class Controller:
             except PlangateError as exc:
                 self.last_error = str(exc)
                 self.status_error = exc
-            running, waiting = set(self._running), dict(self._waiting)
+            running, waiting = self.running(), dict(self._waiting)
             return [
                 {
                     "plan": s.plan_id,
@@ -851,7 +893,7 @@ class UntrackedScanner:
         self.found: set[str] = set()
         self._children: dict[str, list[str]] = {}
 
-    def scan(self, tracked_dirs: set[str]) -> set[str]:
+    def scan(self, tracked_dirs: Container[str]) -> set[str]:
         pending = [self.root]
         seen: set[str] = set()
         while pending:
@@ -870,7 +912,7 @@ class UntrackedScanner:
         self.found = {f for f in self.found if (self.repo / f).is_file()}
         return {f for f in self.found if str(PurePosixPath(f).parent) not in tracked_dirs}
 
-    def _list(self, folder: str, tracked_dirs: set[str]) -> list[str]:
+    def _list(self, folder: str, tracked_dirs: Container[str]) -> list[str]:
         subdirs: list[str] = []
         try:
             entries = list(os.scandir(self.repo / folder))

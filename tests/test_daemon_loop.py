@@ -40,7 +40,7 @@ class StandIn:
     def __post_init__(self) -> None:
         self.may_finish.set()
 
-    def reconcile(self) -> list[Job]:
+    def reconcile(self, dispatch: Callable[[Job], None] | None = None) -> list[Job]:
         self.passes += 1
         self.in_pass.set()
         self.may_finish.wait(30)

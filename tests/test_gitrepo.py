@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
+import pytest
 from gitkit import commit_all, git
 
 from controller.gitrepo import GitRepo, Person
@@ -117,3 +120,206 @@ def test_trees_match_git_mktree_for_any_names(tmp_path: Path) -> None:
     assert serialize_tree(shuffled) == raw
     parsed = parse_tree(raw)
     assert serialize_tree(parsed, presorted=True) == raw
+
+
+# --- the approval hot path: big trees patched in place, objects and commits in-process ---
+
+
+def raw_git(
+    repo: Path, *args: str, input: bytes | None = None, env: dict[str, str] | None = None
+) -> bytes:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        input=input,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        check=True,
+    )
+    return result.stdout
+
+
+def _big_plans_repo(repo: Path, count: int = 700) -> None:
+    """A plans/ folder whose tree object is bigger than BIG_TREE (patched, never parsed)."""
+    from controller.gitrepo import BIG_TREE
+
+    for i in range(count):
+        folder = repo / "plans" / f"p{i:04d}"
+        folder.mkdir(parents=True)
+        (folder / "PLAN.yml").write_text(f"plan {i}\n")
+    commit_all(repo, "many plans")
+    size = len(raw_git(repo, "cat-file", "tree", "HEAD:plans"))
+    assert (size > BIG_TREE) == (count >= 700)
+
+
+def _git_tree_for(repo: Path, parent: str, files: dict[str, bytes | None]) -> str:
+    """The tree git itself makes for ``parent`` plus ``files`` (a private index)."""
+    env = {"GIT_INDEX_FILE": str(repo / ".git" / "test-index")}
+    git(repo, "read-tree", parent, env=env)
+    for path, data in files.items():
+        if data is None:
+            git(repo, "update-index", "--force-remove", path, env=env)
+            continue
+        blob = raw_git(repo, "hash-object", "-w", "--stdin", input=data).decode().strip()
+        git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    tree = git(repo, "write-tree", env=env).strip()
+    os.unlink(env["GIT_INDEX_FILE"])
+    return tree
+
+
+def _check_same_tree_as_git(repo: Path, files: dict[str, bytes | None]) -> str:
+    gitrepo = GitRepo(repo)
+    parent = git(repo, "rev-parse", "HEAD").strip()
+    sha = gitrepo.commit_files(
+        branch="main", parent=parent, files=files, message="plangate: t\n", author=BOT
+    )
+    assert sha is not None
+    assert git(repo, "rev-parse", f"{sha}^{{tree}}").strip() == _git_tree_for(repo, parent, files)
+    assert git(repo, "fsck", "--no-progress", "--strict") == ""
+    return sha
+
+
+def test_replacing_a_file_in_a_big_tree_makes_the_tree_git_makes(repo: Path) -> None:
+    _big_plans_repo(repo)
+    _check_same_tree_as_git(
+        repo, {"plans/p0350/PLAN.yml": b"approved\n", "plans/p0350/EXECUTION_LOG.md": b"# log\n"}
+    )
+
+
+def test_adding_and_deleting_in_a_big_tree_makes_the_tree_git_makes(repo: Path) -> None:
+    _big_plans_repo(repo)
+    _check_same_tree_as_git(repo, {"plans/new/PLAN.yml": b"new\n", "plans/p0001/PLAN.yml": None})
+
+
+def test_a_look_alike_folder_with_the_same_content_is_not_patched(repo: Path) -> None:
+    """``140000 p0350`` holding a copy of ``p0350`` contains ``40000 p0350\\0<id>`` in its
+    own tree entry, and sorts before it: the patch must find the real entry."""
+    _big_plans_repo(repo)
+    twin = repo / "plans" / "140000 p0350"
+    twin.mkdir()
+    (twin / "PLAN.yml").write_text("plan 350\n")
+    commit_all(repo, "look-alike")
+    assert git(repo, "rev-parse", "HEAD:plans/140000 p0350") == git(
+        repo, "rev-parse", "HEAD:plans/p0350"
+    )
+    sha = _check_same_tree_as_git(repo, {"plans/p0350/PLAN.yml": b"approved\n"})
+    assert git(repo, "show", f"{sha}:plans/140000 p0350/PLAN.yml") == "plan 350\n"
+    assert git(repo, "show", f"{sha}:plans/p0350/PLAN.yml") == "approved\n"
+
+
+def test_reads_go_through_git_for_any_path(repo: Path) -> None:
+    _big_plans_repo(repo, count=10)
+    (repo / "plans" / "sp ace:colon").mkdir()
+    (repo / "plans" / "sp ace:colon" / "PLAN.yml").write_text("odd\n")
+    commit_all(repo, "odd name")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    assert gitrepo.read_file(head, "plans/sp ace:colon/PLAN.yml") == b"odd\n"
+    assert gitrepo.read_file(head, "plans/p0003/PLAN.yml") == b"plan 3\n"
+    assert gitrepo.read_file(head, "plans/nope/PLAN.yml") is None
+    assert gitrepo.blob_sha(head, "plans/p0003") is None  # a folder is not a file
+
+
+def test_commits_written_in_process_are_byte_identical_to_git_commit_tree(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from controller import gitrepo as module
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # +0530: the zone must be written as git does
+    time.tzset()
+    try:
+        monkeypatch.setattr(module.time, "time", lambda: 1_800_000_000.25)
+        head = git(repo, "rev-parse", "HEAD").strip()
+        tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+        message = "plangate: start plans/x\n\nPlan: plans/x\nPlan-Hash: sha256:ab\n"
+        ours = module.commit_object(tree, [head], message, BOT, BOT)
+        theirs = (
+            raw_git(
+                repo,
+                "commit-tree",
+                tree,
+                "-p",
+                head,
+                "-F",
+                "-",
+                input=message.encode(),
+                env={
+                    "GIT_AUTHOR_NAME": BOT.name,
+                    "GIT_AUTHOR_EMAIL": BOT.email,
+                    "GIT_COMMITTER_NAME": BOT.name,
+                    "GIT_COMMITTER_EMAIL": BOT.email,
+                    "GIT_AUTHOR_DATE": "@1800000000 +0530",
+                    "GIT_COMMITTER_DATE": "@1800000000 +0530",
+                },
+            )
+            .decode()
+            .strip()
+        )
+        assert raw_git(repo, "cat-file", "commit", theirs) == ours
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_an_identity_git_would_clean_is_committed_through_git(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    sha = gitrepo.commit_files(
+        branch="main",
+        parent=head,
+        files={"x.txt": b"x\n"},
+        message="m\n",
+        author=Person(" plangate. ", "bot@example.com"),
+    )
+    assert sha is not None
+    assert git(repo, "log", "-1", "--format=%an|%ae", sha).strip() == "plangate|bot@example.com"
+
+
+def test_big_objects_are_stored_uncompressed_and_read_back_by_git(repo: Path) -> None:
+    import zlib
+
+    from controller.gitrepo import STORE_RAW_ABOVE
+
+    gitrepo = GitRepo(repo)
+    data = os.urandom(STORE_RAW_ABOVE + 1)
+    sha = gitrepo.store_blob(data)
+    assert raw_git(repo, "cat-file", "blob", sha) == data
+    path = repo / ".git" / "objects" / sha[:2] / sha[2:]
+    assert zlib.decompress(path.read_bytes()) == b"blob %d\0" % len(data) + data
+    assert len(path.read_bytes()) > len(data)  # level 0: stored, not deflated
+    assert path.stat().st_mode & 0o777 == 0o444  # read-only, as git writes objects
+    assert gitrepo.store_blob(data) == sha  # an existing object is left alone
+
+
+def test_branch_head_reads_loose_and_packed_refs(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "main").strip()
+    assert gitrepo.branch_head("main") == head
+    git(repo, "pack-refs", "--all")
+    assert not (repo / ".git/refs/heads/main").exists()
+    assert gitrepo.branch_head("main") == head
+    newer = commit_all(repo, "after packing")
+    assert gitrepo.branch_head("main") == newer
+    assert gitrepo.branch_head("nope") is None
+
+
+def test_is_ancestor_near_far_and_unrelated(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    first = git(repo, "rev-parse", "HEAD").strip()
+    for i in range(20):
+        (repo / "n.txt").write_text(f"{i}\n")
+        commit_all(repo, f"c{i}")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    near = git(repo, "rev-parse", "HEAD~3").strip()
+    assert gitrepo.is_ancestor(near, head)
+    assert gitrepo.is_ancestor(first, head)  # beyond the in-process walk: git answers
+    assert not gitrepo.is_ancestor(head, near)
+    git(repo, "switch", "-q", "-c", "side", near)
+    (repo / "side.txt").write_text("side\n")
+    side = commit_all(repo, "side")
+    assert not gitrepo.is_ancestor(side, head)
+    assert not gitrepo.is_ancestor(head, side)

@@ -89,3 +89,77 @@ def test_forged_author_without_signature_is_refused(repo: Path, signers: tuple[P
     approve(repo, who=("Alice (forged by Mallory)", "alice@example.com"))
     _run(repo, signers[2])
     assert head_plan(repo)["approval"]["code"] == "E_SIGNATURE_INVALID"
+
+
+def test_controller_signs_its_commits_with_commit_gpgsign_and_the_audit_accepts_them(
+    repo: Path, signers: tuple[Path, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``git commit-tree`` ignores commit.gpgSign; the controller applies it itself, so
+    with require_signed its own commits are not flagged as forged."""
+    alice, _, allowed = signers
+    bot = _key(tmp_path, "bot")
+    allowed.write_text(
+        allowed.read_text() + f"plangate@localhost {bot.with_suffix('.pub').read_text()}"
+    )
+    # The controller's own git config (the service user's): sign everything with its key.
+    controller_git = {
+        "GIT_CONFIG_COUNT": "3",
+        "GIT_CONFIG_KEY_0": "commit.gpgSign",
+        "GIT_CONFIG_VALUE_0": "true",
+        "GIT_CONFIG_KEY_1": "user.signingKey",
+        "GIT_CONFIG_VALUE_1": str(bot),
+        "GIT_CONFIG_KEY_2": "gpg.format",
+        "GIT_CONFIG_VALUE_2": "ssh",
+    }
+    with monkeypatch.context() as env:
+        for key, value in controller_git.items():
+            env.setenv(key, value)
+        submitted(repo)  # the freeze commit
+    _signing(repo, alice)
+    git(repo, "config", "user.email", "alice@example.com")
+    assert run_cli("approve", "--sign", "plans/greet", cwd=repo).returncode == 0
+    for key, value in controller_git.items():
+        monkeypatch.setenv(key, value)
+    _run(repo, allowed)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    monkeypatch.delenv("GIT_CONFIG_COUNT")
+    for rev in ("HEAD", "HEAD~1"):  # the complete and start commits
+        assert "plangate: " in git(repo, "log", "-1", "--format=%s", rev)
+        verified = subprocess.run(
+            ["git", "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-commit", rev],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert verified.returncode == 0, verified.stderr
+    config = repo.parent / "plangate.yml"
+    config.write_text(
+        "repo: repo\n"
+        "approval: {approvers: [alice@example.com], require_signed: true, "
+        f"allowed_signers: {allowed}}}\n"
+        "tools: {greet: {kind: echo}}\n"
+    )
+    audit = run_cli("audit", "--json", "--config", str(config))
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "forged-controller" not in audit.stdout
+
+
+def test_commit_gpgsign_that_cannot_sign_fails_the_commit(repo: Path) -> None:
+    from controller.errors import GitError
+    from controller.gitrepo import GitRepo, Person
+
+    git(repo, "config", "commit.gpgSign", "true")
+    git(repo, "config", "gpg.program", "false")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError):
+        gitrepo.commit_files(
+            branch="main",
+            parent=head,
+            files={"x.txt": b"x\n"},
+            message="m\n",
+            author=Person("plangate", "plangate@localhost"),
+        )
+    assert gitrepo.branch_head("main") == head  # nothing published

@@ -27,6 +27,7 @@ Every git failure becomes ``E_GIT`` carrying git's own message.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -415,6 +416,8 @@ class GitRepo:
                 sha, kind, _ = self._repo.git.get_object_header(spec)
             except ValueError:  # "<spec> missing"
                 return None
+            except OSError as exc:  # the persistent cat-file died
+                raise GitError(f"cannot look up {spec}: {exc}") from None
         return _text(sha), _text(kind)
 
     def read_file(self, commit: str, path: str) -> bytes | None:
@@ -459,6 +462,10 @@ class GitRepo:
         folder = self._objects / sha[:2]
         target = folder / sha[2:]
         if target.exists():
+            # As git does: a fresh mtime keeps a concurrent `git gc --prune` off an old
+            # unreachable object that our commit is about to reference.
+            with contextlib.suppress(OSError):
+                os.utime(target)
             return sha
         level = 0 if len(data) > STORE_RAW_ABOVE else 1
         packed = zlib.compressobj(level)

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from controller.display import visible_lines
+
 # subcommand -> ("module:function", how to turn parsed args into keyword arguments)
 Handler = tuple[str, Callable[[argparse.Namespace], dict[str, Any]]]
 
@@ -148,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         function = getattr(importlib.import_module(module_name), function_name)
         return int(function(**to_kwargs(args)))
     except PlangateError as exc:
-        print(f"plangate: {exc.render()}", file=sys.stderr)
+        # messages quote plan values; kept on their lines (an error may list several problems)
+        print(f"plangate: {visible_lines(exc.render())}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -158,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("PLANGATE_DEBUG"):
             raise
         print(
-            f"plangate: internal error: {type(exc).__name__}: {exc}\n"
+            f"plangate: internal error: {type(exc).__name__}: {visible_lines(str(exc))}\n"
             "  remedy: rerun with PLANGATE_DEBUG=1 for the traceback and report it",
             file=sys.stderr,
         )

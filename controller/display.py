@@ -3,23 +3,39 @@
 A plan's author (often an agent) writes the plan's name, task, ``why``, params and folder
 name, and anyone can write commit subjects, trailers and git identities. None of it may
 act on the reader's terminal or renderer: ANSI escape sequences, carriage returns,
-zero-width and bidi-override characters (Trojan Source) could otherwise hide, rewrite or
-reorder what an approver reads. Every human-facing output (``show``, ``status``, ``audit``,
-EXECUTION_LOG.md) passes such text through :func:`visible`; ``--json`` outputs need not,
-JSON's own escaping already keeps them inert.
+zero-width, tag and bidi-override characters (Trojan Source) could otherwise hide, rewrite
+or reorder what an approver reads. Every human-facing output (``show``, ``status``,
+``audit``, error and validation messages, the console log, EXECUTION_LOG.md) passes such
+text through :func:`visible`. JSON written with ``ensure_ascii`` (the default) needs
+nothing, its escaping already keeps them inert; JSON written with ``ensure_ascii=False``
+passes through :func:`visible_json`.
 """
 
 from __future__ import annotations
 
 import re
 
-# C0/C1 controls, and format characters that hide text or reverse its direction (Trojan Source)
-HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+# Every control (Cc), format (Cf), line/paragraph separator (Zl/Zp), surrogate (Cs) and
+# private-use (Co) character of Unicode 14, plus the blocks around them kept whole for
+# characters assigned later (U+2065, the Egyptian format controls, the tag block). Format
+# characters hide text (zero-width, soft hyphen, tags) or reorder it (bidi, Trojan Source).
+HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ud800-\uf8ff\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e007f\U000f0000-\U0010ffff]"
+)
 
 
 def visible(text: str) -> str:
     """``text`` with every hidden character shown as its Python escape (``\\x1b``, ``\\u202e``)."""
     return HIDDEN.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+def visible_lines(text: str) -> str:
+    """:func:`visible` line by line, for text made of lines (a traceback, a list of problems):
+    its line breaks are kept, every other hidden character escaped."""
+    return "\n".join(visible(line) for line in text.split("\n"))
 
 
 def visible_json(text: str) -> str:
@@ -30,5 +46,14 @@ def visible_json(text: str) -> str:
     the indentation's; it is kept.
     """
     return HIDDEN.sub(
-        lambda m: m.group(0) if m.group(0) == "\n" else f"\\u{ord(m.group(0)):04x}", text
+        lambda m: m.group(0) if m.group(0) == "\n" else _json_escape(m.group(0)), text
     )
+
+
+def _json_escape(char: str) -> str:
+    """``\\uXXXX``, as a UTF-16 surrogate pair above U+FFFF (JSON has no longer escape)."""
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

@@ -4,6 +4,9 @@ Every module logs through ``structlog.get_logger("plangate")``. :func:`configure
 output once per process: one JSON object per line when stderr is not a terminal (systemd's
 journal, a log shipper, a test reading the output), a coloured console line otherwise.
 Standard-library loggers (watchdog, GitPython, http.server) go through the same renderer.
+On the console every string is shown through :func:`controller.display.visible`: plan paths,
+tool names and error messages quote plan text, which must not drive the operator's terminal
+(JSON's escaping already keeps it inert in JSON lines).
 
 Each JSON line carries at least ``event``, ``level``, ``timestamp`` (UTC, ISO 8601 with
 microseconds) and ``logger``; events about a plan carry ``plan`` (its path relative to the
@@ -18,6 +21,7 @@ every event before it is rendered, so a secret never reaches a log line.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
@@ -27,6 +31,9 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 import structlog
+from structlog.typing import ExcInfo
+
+from controller.display import visible, visible_lines
 
 Redactor = Callable[[str], str]
 Observer = Callable[[Mapping[str, Any]], None]
@@ -107,10 +114,46 @@ def _shared_processors() -> list[Any]:
     ]
 
 
-def _renderer(as_json: bool) -> Any:
+def _final_processors(as_json: bool) -> list[Any]:
+    """What turns an event into its line: JSON, or the console with hidden characters shown."""
     if as_json:
-        return structlog.processors.JSONRenderer(sort_keys=False, default=str)
-    return structlog.dev.ConsoleRenderer(colors=True, sort_keys=False)
+        return [
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(sort_keys=False, default=str),
+        ]
+    return [
+        structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+        _visible_strings,
+        structlog.dev.ConsoleRenderer(
+            colors=True, sort_keys=False, exception_formatter=_visible_traceback
+        ),
+    ]
+
+
+# rendered on lines of their own by the console renderer: their line breaks are kept
+_MULTILINE = ("stack", "exception")
+
+
+def _visible_strings(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Console only: string keys and values with hidden characters escaped (nested values
+    are shown by ``repr``, which escapes them already)."""
+    return {visible(key): _visible_value(key, value) for key, value in event.items()}
+
+
+def _visible_value(key: str, value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    return visible_lines(value) if key in _MULTILINE else visible(value)
+
+
+def _visible_traceback(out: TextIO, exc_info: ExcInfo) -> None:
+    """A plain traceback, hidden characters escaped line by line and redacted: an exception
+    message can quote plan values (rich's traceback would print them raw, and its locals
+    would bypass the redactors)."""
+    text = io.StringIO()
+    structlog.dev.plain_traceback(text, exc_info)
+    out.write(visible_lines(_redact_value(text.getvalue())))
 
 
 def configure(
@@ -131,11 +174,7 @@ def configure(
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=_shared_processors(),
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info if as_json else _noop,
-                _renderer(as_json),
-            ],
+            processors=_final_processors(as_json),
         )
     )
     root = logging.getLogger()
@@ -155,10 +194,6 @@ def configure(
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=False,
     )
-
-
-def _noop(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    return event
 
 
 def get_logger(name: str = "plangate") -> Any:

@@ -1,18 +1,25 @@
-"""Plan and git text cannot act on the reader: `status`, `audit` and EXECUTION_LOG.md show
-ANSI escapes, carriage returns, bidi overrides and zero-width characters escaped."""
+"""Plan and git text cannot act on the reader: `status`, `audit`, `show`, `validate`, error
+messages, the console log and EXECUTION_LOG.md show ANSI escapes, carriage returns, bidi
+overrides, zero-width and tag characters escaped; `--json` outputs keep the values exact."""
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import re
+import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import commit_all, run_cli
 from gitkit import AGENT, PLAN, approve, edit_status, git, write_plan
+from test_logs import Tty
 from test_reconcile import controller, run_once
 
-from controller.display import visible, visible_json
+from controller import logs
+from controller.display import HIDDEN, visible, visible_json
 
 RAW = ("\x1b", "\r", "\u202e", "\u200b")
 EVE = ("Eve", "eve\x1b[2J\u202e\u200b@ops.example.com")  # an allowed approver (*@ops...)
@@ -130,9 +137,151 @@ def test_visible_escapes_hidden_characters_and_nothing_else() -> None:
 
 @pytest.mark.parametrize("indent", [None, 2])
 def test_visible_json_stays_valid_json_with_the_same_value(indent: int | None) -> None:
-    value = {"k\u202e": ["\x1b[2J\r\n", "\u200b\x85\x7f\u2028", "é 🚀"], "n": 1}
+    value = {
+        "k\u202e": ["\x1b[2J\r\n", "\u200b\x85\x7f\u2028", "é 🚀"],
+        "tags and private use": "a\U000e0041\U000e007f\ue000\U000f0001\U0010fffd\xad",
+        "n": 1,
+    }
     text = visible_json(json.dumps(value, ensure_ascii=False, indent=indent))
     _no_raw(text)
-    assert not re.search("[\x7f-\x9f\u2028]", text)
+    assert not HIDDEN.search(text.replace("\n", ""))
+    assert "\\udb40\\udc41" in text  # U+E0041 above the BMP: a UTF-16 surrogate pair
     assert json.loads(text) == value
     assert "é 🚀" in text  # readable text is not escaped
+
+
+# --- validation and error messages, the console log ------------------------------------
+
+# a key the schema does not know: its message quotes it as written
+HOSTILE_KEY = "own\x1b[2J\r\u202e\u200b\U000e0041er"
+SHOWN_KEY = "own\\x1b[2J\\r\\u202e\\u200b\\U000e0041er"
+UNKNOWN_KEY = PLAN.replace(
+    "  status: pending_approval\n",
+    '  status: pending_approval\n  "own\\e[2J\\r\\u202E\\u200B\\U000E0041er": x\n',
+)
+
+
+def _no_hidden(text: str) -> None:
+    _no_raw(text)
+    assert not HIDDEN.search(text.replace("\n", "")), "a hidden character in the output"
+
+
+@pytest.mark.parametrize("command", ["validate", "show"])
+def test_validation_messages_quote_plan_text_escaped(tmp_path: Path, command: str) -> None:
+    plan = write_plan(tmp_path, "x\x1b[2J\u202e", UNKNOWN_KEY)
+    result = run_cli(command, str(plan), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    _no_hidden(result.stdout + result.stderr)
+    (problem,) = result.stderr.splitlines()  # one problem, on one line
+    assert problem.startswith(f"{tmp_path}/plans/x\\x1b[2J\\u202e/PLAN.yml:")
+    assert ": E_SCHEMA_INVALID at plan[" in problem
+    assert problem.endswith(
+        f"unknown key `{SHOWN_KEY}`; allowed: name, task, status, created, version"
+    )
+
+
+def test_validate_json_keeps_the_plan_text_exact(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, "x\x1b[2J\u202e", UNKNOWN_KEY)
+    result = run_cli("validate", "--json", str(plan), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    _no_hidden(result.stdout)  # JSON escapes only: still one JSON object...
+    record = json.loads(result.stdout)
+    assert record["path"] == str(plan)  # ...whose values are exactly the plan's
+    (error,) = record["errors"]
+    assert error["message"].startswith(f"unknown key `{HOSTILE_KEY}`;")
+    assert error["code"] == "E_SCHEMA_INVALID" and error["line"] is not None
+
+
+def test_error_messages_quote_plan_text_escaped(repo: Path) -> None:
+    hostile = PLAN.replace(
+        "status: pending_approval", 'status: "pending\\e[2J\\r\\u202E\\U000E0041"'
+    )
+    write_plan(repo, "greet", hostile)
+    commit_all(repo, "add", AGENT)
+    result = run_cli("approve", str(repo / "plans" / "greet"), cwd=repo)
+    assert result.returncode == 1, result.stderr
+    _no_hidden(result.stdout + result.stderr)
+    assert result.stderr.splitlines() == [
+        "plangate: E_ILLEGAL_TRANSITION: plans/greet/PLAN.yml is pending\\x1b[2J\\r\\u202e"
+        "\\U000e0041; approve works on a plan that is pending_approval or awaiting_approval"
+        " or failed",
+        "  remedy: only the controller sets that status; see the lifecycle in docs/plan-format.md",
+    ]
+
+
+def test_an_error_listing_several_problems_keeps_its_lines(tmp_path: Path) -> None:
+    config = tmp_path / "plangate.yml"
+    config.write_text("metrics: {listen: nope}\nlimits: {max_actions: -1}\n")
+    result = run_cli("validate", "--config", str(config), str(write_plan(tmp_path)), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "\\n" not in result.stderr  # line breaks are not escaped...
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("plangate: E_CONFIG_INVALID: ")
+    assert all(line.startswith("  ") for line in lines[1:])
+    assert lines[-1].startswith("  remedy: ")  # ...the remedy keeps its own line
+
+
+@pytest.fixture
+def console(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
+    """The daemon's log as a person at a terminal sees it (secrets: hunter2)."""
+    monkeypatch.setattr(logs, "_redactors", [lambda text: text.replace("hunter2", "***")])
+    out = Tty()
+    logs.configure(stream=out)
+    yield out
+    logs.configure()
+
+
+def test_console_log_shows_plan_text_escaped(console: io.StringIO) -> None:
+    log = logs.get_logger()
+    with logs.plan_context("plans/x\x1b[2J\u202e\u200b", "sha256:abc"):
+        log.info("plan.seen\r", tool="gr\x1b[2J\u202eeet\U000e0041", **{"k\x1b[2J": ["v\u202e"]})
+        logging.getLogger("some.library").warning("from %s", "lib\x1b[2J\r\u202e")
+    text = console.getvalue()
+    for raw in ("\x1b[2J", "\r", "\u202e", "\u200b", "\U000e0041"):
+        assert raw not in text  # (the renderer's own colour codes remain)
+    assert "plans/x\\x1b[2J\\u202e\\u200b" in text
+    assert "gr\\x1b[2J\\u202eeet\\U000e0041" in text and "plan.seen\\r" in text
+    assert "k\\x1b[2J" in text and "['v\\u202e']" in text
+    assert "from lib\\x1b[2J\\r\\u202e" in text
+    assert len(text.splitlines()) == 2  # one line per event
+
+
+def test_console_log_shows_a_traceback_escaped_and_redacted(console: io.StringIO) -> None:
+    try:
+        token = "hunter2"
+        raise RuntimeError(f"tool said \x1b[2J\r\u202e{token}")
+    except RuntimeError:
+        logs.get_logger().exception("tool_crashed", action=1)
+    text = console.getvalue()
+    _no_raw(text.replace("\x1b[", "ESC["))  # colour codes aside...
+    assert "\x1b[2J" not in text and "hunter2" not in text
+    assert "RuntimeError: tool said \\x1b[2J\\r\\u202e***" in text  # ...nothing raw
+    assert "Traceback (most recent call last):\n" in text  # its lines stay lines
+
+
+def test_json_log_keeps_plan_text_exact() -> None:
+    out = io.StringIO()
+    logs.configure(stream=out)
+    try:
+        logs.get_logger().info("plan.seen", plan="plans/x\x1b[2J\u202e\U000e0041")
+    finally:
+        logs.configure()
+    assert json.loads(out.getvalue())["plan"] == "plans/x\x1b[2J\u202e\U000e0041"
+
+
+def test_visible_escapes_tags_soft_hyphens_and_annotations() -> None:
+    assert visible("a\U000e0041\U000e007fb\xadc\ufff9d\ufffbe\ue000f\ud800") == (
+        "a\\U000e0041\\U000e007fb\\xadc\\ufff9d\\ufffbe\\ue000f\\ud800"
+    )
+
+
+def test_every_control_format_separator_and_private_use_character_is_hidden() -> None:
+    """All of Cc, Cf, Zl, Zp, Co, Cs are escaped; nothing assigned outside them is."""
+    hidden_categories = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs"}
+    everything = "".join(map(chr, range(0x110000)))
+    matched = set(HIDDEN.findall(everything))
+    by_category = {c for c in everything if unicodedata.category(c) in hidden_categories}
+    assert sorted(f"U+{ord(c):04X}" for c in by_category - matched) == []
+    # beyond them only unassigned code points, kept for later assignments (the tag block)
+    assert {unicodedata.category(c) for c in matched - by_category} == {"Cn"}
+    assert {"\U000e0000", "\U000e0002", "\U000e007f"} <= matched

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from controller.display import visible
+
 if TYPE_CHECKING:
     from controller.errors import Problem
     from controller.settings import Config
@@ -45,5 +47,6 @@ def plan_paths(paths: Iterable[str]) -> list[Path]:
 
 
 def print_problems(source: Path, problems: list[Problem]) -> None:
+    """One line per problem, hidden characters escaped: messages quote the plan's values."""
     for problem in problems:
-        print(problem.render(str(source)), file=sys.stderr)
+        print(visible(problem.render(str(source))), file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from controller.commands._shared import optional_config, plan_paths, print_problems
+from controller.display import visible, visible_json
 
 
 def validate(paths: list[str], as_json: bool = False, config_path: str | None = None) -> int:
@@ -16,15 +17,19 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
         plan = load_plan(path, config)
         if not plan.valid:
             exit_code = 1
+        shown = visible(str(path))
         if as_json:
-            print(json.dumps(_record(path, plan), ensure_ascii=False))
+            # ensure_ascii=False keeps readable text as it is; bidi and C1 controls escaped
+            print(visible_json(json.dumps(_record(path, plan), ensure_ascii=False)))
         elif plan.valid:
-            print(f"{path}: valid ({plan.hash})")
+            print(f"{shown}: valid ({plan.hash})")
             if _has_legacy_refs(plan.data):
-                print(f"{path}: note: legacy ${{...}} references are converted to $<...> on freeze")
+                print(
+                    f"{shown}: note: legacy ${{...}} references are converted to $<...> on freeze"
+                )
         else:
             print_problems(path, plan.problems)
-            print(f"{path}: invalid, {len(plan.problems)} problem(s)")
+            print(f"{shown}: invalid, {len(plan.problems)} problem(s)")
     return exit_code
 
 

@@ -21,15 +21,6 @@ from controller.logs import get_logger
 log = get_logger("plangate.httpd")
 
 
-def parse_listen(value: str, key: str) -> tuple[str, int]:
-    """``host:port``, ``[v6]:port`` or ``:port`` (all interfaces) -> (host, port)."""
-    host, sep, port_text = value.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ConfigInvalid(f"{key}: {value!r} is not host:port (e.g. 127.0.0.1:8787)")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    return host, int(port_text)
-
-
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -70,7 +61,12 @@ class HttpServer:
     """One listening endpoint served from a background thread."""
 
     def __init__(self, listen: str, key: str, handler: type[BaseHTTPRequestHandler]) -> None:
-        host, port = parse_listen(listen, key)
+        from controller.settings import LISTEN_REMEDY, parse_listen  # pydantic: lazily
+
+        try:
+            host, port = parse_listen(listen)  # the config's own parser: checked at load too
+        except ValueError as exc:
+            raise ConfigInvalid(f"{key}: {listen!r}: {exc}", remedy=LISTEN_REMEDY) from None
         try:
             self._server = _Server((host, port), handler)
         except OSError as exc:

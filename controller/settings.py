@@ -8,18 +8,60 @@ are ``E_CONFIG_INVALID`` naming the key and the remedy.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from controller.errors import ConfigInvalid
 
 CONFIG_NAME = "plangate.yml"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+#: Methods an ``http`` tool may use (CONNECT and TRACE are not for tools).
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+#: Longest timeout or interval, in seconds: the daemon's waits overflow past ~292 years, and
+#: nothing a controller does should wait longer than a year.
+MAX_SECONDS = 365 * 86400
+#: Options of each tool kind, besides those every kind takes.
+KIND_OPTIONS = {
+    "echo": (),
+    "exec": ("argv", "env", "cwd"),
+    "python": ("target", "env", "cwd"),
+    "http": ("method", "url", "headers"),
+}
+_COMMON_OPTIONS = ("kind", "description", "params_schema", "idempotent", "timeout")
+_REQUIRED_OPTION = {"exec": "argv", "python": "target", "http": "url"}
+_IDENT = r"[^\W\d]\w*"
+_TARGET = re.compile(rf"{_IDENT}(?:\.{_IDENT})*:{_IDENT}(?:\.{_IDENT})*")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_PORT = re.compile(r"[0-9]{1,5}")
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: Characters git strips from the ends of a commit's name or email (its "crud"); the same set
+#: as controller.gitrepo, which this layer cannot import.
+_GIT_CRUD = frozenset(" .,:;<>\"\\'") | {chr(c) for c in range(33)}
+_REF_FORBIDDEN = frozenset(" ~^:?*[\\\x7f") | {chr(c) for c in range(32)}
+LISTEN_REMEDY = (
+    "write host:port with a port from 1 to 65535 (0: any free port), e.g. 127.0.0.1:8787; "
+    "an IPv6 address goes in brackets ([::1]:8787); :8787 listens on all interfaces; "
+    "null turns the endpoint off"
+)
 
 
 def parse_duration(value: str | int | float | None) -> float | None:
@@ -30,6 +72,89 @@ def parse_duration(value: str | int | float | None) -> float | None:
     if not match:
         raise ValueError(f"not a duration: {value!r} (write e.g. 90s, 15m, 12h, 7d)")
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``host:port``, ``[v6]:port`` or ``:port`` (all interfaces) -> (host, port).
+
+    The one parser of ``webhook.listen`` and ``metrics.listen``: the config is checked with it
+    when it is read, and the endpoints bind what it returns. ValueError says what is wrong.
+    """
+    host, sep, port_text = value.rpartition(":")
+    if not sep:
+        raise ValueError("not host:port")
+    if not _PORT.fullmatch(port_text) or int(port_text) > 65535:
+        raise ValueError(f"port {port_text!r} is not a number from 0 to 65535")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        if not _is_ip(host, version=6):
+            raise ValueError(f"{host!r} in brackets is not an IPv6 address")
+    elif ":" in host:
+        raise ValueError("an IPv6 address must be written in brackets")
+    elif host and not (_is_ip(host, version=4) or _is_hostname(host)):
+        raise ValueError(f"{host!r} is neither an IP address nor a host name")
+    return host, int(port_text)
+
+
+def _is_ip(text: str, version: int) -> bool:
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return address.version == version
+
+
+def _is_hostname(text: str) -> bool:
+    labels = text.removesuffix(".").split(".")
+    if len(text) > 253 or labels[-1].isdigit():  # all-numeric: a mistyped IPv4 address
+        return False
+    return all(_HOST_LABEL.fullmatch(label) for label in labels)
+
+
+def is_branch_name(name: str) -> bool:
+    """True when git accepts ``name`` as a branch: ``git check-ref-format refs/heads/NAME``
+    passes and ``git branch`` would not refuse it (a leading ``-``, ``HEAD``)."""
+    if name in ("", "@", "HEAD") or name.startswith(("-", "/")) or name.endswith(("/", ".")):
+        return False
+    if any(s in name for s in ("..", "//", "@{")) or any(c in _REF_FORBIDDEN for c in name):
+        return False
+    return all(
+        part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/")
+    )
+
+
+def _invalid(problem: str, remedy: str, key: str = "") -> PydanticCustomError:
+    """A bad value: what was found and how to fix it; ``key`` names a field of a model check."""
+    return PydanticCustomError(
+        "config_value", "{problem}", {"problem": problem, "remedy": remedy, "key": key}
+    )
+
+
+def _shown(value: Any) -> str:
+    """A found value as the user wrote it, short."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    text = repr(str(value) if isinstance(value, Path) else value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _number(value: Any) -> Any:
+    # pydantic would read `true` as 1: a yes/no where a number belongs is a mistake
+    if isinstance(value, bool):
+        raise _invalid(f"found {_shown(value)}, a yes/no value", "write a number")
+    return value
+
+
+Seconds = Annotated[
+    float, BeforeValidator(_number), Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+]
+Count = Annotated[int, BeforeValidator(_number), Field(gt=0)]
 
 
 class _Strict(BaseModel):
@@ -43,8 +168,29 @@ class RemoteSettings(_Strict):
     """Git URL of the plans repository (ssh://, https://, git://, or a path)."""
     branch: str = "main"
     """The watched branch."""
-    poll_interval: float = Field(15.0, gt=0)
+    poll_interval: Seconds = 15.0
     """Seconds between fetches."""
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.strip() or value.startswith("-") or _CONTROL.search(value):
+            raise _invalid(
+                f"found {_shown(value)}, not a git URL",
+                "write the repository's URL (ssh://, https://, git:// or a path); "
+                "it cannot be empty, start with `-` or hold control characters",
+            )
+        return value
+
+    @field_validator("branch")
+    @classmethod
+    def _branch(cls, value: str) -> str:
+        if not is_branch_name(value):
+            raise _invalid(
+                f"found {_shown(value)}, which git does not accept as a branch name",
+                "write a branch name such as main (see `git check-ref-format`)",
+            )
+        return value
 
 
 class Identity(_Strict):
@@ -52,6 +198,26 @@ class Identity(_Strict):
 
     name: str = "plangate"
     email: str = "plangate@localhost"
+
+    @field_validator("name", "email")
+    @classmethod
+    def _as_git_stores_it(cls, value: str) -> str:
+        # git would silently change such a value, and the controller would then fail to
+        # recognise its own commits in the history
+        if not _stored_as_written(value):
+            raise _invalid(
+                f"found {_shown(value)}, which git would not store as written",
+                "write it without < > or control characters, and without spaces or "
+                "punctuation (. , : ; \" ' \\) at either end",
+            )
+        return value
+
+
+def _stored_as_written(text: str) -> bool:
+    """True when git keeps a commit's name or email as given (it strips or refuses others)."""
+    if not text or text[0] in _GIT_CRUD or text[-1] in _GIT_CRUD:
+        return False
+    return not (_CONTROL.search(text) or "<" in text or ">" in text)
 
 
 class ApprovalSettings(_Strict):
@@ -73,7 +239,16 @@ class ApprovalSettings(_Strict):
     @field_validator("max_age", mode="before")
     @classmethod
     def _duration(cls, value: Any) -> float | None:
-        return parse_duration(value)
+        remedy = "write a positive duration: seconds, or a number with s, m, h, d or w (7d)"
+        if isinstance(value, bool) or not isinstance(value, str | int | float | None):
+            raise _invalid(f"found {_shown(value)}, not a duration", remedy)
+        try:
+            seconds = parse_duration(value)
+        except ValueError:
+            raise _invalid(f"found {_shown(value)}, not a duration", remedy) from None
+        if seconds is not None and not 0 < seconds < math.inf:
+            raise _invalid(f"found {_shown(value)}, not a positive duration", remedy)
+        return seconds
 
 
 class ToolSpec(_Strict):
@@ -84,34 +259,127 @@ class ToolSpec(_Strict):
     argv: list[str] | None = None
     """exec: the program and its arguments; ``{param}`` placeholders fill one element each."""
     env: dict[str, str] = {}
-    """exec: extra environment variables."""
+    """exec, python: extra environment variables."""
     cwd: Path | None = None
-    """exec: working directory."""
+    """exec, python: working directory."""
     target: str | None = None
     """python: ``module:function``."""
     method: str = "POST"
-    """http: the request method."""
+    """http: the request method, one of :data:`HTTP_METHODS` (any case; kept upper-case)."""
     url: str | None = None
-    """http: the URL; ``{param}`` placeholders are URL-encoded."""
+    """http: an http(s) URL; ``{param}`` placeholders are URL-encoded."""
     headers: dict[str, str] = {}
     """http: extra request headers."""
     params_schema: dict[str, Any] | None = None
     """JSON Schema the params must satisfy (statically at validation, again before running)."""
     idempotent: bool = False
     """Safe to run twice: an action in doubt after a crash is re-run instead of failing."""
-    timeout: float = Field(60.0, gt=0)
+    timeout: Seconds = 60.0
     """Seconds before the tool is killed (E_TIMEOUT); an action's ``timeout`` overrides it."""
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, value: str) -> str:
+        if value.upper() not in HTTP_METHODS:
+            raise _invalid(
+                f"found {_shown(value)}, not an HTTP method a tool can use",
+                f"use one of {', '.join(HTTP_METHODS)}",
+            )
+        return value.upper()
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not _is_http_url(value):
+            raise _invalid(
+                f"found {_shown(value)}, not an http:// or https:// URL with a host",
+                "write a full URL such as https://hooks.example.com/{channel} "
+                "({param} placeholders are allowed)",
+            )
+        return value
+
+    @field_validator("argv")
+    @classmethod
+    def _argv(cls, value: list[str] | None) -> list[str] | None:
+        remedy = "start argv with the program to run, e.g. [kubectl, scale, ...]"
+        if value and not value[0].strip():
+            raise _invalid(f"found {_shown(value[0])} as the program", remedy)
+        if value and any("\0" in arg for arg in value):
+            raise _invalid("found a NUL character in an argument", "remove it")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not name or "=" in name or "\0" in name + text:
+                raise _invalid(
+                    f"found the variable {_shown(name)}, which a process environment cannot hold",
+                    "use names without `=` and values without NUL characters",
+                    key=name,
+                )
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name) or _CONTROL.search(text.replace("\t", "")):
+                raise _invalid(
+                    f"found the header {_shown(name)}: {_shown(text)}, not a valid HTTP header",
+                    "use a header name of letters, digits and - (e.g. X-Team), "
+                    "and a value on one line",
+                    key=name,
+                )
+        return value
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str | None) -> str | None:
+        if value is not None and not _TARGET.fullmatch(value):
+            raise _invalid(
+                f"found {_shown(value)}, not module:function",
+                "write the import path of a module, a colon and the function, "
+                "e.g. mailtools:list_mail or pkg.mod:Class.method",
+            )
+        return value
 
     @model_validator(mode="after")
     def _kind_fields(self) -> ToolSpec:
-        needed = {"exec": "argv", "python": "target", "http": "url"}.get(self.kind)
+        options = KIND_OPTIONS[self.kind]
+        stray = sorted(self.model_fields_set - set(options) - set(_COMMON_OPTIONS))
+        if stray:
+            takes = ", ".join([*options, *_COMMON_OPTIONS[1:]])
+            raise _invalid(
+                f"found {', '.join(stray)}, not an option of a tool of kind {self.kind}",
+                f"remove it: tools of kind {self.kind} take {takes}",
+                key=stray[0],
+            )
+        needed = _REQUIRED_OPTION.get(self.kind)
         if needed and not getattr(self, needed):
-            raise ValueError(f"a tool of kind {self.kind} needs `{needed}`")
-        if self.kind == "python" and ":" not in (self.target or ""):
-            raise ValueError("python tool target must be `module:function`")
+            raise _invalid(
+                f"missing: a tool of kind {self.kind} needs `{needed}`",
+                f"add `{needed}` (see the tool table in docs/configuration.md)",
+                key=needed,
+            )
         if self.params_schema is not None:
             _check_json_schema(self.params_schema)
         return self
+
+
+def _is_http_url(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    concrete = _PLACEHOLDER.sub("p", url)  # a filled placeholder is URL-encoded text
+    if _CONTROL.search(concrete):
+        return False
+    try:
+        parts = urlsplit(concrete)
+        _ = parts.port  # raises ValueError on a port out of range
+    except ValueError:
+        return False
+    host_ok = bool(parts.hostname) and " " not in parts.netloc
+    return parts.scheme in ("http", "https") and host_ok
 
 
 def _check_json_schema(schema: dict[str, Any]) -> None:
@@ -121,48 +389,90 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
-        raise ValueError(f"params_schema is not a valid JSON Schema: {exc.message}") from None
+        raise _invalid(
+            f"not a valid JSON Schema: {exc.message}",
+            "write a JSON Schema (draft 2020-12), e.g. {type: object, properties: {...}}",
+            key="params_schema",
+        ) from None
 
 
 class SecretsSettings(_Strict):
     """Where ``$<secrets.NAME>`` values come from: never from the repo."""
 
     env_prefix: str = "PLANGATE_SECRET_"
+    """Environment variables ``<env_prefix>NAME`` hold secret NAME (kept from tool processes)."""
     file: Path | None = None
     """A YAML/JSON mapping NAME: value, readable by the controller only."""
+
+    @field_validator("env_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        # an empty prefix would make every variable (PATH, HOME, ...) a secret: redacted from
+        # all output and kept from every tool process
+        if not _ENV_NAME.fullmatch(value):
+            raise _invalid(
+                f"found {_shown(value)}, not the start of an environment variable name",
+                "write a prefix of letters, digits and _, e.g. PLANGATE_SECRET_",
+            )
+        return value
 
 
 class Limits(_Strict):
     """Size limits that keep hostile plans and tools from exhausting the controller."""
 
-    max_plan_bytes: int = Field(1_048_576, gt=0)
-    max_actions: int = Field(500, gt=0)
-    max_result_bytes: int = Field(65_536, gt=0)
+    max_plan_bytes: Count = 1_048_576
+    max_actions: Count = 500
+    max_result_bytes: Count = 65_536
+
+
+def _listen(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        parse_listen(value)
+    except ValueError as exc:
+        raise _invalid(f"found {_shown(value)}: {exc}", LISTEN_REMEDY) from None
+    return value
 
 
 class WebhookSettings(_Strict):
     """Remote mode: an HTTP endpoint that triggers an immediate fetch on push."""
 
     listen: str | None = None
-    """``host:port``, e.g. ``127.0.0.1:8787``."""
+    """``host:port``, e.g. ``127.0.0.1:8787`` (see :func:`parse_listen`)."""
     secret_env: str = "PLANGATE_WEBHOOK_SECRET"
     """Environment variable holding the shared secret."""
-    max_body_bytes: int = Field(1_048_576, gt=0)
+    max_body_bytes: Count = 1_048_576
+
+    _check_listen = field_validator("listen")(_listen)
+
+    @field_validator("secret_env")
+    @classmethod
+    def _secret_env(cls, value: str) -> str:
+        if not _ENV_NAME.fullmatch(value):
+            raise _invalid(
+                f"found {_shown(value)}, not an environment variable name",
+                "write a name of letters, digits and _, e.g. PLANGATE_WEBHOOK_SECRET",
+            )
+        return value
 
 
 class MetricsSettings(_Strict):
     """Prometheus ``/metrics`` and ``/healthz``."""
 
     listen: str | None = None
+    """``host:port``, e.g. ``127.0.0.1:9187`` (see :func:`parse_listen`)."""
+
+    _check_listen = field_validator("listen")(_listen)
 
 
 class ExecutionSettings(_Strict):
     """How the daemon runs approved plans."""
 
-    max_concurrent_plans: int = Field(1, gt=0)
-    checkpoint_interval: float = Field(2.0, gt=0)
+    max_concurrent_plans: Count = 1
+    checkpoint_interval: Seconds = 2.0
     """Seconds between PLAN.yml/EXECUTION_LOG.md updates while a plan runs."""
-    resync_interval: float = Field(300.0, gt=0)
+    resync_interval: Seconds = 300.0
     """Seconds between full reconcile passes (the safety net)."""
 
 
@@ -185,12 +495,38 @@ class Config(_Strict):
     #: Where the config was read from (not a config key).
     source: Path | None = Field(None, exclude=True)
 
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tool_names(cls, value: Any) -> Any:
+        from controller.schema import NAME_PATTERN
+
+        for name in value if isinstance(value, dict) else ():
+            if not isinstance(name, str) or not re.fullmatch(NAME_PATTERN, name):
+                raise _invalid(
+                    f"found the tool name {_shown(name)}, which no plan can declare",
+                    "name tools with letters, digits, _ and -, starting with a letter or _",
+                    key=name,
+                )
+        return value
+
+    @field_validator("plans_dir")
+    @classmethod
+    def _plans_dir(cls, value: str) -> str:
+        if value.startswith("/") or ".." in Path(value).parts:
+            raise _invalid(
+                f"found {_shown(value)}, not a relative path inside the repo",
+                "write a path relative to the repo root, without `..`, e.g. plans",
+            )
+        return value
+
     @model_validator(mode="after")
     def _one_mode(self) -> Config:
         if self.repo is not None and self.remote is not None:
-            raise ValueError("set either `repo` (local mode) or `remote` (remote mode), not both")
-        if self.plans_dir.startswith("/") or ".." in Path(self.plans_dir).parts:
-            raise ValueError("plans_dir must be a relative path inside the repo")
+            raise _invalid(
+                "found both `repo` and `remote`",
+                "set either `repo` (local mode) or `remote` (remote mode), not both",
+                key="remote",
+            )
         return self
 
     @property
@@ -212,7 +548,14 @@ class Config(_Strict):
             systemd_state = os.environ.get("STATE_DIRECTORY")
             if systemd_state:
                 return Path(systemd_state.split(":")[0])
-            raise ConfigInvalid("remote mode needs `state_dir` (or systemd's StateDirectory=)")
+            # checked here, not when the file is read: systemd sets the variable only for the
+            # service, and `plangate validate` with the same config must still work elsewhere
+            raise ConfigInvalid(
+                f"{self.source or 'config'}: remote mode needs `state_dir`",
+                path="state_dir",
+                remedy="set state_dir (e.g. /var/lib/plangate), or run under systemd with "
+                "StateDirectory=plangate",
+            )
         return self.repo_path() / ".git" / "plangate"
 
 
@@ -238,21 +581,26 @@ def load_config(path: Path) -> Config:
     except UnicodeDecodeError as exc:
         raise ConfigInvalid(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
-        data = yamlio.read_yaml(text, str(path)).data
+        doc = yamlio.read_yaml(text, str(path))
     except Exception as exc:
         raise ConfigInvalid(f"{path}: {exc}") from None
-    if data is None:
-        data = {}
+    data = {} if doc.data is None else doc.data
     if not isinstance(data, dict):
         raise ConfigInvalid(f"{path}: the config must be a mapping of keys")
-    return config_from_data(data, path)
+    return config_from_data(data, path, line_of=doc.line_of)
 
 
-def config_from_data(data: dict[str, Any], source: Path | None = None) -> Config:
+LineOf = Callable[[Sequence[str | int]], int | None]
+
+
+def config_from_data(
+    data: dict[str, Any], source: Path | None = None, *, line_of: LineOf | None = None
+) -> Config:
+    """Check config data; every bad value is reported at once, with where it was written."""
     try:
         config = Config.model_validate({**data, "source": source})
     except ValidationError as exc:
-        raise ConfigInvalid(_describe(exc, source)) from None
+        raise _config_invalid(exc, source, line_of) from None
     return _anchor_paths(config, source.parent.resolve() if source else Path.cwd())
 
 
@@ -273,11 +621,87 @@ def _anchor_paths(config: Config, base: Path) -> Config:
     )
 
 
-def _describe(exc: ValidationError, source: Path | None) -> str:
-    lines = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        lines.append(f"{key}: {msg}")
-    where = f"{source}: " if source else ""
-    return where + "; ".join(lines)
+def _config_invalid(
+    exc: ValidationError, source: Path | None, line_of: LineOf | None
+) -> ConfigInvalid:
+    """One E_CONFIG_INVALID for all problems: file, line, key, what was found, the remedy."""
+    problems = [_problem(err) for err in exc.errors()]
+    name = source or "config"
+
+    def line(loc: tuple[str | int, ...]) -> int:
+        return (line_of(loc) if line_of else None) or 0
+
+    def where(loc: tuple[str | int, ...]) -> str:
+        return f"{name}:{line(loc)}: " if line(loc) else f"{name}: "
+
+    if len(problems) == 1:
+        loc, what, remedy = problems[0]
+        return ConfigInvalid(f"{where(loc)}{_dotted(loc)}: {what}", remedy=remedy)
+    problems.sort(key=lambda problem: line(problem[0]))
+    lines = [f"{where(loc)}{_dotted(loc)}: {what}; {remedy}" for loc, what, remedy in problems]
+    return ConfigInvalid(
+        f"{len(problems)} problems in {name}:\n  " + "\n  ".join(lines),
+        remedy="fix each key as said (accepted values: docs/configuration.md)",
+    )
+
+
+def _problem(err: ErrorDetails) -> tuple[tuple[str | int, ...], str, str]:
+    """(location, what was found, remedy) of one pydantic error."""
+    loc = tuple(err["loc"])
+    ctx = err.get("ctx") or {}
+    if err["type"] == "config_value":
+        key = ctx.get("key")
+        return ((*loc, key) if key else loc), str(ctx["problem"]), str(ctx["remedy"])
+    if err["type"] == "extra_forbidden":
+        return loc, "unknown key", _unknown_key_remedy(loc)
+    if err["type"] == "missing":
+        return loc, "missing (required)", "add the key"
+    if err["type"] in ("model_type", "model_attributes_type", "dict_type"):
+        return loc, f"found {_shown(err['input'])}", "write a mapping of keys here"
+    return (
+        loc,
+        f"found {_shown(err['input'])}",
+        err["msg"].lower().replace("input ", "the value ", 1),
+    )
+
+
+def _dotted(loc: tuple[str | int, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def _unknown_key_remedy(loc: tuple[str | int, ...]) -> str:
+    import difflib
+
+    keys = _keys_at(loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), keys, n=1)
+    if close:
+        return f"did you mean `{close[0]}`? Keys here: {', '.join(keys)}"
+    return f"remove it; keys here: {', '.join(keys)}" if keys else "remove it"
+
+
+def _keys_at(loc: tuple[str | int, ...]) -> list[str]:
+    """The keys the config model accepts at ``loc`` (e.g. ``("tools", "fetch")``)."""
+    model: type[BaseModel] | None = Config
+    parts = list(loc)
+    while parts and model is not None:
+        field = model.model_fields.get(str(parts.pop(0)))
+        if field is None:
+            return []
+        model, keyed = _model_in(field.annotation)
+        if keyed and parts:
+            parts.pop(0)  # the key of a mapping such as tools: the tool's name
+    return [name for name in (model.model_fields if model else {}) if name != "source"]
+
+
+def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """The config model inside a field's type, and whether it sits under mapping keys."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    args = get_args(annotation)
+    if get_origin(annotation) is dict:
+        return _model_in(args[1])[0], True
+    for arg in args:
+        model, keyed = _model_in(arg)
+        if model is not None:
+            return model, keyed
+    return None, False

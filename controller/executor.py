@@ -4,12 +4,15 @@ The controller calls :meth:`Engine.run` once it has verified an approval and com
 start; the engine never touches git or ``plan.status``. It
 
 1. reloads the plan and refuses it unless it is valid and its hash equals ``frozen.hash``;
-2. replays the journal (:mod:`controller.journal`) so finished actions are never run again;
+2. replays the journal (:mod:`controller.journal`) so finished actions are never run again,
+   and stops a tool process that a crashed run left behind (only the very process it started:
+   same pid, start time and boot) before it decides what to do with that action;
 3. runs the remaining actions one at a time in id order: checks abort/stop, pauses at gates
    (``requires_approval``), resolves params (single pass over the parsed tree, so tool output
    is data and can never add, remove, reorder or select actions), checks ``params_schema``,
-   journals the start (fsynced), calls the tool, extracts outputs with RFC 9535 JSONPath,
-   journals the end (fsynced), applies ``on_failure``;
+   journals the start (fsynced), calls the tool (journaling the child process an ``exec`` or
+   ``python`` tool starts, unsynced), extracts outputs with RFC 9535 JSONPath, journals the end
+   (fsynced), applies ``on_failure``;
 4. writes ``execution:`` into PLAN.yml and ``EXECUTION_LOG.md`` at checkpoints (start, gates,
    end, and at most every ``execution.checkpoint_interval`` seconds), so a long plan costs
    O(N) journal records rather than N rewrites of an N-action file.
@@ -50,6 +53,7 @@ from controller.hashing import idempotency_key
 from controller.journal import ActionRecord, Journal, journal_path, replay
 from controller.secrets import Redactor, SecretStore
 from controller.tools import CallContext, Catalog, Tool, ToolError
+from controller.tools.process import Spawned, stop_orphan
 
 if TYPE_CHECKING:
     from controller.schema import Action, Output
@@ -183,6 +187,8 @@ class PlanRun:
         self.log = structlog.get_logger("plangate").bind(plan=plan_id, hash=frozen)
         self.tool_env = self._tool_env()
         self.checkpoints = Checkpoints(self)
+        #: Action id -> pid of a tool process a crashed run left running, stopped on recovery.
+        self.orphans_stopped: dict[int, int] = {}
 
     # --- the run ------------------------------------------------------------------------
 
@@ -199,6 +205,7 @@ class PlanRun:
         if self._already_completed():
             return RunOutcome("completed")
         self.record({"t": "run", "resume": resume, "pid": os.getpid()})
+        self._stop_orphans()
         self._restore_context()
         self.log.info("plan_run_started", resume=resume, gate_approved=gate_approved)
         self.checkpoints.write("executing")
@@ -214,6 +221,16 @@ class PlanRun:
         if self.state.last_outcome != "completed":
             return False
         return all(self.state.action(a.id).done for a in self.model.actions)
+
+    def _stop_orphans(self) -> None:
+        """Stop any tool process a crashed run left running, before anything else happens."""
+        for action_id, rec in self.state.actions.items():
+            spawned = _spawned(rec.spawn) if rec.open_start else None
+            if spawned is not None and stop_orphan(spawned):
+                self.orphans_stopped[action_id] = spawned.pid
+                self.log.warning(
+                    "orphan_killed", action=action_id, pid=spawned.pid, pgid=spawned.pgid
+                )
 
     def _restore_context(self) -> None:
         for action_id, rec in self.state.actions.items():
@@ -246,9 +263,12 @@ class PlanRun:
             self.log.warning("action_rerun_after_crash", action=action.id, tool=action.tool)
             return self._run_action(action)
         started = (rec.last_start or {}).get("at", "?")
+        orphan = self.orphans_stopped.get(action.id)
+        stopped = f"; its tool process {orphan} was still running and was stopped" if orphan else ""
         error = ActionInDoubt(
             f"action {action.id} ({action.tool}) started at {started} but its end was never "
-            "recorded (the controller stopped mid-action); it may or may not have taken effect"
+            f"recorded (the controller stopped mid-action){stopped}; it may or may not have "
+            "taken effect"
         )
         self._record_end(action, rec.attempts, "in_doubt", error=error)
         return RunOutcome("failed", error, action.id)
@@ -279,7 +299,7 @@ class PlanRun:
         self._record_start(action, attempt, params)
         self.engine.crash_point("after-start", action.id)
         started = time.monotonic()
-        result, outputs, error = self._call(action, tool, params)
+        result, outputs, error = self._call(action, tool, params, attempt)
         duration = _ms(started)
         self.engine.crash_point("after-tool", action.id)
         if error is None:
@@ -297,7 +317,7 @@ class PlanRun:
         return self._settle_failure(action, attempt, error, result, duration), False
 
     def _call(
-        self, action: Action, tool: Tool, params: dict[str, Any]
+        self, action: Action, tool: Tool, params: dict[str, Any], attempt: int
     ) -> tuple[Any, dict[str, Any], PlangateError | None]:
         """Call the tool and take its outputs: (result, outputs, error)."""
         ctx = CallContext(
@@ -307,6 +327,7 @@ class PlanRun:
             env=self.tool_env,
             plan_id=self.plan_id,
             action_id=action.id,
+            on_spawn=functools.partial(self._record_spawn, action.id, attempt),
         )
         try:
             result = tool.call(params, ctx)
@@ -372,8 +393,7 @@ class PlanRun:
 
     def record(self, record: dict[str, Any]) -> None:
         record = {"t": record["t"], "at": plans.now_utc(), **record}
-        # A run or gate record only matters together with the start record that follows it.
-        self.journal.append(record, sync=record["t"] not in ("run", "gate"))
+        self.journal.append(record, sync=record["t"] not in _UNSYNCED)
         self.state.apply(record)
 
     def _record_start(self, action: Action, attempt: int, params: dict[str, Any]) -> None:
@@ -381,6 +401,19 @@ class PlanRun:
         safe = self.redactor.data(params)
         self.record({"t": "start", "id": action.id, "attempt": attempt, "key": key, "params": safe})
         self.log.debug("action_started", action=action.id, tool=action.tool, attempt=attempt)
+
+    def _record_spawn(self, action_id: int, attempt: int, spawned: Spawned) -> None:
+        self.record(
+            {
+                "t": "spawn",
+                "id": action_id,
+                "attempt": attempt,
+                "pid": spawned.pid,
+                "pgid": spawned.pgid,
+                "start_ticks": spawned.start_ticks,
+                "boot_id": spawned.boot_id,
+            }
+        )
 
     def _record_end(
         self,
@@ -436,11 +469,30 @@ class PlanRun:
 
 
 TERMINAL = ("completed", "failed", "aborted")
+#: Records written without fdatasync. A run or gate record only matters together with the
+#: start record that follows it (whose sync makes both durable); a spawn record only has to
+#: survive the controller's death, which keeps the page cache (a power loss kills the tool).
+_UNSYNCED = ("run", "gate", "spawn")
 
 
 def _finally_failed(rec: ActionRecord) -> bool:
     end = rec.end
     return end is not None and not end.get("retry") and end.get("status") in ("failed", "in_doubt")
+
+
+def _spawned(record: dict[str, Any] | None) -> Spawned | None:
+    """The journaled child process of an open start, if one was recorded."""
+    if record is None:
+        return None
+    pid, pgid, ticks, boot = (record.get(k) for k in ("pid", "pgid", "start_ticks", "boot_id"))
+    if not isinstance(pid, int) or not isinstance(pgid, int):
+        return None
+    return Spawned(
+        pid,
+        pgid,
+        ticks if isinstance(ticks, int) else None,
+        boot if isinstance(boot, str) else None,
+    )
 
 
 def _error_of(rec: ActionRecord) -> PlangateError:

@@ -3,7 +3,8 @@
 Crash safety rests here (SPEC §6). Before a tool runs, its start record is on disk (written and
 fsynced); before the engine moves on, so is its end record. After a crash, replaying the
 journal tells exactly which actions finished (never run again), which started without an end
-(in doubt), and which gates were approved.
+(in doubt, and which tool process each of those may have left running), and which gates were
+approved.
 
 Location: ``<state_dir>/journal/<plan id, URL-quoted>/<hex of the frozen hash>.jsonl``. The
 journal is keyed by the frozen hash, so a plan changed and approved again starts afresh.
@@ -14,6 +15,15 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
 - ``{"t": "gate", "id": k}``: the gate before action ``k`` was approved;
 - ``{"t": "start", "id": k, "attempt": n, "key": "step:...", "params": {...}}``: action ``k``
   is about to run with these resolved params (secrets redacted);
+- ``{"t": "spawn", "id": k, "attempt": n, "pid": P, "pgid": G, "start_ticks": T, "boot_id": B}``:
+  that attempt's tool started child process ``P`` in process group ``G`` (``exec`` and
+  ``python`` kinds), ``T`` being its start time (``/proc/<pid>/stat`` field 22, clock ticks
+  since boot) and ``B`` ``/proc/sys/kernel/random/boot_id`` (both null without ``/proc``).
+  After a crash, recovery stops that group before it re-runs the action or marks it in doubt,
+  but only if ``P`` still runs with the same start time in the same boot (a reused pid is
+  another process). This record is written but *not* fsynced: if the controller process dies,
+  the kernel still writes it out from the page cache; a power loss or kernel crash loses it,
+  but also kills the child it describes;
 - ``{"t": "end", "id": k, "attempt": n, "status": S, "retry": bool, "duration_ms": int,
   "result": ..., "outputs": {...}, "error": {"code", "message"} | null}`` with ``S`` one of
   ``succeeded``, ``failed``, ``skipped``, ``in_doubt``; ``retry: true`` marks a failed attempt
@@ -96,7 +106,8 @@ class Journal:
 
         ``sync=False`` is for records nothing is acted on before the next synced one (a run
         or gate record, always followed by a start record): that record's fdatasync makes
-        both durable, one disk flush instead of two before the first action.
+        both durable, one disk flush instead of two before the first action. It also suits a
+        spawn record, which only a process crash (page cache kept) needs to survive.
         """
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         data = (line + "\n").encode("utf-8")
@@ -166,6 +177,8 @@ class ActionRecord:
     round_attempts: int = 0
     #: The last record was a start: the action was running when the process died.
     open_start: bool = False
+    #: The last spawn record of the open start: a tool process that may have outlived us.
+    spawn: dict[str, Any] | None = None
 
     @property
     def status(self) -> str:
@@ -216,10 +229,16 @@ class Replay:
             state.starts.append(record)
             state.round_attempts += 1
             state.open_start = True
+            state.spawn = None
+        elif kind == "spawn":
+            state = self.action(int(record["id"]))
+            if state.open_start and record.get("attempt") == state.attempts:
+                state.spawn = record
         elif kind == "end":
             state = self.action(int(record["id"]))
             state.end = record
             state.open_start = False
+            state.spawn = None
             if not record.get("retry"):
                 state.round_attempts = 0
 

@@ -1,7 +1,9 @@
 """Crash safety with real processes: the engine is SIGKILLed at chosen points, then resumed.
 
 The invariant a user relies on: a non-idempotent tool (here one that appends a line to a file)
-never takes effect twice unless a human approves a resume of an action in doubt.
+never takes effect twice unless a human approves a resume of an action in doubt. And a tool
+process the dead engine left running is stopped on recovery before anything is decided (only
+that very process: a pid reused by another process is left alone).
 """
 
 from __future__ import annotations
@@ -12,11 +14,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from executor_kit import PY, appender, journal_records, make_plan, statuses
+from executor_kit import PY, appender, execution, make_plan, run, statuses
+
+from controller import plans
+from controller.executor import Engine
+from controller.journal import journal_path, replay
+from controller.settings import config_from_data
+from controller.tools.process import Spawned, boot_id, identify
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER = """
@@ -134,9 +143,239 @@ def test_idempotent_tool_is_rerun_after_a_crash(tmp_path: Path) -> None:
     run_engine(tmp_path, crash_at="after-tool:2")
     assert run_engine(tmp_path)["status"] == "completed"
     assert sorted(json.loads(store.read_text()).values()) == ["1", "2", "3"]
-    config_data = json.loads((tmp_path / "config.json").read_text())
-    from controller.settings import config_from_data
-
-    config = config_from_data(config_data, tmp_path / "plangate.yml")
-    starts = [r["id"] for r in journal_records(config, plan_file) if r["t"] == "start"]
+    starts = [r["id"] for r in journal_of(tmp_path, plan_file) if r["t"] == "start"]
     assert starts == [1, 2, 2, 3]
+
+
+# --- orphans: the tool process a SIGKILLed engine left running ---------------------------
+
+
+def journal_of(root: Path, plan_file: Path) -> list[dict[str, Any]]:
+    config = config_from_data(json.loads((root / "config.json").read_text()), root / "plangate.yml")
+    path = journal_path(
+        config.state_path(), "plans/demo", plans.load_plan(plan_file, config).frozen_hash or ""
+    )
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+def spawns(root: Path, plan_file: Path) -> list[dict[str, Any]]:
+    return [r for r in journal_of(root, plan_file) if r["t"] == "spawn"]
+
+
+def alive(pid: int) -> bool:
+    """Running and not a zombie (an orphan's new parent may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+def wait_until(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.02)
+
+
+def kill_engine_mid_tool(root: Path, plan_file: Path, tool_started: Any) -> None:
+    """Start the engine, wait until its tool runs and is journaled, then SIGKILL the engine."""
+    proc = engine_process(root)
+
+    def running() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"the engine ended before its tool ran: {proc.communicate()}")
+        return bool(tool_started() and spawns(root, plan_file))
+
+    try:
+        wait_until(running, "the tool ran")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+
+
+def test_orphan_of_a_non_idempotent_tool_is_stopped_and_the_action_is_in_doubt(
+    tmp_path: Path,
+) -> None:
+    pids = tmp_path / "tool.pids"
+    # The leader (sh) and a member of its process group (sleep) both outlive the engine.
+    script = 'sleep 60 & echo "$$ $!" > "$1.tmp"; mv "$1.tmp" "$1"; wait'
+    tool = {"kind": "exec", "argv": ["sh", "-c", script, "sh", str(pids)]}
+    _config, plan_file = make_plan(
+        tmp_path, [{"id": 1, "tool": "slow", "params": {}}], {"slow": tool}
+    )
+    kill_engine_mid_tool(tmp_path, plan_file, pids.exists)
+    leader, member = (int(pid) for pid in pids.read_text().split())
+    try:
+        assert alive(leader) and alive(member), "the orphan should outlive the engine"
+        assert run_engine(tmp_path) == {
+            "status": "failed",
+            "action": 1,
+            "code": "E_ACTION_IN_DOUBT",
+        }
+        assert not alive(leader) and not alive(member)
+        [spawn] = spawns(tmp_path, plan_file)
+        assert (spawn["id"], spawn["attempt"], spawn["pid"], spawn["pgid"]) == (
+            1,
+            1,
+            leader,
+            leader,
+        )
+        assert statuses(plan_file) == ["in_doubt"]
+        error = execution(plan_file)["actions"][0]["error"]
+        assert f"tool process {leader} was still running and was stopped" in error["message"]
+    finally:
+        for pid in (leader, member):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+#: Notes its start and its end (also when stopped by SIGTERM); no braces: argv placeholders.
+IDEMPOTENT_TOOL = """
+import os, signal, sys, time
+def note(what):
+    with open(LOG, "a") as f:
+        f.write("%s %d\\n" % (what, os.getpid()))
+def stop(*_):
+    note("end")
+    sys.exit(143)
+signal.signal(signal.SIGTERM, stop)
+note("start")
+if os.path.exists(SLOW):
+    time.sleep(60)
+note("end")
+print("{}")
+"""
+
+
+def test_orphan_of_an_idempotent_tool_is_stopped_before_the_rerun(tmp_path: Path) -> None:
+    log, slow = tmp_path / "tool.log", tmp_path / "slow"
+    code = IDEMPOTENT_TOOL.replace("LOG", repr(str(log))).replace("SLOW", repr(str(slow)))
+    tool = {"kind": "exec", "argv": [PY, "-c", code], "idempotent": True}
+    _config, plan_file = make_plan(
+        tmp_path, [{"id": 1, "tool": "put", "params": {}}], {"put": tool}
+    )
+    slow.touch()
+    kill_engine_mid_tool(tmp_path, plan_file, log.exists)
+    orphan = int(log.read_text().split()[1])
+    try:
+        assert alive(orphan), "the orphan should outlive the engine"
+        slow.unlink()  # the re-run finishes at once; the orphan still sleeps
+        assert run_engine(tmp_path)["status"] == "completed"
+        assert not alive(orphan)
+        first, second = (s["pid"] for s in spawns(tmp_path, plan_file))
+        assert first == orphan and second != orphan
+        # One copy at a time: the orphan ended before the re-run started.
+        assert log.read_text().splitlines() == [
+            f"start {orphan}",
+            f"end {orphan}",
+            f"start {second}",
+            f"end {second}",
+        ]
+    finally:
+        if alive(orphan):
+            os.kill(orphan, signal.SIGKILL)
+
+
+#: How a forged spawn record differs from the bystander process whose pid it names.
+FORGERIES: dict[str, Callable[[Spawned], dict[str, Any]]] = {
+    "the very process": lambda real: {},
+    "pid reused by a later process": lambda real: {"start_ticks": (real.start_ticks or 0) + 1},
+    "recorded in another boot": lambda real: {"boot_id": "00000000-0000-0000-0000-000000000000"},
+    "unverifiable (no /proc)": lambda real: {"start_ticks": None, "boot_id": None},
+}
+
+
+@pytest.mark.parametrize("case", FORGERIES)
+def test_a_spawn_record_is_acted_on_only_for_the_very_process(tmp_path: Path, case: str) -> None:
+    effects = tmp_path / "effects.txt"
+    config, plan_file = make_plan(
+        tmp_path, [{"id": 1, "tool": "add", "params": {"line": "1"}}], {"add": appender(effects)}
+    )
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        real = identify(bystander.pid)
+        assert real.start_ticks is not None and real.boot_id == boot_id()
+        spawn = {"pid": real.pid, "pgid": real.pgid, "start_ticks": real.start_ticks}
+        spawn |= {"boot_id": real.boot_id, **FORGERIES[case](real)}
+        frozen = plans.load_plan(plan_file, config).frozen_hash or ""
+        path = journal_path(config.state_path(), "plans/demo", frozen)
+        path.parent.mkdir(parents=True)
+        at = "2026-01-01T00:00:00Z"
+        records = [
+            {"t": "run", "at": at, "resume": False, "pid": 1},
+            {"t": "start", "at": at, "id": 1, "attempt": 1, "key": "step:x", "params": {}},
+            {"t": "spawn", "at": at, "id": 1, "attempt": 1, **spawn},
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        outcome = run(Engine(config), plan_file)
+        assert outcome.error is not None and outcome.error.code == "E_ACTION_IN_DOUBT"
+        assert not effects.exists()
+        if case == "the very process":
+            assert bystander.wait(5) == -signal.SIGTERM
+        else:
+            time.sleep(0.2)
+            assert bystander.poll() is None, "a process that is not the recorded one was killed"
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_identify_reads_the_stat_line_past_a_command_name_with_parentheses(tmp_path: Path) -> None:
+    odd = tmp_path / "a) R 1 (b"
+    odd.symlink_to(Path(PY))
+    child = subprocess.Popen(
+        [str(odd), "-c", "import time; time.sleep(30)"], start_new_session=True
+    )
+    try:
+        me, it = identify(os.getpid()), identify(child.pid)
+        assert Path(f"/proc/{child.pid}/comm").read_text().startswith("a) R 1 (b")
+        assert it.pgid == child.pid != me.pgid
+        assert it.start_ticks is not None and me.start_ticks is not None
+        assert me.start_ticks <= it.start_ticks
+        assert it.boot_id == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_replay_keeps_the_spawn_of_the_open_start_only() -> None:
+    spawn = {"t": "spawn", "id": 1, "attempt": 1, "pid": 10, "pgid": 10}
+    start1, start2 = ({"t": "start", "id": 1, "attempt": n} for n in (1, 2))
+    end1 = {"t": "end", "id": 1, "attempt": 1, "status": "failed", "retry": True}
+    assert replay([start1, spawn]).actions[1].spawn == spawn
+    assert replay([start1, spawn, end1]).actions[1].spawn is None
+    # A new attempt started: the earlier attempt's child was waited for, it is not an orphan.
+    assert replay([start1, spawn, end1, start2]).actions[1].spawn is None
+    assert replay([start1, spawn, end1, start2, spawn]).actions[1].spawn is None
+
+
+def test_each_spawned_tool_process_is_journaled_between_start_and_end(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "whoami.py").write_text("import os\n\ndef pid():\n    return {'pid': os.getpid()}\n")
+    tools = {
+        "say": {"kind": "echo"},
+        "sh": {"kind": "exec", "argv": [PY, "-c", "import os; print(os.getpid())"]},
+        "py": {"kind": "python", "target": "whoami:pid"},
+    }
+    actions = [{"id": i, "tool": name, "params": {}} for i, name in enumerate(tools, 1)]
+    config, plan_file = make_plan(
+        tmp_path, actions, tools, extra_config={"python_path": [str(lib)]}
+    )
+    assert run(Engine(config), plan_file).status == "completed"
+    records = journal_of(tmp_path, plan_file)
+    kinds = {i: [r["t"] for r in records if r.get("id") == i] for i in (1, 2, 3)}
+    assert kinds == {
+        1: ["start", "end"],
+        2: ["start", "spawn", "end"],
+        3: ["start", "spawn", "end"],
+    }
+    ends = {r["id"]: r["result"] for r in records if r["t"] == "end"}
+    for spawn in (r for r in records if r["t"] == "spawn"):
+        assert spawn["attempt"] == 1 and spawn["pgid"] == spawn["pid"]
+        assert spawn["boot_id"] == boot_id() and isinstance(spawn["start_ticks"], int)
+    pids = {r["id"]: r["pid"] for r in records if r["t"] == "spawn"}
+    assert pids == {2: ends[2]["json"], 3: ends[3]["pid"]}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +22,7 @@ from controller.errors import ParamsInvalid, ToolFailed, ToolUnknown
 
 if TYPE_CHECKING:
     from controller.settings import Config, ToolSpec
+    from controller.tools.process import Spawned
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -37,6 +38,9 @@ class CallContext:
     env: Mapping[str, str] = field(default_factory=dict)
     plan_id: str = ""
     action_id: int = 0
+    #: Told about each child process right after it starts (``exec`` and ``python`` kinds),
+    #: so the engine can journal it and stop it should the controller die mid-tool.
+    on_spawn: Callable[[Spawned], None] | None = None
 
 
 class Tool(Protocol):

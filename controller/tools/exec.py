@@ -52,6 +52,7 @@ class ExecTool:
                 timeout=ctx.timeout,
                 limit=ctx.max_result_bytes,
                 cwd=self.cwd,
+                on_spawn=ctx.on_spawn,
             )
         except Overran:
             raise ToolTimeout(

@@ -5,6 +5,12 @@ kill it together with everything it spawned: SIGTERM to the group, a short grace
 to the group (a child that ignores SIGTERM still dies). Output is read with a selector in the
 calling thread; only the first ``limit`` bytes of each stream are kept, the rest is counted and
 dropped, so a runaway tool cannot exhaust the controller's memory.
+
+Right after the child starts, the caller's ``on_spawn`` hears who it is (:class:`Spawned`: pid,
+process group, start time and boot id) so the engine can journal it. A controller that died
+mid-tool leaves that child running; on recovery :func:`stop_orphan` stops its group, but only
+when the pid still names the same process (same boot, same start time), never one that reused
+the pid.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from controller.tools import ToolError
@@ -25,6 +32,22 @@ from controller.tools import ToolError
 KILL_GRACE = 1.0
 _CHUNK = 65_536
 _PIPE_BUF = 512
+_PROC = Path("/proc")
+_REAP_POLL = 0.02
+
+
+@dataclass(frozen=True)
+class Spawned:
+    """Who a tool's child process is, precisely enough to recognise it after a crash.
+
+    ``start_ticks`` (``/proc/<pid>/stat`` field 22) and ``boot_id`` tell this process from a
+    later one that reused its pid; both are None where ``/proc`` is not available.
+    """
+
+    pid: int
+    pgid: int
+    start_ticks: int | None
+    boot_id: str | None
 
 
 @dataclass
@@ -63,12 +86,19 @@ def run_process(
     timeout: float,
     limit: int,
     cwd: Path | None = None,
+    on_spawn: Callable[[Spawned], None] | None = None,
 ) -> Finished:
-    """Run ``argv`` to its end or raise :class:`Overran` after killing its process group."""
+    """Run ``argv`` to its end or raise :class:`Overran` after killing its process group.
+
+    ``on_spawn`` is told who the child is before it is waited for; if it raises, the child
+    is killed and the error propagates.
+    """
     proc = _spawn(argv, env, cwd)
     deadline = time.monotonic() + timeout
     out, err = _Capture(limit), _Capture(limit)
     try:
+        if on_spawn is not None:
+            on_spawn(identify(proc.pid))
         _pump(proc, stdin, out, err, deadline)
         proc.wait(max(deadline - time.monotonic(), 0.001))
     except (Overran, subprocess.TimeoutExpired):
@@ -166,3 +196,73 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 def _signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+# --- orphans: a child left running by a controller that died ----------------------------
+
+
+def identify(pid: int) -> Spawned:
+    """Who ``pid`` is now; a child not yet waited for keeps its pid, so this cannot race."""
+    stat = _stat(pid)
+    if stat is None:
+        # No /proc: the session leader's group id is its pid (start_new_session).
+        return Spawned(pid, pid, None, None)
+    return Spawned(pid, int(stat[2]), int(stat[19]), boot_id())
+
+
+@cache
+def boot_id() -> str | None:
+    """This boot's id: a start time means nothing across a reboot."""
+    try:
+        return (_PROC / "sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def is_same_process(spawned: Spawned) -> bool:
+    """Whether ``spawned`` still runs (not a zombie) as the very process recorded.
+
+    It must also still be in the recorded group, and that group must not be ours, so the group
+    signalled is never someone else's.
+    """
+    if spawned.start_ticks is None or spawned.boot_id is None:
+        return False  # unverifiable: never signal what may be someone else's process
+    stat = _stat(spawned.pid)
+    if stat is None or stat[0] == "Z" or spawned.pgid == os.getpgrp():
+        return False
+    same_group = int(stat[2]) == spawned.pgid
+    return same_group and int(stat[19]) == spawned.start_ticks and boot_id() == spawned.boot_id
+
+
+def stop_orphan(spawned: Spawned) -> bool:
+    """Stop a recorded child's process group if that very process still runs; True if it did.
+
+    SIGTERM to the group, :data:`KILL_GRACE` for the leader to exit, SIGKILL to the group, then
+    a short wait until the leader is gone, so a re-run never overlaps it.
+    """
+    if not is_same_process(spawned):
+        return False
+    _signal_group(spawned.pgid, signal.SIGTERM)
+    _wait_gone(spawned, KILL_GRACE)
+    # Members that outlived the leader (or ignored SIGTERM) die too. The group id is not free
+    # for reuse while any member (or the unreaped leader) holds it, and pids are handed out
+    # cyclically, so it is not someone else's group a second later.
+    _signal_group(spawned.pgid, signal.SIGKILL)
+    _wait_gone(spawned, KILL_GRACE)
+    return True
+
+
+def _wait_gone(spawned: Spawned, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while is_same_process(spawned) and time.monotonic() < deadline:
+        time.sleep(_REAP_POLL)
+
+
+def _stat(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` from field 3 (state) on, or None when there is no such process."""
+    try:
+        text = (_PROC / str(pid) / "stat").read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may itself hold ") " and spaces.
+    return text[text.rfind(")") + 2 :].split()

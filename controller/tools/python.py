@@ -52,6 +52,7 @@ class PythonTool:
                 # The report holds the whole result; it is cut later, when it is recorded.
                 limit=report_limit(ctx.max_result_bytes),
                 cwd=self.cwd,
+                on_spawn=ctx.on_spawn,
             )
         except Overran:
             raise ToolTimeout(

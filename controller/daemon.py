@@ -390,7 +390,7 @@ class Daemon:
         try:
             new = self._read_new_config()
         except PlangateError as exc:
-            log.error("config.reload_refused", code=exc.code, error=str(exc))
+            log.error("config.reload_refused", code=exc.code, error=str(exc), remedy=exc.remedy)
             self.notifier.ready(f"reload refused: {exc.code}")
             return False
         old, self.config = self.config, new

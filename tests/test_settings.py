@@ -385,6 +385,7 @@ def test_sighup_with_a_bad_value_is_refused_and_the_daemon_goes_on(
         daemon.send(signal.SIGHUP)
         event = daemon.wait_event("config.reload_refused", code="E_CONFIG_INVALID")
         assert "tools.fetch.method: found 'FROB'" in event["error"]
+        assert "GET" in event["remedy"]  # the operator sees how to fix it, in the log
         write_plan(repo)
         commit_all(repo, "agent")
         wait_for_commit(repo, "plangate: freeze plans/greet")  # still at work, old catalog

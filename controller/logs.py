@@ -16,7 +16,8 @@ in a block, including from libraries the daemon calls, so callers need not repea
 Observers registered through :func:`add_observer` see every event, debug ones included,
 before filtering (the metrics follow the engine's events this way). Values registered
 through :func:`add_redactor` (the secret store's redaction) are applied to
-every event before it is rendered, so a secret never reaches a log line.
+every event as the last step before it is rendered (keys, values and the formatted
+traceback and stack), so a secret never reaches a log line.
 """
 
 from __future__ import annotations
@@ -82,13 +83,16 @@ def _redact_value(value: Any) -> Any:
             value = redact(value)
         return value
     if isinstance(value, dict):
-        return {k: _redact_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+        return {_redact_value(k): _redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
         return [_redact_value(v) for v in value]
+    if isinstance(value, tuple):  # kept a tuple: an ``exc_info`` triple must stay one
+        return tuple(_redact_value(v) for v in value)
     return value
 
 
 def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """The last step before rendering, after the traceback and the stack became text."""
     if not _redactors:
         return event
     return {key: _redact_value(value) for key, value in event.items()}
@@ -110,20 +114,26 @@ def _shared_processors() -> list[Any]:
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
-        _redact,
     ]
 
 
 def _final_processors(as_json: bool) -> list[Any]:
-    """What turns an event into its line: JSON, or the console with hidden characters shown."""
+    """What turns an event into its line: JSON, or the console with hidden characters shown.
+
+    Redaction comes after ``format_exc_info``: an exception message quoting a secret is text
+    only from there on. The console renders the traceback itself, redacted by
+    :func:`_visible_traceback`.
+    """
     if as_json:
         return [
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
+            _redact,
             structlog.processors.JSONRenderer(sort_keys=False, default=str),
         ]
     return [
         structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+        _redact,
         _visible_strings,
         structlog.dev.ConsoleRenderer(
             colors=True, sort_keys=False, exception_formatter=_visible_traceback

@@ -8,8 +8,10 @@ author sees all of them at once.
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -188,15 +190,21 @@ def _with_line(problem: Problem, doc: yamlio.YamlDoc) -> Problem:
     return Problem(problem.code, problem.message, problem.path, doc.line_of(_split(problem.path)))
 
 
+# a name, an index, a JSON-quoted key (``refs.format_path`` quotes any other key) or [name]
+_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\[([^\]]*)\]')
+
+
 def _split(path: str) -> list[str | int]:
-    """``actions[1].params.id`` -> ``["actions", 1, "params", "id"]``."""
+    """``actions[1].params["a.b"]`` -> ``["actions", 1, "params", "a.b"]``: the inverse of
+    :func:`controller.refs.format_path`, so a quoted key finds its own line, not its parent's."""
     parts: list[str | int] = []
-    for chunk in path.replace("[", ".[").split("."):
-        if chunk.startswith("[") and chunk.endswith("]"):
-            inner = chunk[1:-1]
-            parts.append(int(inner) if inner.isdigit() else inner.strip("\"'"))
-        elif chunk:
-            parts.append(chunk)
+    for name, index, quoted, other in _SEGMENT.findall(path):
+        if index:
+            parts.append(int(index))
+        elif quoted:
+            parts.append(json.loads(quoted))
+        else:
+            parts.append(name or other.strip("\"'"))
     return parts
 
 

@@ -189,7 +189,8 @@ def test_validate_json_keeps_the_plan_text_exact(tmp_path: Path) -> None:
     assert record["path"] == str(plan)  # ...whose values are exactly the plan's
     (error,) = record["errors"]
     assert error["message"].startswith(f"unknown key `{HOSTILE_KEY}`;")
-    assert error["code"] == "E_SCHEMA_INVALID" and error["line"] is not None
+    assert error["code"] == "E_SCHEMA_INVALID"
+    assert error["line"] == UNKNOWN_KEY.splitlines().index("  status: pending_approval") + 2
 
 
 def test_error_messages_quote_plan_text_escaped(repo: Path) -> None:
@@ -285,3 +286,64 @@ def test_every_control_format_separator_and_private_use_character_is_hidden() ->
     # beyond them only unassigned code points, kept for later assignments (the tag block)
     assert {unicodedata.category(c) for c in matched - by_category} == {"Cn"}
     assert {"\U000e0000", "\U000e0002", "\U000e007f"} <= matched
+
+
+# --- what the plan commands print about a plan: its path, its folder, the branch -------
+
+SLUG = "x\x1b[2J\r\u202e\u200b"
+SHOWN_SLUG = "x\\x1b[2J\\r\\u202e\\u200b"
+
+
+def test_freeze_prints_a_hostile_plan_path_escaped(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, SLUG)
+    shown = f"{tmp_path}/plans/{SHOWN_SLUG}/PLAN.yml"
+    check = run_cli("freeze", "--check", str(plan), cwd=tmp_path)
+    assert check.returncode == 1, check.stderr
+    assert check.stdout == f"{shown}: not frozen; run `plangate freeze {shown}`\n"
+    frozen = run_cli("freeze", str(plan), cwd=tmp_path)
+    assert frozen.returncode == 0, frozen.stderr
+    assert re.fullmatch(rf"{re.escape(shown)}: frozen sha256:[0-9a-f]{{64}}\n", frozen.stdout)
+    again = run_cli("freeze", str(plan), cwd=tmp_path)
+    assert again.stdout == frozen.stdout.replace("\n", " (unchanged)\n")
+    plan.write_text(plan.read_text().replace("say hello", "say goodbye"))
+    stale = run_cli("freeze", "--check", str(plan), cwd=tmp_path)
+    assert stale.stdout == f"{shown}: stale; run `plangate freeze {shown}`\n"
+    plan.write_text(UNKNOWN_KEY)
+    invalid = run_cli("freeze", str(plan), cwd=tmp_path)
+    assert invalid.returncode == 1
+    assert invalid.stdout == f"{shown}: not frozen (1 problem(s))\n"
+    for result in (check, frozen, again, stale, invalid):
+        _no_hidden(result.stdout + result.stderr)
+
+
+@pytest.mark.parametrize(("command", "done"), [("approve", "approved"), ("reject", "rejected")])
+def test_status_commands_print_plan_folder_and_branch_escaped(
+    repo: Path, command: str, done: str
+) -> None:
+    branch = "main\u202e\u200b"
+    git(repo, "checkout", "-q", "-b", branch)
+    plan = write_plan(repo, SLUG)
+    assert run_cli("freeze", str(plan), cwd=repo).returncode == 0
+    commit_all(repo, "add", AGENT)
+    result = run_cli(command, str(plan.parent), "-m", "looked", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    _no_hidden(result.stdout + result.stderr)
+    assert result.stdout.startswith(f"{done} plans/{SHOWN_SLUG} in ")
+    assert " on main\\u202e\\u200b" in result.stdout
+    # the commit keeps the plan id as it is: it is what the controller reads back
+    assert f"\n\n{command} plans/x\x1b[2J" in git(repo, "cat-file", "commit", "HEAD")
+
+
+def test_init_prints_a_hostile_folder_and_email_escaped(tmp_path: Path) -> None:
+    target = tmp_path / "ops\x1b[2J\r\u202e"
+    email = "me\u202e\u200b@example.com"
+    result = run_cli("init", str(target), env={"GIT_AUTHOR_EMAIL": email})
+    assert result.returncode == 0, result.stderr
+    _no_hidden(result.stdout + result.stderr)
+    shown = f"{tmp_path}/ops\\x1b[2J\\r\\u202e"
+    assert result.stdout.splitlines() == [
+        f"Initialized a plans repository in {shown}",
+        f"  approver: me\\u202e\\u200b@example.com (edit {shown}/plangate.yml to change)",
+        f"  next: edit {shown}/plans/hello/PLAN.yml, set status: pending_approval, commit,"
+        " and run `plangate run`",
+    ]

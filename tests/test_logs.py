@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -88,3 +89,45 @@ def test_level_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     finally:
         monkeypatch.delenv("PLANGATE_LOG_LEVEL")
         logs.configure()
+
+
+def _raise_with(secret: str) -> None:
+    raise RuntimeError(f"could not reach https://api.example/?token={secret}")
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "console"])
+def test_secret_in_an_exception_is_redacted(as_json: bool) -> None:
+    """An exception message quoting a secret is hidden in its traceback, in both formats,
+    from structlog and from a standard-library logger alike."""
+    out = io.StringIO()
+    logs.configure(stream=out, as_json=as_json)
+    logs.add_redactor(lambda text: text.replace("s3cr3t-exc", "***"))
+    try:
+        try:
+            _raise_with("s3cr3t-exc")
+        except RuntimeError as exc:
+            logs.get_logger().exception("action.failed")
+            logging.getLogger("some.library").error("failed", exc_info=exc)
+        text = out.getvalue()
+        assert text.count("RuntimeError: could not reach") == 2
+        assert "s3cr3t-exc" not in text and "token=***" in text
+    finally:
+        logs.configure()
+
+
+def test_an_exception_logged_later_keeps_its_traceback(stream: io.StringIO) -> None:
+    """exc_info captured in an except block and logged after it is still rendered."""
+    logs.add_redactor(lambda text: text.replace("s3cr3t-later", "***"))
+    try:
+        _raise_with("s3cr3t-later")
+    except RuntimeError:
+        captured = sys.exc_info()
+    logs.get_logger().error("action.failed", exc_info=captured)
+    (event,) = lines(stream)
+    assert "RuntimeError" in str(event["exception"]) and "token=***" in str(event["exception"])
+
+
+def test_secret_in_a_mapping_key_is_redacted(stream: io.StringIO) -> None:
+    logs.add_redactor(lambda text: text.replace("s3cr3t-key", "***"))
+    logs.get_logger().info("tool.output", result={"s3cr3t-key": 1})
+    assert "s3cr3t-key" not in stream.getvalue() and "***" in stream.getvalue()

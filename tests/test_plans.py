@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from controller import plans
+from controller import plans, refs
 from controller.settings import config_from_data
 from tests.plan_factory import BASE_TEXT, write_plan
 
@@ -231,3 +234,55 @@ def test_pre_commit_hook_runs_freeze_check() -> None:
     entries = {h["id"]: h for h in hooks.data}
     assert entries["plangate-freeze-check"]["entry"] == "plangate freeze --check"
     assert "PLAN" in entries["plangate-freeze-check"]["files"]
+
+
+# each depth where the schema refuses unknown keys: (the line it follows, its indent)
+DEPTHS = {
+    "top level": ("    retries: 2", ""),
+    "plan": ("  status: pending_approval", "  "),
+    "available_tools item": ('    description: "Returns its params"', "    "),
+    "action": ("    on_failure: retry", "    "),
+    "output": ('        path: "$.service"', "        "),
+}
+# keys a location names as written (plain) and keys it must quote: plan["a.b"]
+KEYS = ["bogus", "bo-gus", "app.kubernetes.io/name", "x[1]", "é", 'say "hi"', "two words", "0"]
+
+
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_an_unknown_key_is_reported_at_its_own_line(tmp_path: Path, depth: str, key: str) -> None:
+    after, indent = DEPTHS[depth]
+    written = f"{indent}{json.dumps(key, ensure_ascii=False)}: 1"
+    text = BASE_TEXT.replace(f"{after}\n", f"{after}\n{written}\n")
+    (problem,) = _problems(tmp_path, text)
+    assert problem.code == "E_SCHEMA_INVALID"
+    assert problem.message.startswith(f"unknown key `{key}`")
+    assert problem.line == text.splitlines().index(written) + 1, problem
+
+
+def test_a_key_that_is_not_a_string_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    text = BASE_TEXT.replace(
+        "  status: pending_approval\n", "  status: pending_approval\n  1.5: x\n"
+    )
+    (problem,) = _problems(tmp_path, text)
+    assert "not a string" in problem.message and problem.path == 'plan["1.5"]'
+    assert problem.line == text.splitlines().index("  1.5: x") + 1
+
+
+def test_a_param_problem_under_a_quoted_key_is_reported_at_its_line(tmp_path: Path) -> None:
+    written = '      "app.kubernetes.io/name": "$<inputs.nothing>"'
+    text = BASE_TEXT.replace("      limit: 10\n", f"      limit: 10\n{written}\n")
+    (problem,) = _problems(tmp_path, text)
+    assert (problem.code, problem.path) == (
+        "E_REF_UNKNOWN",
+        'actions[0].params["app.kubernetes.io/name"]',
+    )
+    assert problem.line == text.splitlines().index(written) + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.one_of(st.text(), st.integers(min_value=0)), max_size=6))
+def test_a_problem_location_reads_back_as_the_keys_it_names(parts: list[str | int]) -> None:
+    """The line of a problem is looked up by the keys its location names: every location
+    ``format_path`` writes must read back as exactly those keys."""
+    assert plans._split(refs.format_path(parts)) == parts

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from controller.display import visible
 from controller.errors import IllegalTransition, PlangateError, UsageError
 
 #: status a human command sets -> statuses it may be set from (SPEC §4)
@@ -63,8 +64,9 @@ def commit_status(path: str, status: str, *, note: str | None, sign: bool = Fals
         disk_text = yamlio.set_scalar(yamlio.read_yaml(on_disk, rel), ("plan", "status"), status)
     plan_file.write_text(disk_text, encoding="utf-8")
     repo.set_index_entries({rel: new_text.encode()})
+    # the folder and the branch are anyone's text; the status is the past tense of the verb
     print(
-        f"{VERBS[status]}d {plan_id} in {sha[:12]} on {branch}"
+        f"{status} {visible(plan_id)} in {sha[:12]} on {visible(branch)}"
         + ("" if status != "approved" else "; push it if the controller watches a remote")
     )
     return 0

@@ -8,6 +8,7 @@ can run in CI and as a pre-commit hook.
 from __future__ import annotations
 
 from controller.commands._shared import optional_config, plan_paths, print_problems
+from controller.display import visible
 
 
 def freeze(paths: list[str], check: bool = False, config_path: str | None = None) -> int:
@@ -18,17 +19,18 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
     exit_code = 0
     for path in plan_paths(paths):
         outcome = freeze_text(load_plan(path, config))
+        shown = visible(str(path))  # a folder name is the plan author's text
         if outcome.plan.problems:
             print_problems(path, outcome.plan.problems)
-            print(f"{path}: not frozen ({len(outcome.plan.problems)} problem(s))")
+            print(f"{shown}: not frozen ({len(outcome.plan.problems)} problem(s))")
             exit_code = 1
         elif check and outcome.changed:
             state = "stale" if outcome.plan.frozen_hash else "not frozen"
-            print(f"{path}: {state}; run `plangate freeze {path}`")
+            print(f"{shown}: {state}; run `plangate freeze {shown}`")
             exit_code = 1
         elif outcome.changed:
             write_atomic(path.resolve(), outcome.text)  # a symlinked plan stays a symlink
-            print(f"{path}: frozen {outcome.hash}")
+            print(f"{shown}: frozen {outcome.hash}")
         else:
-            print(f"{path}: frozen {outcome.hash} (unchanged)")
+            print(f"{shown}: frozen {outcome.hash} (unchanged)")
     return exit_code

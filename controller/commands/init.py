@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from controller.display import visible
 from controller.errors import GitError, UsageError
 
 CONFIG_TEMPLATE = """\
@@ -46,9 +47,13 @@ def init(directory: str) -> int:
     example.write_text(template.read_text(encoding="utf-8"), encoding="utf-8")
     _git(root, "add", "plans")
     _git(root, "commit", "-q", "-m", "plangate init: example plan")
-    print(f"Initialized a plans repository in {root}")
-    print(f"  approver: {email} (edit {root / 'plangate.yml'} to change)")
-    print(f"  next: edit {example}, set status: pending_approval, commit, and run `plangate run`")
+    shown, config = visible(str(root)), visible(str(root / "plangate.yml"))
+    print(f"Initialized a plans repository in {shown}")
+    print(f"  approver: {visible(email)} (edit {config} to change)")
+    print(
+        f"  next: edit {visible(str(example))}, set status: pending_approval, commit,"
+        " and run `plangate run`"
+    )
     return 0
 
 

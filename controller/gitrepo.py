@@ -390,27 +390,23 @@ class GitRepo:
 
     def blob_sha(self, commit: str, path: str) -> str | None:
         """The blob of ``path`` in ``commit`` (None when it is not there)."""
-        found = self._lookup(f"{commit}:{path}")
-        if found is not None:
-            sha, kind = found
-            return sha if kind == "blob" else None
-        if "\n" not in path:
-            return None
-        tree = self._tree_of(commit)  # a name git's line protocol cannot carry: walk here
+        spec = f"{commit}:{path}"
+        if _askable(spec):
+            found = self._lookup(spec)
+            return found[0] if found is not None and found[1] == "blob" else None
+        sha, mode = self._tree_of(commit), _TREE_MODE  # a name git cannot be asked: walk
         for part in path.split("/"):
-            if tree is None:
+            if sha is None or mode != _TREE_MODE:
                 return None
-            entry = self._tree_entries(tree).get(part)
+            entry = self._tree_entries(sha).get(part)
             if entry is None:
                 return None
-            tree = entry[0]
-        return tree
+            sha, mode = entry
+        return sha if (mode & 0o170000) in (0o100000, 0o120000) else None
 
     def _lookup(self, spec: str) -> tuple[str, str] | None:
         """(object id, type) of ``<tree-ish>:<path>``, resolved by git's persistent
-        ``cat-file --batch-check`` (None when absent or not expressible on one line)."""
-        if "\n" in spec:
-            return None
+        ``cat-file --batch-check`` (None when absent); ``spec`` must be :func:`_askable`."""
         with self._lock:
             try:
                 sha, kind, _ = self._repo.git.get_object_header(spec)
@@ -523,11 +519,12 @@ class GitRepo:
 
     def _entry(self, tree: str, raw: bytes, name: str) -> tuple[str, int] | None:
         """(id, mode) of ``name`` in ``tree``, without parsing a big tree."""
-        if len(raw) <= BIG_TREE:
+        spec = f"{tree}:{name}"
+        if len(raw) <= BIG_TREE or not _askable(spec):
             return self._tree_entries(tree).get(name)
-        found = self._lookup(f"{tree}:{name}")
+        found = self._lookup(spec)
         if found is None:
-            return self._tree_entries(tree).get(name) if "\n" in name else None
+            return None
         sha, kind = found
         if kind == "tree":
             return sha, _TREE_MODE
@@ -845,6 +842,19 @@ def _wait_gone(path: Path, seconds: float) -> bool:
         time.sleep(delay)
         delay = min(delay * 2, 0.02)
     return False
+
+
+def _askable(spec: str) -> bool:
+    """Does ``<tree-ish>:<path>`` reach ``cat-file --batch-check`` unchanged? One line, no
+    carriage return (git strips a final one: ``x\\r`` would be read as ``x``), and UTF-8
+    (GitPython encodes the line; a non-UTF-8 name is held as surrogate escapes)."""
+    if "\n" in spec or "\r" in spec:
+        return False
+    try:
+        spec.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _text(value: str | bytes) -> str:

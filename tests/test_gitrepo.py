@@ -323,3 +323,33 @@ def test_is_ancestor_near_far_and_unrelated(repo: Path) -> None:
     side = commit_all(repo, "side")
     assert not gitrepo.is_ancestor(side, head)
     assert not gitrepo.is_ancestor(head, side)
+
+
+def test_names_cat_file_cannot_carry_are_walked_not_misread(repo: Path) -> None:
+    """git's line protocol strips a final carriage return (``p0350\\r`` is read as ``p0350``)
+    and GitPython sends UTF-8 only: such names are found by walking the tree, so a commit
+    neither takes a look-alike's files nor drops the folder's own."""
+    _big_plans_repo(repo)
+    for name in ("p0350\r", "only\r"):
+        (repo / "plans" / name).mkdir()
+        (repo / "plans" / name / "PLAN.yml").write_text(f"{name!r}\n")
+        (repo / "plans" / name / "NOTES.md").write_text("keep me\n")
+    raw_name = os.fsencode(repo / "plans") + b"/caf\xe9"
+    os.mkdir(raw_name)
+    for leaf, text in ((b"/PLAN.yml", b"latin-1 folder\n"), (b"/NOTES.md", b"keep me too\n")):
+        with open(raw_name + leaf, "wb") as out:
+            out.write(text)
+    commit_all(repo, "hostile names")
+    latin = os.fsdecode(b"plans/caf\xe9")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    assert gitrepo.read_file(head, "plans/only\r/PLAN.yml") == b"'only\\r'\n"
+    assert gitrepo.read_file(head, f"{latin}/PLAN.yml") == b"latin-1 folder\n"
+    assert gitrepo.blob_sha(head, "plans/p0350\r") is None  # a folder, not a file
+    for folder in ("plans/p0350\r", "plans/only\r", latin):
+        sha = _check_same_tree_as_git(repo, {f"{folder}/PLAN.yml": b"approved\n"})
+        assert git(repo, "ls-tree", "--name-only", f"{sha}:{folder}").split() == [
+            "NOTES.md",
+            "PLAN.yml",
+        ]

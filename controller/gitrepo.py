@@ -580,6 +580,14 @@ class GitRepo:
         """Is ``commit.gpgSign`` true for this repository? (Read once per open repository.)"""
         if self._must_sign is None:
             result = self.run_raw("config", "--type=bool", "--get", "commit.gpgSign")
+            if result.returncode not in (0, 1):  # 1: not set; else not a boolean (git commit
+                # refuses it too): never read a broken setting as "do not sign"
+                raise GitError(
+                    f"git config: {result.stderr.decode('utf-8', 'replace').strip()}",
+                    path=str(self.path),
+                    remedy="set commit.gpgSign to true or false (git config commit.gpgSign "
+                    "true), then retry",
+                )
             self._must_sign = result.stdout.strip() == b"true"
         return self._must_sign
 

@@ -163,3 +163,26 @@ def test_commit_gpgsign_that_cannot_sign_fails_the_commit(repo: Path) -> None:
             author=Person("plangate", "plangate@localhost"),
         )
     assert gitrepo.branch_head("main") == head  # nothing published
+
+
+def test_an_unreadable_commit_gpgsign_fails_the_commit_as_git_commit_does(repo: Path) -> None:
+    """``git commit`` refuses a commit.gpgSign that is not a boolean; the controller must not
+    read it as false and publish unsigned commits."""
+    from controller.errors import GitError
+    from controller.gitrepo import GitRepo, Person
+
+    git(repo, "config", "commit.gpgSign", "maybe")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError) as caught:
+        gitrepo.commit_files(
+            branch="main",
+            parent=head,
+            files={"x.txt": b"x\n"},
+            message="m\n",
+            author=Person("plangate", "plangate@localhost"),
+        )
+    assert "bad boolean config value 'maybe'" in str(caught.value)
+    assert "commit.gpgSign" in caught.value.remedy
+    assert gitrepo.branch_head("main") == head  # nothing published

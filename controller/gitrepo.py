@@ -570,7 +570,9 @@ class GitRepo:
         tree = self.tree_with(self._tree_of(parent), files)
         committer = committer or author
         sign = sign or self.signs_commits()
-        if sign or not _plain_ident(author) or not _plain_ident(committer):
+        if sign or not _plain_ident(author) or not _plain_ident(committer) or "\0" in message:
+            # git signs, cleans the identity, or refuses the message (a NUL byte): never write
+            # in-process a commit git would not write
             sha = self._commit_tree(tree, parent, message, author, committer, sign)
         else:
             sha = self._store(b"commit", commit_object(tree, [parent], message, author, committer))

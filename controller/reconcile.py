@@ -612,7 +612,10 @@ class Controller:
         text = f"plangate: {event} {plan_id}\n\n"
         if body:
             text += " ".join(body.split()) + "\n\n"
-        return redact_text(self.config, text + "\n".join(trailers) + "\n")
+        # git refuses a NUL in a commit message (and reads a message only up to one): a tool's
+        # stderr can hold one, so it is written as the escape plangate shows it as.
+        text = (text + "\n".join(trailers) + "\n").replace("\0", "\\x00")
+        return redact_text(self.config, text)
 
     def _write(
         self,

@@ -353,3 +353,17 @@ def test_names_cat_file_cannot_carry_are_walked_not_misread(repo: Path) -> None:
             "NOTES.md",
             "PLAN.yml",
         ]
+
+
+def test_a_message_git_refuses_is_not_written_in_process(repo: Path) -> None:
+    """git refuses a NUL byte in a commit message; so does commit_files (E_GIT)."""
+    from controller.errors import GitError
+
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError, match="NUL byte"):
+        gitrepo.commit_files(
+            branch="main", parent=head, files={"x.txt": b"x\n"}, message="a\0b\n", author=BOT
+        )
+    assert gitrepo.branch_head("main") == head

@@ -91,3 +91,25 @@ def test_human_commands_refuse_wrong_states(repo: Path) -> None:
     from conftest import git
 
     assert "not needed" in git(repo, "log", "-1", "--format=%B")
+
+
+def test_a_tool_error_with_a_nul_byte_is_committed_as_git_would(repo: Path) -> None:
+    """The fail commit carries the tool's last stderr line; a NUL in it must not reach the
+    commit object (git refuses one: `git log` stops reading at it, so the trailers vanish,
+    and `fsck --strict`, as receive.fsckObjects runs it, rejects the commit)."""
+    from conftest import git
+    from gitkit import trailers
+
+    tools = {"greet": {"kind": "exec", "argv": ["sh", "-c", r"printf 'bad\0byte\n' >&2; exit 3"]}}
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "add", ("Agent", "agent@example.com"))
+    _once(repo, tools)
+    approve(repo, who=ALICE)
+    _once(repo, tools)
+    assert head_plan(repo)["plan"]["status"] == "failed"
+    assert subjects(repo)[0] == "plangate: fail plans/greet"
+    assert b"\0" not in git(repo, "cat-file", "commit", "HEAD").encode()
+    assert "bad\\x00byte" in git(repo, "log", "-1", "--format=%b")
+    assert trailers(repo)["Plan"] == "plans/greet"
+    assert trailers(repo)["Plan-Status"] == "failed"
+    assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""

@@ -622,17 +622,17 @@ class GitRepo:
 
     def set_index_entries(self, files: Mapping[str, bytes | None]) -> None:
         """Point the index entries of ``files`` at these contents, leaving all others alone."""
-        lines = []
-        for path, data in files.items():
+        records = []
+        for path, data in files.items():  # NUL-terminated: a path may hold a newline
             if data is None:
-                lines.append(f"0 {ZERO}\t{path}\n")
+                records.append(f"0 {ZERO}\t{path}\0")
             else:
-                lines.append(f"{_BLOB_MODE:o} {self.store_blob(data)}\t{path}\n")
-        data = "".join(lines).encode()
+                records.append(f"{_BLOB_MODE:o} {self.store_blob(data)}\t{path}\0")
+        data = "".join(records).encode("utf-8", "surrogateescape")
         # A human's `git add`/`commit` may hold index.lock for a moment: wait for it (bounded)
         # rather than leave the index disagreeing with the commit just made.
         for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
-            result = self.run_raw("update-index", "--index-info", input=data)
+            result = self.run_raw("update-index", "-z", "--index-info", input=data)
             if result.returncode == 0:
                 return
             stderr = result.stderr.decode("utf-8", "replace")

@@ -138,7 +138,20 @@ def plan_id_of(path: str, plans_dir: str) -> str | None:
     base = PurePosixPath(plans_dir)
     if pure.name not in (*PLAN_FILES, LOG_NAME) or base not in pure.parents:
         return None
+    if not is_text(path):
+        return None  # git allows any bytes in a name; a plan id must be text (see is_text)
     return str(pure.parent)
+
+
+def is_text(path: str) -> bool:
+    """Is ``path`` valid UTF-8? (git hands other bytes over as lone surrogates.) A folder
+    name that is not is no plan: its id could not be stored, logged or put in a trailer,
+    and one such folder pushed by anyone must not stop the controller for every plan."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class HistoryIndex:

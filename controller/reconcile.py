@@ -44,7 +44,7 @@ from controller.gitrepo import (
     blob_id,
     parse_trailers,
 )
-from controller.history import LOG_NAME, HistoryIndex, PlanState, build_request
+from controller.history import LOG_NAME, HistoryIndex, PlanState, build_request, is_text
 from controller.settings import Config
 from controller.statedir import StateDir
 
@@ -111,6 +111,9 @@ class Controller:
         self._abort: set[str] = set()
         self._dispatch: Callable[[Job], None] | None = None
         self._dispatched: set[str] = set()
+        #: Plans whose run file no longer hashes to the approval: the file's stat when it
+        #: was refused (the plan is offered again only once the file changes).
+        self._refused_files: dict[str, tuple[int, int, int] | None] = {}
         self._waiting: dict[str, str] = {}
         self._repo: GitRepo | None = None
         self._index: HistoryIndex | None = None
@@ -490,9 +493,19 @@ class Controller:
                 continue
             if state.status == "executing":
                 job = self._job_for(state)
-                if job is not None:
+                if job is not None and not self._still_refused(job):
                     jobs.append(job)
         return jobs
+
+    def _still_refused(self, job: Job) -> bool:
+        """Was this job's file refused by _still_approved, and is it unchanged since? (A pass
+        would otherwise offer it again at once, and again after that refusal: a busy loop.)"""
+        if job.plan_id not in self._refused_files:
+            return False
+        if self._refused_files[job.plan_id] == _stat_key(job.plan_file):
+            return True
+        del self._refused_files[job.plan_id]
+        return False
 
     def _job_for(self, state: PlanState) -> Job | None:
         """The job this controller started for the plan, if its start commit is on the branch."""
@@ -718,6 +731,7 @@ class Controller:
         if found == job.plan_hash:
             return True
         with self._lock:
+            self._refused_files[job.plan_id] = _stat_key(job.plan_file)
             self._wait(
                 job.plan_id,
                 f"E_PLAN_HASH_MISMATCH: {job.plan_file} hashes to {found}, but "
@@ -757,14 +771,18 @@ class Controller:
             with self._lock:
                 try:
                     self._commit_outcome(job, status, event, body)
-                    break
                 except _Moved:
                     self._sync()
+                    continue
                 except _Wait as wait:
                     self._waiting[job.plan_id] = str(wait)
                     self.log.warning("plan_waiting", plan=job.plan_id, reason=str(wait))
                     return
-        self._after_outcome(job, outcome, status)
+                self._after_outcome(job, outcome, status)
+                return
+        # The branch kept moving: the job stays ours, and the next pass runs it again; the
+        # journal makes that rerun report the same outcome without acting again.
+        self.log.warning("outcome_not_committed", plan=job.plan_id, status=outcome.status)
 
     def _commit_outcome(self, job: Job, status: str, event: str, body: str) -> None:
         head = self._head = self._sync()
@@ -846,6 +864,14 @@ class Controller:
             ]
 
 
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 def _job_data(job: Job) -> dict[str, Any]:
     data = asdict(job)
     data["plan_file"] = str(job.plan_file)
@@ -925,7 +951,7 @@ class UntrackedScanner:
             rel = f"{folder}/{entry.name}" if folder != "." else entry.name
             if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
                 subdirs.append(rel)
-            elif entry.name in plans.PLAN_FILES and folder not in tracked_dirs:
+            elif entry.name in plans.PLAN_FILES and folder not in tracked_dirs and is_text(rel):
                 self.found.add(rel)
         self._children[folder] = subdirs
         return [d for d in subdirs if d not in tracked_dirs]

@@ -204,6 +204,70 @@ def test_edit_after_approval_in_the_working_tree_never_runs(repo: Path) -> None:
     assert "attacker" not in execution
 
 
+def test_a_refused_run_file_is_not_offered_again_until_it_changes(repo: Path) -> None:
+    """A tampered run file is refused once; passes must not offer the job again and again
+    (a busy loop: the daemon's wake-up after each refusal starts the next pass at once)."""
+    submitted(repo)
+    approve(repo)
+    original = None
+    with controller(repo) as ctl:
+        [job] = ctl.reconcile()
+        original = _plan_file(repo).read_text()
+        _plan_file(repo).write_text(original.replace("who: world", "who: attacker"))
+        ctl.execute(job)
+        assert ctl.reconcile() == []  # unchanged file: not offered again
+        assert ctl.reconcile() == []
+        waiting = {r["plan"]: r["waiting"] for r in ctl.status()}
+        assert waiting["plans/greet"]  # status says why it does not run
+        _plan_file(repo).write_text(original)  # restored: offered again, and it runs
+        [again] = ctl.reconcile()
+        ctl.execute(again)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+
+
+def test_an_outcome_that_never_lands_keeps_the_job_for_the_next_pass(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The branch moves under every outcome commit: the job must stay, not be dropped with
+    the outcome uncommitted (the plan would stay `executing` forever)."""
+    from controller import reconcile
+
+    submitted(repo)
+    approve(repo)
+    with controller(repo) as ctl:
+        [job] = ctl.reconcile()
+
+        def always_moved(*args: Any, **kwargs: Any) -> None:
+            raise reconcile._Moved
+
+        with monkeypatch.context() as patch:
+            patch.setattr(ctl, "_commit_outcome", always_moved)
+            ctl.execute(job)
+        assert "plans/greet" in ctl.index.jobs()
+        assert head_plan(repo)["plan"]["status"] == "executing"
+        [again] = ctl.reconcile()
+        ctl.execute(again)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    ran = [s for s in subjects(repo) if s.startswith("plangate: ")]
+    assert ran[:2] == ["plangate: complete plans/greet", "plangate: start plans/greet"]
+
+
+def test_a_plan_folder_named_with_bytes_that_are_not_utf8_stops_nothing(repo: Path) -> None:
+    """git allows any bytes in a name; one such folder, pushed by anyone, used to make every
+    pass fail (the index could not store its id)."""
+    import os
+
+    bad = os.fsencode(repo / "plans") + b"/bad\xff\xfename"
+    os.makedirs(bad)
+    with open(bad + b"/PLAN.yml", "w") as handle:
+        handle.write("plan: {name: x, task: y, status: approved}\n")
+    commit_all(repo, "a folder git accepts and UTF-8 does not")
+    submitted(repo)
+    approve(repo)
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+
+
 def yaml_data(path: Path) -> dict[str, Any]:
     from controller import yamlio
 

@@ -367,3 +367,12 @@ def test_a_message_git_refuses_is_not_written_in_process(repo: Path) -> None:
             branch="main", parent=head, files={"x.txt": b"x\n"}, message="a\0b\n", author=BOT
         )
     assert gitrepo.branch_head("main") == head
+
+
+def test_index_entries_for_a_path_with_a_newline(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    gitrepo.set_index_entries({"odd/line\nbreak.txt": b"x\n", "plain.txt": b"y\n"})
+    listed = raw_git(repo, "ls-files", "-z").split(b"\0")
+    assert b"odd/line\nbreak.txt" in listed and b"plain.txt" in listed
+    gitrepo.set_index_entries({"odd/line\nbreak.txt": None})
+    assert b"odd/line\nbreak.txt" not in raw_git(repo, "ls-files", "-z").split(b"\0")

@@ -148,12 +148,18 @@ def _parse_raw(raw: str) -> list[FileChange]:
 
 def parse_log(output: str) -> Iterator[CommitRecord]:
     for chunk in output.split(_RECORD):
-        if not chunk.strip("\0\n"):
-            continue
-        header, _, raw = chunk.partition(_HEADER_END)
-        record = _parse_header(header.strip("\0\n"))
-        record.changes = _parse_raw(raw)
-        yield record
+        record = _parse_chunk(chunk)
+        if record is not None:
+            yield record
+
+
+def _parse_chunk(chunk: str) -> CommitRecord | None:
+    if not chunk.strip("\0\n"):
+        return None
+    header, _, raw = chunk.partition(_HEADER_END)
+    record = _parse_header(header.strip("\0\n"))
+    record.changes = _parse_raw(raw)
+    return record
 
 
 class GitRepo:
@@ -317,27 +323,54 @@ class GitRepo:
     # --- reading history --------------------------------------------------------------
 
     def first_parent_log(
-        self, since: str | None, until: str, paths: Sequence[str]
+        self, since: str | None, until: str, paths: Sequence[str], *, newest_first: bool = False
     ) -> Iterator[CommitRecord]:
-        """Commits on ``until``'s first-parent line after ``since``, oldest first."""
+        """Commits on ``until``'s first-parent line after ``since``, oldest first (or newest
+        first: then each is yielded as soon as git has written it, while git walks on)."""
         spec = f"{since}..{until}" if since else until
-        out = self.run(
-            "-c",
-            "core.quotePath=false",
-            "log",
-            "--first-parent",
-            "--reverse",
-            "-z",
-            "--raw",
-            "--no-renames",
-            "--no-abbrev",
-            "--diff-merges=first-parent",
-            _LOG_FORMAT,
-            spec,
-            "--",
-            *paths,
-        )
-        yield from parse_log(out)
+        order = [] if newest_first else ["--reverse"]  # --reverse makes git hold everything
+        args = ["-c", "core.quotePath=false", "log", "--first-parent", *order, "-z", "--raw"]
+        args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", _LOG_FORMAT]
+        yield from self._stream_log([*args, spec, "--", *paths])
+
+    def first_parent_chain(self, since: str | None, until: str) -> list[str]:
+        """The first-parent commits after ``since`` up to ``until``, newest first."""
+        spec = f"{since}..{until}" if since else until
+        return self.run("rev-list", "--first-parent", spec).split()
+
+    def _stream_log(self, args: Sequence[str]) -> Iterator[CommitRecord]:
+        """Run ``git log`` and parse its records as they arrive (never the whole output)."""
+        with tempfile.TemporaryFile() as errors:  # a file: a chatty stderr cannot block git
+            try:
+                proc = subprocess.Popen(
+                    ["git", *args],
+                    cwd=self.path,
+                    env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    bufsize=0,  # raw reads: each returns what git has written so far
+                )
+            except OSError as exc:
+                raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+            assert proc.stdout is not None
+            pending = b""
+            try:
+                while chunk := proc.stdout.read(1 << 20):
+                    parts = (pending + chunk).split(_RECORD.encode())
+                    pending = parts.pop()  # the last record may not be complete yet
+                    for part in parts:
+                        record = _parse_chunk(part.decode("utf-8", "surrogateescape"))
+                        if record is not None:
+                            yield record
+            finally:  # also when the caller stops early: git then ends on a broken pipe
+                proc.stdout.close()
+                code = proc.wait()
+            if code != 0:
+                errors.seek(0)
+                raise git_failure(args[2:4], errors.read().decode("utf-8", "replace"))
+        record = _parse_chunk(pending.decode("utf-8", "surrogateescape"))
+        if record is not None:
+            yield record
 
     def range_log(self, exclude: str, include: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every commit reachable from ``include`` but not ``exclude`` (a merge's branch)."""

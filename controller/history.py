@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
@@ -41,7 +42,8 @@ from controller.plans import PLAN_FILES
 INDEX_VERSION = "1"
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
-PREFETCH_COMMITS = 20_000
+#: Plan versions read and parsed per background batch while ``git log`` still runs.
+PREFETCH_BLOBS = 8000
 PARALLEL_MIN = 4000
 _OWNED_BLOCKS = ("approval", "execution")
 
@@ -260,37 +262,33 @@ class HistoryIndex:
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             self.rebuilds += 1
             last = None
-        count = 0
-        batch: list[CommitRecord] = []
-        for record in repo.first_parent_log(last, head, [self.plans_dir]):
-            batch.append(record)
-            if len(batch) >= PREFETCH_COMMITS:
-                count += self._apply_batch(repo, batch, sink)
-                batch = []
-        count += self._apply_batch(repo, batch, sink)
-        self.save(head)
-        return count
+        # git streams the commits newest first while it walks; the plan versions they name
+        # are read and parsed in the background meanwhile, and the commits are applied oldest
+        # first once all are in. A cold scan of a long history is mostly git's walk (two
+        # versions of a big plans/ tree inflated and compared per plan commit), so it is cut
+        # in two halves that two git processes walk at once.
+        segments = _segments(repo, last, head) if last is None else [(last, head)]
+        with _Prefetcher(self, repo) as prefetch:
 
-    def _apply_batch(self, repo: GitRepo, batch: list[CommitRecord], sink: EventSink | None) -> int:
-        if len(batch) > 1:
-            self._prefetch(repo, batch)
-        for record in batch:
+            def collect(segment: tuple[str | None, str]) -> list[CommitRecord]:
+                found = []
+                for record in repo.first_parent_log(*segment, [self.plans_dir], newest_first=True):
+                    found.append(record)
+                    prefetch.add(record)
+                return found
+
+            if len(segments) == 1:
+                parts = [collect(segments[0])]
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(len(segments), thread_name_prefix="scan") as pool:
+                    parts = list(pool.map(collect, segments))
+        records = [record for part in parts for record in reversed(part)]
+        for record in records:
             self.apply(repo, record, sink)
-        return len(batch)
-
-    def _prefetch(self, repo: GitRepo, batch: list[CommitRecord]) -> None:
-        """Read every plan version a batch of commits needs in one cat-file pass."""
-        wanted = {
-            blob
-            for record in batch
-            for change in record.changes
-            if PurePosixPath(change.path).name in PLAN_FILES
-            for blob in (change.old_blob, change.new_blob)
-            if blob is not None and blob not in self._facts
-        }
-        found = repo.blobs(sorted(wanted))
-        for blob, facts in zip(found, _all_facts(list(found.values())), strict=True):
-            self._facts[blob] = facts
+        self.save(head)
+        return len(records)
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
@@ -501,6 +499,80 @@ class HistoryIndex:
                 self._attention.add(plan_id)
             else:
                 self._attention.discard(plan_id)
+
+
+#: A cold scan of at least this many first-parent commits is walked in two halves at once.
+SPLIT_MIN = 5000
+
+
+def _segments(repo: GitRepo, last: str | None, head: str) -> list[tuple[str | None, str]]:
+    """``last..head`` as ranges oldest first: two halves when long and two CPUs are there."""
+    if (os.cpu_count() or 1) < 2:
+        return [(last, head)]
+    chain = repo.first_parent_chain(last, head)
+    if len(chain) < SPLIT_MIN:
+        return [(last, head)]
+    middle = chain[len(chain) // 2]
+    return [(last, middle), (middle, head)]
+
+
+class _Prefetcher:
+    """Reads and parses, in one background thread, every plan version the scanned commits
+    name, in batches of PREFETCH_BLOBS (one ``cat-file --batch`` and parallel parsing each),
+    so that :meth:`HistoryIndex.apply` finds them all in the facts cache."""
+
+    def __init__(self, index: HistoryIndex, repo: GitRepo) -> None:
+        self.index, self.repo = index, repo
+        self.wanted: list[str] = []
+        self.seen: set[str] = set()
+        self.commits = 0
+        self.futures: list[Any] = []
+        self.pool: Any = None
+        self.lock = threading.Lock()  # add() is called from the scan's git readers
+
+    def __enter__(self) -> _Prefetcher:
+        return self
+
+    def add(self, record: CommitRecord) -> None:
+        with self.lock:
+            self._add(record)
+
+    def _add(self, record: CommitRecord) -> None:
+        self.commits += 1
+        for change in record.changes:
+            if PurePosixPath(change.path).name not in PLAN_FILES:
+                continue
+            for blob in (change.old_blob, change.new_blob):
+                if blob is not None and blob not in self.seen and blob not in self.index._facts:
+                    self.seen.add(blob)
+                    self.wanted.append(blob)
+        if len(self.wanted) >= PREFETCH_BLOBS:
+            self._submit()
+
+    def _submit(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="prefetch")
+        batch, self.wanted = self.wanted, []
+        self.futures.append(self.pool.submit(self._read, batch))
+
+    def _read(self, batch: list[str]) -> dict[str, BlobFacts]:
+        found = self.repo.blobs(batch)
+        return dict(zip(found, _all_facts(list(found.values())), strict=True))
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None and self.wanted and self.commits > 1:
+            self._submit()  # one commit's plans are read one by one by apply(), no batch
+        try:
+            for future in self.futures:
+                if exc[0] is None:
+                    self.index._facts.update(future.result())
+                else:
+                    future.cancel()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True)
 
 
 def _all_facts(blobs: list[bytes]) -> list[BlobFacts]:

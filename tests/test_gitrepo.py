@@ -376,3 +376,22 @@ def test_index_entries_for_a_path_with_a_newline(repo: Path) -> None:
     assert b"odd/line\nbreak.txt" in listed and b"plain.txt" in listed
     gitrepo.set_index_entries({"odd/line\nbreak.txt": None})
     assert b"odd/line\nbreak.txt" not in raw_git(repo, "ls-files", "-z").split(b"\0")
+
+
+def test_first_parent_log_streams_in_either_order_and_reports_git_errors(repo: Path) -> None:
+    from controller.errors import GitError
+
+    for i in range(3):
+        (repo / "plans").mkdir(exist_ok=True)
+        (repo / "plans" / f"f{i}").write_text(f"{i}\n")
+        commit_all(repo, f"c{i}")
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    oldest = [r.subject for r in gitrepo.first_parent_log(None, head, ["plans"])]
+    newest = [r.subject for r in gitrepo.first_parent_log(None, head, ["plans"], newest_first=True)]
+    assert oldest == ["c0", "c1", "c2"] and newest == ["c2", "c1", "c0"]
+    stream = gitrepo.first_parent_log(None, head, ["plans"], newest_first=True)
+    assert next(stream).subject == "c2"
+    stream.close()  # stopping early ends git quietly
+    with pytest.raises(GitError, match="git log"):
+        list(gitrepo.first_parent_log("1" * 40, head, ["plans"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from gitkit import AGENT, ALICE, BOB, PLAN, commit_all, edit_status, git, write_plan
 
 from controller.gitrepo import GitRepo
@@ -90,3 +91,48 @@ def test_status_only_changes_do_not_make_a_changer(repo: Path, tmp_path: Path) -
     index = _index(tmp_path)
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
     assert index.plans["plans/greet"].changers == ["agent@example.com"]
+
+
+def test_a_cold_scan_cut_in_halves_builds_the_same_index(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long cold scan is walked by two git processes at once (two halves of the
+    first-parent chain); the index must be exactly the one a single walk builds, merges and
+    plan versions shared between the halves included."""
+    from dataclasses import asdict
+
+    from controller import history
+
+    for i in range(6):
+        write_plan(repo, f"p{i}")
+        commit_all(repo, f"add p{i}", AGENT)
+        if i % 2:
+            edit_status(repo, f"p{i - 1}", "approved")
+            commit_all(repo, f"approve p{i - 1}", ALICE)
+    git(repo, "switch", "-q", "-c", "side")
+    write_plan(repo, "merged")
+    commit_all(repo, "on a branch", BOB)
+    git(repo, "switch", "-q", "main")
+    (repo / "notes.txt").write_text("main moved\n")
+    commit_all(repo, "notes", BOB)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    edit_status(repo, "p4", "draft")
+    commit_all(repo, "p4 back to draft", AGENT)
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    def cold(split_min: int, name: str) -> tuple[int, dict[str, object]]:
+        monkeypatch.setattr(history, "SPLIT_MIN", split_min)
+        index = HistoryIndex(
+            tmp_path / name, plans_dir="plans", controller_email="plangate@localhost"
+        )
+        count = index.scan(gitrepo, head)
+        plans = {pid: asdict(state) for pid, state in index.plans.items()}
+        index.close()
+        return count, plans
+
+    whole = cold(10_000, "whole.sqlite")
+    halves = cold(2, "halves.sqlite")
+    assert len(history._segments(gitrepo, None, head)) == 2  # really cut (SPLIT_MIN is 2)
+    assert halves == whole
+    assert whole[0] == 11 and whole[1]["plans/p2"]["status"] == "approved"

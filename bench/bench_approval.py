@@ -165,6 +165,7 @@ def main() -> None:
         start = time.perf_counter()
         if args.prebuilt:
             shutil.copytree(args.prebuilt, repo, symlinks=True)
+            shutil.rmtree(repo / ".git" / "plangate", ignore_errors=True)  # a cold start
         else:
             build(repo, commits, plan_count, pending=rounds + 1)
         count = subprocess.run(

@@ -250,8 +250,12 @@ class GitRepo:
             return {}
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if self._packed is None or self._packed[0] != key:
+            try:
+                data = path.read_bytes()
+            except OSError:  # replaced or removed since the stat: let git answer
+                return {}
             refs: dict[bytes, str] = {}
-            for line in path.read_bytes().splitlines():
+            for line in data.splitlines():
                 sha, _, ref = line.partition(b" ")
                 if _HEX40.fullmatch(sha):
                     refs[ref.strip()] = sha.decode()
@@ -333,10 +337,16 @@ class GitRepo:
         args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", _LOG_FORMAT]
         yield from self._stream_log([*args, spec, "--", *paths])
 
-    def first_parent_chain(self, since: str | None, until: str) -> list[str]:
-        """The first-parent commits after ``since`` up to ``until``, newest first."""
+    def first_parent_count(self, since: str | None, until: str) -> int:
+        """How many first-parent commits come after ``since`` up to ``until``."""
         spec = f"{since}..{until}" if since else until
-        return self.run("rev-list", "--first-parent", spec).split()
+        return int(self.run("rev-list", "--first-parent", "--count", spec).strip() or 0)
+
+    def first_parent_at(self, since: str | None, until: str, skip: int) -> str | None:
+        """The first-parent commit ``skip`` steps below ``until`` (not below ``since``)."""
+        spec = f"{since}..{until}" if since else until
+        found = self.run("rev-list", "--first-parent", f"--skip={skip}", "--max-count=1", spec)
+        return found.strip() or None
 
     def _stream_log(self, args: Sequence[str]) -> Iterator[CommitRecord]:
         """Run ``git log`` and parse its records as they arrive (never the whole output)."""

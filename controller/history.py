@@ -288,6 +288,8 @@ class HistoryIndex:
         for record in records:
             self.apply(repo, record, sink)
         self.save(head)
+        if last is None or len(records) >= RELEASE_AFTER:
+            _release_memory()
         return len(records)
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
@@ -501,6 +503,21 @@ class HistoryIndex:
                 self._attention.discard(plan_id)
 
 
+#: A scan of this many commits (or any cold one) gives its transient memory back.
+RELEASE_AFTER = 1000
+
+
+def _release_memory() -> None:
+    """Return freed heap memory to the system (glibc ``malloc_trim``): a cold scan's
+    transient buffers would otherwise stay in the daemon's RSS for its whole life (10,000
+    plans: 91 -> 79 MB). A no-op where there is no glibc."""
+    import contextlib
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 #: A cold scan of at least this many first-parent commits is walked in two halves at once.
 SPLIT_MIN = 5000
 
@@ -509,10 +526,10 @@ def _segments(repo: GitRepo, last: str | None, head: str) -> list[tuple[str | No
     """``last..head`` as ranges oldest first: two halves when long and two CPUs are there."""
     if (os.cpu_count() or 1) < 2:
         return [(last, head)]
-    chain = repo.first_parent_chain(last, head)
-    if len(chain) < SPLIT_MIN:
+    length = repo.first_parent_count(last, head)
+    middle = repo.first_parent_at(last, head, length // 2) if length >= SPLIT_MIN else None
+    if middle is None:
         return [(last, head)]
-    middle = chain[len(chain) // 2]
     return [(last, middle), (middle, head)]
 
 

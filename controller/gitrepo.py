@@ -176,6 +176,12 @@ class GitRepo:
             ) from None
         self.git_dir = Path(self._repo.git_dir)
         self.common_dir = Path(self._repo.common_dir)
+        fmt = self._repo.config_reader("repository").get_value("extensions", "objectformat", "")
+        if str(fmt).lower() not in ("", "sha1"):
+            raise GitError(
+                f"{path} uses {fmt} object ids; plangate writes SHA-1 objects only",
+                remedy="use a SHA-1 repository (the default of git init) for plans",
+            )
         self.bare = self._repo.bare
         self._objects = self.common_dir / "objects"
         self._lock = threading.RLock()

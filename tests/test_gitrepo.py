@@ -395,3 +395,20 @@ def test_first_parent_log_streams_in_either_order_and_reports_git_errors(repo: P
     stream.close()  # stopping early ends git quietly
     with pytest.raises(GitError, match="git log"):
         list(gitrepo.first_parent_log("1" * 40, head, ["plans"]))
+
+
+def test_a_sha256_repository_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """plangate writes SHA-1 object ids; in a SHA-256 repository they would be garbage."""
+    from conftest import run_cli
+
+    repo = tmp_path / "s256"
+    raw_git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(repo))
+    (repo / "README").write_text("x\n")
+    raw_git(repo, "add", "README")
+    raw_git(repo, "commit", "-q", "-m", "init")
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"repo: {repo}\napproval: {{approvers: []}}\ntools: {{}}\n")
+    result = run_cli("run", "--once", "--config", str(config))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "E_GIT" in result.stderr and "sha256" in result.stderr
+    assert "Traceback" not in result.stderr

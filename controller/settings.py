@@ -409,12 +409,9 @@ class SecretsSettings(_Strict):
     def _prefix(cls, value: str) -> str:
         # an empty prefix would make every variable (PATH, HOME, ...) a secret: redacted from
         # all output and kept from every tool process
-        if not _ENV_NAME.fullmatch(value):
-            raise _invalid(
-                f"found {_shown(value)}, not the start of an environment variable name",
-                "write a prefix of letters, digits and _, e.g. PLANGATE_SECRET_",
-            )
-        return value
+        return _env_name(
+            value, "the start of an environment variable name", "a prefix", "PLANGATE_SECRET_"
+        )
 
 
 class Limits(_Strict):
@@ -423,6 +420,15 @@ class Limits(_Strict):
     max_plan_bytes: Count = 1_048_576
     max_actions: Count = 500
     max_result_bytes: Count = 65_536
+
+
+def _env_name(value: str, expected: str, what: str, example: str) -> str:
+    if not _ENV_NAME.fullmatch(value):
+        raise _invalid(
+            f"found {_shown(value)}, not {expected}",
+            f"write {what} of letters, digits and _, e.g. {example}",
+        )
+    return value
 
 
 def _listen(value: str | None) -> str | None:
@@ -449,12 +455,7 @@ class WebhookSettings(_Strict):
     @field_validator("secret_env")
     @classmethod
     def _secret_env(cls, value: str) -> str:
-        if not _ENV_NAME.fullmatch(value):
-            raise _invalid(
-                f"found {_shown(value)}, not an environment variable name",
-                "write a name of letters, digits and _, e.g. PLANGATE_WEBHOOK_SECRET",
-            )
-        return value
+        return _env_name(value, "an environment variable name", "a name", "PLANGATE_WEBHOOK_SECRET")
 
 
 class MetricsSettings(_Strict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
@@ -145,9 +146,21 @@ def test_controller_signs_its_commits_with_commit_gpgsign_and_the_audit_accepts_
     assert "forged-controller" not in audit.stdout
 
 
+def _commit_one_file(gitrepo: Any, head: str) -> None:
+    from controller.gitrepo import Person
+
+    gitrepo.commit_files(
+        branch="main",
+        parent=head,
+        files={"x.txt": b"x\n"},
+        message="m\n",
+        author=Person("plangate", "plangate@localhost"),
+    )
+
+
 def test_commit_gpgsign_that_cannot_sign_fails_the_commit(repo: Path) -> None:
     from controller.errors import GitError
-    from controller.gitrepo import GitRepo, Person
+    from controller.gitrepo import GitRepo
 
     git(repo, "config", "commit.gpgSign", "true")
     git(repo, "config", "gpg.program", "false")
@@ -155,13 +168,7 @@ def test_commit_gpgsign_that_cannot_sign_fails_the_commit(repo: Path) -> None:
     head = gitrepo.branch_head("main")
     assert head is not None
     with pytest.raises(GitError):
-        gitrepo.commit_files(
-            branch="main",
-            parent=head,
-            files={"x.txt": b"x\n"},
-            message="m\n",
-            author=Person("plangate", "plangate@localhost"),
-        )
+        _commit_one_file(gitrepo, head)
     assert gitrepo.branch_head("main") == head  # nothing published
 
 
@@ -169,20 +176,14 @@ def test_an_unreadable_commit_gpgsign_fails_the_commit_as_git_commit_does(repo: 
     """``git commit`` refuses a commit.gpgSign that is not a boolean; the controller must not
     read it as false and publish unsigned commits."""
     from controller.errors import GitError
-    from controller.gitrepo import GitRepo, Person
+    from controller.gitrepo import GitRepo
 
     git(repo, "config", "commit.gpgSign", "maybe")
     gitrepo = GitRepo(repo)
     head = gitrepo.branch_head("main")
     assert head is not None
     with pytest.raises(GitError) as caught:
-        gitrepo.commit_files(
-            branch="main",
-            parent=head,
-            files={"x.txt": b"x\n"},
-            message="m\n",
-            author=Person("plangate", "plangate@localhost"),
-        )
+        _commit_one_file(gitrepo, head)
     assert "bad boolean config value 'maybe'" in str(caught.value)
     assert "commit.gpgSign" in caught.value.remedy
     assert gitrepo.branch_head("main") == head  # nothing published

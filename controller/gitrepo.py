@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import os
 import re
+import secrets
 import subprocess
 import tempfile
 import threading
@@ -48,8 +49,7 @@ ZERO = "0" * 40
 _RECORD = "\x1e"
 _HEADER_END = "\x1d"
 _FIELD = "\x1f"
-_FORMAT = _FIELD.join(["%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s"])
-_LOG_FORMAT = f"--format={_RECORD}{_FORMAT}{_FIELD}%(trailers:only,unfold){_HEADER_END}"
+_FIELDS = ["%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s", "%(trailers:only,unfold)"]
 _TREE_MODE = 0o40000
 _BLOB_MODE = 0o100644
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
@@ -112,15 +112,27 @@ class Signature:
 
 def parse_trailers(text: str) -> dict[str, str]:
     trailers: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): 0x1c-0x1e and U+2028 are no line ends
         key, sep, value = line.partition(":")
         if sep and key.strip():
             trailers.setdefault(key.strip(), value.strip())
     return trailers
 
 
-def _parse_header(header: str) -> CommitRecord:
-    sha, parents, an, ae, at, cn, ce, ct, subject, trailers = header.split(_FIELD, 9)
+def _log_format(tag: str) -> str:
+    """``git log``'s format: each separator is followed by ``tag``, drawn at random for each
+    run (:func:`_new_tag`). Names, subjects, trailers and file names may hold any control
+    character, so a bare one could cut a commit in two or forge one; the tag they cannot."""
+    record, field, end = (f"{sep}{tag}" for sep in (_RECORD, _FIELD, _HEADER_END))
+    return f"--format={record}{field.join(_FIELDS)}{end}"
+
+
+def _new_tag() -> str:
+    return secrets.token_hex(8)
+
+
+def _parse_header(header: str, tag: str) -> CommitRecord:
+    sha, parents, an, ae, at, cn, ce, ct, subject, trailers = header.split(_FIELD + tag, 9)
     return CommitRecord(
         sha=sha,
         parents=tuple(parents.split()),
@@ -146,18 +158,19 @@ def _parse_raw(raw: str) -> list[FileChange]:
     return changes
 
 
-def parse_log(output: str) -> Iterator[CommitRecord]:
-    for chunk in output.split(_RECORD):
-        record = _parse_chunk(chunk)
+def parse_log(output: str, tag: str) -> Iterator[CommitRecord]:
+    """The records of ``git log -z --raw`` run with ``_log_format(tag)``."""
+    for chunk in output.split(_RECORD + tag):
+        record = _parse_chunk(chunk, tag)
         if record is not None:
             yield record
 
 
-def _parse_chunk(chunk: str) -> CommitRecord | None:
+def _parse_chunk(chunk: str, tag: str) -> CommitRecord | None:
     if not chunk.strip("\0\n"):
         return None
-    header, _, raw = chunk.partition(_HEADER_END)
-    record = _parse_header(header.strip("\0\n"))
+    header, _, raw = chunk.partition(_HEADER_END + tag)
+    record = _parse_header(header.strip("\0\n"), tag)
     record.changes = _parse_raw(raw)
     return record
 
@@ -340,8 +353,9 @@ class GitRepo:
         spec = f"{since}..{until}" if since else until
         order = [] if newest_first else ["--reverse"]  # --reverse makes git hold everything
         args = ["-c", "core.quotePath=false", "log", "--first-parent", *order, "-z", "--raw"]
-        args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", _LOG_FORMAT]
-        yield from self._stream_log([*args, spec, "--", *paths])
+        tag = _new_tag()
+        args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", _log_format(tag)]
+        yield from self._stream_log([*args, spec, "--", *paths], tag)
 
     def first_parent_count(self, since: str | None, until: str) -> int:
         """How many first-parent commits come after ``since`` up to ``until``."""
@@ -354,7 +368,7 @@ class GitRepo:
         found = self.run("rev-list", "--first-parent", f"--skip={skip}", "--max-count=1", spec)
         return found.strip() or None
 
-    def _stream_log(self, args: Sequence[str]) -> Iterator[CommitRecord]:
+    def _stream_log(self, args: Sequence[str], tag: str) -> Iterator[CommitRecord]:
         """Run ``git log`` and parse its records as they arrive (never the whole output)."""
         with tempfile.TemporaryFile() as errors:  # a file: a chatty stderr cannot block git
             try:
@@ -372,10 +386,10 @@ class GitRepo:
             pending = b""
             try:
                 while chunk := proc.stdout.read(1 << 20):
-                    parts = (pending + chunk).split(_RECORD.encode())
+                    parts = (pending + chunk).split((_RECORD + tag).encode())
                     pending = parts.pop()  # the last record may not be complete yet
                     for part in parts:
-                        record = _parse_chunk(part.decode("utf-8", "surrogateescape"))
+                        record = _parse_chunk(part.decode("utf-8", "surrogateescape"), tag)
                         if record is not None:
                             yield record
             finally:  # also when the caller stops early: git then ends on a broken pipe
@@ -384,12 +398,13 @@ class GitRepo:
             if code != 0:
                 errors.seek(0)
                 raise git_failure(args[2:4], errors.read().decode("utf-8", "replace"))
-        record = _parse_chunk(pending.decode("utf-8", "surrogateescape"))
+        record = _parse_chunk(pending.decode("utf-8", "surrogateescape"), tag)
         if record is not None:
             yield record
 
     def range_log(self, exclude: str, include: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every commit reachable from ``include`` but not ``exclude`` (a merge's branch)."""
+        tag = _new_tag()
         out = self.run(
             "-c",
             "core.quotePath=false",
@@ -399,16 +414,17 @@ class GitRepo:
             "--no-renames",
             "--no-abbrev",
             "--diff-merges=first-parent",
-            _LOG_FORMAT,
+            _log_format(tag),
             f"{exclude}..{include}",
             "--",
             *paths,
         )
-        return list(parse_log(out))
+        return list(parse_log(out, tag))
 
     def commit(self, sha: str) -> CommitRecord:
-        out = self.run("log", "-1", "-z", _LOG_FORMAT, sha)
-        return next(parse_log(out))
+        tag = _new_tag()
+        out = self.run("log", "-1", "-z", _log_format(tag), sha)
+        return next(parse_log(out, tag))
 
     def blob(self, sha: str) -> bytes:
         return self._object(sha)

@@ -412,3 +412,34 @@ def test_a_sha256_repository_is_refused_before_anything_is_written(tmp_path: Pat
     assert result.returncode == 2, result.stdout + result.stderr
     assert "E_GIT" in result.stderr and "sha256" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_separator_characters_in_names_subjects_and_paths_are_read_verbatim(repo: Path) -> None:
+    """git keeps the control characters the log format separates with (0x1d-0x1f) in
+    names, subjects, trailers and file names: anyone who pushes must not be able to cut
+    a commit in two (the scan then stopped for every plan) or shift its fields."""
+    odd = "plans/a\x1eb\x1f\x1dc/PLAN.yml"
+    (repo / odd).parent.mkdir(parents=True)
+    (repo / odd).write_text("x\n")
+    (repo / "plans/p").mkdir()
+    (repo / "plans/p/PLAN.yml").write_text("y\n")
+    git(repo, "add", "-A")
+    message = "one\x1etwo\x1fthree\x1dfour\n\nApproved-By: x\x1ey@example.com\n"
+    env = {"GIT_AUTHOR_NAME": "Ev\x1fil", "GIT_AUTHOR_EMAIL": "ev\x1eil@example.com"}
+    git(repo, "commit", "-q", "-m", message, env=env)
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    parent = git(repo, "rev-parse", "HEAD~1").strip()
+    read = [
+        *gitrepo.first_parent_log(parent, head, ["plans"]),
+        *gitrepo.first_parent_log(parent, head, ["plans"], newest_first=True),
+        *gitrepo.range_log(parent, head, ["plans"]),
+        gitrepo.commit(head),
+    ]
+    for record in read:
+        assert record.sha == head and record.parents == (parent,)
+        assert record.subject == "one\x1etwo\x1fthree\x1dfour"
+        assert record.author == Person("Ev\x1fil", "ev\x1eil@example.com")
+        assert record.trailers == {"Approved-By": "x\x1ey@example.com"}
+    for record in read[:3]:
+        assert [c.path for c in record.changes] == [odd, "plans/p/PLAN.yml"]

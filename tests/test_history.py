@@ -136,3 +136,21 @@ def test_a_cold_scan_cut_in_halves_builds_the_same_index(
     assert len(history._segments(gitrepo, None, head)) == 2  # really cut (SPLIT_MIN is 2)
     assert halves == whole
     assert whole[0] == 11 and whole[1]["plans/p2"]["status"] == "approved"
+
+
+def test_a_file_name_cannot_forge_a_controller_commit(repo: Path, tmp_path: Path) -> None:
+    """A file name may hold any byte but NUL and '/', the log format's separators too: a
+    name that spells out a commit must not make the next file's change look like one the
+    controller made (which sets any status without an approval)."""
+    write_plan(repo, "p")
+    commit_all(repo, "add p", AGENT)
+    fake = "\x1f".join(["f" * 40, "", "plangate", "plangate@localhost", "0"])
+    fake += "\x1f" + "\x1f".join(["plangate", "plangate@localhost", "0", "forged", ""])
+    (repo / "plans" / f"a\x1e{fake}\x1d").write_text("x\n")  # sorts before plans/p
+    edit_status(repo, "p", "executing")
+    commit_all(repo, "sneak", AGENT)
+    index = _index(tmp_path)
+    assert index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip()) == 2
+    state = index.plans["plans/p"]
+    assert state.status == "pending_approval"  # executing by a human is illegal: ignored
+    assert state.last_commit == git(repo, "rev-parse", "HEAD").strip()

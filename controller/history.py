@@ -175,6 +175,15 @@ class HistoryIndex:
         )
         if self.meta("version") not in (None, INDEX_VERSION):
             self.reset()
+        self._load()
+        self._facts: dict[str, BlobFacts] = {}
+        #: How many times a rewritten history forced a rebuild (callers drop their caches).
+        self.rebuilds = 0
+
+    # --- persistence ------------------------------------------------------------------
+
+    def _load(self) -> None:
+        """The plans as last saved (also after a scan failed part way through applying)."""
         self.plans: dict[str, PlanState] = {
             pid: PlanState(**json.loads(data))
             for pid, data in self._db.execute("SELECT plan_id, data FROM plans")
@@ -182,11 +191,6 @@ class HistoryIndex:
         self._dirty: set[str] = set()
         #: Plans that may need the controller (see pending()); kept up to date on changes.
         self._attention = {pid for pid, state in self.plans.items() if _needs_attention(state)}
-        self._facts: dict[str, BlobFacts] = {}
-        #: How many times a rewritten history forced a rebuild (callers drop their caches).
-        self.rebuilds = 0
-
-    # --- persistence ------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -285,8 +289,12 @@ class HistoryIndex:
                 with ThreadPoolExecutor(len(segments), thread_name_prefix="scan") as pool:
                     parts = list(pool.map(collect, segments))
         records = [record for part in parts for record in reversed(part)]
-        for record in records:
-            self.apply(repo, record, sink)
+        try:
+            for record in records:
+                self.apply(repo, record, sink)
+        except BaseException:
+            self._load()  # never half a scan in memory: the next one re-applies from `last`
+            raise
         self.save(head)
         if last is None or len(records) >= RELEASE_AFTER:
             _release_memory()

@@ -154,3 +154,36 @@ def test_a_file_name_cannot_forge_a_controller_commit(repo: Path, tmp_path: Path
     state = index.plans["plans/p"]
     assert state.status == "pending_approval"  # executing by a human is illegal: ignored
     assert state.last_commit == git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_a_scan_that_fails_while_applying_leaves_the_index_as_saved(
+    repo: Path, tmp_path: Path
+) -> None:
+    """An error part way through applying (git, or the audit's event handler) must not leave
+    some commits applied in memory: the next scan would apply them a second time."""
+    from dataclasses import asdict
+
+    write_plan(repo, "p")
+    commit_all(repo, "add p", AGENT)
+    edit_status(repo, "p", "approved")
+    commit_all(repo, "approve p", ALICE)
+    edit_status(repo, "p", "completed")
+    commit_all(repo, "complete p by hand", BOB)
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    def failing(event: object) -> None:
+        if getattr(event, "kind", "") == "illegal":
+            raise RuntimeError("handler failed")
+
+    index = _index(tmp_path)
+    with pytest.raises(RuntimeError):
+        index.scan(gitrepo, head, failing)
+    assert index.plans == {}
+    assert index.scan(gitrepo, head) == 3
+    clean = HistoryIndex(
+        tmp_path / "clean.sqlite", plans_dir="plans", controller_email="plangate@localhost"
+    )
+    clean.scan(gitrepo, head)
+    assert asdict(index.plans["plans/p"]) == asdict(clean.plans["plans/p"])
+    assert index.plans["plans/p"].status == "approved"

@@ -355,6 +355,7 @@ class GitRepo:
         args = ["-c", "core.quotePath=false", "log", "--first-parent", *order, "-z", "--raw"]
         tag = _new_tag()
         args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", _log_format(tag)]
+        args += ["--no-show-signature"]  # log.showSignature would mix verdicts into the records
         yield from self._stream_log([*args, spec, "--", *paths], tag)
 
     def first_parent_count(self, since: str | None, until: str) -> int:
@@ -414,6 +415,7 @@ class GitRepo:
             "--no-renames",
             "--no-abbrev",
             "--diff-merges=first-parent",
+            "--no-show-signature",
             _log_format(tag),
             f"{exclude}..{include}",
             "--",
@@ -423,7 +425,7 @@ class GitRepo:
 
     def commit(self, sha: str) -> CommitRecord:
         tag = _new_tag()
-        out = self.run("log", "-1", "-z", _log_format(tag), sha)
+        out = self.run("log", "-1", "-z", "--no-show-signature", _log_format(tag), sha)
         return next(parse_log(out, tag))
 
     def blob(self, sha: str) -> bytes:

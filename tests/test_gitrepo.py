@@ -443,3 +443,35 @@ def test_separator_characters_in_names_subjects_and_paths_are_read_verbatim(repo
         assert record.trailers == {"Approved-By": "x\x1ey@example.com"}
     for record in read[:3]:
         assert [c.path for c in record.changes] == [odd, "plans/p/PLAN.yml"]
+
+
+def test_log_show_signature_in_the_git_config_does_not_break_history_reading(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Teams that sign commits often set log.showSignature; git then writes each verdict
+    into the log's output, before the commit's own record."""
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    signers = tmp_path / "signers"
+    signers.write_text(f"agent@example.com {(tmp_path / 'key.pub').read_text()}")
+    for name, value in (
+        ("gpg.format", "ssh"),
+        ("user.signingKey", str(key)),
+        ("gpg.ssh.allowedSignersFile", str(signers)),
+        ("log.showSignature", "true"),
+    ):
+        git(repo, "config", name, value)
+    parent = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "plans").mkdir()
+    for i in range(2):
+        (repo / "plans" / f"f{i}").write_text(f"{i}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-S", "-m", f"c{i}")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    gitrepo = GitRepo(repo)
+    for newest_first in (False, True):
+        records = list(gitrepo.first_parent_log(parent, head, ["plans"], newest_first=newest_first))
+        assert sorted(r.subject for r in records) == ["c0", "c1"]
+        assert sorted(c.path for r in records for c in r.changes) == ["plans/f0", "plans/f1"]
+    assert [r.subject for r in gitrepo.range_log(parent, head, ["plans"])] == ["c1", "c0"]
+    assert gitrepo.commit(head).subject == "c1"

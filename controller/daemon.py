@@ -10,9 +10,12 @@ reordered event can never cause a wrong action, only an extra cheap pass:
 - always: start-up, a finished plan, a reload, and a full resync every
   ``execution.resync_interval`` as the safety net.
 
-Events arriving during a pass are coalesced into the next one. Jobs returned by a pass run
-in a pool of ``execution.max_concurrent_plans`` worker threads (``Controller.execute``); the
-controller serializes git writes, so a long plan never blocks freezing or approving others.
+Events arriving during a pass are coalesced into the next one. Plans run in a pool of
+``execution.max_concurrent_plans`` worker threads (``Controller.execute``): a plan the pass
+starts is handed over mid-pass, the moment its start commit is on the branch (the pass then
+finishes while its first action starts); plans a pass finds already started (a restart) are
+returned by it. The controller serializes git writes, so a long plan never blocks freezing
+or approving others.
 
 Signals: SIGTERM/SIGINT stop starting actions, let each running action finish (bounded by
 its timeout), checkpoint and commit through the controller, and exit 0; a second one exits

@@ -120,14 +120,25 @@ def test_a_plan_committed_by_a_merge_is_noticed(repo: Path, tmp_path: Path) -> N
         assert daemon.stop() == 0
 
 
-def test_sigterm_lets_the_running_action_finish_then_resumes(repo: Path, tmp_path: Path) -> None:
-    config = write_config(tmp_path, repo)
+def _slow_plan(tmp_path: Path, repo: Path, *, idempotent: bool = False) -> Path:
+    """The config, and an agent's committed plan of two slow actions."""
+    config = write_config(tmp_path, repo, idempotent=idempotent)
     write_plan(repo, "slow", TWO_SLOW)
     commit_all(repo, "agent writes a slow plan")
+    return config
+
+
+def _approve_and_wait_for_action(repo: Path, tmp_path: Path, action: int) -> None:
+    """Once the running daemon froze the slow plan: approve it, wait until ``action`` runs."""
+    wait_for_commit(repo, "plangate: freeze plans/slow")
+    approve(repo, "slow", ALICE)
+    wait_until(lambda: marker(tmp_path, action) == ["start"], 60, f"action {action} to start")
+
+
+def test_sigterm_lets_the_running_action_finish_then_resumes(repo: Path, tmp_path: Path) -> None:
+    config = _slow_plan(tmp_path, repo)
     with running_daemon(config) as daemon:
-        wait_for_commit(repo, "plangate: freeze plans/slow")
-        approve(repo, "slow", ALICE)
-        wait_until(lambda: marker(tmp_path, 1) == ["start"], what="action 1 to start")
+        _approve_and_wait_for_action(repo, tmp_path, 1)
         assert daemon.stop(signal.SIGTERM) == 0
     assert marker(tmp_path, 1) == ["start", "end"]  # finished, not killed
     assert marker(tmp_path, 2) == []  # never started
@@ -143,13 +154,9 @@ def test_sigterm_lets_the_running_action_finish_then_resumes(repo: Path, tmp_pat
 
 
 def test_a_second_signal_exits_at_once(repo: Path, tmp_path: Path) -> None:
-    config = write_config(tmp_path, repo)
-    write_plan(repo, "slow", TWO_SLOW)
-    commit_all(repo, "agent writes a slow plan")
+    config = _slow_plan(tmp_path, repo)
     with running_daemon(config) as daemon:
-        wait_for_commit(repo, "plangate: freeze plans/slow")
-        approve(repo, "slow", ALICE)
-        wait_until(lambda: marker(tmp_path, 1) == ["start"], what="action 1 to start")
+        _approve_and_wait_for_action(repo, tmp_path, 1)
         daemon.send(signal.SIGTERM)
         daemon.wait_event("daemon.stopping")
         assert daemon.stop(signal.SIGTERM) == 128 + signal.SIGTERM
@@ -157,19 +164,15 @@ def test_a_second_signal_exits_at_once(repo: Path, tmp_path: Path) -> None:
 
 
 def test_sigkill_and_restart_never_reruns_a_finished_action(repo: Path, tmp_path: Path) -> None:
-    config = write_config(tmp_path, repo, idempotent=True)
-    write_plan(repo, "slow", TWO_SLOW)
-    commit_all(repo, "agent writes a slow plan")
+    config = _slow_plan(tmp_path, repo, idempotent=True)
     with running_daemon(config) as daemon:
-        wait_for_commit(repo, "plangate: freeze plans/slow")
-        approve(repo, "slow", ALICE)
-        wait_until(lambda: marker(tmp_path, 2) == ["start"], 60, "action 2 to start")
+        _approve_and_wait_for_action(repo, tmp_path, 2)
         daemon.kill()
     with running_daemon(config) as daemon:
         wait_for_commit(repo, "plangate: complete plans/slow", 60)
         assert daemon.stop() == 0
     assert marker(tmp_path, 1) == ["start", "end"]
-    # In doubt and idempotent: re-run (the killed daemon's orphaned tool may also finish).
+    # In doubt and idempotent: re-run, after the killed daemon's orphaned tool was stopped.
     assert marker(tmp_path, 2).count("start") == 2
     assert head_plan(repo, "slow")["plan"]["status"] == "completed"
 
@@ -177,13 +180,9 @@ def test_sigkill_and_restart_never_reruns_a_finished_action(repo: Path, tmp_path
 def test_sigkill_with_a_non_idempotent_action_in_doubt_fails_the_plan(
     repo: Path, tmp_path: Path
 ) -> None:
-    config = write_config(tmp_path, repo, idempotent=False)
-    write_plan(repo, "slow", TWO_SLOW)
-    commit_all(repo, "agent writes a slow plan")
+    config = _slow_plan(tmp_path, repo, idempotent=False)
     with running_daemon(config) as daemon:
-        wait_for_commit(repo, "plangate: freeze plans/slow")
-        approve(repo, "slow", ALICE)
-        wait_until(lambda: marker(tmp_path, 1) == ["start"], what="action 1 to start")
+        _approve_and_wait_for_action(repo, tmp_path, 1)
         daemon.kill()
     with running_daemon(config) as daemon:
         wait_for_commit(repo, "plangate: fail plans/slow", 60)

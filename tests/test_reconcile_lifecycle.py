@@ -28,6 +28,17 @@ def _once(repo: Path, tools: dict[str, object] | None = None) -> None:
         ctl.close()
 
 
+def _approved_and_failed(repo: Path, tools: dict[str, object]) -> None:
+    """An agent's plan, frozen, approved by Alice and run with ``tools``: it failed."""
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "add", ("Agent", "agent@example.com"))
+    _once(repo, tools)
+    approve(repo, who=ALICE)
+    _once(repo, tools)
+    assert head_plan(repo)["plan"]["status"] == "failed"
+    assert subjects(repo)[0] == "plangate: fail plans/greet"
+
+
 def test_gate_pauses_then_a_second_approval_continues(repo: Path) -> None:
     write_plan(repo, text=GATED)
     commit_all(repo, "add", ("Agent", "agent@example.com"))
@@ -63,13 +74,7 @@ def test_abort_of_a_paused_plan_is_recorded(repo: Path) -> None:
 def test_failed_plan_resumes_after_a_new_approval(repo: Path, tmp_path: Path) -> None:
     flag = tmp_path / "ready"
     tools = {"greet": {"kind": "exec", "argv": ["sh", "-c", f"test -f {flag} && echo '{{}}'"]}}
-    write_plan(repo, text=PLAN)
-    commit_all(repo, "add", ("Agent", "agent@example.com"))
-    _once(repo, tools)
-    approve(repo, who=ALICE)
-    _once(repo, tools)
-    assert head_plan(repo)["plan"]["status"] == "failed"
-    assert subjects(repo)[0] == "plangate: fail plans/greet"
+    _approved_and_failed(repo, tools)
     flag.write_text("")
     approve(repo, who=BOB)
     _once(repo, tools)
@@ -101,13 +106,7 @@ def test_a_tool_error_with_a_nul_byte_is_committed_as_git_would(repo: Path) -> N
     from gitkit import trailers
 
     tools = {"greet": {"kind": "exec", "argv": ["sh", "-c", r"printf 'bad\0byte\n' >&2; exit 3"]}}
-    write_plan(repo, text=PLAN)
-    commit_all(repo, "add", ("Agent", "agent@example.com"))
-    _once(repo, tools)
-    approve(repo, who=ALICE)
-    _once(repo, tools)
-    assert head_plan(repo)["plan"]["status"] == "failed"
-    assert subjects(repo)[0] == "plangate: fail plans/greet"
+    _approved_and_failed(repo, tools)
     assert b"\0" not in git(repo, "cat-file", "commit", "HEAD").encode()
     assert "bad\\x00byte" in git(repo, "log", "-1", "--format=%b")
     assert trailers(repo)["Plan"] == "plans/greet"

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import median, report
 
-from controller import hashing, yamlio
-from controller.reconcile import Controller
+from controller.plan import hashing, yamlio
+from controller.service.reconcile import Controller
 from controller.settings import config_from_data
 
 PLAN = """\

@@ -36,8 +36,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 from _common import median, p99, report  # noqa: E402
 
-from controller import plans  # noqa: E402
-from controller.webhook import github_signature  # noqa: E402
+from controller.plan import plans  # noqa: E402
+from controller.service.webhook import github_signature  # noqa: E402
 
 AGENT = ("Agent", "agent@example.com")
 ALICE = ("Alice", "alice@example.com")
@@ -323,7 +323,7 @@ OBSERVER = """\
 import sys, time
 from watchdog.observers import Observer
 from watchdog.events import FileSystemEventHandler
-from controller.watcher import PLAN_EVENTS, REF_EVENTS
+from controller.service.watcher import PLAN_EVENTS, REF_EVENTS
 repo = sys.argv[1]
 o = Observer()
 h = FileSystemEventHandler()

@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import median, report, write_plan
 
-from controller import fsutil, plans
-from controller.executor import Engine
+from controller import fsutil
+from controller.execution.executor import Engine
+from controller.plan import plans
 from controller.settings import Config, config_from_data
 
 APPROVAL = {"by": "bench@example.com", "commit": "0" * 40}

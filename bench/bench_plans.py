@@ -60,7 +60,7 @@ def main() -> None:
         data = big.read_bytes()
         sha = median(timed(lambda: hashlib.sha256(data).hexdigest(), 50))
         report(f"floor: bare sha256 of the file ({len(data)} B)", sha)
-        from controller import hashing, plans
+        from controller.plan import hashing, plans
 
         loaded = plans.read_plan(big)
         inproc = median(timed(lambda: hashing.plan_hash(loaded.data), repeat))

@@ -54,7 +54,7 @@ _PORT = re.compile(r"[0-9]{1,5}")
 _PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Characters git strips from the ends of a commit's name or email (its "crud"); the same set
-#: as controller.gitrepo, which this layer cannot import.
+#: as controller.git.gitrepo, which this layer cannot import.
 _GIT_CRUD = frozenset(" .,:;<>\"\\'") | {chr(c) for c in range(33)}
 _REF_FORBIDDEN = frozenset(" ~^:?*[\\\x7f") | {chr(c) for c in range(32)}
 LISTEN_REMEDY = (
@@ -499,7 +499,7 @@ class Config(_Strict):
     @field_validator("tools", mode="before")
     @classmethod
     def _tool_names(cls, value: Any) -> Any:
-        from controller.schema import NAME_PATTERN
+        from controller.plan.schema import NAME_PATTERN
 
         for name in value if isinstance(value, dict) else ():
             if not isinstance(name, str) or not re.fullmatch(NAME_PATTERN, name):
@@ -573,7 +573,7 @@ def find_config(flag: str | Path | None, cwd: Path | None = None) -> Path | None
 
 def load_config(path: Path) -> Config:
     """Read and check a config file; relative paths in it are relative to its folder."""
-    from controller import yamlio
+    from controller.plan import yamlio
 
     try:
         text = path.read_text(encoding="utf-8")

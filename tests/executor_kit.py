@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller import fsutil, plans, settings, yamlio
-from controller.executor import Engine, RunOutcome
-from controller.journal import journal_path
+from controller import fsutil, settings
+from controller.execution.executor import Engine, RunOutcome
+from controller.execution.journal import journal_path
+from controller.plan import plans, yamlio
 
 PY = sys.executable
 APPROVAL = {"by": "alice@example.com", "at": "2026-01-01T00:00:00Z", "commit": "c0ffee"}

@@ -8,7 +8,8 @@ from typing import Any
 
 from conftest import commit_all, git
 
-from controller import settings, yamlio
+from controller import settings
+from controller.plan import yamlio
 
 AGENT = ("Agent", "agent@example.com")
 ALICE = ("Alice", "alice@example.com")

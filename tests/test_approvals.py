@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.approvals import (
+from controller.approval.approvals import (
     ApprovalRequest,
     Transition,
     approver_allowed,
     classify,
     verify_approval,
 )
-from controller.schema import STATUSES
+from controller.plan.schema import STATUSES
 from controller.settings import ApprovalSettings
 
 H = "sha256:" + "a" * 64

@@ -33,7 +33,8 @@ from gitkit import (
 )
 from test_reconcile import controller, run_once, submitted
 
-from controller import approvals, plans
+from controller.approval import approvals
+from controller.plan import plans
 from controller.settings import ApprovalSettings
 
 AUDIT_CONFIG = """\
@@ -230,7 +231,7 @@ def test_an_outcome_that_never_lands_keeps_the_job_for_the_next_pass(
 ) -> None:
     """The branch moves under every outcome commit: the job must stay, not be dropped with
     the outcome uncommitted (the plan would stay `executing` forever)."""
-    from controller import reconcile
+    from controller.service import reconcile
 
     submitted(repo)
     approve(repo)
@@ -269,7 +270,7 @@ def test_a_plan_folder_named_with_bytes_that_are_not_utf8_stops_nothing(repo: Pa
 
 
 def yaml_data(path: Path) -> dict[str, Any]:
-    from controller import yamlio
+    from controller.plan import yamlio
 
     return dict(yamlio.read_yaml(path.read_text()).data)
 
@@ -554,7 +555,7 @@ def test_signed_required_flags_unsigned_controller_commits(repo: Path, tmp_path:
 
 def _remote_controller(tmp_path: Path, url: str, counter: Path) -> Any:
     from controller import settings
-    from controller.reconcile import Controller
+    from controller.service.reconcile import Controller
 
     data = {
         "remote": {"url": url, "branch": "main", "poll_interval": 1},
@@ -663,7 +664,7 @@ def test_special_files_in_the_plans_dir_are_not_adopted(tmp_path: Path) -> None:
     """A FIFO or a symlink named PLAN.yml left uncommitted must not hang or leak into git."""
     import os
 
-    from controller.reconcile import Controller
+    from controller.service.reconcile import Controller
     from controller.settings import config_from_data
 
     repo = tmp_path / "repo"

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from controller import yamlio
+from controller.plan import yamlio
 from tests.conftest import git, run_cli
 from tests.plan_factory import BASE_TEXT, write_plan
 

@@ -21,18 +21,18 @@ from typing import Any
 import pytest
 from executor_kit import PY, appender, execution, make_plan, run, statuses
 
-from controller import plans
-from controller.executor import Engine
-from controller.journal import journal_path, replay
+from controller.execution.executor import Engine
+from controller.execution.journal import journal_path, replay
+from controller.execution.tools.process import Spawned, boot_id, identify
+from controller.plan import plans
 from controller.settings import config_from_data
-from controller.tools.process import Spawned, boot_id, identify
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER = """
 import json, sys
 from pathlib import Path
 from controller.settings import config_from_data
-from controller.executor import Engine
+from controller.execution.executor import Engine
 root = Path(sys.argv[1])
 config = config_from_data(json.loads((root / "config.json").read_text()), root / "plangate.yml")
 out = Engine(config).run(root / "plans/demo/PLAN.yml", plan_id="plans/demo",

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from daemonkit import wait_until
 
-from controller.daemon import Daemon, Wakeups
 from controller.errors import GitError
-from controller.reconcile import Job
-from controller.sdnotify import Notifier
+from controller.service.daemon import Daemon, Wakeups
+from controller.service.reconcile import Job
+from controller.service.sdnotify import Notifier
 from controller.settings import Config, load_config
 
 

@@ -13,7 +13,7 @@ from conftest import commit_all, git, identity
 from daemonkit import free_port, git_daemon, running_daemon, subjects, wait_until
 from gitkit import ALICE, approve, write_plan
 
-from controller.webhook import github_signature
+from controller.service.webhook import github_signature
 
 SECRET = "remote-test-secret"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from executor_kit import PY, appender, execution, journal_records, make_plan, run, statuses
 
-from controller import plans, yamlio
 from controller.errors import PlangateError
-from controller.executor import Engine
+from controller.execution.executor import Engine
+from controller.plan import plans, yamlio
 
 ECHO = {"say": {"kind": "echo"}}
 

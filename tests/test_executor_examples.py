@@ -8,8 +8,9 @@ from pathlib import Path
 
 from executor_kit import APPROVAL
 
-from controller import fsutil, plans
-from controller.executor import Engine
+from controller import fsutil
+from controller.execution.executor import Engine
+from controller.plan import plans
 from controller.settings import load_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -40,7 +41,7 @@ def test_email_plan_runs_end_to_end(tmp_path: Path) -> None:
 
 def test_the_other_example_tools_work(tmp_path: Path) -> None:
     config = load_config(EXAMPLES / "plangate.yml")
-    from controller.tools import CallContext, Catalog
+    from controller.execution.tools import CallContext, Catalog
 
     catalog = Catalog(config)
     ctx = CallContext(idempotency_key="step:x", timeout=30)

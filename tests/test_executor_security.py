@@ -9,11 +9,11 @@ import pytest
 import structlog
 from executor_kit import PY, journal_records, make_plan, run
 
-from controller import plans
-from controller.executor import Engine, extract_outputs
-from controller.schema import Output
-from controller.secrets import Redactor, redact_text
-from controller.tools import cut
+from controller.execution.executor import Engine, extract_outputs
+from controller.execution.secrets import Redactor, redact_text
+from controller.execution.tools import cut
+from controller.plan import plans
+from controller.plan.schema import Output
 
 SECRET = "hunter2-SECRET-value"
 HOSTILE = (

@@ -10,12 +10,12 @@ import pytest
 from executor_kit import PY, execution, make_plan, run
 
 from controller.errors import PlangateError
-from controller.executor import Engine
+from controller.execution.executor import Engine
 
 # Prints the inode of PLAN.yml and the statuses in its execution block, as this tool sees them.
 PEEK = (
     "import os,sys,json,time; p=sys.argv[1]; time.sleep(float(sys.argv[2])); "
-    "from controller import yamlio; d=yamlio.read_yaml(open(p).read()).data; "
+    "from controller.plan import yamlio; d=yamlio.read_yaml(open(p).read()).data; "
     "print(json.dumps({'ino': os.stat(p).st_ino, "
     "'seen': [a['status'] for a in d['execution']['actions']]}))"
 )

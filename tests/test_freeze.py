@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller import hashing, plans, yamlio
+from controller.plan import hashing, plans, yamlio
 from tests.conftest import run_cli
 from tests.plan_factory import BASE_TEXT, write_plan
 

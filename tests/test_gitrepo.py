@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from gitkit import commit_all, git
 
-from controller.gitrepo import GitRepo, Person
+from controller.git.gitrepo import GitRepo, Person
 
 BOT = Person("plangate", "plangate@localhost")
 
@@ -78,7 +78,7 @@ def test_trees_match_git_mktree_for_any_names(tmp_path: Path) -> None:
     import random
     import subprocess
 
-    from controller.gitrepo import parse_tree, serialize_tree
+    from controller.git.gitrepo import parse_tree, serialize_tree
 
     repo_dir = tmp_path / "r"
     subprocess.run(["git", "init", "-q", repo_dir], check=True)
@@ -141,7 +141,7 @@ def raw_git(
 
 def _big_plans_repo(repo: Path, count: int = 700) -> None:
     """A plans/ folder whose tree object is bigger than BIG_TREE (patched, never parsed)."""
-    from controller.gitrepo import BIG_TREE
+    from controller.git.gitrepo import BIG_TREE
 
     for i in range(count):
         folder = repo / "plans" / f"p{i:04d}"
@@ -226,7 +226,7 @@ def test_commits_written_in_process_are_byte_identical_to_git_commit_tree(
 ) -> None:
     import time
 
-    from controller import gitrepo as module
+    from controller.git import gitrepo as module
 
     monkeypatch.setenv("TZ", "Asia/Kolkata")  # +0530: the zone must be written as git does
     time.tzset()
@@ -282,7 +282,7 @@ def test_an_identity_git_would_clean_is_committed_through_git(repo: Path) -> Non
 def test_big_objects_are_stored_uncompressed_and_read_back_by_git(repo: Path) -> None:
     import zlib
 
-    from controller.gitrepo import STORE_RAW_ABOVE
+    from controller.git.gitrepo import STORE_RAW_ABOVE
 
     gitrepo = GitRepo(repo)
     data = os.urandom(STORE_RAW_ABOVE + 1)

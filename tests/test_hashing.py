@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import hashing
+from controller.plan import hashing
 from tests.plan_factory import base_data
 
 # Values from RFC 8785 §3.2.2 / appendix B (number serialization) and key ordering by UTF-16.

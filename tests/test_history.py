@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from gitkit import AGENT, ALICE, BOB, PLAN, commit_all, edit_status, git, write_plan
 
-from controller.gitrepo import GitRepo
-from controller.history import HistoryIndex
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
 
 
 def _index(tmp_path: Path) -> HistoryIndex:
@@ -101,7 +101,7 @@ def test_a_cold_scan_cut_in_halves_builds_the_same_index(
     plan versions shared between the halves included."""
     from dataclasses import asdict
 
-    from controller import history
+    from controller.git import history
 
     for i in range(6):
         write_plan(repo, f"p{i}")

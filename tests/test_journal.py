@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from controller.errors import PlangateError
-from controller.journal import Journal, journal_path, replay
+from controller.execution.journal import Journal, journal_path, replay
 
 HASH = "sha256:" + "ab" * 32
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from executor_kit import PY, make_plan, run
 
-from controller.executor import Engine
-from controller.logbook import ActionView, LogHeader, render, render_action
-from controller.schema import Action
+from controller.execution.executor import Engine
+from controller.execution.logbook import ActionView, LogHeader, render, render_action
+from controller.plan.schema import Action
 
 HEADER = LogHeader(
     "Rotate | keys",

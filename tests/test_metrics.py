@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from controller import metrics
+from controller.service import metrics
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import plans, refs
+from controller.plan import plans, refs
 from controller.settings import config_from_data
 from tests.plan_factory import BASE_TEXT, write_plan
 
@@ -222,13 +222,13 @@ def test_duplicate_available_tools_are_refused(tmp_path: Path) -> None:
 
 def test_reading_uses_ruamel_c_parser() -> None:
     """The pure-Python parser is ~6x slower; the C extension must be what reads plans."""
-    from controller import yamlio
+    from controller.plan import yamlio
 
     assert "clib" in type(yamlio._YAML.Parser).__module__ or "CParser" in repr(yamlio._YAML.Parser)
 
 
 def test_pre_commit_hook_runs_freeze_check() -> None:
-    from controller import yamlio
+    from controller.plan import yamlio
 
     hooks = yamlio.read_yaml((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
     entries = {h["id"]: h for h in hooks.data}

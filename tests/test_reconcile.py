@@ -26,7 +26,7 @@ from gitkit import (
 )
 
 from controller.errors import GitError
-from controller.reconcile import Controller
+from controller.service.reconcile import Controller
 
 
 @contextmanager
@@ -148,7 +148,7 @@ def _agent_branch(repo: Path) -> None:
     git(repo, "switch", "-q", "-c", "agent/greet")
     write_plan(repo)
     commit_all(repo, "add plan", AGENT)
-    from controller import plans
+    from controller.plan import plans
 
     loaded = plans.load_plan(repo / "plans/greet/PLAN.yml")
     (repo / "plans/greet/PLAN.yml").write_text(plans.freeze_text(loaded).text)

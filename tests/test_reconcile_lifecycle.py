@@ -8,7 +8,7 @@ from conftest import run_cli
 from gitkit import ALICE, BOB, GATED, PLAN, approve, commit_all, head_plan, subjects, write_plan
 
 from controller import settings
-from controller.reconcile import Controller
+from controller.service.reconcile import Controller
 
 
 def _config(repo: Path, tools: dict[str, object] | None = None) -> settings.Config:

@@ -11,7 +11,7 @@ from conftest import run_cli
 from gitkit import ALICE, approve, edit_status, git, head_plan, make_config
 from test_reconcile import submitted
 
-from controller.reconcile import Controller
+from controller.service.reconcile import Controller
 
 
 def _key(tmp_path: Path, name: str) -> Path:
@@ -147,7 +147,7 @@ def test_controller_signs_its_commits_with_commit_gpgsign_and_the_audit_accepts_
 
 
 def _commit_one_file(gitrepo: Any, head: str) -> None:
-    from controller.gitrepo import Person
+    from controller.git.gitrepo import Person
 
     gitrepo.commit_files(
         branch="main",
@@ -160,7 +160,7 @@ def _commit_one_file(gitrepo: Any, head: str) -> None:
 
 def test_commit_gpgsign_that_cannot_sign_fails_the_commit(repo: Path) -> None:
     from controller.errors import GitError
-    from controller.gitrepo import GitRepo
+    from controller.git.gitrepo import GitRepo
 
     git(repo, "config", "commit.gpgSign", "true")
     git(repo, "config", "gpg.program", "false")
@@ -176,7 +176,7 @@ def test_an_unreadable_commit_gpgsign_fails_the_commit_as_git_commit_does(repo: 
     """``git commit`` refuses a commit.gpgSign that is not a boolean; the controller must not
     read it as false and publish unsigned commits."""
     from controller.errors import GitError
-    from controller.gitrepo import GitRepo
+    from controller.git.gitrepo import GitRepo
 
     git(repo, "config", "commit.gpgSign", "maybe")
     gitrepo = GitRepo(repo)

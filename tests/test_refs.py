@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import refs
 from controller.errors import RefForward, RefInvalid, RefUnavailable, RefUnknown
+from controller.plan import refs
 
 
 def test_parse_splits_literals_and_references() -> None:

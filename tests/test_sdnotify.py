@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.sdnotify import Notifier
+from controller.service.sdnotify import Notifier
 
 
 @pytest.fixture

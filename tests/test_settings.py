@@ -19,10 +19,10 @@ from conftest import EXAMPLES, commit_all, run_cli
 from daemonkit import running_daemon, wait_for_commit
 from gitkit import write_plan
 
-from controller.daemon import Daemon
 from controller.errors import ConfigInvalid
-from controller.httpd import HttpServer, QuietHandler
-from controller.sdnotify import Notifier
+from controller.service.daemon import Daemon
+from controller.service.httpd import HttpServer, QuietHandler
+from controller.service.sdnotify import Notifier
 from controller.settings import (
     HTTP_METHODS,
     MAX_SECONDS,

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from controller.errors import PlangateError
+from controller.execution.tools import CallContext, ToolError
+from controller.execution.tools.exec import ExecTool
 from controller.settings import ToolSpec
-from controller.tools import CallContext, ToolError
-from controller.tools.exec import ExecTool
 
 PY = sys.executable
 ARGV_DUMP = "import sys,json; print(json.dumps(sys.argv[1:]))"

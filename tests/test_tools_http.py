@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 import pytest
 
 from controller.errors import PlangateError
+from controller.execution.tools import CallContext, ToolError
+from controller.execution.tools.http import HttpTool
 from controller.settings import ToolSpec
-from controller.tools import CallContext, ToolError
-from controller.tools.http import HttpTool
 
 
 class Recorder(BaseHTTPRequestHandler):

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from controller.errors import PlangateError
+from controller.execution.tools import CallContext, Catalog, ToolError
 from controller.settings import config_from_data
-from controller.tools import CallContext, Catalog, ToolError
 
 MODULE = """
 import os, time

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git
 
-from controller.watcher import Debouncer, RepoWatcher
+from controller.service.watcher import Debouncer, RepoWatcher
 
 PLAN = "plan:\n  name: x\n  task: y\n  status: pending_approval\nactions: []\n"
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from controller import logs, metrics, webhook
+from controller import logs
 from controller.errors import ConfigInvalid
-from controller.httpd import HttpServer
+from controller.service import metrics, webhook
+from controller.service.httpd import HttpServer
 from controller.settings import config_from_data
 
 SECRET = "s3cret-for-tests"

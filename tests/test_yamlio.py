@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller import yamlio
 from controller.errors import YamlParseError
+from controller.plan import yamlio
 
 TEXT = """\
 # top

@@ -41,7 +41,7 @@ def required_config(config_path: str | None) -> Config:
 
 def plan_paths(paths: Iterable[str]) -> list[Path]:
     """Each argument as a plan file: a folder means its PLAN.yml."""
-    from controller.plans import plan_file_in
+    from controller.plan.plans import plan_file_in
 
     return [plan_file_in(Path(p)) for p in paths]
 

@@ -27,8 +27,8 @@ def approve(*, config_path: str | None, path: str, sign: bool, note: str | None)
 
 
 def commit_status(path: str, status: str, *, note: str | None, sign: bool = False) -> int:
-    from controller import plans, yamlio
-    from controller.gitrepo import GitRepo
+    from controller.git.gitrepo import GitRepo
+    from controller.plan import plans, yamlio
 
     plan_file = plans.plan_file_in(Path(path)).resolve()
     if not plan_file.is_file():
@@ -73,7 +73,7 @@ def commit_status(path: str, status: str, *, note: str | None, sign: bool = Fals
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:
-    from controller import yamlio
+    from controller.plan import yamlio
 
     def core(text: str) -> str:
         try:

@@ -1,6 +1,6 @@
 """``plangate audit [--json]``: check every execution in git history against its approval.
 
-Reads git history alone (see :mod:`controller.audit`); exit 1 when anything is flagged.
+Reads git history alone (see :mod:`controller.approval.audit`); exit 1 when anything is flagged.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from controller.display import visible
 
 
 def audit(*, config_path: str | None, as_json: bool) -> int:
-    from controller.audit import audit_repo
+    from controller.approval.audit import audit_repo
     from controller.commands._shared import required_config
     from controller.errors import GitError
-    from controller.gitrepo import GitRepo
+    from controller.git.gitrepo import GitRepo
 
     config = required_config(config_path)
     if config.remote is not None:
@@ -42,7 +42,7 @@ def audit(*, config_path: str | None, as_json: bool) -> int:
 
 def _print(report: object) -> None:
     """One line per execution and per finding; every value from git escaped (controller.display)."""
-    from controller.audit import AuditReport
+    from controller.approval.audit import AuditReport
 
     assert isinstance(report, AuditReport)
     for ex in report.executions:

@@ -13,7 +13,7 @@ from controller.display import visible
 
 def freeze(paths: list[str], check: bool = False, config_path: str | None = None) -> int:
     from controller.fsutil import write_atomic
-    from controller.plans import freeze_text, load_plan
+    from controller.plan.plans import freeze_text, load_plan
 
     config = optional_config(config_path)
     exit_code = 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 def hash_plan(path: str) -> int:
     from controller.commands._shared import print_problems
-    from controller.plans import non_json_problems, plan_file_in, read_plan
+    from controller.plan.plans import non_json_problems, plan_file_in, read_plan
 
     plan_file = plan_file_in(Path(path))
     plan = read_plan(plan_file)

@@ -13,11 +13,11 @@ def run(*, config_path: str | None, once: bool) -> int:
 
     config = required_config(config_path)
     if not once:
-        from controller.daemon import serve
+        from controller.service.daemon import serve
 
         return int(serve(config))
     from controller import logs
-    from controller.reconcile import Controller
+    from controller.service.reconcile import Controller
 
     logs.configure()  # stderr: JSON lines unless it is a terminal
     controller = Controller(config)

@@ -6,7 +6,7 @@ import json
 
 
 def schema() -> int:
-    from controller.schema import json_schema
+    from controller.plan.schema import json_schema
 
     print(json.dumps(json_schema(), indent=2))
     return 0

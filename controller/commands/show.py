@@ -19,7 +19,7 @@ _REF = re.compile(r"\$<[^>]*>")
 
 def show(path: str, as_json: bool = False, config_path: str | None = None) -> int:
     from controller.commands._shared import optional_config, print_problems
-    from controller.plans import load_plan, plan_file_in
+    from controller.plan.plans import load_plan, plan_file_in
 
     plan_file = plan_file_in(Path(path))
     plan = load_plan(plan_file, optional_config(config_path))

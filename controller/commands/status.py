@@ -11,7 +11,7 @@ from controller.display import visible
 
 def status(*, config_path: str | None, as_json: bool) -> int:
     from controller.commands._shared import required_config
-    from controller.reconcile import Controller
+    from controller.service.reconcile import Controller
 
     controller = Controller(required_config(config_path), lock=False)
     try:

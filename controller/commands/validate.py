@@ -9,7 +9,7 @@ from controller.display import visible, visible_json
 
 
 def validate(paths: list[str], as_json: bool = False, config_path: str | None = None) -> int:
-    from controller.plans import load_plan
+    from controller.plan.plans import load_plan
 
     config = optional_config(config_path)
     exit_code = 0
@@ -34,7 +34,7 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
 
 
 def _record(path: object, plan: object) -> dict[str, object]:
-    from controller.plans import LoadedPlan
+    from controller.plan.plans import LoadedPlan
 
     assert isinstance(plan, LoadedPlan)
     return {
@@ -46,6 +46,6 @@ def _record(path: object, plan: object) -> dict[str, object]:
 
 
 def _has_legacy_refs(data: object) -> bool:
-    from controller.plans import convert_legacy_params
+    from controller.plan.plans import convert_legacy_params
 
     return isinstance(data, dict) and convert_legacy_params(data) != data

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from controller.display import visible, visible_json
 
 if TYPE_CHECKING:
-    from controller.schema import Action
+    from controller.plan.schema import Action
 
 ICONS = {
     "succeeded": "✅",

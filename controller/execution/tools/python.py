@@ -1,6 +1,7 @@
 """The ``python`` tool kind: ``module:function`` called with params as keyword arguments.
 
-The function runs in a child process (:mod:`controller.tools.pyrunner`) with ``python_path``
+The function runs in a child process (:mod:`controller.execution.tools.pyrunner`) with
+``python_path``
 prepended to ``sys.path``, so a timeout really stops it (its process group is killed) and a
 crashing or leaking tool cannot take the controller down. It receives ``idempotency_key=`` when
 its signature names that parameter, and ``PLANGATE_IDEMPOTENCY_KEY`` in its environment. Its
@@ -15,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import ToolTimeout
-from controller.tools import ToolError, cut
-from controller.tools.process import Overran, run_process
+from controller.execution.tools import ToolError, cut
+from controller.execution.tools.process import Overran, run_process
 
 if TYPE_CHECKING:
+    from controller.execution.tools import CallContext
     from controller.settings import ToolSpec
-    from controller.tools import CallContext
 
 RUNNER = Path(__file__).with_name("pyrunner.py")
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from controller.tools import ToolError
+from controller.execution.tools import ToolError
 
 #: Seconds between SIGTERM and SIGKILL when a tool overruns its timeout.
 KILL_GRACE = 1.0

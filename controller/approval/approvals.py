@@ -1,6 +1,6 @@
 """The approval rules (SPEC §5) and the human side of the lifecycle (SPEC §4), as pure data.
 
-Nothing here reads git or files: :mod:`controller.history` gathers the facts about an
+Nothing here reads git or files: :mod:`controller.git.history` gathers the facts about an
 approval request into an :class:`ApprovalRequest`, and :func:`verify_approval` returns a
 :class:`Decision`. The same functions serve the live controller and ``plangate audit``, so
 the two can never disagree about what a valid approval is.

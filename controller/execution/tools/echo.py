@@ -6,8 +6,8 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from controller.execution.tools import CallContext
     from controller.settings import ToolSpec
-    from controller.tools import CallContext
 
 
 class EchoTool:

@@ -4,7 +4,8 @@ The controller calls :meth:`Engine.run` once it has verified an approval and com
 start; the engine never touches git or ``plan.status``. It
 
 1. reloads the plan and refuses it unless it is valid and its hash equals ``frozen.hash``;
-2. replays the journal (:mod:`controller.journal`) so finished actions are never run again,
+2. replays the journal (:mod:`controller.execution.journal`) so finished actions are never
+   run again,
    and stops a tool process that a crashed run left behind (only the very process it started:
    same pid, start time and boot) before it decides what to do with that action;
 3. runs the remaining actions one at a time in id order: checks abort/stop, pauses at gates
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from controller import fsutil, logbook, plans, refs, yamlio
+from controller import fsutil
 from controller.errors import (
     Aborted,
     ActionInDoubt,
@@ -49,14 +50,16 @@ from controller.errors import (
     PlanNotFrozen,
     error_for,
 )
-from controller.hashing import idempotency_key
-from controller.journal import ActionRecord, Journal, journal_path, replay
-from controller.secrets import Redactor, SecretStore
-from controller.tools import CallContext, Catalog, Tool, ToolError
-from controller.tools.process import Spawned, stop_orphan
+from controller.execution import logbook
+from controller.execution.journal import ActionRecord, Journal, journal_path, replay
+from controller.execution.secrets import Redactor, SecretStore
+from controller.execution.tools import CallContext, Catalog, Tool, ToolError
+from controller.execution.tools.process import Spawned, stop_orphan
+from controller.plan import plans, refs, yamlio
+from controller.plan.hashing import idempotency_key
 
 if TYPE_CHECKING:
-    from controller.schema import Action, Output
+    from controller.plan.schema import Action, Output
     from controller.settings import Config
 
 CRASH_ENV = "PLANGATE_TEST_CRASH_AT"

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from controller import metrics
 from controller.errors import ConfigInvalid
-from controller.httpd import HttpServer, QuietHandler
 from controller.logs import get_logger
+from controller.service import metrics
+from controller.service.httpd import HttpServer, QuietHandler
 from controller.settings import Config
 
 log = get_logger("plangate.webhook")

@@ -1,8 +1,8 @@
 """``plangate audit``: re-derive, from git history alone, whether every execution was allowed.
 
 No state directory is read. The branch's first-parent history is replayed through a fresh
-in-memory :class:`controller.history.HistoryIndex`; every approval request is verified by
-:func:`controller.approvals.verify_approval` *at the commit where it was made* (with the
+in-memory :class:`controller.git.history.HistoryIndex`; every approval request is verified by
+:func:`controller.approval.approvals.verify_approval` *at the commit where it was made* (with the
 identities that had changed the plan by then), and every controller commit is checked
 against it:
 
@@ -27,13 +27,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from controller import approvals, plans
-from controller.gitrepo import GitRepo
-from controller.history import HistoryEvent, HistoryIndex, build_request
+from controller.approval import approvals
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryEvent, HistoryIndex, build_request
+from controller.plan import plans
 from controller.settings import Config
 
 OUTCOME_EVENTS = ("complete", "fail", "await-approval", "abort", "checkpoint")
-#: The statuses each controller event leaves a plan in (see controller.reconcile).
+#: The statuses each controller event leaves a plan in (see controller.service.reconcile).
 EVENT_STATUS: dict[str, frozenset[str]] = {
     "freeze": frozenset({"pending_approval"}),
     "invalid": frozenset({"invalid"}),

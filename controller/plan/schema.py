@@ -1,7 +1,7 @@
 """The PLAN.yml model (SPEC §2) as pydantic v2 models, and its JSON Schema.
 
 Structure and types only; rules that span fields (ids in order, declared tools, references,
-catalog checks) live in :mod:`controller.plans`. Unknown keys are refused everywhere except
+catalog checks) live in :mod:`controller.plan.plans`. Unknown keys are refused everywhere except
 inside ``metadata``, ``inputs`` and ``params``, so a typo such as ``on_faliure`` can never
 silently change what runs.
 """

@@ -6,14 +6,14 @@ and then acts on every plan that needs it:
 
 - a pending plan that is not frozen (or changed since) is frozen, or marked ``invalid`` with
   its ``validation.errors`` (local mode: also a PLAN.yml an agent wrote but did not commit);
-- an approval request is verified by :func:`controller.approvals.verify_approval`: refused
+- an approval request is verified by :func:`controller.approval.approvals.verify_approval`: refused
   -> ``approval: {status: refused, ...}`` and back to ``pending_approval``; valid ->
   ``approval: {...}``, status ``executing`` and a start commit (pushed, in remote mode), and
   a :class:`Job` for the engine;
 - an abort of a plan that is not running is recorded.
 
 :meth:`Controller.execute` runs a job with the engine and commits its outcome. Every commit
-is made by :class:`controller.gitrepo.GitRepo.commit_files`: only the files plangate wrote,
+is made by :class:`controller.git.gitrepo.GitRepo.commit_files`: only the files plangate wrote,
 as ``identity``, with trailers, compare-and-swap on the branch (and a non-forced push in
 remote mode). When the branch moved meanwhile the pass is re-evaluated from the new history.
 
@@ -34,9 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from controller import approvals, plans, yamlio
+from controller.approval import approvals
 from controller.errors import GitError, PlangateError
-from controller.gitrepo import (
+from controller.git.gitrepo import (
     CommitRecord,
     FileChange,
     GitRepo,
@@ -44,9 +44,10 @@ from controller.gitrepo import (
     blob_id,
     parse_trailers,
 )
-from controller.history import LOG_NAME, HistoryIndex, PlanState, build_request, is_text
+from controller.git.history import LOG_NAME, HistoryIndex, PlanState, build_request, is_text
+from controller.plan import plans, yamlio
+from controller.service.statedir import StateDir
 from controller.settings import Config
-from controller.statedir import StateDir
 
 MAX_PASSES = 5
 #: Where a refused approval leaves the plan: it needs a new approval from there.
@@ -608,7 +609,7 @@ class Controller:
         approved_by: str | None,
         approval_commit: str | None,
     ) -> str:
-        from controller.secrets import redact_text
+        from controller.execution.secrets import redact_text
 
         trailers = [
             f"Plan: {plan_id}",
@@ -690,7 +691,7 @@ class Controller:
 
     def execute(self, job: Job, stop_requested: Callable[[], bool] = lambda: False) -> None:
         """Run the job with the engine and commit the outcome; safe from worker threads."""
-        from controller.executor import Engine, RunOutcome
+        from controller.execution.executor import Engine, RunOutcome
 
         with self._jobs_lock:
             if job.plan_id in self._running:

@@ -38,8 +38,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from controller.httpd import HttpServer, QuietHandler
 from controller.logs import get_logger
+from controller.service.httpd import HttpServer, QuietHandler
 
 log = get_logger("plangate.metrics")
 

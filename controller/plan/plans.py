@@ -18,11 +18,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller import hashing, refs, yamlio
 from controller.errors import PlangateError, Problem, UsageError, YamlParseError
+from controller.plan import hashing, refs, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
-    from controller.schema import PlanDocument
+    from controller.plan.schema import PlanDocument
     from controller.settings import Config, ToolSpec
 
 PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
@@ -196,7 +196,8 @@ _SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\[([^\]
 
 def _split(path: str) -> list[str | int]:
     """``actions[1].params["a.b"]`` -> ``["actions", 1, "params", "a.b"]``: the inverse of
-    :func:`controller.refs.format_path`, so a quoted key finds its own line, not its parent's."""
+    :func:`controller.plan.refs.format_path`, so a quoted key finds its own line, not its
+    parent's."""
     parts: list[str | int] = []
     for name, index, quoted, other in _SEGMENT.findall(path):
         if index:
@@ -219,7 +220,7 @@ def check_document(
     problems = non_json_problems(data)
     if problems:
         return None, problems
-    from controller.schema import parse_document
+    from controller.plan.schema import parse_document
 
     problems += _version(data)
     model, errors = parse_document(convert_legacy_params(data))
@@ -276,7 +277,7 @@ def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:
 
 
 def _version(data: dict[str, Any]) -> list[Problem]:
-    from controller.schema import SUPPORTED_VERSION
+    from controller.plan.schema import SUPPORTED_VERSION
 
     plan = data.get("plan")
     version = plan.get("version") if isinstance(plan, dict) else None
@@ -307,7 +308,7 @@ def _schema_problem(error: dict[str, Any]) -> Problem:
 def _unknown_key(loc: tuple[Any, ...]) -> str:
     import difflib
 
-    from controller.schema import allowed_keys
+    from controller.plan.schema import allowed_keys
 
     allowed = allowed_keys(loc[:-1])
     close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)

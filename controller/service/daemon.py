@@ -4,7 +4,7 @@ The daemon is a level-triggered loop around :meth:`Controller.reconcile`. Every 
 *schedules* a pass; the pass itself looks at the whole current state, so a lost, repeated or
 reordered event can never cause a wrong action, only an extra cheap pass:
 
-- local mode: :class:`~controller.watcher.RepoWatcher` reports plan files and ref changes
+- local mode: :class:`~controller.service.watcher.RepoWatcher` reports plan files and ref changes
   (``git commit``/``merge``/``pull`` by anyone) through inotify, no polling;
 - remote mode: a timer every ``remote.poll_interval`` and the webhook (an immediate fetch);
 - always: start-up, a finished plan, a reload, and a full resync every
@@ -45,15 +45,16 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from controller import logs, metrics
+from controller import logs
 from controller.errors import ConfigInvalid, PlangateError
-from controller.sdnotify import Notifier
+from controller.service import metrics
+from controller.service.sdnotify import Notifier
 from controller.settings import Config, load_config
 
 if TYPE_CHECKING:
-    from controller.httpd import HttpServer
-    from controller.reconcile import Controller, Job
-    from controller.watcher import RepoWatcher
+    from controller.service.httpd import HttpServer
+    from controller.service.reconcile import Controller, Job
+    from controller.service.watcher import RepoWatcher
 
 log = logs.get_logger("plangate.daemon")
 
@@ -196,7 +197,7 @@ class Daemon:
         metrics.set_plans_source(self._plans_by_status)
         self._pool = self._new_pool()
         if not self.config.is_remote:
-            from controller.watcher import RepoWatcher
+            from controller.service.watcher import RepoWatcher
 
             self._watcher = RepoWatcher(
                 self.config.repo_path(), self.config.plans_dir, self._on_file_or_ref
@@ -431,7 +432,7 @@ class Daemon:
             logs.add_observer(metrics.observe_event)
             self._servers["metrics"] = metrics.serve(self.config.metrics.listen)
         if self.config.webhook.listen:
-            from controller import webhook
+            from controller.service import webhook
 
             self._servers["webhook"] = webhook.serve(self.config, self.wakeups.add)
 
@@ -478,7 +479,7 @@ class Daemon:
 
 
 def _default_controller(config: Config) -> Controller:
-    from controller.reconcile import Controller
+    from controller.service.reconcile import Controller
 
     return Controller(config)
 
@@ -504,7 +505,7 @@ def serve(config: Config) -> int:
 
 def _redact_secrets(config: Config) -> None:
     try:
-        from controller.secrets import redactor_for
+        from controller.execution.secrets import redactor_for
 
         redactor = redactor_for(config)
     except PlangateError as exc:

@@ -57,7 +57,7 @@ class SecretStore:
 
 
 def _read_file(path: Path) -> dict[str, str]:
-    from controller import yamlio
+    from controller.plan import yamlio
 
     try:
         data = yamlio.read_yaml(path.read_text(encoding="utf-8"), str(path)).data
@@ -72,7 +72,7 @@ def _read_file(path: Path) -> dict[str, str]:
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
 
 
-#: How a tool notes that it cut a captured stream (see :func:`controller.tools.cut`).
+#: How a tool notes that it cut a captured stream (see :func:`controller.execution.tools.cut`).
 CUT_NOTE = "\n[plangate: output cut at "
 
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from controller.errors import ToolTimeout
-from controller.tools import ToolError, cut, fill_placeholders
+from controller.execution.tools import ToolError, cut, fill_placeholders
 
 if TYPE_CHECKING:
     import httpx
 
+    from controller.execution.tools import CallContext
     from controller.settings import ToolSpec
-    from controller.tools import CallContext
 
 _NO_BODY = ("GET", "HEAD")
 _RETRYABLE_4XX = (408, 425, 429)

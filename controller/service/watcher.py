@@ -45,7 +45,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from controller.errors import GitError
 from controller.logs import get_logger
-from controller.plans import PLAN_FILES
+from controller.plan.plans import PLAN_FILES
 
 log = get_logger("plangate.watcher")
 

@@ -1,8 +1,9 @@
 """The tool catalog: what a plan's ``tool:`` name runs (SPEC §6, config ``tools:``).
 
 Tools come only from the controller's config, never from the plans repo. Each kind lives in
-its own module (:mod:`~controller.tools.echo`, :mod:`~controller.tools.exec`,
-:mod:`~controller.tools.python`, :mod:`~controller.tools.http`) and implements :class:`Tool`:
+its own module (:mod:`~controller.execution.tools.echo`, :mod:`~controller.execution.tools.exec`,
+:mod:`~controller.execution.tools.python`, :mod:`~controller.execution.tools.http`) and
+implements :class:`Tool`:
 ``call(params, ctx)`` returns the result as JSON data, or raises a
 :class:`~controller.errors.PlangateError` whose ``permanent`` flag tells the executor whether
 a retry could help. Tools never retry on their own; the executor decides.
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from controller.errors import ParamsInvalid, ToolFailed, ToolUnknown
 
 if TYPE_CHECKING:
+    from controller.execution.tools.process import Spawned
     from controller.settings import Config, ToolSpec
-    from controller.tools.process import Spawned
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -64,18 +65,18 @@ class ToolError(ToolFailed):
 def build_tool(name: str, spec: ToolSpec, config: Config) -> Tool:
     """The tool object for one catalog entry."""
     if spec.kind == "echo":
-        from controller.tools.echo import EchoTool
+        from controller.execution.tools.echo import EchoTool
 
         return EchoTool(name, spec)
     if spec.kind == "exec":
-        from controller.tools.exec import ExecTool
+        from controller.execution.tools.exec import ExecTool
 
         return ExecTool(name, spec, tool_cwd(spec, config))
     if spec.kind == "python":
-        from controller.tools.python import PythonTool
+        from controller.execution.tools.python import PythonTool
 
         return PythonTool(name, spec, list(config.python_path), tool_cwd(spec, config))
-    from controller.tools.http import HttpTool
+    from controller.execution.tools.http import HttpTool
 
     return HttpTool(name, spec)
 
@@ -135,6 +136,6 @@ def cut(data: bytes, total: int, limit: int) -> str:
     """Captured output as text, noting how much was cut at the limit."""
     text = data[:limit].decode("utf-8", errors="replace")
     if total > limit:
-        # controller.secrets.CUT_NOTE recognises this note to hide a secret cut in half
+        # controller.execution.secrets.CUT_NOTE recognises this note to hide a secret cut in half
         text += f"\n[plangate: output cut at {limit} bytes; {total - limit} more bytes dropped]"
     return text

@@ -7,7 +7,7 @@ scratch instead of trusting stale state.
 
 For each commit the scan finds the plan files it changed and applies the lifecycle (§4):
 a controller commit (authored by ``identity.email``) sets the status; a human commit makes a
-transition that :func:`controller.approvals.classify` judges, so an illegal status is
+transition that :func:`controller.approval.approvals.classify` judges, so an illegal status is
 ignored (and reported) and the plan keeps its *effective* status. It also keeps, per plan,
 the identities (author and committer emails) of every commit that changed the plan's hashed
 content, including commits a merge brought in through its second parent, so self-approval
@@ -34,10 +34,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from controller import approvals, hashing, yamlio
-from controller.approvals import Transition
-from controller.gitrepo import CommitRecord, FileChange, GitRepo
-from controller.plans import PLAN_FILES
+from controller.approval import approvals
+from controller.approval.approvals import Transition
+from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
+from controller.plan import hashing, yamlio
+from controller.plan.plans import PLAN_FILES
 
 INDEX_VERSION = "1"
 LOG_NAME = "EXECUTION_LOG.md"
@@ -622,7 +623,7 @@ class _Prefetcher:
 
 def _all_facts(blobs: list[bytes]) -> list[BlobFacts]:
     """Facts of many plan versions; a cold scan of a big history parses them in parallel
-    child processes (``python -m controller.history``, fed marshalled blobs on stdin)."""
+    child processes (``python -m controller.git.history``, fed marshalled blobs on stdin)."""
     workers = min(os.cpu_count() or 1, 8)
     if len(blobs) < PARALLEL_MIN or workers < 2:
         return [facts_of(b) for b in blobs]
@@ -636,7 +637,7 @@ def _all_facts(blobs: list[bytes]) -> list[BlobFacts]:
 
     def run(chunk: list[bytes]) -> list[BlobFacts]:
         proc = subprocess.run(
-            [sys.executable, "-m", "controller.history"],
+            [sys.executable, "-m", "controller.git.history"],
             input=marshal.dumps(chunk),
             capture_output=True,
             check=False,

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import ToolTimeout
-from controller.tools import ToolError, cut, fill_placeholders
-from controller.tools.process import Finished, Overran, run_process
+from controller.execution.tools import ToolError, cut, fill_placeholders
+from controller.execution.tools.process import Finished, Overran, run_process
 
 if TYPE_CHECKING:
+    from controller.execution.tools import CallContext
     from controller.settings import ToolSpec
-    from controller.tools import CallContext
 
 
 class ExecTool:

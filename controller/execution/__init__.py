@@ -1,0 +1,1 @@
+"""Running a frozen plan: the engine, its journal, the execution log, secrets, tools."""

@@ -1,0 +1,1 @@
+"""Reading, modelling, validating and freezing a plan: load -> validate -> freeze."""

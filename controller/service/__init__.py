@@ -1,0 +1,1 @@
+"""The long-running controller: daemon, reconcile pass, watcher, HTTP endpoints."""

@@ -467,6 +467,50 @@ class MetricsSettings(_Strict):
     _check_listen = field_validator("listen")(_listen)
 
 
+class UiSettings(_Strict):
+    """The read-only web page for reviewers and operators (docs/operations.md)."""
+
+    listen: str | None = None
+    """Off when null. ``8790`` (a bare port) listens on loopback only; ``host:port`` as for
+    ``metrics.listen`` (see :func:`parse_listen`)."""
+    token_env: str | None = None
+    """Environment variable holding a bearer token the page then requires (null: none)."""
+    commit_url: str | None = None
+    """Link for a commit, ``{commit}`` replaced by its id, e.g.
+    ``https://github.com/org/plans/commit/{commit}`` (null: the page's own commit view)."""
+    max_rows: Count = 100
+    """Plans listed per status on one page (the rest are a page further)."""
+
+    @field_validator("listen", mode="before")
+    @classmethod
+    def _loopback_port(cls, value: object) -> object:
+        if (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and value.isdigit()
+        ):
+            value = f"127.0.0.1:{value}"
+        return _listen(value)  # type: ignore[arg-type]
+
+    @field_validator("token_env")
+    @classmethod
+    def _token_env(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return _env_name(value, "an environment variable name", "a name", "PLANGATE_UI_TOKEN")
+
+    @field_validator("commit_url")
+    @classmethod
+    def _commit_url(cls, value: str | None) -> str | None:
+        if value is not None and (
+            "{commit}" not in value or not value.startswith(("https://", "http://"))
+        ):
+            raise _invalid(
+                f"found {_shown(value)}",
+                "write an http(s) URL holding {commit}, "
+                "e.g. https://github.com/org/plans/commit/{commit}",
+            )
+        return value
+
+
 class ExecutionSettings(_Strict):
     """How the daemon runs approved plans."""
 
@@ -492,6 +536,7 @@ class Config(_Strict):
     limits: Limits = Limits()
     webhook: WebhookSettings = WebhookSettings()
     metrics: MetricsSettings = MetricsSettings()
+    ui: UiSettings = UiSettings()
     execution: ExecutionSettings = ExecutionSettings()
     #: Where the config was read from (not a config key).
     source: Path | None = Field(None, exclude=True)

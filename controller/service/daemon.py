@@ -54,6 +54,7 @@ from controller.settings import Config, load_config
 if TYPE_CHECKING:
     from controller.service.httpd import HttpServer
     from controller.service.reconcile import Controller, Job
+    from controller.service.ui.data import UiData
     from controller.service.watcher import RepoWatcher
 
 log = logs.get_logger("plangate.daemon")
@@ -173,6 +174,7 @@ class Daemon:
         self._inflight_lock = threading.Lock()
         self._watcher: RepoWatcher | None = None
         self._servers: dict[str, HttpServer] = {}
+        self._ui: UiData | None = None
         self._failures = 0
         self._pass_started: float | None = None
         self._pinger: threading.Thread | None = None
@@ -228,6 +230,8 @@ class Daemon:
             server.stop()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._ui is not None:
+            self._ui.close()
         if self.controller is not None:
             self.controller.close()
         metrics.set_plans_source(None)
@@ -331,6 +335,7 @@ class Daemon:
         )
         for job in jobs:
             self._submit(job)
+        self._publish_ui()
         self.notifier.status(self._status_line())
 
     def _pass_failed(self, code: str, message: str, reasons: set[str]) -> None:
@@ -435,6 +440,27 @@ class Daemon:
             from controller.service import webhook
 
             self._servers["webhook"] = webhook.serve(self.config, self.wakeups.add)
+        if self.config.ui.listen:
+            self._start_ui()
+
+    def _start_ui(self) -> None:
+        from controller.service.ui.data import UiData
+        from controller.service.ui.server import serve
+
+        assert self.controller is not None
+        controller = self.controller
+        self._ui = UiData(self.config, lambda: controller.repo.path, self.config.ui.max_rows)
+        self._servers["ui"] = serve(self.config, self._ui, lambda: controller.repo.path)
+        self._publish_ui()
+
+    def _publish_ui(self) -> None:
+        # The page reads this snapshot; a request never waits for (or blocks) a pass.
+        if self._ui is None or self.controller is None:
+            return
+        try:
+            self._ui.publish(self.controller.status(), self.controller.head())
+        except PlangateError as exc:
+            log.warning("ui.publish_failed", code=exc.code, error=str(exc))
 
     def _restart_endpoints(self) -> None:
         for server in self._servers.values():

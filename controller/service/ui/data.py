@@ -1,0 +1,366 @@
+"""What the page shows, assembled from the daemon's published snapshot and bounded reads.
+
+The daemon calls :meth:`UiData.publish` at the end of each pass with the rows of
+``Controller.status()``; requests never take the controller's locks. A plan's own page reads
+that plan's files (PLAN.yml, EXECUTION_LOG.md, its journal while it runs) with
+``O_NOFOLLOW``, only regular files, at most a fixed number of bytes. The audit is
+recomputed in one background thread when the branch head moves, never inside a request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from controller.errors import PlangateError
+from controller.logs import get_logger
+from controller.settings import Config
+
+log = get_logger("plangate.ui")
+
+ORDER = (
+    "awaiting_approval",
+    "pending_approval",
+    "executing",
+    "failed",
+    "invalid",
+    "approved",
+    "draft",
+    "completed",
+    "aborted",
+    "rejected",
+)
+FAILED = ("failed", "invalid")
+_CODE = re.compile(r"\bE_[A-Z_]+\b")
+MAX_FILE = 1_048_576
+MAX_LOG = 262_144
+MAX_JOURNAL = 4_194_304
+
+
+def read_bounded(path: Path, limit: int) -> tuple[str | None, bool]:
+    """``(text, cut)`` of a regular file, never through a symlink; ``(None, False)`` if absent
+    or not a regular file. Only ``limit`` bytes are read, whatever the file's size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None, False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, False
+        data = os.read(fd, limit + 1)
+    except OSError:
+        return None, False
+    finally:
+        os.close(fd)
+    return data[:limit].decode("utf-8", "replace"), len(data) > limit
+
+
+def failure_code(row: dict[str, Any]) -> str | None:
+    match = _CODE.search(row.get("last_event") or "")
+    return match.group(0) if match else None
+
+
+class UiData:
+    """The page's source of truth: a snapshot of plan rows plus bounded per-plan reads."""
+
+    def __init__(self, config: Config, workdir: Callable[[], Path], max_rows: int = 100) -> None:
+        from controller.execution.secrets import redactor_for
+
+        self.config = config
+        self._workdir = workdir
+        self.max_rows = max_rows
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._published: float | None = None
+        self._head = ""
+        self._redactor = redactor_for(config)
+        self._audit = AuditCache(config, workdir)
+        self._codes: dict[tuple[str, str], str | None] = {}
+
+    # --- written by the daemon ------------------------------------------------------------
+
+    def publish(self, rows: list[dict[str, Any]], head: str = "") -> None:
+        """A new snapshot (one assignment: readers see the old or the new one, never a mix)."""
+        self._rows = {row["plan"]: row for row in rows}
+        self._published = time.time()
+        if head and head != self._head:
+            self._head = head
+            self._audit.refresh(head)
+
+    # --- read by requests -----------------------------------------------------------------
+
+    def overview(self, status: str | None = None, page: int = 1) -> dict[str, Any]:
+        rows = list(self._rows.values())
+        counts = Counter(row["status"] or "unknown" for row in rows)
+        statuses = [s for s in ORDER if counts.get(s)] + sorted(s for s in counts if s not in ORDER)
+        if status is not None:
+            statuses = [status]
+        sections = [self._section(rows, s, page if status else 1) for s in statuses]
+        failures = [self._summary(r) for r in rows if r["status"] in FAILED or failure_code(r)]
+        return {
+            "published_at": self._published,
+            "total": len(rows),
+            "counts": dict(counts),
+            "sections": sections,
+            "failures": failures[: self.max_rows],
+            "failures_total": len(failures),
+            "audit": self._audit.summary(),
+        }
+
+    def _section(self, rows: list[dict[str, Any]], status: str, page: int) -> dict[str, Any]:
+        matching = [r for r in rows if (r["status"] or "unknown") == status]
+        matching.sort(key=lambda r: r["plan"])
+        start = (max(page, 1) - 1) * self.max_rows
+        shown = matching[start : start + self.max_rows]
+        return {
+            "status": status,
+            "total": len(matching),
+            "page": max(page, 1),
+            "pages": max(1, -(-len(matching) // self.max_rows)),
+            "plans": [self._summary(r) for r in shown],
+        }
+
+    def _summary(self, row: dict[str, Any]) -> dict[str, Any]:
+        code = failure_code(row)
+        if code is None and row["status"] in FAILED:
+            code = self._file_code(row)
+        summary = {
+            "plan": row["plan"],
+            "status": row["status"],
+            "hash": row.get("hash"),
+            "approver": row.get("approver"),
+            "last_event": row.get("last_event") or "",
+            "code": code,
+            "waiting": row.get("waiting"),
+        }
+        if row["status"] in ("pending_approval", "awaiting_approval", "approved"):
+            summary["needs"] = self._needs(row)
+        if row["status"] == "executing" or row.get("running"):
+            summary["progress"] = self._progress(row)
+        return summary
+
+    def _file_code(self, row: dict[str, Any]) -> str | None:
+        """The error code a failed or invalid plan's file records (read once per commit)."""
+        key = (row["plan"], row.get("last_commit") or "")
+        if key not in self._codes:
+            if len(self._codes) > 4 * self.max_rows:
+                self._codes.clear()
+            text, _ = read_bounded(self._workdir() / row["file"], MAX_FILE)
+            self._codes[key] = recorded_code(text or "")
+        return self._codes[key]
+
+    def _needs(self, row: dict[str, Any]) -> dict[str, Any]:
+        """What a waiting plan still needs and who may give it (the default policy unless the
+        row carries what the controller computed)."""
+        approval = self.config.approval
+        who = list(approval.approvers)
+        missing = row.get("missing") or (
+            "one approval by an allowed approver" if who else "nobody may approve (no approvers)"
+        )
+        if row["status"] == "awaiting_approval":
+            missing = "a gate approval by an allowed approver"
+        return {
+            "missing": missing,
+            "who": who,
+            "not": "the plan's authors" if not approval.allow_self_approval else None,
+        }
+
+    def _progress(self, row: dict[str, Any]) -> dict[str, Any]:
+        actions = self._journal_actions(row)
+        done = sum(1 for a in actions.values() if a["status"] in ("succeeded", "skipped"))
+        running = [k for k, a in actions.items() if a["status"] == "running"]
+        return {"done": done, "running": running, "seen": len(actions)}
+
+    def _journal_actions(self, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        from controller.execution.journal import journal_path
+
+        plan_hash = row.get("frozen_hash") or row.get("hash")
+        if not plan_hash:
+            return {}
+        path = journal_path(self.config.state_path(), row["plan"], plan_hash)
+        text, _ = read_bounded(path, MAX_JOURNAL)
+        return journal_actions(text or "")
+
+    def plan(self, plan_id: str) -> dict[str, Any] | None:
+        """One plan's page, or None when the snapshot does not know that plan (a request can
+        never name a file to read: paths come from the controller's own rows)."""
+        row = self._rows.get(plan_id)
+        if row is None:
+            return None
+        workdir = self._workdir()
+        plan_file = workdir / row["file"]
+        text, cut = read_bounded(plan_file, MAX_FILE)
+        page: dict[str, Any] = {"row": self._summary(row), "notes": list(row.get("notes") or [])}
+        page.update(self._plan_view(plan_file, text, cut))
+        log_text, log_cut = read_bounded(plan_file.parent / "EXECUTION_LOG.md", MAX_LOG)
+        page["log"] = self._redactor.text(log_text) if log_text is not None else None
+        page["log_cut"] = log_cut
+        if row["status"] == "executing" or row.get("running"):
+            page["live"] = self._redactor.data(self._journal_actions(row))
+        return page
+
+    def _plan_view(self, plan_file: Path, text: str | None, cut: bool) -> dict[str, Any]:
+        if text is None:
+            return {"problems": [{"code": "E_UNSAFE_PATH", "message": "no readable PLAN file"}]}
+        if cut:
+            return {"problems": [{"code": "E_PLAN_TOO_LARGE", "message": "over 1 MiB"}]}
+        from controller.plan.plans import validate_text
+
+        try:
+            loaded = validate_text(text, plan_file, self.config)
+        except PlangateError as exc:
+            return {"problems": [{"code": exc.code, "message": str(exc)}]}
+        data = self._redactor.data(loaded.data) if isinstance(loaded.data, dict) else {}
+        problems = [{"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems]
+        tools = {
+            name: _tool_line(spec)
+            for name, spec in self.config.tools.items()
+            if any(a.get("tool") == name for a in _actions(data))
+        }
+        return {"hash": loaded.hash, "document": data, "problems": problems, "tools": tools}
+
+    def audit(self) -> dict[str, Any]:
+        return self._audit.full()
+
+    def close(self) -> None:
+        self._audit.close()
+
+
+def _actions(data: dict[str, Any]) -> list[dict[str, Any]]:
+    actions = data.get("actions")
+    return [a for a in actions if isinstance(a, dict)] if isinstance(actions, list) else []
+
+
+def _tool_line(spec: Any) -> str:
+    kind = getattr(spec, "kind", "?")
+    if kind == "exec":
+        return f"exec {json.dumps(list(getattr(spec, 'argv', [])))}"
+    if kind == "http":
+        return f"http {getattr(spec, 'method', '')} {getattr(spec, 'url', '')}"
+    if kind == "python":
+        return f"python {getattr(spec, 'target', '')}"
+    return str(kind)
+
+
+def recorded_code(text: str) -> str | None:
+    """The first error code a plan file records: its validation errors, its execution's
+    failed action, or a refused approval."""
+    from controller.plan import yamlio
+
+    try:
+        data = yamlio.read_yaml(text).data
+    except Exception:  # unreadable: the row's own event says why
+        return None
+    if not isinstance(data, dict):
+        return None
+    found: list[Any] = []
+    validation, execution, approval = (
+        data.get(k) if isinstance(data.get(k), dict) else {}
+        for k in ("validation", "execution", "approval")
+    )
+    found += [e.get("code") for e in validation.get("errors") or [] if isinstance(e, dict)]
+    found += [
+        (a.get("error") or {}).get("code")
+        for a in execution.get("actions") or []
+        if isinstance(a, dict) and isinstance(a.get("error"), dict)
+    ]
+    found.append(approval.get("code"))
+    return next((c for c in found if isinstance(c, str) and _CODE.fullmatch(c)), None)
+
+
+def journal_actions(text: str) -> dict[str, dict[str, Any]]:
+    """Each action's latest state from journal lines (a torn last line is ignored)."""
+    actions: dict[str, dict[str, Any]] = {}
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or "id" not in record:
+            continue
+        key = str(record["id"])
+        entry = actions.setdefault(key, {"id": record["id"], "status": "pending"})
+        if record.get("t") == "start":
+            entry.update(status="running", started_at=record.get("at"), params=record.get("params"))
+            entry["attempt"] = record.get("attempt")
+        elif record.get("t") == "end":
+            entry.update(
+                status="running" if record.get("retry") else record.get("status"),
+                duration_ms=record.get("duration_ms"),
+                result=record.get("result"),
+                error=record.get("error"),
+            )
+    return actions
+
+
+class AuditCache:
+    """``plangate audit`` over the branch, recomputed in the background when the head moves."""
+
+    def __init__(self, config: Config, workdir: Callable[[], Path]) -> None:
+        self.config = config
+        self._workdir = workdir
+        self._result: dict[str, Any] | None = None
+        self._wanted = ""
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def refresh(self, head: str) -> None:
+        self._wanted = head
+        self._wake.set()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="ui-audit", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop:
+                return
+            head = self._wanted
+            started = time.monotonic()
+            try:
+                report = self._run(head)
+            except Exception as exc:  # the page says the audit failed; the daemon goes on
+                log.warning("ui.audit_failed", error=str(exc))
+                report = {"ok": None, "error": str(exc), "executions": [], "findings": []}
+            report.update(head=head, seconds=round(time.monotonic() - started, 3))
+            self._result = report
+
+    def _run(self, head: str) -> dict[str, Any]:
+        from controller.approval.audit import audit_repo
+        from controller.git.gitrepo import GitRepo
+
+        repo = GitRepo(self._workdir())
+        try:
+            return audit_repo(repo, self.config, head).to_json()
+        finally:
+            close = getattr(repo, "close", None)
+            if close is not None:
+                close()
+
+    def summary(self) -> dict[str, Any] | None:
+        result = self._result
+        if result is None:
+            return None
+        return {
+            "ok": result.get("ok"),
+            "head": result.get("head"),
+            "findings": len(result.get("findings", [])),
+            "executions": len(result.get("executions", [])),
+        }
+
+    def full(self) -> dict[str, Any]:
+        return self._result or {"ok": None, "pending": True, "executions": [], "findings": []}
+
+    def close(self) -> None:
+        self._stop = True
+        self._wake.set()

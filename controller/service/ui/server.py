@@ -1,0 +1,193 @@
+"""The page's HTTP endpoint: GET and HEAD only, optional bearer token, bounded work.
+
+Routes (each HTML page has a JSON twin under ``/api``):
+
+- ``/`` and ``/api/``: plans by status; ``?status=S&page=N`` pages through one status;
+- ``/plan/<plan id>`` and ``/api/plan/<plan id>``: one plan;
+- ``/audit`` and ``/api/audit``: the audit of the branch (computed in the background);
+- ``/commit/<sha>``: a commit's message, author and files (``git show --stat``, bounded).
+
+Any other method is 405: no request can change anything. At most ``MAX_INFLIGHT`` requests
+are served at once (503 beyond), each reading at most a bounded number of bytes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from controller.errors import ConfigInvalid
+from controller.service.httpd import HttpServer, QuietHandler
+from controller.service.ui import render
+from controller.service.ui.data import UiData
+from controller.settings import Config
+
+MAX_INFLIGHT = 8
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_SHA = re.compile(r"^[0-9a-f]{7,64}$")
+
+
+def serve(config: Config, data: UiData, workdir: Callable[[], Path]) -> HttpServer:
+    """Start the page on ``ui.listen``; refuses to start without the token it was told to use."""
+    token = _token(config)
+    slots = threading.BoundedSemaphore(MAX_INFLIGHT)
+    commit_url = config.ui.commit_url
+
+    class Handler(QuietHandler):
+        def do_HEAD(self) -> None:
+            self.do_GET()
+
+        def do_GET(self) -> None:
+            if token is not None and not _authorised(self.headers.get("Authorization"), token):
+                self._reply(401, b"unauthorised\n", "text/plain", {"WWW-Authenticate": "Bearer"})
+                return
+            if not slots.acquire(blocking=False):
+                self._reply(503, b"busy, retry\n", "text/plain", {"Retry-After": "1"})
+                return
+            try:
+                status, body, kind = route(self.path, data, workdir, commit_url)
+            finally:
+                slots.release()
+            self._reply(status, body, kind)
+
+        def _refuse(self) -> None:
+            self._reply(405, b"read-only\n", "text/plain", {"Allow": "GET, HEAD"})
+
+        do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
+
+        def _reply(
+            self, status: int, body: bytes, kind: str, extra: dict[str, str] | None = None
+        ) -> None:
+            self.send_response(status)
+            for name, value in {
+                "Content-Type": kind,
+                "Content-Length": str(len(body)),
+                "Content-Security-Policy": CSP,
+                "X-Content-Type-Options": "nosniff",
+                "Referrer-Policy": "no-referrer",
+                "Cache-Control": "no-store",
+                **(extra or {}),
+            }.items():
+                self.send_header(name, value)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+    return HttpServer(config.ui.listen or "", "ui.listen", Handler).start()
+
+
+def _token(config: Config) -> str | None:
+    name = config.ui.token_env
+    if not name:
+        return None
+    value = os.environ.get(name, "")
+    if not value:
+        raise ConfigInvalid(
+            f"ui.token_env: the environment variable {name} is empty or not set",
+            remedy=f"export {name}=<a long random token>, or remove ui.token_env to serve "
+            "the page without a token (loopback only is advised then)",
+        )
+    return value
+
+
+def _authorised(header: str | None, token: str) -> bool:
+    if not header or not header.startswith("Bearer "):
+        return False
+    return hmac.compare_digest(header[7:].strip().encode(), token.encode())
+
+
+HTML = "text/html; charset=utf-8"
+JSON = "application/json"
+
+
+def route(
+    raw: str, data: UiData, workdir: Callable[[], Path], commit_url: str | None
+) -> tuple[int, bytes, str]:
+    """``(status, body, content type)`` for one GET."""
+    parts = urlsplit(raw)
+    path, query = unquote(parts.path), parse_qs(parts.query)
+    api = path.startswith("/api/") or path == "/api"
+    if api:
+        path = path[4:] or "/"
+    if path == "/":
+        status = query["status"][0] if query.get("status") else None
+        page = _int((query.get("page") or ["1"])[0])
+        view = data.overview(status, page)
+        return (200, _json(view), JSON) if api else (200, render.overview(view), HTML)
+    if path.startswith("/plan/"):
+        plan_id = path[len("/plan/") :].strip("/")
+        plan_view = data.plan(plan_id)
+        if plan_view is None:
+            return _missing(api, f"no plan {plan_id!r} on the watched branch")
+        if api:
+            return 200, _json(plan_view), JSON
+        return 200, render.plan_page(plan_id, plan_view, commit_url), HTML
+    if path == "/audit":
+        report = data.audit()
+        return (
+            (200, _json(report), JSON)
+            if api
+            else (200, render.audit_page(report, commit_url), HTML)
+        )
+    if path.startswith("/commit/") and not api:
+        sha = path[len("/commit/") :]
+        text = _show_commit(workdir(), sha) if _SHA.match(sha) else None
+        if text is None:
+            return _missing(False, "no such commit")
+        return 200, render.commit_page(sha, text), HTML
+    return _missing(api, "no such page")
+
+
+def _missing(api: bool, what: str) -> tuple[int, bytes, str]:
+    if api:
+        return 404, _json({"ok": False, "code": "E_NOT_FOUND", "message": what}), JSON
+    return 404, render.not_found(what), HTML
+
+
+def _int(text: str) -> int:
+    try:
+        return max(1, min(int(text), 1_000_000))
+    except ValueError:
+        return 1
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, indent=1, default=str).encode()
+
+
+def _show_commit(repo: Path, sha: str) -> str | None:
+    """``git show --stat`` of one commit, at most 64 KiB of it, never a patch."""
+    try:
+        proc = subprocess.run(
+            [
+                "git",
+                "-c",
+                "core.quotePath=true",
+                "show",
+                "--stat",
+                "--format=fuller",
+                "--no-show-signature",
+                "--end-of-options",
+                sha,
+            ],
+            cwd=repo,
+            capture_output=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout[:65536].decode("utf-8", "replace")

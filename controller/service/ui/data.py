@@ -249,6 +249,11 @@ def _tool_line(spec: Any) -> str:
     return str(kind)
 
 
+def _block(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def recorded_code(text: str) -> str | None:
     """The first error code a plan file records: its validation errors, its execution's
     failed action, or a refused approval."""
@@ -262,8 +267,7 @@ def recorded_code(text: str) -> str | None:
         return None
     found: list[Any] = []
     validation, execution, approval = (
-        data.get(k) if isinstance(data.get(k), dict) else {}
-        for k in ("validation", "execution", "approval")
+        _block(data, k) for k in ("validation", "execution", "approval")
     )
     found += [e.get("code") for e in validation.get("errors") or [] if isinstance(e, dict)]
     found += [

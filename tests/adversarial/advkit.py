@@ -1,0 +1,294 @@
+"""The attacker's bench: a plans repo in a temp folder, the controller's config and state
+outside it, and nothing but the real ``plangate`` CLI and real ``git`` to act with.
+
+An attack module builds one :class:`Lab` (module scope, so a few ``run --once`` passes serve
+many variants), writes one plan folder per variant, plays the attack with git commits, runs
+the controller and then asserts, per variant, that the defence held: the plan was refused
+with its code, the recording tool ran zero times (or once), nothing forged was committed.
+
+The ``rec`` tool is an exec tool that appends one JSON line per call (its argv and the JSON
+it got on stdin) to ``ran.log``: the ground truth of what really ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+AGENT = ("Agent", "agent@example.com")
+ALICE = ("Alice", "alice@example.com")
+BOB = ("Bob", "bob@ops.example.com")
+CAROL = ("Carol", "carol@ops.example.com")
+MALLORY = ("Mallory", "mallory@example.com")
+BOT = ("plangate", "plangate@localhost")
+APPROVERS = ["alice@example.com", "*@ops.example.com"]
+
+RECORDER = """\
+import json, os, sys
+data = sys.stdin.read()
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": sys.argv[1:], "stdin": data}) + "\\n")
+print(json.dumps({"ok": True, "echo": json.loads(data) if data.strip() else None}))
+"""
+
+
+def identity(who: tuple[str, str]) -> dict[str, str]:
+    name, email = who
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def plan_text(
+    tag: str,
+    status: str = "pending_approval",
+    params: str = "",
+    extra_actions: str = "",
+    name: str | None = None,
+) -> str:
+    """A one-action plan calling ``rec`` with ``tag`` (plus ``params`` lines, 6-space indent)."""
+    body = f"""\
+plan:
+  name: "{name or tag}"
+  task: "attack variant {tag}"
+  status: {status}
+available_tools:
+  - name: rec
+actions:
+  - id: 1
+    tool: rec
+    why: "record that variant {tag} ran"
+    params:
+      tag: "{tag}"
+"""
+    if params:
+        body += textwrap.indent(textwrap.dedent(params), "      ")
+    return body + extra_actions
+
+
+def load_yaml(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(text)
+
+
+class Lab:
+    """One plans repo, a config and a state dir outside it, and the recording tool."""
+
+    def __init__(self, root: Path, approval: str = "", extra: str = "", tools: str = "") -> None:
+        self.root = root
+        self.repo = root / "repo"
+        self.config = root / "plangate.yml"
+        self.state = root / "state"
+        self.log = root / "ran.log"
+        self.home = root / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.recorder = root / "rec.py"
+        self.recorder.write_text(RECORDER)
+        self.repo.mkdir()
+        self.git("init", "-q", "-b", "main")
+        (self.repo / "README").write_text("plans\n")
+        self.commit("initial", ("Owner", "owner@example.com"))
+        self.write_config(approval=approval, extra=extra, tools=tools)
+
+    def write_config(self, approval: str = "", extra: str = "", tools: str = "") -> None:
+        rec = json.dumps([sys.executable, str(self.recorder), "{tag}"])
+        self.config.write_text(
+            f"repo: {self.repo}\n"
+            f"state_dir: {self.state}\n"
+            "identity: {name: plangate, email: plangate@localhost}\n"
+            "approval:\n"
+            f"  approvers: {json.dumps(APPROVERS)}\n"
+            + textwrap.indent(textwrap.dedent(approval), "  ")
+            + "tools:\n"
+            f"  rec: {{kind: exec, argv: {rec}, env: {{REC_LOG: {json.dumps(str(self.log))}}}}}\n"
+            "  echo: {kind: echo}\n" + textwrap.indent(textwrap.dedent(tools), "  ") + extra
+        )
+
+    # -- acting -------------------------------------------------------------------------
+    def env(self, who: tuple[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PLANGATE_"))}
+        env.update(
+            HOME=str(self.home),
+            GIT_CONFIG_GLOBAL=str(self.root / "gitconfig"),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_TERMINAL_PROMPT="0",
+        )
+        if not (self.root / "gitconfig").exists():
+            (self.root / "gitconfig").write_text(
+                "[user]\n\tname = Test User\n\temail = test@example.com\n"
+                "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+            )
+        if who:
+            env.update(identity(who))
+        return env
+
+    def git(
+        self,
+        *args: str,
+        who: tuple[str, str] | None = None,
+        check: bool = True,
+        input: str | None = None,
+    ) -> str:
+        result = subprocess.run(
+            ["git", *args],
+            cwd=self.repo,
+            env=self.env(who),
+            capture_output=True,
+            text=True,
+            input=input,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    def write(self, slug: str, text: str | bytes, filename: str = "PLAN.yml") -> Path:
+        path = self.repo / "plans" / slug / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_bytes(text.encode("utf-8"))
+        return path
+
+    def read(self, slug: str, filename: str = "PLAN.yml") -> str:
+        return (self.repo / "plans" / slug / filename).read_text(encoding="utf-8")
+
+    def set_status(self, slug: str, status: str, filename: str = "PLAN.yml") -> None:
+        """Change ``plan.status`` the way a human does: edit that one line."""
+        path = self.repo / "plans" / slug / filename
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("  status:") and i < 6:
+                lines[i] = f"  status: {status}"
+                break
+        else:
+            raise AssertionError(f"no plan.status in {path}")
+        path.write_text("\n".join(lines), encoding="utf-8")
+
+    def commit(self, message: str, who: tuple[str, str] = AGENT, *paths: str) -> str:
+        self.git("add", "-A", *paths)
+        self.git("commit", "-q", "--allow-empty", "-m", message, who=who)
+        return self.head()
+
+    def head(self, rev: str = "HEAD") -> str:
+        return self.git("rev-parse", rev).strip()
+
+    def approve(self, slug: str, who: tuple[str, str] = ALICE, message: str | None = None) -> str:
+        self.set_status(slug, "approved")
+        return self.commit(message or f"approve {slug}", who)
+
+    def cli(
+        self, *args: str, cwd: Path | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        env = self.env()
+        env["REC_LOG"] = str(self.log)
+        return subprocess.run(
+            [sys.executable, "-m", "controller", *args],
+            cwd=cwd or self.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def run(self, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """One ``plangate run --once`` pass; it must exit 0 (the controller itself worked)."""
+        result = self.cli("run", "--once", "--config", str(self.config), timeout=timeout)
+        assert result.returncode == 0, (result.returncode, result.stderr[-3000:])
+        assert "Traceback" not in result.stderr, result.stderr[-3000:]
+        return result
+
+    # -- observing ----------------------------------------------------------------------
+    def calls(self, tag: str) -> list[dict[str, Any]]:
+        """Every recorded call of ``rec`` for ``tag``: what really ran."""
+        if not self.log.exists():
+            return []
+        rows = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return [r for r in rows if r["argv"][:1] == [tag]]
+
+    def plan(self, slug: str, rev: str = "HEAD", filename: str = "PLAN.yml") -> dict[str, Any]:
+        text = self.git("show", f"{rev}:plans/{slug}/{filename}")
+        return dict(load_yaml(text))
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        result = self.cli("status", "--json", "--config", str(self.config))
+        assert result.returncode in (0, 1), result.stderr[-2000:]
+        return {row["plan"]: row for row in json.loads(result.stdout)}
+
+    def log_rows(
+        self, fmt: str = "%H%x00%an%x00%ae%x00%s%x00%B%x01", rev: str = "HEAD"
+    ) -> list[list[str]]:
+        out = self.git("log", f"--format={fmt}", rev)
+        return [row.strip("\n").split("\0") for row in out.split("\x01") if row.strip()]
+
+    def subjects(self, slug: str) -> list[str]:
+        """Subjects of the controller's commits about ``plans/<slug>``, newest first."""
+        return [
+            r[3]
+            for r in self.log_rows()
+            if r[2] == BOT[1] and r[3].split(" ", 2)[-1] == f"plans/{slug}"
+        ]
+
+    def started(self, slug: str) -> bool:
+        return any(s.startswith("plangate: start ") for s in self.subjects(slug))
+
+    def refusal(self, slug: str) -> str | None:
+        """The code of the controller's recorded refusal of ``slug`` (HEAD's PLAN.yml)."""
+        try:
+            data = self.plan(slug)
+        except AssertionError:
+            return None
+        approval = data.get("approval") or {}
+        if approval.get("status") == "refused":
+            return str(approval.get("code"))
+        return None
+
+    def codes(self, slug: str) -> str:
+        """Everything the controller said about ``slug``: status notes, refusal, validation."""
+        text = json.dumps(self.status().get(f"plans/{slug}", {}))
+        with contextlib.suppress(AssertionError):
+            text += json.dumps(self.plan(slug), default=str)
+        return text
+
+    def audit(self, *args: str, config: Path | None = None) -> tuple[int, dict[str, Any]]:
+        args_ = ["audit", "--json"]
+        if config is not None:
+            args_ += ["--config", str(config)]
+        result = self.cli(*args_, *args, cwd=self.repo)
+        assert "Traceback" not in result.stderr, result.stderr[-3000:]
+        try:
+            report = json.loads(result.stdout)
+        except ValueError:
+            report = {"raw": result.stdout, "stderr": result.stderr}
+        return result.returncode, report
+
+
+def xfail(cls: str, what: str) -> Any:
+    """The marker for an attack that breaks the promise on today's main (issue 11)."""
+    import pytest
+
+    return pytest.mark.xfail(strict=True, reason=f"issue 11: {cls} — {what}")
+
+
+def cases(ids: list[str], values: list[Any], broken: dict[str, Any]) -> list[Any]:
+    """``pytest.param`` per variant, with the xfail marker from ``broken`` (id -> marker)."""
+    import pytest
+
+    return [
+        pytest.param(*v, id=i, marks=[broken[i]] if i in broken else [])
+        if isinstance(v, tuple)
+        else pytest.param(v, id=i, marks=[broken[i]] if i in broken else [])
+        for i, v in zip(ids, values, strict=True)
+    ]

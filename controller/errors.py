@@ -140,6 +140,14 @@ class LimitExceeded(PlangateError):
     remedy = "reduce the plan, or raise the limit in the controller config (limits:)"
 
 
+class UnguardedFlow(PlangateError):
+    code = "E_UNGUARDED_FLOW"
+    remedy = (
+        "add a guard on that param (guards: [{param: NAME, matches: ...}] or one_of/min/max) "
+        "so only values the reviewer approved can reach it (docs/plan-format.md, Guards)"
+    )
+
+
 class ActionIds(PlangateError):
     code = "E_ACTION_IDS"
     remedy = "number actions 1, 2, 3, ... in file order"
@@ -206,6 +214,16 @@ class OutputMissing(PlangateError):
 class RefUnavailable(PlangateError):
     code = "E_REF_UNAVAILABLE"
     remedy = "the referenced action was skipped or its optional output matched nothing"
+
+
+class GuardFailed(PlangateError):
+    code = "E_GUARD_FAILED"
+    remedy = (
+        "the value did not pass the plan's guard, so the tool was not called; if the value "
+        "is legitimate, change the guard in the plan and have it approved again"
+    )
+    #: The guard checks made on the action, the failing one last (journal and log).
+    checks: list[dict[str, Any]] = []  # noqa: RUF012 - set per instance before raising
 
 
 class ActionInDoubt(PlangateError):

@@ -43,7 +43,15 @@ KIND_OPTIONS = {
     "python": ("target", "env", "cwd"),
     "http": ("method", "url", "headers"),
 }
-_COMMON_OPTIONS = ("kind", "description", "params_schema", "idempotent", "timeout")
+_COMMON_OPTIONS = (
+    "kind",
+    "description",
+    "params_schema",
+    "idempotent",
+    "timeout",
+    "output_trust",
+    "sensitive",
+)
 _REQUIRED_OPTION = {"exec": "argv", "python": "target", "http": "url"}
 _IDENT = r"[^\W\d]\w*"
 _TARGET = re.compile(rf"{_IDENT}(?:\.{_IDENT})*:{_IDENT}(?:\.{_IDENT})*")
@@ -276,6 +284,12 @@ class ToolSpec(_Strict):
     """Safe to run twice: an action in doubt after a crash is re-run instead of failing."""
     timeout: Seconds = 60.0
     """Seconds before the tool is killed (E_TIMEOUT); an action's ``timeout`` overrides it."""
+    output_trust: Literal["untrusted", "trusted", "inherit"] = "untrusted"
+    """Who writes its output: ``untrusted`` (outside data, the default), ``trusted`` (the
+    operator vouches for it), ``inherit`` (as trusted as its inputs: a pure transformation).
+    Untrusted output reaching a ``sensitive`` param needs a guard (SPEC §16)."""
+    sensitive: list[str] = []
+    """Params that steer where its effects go (recipients, URLs, amounts)."""
 
     @field_validator("method")
     @classmethod

@@ -25,4 +25,8 @@ def test_make_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     assert "Approved-By: alice@example.com" in out
     assert "plangate: freeze plans/process-emails" in out
     assert "# Execution log: Process customer emails" in out
-    assert "billing_response" in (tmp_path / "unattended/mailbox/outbox.jsonl").read_text()
+    outbox = (tmp_path / "unattended/mailbox/outbox.jsonl").read_text()
+    assert "billing_response" in outbox
+    # Act two: the hostile sender is stopped by the plan's guard and nothing reaches it.
+    assert "6. the guard stops the reply" in out and "emails sent to it: 0" in out
+    assert "evil.example" not in outbox and len(outbox.splitlines()) == 1

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.display import visible
+from controller.plan.guards import describe as describe_guard
 
 _REF = re.compile(r"\$<[^>]*>")
 
@@ -22,7 +23,8 @@ def show(path: str, as_json: bool = False, config_path: str | None = None) -> in
     from controller.plan.plans import load_plan, plan_file_in
 
     plan_file = plan_file_in(Path(path))
-    plan = load_plan(plan_file, optional_config(config_path))
+    config = optional_config(config_path)
+    plan = load_plan(plan_file, config)
     if plan.model is None:
         print_problems(plan_file, plan.problems)
         return 1
@@ -30,7 +32,7 @@ def show(path: str, as_json: bool = False, config_path: str | None = None) -> in
         print(json.dumps({"hash": plan.hash, **plan.model.model_dump(mode="json")}, indent=2))
     else:
         color = sys.stdout.isatty()
-        print("\n".join(_render(plan, color)))
+        print("\n".join(_render(plan, color) + _flow_lines(plan, config)))
     return 0
 
 
@@ -55,6 +57,20 @@ def _render(plan: Any, color: bool) -> list[str]:
             optional = " (optional)" if output.optional else ""
             lines.append(f"    output {output.name} <- {visible(output.path)}{optional}")
         lines.append(f"    on failure: {_policy(action)}")
+        for guard in action.guards:
+            lines.append(f"    guard {visible(guard.param)}: {visible(describe_guard(guard))}")
+    return lines
+
+
+def _flow_lines(plan: Any, config: Any) -> list[str]:
+    """Where data from earlier actions goes (SPEC §16): needs the catalog's trust levels."""
+    from controller.plan.flows import plan_flows
+
+    if config is None:
+        return ["", "Flows: (no config found: run with --config to see where outside data goes)"]
+    flows = plan_flows(plan.model, config.tools)
+    lines = ["", f"Flows ({len(flows)}):" if flows else "Flows: none (no param uses an output)"]
+    lines += [f"    {visible(flow.describe())}" for flow in flows]
     return lines
 
 

@@ -42,6 +42,7 @@ from controller import fsutil
 from controller.errors import (
     Aborted,
     ActionInDoubt,
+    GuardFailed,
     OutputMissing,
     ParamsInvalid,
     PlangateError,
@@ -55,7 +56,7 @@ from controller.execution.journal import ActionRecord, Journal, journal_path, re
 from controller.execution.secrets import Redactor, SecretStore
 from controller.execution.tools import CallContext, Catalog, Tool, ToolError
 from controller.execution.tools.process import Spawned, stop_orphan
-from controller.plan import plans, refs, yamlio
+from controller.plan import guards, plans, refs, yamlio
 from controller.plan.hashing import idempotency_key
 
 if TYPE_CHECKING:
@@ -178,6 +179,8 @@ class PlanRun:
         self.secrets = SecretStore(self.config.secrets)
         self.redactor: Redactor = self.secrets.redactor
         self.outputs: dict[int, dict[str, Any]] = {}
+        #: The guard checks of each action's current attempt (journaled with its start).
+        self._guard_checks: dict[int, list[dict[str, Any]]] = {}
         self.results: dict[int, Any] = {}
         self.ctx = refs.Context(
             inputs=self.model.inputs,
@@ -282,6 +285,7 @@ class PlanRun:
             tool = self.engine.catalog.get(action.tool)
             params = refs.resolve(action.params, self.ctx)
             _check_params(tool, params)
+            self._guard_checks[action.id] = guards.check(action, params)
         except PlangateError as error:
             return self._settle_failure(action, rec.attempts, error)
         tries = 1 + action.retries if action.on_failure == "retry" else 1
@@ -402,7 +406,10 @@ class PlanRun:
     def _record_start(self, action: Action, attempt: int, params: dict[str, Any]) -> None:
         key = idempotency_key(self.hash, action.id)
         safe = self.redactor.data(params)
-        self.record({"t": "start", "id": action.id, "attempt": attempt, "key": key, "params": safe})
+        record = {"t": "start", "id": action.id, "attempt": attempt, "key": key, "params": safe}
+        if self._guard_checks.get(action.id):
+            record["guards"] = self._guard_checks[action.id]
+        self.record(record)
         self.log.debug("action_started", action=action.id, tool=action.tool, attempt=attempt)
 
     def _record_spawn(self, action_id: int, attempt: int, spawned: Spawned) -> None:
@@ -442,6 +449,8 @@ class PlanRun:
             "outputs": self.redactor.data(outputs or {}),
             "error": self.redactor.data(err),
         }
+        if isinstance(error, GuardFailed):
+            record["guards"] = self.redactor.data(error.checks)
         self.record(record)
         self.log.info(
             "action_ended",

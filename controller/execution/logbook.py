@@ -122,11 +122,24 @@ def render_action(action: Action, view: ActionView, limit: int) -> str:
     if end and end.get("duration_ms") is not None:
         facts.append(f"**Duration:** {end['duration_ms']} ms")
     lines += [" · ".join(facts) + "  ", f"**Why:** {_inline(action.why)}", ""]
+    checks = (start or {}).get("guards") or (end or {}).get("guards")
+    if checks:
+        lines += _guard_lines(checks)
     if start is not None:
         lines += _block("Params (resolved)", start.get("params"), limit)
     if end is not None:
         lines += _end_lines(end, limit)
     return "\n".join(lines) + "\n"
+
+
+def _guard_lines(checks: list[dict[str, Any]]) -> list[str]:
+    """Each guard checked before the tool ran (SPEC §16), passed or not."""
+    lines = ["**Guards:**", ""]
+    for check in checks:
+        verdict = "passed" if check.get("ok") else "FAILED"
+        rule = _code_span(str(check.get("rule", "")), 300)
+        lines.append(f"- {_code(str(check.get('param', '')))} {rule}: {verdict}")
+    return [*lines, ""]
 
 
 def _end_lines(end: dict[str, Any], limit: int) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError, Problem, UsageError, YamlParseError
-from controller.plan import hashing, refs, yamlio
+from controller.plan import flows, guards, hashing, refs, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import PlanDocument
@@ -337,8 +337,10 @@ def check_rules(model: PlanDocument, config: Config | None = None) -> list[Probl
     problems += _check_tools(model, config)
     problems += _check_outputs(model)
     problems += _check_references(model)
+    problems += guards.static_problems(model)
     if config is not None:
         problems += _check_static_params(model, config.tools)
+        problems += flows.unguarded_problems(model, config.tools)
     return problems
 
 

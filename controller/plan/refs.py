@@ -15,6 +15,7 @@ to ``$<...>`` when a plan is frozen; any other ``${...}`` text is left alone.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -52,7 +53,19 @@ Part = str | Ref
 
 
 def parse(text: str) -> list[Part]:
-    """Split a string into literal text and references; raise :class:`RefInvalid`."""
+    """Split a string into literal text and references; raise :class:`RefInvalid`.
+
+    Validation, flow analysis and resolution all parse the same strings: the parts of
+    recent strings are kept (immutable :class:`Ref` objects and text)."""
+    return list(_parse_cached(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _parse_cached(text: str) -> tuple[Part, ...]:
+    return tuple(_parse(text))
+
+
+def _parse(text: str) -> list[Part]:
     parts: list[Part] = []
     literal: list[str] = []
     i = 0

@@ -60,6 +60,18 @@ class Output(_Strict):
     optional: bool = Field(False, description="No match is not an error (later refs fail).")
 
 
+class Guard(_Strict):
+    """What values a parameter may take at run time (SPEC §16); all given rules must hold."""
+
+    param: str = Field(min_length=1, description="The parameter it guards (a key of params).")
+    matches: str | None = Field(
+        None, description="A regular expression the whole value must match."
+    )
+    one_of: list[Any] | None = Field(None, min_length=1, description="The allowed values.")
+    min: float | None = Field(None, description="The smallest number allowed.")
+    max: float | None = Field(None, description="The largest number allowed.")
+
+
 class Action(_Strict):
     """One tool call of the frozen sequence."""
 
@@ -72,6 +84,10 @@ class Action(_Strict):
     retries: int = Field(3, ge=0, le=100, description="Attempts after the first (retry only).")
     timeout: float | None = Field(None, gt=0, le=86400)
     requires_approval: bool = False
+    guards: list[Guard] = Field(
+        default_factory=list,
+        description="Checks on resolved params before the tool runs (E_GUARD_FAILED).",
+    )
 
 
 class Frozen(_Strict):

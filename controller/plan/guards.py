@@ -1,0 +1,144 @@
+"""Guards: what values a parameter fed by outside data may take (SPEC §16).
+
+A guard is written in the plan, so it is hashed and approved with it::
+
+    guards:
+      - {param: to, matches: "^[^@]+@customer\\.example$"}
+      - {param: amount, min: 0, max: 500}
+      - {param: channel, one_of: [ops, support]}
+
+Rules: ``matches`` (a Python regular expression the whole value must match, so an
+unanchored pattern cannot be satisfied by a substring), ``one_of`` (the value equals one of
+these JSON values), ``min``/``max`` (a number within bounds, inclusive). A list value must
+satisfy the guard element by element; several guards on one parameter must all hold.
+:func:`check` runs after the references are resolved and before the tool is called; a
+value that fails is E_GUARD_FAILED. Pure: data in, data out.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import GuardFailed, Problem
+
+if TYPE_CHECKING:
+    from controller.plan.schema import Action, Guard, PlanDocument
+
+MAX_PATTERN = 1000
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def static_problems(model: PlanDocument) -> Iterator[Problem]:
+    """Guards that can never work: no rule, an unknown param, a pattern that does not compile."""
+    for index, action in enumerate(model.actions):
+        for g_index, guard in enumerate(getattr(action, "guards", None) or ()):
+            where = f"actions[{index}].guards[{g_index}]"
+            yield from _guard_problems(action, guard, where)
+
+
+def _guard_problems(action: Action, guard: Guard, where: str) -> Iterator[Problem]:
+    if guard.param not in action.params:
+        known = ", ".join(sorted(action.params)) or "none"
+        yield Problem(
+            "E_SCHEMA_INVALID",
+            f"guard on param {guard.param!r}, which this action does not have (params: {known})",
+            f"{where}.param",
+        )
+    if guard.matches is None and guard.one_of is None and guard.min is None and guard.max is None:
+        yield Problem(
+            "E_SCHEMA_INVALID",
+            "a guard needs at least one rule: matches, one_of, min or max",
+            where,
+        )
+    if guard.matches is not None:
+        try:
+            if len(guard.matches) > MAX_PATTERN:
+                raise re.error(f"longer than {MAX_PATTERN} characters")
+            _compiled(guard.matches)
+        except re.error as exc:
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"matches is not a valid regular expression: {exc}",
+                f"{where}.matches",
+            )
+
+
+def check(action: Action, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each guard of ``action`` over the resolved ``params``: the checks made (for the journal
+    and the log), or :class:`GuardFailed` carrying them when one fails."""
+    checks: list[dict[str, Any]] = []
+    for guard in getattr(action, "guards", None) or ():
+        value = params.get(guard.param)
+        failure = _failure(guard, value)
+        checks.append({"param": guard.param, "rule": describe(guard), "ok": failure is None})
+        if failure is not None:
+            error = GuardFailed(
+                f"action {action.id}: param {guard.param!r} = {_short(value)} {failure} "
+                f"(guard: {describe(guard)})",
+                path=f"params.{guard.param}",
+            )
+            error.checks = checks
+            raise error
+    return checks
+
+
+def _failure(guard: Guard, value: Any) -> str | None:
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        return "is an empty list"
+    for item in values:
+        why = _item_failure(guard, item)
+        if why is not None:
+            return why if item is value else f"has an element {_short(item)} that {why}"
+    return None
+
+
+def _item_failure(guard: Guard, item: Any) -> str | None:
+    if guard.matches is not None:
+        if not isinstance(item, str):
+            return "is not a string"
+        if _compiled(guard.matches).fullmatch(item) is None:
+            return "does not match"
+    if guard.one_of is not None and not any(_same(item, allowed) for allowed in guard.one_of):
+        return "is not one of the allowed values"
+    if guard.min is not None or guard.max is not None:
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            return "is not a number"
+        if guard.min is not None and item < guard.min:
+            return f"is below {guard.min:g}"
+        if guard.max is not None and item > guard.max:
+            return f"is above {guard.max:g}"
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b) and (isinstance(a, int | float) == isinstance(b, int | float))
+
+
+def describe(guard: Guard) -> str:
+    parts = []
+    if guard.matches is not None:
+        parts.append(f"matches {json.dumps(guard.matches)}")
+    if guard.one_of is not None:
+        parts.append(f"one of {json.dumps(guard.one_of, ensure_ascii=False)}")
+    if guard.min is not None:
+        parts.append(f"min {guard.min:g}")
+    if guard.max is not None:
+        parts.append(f"max {guard.max:g}")
+    return ", ".join(parts)
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + "…"

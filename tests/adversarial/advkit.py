@@ -223,9 +223,16 @@ class Lab:
         return dict(load_yaml(text))
 
     def status(self) -> dict[str, dict[str, Any]]:
+        """``plangate status --json`` by plan (cached while HEAD does not move)."""
+        head = self.head()
+        cached = getattr(self, "_status", None)
+        if cached and cached[0] == head:
+            return dict(cached[1])
         result = self.cli("status", "--json", "--config", str(self.config))
         assert result.returncode in (0, 1), result.stderr[-2000:]
-        return {row["plan"]: row for row in json.loads(result.stdout)}
+        rows = {row["plan"]: row for row in json.loads(result.stdout)}
+        self._status = (head, rows)
+        return rows
 
     def log_rows(
         self, fmt: str = "%H%x00%an%x00%ae%x00%s%x00%B%x01", rev: str = "HEAD"

@@ -203,11 +203,13 @@ class Lab:
             check=False,
         )
 
-    def run(self, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """One ``plangate run --once`` pass; it must exit 0 (the controller itself worked)."""
+    def run(self, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """One ``plangate run --once`` pass; with ``check`` it must exit 0 (the controller
+        itself worked, whatever the plans' outcomes)."""
         result = self.cli("run", "--once", "--config", str(self.config), timeout=timeout)
-        assert result.returncode == 0, (result.returncode, result.stderr[-3000:])
-        assert "Traceback" not in result.stderr, result.stderr[-3000:]
+        if check:
+            assert result.returncode == 0, (result.returncode, result.stderr[-800:])
+            assert "Traceback" not in result.stderr, result.stderr[-800:]
         return result
 
     # -- observing ----------------------------------------------------------------------

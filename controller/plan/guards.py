@@ -7,8 +7,9 @@ A guard is written in the plan, so it is hashed and approved with it::
       - {param: amount, min: 0, max: 500}
       - {param: channel, one_of: [ops, support]}
 
-Rules: ``matches`` (a Python regular expression the whole value must match, so an
-unanchored pattern cannot be satisfied by a substring), ``one_of`` (the value equals one of
+Rules: ``matches`` (a regular expression in Python's syntax that the whole value must
+match, so an unanchored pattern cannot be satisfied by a substring; matched by the
+``regex`` engine with a time limit, failing closed), ``one_of`` (the value equals one of
 these JSON values), ``min``/``max`` (a number within bounds, inclusive). A list value must
 satisfy the guard element by element; several guards on one parameter must all hold.
 :func:`check` runs after the references are resolved and before the tool is called; a
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +29,18 @@ if TYPE_CHECKING:
     from controller.plan.schema import Action, Guard, PlanDocument
 
 MAX_PATTERN = 1000
+#: Seconds one ``matches`` check may take. A pattern that backtracks catastrophically on a
+#: crafted value (``^(a|aa)+$``) must not stall the controller: it fails closed instead.
+MATCH_TIMEOUT = 0.1
 
 
 @functools.lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _compiled(pattern: str) -> Any:
+    import regex  # the maintained engine with a match timeout; its syntax is re's
+
+    if len(pattern) > MAX_PATTERN:
+        raise ValueError(f"longer than {MAX_PATTERN} characters")
+    return regex.compile(pattern, regex.VERSION0)
 
 
 def static_problems(model: PlanDocument) -> Iterator[Problem]:
@@ -60,10 +67,8 @@ def _guard_problems(action: Action, guard: Guard, where: str) -> Iterator[Proble
         )
     if guard.matches is not None:
         try:
-            if len(guard.matches) > MAX_PATTERN:
-                raise re.error(f"longer than {MAX_PATTERN} characters")
             _compiled(guard.matches)
-        except re.error as exc:
+        except Exception as exc:  # regex.error, or too long
             yield Problem(
                 "E_SCHEMA_INVALID",
                 f"matches is not a valid regular expression: {exc}",
@@ -105,8 +110,11 @@ def _item_failure(guard: Guard, item: Any) -> str | None:
     if guard.matches is not None:
         if not isinstance(item, str):
             return "is not a string"
-        if _compiled(guard.matches).fullmatch(item) is None:
-            return "does not match"
+        try:
+            if _compiled(guard.matches).fullmatch(item, timeout=MATCH_TIMEOUT) is None:
+                return "does not match"
+        except TimeoutError:
+            return f"could not be matched within {MATCH_TIMEOUT:g} s (the pattern backtracks)"
     if guard.one_of is not None and not any(_same(item, allowed) for allowed in guard.one_of):
         return "is not one of the allowed values"
     if guard.min is not None or guard.max is not None:

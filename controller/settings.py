@@ -51,7 +51,16 @@ _COMMON_OPTIONS = (
     "timeout",
     "output_trust",
     "sensitive",
+    "risk",
+    "estimate",
 )
+#: Risk tiers of catalog tools and plans, lowest first (SPEC §11).
+RISKS = ("low", "medium", "high")
+NotifyEvent = Literal[
+    "awaiting-approval", "partial", "refuse", "start", "complete", "fail", "abort"
+]
+#: Events ``notify:`` can post (SPEC §11).
+NOTIFY_EVENTS: tuple[str, ...] = get_args(NotifyEvent)
 _REQUIRED_OPTION = {"exec": "argv", "python": "target", "http": "url"}
 _IDENT = r"[^\W\d]\w*"
 _TARGET = re.compile(rf"{_IDENT}(?:\.{_IDENT})*:{_IDENT}(?:\.{_IDENT})*")
@@ -163,6 +172,8 @@ Seconds = Annotated[
     float, BeforeValidator(_number), Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)
 ]
 Count = Annotated[int, BeforeValidator(_number), Field(gt=0)]
+Amount = Annotated[float, BeforeValidator(_number), Field(ge=0, allow_inf_nan=False)]
+Risk = Literal["low", "medium", "high"]
 
 
 class _Strict(BaseModel):
@@ -228,6 +239,59 @@ def _stored_as_written(text: str) -> bool:
     return not (_CONTROL.search(text) or "<" in text or ">" in text)
 
 
+def _optional_duration(value: Any) -> float | None:
+    """A positive duration (``90``, ``"15m"``, ``"7d"``) in seconds, or None."""
+    remedy = "write a positive duration: seconds, or a number with s, m, h, d or w (7d)"
+    if isinstance(value, bool) or not isinstance(value, str | int | float | None):
+        raise _invalid(f"found {_shown(value)}, not a duration", remedy)
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise _invalid(f"found {_shown(value)}, not a duration", remedy) from None
+    if seconds is not None and not 0 < seconds < math.inf:
+        raise _invalid(f"found {_shown(value)}, not a positive duration", remedy)
+    return seconds
+
+
+class RuleMatch(_Strict):
+    """What a plan must have for a rule to apply; every key given must fit (empty: any plan)."""
+
+    risk: Risk | None = None
+    """The plan's risk is at least this."""
+    paths: list[str] | None = None
+    """Globs on the plan's path (``plans/sandbox/**``); one must match."""
+    tools: list[str] | None = None
+    """Catalog tool names; the plan must call one of them."""
+    flows: Literal["untrusted_to_sensitive"] | None = None
+    """Not available yet: refused when the config is read (see docs/approvals.md)."""
+
+    @field_validator("flows")
+    @classmethod
+    def _flows(cls, value: str | None) -> str | None:
+        # Matching on data flows needs the flow analysis of issue 18; accepting the key now
+        # would silently require fewer approvals than the operator wrote.
+        if value is not None:
+            raise _invalid(
+                "found flows: untrusted_to_sensitive, which this plangate cannot evaluate yet",
+                "remove `flows` from the rule (match on risk, paths or tools instead)",
+            )
+        return value
+
+
+class Requirement(_Strict):
+    """``count`` distinct approvers, from ``group`` (or any allowed approver)."""
+
+    group: str | None = None
+    count: Count = 1
+
+
+class ApprovalRule(_Strict):
+    """One policy rule: which plans (``match``) need which approvals (``require``)."""
+
+    match: RuleMatch = RuleMatch()
+    require: Annotated[list[Requirement], Field(min_length=1)]
+
+
 class ApprovalSettings(_Strict):
     """Who may approve plans, and how an approval is checked (SPEC §5)."""
 
@@ -243,20 +307,46 @@ class ApprovalSettings(_Strict):
     """File for git's ``gpg.ssh.allowedSignersFile`` (SSH signatures)."""
     max_age: float | None = None
     """Seconds (or ``7d``-style text): a plan frozen longer ago cannot be approved."""
+    groups: dict[str, list[str]] = {}
+    """Named sets of approver patterns (globs on the email), used by ``rules``."""
+    rules: list[ApprovalRule] = []
+    """The first rule whose ``match`` fits a plan says which approvals it needs (SPEC §11);
+    no rule matches -> one approval by an allowed approver."""
 
-    @field_validator("max_age", mode="before")
+    _duration = field_validator("max_age", mode="before")(_optional_duration)
+
+    @field_validator("groups")
     @classmethod
-    def _duration(cls, value: Any) -> float | None:
-        remedy = "write a positive duration: seconds, or a number with s, m, h, d or w (7d)"
-        if isinstance(value, bool) or not isinstance(value, str | int | float | None):
-            raise _invalid(f"found {_shown(value)}, not a duration", remedy)
-        try:
-            seconds = parse_duration(value)
-        except ValueError:
-            raise _invalid(f"found {_shown(value)}, not a duration", remedy) from None
-        if seconds is not None and not 0 < seconds < math.inf:
-            raise _invalid(f"found {_shown(value)}, not a positive duration", remedy)
-        return seconds
+    def _group_names(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name):
+                raise _invalid(
+                    f"found the group name {_shown(name)}",
+                    "name groups with letters, digits, _ and -, starting with a letter or _",
+                    key=name,
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _known_groups(self) -> ApprovalSettings:
+        for r_index, rule in enumerate(self.rules):
+            for q_index, need in enumerate(rule.require):
+                if need.group is not None and need.group not in self.groups:
+                    known = ", ".join(self.groups) or "none"
+                    raise _invalid(
+                        f"rules[{r_index}].require[{q_index}] names the group "
+                        f"{_shown(need.group)}, which approval.groups does not define",
+                        f"define it under approval.groups (defined: {known}) or fix the name",
+                        key="rules",
+                    )
+        return self
+
+
+class Estimate(_Strict):
+    """What one call of a tool is expected to take and cost."""
+
+    seconds: Amount = 0.0
+    cost_usd: Amount = 0.0
 
 
 class ToolSpec(_Strict):
@@ -290,6 +380,11 @@ class ToolSpec(_Strict):
     Untrusted output reaching a ``sensitive`` param needs a guard (SPEC §16)."""
     sensitive: list[str] = []
     """Params that steer where its effects go (recipients, URLs, amounts)."""
+    risk: Risk = "medium"
+    """``low``: reads only; ``medium``: writes that can be undone; ``high``: publishes,
+    deletes or changes many things. A plan's risk is the highest of its tools'."""
+    estimate: Estimate | None = None
+    """What one call costs: ``{seconds, cost_usd}``; a plan's estimate sums its calls."""
 
     @field_validator("method")
     @classmethod
@@ -434,6 +529,14 @@ class Limits(_Strict):
     max_plan_bytes: Count = 1_048_576
     max_actions: Count = 500
     max_result_bytes: Count = 65_536
+    max_tool_calls: Count = 1000
+    """Tool calls one run may make, retries included (E_LIMIT_EXCEEDED past it)."""
+    max_cost_usd: Amount | None = None
+    """The highest estimated cost a plan may have at freeze."""
+    max_runtime: float | None = None
+    """Seconds (or ``15m``-style text) a run may take, and a plan's estimate may reach."""
+
+    _runtime = field_validator("max_runtime", mode="before")(_optional_duration)
 
 
 def _env_name(value: str, expected: str, what: str, example: str) -> str:
@@ -535,6 +638,46 @@ class ExecutionSettings(_Strict):
     """Seconds between full reconcile passes (the safety net)."""
 
 
+def _url_list(value: Any) -> Any:
+    return {"urls": value} if isinstance(value, list) else value
+
+
+class NotifySettings(_Strict):
+    """Where the controller posts a JSON message when a plan needs someone or ends (§11).
+
+    Written as a list of URLs, or as this mapping. Posting never delays the controller.
+    """
+
+    urls: list[str] = []
+    """http(s) URLs that receive each event as a JSON POST."""
+    url_env: list[str] = []
+    """Environment variables holding further URLs (a Slack webhook URL is itself a secret)."""
+    events: list[NotifyEvent] = list(get_args(NotifyEvent))
+    """The events to post; default all."""
+    retries: Annotated[int, BeforeValidator(_number), Field(ge=0, le=10)] = 3
+    """Tries after the first on a failure (backoff 1 s, 2 s, 4 s, ...)."""
+    timeout: Seconds = 5.0
+    """Seconds one POST may take."""
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, value: list[str]) -> list[str]:
+        for url in value:
+            if not _is_http_url(url) or "{" in url:
+                raise _invalid(
+                    f"found {_shown(url)}, not an http:// or https:// URL with a host",
+                    "write a full URL such as https://hooks.slack.com/services/...",
+                )
+        return value
+
+    @field_validator("url_env")
+    @classmethod
+    def _url_env(cls, value: list[str]) -> list[str]:
+        for name in value:
+            _env_name(name, "an environment variable name", "a name", "PLANGATE_NOTIFY_URL")
+        return value
+
+
 class Config(_Strict):
     """The whole ``plangate.yml``."""
 
@@ -552,6 +695,7 @@ class Config(_Strict):
     metrics: MetricsSettings = MetricsSettings()
     ui: UiSettings = UiSettings()
     execution: ExecutionSettings = ExecutionSettings()
+    notify: Annotated[NotifySettings, BeforeValidator(_url_list)] = NotifySettings()
     #: Where the config was read from (not a config key).
     source: Path | None = Field(None, exclude=True)
 
@@ -578,6 +722,18 @@ class Config(_Strict):
                 "write a path relative to the repo root, without `..`, e.g. plans",
             )
         return value
+
+    @model_validator(mode="after")
+    def _rule_tools(self) -> Config:
+        for index, rule in enumerate(self.approval.rules):
+            unknown = sorted(set(rule.match.tools or ()) - set(self.tools))
+            if unknown:
+                raise _invalid(
+                    f"rules[{index}].match.tools names {', '.join(unknown)}, not in the catalog",
+                    f"name catalog tools (known: {', '.join(sorted(self.tools)) or 'none'})",
+                    key="approval",
+                )
+        return self
 
     @model_validator(mode="after")
     def _one_mode(self) -> Config:

@@ -11,6 +11,7 @@ from controller.display import visible
 
 if TYPE_CHECKING:
     from controller.errors import Problem
+    from controller.plan.plans import LoadedPlan
     from controller.settings import Config
 
 
@@ -50,3 +51,23 @@ def print_problems(source: Path, problems: list[Problem]) -> None:
     """One line per problem, hidden characters escaped: messages quote the plan's values."""
     for problem in problems:
         print(visible(problem.render(str(source))), file=sys.stderr)
+
+
+def plan_id_for(plan_file: Path, config: Config | None) -> str:
+    """The plan's id (its folder relative to the repo root) as the policy matches it."""
+    folder = plan_file.resolve().parent
+    if config is not None:
+        try:
+            return folder.relative_to(config.repo_path().resolve()).as_posix()
+        except ValueError:
+            pass
+    return Path(plan_file.parent).as_posix()
+
+
+def frozen_facts_for(plan: LoadedPlan, config: Config | None) -> dict[str, object] | None:
+    """Risk, estimate and policy for ``frozen:`` (None without a config's catalog)."""
+    if config is None or not plan.valid:
+        return None
+    from controller.approval.policy import frozen_facts
+
+    return frozen_facts(plan_id_for(plan.path, config), plan.data, config)

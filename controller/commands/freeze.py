@@ -1,4 +1,7 @@
-"""``plangate freeze PATH... [--check]``: write ``frozen: {hash, at}``, or check it is current.
+"""``plangate freeze PATH... [--check]``: write ``frozen:``, or check it is current.
+
+``frozen:`` holds the hash and time, and with a config also the plan's risk, estimate and
+the approvals the policy requires (SPEC §11).
 
 A plan that fails validation is never frozen (the file is left untouched). ``--check`` writes
 nothing and exits 1 when any plan is invalid, not frozen, or frozen with a stale hash, so it
@@ -7,7 +10,12 @@ can run in CI and as a pre-commit hook.
 
 from __future__ import annotations
 
-from controller.commands._shared import optional_config, plan_paths, print_problems
+from controller.commands._shared import (
+    frozen_facts_for,
+    optional_config,
+    plan_paths,
+    print_problems,
+)
 from controller.display import visible
 
 
@@ -18,7 +26,8 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths):
-        outcome = freeze_text(load_plan(path, config))
+        loaded = load_plan(path, config)
+        outcome = freeze_text(loaded, facts=frozen_facts_for(loaded, config))
         shown = visible(str(path))  # a folder name is the plan author's text
         if outcome.plan.problems:
             print_problems(path, outcome.plan.problems)

@@ -28,15 +28,29 @@ def show(path: str, as_json: bool = False, config_path: str | None = None) -> in
     if plan.model is None:
         print_problems(plan_file, plan.problems)
         return 1
+    review = _review(plan, config)
     if as_json:
-        print(json.dumps({"hash": plan.hash, **plan.model.model_dump(mode="json")}, indent=2))
+        body = {"hash": plan.hash, **review, **plan.model.model_dump(mode="json")}
+        print(json.dumps(body, indent=2))
     else:
         color = sys.stdout.isatty()
-        print("\n".join(_render(plan, color) + _flow_lines(plan, config)))
+        print("\n".join(_render(plan, color, review) + _flow_lines(plan, config)))
     return 0
 
 
-def _render(plan: Any, color: bool) -> list[str]:
+def _review(plan: Any, config: Any) -> dict[str, Any]:
+    """Risk, estimate and required approvals: from the catalog and policy when a config is
+    given (what the controller will use), else as written in ``frozen:`` at freeze."""
+    if config is None:
+        frozen = plan.block("frozen")
+        found = {k: frozen[k] for k in ("risk", "estimate", "policy") if k in frozen}
+        return {**found, "source": "frozen"} if found else {}
+    from controller.commands._shared import frozen_facts_for
+
+    return {**(frozen_facts_for(plan, config) or {}), "source": "config"}
+
+
+def _render(plan: Any, color: bool, review: dict[str, Any]) -> list[str]:
     model = plan.model
     bold = (lambda s: f"\033[1m{s}\033[0m") if color else (lambda s: s)
     lines = [
@@ -44,6 +58,7 @@ def _render(plan: Any, color: bool) -> list[str]:
         f"Task:    {visible(model.plan.task)}",
         f"Status:  {visible(model.plan.status)}",
         f"Hash:    {plan.hash}  ({_freeze_state(plan)})",
+        *review_lines(review),
     ]
     if model.inputs:
         lines.append(f"Inputs:  {_json(model.inputs)}")
@@ -97,3 +112,26 @@ def _highlight(text: str, color: bool) -> str:
     if color:
         return _REF.sub(lambda m: f"\033[36m{m.group(0)}\033[0m", text)
     return _REF.sub(lambda m: f"«{m.group(0)}»", text)
+
+
+def review_lines(review: dict[str, Any]) -> list[str]:
+    """``Risk:``, ``Estimate:`` and ``Needs:`` lines (empty without a review)."""
+    if not review:
+        return []
+    suffix = "  (as frozen)" if review.get("source") == "frozen" else ""
+    lines = [f"Risk:    {visible(str(review.get('risk', '?')))}{suffix}"]
+    estimate = review.get("estimate")
+    if isinstance(estimate, dict):
+        lines.append(f"Estimate: {format_estimate(estimate)}{suffix}")
+    policy = review.get("policy")
+    if isinstance(policy, dict):
+        from controller.approval.policy import describe_record
+
+        lines.append(f"Needs:   {visible(describe_record(policy))}{suffix}")
+    return lines
+
+
+def format_estimate(estimate: dict[str, Any]) -> str:
+    seconds = float(estimate.get("seconds") or 0)
+    cost = float(estimate.get("cost_usd") or 0)
+    return f"{seconds:g} s, ${cost:.2f}"

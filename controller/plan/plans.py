@@ -227,7 +227,21 @@ def check_document(
     problems += [_schema_problem(e) for e in errors]
     if model is not None:
         problems += check_rules(model, config)
+        problems += check_caps(data, config)
     return model, problems
+
+
+def check_caps(data: dict[str, Any], config: Config | None) -> list[Problem]:
+    """E_LIMIT_EXCEEDED for each cap (plan ``limits:`` and config ``limits:``) exceeded."""
+    from controller.plan import profile
+
+    caps = profile.caps_for(data, config.limits if config else None)
+    found = profile.profile_of("", data, config.tools if config else {})
+    where = {"max_actions": "actions"}
+    return [
+        Problem("E_LIMIT_EXCEEDED", cap.message, where.get(cap.key, "limits"))
+        for cap in profile.cap_problems(found, caps)
+    ]
 
 
 def convert_legacy_params(data: dict[str, Any]) -> dict[str, Any]:
@@ -324,15 +338,6 @@ def _short(value: Any) -> str:
 def check_rules(model: PlanDocument, config: Config | None = None) -> list[Problem]:
     """Rules across fields: ids, limits, tools, outputs, references, catalog params."""
     problems: list[Problem] = []
-    max_actions = config.limits.max_actions if config else DEFAULT_MAX_ACTIONS
-    if len(model.actions) > max_actions:
-        problems.append(
-            Problem(
-                "E_LIMIT_EXCEEDED",
-                f"{len(model.actions)} actions, over the limit of {max_actions}",
-                "actions",
-            )
-        )
     problems += _check_ids(model)
     problems += _check_tools(model, config)
     problems += _check_outputs(model)
@@ -478,8 +483,14 @@ class FreezeOutcome:
     hash: str | None
 
 
-def freeze_text(plan: LoadedPlan, at: str | None = None) -> FreezeOutcome:
-    """The plan's text with legacy refs converted and ``frozen`` set; problems -> unchanged."""
+def freeze_text(
+    plan: LoadedPlan, at: str | None = None, facts: dict[str, Any] | None = None
+) -> FreezeOutcome:
+    """The plan's text with legacy refs converted and ``frozen`` set; problems -> unchanged.
+
+    ``facts`` (risk, estimate, policy: see controller.approval.policy.frozen_facts) are
+    written into ``frozen:`` after the hash and time; they are not hashed.
+    """
     if not plan.valid or plan.doc is None:
         return FreezeOutcome(plan, plan.text, False, None)
     if not yamlio.is_block_mapping(plan.doc):
@@ -505,7 +516,7 @@ def freeze_text(plan: LoadedPlan, at: str | None = None) -> FreezeOutcome:
     frozen_at = at or now_utc()
     if plan.frozen_hash == new_hash:
         frozen_at = str(plan.block("frozen").get("at", frozen_at))
-    text = yamlio.set_block(doc, "frozen", {"hash": new_hash, "at": frozen_at})
+    text = yamlio.set_block(doc, "frozen", {"hash": new_hash, "at": frozen_at, **(facts or {})})
     if "validation" in doc.data:
         text = yamlio.set_block(yamlio.read_yaml(text, str(plan.path)), "validation", None)
     _assert_hash(text, new_hash, plan.path)

@@ -8,7 +8,7 @@ silently change what runs.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -29,6 +29,8 @@ Status = Literal[
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 OnFailure = Literal["stop", "skip", "retry"]
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+#: A duration as controller.settings.parse_duration reads it (seconds, or with s/m/h/d/w).
+DURATION = r"^\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*$"
 
 
 class _Strict(BaseModel):
@@ -91,10 +93,31 @@ class Action(_Strict):
 
 
 class Frozen(_Strict):
-    """Written by the controller when it freezes the plan."""
+    """Written by the controller when it freezes the plan (not hashed)."""
 
     hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
     at: str
+    risk: Literal["low", "medium", "high"] | None = Field(
+        None, description="The highest risk of the plan's tools, from the catalog at freeze."
+    )
+    estimate: dict[str, float] | None = Field(
+        None, description="{seconds, cost_usd}: the sum over its calls, retries at maximum."
+    )
+    policy: dict[str, Any] | None = Field(
+        None, description="The approvals the policy required at freeze: {rule, require}."
+    )
+
+
+class PlanLimits(_Strict):
+    """Caps the plan sets for itself (hashed); the config's ``limits:`` apply too, the
+    smaller wins."""
+
+    max_actions: int | None = Field(None, ge=1)
+    max_tool_calls: int | None = Field(None, ge=1, description="Tool calls, retries included.")
+    max_cost_usd: float | None = Field(None, ge=0, description="Highest estimated cost.")
+    max_runtime: Annotated[float, Field(gt=0)] | Annotated[str, Field(pattern=DURATION)] | None = (
+        Field(None, description="Seconds, or a duration such as 90s, 15m, 2h, 1d, a run may take.")
+    )
 
 
 class PlanDocument(_Strict):
@@ -105,6 +128,7 @@ class PlanDocument(_Strict):
     inputs: dict[str, Any] = Field(default_factory=dict)
     available_tools: list[AvailableTool] = Field(default_factory=list)
     actions: list[Action] = Field(min_length=1)
+    limits: PlanLimits | None = None
     frozen: Frozen | None = None
     approval: dict[str, Any] | None = None
     execution: dict[str, Any] | None = None

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from controller.approval import approvals
+from controller.approval import approvals, policy
 from controller.errors import GitError, PlangateError
 from controller.git.gitrepo import (
     CommitRecord,
@@ -46,6 +46,7 @@ from controller.git.gitrepo import (
 )
 from controller.git.history import LOG_NAME, HistoryIndex, PlanState, build_request, is_text
 from controller.plan import plans, yamlio
+from controller.service import notify
 from controller.service.statedir import StateDir
 from controller.settings import Config
 
@@ -125,6 +126,7 @@ class Controller:
         self._seen_rebuilds = 0
         self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
         self.last_error: str | None = None
+        self._notifier: Any = None
         #: Why the last status() could not read history (it then shows the index as it was).
         self.status_error: PlangateError | None = None
         self.log = _log()
@@ -190,7 +192,22 @@ class Controller:
             self._instance = f"{socket.gethostname()}/{found}"
         return self._instance
 
+    @property
+    def notifier(self) -> Any:
+        """The notify: sender for the config in force (a reload brings new URLs)."""
+        from controller.execution.secrets import redact_text
+        from controller.service.notify import Notifier
+
+        if self._notifier is None or self._notifier.settings != self.config.notify:
+            if self._notifier is not None:
+                self._notifier.close(timeout=0)
+            config = self.config
+            self._notifier = Notifier(config.notify, lambda text: redact_text(config, text))
+        return self._notifier
+
     def close(self) -> None:
+        if self._notifier is not None:
+            self._notifier.close()
         if self._index is not None:
             self._index.close()
         if self._repo is not None:
@@ -437,7 +454,12 @@ class Controller:
             loaded = plans.validate_text(text, self.repo.path / file, self.config)
             if loaded.status != "pending_approval":
                 return None
-            outcome = plans.freeze_text(loaded)
+            facts = (
+                policy.frozen_facts(str(PurePosixPath(file).parent), loaded.data, self.config)
+                if loaded.valid
+                else None
+            )
+            outcome = plans.freeze_text(loaded, facts=facts)
             if loaded.problems:
                 event["name"] = "invalid"
                 return _mark_invalid(loaded)
@@ -585,7 +607,36 @@ class Controller:
             approval_commit,
         )
         files: dict[str, bytes | None] = {file: new_text.encode("utf-8"), **(extra or {})}
-        return self._write(files, head, message, on_commit, before_index)
+        sha = self._write(files, head, message, on_commit, before_index)
+        self._notify(event, plan_id, plan_hash or status.hash, status, sha, body)
+        return sha
+
+    def _notify(
+        self, event: str, plan_id: str, plan_hash: str | None, plan: Any, sha: str, body: str
+    ) -> None:
+        """Queue the notify: message for a commit just made (never waits for the network)."""
+        name = notify.EVENTS.get(event)
+        if event == "freeze" and plan.status == "pending_approval":
+            name = "awaiting-approval"
+        if name is None or (not self.config.notify.urls and not self.config.notify.url_env):
+            return
+        approval = plan.block("approval")
+        policy_block = plan.block("frozen").get("policy")
+        needs = ""
+        if name == "awaiting-approval" and isinstance(policy_block, dict):
+            needs = "needs " + policy.describe_record(policy_block)
+        self.notifier.send(
+            name,
+            plan_id,
+            hash=plan_hash,
+            status=plan.status,
+            commit=sha,
+            by=approval.get("by") if isinstance(approval.get("by"), str) else None,
+            missing=approval.get("missing") if name == "partial" else None,
+            message=body or None,
+            needs=needs or None,
+            controller=self.instance_id(),
+        )
 
     def _read_committed(self, file: str, head: str) -> bytes | None:
         """``file`` at ``head``; from the blob the index holds when it was scanned to there."""

@@ -1,0 +1,198 @@
+"""The approval policy (SPEC §11): which approvals a plan needs, and whether it has them.
+
+A plan's :class:`~controller.plan.profile.Profile` (risk, tools, path) selects the first
+``approval.rules`` entry whose ``match`` fits; its ``require`` list says how many distinct
+people, from which ``approval.groups``, must approve the same hash. No rule matches: one
+approval by an allowed approver (§5, unchanged).
+
+:func:`tally` assigns approvers to requirements as a bipartite matching: one person counts
+once, in one entry, and an approver who belongs to two groups is placed where they unlock
+the quorum (alice in ops and security, bob in ops: alice fills security, bob ops).
+
+Pure data in, data out: the live controller, ``plangate check`` and ``plangate audit`` call
+the same functions, so they cannot disagree about what a quorum is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from controller.approval.approvals import approver_allowed
+from controller.plan.profile import Profile, risk_rank
+from controller.settings import ApprovalRule, ApprovalSettings, Config, Requirement
+
+#: The requirement when no rule matches: one allowed approver.
+DEFAULT_REQUIRE = (Requirement(group=None, count=1),)
+
+
+@dataclass(frozen=True)
+class Need:
+    """The requirement list in force for one plan, and which rule set it (None: default)."""
+
+    rule: int | None
+    require: tuple[Requirement, ...]
+
+    @property
+    def is_default(self) -> bool:
+        return self.rule is None
+
+    def describe(self) -> str:
+        return describe(self.require)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "rule": self.rule,
+            "require": [{"group": r.group, "count": r.count} for r in self.require],
+        }
+
+
+def need_for(profile: Profile, settings: ApprovalSettings) -> Need:
+    """The first rule whose match fits the plan decides; none: one allowed approver."""
+    for index, rule in enumerate(settings.rules):
+        if rule_matches(rule, profile):
+            return Need(index, tuple(rule.require))
+    return Need(None, DEFAULT_REQUIRE)
+
+
+def rule_matches(rule: ApprovalRule, profile: Profile) -> bool:
+    match = rule.match
+    if match.risk is not None and risk_rank(profile.risk) < risk_rank(match.risk):
+        return False
+    if match.paths is not None and not any(path_matches(profile.plan_id, p) for p in match.paths):
+        return False
+    return match.tools is None or bool(profile.tools & set(match.tools))
+
+
+def path_matches(plan_id: str, pattern: str) -> bool:
+    """Glob on a plan's path: ``*`` and ``?`` stay within one folder, ``**`` crosses them."""
+    return _glob(pattern.strip("/")).fullmatch(plan_id.strip("/")) is not None
+
+
+@lru_cache(maxsize=256)
+def _glob(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+# --- quorum -----------------------------------------------------------------------------
+
+
+def person(email: str) -> str:
+    """The key under which an approver counts once."""
+    return email.strip().lower()
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How the approvals collected for one hash fill the requirements."""
+
+    met: bool
+    #: person -> index of the requirement they fill (people who fill none are absent).
+    placed: dict[str, int]
+    #: Per requirement, how many are still needed.
+    short: tuple[int, ...]
+    require: tuple[Requirement, ...]
+
+    @property
+    def missing(self) -> str:
+        """What is still needed, e.g. ``1 more from ops, 1 from security`` ('' when met)."""
+        parts = [
+            _amount(count, need.group, more=count < need.count)
+            for need, count in zip(self.require, self.short, strict=True)
+            if count
+        ]
+        return ", ".join(parts)
+
+
+def eligible(email: str, need: Requirement, settings: ApprovalSettings) -> bool:
+    """Can this person fill this requirement? (They must be an approver at all, too.)"""
+    if not approver_allowed(email, settings.approvers):
+        return False
+    return need.group is None or approver_allowed(email, settings.groups.get(need.group, []))
+
+
+def fits_any(email: str, need: Need, settings: ApprovalSettings) -> bool:
+    return any(eligible(email, r, settings) for r in need.require)
+
+
+def tally(approvers: Iterable[str], need: Need, settings: ApprovalSettings) -> Tally:
+    """Place distinct people into requirement slots (maximum bipartite matching)."""
+    people = list(dict.fromkeys(person(a) for a in approvers))
+    slots = [i for i, r in enumerate(need.require) for _ in range(r.count)]
+    fits = {
+        p: [s for s, i in enumerate(slots) if eligible(p, need.require[i], settings)]
+        for p in people
+    }
+    holder: dict[int, str] = {}
+    for p in people:
+        _augment(p, fits, holder, set())
+    placed = {p: slots[s] for s, p in holder.items()}
+    short = tuple(
+        r.count - sum(1 for i in placed.values() if i == index)
+        for index, r in enumerate(need.require)
+    )
+    return Tally(not any(short), placed, short, need.require)
+
+
+def _augment(p: str, fits: dict[str, list[int]], holder: dict[int, str], seen: set[int]) -> bool:
+    for slot in fits[p]:
+        if slot in seen:
+            continue
+        seen.add(slot)
+        if slot not in holder or _augment(holder[slot], fits, holder, seen):
+            holder[slot] = p
+            return True
+    return False
+
+
+def describe(require: Sequence[Requirement]) -> str:
+    """``2 from ops, 1 from security`` / ``1 approval``."""
+    return ", ".join(_amount(r.count, r.group) for r in require)
+
+
+def _amount(count: int, group: str | None, *, more: bool = False) -> str:
+    extra = " more" if more else ""
+    if group is None:
+        return f"{count}{extra} approval{'s' if count != 1 else ''}"
+    return f"{count}{extra} from {group}"
+
+
+def frozen_facts(plan_id: str, data: object, config: Config) -> dict[str, object]:
+    """``frozen:``'s risk, estimate and policy for a plan about to be frozen (not hashed)."""
+    from controller.plan import profile as profiles
+
+    found = profiles.profile_of(plan_id, data, config.tools)
+    return {**profiles.frozen_facts(found), "policy": need_for(found, config.approval).as_dict()}
+
+
+def describe_record(record: dict[str, Any]) -> str:
+    """``2 from ops, 1 from security (approval.rules[0])`` from a ``{rule, require}`` record
+    (as written in ``frozen.policy``)."""
+    parts = []
+    for need in record.get("require") or []:
+        if isinstance(need, dict):
+            count, group = need.get("count", 1), need.get("group")
+            parts.append(_amount(count, group))
+    rule = record.get("rule")
+    where = f" (approval.rules[{rule}])" if rule is not None else " (default: no rule matches)"
+    return (", ".join(parts) or "?") + where

@@ -1,0 +1,213 @@
+"""A plan's risk, estimate and caps (SPEC §11): what reviewers and the policy weigh.
+
+A plan's *risk* is the highest ``risk`` of the catalog tools it calls; its *estimate* sums the
+catalog ``estimate`` of every call it may make, retries counted at their maximum. Both are
+computed from the plan's data and the controller's catalog, never taken from the file: the
+``frozen:`` block shows them to reviewers, but a plan author can write anything there.
+
+*Caps* are the plan's own ``limits:`` (hashed) and the config's ``limits:``; for each the
+smaller wins. :func:`cap_problems` says which caps a plan exceeds at freeze: the actions it
+has, the tool calls it makes at least (one per action), its estimated cost and seconds.
+
+The plan is read as data (not the schema model) so that every step that calls a tool counts:
+actions, their fallbacks, preconditions and verify checks, wherever the schema puts them.
+Pure: no files, no git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.settings import Limits, ToolSpec
+
+RISKS = ("low", "medium", "high")
+DEFAULT_RISK = "medium"
+DEFAULT_RETRIES = 3
+#: Keys whose values are the author's data, never steps (a param may be named ``tool``).
+_DATA_KEYS = frozenset({"params", "inputs", "metadata", "outputs", "expect", "guards"})
+#: Top-level blocks written by the controller or free-form: no steps there.
+_NOT_STEPS = frozenset({"frozen", "approval", "execution", "validation", "metadata", "inputs"})
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float = 0.0
+    cost_usd: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {"seconds": round(self.seconds, 3), "cost_usd": round(self.cost_usd, 6)}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the policy and the caps look at in one plan."""
+
+    plan_id: str
+    tools: frozenset[str]
+    risk: str
+    estimate: Estimate
+    actions: int
+    #: Most tool calls a run can make (every retry and fallback taken).
+    max_calls: int
+
+
+def risk_rank(risk: str) -> int:
+    return RISKS.index(risk) if risk in RISKS else RISKS.index(DEFAULT_RISK)
+
+
+def profile_of(plan_id: str, data: Any, catalog: Mapping[str, ToolSpec]) -> Profile:
+    """The profile of a plan's parsed data under ``catalog`` (tools it lacks: medium, free)."""
+    calls = list(_calls(data))
+    tools = frozenset(tool for tool, _ in calls)
+    risk = max((_risk(catalog.get(t)) for t in tools), key=risk_rank, default="low")
+    seconds = cost = 0.0
+    for tool, count in calls:
+        estimate = getattr(catalog.get(tool), "estimate", None)
+        if estimate is not None:
+            seconds += estimate.seconds * count
+            cost += estimate.cost_usd * count
+    actions = data.get("actions") if isinstance(data, dict) else None
+    return Profile(
+        plan_id,
+        tools,
+        risk,
+        Estimate(seconds, cost),
+        len(actions) if isinstance(actions, list) else 0,
+        sum(count for _, count in calls),
+    )
+
+
+def _risk(spec: ToolSpec | None) -> str:
+    return spec.risk if spec is not None else DEFAULT_RISK
+
+
+def _calls(data: Any) -> Iterator[tuple[str, int]]:
+    """(tool, most calls) for every step of the plan that calls a tool."""
+    if not isinstance(data, dict):
+        return
+    for key, value in data.items():
+        if key not in _NOT_STEPS:
+            yield from _steps(value)
+
+
+def _steps(value: Any) -> Iterator[tuple[str, int]]:
+    if isinstance(value, list):
+        for item in value:
+            yield from _steps(item)
+        return
+    if not isinstance(value, dict):
+        return
+    tool = value.get("tool")
+    if isinstance(tool, str):
+        yield tool, 1 + _retries(value)
+    for key, item in value.items():
+        if key not in _DATA_KEYS:
+            yield from _steps(item)
+
+
+def _retries(step: dict[str, Any]) -> int:
+    if step.get("on_failure") != "retry":
+        return 0
+    retry = step.get("retry")
+    if isinstance(retry, dict) and _is_count(retry.get("attempts")):
+        return int(retry["attempts"])
+    return int(step["retries"]) if _is_count(step.get("retries")) else DEFAULT_RETRIES
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 1000
+
+
+# --- caps -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The limits in force for one plan: the smaller of the plan's and the config's."""
+
+    max_actions: int
+    max_tool_calls: int
+    max_cost_usd: float | None
+    max_runtime: float | None
+
+
+CAP_KEYS = ("max_actions", "max_tool_calls", "max_cost_usd", "max_runtime")
+
+
+def caps_for(data: Any, limits: Limits | None) -> Caps:
+    """The config's limits, lowered by the plan's own ``limits:`` where it says less."""
+    own = data.get("limits") if isinstance(data, dict) else None
+    own = own if isinstance(own, dict) else {}
+    values: dict[str, Any] = {}
+    for key in CAP_KEYS:
+        mine = getattr(limits, key, None) if limits is not None else _DEFAULTS[key]
+        theirs = own.get(key)
+        if key == "max_runtime" and isinstance(theirs, str):
+            theirs = _seconds(theirs)
+        if not isinstance(theirs, int | float) or isinstance(theirs, bool):
+            theirs = None
+        candidates = [v for v in (mine, theirs) if v is not None]
+        values[key] = min(candidates) if candidates else None
+    return Caps(**values)
+
+
+_DEFAULTS: dict[str, Any] = {
+    "max_actions": 500,
+    "max_tool_calls": 1000,
+    "max_cost_usd": None,
+    "max_runtime": None,
+}
+
+
+def _seconds(text: str) -> float | None:
+    from controller.settings import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class CapExceeded:
+    key: str
+    what: str
+    amount: float
+    cap: float
+
+    @property
+    def message(self) -> str:
+        return (
+            f"{self.what} {_number(self.amount)}, over the cap of {_number(self.cap)} "
+            f"(limits.{self.key}: the smaller of the plan's and the controller's)"
+        )
+
+
+def cap_problems(profile: Profile, caps: Caps) -> list[CapExceeded]:
+    """The caps a plan exceeds before it runs (tool calls: at least one per action)."""
+    found = []
+    checks: list[tuple[str, str, float, float | None]] = [
+        ("max_actions", "the plan has actions:", profile.actions, caps.max_actions),
+        ("max_tool_calls", "the plan makes at least this many tool calls:", profile.actions,
+         caps.max_tool_calls),
+        ("max_cost_usd", "the estimated cost in USD is", profile.estimate.cost_usd,
+         caps.max_cost_usd),
+        ("max_runtime", "the estimated run time in seconds is", profile.estimate.seconds,
+         caps.max_runtime),
+    ]  # fmt: skip
+    for key, what, amount, cap in checks:
+        if cap is not None and amount > cap:
+            found.append(CapExceeded(key, what, amount, cap))
+    return found
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def frozen_facts(profile: Profile) -> dict[str, Any]:
+    """What ``frozen:`` shows of the profile (not hashed; recomputed wherever it matters)."""
+    return {"risk": profile.risk, "estimate": profile.estimate.as_dict()}

@@ -1,0 +1,199 @@
+"""Notifications (SPEC §11 ``notify:``): a JSON POST when a plan needs someone or ends.
+
+Events: ``awaiting-approval`` (a plan was frozen and waits for approvals, or a run paused at a
+gate), ``partial`` (some approvals are in, more are needed), ``refuse``, ``start``,
+``complete``, ``fail`` and ``abort``. The body is one JSON object::
+
+    {"event": "partial", "plan": "plans/x", "hash": "sha256:...", "status": "pending_approval",
+     "commit": "<sha of the controller's commit>", "by": "alice@example.com",
+     "message": "...", "controller": "host/3f2a9c1b",
+     "text": "plangate: plans/x has 1 of 3 approvals; still needs 1 more from ops, ..."}
+
+``text`` makes the same body a valid Slack (and Mattermost, Teams-compatible) incoming-webhook
+message. Every string is redacted like the controller's commits (no secret value ever leaves),
+and the body never carries params, results or outputs.
+
+Posting never blocks or slows the controller: :meth:`Notifier.send` only puts the message on a
+bounded queue per URL, and one daemon thread per URL posts it, retrying a failure (a
+connection error, a timeout or a 5xx/429 answer) with exponential backoff (1 s, 2 s, 4 s, ...
+at most 60 s). A full queue (an endpoint down for long) drops the newest message and logs
+``notify_dropped``; a message that fails every try is logged ``notify_failed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from controller.settings import NotifySettings
+
+QUEUE_SIZE = 1000
+MAX_BACKOFF = 60.0
+#: The controller's commit events, and the notification each one is.
+EVENTS = {
+    "await-approval": "awaiting-approval",
+    "partial": "partial",
+    "refuse": "refuse",
+    "start": "start",
+    "complete": "complete",
+    "fail": "fail",
+    "abort": "abort",
+}
+_TEXTS = {
+    "awaiting-approval": "{plan} is waiting for approval{needs}",
+    "partial": "{plan} has some approvals; still needs {missing}",
+    "refuse": "an approval of {plan} was refused: {message}",
+    "start": "{plan} was approved by {by} and is running",
+    "complete": "{plan} completed",
+    "fail": "{plan} failed: {message}",
+    "abort": "{plan} was aborted",
+}
+
+
+def _log() -> Any:
+    import structlog
+
+    return structlog.get_logger("plangate")
+
+
+class Notifier:
+    """Posts events to the configured URLs from background threads."""
+
+    def __init__(
+        self,
+        settings: NotifySettings,
+        redact: Callable[[str], str] = lambda text: text,
+        *,
+        backoff: float = 1.0,
+    ) -> None:
+        self.settings = settings
+        self.redact = redact
+        self.backoff = backoff
+        urls = [*settings.urls, *(os.environ.get(name, "") for name in settings.url_env)]
+        self._senders = [_Sender(url, self) for url in dict.fromkeys(u for u in urls if u)]
+        self._events = set(settings.events)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._senders)
+
+    def send(self, event: str, plan: str, **fields: Any) -> None:
+        """Queue one notification (never waits for the network)."""
+        if not self._senders or event not in self._events:
+            return
+        body = self.body(event, plan, **fields)
+        for sender in self._senders:
+            sender.put(body)
+
+    def body(self, event: str, plan: str, **fields: Any) -> dict[str, Any]:
+        values = {k: v for k, v in fields.items() if v is not None}
+        body: dict[str, Any] = {"event": event, "plan": plan, **values}
+        needs = f" ({values['needs']})" if values.get("needs") else ""
+        text = _TEXTS[event].format_map(
+            {"plan": plan, "needs": needs, "message": "", "missing": "", "by": "", **values}
+        )
+        body["text"] = "plangate: " + text
+        return {k: self.redact(v) if isinstance(v, str) else v for k, v in body.items()}
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Stop the senders (messages still queued after ``timeout`` are dropped)."""
+        for sender in self._senders:
+            sender.stop()
+        for sender in self._senders:
+            sender.join(timeout)
+
+
+class _Sender:
+    """One URL: a bounded queue and the thread that posts from it."""
+
+    def __init__(self, url: str, owner: Notifier) -> None:
+        self.url = url
+        self.owner = owner
+        self.queue: queue.Queue[dict[str, Any] | None] = queue.Queue(QUEUE_SIZE)
+        self.stopping = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def put(self, body: dict[str, Any]) -> None:
+        self._start()
+        try:
+            self.queue.put_nowait(body)
+        except queue.Full:
+            _log().warning("notify_dropped", url=_safe(self.url), notice=body.get("event"))
+
+    def _start(self) -> None:
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="notify", daemon=True)
+                self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.thread is not None:
+            with contextlib.suppress(queue.Full):
+                self.queue.put_nowait(None)
+
+    def join(self, timeout: float) -> None:
+        if self.thread is not None:
+            self.thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            body = self.queue.get()
+            if body is None:
+                return
+            try:
+                self._deliver(body)
+            except Exception as exc:  # one bad message must not end the sender
+                _log().warning("notify_failed", url=_safe(self.url), error=repr(exc))
+
+    def _deliver(self, body: dict[str, Any]) -> None:
+        settings = self.owner.settings
+        data = json.dumps(body).encode("utf-8")
+        error = ""
+        for attempt in range(settings.retries + 1):
+            if attempt and self.stopping.wait(self._delay(attempt)):
+                break
+            error, retry = _post(self.url, data, settings.timeout)
+            if not error:
+                return
+            if not retry:
+                break
+        _log().warning("notify_failed", url=_safe(self.url), notice=body.get("event"), error=error)
+
+    def _delay(self, attempt: int) -> float:
+        return float(min(self.owner.backoff * 2 ** (attempt - 1), MAX_BACKOFF))
+
+
+def _post(url: str, data: bytes, timeout: float) -> tuple[str, bool]:
+    """('', _) on success, else why it failed and whether to try again (a 4xx other than
+    429 is final: no retry would help)."""
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", "User-Agent": "plangate-notify"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            answer.read(65536)
+        return "", False
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}", exc.code >= 500 or exc.code == 429
+    except (OSError, ValueError) as exc:
+        return type(exc).__name__ + (f": {exc.reason}" if hasattr(exc, "reason") else ""), True
+
+
+def _safe(url: str) -> str:
+    """The URL without its path and query (where webhook tokens live), for logs."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}"

@@ -7,7 +7,8 @@ computed from the plan's data and the controller's catalog, never taken from the
 
 *Caps* are the plan's own ``limits:`` (hashed) and the config's ``limits:``; for each the
 smaller wins. :func:`cap_problems` says which caps a plan exceeds at freeze: the actions it
-has, the tool calls it makes at least (one per action), its estimated cost and seconds.
+has, its estimated cost and seconds; tool calls (retries included) and the real run time are
+counted by the engine while it runs.
 
 The plan is read as data (not the schema model) so that every step that calls a tool counts:
 actions, their fallbacks, preconditions and verify checks, wherever the schema puts them.
@@ -187,12 +188,10 @@ class CapExceeded:
 
 
 def cap_problems(profile: Profile, caps: Caps) -> list[CapExceeded]:
-    """The caps a plan exceeds before it runs (tool calls: at least one per action)."""
+    """The caps a plan exceeds before it runs (tool calls are counted at run time)."""
     found = []
     checks: list[tuple[str, str, float, float | None]] = [
         ("max_actions", "the plan has actions:", profile.actions, caps.max_actions),
-        ("max_tool_calls", "the plan makes at least this many tool calls:", profile.actions,
-         caps.max_tool_calls),
         ("max_cost_usd", "the estimated cost in USD is", profile.estimate.cost_usd,
          caps.max_cost_usd),
         ("max_runtime", "the estimated run time in seconds is", profile.estimate.seconds,

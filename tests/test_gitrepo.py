@@ -226,7 +226,7 @@ def test_commits_written_in_process_are_byte_identical_to_git_commit_tree(
 ) -> None:
     import time
 
-    from controller.git import gitrepo as module
+    from controller.git import records as module
 
     monkeypatch.setenv("TZ", "Asia/Kolkata")  # +0530: the zone must be written as git does
     time.tzset()

@@ -25,31 +25,32 @@ the next plan started (a running plan keeps the tools it started with); a change
 ``repo``, ``remote``, ``state_dir``, ``plans_dir`` or ``identity`` needs a restart and is
 refused with a log line, as is an invalid file (the old config stays in force).
 
-Signal handlers only set flags and write to a self-pipe; the loop does the work, so no
-handler ever waits for a lock the interrupted code might hold.
+Signal handlers only set flags and write to a self-pipe (:mod:`~controller.service.wakeups`);
+the loop does the work, so no handler ever waits for a lock the interrupted code might hold.
+Reload, endpoints (metrics, webhook, the page) and the watchdog are
+:mod:`~controller.service.upkeep`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import signal
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from controller import logs
-from controller.errors import ConfigInvalid, PlangateError
+from controller.errors import PlangateError
 from controller.service import metrics
 from controller.service.sdnotify import Notifier
-from controller.settings import Config, load_config
+from controller.service.upkeep import Upkeep
+from controller.service.wakeups import Timers, Wakeups
+from controller.settings import Config
 
 if TYPE_CHECKING:
     from controller.service.httpd import HttpServer
@@ -59,99 +60,14 @@ if TYPE_CHECKING:
 
 log = logs.get_logger("plangate.daemon")
 
-#: Keys whose change needs a restart: they decide which repo, state and identity we are.
-RESTART_KEYS = ("repo", "remote", "state_dir", "plans_dir", "identity")
 #: Retry delays after a failed pass (seconds), capped by the poll interval in remote mode.
 #: Most failures are a human's git command holding a lock for a moment: retry fast first.
 BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 #: How long a plan-file change waits for a commit to share a pass with (seconds).
 FILE_DELAY = 0.3
-#: A pass running longer than this stops the systemd watchdog pings (the loop is stuck).
-STALL_AFTER = 900.0
 
 
-@dataclass
-class Timers:
-    """Monotonic deadlines of the loop's periodic work (None = never)."""
-
-    resync: float
-    poll: float | None = None
-    retry: float | None = None
-
-    def due(self, now: float) -> list[str]:
-        deadlines = {"resync": self.resync, "poll": self.poll, "retry": self.retry}
-        return [name for name, at in deadlines.items() if at is not None and at <= now]
-
-    def next(self) -> float:
-        return min(t for t in (self.resync, self.poll, self.retry, 1e18) if t is not None)
-
-
-@dataclass
-class Wakeups:
-    """Reasons for the next pass, filled from any thread; the self-pipe wakes the loop.
-
-    A reason added with a delay (a plan file written) waits up to that delay for company: a
-    human who edits a PLAN.yml usually commits it a moment later, and one pass for both is
-    cheaper and sooner than a pass for the edit that holds up the pass for the commit.
-    """
-
-    read_fd: int = -1
-    write_fd: int = -1
-    reasons: set[str] = field(default_factory=set)
-    later: set[str] = field(default_factory=set)
-    later_deadline: float | None = None
-    closed: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        self.read_fd, self.write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-
-    def add(self, reason: str, delay: float = 0.0) -> None:
-        with self.lock:
-            if delay <= 0:
-                self.reasons.add(reason)
-            else:
-                self.later.add(reason)
-                if self.later_deadline is None:
-                    self.later_deadline = time.monotonic() + delay
-        self.poke()
-
-    def poke(self) -> None:
-        if self.closed:
-            return
-        # A full pipe means the loop is awake anyway.
-        with contextlib.suppress(BlockingIOError):
-            os.write(self.write_fd, b".")
-
-    def wait(self, until: float) -> None:
-        """Sleep until ``until`` (monotonic), a delayed reason falls due, or a poke."""
-        with self.lock:
-            if self.later_deadline is not None:
-                until = min(until, self.later_deadline)
-        select.select([self.read_fd], [], [], max(until - time.monotonic(), 0))
-        try:
-            while os.read(self.read_fd, 4096):
-                pass
-        except BlockingIOError:
-            pass
-
-    def take(self, now: float) -> set[str]:
-        """Reasons due now; delayed ones ride along with any pass (it covers them too)."""
-        with self.lock:
-            due = self.later_deadline is not None and self.later_deadline <= now
-            if not self.reasons and not due:
-                return set()
-            taken = self.reasons | self.later
-            self.reasons, self.later, self.later_deadline = set(), set(), None
-        return taken
-
-    def close(self) -> None:
-        self.closed = True
-        os.close(self.read_fd)
-        os.close(self.write_fd)
-
-
-class Daemon:
+class Daemon(Upkeep):
     """One controller process: endpoints, watcher, loop, worker pool, signals."""
 
     def __init__(
@@ -208,10 +124,6 @@ class Daemon:
         log.info("daemon.started", mode=self._mode(), pid=os.getpid())
         self._pass({"start-up"})
         self.notifier.ready(self._status_line())
-
-    def _new_pool(self) -> ThreadPoolExecutor:
-        workers = self.config.execution.max_concurrent_plans
-        return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="plan")
 
     def _mode(self) -> str:
         if self.config.remote is not None:
@@ -391,112 +303,7 @@ class Daemon:
         with self._inflight_lock:
             return set(self._inflight)
 
-    # --- reload -----------------------------------------------------------------------------
-
-    def reload(self) -> bool:
-        """Re-read the config file (SIGHUP); True when the new one is in force."""
-        self.notifier.reloading()
-        try:
-            new = self._read_new_config()
-        except PlangateError as exc:
-            log.error("config.reload_refused", code=exc.code, error=str(exc), remedy=exc.remedy)
-            self.notifier.ready(f"reload refused: {exc.code}")
-            return False
-        old, self.config = self.config, new
-        if self.controller is not None:
-            self.controller.config = new  # read afresh by the next pass and the next Engine
-        if old.execution.max_concurrent_plans != new.execution.max_concurrent_plans:
-            previous, self._pool = self._pool, self._new_pool()
-            if previous is not None:
-                previous.shutdown(wait=False)
-        if (old.webhook, old.metrics) != (new.webhook, new.metrics):
-            self._restart_endpoints()
-        log.info("config.reloaded", source=str(new.source))
-        self.wakeups.add("reload")
-        self.notifier.ready(self._status_line())
-        return True
-
-    def _read_new_config(self) -> Config:
-        if self.config.source is None:
-            raise ConfigInvalid("the config was not read from a file; nothing to reload")
-        new = load_config(self.config.source)
-        changed = [key for key in RESTART_KEYS if getattr(new, key) != getattr(self.config, key)]
-        if changed:
-            raise ConfigInvalid(
-                f"changing {', '.join(changed)} needs a restart",
-                remedy="restart plangate (systemctl restart plangate) to apply these keys",
-            )
-        return new
-
-    # --- endpoints, watchdog, status ----------------------------------------------------------
-
-    def _start_endpoints(self) -> None:
-        if self.config.metrics.listen:
-            metrics.enable()
-            metrics.set_plans_source(self._plans_by_status)
-            logs.add_observer(metrics.observe_event)
-            self._servers["metrics"] = metrics.serve(self.config.metrics.listen)
-        if self.config.webhook.listen:
-            from controller.service import webhook
-
-            self._servers["webhook"] = webhook.serve(self.config, self.wakeups.add)
-        if self.config.ui.listen:
-            self._start_ui()
-
-    def _start_ui(self) -> None:
-        from controller.service.ui.data import UiData
-        from controller.service.ui.server import serve
-
-        assert self.controller is not None
-        controller = self.controller
-        self._ui = UiData(self.config, lambda: controller.repo.path, self.config.ui.max_rows)
-        self._servers["ui"] = serve(self.config, self._ui, lambda: controller.repo.path)
-        self._publish_ui()
-
-    def _publish_ui(self) -> None:
-        # The page reads this snapshot; a request never waits for (or blocks) a pass.
-        if self._ui is None or self.controller is None:
-            return
-        try:
-            self._ui.publish(self.controller.status(), self.controller.head())
-        except PlangateError as exc:
-            log.warning("ui.publish_failed", code=exc.code, error=str(exc))
-
-    def _restart_endpoints(self) -> None:
-        for server in self._servers.values():
-            server.stop()
-        self._servers.clear()
-        if not self.config.metrics.listen:
-            metrics.disable()
-        try:
-            self._start_endpoints()
-        except PlangateError as exc:
-            log.error("endpoints.restart_failed", code=exc.code, error=str(exc))
-
-    def _plans_by_status(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        if self.controller is not None:
-            for plan in self.controller.status():
-                status = str(plan.get("status") or "unknown")
-                counts[status] = counts.get(status, 0) + 1
-        return counts
-
-    def _start_pinger(self) -> None:
-        interval = self.notifier.watchdog_interval()
-        if interval is None:
-            return
-        self._pinger = threading.Thread(
-            target=self._ping_loop, args=(interval,), name="sd-watchdog", daemon=True
-        )
-        self._pinger.start()
-
-    def _ping_loop(self, interval: float) -> None:
-        # Pings only while the loop makes progress: a pass stuck for STALL_AFTER seconds
-        # lets systemd's watchdog restart the service.
-        while not self._stopping.wait(interval):
-            started = self._pass_started
-            if started is None or time.monotonic() - started < STALL_AFTER:
-                self.notifier.watchdog()
+    # --- status ------------------------------------------------------------------------------
 
     def _status_line(self) -> str:
         running = self.running()

@@ -8,7 +8,7 @@ file also records who holds it so ``E_LOCKED`` can name the holder.
 Layout (default ``<repo>/.git/plangate`` in local mode)::
 
     lock            "pid=<pid> host=<host> since=<UTC time>" of the holder
-    index.sqlite    history index (see controller.git.history)
+    index.sqlite    history index (see controller.git.indexstore)
     journal/        the engine's action journal (see controller.execution.journal)
     runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan
     clone/          remote mode: the controller's bare clone of remote.url

@@ -1,0 +1,91 @@
+"""The repository handle every git concern builds on: opening it, running git, reading objects.
+
+:class:`RepoBase` opens the repository with GitPython (refusing non-SHA-1 object formats),
+holds the lock around GitPython's persistent ``cat-file`` processes and the caches the other
+parts share, and runs the git CLI turning every failure into ``E_GIT`` with git's own message.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import git
+
+from controller.errors import GitError
+
+
+class RepoBase:
+    """One git repository (a working tree in local mode, a bare clone in remote mode)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._repo = git.Repo(path)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise GitError(
+                f"{path} is not a git repository",
+                remedy="point `repo` at a git working tree (git init), or use remote mode",
+            ) from None
+        self.git_dir = Path(self._repo.git_dir)
+        self.common_dir = Path(self._repo.common_dir)
+        fmt = self._repo.config_reader("repository").get_value("extensions", "objectformat", "")
+        if str(fmt).lower() not in ("", "sha1"):
+            raise GitError(
+                f"{path} uses {fmt} object ids; plangate writes SHA-1 objects only",
+                remedy="use a SHA-1 repository (the default of git init) for plans",
+            )
+        self.bare = self._repo.bare
+        self._objects = self.common_dir / "objects"
+        self._lock = threading.RLock()
+        self._trees: dict[str, dict[str, tuple[str, int]]] = {}
+        self._packed: tuple[tuple[int, int, int], dict[bytes, str]] | None = None
+        self._must_sign: bool | None = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._repo.close()
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> str:
+        """Run the git CLI here; raise ``E_GIT`` with git's message on failure."""
+        result = self.run_raw(*args, input=input, env=env)
+        if check and result.returncode != 0:
+            raise git_failure(args, result.stderr.decode("utf-8", "replace"))
+        return result.stdout.decode("utf-8", "surrogateescape")
+
+    def run_raw(
+        self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+        try:
+            return subprocess.run(
+                ["git", *args],
+                cwd=self.path,
+                input=input,
+                env=full_env,
+                capture_output=True,
+                check=False,
+            )
+        except OSError as exc:
+            raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+
+    def _object(self, sha: str) -> bytes:
+        with self._lock:
+            try:
+                return bytes(self._repo.odb.stream(bytes.fromhex(sha)).read())
+            except (ValueError, OSError) as exc:
+                raise GitError(f"cannot read object {sha}: {exc}") from None
+
+
+def git_failure(args: Sequence[str], stderr: str) -> GitError:
+    message = stderr.strip() or "git failed without a message"
+    return GitError(f"git {' '.join(args[:2])}: {message}")

@@ -1,0 +1,127 @@
+"""The history index's storage: sqlite in WAL mode, one JSON :class:`PlanState` per plan.
+
+Index format (``index.sqlite`` in the state directory)::
+
+    meta(key TEXT PRIMARY KEY, value TEXT)   last_commit, branch, version
+    plans(plan_id TEXT PRIMARY KEY, data TEXT)  one JSON PlanState per plan
+    jobs(plan_id TEXT PRIMARY KEY, data TEXT)   plans this controller started (Controller)
+
+The plans are a cache rebuilt from git, so their saves are not fsynced; the jobs, which a
+crash must not lose, are. Deleting the file is always safe: the next scan rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from controller.git.planstate import BlobFacts, PlanState, _needs_attention
+
+INDEX_VERSION = "1"
+
+
+class IndexStore:
+    """The per-plan index, in memory, persisted to sqlite after each scan."""
+
+    def __init__(self, path: Path | None, *, plans_dir: str, controller_email: str) -> None:
+        self.plans_dir = plans_dir.strip("/") or "."
+        self.controller_email = controller_email.lower()
+        self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False)
+        # WAL: one fsync per durable commit instead of a rollback journal's several. The plan
+        # index is a cache rebuilt from git, so its saves need not be fsynced (NORMAL);
+        # set_job, which a crash must not lose, commits with FULL.
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(
+            "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+            "CREATE TABLE IF NOT EXISTS plans(plan_id TEXT PRIMARY KEY, data TEXT);"
+            "CREATE TABLE IF NOT EXISTS jobs(plan_id TEXT PRIMARY KEY, data TEXT);"
+        )
+        if self.meta("version") not in (None, INDEX_VERSION):
+            self.reset()
+        self._load()
+        self._facts: dict[str, BlobFacts] = {}
+        #: How many times a rewritten history forced a rebuild (callers drop their caches).
+        self.rebuilds = 0
+
+    # --- persistence ------------------------------------------------------------------
+
+    def _load(self) -> None:
+        """The plans as last saved (also after a scan failed part way through applying)."""
+        self.plans: dict[str, PlanState] = {
+            pid: PlanState(**json.loads(data))
+            for pid, data in self._db.execute("SELECT plan_id, data FROM plans")
+        }
+        self._dirty: set[str] = set()
+        #: Plans that may need the controller (see pending()); kept up to date on changes.
+        self._attention = {pid for pid, state in self.plans.items() if _needs_attention(state)}
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
+
+    def reset(self) -> None:
+        """Forget everything derived from history (jobs this controller owns are kept)."""
+        self._db.execute("DELETE FROM plans")
+        self._db.execute("DELETE FROM meta WHERE key='last_commit'")
+        self.set_meta("version", INDEX_VERSION)
+        self._db.commit()
+        self.plans = {}
+        self._dirty = set()
+        self._attention = set()
+
+    def save(self, last_commit: str) -> None:
+        rows = [
+            (pid, json.dumps(asdict(self.plans[pid]))) for pid in self._dirty if pid in self.plans
+        ]
+        gone = [(pid,) for pid in self._dirty if pid not in self.plans]
+        self._db.executemany("INSERT OR REPLACE INTO plans VALUES(?, ?)", rows)
+        self._db.executemany("DELETE FROM plans WHERE plan_id=?", gone)
+        self.set_meta("last_commit", last_commit)
+        self.set_meta("version", INDEX_VERSION)
+        self._db.commit()
+        self._refresh_attention()
+        self._dirty.clear()
+
+    def touch(self, plan_id: str) -> None:
+        self._dirty.add(plan_id)
+
+    def jobs(self) -> dict[str, dict[str, Any]]:
+        return {pid: json.loads(d) for pid, d in self._db.execute("SELECT plan_id, data FROM jobs")}
+
+    def set_job(self, plan_id: str, job: dict[str, Any] | None) -> None:
+        self._db.commit()  # the safety level can only change outside a transaction
+        self._db.execute("PRAGMA synchronous=FULL")
+        try:
+            if job is None:
+                self._db.execute("DELETE FROM jobs WHERE plan_id=?", (plan_id,))
+            else:
+                row = (plan_id, json.dumps(job))
+                self._db.execute("INSERT OR REPLACE INTO jobs VALUES(?, ?)", row)
+            self._db.commit()
+        finally:
+            self._db.execute("PRAGMA synchronous=NORMAL")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def pending(self) -> Iterator[PlanState]:
+        """Plans the controller may have to act on (everything else is settled), by id."""
+        self._refresh_attention()
+        for plan_id in sorted(self._attention):
+            yield self.plans[plan_id]
+
+    def _refresh_attention(self) -> None:
+        for plan_id in self._dirty:
+            state = self.plans.get(plan_id)
+            if state is not None and _needs_attention(state):
+                self._attention.add(plan_id)
+            else:
+                self._attention.discard(plan_id)

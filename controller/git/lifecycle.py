@@ -1,0 +1,244 @@
+"""The plan lifecycle (SPEC §4) applied to one first-parent commit at a time.
+
+A controller commit (authored by ``identity.email``) sets the status; a human commit makes a
+transition that :func:`controller.approval.approvals.classify` judges, so an illegal status is
+ignored (and reported) and the plan keeps its *effective* status. Per plan it keeps the
+identities (author and committer emails) of every commit that changed the plan's hashed
+content, including commits a merge brought in through its second parent, so self-approval is
+checked without walking history again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import PurePosixPath
+
+from controller.approval import approvals
+from controller.approval.approvals import Transition
+from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
+from controller.git.indexstore import IndexStore
+from controller.git.planstate import (
+    LOG_NAME,
+    BlobFacts,
+    EventSink,
+    HistoryEvent,
+    PlanState,
+    _content_changed,
+    _same_hash,
+    facts_of,
+    plan_id_of,
+)
+from controller.plan.plans import PLAN_FILES
+
+_APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
+
+
+class Lifecycle(IndexStore):
+    """Applies commits to the per-plan states."""
+
+    def facts(self, repo: GitRepo, blob: str | None) -> BlobFacts | None:
+        if blob is None:
+            return None
+        found = self._facts.get(blob)
+        if found is None:
+            found = facts_of(repo.blob(blob))
+            if len(self._facts) > 200_000:
+                self._facts.clear()
+            self._facts[blob] = found
+        return found
+
+    def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
+        """Apply one first-parent commit to the index."""
+        by_controller = record.author.email.lower() == self.controller_email
+        for change in record.changes:
+            plan_id = plan_id_of(change.path, self.plans_dir)
+            if plan_id is None:
+                continue
+            if PurePosixPath(change.path).name == LOG_NAME:
+                if not by_controller and sink:
+                    state = self.plans.get(plan_id)
+                    sink(
+                        HistoryEvent(
+                            "log-changed",
+                            plan_id,
+                            record,
+                            state,
+                            state,
+                            f"{LOG_NAME} changed by a commit not from the controller",
+                        )
+                    )
+                continue
+            self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
+
+    def _apply_plan_change(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        plan_id: str,
+        by_controller: bool,
+        sink: EventSink | None,
+    ) -> None:
+        before = self.plans.get(plan_id)
+        snapshot = PlanState(**asdict(before)) if before and sink else None
+        new = self.facts(repo, change.new_blob)
+        old = self.facts(repo, change.old_blob)
+        self.touch(plan_id)
+        if new is None:
+            if before is not None and before.file == change.path:
+                del self.plans[plan_id]
+            return
+        state = before or PlanState(plan_id, change.path)
+        state.file = change.path
+        content_changed = _content_changed(old, new, change)
+        changers, evil = (
+            self._changers(repo, record, change, new) if content_changed else (set(), False)
+        )
+        # Did the commit itself change what runs? A merge only if it is an "evil" merge;
+        # a new plan's author is a changer, so self-approval covers that case.
+        state_changed_here = evil if record.is_merge else content_changed and old is not None
+        # The new version's facts first: event handlers (the audit) see the state after it.
+        if content_changed and not by_controller:
+            state.changers = sorted(set(state.changers) | changers)
+        if new.frozen_hash != (old.frozen_hash if old else None) or state.frozen_since is None:
+            state.frozen_since = record.commit_time if new.frozen_hash else None
+        state.blob, state.file_status = change.new_blob, new.status
+        state.hash, state.frozen_hash = new.hash, new.frozen_hash
+        state.last_commit = record.sha
+        self.plans[plan_id] = state
+        if by_controller:
+            self._controller_commit(state, record, old, new, sink, snapshot)
+        else:
+            self._human_commit(
+                state, record, change, old, new, content_changed, state_changed_here, sink, snapshot
+            )
+
+    def _changers(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, new: BlobFacts
+    ) -> tuple[set[str], bool]:
+        """Identities that changed the hashed content here (or in the merged branch), and
+        whether a merge commit itself changed it (an "evil" merge)."""
+        own = {record.author.email.lower(), record.committer.email.lower()}
+        if not record.is_merge:
+            return own, False
+        found: set[str] = set()
+        evil = True
+        for parent in record.parents[1:]:
+            theirs = repo.blob_sha(parent, change.path)
+            # Not evil when the result's hashed content is the merged branch's: a status,
+            # frozen or comment change (or a clean 3-way merge with the controller's freeze
+            # on the first parent) is not content the merger wrote.
+            if theirs == change.new_blob or _same_hash(self.facts(repo, theirs), new):
+                evil = False
+            for commit in repo.range_log(record.parents[0], parent, [change.path]):
+                if any(self._changed_content(repo, c) for c in commit.changes):
+                    found |= {commit.author.email.lower(), commit.committer.email.lower()}
+        found.discard(self.controller_email)
+        return (found | own if evil else found), evil
+
+    def _changed_content(self, repo: GitRepo, change: FileChange) -> bool:
+        if PurePosixPath(change.path).name not in PLAN_FILES:
+            return False
+        return _content_changed(
+            self.facts(repo, change.old_blob), self.facts(repo, change.new_blob), change
+        )
+
+    def _controller_commit(
+        self,
+        state: PlanState,
+        record: CommitRecord,
+        old: BlobFacts | None,
+        new: BlobFacts,
+        sink: EventSink | None,
+        snapshot: PlanState | None,
+    ) -> None:
+        if state.status == "approved" and new.status == "executing":
+            state.approved_hash = new.hash
+        state.status = new.status
+        state.approver = record.trailers.get("Approved-By") or state.approver
+        if new.status != "approved":
+            state.request = None
+        if new.status not in ("executing", "awaiting_approval"):
+            state.abort_requested = False
+        state.note(f"{record.sha[:12]} {record.subject}")
+        if sink:
+            sink(HistoryEvent("controller", state.plan_id, record, snapshot, state))
+
+    def _human_commit(
+        self,
+        state: PlanState,
+        record: CommitRecord,
+        change: FileChange,
+        old: BlobFacts | None,
+        new: BlobFacts,
+        content_changed: bool,
+        changed_here: bool,
+        sink: EventSink | None,
+        snapshot: PlanState | None,
+    ) -> None:
+        who = record.author.email
+        if content_changed and state.request and state.request["commit"] != record.sha:
+            state.request = {**state.request, "voided_by": record.sha}
+        if content_changed and state.status in _APPROVED_STATES:
+            self._emit(
+                sink,
+                "content-after-approval",
+                state,
+                record,
+                snapshot,
+                f"{who} changed the content of a {state.status} plan",
+            )
+        if old is not None and new.owned_digest != old.owned_digest and sink:
+            self._emit(
+                sink,
+                "owned-block-changed",
+                state,
+                record,
+                snapshot,
+                f"{who} changed the controller-owned approval/execution blocks",
+            )
+        old_file_status = old.status if old else None
+        if new.status == old_file_status:
+            return
+        transition = approvals.classify(state.status if old else None, new.status)
+        if transition is Transition.NONE:
+            return  # unreadable now: keep the effective status
+        if transition is Transition.ILLEGAL:
+            text = (
+                f"E_ILLEGAL_TRANSITION: {who} set status {new.status} "
+                f"(from {state.status or 'nothing'}) in {record.sha[:12]}; ignored"
+            )
+            state.note(text)
+            self._emit(sink, "illegal", state, record, snapshot, text)
+            return
+        state.status = new.status
+        if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
+            state.request = {
+                "commit": record.sha,
+                "kind": transition.value,
+                "blob": change.new_blob,
+                "author": record.author.email,
+                "committer": record.committer.email,
+                "time": record.commit_time,
+                "voided_by": None,
+                "changed_in_commit": changed_here,
+            }
+            state.note(f"{record.sha[:12]} approval request ({transition.value}) by {who}")
+            self._emit(sink, "request", state, record, snapshot, transition.value)
+        elif transition is Transition.ABORT:
+            state.abort_requested = True
+            state.note(f"{record.sha[:12]} abort requested by {who}")
+        else:
+            state.note(f"{record.sha[:12]} {who} set status {new.status}")
+
+    @staticmethod
+    def _emit(
+        sink: EventSink | None,
+        kind: str,
+        state: PlanState,
+        record: CommitRecord,
+        snapshot: PlanState | None,
+        detail: str,
+    ) -> None:
+        if sink:
+            sink(HistoryEvent(kind, state.plan_id, record, snapshot, state, detail))

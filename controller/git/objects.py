@@ -1,0 +1,302 @@
+"""Objects and trees: reading blobs and trees, and writing loose objects in-process.
+
+The approval hot path never parses a big tree: reads ask git's persistent ``cat-file`` for
+``<commit>:<path>``; a commit that only replaces existing entries of a big tree patches their
+20-byte ids in the raw object, at offsets proven unique (see :func:`entry_offset`), and stores
+it with zlib level 0 above :data:`STORE_RAW_ABOVE` (git reads any level; ``git gc``
+recompresses).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from controller.errors import GitError
+from controller.git.base import RepoBase
+
+_TREE_MODE = 0o40000
+_BLOB_MODE = 0o100644
+#: A tree this big (bytes) has its changed entries patched in place instead of re-parsed.
+BIG_TREE = 16 * 1024
+#: Loose objects bigger than this are stored without compression (see the module docstring).
+STORE_RAW_ABOVE = 64 * 1024
+
+
+class Objects(RepoBase):
+    """Blobs and trees: read by id or path, written as loose objects."""
+
+    def blob(self, sha: str) -> bytes:
+        return self._object(sha)
+
+    def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """Many objects in one ``git cat-file --batch`` round trip (cold scans)."""
+        if not shas:
+            return {}
+        out = self.run_raw("cat-file", "--batch", input="".join(f"{s}\n" for s in shas).encode())
+        data, pos, found = out.stdout, 0, {}
+        while pos < len(data):
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            pos = end + 1
+            if len(header) < 3:  # "<sha> missing"
+                continue
+            size = int(header[2])
+            found[header[0].decode()] = data[pos : pos + size]
+            pos += size + 1
+        return found
+
+    def blob_sha(self, commit: str, path: str) -> str | None:
+        """The blob of ``path`` in ``commit`` (None when it is not there)."""
+        spec = f"{commit}:{path}"
+        if _askable(spec):
+            found = self._lookup(spec)
+            return found[0] if found is not None and found[1] == "blob" else None
+        sha, mode = self._tree_of(commit), _TREE_MODE  # a name git cannot be asked: walk
+        for part in path.split("/"):
+            if sha is None or mode != _TREE_MODE:
+                return None
+            entry = self._tree_entries(sha).get(part)
+            if entry is None:
+                return None
+            sha, mode = entry
+        return sha if (mode & 0o170000) in (0o100000, 0o120000) else None
+
+    def _lookup(self, spec: str) -> tuple[str, str] | None:
+        """(object id, type) of ``<tree-ish>:<path>``, resolved by git's persistent
+        ``cat-file --batch-check`` (None when absent); ``spec`` must be :func:`_askable`."""
+        with self._lock:
+            try:
+                sha, kind, _ = self._repo.git.get_object_header(spec)
+            except ValueError:  # "<spec> missing"
+                return None
+            except OSError as exc:  # the persistent cat-file died
+                raise GitError(f"cannot look up {spec}: {exc}") from None
+        return _text(sha), _text(kind)
+
+    def read_file(self, commit: str, path: str) -> bytes | None:
+        blob = self.blob_sha(commit, path)
+        return None if blob is None else self.blob(blob)
+
+    def _tree_of(self, commit: str) -> str | None:
+        first = self._object(commit).split(b"\n", 1)[0]
+        return first[5:].decode() if first.startswith(b"tree ") else None
+
+    def _tree_entries(self, tree: str) -> dict[str, tuple[str, int]]:
+        """name -> (sha, mode) of a tree; trees are immutable, so parsed ones are cached."""
+        cached = self._trees.get(tree)
+        if cached is None:
+            cached = parse_tree(self._object(tree))
+            if len(self._trees) > 256:
+                self._trees.clear()
+            self._trees[tree] = cached
+        return dict(cached)
+
+    def ls_files(self, commit: str, paths: Sequence[str]) -> list[tuple[str, str]]:
+        """(path, blob) of every file under ``paths`` in ``commit``."""
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths)
+        rows = []
+        for line in out.split("\0"):
+            if line:
+                meta, _, path = line.partition("\t")
+                rows.append((path, meta.split()[2]))
+        return rows
+
+    def store_blob(self, data: bytes) -> str:
+        return self._store(b"blob", data)
+
+    def _store(self, kind: bytes, data: bytes) -> str:
+        """Write a loose object (as git does: temp file, then rename) and return its id."""
+        header = b"%s %d\0" % (kind, len(data))
+        digest = hashlib.sha1(header)
+        digest.update(data)
+        sha = digest.hexdigest()
+        folder = self._objects / sha[:2]
+        target = folder / sha[2:]
+        if target.exists():
+            # As git does: a fresh mtime keeps a concurrent `git gc --prune` off an old
+            # unreachable object that our commit is about to reference.
+            with contextlib.suppress(OSError):
+                os.utime(target)
+            return sha
+        level = 0 if len(data) > STORE_RAW_ABOVE else 1
+        packed = zlib.compressobj(level)
+        body = packed.compress(header) + packed.compress(data) + packed.flush()
+        folder.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(body)
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return sha
+
+    def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:
+        """A new tree: ``base_tree`` with ``files`` written (None deletes), built in the odb."""
+        return self._merged(base_tree, files) or self._store(b"tree", b"")
+
+    def _merged(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str | None:
+        """The id of ``base_tree`` with ``files`` applied; None when nothing is left (git has
+        no empty folders)."""
+        raw = self._object(base_tree) if base_tree else b""
+        nested: dict[str, dict[str, bytes | None]] = {}
+        changes: dict[str, tuple[str, int] | None] = {}
+        for path, data in files.items():
+            head, sep, rest = path.partition("/")
+            if sep:
+                nested.setdefault(head, {})[rest] = data
+            else:
+                changes[head] = None if data is None else (self.store_blob(data), _BLOB_MODE)
+        olds = {name: self._entry(base_tree, raw, name) for name in nested} if base_tree else {}
+        for name, sub in nested.items():
+            old = olds.get(name)
+            sha = self._merged(old[0] if old and old[1] == _TREE_MODE else None, sub)
+            changes[name] = None if sha is None else (sha, _TREE_MODE)
+        if base_tree and len(raw) > BIG_TREE:
+            patched = self._patch(base_tree, raw, changes, olds)
+            if patched is not None:
+                return self._store(b"tree", patched)
+        entries = self._tree_entries(base_tree) if base_tree else {}
+        for name, entry in changes.items():
+            if entry is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = entry
+        if not entries:
+            return None
+        # A parsed tree is in git's order and replacing an entry keeps its place: only new
+        # names need the sort.
+        sha = self._store(b"tree", serialize_tree(entries, presorted=_in_git_order(entries)))
+        self._trees[sha] = dict(entries)
+        return sha
+
+    def _entry(self, tree: str, raw: bytes, name: str) -> tuple[str, int] | None:
+        """(id, mode) of ``name`` in ``tree``, without parsing a big tree."""
+        spec = f"{tree}:{name}"
+        if len(raw) <= BIG_TREE or not _askable(spec):
+            return self._tree_entries(tree).get(name)
+        found = self._lookup(spec)
+        if found is None:
+            return None
+        sha, kind = found
+        if kind == "tree":
+            return sha, _TREE_MODE
+        return self._tree_entries(tree).get(name)  # a blob's mode is not in the answer
+
+    def _patch(
+        self,
+        tree: str,
+        raw: bytes,
+        changes: Mapping[str, tuple[str, int] | None],
+        olds: Mapping[str, tuple[str, int] | None],
+    ) -> bytes | None:
+        """``raw`` with the ids of existing entries replaced in place (same names, same
+        modes); None when a change adds, removes or retypes an entry."""
+        spliced = bytearray(raw)
+        for name, entry in changes.items():
+            if entry is None:
+                return None
+            old = olds[name] if name in olds else self._entry(tree, raw, name)
+            if old is None or old[1] != entry[1]:
+                return None
+            at = entry_offset(raw, name, old[1], old[0])
+            if at is None:
+                return None
+            spliced[at : at + 20] = bytes.fromhex(entry[0])
+        return bytes(spliced)
+
+
+def blob_id(data: bytes) -> str:
+    """The object id git gives ``data`` as a blob (SHA-1 repositories)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def entry_offset(raw: bytes, name: str, mode: int, sha: str) -> int | None:
+    """Where the 20-byte id of entry ``name`` sits in the raw tree ``raw``.
+
+    The caller knows (from git) that the entry exists with this mode and id, so its bytes
+    ``<mode> <name>\\0<id>`` occur in ``raw``; when they occur exactly once that occurrence
+    is the entry. A second occurrence (only a hostile name such as ``140000 x`` beside
+    ``x``, with the same content, can make one) falls back to a walk from the start.
+    """
+    needle = b"%o %s\0" % (mode, name.encode("utf-8", "surrogateescape"))
+    full = needle + bytes.fromhex(sha)
+    at = raw.find(full)
+    if at < 0:
+        return None
+    if raw.find(full, at + 1) < 0:
+        return at + len(needle)
+    pos = 0
+    while pos < len(raw):
+        space = raw.index(b" ", pos)
+        nul = raw.index(b"\0", space)
+        if raw[pos : nul + 1] == needle:
+            return nul + 1
+        pos = nul + 21
+    return None
+
+
+def parse_tree(data: bytes) -> dict[str, tuple[str, int]]:
+    """A raw tree object: ``<octal mode> <name>\\0<20-byte sha>`` repeated."""
+    entries: dict[str, tuple[str, int]] = {}
+    pos, end = 0, len(data)
+    while pos < end:
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+        entries[name] = (data[nul + 1 : nul + 21].hex(), int(data[pos:space], 8))
+        pos = nul + 21
+    return entries
+
+
+def _tree_key(name: str, mode: int) -> bytes:
+    """git sorts a folder as ``name/``."""
+    raw = name.encode("utf-8", "surrogateescape")
+    return raw + b"/" if mode == _TREE_MODE else raw
+
+
+def _in_git_order(entries: Mapping[str, tuple[str, int]]) -> bool:
+    previous = b""
+    for name, (_, mode) in entries.items():
+        key = _tree_key(name, mode)
+        if key < previous:
+            return False
+        previous = key
+    return True
+
+
+def serialize_tree(entries: Mapping[str, tuple[str, int]], *, presorted: bool = False) -> bytes:
+    """The raw tree object, entries in git's order (a folder sorts as ``name/``)."""
+    names = entries if presorted else sorted(entries, key=lambda n: _tree_key(n, entries[n][1]))
+    return b"".join(
+        b"%o %s\0%s"
+        % (entries[n][1], n.encode("utf-8", "surrogateescape"), bytes.fromhex(entries[n][0]))
+        for n in names
+    )
+
+
+def _askable(spec: str) -> bool:
+    """Does ``<tree-ish>:<path>`` reach ``cat-file --batch-check`` unchanged? One line, no
+    carriage return (git strips a final one: ``x\\r`` would be read as ``x``), and UTF-8
+    (GitPython encodes the line; a non-UTF-8 name is held as surrogate escapes)."""
+    if "\n" in spec or "\r" in spec:
+        return False
+    try:
+        spec.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value

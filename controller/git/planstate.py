@@ -1,0 +1,161 @@
+"""What history says about one plan: the facts of a PLAN.yml version, the per-plan state.
+
+:class:`BlobFacts` is what one version of a PLAN.yml says (status, hashes, a digest of the
+controller-owned blocks); :class:`PlanState` is the index's view of one plan, stored as JSON
+in the history index; :class:`HistoryEvent` is what the audit hears about a commit. Pure data
+and small rules over it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from controller.git.gitrepo import CommitRecord, FileChange
+from controller.plan import hashing, yamlio
+from controller.plan.plans import PLAN_FILES
+
+LOG_NAME = "EXECUTION_LOG.md"
+MAX_NOTES = 20
+_OWNED_BLOCKS = ("approval", "execution")
+
+
+@dataclass(frozen=True)
+class BlobFacts:
+    """What one version of a PLAN.yml says, as far as history processing needs."""
+
+    status: str | None
+    hash: str | None
+    frozen_hash: str | None
+    #: Digest of the controller-owned blocks (approval, execution): a human changing
+    #: them is flagged by the audit.
+    owned_digest: str
+    parsed: bool
+
+
+def facts_of(data: bytes) -> BlobFacts:
+    try:
+        doc = yamlio.read_yaml(data.decode("utf-8"), "PLAN.yml").data
+    except Exception:
+        return BlobFacts(None, None, None, "", False)
+    if not isinstance(doc, dict):
+        return BlobFacts(None, None, None, "", False)
+    plan, frozen = doc.get("plan"), doc.get("frozen")
+    status = plan.get("status") if isinstance(plan, dict) else None
+    frozen_hash = frozen.get("hash") if isinstance(frozen, dict) else None
+    try:
+        digest = hashlib.sha256(
+            json.dumps([doc.get(k) for k in _OWNED_BLOCKS], sort_keys=True, default=str).encode()
+        ).hexdigest()[:16]
+        plan_hash: str | None = hashing.plan_hash(doc)
+    except (TypeError, ValueError, OverflowError):
+        plan_hash, digest = None, ""
+    return BlobFacts(
+        status if isinstance(status, str) else None,
+        plan_hash,
+        frozen_hash if isinstance(frozen_hash, str) else None,
+        digest,
+        True,
+    )
+
+
+@dataclass
+class PlanState:
+    """The index's view of one plan at the last processed commit."""
+
+    plan_id: str
+    file: str
+    blob: str | None = None
+    #: Effective status: the file's status unless a human set it illegally.
+    status: str | None = None
+    file_status: str | None = None
+    hash: str | None = None
+    frozen_hash: str | None = None
+    frozen_since: int | None = None
+    changers: list[str] = field(default_factory=list)
+    #: The open approval request: commit, kind, blob, author, committer, time, voided_by,
+    #: changed_in_commit.
+    request: dict[str, Any] | None = None
+    #: plan_hash of the last valid approval (gate approvals and resumes must match it).
+    approved_hash: str | None = None
+    abort_requested: bool = False
+    approver: str | None = None
+    last_event: str = ""
+    last_commit: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        self.notes = [*self.notes, text][-MAX_NOTES:]
+        self.last_event = text
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """Something the audit (and logs) may want to know about one commit and one plan."""
+
+    #: request | controller | illegal | owned-block-changed | log-changed |
+    #: content-after-approval
+    kind: str
+    plan_id: str
+    commit: CommitRecord
+    before: PlanState | None
+    after: PlanState | None
+    detail: str = ""
+
+
+EventSink = Callable[[HistoryEvent], None]
+
+
+def plan_id_of(path: str, plans_dir: str) -> str | None:
+    """``plans/x/PLAN.yml`` -> ``plans/x`` (None when not a plan file under plans_dir)."""
+    pure = PurePosixPath(path)
+    base = PurePosixPath(plans_dir)
+    if pure.name not in (*PLAN_FILES, LOG_NAME) or base not in pure.parents:
+        return None
+    if not is_text(path):
+        return None  # git allows any bytes in a name; a plan id must be text (see is_text)
+    return str(pure.parent)
+
+
+def is_text(path: str) -> bool:
+    """Is ``path`` valid UTF-8? (git hands other bytes over as lone surrogates.) A folder
+    name that is not is no plan: its id could not be stored, logged or put in a trailer,
+    and one such folder pushed by anyone must not stop the controller for every plan."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def changed_plan_ids(records: Iterable[CommitRecord], plans_dir: str) -> set[str]:
+    return {
+        pid
+        for r in records
+        for c in r.changes
+        if (pid := plan_id_of(c.path, plans_dir)) is not None
+    }
+
+
+def _content_changed(old: BlobFacts | None, new: BlobFacts | None, change: FileChange) -> bool:
+    if old is None or new is None:
+        return True
+    if old.hash is None or new.hash is None:
+        return change.old_blob != change.new_blob  # unparseable: any byte counts
+    return old.hash != new.hash
+
+
+def _same_hash(a: BlobFacts | None, b: BlobFacts | None) -> bool:
+    return a is not None and b is not None and a.hash is not None and a.hash == b.hash
+
+
+def _needs_attention(state: PlanState) -> bool:
+    if state.request is not None or state.abort_requested:
+        return True
+    if state.status == "pending_approval":
+        return state.frozen_hash != state.hash or state.hash is None
+    return state.status in ("executing", "approved")

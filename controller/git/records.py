@@ -1,0 +1,152 @@
+"""Commits as plangate reads them: identities, records, messages and trailers (pure).
+
+:func:`parse_log` reads ``git log -z --raw`` output written with :func:`_log_format`, whose
+separators carry a random tag so hostile names, subjects or file names cannot cut or forge a
+record; :func:`commit_object` writes a commit object byte for byte as ``git commit-tree``
+would (UTF-8, local time zone). No GitPython here: only data in, data out.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+ZERO = "0" * 40
+_RECORD = "\x1e"
+_HEADER_END = "\x1d"
+_FIELD = "\x1f"
+_FIELDS = ["%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s", "%(trailers:only,unfold)"]
+#: Characters git strips from the ends of a name or email ("crud"), or refuses inside one.
+_CRUD = frozenset(" .,:;<>\"\\'") | {chr(c) for c in range(33)}
+_IDENT_FORBIDDEN = frozenset("<>\n\0")
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    email: str
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file a commit changed relative to its first parent (None: absent on that side)."""
+
+    path: str
+    old_blob: str | None
+    new_blob: str | None
+
+
+@dataclass
+class CommitRecord:
+    """A commit as history processing needs it: identities, times, trailers, changed files."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: Person
+    committer: Person
+    author_time: int
+    commit_time: int
+    subject: str
+    trailers: dict[str, str] = field(default_factory=dict)
+    changes: list[FileChange] = field(default_factory=list)
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def parse_trailers(text: str) -> dict[str, str]:
+    trailers: dict[str, str] = {}
+    for line in text.split("\n"):  # not splitlines(): 0x1c-0x1e and U+2028 are no line ends
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            trailers.setdefault(key.strip(), value.strip())
+    return trailers
+
+
+def _log_format(tag: str) -> str:
+    """``git log``'s format: each separator is followed by ``tag``, drawn at random for each
+    run (:func:`_new_tag`). Names, subjects, trailers and file names may hold any control
+    character, so a bare one could cut a commit in two or forge one; the tag they cannot."""
+    record, field, end = (f"{sep}{tag}" for sep in (_RECORD, _FIELD, _HEADER_END))
+    return f"--format={record}{field.join(_FIELDS)}{end}"
+
+
+def _new_tag() -> str:
+    return secrets.token_hex(8)
+
+
+def _parse_header(header: str, tag: str) -> CommitRecord:
+    sha, parents, an, ae, at, cn, ce, ct, subject, trailers = header.split(_FIELD + tag, 9)
+    return CommitRecord(
+        sha=sha,
+        parents=tuple(parents.split()),
+        author=Person(an, ae),
+        committer=Person(cn, ce),
+        author_time=int(at),
+        commit_time=int(ct),
+        subject=subject,
+        trailers=parse_trailers(trailers),
+    )
+
+
+def _parse_raw(raw: str) -> list[FileChange]:
+    """``-z --raw`` entries: ``:oldmode newmode old new STATUS\\0path\\0``."""
+    changes = []
+    parts = raw.lstrip("\n\0").split("\0")
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        fields = meta.strip().split()
+        if len(fields) < 5 or not meta.strip().startswith(":"):
+            continue
+        old, new = fields[2], fields[3]
+        changes.append(FileChange(path, None if old == ZERO else old, None if new == ZERO else new))
+    return changes
+
+
+def parse_log(output: str, tag: str) -> Iterator[CommitRecord]:
+    """The records of ``git log -z --raw`` run with ``_log_format(tag)``."""
+    for chunk in output.split(_RECORD + tag):
+        record = _parse_chunk(chunk, tag)
+        if record is not None:
+            yield record
+
+
+def _parse_chunk(chunk: str, tag: str) -> CommitRecord | None:
+    if not chunk.strip("\0\n"):
+        return None
+    header, _, raw = chunk.partition(_HEADER_END + tag)
+    record = _parse_header(header.strip("\0\n"), tag)
+    record.changes = _parse_raw(raw)
+    return record
+
+
+def commit_object(
+    tree: str, parents: Sequence[str], message: str, author: Person, committer: Person
+) -> bytes:
+    """A commit object as ``git commit-tree`` writes it (UTF-8, local time zone)."""
+    now = int(time.time())
+    offset = time.localtime(now).tm_gmtoff // 60
+    zone = f"{'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+    lines.append(f"author {author.name} <{author.email}> {now} {zone}")
+    lines.append(f"committer {committer.name} <{committer.email}> {now} {zone}")
+    return ("\n".join(lines) + "\n\n" + message).encode("utf-8")
+
+
+def _plain_ident(person: Person) -> bool:
+    """True when git would store ``person`` as given (else ``git commit-tree`` cleans it);
+    a date forced through the environment also goes through git."""
+    if "GIT_AUTHOR_DATE" in os.environ or "GIT_COMMITTER_DATE" in os.environ:
+        return False
+    for text in (person.name, person.email):
+        if not text or text[0] in _CRUD or text[-1] in _CRUD:
+            return False
+        if any(c in _IDENT_FORBIDDEN for c in text):
+            return False
+    return True

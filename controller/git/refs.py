@@ -1,0 +1,172 @@
+"""Refs and compare-and-swap: where branches point, and moving them safely.
+
+The branch head is read from the ref files when git's layout allows (loose ref, then
+``packed-refs``); a branch only moves by compare-and-swap (:meth:`Refs.update_ref` with the
+old value) or by a non-forced push, so a concurrent commit makes the swap fail instead of
+being lost. Fetch and push to the remote live here too, as does refusing to write while git
+itself is busy (a merge, a rebase, a held ``index.lock``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from controller.errors import GitError
+from controller.git.base import RepoBase, git_failure
+
+_HEX40 = re.compile(rb"[0-9a-f]{40}")
+
+
+class Refs(RepoBase):
+    """Reading refs, moving them by compare-and-swap, fetching and pushing."""
+
+    def rev(self, ref: str) -> str | None:
+        result = self.run_raw("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+        return result.stdout.decode().strip() or None if result.returncode == 0 else None
+
+    def branch_head(self, branch: str) -> str | None:
+        """The commit ``refs/heads/<branch>`` points at, read in-process when git's files
+        allow (loose ref, then ``packed-refs``), else by ``git rev-parse``."""
+        name = f"refs/heads/{branch}"
+        return self._read_ref(name) or self.rev(name)
+
+    def _read_ref(self, name: str) -> str | None:
+        """A ref's commit from the files (None: absent, symbolic or unusual; ask git)."""
+        if (self.common_dir / "reftable").exists():
+            return None
+        try:
+            raw = (self.common_dir / name).read_bytes().strip()
+        except FileNotFoundError:
+            return self._packed_refs().get(name.encode())
+        except OSError:
+            return None
+        return raw.decode() if _HEX40.fullmatch(raw) else None
+
+    def _packed_refs(self) -> dict[bytes, str]:
+        path = self.common_dir / "packed-refs"
+        try:
+            st = path.stat()
+        except OSError:
+            return {}
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._packed is None or self._packed[0] != key:
+            try:
+                data = path.read_bytes()
+            except OSError:  # replaced or removed since the stat: let git answer
+                return {}
+            refs: dict[bytes, str] = {}
+            for line in data.splitlines():
+                sha, _, ref = line.partition(b" ")
+                if _HEX40.fullmatch(sha):
+                    refs[ref.strip()] = sha.decode()
+            self._packed = (key, refs)
+        return self._packed[1]
+
+    def current_branch(self) -> str:
+        """The checked-out branch; a detached HEAD is ``E_GIT``."""
+        result = self.run_raw("symbolic-ref", "-q", "--short", "HEAD")
+        if result.returncode != 0:
+            raise GitError(
+                f"{self.path}: HEAD is detached; plangate watches a branch",
+                remedy="check out the watched branch (git switch main)",
+            )
+        return result.stdout.decode().strip()
+
+    def check_health(self) -> None:
+        """Refuse to write while git itself is busy or a crashed git left its lock."""
+        for name, what, command in (
+            ("MERGE_HEAD", "a merge", "git merge"),
+            ("rebase-merge", "a rebase", "git rebase"),
+            ("rebase-apply", "a rebase or am", "git rebase (or git am)"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick"),
+            ("REVERT_HEAD", "a revert", "git revert"),
+        ):
+            if (self.git_dir / name).exists():
+                raise GitError(
+                    f"{self.path} is in the middle of {what}; plangate waits",
+                    remedy=f"finish or abort it ({command} --continue / --abort)",
+                )
+        lock = self.git_dir / "index.lock"
+        if _wait_gone(lock, LOCK_WAIT):
+            raise GitError(
+                f"fatal: Unable to create '{lock}': File exists. Another git process seems "
+                "to be running in this repository, or a git process crashed",
+                remedy=f"if no git process is running, remove {lock}",
+            )
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if self._near_first_parent(ancestor, descendant):
+            return True
+        return self.run_raw("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
+
+    def _near_first_parent(self, ancestor: str, commit: str, steps: int = 16) -> bool:
+        """Is ``ancestor`` one of ``commit``'s last few first parents? (Read in-process: the
+        usual case, a scan after a commit or two, needs no ``git merge-base``.)"""
+        if not (_HEX40.fullmatch(ancestor.encode()) and _HEX40.fullmatch(commit.encode())):
+            return False
+        for _ in range(steps):
+            if commit == ancestor:
+                return True
+            try:
+                header = self._object(commit).split(b"\n\n", 1)[0]
+            except GitError:
+                return False
+            parents = [line[7:] for line in header.split(b"\n") if line.startswith(b"parent ")]
+            if not parents:
+                return False
+            commit = parents[0].decode()
+        return False
+
+    def update_ref(self, ref: str, new: str, old: str | None) -> bool:
+        """Compare-and-swap a ref; False when it no longer points at ``old``."""
+        args = ["update-ref", "-m", "plangate", ref, new]
+        if old is not None:
+            args.append(old)
+        return self.run_raw(*args).returncode == 0
+
+    def fetch(self, remote: str, branch: str) -> str:
+        """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit."""
+        ref = f"refs/remotes/{remote}/{branch}"
+        self.run("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{ref}")
+        sha = self.rev(ref)
+        if sha is None:
+            raise GitError(f"the remote has no branch {branch}")
+        return sha
+
+    def push(self, remote: str, branch: str) -> bool:
+        """Push without force; False when the remote rejected it (it moved on)."""
+        result = self.run_raw(
+            "push", "-q", "--porcelain", remote, f"refs/heads/{branch}:refs/heads/{branch}"
+        )
+        if result.returncode == 0:
+            return True
+        text = (result.stdout + result.stderr).decode("utf-8", "replace")
+        # A lost race: not a fast-forward any more, or another pusher held the ref's lock.
+        lost = (
+            "[rejected]",
+            "non-fast-forward",
+            "fetch first",
+            "cannot lock ref",
+            "failed to update ref",
+        )
+        if any(marker in text for marker in lost):
+            return False
+        raise git_failure(("push", remote, branch), text)
+
+
+#: How long a pass waits for a running git command (a human's commit) to release index.lock.
+LOCK_WAIT = 0.5
+
+
+def _wait_gone(path: Path, seconds: float) -> bool:
+    """Poll until ``path`` is gone; True when it is still there after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    delay = 0.001
+    while path.exists():
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+    return False

@@ -1,0 +1,242 @@
+"""Every commit the controller makes: a PLAN.yml edit (and its log) with trailers, off-index.
+
+:meth:`Committing._commit_plan` reads the file as committed, applies an edit, writes the
+message (``plangate: <event> <plan>`` and the ``Plan``/``Plan-Hash``/``Plan-Status``/
+``Approved-By``/``Approval-Commit``/``Controller`` trailers, secrets redacted), moves the branch
+by compare-and-swap (and pushes, in remote mode) and applies the commit to the history index.
+The edits themselves (status, approval block) are the small functions below.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from controller.approval import policy
+from controller.errors import PlangateError
+from controller.git.gitrepo import (
+    CommitRecord,
+    FileChange,
+    blob_id,
+    parse_trailers,
+)
+from controller.git.history import PlanState
+from controller.plan import plans, yamlio
+from controller.service import notify
+from controller.service.core import REMOTE, ControllerCore, _Moved, _Wait
+
+
+class Committing(ControllerCore):
+    """Reading committed plans and committing the controller's edits to them."""
+
+    def _read_committed(self, file: str, head: str) -> bytes | None:
+        """``file`` at ``head``; from the blob the index holds when it was scanned to there."""
+        state = self.index.plans.get(str(PurePosixPath(file).parent))
+        if (
+            state is not None
+            and state.file == file
+            and state.blob is not None
+            and self.index.meta("last_commit") == head
+        ):
+            return self.repo.blob(state.blob)
+        return self.repo.read_file(head, file)
+
+    def _check_uncommitted(self, state: PlanState, head: str) -> None:
+        """Wait when the working-tree PLAN.yml differs from HEAD by more than the engine's
+        ``execution:`` block."""
+        committed = self._read_committed(state.file, head)
+        try:
+            on_disk = (self.repo.path / state.file).read_text(encoding="utf-8")
+        except OSError:
+            return
+        if committed is None or _without_execution(on_disk) != _without_execution(
+            committed.decode("utf-8", "replace")
+        ):
+            raise _Wait(
+                f"{state.file} has uncommitted edits; plangate will not overwrite them "
+                "(commit or discard them)"
+            )
+
+    def _commit_plan(
+        self,
+        file: str,
+        event: str,
+        mutate: Callable[[str], str | None],
+        plan_hash: str | None,
+        body: str,
+        *,
+        approved_by: str | None = None,
+        approval_commit: str | None = None,
+        adopt: bool = False,
+        extra: dict[str, bytes] | None = None,
+        event_ref: dict[str, str] | None = None,
+        on_commit: Callable[[str], None] | None = None,
+        before_index: Callable[[], None] | None = None,
+    ) -> str | None:
+        head = self._head
+        if adopt:
+            base_text: str | None = (self.repo.path / file).read_text(encoding="utf-8")
+        else:
+            data = self._read_committed(file, head)
+            base_text = None if data is None else data.decode("utf-8")
+        if base_text is None:
+            return None
+        new_text = mutate(base_text)
+        if new_text is None or (new_text == base_text and not adopt and not extra):
+            return None
+        if event_ref is not None:
+            event = event_ref["name"]
+        status = plans.validate_text(new_text, Path(file), self.config)
+        plan_id = str(PurePosixPath(file).parent)
+        message = self._message(
+            event,
+            plan_id,
+            plan_hash or status.hash,
+            status.status,
+            body,
+            approved_by,
+            approval_commit,
+        )
+        files: dict[str, bytes | None] = {file: new_text.encode("utf-8"), **(extra or {})}
+        sha = self._write(files, head, message, on_commit, before_index)
+        self._notify(event, plan_id, plan_hash or status.hash, status, sha, body)
+        return sha
+
+    def _notify(
+        self, event: str, plan_id: str, plan_hash: str | None, plan: Any, sha: str, body: str
+    ) -> None:
+        """Queue the notify: message for a commit just made (never waits for the network)."""
+        name = notify.EVENTS.get(event)
+        if event == "freeze" and plan.status == "pending_approval":
+            name = "awaiting-approval"
+        if name is None or (not self.config.notify.urls and not self.config.notify.url_env):
+            return
+        approval = plan.block("approval")
+        policy_block = plan.block("frozen").get("policy")
+        needs = ""
+        if name == "awaiting-approval" and isinstance(policy_block, dict):
+            needs = "needs " + policy.describe_record(policy_block)
+        self.notifier.send(
+            name,
+            plan_id,
+            hash=plan_hash,
+            status=plan.status,
+            commit=sha,
+            by=approval.get("by") if isinstance(approval.get("by"), str) else None,
+            missing=approval.get("missing") if name == "partial" else None,
+            message=body or None,
+            needs=needs or None,
+            controller=self.instance_id(),
+        )
+
+    def _message(
+        self,
+        event: str,
+        plan_id: str,
+        plan_hash: str | None,
+        status: str | None,
+        body: str,
+        approved_by: str | None,
+        approval_commit: str | None,
+    ) -> str:
+        from controller.execution.secrets import redact_text
+
+        trailers = [
+            f"Plan: {plan_id}",
+            f"Plan-Hash: {plan_hash or 'none'}",
+            f"Plan-Status: {status or 'unknown'}",
+        ]
+        if approved_by:
+            trailers.append(f"Approved-By: {approved_by}")
+        if approval_commit:
+            trailers.append(f"Approval-Commit: {approval_commit}")
+        # Two controllers making the same decision in the same second would otherwise create
+        # byte-identical commits, and each would take the other's start commit for its own.
+        trailers.append(f"Controller: {self.instance_id()}")
+        text = f"plangate: {event} {plan_id}\n\n"
+        if body:
+            text += " ".join(body.split()) + "\n\n"
+        # git refuses a NUL in a commit message (and reads a message only up to one): a tool's
+        # stderr can hold one, so it is written as the escape plangate shows it as.
+        text = (text + "\n".join(trailers) + "\n").replace("\0", "\\x00")
+        return redact_text(self.config, text)
+
+    def _write(
+        self,
+        files: dict[str, bytes | None],
+        head: str,
+        message: str,
+        on_commit: Callable[[str], None] | None = None,
+        before_index: Callable[[], None] | None = None,
+    ) -> str:
+        sha = self.repo.commit_files(
+            branch=self.branch, parent=head, files=files, message=message, author=self.identity
+        )
+        if sha is None:
+            raise _Moved
+        if on_commit is not None:
+            on_commit(sha)
+        if self.config.remote is None:
+            self.repo.write_worktree(files)
+            if before_index is not None:
+                before_index()
+            self.repo.set_index_entries(files)
+        elif not self.repo.push(REMOTE, self.branch):
+            self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
+            raise _Moved
+        self._index_own_commit(sha, head, files, message)
+        self._head = sha
+        return sha
+
+    def _index_own_commit(
+        self, sha: str, parent: str, files: dict[str, bytes | None], message: str
+    ) -> None:
+        """Apply our own commit to the index without asking git what we just did."""
+        if self.index.meta("last_commit") != parent:
+            self.index.scan(self.repo, sha)
+            return
+        now = int(time.time())
+        changes = [
+            FileChange(
+                path, self.repo.blob_sha(parent, path), None if data is None else blob_id(data)
+            )
+            for path, data in files.items()
+        ]
+        subject, _, rest = message.partition("\n")
+        record = CommitRecord(
+            sha,
+            (parent,),
+            self.identity,
+            self.identity,
+            now,
+            now,
+            subject,
+            parse_trailers(rest),
+            changes,
+        )
+        self.index.apply(self.repo, record)
+        self.index.save(sha)
+
+
+def _without_execution(text: str) -> str:
+    try:
+        return yamlio.set_block(yamlio.read_yaml(text, "PLAN.yml"), "execution", None)
+    except PlangateError:
+        return text
+
+
+def _set_status(text: str, status: str) -> str:
+    return yamlio.set_scalar(yamlio.read_yaml(text, "PLAN.yml"), ("plan", "status"), status)
+
+
+def _set_approval(record: dict[str, Any], status: str) -> Callable[[str], str | None]:
+    def mutate(text: str) -> str | None:
+        doc = yamlio.read_yaml(text, "PLAN.yml")
+        plan = doc.data.get("plan") if isinstance(doc.data, dict) else None
+        if not isinstance(plan, dict) or plan.get("status") != "approved":
+            return None  # no longer an approval request: the next pass decides again
+        return _set_status(yamlio.set_block(doc, "approval", record), status)
+
+    return mutate

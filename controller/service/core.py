@@ -1,0 +1,224 @@
+"""The controller's state and plumbing, shared by every duty of the reconcile pass.
+
+:class:`ControllerCore` owns the state directory and its lock, the repository (the working
+tree, or in remote mode the controller's bare clone), the history index, the watched branch,
+the locks and the bookkeeping of running and waiting plans. The duties build on it:
+:mod:`~controller.service.committing`, :mod:`~controller.service.freezing`,
+:mod:`~controller.service.deciding`, :mod:`~controller.service.starting` and
+:mod:`~controller.service.outcomes`; :mod:`~controller.service.reconcile` puts them together.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.errors import GitError, PlangateError
+from controller.git.gitrepo import (
+    GitRepo,
+    Person,
+)
+from controller.git.history import HistoryIndex
+from controller.service.statedir import StateDir
+from controller.service.untracked import UntrackedScanner
+from controller.settings import Config
+
+MAX_PASSES = 5
+REMOTE = "origin"
+
+
+@dataclass
+class Job:
+    """An approved plan whose start commit is on the branch (pushed, in remote mode)."""
+
+    plan_id: str
+    plan_file: Path
+    plan_hash: str
+    approval: dict[str, Any]
+    gate_approved: int | None = None
+    resume: bool = False
+
+
+class _Moved(Exception):
+    """The branch moved under a commit: re-evaluate from the new history."""
+
+
+class _Wait(Exception):
+    """A human's uncommitted edits block a write to this plan."""
+
+
+def _log() -> Any:
+    import structlog
+
+    return structlog.get_logger("plangate")
+
+
+def iso(ts: int | float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ControllerCore:
+    """One controller over one plans repository; holds the state-directory lock if asked."""
+
+    def __init__(self, config: Config, *, lock: bool = True) -> None:
+        self.config = config
+        self.state = StateDir(config.state_path()).ensure()
+        if lock:
+            self.state.acquire()
+        self.identity = Person(config.identity.name, config.identity.email)
+        self._lock = threading.RLock()
+        #: Guards _running and _abort only: a worker starting a job must not wait for a pass.
+        self._jobs_lock = threading.Lock()
+        self._running: set[str] = set()
+        self._abort: set[str] = set()
+        self._dispatch: Callable[[Job], None] | None = None
+        self._dispatched: set[str] = set()
+        #: Plans whose run file no longer hashes to the approval: the file's stat when it
+        #: was refused (the plan is offered again only once the file changes).
+        self._refused_files: dict[str, tuple[int, int, int] | None] = {}
+        self._waiting: dict[str, str] = {}
+        self._repo: GitRepo | None = None
+        self._index: HistoryIndex | None = None
+        self._branch: str | None = None
+        self._head = ""
+        self._instance: str | None = None
+        self._on_branch: set[str] = set()
+        self._seen_rebuilds = 0
+        self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
+        self.last_error: str | None = None
+        self._notifier: Any = None
+        #: Why the last status() could not read history (it then shows the index as it was).
+        self.status_error: PlangateError | None = None
+        self.log = _log()
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    @property
+    def repo(self) -> GitRepo:
+        if self._repo is None:
+            self._repo = self._open_repo()
+        return self._repo
+
+    def _open_repo(self) -> GitRepo:
+        if self.config.remote is None:
+            return GitRepo(self.config.repo_path())
+        clone = self.state.clone_dir
+        if clone.exists():
+            return GitRepo(clone)
+        repo = GitRepo.clone_bare(self.config.remote.url, clone, self.config.remote.branch)
+        repo.run("remote", "set-url", REMOTE, self.config.remote.url)
+        return repo
+
+    @property
+    def index(self) -> HistoryIndex:
+        if self._index is None:
+            self._index = HistoryIndex(
+                self.state.index_file,
+                plans_dir=self.config.plans_dir,
+                controller_email=self.config.identity.email,
+            )
+        return self._index
+
+    @property
+    def branch(self) -> str:
+        if self._branch is None:
+            self._branch = self._watched_branch()
+        return self._branch
+
+    def _watched_branch(self) -> str:
+        if self.config.remote is not None:
+            return self.config.remote.branch
+        current = self.repo.current_branch()
+        remembered = self.index.meta("branch")
+        if remembered and remembered != current:
+            raise GitError(
+                f"the working tree is on branch {current}, but plangate watches {remembered}",
+                remedy=f"git switch {remembered} (or delete {self.state.index_file} to watch "
+                f"{current})",
+            )
+        self.index.set_meta("branch", current)
+        return current
+
+    def instance_id(self) -> str:
+        """This controller's id (random, kept in the state directory), e.g. ``host/3f2a9c1b``."""
+        if self._instance is None:
+            import secrets
+            import socket
+
+            found = self.index.meta("instance")
+            if found is None:
+                found = secrets.token_hex(4)
+                self.index.set_meta("instance", found)
+            self._instance = f"{socket.gethostname()}/{found}"
+        return self._instance
+
+    @property
+    def notifier(self) -> Any:
+        """The notify: sender for the config in force (a reload brings new URLs)."""
+        from controller.execution.secrets import redact_text
+        from controller.service.notify import Notifier
+
+        if self._notifier is None or self._notifier.settings != self.config.notify:
+            if self._notifier is not None:
+                self._notifier.close(timeout=0)
+            config = self.config
+            self._notifier = Notifier(config.notify, lambda text: redact_text(config, text))
+        return self._notifier
+
+    def close(self) -> None:
+        if self._notifier is not None:
+            self._notifier.close()
+        if self._index is not None:
+            self._index.close()
+        if self._repo is not None:
+            self._repo.close()
+        self.state.release()
+
+    def head(self) -> str:
+        sha = self.repo.branch_head(self.branch)
+        if sha is None:
+            raise GitError(f"branch {self.branch} has no commits yet", remedy="commit something")
+        return sha
+
+    def running(self) -> set[str]:
+        with self._jobs_lock:
+            return set(self._running)
+
+    def _sync(self) -> str:
+        if self.config.remote is None:
+            self.repo.check_health()
+            return self.head()
+        remote_head = self.repo.fetch(REMOTE, self.branch)
+        local = self.repo.rev(f"refs/heads/{self.branch}")
+        if local == remote_head:
+            return local
+        if local is not None and self.repo.is_ancestor(remote_head, local):
+            if self.repo.push(REMOTE, self.branch):  # our commit from before a crash
+                return local
+            raise _Moved
+        # Fast-forward; or drop our unpushed commits after a rejected push (never published).
+        self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
+        return remote_head
+
+    def _wait(self, plan_id: str, reason: str) -> None:
+        if self._waiting.get(plan_id) != reason:
+            self.log.warning("plan_waiting", plan=plan_id, reason=reason)
+        self._waiting[plan_id] = reason
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _job_data(job: Job) -> dict[str, Any]:
+    data = asdict(job)
+    data["plan_file"] = str(job.plan_file)
+    return data

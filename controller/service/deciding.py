@@ -1,0 +1,106 @@
+"""Deciding: what one plan needs in this pass, and the verdict on an approval request.
+
+An approval request is verified by :func:`controller.approval.approvals.verify_approval`:
+refused -> ``approval: {status: refused, ...}`` and back to where a new approval is needed;
+valid -> the plan starts (:mod:`~controller.service.starting`). An abort of a plan that is not
+running is recorded; a pending plan is frozen (:mod:`~controller.service.freezing`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from controller.approval import approvals
+from controller.errors import GitError, PlangateError
+from controller.git.history import PlanState, build_request
+from controller.plan import plans, yamlio
+from controller.service.committing import _set_approval, _set_status
+from controller.service.core import Job, _Moved, _Wait, iso
+from controller.service.freezing import Freezing
+from controller.service.starting import Starting
+
+#: Where a refused approval leaves the plan: it needs a new approval from there.
+_REFUSED_TO = {
+    approvals.Transition.APPROVE: "pending_approval",
+    approvals.Transition.GATE: "awaiting_approval",
+    approvals.Transition.RESUME: "failed",
+}
+
+
+class Deciding(Freezing, Starting):
+    """Acts on one plan: decide an approval, record an abort, or freeze."""
+
+    def _act(self, state: PlanState) -> Job | None:
+        try:
+            if self.config.remote is None:
+                self._check_uncommitted(state, self._head)
+            self._waiting.pop(state.plan_id, None)
+            if state.request is not None:
+                return self._decide(state)
+            if state.abort_requested:
+                return self._record_abort(state)
+            if state.status == "pending_approval":
+                self._freeze(state.file)
+        except _Wait as wait:
+            self._wait(state.plan_id, str(wait))
+        except (GitError, _Moved):
+            raise
+        except PlangateError as exc:
+            self._wait(state.plan_id, f"cannot write {state.file}: {exc}")
+        return None
+
+    def _check_text(self, file: str) -> Callable[[bytes], tuple[tuple[str, ...], str | None]]:
+        def check(data: bytes) -> tuple[tuple[str, ...], str | None]:
+            loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(file), self.config)
+            return tuple(p.code for p in loaded.problems), loaded.hash
+
+        return check
+
+    def _decide(self, state: PlanState) -> Job | None:
+        request = build_request(
+            state,
+            self.repo,
+            self._check_text(state.file),
+            require_signed=self.config.approval.require_signed,
+            allowed_signers=self.config.approval.allowed_signers,
+            verified_at=int(time.time()),
+        )
+        decision = approvals.verify_approval(request, self.config.approval)
+        record = decision.record(request, iso(request.commit_time))
+        if not decision.valid:
+            self.log.warning(
+                "approval_refused",
+                plan=state.plan_id,
+                code=decision.code,
+                reason=decision.message,
+                commit=request.commit,
+            )
+            back = _REFUSED_TO.get(request.kind, "pending_approval")
+            self._commit_plan(
+                state.file,
+                "refuse",
+                _set_approval(record, back),
+                request.current_hash,
+                f"{decision.code}: {decision.message}",
+            )
+            return None
+        return self._start(state, request, decision, record)
+
+    def _record_abort(self, state: PlanState) -> Job | None:
+        job = self._job_for(state)
+        if job is not None:
+            with self._jobs_lock:
+                self._abort.add(state.plan_id)
+            return job  # the engine stops before the next action and reports aborted
+
+        def mutate(text: str) -> str:
+            doc = yamlio.read_yaml(text, state.file)
+            execution = dict(doc.data.get("execution") or {})
+            execution.update(status="aborted", finished_at=plans.now_utc())
+            return _set_status(yamlio.set_block(doc, "execution", execution), "aborted")
+
+        self._commit_plan(state.file, "abort", mutate, state.hash, "aborted on request")
+        self.index.set_job(state.plan_id, None)
+        return None

@@ -1,0 +1,165 @@
+"""Running a job with the engine and recording its outcome as ``plan.status`` and a commit.
+
+The engine never touches git: :meth:`Outcomes.execute` checks that the file it will read
+still hashes to what was approved, runs it (stopping on an abort request), then commits the
+``execution:`` block and EXECUTION_LOG.md, retrying when the branch moves meanwhile.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from controller.errors import PlangateError
+from controller.git.history import LOG_NAME
+from controller.plan import plans, yamlio
+from controller.service.committing import Committing, _set_status
+from controller.service.core import MAX_PASSES, Job, _job_data, _Moved, _stat_key, _Wait
+
+_OUTCOME_STATUS = {
+    "completed": ("completed", "complete"),
+    "failed": ("failed", "fail"),
+    "awaiting_approval": ("awaiting_approval", "await-approval"),
+    "aborted": ("aborted", "abort"),
+    "stopped": ("executing", "checkpoint"),
+}
+
+
+class Outcomes(Committing):
+    """Runs jobs (safe from worker threads) and commits what they did."""
+
+    def execute(self, job: Job, stop_requested: Callable[[], bool] = lambda: False) -> None:
+        """Run the job with the engine and commit the outcome; safe from worker threads."""
+        from controller.execution.executor import Engine, RunOutcome
+
+        with self._jobs_lock:
+            if job.plan_id in self._running:
+                return
+            self._running.add(job.plan_id)
+        try:
+            if not self._still_approved(job):
+                return
+            engine = Engine(self.config, state_dir=self.state.path)
+            try:
+                outcome = engine.run(
+                    job.plan_file,
+                    plan_id=job.plan_id,
+                    approval=job.approval,
+                    gate_approved=job.gate_approved,
+                    resume=job.resume,
+                    abort_requested=self._abort_check(job),
+                    stop_requested=stop_requested,
+                )
+            except PlangateError as exc:
+                outcome = RunOutcome("failed", exc, None)
+            self._record_outcome(job, outcome)
+        finally:
+            with self._jobs_lock:
+                self._running.discard(job.plan_id)
+                self._abort.discard(job.plan_id)
+
+    def _still_approved(self, job: Job) -> bool:
+        """Does the file the engine will read still hash to what was approved? In local mode
+        anyone with the working tree can rewrite PLAN.yml (and its frozen.hash) after the
+        start commit; such a plan waits, untouched, instead of running unapproved content."""
+        try:
+            text = job.plan_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            found: str | None = f"unreadable ({exc})"
+        else:
+            found = plans.validate_text(text, job.plan_file, self.config).hash
+        if found == job.plan_hash:
+            return True
+        with self._lock:
+            self._refused_files[job.plan_id] = _stat_key(job.plan_file)
+            self._wait(
+                job.plan_id,
+                f"E_PLAN_HASH_MISMATCH: {job.plan_file} hashes to {found}, but "
+                f"{job.plan_hash} was approved; restore the committed file to run it",
+            )
+        return False
+
+    def _abort_check(self, job: Job) -> Callable[[], bool]:
+        last = [time.monotonic()]  # the pass that started the job has just read the branch
+
+        def abort_requested() -> bool:
+            if job.plan_id in self._abort:
+                return True
+            if self.config.remote is not None or time.monotonic() - last[0] < 1.0:
+                return False
+            last[0] = time.monotonic()
+            return self._status_at_head(job) == "aborted"
+
+        return abort_requested
+
+    def _status_at_head(self, job: Job) -> str | None:
+        with self._lock:
+            state = self.index.plans.get(job.plan_id)
+            if state is None:
+                return None
+            data = self.repo.read_file(self.head(), state.file)
+        return (
+            None
+            if data is None
+            else plans.validate_text(data.decode("utf-8", "replace"), Path(state.file)).status
+        )
+
+    def _record_outcome(self, job: Job, outcome: Any) -> None:
+        status, event = _OUTCOME_STATUS.get(outcome.status, ("failed", "fail"))
+        body = str(outcome.error) if outcome.error is not None else ""
+        for _ in range(MAX_PASSES):
+            with self._lock:
+                try:
+                    self._commit_outcome(job, status, event, body)
+                except _Moved:
+                    self._sync()
+                    continue
+                except _Wait as wait:
+                    self._waiting[job.plan_id] = str(wait)
+                    self.log.warning("plan_waiting", plan=job.plan_id, reason=str(wait))
+                    return
+                self._after_outcome(job, outcome, status)
+                return
+        # The branch kept moving: the job stays ours, and the next pass runs it again; the
+        # journal makes that rerun report the same outcome without acting again.
+        self.log.warning("outcome_not_committed", plan=job.plan_id, status=outcome.status)
+
+    def _commit_outcome(self, job: Job, status: str, event: str, body: str) -> None:
+        head = self._head = self._sync()
+        self.index.scan(self.repo, head)
+        state = self.index.plans.get(job.plan_id)
+        if state is None:
+            return
+        run_text = job.plan_file.read_text(encoding="utf-8")
+        execution = yamlio.read_yaml(run_text, str(job.plan_file)).data.get("execution")
+        if self.config.remote is None:
+            self._check_uncommitted(state, head)
+
+        def mutate(text: str) -> str:
+            text = yamlio.set_block(yamlio.read_yaml(text, state.file), "execution", execution)
+            return _set_status(text, status)
+
+        log_file = job.plan_file.with_name(LOG_NAME)
+        extra = {f"{job.plan_id}/{LOG_NAME}": log_file.read_bytes()} if log_file.exists() else {}
+        self._commit_plan(
+            state.file,
+            event,
+            mutate,
+            job.plan_hash,
+            body,
+            approved_by=str(job.approval.get("by") or "") or None,
+            approval_commit=str(job.approval.get("commit") or "") or None,
+            extra=extra,
+        )
+
+    def _after_outcome(self, job: Job, outcome: Any, status: str) -> None:
+        self.log.info("plan_outcome", plan=job.plan_id, hash=job.plan_hash, status=outcome.status)
+        if outcome.status == "awaiting_approval":
+            self.index.set_job(job.plan_id, {**_job_data(job), "paused_gate": outcome.action})
+        elif outcome.status != "stopped":
+            self.index.set_job(job.plan_id, None)
+            if self.config.remote is not None:
+                shutil.rmtree(self.state.run_dir(job.plan_id), ignore_errors=True)

@@ -1,0 +1,158 @@
+"""Starting runs: the start commit of an approved plan, and the jobs this controller owns.
+
+A start is recorded in the history index before it is published (a crash must not orphan
+the run) and handed to the daemon's worker pool as soon as it is on the branch; after a
+restart, the plans this controller started and that are still ``executing`` become jobs again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from controller.approval import approvals
+from controller.git.history import LOG_NAME, PlanState
+from controller.plan import plans
+from controller.service.committing import Committing, _set_approval
+from controller.service.core import Job, _job_data, _stat_key
+
+
+class Starting(Committing):
+    """Publishes start commits and knows which jobs are this controller's."""
+
+    def _start(
+        self,
+        state: PlanState,
+        request: approvals.ApprovalRequest,
+        decision: approvals.Decision,
+        record: dict[str, Any],
+    ) -> Job | None:
+        expected = request.current_hash
+
+        def mutate(text: str) -> str | None:
+            facts = plans.validate_text(text, Path(state.file), self.config)
+            if facts.status != "approved" or facts.hash != expected:
+                return None  # changed meanwhile: the next pass decides again
+            return _set_approval(record, "executing")(text)
+
+        previous = self.index.jobs().get(state.plan_id, {})
+        gate = previous.get("paused_gate") if request.kind is approvals.Transition.GATE else None
+        plan_file = self._plan_path(state)
+        job = Job(
+            state.plan_id,
+            plan_file,
+            expected or "",
+            record,
+            gate_approved=gate,
+            resume=request.kind is approvals.Transition.RESUME,
+        )
+
+        started: list[str] = []
+
+        def remember(sha: str) -> None:  # before publishing: a crash must not orphan the run
+            self.index.set_job(state.plan_id, {**_job_data(job), "start": sha})
+            started.append(sha)
+
+        def publish() -> None:  # on the branch, and the file the engine reads is in place
+            self.log.info(
+                "plan_started",
+                plan=state.plan_id,
+                hash=expected,
+                commit=started[-1],
+                approver=decision.approver,
+            )
+            if self._dispatch is not None:
+                self._dispatch(job)
+                self._dispatched.add(job.plan_id)
+
+        sha = self._commit_plan(
+            state.file,
+            "start",
+            mutate,
+            expected,
+            "",
+            approved_by=decision.approver,
+            approval_commit=request.commit,
+            on_commit=remember,
+            before_index=publish if self.config.remote is None else None,
+        )
+        if sha is None:
+            return None
+        if self.config.remote is not None:
+            self._prepare_run_dir(state, sha)
+            publish()
+        return None if job.plan_id in self._dispatched else job
+
+    def _plan_path(self, state: PlanState) -> Path:
+        """Where the engine runs the plan: the working tree, or a run folder (remote)."""
+        if self.config.remote is None:
+            return self.repo.path / state.file
+        return self.state.run_dir(state.plan_id) / PurePosixPath(state.file).name
+
+    def _prepare_run_dir(self, state: PlanState, commit: str) -> None:
+        """Remote mode: the run folder starts as the plan's files at the start commit."""
+        if self.config.remote is None:
+            return
+        run_dir = self.state.run_dir(state.plan_id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for name in (PurePosixPath(state.file).name, LOG_NAME):
+            data = self.repo.read_file(commit, f"{state.plan_id}/{name}")
+            if data is not None:
+                (run_dir / name).write_bytes(data)
+
+    def _owned_jobs(self, already: set[str]) -> list[Job]:
+        """Plans this controller started that are executing but not running (a restart)."""
+        jobs = []
+        for plan_id in self.index.jobs():
+            state = self.index.plans.get(plan_id)
+            if plan_id in already or plan_id in self.running() or state is None:
+                continue
+            if state.status == "executing":
+                job = self._job_for(state)
+                if job is not None and not self._still_refused(job):
+                    jobs.append(job)
+        return jobs
+
+    def _still_refused(self, job: Job) -> bool:
+        """Was this job's file refused by _still_approved, and is it unchanged since? (A pass
+        would otherwise offer it again at once, and again after that refusal: a busy loop.)"""
+        if job.plan_id not in self._refused_files:
+            return False
+        if self._refused_files[job.plan_id] == _stat_key(job.plan_file):
+            return True
+        del self._refused_files[job.plan_id]
+        return False
+
+    def _job_for(self, state: PlanState) -> Job | None:
+        """The job this controller started for the plan, if its start commit is on the branch."""
+        data = self.index.jobs().get(state.plan_id)
+        if not data or (data.get("paused_gate") is not None and state.status != "executing"):
+            return None
+        if not self._published(data.get("start"), self._head or self.head()):
+            self.index.set_job(state.plan_id, None)  # never published: another controller won
+            return None
+        plan_file = self._plan_path(state)
+        if self.config.remote is not None and not plan_file.exists():
+            self._prepare_run_dir(state, self._head or self.head())
+        return Job(
+            state.plan_id,
+            plan_file,
+            data["plan_hash"],
+            data["approval"],
+            data.get("gate_approved"),
+            bool(data.get("resume")),
+        )
+
+    def _published(self, start: str | None, head: str) -> bool:
+        """Is our start commit on the branch? (Cached: the branch only grows, unless it was
+        rewritten, which rebuilds the index and drops the cache.)"""
+        if self._seen_rebuilds != self.index.rebuilds:
+            self._on_branch.clear()
+            self._seen_rebuilds = self.index.rebuilds
+        if not start:
+            return False
+        if start not in self._on_branch:
+            if not self.repo.is_ancestor(start, head):
+                return False
+            self._on_branch.add(start)
+        return True

@@ -1,0 +1,199 @@
+"""One entry of the tool catalog (``tools:`` in ``plangate.yml``, SPEC §6).
+
+The catalog decides what a plan's ``tool:`` name may run, so each kind's options are checked
+strictly here: only that kind's options, the required one present, URLs, headers, argv,
+environment and ``module:function`` targets well formed, ``params_schema`` a JSON Schema;
+and what a call risks and costs (``risk``, ``estimate``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    field_validator,
+    model_validator,
+)
+
+from controller.settings.fields import (
+    Amount,
+    Risk,
+    Seconds,
+    _invalid,
+    _shown,
+    _Strict,
+)
+from controller.settings.values import (
+    _COMMON_OPTIONS,
+    _CONTROL,
+    _HEADER_NAME,
+    _PLACEHOLDER,
+    _REQUIRED_OPTION,
+    _TARGET,
+    HTTP_METHODS,
+    KIND_OPTIONS,
+)
+
+
+class Estimate(_Strict):
+    """What one call of a tool is expected to take and cost."""
+
+    seconds: Amount = 0.0
+    cost_usd: Amount = 0.0
+
+
+class ToolSpec(_Strict):
+    """One catalog entry: what a plan's ``tool:`` name runs (SPEC §6)."""
+
+    kind: Literal["echo", "exec", "python", "http"]
+    description: str = ""
+    argv: list[str] | None = None
+    """exec: the program and its arguments; ``{param}`` placeholders fill one element each."""
+    env: dict[str, str] = {}
+    """exec, python: extra environment variables."""
+    cwd: Path | None = None
+    """exec, python: working directory."""
+    target: str | None = None
+    """python: ``module:function``."""
+    method: str = "POST"
+    """http: the request method, one of :data:`HTTP_METHODS` (any case; kept upper-case)."""
+    url: str | None = None
+    """http: an http(s) URL; ``{param}`` placeholders are URL-encoded."""
+    headers: dict[str, str] = {}
+    """http: extra request headers."""
+    params_schema: dict[str, Any] | None = None
+    """JSON Schema the params must satisfy (statically at validation, again before running)."""
+    idempotent: bool = False
+    """Safe to run twice: an action in doubt after a crash is re-run instead of failing."""
+    timeout: Seconds = 60.0
+    """Seconds before the tool is killed (E_TIMEOUT); an action's ``timeout`` overrides it."""
+    output_trust: Literal["untrusted", "trusted", "inherit"] = "untrusted"
+    """Who writes its output: ``untrusted`` (outside data, the default), ``trusted`` (the
+    operator vouches for it), ``inherit`` (as trusted as its inputs: a pure transformation).
+    Untrusted output reaching a ``sensitive`` param needs a guard (SPEC §16)."""
+    sensitive: list[str] = []
+    """Params that steer where its effects go (recipients, URLs, amounts)."""
+    risk: Risk = "medium"
+    """``low``: reads only; ``medium``: writes that can be undone; ``high``: publishes,
+    deletes or changes many things. A plan's risk is the highest of its tools'."""
+    estimate: Estimate | None = None
+    """What one call costs: ``{seconds, cost_usd}``; a plan's estimate sums its calls."""
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, value: str) -> str:
+        if value.upper() not in HTTP_METHODS:
+            raise _invalid(
+                f"found {_shown(value)}, not an HTTP method a tool can use",
+                f"use one of {', '.join(HTTP_METHODS)}",
+            )
+        return value.upper()
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not _is_http_url(value):
+            raise _invalid(
+                f"found {_shown(value)}, not an http:// or https:// URL with a host",
+                "write a full URL such as https://hooks.example.com/{channel} "
+                "({param} placeholders are allowed)",
+            )
+        return value
+
+    @field_validator("argv")
+    @classmethod
+    def _argv(cls, value: list[str] | None) -> list[str] | None:
+        remedy = "start argv with the program to run, e.g. [kubectl, scale, ...]"
+        if value and not value[0].strip():
+            raise _invalid(f"found {_shown(value[0])} as the program", remedy)
+        if value and any("\0" in arg for arg in value):
+            raise _invalid("found a NUL character in an argument", "remove it")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not name or "=" in name or "\0" in name + text:
+                raise _invalid(
+                    f"found the variable {_shown(name)}, which a process environment cannot hold",
+                    "use names without `=` and values without NUL characters",
+                    key=name,
+                )
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name) or _CONTROL.search(text.replace("\t", "")):
+                raise _invalid(
+                    f"found the header {_shown(name)}: {_shown(text)}, not a valid HTTP header",
+                    "use a header name of letters, digits and - (e.g. X-Team), "
+                    "and a value on one line",
+                    key=name,
+                )
+        return value
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str | None) -> str | None:
+        if value is not None and not _TARGET.fullmatch(value):
+            raise _invalid(
+                f"found {_shown(value)}, not module:function",
+                "write the import path of a module, a colon and the function, "
+                "e.g. mailtools:list_mail or pkg.mod:Class.method",
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> ToolSpec:
+        options = KIND_OPTIONS[self.kind]
+        stray = sorted(self.model_fields_set - set(options) - set(_COMMON_OPTIONS))
+        if stray:
+            takes = ", ".join([*options, *_COMMON_OPTIONS[1:]])
+            raise _invalid(
+                f"found {', '.join(stray)}, not an option of a tool of kind {self.kind}",
+                f"remove it: tools of kind {self.kind} take {takes}",
+                key=stray[0],
+            )
+        needed = _REQUIRED_OPTION.get(self.kind)
+        if needed and not getattr(self, needed):
+            raise _invalid(
+                f"missing: a tool of kind {self.kind} needs `{needed}`",
+                f"add `{needed}` (see the tool table in docs/configuration.md)",
+                key=needed,
+            )
+        if self.params_schema is not None:
+            _check_json_schema(self.params_schema)
+        return self
+
+
+def _is_http_url(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    concrete = _PLACEHOLDER.sub("p", url)  # a filled placeholder is URL-encoded text
+    if _CONTROL.search(concrete):
+        return False
+    try:
+        parts = urlsplit(concrete)
+        _ = parts.port  # raises ValueError on a port out of range
+    except ValueError:
+        return False
+    host_ok = bool(parts.hostname) and " " not in parts.netloc
+    return parts.scheme in ("http", "https") and host_ok
+
+
+def _check_json_schema(schema: dict[str, Any]) -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise _invalid(
+            f"not a valid JSON Schema: {exc.message}",
+            "write a JSON Schema (draft 2020-12), e.g. {type: object, properties: {...}}",
+            key="params_schema",
+        ) from None

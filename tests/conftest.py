@@ -30,6 +30,8 @@ def pytest_configure(config: pytest.Config) -> None:
     fd = os.open("/tmp/plangate-suite.lock", os.O_CREAT | os.O_RDWR, 0o666)
     fcntl.flock(fd, fcntl.LOCK_EX)
     config._plangate_suite_lock = fd  # type: ignore[attr-defined]  # held until exit
+
+
 EXAMPLES = ROOT / "examples"
 
 

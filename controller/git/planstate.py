@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from controller.git.gitrepo import CommitRecord, FileChange
+from controller.git.records import CommitRecord, FileChange
 from controller.plan import hashing, yamlio
 from controller.plan.plans import PLAN_FILES
 

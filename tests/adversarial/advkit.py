@@ -40,6 +40,11 @@ print(json.dumps({"ok": True, "echo": json.loads(data) if data.strip() else None
 """
 
 
+class BenchError(RuntimeError):
+    """The bench itself failed (git refused a step, the controller's pass crashed): never
+    an expected failure, so a strict xfail (``raises=AssertionError``) does not hide it."""
+
+
 def identity(who: tuple[str, str]) -> dict[str, str]:
     name, email = who
     return {
@@ -130,6 +135,7 @@ class Lab:
             )
         if who:
             env.update(identity(who))
+        env.update(getattr(self, "extra_env", {}))
         return env
 
     def git(
@@ -149,7 +155,7 @@ class Lab:
             check=False,
         )
         if check and result.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+            raise BenchError(f"git {' '.join(args)} failed: {result.stderr}")
         return result.stdout
 
     def write(self, slug: str, text: str | bytes, filename: str = "PLAN.yml") -> Path:
@@ -173,7 +179,7 @@ class Lab:
                 lines[i] = f"  status: {status}"
                 break
         else:
-            raise AssertionError(f"no plan.status in {path}")
+            raise BenchError(f"no plan.status in {path}")
         path.write_text("\n".join(lines), encoding="utf-8")
 
     def commit(self, message: str, who: tuple[str, str] = AGENT, *paths: str) -> str:
@@ -207,9 +213,8 @@ class Lab:
         """One ``plangate run --once`` pass; with ``check`` it must exit 0 (the controller
         itself worked, whatever the plans' outcomes)."""
         result = self.cli("run", "--once", "--config", str(self.config), timeout=timeout)
-        if check:
-            assert result.returncode == 0, (result.returncode, result.stderr[-800:])
-            assert "Traceback" not in result.stderr, result.stderr[-800:]
+        if check and (result.returncode != 0 or "Traceback" in result.stderr):
+            raise BenchError(f"run --once exited {result.returncode}: {result.stderr[-800:]}")
         return result
 
     # -- observing ----------------------------------------------------------------------
@@ -231,7 +236,8 @@ class Lab:
         if cached and cached[0] == head:
             return dict(cached[1])
         result = self.cli("status", "--json", "--config", str(self.config))
-        assert result.returncode in (0, 1), result.stderr[-2000:]
+        if result.returncode not in (0, 1):
+            raise BenchError(f"status exited {result.returncode}: {result.stderr[-800:]}")
         rows = {row["plan"]: row for row in json.loads(result.stdout)}
         self._status = (head, rows)
         return rows
@@ -257,7 +263,7 @@ class Lab:
         """The code of the controller's recorded refusal of ``slug`` (HEAD's PLAN.yml)."""
         try:
             data = self.plan(slug)
-        except AssertionError:
+        except BenchError:
             return None
         approval = data.get("approval") or {}
         if approval.get("status") == "refused":
@@ -267,7 +273,7 @@ class Lab:
     def codes(self, slug: str) -> str:
         """Everything the controller said about ``slug``: status notes, refusal, validation."""
         text = json.dumps(self.status().get(f"plans/{slug}", {}))
-        with contextlib.suppress(AssertionError):
+        with contextlib.suppress(BenchError):
             text += json.dumps(self.plan(slug), default=str)
         return text
 
@@ -288,7 +294,7 @@ def xfail(cls: str, what: str) -> Any:
     """The marker for an attack that breaks the promise on today's main (issue 11)."""
     import pytest
 
-    return pytest.mark.xfail(strict=True, reason=f"issue 11: {cls} — {what}")
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"issue 11: {cls} — {what}")
 
 
 def cases(ids: list[str], values: list[Any], broken: dict[str, Any]) -> list[Any]:
@@ -301,3 +307,14 @@ def cases(ids: list[str], values: list[Any], broken: dict[str, Any]) -> list[Any
         else pytest.param(v, id=i, marks=[broken[i]] if i in broken else [])
         for i, v in zip(ids, values, strict=True)
     ]
+
+
+def play(lab: Lab, scenarios: dict[str, list[Any]]) -> None:
+    """Play every scenario's steps in rounds, one ``run --once`` pass after each round (as a
+    daemon would between pushes). A step is ``step(lab, variant_id)``."""
+    rounds = max(len(steps) for steps in scenarios.values())
+    for index in range(rounds):
+        for vid, steps in scenarios.items():
+            if index < len(steps) and steps[index] is not None:
+                steps[index](lab, vid)
+        lab.run()

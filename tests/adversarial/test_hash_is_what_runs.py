@@ -5,7 +5,8 @@ Attack: write a value in a form that hashes like the reviewed one (JCS canonical
 cannot represent faithfully (an overflow, a timestamp, a tag). Defence: either the two forms
 hash differently, or the tool gets the very same bytes; values JSON cannot hold are refused.
 
-One repo: for every form a variant plan and a canonical twin, each in three placements (a
+One repo: for every form a variant plan and a canonical twin (shared by the forms of one
+value), each in three placements (a
 direct param, a whole ``$<inputs.n>`` reference, a reference inside a string); the agent
 submits them all, the controller freezes, Alice approves them all in one commit, one pass
 runs them. The recording tool gets ``n`` both as an argv element and in the stdin JSON.
@@ -87,13 +88,18 @@ def _plan(tag: str, form: str, placement: str) -> str:
     )
 
 
+def _twin(canonical: str, placement: str) -> str:
+    """One canonical twin per (value, placement), shared by every form of that value."""
+    return f"c{sorted({c for _, c in PAIRS}).index(canonical)}-{placement}"
+
+
 def _slugs() -> dict[str, tuple[str, str]]:
     """slug -> (form, placement) for every plan in the repo."""
     out: dict[str, tuple[str, str]] = {}
     for i, (form, canonical) in enumerate(PAIRS):
         for placement in PLACEMENTS:
             out[f"v{i}-{placement}"] = (form, placement)
-            out[f"c{i}-{placement}"] = (canonical, placement)
+            out[_twin(canonical, placement)] = (canonical, placement)
     for i, form in enumerate(UNREPRESENTABLE):
         for placement in ("direct", "input"):
             out[f"u{i}-{placement}"] = (form, placement)
@@ -196,7 +202,7 @@ _VALUES = [(i, pair, placement) for i, pair in enumerate(PAIRS) for placement in
 def test_forms_that_hash_alike_reach_the_tool_alike(
     lab: Lab, hashes: dict[str, Any], index: int, pair: tuple[str, str], placement: str
 ) -> None:
-    variant, canonical = f"v{index}-{placement}", f"c{index}-{placement}"
+    variant, canonical = f"v{index}-{placement}", _twin(pair[1], placement)
     # The canonical twin always runs, exactly once: the bench itself works.
     assert len(lab.calls(canonical)) == 1, lab.codes(canonical)
     own, twin = hashes[variant], hashes[f"{variant}.canonical"]

@@ -69,7 +69,14 @@ execution:
     attempts: 0
 """
 
-STYLES = ["identity", "identity+subject+trailers", "author-only", "committer-only"]
+STYLES = [
+    "identity",
+    "identity+subject+trailers",
+    "author-only",
+    "committer-only",
+    "upper-case-email",
+    "agent-itself",
+]
 STATES = ["executing", "awaiting_approval", "failed", "completed", "aborted"]
 SECOND = {
     "executing": "pending",
@@ -118,6 +125,10 @@ def _forge(lab: Lab, slug: str, state: str, style: str) -> None:
         args.append(f"--author={BOT[0]} <{BOT[1]}>")
     elif style == "committer-only":
         args.append(f"--author={AGENT[0]} <{AGENT[1]}>")
+    elif style == "upper-case-email":
+        env_who = ("plangate", BOT[1].upper())
+    elif style == "agent-itself":
+        env_who = AGENT
     lab.git(*args, who=env_who)
 
 
@@ -170,7 +181,7 @@ STATUS_BROKEN = {
         "a human commit under the controller's name sets the plan's effective status",
     )
     for vid in IDS
-    if not vid.endswith("committer-only")
+    if not vid.endswith(("committer-only", "agent-itself"))
 }
 
 

@@ -42,6 +42,12 @@ PAIRS = [
     ("0.1e1", "1"),
     ("1.0000000000000001", "1"),
     ("9007199254740991.0", "9007199254740991"),
+    ("0b11", "3"),
+    ("1_000", "1000"),
+    ("0x1F", "31"),
+    ("1e0", "1"),
+    ("-0x1", "-1"),
+    ("0o17", "15"),
     ("!!float 1", "1"),
     ("!!int 0x1", "1"),
 ]
@@ -176,6 +182,7 @@ def _seen(lab: Lab, slug: str) -> list[tuple[str, str]]:
 
 # Broken on today's main: the tool gets the form as written, the hash the canonical number.
 _BROKE_FORMS = [
+    "1e0",
     "1.0",
     "1e2",
     "1E2",

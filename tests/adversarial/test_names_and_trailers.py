@@ -134,6 +134,12 @@ def test_control_plan_ran(lab: Lab) -> None:
     assert len(lab.calls("control")) == 1
 
 
+@pytest.mark.parametrize("vid", [*(f"field-{v}" for v in FIELDS), "stderr"])
+def test_plans_with_hostile_text_in_fields_did_run(lab: Lab, vid: str) -> None:
+    """So their start and complete/fail commits exist for the trailer check below."""
+    assert lab.started(vid)
+
+
 ALL = [*(f"dir-{v}" for v in FOLDERS), *(f"field-{v}" for v in FIELDS), "stderr"]
 _INJECTED = xfail(
     "names and trailers", "a line break in a folder name writes trailers into controller commits"

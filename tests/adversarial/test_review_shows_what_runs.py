@@ -169,3 +169,58 @@ def test_show_escapes_bidi_and_zero_width(shown: str, name: str) -> None:
     char = INVISIBLE[name]
     assert char not in shown, f"show printed a raw {name} character"
     assert f"\\u{ord(char):04x}" in shown.lower() or f"<u+{ord(char):04x}>" in shown.lower()
+
+
+# Keys that look different in a diff but are one key to YAML, and YAML that expands what the
+# reviewer reads: all refused E_YAML_PARSE (a duplicate would let the last one win unseen).
+DUPLICATES = {
+    "plain-twice": "n: 1\nn: 2",
+    "quoted-and-plain": '"n": 1\nn: 2',
+    "single-quoted": "n: 1\n'n': 2",
+    "escaped-key": 'n: 1\n"\\u006e": 2',
+    "explicit-key": "n: 1\n? n\n: 2",
+    "flow-mapping": "m: {n: 1, n: 2}",
+    "anchor-alias": "a: &x 1\nb: *x",
+    "merge-key": "base: &b {n: 1}\nmore:\n  <<: *b\n  n: 2",
+    "tag-on-key": "!!str n: 1\nn: 2",
+}
+
+
+@pytest.fixture(scope="module")
+def duplicate_reports(lab: Lab) -> dict[str, dict[str, object]]:
+    paths = []
+    for vid, params in DUPLICATES.items():
+        path = lab.root / "dups" / vid / "PLAN.yml"
+        path.parent.mkdir(parents=True)
+        path.write_text(plan_text(vid, params=params + "\n"), encoding="utf-8")
+        paths.append(str(path))
+    result = lab.cli("validate", "--json", "--config", str(lab.config), *paths)
+    reports = {}
+    decoder = json.JSONDecoder()
+    text, pos = result.stdout, 0
+    while pos < len(text):
+        while pos < len(text) and text[pos] in " \n\r\t[],":
+            pos += 1
+        if pos >= len(text):
+            break
+        obj, pos = decoder.raw_decode(text, pos)
+        reports[obj["path"].split("/")[-2]] = obj
+    return reports
+
+
+@pytest.mark.parametrize("vid", list(DUPLICATES))
+def test_one_key_written_twice_or_expanded_is_refused(
+    duplicate_reports: dict[str, dict[str, object]], vid: str
+) -> None:
+    report = duplicate_reports[vid]
+    assert report["valid"] is False, report
+    text = json.dumps(report["errors"])
+    assert "E_YAML_PARSE" in text, report
+    why = (
+        "anchor"
+        if vid.startswith(("anchor", "merge"))
+        else "tag"
+        if vid == "tag-on-key"
+        else "duplicate"
+    )
+    assert why in text, report

@@ -167,8 +167,9 @@ def test_the_controller_commits_only_its_own_bytes(lab: Lab, mode: str) -> None:
     assert "STAGED.md" not in tree and "NOTES.md" not in tree
     assert "FORGED" not in lab.git("show", "HEAD:README")
     assert lab.secret.read_text() == "DEPLOYKEY-SECRET-0123456789\n"  # type: ignore[attr-defined]
-    for call in lab.calls(f"{mode}-step2"):
-        assert "FORGED" not in call["stdin"], "action 2 ran with params edited in the tree"
+    calls = lab.calls(f"{mode}-step2")
+    assert len(calls) == 1, "the bench: the agent's action succeeded and the next one ran once"
+    assert "FORGED" not in calls[0]["stdin"], "action 2 ran with params edited in the tree"
 
 
 def test_bystander_plan_ran(lab: Lab) -> None:

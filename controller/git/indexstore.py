@@ -31,6 +31,8 @@ class IndexStore:
         self.plans_dir = plans_dir.strip("/") or "."
         self.controller_email = controller_email.lower()
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False)
+        #: The jobs table, decoded (see jobs()); None until first asked for.
+        self._jobs: dict[str, dict[str, Any]] | None = None
         # WAL: one fsync per durable commit instead of a rollback journal's several. The plan
         # index is a cache rebuilt from git, so its saves need not be fsynced (NORMAL);
         # set_job, which a crash must not lose, commits with FULL.
@@ -94,7 +96,13 @@ class IndexStore:
         self._dirty.add(plan_id)
 
     def jobs(self) -> dict[str, dict[str, Any]]:
-        return {pid: json.loads(d) for pid, d in self._db.execute("SELECT plan_id, data FROM jobs")}
+        """The jobs this controller started, by plan id: decoded once, then kept in step with
+        :meth:`set_job` (a pass asks for them per executing plan; decoding every row each
+        time made a thousand running plans cost a million decodes per pass)."""
+        if self._jobs is None:
+            rows = self._db.execute("SELECT plan_id, data FROM jobs")
+            self._jobs = {pid: json.loads(data) for pid, data in rows}
+        return self._jobs
 
     def set_job(self, plan_id: str, job: dict[str, Any] | None) -> None:
         self._db.commit()  # the safety level can only change outside a transaction
@@ -106,6 +114,15 @@ class IndexStore:
                 row = (plan_id, json.dumps(job))
                 self._db.execute("INSERT OR REPLACE INTO jobs VALUES(?, ?)", row)
             self._db.commit()
+        except BaseException:
+            self._jobs = None  # the table is the truth: read it again
+            raise
+        else:
+            jobs = self.jobs()
+            if job is None:
+                jobs.pop(plan_id, None)
+            else:
+                jobs[plan_id] = json.loads(json.dumps(job))
         finally:
             self._db.execute("PRAGMA synchronous=NORMAL")
 

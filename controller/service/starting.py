@@ -103,7 +103,7 @@ class Starting(Committing):
     def _owned_jobs(self, already: set[str]) -> list[Job]:
         """Plans this controller started that are executing but not running (a restart)."""
         jobs = []
-        for plan_id in self.index.jobs():
+        for plan_id in list(self.index.jobs()):  # _job_for may drop a job
             state = self.index.plans.get(plan_id)
             if plan_id in already or plan_id in self.running() or state is None:
                 continue

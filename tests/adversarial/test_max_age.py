@@ -31,6 +31,17 @@ def frozen_by_agent(date: str, at: str | None = None) -> object:
     return step
 
 
+def approve_dated(date: str) -> object:
+    def step(lab: Lab, vid: str) -> None:
+        lab.extra_env = {"GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date}  # type: ignore[attr-defined]
+        try:
+            lab.approve(vid, ALICE)
+        finally:
+            lab.extra_env = {}  # type: ignore[attr-defined]
+
+    return step
+
+
 def submit(lab: Lab, vid: str) -> None:
     lab.write(vid, plan_text(vid))
     lab.commit(f"add {vid}", AGENT)
@@ -51,6 +62,10 @@ ATTACKS = {
         approve,
     ],
     "past-commit": [frozen_by_agent("2020-01-01T00:00:00Z"), approve],
+    "past-commit-backdated-approval": [
+        frozen_by_agent("2020-01-01T00:00:00Z"),
+        approve_dated("2020-01-01T00:10:00Z"),
+    ],
 }
 CONTROLS = {"honest": [submit, approve]}
 _FUTURE = xfail("max_age", "a freeze commit dated in the future makes a stale plan look young")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, plan_text, play, xfail
 
-KEYS = ("alice", "bob", "mallory", "stranger", "alice_old")
+KEYS = ("alice", "bob", "mallory", "stranger", "alice_old", "alice_files")
 
 
 def _keygen(path: Path) -> str:
@@ -65,6 +65,8 @@ ATTACKS = {
     "stranger-key-as-alice": [submit, signed_approval("stranger")],
     "expired-alice-key": [submit, signed_approval("alice_old")],
     "mallory-signs-as-mallory": [submit, signed_approval("mallory", MALLORY)],
+    "alice-file-signing-key": [submit, signed_approval("alice_files")],
+    "alice-signs-agents-commit": [submit, signed_approval("alice", AGENT)],
     "gpg-uid-carries-alice": [submit, signed_approval("alice@example.com", fmt="gpg")],
 }
 CONTROLS = {
@@ -86,6 +88,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
         f"bob@ops.example.com {pub['bob']}\n"
         f"mallory@example.com {pub['mallory']}\n"
         f'alice@example.com valid-before="20200101" {pub["alice_old"]}\n'
+        f'alice@example.com namespaces="file" {pub["alice_files"]}\n'
     )
     # Mallory makes a GPG key whose user id claims Alice's address in her own keyring; its
     # public half is imported (untrusted) into the keyring the controller verifies with.

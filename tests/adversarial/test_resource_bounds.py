@@ -11,6 +11,8 @@ still runs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 
@@ -126,3 +128,85 @@ def test_nothing_over_a_mebibyte_lands_in_git(lab: Lab) -> None:
                     f"the controller committed {size} bytes in {line.split()[-1]}"
                 )
     assert _largest_blob(lab) < 2 << 20, "a blob over 2 MiB is in the repo"
+
+
+# -- big blobs in history: a pass must not balloon --------------------------------------------
+
+MEASURE = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:]).returncode\n"
+    "sys.stderr.write('MAXRSS %d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "sys.exit(code)\n"
+)
+
+
+def _measured(lab: Lab) -> int:
+    import subprocess
+    import sys
+
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    result = subprocess.run(
+        [
+            *(sys.executable, "-c", MEASURE, sys.executable, "-m", "controller"),
+            "run",
+            "--once",
+            "--config",
+            str(lab.config),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-800:]
+    return int(result.stderr.rsplit("MAXRSS ", 1)[1].split()[0])
+
+
+def _history_lab(root: Path, blobs: list[bytes]) -> Lab:
+    lab = Lab(root)
+    for i, blob in enumerate(blobs):
+        lab.write("heavy", blob)
+        lab.commit(f"heavy version {i}", AGENT)
+    lab.write("heavy", plan_text("heavy"))
+    lab.write("bystander", plan_text("bystander"))
+    lab.commit("small again", AGENT)
+    return lab
+
+
+def _many_keys(size: int) -> bytes:
+    lines = [plan_text("big").encode(), b"metadata:\n"]
+    i = 0
+    while sum(map(len, lines)) < size:
+        lines.append(f"  k{i}: v{i}\n".encode())
+        i += 1
+    return b"".join(lines)
+
+
+HISTORIES = {
+    "one-2mb-comment": [plan_text("big").encode() + b"# " + b"x" * 2_000_000 + b"\n"],
+    "one-2mb-of-keys": [_many_keys(2_000_000)],
+    "five-1mb-versions": [
+        plan_text("big").encode() + b"# " + bytes([65 + i]) * 1_000_000 + b"\n" for i in range(5)
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def baseline_kib(tmp_path_factory: pytest.TempPathFactory) -> int:
+    return _measured(_history_lab(tmp_path_factory.mktemp("rss-base"), []))
+
+
+@pytest.mark.parametrize("vid", list(HISTORIES))
+def test_a_big_blob_in_history_does_not_balloon_a_pass(
+    tmp_path: Path, baseline_kib: int, vid: str
+) -> None:
+    lab = _history_lab(tmp_path, HISTORIES[vid])
+    peak = _measured(lab)
+    assert peak < baseline_kib + 150 * 1024, (
+        f"peak {peak // 1024} MiB vs {baseline_kib // 1024} MiB"
+    )
+    lab.approve("bystander", ALICE)
+    lab.run()
+    assert len(lab.calls("bystander")) == 1

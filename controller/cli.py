@@ -49,7 +49,13 @@ HANDLERS: dict[str, Handler] = {
     ),
     "approve": (
         "controller.commands.approve:approve",
-        lambda a: {**_common(a), "path": a.path, "sign": a.sign, "note": a.message},
+        lambda a: {
+            **_common(a),
+            "path": a.path,
+            "sign": a.sign,
+            "note": a.message,
+            "trailer": a.trailer,
+        },
     ),
     "reject": (
         "controller.commands.reject:reject",
@@ -60,6 +66,16 @@ HANDLERS: dict[str, Handler] = {
         lambda a: {**_common(a), "path": a.path, "note": a.message},
     ),
     "audit": ("controller.commands.audit:audit", lambda a: {**_common(a), "as_json": a.json}),
+    "check": (
+        "controller.commands.check:check",
+        lambda a: {
+            **_common(a),
+            "base": a.base,
+            "head": a.head,
+            "as_email": a.as_email,
+            "fmt": a.format,
+        },
+    ),
 }
 
 
@@ -112,6 +128,12 @@ def _build_parser() -> argparse.ArgumentParser:
     p = add("approve", "approve a plan: commit status approved as the current git user")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--sign", action="store_true", help="sign the approval commit")
+    p.add_argument(
+        "--trailer",
+        action="store_true",
+        help="in a pull request: an empty signed commit with Plan-Approved: PLAN HASH "
+        "(counts as your approval once the branch is merged)",
+    )
     p.add_argument("-m", "--message", help="a note for the commit message")
 
     p = add("reject", "reject a pending plan: commit status rejected")
@@ -124,6 +146,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = add("audit", "check every execution in git history against its approval")
     p.add_argument("--json", action="store_true")
+
+    p = add("check", "for CI: what merging a pull request would do with each plan it changes")
+    p.add_argument("--base", help="the branch merged into (default: main, or origin/<branch>)")
+    p.add_argument("--head", default="HEAD", help="the pull request's head (default: HEAD)")
+    p.add_argument("--as", dest="as_email", metavar="EMAIL", help="the person who would merge")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
     return parser
 

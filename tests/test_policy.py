@@ -245,3 +245,102 @@ def test_notify_takes_a_list_of_urls_or_a_mapping() -> None:
     assert mapping.url_env == ["HOOK"] and mapping.events == ["start"]
     with pytest.raises(ConfigInvalid):
         config_from_data({"notify": {"events": ["launch"]}})
+
+
+# --- quorum verdicts --------------------------------------------------------------------
+
+from controller.approval.approvals import ApprovalRequest, Transition  # noqa: E402
+from controller.approval.quorum import Vote, judge, trailer_request, votes_from  # noqa: E402
+
+H = "sha256:" + "a" * 64
+HIGH = Need(0, tuple(APPROVAL.rules[0].require))
+
+
+def request(who: str, commit: str = "c1", **change: Any) -> ApprovalRequest:
+    base = ApprovalRequest(
+        plan_id="plans/x",
+        commit=commit,
+        kind=Transition.APPROVE,
+        author_email=who,
+        committer_email=who,
+        commit_time=1000,
+        problems=(),
+        current_hash=H,
+        frozen_hash=H,
+        changed_in_commit=False,
+        changers=frozenset({"agent@example.com"}),
+    )
+    import dataclasses
+
+    return dataclasses.replace(base, **change)
+
+
+def test_one_then_two_then_three_approvals() -> None:
+    first = judge(request("alice@example.com", "c1"), APPROVAL, HIGH, "t1")
+    assert first.outcome == "partial"
+    assert first.record == {
+        "status": "partial",
+        "plan_hash": H,
+        "approvals": [{"by": "alice@example.com", "at": "t1", "commit": "c1"}],
+        "missing": "1 more from ops, 1 from security",
+    }
+    collected = votes_from(first.record, H)
+    second = judge(request("bob@ops.example.com", "c2"), APPROVAL, HIGH, "t2", collected=collected)
+    assert second.outcome == "partial" and second.missing == "1 from security"
+    third = judge(
+        request("sec@example.com", "c3"),
+        APPROVAL,
+        HIGH,
+        "t3",
+        collected=votes_from(second.record, H),
+    )
+    assert third.outcome == "start"
+    assert third.record["status"] == "approved" and third.record["by"] == "sec@example.com"
+    assert [a["commit"] for a in third.record["approvals"]] == ["c1", "c2", "c3"]
+
+
+def test_the_same_person_twice_counts_once_and_an_outsider_is_refused_keeping_the_votes() -> None:
+    collected = [Vote("alice@example.com", "t1", "c1")]
+    again = judge(request("ALICE@example.com", "c2"), APPROVAL, HIGH, "t2", collected=collected)
+    assert again.outcome == "partial" and len(again.votes) == 1
+    outsider = judge(request("dave@example.com", "c3"), APPROVAL, HIGH, "t3", collected=collected)
+    assert outsider.outcome == "refuse"
+    assert outsider.record["code"] == "E_APPROVER_NOT_ALLOWED"
+    assert "none of the groups" in outsider.record["message"]
+    assert outsider.record["approvals"] == [v.as_dict() for v in collected]
+
+
+def test_a_changed_plan_voids_the_votes_and_a_plan_level_refusal_keeps_none() -> None:
+    stale = {"status": "partial", "plan_hash": "sha256:" + "b" * 64, "approvals": [
+        {"by": "alice@example.com", "at": "t", "commit": "c"}]}  # fmt: skip
+    assert votes_from(stale, H) == []
+    voided = judge(
+        request("bob@ops.example.com", voided_by="d" * 40),
+        APPROVAL,
+        HIGH,
+        "t",
+        collected=[Vote("alice@example.com", "t1", "c1")],
+    )
+    assert voided.outcome == "refuse" and "approvals" not in voided.record
+
+
+def test_signed_trailer_commits_count_for_their_signer_only() -> None:
+    merge = request("carol@ops.example.com", "merge")
+    good = trailer_request(merge, "t1", 900, "alice@example.com", True, "Good signature")
+    security = trailer_request(merge, "t2", 900, "sec@example.com", True, "Good signature")
+    unsigned = trailer_request(merge, "t3", 900, None, False, "no signature")
+    verdict = judge(merge, APPROVAL, HIGH, "now", trailers=[good, security, unsigned])
+    assert verdict.outcome == "start"
+    assert {v.by for v in verdict.votes} == {
+        "alice@example.com",
+        "sec@example.com",
+        "carol@ops.example.com",
+    }
+    assert [(r.commit, r.code) for r in verdict.rejected] == [("t3", "E_SIGNATURE_INVALID")]
+
+
+def test_without_a_rule_one_valid_approval_starts_as_before() -> None:
+    plain = Need(None, (Requirement(count=1),))
+    assert judge(request("alice@example.com"), APPROVAL, plain, "t").outcome == "start"
+    refused = judge(request("mallory@evil.org"), APPROVAL, plain, "t")
+    assert refused.outcome == "refuse" and "approvals" not in refused.record

@@ -39,6 +39,7 @@ EVENT_STATUS: dict[str, frozenset[str]] = {
     "freeze": frozenset({"pending_approval"}),
     "invalid": frozenset({"invalid"}),
     "refuse": frozenset({"pending_approval", "awaiting_approval", "failed"}),
+    "partial": frozenset({"pending_approval"}),
     "start": frozenset({"executing"}),
     "await-approval": frozenset({"awaiting_approval"}),
     "complete": frozenset({"completed"}),

@@ -22,8 +22,60 @@ ALLOWED_FROM = {
 VERBS = {"approved": "approve", "rejected": "reject", "aborted": "abort"}
 
 
-def approve(*, config_path: str | None, path: str, sign: bool, note: str | None) -> int:
+def approve(
+    *, config_path: str | None, path: str, sign: bool, note: str | None, trailer: bool = False
+) -> int:
+    if trailer:
+        return commit_trailer(path, note=note)
     return commit_status(path, "approved", note=note, sign=sign)
+
+
+def commit_trailer(path: str, *, note: str | None) -> int:
+    """``approve --trailer``: an empty, signed commit ``Plan-Approved: <plan> <hash>`` on the
+    current branch (a pull request's), counted as the signer's approval when the branch is
+    merged (SPEC §11). The plan's status is not changed."""
+    from controller.git.gitrepo import GitRepo
+    from controller.plan import plans
+
+    plan_file = plans.plan_file_in(Path(path)).resolve()
+    if not plan_file.is_file():
+        raise UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
+    repo = GitRepo.containing(plan_file.parent)
+    rel = plan_file.relative_to(repo.path.resolve()).as_posix()
+    head = repo.rev("HEAD")
+    committed = repo.read_file(head, rel) if head else None
+    if committed is None or head is None:
+        raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
+    text = committed.decode("utf-8")
+    _refuse_uncommitted(text, plan_file.read_text(encoding="utf-8"), rel)
+    loaded = plans.validate_text(text, Path(rel))
+    if loaded.status not in ("pending_approval", "approved"):
+        raise IllegalTransition(
+            f"{rel} is {loaded.status}; a trailer approval is for a plan that is "
+            "pending_approval (or set approved on this branch)"
+        )
+    if loaded.status != "approved":
+        _check_transition(loaded, "approved", rel)
+    plan_id = str(Path(rel).parent)
+    body = f"{note.strip()}\n\n" if note else ""
+    message = f"approve {plan_id} (trailer)\n\n{body}Plan-Approved: {plan_id} {loaded.hash}\n"
+    branch = repo.current_branch()
+    sha = repo.commit_files(
+        branch=branch,
+        parent=head,
+        files={},
+        message=message,
+        author=repo.user("AUTHOR"),
+        committer=repo.user("COMMITTER"),
+        sign=True,
+    )
+    if sha is None:
+        raise PlangateError(f"{branch} moved while committing", remedy="run the command again")
+    print(
+        f"approved {visible(plan_id)} {loaded.hash} in signed commit {sha[:12]} on "
+        f"{visible(branch)}; it counts once the branch is merged"
+    )
+    return 0
 
 
 def commit_status(path: str, status: str, *, note: str | None, sign: bool = False) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import PurePosixPath
+from typing import Any
 
 from controller.approval import approvals
 from controller.approval.approvals import Transition
@@ -28,6 +29,7 @@ from controller.git.planstate import (
     facts_of,
     plan_id_of,
 )
+from controller.plan import yamlio
 from controller.plan.plans import PLAN_FILES
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
@@ -107,7 +109,7 @@ class Lifecycle(IndexStore):
         state.last_commit = record.sha
         self.plans[plan_id] = state
         if by_controller:
-            self._controller_commit(state, record, old, new, sink, snapshot)
+            self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
             self._human_commit(
                 state, record, change, old, new, content_changed, state_changed_here, sink, snapshot
@@ -145,6 +147,7 @@ class Lifecycle(IndexStore):
 
     def _controller_commit(
         self,
+        repo: GitRepo,
         state: PlanState,
         record: CommitRecord,
         old: BlobFacts | None,
@@ -154,6 +157,8 @@ class Lifecycle(IndexStore):
     ) -> None:
         if state.status == "approved" and new.status == "executing":
             state.approved_hash = new.hash
+        votes = record.subject.startswith(("plangate: partial ", "plangate: refuse "))
+        state.collected = _collected(repo, state) if votes else None
         state.status = new.status
         state.approver = record.trailers.get("Approved-By") or state.approver
         if new.status != "approved":
@@ -177,6 +182,8 @@ class Lifecycle(IndexStore):
         snapshot: PlanState | None,
     ) -> None:
         who = record.author.email
+        if content_changed:
+            state.collected = None  # votes are for one hash (SPEC §11)
         if content_changed and state.request and state.request["commit"] != record.sha:
             state.request = {**state.request, "voided_by": record.sha}
         if content_changed and state.status in _APPROVED_STATES:
@@ -242,3 +249,17 @@ class Lifecycle(IndexStore):
     ) -> None:
         if sink:
             sink(HistoryEvent(kind, state.plan_id, record, snapshot, state, detail))
+
+
+def _collected(repo: GitRepo, state: PlanState) -> dict[str, Any] | None:
+    """The controller's ``approval:`` block with votes, as it committed it (never a human's)."""
+    if state.blob is None:
+        return None
+    try:
+        doc = yamlio.read_yaml(repo.blob(state.blob).decode("utf-8"), state.file).data
+    except Exception:
+        return None
+    block = doc.get("approval") if isinstance(doc, dict) else None
+    if not isinstance(block, dict) or not block.get("approvals"):
+        return None
+    return {k: block.get(k) for k in ("status", "plan_hash", "approvals", "missing")}

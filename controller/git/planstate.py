@@ -82,6 +82,9 @@ class PlanState:
     request: dict[str, Any] | None = None
     #: plan_hash of the last valid approval (gate approvals and resumes must match it).
     approved_hash: str | None = None
+    #: The votes the controller recorded for one hash (its last ``partial`` or ``refuse``
+    #: ``approval:`` block, SPEC §11); a change to hashed content voids them.
+    collected: dict[str, Any] | None = None
     abort_requested: bool = False
     approver: str | None = None
     last_event: str = ""

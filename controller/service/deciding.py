@@ -1,9 +1,11 @@
 """Deciding: what one plan needs in this pass, and the verdict on an approval request.
 
-An approval request is verified by :func:`controller.approval.approvals.verify_approval`:
-refused -> ``approval: {status: refused, ...}`` and back to where a new approval is needed;
-valid -> the plan starts (:mod:`~controller.service.starting`). An abort of a plan that is not
-running is recorded; a pending plan is frozen (:mod:`~controller.service.freezing`).
+An approval request is decided by :func:`controller.approval.verdicts.decide` (the §5 rules
+and the §11 policy): refused -> ``approval: {status: refused, ...}`` and back to where a new
+approval is needed; counted but more needed -> ``approval: {status: partial, ...}`` and back
+to ``pending_approval``; enough -> the plan starts (:mod:`~controller.service.starting`).
+An abort of a plan that is not running is recorded; a pending plan is frozen
+(:mod:`~controller.service.freezing`).
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from controller.approval import approvals
+from controller.approval import approvals, verdicts
 from controller.errors import GitError, PlangateError
-from controller.git.history import PlanState, build_request
+from controller.git.history import PlanState
 from controller.plan import plans, yamlio
 from controller.service.committing import _set_approval, _set_status
-from controller.service.core import Job, _Moved, _Wait, iso
+from controller.service.core import Job, _Moved, _Wait
 from controller.service.freezing import Freezing
 from controller.service.starting import Starting
 
@@ -59,34 +61,53 @@ class Deciding(Freezing, Starting):
         return check
 
     def _decide(self, state: PlanState) -> Job | None:
-        request = build_request(
+        request, verdict = verdicts.decide(
             state,
             self.repo,
+            self.config,
             self._check_text(state.file),
-            require_signed=self.config.approval.require_signed,
-            allowed_signers=self.config.approval.allowed_signers,
             verified_at=int(time.time()),
         )
-        decision = approvals.verify_approval(request, self.config.approval)
-        record = decision.record(request, iso(request.commit_time))
-        if not decision.valid:
-            self.log.warning(
-                "approval_refused",
+        record = verdict.record
+        if verdict.outcome == "start":
+            decision = approvals.Decision(
+                True, verdict.approver, signer=record.get("signature") or None
+            )
+            return self._start(state, request, decision, record)
+        if verdict.outcome == "partial":
+            self.log.info(
+                "approval_partial",
                 plan=state.plan_id,
-                code=decision.code,
-                reason=decision.message,
+                approvals=[v.by for v in verdict.votes],
+                missing=verdict.missing,
                 commit=request.commit,
             )
-            back = _REFUSED_TO.get(request.kind, "pending_approval")
+            body = f"{len(verdict.votes)} approval(s); still needs {verdict.missing}"
             self._commit_plan(
                 state.file,
-                "refuse",
-                _set_approval(record, back),
+                "partial",
+                _set_approval(record, "pending_approval"),
                 request.current_hash,
-                f"{decision.code}: {decision.message}",
+                body,
             )
             return None
-        return self._start(state, request, decision, record)
+        decision = verdict.decision
+        self.log.warning(
+            "approval_refused",
+            plan=state.plan_id,
+            code=decision.code,
+            reason=decision.message,
+            commit=request.commit,
+        )
+        back = _REFUSED_TO.get(request.kind, "pending_approval")
+        self._commit_plan(
+            state.file,
+            "refuse",
+            _set_approval(record, back),
+            request.current_hash,
+            f"{decision.code}: {decision.message}",
+        )
+        return None
 
     def _record_abort(self, state: PlanState) -> Job | None:
         job = self._job_for(state)

@@ -1,0 +1,216 @@
+"""Quorum: approvals for one hash collected across commits by distinct people (SPEC §11).
+
+:func:`judge` takes the approval request the history found (the first-parent commit that set
+``approved``), the approvals collected before for the same hash (recorded by the controller
+in ``approval.approvals``), the signed ``Plan-Approved:`` commits inside a merged branch, and
+the plan's :class:`~controller.approval.policy.Need`; it returns a :class:`Verdict`:
+
+- ``start``: the requirements are met (or, with no rule, the one approval is valid);
+- ``partial``: the approval counts but more are needed; the controller records
+  ``approval: {status: partial, plan_hash, approvals: [{by, at, commit}], missing}`` and sets
+  the plan back to ``pending_approval``;
+- ``refuse``: the request fails a §5 rule; a refusal about the *plan* (not frozen, changed,
+  expired, replayed) voids everything, a refusal about the *person* (not an approver, not in
+  a group the rule needs, self-approval, signature) keeps what was collected.
+
+Pure: the live controller, ``plangate check`` and the audit call it with the same facts.
+Gate approvals and resumes keep the single-approval rule: they continue a run whose hash the
+quorum already approved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from controller.approval.approvals import (
+    ApprovalRequest,
+    Decision,
+    Transition,
+    approver_of,
+    verify_approval,
+)
+from controller.approval.policy import Need, fits_any, person, tally
+from controller.settings import ApprovalSettings
+
+TRAILER = "Plan-Approved"
+#: Refusals that concern the plan version, not the approver: they void the collected votes.
+PLAN_LEVEL = frozenset(
+    {"E_PLAN_NOT_FROZEN", "E_PLAN_HASH_MISMATCH", "E_PLAN_EXPIRED", "E_APPROVAL_REPLAYED"}
+)
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One counted approval: who, when (the approving commit's time), which commit."""
+
+    by: str
+    at: str
+    commit: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"by": self.by, "at": self.at, "commit": self.commit}
+
+
+def votes_from(record: Any, plan_hash: str | None) -> list[Vote]:
+    """The votes a controller-written ``approval:`` block holds for ``plan_hash``."""
+    if not isinstance(record, dict) or plan_hash is None or record.get("plan_hash") != plan_hash:
+        return []
+    found = []
+    for item in record.get("approvals") or []:
+        if isinstance(item, dict) and all(
+            isinstance(item.get(k), str) for k in Vote.__annotations__
+        ):
+            found.append(Vote(item["by"], item["at"], item["commit"]))
+    return found
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """An approval that does not count, and why (shown by ``check`` and in logs)."""
+
+    by: str
+    commit: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Literal["start", "partial", "refuse"]
+    #: The ``approval:`` block to commit.
+    record: dict[str, Any]
+    #: The verdict on the request's own approver.
+    decision: Decision
+    votes: tuple[Vote, ...] = ()
+    missing: str = ""
+    rejected: tuple[Rejected, ...] = field(default=())
+
+    @property
+    def approver(self) -> str:
+        return str(self.record.get("by") or self.decision.approver)
+
+
+def iso(ts: int | float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def trailer_value(plan_id: str, plan_hash: str) -> str:
+    return f"{plan_id} {plan_hash}"
+
+
+def trailer_request(request: ApprovalRequest, commit: str, time: int, signer: str | None,
+                    valid: bool, message: str) -> ApprovalRequest:  # fmt: skip
+    """A ``Plan-Approved:`` commit as a request of its own: its signer is the approver."""
+    who = signer or ""
+    return replace(
+        request,
+        commit=commit,
+        kind=Transition.APPROVE,
+        author_email=who,
+        committer_email=who,
+        commit_time=time,
+        changed_in_commit=False,
+        signature_valid=valid,
+        signer=signer,
+        signature_message=message,
+    )
+
+
+def judge(
+    request: ApprovalRequest,
+    settings: ApprovalSettings,
+    need: Need,
+    at: str,
+    *,
+    collected: Sequence[Vote] = (),
+    trailers: Sequence[ApprovalRequest] = (),
+) -> Verdict:
+    """The verdict on one approval request under the policy (see the module docstring)."""
+    decision = verify_approval(request, settings)
+    simple = request.kind is not Transition.APPROVE or (
+        need.is_default and not collected and not trailers
+    )
+    if simple or (not decision.valid and decision.code in PLAN_LEVEL):
+        record = decision.record(request, at)
+        if not decision.valid:
+            return Verdict("refuse", record, decision)
+        return Verdict("start", record, decision, (Vote(decision.approver, at, request.commit),))
+    signed = settings.model_copy(update={"require_signed": True, "identity": "author"})
+    votes = {person(v.by): v for v in reversed(collected)}  # the first vote of a person stays
+    votes = dict(reversed(list(votes.items())))
+    rejected: list[Rejected] = []
+    for extra in trailers:
+        if not extra.signature_valid or not extra.signer:  # unsigned never counts
+            message = f"{extra.commit[:12]} is not signed by a known key: {extra.signature_message}"
+            rejected.append(Rejected("?", extra.commit, "E_SIGNATURE_INVALID", message))
+            continue
+        verdict = verify_approval(extra, signed)
+        if verdict.valid:
+            when = iso(extra.commit_time)
+            votes.setdefault(person(verdict.approver), Vote(verdict.approver, when, extra.commit))
+        else:
+            rejected.append(
+                Rejected(extra.signer or "?", extra.commit, verdict.code or "", verdict.message)
+            )
+    if decision.valid and not fits_any(decision.approver, need, settings):
+        decision = _outside_groups(decision, need)
+    if decision.valid:
+        votes.setdefault(person(decision.approver), Vote(decision.approver, at, request.commit))
+    return _verdict(request, settings, need, decision, list(votes.values()), rejected, at)
+
+
+def _outside_groups(decision: Decision, need: Need) -> Decision:
+    groups = sorted({r.group for r in need.require if r.group})
+    return Decision(
+        False,
+        decision.approver,
+        "E_APPROVER_NOT_ALLOWED",
+        f"{decision.approver} is an approver but in none of the groups this plan needs "
+        f"({', '.join(groups)}: {need.describe()})",
+        decision.signer,
+    )
+
+
+def _verdict(
+    request: ApprovalRequest,
+    settings: ApprovalSettings,
+    need: Need,
+    decision: Decision,
+    votes: list[Vote],
+    rejected: list[Rejected],
+    at: str,
+) -> Verdict:
+    result = tally([v.by for v in votes], need, settings)
+    listed = [v.as_dict() for v in votes]
+    if result.met:
+        record = {
+            "status": "approved",
+            "by": decision.approver if decision.valid else votes[-1].by,
+            "at": at,
+            "commit": request.commit,
+            "plan_hash": request.current_hash,
+            "signature": decision.signer if decision.valid else None,
+            "approvals": listed,
+        }
+        return Verdict("start", record, decision, tuple(votes), "", tuple(rejected))
+    base: dict[str, Any] = {"status": "partial", "plan_hash": request.current_hash}
+    if not decision.valid:
+        base = {
+            "status": "refused",
+            "code": decision.code,
+            "message": decision.message,
+            "by": decision.approver,
+            "commit": request.commit,
+            "plan_hash": request.current_hash,
+        }
+    record = {**base, "approvals": listed, "missing": result.missing}
+    outcome: Literal["partial", "refuse"] = "partial" if decision.valid else "refuse"
+    return Verdict(outcome, record, decision, tuple(votes), result.missing, tuple(rejected))
+
+
+def approver_identity(request: ApprovalRequest, settings: ApprovalSettings) -> str:
+    return approver_of(request, settings)

@@ -1,0 +1,293 @@
+"""``plangate check [--base REF] [--head REF] [--as EMAIL] [--format text|json|markdown]``.
+
+For CI on a pull request (SPEC §11): what merging ``head`` into ``base`` would make the
+controller do with each plan the range changes. The merge is *simulated*: git computes the
+merged tree (``git merge-tree``) and writes an unreachable merge commit authored by ``--as``
+(the person who would merge; no ref moves, nothing is pushed); the history up to it is
+scanned into an in-memory index, and each plan's approval request is decided by
+:func:`controller.approval.verdicts.decide`, the very function the controller uses. So the
+prediction is the controller's decision, for the history as it is now.
+
+Per plan: valid or not (with the problems), frozen or not, risk, estimate, what the policy
+requires, which approvals would count, which would be refused (with the code), what would
+still be missing, and the outcome: ``start``, ``partial``, ``refuse``, ``freeze`` (a pending
+plan the controller would freeze first), ``invalid``, or ``none`` (nothing to decide).
+
+Exit codes: 0 when every changed plan is valid; 1 when one is invalid or would be refused; 2
+for a usage, config or git error (a merge with conflicts cannot be predicted).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.display import visible
+
+if TYPE_CHECKING:
+    from controller.git.gitrepo import GitRepo
+    from controller.settings import Config
+
+UNKNOWN_MERGER = "merger@unknown.invalid"
+
+
+def check(
+    *,
+    config_path: str | None,
+    base: str | None,
+    head: str,
+    as_email: str | None,
+    fmt: str,
+) -> int:
+    from controller.commands._shared import required_config
+    from controller.git.gitrepo import GitRepo
+
+    config = required_config(config_path)
+    repo = GitRepo.containing(Path.cwd())
+    try:
+        report = predict(repo, config, base or _default_base(config), head, as_email)
+    finally:
+        repo.close()
+    print(render(report, fmt))
+    bad = any(p["outcome"] in ("invalid", "refuse") or not p["valid"] for p in report["plans"])
+    return 1 if bad else 0
+
+
+def _default_base(config: Config) -> str:
+    return f"origin/{config.remote.branch}" if config.remote is not None else "main"
+
+
+def predict(
+    repo: GitRepo, config: Config, base: str, head: str, as_email: str | None
+) -> dict[str, Any]:
+    """The report: {base, head, merger, plans: [one dict per changed plan]}."""
+    from controller.errors import GitError, UsageError
+    from controller.git.history import HistoryIndex
+
+    base_sha, head_sha = repo.rev(base), repo.rev(head)
+    if base_sha is None or head_sha is None:
+        missing = base if base_sha is None else head
+        raise UsageError(f"{missing}: no such commit", remedy="pass --base/--head a branch or sha")
+    merger = as_email or UNKNOWN_MERGER
+    merge = _simulated_merge(repo, base_sha, head_sha, merger)
+    index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
+    try:
+        index.scan(repo, merge)
+        plans_dir = config.plans_dir.strip("/") or "."
+        names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
+        from controller.git.history import plan_id_of
+
+        changed = {p for n in names.split("\0") if n and (p := plan_id_of(n, plans_dir))}
+        ids = sorted(changed | _trailer_plans(repo, base_sha, head_sha))
+        found = [_plan_report(repo, config, index, pid, merge, as_email) for pid in ids]
+    except GitError:
+        raise
+    finally:
+        index.close()
+    return {
+        "base": base_sha,
+        "head": head_sha,
+        "merger": as_email,
+        "plans": found,
+    }
+
+
+def _trailer_plans(repo: GitRepo, base: str, head: str) -> set[str]:
+    """Plans named by ``Plan-Approved:`` commits of the range (they change no file)."""
+    from controller.approval.quorum import TRAILER
+
+    found = set()
+    for commit in repo.range_log(base, head, []):
+        value = commit.trailers.get(TRAILER, "").split()
+        if len(value) == 2:
+            found.add(value[0])
+    return found
+
+
+def _simulated_merge(repo: GitRepo, base: str, head: str, merger: str) -> str:
+    from controller.errors import GitError
+
+    result = repo.run_raw("merge-tree", "--write-tree", "--no-messages", base, head)
+    if result.returncode != 0:
+        raise GitError(
+            f"merging {head[:12]} into {base[:12]} has conflicts; nothing can be predicted",
+            remedy="rebase the pull request on its base branch",
+        )
+    tree = result.stdout.decode().split()[0]
+    now = str(int(time.time()))
+    env = {
+        "GIT_AUTHOR_NAME": "merger",
+        "GIT_AUTHOR_EMAIL": merger,
+        "GIT_COMMITTER_NAME": "merger",
+        "GIT_COMMITTER_EMAIL": merger,
+        "GIT_AUTHOR_DATE": f"{now} +0000",
+        "GIT_COMMITTER_DATE": f"{now} +0000",
+    }
+    message = b"plangate check: simulated merge\n"
+    return repo.run("commit-tree", tree, "-p", base, "-p", head, input=message, env=env).strip()
+
+
+def _plan_report(
+    repo: GitRepo, config: Config, index: Any, plan_id: str, merge: str, as_email: str | None
+) -> dict[str, Any]:
+    from controller.approval import verdicts
+    from controller.plan import plans
+
+    state = index.plans.get(plan_id)
+    if state is None:
+        return {"plan": plan_id, "outcome": "none", "valid": True, "note": "not a plan here"}
+    text = (repo.read_file(merge, state.file) or b"").decode("utf-8", "replace")
+    loaded = plans.validate_text(text, Path(state.file), config)
+    need = verdicts.need_at(state, repo, config, state.blob)
+    from controller.plan import profile
+
+    found = profile.profile_of(plan_id, loaded.data, config.tools)
+    report: dict[str, Any] = {
+        "plan": plan_id,
+        "file": state.file,
+        "status": state.status,
+        "valid": not loaded.problems,
+        "problems": [
+            {"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems
+        ],
+        "hash": loaded.hash,
+        "frozen": loaded.frozen_hash is not None and loaded.frozen_hash == loaded.hash,
+        "risk": found.risk,
+        "estimate": found.estimate.as_dict(),
+        "needs": need.describe(),
+        "counted": [],
+        "refused": [],
+        "missing": "",
+    }
+    if state.request is not None:
+        return {**report, **_decided(repo, config, state, as_email)}
+    if state.status == "pending_approval" and not report["frozen"]:
+        report["outcome"] = "invalid" if loaded.problems else "freeze"
+    else:
+        report["outcome"] = "none"
+    from controller.approval import quorum
+
+    votes = quorum.votes_from(state.collected, loaded.hash)
+    report["counted"] = [v.as_dict() for v in votes]
+    if state.status == "pending_approval" and report["frozen"]:
+        report["missing"] = "a commit (or the merge) that sets status: approved; signed "
+        report["missing"] += "Plan-Approved: commits count only with it"
+    return report
+
+
+def _decided(repo: GitRepo, config: Config, state: Any, as_email: str | None) -> dict[str, Any]:
+    from controller.approval import verdicts
+    from controller.plan import plans
+
+    def check_text(data: bytes) -> tuple[tuple[str, ...], str | None]:
+        loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(state.file), config)
+        return tuple(p.code for p in loaded.problems), loaded.hash
+
+    request, verdict = verdicts.decide(
+        state, repo, config, check_text, verified_at=int(time.time())
+    )
+    refused = [
+        {"by": r.by, "commit": r.commit, "code": r.code, "message": r.message}
+        for r in verdict.rejected
+    ]
+    if not verdict.decision.valid:
+        refused.append(
+            {
+                "by": verdict.decision.approver if as_email else "(the merger: pass --as)",
+                "commit": "(the merge)",
+                "code": verdict.decision.code or "",
+                "message": verdict.decision.message,
+            }
+        )
+    counted = [
+        {**v.as_dict(), "commit": "(the merge)" if v.commit == request.commit else v.commit}
+        for v in verdict.votes
+    ]
+    return {
+        "outcome": verdict.outcome,
+        "counted": counted,
+        "refused": refused,
+        "missing": verdict.missing,
+    }
+
+
+# --- output -----------------------------------------------------------------------------
+
+_OUTCOMES = {
+    "start": "merging starts it",
+    "partial": "merging records a partial approval; it needs more",
+    "refuse": "merging is refused as an approval",
+    "freeze": "merging submits it; the controller freezes it, then it needs approvals",
+    "invalid": "merging submits an invalid plan; the controller marks it invalid",
+    "none": "merging changes it; no approval is decided",
+}
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2)
+    if fmt == "markdown":
+        return _markdown(report)
+    return _text(report)
+
+
+def _text(report: dict[str, Any]) -> str:
+    lines = []
+    for p in report["plans"]:
+        lines.append(f"{visible(p['plan'])}: {_OUTCOMES.get(p['outcome'], p['outcome'])}")
+        lines += [f"  {line}" for line in _details(p)]
+    return "\n".join(lines) if lines else "no plan changes in this range"
+
+
+def _details(p: dict[str, Any]) -> list[str]:
+    if p.get("note"):
+        return [str(p["note"])]
+    valid = "valid" if p["valid"] else "INVALID"
+    frozen = "frozen" if p["frozen"] else "not frozen"
+    lines = [
+        f"{valid}, {frozen}, hash {visible(str(p['hash']))}",
+        f"risk {p['risk']}, estimate {p['estimate']['seconds']:g} s "
+        f"${p['estimate']['cost_usd']:.2f}, needs {visible(p['needs'])}",
+    ]
+    lines += [f"problem {q['code']} at {visible(q['path'])}: {visible(q['message'])}"
+              for q in p["problems"]]  # fmt: skip
+    lines += [f"counts: {visible(v['by'])} ({visible(v['commit'])})" for v in p["counted"]]
+    lines += [
+        f"refused: {visible(r['by'])} ({visible(r['commit'])}) {r['code']}: {visible(r['message'])}"
+        for r in p["refused"]
+    ]
+    if p["missing"]:
+        lines.append(f"still missing: {visible(p['missing'])}")
+    return lines
+
+
+def _md(text: str) -> str:
+    """Plan and git text inside a markdown table cell: escaped, no markup, no line breaks."""
+    out = visible(text)
+    for ch in "\\`*_{}[]<>()#+!|~":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("\n", " ")
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    lines = ["### plangate check", ""]
+    if not report["plans"]:
+        return "\n".join([*lines, "No plan changes in this pull request."])
+    lines += ["| plan | valid | frozen | risk | estimate | needs | merging |", "|---" * 7 + "|"]
+    for p in report["plans"]:
+        if p.get("note"):
+            lines.append(f"| {_md(p['plan'])} | | | | | | {_md(p['note'])} |")
+            continue
+        estimate = f"{p['estimate']['seconds']:g} s, ${p['estimate']['cost_usd']:.2f}"
+        lines.append(
+            f"| {_md(p['plan'])} | {'yes' if p['valid'] else '**no**'} | "
+            f"{'yes' if p['frozen'] else 'no'} | {p['risk']} | {estimate} | "
+            f"{_md(p['needs'])} | {_md(_OUTCOMES.get(p['outcome'], p['outcome']))} |"
+        )
+    for p in report["plans"]:
+        details = _details(p)[2:]
+        if details:
+            lines += ["", f"**{_md(p['plan'])}**", ""] + [f"- {_md(d)}" for d in details]
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""``plangate check`` (SPEC §11): what a merge would do, and that the controller then does it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import commit_all, git, identity, run_cli
+from gitkit import AGENT, ALICE, BOB, edit_status, head_plan, write_plan
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_quorum import CAROL, DAVE, SEC, keys, merge, run_once, submitted, trailer_approval
+
+from controller.plan import yamlio
+
+__all__ = ["keys"]  # the fixture
+
+
+def config_file(repo: Path, **approval: Any) -> Path:
+    path = repo.parent / "plangate.yml"
+    data = {
+        "repo": str(repo),
+        "approval": {
+            "approvers": ["*@example.com", "*@ops.example.com"],
+            "groups": {"ops": ["alice@example.com", "*@ops.example.com"],
+                       "security": ["sec@example.com"]},
+            "rules": [{"match": {"risk": "high"},
+                       "require": [{"group": "ops", "count": 2}, {"group": "security"}]}],
+            **approval,
+        },
+        "tools": {"greet": {"kind": "echo", "risk": "high", "estimate": {"seconds": 2}}},
+    }  # fmt: skip
+    path.write_text(json.dumps(data))
+    return path
+
+
+def check(repo: Path, *args: str, **approval: Any) -> tuple[int, Any]:
+    config = config_file(repo, **approval)
+    result = run_cli("--config", str(config), "check", "--head", "review", *args, cwd=repo)
+    assert result.returncode in (0, 1), result.stderr
+    if "--format" in args and args[args.index("--format") + 1] != "json":
+        return result.returncode, result.stdout
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_a_new_plan_in_a_pull_request_would_be_frozen_and_shows_its_risk(repo: Path) -> None:
+    git(repo, "switch", "-q", "-c", "review")
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    git(repo, "switch", "-q", "main")
+    code, report = check(repo, "--format", "json")
+    [plan] = report["plans"]
+    assert code == 0
+    assert plan["outcome"] == "freeze" and plan["valid"] and not plan["frozen"]
+    assert plan["risk"] == "high" and plan["estimate"] == {"seconds": 2.0, "cost_usd": 0.0}
+    assert plan["needs"] == "2 from ops, 1 from security"
+    assert git(repo, "rev-parse", "main") == git(repo, "rev-parse", "HEAD")  # nothing moved
+
+
+def test_check_predicts_the_pull_request_flow_and_the_controller_agrees(
+    repo: Path, keys: dict[str, Path]
+) -> None:
+    submitted(repo)
+    git(repo, "switch", "-q", "-c", "review")
+    trailer_approval(repo, ALICE, keys["alice"])
+    trailer_approval(repo, SEC, keys["sec"])
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "ready", AGENT)
+    git(repo, "switch", "-q", "main")
+    allowed = {"allowed_signers": str(keys["allowed"])}
+    code, report = check(repo, "--as", CAROL[1], "--format", "json", **allowed)
+    [plan] = report["plans"]
+    assert code == 0 and plan["outcome"] == "start"
+    assert sorted(v["by"] for v in plan["counted"]) == [
+        "alice@example.com",
+        "carol@ops.example.com",
+        "sec@example.com",
+    ]
+    code, report = check(repo, "--as", AGENT[1], "--format", "json", **allowed)
+    [plan] = report["plans"]
+    assert plan["outcome"] == "refuse" and code == 1
+    assert [r["code"] for r in plan["refused"]] == ["E_SELF_APPROVAL"]
+    assert plan["missing"] == "1 more from ops"
+    _, markdown = check(repo, "--as", AGENT[1], "--format", "markdown", **allowed)
+    assert "| plan | valid | frozen | risk | estimate | needs | merging |" in markdown
+    assert "E\\_SELF\\_APPROVAL" in markdown
+    merge(repo, "review", CAROL)
+    run_once(repo, **allowed)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+
+
+# --- property: check's prediction is the controller's decision -------------------------
+
+PEOPLE = [ALICE, BOB, CAROL, SEC, DAVE, AGENT]
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    direct=st.lists(st.sampled_from(PEOPLE), max_size=2),
+    trailers=st.lists(st.sampled_from(["alice", "sec", "mallory", None]), max_size=3),
+    merger=st.sampled_from(PEOPLE),
+    rule=st.sampled_from(
+        [
+            [],
+            [
+                {
+                    "match": {"risk": "high"},
+                    "require": [{"group": "ops", "count": 2}, {"group": "security"}],
+                }
+            ],
+            [{"match": {}, "require": [{"count": 2}]}],
+            [{"match": {"paths": ["plans/x/**"]}, "require": [{"count": 3}]}],
+        ]
+    ),
+    approved_in_branch=st.booleans(),
+)
+def test_what_check_predicts_is_what_the_controller_decides(
+    tmp_path_factory: Any,
+    keys: dict[str, Path],
+    direct: list[tuple[str, str]],
+    trailers: list[str | None],
+    merger: tuple[str, str],
+    rule: list[dict[str, Any]],
+    approved_in_branch: bool,
+) -> None:
+    repo = tmp_path_factory.mktemp("prop") / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "initial", ("Owner", "owner@example.com"))
+    approval = {"allowed_signers": str(keys["allowed"]), "rules": rule}
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo, **approval)
+    for who in direct:
+        edit_status(repo, "greet", "approved")
+        commit_all(repo, "approve", who)
+        run_once(repo, **approval)
+    status = head_plan(repo)["plan"]["status"]
+    git(repo, "switch", "-q", "-c", "review")
+    for signer in trailers:
+        if signer is None:
+            frozen = head_plan(repo)["frozen"]["hash"]
+            git(repo, "commit", "-q", "--allow-empty", "-m",
+                f"a\n\nPlan-Approved: plans/greet {frozen}", env=identity(*BOB))  # fmt: skip
+        else:
+            email = {"alice": ALICE[1], "sec": SEC[1], "mallory": SEC[1]}[signer]
+            trailer_approval(repo, ("X", email), keys[signer])
+    if approved_in_branch and status == "pending_approval":
+        edit_status(repo, "greet", "approved")
+    commit_all(repo, "ready", AGENT)
+    git(repo, "switch", "-q", "main")
+    _, report = check(repo, "--as", merger[1], "--format", "json", **approval)
+    [predicted] = report["plans"] or [{"outcome": "none"}]
+    merge(repo, "review", merger)
+    before = head_plan(repo)
+    run_once(repo, **approval)
+    after = head_plan(repo)
+    assert _observed(before, after) == _expected(predicted), (predicted, after.get("approval"))
+
+
+def _expected(p: dict[str, Any]) -> tuple[Any, ...]:
+    if p["outcome"] in ("none", "freeze", "invalid"):
+        return ("none", ())
+    code = next((r["code"] for r in p["refused"] if r["commit"] == "(the merge)"), None)
+    status = {"start": "approved", "partial": "partial", "refuse": "refused"}[p["outcome"]]
+    return (status, tuple(sorted(v["by"] for v in p["counted"])), code)[: 3 if code else 2]
+
+
+def _observed(before: dict[str, Any], after: dict[str, Any]) -> tuple[Any, ...]:
+    if (
+        yamlio
+        and before.get("approval") == after.get("approval")
+        and (after["plan"]["status"] == before["plan"]["status"])
+    ):
+        return ("none", ())
+    block = after.get("approval") or {}
+    votes = tuple(sorted(a["by"] for a in block.get("approvals") or []))
+    if block.get("status") == "approved" and not votes:
+        votes = (block["by"],)
+    code = block.get("code") if block.get("status") == "refused" else None
+    return (block.get("status"), votes, code)[: 3 if code else 2]

@@ -43,6 +43,7 @@ from controller.errors import (
     Aborted,
     ActionInDoubt,
     GuardFailed,
+    LimitExceeded,
     OutputMissing,
     ParamsInvalid,
     PlangateError,
@@ -56,7 +57,7 @@ from controller.execution.journal import ActionRecord, Journal, journal_path, re
 from controller.execution.secrets import Redactor, SecretStore
 from controller.execution.tools import CallContext, Catalog, Tool, ToolError
 from controller.execution.tools.process import Spawned, stop_orphan
-from controller.plan import guards, plans, refs, yamlio
+from controller.plan import guards, plans, profile, refs, yamlio
 from controller.plan.hashing import idempotency_key
 
 if TYPE_CHECKING:
@@ -195,6 +196,9 @@ class PlanRun:
         self.checkpoints = Checkpoints(self)
         #: Action id -> pid of a tool process a crashed run left running, stopped on recovery.
         self.orphans_stopped: dict[int, int] = {}
+        #: The caps in force (SPEC §11): the smaller of the plan's and the config's limits.
+        self.caps = profile.caps_for(plan.data, self.config.limits)
+        self.started = time.monotonic()
 
     # --- the run ------------------------------------------------------------------------
 
@@ -208,6 +212,7 @@ class PlanRun:
     ) -> RunOutcome:
         self.abort_requested = abort_requested
         self.stop_requested = stop_requested
+        self.started = time.monotonic()  # max_runtime counts from this run's start or resume
         if self._already_completed():
             return RunOutcome("completed")
         self.record({"t": "run", "resume": resume, "pid": os.getpid()})
@@ -302,12 +307,17 @@ class PlanRun:
     ) -> tuple[RunOutcome | None, bool]:
         """One try of an action: (outcome, whether to try again)."""
         attempt = rec.attempts + 1
+        capped = self._cap_reached(action)
+        if capped is not None:
+            return RunOutcome("failed", capped, action.id), False
         self.engine.crash_point("before-start", action.id)
         self._record_start(action, attempt, params)
         self.engine.crash_point("after-start", action.id)
         started = time.monotonic()
         result, outputs, error = self._call(action, tool, params, attempt)
         duration = _ms(started)
+        if error is not None and error.code == "E_TIMEOUT" and self._runtime_left() == 0:
+            error = self._runtime_exceeded(action)
         self.engine.crash_point("after-tool", action.id)
         if error is None:
             self._record_end(action, attempt, "succeeded", result, outputs, duration_ms=duration)
@@ -329,7 +339,7 @@ class PlanRun:
         """Call the tool and take its outputs: (result, outputs, error)."""
         ctx = CallContext(
             idempotency_key=idempotency_key(self.hash, action.id),
-            timeout=action.timeout or tool.spec.timeout,
+            timeout=self._timeout(action.timeout or tool.spec.timeout),
             max_result_bytes=self.config.limits.max_result_bytes,
             env=self.tool_env,
             plan_id=self.plan_id,
@@ -350,6 +360,38 @@ class PlanRun:
             return result, extract_outputs(action.outputs, result), None
         except PlangateError as error:
             return result, {}, error
+
+    # --- caps (SPEC §11) ---------------------------------------------------------------
+
+    def _cap_reached(self, action: Action) -> LimitExceeded | None:
+        """Stop before a call the caps do not allow: tool calls (every attempt of every
+        action, retries included, across resumes) and this run's wall time."""
+        calls = sum(rec.attempts for rec in self.state.actions.values())
+        if calls >= self.caps.max_tool_calls:
+            return LimitExceeded(
+                f"action {action.id} would be tool call {calls + 1}, over the cap of "
+                f"{self.caps.max_tool_calls} (limits.max_tool_calls, retries included)"
+            )
+        if self._runtime_left() == 0:
+            return self._runtime_exceeded(action)
+        return None
+
+    def _runtime_left(self) -> float | None:
+        if self.caps.max_runtime is None:
+            return None
+        return max(0.0, self.caps.max_runtime - (time.monotonic() - self.started))
+
+    def _runtime_exceeded(self, action: Action) -> LimitExceeded:
+        ran = time.monotonic() - self.started
+        return LimitExceeded(
+            f"the run has taken {ran:.1f} s at action {action.id}, over the cap of "
+            f"{self.caps.max_runtime:g} s (limits.max_runtime)"
+        )
+
+    def _timeout(self, seconds: float) -> float:
+        """A tool's timeout, shortened to the run time the cap leaves."""
+        left = self._runtime_left()
+        return seconds if left is None else max(0.001, min(seconds, left))
 
     def _settle_failure(
         self,

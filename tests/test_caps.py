@@ -1,0 +1,65 @@
+"""Caps at run time (SPEC §11): tool calls, retries included, and the run's wall time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from executor_kit import PY, appender, make_plan, run, statuses
+
+from controller.execution.executor import Engine
+
+
+def test_tool_calls_are_capped_with_retries_counted(tmp_path: Path) -> None:
+    calls = tmp_path / "calls"
+    failing = appender(calls, extra="sys.exit(1); ")
+    config, plan_file = make_plan(
+        tmp_path,
+        [
+            {"id": 1, "tool": "fail", "on_failure": "retry", "retries": 5},
+            {"id": 2, "tool": "fail"},
+        ],
+        {"fail": failing},
+        extra_config={"limits": {"max_actions": 10, "max_tool_calls": 3}},
+    )
+    outcome = run(Engine(config, backoff_base=0.01), plan_file)
+    assert outcome.status == "failed" and outcome.error is not None
+    assert outcome.error.code == "E_LIMIT_EXCEEDED"
+    assert "tool call 4, over the cap of 3" in outcome.error.message
+    assert calls.read_text().splitlines() == ["x", "x", "x"]
+    assert statuses(plan_file)[1] == "pending"
+
+
+def test_a_plan_own_cap_wins_when_smaller_and_skip_does_not_bypass_it(tmp_path: Path) -> None:
+    calls = tmp_path / "calls"
+    config, plan_file = make_plan(
+        tmp_path,
+        [{"id": i, "tool": "append", "on_failure": "skip"} for i in (1, 2, 3)],
+        {"append": appender(calls)},
+        extra_config={"limits": {"max_actions": 10, "max_tool_calls": 100}},
+    )
+    text = plan_file.read_text().replace("actions:", "limits: {max_tool_calls: 2}\nactions:", 1)
+    plan_file.write_text(text)
+    from controller import fsutil
+    from controller.plan import plans
+
+    fsutil.write_atomic(plan_file, plans.freeze_text(plans.load_plan(plan_file, config)).text)
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "failed" and outcome.error is not None
+    assert outcome.error.code == "E_LIMIT_EXCEEDED" and outcome.action == 3
+    assert calls.read_text().splitlines() == ["x", "x"]
+
+
+def test_the_run_time_cap_stops_a_long_tool_and_the_plan(tmp_path: Path) -> None:
+    marker = tmp_path / "second"
+    sleeper = {"kind": "exec", "argv": [PY, "-c", "import time; time.sleep(60)"], "timeout": 120}
+    config, plan_file = make_plan(
+        tmp_path,
+        [{"id": 1, "tool": "sleep"}, {"id": 2, "tool": "append"}],
+        {"sleep": sleeper, "append": appender(marker)},
+        extra_config={"limits": {"max_actions": 10, "max_runtime": "1s"}},
+    )
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "failed" and outcome.error is not None
+    assert outcome.error.code == "E_LIMIT_EXCEEDED"
+    assert "limits.max_runtime" in outcome.error.message
+    assert not marker.exists()

@@ -233,21 +233,42 @@ def approve(repo: Path, name: str) -> None:
 # --- 1. local mode: approving commit -> first action ----------------------------------------
 
 
-def bench_local(work: Path, commits: int, n_plans: int, approvals: int, idle_s: float) -> None:
-    repo = work / "local" / "repo"
+#: ``--policy``: a rule that matches every plan and needs one approver from a group, so each
+#: approval goes through the whole §11 path (profile, rule, quorum tally, trailer lookup).
+POLICY = """\
+        approval:
+          approvers: ["{alice}"]
+          groups: {{ops: ["{alice}"]}}
+          rules: [{{match: {{risk: low}}, require: [{{group: ops, count: 1}}]}}]
+        tools: {{greet: {{kind: echo, risk: medium, estimate: {{seconds: 1}}}}}}
+"""
+
+
+def bench_local(
+    work: Path,
+    commits: int,
+    n_plans: int,
+    approvals: int,
+    idle_s: float,
+    *,
+    policy: bool = False,
+    label: str = "local",
+) -> tuple[float, float]:
+    """Returns the medians of approval -> first action and of the approving pass's decision
+    (pass start -> plan handed to a worker)."""
+    repo = work / label / "repo"
     names = [f"bench-{i:03d}" for i in range(approvals)] + [f"p{i:05d}" for i in range(n_plans)]
     built = build_repo(repo, commits, names)
     print(
         f"repo: {commits} commits + {len(names)} frozen plans, built in {built:.1f} s", flush=True
     )
-    config = write_config(
-        repo.parent,
+    rules = POLICY.format(alice=ALICE[1]) if policy else (
         f"""\
-        repo: {repo}
         approval: {{approvers: ["{ALICE[1]}"]}}
         tools: {{greet: {{kind: echo}}}}
-        """,
+        """
     )
+    config = write_config(repo.parent, f"        repo: {repo}\n" + rules)
     started = time.perf_counter()
     daemon = Daemon(config)
     try:
@@ -288,9 +309,32 @@ def bench_local(work: Path, commits: int, n_plans: int, approvals: int, idle_s: 
             report("  of which: commit done -> approving pass starts", median(parts["wait"]))
             report("  of which: pass start -> plan handed to a worker", median(parts["pass"]))
             report("  of which: worker -> first action (engine)", median(parts["engine"]))
-        bench_idle(daemon, repo, idle_s)
+        if idle_s:
+            bench_idle(daemon, repo, idle_s)
     finally:
         daemon.stop()
+    return median(latencies), median(parts["pass"]) if parts["pass"] else 0.0
+
+
+def bench_policy(work: Path, commits: int, n_plans: int, approvals: int) -> None:
+    """Policy evaluation's cost: the same approvals under the default policy (the floor) and
+    under a rule with a group, on identical repos, one after the other."""
+    print("\n== approval -> first action: default policy (floor), then a group rule", flush=True)
+    plain, plain_pass = bench_local(work, commits, n_plans, approvals, 0, label="plain")
+    ruled, ruled_pass = bench_local(
+        work, commits, n_plans, approvals, 0, policy=True, label="policy"
+    )
+    report("policy: approval -> first action, median", ruled, None, ("default policy", plain))
+    print(
+        f"{'policy adds (median approval -> first action)':<48} {1000 * (ruled - plain):9.1f} ms"
+        f"   target <= 5 ms  {'OK' if ruled - plain <= 0.005 else 'OVER'}",
+        flush=True,
+    )
+    print(
+        f"{'policy adds (median decision inside the pass)':<48} "
+        f"{1000 * (ruled_pass - plain_pass):9.1f} ms",
+        flush=True,
+    )
 
 
 def breakdown(
@@ -466,6 +510,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small repo, short windows")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
+    parser.add_argument(
+        "--policy", action="store_true", help="only: what the approval policy adds (SPEC §11)"
+    )
     args = parser.parse_args()
     if args.quick:
         commits, n_plans, approvals, idle_s, pushes = 2_000, 500, 10, 5.0, 5
@@ -477,6 +524,9 @@ def main() -> int:
     os.environ.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / "gc"))
     (home / "gc").write_text("[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n")
     try:
+        if args.policy:
+            bench_policy(work, commits, n_plans, max(approvals, 30))
+            return 0
         bench_local(work, commits, n_plans, approvals, idle_s)
         bench_remote(work, pushes)
     finally:

@@ -27,9 +27,16 @@ Check = Callable[[bytes], tuple[tuple[str, ...], str | None]]
 
 
 def decide(
-    state: PlanState, repo: GitRepo, config: Config, check: Check, *, verified_at: int
+    state: PlanState,
+    repo: GitRepo,
+    config: Config,
+    check: Check,
+    *,
+    verified_at: int,
+    need: policy.Need | None = None,
 ) -> tuple[ApprovalRequest, quorum.Verdict]:
-    """The request and its verdict under the config's policy."""
+    """The request and its verdict under the config's policy (``need``: already computed
+    for the request's version of the plan)."""
     request = build_request(
         state,
         repo,
@@ -38,7 +45,8 @@ def decide(
         allowed_signers=config.approval.allowed_signers,
         verified_at=verified_at,
     )
-    need = need_at(state, repo, config, (state.request or {}).get("blob"))
+    if need is None:
+        need = need_at(state, repo, config, (state.request or {}).get("blob"))
     collected = quorum.votes_from(state.collected, request.current_hash)
     trailers = trailer_requests(repo, request, config) if request.current_hash else []
     verdict = quorum.judge(
@@ -69,24 +77,43 @@ def trailer_requests(
 ) -> list[ApprovalRequest]:
     """Commits of the merged branch(es) with ``Plan-Approved: <plan> <hash>`` for this hash,
     each as a request of its signer (unsigned ones too: judge refuses them, check shows why)."""
-    record = repo.commit(request.commit)
-    if len(record.parents) < 2 or request.current_hash is None:
+    if request.current_hash is None:
         return []
     wanted = quorum.trailer_value(request.plan_id, request.current_hash)
     found = []
-    for parent in record.parents[1:]:
-        for commit in repo.range_log(record.parents[0], parent, []):
-            if commit.trailers.get(quorum.TRAILER, "").strip() != wanted:
-                continue
-            signature = repo.verify_commit(commit.sha, config.approval.allowed_signers)
-            found.append(
-                quorum.trailer_request(
-                    request,
-                    commit.sha,
-                    commit.commit_time,
-                    signature.signer if signature.valid else None,
-                    signature.valid,
-                    signature.message,
-                )
+    for sha, value, time in _branch_trailers(repo, request.commit):
+        if value != wanted:
+            continue
+        signature = repo.verify_commit(sha, config.approval.allowed_signers)
+        found.append(
+            quorum.trailer_request(
+                request,
+                sha,
+                time,
+                signature.signer if signature.valid else None,
+                signature.valid,
+                signature.message,
             )
+        )
     return found
+
+
+#: (repo path, merge commit) -> its branch's Plan-Approved commits: one git log per merge,
+#: however many plans the merge approves (a commit id fixes its ancestry).
+_TRAILERS: dict[tuple[str, str], list[tuple[str, str, int]]] = {}
+
+
+def _branch_trailers(repo: GitRepo, commit: str) -> list[tuple[str, str, int]]:
+    key = (str(repo.path), commit)
+    if key not in _TRAILERS:
+        record = repo.commit(commit)
+        found = []
+        for parent in record.parents[1:]:
+            for item in repo.range_log(record.parents[0], parent, []):
+                value = item.trailers.get(quorum.TRAILER)
+                if value:
+                    found.append((item.sha, value.strip(), item.commit_time))
+        if len(_TRAILERS) > 256:
+            _TRAILERS.clear()
+        _TRAILERS[key] = found
+    return _TRAILERS[key]

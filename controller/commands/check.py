@@ -74,14 +74,18 @@ def predict(
     merge = _simulated_merge(repo, base_sha, head_sha, merger)
     index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
     try:
-        index.scan(repo, merge)
         plans_dir = config.plans_dir.strip("/") or "."
         names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
         from controller.git.history import plan_id_of
 
         changed = {p for n in names.split("\0") if n and (p := plan_id_of(n, plans_dir))}
         ids = sorted(changed | _trailer_plans(repo, base_sha, head_sha))
-        found = [_plan_report(repo, config, index, pid, merge, as_email) for pid in ids]
+        if not ids:
+            return {"base": base_sha, "head": head_sha, "merger": as_email, "plans": []}
+        index.scan_paths = [f"{pid}/" for pid in ids]  # only these plans' histories
+        index.scan(repo, merge)
+        cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
+        found = [_plan_report(cached, config, index, pid, merge, as_email) for pid in ids]
     except GitError:
         raise
     finally:
@@ -92,6 +96,21 @@ def predict(
         "merger": as_email,
         "plans": found,
     }
+
+
+class _Blobs:
+    """The repo, with the plan versions a report reads fetched in one ``cat-file --batch``."""
+
+    def __init__(self, repo: GitRepo, shas: list[str | None]) -> None:
+        self._repo = repo
+        self._data = repo.blobs([s for s in shas if s])
+
+    def blob(self, sha: str) -> bytes:
+        found = self._data.get(sha)
+        return found if found is not None else self._repo.blob(sha)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._repo, name)
 
 
 def _trailer_plans(repo: GitRepo, base: str, head: str) -> set[str]:
@@ -130,20 +149,18 @@ def _simulated_merge(repo: GitRepo, base: str, head: str, merger: str) -> str:
 
 
 def _plan_report(
-    repo: GitRepo, config: Config, index: Any, plan_id: str, merge: str, as_email: str | None
+    repo: Any, config: Config, index: Any, plan_id: str, merge: str, as_email: str | None
 ) -> dict[str, Any]:
-    from controller.approval import verdicts
-    from controller.plan import plans
+    from controller.approval import policy, quorum
+    from controller.plan import plans, profile
 
     state = index.plans.get(plan_id)
     if state is None:
         return {"plan": plan_id, "outcome": "none", "valid": True, "note": "not a plan here"}
-    text = (repo.read_file(merge, state.file) or b"").decode("utf-8", "replace")
-    loaded = plans.validate_text(text, Path(state.file), config)
-    need = verdicts.need_at(state, repo, config, state.blob)
-    from controller.plan import profile
-
+    data = repo.blob(state.blob) if state.blob else b""
+    loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(state.file), config)
     found = profile.profile_of(plan_id, loaded.data, config.tools)
+    need = policy.need_for(found, config.approval)
     report: dict[str, Any] = {
         "plan": plan_id,
         "file": state.file,
@@ -162,13 +179,14 @@ def _plan_report(
         "missing": "",
     }
     if state.request is not None:
-        return {**report, **_decided(repo, config, state, as_email)}
+        same = state.request.get("blob") == state.blob
+        known = (data, (tuple(p.code for p in loaded.problems), loaded.hash))
+        decided = _decided(repo, config, state, as_email, need if same else None, known)
+        return {**report, **decided}
     if state.status == "pending_approval" and not report["frozen"]:
         report["outcome"] = "invalid" if loaded.problems else "freeze"
     else:
         report["outcome"] = "none"
-    from controller.approval import quorum
-
     votes = quorum.votes_from(state.collected, loaded.hash)
     report["counted"] = [v.as_dict() for v in votes]
     if state.status == "pending_approval" and report["frozen"]:
@@ -177,16 +195,25 @@ def _plan_report(
     return report
 
 
-def _decided(repo: GitRepo, config: Config, state: Any, as_email: str | None) -> dict[str, Any]:
+def _decided(
+    repo: Any,
+    config: Config,
+    state: Any,
+    as_email: str | None,
+    need: Any,
+    known: tuple[bytes, tuple[tuple[str, ...], str | None]],
+) -> dict[str, Any]:
     from controller.approval import verdicts
     from controller.plan import plans
 
     def check_text(data: bytes) -> tuple[tuple[str, ...], str | None]:
+        if data == known[0]:
+            return known[1]
         loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(state.file), config)
         return tuple(p.code for p in loaded.problems), loaded.hash
 
     request, verdict = verdicts.decide(
-        state, repo, config, check_text, verified_at=int(time.time())
+        state, repo, config, check_text, verified_at=int(time.time()), need=need
     )
     refused = [
         {"by": r.by, "commit": r.commit, "code": r.code, "message": r.message}

@@ -57,6 +57,10 @@ __all__ = [
 class HistoryIndex(Lifecycle):
     """The per-plan index, in memory, persisted to sqlite after each scan."""
 
+    #: Folders to scan instead of the whole plans directory (``plangate check`` looks at the
+    #: plans a pull request touches only; a plan's facts come from its own folder's history).
+    scan_paths: list[str] | None = None
+
     # --- scanning ---------------------------------------------------------------------
 
     def scan(self, repo: GitRepo, head: str, sink: EventSink | None = None) -> int:
@@ -73,12 +77,14 @@ class HistoryIndex(Lifecycle):
         # first once all are in. A cold scan of a long history is mostly git's walk (two
         # versions of a big plans/ tree inflated and compared per plan commit), so it is cut
         # in two halves that two git processes walk at once.
-        segments = _segments(repo, last, head) if last is None else [(last, head)]
+        cold = last is None and not self.scan_paths  # a few folders: one walk is enough
+        segments = _segments(repo, last, head) if cold else [(last, head)]
         with _Prefetcher(self, repo) as prefetch:
 
             def collect(segment: tuple[str | None, str]) -> list[CommitRecord]:
                 found = []
-                for record in repo.first_parent_log(*segment, [self.plans_dir], newest_first=True):
+                paths = self.scan_paths or [self.plans_dir]
+                for record in repo.first_parent_log(*segment, paths, newest_first=True):
                     found.append(record)
                     prefetch.add(record)
                 return found

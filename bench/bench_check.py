@@ -29,7 +29,8 @@ from bench_daemon import ALICE, build_repo, git, who  # noqa: E402
 CONFIG = {
     "approval": {
         "approvers": ["*@example.com"],
-        "groups": {"ops": ["alice@example.com", "carol@example.com"], "security": ["sec@example.com"]},
+        "groups": {"ops": ["alice@example.com", "carol@example.com"],
+                   "security": ["sec@example.com"]},
         "rules": [{"match": {"risk": "medium"},
                    "require": [{"group": "ops", "count": 2}, {"group": "security"}]}],
     },
@@ -66,7 +67,8 @@ def main() -> int:
         git(repo, "switch", "-q", "-c", "review")
         for name in names[:100]:
             path = repo / "plans" / name / "PLAN.yml"
-            path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
+            text = path.read_text()
+            path.write_text(text.replace("status: pending_approval", "status: approved"))
         git(repo, "commit", "-q", "-am", "approve 100 plans", env=who(*ALICE))
         git(repo, "switch", "-q", "main")
         cli = [sys.executable, "-m", "controller", "--config", str(config)]

@@ -262,11 +262,15 @@ def bench_local(
     print(
         f"repo: {commits} commits + {len(names)} frozen plans, built in {built:.1f} s", flush=True
     )
-    rules = POLICY.format(alice=ALICE[1]) if policy else (
-        f"""\
+    rules = (
+        POLICY.format(alice=ALICE[1])
+        if policy
+        else (
+            f"""\
         approval: {{approvers: ["{ALICE[1]}"]}}
         tools: {{greet: {{kind: echo}}}}
         """
+        )
     )
     config = write_config(repo.parent, f"        repo: {repo}\n" + rules)
     started = time.perf_counter()

@@ -30,61 +30,23 @@ from _common import median, report
 from controller.plan import hashing, yamlio
 from controller.service.reconcile import Controller
 from controller.settings import config_from_data
-
-PLAN = """\
-plan:
-  name: "plan {n}"
-  task: "benchmark plan number {n}"
-  status: {status}
-available_tools:
-  - name: greet
-actions:
-  - id: 1
-    tool: greet
-    why: "say hello"
-    params:
-      who: "world {n}"
-"""
-AGENT = "Agent <agent@example.com>"
-ALICE = "Alice <alice@example.com>"
-BOT = "plangate <plangate@localhost>"
-
-
-class Stream:
-    """Writes a git fast-import stream of commits on main."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-        self.mark = 0
-        self.time = 1_700_000_000
-
-    def commit(self, who: str, message: str, files: dict[str, str]) -> None:
-        self.mark += 1
-        self.time += 1
-        msg = message.encode()
-        head = (
-            f"commit refs/heads/main\nmark :{self.mark}\n"
-            f"author {who} {self.time} +0000\ncommitter {who} {self.time} +0000\n"
-            f"data {len(msg)}\n"
-        ).encode()
-        body = [head, msg, b"\n"]
-        if self.mark > 1:
-            body.append(f"from :{self.mark - 1}\n".encode())
-        for path, text in files.items():
-            data = text.encode()
-            body += [f"M 100644 inline {path}\ndata {len(data)}\n".encode(), data, b"\n"]
-        self.parts.append(b"".join(body) + b"\n")
-
+from tests.support.fastimport import FastImport, build_repo
+from tests.support.gitenv import AGENT, ALICE, BOT, identity
+from tests.support.plantext import greet_plan
 
 _HASHES: dict[int, str] = {}
 
 
 def frozen(n: int, status: str, extra: str = "") -> str:
-    text = PLAN.format(n=n, status=status)
+    text = plan(n, status)
     if n not in _HASHES:  # the status is not hashed: one parse per plan
         _HASHES[n] = hashing.plan_hash(yamlio.read_yaml(text).data)
     digest = _HASHES[n]
     return text + f"frozen:\n  hash: {digest}\n  at: '2026-01-01T00:00:00Z'\n" + extra
+
+
+def plan(n: int, status: str) -> str:
+    return greet_plan(f"plan {n}", f"benchmark plan number {n}", f'"world {n}"', status)
 
 
 def trailers(n: int, status: str) -> str:
@@ -92,12 +54,12 @@ def trailers(n: int, status: str) -> str:
 
 
 def build(repo: Path, commits: int, plan_count: int, pending: int) -> None:
-    stream = Stream()
+    stream = FastImport()
     stream.commit(AGENT, "initial", {"README": "bench\n"})
     executed = max(0, min(plan_count - pending, (commits - 1 - 2 * plan_count) // 3))
     for n in range(plan_count):
         path = f"plans/p{n}/PLAN.yml"
-        stream.commit(AGENT, f"add p{n}", {path: PLAN.format(n=n, status="pending_approval")})
+        stream.commit(AGENT, f"add p{n}", {path: plan(n, "pending_approval")})
         stream.commit(
             BOT,
             f"plangate: freeze plans/p{n}" + trailers(n, "pending_approval"),
@@ -123,11 +85,7 @@ def build(repo: Path, commits: int, plan_count: int, pending: int) -> None:
     while stream.mark < commits:
         filler += 1
         stream.commit(AGENT, f"notes {filler}", {f"notes/n{filler % 500}.txt": f"{filler}\n"})
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    subprocess.run(
-        ["git", "fast-import", "--quiet"], cwd=repo, input=b"".join(stream.parts), check=True
-    )
-    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=repo, check=True)
+    build_repo(repo, stream)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -139,13 +97,7 @@ def approve(repo: Path, n: int) -> float:
     path = repo / f"plans/p{n}/PLAN.yml"
     path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
     git(repo, "add", f"plans/p{n}/PLAN.yml")
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "Alice",
-        "GIT_AUTHOR_EMAIL": "alice@example.com",
-        "GIT_COMMITTER_NAME": "Alice",
-        "GIT_COMMITTER_EMAIL": "alice@example.com",
-    }
+    env = {**os.environ, **identity(*ALICE)}
     start = time.perf_counter()
     subprocess.run(["git", "commit", "-q", "-m", f"approve p{n}"], cwd=repo, env=env, check=True)
     return time.perf_counter() - start

@@ -16,11 +16,8 @@ timestamps) read from the daemon's stderr. ``--quick``: a small repo and short w
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,52 +35,19 @@ from _common import median, p99, report  # noqa: E402
 
 from controller.plan import plans  # noqa: E402
 from controller.service.webhook import github_signature  # noqa: E402
+from tests.support.daemonkit import free_port, git_daemon  # noqa: E402
+from tests.support.daemonproc import DaemonProcess, cpu_seconds  # noqa: E402
+from tests.support.fastimport import FastImport  # noqa: E402
+from tests.support.fastimport import build_repo as build_git_repo  # noqa: E402
+from tests.support.gitenv import AGENT, ALICE, git  # noqa: E402
+from tests.support.gitenv import identity as who  # noqa: E402
+from tests.support.plantext import greet_plan  # noqa: E402
 
-AGENT = ("Agent", "agent@example.com")
-ALICE = ("Alice", "alice@example.com")
 SECRET = "bench-secret"
-PLAN = """\
-plan:
-  name: "{name}"
-  task: "benchmark plan {name}"
-  status: pending_approval
-available_tools:
-  - name: greet
-actions:
-  - id: 1
-    tool: greet
-    why: "say hello"
-    params: {{who: "{name}"}}
-"""
-
-
-def who(name: str, email: str) -> dict[str, str]:
-    return {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-    }
-
-
-def git(
-    repo: Path, *args: str, env: dict[str, str] | None = None, data: bytes | None = None
-) -> str:
-    result = subprocess.run(
-        ["git", *args],
-        cwd=repo,
-        env={**os.environ, **(env or {})},
-        input=data,
-        capture_output=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"git {' '.join(args)}: {result.stderr.decode()}")
-    return result.stdout.decode()
 
 
 def frozen_plan(name: str) -> bytes:
-    text = PLAN.format(name=name)
+    text = greet_plan(name, f"benchmark plan {name}", f'"{name}"')
     loaded = plans.validate_text(text, Path(f"plans/{name}/PLAN.yml"))
     return plans.freeze_text(loaded, "2026-01-01T00:00:00Z").text.encode()
 
@@ -91,41 +55,21 @@ def frozen_plan(name: str) -> bytes:
 # --- building the repository with git fast-import -------------------------------------------
 
 
-def fast_import_stream(commits: int, plan_names: list[str], per_commit: int = 100) -> bytes:
+def fast_import_stream(commits: int, plan_names: list[str], per_commit: int = 100) -> FastImport:
     """``commits`` commits of a counter file, then the plans, ``per_commit`` to a commit."""
-    out: list[bytes] = []
-    ts = 1_700_000_000
-    mark = 0
-
-    def commit(who_: tuple[str, str], message: str, files: dict[str, bytes]) -> None:
-        nonlocal mark, ts
-        mark += 1
-        ts += 1
-        ident = f"{who_[0]} <{who_[1]}> {ts} +0000".encode()
-        msg = message.encode()
-        out.append(b"commit refs/heads/main\nmark :%d\n" % mark)
-        out.append(b"author " + ident + b"\ncommitter " + ident + b"\n")
-        out.append(b"data %d\n%s\n" % (len(msg), msg))
-        if mark > 1:
-            out.append(b"from :%d\n" % (mark - 1))
-        for path, data in files.items():
-            out.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
-
+    stream = FastImport()
     for i in range(commits):
-        commit(("Dev", "dev@example.com"), f"change {i}", {"history/counter.txt": b"%d\n" % i})
+        stream.commit(("Dev", "dev@example.com"), f"change {i}", {"history/counter.txt": f"{i}\n"})
     for start in range(0, len(plan_names), per_commit):
         batch = plan_names[start : start + per_commit]
         files = {f"plans/{n}/PLAN.yml": frozen_plan(n) for n in batch}
-        commit(AGENT, f"agent proposes {len(batch)} plans", files)
-    return b"".join(out)
+        stream.commit(AGENT, f"agent proposes {len(batch)} plans", files)
+    return stream
 
 
 def build_repo(path: Path, commits: int, plan_names: list[str]) -> float:
     start = time.perf_counter()
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "fast-import", "--quiet", data=fast_import_stream(commits, plan_names))
-    git(path, "reset", "-q", "--hard", "main")
+    build_git_repo(path, fast_import_stream(commits, plan_names))
     return time.perf_counter() - start
 
 
@@ -133,84 +77,6 @@ def write_config(folder: Path, body: str) -> Path:
     config = folder / "plangate.yml"
     config.write_text(textwrap.dedent(body))
     return config
-
-
-# --- the daemon process and its log -----------------------------------------------------------
-
-
-class Daemon:
-    def __init__(self, config: Path, env: dict[str, str] | None = None) -> None:
-        self.log_path = config.parent / "daemon.log"
-        self._out = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "controller", "run", "--config", str(config)],
-            cwd=config.parent,
-            env={
-                **os.environ,
-                "PYTHONPATH": str(ROOT),
-                "PLANGATE_LOG_FORMAT": "json",
-                "PLANGATE_LOG_LEVEL": "debug",
-                **(env or {}),
-            },
-            stdout=subprocess.DEVNULL,
-            stderr=self._out,
-        )
-        self._reader = self.log_path.open("rb")
-        self._pending = b""
-        self.seen: list[dict[str, Any]] = []
-
-    def new_events(self) -> list[dict[str, Any]]:
-        chunk = self._pending + self._reader.read()
-        lines = chunk.split(b"\n")
-        self._pending = lines.pop()
-        events = []
-        for line in lines:
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                continue
-        self.seen += events
-        return events
-
-    def wait_event(self, accept: Any, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for event in self.new_events():
-                if accept(event):
-                    return event
-            if self.proc.poll() is not None:
-                raise SystemExit(f"daemon exited: {self.log_path.read_text()[-2000:]}")
-            time.sleep(0.001)
-        raise SystemExit(f"timed out; daemon log tail:\n{self.log_path.read_text()[-2000:]}")
-
-    def cpu_seconds(self) -> float:
-        return cpu_seconds(self.proc.pid)
-
-    def rss_mb(self) -> tuple[float, float]:
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self._out.close()
-        self._reader.close()
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of all of a process's threads (schedstat: nanosecond resolution)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, IndexError, ValueError):
-            continue
-    return total / 1e9
 
 
 def event_time(event: dict[str, Any]) -> float:
@@ -274,9 +140,9 @@ def bench_local(
     )
     config = write_config(repo.parent, f"        repo: {repo}\n" + rules)
     started = time.perf_counter()
-    daemon = Daemon(config)
+    daemon = DaemonProcess(config)
     try:
-        daemon.wait_event(lambda e: e.get("event") == "reconcile.done", 600)
+        daemon.wait_for(lambda e: e.get("event") == "reconcile.done", 600)
         report(
             "cold start (first pass, 50k commits)" if commits >= 50_000 else "cold start",
             time.perf_counter() - started,
@@ -298,10 +164,10 @@ def bench_local(
             t1 = time.time()
             commit_times.append(t1 - t0)
             plan_id = f"plans/{name}"
-            start = event_time(daemon.wait_event(is_start_of(plan_id), 60))
+            start = event_time(daemon.wait_for(is_start_of(plan_id), 60))
             latencies.append(start - t1)  # from the approving commit's existence
             with_commit.append(start - t0)  # ...and from the moment `git commit` was started
-            daemon.wait_event(is_end_of(plan_id), 60)
+            daemon.wait_for(is_end_of(plan_id), 60)
             breakdown(daemon.seen[mark:], t1, start, parts)
             wait_clean(repo)
         floor = ("bare git commit", median(commit_times))
@@ -385,7 +251,7 @@ while True:
 """
 
 
-def bench_idle(daemon: Daemon, repo: Path, seconds: float) -> None:
+def bench_idle(daemon: DaemonProcess, repo: Path, seconds: float) -> None:
     observer = subprocess.Popen(
         [sys.executable, "-c", OBSERVER, str(repo)],
         stdout=subprocess.PIPE,
@@ -420,41 +286,23 @@ def bench_idle(daemon: Daemon, repo: Path, seconds: float) -> None:
 # --- 2. remote mode with the webhook ---------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def bench_remote(work: Path, pushes: int) -> None:
-    import httpx
-
     base = work / "remote"
     srv = base / "srv"
     seed = base / "seed"
     names = [f"hook-{i:03d}" for i in range(pushes)]
     build_repo(seed, 10, names)
     git(base, "clone", "-q", "--bare", str(seed), str(srv / "plans.git"))
-    port, hook_port = free_port(), free_port()
-    gitd = subprocess.Popen(
-        [
-            "git",
-            "daemon",
-            "--reuseaddr",
-            "--export-all",
-            "--enable=receive-pack",
-            f"--base-path={srv}",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            str(srv),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"git://127.0.0.1:{port}/plans.git"
+    with git_daemon(srv) as served:
+        bench_pushes(base, f"{served}/plans.git", free_port(), names)
+
+
+def bench_pushes(base: Path, url: str, hook_port: int, names: list[str]) -> None:
+    """Approve each plan with a push and a webhook call; report push -> first action."""
+    import httpx
+
     daemon = None
     try:
-        wait_port(port)
         work_clone = base / "work"
         git(base, "clone", "-q", url, str(work_clone))
         config = write_config(
@@ -467,8 +315,8 @@ def bench_remote(work: Path, pushes: int) -> None:
             webhook: {{listen: "127.0.0.1:{hook_port}"}}
             """,
         )
-        daemon = Daemon(config, env={"PLANGATE_WEBHOOK_SECRET": SECRET})
-        daemon.wait_event(lambda e: e.get("event") == "reconcile.done", 120)
+        daemon = DaemonProcess(config, env={"PLANGATE_WEBHOOK_SECRET": SECRET})
+        daemon.wait_for(lambda e: e.get("event") == "reconcile.done", 120)
         hook = f"http://127.0.0.1:{hook_port}/webhook"
         body = b'{"ref": "refs/heads/main"}'
         headers = {
@@ -487,27 +335,16 @@ def bench_remote(work: Path, pushes: int) -> None:
                 push_times.append(time.time() - t0)
                 client.post(hook, content=body, headers=headers)  # what the forge does next
                 plan_id = f"plans/{name}"
-                latencies.append(event_time(daemon.wait_event(is_start_of(plan_id), 60)) - t0)
-                daemon.wait_event(is_end_of(plan_id), 60)
+                latencies.append(event_time(daemon.wait_for(is_start_of(plan_id), 60)) - t0)
+                daemon.wait_for(is_end_of(plan_id), 60)
         floor = ("bare git push", median(push_times))
         report("bare git push of the approval (median)", median(push_times))
-        report(f"push + webhook -> first action, median of {pushes}", median(latencies), 0.5, floor)
+        report(
+            f"push + webhook -> first action, median of {len(names)}", median(latencies), 0.5, floor
+        )
     finally:
         if daemon is not None:
             daemon.stop()
-        gitd.terminate()
-        gitd.wait()
-
-
-def wait_port(port: int) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("git daemon did not start")
 
 
 def main() -> int:

@@ -1,20 +1,19 @@
-"""Shared fixtures: real git repositories in temp dirs, an isolated git config, the real CLI.
+"""Shared fixtures: real git repositories in temp dirs and an isolated git config.
 
 Tests never touch the developer's $HOME or global git config: HOME and GIT_CONFIG_GLOBAL
-point into a per-session temp folder, and every commit pins its author and committer.
+point into a per-session temp folder, and every commit pins its author and committer. The
+helpers themselves are in ``tests/support`` (the benchmarks use them too).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.gitenv import commit_all, git
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -30,9 +29,6 @@ def pytest_configure(config: pytest.Config) -> None:
     fd = os.open("/tmp/plangate-suite.lock", os.O_CREAT | os.O_RDWR, 0o666)
     fcntl.flock(fd, fcntl.LOCK_EX)
     config._plangate_suite_lock = fd  # type: ignore[attr-defined]  # held until exit
-
-
-EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -59,40 +55,6 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ.update(saved)
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-    """Run real git in ``repo``; return stdout."""
-    result = subprocess.run(
-        ["git", *args],
-        cwd=repo,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
-    return result.stdout
-
-
-def identity(name: str, email: str) -> dict[str, str]:
-    """Environment that makes git author and commit as ``name <email>``."""
-    return {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-    }
-
-
-def commit_all(
-    repo: Path, message: str, who: tuple[str, str] = ("Agent", "agent@example.com")
-) -> str:
-    """Stage everything and commit as ``who``; return the commit id."""
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=identity(*who))
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """An empty git repository with one initial commit on main."""
@@ -102,23 +64,3 @@ def repo(tmp_path: Path) -> Path:
     (path / "README").write_text("plans\n")
     commit_all(path, "initial", ("Owner", "owner@example.com"))
     return path
-
-
-def run_cli(
-    *args: str,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-    input: str | None = None,
-    timeout: float = 60,
-) -> subprocess.CompletedProcess[str]:
-    """The real ``plangate`` command in a subprocess."""
-    return subprocess.run(
-        [sys.executable, "-m", "controller", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        input=input,
-        timeout=timeout,
-        check=False,
-    )

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from tests.support.gitenv import ROOT
 
 
 def test_make_demo_runs_the_whole_loop(tmp_path: Path) -> None:

@@ -13,13 +13,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, run_cli
-from gitkit import AGENT, PLAN, approve, edit_status, git, write_plan
 from test_logs import Tty
-from test_reconcile import controller, run_once
 
 from controller import logs
 from controller.display import HIDDEN, visible, visible_json
+from tests.support.gitenv import commit_all, run_cli
+from tests.support.gitkit import (
+    AGENT,
+    PLAN,
+    approve,
+    controller,
+    edit_status,
+    git,
+    run_once,
+    write_plan,
+)
 
 RAW = ("\x1b", "\r", "\u202e", "\u200b")
 EVE = ("Eve", "eve\x1b[2J\u202e\u200b@ops.example.com")  # an allowed approver (*@ops...)

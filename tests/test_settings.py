@@ -15,9 +15,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, commit_all, run_cli
-from daemonkit import running_daemon, wait_for_commit
-from gitkit import write_plan
 
 from controller.errors import ConfigInvalid
 from controller.service.daemon import Daemon
@@ -30,6 +27,9 @@ from controller.settings import (
     load_config,
     parse_listen,
 )
+from tests.support.daemonkit import running_daemon, wait_for_commit
+from tests.support.gitenv import EXAMPLES, commit_all, run_cli
+from tests.support.gitkit import write_plan
 
 # (config text, location, what was found, a piece of the remedy)
 BAD_VALUES = {

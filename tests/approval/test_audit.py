@@ -1,0 +1,132 @@
+"""``plangate audit``: every forged case is caught from git history alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.support.gitenv import run_cli
+from tests.support.gitkit import (
+    AGENT,
+    ALICE,
+    MALLORY,
+    approve,
+    commit_all,
+    edit_status,
+    git,
+    run_once,
+    submitted,
+    write_plan,
+)
+
+CONFIG = """\
+repo: repo
+approval:
+  approvers: ["alice@example.com", "*@ops.example.com"]
+tools:
+  greet: {kind: echo}
+"""
+
+
+def _audit(repo: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
+    (repo.parent / "plangate.yml").write_text(CONFIG)
+    shutil.rmtree(repo / ".git/plangate", ignore_errors=True)  # history alone
+    result = run_cli("audit", "--json", "--config", str(repo.parent / "plangate.yml"))
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def _kinds(report: dict) -> set[str]:  # type: ignore[type-arg]
+    return {f["kind"] for f in report["findings"]}
+
+
+def test_clean_history_passes(repo: Path) -> None:
+    submitted(repo)
+    approve(repo)
+    run_once(repo)
+    code, report = _audit(repo)
+    assert code == 0, report
+    [execution] = report["executions"]
+    assert execution["approval_valid"] and execution["hash_ok"]
+    assert execution["approver"] == "alice@example.com" and execution["outcome"] == "complete"
+
+
+def test_human_writing_completed_is_flagged(repo: Path) -> None:
+    submitted(repo)
+    edit_status(repo, "greet", "completed")
+    commit_all(repo, "done, trust me", AGENT)
+    code, report = _audit(repo)
+    assert code == 1 and "illegal" in _kinds(report)
+
+
+def _forge_start(repo: Path, approver: tuple[str, str]) -> None:
+    """Someone commits a start as the controller identity after a bad approval."""
+    sha = approve(repo, who=approver)
+    edit_status(repo, "greet", "executing")
+    path = repo / "plans/greet/PLAN.yml"
+    path.write_text(path.read_text() + "approval: {status: approved, by: x}\n")
+    git(repo, "add", "-A")
+    message = f"plangate: start plans/greet\n\nPlan: plans/greet\nApproval-Commit: {sha}\n"
+    git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        message,
+        env={
+            "GIT_AUTHOR_NAME": "plangate",
+            "GIT_AUTHOR_EMAIL": "plangate@localhost",
+            "GIT_COMMITTER_NAME": "plangate",
+            "GIT_COMMITTER_EMAIL": "plangate@localhost",
+        },
+    )
+
+
+def test_start_without_valid_approval_is_flagged(repo: Path) -> None:
+    submitted(repo)
+    _forge_start(repo, MALLORY)
+    code, report = _audit(repo)
+    assert code == 1 and "start-without-approval" in _kinds(report)
+    assert report["executions"][0]["code"] == "E_APPROVER_NOT_ALLOWED"
+
+
+def test_self_approval_forged_start_is_flagged(repo: Path) -> None:
+    submitted(repo, who=ALICE)
+    _forge_start(repo, ALICE)
+    code, report = _audit(repo)
+    assert code == 1
+    assert report["executions"][0]["code"] == "E_SELF_APPROVAL"
+
+
+def test_human_edit_of_execution_block_and_log_is_flagged(repo: Path) -> None:
+    submitted(repo)
+    approve(repo)
+    run_once(repo)
+    log = repo / "plans/greet/EXECUTION_LOG.md"
+    log.write_text(log.read_text() + "\nall good, really\n")
+    commit_all(repo, "touch up the log", AGENT)
+    code, report = _audit(repo)
+    assert code == 1 and "log-changed" in _kinds(report)
+
+
+def test_outcome_without_start_is_flagged(repo: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    edit_status(repo, "greet", "completed")
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        "plangate: complete plans/greet",
+        env={
+            "GIT_AUTHOR_NAME": "plangate",
+            "GIT_AUTHOR_EMAIL": "plangate@localhost",
+            "GIT_COMMITTER_NAME": "plangate",
+            "GIT_COMMITTER_EMAIL": "plangate@localhost",
+        },
+    )
+    code, report = _audit(repo)
+    assert code == 1 and "outcome-without-start" in _kinds(report)

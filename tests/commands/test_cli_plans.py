@@ -1,0 +1,196 @@
+"""The plan-file commands as a user runs them: real `plangate` subprocesses, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from controller.plan import yamlio
+from tests.support.gitenv import git, run_cli
+from tests.support.plan_factory import BASE_TEXT, write_plan
+
+
+def test_validate_json_reports_each_file(tmp_path: Path) -> None:
+    good = write_plan(tmp_path, name="good")
+    bad = write_plan(
+        tmp_path, BASE_TEXT.replace("$<inputs.service>", "$<inputs.nope>", 1), name="bad"
+    )
+    result = run_cli("validate", "--json", str(good), str(bad))
+    assert result.returncode == 1
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert first["valid"] and first["errors"] == [] and first["hash"].startswith("sha256:")
+    assert second == {
+        "path": str(bad),
+        "valid": False,
+        "hash": None,
+        "errors": [
+            {
+                "code": "E_REF_UNKNOWN",
+                "message": second["errors"][0]["message"],
+                "path": "actions[0].params.service",
+                "line": BASE_TEXT.splitlines().index('      service: "$<inputs.service>"') + 1,
+            }
+        ],
+    }
+
+
+def test_validate_uses_catalog_from_config_lookup(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path)
+    (tmp_path / "plangate.yml").write_text("tools:\n  other: {kind: echo}\n")
+    result = run_cli("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 1 and "E_TOOL_UNKNOWN" in result.stderr
+    ok = tmp_path / "ok.yml"
+    ok.write_text("tools:\n  echo: {kind: echo}\n")
+    assert (
+        run_cli("validate", str(plan), cwd=tmp_path, env={"PLANGATE_CONFIG": str(ok)}).returncode
+        == 0
+    )
+    assert run_cli("--config", str(ok), "validate", str(plan), cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "tools:\n  x: {kind: shell}\n",
+        "approvers: []\n",
+        "approval:\n  max_age: soon\n",
+        "tools: [1\n",
+        "tools:\n  x: {kind: exec}\n",
+        "identity: {name: caf\xe9}\n",  # not UTF-8: once an internal error
+    ],
+)
+def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
+    plan = write_plan(tmp_path)
+    (tmp_path / "plangate.yml").write_bytes(config.encode("latin-1"))
+    result = run_cli("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xff\xfe\x00garbage",
+        b"",
+        b"- a list\n",
+        b"plan: {{{\n",
+        b"\x00" * 10,
+        b"x: " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+    ],
+)
+def test_garbage_never_tracebacks(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "PLAN.yml"
+    path.write_bytes(content)
+    for command in (["validate"], ["freeze"], ["hash"], ["show"], ["validate", "--json"]):
+        result = run_cli(*command, str(path))
+        assert result.returncode == 1, (command, result.stderr)
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        assert "E_" in result.stderr + result.stdout
+
+
+def test_missing_file_is_usage_error(tmp_path: Path) -> None:
+    result = run_cli("validate", str(tmp_path / "nope" / "PLAN.yml"))
+    assert result.returncode == 2 and "no such plan file" in result.stderr
+
+
+def test_hash_matches_validate_and_ignores_status(tmp_path: Path) -> None:
+    path = write_plan(tmp_path)
+    first = run_cli("hash", str(path)).stdout.strip()
+    path.write_text(BASE_TEXT.replace("status: pending_approval", "status: draft"))
+    assert run_cli("hash", str(path)).stdout.strip() == first
+    assert json.loads(run_cli("validate", "--json", str(path)).stdout)["hash"] == first
+
+
+def test_show_preview_for_reviewers(tmp_path: Path) -> None:
+    text = BASE_TEXT.replace(
+        "    retries: 2", "    retries: 2\n    requires_approval: true\n    timeout: 30"
+    )
+    path = write_plan(tmp_path, text)
+    out = run_cli("show", str(path)).stdout
+    assert "Plan: Rotate keys" in out and "not frozen" in out
+    assert "[2] echo - Rotate the first key" in out
+    assert "«$<actions[1].outputs.keys>»" in out
+    assert "output keys <- $.service" in out
+    assert "on failure: retry up to 2 times; timeout 30s" in out
+    assert "GATE" in out
+    data = json.loads(run_cli("show", "--json", str(path)).stdout)
+    assert data["actions"][1]["requires_approval"] is True and data["hash"].startswith("sha256:")
+
+
+def test_schema_validates_plans_for_editors(tmp_path: Path) -> None:
+    schema = json.loads(run_cli("schema").stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    data = yamlio.read_yaml(BASE_TEXT).data
+    jsonschema.validate(data, schema)
+    data["actions"][0]["on_faliure"] = "stop"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)
+
+
+def test_init_creates_a_ready_plans_repo(tmp_path: Path) -> None:
+    target = tmp_path / "plans-repo"
+    result = run_cli("init", str(target), env={"GIT_AUTHOR_EMAIL": "me@example.com"})
+    assert result.returncode == 0, result.stderr
+    config = yamlio.read_yaml((target / "plangate.yml").read_text()).data
+    assert config["approval"]["approvers"] == ["me@example.com"]
+    assert config["tools"]["echo"]["kind"] == "echo"
+    assert git(target, "status", "--porcelain") == ""  # config is excluded, plan committed
+    assert "plans/hello/PLAN.yml" in git(target, "ls-files")
+    assert run_cli("validate", "plans/hello", cwd=target).returncode == 0
+    again = run_cli("init", str(target))
+    assert again.returncode == 2 and "E_USAGE" in again.stderr
+
+
+def test_special_files_are_usage_errors_not_hangs(tmp_path: Path) -> None:
+    fifo = tmp_path / "PLAN.yml"
+    os.mkfifo(fifo)
+    for target in (fifo, Path("/dev/zero")):  # once: blocked forever / read until OOM
+        for command in ("validate", "hash", "freeze", "show"):
+            result = run_cli(command, str(target), timeout=30)
+            assert result.returncode == 2, (command, result.stderr)
+            assert "E_USAGE" in result.stderr and "not a regular file" in result.stderr
+
+
+def test_freeze_writes_through_a_symlinked_plan(tmp_path: Path) -> None:
+    real = write_plan(tmp_path, name="real")
+    folder = tmp_path / "plans" / "linked"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").symlink_to(real)
+    result = run_cli("freeze", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert (folder / "PLAN.yml").is_symlink()  # was replaced by a regular file
+    assert real.read_text().startswith(BASE_TEXT) and "frozen:" in real.read_text()
+
+
+def test_plan_with_thousands_of_problems_reports_them_all(tmp_path: Path) -> None:
+    # finding each problem's line once rebuilt an index of the whole file: hours for 10k
+    count = 5000
+    actions = "".join(
+        f"  - {{id: {i}, tool: nope, why: w, params: {{}}}}\n" for i in range(1, count + 1)
+    )
+    path = write_plan(tmp_path, BASE_TEXT.split("actions:\n")[0] + "actions:\n" + actions)
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"limits: {{max_actions: {count}}}\ntools: {{echo: {{kind: echo}}}}\n")
+    result = run_cli("--config", str(config), "validate", "--json", str(path), timeout=60)
+    (record,) = (json.loads(line) for line in result.stdout.splitlines())
+    assert len(record["errors"]) == 2 * count  # not declared, and not in the catalog
+    assert record["errors"][-1]["line"] == BASE_TEXT.split("actions:\n")[0].count("\n") + count + 1
+
+
+def test_show_escapes_text_that_could_hide_or_reorder_what_a_reviewer_reads(
+    tmp_path: Path,
+) -> None:
+    text = BASE_TEXT.replace(
+        'why: "List the keys"', 'why: "List\\e[8m hidden\\e[0m\\rsafe \\u202Eexe.txt\\x9b"'
+    ).replace("      limit: 10", '      "li\\emit": "v\\x9b\\u2066"')
+    path = write_plan(tmp_path, text)
+    result = run_cli("show", str(path))
+    assert result.returncode == 0, result.stderr
+    for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2066"):
+        assert raw not in result.stdout
+    assert "List\\x1b[8m hidden\\x1b[0m\\rsafe \\u202eexe.txt\\x9b" in result.stdout
+    assert 'param li\\x1bmit = "v\\x9b\\u2066"' in result.stdout

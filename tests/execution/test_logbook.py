@@ -1,0 +1,70 @@
+"""EXECUTION_LOG.md rendering: readable sections, cut results, output that cannot break out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.execution.executor import Engine
+from controller.execution.logbook import ActionView, LogHeader, render, render_action
+from controller.plan.schema import Action
+from tests.support.executor_kit import PY, make_plan, run
+
+HEADER = LogHeader(
+    "Rotate | keys",
+    "plans/rotate",
+    "sha256:" + "0" * 64,
+    "bob@example.com",
+    "abc123",
+    "2026-01-01T00:00:00Z",
+    "failed",
+)
+
+
+def test_header_lists_plan_hash_approver_commit_start_status() -> None:
+    text = render(HEADER, [])
+    assert text.startswith("# Execution log: Rotate \\| keys\n")
+    for row in (
+        "| Plan | `plans/rotate` |",
+        "| Approved by | bob@example.com |",
+        "| Approval commit | `abc123` |",
+        "| Started | 2026-01-01T00:00:00Z |",
+        "| Status | ❌ failed |",
+    ):
+        assert row in text
+
+
+def test_fence_is_longer_than_any_backticks_in_the_result() -> None:
+    action = Action(id=1, tool="t", why="w")
+    start = {"t": "start", "id": 1, "attempt": 1, "at": "T", "params": {}}
+    end = {
+        "t": "end",
+        "id": 1,
+        "attempt": 1,
+        "status": "succeeded",
+        "duration_ms": 5,
+        "result": {"md": "```\n# Injected heading\n````"},
+        "outputs": {"o": "`x`"},
+    }
+    text = render_action(action, ActionView("succeeded", start, end, 1), 10_000)
+    assert "`````json" in text  # 5 > the 4 backticks inside (JSON escapes the newlines)
+    assert "**Duration:** 5 ms" in text and "✅ succeeded" in text
+    assert '- `o`: ``"`x`"``' in text
+
+
+def test_result_is_cut_at_the_limit_and_pending_actions_listed(tmp_path: Path) -> None:
+    tools = {
+        "big": {"kind": "exec", "argv": [PY, "-c", "print('q' * 5000)"]},
+        "gate": {"kind": "echo"},
+    }
+    actions = [{"id": 1, "tool": "big"}, {"id": 2, "tool": "gate", "requires_approval": True}]
+    config, plan_file = make_plan(
+        tmp_path,
+        actions,
+        tools,
+        extra_config={"limits": {"max_result_bytes": 1000, "max_actions": 10}},
+    )
+    assert run(Engine(config), plan_file).status == "awaiting_approval"
+    log = (plan_file.parent / "EXECUTION_LOG.md").read_text()
+    assert "(cut at 1000 bytes)" in log and "q" * 6000 not in log
+    assert "## Action 2: gate" in log and "▫️ pending" in log
+    assert "| Status | ⏸️ awaiting_approval |" in log

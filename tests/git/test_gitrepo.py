@@ -1,0 +1,477 @@
+"""GitRepo's commits: only the given files, CAS on the branch, trees built correctly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from controller.git.gitrepo import GitRepo, Person
+from tests.support.gitkit import commit_all, git
+
+BOT = Person("plangate", "plangate@localhost")
+
+
+def test_commit_files_touches_only_the_given_paths(repo: Path) -> None:
+    (repo / "a/b").mkdir(parents=True)
+    (repo / "a/b/keep.txt").write_text("keep\n")
+    (repo / "z.txt").write_text("z\n")
+    commit_all(repo, "tree")
+    (repo / "z.txt").write_text("human edit\n")
+    git(repo, "add", "z.txt")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.rev("HEAD")
+    assert head
+    sha = gitrepo.commit_files(
+        branch="main",
+        parent=head,
+        message="plangate: test\n",
+        files={"a/b/new.txt": b"new\n", "a/c/d.txt": b"deep\n"},
+        author=BOT,
+    )
+    assert sha == git(repo, "rev-parse", "main").strip()
+    assert git(repo, "fsck", "--no-progress") == ""
+    assert sorted(git(repo, "show", "--name-only", "--format=", sha).split()) == [
+        "a/b/new.txt",
+        "a/c/d.txt",
+    ]
+    assert git(repo, "show", f"{sha}:a/b/keep.txt") == "keep\n"
+    assert git(repo, "diff", "--cached", "--name-only", sha).split() == [
+        "a/b/new.txt",
+        "a/c/d.txt",
+        "z.txt",
+    ]  # the human's staged edit is still staged
+
+
+def test_commit_files_refuses_when_the_branch_moved(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    old = gitrepo.rev("HEAD")
+    assert old
+    commit_all(repo, "someone else")
+    assert (
+        gitrepo.commit_files(
+            branch="main", parent=old, files={"x": b"x"}, message="m\n", author=BOT
+        )
+        is None
+    )
+    assert git(repo, "log", "-1", "--format=%s") == "someone else\n"
+
+
+def test_deleting_the_last_file_of_a_folder_drops_the_folder(repo: Path) -> None:
+    (repo / "d").mkdir()
+    (repo / "d/only.txt").write_text("x")
+    commit_all(repo, "d")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.rev("HEAD")
+    assert head
+    sha = gitrepo.commit_files(
+        branch="main", parent=head, files={"d/only.txt": None}, message="rm\n", author=BOT
+    )
+    assert sha and "d" not in git(repo, "ls-tree", "--name-only", sha).split()
+    assert git(repo, "fsck", "--no-progress") == ""
+
+
+def test_trees_match_git_mktree_for_any_names(tmp_path: Path) -> None:
+    """Our tree objects are byte-identical to git's own, whatever order entries arrive in."""
+    import random
+    import subprocess
+
+    from controller.git.gitrepo import parse_tree, serialize_tree
+
+    repo_dir = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", repo_dir], check=True)
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo_dir,
+            input=b"x",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    empty_tree = (
+        subprocess.run(["git", "mktree"], cwd=repo_dir, input=b"", capture_output=True, check=True)
+        .stdout.decode()
+        .strip()
+    )
+    names = ["a", "a.b", "a-b", "a0", "b", "ä", "plan s", "A", "a_b"]
+    entries = {n: (blob, 0o100644) for n in names}
+    entries["a"] = (empty_tree, 0o40000)  # a folder sorts as "a/"
+    entries["zz"] = (empty_tree, 0o40000)
+    shuffled = dict(random.Random(7).sample(sorted(entries.items()), len(entries)))
+    listing = "".join(
+        f"{mode:o} {'tree' if mode == 0o40000 else 'blob'} {sha}\t{name}\n"
+        for name, (sha, mode) in shuffled.items()
+    )
+    git_tree = (
+        subprocess.run(
+            ["git", "mktree"], cwd=repo_dir, input=listing.encode(), capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    raw = subprocess.run(
+        ["git", "cat-file", "tree", git_tree], cwd=repo_dir, capture_output=True, check=True
+    ).stdout
+    assert serialize_tree(shuffled) == raw
+    parsed = parse_tree(raw)
+    assert serialize_tree(parsed, presorted=True) == raw
+
+
+# --- the approval hot path: big trees patched in place, objects and commits in-process ---
+
+
+def raw_git(
+    repo: Path, *args: str, input: bytes | None = None, env: dict[str, str] | None = None
+) -> bytes:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        input=input,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        check=True,
+    )
+    return result.stdout
+
+
+def _big_plans_repo(repo: Path, count: int = 700) -> None:
+    """A plans/ folder whose tree object is bigger than BIG_TREE (patched, never parsed)."""
+    from controller.git.gitrepo import BIG_TREE
+
+    for i in range(count):
+        folder = repo / "plans" / f"p{i:04d}"
+        folder.mkdir(parents=True)
+        (folder / "PLAN.yml").write_text(f"plan {i}\n")
+    commit_all(repo, "many plans")
+    size = len(raw_git(repo, "cat-file", "tree", "HEAD:plans"))
+    assert (size > BIG_TREE) == (count >= 700)
+
+
+def _git_tree_for(repo: Path, parent: str, files: dict[str, bytes | None]) -> str:
+    """The tree git itself makes for ``parent`` plus ``files`` (a private index)."""
+    env = {"GIT_INDEX_FILE": str(repo / ".git" / "test-index")}
+    git(repo, "read-tree", parent, env=env)
+    for path, data in files.items():
+        if data is None:
+            git(repo, "update-index", "--force-remove", path, env=env)
+            continue
+        blob = raw_git(repo, "hash-object", "-w", "--stdin", input=data).decode().strip()
+        git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    tree = git(repo, "write-tree", env=env).strip()
+    os.unlink(env["GIT_INDEX_FILE"])
+    return tree
+
+
+def _check_same_tree_as_git(repo: Path, files: dict[str, bytes | None]) -> str:
+    gitrepo = GitRepo(repo)
+    parent = git(repo, "rev-parse", "HEAD").strip()
+    sha = gitrepo.commit_files(
+        branch="main", parent=parent, files=files, message="plangate: t\n", author=BOT
+    )
+    assert sha is not None
+    assert git(repo, "rev-parse", f"{sha}^{{tree}}").strip() == _git_tree_for(repo, parent, files)
+    assert git(repo, "fsck", "--no-progress", "--strict") == ""
+    return sha
+
+
+def test_replacing_a_file_in_a_big_tree_makes_the_tree_git_makes(repo: Path) -> None:
+    _big_plans_repo(repo)
+    _check_same_tree_as_git(
+        repo, {"plans/p0350/PLAN.yml": b"approved\n", "plans/p0350/EXECUTION_LOG.md": b"# log\n"}
+    )
+
+
+def test_adding_and_deleting_in_a_big_tree_makes_the_tree_git_makes(repo: Path) -> None:
+    _big_plans_repo(repo)
+    _check_same_tree_as_git(repo, {"plans/new/PLAN.yml": b"new\n", "plans/p0001/PLAN.yml": None})
+
+
+def test_a_look_alike_folder_with_the_same_content_is_not_patched(repo: Path) -> None:
+    """``140000 p0350`` holding a copy of ``p0350`` contains ``40000 p0350\\0<id>`` in its
+    own tree entry, and sorts before it: the patch must find the real entry."""
+    _big_plans_repo(repo)
+    twin = repo / "plans" / "140000 p0350"
+    twin.mkdir()
+    (twin / "PLAN.yml").write_text("plan 350\n")
+    commit_all(repo, "look-alike")
+    assert git(repo, "rev-parse", "HEAD:plans/140000 p0350") == git(
+        repo, "rev-parse", "HEAD:plans/p0350"
+    )
+    sha = _check_same_tree_as_git(repo, {"plans/p0350/PLAN.yml": b"approved\n"})
+    assert git(repo, "show", f"{sha}:plans/140000 p0350/PLAN.yml") == "plan 350\n"
+    assert git(repo, "show", f"{sha}:plans/p0350/PLAN.yml") == "approved\n"
+
+
+def test_reads_go_through_git_for_any_path(repo: Path) -> None:
+    _big_plans_repo(repo, count=10)
+    (repo / "plans" / "sp ace:colon").mkdir()
+    (repo / "plans" / "sp ace:colon" / "PLAN.yml").write_text("odd\n")
+    commit_all(repo, "odd name")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    assert gitrepo.read_file(head, "plans/sp ace:colon/PLAN.yml") == b"odd\n"
+    assert gitrepo.read_file(head, "plans/p0003/PLAN.yml") == b"plan 3\n"
+    assert gitrepo.read_file(head, "plans/nope/PLAN.yml") is None
+    assert gitrepo.blob_sha(head, "plans/p0003") is None  # a folder is not a file
+
+
+def test_commits_written_in_process_are_byte_identical_to_git_commit_tree(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from controller.git import records as module
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # +0530: the zone must be written as git does
+    time.tzset()
+    try:
+        monkeypatch.setattr(module.time, "time", lambda: 1_800_000_000.25)
+        head = git(repo, "rev-parse", "HEAD").strip()
+        tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+        message = "plangate: start plans/x\n\nPlan: plans/x\nPlan-Hash: sha256:ab\n"
+        ours = module.commit_object(tree, [head], message, BOT, BOT)
+        theirs = (
+            raw_git(
+                repo,
+                "commit-tree",
+                tree,
+                "-p",
+                head,
+                "-F",
+                "-",
+                input=message.encode(),
+                env={
+                    "GIT_AUTHOR_NAME": BOT.name,
+                    "GIT_AUTHOR_EMAIL": BOT.email,
+                    "GIT_COMMITTER_NAME": BOT.name,
+                    "GIT_COMMITTER_EMAIL": BOT.email,
+                    "GIT_AUTHOR_DATE": "@1800000000 +0530",
+                    "GIT_COMMITTER_DATE": "@1800000000 +0530",
+                },
+            )
+            .decode()
+            .strip()
+        )
+        assert raw_git(repo, "cat-file", "commit", theirs) == ours
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_an_identity_git_would_clean_is_committed_through_git(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    sha = gitrepo.commit_files(
+        branch="main",
+        parent=head,
+        files={"x.txt": b"x\n"},
+        message="m\n",
+        author=Person(" plangate. ", "bot@example.com"),
+    )
+    assert sha is not None
+    assert git(repo, "log", "-1", "--format=%an|%ae", sha).strip() == "plangate|bot@example.com"
+
+
+def test_big_objects_are_stored_uncompressed_and_read_back_by_git(repo: Path) -> None:
+    import zlib
+
+    from controller.git.gitrepo import STORE_RAW_ABOVE
+
+    gitrepo = GitRepo(repo)
+    data = os.urandom(STORE_RAW_ABOVE + 1)
+    sha = gitrepo.store_blob(data)
+    assert raw_git(repo, "cat-file", "blob", sha) == data
+    path = repo / ".git" / "objects" / sha[:2] / sha[2:]
+    assert zlib.decompress(path.read_bytes()) == b"blob %d\0" % len(data) + data
+    assert len(path.read_bytes()) > len(data)  # level 0: stored, not deflated
+    assert path.stat().st_mode & 0o777 == 0o444  # read-only, as git writes objects
+    assert gitrepo.store_blob(data) == sha  # an existing object is left alone
+
+
+def test_branch_head_reads_loose_and_packed_refs(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "main").strip()
+    assert gitrepo.branch_head("main") == head
+    git(repo, "pack-refs", "--all")
+    assert not (repo / ".git/refs/heads/main").exists()
+    assert gitrepo.branch_head("main") == head
+    newer = commit_all(repo, "after packing")
+    assert gitrepo.branch_head("main") == newer
+    assert gitrepo.branch_head("nope") is None
+
+
+def test_is_ancestor_near_far_and_unrelated(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    first = git(repo, "rev-parse", "HEAD").strip()
+    for i in range(20):
+        (repo / "n.txt").write_text(f"{i}\n")
+        commit_all(repo, f"c{i}")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    near = git(repo, "rev-parse", "HEAD~3").strip()
+    assert gitrepo.is_ancestor(near, head)
+    assert gitrepo.is_ancestor(first, head)  # beyond the in-process walk: git answers
+    assert not gitrepo.is_ancestor(head, near)
+    git(repo, "switch", "-q", "-c", "side", near)
+    (repo / "side.txt").write_text("side\n")
+    side = commit_all(repo, "side")
+    assert not gitrepo.is_ancestor(side, head)
+    assert not gitrepo.is_ancestor(head, side)
+
+
+def test_names_cat_file_cannot_carry_are_walked_not_misread(repo: Path) -> None:
+    """git's line protocol strips a final carriage return (``p0350\\r`` is read as ``p0350``)
+    and GitPython sends UTF-8 only: such names are found by walking the tree, so a commit
+    neither takes a look-alike's files nor drops the folder's own."""
+    _big_plans_repo(repo)
+    for name in ("p0350\r", "only\r"):
+        (repo / "plans" / name).mkdir()
+        (repo / "plans" / name / "PLAN.yml").write_text(f"{name!r}\n")
+        (repo / "plans" / name / "NOTES.md").write_text("keep me\n")
+    raw_name = os.fsencode(repo / "plans") + b"/caf\xe9"
+    os.mkdir(raw_name)
+    for leaf, text in ((b"/PLAN.yml", b"latin-1 folder\n"), (b"/NOTES.md", b"keep me too\n")):
+        with open(raw_name + leaf, "wb") as out:
+            out.write(text)
+    commit_all(repo, "hostile names")
+    latin = os.fsdecode(b"plans/caf\xe9")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    assert gitrepo.read_file(head, "plans/only\r/PLAN.yml") == b"'only\\r'\n"
+    assert gitrepo.read_file(head, f"{latin}/PLAN.yml") == b"latin-1 folder\n"
+    assert gitrepo.blob_sha(head, "plans/p0350\r") is None  # a folder, not a file
+    for folder in ("plans/p0350\r", "plans/only\r", latin):
+        sha = _check_same_tree_as_git(repo, {f"{folder}/PLAN.yml": b"approved\n"})
+        assert git(repo, "ls-tree", "--name-only", f"{sha}:{folder}").split() == [
+            "NOTES.md",
+            "PLAN.yml",
+        ]
+
+
+def test_a_message_git_refuses_is_not_written_in_process(repo: Path) -> None:
+    """git refuses a NUL byte in a commit message; so does commit_files (E_GIT)."""
+    from controller.errors import GitError
+
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError, match="NUL byte"):
+        gitrepo.commit_files(
+            branch="main", parent=head, files={"x.txt": b"x\n"}, message="a\0b\n", author=BOT
+        )
+    assert gitrepo.branch_head("main") == head
+
+
+def test_index_entries_for_a_path_with_a_newline(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    gitrepo.set_index_entries({"odd/line\nbreak.txt": b"x\n", "plain.txt": b"y\n"})
+    listed = raw_git(repo, "ls-files", "-z").split(b"\0")
+    assert b"odd/line\nbreak.txt" in listed and b"plain.txt" in listed
+    gitrepo.set_index_entries({"odd/line\nbreak.txt": None})
+    assert b"odd/line\nbreak.txt" not in raw_git(repo, "ls-files", "-z").split(b"\0")
+
+
+def test_first_parent_log_streams_in_either_order_and_reports_git_errors(repo: Path) -> None:
+    from controller.errors import GitError
+
+    for i in range(3):
+        (repo / "plans").mkdir(exist_ok=True)
+        (repo / "plans" / f"f{i}").write_text(f"{i}\n")
+        commit_all(repo, f"c{i}")
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    oldest = [r.subject for r in gitrepo.first_parent_log(None, head, ["plans"])]
+    newest = [r.subject for r in gitrepo.first_parent_log(None, head, ["plans"], newest_first=True)]
+    assert oldest == ["c0", "c1", "c2"] and newest == ["c2", "c1", "c0"]
+    stream = gitrepo.first_parent_log(None, head, ["plans"], newest_first=True)
+    assert next(stream).subject == "c2"
+    stream.close()  # stopping early ends git quietly
+    with pytest.raises(GitError, match="git log"):
+        list(gitrepo.first_parent_log("1" * 40, head, ["plans"]))
+
+
+def test_a_sha256_repository_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """plangate writes SHA-1 object ids; in a SHA-256 repository they would be garbage."""
+    from tests.support.gitenv import run_cli
+
+    repo = tmp_path / "s256"
+    raw_git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(repo))
+    (repo / "README").write_text("x\n")
+    raw_git(repo, "add", "README")
+    raw_git(repo, "commit", "-q", "-m", "init")
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"repo: {repo}\napproval: {{approvers: []}}\ntools: {{}}\n")
+    result = run_cli("run", "--once", "--config", str(config))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "E_GIT" in result.stderr and "sha256" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_separator_characters_in_names_subjects_and_paths_are_read_verbatim(repo: Path) -> None:
+    """git keeps the control characters the log format separates with (0x1d-0x1f) in
+    names, subjects, trailers and file names: anyone who pushes must not be able to cut
+    a commit in two (the scan then stopped for every plan) or shift its fields."""
+    odd = "plans/a\x1eb\x1f\x1dc/PLAN.yml"
+    (repo / odd).parent.mkdir(parents=True)
+    (repo / odd).write_text("x\n")
+    (repo / "plans/p").mkdir()
+    (repo / "plans/p/PLAN.yml").write_text("y\n")
+    git(repo, "add", "-A")
+    message = "one\x1etwo\x1fthree\x1dfour\n\nApproved-By: x\x1ey@example.com\n"
+    env = {"GIT_AUTHOR_NAME": "Ev\x1fil", "GIT_AUTHOR_EMAIL": "ev\x1eil@example.com"}
+    git(repo, "commit", "-q", "-m", message, env=env)
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    parent = git(repo, "rev-parse", "HEAD~1").strip()
+    read = [
+        *gitrepo.first_parent_log(parent, head, ["plans"]),
+        *gitrepo.first_parent_log(parent, head, ["plans"], newest_first=True),
+        *gitrepo.range_log(parent, head, ["plans"]),
+        gitrepo.commit(head),
+    ]
+    for record in read:
+        assert record.sha == head and record.parents == (parent,)
+        assert record.subject == "one\x1etwo\x1fthree\x1dfour"
+        assert record.author == Person("Ev\x1fil", "ev\x1eil@example.com")
+        assert record.trailers == {"Approved-By": "x\x1ey@example.com"}
+    for record in read[:3]:
+        assert [c.path for c in record.changes] == [odd, "plans/p/PLAN.yml"]
+
+
+def test_log_show_signature_in_the_git_config_does_not_break_history_reading(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Teams that sign commits often set log.showSignature; git then writes each verdict
+    into the log's output, before the commit's own record."""
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    signers = tmp_path / "signers"
+    signers.write_text(f"agent@example.com {(tmp_path / 'key.pub').read_text()}")
+    for name, value in (
+        ("gpg.format", "ssh"),
+        ("user.signingKey", str(key)),
+        ("gpg.ssh.allowedSignersFile", str(signers)),
+        ("log.showSignature", "true"),
+    ):
+        git(repo, "config", name, value)
+    parent = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "plans").mkdir()
+    for i in range(2):
+        (repo / "plans" / f"f{i}").write_text(f"{i}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-S", "-m", f"c{i}")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    gitrepo = GitRepo(repo)
+    for newest_first in (False, True):
+        records = list(gitrepo.first_parent_log(parent, head, ["plans"], newest_first=newest_first))
+        assert sorted(r.subject for r in records) == ["c0", "c1"]
+        assert sorted(c.path for r in records for c in r.changes) == ["plans/f0", "plans/f1"]
+    assert [r.subject for r in gitrepo.range_log(parent, head, ["plans"])] == ["c1", "c0"]
+    assert gitrepo.commit(head).subject == "c1"

@@ -1,0 +1,189 @@
+"""The incremental history index: scans only new commits, rebuilds on rewritten history,
+and knows who changed each plan's content (including through merges)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
+from tests.support.gitkit import AGENT, ALICE, BOB, PLAN, commit_all, edit_status, git, write_plan
+
+
+def _index(tmp_path: Path) -> HistoryIndex:
+    return HistoryIndex(
+        tmp_path / "index.sqlite", plans_dir="plans", controller_email="plangate@localhost"
+    )
+
+
+def test_scan_is_incremental_and_survives_restart(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    gitrepo = GitRepo(repo)
+    index = _index(tmp_path)
+    assert index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip()) == 1
+    index.close()
+    edit_status(repo, "greet", "draft")
+    commit_all(repo, "back to draft", AGENT)
+    (repo / "other").write_text("x")
+    commit_all(repo, "not a plan", BOB)
+    index = _index(tmp_path)
+    assert index.plans["plans/greet"].status == "pending_approval"
+    assert index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip()) == 1  # path-limited
+    assert index.plans["plans/greet"].status == "draft"
+
+
+def test_rewritten_history_triggers_a_full_rescan(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    edit_status(repo, "greet", "draft")
+    commit_all(repo, "draft", AGENT)
+    gitrepo = GitRepo(repo)
+    index = _index(tmp_path)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/greet"].status == "draft"
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    (repo / "other").write_text("x")
+    commit_all(repo, "rewritten", BOB)
+    assert index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip()) == 1
+    assert index.plans["plans/greet"].status == "pending_approval"
+
+
+def test_changers_include_merged_branch_commits_but_not_the_merger(
+    repo: Path, tmp_path: Path
+) -> None:
+    git(repo, "switch", "-q", "-c", "feature")
+    write_plan(repo)
+    commit_all(repo, "agent writes", AGENT)
+    path = repo / "plans/greet/PLAN.yml"
+    path.write_text(path.read_text().replace("who: world", "who: bob's world"))
+    commit_all(repo, "bob edits", BOB)
+    git(repo, "switch", "-q", "main")
+    (repo / "other").write_text("x")
+    commit_all(repo, "main moves", ALICE)
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "merge",
+        "feature",
+        env={
+            "GIT_AUTHOR_NAME": "Alice",
+            "GIT_AUTHOR_EMAIL": "alice@example.com",
+            "GIT_COMMITTER_NAME": "Alice",
+            "GIT_COMMITTER_EMAIL": "alice@example.com",
+        },
+    )
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/greet"].changers == ["agent@example.com", "bob@ops.example.com"]
+
+
+def test_status_only_changes_do_not_make_a_changer(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "add", AGENT)
+    edit_status(repo, "greet", "draft")
+    commit_all(repo, "draft", BOB)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/greet"].changers == ["agent@example.com"]
+
+
+def test_a_cold_scan_cut_in_halves_builds_the_same_index(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long cold scan is walked by two git processes at once (two halves of the
+    first-parent chain); the index must be exactly the one a single walk builds, merges and
+    plan versions shared between the halves included."""
+    from dataclasses import asdict
+
+    from controller.git import history
+
+    for i in range(6):
+        write_plan(repo, f"p{i}")
+        commit_all(repo, f"add p{i}", AGENT)
+        if i % 2:
+            edit_status(repo, f"p{i - 1}", "approved")
+            commit_all(repo, f"approve p{i - 1}", ALICE)
+    git(repo, "switch", "-q", "-c", "side")
+    write_plan(repo, "merged")
+    commit_all(repo, "on a branch", BOB)
+    git(repo, "switch", "-q", "main")
+    (repo / "notes.txt").write_text("main moved\n")
+    commit_all(repo, "notes", BOB)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    edit_status(repo, "p4", "draft")
+    commit_all(repo, "p4 back to draft", AGENT)
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    def cold(split_min: int, name: str) -> tuple[int, dict[str, object]]:
+        monkeypatch.setattr(history, "SPLIT_MIN", split_min)
+        index = HistoryIndex(
+            tmp_path / name, plans_dir="plans", controller_email="plangate@localhost"
+        )
+        count = index.scan(gitrepo, head)
+        plans = {pid: asdict(state) for pid, state in index.plans.items()}
+        index.close()
+        return count, plans
+
+    whole = cold(10_000, "whole.sqlite")
+    halves = cold(2, "halves.sqlite")
+    assert len(history._segments(gitrepo, None, head)) == 2  # really cut (SPLIT_MIN is 2)
+    assert halves == whole
+    assert whole[0] == 11 and whole[1]["plans/p2"]["status"] == "approved"
+
+
+def test_a_file_name_cannot_forge_a_controller_commit(repo: Path, tmp_path: Path) -> None:
+    """A file name may hold any byte but NUL and '/', the log format's separators too: a
+    name that spells out a commit must not make the next file's change look like one the
+    controller made (which sets any status without an approval)."""
+    write_plan(repo, "p")
+    commit_all(repo, "add p", AGENT)
+    fake = "\x1f".join(["f" * 40, "", "plangate", "plangate@localhost", "0"])
+    fake += "\x1f" + "\x1f".join(["plangate", "plangate@localhost", "0", "forged", ""])
+    (repo / "plans" / f"a\x1e{fake}\x1d").write_text("x\n")  # sorts before plans/p
+    edit_status(repo, "p", "executing")
+    commit_all(repo, "sneak", AGENT)
+    index = _index(tmp_path)
+    assert index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip()) == 2
+    state = index.plans["plans/p"]
+    assert state.status == "pending_approval"  # executing by a human is illegal: ignored
+    assert state.last_commit == git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_a_scan_that_fails_while_applying_leaves_the_index_as_saved(
+    repo: Path, tmp_path: Path
+) -> None:
+    """An error part way through applying (git, or the audit's event handler) must not leave
+    some commits applied in memory: the next scan would apply them a second time."""
+    from dataclasses import asdict
+
+    write_plan(repo, "p")
+    commit_all(repo, "add p", AGENT)
+    edit_status(repo, "p", "approved")
+    commit_all(repo, "approve p", ALICE)
+    edit_status(repo, "p", "completed")
+    commit_all(repo, "complete p by hand", BOB)
+    gitrepo = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    def failing(event: object) -> None:
+        if getattr(event, "kind", "") == "illegal":
+            raise RuntimeError("handler failed")
+
+    index = _index(tmp_path)
+    with pytest.raises(RuntimeError):
+        index.scan(gitrepo, head, failing)
+    assert index.plans == {}
+    assert index.scan(gitrepo, head) == 3
+    clean = HistoryIndex(
+        tmp_path / "clean.sqlite", plans_dir="plans", controller_email="plangate@localhost"
+    )
+    clean.scan(gitrepo, head)
+    assert asdict(index.plans["plans/p"]) == asdict(clean.plans["plans/p"])
+    assert index.plans["plans/p"].status == "approved"

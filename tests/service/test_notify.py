@@ -1,0 +1,158 @@
+"""notify: (SPEC §11) against a real HTTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from controller import settings
+from controller.service.notify import Notifier
+from controller.service.reconcile import Controller
+from tests.support.daemonkit import wait_until
+from tests.support.gitkit import AGENT, approve, commit_all, head_plan, write_plan
+
+
+class Hook:
+    """A loopback endpoint: records each POST; answers with the next planned status."""
+
+    def __init__(self, answers: list[int] | None = None) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.answers = list(answers or [])
+        self.tries = 0
+        self.release = threading.Event()
+        self.release.set()
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers["Content-Length"])
+                body = json.loads(self.rfile.read(length))
+                hook.release.wait(30)
+                hook.tries += 1
+                code = hook.answers.pop(0) if hook.answers else 200
+                if code == 200:
+                    hook.bodies.append(body)
+                self.send_response(code)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def events(self) -> list[str]:
+        return [b["event"] for b in self.bodies]
+
+
+@contextmanager
+def hook(answers: list[int] | None = None) -> Iterator[Hook]:
+    found = Hook(answers)
+    thread = threading.Thread(target=found.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield found
+    finally:
+        found.release.set()
+        found.server.shutdown()
+        found.server.server_close()
+
+
+def notifier(url: str, **options: Any) -> Notifier:
+    return Notifier(
+        settings.NotifySettings(urls=[url], **options),
+        lambda text: text.replace("hunter2", "***"),
+        backoff=0.01,
+    )
+
+
+def test_a_failing_endpoint_is_retried_and_the_body_is_slack_compatible() -> None:
+    with hook([500, 503]) as endpoint:
+        sender = notifier(endpoint.url)
+        sender.send("fail", "plans/x", hash="sha256:1", message="token hunter2 leaked")
+        wait_until(lambda: endpoint.bodies, 10, "the third try")
+        sender.close()
+    [body] = endpoint.bodies
+    assert endpoint.tries == 3
+    assert body["event"] == "fail" and body["plan"] == "plans/x"
+    assert body["text"] == "plangate: plans/x failed: token *** leaked"
+    assert "hunter2" not in json.dumps(body)
+
+
+def test_a_client_error_is_not_retried_and_retries_end() -> None:
+    with hook([404, 500, 500, 500]) as endpoint:
+        sender = notifier(endpoint.url, retries=2)
+        sender.send("start", "plans/x", by="alice@example.com")
+        sender.send("complete", "plans/x")
+        wait_until(lambda: endpoint.tries == 4, 10, "four tries")
+        sender.close()
+    assert endpoint.bodies == []  # the 404 once, then 500 three times (1 + 2 retries)
+
+
+def test_only_the_configured_events_are_posted() -> None:
+    with hook() as endpoint:
+        sender = notifier(endpoint.url, events=["complete"])
+        sender.send("start", "plans/x")
+        sender.send("complete", "plans/x")
+        wait_until(lambda: endpoint.bodies, 10, "a post")
+        sender.close()
+    assert endpoint.events() == ["complete"]
+
+
+def config(repo: Path, url: str) -> settings.Config:
+    data = {
+        "repo": str(repo),
+        "approval": {"approvers": ["alice@example.com"]},
+        "tools": {"greet": {"kind": "echo", "risk": "low"}},
+        "notify": [url],
+    }
+    return settings.config_from_data(data, repo.parent / "plangate.yml")
+
+
+def test_the_controller_posts_its_events_and_a_stuck_endpoint_never_holds_it_up(
+    repo: Path,
+) -> None:
+    with hook() as endpoint:
+        endpoint.release.clear()  # the endpoint accepts, then hangs until released
+        ctl = Controller(config(repo, endpoint.url))
+        try:
+            write_plan(repo)
+            commit_all(repo, "add greet", AGENT)
+            ctl.run_once()
+            approve(repo)
+            ctl.run_once()
+            # the plan ran to its end while the endpoint still held the first post
+            assert head_plan(repo)["plan"]["status"] == "completed"
+            assert endpoint.bodies == [] and not endpoint.release.is_set()
+            endpoint.release.set()
+            wait_until(lambda: len(endpoint.bodies) == 3, 20, "three posts")
+        finally:
+            ctl.close()
+    waiting, start, complete = endpoint.bodies
+    assert endpoint.events() == ["awaiting-approval", "start", "complete"]
+    assert waiting["plan"] == "plans/greet" and waiting["status"] == "pending_approval"
+    assert "needs 1 approval" in waiting["text"]
+    assert start["by"] == "alice@example.com" and start["hash"].startswith("sha256:")
+    assert complete["status"] == "completed"
+    assert all(set(b) <= _FIELDS for b in endpoint.bodies)
+
+
+_FIELDS = {
+    "event",
+    "plan",
+    "hash",
+    "status",
+    "commit",
+    "by",
+    "missing",
+    "message",
+    "needs",
+    "controller",
+    "text",
+}

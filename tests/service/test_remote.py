@@ -1,0 +1,132 @@
+"""Remote mode: two real controller processes against one bare repo served by `git daemon`."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.gitenv import git
+from tests.support.gitkit import AGENT, ALICE, approve, commit_all, write_plan
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["git", "daemon", "-h"], capture_output=True).returncode not in (0, 129),
+    reason="git daemon is not installed",
+)
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """A bare repo with one commit, served read/write over git:// on 127.0.0.1."""
+    base = tmp_path / "served"
+    base.mkdir()
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q", "-b", "main")
+    (seed / "README").write_text("plans\n")
+    commit_all(seed, "initial", ("Owner", "owner@example.com"))
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(base / "plans.git"))
+    port = _port()
+    daemon = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            f"--base-path={base}",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            "--reuseaddr",
+            "--informative-errors",
+            str(base),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"git://127.0.0.1:{port}/plans.git"
+    deadline = time.monotonic() + 20
+    while subprocess.run(["git", "ls-remote", url], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, "git daemon did not start"
+        time.sleep(0.05)
+    yield url
+    daemon.terminate()
+    daemon.wait(10)
+
+
+def _config(tmp_path: Path, name: str, url: str) -> Path:
+    path = tmp_path / f"{name}.yml"
+    path.write_text(
+        f"remote: {{url: '{url}', branch: main, poll_interval: 1}}\n"
+        f"state_dir: state-{name}\n"
+        "approval: {approvers: ['alice@example.com']}\n"
+        "tools: {greet: {kind: echo}}\n"
+    )
+    return path
+
+
+def _run_both(configs: list[Path]) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "controller", "run", "--once", "--config", str(c)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for c in configs
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+
+
+def test_two_controllers_one_remote_exactly_one_runs(tmp_path: Path, served: str) -> None:
+    configs = [_config(tmp_path, "a", served), _config(tmp_path, "b", served)]
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", served, str(human))
+    write_plan(human)
+    commit_all(human, "add plan", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both(configs)
+    git(human, "pull", "-q", "--ff-only")
+    approve(human, who=ALICE)
+    git(human, "push", "-q", "origin", "main")
+    _run_both(configs)
+    git(human, "pull", "-q", "--ff-only")
+    log = git(human, "log", "--format=%s").splitlines()
+    assert log.count("plangate: freeze plans/greet") == 1
+    assert log.count("plangate: start plans/greet") == 1
+    assert log.count("plangate: complete plans/greet") == 1
+    assert "status: completed" in (human / "plans/greet/PLAN.yml").read_text()
+    # never forced: the remote's history contains every commit either side ever saw
+    assert git(human, "rev-list", "--count", "HEAD").strip() == str(len(log))
+
+
+def test_remote_human_commit_during_the_run_is_kept(tmp_path: Path, served: str) -> None:
+    config = _config(tmp_path, "a", served)
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", served, str(human))
+    write_plan(human)
+    commit_all(human, "add plan", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    approve(human, who=ALICE)
+    (human / "unrelated.txt").write_text("x\n")
+    commit_all(human, "unrelated work", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    log = git(human, "log", "--format=%s").splitlines()
+    assert log[:2] == ["plangate: complete plans/greet", "plangate: start plans/greet"]
+    assert "unrelated work" in log

@@ -1,0 +1,244 @@
+"""The read-only page (``ui.listen``) against a real daemon, a real git repo and, when one is
+installed, a real headless Chromium driven by Playwright.
+
+Every string the page shows from a plan, a commit or a tool output is hostile here: script
+tags, a bidi override, a javascript: link in markdown. The page must show them as text,
+run no script, change nothing, and tell a reviewer what waits for whom and what failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.daemonkit import free_port, running_daemon, wait_for_commit, wait_until
+from tests.support.gitenv import commit_all, git
+from tests.support.gitkit import AGENT, ALICE
+
+HOSTILE = "<script>alert(1)</script>\u202e[x](javascript:alert(2))<img src=x onerror=alert(3)>"
+FAIL_TOOL = "import sys; sys.stderr.write('boom <script>alert(4)</script>'); sys.exit(3)"
+
+
+def plan_text(name: str, tool: str = "greet", gate: bool = False) -> str:
+    """A plan whose every author-written string is hostile (JSON strings are YAML)."""
+    q = json.dumps
+    second = f"  - id: 2\n    tool: {tool}\n    why: second\n    requires_approval: true\n"
+    return textwrap.dedent(
+        f"""\
+        plan:
+          name: {q(name)}
+          task: {q("Task with " + HOSTILE)}
+          status: pending_approval
+        available_tools:
+          - name: {tool}
+        actions:
+          - id: 1
+            tool: {tool}
+            why: {q(HOSTILE)}
+            params: {{who: {q(HOSTILE)}}}
+        """
+    ) + (second + "    params: {}\n" if gate else "")
+
+
+@pytest.fixture
+def site(tmp_path: Path, repo: Path) -> Any:
+    """A daemon with the page on, and plans that completed, failed, wait, and wait at a gate."""
+    port = free_port()
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        textwrap.dedent(
+            f"""\
+            repo: {repo}
+            state_dir: {tmp_path / "state"}
+            approval: {{approvers: ["alice@example.com"]}}
+            tools:
+              greet: {{kind: echo}}
+              boom: {{kind: exec, argv: {json.dumps([sys.executable, "-c", FAIL_TOOL])}}}
+            ui: {{listen: {port}}}
+            """
+        )
+    )
+    for slug, text in {
+        "done": plan_text("Done " + HOSTILE),
+        "broken": plan_text("Broken", tool="boom"),
+        "waiting": plan_text("Waiting"),
+        "gated": plan_text("Gated", gate=True),
+    }.items():
+        (repo / "plans" / slug).mkdir(parents=True)
+        (repo / "plans" / slug / "PLAN.yml").write_text(text)
+    commit_all(repo, "agent: four plans", AGENT)
+    with running_daemon(config) as daemon:
+        for slug in ("done", "broken", "waiting", "gated"):
+            wait_for_commit(repo, f"plangate: freeze plans/{slug}")
+        for slug in ("done", "broken", "gated"):
+            path = repo / "plans" / slug / "PLAN.yml"
+            path.write_text(
+                path.read_text().replace("status: pending_approval", "status: approved")
+            )
+            commit_all(repo, f"approve {slug}", ALICE)
+            outcome = {"done": "complete", "broken": "fail", "gated": "await-approval"}[slug]
+            wait_for_commit(repo, f"plangate: {outcome} plans/{slug}")
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: _get(base, "/api/")["counts"].get("awaiting_approval"), what="page")
+        yield base, daemon, repo
+
+
+def _get(base: str, path: str) -> Any:
+    return httpx.get(base + path, timeout=10).json()
+
+
+def test_overview_says_what_waits_for_whom_and_what_failed(site: Any) -> None:
+    base, _, _ = site
+    data = _get(base, "/api/")
+    assert data["counts"] == {
+        "completed": 1,
+        "failed": 1,
+        "pending_approval": 1,
+        "awaiting_approval": 1,
+    }
+    waiting = {p["plan"]: p for s in data["sections"] for p in s["plans"]}
+    assert waiting["plans/waiting"]["needs"]["who"] == ["alice@example.com"]
+    assert "gate" in waiting["plans/gated"]["needs"]["missing"]
+    assert [(f["plan"], f["code"]) for f in data["failures"]] == [("plans/broken", "E_TOOL_FAILED")]
+    page = httpx.get(base + "/").text
+    assert "plans/broken" in page and "E_TOOL_FAILED" in page and "alice@example.com" in page
+
+
+def test_plan_page_shows_actions_approvals_and_log(site: Any, repo: Path) -> None:
+    base, _, _ = site
+    data = _get(base, "/api/plan/plans/done")
+    assert data["row"]["status"] == "completed"
+    assert data["document"]["approval"]["by"] == "alice@example.com"
+    assert data["document"]["execution"]["actions"][0]["status"] == "succeeded"
+    assert "# " in data["log"]  # EXECUTION_LOG.md, as committed
+    html = httpx.get(base + "/plan/plans/done").text
+    commit = data["document"]["approval"]["commit"]
+    assert f'href="/commit/{commit}"' in html
+    shown = httpx.get(base + f"/commit/{commit}").text
+    assert "approve done" in shown and "alice@example.com" in shown
+    assert "succeeded" in html and "ms" in html
+
+
+def test_every_hostile_string_is_text_and_no_script_can_run(site: Any) -> None:
+    base, _, _ = site
+    for path in ("/", "/plan/plans/done", "/plan/plans/broken", "/audit"):
+        response = httpx.get(base + path)
+        body = response.text
+        assert response.status_code == 200
+        tags = re.findall(r"<([a-zA-Z]+)", body)
+        assert not {t.lower() for t in tags} & {"script", "img", "iframe", "object"}, path
+        assert 'href="javascript' not in body.lower()
+        assert "\u202e" not in body
+        assert "script-src" not in response.headers["content-security-policy"]
+        assert response.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in httpx.get(base + "/plan/plans/done").text
+    assert "\\u202e" in httpx.get(base + "/plan/plans/done").text
+
+
+def test_no_request_changes_anything(site: Any, repo: Path) -> None:
+    base, _, _ = site
+    head = git(repo, "rev-parse", "HEAD")
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        response = httpx.request(method, base + "/plan/plans/waiting", content=b"status: approved")
+        assert response.status_code == 405
+    assert httpx.get(base + "/plan/../../../etc/passwd").status_code == 404
+    assert httpx.get(base + "/plan/plans/nope").status_code == 404
+    assert httpx.get(base + "/commit/--output=x").status_code == 404
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_bearer_token(tmp_path: Path, repo: Path) -> None:
+    port = free_port()
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 's'}\ntools: {{greet: {{kind: echo}}}}\n"
+        f"ui: {{listen: '127.0.0.1:{port}', token_env: PLANGATE_UI_TOKEN}}\n"
+    )
+    commit_all(repo, "empty", AGENT)
+    with running_daemon(config, env={"PLANGATE_UI_TOKEN": "s3cret-token"}):
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: _reachable(base), what="the page")
+        assert httpx.get(base + "/").status_code == 401
+        bad = {"Authorization": "Bearer wrong"}
+        assert httpx.get(base + "/api/", headers=bad).status_code == 401
+        good = {"Authorization": "Bearer s3cret-token"}
+        assert httpx.get(base + "/api/", headers=good).status_code == 200
+
+
+def test_missing_token_refuses_to_start(tmp_path: Path, repo: Path) -> None:
+    from tests.support.gitenv import run_cli
+
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 's'}\n"
+        f"ui: {{listen: {free_port()}, token_env: PLANGATE_UI_TOKEN}}\n"
+    )
+    commit_all(repo, "empty", AGENT)
+    env = {k: v for k, v in os.environ.items() if k != "PLANGATE_UI_TOKEN"}
+    os.environ.pop("PLANGATE_UI_TOKEN", None)
+    result = run_cli("run", "--config", str(config), env=env, timeout=30)
+    assert result.returncode == 2 and "PLANGATE_UI_TOKEN" in result.stderr
+
+
+def _reachable(base: str) -> bool:
+    try:
+        httpx.get(base + "/", timeout=1)
+    except httpx.HTTPError:
+        return False
+    return True
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt install chromium)")
+def test_a_reviewer_reads_the_pages_in_a_real_browser(site: Any, tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    base, _, _ = site
+    shots = Path(os.environ.get("UI_SCREENSHOTS", tmp_path))
+    dialogs: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(base + "/")
+        text = page.inner_text("main")
+        assert "awaiting approval (1)" in text and "pending approval (1)" in text
+        assert "E_TOOL_FAILED" in text and "alice@example.com" in text
+        page.screenshot(path=str(shots / "ui-overview.png"), full_page=True)
+        page.click("text=plans/done")
+        text = page.inner_text("main")
+        assert "Done <script>alert(1)</script>" in text  # shown as text, not run
+        assert "\\u202e" in text and "succeeded" in text and "Execution log" in text
+        page.screenshot(path=str(shots / "ui-plan.png"), full_page=True)
+        page.goto(base + "/plan/plans/broken")
+        assert "E_TOOL_FAILED" in page.inner_text("main")
+        page.goto(base + "/audit")
+        wait_until(
+            lambda: page.reload() or "being computed" not in page.inner_text("main"),
+            what="the audit",
+        )
+        assert "no findings" in page.inner_text("main")
+        page.screenshot(path=str(shots / "ui-audit.png"), full_page=True)
+        browser.close()
+    assert dialogs == []

@@ -1,0 +1,82 @@
+"""Running real git and the real CLI with pinned identities.
+
+Every commit a test or a benchmark makes says who made it (``identity``): nothing depends on
+the developer's git config, and the controller's own identity is told apart from humans'.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+AGENT = ("Agent", "agent@example.com")
+ALICE = ("Alice", "alice@example.com")
+BOB = ("Bob", "bob@ops.example.com")
+MALLORY = ("Mallory", "mallory@example.com")
+BOT = ("plangate", "plangate@localhost")
+
+
+def identity(name: str, email: str) -> dict[str, str]:
+    """Environment that makes git author and commit as ``name <email>``."""
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def git(
+    repo: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    data: bytes | None = None,
+) -> str:
+    """Run real git in ``repo`` (``data`` on its stdin, e.g. a fast-import stream); return
+    stdout as text."""
+    result = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **(env or {})},
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+    if check and result.returncode != 0:
+        stderr = result.stderr.decode("utf-8", "replace")
+        raise AssertionError(f"git {' '.join(args)} failed: {stderr}")
+    # As text mode reads it: UTF-8, universal newlines.
+    return result.stdout.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def commit_all(repo: Path, message: str, who: tuple[str, str] = AGENT) -> str:
+    """Stage everything and commit as ``who``; return the commit id."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=identity(*who))
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """The real ``plangate`` command in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "controller", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=timeout,
+        check=False,
+    )

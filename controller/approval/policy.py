@@ -64,6 +64,8 @@ def rule_matches(rule: ApprovalRule, profile: Profile) -> bool:
         return False
     if match.paths is not None and not any(path_matches(profile.plan_id, p) for p in match.paths):
         return False
+    if match.flows == "untrusted_to_sensitive" and not profile.untrusted_to_sensitive:
+        return False
     return match.tools is None or bool(profile.tools & set(match.tools))
 
 

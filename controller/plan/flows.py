@@ -148,5 +148,49 @@ def has_untrusted_to_sensitive(model: PlanDocument, tools: dict[str, ToolSpec]) 
     return any(not f.trusted and f.sensitive for f in plan_flows(model, tools))
 
 
+def untrusted_to_sensitive_in_data(data: Any, tools: dict[str, ToolSpec]) -> bool:
+    """:func:`has_untrusted_to_sensitive` over a plan's parsed data (the policy reads plans
+    as data: ``plangate check`` and the audit see files the schema may not accept yet)."""
+    actions = data.get("actions") if isinstance(data, dict) else None
+    if not isinstance(actions, list):
+        return False
+    views = [_ActionView.of(a) for a in actions if isinstance(a, dict)]
+    return has_untrusted_to_sensitive(_PlanView(views), tools)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _GuardView:
+    param: str
+
+
+@dataclass(frozen=True)
+class _ActionView:
+    """An action as plain data, with the attributes the analysis reads."""
+
+    id: int
+    tool: str
+    params: dict[str, Any]
+    guards: tuple[_GuardView, ...]
+
+    @classmethod
+    def of(cls, action: dict[str, Any]) -> _ActionView:
+        params, guards, number = action.get("params"), action.get("guards"), action.get("id")
+        return cls(
+            id=number if isinstance(number, int) else -1,
+            tool=str(action.get("tool", "")),
+            params=params if isinstance(params, dict) else {},
+            guards=tuple(
+                _GuardView(str(g.get("param")))
+                for g in (guards if isinstance(guards, list) else [])
+                if isinstance(g, dict)
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class _PlanView:
+    actions: list[_ActionView]
+
+
 def _tool(model: PlanDocument, action_id: int) -> str:
     return next(a.tool for a in model.actions if a.id == action_id)

@@ -53,6 +53,8 @@ class Profile:
     actions: int
     #: Most tool calls a run can make (every retry and fallback taken).
     max_calls: int
+    #: Outside data reaches a ``sensitive`` param somewhere (guarded or not, SPEC §16).
+    untrusted_to_sensitive: bool = False
 
 
 def risk_rank(risk: str) -> int:
@@ -78,7 +80,14 @@ def profile_of(plan_id: str, data: Any, catalog: Mapping[str, ToolSpec]) -> Prof
         Estimate(seconds, cost),
         len(actions) if isinstance(actions, list) else 0,
         sum(count for _, count in calls),
+        _untrusted_to_sensitive(data, catalog),
     )
+
+
+def _untrusted_to_sensitive(data: Any, catalog: Mapping[str, ToolSpec]) -> bool:
+    from controller.plan.flows import untrusted_to_sensitive_in_data
+
+    return untrusted_to_sensitive_in_data(data, dict(catalog))
 
 
 def _risk(spec: ToolSpec | None) -> str:

@@ -34,19 +34,8 @@ class RuleMatch(_Strict):
     tools: list[str] | None = None
     """Catalog tool names; the plan must call one of them."""
     flows: Literal["untrusted_to_sensitive"] | None = None
-    """Not available yet: refused when the config is read (see docs/approvals.md)."""
-
-    @field_validator("flows")
-    @classmethod
-    def _flows(cls, value: str | None) -> str | None:
-        # Matching on data flows needs the flow analysis of issue 18; accepting the key now
-        # would silently require fewer approvals than the operator wrote.
-        if value is not None:
-            raise _invalid(
-                "found flows: untrusted_to_sensitive, which this plangate cannot evaluate yet",
-                "remove `flows` from the rule (match on risk, paths or tools instead)",
-            )
-        return value
+    """``untrusted_to_sensitive``: outside data reaches a tool's ``sensitive`` param somewhere
+    in the plan (guarded or not; docs/plan-format.md, Flows and guards)."""
 
 
 class Requirement(_Strict):

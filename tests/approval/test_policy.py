@@ -226,8 +226,8 @@ def test_plan_limits_are_checked_and_hashed() -> None:
         ({"rules": [{"require": [{"count": 0}]}]}, "count"),
         ({"groups": {"bad name": []}}, "group name"),
         (
-            {"rules": [{"match": {"flows": "untrusted_to_sensitive"}, "require": [{}]}]},
-            "cannot evaluate yet",
+            {"rules": [{"match": {"flows": "anything_else"}, "require": [{}]}]},
+            "untrusted_to_sensitive",
         ),
     ],
 )
@@ -344,3 +344,38 @@ def test_without_a_rule_one_valid_approval_starts_as_before() -> None:
     assert judge(request("alice@example.com"), APPROVAL, plain, "t").outcome == "start"
     refused = judge(request("mallory@evil.org"), APPROVAL, plain, "t")
     assert refused.outcome == "refuse" and "approvals" not in refused.record
+
+
+def test_a_rule_can_match_plans_where_outside_data_reaches_a_sensitive_param() -> None:
+    """``flows: untrusted_to_sensitive`` (SPEC §16) asks for more approvers for such plans."""
+    config = config_from_data(
+        {
+            "approval": {
+                "approvers": ["*@example.com"],
+                "rules": [
+                    {"match": {"flows": "untrusted_to_sensitive"}, "require": [{"count": 2}]}
+                ],
+            },
+            "tools": {"read": {"kind": "echo"}, "send": {"kind": "echo", "sensitive": ["to"]}},
+        }
+    )
+
+    def plan(to: str) -> dict[str, Any]:
+        guard = [{"param": "to", "one_of": ["a@example.com"]}]
+        return {
+            "actions": [
+                {"id": 1, "tool": "read", "params": {}},
+                {
+                    "id": 2,
+                    "tool": "send",
+                    "params": {"to": to, "n": "$<actions[1].result>"},
+                    "guards": guard,
+                },
+            ]
+        }
+
+    flowing = profile_of("plans/x", plan("Dear $<actions[1].result.from>"), config.tools)
+    literal = profile_of("plans/x", plan("a@example.com"), config.tools)
+    assert flowing.untrusted_to_sensitive and not literal.untrusted_to_sensitive
+    assert need_for(flowing, config.approval).rule == 0
+    assert need_for(literal, config.approval).is_default

@@ -6,13 +6,22 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import commit_all, git, identity, run_cli
-from gitkit import AGENT, ALICE, BOB, edit_status, head_plan, write_plan
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_quorum import CAROL, DAVE, SEC, keys, merge, run_once, submitted, trailer_approval
 
 from controller.plan import yamlio
+from tests.support.gitenv import commit_all, git, identity, run_cli
+from tests.support.gitkit import AGENT, ALICE, BOB, edit_status, head_plan, write_plan
+from tests.support.quorumkit import (
+    CAROL,
+    DAVE,
+    SEC,
+    keys,
+    merge,
+    run_once,
+    submitted,
+    trailer_approval,
+)
 
 __all__ = ["keys"]  # the fixture
 

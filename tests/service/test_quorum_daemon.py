@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import commit_all, git
-from daemonkit import running_daemon, subjects, wait_until
-from gitkit import AGENT, ALICE, BOB, approve, edit_status, head_plan, write_plan
-from test_quorum import CAROL, DAVE, SEC, keys, merge, trailer_approval
+from tests.support.daemonkit import running_daemon, subjects, wait_until
+from tests.support.gitenv import commit_all, git
+from tests.support.gitkit import AGENT, ALICE, BOB, approve, edit_status, head_plan, write_plan
+from tests.support.quorumkit import CAROL, DAVE, SEC, keys, merge, trailer_approval
 
 __all__ = ["keys"]  # the fixture
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from executor_kit import PY, appender, make_plan, run, statuses
-
 from controller.execution.executor import Engine
+from tests.support.executor_kit import PY, appender, make_plan, run, statuses
 
 
 def test_tool_calls_are_capped_with_retries_counted(tmp_path: Path) -> None:

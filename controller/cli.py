@@ -40,6 +40,17 @@ HANDLERS: dict[str, Handler] = {
         "controller.commands.show:show",
         lambda a: {**_common(a), "path": a.path, "as_json": a.json},
     ),
+    "convert": (
+        "controller.commands.convert:convert",
+        lambda a: {
+            **_common(a),
+            "sources": a.sources,
+            "fmt": a.fmt,
+            "out_dir": a.out,
+            "force": a.force,
+            "as_json": a.json,
+        },
+    ),
     "schema": ("controller.commands.schema:schema", lambda a: {}),
     "init": ("controller.commands.init:init", lambda a: {"directory": a.directory}),
     "run": ("controller.commands.run:run", lambda a: {**_common(a), "once": a.once}),
@@ -113,6 +124,21 @@ def _build_parser() -> argparse.ArgumentParser:
     p = add("show", "a readable preview of a plan for its reviewer")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--json", action="store_true", help="the full model as JSON")
+
+    p = add(
+        "convert",
+        "turn plans in other formats (ActionPlan, TOON plan, Plan Contract, ...) into PLAN.yml",
+    )
+    p.add_argument("sources", nargs="+", metavar="SRC", help="plan files (- for stdin)")
+    p.add_argument(
+        "--from",
+        dest="fmt",
+        choices=["actionplan", "toon-plan", "plan-contract", "agent-plan", "pte"],
+        help="the source format (default: detected)",
+    )
+    p.add_argument("-o", "--out", metavar="DIR", help="write DIR/<slug>/PLAN.yml per source")
+    p.add_argument("--force", action="store_true", help="replace an existing PLAN.yml")
+    p.add_argument("--json", action="store_true", help="one JSON object per source")
 
     add("schema", "print the JSON Schema of PLAN.yml (for editors)")
 

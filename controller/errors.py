@@ -41,6 +41,8 @@ class PlangateError(Exception):
     exit_code: ClassVar[int] = 1
     #: Permanent errors are never retried by the executor (kopf's PermanentError).
     permanent: ClassVar[bool] = True
+    #: 1-based line in the file the error is about, when known.
+    line: int | None = None
 
     def __init__(self, message: str, *, path: str = "", remedy: str | None = None) -> None:
         super().__init__(message)
@@ -151,6 +153,43 @@ class UnguardedFlow(PlangateError):
 class ActionIds(PlangateError):
     code = "E_ACTION_IDS"
     remedy = "number actions 1, 2, 3, ... in file order"
+
+
+class ConvertUnsupported(PlangateError):
+    code = "E_CONVERT_UNSUPPORTED"
+    remedy = (
+        "PLAN.yml cannot express this: change the source as the message says, or write "
+        "PLAN.yml by hand (docs/formats.md lists what each format maps to)"
+    )
+
+
+class ParseMultiblock(PlangateError):
+    code = "E_PARSE_MULTIBLOCK"
+    remedy = "answer with exactly one plan: one JSON object, or one fenced ```json block"
+
+
+class ParseNonJson(PlangateError):
+    code = "E_PARSE_NONJSON"
+    remedy = "answer with the plan alone: no prose before or after the object or fenced block"
+
+
+class ConvertFailed(PlangateError):
+    """A conversion found one or more problems; carries every one of them."""
+
+    code = "E_CONVERT_UNSUPPORTED"
+    remedy = ConvertUnsupported.remedy
+
+    def __init__(self, problems: list[Problem], source: str = "") -> None:
+        self.problems = problems
+        first = problems[0] if problems else Problem(self.code, "cannot convert")
+        self.code = first.code  # type: ignore[misc]
+        self.remedy = ERROR_CLASSES.get(first.code, ConvertUnsupported).remedy  # type: ignore[misc]
+        lines = [p.render(source) for p in problems]
+        super().__init__("\n".join(lines), path=first.path)
+        self.line = first.line
+
+    def __str__(self) -> str:
+        return self.message
 
 
 # --- approval ---------------------------------------------------------------------------
@@ -267,7 +306,7 @@ class UsageError(PlangateError):
 ERROR_CLASSES: dict[str, type[PlangateError]] = {
     cls.code: cls
     for cls in PlangateError.__subclasses__()
-    if cls is not PlanInvalid and cls.code != "E_INTERNAL"
+    if cls not in (PlanInvalid, ConvertFailed) and cls.code != "E_INTERNAL"
 }
 
 

@@ -260,7 +260,7 @@ def _parse_error(exc: MarkedYAMLError, source: str) -> YamlParseError:
     line = f":{mark.line + 1}" if mark is not None else ""
     what = " ".join(p for p in (exc.context, exc.problem) if p)
     err = YamlParseError(f"{source}{line}: {what}")
-    err.line = mark.line + 1 if mark is not None else None  # type: ignore[attr-defined]
+    err.line = mark.line + 1 if mark is not None else None
     return err
 
 
@@ -272,7 +272,7 @@ def _explicit_tag(event: Any) -> bool:
 def _refuse(event: Any, source: str, what: str) -> NoReturn:
     line = event.start_mark.line + 1 if event.start_mark else None
     err = YamlParseError(f"{source}:{line}: {what}")
-    err.line = line  # type: ignore[attr-defined]
+    err.line = line
     raise err
 
 

@@ -1,0 +1,160 @@
+"""``plangate convert SRC... [--from FORMAT] [-o DIR] [--force] [--json]``.
+
+Turns plans written in other formats into PLAN.yml (docs/formats.md). Without ``-o`` the
+PLAN.yml text goes to stdout (one source); with ``-o DIR`` each source becomes
+``DIR/<slug>/PLAN.yml``, nested plans below it. Nothing is written unless every source of
+the run converted, and an existing PLAN.yml is replaced only with ``--force``. The result
+is validated (against the catalog when a config is found) and its problems reported:
+exit 1 when a converted plan is not valid yet.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from controller.commands._shared import optional_config, print_problems
+from controller.display import visible
+from controller.errors import UsageError
+
+if TYPE_CHECKING:
+    from controller.plan.convert import Conversion
+
+
+@dataclass
+class _Target:
+    source: str
+    folder: Path | None
+    conversion: Conversion
+
+
+def convert(
+    sources: list[str],
+    fmt: str | None = None,
+    out_dir: str | None = None,
+    force: bool = False,
+    as_json: bool = False,
+    config_path: str | None = None,
+) -> int:
+    from controller.plan.convert import convert_text
+
+    if out_dir is None and len(sources) != 1:
+        raise UsageError("several sources need -o DIR", remedy="pass -o DIR (e.g. -o plans)")
+    root = _repo_root(Path(out_dir)) if out_dir else None
+    targets = []
+    for source in sources:
+        folder = Path(out_dir) / _slug(source) if out_dir else None
+        base = _relative(folder, root) if folder is not None and root is not None else None
+        conversion = convert_text(_read(source), source, fmt, base)
+        if conversion.children and folder is None:
+            raise UsageError(f"{source}: holds nested plans", remedy="pass -o DIR to write them")
+        targets.append(_Target(source, folder, conversion))
+    if out_dir:
+        _write_all(targets, root or Path.cwd(), force)
+    return _report(targets, as_json, config_path)
+
+
+def _read(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    if not path.is_file():
+        raise UsageError(f"{source}: no such file", remedy="give a plan file to convert")
+    if path.stat().st_size > 16 * 1024 * 1024:
+        raise UsageError(f"{source}: over 16 MiB", remedy="split the plan")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{source}: not UTF-8 (byte {exc.start})", remedy="save it as UTF-8"
+        ) from None
+
+
+def _slug(source: str) -> str:
+    """``runs/seo.json`` -> ``seo``; ``plans/seo/PLAN.json`` -> ``seo`` (its folder)."""
+    path = Path("stdin" if source == "-" else source)
+    stem = path.stem if path.stem.lower() != "plan" else path.resolve().parent.name
+    slug = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")
+    return slug or "plan"
+
+
+def _repo_root(folder: Path) -> Path:
+    """The git work tree holding ``folder`` (nested plans are pinned by repo path), or cwd."""
+    start = folder.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return Path.cwd().resolve()
+
+
+def _relative(folder: Path, root: Path) -> str:
+    try:
+        return folder.resolve().relative_to(root).as_posix()
+    except ValueError:
+        raise UsageError(f"{folder} is outside {root}", remedy="pick -o inside the repo") from None
+
+
+def _write_all(targets: list[_Target], root: Path, force: bool) -> None:
+    from controller.fsutil import write_atomic
+
+    files: dict[Path, str] = {}
+    for target in targets:
+        conversion = target.conversion
+        assert target.folder is not None
+        for child, text in conversion.children:
+            files[root / child / "PLAN.yml"] = text
+        main = target.folder / "PLAN.yml"
+        if main in files:
+            raise UsageError(f"two sources convert to {main}", remedy="rename one of them")
+        files[main] = conversion.text
+    existing = [str(p) for p in files if p.exists()]
+    if existing and not force:
+        raise UsageError(
+            f"{', '.join(existing)} already exist(s)", remedy="pass --force to replace"
+        )
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+
+
+def _report(targets: list[_Target], as_json: bool, config_path: str | None) -> int:
+    from controller.plan.plans import validate_text
+
+    config = optional_config(config_path)
+    exit_code = 0
+    for target in targets:
+        conversion = target.conversion
+        path = target.folder / "PLAN.yml" if target.folder else Path("PLAN.yml")
+        plan = validate_text(conversion.text, path, config)
+        exit_code = exit_code or (0 if plan.valid else 1)
+        fmt = conversion.format
+        if as_json:
+            print(
+                json.dumps(
+                    {
+                        "ok": True,
+                        "source": target.source,
+                        "format": fmt,
+                        "path": str(path) if target.folder else None,
+                        "valid": plan.valid,
+                        "errors": [p.to_json() for p in plan.problems],
+                    }
+                )
+            )
+            continue
+        if target.folder is None:
+            sys.stdout.write(conversion.text)
+        else:
+            print(f"{visible(target.source)} ({fmt}) -> {visible(str(path))}")
+        if not plan.valid:
+            print_problems(path, plan.problems)
+            print(
+                f"{visible(str(path))}: converted, but not valid yet: {len(plan.problems)} "
+                "problem(s)",
+                file=sys.stderr,
+            )
+    return exit_code

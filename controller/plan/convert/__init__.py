@@ -1,0 +1,167 @@
+"""Plans written in the formats agents already use, turned into PLAN.yml (SPEC §13).
+
+``convert_text`` reads a source (strict model-output rules, :mod:`.source`), detects its
+format unless told, runs that format's converter and returns the PLAN.yml text with the
+data it holds. Formats: ``actionplan``, ``toon-plan`` (JSON, TOON or markdown),
+``plan-contract``, ``agent-plan``, ``pte``; docs/formats.md maps each field by field. A
+conversion either succeeds whole or raises :class:`~controller.errors.ConvertFailed` with
+every problem found; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.errors import ConvertFailed, ConvertUnsupported, Problem, UsageError
+from controller.plan.convert.common import Ctx
+from controller.plan.convert.source import Source, read_source
+
+FORMATS = ("actionplan", "toon-plan", "plan-contract", "agent-plan", "pte")
+
+
+@dataclass
+class Conversion:
+    """A converted plan: its format, data and PLAN.yml text, and nested plans it pins."""
+
+    format: str
+    data: dict[str, Any]
+    text: str
+    #: (repo-relative plan folder, PLAN.yml text) of each nested plan, children first
+    children: list[tuple[str, str]] = field(default_factory=list)
+
+
+def convert_text(
+    text: str, source: str = "<text>", fmt: str | None = None, nested_base: str | None = None
+) -> Conversion:
+    """Convert one plan source; ``nested_base`` is the repo path of the plan's folder (nested
+    plans are written under it)."""
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}", remedy=f"use one of: {', '.join(FORMATS)}")
+    parsed = read_source(text, source)
+    ctx = Ctx(source, lines=dict(parsed.lines))
+    fmt = fmt or detect(parsed, source)
+    data, children = _convert(parsed, fmt, ctx, nested_base)
+    ctx.check()
+    header = f"Converted by `plangate convert` from {_display(source)} ({fmt}); review it."
+    return Conversion(
+        fmt,
+        data,
+        render(data, header, source),
+        [
+            (path, render(child, f"Nested plan converted from {_display(source)} ({fmt}).", path))
+            for path, child in children
+        ],
+    )
+
+
+def _convert(
+    parsed: Source, fmt: str, ctx: Ctx, nested_base: str | None
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    if parsed.syntax == "markdown":
+        if fmt != "toon-plan":
+            raise ConvertUnsupported(
+                f"{ctx.source}: a markdown plan is the toon-plan format, not {fmt}"
+            )
+        from controller.plan.convert import markdown, toonplan
+
+        return toonplan.convert(markdown.parse(parsed.text, ctx), ctx), []
+    data = parsed.data
+    if fmt == "actionplan":
+        from controller.plan.convert import actionplan
+
+        nested = actionplan.Nested(nested_base)
+        return actionplan.convert(data, ctx, nested), nested.children
+    if fmt == "toon-plan":
+        from controller.plan.convert import toonplan
+
+        return toonplan.convert(data, ctx), []
+    if fmt == "plan-contract":
+        from controller.plan.convert import contract
+
+        return contract.convert(data, ctx), []
+    if fmt == "agent-plan":
+        from controller.plan.convert import agentplan
+
+        return agentplan.convert(data, ctx), []
+    from controller.plan.convert import pte
+
+    return pte.convert(data, ctx), []
+
+
+def detect(parsed: Source, source: str = "<text>") -> str:
+    """The format of a parsed source, from the fields only that format has."""
+    if parsed.syntax == "markdown":
+        return "toon-plan"
+    data = parsed.data
+    found = _detect(data)
+    if found is None:
+        raise ConvertUnsupported(
+            f"{source}: cannot tell the plan's format (keys: {', '.join(list(data)[:8])})",
+            remedy=f"pass --from with one of: {', '.join(FORMATS)}",
+        )
+    return found
+
+
+def _detect(data: dict[str, Any]) -> str | None:
+    plan = data.get("plan")
+    if "actions" in data and isinstance(plan, dict) and ("name" in plan or "task" in plan):
+        return "pte"
+    if any(k in data for k in ("skill_id", "policy_context", "goal")):
+        return "plan-contract"
+    if any(k in data for k in ("tasks", "workflow_config", "shared_inputs")):
+        return "toon-plan"
+    if "workspace_id" in data or _first_step_has(data, "step_number", "action"):
+        return "actionplan"
+    from controller.plan.convert.agentplan import unwrap
+
+    root = unwrap(data)[0]
+    if "task_id" in root or _first_step_has(root, "tool", "detail"):
+        return "agent-plan"
+    if _first_step_has(data, "task_id"):
+        return "toon-plan"
+    return None
+
+
+def _first_step_has(data: dict[str, Any], *keys: str) -> bool:
+    steps = data.get("steps")
+    first = steps[0] if isinstance(steps, list) and steps else None
+    return isinstance(first, dict) and all(k in first for k in keys)
+
+
+def render(data: dict[str, Any], header: str, source: str) -> str:
+    """PLAN.yml text for ``data``, checked to read back as exactly ``data``."""
+    from controller.errors import YamlParseError
+    from controller.plan import yamlio
+    from controller.plan.convert.emit import to_yaml
+
+    try:
+        text = to_yaml(data, header)
+        back = yamlio.read_yaml(text, source).data
+    except (TypeError, ValueError, YamlParseError) as exc:
+        raise ConvertFailed(
+            [Problem("E_CONVERT_UNSUPPORTED", f"not plain JSON data: {exc}")], source
+        ) from None
+    if _canonical(back) != _canonical(data):
+        raise ConvertFailed(
+            [
+                Problem(
+                    "E_CONVERT_UNSUPPORTED",
+                    "a value does not survive as YAML (a lone "
+                    "surrogate or another character YAML cannot carry)",
+                )
+            ],
+            source,
+        )
+    return text
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True)
+
+
+def _display(source: str) -> str:
+    from controller.display import visible
+
+    return visible(source.rsplit("/", 1)[-1])

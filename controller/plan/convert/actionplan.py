@@ -1,0 +1,308 @@
+"""ActionPlan/StepPlan JSON (``actionplan``) -> PLAN.yml.
+
+Steps become actions in order; a step's action ``type`` names the tool and its other
+fields are the params (``custom``: ``action_type`` and ``payload``). Preconditions and
+verification strategies call check tools named after their ``type`` that answer
+``{"ok": true|false}``. ``on_failure`` maps strategy by strategy (abort -> stop, retry ->
+retry{}, skip, fallback -> fallback steps, require_approval -> ask). A ``nested_plan``
+step becomes its own plan file, pinned by hash. docs/formats.md has the full table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.plan.convert.common import Ctx, Loc, check, document, first_line, millis_to_iso
+
+FORMAT = "actionplan"
+ROOT_KEYS = (
+    "plan_version",
+    "plan_id",
+    "title",
+    "workspace_id",
+    "created_at",
+    "steps",
+    "preconditions",
+    "on_failure",
+    "metadata",
+)
+STEP_KEYS = (
+    "step_number",
+    "step_id",
+    "action",
+    "description",
+    "preconditions",
+    "verification",
+    "on_failure",
+    "timeout_ms",
+    "idempotent",
+)
+
+
+class Nested:
+    """Plans a conversion produces besides the main one (nested ``nested_plan`` steps)."""
+
+    def __init__(self, base: str | None) -> None:
+        self.base = base
+        self.children: list[tuple[str, dict[str, Any]]] = []
+
+    def add(self, ctx: Ctx, data: dict[str, Any], loc: Loc, step: int) -> dict[str, str] | None:
+        from controller.plan.hashing import plan_hash
+
+        if self.base is None:
+            ctx.unsupported(loc, "a nested plan needs an output folder: pass -o DIR")
+            return None
+        data["plan"]["status"] = "draft"  # runs only inside its parent, pinned by hash
+        path = f"{self.base}/step-{step}"
+        self.children.append((path, data))
+        return {"path": path, "hash": plan_hash(data)}
+
+
+def convert(data: dict[str, Any], ctx: Ctx, nested: Nested, loc: Loc = ()) -> dict[str, Any]:
+    ctx.only_keys(data, loc, ROOT_KEYS)
+    version = data.get("plan_version", 1)
+    if version != 1:
+        ctx.unsupported((*loc, "plan_version"), f"plan_version {version!r}; only 1 is known")
+    title = ctx.text(data.get("title"), (*loc, "title"))
+    workspace = data.get("workspace_id")
+    steps = ctx.items(data.get("steps"), (*loc, "steps"))
+    if not steps:
+        ctx.invalid((*loc, "steps"), "a plan needs at least one step")
+    keys = {s.get("step_id"): s.get("step_number") for s in steps if isinstance(s, dict)}
+    actions = [_action(s, i, ctx, nested, (*loc, "steps", i), keys) for i, s in enumerate(steps)]
+    extra: dict[str, Any] = {}
+    pre = [
+        _check(p, ctx, (*loc, "preconditions", i), keys, 0)
+        for i, p in enumerate(ctx.items(data.get("preconditions"), (*loc, "preconditions")))
+    ]
+    if any(pre):
+        extra["preconditions"] = [p for p in pre if p]
+    if data.get("on_failure") is not None:
+        policy = _on_failure(data["on_failure"], ctx, (*loc, "on_failure"), 0, nested, plan=True)
+        if policy.get("on_failure", "stop") != "stop" or len(policy) > 1:
+            extra["on_failure"] = policy["on_failure"]
+            if len(policy) > 1:
+                ctx.unsupported(
+                    (*loc, "on_failure"), "plan-level retry settings: set them per step"
+                )
+    meta = {k: data[k] for k in ("plan_id", "metadata") if data.get(k) is not None}
+    return document(
+        ctx,
+        fmt=FORMAT,
+        name=first_line(title),
+        task=title if workspace is None else f"{title} (workspace {workspace})",
+        created=millis_to_iso(data.get("created_at")),
+        inputs={"workspace_id": workspace} if workspace is not None else None,
+        metadata={"source": meta} if meta else None,
+        actions=actions,
+        extra=extra,
+    )
+
+
+def _action(
+    step: Any, index: int, ctx: Ctx, nested: Nested, loc: Loc, keys: dict[Any, Any]
+) -> dict[str, Any]:
+    step = ctx.obj(step, loc, "a step object")
+    ctx.only_keys(step, loc, STEP_KEYS)
+    number = step.get("step_number", index + 1)
+    if number != index + 1:
+        ctx.unsupported(
+            (*loc, "step_number"),
+            f"step {number} at position {index + 1}: steps must be numbered 1..N in order",
+        )
+    out: dict[str, Any] = {"id": index + 1}
+    out.update(_call(step.get("action"), ctx, (*loc, "action"), nested, index + 1))
+    out["why"] = ctx.text(step.get("description"), (*loc, "description")) or "(no description)"
+    _common(step, out, ctx, loc, keys, index + 1, nested)
+    return out
+
+
+def _common(
+    step: dict[str, Any],
+    out: dict[str, Any],
+    ctx: Ctx,
+    loc: Loc,
+    keys: dict[Any, Any],
+    number: int,
+    nested: Nested,
+) -> None:
+    """Preconditions, verification, failure policy, timeout, idempotency of a step."""
+    pre = [
+        _check(p, ctx, (*loc, "preconditions", i), keys, number)
+        for i, p in enumerate(ctx.items(step.get("preconditions"), (*loc, "preconditions")))
+    ]
+    if any(pre):
+        out["preconditions"] = [p for p in pre if p]
+    verify = _verify(step.get("verification"), ctx, (*loc, "verification"), out)
+    if verify:
+        out["verify"] = verify
+    if step.get("on_failure") is not None:
+        out.update(_on_failure(step["on_failure"], ctx, (*loc, "on_failure"), number, nested))
+    timeout = ctx.seconds(step.get("timeout_ms"), (*loc, "timeout_ms"), millis=True)
+    if timeout is not None:
+        out["timeout"] = timeout
+    if step.get("idempotent") is False:
+        out["idempotent"] = False
+    elif step.get("idempotent") is True:
+        ctx.note((*loc, "idempotent"), "idempotent: true comes from the tool catalog in plangate")
+
+
+def _call(action: Any, ctx: Ctx, loc: Loc, nested: Nested, number: int) -> dict[str, Any]:
+    action = ctx.obj(action, loc, "an action object with `type`")
+    kind = action.get("type")
+    if not isinstance(kind, str) or not kind:
+        ctx.invalid((*loc, "type"), "the action's `type` is required")
+        return {"tool": "unknown", "params": {}}
+    params = {k: v for k, v in action.items() if k != "type"}
+    if kind == "nested_plan":
+        ctx.only_keys(action, loc, ("type", "plan"))
+        return _nested(params.get("plan"), ctx, (*loc, "plan"), nested, number)
+    if kind == "custom":
+        ctx.only_keys(action, loc, ("type", "action_type", "payload"))
+        kind = ctx.text(action.get("action_type"), (*loc, "action_type")) or "custom"
+        payload = action.get("payload")
+        params = payload if isinstance(payload, dict) else {"payload": payload}
+    return {"tool": ctx.tool_name(kind, (*loc, "type")), "params": params}
+
+
+def _nested(plan: Any, ctx: Ctx, loc: Loc, nested: Nested, number: int) -> dict[str, Any]:
+    inner_ctx = Ctx(ctx.source)
+    child_nested = Nested(f"{nested.base}/step-{number}" if nested.base else None)
+    data = convert(ctx.obj(plan, loc, "a nested ActionPlan"), inner_ctx, child_nested, loc)
+    ctx.problems += inner_ctx.problems
+    nested.children += child_nested.children
+    pinned = nested.add(ctx, data, loc, number) if not inner_ctx.problems else None
+    return {"plan": pinned or {"path": "", "hash": ""}}
+
+
+def _check(pre: Any, ctx: Ctx, loc: Loc, keys: dict[Any, Any], number: int) -> dict[str, Any]:
+    pre = ctx.obj(pre, loc, "a precondition with `type`")
+    kind = pre.get("type")
+    if not isinstance(kind, str) or not kind:
+        ctx.invalid((*loc, "type"), "the precondition's `type` is required")
+        return {}
+    if kind == "step_completed":
+        ctx.only_keys(pre, loc, ("type", "step_id"))
+        earlier = keys.get(pre.get("step_id"))
+        if isinstance(earlier, int) and 0 < earlier < number:
+            ctx.note(
+                loc,
+                f"step_completed({pre.get('step_id')}) holds by order: steps run "
+                "one after another and a failed step stops the plan",
+            )
+            return {}
+        ctx.unsupported(loc, "step_completed must name an earlier step of this plan")
+        return {}
+    params = {k: v for k, v in pre.items() if k != "type"}
+    return check(ctx.tool_name(kind, (*loc, "type")), params)
+
+
+def _verify(value: Any, ctx: Ctx, loc: Loc, out: dict[str, Any]) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    value = ctx.obj(value, loc)
+    ctx.only_keys(value, loc, ("strategy", "description", "timeout_ms"))
+    strategy = ctx.obj(value.get("strategy"), (*loc, "strategy"), "a strategy with `type`")
+    kind = strategy.get("type")
+    if kind in (None, "none"):
+        return None
+    if not isinstance(kind, str):
+        ctx.invalid((*loc, "strategy", "type"), "the strategy's `type` must be a string")
+        return None
+    verify = check(
+        ctx.tool_name(kind, (*loc, "strategy", "type")),
+        {k: v for k, v in strategy.items() if k != "type"},
+    )
+    timeout = ctx.seconds(value.get("timeout_ms"), (*loc, "timeout_ms"), millis=True)
+    if timeout is not None:
+        verify["timeout"] = timeout
+    description = value.get("description")
+    if description is not None:
+        out["why"] = f"{out['why']} (verified: {ctx.text(description, (*loc, 'description'))})"
+    return verify
+
+
+def _on_failure(
+    value: Any, ctx: Ctx, loc: Loc, number: int, nested: Nested, plan: bool = False
+) -> dict[str, Any]:
+    value = ctx.obj(value, loc, "an on_failure object with `strategy`")
+    strategy = value.get("strategy")
+    if strategy == "abort":
+        ctx.only_keys(value, loc, ("strategy", "message"))
+        if value.get("message"):
+            ctx.note((*loc, "message"), f"abort message: {value['message']}")
+        return {"on_failure": "stop"}
+    if strategy == "skip":
+        ctx.only_keys(value, loc, ("strategy", "warn"))
+        if value.get("warn") is not None:
+            ctx.note((*loc, "warn"), f"warn: {value['warn']} (a skipped action is always logged)")
+        return {"on_failure": "skip"}
+    if strategy == "retry":
+        return _retry(value, ctx, loc)
+    if strategy == "require_approval":
+        ctx.only_keys(value, loc, ("strategy", "summary"))
+        if value.get("summary"):
+            ctx.note((*loc, "summary"), f"approval summary: {value['summary']}")
+        return {"on_failure": "ask"}
+    if strategy == "fallback" and not plan:
+        ctx.only_keys(value, loc, ("strategy", "steps"))
+        steps = ctx.items(value.get("steps"), (*loc, "steps"))
+        fallback = [
+            _fallback(s, i, ctx, (*loc, "steps", i), number, nested) for i, s in enumerate(steps)
+        ]
+        return {"on_failure": "fallback", "fallback": fallback}
+    ctx.unsupported((*loc, "strategy"), f"on_failure strategy {strategy!r} is not supported here")
+    return {}
+
+
+def _retry(value: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:
+    ctx.only_keys(
+        value,
+        loc,
+        ("strategy", "max_attempts", "initial_delay_ms", "max_delay_ms", "backoff_multiplier"),
+    )
+    attempts = value.get("max_attempts")
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or not 1 <= attempts <= 101:
+        ctx.unsupported((*loc, "max_attempts"), f"max_attempts {attempts!r}: 1..101 calls")
+        return {"on_failure": "retry"}
+    retry: dict[str, Any] = {"attempts": attempts - 1}  # PLAN.yml counts tries after the first
+    for key, target in (("initial_delay_ms", "delay"), ("max_delay_ms", "max_delay")):
+        if value.get(key) is not None:
+            ms = value[key]
+            if isinstance(ms, bool) or not isinstance(ms, int | float) or ms < 0:
+                ctx.invalid((*loc, key), f"expected milliseconds >= 0, got {ms!r}")
+                continue
+            secs = ms / 1000
+            retry[target] = int(secs) if float(secs).is_integer() else secs
+    backoff = value.get("backoff_multiplier")
+    if backoff is not None:
+        if (
+            isinstance(backoff, bool)
+            or not isinstance(backoff, int | float)
+            or not 1 <= backoff <= 10
+        ):
+            ctx.unsupported(
+                (*loc, "backoff_multiplier"), f"backoff {backoff!r}: PLAN.yml takes 1..10"
+            )
+        else:
+            retry["backoff"] = backoff
+    return {"on_failure": "retry", "retry": retry}
+
+
+def _fallback(
+    step: Any, index: int, ctx: Ctx, loc: Loc, number: int, nested: Nested
+) -> dict[str, Any]:
+    step = ctx.obj(step, loc, "a fallback step")
+    ctx.only_keys(step, loc, STEP_KEYS)
+    out: dict[str, Any] = {"id": f"{number}.{index + 1}"}
+    action = ctx.obj(step.get("action"), (*loc, "action"))
+    if action.get("type") == "nested_plan":
+        ctx.unsupported((*loc, "action"), "a nested plan cannot be a fallback step")
+    else:
+        out.update(_call(action, ctx, (*loc, "action"), nested, number))
+    out["why"] = ctx.text(step.get("description"), (*loc, "description")) or "(no description)"
+    _common(step, out, ctx, loc, {}, number, nested)
+    if out.get("on_failure") in ("fallback", "ask"):
+        ctx.unsupported((*loc, "on_failure"), "a fallback step's on_failure is stop, skip or retry")
+    out.pop("fallback", None)
+    return out

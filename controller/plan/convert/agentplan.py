@@ -1,0 +1,155 @@
+"""The Agent Plan schema (``agent-plan``: ChatRunner/RuleBasedPlanner JSON) -> PLAN.yml.
+
+Each step's ``tool.kind`` is a one-key object naming the tool kind (``Navigate``,
+``TypeText``, ``Custom``...): the kind in snake_case is the tool and its payload the params
+(``Custom``: its ``name`` is the tool, its ``payload``/``args`` the params); ``tool.wait``
+travels as the ``wait`` param, ``tool.timeout_ms`` becomes ``timeout`` in seconds. A
+step's validation becomes ``verify``: a check tool named after the condition
+(``ElementVisible`` -> ``element_visible``) polled until it answers ``{"ok": true}``.
+Planner reasoning, overlays and step hints stay in metadata; known risks are shown in the
+task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.plan.convert.common import Ctx, Loc, check, document, first_line, snake
+
+FORMAT = "agent-plan"
+ROOT_KEYS = ("task_id", "title", "description", "created_at", "meta", "steps", "overlays")
+STEP_KEYS = ("id", "title", "detail", "tool", "validations", "requires_approval", "metadata")
+TOOL_KEYS = ("kind", "wait", "timeout_ms")
+WAITS = ("dom_ready", "idle", "none")
+
+
+def unwrap(data: dict[str, Any]) -> tuple[dict[str, Any], Loc, dict[str, Any]]:
+    """The plan root: the object itself, or ``plan`` / ``plan.plan`` of an API answer."""
+    loc: Loc = ()
+    outer: dict[str, Any] = {}
+    while "steps" not in data and isinstance(data.get("plan"), dict) and len(data) <= 2:
+        outer = {k: v for k, v in data.items() if k != "plan"}
+        data, loc = data["plan"], (*loc, "plan")
+    return data, loc, outer
+
+
+def convert(source: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    data, root, outer = unwrap(source)
+    ctx.only_keys(outer, root[:-1], ("overlays",))
+    ctx.only_keys(data, root, ROOT_KEYS)
+    title = ctx.text(data.get("title"), (*root, "title"))
+    description = ctx.text(data.get("description"), (*root, "description"), required=False)
+    meta = ctx.obj(data.get("meta") or {}, (*root, "meta"))
+    ctx.only_keys(meta, (*root, "meta"), ("rationale", "risk_assessment", "vendor_context"))
+    risks = [
+        str(r) for r in ctx.items(meta.get("risk_assessment"), (*root, "meta", "risk_assessment"))
+    ]
+    task = description or title
+    if risks:
+        task += "\n\nKnown risks:\n" + "\n".join(f"- {r}" for r in risks)
+    steps = ctx.items(data.get("steps"), (*root, "steps"))
+    if not steps:
+        ctx.invalid((*root, "steps"), "a plan needs at least one step")
+    actions = [_action(s, i + 1, ctx, (*root, "steps", i)) for i, s in enumerate(steps)]
+    metadata: dict[str, Any] = {}
+    for key in ("task_id",):
+        if data.get(key) is not None:
+            metadata[key] = data[key]
+    for key in ("rationale", "vendor_context"):
+        if meta.get(key) is not None:
+            metadata[key] = meta[key]
+    hints = {a["_step_id"]: a.pop("_hints") for a in actions if "_hints" in a}
+    if hints:
+        metadata["step_metadata"] = hints
+    for key, value in (("overlays", data.get("overlays")), ("overlays", outer.get("overlays"))):
+        if value is not None:
+            metadata[key] = value
+    for action in actions:
+        action.pop("_step_id", None)
+    created = data.get("created_at")
+    return document(
+        ctx,
+        fmt=FORMAT,
+        name=first_line(title),
+        task=task,
+        created=created if isinstance(created, str) else None,
+        metadata={"source": metadata} if metadata else None,
+        actions=actions,
+    )
+
+
+def _action(step: Any, number: int, ctx: Ctx, loc: Loc) -> dict[str, Any]:
+    step = ctx.obj(step, loc, "a step object")
+    ctx.only_keys(step, loc, STEP_KEYS)
+    title = ctx.text(step.get("title"), (*loc, "title"))
+    detail = step.get("detail")
+    why = f"{title}: {detail}" if isinstance(detail, str) and detail.strip() else title
+    action: dict[str, Any] = {"id": number, "_step_id": str(step.get("id", number)), "why": why}
+    action.update(
+        _tool(ctx.obj(step.get("tool"), (*loc, "tool"), "a tool object"), ctx, (*loc, "tool"))
+    )
+    validations = ctx.items(step.get("validations"), (*loc, "validations"))
+    if len(validations) > 1:
+        ctx.unsupported(
+            (*loc, "validations"),
+            f"{len(validations)} validations: PLAN.yml "
+            "verifies an action with one check; split the step, one check each",
+        )
+    elif validations:
+        action["verify"] = _verify(validations[0], ctx, (*loc, "validations", 0), action)
+    if step.get("requires_approval") is True:
+        action["requires_approval"] = True
+    if step.get("metadata"):
+        action["_hints"] = step["metadata"]
+    return action
+
+
+def _tool(tool: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:
+    ctx.only_keys(tool, loc, TOOL_KEYS)
+    name, payload = _variant(tool.get("kind"), ctx, (*loc, "kind"))
+    if name == "custom":
+        custom = payload if isinstance(payload, dict) else {}
+        ctx.only_keys(custom, (*loc, "kind", "Custom"), ("name", "payload", "args"))
+        name = ctx.text(custom.get("name"), (*loc, "kind", "Custom", "name")) or "custom"
+        payload = custom.get("payload", custom.get("args", {}))
+    params = payload if isinstance(payload, dict) else {"value": payload}
+    out: dict[str, Any] = {"tool": ctx.tool_name(name, (*loc, "kind")), "params": dict(params)}
+    wait = tool.get("wait")
+    if wait is not None:
+        if wait not in WAITS:
+            ctx.invalid((*loc, "wait"), f"wait is one of {', '.join(WAITS)}, got {wait!r}")
+        elif "wait" in params:
+            ctx.unsupported((*loc, "wait"), "the payload already has a `wait` param")
+        else:
+            out["params"]["wait"] = wait
+    timeout = ctx.seconds(tool.get("timeout_ms"), (*loc, "timeout_ms"), millis=True)
+    if timeout is not None:
+        out["timeout"] = timeout
+    return out
+
+
+def _variant(kind: Any, ctx: Ctx, loc: Loc) -> tuple[str, Any]:
+    """``{"Navigate": {...}}`` -> ``("navigate", {...})``; a bare ``"Wait"`` has no payload."""
+    if isinstance(kind, str) and kind:
+        return snake(kind), {}
+    if isinstance(kind, dict) and len(kind) == 1:
+        ((name, payload),) = kind.items()
+        return snake(str(name)), payload if payload is not None else {}
+    ctx.invalid(loc, 'kind is one object naming the tool kind, e.g. {"Navigate": {"url": ...}}')
+    return "unknown", {}
+
+
+def _verify(validation: Any, ctx: Ctx, loc: Loc, action: dict[str, Any]) -> dict[str, Any]:
+    validation = ctx.obj(validation, loc, "a validation object")
+    ctx.only_keys(validation, loc, ("description", "condition"))
+    name, payload = _variant(validation.get("condition"), ctx, (*loc, "condition"))
+    params = payload if isinstance(payload, dict) else {"value": payload}
+    verify = check(ctx.tool_name(name, (*loc, "condition")), dict(params))
+    if "timeout" in action:
+        verify["timeout"] = action["timeout"]
+    description = validation.get("description")
+    if description is not None:
+        action["why"] = (
+            f"{action['why']} (verified: {ctx.text(description, (*loc, 'description'))})"
+        )
+    return verify

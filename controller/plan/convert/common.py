@@ -1,0 +1,268 @@
+"""What every format converter shares: the problem list, the notes, and PLAN.yml builders.
+
+A converter walks its source once and builds PLAN.yml data. Anything PLAN.yml cannot
+express is recorded as an ``E_CONVERT_UNSUPPORTED`` problem with its location in the
+source (every one of them is reported, not only the first); anything that does not change
+what runs but has no PLAN.yml field is kept under ``metadata.converted_from`` so that
+nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from controller.errors import ConvertFailed, Problem
+from controller.plan.refs import format_path
+
+Loc = tuple[str | int, ...]
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+#: The check tools' answer that preconditions and verifications expect (docs/formats.md).
+CHECK_OK = {"path": "$.ok", "equals": True}
+DEFAULT_STATUS = "pending_approval"
+
+
+@dataclass
+class Ctx:
+    """One conversion's findings: problems stop it, notes travel in metadata."""
+
+    source: str
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    renamed_tools: dict[str, str] = field(default_factory=dict)
+    lines: dict[Loc, int] = field(default_factory=dict)
+
+    def unsupported(self, loc: Loc, message: str) -> None:
+        self.problems.append(
+            Problem("E_CONVERT_UNSUPPORTED", message, format_path(loc), self.lines.get(loc))
+        )
+
+    def invalid(self, loc: Loc, message: str) -> None:
+        self.problems.append(
+            Problem("E_SCHEMA_INVALID", message, format_path(loc), self.lines.get(loc))
+        )
+
+    def note(self, loc: Loc, message: str) -> None:
+        self.notes.append(f"{format_path(loc) or '(root)'}: {message}")
+
+    def check(self) -> None:
+        if self.problems:
+            raise ConvertFailed(self.problems, self.source)
+
+    # --- typed access to the source ------------------------------------------------------
+
+    def obj(self, value: Any, loc: Loc, what: str = "an object") -> dict[str, Any]:
+        if isinstance(value, dict):
+            return value
+        self.invalid(loc, f"expected {what}, got {_kind(value)}")
+        return {}
+
+    def items(self, value: Any, loc: Loc) -> list[Any]:
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return value
+        self.invalid(loc, f"expected a list, got {_kind(value)}")
+        return []
+
+    def text(self, value: Any, loc: Loc, *, required: bool = True) -> str:
+        if isinstance(value, str) and value.strip():
+            return value
+        if value is None and not required:
+            return ""
+        self.invalid(
+            loc,
+            "a non-empty string is required"
+            if value is None
+            else f"expected a string, got {_kind(value)}",
+        )
+        return ""
+
+    def seconds(self, value: Any, loc: Loc, *, millis: bool) -> float | int | None:
+        """A timeout in seconds (from milliseconds when ``millis``); None when absent."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            self.invalid(loc, f"expected a positive number, got {value!r}")
+            return None
+        secs = value / 1000 if millis else value
+        if secs > 86400:
+            self.unsupported(loc, f"{secs:g} s is over PLAN.yml's longest timeout (86400 s)")
+            return None
+        return int(secs) if float(secs).is_integer() else secs
+
+    def only_keys(self, value: dict[str, Any], loc: Loc, known: Iterable[str]) -> None:
+        """Every key the converter does not map is E_CONVERT_UNSUPPORTED (never dropped)."""
+        allowed = set(known)
+        for key in value:
+            if key not in allowed:
+                self.unsupported(
+                    (*loc, key),
+                    f"field `{key}` has no PLAN.yml equivalent (mapped fields: "
+                    f"{', '.join(sorted(allowed))})",
+                )
+
+    def tool_name(self, name: str, loc: Loc) -> str:
+        """A tool name PLAN.yml accepts: characters outside [A-Za-z0-9_-] become `_`."""
+        if NAME.match(name):
+            return name
+        fixed = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+        if not re.match(r"^[A-Za-z_]", fixed):
+            fixed = f"_{fixed}"
+        self.renamed_tools[fixed] = name
+        self.note(loc, f"tool {name!r} is named {fixed!r} (PLAN.yml tool names are identifiers)")
+        return fixed
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def snake(name: str) -> str:
+    """``TypeText`` -> ``type_text``; ``send_text`` stays."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def millis_to_iso(value: Any) -> str | None:
+    """A Unix time in milliseconds as an RFC 3339 UTC string."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        moment = datetime.fromtimestamp(value / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def first_line(text: str, limit: int = 100) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3].rstrip() + "..."
+
+
+def check(tool: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A precondition calling check tool ``tool``, which answers ``{"ok": true|false}``."""
+    return {"tool": tool, "params": params, "expect": dict(CHECK_OK)}
+
+
+def document(
+    ctx: Ctx,
+    *,
+    fmt: str,
+    name: str,
+    task: str,
+    actions: list[dict[str, Any]],
+    created: str | None = None,
+    inputs: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+    tool_descriptions: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The PLAN.yml data, in the order a reviewer reads it."""
+    plan: dict[str, Any] = {"name": name, "task": task, "status": DEFAULT_STATUS}
+    if created:
+        plan["created"] = created
+    origin: dict[str, Any] = {"format": fmt}
+    if ctx.renamed_tools:
+        origin["tool_names"] = dict(ctx.renamed_tools)
+    if ctx.notes:
+        origin["notes"] = list(ctx.notes)
+    out: dict[str, Any] = {"plan": plan, "metadata": {"converted_from": origin, **(metadata or {})}}
+    if inputs:
+        out["inputs"] = inputs
+    descriptions = tool_descriptions or {}
+    out["available_tools"] = [
+        {"name": tool, "description": descriptions.get(tool, "")}
+        if descriptions.get(tool)
+        else {"name": tool}
+        for tool in used_tools(actions, (extra or {}).get("preconditions", []))
+    ]
+    out.update(extra or {})
+    out["actions"] = [_ordered(legacy_refs(a)) for a in actions]
+    return out
+
+
+def legacy_refs(step: dict[str, Any]) -> dict[str, Any]:
+    """``${actions[1].outputs.x}``-style references in params written as ``$<...>``."""
+    from controller.plan.refs import convert_legacy_tree
+
+    out = dict(step)
+    if isinstance(out.get("params"), dict):
+        out["params"] = convert_legacy_tree(out["params"])
+    if "fallback" in out:
+        out["fallback"] = [legacy_refs(f) for f in out["fallback"]]
+    return out
+
+
+ACTION_ORDER = (
+    "id",
+    "tool",
+    "plan",
+    "why",
+    "needs",
+    "params",
+    "inputs",
+    "outputs",
+    "preconditions",
+    "verify",
+    "on_failure",
+    "retry",
+    "fallback",
+    "timeout",
+    "idempotent",
+    "requires_approval",
+)
+
+
+def _ordered(action: dict[str, Any]) -> dict[str, Any]:
+    """An action's keys in the order a reviewer reads them (fallback steps too)."""
+    out = {k: action[k] for k in ACTION_ORDER if k in action}
+    out.update({k: v for k, v in action.items() if k not in out})
+    if "fallback" in out:
+        out["fallback"] = [_ordered(step) for step in out["fallback"]]
+    return out
+
+
+def used_tools(actions: list[dict[str, Any]], preconditions: list[dict[str, Any]]) -> list[str]:
+    """Every tool the plan calls (actions, fallbacks, checks), in first-use order."""
+    seen: dict[str, None] = {}
+    for check_step in preconditions:
+        seen.setdefault(check_step["tool"], None)
+    for action in actions:
+        for step in (action, *action.get("fallback", [])):
+            for pre in step.get("preconditions", []):
+                seen.setdefault(pre["tool"], None)
+            if "tool" in step:
+                seen.setdefault(step["tool"], None)
+            verify = step.get("verify") or {}
+            if "tool" in verify:
+                seen.setdefault(verify["tool"], None)
+    return list(seen)
+
+
+def topo_order(ids: list[str], deps: dict[str, list[str]]) -> list[str] | None:
+    """``ids`` ordered so every id comes after its dependencies, otherwise in source order
+    (Kahn's algorithm, earliest ready first); None on a cycle."""
+    import heapq
+
+    position = {item: index for index, item in enumerate(ids)}
+    waiting = {item: len(set(deps.get(item, []))) for item in ids}
+    users: dict[str, list[str]] = {}
+    for item in ids:
+        for dep in set(deps.get(item, [])):
+            users.setdefault(dep, []).append(item)
+    ready = [position[item] for item in ids if waiting[item] == 0]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        item = ids[heapq.heappop(ready)]
+        order.append(item)
+        for user in users.get(item, []):
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, position[user])
+    return order if len(order) == len(ids) else None

@@ -1,0 +1,204 @@
+"""The markdown plan format of ``toon-plan`` (``# Title``, ``## Objective``, ``## Tasks``,
+``## Steps``, ``## Shared Inputs``, ``## Workflow Config``) read into its JSON shape.
+
+Each ``### Task N: Name`` / ``### Step N: Title`` heading starts a record whose
+``- **Field**: value`` bullets are its fields; lists are written ``a, b`` or ``[a, b]``,
+times with an ``s`` suffix. A bullet this reader does not know is E_CONVERT_UNSUPPORTED at
+its line; other ``##`` sections are kept as text in the plan's metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from controller.plan.convert.common import Ctx, Loc
+
+_BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
+_HEADING = re.compile(r"^(#{1,3})\s+(.*?)\s*#*\s*$")
+_RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
+TASK_FIELDS = {
+    "id": "id",
+    "description": "description",
+    "agent": "agent_type",
+    "agent type": "agent_type",
+    "steps": "steps",
+    "dependencies": "dependencies",
+    "estimated time": "estimated_time",
+    "tools": "tools_required",
+    "tools required": "tools_required",
+    "name": "name",
+}
+STEP_FIELDS = {
+    "id": "id",
+    "task": "task_id",
+    "task id": "task_id",
+    "action": "action",
+    "type": "step_type",
+    "step type": "step_type",
+    "parameters": "parameters",
+    "timeout": "timeout",
+    "dependencies": "dependencies",
+    "retry count": "retry_count",
+    "retries": "retry_count",
+    "title": "title",
+}
+CONFIG_FIELDS = {
+    "parallel execution": "parallel_execution",
+    "error recovery": "error_recovery",
+    "max retries": "max_retries",
+}
+LISTS = {"steps", "dependencies", "tools_required"}
+NUMBERS = {"estimated_time", "timeout", "retry_count", "max_retries"}
+
+
+def parse(text: str, ctx: Ctx) -> dict[str, Any]:
+    """The plan as the JSON form of ``toon-plan`` would hold it."""
+    sections = _sections(text)
+    data: dict[str, Any] = {"metadata": {}, "tasks": [], "steps": []}
+    for level, title, line, body in sections:
+        key = title.lower()
+        if level == 1:
+            data["metadata"]["title"] = title
+        elif key == "objective":
+            data["metadata"]["objective"] = _paragraph(body)
+        elif key in ("tasks", "steps"):
+            data[key] = _records(body, key, TASK_FIELDS if key == "tasks" else STEP_FIELDS, ctx)
+        elif key == "shared inputs":
+            data["shared_inputs"] = _inputs(body, line, ctx)
+        elif key == "workflow config":
+            data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), ctx)
+        else:
+            data["metadata"].setdefault("sections", {})[title] = _paragraph(body)
+    return data
+
+
+def _sections(text: str) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
+    """(level, title, line, body lines) of each # and ## section; ### stay in the body."""
+    out: list[tuple[int, str, int, list[tuple[int, str]]]] = []
+    fence = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        match = None if fence else _HEADING.match(line)
+        if match and len(match.group(1)) <= 2:
+            out.append((len(match.group(1)), match.group(2), number, []))
+        elif out:
+            out[-1][3].append((number, line))
+    return out
+
+
+def _paragraph(body: list[tuple[int, str]]) -> str:
+    return "\n".join(line for _, line in body).strip()
+
+
+def _records(
+    body: list[tuple[int, str]], kind: str, fields: dict[str, str], ctx: Ctx
+) -> list[dict[str, Any]]:
+    records: list[tuple[str, int, list[tuple[int, str]]]] = []
+    for number, line in body:
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) == 3:
+            records.append((match.group(2), number, []))
+        elif records:
+            records[-1][2].append((number, line))
+        elif line.strip():
+            ctx.unsupported((kind,), f"line {number}: text before the first ### heading")
+    out = []
+    for index, (title, number, lines) in enumerate(records):
+        loc: Loc = (kind, index)
+        ctx.lines[loc] = number
+        record = _fields(lines, fields, loc, ctx)
+        named = _RECORD.match(title)
+        label = named.group(1) if named else title
+        record.setdefault("name" if kind == "tasks" else "title", label)
+        out.append(record)
+    return out
+
+
+def _fields(
+    lines: list[tuple[int, str]], fields: dict[str, str], loc: Loc, ctx: Ctx
+) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    for number, line in lines:
+        if not line.strip():
+            continue
+        match = _BULLET.match(line)
+        if not match:
+            ctx.lines[loc] = number
+            ctx.unsupported(
+                loc, f"line {number}: expected `- **Field**: value`, got {line.strip()!r}"
+            )
+            continue
+        label = (match.group(1) or match.group(2)).strip().lower()
+        key = fields.get(label)
+        if key is None:
+            ctx.lines[(*loc, label)] = number
+            ctx.unsupported(
+                (*loc, label),
+                f"line {number}: unknown field {label!r} (known: {', '.join(sorted(fields))})",
+            )
+            continue
+        ctx.lines[(*loc, key)] = number
+        record[key] = _value(match.group(3).strip(), key)
+    return record
+
+
+def _value(text: str, key: str) -> Any:
+    if key in LISTS:
+        if text.startswith("["):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                text = text.strip("[]")
+        return [item.strip().strip("`\"'") for item in text.split(",") if item.strip()]
+    if key in NUMBERS:
+        number = text.removesuffix("s").strip()
+        try:
+            return int(number)
+        except ValueError:
+            try:
+                return float(number)
+            except ValueError:
+                return text
+    if key == "parameters":
+        try:
+            return json.loads(text.strip("`"))
+        except json.JSONDecodeError:
+            return text
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    return text.strip("`")
+
+
+def _inputs(body: list[tuple[int, str]], line: int, ctx: Ctx) -> dict[str, Any]:
+    text = _paragraph(body)
+    if not text or (text.startswith("(") and text.endswith(")")):
+        return {}  # the template's "(Optional shared data)" placeholder
+    fenced = re.fullmatch(r"```(?:json)?\s*\n(.*?)\n```", text, re.S)
+    try:
+        value = json.loads(fenced.group(1) if fenced else text)
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for number, raw in body:
+        match = _BULLET.match(raw)
+        if match:
+            name = (match.group(1) or match.group(2)).strip()
+            try:
+                out[name] = json.loads(match.group(3))
+            except json.JSONDecodeError:
+                out[name] = match.group(3).strip()
+        elif raw.strip():
+            ctx.lines[("shared_inputs",)] = number
+            ctx.unsupported(
+                ("shared_inputs",),
+                f"line {number}: write shared inputs as a JSON "
+                "object in a ```json block or as `- name: value` bullets",
+            )
+            return {}
+    return out

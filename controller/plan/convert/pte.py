@@ -1,0 +1,96 @@
+"""Plan-then-execute YAML (``pte``) -> PLAN.yml.
+
+The skill writes PLAN.yml's own shape with the older ``${...}`` references, plus
+``approval``/``execution`` blocks that only a controller may write. References become
+``$<...>`` (``${approval.approved_by}`` -> ``$<approval.by>``); the controller blocks are
+dropped when they say nothing (approval pending, execution not started) and refused
+otherwise: an approval or a run is made in git, never carried in by a file. Every other
+field is kept as written, for validation to judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.plan import refs
+from controller.plan.convert.common import DEFAULT_STATUS, Ctx
+
+FORMAT = "pte"
+_EMPTY_APPROVAL = {"status": "pending"}
+_NOT_STARTED = ("not_started", "pending", None)
+
+
+def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "approval":
+            _approval(value, ctx)
+        elif key == "execution":
+            _execution(value, ctx)
+        elif key in ("frozen", "validation"):
+            ctx.note((key,), "dropped: the controller writes it when it freezes the plan")
+        else:
+            out[key] = value
+    plan = out.get("plan")
+    if isinstance(plan, dict):
+        status = plan.get("status")
+        if status not in (None, DEFAULT_STATUS, "draft"):
+            ctx.note(("plan", "status"), f"status {status!r} not carried over")
+        out["plan"] = {**plan, "status": status if status == "draft" else DEFAULT_STATUS}
+    actions = out.get("actions")
+    if isinstance(actions, list):
+        out["actions"] = [_action(a) for a in actions]
+    origin = {"format": FORMAT, **({"notes": ctx.notes} if ctx.notes else {})}
+    metadata = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
+    if "metadata" in out and not isinstance(out["metadata"], dict):
+        ctx.invalid(("metadata",), "metadata must be a mapping")
+    out["metadata"] = {"converted_from": origin, **(metadata or {})}
+    return _ordered(out)
+
+
+def _action(action: Any) -> Any:
+    if isinstance(action, dict) and "params" in action:
+        return {**action, "params": refs.convert_legacy_tree(action["params"])}
+    return action
+
+
+def _approval(value: Any, ctx: Ctx) -> None:
+    if value is None or value == _EMPTY_APPROVAL:
+        ctx.note(("approval",), "dropped: approval pending")
+        return
+    ctx.unsupported(
+        ("approval",),
+        "an approval cannot be carried in a file: remove the "
+        "block and approve in git (`plangate approve`) once the plan is frozen",
+    )
+
+
+def _execution(value: Any, ctx: Ctx) -> None:
+    empty = (
+        isinstance(value, dict)
+        and value.get("status") in _NOT_STARTED
+        and all(v is None for k, v in value.items() if k != "status")
+    )
+    if value is None or empty:
+        ctx.note(("execution",), "dropped: execution not started")
+        return
+    ctx.unsupported(
+        ("execution",),
+        "an execution record cannot be carried in a file: only "
+        "the controller writes it; remove the block",
+    )
+
+
+def _ordered(out: dict[str, Any]) -> dict[str, Any]:
+    order = (
+        "plan",
+        "metadata",
+        "inputs",
+        "available_tools",
+        "preconditions",
+        "on_failure",
+        "limits",
+        "actions",
+    )
+    first = {k: out[k] for k in order if k in out}
+    return {**first, **{k: v for k, v in out.items() if k not in first}}

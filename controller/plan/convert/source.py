@@ -1,0 +1,146 @@
+"""Reading a plan source: the strict rules for model output, and the syntax it is written in.
+
+A planner's reply must be the plan alone (the Plan Contract's parse rules, applied to every
+format): one JSON object, or exactly one fenced block holding it. Several fenced blocks are
+``E_PARSE_MULTIBLOCK``; prose before or after the object or block is ``E_PARSE_NONJSON``.
+A model that wraps its plan in an explanation gets refused, never half-read. Files named
+``.yml``/``.yaml`` or ``.toon`` are read as what they say; the markdown plan format
+(``# Title`` with ``## Tasks``/``## Steps`` sections) is recognised before the strict rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from controller.errors import ParseMultiblock, ParseNonJson, SchemaInvalid, YamlParseError
+
+Syntax = Literal["json", "yaml", "toon", "markdown"]
+_FENCE = re.compile(
+    r"^[ \t]*(```+|~~~+)[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S
+)
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.M)
+_TOON_HEADER = re.compile(
+    r"^[ \t]*(?:- )?[A-Za-z_\"][^:\n]*\[#?\d+[^\]\n]*\](?:\{[^}\n]*\})?:", re.M
+)
+_MD_PLAN = re.compile(r"^##[ \t]+(Tasks|Steps)[ \t]*$", re.M)
+
+
+@dataclass
+class Source:
+    """The parsed source: its syntax, its data (None for markdown) and its text."""
+
+    syntax: Syntax
+    data: Any
+    text: str
+    lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
+
+
+def read_source(text: str, name: str = "<text>") -> Source:
+    """Parse ``text`` (a file named ``name``, or a model's reply) into a :class:`Source`."""
+    text = text.removeprefix("\ufeff")
+    lower = name.lower()
+    if lower.endswith((".yml", ".yaml")):
+        return _yaml(text, name)
+    if lower.endswith(".toon"):
+        return _toon(text, name)
+    if is_markdown_plan(text):
+        return Source("markdown", None, text)
+    return model_output(text, name)
+
+
+def is_markdown_plan(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped.startswith("# ") and _MD_PLAN.search(text) is not None
+
+
+def model_output(text: str, name: str = "<text>") -> Source:
+    """The one plan in a model's reply, by the strict parse rules (module docstring)."""
+    body = text.strip()
+    if body.startswith("{"):
+        return Source("json", _one_object(body, name), text)
+    blocks = list(_FENCE.finditer(text))
+    if len(blocks) > 1 or (not blocks and len(_FENCE_LINE.findall(text)) > 1):
+        count = max(len(blocks), len(_FENCE_LINE.findall(text)) // 2)
+        raise ParseMultiblock(f"{name}: {count} fenced blocks; a plan is exactly one")
+    if blocks:
+        block = blocks[0]
+        outside = (text[: block.start()] + text[block.end() :]).strip()
+        if outside:
+            raise ParseNonJson(f"{name}: text outside the fenced block: {_quote(outside)}")
+        return _fenced(block.group(2).lower(), block.group(3), name)
+    if body.startswith("["):
+        raise ParseNonJson(f"{name}: a JSON list; a plan is one JSON object")
+    if _TOON_HEADER.search(text):
+        return _toon(text, name)
+    return _yaml_or_prose(text, name)
+
+
+def _fenced(lang: str, inner: str, name: str) -> Source:
+    if lang in ("", "json", "jsonc"):
+        if not inner.strip().startswith("{"):
+            raise ParseNonJson(f"{name}: the fenced block does not hold a JSON object")
+        return Source("json", _one_object(inner.strip(), name), inner)
+    if lang in ("yaml", "yml"):
+        return _yaml(inner, name)
+    if lang == "toon":
+        return _toon(inner, name)
+    raise ParseNonJson(f"{name}: a fenced `{lang}` block; expected json, yaml or toon")
+
+
+def _one_object(body: str, name: str) -> Any:
+    try:
+        value, end = json.JSONDecoder().raw_decode(body)
+    except json.JSONDecodeError as exc:
+        raise ParseNonJson(
+            f"{name}: not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    rest = body[end:].strip()
+    if rest:
+        raise ParseNonJson(f"{name}: text after the JSON object: {_quote(rest)}")
+    if not isinstance(value, dict):
+        raise ParseNonJson(f"{name}: a plan is one JSON object")
+    return value
+
+
+def _yaml(text: str, name: str) -> Source:
+    from controller.plan import yamlio
+
+    doc = yamlio.read_yaml(text, name)
+    if not isinstance(doc.data, dict):
+        raise SchemaInvalid(f"{name}: the plan must be a mapping")
+    lines = {path: span.line + 1 for path, span in doc.spans.items()}
+    return Source("yaml", doc.data, text, lines)
+
+
+def _yaml_or_prose(text: str, name: str) -> Source:
+    try:
+        source = _yaml(text, name)
+    except (YamlParseError, SchemaInvalid):
+        raise ParseNonJson(
+            f"{name}: not a plan: expected one JSON object or one fenced ```json block "
+            f"(or a YAML, TOON or markdown plan); starts with {_quote(text.strip())}"
+        ) from None
+    if not {"plan", "actions"} <= set(source.data):
+        # "Here is the plan: {...}" parses as a one-key YAML mapping: prose, not a plan
+        raise ParseNonJson(f"{name}: prose, not a plan: {_quote(text.strip())}")
+    return source
+
+
+def _toon(text: str, name: str) -> Source:
+    import toon_format
+
+    try:
+        data = toon_format.decode(text)
+    except (toon_format.ToonDecodeError, ValueError) as exc:
+        raise SchemaInvalid(f"{name}: not valid TOON: {exc}") from None
+    if not isinstance(data, dict):
+        raise SchemaInvalid(f"{name}: the TOON document must be an object")
+    return Source("toon", data, text)
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return json.dumps(line if len(line) <= limit else line[: limit - 3] + "...")

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from controller.display import visible_lines
 
@@ -38,7 +39,13 @@ HANDLERS: dict[str, Handler] = {
     "hash": ("controller.commands.hash:hash_plan", lambda a: {"path": a.path}),
     "show": (
         "controller.commands.show:show",
-        lambda a: {**_common(a), "path": a.path, "as_json": a.json},
+        lambda a: {
+            **_common(a),
+            "path": a.path,
+            "as_json": a.json,
+            "fmt": a.format,
+            "verbosity": "verbose" if a.verbose else "quiet" if a.quiet else "normal",
+        },
     ),
     "convert": (
         "controller.commands.convert:convert",
@@ -90,14 +97,34 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a usage error of a ``--json`` run is the JSON error shape."""
+
+    json_output = False
+
+    def error(self, message: str) -> NoReturn:
+        if _Parser.json_output:
+            from controller.errors import UsageError
+
+            raise UsageError(f"{self.prog}: {message}")
+        super().error(message)
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON output (``--json`` or ``--format json``)."""
+    args = list(argv)
+    pairs = zip(args, [*args[1:], ""], strict=True)
+    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--config",
         default=argparse.SUPPRESS,
         help="controller config (default: $PLANGATE_CONFIG, then ./plangate.yml)",
     )
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="plangate",
         description="GitOps controller for frozen plans: agents propose, humans approve "
         "through git, plangate executes exactly what was approved.",
@@ -123,7 +150,16 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = add("show", "a readable preview of a plan for its reviewer")
     p.add_argument("path", metavar="PATH")
-    p.add_argument("--json", action="store_true", help="the full model as JSON")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "toon", "markdown"],
+        default="text",
+        help="text (default), json, toon (decodes to the json output), markdown (PR comment)",
+    )
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    level = p.add_mutually_exclusive_group()
+    level.add_argument("-v", "--verbose", action="store_true", help="full results and errors")
+    level.add_argument("-q", "--quiet", action="store_true", help="one line per action")
 
     p = add(
         "convert",
@@ -192,18 +228,21 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "config"):
-        args.config = None
-    target, to_kwargs = HANDLERS[args.command]
-    module_name, function_name = target.split(":")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = _Parser.json_output = wants_json(argv)
     from controller.errors import PlangateError
 
     try:
+        args = _build_parser().parse_args(argv)
+        if not hasattr(args, "config"):
+            args.config = None
+        target, to_kwargs = HANDLERS[args.command]
+        module_name, function_name = target.split(":")
         function = getattr(importlib.import_module(module_name), function_name)
         return int(function(**to_kwargs(args)))
     except PlangateError as exc:
+        if as_json:  # one shape for every command (SPEC §14); ensure_ascii keeps it inert
+            print(json.dumps(exc.to_json()))
         # messages quote plan values; kept on their lines (an error may list several problems)
         print(f"plangate: {visible_lines(exc.render())}", file=sys.stderr)
         return exc.exit_code
@@ -214,6 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so plainly, details on request
         if os.environ.get("PLANGATE_DEBUG"):
             raise
+        if as_json:
+            shape = PlangateError(f"internal error: {type(exc).__name__}: {exc}").to_json()
+            print(json.dumps({**shape, "remedy": "rerun with PLANGATE_DEBUG=1 and report it"}))
         print(
             f"plangate: internal error: {type(exc).__name__}: {visible_lines(str(exc))}\n"
             "  remedy: rerun with PLANGATE_DEBUG=1 for the traceback and report it",

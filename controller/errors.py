@@ -63,6 +63,21 @@ class PlangateError(Exception):
     def to_problem(self) -> Problem:
         return Problem(self.code, self.message, self.path)
 
+    def to_json(self) -> dict[str, Any]:
+        """The one error shape of every command's ``--json`` output (SPEC §14)."""
+        shape: dict[str, Any] = {
+            "ok": False,
+            "code": self.code,
+            "message": self.message,
+            "path": self.path or None,
+            "line": self.line,
+            "remedy": self.remedy or None,
+        }
+        problems = getattr(self, "problems", None)
+        if problems:
+            shape["errors"] = [p.to_json() for p in problems]
+        return shape
+
 
 # --- reading and validation -------------------------------------------------------------
 

@@ -1,0 +1,316 @@
+"""A plan shown to its readers: the reviewer's text, JSON, TOON and a pull-request comment.
+
+One view (:func:`plan_view`, plain JSON data) feeds every machine format, so ``--format
+toon`` decodes back to exactly what ``--format json`` prints. The text and markdown views
+are for people: everything the plan's author wrote passes through
+:func:`controller.display.visible` (text) or :func:`md_text` / :func:`md_code` (markdown),
+so no control, bidi or markup character can hide or reorder what a reviewer reads.
+Verbosity: ``quiet`` is one line per action, ``verbose`` adds full results and errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from controller.display import visible
+
+if TYPE_CHECKING:
+    from controller.plan.plans import LoadedPlan
+    from controller.settings import Config
+
+Verbosity = Literal["quiet", "normal", "verbose"]
+_REF = re.compile(r"\$<[^>]*>")
+
+
+# --- the one data view --------------------------------------------------------------------
+
+
+def plan_view(
+    plan: LoadedPlan, config: Config | None = None, review: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The plan as JSON data: hash, freeze state, the review (risk, estimate, approvals
+    needed: ``source`` says from the config or as frozen), the model, flows, run once run."""
+    assert plan.model is not None
+    view: dict[str, Any] = {"hash": plan.hash, "freeze_state": freeze_state(plan)}
+    view.update(review or {})
+    view.update(plan.model.model_dump(mode="json"))
+    if config is not None:
+        from controller.plan.flows import plan_flows
+
+        view["flows"] = [flow.to_json() for flow in plan_flows(plan.model, config.tools)]
+    return view
+
+
+def freeze_state(plan: LoadedPlan) -> str:
+    if plan.frozen_hash is None:
+        return "not frozen"
+    return "frozen" if plan.frozen_hash == plan.hash else "STALE: changed since frozen"
+
+
+def to_json(view: dict[str, Any]) -> str:
+    return json.dumps(view, indent=2)
+
+
+def to_toon(view: dict[str, Any]) -> str:
+    """TOON (the maintained ``toon-format`` library): ``toon_format.decode`` gives ``view``."""
+    import toon_format
+
+    return str(toon_format.encode(view))
+
+
+# --- text, for a reviewer at a terminal ---------------------------------------------------
+
+
+def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool = False) -> str:
+    bold: Callable[[str], str] = (lambda s: f"\033[1m{s}\033[0m") if color else (lambda s: s)
+    header = view["plan"]
+    lines = [bold(f"Plan: {visible(header['name'])}")]
+    if verbosity != "quiet":
+        lines.append(f"Task:    {visible(header['task'])}")
+    lines.append(f"Status:  {visible(header['status'])}")
+    lines.append(f"Hash:    {view['hash']}  ({view['freeze_state']})")
+    lines += review_lines(view)
+    if view.get("inputs") and verbosity != "quiet":
+        lines.append(f"Inputs:  {_json(view['inputs'])}")
+    runs = _runs(view)
+    for action in view["actions"]:
+        run = runs.get(action["id"], {})
+        if verbosity == "quiet":
+            lines.append(
+                f"[{action['id']}] {visible(_callee(action))}  {run.get('status', '')}".rstrip()
+            )
+            continue
+        lines += [
+            "",
+            bold(f"[{action['id']}] {visible(_callee(action))}") + f" - {visible(action['why'])}",
+        ]
+        lines += [f"    {line}" for line in _details(action, color)]
+        lines += [f"    {line}" for line in _run_lines(run, verbosity)]
+    if "flows" not in view and verbosity != "quiet":
+        lines += ["", "Flows: (no config found: run with --config to see where outside data goes)"]
+    elif verbosity != "quiet":
+        flows = view["flows"]
+        lines += [
+            "",
+            f"Flows ({len(flows)}):" if flows else "Flows: none (no param uses an output)",
+        ]
+        lines += [f"    {visible(_flow(flow))}" for flow in flows]
+    return "\n".join(lines)
+
+
+def review_lines(view: dict[str, Any]) -> list[str]:
+    """``Risk:``, ``Estimate:`` and ``Needs:`` lines (none without a review)."""
+    if "risk" not in view and "policy" not in view:
+        return []
+    suffix = "  (as frozen)" if view.get("source") == "frozen" else ""
+    lines = [f"Risk:    {visible(str(view.get('risk', '?')))}{suffix}"]
+    estimate = view.get("estimate")
+    if isinstance(estimate, dict):
+        lines.append(f"Estimate: {format_estimate(estimate)}{suffix}")
+    policy = view.get("policy")
+    if isinstance(policy, dict):
+        from controller.approval.policy import describe_record
+
+        lines.append(f"Needs:   {visible(describe_record(policy))}{suffix}")
+    return lines
+
+
+def format_estimate(estimate: dict[str, Any]) -> str:
+    seconds = float(estimate.get("seconds") or 0)
+    cost = float(estimate.get("cost_usd") or 0)
+    return f"{seconds:g} s, ${cost:.2f}"
+
+
+def _details(action: dict[str, Any], color: bool) -> list[str]:
+    lines = []
+    if action.get("requires_approval"):
+        lines.append("GATE: pauses here for a second approval before running")
+    if action.get("needs") is not None:
+        lines.append(f"needs: {', '.join(map(str, action['needs'])) or 'nothing (starts at once)'}")
+    if action.get("plan"):
+        lines.append(
+            f"nested plan {visible(action['plan']['path'])} pinned at {action['plan']['hash']}"
+        )
+    for key, value in (action.get("params") or {}).items():
+        lines.append(f"param {visible(key)} = {_highlight(_json(value), color)}")
+    for output in action.get("outputs") or []:
+        optional = " (optional)" if output.get("optional") else ""
+        lines.append(f"output {output['name']} <- {visible(output['path'])}{optional}")
+    for pre in action.get("preconditions") or []:
+        lines.append(
+            f"precondition {visible(pre['tool'])} {_json(pre.get('params', {}))} "
+            f"expect {_json(pre['expect'])}"
+        )
+    if action.get("verify"):
+        lines.append(f"verify {_json(action['verify'])}")
+    lines.append(f"on failure: {policy(action)}")
+    for step in action.get("fallback") or []:
+        lines.append(f"fallback [{step['id']}] {visible(step['tool'])} - {visible(step['why'])}")
+    for guard in action.get("guards") or []:
+        lines.append(f"guard {visible(guard['param'])}: {visible(_guard(guard))}")
+    return lines
+
+
+def _run_lines(run: dict[str, Any], verbosity: Verbosity) -> list[str]:
+    if not run:
+        return []
+    duration = f" in {run['duration_ms']} ms" if run.get("duration_ms") is not None else ""
+    lines = [f"ran: {visible(str(run.get('status')))}{duration}"]
+    if run.get("outputs"):
+        lines.append(f"outputs: {_json(run['outputs'])}")
+    error = run.get("error")
+    if isinstance(error, dict):
+        message = str(error.get("message", ""))
+        if verbosity != "verbose" and len(message) > 200:
+            message = message[:197] + "..."
+        lines.append(f"error: {visible(str(error.get('code')))}: {visible(message)}")
+    if verbosity == "verbose":
+        extra = {k: v for k, v in run.items() if k not in ("id", "status", "outputs", "error")}
+        if extra:
+            lines.append(f"run: {_json(extra)}")
+    return lines
+
+
+def _runs(view: dict[str, Any]) -> dict[Any, dict[str, Any]]:
+    execution = view.get("execution")
+    actions = execution.get("actions") if isinstance(execution, dict) else None
+    if not isinstance(actions, list):
+        return {}
+    return {a.get("id"): a for a in actions if isinstance(a, dict)}
+
+
+def _callee(action: dict[str, Any]) -> str:
+    if action.get("tool"):
+        return str(action["tool"])
+    nested = action.get("plan") or {}
+    return f"plan {nested.get('path', '?')}"
+
+
+def policy(action: dict[str, Any]) -> str:
+    """``retry up to 2 times; timeout 30s``: an action's failure policy in words."""
+    text = str(action.get("on_failure") or "stop (plan default)")
+    if action.get("on_failure") == "retry":
+        retry = action.get("retry") or {}
+        attempts = retry.get("attempts", action.get("retries"))
+        text += f" up to {attempts if attempts is not None else 3} times"
+    if action.get("timeout"):
+        text += f"; timeout {action['timeout']:g}s"
+    return text
+
+
+def _guard(guard: dict[str, Any]) -> str:
+    """As :func:`controller.plan.guards.describe` words it, from the JSON view."""
+    parts = []
+    if guard.get("matches") is not None:
+        parts.append(f"matches {json.dumps(guard['matches'])}")
+    if guard.get("one_of") is not None:
+        parts.append(f"one of {json.dumps(guard['one_of'], ensure_ascii=False)}")
+    for bound in ("min", "max"):
+        if guard.get(bound) is not None:
+            parts.append(f"{bound} {guard[bound]:g}")
+    return ", ".join(parts)
+
+
+def _flow(flow: dict[str, Any]) -> str:
+    trust = "trusted" if flow["trusted"] else f"UNTRUSTED (from action {flow['origin']})"
+    guard = "guarded" if flow["guarded"] else "unguarded"
+    role = "sensitive " if flow["sensitive"] else ""
+    return (
+        f"{flow['source']} -> action {flow['action']} {role}param {flow['param']}: {trust}, {guard}"
+    )
+
+
+def _json(value: Any) -> str:
+    return visible(json.dumps(value, ensure_ascii=False))
+
+
+def _highlight(text: str, color: bool) -> str:
+    if color:
+        return _REF.sub(lambda m: f"\033[36m{m.group(0)}\033[0m", text)
+    return _REF.sub(lambda m: f"«{m.group(0)}»", text)
+
+
+# --- markdown, for a pull-request comment -------------------------------------------------
+
+
+def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
+    header = view["plan"]
+    lines = [f"### Plan: {md_text(header['name'])}", ""]
+    if verbosity != "quiet":
+        lines += [md_text(header["task"]), ""]
+    lines += [
+        "| | |",
+        "|---|---|",
+        f"| Status | {md_cell(header['status'])} |",
+        f"| Hash | `{view['hash']}` ({md_cell(view['freeze_state'])}) |",
+        f"| Actions | {len(view['actions'])} |",
+        "",
+    ]
+    runs = _runs(view)
+    ran = bool(runs)
+    head = "| # | tool | why | on failure |" + (" ran |" if ran else "")
+    lines += [head, "|---|---|---|---|" + ("---|" if ran else "")]
+    for action in view["actions"]:
+        row = (
+            f"| {action['id']} | {md_cell(_callee(action))} | {md_cell(action['why'])} "
+            f"| {md_cell(policy(action))} |"
+        )
+        if ran:
+            row += f" {md_cell(str(runs.get(action['id'], {}).get('status', '')))} |"
+        lines.append(row)
+    if verbosity != "quiet":
+        lines += ["", "<details><summary>Params, outputs and checks</summary>", ""]
+        for action in view["actions"]:
+            lines += [f"**[{action['id']}] {md_text(_callee(action))}**", ""]
+            lines += md_code(
+                json.dumps(_md_detail(action, runs, verbosity), indent=2, ensure_ascii=False),
+                "json",
+            )
+            lines.append("")
+        lines.append("</details>")
+    flows = view.get("flows") or []
+    unguarded = [f for f in flows if not f["trusted"] and f["sensitive"] and not f["guarded"]]
+    if unguarded:
+        lines += ["", "**Unguarded flows of outside data into sensitive params:**", ""]
+        lines += [f"- {md_text(_flow(f))}" for f in unguarded]
+    return "\n".join(lines) + "\n"
+
+
+def _md_detail(action: dict[str, Any], runs: dict[Any, Any], verbosity: Verbosity) -> Any:
+    keep = {
+        k: v
+        for k, v in action.items()
+        if k not in ("id", "tool", "why") and v not in (None, [], {}, False)
+    }
+    run = runs.get(action["id"])
+    if run and verbosity == "verbose":
+        keep["run"] = run
+    elif run:
+        keep["run"] = {k: run[k] for k in ("status", "outputs", "error") if k in run}
+    return keep
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def md_text(text: str) -> str:
+    """Author text as inert markdown: hidden characters escaped, markup and HTML escaped,
+    one line (a newline could start a heading or close a table)."""
+    flat = " ".join(visible(str(text)).split())
+    escaped = _MD_SPECIAL.sub(r"\\\1", flat)
+    return escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_cell(text: str) -> str:
+    return md_text(text)
+
+
+def md_code(text: str, lang: str = "") -> list[str]:
+    """A fenced block that no backtick run inside ``text`` can close early."""
+    shown = "\n".join(visible(line) for line in text.split("\n"))
+    longest = max((len(m) for m in re.findall(r"`+", shown)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{lang}", shown, fence]

@@ -58,6 +58,7 @@ HANDLERS: dict[str, Handler] = {
             "as_json": a.json,
         },
     ),
+    "mcp": ("controller.commands.mcp:mcp", lambda a: {**_common(a)}),
     "schema": ("controller.commands.schema:schema", lambda a: {}),
     "init": ("controller.commands.init:init", lambda a: {"directory": a.directory}),
     "run": ("controller.commands.run:run", lambda a: {**_common(a), "once": a.once}),
@@ -175,6 +176,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", metavar="DIR", help="write DIR/<slug>/PLAN.yml per source")
     p.add_argument("--force", action="store_true", help="replace an existing PLAN.yml")
     p.add_argument("--json", action="store_true", help="one JSON object per source")
+
+    add("mcp", "serve agents over MCP (stdio): catalog, validate, submit, status, log, wait")
 
     add("schema", "print the JSON Schema of PLAN.yml (for editors)")
 

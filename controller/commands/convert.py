@@ -23,6 +23,7 @@ from controller.errors import UsageError
 
 if TYPE_CHECKING:
     from controller.plan.convert import Conversion
+    from controller.plan.plans import LoadedPlan
 
 
 @dataclass
@@ -30,6 +31,7 @@ class _Target:
     source: str
     folder: Path | None
     conversion: Conversion
+    plan: LoadedPlan
 
 
 def convert(
@@ -40,8 +42,10 @@ def convert(
     as_json: bool = False,
     config_path: str | None = None,
 ) -> int:
-    from controller.plan.convert import convert_text
+    from controller.plan.convert import check_reads_back, convert_text
+    from controller.plan.plans import validate_text
 
+    config = optional_config(config_path)
     if out_dir is None and len(sources) != 1:
         raise UsageError("several sources need -o DIR", remedy="pass -o DIR (e.g. -o plans)")
     root = _repo_root(Path(out_dir)) if out_dir else None
@@ -49,13 +53,16 @@ def convert(
     for source in sources:
         folder = Path(out_dir) / _slug(source) if out_dir else None
         base = _relative(folder, root) if folder is not None and root is not None else None
-        conversion = convert_text(_read(source), source, fmt, base)
+        conversion = convert_text(_read(source), source, fmt, base, verify=False)
         if conversion.children and folder is None:
             raise UsageError(f"{source}: holds nested plans", remedy="pass -o DIR to write them")
-        targets.append(_Target(source, folder, conversion))
+        path = folder / "PLAN.yml" if folder else Path("PLAN.yml")
+        plan = validate_text(conversion.text, path, config)  # one parse: check and validate
+        check_reads_back(plan.data if plan.doc is not None else None, conversion.data, source)
+        targets.append(_Target(source, folder, conversion, plan))
     if out_dir:
         _write_all(targets, root or Path.cwd(), force)
-    return _report(targets, as_json, config_path)
+    return _report(targets, as_json)
 
 
 def _read(source: str) -> str:
@@ -121,15 +128,11 @@ def _write_all(targets: list[_Target], root: Path, force: bool) -> None:
         write_atomic(path, text)
 
 
-def _report(targets: list[_Target], as_json: bool, config_path: str | None) -> int:
-    from controller.plan.plans import validate_text
-
-    config = optional_config(config_path)
+def _report(targets: list[_Target], as_json: bool) -> int:
     exit_code = 0
     for target in targets:
-        conversion = target.conversion
-        path = target.folder / "PLAN.yml" if target.folder else Path("PLAN.yml")
-        plan = validate_text(conversion.text, path, config)
+        conversion, plan = target.conversion, target.plan
+        path = plan.path
         exit_code = exit_code or (0 if plan.valid else 1)
         fmt = conversion.format
         if as_json:

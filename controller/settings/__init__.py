@@ -26,6 +26,7 @@ from controller.settings.loading import (
     load_config,
 )
 from controller.settings.models import (
+    AgentSettings,
     Config,
     ExecutionSettings,
     Identity,
@@ -55,6 +56,7 @@ from controller.settings.values import (
 )
 
 __all__ = [
+    "AgentSettings",
     "CONFIG_NAME",
     "HTTP_METHODS",
     "KIND_OPTIONS",

@@ -100,6 +100,22 @@ class Identity(_Strict):
         return value
 
 
+class AgentSettings(_Strict):
+    """``plangate mcp``: who an agent's submitted plans are committed as, and where."""
+
+    identity: Identity | None = None
+    """Name and email of the agent's commits (required to submit; never the controller's)."""
+    branch_prefix: str = "plangate/"
+    """A pull-request submission goes to ``<branch_prefix><slug>``."""
+
+    @field_validator("branch_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not is_branch_name(f"{value}x"):
+            raise _invalid(f"found {_shown(value)}", "write a branch-name prefix such as plangate/")
+        return value
+
+
 class SecretsSettings(_Strict):
     """Where ``$<secrets.NAME>`` values come from: never from the repo."""
 
@@ -262,6 +278,7 @@ class Config(_Strict):
     plans_dir: str = "plans"
     state_dir: Path | None = None
     identity: Identity = Identity()
+    agent: AgentSettings = AgentSettings()
     approval: ApprovalSettings = ApprovalSettings()
     tools: dict[str, ToolSpec] = {}
     python_path: list[Path] = []
@@ -309,6 +326,17 @@ class Config(_Strict):
                     f"name catalog tools (known: {', '.join(sorted(self.tools)) or 'none'})",
                     key="approval",
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _agent_is_not_the_controller(self) -> Config:
+        agent = self.agent.identity
+        if agent is not None and agent.email.lower() == self.identity.email.lower():
+            raise _invalid(
+                "found the controller's own email as agent.identity.email",
+                "give the agent its own identity: the controller must tell its commits apart",
+                key="agent",
+            )
         return self
 
     @model_validator(mode="after")

@@ -62,7 +62,12 @@ def _items(lines: list[str], values: list[Any], indent: int) -> None:
 def _inline(value: Any) -> str | None:
     """The value on one line: a scalar, an empty collection, or a short list of scalars."""
     if isinstance(value, dict):
-        return "{}" if not value else None
+        if not value:
+            return "{}"
+        if all(not isinstance(v, dict | list) for v in value.values()):
+            text = "{" + ", ".join(f"{_key(k)}: {scalar(v)}" for k, v in value.items()) + "}"
+            return text if len(text) <= INLINE_WIDTH else None
+        return None
     if isinstance(value, list):
         if not value:
             return "[]"

@@ -1,0 +1,424 @@
+"""What an agent may do through ``plangate mcp`` (SPEC §14), as plain functions over data.
+
+An agent can read the catalog, validate plan text in any format of SPEC §13, submit a plan
+(committed as the agent's configured identity, on the watched branch or on a new branch for
+a pull request), read a plan's status and its run's outputs and log, and wait for its
+status to change. It can never approve, reject or abort: nothing here writes a status
+other than the ``draft``/``pending_approval`` of a submission, and every commit is authored
+by ``agent.identity``, so the controller's self-approval rule keeps the agent from
+approving its own plan even through git.
+
+Local mode only: the watched working tree of ``repo``. The MCP glue lives in
+:mod:`controller.service.mcpserver`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import (
+    ERROR_CLASSES,
+    ConfigInvalid,
+    GitError,
+    IllegalTransition,
+    PlangateError,
+    Problem,
+    UsageError,
+)
+
+if TYPE_CHECKING:
+    from controller.git.gitrepo import GitRepo
+    from controller.settings import Config
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}(/[a-z0-9][a-z0-9._-]{0,62}){0,3}$")
+SUBMITTABLE = ("draft", "pending_approval")
+RESUBMITTABLE = ("draft", "pending_approval", "invalid", "rejected")
+CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
+RISKS = ("low", "medium", "high")
+MAX_LOG_CHARS = 64_000
+MAX_WAIT = 600.0
+
+
+class AgentApi:
+    """The agent's operations on one controller config (one repository)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._repo: GitRepo | None = None
+
+    # --- reading the catalog and checking plans ---------------------------------------
+
+    def catalog(self) -> dict[str, Any]:
+        tools = []
+        for name, spec in sorted(self.config.tools.items()):
+            entry: dict[str, Any] = {
+                "name": name,
+                "description": spec.description,
+                "params_schema": spec.params_schema,
+                "idempotent": spec.idempotent,
+                "risk": getattr(spec, "risk", "medium"),
+            }
+            estimate = getattr(spec, "estimate", None)
+            if estimate is not None:
+                entry["estimate"] = _plain(estimate)
+            tools.append(entry)
+        return {"tools": tools, "plans_dir": self.config.plans_dir}
+
+    def validate(self, plan: str, fmt: str | None = None) -> dict[str, Any]:
+        """Errors with code, location, line and remedy; ``plan_yml`` when it was converted."""
+        try:
+            text, source_format = to_plan_yml(plan, fmt)
+        except PlangateError as exc:
+            return {"valid": False, "format": fmt, "hash": None, "errors": _errors(exc)}
+        loaded = _validate(text, self.config)
+        out: dict[str, Any] = {
+            "valid": loaded.valid,
+            "format": source_format,
+            "hash": loaded.hash if loaded.valid else None,
+            "errors": [_with_remedy(p) for p in loaded.problems],
+        }
+        if source_format != "plan.yml":
+            out["plan_yml"] = text  # the lines of the errors are this text's
+        if loaded.valid:
+            out["risk"] = self._risk(loaded.data)
+        return out
+
+    # --- submitting -------------------------------------------------------------------
+
+    def submit(
+        self,
+        plan: str,
+        slug: str,
+        fmt: str | None = None,
+        pull_request: bool = False,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        identity = self.config.agent.identity
+        if identity is None:
+            raise ConfigInvalid(
+                "agent.identity is not set: submissions are committed as the agent",
+                path="agent.identity",
+                remedy="set agent: {identity: {name: ..., email: ...}} in plangate.yml",
+            )
+        if not SLUG.match(slug) or ".." in slug:
+            raise UsageError(
+                f"slug {slug!r} is not a plan folder name",
+                remedy="use lower-case letters, digits, . _ - (and / for nesting), e.g. "
+                "rotate-keys",
+            )
+        text, source_format = to_plan_yml(plan, fmt)
+        checked = self.validate(text, "plan.yml")
+        if not checked["valid"]:
+            return {"ok": False, "submitted": False, **checked}
+        status = checked_status(text)
+        rel = f"{self.config.plans_dir.rstrip('/')}/{slug}/PLAN.yml"
+        commit, branch = self._commit(rel, text, slug, pull_request, note, identity)
+        return {
+            "ok": True,
+            "submitted": True,
+            "path": str(Path(rel).parent),
+            "file": rel,
+            "hash": checked["hash"],
+            "status": status,
+            "format": source_format,
+            "risk": checked.get("risk"),
+            "commit": commit,
+            "branch": branch,
+            "pull_request": pull_request,
+            "approvals_needed": self._approvals_needed(identity.email),
+        }
+
+    def _commit(
+        self, rel: str, text: str, slug: str, pull_request: bool, note: str | None, identity: Any
+    ) -> tuple[str, str]:
+        from controller.git.gitrepo import Person
+
+        repo = self.repo()
+        watched = repo.current_branch()
+        branch = f"{self.config.agent.branch_prefix}{slug}" if pull_request else watched
+        data = text.encode("utf-8")
+        person = Person(identity.name, identity.email)
+        message = f"Submit plan {Path(rel).parent}\n\n{note.strip() if note else ''}".rstrip()
+        message += f"\n\nSubmitted through plangate mcp by {identity.name} <{identity.email}>.\n"
+        for _ in range(5):
+            parent = self._parent(repo, branch, watched)
+            self._check_replaceable(repo, parent, rel)
+            if not pull_request:
+                self._check_worktree(repo, rel)
+            sha = repo.commit_files(
+                branch=branch,
+                parent=parent,
+                files={rel: data},
+                message=message,
+                author=person,
+                committer=person,
+            )
+            if sha is not None:
+                if not pull_request:  # keep the watched working tree and index in step
+                    repo.write_worktree({rel: data})
+                    repo.set_index_entries({rel: data})
+                return sha, branch
+        raise GitError(f"{branch} kept moving while committing", remedy="submit again")
+
+    @staticmethod
+    def _parent(repo: GitRepo, branch: str, watched: str) -> str:
+        head = repo.branch_head(watched)
+        if head is None:
+            raise GitError(
+                f"the watched branch {watched} has no commit yet",
+                remedy="make a first commit in the plans repo",
+            )
+        if branch == watched:
+            return head
+        existing = repo.branch_head(branch)
+        if existing is not None:
+            return existing
+        repo.update_ref(f"refs/heads/{branch}", head, "0" * 40)
+        return repo.branch_head(branch) or head
+
+    @staticmethod
+    def _check_replaceable(repo: GitRepo, parent: str, rel: str) -> None:
+        from controller.plan.plans import validate_text
+
+        committed = repo.read_file(parent, rel)
+        if committed is None:
+            return
+        current = validate_text(committed.decode("utf-8", "replace"), Path(rel)).status
+        if current not in RESUBMITTABLE:
+            raise IllegalTransition(
+                f"{rel} is {current}; a submission may replace only a plan that is "
+                + ", ".join(RESUBMITTABLE),
+                remedy="submit under a new slug",
+            )
+
+    @staticmethod
+    def _check_worktree(repo: GitRepo, rel: str) -> None:
+        modified, untracked = repo.worktree_changes([rel])
+        if modified or untracked:
+            raise UsageError(
+                f"{rel} has uncommitted changes in the watched working tree",
+                remedy="someone is editing it by hand: submit under another slug, or ask them "
+                "to commit or discard their edits",
+            )
+
+    # --- following a plan -------------------------------------------------------------
+
+    def status(self, path: str | None = None) -> dict[str, Any]:
+        from controller.service.reconcile import Controller
+
+        controller = Controller(self.config, lock=False)
+        try:
+            rows = controller.status()
+        finally:
+            controller.close()
+        if path is not None:
+            plan_id = self._plan_id(path)
+            rows = [r for r in rows if r["plan"] == plan_id]
+            if not rows:
+                raise UsageError(
+                    f"no plan {plan_id} on the watched branch",
+                    remedy="submit it first, or check the path",
+                )
+        return {"plans": rows}
+
+    def log(self, path: str) -> dict[str, Any]:
+        """The plan's status, its run (outputs per action) and EXECUTION_LOG.md, as committed."""
+        plan_id = self._plan_id(path)
+        repo = self.repo()
+        head = repo.branch_head(repo.current_branch())
+        raw = repo.read_file(head, f"{plan_id}/PLAN.yml") if head else None
+        if raw is None:
+            raise UsageError(f"no plan {plan_id} on the watched branch", remedy="check the path")
+        from controller.plan import yamlio
+
+        data = yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data
+        log = repo.read_file(head, f"{plan_id}/EXECUTION_LOG.md") if head else None
+        text = log.decode("utf-8", "replace") if log is not None else None
+        cut = text is not None and len(text) > MAX_LOG_CHARS
+        execution = data.get("execution") if isinstance(data, dict) else None
+        return {
+            "path": plan_id,
+            "status": _status_of(data),
+            "execution": execution,
+            "outputs": _outputs(execution),
+            "execution_log": text[:MAX_LOG_CHARS] if text is not None else None,
+            "execution_log_truncated": cut,
+        }
+
+    def wait(self, path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
+        """Until the plan's committed status differs from ``status`` (default: its status
+        now), or ``timeout`` seconds (at most 600)."""
+        plan_id = self._plan_id(path)
+        since = status if status is not None else self._committed_status(plan_id)
+        start = time.monotonic()
+        deadline = start + max(0.0, min(float(timeout), MAX_WAIT))
+        while True:
+            current = self._committed_status(plan_id)
+            if current != since:
+                return {
+                    "path": plan_id,
+                    "status": current,
+                    "previous": since,
+                    "changed": True,
+                    "waited": round(time.monotonic() - start, 3),
+                }
+            if time.monotonic() >= deadline:
+                return {
+                    "path": plan_id,
+                    "status": current,
+                    "previous": since,
+                    "changed": False,
+                    "waited": round(time.monotonic() - start, 3),
+                }
+            time.sleep(0.2)
+
+    def _committed_status(self, plan_id: str) -> str | None:
+        repo = self.repo()
+        head = repo.branch_head(repo.current_branch())
+        raw = repo.read_file(head, f"{plan_id}/PLAN.yml") if head else None
+        if raw is None:
+            return None
+        from controller.plan import yamlio
+
+        try:
+            return _status_of(yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data)
+        except PlangateError:
+            return None
+
+    def _plan_id(self, path: str) -> str:
+        plans_dir = self.config.plans_dir.rstrip("/")
+        text = path.strip().removesuffix("/PLAN.yml").strip("/")
+        plan_id = text if text.startswith(f"{plans_dir}/") else f"{plans_dir}/{text}"
+        if not SLUG.match(plan_id[len(plans_dir) + 1 :]) or ".." in plan_id:
+            raise UsageError(f"{path!r} is not a plan path", remedy="e.g. plans/rotate-keys")
+        return plan_id
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def repo(self) -> GitRepo:
+        if self.config.is_remote:
+            raise ConfigInvalid(
+                "plangate mcp works on a local-mode repository (`repo:`) for now",
+                path="remote",
+                remedy="run plangate mcp against a clone's config with `repo:`, and push",
+            )
+        if self._repo is None:
+            from controller.git.gitrepo import GitRepo
+
+            self._repo = GitRepo(self.config.repo_path())
+        return self._repo
+
+    def _risk(self, data: dict[str, Any]) -> str:
+        levels = [
+            getattr(self.config.tools.get(a.get("tool", "")), "risk", "medium")
+            for a in data.get("actions", [])
+            if isinstance(a, dict)
+        ]
+        known = [r for r in levels if r in RISKS]
+        return max(known, key=RISKS.index) if known else "medium"
+
+    def _approvals_needed(self, author_email: str) -> dict[str, Any]:
+        approvers = list(self.config.approval.approvers)
+        return {
+            "count": 1,
+            "from": approvers,
+            "not_from": [author_email] if not self.config.approval.allow_self_approval else [],
+            "how": "a person listed in approval.approvers sets plan.status: approved in a "
+            "commit (`plangate approve PATH`), after the controller froze the plan",
+        }
+
+    def close(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+
+
+def to_plan_yml(plan: str, fmt: str | None) -> tuple[str, str]:
+    """The PLAN.yml text of ``plan`` and the format it was written in (``plan.yml`` when
+    it already is one: kept byte for byte, comments included)."""
+    from controller.plan.convert import convert_text
+
+    if fmt in (None, "plan.yml") and _is_plan_yml(plan):
+        return plan, "plan.yml"
+    if fmt == "plan.yml":
+        raise UsageError(
+            "not a PLAN.yml: no top-level plan: and actions:",
+            remedy="send PLAN.yml text, or leave format out to convert",
+        )
+    conversion = convert_text(plan, "<plan>", fmt)
+    return conversion.text, conversion.format
+
+
+def _is_plan_yml(text: str) -> bool:
+    from controller.plan import yamlio
+
+    try:
+        data = yamlio.read_yaml(text, "<plan>").data
+    except PlangateError:
+        return False
+    return (
+        isinstance(data, dict)
+        and {"plan", "actions"} <= set(data)
+        and not set(CONTROLLER_BLOCKS) & set(data)
+        and "${" not in text
+    )
+
+
+def checked_status(text: str) -> str:
+    from controller.plan import yamlio
+
+    status = _status_of(yamlio.read_yaml(text, "<plan>").data)
+    if status not in SUBMITTABLE:
+        raise IllegalTransition(
+            f"a submitted plan is draft or pending_approval, not {status}",
+            remedy="set plan.status: pending_approval; approval is a human's commit",
+        )
+    return status
+
+
+def _validate(text: str, config: Config) -> Any:
+    from controller.plan.plans import validate_text
+
+    return validate_text(text, Path("PLAN.yml"), config)
+
+
+def _status_of(data: Any) -> str | None:
+    plan = data.get("plan") if isinstance(data, dict) else None
+    status = plan.get("status") if isinstance(plan, dict) else None
+    return status if isinstance(status, str) else None
+
+
+def _outputs(execution: Any) -> dict[str, Any]:
+    actions = execution.get("actions") if isinstance(execution, dict) else None
+    return {
+        str(a.get("id")): a.get("outputs")
+        for a in actions or []
+        if isinstance(a, dict) and a.get("outputs") is not None
+    }
+
+
+def _with_remedy(problem: Problem) -> dict[str, Any]:
+    cls = ERROR_CLASSES.get(problem.code)
+    return {**problem.to_json(), "remedy": cls.remedy if cls else None}
+
+
+def _errors(exc: PlangateError) -> list[dict[str, Any]]:
+    problems = getattr(exc, "problems", None)
+    if problems:
+        return [_with_remedy(p) for p in problems]
+    return [
+        {
+            "code": exc.code,
+            "message": exc.message,
+            "path": exc.path or None,
+            "line": exc.line,
+            "remedy": exc.remedy or None,
+        }
+    ]
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if dump else value

@@ -1,0 +1,101 @@
+"""``plangate mcp``: the agent's interface as an MCP server over stdio (official ``mcp`` SDK).
+
+Tools: ``catalog``, ``validate``, ``submit``, ``status``, ``log``, ``wait``
+(:mod:`controller.service.agentapi` does the work). There is deliberately no tool that
+approves, rejects or aborts. A plangate error is returned as an MCP tool error whose text
+is the one JSON error shape of SPEC §14 (``{"ok": false, "code", "message", "path",
+"line", "remedy"}``), so the agent can act on the code and the remedy. Nothing is printed
+on stdout except the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import PlangateError
+
+if TYPE_CHECKING:
+    from controller.settings import Config
+
+INSTRUCTIONS = """\
+plangate runs plans that humans approve in git. Write a plan (PLAN.yml, or ActionPlan,
+toon-plan, Plan Contract, Agent Plan or plan-then-execute JSON/YAML/TOON/markdown), check it
+with `validate` until it has no errors, then `submit` it. A person approves it; `wait` for
+its status to change and read the run's outputs with `log`. You cannot approve plans.
+Use only tools from `catalog`; give every action a clear `why`."""
+
+
+def build_server(config: Config) -> Any:
+    """The MCP server object with the six tools registered."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from controller.service.agentapi import AgentApi
+
+    api = AgentApi(config)
+    server = MCPServer("plangate", instructions=INSTRUCTIONS, version=_version())
+
+    def guarded(call: Any) -> dict[str, Any]:
+        try:
+            return dict(call())
+        except PlangateError as exc:
+            raise ToolError(json.dumps(exc.to_json())) from None
+
+    @server.tool()
+    def catalog() -> dict[str, Any]:
+        """The tools a plan may call: name, description, params_schema, risk, estimate."""
+        return guarded(api.catalog)
+
+    @server.tool()
+    def validate(plan: str, format: str | None = None) -> dict[str, Any]:
+        """Check plan text (PLAN.yml or any format plangate converts; `format` to force one of
+        actionplan, toon-plan, plan-contract, agent-plan, pte, plan.yml). Returns valid, hash,
+        and errors with code, message, path (YAML location), line and remedy."""
+        return guarded(lambda: api.validate(plan, format))
+
+    @server.tool()
+    def submit(
+        plan: str,
+        slug: str,
+        format: str | None = None,
+        pull_request: bool = False,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """Commit the plan as plans/<slug>/PLAN.yml under the agent's identity, on the watched
+        branch (or on a new branch for a pull request). Returns path, hash, risk, commit and
+        the approvals it needs. An invalid plan is not committed: its errors are returned."""
+        return guarded(lambda: api.submit(plan, slug, format, pull_request, note))
+
+    @server.tool()
+    def status(path: str | None = None) -> dict[str, Any]:
+        """Every plan (or the one at `path`, e.g. plans/rotate-keys) with its status, hash,
+        approver, last event and what it waits for."""
+        return guarded(lambda: api.status(path))
+
+    @server.tool()
+    def log(path: str) -> dict[str, Any]:
+        """A plan's status, each action's outputs and its EXECUTION_LOG.md."""
+        return guarded(lambda: api.log(path))
+
+    @server.tool()
+    def wait(path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
+        """Block until the plan's status differs from `status` (default: its status now) or
+        `timeout` seconds pass (at most 600). Returns the status and whether it changed."""
+        return guarded(lambda: api.wait(path, timeout, status))
+
+    return server
+
+
+def serve(config: Config) -> None:
+    """Run the server on stdin/stdout until the client closes it."""
+    build_server(config).run("stdio")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("plangate")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,216 @@
+"""`plangate mcp` end to end: the official MCP client (mcp.client.stdio) drives the real
+server process against a real daemon (`plangate run`). An agent reads the catalog,
+validates and submits a plan; a human approves it with `plangate approve`; the agent waits
+and reads the outputs. The agent has no way to approve."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from conftest import ROOT, git, identity, run_cli
+from daemonkit import running_daemon, wait_for_commit
+
+AGENT = ("Agent Smith", "agent@example.com")
+ALICE = ("Alice", "alice@example.com")
+
+PLAN = """\
+# written by the agent
+plan:
+  name: "Greet"
+  task: "Say hello to the world"
+  status: pending_approval
+available_tools:
+  - name: greet
+actions:
+  - id: 1
+    tool: greet
+    why: "Greet the world"
+    params: {name: world}
+    outputs:
+      - {name: greeting, path: "$.name"}
+"""
+
+CONTRACT = json.dumps(
+    {
+        "plan_version": 1,
+        "goal": "Greet twice",
+        "inputs": {"who": "bob"},
+        "steps": [
+            {
+                "step_id": "a",
+                "tool": "greet",
+                "args": {"name": "${inputs.who}"},
+                "description": "Greet bob",
+            },
+            {"step_id": "b", "tool": "nope", "args": {}, "description": "Unknown tool"},
+        ],
+    }
+)
+
+
+def write_config(tmp_path: Path, repo: Path, agent: bool = True) -> Path:
+    config = tmp_path / "plangate.yml"
+    lines = [
+        f"repo: {repo}",
+        "approval:",
+        '  approvers: ["alice@example.com"]',
+        "tools:",
+        '  greet: {kind: echo, description: "Returns its params"}',
+    ]
+    if agent:
+        lines += ["agent:", f'  identity: {{name: "{AGENT[0]}", email: "{AGENT[1]}"}}']
+    config.write_text("\n".join(lines) + "\n")
+    return config
+
+
+Session = Any
+
+
+def with_agent(config: Path, body: Callable[[Session], Awaitable[None]]) -> None:
+    """Run ``body`` with an MCP client session on `plangate mcp --config CONFIG`."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {
+        k: os.environ[k] for k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM") if k in os.environ
+    }
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "controller", "mcp", "--config", str(config)],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        cwd=str(config.parent),
+    )
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await body(session)
+
+    anyio.run(main)
+
+
+async def call(session: Session, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return dict(result.structured_content)
+
+
+async def call_error(session: Session, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error
+    text = result.content[0].text
+    return dict(json.loads(text[text.index("{") :]))  # after the SDK's "Error ...: " prefix
+
+
+def test_agent_submits_human_approves_agent_waits_and_reads_outputs(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, repo)
+    seen: dict[str, Any] = {}
+
+    async def agent_writes(session: Session) -> None:
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert names == {"catalog", "validate", "submit", "status", "log", "wait"}
+        catalog = await call(session, "catalog")
+        assert [t["name"] for t in catalog["tools"]] == ["greet"]
+        checked = await call(session, "validate", plan=CONTRACT)
+        assert checked["valid"] is False and checked["format"] == "plan-contract"
+        (error,) = checked["errors"]
+        assert (error["code"], error["path"]) == ("E_TOOL_UNKNOWN", "actions[1].tool")
+        assert error["remedy"] and error["line"] and "plan_yml" in checked
+        assert (await call(session, "validate", plan=PLAN))["valid"] is True
+        seen["submit"] = await call(session, "submit", plan=PLAN, slug="greet")
+
+    async def agent_waits(session: Session) -> None:
+        status = "pending_approval"
+        while status not in ("completed", "failed"):
+            waited = await call(session, "wait", path="plans/greet", status=status, timeout=60)
+            assert waited["changed"], waited
+            status = waited["status"]
+        seen["log"] = await call(session, "log", path="plans/greet")
+        seen["status"] = await call(session, "status", path="plans/greet")
+
+    with running_daemon(config) as daemon:
+        daemon.wait_event("daemon.started")
+        with_agent(config, agent_writes)
+        submitted = seen["submit"]
+        assert submitted["path"] == "plans/greet" and submitted["hash"].startswith("sha256:")
+        assert submitted["risk"] == "medium" and submitted["branch"] == "main"
+        assert submitted["approvals_needed"]["not_from"] == [AGENT[1]]
+        author = git(repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>", submitted["commit"])
+        assert author.strip() == f"{AGENT[0]} <{AGENT[1]}>|{AGENT[0]} <{AGENT[1]}>"
+        sent = git(repo, "show", f"{submitted['commit']}:plans/greet/PLAN.yml")
+        assert sent == PLAN  # the agent's text as sent, comments included
+        wait_for_commit(repo, "plangate: freeze plans/greet")
+        approved = run_cli("approve", "plans/greet", cwd=repo, env=identity(*ALICE))
+        assert approved.returncode == 0, approved.stderr
+        with_agent(config, agent_waits)
+        assert daemon.stop() == 0
+    log = seen["log"]
+    assert log["status"] == "completed" and log["outputs"] == {"1": {"greeting": "world"}}
+    assert "alice@example.com" in log["execution_log"]
+    (row,) = seen["status"]["plans"]
+    assert row["status"] == "completed" and row["approver"] == ALICE[1]
+
+
+def test_submit_for_a_pull_request_leaves_the_watched_branch_alone(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, repo)
+    before = git(repo, "rev-parse", "main").strip()
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["pr"] = await call(
+            session,
+            "submit",
+            plan=CONTRACT.replace('"nope"', '"greet"'),
+            slug="twice",
+            pull_request=True,
+            note="for review",
+        )
+        seen["bad"] = await call_error(session, "submit", plan=PLAN, slug="../escape")
+        seen["approved"] = await call_error(
+            session, "submit", plan=PLAN.replace("pending_approval", "approved"), slug="x"
+        )
+        seen["invalid"] = await call(session, "submit", plan=CONTRACT, slug="broken")
+
+    with_agent(config, body)
+    assert git(repo, "rev-parse", "main").strip() == before
+    assert seen["pr"]["branch"] == "plangate/twice" and seen["pr"]["format"] == "plan-contract"
+    shown = git(repo, "show", "plangate/twice:plans/twice/PLAN.yml")
+    assert '"$<inputs.who>"' in shown and 'status: "pending_approval"' in shown
+    assert (
+        git(repo, "log", "-1", "--format=%s", "plangate/twice").strip() == "Submit plan plans/twice"
+    )
+    assert seen["bad"]["code"] == "E_USAGE" and set(seen["bad"]) >= {"ok", "remedy", "line", "path"}
+    assert seen["approved"]["code"] == "E_ILLEGAL_TRANSITION"
+    assert seen["invalid"]["submitted"] is False
+    assert seen["invalid"]["errors"][0]["code"] == "E_TOOL_UNKNOWN"
+    assert "broken" not in git(repo, "ls-tree", "-r", "--name-only", "main")
+
+
+def test_without_an_agent_identity_submit_is_refused(repo: Path, tmp_path: Path) -> None:
+    config = write_config(tmp_path, repo, agent=False)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["error"] = await call_error(session, "submit", plan=PLAN, slug="greet")
+
+    with_agent(config, body)
+    assert seen["error"]["code"] == "E_CONFIG_INVALID" and "agent" in seen["error"]["remedy"]
+
+
+def test_the_agent_identity_cannot_be_the_controllers(tmp_path: Path, repo: Path) -> None:
+    config = write_config(tmp_path, repo, agent=False)
+    config.write_text(
+        config.read_text() + 'agent: {identity: {name: x, email: "plangate@localhost"}}\n'
+    )
+    result = run_cli("validate", "--config", str(config), str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2 and "E_CONFIG_INVALID" in result.stderr

@@ -142,7 +142,8 @@ def test_agent_submits_human_approves_agent_waits_and_reads_outputs(
         submitted = seen["submit"]
         assert submitted["path"] == "plans/greet" and submitted["hash"].startswith("sha256:")
         assert submitted["risk"] == "medium" and submitted["branch"] == "main"
-        assert submitted["approvals_needed"]["not_from"] == [AGENT[1]]
+        needed = submitted["approvals_needed"]
+        assert needed["not_from"] == [AGENT[1]] and needed["summary"].startswith("1 approval")
         author = git(repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>", submitted["commit"])
         assert author.strip() == f"{AGENT[0]} <{AGENT[1]}>|{AGENT[0]} <{AGENT[1]}>"
         sent = git(repo, "show", f"{submitted['commit']}:plans/greet/PLAN.yml")

@@ -37,7 +37,6 @@ SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}(/[a-z0-9][a-z0-9._-]{0,62}){0,3}$
 SUBMITTABLE = ("draft", "pending_approval")
 RESUBMITTABLE = ("draft", "pending_approval", "invalid", "rejected")
 CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
-RISKS = ("low", "medium", "high")
 MAX_LOG_CHARS = 64_000
 MAX_WAIT = 600.0
 
@@ -59,11 +58,10 @@ class AgentApi:
                 "description": spec.description,
                 "params_schema": spec.params_schema,
                 "idempotent": spec.idempotent,
-                "risk": getattr(spec, "risk", "medium"),
+                "risk": spec.risk,
             }
-            estimate = getattr(spec, "estimate", None)
-            if estimate is not None:
-                entry["estimate"] = _plain(estimate)
+            if spec.estimate is not None:
+                entry["estimate"] = _plain(spec.estimate)
             tools.append(entry)
         return {"tools": tools, "plans_dir": self.config.plans_dir}
 
@@ -83,7 +81,7 @@ class AgentApi:
         if source_format != "plan.yml":
             out["plan_yml"] = text  # the lines of the errors are this text's
         if loaded.valid:
-            out["risk"] = self._risk(loaded.data)
+            out.update(self._facts("plans/unnamed", loaded.data))
         return out
 
     # --- submitting -------------------------------------------------------------------
@@ -124,11 +122,10 @@ class AgentApi:
             "hash": checked["hash"],
             "status": status,
             "format": source_format,
-            "risk": checked.get("risk"),
             "commit": commit,
             "branch": branch,
             "pull_request": pull_request,
-            "approvals_needed": self._approvals_needed(identity.email),
+            **self._facts(str(Path(rel).parent), _data(text), identity.email),
         }
 
     def _commit(
@@ -311,23 +308,26 @@ class AgentApi:
             self._repo = GitRepo(self.config.repo_path())
         return self._repo
 
-    def _risk(self, data: dict[str, Any]) -> str:
-        levels = [
-            getattr(self.config.tools.get(a.get("tool", "")), "risk", "medium")
-            for a in data.get("actions", [])
-            if isinstance(a, dict)
-        ]
-        known = [r for r in levels if r in RISKS]
-        return max(known, key=RISKS.index) if known else "medium"
+    def _facts(self, plan_id: str, data: Any, author: str | None = None) -> dict[str, Any]:
+        """Risk, estimate and the approvals the policy asks for (as the controller will
+        record them in ``frozen:``)."""
+        from controller.approval.policy import describe_record, frozen_facts
 
-    def _approvals_needed(self, author_email: str) -> dict[str, Any]:
-        approvers = list(self.config.approval.approvers)
+        facts = frozen_facts(plan_id, data, self.config)
+        policy = facts.get("policy")
+        needed: dict[str, Any] = {
+            "policy": policy,
+            "summary": describe_record(policy) if isinstance(policy, dict) else None,
+            "approvers": list(self.config.approval.approvers),
+            "how": "people allowed by approval.approvers set plan.status: approved in a "
+            "commit (`plangate approve PATH`) after the controller froze the plan",
+        }
+        if author is not None and not self.config.approval.allow_self_approval:
+            needed["not_from"] = [author]
         return {
-            "count": 1,
-            "from": approvers,
-            "not_from": [author_email] if not self.config.approval.allow_self_approval else [],
-            "how": "a person listed in approval.approvers sets plan.status: approved in a "
-            "commit (`plangate approve PATH`), after the controller froze the plan",
+            "risk": facts.get("risk"),
+            "estimate": facts.get("estimate"),
+            "approvals_needed": needed,
         }
 
     def close(self) -> None:
@@ -382,6 +382,12 @@ def _validate(text: str, config: Config) -> Any:
     from controller.plan.plans import validate_text
 
     return validate_text(text, Path("PLAN.yml"), config)
+
+
+def _data(text: str) -> Any:
+    from controller.plan import yamlio
+
+    return yamlio.read_yaml(text, "<plan>").data
 
 
 def _status_of(data: Any) -> str | None:

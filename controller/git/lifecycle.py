@@ -30,7 +30,7 @@ from controller.git.planstate import (
     plan_id_of,
 )
 from controller.plan import yamlio
-from controller.plan.plans import PLAN_FILES
+from controller.plan.plans import PLAN_FILES, SOURCE_FILES
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
 
@@ -102,6 +102,8 @@ class Lifecycle(IndexStore):
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
             state.changers = sorted(set(state.changers) | changers)
+        elif content_changed and old is None:  # the controller converted a PLAN.json & co.
+            state.changers = sorted(set(state.changers) | self._source_authors(repo, record))
         if new.frozen_hash != (old.frozen_hash if old else None) or state.frozen_since is None:
             state.frozen_since = record.commit_time if new.frozen_hash else None
         state.blob, state.file_status = change.new_blob, new.status
@@ -137,6 +139,24 @@ class Lifecycle(IndexStore):
                     found |= {commit.author.email.lower(), commit.committer.email.lower()}
         found.discard(self.controller_email)
         return (found | own if evil else found), evil
+
+    def _source_authors(self, repo: GitRepo, record: CommitRecord) -> set[str]:
+        """Who wrote the plan the controller's ``convert`` commit turned into PLAN.yml: the
+        authors and committers of every commit that changed the source it removed."""
+        found: set[str] = set()
+        for change in record.changes:
+            if change.new_blob is None and PurePosixPath(change.path).name in SOURCE_FILES:
+                out = repo.run(
+                    "log",
+                    "--no-show-signature",
+                    "--format=%ae%x00%ce%x00",
+                    record.parents[0],
+                    "--",
+                    change.path,
+                )
+                found |= {p.strip().lower() for p in out.split("\0") if p.strip()}
+        found.discard(self.controller_email)
+        return found
 
     def _changed_content(self, repo: GitRepo, change: FileChange) -> bool:
         if PurePosixPath(change.path).name not in PLAN_FILES:

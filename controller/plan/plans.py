@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `h
     from controller.settings import Config, ToolSpec
 
 PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
+#: A plan in another format (docs/formats.md) that the daemon converts to PLAN.yml.
+SOURCE_FILES = ("PLAN.json", "PLAN.toon", "PLAN.md")
 MAX_SAFE_INT = 2**53 - 1
 DEFAULT_MAX_BYTES = 1_048_576
 DEFAULT_MAX_ACTIONS = 500

@@ -23,6 +23,7 @@ from controller.git.gitrepo import (
     Person,
 )
 from controller.git.history import HistoryIndex
+from controller.service.sources import SourceFinder
 from controller.service.statedir import StateDir
 from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
@@ -89,6 +90,7 @@ class ControllerCore:
         self._on_branch: set[str] = set()
         self._seen_rebuilds = 0
         self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
+        self._sources = SourceFinder(config.plans_dir)
         self.last_error: str | None = None
         self._notifier: Any = None
         #: Why the last status() could not read history (it then shows the index as it was).

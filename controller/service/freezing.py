@@ -1,16 +1,19 @@
 """Freezing: a pending plan is frozen (its hash written), or marked ``invalid`` with its errors.
 
 In local mode this includes adoption: a pending PLAN.yml an agent wrote but did not commit is
-frozen and committed.
+frozen and committed. A plan folder holding a PLAN.json, PLAN.toon or PLAN.md instead is
+converted first, in a ``convert`` commit (:mod:`controller.service.sources`).
 """
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import hashlib
+from pathlib import Path, PurePosixPath
 
 from controller.approval import policy
 from controller.errors import GitError, PlangateError
 from controller.plan import plans, yamlio
+from controller.service import sources
 from controller.service.committing import Committing, _set_status
 from controller.service.core import _Moved
 
@@ -55,6 +58,9 @@ class Freezing(Committing):
         file = self.repo.path / path
         if file.is_symlink() or not file.is_file():
             return  # never follow a link or block on a FIFO an agent left in the plans dir
+        if sources.is_source(path):
+            self._adopt_source(path, file)
+            return
         try:
             loaded = plans.load_plan(file, self.config)  # bounded by limits.max_plan_bytes
         except PlangateError:
@@ -66,6 +72,55 @@ class Freezing(Committing):
                 raise
             except PlangateError as exc:
                 self._wait(str(PurePosixPath(path).parent), f"cannot adopt {path}: {exc}")
+
+    # --- plans written in another format (PLAN.json, PLAN.toon, PLAN.md) ----------------
+
+    def _convert_sources(self) -> None:
+        """Convert committed sources in folders without PLAN.yml, one convert commit each."""
+        for plan_id, source in sorted(self._sources.committed(self.repo, self._head).items()):
+            if not source:
+                names = ", ".join(plans.SOURCE_FILES)
+                self._wait(plan_id, f"E_PLAN_AMBIGUOUS: several of {names}; keep one")
+                continue
+            blob = self.repo.blob_sha(self._head, source)
+            if blob is not None and (source, blob) not in self._sources.refused:
+                self._commit_conversion(plan_id, source, self.repo.blob(blob), blob, True)
+
+    def _adopt_source(self, path: str, file: Path) -> None:
+        """Local mode: an uncommitted PLAN.json & co. in a folder without PLAN.yml."""
+        plan_id = str(PurePosixPath(path).parent)
+        if any((file.parent / name).exists() for name in plans.PLAN_FILES):
+            return
+        if self.repo.blob_sha(self._head, path) is not None:
+            return  # committed: converted from the branch, its authors known
+        with file.open("rb") as handle:  # bounded: never read a huge file whole
+            data = handle.read(sources.MAX_SOURCE_BYTES + 1)
+        key = hashlib.sha256(data).hexdigest()
+        if (path, key) not in self._sources.refused and self._commit_conversion(
+            plan_id, path, data, key, False
+        ):
+            file.unlink(missing_ok=True)  # the plan is its PLAN.yml from now on
+
+    def _commit_conversion(
+        self, plan_id: str, source: str, data: bytes, key: str, committed: bool
+    ) -> bool:
+        try:
+            converted = sources.convert_source(plan_id, source, data, delete_source=committed)
+        except PlangateError as exc:
+            self._sources.refused[(source, key)] = str(exc)
+            self._wait(plan_id, f"cannot convert {source}: {exc}")
+            return False
+        plan_file = f"{plan_id}/PLAN.yml"
+        loaded = plans.validate_text(converted.plan_text, Path(plan_file), self.config)
+        body = f"from {PurePosixPath(source).name} ({converted.format})"
+        message = self._message("convert", plan_id, loaded.hash, loaded.status, body, None, None)
+        sha = self._write(converted.files, self._head, message)
+        self._waiting.pop(plan_id, None)
+        self.log.info(
+            "plan_converted", plan=plan_id, source=source, commit=sha, format=converted.format
+        )
+        self._freeze(plan_file)  # in the same pass, as for a PLAN.yml an agent committed
+        return True
 
 
 def _mark_invalid(loaded: plans.LoadedPlan) -> str:

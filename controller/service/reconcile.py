@@ -84,6 +84,7 @@ class Controller(Deciding, Outcomes):
                 jobs.append(job)
         for path in sorted(untracked):
             self._adopt(path)
+        self._convert_sources()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
 

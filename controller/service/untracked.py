@@ -59,7 +59,11 @@ class UntrackedScanner:
             rel = f"{folder}/{entry.name}" if folder != "." else entry.name
             if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
                 subdirs.append(rel)
-            elif entry.name in plans.PLAN_FILES and folder not in tracked_dirs and is_text(rel):
+            elif (
+                entry.name in (*plans.PLAN_FILES, *plans.SOURCE_FILES)
+                and folder not in tracked_dirs
+                and is_text(rel)
+            ):
                 self.found.add(rel)
         self._children[folder] = subdirs
         return [d for d in subdirs if d not in tracked_dirs]

@@ -45,7 +45,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from controller.errors import GitError
 from controller.logs import get_logger
-from controller.plan.plans import PLAN_FILES
+from controller.plan.plans import PLAN_FILES, SOURCE_FILES
 
 log = get_logger("plangate.watcher")
 
@@ -120,7 +120,7 @@ def _text(path: bytes | str) -> str:
 
 
 def is_plan_file(path: str) -> bool:
-    return Path(path).name in PLAN_FILES
+    return Path(path).name in (*PLAN_FILES, *SOURCE_FILES)  # a PLAN.json is converted
 
 
 class _PlansHandler(FileSystemEventHandler):

@@ -56,7 +56,6 @@ from controller.settings.values import (
 )
 
 __all__ = [
-    "AgentSettings",
     "CONFIG_NAME",
     "HTTP_METHODS",
     "KIND_OPTIONS",
@@ -64,6 +63,7 @@ __all__ = [
     "MAX_SECONDS",
     "NOTIFY_EVENTS",
     "RISKS",
+    "AgentSettings",
     "ApprovalRule",
     "ApprovalSettings",
     "Config",

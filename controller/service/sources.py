@@ -1,0 +1,89 @@
+"""Plan folders written in another format: the daemon converts them to PLAN.yml (SPEC §13).
+
+An agent may put a ``PLAN.json``, ``PLAN.toon`` or ``PLAN.md`` (any format of
+docs/formats.md) in a plan folder that has no PLAN.yml. The controller converts it and
+commits, in one ``convert`` commit, the new PLAN.yml (and any nested plan it pins) and the
+removal of the source: from then on the plan is its PLAN.yml. The history index counts the
+authors of the source file's commits as the plan's authors (they wrote what runs; see
+``HistoryIndex._source_authors``), so none of them can approve it (E_SELF_APPROVAL). A
+source that does not convert is reported once per version with its code, and waits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from controller.plan.plans import PLAN_FILES, SOURCE_FILES
+
+if TYPE_CHECKING:
+    from controller.git.gitrepo import GitRepo
+
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass
+class Converted:
+    """The files of one convert commit (None: delete) and what to say about it."""
+
+    plan_id: str
+    source: str
+    files: dict[str, bytes | None]
+    plan_text: str
+    format: str
+
+
+@dataclass
+class SourceFinder:
+    """Committed sources in folders without PLAN.yml, listed once per branch head."""
+
+    plans_dir: str
+    _head: str | None = None
+    _found: dict[str, str] = field(default_factory=dict)
+    #: problems already reported, by (source path, blob)
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def committed(self, repo: GitRepo, head: str) -> dict[str, str]:
+        """plan folder -> its source file, for folders with a source and no PLAN.yml."""
+        if head == self._head:
+            return dict(self._found)
+        names: dict[str, set[str]] = {}
+        for path, _blob in repo.ls_files(head, [self.plans_dir]):
+            parent = str(PurePosixPath(path).parent)
+            names.setdefault(parent, set()).add(PurePosixPath(path).name)
+        found = {}
+        for folder, inside in names.items():
+            if inside & set(PLAN_FILES):
+                continue
+            sources = [n for n in SOURCE_FILES if n in inside]
+            if sources:
+                found[folder] = f"{folder}/{sources[0]}" if len(sources) == 1 else ""
+        self._head, self._found = head, found
+        return dict(found)
+
+
+def is_source(path: str) -> bool:
+    return PurePosixPath(path).name in SOURCE_FILES
+
+
+def convert_source(plan_id: str, source: str, data: bytes, delete_source: bool) -> Converted:
+    """The convert commit's files for ``source`` (raises the conversion's error)."""
+    from controller.errors import UsageError
+    from controller.plan.convert import convert_text
+
+    if len(data) > MAX_SOURCE_BYTES:
+        raise UsageError(f"{source} is over {MAX_SOURCE_BYTES} bytes", remedy="split the plan")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{source} is not UTF-8 (byte {exc.start})", remedy="save it as UTF-8"
+        ) from None
+    conversion = convert_text(text, PurePosixPath(source).name, nested_base=plan_id)
+    files: dict[str, bytes | None] = {f"{plan_id}/PLAN.yml": conversion.text.encode("utf-8")}
+    for child, child_text in conversion.children:
+        files[f"{child}/PLAN.yml"] = child_text.encode("utf-8")
+    if delete_source:
+        files[source] = None
+    return Converted(plan_id, source, files, conversion.text, conversion.format)

@@ -1,0 +1,127 @@
+"""The controller converts a PLAN.json, PLAN.toon or PLAN.md in a plan folder (SPEC §13):
+one `convert` commit replaces the source with PLAN.yml, the plan is then frozen and runs like
+any other, and the source file's authors count as the plan's authors for self-approval."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from gitkit import AGENT, ALICE, approve, commit_all, git, head_plan, make_config, subjects
+
+from controller.service.reconcile import Controller
+
+CONTRACT = {
+    "plan_version": 1,
+    "goal": "Greet the world",
+    "inputs": {"who": "world"},
+    "steps": [
+        {
+            "step_id": "s1",
+            "tool": "greet",
+            "args": {"who": "${inputs.who}"},
+            "description": "say hello",
+        }
+    ],
+}
+
+MARKDOWN = """\
+# Greet
+
+## Objective
+Say hello to the world
+
+## Steps
+
+### Step 1: Say hello
+- **ID**: s1
+- **Action**: greet
+- **Type**: AGENT_EXECUTION
+- **Parameters**: {"who": "world"}
+- **Timeout**: 30s
+"""
+
+
+@contextmanager
+def controller(repo: Path, **approval: Any) -> Iterator[Controller]:
+    ctl = Controller(make_config(repo, **approval))
+    try:
+        yield ctl
+    finally:
+        ctl.close()
+
+
+def write(repo: Path, slug: str, name: str, text: str) -> Path:
+    path = repo / "plans" / slug / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_committed_plan_json_is_converted_frozen_and_its_authors_cannot_approve(
+    repo: Path,
+) -> None:
+    write(repo, "greet", "PLAN.json", json.dumps(CONTRACT, indent=2))
+    commit_all(repo, "agent proposes", ALICE)  # Alice wrote the plan...
+    with controller(repo) as ctl:
+        ctl.reconcile()
+    assert subjects(repo)[:2] == ["plangate: freeze plans/greet", "plangate: convert plans/greet"]
+    tree = git(repo, "ls-tree", "-r", "--name-only", "HEAD", "plans/greet").split()
+    assert tree == ["plans/greet/PLAN.yml"]  # the source is gone: the plan is its PLAN.yml
+    assert not (repo / "plans/greet/PLAN.json").exists()
+    plan = head_plan(repo)
+    assert plan["metadata"]["converted_from"]["format"] == "plan-contract"
+    assert plan["actions"][0]["params"] == {"who": "$<inputs.who>"}
+    body = git(repo, "log", "-1", "--format=%B", "HEAD~1")
+    assert "from PLAN.json (plan-contract)" in body and "Plan: plans/greet" in body
+    approve(repo, who=ALICE)  # ...so she may not approve it, though the controller committed it
+    with controller(repo) as ctl:
+        ctl.run_once()
+    assert head_plan(repo)["approval"]["code"] == "E_SELF_APPROVAL"
+    approve(repo, who=("Bob", "bob@ops.example.com"))
+    with controller(repo) as ctl:
+        ctl.run_once()
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_an_uncommitted_plan_md_is_converted_in_local_mode(repo: Path) -> None:
+    write(repo, "hello", "PLAN.md", MARKDOWN)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+    assert subjects(repo)[:2] == ["plangate: freeze plans/hello", "plangate: convert plans/hello"]
+    assert not (repo / "plans/hello/PLAN.md").exists()
+    plan = head_plan(repo, "hello")
+    assert plan["metadata"]["converted_from"]["format"] == "toon-plan"
+    assert plan["frozen"]["hash"].startswith("sha256:")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_source_that_does_not_convert_waits_with_its_code(repo: Path) -> None:
+    bad = dict(CONTRACT, policy_context={"max_pages": 5})
+    write(repo, "pages", "PLAN.json", json.dumps(bad))
+    commit_all(repo, "agent proposes", AGENT)
+    before = subjects(repo)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+        ctl.reconcile()  # reported once, not retried every pass
+        (row,) = [r for r in ctl.status() if r["plan"] == "plans/pages"] or [None]
+    assert subjects(repo) == before
+    assert row is None  # no PLAN.yml yet: not a plan the index holds
+    waiting = ctl._waiting["plans/pages"]
+    assert "E_CONVERT_UNSUPPORTED" in waiting and "max_pages" in waiting
+
+
+def test_a_folder_with_a_plan_yml_keeps_its_other_files(repo: Path) -> None:
+    from gitkit import write_plan
+
+    write_plan(repo, "greet")
+    write(repo, "greet", "PLAN.md", MARKDOWN)  # notes beside a plan: not a second plan
+    commit_all(repo, "agent proposes", AGENT)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+    assert subjects(repo)[0] == "plangate: freeze plans/greet"
+    assert (repo / "plans/greet/PLAN.md").exists()

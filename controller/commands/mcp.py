@@ -6,15 +6,16 @@ else the server needs is the controller's own config (catalog, plans_dir, repo).
 
 from __future__ import annotations
 
-import logging
+import sys
 
 
 def mcp(config_path: str | None = None) -> int:
+    from controller import logs
     from controller.commands._shared import required_config
     from controller.service.mcpserver import serve
 
     config = required_config(config_path)
-    # stdout is the protocol: the SDK's own logging stays on stderr, and quiet
-    logging.basicConfig(level=logging.WARNING)
+    # stdout is the protocol: every log line (plangate's, the SDK's) goes to stderr
+    logs.configure(level="warning", stream=sys.stderr)
     serve(config)
     return 0

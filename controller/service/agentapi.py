@@ -108,9 +108,17 @@ class AgentApi:
                 "rotate-keys",
             )
         text, source_format = to_plan_yml(plan, fmt)
-        checked = self.validate(text, "plan.yml")
-        if not checked["valid"]:
-            return {"ok": False, "submitted": False, **checked}
+        loaded = _validate(text, self.config)
+        if not loaded.valid:
+            errors = [_with_remedy(p) for p in loaded.problems]
+            return {
+                "ok": False,
+                "submitted": False,
+                "valid": False,
+                "format": source_format,
+                "errors": errors,
+                **({"plan_yml": text} if text is not plan else {}),
+            }
         status = checked_status(text)
         rel = f"{self.config.plans_dir.rstrip('/')}/{slug}/PLAN.yml"
         commit, branch = self._commit(rel, text, slug, pull_request, note, identity)
@@ -119,7 +127,7 @@ class AgentApi:
             "submitted": True,
             "path": str(Path(rel).parent),
             "file": rel,
-            "hash": checked["hash"],
+            "hash": loaded.hash,
             "status": status,
             "format": source_format,
             "commit": commit,

@@ -127,7 +127,17 @@ def sources(n: int) -> dict[str, tuple[str, str]]:
     }
 
 
-def convert_bench(root: Path, repeat: int, spawn: float) -> None:
+def cpu_seconds(command: list[str]) -> float:
+    """User + system CPU seconds of one run of ``command`` (and its children)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, capture_output=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def convert_bench(root: Path, repeat: int, spawn: float, spawn_cpu: float) -> None:
     config = root / "plangate.yml"
     tools = ["echo", "send_text", "pane_idle"]
     config.write_text(
@@ -159,6 +169,10 @@ def convert_bench(root: Path, repeat: int, spawn: float) -> None:
             timed(lambda c=command: subprocess.run(c, capture_output=True, check=False), repeat)
         )
         report(f"convert {STEPS} steps, {name}{note}", seconds, 1.0, ("python start", spawn))
+        # CPU seconds of the process: its wall time on an idle machine (a shared one adds
+        # the wait for a core)
+        cpu = median([cpu_seconds(command) for _ in range(repeat)])
+        report("  same, CPU time of the process", cpu, 1.0, ("python start CPU", spawn_cpu))
 
 
 def mcp_bench(root: Path, calls: int) -> None:
@@ -208,7 +222,9 @@ def main() -> None:
         root = Path(tmp)
         spawn = spawn_floor(repeat)
         report("floor: bare `python -c pass`", spawn)
-        convert_bench(root, repeat, spawn)
+        spawn_cpu = median([cpu_seconds([sys.executable, "-c", "pass"]) for _ in range(repeat)])
+        report("floor: bare `python -c pass`, CPU time", spawn_cpu)
+        convert_bench(root, repeat, spawn, spawn_cpu)
         mcp_bench(root, 30 if quick else 200)
 
 

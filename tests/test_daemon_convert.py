@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from conftest import run_cli
 from gitkit import AGENT, ALICE, approve, commit_all, git, head_plan, make_config, subjects
 
 from controller.service.reconcile import Controller
@@ -86,6 +87,18 @@ def test_a_committed_plan_json_is_converted_frozen_and_its_authors_cannot_approv
         ctl.run_once()
     assert head_plan(repo)["plan"]["status"] == "completed"
     assert git(repo, "status", "--porcelain") == ""
+    config = repo.parent / "plangate.yml"
+    config.write_text(
+        json.dumps(
+            {
+                "repo": str(repo),
+                "tools": {"greet": {"kind": "echo"}},
+                "approval": {"approvers": ["*@example.com", "*@ops.example.com"]},
+            }
+        )
+    )
+    audit = run_cli("audit", "--json", "--config", str(config), cwd=repo.parent)
+    assert audit.returncode == 0, audit.stdout + audit.stderr  # the convert commit is explained
 
 
 def test_an_uncommitted_plan_md_is_converted_in_local_mode(repo: Path) -> None:

@@ -13,8 +13,9 @@ against it:
   can forge the controller's identity);
 - every controller commit must be one the controller makes: subject
   ``plangate: <event> <plan id>``, a status that event sets, and no change to the plan's
-  hashed content except a freeze's conversion of legacy references (``controller-unexplained``
-  otherwise: someone wrote as the controller);
+  hashed content except a freeze's conversion of legacy references and a ``convert`` that
+  creates a plan from its PLAN.json & co. (``controller-unexplained`` otherwise: someone
+  wrote as the controller);
 - a human commit must not set a controller-only status, edit the ``approval``/``execution``
   blocks or EXECUTION_LOG.md, or change the content of an approved plan.
 
@@ -36,6 +37,7 @@ from controller.settings import Config
 OUTCOME_EVENTS = ("complete", "fail", "await-approval", "abort", "checkpoint")
 #: The statuses each controller event leaves a plan in (see controller.service.reconcile).
 EVENT_STATUS: dict[str, frozenset[str]] = {
+    "convert": frozenset({"pending_approval", "draft"}),  # a new plan only (see _unexplained)
     "freeze": frozenset({"pending_approval"}),
     "invalid": frozenset({"invalid"}),
     "refuse": frozenset({"pending_approval", "awaiting_approval", "failed"}),

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from conftest import ROOT, git, identity, run_cli
-from daemonkit import running_daemon, wait_for_commit
+
+from tests.support.daemonkit import running_daemon, wait_for_commit
+from tests.support.gitenv import ROOT, git, identity, run_cli
 
 AGENT = ("Agent Smith", "agent@example.com")
 ALICE = ("Alice", "alice@example.com")

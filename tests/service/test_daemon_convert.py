@@ -10,10 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli
-from gitkit import AGENT, ALICE, approve, commit_all, git, head_plan, make_config, subjects
-
 from controller.service.reconcile import Controller
+from tests.support.gitenv import AGENT, ALICE, commit_all, git, run_cli
+from tests.support.gitkit import approve, head_plan, make_config, subjects
 
 CONTRACT = {
     "plan_version": 1,
@@ -129,7 +128,7 @@ def test_a_source_that_does_not_convert_waits_with_its_code(repo: Path) -> None:
 
 
 def test_a_folder_with_a_plan_yml_keeps_its_other_files(repo: Path) -> None:
-    from gitkit import write_plan
+    from tests.support.gitkit import write_plan
 
     write_plan(repo, "greet")
     write(repo, "greet", "PLAN.md", MARKDOWN)  # notes beside a plan: not a second plan

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from controller.plan import rendering
 from controller.plan.plans import validate_text
-from tests.conftest import run_cli
-from tests.plan_factory import BASE_TEXT, write_plan
+from tests.support.gitenv import run_cli
+from tests.support.plan_factory import BASE_TEXT, write_plan
 
 RUN = """\
 execution:

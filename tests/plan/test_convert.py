@@ -22,10 +22,14 @@ from controller.plan.convert import convert_text
 from controller.plan.plans import validate_text
 from controller.plan.schema import Action, PlanDocument
 from controller.settings import load_config
-from tests.conftest import EXAMPLES, ROOT, run_cli
+from tests.support.gitenv import EXAMPLES, ROOT, run_cli
 
 FORMATS = EXAMPLES / "formats"
-SEEDS = ROOT.parent.parent / "shared" / "seeds"
+#: the seed documents beside the repository (CI: <clone>/../shared; a worktree: two up)
+SEEDS = next(
+    (p / "shared" / "seeds" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared").is_dir()),
+    ROOT / "no-seeds",
+)
 GRAPH = "verify" in Action.model_fields  # SPEC §12 fields (engineer graph)
 LIMITS = "limits" in PlanDocument.model_fields  # SPEC §11 plan caps (engineer quorum)
 EXAMPLE_FORMATS = {

@@ -26,16 +26,9 @@ sys.path.insert(0, str(ROOT))
 from _common import median, report  # noqa: E402
 from bench_daemon import ALICE, build_repo, git, who  # noqa: E402
 
-CONFIG = {
-    "approval": {
-        "approvers": ["*@example.com"],
-        "groups": {"ops": ["alice@example.com", "carol@example.com"],
-                   "security": ["sec@example.com"]},
-        "rules": [{"match": {"risk": "medium"},
-                   "require": [{"group": "ops", "count": 2}, {"group": "security"}]}],
-    },
-    "tools": {"greet": {"kind": "echo", "risk": "high", "estimate": {"seconds": 1}}},
-}  # fmt: skip
+from tests.support.quorumkit import CAROL, quorum_policy  # noqa: E402
+
+CONFIG = quorum_policy()
 
 
 def timed(args: list[str], cwd: Path) -> float:
@@ -73,7 +66,7 @@ def main() -> int:
         git(repo, "switch", "-q", "main")
         cli = [sys.executable, "-m", "controller", "--config", str(config)]
         check = [*cli, "check", "--base", "main", "--head", "review", "--as",
-                 "carol@example.com", "--format", "json"]  # fmt: skip
+                 CAROL[1], "--format", "json"]  # fmt: skip
         out = subprocess.run(check, cwd=repo, capture_output=True, check=False).stdout
         found = json.loads(out)["plans"]
         assert len(found) == 100 and {p["outcome"] for p in found} == {"partial"}, found[:1]

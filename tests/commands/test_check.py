@@ -18,6 +18,7 @@ from tests.support.quorumkit import (
     SEC,
     keys,
     merge,
+    quorum_policy,
     run_once,
     submitted,
     trailer_approval,
@@ -28,18 +29,7 @@ __all__ = ["keys"]  # the fixture
 
 def config_file(repo: Path, **approval: Any) -> Path:
     path = repo.parent / "plangate.yml"
-    data = {
-        "repo": str(repo),
-        "approval": {
-            "approvers": ["*@example.com", "*@ops.example.com"],
-            "groups": {"ops": ["alice@example.com", "*@ops.example.com"],
-                       "security": ["sec@example.com"]},
-            "rules": [{"match": {"risk": "high"},
-                       "require": [{"group": "ops", "count": 2}, {"group": "security"}]}],
-            **approval,
-        },
-        "tools": {"greet": {"kind": "echo", "risk": "high", "estimate": {"seconds": 2}}},
-    }  # fmt: skip
+    data = {"repo": str(repo), **quorum_policy(**approval)}
     path.write_text(json.dumps(data))
     return path
 

@@ -28,9 +28,9 @@ SEC = ("Sec", "sec@example.com")
 DAVE = ("Dave", "dave@example.com")
 
 
-def quorum_config(repo: Path, **approval: Any) -> settings.Config:
-    data = {
-        "repo": str(repo),
+def quorum_policy(**approval: Any) -> dict[str, Any]:
+    """plangate.yml data: a high-risk plan (greet is high) needs two of ops and one of security."""
+    return {
         "approval": {
             "approvers": ["*@example.com", "*@ops.example.com"],
             "groups": {"ops": ["alice@example.com", "*@ops.example.com"],
@@ -41,6 +41,10 @@ def quorum_config(repo: Path, **approval: Any) -> settings.Config:
         },
         "tools": {"greet": {"kind": "echo", "risk": "high", "estimate": {"seconds": 2}}},
     }  # fmt: skip
+
+
+def quorum_config(repo: Path, **approval: Any) -> settings.Config:
+    data = {"repo": str(repo), **quorum_policy(**approval)}
     return settings.config_from_data(data, repo.parent / "plangate.yml")
 
 

@@ -285,6 +285,30 @@ class ActionInDoubt(PlangateError):
     remedy = "check whether the action took effect, then approve a resume (it will re-run) or abort"
 
 
+class PreconditionFailed(PlangateError):
+    code = "E_PRECONDITION_FAILED"
+    remedy = (
+        "see the check's result in EXECUTION_LOG.md; make the condition hold, then approve a resume"
+    )
+    permanent = False
+
+
+class VerifyFailed(PlangateError):
+    code = "E_VERIFY_FAILED"
+    remedy = (
+        "see the verify result in EXECUTION_LOG.md: the action ran but did not have the "
+        "effect expected; check the system, then approve a resume or abort"
+    )
+    permanent = False
+
+
+class CheckTool(PlangateError):
+    code = "E_CHECK_TOOL"
+    remedy = (
+        "use a tool the catalog marks idempotent: true (and risk: low) for preconditions and verify"
+    )
+
+
 class Aborted(PlangateError):
     code = "E_ABORTED"
     remedy = "the plan was aborted on request; write a new plan to continue the work"

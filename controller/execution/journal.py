@@ -28,7 +28,21 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
   "result": ..., "outputs": {...}, "error": {"code", "message"} | null}`` with ``S`` one of
   ``succeeded``, ``failed``, ``skipped``, ``in_doubt``; ``retry: true`` marks a failed attempt
   that will be tried again (the action is not finished);
-- ``{"t": "outcome", "status": "completed" | "failed" | "aborted" | ...}``: how a run ended.
+- ``{"t": "outcome", "status": "completed" | "failed" | "aborted" | ...}``: how a run ended;
+- ``{"t": "check", "id": k | null, "attempt": n, "kind": "precondition" | "verify", "index": i,
+  "tool": T | null, "ok": bool, "polls": p, "result": ..., "failures": [...], "error": ...}``:
+  a check of action ``k`` (``null``: a plan precondition) held or not (written unsynced: checks
+  are idempotent, and the start or end record that follows makes it durable);
+- ``{"t": "called", "id": k, "attempt": n, "result": ..., "outputs": {...}}``: the tool of an
+  action with a ``verify`` returned; after a crash, recovery resumes at the verify instead of
+  calling the tool again.
+
+Action ids are the plan's integers; a fallback step is ``"<action>.<n>"`` (a string). An end
+record may also carry ``no_call: true`` (the action failed before its tool was called: a
+reference, params_schema or precondition failure; it still counts as a try),
+``fallback: true`` (failed; its fallback steps run next) or ``ask: true`` (failed; the plan
+waits for a human). A gate record with ``"ask": n, "approval": C`` is the approval (commit
+``C``) that retries an action after its ``n``-th ask.
 
 A torn last line (the process died mid-write, before the fsync returned) is dropped when the
 journal is opened: that record was never acknowledged, so the engine never acted on it. The
@@ -166,11 +180,14 @@ def _parse_lines(data: bytes, path: Path) -> Iterator[dict[str, Any]]:
 # --- replay -----------------------------------------------------------------------------
 
 
+ActionKey = int | str
+
+
 @dataclass
 class ActionRecord:
-    """What the journal says about one action."""
+    """What the journal says about one action (or fallback step)."""
 
-    id: int
+    id: ActionKey
     starts: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] | None = None
     #: Start records since the last final end: attempts in the current round.
@@ -179,6 +196,16 @@ class ActionRecord:
     open_start: bool = False
     #: The last spawn record of the open start: a tool process that may have outlived us.
     spawn: dict[str, Any] | None = None
+    #: The open start's tool returned (its ``called`` record): only its verify is left.
+    called: dict[str, Any] | None = None
+    #: Tries that failed before the tool was called (they have no start record).
+    no_call_tries: int = 0
+    #: How many times the action paused for a human (``on_failure: ask``).
+    asks: int = 0
+    #: Approval commits that retried the action after an ask, with the ask they answered.
+    ask_approvals: dict[str, int] = field(default_factory=dict)
+    #: Check records of the action, in order.
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -194,7 +221,32 @@ class ActionRecord:
 
     @property
     def attempts(self) -> int:
-        return len(self.starts)
+        return len(self.starts) + self.no_call_tries
+
+    @property
+    def ask_pending(self) -> bool:
+        """It failed with ``on_failure: ask`` and no approval has answered that ask yet."""
+        end = self.end or {}
+        return (
+            bool(end.get("ask"))
+            and not self.open_start
+            and self.asks not in set(self.ask_approvals.values())
+        )
+
+    @property
+    def in_fallback(self) -> bool:
+        """It failed with ``on_failure: fallback``; its fallback steps have not all ended."""
+        return not self.open_start and bool((self.end or {}).get("fallback"))
+
+    @property
+    def finally_failed(self) -> bool:
+        """Failed for good (no retry, fallback or ask follows): a resume runs it again."""
+        end = self.end
+        if end is None or self.open_start:
+            return False
+        if end.get("retry") or end.get("fallback"):
+            return False
+        return end.get("status") in ("failed", "in_doubt")
 
     @property
     def last_start(self) -> dict[str, Any] | None:
@@ -205,13 +257,15 @@ class ActionRecord:
 class Replay:
     """The journal folded into per-action state."""
 
-    actions: dict[int, ActionRecord] = field(default_factory=dict)
-    gates: set[int] = field(default_factory=set)
+    actions: dict[ActionKey, ActionRecord] = field(default_factory=dict)
+    gates: set[ActionKey] = field(default_factory=set)
+    #: Check records of the plan's own preconditions.
+    plan_checks: list[dict[str, Any]] = field(default_factory=list)
     first_run_at: str | None = None
     #: Status of the last ``outcome`` record (None: no run has ended yet).
     last_outcome: str | None = None
 
-    def action(self, action_id: int) -> ActionRecord:
+    def action(self, action_id: ActionKey) -> ActionRecord:
         if action_id not in self.actions:
             self.actions[action_id] = ActionRecord(action_id)
         return self.actions[action_id]
@@ -223,24 +277,53 @@ class Replay:
         elif kind == "outcome":
             self.last_outcome = record.get("status")
         elif kind == "gate":
-            self.gates.add(int(record["id"]))
+            if "ask" in record:
+                asked = self.action(_key(record["id"]))
+                asked.ask_approvals[str(record.get("approval"))] = int(record["ask"])
+            else:
+                self.gates.add(_key(record["id"]))
         elif kind == "start":
-            state = self.action(int(record["id"]))
+            state = self.action(_key(record["id"]))
             state.starts.append(record)
             state.round_attempts += 1
             state.open_start = True
-            state.spawn = None
+            state.spawn = state.called = None
         elif kind == "spawn":
-            state = self.action(int(record["id"]))
-            if state.open_start and record.get("attempt") == state.attempts:
+            state = self.action(_key(record["id"]))
+            if (
+                state.open_start
+                and record.get("attempt") == len(state.starts) + state.no_call_tries
+            ):
                 state.spawn = record
+        elif kind == "called":
+            state = self.action(_key(record["id"]))
+            if state.open_start:
+                state.called = record
+        elif kind == "check":
+            if record.get("id") is None:
+                self.plan_checks.append(record)
+            else:
+                self.action(_key(record["id"])).checks.append(record)
         elif kind == "end":
-            state = self.action(int(record["id"]))
-            state.end = record
-            state.open_start = False
-            state.spawn = None
-            if not record.get("retry"):
-                state.round_attempts = 0
+            self._end(record)
+
+    def _end(self, record: dict[str, Any]) -> None:
+        state = self.action(_key(record["id"]))
+        state.end = record
+        state.open_start = False
+        state.spawn = state.called = None
+        if record.get("no_call"):
+            state.no_call_tries += 1
+            state.round_attempts += 1
+        if record.get("ask"):
+            state.asks += 1
+        if not record.get("retry"):
+            state.round_attempts = 0
+
+
+def _key(value: Any) -> ActionKey:
+    """An action id as journaled: an int for the plan's actions, a string for the others."""
+    return value if isinstance(value, int | str) and not isinstance(value, bool) else str(value)
 
 
 def replay(records: list[dict[str, Any]]) -> Replay:

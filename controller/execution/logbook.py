@@ -28,6 +28,12 @@ GitHub::
     **Result:** (cut at ``limits.max_result_bytes``)
     **Outputs captured:** one bullet per output
     **Error:** `E_...`: message (for failed, skipped and in-doubt actions)
+    **Checks:** one bullet per precondition and verify of the last try, with its result
+
+Between the header and the sections: a Mermaid flowchart of the actions and their ``needs``
+(GitHub draws it), each node showing the action's id, tool and outcome, and the plan's own
+preconditions with their results. Node labels hold only ids, tool names (a restricted
+alphabet) and statuses, so plan text cannot break out of the diagram.
 
 Code blocks use a fence longer than any backtick run in their content, so no tool output can
 close the fence and inject markdown. Plan- and git-supplied text (name, plan id, approver,
@@ -39,13 +45,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.display import visible, visible_json
 
 if TYPE_CHECKING:
-    from controller.plan.schema import Action
+    from controller.plan.schema import Action, FallbackStep, Precondition
 
 ICONS = {
     "succeeded": "✅",
@@ -77,9 +84,15 @@ class LogHeader:
     finished_at: str | None = None
 
 
-def render(header: LogHeader, sections: list[str]) -> str:
-    """The whole log: header, then one section per action (pending ones included)."""
-    return _render_header(header) + "\n---\n\n" + "\n---\n\n".join(sections)
+def render(
+    header: LogHeader, sections: list[str], *, graph: str = "", plan_checks: str = ""
+) -> str:
+    """The whole log: header, graph, plan checks, then one section per action."""
+    top = _render_header(header)
+    for extra in (graph, plan_checks):
+        if extra:
+            top += "\n" + extra
+    return top + "\n---\n\n" + "\n---\n\n".join(sections)
 
 
 def _render_header(h: LogHeader) -> str:
@@ -105,15 +118,21 @@ class ActionView:
     start: dict[str, Any] | None = None
     end: dict[str, Any] | None = None
     attempts: int = 0
+    #: Check records (journal.py) of the last try.
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
 
-def render_action(action: Action, view: ActionView, limit: int) -> str:
+def render_action(action: Action | FallbackStep, view: ActionView, limit: int) -> str:
     """One action's section (``start``/``end`` are journal records, see journal.py)."""
     status, start, end = view.status, view.start, view.end
-    lines = [f"## Action {action.id}: {_inline(action.tool)}", ""]
+    what = action.tool or ""
+    kind = "Fallback step" if isinstance(action.id, str) else "Action"
+    lines = [f"## {kind} {action.id}: {_inline(what)}", ""]
+    recovered = end is not None and end.get("recovered")
     facts = [
-        f"**Tool:** {_code(action.tool)}",
-        f"**Status:** {ICONS.get(status, '')} {status}",
+        f"**Tool:** {_code(what)}",
+        f"**Status:** {ICONS.get(status, '')} {status}"
+        + (" (its fallback ran)" if recovered else ""),
     ]
     if start:
         facts.append(f"**Started:** {_inline(str(start.get('at', '')))}")
@@ -127,6 +146,8 @@ def render_action(action: Action, view: ActionView, limit: int) -> str:
         lines += _guard_lines(checks)
     if start is not None:
         lines += _block("Params (resolved)", start.get("params"), limit)
+    if view.checks:
+        lines += ["**Checks:**", ""] + [_check_line(c) for c in view.checks] + [""]
     if end is not None:
         lines += _end_lines(end, limit)
     return "\n".join(lines) + "\n"
@@ -140,6 +161,87 @@ def _guard_lines(checks: list[dict[str, Any]]) -> list[str]:
         rule = _code_span(str(check.get("rule", "")), 300)
         lines.append(f"- {_code(str(check.get('param', '')))} {rule}: {verdict}")
     return [*lines, ""]
+
+
+def _check_line(check: dict[str, Any]) -> str:
+    """One check record as a bullet: kind, tool, verdict, why it failed, the result."""
+    kind = str(check.get("kind", "check"))
+    index = check.get("index")
+    name = f"{kind} {index + 1}" if kind == "precondition" and isinstance(index, int) else kind
+    tool = f" ({_code(str(check['tool']))})" if check.get("tool") else " (over the result)"
+    verdict = "✅ holds" if check.get("ok") else "❌ does not hold"
+    polls = check.get("polls") or 1
+    extra = f" after {polls} polls" if polls > 1 else ""
+    line = f"- {name}{tool}: {verdict}{extra}"
+    failures = check.get("failures") or []
+    if failures:
+        line += ": " + _inline("; ".join(str(f) for f in failures))
+    error = check.get("error")
+    if error:
+        line += f": {_code(str(error.get('code')))} {_inline(str(error.get('message', '')))}"
+    if check.get("result") is not None:
+        line += f" · result {_code_span(_json(check['result']), 300)}"
+    return line
+
+
+def render_checks(
+    title: str, declared: Sequence[Precondition], records: list[dict[str, Any]]
+) -> str:
+    """The plan's preconditions and what the last run of them found."""
+    if not declared:
+        return ""
+    last: dict[int, dict[str, Any]] = {}
+    for record in records:
+        last[int(record.get("index", 0))] = record
+    lines = [f"**{title}:**", ""]
+    for index, pre in enumerate(declared):
+        found = last.get(index)
+        if found is None:
+            lines.append(f"- precondition {index + 1} ({_code(pre.tool)}): ▫️ not checked yet")
+        else:
+            lines.append(_check_line(found))
+    return "\n".join(lines) + "\n"
+
+
+# --- the graph --------------------------------------------------------------------------
+
+_MERMAID_CLASSES = {
+    "succeeded": "fill:#d4edda,stroke:#28a745",
+    "failed": "fill:#f8d7da,stroke:#dc3545",
+    "in_doubt": "fill:#fff3cd,stroke:#ffc107",
+    "skipped": "fill:#e2e3e5,stroke:#6c757d",
+    "running": "fill:#cce5ff,stroke:#007bff",
+    "pending": "fill:#ffffff,stroke:#adb5bd",
+}
+_SAFE = re.compile(r"[^A-Za-z0-9_./-]")
+
+
+def render_graph(
+    actions: Sequence[Action],
+    needs: Mapping[int, Sequence[int]],
+    views: Mapping[int, ActionView],
+) -> str:
+    """A Mermaid flowchart: one node per action (id, tool, outcome), one edge per need."""
+    lines = ["```mermaid", "flowchart TD"]
+    used: set[str] = set()
+    for action in actions:
+        view = views.get(action.id) or ActionView()
+        status = view.status if view.status in _MERMAID_CLASSES else "pending"
+        end = view.end or {}
+        shown = "fell back" if end.get("recovered") else view.status
+        what = action.tool or (f"plan {action.plan.path}" if action.plan else "")
+        label = (
+            f"{action.id} · {_SAFE.sub('_', what)[:60]}<br/>{ICONS.get(view.status, '')} {shown}"
+        )
+        lines.append(f'  a{action.id}["{label}"]:::{status}')
+        used.add(status)
+    for action in actions:
+        lines += [f"  a{n} --> a{action.id}" for n in needs.get(action.id, ())]
+    lines += [
+        f"  classDef {name} {style}" for name, style in _MERMAID_CLASSES.items() if name in used
+    ]
+    lines.append("```")
+    return "**Graph:**\n\n" + "\n".join(lines) + "\n"
 
 
 def _end_lines(end: dict[str, Any], limit: int) -> list[str]:

@@ -27,7 +27,7 @@ from controller.errors import Problem
 from controller.plan import refs
 
 if TYPE_CHECKING:
-    from controller.plan.schema import Action, PlanDocument
+    from controller.plan.schema import Action, FallbackStep, PlanDocument
     from controller.settings import ToolSpec
 
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 class Flow:
     """Data from one source reaching one parameter of one action."""
 
-    action: int
+    action: int | str  # a fallback step: "<action>.<n>"
     param: str
     #: The reference as written, e.g. ``actions[2].outputs.sender``.
     source: str
@@ -73,9 +73,11 @@ def plan_flows(model: PlanDocument, tools: dict[str, ToolSpec]) -> list[Flow]:
     origin_of: dict[int, int | None] = {}  # action id -> the untrusted origin of its output
     flows: list[Flow] = []
     for action in model.actions:
-        spec = tools.get(action.tool)
+        spec = tools.get(action.tool) if action.tool else None
         found = list(_action_flows(action, spec, origin_of))
         flows += found
+        for step in action.fallback:  # fallback steps call tools too (SPEC §12)
+            flows += _action_flows(step, tools.get(step.tool), origin_of)
         origin_of[action.id] = _output_origin(action, spec, found)
     return flows
 
@@ -90,7 +92,7 @@ def _output_origin(action: Action, spec: ToolSpec | None, flows: list[Flow]) -> 
 
 
 def _action_flows(
-    action: Action, spec: ToolSpec | None, origin_of: dict[int, int | None]
+    action: Action | FallbackStep, spec: ToolSpec | None, origin_of: dict[int, int | None]
 ) -> list[Flow]:
     sensitive = set(getattr(spec, "sensitive", None) or ())
     guarded = {g.param for g in getattr(action, "guards", None) or ()}
@@ -127,15 +129,20 @@ def _refs_in(value: Any) -> list[refs.Ref]:
 
 def unguarded_problems(model: PlanDocument, tools: dict[str, ToolSpec]) -> list[Problem]:
     """E_UNGUARDED_FLOW for each untrusted flow into a sensitive parameter without a guard."""
-    index = {a.id: i for i, a in enumerate(model.actions)}
+    index: dict[int | str, str] = {}
+    tool: dict[int | str, str] = {}
+    for i, a in enumerate(model.actions):
+        index[a.id], tool[a.id] = f"actions[{i}]", a.tool or ""
+        for k, step in enumerate(a.fallback):
+            index[step.id], tool[step.id] = f"actions[{i}].fallback[{k}]", step.tool
     return [
         Problem(
             "E_UNGUARDED_FLOW",
             f"untrusted data from action {f.origin} ({f.source}) reaches sensitive param "
-            f"{f.param!r} of tool {_tool(model, f.action)!r} without a guard; add "
+            f"{f.param!r} of tool {tool[f.action]!r} without a guard; add "
             f'`guards: [{{param: {f.param}, matches: "^...$"}}]` (or one_of/min/max) to this '
             "action, so the reviewer approves what values may reach it",
-            f"actions[{index[f.action]}].params.{f.param}",
+            f"{index[f.action]}.params.{f.param}",
         )
         for f in plan_flows(model, tools)
         if f.unguarded_risk
@@ -171,6 +178,7 @@ class _ActionView:
     tool: str
     params: dict[str, Any]
     guards: tuple[_GuardView, ...]
+    fallback: tuple[Any, ...] = ()
 
     @classmethod
     def of(cls, action: dict[str, Any]) -> _ActionView:
@@ -190,7 +198,3 @@ class _ActionView:
 @dataclass(frozen=True)
 class _PlanView:
     actions: list[_ActionView]
-
-
-def _tool(model: PlanDocument, action_id: int) -> str:
-    return next(a.tool for a in model.actions if a.id == action_id)

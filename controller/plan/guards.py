@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from controller.errors import GuardFailed, Problem
 
 if TYPE_CHECKING:
-    from controller.plan.schema import Action, Guard, PlanDocument
+    from controller.plan.schema import Action, FallbackStep, Guard, PlanDocument
 
 MAX_PATTERN = 1000
 #: Seconds one ``matches`` check may take. A pattern that backtracks catastrophically on a
@@ -46,12 +46,14 @@ def _compiled(pattern: str) -> Any:
 def static_problems(model: PlanDocument) -> Iterator[Problem]:
     """Guards that can never work: no rule, an unknown param, a pattern that does not compile."""
     for index, action in enumerate(model.actions):
-        for g_index, guard in enumerate(getattr(action, "guards", None) or ()):
-            where = f"actions[{index}].guards[{g_index}]"
-            yield from _guard_problems(action, guard, where)
+        steps: list[tuple[str, Action | FallbackStep]] = [(f"actions[{index}]", action)]
+        steps += [(f"actions[{index}].fallback[{k}]", s) for k, s in enumerate(action.fallback)]
+        for base, step in steps:
+            for g_index, guard in enumerate(getattr(step, "guards", None) or ()):
+                yield from _guard_problems(step, guard, f"{base}.guards[{g_index}]")
 
 
-def _guard_problems(action: Action, guard: Guard, where: str) -> Iterator[Problem]:
+def _guard_problems(action: Action | FallbackStep, guard: Guard, where: str) -> Iterator[Problem]:
     if guard.param not in action.params:
         known = ", ".join(sorted(action.params)) or "none"
         yield Problem(
@@ -76,7 +78,7 @@ def _guard_problems(action: Action, guard: Guard, where: str) -> Iterator[Proble
             )
 
 
-def check(action: Action, params: dict[str, Any]) -> list[dict[str, Any]]:
+def check(action: Action | FallbackStep, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Each guard of ``action`` over the resolved ``params``: the checks made (for the journal
     and the log), or :class:`GuardFailed` carrying them when one fails."""
     checks: list[dict[str, Any]] = []

@@ -44,7 +44,7 @@ def plan_hash(document: dict[str, Any]) -> str:
     return PREFIX + hashlib.sha256(canonical_bytes(hashed_view(document))).hexdigest()
 
 
-def idempotency_key(plan_hash_value: str, action_id: int) -> str:
+def idempotency_key(plan_hash_value: str, action_id: int | str) -> str:
     """``step:<first 16 hex of SHA-256(plan hash ":" id)>`` (SPEC §6)."""
     digest = hashlib.sha256(f"{plan_hash_value}:{action_id}".encode()).hexdigest()
     return f"step:{digest[:16]}"

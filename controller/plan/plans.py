@@ -310,7 +310,9 @@ def _version(data: dict[str, Any]) -> list[Problem]:
 
 
 def _schema_problem(error: dict[str, Any]) -> Problem:
-    loc = tuple(error["loc"])
+    from controller.plan.schema import EXPECT_TAGS
+
+    loc = tuple(p for p in error["loc"] if p not in EXPECT_TAGS)
     where = refs.format_path(loc)
     if error["type"] == "extra_forbidden":
         return Problem("E_SCHEMA_INVALID", _unknown_key(loc), where)
@@ -343,11 +345,13 @@ def check_rules(model: PlanDocument, config: Config | None = None) -> list[Probl
     problems += _check_ids(model)
     problems += _check_tools(model, config)
     problems += _check_outputs(model)
-    problems += _check_references(model)
     problems += guards.static_problems(model)
     if config is not None:
         problems += _check_static_params(model, config.tools)
         problems += flows.unguarded_problems(model, config.tools)
+    from controller.plan import rules
+
+    problems += rules.check(model, config)
     return problems
 
 
@@ -374,6 +378,8 @@ def _check_tools(model: PlanDocument, config: Config | None) -> Iterator[Problem
         seen.add(tool.name)
     for index, action in enumerate(model.actions):
         where = f"actions[{index}].tool"
+        if action.tool is None:
+            continue
         if action.tool not in declared:
             listed = ", ".join(sorted(declared)) or "none"
             yield Problem(
@@ -420,17 +426,9 @@ def plan_symbols(model: PlanDocument) -> refs.PlanSymbols:
     )
 
 
-def _check_references(model: PlanDocument) -> Iterator[Problem]:
-    symbols = plan_symbols(model)
-    for index, action in enumerate(model.actions):
-        yield from refs.check_action_refs(
-            action.id, action.params, symbols, ("actions", index, "params")
-        )
-
-
 def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Iterator[Problem]:
     for index, action in enumerate(model.actions):
-        spec = tools.get(action.tool)
+        spec = tools.get(action.tool) if action.tool else None
         if spec is None or spec.params_schema is None:
             continue
         for where, message in static_params_errors(action.params, spec.params_schema):

@@ -182,6 +182,8 @@ class PlanSymbols:
 
     outputs: dict[int, set[str]]
     inputs: dict[str, Any]
+    #: action id -> the ids it may reference (its transitive ``needs``); None: earlier ids.
+    visible: Mapping[int, frozenset[int]] | None = None
 
 
 def check_action_refs(
@@ -223,8 +225,15 @@ def check_ref(ref: Ref, current: int, symbols: PlanSymbols) -> None:
 def _check_action_ref(ref: Ref, current: int, symbols: PlanSymbols) -> None:
     n = ref.action
     assert n is not None
-    if n >= current:
-        raise RefForward(f"{ref.text}: action {current} cannot use action {n}, which runs later")
+    if symbols.visible is not None and current in symbols.visible:
+        if n not in symbols.visible[current] and n in symbols.outputs:
+            raise RefForward(
+                f"{ref.text}: action {current} cannot use action {n}: it is not among the "
+                "actions it needs (directly or through them); add it to needs"
+            )
+    elif n >= current:
+        where = f"action {current}" if current else "a plan precondition"
+        raise RefForward(f"{ref.text}: {where} cannot use action {n}, which runs later")
     if n not in symbols.outputs:
         raise RefUnknown(f"{ref.text}: there is no action with id {n}")
     head = ref.path[:1]

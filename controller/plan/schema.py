@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 SUPPORTED_VERSION = 1
 
@@ -27,7 +36,12 @@ Status = Literal[
     "aborted",
 ]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
-OnFailure = Literal["stop", "skip", "retry"]
+OnFailure = Literal["stop", "skip", "retry", "fallback", "ask"]
+PlanOnFailure = Literal["stop", "skip", "retry", "ask"]
+FallbackOnFailure = Literal["stop", "skip", "retry"]
+#: Tries after the first when neither ``retry:`` nor ``retries:`` says (with on_failure: retry).
+DEFAULT_RETRIES = 3
+HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 #: A duration as controller.settings.parse_duration reads it (seconds, or with s/m/h/d/w).
 DURATION = r"^\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*$"
@@ -74,28 +88,156 @@ class Guard(_Strict):
     max: float | None = Field(None, description="The largest number allowed.")
 
 
-class Action(_Strict):
-    """One tool call of the frozen sequence."""
+class Expect(_Strict):
+    """One condition over a JSON value: an RFC 9535 query and exactly one comparison."""
 
-    id: int = Field(ge=1, description="1..N in file order.")
-    tool: str = Field(min_length=1)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    path: str = Field(min_length=1, description="RFC 9535 JSONPath, e.g. $.status")
+    equals: Any = Field(None, description="The query's value equals this.")
+    not_equals: Any = Field(None, description="The query's value differs from this.")
+    in_: list[Any] | None = Field(None, alias="in", description="The value is one of these.")
+    matches: str | None = Field(None, description="The value is a string matching this regex.")
+
+    @model_validator(mode="after")
+    def _one_operator(self) -> Expect:
+        given = [k for k in OPERATORS if k in self.model_fields_set]
+        if len(given) != 1:
+            raise ValueError("write exactly one of equals, not_equals, in, matches")
+        return self
+
+    @model_serializer(mode="plain")
+    def _as_written(self) -> dict[str, Any]:
+        """Only the query and the comparison given (``equals: null`` stays, others go)."""
+        name, value = self.operator
+        return {"path": self.path, name: value}
+
+    @property
+    def operator(self) -> tuple[str, Any]:
+        """(``equals`` | ``not_equals`` | ``in`` | ``matches``, the value to compare with)."""
+        name = next(k for k in OPERATORS if k in self.model_fields_set)
+        return name.rstrip("_"), getattr(self, name)
+
+
+OPERATORS = ("equals", "not_equals", "in_", "matches")
+#: Tags of the two forms of ``expect`` (dropped from error locations, see plans.py).
+EXPECT_TAGS = ("expect-one", "expect-all")
+ExpectClause = Annotated[
+    Annotated[Expect, Tag("expect-one")] | Annotated[list[Expect], Tag("expect-all")],
+    Discriminator(lambda v: "expect-all" if isinstance(v, list) else "expect-one"),
+]
+
+
+class Precondition(_Strict):
+    """A check tool called before an action (or the plan) runs; its result must meet expect."""
+
+    tool: str = Field(min_length=1, description="An idempotent, low-risk catalog tool.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    expect: ExpectClause
+
+
+class Verify(_Strict):
+    """After the action succeeded: expect over its result, or poll a check tool until it holds."""
+
+    tool: str | None = Field(None, min_length=1, description="Poll this check tool.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    expect: ExpectClause
+    timeout: float | None = Field(None, gt=0, le=86400, description="Seconds to keep polling.")
+    interval: float | None = Field(None, gt=0, le=3600, description="Seconds between polls.")
+
+    @model_validator(mode="after")
+    def _tool_only(self) -> Verify:
+        if self.tool is None and (self.params or self.timeout or self.interval):
+            raise ValueError("params, timeout and interval need a verify tool")
+        return self
+
+
+class Retry(_Strict):
+    """How ``on_failure: retry`` tries again: each wait is delay × backoff^n, capped."""
+
+    attempts: int = Field(DEFAULT_RETRIES, ge=0, le=100, description="Tries after the first.")
+    delay: float = Field(1.0, ge=0, le=3600, description="Seconds before the first retry.")
+    max_delay: float = Field(60.0, ge=0, le=86400, description="Longest single wait.")
+    backoff: float = Field(2.0, ge=1, le=10, description="Factor between waits.")
+
+
+class _Step(_Strict):
+    """What an action and a fallback step share."""
+
     why: str = Field(min_length=1, description="The intent, for reviewers and auditors.")
     params: dict[str, Any] = Field(default_factory=dict)
-    outputs: list[Output] = Field(default_factory=list)
-    on_failure: OnFailure = "stop"
-    retries: int = Field(3, ge=0, le=100, description="Attempts after the first (retry only).")
+    retries: int | None = Field(None, ge=0, le=100, description="Legacy: retry.attempts.")
+    retry: Retry | None = None
     timeout: float | None = Field(None, gt=0, le=86400)
-    requires_approval: bool = False
+    idempotent: bool | None = Field(
+        None, description="false overrides a catalog idempotent: true (never the reverse)."
+    )
     guards: list[Guard] = Field(
         default_factory=list,
         description="Checks on resolved params before the tool runs (E_GUARD_FAILED).",
     )
 
+    @model_validator(mode="after")
+    def _one_retry(self) -> _Step:
+        if self.retries is not None and self.retry is not None:
+            raise ValueError("write retry: {attempts: N} or the older retries: N, not both")
+        return self
+
+    def retry_policy(self, delay: float = 1.0, max_delay: float = 60.0) -> Retry:
+        """The retry settings; the older ``retries:`` gets the engine's default waits."""
+        if self.retry is not None:
+            return self.retry
+        attempts = DEFAULT_RETRIES if self.retries is None else self.retries
+        return Retry(attempts=attempts, delay=delay, max_delay=max_delay, backoff=2.0)
+
+
+class FallbackStep(_Step):
+    """A step run, in order, instead of an action that failed (``on_failure: fallback``)."""
+
+    id: str = Field(pattern=r"^[1-9][0-9]*\.[1-9][0-9]*$", description='"<action id>.<n>"')
+    tool: str = Field(min_length=1)
+    on_failure: FallbackOnFailure = "stop"
+    requires_approval: bool = False
+    outputs: list[Output] = Field(default_factory=list)
+    preconditions: list[Precondition] = Field(default_factory=list)
+    verify: Verify | None = None
+
+
+class NestedPlan(_Strict):
+    """Another plan run as one action, pinned to the version with this hash."""
+
+    path: str = Field(min_length=1, description="The plan folder, relative to the repo.")
+    hash: str = Field(pattern=HASH_PATTERN, description="Its frozen hash: exactly this runs.")
+
+
+class Action(_Step):
+    """One tool call (or nested plan) of the frozen plan."""
+
+    id: int = Field(ge=1, description="1..N in file order.")
+    tool: str | None = Field(None, min_length=1)
+    plan: NestedPlan | None = None
+    inputs: dict[str, Any] | None = Field(None, description="A nested plan's inputs.")
+    needs: list[int] | None = Field(None, description="Actions that must end first (a graph).")
+    outputs: list[Output] = Field(default_factory=list)
+    on_failure: OnFailure | None = Field(None, description="Default: the plan's on_failure.")
+    requires_approval: bool = False
+    preconditions: list[Precondition] = Field(default_factory=list)
+    verify: Verify | None = None
+    fallback: list[FallbackStep] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _tool_or_plan(self) -> Action:
+        if (self.tool is None) == (self.plan is None):
+            raise ValueError("write either tool: or plan: (a nested plan), not both or neither")
+        if self.inputs is not None and self.plan is None:
+            raise ValueError("inputs: is for a nested plan (plan:)")
+        return self
+
 
 class Frozen(_Strict):
     """Written by the controller when it freezes the plan (not hashed)."""
 
-    hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    hash: str = Field(pattern=HASH_PATTERN)
     at: str
     risk: Literal["low", "medium", "high"] | None = Field(
         None, description="The highest risk of the plan's tools, from the catalog at freeze."
@@ -127,6 +269,10 @@ class PlanDocument(_Strict):
     metadata: dict[str, Any] = Field(default_factory=dict)
     inputs: dict[str, Any] = Field(default_factory=dict)
     available_tools: list[AvailableTool] = Field(default_factory=list)
+    preconditions: list[Precondition] = Field(
+        default_factory=list, description="All must hold before the first action runs."
+    )
+    on_failure: PlanOnFailure = Field("stop", description="Default on_failure of the actions.")
     actions: list[Action] = Field(min_length=1)
     limits: PlanLimits | None = None
     frozen: Frozen | None = None

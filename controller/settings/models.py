@@ -224,6 +224,8 @@ class ExecutionSettings(_Strict):
     """How the daemon runs approved plans."""
 
     max_concurrent_plans: Count = 1
+    max_parallel_actions: Count = 4
+    """Actions of one plan's ``needs`` graph that may run at once."""
     checkpoint_interval: Seconds = 2.0
     """Seconds between PLAN.yml/EXECUTION_LOG.md updates while a plan runs."""
     resync_interval: Seconds = 300.0

@@ -49,3 +49,48 @@ def test_the_other_example_tools_work(tmp_path: Path) -> None:
     assert (
         catalog.get("label").call({"name": "x; rm -rf /"}, ctx)["stdout"] == "label:x; rm -rf /\n"
     )
+
+
+def _example(tmp_path: Path, slug: str) -> tuple[Engine, Path, Path]:
+    root = tmp_path / "examples"
+    shutil.copytree(
+        EXAMPLES, root, ignore=shutil.ignore_patterns("state.json", "ops.log", "__pycache__")
+    )
+    config = load_config(root / "plangate.yml")
+    plan_file = root / "plans" / slug / "PLAN.yml"
+    loaded = plans.load_plan(plan_file, config)
+    assert loaded.valid, loaded.problems
+    fsutil.write_atomic(plan_file, plans.freeze_text(loaded).text)
+    return Engine(config, state_dir=tmp_path / "state"), plan_file, root / "ops" / "ops.log"
+
+
+def _ops(log: Path) -> list[str]:
+    return [line.split(" ", 1)[0] for line in log.read_text().splitlines()]
+
+
+def test_deploy_verify_rollback_example(tmp_path: Path) -> None:
+    engine, plan_file, log = _example(tmp_path, "deploy-verify-rollback")
+    outcome = engine.run(plan_file, plan_id="plans/deploy-verify-rollback", approval=APPROVAL)
+    assert outcome.status == "completed", outcome
+    # health (plan), lock (precondition), deploy, 3 polls, then action 2's own status call
+    assert _ops(log) == ["health", "lock_status", "deploy"] + ["rollout_status"] * 4
+    text = (plan_file.parent / "EXECUTION_LOG.md").read_text()
+    assert "verify (`rollout_status`): ✅ holds after 3 polls" in text
+    assert "```mermaid" in text
+
+
+def test_retry_fallback_ask_example(tmp_path: Path) -> None:
+    engine, plan_file, log = _example(tmp_path, "retry-fallback-ask")
+    outcome = engine.run(plan_file, plan_id="plans/retry-fallback-ask", approval=APPROVAL)
+    assert (outcome.status, outcome.action) == ("awaiting_approval", 3), outcome
+    assert _ops(log) == ["flaky", "rollback"]  # failed calls log nothing
+    assert outcome.error is not None and outcome.error.code == "E_TOOL_FAILED"
+    assert "the CDN refused the upload" in (plan_file.parent / "EXECUTION_LOG.md").read_text()
+
+
+def test_parallel_graph_example(tmp_path: Path) -> None:
+    engine, plan_file, log = _example(tmp_path, "parallel-graph")
+    outcome = engine.run(plan_file, plan_id="plans/parallel-graph", approval=APPROVAL)
+    assert outcome.status == "completed", outcome
+    lines = log.read_text().splitlines()
+    assert '"test build"' in lines[2] and '"ship"' in lines[3]

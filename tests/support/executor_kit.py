@@ -24,6 +24,7 @@ def make_plan(
     inputs: dict[str, Any] | None = None,
     slug: str = "demo",
     extra_config: dict[str, Any] | None = None,
+    top: dict[str, Any] | None = None,
 ) -> tuple[settings.Config, Path]:
     """A frozen PLAN.yml under ``root/plans/<slug>`` and a config whose catalog is ``tools``."""
     data = {
@@ -41,6 +42,7 @@ def make_plan(
         "plan": {"name": "Demo plan", "task": "Exercise the engine", "status": "pending_approval"},
         "inputs": inputs or {},
         "available_tools": [{"name": name} for name in tools],
+        **(top or {}),
         "actions": [{"why": f"step {a['id']}", **a} for a in actions],
     }
     plan_file = folder / "PLAN.yml"

@@ -38,7 +38,7 @@ class CallContext:
     #: Base environment for child processes (the controller's, without secrets).
     env: Mapping[str, str] = field(default_factory=dict)
     plan_id: str = ""
-    action_id: int = 0
+    action_id: int | str = 0
     #: Told about each child process right after it starts (``exec`` and ``python`` kinds),
     #: so the engine can journal it and stop it should the controller die mid-tool.
     on_spawn: Callable[[Spawned], None] | None = None

@@ -1,0 +1,186 @@
+"""Checkpoints of a run: PLAN.yml's ``execution:`` block and EXECUTION_LOG.md (SPEC §7).
+
+Both are rendered from the journal's folded state (already redacted) at the run's start,
+gates and end, and in between at most every ``execution.checkpoint_interval`` seconds, and
+never more than about 1/``CHECKPOINT_SHARE`` of the run's time: a long plan costs O(N)
+journal records rather than N rewrites of an N-action file. The state is read under the
+run's lock, since actions of a graph end on other threads meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from controller import fsutil
+from controller.errors import PlangateError
+from controller.execution import logbook
+from controller.plan import plans, yamlio
+from controller.plan.hashing import idempotency_key
+
+if TYPE_CHECKING:
+    import structlog
+
+    from controller.execution.journal import ActionKey, ActionRecord, Replay
+    from controller.plan.graph import Graph
+    from controller.plan.schema import Action, PlanDocument
+    from controller.settings import Config
+
+#: Checkpoints take at most about 1/this of a run's time.
+CHECKPOINT_SHARE = 10
+#: Output values longer than this (as JSON) are shown cut in PLAN.yml; the log has them whole.
+STATE_VALUE_CHARS = 200
+
+
+class Checkpoints:
+    """Brings PLAN.yml's ``execution:`` and EXECUTION_LOG.md up to date, at most so often."""
+
+    def __init__(
+        self,
+        *,
+        config: Config,
+        plan: plans.LoadedPlan,
+        model: PlanDocument,
+        graph: Graph,
+        plan_hash: str,
+        plan_id: str,
+        approval: dict[str, Any],
+        state: Replay,
+        lock: threading.Lock,
+        log: structlog.stdlib.BoundLogger,
+    ) -> None:
+        self.config = config
+        self.plan = plan
+        self.model = model
+        self.graph = graph
+        self.hash = plan_hash
+        self.plan_id = plan_id
+        self.approval = approval
+        self.state = state
+        self.lock = lock
+        self.log = log
+        self.interval = config.execution.checkpoint_interval
+        self.last = 0.0
+        self.cost = 0.0
+        self.controller = f"{config.identity.name}@{socket.gethostname()}"
+        self.plan_file = plan.path
+        self.log_file = plan.path.with_name("EXECUTION_LOG.md")
+        # Sections of finished actions never change: render each once.
+        self._done_sections: dict[int, str] = {}
+
+    def maybe_write(self) -> None:
+        # Never spend more than ~1/CHECKPOINT_SHARE of the run rewriting state files, however
+        # large the plan: the gap grows with the cost of the last write.
+        gap = max(self.interval, self.cost * CHECKPOINT_SHARE)
+        if time.monotonic() - self.last >= gap:
+            self.write("executing")
+
+    def write(self, status: str, *, final: bool = False) -> None:
+        started = time.monotonic()
+        finished = plans.now_utc() if final else None
+        try:
+            with self.lock:
+                block = self.execution_block(status, finished)
+                text = self.render_log(status, finished)
+            self._write_plan(block)
+            fsutil.write_atomic(self.log_file, text)
+        except (PlangateError, OSError) as exc:
+            # The journal is the record of truth; a state file we cannot write is reported.
+            self.log.error("checkpoint_failed", error=str(exc))
+        self.last = time.monotonic()
+        self.cost = self.last - started
+
+    def execution_block(self, status: str, finished: str | None) -> dict[str, Any]:
+        actions = []
+        for action in self.model.actions:
+            actions.append(self._action_state(action.id))
+            actions += [
+                self._action_state(step.id) for step in action.fallback if self._ran(step.id)
+            ]
+        return {
+            "status": status,
+            "controller": self.controller,
+            "started_at": self.state.first_run_at,
+            "finished_at": finished,
+            "actions": actions,
+        }
+
+    def _ran(self, key: ActionKey) -> bool:
+        return key in self.state.actions
+
+    def _action_state(self, key: ActionKey) -> dict[str, Any]:
+        entry: dict[str, Any] = {"id": key, "key": idempotency_key(self.hash, key)}
+        entry["status"] = "pending"
+        rec = self.state.actions.get(key)
+        if rec is None:
+            return entry
+        entry.update(status=rec.status, attempts=rec.attempts)
+        if rec.last_start:
+            entry["started_at"] = rec.last_start.get("at")
+        end = rec.end if not rec.open_start else None
+        if end is not None:
+            entry["duration_ms"] = end.get("duration_ms")
+            entry["outputs"] = {k: _shown(v) for k, v in (end.get("outputs") or {}).items()}
+            if end.get("error"):
+                entry["error"] = end["error"]
+        return entry
+
+    def _write_plan(self, block: dict[str, Any]) -> None:
+        text = self.plan_file.read_text(encoding="utf-8")
+        loaded = self.plan
+        same = text == loaded.text and loaded.doc is not None
+        doc = loaded.doc if same and loaded.doc else yamlio.read_yaml(text, str(self.plan_file))
+        fsutil.write_atomic(self.plan_file, yamlio.set_block(doc, "execution", block))
+
+    def render_log(self, status: str, finished: str | None) -> str:
+        approval = self.approval
+        header = logbook.LogHeader(
+            name=self.model.plan.name,
+            plan_id=self.plan_id,
+            plan_hash=self.hash,
+            approved_by=str(approval.get("by") or ""),
+            approval_commit=str(approval.get("commit") or ""),
+            started_at=self.state.first_run_at or "",
+            status=status,
+            finished_at=finished,
+        )
+        sections = [self._section(a) for a in self.model.actions]
+        views = {a.id: self._view(self.state.actions.get(a.id)) for a in self.model.actions}
+        graph = logbook.render_graph(self.model.actions, self.graph.needs, views)
+        checks = logbook.render_checks(
+            "Plan preconditions", self.model.preconditions, self.state.plan_checks
+        )
+        return logbook.render(header, sections, graph=graph, plan_checks=checks)
+
+    def _view(self, rec: ActionRecord | None) -> logbook.ActionView:
+        if rec is None:
+            return logbook.ActionView()
+        end = None if rec.open_start else rec.end
+        checks = [c for c in rec.checks if c.get("attempt") == rec.attempts]
+        return logbook.ActionView(rec.status, rec.last_start, end, rec.attempts, checks)
+
+    def _section(self, action: Action) -> str:
+        if action.id in self._done_sections:
+            return self._done_sections[action.id]
+        rec = self.state.actions.get(action.id)
+        limit = self.config.limits.max_result_bytes
+        text = logbook.render_action(action, self._view(rec), limit)
+        for step in action.fallback:
+            if self._ran(step.id):
+                text += "\n" + logbook.render_action(
+                    step, self._view(self.state.actions.get(step.id)), limit
+                )
+        if rec is not None and rec.done:
+            self._done_sections[action.id] = text
+        return text
+
+
+def _shown(value: Any) -> Any:
+    """An output value for PLAN.yml: whole when short, else cut (the log has it whole)."""
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) <= STATE_VALUE_CHARS:
+        return value
+    return f"{text[:STATE_VALUE_CHARS]}… (cut; {len(text)} chars, see EXECUTION_LOG.md)"

@@ -1,0 +1,213 @@
+"""Checks: ``preconditions`` before a tool runs, ``verify`` after it (SPEC §12).
+
+A check is an ``expect`` clause (an RFC 9535 query and one comparison, or a list of them that
+must all hold) over a JSON value: the result of a check tool, or for a ``verify`` without a
+tool, the action's own result. Check tools are idempotent (validation refuses others,
+E_CHECK_TOOL), so calling one again after a crash or on every poll is safe.
+
+Comparisons are JSON comparisons: ``true`` never equals ``1``; ``matches`` is an I-Regexp
+(RFC 9485, checked at validation) matched against the whole string, with a time limit, so a
+hostile pattern or value cannot hang the engine. A query that matches nothing fails every
+comparison.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import PlangateError, PreconditionFailed, VerifyFailed
+
+if TYPE_CHECKING:
+    from controller.plan.schema import Expect, ExpectClause, Precondition, Verify
+
+#: Longest a single ``matches`` may take, in seconds.
+MATCH_TIMEOUT = 1.0
+#: Poll interval of a verify tool when the plan gives none.
+DEFAULT_INTERVAL = 5.0
+_MISSING = object()
+
+
+@dataclass
+class CheckOutcome:
+    """What one check found; journaled as a ``check`` record and shown in the log."""
+
+    kind: str  # "precondition" | "verify"
+    index: int
+    tool: str | None
+    ok: bool
+    result: Any = None
+    failures: list[str] = field(default_factory=list)
+    error: PlangateError | None = None
+    polls: int = 1
+
+    def record(self, key: Any, attempt: int) -> dict[str, Any]:
+        err = (
+            None if self.error is None else {"code": self.error.code, "message": self.error.message}
+        )
+        return {
+            "t": "check",
+            "id": key,
+            "attempt": attempt,
+            "kind": self.kind,
+            "index": self.index,
+            "tool": self.tool,
+            "ok": self.ok,
+            "polls": self.polls,
+            "result": self.result,
+            "failures": self.failures,
+            "error": err,
+        }
+
+    def as_error(self, where: str) -> PlangateError:
+        what = "; ".join(self.failures) if self.failures else ""
+        if self.error is not None:
+            what = f"the check tool failed: {self.error.code}: {self.error.message}"
+        if self.kind == "precondition":
+            return PreconditionFailed(
+                f"{where} precondition {self.index + 1} does not hold: {what}"
+            )
+        polled = f" after {self.polls} polls" if self.polls > 1 else ""
+        return VerifyFailed(f"{where} verify does not hold{polled}: {what}")
+
+
+#: Calls a check tool: (tool name, params, index) -> result, raising PlangateError.
+CallCheck = Callable[[str, dict[str, Any], int], Any]
+#: Resolves a check's params (references) before the call.
+Resolve = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def precondition(index: int, pre: Precondition, resolve: Resolve, call: CallCheck) -> CheckOutcome:
+    """Call the check tool once and test its result."""
+    try:
+        result = call(pre.tool, resolve(pre.params), index)
+    except PlangateError as error:
+        return CheckOutcome("precondition", index, pre.tool, False, error=error)
+    failures = evaluate(pre.expect, result)
+    return CheckOutcome("precondition", index, pre.tool, not failures, result, failures)
+
+
+def verify_result(spec: Verify, result: Any) -> CheckOutcome:
+    """A verify without a tool: expect over the action's own result."""
+    failures = evaluate(spec.expect, result)
+    return CheckOutcome("verify", 0, None, not failures, None, failures)
+
+
+def verify_poll(
+    spec: Verify,
+    resolve: Resolve,
+    call: CallCheck,
+    interrupted: Callable[[], bool],
+) -> CheckOutcome | None:
+    """Poll the verify tool every ``interval`` until it holds or ``timeout`` passes.
+
+    None when ``interrupted`` (an abort or stop) cut the polling short.
+    """
+    assert spec.tool is not None
+    deadline = time.monotonic() + (spec.timeout or 0.0)
+    interval = spec.interval or DEFAULT_INTERVAL
+    polls = 0
+    while True:
+        polls += 1
+        try:
+            result = call(spec.tool, resolve(spec.params), 0)
+            failures = evaluate(spec.expect, result)
+            error: PlangateError | None = None
+        except PlangateError as exc:
+            result, failures, error = None, [], exc
+        if error is None and not failures:
+            return CheckOutcome("verify", 0, spec.tool, True, result, [], polls=polls)
+        if error is not None and error.permanent:
+            break
+        if time.monotonic() + interval > deadline:
+            break
+        if not _sleep(interval, interrupted):
+            return None
+    return CheckOutcome("verify", 0, spec.tool, False, result, failures, error, polls)
+
+
+def _sleep(seconds: float, interrupted: Callable[[], bool]) -> bool:
+    """Sleep, checking ``interrupted`` every 50 ms; False when it said so."""
+    end = time.monotonic() + seconds
+    while True:
+        if interrupted():
+            return False
+        left = end - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(left, 0.05))
+
+
+# --- expect -----------------------------------------------------------------------------
+
+
+def evaluate(clause: ExpectClause, value: Any) -> list[str]:
+    """The clauses that do not hold, described for a reader (empty: all hold)."""
+    items = clause if isinstance(clause, list) else [clause]
+    return [failure for item in items if (failure := _failure(item, value)) is not None]
+
+
+def _failure(item: Expect, value: Any) -> str | None:
+    query = _query(item.path)
+    nodes = query.find(value).values()
+    if query.singular_query():
+        actual = nodes[0] if nodes else _MISSING
+    else:
+        actual = list(nodes) if nodes else _MISSING
+    name, expected = item.operator
+    shown = "nothing" if actual is _MISSING else _short(actual)
+    wanted = f"{name} {_short(expected)}"
+    if actual is _MISSING:
+        return f"{item.path} matched nothing (expected {wanted})"
+    if not holds(name, actual, expected):
+        return f"{item.path} is {shown} (expected {wanted})"
+    return None
+
+
+def holds(name: str, actual: Any, expected: Any) -> bool:
+    if name == "equals":
+        return same(actual, expected)
+    if name == "not_equals":
+        return not same(actual, expected)
+    if name == "in":
+        return any(same(actual, option) for option in expected)
+    return isinstance(actual, str) and _matches(expected, actual)
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality: booleans are not numbers, 1 equals 1.0, objects compare by key."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def _matches(pattern: str, text: str) -> bool:
+    import regex
+    from jsonpath_rfc9535.function_extensions._pattern import map_re
+
+    try:
+        return regex.fullmatch(map_re(pattern), text, timeout=MATCH_TIMEOUT) is not None
+    except (TimeoutError, regex.error):
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _query(path: str) -> Any:
+    import jsonpath_rfc9535
+
+    return jsonpath_rfc9535.compile(path)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."

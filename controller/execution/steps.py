@@ -1,0 +1,490 @@
+"""Running one action (or fallback step) of a plan run: tries, checks, retries, on_failure.
+
+For each try: resolve params, then everything that must hold *before the tool runs*
+(:meth:`StepRunner.before_tool`: the ``params_schema`` on resolved values, then the
+preconditions; guards belong there too), journal the start (fsynced), call the tool, take its
+outputs, run ``verify``, journal the end (fsynced). A failure then follows ``on_failure``:
+``retry`` (waits of ``delay × backoff^n`` capped at ``max_delay``), ``skip``, ``fallback``
+(the fallback steps run in order; if they all end well the action counts as skipped and the
+plan goes on), ``ask`` (the plan pauses ``awaiting_approval`` at the action) or ``stop``.
+
+The :class:`StepRunner` is called from the scheduler's worker threads; everything it shares
+with other steps goes through ``run.record`` (one lock) or per-action dict entries.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from controller.errors import (
+    Aborted,
+    ActionInDoubt,
+    GuardFailed,
+    PlangateError,
+    error_for,
+)
+from controller.execution import checks
+from controller.execution.results import (
+    MAX_RESULT_DEPTH,
+    check_params,
+    deeper_than,
+    extract_outputs,
+)
+from controller.execution.tools import CallContext, Tool, ToolError
+from controller.plan import guards, refs
+from controller.plan.hashing import idempotency_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import structlog
+
+    from controller.execution.journal import ActionKey, ActionRecord, Replay
+    from controller.execution.secrets import Redactor
+    from controller.execution.tools import Catalog
+    from controller.execution.tools.process import Spawned
+    from controller.plan.schema import Action, FallbackStep, Retry
+    from controller.settings import Config
+
+_POLL = 0.05
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended; the controller turns it into ``plan.status`` and a commit."""
+
+    status: str  # "completed" | "failed" | "awaiting_approval" | "aborted" | "stopped"
+    error: PlangateError | None = None
+    action: ActionKey | None = None
+
+
+@dataclass
+class Scope:
+    """What references resolve against: the plan's context (or a nested plan's)."""
+
+    ctx: refs.Context
+    outputs: dict[int, dict[str, Any]]
+    results: dict[int, Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One unit the engine runs: an action, or a fallback step (key ``"<action>.<n>"``)."""
+
+    key: ActionKey
+    spec: Action | FallbackStep
+    on_failure: str
+    scope: Scope
+
+    @property
+    def tool(self) -> str:
+        assert self.spec.tool is not None
+        return self.spec.tool
+
+
+class Run(Protocol):
+    """What a step needs of its plan run (:class:`controller.execution.executor.PlanRun`)."""
+
+    config: Config
+    hash: str
+    plan_id: str
+    state: Replay
+    redactor: Redactor
+    tool_env: dict[str, str]
+    resume: bool
+    log: structlog.stdlib.BoundLogger
+    orphans_stopped: dict[ActionKey, int]
+    catalog: Catalog
+    backoff_base: float
+    backoff_max: float
+
+    def record(self, record: dict[str, Any]) -> None: ...
+    def crash_point(self, point: str, key: ActionKey) -> None: ...
+    def cap_reached(self, key: ActionKey) -> PlangateError | None: ...
+    def runtime_left(self) -> float | None: ...
+    def runtime_exceeded(self, key: ActionKey) -> PlangateError: ...
+    def tool_timeout(self, seconds: float) -> float: ...
+    def interrupted(self, key: ActionKey, doing: str) -> RunOutcome | None: ...
+
+
+class StepRunner:
+    """Runs steps of one plan run; safe to call from several threads for different steps."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        #: The guard checks of each step's current try (journaled with its start).
+        self._guard_checks: dict[ActionKey, list[dict[str, Any]]] = {}
+
+    # --- entry point --------------------------------------------------------------------
+
+    def run_step(self, step: Step) -> RunOutcome | None:
+        """Run (or finish) the step; None when the plan may go on past it."""
+        rec = self.run.state.action(step.key)
+        if rec.open_start:
+            return self._after_crash(step, rec)
+        if rec.in_fallback:
+            return self._run_fallback(step, _error_of(rec))
+        return self._run_tries(step)
+
+    def _after_crash(self, step: Step, rec: ActionRecord) -> RunOutcome | None:
+        """A try started but never ended: finish its verify, re-run it if idempotent, or
+        mark it in doubt."""
+        attempt = rec.attempts
+        if rec.called is not None:
+            self.run.log.warning("verify_resumed_after_crash", action=step.key, tool=step.tool)
+            result, outputs = rec.called.get("result"), rec.called.get("outputs") or {}
+            outcome = self._verified(step, attempt, result, outputs)
+            if outcome is None or outcome.status != "retry" or outcome.error is None:
+                return outcome
+            again = self._failed(step, rec, self._tries(step), attempt, outcome.error, result)
+            return again[0] if not again[1] else self._run_tries(step, backoff_first=True)
+        if self._idempotent(step):
+            self.run.log.warning("action_rerun_after_crash", action=step.key, tool=step.tool)
+            return self._run_tries(step)
+        started = (rec.last_start or {}).get("at", "?")
+        orphan = self.run.orphans_stopped.get(step.key)
+        stopped = f"; its tool process {orphan} was still running and was stopped" if orphan else ""
+        error = ActionInDoubt(
+            f"action {step.key} ({step.tool}) started at {started} but its end was never "
+            f"recorded (the controller stopped mid-action){stopped}; it may or may not have "
+            "taken effect"
+        )
+        self.record_end(step, attempt, "in_doubt", error=error)
+        return RunOutcome("failed", error, step.key)
+
+    def _idempotent(self, step: Step) -> bool:
+        spec = self.run.catalog.get(step.tool).spec
+        return spec.idempotent and step.spec.idempotent is not False
+
+    # --- tries --------------------------------------------------------------------------
+
+    def _policy(self, step: Step) -> Retry:
+        return step.spec.retry_policy(self.run.backoff_base, self.run.backoff_max)
+
+    def _tries(self, step: Step) -> int:
+        return 1 + self._policy(step).attempts if step.on_failure == "retry" else 1
+
+    def _run_tries(self, step: Step, *, backoff_first: bool = False) -> RunOutcome | None:
+        rec = self.run.state.action(step.key)
+        policy, tries = self._policy(step), self._tries(step)
+        again = backoff_first
+        while True:
+            if again:
+                interrupted = self._backoff(policy, rec.round_attempts, step.key)
+                if interrupted is not None:
+                    return interrupted
+            outcome, again = self._attempt(step, rec, tries)
+            if not again:
+                return outcome
+
+    def _attempt(self, step: Step, rec: ActionRecord, tries: int) -> tuple[RunOutcome | None, bool]:
+        """One try: (outcome, whether to try again)."""
+        attempt = rec.attempts + 1
+        try:
+            tool = self.run.catalog.get(step.tool)
+            params = refs.resolve(step.spec.params, step.scope.ctx)
+            self.before_tool(step, tool, params, attempt)
+        except PlangateError as refused:
+            return self._failed(step, rec, tries, attempt, refused, no_call=True)
+        capped = self.run.cap_reached(step.key)
+        if capped is not None:
+            return RunOutcome("failed", capped, step.key), False
+        self.run.crash_point("before-start", step.key)
+        self.record_start(step, attempt, params)
+        self.run.crash_point("after-start", step.key)
+        started = time.monotonic()
+        result, outputs, failure = self._call(step, tool, params, attempt)
+        duration = _ms(started)
+        if failure is not None and failure.code == "E_TIMEOUT" and self.run.runtime_left() == 0:
+            failure = self.run.runtime_exceeded(step.key)
+        self.run.crash_point("after-tool", step.key)
+        if failure is None:
+            if step.spec.verify is not None and step.spec.verify.tool is not None:
+                self.run.record(
+                    {
+                        "t": "called",
+                        "id": step.key,
+                        "attempt": attempt,
+                        **self._safe(result, outputs),
+                    }
+                )
+            outcome = self._verified(step, attempt, result, outputs, duration)
+            if outcome is None or outcome.status != "retry":
+                return outcome, False
+            failure = outcome.error
+            assert failure is not None
+        return self._failed(step, rec, tries, attempt, failure, result, duration)
+
+    def before_tool(self, step: Step, tool: Tool, params: dict[str, Any], attempt: int) -> None:
+        """Everything that must hold before the tool runs; raise to fail this try.
+
+        The one place for such checks: ``params_schema`` on the resolved values
+        (E_PARAMS_INVALID), then the step's preconditions (E_PRECONDITION_FAILED).
+        """
+        check_params(tool, params)
+        self._guard_checks[step.key] = guards.check(step.spec, params)
+        for index, pre in enumerate(step.spec.preconditions):
+            found = checks.precondition(
+                index, pre, functools.partial(refs.resolve, ctx=step.scope.ctx), self.checker(step)
+            )
+            self.record_check(step.key, attempt, found)
+            if not found.ok:
+                raise found.as_error(f"action {step.key}:")
+
+    def _verified(
+        self,
+        step: Step,
+        attempt: int,
+        result: Any,
+        outputs: dict[str, Any],
+        duration: int | None = None,
+    ) -> RunOutcome | None:
+        """Run the step's verify; end the try as succeeded, or say it must count as failed
+        (a ``RunOutcome("retry", error)``), or that the run was interrupted."""
+        spec = step.spec.verify
+        if spec is not None:
+            if spec.tool is None:
+                found = checks.verify_result(spec, result)
+            else:
+                polled = checks.verify_poll(
+                    spec,
+                    functools.partial(refs.resolve, ctx=step.scope.ctx),
+                    self.checker(step),
+                    lambda: self.run.interrupted(step.key, "verifying") is not None,
+                )
+                if polled is None:  # the start stays open with its `called` record
+                    return self.run.interrupted(step.key, "verifying")
+                found = polled
+            self.record_check(step.key, attempt, found)
+            if not found.ok:
+                return RunOutcome("retry", found.as_error(f"action {step.key}:"), step.key)
+        self.record_end(step, attempt, "succeeded", result, outputs, duration_ms=duration)
+        if isinstance(step.key, int):
+            step.scope.outputs[step.key] = outputs
+            step.scope.results[step.key] = result
+        self.run.crash_point("after-end", step.key)
+        return None
+
+    def _failed(
+        self,
+        step: Step,
+        rec: ActionRecord,
+        tries: int,
+        attempt: int,
+        error: PlangateError,
+        result: Any = None,
+        duration: int | None = None,
+        *,
+        no_call: bool = False,
+    ) -> tuple[RunOutcome | None, bool]:
+        retry = step.on_failure == "retry" and not error.permanent
+        if retry and rec.round_attempts + 1 < tries + (0 if no_call else 1):
+            self.record_end(
+                step, attempt, "failed", result, error=error, duration_ms=duration,
+                retry=True, no_call=no_call,
+            )  # fmt: skip
+            return None, True
+        return self._settle(step, attempt, error, result, duration, no_call), False
+
+    def _settle(
+        self,
+        step: Step,
+        attempt: int,
+        error: PlangateError,
+        result: Any,
+        duration: int | None,
+        no_call: bool,
+    ) -> RunOutcome | None:
+        """The step failed for good: apply ``on_failure``."""
+        mode = step.on_failure
+        status = "skipped" if mode == "skip" else "failed"
+        self.record_end(
+            step, attempt, status, result, error=error, duration_ms=duration,
+            fallback=mode == "fallback", ask=mode == "ask", no_call=no_call,
+        )  # fmt: skip
+        if mode == "skip":
+            return None
+        if mode == "fallback":
+            return self._run_fallback(step, error)
+        if mode == "ask":
+            return RunOutcome("awaiting_approval", error, step.key)
+        return RunOutcome("failed", error, step.key)
+
+    def _run_fallback(self, step: Step, error: PlangateError) -> RunOutcome | None:
+        """Run the fallback steps in order; all ended well: the action counts as skipped."""
+        for spec in getattr(step.spec, "fallback", []):
+            rec = self.run.state.action(spec.id)
+            if rec.done:
+                continue
+            if rec.finally_failed and not self.run.resume:
+                return RunOutcome("failed", _error_of(rec), spec.id)
+            sub = Step(spec.id, spec, spec.on_failure, step.scope)
+            outcome = self.run_step(sub)
+            if outcome is not None:
+                return outcome
+        attempt = self.run.state.action(step.key).attempts
+        self.record_end(step, attempt, "skipped", error=error, recovered=True)
+        return None
+
+    def _backoff(self, policy: Retry, attempts: int, key: ActionKey) -> RunOutcome | None:
+        """Wait ``delay × backoff^(n-1)`` (capped); an abort or stop cuts the wait short."""
+        delay = min(policy.delay * policy.backoff ** max(attempts - 1, 0), policy.max_delay)
+        deadline = time.monotonic() + delay
+        while True:
+            interrupted = self.run.interrupted(key, "retrying")
+            if interrupted is not None:
+                return interrupted
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            time.sleep(min(left, _POLL))
+
+    # --- calling tools ------------------------------------------------------------------
+
+    def _call(
+        self, step: Step, tool: Tool, params: dict[str, Any], attempt: int
+    ) -> tuple[Any, dict[str, Any], PlangateError | None]:
+        """Call the tool and take its outputs: (result, outputs, error)."""
+        ctx = CallContext(
+            idempotency_key=idempotency_key(self.run.hash, step.key),
+            timeout=self.run.tool_timeout(step.spec.timeout or tool.spec.timeout),
+            max_result_bytes=self.run.config.limits.max_result_bytes,
+            env=self.run.tool_env,
+            plan_id=self.run.plan_id,
+            action_id=step.key,
+            on_spawn=functools.partial(self._record_spawn, step.key, attempt),
+        )
+        try:
+            result = tool.call(params, ctx)
+        except PlangateError as error:
+            return getattr(error, "result", None), {}, error
+        except Exception as exc:  # a bug in a tool kind must not kill the daemon
+            self.run.log.exception("tool_crashed", action=step.key, tool=step.tool)
+            return None, {}, ToolError(f"{step.tool}: internal error: {exc!r}", permanent=True)
+        if deeper_than(result, MAX_RESULT_DEPTH):
+            message = f"{step.tool}: its result is nested deeper than {MAX_RESULT_DEPTH} levels"
+            return None, {}, ToolError(message, permanent=True)
+        try:
+            return result, extract_outputs(step.spec.outputs, result), None
+        except PlangateError as error:
+            return result, {}, error
+
+    def checker(self, step: Step) -> checks.CallCheck:
+        def call(name: str, params: dict[str, Any], index: int) -> Any:
+            tool = self.run.catalog.get(name)
+            check_params(tool, params)
+            ctx = CallContext(
+                idempotency_key=idempotency_key(self.run.hash, f"{step.key}:check:{index}"),
+                timeout=tool.spec.timeout,
+                max_result_bytes=self.run.config.limits.max_result_bytes,
+                env=self.run.tool_env,
+                plan_id=self.run.plan_id,
+            )
+            result = tool.call(params, ctx)
+            if deeper_than(result, MAX_RESULT_DEPTH):
+                raise ToolError(f"{name}: its result is nested deeper than {MAX_RESULT_DEPTH}")
+            return result
+
+        return call
+
+    # --- journal ------------------------------------------------------------------------
+
+    def _safe(self, result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "result": self.run.redactor.data(result),
+            "outputs": self.run.redactor.data(outputs),
+        }
+
+    def record_check(self, key: ActionKey | None, attempt: int, found: checks.CheckOutcome) -> None:
+        record = found.record(key, attempt)
+        record["result"] = self.run.redactor.data(record["result"])
+        record["failures"] = self.run.redactor.data(record["failures"])
+        record["error"] = self.run.redactor.data(record["error"])
+        self.run.record(record)
+
+    def record_start(self, step: Step, attempt: int, params: dict[str, Any]) -> None:
+        key = idempotency_key(self.run.hash, step.key)
+        safe = self.run.redactor.data(params)
+        record = {"t": "start", "id": step.key, "attempt": attempt, "key": key, "params": safe}
+        if self._guard_checks.get(step.key):
+            record["guards"] = self._guard_checks[step.key]
+        self.run.record(record)
+        self.run.log.debug("action_started", action=step.key, tool=step.tool, attempt=attempt)
+
+    def _record_spawn(self, key: ActionKey, attempt: int, spawned: Spawned) -> None:
+        self.run.record(
+            {
+                "t": "spawn",
+                "id": key,
+                "attempt": attempt,
+                "pid": spawned.pid,
+                "pgid": spawned.pgid,
+                "start_ticks": spawned.start_ticks,
+                "boot_id": spawned.boot_id,
+            }
+        )
+
+    def record_end(
+        self,
+        step: Step,
+        attempt: int,
+        status: str,
+        result: Any = None,
+        outputs: dict[str, Any] | None = None,
+        *,
+        error: PlangateError | None = None,
+        duration_ms: int | None = None,
+        **flags: bool,
+    ) -> None:
+        err = None if error is None else {"code": error.code, "message": error.message}
+        record = {
+            "t": "end",
+            "id": step.key,
+            "attempt": attempt,
+            "status": status,
+            "retry": flags.pop("retry", False),
+            "duration_ms": duration_ms,
+            "result": self.run.redactor.data(result),
+            "outputs": self.run.redactor.data(outputs or {}),
+            "error": self.run.redactor.data(err),
+            **{name: True for name, on in flags.items() if on},
+        }
+        if isinstance(error, GuardFailed):
+            record["guards"] = self.run.redactor.data(error.checks)
+        self.run.record(record)
+        self.run.log.info(
+            "action_ended",
+            action=step.key,
+            tool=step.tool,
+            attempt=attempt,
+            status=status,
+            retry=record["retry"],
+            duration_ms=duration_ms,
+            code=err["code"] if err else None,
+            error=record["error"]["message"] if err else None,
+        )
+
+
+def interrupted_outcome(
+    key: ActionKey, doing: str, abort: Callable[[], bool], stop: Callable[[], bool]
+) -> RunOutcome | None:
+    if abort():
+        return RunOutcome("aborted", Aborted(f"aborted while {doing} action {key}"), key)
+    if stop():
+        return RunOutcome("stopped", None, key)
+    return None
+
+
+def _error_of(rec: ActionRecord) -> PlangateError:
+    err = (rec.end or {}).get("error") or {}
+    return error_for(str(err.get("code", "E_TOOL_FAILED")), str(err.get("message", "failed")))
+
+
+error_of = _error_of
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

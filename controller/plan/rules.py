@@ -1,0 +1,252 @@
+"""Validation rules for checks, fallbacks, retries, idempotency and ``needs`` (SPEC §12).
+
+:mod:`controller.plan.plans` runs these after the schema; each yields :class:`Problem`
+records with the YAML location. References are checked here for every place they may
+appear (action params, check params, fallback params, a nested plan's inputs), against the
+actions the referring action transitively needs (E_REF_FORWARD otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import Problem
+from controller.plan import graph, refs
+
+if TYPE_CHECKING:
+    from controller.plan.schema import (
+        Action,
+        ExpectClause,
+        FallbackStep,
+        PlanDocument,
+        Precondition,
+        Verify,
+    )
+    from controller.settings import Config, ToolSpec
+
+Where = tuple[str | int, ...]
+
+
+def plan_graph(model: PlanDocument) -> tuple[graph.Graph | None, list[Problem]]:
+    """The plan's graph; None without problems when ids repeat (reported as E_ACTION_IDS)."""
+    ids = [a.id for a in model.actions]
+    if len(set(ids)) != len(ids):
+        return None, []
+    return graph.build([(a.id, a.needs) for a in model.actions])
+
+
+def check(model: PlanDocument, config: Config | None) -> list[Problem]:
+    """Every §12 problem of a schema-valid plan (ids are checked before, in plans.py)."""
+    built, problems = plan_graph(model)
+    problems += list(_references(model, built))
+    problems += list(_checks(model, config))
+    problems += list(_fallbacks(model, config))
+    problems += list(_idempotent(model, config))
+    problems += list(_nested(model))
+    return problems
+
+
+def _nested(model: PlanDocument) -> Iterator[Problem]:
+    for index, action in enumerate(model.actions):
+        if action.plan is not None:
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                "nested plans (plan:) are not supported by this plangate yet; use tool:",
+                f"actions[{index}].plan",
+            )
+
+
+# --- references -------------------------------------------------------------------------
+
+
+def _references(model: PlanDocument, built: graph.Graph | None) -> Iterator[Problem]:
+    symbols = refs.PlanSymbols(
+        outputs={a.id: {o.name for o in a.outputs} for a in model.actions},
+        inputs=model.inputs,
+        visible=built.ancestors if built is not None else None,
+    )
+    for p_index, pre in enumerate(model.preconditions):
+        yield from refs.check_action_refs(
+            0, pre.params, symbols, ("preconditions", p_index, "params")
+        )
+    for index, action in enumerate(model.actions):
+        base: Where = ("actions", index)
+        for where, value in _ref_sites(action, base):
+            yield from refs.check_action_refs(action.id, value, symbols, where)
+
+
+def _ref_sites(action: Action, base: Where) -> Iterator[tuple[Where, Any]]:
+    """Every value of an action where ``$<...>`` references are resolved at run time."""
+    yield (*base, "params"), action.params
+    if action.inputs is not None:
+        yield (*base, "inputs"), action.inputs
+    for p_index, pre in enumerate(action.preconditions):
+        yield (*base, "preconditions", p_index, "params"), pre.params
+    if action.verify is not None:
+        yield (*base, "verify", "params"), action.verify.params
+    for f_index, step in enumerate(action.fallback):
+        fbase: Where = (*base, "fallback", f_index)
+        yield (*fbase, "params"), step.params
+        for p_index, pre in enumerate(step.preconditions):
+            yield (*fbase, "preconditions", p_index, "params"), pre.params
+        if step.verify is not None:
+            yield (*fbase, "verify", "params"), step.verify.params
+
+
+# --- check tools and expect clauses ------------------------------------------------------
+
+
+def _checks(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
+    declared = {tool.name for tool in model.available_tools}
+    for p_index, pre in enumerate(model.preconditions):
+        yield from _check(pre, ("preconditions", p_index), declared, config)
+    for index, action in enumerate(model.actions):
+        yield from _step_checks(action, ("actions", index), declared, config)
+        for f_index, step in enumerate(action.fallback):
+            yield from _step_checks(step, ("actions", index, "fallback", f_index), declared, config)
+
+
+def _step_checks(
+    step: Action | FallbackStep, base: Where, declared: set[str], config: Config | None
+) -> Iterator[Problem]:
+    for p_index, pre in enumerate(step.preconditions):
+        yield from _check(pre, (*base, "preconditions", p_index), declared, config)
+    if step.verify is not None:
+        yield from _check(step.verify, (*base, "verify"), declared, config)
+
+
+def _check(
+    check: Precondition | Verify, base: Where, declared: set[str], config: Config | None
+) -> Iterator[Problem]:
+    yield from expect_problems(check.expect, (*base, "expect"))
+    if check.tool is None:
+        return
+    where = refs.format_path((*base, "tool"))
+    yield from tool_problems(check.tool, where, declared, config)
+    spec = config.tools.get(check.tool) if config is not None else None
+    if spec is not None:
+        yield from check_tool_problems(check.tool, spec, where)
+
+
+def check_tool_problems(name: str, spec: ToolSpec, where: str) -> Iterator[Problem]:
+    """A check tool must be idempotent and of low risk (E_CHECK_TOOL)."""
+    if not spec.idempotent:
+        yield Problem(
+            "E_CHECK_TOOL",
+            f"check tool {name!r} is not idempotent in the catalog; checks may run many "
+            "times, so only tools marked idempotent: true can check",
+            where,
+        )
+    risk = getattr(spec, "risk", None)
+    if risk is not None and risk != "low":
+        yield Problem(
+            "E_CHECK_TOOL",
+            f"check tool {name!r} has risk {risk!r} in the catalog; only risk: low tools check",
+            where,
+        )
+
+
+def tool_problems(
+    name: str, where: str, declared: set[str], config: Config | None
+) -> Iterator[Problem]:
+    if name not in declared:
+        listed = ", ".join(sorted(declared)) or "none"
+        yield Problem(
+            "E_TOOL_NOT_DECLARED",
+            f"tool {name!r} is not in available_tools (declared: {listed}); declare it there",
+            where,
+        )
+    if config is not None and name not in config.tools:
+        known = ", ".join(sorted(config.tools)) or "none"
+        yield Problem(
+            "E_TOOL_UNKNOWN",
+            f"tool {name!r} is not in the controller's catalog (known: {known})",
+            where,
+        )
+
+
+def expect_problems(clause: ExpectClause, base: Where) -> Iterator[Problem]:
+    """Queries that are not RFC 9535 and ``matches`` patterns that are not I-Regexp."""
+    import jsonpath_rfc9535
+    from iregexp_check import check as is_iregexp
+
+    items = clause if isinstance(clause, list) else [clause]
+    if not items:
+        yield Problem(
+            "E_SCHEMA_INVALID", "expect: give at least one clause", refs.format_path(base)
+        )
+    for k, item in enumerate(items):
+        at = (*base, k) if isinstance(clause, list) else base
+        try:
+            jsonpath_rfc9535.compile(item.path)
+        except Exception as exc:
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"not an RFC 9535 JSONPath query: {exc} (write e.g. $.status)",
+                refs.format_path((*at, "path")),
+            )
+        name, value = item.operator
+        if name == "matches" and not is_iregexp(value):
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                "not an I-Regexp (RFC 9485) pattern: use characters, ., [...], \\p{..}, "
+                "groups, |, ?, *, +, {n,m}",
+                refs.format_path((*at, "matches")),
+            )
+
+
+# --- fallback and on_failure -------------------------------------------------------------
+
+
+def _fallbacks(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
+    declared = {tool.name for tool in model.available_tools}
+    for index, action in enumerate(model.actions):
+        base: Where = ("actions", index)
+        mode = action.on_failure or model.on_failure
+        if mode == "fallback" and not action.fallback:
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                "on_failure: fallback needs fallback: steps to run",
+                refs.format_path((*base, "on_failure")),
+            )
+        if action.fallback and mode != "fallback":
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"fallback: steps never run with on_failure: {mode}; write on_failure: fallback",
+                refs.format_path((*base, "fallback")),
+            )
+        for f_index, step in enumerate(action.fallback):
+            expected = f"{action.id}.{f_index + 1}"
+            at = (*base, "fallback", f_index)
+            if step.id != expected:
+                yield Problem(
+                    "E_ACTION_IDS",
+                    f"fallback step ids are <action id>.1, .2, ... in order: expected "
+                    f"{expected!r}, found {step.id!r}",
+                    refs.format_path((*at, "id")),
+                )
+            yield from tool_problems(step.tool, refs.format_path((*at, "tool")), declared, config)
+
+
+def _idempotent(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
+    """``idempotent: true`` cannot make a tool the catalog calls unsafe to repeat safe."""
+    if config is None:
+        return
+    for index, action in enumerate(model.actions):
+        steps: list[tuple[Where, Action | FallbackStep]] = [(("actions", index), action)]
+        steps += [(("actions", index, "fallback", k), s) for k, s in enumerate(action.fallback)]
+        for base, step in steps:
+            spec = config.tools.get(step.tool) if step.tool else None
+            if step.idempotent and spec is not None and not spec.idempotent:
+                yield Problem(
+                    "E_SCHEMA_INVALID",
+                    f"idempotent: true cannot override the catalog, where tool {step.tool!r} "
+                    "is not idempotent; per-action idempotent may only make it stricter (false)",
+                    refs.format_path((*base, "idempotent")),
+                )
+
+
+def is_idempotent(step: Action | FallbackStep, spec: ToolSpec) -> bool:
+    """The catalog's answer, made stricter by the step's own ``idempotent: false``."""
+    return spec.idempotent and step.idempotent is not False

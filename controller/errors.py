@@ -305,7 +305,7 @@ class VerifyFailed(PlangateError):
 class CheckTool(PlangateError):
     code = "E_CHECK_TOOL"
     remedy = (
-        "use a tool the catalog marks idempotent: true (and risk: low) for preconditions and verify"
+        "use a tool the catalog marks idempotent: true and risk: low for preconditions and verify"
     )
 
 

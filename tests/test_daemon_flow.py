@@ -57,7 +57,9 @@ def head_log(repo: Path) -> str:
 
 
 def exec_tool(code: str, *args: str, idempotent: bool = False) -> dict[str, Any]:
-    return {"kind": "exec", "argv": [PY, "-c", code, *args], "idempotent": idempotent}
+    """An exec tool; an idempotent one is a read-only check tool here (risk: low)."""
+    tool = {"kind": "exec", "argv": [PY, "-c", code, *args], "idempotent": idempotent}
+    return {**tool, "risk": "low"} if idempotent else tool
 
 
 def appender(target: Path) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from executor_kit import PY, appender, execution, journal_records, make_plan, ru
 
 from controller.execution.executor import Engine
 
-ECHO = {"kind": "echo", "idempotent": True}
+ECHO = {"kind": "echo", "idempotent": True, "risk": "low"}
 
 
 def counter_tool(counter: Path, fail_until: int, payload: str = "{}") -> dict[str, Any]:
@@ -21,7 +21,12 @@ def counter_tool(counter: Path, fail_until: int, payload: str = "{}") -> dict[st
         "n+=1; open(p,'w').write(str(n)); "
         f"sys.exit(1) if n<{fail_until} else print(json.dumps({{'calls': n, **{payload}}}))"
     )
-    return {"kind": "exec", "argv": [PY, "-c", code, str(counter)], "idempotent": True}
+    return {
+        "kind": "exec",
+        "argv": [PY, "-c", code, str(counter)],
+        "idempotent": True,
+        "risk": "low",
+    }
 
 
 def calls(counter: Path) -> int:

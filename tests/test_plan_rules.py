@@ -11,7 +11,8 @@ from controller.plan import plans
 
 TOOLS = {
     "deploy": {"kind": "echo"},
-    "probe": {"kind": "echo", "idempotent": True},
+    "probe": {"kind": "echo", "idempotent": True, "risk": "low"},
+    "risky_probe": {"kind": "echo", "idempotent": True},  # risk: medium (the default)
 }
 
 
@@ -19,7 +20,7 @@ def problems(actions: list[dict[str, Any]], **top: Any) -> list[tuple[str, str]]
     config = settings.config_from_data({"tools": TOOLS})
     data = {
         "plan": {"name": "n", "task": "t", "status": "pending_approval"},
-        "available_tools": [{"name": "deploy"}, {"name": "probe"}],
+        "available_tools": [{"name": "deploy"}, {"name": "probe"}, {"name": "risky_probe"}],
         **top,
         "actions": [{"why": "w", "tool": "deploy", **a} for a in actions],
     }
@@ -82,11 +83,11 @@ def test_cycles_and_unknown_needs(needs: dict[int, list[int]], found: list[Any])
     assert problems(actions) == found
 
 
-def test_check_tools_must_be_idempotent() -> None:
-    pre = {"tool": "deploy", "expect": {"path": "$.ok", "equals": True}}
-    assert problems([{"id": 1, "preconditions": [pre]}]) == [
-        ("E_CHECK_TOOL", "actions[0].preconditions[0].tool")
-    ]
+@pytest.mark.parametrize("tool", ["deploy", "risky_probe"])
+def test_check_tools_must_be_idempotent_and_low_risk(tool: str) -> None:
+    pre = {"tool": tool, "expect": {"path": "$.ok", "equals": True}}
+    found = problems([{"id": 1, "preconditions": [pre]}])
+    assert ("E_CHECK_TOOL", "actions[0].preconditions[0].tool") in found
 
 
 @pytest.mark.parametrize(

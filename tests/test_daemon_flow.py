@@ -206,3 +206,37 @@ def test_validate_reports_graph_mistakes(repo: Path) -> None:
     assert "cycle: 1 -> 2 -> 1" in result.stdout + result.stderr
     data = yamlio.read_yaml(path.read_text()).data
     assert data["actions"][0]["needs"] == [2]
+
+
+def test_a_nested_plan_runs_pinned_inside_the_parent(repo: Path, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    child = (
+        "plan: {name: Notify, task: Tell the team, status: draft}\n"
+        "inputs: {text: hi}\n"
+        "available_tools: [{name: work}]\n"
+        "actions:\n"
+        "  - {id: 1, tool: work, why: post, params: {line: $<inputs.text>}}\n"
+    )
+    folder = repo / "plans" / "common" / "notify"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").write_text(child)
+    pin = run_cli("hash", str(folder), cwd=repo).stdout.strip()
+    actions = f"""\
+  - {{id: 1, tool: work, why: first, params: {{line: deploy}}}}
+  - id: 2
+    why: tell
+    plan: {{path: plans/common/notify, hash: "{pin}"}}
+    inputs: {{text: deployed}}
+"""
+    tools = {"work": appender(effects), "deploy": {"kind": "echo"}, "status": {"kind": "echo"},
+             "rollback": {"kind": "echo"}}  # fmt: skip
+    submit_and_approve(repo, plan_text(actions), tools)
+    plan = head_plan(repo, "flow")
+    assert plan["plan"]["status"] == "completed", plan.get("execution")
+    assert effects.read_text() == "deploy\ndeployed\n"
+    assert [a["id"] for a in plan["execution"]["actions"]] == [1, 2, "2/1"]
+    assert "## Nested action 2/1: work" in head_log(repo)
+    # The child changes after the parent ran: validating the parent now says so.
+    (folder / "PLAN.yml").write_text(child.replace("text: hi", "text: bye"))
+    result = run_cli("validate", str(repo / "plans" / "flow"), cwd=repo)
+    assert result.returncode == 1 and "E_PLAN_HASH_MISMATCH" in result.stdout + result.stderr

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from controller.execution.journal import ActionKey, ActionRecord, Replay
     from controller.plan.graph import Graph
-    from controller.plan.schema import Action, PlanDocument
+    from controller.plan.schema import Action, FallbackStep, PlanDocument
     from controller.settings import Config
 
 #: Checkpoints take at most about 1/this of a run's time.
@@ -51,6 +51,7 @@ class Checkpoints:
         state: Replay,
         lock: threading.Lock,
         log: structlog.stdlib.BoundLogger,
+        nested: dict[int, PlanDocument] | None = None,
     ) -> None:
         self.config = config
         self.plan = plan
@@ -62,6 +63,7 @@ class Checkpoints:
         self.state = state
         self.lock = lock
         self.log = log
+        self.nested = nested if nested is not None else {}
         self.interval = config.execution.checkpoint_interval
         self.last = 0.0
         self.cost = 0.0
@@ -97,9 +99,7 @@ class Checkpoints:
         actions = []
         for action in self.model.actions:
             actions.append(self._action_state(action.id))
-            actions += [
-                self._action_state(step.id) for step in action.fallback if self._ran(step.id)
-            ]
+            actions += [self._action_state(k) for k in self._inner_keys(action) if self._ran(k)]
         return {
             "status": status,
             "controller": self.controller,
@@ -107,6 +107,15 @@ class Checkpoints:
             "finished_at": finished,
             "actions": actions,
         }
+
+    def _inner_keys(self, action: Action) -> list[ActionKey]:
+        """Keys of a nested plan's actions (and their fallbacks), then the action's fallbacks."""
+        keys: list[ActionKey] = []
+        child = self.nested.get(action.id)
+        for inner in child.actions if child is not None else ():
+            keys.append(f"{action.id}/{inner.id}")
+            keys += [f"{action.id}/{step.id}" for step in inner.fallback]
+        return keys + [step.id for step in action.fallback]
 
     def _ran(self, key: ActionKey) -> bool:
         return key in self.state.actions
@@ -168,6 +177,14 @@ class Checkpoints:
         rec = self.state.actions.get(action.id)
         limit = self.config.limits.max_result_bytes
         text = logbook.render_action(action, self._view(rec), limit)
+        child = self.nested.get(action.id)
+        for inner in child.actions if child is not None else ():
+            specs: list[Action | FallbackStep] = [inner, *inner.fallback]
+            for spec in specs:
+                key = f"{action.id}/{spec.id}"
+                if self._ran(key):
+                    view = self._view(self.state.actions.get(key))
+                    text += "\n" + logbook.render_action(spec, view, limit, key=key)
         for step in action.fallback:
             if self._ran(step.id):
                 text += "\n" + logbook.render_action(

@@ -49,6 +49,7 @@ from controller.errors import (
 from controller.execution import checks
 from controller.execution.checkpoints import Checkpoints
 from controller.execution.journal import ActionKey, Journal, journal_path, replay
+from controller.execution.nesting import NestedRun
 from controller.execution.results import extract_outputs
 from controller.execution.scheduler import Scheduler
 from controller.execution.secrets import Redactor, SecretStore
@@ -190,6 +191,9 @@ class PlanRun:
         assert graph is not None, problems  # a valid plan has a graph
         self.graph = graph
         self.runner = StepRunner(self)
+        #: Nested-plan action id -> the nested plan's model, once loaded (for the log).
+        self.nested_models: dict[int, Any] = {}
+        self.nested = NestedRun(self, self.runner, plan.path, self.nested_models)
         self.checkpoints = Checkpoints(
             config=self.config,
             plan=plan,
@@ -201,6 +205,7 @@ class PlanRun:
             state=self.state,
             lock=self.lock,
             log=self.log,
+            nested=self.nested_models,
         )
         #: Action id -> pid of a tool process a crashed run left running, stopped on recovery.
         self.orphans_stopped: dict[ActionKey, int] = {}
@@ -269,6 +274,12 @@ class PlanRun:
 
     def step_of(self, action: Action) -> Step:
         return Step(action.id, action, action.on_failure or self.model.on_failure, self.scope)
+
+    def run_step(self, step: Step) -> RunOutcome | None:
+        """Run one action: a tool call, or a nested plan."""
+        if getattr(step.spec, "plan", None) is not None:
+            return self.nested.run_step(step)
+        return self.runner.run_step(step)
 
     # --- caps (SPEC §11) ---------------------------------------------------------------
 

@@ -122,12 +122,20 @@ class ActionView:
     checks: list[dict[str, Any]] = field(default_factory=list)
 
 
-def render_action(action: Action | FallbackStep, view: ActionView, limit: int) -> str:
-    """One action's section (``start``/``end`` are journal records, see journal.py)."""
+def render_action(
+    action: Action | FallbackStep, view: ActionView, limit: int, *, key: Any = None
+) -> str:
+    """One action's section (``start``/``end`` are journal records, see journal.py);
+    ``key`` names an action of a nested plan (``"2/1"``)."""
     status, start, end = view.status, view.start, view.end
-    what = action.tool or ""
-    kind = "Fallback step" if isinstance(action.id, str) else "Action"
-    lines = [f"## {kind} {action.id}: {_inline(what)}", ""]
+    plan = getattr(action, "plan", None)
+    what = action.tool or (f"plan {plan.path}" if plan is not None else "")
+    shown = action.id if key is None else key
+    if key is not None and "." not in str(action.id):
+        kind = "Nested action"
+    else:
+        kind = "Fallback step" if isinstance(action.id, str) else "Action"
+    lines = [f"## {kind} {_inline(str(shown))}: {_inline(what)}", ""]
     recovered = end is not None and end.get("recovered")
     facts = [
         f"**Tool:** {_code(what)}",

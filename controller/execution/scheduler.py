@@ -41,6 +41,7 @@ class Host(Protocol):
     def record(self, record: dict[str, Any]) -> None: ...
     def interrupted(self, key: ActionKey, doing: str) -> RunOutcome | None: ...
     def step_of(self, action: Action) -> Step: ...
+    def run_step(self, step: Step) -> RunOutcome | None: ...
     def checkpoint(self) -> None: ...
 
 
@@ -79,13 +80,13 @@ class Scheduler:
             while True:
                 admitted = self._admit(self.limit - len(running))
                 if len(admitted) == 1 and not running:
-                    self._ended(admitted[0], self.runner.run_step(self._step(admitted[0])))
+                    self._ended(admitted[0], self.host.run_step(self._step(admitted[0])))
                     self.host.checkpoint()
                     continue
                 for action in admitted:
                     if pool is None:
                         pool = ThreadPoolExecutor(self.limit, thread_name_prefix="plangate-action")
-                    running[pool.submit(self.runner.run_step, self._step(action))] = action
+                    running[pool.submit(self.host.run_step, self._step(action))] = action
                 if not running:
                     break
                 finished, _ = wait(running, timeout=_TICK, return_when=FIRST_COMPLETED)

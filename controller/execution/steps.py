@@ -78,11 +78,16 @@ class Step:
     spec: Action | FallbackStep
     on_failure: str
     scope: Scope
+    #: The id references use inside the scope (a nested plan's own id); default: ``key``.
+    local: int | None = None
 
     @property
     def tool(self) -> str:
-        assert self.spec.tool is not None
-        return self.spec.tool
+        """The tool's name (a nested plan's action: ``plan <path>``, for logs)."""
+        if self.spec.tool is not None:
+            return self.spec.tool
+        plan = getattr(self.spec, "plan", None)
+        return f"plan {plan.path}" if plan is not None else ""
 
 
 class Run(Protocol):
@@ -262,9 +267,10 @@ class StepRunner:
             if not found.ok:
                 return RunOutcome("retry", found.as_error(f"action {step.key}:"), step.key)
         self.record_end(step, attempt, "succeeded", result, outputs, duration_ms=duration)
-        if isinstance(step.key, int):
-            step.scope.outputs[step.key] = outputs
-            step.scope.results[step.key] = result
+        local = step.local if step.local is not None else step.key
+        if isinstance(local, int):
+            step.scope.outputs[local] = outputs
+            step.scope.results[local] = result
         self.run.crash_point("after-end", step.key)
         return None
 
@@ -288,6 +294,27 @@ class StepRunner:
             )  # fmt: skip
             return None, True
         return self._settle(step, attempt, error, result, duration, no_call), False
+
+    def settle(
+        self,
+        step: Step,
+        attempt: int,
+        error: PlangateError,
+        *,
+        result: Any = None,
+        no_call: bool = False,
+    ) -> RunOutcome | None:
+        """The step (a nested plan's action) failed for good: apply ``on_failure``."""
+        return self._settle(step, attempt, error, result, None, no_call)
+
+    def finish(
+        self, step: Step, attempt: int, result: Any, outputs: dict[str, Any]
+    ) -> RunOutcome | None:
+        """The step's work is done: verify it (over ``result``), then end it."""
+        outcome = self._verified(step, attempt, result, outputs)
+        if outcome is not None and outcome.status == "retry" and outcome.error is not None:
+            return self.settle(step, attempt, outcome.error, result=result)
+        return outcome
 
     def _settle(
         self,

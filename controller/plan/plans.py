@@ -179,7 +179,7 @@ def validate_text(text: str, path: Path, config: Config | None = None) -> Loaded
 
 def _validate(plan: LoadedPlan, config: Config | None) -> None:
     assert plan.doc is not None
-    model, problems = check_document(plan.data, config)
+    model, problems = check_document(plan.data, config, plan.path)
     plan.problems = [p if p.line is not None else _with_line(p, plan.doc) for p in problems]
     plan.model = model if not problems else None
 
@@ -212,7 +212,7 @@ def _split(path: str) -> list[str | int]:
 
 
 def check_document(
-    data: Any, config: Config | None = None
+    data: Any, config: Config | None = None, origin: Path | None = None
 ) -> tuple[PlanDocument | None, list[Problem]]:
     """The model (legacy refs converted) and every problem (without line numbers)."""
     if not isinstance(data, dict):
@@ -228,7 +228,7 @@ def check_document(
     model, errors = parse_document(convert_legacy_params(data))
     problems += [_schema_problem(e) for e in errors]
     if model is not None:
-        problems += check_rules(model, config)
+        problems += check_rules(model, config, origin)
         problems += check_caps(data, config)
     return model, problems
 
@@ -339,7 +339,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_rules(model: PlanDocument, config: Config | None = None) -> list[Problem]:
+def check_rules(
+    model: PlanDocument, config: Config | None = None, origin: Path | None = None
+) -> list[Problem]:
     """Rules across fields: ids, limits, tools, outputs, references, catalog params."""
     problems: list[Problem] = []
     problems += _check_ids(model)
@@ -352,6 +354,10 @@ def check_rules(model: PlanDocument, config: Config | None = None) -> list[Probl
     from controller.plan import rules
 
     problems += rules.check(model, config)
+    if any(a.plan is not None for a in model.actions):
+        from controller.plan import nested
+
+        problems += nested.problems(model, config, origin, check_document)
     return problems
 
 

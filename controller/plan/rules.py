@@ -43,18 +43,7 @@ def check(model: PlanDocument, config: Config | None) -> list[Problem]:
     problems += list(_checks(model, config))
     problems += list(_fallbacks(model, config))
     problems += list(_idempotent(model, config))
-    problems += list(_nested(model))
     return problems
-
-
-def _nested(model: PlanDocument) -> Iterator[Problem]:
-    for index, action in enumerate(model.actions):
-        if action.plan is not None:
-            yield Problem(
-                "E_SCHEMA_INVALID",
-                "nested plans (plan:) are not supported by this plangate yet; use tool:",
-                f"actions[{index}].plan",
-            )
 
 
 # --- references -------------------------------------------------------------------------

@@ -94,3 +94,12 @@ def test_parallel_graph_example(tmp_path: Path) -> None:
     assert outcome.status == "completed", outcome
     lines = log.read_text().splitlines()
     assert '"test build"' in lines[2] and '"ship"' in lines[3]
+
+
+def test_nested_release_example(tmp_path: Path) -> None:
+    engine, plan_file, log = _example(tmp_path, "nested-release")
+    outcome = engine.run(plan_file, plan_id="plans/nested-release", approval=APPROVAL)
+    assert outcome.status == "completed", outcome
+    lines = log.read_text().splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["deploy", "sleep", "sleep"]
+    assert "post to releases: web v2 is out" in lines[1]

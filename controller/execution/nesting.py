@@ -1,0 +1,132 @@
+"""Running a nested plan as one action of its parent's run (SPEC §12).
+
+The pinned plan is loaded again and its hash checked against the pin just before it runs
+(a changed file fails the action with E_PLAN_HASH_MISMATCH: only the approved version runs).
+Its actions run in the parent's run, one at a time in the order of their ``needs``, through
+the parent's :class:`~controller.execution.steps.StepRunner`: journaled in the parent's
+journal with keys ``"<parent action>/<id>"`` (their idempotency keys derive from the parent's
+hash), with the parent's approval, secrets and catalog. Their references resolve in the
+nested plan's own scope: its inputs (its defaults, overridden by the parent action's
+resolved ``inputs``) and its own actions' outputs.
+
+The parent action's start record opens the nested run; its end closes it, with the result
+``{"plan", "hash", "outputs": {"<id>": {...}}}`` (which the parent's ``outputs`` and
+``verify`` read). A crash in between resumes the nested run where its journal stops.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import PlangateError
+from controller.execution import checks
+from controller.execution.results import extract_outputs
+from controller.execution.steps import RunOutcome, Scope, Step, error_of
+from controller.plan import graph, nested, plans, refs
+
+if TYPE_CHECKING:
+    from controller.execution.steps import Run, StepRunner
+    from controller.plan.schema import Action, PlanDocument
+
+
+class NestedRun:
+    """One nested-plan action of a plan run."""
+
+    def __init__(self, run: Run, runner: StepRunner, origin: Any, models: dict[int, Any]) -> None:
+        self.run = run
+        self.runner = runner
+        self.origin = origin
+        #: parent action id -> the nested plan's model (for the log).
+        self.models = models
+
+    def run_step(self, step: Step) -> RunOutcome | None:
+        spec: Action = step.spec  # type: ignore[assignment]
+        assert spec.plan is not None
+        rec = self.run.state.action(step.key)
+        attempt = rec.attempts if rec.open_start else rec.attempts + 1
+        try:
+            child = nested.load(spec.plan, self.run.config, self.origin, plans.check_document)
+            inputs = {**child.model.inputs, **refs.resolve(spec.inputs or {}, step.scope.ctx)}
+        except PlangateError as error:
+            return self.runner.settle(step, attempt, error, no_call=not rec.open_start)
+        self.models[int(step.key)] = child.model
+        if not rec.open_start:
+            self.runner.record_start(step, attempt, inputs)
+        scope = self._scope(step, child.model, child.hash, inputs)
+        outcome = self._preconditions(step, child.model, scope, attempt)
+        if outcome is None:
+            outcome = self._actions(step, child.model, scope)
+        if outcome is not None:
+            if outcome.status != "failed" or outcome.error is None:
+                return outcome
+            return self.runner.settle(step, attempt, outcome.error)
+        result = {
+            "plan": child.path,
+            "hash": child.hash,
+            "outputs": {str(i): scope.outputs[i] for i in sorted(scope.outputs)},
+        }
+        try:
+            outputs = extract_outputs(spec.outputs, result)
+        except PlangateError as error:
+            return self.runner.settle(step, attempt, error, result=result)
+        return self.runner.finish(step, attempt, result, outputs)
+
+    def _scope(self, step: Step, model: PlanDocument, child_hash: str, inputs: Any) -> Scope:
+        outputs: dict[int, dict[str, Any]] = {}
+        results: dict[int, Any] = {}
+        prefix = f"{step.key}/"
+        for key, rec in self.run.state.actions.items():
+            end = rec.end
+            if not (isinstance(key, str) and key.startswith(prefix) and rec.done and end):
+                continue
+            local = key[len(prefix) :]
+            if local.isdigit() and end.get("status") == "succeeded":
+                outputs[int(local)] = end.get("outputs") or {}
+                results[int(local)] = end.get("result")
+        parent = step.scope.ctx
+        ctx = refs.Context(
+            inputs=inputs,
+            plan={"name": model.plan.name, "task": model.plan.task, "hash": child_hash},
+            approval=parent.approval,
+            outputs=outputs,
+            results=results,
+            secret=parent.secret,
+        )
+        return Scope(ctx, outputs, results)
+
+    def _preconditions(
+        self, step: Step, model: PlanDocument, scope: Scope, attempt: int
+    ) -> RunOutcome | None:
+        prefix = f"{step.key}/"
+        started = any(
+            isinstance(k, str) and k.startswith(prefix) and r.starts
+            for k, r in self.run.state.actions.items()
+        )
+        if started:
+            return None
+        for index, pre in enumerate(model.preconditions):
+            found = checks.precondition(
+                index, pre, lambda p: refs.resolve(p, scope.ctx), self.runner.checker(step)
+            )
+            self.runner.record_check(step.key, attempt, found)
+            if not found.ok:
+                return RunOutcome("failed", found.as_error(f"nested plan {step.key}:"), step.key)
+        return None
+
+    def _actions(self, step: Step, model: PlanDocument, scope: Scope) -> RunOutcome | None:
+        built, _ = graph.build([(a.id, a.needs) for a in model.actions])
+        assert built is not None  # validated
+        actions = {a.id: a for a in model.actions}
+        for local in built.order:
+            key = f"{step.key}/{local}"
+            rec = self.run.state.actions.get(key)
+            if rec is not None and rec.done:
+                continue
+            if rec is not None and rec.finally_failed and not self.run.resume:
+                return RunOutcome("failed", error_of(rec), key)
+            action = actions[local]
+            mode = action.on_failure or model.on_failure
+            outcome = self.runner.run_step(Step(key, action, mode, scope, local))
+            if outcome is not None:
+                return outcome
+        return None

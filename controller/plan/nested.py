@@ -1,0 +1,216 @@
+"""Nested plans pinned by hash (SPEC §12): ``plan: {path, hash}`` in an action.
+
+The nested plan is read from the plans repository (``config.repo``, or the repository the
+parent plan file lies in), strictly: a relative path under the plans folder, no ``..``, no
+symlink anywhere on the way, a regular file within the size limit. Its hash must equal the
+pin (E_PLAN_HASH_MISMATCH otherwise), so approving the parent approves exactly that version;
+it is validated like any plan (its tools checked against the same catalog). One level only:
+a nested plan contains no nested plans, gates or ``ask`` (those belong to the parent).
+
+This module does not import :mod:`controller.plan.plans` (which imports it); the caller hands
+in its ``check_document``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from controller.errors import PlangateError, PlanHashMismatch, Problem, SchemaInvalid
+from controller.plan import hashing, yamlio
+
+if TYPE_CHECKING:
+    from controller.plan.schema import NestedPlan, PlanDocument
+    from controller.settings import Config
+
+PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
+DEFAULT_MAX_BYTES = 1_048_576
+CheckDocument = Callable[[Any, "Config | None"], "tuple[PlanDocument | None, list[Problem]]"]
+
+
+@dataclass(frozen=True)
+class Child:
+    """A nested plan as pinned: where it is, its model and its hash."""
+
+    path: str
+    file: Path
+    model: PlanDocument
+    hash: str
+
+
+def repo_root(config: Config | None, origin: Path | None) -> Path | None:
+    """The plans repository: ``config.repo``, else the folder holding the parent's plans
+    folder (``<root>/plans/.../PLAN.yml``)."""
+    if config is not None and config.repo is not None:
+        return Path(config.repo)
+    if origin is None:
+        return None
+    plans_dir = config.plans_dir if config is not None else "plans"
+    first = PurePosixPath(plans_dir).parts[0] if plans_dir else "plans"
+    for parent in Path(os.path.abspath(origin)).parents:
+        if parent.name == first:
+            return parent.parent
+    return None
+
+
+def load(
+    pin: NestedPlan,
+    config: Config | None,
+    origin: Path | None,
+    check_document: CheckDocument,
+) -> Child:
+    """The pinned plan, read and validated; raise with the reason it cannot run."""
+    root = repo_root(config, origin)
+    if root is None:
+        raise SchemaInvalid(
+            f"nested plan {pin.path}: cannot tell which repository to read it from; "
+            "validate with --config (repo:)"
+        )
+    file = _plan_file(root, pin.path, config)
+    if origin is not None and os.path.abspath(file.parent) == os.path.abspath(origin.parent):
+        raise SchemaInvalid(f"nested plan {pin.path}: a plan cannot nest itself")
+    text = _read(file, config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES)
+    data = yamlio.read_yaml(text, str(file)).data
+    found = hashing.plan_hash(data) if isinstance(data, dict) else None
+    if found != pin.hash:
+        raise PlanHashMismatch(
+            f"nested plan {pin.path} hashes to {found}, but {pin.hash} is pinned (and was "
+            "approved); review the change, then pin the new hash in a new version of the plan"
+        )
+    model, problems = check_document(data, config)
+    if model is None or problems:
+        first = problems[0] if problems else Problem("E_SCHEMA_INVALID", "not a plan")
+        error = PlangateError(f"nested plan {pin.path}: {first.render()}")
+        error.code = first.code  # type: ignore[misc]
+        raise error
+    return Child(pin.path, file, model, found)
+
+
+def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
+    """``root/rel/PLAN.yml`` after checking ``rel`` is a plain path under the plans folder
+    and that nothing on the way is a symlink."""
+    parts = PurePosixPath(rel).parts
+    plans_dir = PurePosixPath(config.plans_dir if config is not None else "plans").parts
+    bad = (
+        rel.startswith("/")
+        or "\\" in rel
+        or any(p in ("..", ".") or not p.isprintable() for p in parts)
+        or tuple(parts[: len(plans_dir)]) != plans_dir
+        or len(parts) <= len(plans_dir)
+    )
+    if bad:
+        raise SchemaInvalid(
+            f"nested plan path {rel!r}: write the plan's folder relative to the repository, "
+            f"under {'/'.join(plans_dir)}/ (no .., no absolute path)"
+        )
+    current = root
+    for part in parts:
+        current = current / part
+        _no_symlink(current, rel)
+    for name in PLAN_FILES:
+        candidate = current / name
+        if os.path.lexists(candidate):
+            _no_symlink(candidate, rel)
+            return candidate
+    raise SchemaInvalid(f"nested plan {rel}: no PLAN.yml in {current}")
+
+
+def _no_symlink(path: Path, rel: str) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        raise SchemaInvalid(f"nested plan {rel}: {path} does not exist") from None
+    if stat.S_ISLNK(mode):
+        raise SchemaInvalid(f"nested plan {rel}: {path} is a symlink; plangate never follows one")
+
+
+def _read(file: Path, max_bytes: int) -> str:
+    if not stat.S_ISREG(os.lstat(file).st_mode):
+        raise SchemaInvalid(f"{file}: not a regular file")
+    with open(file, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise SchemaInvalid(f"{file}: over the limit of {max_bytes} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SchemaInvalid(f"{file}: not UTF-8 text") from None
+
+
+# --- validation of the parent ------------------------------------------------------------
+
+
+def problems(
+    model: PlanDocument,
+    config: Config | None,
+    origin: Path | None,
+    check_document: CheckDocument,
+) -> Iterator[Problem]:
+    """What is wrong with each nested action of ``model``."""
+    for index, action in enumerate(model.actions):
+        if action.plan is None:
+            continue
+        where = f"actions[{index}]"
+        yield from _shape(action, model.on_failure, where)
+        try:
+            child = load(action.plan, config, origin, check_document)
+        except PlangateError as exc:
+            yield Problem(exc.code, exc.message, f"{where}.plan")
+            continue
+        yield from _child_rules(child, where)
+        known = set(child.model.inputs)
+        for key in action.inputs or {}:
+            if key not in known:
+                listed = ", ".join(sorted(known)) or "none"
+                yield Problem(
+                    "E_SCHEMA_INVALID",
+                    f"nested plan {child.path} has no input {key!r} (its inputs: {listed}); "
+                    "it must declare each input, with a default",
+                    f"{where}.inputs.{key}",
+                )
+
+
+def _shape(action: Any, default: str, where: str) -> Iterator[Problem]:
+    mode = action.on_failure or default
+    if mode in ("retry", "ask"):
+        yield Problem(
+            "E_SCHEMA_INVALID",
+            f"a nested plan's action fails with stop, skip or fallback, not {mode} (its own "
+            "actions can retry)",
+            f"{where}.on_failure",
+        )
+    for key in ("params", "preconditions", "guards"):
+        if getattr(action, key):
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"{key}: is for tool calls; a nested plan takes inputs:",
+                f"{where}.{key}",
+            )
+    if action.verify is not None and action.verify.tool is not None:
+        yield Problem(
+            "E_SCHEMA_INVALID",
+            "a nested plan's verify checks its result (no tool)",
+            f"{where}.verify",
+        )
+
+
+def _child_rules(child: Child, where: str) -> Iterator[Problem]:
+    at = f"{where}.plan"
+    if child.model.on_failure == "ask":
+        yield Problem("E_SCHEMA_INVALID", f"nested plan {child.path}: on_failure: ask", at)
+    for action in child.model.actions:
+        if action.plan is not None:
+            yield Problem(
+                "E_SCHEMA_INVALID", f"nested plan {child.path} nests a plan (one level only)", at
+            )
+        if action.requires_approval or action.on_failure == "ask":
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"nested plan {child.path}, action {action.id}: gates and ask belong to the "
+                "parent plan (put requires_approval on the parent's action)",
+                at,
+            )

@@ -7,9 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from executor_kit import PY, appender, execution, journal_records, make_plan, run, statuses
-
 from controller.execution.executor import Engine
+from tests.support.executor_kit import (
+    PY,
+    appender,
+    execution,
+    journal_records,
+    make_plan,
+    run,
+    statuses,
+)
 
 ECHO = {"kind": "echo", "idempotent": True, "risk": "low"}
 

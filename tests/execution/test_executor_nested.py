@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from executor_kit import appender, execution, journal_records, make_plan, run
-from test_crash_resume import run_engine
 
 from controller.errors import PlangateError
 from controller.execution.executor import Engine
 from controller.plan import plans, yamlio
+from tests.execution.test_crash_resume import run_engine
+from tests.support.executor_kit import appender, execution, journal_records, make_plan, run
 
 CHILD = {
     "plan": {"name": "Notify", "task": "Tell the team", "status": "draft"},

@@ -8,12 +8,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from executor_kit import execution, journal_records, make_plan, run, statuses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_crash_resume import run_engine
 
 from controller.execution.executor import Engine
+from tests.execution.test_crash_resume import run_engine
+from tests.support.executor_kit import execution, journal_records, make_plan, run, statuses
 
 SH = shutil.which("sh") or "/bin/sh"
 

@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import commit_all, git, run_cli
-from gitkit import AGENT, ALICE, BOB, approve, head_plan, subjects, write_plan
-
 from controller.plan import yamlio
+from tests.support.gitenv import commit_all, git, run_cli
+from tests.support.gitkit import AGENT, ALICE, BOB, approve, head_plan, subjects, write_plan
 
 PY = sys.executable
 

@@ -48,7 +48,9 @@ def decide(
     if need is None:
         need = need_at(state, repo, config, (state.request or {}).get("blob"))
     collected = quorum.votes_from(state.collected, request.current_hash)
-    trailers = trailer_requests(repo, request, config) if request.current_hash else []
+    # a merge's branch may hold Plan-Approved commits (older index entries: look it up)
+    merge = bool((state.request or {}).get("merge", True))
+    trailers = trailer_requests(repo, request, config) if merge and request.current_hash else []
     verdict = quorum.judge(
         request,
         config.approval,

@@ -249,6 +249,7 @@ class Lifecycle(IndexStore):
                 "time": record.commit_time,
                 "voided_by": None,
                 "changed_in_commit": changed_here,
+                "merge": record.is_merge,
             }
             state.note(f"{record.sha[:12]} approval request ({transition.value}) by {who}")
             self._emit(sink, "request", state, record, snapshot, transition.value)

@@ -240,6 +240,19 @@ class PlanExpired(PlangateError):
     remedy = "re-freeze the plan (change it or ask the author to resubmit), then approve again"
 
 
+class ApprovalReplayed(PlangateError):
+    code = "E_APPROVAL_REPLAYED"
+    remedy = (
+        "an approval approves only the version it was made for; approve the current "
+        "version in a new commit (`plangate approve PATH`)"
+    )
+
+
+class AlreadyExecuted(PlangateError):
+    code = "E_ALREADY_EXECUTED"
+    remedy = "this exact plan already ran here; change the plan (a new version) to run it again"
+
+
 class IllegalTransition(PlangateError):
     code = "E_ILLEGAL_TRANSITION"
     remedy = "only the controller sets that status; see the lifecycle in docs/plan-format.md"

@@ -9,11 +9,13 @@ the two can never disagree about what a valid approval is.
 from __future__ import annotations
 
 import fnmatch
+import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from controller.settings import ApprovalSettings
+from controller.settings import ApprovalSettings, IdentityAliases
 
 #: Status changes a commit not authored by the controller may make (SPEC §4).
 #: ``None`` is "the plan did not exist on the branch before this commit".
@@ -58,16 +60,78 @@ def classify(old: str | None, new: str | None) -> Transition:
     return Transition.LEGAL
 
 
-def approver_allowed(email: str, patterns: Iterable[str]) -> bool:
-    """Glob patterns on the email, case-insensitive; an empty list allows nobody.
+#: Characters git strips from the ends of a name or email (its "crud").
+_CRUD = " .,:;<>\"\\'" + "".join(chr(c) for c in range(33))
+_COAUTHOR = re.compile(r"^[ \t]*co-authored-by[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_BRACKETED = re.compile(r"<([^<>]*)>")
 
-    An address must have exactly one ``@``: otherwise ``*@ops.example.com`` would match
-    ``x@evil.org@ops.example.com`` (``*`` matches ``@`` too).
-    """
-    email = email.strip().lower()
-    if email.count("@") != 1:
+
+def normalize_identity(email: str) -> str:
+    """One spelling per address: Unicode NFC, git's stripping of surrounding punctuation,
+    case-insensitive (``casefold``). ``ALICE@Example.com.`` and ``<alice@example.com>`` are
+    Alice; José in NFD is José in NFC."""
+    text = unicodedata.normalize("NFC", email).strip(_CRUD)
+    return unicodedata.normalize("NFC", text.casefold())
+
+
+def is_address(email: str) -> bool:
+    """Exactly one ``@`` with a non-empty local part and domain: anything else never
+    approves (``*@ops.example.com`` would match ``x@evil.org@ops.example.com``, since ``*``
+    matches ``@`` too)."""
+    local, at, domain = email.partition("@")
+    return bool(at and local and domain and "@" not in domain)
+
+
+def canonical(email: str, aliases: IdentityAliases | None = None) -> str:
+    """The person behind an address: normalised, then ``approval.identity_aliases``
+    applied (``+tag`` addressing for the listed domains, declared equivalences)."""
+    address = normalize_identity(email)
+    if aliases is None:
+        return address
+    local, at, domain = address.partition("@")
+    if at and "+" in local:
+        untagged = f"{local.split('+', 1)[0]}@{domain}"
+        if any(fnmatch.fnmatchcase(untagged, normalize_identity(p)) for p in aliases.plus_tags):
+            address = untagged
+    for people in aliases.people:
+        names = [normalize_identity(p) for p in people]
+        if address in names:
+            return names[0]
+    return address
+
+
+def coauthors(message: str) -> list[str]:
+    """Emails of every ``Co-authored-by:`` line of a commit message, in any spelling of the
+    key and anywhere in the message (not only git's trailer block: a reviewer may credit
+    a co-author that git would not parse as a trailer; counting more authors is safe)."""
+    found = []
+    for value in _COAUTHOR.findall(message):
+        bracketed = _BRACKETED.search(value)
+        address = (bracketed.group(1) if bracketed else value).strip()
+        if address:
+            found.append(normalize_identity(address))
+    return found
+
+
+def approver_allowed(
+    email: str, patterns: Iterable[str], aliases: IdentityAliases | None = None
+) -> bool:
+    """Glob patterns on the normalised email; an empty list allows nobody. An address that
+    is not exactly ``local@domain`` is never allowed (see :func:`is_address`)."""
+    address = normalize_identity(email)
+    if not is_address(address):
         return False
-    return any(fnmatch.fnmatchcase(email, p.strip().lower()) for p in patterns)
+    candidates = {address, canonical(address, aliases)}
+    return any(fnmatch.fnmatchcase(c, normalize_identity(p)) for c in candidates for p in patterns)
+
+
+def may_withdraw(email: str, authors: Iterable[str], policy: ApprovalSettings) -> bool:
+    """May this identity reject or abort the plan (SPEC §4)? Only an allowed approver or an
+    author of the plan (who may withdraw it)."""
+    if approver_allowed(email, policy.approvers, policy.identity_aliases):
+        return True
+    who = canonical(email, policy.identity_aliases)
+    return is_address(who) and who in {canonical(a, policy.identity_aliases) for a in authors}
 
 
 @dataclass(frozen=True)
@@ -101,6 +165,17 @@ class ApprovalRequest:
     #: time). ``max_age`` counts up to the later of this and the approving commit's time,
     #: because commit times come from the approver's clock and can be backdated.
     verified_at: int | None = None
+    #: When the approving commit was authored (git keeps it through cherry-pick, am, rebase).
+    author_time: int | None = None
+    #: The earliest time the approved version can have existed, from what the controller
+    #: trusts: the controller's own commits before it (its clock) and the content commit.
+    version_since: int | None = None
+    #: The approving commit is a merge (its version is bound by its second parent).
+    merge: bool = False
+    #: An earlier approval on the branch with this one's identity (author, time, subject).
+    replay_of: str | None = None
+    #: The hash a ``Plan-Approved: <plan> <hash>`` trailer of the commit names for this plan.
+    bound_hash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +221,7 @@ def verify_approval(request: ApprovalRequest, policy: ApprovalSettings) -> Decis
     for check in (
         _check_void,
         _check_frozen,
+        _check_replay,
         _check_approver,
         _check_self,
         _check_signed,
@@ -198,8 +274,35 @@ def _check_frozen(request: ApprovalRequest, policy: ApprovalSettings, approver: 
     return None
 
 
+def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
+    """An approval approves the version it was made for (SPEC §5): a commit brought back by
+    git (cherry-pick, am, rebase, a revert of a revert) keeps its author date, which then
+    precedes the version it would approve."""
+    if request.bound_hash is not None and request.bound_hash != request.current_hash:
+        return (
+            "E_APPROVAL_REPLAYED",
+            f"{request.commit[:12]} approves {request.bound_hash} (its Plan-Approved trailer), "
+            f"not this version {request.current_hash}",
+        )
+    if request.replay_of is not None:
+        return (
+            "E_APPROVAL_REPLAYED",
+            f"{request.commit[:12]} repeats the approval {request.replay_of[:12]} "
+            "(same author, time and subject): it was made for an earlier version",
+        )
+    if request.merge or request.author_time is None or request.version_since is None:
+        return None
+    if request.author_time < request.version_since:
+        return (
+            "E_APPROVAL_REPLAYED",
+            f"{request.commit[:12]} was written before this version of the plan existed "
+            "(a cherry-picked, rebased or re-applied approval of an earlier version)",
+        )
+    return None
+
+
 def _check_approver(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
-    if not approver_allowed(approver, policy.approvers):
+    if not approver_allowed(approver, policy.approvers, policy.identity_aliases):
         allowed = ", ".join(policy.approvers) or "nobody (approval.approvers is empty)"
         return (
             "E_APPROVER_NOT_ALLOWED",
@@ -212,7 +315,8 @@ def _check_approver(request: ApprovalRequest, policy: ApprovalSettings, approver
 def _check_self(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
     if policy.allow_self_approval:
         return None
-    if approver.strip().lower() in {c.lower() for c in request.changers}:
+    aliases = policy.identity_aliases
+    if canonical(approver, aliases) in {canonical(c, aliases) for c in request.changers}:
         return (
             "E_SELF_APPROVAL",
             f"{approver} wrote or changed this plan's content and cannot approve it",
@@ -229,9 +333,10 @@ def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: 
             f"git verify-commit refused {request.commit[:12]}: "
             f"{request.signature_message or 'no valid signature'}",
         )
-    if not approver_allowed(request.signer, policy.approvers):
+    if not approver_allowed(request.signer, policy.approvers, policy.identity_aliases):
         return ("E_SIGNATURE_INVALID", f"signed by {request.signer}, who is not an approver")
-    if request.signer.lower() != approver.lower():
+    aliases = policy.identity_aliases
+    if canonical(request.signer, aliases) != canonical(approver, aliases):
         return (
             "E_SIGNATURE_INVALID",
             f"signed by {request.signer} but the approver identity is {approver}",
@@ -242,7 +347,15 @@ def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: 
 def _check_age(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
     if policy.max_age is None or request.frozen_since is None:
         return None
-    age = max(request.commit_time, request.verified_at or 0) - request.frozen_since
+    if request.frozen_since == 0:
+        return (
+            "E_PLAN_EXPIRED",
+            "frozen.hash was committed with a time after the controller's clock: its age "
+            "cannot be known; let the controller freeze the plan (submit it unfrozen)",
+        )
+    verified = max(request.commit_time, request.verified_at or 0)
+    # A freeze time after the verification is a clock that lies: never younger than "now".
+    age = verified - min(request.frozen_since, verified)
     if age > policy.max_age:
         return (
             "E_PLAN_EXPIRED",

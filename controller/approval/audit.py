@@ -30,7 +30,7 @@ from typing import Any
 
 from controller.approval import approvals
 from controller.git.gitrepo import GitRepo
-from controller.git.history import HistoryEvent, HistoryIndex, build_request
+from controller.git.history import HistoryEvent, HistoryIndex, build_request, withdraw_rule
 from controller.plan import plans
 from controller.settings import Config
 
@@ -92,6 +92,7 @@ class Auditor:
         self.report = AuditReport()
         self.verdicts: dict[str, tuple[approvals.ApprovalRequest, approvals.Decision]] = {}
         self.open: dict[str, Execution] = {}
+        self.index: HistoryIndex | None = None
 
     def flag(self, event: HistoryEvent, kind: str, detail: str) -> None:
         self.report.findings.append(
@@ -120,6 +121,7 @@ class Auditor:
             check,
             require_signed=self.config.approval.require_signed,
             allowed_signers=self.config.approval.allowed_signers,
+            authors=self.index.authors if self.index is not None else None,
         )
         self.verdicts[event.plan_id] = (
             request,
@@ -229,8 +231,14 @@ class Auditor:
 
 
 def audit_repo(repo: GitRepo, config: Config, head: str) -> AuditReport:
-    index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
+    index = HistoryIndex(
+        None,
+        plans_dir=config.plans_dir,
+        controller_email=config.identity.email,
+        may_withdraw=withdraw_rule(config.approval),
+    )
     auditor = Auditor(repo, config)
+    auditor.index = index
     index.scan(repo, head, auditor)
     index.close()
     return auditor.report

@@ -128,9 +128,11 @@ class Tally:
 
 def eligible(email: str, need: Requirement, settings: ApprovalSettings) -> bool:
     """Can this person fill this requirement? (They must be an approver at all, too.)"""
-    if not approver_allowed(email, settings.approvers):
+    if not approver_allowed(email, settings.approvers, settings.identity_aliases):
         return False
-    return need.group is None or approver_allowed(email, settings.groups.get(need.group, []))
+    return need.group is None or approver_allowed(
+        email, settings.groups.get(need.group, []), settings.identity_aliases
+    )
 
 
 def fits_any(email: str, need: Need, settings: ApprovalSettings) -> bool:

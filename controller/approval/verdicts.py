@@ -11,7 +11,7 @@ prints it for a merge that has not happened yet; so the two cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from controller.approval import policy, quorum
@@ -34,6 +34,7 @@ def decide(
     *,
     verified_at: int,
     need: policy.Need | None = None,
+    authors: Mapping[str, set[str]] | None = None,
 ) -> tuple[ApprovalRequest, quorum.Verdict]:
     """The request and its verdict under the config's policy (``need``: already computed
     for the request's version of the plan)."""
@@ -44,6 +45,7 @@ def decide(
         require_signed=config.approval.require_signed,
         allowed_signers=config.approval.allowed_signers,
         verified_at=verified_at,
+        authors=authors,
     )
     if need is None:
         need = need_at(state, repo, config, (state.request or {}).get("blob"))

@@ -113,6 +113,27 @@ class Commits(Objects, Refs, Signing):
         )
         return list(parse_log(out, tag))
 
+    def path_log(self, tip: str, paths: Sequence[str]) -> list[CommitRecord]:
+        """Every commit in ``tip``'s whole history that changed ``paths`` (merges compared
+        with their first parent)."""
+        tag = _new_tag()
+        out = self.run(
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            "--diff-merges=first-parent",
+            "--no-show-signature",
+            _log_format(tag),
+            tip,
+            "--",
+            *paths,
+        )
+        return list(parse_log(out, tag))
+
     def commit(self, sha: str) -> CommitRecord:
         tag = _new_tag()
         out = self.run("log", "-1", "-z", "--no-show-signature", _log_format(tag), sha)

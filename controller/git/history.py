@@ -16,8 +16,9 @@ Deleting the index file is always safe: the next scan rebuilds it from history.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from controller.approval import approvals
@@ -37,6 +38,7 @@ from controller.git.planstate import (
     plan_id_of,
 )
 from controller.git.prefetch import _Prefetcher
+from controller.settings import ApprovalSettings
 
 __all__ = [
     "INDEX_VERSION",
@@ -51,6 +53,7 @@ __all__ = [
     "facts_of",
     "is_text",
     "plan_id_of",
+    "withdraw_rule",
 ]
 
 
@@ -167,6 +170,7 @@ def build_request(
     require_signed: bool,
     allowed_signers: Path | None,
     verified_at: int | None = None,
+    authors: Mapping[str, set[str]] | None = None,
 ) -> approvals.ApprovalRequest:
     """Gather the facts of the plan's open request for :func:`approvals.verify_approval`.
 
@@ -176,6 +180,15 @@ def build_request(
     problems, current_hash = check(repo.blob(req["blob"]))
     facts = facts_of(repo.blob(req["blob"]))
     signature = repo.verify_commit(req["commit"], allowed_signers) if require_signed else None
+    if signature is not None and signature.valid and signature.kind != "ssh":
+        # A GPG signature names a user id the key carries, which its owner chose: only the
+        # allowed-signers file binds a key to an approver (SPEC §5).
+        signature = dataclasses.replace(
+            signature,
+            valid=False,
+            message=f"{signature.message}: a GPG signature binds no key to an approver; "
+            "sign approvals with an SSH key listed in approval.allowed_signers",
+        )
     return approvals.ApprovalRequest(
         plan_id=state.plan_id,
         commit=req["commit"],
@@ -187,7 +200,7 @@ def build_request(
         current_hash=current_hash,
         frozen_hash=facts.frozen_hash,
         changed_in_commit=bool(req.get("changed_in_commit")),
-        changers=frozenset(state.changers),
+        changers=frozenset(state.changers) | frozenset((authors or {}).get(current_hash or "", ())),
         frozen_since=state.frozen_since,
         approved_hash=state.approved_hash if req["kind"] != "approve" else None,
         signature_valid=signature.valid if signature else None,
@@ -195,4 +208,20 @@ def build_request(
         signature_message=signature.message if signature else "",
         voided_by=req.get("voided_by"),
         verified_at=verified_at,
+        author_time=req.get("author_time"),
+        version_since=req.get("since"),
+        merge=bool(req.get("merge")),
+        replay_of=req.get("replay_of"),
+        bound_hash=req.get("bound_hash"),
     )
+
+
+def withdraw_rule(policy: ApprovalSettings) -> Callable[[CommitRecord, Iterable[str]], bool]:
+    """Who may reject or abort (SPEC §4): an allowed approver or an author of the plan, by
+    the identity ``approval.identity`` names."""
+
+    def allowed(record: CommitRecord, authors: Iterable[str]) -> bool:
+        who = record.committer if policy.identity == "committer" else record.author
+        return approvals.may_withdraw(who.email, authors, policy)
+
+    return allowed

@@ -5,6 +5,8 @@ Index format (``index.sqlite`` in the state directory)::
     meta(key TEXT PRIMARY KEY, value TEXT)   last_commit, branch, version
     plans(plan_id TEXT PRIMARY KEY, data TEXT)  one JSON PlanState per plan
     jobs(plan_id TEXT PRIMARY KEY, data TEXT)   plans this controller started (Controller)
+    authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever produced a hashed content
+    approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection)
 
 The plans are a cache rebuilt from git, so their saves are not fsynced; the jobs, which a
 crash must not lose, are. Deleting the file is always safe: the next scan rebuilds it.
@@ -14,22 +16,37 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from controller.git.planstate import BlobFacts, PlanState, _needs_attention
+from controller.git.records import CommitRecord
 
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 
 
 class IndexStore:
     """The per-plan index, in memory, persisted to sqlite after each scan."""
 
-    def __init__(self, path: Path | None, *, plans_dir: str, controller_email: str) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        *,
+        plans_dir: str,
+        controller_email: str,
+        may_withdraw: Callable[[CommitRecord, Iterable[str]], bool] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self.plans_dir = plans_dir.strip("/") or "."
         self.controller_email = controller_email.lower()
+        #: Who may reject or abort a plan (SPEC §4); None: anyone (tests of the index alone).
+        self.may_withdraw = may_withdraw
+        #: The verifier's clock (the live controller: time.time): a human commit's time
+        #: later than it is a lie, and never makes a freeze look younger (max_age).
+        self.clock = clock
+
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False)
         #: The jobs table, decoded (see jobs()); None until first asked for.
         self._jobs: dict[str, dict[str, Any]] | None = None
@@ -42,6 +59,8 @@ class IndexStore:
             "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
             "CREATE TABLE IF NOT EXISTS plans(plan_id TEXT PRIMARY KEY, data TEXT);"
             "CREATE TABLE IF NOT EXISTS jobs(plan_id TEXT PRIMARY KEY, data TEXT);"
+            "CREATE TABLE IF NOT EXISTS authors(hash TEXT PRIMARY KEY, data TEXT);"
+            "CREATE TABLE IF NOT EXISTS approvals(key TEXT PRIMARY KEY, sha TEXT);"
         )
         if self.meta("version") not in (None, INDEX_VERSION):
             self.reset()
@@ -59,7 +78,21 @@ class IndexStore:
             for pid, data in self._db.execute("SELECT plan_id, data FROM plans")
         }
         self._dirty: set[str] = set()
+        #: Everyone who ever produced each hashed content, on any path (never forgotten:
+        #: content moved, copied, deleted and brought back keeps its authors).
+        self.authors: dict[str, set[str]] = {
+            h: set(json.loads(d)) for h, d in self._db.execute("SELECT hash, data FROM authors")
+        }
+        self._dirty_authors: set[str] = set()
+        #: Approval identities (author, author time, subject, plan) -> the commit that used it.
+        self.approval_ids: dict[str, str] = dict(
+            self._db.execute("SELECT key, sha FROM approvals").fetchall()
+        )
+        self._new_approval_ids: dict[str, str] = {}
+        self.controller_time = int(self.meta("controller_time") or 0)
+        self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Plans that may need the controller (see pending()); kept up to date on changes.
+
         self._attention = {pid for pid, state in self.plans.items() if _needs_attention(state)}
 
     def meta(self, key: str) -> str | None:
@@ -72,12 +105,18 @@ class IndexStore:
     def reset(self) -> None:
         """Forget everything derived from history (jobs this controller owns are kept)."""
         self._db.execute("DELETE FROM plans")
-        self._db.execute("DELETE FROM meta WHERE key='last_commit'")
+        self._db.execute("DELETE FROM authors")
+        self._db.execute("DELETE FROM approvals")
+        self._db.execute("DELETE FROM meta WHERE key IN ('last_commit', 'controller_time')")
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}
         self._dirty = set()
         self._attention = set()
+        self.authors, self._dirty_authors = {}, set()
+        self.approval_ids, self._new_approval_ids = {}, {}
+        self.controller_time = 0
+        self._uncapped = set()
 
     def save(self, last_commit: str) -> None:
         rows = [
@@ -86,6 +125,16 @@ class IndexStore:
         gone = [(pid,) for pid in self._dirty if pid not in self.plans]
         self._db.executemany("INSERT OR REPLACE INTO plans VALUES(?, ?)", rows)
         self._db.executemany("DELETE FROM plans WHERE plan_id=?", gone)
+        self._db.executemany(
+            "INSERT OR REPLACE INTO authors VALUES(?, ?)",
+            [(h, json.dumps(sorted(self.authors[h]))) for h in self._dirty_authors],
+        )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO approvals VALUES(?, ?)", list(self._new_approval_ids.items())
+        )
+        self._dirty_authors.clear()
+        self._new_approval_ids.clear()
+        self.set_meta("controller_time", str(self.controller_time))
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()

@@ -52,6 +52,8 @@ class Lifecycle(IndexStore):
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
         by_controller = record.author.email.lower() == self.controller_email
+        if by_controller:
+            self._controller_clock(record.commit_time)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             if plan_id is None:
@@ -71,6 +73,18 @@ class Lifecycle(IndexStore):
                     )
                 continue
             self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
+
+    def _controller_clock(self, at: int) -> None:
+        """A controller commit: its time is the controller's clock. Every commit after it on
+        the branch was made later; every human freeze before it was made earlier."""
+        self.controller_time = max(self.controller_time, at)
+        for plan_id in self._uncapped:
+            state = self.plans.get(plan_id)
+            if state is not None and state.frozen_since is not None:
+                state.frozen_since = _capped(state.frozen_since, at)
+                state.frozen_uncapped = False
+                self.touch(plan_id)
+        self._uncapped.clear()
 
     def _apply_plan_change(
         self,
@@ -99,13 +113,25 @@ class Lifecycle(IndexStore):
         # Did the commit itself change what runs? A merge only if it is an "evil" merge;
         # a new plan's author is a changer, so self-approval covers that case.
         state_changed_here = evil if record.is_merge else content_changed and old is not None
+        since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
+            if new.hash is not None:
+                self._add_authors(new.hash, changers)
+                changers |= self.authors.get(new.hash, set())
             state.changers = sorted(set(state.changers) | changers)
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
             state.changers = sorted(set(state.changers) | self._source_authors(repo, record))
-        if new.frozen_hash != (old.frozen_hash if old else None) or state.frozen_since is None:
-            state.frozen_since = record.commit_time if new.frozen_hash else None
+        if content_changed:
+            # No version is older than the controller's last commit before the one that
+            # wrote it: the controller's clock, a time nobody else can write (the writing
+            # commit's own time is a claim, and is not used).
+            state.version_since = self.controller_time or None
+        frozen_changed = new.frozen_hash != (old.frozen_hash if old else None)
+        if frozen_changed or state.frozen_since is None:
+            self._set_frozen_since(state, record, new, by_controller)
+        if by_controller and frozen_changed and new.frozen_hash:
+            state.version_since = max(state.version_since or 0, record.commit_time)
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
         state.last_commit = record.sha
@@ -114,15 +140,59 @@ class Lifecycle(IndexStore):
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
             self._human_commit(
-                state, record, change, old, new, content_changed, state_changed_here, sink, snapshot
+                state,
+                record,
+                change,
+                old,
+                new,
+                (content_changed, state_changed_here, since_before),
+                sink,
+                snapshot,
             )
+
+    def _set_frozen_since(
+        self, state: PlanState, record: CommitRecord, new: BlobFacts, by_controller: bool
+    ) -> None:
+        """When frozen.hash took its value, for max_age. A controller commit's time is the
+        controller's clock. A human commit's time is a claim (a freeze dated in the future
+        would make a plan look young): it is capped by the verifier's clock now and by the
+        next controller commit on the branch, which git proves came after it."""
+        if not new.frozen_hash:
+            state.frozen_since, state.frozen_uncapped = None, False
+            self._uncapped.discard(state.plan_id)
+            return
+        at = record.commit_time
+        if by_controller:
+            state.frozen_since, state.frozen_uncapped = at, False
+            self._uncapped.discard(state.plan_id)
+            return
+        if self.clock is not None:
+            at = _capped(at, int(self.clock()))
+        state.frozen_since, state.frozen_uncapped = at, True
+        self._uncapped.add(state.plan_id)
+
+    def _add_authors(self, plan_hash: str, who: set[str]) -> None:
+        known = self.authors.setdefault(plan_hash, set())
+        if not who <= known:
+            known |= who
+            self._dirty_authors.add(plan_hash)
+
+    def identities(self, record: CommitRecord) -> set[str]:
+        """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``."""
+        found = {
+            approvals.normalize_identity(record.author.email),
+            approvals.normalize_identity(record.committer.email),
+            *approvals.coauthors(record.body),
+        }
+        found.discard(self.controller_email)
+        return found
 
     def _changers(
         self, repo: GitRepo, record: CommitRecord, change: FileChange, new: BlobFacts
     ) -> tuple[set[str], bool]:
         """Identities that changed the hashed content here (or in the merged branch), and
         whether a merge commit itself changed it (an "evil" merge)."""
-        own = {record.author.email.lower(), record.committer.email.lower()}
+        own = self.identities(record)
         if not record.is_merge:
             return own, False
         found: set[str] = set()
@@ -136,7 +206,9 @@ class Lifecycle(IndexStore):
                 evil = False
             for commit in repo.range_log(record.parents[0], parent, [change.path]):
                 if any(self._changed_content(repo, c) for c in commit.changes):
-                    found |= {commit.author.email.lower(), commit.committer.email.lower()}
+                    found |= self.identities(commit)
+            if new.hash is not None:
+                found |= self._producers(repo, parent, change.path, new.hash)
         found.discard(self.controller_email)
         return (found | own if evil else found), evil
 
@@ -156,6 +228,18 @@ class Lifecycle(IndexStore):
                 )
                 found |= {p.strip().lower() for p in out.split("\0") if p.strip()}
         found.discard(self.controller_email)
+        return found
+
+    def _producers(self, repo: GitRepo, tip: str, path: str, plan_hash: str) -> set[str]:
+        """Everyone in ``tip``'s whole history who produced ``plan_hash`` at ``path``: a merge
+        can bring back content whose commits the branch already holds (``merge -s ours``
+        then a re-merge; a plan deleted and merged back), which ``parent..tip`` misses."""
+        found: set[str] = set()
+        for commit in repo.path_log(tip, [path]):
+            for c in commit.changes:
+                facts = self.facts(repo, c.new_blob) if c.path == path else None
+                if facts is not None and facts.hash == plan_hash:
+                    found |= self.identities(commit)
         return found
 
     def _changed_content(self, repo: GitRepo, change: FileChange) -> bool:
@@ -196,11 +280,11 @@ class Lifecycle(IndexStore):
         change: FileChange,
         old: BlobFacts | None,
         new: BlobFacts,
-        content_changed: bool,
-        changed_here: bool,
+        changed: tuple[bool, bool, int | None],
         sink: EventSink | None,
         snapshot: PlanState | None,
     ) -> None:
+        content_changed, changed_here, since_before = changed
         who = record.author.email
         if content_changed:
             state.collected = None  # votes are for one hash (SPEC §11)
@@ -238,6 +322,19 @@ class Lifecycle(IndexStore):
             state.note(text)
             self._emit(sink, "illegal", state, record, snapshot, text)
             return
+        withdraw = transition is Transition.ABORT or new.status == "rejected"
+        if (
+            withdraw
+            and self.may_withdraw is not None
+            and not self.may_withdraw(record, state.changers)
+        ):
+            text = (
+                f"E_APPROVER_NOT_ALLOWED: {who} set status {new.status} in {record.sha[:12]}, "
+                "but only an allowed approver or an author of the plan may; ignored"
+            )
+            state.note(text)
+            self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
+            return
         state.status = new.status
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             state.request = {
@@ -249,7 +346,10 @@ class Lifecycle(IndexStore):
                 "time": record.commit_time,
                 "voided_by": None,
                 "changed_in_commit": changed_here,
+                "author_time": record.author_time,
                 "merge": record.is_merge,
+                "since": since_before if old is not None else None,
+                "bound_hash": _bound_hash(record, state.plan_id),
             }
             state.note(f"{record.sha[:12]} approval request ({transition.value}) by {who}")
             self._emit(sink, "request", state, record, snapshot, transition.value)
@@ -284,3 +384,29 @@ def _collected(repo: GitRepo, state: PlanState) -> dict[str, Any] | None:
     if not isinstance(block, dict) or not block.get("approvals"):
         return None
     return {k: block.get(k) for k in ("status", "plan_hash", "approvals", "missing")}
+
+
+#: Seconds a human commit's clock may run ahead of the controller's (clock skew).
+CLOCK_SKEW = 300
+#: A freeze time that cannot be known: the commit claimed one in the future.
+UNKNOWABLE = 0
+
+
+def _capped(claimed: int, bound: int) -> int:
+    """A human freeze time, given a time known to come after it: the claim when it is not
+    later than that (plus skew), else :data:`UNKNOWABLE` (a clock that lies about a
+    freeze lies about its age: ``max_age`` then fails closed)."""
+    if claimed > bound + CLOCK_SKEW:
+        return UNKNOWABLE
+    return min(claimed, bound)
+
+
+def _bound_hash(record: CommitRecord, plan_id: str) -> str | None:
+    """The hash a ``Plan-Approved: <plan> <hash>`` line of the commit names for this plan."""
+    for line in record.body.split("\n"):
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "plan-approved":
+            path, _, plan_hash = value.strip().rpartition(" ")
+            if path.strip() == plan_id and plan_hash:
+                return plan_hash
+    return None

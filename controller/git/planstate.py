@@ -76,6 +76,10 @@ class PlanState:
     hash: str | None = None
     frozen_hash: str | None = None
     frozen_since: int | None = None
+    #: frozen_since came from a human commit's clock: the next controller commit caps it.
+    frozen_uncapped: bool = False
+    #: The earliest time the current version can have existed (see version_since()).
+    version_since: int | None = None
     changers: list[str] = field(default_factory=list)
     #: The open approval request: commit, kind, blob, author, committer, time, voided_by,
     #: changed_in_commit.

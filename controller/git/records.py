@@ -18,7 +18,19 @@ ZERO = "0" * 40
 _RECORD = "\x1e"
 _HEADER_END = "\x1d"
 _FIELD = "\x1f"
-_FIELDS = ["%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s", "%(trailers:only,unfold)"]
+_FIELDS = [
+    "%H",
+    "%P",
+    "%an",
+    "%ae",
+    "%at",
+    "%cn",
+    "%ce",
+    "%ct",
+    "%s",
+    "%(trailers:only,unfold)",
+    "%b",
+]
 #: Characters git strips from the ends of a name or email ("crud"), or refuses inside one.
 _CRUD = frozenset(" .,:;<>\"\\'") | {chr(c) for c in range(33)}
 _IDENT_FORBIDDEN = frozenset("<>\n\0")
@@ -55,6 +67,8 @@ class CommitRecord:
     subject: str
     trailers: dict[str, str] = field(default_factory=dict)
     changes: list[FileChange] = field(default_factory=list)
+    #: The message after the subject (``Co-authored-by:`` lines make authors, SPEC §5).
+    body: str = ""
 
     @property
     def is_merge(self) -> bool:
@@ -83,7 +97,7 @@ def _new_tag() -> str:
 
 
 def _parse_header(header: str, tag: str) -> CommitRecord:
-    sha, parents, an, ae, at, cn, ce, ct, subject, trailers = header.split(_FIELD + tag, 9)
+    sha, parents, an, ae, at, cn, ce, ct, subject, trailers, body = header.split(_FIELD + tag, 10)
     return CommitRecord(
         sha=sha,
         parents=tuple(parents.split()),
@@ -93,6 +107,7 @@ def _parse_header(header: str, tag: str) -> CommitRecord:
         commit_time=int(ct),
         subject=subject,
         trailers=parse_trailers(trailers),
+        body=body,
     )
 
 

@@ -27,6 +27,9 @@ class Signature:
     valid: bool
     signer: str | None
     message: str
+    #: ``ssh``: the signer is the principal the allowed-signers file binds to the key that
+    #: signed; ``gpg``: only a user id the key carries (anyone can put any address there).
+    kind: str = ""
 
 
 class Signing(RepoBase):
@@ -67,7 +70,9 @@ class Signing(RepoBase):
             args = ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}", *args]
         result = self.run_raw(*args)
         text = (result.stderr + result.stdout).decode("utf-8", "replace").strip()
-        match = _GOOD_SSH.search(text) or _GOOD_GPG.search(text)
+        ssh = _GOOD_SSH.search(text)
+        match = ssh or _GOOD_GPG.search(text)
         signer = next((g for g in match.groups() if g), None) if match else None
         first_line = text.splitlines()[0] if text else "no signature"
-        return Signature(result.returncode == 0 and signer is not None, signer, first_line)
+        kind = "ssh" if ssh else "gpg" if match else ""
+        return Signature(result.returncode == 0 and signer is not None, signer, first_line, kind)

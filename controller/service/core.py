@@ -11,6 +11,7 @@ the locks and the bookkeeping of running and waiting plans. The duties build on 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from controller.git.gitrepo import (
     GitRepo,
     Person,
 )
-from controller.git.history import HistoryIndex
+from controller.git.history import HistoryIndex, withdraw_rule
 from controller.service.sources import SourceFinder
 from controller.service.statedir import StateDir
 from controller.service.untracked import UntrackedScanner
@@ -71,6 +72,7 @@ class ControllerCore:
         if lock:
             self.state.acquire()
         self.identity = Person(config.identity.name, config.identity.email)
+        self._executed: dict[str, dict[str, str]] | None = None
         self._lock = threading.RLock()
         #: Guards _running and _abort only: a worker starting a job must not wait for a pass.
         self._jobs_lock = threading.Lock()
@@ -116,12 +118,21 @@ class ControllerCore:
         return repo
 
     @property
+    def executed(self) -> dict[str, dict[str, str]]:
+        """Every frozen hash this controller started (read once from the state directory)."""
+        if self._executed is None:
+            self._executed = self.state.executed()
+        return self._executed
+
+    @property
     def index(self) -> HistoryIndex:
         if self._index is None:
             self._index = HistoryIndex(
                 self.state.index_file,
                 plans_dir=self.config.plans_dir,
                 controller_email=self.config.identity.email,
+                may_withdraw=withdraw_rule(self.config.approval),
+                clock=time.time,
             )
         return self._index
 

@@ -10,6 +10,7 @@ An abort of a plan that is not running is recorded; a pending plan is frozen
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from controller.errors import GitError, PlangateError
 from controller.git.history import PlanState
 from controller.plan import plans, yamlio
 from controller.service.committing import _set_approval, _set_status
-from controller.service.core import Job, _Moved, _Wait
+from controller.service.core import Job, _Moved, _Wait, iso
 from controller.service.freezing import Freezing
 from controller.service.starting import Starting
 
@@ -67,7 +68,24 @@ class Deciding(Freezing, Starting):
             self.config,
             self._check_text(state.file),
             verified_at=int(time.time()),
+            authors=self.index.authors,
         )
+        ran = self.executed.get(request.current_hash or "")
+        if request.kind is approvals.Transition.APPROVE and ran:  # whoever approved it
+            decision = approvals.Decision(
+                False,
+                verdict.decision.approver,
+                "E_ALREADY_EXECUTED",
+                f"this exact plan (hash {request.current_hash}) already ran here as "
+                f"{ran['plan']} (start {ran['start'][:12]}); a copy, move or rewritten "
+                "history of it does not run again",
+            )
+            verdict = dataclasses.replace(
+                verdict,
+                outcome="refuse",
+                decision=decision,
+                record=decision.record(request, iso(request.commit_time)),
+            )
         record = verdict.record
         if verdict.outcome == "start":
             decision = approvals.Decision(

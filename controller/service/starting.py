@@ -54,6 +54,9 @@ class Starting(Committing):
             started.append(sha)
 
         def publish() -> None:  # on the branch, and the file the engine reads is in place
+            if request.kind is approvals.Transition.APPROVE and expected:
+                self.executed[expected] = {"plan": state.plan_id, "start": started[-1]}
+                self.state.record_executed(expected, state.plan_id, started[-1])
             self.log.info(
                 "plan_started",
                 plan=state.plan_id,

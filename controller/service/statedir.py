@@ -12,11 +12,13 @@ Layout (default ``<repo>/.git/plangate`` in local mode)::
     journal/        the engine's action journal (see controller.execution.journal)
     runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan
     clone/          remote mode: the controller's bare clone of remote.url
+    executed.jsonl  every frozen hash this controller started (SPEC §15: at most once)
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import socket
 from dataclasses import dataclass, field
@@ -47,6 +49,38 @@ class StateDir:
     @property
     def clone_dir(self) -> Path:
         return self.path / "clone"
+
+    @property
+    def executed_file(self) -> Path:
+        return self.path / "executed.jsonl"
+
+    def executed(self) -> dict[str, dict[str, str]]:
+        """Frozen hash -> {plan, start} of every run this controller published."""
+        found: dict[str, dict[str, str]] = {}
+        try:
+            lines = self.executed_file.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return found
+        except OSError as exc:
+            raise PlangateError(
+                f"cannot read {self.executed_file}: {exc.strerror}",
+                remedy="restore read access to the state directory",
+            ) from None
+        for line in lines:
+            try:
+                row = json.loads(line)
+                found.setdefault(str(row["hash"]), {"plan": row["plan"], "start": row["start"]})
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a crash: the rest still counts
+        return found
+
+    def record_executed(self, plan_hash: str, plan_id: str, start: str) -> None:
+        """Append (durably) that ``plan_hash`` started as ``plan_id`` in commit ``start``."""
+        row = json.dumps({"hash": plan_hash, "plan": plan_id, "start": start}) + "\n"
+        with open(self.executed_file, "a", encoding="utf-8") as handle:
+            handle.write(row)
+            handle.flush()
+            os.fsync(handle.fileno())
 
     def run_dir(self, plan_id: str) -> Path:
         return self.path / "runs" / plan_id

@@ -15,6 +15,7 @@ catalog entry), :mod:`~controller.settings.fields` (model building blocks),
 from controller.settings.approval import (
     ApprovalRule,
     ApprovalSettings,
+    IdentityAliases,
     Requirement,
     RuleMatch,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "Estimate",
     "ExecutionSettings",
     "Identity",
+    "IdentityAliases",
     "Limits",
     "LineOf",
     "MetricsSettings",

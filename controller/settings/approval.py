@@ -52,6 +52,17 @@ class ApprovalRule(_Strict):
     require: Annotated[list[Requirement], Field(min_length=1)]
 
 
+class IdentityAliases(_Strict):
+    """Addresses that are one person (SPEC §5). Identities are always compared normalised
+    (case-insensitive, Unicode NFC, git's stripping of surrounding punctuation); these add
+    equivalences that only the operator can know."""
+
+    plus_tags: list[str] = []
+    """Glob patterns of addresses where ``local+tag@domain`` is ``local@domain``."""
+    people: list[list[str]] = []
+    """Groups of addresses of one person; the first one names them."""
+
+
 class ApprovalSettings(_Strict):
     """Who may approve plans, and how an approval is checked (SPEC §5)."""
 
@@ -72,6 +83,8 @@ class ApprovalSettings(_Strict):
     rules: list[ApprovalRule] = []
     """The first rule whose ``match`` fits a plan says which approvals it needs (SPEC §11);
     no rule matches -> one approval by an allowed approver."""
+    identity_aliases: IdentityAliases = IdentityAliases()
+    """Further equivalences between addresses (``+tag`` addressing, one person's addresses)."""
 
     _duration = field_validator("max_age", mode="before")(_optional_duration)
 

@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Callable
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
 
 JOSE_NFC = ("José", unicodedata.normalize("NFC", "josé@example.com"))
 JOSE_NFD = ("José", unicodedata.normalize("NFD", "josé@example.com"))
@@ -225,24 +225,9 @@ ATTACKS: dict[str, tuple[list[Step], set[str]]] = {
     "moved": (_moved(copy=False), SELF),
     "copied": (_moved(copy=True), SELF),
 }
-_COAUTHOR = xfail("self-approval", "a Co-authored-by: trailer does not make its person an author")
-_NFC = xfail("self-approval", "NFD and NFC spellings of one address are different people")
-_FORGOT = xfail("self-approval", "the author index forgets who wrote content brought back by git")
-BROKEN = {
-    **{vid: _COAUTHOR for vid in ATTACKS if vid.startswith("coauthor-")},
-    "email-nfd-writes-nfc-approves": _NFC,
-    "email-nfc-writes-nfd-approves": _NFC,
-    **{
-        vid: _FORGOT
-        for vid in (
-            "merge-ours-then-remerge",
-            "deleted-merged-back",
-            "deleted-reverted-back",
-            "moved",
-            "copied",
-        )
-    },
-}
+#: Every variant held since the author index normalises identities, counts co-authors
+#: and remembers who produced each content (issue 11).
+BROKEN: dict[str, object] = {}
 
 CONTROLS: dict[str, list[Step]] = {
     "honest": [submit(), approve()],

@@ -475,8 +475,8 @@ def test_two_plans_approved_in_one_commit_each_verified(repo: Path) -> None:
 
 def test_one_commit_approving_many_plans(repo: Path) -> None:
     count = 40
-    for i in range(count):
-        write_plan(repo, f"p{i:03}")
+    for i in range(count):  # distinct plans: one frozen hash runs once (SPEC §15)
+        write_plan(repo, f"p{i:03}", PLAN.replace("who: world", f"who: world{i}"))
     commit_all(repo, "add many", AGENT)
     run_once(repo)
     for i in range(count):

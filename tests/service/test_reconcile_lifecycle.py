@@ -6,7 +6,7 @@ from pathlib import Path
 
 from controller import settings
 from controller.service.reconcile import Controller
-from tests.support.gitenv import run_cli
+from tests.support.gitenv import identity, run_cli
 from tests.support.gitkit import (
     ALICE,
     BOB,
@@ -71,7 +71,7 @@ def test_abort_of_a_paused_plan_is_recorded(repo: Path) -> None:
     _once(repo)
     approve(repo, who=ALICE)
     _once(repo)
-    result = run_cli("abort", "plans/greet", cwd=repo)
+    result = run_cli("abort", "plans/greet", cwd=repo, env=identity(*ALICE))
     assert result.returncode == 0, result.stderr
     _once(repo)
     plan = head_plan(repo)

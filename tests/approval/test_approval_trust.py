@@ -1,0 +1,341 @@
+"""Approvals against someone trying to break them (issue 11): identities normalised and
+aliased, co-authors, an author index that never forgets, approvals bound to their version,
+who may reject or abort, and ``max_age`` against a freeze dated in the future.
+
+Pure rules first, then the controller on real git repos (see tests/adversarial/ for the
+attacker's suite through the CLI alone)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import time
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.approval.approvals import (
+    approver_allowed,
+    canonical,
+    coauthors,
+    is_address,
+    normalize_identity,
+)
+from controller.errors import ERROR_CLASSES, AlreadyExecuted, ApprovalReplayed
+from controller.service.reconcile import Controller
+from controller.settings import ApprovalSettings, IdentityAliases, config_from_data
+from tests.approval.test_approvals import GOOD, POLICY, code
+from tests.support.gitkit import (
+    AGENT,
+    ALICE,
+    GATED,
+    MALLORY,
+    PLAN,
+    approve,
+    commit_all,
+    edit_status,
+    head_plan,
+    subjects,
+    write_plan,
+)
+
+# --- pure rules -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "alice@example.com",
+        "ALICE@EXAMPLE.COM",
+        "Alice@Example.Com",
+        "<alice@example.com>",
+        "alice@example.com.",
+        " alice@example.com ",
+        "'alice@example.com'",
+    ],
+)
+def test_one_person_has_one_normalised_address(spelling: str) -> None:
+    assert normalize_identity(spelling) == "alice@example.com"
+
+
+def test_unicode_forms_of_an_address_are_one_person() -> None:
+    nfd = unicodedata.normalize("NFD", "josé@example.com")
+    nfc = unicodedata.normalize("NFC", "josé@example.com")
+    assert nfd != nfc and normalize_identity(nfd) == normalize_identity(nfc)
+    assert approver_allowed(nfd, [nfc]) and approver_allowed(nfc, [nfd])
+
+
+@pytest.mark.parametrize(
+    "email", ["", "alice", "@example.com", "alice@", "a@b@example.com", "<@example.com>"]
+)
+def test_an_address_without_one_at_and_both_parts_never_approves(email: str) -> None:
+    assert not is_address(normalize_identity(email))
+    assert not approver_allowed(email, ["*", "*@*", "*@example.com"])
+
+
+def test_aliases_plus_tags_and_declared_people() -> None:
+    aliases = IdentityAliases(
+        plus_tags=["*@example.com"], people=[["alice@example.com", "a.smith@corp.example"]]
+    )
+    assert canonical("Alice+ops@Example.com", aliases) == "alice@example.com"
+    assert canonical("a.smith@corp.example", aliases) == "alice@example.com"
+    assert canonical("bob+x@other.example", aliases) == "bob+x@other.example"  # not listed
+    policy = POLICY.model_copy(update={"identity_aliases": aliases})
+    self_tagged = dataclasses.replace(GOOD, changers=frozenset({"alice+agent@example.com"}))
+    assert code(self_tagged) is None  # without aliases, another address
+    assert code(self_tagged, policy) == "E_SELF_APPROVAL"
+    other_address = dataclasses.replace(GOOD, changers=frozenset({"a.smith@corp.example"}))
+    assert code(other_address, policy) == "E_SELF_APPROVAL"
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("x\n\nCo-authored-by: Alice <alice@example.com>", ["alice@example.com"]),
+        ("x\n\nco-authored-by:Alice <ALICE@example.com>", ["alice@example.com"]),
+        ("x\n\nCO-AUTHORED-BY: <alice@example.com>", ["alice@example.com"]),
+        ("x\n\nCo-authored-by: alice@example.com", ["alice@example.com"]),
+        (
+            "x\nsome text\nCo-authored-by: A <a@x.org>\nCo-authored-by: B <b@y.org>",
+            ["a@x.org", "b@y.org"],
+        ),
+        ("x\n\nReviewed-by: Alice <alice@example.com>", []),
+    ],
+)
+def test_co_authors_in_any_spelling(message: str, expected: list[str]) -> None:
+    assert coauthors(message) == expected
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"author_time": 900, "version_since": 1000},  # written before the version existed
+        {"replay_of": "e" * 40},
+        {"bound_hash": "sha256:" + "b" * 64},
+    ],
+)
+def test_a_replayed_approval_is_refused(change: dict[str, Any]) -> None:
+    assert code(dataclasses.replace(GOOD, **change)) == "E_APPROVAL_REPLAYED"
+
+
+def test_an_approval_bound_to_its_version_is_not_a_replay() -> None:
+    fresh = dataclasses.replace(
+        GOOD, author_time=1000, version_since=1000, bound_hash=GOOD.current_hash
+    )
+    assert code(fresh) is None
+    # a merge brings its version in through its second parent: its date binds nothing
+    merged = dataclasses.replace(GOOD, author_time=900, version_since=1000, merge=True)
+    assert code(merged) is None
+
+
+def test_a_freeze_dated_after_the_verification_is_not_younger_than_now() -> None:
+    policy = ApprovalSettings(approvers=["alice@example.com"], max_age=3600)
+    future = dataclasses.replace(GOOD, frozen_since=GOOD.commit_time + 10 * 86400)
+    assert code(future, policy) is None  # age 0, never negative
+    unknowable = dataclasses.replace(GOOD, frozen_since=0)
+    assert code(unknowable, policy) == "E_PLAN_EXPIRED"
+    assert ERROR_CLASSES["E_APPROVAL_REPLAYED"] is ApprovalReplayed
+    assert ERROR_CLASSES["E_ALREADY_EXECUTED"] is AlreadyExecuted
+
+
+# --- the controller on real git ----------------------------------------------------------
+
+
+def _config(repo: Path, **approval: Any) -> Any:
+    data = {
+        "repo": str(repo),
+        "state_dir": str(repo.parent / "state"),
+        "approval": {"approvers": ["alice@example.com", "*@ops.example.com"], **approval},
+        "tools": {"greet": {"kind": "echo"}},
+    }
+    return config_from_data(data, repo.parent / "plangate.yml")
+
+
+def _once(repo: Path, **approval: Any) -> None:
+    ctl = Controller(_config(repo, **approval))
+    try:
+        ctl.run_once()
+    finally:
+        ctl.close()
+
+
+def _git(repo: Path, *args: str, who: tuple[str, str] = AGENT, **env: str) -> str:
+    name, email = who
+    result = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email,
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
+def _submitted(repo: Path, who: tuple[str, str] = AGENT, message: str = "add") -> None:
+    write_plan(repo)
+    commit_all(repo, message, who)
+    _once(repo)
+
+
+def _refusal(repo: Path) -> str | None:
+    block = head_plan(repo).get("approval") or {}
+    return block.get("code") if block.get("status") == "refused" else None
+
+
+def test_a_plus_tag_alias_of_the_author_cannot_approve(repo: Path) -> None:
+    _submitted(repo, ("Alice", "alice+bot@example.com"))
+    approve(repo, who=ALICE)
+    _once(repo, identity_aliases={"plus_tags": ["*@example.com"]})
+    assert _refusal(repo) == "E_SELF_APPROVAL"
+    assert head_plan(repo)["plan"]["status"] == "pending_approval"
+
+
+def test_a_co_author_of_the_content_cannot_approve(repo: Path) -> None:
+    _submitted(repo, message="add\n\nCo-authored-by: Alice <ALICE@example.com>")
+    approve(repo, who=ALICE)
+    _once(repo)
+    assert _refusal(repo) == "E_SELF_APPROVAL"
+
+
+def test_a_cherry_picked_approval_of_an_older_version_is_replayed(repo: Path) -> None:
+    _submitted(repo)
+    _git(repo, "checkout", "-q", "-b", "review")
+    edit_status(repo, "greet", "approved")
+    _git(repo, "add", "-A")
+    earlier = str(int(time.time()) - 60) + " +0000"  # she approved a minute ago, on review
+    _git(repo, "commit", "-q", "-m", "approve v1", who=ALICE, GIT_AUTHOR_DATE=earlier)
+    old = _git(repo, "rev-parse", "HEAD").strip()
+    _git(repo, "checkout", "-q", "main")
+    path = repo / "plans" / "greet" / "PLAN.yml"
+    path.write_text(path.read_text().replace("who: world", "who: everyone"))
+    commit_all(repo, "widen", AGENT)
+    _once(repo)  # the controller freezes the new version
+    _git(repo, "cherry-pick", old, who=AGENT)
+    _once(repo)
+    assert _refusal(repo) == "E_APPROVAL_REPLAYED"
+    assert "execution" not in head_plan(repo)
+
+
+def test_a_plan_approved_trailer_binds_the_approval_to_its_hash(repo: Path) -> None:
+    _submitted(repo)
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, f"approve\n\nPlan-Approved: plans/greet sha256:{'0' * 64}", ALICE)
+    _once(repo)
+    assert _refusal(repo) == "E_APPROVAL_REPLAYED"
+
+
+def test_a_fresh_approval_of_the_same_version_runs(repo: Path) -> None:
+    _submitted(repo)
+    approve(repo, who=ALICE)
+    _once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+
+
+def _row(repo: Path) -> dict[str, Any]:
+    ctl = Controller(_config(repo))
+    try:
+        ctl.run_once()
+        return next(r for r in ctl.status() if r["plan"] == "plans/greet")
+    finally:
+        ctl.close()
+
+
+def test_a_stranger_cannot_reject(repo: Path) -> None:
+    _submitted(repo)
+    edit_status(repo, "greet", "rejected")
+    commit_all(repo, "reject it", MALLORY)
+    row = _row(repo)
+    assert row["status"] == "pending_approval"
+    assert "E_APPROVER_NOT_ALLOWED" in row["last_event"]
+    approve(repo, who=ALICE)  # the plan is still open: an approver can approve it
+    assert _row(repo)["status"] == "completed"
+
+
+def test_a_stranger_cannot_abort_a_paused_plan(repo: Path) -> None:
+    write_plan(repo, text=GATED)
+    commit_all(repo, "add", AGENT)
+    _once(repo)
+    approve(repo, who=ALICE)
+    _once(repo)
+    assert head_plan(repo)["plan"]["status"] == "awaiting_approval"
+    edit_status(repo, "greet", "aborted")
+    commit_all(repo, "abort it", MALLORY)
+    row = _row(repo)
+    assert row["status"] == "awaiting_approval"
+    assert "E_APPROVER_NOT_ALLOWED" in row["last_event"]
+    assert "plangate: abort plans/greet" not in subjects(repo)
+
+
+def test_the_author_may_withdraw_and_an_approver_may_reject(repo: Path) -> None:
+    _submitted(repo)
+    edit_status(repo, "greet", "rejected")
+    commit_all(repo, "withdraw", AGENT)
+    ctl = Controller(_config(repo))
+    try:
+        ctl.run_once()
+        row = next(r for r in ctl.status() if r["plan"] == "plans/greet")
+    finally:
+        ctl.close()
+    assert row["status"] == "rejected"
+
+
+def test_a_future_dated_freeze_does_not_dodge_max_age(repo: Path) -> None:
+    """The agent freezes the plan itself and dates that commit a year ahead. A controller
+    commit after it on the branch, made two days ago by the controller's clock, proves the
+    freeze is at least that old: the approval now is past max_age (1h)."""
+    from controller.plan import plans
+
+    path = write_plan(repo)
+    loaded = plans.validate_text(path.read_text(), path, _config(repo))
+    path.write_text(plans.freeze_text(loaded).text)
+    future = "2031-06-01T00:00:00Z"
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "frozen", GIT_COMMITTER_DATE=future, GIT_AUTHOR_DATE=future)
+    other = write_plan(repo, "other")
+    other.write_text(other.read_text() + "# noted\n")
+    two_days_ago = str(int(time.time()) - 2 * 86400) + " +0000"
+    _git(repo, "add", "-A")
+    _git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        "plangate: freeze plans/other",
+        who=("plangate", "plangate@localhost"),
+        GIT_COMMITTER_DATE=two_days_ago,
+        GIT_AUTHOR_DATE=two_days_ago,
+    )
+    approve(repo, who=ALICE)
+    _once(repo, max_age="1h")
+    assert _refusal(repo) == "E_PLAN_EXPIRED"
+    assert "execution" not in head_plan(repo)
+
+
+def test_a_copy_of_a_plan_that_ran_is_already_executed(repo: Path) -> None:
+    """A frozen hash runs at most once per controller: the same plan copied to another
+    folder (with a new comment) and approved there is refused, and did not run again."""
+    _submitted(repo)
+    approve(repo, who=ALICE)
+    _once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    copy = write_plan(repo, "greet-again", "# once more\n" + PLAN)
+    commit_all(repo, "copy", AGENT)
+    _once(repo)
+    edit_status(repo, "greet-again", "approved")
+    commit_all(repo, "approve the copy", ALICE)
+    _once(repo)
+    block = head_plan(repo, "greet-again").get("approval") or {}
+    assert block.get("code") == "E_ALREADY_EXECUTED", block
+    assert "execution" not in head_plan(repo, "greet-again")
+    assert copy.exists()

@@ -20,9 +20,12 @@ class Problem:
     message: str
     path: str = ""
     line: int | None = None
+    #: What to do about it; None: the remedy of the code's error class.
+    remedy: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """``{code, message, path, line, remedy}``: the one error shape of ``--json``."""
+        return {**asdict(self), "remedy": self.remedy or remedy_for(self.code)}
 
     def render(self, source: str = "") -> str:
         where = source
@@ -369,3 +372,9 @@ def error_for(code: str, message: str, path: str = "") -> PlangateError:
     if cls is PlangateError:
         err.code = code  # type: ignore[misc]
     return err
+
+
+def remedy_for(code: str) -> str:
+    """The remedy of the error class with this code ("" for an unknown code)."""
+    cls = ERROR_CLASSES.get(code)
+    return cls.remedy if cls is not None else ""

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from controller.commands._shared import optional_config, plan_paths, print_problems
 from controller.display import visible, visible_json
 
 
 def validate(paths: list[str], as_json: bool = False, config_path: str | None = None) -> int:
+    from controller.plan.discovery import discovery_warning
     from controller.plan.plans import load_plan
 
     config = optional_config(config_path)
@@ -18,10 +20,16 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
         if not plan.valid:
             exit_code = 1
         shown = visible(str(path))
+        warning = discovery_warning(path, config)
         if as_json:
+            record = _record(path, plan)
+            record["warnings"] = [warning] if warning else []
             # ensure_ascii=False keeps readable text as it is; bidi and C1 controls escaped
-            print(visible_json(json.dumps(_record(path, plan), ensure_ascii=False)))
-        elif plan.valid:
+            print(visible_json(json.dumps(record, ensure_ascii=False)))
+            continue
+        if warning:
+            print(f"{shown}: warning: {visible(warning)}", file=sys.stderr)
+        if plan.valid:
             print(f"{shown}: valid ({plan.hash})")
             if _has_legacy_refs(plan.data):
                 print(

@@ -32,6 +32,10 @@ MAX_SAFE_INT = 2**53 - 1
 DEFAULT_MAX_BYTES = 1_048_576
 DEFAULT_MAX_ACTIONS = 500
 FREEZABLE = ("draft", "pending_approval", "invalid")
+NOT_BLOCK = (
+    "the top level must be a block mapping (one key per line, as in docs/plan-format.md), "
+    "not a flow mapping such as JSON: the controller writes status and frozen into it"
+)
 
 
 @dataclass
@@ -180,7 +184,12 @@ def validate_text(text: str, path: Path, config: Config | None = None) -> Loaded
 def _validate(plan: LoadedPlan, config: Config | None) -> None:
     assert plan.doc is not None
     model, problems = check_document(plan.data, config, plan.path)
-    plan.problems = [p if p.line is not None else _with_line(p, plan.doc) for p in problems]
+    if isinstance(plan.data, dict) and not yamlio.is_block_mapping(plan.doc):
+        # the controller writes status, frozen and validation by line: a flow mapping (JSON)
+        # could be read but never frozen, so it fails here for validate, freeze and daemon
+        problems.insert(0, Problem("E_SCHEMA_INVALID", NOT_BLOCK, "", 1))
+    located = [p if p.line is not None else _with_line(p, plan.doc) for p in problems]
+    plan.problems = sorted(located, key=lambda p: p.line or 0)  # stable: same line keeps order
     plan.model = model if not problems else None
 
 
@@ -219,18 +228,44 @@ def check_document(
         return None, [
             Problem("E_SCHEMA_INVALID", "the file must be a mapping with plan: and actions:")
         ]
-    problems = non_json_problems(data)
-    if problems:
-        return None, problems
-    from controller.plan.schema import parse_document
+    from controller.plan.schema import parse_document, salvage_document
 
+    problems = non_json_problems(data)
     problems += _version(data)
-    model, errors = parse_document(convert_legacy_params(data))
-    problems += [_schema_problem(e) for e in errors]
+    converted = convert_legacy_params(data)
+    model, errors = parse_document(converted)
+    schema_problems = [_schema_problem(e) for e in errors]
+    # a non-JSON value makes the schema complain about it too: once is enough
+    odd = {_top(p.path) for p in problems}
+    problems += [
+        p for p in schema_problems if _top(p.path) not in odd and not _covered(p, problems)
+    ]
     if model is not None:
         problems += check_rules(model, config, origin)
         problems += check_caps(data, config)
-    return model, problems
+    else:  # every kind of error at once: the rules also run over what the schema accepted
+        salvaged = salvage_document(converted)
+        if salvaged is not None:
+            problems += [
+                p for p in check_rules(salvaged, config, origin) if not _covered(p, problems)
+            ]
+    return (model if not problems else None), problems
+
+
+def _top(path: str) -> str:
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def _covered(problem: Problem, found: list[Problem]) -> bool:
+    """Whether an earlier problem already sits at this location or one enclosing it."""
+    for other in found:
+        if not other.path:
+            continue
+        if problem.path == other.path:
+            return True
+        if problem.path.startswith(other.path) and problem.path[len(other.path)] in ".[":
+            return True
+    return False
 
 
 def check_caps(data: dict[str, Any], config: Config | None) -> list[Problem]:
@@ -498,11 +533,6 @@ def freeze_text(
     written into ``frozen:`` after the hash and time; they are not hashed.
     """
     if not plan.valid or plan.doc is None:
-        return FreezeOutcome(plan, plan.text, False, None)
-    if not yamlio.is_block_mapping(plan.doc):
-        plan.problems.append(
-            Problem("E_SCHEMA_INVALID", "the top level must be a block mapping (one key per line)")
-        )
         return FreezeOutcome(plan, plan.text, False, None)
     text = _convert_legacy_text(plan.doc)
     doc = yamlio.read_yaml(text, str(plan.path)) if text != plan.text else plan.doc

@@ -8,7 +8,7 @@ silently change what runs.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -49,6 +49,9 @@ DURATION = r"^\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*$"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+_M = TypeVar("_M", bound=_Strict)
 
 
 class PlanHeader(_Strict):
@@ -287,6 +290,70 @@ def parse_document(data: Any) -> tuple[PlanDocument | None, list[dict[str, Any]]
         return PlanDocument.model_validate(data), []
     except ValidationError as exc:
         return None, [dict(e) for e in exc.errors(include_url=False)]
+
+
+def salvage_document(data: Any) -> PlanDocument | None:
+    """A model of the parts of an invalid document that have the right shape.
+
+    Used only to run the cross-field rules (ids, tools, references, catalog params) on a
+    document that failed the schema, so that ``validate`` reports every kind of error in
+    one run. A field that does not validate is left out (a required one gets a neutral
+    placeholder); the schema errors already name it. Never used to freeze or run anything.
+    """
+    if not isinstance(data, dict):
+        return None
+    actions = data.get("actions")
+    salvaged = [
+        _salvage(Action, _salvage_parts(raw), {"id": index + 1, "tool": "", "why": "-"})
+        for index, raw in enumerate(actions if isinstance(actions, list) else [])
+    ]
+    tools = data.get("available_tools")
+    return PlanDocument.model_construct(
+        plan=_salvage(PlanHeader, data.get("plan"), {"name": "-", "task": "-", "status": "draft"}),
+        inputs=data.get("inputs") if isinstance(data.get("inputs"), dict) else {},
+        available_tools=[
+            t
+            for t in (
+                _salvage(AvailableTool, raw, None)
+                for raw in (tools if isinstance(tools, list) else [])
+            )
+            if t is not None
+        ],
+        actions=[a for a in salvaged if a is not None],
+    )
+
+
+def _salvage_parts(raw: Any) -> Any:
+    """An action with its outputs and guards salvaged one by one (one bad output must not
+    hide the others from the reference checks)."""
+    if not isinstance(raw, dict):
+        return raw
+    parts: dict[str, Any] = dict(raw)
+    for key, model in (("outputs", Output), ("guards", Guard)):
+        items = raw.get(key)
+        if isinstance(items, list):
+            found = (_salvage(model, item, {}) for item in items)
+            parts[key] = [item for item in found if item is not None]
+    return parts
+
+
+def _salvage(model: type[_M], raw: Any, placeholders: dict[str, Any] | None) -> _M | None:
+    """``model`` from ``raw`` with each failing field dropped or set to its placeholder;
+    None when ``raw`` is not a mapping or, without placeholders, does not validate."""
+    if not isinstance(raw, dict):
+        return None
+    values = {k: v for k, v in raw.items() if k in model.model_fields}
+    for _ in range(len(model.model_fields) + 1):
+        try:
+            return model.model_validate(values)
+        except ValidationError as exc:
+            if placeholders is None:
+                return None
+            for key in {str(e["loc"][0]) for e in exc.errors() if e["loc"]}:
+                values.pop(key, None)
+                if key in placeholders:
+                    values[key] = placeholders[key]
+    return None
 
 
 def allowed_keys(loc: tuple[Any, ...]) -> list[str]:

@@ -133,7 +133,7 @@ def read_yaml(text: str, source: str = "<string>") -> YamlDoc:
     except YamlParseError:
         raise
     except MarkedYAMLError as exc:
-        raise _parse_error(exc, source) from None
+        raise _parse_error(exc, source, text) from None
     except YAMLError as exc:
         raise YamlParseError(f"{source}: {exc}") from None
     except (ValueError, TypeError) as exc:
@@ -255,13 +255,38 @@ def _close(doc: YamlDoc, stack: list[_Frame], event: Any) -> None:
         stack[-1].last = span
 
 
-def _parse_error(exc: MarkedYAMLError, source: str) -> YamlParseError:
+def _parse_error(exc: MarkedYAMLError, source: str, text: str = "") -> YamlParseError:
     mark = exc.problem_mark or exc.context_mark
     line = f":{mark.line + 1}" if mark is not None else ""
     what = " ".join(p for p in (exc.context, exc.problem) if p)
+    tab = _tab_near(text, mark)
+    if tab is not None:  # the parser's words do not say "tab": the commonest slip does
+        line = f":{tab[0]}"
+        what = (
+            f"a tab character at line {tab[0]}, column {tab[1]}: YAML indents with spaces "
+            "only (replace the tab with spaces)"
+        )
     err = YamlParseError(f"{source}{line}: {what}")
     err.line = mark.line + 1 if mark is not None else None
+    if tab is not None:
+        err.line = tab[0]
     return err
+
+
+def _tab_near(text: str, mark: Any) -> tuple[int, int] | None:
+    """1-based (line, column) of the tab that made the parser fail, if one did: the
+    character at the error mark, or a tab in the indentation of that line."""
+    if mark is None or not text:
+        return None
+    lines = text.splitlines()
+    if mark.line >= len(lines):
+        return None
+    row = lines[mark.line]
+    if mark.column < len(row) and row[mark.column] == "\t":
+        return mark.line + 1, mark.column + 1
+    indent = len(row) - len(row.lstrip(" \t"))
+    found = row.find("\t", 0, max(indent, mark.column) + 1)
+    return (mark.line + 1, found + 1) if found >= 0 else None
 
 
 def _explicit_tag(event: Any) -> bool:

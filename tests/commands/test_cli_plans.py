@@ -33,8 +33,10 @@ def test_validate_json_reports_each_file(tmp_path: Path) -> None:
                 "message": second["errors"][0]["message"],
                 "path": "actions[0].params.service",
                 "line": BASE_TEXT.splitlines().index('      service: "$<inputs.service>"') + 1,
+                "remedy": second["errors"][0]["remedy"],
             }
         ],
+        "warnings": second["warnings"],
     }
 
 

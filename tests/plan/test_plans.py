@@ -93,7 +93,9 @@ def test_unknown_keys_allowed_only_under_metadata_inputs_params(tmp_path: Path) 
 def test_non_json_values_are_schema_invalid_with_quote_hint(
     tmp_path: Path, old: str, new: str, hint: str
 ) -> None:
-    (problem,) = _problems(tmp_path, BASE_TEXT.replace(old, new))
+    # the value's own problem first; a reference it breaks (input `count` gone) is reported too
+    problem, *consequences = _problems(tmp_path, BASE_TEXT.replace(old, new))
+    assert all(p.code == "E_REF_UNKNOWN" for p in consequences)
     assert problem.code == "E_SCHEMA_INVALID"
     assert hint in problem.message and "quote" in problem.message
     assert problem.path.startswith("inputs")

@@ -1,0 +1,84 @@
+"""`plangate validate` as an author meets it: one loader with freeze, every error at once,
+the tab named as a tab, and a warning when the daemon would never pick the file up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import git, run_cli
+from tests.plan_factory import BASE_TEXT, write_plan
+
+FLOW = (
+    '{"plan": {"name": "x", "task": "y", "status": "pending_approval"}, '
+    '"available_tools": [{"name": "echo"}], '
+    '"actions": [{"id": 1, "tool": "echo", "why": "w", "params": {}}]}\n'
+)
+
+
+def test_validate_refuses_what_freeze_refuses(tmp_path: Path) -> None:
+    plan = tmp_path / "PLAN.yml"
+    plan.write_text(FLOW)
+    validated = run_cli("validate", str(plan))
+    frozen = run_cli("freeze", str(plan))
+    assert validated.returncode == frozen.returncode == 1
+    assert "block mapping" in validated.stderr and "block mapping" in frozen.stderr
+    assert plan.read_text() == FLOW
+
+
+def test_a_tab_is_named_with_line_and_column(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, BASE_TEXT.replace("  task:", "\ttask:"))
+    result = run_cli("validate", "--json", str(plan))
+    (error,) = json.loads(result.stdout)["errors"]
+    line = BASE_TEXT.splitlines().index("  task: 'Rotate the API keys of the staging service'") + 1
+    assert error["code"] == "E_YAML_PARSE" and error["line"] == line
+    assert f"tab character at line {line}, column 1" in error["message"]
+    assert error["remedy"]
+
+
+def test_every_error_of_every_kind_in_one_run_sorted_by_line(tmp_path: Path) -> None:
+    text = (
+        BASE_TEXT.replace("  status: pending_approval", "  status: pending_approval\n  owner: me")
+        .replace("    on_failure: retry", "    on_faliure: retry")
+        .replace('      service: "$<inputs.service>"', '      service: "$<inputs.nope>"')
+        .replace("  - id: 2", "  - id: 3")
+    )
+    plan = write_plan(tmp_path, text)
+    (tmp_path / "plangate.yml").write_text("tools:\n  echo: {kind: echo}\n")
+    result = run_cli("validate", "--json", str(plan), cwd=tmp_path)
+    assert result.returncode == 1
+    errors = json.loads(result.stdout)["errors"]
+    codes = [e["code"] for e in errors]
+    # schema errors no longer hide the reference and id errors behind them
+    assert {"E_SCHEMA_INVALID", "E_REF_UNKNOWN", "E_ACTION_IDS"} <= set(codes), errors
+    assert [e["line"] for e in errors] == sorted(e["line"] for e in errors)
+    lines = text.splitlines()
+    assert {(e["path"], e["line"]) for e in errors} >= {
+        ("plan.owner", lines.index("  owner: me") + 1),
+        ("actions[1].on_faliure", lines.index("    on_faliure: retry") + 1),
+        ("actions[0].params.service", lines.index('      service: "$<inputs.nope>"') + 1),
+    }
+    assert all(set(e) == {"code", "message", "path", "line", "remedy"} for e in errors)
+    assert all(e["remedy"] for e in errors)
+    text_run = run_cli("validate", str(plan), cwd=tmp_path)
+    assert f"invalid, {len(errors)} problem(s)" in text_run.stdout
+
+
+def test_validate_warns_where_the_daemon_would_look(tmp_path: Path) -> None:
+    repo = tmp_path / "plans-repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    good = write_plan(repo, name="rotate")
+    lower = repo / "plans" / "rotate" / "plan.yml"
+    lower.write_text(BASE_TEXT)
+    outside = repo / "drafts" / "rotate" / "PLAN.yml"
+    outside.parent.mkdir(parents=True)
+    outside.write_text(BASE_TEXT)
+    result = run_cli("validate", str(good), str(lower), str(outside))
+    assert result.returncode == 0, result.stderr  # valid: a warning, not an error
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 2, result.stderr
+    assert str(lower) in warnings[0] and str(good.resolve()) in warnings[0]
+    assert str(outside) in warnings[1]
+    assert str(repo.resolve() / "plans" / "rotate" / "PLAN.yml") in warnings[1]
+    record = json.loads(run_cli("validate", "--json", str(lower)).stdout)
+    assert record["valid"] and "PLAN.yml" in record["warnings"][0]

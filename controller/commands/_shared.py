@@ -40,6 +40,25 @@ def required_config(config_path: str | None) -> Config:
     return config
 
 
+def config_or_repo(config_path: str | None) -> Config:
+    """The config by precedence; without one, a read-only view of the git repository around
+    the current folder with the default settings (``status`` works inside a plans repo)."""
+    config = optional_config(config_path)
+    if config is not None:
+        return config
+    from controller.errors import ConfigInvalid
+    from controller.plan.discovery import git_root
+    from controller.settings import config_from_data
+
+    root = git_root(Path.cwd() / "x")
+    if root is None:
+        raise ConfigInvalid(
+            "no config found and not inside a git repository",
+            remedy="run inside a plans repository, pass --config, or set PLANGATE_CONFIG",
+        )
+    return config_from_data({"repo": str(root)}, root / "plangate.yml")
+
+
 def plan_paths(paths: Iterable[str]) -> list[Path]:
     """Each argument as a plan file: a folder means its PLAN.yml."""
     from controller.plan.plans import plan_file_in

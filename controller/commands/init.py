@@ -1,22 +1,33 @@
-"""``plangate init DIR``: a new plans repository, ready for a first plan.
+"""``plangate init DIR``: a plans repository and a controller config, ready for a first plan.
 
-Creates the git repository, ``plans/`` with one example plan (status ``draft``), and a
-``plangate.yml`` that names the current git user as approver and offers an ``echo`` tool. The
-config decides who may approve, so it is kept out of the repository's history: it is listed in
-``.git/info/exclude`` (in production, keep it outside the working tree, e.g. /etc/plangate).
+Creates ``DIR/plans-repo`` (a git repository with ``plans/hello/PLAN.yml``, submitted by an
+example agent identity, so that you, the approver, did not write it and may approve it) and
+``DIR/plangate.yml`` beside it, with ``DIR/state`` as the controller's state directory. The
+config decides who may approve, so it stays outside the repository plan authors write to;
+the controller refuses a config or state directory inside the working tree it watches.
+
+It prints a walkthrough that works exactly as printed (a test runs it line by line).
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
 from pathlib import Path
 
 from controller.display import visible
 from controller.errors import GitError, UsageError
 
+REPO_NAME = "plans-repo"
+#: The example plan's author: not you, so your approval is not a self-approval.
+EXAMPLE_AGENT = ("Example Agent", "example-agent@plangate.invalid")
+
 CONFIG_TEMPLATE = """\
-# plangate controller config (see docs/configuration.md). Not committed: it decides who may
-# approve, so plan authors must not be able to change it through the repository.
+# plangate controller config (see docs/configuration.md). Kept outside the plans repository:
+# it decides who may approve, so plan authors must not be able to change it.
+repo: {repo}
+state_dir: state
 plans_dir: plans
 identity: {{name: plangate, email: plangate@localhost}}
 approval:
@@ -29,32 +40,67 @@ tools:
 
 def init(directory: str) -> int:
     root = Path(directory)
-    if (root / "plangate.yml").exists() or (root / "plans").exists():
-        raise UsageError(f"{root} already has plangate.yml or plans/", remedy="choose a new folder")
-    root.mkdir(parents=True, exist_ok=True)
-    if not (root / ".git").exists():
-        _git(root, "init", "-q", "-b", "main")
-    email = _author_email(root)
+    repo = root / REPO_NAME
+    if (root / "plangate.yml").exists() or repo.exists():
+        raise UsageError(
+            f"{root} already has plangate.yml or {REPO_NAME}/", remedy="choose a new folder"
+        )
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    email = _author_email(repo)
     if not email:
         raise UsageError(
             "git has no user.email", remedy="run `git config --global user.email you@example.com`"
         )
-    (root / "plangate.yml").write_text(CONFIG_TEMPLATE.format(email=email), encoding="utf-8")
-    _exclude(root, "/plangate.yml")
-    example = root / "plans" / "hello" / "PLAN.yml"
+    (root / "plangate.yml").write_text(
+        CONFIG_TEMPLATE.format(repo=REPO_NAME, email=email), encoding="utf-8"
+    )
+    example = repo / "plans" / "hello" / "PLAN.yml"
     example.parent.mkdir(parents=True)
     template = Path(__file__).resolve().parent.parent / "templates" / "hello-PLAN.yml"
     example.write_text(template.read_text(encoding="utf-8"), encoding="utf-8")
-    _git(root, "add", "plans")
-    _git(root, "commit", "-q", "-m", "plangate init: example plan")
-    shown, config = visible(str(root)), visible(str(root / "plangate.yml"))
-    print(f"Initialized a plans repository in {shown}")
-    print(f"  approver: {visible(email)} (edit {config} to change)")
-    print(
-        f"  next: edit {visible(str(example))}, set status: pending_approval, commit,"
-        " and run `plangate run`"
+    _git(repo, "add", "plans")
+    name, agent = EXAMPLE_AGENT
+    _git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        "plans/hello: an example plan, submitted by an agent",
+        env={
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": agent,
+            "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": agent,
+        },
     )
+    _print_walkthrough(root, email)
     return 0
+
+
+def _print_walkthrough(root: Path, email: str) -> None:
+    shown = visible(str(root))
+    print(f"Initialized plangate in {shown}")
+    print(f"  {shown}/{REPO_NAME}   the plans repository (git); plans/hello is an example plan")
+    print(f"  {shown}/plangate.yml  the controller's config; approver: {visible(email)}")
+    print(f"  {shown}/state         the controller's state directory")
+    print("Try it (each line as printed):")
+    for line in walkthrough(root):
+        print(f"  $ {line}")
+
+
+def walkthrough(root: Path) -> list[str]:
+    """The commands that take the example plan from submitted to completed."""
+    config = "--config ../plangate.yml"
+    return [
+        f"cd {shlex.quote(str(root / REPO_NAME))}",
+        f"plangate run --once {config}",  # freezes plans/hello
+        "plangate show plans/hello",
+        f"plangate approve plans/hello {config}",
+        f"plangate run --once {config}",  # verifies the approval, runs the plan
+        f"plangate status {config}",
+        "git log --format='%h %an: %s'",
+    ]
 
 
 def _author_email(root: Path) -> str:
@@ -63,17 +109,15 @@ def _author_email(root: Path) -> str:
     return ident.partition("<")[2].partition(">")[0].strip()
 
 
-def _exclude(root: Path, pattern: str) -> None:
-    exclude = root / ".git" / "info" / "exclude"
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    with exclude.open("a", encoding="utf-8") as handle:
-        handle.write(f"{pattern}\n")
-
-
-def _git(root: Path, *args: str, check: bool = True) -> str:
+def _git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     try:
         result = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, check=False
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, **(env or {})},
         )
     except FileNotFoundError:
         raise GitError("git is not installed", remedy="install git") from None

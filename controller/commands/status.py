@@ -10,12 +10,12 @@ from controller.display import visible
 
 
 def status(*, config_path: str | None, as_json: bool) -> int:
-    from controller.commands._shared import required_config
+    from controller.commands._shared import config_or_repo
     from controller.service.reconcile import Controller
 
-    controller = Controller(required_config(config_path), lock=False)
+    controller = Controller(config_or_repo(config_path), lock=False)
     try:
-        rows = controller.status()
+        rows = controller.status(reasons=True)
         error = controller.status_error
     finally:
         controller.close()
@@ -30,18 +30,30 @@ def status(*, config_path: str | None, as_json: bool) -> int:
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
-    for row in rows:
-        print(_line(row))
     if not rows:
         print("no plans")
+        return 0
+    print(_columns("STATUS", "PLAN", "HASH", "APPROVER", "LAST EVENT"))
+    for row in rows:
+        print(_line(row))
     return 0
 
 
+def _columns(status: str, plan: str, hash_: str, approver: str, event: str) -> str:
+    return f"{status:18} {plan:40} {hash_:12} {approver:24} {event}".rstrip()
+
+
 def _line(row: dict[str, Any]) -> str:
-    """One plan, every plan- or git-supplied value escaped (controller.display)."""
-    extra = f" waiting: {visible(row['waiting'])}" if row.get("waiting") else ""
-    return (
-        f"{visible(row['status'] or '?'):18} {visible(row['plan']):40} "
-        f"{visible((row['hash'] or '-')[7:19]):12} {visible(row['approver'] or '-'):24} "
-        f"{visible(row['last_event'])}{extra}"
+    """One plan (and why it waits, failed or was refused, on the next line); every plan- or
+    git-supplied value escaped (controller.display)."""
+    text = _columns(
+        visible(row["status"] or "?"),
+        visible(row["plan"]),
+        visible((row["hash"] or "-")[7:19]),
+        visible(row["approver"] or "-"),
+        visible(row["last_event"]),
     )
+    why = row.get("waiting") or row.get("reason")
+    if why:
+        text += f"\n{'':18} {'waiting: ' if row.get('waiting') else ''}{visible(why)}"
+    return text

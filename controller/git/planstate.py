@@ -163,6 +163,8 @@ def _same_hash(a: BlobFacts | None, b: BlobFacts | None) -> bool:
 def _needs_attention(state: PlanState) -> bool:
     if state.request is not None or state.abort_requested:
         return True
+    if state.status is None or state.file_status is None:
+        return True  # no valid status, or the file cannot be read: the controller says why
     if state.status == "pending_approval":
         return state.frozen_hash != state.hash or state.hash is None
     return state.status in ("executing", "approved")

@@ -24,7 +24,7 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
     if config is not None and config.remote is None:
         repo: Path | None = config.repo_path().resolve()
     else:
-        repo = _git_root(path)
+        repo = git_root(path)
     if repo is None:
         return (
             "not inside a git repository: the controller reads only plans committed as "
@@ -46,7 +46,8 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
     return None
 
 
-def _git_root(path: Path) -> Path | None:
+def git_root(path: Path) -> Path | None:
+    """The nearest folder above ``path`` holding ``.git`` (no git process: this stays fast)."""
     for folder in path.parents:
         if (folder / ".git").exists():
             return folder

@@ -559,6 +559,37 @@ def freeze_text(
     return FreezeOutcome(plan, text, True, new_hash)
 
 
+def invalid_text(plan: LoadedPlan) -> str:
+    """The plan's text with ``status: invalid`` and ``validation.errors`` (code, message,
+    path, line); raises :class:`YamlParseError` when the file cannot carry them."""
+    if plan.doc is None:
+        raise YamlParseError("the file cannot be read as YAML")
+    errors = [
+        {"code": p.code, "message": p.message, "path": p.path, "line": p.line}
+        for p in plan.problems
+    ]
+    text = yamlio.set_scalar(plan.doc, ("plan", "status"), "invalid")
+    doc = yamlio.read_yaml(text, str(plan.path))
+    return yamlio.set_block(doc, "validation", {"errors": errors})
+
+
+def status_blocker(plan: LoadedPlan) -> Problem | None:
+    """Why the controller cannot write a status into this file (None: it can).
+
+    Unreadable files (not UTF-8, over the size limit, not YAML) and files whose top level is
+    not a block mapping with a ``plan:`` mapping cannot say ``status: invalid``; the
+    controller reports them in its log, ``status`` and metrics instead.
+    """
+    try:
+        invalid_text(plan)
+    except PlangateError as exc:
+        first = plan.problems[0] if plan.problems else None
+        return first or Problem(
+            exc.code, f"the controller cannot write a status here: {exc.message}"
+        )
+    return None
+
+
 def _convert_legacy_text(doc: yamlio.YamlDoc) -> str:
     """Rewrite legacy ``${...}`` references inside params scalars, leaving all else as is."""
     spans = []

@@ -49,7 +49,7 @@ class Committing(ControllerCore):
         committed = self._read_committed(state.file, head)
         try:
             on_disk = (self.repo.path / state.file).read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             return
         if committed is None or _without_execution(on_disk) != _without_execution(
             committed.decode("utf-8", "replace")

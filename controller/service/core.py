@@ -26,6 +26,7 @@ from controller.git.gitrepo import (
 from controller.git.history import HistoryIndex, withdraw_rule
 from controller.service.sources import SourceFinder
 from controller.service.statedir import StateDir
+from controller.service.unreadable import UnreadablePlans
 from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
 
@@ -98,6 +99,8 @@ class ControllerCore:
         #: Why the last status() could not read history (it then shows the index as it was).
         self.status_error: PlangateError | None = None
         self.log = _log()
+        #: plans whose file cannot carry a status (:mod:`controller.service.unreadable`)
+        self.unreadable = UnreadablePlans(config, self.log)
 
     # --- plumbing -----------------------------------------------------------------------
 

@@ -44,8 +44,9 @@ class Deciding(Freezing, Starting):
                 return self._decide(state)
             if state.abort_requested:
                 return self._record_abort(state)
-            if state.status == "pending_approval":
-                self._freeze(state.file)
+            if state.status in ("pending_approval", None) or state.file_status is None:
+                # None: a new file with no valid status, or one that cannot be read
+                self._freeze(state.file, first=state.status is None)
         except _Wait as wait:
             self._wait(state.plan_id, str(wait))
         except (GitError, _Moved):

@@ -11,10 +11,11 @@ import hashlib
 from pathlib import Path, PurePosixPath
 
 from controller.approval import policy
-from controller.errors import GitError, PlangateError
-from controller.plan import plans, yamlio
+from controller.errors import GitError, PlangateError, Problem
+from controller.git.gitrepo import blob_id
+from controller.plan import plans
 from controller.service import sources
-from controller.service.committing import Committing, _set_status
+from controller.service.committing import Committing
 from controller.service.core import _Moved
 
 
@@ -27,31 +28,57 @@ class Freezing(Committing):
             return self._scanner.scan(self.index.plans.keys())  # a plan's id is its folder
         return set()
 
-    def _freeze(self, file: str, *, adopt: bool = False) -> None:
+    def _freeze(self, file: str, *, adopt: bool = False, first: bool = False) -> None:
+        """Freeze a pending plan, or mark it ``invalid`` with its errors; ``first``: a plan
+        that never had a valid status is marked invalid too when it does not validate. A
+        file that cannot carry a status is reported (:mod:`controller.service.unreadable`)."""
         event = {"name": "freeze"}
+        plan_id = str(PurePosixPath(file).parent)
+        blocked: list[Problem] = []
 
         def mutate(text: str) -> str | None:
             loaded = plans.validate_text(text, self.repo.path / file, self.config)
-            if loaded.status != "pending_approval":
+            blocker = plans.status_blocker(loaded)
+            if blocker is not None:
+                blocked.append(blocker)
+                return None
+            if loaded.status != "pending_approval" and not (first and loaded.problems):
                 return None
             facts = (
-                policy.frozen_facts(str(PurePosixPath(file).parent), loaded.data, self.config)
-                if loaded.valid
-                else None
+                policy.frozen_facts(plan_id, loaded.data, self.config) if loaded.valid else None
             )
             outcome = plans.freeze_text(loaded, facts=facts)
             if loaded.problems:
                 event["name"] = "invalid"
-                return _mark_invalid(loaded)
+                return plans.invalid_text(loaded)
             return outcome.text if outcome.changed or adopt else None
 
-        sha = self._commit_plan(file, event["name"], mutate, None, "", adopt=adopt, event_ref=event)
+        try:
+            sha = self._commit_plan(
+                file, event["name"], mutate, None, "", adopt=adopt, event_ref=event
+            )
+        except UnicodeDecodeError as exc:
+            blocked.append(Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})"))
+            sha = None
+        if blocked:
+            self.unreadable.report(plan_id, file, self._blob_of(file, adopt), blocked[0])
+            return
+        self.unreadable.forget(plan_id)
         if sha is not None:
             self.log.info(
                 "plan_" + ("frozen" if event["name"] == "freeze" else "invalid"),
-                plan=str(PurePosixPath(file).parent),
+                plan=plan_id,
                 commit=sha,
             )
+
+    def _blob_of(self, file: str, adopt: bool) -> str | None:
+        if adopt:  # an uncommitted file: the id git would give its bytes
+            try:
+                return blob_id((self.repo.path / file).read_bytes())
+            except OSError:
+                return None
+        state = self.index.plans.get(str(PurePosixPath(file).parent))
+        return state.blob if state is not None else None
 
     def _adopt(self, path: str) -> None:
         """Local mode: freeze (and commit) a pending PLAN.yml an agent wrote but did not commit."""
@@ -65,7 +92,11 @@ class Freezing(Committing):
             loaded = plans.load_plan(file, self.config)  # bounded by limits.max_plan_bytes
         except PlangateError:
             return
-        if loaded.status == "pending_approval":
+        blocker = plans.status_blocker(loaded)
+        if blocker is not None:  # not committed: only the log can say so
+            plan_id = str(PurePosixPath(path).parent)
+            self.unreadable.report(plan_id, path, self._blob_of(path, True), blocker)
+        elif loaded.status == "pending_approval":
             try:
                 self._freeze(path, adopt=True)
             except (GitError, _Moved):
@@ -122,8 +153,3 @@ class Freezing(Committing):
         self._freeze(plan_file)  # in the same pass, as for a PLAN.yml an agent committed
         return True
 
-
-def _mark_invalid(loaded: plans.LoadedPlan) -> str:
-    errors = [{"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems]
-    text = _set_status(loaded.text, "invalid")
-    return yamlio.set_block(yamlio.read_yaml(text, "PLAN.yml"), "validation", {"errors": errors})

@@ -45,6 +45,9 @@ class QuietHandler(BaseHTTPRequestHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"
 
+    def version_string(self) -> str:
+        return self.server_version  # the base class appends " " + sys_version: "plangate "
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http.request", client=self.client_address[0], line=format % args)
 

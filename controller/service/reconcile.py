@@ -31,12 +31,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from controller.errors import PlangateError
+from controller.errors import PlangateError, Problem
+from controller.git.history import PlanState
+from controller.plan import yamlio
 from controller.service.core import MAX_PASSES, REMOTE, Job, iso
 from controller.service.core import _Moved as _Moved  # re-exported: callers catch and raise it
 from controller.service.core import _Wait as _Wait
 from controller.service.deciding import Deciding
 from controller.service.outcomes import Outcomes
+from controller.service.unreadable import UNREADABLE
 from controller.service.untracked import UntrackedScanner
 
 __all__ = ["MAX_PASSES", "REMOTE", "Controller", "Job", "UntrackedScanner", "iso"]
@@ -103,8 +106,9 @@ class Controller(Deciding, Outcomes):
 
     # --- reporting ----------------------------------------------------------------------
 
-    def status(self) -> list[dict[str, Any]]:
-        """Every plan the branch holds: status, hash, approver, last event, waiting reason."""
+    def status(self, *, reasons: bool = False) -> list[dict[str, Any]]:
+        """Every plan the branch holds: status, hash, approver, last event, waiting reason;
+        with ``reasons``, also why each plan waits, failed or was refused (reads its file)."""
         with self._lock:
             try:
                 self.index.scan(self.repo, self.head())
@@ -112,11 +116,14 @@ class Controller(Deciding, Outcomes):
                 self.last_error = str(exc)
                 self.status_error = exc
             running, waiting = self.running(), dict(self._waiting)
+            problems = {s.plan_id: self._blocker(s) for s in self.index.plans.values()}
             return [
                 {
                     "plan": s.plan_id,
                     "file": s.file,
-                    "status": s.status,
+                    "status": UNREADABLE if problems[s.plan_id] else s.status,
+                    "problem": _problem_json(problems[s.plan_id]),
+                    "reason": self._reason(s, problems[s.plan_id]) if reasons else None,
                     "file_status": s.file_status,
                     "hash": s.hash,
                     "frozen_hash": s.frozen_hash,
@@ -129,3 +136,38 @@ class Controller(Deciding, Outcomes):
                 }
                 for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
             ]
+
+    def _reason(self, state: PlanState, problem: Problem | None) -> str | None:
+        """Why the plan waits, failed or was refused (:mod:`controller.plan.summary`)."""
+        from controller.plan import summary
+
+        if problem is not None:
+            line = f" line {problem.line}" if problem.line else ""
+            return f"{problem.code}{line}: {problem.message}"
+        if state.status not in _REASONED or state.blob is None:
+            return None
+        try:
+            data = self.repo.blob(state.blob)
+            return summary.reason(yamlio.read_yaml(data.decode("utf-8"), state.file).data)
+        except (PlangateError, UnicodeDecodeError):
+            return None
+
+    def _blocker(self, state: PlanState) -> Problem | None:
+        """Why this plan's file cannot carry a status (None: it can, or it needs no check)."""
+        suspect = state.status is None or state.file_status is None
+        if not suspect and not (
+            state.status == "pending_approval" and state.frozen_hash != state.hash
+        ):
+            return None
+        blob = state.blob
+        return self.unreadable.judge(
+            state.plan_id, state.file, blob, lambda: self.repo.blob(blob) if blob else None
+        )
+
+
+#: Statuses whose plan file says why the plan is there (``status`` shows it).
+_REASONED = ("invalid", "failed", "awaiting_approval", "pending_approval")
+
+
+def _problem_json(problem: Problem | None) -> dict[str, Any] | None:
+    return None if problem is None else problem.to_json()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -133,17 +136,30 @@ def test_schema_validates_plans_for_editors(tmp_path: Path) -> None:
         jsonschema.validate(data, schema)
 
 
-def test_init_creates_a_ready_plans_repo(tmp_path: Path) -> None:
-    target = tmp_path / "plans-repo"
-    result = run_cli("init", str(target), env={"GIT_AUTHOR_EMAIL": "me@example.com"})
+def test_init_walkthrough_works_exactly_as_printed(tmp_path: Path) -> None:
+    result = run_cli("init", str(tmp_path / "ops"), env={"GIT_AUTHOR_EMAIL": "me@example.com"})
     assert result.returncode == 0, result.stderr
-    config = yamlio.read_yaml((target / "plangate.yml").read_text()).data
+    config = yamlio.read_yaml((tmp_path / "ops" / "plangate.yml").read_text()).data
     assert config["approval"]["approvers"] == ["me@example.com"]
-    assert config["tools"]["echo"]["kind"] == "echo"
-    assert git(target, "status", "--porcelain") == ""  # config is excluded, plan committed
-    assert "plans/hello/PLAN.yml" in git(target, "ls-files")
-    assert run_cli("validate", "plans/hello", cwd=target).returncode == 0
-    again = run_cli("init", str(target))
+    repo = tmp_path / "ops" / "plans-repo"
+    assert git(repo, "status", "--porcelain") == ""  # the config is not in the repository
+    steps = [line[4:] for line in result.stdout.splitlines() if line.startswith("  $ ")]
+    assert steps and steps[0].startswith("cd ")
+    cwd, env = tmp_path, {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.update(GIT_AUTHOR_EMAIL="me@example.com", GIT_COMMITTER_EMAIL="me@example.com")
+    outputs = []
+    for step in steps:  # every line as printed, in a shell, from where the previous left off
+        if step.startswith("cd "):
+            cwd = cwd / shlex.split(step)[1]
+            continue
+        done = subprocess.run(
+            step, shell=True, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True
+        )
+        assert done.returncode == 0, (step, done.stdout, done.stderr)
+        outputs.append(done.stdout)
+    assert "completed" in outputs[-2].splitlines()[1]  # `plangate status`
+    assert "me@example.com" in git(repo, "log", "-1", "--format=%b", "--grep=start")
+    again = run_cli("init", str(tmp_path / "ops"))
     assert again.returncode == 2 and "E_USAGE" in again.stderr
 
 

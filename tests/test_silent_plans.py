@@ -24,7 +24,7 @@ CANNOT_CARRY = {
     "big": (PLAN + "# " + "x" * 5000 + "\n", "E_PLAN_TOO_LARGE"),
 }
 INVALID = {
-    "typo": PLAN.replace("  status: pending_approval\n", "  status: pending_approval\n  owner: me\n"),
+    "typo": PLAN.replace("  status: pending_approval\n", "  status: pending_approval\n  x: 1\n"),
     "nostatus": PLAN.replace("  status: pending_approval\n", ""),
 }
 
@@ -41,7 +41,7 @@ def _config(tmp_path: Path, repo: Path, extra: str = "") -> Path:
 def _write_all(repo: Path) -> None:
     for slug, (text, _) in CANNOT_CARRY.items():
         write_plan(repo, slug, text)
-    for slug, text in INVALID.items():
+    for slug in INVALID:
         write_plan(repo, slug, text)
     commit_all(repo, "agent writes plans")
 
@@ -49,13 +49,11 @@ def _write_all(repo: Path) -> None:
 def test_every_plan_gets_an_answer_from_run_once(repo: Path, tmp_path: Path) -> None:
     config = _config(tmp_path, repo)
     _write_all(repo)
-    result = run_cli(
-        "run", "--once", "--config", str(config), env={"PLANGATE_LOG_FORMAT": "json"}
-    )
+    result = run_cli("run", "--once", "--config", str(config), env={"PLANGATE_LOG_FORMAT": "json"})
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
     # plans that can carry a status end `invalid`, errors with their lines, in a commit
-    for slug, text in INVALID.items():
+    for slug in INVALID:
         plan = head_plan(repo, slug)
         assert plan["plan"]["status"] == "invalid", slug
         errors = plan["validation"]["errors"]
@@ -63,7 +61,7 @@ def test_every_plan_gets_an_answer_from_run_once(repo: Path, tmp_path: Path) -> 
         assert any(e["code"] == "E_SCHEMA_INVALID" for e in errors)
         assert any(e["event"] == "plan_invalid" and e["plan"] == f"plans/{slug}" for e in events)
     typo_error = head_plan(repo, "typo")["validation"]["errors"][0]
-    assert typo_error["line"] == INVALID["typo"].splitlines().index("  owner: me") + 1
+    assert typo_error["line"] == INVALID["typo"].splitlines().index("  x: 1") + 1
     # the others are named in the log, once each, with code and line
     unreadable = {e["plan"]: e for e in events if e["event"] == "plan_unreadable"}
     assert set(unreadable) == {f"plans/{slug}" for slug in CANNOT_CARRY}

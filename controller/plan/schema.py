@@ -308,9 +308,11 @@ def salvage_document(data: Any) -> PlanDocument | None:
         for index, raw in enumerate(actions if isinstance(actions, list) else [])
     ]
     tools = data.get("available_tools")
+    header = {"name": "-", "task": "-", "status": "draft"}
+    inputs = data.get("inputs")
     return PlanDocument.model_construct(
-        plan=_salvage(PlanHeader, data.get("plan"), {"name": "-", "task": "-", "status": "draft"}),
-        inputs=data.get("inputs") if isinstance(data.get("inputs"), dict) else {},
+        plan=_salvage(PlanHeader, data.get("plan"), header) or PlanHeader.model_validate(header),
+        inputs=inputs if isinstance(inputs, dict) else {},
         available_tools=[
             t
             for t in (

@@ -74,15 +74,16 @@ HANDLERS: dict[str, Handler] = {
             "sign": a.sign,
             "note": a.message,
             "trailer": a.trailer,
+            "force": a.force,
         },
     ),
     "reject": (
         "controller.commands.reject:reject",
-        lambda a: {**_common(a), "path": a.path, "note": a.message},
+        lambda a: {**_common(a), "path": a.path, "note": a.message, "force": a.force},
     ),
     "abort": (
         "controller.commands.abort:abort",
-        lambda a: {**_common(a), "path": a.path, "note": a.message},
+        lambda a: {**_common(a), "path": a.path, "note": a.message, "force": a.force},
     ),
     "audit": ("controller.commands.audit:audit", lambda a: {**_common(a), "as_json": a.json}),
     "check": (
@@ -205,9 +206,16 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", metavar="PATH")
     p.add_argument("-m", "--message", required=True, help="why (kept in the commit message)")
 
-    p = add("abort", "stop a running or paused plan before its next action")
+    p = add("abort", "ask the controller to stop a running or paused plan before its next action")
     p.add_argument("path", metavar="PATH")
     p.add_argument("-m", "--message", help="a note for the commit message")
+
+    force_help = (
+        "commit even when the config says the controller would refuse or ignore it "
+        "(not an approver, your own plan)"
+    )
+    for name in ("approve", "reject", "abort"):
+        sub.choices[name].add_argument("--force", action="store_true", help=force_help)
 
     p = add("audit", "check every execution in git history against its approval")
     p.add_argument("--json", action="store_true")

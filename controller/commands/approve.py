@@ -9,25 +9,31 @@ The commit is the approval request; the controller verifies it against history (
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.display import visible
 from controller.errors import IllegalTransition, PlangateError, UsageError
 
-#: status a human command sets -> statuses it may be set from (SPEC §4)
-ALLOWED_FROM = {
-    "approved": ("pending_approval", "awaiting_approval", "failed"),
-    "rejected": ("pending_approval",),
-    "aborted": ("executing", "awaiting_approval"),
-}
-VERBS = {"approved": "approve", "rejected": "reject", "aborted": "abort"}
+if TYPE_CHECKING:
+    from controller.git.gitrepo import GitRepo
+    from controller.plan.plans import LoadedPlan
+    from controller.settings import Config
 
 
 def approve(
-    *, config_path: str | None, path: str, sign: bool, note: str | None, trailer: bool = False
+    *,
+    config_path: str | None,
+    path: str,
+    sign: bool,
+    note: str | None,
+    trailer: bool = False,
+    force: bool = False,
 ) -> int:
     if trailer:
         return commit_trailer(path, note=note)
-    return commit_status(path, "approved", note=note, sign=sign)
+    return commit_status(
+        path, "approved", note=note, sign=sign, config_path=config_path, force=force
+    )
 
 
 def commit_trailer(path: str, *, note: str | None) -> int:
@@ -78,7 +84,16 @@ def commit_trailer(path: str, *, note: str | None) -> int:
     return 0
 
 
-def commit_status(path: str, status: str, *, note: str | None, sign: bool = False) -> int:
+def commit_status(
+    path: str,
+    status: str,
+    *,
+    note: str | None,
+    sign: bool = False,
+    config_path: str | None = None,
+    force: bool = False,
+) -> int:
+    from controller.commands._shared import optional_config
     from controller.git.gitrepo import GitRepo
     from controller.plan import plans, yamlio
 
@@ -96,9 +111,12 @@ def commit_status(path: str, status: str, *, note: str | None, sign: bool = Fals
     on_disk = plan_file.read_text(encoding="utf-8")
     _refuse_uncommitted(text, on_disk, rel)
     loaded = plans.validate_text(text, Path(rel))
-    _check_transition(loaded, status, rel)
-    new_text = yamlio.set_scalar(yamlio.read_yaml(text, rel), ("plan", "status"), status)
     plan_id = str(Path(rel).parent)
+    _check_transition(loaded, status, plan_id)
+    config = optional_config(config_path)
+    if config is not None and not force:
+        _precheck(repo, head, config, plan_id, status)
+    new_text = yamlio.set_scalar(yamlio.read_yaml(text, rel), ("plan", "status"), status)
     message = _message(status, plan_id, loaded.hash, note)
     sha = repo.commit_files(
         branch=branch,
@@ -116,12 +134,46 @@ def commit_status(path: str, status: str, *, note: str | None, sign: bool = Fals
         disk_text = yamlio.set_scalar(yamlio.read_yaml(on_disk, rel), ("plan", "status"), status)
     plan_file.write_text(disk_text, encoding="utf-8")
     repo.set_index_entries({rel: new_text.encode()})
-    # the folder and the branch are anyone's text; the status is the past tense of the verb
-    print(
-        f"{status} {visible(plan_id)} in {sha[:12]} on {visible(branch)}"
-        + ("" if status != "approved" else "; push it if the controller watches a remote")
-    )
+    # the folder and the branch are anyone's text
+    print(f"{DONE[status]} {visible(plan_id)} in {sha[:12]} on {visible(branch)}{NEXT[status]}")
     return 0
+
+
+#: what the commit is, in the user's words: the controller decides what it does
+DONE = {"approved": "approved", "rejected": "rejected", "aborted": "abort requested for"}
+NEXT = {
+    "approved": "; push it if the controller watches a remote",
+    "rejected": "",
+    "aborted": "; the controller stops it before its next action (push it if it watches a remote)",
+}
+
+
+def _precheck(repo: GitRepo, head: str, config: Config, plan_id: str, status: str) -> None:
+    """Say now what the controller would refuse or ignore (``--force`` skips this)."""
+    from controller.approval.precheck import policy_problem
+    from controller.git.history import HistoryIndex
+
+    index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
+    try:
+        index.scan(repo, head)
+        state = index.plans.get(plan_id)
+        authors = state.changers if state is not None else []
+    finally:
+        index.close()
+    user = repo.user("COMMITTER" if config.approval.identity == "committer" else "AUTHOR")
+    verdict = policy_problem(plan_id, status, user.email, authors, config.approval)
+    if verdict is not None:
+        raise _error(verdict)
+
+
+def _error(verdict: object) -> PlangateError:
+    from controller.approval.precheck import Verdict
+    from controller.errors import error_for
+
+    assert isinstance(verdict, Verdict)
+    err = error_for(verdict.code, verdict.message)
+    err.remedy = verdict.remedy  # type: ignore[misc]
+    return err
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:
@@ -140,24 +192,25 @@ def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:
         )
 
 
-def _check_transition(loaded: object, status: str, rel: str) -> None:
+def _check_transition(loaded: LoadedPlan, status: str, plan_id: str) -> None:
+    from controller.approval.precheck import transition_problem
     from controller.errors import PlanHashMismatch, PlanNotFrozen
 
-    current = getattr(loaded, "status", None)
-    if current not in ALLOWED_FROM[status]:
-        raise IllegalTransition(
-            f"{rel} is {current}; {VERBS[status]} works on a plan that is "
-            + " or ".join(ALLOWED_FROM[status])
-        )
+    verdict = transition_problem(plan_id, loaded.status, status)
+    if verdict is not None:
+        raise _error(verdict)
     if status == "approved":
-        frozen = getattr(loaded, "frozen_hash", None)
-        if frozen is None:
-            raise PlanNotFrozen(f"{rel} is not frozen yet; wait for the controller to freeze it")
-        if frozen != getattr(loaded, "hash", None):
-            raise PlanHashMismatch(f"{rel} changed after it was frozen")
+        if loaded.frozen_hash is None:
+            raise PlanNotFrozen(
+                f"{plan_id} is not frozen yet; wait for the controller to freeze it"
+            )
+        if loaded.frozen_hash != loaded.hash:
+            raise PlanHashMismatch(f"{plan_id} changed after it was frozen")
 
 
 def _message(status: str, plan_id: str, plan_hash: str | None, note: str | None) -> str:
+    from controller.approval.precheck import VERBS
+
     text = f"{VERBS[status]} {plan_id}\n\n"
     if note:
         text += note.strip() + "\n\n"

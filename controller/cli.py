@@ -59,7 +59,8 @@ HANDLERS: dict[str, Handler] = {
         },
     ),
     "mcp": ("controller.commands.mcp:mcp", lambda a: {**_common(a)}),
-    "schema": ("controller.commands.schema:schema", lambda a: {}),
+    "schema": ("controller.commands.schema:schema", lambda a: {"config_path": a.config}),
+    "tools": ("controller.commands.tools:tools", lambda a: {**_common(a), "as_json": a.json}),
     "init": ("controller.commands.init:init", lambda a: {"directory": a.directory}),
     "run": ("controller.commands.run:run", lambda a: {**_common(a), "once": a.once}),
     "status": (
@@ -180,7 +181,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add("mcp", "serve agents over MCP (stdio): catalog, validate, submit, status, log, wait")
 
-    add("schema", "print the JSON Schema of PLAN.yml (for editors)")
+    add("schema", "print the JSON Schema of PLAN.yml (for editors); --config: for its catalog")
+
+    p = add("tools", "the controller's tool catalog: what a plan may call, with its params")
+    p.add_argument("--json", action="store_true", help="the catalog as JSON")
 
     p = add("init", "create a new plans repository")
     p.add_argument("directory", metavar="DIR")

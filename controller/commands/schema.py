@@ -1,12 +1,22 @@
-"""``plangate schema``: JSON Schema of PLAN.yml, for editors (yaml-language-server)."""
+"""``plangate schema [--config F]``: JSON Schema of PLAN.yml, for editors (yaml-language-server).
+
+With a config, the schema is specialised to its catalog: ``tool`` is an enum of the catalog's
+names and each tool's params are checked by its ``params_schema``.
+"""
 
 from __future__ import annotations
 
 import json
 
 
-def schema() -> int:
+def schema(*, config_path: str | None = None) -> int:
     from controller.plan.schema import json_schema
 
-    print(json.dumps(json_schema(), indent=2))
+    document = json_schema()
+    if config_path is not None:
+        from controller.commands._shared import required_config
+        from controller.plan.catalog import specialise_schema
+
+        document = specialise_schema(document, required_config(config_path).tools)
+    print(json.dumps(document, indent=2))
     return 0

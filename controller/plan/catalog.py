@@ -1,0 +1,96 @@
+"""The controller's tool catalog as plan authors (and agents) see it.
+
+:func:`describe_tool` is the one place that says what a catalog tool is to someone writing a
+plan: ``plangate tools``, ``plangate show`` and the specialised ``plangate schema --config``
+all use it, so a field added to :class:`controller.settings.ToolSpec` (risk, estimate,
+output trust, ...) is shown everywhere by adding it here. What a tool runs is shown (kind,
+argv, python target, method and URL); its environment and headers are not (they may hold
+credentials).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.settings import ToolSpec
+
+
+def describe_tool(name: str, spec: ToolSpec) -> dict[str, Any]:
+    """Everything a plan author may know about one catalog tool, as JSON data."""
+    estimate = getattr(spec, "estimate", None)
+    return {
+        "name": name,
+        "description": spec.description,
+        "kind": spec.kind,
+        "params_schema": spec.params_schema,
+        "idempotent": spec.idempotent,
+        "timeout": spec.timeout,
+        "risk": getattr(spec, "risk", None),
+        "estimate": estimate.model_dump(mode="json") if estimate is not None else None,
+        "output_trust": getattr(spec, "output_trust", None),
+        "sensitive": list(getattr(spec, "sensitive", []) or []),
+        "maps_to": maps_to(spec),
+    }
+
+
+def describe_catalog(tools: dict[str, ToolSpec]) -> list[dict[str, Any]]:
+    return [describe_tool(name, tools[name]) for name in sorted(tools)]
+
+
+def maps_to(spec: ToolSpec) -> str:
+    """What the tool runs, in one line: ``exec: kubectl scale ...``, ``http: POST https://...``."""
+    if spec.kind == "exec":
+        return "exec: " + " ".join(spec.argv or [])
+    if spec.kind == "python":
+        return f"python: {spec.target}"
+    if spec.kind == "http":
+        return f"http: {spec.method} {spec.url}"
+    return "echo: returns its params"
+
+
+def specialise_schema(schema: dict[str, Any], tools: dict[str, ToolSpec]) -> dict[str, Any]:
+    """The PLAN.yml JSON Schema narrowed to one catalog: ``tool`` (and ``available_tools``
+    names) must be a catalog name, and each action's ``params`` must satisfy its tool's
+    ``params_schema`` (JSON Schema 2020-12 ``if``/``then``), so an editor flags a wrong tool
+    or param as you type."""
+    out = copy.deepcopy(schema)
+    names = sorted(tools)
+    defs = out.setdefault("$defs", {})
+    action = defs.get("Action")
+    if action is not None:
+        action["properties"]["tool"] = {
+            **action["properties"]["tool"],
+            "enum": names,
+            "description": "A tool of the controller's catalog (`plangate tools`).",
+        }
+        action["allOf"] = [
+            {
+                "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
+                "then": {"properties": {"params": _params(tools[name].params_schema)}},
+            }
+            for name in names
+            if tools[name].params_schema is not None
+        ]
+    available = defs.get("AvailableTool")
+    if available is not None:
+        available["properties"]["name"] = {**available["properties"]["name"], "enum": names}
+    out["title"] = f"{out.get('title', 'PLAN.yml')} (catalog: {', '.join(names) or 'empty'})"
+    return out
+
+
+#: a string holding a ``$<...>`` reference: its value is known only at run time
+_REFERENCE = {"type": "string", "pattern": "\\$<"}
+
+
+def _params(params_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """A tool's params_schema, with each property also accepting a reference (checked again
+    after resolution, before the tool runs)."""
+    schema = copy.deepcopy(params_schema or {})
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        schema["properties"] = {
+            key: {"anyOf": [value, _REFERENCE]} for key, value in properties.items()
+        }
+    return schema

@@ -41,7 +41,7 @@ def _config(tmp_path: Path, repo: Path, extra: str = "") -> Path:
 def _write_all(repo: Path) -> None:
     for slug, (text, _) in CANNOT_CARRY.items():
         write_plan(repo, slug, text)
-    for slug in INVALID:
+    for slug, text in INVALID.items():
         write_plan(repo, slug, text)
     commit_all(repo, "agent writes plans")
 

@@ -25,6 +25,7 @@ Anything else is a finding; ``plangate audit`` exits 1 when there is one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,24 @@ class Execution:
     message: str = ""
     hash_ok: bool = True
     outcome: str | None = None
+    #: the hash that was started (and approved, when ``hash_ok``)
+    plan_hash: str | None = None
+    #: what the approval was: ``approve`` (a first approval), ``gate`` or ``resume``
+    approval_kind: str | None = None
+    approved_at: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    outcome_commit: str | None = None
+    #: who asked for the abort (the controller's abort commit says it in ``Aborted-By:``)
+    aborted_by: str | None = None
 
 
 @dataclass
 class AuditReport:
     executions: list[Execution] = field(default_factory=list)
     findings: list[dict[str, str]] = field(default_factory=list)
+    #: rejections and abort requests: ``{kind, plan, commit, by, at}``
+    decisions: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -79,6 +92,7 @@ class AuditReport:
         return {
             "ok": self.ok,
             "executions": [asdict(e) for e in self.executions],
+            "decisions": self.decisions,
             "findings": self.findings,
         }
 
@@ -104,6 +118,16 @@ class Auditor:
             self._verify(event)
         elif event.kind == "controller":
             self._controller(event)
+        elif event.kind in ("reject", "abort-request"):
+            self.report.decisions.append(
+                {
+                    "kind": event.kind,
+                    "plan": event.plan_id,
+                    "commit": event.commit.sha,
+                    "by": event.detail,
+                    "at": _iso(event.commit.commit_time),
+                }
+            )
         else:
             self.flag(event, event.kind, event.detail)
 
@@ -182,6 +206,12 @@ class Auditor:
             decision.approver if decision else None,
             bool(decision and decision.valid),
         )
+        assert event.after is not None
+        execution.plan_hash = event.after.hash
+        execution.started_at = _iso(event.commit.commit_time)
+        if request is not None:
+            execution.approval_kind = request.kind.value
+            execution.approved_at = _iso(request.commit_time)
         self.report.executions.append(execution)
         self.open[event.plan_id] = execution
         if request is None or decision is None:
@@ -223,11 +253,20 @@ class Auditor:
             self.flag(event, "outcome-without-start", f"{verb} without a start commit")
             return
         execution.outcome = verb
+        execution.outcome_commit = event.commit.sha
+        if verb != "checkpoint":  # a run that paused at a gate ended there too
+            execution.finished_at = _iso(event.commit.commit_time)
+        if verb == "abort":
+            execution.aborted_by = event.commit.trailers.get("Aborted-By")
         assert event.after is not None
         approved = self.verdicts.get(event.plan_id)
         del approved
         if verb != "checkpoint" and verb != "await-approval":
             self.open.pop(event.plan_id, None)
+
+
+def _iso(ts: int) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def audit_repo(repo: GitRepo, config: Config, head: str) -> AuditReport:

@@ -47,12 +47,20 @@ def _print(report: object) -> None:
     assert isinstance(report, AuditReport)
     for ex in report.executions:
         verdict = "valid" if ex.approval_valid and ex.hash_ok else f"INVALID {ex.code or ''}"
+        kind = (
+            f" ({ex.approval_kind})" if ex.approval_kind and ex.approval_kind != "approve" else ""
+        )
+        by = f" by {ex.aborted_by}" if ex.aborted_by else ""
         print(
             visible(
-                f"{ex.plan}: start {ex.start_commit[:12]} approved by {ex.approver or '?'} in "
-                f"{(ex.approval_commit or '?')[:12]}: {verdict} -> {ex.outcome or 'running'}"
+                f"{ex.plan}: start {ex.start_commit[:12]} at {ex.started_at or '?'} approved"
+                f"{kind} by {ex.approver or '?'} in {(ex.approval_commit or '?')[:12]}: "
+                f"{verdict} -> {ex.outcome or 'running'}{by}"
             )
         )
+    for d in report.decisions:
+        what = "rejected" if d["kind"] == "reject" else "abort requested"
+        print(visible(f"{d['plan']}: {what} by {d['by']} in {d['commit'][:12]} at {d['at']}"))
     for f in report.findings:
         print(visible(f"FLAG {f['kind']}: {f['plan']} at {f['commit'][:12]}: {f['detail']}"))
     print("audit: ok" if report.ok else f"audit: {len(report.findings)} finding(s)")

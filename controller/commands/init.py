@@ -86,7 +86,7 @@ def _print_walkthrough(root: Path, email: str) -> None:
     print(f"  {shown}/state         the controller's state directory")
     print("Try it (each line as printed):")
     for line in walkthrough(root):
-        print(f"  $ {line}")
+        print(f"  $ {visible(line)}")
 
 
 def walkthrough(root: Path) -> list[str]:

@@ -355,9 +355,13 @@ class Lifecycle(IndexStore):
             self._emit(sink, "request", state, record, snapshot, transition.value)
         elif transition is Transition.ABORT:
             state.abort_requested = True
+            state.abort_by = who
             state.note(f"{record.sha[:12]} abort requested by {who}")
+            self._emit(sink, "abort-request", state, record, snapshot, who)
         else:
             state.note(f"{record.sha[:12]} {who} set status {new.status}")
+            if new.status == "rejected":
+                self._emit(sink, "reject", state, record, snapshot, who)
 
     @staticmethod
     def _emit(

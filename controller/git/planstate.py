@@ -90,6 +90,8 @@ class PlanState:
     #: ``approval:`` block, SPEC §11); a change to hashed content voids them.
     collected: dict[str, Any] | None = None
     abort_requested: bool = False
+    #: Who asked for the abort (the human commit's author): the abort commit's Aborted-By.
+    abort_by: str | None = None
     approver: str | None = None
     last_event: str = ""
     last_commit: str = ""
@@ -105,7 +107,8 @@ class HistoryEvent:
     """Something the audit (and logs) may want to know about one commit and one plan."""
 
     #: request | controller | illegal | owned-block-changed | log-changed |
-    #: content-after-approval
+    #: content-after-approval | reject | abort-request (the last two are decisions, not
+    #: findings)
     kind: str
     plan_id: str
     commit: CommitRecord

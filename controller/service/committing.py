@@ -69,6 +69,7 @@ class Committing(ControllerCore):
         *,
         approved_by: str | None = None,
         approval_commit: str | None = None,
+        trailers: dict[str, str] | None = None,
         adopt: bool = False,
         extra: dict[str, bytes] | None = None,
         event_ref: dict[str, str] | None = None,
@@ -98,6 +99,7 @@ class Committing(ControllerCore):
             body,
             approved_by,
             approval_commit,
+            trailers,
         )
         files: dict[str, bytes | None] = {file: new_text.encode("utf-8"), **(extra or {})}
         sha = self._write(files, head, message, on_commit, before_index)
@@ -140,6 +142,7 @@ class Committing(ControllerCore):
         body: str,
         approved_by: str | None,
         approval_commit: str | None,
+        extra_trailers: dict[str, str] | None = None,
     ) -> str:
         from controller.execution.secrets import redact_text
 
@@ -152,6 +155,8 @@ class Committing(ControllerCore):
             trailers.append(f"Approved-By: {approved_by}")
         if approval_commit:
             trailers.append(f"Approval-Commit: {approval_commit}")
+        for key, value in (extra_trailers or {}).items():
+            trailers.append(f"{key}: {' '.join(value.split())}")  # one line, whatever it held
         # Two controllers making the same decision in the same second would otherwise create
         # byte-identical commits, and each would take the other's start commit for its own.
         trailers.append(f"Controller: {self.instance_id()}")
@@ -240,3 +245,8 @@ def _set_approval(record: dict[str, Any], status: str) -> Callable[[str], str | 
         return _set_status(yamlio.set_block(doc, "approval", record), status)
 
     return mutate
+
+
+def aborted_by(state: PlanState) -> dict[str, str] | None:
+    """The ``Aborted-By:`` trailer of an abort commit: who asked for it."""
+    return {"Aborted-By": state.abort_by} if state.abort_by else None

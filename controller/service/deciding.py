@@ -19,7 +19,7 @@ from controller.approval import approvals, verdicts
 from controller.errors import GitError, PlangateError
 from controller.git.history import PlanState
 from controller.plan import plans, yamlio
-from controller.service.committing import _set_approval, _set_status
+from controller.service.committing import _set_approval, _set_status, aborted_by
 from controller.service.core import Job, _Moved, _Wait, iso
 from controller.service.freezing import Freezing
 from controller.service.starting import Starting
@@ -141,6 +141,13 @@ class Deciding(Freezing, Starting):
             execution.update(status="aborted", finished_at=plans.now_utc())
             return _set_status(yamlio.set_block(doc, "execution", execution), "aborted")
 
-        self._commit_plan(state.file, "abort", mutate, state.hash, "aborted on request")
+        self._commit_plan(
+            state.file,
+            "abort",
+            mutate,
+            state.hash,
+            "aborted on request",
+            trailers=aborted_by(state),
+        )
         self.index.set_job(state.plan_id, None)
         return None

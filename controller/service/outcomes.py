@@ -16,7 +16,7 @@ from typing import Any
 from controller.errors import PlangateError
 from controller.git.history import LOG_NAME
 from controller.plan import plans, yamlio
-from controller.service.committing import Committing, _set_status
+from controller.service.committing import Committing, _set_status, aborted_by
 from controller.service.core import MAX_PASSES, Job, _job_data, _Moved, _stat_key, _Wait
 
 _OUTCOME_STATUS = {
@@ -152,6 +152,7 @@ class Outcomes(Committing):
             body,
             approved_by=str(job.approval.get("by") or "") or None,
             approval_commit=str(job.approval.get("commit") or "") or None,
+            trailers=aborted_by(state) if status == "aborted" else None,
             extra=extra,
         )
 

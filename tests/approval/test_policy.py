@@ -164,15 +164,9 @@ def test_the_smaller_cap_wins() -> None:
 
 
 def _problems(data: dict[str, Any], config: Config) -> list[tuple[str, str, str]]:
-    text = yamlio.dump_yaml(data) if hasattr(yamlio, "dump_yaml") else _dump(data)
+    text = yamlio.dump(data)  # block YAML: a plan's top level must be a block mapping
     loaded = plans.validate_text(text, Path("plans/x/PLAN.yml"), config)
     return [(p.code, p.path, p.message) for p in loaded.problems]
-
-
-def _dump(data: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(data)  # JSON is YAML 1.2
 
 
 def test_exceeding_a_cap_at_freeze_names_what_how_much_and_the_cap() -> None:

@@ -352,5 +352,5 @@ def test_init_prints_a_hostile_folder_and_email_escaped(tmp_path: Path) -> None:
     shown = f"{tmp_path}/ops\\x1b[2J\\r\\u202e"
     lines = result.stdout.splitlines()
     assert lines[0] == f"Initialized plangate in {shown}"
-    assert f"approver: me\\u202e\\u200b@example.com" in lines[2]
+    assert "approver: me\\u202e\\u200b@example.com" in lines[2]
     assert lines[5] == f"  $ cd '{shown}/plans-repo'"

@@ -41,7 +41,34 @@ def plan_view(
         from controller.plan.flows import plan_flows
 
         view["flows"] = [flow.to_json() for flow in plan_flows(plan.model, config.tools)]
+    view.update(_second_look(plan, config))
     return view
+
+
+def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
+    """Why the plan is where it is, what each tool maps to in the catalog, and at a gate the
+    values the gated action will receive (secrets masked): what a reviewer needs before
+    approving a gate or a resume."""
+    from controller.plan import summary
+
+    assert plan.model is not None
+    found: dict[str, Any] = {}
+    why = summary.reason(plan.data)
+    if why:
+        found["reason"] = why
+    if config is not None:
+        from controller.plan.catalog import maps_to
+
+        used = {str(a.tool) for a in plan.model.actions if getattr(a, "tool", None)}
+        found["maps_to"] = {t: maps_to(config.tools[t]) for t in sorted(used) if t in config.tools}
+    if plan.status == "awaiting_approval":
+        runs = summary.action_runs(plan.data)
+        for action in plan.model.actions:
+            if runs.get(action.id, {}).get("status") not in ("succeeded", "skipped"):
+                values = summary.gate_values(plan.data, action)
+                found["gate"] = {"action": action.id, "values": values}
+                break
+    return found
 
 
 def freeze_state(plan: LoadedPlan) -> str:
@@ -70,7 +97,11 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
     lines = [bold(f"Plan: {visible(header['name'])}")]
     if verbosity != "quiet":
         lines.append(f"Task:    {visible(header['task'])}")
-    lines.append(f"Status:  {visible(header['status'])}")
+    reason = f" - {visible(view['reason'])}" if view.get("reason") else ""
+    lines.append(f"Status:  {visible(header['status'])}{reason}")
+    approval: dict[str, Any] = view["approval"] if isinstance(view.get("approval"), dict) else {}
+    if approval.get("by") and approval.get("status") == "approved":
+        lines.append(f"Approved: by {visible(str(approval['by']))} at {approval.get('at', '?')}")
     lines.append(f"Hash:    {view['hash']}  ({view['freeze_state']})")
     lines += review_lines(view)
     if view.get("inputs") and verbosity != "quiet":
@@ -87,8 +118,15 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
             "",
             bold(f"[{action['id']}] {visible(_callee(action))}") + f" - {visible(action['why'])}",
         ]
+        mapped = (view.get("maps_to") or {}).get(action.get("tool"))
+        if mapped:
+            lines.append(f"    runs: {visible(mapped)}")
         lines += [f"    {line}" for line in _details(action, color)]
         lines += [f"    {line}" for line in _run_lines(run, verbosity)]
+        gate = view.get("gate") or {}
+        if gate.get("action") == action["id"]:
+            lines.append("    WAITING HERE: approving the gate runs it with these values:")
+            lines += [f"      {visible(k)} = {_json(v)}" for k, v in gate["values"].items()]
     if "flows" not in view and verbosity != "quiet":
         lines += ["", "Flows: (no config found: run with --config to see where outside data goes)"]
     elif verbosity != "quiet":

@@ -71,3 +71,57 @@ def _gate(data: dict[str, Any]) -> str | None:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def action_runs(data: Any) -> dict[int, dict[str, Any]]:
+    """Per action id, what the controller recorded when it ran: status, duration, outputs,
+    error (from ``execution.actions``)."""
+    execution = _mapping(data.get("execution")) if isinstance(data, dict) else {}
+    runs: dict[int, dict[str, Any]] = {}
+    for action in execution.get("actions") or []:
+        if isinstance(action, dict) and isinstance(action.get("id"), int):
+            runs[action["id"]] = action
+    return runs
+
+
+def run_line(run: dict[str, Any]) -> str:
+    """``succeeded in 240 ms; outputs {...}`` or ``failed in 3 ms: E_TOOL_FAILED: ...``."""
+    import json
+
+    text = str(run.get("status") or "?")
+    if isinstance(run.get("duration_ms"), int | float):
+        text += f" in {run['duration_ms']:g} ms"
+    attempts = run.get("attempts")
+    if isinstance(attempts, int) and attempts > 1:
+        text += f" ({attempts} attempts)"
+    error = _mapping(run.get("error"))
+    if error:
+        return f"{text}: {error.get('code')}: {error.get('message')}"
+    outputs = run.get("outputs")
+    if outputs:
+        shown = json.dumps(outputs, ensure_ascii=False)
+        text += f"; outputs {shown if len(shown) <= 200 else shown[:197] + '...'}"
+    return text
+
+
+def gate_values(data: Any, action: Any) -> dict[str, Any]:
+    """The params the gated ``action`` will receive, resolved from the outputs recorded so
+    far; secrets shown as ``***``; a value not known yet says why."""
+    from controller.errors import PlangateError
+    from controller.plan import refs
+
+    runs = action_runs(data)
+    ctx = refs.Context(
+        inputs=_mapping(data.get("inputs")),
+        plan=_mapping(data.get("plan")),
+        approval=_mapping(data.get("approval")),
+        outputs={i: _mapping(r.get("outputs")) for i, r in runs.items() if r.get("outputs")},
+        secret=lambda name: "***",
+    )
+    values: dict[str, Any] = {}
+    for key, value in action.params.items():
+        try:
+            values[key] = refs.resolve(value, ctx)
+        except PlangateError as exc:
+            values[key] = f"(not known yet: {exc.message})"
+    return values

@@ -150,4 +150,3 @@ class Freezing(Committing):
         )
         self._freeze(plan_file)  # in the same pass, as for a PLAN.yml an agent committed
         return True
-

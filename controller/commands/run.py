@@ -12,6 +12,10 @@ def run(*, config_path: str | None, once: bool) -> int:
     from controller.commands._shared import required_config
 
     config = required_config(config_path)
+    if not once and config.webhook.listen:
+        from controller.service.webhook import webhook_secret
+
+        webhook_secret(config)  # refused before any listener (metrics, ui) starts
     if not once:
         from controller.service.daemon import serve
 

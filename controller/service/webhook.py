@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from controller.errors import ConfigInvalid
+from controller.errors import ConfigInvalid, PlangateError
 from controller.logs import get_logger
 from controller.service import metrics
 from controller.service.httpd import HttpServer, QuietHandler
@@ -82,17 +82,32 @@ def authenticate(headers: Mapping[str, str], body: bytes, secret: bytes) -> Verd
     return Verdict(401, "none", "no signature or secret header")
 
 
-def pushed_ref(body: bytes, content_type: str) -> str | None:
-    """The ``ref`` a push payload names (GitHub and GitLab both send one), if any."""
+def pushed_ref(body: bytes, content_type: str = "") -> str | None:
+    """The ``ref`` a push payload names (GitHub and GitLab both send one), if any.
+
+    The body is read as JSON or as GitHub's form encoding (``payload=<json>``) whatever the
+    ``Content-Type`` says: a hook configured with the other content type, or a client that
+    sends none, must not turn a push to another branch into a fetch-and-run."""
+    del content_type  # not trusted to say which: both readings are tried
+    for read in (_json_payload, _form_payload):
+        payload = read(body)
+        if isinstance(payload, dict) and isinstance(payload.get("ref"), str):
+            return str(payload["ref"])
+    return None
+
+
+def _json_payload(body: bytes) -> Any:
     try:
-        if content_type.startswith("application/x-www-form-urlencoded"):
-            payload: Any = json.loads(parse_qs(body.decode())["payload"][0])
-        else:
-            payload = json.loads(body or b"null")
-    except (ValueError, KeyError, UnicodeDecodeError):
+        return json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError):
         return None
-    ref = payload.get("ref") if isinstance(payload, dict) else None
-    return ref if isinstance(ref, str) else None
+
+
+def _form_payload(body: bytes) -> Any:
+    try:
+        return json.loads(parse_qs(body.decode())["payload"][0])
+    except (ValueError, KeyError, IndexError, UnicodeDecodeError):
+        return None
 
 
 class WebhookHandler(QuietHandler):
@@ -172,16 +187,33 @@ class WebhookHandler(QuietHandler):
 
 
 def webhook_secret(config: Config, env: Mapping[str, str] | None = None) -> bytes:
-    """The shared secret, from the environment; refusing to run an unauthenticated hook."""
+    """The shared secret, from the environment; refusing to run an unauthenticated hook.
+
+    The daemon calls this before it starts any listener; the error names the config file and
+    the line of ``webhook.listen``."""
     name = config.webhook.secret_env
     value = (os.environ if env is None else env).get(name, "")
     if not value:
         raise ConfigInvalid(
-            f"webhook.listen is set but ${name} is empty",
+            f"{_where(config)}webhook.listen is set but ${name} is empty",
             remedy=f"set {name} to a long random secret (the same one the forge sends), "
             "or remove webhook.listen",
         )
     return value.encode()
+
+
+def _where(config: Config) -> str:
+    """``FILE:LINE: `` of ``webhook.listen`` in the config file ("" when unknown)."""
+    if config.source is None:
+        return ""
+    try:
+        from controller.plan import yamlio
+
+        doc = yamlio.read_yaml(config.source.read_text(encoding="utf-8"), str(config.source))
+        line = doc.line_of(("webhook", "listen"))
+    except (OSError, UnicodeDecodeError, PlangateError):
+        line = None
+    return f"{config.source}:{line}: " if line else f"{config.source}: "
 
 
 def serve(config: Config, on_push: OnPush, env: Mapping[str, str] | None = None) -> HttpServer:

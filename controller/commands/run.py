@@ -23,9 +23,14 @@ def run(*, config_path: str | None, once: bool) -> int:
     from controller import logs
     from controller.service.reconcile import Controller
 
+    from controller.progress import Progress
+
     logs.configure()  # stderr: JSON lines unless it is a terminal
     controller = Controller(config)
+    progress = Progress()  # a line on a terminal, `progress` events otherwise
     try:
-        return controller.run_once()
+        controller.index.progress = progress  # a cold history scan can take a while
+        return controller.run_once(progress)
     finally:
+        progress.close()
         controller.close()

@@ -57,12 +57,18 @@ __all__ = [
 ]
 
 
+#: Commits between two progress reports of a scan.
+PROGRESS_EVERY = 500
+
+
 class HistoryIndex(Lifecycle):
     """The per-plan index, in memory, persisted to sqlite after each scan."""
 
     #: Folders to scan instead of the whole plans directory (``plangate check`` looks at the
     #: plans a pull request touches only; a plan's facts come from its own folder's history).
     scan_paths: list[str] | None = None
+    #: ``progress(task, done, total)`` during long scans (set by the CLI: controller.progress)
+    progress: Callable[[str, int, int | None], None] | None = None
 
     # --- scanning ---------------------------------------------------------------------
 
@@ -90,6 +96,8 @@ class HistoryIndex(Lifecycle):
                 for record in repo.first_parent_log(*segment, paths, newest_first=True):
                     found.append(record)
                     prefetch.add(record)
+                    if self.progress is not None and len(found) % PROGRESS_EVERY == 0:
+                        self.progress("reading history (commits)", len(found), None)
                 return found
 
             if len(segments) == 1:
@@ -101,8 +109,12 @@ class HistoryIndex(Lifecycle):
                     parts = list(pool.map(collect, segments))
         records = [record for part in parts for record in reversed(part)]
         try:
-            for record in records:
+            for done, record in enumerate(records, 1):
                 self.apply(repo, record, sink)
+                if self.progress is not None and (
+                    done % PROGRESS_EVERY == 0 or done == len(records) >= PROGRESS_EVERY
+                ):
+                    self.progress("indexing history (commits)", done, len(records))
         except BaseException:
             self._load()  # never half a scan in memory: the next one re-applies from `last`
             raise

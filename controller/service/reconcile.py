@@ -91,17 +91,20 @@ class Controller(Deciding, Outcomes):
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
 
-    def run_once(self) -> int:
-        """Do all the work that needs no new input, then return 0 (``plangate run --once``)."""
+    def run_once(self, progress: Callable[[str, int, int | None], None] | None = None) -> int:
+        """Do all the work that needs no new input, then return 0 (``plangate run --once``);
+        ``progress(task, done, total)`` hears of each plan run."""
         seen: dict[str, int] = {}
         for _ in range(1000):
             jobs = self.reconcile()
             jobs = [j for j in jobs if seen.get(j.plan_id, 0) < 3]
             if not jobs:
                 return 0
-            for job in jobs:
+            for done, job in enumerate(jobs, 1):
                 seen[job.plan_id] = seen.get(job.plan_id, 0) + 1
                 self.execute(job)
+                if progress is not None:
+                    progress("running approved plans", done, len(jobs))
         return 0
 
     # --- reporting ----------------------------------------------------------------------

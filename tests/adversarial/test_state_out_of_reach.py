@@ -130,20 +130,24 @@ def test_a_config_inside_the_tree_is_refused(tmp_path: Path, vid: str) -> None:
 
 @pytest.mark.parametrize("vid", [pytest.param("init-then-run", marks=_CONFIG)])
 def test_plangate_init_then_run_in_the_checkout_is_refused(tmp_path: Path, vid: str) -> None:
-    """``plangate init`` leaves plangate.yml in the working tree; an agent adds itself as an
-    approver there; ``plangate run`` from the checkout must not take that config."""
+    """``plangate init`` puts plangate.yml beside the plans repository (issue 12); an agent
+    that can write the checkout drops its own plangate.yml there, naming itself approver;
+    ``plangate run`` from the checkout must not take that config."""
     lab = Lab(tmp_path)
-    fresh = tmp_path / "fresh"
-    result = lab.cli("init", str(fresh), cwd=tmp_path)
+    workspace = tmp_path / "fresh"
+    result = lab.cli("init", str(workspace), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    config = fresh / "plangate.yml"
-    config.write_text(
-        config.read_text().replace('approvers: ["', 'approvers: ["agent@example.com", "')
+    fresh = workspace / "plans-repo"
+    (fresh / "plangate.yml").write_text(
+        (workspace / "plangate.yml")
+        .read_text()
+        .replace("repo: plans-repo", "repo: .")
+        .replace('approvers: ["', 'approvers: ["agent@example.com", "')
     )
     (fresh / "plans" / "hello" / "PLAN.yml").write_text(
         (fresh / "plans" / "hello" / "PLAN.yml")
         .read_text()
-        .replace("status: draft", "status: approved")
+        .replace("status: pending_approval", "status: approved")
     )
     env = {**lab.env(AGENT)}
     subprocess.run(["git", "commit", "-qam", "approve my own"], cwd=fresh, env=env, check=True)

@@ -21,9 +21,8 @@ def run(*, config_path: str | None, once: bool) -> int:
 
         return int(serve(config))
     from controller import logs
-    from controller.service.reconcile import Controller
-
     from controller.progress import Progress
+    from controller.service.reconcile import Controller
 
     logs.configure()  # stderr: JSON lines unless it is a terminal
     controller = Controller(config)

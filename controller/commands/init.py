@@ -29,7 +29,7 @@ CONFIG_TEMPLATE = """\
 repo: {repo}
 state_dir: state
 plans_dir: plans
-identity: {{name: plangate, email: plangate@localhost}}
+identity: {{name: controller, email: plangate@localhost}}
 approval:
   approvers: ["{email}"]
   allow_self_approval: false

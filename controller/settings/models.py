@@ -83,7 +83,9 @@ class RemoteSettings(_Strict):
 class Identity(_Strict):
     """Name and email of the controller's own commits."""
 
-    name: str = "plangate"
+    #: not "plangate": subjects start with "plangate:", and `git log --format='%an: %s'`
+    #: would read "plangate: plangate: complete ..."
+    name: str = "controller"
     email: str = "plangate@localhost"
 
     @field_validator("name", "email")

@@ -158,6 +158,8 @@ def test_init_walkthrough_works_exactly_as_printed(tmp_path: Path) -> None:
         assert done.returncode == 0, (step, done.stdout, done.stderr)
         outputs.append(done.stdout)
     assert "completed" in outputs[-2].splitlines()[1]  # `plangate status`
+    assert "controller: plangate: complete plans/hello" in outputs[-1]  # `git log`
+    assert "plangate: plangate:" not in outputs[-1]
     assert "me@example.com" in git(repo, "log", "-1", "--format=%b", "--grep=start")
     again = run_cli("init", str(tmp_path / "ops"))
     assert again.returncode == 2 and "E_USAGE" in again.stderr

@@ -42,7 +42,7 @@ def test_direct_approval_runs_and_commits_back(repo: Path) -> None:
     assert found["Plan"] == "plans/greet" and found["Plan-Status"] == "completed"
     assert found["Approved-By"] == "alice@example.com"
     assert found["Approval-Commit"] == approval_commit
-    assert git(repo, "log", "-1", "--format=%an <%ae>") == "plangate <plangate@localhost>\n"
+    assert git(repo, "log", "-1", "--format=%an <%ae>") == "controller <plangate@localhost>\n"
     assert "EXECUTION_LOG.md" in git(repo, "show", "--stat", "--format=", "HEAD")
     text = (repo / "plans/greet/PLAN.yml").read_text()
     assert "# Written by the agent" in text and "# trailing comment" in text

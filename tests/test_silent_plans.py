@@ -93,3 +93,14 @@ def test_the_daemon_counts_unreadable_plans_in_its_metrics(repo: Path, tmp_path:
 
         wait_until(scraped, what="unreadable plans in the metrics")
         assert daemon.stop() == 0
+
+
+def test_paths_in_logs_are_normalised(repo: Path, tmp_path: Path) -> None:
+    config = _config(tmp_path, repo)
+    config.write_text(config.read_text() + "plans_dir: ./plans/\n")
+    write_plan(repo, "tab", TAB)  # not committed: the controller finds it in the tree
+    result = run_cli("run", "--once", "--config", str(config), env={"PLANGATE_LOG_FORMAT": "json"})
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    (event,) = [e for e in events if e["event"] == "plan_unreadable"]
+    assert event["plan"] == "plans/tab" and event["file"] == "plans/tab/PLAN.yml"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, get_args
 
 from pydantic import (
@@ -318,7 +318,7 @@ class Config(_Strict):
                 f"found {_shown(value)}, not a relative path inside the repo",
                 "write a path relative to the repo root, without `..`, e.g. plans",
             )
-        return value
+        return PurePosixPath(value).as_posix()  # "./plans/" -> "plans": one spelling in logs
 
     @model_validator(mode="after")
     def _rule_tools(self) -> Config:

@@ -155,7 +155,7 @@ def test_reload_applies_rules_and_refuses_identity_changes(
     assert controller.config.approval.approvers == ["bob@example.com"]
     config_file.write_text(text + "identity: {name: other, email: other@x}\n")
     assert not d.reload()
-    assert d.config.identity.name == "plangate"
+    assert d.config.identity.name == "controller"  # the default, unchanged
     config_file.write_text("nonsense: [\n")
     assert not d.reload()
 

@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 
 from controller.plan import yamlio
-from tests.conftest import run_cli
-from tests.plan_factory import BASE_TEXT
+from tests.support.gitenv import run_cli
+from tests.support.plan_factory import BASE_TEXT
 
 CONFIG = """\
 tools:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import commit_all, git, identity, run_cli
-from gitkit import AGENT, ALICE, BOB, MALLORY, head_plan, write_plan
+from tests.support.gitenv import commit_all, git, identity, run_cli
+from tests.support.gitkit import AGENT, ALICE, BOB, MALLORY, head_plan, write_plan
 
 
 def _setup(repo: Path, tmp_path: Path, author: tuple[str, str] = AGENT) -> Path:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import commit_all, run_cli
-from gitkit import AGENT, ALICE, approve, write_plan
+from tests.support.gitenv import commit_all, run_cli
+from tests.support.gitkit import AGENT, ALICE, approve, write_plan
 
 GATED = """\
 plan:

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import httpx
-from conftest import commit_all, run_cli
-from daemonkit import free_port, running_daemon, wait_for_commit, wait_until
-from gitkit import PLAN, head_plan, write_plan
+
+from tests.support.daemonkit import free_port, running_daemon, wait_for_commit, wait_until
+from tests.support.gitenv import commit_all, run_cli
+from tests.support.gitkit import PLAN, head_plan, write_plan
 
 TAB = PLAN.replace("  task:", "\ttask:")
 FLOW = (

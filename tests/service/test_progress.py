@@ -9,10 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import commit_all, git
-from gitkit import AGENT, ALICE, approve, write_plan
-
 from controller.git.history import PROGRESS_EVERY
+from tests.support.gitenv import commit_all, git
+from tests.support.gitkit import AGENT, ALICE, approve, write_plan
 
 
 def _repo_with_history(repo: Path, tmp_path: Path) -> Path:

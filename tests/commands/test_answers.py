@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import commit_all, git, identity, run_cli
-from gitkit import AGENT, ALICE, BOB, GATED, PLAN, approve, head_plan, write_plan
+from tests.support.gitenv import commit_all, git, identity, run_cli
+from tests.support.gitkit import AGENT, ALICE, BOB, GATED, PLAN, approve, head_plan, write_plan
 
 
 def _config(tmp_path: Path, repo: Path) -> Path:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import git, run_cli
-from tests.plan_factory import BASE_TEXT, write_plan
+from tests.support.gitenv import git, run_cli
+from tests.support.plan_factory import BASE_TEXT, write_plan
 
 FLOW = (
     '{"plan": {"name": "x", "task": "y", "status": "pending_approval"}, '

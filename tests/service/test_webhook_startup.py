@@ -11,11 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemonkit import free_port
 
 from controller.service import webhook
 from controller.settings import config_from_data
-from tests.conftest import ROOT, run_cli
+from tests.support.daemonkit import free_port
+from tests.support.gitenv import ROOT, run_cli
 
 SECRET = "s3cret-for-tests"
 

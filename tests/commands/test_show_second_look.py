@@ -48,11 +48,11 @@ def test_show_at_a_gate_and_after_running(repo: Path, tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
     lines = out.splitlines()
-    assert lines[0].startswith("Plan:") and lines[2].startswith("Status:   awaiting_approval")
+    assert lines[0].startswith("Plan:") and lines[2].startswith("Status:  awaiting_approval")
     assert "paused before action 2" in lines[2]
     assert "Approved: by alice@example.com" in out
     assert out.count("runs: echo: returns its params") == 2  # the catalog's mapping per tool
-    assert "ran: succeeded in" in out and 'outputs {"who": "world"}' in out
+    assert "ran: succeeded in" in out and 'outputs: {"who": "world"}' in out
     waiting = lines.index("    WAITING HERE: approving the gate runs it with these values:")
     assert lines[waiting + 1] == '      said = "hello, world"'
     assert lines[waiting + 2] == '      token = "***"'

@@ -116,7 +116,7 @@ def test_show_preview_for_reviewers(tmp_path: Path) -> None:
     )
     path = write_plan(tmp_path, text)
     out = run_cli("show", str(path)).stdout
-    assert "Plan:     Rotate keys" in out and "not frozen" in out
+    assert "Plan: Rotate keys" in out and "not frozen" in out
     assert "[2] echo - Rotate the first key" in out
     assert "«$<actions[1].outputs.keys>»" in out
     assert "output keys <- $.service" in out

@@ -27,7 +27,8 @@ def _once(config: Path) -> None:
 def test_status_and_audit_answer_questions(repo: Path, tmp_path: Path) -> None:
     config = _config(tmp_path, repo)
     write_plan(repo, "gated", GATED)
-    write_plan(repo, "stopped", GATED)
+    # a distinct plan: one frozen hash runs at most once per controller (E_ALREADY_EXECUTED)
+    write_plan(repo, "stopped", GATED.replace('name: "Greet"', 'name: "Greet, stopped"', 1))
     write_plan(repo, "unwanted", PLAN)
     commit_all(repo, "agent writes plans", AGENT)
     _once(config)

@@ -16,21 +16,6 @@ import pytest
 from tests.support.gitenv import commit_all, git
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Whole-suite runs on one machine take turns (TEMPORARY, for the parallel work of this
-    round: several worktrees share two cores; thrashing made timing-sensitive tests flake).
-    Runs of chosen files, xdist workers and PLANGATE_SUITE_LOCK=0 are not affected."""
-    import fcntl
-
-    if hasattr(config, "workerinput") or os.environ.get("PLANGATE_SUITE_LOCK") == "0":
-        return
-    if any(str(a).endswith(".py") or "::" in str(a) for a in config.args):
-        return
-    fd = os.open("/tmp/plangate-suite.lock", os.O_CREAT | os.O_RDWR, 0o666)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    config._plangate_suite_lock = fd  # type: ignore[attr-defined]  # held until exit
-
-
 @pytest.fixture(scope="session", autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("home")

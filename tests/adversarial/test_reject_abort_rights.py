@@ -49,7 +49,8 @@ def via_cli(command: str, who: tuple[str, str]) -> object:
     def step(lab: Lab, vid: str) -> None:
         lab.git("config", "user.name", who[0])
         lab.git("config", "user.email", who[1])
-        args = [command, "--config", str(lab.config), f"plans/{vid}"]
+        # --force: the attacker commits whatever the pre-check says (the controller decides)
+        args = [command, "--force", "--config", str(lab.config), f"plans/{vid}"]
         if command == "reject":
             args += ["-m", "no"]
         result = lab.cli(*args, cwd=lab.repo)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from controller.git.history import PROGRESS_EVERY
 from tests.support.gitenv import commit_all, git
-from tests.support.gitkit import AGENT, ALICE, approve, write_plan
+from tests.support.gitkit import AGENT, ALICE, PLAN, approve, write_plan
 
 
 def _repo_with_history(repo: Path, tmp_path: Path) -> Path:
@@ -29,8 +29,8 @@ def _repo_with_history(repo: Path, tmp_path: Path) -> Path:
         ["git", "fast-import", "--quiet"], cwd=repo, input="".join(script), text=True, check=True
     )
     git(repo, "reset", "-q", "--hard", "main")
-    for slug in ("one", "two"):
-        write_plan(repo, slug)
+    for slug in ("one", "two"):  # distinct plans: one frozen hash runs once per controller
+        write_plan(repo, slug, PLAN.replace('name: "Greet"', f'name: "Greet {slug}"', 1))
     commit_all(repo, "agent", AGENT)
     config = tmp_path / "plangate.yml"
     config.write_text(

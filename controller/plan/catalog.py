@@ -68,16 +68,28 @@ def specialise_schema(schema: dict[str, Any], tools: dict[str, ToolSpec]) -> dic
         action["allOf"] = [
             {
                 "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
-                "then": {"properties": {"params": _params(tools[name].params_schema)}},
+                "then": {
+                    "description": _trust_note(tools[name]),
+                    "properties": {"params": _params(tools[name].params_schema)},
+                },
             }
             for name in names
-            if tools[name].params_schema is not None
         ]
     available = defs.get("AvailableTool")
     if available is not None:
         available["properties"]["name"] = {**available["properties"]["name"], "enum": names}
     out["title"] = f"{out.get('title', 'PLAN.yml')} (catalog: {', '.join(names) or 'empty'})"
     return out
+
+
+def _trust_note(spec: ToolSpec) -> str:
+    """What the editor tells an author about a tool's data flows (SPEC §16)."""
+    trust = getattr(spec, "output_trust", "untrusted")
+    sensitive = list(getattr(spec, "sensitive", None) or [])
+    note = f"output_trust: {trust}"
+    if sensitive:
+        note += f"; sensitive params: {', '.join(sensitive)} (outside data needs a guard)"
+    return note
 
 
 #: a string holding a ``$<...>`` reference: its value is known only at run time

@@ -258,3 +258,11 @@ def test_on_failure_skip_applies_to_a_failed_guard(setup: Any) -> None:
     assert state["plan"]["status"] == "completed"
     assert state["execution"]["actions"][1]["status"] == "skipped"
     assert not (setup[2] / "outbox.jsonl").exists()
+
+
+def test_the_catalog_schema_tells_an_editor_about_trust_and_sensitive_params(setup: Any) -> None:
+    _, config, _ = setup
+    schema = json.loads(run_cli("schema", "--config", str(config)).stdout)
+    notes = [rule["then"]["description"] for rule in schema["$defs"]["Action"]["allOf"]]
+    assert "output_trust: inherit" in notes
+    assert any("sensitive params: to, cc" in note for note in notes)

@@ -95,27 +95,15 @@ class Commits(Objects, Refs, Signing):
 
     def range_log(self, exclude: str, include: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every commit reachable from ``include`` but not ``exclude`` (a merge's branch)."""
-        tag = _new_tag()
-        out = self.run(
-            "-c",
-            "core.quotePath=false",
-            "log",
-            "-z",
-            "--raw",
-            "--no-renames",
-            "--no-abbrev",
-            "--diff-merges=first-parent",
-            "--no-show-signature",
-            _log_format(tag),
-            f"{exclude}..{include}",
-            "--",
-            *paths,
-        )
-        return list(parse_log(out, tag))
+        return self._changes_log(f"{exclude}..{include}", paths)
 
     def path_log(self, tip: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every commit in ``tip``'s whole history that changed ``paths`` (merges compared
         with their first parent)."""
+        return self._changes_log(tip, paths)
+
+    def _changes_log(self, revisions: str, paths: Sequence[str]) -> list[CommitRecord]:
+        """``git log`` of ``revisions`` limited to ``paths``, with each commit's raw changes."""
         tag = _new_tag()
         out = self.run(
             "-c",
@@ -128,7 +116,7 @@ class Commits(Objects, Refs, Signing):
             "--diff-merges=first-parent",
             "--no-show-signature",
             _log_format(tag),
-            tip,
+            revisions,
             "--",
             *paths,
         )

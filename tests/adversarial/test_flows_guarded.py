@@ -14,16 +14,18 @@ real CLI and git are used. The defence holds when:
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-AGENT = {"GIT_AUTHOR_NAME": "Agent", "GIT_AUTHOR_EMAIL": "agent@example.com"}
-ALICE = {"GIT_AUTHOR_NAME": "Alice", "GIT_AUTHOR_EMAIL": "alice@example.com"}
+from tests.support.gitenv import git as _git
+from tests.support.gitenv import identity
+from tests.support.gitenv import run_cli as _run
+
+AGENT = identity("Agent", "agent@example.com")
+ALICE = identity("Alice", "alice@example.com")
 SOURCE = "import json,sys; print(open(sys.argv[1] + '/' + sys.argv[2] + '.json').read())"
 SINK = (
     "import os,sys; "
@@ -118,18 +120,6 @@ UNGUARDED_GUARDS = {
 }
 
 
-def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    full = {**__import__("os").environ, **(env or {})}
-    if env:
-        full |= {
-            "GIT_COMMITTER_NAME": env["GIT_AUTHOR_NAME"],
-            "GIT_COMMITTER_EMAIL": env["GIT_AUTHOR_EMAIL"],
-        }
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=full, check=True, capture_output=True, text=True
-    ).stdout
-
-
 def _plan(name: str, params: str, guards: str | None) -> str:
     hops = "".join(
         textwrap.dedent(
@@ -165,21 +155,6 @@ def _plan(name: str, params: str, guards: str | None) -> str:
         + textwrap.indent(hops, "  ")
         + f'  - id: {sink_id}\n    tool: sink\n    why: "act on it"\n    params: {params}\n'
         + guard_line
-    )
-
-
-def _cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    import os
-
-    return subprocess.run(
-        [sys.executable, "-m", "controller", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=300,
     )
 
 
@@ -226,12 +201,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "agent: plans", env=AGENT)
     env = {"SINK_LOG": str(root / "sink.log")}
-    assert _cli("run", "--once", "--config", str(config), cwd=root, env=env).returncode == 0
+    assert (
+        _run("run", "--once", "--config", str(config), cwd=root, env=env, timeout=300).returncode
+        == 0
+    )
     for name in cases:
         path = repo / "plans" / name / "PLAN.yml"
         path.write_text(path.read_text().replace("status: pending_approval", "status: approved", 1))
     _git(repo, "commit", "-q", "-am", "approve all", env=ALICE)
-    assert _cli("run", "--once", "--config", str(config), cwd=root, env=env).returncode == 0
+    assert (
+        _run("run", "--once", "--config", str(config), cwd=root, env=env, timeout=300).returncode
+        == 0
+    )
     sink = root / "sink.log"
     calls = sink.read_text().splitlines() if sink.exists() else []
     return {

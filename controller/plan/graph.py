@@ -129,13 +129,3 @@ def _cycle(needs: dict[int, tuple[int, ...]]) -> list[int]:
                 state[node] = 2
                 path.pop()
     return []
-
-
-def render_text(graph: Graph, labels: dict[int, str]) -> list[str]:
-    """The graph as text lines for ``plangate show``: one line per action, with its needs."""
-    lines = []
-    for action in graph.order:
-        needed = graph.needs[action]
-        after = f"  <- needs {', '.join(str(n) for n in needed)}" if needed else "  (start)"
-        lines.append(f"[{action}] {labels.get(action, '')}{after}")
-    return lines

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from controller.display import visible
+from controller.plan import graphtext
 
 if TYPE_CHECKING:
     from controller.plan.plans import LoadedPlan
@@ -41,8 +42,34 @@ def plan_view(
         from controller.plan.flows import plan_flows
 
         view["flows"] = [flow.to_json() for flow in plan_flows(plan.model, config.tools)]
+    if any(a.plan is not None for a in plan.model.actions):
+        view["nested"] = nested_view(plan, config)
     view.update(_second_look(plan, config))
     return view
+
+
+def nested_view(plan: LoadedPlan, config: Config | None) -> list[dict[str, Any]]:
+    """Each nested action's pinned plan as it will run (its name, inputs and actions), or
+    why it cannot be read: the reviewer approves those actions too."""
+    from controller.errors import PlangateError
+    from controller.plan import nested, plans
+
+    assert plan.model is not None
+    found: list[dict[str, Any]] = []
+    for action in plan.model.actions:
+        if action.plan is None:
+            continue
+        entry: dict[str, Any] = {"action": action.id, **action.plan.model_dump(mode="json")}
+        try:
+            child = nested.load(action.plan, config, plan.path, plans.check_document)
+        except PlangateError as exc:
+            entry["error"] = {"code": exc.code, "message": exc.message}
+        else:
+            dumped = child.model.model_dump(mode="json")
+            entry.update(name=child.model.plan.name, inputs=dumped["inputs"])
+            entry.update(preconditions=dumped["preconditions"], actions=dumped["actions"])
+        found.append(entry)
+    return found
 
 
 def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
@@ -107,6 +134,10 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
     if view.get("inputs") and verbosity != "quiet":
         lines.append(f"Inputs:  {_json(view['inputs'])}")
     runs = _runs(view)
+    if verbosity != "quiet":
+        drawn = graphtext.graph_lines(view, runs)
+        lines += ["", *drawn] if drawn else []
+    nested = {n["action"]: n for n in view.get("nested") or []}
     for action in view["actions"]:
         run = runs.get(action["id"], {})
         if verbosity == "quiet":
@@ -123,6 +154,8 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
             lines.append(f"    runs: {visible(mapped)}")
         lines += [f"    {line}" for line in _details(action, color)]
         lines += [f"    {line}" for line in _run_lines(run, verbosity)]
+        if action.get("plan"):
+            lines += [f"    {line}" for line in _nested(action, nested, runs, verbosity, color)]
         gate = view.get("gate") or {}
         if gate.get("action") == action["id"]:
             lines.append("    WAITING HERE: approving the gate runs it with these values:")
@@ -172,23 +205,50 @@ def _details(action: dict[str, Any], color: bool) -> list[str]:
         lines.append(
             f"nested plan {visible(action['plan']['path'])} pinned at {action['plan']['hash']}"
         )
+    for key, value in (action.get("inputs") or {}).items():
+        lines.append(f"input {visible(key)} = {_highlight(_json(value), color)}")
     for key, value in (action.get("params") or {}).items():
         lines.append(f"param {visible(key)} = {_highlight(_json(value), color)}")
     for output in action.get("outputs") or []:
         optional = " (optional)" if output.get("optional") else ""
         lines.append(f"output {output['name']} <- {visible(output['path'])}{optional}")
     for pre in action.get("preconditions") or []:
-        lines.append(
-            f"precondition {visible(pre['tool'])} {_json(pre.get('params', {}))} "
-            f"expect {_json(pre['expect'])}"
-        )
+        lines.append(_highlight(graphtext.check_text("precondition", pre), color))
     if action.get("verify"):
-        lines.append(f"verify {_json(action['verify'])}")
+        lines.append(_highlight(graphtext.check_text("verify", action["verify"]), color))
     lines.append(f"on failure: {policy(action)}")
     for step in action.get("fallback") or []:
         lines.append(f"fallback [{step['id']}] {visible(step['tool'])} - {visible(step['why'])}")
     for guard in action.get("guards") or []:
         lines.append(f"guard {visible(guard['param'])}: {visible(_guard(guard))}")
+    return lines
+
+
+def _nested(
+    action: dict[str, Any],
+    nested: dict[Any, dict[str, Any]],
+    runs: dict[Any, dict[str, Any]],
+    verbosity: Verbosity,
+    color: bool,
+) -> list[str]:
+    """The pinned plan's actions under the action that runs it, keyed as the journal keys
+    them (``2/1``), each with its params, checks and (once run) its status."""
+    child = nested.get(action["id"])
+    if child is None:
+        return ["its actions: not read (run show inside the plans repository, or with --config)"]
+    if child.get("error"):
+        error = child["error"]
+        return [
+            f"its actions: cannot be read: {visible(error['code'])}: {visible(error['message'])}"
+        ]
+    lines = [f'its actions ("{visible(child["name"])}", inputs {_json(child["inputs"])}):']
+    for pre in child.get("preconditions") or []:
+        lines.append(f"  before them: {graphtext.check_text('precondition', pre)}")
+    for inner in child.get("actions") or []:
+        key = f"{action['id']}/{inner['id']}"
+        lines.append(f"  [{key}] {graphtext.callee(inner)} - {visible(inner['why'])}")
+        lines += [f"      {line}" for line in _details(inner, color)]
+        lines += [f"      {line}" for line in _run_lines(runs.get(key, {}), verbosity)]
     return lines
 
 

@@ -19,8 +19,13 @@ import re
 # private-use (Co) character of Unicode 14, plus the blocks around them kept whole for
 # characters assigned later (U+2065, the Egyptian format controls, the tag block). Format
 # characters hide text (zero-width, soft hyphen, tags) or reorder it (bidi, Trojan Source).
+# Also the invisible characters of other categories that attacks use as blanks or to carry
+# hidden data: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme
+# joiner (U+034F), Khmer's inherent vowels (U+17B4, U+17B5), the Mongolian free variation
+# selectors (U+180B-U+180D) and the supplementary variation selectors (U+E0100-U+E01EF).
 HIDDEN = re.compile(
-    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "[\x00-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\uffa0"
+    "\U000e0100-\U000e01ef\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ud800-\uf8ff\ufeff\ufff9-\ufffb"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e007f\U000f0000-\U0010ffff]"

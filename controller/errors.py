@@ -168,6 +168,23 @@ class UnguardedFlow(PlangateError):
     )
 
 
+class PlanAmbiguous(PlangateError):
+    code = "E_PLAN_AMBIGUOUS"
+    remedy = (
+        "keep one plan file per folder: delete PLAN.yml or PLAN.yaml (a reviewer could read "
+        "one while the other ran)"
+    )
+
+
+class UnsafePath(PlangateError):
+    code = "E_UNSAFE_PATH"
+    remedy = (
+        "plan files and folders must be regular files and folders (no symlink, FIFO, device "
+        "or submodule) with names free of control characters and line breaks; rename or "
+        "replace it"
+    )
+
+
 class ActionIds(PlangateError):
     code = "E_ACTION_IDS"
     remedy = "number actions 1, 2, 3, ... in file order"

@@ -85,7 +85,9 @@ def test_status_json_keeps_the_values_as_they_are(history: Path) -> None:
     assert result.returncode == 0, result.stderr
     _no_raw(result.stdout)  # JSON's own escaping keeps them inert...
     rows = {row["plan"]: row for row in json.loads(result.stdout)}
-    assert rows["plans/greet"]["approver"] == EVE[1]  # ...and the values exact
+    # ...and the values exact, as recorded: the approver comes from the controller's
+    # Approved-By: trailer, where hidden characters are written escaped (git/message.py)
+    assert rows["plans/greet"]["approver"] == visible(EVE[1])
     assert MALLORY[1] in rows["plans/other"]["last_event"]
 
 
@@ -117,7 +119,7 @@ def test_execution_log_shows_plan_and_git_text_escaped(history: Path) -> None:
     assert committed == log
 
 
-def test_plan_folder_name_is_escaped_in_status_and_log(repo: Path) -> None:
+def test_plan_folder_name_is_escaped_in_status_and_never_runs(repo: Path) -> None:
     slug = "x\x1b[2J\u202e\u200b|y"
     write_plan(repo, slug)
     commit_all(repo, "add", AGENT)
@@ -130,9 +132,13 @@ def test_plan_folder_name_is_escaped_in_status_and_log(repo: Path) -> None:
     assert result.returncode == 0, result.stderr
     _no_raw(result.stdout)
     assert "plans/x\\x1b[2J\\u202e\\u200b|y" in result.stdout
-    log = (repo / "plans" / slug / "EXECUTION_LOG.md").read_text()
-    _no_raw(log)
-    assert "| Plan | `plans/x\\x1b[2J\\u202e\\u200b\\|y` |" in log
+    # such a name is E_UNSAFE_PATH (issue 11): recorded, never run, no log written
+    rows = json.loads(
+        run_cli("status", "--json", "--config", str(repo.parent / "plangate.yml")).stdout
+    )
+    (row,) = [r for r in rows if r["plan"] == f"plans/{slug}"]
+    assert row["status"] is None and row["notes"][-1].startswith("E_UNSAFE_PATH")
+    assert not (repo / "plans" / slug / "EXECUTION_LOG.md").exists()
 
 
 def test_visible_escapes_hidden_characters_and_nothing_else() -> None:
@@ -292,8 +298,12 @@ def test_every_control_format_separator_and_private_use_character_is_hidden() ->
     matched = set(HIDDEN.findall(everything))
     by_category = {c for c in everything if unicodedata.category(c) in hidden_categories}
     assert sorted(f"U+{ord(c):04X}" for c in by_category - matched) == []
-    # beyond them only unassigned code points, kept for later assignments (the tag block)
-    assert {unicodedata.category(c) for c in matched - by_category} == {"Cn"}
+    # beyond them only unassigned code points, kept for later assignments (the tag block),
+    # and the invisible blanks and selectors attacks hide text or data with (issue 11)
+    invisible = set("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u3164\uffa0")
+    invisible |= {chr(c) for c in range(0xE0100, 0xE01F0)}
+    assert invisible <= matched
+    assert {unicodedata.category(c) for c in matched - by_category - invisible} == {"Cn"}
     assert {"\U000e0000", "\U000e0002", "\U000e007f"} <= matched
 
 

@@ -275,6 +275,7 @@ def audit_repo(repo: GitRepo, config: Config, head: str) -> AuditReport:
         plans_dir=config.plans_dir,
         controller_email=config.identity.email,
         may_withdraw=withdraw_rule(config.approval),
+        max_plan_bytes=config.limits.max_plan_bytes,
     )
     auditor = Auditor(repo, config)
     auditor.index = index

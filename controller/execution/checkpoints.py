@@ -72,6 +72,10 @@ class Checkpoints:
         self.log_file = plan.path.with_name("EXECUTION_LOG.md")
         # Sections of finished actions never change: render each once.
         self._done_sections: dict[int, str] = {}
+        #: What the last checkpoint produced: the controller commits these, never the files
+        #: (an agent sharing the working tree may rewrite them or swap in a symlink).
+        self.block: dict[str, Any] | None = None
+        self.log_text: str | None = None
 
     def maybe_write(self) -> None:
         # Never spend more than ~1/CHECKPOINT_SHARE of the run rewriting state files, however
@@ -80,13 +84,21 @@ class Checkpoints:
         if time.monotonic() - self.last >= gap:
             self.write("executing")
 
+    def render(self, status: str, *, final: bool = False) -> tuple[dict[str, Any], str]:
+        """Produce the execution block and the log text in memory (kept as :attr:`block`,
+        :attr:`log_text`)."""
+        # The journal's outcome time: a re-rendering (a completed run asked again, whose first
+        # outcome commit did not land) produces the very bytes written the first time.
+        finished = (self.state.last_outcome_at or plans.now_utc()) if final else None
+        with self.lock:
+            self.block = block = self.execution_block(status, finished)
+            self.log_text = text = self.render_log(status, finished)
+        return block, text
+
     def write(self, status: str, *, final: bool = False) -> None:
         started = time.monotonic()
-        finished = plans.now_utc() if final else None
         try:
-            with self.lock:
-                block = self.execution_block(status, finished)
-                text = self.render_log(status, finished)
+            block, text = self.render(status, final=final)
             self._write_plan(block)
             fsutil.write_atomic(self.log_file, text)
         except (PlangateError, OSError) as exc:
@@ -138,7 +150,8 @@ class Checkpoints:
         return entry
 
     def _write_plan(self, block: dict[str, Any]) -> None:
-        text = self.plan_file.read_text(encoding="utf-8")
+        # never through a symlink or into a FIFO an agent swapped in (E_UNSAFE_PATH)
+        text = fsutil.read_regular(self.plan_file).decode("utf-8")
         loaded = self.plan
         same = text == loaded.text and loaded.doc is not None
         doc = loaded.doc if same and loaded.doc else yamlio.read_yaml(text, str(self.plan_file))

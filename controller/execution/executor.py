@@ -183,6 +183,7 @@ class PlanRun:
             outputs=outputs,
             results=results,
             secret=self.secrets.get,
+            max_chars=self.config.limits.max_params_bytes,
         )
         self.scope = Scope(ctx, outputs, results)
         self.log = structlog.get_logger("plangate").bind(plan=plan_id, hash=frozen)
@@ -218,7 +219,8 @@ class PlanRun:
     def execute(self, *, gate_approved: ActionKey | None) -> RunOutcome:
         self.started = time.monotonic()  # max_runtime counts from this run's start or resume
         if self._already_completed():
-            return RunOutcome("completed")
+            self.checkpoints.render("completed", final=True)
+            return self._produced(RunOutcome("completed"))
         self.record({"t": "run", "resume": self.resume, "pid": os.getpid()})
         self._stop_orphans()
         self._restore_context()
@@ -329,11 +331,16 @@ class PlanRun:
             self.journal.append(record, sync=record["t"] not in _UNSYNCED)
             self.state.apply(record)
 
+    def _produced(self, outcome: RunOutcome) -> RunOutcome:
+        outcome.execution, outcome.log = self.checkpoints.block, self.checkpoints.log_text
+        return outcome
+
     def _finish(self, outcome: RunOutcome) -> RunOutcome:
         if outcome.error is not None:
             outcome.error = self._redacted_error(outcome.error)
         self.record({"t": "outcome", "status": outcome.status, "action": outcome.action})
         self.checkpoints.write(outcome.status, final=outcome.status in TERMINAL)
+        self._produced(outcome)
         self.log.info(
             "plan_run_ended",
             outcome=outcome.status,

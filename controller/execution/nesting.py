@@ -91,6 +91,7 @@ class NestedRun:
             outputs=outputs,
             results=results,
             secret=parent.secret,
+            max_chars=parent.max_chars,
         )
         return Scope(ctx, outputs, results)
 

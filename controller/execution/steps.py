@@ -59,6 +59,10 @@ class RunOutcome:
     status: str  # "completed" | "failed" | "awaiting_approval" | "aborted" | "stopped"
     error: PlangateError | None = None
     action: ActionKey | None = None
+    #: The ``execution:`` block and EXECUTION_LOG.md text this run produced, from the engine's
+    #: own state: what the controller commits (never the files, which others can rewrite).
+    execution: dict[str, Any] | None = None
+    log: str | None = None
 
 
 @dataclass

@@ -23,6 +23,7 @@ from typing import Any
 
 from controller.git.planstate import BlobFacts, PlanState, _needs_attention
 from controller.git.records import CommitRecord
+from controller.plan.plans import DEFAULT_MAX_BYTES
 
 INDEX_VERSION = "2"
 
@@ -38,7 +39,10 @@ class IndexStore:
         controller_email: str,
         may_withdraw: Callable[[CommitRecord, Iterable[str]], bool] | None = None,
         clock: Callable[[], float] | None = None,
+        max_plan_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
+        #: Plan versions larger than this are never parsed (limits.max_plan_bytes).
+        self.max_plan_bytes = max_plan_bytes
         self.plans_dir = plans_dir.strip("/") or "."
         self.controller_email = controller_email.lower()
         #: Who may reject or abort a plan (SPEC §4); None: anyone (tests of the index alone).

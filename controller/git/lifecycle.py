@@ -20,6 +20,7 @@ from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
 from controller.git.indexstore import IndexStore
 from controller.git.planstate import (
     LOG_NAME,
+    NOT_A_FILE,
     BlobFacts,
     EventSink,
     HistoryEvent,
@@ -30,7 +31,7 @@ from controller.git.planstate import (
     plan_id_of,
 )
 from controller.plan import yamlio
-from controller.plan.plans import PLAN_FILES, SOURCE_FILES
+from controller.plan.plans import PLAN_FILES, SOURCE_FILES, unsafe_name
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
 
@@ -43,7 +44,7 @@ class Lifecycle(IndexStore):
             return None
         found = self._facts.get(blob)
         if found is None:
-            found = facts_of(repo.blob(blob))
+            found = facts_of(repo.blob(blob), self.max_plan_bytes)
             if len(self._facts) > 200_000:
                 self._facts.clear()
             self._facts[blob] = found
@@ -57,6 +58,10 @@ class Lifecycle(IndexStore):
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             if plan_id is None:
+                continue
+            why = _unsafe_why(change)
+            if why is not None:
+                self._unsafe(plan_id, change.path, why)
                 continue
             if PurePosixPath(change.path).name == LOG_NAME:
                 if not by_controller and sink:
@@ -85,6 +90,17 @@ class Lifecycle(IndexStore):
                 state.frozen_uncapped = False
                 self.touch(plan_id)
         self._uncapped.clear()
+    def _unsafe(self, plan_id: str, path: str, why: str) -> None:
+        """A plan under a hostile name, or a link where its file should be: recorded with
+        E_UNSAFE_PATH, never read or acted on."""
+        state = self.plans.get(plan_id) or PlanState(plan_id, path)
+        note = f"E_UNSAFE_PATH: {why}"
+        if note not in state.notes:
+            state.note(note)
+        state.status = state.file_status = state.request = None
+        state.hash = state.frozen_hash = state.blob = None
+        self.plans[plan_id] = state
+        self.touch(plan_id)
 
     def _apply_plan_change(
         self,
@@ -96,6 +112,10 @@ class Lifecycle(IndexStore):
         sink: EventSink | None,
     ) -> None:
         before = self.plans.get(plan_id)
+        if before is not None and (before.ambiguous or before.file != change.path):
+            change = self._ambiguity(repo, record, change, before, by_controller)
+            if before.ambiguous:
+                return
         snapshot = PlanState(**asdict(before)) if before and sink else None
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
@@ -106,6 +126,8 @@ class Lifecycle(IndexStore):
             return
         state = before or PlanState(plan_id, change.path)
         state.file = change.path
+        if new.problem is not None and new.problem not in state.notes:
+            state.note(new.problem)
         content_changed = _content_changed(old, new, change)
         changers, evil = (
             self._changers(repo, record, change, new) if content_changed else (set(), False)
@@ -186,6 +208,43 @@ class Lifecycle(IndexStore):
         }
         found.discard(self.controller_email)
         return found
+    def _ambiguity(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        state: PlanState,
+        by_controller: bool,
+    ) -> FileChange:
+        """Both PLAN.yml and PLAN.yaml in the folder at ``record``? Then the plan is
+        E_PLAN_AMBIGUOUS: nothing of it is read or acted on (``state.ambiguous``), and whoever
+        touches either file counts as a changer. When one of them goes, the other is taken as
+        newly added by this commit (returned), so an approval in it is verified afresh."""
+        folder = PurePosixPath(change.path).parent
+        present = {
+            str(folder / name): repo.blob_sha(record.sha, str(folder / name)) for name in PLAN_FILES
+        }
+        if not by_controller:
+            identities = {record.author.email.lower(), record.committer.email.lower()}
+            state.changers = sorted(set(state.changers) | identities)
+        self.touch(state.plan_id)
+        if all(present.values()):
+            if not state.ambiguous:
+                state.note(
+                    "E_PLAN_AMBIGUOUS: the folder holds both PLAN.yml and PLAN.yaml; neither "
+                    "is read or run until one is deleted"
+                )
+            state.ambiguous = True
+            state.status = state.file_status = state.request = None
+            state.hash = state.frozen_hash = state.blob = None
+            state.last_commit = record.sha
+            return change
+        if not state.ambiguous:
+            return change  # a rename between the two names: one file at a time
+        state.ambiguous = False
+        path, blob = next(((p, b) for p, b in present.items() if b), (change.path, None))
+        state.file = path
+        return FileChange(path, None, blob, "100644")
 
     def _changers(
         self, repo: GitRepo, record: CommitRecord, change: FileChange, new: BlobFacts
@@ -414,3 +473,11 @@ def _bound_hash(record: CommitRecord, plan_id: str) -> str | None:
             if path.strip() == plan_id and plan_hash:
                 return plan_hash
     return None
+def _unsafe_why(change: FileChange) -> str | None:
+    """Why a changed path is no plan to read: a hostile name (control, line-break or invisible
+    characters), or a plan file committed as a symlink or a submodule."""
+    why = unsafe_name(change.path)
+    linked = change.new_blob is not None and change.mode in NOT_A_FILE
+    if why is None and linked and PurePosixPath(change.path).name in PLAN_FILES:
+        why = f"{change.path} is {NOT_A_FILE[change.mode]}, not a plan file; it is not read"
+    return why

@@ -17,7 +17,7 @@ from typing import Any
 
 from controller.git.records import CommitRecord, FileChange
 from controller.plan import hashing, yamlio
-from controller.plan.plans import PLAN_FILES
+from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
 
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
@@ -35,9 +35,21 @@ class BlobFacts:
     #: them is flagged by the audit.
     owned_digest: str
     parsed: bool
+    #: Why this version cannot be a plan (E_PLAN_TOO_LARGE), noted on the plan.
+    problem: str | None = None
 
 
-def facts_of(data: bytes) -> BlobFacts:
+#: File modes that are no plan file: a symlink (never followed) and a gitlink (a submodule).
+NOT_A_FILE = {"120000": "a symbolic link", "160000": "a submodule (gitlink)"}
+
+
+def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
+    if len(data) > max_bytes:  # never parsed: a 2 MB blob in history once cost 21 s a pass
+        why = (
+            f"E_PLAN_TOO_LARGE: the file is {len(data)} bytes, over limits.max_plan_bytes "
+            f"({max_bytes}); it is not read"
+        )
+        return BlobFacts(None, None, None, "", False, why)
     try:
         doc = yamlio.read_yaml(data.decode("utf-8"), "PLAN.yml").data
     except Exception:
@@ -96,6 +108,8 @@ class PlanState:
     last_event: str = ""
     last_commit: str = ""
     notes: list[str] = field(default_factory=list)
+    #: The folder holds PLAN.yml and PLAN.yaml (E_PLAN_AMBIGUOUS): neither is acted on.
+    ambiguous: bool = False
 
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]

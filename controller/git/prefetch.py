@@ -17,7 +17,7 @@ from typing import Any
 from controller.git.gitrepo import CommitRecord, GitRepo
 from controller.git.indexstore import IndexStore
 from controller.git.planstate import BlobFacts, facts_of
-from controller.plan.plans import PLAN_FILES
+from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
 
 #: Plan versions read and parsed per background batch while ``git log`` still runs.
 PREFETCH_BLOBS = 8000
@@ -67,7 +67,8 @@ class _Prefetcher:
 
     def _read(self, batch: list[str]) -> dict[str, BlobFacts]:
         found = self.repo.blobs(batch)
-        return dict(zip(found, _all_facts(list(found.values())), strict=True))
+        limit = self.index.max_plan_bytes
+        return dict(zip(found, _all_facts(list(found.values()), limit), strict=True))
 
     def __exit__(self, *exc: object) -> None:
         if exc[0] is None and self.wanted and self.commits > 1:
@@ -83,12 +84,12 @@ class _Prefetcher:
                 self.pool.shutdown(wait=True)
 
 
-def _all_facts(blobs: list[bytes]) -> list[BlobFacts]:
+def _all_facts(blobs: list[bytes], max_bytes: int = DEFAULT_MAX_BYTES) -> list[BlobFacts]:
     """Facts of many plan versions; a cold scan of a big history parses them in parallel
     child processes (``python -m controller.git.prefetch``, fed marshalled blobs on stdin)."""
     workers = min(os.cpu_count() or 1, 8)
     if len(blobs) < PARALLEL_MIN or workers < 2:
-        return [facts_of(b) for b in blobs]
+        return [facts_of(b, max_bytes) for b in blobs]
     import marshal
     import subprocess
     import sys
@@ -100,12 +101,12 @@ def _all_facts(blobs: list[bytes]) -> list[BlobFacts]:
     def run(chunk: list[bytes]) -> list[BlobFacts]:
         proc = subprocess.run(
             [sys.executable, "-m", "controller.git.prefetch"],
-            input=marshal.dumps(chunk),
+            input=marshal.dumps((max_bytes, chunk)),
             capture_output=True,
             check=False,
         )
         if proc.returncode != 0:
-            return [facts_of(b) for b in chunk]
+            return [facts_of(b, max_bytes) for b in chunk]
         return [BlobFacts(*row) for row in marshal.loads(proc.stdout)]
 
     with ThreadPoolExecutor(len(chunks)) as pool:
@@ -116,7 +117,8 @@ def _facts_worker() -> None:
     import marshal
     import sys
 
-    rows = [tuple(asdict(facts_of(b)).values()) for b in marshal.loads(sys.stdin.buffer.read())]
+    max_bytes, blobs = marshal.loads(sys.stdin.buffer.read())
+    rows = [tuple(asdict(facts_of(b, max_bytes)).values()) for b in blobs]
     sys.stdout.buffer.write(marshal.dumps(rows))
 
 

@@ -52,6 +52,8 @@ class FileChange:
     path: str
     old_blob: str | None
     new_blob: str | None
+    #: git's file mode on the new side ("100644", "120000" a symlink, "160000" a gitlink).
+    mode: str = ""
 
 
 @dataclass
@@ -120,7 +122,9 @@ def _parse_raw(raw: str) -> list[FileChange]:
         if len(fields) < 5 or not meta.strip().startswith(":"):
             continue
         old, new = fields[2], fields[3]
-        changes.append(FileChange(path, None if old == ZERO else old, None if new == ZERO else new))
+        changes.append(
+            FileChange(path, None if old == ZERO else old, None if new == ZERO else new, fields[1])
+        )
     return changes
 
 

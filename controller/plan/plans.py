@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import PlangateError, Problem, UsageError, YamlParseError
+from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
 from controller.plan import flows, guards, hashing, refs, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
@@ -31,6 +31,7 @@ SOURCE_FILES = ("PLAN.json", "PLAN.toon", "PLAN.md")
 MAX_SAFE_INT = 2**53 - 1
 DEFAULT_MAX_BYTES = 1_048_576
 DEFAULT_MAX_ACTIONS = 500
+DEFAULT_MAX_PARAMS = 1_048_576
 FREEZABLE = ("draft", "pending_approval", "invalid")
 NOT_BLOCK = (
     "the top level must be a block mapping (one key per line, as in docs/plan-format.md), "
@@ -94,6 +95,27 @@ def find_plan_files(repo: Path, plans_dir: str = "plans") -> Iterator[Path]:
                 break
 
 
+def unsafe_name(path: str) -> str | None:
+    """Why a plan path (relative to the repo) is not a safe name, or None.
+
+    A name is the plan's identity: it goes into commit subjects and trailers, logs and
+    reviewers' terminals. Control characters, line breaks of any kind (LF, CR, VT, FF, NEL,
+    U+2028, U+2029), bidi and zero-width characters could forge a trailer, a log line or what
+    a reviewer reads, so a path with any of them is E_UNSAFE_PATH (see controller.display).
+    """
+    from controller.display import HIDDEN
+
+    found = HIDDEN.search(path)
+    if found is None:
+        return None
+    char = found.group(0)
+    return (
+        f"the path holds U+{ord(char):04X} ({char.encode('unicode_escape').decode()}), a control, "
+        "line-break or invisible character that could forge a commit trailer or hide text; "
+        "rename the folder"
+    )
+
+
 def plan_file_in(path: Path) -> Path:
     """Accept a plan folder or its PLAN.yml."""
     if path.is_dir():
@@ -114,9 +136,32 @@ def load_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     return plan
 
 
+def ambiguity(folder_files: Iterable[str]) -> Problem | None:
+    """E_PLAN_AMBIGUOUS when a folder's file names hold more than one plan file name."""
+    found = [name for name in PLAN_FILES if name in folder_files]
+    if len(found) < 2:
+        return None
+    return Problem(
+        "E_PLAN_AMBIGUOUS",
+        f"the folder holds both {' and '.join(found)}: a reviewer could read one while the "
+        "other ran, so neither is read; delete one of them",
+    )
+
+
+def _sibling_problem(path: Path) -> Problem | None:
+    """E_PLAN_AMBIGUOUS when ``path`` is a plan file with a second plan file beside it."""
+    if path.name not in PLAN_FILES:
+        return None
+    others = [n for n in PLAN_FILES if n != path.name and os.path.lexists(path.parent / n)]
+    return ambiguity([path.name, *others])
+
+
 def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
+    ambiguous = _sibling_problem(path)
+    if ambiguous is not None:
+        return LoadedPlan(path, "", problems=[ambiguous])
     try:
         data = _read_bounded(path, max_bytes)
         if len(data) > max_bytes:
@@ -382,6 +427,7 @@ def check_rules(
     problems += _check_ids(model)
     problems += _check_tools(model, config)
     problems += _check_outputs(model)
+    problems += _check_param_sizes(model, config)
     problems += guards.static_problems(model)
     if config is not None:
         problems += _check_static_params(model, config.tools)
@@ -465,6 +511,49 @@ def plan_symbols(model: PlanDocument) -> refs.PlanSymbols:
         outputs={a.id: {o.name for o in a.outputs} for a in model.actions},
         inputs=model.inputs,
     )
+
+
+def _check_param_sizes(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
+    """E_LIMIT_EXCEEDED for params whose references to inputs and plan fields alone already
+    resolve past ``limits.max_params_bytes`` (outputs, secrets and approval count at run time)."""
+    limit = config.limits.max_params_bytes if config else DEFAULT_MAX_PARAMS
+    ctx = refs.Context(
+        inputs=model.inputs,
+        plan={"name": model.plan.name, "task": model.plan.task, "hash": ""},
+        approval=_UNKNOWN_AT_VALIDATION,
+        outputs=_UnknownOutputs(),
+        results=_UnknownOutputs(),
+        secret=lambda _name: "",
+    )
+    for index, action in enumerate(model.actions):
+        try:
+            refs.resolve(action.params, ctx, limit)
+        except LimitExceeded as exc:
+            yield Problem(exc.code, exc.message, f"actions[{index}].params")
+        except PlangateError:
+            continue  # a reference problem: reported by rules.check
+
+
+#: Values known only at run time count as empty at validation.
+_UNKNOWN_AT_VALIDATION = {"by": "", "at": "", "commit": ""}
+
+
+class _UnknownOutputs(dict[int, Any]):
+    """Every action's outputs and results, as empty as they can be (known only at run time)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: int) -> Any:
+        return _AnyOutput()
+
+
+class _AnyOutput(dict[str, Any]):
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Any:
+        return ""
 
 
 def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Iterator[Problem]:

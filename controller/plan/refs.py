@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.errors import (
+    LimitExceeded,
     PlangateError,
     Problem,
     RefForward,
@@ -281,27 +282,91 @@ class Context:
     secret: Callable[[str], str] | None = None
     #: secret values handed out, so that everything written can be redacted
     used_secrets: set[str] = field(default_factory=set)
+    #: limits.max_params_bytes: every resolution against this context stops past it
+    max_chars: int | None = None
 
 
-def resolve(params: Any, ctx: Context) -> Any:
-    """A copy of ``params`` with every reference replaced by its value (single pass)."""
+class _Budget:
+    """Characters of resolved params still allowed (references can multiply a small plan)."""
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+
+    def charge(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise LimitExceeded(
+                f"the params resolve to more than {self.limit} characters of JSON "
+                "(references repeat large values); reference smaller values or raise "
+                "limits.max_params_bytes"
+            )
+
+
+def resolve(params: Any, ctx: Context, max_chars: int | None = None) -> Any:
+    """A copy of ``params`` with every reference replaced by its value (single pass).
+
+    With ``max_chars`` (default: the context's), E_LIMIT_EXCEEDED as soon as the resolved values (strings, keys, JSON
+    text of whole values) pass that many characters: nothing that large is ever built.
+    """
+    limit = ctx.max_chars if max_chars is None else max_chars
+    return _resolve(params, ctx, None if limit is None else _Budget(limit))
+
+
+def _resolve(params: Any, ctx: Context, budget: _Budget | None) -> Any:
     if isinstance(params, str):
-        return _resolve_string(params, ctx)
+        value = _resolve_string(params, ctx, budget)
+        if budget is not None:
+            budget.charge(len(value) if isinstance(value, str) else _json_size(value, budget))
+        return value
     if isinstance(params, dict):
-        return {key: resolve(item, ctx) for key, item in params.items()}
+        if budget is not None:
+            budget.charge(sum(len(key) for key in params))
+        return {key: _resolve(item, ctx, budget) for key, item in params.items()}
     if isinstance(params, list):
-        return [resolve(item, ctx) for item in params]
+        return [_resolve(item, ctx, budget) for item in params]
     return params
 
 
-def _resolve_string(text: str, ctx: Context) -> Any:
+def _json_size(value: Any, budget: _Budget) -> int:
+    """Characters of ``value`` as JSON, stopping early once it passes the budget."""
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, dict):
+        size = 2
+        for key, item in value.items():
+            size += len(str(key)) + 4 + _json_size(item, budget)
+            if size > budget.left:
+                return size
+        return size
+    if isinstance(value, list):
+        size = 2
+        for item in value:
+            size += _json_size(item, budget) + 1
+            if size > budget.left:
+                return size
+        return size
+    return len(json.dumps(value))
+
+
+def _resolve_string(text: str, ctx: Context, budget: _Budget | None = None) -> Any:
     if "$" not in text:
         return text
     parts = parse(text)
     ref = whole_ref(parts)
     if ref is not None:
         return lookup(ref, ctx)
-    return "".join(p if isinstance(p, str) else _as_text(lookup(p, ctx)) for p in parts)
+    if budget is None:
+        return "".join(p if isinstance(p, str) else _as_text(lookup(p, ctx)) for p in parts)
+    pieces, size = [], 0
+    for part in parts:
+        piece = part if isinstance(part, str) else _as_text(lookup(part, ctx))
+        size += len(piece)
+        if size > budget.left:
+            budget.charge(size)
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 def _as_text(value: Any) -> str:

@@ -5,6 +5,16 @@ and refuses anchors, aliases, merge keys, explicit tags, duplicate keys and mult
 documents *before* anything is constructed, so reviewers see every value written out and
 no alias can expand into a bomb.
 
+What a reviewer sees is what runs: the parser breaks lines on U+0085, U+2028, U+2029 and a
+lone CR, which git diff and pull-request views show inside one line, so a key or a whole
+action could hide behind one. They are refused outside quoted strings (and a NEL or lone CR
+inside one too, which the parser would fold into a space): :func:`_hidden_breaks`.
+
+One canonical value tree for the hash and the run: the hash (RFC 8785) writes ``1.0``,
+``1e2`` and ``-0.0`` as ``1``, ``100`` and ``0``, so the reader yields the integer for every
+float with an integral value within ±(2^53−1) (:func:`_canonical_number`). Two files that
+hash alike then hand tools the very same values, not ``1.0`` for one and ``1`` for the other.
+
 Writing never re-emits the author's text. The controller owns whole top-level blocks
 (``frozen``, ``approval``, ``execution``, ``validation``) and one scalar (``plan.status``);
 edits splice those spans by the parser's line/column marks, so every other byte of the file,
@@ -15,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import io
+import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -42,6 +54,10 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 #: Deepest nesting of mappings/lists accepted. Real plans stay far below; a deeper file is
 #: refused while parsing, before paths grow quadratically or any recursive step overflows.
 MAX_DEPTH = 100
+#: Largest integer a JSON number holds exactly (RFC 8785 / I-JSON): beyond it floats stay floats.
+MAX_SAFE_INT = 2**53 - 1
+#: Characters the parser takes as line breaks but line-based review tools do not.
+HIDDEN_BREAKS = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
 
 
 def _loader() -> YAML:
@@ -128,24 +144,62 @@ def read_yaml(text: str, source: str = "<string>") -> YamlDoc:
     Anchors, aliases, explicit tags, merge keys, duplicate keys and extra documents are
     refused as they are met, so nothing is ever expanded.
     """
+    quoted: list[tuple[int, int]] | None = [] if HIDDEN_BREAKS.search(text) else None
     try:
-        return _build(text, source)
+        doc = _build(text, source, quoted)
     except YamlParseError:
+        if quoted is not None:
+            _hidden_breaks(text, source, quoted)
         raise
     except MarkedYAMLError as exc:
+        if quoted is not None:
+            _hidden_breaks(text, source, quoted)
         raise _parse_error(exc, source, text) from None
     except YAMLError as exc:
         raise YamlParseError(f"{source}: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise YamlParseError(f"{source}: {exc}") from None
+    if quoted is not None:
+        _hidden_breaks(text, source, quoted)
+    return doc
 
 
-def _build(text: str, source: str) -> YamlDoc:
+def _hidden_breaks(text: str, source: str, quoted: list[tuple[int, int]]) -> None:
+    """Refuse the first line break only YAML sees: outside a quoted string, or one the parser
+    folds (NEL, lone CR) inside one. ``quoted``: character ranges of quoted scalars."""
+    for match in HIDDEN_BREAKS.finditer(text):
+        at, char = match.start(), match.group(0)
+        inside = any(start < at < end for start, end in quoted)
+        if inside and char in "\u2028\u2029":
+            continue
+        line = text.count("\n", 0, at) + 1
+        column = at - text.rfind("\n", 0, at)
+        name = "CARRIAGE RETURN" if char == "\r" else unicodedata.name(char, "NEXT LINE")
+        where = (
+            "inside a quoted string, where YAML folds it into a space"
+            if inside
+            else ("outside a quoted string")
+        )
+        escape = "\\r" if char == "\r" else f"\\u{ord(char):04x}"
+        err = YamlParseError(
+            f"{source}:{line}:{column}: U+{ord(char):04X} {name} at column {column}, {where}: "
+            "YAML reads a line break there that git diff and review tools do not show; "
+            f"remove it, or write it as the escape {escape} inside a double-quoted string",
+            remedy=f"remove the character, or write it as {escape} inside a double-quoted string",
+        )
+        err.line = line  # type: ignore[attr-defined]
+        err.column = column  # type: ignore[attr-defined]
+        raise err
+
+
+def _build(text: str, source: str, quoted: list[tuple[int, int]] | None = None) -> YamlDoc:
     doc = YamlDoc(text, None)
     stack: list[_Frame] = []
     documents = 0
     for event in _YAML.parse(text):
         if isinstance(event, ScalarEvent):
+            if quoted is not None and event.style in ("'", '"'):
+                quoted.append((event.start_mark.index, event.end_mark.index))
             _place(doc, stack, _scalar(event, source), event, source, is_scalar=True)
         elif isinstance(event, MappingStartEvent | SequenceStartEvent):
             _check_node(event, source)
@@ -194,7 +248,15 @@ def _scalar(event: ScalarEvent, source: str) -> Any:
     if construct is None:
         _refuse(event, source, f"unsupported value type {tag}")
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-    return construct(_YAML.constructor, node)
+    return _canonical_number(construct(_YAML.constructor, node))
+
+
+def _canonical_number(value: Any) -> Any:
+    """The integer for a float with an integral value within ±(2^53−1) (``1.0``, ``1e2``,
+    ``-0.0``): the value RFC 8785 hashes, so it is also the value tools get."""
+    if type(value) is float and value.is_integer() and abs(value) <= MAX_SAFE_INT:
+        return int(value)
+    return value
 
 
 def _span(start: Any, end: Any, style: str | None = None, flow: bool = False) -> Span:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from controller import fsutil
 from controller.approval import policy
 from controller.errors import PlangateError
 from controller.git.gitrepo import (
@@ -48,9 +49,11 @@ class Committing(ControllerCore):
         ``execution:`` block."""
         committed = self._read_committed(state.file, head)
         try:
-            on_disk = (self.repo.path / state.file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            on_disk = fsutil.read_regular(self.repo.path / state.file).decode("utf-8", "replace")
+        except OSError:
             return
+        except PlangateError as exc:  # a symlink or FIFO where PLAN.yml was: never followed
+            raise _Wait(f"{exc.code}: {exc.message}; restore {state.file}") from None
         if committed is None or _without_execution(on_disk) != _without_execution(
             committed.decode("utf-8", "replace")
         ):
@@ -144,29 +147,26 @@ class Committing(ControllerCore):
         approval_commit: str | None,
         extra_trailers: dict[str, str] | None = None,
     ) -> str:
-        from controller.execution.secrets import redact_text
+        from controller.execution.secrets import redactor_for
+        from controller.git.message import commit_message
 
         trailers = [
-            f"Plan: {plan_id}",
-            f"Plan-Hash: {plan_hash or 'none'}",
-            f"Plan-Status: {status or 'unknown'}",
+            ("Plan", plan_id),
+            ("Plan-Hash", plan_hash or "none"),
+            ("Plan-Status", status or "unknown"),
         ]
         if approved_by:
-            trailers.append(f"Approved-By: {approved_by}")
+            trailers.append(("Approved-By", approved_by))
         if approval_commit:
-            trailers.append(f"Approval-Commit: {approval_commit}")
-        for key, value in (extra_trailers or {}).items():
-            trailers.append(f"{key}: {' '.join(value.split())}")  # one line, whatever it held
+            trailers.append(("Approval-Commit", approval_commit))
+        trailers += list((extra_trailers or {}).items())  # one line each: commit_message
         # Two controllers making the same decision in the same second would otherwise create
         # byte-identical commits, and each would take the other's start commit for its own.
-        trailers.append(f"Controller: {self.instance_id()}")
-        text = f"plangate: {event} {plan_id}\n\n"
-        if body:
-            text += " ".join(body.split()) + "\n\n"
-        # git refuses a NUL in a commit message (and reads a message only up to one): a tool's
-        # stderr can hold one, so it is written as the escape plangate shows it as.
-        text = (text + "\n".join(trailers) + "\n").replace("\0", "\\x00")
-        return redact_text(self.config, text)
+        trailers.append(("Controller", self.instance_id()))
+        # Every value on one line, hidden characters (NUL, which git refuses, line breaks that
+        # would start a forged trailer) escaped: controller.git.message.
+        redact = redactor_for(self.config).text
+        return commit_message(f"plangate: {event} {plan_id}", body, trailers, redact)
 
     def _write(
         self,

@@ -136,6 +136,7 @@ class ControllerCore:
                 controller_email=self.config.identity.email,
                 may_withdraw=withdraw_rule(self.config.approval),
                 clock=time.time,
+                max_plan_bytes=self.config.limits.max_plan_bytes,
             )
         return self._index
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from controller import fsutil
 from controller.errors import PlangateError
 from controller.git.history import LOG_NAME
 from controller.plan import plans, yamlio
@@ -66,8 +67,8 @@ class Outcomes(Committing):
         anyone with the working tree can rewrite PLAN.yml (and its frozen.hash) after the
         start commit; such a plan waits, untouched, instead of running unapproved content."""
         try:
-            text = job.plan_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = fsutil.read_regular(job.plan_file).decode("utf-8")
+        except (OSError, UnicodeDecodeError, PlangateError) as exc:
             found: str | None = f"unreadable ({exc})"
         else:
             found = plans.validate_text(text, job.plan_file, self.config).hash
@@ -113,7 +114,7 @@ class Outcomes(Committing):
         for _ in range(MAX_PASSES):
             with self._lock:
                 try:
-                    self._commit_outcome(job, status, event, body)
+                    self._commit_outcome(job, status, event, body, outcome)
                 except _Moved:
                     self._sync()
                     continue
@@ -127,23 +128,28 @@ class Outcomes(Committing):
         # journal makes that rerun report the same outcome without acting again.
         self.log.warning("outcome_not_committed", plan=job.plan_id, status=outcome.status)
 
-    def _commit_outcome(self, job: Job, status: str, event: str, body: str) -> None:
+    def _commit_outcome(
+        self, job: Job, status: str, event: str, body: str, outcome: Any = None
+    ) -> None:
         head = self._head = self._sync()
         self.index.scan(self.repo, head)
         state = self.index.plans.get(job.plan_id)
         if state is None:
             return
-        run_text = job.plan_file.read_text(encoding="utf-8")
-        execution = yamlio.read_yaml(run_text, str(job.plan_file)).data.get("execution")
+        # Only bytes the controller produced: the engine's own execution block and log text,
+        # never the working-tree files, which an agent sharing the tree may have rewritten or
+        # swapped for a symlink since the engine wrote them.
+        execution = getattr(outcome, "execution", None)
+        log_text = getattr(outcome, "log", None)
         if self.config.remote is None:
             self._check_uncommitted(state, head)
 
         def mutate(text: str) -> str:
-            text = yamlio.set_block(yamlio.read_yaml(text, state.file), "execution", execution)
+            if execution is not None:
+                text = yamlio.set_block(yamlio.read_yaml(text, state.file), "execution", execution)
             return _set_status(text, status)
 
-        log_file = job.plan_file.with_name(LOG_NAME)
-        extra = {f"{job.plan_id}/{LOG_NAME}": log_file.read_bytes()} if log_file.exists() else {}
+        extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
         self._commit_plan(
             state.file,
             event,

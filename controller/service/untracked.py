@@ -63,6 +63,7 @@ class UntrackedScanner:
                 entry.name in (*plans.PLAN_FILES, *plans.SOURCE_FILES)
                 and folder not in tracked_dirs
                 and is_text(rel)
+                and plans.unsafe_name(rel) is None
             ):
                 self.found.add(rel)
         self._children[folder] = subdirs

@@ -142,6 +142,10 @@ class Limits(_Strict):
     max_plan_bytes: Count = 1_048_576
     max_actions: Count = 500
     max_result_bytes: Count = 65_536
+    max_params_bytes: Count = 1_048_576
+    """Characters of JSON one action's params may resolve to (references can repeat a large
+    value many times: a 70 KB plan could make 25 MB); E_LIMIT_EXCEEDED past it, at validation
+    for what inputs and plan fields give, at run time for all."""
     max_tool_calls: Count = 1000
     """Tool calls one run may make, retries included (E_LIMIT_EXCEEDED past it)."""
     max_cost_usd: Amount | None = None

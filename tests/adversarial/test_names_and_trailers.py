@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text
 
 
 def marker(vid: str) -> str:
@@ -141,10 +142,9 @@ def test_plans_with_hostile_text_in_fields_did_run(lab: Lab, vid: str) -> None:
 
 
 ALL = [*(f"dir-{v}" for v in FOLDERS), *(f"field-{v}" for v in FIELDS), "stderr"]
-_INJECTED = xfail(
-    "names and trailers", "a line break in a folder name writes trailers into controller commits"
-)
-TRAILER_BROKEN = {f"dir-{v}": _INJECTED for v in FOLDERS if v not in ("tab", "trailing-lf")}
+# Fixed (issue 11): commit messages are built from parts, every value on one line
+# (controller.git.message), and hostile folder names are E_UNSAFE_PATH.
+TRAILER_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(ALL, ALL, TRAILER_BROKEN))
@@ -158,7 +158,6 @@ def test_no_attacker_text_in_controller_trailers(
         assert m not in text, f"attacker text became a trailer: {trailers}"
 
 
-@_INJECTED
 def test_every_controller_commit_has_one_of_each_trailer(
     controller_trailers: list[dict[str, list[str]]],
 ) -> None:
@@ -167,11 +166,7 @@ def test_every_controller_commit_has_one_of_each_trailer(
             assert len(trailers.get(key, [])) <= 1, f"two {key} trailers: {trailers}"
 
 
-NAME_BROKEN = {
-    vid: xfail("names and trailers", "a folder name with a line break is not refused E_UNSAFE_PATH")
-    for vid in FOLDERS
-    if vid not in PRINTABLE
-}
+NAME_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(list(FOLDERS), list(FOLDERS), NAME_BROKEN))

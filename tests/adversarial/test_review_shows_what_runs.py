@@ -37,12 +37,12 @@ HIDDEN = [
     (where, name) for where in ("comment", "plain", "quoted", "action") for name in SEPARATORS
 ]
 HIDDEN_IDS = [f"{where}-{name}" for where, name in HIDDEN]
-# Every one of them reaches the tool today.
+# Refused since issue 11 (E_YAML_PARSE). The lone-CR variants stay broken, but by this
+# suite: Lab.set_status edits the file in text mode, which turns the CR into a visible LF.
 HIDDEN_BROKEN = {
-    i: xfail(
-        "hidden line breaks", "a key behind U+0085/U+2028/U+2029/CR is read as content and runs"
-    )
+    i: xfail("hidden line breaks", "set_status rewrites the lone CR as LF (test artefact)")
     for i in HIDDEN_IDS
+    if i.endswith("-cr")
 }
 
 AMBIGUOUS = {
@@ -120,19 +120,12 @@ def test_two_plan_files_in_one_folder_run_neither(lab: Lab, vid: str) -> None:
     assert not lab.started(slug)
 
 
-_AMB_BROKEN = xfail(
-    "two plan files", "PLAN.yml and PLAN.yaml in one folder are not reported E_PLAN_AMBIGUOUS"
-)
-
-
-@pytest.mark.parametrize("vid", [pytest.param(v, marks=_AMB_BROKEN) for v in AMBIGUOUS])
+@pytest.mark.parametrize("vid", list(AMBIGUOUS))
 def test_two_plan_files_in_one_folder_are_reported(lab: Lab, vid: str) -> None:
     assert "E_PLAN_AMBIGUOUS" in json.dumps(lab.status().get(f"plans/amb-{vid}", {}))
 
 
-@pytest.mark.parametrize(
-    "command", [pytest.param(c, marks=_AMB_BROKEN) for c in ("show", "validate", "hash")]
-)
+@pytest.mark.parametrize("command", ["show", "validate", "hash"])
 def test_reviewer_commands_refuse_an_ambiguous_folder(lab: Lab, command: str) -> None:
     folder = lab.repo / "plans" / "amb-both-pending"
     result = lab.cli(command, "--config", str(lab.config), str(folder))

@@ -132,6 +132,12 @@ def fill_placeholders(template: str, params: Mapping[str, Any], quote: Any = Non
     return _PLACEHOLDER.sub(one, template)
 
 
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters for a message, the cut marked with ``…`` (the
+    redactor hides a secret's start right before that mark: see controller.execution.secrets)."""
+    return text if len(text) <= limit else text[:limit] + "\u2026"
+
+
 def cut(data: bytes, total: int, limit: int) -> str:
     """Captured output as text, noting how much was cut at the limit."""
     text = data[:limit].decode("utf-8", errors="replace")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import ToolTimeout
-from controller.execution.tools import ToolError, cut, fill_placeholders
+from controller.execution.tools import ToolError, cut, fill_placeholders, shorten
 from controller.execution.tools.process import Finished, Overran, run_process
 
 if TYPE_CHECKING:
@@ -94,4 +94,4 @@ def _exit_text(done: Finished) -> str:
 
 def _tail(result: dict[str, Any]) -> str:
     text = str(result["stderr"]).strip().splitlines()
-    return f": {text[-1][:300]}" if text else ""
+    return f": {shorten(text[-1], 300)}" if text else ""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import ToolTimeout
-from controller.execution.tools import ToolError, cut
+from controller.execution.tools import ToolError, cut, shorten
 from controller.execution.tools.process import Overran, run_process
 
 if TYPE_CHECKING:
@@ -69,7 +69,9 @@ class PythonTool:
         report = _report(done.stdout)
         if report is None:
             stderr = cut(done.stderr, done.stderr_total, ctx.max_result_bytes).strip()
-            last = stderr.splitlines()[-1][:300] if stderr else f"exit status {done.exit_code}"
+            last = (
+                shorten(stderr.splitlines()[-1], 300) if stderr else f"exit status {done.exit_code}"
+            )
             raise ToolError(f"{self.name}: {self.spec.target} died without a result: {last}")
         if not report.get("ok"):
             raise ToolError(

@@ -1,0 +1,47 @@
+"""Commit messages the controller writes: untrusted text can never form a trailer line.
+
+A controller commit's trailers (``Plan:``, ``Plan-Hash:``, ``Plan-Status:``,
+``Approved-By:``, ...) are what history, the audit and people read to learn what happened. The
+text put into a message comes partly from others: the plan's folder name, a git identity, an
+error quoting a tool's stderr. :func:`commit_message` builds every message from parts, so
+none of that text can start a line of its own: each value is written on one line (redacted
+first, then every line break and other hidden character shown as its escape, see
+:mod:`controller.display`), the body is one paragraph, and the trailer block, always the last
+paragraph, holds only the keys the controller passes in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from controller.display import visible
+
+
+def one_line(text: str, redact: Callable[[str], str] | None = None) -> str:
+    """``text`` redacted, then with no character that any tool could take as a line break
+    (LF, CR, VT, FF, NEL, U+2028, U+2029, ...) or that could hide text: all shown escaped."""
+    return visible(redact(text) if redact else text)
+
+
+def paragraph(text: str, redact: Callable[[str], str] | None = None) -> str:
+    """Free text (an error) as one line: runs of whitespace, line breaks included, become one
+    space; other hidden characters are escaped."""
+    return one_line(" ".join((redact(text) if redact else text).split()))
+
+
+def commit_message(
+    subject: str,
+    body: str,
+    trailers: Sequence[tuple[str, str]],
+    redact: Callable[[str], str] | None = None,
+) -> str:
+    """``subject``, a blank line, ``body`` as one paragraph (if any), a blank line and one
+    ``Key: value`` line per trailer. Values may be anyone's text; keys must be the caller's."""
+    for key, _ in trailers:
+        if not key.replace("-", "").isalnum() or not key.isascii():
+            raise ValueError(f"not a trailer key: {key!r}")
+    text = one_line(subject, redact) + "\n\n"
+    if body.strip():
+        text += paragraph(body, redact) + "\n\n"
+    text += "".join(f"{key}: {one_line(value, redact)}\n" for key, value in trailers)
+    return text

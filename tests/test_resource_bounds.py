@@ -1,0 +1,103 @@
+"""A small plan cannot make the controller build or write huge params (issue 11).
+
+References can repeat one large value many times: a 70 KB plan whose 400 references to a
+60 KB input resolve to 24 MB of params, written to the journal and the log. Resolved params
+are capped by ``limits.max_params_bytes`` (E_LIMIT_EXCEEDED): at validation for what inputs
+and plan fields give, at run time for everything (tool outputs), before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from executor_kit import journal_records, make_plan, run
+
+from controller.errors import LimitExceeded
+from controller.execution.executor import Engine
+from controller.plan import refs
+
+BIG = "A" * 60_000
+
+
+def amplifying_plan(copies: int) -> str:
+    many = "\n".join('      - "$<inputs.big>"' for _ in range(copies))
+    return (
+        textwrap.dedent(
+            """\
+        plan:
+          name: "amplify"
+          task: "one input, many references"
+          status: pending_approval
+        inputs:
+          big: "{big}"
+        available_tools:
+          - name: echo
+        actions:
+          - id: 1
+            tool: echo
+            why: "repeat it"
+            params:
+              many:
+        """
+        ).format(big=BIG)
+        + many
+        + "\n"
+    )
+
+
+def test_a_small_plan_resolving_to_huge_params_is_refused_at_validation(tmp_path: Path) -> None:
+    path = tmp_path / "PLAN.yml"
+    path.write_text(amplifying_plan(400))
+    assert path.stat().st_size < 75_000
+    result = run_cli("validate", "--json", str(path))
+    assert result.returncode == 1
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["code"] == "E_LIMIT_EXCEEDED"
+    assert error["path"] == "actions[0].params"
+    assert "limits.max_params_bytes" in error["message"]
+
+
+def test_the_limit_comes_from_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "PLAN.yml"
+    path.write_text(amplifying_plan(10))  # 600 KB: within the default 1 MiB
+    assert run_cli("validate", str(path)).returncode == 0
+    config = tmp_path / "plangate.yml"
+    config.write_text("tools: {echo: {kind: echo}}\nlimits: {max_params_bytes: 100000}\n")
+    result = run_cli("validate", "--json", "--config", str(config), str(path))
+    assert json.loads(result.stdout)["errors"][0]["code"] == "E_LIMIT_EXCEEDED"
+
+
+def test_outputs_repeated_past_the_limit_fail_the_action_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    actions = [
+        {"id": 1, "tool": "say", "params": {"x": BIG}, "outputs": [{"name": "x", "path": "$.x"}]},
+        {"id": 2, "tool": "say", "params": {"many": ["$<actions[1].outputs.x>"] * 400}},
+    ]
+    config, plan_file = make_plan(tmp_path, actions, {"say": {"kind": "echo"}})
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "failed" and outcome.error is not None
+    assert outcome.error.code == "E_LIMIT_EXCEEDED" and outcome.action == 2
+    assert not [r for r in journal_records(config, plan_file) if r["t"] == "start" and r["id"] == 2]
+    written = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
+    assert written < 1_000_000, f"{written} bytes written"
+
+
+@pytest.mark.parametrize(
+    ("params", "size"),
+    [
+        ({"a": "$<inputs.big>"}, 60_000),
+        ({"a": "x $<inputs.big> y"}, 60_004),
+        ({"a": ["$<inputs.big>", "$<inputs.big>"]}, 120_000),
+        ({"a": "$<inputs.list>"}, 3 * 60_002 + 4),
+    ],
+)
+def test_the_budget_counts_what_references_resolve_to(params: object, size: int) -> None:
+    ctx = refs.Context(inputs={"big": BIG, "list": [BIG] * 3})
+    assert refs.resolve(params, ctx, size + 10) is not None
+    with pytest.raises(LimitExceeded):
+        refs.resolve(params, ctx, size - 10)

@@ -82,6 +82,7 @@ CUT_NOTE = "\n[plangate: output cut at "
 #: is hidden too (at least this many characters of it, so "Loading..." stays as written).
 CUT_MARKS = ("\u2026", "...")
 MIN_CUT_PREFIX = 3
+_LINES = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 #: Characters that start an encoded character (JSON/Python escape, URL, HTML, form space):
 #: text without any of them holds a secret only as written.
 _ENCODING_STARTS = ("\\", "%", "&", "+")
@@ -163,6 +164,9 @@ class Redactor:
 
     def __init__(self, values: Iterable[str]) -> None:
         secrets = {v for v in values if isinstance(v, str) and v}
+        # A multi-line secret (a PEM key) may be printed or quoted line by line (an error that
+        # quotes a tool's last stderr line): each line of 4 characters or more is hidden too.
+        secrets |= {line for v in secrets for line in _LINES.split(v) if len(line) >= 4}
         unique = {f for v in secrets for f in _written_forms(v)}
         self._values = sorted(unique, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)

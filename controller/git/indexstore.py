@@ -43,6 +43,9 @@ class IndexStore:
     ) -> None:
         #: Plan versions larger than this are never parsed (limits.max_plan_bytes).
         self.max_plan_bytes = max_plan_bytes
+        #: Called with (plan id, note) for each coded problem history finds (E_UNSAFE_PATH,
+        #: E_PLAN_TOO_LARGE, E_PLAN_AMBIGUOUS, ...): the controller logs it.
+        self.on_problem: Callable[[str, str], None] | None = None
         self.plans_dir = plans_dir.strip("/") or "."
         self.controller_email = controller_email.lower()
         #: Who may reject or abort a plan (SPEC §4); None: anyone (tests of the index alone).

@@ -28,6 +28,7 @@ from controller.git.planstate import (
     _content_changed,
     _same_hash,
     facts_of,
+    is_text,
     plan_id_of,
 )
 from controller.plan import yamlio
@@ -58,6 +59,7 @@ class Lifecycle(IndexStore):
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             if plan_id is None:
+                self._link_outside_plan_files(change)
                 continue
             why = _unsafe_why(change)
             if why is not None:
@@ -90,13 +92,33 @@ class Lifecycle(IndexStore):
                 state.frozen_uncapped = False
                 self.touch(plan_id)
         self._uncapped.clear()
+    def _problem(self, state: PlanState, note: str) -> None:
+        """Note a coded problem on a plan once, and report it (the daemon logs it)."""
+        if note in state.notes:
+            return
+        state.note(note)
+        if self.on_problem is not None:
+            self.on_problem(state.plan_id, note)
+
+    def _link_outside_plan_files(self, change: FileChange) -> None:
+        """A gitlink or symlink elsewhere in the plans folder (a plan folder that is a link):
+        recorded under its own path with E_UNSAFE_PATH; it is never followed."""
+        path = PurePosixPath(change.path)
+        if change.new_blob is None or change.mode not in NOT_A_FILE or not is_text(change.path):
+            return
+        if self.plans_dir != "." and PurePosixPath(self.plans_dir) not in path.parents:
+            return
+        self._unsafe(
+            change.path,
+            change.path,
+            f"{change.path} is {NOT_A_FILE[change.mode]} in the plans folder; it is not followed",
+        )
+
     def _unsafe(self, plan_id: str, path: str, why: str) -> None:
         """A plan under a hostile name, or a link where its file should be: recorded with
         E_UNSAFE_PATH, never read or acted on."""
         state = self.plans.get(plan_id) or PlanState(plan_id, path)
-        note = f"E_UNSAFE_PATH: {why}"
-        if note not in state.notes:
-            state.note(note)
+        self._problem(state, f"E_UNSAFE_PATH: {why}")
         state.status = state.file_status = state.request = None
         state.hash = state.frozen_hash = state.blob = None
         self.plans[plan_id] = state
@@ -126,8 +148,8 @@ class Lifecycle(IndexStore):
             return
         state = before or PlanState(plan_id, change.path)
         state.file = change.path
-        if new.problem is not None and new.problem not in state.notes:
-            state.note(new.problem)
+        if new.problem is not None:
+            self._problem(state, new.problem)
         content_changed = _content_changed(old, new, change)
         changers, evil = (
             self._changers(repo, record, change, new) if content_changed else (set(), False)
@@ -230,9 +252,10 @@ class Lifecycle(IndexStore):
         self.touch(state.plan_id)
         if all(present.values()):
             if not state.ambiguous:
-                state.note(
+                self._problem(
+                    state,
                     "E_PLAN_AMBIGUOUS: the folder holds both PLAN.yml and PLAN.yaml; neither "
-                    "is read or run until one is deleted"
+                    "is read or run until one is deleted",
                 )
             state.ambiguous = True
             state.status = state.file_status = state.request = None

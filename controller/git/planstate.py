@@ -52,10 +52,16 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         return BlobFacts(None, None, None, "", False, why)
     try:
         doc = yamlio.read_yaml(data.decode("utf-8"), "PLAN.yml").data
-    except Exception:
-        return BlobFacts(None, None, None, "", False)
+    except UnicodeDecodeError as exc:
+        why = f"E_YAML_PARSE: not UTF-8 text (byte {exc.start}); the version is not read"
+        return BlobFacts(None, None, None, "", False, why)
+    except Exception as exc:
+        what = getattr(exc, "message", str(exc)).splitlines()[0][:200]
+        code = getattr(exc, "code", "E_YAML_PARSE")
+        return BlobFacts(None, None, None, "", False, f"{code}: {what}")
     if not isinstance(doc, dict):
-        return BlobFacts(None, None, None, "", False)
+        why = "E_SCHEMA_INVALID: the file must be a mapping with plan: and actions:"
+        return BlobFacts(None, None, None, "", False, why)
     plan, frozen = doc.get("plan"), doc.get("frozen")
     status = plan.get("status") if isinstance(plan, dict) else None
     frozen_hash = frozen.get("hash") if isinstance(frozen, dict) else None

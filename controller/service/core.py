@@ -138,7 +138,11 @@ class ControllerCore:
                 clock=time.time,
                 max_plan_bytes=self.config.limits.max_plan_bytes,
             )
+            self._index.on_problem = self._plan_problem
         return self._index
+
+    def _plan_problem(self, plan_id: str, note: str) -> None:
+        self.log.warning("plan_problem", plan=plan_id, reason=note)
 
     @property
     def branch(self) -> str:

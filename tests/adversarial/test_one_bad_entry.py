@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 
 
 def _gitlink(lab: Lab, path: str) -> None:
@@ -106,10 +107,9 @@ def test_a_bad_entry_never_runs(lab: Lab, vid: str) -> None:
     assert not lab.started(vid)
 
 
-_SILENT = xfail("one bad entry", "the bad entry is skipped silently: no E_ code in status or log")
-# issue 12 ("no silent plans"): an unreadable PLAN.yml is named in the log and `status`; a
-# gitlink or symlink as the plan *folder* is still skipped without a word
-REPORT_BROKEN = {vid: _SILENT for vid in ("gitlink-folder", "symlink-folder")}
+# Each is reported since issue 11 (E_UNSAFE_PATH, E_YAML_PARSE, E_SCHEMA_INVALID,
+# E_PLAN_TOO_LARGE in status, and a plan_problem line in the controller's log).
+REPORT_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(list(COMMITTED), list(COMMITTED), REPORT_BROKEN))
@@ -125,10 +125,7 @@ def test_a_bad_entry_is_reported_with_a_code(lab: Lab, vid: str) -> None:
     assert "E_" in mine or any("E_" in line for line in logged), (mine, logged)
 
 
-_CRLF = xfail("one bad entry", "a CRLF plan is never frozen: 'uncommitted edits' forever")
-
-
-@pytest.mark.parametrize("vid", [pytest.param("crlf", marks=_CRLF), "bom"])
+@pytest.mark.parametrize("vid", ["crlf", "bom"])
 def test_an_odd_but_honest_plan_is_frozen_or_told_why(lab: Lab, vid: str) -> None:
     text = lab.read(vid)
     if "frozen:" in text:

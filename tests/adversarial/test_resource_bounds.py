@@ -12,9 +12,10 @@ still runs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 
 BIG = "A" * 60_000
 COPIES = 100
@@ -68,8 +69,8 @@ PLANS = {
     ),
     "too-large-file": plan_text("too-large-file") + "# " + "x" * 1_100_000 + "\n",
 }
-_GROWS = xfail("resource bounds", "references multiply a 65 KB plan into megabytes of params")
-BROKEN = {vid: _GROWS for vid in ("one-string", "many-params", "list-refs", "output-refs")}
+# Capped since issue 11: limits.max_params_bytes (E_LIMIT_EXCEEDED).
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.fixture(scope="module")

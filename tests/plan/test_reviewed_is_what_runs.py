@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git, run_cli
 
 from controller.plan import hashing, yamlio
+from tests.support.gitenv import commit_all, git, run_cli
 
 ALICE = ("Alice", "alice@example.com")
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git, identity, run_cli
+
+from tests.support.gitenv import commit_all, git, identity, run_cli
 
 ALICE = ("Alice", "alice@example.com")
 AGENT = ("Agent", "agent@example.com")

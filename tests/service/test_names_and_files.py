@@ -15,9 +15,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, run_cli
 
 from controller.git.message import commit_message
+from tests.support.gitenv import commit_all, git, run_cli
 
 BREAKS = {
     "lf": "\n",

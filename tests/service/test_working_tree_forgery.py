@@ -16,7 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, run_cli
+
+from tests.support.gitenv import commit_all, git, run_cli
 
 # Rewrites the log and the execution block as fast as it can until told to stop: whatever
 # the controller re-reads from the working tree after the engine's last write is forged.

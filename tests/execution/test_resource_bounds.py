@@ -13,12 +13,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from executor_kit import journal_records, make_plan, run
 
 from controller.errors import LimitExceeded
 from controller.execution.executor import Engine
 from controller.plan import refs
+from tests.support.executor_kit import journal_records, make_plan, run
+from tests.support.gitenv import run_cli
 
 BIG = "A" * 60_000
 

@@ -15,10 +15,10 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 import structlog
-from executor_kit import PY, journal_records, make_plan, run
 
 from controller.execution.executor import Engine
 from controller.execution.secrets import Redactor
+from tests.support.executor_kit import PY, journal_records, make_plan, run
 
 SECRET = "tok'en\"/r\u00e9d+42 x"
 

@@ -264,6 +264,8 @@ class Replay:
     first_run_at: str | None = None
     #: Status of the last ``outcome`` record (None: no run has ended yet).
     last_outcome: str | None = None
+    #: When that run ended (the outcome record's time): the finish time every rendering shows.
+    last_outcome_at: str | None = None
 
     def action(self, action_id: ActionKey) -> ActionRecord:
         if action_id not in self.actions:
@@ -276,6 +278,7 @@ class Replay:
             self.first_run_at = record.get("at")
         elif kind == "outcome":
             self.last_outcome = record.get("status")
+            self.last_outcome_at = record.get("at")
         elif kind == "gate":
             if "ask" in record:
                 asked = self.action(_key(record["id"]))

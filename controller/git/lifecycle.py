@@ -92,6 +92,7 @@ class Lifecycle(IndexStore):
                 state.frozen_uncapped = False
                 self.touch(plan_id)
         self._uncapped.clear()
+
     def _problem(self, state: PlanState, note: str) -> None:
         """Note a coded problem on a plan once, and report it (the daemon logs it)."""
         if note in state.notes:
@@ -230,6 +231,7 @@ class Lifecycle(IndexStore):
         }
         found.discard(self.controller_email)
         return found
+
     def _ambiguity(
         self,
         repo: GitRepo,
@@ -496,6 +498,8 @@ def _bound_hash(record: CommitRecord, plan_id: str) -> str | None:
             if path.strip() == plan_id and plan_hash:
                 return plan_hash
     return None
+
+
 def _unsafe_why(change: FileChange) -> str | None:
     """Why a changed path is no plan to read: a hostile name (control, line-break or invisible
     characters), or a plan file committed as a symlink or a submodule."""

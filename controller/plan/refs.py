@@ -307,8 +307,9 @@ class _Budget:
 def resolve(params: Any, ctx: Context, max_chars: int | None = None) -> Any:
     """A copy of ``params`` with every reference replaced by its value (single pass).
 
-    With ``max_chars`` (default: the context's), E_LIMIT_EXCEEDED as soon as the resolved values (strings, keys, JSON
-    text of whole values) pass that many characters: nothing that large is ever built.
+    With ``max_chars`` (default: the context's), E_LIMIT_EXCEEDED as soon as the resolved
+    values (strings, keys, JSON text of whole values) pass that many characters: nothing
+    that large is ever built.
     """
     limit = ctx.max_chars if max_chars is None else max_chars
     return _resolve(params, ctx, None if limit is None else _Budget(limit))

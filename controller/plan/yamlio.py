@@ -187,7 +187,7 @@ def _hidden_breaks(text: str, source: str, quoted: list[tuple[int, int]]) -> Non
             f"remove it, or write it as the escape {escape} inside a double-quoted string",
             remedy=f"remove the character, or write it as {escape} inside a double-quoted string",
         )
-        err.line = line  # type: ignore[attr-defined]
+        err.line = line
         err.column = column  # type: ignore[attr-defined]
         raise err
 

@@ -348,7 +348,7 @@ def _json_size(value: Any, budget: _Budget) -> int:
             if size > budget.left:
                 return size
         return size
-    return len(json.dumps(value))
+    return len(json.dumps(value, default=str))  # a non-JSON value: its schema error says so
 
 
 def _resolve_string(text: str, ctx: Context, budget: _Budget | None = None) -> Any:

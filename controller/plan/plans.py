@@ -532,6 +532,8 @@ def _check_param_sizes(model: PlanDocument, config: Config | None) -> Iterator[P
             yield Problem(exc.code, exc.message, f"actions[{index}].params")
         except PlangateError:
             continue  # a reference problem: reported by rules.check
+        except (TypeError, ValueError):
+            continue  # a value that is not JSON data (a timestamp): the schema reports it
 
 
 #: Values known only at run time count as empty at validation.

@@ -128,7 +128,8 @@ def test_a_bad_entry_costs_that_plan_a_coded_error(
 ) -> None:
     repo, config = lab
     row = rows(config)[f"plans/{slug}"]
-    assert row["status"] is None and row["hash"] is None
+    # never frozen or started; a plan too large to read shows as `unreadable` (issue 12)
+    assert row["status"] in (None, "unreadable") and row["hash"] is None
     assert any(note.startswith(code) for note in row["notes"]), row
     assert not started(repo, slug)
 

@@ -166,8 +166,15 @@ def check_reads_back(back: Any, data: dict[str, Any], source: str) -> None:
         )
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=True)
+def _canonical(value: Any) -> bytes | str:
+    """RFC 8785 bytes, what the hash sees: ``1.0`` in the source and the ``1`` YAML reads back
+    are one value (the canonical value tree, SPEC §2); any other difference is a loss."""
+    from controller.plan.hashing import canonical_bytes
+
+    try:
+        return canonical_bytes(value)
+    except (ValueError, TypeError):  # not JSON data (a lone surrogate): compare as text
+        return json.dumps(value, sort_keys=True, ensure_ascii=True, default=repr)
 
 
 def _display(source: str) -> str:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from controller.approval.approvals import approver_allowed
@@ -181,11 +182,16 @@ def _amount(count: int, group: str | None, *, more: bool = False) -> str:
     return f"{count}{extra} from {group}"
 
 
-def frozen_facts(plan_id: str, data: object, config: Config) -> dict[str, object]:
-    """``frozen:``'s risk, estimate and policy for a plan about to be frozen (not hashed)."""
+def frozen_facts(
+    plan_id: str, data: object, config: Config, origin: Path | None = None
+) -> dict[str, object]:
+    """``frozen:``'s risk, estimate and policy for a plan about to be frozen (not hashed);
+    nested plans are read from the working tree (``config.repo``, or around ``origin``)."""
+    from controller.plan import nested
     from controller.plan import profile as profiles
 
-    found = profiles.profile_of(plan_id, data, config.tools)
+    reader = nested.file_reader(config, origin)
+    found = profiles.profile_of(plan_id, data, config.tools, reader)
     return {**profiles.frozen_facts(found), "policy": need_for(found, config.approval).as_dict()}
 
 

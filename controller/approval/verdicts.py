@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.approval import policy, quorum
 from controller.git.history import PlanState, build_request
-from controller.plan import profile, yamlio
+from controller.plan import nested, profile, yamlio
 
 if TYPE_CHECKING:
     from controller.approval.approvals import ApprovalRequest
@@ -72,8 +72,23 @@ def need_at(state: PlanState, repo: GitRepo, config: Config, blob: str | None) -
             data = yamlio.read_yaml(repo.blob(blob).decode("utf-8"), state.file).data
         except Exception:
             data = None  # unreadable: the §5 checks refuse it anyway
-    found = profile.profile_of(state.plan_id, data, config.tools)
+    commit = (state.request or {}).get("commit")
+    reader = nested_at(repo, str(commit), config) if commit else None
+    found = profile.profile_of(state.plan_id, data, config.tools, reader)
     return policy.need_for(found, config.approval)
+
+
+def nested_at(repo: GitRepo, commit: str, config: Config) -> nested.Reader:
+    """Nested plans as the tree of ``commit`` holds them: what that approval approves."""
+
+    def fetch(path: str) -> bytes | None:
+        try:
+            sha = repo.blob_sha(commit, path)
+            return repo.blob(sha) if sha is not None else None
+        except Exception:  # an unreadable object: the pin counts as unread (high risk)
+            return None
+
+    return nested.blob_reader(fetch, config)
 
 
 def trailer_requests(

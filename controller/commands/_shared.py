@@ -89,4 +89,4 @@ def frozen_facts_for(plan: LoadedPlan, config: Config | None) -> dict[str, objec
         return None
     from controller.approval.policy import frozen_facts
 
-    return frozen_facts(plan_id_for(plan.path, config), plan.data, config)
+    return frozen_facts(plan_id_for(plan.path, config), plan.data, config, plan.path)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import PlangateError, PreconditionFailed, VerifyFailed
+from controller.errors import GuardFailed, PlangateError, PreconditionFailed, VerifyFailed
 
 if TYPE_CHECKING:
     from controller.plan.schema import Expect, ExpectClause, Precondition, Verify
@@ -65,7 +65,9 @@ class CheckOutcome:
 
     def as_error(self, where: str) -> PlangateError:
         what = "; ".join(self.failures) if self.failures else ""
-        if self.error is not None:
+        if isinstance(self.error, GuardFailed):
+            what = f"{self.error.code}: {self.error.message} (the check tool was not called)"
+        elif self.error is not None:
             what = f"the check tool failed: {self.error.code}: {self.error.message}"
         if self.kind == "precondition":
             return PreconditionFailed(
@@ -82,9 +84,11 @@ Resolve = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def precondition(index: int, pre: Precondition, resolve: Resolve, call: CallCheck) -> CheckOutcome:
-    """Call the check tool once and test its result."""
+    """Call the check tool once and test its result. What ``resolve`` raises (a reference
+    that cannot resolve, a guard that fails: E_GUARD_FAILED) is raised: the check never ran."""
+    params = resolve(pre.params)
     try:
-        result = call(pre.tool, resolve(pre.params), index)
+        result = call(pre.tool, params, index)
     except PlangateError as error:
         return CheckOutcome("precondition", index, pre.tool, False, error=error)
     failures = evaluate(pre.expect, result)

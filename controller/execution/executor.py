@@ -58,6 +58,7 @@ from controller.execution.steps import (
     Scope,
     Step,
     StepRunner,
+    guarded,
     interrupted_outcome,
 )
 from controller.execution.tools import Catalog
@@ -247,9 +248,13 @@ class PlanRun:
         scope = self.scope
         for index, pre in enumerate(self.model.preconditions):
             step = Step(0, self.model.actions[0], "stop", scope)
-            found = checks.precondition(
-                index, pre, lambda p: refs.resolve(p, scope.ctx), self.runner.checker(step)
-            )
+            who = f"plan precondition {index + 1}"
+            try:
+                found = checks.precondition(
+                    index, pre, guarded(scope.ctx, pre.guards, who), self.runner.checker(step)
+                )
+            except PlangateError as error:  # a reference or a guard: the check cannot run
+                return RunOutcome("failed", error, None)
             self.runner.record_check(None, 0, found)
             if not found.ok:
                 return RunOutcome("failed", found.as_error("plan:"), None)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from controller.errors import PlangateError
 from controller.execution import checks
 from controller.execution.results import extract_outputs
-from controller.execution.steps import RunOutcome, Scope, Step, error_of
+from controller.execution.steps import RunOutcome, Scope, Step, error_of, guarded
 from controller.plan import graph, nested, plans, refs
 
 if TYPE_CHECKING:
@@ -106,9 +106,13 @@ class NestedRun:
         if started:
             return None
         for index, pre in enumerate(model.preconditions):
-            found = checks.precondition(
-                index, pre, lambda p: refs.resolve(p, scope.ctx), self.runner.checker(step)
-            )
+            who = f"nested plan {step.key} precondition {index + 1}"
+            try:
+                found = checks.precondition(
+                    index, pre, guarded(scope.ctx, pre.guards, who), self.runner.checker(step)
+                )
+            except PlangateError as error:  # a reference or a guard: the check cannot run
+                return RunOutcome("failed", error, step.key)
             self.runner.record_check(step.key, attempt, found)
             if not found.ok:
                 return RunOutcome("failed", found.as_error(f"nested plan {step.key}:"), step.key)

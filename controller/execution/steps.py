@@ -236,8 +236,9 @@ class StepRunner:
         check_params(tool, params)
         self._guard_checks[step.key] = guards.check(step.spec, params)
         for index, pre in enumerate(step.spec.preconditions):
+            who = f"action {step.key} precondition {index + 1}"
             found = checks.precondition(
-                index, pre, functools.partial(refs.resolve, ctx=step.scope.ctx), self.checker(step)
+                index, pre, guarded(step.scope.ctx, pre.guards, who), self.checker(step)
             )
             self.record_check(step.key, attempt, found)
             if not found.ok:
@@ -260,7 +261,7 @@ class StepRunner:
             else:
                 polled = checks.verify_poll(
                     spec,
-                    functools.partial(refs.resolve, ctx=step.scope.ctx),
+                    guarded(step.scope.ctx, spec.guards, f"action {step.key} verify"),
                     self.checker(step),
                     lambda: self.run.interrupted(step.key, "verifying") is not None,
                 )
@@ -497,6 +498,18 @@ class StepRunner:
             code=err["code"] if err else None,
             error=record["error"]["message"] if err else None,
         )
+
+
+def guarded(ctx: Any, rules: Any, who: str) -> checks.Resolve:
+    """A check's params resolved against ``ctx``, then held to the check's own guards
+    (SPEC §16): a failing guard raises E_GUARD_FAILED before the check tool is called."""
+
+    def resolve(params: dict[str, Any]) -> dict[str, Any]:
+        values: dict[str, Any] = refs.resolve(params, ctx)
+        guards.check_values(rules, values, who)
+        return values
+
+    return resolve
 
 
 def interrupted_outcome(

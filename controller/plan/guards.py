@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import GuardFailed, Problem
@@ -44,21 +44,30 @@ def _compiled(pattern: str) -> Any:
 
 
 def static_problems(model: PlanDocument) -> Iterator[Problem]:
-    """Guards that can never work: no rule, an unknown param, a pattern that does not compile."""
+    """Guards that can never work: no rule, an unknown param, a pattern that does not compile
+    (on actions, fallback steps and their checks, and the plan's preconditions)."""
+    owners: list[tuple[str, Any]] = [
+        (f"preconditions[{k}]", pre) for k, pre in enumerate(model.preconditions)
+    ]
     for index, action in enumerate(model.actions):
         steps: list[tuple[str, Action | FallbackStep]] = [(f"actions[{index}]", action)]
         steps += [(f"actions[{index}].fallback[{k}]", s) for k, s in enumerate(action.fallback)]
         for base, step in steps:
-            for g_index, guard in enumerate(getattr(step, "guards", None) or ()):
-                yield from _guard_problems(step, guard, f"{base}.guards[{g_index}]")
+            owners.append((base, step))
+            owners += [(f"{base}.preconditions[{k}]", p) for k, p in enumerate(step.preconditions)]
+            if step.verify is not None:
+                owners.append((f"{base}.verify", step.verify))
+    for base, owner in owners:
+        for g_index, guard in enumerate(getattr(owner, "guards", None) or ()):
+            yield from _guard_problems(owner.params, guard, f"{base}.guards[{g_index}]")
 
 
-def _guard_problems(action: Action | FallbackStep, guard: Guard, where: str) -> Iterator[Problem]:
-    if guard.param not in action.params:
-        known = ", ".join(sorted(action.params)) or "none"
+def _guard_problems(params: dict[str, Any], guard: Guard, where: str) -> Iterator[Problem]:
+    if guard.param not in params:
+        known = ", ".join(sorted(params)) or "none"
         yield Problem(
             "E_SCHEMA_INVALID",
-            f"guard on param {guard.param!r}, which this action does not have (params: {known})",
+            f"guard on param {guard.param!r}, which this step does not have (params: {known})",
             f"{where}.param",
         )
     if guard.matches is None and guard.one_of is None and guard.min is None and guard.max is None:
@@ -81,14 +90,19 @@ def _guard_problems(action: Action | FallbackStep, guard: Guard, where: str) -> 
 def check(action: Action | FallbackStep, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Each guard of ``action`` over the resolved ``params``: the checks made (for the journal
     and the log), or :class:`GuardFailed` carrying them when one fails."""
+    return check_values(getattr(action, "guards", None) or (), params, f"action {action.id}")
+
+
+def check_values(rules: Sequence[Guard], params: dict[str, Any], who: str) -> list[dict[str, Any]]:
+    """:func:`check` for any guarded call (``who``: ``action 2``, ``action 2 precondition 1``)."""
     checks: list[dict[str, Any]] = []
-    for guard in getattr(action, "guards", None) or ():
+    for guard in rules:
         value = params.get(guard.param)
         failure = _failure(guard, value)
         checks.append({"param": guard.param, "rule": describe(guard), "ok": failure is None})
         if failure is not None:
             error = GuardFailed(
-                f"action {action.id}: param {guard.param!r} = {_short(value)} {failure} "
+                f"{who}: param {guard.param!r} = {_short(value)} {failure} "
                 f"(guard: {describe(guard)})",
                 path=f"params.{guard.param}",
             )

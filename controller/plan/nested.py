@@ -90,9 +90,9 @@ def load(
     return Child(pin.path, file, model, found)
 
 
-def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
-    """``root/rel/PLAN.yml`` after checking ``rel`` is a plain path under the plans folder
-    and that nothing on the way is a symlink."""
+def check_path(rel: str, config: Config | None) -> tuple[str, ...]:
+    """The parts of ``rel`` once it is known to be a plain folder path under the plans
+    folder (no ``..``, ``.``, absolute path, backslash or unprintable name)."""
     parts = PurePosixPath(rel).parts
     plans_dir = PurePosixPath(config.plans_dir if config is not None else "plans").parts
     bad = (
@@ -107,6 +107,13 @@ def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
             f"nested plan path {rel!r}: write the plan's folder relative to the repository, "
             f"under {'/'.join(plans_dir)}/ (no .., no absolute path)"
         )
+    return parts
+
+
+def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
+    """``root/rel/PLAN.yml`` after checking ``rel`` is a plain path under the plans folder
+    and that nothing on the way is a symlink."""
+    parts = check_path(rel, config)
     current = root
     for part in parts:
         current = current / part
@@ -139,6 +146,78 @@ def _read(file: Path, max_bytes: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise SchemaInvalid(f"{file}: not UTF-8 text") from None
+
+
+# --- readers for the profile (risk, tools, flows) -----------------------------------------
+
+#: (path, pinned hash) -> the nested plan's parsed data, or None when it cannot be read or
+#: does not hash to the pin. The profile counts what such a reader returns.
+Reader = Callable[[str, str], "dict[str, Any] | None"]
+
+
+def _pinned(text: str | bytes, name: str, pin: str, max_bytes: int) -> dict[str, Any] | None:
+    """The parsed plan when it is within the size limit and hashes to ``pin``."""
+    try:
+        raw = text.encode("utf-8") if isinstance(text, str) else text
+        if len(raw) > max_bytes:
+            return None
+        data = yamlio.read_yaml(raw.decode("utf-8"), name).data
+        if isinstance(data, dict) and hashing.plan_hash(data) == pin:
+            return data
+    except (PlangateError, UnicodeDecodeError, ValueError):
+        pass
+    return None
+
+
+def file_reader(config: Config | None, origin: Path | None) -> Reader:
+    """Nested plans read from the working tree, with the checks of :func:`load`."""
+    max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
+
+    def read(path: str, pin: str) -> dict[str, Any] | None:
+        root = repo_root(config, origin)
+        if root is None:
+            return None
+        try:
+            file = _plan_file(root, path, config)
+            text = _read(file, max_bytes)
+        except (PlangateError, OSError):
+            return None
+        return _pinned(text, str(file), pin, max_bytes)
+
+    return read
+
+
+def blob_reader(fetch: Callable[[str], bytes | None], config: Config | None) -> Reader:
+    """Nested plans read through ``fetch`` (repository path -> bytes, None when absent): a
+    commit's tree, for the verdict on an approval at that commit."""
+    max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
+
+    def read(path: str, pin: str) -> dict[str, Any] | None:
+        try:
+            parts = check_path(path, config)
+        except PlangateError:
+            return None
+        for name in PLAN_FILES:
+            raw = fetch("/".join((*parts, name)))
+            if raw is not None:
+                return _pinned(raw, f"{path}/{name}", pin, max_bytes)
+        return None
+
+    return read
+
+
+def pins(data: Any) -> list[tuple[int, str, str]]:
+    """(action id, path, hash) of each nested action in a plan's parsed data."""
+    actions = data.get("actions") if isinstance(data, dict) else None
+    found = []
+    for action in actions if isinstance(actions, list) else []:
+        pin = action.get("plan") if isinstance(action, dict) else None
+        if isinstance(pin, dict) and isinstance(pin.get("path"), str):
+            number = action.get("id")
+            found.append(
+                (number if isinstance(number, int) else -1, pin["path"], str(pin.get("hash")))
+            )
+    return found
 
 
 # --- validation of the parent ------------------------------------------------------------

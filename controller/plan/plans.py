@@ -287,7 +287,7 @@ def check_document(
     ]
     if model is not None:
         problems += check_rules(model, config, origin)
-        problems += check_caps(data, config)
+        problems += check_caps(data, config, origin)
     else:  # every kind of error at once: the rules also run over what the schema accepted
         salvaged = salvage_document(converted)
         if salvaged is not None:
@@ -313,12 +313,35 @@ def _covered(problem: Problem, found: list[Problem]) -> bool:
     return False
 
 
-def check_caps(data: dict[str, Any], config: Config | None) -> list[Problem]:
-    """E_LIMIT_EXCEEDED for each cap (plan ``limits:`` and config ``limits:``) exceeded."""
-    from controller.plan import profile
+def nested_models(
+    model: PlanDocument, config: Config | None, origin: Path | None
+) -> dict[int, PlanDocument]:
+    """Parent action id -> the pinned plan's model, for those that load (the others are
+    reported by :func:`controller.plan.nested.problems`)."""
+    if all(a.plan is None for a in model.actions):
+        return {}
+    from controller.plan import nested
+
+    found = {}
+    for action in model.actions:
+        if action.plan is not None:
+            try:
+                found[action.id] = nested.load(action.plan, config, origin, check_document).model
+            except PlangateError:
+                continue
+    return found
+
+
+def check_caps(
+    data: dict[str, Any], config: Config | None, origin: Path | None = None
+) -> list[Problem]:
+    """E_LIMIT_EXCEEDED for each cap (plan ``limits:`` and config ``limits:``) exceeded; a
+    nested plan's actions and calls count (read from the working tree)."""
+    from controller.plan import nested, profile
 
     caps = profile.caps_for(data, config.limits if config else None)
-    found = profile.profile_of("", data, config.tools if config else {})
+    reader = nested.file_reader(config, origin)
+    found = profile.profile_of("", data, config.tools if config else {}, reader)
     where = {"max_actions": "actions"}
     return [
         Problem("E_LIMIT_EXCEEDED", cap.message, where.get(cap.key, "limits"))
@@ -431,7 +454,9 @@ def check_rules(
     problems += guards.static_problems(model)
     if config is not None:
         problems += _check_static_params(model, config.tools)
-        problems += flows.unguarded_problems(model, config.tools)
+        problems += flows.unguarded_problems(
+            model, config.tools, nested_models(model, config, origin)
+        )
     from controller.plan import rules
 
     problems += rules.check(model, config)

@@ -12,7 +12,12 @@ counted by the engine while it runs.
 
 The plan is read as data (not the schema model) so that every step that calls a tool counts:
 actions, their fallbacks, preconditions and verify checks, wherever the schema puts them.
-Pure: no files, no git.
+A nested plan's steps count too (SPEC §12: approving the parent approves exactly the pinned
+version, so its tools are what the approver approves): the caller hands in a reader of
+pinned plans (:mod:`controller.plan.nested`: the working tree, or a commit's tree). A pin
+that cannot be read, or does not hash to its pin, makes the plan ``high`` risk: whoever
+approves must not be asked for fewer approvals because a file was missing. Pure apart from
+what the reader reads.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from controller.plan.nested import Reader
     from controller.settings import Limits, ToolSpec
 
 RISKS = ("low", "medium", "high")
@@ -55,39 +61,79 @@ class Profile:
     max_calls: int
     #: Outside data reaches a ``sensitive`` param somewhere (guarded or not, SPEC §16).
     untrusted_to_sensitive: bool = False
+    #: The nested plans counted in (their paths), and those that could not be read.
+    nested: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
 
 
 def risk_rank(risk: str) -> int:
     return RISKS.index(risk) if risk in RISKS else RISKS.index(DEFAULT_RISK)
 
 
-def profile_of(plan_id: str, data: Any, catalog: Mapping[str, ToolSpec]) -> Profile:
-    """The profile of a plan's parsed data under ``catalog`` (tools it lacks: medium, free)."""
+def profile_of(
+    plan_id: str, data: Any, catalog: Mapping[str, ToolSpec], nested: Reader | None = None
+) -> Profile:
+    """The profile of a plan's parsed data under ``catalog`` (tools it lacks: medium, free),
+    its nested plans read by ``nested`` (none: every pin counts as unread)."""
+    children, unread = _children(data, nested)
     calls = list(_calls(data))
+    for child in children.values():
+        calls += _calls(child)
     tools = frozenset(tool for tool, _ in calls)
     risk = max((_risk(catalog.get(t)) for t in tools), key=risk_rank, default="low")
+    if unread:
+        risk = "high"
     seconds = cost = 0.0
     for tool, count in calls:
         estimate = getattr(catalog.get(tool), "estimate", None)
         if estimate is not None:
             seconds += estimate.seconds * count
             cost += estimate.cost_usd * count
-    actions = data.get("actions") if isinstance(data, dict) else None
     return Profile(
         plan_id,
         tools,
         risk,
         Estimate(seconds, cost),
-        len(actions) if isinstance(actions, list) else 0,
+        sum(_count_actions(d) for d in (data, *children.values())),
         sum(count for _, count in calls),
-        _untrusted_to_sensitive(data, catalog),
+        _untrusted_to_sensitive(data, catalog, children),
+        tuple(sorted(_paths(data, children))),
+        tuple(sorted(set(unread))),
     )
 
 
-def _untrusted_to_sensitive(data: Any, catalog: Mapping[str, ToolSpec]) -> bool:
+def _count_actions(data: Any) -> int:
+    actions = data.get("actions") if isinstance(data, dict) else None
+    return len(actions) if isinstance(actions, list) else 0
+
+
+def _children(data: Any, reader: Reader | None) -> tuple[dict[int, dict[str, Any]], list[str]]:
+    """Parent action id -> the pinned plan's data; and the paths that could not be read."""
+    from controller.plan.nested import pins
+
+    children: dict[int, dict[str, Any]] = {}
+    unread: list[str] = []
+    for action, path, pin in pins(data):
+        child = reader(path, pin) if reader is not None else None
+        if child is None:
+            unread.append(path)
+        else:
+            children[action] = child
+    return children, unread
+
+
+def _paths(data: Any, children: Mapping[int, Any]) -> set[str]:
+    from controller.plan.nested import pins
+
+    return {path for action, path, _ in pins(data) if action in children}
+
+
+def _untrusted_to_sensitive(
+    data: Any, catalog: Mapping[str, ToolSpec], children: Mapping[int, dict[str, Any]]
+) -> bool:
     from controller.plan.flows import untrusted_to_sensitive_in_data
 
-    return untrusted_to_sensitive_in_data(data, dict(catalog))
+    return untrusted_to_sensitive_in_data(data, dict(catalog), children)
 
 
 def _risk(spec: ToolSpec | None) -> str:

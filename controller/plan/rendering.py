@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from controller.display import visible
 from controller.plan import graphtext
+from controller.plan.flows import describe_json
 
 if TYPE_CHECKING:
     from controller.plan.plans import LoadedPlan
@@ -38,38 +39,48 @@ def plan_view(
     view: dict[str, Any] = {"hash": plan.hash, "freeze_state": freeze_state(plan)}
     view.update(review or {})
     view.update(plan.model.model_dump(mode="json"))
+    children = _children(plan, config)
     if config is not None:
         from controller.plan.flows import plan_flows
 
-        view["flows"] = [flow.to_json() for flow in plan_flows(plan.model, config.tools)]
-    if any(a.plan is not None for a in plan.model.actions):
-        view["nested"] = nested_view(plan, config)
+        models = {k: c for k, c in children.items() if not isinstance(c, dict)}
+        view["flows"] = [f.to_json() for f in plan_flows(plan.model, config.tools, models)]
+    if children:
+        view["nested"] = [_nested_entry(plan, k, c) for k, c in children.items()]
     view.update(_second_look(plan, config))
     return view
 
 
-def nested_view(plan: LoadedPlan, config: Config | None) -> list[dict[str, Any]]:
-    """Each nested action's pinned plan as it will run (its name, inputs and actions), or
-    why it cannot be read: the reviewer approves those actions too."""
+def _children(plan: LoadedPlan, config: Config | None) -> dict[int, Any]:
+    """Parent action id -> the pinned plan's model, or ``{code, message}`` of why it cannot
+    be read: the reviewer approves those actions too."""
     from controller.errors import PlangateError
     from controller.plan import nested, plans
 
     assert plan.model is not None
-    found: list[dict[str, Any]] = []
+    found: dict[int, Any] = {}
     for action in plan.model.actions:
-        if action.plan is None:
-            continue
-        entry: dict[str, Any] = {"action": action.id, **action.plan.model_dump(mode="json")}
-        try:
-            child = nested.load(action.plan, config, plan.path, plans.check_document)
-        except PlangateError as exc:
-            entry["error"] = {"code": exc.code, "message": exc.message}
-        else:
-            dumped = child.model.model_dump(mode="json")
-            entry.update(name=child.model.plan.name, inputs=dumped["inputs"])
-            entry.update(preconditions=dumped["preconditions"], actions=dumped["actions"])
-        found.append(entry)
+        if action.plan is not None:
+            try:
+                child = nested.load(action.plan, config, plan.path, plans.check_document)
+            except PlangateError as exc:
+                found[action.id] = {"code": exc.code, "message": exc.message}
+            else:
+                found[action.id] = child.model
     return found
+
+
+def _nested_entry(plan: LoadedPlan, action: int, child: Any) -> dict[str, Any]:
+    assert plan.model is not None
+    pin = next(a.plan for a in plan.model.actions if a.id == action)
+    entry: dict[str, Any] = {"action": action, **(pin.model_dump(mode="json") if pin else {})}
+    if isinstance(child, dict):
+        entry["error"] = child
+        return entry
+    dumped = child.model_dump(mode="json")
+    entry.update(name=child.plan.name, inputs=dumped["inputs"])
+    entry.update(preconditions=dumped["preconditions"], actions=dumped["actions"])
+    return entry
 
 
 def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
@@ -168,7 +179,7 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
             "",
             f"Flows ({len(flows)}):" if flows else "Flows: none (no param uses an output)",
         ]
-        lines += [f"    {visible(_flow(flow))}" for flow in flows]
+        lines += [f"    {visible(describe_json(flow))}" for flow in flows]
     return "\n".join(lines)
 
 
@@ -312,15 +323,6 @@ def _guard(guard: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _flow(flow: dict[str, Any]) -> str:
-    trust = "trusted" if flow["trusted"] else f"UNTRUSTED (from action {flow['origin']})"
-    guard = "guarded" if flow["guarded"] else "unguarded"
-    role = "sensitive " if flow["sensitive"] else ""
-    return (
-        f"{flow['source']} -> action {flow['action']} {role}param {flow['param']}: {trust}, {guard}"
-    )
-
-
 def _json(value: Any) -> str:
     return visible(json.dumps(value, ensure_ascii=False))
 
@@ -373,7 +375,7 @@ def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
     unguarded = [f for f in flows if not f["trusted"] and f["sensitive"] and not f["guarded"]]
     if unguarded:
         lines += ["", "**Unguarded flows of outside data into sensitive params:**", ""]
-        lines += [f"- {md_text(_flow(f))}" for f in unguarded]
+        lines += [f"- {md_text(describe_json(f))}" for f in unguarded]
     return "\n".join(lines) + "\n"
 
 

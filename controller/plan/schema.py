@@ -137,6 +137,10 @@ class Precondition(_Strict):
     tool: str = Field(min_length=1, description="An idempotent, low-risk catalog tool.")
     params: dict[str, Any] = Field(default_factory=dict)
     expect: ExpectClause
+    guards: list[Guard] = Field(
+        default_factory=list,
+        description="Checks on its resolved params before the check tool runs (E_GUARD_FAILED).",
+    )
 
 
 class Verify(_Strict):
@@ -147,11 +151,15 @@ class Verify(_Strict):
     expect: ExpectClause
     timeout: float | None = Field(None, gt=0, le=86400, description="Seconds to keep polling.")
     interval: float | None = Field(None, gt=0, le=3600, description="Seconds between polls.")
+    guards: list[Guard] = Field(
+        default_factory=list,
+        description="Checks on the verify tool's resolved params before each poll.",
+    )
 
     @model_validator(mode="after")
     def _tool_only(self) -> Verify:
-        if self.tool is None and (self.params or self.timeout or self.interval):
-            raise ValueError("params, timeout and interval need a verify tool")
+        if self.tool is None and (self.params or self.timeout or self.interval or self.guards):
+            raise ValueError("params, timeout, interval and guards need a verify tool")
         return self
 
 

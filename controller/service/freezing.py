@@ -44,7 +44,11 @@ class Freezing(Committing):
                 return None
             if loaded.status != "pending_approval" and not (first and loaded.problems):
                 return None
-            facts = policy.frozen_facts(plan_id, loaded.data, self.config) if loaded.valid else None
+            facts = (
+                policy.frozen_facts(plan_id, loaded.data, self.config, self.repo.path / file)
+                if loaded.valid
+                else None
+            )
             outcome = plans.freeze_text(loaded, facts=facts)
             if loaded.problems:
                 event["name"] = "invalid"

@@ -32,8 +32,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         GIT_CONFIG_NOSYSTEM="1",
         GIT_TERMINAL_PROMPT="0",
     )
+    os.environ.pop("STATE_DIRECTORY", None)  # systemd's: the default state_dir (tests: none)
     for key in list(os.environ):
-        if key.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "PLANGATE_")):
+        if key.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "PLANGATE_", "XDG_STATE_HOME")):
             del os.environ[key]
     yield home
     os.environ.clear()

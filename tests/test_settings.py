@@ -27,6 +27,7 @@ from controller.settings import (
     load_config,
     parse_listen,
 )
+from controller.settings.models import default_state_dir
 from tests.support.daemonkit import running_daemon, wait_for_commit
 from tests.support.gitenv import EXAMPLES, commit_all, run_cli
 from tests.support.gitkit import write_plan
@@ -328,7 +329,7 @@ def test_run_refuses_a_bad_listen_address_before_starting(
     assert "Traceback" not in result.stderr
     assert f"E_CONFIG_INVALID: {config}:3: {key}.listen: found 'nope'" in result.stderr
     assert "remedy: write host:port" in result.stderr
-    assert not (repo / ".git" / "plangate").exists()  # refused before any work
+    assert not default_state_dir(repo).exists()  # refused before any work
 
 
 def test_remote_mode_without_a_state_dir_is_refused_at_start(tmp_path: Path) -> None:

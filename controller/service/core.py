@@ -25,7 +25,7 @@ from controller.git.gitrepo import (
 )
 from controller.git.history import HistoryIndex, withdraw_rule
 from controller.service.sources import SourceFinder
-from controller.service.statedir import StateDir
+from controller.service.statedir import StateDir, refuse_reachable
 from controller.service.unreadable import UnreadablePlans
 from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
@@ -69,6 +69,8 @@ class ControllerCore:
 
     def __init__(self, config: Config, *, lock: bool = True) -> None:
         self.config = config
+        if lock:  # the controller itself (read-only commands only look)
+            refuse_reachable(config)
         self.state = StateDir(config.state_path()).ensure()
         if lock:
             self.state.acquire()

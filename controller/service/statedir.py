@@ -5,7 +5,13 @@ directory is held with an exclusive ``flock`` for the controller's whole life. T
 released by the kernel when the process dies, so a crash never leaves a stale lock; the lock
 file also records who holds it so ``E_LOCKED`` can name the holder.
 
-Layout (default ``<repo>/.git/plangate`` in local mode)::
+Out of reach (SPEC §15): an agent that can write the working tree (``.git`` included) must
+not reach the controller's state (a forged job row, a journal deleted after a crash) or its
+config (an approver added). :func:`refuse_reachable` refuses to start when either lies in the
+watched tree, unless the config says ``demo: true``. The default state directory is outside
+the repository (:func:`controller.settings.models.default_state_dir`).
+
+Layout::
 
     lock            "pid=<pid> host=<host> since=<UTC time>" of the holder
     index.sqlite    history index (see controller.git.indexstore)
@@ -23,9 +29,12 @@ import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from controller.errors import Locked, PlangateError
+from controller.errors import ConfigInvalid, Locked, PlangateError
+
+if TYPE_CHECKING:
+    from controller.settings import Config
 
 LOCK_NAME = "lock"
 INDEX_NAME = "index.sqlite"
@@ -124,3 +133,72 @@ class StateDir:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+#: Where plangate kept its state before it moved out of the repository.
+OLD_DEFAULT = (".git", "plangate")
+
+
+def refuse_reachable(config: Config) -> None:
+    """E_CONFIG_INVALID when the state directory or the config file lies where an agent that
+    writes the watched working tree can reach it: inside the tree, its ``.git`` (or the git
+    directory a ``.git`` file points to), through a symlink or a ``..``. ``demo: true``
+    allows it (a demo or a test bench, never production)."""
+    if config.demo:
+        return
+    tree = config.repo_path()
+    reachable = _writable_roots(tree)
+    state = Path(os.path.realpath(config.state_path()))
+    remedy = (
+        "keep the controller's state and config outside any tree an agent can write "
+        "(set state_dir, e.g. /var/lib/plangate; put plangate.yml in /etc/plangate), or "
+        "set `demo: true` for a demo"
+    )
+    if config.state_dir is None and config.remote is None and tree.joinpath(*OLD_DEFAULT).is_dir():
+        old = tree.joinpath(*OLD_DEFAULT)
+        raise ConfigInvalid(
+            f"{old} holds the state of an earlier plangate, inside the repository where an "
+            "agent can reach it; the state directory now defaults to outside it",
+            path="state_dir",
+            remedy=f"stop the controller, then: mv {old} {state} (or set state_dir)",
+        )
+    for root in reachable:
+        if _within(state, root):
+            raise ConfigInvalid(
+                f"state_dir {config.state_path()} lies inside the watched working tree "
+                f"({root}), where an agent could rewrite the controller's journal and index",
+                path="state_dir",
+                remedy=remedy,
+            )
+        if config.source is not None and _within(Path(os.path.realpath(config.source)), root):
+            raise ConfigInvalid(
+                f"the config {config.source} lies inside the watched working tree ({root}), "
+                "where an agent could add itself as an approver",
+                path="config",
+                remedy=remedy,
+            )
+
+
+def _writable_roots(tree: Path) -> list[Path]:
+    """The working tree and, when ``.git`` is a file (a linked worktree, a submodule), the
+    git directory it names and that directory's common dir."""
+    real = Path(os.path.realpath(tree))
+    roots = [real]
+    dotgit = real / ".git"
+    if dotgit.is_file():
+        try:
+            line = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return roots
+        if line.startswith("gitdir:"):
+            gitdir = Path(os.path.realpath(real / line[len("gitdir:") :].strip()))
+            roots.append(gitdir)
+            common = gitdir / "commondir"
+            if common.is_file():
+                text = common.read_text(encoding="utf-8", errors="replace").strip()
+                roots.append(Path(os.path.realpath(gitdir / text)))
+    return roots
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

@@ -297,6 +297,9 @@ class Config(_Strict):
     ui: UiSettings = UiSettings()
     execution: ExecutionSettings = ExecutionSettings()
     notify: Annotated[NotifySettings, BeforeValidator(_url_list)] = NotifySettings()
+    #: A demo or a test bench: the config and state directory may lie inside the watched
+    #: working tree (never in production: an agent writing the tree could edit them).
+    demo: bool = False
     #: Where the config was read from (not a config key).
     source: Path | None = Field(None, exclude=True)
 
@@ -384,4 +387,22 @@ class Config(_Strict):
                 remedy="set state_dir (e.g. /var/lib/plangate), or run under systemd with "
                 "StateDirectory=plangate",
             )
-        return self.repo_path() / ".git" / "plangate"
+        return default_state_dir(self.repo_path())
+
+
+def default_state_dir(repo: Path) -> Path:
+    """Local mode's state directory when ``state_dir`` is not set: outside the repository
+    (SPEC §15), one per repository: ``$STATE_DIRECTORY`` under systemd, else
+    ``$XDG_STATE_HOME/plangate/<name>-<hash of the repository's real path>`` (default
+    ``~/.local/state``). ``plangate status`` without a config finds the same one."""
+    systemd_state = os.environ.get("STATE_DIRECTORY")
+    if systemd_state:
+        return Path(systemd_state.split(":")[0])
+    import hashlib
+
+    real = os.path.realpath(repo)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return Path(base) / "plangate" / f"{Path(real).name or 'repo'}-{digest}"

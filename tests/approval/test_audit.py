@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+from controller.settings.models import default_state_dir
 from tests.support.gitenv import run_cli
 from tests.support.gitkit import (
     AGENT,
@@ -31,7 +32,7 @@ tools:
 
 def _audit(repo: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
     (repo.parent / "plangate.yml").write_text(CONFIG)
-    shutil.rmtree(repo / ".git/plangate", ignore_errors=True)  # history alone
+    shutil.rmtree(default_state_dir(repo), ignore_errors=True)  # history alone
     result = run_cli("audit", "--json", "--config", str(repo.parent / "plangate.yml"))
     assert result.returncode in (0, 1), result.stderr
     return result.returncode, json.loads(result.stdout)

@@ -19,6 +19,7 @@ import pytest
 from controller.approval import approvals
 from controller.plan import plans
 from controller.settings import ApprovalSettings
+from controller.settings.models import default_state_dir
 from tests.support.gitenv import identity, run_cli
 from tests.support.gitkit import (
     AGENT,
@@ -57,7 +58,7 @@ def _audit(repo: Path, *, signed: bool = False, signers: Path | None = None) -> 
         if signers
         else AUDIT_CONFIG.format(signed=str(signed).lower(), signers="null")
     )
-    shutil.rmtree(repo / ".git/plangate", ignore_errors=True)
+    shutil.rmtree(default_state_dir(repo), ignore_errors=True)
     result = run_cli("audit", "--json", "--config", str(config))
     assert result.returncode in (0, 1), result.stderr
     report = dict(json.loads(result.stdout))
@@ -421,7 +422,7 @@ def test_backdated_approval_does_not_dodge_max_age(repo: Path, monkeypatch: Any)
     monkeypatch.setenv("GIT_COMMITTER_DATE", ten_days_ago)
     monkeypatch.setenv("GIT_AUTHOR_DATE", ten_days_ago)
     submitted(repo, max_age="7d")
-    shutil.rmtree(repo / ".git/plangate")  # re-read the freeze's commit time from git
+    shutil.rmtree(default_state_dir(repo))  # re-read the freeze's commit time from git
     backdated = f"@{int(time.time()) - 10 * 86400 + 60} +0000"
     monkeypatch.setenv("GIT_COMMITTER_DATE", backdated)
     monkeypatch.setenv("GIT_AUTHOR_DATE", backdated)

@@ -30,6 +30,7 @@ from _common import median, report
 from controller.plan import hashing, yamlio
 from controller.service.reconcile import Controller
 from controller.settings import config_from_data
+from controller.settings.models import default_state_dir
 from tests.support.fastimport import FastImport, build_repo
 from tests.support.gitenv import AGENT, ALICE, BOT, identity
 from tests.support.plantext import greet_plan
@@ -117,7 +118,7 @@ def main() -> None:
         start = time.perf_counter()
         if args.prebuilt:
             shutil.copytree(args.prebuilt, repo, symlinks=True)
-            shutil.rmtree(repo / ".git" / "plangate", ignore_errors=True)  # a cold start
+            shutil.rmtree(default_state_dir(repo), ignore_errors=True)  # a cold start
         else:
             build(repo, commits, plan_count, pending=rounds + 1)
         count = subprocess.run(

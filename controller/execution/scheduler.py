@@ -2,7 +2,10 @@
 
 An action may start once every action it needs is done (succeeded, or skipped); up to
 ``execution.max_parallel_actions`` run at once in worker threads. Admission happens on the
-scheduler's own thread, in id order among the ready actions: abort and stop requests, gates
+scheduler's own thread. Among the ready actions, the one with the longest chain of actions
+still waiting on it goes first (ties: the smaller id): it keeps every slot busy to the end
+(10 chains of 10 on 4 slots take 25 rounds, where id order takes 30: the last two chains
+would run alone). Abort and stop requests, gates
 (``requires_approval``), a pending ``on_failure: ask`` and an action that failed for good
 (without a resume) all stop new admissions; the actions already running end on their own,
 then the run returns that outcome. The graph is fixed by the frozen plan: what a tool returns
@@ -63,7 +66,8 @@ class Scheduler:
         self.limit = max(1, max_parallel)
         self.waiting = {i: len(set(n)) for i, n in graph.needs.items()}
         self.users = graph.dependents()
-        self.ready: list[int] = []
+        self.rank = _ranks(graph, self.users)
+        self.ready: list[tuple[int, int]] = []  # a heap of (rank, id)
         self.halt: RunOutcome | None = None
 
     def run(self, gate_approved: ActionKey | None) -> RunOutcome | None:
@@ -72,7 +76,11 @@ class Scheduler:
         for action in self.graph.order:
             if self.host.state.actions.get(action) and self.host.state.action(action).done:
                 self._done(action, initial=True)
-        self.ready = [i for i, count in self.waiting.items() if count == 0 and not self._is_done(i)]
+        self.ready = [
+            (self.rank[i], i)
+            for i, count in self.waiting.items()
+            if count == 0 and not self._is_done(i)
+        ]
         heapq.heapify(self.ready)
         running: dict[Future[RunOutcome | None], int] = {}
         pool: ThreadPoolExecutor | None = None
@@ -109,7 +117,7 @@ class Scheduler:
         for user in self.users[action]:
             self.waiting[user] -= 1
             if self.waiting[user] == 0 and not initial:
-                heapq.heappush(self.ready, user)
+                heapq.heappush(self.ready, (self.rank[user], user))
 
     def _ended(self, action: int, outcome: RunOutcome | None) -> None:
         if outcome is None and self._is_done(action):
@@ -124,10 +132,10 @@ class Scheduler:
     # --- admission ----------------------------------------------------------------------
 
     def _admit(self, room: int) -> list[int]:
-        """Up to ``room`` ready actions that may start now, smallest id first."""
+        """Up to ``room`` ready actions that may start now, longest remaining chain first."""
         admitted: list[int] = []
         while room > len(admitted) and self.ready and self.halt is None:
-            action = self.ready[0]
+            action = self.ready[0][1]
             stop = self.host.interrupted(action, "before")
             if stop is None:
                 stop = self._gate(self.actions[action])
@@ -157,3 +165,12 @@ class Scheduler:
         if rec.finally_failed and not self.host.resume:
             return RunOutcome("failed", error_of(rec), action.id)
         return None
+
+
+def _ranks(graph: Graph, users: dict[int, list[int]]) -> dict[int, int]:
+    """id -> minus the number of actions on the longest path from it to an action nothing
+    needs (itself included): the heap's order, critical path first."""
+    height: dict[int, int] = {}
+    for action in reversed(graph.order):
+        height[action] = 1 + max((height[u] for u in users[action]), default=0)
+    return {action: -h for action, h in height.items()}

@@ -169,9 +169,7 @@ def check_text(kind: str, check: Mapping[str, Any]) -> str:
         every = f"every {interval:g} s" if interval else "every 5 s"
         polling = f", polled {every} for up to {timeout:g} s" if timeout else ", once"
     guards = check.get("guards") or []
-    guarded = (
-        f", guards {', '.join(visible(str(g.get('param'))) for g in guards)}" if guards else ""
-    )
+    guarded = "".join(f", guard {visible(str(g.get('param')))} {guard_text(g)}" for g in guards)
     return f"{kind} {visible(str(tool))} {params}{polling}{guarded}: {expect_text(check['expect'])}"
 
 
@@ -192,3 +190,16 @@ def expect_text(clause: Any) -> str:
 
 def _json(value: Any) -> str:
     return visible(json.dumps(value, ensure_ascii=False))
+
+
+def guard_text(guard: Mapping[str, Any]) -> str:
+    """``matches "^a$", one of ["x"], min 0`` (as :func:`controller.plan.guards.describe`)."""
+    parts = []
+    if guard.get("matches") is not None:
+        parts.append(f"matches {json.dumps(guard['matches'])}")
+    if guard.get("one_of") is not None:
+        parts.append(f"one of {json.dumps(guard['one_of'], ensure_ascii=False)}")
+    for bound in ("min", "max"):
+        if guard.get(bound) is not None:
+            parts.append(f"{bound} {guard[bound]:g}")
+    return visible(", ".join(parts))

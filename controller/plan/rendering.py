@@ -231,7 +231,7 @@ def _details(action: dict[str, Any], color: bool) -> list[str]:
     for step in action.get("fallback") or []:
         lines.append(f"fallback [{step['id']}] {visible(step['tool'])} - {visible(step['why'])}")
     for guard in action.get("guards") or []:
-        lines.append(f"guard {visible(guard['param'])}: {visible(_guard(guard))}")
+        lines.append(f"guard {visible(guard['param'])}: {graphtext.guard_text(guard)}")
     return lines
 
 
@@ -308,19 +308,6 @@ def policy(action: dict[str, Any]) -> str:
     if action.get("timeout"):
         text += f"; timeout {action['timeout']:g}s"
     return text
-
-
-def _guard(guard: dict[str, Any]) -> str:
-    """As :func:`controller.plan.guards.describe` words it, from the JSON view."""
-    parts = []
-    if guard.get("matches") is not None:
-        parts.append(f"matches {json.dumps(guard['matches'])}")
-    if guard.get("one_of") is not None:
-        parts.append(f"one of {json.dumps(guard['one_of'], ensure_ascii=False)}")
-    for bound in ("min", "max"):
-        if guard.get(bound) is not None:
-            parts.append(f"{bound} {guard[bound]:g}")
-    return ", ".join(parts)
 
 
 def _json(value: Any) -> str:

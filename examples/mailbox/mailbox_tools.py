@@ -58,6 +58,11 @@ def email_read(id: str) -> dict[str, Any]:
     raise NotFound(f"no message with id {id!r}")
 
 
+def email_known(address: str) -> dict[str, Any]:
+    """Whether ``address`` wrote to the mailbox before (a check tool: reads only)."""
+    return {"known": any(m["from"] == address for m in _messages())}
+
+
 def email_send(to: str, subject: str, template: str, idempotency_key: str = "") -> dict[str, Any]:
     """Append the reply to the outbox, once per idempotency key."""
     outbox = _folder() / "outbox.jsonl"

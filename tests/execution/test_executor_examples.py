@@ -103,3 +103,34 @@ def test_nested_release_example(tmp_path: Path) -> None:
     lines = log.read_text().splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == ["deploy", "sleep", "sleep"]
     assert "post to releases: web v2 is out" in lines[1]
+
+
+def test_guarded_reply_example_follows_the_sender_into_the_nested_plan(tmp_path: Path) -> None:
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns("outbox.jsonl", "__pycache__"))
+    config = load_config(root / "plangate.yml")
+    plan_file = root / "plans" / "guarded-reply" / "PLAN.yml"
+    loaded = plans.load_plan(plan_file, config)
+    assert loaded.valid, loaded.problems
+    fsutil.write_atomic(plan_file, plans.freeze_text(loaded).text)
+    engine = Engine(config, state_dir=tmp_path / "state")
+    outcome = engine.run(plan_file, plan_id="plans/guarded-reply", approval=APPROVAL)
+    assert outcome.status == "completed", outcome
+    [sent] = [
+        json.loads(line) for line in (root / "mailbox" / "outbox.jsonl").read_text().splitlines()
+    ]
+    assert (sent["to"], sent["template"]) == ("dana@customer.example", "billing_response")
+    log = (plan_file.parent / "EXECUTION_LOG.md").read_text()
+    assert "Nested action 4/1" in log and "precondition 1 (`email_known`): ✅ holds" in log
+    # the same parent, pinning a reply plan without its guards: the flow is refused
+    child = root / "plans" / "common" / "reply" / "PLAN.yml"
+    text = child.read_text()
+    bare = text[: text.index("    # Checked before each try")]
+    child.write_text(bare)
+    pin = plans.load_plan(child, config).hash
+    assert pin is not None
+    parent = plan_file.read_text().split("frozen:")[0]
+    old = parent.split('hash: "')[1].split('"')[0]
+    plan_file.write_text(parent.replace(old, pin))
+    problems = plans.load_plan(plan_file, config).problems
+    assert [(p.code, p.path) for p in problems] == [("E_UNGUARDED_FLOW", "actions[3].inputs.to")]

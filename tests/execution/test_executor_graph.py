@@ -167,3 +167,20 @@ def test_sigkill_with_actions_in_flight_repeats_no_side_effect(tmp_path: Path) -
     # A human resumes: the in-doubt actions run again (that is what resume means), then 5.
     assert run_engine(tmp_path, "resume")["status"] == "completed"
     assert log.read_text().splitlines()[-1] == "5"
+
+
+def test_the_longest_remaining_chain_starts_first(tmp_path: Path) -> None:
+    """Admission order: the action with the most actions waiting on it first, then the
+    smaller id; so no slot idles at the end while one long chain runs alone."""
+    needs = {1: [], 2: [], 3: [2], 4: [], 5: [4], 6: [5]}
+    actions = [
+        {"id": i, "tool": "work", "needs": n, "params": {"delay": "0", "line": str(i)}}
+        for i, n in needs.items()
+    ]
+    config, plan_file = make_plan(
+        tmp_path, actions, {"work": sleeper()},
+        extra_config={"execution": {"max_parallel_actions": 1}},
+    )  # fmt: skip
+    assert run(Engine(config), plan_file).status == "completed"
+    starts = [r["id"] for r in journal_records(config, plan_file) if r["t"] == "start"]
+    assert starts == [4, 2, 5, 1, 3, 6]

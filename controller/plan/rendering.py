@@ -340,14 +340,25 @@ def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
     ran = bool(runs)
     head = "| # | tool | why | on failure |" + (" ran |" if ran else "")
     lines += [head, "|---|---|---|---|" + ("---|" if ran else "")]
+    nested = {n["action"]: n for n in view.get("nested") or []}
     for action in view["actions"]:
-        row = (
-            f"| {action['id']} | {md_cell(_callee(action))} | {md_cell(action['why'])} "
-            f"| {md_cell(policy(action))} |"
-        )
-        if ran:
-            row += f" {md_cell(str(runs.get(action['id'], {}).get('status', '')))} |"
-        lines.append(row)
+        rows = [(action["id"], action)]
+        rows += [
+            (f"{action['id']}/{a['id']}", a)
+            for a in nested.get(action["id"], {}).get("actions", [])
+        ]
+        for key, item in rows:  # a nested plan's actions follow the action that runs them
+            row = (
+                f"| {key} | {md_cell(_callee(item))} | {md_cell(item['why'])} "
+                f"| {md_cell(policy(item))} |"
+            )
+            if ran:
+                row += f" {md_cell(str(runs.get(key, {}).get('status', '')))} |"
+            lines.append(row)
+    drawn = graphtext.graph_lines(view, runs)
+    if drawn and verbosity != "quiet":
+        lines += ["", "<details><summary>Graph</summary>", "", *md_code("\n".join(drawn))]
+        lines += ["", "</details>"]
     if verbosity != "quiet":
         lines += ["", "<details><summary>Params, outputs and checks</summary>", ""]
         for action in view["actions"]:

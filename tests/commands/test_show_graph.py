@@ -199,3 +199,21 @@ def test_levels_put_each_action_once_after_everything_it_needs(
             assert level[action["id"]] == 0
     for row in rows:
         assert [a["id"] for a in row] == sorted(a["id"] for a in row)
+
+
+def test_markdown_lists_nested_actions_and_draws_the_graph(tmp_path: Path) -> None:
+    pin = pin_of(tmp_path)
+    folder = repo_with(tmp_path, graph_plan(pin, why="Deploy ``` <b>x</b>"))
+    shown = run_cli("show", "--format", "markdown", str(folder))
+    assert shown.returncode == 0, shown.stderr
+    rows = shown.stdout.splitlines()
+    at = rows.index("| 3 | plan plans/common/notify | Tell | stop \\(plan default\\) |")
+    assert rows[at + 1 : at + 4] == [
+        "| 3/1 | echo | post | stop \\(plan default\\) |",
+        "| 3/2 | echo | log it | stop \\(plan default\\) |",
+        "| 3/3 | echo | tidy up | stop \\(plan default\\) |",
+    ]
+    block = shown.stdout.split("<details><summary>Graph</summary>", 1)[1].split("</details>")[0]
+    fence = block.strip().splitlines()[0]
+    assert fence == "````"  # longer than the backtick run in the author's text: it cannot close it
+    assert "    [1] echo - Deploy ``` <b>x</b>" in block and "  level 3" in block

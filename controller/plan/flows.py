@@ -229,6 +229,12 @@ def _nested(
                 return shown, flow.origin, f"{base}.inputs.{key}"
         return None
 
+    for k, pre in enumerate(getattr(child, "preconditions", None) or ()):
+        via = f"plan preconditions[{k}]"  # the nested plan's own, checked before its actions
+        flows += _params(
+            action.id, pre.params, pre.tool or "", tools.get(pre.tool or ""), pre.guards, via,
+            f"{base}.plan", inner,
+        )  # fmt: skip
     for step in child.actions:
         label = f"{action.id}/{step.id}"
         found = _step(step, label, f"{base}.plan", tools, inner)
@@ -258,7 +264,12 @@ def unguarded_problems(
 
 
 def _problem(f: Flow) -> Problem:
-    if "/" in str(f.action):
+    if f.via.startswith("plan "):
+        fix = (
+            f"add a guard on {f.param!r} to that precondition of the nested plan and pin its "
+            "new hash, or fill this input with data that is not outside data"
+        )
+    elif "/" in str(f.action):
         fix = (
             f"add a guard on {f.param!r} to action {str(f.action).split('/', 1)[1]} of the "
             "nested plan and pin its new hash, or fill this input with data that is not "
@@ -267,7 +278,7 @@ def _problem(f: Flow) -> Problem:
     elif f.via:
         fix = (
             f'add `guards: [{{param: {f.param}, matches: "^...$"}}]` (or one_of/min/max) to '
-            f"this {f.via.split('[')[0].rstrip('s')}"
+            f"this {f.via.split('[')[0].removesuffix('s')}"
         )
     else:
         fix = (
@@ -276,7 +287,7 @@ def _problem(f: Flow) -> Problem:
         )
     where = ""
     if f.via or "/" in str(f.action):
-        check = f", {f.via.split('[')[0].rstrip('s')}" if f.via else ""
+        check = f", {f.via.split('[')[0].removesuffix('s')}" if f.via else ""
         where = f" (action {f.action}{check})"
     return Problem(
         "E_UNGUARDED_FLOW",
@@ -389,10 +400,13 @@ class _DataStep:
 @dataclass(frozen=True)
 class _DataPlan:
     actions: list[_DataStep]
+    preconditions: tuple[_DataCheck, ...] = ()
 
     @classmethod
     def of(cls, data: Any) -> _DataPlan | None:
         actions = data.get("actions") if isinstance(data, dict) else None
         if not isinstance(actions, list):
             return None
-        return cls([_DataStep.of(a) for a in actions if isinstance(a, dict)])
+        pres = data.get("preconditions")
+        checks = tuple(c for c in map(_DataCheck.of, pres if isinstance(pres, list) else []) if c)
+        return cls([_DataStep.of(a) for a in actions if isinstance(a, dict)], checks)

@@ -176,7 +176,8 @@ def child_text(action: str, inputs: str = "{to: nobody@customer.example}") -> st
     return (
         "plan: {name: Send, task: Send a reply, status: draft}\n"
         f"inputs: {inputs}\n"
-        "available_tools: [{name: send}, {name: read_mail}, {name: classify}, {name: note}]\n"
+        "available_tools: [{name: send}, {name: read_mail}, {name: classify}, {name: note},"
+        " {name: probe}]\n"
         "actions:\n" + textwrap.indent(action, "  ")
     )
 
@@ -308,3 +309,17 @@ def test_a_pin_that_cannot_be_read_counts_as_high_risk() -> None:
     assert found.risk == "high" and found.unread == ("plans/gone",)
     read = profile.profile_of("plans/p", data, {}, lambda path, pin: {"actions": [{"tool": "x"}]})
     assert read.tools == {"note", "x"} and read.nested == ("plans/gone",) and read.actions == 3
+
+
+def test_outside_data_into_a_nested_plans_own_precondition_needs_its_guard(lab: Any) -> None:
+    pre = '{tool: probe, params: {to: "$<inputs.to>"}, expect: {path: $.json.ok, equals: true}}'
+    child = child_text("- {id: 1, tool: note, why: note}\n").replace(
+        "actions:\n", f"preconditions:\n  - {pre}\nactions:\n"
+    )
+    result = validate(lab, nested_parent(pin(lab, child), '{to: "$<actions[1].outputs.sender>"}'))
+    [error] = unguarded(result)
+    assert error["path"] == "actions[1].inputs.to"
+    assert "precondition of the nested plan" in error["message"]
+    guarded = child.replace("expect:", f'guards: [{{param: to, matches: "{GUARD}"}}], expect:')
+    ok = validate(lab, nested_parent(pin(lab, guarded), '{to: "$<actions[1].outputs.sender>"}'))
+    assert ok["valid"], ok["errors"]

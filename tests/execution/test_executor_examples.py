@@ -134,3 +134,13 @@ def test_guarded_reply_example_follows_the_sender_into_the_nested_plan(tmp_path:
     plan_file.write_text(parent.replace(old, pin))
     problems = plans.load_plan(plan_file, config).problems
     assert [(p.code, p.path) for p in problems] == [("E_UNGUARDED_FLOW", "actions[3].inputs.to")]
+
+
+def test_every_example_plan_is_valid_under_the_example_config() -> None:
+    from tests.support.gitenv import run_cli
+
+    files = sorted(str(p) for p in (EXAMPLES / "plans").rglob("PLAN.yml"))
+    assert len(files) >= 8
+    found = run_cli("validate", "--config", str(EXAMPLES / "plangate.yml"), *files)
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert found.stdout.count(": valid (sha256:") == len(files)

@@ -80,15 +80,21 @@ def need_at(state: PlanState, repo: GitRepo, config: Config, blob: str | None) -
 
 def nested_at(repo: GitRepo, commit: str, config: Config) -> nested.Reader:
     """Nested plans as the tree of ``commit`` holds them: what that approval approves."""
+    return nested.blob_reader(fetch_at(repo, commit), config)
+
+
+def fetch_at(repo: GitRepo, commit: str) -> nested.Fetch:
+    """Repository path -> its bytes in ``commit`` (None: absent or unreadable, which makes a
+    pin unread: high risk, or invalid)."""
 
     def fetch(path: str) -> bytes | None:
         try:
             sha = repo.blob_sha(commit, path)
             return repo.blob(sha) if sha is not None else None
-        except Exception:  # an unreadable object: the pin counts as unread (high risk)
+        except Exception:
             return None
 
-    return nested.blob_reader(fetch, config)
+    return fetch
 
 
 def trailer_requests(

@@ -152,15 +152,16 @@ def _plan_report(
     repo: Any, config: Config, index: Any, plan_id: str, merge: str, as_email: str | None
 ) -> dict[str, Any]:
     from controller.approval import policy, quorum
-    from controller.approval.verdicts import nested_at
-    from controller.plan import plans, profile
+    from controller.approval.verdicts import fetch_at, nested_at
+    from controller.plan import nested, plans, profile
 
     state = index.plans.get(plan_id)
     if state is None:
         return {"plan": plan_id, "outcome": "none", "valid": True, "note": "not a plan here"}
     data = repo.blob(state.blob) if state.blob else b""
-    loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(state.file), config)
-    reader = nested_at(repo, merge, config)  # the nested plans the merge would hold
+    with nested.reading_from(fetch_at(repo, merge)):  # nested plans as the merge holds them
+        loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(state.file), config)
+    reader = nested_at(repo, merge, config)
     found = profile.profile_of(plan_id, loaded.data, config.tools, reader)
     need = policy.need_for(found, config.approval)
     report: dict[str, Any] = {

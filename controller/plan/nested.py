@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -64,16 +66,20 @@ def load(
     check_document: CheckDocument,
 ) -> Child:
     """The pinned plan, read and validated; raise with the reason it cannot run."""
+    fetch = _SOURCE.get()
     root = repo_root(config, origin)
-    if root is None:
+    if fetch is not None:
+        file, text = _fetched(pin.path, config, origin, fetch)
+    elif root is None:
         raise SchemaInvalid(
             f"nested plan {pin.path}: cannot tell which repository to read it from; "
             "validate with --config (repo:)"
         )
-    file = _plan_file(root, pin.path, config)
-    if origin is not None and os.path.abspath(file.parent) == os.path.abspath(origin.parent):
-        raise SchemaInvalid(f"nested plan {pin.path}: a plan cannot nest itself")
-    text = _read(file, config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES)
+    else:
+        file = _plan_file(root, pin.path, config)
+        if origin is not None and os.path.abspath(file.parent) == os.path.abspath(origin.parent):
+            raise SchemaInvalid(f"nested plan {pin.path}: a plan cannot nest itself")
+        text = _read(file, config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES)
     data = yamlio.read_yaml(text, str(file)).data
     found = hashing.plan_hash(data) if isinstance(data, dict) else None
     if found != pin.hash:
@@ -88,6 +94,44 @@ def load(
         error.code = first.code  # type: ignore[misc]
         raise error
     return Child(pin.path, file, model, found)
+
+
+#: Where nested plans are read from instead of the working tree, while set: repository path ->
+#: bytes (None: absent). ``plangate check`` validates a plan as the merge would hold it.
+Fetch = Callable[[str], "bytes | None"]
+_SOURCE: ContextVar[Fetch | None] = ContextVar("nested_source", default=None)
+
+
+@contextmanager
+def reading_from(fetch: Fetch) -> Iterator[None]:
+    """Read nested plans through ``fetch`` (a commit's tree) inside this block."""
+    token = _SOURCE.set(fetch)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
+
+
+def _fetched(
+    rel: str, config: Config | None, origin: Path | None, fetch: Fetch
+) -> tuple[Path, str]:
+    """(its path, its text) of a nested plan read through ``fetch``, with the checks of
+    :func:`_plan_file` and :func:`_read` (a symlink's blob is its target: not a plan)."""
+    parts = check_path(rel, config)
+    if origin is not None and PurePosixPath(origin.as_posix()).parent.parts[-len(parts) :] == parts:
+        raise SchemaInvalid(f"nested plan {rel}: a plan cannot nest itself")
+    max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
+    for name in PLAN_FILES:
+        raw = fetch("/".join((*parts, name)))
+        if raw is None:
+            continue
+        if len(raw) > max_bytes:
+            raise SchemaInvalid(f"nested plan {rel}: over the limit of {max_bytes} bytes")
+        try:
+            return Path(*parts, name), raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SchemaInvalid(f"nested plan {rel}: not UTF-8 text") from None
+    raise SchemaInvalid(f"nested plan {rel}: no PLAN.yml there")
 
 
 def check_path(rel: str, config: Config | None) -> tuple[str, ...]:
@@ -174,6 +218,9 @@ def file_reader(config: Config | None, origin: Path | None) -> Reader:
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
 
     def read(path: str, pin: str) -> dict[str, Any] | None:
+        fetch = _SOURCE.get()
+        if fetch is not None:
+            return blob_reader(fetch, config)(path, pin)
         root = repo_root(config, origin)
         if root is None:
             return None

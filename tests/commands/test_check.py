@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -183,3 +184,40 @@ def _observed(before: dict[str, Any], after: dict[str, Any]) -> tuple[Any, ...]:
         votes = (block["by"],)
     code = block.get("code") if block.get("status") == "refused" else None
     return (block.get("status"), votes, code)[: 3 if code else 2]
+
+
+@pytest.mark.parametrize(("inner", "risk"), [("wave", "low"), ("greet", "high")])
+def test_check_counts_the_tools_of_a_nested_plan_in_the_merge(
+    repo: Path, inner: str, risk: str
+) -> None:
+    """The pinned plan is read from the merge's tree: its tools decide the risk and quorum."""
+    data = {"repo": str(repo), **quorum_policy()}
+    data["tools"]["wave"] = {"kind": "echo", "risk": "low"}
+    config = repo.parent / "plangate.yml"
+    config.write_text(json.dumps(data))
+    git(repo, "switch", "-q", "-c", "review")
+    child = {
+        "plan": {"name": "Inner", "task": "t", "status": "draft"},
+        "available_tools": [{"name": inner}],
+        "actions": [{"id": 1, "tool": inner, "why": "w"}],
+    }
+    write_plan(repo, "common/inner", yamlio.dump(child))
+    pin = run_cli("hash", str(repo / "plans" / "common" / "inner")).stdout.split()[0]
+    parent = {
+        "plan": {"name": "Outer", "task": "t", "status": "pending_approval"},
+        "available_tools": [{"name": "wave"}],
+        "actions": [
+            {"id": 1, "tool": "wave", "why": "w"},
+            {"id": 2, "plan": {"path": "plans/common/inner", "hash": pin}, "why": "w"},
+        ],
+    }
+    write_plan(repo, "outer", yamlio.dump(parent))
+    commit_all(repo, "add outer and inner", AGENT)
+    git(repo, "switch", "-q", "main")
+    result = run_cli("--config", str(config), "check", "--head", "review", "--format", "json",
+                     cwd=repo)  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    [outer] = [p for p in json.loads(result.stdout)["plans"] if p["plan"] == "plans/outer"]
+    assert outer["valid"], outer["problems"]  # validated as the merge holds the nested plan
+    assert outer["risk"] == risk
+    assert outer["needs"] == ("2 from ops, 1 from security" if risk == "high" else "1 approval")

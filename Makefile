@@ -9,7 +9,11 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	# editable_mode=compat: the checkout on sys.path through a plain .pth line instead of
+	# setuptools' import hook, which cost every python start in the venv about 10 ms
+	# (bench/bench_startup.py; docs/performance.md). Plain -e if a setuptools drops compat.
+	$(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat \
+	  || $(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,5 +1,5 @@
 import sys
 
-from controller.cli import main
+from controller.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

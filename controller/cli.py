@@ -10,14 +10,19 @@ configuration error); no traceback reaches a user for bad input.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from controller import __version__
 from controller.display import visible_lines
+
+if TYPE_CHECKING:
+    from controller.errors import PlangateError
 
 # subcommand -> ("module:function", how to turn parsed args into keyword arguments)
 Handler = tuple[str, Callable[[argparse.Namespace], dict[str, Any]]]
@@ -133,7 +138,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "through git, plangate executes exactly what was approved.",
         parents=[common],
     )
-    parser.add_argument("--version", action="version", version=f"plangate {_version()}")
+    parser.add_argument("--version", action="version", version=f"plangate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -233,20 +238,9 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("plangate")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = _Parser.json_output = wants_json(argv)
-    from controller.errors import PlangateError
-
     try:
         args = _build_parser().parse_args(argv)
         if not hasattr(args, "config"):
@@ -255,17 +249,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         module_name, function_name = target.split(":")
         function = getattr(importlib.import_module(module_name), function_name)
         return int(function(**to_kwargs(args)))
-    except PlangateError as exc:
-        if as_json:  # one shape for every command (SPEC §14); ensure_ascii keeps it inert
-            print(json.dumps(exc.to_json()))
-        # messages quote plan values; kept on their lines (an error may list several problems)
-        print(f"plangate: {visible_lines(exc.render())}", file=sys.stderr)
-        return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # a bug: say so plainly, details on request
+    except Exception as exc:
+        # controller.errors is imported here, not at start-up: --help never needs it
+        from controller.errors import PlangateError
+
+        if isinstance(exc, PlangateError):
+            return _refused(exc, as_json)
+        # a bug: say so plainly, details on request
         if os.environ.get("PLANGATE_DEBUG"):
             raise
         if as_json:
@@ -279,5 +273,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def entry() -> int:
+    """The process entry point (the ``plangate`` script, ``python -m controller``): :func:`main`,
+    then a quick exit.
+
+    Once the command is done, the interpreter's teardown would garbage-collect every object
+    the imports created (pydantic's model schemas above all) only to free memory the exit
+    frees anyway: about 20 ms of a ``plangate validate``. Freezing them first skips that walk.
+    Files and atexit handlers are closed and run as before. Tests call :func:`main`.
+    """
+    try:
+        return main()
+    finally:
+        gc.freeze()
+
+
+def _refused(exc: PlangateError, as_json: bool) -> int:
+    """A PlangateError as its message, remedy and exit code; no traceback."""
+    if as_json:  # one shape for every command (SPEC §14); ensure_ascii keeps it inert
+        print(json.dumps(exc.to_json()))
+    # messages quote plan values; kept on their lines (an error may list several problems)
+    print(f"plangate: {visible_lines(exc.render())}", file=sys.stderr)
+    return exc.exit_code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -471,3 +471,17 @@ def test_branch_names_agree_with_git(tmp_path: Path, name: str) -> None:
 def test_branch_names_that_git_reads_as_something_else(name: str) -> None:
     """An option, or git's own names for the current commit."""
     assert not is_branch_name(name)
+
+
+def test_every_exported_name_loads_from_its_module() -> None:
+    """controller.settings loads names on first use: each must be there, and be the real one."""
+    import importlib
+
+    import controller.settings as settings
+
+    for name in settings.__all__:
+        module = importlib.import_module(f"controller.settings.{settings._WHERE[name]}")
+        assert getattr(settings, name) is getattr(module, name), name
+    assert set(settings._WHERE) == set(settings.__all__)
+    with pytest.raises(AttributeError):
+        _ = settings.no_such_name

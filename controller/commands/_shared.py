@@ -16,8 +16,11 @@ if TYPE_CHECKING:
 
 
 def optional_config(config_path: str | None) -> Config | None:
-    """The config by precedence (flag > PLANGATE_CONFIG > ./plangate.yml), or None."""
-    from controller.settings import find_config, load_config
+    """The config by precedence (flag > PLANGATE_CONFIG > ./plangate.yml), or None.
+
+    Without a config, nothing of the config models is imported (fast start-up).
+    """
+    from controller.settings import find_config
 
     found = find_config(config_path)
     if found is None:
@@ -26,6 +29,8 @@ def optional_config(config_path: str | None) -> Config | None:
         from controller.errors import ConfigInvalid
 
         raise ConfigInvalid(f"config file {found} does not exist")
+    from controller.settings import load_config
+
     return load_config(found)
 
 

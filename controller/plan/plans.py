@@ -510,7 +510,7 @@ def _check_tools(model: PlanDocument, config: Config | None) -> Iterator[Problem
 
 
 def _check_outputs(model: PlanDocument) -> Iterator[Problem]:
-    import jsonpath_rfc9535
+    from controller.plan.jsonpaths import query_problem
 
     for index, action in enumerate(model.actions):
         seen: set[str] = set()
@@ -521,12 +521,11 @@ def _check_outputs(model: PlanDocument) -> Iterator[Problem]:
                     "E_SCHEMA_INVALID", f"output {output.name!r} is declared twice", where
                 )
             seen.add(output.name)
-            try:
-                jsonpath_rfc9535.compile(output.path)
-            except Exception as exc:
+            problem = query_problem(output.path)
+            if problem is not None:
                 yield Problem(
                     "E_SCHEMA_INVALID",
-                    f"not an RFC 9535 JSONPath query: {exc} (write e.g. $.items[*].id)",
+                    f"not an RFC 9535 JSONPath query: {problem} (write e.g. $.items[*].id)",
                     f"{where}.path",
                 )
 

@@ -157,8 +157,7 @@ def tool_problems(
 
 def expect_problems(clause: ExpectClause, base: Where) -> Iterator[Problem]:
     """Queries that are not RFC 9535 and ``matches`` patterns that are not I-Regexp."""
-    import jsonpath_rfc9535
-    from iregexp_check import check as is_iregexp
+    from controller.plan.jsonpaths import query_problem
 
     items = clause if isinstance(clause, list) else [clause]
     if not items:
@@ -167,22 +166,27 @@ def expect_problems(clause: ExpectClause, base: Where) -> Iterator[Problem]:
         )
     for k, item in enumerate(items):
         at = (*base, k) if isinstance(clause, list) else base
-        try:
-            jsonpath_rfc9535.compile(item.path)
-        except Exception as exc:
+        problem = query_problem(item.path)
+        if problem is not None:
             yield Problem(
                 "E_SCHEMA_INVALID",
-                f"not an RFC 9535 JSONPath query: {exc} (write e.g. $.status)",
+                f"not an RFC 9535 JSONPath query: {problem} (write e.g. $.status)",
                 refs.format_path((*at, "path")),
             )
         name, value = item.operator
-        if name == "matches" and not is_iregexp(value):
+        if name == "matches" and not _is_iregexp(value):
             yield Problem(
                 "E_SCHEMA_INVALID",
                 "not an I-Regexp (RFC 9485) pattern: use characters, ., [...], \\p{..}, "
                 "groups, |, ?, *, +, {n,m}",
                 refs.format_path((*at, "matches")),
             )
+
+
+def _is_iregexp(pattern: str) -> bool:
+    from iregexp_check import check
+
+    return bool(check(pattern))
 
 
 # --- fallback and on_failure -------------------------------------------------------------

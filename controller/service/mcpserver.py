@@ -93,9 +93,6 @@ def serve(config: Config) -> None:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from controller import __version__
 
-    try:
-        return version("plangate")
-    except PackageNotFoundError:
-        return "0+unknown"
+    return __version__

@@ -1,14 +1,13 @@
-"""Finding and reading ``plangate.yml``: lookup precedence, and every problem reported at once.
+"""Reading ``plangate.yml``: every problem reported at once.
 
-Lookup order: ``--config`` flag > ``PLANGATE_CONFIG`` > ``./plangate.yml``. Unknown keys and
-bad values are one ``E_CONFIG_INVALID`` naming, for each, the file, line, key, what was found
-and the remedy (with a did-you-mean for a mistyped key). Relative paths in the file are
-relative to its folder.
+Unknown keys and bad values are one ``E_CONFIG_INVALID`` naming, for each, the file, line,
+key, what was found and the remedy (with a did-you-mean for a mistyped key). Relative paths
+in the file are relative to its folder. Where the file is (``--config`` flag >
+``PLANGATE_CONFIG`` > ``./plangate.yml``) is :mod:`~controller.settings.lookup`'s part.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -26,19 +25,6 @@ from controller.settings.fields import (
 from controller.settings.models import (
     Config,
 )
-
-CONFIG_NAME = "plangate.yml"
-
-
-def find_config(flag: str | Path | None, cwd: Path | None = None) -> Path | None:
-    """The config file to use, by precedence; None when there is none."""
-    if flag:
-        return Path(flag)
-    env = os.environ.get("PLANGATE_CONFIG")
-    if env:
-        return Path(env)
-    candidate = (cwd or Path.cwd()) / CONFIG_NAME
-    return candidate if candidate.is_file() else None
 
 
 def load_config(path: Path) -> Config:

@@ -1,0 +1,78 @@
+"""A plan's JSONPath queries: the plain ones pass without the library, and only valid ones do."""
+
+from __future__ import annotations
+
+import jsonpath_rfc9535
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.plan.jsonpaths import _PLAIN, is_plain_query, query_problem
+
+PLAIN = [
+    "$",
+    "$.id",
+    "$.items[0].name",
+    "$.items[-1]",
+    "$.items[*].id",
+    "$..name",
+    "$..*",
+    "$.*",
+    "$['a b']",
+    '$["quote\'s"]',
+    "$['']",
+    "$._x9",
+    "$[123456789012345]",
+]
+
+NOT_PLAIN_BUT_VALID = [
+    "$.items[?@.id > 1]",
+    "$[0:2]",
+    "$['a\\'b']",
+    "$.é",
+    "$ .a",
+    "$[1, 2]",
+    "$[9007199254740991]",
+]
+
+INVALID = [
+    "",
+    "id",
+    "$.",
+    "$.1a",
+    "$[01]",
+    "$[-0]",
+    "$['a]",
+    "$.a b",
+    "$[9007199254740992]",
+    "$['\x01']",
+    "$.items[?@.id >]",
+]
+
+
+@pytest.mark.parametrize("query", PLAIN)
+def test_plain_queries_need_no_library_and_are_valid(query: str) -> None:
+    assert is_plain_query(query)
+    assert query_problem(query) is None
+    jsonpath_rfc9535.compile(query)  # the library agrees
+
+
+@pytest.mark.parametrize("query", NOT_PLAIN_BUT_VALID)
+def test_other_valid_queries_are_left_to_the_library(query: str) -> None:
+    assert not is_plain_query(query)
+    assert query_problem(query) is None
+
+
+@pytest.mark.parametrize("query", INVALID)
+def test_an_invalid_query_gets_the_library_message(query: str) -> None:
+    assert not is_plain_query(query)
+    with pytest.raises(Exception) as raised:
+        jsonpath_rfc9535.compile(query)
+    assert query_problem(query) == str(raised.value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(_PLAIN, fullmatch=True))
+def test_every_plain_query_is_rfc_9535(query: str) -> None:
+    """The subset is a subset: whatever it accepts, the library compiles."""
+    jsonpath_rfc9535.compile(query)

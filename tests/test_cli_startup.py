@@ -1,0 +1,166 @@
+"""The CLI starts without the libraries its command does not need (issue 17, fast start-up).
+
+Each test runs the real ``plangate`` (``python -m controller``) in a fresh process and looks
+at what it imported and which package-metadata files it opened, not at how long it took
+(timing lives in bench/bench_startup.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import controller
+from tests.support.gitenv import git, run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Run plangate as `python -m controller` does, then report sys.modules and every
+# *.dist-info / *.egg-info file opened (an audit hook sees each open()).
+_PROBE = """
+import atexit, json, runpy, sys
+opened = []
+def _hook(event, args):
+    if event == "open" and isinstance(args[0], str) and "-info" in args[0]:
+        opened.append(args[0])
+sys.addaudithook(_hook)
+atexit.register(lambda: print("PROBE " + json.dumps({"modules": sorted(sys.modules),
+                                                    "opened": opened}), file=sys.stderr))
+sys.argv = ["plangate", *sys.argv[1:]]
+runpy.run_module("controller", run_name="__main__", alter_sys=True)
+"""
+
+#: Never on the way of --help or validate: git, HTTP, logging, watching, serving, and the
+#: JSONPath and JSON Schema libraries (a plain query needs neither).
+NEVER = (
+    "git",
+    "httpx",
+    "structlog",
+    "watchdog",
+    "mcp",
+    "prometheus_client",
+    "jsonpath_rfc9535",
+    "iregexp_check",
+    "jsonschema",
+    "regex",
+    "controller.git",
+    "controller.service",
+    "controller.execution",
+)
+
+PLAN = """\
+plan:
+  name: "ten"
+  task: "ten echo actions"
+  status: pending_approval
+inputs:
+  start: 1
+available_tools:
+  - name: echo
+actions:
+"""
+
+
+def _probe(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, list[str]]]:
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("PROBE ")]
+    return result, json.loads(line.removeprefix("PROBE "))
+
+
+def _loaded(found: dict[str, list[str]], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` (or their submodules) were imported."""
+    return sorted({n for n in names for m in found["modules"] if m == n or m.startswith(n + ".")})
+
+
+def _plan(folder: Path, actions: int = 10) -> Path:
+    """A plans repository holding one valid plan of ``actions`` echo actions."""
+    git(folder, "init", "-q", "-b", "main")
+    lines = [PLAN]
+    for i in range(1, actions + 1):
+        value = '"$<inputs.start>"' if i == 1 else f'"$<actions[{i - 1}].outputs.value>"'
+        lines.append(
+            f'  - id: {i}\n    tool: echo\n    why: "step {i}"\n'
+            f"    params:\n      value: {value}\n"
+            "    outputs:\n      - name: value\n        path: \"$['value']\"\n"
+            '    verify:\n      expect: {path: "$.value", not_equals: null}\n'
+        )
+    path = folder / "plans" / "ten" / "PLAN.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(lines))
+    return path
+
+
+def test_the_version_constant_is_the_one_in_pyproject() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert controller.__version__ == project["version"]
+
+
+def test_version_prints_the_constant(tmp_path: Path) -> None:
+    result = run_cli("--version", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"plangate {controller.__version__}"
+
+
+def test_help_imports_only_the_parser(tmp_path: Path) -> None:
+    result, found = _probe("--help", cwd=tmp_path)
+    assert result.returncode == 0 and "validate" in result.stdout
+    heavy = (*NEVER, "pydantic", "pydantic_core", "importlib.metadata", "ruamel")
+    assert _loaded(found, heavy) == []
+    assert _loaded(found, ("controller.plan", "controller.settings", "controller.errors")) == []
+    assert found["opened"] == []  # no package metadata read for the version string
+
+
+def test_validate_without_a_config_builds_no_config_model(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    result, found = _probe("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "valid (sha256:" in result.stdout
+    assert _loaded(found, NEVER) == []
+    # the plan's own schema is pydantic; the config's models are not built without a config
+    assert _loaded(found, ("controller.settings",)) == [
+        "controller.settings"
+    ]  # the package alone: the lookup
+    assert "controller.settings.models" not in found["modules"]
+    assert "controller.settings.loading" not in found["modules"]
+    # no distribution's METADATA read (the version string is a constant)
+    assert [p for p in found["opened"] if p.endswith("METADATA")] == []
+
+
+def test_validate_with_a_config_reads_it(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    config = tmp_path / "plangate.yml"
+    config.write_text("tools:\n  echo: {kind: echo}\n")
+    result, found = _probe("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "controller.settings.models" in found["modules"]  # ./plangate.yml was found and read
+    assert _loaded(found, NEVER) == []
+
+
+def test_a_query_outside_the_plain_form_still_goes_to_the_library(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, actions=1)
+    plan.write_text(plan.read_text().replace("$['value']", "$.items[?@.id > 1]"))
+    result, found = _probe("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "jsonpath_rfc9535" in found["modules"]
+
+
+@pytest.mark.parametrize("content", ["tools: [1, 2]\n", "tols: {}\n", "approval: {quorum: x}\n"])
+def test_a_bad_config_is_still_refused_with_its_code(tmp_path: Path, content: str) -> None:
+    plan = _plan(tmp_path, actions=1)
+    (tmp_path / "plangate.yml").write_text(content)
+    result = run_cli("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "plangate: E_CONFIG_INVALID: " in result.stderr and "Traceback" not in result.stderr
+    assert f"{tmp_path / 'plangate.yml'}:1: " in result.stderr and "remedy: " in result.stderr

@@ -112,13 +112,16 @@ class Checkpoints:
         for action in self.model.actions:
             actions.append(self._action_state(action.id))
             actions += [self._action_state(k) for k in self._inner_keys(action) if self._ran(k)]
-        return {
+        block: dict[str, Any] = {
             "status": status,
             "controller": self.controller,
             "started_at": self.state.first_run_at,
             "finished_at": finished,
             "actions": actions,
         }
+        if finished and self.state.last_outcome_error:  # a failure of no single action
+            block["error"] = self.state.last_outcome_error
+        return block
 
     def _inner_keys(self, action: Action) -> list[ActionKey]:
         """Keys of a nested plan's actions (and their fallbacks), then the action's fallbacks."""

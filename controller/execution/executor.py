@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from controller.errors import (
+    ActionInDoubt,
     LimitExceeded,
     PlangateError,
     PlanHashMismatch,
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
     from controller.plan.schema import Action
     from controller.settings import Config
 
-__all__ = ["CRASH_ENV", "Engine", "RunOutcome", "extract_outputs"]
+__all__ = ["CRASH_ENV", "Engine", "RunOutcome", "begin", "extract_outputs"]
 
 CRASH_ENV = "PLANGATE_TEST_CRASH_AT"
 #: Longest single pause of the retry backoff (older ``retries:``), in seconds.
@@ -108,13 +109,18 @@ class Engine:
         resume: bool = False,
         abort_requested: Callable[[], bool] = never,
         stop_requested: Callable[[], bool] = never,
+        journal_expected: bool = False,
     ) -> RunOutcome:
-        """Run (or continue) the plan in ``plan_file``; see the module docstring."""
+        """Run (or continue) the plan in ``plan_file``; see the module docstring.
+
+        ``journal_expected``: the controller recorded this run's start in its journal
+        (:func:`begin`), so an empty or missing journal means it was lost (SPEC §15)."""
         plan, frozen = self._load(plan_file, approval.get("plan_hash"))
         path = journal_path(self.state_dir, plan_id, frozen)
         with Journal(path) as journal:
             run = PlanRun(self, plan, frozen, plan_id, approval, journal)
             run.resume = resume
+            run.journal_expected = journal_expected
             run.abort_requested = abort_requested
             run.stop_requested = stop_requested
             return run.execute(gate_approved=gate_approved)
@@ -171,6 +177,7 @@ class PlanRun:
         self.state = replay(journal.records)
         self.lock = threading.Lock()
         self.resume = False
+        self.journal_expected = False
         self.abort_requested: Callable[[], bool] = never
         self.stop_requested: Callable[[], bool] = never
         self.secrets = SecretStore(self.config.secrets)
@@ -222,6 +229,8 @@ class PlanRun:
         if self._already_completed():
             self.checkpoints.render("completed", final=True)
             return self._produced(RunOutcome("completed"))
+        if self.journal_expected and not self.journal.records:
+            return self._journal_lost()
         self.record({"t": "run", "resume": self.resume, "pid": os.getpid()})
         self._stop_orphans()
         self._restore_context()
@@ -234,6 +243,19 @@ class PlanRun:
             scheduler = Scheduler(self, self.runner, self.graph, actions, limit)
             outcome = scheduler.run(gate_approved)
         return self._finish(outcome or RunOutcome("completed"))
+
+    def _journal_lost(self) -> RunOutcome:
+        """The start was recorded but the journal is gone (deleted, emptied, a lost state
+        directory): which actions started cannot be known, so none runs (SPEC §15)."""
+        self.log.error("journal_lost", journal=str(self.journal.path))
+        error = ActionInDoubt(
+            f"the journal of this run ({self.journal.path}) is missing or empty, though the "
+            "controller recorded the run's start: any action may already have taken effect, "
+            "so none is run",
+            remedy="check which of the plan's actions took effect, then approve a resume "
+            "(every action not recorded as finished runs again) or abort",
+        )
+        return self._finish(RunOutcome("failed", error, None))
 
     def _already_completed(self) -> bool:
         """A completed plan run again does nothing and writes nothing."""
@@ -343,7 +365,14 @@ class PlanRun:
     def _finish(self, outcome: RunOutcome) -> RunOutcome:
         if outcome.error is not None:
             outcome.error = self._redacted_error(outcome.error)
-        self.record({"t": "outcome", "status": outcome.status, "action": outcome.action})
+        record: dict[str, Any] = {
+            "t": "outcome",
+            "status": outcome.status,
+            "action": outcome.action,
+        }
+        if outcome.error is not None and outcome.action is None:  # the plan's own failure
+            record["error"] = {"code": outcome.error.code, "message": outcome.error.message}
+        self.record(record)
         self.checkpoints.write(outcome.status, final=outcome.status in TERMINAL)
         self._produced(outcome)
         self.log.info(
@@ -392,3 +421,13 @@ def _spawned(record: dict[str, Any] | None) -> Spawned | None:
         ticks if isinstance(ticks, int) else None,
         boot if isinstance(boot, str) else None,
     )
+
+
+def begin(state_dir: Path, plan_id: str, plan_hash: str, start: str) -> None:
+    """Record the start commit ``start`` in the run's journal before it is published: from
+    then on the run expects its journal (``Engine.run(journal_expected=True)``).
+
+    Not fsynced: a process crash keeps it (page cache); a power loss that drops it drops the
+    unsynced start commit's objects too, and the run's own first record is synced."""
+    with Journal(journal_path(state_dir, plan_id, plan_hash)) as journal:
+        journal.append({"t": "begin", "at": plans.now_utc(), "start": start}, sync=False)

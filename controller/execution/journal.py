@@ -11,6 +11,9 @@ journal is keyed by the frozen hash, so a plan changed and approved again starts
 
 Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC time):
 
+- ``{"t": "begin", "start": sha}``: the controller made the start commit ``sha`` (written
+  before the commit is published, so a journal that lacks every record after a start was
+  lost: the run then treats every action that may have started as in doubt);
 - ``{"t": "run", "resume": bool, "pid": int}``: a run began;
 - ``{"t": "gate", "id": k}``: the gate before action ``k`` was approved;
 - ``{"t": "start", "id": k, "attempt": n, "key": "step:...", "params": {...}}``: action ``k``
@@ -28,7 +31,9 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
   "result": ..., "outputs": {...}, "error": {"code", "message"} | null}`` with ``S`` one of
   ``succeeded``, ``failed``, ``skipped``, ``in_doubt``; ``retry: true`` marks a failed attempt
   that will be tried again (the action is not finished);
-- ``{"t": "outcome", "status": "completed" | "failed" | "aborted" | ...}``: how a run ended;
+- ``{"t": "outcome", "status": "completed" | "failed" | "aborted" | ..., "action": k | null,
+  "error": {"code", "message"}}``: how a run ended (``error`` only for a failure of no single
+  action, such as a lost journal);
 - ``{"t": "check", "id": k | null, "attempt": n, "kind": "precondition" | "verify", "index": i,
   "tool": T | null, "ok": bool, "polls": p, "result": ..., "failures": [...], "error": ...}``:
   a check of action ``k`` (``null``: a plan precondition) held or not (written unsynced: checks
@@ -266,6 +271,8 @@ class Replay:
     last_outcome: str | None = None
     #: When that run ended (the outcome record's time): the finish time every rendering shows.
     last_outcome_at: str | None = None
+    #: ``{code, message}`` of a failure that belongs to no action (a lost journal).
+    last_outcome_error: dict[str, Any] | None = None
 
     def action(self, action_id: ActionKey) -> ActionRecord:
         if action_id not in self.actions:
@@ -279,6 +286,7 @@ class Replay:
         elif kind == "outcome":
             self.last_outcome = record.get("status")
             self.last_outcome_at = record.get("at")
+            self.last_outcome_error = record.get("error")
         elif kind == "gate":
             if "ask" in record:
                 asked = self.action(_key(record["id"]))

@@ -51,7 +51,8 @@ def _failed(execution: dict[str, Any]) -> str | None:
         error = _mapping(action.get("error")) if isinstance(action, dict) else {}
         if error and action.get("status") not in _DONE:
             return f"action {action.get('id')}: {error.get('code')}: {error.get('message')}"
-    return None
+    error = _mapping(execution.get("error"))  # the plan's own failure (a lost journal)
+    return f"{error.get('code')}: {error.get('message')}" if error else None
 
 
 def _gate(data: dict[str, Any]) -> str | None:

@@ -53,6 +53,7 @@ class Outcomes(Committing):
                     resume=job.resume,
                     abort_requested=self._abort_check(job),
                     stop_requested=stop_requested,
+                    journal_expected=True,  # Starting._start wrote its begin record
                 )
             except PlangateError as exc:
                 outcome = RunOutcome("failed", exc, None)

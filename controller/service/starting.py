@@ -50,6 +50,10 @@ class Starting(Committing):
         started: list[str] = []
 
         def remember(sha: str) -> None:  # before publishing: a crash must not orphan the run
+            from controller.execution.executor import begin
+
+            # the journal knows the run started: if it goes missing, nothing runs twice
+            begin(self.state.path, state.plan_id, expected or "", sha)
             self.index.set_job(state.plan_id, {**_job_data(job), "start": sha})
             started.append(sha)
 

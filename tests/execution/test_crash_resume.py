@@ -379,3 +379,55 @@ def test_each_spawned_tool_process_is_journaled_between_start_and_end(tmp_path: 
         assert spawn["boot_id"] == boot_id() and isinstance(spawn["start_ticks"], int)
     pids = {r["id"]: r["pid"] for r in records if r["t"] == "spawn"}
     assert pids == {2: ends[2]["json"], 3: ends[3]["pid"]}
+
+
+# --- a lost journal (SPEC §15: a run whose journal is missing treats every started action as
+# in doubt) ------------------------------------------------------------------------------------
+
+
+def _begun(config: Any, plan_file: Path) -> Path:
+    from controller.execution.executor import begin
+
+    frozen = plans.load_plan(plan_file, config).frozen_hash
+    assert frozen
+    begin(config.state_path(), "plans/demo", frozen, "0" * 40)
+    return journal_path(config.state_path(), "plans/demo", frozen)
+
+
+def test_a_started_run_whose_journal_was_begun_runs_normally(tmp_path: Path) -> None:
+    target = tmp_path / "effects.txt"
+    config, plan_file = make_plan(
+        tmp_path, [{"id": 1, "tool": "add", "params": {"line": "one"}}], {"add": appender(target)}
+    )
+    _begun(config, plan_file)
+    assert run(Engine(config), plan_file, journal_expected=True).status == "completed"
+    assert target.read_text() == "one\n"
+
+
+@pytest.mark.parametrize("loss", ["deleted", "emptied"])
+def test_a_lost_journal_runs_nothing_and_says_in_doubt(tmp_path: Path, loss: str) -> None:
+    target = tmp_path / "effects.txt"
+    config, plan_file = make_plan(
+        tmp_path,
+        [
+            {"id": 1, "tool": "add", "params": {"line": "one"}},
+            {"id": 2, "tool": "add", "params": {"line": "two"}},
+        ],
+        {"add": appender(target)},
+    )
+    journal = _begun(config, plan_file)
+    if loss == "deleted":
+        journal.unlink()
+    else:
+        journal.write_text("")
+    outcome = run(Engine(config), plan_file, journal_expected=True)
+    assert outcome.status == "failed" and outcome.action is None
+    assert outcome.error is not None and outcome.error.code == "E_ACTION_IN_DOUBT"
+    assert "approve a resume" in (outcome.error.remedy or "")
+    assert not target.exists()  # nothing ran
+    block = execution(plan_file)
+    assert block["status"] == "failed" and block["error"]["code"] == "E_ACTION_IN_DOUBT"
+    assert statuses(plan_file) == ["pending", "pending"]
+    # a human approves a resume: the actions run (their effects checked by the human first)
+    assert run(Engine(config), plan_file, resume=True, journal_expected=True).status == "completed"
+    assert target.read_text() == "one\ntwo\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from controller.errors import GitError
 from controller.git.base import git_failure
@@ -137,10 +137,13 @@ class Commits(Objects, Refs, Signing):
         author: Person,
         committer: Person | None = None,
         sign: bool = False,
+        before_ref: Callable[[str], None] | None = None,
     ) -> str | None:
         """Commit ``files`` on top of ``parent`` and move ``branch`` there.
 
         Returns the new commit, or None when ``branch`` moved meanwhile (nothing changed).
+        ``before_ref`` is called with the new commit before the branch moves (the controller
+        records what it made before anyone can see it).
         """
         tree = self.tree_with(self._tree_of(parent), files)
         committer = committer or author
@@ -151,4 +154,6 @@ class Commits(Objects, Refs, Signing):
             sha = self._commit_tree(tree, parent, message, author, committer, sign)
         else:
             sha = self._store(b"commit", commit_object(tree, [parent], message, author, committer))
+        if before_ref is not None:
+            before_ref(sha)
         return sha if self.update_ref(f"refs/heads/{branch}", sha, parent) else None

@@ -40,7 +40,11 @@ class IndexStore:
         may_withdraw: Callable[[CommitRecord, Iterable[str]], bool] | None = None,
         clock: Callable[[], float] | None = None,
         max_plan_bytes: int = DEFAULT_MAX_BYTES,
+        own_commit: Callable[[str], bool] | None = None,
     ) -> None:
+        #: Did the controller make this commit (by its record, not its name)? None: a commit
+        #: under the controller's identity is its (read-only use without a record).
+        self.own_commit = own_commit
         #: Plan versions larger than this are never parsed (limits.max_plan_bytes).
         self.max_plan_bytes = max_plan_bytes
         #: Called with (plan id, note) for each coded problem history finds (E_UNSAFE_PATH,

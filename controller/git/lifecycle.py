@@ -53,7 +53,9 @@ class Lifecycle(IndexStore):
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
-        by_controller = record.author.email.lower() == self.controller_email
+        by_controller = record.author.email.lower() == self.controller_email and (
+            self.own_commit is None or self.own_commit(record.sha)
+        )  # a commit under the controller's name that it did not make is anyone's commit
         if by_controller:
             self._controller_clock(record.commit_time)
         for change in record.changes:

@@ -177,7 +177,12 @@ class Committing(ControllerCore):
         before_index: Callable[[], None] | None = None,
     ) -> str:
         sha = self.repo.commit_files(
-            branch=self.branch, parent=head, files=files, message=message, author=self.identity
+            branch=self.branch,
+            parent=head,
+            files=files,
+            message=message,
+            author=self.identity,
+            before_ref=self.own_commits.record,  # its own, by record, not by name
         )
         if sha is None:
             raise _Moved

@@ -25,7 +25,7 @@ from controller.git.gitrepo import (
 )
 from controller.git.history import HistoryIndex, withdraw_rule
 from controller.service.sources import SourceFinder
-from controller.service.statedir import StateDir, refuse_reachable
+from controller.service.statedir import OwnCommits, StateDir, refuse_reachable
 from controller.service.unreadable import UnreadablePlans
 from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
@@ -76,6 +76,8 @@ class ControllerCore:
             self.state.acquire()
         self.identity = Person(config.identity.name, config.identity.email)
         self._executed: dict[str, dict[str, str]] | None = None
+        #: The commits this controller made (SPEC §15), recorded before each branch move.
+        self.own_commits = OwnCommits(self.state.commits_file)
         self._lock = threading.RLock()
         #: Guards _running and _abort only: a worker starting a job must not wait for a pass.
         self._jobs_lock = threading.Lock()
@@ -139,9 +141,43 @@ class ControllerCore:
                 may_withdraw=withdraw_rule(self.config.approval),
                 clock=time.time,
                 max_plan_bytes=self.config.limits.max_plan_bytes,
+                own_commit=self._own_commit_check(),
             )
             self._index.on_problem = self._plan_problem
+            self._adopt_history()
         return self._index
+
+    def _own_commit_check(self) -> Callable[[str], bool] | None:
+        """How the history index tells the controller's commits from commits under its name:
+        the record in the state directory (:class:`OwnCommits`). The controller adopts the
+        branch's history on its first run with this state directory; a read-only command
+        before any controller ran trusts the name."""
+        own = self.own_commits
+        if not own.known and not self.state.locked:
+            return None
+        return own.__contains__
+
+    def _adopt_history(self) -> None:
+        """First run with this state directory: the branch's commits under the controller's
+        identity so far are taken as its own (trust on first use, logged), before any scan."""
+        if not self.state.locked or self.own_commits.known:
+            return
+        try:
+            shas = self._named_history()
+        except GitError:
+            shas = []  # no commits yet: nothing to adopt
+        self.own_commits.adopt(shas)
+        self.log.warning("own_commits_adopted", count=len(shas), file=str(self.own_commits.path))
+
+    def _named_history(self) -> list[str]:
+        """First-parent commits of the watched branch under the controller's identity."""
+        out = self.repo.run("log", "--first-parent", "--format=%H%x00%ae", self.head())
+        email = self.config.identity.email.lower()
+        return [
+            sha
+            for sha, _, who in (line.partition("\0") for line in out.splitlines())
+            if who.lower() == email
+        ]
 
     def _plan_problem(self, plan_id: str, note: str) -> None:
         self.log.warning("plan_problem", plan=plan_id, reason=note)

@@ -19,6 +19,8 @@ Layout::
     runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan
     clone/          remote mode: the controller's bare clone of remote.url
     executed.jsonl  every frozen hash this controller started (SPEC §15: at most once)
+    commits         every commit this controller made (SPEC §15: it knows its own commits
+                    without trusting a name; see :class:`OwnCommits`)
 """
 
 from __future__ import annotations
@@ -91,6 +93,10 @@ class StateDir:
             handle.flush()
             os.fsync(handle.fileno())
 
+    @property
+    def commits_file(self) -> Path:
+        return self.path / "commits"
+
     def run_dir(self, plan_id: str) -> Path:
         return self.path / "runs" / plan_id
 
@@ -121,6 +127,11 @@ class StateDir:
         handle.flush()
         self._handle = handle
         return self
+
+    @property
+    def locked(self) -> bool:
+        """Does this process hold the state directory (the controller, not a reader)?"""
+        return self._handle is not None
 
     def release(self) -> None:
         if self._handle is not None:
@@ -202,3 +213,60 @@ def _writable_roots(tree: Path) -> list[Path]:
 
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+class OwnCommits:
+    """The commits this controller made, so that a commit under its name that it did not make
+    (an agent or a human using the controller's identity) is judged as anyone's commit: it
+    cannot set a state only the controller sets, move the controller's clock or count as the
+    controller's freeze (SPEC §15).
+
+    One 40-hex id per line in ``<state_dir>/commits``, appended and fsynced before the branch
+    moves to the commit (:meth:`record`). The first time a state directory has no such file
+    (a new install, an upgrade, a lost state directory), the controller adopts every
+    first-parent commit of the watched branch under its identity as its own (trust on first
+    use: :meth:`adopt`), and records from then on. Without a record at all (read-only
+    commands before any controller ran) the identity decides, as it did before.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._shas: set[str] | None = None
+
+    @property
+    def known(self) -> bool:
+        """Has this state directory a record (adopted or made)?"""
+        return self._shas is not None or self.path.exists()
+
+    def load(self) -> set[str]:
+        if self._shas is None:
+            try:
+                text = self.path.read_text(encoding="ascii", errors="replace")
+            except FileNotFoundError:
+                text = ""
+            except OSError as exc:
+                raise PlangateError(
+                    f"cannot read {self.path}: {exc.strerror}",
+                    remedy="restore read access to the state directory",
+                ) from None
+            self._shas = {line for line in text.split() if len(line) == 40}
+        return self._shas
+
+    def __contains__(self, sha: object) -> bool:
+        return sha in self.load()
+
+    def adopt(self, shas: list[str]) -> None:
+        """Take ``shas`` (history made before this record existed) as this controller's."""
+        from controller import fsutil
+
+        fsutil.write_atomic(self.path, "".join(f"{sha}\n" for sha in shas))
+        self._shas = set(shas)
+
+    def record(self, sha: str) -> None:
+        """Durably note ``sha`` as made by this controller (before the branch moves to it)."""
+        shas = self.load()
+        with open(self.path, "a", encoding="ascii") as handle:
+            handle.write(f"{sha}\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        shas.add(sha)

@@ -15,8 +15,10 @@ reaches a tool.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, xfail
+from advkit import AGENT, ALICE, BOT, Lab, cases
 
 PLAN = """\
 plan:
@@ -175,14 +177,8 @@ def test_a_forged_controller_state_runs_nothing(lab: Lab, vid: str) -> None:
     assert lab.calls(f"{tag}-1") == [] and lab.calls(f"{tag}-2") == []
 
 
-STATUS_BROKEN = {
-    vid: xfail(
-        "controller identity",
-        "a human commit under the controller's name sets the plan's effective status",
-    )
-    for vid in IDS
-    if not vid.endswith(("committer-only", "agent-itself"))
-}
+# each refused since issue 11: the controller knows its commits by its record, not its name
+STATUS_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, STATUS_BROKEN))

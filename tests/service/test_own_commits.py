@@ -1,0 +1,92 @@
+"""The controller knows its own commits by its record, not by their name (SPEC §15).
+
+What an operator relies on: every commit the controller makes is in ``<state_dir>/commits``
+before the branch moves to it; a commit someone else makes under the controller's identity
+is judged as that person's commit (it cannot set a state only the controller sets); an
+upgrade or a new state directory adopts the branch's history once, so honest past runs stay
+as they were. Real ``plangate run --once`` subprocesses, real git.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.gitenv import commit_all, git, run_cli
+from tests.support.plantext import greet_plan
+
+CONTROLLER = ("controller", "plangate@localhost")
+
+
+def _setup(tmp_path: Path, repo: Path) -> Path:
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
+    )
+    for slug in ("done", "victim"):
+        (repo / "plans" / slug).mkdir(parents=True)
+        (repo / "plans" / slug / "PLAN.yml").write_text(greet_plan(slug, "say hello", "world"))
+    commit_all(repo, "propose", ("Agent", "agent@example.com"))
+    return config
+
+
+def _run(config: Path) -> None:
+    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+
+
+def _approve(repo: Path, slug: str) -> None:
+    path = repo / "plans" / slug / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
+    commit_all(repo, f"approve {slug}", ("Alice", "alice@example.com"))
+
+
+def _status(config: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+    result = run_cli("status", "--json", "--config", str(config))
+    assert result.returncode == 0, result.stderr
+    return {row["plan"]: row for row in json.loads(result.stdout)}
+
+
+def test_every_controller_commit_is_recorded(tmp_path: Path, repo: Path) -> None:
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    made = git(repo, "log", "--author=plangate@localhost", "--format=%H").split()
+    assert len(made) >= 4  # two freezes, a start, a completion
+    recorded = (tmp_path / "state" / "commits").read_text().split()
+    assert set(made) <= set(recorded)
+
+
+def test_a_commit_under_the_controllers_name_is_not_the_controllers(
+    tmp_path: Path, repo: Path
+) -> None:
+    config = _setup(tmp_path, repo)
+    _run(config)
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: completed"))
+    commit_all(repo, "plangate: complete plans/victim", CONTROLLER)  # the agent, as the controller
+    _run(config)
+    row = _status(config)["plans/victim"]
+    assert row["status"] == "pending_approval", row
+    assert any("E_ILLEGAL_TRANSITION" in note for note in row["notes"]), row
+
+
+def test_a_new_state_directory_adopts_the_history_once(tmp_path: Path, repo: Path) -> None:
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    assert _status(config)["plans/done"]["status"] == "completed"
+    # an upgrade from a plangate without the record (or a lost state directory)
+    (tmp_path / "state" / "commits").unlink()
+    (tmp_path / "state" / "index.sqlite").unlink()
+    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "own_commits_adopted" in result.stderr
+    rows = _status(config)
+    assert rows["plans/done"]["status"] == "completed"
+    assert not any("E_ILLEGAL_TRANSITION" in n for n in rows["plans/done"]["notes"])
+    made = git(repo, "log", "--author=plangate@localhost", "--format=%H").split()
+    assert set(made) <= set((tmp_path / "state" / "commits").read_text().split())

@@ -76,6 +76,10 @@ class ControllerCore:
             self.state.acquire()
         self.identity = Person(config.identity.name, config.identity.email)
         self._executed: dict[str, dict[str, str]] | None = None
+        #: Seconds an uncommitted plan file must stay untouched before the daemon adopts it
+        #: (0: at once, as ``run --once`` does); adopt_due: when a young one is ripe.
+        self.adopt_settle = 0.0
+        self.adopt_due: float | None = None
         #: The commits this controller made (SPEC §15), recorded before each branch move.
         self.own_commits = OwnCommits(self.state.commits_file)
         self._lock = threading.RLock()

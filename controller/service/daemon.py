@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 log = logs.get_logger("plangate.daemon")
 
 #: Retry delays after a failed pass (seconds), capped by the poll interval in remote mode.
+#: Seconds an uncommitted PLAN.yml must stay untouched before the daemon adopts it: an agent
+#: that writes a plan and commits it at once must not race the controller's adoption.
+ADOPT_SETTLE = 2.0
 #: Most failures are a human's git command holding a lock for a moment: retry fast first.
 BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 #: How long a plan-file change waits for a commit to share a pass with (seconds).
@@ -111,6 +114,7 @@ class Daemon(Upkeep):
 
     def _start(self) -> None:
         self.controller = self._factory(self.config)
+        self.controller.adopt_settle = ADOPT_SETTLE
         self._start_endpoints()
         metrics.set_plans_source(self._plans_by_status)
         self._pool = self._new_pool()
@@ -202,10 +206,14 @@ class Daemon(Upkeep):
     def _timers(self) -> Timers:
         now = time.monotonic()
         remote = self.config.remote
+        adopt = None
+        if self.controller is not None:
+            adopt, self.controller.adopt_due = self.controller.adopt_due, None
         return Timers(
             resync=now + self.config.execution.resync_interval,
             poll=None if remote is None else now + remote.poll_interval,
             retry=None if not self._failures else now + self._backoff(),
+            adopt=adopt,
         )
 
     def _backoff(self) -> float:

@@ -28,6 +28,7 @@ recording outcomes (:mod:`~controller.service.outcomes`); this module keeps the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -86,10 +87,27 @@ class Controller(Deciding, Outcomes):
             if job is not None:
                 jobs.append(job)
         for path in sorted(untracked):
+            if not self._settled(path):
+                continue  # an agent may be about to commit it: adopting would race its commit
             self._adopt(path)
         self._convert_sources()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
+
+    def _settled(self, path: str) -> bool:
+        """Has the uncommitted file been left alone for ``adopt_settle`` seconds? If not,
+        :attr:`adopt_due` says when to look again (monotonic clock)."""
+        if self.adopt_settle <= 0:
+            return True
+        try:
+            age = time.time() - (self.repo.path / path).stat().st_mtime
+        except OSError:
+            return False
+        if age >= self.adopt_settle:
+            return True
+        due = time.monotonic() + self.adopt_settle - max(age, 0.0)
+        self.adopt_due = due if self.adopt_due is None else min(self.adopt_due, due)
+        return False
 
     def run_once(self, progress: Callable[[str, int, int | None], None] | None = None) -> int:
         """Do all the work that needs no new input, then return 0 (``plangate run --once``);

@@ -27,13 +27,21 @@ class Timers:
     resync: float
     poll: float | None = None
     retry: float | None = None
+    #: an uncommitted plan file settles (see Controller.adopt_settle)
+    adopt: float | None = None
 
     def due(self, now: float) -> list[str]:
-        deadlines = {"resync": self.resync, "poll": self.poll, "retry": self.retry}
+        deadlines = {
+            "resync": self.resync,
+            "poll": self.poll,
+            "retry": self.retry,
+            "adopt": self.adopt,
+        }
         return [name for name, at in deadlines.items() if at is not None and at <= now]
 
     def next(self) -> float:
-        return min(t for t in (self.resync, self.poll, self.retry, 1e18) if t is not None)
+        found = (self.resync, self.poll, self.retry, self.adopt, 1e18)
+        return min(t for t in found if t is not None)
 
 
 @dataclass

@@ -287,3 +287,25 @@ def test_webhook_without_secret_exits_2(repo: Path, tmp_path: Path) -> None:
     result = run_cli("run", "--config", str(config), cwd=tmp_path, timeout=60)
     assert result.returncode == 2
     assert "PLANGATE_WEBHOOK_SECRET" in result.stderr
+
+
+def test_a_plan_the_agent_commits_at_once_is_its_own_not_adopted(
+    repo: Path, tmp_path: Path
+) -> None:
+    """An agent writes PLAN.yml and commits it straight away: the daemon must not adopt the
+    file in between (its commit would then fail or be empty, and git would name the
+    controller as the plan's author). An uncommitted file is adopted only once it settled."""
+    config = write_config(tmp_path, repo)
+    with running_daemon(config) as daemon:
+        daemon.wait_event("daemon.started")
+        for n in range(4):
+            write_plan(repo, f"p{n}")
+            commit_all(repo, f"agent proposes p{n}")
+        for n in range(4):
+            wait_for_commit(repo, f"plangate: freeze plans/p{n}")
+        write_plan(repo, "left")  # never committed: adopted once it has settled
+        wait_for_commit(repo, "plangate: freeze plans/left")
+        assert daemon.stop() == 0
+    for n in range(4):
+        added = git(repo, "log", "--diff-filter=A", "--format=%ae", "--", f"plans/p{n}/PLAN.yml")
+        assert added.split() == ["agent@example.com"], (n, added)

@@ -12,6 +12,7 @@ import signal
 import socket
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import httpx
@@ -22,7 +23,7 @@ from tests.support.daemonkit import (
     wait_for_commit,
     wait_until,
 )
-from tests.support.gitenv import commit_all, git, run_cli
+from tests.support.gitenv import AGENT, commit_all, git, identity, run_cli
 from tests.support.gitkit import ALICE, BOB, approve, head_plan, write_plan
 
 SLOW_TOOL = """\
@@ -300,7 +301,7 @@ def test_a_plan_the_agent_commits_at_once_is_its_own_not_adopted(
         daemon.wait_event("daemon.started")
         for n in range(4):
             write_plan(repo, f"p{n}")
-            commit_all(repo, f"agent proposes p{n}")
+            _agent_commit(repo, f"plans/p{n}", f"agent proposes p{n}")
         for n in range(4):
             wait_for_commit(repo, f"plangate: freeze plans/p{n}")
         write_plan(repo, "left")  # never committed: adopted once it has settled
@@ -309,3 +310,19 @@ def test_a_plan_the_agent_commits_at_once_is_its_own_not_adopted(
     for n in range(4):
         added = git(repo, "log", "--diff-filter=A", "--format=%ae", "--", f"plans/p{n}/PLAN.yml")
         assert added.split() == ["agent@example.com"], (n, added)
+
+
+def _agent_commit(repo: Path, folder: str, message: str) -> None:
+    """Commit the agent's own folder, as an agent would (never `add -A` in a tree the
+    controller writes), and again when the controller moved the branch between git reading
+    HEAD and updating it (git's "cannot lock ref")."""
+    for _ in range(20):
+        try:
+            git(repo, "add", folder)
+            git(repo, "commit", "-q", "-m", message, "--", folder, env=identity(*AGENT))
+            return
+        except AssertionError as exc:
+            if "cannot lock ref" not in str(exc):
+                raise
+            time.sleep(0.1)
+    raise AssertionError(f"could not commit {message!r}")

@@ -33,6 +33,9 @@ class StandIn:
     release: threading.Event = field(default_factory=threading.Event)
     saw_stop: list[bool] = field(default_factory=list)
     closed: bool = False
+    #: the daemon sets how long an uncommitted plan settles and reads when to look again
+    adopt_settle: float = 0.0
+    adopt_due: float | None = None
     #: While cleared, a pass blocks (to add events during it); set by default.
     in_pass: threading.Event = field(default_factory=threading.Event)
     may_finish: threading.Event = field(default_factory=threading.Event)

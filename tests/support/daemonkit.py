@@ -42,7 +42,11 @@ def wait_for_commit(repo: Path, subject: str, timeout: float = 30, ref: str = "H
     the branch moves a moment before the controller writes the files it committed."""
     wait_until(lambda: subject in subjects(repo, ref), timeout, f"commit {subject!r}")
     if ref == "HEAD" and (repo / ".git").exists():
-        wait_until(lambda: git(repo, "status", "--porcelain") == "", timeout, "a clean tree")
+        try:
+            wait_until(lambda: git(repo, "status", "--porcelain") == "", timeout, "a clean tree")
+        except AssertionError as exc:
+            dirty = git(repo, "status", "--porcelain")
+            raise AssertionError(f"{exc} after {subject!r}: {dirty}") from None
 
 
 @contextmanager

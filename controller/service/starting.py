@@ -109,6 +109,7 @@ class Starting(Committing):
 
     def _owned_jobs(self, already: set[str]) -> list[Job]:
         """Plans this controller started that are executing but not running (a restart)."""
+        self._adopt_orphans()
         jobs = []
         for plan_id in list(self.index.jobs()):  # _job_for may drop a job
             state = self.index.plans.get(plan_id)
@@ -119,6 +120,40 @@ class Starting(Committing):
                 if job is not None and not self._still_refused(job):
                     jobs.append(job)
         return jobs
+
+    def _adopt_orphans(self) -> None:
+        """Plans ``executing`` by the controller's own start commit that its index has no job
+        for: the state directory (or its index) was lost since. One controller per branch
+        (docs/operations.md), so the run is this controller's: it becomes a job again. With
+        its journal the run continues where it stopped; without it, the engine runs nothing
+        and ends it E_ACTION_IN_DOUBT (a lost journal). Checked once per history build."""
+        if self._orphans_seen == self.index.rebuilds:
+            return
+        self._orphans_seen = self.index.rebuilds
+        jobs = self.index.jobs()
+        for state in list(self.index.plans.values()):
+            if state.status != "executing" or state.plan_id in jobs or state.last_commit is None:
+                continue
+            data = self._read_plan_data(state)
+            approval = data.get("approval") if isinstance(data, dict) else None
+            plan_hash = state.frozen_hash
+            if not isinstance(approval, dict) or not plan_hash:
+                continue
+            job = Job(state.plan_id, self._plan_path(state), plan_hash, approval)
+            self.index.set_job(state.plan_id, {**_job_data(job), "start": state.last_commit})
+            self.log.warning("run_adopted", plan=state.plan_id, hash=plan_hash)
+
+    def _read_plan_data(self, state: PlanState) -> Any:
+        from controller.errors import PlangateError
+        from controller.plan import yamlio
+
+        raw = self.repo.read_file(self._head or self.head(), state.file)
+        if raw is None:
+            return None
+        try:
+            return yamlio.read_yaml(raw.decode("utf-8"), state.file).data
+        except (PlangateError, UnicodeDecodeError):
+            return None
 
     def _still_refused(self, job: Job) -> bool:
         """Was this job's file refused by _still_approved, and is it unchanged since? (A pass

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, play, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text, play
 
 Step = Callable[[Lab, str], None]
 
@@ -185,17 +185,12 @@ LOSSES = {
 }
 
 
-# With the whole state directory gone, the plan is not run again but stays `executing` with
-# nothing said: this controller cannot tell its own lost run from another controller's.
-_NOT_IN_DOUBT = xfail("runs once", "with its state gone, the started plan is not marked in doubt")
-
-
 @pytest.mark.parametrize(
     "loss",
     [
         "journal-deleted",
         "journal-emptied",
-        pytest.param("state-dir-deleted", marks=_NOT_IN_DOUBT),
+        "state-dir-deleted",
     ],
 )
 def test_a_lost_journal_never_runs_a_started_action_twice(tmp_path: Path, loss: str) -> None:

@@ -173,7 +173,8 @@ class ControllerCore:
         except GitError:
             shas = []  # no commits yet: nothing to adopt
         self.own_commits.adopt(shas)
-        self.log.warning("own_commits_adopted", count=len(shas), file=str(self.own_commits.path))
+        log = self.log.warning if shas else self.log.info  # a new repository: nothing to trust
+        log("own_commits_adopted", count=len(shas), file=str(self.own_commits.path))
 
     def _named_history(self) -> list[str]:
         """First-parent commits of the watched branch under the controller's identity."""

@@ -173,14 +173,16 @@ class Lab:
     def set_status(self, slug: str, status: str, filename: str = "PLAN.yml") -> None:
         """Change ``plan.status`` the way a human does: edit that one line."""
         path = self.repo / "plans" / slug / filename
-        lines = path.read_text(encoding="utf-8").split("\n")
+        with open(path, encoding="utf-8", newline="") as handle:  # a lone CR stays a CR
+            lines = handle.read().split("\n")
         for i, line in enumerate(lines):
             if line.startswith("  status:") and i < 6:
                 lines[i] = f"  status: {status}"
                 break
         else:
             raise BenchError(f"no plan.status in {path}")
-        path.write_text("\n".join(lines), encoding="utf-8")
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write("\n".join(lines))
 
     def commit(self, message: str, who: tuple[str, str] = AGENT, *paths: str) -> str:
         self.git("add", "-A", *paths)

@@ -1,4 +1,5 @@
-"""``plangate status [--json]``: every plan with its status, hash, approver and last event."""
+"""``plangate status [--json]``: every plan with its status, hash, risk, approver and last
+event (``--json`` also the frozen estimate)."""
 
 from __future__ import annotations
 
@@ -33,14 +34,14 @@ def status(*, config_path: str | None, as_json: bool) -> int:
     if not rows:
         print("no plans")
         return 0
-    print(_columns("STATUS", "PLAN", "HASH", "APPROVER", "LAST EVENT"))
+    print(_columns("STATUS", "PLAN", "HASH", "RISK", "APPROVER", "LAST EVENT"))
     for row in rows:
         print(_line(row))
     return 0
 
 
-def _columns(status: str, plan: str, hash_: str, approver: str, event: str) -> str:
-    return f"{status:18} {plan:40} {hash_:12} {approver:24} {event}".rstrip()
+def _columns(status: str, plan: str, hash_: str, risk: str, approver: str, event: str) -> str:
+    return f"{status:18} {plan:40} {hash_:12} {risk:6} {approver:24} {event}".rstrip()
 
 
 def _line(row: dict[str, Any]) -> str:
@@ -50,6 +51,7 @@ def _line(row: dict[str, Any]) -> str:
         visible(row["status"] or "?"),
         visible(row["plan"]),
         visible((row["hash"] or "-")[7:19]),
+        visible(row.get("risk") or "-"),
         visible(row["approver"] or "-"),
         visible(row["last_event"]),
     )

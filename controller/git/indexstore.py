@@ -25,7 +25,7 @@ from controller.git.planstate import BlobFacts, PlanState, _needs_attention
 from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"  # 3: risk and estimate per plan
 
 
 class IndexStore:

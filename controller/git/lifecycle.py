@@ -181,6 +181,7 @@ class Lifecycle(IndexStore):
             state.version_since = max(state.version_since or 0, record.commit_time)
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
+        state.risk, state.estimate = new.risk, new.estimate
         state.last_commit = record.sha
         self.plans[plan_id] = state
         if by_controller:

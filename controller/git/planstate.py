@@ -37,6 +37,9 @@ class BlobFacts:
     parsed: bool
     #: Why this version cannot be a plan (E_PLAN_TOO_LARGE), noted on the plan.
     problem: str | None = None
+    #: ``frozen.risk`` and ``frozen.estimate`` as the freeze wrote them (shown by status).
+    risk: str | None = None
+    estimate: dict[str, Any] | None = None
 
 
 #: File modes that are no plan file: a symlink (never followed) and a gitlink (a submodule).
@@ -72,12 +75,16 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         plan_hash: str | None = hashing.plan_hash(doc)
     except (TypeError, ValueError, OverflowError):
         plan_hash, digest = None, ""
+    risk = frozen.get("risk") if isinstance(frozen, dict) else None
+    estimate = frozen.get("estimate") if isinstance(frozen, dict) else None
     return BlobFacts(
         status if isinstance(status, str) else None,
         plan_hash,
         frozen_hash if isinstance(frozen_hash, str) else None,
         digest,
         True,
+        risk=risk if isinstance(risk, str) else None,
+        estimate=estimate if isinstance(estimate, dict) else None,
     )
 
 
@@ -111,6 +118,9 @@ class PlanState:
     #: Who asked for the abort (the human commit's author): the abort commit's Aborted-By.
     abort_by: str | None = None
     approver: str | None = None
+    #: The current version's frozen risk and estimate (SPEC §11), for status.
+    risk: str | None = None
+    estimate: dict[str, Any] | None = None
     last_event: str = ""
     last_commit: str = ""
     notes: list[str] = field(default_factory=list)

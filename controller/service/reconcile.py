@@ -149,6 +149,8 @@ class Controller(Deciding, Outcomes):
                     "hash": s.hash,
                     "frozen_hash": s.frozen_hash,
                     "approver": s.approver,
+                    "risk": s.risk,
+                    "estimate": s.estimate,
                     "last_event": s.last_event,
                     "last_commit": s.last_commit,
                     "running": s.plan_id in running,

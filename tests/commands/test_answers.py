@@ -69,3 +69,25 @@ def test_status_and_audit_answer_questions(repo: Path, tmp_path: Path) -> None:
     assert ("reject", "plans/unwanted", "alice@example.com") in decisions
     assert ("abort-request", "plans/stopped", "bob@ops.example.com") in decisions
     assert report["ok"], report["findings"]
+
+
+def test_status_shows_each_plans_frozen_risk_and_estimate(repo: Path, tmp_path: Path) -> None:
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n"
+        "tools: {greet: {kind: echo, risk: high, estimate: {seconds: 30, cost_usd: 0.5}}}\n"
+    )
+    write_plan(repo, "risky", PLAN)
+    commit_all(repo, "agent writes plans", AGENT)
+    _once(config)
+    rows = {
+        r["plan"]: r
+        for r in json.loads(run_cli("status", "--json", "--config", str(config)).stdout)
+    }
+    assert rows["plans/risky"]["risk"] == "high"
+    assert rows["plans/risky"]["estimate"] == head_plan(repo, "risky")["frozen"]["estimate"]
+    assert head_plan(repo, "risky")["frozen"]["estimate"]["seconds"] == 30
+    text = run_cli("status", "--config", str(config)).stdout.splitlines()
+    assert text[0].split()[:4] == ["STATUS", "PLAN", "HASH", "RISK"]
+    line = next(line for line in text if "plans/risky" in line)
+    assert line.split()[3] == "high"

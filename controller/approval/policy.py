@@ -22,9 +22,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from controller.approval.approvals import approver_allowed
+from controller.approval.approvals import approver_allowed, canonical
 from controller.plan.profile import Profile, risk_rank
-from controller.settings import ApprovalRule, ApprovalSettings, Config, Requirement
+from controller.settings import ApprovalRule, ApprovalSettings, Config, IdentityAliases, Requirement
 
 #: The requirement when no rule matches: one allowed approver.
 DEFAULT_REQUIRE = (Requirement(group=None, count=1),)
@@ -100,9 +100,11 @@ def _glob(pattern: str) -> re.Pattern[str]:
 # --- quorum -----------------------------------------------------------------------------
 
 
-def person(email: str) -> str:
-    """The key under which an approver counts once."""
-    return email.strip().lower()
+def person(email: str, aliases: IdentityAliases | None = None) -> str:
+    """The key under which an approver counts once: the person behind the address, as the
+    trust rules see them (Unicode NFC, case, git's punctuation, ``identity_aliases``), so
+    ``ALICE@Example.com.`` and ``alice+ci@example.com`` never fill two slots of a quorum."""
+    return canonical(email, aliases)
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,7 @@ def fits_any(email: str, need: Need, settings: ApprovalSettings) -> bool:
 
 def tally(approvers: Iterable[str], need: Need, settings: ApprovalSettings) -> Tally:
     """Place distinct people into requirement slots (maximum bipartite matching)."""
-    people = list(dict.fromkeys(person(a) for a in approvers))
+    people = list(dict.fromkeys(person(a, settings.identity_aliases) for a in approvers))
     slots = [i for i, r in enumerate(need.require) for _ in range(r.count)]
     fits = {
         p: [s for s, i in enumerate(slots) if eligible(p, need.require[i], settings)]

@@ -140,7 +140,9 @@ def judge(
             return Verdict("refuse", record, decision)
         return Verdict("start", record, decision, (Vote(decision.approver, at, request.commit),))
     signed = settings.model_copy(update={"require_signed": True, "identity": "author"})
-    votes = {person(v.by): v for v in reversed(collected)}  # the first vote of a person stays
+    votes = {
+        person(v.by, settings.identity_aliases): v for v in reversed(collected)
+    }  # the first vote of a person stays
     votes = dict(reversed(list(votes.items())))
     rejected: list[Rejected] = []
     for extra in trailers:
@@ -151,7 +153,10 @@ def judge(
         verdict = verify_approval(extra, signed)
         if verdict.valid:
             when = iso(extra.commit_time)
-            votes.setdefault(person(verdict.approver), Vote(verdict.approver, when, extra.commit))
+            votes.setdefault(
+                person(verdict.approver, settings.identity_aliases),
+                Vote(verdict.approver, when, extra.commit),
+            )
         else:
             rejected.append(
                 Rejected(extra.signer or "?", extra.commit, verdict.code or "", verdict.message)
@@ -159,7 +164,10 @@ def judge(
     if decision.valid and not fits_any(decision.approver, need, settings):
         decision = _outside_groups(decision, need)
     if decision.valid:
-        votes.setdefault(person(decision.approver), Vote(decision.approver, at, request.commit))
+        votes.setdefault(
+            person(decision.approver, settings.identity_aliases),
+            Vote(decision.approver, at, request.commit),
+        )
     return _verdict(request, settings, need, decision, list(votes.values()), rejected, at)
 
 

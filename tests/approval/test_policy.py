@@ -97,6 +97,30 @@ def test_quorum_counts_each_person_once_and_says_what_is_missing() -> None:
     assert full.met and full.missing == ""
 
 
+def test_one_person_under_any_spelling_or_alias_fills_one_slot() -> None:
+    """Distinct people, as the trust rules see them (SPEC §5, §11): Unicode forms, git's
+    punctuation, ``+tag`` addressing and declared aliases are one person."""
+    policy = APPROVAL.model_copy(
+        update={
+            "approvers": ["*@example.com", "*@ops.example.com"],
+            "identity_aliases": {
+                "plus_tags": ["*@ops.example.com"],
+                "people": [["bob@ops.example.com", "robert@example.com"]],
+            },
+        }
+    )
+    policy = ApprovalSettings.model_validate(policy.model_dump())
+    need = Need(0, (Requirement(group=None, count=2),))
+    for twice in (
+        ["jose\u0301@example.com", "jos\u00e9@example.com"],  # NFD and NFC
+        ["alice@example.com", "<ALICE@Example.com>."],
+        ["bob@ops.example.com", "bob+ci@ops.example.com"],
+        ["bob@ops.example.com", "robert@example.com"],
+    ):
+        assert not tally(twice, need, policy).met, twice
+    assert tally(["alice@example.com", "bob@ops.example.com"], need, policy).met
+
+
 def test_an_approver_in_two_groups_is_placed_where_the_quorum_needs_them() -> None:
     both = ApprovalSettings(
         approvers=["*@example.com"],

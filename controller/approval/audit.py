@@ -1,10 +1,10 @@
 """``plangate audit``: re-derive, from git history alone, whether every execution was allowed.
 
 No state directory is read. The branch's first-parent history is replayed through a fresh
-in-memory :class:`controller.git.history.HistoryIndex`; every approval request is verified by
-:func:`controller.approval.approvals.verify_approval` *at the commit where it was made* (with the
-identities that had changed the plan by then), and every controller commit is checked
-against it:
+in-memory :class:`controller.git.history.HistoryIndex`; every approval request is kept as
+the index held it *at the commit where it was made* (with the identities that had changed
+the plan by then) and judged by :func:`controller.approval.verdicts.decide`, the controller's
+own path (§5 rules and §11 quorum), and every controller commit is checked against it:
 
 - a ``start`` must rest on a valid approval whose commit its ``Approval-Commit`` trailer
   names, and the content it starts must hash to the approved hash;
@@ -19,19 +19,30 @@ against it:
 - a human commit must not set a controller-only status, edit the ``approval``/``execution``
   blocks or EXECUTION_LOG.md, or change the content of an approved plan.
 
+Each approval is judged by the policy in force when the controller started the run: the
+version of ``.plangate/policy.json`` its start commit names (``Policy-Hash:``), followed
+along history by :mod:`controller.approval.timeline`, which also flags every change of that
+file the controller did not make. So the audit needs no config (a fresh clone is enough),
+and an approver who left or a tool retired since does not flag the runs they took part in.
+History from before the first recorded policy is judged by the config (without one: by the
+first recorded policy).
+
 Anything else is a finding; ``plangate audit`` exits 1 when there is one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.approval import approvals
+from controller.approval import recorded, verdicts
+from controller.approval.timeline import Timeline
 from controller.git.gitrepo import GitRepo
-from controller.git.history import HistoryEvent, HistoryIndex, build_request, withdraw_rule
+from controller.git.history import HistoryEvent, HistoryIndex, PlanState, withdraw_rule
 from controller.plan import plans
 from controller.settings import Config
 
@@ -73,6 +84,8 @@ class Execution:
     outcome_commit: str | None = None
     #: who asked for the abort (the controller's abort commit says it in ``Aborted-By:``)
     aborted_by: str | None = None
+    #: the recorded policy the approval was judged by (the start's ``Policy-Hash:``)
+    policy_hash: str | None = None
 
 
 @dataclass
@@ -81,6 +94,10 @@ class AuditReport:
     findings: list[dict[str, str]] = field(default_factory=list)
     #: rejections and abort requests: ``{kind, plan, commit, by, at}``
     decisions: list[dict[str, str]] = field(default_factory=list)
+    #: what is worth knowing but not wrong: ``{kind, detail}`` (today's config differs)
+    notes: list[dict[str, str]] = field(default_factory=list)
+    #: the policies the controller recorded: ``{hash, commit}``, oldest first
+    policies: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -94,19 +111,27 @@ class AuditReport:
             "executions": [asdict(e) for e in self.executions],
             "decisions": self.decisions,
             "findings": self.findings,
+            "notes": self.notes,
+            "policies": self.policies,
         }
 
 
 class Auditor:
     """Consumes history events and keeps the verdicts."""
 
-    def __init__(self, repo: GitRepo, config: Config) -> None:
+    def __init__(self, repo: GitRepo, timeline: Timeline) -> None:
         self.repo = repo
-        self.config = config
+        self.timeline = timeline
         self.report = AuditReport()
-        self.verdicts: dict[str, tuple[approvals.ApprovalRequest, approvals.Decision]] = {}
+        #: per plan, its open approval request as the history index held it then
+        self.requests: dict[str, PlanState] = {}
         self.open: dict[str, Execution] = {}
         self.index: HistoryIndex | None = None
+
+    @property
+    def config(self) -> Config:
+        """The policy in force at the commit being replayed."""
+        return self.timeline.in_force
 
     def flag(self, event: HistoryEvent, kind: str, detail: str) -> None:
         self.report.findings.append(
@@ -132,24 +157,15 @@ class Auditor:
             self.flag(event, event.kind, event.detail)
 
     def _verify(self, event: HistoryEvent) -> None:
+        """An approval request: kept as the index held it; judged when a start follows it
+        (by the policy that start names, as the controller judged it then)."""
         assert event.after is not None
-        file = event.after.file
-
-        def check(data: bytes) -> tuple[tuple[str, ...], str | None]:
-            loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(file), self.config)
-            return tuple(p.code for p in loaded.problems), loaded.hash
-
-        request = build_request(
-            event.after,
-            self.repo,
-            check,
-            require_signed=self.config.approval.require_signed,
-            allowed_signers=self.config.approval.allowed_signers,
-            authors=self.index.authors if self.index is not None else None,
-        )
-        self.verdicts[event.plan_id] = (
-            request,
-            approvals.verify_approval(request, self.config.approval),
+        state = event.after
+        self.requests[event.plan_id] = dataclasses.replace(
+            state,
+            changers=list(state.changers),
+            request=dict(state.request or {}),
+            notes=[],
         )
 
     def _controller(self, event: HistoryEvent) -> None:
@@ -198,46 +214,49 @@ class Auditor:
 
     def _start(self, event: HistoryEvent) -> None:
         trailer = event.commit.trailers.get("Approval-Commit")
-        request, decision = self.verdicts.pop(event.plan_id, (None, None))
-        execution = Execution(
-            event.plan_id,
-            event.commit.sha,
-            trailer,
-            decision.approver if decision else None,
-            bool(decision and decision.valid),
-        )
+        config, policy_hash = self.timeline.for_start(event.commit)
+        state = self.requests.pop(event.plan_id, None)
+        execution = Execution(event.plan_id, event.commit.sha, trailer, None, False)
         assert event.after is not None
         execution.plan_hash = event.after.hash
         execution.started_at = _iso(event.commit.commit_time)
-        if request is not None:
-            execution.approval_kind = request.kind.value
-            execution.approved_at = _iso(request.commit_time)
+        execution.policy_hash = policy_hash
         self.report.executions.append(execution)
         self.open[event.plan_id] = execution
-        if request is None or decision is None:
+        if state is None or not state.request:
             execution.message = "no approval request precedes this start"
             self.flag(event, "start-without-approval", execution.message)
             return
-        if decision.valid and self.config.approval.max_age is not None:
-            # The start commit's time is the controller's clock when it verified (§5 max_age).
-            at_start = replace(request, verified_at=event.commit.commit_time)
-            decision = approvals.verify_approval(at_start, self.config.approval)
-            execution.approval_valid = decision.valid
-        execution.code, execution.message = decision.code, decision.message
+        # The start commit's time is the controller's clock when it decided (§5 max_age).
+        request, verdict = verdicts.decide(
+            state,
+            self.repo,
+            config,
+            _checker(state.file, config),
+            verified_at=event.commit.commit_time,
+            authors=self.index.authors if self.index is not None else None,
+        )
+        execution.approval_kind = request.kind.value
+        execution.approved_at = _iso(request.commit_time)
+        execution.approver = verdict.approver if verdict.outcome == "start" else None
+        execution.approver = execution.approver or verdict.decision.approver
+        execution.approval_valid = verdict.outcome == "start"
+        execution.code, execution.message = verdict.decision.code, verdict.decision.message
+        if verdict.outcome == "partial":
+            execution.message = f"the approvals do not meet the policy: still needs {verdict.missing}"
         if request.commit != trailer:
             self.flag(
                 event,
                 "start-without-approval",
                 f"Approval-Commit {trailer} is not the approval request {request.commit}",
             )
-        if not decision.valid:
+        if not execution.approval_valid:
             self.flag(
                 event,
                 "start-without-approval",
-                f"the approval {request.commit[:12]} was not valid: {decision.code}: "
-                f"{decision.message}",
+                f"the approval {request.commit[:12]} was not valid: "
+                f"{execution.code or 'quorum'}: {execution.message}",
             )
-        assert event.after is not None
         if event.after.hash != request.current_hash:
             execution.hash_ok = False
             self.flag(
@@ -258,9 +277,6 @@ class Auditor:
             execution.finished_at = _iso(event.commit.commit_time)
         if verb == "abort":
             execution.aborted_by = event.commit.trailers.get("Aborted-By")
-        assert event.after is not None
-        approved = self.verdicts.get(event.plan_id)
-        del approved
         if verb != "checkpoint" and verb != "await-approval":
             self.open.pop(event.plan_id, None)
 
@@ -269,16 +285,54 @@ def _iso(ts: int) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def audit_repo(repo: GitRepo, config: Config, head: str) -> AuditReport:
+def _checker(file: str, config: Config) -> Callable[[bytes], tuple[tuple[str, ...], str | None]]:
+    def check(data: bytes) -> tuple[tuple[str, ...], str | None]:
+        loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(file), config)
+        return tuple(p.code for p in loaded.problems), loaded.hash
+
+    return check
+
+
+def audit_repo(repo: GitRepo, config: Config | None, head: str) -> AuditReport:
+    """Replay ``head``'s first-parent history; ``config`` None: judge by git alone."""
+    timeline = Timeline.open(repo, config, head)
+    try:
+        return _replay(repo, timeline, head)
+    finally:
+        timeline.close()
+
+
+def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
+    in_force = timeline.in_force
     index = HistoryIndex(
         None,
-        plans_dir=config.plans_dir,
-        controller_email=config.identity.email,
-        may_withdraw=withdraw_rule(config.approval),
-        max_plan_bytes=config.limits.max_plan_bytes,
+        plans_dir=timeline.plans_dir,
+        controller_email=timeline.identity,
+        may_withdraw=withdraw_rule(in_force.approval),
+        max_plan_bytes=in_force.limits.max_plan_bytes,
     )
-    auditor = Auditor(repo, config)
+    auditor = Auditor(repo, timeline)
     auditor.index = index
-    index.scan(repo, head, auditor)
+    paths = [timeline.plans_dir, recorded.POLICY_PATH]
+    for record in repo.first_parent_log(None, head, paths):
+        timeline.apply(record)
+        if timeline.in_force is not in_force:  # who may reject or abort follows the policy
+            in_force = timeline.in_force
+            index.may_withdraw = withdraw_rule(in_force.approval)
+        index.apply(repo, record, auditor)
     index.close()
-    return auditor.report
+    report = auditor.report
+    report.findings += timeline.findings
+    report.policies = [{"hash": v.hash, "commit": v.commit} for v in timeline.seen.values()]
+    changed = timeline.differs_from_config()
+    if changed:
+        assert timeline.current is not None
+        report.notes.append(
+            {
+                "kind": "config-differs",
+                "detail": f"today's config differs from the last recorded policy "
+                f"{timeline.current.hash} in {', '.join(changed)} (the controller records "
+                "it on its next pass)",
+            }
+        )
+    return report

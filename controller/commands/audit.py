@@ -1,23 +1,34 @@
 """``plangate audit [--json]``: check every execution in git history against its approval.
 
 Reads git history alone (see :mod:`controller.approval.audit`); exit 1 when anything is flagged.
+Without a config it audits the repository around the current folder by the policies the
+controller recorded there (``.plangate/policy.json``); with one, it also says when today's
+config differs from the last recorded policy.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.display import visible
+
+if TYPE_CHECKING:
+    from controller.git.gitrepo import GitRepo
 
 
 def audit(*, config_path: str | None, as_json: bool) -> int:
     from controller.approval.audit import audit_repo
-    from controller.commands._shared import required_config
+    from controller.commands._shared import optional_config
     from controller.errors import GitError
     from controller.git.gitrepo import GitRepo
 
-    config = required_config(config_path)
-    if config.remote is not None:
+    config = optional_config(config_path)
+    if config is None:  # git alone: the repository around the current folder
+        repo = _repo_here()
+        head = repo.rev("HEAD")
+    elif config.remote is not None:
         clone = config.state_path() / "clone"
         if not clone.is_dir():
             raise GitError(
@@ -38,6 +49,20 @@ def audit(*, config_path: str | None, as_json: bool) -> int:
     else:
         _print(report)
     return 0 if report.ok else 1
+
+
+def _repo_here() -> GitRepo:
+    from controller.errors import ConfigInvalid, GitError
+    from controller.git.gitrepo import GitRepo
+
+    try:
+        return GitRepo.containing(Path.cwd())
+    except GitError:
+        raise ConfigInvalid(
+            "no config found, and the current folder is not inside a git working tree",
+            remedy="run `plangate audit` inside a clone of the plans repository (it reads "
+            "the recorded policy), or pass --config",
+        ) from None
 
 
 def _print(report: object) -> None:
@@ -63,4 +88,6 @@ def _print(report: object) -> None:
         print(visible(f"{d['plan']}: {what} by {d['by']} in {d['commit'][:12]} at {d['at']}"))
     for f in report.findings:
         print(visible(f"FLAG {f['kind']}: {f['plan']} at {f['commit'][:12]}: {f['detail']}"))
+    for note in report.notes:
+        print(visible(f"note: {note['detail']}"))
     print("audit: ok" if report.ok else f"audit: {len(report.findings)} finding(s)")

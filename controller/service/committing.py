@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller import fsutil
-from controller.approval import policy
+from controller.approval import policy, recorded
 from controller.errors import PlangateError
 from controller.git.gitrepo import (
     CommitRecord,
@@ -31,6 +31,53 @@ from controller.service.core import REMOTE, ControllerCore, _Moved, _Wait
 
 class Committing(ControllerCore):
     """Reading committed plans and committing the controller's edits to them."""
+
+    #: (config, its policy file's bytes, their Policy-Hash): computed once per config
+    _policy_cache: tuple[object, bytes, str] | None = None
+    #: (head, Policy-Hash) last found recorded: nothing to look up until either changes
+    _policy_seen: tuple[str, str] = ("", "")
+
+    def policy_in_force(self) -> tuple[bytes, str]:
+        """The recorded form of the config in force: (file bytes, ``Policy-Hash``)."""
+        cached = self._policy_cache
+        if cached is None or cached[0] is not self.config:
+            data = recorded.policy_bytes(self.config)
+            cached = self._policy_cache = (self.config, data, recorded.hash_of(data))
+        return cached[1], cached[2]
+
+    def _record_policy(self) -> None:
+        """Commit the policy in force to ``.plangate/policy.json`` when the branch does not
+        hold it (first pass, a new config, or someone else changed or deleted the file).
+        One object lookup per pass that found a new head; a commit only on a change."""
+        data, digest = self.policy_in_force()
+        if self._policy_seen == (self._head, digest):
+            return
+        blob = self.repo.blob_sha(self._head, recorded.POLICY_PATH)
+        if blob != blob_id(data):
+            before = recorded.parse(self.repo.blob(blob)) if blob else None
+            changed = recorded.differences(before, recorded.parse(data) or {})
+            message = self._policy_message(digest, changed)
+            worktree = self._policy_path_safe()
+            self._write({recorded.POLICY_PATH: data}, self._head, message, worktree=worktree)
+            self.log.info("policy_recorded", hash=digest, changed=changed, commit=self._head)
+        self._policy_seen = (self._head, digest)
+
+    def _policy_message(self, digest: str, changed: list[str]) -> str:
+        from controller.git.message import commit_message
+
+        body = "The controller's effective policy: " + ", ".join(changed or ["restored"])
+        trailers = [("Policy-Hash", digest), ("Controller", self.instance_id())]
+        return commit_message("plangate: record policy", body, trailers)
+
+    def _policy_path_safe(self) -> bool:
+        """May the policy file be written into the working tree? Not through a link or onto
+        something that is not a plain file (the tree is anyone's: never followed)."""
+        file = self.repo.path / recorded.POLICY_PATH
+        if file.parent.is_symlink() or file.is_symlink():
+            return False
+        if file.parent.exists() and not file.parent.is_dir():
+            return False
+        return not file.exists() or file.is_file()
 
     def _read_committed(self, file: str, head: str) -> bytes | None:
         """``file`` at ``head``; from the blob the index holds when it was scanned to there."""
@@ -175,6 +222,8 @@ class Committing(ControllerCore):
         message: str,
         on_commit: Callable[[str], None] | None = None,
         before_index: Callable[[], None] | None = None,
+        *,
+        worktree: bool = True,
     ) -> str:
         sha = self.repo.commit_files(
             branch=self.branch,
@@ -189,10 +238,12 @@ class Committing(ControllerCore):
         if on_commit is not None:
             on_commit(sha)
         if self.config.remote is None:
-            self.repo.write_worktree(files)
+            if worktree:
+                self.repo.write_worktree(files)
             if before_index is not None:
                 before_index()
-            self.repo.set_index_entries(files)
+            if worktree:
+                self.repo.set_index_entries(files)
         elif not self.repo.push(REMOTE, self.branch):
             self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
             raise _Moved

@@ -75,6 +75,7 @@ class Controller(Deciding, Outcomes):
     def _pass(self) -> list[Job]:
         self._head = self._sync()
         self.index.scan(self.repo, self._head)
+        self._record_policy()  # before any start commit names it (SPEC §11)
         untracked = self._untracked_plans()
         jobs: list[Job] = []
         for state in list(self.index.pending()):

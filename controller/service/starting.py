@@ -72,6 +72,7 @@ class Starting(Committing):
                 self._dispatch(job)
                 self._dispatched.add(job.plan_id)
 
+        self._record_policy()  # a no-op unless the config changed during this pass
         sha = self._commit_plan(
             state.file,
             "start",
@@ -80,6 +81,7 @@ class Starting(Committing):
             "",
             approved_by=decision.approver,
             approval_commit=request.commit,
+            trailers={"Policy-Hash": self.policy_in_force()[1]},
             on_commit=remember,
             before_index=publish if self.config.remote is None else None,
         )

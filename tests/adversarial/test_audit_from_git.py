@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text, play, xfail
+from advkit import AGENT, ALICE, BOT, Lab, plan_text, play
 
 
 def submit(lab: Lab, vid: str) -> None:
@@ -68,17 +68,14 @@ CHANGES = {
     ),
     "tool-retired": ("old: {kind: echo}\n", ""),
 }
-_TODAY = xfail("audit from git", "audit judges past approvals by today's config")
-CHANGE_BROKEN = {vid: _TODAY for vid in CHANGES}
 
 
-@pytest.mark.parametrize("vid", cases(list(CHANGES), list(CHANGES), CHANGE_BROKEN))
+@pytest.mark.parametrize("vid", list(CHANGES))
 def test_a_later_config_change_does_not_flag_honest_history(honest: Lab, vid: str) -> None:
     config = _config(honest, vid, *CHANGES[vid])
     _clean(*honest.audit(config=config))
 
 
-@_TODAY
 def test_a_fresh_clone_audits_with_no_config_at_all(honest: Lab, tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(
@@ -90,10 +87,6 @@ def test_a_fresh_clone_audits_with_no_config_at_all(honest: Lab, tmp_path: Path)
     _clean(result.returncode, report)
 
 
-_POLICY = xfail("audit from git", "the effective policy is not recorded in git")
-
-
-@_POLICY
 def test_the_policy_is_recorded_in_git(honest: Lab) -> None:
     log = honest.git("log", "--format=%ae %s", "--", ".plangate/policy.json")
     assert log.strip(), "no .plangate/policy.json on the branch"
@@ -101,7 +94,6 @@ def test_the_policy_is_recorded_in_git(honest: Lab) -> None:
     json.loads(honest.git("show", "HEAD:.plangate/policy.json"))
 
 
-@_POLICY
 def test_every_start_commit_names_its_policy(honest: Lab) -> None:
     out = honest.git("log", "--format=%s%x00%(trailers:key=Policy-Hash,valueonly)%x01")
     starts = [r.split("\0") for r in out.split("\x01") if r.strip().startswith("plangate: start")]
@@ -211,7 +203,7 @@ def test_tampering_after_the_fact_is_flagged(
     assert [f for f in report["findings"] if f"plans/{vid}" in json.dumps(f)], report["findings"]
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, marks=_POLICY) for v in POLICY_TAMPER])
+@pytest.mark.parametrize("vid", list(POLICY_TAMPER))
 def test_a_policy_change_the_controller_did_not_make_is_flagged(
     tampered: tuple[Lab, dict[str, Any]], vid: str
 ) -> None:

@@ -1,0 +1,162 @@
+"""The recorded policy (SPEC §11): the controller's effective policy as a file in git.
+
+``plangate audit`` must reach the controller's verdicts from git alone, long after the config
+changed (an approver left, a tool was retired). So the controller commits what decides a
+verdict to ``.plangate/policy.json`` whenever it changes, and names it in every start
+commit (``Policy-Hash:``). :func:`policy_document` says what goes in: the controller's
+identity and plans folder (how the audit recognises its commits), every ``approval:`` key
+(approvers, aliases, groups, rules, signatures, ``max_age``; the allowed-signers file by its
+text: public keys), ``limits:``, and per catalog tool what validation, risk and the flow
+guards read (kind, risk, estimate, idempotent, params schema, output trust, sensitive
+params) and a SHA-256 of its definition. Never a secret: a tool's ``env`` and ``headers``
+values, the secrets settings and every endpoint are left out (env and header *names* stay).
+
+The file is RFC 8785 canonical JSON, so its bytes and its ``sha256:`` hash follow from the
+policy alone. The file is a record, never an input of the controller: its policy is its
+config. :func:`config_of` turns a recorded document back into a
+:class:`~controller.settings.Config` for the audit (tools as records: they cannot run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from controller.plan.hashing import PREFIX, canonical_bytes
+from controller.settings import Config, Estimate, ToolSpec
+
+#: Where the policy is recorded, from the repository's root.
+POLICY_PATH = ".plangate/policy.json"
+#: The document's format; a reader refuses one it does not know.
+VERSION = 1
+#: What a tool's record keeps as it is (everything validation, risk and flows read).
+_TOOL_FIELDS = (
+    "kind",
+    "risk",
+    "idempotent",
+    "params_schema",
+    "output_trust",
+    "sensitive",
+)
+#: Keys of a tool's definition whose values may be credentials: only their names count.
+_NAMES_ONLY = ("env", "headers")
+
+
+def policy_document(config: Config) -> dict[str, Any]:
+    """The effective policy of ``config`` as plain JSON data (no secret in it)."""
+    approval = config.approval.model_dump(mode="json")
+    approval["allowed_signers"] = _signers_text(config.approval.allowed_signers)
+    return {
+        "version": VERSION,
+        "identity": {"email": config.identity.email},
+        "plans_dir": config.plans_dir,
+        "approval": approval,
+        "limits": config.limits.model_dump(mode="json"),
+        "tools": {name: tool_record(spec) for name, spec in sorted(config.tools.items())},
+    }
+
+
+def tool_record(spec: ToolSpec) -> dict[str, Any]:
+    """What the policy keeps of one catalog tool, with the hash of its definition."""
+    dumped = spec.model_dump(mode="json")
+    record = {key: dumped[key] for key in _TOOL_FIELDS}
+    record["estimate"] = dumped.get("estimate")
+    definition = {k: (sorted(v) if k in _NAMES_ONLY else v) for k, v in dumped.items()}
+    record["definition"] = PREFIX + hashlib.sha256(canonical_bytes(definition)).hexdigest()
+    return record
+
+
+def policy_bytes(config: Config) -> bytes:
+    """The file's bytes: canonical JSON (RFC 8785) of :func:`policy_document`."""
+    return canonical_bytes(policy_document(config))
+
+
+def hash_of(data: bytes) -> str:
+    """``sha256:<hex>`` of the file's bytes: the ``Policy-Hash:`` that names it."""
+    return PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def parse(data: bytes) -> dict[str, Any] | None:
+    """A recorded document, or None when ``data`` is not one (not JSON, not canonical, an
+    unknown version, a missing section): such a file was not written by a controller."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("version") != VERSION:
+        return None
+    needed = {"identity": dict, "plans_dir": str, "approval": dict, "limits": dict, "tools": dict}
+    if any(not isinstance(doc.get(key), kind) for key, kind in needed.items()):
+        return None
+    try:
+        if canonical_bytes(doc) != data:
+            return None
+    except Exception:  # a value RFC 8785 cannot write (a float out of range)
+        return None
+    return doc
+
+
+def config_of(doc: dict[str, Any], signers_dir: Path) -> Config:
+    """A config that judges as the recorded policy did (``signers_dir``: where to write the
+    allowed-signers text for git). Raises pydantic's ValidationError on a bad document."""
+    approval = dict(doc["approval"])
+    text = approval.pop("allowed_signers", None)
+    if isinstance(text, str):
+        path = signers_dir / (hashlib.sha256(text.encode()).hexdigest()[:16] + ".signers")
+        path.write_text(text, encoding="utf-8")
+        approval["allowed_signers"] = str(path)
+    config = Config.model_validate(
+        {
+            "plans_dir": doc["plans_dir"],
+            "identity": {"email": doc["identity"]["email"]},
+            "approval": approval,
+            "limits": doc["limits"],
+        }
+    )
+    tools = {str(name): _tool_of(record) for name, record in doc["tools"].items()}
+    return config.model_copy(update={"tools": tools})
+
+
+def _tool_of(record: Any) -> ToolSpec:
+    """A catalog entry that validates and profiles like the recorded one (it cannot run)."""
+    if not isinstance(record, dict):
+        raise ValueError("a tool record is not an object")
+    fields = {key: record[key] for key in _TOOL_FIELDS if key in record}
+    estimate = record.get("estimate")
+    checked = ToolSpec.model_validate({**fields, "kind": "echo"})
+    values = {**checked.__dict__, "kind": fields.get("kind", "echo")}
+    values["estimate"] = Estimate.model_validate(estimate) if estimate is not None else None
+    return ToolSpec.model_construct(**values)
+
+
+def differences(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """Which keys differ between two documents, e.g. ``approval.approvers``, ``tools.scale``
+    (for a commit body and the audit's note; never the values: a reader sees them in git)."""
+    if old is None:
+        return ["everything (first record)"]
+    found = []
+    for section in sorted(set(old) | set(new)):
+        before, after = old.get(section), new.get(section)
+        if before == after:
+            continue
+        if isinstance(before, dict) and isinstance(after, dict) and section != "identity":
+            found += [
+                f"{section}.{key}"
+                for key in sorted(set(before) | set(after))
+                if before.get(key) != after.get(key)
+            ]
+        else:
+            found.append(section)
+    return found
+
+
+def _signers_text(path: Path | None) -> str | None:
+    """The allowed-signers file's text (public keys; None when there is none or unreadable)."""
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

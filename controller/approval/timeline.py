@@ -1,0 +1,203 @@
+"""The recorded policy through history: which policy was in force at each commit (SPEC §11).
+
+``plangate audit`` replays the branch's first-parent history; this module follows
+``.plangate/policy.json`` along it (:mod:`controller.approval.recorded`). A version counts as
+the policy in force only when the controller committed it: authored by the controller's
+identity (and, with ``require_signed`` in force, validly signed), parseable, canonical. Any
+other change is a finding and changes nothing: a human who edits, forges or deletes the
+file, or a merge that brings another version in, does not change how the audit judges.
+
+Which identity is the controller's: the config's when the audit has one; otherwise the one
+the first recorded version names (a version written by someone else before the controller
+ever recorded one is then flagged when the controller records its own).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.approval import recorded
+from controller.errors import ConfigInvalid
+from controller.git.gitrepo import CommitRecord, GitRepo
+from controller.settings import Config
+
+
+@dataclass
+class Version:
+    """One recorded policy: its hash, document, the config that judges like it, where."""
+
+    hash: str
+    doc: dict[str, Any]
+    config: Config
+    commit: str
+
+
+@dataclass
+class Timeline:
+    """The policy in force while the audit walks history, and the findings about the file."""
+
+    repo: GitRepo
+    #: The audit's config (None: git alone).
+    given: Config | None
+    identity: str
+    plans_dir: str
+    #: The policy in force (None before the first recorded version).
+    current: Version | None = None
+    #: Every version the controller recorded so far, by hash.
+    seen: dict[str, Version] = field(default_factory=dict)
+    findings: list[dict[str, str]] = field(default_factory=list)
+    _signers: tempfile.TemporaryDirectory[str] | None = None
+    #: Judges history before the first recorded version (no config: the first version).
+    fallback: Config | None = None
+
+    @classmethod
+    def open(cls, repo: GitRepo, config: Config | None, head: str) -> Timeline:
+        """Read the first recorded version (for identity and plans folder without config)."""
+        first = None
+        for record in repo.first_parent_log(None, head, [recorded.POLICY_PATH]):
+            blob = _new_blob(record)
+            doc = recorded.parse(repo.blob(blob)) if blob else None
+            if doc is not None:
+                first = doc
+                break
+        if config is None and first is None:
+            raise ConfigInvalid(
+                "no config found, and the branch holds no recorded policy "
+                f"({recorded.POLICY_PATH}) to judge its history by",
+                remedy="pass --config (or set PLANGATE_CONFIG), or run a controller that "
+                "records its policy first",
+            )
+        if config is not None:
+            timeline = cls(repo, config, config.identity.email.lower(), config.plans_dir)
+        else:
+            assert first is not None
+            email = str(first["identity"].get("email", "")).lower()
+            timeline = cls(repo, None, email, first["plans_dir"])
+        timeline.fallback = config if config is not None else timeline._config(first or {})
+        return timeline
+
+    def close(self) -> None:
+        if self._signers is not None:
+            self._signers.cleanup()
+            self._signers = None
+
+    @property
+    def in_force(self) -> Config:
+        """The config that judges as the policy in force did."""
+        if self.current is not None:
+            return self.current.config
+        assert self.fallback is not None
+        return self.fallback
+
+    # --- walking ----------------------------------------------------------------------
+
+    def apply(self, record: CommitRecord) -> None:
+        """A first-parent commit: follow its change of the policy file, if any."""
+        for change in record.changes:
+            if change.path == recorded.POLICY_PATH:
+                self._change(record, change.new_blob)
+
+    def _change(self, record: CommitRecord, blob: str | None) -> None:
+        who = record.author.email
+        if who.lower() != self.identity:
+            what = "deleted" if blob is None else "changed"
+            self._flag(
+                record,
+                "policy-changed",
+                f"{who} {what} {recorded.POLICY_PATH}; only the controller records its "
+                "policy (ignored: the audit keeps judging by the controller's record)",
+            )
+            return
+        if self.in_force.approval.require_signed:
+            signature = self.repo.verify_commit(record.sha, self.in_force.approval.allowed_signers)
+            if not signature.valid:
+                self._flag(
+                    record,
+                    "forged-controller",
+                    f"a change of {recorded.POLICY_PATH} claims the controller identity but is "
+                    f"not validly signed ({signature.message}); ignored",
+                )
+                return
+        if blob is None:
+            self._flag(record, "policy-changed", f"the controller never deletes {recorded.POLICY_PATH}")
+            return
+        data = self.repo.blob(blob)
+        doc = recorded.parse(data)
+        if doc is None:
+            self._flag(
+                record,
+                "policy-unreadable",
+                f"{recorded.POLICY_PATH} is not a policy the controller writes "
+                "(canonical JSON of a known version); ignored",
+            )
+            return
+        digest = recorded.hash_of(data)
+        trailer = record.trailers.get("Policy-Hash")
+        if trailer is not None and trailer.strip() != digest:
+            self._flag(
+                record,
+                "policy-hash-mismatch",
+                f"the commit names Policy-Hash {trailer.strip()}, the file hashes to {digest}",
+            )
+        version = self.seen.get(digest)
+        if version is None:
+            try:
+                version = Version(digest, doc, self._config(doc), record.sha)
+            except Exception as exc:  # a document no config can be made of
+                self._flag(record, "policy-unreadable", f"cannot judge by it: {exc}")
+                return
+            self.seen[digest] = version
+        self.current = version
+
+    def for_start(self, record: CommitRecord) -> tuple[Config, str | None]:
+        """The policy a start commit names (``Policy-Hash:``), checked against the policy
+        in force; returns the config to judge its approval by and the hash."""
+        named = (record.trailers.get("Policy-Hash") or "").strip() or None
+        current = self.current
+        if named is None:
+            if current is not None:
+                self._flag(
+                    record,
+                    "policy-hash-mismatch",
+                    f"a start without Policy-Hash while {current.hash} was recorded",
+                )
+            return self.in_force, None
+        if current is None or named != current.hash:
+            held = current.hash if current is not None else "no recorded policy"
+            self._flag(
+                record,
+                "policy-hash-mismatch",
+                f"the start names Policy-Hash {named}, but the policy recorded at that point "
+                f"is {held}",
+            )
+            version = self.seen.get(named)
+            return (version.config if version else self.in_force), named
+        return current.config, named
+
+    def differs_from_config(self) -> list[str]:
+        """With a config: which keys of today's config differ from the last recorded policy."""
+        if self.given is None or self.current is None:
+            return []
+        return recorded.differences(self.current.doc, recorded.policy_document(self.given))
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _config(self, doc: dict[str, Any]) -> Config:
+        if self._signers is None:
+            self._signers = tempfile.TemporaryDirectory(prefix="plangate-audit-")
+        return recorded.config_of(doc, Path(self._signers.name))
+
+    def _flag(self, record: CommitRecord, kind: str, detail: str) -> None:
+        self.findings.append(
+            {"plan": recorded.POLICY_PATH, "commit": record.sha, "kind": kind, "detail": detail}
+        )
+
+
+def _new_blob(record: CommitRecord) -> str | None:
+    for change in record.changes:
+        if change.path == recorded.POLICY_PATH:
+            return change.new_blob
+    return None

@@ -243,7 +243,7 @@ class Auditor:
         execution.approval_valid = verdict.outcome == "start"
         execution.code, execution.message = verdict.decision.code, verdict.decision.message
         if verdict.outcome == "partial":
-            execution.message = f"the approvals do not meet the policy: still needs {verdict.missing}"
+            execution.message = f"the approvals do not meet the policy: needs {verdict.missing}"
         if request.commit != trailer:
             self.flag(
                 event,
@@ -313,6 +313,7 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
     )
     auditor = Auditor(repo, timeline)
     auditor.index = index
+    timeline.findings = auditor.report.findings  # one list, in the order of history
     paths = [timeline.plans_dir, recorded.POLICY_PATH]
     for record in repo.first_parent_log(None, head, paths):
         timeline.apply(record)
@@ -322,7 +323,6 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
         index.apply(repo, record, auditor)
     index.close()
     report = auditor.report
-    report.findings += timeline.findings
     report.policies = [{"hash": v.hash, "commit": v.commit} for v in timeline.seen.values()]
     changed = timeline.differs_from_config()
     if changed:

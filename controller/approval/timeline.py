@@ -122,7 +122,8 @@ class Timeline:
                 )
                 return
         if blob is None:
-            self._flag(record, "policy-changed", f"the controller never deletes {recorded.POLICY_PATH}")
+            what = f"the controller never deletes {recorded.POLICY_PATH}"
+            self._flag(record, "policy-changed", what)
             return
         data = self.repo.blob(blob)
         doc = recorded.parse(data)

@@ -689,4 +689,4 @@ def test_special_files_in_the_plans_dir_are_not_adopted(tmp_path: Path) -> None:
     log = subprocess.run(
         ["git", "log", "--all", "--format=%s"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
-    assert log.strip() == "init"
+    assert log.strip() == "plangate: record policy\ninit"

@@ -34,7 +34,12 @@ def running_daemon(config: Path, **kwargs: Any) -> Iterator[DaemonProcess]:
 
 
 def subjects(repo: Path, ref: str = "HEAD") -> list[str]:
-    return git(repo, "log", "--format=%s", ref).splitlines()
+    """Subjects newest first, without the controller's ``record policy`` commits (made on
+    its first pass and on a config change; tests/approval/test_recorded_policy.py)."""
+    return [s for s in git(repo, "log", "--format=%s", ref).splitlines() if s != POLICY_SUBJECT]
+
+
+POLICY_SUBJECT = "plangate: record policy"
 
 
 def wait_for_commit(repo: Path, subject: str, timeout: float = 30, ref: str = "HEAD") -> None:

@@ -70,7 +70,12 @@ def head_plan(repo: Path, slug: str = "greet") -> dict[str, Any]:
 
 
 def subjects(repo: Path) -> list[str]:
-    return git(repo, "log", "--format=%s").splitlines()
+    """Subjects newest first, without the controller's ``record policy`` commits (made on
+    its first pass and on a config change; tests/approval/test_recorded_policy.py)."""
+    return [s for s in git(repo, "log", "--format=%s").splitlines() if s != POLICY_SUBJECT]
+
+
+POLICY_SUBJECT = "plangate: record policy"
 
 
 def trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:

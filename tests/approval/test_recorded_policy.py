@@ -1,0 +1,259 @@
+"""The recorded policy (SPEC §11): the controller commits its effective policy to
+``.plangate/policy.json``, every start names it (``Policy-Hash:``), and ``plangate audit`` on
+a fresh clone with no config judges each run by the policy in force then and flags every
+change of the file the controller did not make. The file is a record, never an input: a
+forged one changes nothing the controller decides.
+
+Real repos, the real ``plangate run --once`` and ``plangate audit`` in subprocesses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.approval import recorded
+from controller.settings import config_from_data
+from tests.support.gitenv import AGENT, ALICE, BOT, MALLORY, commit_all, git, run_cli
+from tests.support.gitkit import GATED, approve, edit_status, head_plan, write_plan
+
+POLICY = ".plangate/policy.json"
+SUBJECT = "plangate: record policy"
+TOOLS = """\
+tools:
+  greet: {kind: echo, risk: low}
+  deploy:
+    kind: exec
+    argv: ["true"]
+    env: {DEPLOY_TOKEN: "tok-s3cr3t-env-value"}
+    risk: high
+    estimate: {seconds: 30}
+  hook:
+    kind: http
+    url: "https://hooks.example.com/x"
+    headers: {Authorization: "Bearer hdr-s3cr3t-value"}
+"""
+
+
+def write_config(repo: Path, approvers: str = '["alice@example.com", "*@ops.example.com"]',
+                 tools: str = TOOLS) -> Path:  # fmt: skip
+    config = repo.parent / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {repo.parent / 'state'}\n"
+        f"approval:\n  approvers: {approvers}\n"
+        "webhook: {secret_env: PLANGATE_TEST_WEBHOOK_SECRET}\n" + tools
+    )
+    return config
+
+
+def run(config: Path) -> None:
+    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+
+
+def audit(cwd: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    result = run_cli("audit", "--json", *args, cwd=cwd)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    return result.returncode, json.loads(result.stdout)
+
+
+def fresh_clone(repo: Path, tmp_path: Path) -> Path:
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert not (clone / "plangate.yml").exists()
+    return clone
+
+
+def policy_commits(repo: Path) -> list[list[str]]:
+    """(author email, subject, body) of every commit that changed the policy file."""
+    out = git(repo, "log", "--format=%ae%x00%s%x00%b%x01", "--", POLICY)
+    return [row.strip("\n").split("\0") for row in out.split("\x01") if row.strip()]
+
+
+def ran(repo: Path) -> dict[str, Any]:
+    """A plan submitted by the agent, approved by Alice and run: the honest history."""
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run(repo.parent / "plangate.yml")
+    approve(repo)
+    run(repo.parent / "plangate.yml")
+    plan = head_plan(repo)
+    assert plan["plan"]["status"] == "completed", plan
+    return plan
+
+
+@pytest.fixture(autouse=True)
+def _webhook_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANGATE_TEST_WEBHOOK_SECRET", "whk-s3cr3t-value")
+
+
+def test_the_first_pass_records_the_policy_once_and_no_secret(repo: Path) -> None:
+    config = write_config(repo)
+    run(config)
+    run(config)  # nothing changed: no second record
+    [(author, subject, body)] = policy_commits(repo)
+    assert (author, subject) == (BOT[1], SUBJECT) and "first record" in body
+    data = git(repo, "show", f"HEAD:{POLICY}").encode()
+    doc = recorded.parse(data)
+    assert doc is not None, "not canonical JSON of a known version"
+    assert doc["approval"]["approvers"] == ["alice@example.com", "*@ops.example.com"]
+    assert doc["tools"]["deploy"]["risk"] == "high"
+    assert doc["tools"]["deploy"]["estimate"] == {"seconds": 30, "cost_usd": 0}
+    assert doc["tools"]["greet"]["definition"].startswith("sha256:")
+    assert b"s3cr3t" not in data and b"PLANGATE_TEST_WEBHOOK" not in data
+    trailer = git(repo, "log", "-1", "--format=%(trailers:key=Policy-Hash,valueonly)", "--", POLICY)
+    assert trailer.strip() == "sha256:" + hashlib.sha256(data).hexdigest()
+    # the working tree holds what was committed
+    assert (repo / POLICY).read_bytes() == data
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_the_hash_is_stable_and_leaves_secret_values_out(tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    def load(text: str) -> bytes:
+        data = YAML(typ="safe").load(text)
+        return recorded.policy_bytes(config_from_data({"repo": str(tmp_path), **data}))
+
+    same = load(TOOLS)
+    assert load(TOOLS) == same  # canonical: the same config, the same bytes and hash
+    assert load(TOOLS.replace("tok-s3cr3t-env-value", "other")) == same  # values never in it
+    changed = load(TOOLS.replace('argv: ["true"]', 'argv: ["false"]'))
+    assert changed != same  # what the tool runs is in its definition's hash
+    assert json.loads(changed)["tools"]["greet"] == json.loads(same)["tools"]["greet"]
+
+
+def test_every_start_names_the_policy_recorded_before_it(repo: Path) -> None:
+    write_config(repo)
+    write_plan(repo, text=GATED)
+    commit_all(repo, "add greet", AGENT)
+    run(repo.parent / "plangate.yml")
+    approve(repo)
+    run(repo.parent / "plangate.yml")
+    assert head_plan(repo)["plan"]["status"] == "awaiting_approval"
+    approve(repo)  # the gate
+    run(repo.parent / "plangate.yml")
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    out = git(repo, "log", "--format=%H%x00%s%x00%(trailers:key=Policy-Hash,valueonly)%x01")
+    rows = [r.strip("\n").split("\0") for r in out.split("\x01") if r.strip()]
+    starts = [(sha, value.strip()) for sha, subject, value in rows if "start" in subject]
+    assert len(starts) == 2, rows  # the first approval and the gate
+    for sha, value in starts:
+        data = git(repo, "show", f"{sha}^:{POLICY}").encode()
+        assert value == "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def test_an_approver_who_left_does_not_flag_their_runs(repo: Path, tmp_path: Path) -> None:
+    config = write_config(repo)
+    ran(repo)
+    write_config(repo, approvers='["*@ops.example.com"]')  # Alice has left
+    code, report = audit(tmp_path, "--config", str(config))
+    assert code == 0, report
+    [note] = report["notes"]
+    assert note["kind"] == "config-differs" and "approval.approvers" in note["detail"]
+    run(config)  # the controller records its new policy
+    [(_, _, body), _] = policy_commits(repo)
+    assert "approval.approvers" in body
+    code, report = audit(fresh_clone(repo, tmp_path))  # no config at all
+    assert code == 0, report
+    [execution] = report["executions"]
+    assert execution["approval_valid"] and execution["approver"] == "alice@example.com"
+    assert execution["policy_hash"] == report["policies"][0]["hash"]
+    assert len(report["policies"]) == 2 and report["notes"] == []
+
+
+def test_a_retired_tool_does_not_flag_the_runs_that_used_it(repo: Path, tmp_path: Path) -> None:
+    config = write_config(repo)
+    ran(repo)
+    write_config(repo, tools=TOOLS.replace("  greet: {kind: echo, risk: low}\n", ""))
+    run(config)
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 0 and report["executions"][0]["approval_valid"], report
+
+
+def test_a_human_edit_of_the_policy_is_flagged_and_undone(repo: Path, tmp_path: Path) -> None:
+    config = write_config(repo)
+    ran(repo)
+    recorded_bytes = (repo / POLICY).read_bytes()
+    doc = json.loads(recorded_bytes)
+    doc["approval"]["approvers"].append("mallory@example.com")
+    (repo / POLICY).write_bytes(recorded.canonical_bytes(doc))
+    edit = commit_all(repo, "policy: add mallory", AGENT)
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 1
+    [finding] = report["findings"]
+    assert finding["kind"] == "policy-changed" and finding["commit"] == edit
+    assert "agent@example.com" in finding["detail"]
+    run(config)  # the controller's policy is its config: it records it again
+    assert (repo / POLICY).read_bytes() == recorded_bytes
+    assert [c[0] for c in policy_commits(repo)] == [BOT[1], AGENT[1], BOT[1]]
+
+
+def test_a_forged_policy_does_not_make_anyone_an_approver(repo: Path, tmp_path: Path) -> None:
+    config = write_config(repo)
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run(config)
+    doc = json.loads((repo / POLICY).read_bytes())
+    doc["approval"]["approvers"] = ["*@example.com"]
+    (repo / POLICY).write_bytes(recorded.canonical_bytes(doc))
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "approve greet (policy says I may)", MALLORY)
+    run(config)
+    plan = head_plan(repo)
+    assert plan["plan"]["status"] == "pending_approval", plan
+    assert plan["approval"]["code"] == "E_APPROVER_NOT_ALLOWED"
+    assert "execution" not in plan
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 1 and report["executions"] == []
+    assert {f["kind"] for f in report["findings"]} == {"policy-changed"}
+
+
+def test_a_deleted_policy_is_flagged(repo: Path, tmp_path: Path) -> None:
+    config = write_config(repo)
+    ran(repo)
+    git(repo, "rm", "-q", POLICY)
+    commit_all(repo, "tidy up", AGENT)
+    code, report = audit(tmp_path, "--config", str(config))
+    assert code == 1
+    assert [f["kind"] for f in report["findings"]] == ["policy-changed"]
+    assert "deleted" in report["findings"][0]["detail"]
+
+
+def test_a_start_naming_another_policy_is_flagged(repo: Path, tmp_path: Path) -> None:
+    """Everything else about the start is right (a valid approval, the approved content):
+    only its Policy-Hash names a policy that was never recorded."""
+    config = write_config(repo)
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run(config)
+    approval = approve(repo)
+    edit_status(repo, "greet", "executing")
+    git(repo, "add", "-A")
+    trailers = {
+        "Plan": "plans/greet",
+        "Plan-Status": "executing",
+        "Approved-By": ALICE[1],
+        "Approval-Commit": approval,
+        "Policy-Hash": "sha256:" + "0" * 64,
+    }
+    body = "".join(f"{k}: {v}\n" for k, v in trailers.items())
+    git(repo, "commit", "-q", "-m", f"plangate: start plans/greet\n\n{body}",
+        env={"GIT_AUTHOR_NAME": BOT[0], "GIT_AUTHOR_EMAIL": BOT[1],
+             "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]})  # fmt: skip
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 1
+    assert [f["kind"] for f in report["findings"]] == ["policy-hash-mismatch"], report
+    [execution] = report["executions"]
+    assert execution["approval_valid"], execution
+
+
+def test_audit_with_neither_config_nor_record_is_a_config_error(repo: Path) -> None:
+    result = run_cli("audit", "--json", cwd=repo)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "E_CONFIG_INVALID" in result.stderr and "policy" in result.stderr

@@ -381,7 +381,7 @@ def test_sighup_with_a_bad_value_is_refused_and_the_daemon_goes_on(
     )
     config.write_text(good)
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
         config.write_text(good + "  fetch: {kind: http, method: FROB, url: 'https://h.example/'}\n")
         daemon.send(signal.SIGHUP)
         event = daemon.wait_event("config.reload_refused", code="E_CONFIG_INVALID")

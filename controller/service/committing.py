@@ -60,6 +60,8 @@ class Committing(ControllerCore):
             worktree = self._policy_path_safe()
             self._write({recorded.POLICY_PATH: data}, self._head, message, worktree=worktree)
             self.log.info("policy_recorded", hash=digest, changed=changed, commit=self._head)
+        if self._policy_seen[1] != digest:  # once per config: what the audit will judge by
+            self.log.info("policy_in_force", hash=digest, recorded=blob != blob_id(data))
         self._policy_seen = (self._head, digest)
 
     def _policy_message(self, digest: str, changed: list[str]) -> str:

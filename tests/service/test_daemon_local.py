@@ -87,7 +87,7 @@ def marker(tmp_path: Path, n: int) -> list[str]:
 def test_agent_plan_is_frozen_approved_executed_and_logged(repo: Path, tmp_path: Path) -> None:
     config = write_config(tmp_path, repo)
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
         write_plan(repo)  # the agent does not commit
         wait_for_commit(repo, "plangate: freeze plans/greet")
         assert head_plan(repo)["frozen"]["hash"].startswith("sha256:")
@@ -116,7 +116,7 @@ def test_a_plan_committed_by_a_merge_is_noticed(repo: Path, tmp_path: Path) -> N
     commit_all(repo, "agent proposes")
     git(repo, "switch", "-q", "main")
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
         git(repo, "merge", "-q", "--no-ff", "-m", "merge proposal", "proposal")
         wait_for_commit(repo, "plangate: freeze plans/merged")
         assert daemon.stop() == 0
@@ -198,7 +198,7 @@ def test_sigkill_with_a_non_idempotent_action_in_doubt_fails_the_plan(
 def test_a_second_daemon_on_the_same_state_dir_exits_2(repo: Path, tmp_path: Path) -> None:
     config = write_config(tmp_path, repo)
     with running_daemon(config) as first:
-        first.wait_event("daemon.started")
+        first.wait_started()
         second = run_cli("run", "--config", str(config), cwd=tmp_path, timeout=60)
         assert second.returncode == 2
         assert "E_LOCKED" in second.stderr and f"pid={first.proc.pid}" in second.stderr
@@ -208,7 +208,7 @@ def test_a_second_daemon_on_the_same_state_dir_exits_2(repo: Path, tmp_path: Pat
 def test_sighup_reloads_approvers_and_survives_a_bad_config(repo: Path, tmp_path: Path) -> None:
     config = write_config(tmp_path, repo)
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
         good = config.read_text()
         config.write_text(good + "bogus_key: 1\n")
         daemon.send(signal.SIGHUP)
@@ -216,6 +216,9 @@ def test_sighup_reloads_approvers_and_survives_a_bad_config(repo: Path, tmp_path
         config.write_text(good.replace("alice@example.com", "*@ops.example.com"))
         daemon.send(signal.SIGHUP)
         daemon.wait_event("config.reloaded")
+        # the new config is recorded (.plangate/policy.json) by the next pass, on its own
+        daemon.wait_event("policy_recorded", changed=["approval.approvers"])
+        wait_until(lambda: git(repo, "status", "--porcelain") == "", 30, "a clean tree")
         write_plan(repo)
         commit_all(repo, "agent")
         wait_for_commit(repo, "plangate: freeze plans/greet")

@@ -67,7 +67,8 @@ def test_polling_freeze_approve_execute(served: tuple[Path, str], tmp_path: Path
     work = human_clone(tmp_path, url)
     config = write_config(tmp_path, url, poll=0.5)
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
+        pull(work)  # the controller's first pass pushed its recorded policy
         write_plan(work)
         commit_all(work, "agent proposes a plan")
         git(work, "push", "-q", "origin", "main")
@@ -106,7 +107,8 @@ def test_webhook_triggers_fetch_and_bad_signatures_do_not(
 
     env = {"PLANGATE_WEBHOOK_SECRET": SECRET}
     with running_daemon(config, env=env) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
+        pull(work)  # the controller's first pass pushed its recorded policy
         write_plan(work)
         commit_all(work, "agent proposes a plan")
         git(work, "push", "-q", "origin", "main")

@@ -138,7 +138,7 @@ def test_agent_submits_human_approves_agent_waits_and_reads_outputs(
         seen["status"] = await call(session, "status", path="plans/greet")
 
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
         with_agent(config, agent_writes)
         submitted = seen["submit"]
         assert submitted["path"] == "plans/greet" and submitted["hash"].startswith("sha256:")

@@ -49,7 +49,7 @@ def test_two_from_ops_and_one_from_security_with_the_real_daemon(
     config = write_config(tmp_path, repo, keys["allowed"])
     partial, refuse = "plangate: partial plans/greet", "plangate: refuse plans/greet"
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
         write_plan(repo)
         commit_all(repo, "add greet", AGENT)
         wait_subject(repo, "plangate: freeze plans/greet", 1)
@@ -86,7 +86,7 @@ def test_a_pull_request_with_two_signed_trailer_approvals_merged_by_a_third_pers
 ) -> None:
     config = write_config(tmp_path, repo, keys["allowed"])
     with running_daemon(config) as daemon:
-        daemon.wait_event("daemon.started")
+        daemon.wait_started()
         write_plan(repo, "greet")
         commit_all(repo, "add greet", AGENT)
         wait_subject(repo, "plangate: freeze plans/greet", 1)

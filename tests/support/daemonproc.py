@@ -75,6 +75,12 @@ class DaemonProcess:
 
         return wait_until(match, timeout, f"log event {name} {fields}") or {}
 
+    def wait_started(self, timeout: float = 30) -> Event:
+        """Started, and its first pass has the recorded policy in place (a commit on a new
+        repo: a test's own commit made meanwhile would race it)."""
+        self.wait_event("daemon.started", timeout)
+        return self.wait_event("policy_in_force", timeout)
+
     def new_events(self) -> list[Event]:
         """The events logged since the last call (the log is read once, as it grows)."""
         if self._reader is None:

@@ -347,12 +347,46 @@ def bench_pushes(base: Path, url: str, hook_port: int, names: list[str]) -> None
             daemon.stop()
 
 
+def bench_rss(work: Path, commits: int, n_plans: int) -> None:
+    """Cold start and footprint of the daemon on a repo holding ``n_plans`` frozen plans."""
+    repo = work / "rss" / "repo"
+    built = build_repo(repo, commits, [f"p{i:05d}" for i in range(n_plans)])
+    print(f"repo: {commits} commits + {n_plans} frozen plans, built in {built:.1f} s", flush=True)
+    config = write_config(
+        repo.parent,
+        f"        repo: {repo}\n"
+        f"""        approval: {{approvers: ["{ALICE[1]}"]}}\n"""
+        "        tools: {greet: {kind: echo}}\n",
+    )
+    started = time.perf_counter()
+    daemon = DaemonProcess(config)
+    try:
+        daemon.wait_for(lambda e: e.get("event") == "reconcile.done", 900)
+        report(f"cold start, {n_plans} plans", time.perf_counter() - started, 10.0)
+        rss, hwm = daemon.rss_mb()
+        print(
+            f"{'RSS after first pass, ' + str(n_plans) + ' plans':<48} {rss:9.1f} MB"
+            f"   target <= 150 MB  {'OK' if rss <= 150 else 'OVER'}"
+            f"   peak {hwm:.1f} MB   target <= 200 MB  {'OK' if hwm <= 200 else 'OVER'}",
+            flush=True,
+        )
+    finally:
+        daemon.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small repo, short windows")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
     parser.add_argument(
         "--policy", action="store_true", help="only: what the approval policy adds (SPEC §11)"
+    )
+    parser.add_argument(
+        "--rss-plans",
+        type=int,
+        metavar="N",
+        help="only: cold start and RSS of the daemon on 50,000 commits holding N plans "
+        "(issue 17: 50,000 plans, <= 150 MB after the first pass, <= 200 MB peak)",
     )
     args = parser.parse_args()
     if args.quick:
@@ -367,6 +401,9 @@ def main() -> int:
     try:
         if args.policy:
             bench_policy(work, commits, n_plans, max(approvals, 30))
+            return 0
+        if args.rss_plans:
+            bench_rss(work, commits, args.rss_plans)
             return 0
         bench_local(work, commits, n_plans, approvals, idle_s)
         bench_remote(work, pushes)

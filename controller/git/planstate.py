@@ -24,7 +24,7 @@ MAX_NOTES = 20
 _OWNED_BLOCKS = ("approval", "execution")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlobFacts:
     """What one version of a PLAN.yml says, as far as history processing needs."""
 
@@ -88,7 +88,7 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class PlanState:
     """The index's view of one plan at the last processed commit."""
 

@@ -28,6 +28,9 @@ from controller.plan import plans, yamlio
 from controller.service import notify
 from controller.service.core import REMOTE, ControllerCore, _Moved, _Wait
 
+#: Records of one policy by one process before it gives up (``policy_contested``).
+MAX_RECORDS = 5
+
 
 class Committing(ControllerCore):
     """Reading committed plans and committing the controller's edits to them."""
@@ -53,7 +56,10 @@ class Committing(ControllerCore):
         if self._policy_seen == (self._head, digest):
             return
         blob = self.repo.blob_sha(self._head, recorded.POLICY_PATH)
-        if blob != blob_id(data):
+        if blob != blob_id(data) and self._contested(digest):
+            pass  # another controller keeps recording another policy: never a commit war
+        elif blob != blob_id(data):
+            self._policy_records[digest] = self._policy_records.get(digest, 0) + 1
             before = recorded.parse(self.repo.blob(blob)) if blob else None
             changed = recorded.differences(before, recorded.parse(data) or {})
             message = self._policy_message(digest, changed)
@@ -63,6 +69,20 @@ class Committing(ControllerCore):
         if self._policy_seen[1] != digest:  # once per config: what the audit will judge by
             self.log.info("policy_in_force", hash=digest, recorded=blob != blob_id(data))
         self._policy_seen = (self._head, digest)
+
+    def _contested(self, digest: str) -> bool:
+        """Has this process recorded this policy again and again (something else, such as a
+        second controller with another config, keeps replacing it)? Then it stops, once."""
+        count = self._policy_records.get(digest, 0)
+        if count == MAX_RECORDS:
+            self._policy_records[digest] = count + 1
+            self.log.error(
+                "policy_contested",
+                hash=digest,
+                remedy=f"something keeps replacing {recorded.POLICY_PATH} (another controller "
+                "on this branch with another config?): give every controller the same config",
+            )
+        return count >= MAX_RECORDS
 
     def _policy_message(self, digest: str, changed: list[str]) -> str:
         from controller.git.message import commit_message

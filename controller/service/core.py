@@ -99,6 +99,8 @@ class ControllerCore:
         self._head = ""
         self._instance: str | None = None
         self._on_branch: set[str] = set()
+        #: how often this process recorded each policy (service.committing: no commit war)
+        self._policy_records: dict[str, int] = {}
         self._seen_rebuilds = 0
         #: index.rebuilds when orphaned runs were last looked for (-1: never)
         self._orphans_seen = -1

@@ -257,3 +257,97 @@ def test_audit_with_neither_config_nor_record_is_a_config_error(repo: Path) -> N
     result = run_cli("audit", "--json", cwd=repo)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "E_CONFIG_INVALID" in result.stderr and "policy" in result.stderr
+
+
+# --- quorum decisions (SPEC §11), judged from git alone -----------------------------------
+
+
+def _forge_start(repo: Path, approval: str) -> str:
+    """A start commit under the controller's name, for the approval request ``approval``."""
+    edit_status(repo, "greet", "executing")
+    git(repo, "add", "-A")
+    policy = "sha256:" + hashlib.sha256((repo / POLICY).read_bytes()).hexdigest()
+    trailers = {
+        "Plan": "plans/greet",
+        "Plan-Status": "executing",
+        "Approval-Commit": approval,
+        "Policy-Hash": policy,
+    }
+    body = "".join(f"{k}: {v}\n" for k, v in trailers.items())
+    env = {"GIT_AUTHOR_NAME": BOT[0], "GIT_AUTHOR_EMAIL": BOT[1],
+           "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]}  # fmt: skip
+    git(repo, "commit", "-q", "-m", f"plangate: start plans/greet\n\n{body}", env=env)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_a_quorum_run_audits_clean_from_a_fresh_clone(repo: Path, tmp_path: Path) -> None:
+    from tests.support.quorumkit import SEC, submitted, vote
+
+    submitted(repo)
+    assert vote(repo, ALICE)["approval"]["status"] == "partial"
+    assert vote(repo, ("Bob", "bob@ops.example.com"))["approval"]["status"] == "partial"
+    assert vote(repo, SEC)["plan"]["status"] == "completed"
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 0, report
+    [execution] = report["executions"]
+    assert execution["approval_valid"] and execution["approver"] == SEC[1]
+
+
+def test_a_start_before_the_quorum_is_met_is_flagged(repo: Path, tmp_path: Path) -> None:
+    """Two of the three approvals the recorded policy asks for: the audit, with no config,
+    knows the rule from the recorded policy and flags the start."""
+    from tests.support.quorumkit import submitted, vote
+
+    submitted(repo)
+    assert vote(repo, ALICE)["approval"]["status"] == "partial"
+    second = approve(repo, who=("Bob", "bob@ops.example.com"))
+    _forge_start(repo, second)
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 1
+    flagged = [f for f in report["findings"] if f["kind"] == "start-without-approval"]
+    assert flagged and "1 from security" in flagged[0]["detail"], report["findings"]
+    assert not report["executions"][0]["approval_valid"]
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["in-the-tree", "committed"])
+def test_a_linked_policy_folder_is_never_written_through(
+    repo: Path, tmp_path: Path, committed: bool
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".plangate").symlink_to(outside)
+    if committed:
+        commit_all(repo, "a link where the policy goes", AGENT)
+    config = write_config(repo)
+    run(config)
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    data = git(repo, "show", f"HEAD:{POLICY}").encode()
+    assert recorded.parse(data) is not None
+    ran(repo)  # and plans still run
+
+
+def test_two_controllers_with_different_configs_do_not_war(repo: Path, tmp_path: Path) -> None:
+    """Each restores its own record a few times, then stops and says so (policy_contested):
+    a branch watched by two controllers that disagree gets a bounded number of commits."""
+    from controller.service.committing import MAX_RECORDS
+    from controller.service.reconcile import Controller
+
+    def controller(name: str, approvers: list[str]) -> Controller:
+        data = {
+            "repo": str(repo),
+            "state_dir": str(tmp_path / f"state-{name}"),
+            "approval": {"approvers": approvers},
+            "tools": {"greet": {"kind": "echo"}},
+        }
+        return Controller(config_from_data(data, tmp_path / f"{name}.yml"))
+
+    first, second = controller("a", ["alice@example.com"]), controller("b", ["bob@example.com"])
+    try:
+        for _ in range(MAX_RECORDS + 3):
+            first.run_once()
+            second.run_once()
+    finally:
+        first.close()
+        second.close()
+    count = len(policy_commits(repo))
+    assert count == 2 * MAX_RECORDS, count

@@ -43,6 +43,7 @@ from controller.approval import recorded, verdicts
 from controller.approval.timeline import Timeline
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryEvent, HistoryIndex, PlanState, withdraw_rule
+from controller.git.prefetch import _Prefetcher
 from controller.plan import plans
 from controller.settings import Config
 
@@ -315,7 +316,13 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
     auditor.index = index
     timeline.findings = auditor.report.findings  # one list, in the order of history
     paths = [timeline.plans_dir, recorded.POLICY_PATH]
-    for record in repo.first_parent_log(None, head, paths):
+    records = []
+    with _Prefetcher(index, repo) as prefetch:  # plan versions read in bulk, as a scan does
+        for record in repo.first_parent_log(None, head, paths, newest_first=True):
+            records.append(record)
+            prefetch.add(record)
+    records.reverse()
+    for record in records:
         timeline.apply(record)
         if timeline.in_force is not in_force:  # who may reject or abort follows the policy
             in_force = timeline.in_force

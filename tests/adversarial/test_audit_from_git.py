@@ -130,9 +130,21 @@ def _policy(mode: str) -> Any:
             data = json.loads(path.read_text()) if path.exists() else {}
             data["approvers"] = [*data.get("approvers", []), "mallory@example.com"]
             path.write_text(json.dumps(data))
+        elif mode == "garbage":
+            path.write_text("not the controller's policy\n")
+        elif mode == "merged":  # an approver merges a branch that edits the policy
+            lab.git("switch", "-q", "-c", "policy-edit")
+            doc = json.loads(path.read_bytes())
+            doc["approval"]["approvers"].append("mallory@example.com")
+            path.write_bytes(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+            lab.commit("policy: widen approvers", AGENT)
+            lab.git("switch", "-q", "main")
+            lab.git("merge", "-q", "--no-ff", "-m", "merge policy-edit", "policy-edit", who=ALICE)
+            POLICY_COMMITS[vid] = lab.head()
+            return
         elif path.exists():
             path.unlink()
-        lab.commit(f"policy {mode}", AGENT)
+        POLICY_COMMITS[vid] = lab.commit(f"policy {mode}", AGENT)
 
     return step
 
@@ -172,7 +184,14 @@ TAMPER = {
         _edit(lambda t: t.replace("status: pending_approval", "status: executing"), who=ALICE),
     ],
 }
-POLICY_TAMPER = {"policy-forged": _policy("forge"), "policy-deleted": _policy("delete")}
+POLICY_TAMPER = {  # in this order: the merge edits the controller's own record
+    "policy-merged": _policy("merged"),
+    "policy-forged": _policy("forge"),
+    "policy-garbage": _policy("garbage"),
+    "policy-deleted": _policy("delete"),
+}
+#: variant -> the commit that made the change
+POLICY_COMMITS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -181,8 +200,8 @@ def tampered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lab, dict[str, A
     scenarios: dict[str, list[Any]] = dict(TAMPER)
     scenarios["honest"] = [submit, approve]
     play(lab, scenarios)
-    for step in POLICY_TAMPER.values():
-        step(lab, "")
+    for vid, step in POLICY_TAMPER.items():
+        step(lab, vid)
     code, report = lab.audit(config=lab.config)
     assert code == 1, report
     return lab, report
@@ -207,6 +226,6 @@ def test_tampering_after_the_fact_is_flagged(
 def test_a_policy_change_the_controller_did_not_make_is_flagged(
     tampered: tuple[Lab, dict[str, Any]], vid: str
 ) -> None:
-    lab, report = tampered
-    assert "policy" in lab.git("log", "--format=%s", "-1", "--", ".plangate/policy.json")
-    assert [f for f in report["findings"] if "policy" in json.dumps(f)], report["findings"]
+    _, report = tampered
+    found = [f for f in report["findings"] if f["commit"] == POLICY_COMMITS[vid]]
+    assert [f["kind"] for f in found] == ["policy-changed"], report["findings"]

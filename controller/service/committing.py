@@ -123,6 +123,8 @@ class Committing(ControllerCore):
             return
         except PlangateError as exc:  # a symlink or FIFO where PLAN.yml was: never followed
             raise _Wait(f"{exc.code}: {exc.message}; restore {state.file}") from None
+        if committed is not None and on_disk == committed.decode("utf-8", "replace"):
+            return  # the usual case, without parsing either
         if committed is None or _without_execution(on_disk) != _without_execution(
             committed.decode("utf-8", "replace")
         ):
@@ -270,6 +272,7 @@ class Committing(ControllerCore):
             self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
             raise _Moved
         self._index_own_commit(sha, head, files, message)
+        self._sources.advance(head, sha, files)
         self._head = sha
         return sha
 

@@ -89,6 +89,9 @@ class ControllerCore:
         self._abort: set[str] = set()
         self._dispatch: Callable[[Job], None] | None = None
         self._dispatched: set[str] = set()
+        #: Plans whose job the next pass looks at (None: every job, see _owned_jobs).
+        self._recheck: set[str] | None = None
+        self._recheck_rebuilds = 0
         #: Plans whose run file no longer hashes to the approval: the file's stat when it
         #: was refused (the plan is offered again only once the file changes).
         self._refused_files: dict[str, tuple[int, int, int] | None] = {}
@@ -271,6 +274,13 @@ class ControllerCore:
         # Fast-forward; or drop our unpushed commits after a rejected push (never published).
         self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
         return remote_head
+
+    def _job_ended(self, plan_id: str) -> None:
+        """A run ended (from a worker): the next pass looks at its job again, if it is left
+        (:meth:`~controller.service.starting.Starting._owned_jobs`)."""
+        with self._jobs_lock:
+            if self._recheck is not None:
+                self._recheck.add(plan_id)
 
     def _wait(self, plan_id: str, reason: str) -> None:
         if self._waiting.get(plan_id) != reason:

@@ -36,6 +36,8 @@ class Deciding(Freezing, Starting):
     """Acts on one plan: decide an approval, record an abort, or freeze."""
 
     def _act(self, state: PlanState) -> Job | None:
+        if not _has_work(state) and state.plan_id not in self._waiting:
+            return None  # e.g. an executing plan queued for a worker: nothing to read or write
         try:
             if self.config.remote is None:
                 self._check_uncommitted(state, self._head)
@@ -151,3 +153,11 @@ class Deciding(Freezing, Starting):
         )
         self.index.set_job(state.plan_id, None)
         return None
+
+
+def _has_work(state: PlanState) -> bool:
+    """Might this plan need a write in this pass? (Otherwise its files are not even read: a
+    thousand executing plans waiting for a worker cost a pass nothing each.)"""
+    if state.request is not None or state.abort_requested:
+        return True
+    return state.status in ("pending_approval", None) or state.file_status is None

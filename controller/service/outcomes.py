@@ -62,6 +62,7 @@ class Outcomes(Committing):
             with self._jobs_lock:
                 self._running.discard(job.plan_id)
                 self._abort.discard(job.plan_id)
+            self._job_ended(job.plan_id)
 
     def _still_approved(self, job: Job) -> bool:
         """Does the file the engine will read still hash to what was approved? In local mode

@@ -11,6 +11,7 @@ source that does not convert is reported once per version with its code, and wai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -61,6 +62,16 @@ class SourceFinder:
                 found[folder] = f"{folder}/{sources[0]}" if len(sources) == 1 else ""
         self._head, self._found = head, found
         return dict(found)
+
+    def advance(self, parent: str, sha: str, files: Mapping[str, bytes | None]) -> None:
+        """The controller's own commit ``sha`` on ``parent`` wrote ``files``: carry the
+        answer over instead of listing the whole plans folder again. Its commits never add a
+        source; a PLAN.yml it writes or a source it deletes settles that folder."""
+        if self._head != parent:
+            return
+        for path in files:
+            self._found.pop(str(PurePosixPath(path).parent), None)
+        self._head = sha
 
 
 def is_source(path: str) -> bool:

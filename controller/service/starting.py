@@ -110,17 +110,37 @@ class Starting(Committing):
                 (run_dir / name).write_bytes(data)
 
     def _owned_jobs(self, already: set[str]) -> list[Job]:
-        """Plans this controller started that are executing but not running (a restart)."""
+        """Plans this controller started that are executing but not running: all of its jobs
+        on the first pass (a restart) and after a rebuilt index; afterwards only the plans
+        whose run ended without settling their job (:meth:`_job_ended`) and runs adopted
+        (:meth:`_adopt_orphans`). A pass never scans every job: a thousand queued plans would
+        cost each pass a thousand lookups."""
         self._adopt_orphans()
-        jobs = []
-        for plan_id in list(self.index.jobs()):  # _job_for may drop a job
+        with self._jobs_lock:
+            if self._recheck is None or self._recheck_rebuilds != self.index.rebuilds:
+                candidates = set(self.index.jobs())
+                self._recheck_rebuilds = self.index.rebuilds
+            else:
+                candidates = self._recheck & self.index.jobs().keys()
+            self._recheck = set()
+            running = set(self._running)
+        jobs, keep = [], set()
+        for plan_id in sorted(candidates):  # _job_for may drop a job
             state = self.index.plans.get(plan_id)
-            if plan_id in already or plan_id in self.running() or state is None:
+            if plan_id in already or state is None:
+                continue
+            if plan_id in running:
+                keep.add(plan_id)  # its end may leave it to run again
                 continue
             if state.status == "executing":
                 job = self._job_for(state)
-                if job is not None and not self._still_refused(job):
+                if job is not None and self._still_refused(job):
+                    keep.add(plan_id)  # offered again once its file changes
+                elif job is not None:
                     jobs.append(job)
+        with self._jobs_lock:
+            assert self._recheck is not None
+            self._recheck |= keep
         return jobs
 
     def _adopt_orphans(self) -> None:
@@ -143,6 +163,7 @@ class Starting(Committing):
                 continue
             job = Job(state.plan_id, self._plan_path(state), plan_hash, approval)
             self.index.set_job(state.plan_id, {**_job_data(job), "start": state.last_commit})
+            self._job_ended(state.plan_id)  # the pass looks at it (_owned_jobs)
             self.log.warning("run_adopted", plan=state.plan_id, hash=plan_hash)
 
     def _read_plan_data(self, state: PlanState) -> Any:

@@ -44,6 +44,7 @@ from controller.approval.timeline import Timeline
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryEvent, HistoryIndex, PlanState, withdraw_rule
 from controller.git.prefetch import _Prefetcher
+from controller.git.records import PlanEvent, plan_event
 from controller.plan import plans
 from controller.settings import Config
 
@@ -180,21 +181,27 @@ class Auditor:
                     f"commit claims the controller identity but is not validly signed "
                     f"({signature.message})",
                 )
-        verb = commit.subject.split()[1] if commit.subject.startswith("plangate: ") else ""
-        unexplained = self._unexplained(event, verb)
+        said = plan_event(commit, event.plan_id)  # its own group in a batched commit
+        if said is None:
+            what = f"no single Plan: group names {event.plan_id}"
+            self.flag(event, "controller-unexplained", f"batched commit: {what}")
+            return
+        unexplained = self._unexplained(event, said)
         if unexplained:
             self.flag(event, "controller-unexplained", unexplained)
-        if verb == "start":
-            self._start(event)
-        elif verb in OUTCOME_EVENTS:
-            self._outcome(event, verb)
+        if said.verb == "start":
+            self._start(event, said)
+        elif said.verb in OUTCOME_EVENTS:
+            self._outcome(event, said)
 
-    def _unexplained(self, event: HistoryEvent, verb: str) -> str | None:
+    def _unexplained(self, event: HistoryEvent, said: PlanEvent) -> str | None:
         """Why this commit under the controller's identity is not one the controller makes."""
         after, before = event.after, event.before
         assert after is not None
-        if event.commit.subject != f"plangate: {verb} {event.plan_id}" or verb not in EVENT_STATUS:
-            return f"subject {event.commit.subject!r} is not a plangate event for {event.plan_id}"
+        verb = said.verb
+        if said.subject != f"plangate: {verb} {event.plan_id}" or verb not in EVENT_STATUS:
+            where = "Plan-Event" if said.batched else "subject"
+            return f"{where} {said.subject!r} is not a plangate event for {event.plan_id}"
         if after.file_status not in EVENT_STATUS[verb]:
             return f"a {verb} commit cannot set status {after.file_status}"
         if before is None or before.blob is None or before.hash == after.hash:
@@ -213,9 +220,9 @@ class Auditor:
         }
         return len(hashes) == 1 and None not in hashes
 
-    def _start(self, event: HistoryEvent) -> None:
-        trailer = event.commit.trailers.get("Approval-Commit")
-        config, policy_hash = self.timeline.for_start(event.commit)
+    def _start(self, event: HistoryEvent, said: PlanEvent) -> None:
+        trailer = said.trailers.get("Approval-Commit")
+        config, policy_hash = self.timeline.for_start(event.commit, said.trailers)
         state = self.requests.pop(event.plan_id, None)
         execution = Execution(event.plan_id, event.commit.sha, trailer, None, False)
         assert event.after is not None
@@ -267,7 +274,8 @@ class Auditor:
                 f"{request.current_hash}",
             )
 
-    def _outcome(self, event: HistoryEvent, verb: str) -> None:
+    def _outcome(self, event: HistoryEvent, said: PlanEvent) -> None:
+        verb = said.verb
         execution = self.open.get(event.plan_id)
         if execution is None:
             self.flag(event, "outcome-without-start", f"{verb} without a start commit")
@@ -277,7 +285,7 @@ class Auditor:
         if verb != "checkpoint":  # a run that paused at a gate ended there too
             execution.finished_at = _iso(event.commit.commit_time)
         if verb == "abort":
-            execution.aborted_by = event.commit.trailers.get("Aborted-By")
+            execution.aborted_by = said.trailers.get("Aborted-By")
         if verb != "checkpoint" and verb != "await-approval":
             self.open.pop(event.plan_id, None)
 

@@ -153,10 +153,13 @@ class Timeline:
             self.seen[digest] = version
         self.current = version
 
-    def for_start(self, record: CommitRecord) -> tuple[Config, str | None]:
-        """The policy a start commit names (``Policy-Hash:``), checked against the policy
-        in force; returns the config to judge its approval by and the hash."""
-        named = (record.trailers.get("Policy-Hash") or "").strip() or None
+    def for_start(
+        self, record: CommitRecord, trailers: dict[str, str] | None = None
+    ) -> tuple[Config, str | None]:
+        """The policy a start commit names (``Policy-Hash:``; in a batched commit, the plan's
+        own trailer group), checked against the policy in force; returns the config to judge
+        its approval by and the hash."""
+        named = ((trailers or record.trailers).get("Policy-Hash") or "").strip() or None
         current = self.current
         if named is None:
             if current is not None:

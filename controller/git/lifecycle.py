@@ -31,6 +31,7 @@ from controller.git.planstate import (
     is_text,
     plan_id_of,
 )
+from controller.git.records import plan_event
 from controller.plan import yamlio
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES, unsafe_name
 
@@ -348,15 +349,17 @@ class Lifecycle(IndexStore):
     ) -> None:
         if state.status == "approved" and new.status == "executing":
             state.approved_hash = new.hash
-        votes = record.subject.startswith(("plangate: partial ", "plangate: refuse "))
+        event = plan_event(record, state.plan_id)  # one plan's group of a batched commit
+        trailers = event.trailers if event is not None else {}
+        votes = event is not None and event.verb in ("partial", "refuse")
         state.collected = _collected(repo, state) if votes else None
         state.status = new.status
-        state.approver = record.trailers.get("Approved-By") or state.approver
+        state.approver = trailers.get("Approved-By") or state.approver
         if new.status != "approved":
             state.request = None
         if new.status not in ("executing", "awaiting_approval"):
             state.abort_requested = False
-        state.note(f"{record.sha[:12]} {record.subject}")
+        state.note(f"{record.sha[:12]} {event.subject if event else record.subject}")
         if sink:
             sink(HistoryEvent("controller", state.plan_id, record, snapshot, state))
 

@@ -45,3 +45,23 @@ def commit_message(
         text += paragraph(body, redact) + "\n\n"
     text += "".join(f"{key}: {one_line(value, redact)}\n" for key, value in trailers)
     return text
+
+
+def batch_message(
+    groups: Sequence[Sequence[tuple[str, str]]],
+    shared: Sequence[tuple[str, str]],
+    redact: Callable[[str], str] | None = None,
+) -> str:
+    """A commit recording several plans' events: subject ``plangate: <event> <n> plans``
+    (``plangate: <n> plan events`` when they differ), no body, and one trailer group per plan
+    (``Plan:`` first, then its ``Plan-Event:`` and the rest), then the ``shared`` trailers.
+    Values are written as :func:`commit_message` writes them."""
+    events = {value for group in groups for key, value in group if key == "Plan-Event"}
+    count = len(groups)
+    subject = (
+        f"plangate: {next(iter(events))} {count} plans"
+        if len(events) == 1
+        else f"plangate: {count} plan events"
+    )
+    trailers = [item for group in groups for item in group]
+    return commit_message(subject, "", [*trailers, *shared], redact)

@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from controller.display import visible
+
 ZERO = "0" * 40
 _RECORD = "\x1e"
 _HEADER_END = "\x1d"
@@ -84,6 +86,72 @@ def parse_trailers(text: str) -> dict[str, str]:
         if sep and key.strip():
             trailers.setdefault(key.strip(), value.strip())
     return trailers
+
+
+#: The trailer that marks a batched controller commit: one group of trailers per plan, each
+#: opened by ``Plan:`` and naming its event (docs/formats.md, "Controller commits").
+EVENT_TRAILER = "Plan-Event"
+#: Trailers of a batched commit that belong to every plan in it, not to the group before.
+SHARED_TRAILERS = ("Controller",)
+
+
+@dataclass(frozen=True)
+class PlanEvent:
+    """What a controller commit says about one plan: its event (``start``, ``complete``...),
+    the trailers of that plan, and the subject a one-plan commit of it would have had."""
+
+    verb: str
+    trailers: dict[str, str]
+    subject: str
+    #: The commit records several plans' events (trailer groups).
+    batched: bool = False
+
+
+def plan_event(record: CommitRecord, plan_id: str) -> PlanEvent | None:
+    """The event a controller commit records for ``plan_id``.
+
+    A one-plan commit (subject ``plangate: <event> <plan>``) gives its event and the commit's
+    trailers, as before batching. A batched commit (it has a ``Plan-Event:`` trailer) gives
+    the ``Plan:`` group of its trailer block that names the plan (as the controller wrote it,
+    hidden characters escaped); None when no group, or more than one, names it. Only
+    meaningful for the controller's own commits."""
+    if EVENT_TRAILER not in record.trailers:
+        words = record.subject.split(" ", 2)
+        verb = words[1] if len(words) == 3 and words[0] == "plangate:" else ""
+        return PlanEvent(verb, dict(record.trailers), record.subject)
+    named = {plan_id, visible(plan_id)}
+    groups = batch_groups(record.body)
+    found = [(plan, trailers) for plan, trailers in groups if plan in named]
+    if len(found) != 1:
+        return None
+    plan, trailers = found[0]
+    verb = trailers.get(EVENT_TRAILER, "")
+    return PlanEvent(verb, trailers, f"plangate: {verb} {plan}", batched=True)
+
+
+def batch_groups(body: str) -> list[tuple[str, dict[str, str]]]:
+    """The ``Plan:`` groups of a batched commit's trailer block, in order: (plan, trailers),
+    the shared trailers (``Controller:``...) merged into every group."""
+    groups: list[tuple[str, dict[str, str]]] = []
+    shared: dict[str, str] = {}
+    for line in _trailer_block(body).split("\n"):
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
+            continue
+        if key == "Plan":
+            groups.append((value, {"Plan": value}))
+        elif key in SHARED_TRAILERS:
+            shared.setdefault(key, value)
+        elif groups:
+            groups[-1][1].setdefault(key, value)
+    return [(plan, {**trailers, **shared}) for plan, trailers in groups]
+
+
+def _trailer_block(body: str) -> str:
+    """The last paragraph of a message body (where git and plangate put trailers)."""
+    paragraphs = [p for p in body.strip("\n").split("\n\n") if p.strip()]
+    return paragraphs[-1] if paragraphs else ""
 
 
 def _log_format(tag: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -24,6 +25,7 @@ from controller.git.gitrepo import (
     parse_trailers,
 )
 from controller.git.history import PlanState
+from controller.git.records import EVENT_TRAILER
 from controller.plan import plans, yamlio
 from controller.service import notify
 from controller.service.core import REMOTE, ControllerCore, _Moved, _Wait
@@ -149,7 +151,11 @@ class Committing(ControllerCore):
         event_ref: dict[str, str] | None = None,
         on_commit: Callable[[str], None] | None = None,
         before_index: Callable[[], None] | None = None,
+        after: Callable[[str], None] | None = None,
     ) -> str | None:
+        """Commit an edit of one plan's file; during a batching pass, the edit may wait for
+        the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
+        ``after(sha)`` run when it is made)."""
         head = self._head
         if adopt:
             base_text: str | None = (self.repo.path / file).read_text(encoding="utf-8")
@@ -176,9 +182,91 @@ class Committing(ControllerCore):
             trailers,
         )
         files: dict[str, bytes | None] = {file: new_text.encode("utf-8"), **(extra or {})}
-        sha = self._write(files, head, message, on_commit, before_index)
-        self._notify(event, plan_id, plan_hash or status.hash, status, sha, body)
+        entry = _Entry(
+            plan_id,
+            files,
+            message,
+            self._trailers(
+                plan_hash or status.hash, status.status, approved_by, approval_commit, trailers
+            ),
+            event,
+            body,
+            status,
+            plan_hash or status.hash,
+            on_commit,
+            before_index,
+            after,
+        )
+        if self._batch is not None and (self._batch.entries or not self._batch.first_alone):
+            self._batch.entries.append(entry)
+            if self._batch.due():
+                self._flush()
+            return PENDING
+        if self._batch is not None:
+            self._batch.first_alone = False  # this one could start an action: never waits
+        return self._commit_entries([entry])
+
+    # --- several plans' events in one commit (docs/formats.md, "Controller commits") ------
+
+    def _batching(self, *, first_alone: bool) -> None:
+        """From now until :meth:`_flush` (the end of the pass), events are committed together:
+        when the oldest waits ``BATCH_WINDOW`` or ``BATCH_MAX`` are waiting. ``first_alone``:
+        the first event is committed at once (a lone approval never waits for a batch)."""
+        self._batch = _Batch(first_alone=first_alone)
+
+    def _flush(self, *, stop: bool = False) -> None:
+        """Commit the waiting events (one commit); ``stop``: and stop batching."""
+        batch = self._batch
+        if batch is None:
+            return
+        entries, batch.entries, batch.since = batch.entries, [], None
+        if stop:
+            self._batch = None
+        if entries:
+            self._commit_entries(entries)
+
+    def _drop_batch(self) -> None:
+        """The branch moved or a pass failed: nothing waiting is committed (the next pass
+        decides again from the new history)."""
+        self._batch = None
+
+    def _commit_entries(self, entries: list[_Entry]) -> str:
+        if 1 < len(entries) < BATCH_MIN:  # a few: as many commits, each read as before
+            return [self._commit_entries([entry]) for entry in entries][-1]
+        message = entries[0].message if len(entries) == 1 else self._batch_message(entries)
+        files: dict[str, bytes | None] = {}
+        for entry in entries:
+            files.update(entry.files)
+
+        def on_commit(sha: str) -> None:
+            for entry in entries:
+                if entry.on_commit is not None:
+                    entry.on_commit(sha)
+
+        def before_index() -> None:
+            for entry in entries:
+                if entry.before_index is not None:
+                    entry.before_index()
+
+        sha = self._write(files, self._head, message, on_commit, before_index)
+        for entry in entries:
+            self._notify(entry.event, entry.plan_id, entry.plan_hash, entry.status, sha, entry.body)
+            if entry.after is not None:
+                entry.after(sha)
         return sha
+
+    def _batch_message(self, entries: list[_Entry]) -> str:
+        from controller.execution.secrets import redactor_for
+        from controller.git.message import batch_message
+
+        groups = []
+        for entry in entries:
+            extra = [(EVENT_TRAILER, entry.event)]
+            if entry.body.strip():
+                extra.append(("Plan-Note", " ".join(entry.body.split())))
+            groups.append([("Plan", entry.plan_id), *extra, *entry.trailers])
+        shared = [("Controller", self.instance_id())]
+        return batch_message(groups, shared, redactor_for(self.config).text)
 
     def _notify(
         self, event: str, plan_id: str, plan_hash: str | None, plan: Any, sha: str, body: str
@@ -221,16 +309,8 @@ class Committing(ControllerCore):
         from controller.execution.secrets import redactor_for
         from controller.git.message import commit_message
 
-        trailers = [
-            ("Plan", plan_id),
-            ("Plan-Hash", plan_hash or "none"),
-            ("Plan-Status", status or "unknown"),
-        ]
-        if approved_by:
-            trailers.append(("Approved-By", approved_by))
-        if approval_commit:
-            trailers.append(("Approval-Commit", approval_commit))
-        trailers += list((extra_trailers or {}).items())  # one line each: commit_message
+        trailers = [("Plan", plan_id)]
+        trailers += self._trailers(plan_hash, status, approved_by, approval_commit, extra_trailers)
         # Two controllers making the same decision in the same second would otherwise create
         # byte-identical commits, and each would take the other's start commit for its own.
         trailers.append(("Controller", self.instance_id()))
@@ -238,6 +318,22 @@ class Committing(ControllerCore):
         # would start a forged trailer) escaped: controller.git.message.
         redact = redactor_for(self.config).text
         return commit_message(f"plangate: {event} {plan_id}", body, trailers, redact)
+
+    @staticmethod
+    def _trailers(
+        plan_hash: str | None,
+        status: str | None,
+        approved_by: str | None,
+        approval_commit: str | None,
+        extra_trailers: dict[str, str] | None,
+    ) -> list[tuple[str, str]]:
+        """One plan's trailers after ``Plan:`` (a commit's, or its group in a batch)."""
+        trailers = [("Plan-Hash", plan_hash or "none"), ("Plan-Status", status or "unknown")]
+        if approved_by:
+            trailers.append(("Approved-By", approved_by))
+        if approval_commit:
+            trailers.append(("Approval-Commit", approval_commit))
+        return trailers + list((extra_trailers or {}).items())  # one line each: commit_message
 
     def _write(
         self,
@@ -301,9 +397,49 @@ class Committing(ControllerCore):
             subject,
             parse_trailers(rest),
             changes,
+            rest.strip("\n"),
         )
         self.index.apply(self.repo, record)
         self.index.save(sha)
+
+
+#: What :meth:`Committing._commit_plan` returns for an edit waiting for its batch's commit.
+PENDING = "pending"
+#: How long the oldest event of a batch waits for others, and how many one commit holds.
+BATCH_WINDOW = 0.2
+BATCH_MAX = 250
+#: Fewer events than this waiting are committed one by one (a batch pays off in bursts).
+BATCH_MIN = 8
+
+
+@dataclass
+class _Entry:
+    """One plan's event, ready to commit alone or in a batch."""
+
+    plan_id: str
+    files: dict[str, bytes | None]
+    message: str  # as a commit of its own
+    trailers: list[tuple[str, str]]  # its group's, after Plan: and Plan-Event:
+    event: str
+    body: str
+    status: Any
+    plan_hash: str | None
+    on_commit: Callable[[str], None] | None
+    before_index: Callable[[], None] | None
+    after: Callable[[str], None] | None
+
+
+@dataclass
+class _Batch:
+    first_alone: bool
+    entries: list[_Entry] = field(default_factory=list)
+    since: float | None = None
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        return len(self.entries) >= BATCH_MAX or now - self.since >= BATCH_WINDOW
 
 
 def _without_execution(text: str) -> str:

@@ -89,6 +89,12 @@ class ControllerCore:
         self._abort: set[str] = set()
         self._dispatch: Callable[[Job], None] | None = None
         self._dispatched: set[str] = set()
+        #: Runs that ended, waiting for their outcome commit (Outcomes._record_outcome).
+        self._finished: list[Any] = []
+        #: Started plans not dispatched (run --once): the pass returns them.
+        self._started: list[Job] = []
+        #: Events waiting to be committed together (Committing._batching), or None.
+        self._batch: Any = None
         #: Plans whose job the next pass looks at (None: every job, see _owned_jobs).
         self._recheck: set[str] | None = None
         self._recheck_rebuilds = 0

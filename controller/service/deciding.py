@@ -150,8 +150,8 @@ class Deciding(Freezing, Starting):
             state.hash,
             "aborted on request",
             trailers=aborted_by(state),
+            after=lambda _sha: self.index.set_job(state.plan_id, None),
         )
-        self.index.set_job(state.plan_id, None)
         return None
 
 

@@ -55,23 +55,20 @@ class Freezing(Committing):
                 return plans.invalid_text(loaded)
             return outcome.text if outcome.changed or adopt else None
 
+        def logged(sha: str) -> None:  # when the commit is made (it may wait for a batch)
+            name = "plan_" + ("frozen" if event["name"] == "freeze" else "invalid")
+            self.log.info(name, plan=plan_id, commit=sha)
+
         try:
-            sha = self._commit_plan(
-                file, event["name"], mutate, None, "", adopt=adopt, event_ref=event
+            self._commit_plan(
+                file, event["name"], mutate, None, "", adopt=adopt, event_ref=event, after=logged
             )
         except UnicodeDecodeError as exc:
             blocked.append(Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})"))
-            sha = None
         if blocked:
             self.unreadable.report(plan_id, file, self._blob_of(file, adopt), blocked[0])
             return
         self.unreadable.forget(plan_id)
-        if sha is not None:
-            self.log.info(
-                "plan_" + ("frozen" if event["name"] == "freeze" else "invalid"),
-                plan=plan_id,
-                commit=sha,
-            )
 
     def _blob_of(self, file: str, adopt: bool) -> str | None:
         if adopt:  # an uncommitted file: the id git would give its bytes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,14 @@ _OUTCOME_STATUS = {
     "aborted": ("aborted", "abort"),
     "stopped": ("executing", "checkpoint"),
 }
+
+
+@dataclass(eq=False)
+class _Finished:
+    """A run that ended, waiting for its outcome commit."""
+
+    job: Job
+    outcome: Any
 
 
 class Outcomes(Committing):
@@ -111,30 +120,63 @@ class Outcomes(Committing):
         )
 
     def _record_outcome(self, job: Job, outcome: Any) -> None:
-        status, event = _OUTCOME_STATUS.get(outcome.status, ("failed", "fail"))
-        body = str(outcome.error) if outcome.error is not None else ""
+        """Commit the outcome; outcomes of other plans that finished meanwhile share the
+        commit (group commit: whoever gets the lock commits every outcome waiting for it, so
+        no outcome ever waits for another to arrive)."""
+        mine = _Finished(job, outcome)
+        with self._jobs_lock:
+            self._finished.append(mine)
         for _ in range(MAX_PASSES):
             with self._lock:
+                with self._jobs_lock:
+                    if mine not in self._finished:
+                        return  # another worker committed it (or gave up on it)
+                    batch, self._finished = self._finished, []
                 try:
-                    self._commit_outcome(job, status, event, body, outcome)
+                    self._commit_outcomes(batch)
                 except _Moved:
+                    with self._jobs_lock:
+                        self._finished = batch + self._finished
                     self._sync()
                     continue
-                except _Wait as wait:
-                    self._waiting[job.plan_id] = str(wait)
-                    self.log.warning("plan_waiting", plan=job.plan_id, reason=str(wait))
-                    return
-                self._after_outcome(job, outcome, status)
                 return
+        with self._jobs_lock:
+            left = [f for f in self._finished if f is mine]
+            self._finished = [f for f in self._finished if f is not mine]
         # The branch kept moving: the job stays ours, and the next pass runs it again; the
         # journal makes that rerun report the same outcome without acting again.
-        self.log.warning("outcome_not_committed", plan=job.plan_id, status=outcome.status)
+        for item in left:
+            self.log.warning(
+                "outcome_not_committed", plan=item.job.plan_id, status=item.outcome.status
+            )
+
+    def _commit_outcomes(self, batch: list[_Finished]) -> None:
+        """One commit for every outcome in ``batch`` that can be committed now."""
+        self._head = self._sync()
+        self.index.scan(self.repo, self._head)
+        self._batching(first_alone=False)
+        done: list[tuple[_Finished, str]] = []
+        try:
+            for item in batch:
+                status, event = _OUTCOME_STATUS.get(item.outcome.status, ("failed", "fail"))
+                body = str(item.outcome.error) if item.outcome.error is not None else ""
+                try:
+                    self._commit_outcome(item.job, status, event, body, item.outcome)
+                except _Wait as wait:
+                    self._waiting[item.job.plan_id] = str(wait)
+                    self.log.warning("plan_waiting", plan=item.job.plan_id, reason=str(wait))
+                    continue
+                done.append((item, status))
+            self._flush(stop=True)
+        finally:
+            self._drop_batch()
+        for item, status in done:
+            self._after_outcome(item.job, item.outcome, status)
 
     def _commit_outcome(
         self, job: Job, status: str, event: str, body: str, outcome: Any = None
     ) -> None:
-        head = self._head = self._sync()
-        self.index.scan(self.repo, head)
+        head = self._head
         state = self.index.plans.get(job.plan_id)
         if state is None:
             return

@@ -78,20 +78,28 @@ class Controller(Deciding, Outcomes):
         self._record_policy()  # before any start commit names it (SPEC §11)
         untracked = self._untracked_plans()
         jobs: list[Job] = []
-        for state in list(self.index.pending()):
-            if state.plan_id in self.running():
-                if state.abort_requested:
-                    with self._jobs_lock:
-                        self._abort.add(state.plan_id)
-                continue
-            job = self._act(state)
-            if job is not None:
-                jobs.append(job)
-        for path in sorted(untracked):
-            if not self._settled(path):
-                continue  # an agent may be about to commit it: adopting would race its commit
-            self._adopt(path)
-        self._convert_sources()
+        # Local mode: the pass's events share commits (the first one alone, at once).
+        if self.config.remote is None:
+            self._batching(first_alone=True)
+        try:
+            for state in list(self.index.pending()):
+                if state.plan_id in self.running():
+                    if state.abort_requested:
+                        with self._jobs_lock:
+                            self._abort.add(state.plan_id)
+                    continue
+                job = self._act(state)
+                if job is not None:
+                    jobs.append(job)
+            for path in sorted(untracked):
+                if not self._settled(path):
+                    continue  # an agent may be about to commit it: adopting would race its commit
+                self._adopt(path)
+            self._convert_sources()
+            self._flush(stop=True)
+        finally:
+            self._drop_batch()  # after a failure: nothing of it was committed
+        jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
 

@@ -71,6 +71,8 @@ class Starting(Committing):
             if self._dispatch is not None:
                 self._dispatch(job)
                 self._dispatched.add(job.plan_id)
+            else:
+                self._started.append(job)  # returned by the pass (_take_started)
 
         self._record_policy()  # a no-op unless the config changed during this pass
         sha = self._commit_plan(
@@ -85,12 +87,15 @@ class Starting(Committing):
             on_commit=remember,
             before_index=publish if self.config.remote is None else None,
         )
-        if sha is None:
-            return None
-        if self.config.remote is not None:
+        if sha is not None and self.config.remote is not None:
             self._prepare_run_dir(state, sha)
             publish()
-        return None if job.plan_id in self._dispatched else job
+        return None  # dispatched, or returned by the pass once its commit is made
+
+    def _take_started(self) -> list[Job]:
+        """Plans started (their commits made) and not handed to a worker: the pass's jobs."""
+        started, self._started = self._started, []
+        return started
 
     def _plan_path(self, state: PlanState) -> Path:
         """Where the engine runs the plan: the working tree, or a run folder (remote)."""

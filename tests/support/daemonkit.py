@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.daemonproc import DaemonProcess, wait_until
-from tests.support.gitenv import git
+from tests.support.gitenv import event_subjects, git
 
 __all__ = ["DaemonProcess", "wait_until"]
 
@@ -36,7 +36,7 @@ def running_daemon(config: Path, **kwargs: Any) -> Iterator[DaemonProcess]:
 def subjects(repo: Path, ref: str = "HEAD") -> list[str]:
     """Subjects newest first, without the controller's ``record policy`` commits (made on
     its first pass and on a config change; tests/approval/test_recorded_policy.py)."""
-    return [s for s in git(repo, "log", "--format=%s", ref).splitlines() if s != POLICY_SUBJECT]
+    return [s for s in event_subjects(repo, ref) if s != POLICY_SUBJECT]
 
 
 POLICY_SUBJECT = "plangate: record policy"

@@ -80,3 +80,20 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def event_subjects(repo: Path, ref: str = "HEAD") -> list[str]:
+    """Every commit's subject, newest first; a batched controller commit (several plans'
+    events, docs/formats.md) counts as one ``plangate: <event> <plan>`` line per plan, as a
+    commit of its own would have read."""
+    from controller.git.records import batch_groups
+
+    out = git(repo, "log", "--format=%s%x00%B%x01", ref)
+    found: list[str] = []
+    for row in out.split("\x01"):
+        subject, _, body = row.strip("\n").partition("\0")
+        if not subject:
+            continue
+        groups = batch_groups(body) if "\nPlan-Event: " in body else []
+        found += [f"plangate: {t['Plan-Event']} {plan}" for plan, t in groups] or [subject]
+    return found

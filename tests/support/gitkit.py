@@ -11,7 +11,7 @@ from typing import Any
 from controller import settings
 from controller.plan import yamlio
 from controller.service.reconcile import Controller
-from tests.support.gitenv import AGENT, ALICE, BOB, BOT, MALLORY, commit_all, git
+from tests.support.gitenv import AGENT, ALICE, BOB, BOT, MALLORY, commit_all, event_subjects, git
 from tests.support.plantext import greet_plan
 
 __all__ = ["AGENT", "ALICE", "BOB", "BOT", "MALLORY", "commit_all", "git"]
@@ -72,7 +72,7 @@ def head_plan(repo: Path, slug: str = "greet") -> dict[str, Any]:
 def subjects(repo: Path) -> list[str]:
     """Subjects newest first, without the controller's ``record policy`` commits (made on
     its first pass and on a config change; tests/approval/test_recorded_policy.py)."""
-    return [s for s in git(repo, "log", "--format=%s").splitlines() if s != POLICY_SUBJECT]
+    return [s for s in event_subjects(repo) if s != POLICY_SUBJECT]
 
 
 POLICY_SUBJECT = "plangate: record policy"

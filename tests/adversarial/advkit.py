@@ -251,12 +251,18 @@ class Lab:
         return [row.strip("\n").split("\0") for row in out.split("\x01") if row.strip()]
 
     def subjects(self, slug: str) -> list[str]:
-        """Subjects of the controller's commits about ``plans/<slug>``, newest first."""
-        return [
-            r[3]
-            for r in self.log_rows()
-            if r[2] == BOT[1] and r[3].split(" ", 2)[-1] == f"plans/{slug}"
-        ]
+        """Subjects of the controller's commits about ``plans/<slug>``, newest first (a
+        batched commit counts as the one-plan commit of each plan it records)."""
+        from controller.git.records import batch_groups
+
+        found = []
+        for r in self.log_rows():
+            if r[2] != BOT[1]:
+                continue
+            groups = batch_groups(r[4]) if "\nPlan-Event: " in r[4] else []
+            subjects = [f"plangate: {t.get('Plan-Event')} {p}" for p, t in groups] or [r[3]]
+            found += [s for s in subjects if s.split(" ", 2)[-1] == f"plans/{slug}"]
+        return found
 
     def started(self, slug: str) -> bool:
         return any(s.startswith("plangate: start ") for s in self.subjects(slug))

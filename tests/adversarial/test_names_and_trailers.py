@@ -116,17 +116,23 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.fixture(scope="module")
 def controller_trailers(lab: Lab) -> list[dict[str, list[str]]]:
-    """The trailers of every commit under the controller's identity, as git parses them."""
+    """The trailers of every commit under the controller's identity, as git parses them; a
+    batched commit (``Plan-Event:``, several plans' events) gives one entry per ``Plan:``
+    group, its shared ``Controller:`` in the last."""
     out = lab.git("log", f"--author={BOT[1]}", "--format=%(trailers:only,unfold)%x01")
     found = []
     for block in out.split("\x01"):
-        trailers: dict[str, list[str]] = {}
-        for line in block.strip("\n").splitlines():
-            if ": " in line:
-                key, value = line.split(": ", 1)
-                trailers.setdefault(key.lower(), []).append(value)
-        if trailers:
-            found.append(trailers)
+        lines = [line.split(": ", 1) for line in block.strip("\n").splitlines() if ": " in line]
+        keys = [key.lower() for key, _ in lines]
+        batched = "plan-event" in keys
+        if batched:
+            assert keys.count("plan") == keys.count("plan-event"), block
+        groups: list[dict[str, list[str]]] = []
+        for key, value in lines:
+            if not groups or (batched and key.lower() == "plan"):
+                groups.append({})
+            groups[-1].setdefault(key.lower(), []).append(value)
+        found += [g for g in groups if g]
     assert found, "the controller committed nothing"
     return found
 

@@ -66,7 +66,8 @@ def _plans_in(repo: Path, rev: str) -> list[str]:
 
 
 def _controller_subjects(repo: Path) -> list[str]:
-    return git(repo, "log", "--author=plangate@localhost", "--format=%s").splitlines()
+    subjects = git(repo, "log", "--author=plangate@localhost", "--format=%s").splitlines()
+    return [s for s in subjects if s != "plangate: record policy"]
 
 
 def test_batched_freezes_and_starts_audit_clean_and_read_per_plan(repo: Path) -> None:

@@ -208,11 +208,11 @@ class Committing(ControllerCore):
 
     # --- several plans' events in one commit (docs/formats.md, "Controller commits") ------
 
-    def _batching(self, *, first_alone: bool) -> None:
+    def _batching(self, *, first_alone: bool, least: int | None = None) -> None:
         """From now until :meth:`_flush` (the end of the pass), events are committed together:
         when the oldest waits ``BATCH_WINDOW`` or ``BATCH_MAX`` are waiting. ``first_alone``:
         the first event is committed at once (a lone approval never waits for a batch)."""
-        self._batch = _Batch(first_alone=first_alone)
+        self._batch = _Batch(first_alone=first_alone, least=BATCH_MIN if least is None else least)
 
     def _flush(self, *, stop: bool = False) -> None:
         """Commit the waiting events (one commit); ``stop``: and stop batching."""
@@ -223,15 +223,15 @@ class Committing(ControllerCore):
         if stop:
             self._batch = None
         if entries:
-            self._commit_entries(entries)
+            self._commit_entries(entries, batch.least)
 
     def _drop_batch(self) -> None:
         """The branch moved or a pass failed: nothing waiting is committed (the next pass
         decides again from the new history)."""
         self._batch = None
 
-    def _commit_entries(self, entries: list[_Entry]) -> str:
-        if 1 < len(entries) < BATCH_MIN:  # a few: as many commits, each read as before
+    def _commit_entries(self, entries: list[_Entry], least: int = 2) -> str:
+        if 1 < len(entries) < least:  # a few: as many commits, each read as before
             return [self._commit_entries([entry]) for entry in entries][-1]
         message = entries[0].message if len(entries) == 1 else self._batch_message(entries)
         files: dict[str, bytes | None] = {}
@@ -408,7 +408,8 @@ PENDING = "pending"
 #: How long the oldest event of a batch waits for others, and how many one commit holds.
 BATCH_WINDOW = 0.2
 BATCH_MAX = 250
-#: Fewer events than this waiting are committed one by one (a batch pays off in bursts).
+#: Fewer events than this waiting at the end of a pass are committed one by one (a batch
+#: pays off in bursts); outcomes that finished together share a commit from two on.
 BATCH_MIN = 8
 
 
@@ -432,6 +433,8 @@ class _Entry:
 @dataclass
 class _Batch:
     first_alone: bool
+    #: fewer waiting events than this are committed one by one
+    least: int = BATCH_MIN
     entries: list[_Entry] = field(default_factory=list)
     since: float | None = None
 

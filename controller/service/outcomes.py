@@ -160,7 +160,7 @@ class Outcomes(Committing):
         """One commit for every outcome in ``batch`` that can be committed now."""
         self._head = self._sync()
         self.index.scan(self.repo, self._head)
-        self._batching(first_alone=False)
+        self._batching(first_alone=False, least=2)
         done: list[tuple[_Finished, str]] = []
         try:
             for item in batch:

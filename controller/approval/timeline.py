@@ -56,28 +56,30 @@ class Timeline:
     @classmethod
     def open(cls, repo: GitRepo, config: Config | None, head: str) -> Timeline:
         """Read the first recorded version (for identity and plans folder without config)."""
-        first = None
+        if config is not None:  # the config names them: no walk needed
+            timeline = cls(repo, config, config.identity.email.lower(), config.plans_dir)
+            timeline.fallback = config
+            return timeline
+        timeline = cls(repo, None, "", "")
         for record in repo.first_parent_log(None, head, [recorded.POLICY_PATH]):
             blob = _new_blob(record)
             doc = recorded.parse(repo.blob(blob)) if blob else None
-            if doc is not None:
-                first = doc
-                break
-        if config is None and first is None:
-            raise ConfigInvalid(
-                "no config found, and the branch holds no recorded policy "
-                f"({recorded.POLICY_PATH}) to judge its history by",
-                remedy="pass --config (or set PLANGATE_CONFIG), or run a controller that "
-                "records its policy first",
-            )
-        if config is not None:
-            timeline = cls(repo, config, config.identity.email.lower(), config.plans_dir)
-        else:
-            assert first is not None
-            email = str(first["identity"].get("email", "")).lower()
-            timeline = cls(repo, None, email, first["plans_dir"])
-        timeline.fallback = config if config is not None else timeline._config(first or {})
-        return timeline
+            if doc is None:
+                continue
+            try:  # a version no config can be made of is flagged by the walk; skip it here
+                first = timeline._config(doc)
+            except Exception:
+                continue
+            timeline.fallback = first
+            timeline.identity, timeline.plans_dir = first.identity.email.lower(), first.plans_dir
+            return timeline
+        timeline.close()
+        raise ConfigInvalid(
+            "no config found, and the branch holds no recorded policy "
+            f"({recorded.POLICY_PATH}) to judge its history by",
+            remedy="pass --config (or set PLANGATE_CONFIG), or run a controller that "
+            "records its policy first",
+        )
 
     def close(self) -> None:
         if self._signers is not None:

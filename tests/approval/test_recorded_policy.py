@@ -351,3 +351,19 @@ def test_two_controllers_with_different_configs_do_not_war(repo: Path, tmp_path:
         second.close()
     count = len(policy_commits(repo))
     assert count == 2 * MAX_RECORDS, count
+
+
+def test_a_hostile_first_record_never_crashes_the_audit(repo: Path, tmp_path: Path) -> None:
+    """Canonical JSON of the right version whose content no config can be made of, committed
+    before the controller ever ran: skipped to find the controller's identity, flagged."""
+    bad = {"version": 1, "identity": {"email": "x@y"}, "plans_dir": "plans",
+           "approval": {"approvers": "everyone"}, "limits": {}, "tools": {}}  # fmt: skip
+    (repo / ".plangate").mkdir()
+    (repo / POLICY).write_bytes(recorded.canonical_bytes(bad))
+    commit_all(repo, "a policy of my own", AGENT)
+    write_config(repo)
+    ran(repo)
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 1 and report["executions"][0]["approval_valid"], report
+    kinds = {(f["kind"], f["commit"][:7]) for f in report["findings"]}
+    assert [k for k, _ in kinds] == ["policy-changed"], report["findings"]

@@ -110,12 +110,14 @@ class Engine:
         abort_requested: Callable[[], bool] = never,
         stop_requested: Callable[[], bool] = never,
         journal_expected: bool = False,
+        loaded: plans.LoadedPlan | None = None,
     ) -> RunOutcome:
         """Run (or continue) the plan in ``plan_file``; see the module docstring.
 
         ``journal_expected``: the controller recorded this run's start in its journal
-        (:func:`begin`), so an empty or missing journal means it was lost (SPEC §15)."""
-        plan, frozen = self._load(plan_file, approval.get("plan_hash"))
+        (:func:`begin`), so an empty or missing journal means it was lost (SPEC §15).
+        ``loaded``: the plan as the caller read and checked it (its hash), run as is."""
+        plan, frozen = self._load(plan_file, approval.get("plan_hash"), loaded)
         path = journal_path(self.state_dir, plan_id, frozen)
         with Journal(path) as journal:
             run = PlanRun(self, plan, frozen, plan_id, approval, journal)
@@ -125,8 +127,11 @@ class Engine:
             run.stop_requested = stop_requested
             return run.execute(gate_approved=gate_approved)
 
-    def _load(self, plan_file: Path, approved: Any = None) -> tuple[plans.LoadedPlan, str]:
-        plan = plans.load_plan(plan_file, self.config)
+    def _load(
+        self, plan_file: Path, approved: Any = None, loaded: plans.LoadedPlan | None = None
+    ) -> tuple[plans.LoadedPlan, str]:
+        # ``loaded``: the caller read and checked the file already; run those very bytes
+        plan = loaded if loaded is not None else plans.load_plan(plan_file, self.config)
         if not plan.valid:
             raise PlanInvalid(plan.problems, str(plan_file))
         frozen = plan.frozen_hash

@@ -49,12 +49,14 @@ class Outcomes(Committing):
                 return
             self._running.add(job.plan_id)
         try:
-            if not self._still_approved(job):
+            approved = self._approved_plan(job)
+            if approved is None:
                 return
             engine = Engine(self.config, state_dir=self.state.path)
             try:
                 outcome = engine.run(
                     job.plan_file,
+                    loaded=approved,  # the very text whose hash was checked: no second read
                     plan_id=job.plan_id,
                     approval=job.approval,
                     gate_approved=job.gate_approved,
@@ -72,18 +74,21 @@ class Outcomes(Committing):
                 self._abort.discard(job.plan_id)
             self._job_ended(job.plan_id)
 
-    def _still_approved(self, job: Job) -> bool:
-        """Does the file the engine will read still hash to what was approved? In local mode
+    def _approved_plan(self, job: Job) -> plans.LoadedPlan | None:
+        """The plan file, read once, if it still hashes to what was approved: the engine runs
+        exactly these bytes (a file rewritten after this read changes nothing). In local mode
         anyone with the working tree can rewrite PLAN.yml (and its frozen.hash) after the
         start commit; such a plan waits, untouched, instead of running unapproved content."""
+        loaded: plans.LoadedPlan | None = None
         try:
             text = fsutil.read_regular(job.plan_file).decode("utf-8")
         except (OSError, UnicodeDecodeError, PlangateError) as exc:
             found: str | None = f"unreadable ({exc})"
         else:
-            found = plans.validate_text(text, job.plan_file, self.config).hash
-        if found == job.plan_hash:
-            return True
+            loaded = plans.validate_text(text, job.plan_file, self.config)
+            found = loaded.hash
+        if found == job.plan_hash and loaded is not None:
+            return loaded
         with self._lock:
             self._refused_files[job.plan_id] = _stat_key(job.plan_file)
             self._wait(
@@ -91,7 +96,7 @@ class Outcomes(Committing):
                 f"E_PLAN_HASH_MISMATCH: {job.plan_file} hashes to {found}, but "
                 f"{job.plan_hash} was approved; restore the committed file to run it",
             )
-        return False
+        return None
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
         last = [time.monotonic()]  # the pass that started the job has just read the branch

@@ -184,7 +184,7 @@ class Starting(Committing):
             return None
 
     def _still_refused(self, job: Job) -> bool:
-        """Was this job's file refused by _still_approved, and is it unchanged since? (A pass
+        """Was this job's file refused by _approved_plan, and is it unchanged since? (A pass
         would otherwise offer it again at once, and again after that refusal: a busy loop.)"""
         if job.plan_id not in self._refused_files:
             return False

@@ -148,6 +148,8 @@ def profiler(daemon: DaemonProcess, out: Path | None) -> subprocess.Popen[bytes]
     if out is None or spy is None:
         return None
     argv = [spy, "record", "-r", "50", "-f", "raw", "-o", str(out), "--pid", str(daemon.proc.pid)]
+    if os.environ.get("BENCH_SPY_GIL"):
+        argv.append("--gil")  # only the thread holding the GIL: where the CPU-bound time goes
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

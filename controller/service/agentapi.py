@@ -162,11 +162,26 @@ class AgentApi:
                 committer=person,
             )
             if sha is not None:
-                if not pull_request:  # keep the watched working tree and index in step
-                    repo.write_worktree({rel: data})
-                    repo.set_index_entries({rel: data})
+                if not pull_request:
+                    self._sync_worktree(repo, watched, rel, sha, data)
                 return sha, branch
         raise GitError(f"{branch} kept moving while committing", remedy="submit again")
+
+    @staticmethod
+    def _sync_worktree(repo: GitRepo, watched: str, rel: str, sha: str, data: bytes) -> None:
+        """Bring the watched working tree and index to the plan as the branch head has it.
+        A running controller may already have committed on top of the submission (frozen
+        it) and written its own version: writing the submitted bytes then would leave the
+        tree behind the branch, as an edit nobody made (the plan would wait for it forever).
+        So the tree gets the head's version, and the head is read again after the write: a
+        commit that landed meanwhile is written too (both writers then agree)."""
+        for _ in range(10):
+            head = repo.branch_head(watched)
+            want = data if head == sha or head is None else repo.read_file(head, rel)
+            repo.write_worktree({rel: want})
+            repo.set_index_entries({rel: want})
+            if repo.branch_head(watched) == head:
+                return
 
     @staticmethod
     def _parent(repo: GitRepo, branch: str, watched: str) -> str:

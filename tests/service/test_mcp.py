@@ -216,3 +216,36 @@ def test_the_agent_identity_cannot_be_the_controllers(tmp_path: Path, repo: Path
     )
     result = run_cli("validate", "--config", str(config), str(tmp_path), cwd=tmp_path)
     assert result.returncode == 2 and "E_CONFIG_INVALID" in result.stderr
+
+
+def test_a_submission_never_leaves_the_tree_behind_a_controller_commit(
+    repo: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The controller may freeze a submitted plan (commit on top and write its version)
+    between the agent's commit and the agent's write of the working tree. The tree must end
+    as the branch head has the plan, never with the submitted bytes over the frozen ones (the
+    plan would then wait forever on an edit nobody made)."""
+    from controller.git.gitrepo import GitRepo
+    from controller.service.agentapi import AgentApi
+    from controller.settings import load_config
+
+    real = GitRepo.commit_files
+    frozen = PLAN.replace("# written by the agent\n", "# frozen by the controller\n")
+
+    def then_the_controller_commits(self: GitRepo, **kwargs: Any) -> str | None:
+        sha = real(self, **kwargs)
+        (repo / "plans/greet").mkdir(parents=True, exist_ok=True)
+        (repo / "plans/greet/PLAN.yml").write_text(frozen)
+        git(repo, "add", "plans/greet/PLAN.yml")
+        git(repo, "commit", "-q", "-m", "plangate: freeze plans/greet", env=identity(*AGENT))
+        return sha
+
+    monkeypatch.setattr(GitRepo, "commit_files", then_the_controller_commits)
+    api = AgentApi(load_config(write_config(tmp_path, repo)))
+    try:
+        submitted = api.submit(PLAN, "greet")
+    finally:
+        api.close()
+    assert git(repo, "rev-parse", "HEAD").strip() != submitted["commit"]
+    assert (repo / "plans/greet/PLAN.yml").read_text() == frozen
+    assert git(repo, "status", "--porcelain").strip() == ""

@@ -78,9 +78,9 @@ class Controller(Deciding, Outcomes):
         self._record_policy()  # before any start commit names it (SPEC §11)
         untracked = self._untracked_plans()
         jobs: list[Job] = []
-        # Local mode: the pass's events share commits (the first one alone, at once).
-        if self.config.remote is None:
-            self._batching(first_alone=True)
+        # The pass's events share commits (the first one alone, at once); in remote mode
+        # each commit is also a push, so sharing saves a round trip per plan.
+        self._batching(first_alone=True)
         try:
             for state in list(self.index.pending()):
                 if state.plan_id in self.running():

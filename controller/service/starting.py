@@ -74,8 +74,13 @@ class Starting(Committing):
             else:
                 self._started.append(job)  # returned by the pass (_take_started)
 
+        def remote_publish(sha: str) -> None:  # pushed: the run folder, then the worker
+            self._prepare_run_dir(state, sha)
+            publish()
+
+        remote = self.config.remote is not None
         self._record_policy()  # a no-op unless the config changed during this pass
-        sha = self._commit_plan(
+        self._commit_plan(
             state.file,
             "start",
             mutate,
@@ -85,11 +90,9 @@ class Starting(Committing):
             approval_commit=request.commit,
             trailers={"Policy-Hash": self.policy_in_force()[1]},
             on_commit=remember,
-            before_index=publish if self.config.remote is None else None,
+            before_index=None if remote else publish,
+            after=remote_publish if remote else None,
         )
-        if sha is not None and self.config.remote is not None:
-            self._prepare_run_dir(state, sha)
-            publish()
         return None  # dispatched, or returned by the pass once its commit is made
 
     def _take_started(self) -> list[Job]:

@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.gitenv import git
-from tests.support.gitkit import AGENT, ALICE, approve, commit_all, write_plan
+from tests.support.gitkit import (
+    AGENT,
+    ALICE,
+    PLAN,
+    approve,
+    commit_all,
+    edit_status,
+    head_plan,
+    write_plan,
+)
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(["git", "daemon", "-h"], capture_output=True).returncode not in (0, 129),
@@ -130,3 +139,48 @@ def test_remote_human_commit_during_the_run_is_kept(tmp_path: Path, served: str)
     log = git(human, "log", "--format=%s").splitlines()
     assert log[:2] == ["plangate: complete plans/greet", "plangate: start plans/greet"]
     assert "unrelated work" in log
+
+
+def test_remote_starts_share_a_pushed_commit_and_each_plan_runs_once(
+    tmp_path: Path, served: str
+) -> None:
+    """In remote mode every controller commit is a push: starts decided in one pass share
+    commits as in local mode (the first alone, at once), and each plan still runs once, with
+    two controllers racing for the same remote."""
+    configs = [_config(tmp_path, "a", served), _config(tmp_path, "b", served)]
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", served, str(human))
+    slugs = [f"p{i:02d}" for i in range(12)]
+    for slug in slugs:  # twelve distinct plans (one plan's copies would not run again)
+        write_plan(human, slug, PLAN.replace("to the world", f"to {slug}"))
+    commit_all(human, "add plans", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both(configs)
+    git(human, "pull", "-q", "--ff-only")
+    for slug in slugs:
+        edit_status(human, slug, "approved")
+    commit_all(human, "approve all", ALICE)
+    git(human, "push", "-q", "origin", "main")
+    _run_both(configs)
+    git(human, "pull", "-q", "--ff-only")
+    started: list[str] = []
+    start_commits = 0
+    for body in git(human, "log", "--format=%B%x00").split("\0"):
+        lines = body.strip().splitlines()
+        if not lines:
+            continue
+        if lines[0].startswith("plangate: start plans/"):
+            started.append(lines[0].removeprefix("plangate: start "))
+            start_commits += 1
+        elif lines[0].startswith("plangate: start ") and lines[0].endswith(" plans"):
+            start_commits += 1
+            plan = None
+            for line in lines:
+                if line.startswith("Plan: "):
+                    plan = line.removeprefix("Plan: ")
+                elif line == "Plan-Event: start" and plan is not None:
+                    started.append(plan)
+    assert sorted(started) == [f"plans/{slug}" for slug in slugs]  # each started once
+    assert start_commits < len(slugs)  # shared, pushed commits
+    for slug in slugs:
+        assert head_plan(human, slug)["plan"]["status"] == "completed"

@@ -200,4 +200,7 @@ def _needs_attention(state: PlanState) -> bool:
         return True  # no valid status, or the file cannot be read: the controller says why
     if state.status == "pending_approval":
         return state.frozen_hash != state.hash or state.hash is None
-    return state.status in ("executing", "approved")
+    # An executing (or approved) plan with no request and no abort needs nothing from a
+    # pass: its run is a job (service.starting). Keeping a burst's thousand queued plans
+    # out of this set keeps a pass's cost to what changed.
+    return False

@@ -82,8 +82,9 @@ class Controller(Deciding, Outcomes):
         # each commit is also a push, so sharing saves a round trip per plan.
         self._batching(first_alone=True)
         try:
-            for state in list(self.index.pending()):
-                if state.plan_id in self.running():
+            running = self.running()
+            for state in self._to_look_at():
+                if state.plan_id in running:
                     if state.abort_requested:
                         with self._jobs_lock:
                             self._abort.add(state.plan_id)
@@ -102,6 +103,17 @@ class Controller(Deciding, Outcomes):
         jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
+
+    def _to_look_at(self) -> list[PlanState]:
+        """The plans a pass acts on: those the index says may need a decision or a write,
+        and those it said wait (looked at again until the reason is gone); never every
+        executing plan of a burst."""
+        states = {state.plan_id: state for state in self.index.pending()}
+        for plan_id in self._waiting.keys() - states.keys():
+            state = self.index.plans.get(plan_id)
+            if state is not None:
+                states[plan_id] = state
+        return [states[plan_id] for plan_id in sorted(states)]
 
     def _settled(self, path: str) -> bool:
         """Has the uncommitted file been left alone for ``adopt_settle`` seconds? If not,

@@ -14,10 +14,36 @@ controls beside them run once.
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, play
+
+
+def shared_lab(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Lab]) -> Lab:
+    """One lab per module for the whole session, even under ``pytest -n 2``: the first
+    worker builds it (attacks played, controller run), the other waits and observes the same
+    repo, log and state (read only) instead of playing every attack a second time."""
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, shared by its workers
+    root = base / f"round2-{name}"
+    with open(base / f"round2-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (root / "built").exists():
+            lab = Lab.__new__(Lab)
+            lab.root, lab.repo, lab.config = root, root / "repo", root / "plangate.yml"
+            lab.state, lab.log, lab.home = root / "state", root / "ran.log", root / "home"
+            lab.recorder = root / "rec.py"
+            return lab
+        root.mkdir()
+        lab = build(root)
+        (root / "built").touch()
+        return lab
+
 
 Step = Callable[[Lab, str], None]
 SELF = {"E_SELF_APPROVAL"}
@@ -238,16 +264,20 @@ CONTROLS: dict[str, list[Step]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+def _build(root: Path) -> Lab:
     lab = Lab(
-        tmp_path_factory.mktemp("r2authors"),
+        root,
         approval="identity_aliases:\n"
         '  plus_tags: ["*@example.com"]\n'
         "  people: [[alice@example.com, a.smith@corp.example]]\n",
     )
     play(lab, {vid: steps for vid, (steps, _) in ATTACKS.items()} | CONTROLS)
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared_lab(tmp_path_factory, "authors", _build)
 
 
 @pytest.mark.parametrize("vid", list(CONTROLS))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, BOT, MALLORY, Lab, cases, identity, plan_text, play
+from test_round2_approval_authors import shared_lab
 
 Step = Callable[[Lab, str], None]
 SEC = ("Sec", "sec@example.com")
@@ -234,7 +235,9 @@ def signed_commit(lab: Lab, key: str, who: tuple[str, str], message: str) -> Non
     lab.git(*args, "commit", "-q", "--allow-empty", "-S", "-m", message, who=who)
 
 
-def pr(trailers: list[tuple[str, tuple[str, str]]], merger: tuple[str, str], content: bool = False) -> Step:
+def pr(
+    trailers: list[tuple[str, tuple[str, str]]], merger: tuple[str, str], content: bool = False
+) -> Step:
     """A review branch: each (key, author) signs an empty ``Plan-Approved:`` commit (with
     ``content``, the first one also changes the plan and freezes the new version), the agent
     sets ``approved``, ``merger`` merges it with a merge commit."""
@@ -362,14 +365,16 @@ SANITY: dict[str, list[Step | None]] = {"high/direct-one": [submit("danger"), ap
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("r2quorum"))
+    return shared_lab(tmp_path_factory, "quorum", _build)
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
     keys = lab.root / "keys"
     keys.mkdir()
     signers = lab.root / "allowed_signers"
     pubs = {name: _keygen(keys / name) for name in ("alice", "bob")}
-    signers.write_text(
-        f"alice@example.com {pubs['alice']}\nbob@ops.example.com {pubs['bob']}\n"
-    )
+    signers.write_text(f"alice@example.com {pubs['alice']}\nbob@ops.example.com {pubs['bob']}\n")
     lab.write_config(approval=APPROVAL.format(signers=signers), tools=tools(lab))
     approvers = '"*@ops.example.com"]'
     lab.config.write_text(

@@ -103,8 +103,9 @@ def trailer_value(plan_id: str, plan_hash: str) -> str:
 
 
 def trailer_request(request: ApprovalRequest, commit: str, time: int, signer: str | None,
-                    valid: bool, message: str) -> ApprovalRequest:  # fmt: skip
-    """A ``Plan-Approved:`` commit as a request of its own: its signer is the approver."""
+                    valid: bool, message: str, *, changed: bool = False) -> ApprovalRequest:  # fmt: skip
+    """A ``Plan-Approved:`` commit as a request of its own: its signer is the approver;
+    ``changed``: the commit itself changed the plan's hashed content."""
     who = signer or ""
     return replace(
         request,
@@ -113,7 +114,7 @@ def trailer_request(request: ApprovalRequest, commit: str, time: int, signer: st
         author_email=who,
         committer_email=who,
         commit_time=time,
-        changed_in_commit=False,
+        changed_in_commit=changed,
         signature_valid=valid,
         signer=signer,
         signature_message=message,

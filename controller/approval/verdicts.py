@@ -52,7 +52,11 @@ def decide(
     collected = quorum.votes_from(state.collected, request.current_hash)
     # a merge's branch may hold Plan-Approved commits (older index entries: look it up)
     merge = bool((state.request or {}).get("merge", True))
-    trailers = trailer_requests(repo, request, config) if merge and request.current_hash else []
+    trailers = (
+        trailer_requests(repo, request, config, state.file, check)
+        if merge and request.current_hash
+        else []
+    )
     verdict = quorum.judge(
         request,
         config.approval,
@@ -98,10 +102,17 @@ def fetch_at(repo: GitRepo, commit: str) -> nested.Fetch:
 
 
 def trailer_requests(
-    repo: GitRepo, request: ApprovalRequest, config: Config
+    repo: GitRepo,
+    request: ApprovalRequest,
+    config: Config,
+    file: str | None = None,
+    check: Check | None = None,
 ) -> list[ApprovalRequest]:
     """Commits of the merged branch(es) with ``Plan-Approved: <plan> <hash>`` for this hash,
-    each as a request of its signer (unsigned ones too: judge refuses them, check shows why)."""
+    each as a request of its signer (unsigned ones too: judge refuses them, check shows why).
+    A trailer commit that itself changed the plan's hashed content is an approving commit
+    that changes content (refused, as any such approval is): its signer wrote that version,
+    whoever the commit names as author."""
     if request.current_hash is None:
         return []
     wanted = quorum.trailer_value(request.plan_id, request.current_hash)
@@ -118,9 +129,35 @@ def trailer_requests(
                 signature.signer if signature.valid else None,
                 signature.valid,
                 signature.message,
+                changed=file is None or check is None or _changes_content(repo, sha, file, check),
             )
         )
     return found
+
+
+def _changes_content(repo: GitRepo, commit: str, file: str, check: Check) -> bool:
+    """Did ``commit`` change the hashed content of ``file`` against any of its parents?"""
+    mine = repo.blob_sha(commit, file)
+    parents = repo.commit(commit).parents
+    if mine is None or not parents:
+        return mine is not None
+    hashes: dict[str, str | None] = {}
+
+    def hash_of(blob: str) -> str | None:
+        if blob not in hashes:
+            try:
+                hashes[blob] = check(repo.blob(blob))[1]
+            except Exception:
+                hashes[blob] = None
+        return hashes[blob]
+
+    for parent in parents:
+        theirs = repo.blob_sha(parent, file)
+        if theirs == mine:
+            continue
+        if theirs is None or hash_of(theirs) is None or hash_of(theirs) != hash_of(mine):
+            return True
+    return False
 
 
 #: (repo path, merge commit) -> its branch's Plan-Approved commits: one git log per merge,

@@ -102,6 +102,9 @@ class ControllerCore:
         #: was refused (the plan is offered again only once the file changes).
         self._refused_files: dict[str, tuple[int, int, int] | None] = {}
         self._waiting: dict[str, str] = {}
+        #: Frozen hashes this pass decided to start (their commit may wait for the batch):
+        #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
+        self._claims: dict[str, str] = {}
         self._repo: GitRepo | None = None
         self._index: HistoryIndex | None = None
         self._branch: str | None = None

@@ -73,15 +73,14 @@ class Deciding(Freezing, Starting):
             verified_at=int(time.time()),
             authors=self.index.authors,
         )
-        ran = self.executed.get(request.current_hash or "")
+        ran = self._ran_as(request.current_hash)
         if request.kind is approvals.Transition.APPROVE and ran:  # whoever approved it
             decision = approvals.Decision(
                 False,
                 verdict.decision.approver,
                 "E_ALREADY_EXECUTED",
-                f"this exact plan (hash {request.current_hash}) already ran here as "
-                f"{ran['plan']} (start {ran['start'][:12]}); a copy, move or rewritten "
-                "history of it does not run again",
+                f"this exact plan (hash {request.current_hash}) already ran here as {ran}; "
+                "a copy, move or rewritten history of it does not run again",
             )
             verdict = dataclasses.replace(
                 verdict,
@@ -129,6 +128,14 @@ class Deciding(Freezing, Starting):
             f"{decision.code}: {decision.message}",
         )
         return None
+
+    def _ran_as(self, plan_hash: str | None) -> str | None:
+        """Where this frozen hash already ran (or starts, in this very pass), if it did."""
+        ran = self.executed.get(plan_hash or "")
+        if ran is not None:
+            return f"{ran['plan']} (start {ran['start'][:12]})"
+        claimed = self._claims.get(plan_hash or "")
+        return None if claimed is None else f"{claimed} (started in the same pass)"
 
     def _record_abort(self, state: PlanState) -> Job | None:
         job = self._job_for(state)

@@ -100,6 +100,7 @@ class Controller(Deciding, Outcomes):
             self._flush(stop=True)
         finally:
             self._drop_batch()  # after a failure: nothing of it was committed
+            self._claims.clear()  # started ones are in `executed` now
         jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs

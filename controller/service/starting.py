@@ -33,6 +33,10 @@ class Starting(Committing):
             facts = plans.validate_text(text, Path(state.file), self.config)
             if facts.status != "approved" or facts.hash != expected:
                 return None  # changed meanwhile: the next pass decides again
+            if request.kind is approvals.Transition.APPROVE and expected:
+                # claimed now, not when the (maybe batched) commit lands: a twin decided
+                # later in this pass is already executed (SPEC §15, at most once)
+                self._claims[expected] = state.plan_id
             return _set_approval(record, "executing")(text)
 
         previous = self.index.jobs().get(state.plan_id, {})

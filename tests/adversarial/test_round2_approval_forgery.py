@@ -286,18 +286,7 @@ ATTACKS: dict[str, tuple[list[Step | None], dict[str, int]]] = {
     "twins-approved-in-one-commit": ([twins, approve_twins(True)], {"": 1}),
     "twins-approved-in-two-commits": ([twins, approve_twins(False)], {"": 1}),
 }
-_TWINS = (
-    "round 2: two plans with the same frozen hash, approved in one push, both start in the "
-    "same pass (one batched start commit): the hash runs twice (no E_ALREADY_EXECUTED)"
-)
-BROKEN: dict[str, object] = {
-    "twins-approved-in-one-commit": pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason=_TWINS
-    ),
-    "twins-approved-in-two-commits": pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason=_TWINS
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def _build(root: Path) -> Lab:

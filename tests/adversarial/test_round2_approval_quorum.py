@@ -341,15 +341,7 @@ ATTACKS: dict[str, list[Step | None]] = {
     "peek/nested-verify": [submit("nested-verify"), approve(ALICE)],
     "peek/nested-plan-precondition": [submit("nested-plan-precondition"), approve(ALICE)],
 }
-BROKEN: dict[str, object] = {
-    "two/signed-trailer-writes-content": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 2: a Plan-Approved trailer commit signed by Alice but authored as the "
-        "agent also writes the content it approves: it counts as Alice's approval (signer) "
-        "while the content is credited to the agent (author); Alice + Bob start her version",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 CONTROLS: dict[str, list[Step | None]] = {
     "two/honest": [submit(), approve(ALICE), approve(BOB)],

@@ -18,6 +18,7 @@ holding its stdout open.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
+from test_round2_execution_kit import shared
 
 SECRET = "Zk8GitHookSecretQx"
 HOOKS = [
@@ -78,14 +80,12 @@ MODES = ["hooks", "hooks-path", "fsmonitor", "veto"]
 
 def _build(root: Path, mode: str) -> tuple[Lab, list[int]]:
     lab = Lab(root)
-    lab.write_config(
-        tools="sec: {kind: echo}\n", extra="secrets: {env_prefix: PLANGATE_SECRET_}\n"
-    )
+    lab.write_config(tools="sec: {kind: echo}\n", extra="secrets: {env_prefix: PLANGATE_SECRET_}\n")
     lab.write(
         "uses-secret",
         plan_text("uses-secret")
         + '  - id: 2\n    tool: sec\n    why: "a secret for the tool only"\n'
-        "    params: {t: \"$<secrets.TOKEN>\"}\n",
+        '    params: {t: "$<secrets.TOKEN>"}\n',
     )
     lab.git("config", "user.name", "Agent")  # not a hook: just git's own identity
     lab.write("bystander", plan_text("bystander"))
@@ -93,7 +93,9 @@ def _build(root: Path, mode: str) -> tuple[Lab, list[int]]:
         "available_tools:\n  - name: rec\n", "available_tools:\n  - name: rec\n  - name: sec\n"
     )
     lab.write("uses-secret", text)
-    frozen = lab.cli("freeze", str(lab.repo / "plans/uses-secret"), str(lab.repo / "plans/bystander"))
+    frozen = lab.cli(
+        "freeze", str(lab.repo / "plans/uses-secret"), str(lab.repo / "plans/bystander")
+    )
     assert frozen.returncode == 0, frozen.stdout + frozen.stderr
     lab.commit("plans, frozen", AGENT)
     for name in ("uses-secret", "bystander"):
@@ -154,7 +156,10 @@ TREE_MODES = ["chmod-folder", "hardlink-log", "hardlink-plan", "grandchild"]
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    root = tmp_path_factory.mktemp("tree2")
+    return shared(tmp_path_factory, "tree", _build_tree)
+
+
+def _build_tree(root: Path) -> Lab:
     lab = Lab(root)
     (root / "victim.txt").write_text("VICTIM-ORIGINAL\n")
     (root / "tamper.py").write_text(TAMPER)
@@ -198,10 +203,8 @@ actions:
         folder.chmod(0o755)
     pids = root / "grandchild.pid"
     for pid in pids.read_text().split() if pids.exists() else []:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(int(pid), 9)
-        except ProcessLookupError:
-            pass
     return lab
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab
+from test_round2_execution_kit import shared
 
 SRC = "import sys; sys.stdout.buffer.write(open(sys.argv[1] + '/' + sys.argv[2], 'rb').read())"
 ESC = "\x1b]0;PWNED\x07\x1b[2J\x1b[1A\r\u202eFAKE"
@@ -32,9 +33,7 @@ ESC = "\x1b]0;PWNED\x07\x1b[2J\x1b[1A\r\u202eFAKE"
 CRASHERS: dict[str, bytes] = {
     "nan-captured": b'{"v": NaN}',
     "infinity-captured": b'{"v": Infinity}',
-    "neg-infinity-captured": b'{"v": -Infinity}',
     "overflow-1e400-captured": b'{"v": 1e400}',
-    "nan-not-captured": b'{"w": NaN, "v": 1}',
     "lone-surrogate-captured": b'{"v": "x\\ud800y"}',
     "lone-surrogate-key": b'{"\\udc80": 1, "v": 1}',
 }
@@ -164,7 +163,7 @@ def test_a_non_json_output_costs_only_its_plan(tmp_path: Path, name: str) -> Non
 
 @pytest.fixture(scope="module")
 def odd(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return _lab(tmp_path_factory.mktemp("odd-outputs"), ODD)
+    return shared(tmp_path_factory, "odd-outputs", lambda root: _lab(root, ODD))
 
 
 def test_odd_outputs_pass_survives(odd: Lab) -> None:
@@ -193,9 +192,9 @@ def test_an_odd_output_is_recorded_and_the_file_still_reads(odd: Lab, name: str)
     # Nothing the controller wrote holds a raw terminal escape or a forged log heading.
     log = (odd.repo / "plans" / name / "EXECUTION_LOG.md").read_text(errors="replace")
     assert "\x1b" not in log and "\u202e" not in log
-    forged = [
-        line for line in log.splitlines() if line.startswith("#") and "FORGED" in line
-    ] + [line for line in log.splitlines() if line.startswith("- status: FORGED")]
+    forged = [line for line in log.splitlines() if line.startswith("#") and "FORGED" in line] + [
+        line for line in log.splitlines() if line.startswith("- status: FORGED")
+    ]
     assert forged == [], f"a tool output forged a log line: {forged}"
     calls = odd.calls(name)
     assert len(calls) <= 1
@@ -207,7 +206,6 @@ def test_terminal_views_never_show_raw_escapes(odd: Lab) -> None:
     for args in (
         ("status",),
         ("show", "plans/terminal-escapes"),
-        ("show", "plans/terminal-escapes", "--verbose"),
         ("show", "plans/terminal-escapes", "--format", "markdown"),
         ("audit",),
     ):
@@ -236,7 +234,8 @@ def test_an_output_before_a_gate_never_blocks_the_approved_gate(tmp_path: Path) 
         (payloads / name).write_bytes(data)
         lab.write(
             name,
-            _plan(name).replace("[{name: src}, {name: recv}]", "[{name: src}, {name: rec}]")
+            _plan(name)
+            .replace("[{name: src}, {name: recv}]", "[{name: src}, {name: rec}]")
             .replace("    tool: recv\n", "    tool: rec\n    requires_approval: true\n")
             .replace(', v: "$<actions[1].outputs.v>"', ""),
         )

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab
+from test_round2_execution_kit import shared
 
 SECRET = "Kq7vXw9pLm2nRt5z"
 LEAK = r"""
@@ -42,11 +43,19 @@ else:
 """
 #: variant -> (inputs, the param value), and what the tool must receive.
 REFS: dict[str, tuple[str | None, str, str]] = {
-    "split-over-two-inputs": ('{a: "$<secrets", b: ".TOKEN>"}', "$<inputs.a>$<inputs.b>", "$<secrets.TOKEN>"),
+    "split-over-two-inputs": (
+        '{a: "$<secrets", b: ".TOKEN>"}',
+        "$<inputs.a>$<inputs.b>",
+        "$<secrets.TOKEN>",
+    ),
     "dollar-input-then-text": ('{a: "$"}', "$<inputs.a><secrets.TOKEN>", "$<secrets.TOKEN>"),
     "double-dollar-input": ('{a: "$$"}', "$<inputs.a><secrets.TOKEN>", "$$<secrets.TOKEN>"),
     "input-holds-a-reference": ('{a: "$<secrets.TOKEN>"}', "$<inputs.a>", "$<secrets.TOKEN>"),
-    "input-holds-a-reference-embedded": ('{a: "$<secrets.TOKEN>"}', "x$<inputs.a>", "x$<secrets.TOKEN>"),
+    "input-holds-a-reference-embedded": (
+        '{a: "$<secrets.TOKEN>"}',
+        "x$<inputs.a>",
+        "x$<secrets.TOKEN>",
+    ),
     "escaped": ('{a: "A"}', "$$<inputs.a>", "$<inputs.a>"),
     "triple-dollar": ('{a: "A"}', "$$$<inputs.a>", "$$<inputs.a>"),
     "legacy-secret": (None, "${secrets.TOKEN}", "${secrets.TOKEN}"),
@@ -76,7 +85,7 @@ def _ref_plan(name: str, inputs: str | None, value: str) -> str:
         "available_tools: [{name: recv}, {name: out}]\nactions:\n"
         + first
         + f'  - id: {2 if first else 1}\n    tool: recv\n    why: "record"\n'
-        + f"    params: {{tag: \"{name}\", v: {json.dumps(value)}}}\n"
+        + f'    params: {{tag: "{name}", v: {json.dumps(value)}}}\n'
     )
 
 
@@ -91,11 +100,14 @@ def _leak_plan(mode: str) -> str:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    root = tmp_path_factory.mktemp("refs")
+    return shared(tmp_path_factory, "refs", _build)
+
+
+def _build(root: Path) -> Lab:
     lab = Lab(root)
     (root / "leak.py").write_text(LEAK)
     recv = json.dumps([sys.executable, "-I", "-S", str(lab.recorder), "{tag}", "{v}"])
-    out = json.dumps([sys.executable, "-I", "-S", "-c", "print('{\"v\": \"$<secrets.TOKEN>\"}')"])
+    out = json.dumps([sys.executable, "-I", "-S", "-c", 'print(\'{"v": "$<secrets.TOKEN>"}\')'])
     leak = json.dumps([sys.executable, "-I", "-S", str(root / "leak.py"), "{mode}", "{s}"])
     lab.write_config(
         tools=f"recv: {{kind: exec, argv: {recv}, env: {{REC_LOG: {json.dumps(str(lab.log))}}}}}\n"
@@ -164,7 +176,9 @@ def _forms(mode: str) -> dict[str, str]:
         pytest.param(
             m,
             marks=[
-                pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 2: {LEAK_BROKE[m]}")
+                pytest.mark.xfail(
+                    strict=True, raises=AssertionError, reason=f"round 2: {LEAK_BROKE[m]}"
+                )
             ]
             if m in LEAK_BROKE
             else [],

@@ -1,0 +1,44 @@
+"""Round 2 bench helper (no tests here): one Lab per module shared by the xdist workers.
+
+``pytest -n 2`` gives each worker its own copy of a module-scoped fixture, so every
+module's repo was built twice. :func:`shared` builds it once under the workers' common
+temp folder (a file lock makes the second worker wait) and hands the other worker a Lab
+rebuilt from the same folders, with the attributes the build recorded.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import Lab
+
+_BASE = ("root", "repo", "config", "state", "log", "home", "recorder")
+
+
+def shared(factory: pytest.TempPathFactory, key: str, build: Callable[[Path], Lab]) -> Lab:
+    base = factory.getbasetemp()
+    if base.name.startswith("popen-gw"):
+        base = base.parent
+    folder = base / f"r2-{key}"
+    done = base / f"r2-{key}.pickle"
+    with open(base / f"r2-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            saved: dict[str, Any] = pickle.loads(done.read_bytes())
+            lab = Lab.__new__(Lab)
+            for name, value in saved.items():
+                setattr(lab, name, value)
+            return lab
+        folder.mkdir()
+        lab = build(folder)
+        keep = {k: v for k, v in vars(lab).items() if k != "_status"}
+        done.write_bytes(pickle.dumps(keep))
+        return lab
+
+
+__all__ = ["_BASE", "shared"]

@@ -102,8 +102,16 @@ def trailer_value(plan_id: str, plan_hash: str) -> str:
     return f"{plan_id} {plan_hash}"
 
 
-def trailer_request(request: ApprovalRequest, commit: str, time: int, signer: str | None,
-                    valid: bool, message: str, *, changed: bool = False) -> ApprovalRequest:  # fmt: skip
+def trailer_request(
+    request: ApprovalRequest,
+    commit: str,
+    time: int,
+    signer: str | None,
+    valid: bool,
+    message: str,
+    *,
+    changed: bool = False,
+) -> ApprovalRequest:
     """A ``Plan-Approved:`` commit as a request of its own: its signer is the approver;
     ``changed``: the commit itself changed the plan's hashed content."""
     who = signer or ""

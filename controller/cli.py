@@ -91,7 +91,10 @@ HANDLERS: dict[str, Handler] = {
         "controller.commands.abort:abort",
         lambda a: {**_common(a), "path": a.path, "note": a.message, "force": a.force},
     ),
-    "audit": ("controller.commands.audit:audit", lambda a: {**_common(a), "as_json": a.json}),
+    "audit": (
+        "controller.commands.audit:audit",
+        lambda a: {**_common(a), "as_json": a.json, "controller": a.controller},
+    ),
     "check": (
         "controller.commands.check:check",
         lambda a: {
@@ -228,6 +231,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = add("audit", "check every execution in git history against its approval")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--controller",
+        metavar="EMAIL",
+        help="without a config: the controller's git identity (needed when more than one "
+        "identity recorded a policy naming itself the controller)",
+    )
 
     p = add("check", "for CI: what merging a pull request would do with each plan it changes")
     p.add_argument("--base", help="the branch merged into (default: main, or origin/<branch>)")

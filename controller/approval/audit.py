@@ -302,9 +302,12 @@ def _checker(file: str, config: Config) -> Callable[[bytes], tuple[tuple[str, ..
     return check
 
 
-def audit_repo(repo: GitRepo, config: Config | None, head: str) -> AuditReport:
-    """Replay ``head``'s first-parent history; ``config`` None: judge by git alone."""
-    timeline = Timeline.open(repo, config, head)
+def audit_repo(
+    repo: GitRepo, config: Config | None, head: str, controller: str | None = None
+) -> AuditReport:
+    """Replay ``head``'s first-parent history; ``config`` None: judge by git alone
+    (``controller``: the controller's identity, when the auditor names it)."""
+    timeline = Timeline.open(repo, config, head, controller)
     try:
         return _replay(repo, timeline, head)
     finally:

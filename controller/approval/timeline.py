@@ -7,9 +7,12 @@ identity (and, with ``require_signed`` in force, validly signed), parseable, can
 other change is a finding and changes nothing: a human who edits, forges or deletes the
 file, or a merge that brings another version in, does not change how the audit judges.
 
-Which identity is the controller's: the config's when the audit has one; otherwise the one
-the first recorded version names (a version written by someone else before the controller
-ever recorded one is then flagged when the controller records its own).
+Which identity is the controller's: the config's when the audit has one, or the one the
+auditor names (``--controller``); otherwise the one the recorded versions name, counting
+only versions committed by the identity they name (a version written by someone else is
+flagged by the walk). When more than one identity has recorded a policy naming itself, git
+alone cannot tell which is the controller (an agent can commit a self-consistent policy
+before the controller's first pass): the audit refuses to guess and asks for one.
 """
 
 from __future__ import annotations
@@ -54,32 +57,55 @@ class Timeline:
     fallback: Config | None = None
 
     @classmethod
-    def open(cls, repo: GitRepo, config: Config | None, head: str) -> Timeline:
-        """Read the first recorded version (for identity and plans folder without config)."""
+    def open(
+        cls, repo: GitRepo, config: Config | None, head: str, controller: str | None = None
+    ) -> Timeline:
+        """Find the controller's identity and plans folder: the config's, or (git alone) the
+        first recorded version committed by the identity it names (``controller``: only
+        that identity's)."""
         if config is not None:  # the config names them: no walk needed
             timeline = cls(repo, config, config.identity.email.lower(), config.plans_dir)
             timeline.fallback = config
             return timeline
         timeline = cls(repo, None, "", "")
+        wanted = controller.strip().lower() if controller else None
+        found: dict[str, tuple[Config, str]] = {}  # identity -> its first version, commit
         for record in repo.first_parent_log(None, head, [recorded.POLICY_PATH]):
             blob = _new_blob(record)
             doc = recorded.parse(repo.blob(blob)) if blob else None
             if doc is None:
                 continue
             try:  # a version no config can be made of is flagged by the walk; skip it here
-                first = timeline._config(doc)
+                version = timeline._config(doc)
             except Exception:
                 continue
-            timeline.fallback = first
-            timeline.identity, timeline.plans_dir = first.identity.email.lower(), first.plans_dir
-            return timeline
-        timeline.close()
-        raise ConfigInvalid(
-            "no config found, and the branch holds no recorded policy "
-            f"({recorded.POLICY_PATH}) to judge its history by",
-            remedy="pass --config (or set PLANGATE_CONFIG), or run a controller that "
-            "records its policy first",
-        )
+            named = version.identity.email.lower()
+            if record.author.email.lower() != named or named in found:
+                continue  # not committed by the identity it names: never the controller's
+            if wanted is None or named == wanted:
+                found[named] = (version, record.sha)
+        if len(found) > 1:
+            timeline.close()
+            claims = ", ".join(f"{who} (first at {sha[:12]})" for who, (_, sha) in found.items())
+            raise ConfigInvalid(
+                f"more than one identity recorded a policy naming itself the controller: "
+                f"{claims}; git alone cannot tell which one is",
+                remedy="pass --controller EMAIL (the controller's git identity) or --config",
+            )
+        if not found:
+            timeline.close()
+            raise ConfigInvalid(
+                "no config found, and the branch holds no recorded policy "
+                f"({recorded.POLICY_PATH}) committed by "
+                + (wanted or "the identity it names")
+                + " to judge its history by",
+                remedy="pass --config (or set PLANGATE_CONFIG), or run a controller that "
+                "records its policy first",
+            )
+        ((identity, (first, _sha)),) = found.items()
+        timeline.fallback = first
+        timeline.identity, timeline.plans_dir = identity, first.plans_dir
+        return timeline
 
     def close(self) -> None:
         if self._signers is not None:

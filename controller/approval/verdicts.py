@@ -12,6 +12,7 @@ prints it for a merge that has not happened yet; so the two cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from controller.approval import policy, quorum
@@ -47,8 +48,16 @@ def decide(
         verified_at=verified_at,
         authors=authors,
     )
+    blob = (state.request or {}).get("blob")
+    data = _data_at(repo, blob, state.file)
+    if authors is not None:
+        # Approving a parent approves the nested plans it pins: whoever wrote one of them
+        # wrote part of what runs (SPEC §12), and may not approve it either.
+        pinned = {who for _, _, pin in nested.pins(data) for who in authors.get(pin, ())}
+        if not pinned <= request.changers:
+            request = replace(request, changers=request.changers | frozenset(pinned))
     if need is None:
-        need = need_at(state, repo, config, (state.request or {}).get("blob"))
+        need = need_at(state, repo, config, blob, data)
     collected = quorum.votes_from(state.collected, request.current_hash)
     # a merge's branch may hold Plan-Approved commits (older index entries: look it up)
     merge = bool((state.request or {}).get("merge", True))
@@ -68,14 +77,23 @@ def decide(
     return request, verdict
 
 
-def need_at(state: PlanState, repo: GitRepo, config: Config, blob: str | None) -> policy.Need:
-    """What the policy requires of the plan version in ``blob``."""
-    data: Any = None
-    if blob is not None:
-        try:
-            data = yamlio.read_yaml(repo.blob(blob).decode("utf-8"), state.file).data
-        except Exception:
-            data = None  # unreadable: the §5 checks refuse it anyway
+def _data_at(repo: GitRepo, blob: str | None, file: str) -> Any:
+    """The plan version in ``blob``, parsed (None: absent or unreadable, which the §5
+    checks refuse anyway)."""
+    if blob is None:
+        return None
+    try:
+        return yamlio.read_yaml(repo.blob(blob).decode("utf-8"), file).data
+    except Exception:
+        return None
+
+
+def need_at(
+    state: PlanState, repo: GitRepo, config: Config, blob: str | None, data: Any = None
+) -> policy.Need:
+    """What the policy requires of the plan version in ``blob`` (``data``: already parsed)."""
+    if data is None:
+        data = _data_at(repo, blob, state.file)
     commit = (state.request or {}).get("commit")
     reader = nested_at(repo, str(commit), config) if commit else None
     found = profile.profile_of(state.plan_id, data, config.tools, reader)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
 
 
-def audit(*, config_path: str | None, as_json: bool) -> int:
+def audit(*, config_path: str | None, as_json: bool, controller: str | None = None) -> int:
     from controller.approval.audit import audit_repo
     from controller.commands._shared import optional_config
     from controller.errors import GitError
@@ -43,7 +43,7 @@ def audit(*, config_path: str | None, as_json: bool) -> int:
         head = repo.rev("HEAD")
     if head is None:
         raise GitError("the repository has no commits to audit")
-    report = audit_repo(repo, config, head)
+    report = audit_repo(repo, config, head, controller)
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:

@@ -239,17 +239,6 @@ ATTACKS: dict[str, tuple[list[Step], set[str]]] = {
 #: Variants that break the promise on this branch (round 2): id -> marker.
 R2 = "round 2: "
 BROKEN: dict[str, object] = {
-    "nested-plan-written-by-approver": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=R2 + "the approver wrote the pinned nested plan; approving the parent that "
-        "pins it runs her own actions (no E_SELF_APPROVAL)",
-    ),
-    "nested-plan-written-by-glob-approver": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=R2 + "same, for an approver matched by a glob",
-    ),
     "treesame-both-sides": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,

@@ -335,10 +335,10 @@ def _canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _fresh_audit(lab: Lab, tmp: Path) -> tuple[int, dict[str, Any]]:
+def _fresh_audit(lab: Lab, tmp: Path, *flags: str) -> tuple[int, dict[str, Any]]:
     clone = tmp / "clone"
     subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True, env=lab.env())
-    result = lab.cli("audit", "--json", cwd=clone)
+    result = lab.cli("audit", "--json", *flags, cwd=clone)
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     try:
         return result.returncode, json.loads(result.stdout)
@@ -385,14 +385,6 @@ def test_a_policy_committed_first_by_the_agent_leaves_the_audit_judging(tmp_path
     assert code in (0, 1) and _honest_valid(report), report
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 2: a fresh clone's audit without config takes the agent's first "
-    ".plangate/policy.json (identity = the agent) as the controller's: the agent's forged "
-    "start/complete for a plan Mallory 'approved' is reported approval_valid, the real run is "
-    "missing and the real controller's commits are flagged illegal",
-)
 def test_a_hostile_first_policy_does_not_make_the_agent_the_controller(tmp_path: Path) -> None:
     """The agent's policy names the agent as the controller and approver; then the agent
     writes a start/complete pair for a plan nobody approved."""
@@ -407,7 +399,14 @@ def test_a_hostile_first_policy_does_not_make_the_agent_the_controller(tmp_path:
     lab.commit(f"plangate: record policy\n\nPolicy-Hash: {HOSTILE_HASH[0]}", AGENT)
     play(lab, {"honest": [submit(), approve()], "ghost": [submit(), _forge_run_as_agent]})
     assert len(lab.calls("honest")) == 1 and lab.calls("ghost") == []
+    # Git alone cannot tell which self-declared controller is real: the audit refuses to
+    # guess (round 2 found it took the first one, the agent's) and asks for the identity.
     code, report = _fresh_audit(lab, tmp_path)
+    said = json.dumps(report)
+    assert code == 2 and report.get("executions") is None, report
+    assert "E_CONFIG_INVALID" in said and "--controller" in said, report
+    assert AGENT[1] in said and BOT[1] in said, report
+    code, report = _fresh_audit(lab, tmp_path / "named", "--controller", BOT[1])
     ghost = [
         e
         for e in report.get("executions", [])

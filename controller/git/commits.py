@@ -102,6 +102,40 @@ class Commits(Objects, Refs, Signing):
         with their first parent)."""
         return self._changes_log(tip, paths)
 
+    def merged_in(self, since: str | None, until: str, paths: Sequence[str]) -> list[CommitRecord]:
+        """Every non-merge commit that changed ``paths`` on a branch merged into ``until``'s
+        first-parent line after ``since``: reachable from a merge's other parents and not
+        from its first parent. ``--full-history``: a side branch whose change the first
+        parent also made (the merge is TREESAME to it) is walked too."""
+        spec = f"{since}..{until}" if since else until
+        merges = self.run("rev-list", "--first-parent", "--merges", "--parents", spec).split("\n")
+        revs: list[str] = []
+        for line in merges:
+            shas = line.split()
+            if len(shas) >= 3:  # merge, first parent, other parents
+                revs += [f"^{shas[1]}", *shas[2:]]
+        if not revs:
+            return []
+        tag = _new_tag()
+        out = self.run(
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            "--full-history",
+            "--no-merges",
+            "--no-show-signature",
+            _log_format(tag),
+            "--stdin",
+            "--",
+            *paths,
+            input="\n".join(revs).encode() + b"\n",
+        )
+        return list(parse_log(out, tag))
+
     def _changes_log(self, revisions: str, paths: Sequence[str]) -> list[CommitRecord]:
         """``git log`` of ``revisions`` limited to ``paths``, with each commit's raw changes."""
         tag = _new_tag()

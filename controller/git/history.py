@@ -109,6 +109,7 @@ class HistoryIndex(Lifecycle):
                     parts = list(pool.map(collect, segments))
         records = [record for part in parts for record in reversed(part)]
         try:
+            self.merged_authors(repo, last, head, self.scan_paths)
             for done, record in enumerate(records, 1):
                 self.apply(repo, record, sink)
                 if self.progress is not None and (

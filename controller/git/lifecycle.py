@@ -318,6 +318,24 @@ class Lifecycle(IndexStore):
         found.discard(self.controller_email)
         return found
 
+    def merged_authors(
+        self, repo: GitRepo, since: str | None, until: str, paths: list[str] | None = None
+    ) -> None:
+        """Authors of every plan content produced on branches merged into the first-parent
+        line after ``since``: the author index never forgets whoever produced a content, even
+        when the merge brought nothing new because the first parent made the same change
+        (git's default history simplification would hide that side)."""
+        for commit in repo.merged_in(since, until, paths or [self.plans_dir]):
+            who = self.identities(commit)
+            for change in commit.changes:
+                if PurePosixPath(change.path).name not in PLAN_FILES:
+                    continue
+                if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
+                    continue
+                facts = self.facts(repo, change.new_blob)
+                if facts is not None and facts.hash is not None:
+                    self._add_authors(facts.hash, who)
+
     def _producers(self, repo: GitRepo, tip: str, path: str, plan_hash: str) -> set[str]:
         """Everyone in ``tip``'s whole history who produced ``plan_hash`` at ``path``: a merge
         can bring back content whose commits the branch already holds (``merge -s ours``

@@ -238,14 +238,7 @@ ATTACKS: dict[str, tuple[list[Step], set[str]]] = {
 }
 #: Variants that break the promise on this branch (round 2): id -> marker.
 R2 = "round 2: "
-BROKEN: dict[str, object] = {
-    "treesame-both-sides": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=R2 + "Alice's merged edit is forgotten when the agent made the identical edit "
-        "on main (git's history simplification): she approves content she wrote",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 CONTROLS: dict[str, list[Step]] = {
     "honest": [submit(), approve()],

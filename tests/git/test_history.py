@@ -187,3 +187,29 @@ def test_a_scan_that_fails_while_applying_leaves_the_index_as_saved(
     clean.scan(gitrepo, head)
     assert asdict(index.plans["plans/p"]) == asdict(clean.plans["plans/p"])
     assert index.plans["plans/p"].status == "approved"
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_an_author_on_a_merged_branch_is_kept_when_main_made_the_same_change(
+    repo: Path, tmp_path: Path, incremental: bool
+) -> None:
+    """Alice's edit on a side branch and the agent's identical edit on main: the merge
+    changes nothing (git's default history simplification hides the side branch), yet Alice
+    produced that content, and the author index must say so, cold or incremental."""
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    index = _index(tmp_path)
+    if incremental:
+        index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    edited = PLAN.replace("to the world", "to everyone")
+    git(repo, "switch", "-q", "-c", "side")
+    write_plan(repo, text=edited)
+    commit_all(repo, "alice edits", ALICE)
+    git(repo, "switch", "-q", "main")
+    write_plan(repo, text=edited)
+    commit_all(repo, "agent makes the same edit", AGENT)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    content = index.plans["plans/greet"].hash
+    assert content is not None
+    assert ALICE[1] in index.authors[content] and AGENT[1] in index.authors[content]

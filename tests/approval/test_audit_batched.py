@@ -9,6 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from controller.settings.models import default_state_dir
 from tests.support.gitenv import event_subjects, run_cli
 from tests.support.gitkit import (
@@ -22,6 +24,15 @@ from tests.support.gitkit import (
     write_plan,
 )
 from tests.support.plantext import greet_plan
+
+
+@pytest.fixture(autouse=True)
+def unhurried_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches close at the end of the pass, not after 0.2 s: on a loaded machine a pass
+    deciding one plan per 0.2 s would commit each alone, and these tests are about reading
+    batched commits, not about when a batch closes."""
+    monkeypatch.setattr("controller.service.committing.BATCH_WINDOW", 3600.0)
+
 
 CONFIG = """\
 repo: repo

@@ -210,9 +210,14 @@ class Committing(ControllerCore):
 
     def _batching(self, *, first_alone: bool, least: int | None = None) -> None:
         """From now until :meth:`_flush` (the end of the pass), events are committed together:
-        when the oldest waits ``BATCH_WINDOW`` or ``BATCH_MAX`` are waiting. ``first_alone``:
-        the first event is committed at once (a lone approval never waits for a batch)."""
-        self._batch = _Batch(first_alone=first_alone, least=BATCH_MIN if least is None else least)
+        when the oldest waits ``execution.batch_window`` or ``BATCH_MAX`` are waiting.
+        ``first_alone``: the first event is committed at once (a lone approval never waits
+        for a batch)."""
+        self._batch = _Batch(
+            first_alone=first_alone,
+            least=BATCH_MIN if least is None else least,
+            window=self.config.execution.batch_window,
+        )
 
     def _flush(self, *, stop: bool = False) -> None:
         """Commit the waiting events (one commit); ``stop``: and stop batching."""
@@ -405,8 +410,8 @@ class Committing(ControllerCore):
 
 #: What :meth:`Committing._commit_plan` returns for an edit waiting for its batch's commit.
 PENDING = "pending"
-#: How long the oldest event of a batch waits for others, and how many one commit holds.
-BATCH_WINDOW = 0.2
+#: How many events one commit holds (how long the oldest waits for others:
+#: ``execution.batch_window``).
 BATCH_MAX = 250
 #: Fewer events than this waiting at the end of a pass are committed one by one (a batch
 #: pays off in bursts); outcomes that finished together share a commit from two on.
@@ -435,6 +440,7 @@ class _Batch:
     first_alone: bool
     #: fewer waiting events than this are committed one by one
     least: int = BATCH_MIN
+    window: float = 0.2
     entries: list[_Entry] = field(default_factory=list)
     since: float | None = None
 
@@ -442,7 +448,7 @@ class _Batch:
         now = time.monotonic()
         if self.since is None:
             self.since = now
-        return len(self.entries) >= BATCH_MAX or now - self.since >= BATCH_WINDOW
+        return len(self.entries) >= BATCH_MAX or now - self.since >= self.window
 
 
 def _without_execution(text: str) -> str:

@@ -236,6 +236,9 @@ class ExecutionSettings(_Strict):
     """Seconds between PLAN.yml/EXECUTION_LOG.md updates while a plan runs."""
     resync_interval: Seconds = 300.0
     """Seconds between full reconcile passes (the safety net)."""
+    batch_window: Seconds = 0.2
+    """Seconds the oldest event of a batched controller commit waits for others (a pass's
+    first event is never delayed; docs/approvals.md, "Several plans in one commit")."""
 
 
 def _url_list(value: Any) -> Any:

@@ -31,7 +31,16 @@ def unhurried_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches close at the end of the pass, not after 0.2 s: on a loaded machine a pass
     deciding one plan per 0.2 s would commit each alone, and these tests are about reading
     batched commits, not about when a batch closes."""
-    monkeypatch.setattr("controller.service.committing.BATCH_WINDOW", 3600.0)
+    from tests.support import gitkit
+
+    real = gitkit.make_config
+
+    def unhurried(repo: Path, **approval: object) -> object:
+        config = real(repo, **approval)
+        execution = config.execution.model_copy(update={"batch_window": 3600.0})
+        return config.model_copy(update={"execution": execution})
+
+    monkeypatch.setattr(gitkit, "make_config", unhurried)
 
 
 CONFIG = """\

@@ -73,13 +73,13 @@ def served(tmp_path: Path) -> Iterator[str]:
     daemon.wait(10)
 
 
-def _config(tmp_path: Path, name: str, url: str) -> Path:
+def _config(tmp_path: Path, name: str, url: str, extra: str = "") -> Path:
     path = tmp_path / f"{name}.yml"
     path.write_text(
         f"remote: {{url: '{url}', branch: main, poll_interval: 1}}\n"
         f"state_dir: state-{name}\n"
         "approval: {approvers: ['alice@example.com']}\n"
-        "tools: {greet: {kind: echo}}\n"
+        "tools: {greet: {kind: echo}}\n" + extra
     )
     return path
 
@@ -147,7 +147,10 @@ def test_remote_starts_share_a_pushed_commit_and_each_plan_runs_once(
     """In remote mode every controller commit is a push: starts decided in one pass share
     commits as in local mode (the first alone, at once), and each plan still runs once, with
     two controllers racing for the same remote."""
-    configs = [_config(tmp_path, "a", served), _config(tmp_path, "b", served)]
+    # batches close at the end of the pass (a loaded machine deciding one plan per 0.2 s
+    # would otherwise commit each alone)
+    unhurried = "execution: {batch_window: 3600}\n"
+    configs = [_config(tmp_path, n, served, unhurried) for n in ("a", "b")]
     human = tmp_path / "human"
     git(tmp_path, "clone", "-q", served, str(human))
     slugs = [f"p{i:02d}" for i in range(12)]

@@ -8,11 +8,11 @@ other change is a finding and changes nothing: a human who edits, forges or dele
 file, or a merge that brings another version in, does not change how the audit judges.
 
 Which identity is the controller's: the config's when the audit has one, or the one the
-auditor names (``--controller``); otherwise the one the recorded versions name, counting
-only versions committed by the identity they name (a version written by someone else is
-flagged by the walk). When more than one identity has recorded a policy naming itself, git
-alone cannot tell which is the controller (an agent can commit a self-consistent policy
-before the controller's first pass): the audit refuses to guess and asks for one.
+auditor names (``--controller``); otherwise the one the recorded versions name (a version
+committed by anyone but the identity it names is flagged by the walk and never in force).
+When the versions name more than one identity, git alone cannot tell which is the
+controller (an agent can commit a self-consistent policy naming itself before the
+controller's first pass): the audit refuses to guess and asks for one.
 """
 
 from __future__ import annotations
@@ -61,15 +61,16 @@ class Timeline:
         cls, repo: GitRepo, config: Config | None, head: str, controller: str | None = None
     ) -> Timeline:
         """Find the controller's identity and plans folder: the config's, or (git alone) the
-        first recorded version committed by the identity it names (``controller``: only
-        that identity's)."""
+        one identity the recorded versions name (``controller``: that one)."""
         if config is not None:  # the config names them: no walk needed
             timeline = cls(repo, config, config.identity.email.lower(), config.plans_dir)
             timeline.fallback = config
             return timeline
         timeline = cls(repo, None, "", "")
         wanted = controller.strip().lower() if controller else None
-        found: dict[str, tuple[Config, str]] = {}  # identity -> its first version, commit
+        #: identity -> (its first version, commit), and its first version it committed itself
+        named: dict[str, tuple[Config, str]] = {}
+        own: dict[str, Config] = {}
         for record in repo.first_parent_log(None, head, [recorded.POLICY_PATH]):
             blob = _new_blob(record)
             doc = recorded.parse(repo.blob(blob)) if blob else None
@@ -79,32 +80,35 @@ class Timeline:
                 version = timeline._config(doc)
             except Exception:
                 continue
-            named = version.identity.email.lower()
-            if record.author.email.lower() != named or named in found:
-                continue  # not committed by the identity it names: never the controller's
-            if wanted is None or named == wanted:
-                found[named] = (version, record.sha)
-        if len(found) > 1:
+            identity = version.identity.email.lower()
+            if wanted is not None and identity != wanted:
+                continue
+            named.setdefault(identity, (version, record.sha))
+            if record.author.email.lower() == identity:
+                own.setdefault(identity, version)
+        if len(named) > 1:
             timeline.close()
-            claims = ", ".join(f"{who} (first at {sha[:12]})" for who, (_, sha) in found.items())
+            claims = ", ".join(f"{who} (first at {sha[:12]})" for who, (_, sha) in named.items())
             raise ConfigInvalid(
-                f"more than one identity recorded a policy naming itself the controller: "
-                f"{claims}; git alone cannot tell which one is",
+                f"the recorded policies name more than one controller identity: {claims}; "
+                "git alone cannot tell which one is the controller",
                 remedy="pass --controller EMAIL (the controller's git identity) or --config",
             )
-        if not found:
+        if not named:
             timeline.close()
             raise ConfigInvalid(
                 "no config found, and the branch holds no recorded policy "
-                f"({recorded.POLICY_PATH}) committed by "
-                + (wanted or "the identity it names")
+                f"({recorded.POLICY_PATH})"
+                + (f" naming {wanted}" if wanted else "")
                 + " to judge its history by",
                 remedy="pass --config (or set PLANGATE_CONFIG), or run a controller that "
                 "records its policy first",
             )
-        ((identity, (first, _sha)),) = found.items()
-        timeline.fallback = first
-        timeline.identity, timeline.plans_dir = identity, first.plans_dir
+        ((identity, (first, _sha)),) = named.items()
+        # History before the controller's first record is judged by the first version the
+        # controller itself committed (one someone else committed is only a claim).
+        timeline.fallback = own.get(identity, first)
+        timeline.identity, timeline.plans_dir = identity, timeline.fallback.plans_dir
         return timeline
 
     def close(self) -> None:

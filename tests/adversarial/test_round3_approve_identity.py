@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (attack steps read best on one line)
 """Round 3, approval side: who a commit is by is what the branch's commits say, not what a
 file or ref the agent can write says, and an audit judges only history it really has.
 
@@ -90,7 +91,9 @@ def _rewrite_identity(lab: Lab, commit: str, who: tuple[str, str]) -> str:
             stamp = rest.rsplit(" ", 2)[-2:]
             line = f"{key} {who[0]} <{who[1]}> {' '.join(stamp)}"
         lines.append(line)
-    return lab.git("hash-object", "-t", "commit", "-w", "--stdin", input="\n".join(lines) + "\n\n" + message).strip()
+    return lab.git(
+        "hash-object", "-t", "commit", "-w", "--stdin", input="\n".join(lines) + "\n\n" + message
+    ).strip()
 
 
 def approve_then_replace(lab: Lab, vid: str) -> None:
@@ -139,11 +142,20 @@ def forge_start(lab: Lab, vid: str) -> None:
 
 ATTACKS: dict[str, tuple[list[Step], set[str]]] = {
     "mailmap-mallory-is-alice": (
-        [submit(extra=mailmap("Alice <alice@example.com> Mallory Mailmap <mallory@example.com>")), approve(MALLORY_MM)],
+        [
+            submit(
+                extra=mailmap("Alice <alice@example.com> Mallory Mailmap <mallory@example.com>")
+            ),
+            approve(MALLORY_MM),
+        ],
         NOT_ALLOWED,
     ),
     "mailmap-alice-is-agent": (
-        [submit(extra=mailmap("Agent <agent@example.com> Alice Writer <alice@example.com>")), edit_as(ALICE_WRITER), approve()],
+        [
+            submit(extra=mailmap("Agent <agent@example.com> Alice Writer <alice@example.com>")),
+            edit_as(ALICE_WRITER),
+            approve(),
+        ],
         SELF,
     ),
     "replace-mallory-is-alice": ([submit(), approve_then_replace], NOT_ALLOWED),
@@ -173,7 +185,9 @@ BROKEN: dict[str, object] = {
 }
 CONTROLS: dict[str, list[Step]] = {"honest": [submit(), approve()]}
 SHALLOW = "shallow-self"
-FORGERY: dict[str, list[Step]] = {SHALLOW: [submit(), edit_as(ALICE_SHALLOW), approve(), forge_start]}
+FORGERY: dict[str, list[Step]] = {
+    SHALLOW: [submit(), edit_as(ALICE_SHALLOW), approve(), forge_start]
+}
 
 
 def _build(root: Path) -> Lab:
@@ -199,7 +213,11 @@ def test_only_the_commits_say_who_approved_and_who_wrote(lab: Lab, vid: str) -> 
 
 
 def _audit(lab: Lab, clone: Path, *clone_args: str) -> tuple[int, dict[str, Any]]:
-    subprocess.run(["git", "clone", "-q", *clone_args, f"file://{lab.repo}", str(clone)], check=True, env=lab.env())
+    subprocess.run(
+        ["git", "clone", "-q", *clone_args, f"file://{lab.repo}", str(clone)],
+        check=True,
+        env=lab.env(),
+    )
     result = lab.cli("audit", "--json", cwd=clone)
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     try:
@@ -227,7 +245,9 @@ def test_a_full_clone_audit_flags_the_forged_start(lab: Lab, tmp_path: Path) -> 
     "plan cut off, a start forged on her self-approval is judged approval_valid"
 )
 def test_a_shallow_clone_audit_never_calls_the_forged_start_valid(lab: Lab, tmp_path: Path) -> None:
-    content = lab.git("log", "--format=%H", "-n1", "--author=Alice Shallow", "--", f"plans/{SHALLOW}").strip()
+    content = lab.git(
+        "log", "--format=%H", "-n1", "--author=Alice Shallow", "--", f"plans/{SHALLOW}"
+    ).strip()
     depth = int(lab.git("rev-list", "--count", f"{content}..HEAD").strip())
     code, report = _audit(lab, tmp_path / "shallow", f"--depth={depth}")
     assert code != 0 and _forged_valid(report) == [], report

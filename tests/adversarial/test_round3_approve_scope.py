@@ -75,38 +75,66 @@ SRC = """\
 """
 GUARD = '[{param: to, matches: "^.*$"}]'
 TO = '"$<actions[1].outputs.who>"'
-CHECK = '{tool: probe, params: {tag: "@TAG@-check", to: ' + TO + "}, guards: " + GUARD + ", expect: {path: $.json.ok, equals: true}"
+CHECK = (
+    '{tool: probe, params: {tag: "@TAG@-check", to: '
+    + TO
+    + "}, guards: "
+    + GUARD
+    + ", expect: {path: $.json.ok, equals: true}"
+)
 ACT2 = '  - id: 2\n    tool: rec\n    why: "act"\n    params: {tag: "@TAG@-2"}\n'
-SEND2 = '  - id: 2\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-2", to: ' + TO + "}\n    guards: " + GUARD + "\n"
+SEND2 = (
+    '  - id: 2\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-2", to: '
+    + TO
+    + "}\n    guards: "
+    + GUARD
+    + "\n"
+)
 
 BODIES: dict[str, str] = {
     # action 2 sends to outside data (the sanity case: the flow rule must bite)
     "direct": SRC + SEND2,
     # no flow at all (control)
-    "none": SRC + '  - id: 2\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-2", to: "ops@example.com"}\n',
+    "none": SRC
+    + '  - id: 2\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-2", to: "ops@example.com"}\n',
     "precondition": SRC + ACT2 + "    preconditions:\n      - " + CHECK + "}\n",
     "verify": SRC + ACT2 + "    verify: " + CHECK + ", timeout: 5, interval: 1}\n",
     "fallback": SRC
     + '  - id: 2\n    tool: fmt\n    why: "may fail"\n    params: {tag: "@TAG@-fmt"}\n    on_failure: fallback\n'
-    + '    fallback:\n      - {id: "2.1", tool: send, why: "tell them", params: {tag: "@TAG@-fb", to: ' + TO + "}, guards: " + GUARD + "}\n",
+    + '    fallback:\n      - {id: "2.1", tool: send, why: "tell them", params: {tag: "@TAG@-fb", to: '
+    + TO
+    + "}, guards: "
+    + GUARD
+    + "}\n",
     "inherit": SRC
-    + '  - id: 2\n    tool: fmt\n    why: "format"\n    params: {tag: "@TAG@-fmt", v: ' + TO + '}\n    outputs:\n      - {name: v, path: "$.v"}\n'
-    + '  - id: 3\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-2", to: "$<actions[2].outputs.v>"}\n    guards: ' + GUARD + "\n",
+    + '  - id: 2\n    tool: fmt\n    why: "format"\n    params: {tag: "@TAG@-fmt", v: '
+    + TO
+    + '}\n    outputs:\n      - {name: v, path: "$.v"}\n'
+    + '  - id: 3\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-2", to: "$<actions[2].outputs.v>"}\n    guards: '
+    + GUARD
+    + "\n",
     # a library plan: its own action 1 feeds its sensitive action 2
     "lib-flow": SRC + SEND2,
     # a library plan whose sensitive param comes from its input
-    "lib-input": '  - id: 1\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-1", to: "$<inputs.to>"}\n    guards: ' + GUARD + "\n",
+    "lib-input": '  - id: 1\n    tool: send\n    why: "send"\n    params: {tag: "@TAG@-1", to: "$<inputs.to>"}\n    guards: '
+    + GUARD
+    + "\n",
     # a library plan calling the rule's tool
     "lib-peek": '  - id: 1\n    tool: peek\n    why: "look"\n    params: {tag: "@TAG@-1"}\n',
     # a parent: its own step, then the library (optionally fed outside data)
-    "parent": SRC + '  - id: 2\n    plan: {path: plans/@LIB@, hash: "@PIN@"}\n    why: "run the library"\n',
+    "parent": SRC
+    + '  - id: 2\n    plan: {path: plans/@LIB@, hash: "@PIN@"}\n    why: "run the library"\n',
     "parent-input": SRC
-    + '  - id: 2\n    plan: {path: plans/@LIB@, hash: "@PIN@"}\n    why: "run the library"\n    inputs: {to: ' + TO + "}\n",
+    + '  - id: 2\n    plan: {path: plans/@LIB@, hash: "@PIN@"}\n    why: "run the library"\n    inputs: {to: '
+    + TO
+    + "}\n",
     "plain": '  - id: 1\n    tool: rec\n    why: "record"\n    params: {tag: "@TAG@"}\n',
 }
 
 
-def text(tag: str, body: str, status: str = "pending_approval", lib: str = "", pin: str = "") -> str:
+def text(
+    tag: str, body: str, status: str = "pending_approval", lib: str = "", pin: str = ""
+) -> str:
     inputs = 'inputs:\n  to: "nobody@example.com"\n' if body == "lib-input" else ""
     head = HEAD.format(tag=tag, status=status, inputs=inputs)
     return head + BODIES[body].replace("@TAG@", tag).replace("@LIB@", lib).replace("@PIN@", pin)
@@ -215,7 +243,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def _ran(lab: Lab, vid: str) -> list[str]:
-    tags = [vid] + [f"{vid}{s}" for s in ("-2", "-check", "-fb", "-fmt", "-lib", "-lib-1", "-lib-2")]
+    tags = [vid] + [
+        f"{vid}{s}" for s in ("-2", "-check", "-fb", "-fmt", "-lib", "-lib-1", "-lib-2")
+    ]
     return [t for t in tags if lab.calls(t)]
 
 

@@ -1,3 +1,4 @@
+
 """Round 3, approval side: with ``require_signed``, a quorum counts people, and the
 allowed-signers file says which identities are one person (one key).
 
@@ -66,14 +67,27 @@ def trailer_pr(key: str, who: tuple[str, str], merge_key: str, merger: tuple[str
         lab.set_status(vid, "approved")
         lab.commit(f"request {vid}", AGENT)
         lab.git("checkout", "-q", "main")
-        lab.git(*_sign_args(lab, merge_key), "merge", "-q", "-S", "--no-ff", "--no-edit", f"{vid}-review", who=merger)
+        lab.git(
+            *_sign_args(lab, merge_key),
+            "merge",
+            "-q",
+            "-S",
+            "--no-ff",
+            "--no-edit",
+            f"{vid}-review",
+            who=merger,
+        )
 
     return step
 
 
 ATTACKS: dict[str, list[Step]] = {
     "one-key-two-addresses": [submit, signed_approve("bob", BOB), signed_approve("bob", ROBERT)],
-    "pattern-key-two-addresses": [submit, signed_approve("carol", CAROL), signed_approve("carol", DAVE)],
+    "pattern-key-two-addresses": [
+        submit,
+        signed_approve("carol", CAROL),
+        signed_approve("carol", DAVE),
+    ],
     "trailer-and-merge-one-key": [submit, trailer_pr("bob", ROBERT, "bob", BOB)],
 }
 BROKEN: dict[str, object] = {}

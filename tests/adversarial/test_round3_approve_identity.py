@@ -240,10 +240,6 @@ def test_a_full_clone_audit_flags_the_forged_start(lab: Lab, tmp_path: Path) -> 
     assert code == 1 and _forged_valid(report) == [], report
 
 
-@_broke(  # type: ignore[misc]
-    "plangate audit does not notice a shallow clone: with the commit where Alice wrote the "
-    "plan cut off, a start forged on her self-approval is judged approval_valid"
-)
 def test_a_shallow_clone_audit_never_calls_the_forged_start_valid(lab: Lab, tmp_path: Path) -> None:
     content = lab.git(
         "log", "--format=%H", "-n1", "--author=Alice Shallow", "--", f"plans/{SHALLOW}"
@@ -251,3 +247,5 @@ def test_a_shallow_clone_audit_never_calls_the_forged_start_valid(lab: Lab, tmp_
     depth = int(lab.git("rev-list", "--count", f"{content}..HEAD").strip())
     code, report = _audit(lab, tmp_path / "shallow", f"--depth={depth}")
     assert code != 0 and _forged_valid(report) == [], report
+    # round 3 found it judged the forged start valid; a shallow clone is now refused
+    assert code == 2 and "shallow" in json.dumps(report) and "E_GIT" in json.dumps(report)

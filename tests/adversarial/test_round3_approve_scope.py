@@ -214,14 +214,7 @@ ATTACKS: dict[str, list[Step]] = {
     ],
     "two": [submit("plain"), approve()],
 }
-BROKEN: dict[str, object] = {
-    "two": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 3: a plan whose folder is exactly plans/two escapes the rule "
-        "paths: [plans/two/**] (needs 2): it ran on Alice's approval alone",
-    ),
-}
+BROKEN: dict[str, object] = {}
 CONTROLS: dict[str, list[Step]] = {"flow/none": [submit("none"), approve()]}
 SANITY: dict[str, list[Step]] = {
     "flow/direct": [submit("direct"), approve()],

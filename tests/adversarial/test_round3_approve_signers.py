@@ -1,4 +1,3 @@
-
 """Round 3, approval side: with ``require_signed``, a quorum counts people, and the
 allowed-signers file says which identities are one person (one key).
 

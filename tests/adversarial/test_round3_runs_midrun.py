@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (plan texts and tool argv are kept on one line as written)
 """Round 3, what runs / how often / what is recorded: git commits that land *while* a plan
 runs, and the order of gate, ask and abort decisions.
 
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
-from test_round2_execution_kit import shared
+from test_round3_runs_kit import shared_eager
 
 TAMPER = r"""
 import os, re, subprocess, sys
@@ -157,12 +158,13 @@ def _build(root: Path) -> Lab:
     lab.commit("try again", ALICE)
     lab.run(check=False)
     lab.run(check=False)
+    lab.final = lab.status()
     return lab
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return shared(tmp_path_factory, "r3-midrun", _build)
+    return shared_eager(tmp_path_factory, "r3-midrun")
 
 
 # -- commits that land while the plan runs ----------------------------------------------
@@ -185,7 +187,9 @@ def test_the_outcome_commit_stamps_only_content_that_ran(lab: Lab) -> None:
     stamped = [
         r
         for r in lab.log_rows()
-        if r[2] == "plangate@localhost" and "Plan: plans/m-params" in r[4] and "Plan-Status: completed" in r[4]
+        if r[2] == "plangate@localhost"
+        and "Plan: plans/m-params" in r[4]
+        and "Plan-Status: completed" in r[4]
     ]
     assert stamped, "no outcome commit for plans/m-params"
     text = lab.git("show", f"{stamped[0][0]}:plans/m-params/PLAN.yml")
@@ -201,7 +205,7 @@ def test_the_outcome_commit_stamps_only_content_that_ran(lab: Lab) -> None:
 )
 def test_an_abort_committed_mid_run_stops_before_the_next_action(lab: Lab) -> None:
     assert lab.calls("m-alice-abort-step2") == [], "the next action ran after Alice's abort"
-    assert lab.status()["plans/m-alice-abort"]["status"] == "aborted"
+    assert lab.final["plans/m-alice-abort"]["status"] == "aborted"
 
 
 @pytest.mark.xfail(
@@ -232,7 +236,7 @@ def test_an_empty_plan_committed_mid_run_still_gets_its_outcome_recorded(lab: La
 
 def test_the_bystander_ran_once_in_the_end(lab: Lab) -> None:
     assert len(lab.calls(BYSTANDER)) == 1
-    assert lab.status()[f"plans/{BYSTANDER}"]["status"] == "completed"
+    assert lab.final[f"plans/{BYSTANDER}"]["status"] == "completed"
 
 
 # -- abort and gate approval in either order before one pass ----------------------------
@@ -241,7 +245,7 @@ def test_the_bystander_ran_once_in_the_end(lab: Lab) -> None:
 @pytest.mark.parametrize("tag", ["g-abort-then-approve", "g-abort-revert-approve"])
 def test_an_abort_before_the_gate_approval_wins(lab: Lab, tag: str) -> None:
     assert lab.calls(f"{tag}-gated") == [], "the gated action ran after the abort"
-    assert lab.status()[f"plans/{tag}"]["status"] == "aborted"
+    assert lab.final[f"plans/{tag}"]["status"] == "aborted"
 
 
 @pytest.mark.xfail(
@@ -254,7 +258,7 @@ def test_an_abort_before_the_gate_approval_wins(lab: Lab, tag: str) -> None:
 def test_an_abort_after_the_gate_approval_ends_the_plan_one_way(lab: Lab) -> None:
     tag = "g-approve-then-abort"
     ran = len(lab.calls(f"{tag}-gated"))
-    status = lab.status()[f"plans/{tag}"]["status"]
+    status = lab.final[f"plans/{tag}"]["status"]
     assert ran <= 1
     assert (status, ran) in (("aborted", 0), ("completed", 1)), f"wedged: {status}, ran {ran}"
 
@@ -271,5 +275,5 @@ def test_no_earlier_approval_answers_an_ask(lab: Lab, tag: str) -> None:
 def test_one_answer_buys_one_more_try(lab: Lab) -> None:
     tag = ASKS[0]
     assert _fails(lab, tag) == 2, "one answer to an ask must try the action exactly once more"
-    assert lab.status()[f"plans/{tag}"]["status"] == "awaiting_approval"
+    assert lab.final[f"plans/{tag}"]["status"] == "awaiting_approval"
     assert _fails(lab, ASKS[1]) == 1

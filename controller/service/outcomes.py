@@ -99,26 +99,38 @@ class Outcomes(Committing):
         return None
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
-        last = [time.monotonic()]  # the pass that started the job has just read the branch
+        seen: list[str | None] = [None]  # the branch head last looked at
 
         def abort_requested() -> bool:
+            """Before every action: has the branch asked to abort? Costs a read of the ref
+            file while the branch stays put (no time-based skipping: with `run --once` no
+            pass runs meanwhile, and an abort committed during action 1 must stop action 2)."""
             if job.plan_id in self._abort:
                 return True
-            if self.config.remote is not None or time.monotonic() - last[0] < 1.0:
+            if self.config.remote is not None:
+                return False  # remote: each pass fetches and hands aborts to the run
+            try:
+                head = self.head()
+            except PlangateError:
                 return False
-            last[0] = time.monotonic()
-            return self._abort_at_head(job)
+            if head == seen[0]:
+                return False
+            found = self._abort_at_head(job)
+            if found is None:
+                return False  # a pass holds the controller: it hands over any abort itself
+            seen[0] = head
+            return found
 
         return abort_requested
 
-    def _abort_at_head(self, job: Job) -> bool:
+    def _abort_at_head(self, job: Job) -> bool | None:
         """Has a commit on the branch asked to abort this plan (as the history index reads it:
         an allowed approver or author set ``aborted``)? New commits are applied to the index,
         so the check costs what changed, never a read or parse of the plan (a 1,000-action
         plan took 0.7 s to parse, once a second). Skipped while a pass holds the controller:
-        the pass itself hands an abort request to the running plan."""
+        the pass itself hands an abort request to the running plan (None: not looked)."""
         if not self._lock.acquire(blocking=False):
-            return False
+            return None
         try:
             head = self.head()
             if self.index.meta("last_commit") != head:
@@ -126,7 +138,7 @@ class Outcomes(Committing):
             state = self.index.plans.get(job.plan_id)
             return state is not None and state.abort_requested
         except PlangateError:
-            return False  # the next check, or the next pass, tries again
+            return None  # the next check, or the next pass, tries again
         finally:
             self._lock.release()
 

@@ -196,13 +196,6 @@ def test_the_outcome_commit_stamps_only_content_that_ran(lab: Lab) -> None:
     assert "FORGED" not in text, "the controller stamped 'completed' on params that never ran"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 3: with run --once, Alice's abort committed while action 1 runs is ignored: "
-    "action 2 runs and the controller's 'complete' commit overwrites her status: aborted "
-    "(the daemon honours it)",
-)
 def test_an_abort_committed_mid_run_stops_before_the_next_action(lab: Lab) -> None:
     assert lab.calls("m-alice-abort-step2") == [], "the next action ran after Alice's abort"
     assert lab.final["plans/m-alice-abort"]["status"] == "aborted"

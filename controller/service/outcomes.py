@@ -8,7 +8,6 @@ still hashes to what was approved, runs it (stopping on an abort request), then 
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

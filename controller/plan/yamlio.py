@@ -12,7 +12,7 @@ inside one too, which the parser would fold into a space): :func:`_hidden_breaks
 
 One canonical value tree for the hash and the run: the hash (RFC 8785) writes ``1.0``,
 ``1e2`` and ``-0.0`` as ``1``, ``100`` and ``0``, so the reader yields the integer for every
-float with an integral value within ±(2^53−1) (:func:`_canonical_number`). Two files that
+float with an integral value within ±(2^53−1) (:func:`canonical_number`). Two files that
 hash alike then hand tools the very same values, not ``1.0`` for one and ``1`` for the other.
 
 Writing never re-emits the author's text. The controller owns whole top-level blocks
@@ -248,10 +248,10 @@ def _scalar(event: ScalarEvent, source: str) -> Any:
     if construct is None:
         _refuse(event, source, f"unsupported value type {tag}")
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-    return _canonical_number(construct(_YAML.constructor, node))
+    return canonical_number(construct(_YAML.constructor, node))
 
 
-def _canonical_number(value: Any) -> Any:
+def canonical_number(value: Any) -> Any:
     """The integer for a float with an integral value within ±(2^53−1) (``1.0``, ``1e2``,
     ``-0.0``): the value RFC 8785 hashes, so it is also the value tools get."""
     if type(value) is float and value.is_integer() and abs(value) <= MAX_SAFE_INT:

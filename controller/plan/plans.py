@@ -36,6 +36,7 @@ DEFAULT_MAX_BYTES = 1_048_576
 DEFAULT_MAX_ACTIONS = 500
 DEFAULT_MAX_PARAMS = 1_048_576
 FREEZABLE = ("draft", "pending_approval", "invalid")
+STATUS = ("plan", "status")
 NOT_BLOCK = (
     "the top level must be a block mapping (one key per line, as in docs/plan-format.md), "
     "not a flow mapping such as JSON: the controller writes status and frozen into it"
@@ -708,10 +709,11 @@ def freeze_text(
     frozen_at = at or now_utc()
     if plan.frozen_hash == new_hash:
         frozen_at = str(plan.block("frozen").get("at", frozen_at))
-    text = yamlio.set_block(doc, "frozen", {"hash": new_hash, "at": frozen_at, **(facts or {})})
+    blocks: dict[str, Any] = {"frozen": {"hash": new_hash, "at": frozen_at, **(facts or {})}}
     if "validation" in doc.data:
-        text = yamlio.set_block(yamlio.read_yaml(text, str(plan.path)), "validation", None)
-    _assert_hash(text, new_hash, plan.path)
+        blocks["validation"] = None
+    text = yamlio.edit(doc, blocks)
+    _assert_hash(text, new_hash, plan.path)  # the one parse of the new text: kept for its commit
     return FreezeOutcome(plan, text, True, new_hash)
 
 
@@ -724,9 +726,7 @@ def invalid_text(plan: LoadedPlan) -> str:
         {"code": p.code, "message": p.message, "path": p.path, "line": p.line}
         for p in plan.problems
     ]
-    text = yamlio.set_scalar(plan.doc, ("plan", "status"), "invalid")
-    doc = yamlio.read_yaml(text, str(plan.path))
-    return yamlio.set_block(doc, "validation", {"errors": errors})
+    return yamlio.edit(plan.doc, {"validation": {"errors": errors}}, {STATUS: "invalid"})
 
 
 def status_blocker(plan: LoadedPlan) -> Problem | None:

@@ -249,3 +249,19 @@ def test_a_chain_knows_its_ancestors_without_sets() -> None:
     assert not isinstance(chain.ancestors, dict)  # no set per action: O(N^2) for a chain
     explicit, _ = graph.build([(1, None), (2, [1]), (3, [2])])
     assert explicit is not None and explicit.ancestors[3] == frozenset({1, 2})
+
+
+def test_freezing_parses_its_new_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.plantext import greet_plan
+
+    text = greet_plan("Greet", "Say hello", "world") + "# once more\n"
+    loaded = plans.validate_text(text, plans.Path("plans/x/PLAN.yml"))
+    assert loaded.valid, loaded.problems
+    parsed: list[str] = []
+    build = yamlio._build
+    monkeypatch.setattr(yamlio, "_build", lambda t, *a: parsed.append(t) or build(t, *a))
+    assert plans.status_blocker(loaded) is None  # decided without parsing an edited text
+    outcome = plans.freeze_text(loaded)
+    assert outcome.changed and len(parsed) == 1  # the hash check of the frozen text
+    assert plans.parse_text(outcome.text, plans.Path("plans/x/PLAN.yml")).hash == outcome.hash
+    assert len(parsed) == 1

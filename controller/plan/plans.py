@@ -101,7 +101,8 @@ _TEXT_HASHES_LOCK = threading.Lock()
 def text_hash(text: str) -> str | None:
     """The plan hash of the data ``text`` reads as (None: not a mapping of JSON data, or not
     YAML), computed once per distinct text: the key is the SHA-256 of its exact characters,
-    and the data hashed is a fresh read of the text, never a caller's copy."""
+    and the data hashed is a fresh read of the text (from the parse cache when it holds the
+    text), never a caller's copy."""
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     with _TEXT_HASHES_LOCK:
         if key in _TEXT_HASHES:

@@ -232,9 +232,10 @@ class _ParseCache:
 
 
 #: At most this many characters of text are kept with their parses (about 26 bytes of
-#: spans and data per character of a plan: 29 MB at most): a plan at the default 1 MiB size
-#: limit, or hundreds of usual ones.
-PARSE_CACHE_CHARS = 1_100_000
+#: spans and data per character of a plan: 10 MB at most, held by a busy daemon): a
+#: 1,000-action plan's texts as approved and as completed, or a hundred usual plans. A
+#: larger text is parsed each time it is read, as before.
+PARSE_CACHE_CHARS = 400_000
 _PARSED = _ParseCache(PARSE_CACHE_CHARS)
 
 
@@ -490,19 +491,20 @@ _MAX_KEY = 127
 
 def _emit(value: Any, indent: int, out: list[str], first: str | None = None) -> None:
     """Block YAML for ``value`` (a non-empty mapping or list) at ``indent``; ``first``: what
-    starts its first line instead of the indent (a list item's ``- ``)."""
-    if isinstance(value, dict) and value:
+    starts its first line instead of the indent (a list item's ``- ``). Plain JSON types
+    only (not their subclasses): anything else is left to ruamel, as before."""
+    if type(value) is dict and value:
         for key, item in value.items():
-            if not isinstance(key, str) or len(key) > _MAX_KEY:
+            if type(key) is not str or len(key) > _MAX_KEY:
                 raise _Unhandled
             start = first if first is not None else " " * indent
             first = None
             _emit_entry(f"{start}{_scalar_text(key)}:", item, indent + 2, indent, out)
-    elif isinstance(value, list) and value:
+    elif type(value) is list and value:
         for item in value:
             start = (first if first is not None else " " * indent) + "- "
             first = None
-            if isinstance(item, dict | list) and item:
+            if type(item) in (dict, list) and item:
                 _emit(item, indent + 2, out, start)
             else:
                 out.append(f"{start}{_scalar_text(item)}\n")
@@ -511,10 +513,10 @@ def _emit(value: Any, indent: int, out: list[str], first: str | None = None) -> 
 
 
 def _emit_entry(head: str, item: Any, inner: int, indent: int, out: list[str]) -> None:
-    if isinstance(item, dict) and item:
+    if type(item) is dict and item:
         out.append(head + "\n")
         _emit(item, inner, out)
-    elif isinstance(item, list) and item:
+    elif type(item) is list and item:
         out.append(head + "\n")
         _emit(item, indent, out)  # ruamel's style: a list's dashes under its key
     else:
@@ -522,17 +524,18 @@ def _emit_entry(head: str, item: Any, inner: int, indent: int, out: list[str]) -
 
 
 def _scalar_text(value: Any) -> str:
+    kind = type(value)
     if value is None:
         return "null"
-    if value is True or value is False:
+    if kind is bool:
         return "true" if value else "false"
-    if isinstance(value, int):
+    if kind is int:
         return str(value)
-    if isinstance(value, float):
+    if kind is float:
         return _float_text(value)
-    if isinstance(value, dict | list):  # empty: a nonempty one is a block
-        return "{}" if isinstance(value, dict) else "[]"
-    if not isinstance(value, str):
+    if kind is dict or kind is list:  # empty: a nonempty one is a block
+        return "{}" if kind is dict else "[]"
+    if kind is not str:
         raise _Unhandled
     if value and _PLAIN.fullmatch(value) and _plain_tag(value) == STR_TAG:
         return value

@@ -42,6 +42,20 @@ def test_a_run_parses_each_text_once_and_validates_twice(
     assert subjects(repo)[:2] == ["plangate: complete plans/greet", "plangate: start plans/greet"]
     assert head_plan(repo)["execution"]["status"] == "completed"
     plan_texts = {t: n for t, n in parsed.items() if t.startswith("# Written by the agent")}
-    assert plan_texts and max(plan_texts.values()) == 1, plan_texts.values()
+    assert max(plan_texts.values()) == 1, plan_texts.values()
+    # as frozen, as approved, as started, as completed; never the engine's checkpoints on
+    # disk (the outcome recognises its last write without parsing it)
+    assert sorted(_shape(t) for t in plan_texts) == [
+        ("approved", False, "None"),
+        ("completed", True, "completed"),
+        ("executing", True, "None"),
+        ("pending_approval", False, "None"),
+    ]
     statuses = [d["plan"]["status"] for d in validated]
     assert statuses == ["approved", "executing"]  # the decision's, the engine's
+
+
+def _shape(text: str) -> tuple[Any, ...]:
+    data = yamlio.read_yaml(text).data
+    execution = data.get("execution") or {}
+    return data["plan"]["status"], "approval" in data, str(execution.get("status"))

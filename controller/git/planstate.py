@@ -16,8 +16,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from controller.git.records import CommitRecord, FileChange
-from controller.plan import hashing, yamlio
-from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
+from controller.plan import yamlio
+from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
@@ -54,7 +54,8 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         )
         return BlobFacts(None, None, None, "", False, why)
     try:
-        doc = yamlio.read_yaml(data.decode("utf-8"), "PLAN.yml").data
+        text = data.decode("utf-8")
+        doc = yamlio.read_yaml(text, "PLAN.yml").data
     except UnicodeDecodeError as exc:
         why = f"E_YAML_PARSE: not UTF-8 text (byte {exc.start}); the version is not read"
         return BlobFacts(None, None, None, "", False, why)
@@ -72,9 +73,11 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         digest = hashlib.sha256(
             json.dumps([doc.get(k) for k in _OWNED_BLOCKS], sort_keys=True, default=str).encode()
         ).hexdigest()[:16]
-        plan_hash: str | None = hashing.plan_hash(doc)
+        plan_hash = text_hash(text)  # once per text: the decision and the run hash it too
     except (TypeError, ValueError, OverflowError):
-        plan_hash, digest = None, ""
+        plan_hash = None
+    if plan_hash is None:
+        digest = ""
     risk = frozen.get("risk") if isinstance(frozen, dict) else None
     estimate = frozen.get("estimate") if isinstance(frozen, dict) else None
     return BlobFacts(

@@ -16,9 +16,10 @@ from controller import fsutil
 from controller.errors import PlangateError
 from controller.git.history import LOG_NAME
 from controller.plan import plans, yamlio
-from controller.service.committing import Committing, _set_status, aborted_by
+from controller.service.committing import Committing, aborted_by
 from controller.service.core import MAX_PASSES, Job, _job_data, _Moved, _stat_key, _Wait
 
+STATUS = ("plan", "status")
 _OUTCOME_STATUS = {
     "completed": ("completed", "complete"),
     "failed": ("failed", "fail"),
@@ -208,12 +209,11 @@ class Outcomes(Committing):
         execution = getattr(outcome, "execution", None)
         log_text = getattr(outcome, "log", None)
         if self.config.remote is None:
-            self._check_uncommitted(state, head)
+            self._check_uncommitted(state, head, execution)
 
         def mutate(text: str) -> str:
-            if execution is not None:
-                text = yamlio.set_block(yamlio.read_yaml(text, state.file), "execution", execution)
-            return _set_status(text, status)
+            blocks = {"execution": execution} if execution is not None else {}
+            return yamlio.edit(yamlio.read_yaml(text, state.file), blocks, {STATUS: status})
 
         extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
         self._commit_plan(

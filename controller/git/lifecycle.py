@@ -332,6 +332,8 @@ class Lifecycle(IndexStore):
                     continue
                 if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
                     continue
+                if not self._changed_content(repo, change):
+                    continue  # a status or comment edit (an approval) writes no content
                 facts = self.facts(repo, change.new_blob)
                 if facts is not None and facts.hash is not None:
                     self._add_authors(facts.hash, who)

@@ -9,6 +9,7 @@ import pytest
 
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
+from tests.support.gitenv import identity
 from tests.support.gitkit import AGENT, ALICE, BOB, PLAN, commit_all, edit_status, git, write_plan
 
 
@@ -213,3 +214,22 @@ def test_an_author_on_a_merged_branch_is_kept_when_main_made_the_same_change(
     content = index.plans["plans/greet"].hash
     assert content is not None
     assert ALICE[1] in index.authors[content] and AGENT[1] in index.authors[content]
+
+
+def test_an_approval_on_a_merged_branch_does_not_make_the_approver_an_author(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The usual pull request: Alice sets `approved` on a branch and it is merged. A status
+    edit writes no content: she is no author of the plan (merged branches are walked for
+    authors, but only commits that changed hashed content count)."""
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    git(repo, "switch", "-q", "-c", "approve")
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "approve", ALICE)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge approval", "approve", env=identity(*BOB))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    content = index.plans["plans/greet"].hash
+    assert content is not None and ALICE[1] not in index.authors.get(content, set())

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.errors import GitError
 from controller.git.gitrepo import GitRepo, Person
 from controller.git.guard import GitGuard, passes
 from tests.support.gitenv import ALICE, commit_all, git, identity
@@ -24,13 +25,36 @@ SECRET = "Zq7GuardSecretValue"
 BOT = Person("plangate", "plangate@localhost")
 
 #: Every hook git 2.39 knows; a name it learns later is refused by the same pin.
-HOOKS = (
-    "applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit "
-    "prepare-commit-msg commit-msg post-commit pre-rebase post-checkout post-merge pre-push "
-    "pre-receive update proc-receive post-receive post-update reference-transaction "
-    "push-to-checkout pre-auto-gc post-rewrite sendemail-validate fsmonitor-watchman "
-    "p4-changelist p4-prepare-changelist p4-post-changelist p4-pre-submit post-index-change"
-).split()
+HOOKS = [
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +64,8 @@ def secret_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _script(path: Path, marker: Path, body: str = "", code: int = 0) -> Path:
-    path.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\nenv >> "{marker}"\n{body}exit {code}\n')
+    log = f'echo "$0 $*" >> "{marker}"\nenv >> "{marker}"\n'
+    path.write_text(f"#!/bin/sh\n{log}{body}exit {code}\n")
     path.chmod(0o755)
     return path
 
@@ -84,11 +109,14 @@ def test_no_hook_runs_and_none_can_veto(repo: Path, marker: Path, tmp_path: Path
     assert not marker.exists()
 
 
+#: Keys naming a program git runs; each is pinned (the declarative check below), and those a
+#: controller's pass can reach are exercised for real.
 EXEC_KEYS = [
     "core.fsmonitor",
     "core.sshCommand",
     "core.pager",
     "core.editor",
+    "sequence.editor",
     "core.askPass",
     "core.alternateRefsCommand",
     "credential.helper",
@@ -99,27 +127,66 @@ EXEC_KEYS = [
     "gpg.ssh.program",
     "gpg.ssh.defaultKeyCommand",
 ]
+RUN_KEYS = [
+    "core.fsmonitor",
+    "core.sshCommand",
+    "gpg.program",
+    "gpg.openpgp.program",
+    "gpg.x509.program",
+    "gpg.ssh.program",
+]
 
 
-@pytest.mark.parametrize("key", EXEC_KEYS)
+@pytest.mark.parametrize("key", RUN_KEYS)
 def test_no_program_named_in_the_repository_config_runs(
     repo: Path, marker: Path, tmp_path: Path, key: str
 ) -> None:
     evil = _script(tmp_path / "evil", marker)
     git(repo, "config", key, str(evil))
-    # A file with both kinds of signature makes verify-commit ask gpg and ssh-keygen.
+    git(repo, "config", "remote.up.url", "ssh://git@plangate.invalid/plans.git")
+    signers = tmp_path / "signers"
+    signers.write_text("")
     _exercise(repo)
     gitrepo = GitRepo(repo)
-    for kind in ("PGP", "SSH"):
-        gitrepo.verify_commit(_fake_signed(repo, kind), None)
+    for kind in ("PGP", "SSH", "SIGNED"):  # verify-commit asks gpg, ssh-keygen, gpgsm
+        gitrepo.verify_commit(_fake_signed(repo, kind), signers)
+    with pytest.raises(GitError):
+        gitrepo.fetch("up", "main")  # over ssh: core.sshCommand
     assert not marker.exists(), marker.read_text()[:300]
+
+
+def test_every_exec_capable_key_is_pinned_at_the_command_scope() -> None:
+    pinned = {key.lower() for key, _ in GitGuard().pins}
+    assert {key.lower() for key in EXEC_KEYS} <= pinned
+    assert ("core.hookspath", "/dev/null") in {(k.lower(), v) for k, v in GitGuard().pins}
+
+
+def test_a_signing_key_command_in_the_repository_config_never_runs(
+    repo: Path, marker: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controller signs (its own config: ssh, no key); the agent names the key."""
+    for n, (key, value) in enumerate((("commit.gpgSign", "true"), ("gpg.format", "ssh"))):
+        monkeypatch.setenv(f"GIT_CONFIG_KEY_{n}", key)
+        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{n}", value)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "2")
+    git(repo, "config", "gpg.ssh.defaultKeyCommand", str(_script(tmp_path / "evil", marker)))
+    git(repo, "config", "user.signingKey", str(_ssh_key(tmp_path, "agent")))
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError):  # no key the operator named: no signed commit at all
+        gitrepo.commit_files(
+            branch="main", parent=head, files={"x": b"x"}, message="m\n", author=BOT
+        )
+    assert not marker.exists()
 
 
 def _fake_signed(repo: Path, kind: str) -> str:
     """A commit carrying a (bogus) signature of ``kind``: verifying it runs the program."""
     head = git(repo, "rev-parse", "HEAD").strip()
     tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
-    sig = f"-----BEGIN {kind} SIGNATURE-----\n AAAA\n -----END {kind} SIGNATURE-----"
+    label = "SIGNED MESSAGE" if kind == "SIGNED" else f"{kind} SIGNATURE"
+    sig = f"-----BEGIN {label}-----\n AAAA\n -----END {label}-----"
     body = (
         f"tree {tree}\nparent {head}\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n"
         f"gpgsig {sig}\n\nsigned\n"
@@ -208,7 +275,7 @@ def test_gitpythons_cat_file_runs_without_the_controllers_secrets(repo: Path) ->
     for pid in cat_files:
         environ = Path(f"/proc/{pid}/environ").read_bytes()
         assert SECRET.encode() not in environ
-        assert b"GIT_CONFIG_KEY_0=core.hooksPath" in environ
+        assert b"=core.hooksPath\0" in environ  # and the pins
     gitrepo.close()
 
 

@@ -39,9 +39,12 @@ class RepoBase:
 
     Every git child runs under :class:`~controller.git.guard.GitGuard`: the repository's own
     config chooses no program, key or trust anchor unless ``trust_repo_config`` (a person
-    running plangate in their own clone)."""
+    running plangate in their own clone), and git uses no transport unless one of those or
+    ``fetches`` (the controller's own clone in remote mode)."""
 
-    def __init__(self, path: Path, *, trust_repo_config: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, trust_repo_config: bool = False, fetches: bool = False
+    ) -> None:
         self.path = path
         try:
             self._repo = _GuardedRepo(path)
@@ -50,7 +53,8 @@ class RepoBase:
                 f"{path} is not a git repository",
                 remedy="point `repo` at a git working tree (git init), or use remote mode",
             ) from None
-        self.guard = GitGuard.read(path, trust_repo_config=trust_repo_config)
+        offline = not (trust_repo_config or fetches)
+        self.guard = GitGuard.read(path, trust_repo_config=trust_repo_config, offline=offline)
         cast(_GuardedGit, self._repo.git).guard = self.guard
         self.git_dir = Path(self._repo.git_dir)
         self.common_dir = Path(self._repo.common_dir)

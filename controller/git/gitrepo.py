@@ -115,4 +115,4 @@ class GitRepo(Commits, WorkTree):
         if result.returncode != 0:
             raise git_failure(("clone", url), result.stderr.decode("utf-8", "replace"))
         tmp.rename(target)
-        return cls(target)
+        return cls(target, fetches=True)

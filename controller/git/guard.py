@@ -62,6 +62,17 @@ FIXED = (
     ("protocol.ext.allow", "never"),
 )
 
+#: Pinned for a repository plangate never fetches into or pushes from (local mode): no
+#: transport at all, so a lazy fetch of a "missing" object (``extensions.partialClone``)
+#: cannot run a ``remote.<name>.uploadpack``, ``core.gitProxy`` or ``url.<base>.insteadOf``
+#: target the agent configured. (``protocol.<name>.allow`` beats ``protocol.allow``: each
+#: name git knows is pinned too.)
+OFFLINE = (
+    ("protocol.allow", "never"),
+    *((f"protocol.{name}.allow", "never") for name in ("file", "git", "ssh", "http", "https")),
+    *((f"protocol.{name}.allow", "never") for name in ("ext", "fd", "testgit")),
+)
+
 #: Taken from the trusted config, else git's default (or a value that runs nothing).
 TRUSTED_OR_DEFAULT = (
     ("core.askPass", ""),  # empty: git asks no program (then SSH_ASKPASS, if the env has it)
@@ -89,13 +100,15 @@ class GitGuard:
 
     #: Trusted entries as git lists them: (lower-cased key, value) in reading order.
     trusted: tuple[tuple[str, str | None], ...] = ()
+    #: No fetch or push from here (see :data:`OFFLINE`).
+    offline: bool = False
     pins: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pins", tuple(self._pins()))
 
     @classmethod
-    def read(cls, cwd: Path, *, trust_repo_config: bool = False) -> GitGuard:
+    def read(cls, cwd: Path, *, trust_repo_config: bool = False, offline: bool = False) -> GitGuard:
         """Read the trusted config as git sees it from ``cwd`` (a repository or not)."""
         args = ["git", "config", "--list", "-z", "--show-scope", "--includes"]
         try:
@@ -108,7 +121,7 @@ class GitGuard:
             message = result.stderr.decode("utf-8", "replace").strip()
             raise GitError(f"git config: {message}", path=str(cwd))
         scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
-        return cls(tuple(_parse_list(result.stdout, scopes)))
+        return cls(tuple(_parse_list(result.stdout, scopes)), offline)
 
     def value(self, key: str) -> str | None:
         """The last trusted value of ``key`` (None: not set; a bare key reads as "true")."""
@@ -136,6 +149,8 @@ class GitGuard:
 
     def _pins(self) -> Iterable[tuple[str, str]]:
         yield from FIXED
+        if self.offline:
+            yield from OFFLINE
         yield "core.sshCommand", self.value("core.sshCommand") or _default_ssh()
         yield "credential.helper", ""  # an empty helper resets the list git gathered so far
         for name, value in self.trusted:
@@ -183,5 +198,5 @@ def _default_ssh() -> str:
 
 
 def guarded_env(cwd: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a one-off git call in ``cwd`` (not through :class:`RepoBase`)."""
-    return GitGuard.read(cwd).env(extra)
+    """The environment for a one-off git call in ``cwd`` that fetches nothing."""
+    return GitGuard.read(cwd, offline=True).env(extra)

@@ -332,3 +332,28 @@ def test_the_environment_passes_what_git_needs_and_nothing_else() -> None:
     assert env["GIT_AUTHOR_NAME"] == "x" and env["PATH"] == os.environ["PATH"]
     assert all(passes(k) for k in env)
     assert GitGuard().env_over_environ()["PLANGATE_SECRET_TOKEN"] == ""
+
+
+def test_a_lazy_fetch_the_agent_configured_runs_nothing(
+    repo: Path, marker: Path, tmp_path: Path
+) -> None:
+    """A "partial clone" whose promisor remote's upload-pack is the agent's program: reading
+    a missing object would fetch it. In local mode plangate's git uses no transport."""
+    evil = _script(tmp_path / "evil", marker, code=1)
+    for key, value in (
+        ("core.repositoryFormatVersion", "1"),
+        ("extensions.partialClone", "lazy"),
+        ("remote.lazy.url", str(tmp_path)),
+        ("remote.lazy.promisor", "true"),
+        ("remote.lazy.uploadpack", str(evil)),
+        ("protocol.file.allow", "always"),
+    ):
+        git(repo, "config", key, value)
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError):
+        gitrepo.blob("1" * 40)
+    assert gitrepo.read_file(head, "missing-file") is None
+    gitrepo.run_raw("cat-file", "-p", "1" * 40)
+    assert not marker.exists()

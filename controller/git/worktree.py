@@ -73,7 +73,7 @@ class WorkTree(Objects):
         # --no-optional-locks: never take index.lock from a human's `git commit`.
         base = ("--no-optional-locks", "-c", "core.quotePath=false")
         entries = self.run(*base, "ls-files", "-s", "-z", "--", *paths).split("\0")
-        modified = {p for p in self._staged(base, paths)}
+        modified = set(self._staged(base, paths))
         for entry in filter(None, entries):
             meta, _, path = entry.partition("\t")
             mode, sha, stage = meta.split(" ")
@@ -84,11 +84,8 @@ class WorkTree(Objects):
 
     def _staged(self, base: Sequence[str], paths: Sequence[str]) -> list[str]:
         """Paths under ``paths`` whose index entry differs from HEAD (tree against index)."""
-        head = (
-            "HEAD"
-            if self.run_raw("rev-parse", "-q", "--verify", "HEAD").returncode == 0
-            else (_EMPTY_TREE)
-        )
+        born = self.run_raw("rev-parse", "-q", "--verify", "HEAD").returncode == 0
+        head = "HEAD" if born else _EMPTY_TREE
         out = self.run(
             *base, "diff-index", "--cached", "--no-renames", "--name-only", "-z", head, "--", *paths
         )

@@ -119,7 +119,11 @@ class GitGuard:
             raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
         if result.returncode != 0:
             message = result.stderr.decode("utf-8", "replace").strip()
-            raise GitError(f"git config: {message}", path=str(cwd))
+            raise GitError(
+                f"git config: {message}",
+                path=str(cwd),
+                remedy="fix the git config file git names (git config --list shows the rest)",
+            )
         scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
         return cls(tuple(_parse_list(result.stdout, scopes)), offline)
 

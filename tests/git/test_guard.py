@@ -357,3 +357,12 @@ def test_a_lazy_fetch_the_agent_configured_runs_nothing(
     assert gitrepo.read_file(head, "missing-file") is None
     gitrepo.run_raw("cat-file", "-p", "1" * 40)
     assert not marker.exists()
+
+
+def test_a_broken_repository_config_is_a_coded_error_not_a_traceback(repo: Path) -> None:
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[core\n")
+    with pytest.raises(GitError) as caught:
+        GitRepo(repo)
+    assert caught.value.code == "E_GIT" and "bad config line" in str(caught.value)
+    assert caught.value.remedy

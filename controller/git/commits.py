@@ -9,7 +9,6 @@ git's own cleaning) and moves the branch with a compare-and-swap ``git update-re
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -66,7 +65,7 @@ class Commits(Objects, Refs, Signing):
                 proc = subprocess.Popen(
                     ["git", *args],
                     cwd=self.path,
-                    env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+                    env=self.guard.env(),
                     stdout=subprocess.PIPE,
                     stderr=errors,
                     bufsize=0,  # raw reads: each returns what git has written so far

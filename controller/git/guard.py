@@ -141,6 +141,10 @@ class GitGuard:
         """A git child's whole environment: what passes, the pins, then ``extra``."""
         env = {k: v for k, v in os.environ.items() if passes(k)}
         env["GIT_TERMINAL_PROMPT"] = "0"
+        # History as the branch holds it: `git replace` refs and a grafts file let whoever
+        # writes .git show other commits (another author, another approver) in their place.
+        env["GIT_NO_REPLACE_OBJECTS"] = "1"
+        env["GIT_GRAFT_FILE"] = os.devnull
         env.update(_config_env(env, (*self.pins, *pins)))
         env.update(extra or {})
         return env

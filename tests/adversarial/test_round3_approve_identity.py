@@ -170,14 +170,6 @@ def _broke(why: str) -> object:
 
 
 BROKEN: dict[str, object] = {
-    "replace-mallory-is-alice": _broke(
-        "the controller reads history through refs/replace: Mallory's approval commit, "
-        "replaced by an Alice-authored copy, counts as Alice's and the plan runs"
-    ),
-    "replace-alice-is-agent": _broke(
-        "a replace ref showing Alice's content commit as the agent's hides her authorship: "
-        "she approves the version she wrote and it runs"
-    ),
     "drafted-outside-plans": _broke(
         "content Alice wrote byte for byte outside the plans folder and the agent copied in "
         "is not hers: she approves it and it runs"

@@ -366,3 +366,24 @@ def test_a_broken_repository_config_is_a_coded_error_not_a_traceback(repo: Path)
         GitRepo(repo)
     assert caught.value.code == "E_GIT" and "bad config line" in str(caught.value)
     assert caught.value.remedy
+
+
+def test_replace_refs_and_grafts_do_not_change_the_history_plangate_reads(repo: Path) -> None:
+    """`git replace` (and a grafts file) in the shared .git could show an approver's commit in
+    place of another's: plangate reads history as the branch holds it (round 3)."""
+    from controller.git.gitrepo import GitRepo
+
+    (repo / "f").write_text("mallory\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "approve", env=identity("Mallory", "mallory@example.com"))
+    real = git(repo, "rev-parse", "HEAD").strip()
+    fake = git(repo, "commit-tree", "-m", "approve", "-p", "HEAD~1", "HEAD^{tree}",
+               env=identity("Alice", "alice@example.com")).strip()  # fmt: skip
+    git(repo, "replace", real, fake)
+    assert git(repo, "log", "-1", "--format=%ae", real).strip() == "alice@example.com"
+    (repo / ".git/info").mkdir(exist_ok=True)
+    (repo / ".git/info/grafts").write_text(f"{real}\n")  # "no parents"
+    seen = GitRepo(repo)
+    assert seen.commit(real).author.email == "mallory@example.com"
+    assert [r.sha for r in seen.first_parent_log(None, real, ["f"])] == [real]
+    assert len(seen.commit(real).parents) == 1

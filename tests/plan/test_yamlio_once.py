@@ -188,7 +188,7 @@ def _canonical(value: Any) -> Any:
         return {k: _canonical(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_canonical(v) for v in value]
-    return yamlio._canonical_number(value)
+    return yamlio.canonical_number(value)
 
 
 @settings(max_examples=400, deadline=None)

@@ -155,6 +155,7 @@ class Committing(ControllerCore):
         approval_commit: str | None = None,
         trailers: dict[str, str] | None = None,
         adopt: bool = False,
+        base: str | None = None,
         extra: dict[str, bytes] | None = None,
         event_ref: dict[str, str] | None = None,
         on_commit: Callable[[str], None] | None = None,
@@ -165,8 +166,10 @@ class Committing(ControllerCore):
         the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
         ``after(sha)`` run when it is made)."""
         head = self._head
-        if adopt:
-            base_text: str | None = (self.repo.path / file).read_text(encoding="utf-8")
+        if base is not None:  # the caller knows the text to edit (an outcome: what ran)
+            base_text: str | None = base
+        elif adopt:
+            base_text = (self.repo.path / file).read_text(encoding="utf-8")
         else:
             data = self._read_committed(file, head)
             base_text = None if data is None else data.decode("utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from controller import fsutil
@@ -35,6 +36,8 @@ class _Finished:
 
     job: Job
     outcome: Any
+    #: The plan text the engine ran (the approved bytes, as started).
+    ran: str | None = None
 
 
 class Outcomes(Committing):
@@ -67,7 +70,7 @@ class Outcomes(Committing):
                 )
             except PlangateError as exc:
                 outcome = RunOutcome("failed", exc, None)
-            self._record_outcome(job, outcome)
+            self._record_outcome(job, outcome, approved.text)
         finally:
             with self._jobs_lock:
                 self._running.discard(job.plan_id)
@@ -142,11 +145,11 @@ class Outcomes(Committing):
         finally:
             self._lock.release()
 
-    def _record_outcome(self, job: Job, outcome: Any) -> None:
+    def _record_outcome(self, job: Job, outcome: Any, ran: str | None = None) -> None:
         """Commit the outcome; outcomes of other plans that finished meanwhile share the
         commit (group commit: whoever gets the lock commits every outcome waiting for it, so
         no outcome ever waits for another to arrive)."""
-        mine = _Finished(job, outcome)
+        mine = _Finished(job, outcome, ran)
         with self._jobs_lock:
             self._finished.append(mine)
         for _ in range(MAX_PASSES):
@@ -184,7 +187,7 @@ class Outcomes(Committing):
                 status, event = _OUTCOME_STATUS.get(item.outcome.status, ("failed", "fail"))
                 body = str(item.outcome.error) if item.outcome.error is not None else ""
                 try:
-                    self._commit_outcome(item.job, status, event, body, item.outcome)
+                    self._commit_outcome(item.job, status, event, body, item.outcome, ran=item.ran)
                 except _Wait as wait:
                     self._waiting[item.job.plan_id] = str(wait)
                     self.log.warning("plan_waiting", plan=item.job.plan_id, reason=str(wait))
@@ -197,35 +200,50 @@ class Outcomes(Committing):
             self._after_outcome(item.job, item.outcome, status)
 
     def _commit_outcome(
-        self, job: Job, status: str, event: str, body: str, outcome: Any = None
+        self,
+        job: Job,
+        status: str,
+        event: str,
+        body: str,
+        outcome: Any = None,
+        *,
+        ran: str | None = None,
     ) -> None:
         head = self._head
         state = self.index.plans.get(job.plan_id)
-        if state is None:
+        if state is None and ran is None:
             return
+        # a plan deleted from the branch while it ran still gets its outcome recorded
+        file = state.file if state is not None else f"{job.plan_id}/{Path(job.plan_file).name}"
         # Only bytes the controller produced: the engine's own execution block and log text,
         # never the working-tree files, which an agent sharing the tree may have rewritten or
         # swapped for a symlink since the engine wrote them.
         execution = getattr(outcome, "execution", None)
         log_text = getattr(outcome, "log", None)
-        if self.config.remote is None:
+        if self.config.remote is None and state is not None:
             self._check_uncommitted(state, head, execution)
 
         def mutate(text: str) -> str:
             blocks = {"execution": execution} if execution is not None else {}
-            return yamlio.edit(yamlio.read_yaml(text, state.file), blocks, {STATUS: status})
+            return yamlio.edit(yamlio.read_yaml(text, file), blocks, {STATUS: status})
+
+        # The outcome stamps only content that ran: when the branch's version of the plan no
+        # longer hashes to what was approved (someone committed an edit, or an empty or broken
+        # file, while it ran), the outcome is written onto the text the engine ran instead.
+        base = ran if ran is not None and (state is None or state.hash != job.plan_hash) else None
 
         extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
         self._commit_plan(
-            state.file,
+            file,
             event,
             mutate,
             job.plan_hash,
             body,
             approved_by=str(job.approval.get("by") or "") or None,
             approval_commit=str(job.approval.get("commit") or "") or None,
-            trailers=aborted_by(state) if status == "aborted" else None,
+            trailers=aborted_by(state) if status == "aborted" and state is not None else None,
             extra=extra,
+            base=base,
         )
 
     def _after_outcome(self, job: Job, outcome: Any, status: str) -> None:

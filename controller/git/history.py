@@ -81,12 +81,43 @@ class HistoryIndex(Lifecycle):
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             self.rebuilds += 1
             last = None
-        # git streams the commits newest first while it walks; the plan versions they name
-        # are read and parsed in the background meanwhile, and the commits are applied oldest
-        # first once all are in. A cold scan of a long history is mostly git's walk (two
-        # versions of a big plans/ tree inflated and compared per plan commit), so it is cut
-        # in two halves that two git processes walk at once.
+        # The commits are found first (the plan versions they name are read and parsed in
+        # the background meanwhile), then applied oldest first. A cold scan finds them from
+        # the plans folder's raw trees (_cold_records), others with `git log -- plans/`.
         cold = last is None and not self.scan_paths  # a few folders: one walk is enough
+        records = self._cold_records(repo, head) if cold else None
+        if records is None:
+            records = self._logged_records(repo, last, head, cold)
+        try:
+            for done, record in enumerate(records, 1):
+                self.apply(repo, record, sink)
+                if self.progress is not None and (
+                    done % PROGRESS_EVERY == 0 or done == len(records) >= PROGRESS_EVERY
+                ):
+                    self.progress("indexing history (commits)", done, len(records))
+        except BaseException:
+            self._load()  # never half a scan in memory: the next one re-applies from `last`
+            raise
+        self.save(head)
+        count = len(records)
+        if last is None or count >= RELEASE_AFTER:
+            del records
+            self._compact(reload=count >= RELEASE_AFTER)
+        return count
+
+    def _cold_records(self, repo: GitRepo, head: str) -> list[CommitRecord] | None:
+        """The whole history's plan commits, oldest first, from the raw trees of the plans
+        folder (:meth:`~controller.git.commits.Commits.first_parent_changes`: a version of a
+        10,000-plan folder is read once and only its changed bytes decoded, where ``git log
+        -- plans/`` inflates and walks two versions per commit); their plan versions are read
+        and parsed in the background meanwhile. None when git must be asked instead."""
+        with _Prefetcher(self, repo) as prefetch:
+            return repo.first_parent_changes(None, head, self.plans_dir, prefetch.add_changes)
+
+    def _logged_records(
+        self, repo: GitRepo, last: str | None, head: str, cold: bool
+    ) -> list[CommitRecord]:
+        """The plan commits after ``last``, oldest first, from ``git log -- plans/``."""
         segments = _segments(repo, last, head) if cold else [(last, head)]
         with _Prefetcher(self, repo) as prefetch:
 
@@ -107,23 +138,7 @@ class HistoryIndex(Lifecycle):
 
                 with ThreadPoolExecutor(len(segments), thread_name_prefix="scan") as pool:
                     parts = list(pool.map(collect, segments))
-        records = [record for part in parts for record in reversed(part)]
-        try:
-            for done, record in enumerate(records, 1):
-                self.apply(repo, record, sink)
-                if self.progress is not None and (
-                    done % PROGRESS_EVERY == 0 or done == len(records) >= PROGRESS_EVERY
-                ):
-                    self.progress("indexing history (commits)", done, len(records))
-        except BaseException:
-            self._load()  # never half a scan in memory: the next one re-applies from `last`
-            raise
-        self.save(head)
-        count = len(records)
-        if last is None or count >= RELEASE_AFTER:
-            del records, parts
-            self._compact(reload=count >= RELEASE_AFTER)
-        return count
+        return [record for part in parts for record in reversed(part)]
 
     def _compact(self, *, reload: bool) -> None:
         """After a cold or long scan: keep only what later scans use, give the rest back.

@@ -187,3 +187,21 @@ def test_a_scan_that_fails_while_applying_leaves_the_index_as_saved(
     clean.scan(gitrepo, head)
     assert asdict(index.plans["plans/p"]) == asdict(clean.plans["plans/p"])
     assert index.plans["plans/p"].status == "approved"
+
+
+def test_a_cold_scan_keeps_one_copy_of_equal_values(repo: Path, tmp_path: Path) -> None:
+    """50,000 plans repeat a few statuses, emails and author sets: after a cold scan the
+    index holds each once, and no plan version's facts (they are parsed again when needed)."""
+    write_plan(repo, "a")
+    write_plan(repo, "b", text=PLAN.replace("Say hello to the world", "Say hello again"))
+    commit_all(repo, "two plans", AGENT)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    a, b = index.plans["plans/a"], index.plans["plans/b"]
+    assert a.hash != b.hash and index._facts == {}
+    assert a.status is b.status and a.changers[0] is b.changers[0]
+    assert index.authors[a.hash] is index.authors[b.hash] == frozenset({"agent@example.com"})
+    edit_status(repo, "a", "draft")
+    commit_all(repo, "a back to draft", AGENT)  # the old version's facts are read again
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/a"].status == "draft"

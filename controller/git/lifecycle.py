@@ -221,9 +221,9 @@ class Lifecycle(IndexStore):
         self._uncapped.add(state.plan_id)
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
-        known = self.authors.setdefault(plan_hash, set())
+        known = self.authors.get(plan_hash, frozenset())
         if not who <= known:
-            known |= who
+            self.authors[plan_hash] = self.author_set(known | who)
             self._dirty_authors.add(plan_hash)
 
     def identities(self, record: CommitRecord) -> set[str]:

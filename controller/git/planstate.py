@@ -134,6 +134,23 @@ class PlanState:
         self.notes = [*self.notes, text][-MAX_NOTES:]
         self.last_event = text
 
+    def share(self, pool: dict[Any, Any]) -> None:
+        """Hold equal values as one object (``pool`` maps each value to its kept copy): 50,000
+        plans repeat a few statuses, risks, estimates and emails, and their frozen hash is
+        mostly their hash. Values are only read, never changed in place."""
+        for name in ("status", "file_status", "risk"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, pool.setdefault(value, value))
+        if self.frozen_hash == self.hash:
+            self.frozen_hash = self.hash
+        if self.notes and self.last_event == self.notes[-1]:
+            self.last_event = self.notes[-1]
+        self.changers = [pool.setdefault(c, c) for c in self.changers]
+        if self.estimate is not None:
+            key = ("estimate", json.dumps(self.estimate, sort_keys=True, default=str))
+            self.estimate = pool.setdefault(key, self.estimate)
+
 
 @dataclass(frozen=True)
 class HistoryEvent:

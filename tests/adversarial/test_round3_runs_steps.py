@@ -231,12 +231,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared_eager(tmp_path_factory, "r3-steps")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 3: a fallback step with requires_approval: true is valid (FallbackStep "
-    "takes the key) and runs at once with no second approval; plangate show omits the flag",
-)
 def test_a_gated_fallback_step_never_runs_unpaused(lab: Lab) -> None:
     ran = lab.calls("fb-gated-restore")
     status = lab.final["plans/fb-gated"]["status"]

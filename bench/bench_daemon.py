@@ -347,10 +347,15 @@ def bench_pushes(base: Path, url: str, hook_port: int, names: list[str]) -> None
             daemon.stop()
 
 
-def bench_rss(work: Path, commits: int, n_plans: int) -> None:
-    """Cold start and footprint of the daemon on a repo holding ``n_plans`` frozen plans."""
+def bench_rss(work: Path, commits: int, n_plans: int, prebuilt: Path | None = None) -> None:
+    """Cold start and footprint of the daemon on a repo holding ``n_plans`` frozen plans
+    (``prebuilt``: a copy of that repo, built once by an earlier run with ``--keep``)."""
     repo = work / "rss" / "repo"
-    built = build_repo(repo, commits, [f"p{i:05d}" for i in range(n_plans)])
+    if prebuilt is not None:
+        shutil.copytree(prebuilt, repo, symlinks=True)
+        built = 0.0
+    else:
+        built = build_repo(repo, commits, [f"p{i:05d}" for i in range(n_plans)])
     print(f"repo: {commits} commits + {n_plans} frozen plans, built in {built:.1f} s", flush=True)
     config = write_config(
         repo.parent,
@@ -388,6 +393,9 @@ def main() -> int:
         help="only: cold start and RSS of the daemon on 50,000 commits holding N plans "
         "(issue 17: 50,000 plans, <= 150 MB after the first pass, <= 200 MB peak)",
     )
+    parser.add_argument(
+        "--prebuilt", type=Path, help="with --rss-plans: copy this repo instead of building one"
+    )
     args = parser.parse_args()
     if args.quick:
         commits, n_plans, approvals, idle_s, pushes = 2_000, 500, 10, 5.0, 5
@@ -403,7 +411,7 @@ def main() -> int:
             bench_policy(work, commits, n_plans, max(approvals, 30))
             return 0
         if args.rss_plans:
-            bench_rss(work, commits, args.rss_plans)
+            bench_rss(work, commits, args.rss_plans, args.prebuilt)
             return 0
         bench_local(work, commits, n_plans, approvals, idle_s)
         bench_remote(work, pushes)

@@ -298,6 +298,15 @@ class OutputMissing(PlangateError):
     remedy = "fix the output's JSONPath or mark it optional: true"
 
 
+class ToolOutputInvalid(PlangateError):
+    code = "E_TOOL_OUTPUT_INVALID"
+    remedy = (
+        "the tool returned a value JSON cannot carry exactly (NaN, Infinity, a number beyond "
+        "±(2^53−1), a lone surrogate, a non-string key, nesting over 100 levels); have the tool "
+        "return such a value as a string, or fix the tool"
+    )
+
+
 class RefUnavailable(PlangateError):
     code = "E_REF_UNAVAILABLE"
     remedy = "the referenced action was skipped or its optional output matched nothing"

@@ -53,14 +53,20 @@ def who(name: str, email: str) -> dict[str, str]:
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    result = subprocess.run(
-        ["git", *args],
-        cwd=repo,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    # The running daemon updates the index after its own commits: a person's `git add` or
+    # `git commit` can meet its index.lock for a moment, and simply tries again.
+    for delay in (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 0):
+        result = subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode == 0 or "index.lock" not in result.stderr or not delay:
+            break
+        time.sleep(delay)
     if result.returncode != 0:
         sys.exit(f"demo: git {' '.join(args)} failed: {result.stderr.strip()}")
     return result.stdout

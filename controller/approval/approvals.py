@@ -24,10 +24,15 @@ HUMAN_TRANSITIONS: dict[str | None, frozenset[str]] = {
     "draft": frozenset({"pending_approval"}),
     "pending_approval": frozenset({"draft", "approved", "rejected"}),
     "invalid": frozenset({"draft", "pending_approval"}),
-    "awaiting_approval": frozenset({"approved", "aborted"}),
-    "failed": frozenset({"approved"}),
-    "executing": frozenset({"aborted"}),
+    "awaiting_approval": frozenset({"approved", "aborted", "rejected"}),
+    "failed": frozenset({"approved", "aborted", "rejected"}),
+    "executing": frozenset({"aborted", "rejected"}),
 }
+
+#: Statuses of a plan that has started. Withdrawing it (``aborted``, or ``rejected`` by
+#: another word) stops it: the controller records ``aborted`` and nothing more runs; a
+#: ``failed`` plan withdrawn so is never resumed.
+STARTED = frozenset({"executing", "awaiting_approval", "failed"})
 
 #: Statuses only the controller writes: a human commit setting them is always illegal.
 CONTROLLER_ONLY = frozenset(
@@ -41,7 +46,7 @@ class Transition(Enum):
     APPROVE = "approve"  # pending_approval (or a new plan) -> approved
     GATE = "gate"  # awaiting_approval -> approved: approve the paused action
     RESUME = "resume"  # failed -> approved: resume at the first unfinished action
-    ABORT = "abort"  # executing/awaiting_approval -> aborted
+    ABORT = "abort"  # a started (or approved) plan -> aborted/rejected: it ends aborted
     ILLEGAL = "illegal"
 
 
@@ -55,9 +60,29 @@ def classify(old: str | None, new: str | None) -> Transition:
         return {"awaiting_approval": Transition.GATE, "failed": Transition.RESUME}.get(
             old or "", Transition.APPROVE
         )
-    if new == "aborted":
+    if new == "aborted" or (new == "rejected" and old in STARTED):
         return Transition.ABORT
     return Transition.LEGAL
+
+
+#: Where an approval was made, by its kind: where it returns when it lapses.
+APPROVED_FROM = {
+    Transition.APPROVE: "pending_approval",
+    Transition.GATE: "awaiting_approval",
+    Transition.RESUME: "failed",
+}
+
+
+def classify_open(kind: Transition, new: str | None) -> tuple[str, Transition]:
+    """A human commit moves a plan away from ``approved`` before the controller acted on
+    that approval (of ``kind``): the approval lapses (the controller only acts on a plan
+    that still says ``approved``), and the change is judged from where the approval was
+    made, which is returned with it. Aborting an approved plan counts even before it
+    started: an approval nobody acted on yet is withdrawn like a run (SPEC §4)."""
+    origin = APPROVED_FROM.get(kind, "pending_approval")
+    if new == "aborted":
+        return origin, Transition.ABORT
+    return origin, classify(origin, new)
 
 
 #: Characters git strips from the ends of a name or email (its "crud").

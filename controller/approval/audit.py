@@ -307,6 +307,7 @@ def audit_repo(
 ) -> AuditReport:
     """Replay ``head``'s first-parent history; ``config`` None: judge by git alone
     (``controller``: the controller's identity, when the auditor names it)."""
+    repo.check_complete()
     timeline = Timeline.open(repo, config, head, controller)
     try:
         return _replay(repo, timeline, head)

@@ -71,8 +71,12 @@ def rule_matches(rule: ApprovalRule, profile: Profile) -> bool:
 
 
 def path_matches(plan_id: str, pattern: str) -> bool:
-    """Glob on a plan's path: ``*`` and ``?`` stay within one folder, ``**`` crosses them."""
-    return _glob(pattern.strip("/")).fullmatch(plan_id.strip("/")) is not None
+    """Glob on a plan's path: ``*`` and ``?`` stay within one folder, ``**`` crosses them.
+    The plan's folder or its file may match: ``plans/two/**`` covers ``plans/two`` itself
+    (its ``PLAN.yml`` is under it), as a reader of the rule expects."""
+    glob = _glob(pattern.strip("/"))
+    folder = plan_id.strip("/")
+    return glob.fullmatch(folder) is not None or glob.fullmatch(f"{folder}/PLAN.yml") is not None
 
 
 @lru_cache(maxsize=256)

@@ -19,8 +19,9 @@ from controller.settings import ApprovalSettings
 #: status a human command sets -> statuses it may be set from (SPEC §4)
 ALLOWED_FROM = {
     "approved": ("pending_approval", "awaiting_approval", "failed"),
-    "rejected": ("pending_approval",),
-    "aborted": ("executing", "awaiting_approval"),
+    # an approval the controller has not acted on yet can still be withdrawn (it lapses)
+    "rejected": ("pending_approval", "approved"),
+    "aborted": ("approved", "executing", "awaiting_approval", "failed"),
 }
 VERBS = {"approved": "approve", "rejected": "reject", "aborted": "abort"}
 FINAL = ("rejected", "completed", "aborted")
@@ -57,7 +58,7 @@ def transition_problem(plan: str, status: str | None, wanted: str) -> Verdict | 
     if wanted == "aborted":
         return Verdict(
             "E_ILLEGAL_TRANSITION",
-            f"nothing to abort: {plan} is {status}, not executing or paused at a gate",
+            f"nothing to abort: {plan} is {status}, not approved, executing, paused or failed",
             "to withdraw a plan that has not started, reject it (`plangate reject`) or set "
             "status: draft",
         )

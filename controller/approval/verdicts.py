@@ -12,6 +12,7 @@ prints it for a merge that has not happened yet; so the two cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ def decide(
     *,
     verified_at: int,
     need: policy.Need | None = None,
-    authors: Mapping[str, set[str]] | None = None,
+    authors: Mapping[str, AbstractSet[str]] | None = None,
 ) -> tuple[ApprovalRequest, quorum.Verdict]:
     """The request and its verdict under the config's policy (``need``: already computed
     for the request's version of the plan)."""

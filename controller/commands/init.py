@@ -11,13 +11,13 @@ It prints a walkthrough that works exactly as printed (a test runs it line by li
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 from pathlib import Path
 
 from controller.display import visible
 from controller.errors import GitError, UsageError
+from controller.git.guard import GitGuard
 
 REPO_NAME = "plans-repo"
 #: The example plan's author: not you, so your approval is not a self-approval.
@@ -117,7 +117,7 @@ def _git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None 
             capture_output=True,
             text=True,
             check=False,
-            env={**os.environ, **(env or {})},
+            env=GitGuard.read(root, trust_repo_config=True).env(env),
         )
     except FileNotFoundError:
         raise GitError("git is not installed", remedy="install git") from None

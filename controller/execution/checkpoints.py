@@ -76,6 +76,8 @@ class Checkpoints:
         #: (an agent sharing the working tree may rewrite them or swap in a symlink).
         self.block: dict[str, Any] | None = None
         self.log_text: str | None = None
+        #: The text of PLAN.yml this run wrote last.
+        self._written: str | None = None
 
     def maybe_write(self) -> None:
         # Never spend more than ~1/CHECKPOINT_SHARE of the run rewriting state files, however
@@ -156,9 +158,14 @@ class Checkpoints:
         # never through a symlink or into a FIFO an agent swapped in (E_UNSAFE_PATH)
         text = fsutil.read_regular(self.plan_file).decode("utf-8")
         loaded = self.plan
-        same = text == loaded.text and loaded.doc is not None
-        doc = loaded.doc if same and loaded.doc else yamlio.read_yaml(text, str(self.plan_file))
-        fsutil.write_atomic(self.plan_file, yamlio.set_block(doc, "execution", block))
+        if loaded.doc is not None and text in (loaded.text, self._written):
+            # the file holds the plan as run, or as this run last wrote it (the same text with
+            # another execution block): edit the parse the run started from, never reparse
+            doc = loaded.doc
+        else:
+            doc = yamlio.read_yaml(text, str(self.plan_file))
+        self._written = yamlio.set_block(doc, "execution", block)
+        fsutil.write_atomic(self.plan_file, self._written)
 
     def render_log(self, status: str, finished: str | None) -> str:
         approval = self.approval

@@ -321,7 +321,7 @@ class PlanRun:
         """Stop before a call the caps do not allow: tool calls (every attempt of every
         action, retries included, across resumes) and this run's wall time."""
         with self.lock:
-            calls = sum(len(rec.starts) for rec in self.state.actions.values())
+            calls = self.state.tool_calls
         if calls >= self.caps.max_tool_calls:
             return LimitExceeded(
                 f"action {key} would be tool call {calls + 1}, over the cap of "

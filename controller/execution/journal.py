@@ -273,6 +273,9 @@ class Replay:
     last_outcome_at: str | None = None
     #: ``{code, message}`` of a failure that belongs to no action (a lost journal).
     last_outcome_error: dict[str, Any] | None = None
+    #: Start records of every action, across runs: the tool calls ``max_tool_calls`` counts
+    #: (kept as a count: summing the actions' starts before each call cost O(N) per action).
+    tool_calls: int = 0
 
     def action(self, action_id: ActionKey) -> ActionRecord:
         if action_id not in self.actions:
@@ -296,6 +299,7 @@ class Replay:
         elif kind == "start":
             state = self.action(_key(record["id"]))
             state.starts.append(record)
+            self.tool_calls += 1
             state.round_attempts += 1
             state.open_start = True
             state.spawn = state.called = None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError
 from controller.execution import checks
-from controller.execution.results import extract_outputs
+from controller.execution.results import extract_outputs, take_result
 from controller.execution.steps import RunOutcome, Scope, Step, error_of, guarded
 from controller.plan import graph, nested, plans, refs
 
@@ -66,6 +66,7 @@ class NestedRun:
             "outputs": {str(i): scope.outputs[i] for i in sorted(scope.outputs)},
         }
         try:
+            result = take_result(step.tool, result)  # the one intake, as for any tool
             outputs = extract_outputs(spec.outputs, result)
         except PlangateError as error:
             return self.runner.settle(step, attempt, error, result=result)

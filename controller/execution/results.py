@@ -1,4 +1,15 @@
-"""What a tool returned, taken apart: outputs by RFC 9535 JSONPath, depth and params checks.
+"""What a tool returned, taken in and apart: the canonical value check, outputs by RFC 9535
+JSONPath, params checks.
+
+Intake (:func:`take_result`) is the one door a tool's result passes before the run uses,
+journals, redacts or records it, whatever its kind (exec, http, python, echo, a nested plan's
+result, a precondition's or verify's check tool, the result a failing tool leaves behind). A
+result enters only as a value of the canonical value tree the plan's hash uses (SPEC §15,
+:mod:`controller.plan.yamlio`): I-JSON (RFC 7493) data, floats with an integral value within
+±(2^53−1) as the integer RFC 8785 hashes. Python's JSON parser also accepts ``NaN``,
+``Infinity``, ``1e400``, integers of any size and lone surrogate escapes; such a result is
+E_TOOL_OUTPUT_INVALID (and ``on_failure`` applies), never a value the journal, the
+``execution:`` block or a later tool would choke on or that ``plangate validate`` refuses.
 
 Shared by the steps of a run (:mod:`controller.execution.steps`) and anything that tests a
 tool's result the same way.
@@ -7,10 +18,14 @@ tool's result the same way.
 from __future__ import annotations
 
 import functools
+import json
+import math
+import re
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import OutputMissing, ParamsInvalid
+from controller.errors import OutputMissing, ParamsInvalid, ToolOutputInvalid
 from controller.plan import plans, refs
+from controller.plan.yamlio import MAX_SAFE_INT, canonical_number
 
 if TYPE_CHECKING:
     from controller.execution.tools import Tool
@@ -18,21 +33,76 @@ if TYPE_CHECKING:
 
 #: A deeper tool result is refused: recording and redacting it would overflow the stack.
 MAX_RESULT_DEPTH = 100
+#: A UTF-16 surrogate code point: in a Python string always a lone one (not I-JSON, not UTF-8).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Longest location an error names (a hostile result may have very long keys).
+_MAX_WHERE = 200
 
 
-def deeper_than(value: Any, limit: int) -> bool:
-    """Whether JSON data nests lists/mappings more than ``limit`` levels (no recursion)."""
-    level: list[Any] = [value]
-    for _ in range(limit):
-        level = [
-            item
-            for node in level
-            if isinstance(node, dict | list)
-            for item in (node.values() if isinstance(node, dict) else node)
-        ]
-        if not level:
-            return False
-    return any(isinstance(node, dict | list) for node in level)
+class _Refused(Exception):
+    """A value outside the canonical tree: where (path parts) and what it is."""
+
+    def __init__(self, where: tuple[str | int, ...], what: str) -> None:
+        super().__init__(what)
+        self.where = where
+        self.what = what
+
+
+def take_result(tool: str, result: Any) -> Any:
+    """``result`` as a canonical value (a new tree); E_TOOL_OUTPUT_INVALID naming the first
+    value outside it, by its JSONPath in the result."""
+    try:
+        return _canonical(result, ())
+    except _Refused as bad:
+        where = result_path(bad.where)
+        raise ToolOutputInvalid(
+            f"{tool}: its result at {where} is {bad.what}, which JSON data (I-JSON, RFC 7493) "
+            "cannot carry; nothing of this result was used"
+        ) from None
+
+
+def result_path(parts: tuple[str | int, ...]) -> str:
+    """An RFC 9535 path (``$["json"]["v"][0]``), shortened for a message."""
+    text = "$" + "".join(
+        f"[{part}]" if isinstance(part, int) else f"[{json.dumps(part, ensure_ascii=False)}]"
+        for part in parts
+    )
+    return text if len(text) <= _MAX_WHERE else text[:_MAX_WHERE] + "\u2026"
+
+
+def _canonical(value: Any, where: tuple[str | int, ...]) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _text(value, where)
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INT:
+            raise _Refused(where, f"an integer beyond ±(2^53−1) ({len(str(abs(value)))} digits)")
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _Refused(where, f"{json.dumps(value)}, not a finite number")
+        return canonical_number(value)
+    if isinstance(value, dict | list) and len(where) >= MAX_RESULT_DEPTH:
+        raise _Refused(where, f"nested deeper than {MAX_RESULT_DEPTH} levels")
+    if isinstance(value, list):
+        return [_canonical(item, (*where, index)) for index, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {_key(key, where): _canonical(item, (*where, key)) for key, item in value.items()}
+    raise _Refused(where, f"a {type(value).__name__}, not JSON data")
+
+
+def _text(value: str, where: tuple[str | int, ...], what: str = "a string") -> str:
+    found = _SURROGATE.search(value)
+    if found is not None:
+        raise _Refused(where, f"{what} with a lone surrogate U+{ord(found.group()):04X}")
+    return value
+
+
+def _key(key: Any, where: tuple[str | int, ...]) -> str:
+    if not isinstance(key, str):
+        raise _Refused(where, f"a mapping with the key {key!r}, not a string")
+    return _text(key, where, "a mapping whose key is a string")
 
 
 def check_params(tool: Tool, params: dict[str, Any]) -> None:

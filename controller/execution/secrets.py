@@ -11,17 +11,22 @@ Redaction replaces each occurrence of a value with ``***`` in text and inside JS
 that a secret containing another is hidden whole. Empty values are ignored. A value is also
 hidden in every encoding a tool or an error message may give it: escaped inside JSON text or
 a Python repr (``\\u`` escapes of any character, escaped quotes, escapes of escapes),
-URL-encoded (once or twice, either hex case), as HTML character references, and whole in
-base64 or hex. A stream cut at its size limit (:data:`CUT_NOTE`) or a message shortened with
-``…``/``...`` right inside a secret has that secret's start hidden too.
+URL-encoded (once or twice, either hex case), as HTML character references, and with NULs
+between its characters (UTF-16 or UTF-32 text read as UTF-8, raw or escaped). Whole, it is
+hidden in the block encodings of its bytes (UTF-8, and UTF-16 in either byte order): hex,
+base64 (standard and URL-safe) and base32 (either case), at every alignment a longer encoded
+text can give it (:func:`_block_forms`). A stream cut at its size limit (:data:`CUT_NOTE`) or
+a message shortened with ``…``/``...`` right inside a secret has that secret's start hidden
+too.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,13 +91,21 @@ _LINES = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 #: Characters that start an encoded character (JSON/Python escape, URL, HTML, form space):
 #: text without any of them holds a secret only as written.
 _ENCODING_STARTS = ("\\", "%", "&", "+")
+#: A NUL, raw or in an encoding :func:`_char_pattern` knows: text with one may hold a secret
+#: with NULs between its characters (UTF-16 or UTF-32 text read as UTF-8).
+_NUL_HINT = re.compile(r"\x00|\\(?:u0000|x00|U00000000)|%(?:25)*00|&#0+;|&#x0+;", re.IGNORECASE)
+#: Byte encodings of a secret's text a tool may hand back before a block encoding (UTF-16:
+#: Windows APIs, PowerShell's -EncodedCommand).
+_BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be")
+#: Shortest part of an encoded form that is hidden: shorter ones would mask common words.
+_MIN_ENCODED = 6
 
 
-def _written_forms(value: str) -> set[str]:
-    """A value as a tool may print it whole: raw, JSON-escaped, URL-encoded, base64, hex."""
+def _written_forms(value: str, *, whole: bool = True) -> set[str]:
+    """A value as a tool may print it whole: raw, JSON-escaped, URL-encoded, and in the
+    block encodings of its bytes (of its UTF-8 only for a line of a multi-line secret)."""
     from urllib.parse import quote, quote_plus
 
-    raw = value.encode("utf-8")
     forms = {
         value,
         json.dumps(value)[1:-1],
@@ -100,24 +113,35 @@ def _written_forms(value: str) -> set[str]:
         quote(value, safe=""),
         quote_plus(value, safe=""),
     }
-    if len(raw) >= 6:  # shorter: its base64 or hex would mask common words
-        forms.update({raw.hex(), raw.hex().upper(), *_base64_forms(raw)})
+    if len(value.encode("utf-8")) >= _MIN_ENCODED:  # shorter: its encodings match by chance
+        for name in _BYTE_ENCODINGS if whole else _BYTE_ENCODINGS[:1]:
+            forms.update(_block_forms(value.encode(name)))
     return {form for form in forms if form}
 
 
-def _base64_forms(raw: bytes) -> set[str]:
-    """The part of the base64 (standard and URL-safe) of ``raw`` that does not depend on what
-    precedes it, at each of the three alignments a longer encoded text can give it."""
+def _block_forms(raw: bytes) -> set[str]:
+    """Hex, base64 (standard and URL-safe) and base32 (either case) of ``raw``: the part of
+    each that does not depend on what precedes or follows it, at every alignment."""
     import base64
 
+    forms = {raw.hex(), raw.hex().upper()}
+    for body in _aligned(raw, base64.b64encode, 3, 4):
+        forms.update({body, body.replace("+", "-").replace("/", "_")})
+    for body in _aligned(raw, base64.b32encode, 5, 8):
+        forms.update({body, body.lower()})
+    return {form for form in forms if len(form) >= _MIN_ENCODED}
+
+
+def _aligned(raw: bytes, encode: Callable[[bytes], bytes], size: int, chars: int) -> set[str]:
+    """For a bit-packing encoding (``size`` bytes -> ``chars`` characters): the characters
+    that encode bits of ``raw`` alone, after 0 .. size-1 bytes of something else."""
+    bits = size * 8 // chars  # bits per character
     forms = set()
-    for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii").rstrip("=")
-        start = (shift * 4 + 2) // 3  # characters that also encode the padding bytes
-        end = len(encoded) - (1 if (shift + len(raw)) % 3 else 0)  # a partial last group
-        body = encoded[start:end]
-        if len(body) >= 6:
-            forms.update({body, body.replace("+", "-").replace("/", "_")})
+    for shift in range(size):
+        encoded = encode(b"\0" * shift + raw).decode("ascii").rstrip("=")
+        start = -(-shift * 8 // bits)  # characters that also encode the bytes before
+        end = (shift + len(raw)) * 8 // bits  # a last character shared with the bytes after
+        forms.add(encoded[start:end])
     return forms
 
 
@@ -148,12 +172,23 @@ def _char_pattern(char: str) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
-def _encoded_pattern(values: Iterable[str]) -> re.Pattern[str] | None:
-    """One pattern matching any secret in any per-character encoding, longest first."""
+def _wide_char_pattern(char: str) -> str:
+    """One character of UTF-16/32 text read as UTF-8: an ASCII one as itself (in any
+    encoding), any other as itself or as the U+FFFD its undecodable bytes became."""
+    if char.isascii():
+        return _char_pattern(char)
+    return f"(?:{_char_pattern(char)}|(?:{_char_pattern(chr(0xFFFD))}){{1,4}})"
+
+
+def _encoded_pattern(values: Iterable[str], *, interleaved: bool = False) -> re.Pattern[str] | None:
+    """One pattern matching any secret in any per-character encoding, longest first;
+    ``interleaved``: with up to three NULs (raw or encoded) between its characters too."""
     ordered = sorted(values, key=len, reverse=True)
     if not ordered:
         return None
-    parts = ["".join(_char_pattern(c) for c in v) for v in ordered]
+    between = f"(?:{_char_pattern(chr(0))}){{0,3}}" if interleaved else ""
+    char = _wide_char_pattern if interleaved else _char_pattern
+    parts = [between.join(char(c) for c in v) for v in ordered]
     # a leading character set lets the regex engine skip ahead to where a match can start
     first = "".join(sorted({re.escape(v[0]) for v in ordered} | {"\\\\", "%", "&", "\\+"}))
     return re.compile(f"(?=[{first}])(?:{'|'.join(parts)})")
@@ -166,11 +201,20 @@ class Redactor:
         secrets = {v for v in values if isinstance(v, str) and v}
         # A multi-line secret (a PEM key) may be printed or quoted line by line (an error that
         # quotes a tool's last stderr line): each line of 4 characters or more is hidden too.
-        secrets |= {line for v in secrets for line in _LINES.split(v) if len(line) >= 4}
+        lines = {line for v in secrets for line in _LINES.split(v) if len(line) >= 4} - secrets
         unique = {f for v in secrets for f in _written_forms(v)}
+        unique |= {f for v in lines for f in _written_forms(v, whole=False)}
+        secrets |= lines
         self._values = sorted(unique, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)
         self._pattern = _encoded_pattern(self._secrets)
+
+    @functools.cached_property
+    def _interleaved(self) -> re.Pattern[str]:
+        """Built on first need: the secrets with NULs between their characters."""
+        pattern = _encoded_pattern(self._secrets, interleaved=True)
+        assert pattern is not None
+        return pattern
 
     def __bool__(self) -> bool:
         return bool(self._values)
@@ -181,6 +225,8 @@ class Redactor:
                 text = text.replace(value, MASK)
         if self._pattern is not None and any(c in text for c in _ENCODING_STARTS):
             text = self._pattern.sub(MASK, text)
+        if self._pattern is not None and _NUL_HINT.search(text):
+            text = self._interleaved.sub(MASK, text)
         if CUT_NOTE in text:
             text = self._cut_tail(text)
         if any(mark in text for mark in CUT_MARKS):
@@ -207,11 +253,17 @@ class Redactor:
 
     def _partial_at_end(self, head: str, minimum: int) -> int:
         """Length of the longest start of a secret (in any whole form) that ``head`` ends with."""
-        for value in self._values:
-            for size in range(min(len(value) - 1, len(head)), minimum - 1, -1):
-                if head.endswith(value[:size]):
-                    return size
-        return 0
+        longest = 0
+        last = head[-1:]
+        for value in self._values if last else ():
+            # only prefixes that end with head's last character can match: jump between them
+            end = value.rfind(last, 0, min(len(value) - 1, len(head)))
+            while end >= max(minimum, longest + 1) - 1:
+                if head.endswith(value[: end + 1]):
+                    longest = end + 1
+                    break
+                end = value.rfind(last, 0, end)
+        return longest
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with every secret hidden (the input is not changed)."""

@@ -27,12 +27,7 @@ from controller.errors import (
     error_for,
 )
 from controller.execution import checks
-from controller.execution.results import (
-    MAX_RESULT_DEPTH,
-    check_params,
-    deeper_than,
-    extract_outputs,
-)
+from controller.execution.results import check_params, extract_outputs, take_result
 from controller.execution.tools import CallContext, Tool, ToolError
 from controller.plan import guards, refs
 from controller.plan.hashing import idempotency_key
@@ -390,15 +385,16 @@ class StepRunner:
             on_spawn=functools.partial(self._record_spawn, step.key, attempt),
         )
         try:
-            result = tool.call(params, ctx)
+            returned = tool.call(params, ctx)
         except PlangateError as error:
-            return getattr(error, "result", None), {}, error
+            return _left_behind(step.tool, error), {}, error
         except Exception as exc:  # a bug in a tool kind must not kill the daemon
             self.run.log.exception("tool_crashed", action=step.key, tool=step.tool)
             return None, {}, ToolError(f"{step.tool}: internal error: {exc!r}", permanent=True)
-        if deeper_than(result, MAX_RESULT_DEPTH):
-            message = f"{step.tool}: its result is nested deeper than {MAX_RESULT_DEPTH} levels"
-            return None, {}, ToolError(message, permanent=True)
+        try:
+            result = take_result(step.tool, returned)
+        except PlangateError as error:
+            return None, {}, error
         try:
             return result, extract_outputs(step.spec.outputs, result), None
         except PlangateError as error:
@@ -415,10 +411,7 @@ class StepRunner:
                 env=self.run.tool_env,
                 plan_id=self.run.plan_id,
             )
-            result = tool.call(params, ctx)
-            if deeper_than(result, MAX_RESULT_DEPTH):
-                raise ToolError(f"{name}: its result is nested deeper than {MAX_RESULT_DEPTH}")
-            return result
+            return take_result(name, tool.call(params, ctx))
 
         return call
 
@@ -520,6 +513,16 @@ def interrupted_outcome(
     if stop():
         return RunOutcome("stopped", None, key)
     return None
+
+
+def _left_behind(tool: str, error: PlangateError) -> Any:
+    """The result a failing tool left with its error (an exec's exit code and output), taken
+    in like any result; one outside the canonical tree is not kept and the error says so."""
+    try:
+        return take_result(tool, getattr(error, "result", None))
+    except PlangateError as bad:
+        error.message += f" ({bad.message})"
+        return None
 
 
 def _error_of(rec: ActionRecord) -> PlangateError:

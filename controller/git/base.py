@@ -7,29 +7,55 @@ parts share, and runs the git CLI turning every failure into ``E_GIT`` with git'
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import git
 
 from controller.errors import GitError
+from controller.git.guard import GitGuard
+
+
+class _GuardedGit(git.Git):
+    """GitPython's git runner, its children (the persistent ``cat-file``) under the guard."""
+
+    guard: GitGuard | None = None
+
+    def execute(self, command: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        if self.guard is not None:
+            kwargs["env"] = {**self.guard.env_over_environ(), **(kwargs.get("env") or {})}
+        return super().execute(command, **kwargs)
+
+
+class _GuardedRepo(git.Repo):
+    GitCommandWrapperType = _GuardedGit
 
 
 class RepoBase:
-    """One git repository (a working tree in local mode, a bare clone in remote mode)."""
+    """One git repository (a working tree in local mode, a bare clone in remote mode).
 
-    def __init__(self, path: Path) -> None:
+    Every git child runs under :class:`~controller.git.guard.GitGuard`: the repository's own
+    config chooses no program, key or trust anchor unless ``trust_repo_config`` (a person
+    running plangate in their own clone), and git uses no transport unless one of those or
+    ``fetches`` (the controller's own clone in remote mode)."""
+
+    def __init__(
+        self, path: Path, *, trust_repo_config: bool = False, fetches: bool = False
+    ) -> None:
         self.path = path
         try:
-            self._repo = git.Repo(path)
+            self._repo = _GuardedRepo(path)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise GitError(
                 f"{path} is not a git repository",
                 remedy="point `repo` at a git working tree (git init), or use remote mode",
             ) from None
+        offline = not (trust_repo_config or fetches)
+        self.guard = GitGuard.read(path, trust_repo_config=trust_repo_config, offline=offline)
+        cast(_GuardedGit, self._repo.git).guard = self.guard
         self.git_dir = Path(self._repo.git_dir)
         self.common_dir = Path(self._repo.common_dir)
         fmt = self._repo.config_reader("repository").get_value("extensions", "objectformat", "")
@@ -55,17 +81,23 @@ class RepoBase:
         input: bytes | None = None,
         env: Mapping[str, str] | None = None,
         check: bool = True,
+        pins: Sequence[tuple[str, str]] = (),
     ) -> str:
         """Run the git CLI here; raise ``E_GIT`` with git's message on failure."""
-        result = self.run_raw(*args, input=input, env=env)
+        result = self.run_raw(*args, input=input, env=env, pins=pins)
         if check and result.returncode != 0:
             raise git_failure(args, result.stderr.decode("utf-8", "replace"))
         return result.stdout.decode("utf-8", "surrogateescape")
 
     def run_raw(
-        self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+        self,
+        *args: str,
+        input: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        pins: Sequence[tuple[str, str]] = (),
     ) -> subprocess.CompletedProcess[bytes]:
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+        """Run git under the guard; ``pins``: config set after the guard's own (they win)."""
+        full_env = self.guard.env(env, pins)
         try:
             return subprocess.run(
                 ["git", *args],

@@ -34,7 +34,6 @@ imports GitPython.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -44,6 +43,7 @@ import git
 from controller.errors import GitError
 from controller.git.base import git_failure
 from controller.git.commits import Commits
+from controller.git.guard import GitGuard
 from controller.git.objects import (
     BIG_TREE,
     STORE_RAW_ABOVE,
@@ -91,7 +91,8 @@ class GitRepo(Commits, WorkTree):
 
     @classmethod
     def containing(cls, path: Path) -> GitRepo:
-        """The working tree that contains ``path``."""
+        """The working tree that contains ``path``: a person's own clone (``approve``,
+        ``check``), whose config chooses their signing key and programs, as git's would."""
         try:
             top = git.Repo(path, search_parent_directories=True).working_tree_dir
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -99,7 +100,7 @@ class GitRepo(Commits, WorkTree):
                 f"{path} is not inside a git working tree",
                 remedy="run the command on a plan in a clone of the plans repo",
             ) from None
-        return cls(Path(str(top)))
+        return cls(Path(str(top)), trust_repo_config=True)
 
     @classmethod
     def clone_bare(cls, url: str, target: Path, branch: str) -> GitRepo:
@@ -109,9 +110,9 @@ class GitRepo(Commits, WorkTree):
             ["git", "clone", "--bare", "-q", "--single-branch", "--branch", branch, url, str(tmp)],
             capture_output=True,
             check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            env=GitGuard.read(target.parent).env(),
         )
         if result.returncode != 0:
             raise git_failure(("clone", url), result.stderr.decode("utf-8", "replace"))
         tmp.rename(target)
-        return cls(target)
+        return cls(target, fetches=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from controller.approval import approvals
@@ -81,12 +82,44 @@ class HistoryIndex(Lifecycle):
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             self.rebuilds += 1
             last = None
-        # git streams the commits newest first while it walks; the plan versions they name
-        # are read and parsed in the background meanwhile, and the commits are applied oldest
-        # first once all are in. A cold scan of a long history is mostly git's walk (two
-        # versions of a big plans/ tree inflated and compared per plan commit), so it is cut
-        # in two halves that two git processes walk at once.
+        # The commits are found first (the plan versions they name are read and parsed in
+        # the background meanwhile), then applied oldest first. A cold scan finds them from
+        # the plans folder's raw trees (_cold_records), others with `git log -- plans/`.
         cold = last is None and not self.scan_paths  # a few folders: one walk is enough
+        records = self._cold_records(repo, head) if cold else None
+        if records is None:
+            records = self._logged_records(repo, last, head, cold)
+        try:
+            self.merged_authors(repo, last, head, self.scan_paths)
+            for done, record in enumerate(records, 1):
+                self.apply(repo, record, sink)
+                if self.progress is not None and (
+                    done % PROGRESS_EVERY == 0 or done == len(records) >= PROGRESS_EVERY
+                ):
+                    self.progress("indexing history (commits)", done, len(records))
+        except BaseException:
+            self._load()  # never half a scan in memory: the next one re-applies from `last`
+            raise
+        self.save(head)
+        count = len(records)
+        if last is None or count >= RELEASE_AFTER:
+            del records
+            self._compact()
+        return count
+
+    def _cold_records(self, repo: GitRepo, head: str) -> list[CommitRecord] | None:
+        """The whole history's plan commits, oldest first, from the raw trees of the plans
+        folder (:meth:`~controller.git.commits.Commits.first_parent_changes`: a version of a
+        10,000-plan folder is read once and only its changed bytes decoded, where ``git log
+        -- plans/`` inflates and walks two versions per commit); their plan versions are read
+        and parsed in the background meanwhile. None when git must be asked instead."""
+        with _Prefetcher(self, repo) as prefetch:
+            return repo.first_parent_changes(None, head, self.plans_dir, prefetch.add_changes)
+
+    def _logged_records(
+        self, repo: GitRepo, last: str | None, head: str, cold: bool
+    ) -> list[CommitRecord]:
+        """The plan commits after ``last``, oldest first, from ``git log -- plans/``."""
         segments = _segments(repo, last, head) if cold else [(last, head)]
         with _Prefetcher(self, repo) as prefetch:
 
@@ -107,41 +140,24 @@ class HistoryIndex(Lifecycle):
 
                 with ThreadPoolExecutor(len(segments), thread_name_prefix="scan") as pool:
                     parts = list(pool.map(collect, segments))
-        records = [record for part in parts for record in reversed(part)]
-        try:
-            self.merged_authors(repo, last, head, self.scan_paths)
-            for done, record in enumerate(records, 1):
-                self.apply(repo, record, sink)
-                if self.progress is not None and (
-                    done % PROGRESS_EVERY == 0 or done == len(records) >= PROGRESS_EVERY
-                ):
-                    self.progress("indexing history (commits)", done, len(records))
-        except BaseException:
-            self._load()  # never half a scan in memory: the next one re-applies from `last`
-            raise
-        self.save(head)
-        count = len(records)
-        if last is None or count >= RELEASE_AFTER:
-            del records, parts
-            self._compact(reload=count >= RELEASE_AFTER)
-        return count
+        return [record for part in parts for record in reversed(part)]
 
-    def _compact(self, *, reload: bool) -> None:
+    def _compact(self) -> None:
         """After a cold or long scan: keep only what later scans use, give the rest back.
 
-        Only the facts of the versions the plans hold now are kept (the "before" side of
-        their next change). After many commits the plans are also reloaded as saved, so
-        they no longer sit scattered among the dead records (Python frees an arena of small
-        objects only once all of it is dead): 10,000 plans after 40,000 plan commits, 191
-        -> 148 MB RSS. (After few commits the reload would only add a second copy.)
+        No plan version's facts are kept (50,000 plans: 28 MB): the "before" side of a plan's
+        next change is read and parsed again then (well under a millisecond). The plans are
+        dropped and reloaded as saved, the old copies freed first: the new ones then fill
+        whole arenas instead of sitting scattered among the scan's dead records (Python gives
+        an arena of small objects back only once all of it is dead), and equal values are
+        held once (:meth:`PlanState.share`). 50,000 plans: 154 -> xx MB RSS.
         """
-        current = {state.blob for state in self.plans.values()}
-        self._facts = {blob: f for blob, f in self._facts.items() if blob in current}
-        if reload:
-            import gc
+        import gc
 
-            self._load()
-            gc.collect()
+        self._facts = {}
+        self.plans, self.authors, self.approval_ids = {}, {}, {}
+        gc.collect()
+        self._load()
         _release_memory()
 
 
@@ -183,7 +199,7 @@ def build_request(
     require_signed: bool,
     allowed_signers: Path | None,
     verified_at: int | None = None,
-    authors: Mapping[str, set[str]] | None = None,
+    authors: Mapping[str, AbstractSet[str]] | None = None,
 ) -> approvals.ApprovalRequest:
     """Gather the facts of the plan's open request for :func:`approvals.verify_approval`.
 

@@ -25,6 +25,7 @@ from controller.git.planstate import BlobFacts, PlanState, _needs_attention
 from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
+_PLANS = "SELECT data FROM plans"
 INDEX_VERSION = "3"  # 3: risk and estimate per plan
 
 
@@ -84,16 +85,20 @@ class IndexStore:
 
     def _load(self) -> None:
         """The plans as last saved (also after a scan failed part way through applying)."""
-        self.plans: dict[str, PlanState] = {
-            pid: PlanState(**json.loads(data))
-            for pid, data in self._db.execute("SELECT plan_id, data FROM plans")
-        }
+        states = (PlanState(**json.loads(data)) for (data,) in self._db.execute(_PLANS))
+        self.plans: dict[str, PlanState] = {state.plan_id: state for state in states}
+        self._pool: dict[Any, Any] = {}
+        for state in self.plans.values():
+            state.share(self._pool)
         self._dirty: set[str] = set()
         #: Everyone who ever produced each hashed content, on any path (never forgotten:
         #: content moved, copied, deleted and brought back keeps its authors).
-        self.authors: dict[str, set[str]] = {
-            h: set(json.loads(d)) for h, d in self._db.execute("SELECT hash, data FROM authors")
+        hashes = {s.hash: s.hash for s in self.plans.values() if s.hash}  # one copy each
+        self.authors: dict[str, frozenset[str]] = {
+            hashes.get(h, h): self.author_set(json.loads(d))
+            for h, d in self._db.execute("SELECT hash, data FROM authors")
         }
+        del hashes
         self._dirty_authors: set[str] = set()
         #: Approval identities (author, author time, subject, plan) -> the commit that used it.
         self.approval_ids: dict[str, str] = dict(
@@ -105,6 +110,12 @@ class IndexStore:
         #: Plans that may need the controller (see pending()); kept up to date on changes.
 
         self._attention = {pid for pid, state in self.plans.items() if _needs_attention(state)}
+
+    def author_set(self, emails: Iterable[str]) -> frozenset[str]:
+        """The one copy of this set of authors (most contents share theirs)."""
+        found = frozenset(emails)
+        shared: frozenset[str] = self._pool.setdefault(("authors", found), found)
+        return shared
 
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -122,6 +133,7 @@ class IndexStore:
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}
+        self._pool = {}
         self._dirty = set()
         self._attention = set()
         self.authors, self._dirty_authors = {}, set()
@@ -130,9 +142,11 @@ class IndexStore:
         self._uncapped = set()
 
     def save(self, last_commit: str) -> None:
-        rows = [
+        # A generator: the rows are encoded one at a time as sqlite takes them (a controller
+        # commit capping 50,000 human freezes otherwise held 47 MB of JSON at once).
+        rows = (
             (pid, json.dumps(asdict(self.plans[pid]))) for pid in self._dirty if pid in self.plans
-        ]
+        )
         gone = [(pid,) for pid in self._dirty if pid not in self.plans]
         self._db.executemany("INSERT OR REPLACE INTO plans VALUES(?, ?)", rows)
         self._db.executemany("DELETE FROM plans WHERE plan_id=?", gone)

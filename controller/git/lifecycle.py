@@ -221,9 +221,9 @@ class Lifecycle(IndexStore):
         self._uncapped.add(state.plan_id)
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
-        known = self.authors.setdefault(plan_hash, set())
+        known = self.authors.get(plan_hash, frozenset())
         if not who <= known:
-            known |= who
+            self.authors[plan_hash] = self.author_set(known | who)
             self._dirty_authors.add(plan_hash)
 
     def identities(self, record: CommitRecord) -> set[str]:
@@ -421,7 +421,10 @@ class Lifecycle(IndexStore):
         old_file_status = old.status if old else None
         if new.status == old_file_status:
             return
-        transition = approvals.classify(state.status if old else None, new.status)
+        if old is not None and state.status == "approved":
+            transition = self._lapse(state, record, new.status)
+        else:
+            transition = approvals.classify(state.status if old else None, new.status)
         if transition is Transition.NONE:
             return  # unreadable now: keep the effective status
         if transition is Transition.ILLEGAL:
@@ -445,7 +448,7 @@ class Lifecycle(IndexStore):
             state.note(text)
             self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
             return
-        state.status = new.status
+        state.status = "aborted" if transition is Transition.ABORT else new.status
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             state.request = {
                 "commit": record.sha,
@@ -472,6 +475,24 @@ class Lifecycle(IndexStore):
             state.note(f"{record.sha[:12]} {who} set status {new.status}")
             if new.status == "rejected":
                 self._emit(sink, "reject", state, record, snapshot, who)
+
+    @staticmethod
+    def _lapse(state: PlanState, record: CommitRecord, status: str | None) -> Transition:
+        """The plan stops saying ``approved`` before the controller acted on that approval
+        (the controller starts only a plan that still says it): the approval lapses, the
+        plan is back where it was approved, and the change is judged from there. So a
+        withdrawal wins and no status change can leave an approval nothing acts on."""
+        request = state.request or {}
+        kinds = {t.value: t for t in approvals.APPROVED_FROM}
+        kind = kinds.get(str(request.get("kind")), Transition.APPROVE)
+        origin, transition = approvals.classify_open(kind, status)
+        state.request = None
+        state.status = origin
+        state.note(
+            f"{str(request.get('commit') or '')[:12]} approval ({kind.value}) lapsed: "
+            f"{record.sha[:12]} set status {status} before the controller acted on it"
+        )
+        return transition
 
     @staticmethod
     def _emit(

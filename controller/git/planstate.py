@@ -16,8 +16,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from controller.git.records import CommitRecord, FileChange
-from controller.plan import hashing, yamlio
-from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
+from controller.plan import yamlio
+from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
@@ -54,7 +54,8 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         )
         return BlobFacts(None, None, None, "", False, why)
     try:
-        doc = yamlio.read_yaml(data.decode("utf-8"), "PLAN.yml").data
+        text = data.decode("utf-8")
+        doc = yamlio.read_yaml(text, "PLAN.yml").data
     except UnicodeDecodeError as exc:
         why = f"E_YAML_PARSE: not UTF-8 text (byte {exc.start}); the version is not read"
         return BlobFacts(None, None, None, "", False, why)
@@ -72,9 +73,11 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         digest = hashlib.sha256(
             json.dumps([doc.get(k) for k in _OWNED_BLOCKS], sort_keys=True, default=str).encode()
         ).hexdigest()[:16]
-        plan_hash: str | None = hashing.plan_hash(doc)
+        plan_hash = text_hash(text)  # once per text: the decision and the run hash it too
     except (TypeError, ValueError, OverflowError):
-        plan_hash, digest = None, ""
+        plan_hash = None
+    if plan_hash is None:
+        digest = ""
     risk = frozen.get("risk") if isinstance(frozen, dict) else None
     estimate = frozen.get("estimate") if isinstance(frozen, dict) else None
     return BlobFacts(
@@ -130,6 +133,23 @@ class PlanState:
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]
         self.last_event = text
+
+    def share(self, pool: dict[Any, Any]) -> None:
+        """Hold equal values as one object (``pool`` maps each value to its kept copy): 50,000
+        plans repeat a few statuses, risks, estimates and emails, and their frozen hash is
+        mostly their hash. Values are only read, never changed in place."""
+        for name in ("status", "file_status", "risk"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, pool.setdefault(value, value))
+        if self.frozen_hash == self.hash:
+            self.frozen_hash = self.hash
+        if self.notes and self.last_event == self.notes[-1]:
+            self.last_event = self.notes[-1]
+        self.changers = [pool.setdefault(c, c) for c in self.changers]
+        if self.estimate is not None:
+            key = ("estimate", json.dumps(self.estimate, sort_keys=True, default=str))
+            self.estimate = pool.setdefault(key, self.estimate)
 
 
 @dataclass(frozen=True)

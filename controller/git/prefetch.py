@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any
 
-from controller.git.gitrepo import CommitRecord, GitRepo
+from controller.git.gitrepo import CommitRecord, FileChange, GitRepo, Person
 from controller.git.indexstore import IndexStore
 from controller.git.planstate import BlobFacts, facts_of
 from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
@@ -22,6 +22,7 @@ from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
 #: Plan versions read and parsed per background batch while ``git log`` still runs.
 PREFETCH_BLOBS = 8000
 PARALLEL_MIN = 4000
+_NOBODY = Person("", "")
 
 
 class _Prefetcher:
@@ -44,6 +45,11 @@ class _Prefetcher:
     def add(self, record: CommitRecord) -> None:
         with self.lock:
             self._add(record)
+
+    def add_changes(self, changes: list[FileChange]) -> None:
+        """One commit's changes (a cold scan's tree walk has no records yet)."""
+        with self.lock:
+            self._add(CommitRecord("", (), _NOBODY, _NOBODY, 0, 0, "", changes=changes))
 
     def _add(self, record: CommitRecord) -> None:
         self.commits += 1

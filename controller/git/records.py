@@ -209,7 +209,8 @@ def _parse_chunk(chunk: str, tag: str) -> CommitRecord | None:
         return None
     header, _, raw = chunk.partition(_HEADER_END + tag)
     record = _parse_header(header.strip("\0\n"), tag)
-    record.changes = _parse_raw(raw)
+    if raw.strip("\0\n"):
+        record.changes = _parse_raw(raw)
     return record
 
 

@@ -66,16 +66,32 @@ class Refs(RepoBase):
 
     def current_branch(self) -> str:
         """The checked-out branch; a detached HEAD is ``E_GIT``."""
-        result = self.run_raw("symbolic-ref", "-q", "--short", "HEAD")
-        if result.returncode != 0:
+        # The full name: --short turns refs/heads/main into "heads/main" once a tag (or any
+        # other ref) is also called main, and the watched branch would look switched.
+        result = self.run_raw("symbolic-ref", "-q", "HEAD")
+        ref = result.stdout.decode("utf-8", "surrogateescape").strip()
+        if result.returncode != 0 or not ref.startswith("refs/heads/"):
             raise GitError(
                 f"{self.path}: HEAD is detached; plangate watches a branch",
                 remedy="check out the watched branch (git switch main)",
             )
-        return result.stdout.decode().strip()
+        return ref.removeprefix("refs/heads/")
+
+    def check_complete(self) -> None:
+        """Refuse a shallow clone: history cut off hides who wrote and who approved what, so
+        neither the controller nor the audit can judge from it."""
+        common = self.run("rev-parse", "--git-common-dir").strip()
+        if (self.path / common / "shallow").exists() or (self.git_dir / "shallow").exists():
+            raise GitError(
+                f"{self.path} is a shallow clone: plangate needs the whole history to know who "
+                "wrote and who approved each plan",
+                remedy="git fetch --unshallow (or clone without --depth)",
+            )
 
     def check_health(self) -> None:
         """Refuse to write while git itself is busy or a crashed git left its lock."""
+        if (self.git_dir / "shallow").exists():
+            self.check_complete()
         for name, what, command in (
             ("MERGE_HEAD", "a merge", "git merge"),
             ("rebase-merge", "a rebase", "git rebase"),

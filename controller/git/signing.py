@@ -1,9 +1,11 @@
 """Signing and verification: `commit.gpgSign` honoured on writing, `verify-commit` on reading.
 
-With ``commit.gpgSign`` true in the git config the daemon sees (read once, when it opens the
-repository) every commit is signed by ``git commit-tree -S`` with ``user.signingKey``;
+With ``commit.gpgSign`` true in the trusted git config (the controller user's system and
+global config and its environment, read once when it opens the repository; never the
+watched repository's own ``.git/config``, see :mod:`~controller.git.guard`) every commit is
+signed by ``git commit-tree -S`` with ``user.signingKey`` (default: the committer, as git's);
 ``git commit-tree`` itself ignores that setting. A signature is valid only when git says so
-and names a signer.
+and names a signer; the programs and files that decide it are pinned by the guard.
 """
 
 from __future__ import annotations
@@ -38,16 +40,7 @@ class Signing(RepoBase):
     def signs_commits(self) -> bool:
         """Is ``commit.gpgSign`` true for this repository? (Read once per open repository.)"""
         if self._must_sign is None:
-            result = self.run_raw("config", "--type=bool", "--get", "commit.gpgSign")
-            if result.returncode not in (0, 1):  # 1: not set; else not a boolean (git commit
-                # refuses it too): never read a broken setting as "do not sign"
-                raise GitError(
-                    f"git config: {result.stderr.decode('utf-8', 'replace').strip()}",
-                    path=str(self.path),
-                    remedy="set commit.gpgSign to true or false (git config commit.gpgSign "
-                    "true), then retry",
-                )
-            self._must_sign = result.stdout.strip() == b"true"
+            self._must_sign = _boolean(self.guard.value("commit.gpgSign"), str(self.path))
         return self._must_sign
 
     def _commit_tree(
@@ -60,15 +53,23 @@ class Signing(RepoBase):
             "GIT_COMMITTER_EMAIL": committer.email,
         }
         args = ["commit-tree", tree, "-p", parent, "-F", "-"]
+        pins: list[tuple[str, str]] = []
         if sign:
             args.insert(1, "-S")
-        return self.run(*args, input=message.encode(), env=ident).strip()
+            if self.guard.value("user.signingKey") is None and self._format() != "ssh":
+                # git's default key, the committer: the guard's empty pin would name none
+                pins.append(("user.signingKey", f"{committer.name} <{committer.email}>"))
+        return self.run(*args, input=message.encode(), env=ident, pins=pins).strip()
+
+    def _format(self) -> str:
+        return (self.guard.value("gpg.format") or "openpgp").lower()
 
     def verify_commit(self, sha: str, allowed_signers: Path | None) -> Signature:
         args = ["verify-commit", "--raw", sha]
+        pins = []
         if allowed_signers is not None:
-            args = ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}", *args]
-        result = self.run_raw(*args)
+            pins.append(("gpg.ssh.allowedSignersFile", str(allowed_signers)))
+        result = self.run_raw(*args, pins=pins)
         text = (result.stderr + result.stdout).decode("utf-8", "replace").strip()
         ssh = _GOOD_SSH.search(text)
         match = ssh or _GOOD_GPG.search(text)
@@ -76,3 +77,23 @@ class Signing(RepoBase):
         first_line = text.splitlines()[0] if text else "no signature"
         kind = "ssh" if ssh else "gpg" if match else ""
         return Signature(result.returncode == 0 and signer is not None, signer, first_line, kind)
+
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0", "")
+
+
+def _boolean(value: str | None, where: str) -> bool:
+    """A git boolean, as ``git config --type=bool`` reads it; never a broken one as false."""
+    if value is None or value.lower() in _FALSE:
+        return False
+    if value.lower() in _TRUE:
+        return True
+    if value.lstrip("-").isdigit():
+        return int(value) != 0
+    raise GitError(
+        f"git config: fatal: bad boolean config value '{value}' for 'commit.gpgsign'",
+        path=where,
+        remedy="set commit.gpgSign to true or false in the controller's git config "
+        "(git config --global commit.gpgSign true), then retry",
+    )

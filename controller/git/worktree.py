@@ -7,12 +7,16 @@ committed or discarded.
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from collections.abc import Mapping, Sequence
 
 from controller.git.base import git_failure
-from controller.git.objects import _BLOB_MODE, Objects
+from controller.git.objects import _BLOB_MODE, Objects, blob_id
 from controller.git.records import ZERO, Person
+
+_EMPTY_TREE = "4b825dc642cb6eb9a060c54bf8d493dccc43e5b0"
 
 
 class WorkTree(Objects):
@@ -59,23 +63,46 @@ class WorkTree(Objects):
         return Person(name, rest.split(">", 1)[0])
 
     def worktree_changes(self, paths: Sequence[str]) -> tuple[set[str], set[str]]:
-        """(modified tracked files, untracked files) under ``paths`` in the working tree."""
-        # --no-optional-locks: a status must never take index.lock from a human's `git commit`.
+        """(modified tracked files, untracked files) under ``paths`` in the working tree.
+
+        Not ``git status``: it reads working-tree files through the clean filters and
+        ``process`` drivers a committed ``.gitattributes`` selects. Here git compares only
+        trees with the index; the files themselves are hashed raw, in-process (a file git
+        would call clean after an eol or filter conversion counts as modified: the safe side).
+        """
+        # --no-optional-locks: never take index.lock from a human's `git commit`.
+        base = ("--no-optional-locks", "-c", "core.quotePath=false")
+        entries = self.run(*base, "ls-files", "-s", "-z", "--", *paths).split("\0")
+        modified = set(self._staged(base, paths))
+        for entry in filter(None, entries):
+            meta, _, path = entry.partition("\t")
+            mode, sha, stage = meta.split(" ")
+            if stage != "0" or self._worktree_id(path, mode) != sha:
+                modified.add(path)
+        others = self.run(*base, "ls-files", "-z", "--others", "--exclude-standard", "--", *paths)
+        return modified, set(filter(None, others.split("\0")))
+
+    def _staged(self, base: Sequence[str], paths: Sequence[str]) -> list[str]:
+        """Paths under ``paths`` whose index entry differs from HEAD (tree against index)."""
+        born = self.run_raw("rev-parse", "-q", "--verify", "HEAD").returncode == 0
+        head = "HEAD" if born else _EMPTY_TREE
         out = self.run(
-            "--no-optional-locks",
-            "-c",
-            "core.quotePath=false",
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-            "--",
-            *paths,
+            *base, "diff-index", "--cached", "--no-renames", "--name-only", "-z", head, "--", *paths
         )
-        modified: set[str] = set()
-        untracked: set[str] = set()
-        for entry in out.split("\0"):
-            if len(entry) > 3:
-                (untracked if entry.startswith("??") else modified).add(entry[3:])
-        return modified, untracked
+        return list(filter(None, out.split("\0")))
+
+    def _worktree_id(self, path: str, mode: str) -> str | None:
+        """The blob id of the working tree's ``path`` as it is on disk (None: not there)."""
+        target = self.path / path
+        try:
+            if mode == "120000":
+                return blob_id(os.fsencode(os.readlink(target)))
+            if mode == "160000":  # a submodule: its checkout is not read here
+                return None
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            return blob_id(handle.read())

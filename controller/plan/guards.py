@@ -85,6 +85,27 @@ def _guard_problems(params: dict[str, Any], guard: Guard, where: str) -> Iterato
                 f"matches is not a valid regular expression: {exc}",
                 f"{where}.matches",
             )
+            return
+    impossible = _never_passes(guard)
+    if impossible is not None:
+        yield Problem(
+            "E_SCHEMA_INVALID",
+            f"this guard can never pass: {impossible}; the step would always fail "
+            "E_GUARD_FAILED (fix the bounds or the allowed values)",
+            where,
+        )
+
+
+def _never_passes(guard: Guard) -> str | None:
+    """Why no value can meet every rule of ``guard`` (None: some value can)."""
+    if guard.min is not None and guard.max is not None and guard.min > guard.max:
+        return f"min {guard.min:g} is above max {guard.max:g}"
+    numeric = guard.min is not None or guard.max is not None
+    if guard.matches is not None and numeric:
+        return "matches needs a string and min/max a number"
+    if guard.one_of is not None and all(_item_failure(guard, v) for v in guard.one_of):
+        return "none of the one_of values meets its other rules"
+    return None
 
 
 def check(action: Action | FallbackStep, params: dict[str, Any]) -> list[dict[str, Any]]:

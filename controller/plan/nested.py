@@ -316,6 +316,14 @@ def _shape(action: Any, default: str, where: str) -> Iterator[Problem]:
                 f"{key}: is for tool calls; a nested plan takes inputs:",
                 f"{where}.{key}",
             )
+    for key in ("timeout", "idempotent"):  # the engine never reads them for a nested plan
+        if getattr(action, key) is not None:
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"{key}: is for tool calls; a nested plan's own actions take theirs (and "
+                "limits.max_runtime bounds the run)",
+                f"{where}.{key}",
+            )
     if action.verify is not None and action.verify.tool is not None:
         yield Problem(
             "E_SCHEMA_INVALID",

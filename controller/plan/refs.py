@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,7 +184,7 @@ class PlanSymbols:
     outputs: dict[int, set[str]]
     inputs: dict[str, Any]
     #: action id -> the ids it may reference (its transitive ``needs``); None: earlier ids.
-    visible: Mapping[int, frozenset[int]] | None = None
+    visible: Mapping[int, Collection[int]] | None = None
 
 
 def check_action_refs(

@@ -220,6 +220,39 @@ def _fallbacks(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
                     refs.format_path((*at, "id")),
                 )
             yield from tool_problems(step.tool, refs.format_path((*at, "tool")), declared, config)
+            if step.requires_approval:
+                yield Problem(
+                    "E_SCHEMA_INVALID",
+                    "a fallback step cannot pause for a second approval: fallback steps run at "
+                    "once when the action fails, so the gate would be skipped; to have a person "
+                    "decide after a failure write on_failure: ask on the action, or put "
+                    "requires_approval on the action to approve it before it runs",
+                    refs.format_path((*at, "requires_approval")),
+                )
+    yield from _retry_settings(model)
+
+
+def _retry_settings(model: PlanDocument) -> Iterator[Problem]:
+    """``retry:``/``retries:`` only count with ``on_failure: retry`` (the engine tries once
+    otherwise): settings it would ignore are refused, like a fallback without its policy."""
+    for index, action in enumerate(model.actions):
+        steps: list[tuple[Where, Action | FallbackStep, str]] = [
+            (("actions", index), action, action.on_failure or model.on_failure)
+        ]
+        steps += [
+            (("actions", index, "fallback", k), s, s.on_failure)
+            for k, s in enumerate(action.fallback)
+        ]
+        for base, step, mode in steps:
+            for key in ("retry", "retries"):
+                if getattr(step, key) is not None and mode != "retry":
+                    yield Problem(
+                        "E_SCHEMA_INVALID",
+                        f"{key}: only applies with on_failure: retry, and this step fails "
+                        f"with {mode} (it is tried once); write on_failure: retry or remove "
+                        f"{key}:",
+                        refs.format_path((*base, key)),
+                    )
 
 
 def _idempotent(model: PlanDocument, config: Config | None) -> Iterator[Problem]:

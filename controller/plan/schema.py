@@ -208,7 +208,9 @@ class FallbackStep(_Step):
     id: str = Field(pattern=r"^[1-9][0-9]*\.[1-9][0-9]*$", description='"<action id>.<n>"')
     tool: str = Field(min_length=1)
     on_failure: FallbackOnFailure = "stop"
-    requires_approval: bool = False
+    requires_approval: bool = Field(
+        False, description="Must stay false: a fallback step cannot be gated (E_SCHEMA_INVALID)."
+    )
     outputs: list[Output] = Field(default_factory=list)
     preconditions: list[Precondition] = Field(default_factory=list)
     verify: Verify | None = None

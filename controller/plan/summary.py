@@ -13,12 +13,14 @@ from typing import Any
 _DONE = ("succeeded", "skipped")
 
 
-def reason(data: Any) -> str | None:
-    """One line saying why the plan waits, failed or was refused; None when nothing to say."""
+def reason(data: Any, status: str | None = None) -> str | None:
+    """One line saying why the plan waits, failed or was refused; None when nothing to say.
+    ``status``: the plan's effective status when known (a human may have written another
+    one into the file, which is ignored: an invalid plan set ``approved`` is still invalid)."""
     if not isinstance(data, dict):
         return None
     plan = _mapping(data.get("plan"))
-    status = plan.get("status")
+    status = status or plan.get("status")
     approval = _mapping(data.get("approval"))
     if status == "invalid":
         return _invalid(_mapping(data.get("validation")))

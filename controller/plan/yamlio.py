@@ -12,7 +12,7 @@ inside one too, which the parser would fold into a space): :func:`_hidden_breaks
 
 One canonical value tree for the hash and the run: the hash (RFC 8785) writes ``1.0``,
 ``1e2`` and ``-0.0`` as ``1``, ``100`` and ``0``, so the reader yields the integer for every
-float with an integral value within ±(2^53−1) (:func:`_canonical_number`). Two files that
+float with an integral value within ±(2^53−1) (:func:`canonical_number`). Two files that
 hash alike then hand tools the very same values, not ``1.0`` for one and ``1`` for the other.
 
 Writing never re-emits the author's text. The controller owns whole top-level blocks
@@ -25,8 +25,13 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
+import json
+import pickle
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -69,7 +74,7 @@ def _loader() -> YAML:
 _YAML = _loader()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """Where a value was written: 0-based lines/columns and character offsets."""
 
@@ -143,7 +148,19 @@ def read_yaml(text: str, source: str = "<string>") -> YamlDoc:
 
     Anchors, aliases, explicit tags, merge keys, duplicate keys and extra documents are
     refused as they are met, so nothing is ever expanded.
+
+    A text read recently is not parsed again (:class:`_ParseCache`): the caller gets a
+    fresh copy of its data, so what one caller changes no other caller ever sees.
     """
+    cached = _PARSED.get(text)
+    if cached is not None:
+        return cached
+    doc = _read_uncached(text, source)
+    _PARSED.put(doc)
+    return doc
+
+
+def _read_uncached(text: str, source: str) -> YamlDoc:
     quoted: list[tuple[int, int]] | None = [] if HIDDEN_BREAKS.search(text) else None
     try:
         doc = _build(text, source, quoted)
@@ -162,6 +179,64 @@ def read_yaml(text: str, source: str = "<string>") -> YamlDoc:
     if quoted is not None:
         _hidden_breaks(text, source, quoted)
     return doc
+
+
+class _ParseCache:
+    """The last few texts parsed, by their exact characters, bounded by their total size.
+
+    One plan's text is read by several steps of one decision, start or outcome (its history
+    facts, its validation, the policy, each edit): a 1,000-action plan took 90 ms a parse.
+    The key is the whole text (nothing else changes what the reader makes of it; a failed
+    read is never kept); the data is kept pickled and every hit unpickles its own copy, so no
+    caller can change what another caller reads. Spans are frozen, and their maps are
+    only ever read once built.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.chars = 0
+        self._lock = threading.Lock()
+        self._docs: OrderedDict[str, tuple[bytes, YamlDoc]] = OrderedDict()
+
+    def get(self, text: str) -> YamlDoc | None:
+        with self._lock:
+            found = self._docs.get(text)
+            if found is None:
+                return None
+            self._docs.move_to_end(text)
+        data, doc = found
+        # the maps of spans are shared: nothing outside this module writes to them
+        return YamlDoc(doc.text, pickle.loads(data), doc.spans, doc.key_lines, list(doc.top_keys))
+
+    def put(self, doc: YamlDoc) -> None:
+        if len(doc.text) > self.max_chars:
+            return
+        try:
+            data = pickle.dumps(doc.data, pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, ValueError, RecursionError):
+            return
+        kept = YamlDoc(doc.text, None, doc.spans, doc.key_lines, list(doc.top_keys))
+        with self._lock:
+            if doc.text in self._docs:
+                return
+            self._docs[doc.text] = (data, kept)
+            self.chars += len(doc.text)
+            while self.chars > self.max_chars:
+                text, _ = self._docs.popitem(last=False)
+                self.chars -= len(text)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._docs.clear()
+            self.chars = 0
+
+
+#: At most this many characters of text are kept with their parses (about 26 bytes of
+#: spans and data per character of a plan: 10 MB at most, held by a busy daemon): a
+#: 1,000-action plan's texts as approved and as completed, or a hundred usual plans. A
+#: larger text is parsed each time it is read, as before.
+PARSE_CACHE_CHARS = 400_000
+_PARSED = _ParseCache(PARSE_CACHE_CHARS)
 
 
 def _hidden_breaks(text: str, source: str, quoted: list[tuple[int, int]]) -> None:
@@ -248,10 +323,10 @@ def _scalar(event: ScalarEvent, source: str) -> Any:
     if construct is None:
         _refuse(event, source, f"unsupported value type {tag}")
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-    return _canonical_number(construct(_YAML.constructor, node))
+    return canonical_number(construct(_YAML.constructor, node))
 
 
-def _canonical_number(value: Any) -> Any:
+def canonical_number(value: Any) -> Any:
     """The integer for a float with an integral value within ±(2^53−1) (``1.0``, ``1e2``,
     ``-0.0``): the value RFC 8785 hashes, so it is also the value tools get."""
     if type(value) is float and value.is_integer() and abs(value) <= MAX_SAFE_INT:
@@ -367,7 +442,23 @@ def _refuse(event: Any, source: str, what: str) -> NoReturn:
 
 
 def dump(value: Any) -> str:
-    """Block-style YAML for data the controller writes (plain JSON data only)."""
+    """Block-style YAML for data the controller writes (plain JSON data only).
+
+    Written by :func:`_emit` (a run's ``execution:`` block of 1,000 actions: 150 ms through
+    ruamel's representer, written at the run's start, end and checkpoints); the same text
+    ruamel writes for the usual values (plain words, numbers, timestamps). A value it does not
+    handle (a non-string key, a float it cannot write back exactly, a very long key) goes
+    to ruamel whole. Either way the text reads back to exactly ``value``.
+    """
+    out: list[str] = []
+    try:
+        _emit(value, 0, out)
+    except _Unhandled:
+        return _ruamel_dump(value)
+    return "".join(out)
+
+
+def _ruamel_dump(value: Any) -> str:
     yaml = YAML(typ="safe", pure=False)
     yaml.default_flow_style = False
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
@@ -376,6 +467,91 @@ def dump(value: Any) -> str:
     out = io.StringIO()
     yaml.dump(value, out)
     return out.getvalue()
+
+
+class _Unhandled(Exception):
+    """A value :func:`_emit` leaves to ruamel."""
+
+
+#: What ruamel writes plain in block context (its emitter's analysis, for one line of
+#: printable characters): no leading or trailing space, no indicator first (``-``, ``?`` and
+#: ``:`` only before a space), no ``: `` or `` #`` inside, no ``:`` last. The value must also
+#: read back as a string (:func:`_plain_tag`).
+_PRINTABLE = "\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
+_PLAIN = re.compile(
+    f"(?![#,\\[\\]{{}}&*!|>'\"%@`\\s])(?![-?:](?: |$))(?:(?!: | #)[{_PRINTABLE}])*(?<![ :])"
+)
+_ONE_LINE = re.compile(f"[{_PRINTABLE}]*")
+#: Characters a double-quoted scalar must escape besides JSON's: C1 controls, DEL, the line
+#: breaks review tools hide (NEL, U+2028, U+2029), the BOM, surrogates and non-characters.
+_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+#: ruamel writes a longer key as an explicit ``? key``: left to it.
+_MAX_KEY = 127
+
+
+def _emit(value: Any, indent: int, out: list[str], first: str | None = None) -> None:
+    """Block YAML for ``value`` (a non-empty mapping or list) at ``indent``; ``first``: what
+    starts its first line instead of the indent (a list item's ``- ``). Plain JSON types
+    only (not their subclasses): anything else is left to ruamel, as before."""
+    if type(value) is dict and value:
+        for key, item in value.items():
+            if type(key) is not str or len(key) > _MAX_KEY:
+                raise _Unhandled
+            start = first if first is not None else " " * indent
+            first = None
+            _emit_entry(f"{start}{_scalar_text(key)}:", item, indent + 2, indent, out)
+    elif type(value) is list and value:
+        for item in value:
+            start = (first if first is not None else " " * indent) + "- "
+            first = None
+            if type(item) in (dict, list) and item:
+                _emit(item, indent + 2, out, start)
+            else:
+                out.append(f"{start}{_scalar_text(item)}\n")
+    else:
+        out.append(f"{_scalar_text(value)}\n")
+
+
+def _emit_entry(head: str, item: Any, inner: int, indent: int, out: list[str]) -> None:
+    if type(item) is dict and item:
+        out.append(head + "\n")
+        _emit(item, inner, out)
+    elif type(item) is list and item:
+        out.append(head + "\n")
+        _emit(item, indent, out)  # ruamel's style: a list's dashes under its key
+    else:
+        out.append(f"{head} {_scalar_text(item)}\n")
+
+
+def _scalar_text(value: Any) -> str:
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if kind is float:
+        return _float_text(value)
+    if kind is dict or kind is list:  # empty: a nonempty one is a block
+        return "{}" if kind is dict else "[]"
+    if kind is not str:
+        raise _Unhandled
+    if value and _PLAIN.fullmatch(value) and _plain_tag(value) == STR_TAG:
+        return value
+    if _ONE_LINE.fullmatch(value):
+        return "'" + value.replace("'", "''") + "'"
+    quoted = json.dumps(value, ensure_ascii=False)
+    return _ESCAPE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", quoted)
+
+
+def _float_text(value: float) -> str:
+    text = repr(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}[text]
+    if _plain_tag(text) != "tag:yaml.org,2002:float":
+        raise _Unhandled  # e.g. 1e+20 is no YAML 1.2 float: ruamel writes 1.0e+20
+    return text
 
 
 def _entries(doc: YamlDoc) -> Iterator[tuple[str, int, int]]:
@@ -391,21 +567,46 @@ def is_block_mapping(doc: YamlDoc) -> bool:
 
 def set_block(doc: YamlDoc, key: str, value: Any) -> str:
     """The text with top-level ``key`` set to ``value`` (None removes it), all else unchanged."""
+    return edit(doc, {key: value})
+
+
+def edit(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str] | None = None) -> str:
+    """The text with several top-level ``blocks`` set (None removes one) and ``scalars``
+    replaced (keeping their quote style), from this one parse: the same text as applying
+    :func:`set_block` and :func:`set_scalar` in turn, without parsing what each step made."""
     if not is_block_mapping(doc):
         raise YamlParseError("the top level of the file must be a block mapping to be edited")
     lines = doc.text.splitlines(keepends=True)
     eol = _line_ending(doc.text)
-    new = [] if value is None else dump({key: value}).replace("\n", eol).splitlines(keepends=True)
-    for name, first, last in _entries(doc):
-        if name == key:
-            return "".join(lines[:first] + new + lines[last + 1 :])
-    if value is None:
-        return doc.text
-    *_, (_, _, end) = _entries(doc)
-    head = lines[: end + 1]
-    if head and not head[-1].endswith("\n"):
-        head[-1] += eol
-    return "".join(head + new + lines[end + 1 :])
+    entries = {name: (first, last) for name, first, last in _entries(doc)}
+    ops: list[tuple[int, int, list[str]]] = []  # replace lines[start:end] by new lines
+    appended: list[str] = []
+    for key, value in blocks.items():
+        new = "" if value is None else dump({key: value}).replace("\n", eol)
+        new_lines = new.splitlines(keepends=True)
+        if key in entries:
+            first, last = entries[key]
+            ops.append((first, last + 1, new_lines))
+        else:
+            appended += new_lines
+    if appended:
+        end = max(last for _, last in entries.values())
+        if not lines[end].endswith("\n"):
+            lines[end] += eol
+        ops.append((end + 1, end + 1, appended))
+    scalars = scalars or {}
+    for path, value in scalars.items():
+        line = _scalar_line(doc, lines, path, value)
+        if line is None:  # a key to insert: edit in turn (rare: a file without plan.status)
+            text = edit(doc, blocks, {p: v for p, v in scalars.items() if p != path})
+            return set_scalar(read_yaml(text), path, value)
+        ops.append((line[0], line[0] + 1, [line[1]]))
+    ops.sort(key=lambda op: (op[0], op[1]))
+    if any(a[1] > b[0] for a, b in itertools.pairwise(ops)):
+        raise YamlParseError("overlapping edits of one file")  # a bug, never written
+    for start, end, new_lines in reversed(ops):
+        lines[start:end] = new_lines
+    return "".join(lines)
 
 
 def _line_ending(text: str) -> str:
@@ -415,29 +616,36 @@ def _line_ending(text: str) -> str:
 
 
 def set_blocks(text: str, blocks: dict[str, Any], source: str = "<string>") -> str:
-    """Apply several :func:`set_block` edits in turn."""
-    for key, value in blocks.items():
-        text = set_block(read_yaml(text, source), key, value)
-    return text
+    """Apply several :func:`set_block` edits at once."""
+    return edit(read_yaml(text, source), blocks)
 
 
 def set_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
     """The text with the scalar at ``path`` replaced by ``value``, keeping its quote style."""
-    span = doc.spans.get(tuple(path))
+    lines = doc.text.splitlines(keepends=True)
+    line = _scalar_line(doc, lines, tuple(path), value)
+    if line is None:
+        return _insert_scalar(doc, path, value)
+    lines[line[0]] = line[1]
+    return "".join(lines)
+
+
+def _scalar_line(doc: YamlDoc, lines: list[str], path: Path_, value: str) -> tuple[int, str] | None:
+    """(line number, new line) replacing the scalar at ``path``; None: there is none to
+    replace (a key to insert)."""
+    span = doc.spans.get(path)
     parent = _get(doc.data, path[:-1])
     if (
         span is None
         or not isinstance(parent, dict)
         or isinstance(parent.get(path[-1]), dict | list)
     ):
-        return _insert_scalar(doc, path, value)
+        return None
     quote = span.style if span.style in ("'", '"') else ""
     if span.line != span.end_line:
         raise YamlParseError(f"{'.'.join(map(str, path))} must be written on one line")
-    lines = doc.text.splitlines(keepends=True)
     line = lines[span.line]
-    lines[span.line] = line[: span.column] + f"{quote}{value}{quote}" + line[span.end_column :]
-    return "".join(lines)
+    return span.line, line[: span.column] + f"{quote}{value}{quote}" + line[span.end_column :]
 
 
 def _get(data: Any, path: Sequence[PathPart]) -> Any:

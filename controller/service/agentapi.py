@@ -146,8 +146,7 @@ class AgentApi:
         branch = f"{self.config.agent.branch_prefix}{slug}" if pull_request else watched
         data = text.encode("utf-8")
         person = Person(identity.name, identity.email)
-        message = f"Submit plan {Path(rel).parent}\n\n{note.strip() if note else ''}".rstrip()
-        message += f"\n\nSubmitted through plangate mcp by {identity.name} <{identity.email}>.\n"
+        message = submission_message(str(Path(rel).parent), note, identity.name, identity.email)
         for _ in range(5):
             parent = self._parent(repo, branch, watched)
             self._check_replaceable(repo, parent, rel)
@@ -356,6 +355,19 @@ class AgentApi:
     def close(self) -> None:
         if self._repo is not None:
             self._repo.close()
+
+
+def submission_message(plan_dir: str, note: str | None, name: str, email: str) -> str:
+    """The submission commit's message, built from parts like the controller's own
+    (:func:`controller.git.message.commit_message`): the agent's ``note`` is free text inside
+    one paragraph that starts with the fixed ``Submitted through ...``, so no line of it can be
+    a trailer or a ``Co-authored-by:`` (which would make someone else an author of the plan)."""
+    from controller.git.message import commit_message
+
+    body = f"Submitted through plangate mcp by {name} <{email}>."
+    if note and note.strip():
+        body += f" Note: {note}"
+    return commit_message(f"Submit plan {plan_dir}", body, []).rstrip("\n") + "\n"
 
 
 def to_plan_yml(plan: str, fmt: str | None) -> tuple[str, str]:

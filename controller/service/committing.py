@@ -115,9 +115,11 @@ class Committing(ControllerCore):
             return self.repo.blob(state.blob)
         return self.repo.read_file(head, file)
 
-    def _check_uncommitted(self, state: PlanState, head: str) -> None:
+    def _check_uncommitted(
+        self, state: PlanState, head: str, execution: dict[str, Any] | None = None
+    ) -> None:
         """Wait when the working-tree PLAN.yml differs from HEAD by more than the engine's
-        ``execution:`` block."""
+        ``execution:`` block (``execution``: the block the engine wrote last, if known)."""
         committed = self._read_committed(state.file, head)
         try:
             on_disk = fsutil.read_regular(self.repo.path / state.file).decode("utf-8", "replace")
@@ -127,6 +129,12 @@ class Committing(ControllerCore):
             raise _Wait(f"{exc.code}: {exc.message}; restore {state.file}") from None
         if committed is not None and on_disk == committed.decode("utf-8", "replace"):
             return  # the usual case, without parsing either
+        if (
+            committed is not None
+            and execution is not None
+            and on_disk == _with_execution(committed.decode("utf-8", "replace"), execution)
+        ):
+            return  # the engine's own last write: the file on disk is not parsed
         if committed is None or _without_execution(on_disk) != _without_execution(
             committed.decode("utf-8", "replace")
         ):
@@ -147,6 +155,7 @@ class Committing(ControllerCore):
         approval_commit: str | None = None,
         trailers: dict[str, str] | None = None,
         adopt: bool = False,
+        base: str | None = None,
         extra: dict[str, bytes] | None = None,
         event_ref: dict[str, str] | None = None,
         on_commit: Callable[[str], None] | None = None,
@@ -157,8 +166,10 @@ class Committing(ControllerCore):
         the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
         ``after(sha)`` run when it is made)."""
         head = self._head
-        if adopt:
-            base_text: str | None = (self.repo.path / file).read_text(encoding="utf-8")
+        if base is not None:  # the caller knows the text to edit (an outcome: what ran)
+            base_text: str | None = base
+        elif adopt:
+            base_text = (self.repo.path / file).read_text(encoding="utf-8")
         else:
             data = self._read_committed(file, head)
             base_text = None if data is None else data.decode("utf-8")
@@ -169,7 +180,9 @@ class Committing(ControllerCore):
             return None
         if event_ref is not None:
             event = event_ref["name"]
-        status = plans.validate_text(new_text, Path(file), self.config)
+        # what the message and the notification say (status, hash, blocks): a parse, no
+        # validation (the text is the controller's edit of a plan already decided on)
+        status = plans.parse_text(new_text, Path(file), self.config)
         plan_id = str(PurePosixPath(file).parent)
         message = self._message(
             event,
@@ -458,6 +471,13 @@ def _without_execution(text: str) -> str:
         return text
 
 
+def _with_execution(text: str, execution: dict[str, Any]) -> str | None:
+    try:
+        return yamlio.set_block(yamlio.read_yaml(text, "PLAN.yml"), "execution", execution)
+    except PlangateError:
+        return None
+
+
 def _set_status(text: str, status: str) -> str:
     return yamlio.set_scalar(yamlio.read_yaml(text, "PLAN.yml"), ("plan", "status"), status)
 
@@ -468,7 +488,7 @@ def _set_approval(record: dict[str, Any], status: str) -> Callable[[str], str | 
         plan = doc.data.get("plan") if isinstance(doc.data, dict) else None
         if not isinstance(plan, dict) or plan.get("status") != "approved":
             return None  # no longer an approval request: the next pass decides again
-        return _set_status(yamlio.set_block(doc, "approval", record), status)
+        return yamlio.edit(doc, {"approval": record}, {("plan", "status"): status})
 
     return mutate
 

@@ -139,7 +139,7 @@ class ControllerCore:
             return GitRepo(self.config.repo_path())
         clone = self.state.clone_dir
         if clone.exists():
-            return GitRepo(clone)
+            return GitRepo(clone, fetches=True)  # the controller's own clone
         repo = GitRepo.clone_bare(self.config.remote.url, clone, self.config.remote.branch)
         repo.run("remote", "set-url", REMOTE, self.config.remote.url)
         return repo

@@ -8,18 +8,19 @@ still hashes to what was approved, runs it (stopping on an abort request), then 
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from controller import fsutil
 from controller.errors import PlangateError
 from controller.git.history import LOG_NAME
 from controller.plan import plans, yamlio
-from controller.service.committing import Committing, _set_status, aborted_by
+from controller.service.committing import Committing, aborted_by
 from controller.service.core import MAX_PASSES, Job, _job_data, _Moved, _stat_key, _Wait
 
+STATUS = ("plan", "status")
 _OUTCOME_STATUS = {
     "completed": ("completed", "complete"),
     "failed": ("failed", "fail"),
@@ -35,6 +36,8 @@ class _Finished:
 
     job: Job
     outcome: Any
+    #: The plan text the engine ran (the approved bytes, as started).
+    ran: str | None = None
 
 
 class Outcomes(Committing):
@@ -67,7 +70,7 @@ class Outcomes(Committing):
                 )
             except PlangateError as exc:
                 outcome = RunOutcome("failed", exc, None)
-            self._record_outcome(job, outcome)
+            self._record_outcome(job, outcome, approved.text)
         finally:
             with self._jobs_lock:
                 self._running.discard(job.plan_id)
@@ -99,26 +102,38 @@ class Outcomes(Committing):
         return None
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
-        last = [time.monotonic()]  # the pass that started the job has just read the branch
+        seen: list[str | None] = [None]  # the branch head last looked at
 
         def abort_requested() -> bool:
+            """Before every action: has the branch asked to abort? Costs a read of the ref
+            file while the branch stays put (no time-based skipping: with `run --once` no
+            pass runs meanwhile, and an abort committed during action 1 must stop action 2)."""
             if job.plan_id in self._abort:
                 return True
-            if self.config.remote is not None or time.monotonic() - last[0] < 1.0:
+            if self.config.remote is not None:
+                return False  # remote: each pass fetches and hands aborts to the run
+            try:
+                head = self.head()
+            except PlangateError:
                 return False
-            last[0] = time.monotonic()
-            return self._abort_at_head(job)
+            if head == seen[0]:
+                return False
+            found = self._abort_at_head(job)
+            if found is None:
+                return False  # a pass holds the controller: it hands over any abort itself
+            seen[0] = head
+            return found
 
         return abort_requested
 
-    def _abort_at_head(self, job: Job) -> bool:
+    def _abort_at_head(self, job: Job) -> bool | None:
         """Has a commit on the branch asked to abort this plan (as the history index reads it:
         an allowed approver or author set ``aborted``)? New commits are applied to the index,
         so the check costs what changed, never a read or parse of the plan (a 1,000-action
         plan took 0.7 s to parse, once a second). Skipped while a pass holds the controller:
-        the pass itself hands an abort request to the running plan."""
+        the pass itself hands an abort request to the running plan (None: not looked)."""
         if not self._lock.acquire(blocking=False):
-            return False
+            return None
         try:
             head = self.head()
             if self.index.meta("last_commit") != head:
@@ -126,15 +141,15 @@ class Outcomes(Committing):
             state = self.index.plans.get(job.plan_id)
             return state is not None and state.abort_requested
         except PlangateError:
-            return False  # the next check, or the next pass, tries again
+            return None  # the next check, or the next pass, tries again
         finally:
             self._lock.release()
 
-    def _record_outcome(self, job: Job, outcome: Any) -> None:
+    def _record_outcome(self, job: Job, outcome: Any, ran: str | None = None) -> None:
         """Commit the outcome; outcomes of other plans that finished meanwhile share the
         commit (group commit: whoever gets the lock commits every outcome waiting for it, so
         no outcome ever waits for another to arrive)."""
-        mine = _Finished(job, outcome)
+        mine = _Finished(job, outcome, ran)
         with self._jobs_lock:
             self._finished.append(mine)
         for _ in range(MAX_PASSES):
@@ -172,7 +187,7 @@ class Outcomes(Committing):
                 status, event = _OUTCOME_STATUS.get(item.outcome.status, ("failed", "fail"))
                 body = str(item.outcome.error) if item.outcome.error is not None else ""
                 try:
-                    self._commit_outcome(item.job, status, event, body, item.outcome)
+                    self._commit_outcome(item.job, status, event, body, item.outcome, ran=item.ran)
                 except _Wait as wait:
                     self._waiting[item.job.plan_id] = str(wait)
                     self.log.warning("plan_waiting", plan=item.job.plan_id, reason=str(wait))
@@ -185,36 +200,50 @@ class Outcomes(Committing):
             self._after_outcome(item.job, item.outcome, status)
 
     def _commit_outcome(
-        self, job: Job, status: str, event: str, body: str, outcome: Any = None
+        self,
+        job: Job,
+        status: str,
+        event: str,
+        body: str,
+        outcome: Any = None,
+        *,
+        ran: str | None = None,
     ) -> None:
         head = self._head
         state = self.index.plans.get(job.plan_id)
-        if state is None:
+        if state is None and ran is None:
             return
+        # a plan deleted from the branch while it ran still gets its outcome recorded
+        file = state.file if state is not None else f"{job.plan_id}/{Path(job.plan_file).name}"
         # Only bytes the controller produced: the engine's own execution block and log text,
         # never the working-tree files, which an agent sharing the tree may have rewritten or
         # swapped for a symlink since the engine wrote them.
         execution = getattr(outcome, "execution", None)
         log_text = getattr(outcome, "log", None)
-        if self.config.remote is None:
-            self._check_uncommitted(state, head)
+        if self.config.remote is None and state is not None:
+            self._check_uncommitted(state, head, execution)
 
         def mutate(text: str) -> str:
-            if execution is not None:
-                text = yamlio.set_block(yamlio.read_yaml(text, state.file), "execution", execution)
-            return _set_status(text, status)
+            blocks = {"execution": execution} if execution is not None else {}
+            return yamlio.edit(yamlio.read_yaml(text, file), blocks, {STATUS: status})
+
+        # The outcome stamps only content that ran: when the branch's version of the plan no
+        # longer hashes to what was approved (someone committed an edit, or an empty or broken
+        # file, while it ran), the outcome is written onto the text the engine ran instead.
+        base = ran if ran is not None and (state is None or state.hash != job.plan_hash) else None
 
         extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
         self._commit_plan(
-            state.file,
+            file,
             event,
             mutate,
             job.plan_hash,
             body,
             approved_by=str(job.approval.get("by") or "") or None,
             approval_commit=str(job.approval.get("commit") or "") or None,
-            trailers=aborted_by(state) if status == "aborted" else None,
+            trailers=aborted_by(state) if status == "aborted" and state is not None else None,
             extra=extra,
+            base=base,
         )
 
     def _after_outcome(self, job: Job, outcome: Any, status: str) -> None:

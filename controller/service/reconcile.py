@@ -193,7 +193,8 @@ class Controller(Deciding, Outcomes):
             return None
         try:
             data = self.repo.blob(state.blob)
-            return summary.reason(yamlio.read_yaml(data.decode("utf-8"), state.file).data)
+            doc = yamlio.read_yaml(data.decode("utf-8"), state.file).data
+            return summary.reason(doc, state.status)
         except (PlangateError, UnicodeDecodeError):
             return None
 

@@ -30,7 +30,7 @@ class Starting(Committing):
         expected = request.current_hash
 
         def mutate(text: str) -> str | None:
-            facts = plans.validate_text(text, Path(state.file), self.config)
+            facts = plans.parse_text(text, Path(state.file), self.config)  # status and hash
             if facts.status != "approved" or facts.hash != expected:
                 return None  # changed meanwhile: the next pass decides again
             if request.kind is approvals.Transition.APPROVE and expected:

@@ -44,6 +44,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from controller.errors import GitError
+from controller.git.guard import guarded_env
 from controller.logs import get_logger
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES
 
@@ -178,6 +179,7 @@ def git_dirs(repo: Path) -> list[Path]:
         out = subprocess.run(
             ["git", "rev-parse", "--absolute-git-dir", "--git-common-dir"],
             cwd=repo,
+            env=guarded_env(repo),
             capture_output=True,
             text=True,
             check=True,

@@ -112,17 +112,7 @@ def _build(root: Path, mode: str) -> tuple[Lab, list[int]]:
     return lab, codes
 
 
-BROKE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 2: git hooks / core.hooksPath / core.fsmonitor the agent put in the shared "
-    "checkout's .git run as the controller for its own git calls, with PLANGATE_SECRET_* in "
-    "their environment (reference-transaction, post-index-change, fsmonitor on every pass); "
-    "a reference-transaction hook can veto every controller commit",
-)
-
-
-@pytest.mark.parametrize("mode", [pytest.param(m, marks=[BROKE]) for m in MODES])
+@pytest.mark.parametrize("mode", MODES)
 def test_nothing_the_agent_put_in_dot_git_runs_as_the_controller(tmp_path: Path, mode: str) -> None:
     lab, codes = _build(tmp_path, mode)
     marker = lab.root / "HOOK_RAN"

@@ -66,10 +66,6 @@ REFS: dict[str, tuple[str | None, str, str]] = {
     "output-holds-a-reference-embedded": (None, "<$<actions[1].outputs.v>>", "<$<secrets.TOKEN>>"),
 }
 LEAKS = ["basic0", "basic1", "basic2", "b64url", "hexupper", "base32", "utf16"]
-LEAK_BROKE = {
-    "base32": "a base32-encoded secret in a tool output is stored as is",
-    "utf16": "a tool writing UTF-16 output: the secret is stored as K\\u0000q\\u00007...",
-}
 
 
 def _ref_plan(name: str, inputs: str | None, value: str) -> str:
@@ -170,22 +166,7 @@ def _forms(mode: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(
-            m,
-            marks=[
-                pytest.mark.xfail(
-                    strict=True, raises=AssertionError, reason=f"round 2: {LEAK_BROKE[m]}"
-                )
-            ]
-            if m in LEAK_BROKE
-            else [],
-        )
-        for m in LEAKS
-    ],
-)
+@pytest.mark.parametrize("mode", LEAKS)
 def test_a_secret_handed_back_encoded_is_never_written(lab: Lab, mode: str) -> None:
     assert lab.status()[f"plans/leak-{mode}"]["status"] == "completed"
     written = lab.written  # type: ignore[attr-defined]

@@ -76,7 +76,9 @@ def test_the_first_matching_rule_decides_and_no_match_is_one_approver() -> None:
         ("plans/sandbox/a", "plans/sandbox/**", True),
         ("plans/sandbox/a/b", "plans/sandbox/**", True),
         ("plans/sandbox/a/b", "plans/sandbox/*", False),
-        ("plans/sandbox", "plans/sandbox/**", False),
+        ("plans/sandbox", "plans/sandbox/**", True),  # its PLAN.yml is under it (round 3)
+        ("plans/sandbox", "plans/sandbox", True),
+        ("plans/sandboxed", "plans/sandbox/**", False),
         ("plans/sandboxed/a", "plans/sandbox/**", False),
         ("plans/x/db-migrate", "plans/**/db-*", True),
         ("plans/db-migrate", "plans/**/db-*", True),

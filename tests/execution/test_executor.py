@@ -335,5 +335,6 @@ def test_a_result_nested_too_deep_fails_the_action_cleanly(tmp_path: Path) -> No
     config, plan_file = make_plan(tmp_path, actions, {**ECHO, "deep": deep})
     outcome = run(Engine(config), plan_file)
     assert outcome.status == "failed" and outcome.action == 1 and outcome.error is not None
-    assert outcome.error.code == "E_TOOL_FAILED" and "nested deeper than" in outcome.error.message
+    assert outcome.error.code == "E_TOOL_OUTPUT_INVALID"
+    assert "nested deeper than 100 levels" in outcome.error.message
     assert statuses(plan_file) == ["failed", "pending"]

@@ -154,3 +154,39 @@ def test_a_nested_plan_may_not_gate_or_nest(tmp_path: Path) -> None:
     data = {**data, "actions": [data["actions"][0], action, data["actions"][2]]}
     _model, found = plans.check_document(data, config, plan_file)
     assert ("E_SCHEMA_INVALID", "actions[1].plan") in [(p.code, p.path) for p in found], found
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"timeout": 30}, "actions[1].timeout"),
+        ({"idempotent": False}, "actions[1].idempotent"),
+        ({"retry": {"attempts": 2}}, "actions[1].retry"),
+    ],
+)
+def test_a_nested_action_takes_no_key_the_engine_ignores(
+    tmp_path: Path, change: dict[str, Any], path: str
+) -> None:
+    """The engine runs a nested plan's own actions with their own settings: a timeout, an
+    idempotent flag or retry settings on the parent action would be dropped, so they are
+    refused where they are written."""
+    pin = write_child(tmp_path)
+    config, plan_file = parent(tmp_path, tmp_path / "e", pin)
+    data = yamlio.read_yaml(plan_file.read_text()).data
+    action = {**data["actions"][1], **change}
+    data = {**data, "actions": [data["actions"][0], action, data["actions"][2]]}
+    _model, found = plans.check_document(data, config, plan_file)
+    assert [(p.code, p.path) for p in found] == [("E_SCHEMA_INVALID", path)], found
+
+
+def test_a_nested_plan_with_a_gated_fallback_step_is_refused(tmp_path: Path) -> None:
+    config, plan_file = parent(tmp_path, tmp_path / "e", write_child(tmp_path))
+    step = {"id": "1.1", "tool": "add", "why": "undo", "requires_approval": True}
+    first = {**CHILD["actions"][0], "on_failure": "fallback", "fallback": [step]}
+    pin = write_child(tmp_path, {**CHILD, "actions": [first, CHILD["actions"][1]]})
+    data = yamlio.read_yaml(plan_file.read_text()).data
+    action = {**data["actions"][1], "plan": {"path": "plans/common/notify", "hash": pin}}
+    data = {**data, "actions": [data["actions"][0], action, data["actions"][2]]}
+    _model, found = plans.check_document(data, config, plan_file)
+    assert [p.code for p in found] == ["E_SCHEMA_INVALID"], found
+    assert "requires_approval" in found[0].message + found[0].path, found

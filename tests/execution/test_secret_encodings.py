@@ -1,9 +1,11 @@
 """Secrets never leak in an encoded form (SPEC §6; issue 11).
 
 A tool or an error message may carry a secret URL-encoded, as ``\\u`` escapes, with escaped
-quotes, base64-encoded, or cut in the middle by a shortened message. Each form is tested on
-the redactor and, end to end, through the engine with real exec tools: nothing written
-(journal, PLAN.yml, EXECUTION_LOG.md, structured logs) holds the secret in any form.
+quotes, base64-, base32- or hex-encoded (of its UTF-8 or UTF-16 bytes, at any alignment), as
+UTF-16 text (a NUL between its characters), or cut in the middle by a shortened message. Each
+form is tested on the redactor and, end to end, through the engine with real exec tools:
+nothing written (journal, PLAN.yml, EXECUTION_LOG.md, structured logs) holds the secret in any
+form.
 """
 
 from __future__ import annotations
@@ -46,6 +48,24 @@ FORMS = {
     "base64-shifted": base64.b64encode(b"Authorization: Basic " + SECRET.encode()).decode(),
     "base64-url": base64.urlsafe_b64encode(b"xy" + SECRET.encode()).decode(),
     "hex": SECRET.encode().hex(),
+    # whole-form (block) encodings at every alignment, of UTF-8 and of UTF-16 bytes
+    "hex-upper-shifted": (b"z" + SECRET.encode()).hex().upper(),
+    "base32": base64.b32encode(SECRET.encode()).decode(),
+    "base32-shift-1": base64.b32encode(b"u" + SECRET.encode()).decode(),
+    "base32-shift-2": base64.b32encode(b"u:" + SECRET.encode()).decode(),
+    "base32-shift-3": base64.b32encode(b"us:" + SECRET.encode()).decode(),
+    "base32-shift-4-lower": base64.b32encode(b"use:" + SECRET.encode()).decode().lower(),
+    "base64-utf16le": base64.b64encode(SECRET.encode("utf-16-le")).decode(),
+    "base64-utf16be-shifted": base64.b64encode(b"x" + SECRET.encode("utf-16-be")).decode(),
+    "hex-utf16le": SECRET.encode("utf-16-le").hex(),
+    "base32-utf16le": base64.b32encode(b"ab" + SECRET.encode("utf-16-le")).decode(),
+    # interleaved: UTF-16/32 text read as UTF-8 (a NUL between characters), raw or escaped
+    "utf16le-text": "\0".join(SECRET) + "\0",
+    "utf16be-text": "\0" + "\0".join(SECRET),
+    "utf32le-text": "\0\0\0".join(SECRET),
+    "utf16-text-in-json": json.dumps("\0".join(SECRET)),
+    "utf16-text-in-repr": repr("\0".join(SECRET)),
+    "utf16-text-url": quote("\0".join(SECRET), safe=""),
 }
 
 
@@ -147,3 +167,46 @@ def test_no_encoded_form_of_a_secret_is_written(tmp_path: Path, secret_env: None
             assert encoded not in text, f"the secret was written {form}"
         for piece in ("r\u00e9d+42", "r%C3%A9d", "r\\u00e9d", "\\u0072\\u00e9"):
             assert piece not in text
+
+
+def test_an_encoding_of_something_else_stays_as_written() -> None:
+    # the block forms are of the secret's bytes alone: other data in the same encoding stays
+    redactor = Redactor([SECRET])
+    for text in (
+        base64.b32encode(b"an ordinary value, not a secret").decode(),
+        base64.b64encode("an ordinary value".encode("utf-16-le")).decode(),
+        "\0".join("an ordinary value"),
+    ):
+        assert redactor.text(text) == text
+
+
+WIDE = {
+    "base32": "print(json.dumps({'h': base64.b32encode(b'xy' + t.encode()).decode()}))",
+    "base32-lower": "print(base64.b32encode(b'abc' + t.encode()).decode().lower())",
+    "utf16-out": "sys.stdout.buffer.write(('token=' + t + '\\n').encode('utf-16-le'))",
+    "utf16-err": "sys.stderr.buffer.write(('token=' + t).encode('utf-16-be')); sys.exit(1)",
+    "b64-utf16": "print(base64.b64encode(('-c ' + t).encode('utf-16-le')).decode())",
+}
+
+
+def test_no_whole_or_interleaved_form_of_a_secret_is_written(
+    tmp_path: Path, secret_env: None
+) -> None:
+    actions = [
+        {"id": i, "tool": name, "params": {"t": "$<secrets.TOKEN>"}, "on_failure": "skip"}
+        for i, name in enumerate(WIDE, start=1)
+    ]
+    tools = {name: _tool(code) for name, code in WIDE.items()}
+    config, plan_file = make_plan(tmp_path, actions, tools)
+    with structlog.testing.capture_logs() as logs:
+        assert run(Engine(config), plan_file).status == "completed"
+    records = journal_records(config, plan_file)
+    written = [plan_file.read_text(), (plan_file.parent / "EXECUTION_LOG.md").read_text()]
+    written += [p.read_text() for p in (tmp_path / "state").rglob("*.jsonl")]
+    written += [json.dumps(logs, default=str), json.dumps(records, ensure_ascii=False)]
+    ascii_part = "tok'en"  # the secret's first characters, as UTF-16 keeps them
+    for text in written:
+        for form, encoded in FORMS.items():
+            assert encoded not in text, f"the secret was written {form}"
+        for sep in ("\0", "\\u0000", "\\x00"):
+            assert sep.join(ascii_part) not in text, f"UTF-16 text with {sep!r} was written"

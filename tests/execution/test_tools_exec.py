@@ -54,6 +54,20 @@ def test_missing_placeholder_param_is_params_invalid() -> None:
     assert info.value.code == "E_PARAMS_INVALID" and info.value.permanent
 
 
+@pytest.mark.parametrize("element", ["{v}", "x={v}", "--{v}--"])
+def test_a_nul_in_an_argv_value_is_params_invalid_not_an_internal_error(element: str) -> None:
+    # once: subprocess raised ValueError('embedded null byte'), shown as an internal error
+    with pytest.raises(PlangateError) as info:
+        tool([PY, "-c", "pass", element]).call({"v": "a\0b"}, ctx())
+    assert info.value.code == "E_PARAMS_INVALID" and info.value.permanent
+    assert "NUL" in info.value.message and "argv element 3" in info.value.message
+
+
+def test_a_nul_inside_a_json_param_stays_escaped_in_argv() -> None:
+    result = tool([PY, "-c", ARGV_DUMP, "{o}"]).call({"o": ["a\0b"]}, ctx())
+    assert result["json"] == ['["a\\u0000b"]']
+
+
 def test_params_on_stdin_and_idempotency_key_in_env() -> None:
     code = (
         "import sys,json,os; d=json.load(sys.stdin); "

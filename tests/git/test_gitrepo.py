@@ -475,3 +475,28 @@ def test_log_show_signature_in_the_git_config_does_not_break_history_reading(
         assert sorted(c.path for r in records for c in r.changes) == ["plans/f0", "plans/f1"]
     assert [r.subject for r in gitrepo.range_log(parent, head, ["plans"])] == ["c1", "c0"]
     assert gitrepo.commit(head).subject == "c1"
+
+
+def test_a_tag_named_like_the_branch_does_not_hide_the_branch(repo: Path) -> None:
+    """`git tag main` makes `symbolic-ref --short HEAD` say "heads/main": the controller
+    would think the tree switched branches and stop every pass (round 3)."""
+    from controller.git.gitrepo import GitRepo
+
+    git(repo, "tag", "main")
+    assert GitRepo(repo).current_branch() == "main"
+
+
+def test_a_shallow_clone_is_refused_with_its_remedy(repo: Path, tmp_path: Path) -> None:
+    from controller.errors import GitError
+    from controller.git.gitrepo import GitRepo
+
+    for i in range(3):
+        (repo / f"f{i}").write_text(str(i))
+        git(repo, "add", f"f{i}")
+        git(repo, "commit", "-q", "-m", f"c{i}")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth=1", f"file://{repo}", str(shallow))
+    with pytest.raises(GitError) as refused:
+        GitRepo(shallow).check_health()
+    assert "shallow" in refused.value.message and "--unshallow" in (refused.value.remedy or "")
+    GitRepo(repo).check_health()  # a whole clone is fine

@@ -187,7 +187,9 @@ def test_a_scan_that_fails_while_applying_leaves_the_index_as_saved(
     )
     clean.scan(gitrepo, head)
     assert asdict(index.plans["plans/p"]) == asdict(clean.plans["plans/p"])
-    assert index.plans["plans/p"].status == "approved"
+    # Bob's illegal "completed" is ignored, and Alice's approval, which the controller never
+    # acted on and the file no longer says, lapses (tests/git/test_lifecycle_withdrawals.py)
+    assert index.plans["plans/p"].status == "pending_approval"
 
 
 @pytest.mark.parametrize("incremental", [False, True])
@@ -233,3 +235,21 @@ def test_an_approval_on_a_merged_branch_does_not_make_the_approver_an_author(
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
     content = index.plans["plans/greet"].hash
     assert content is not None and ALICE[1] not in index.authors.get(content, set())
+
+
+def test_a_cold_scan_keeps_one_copy_of_equal_values(repo: Path, tmp_path: Path) -> None:
+    """50,000 plans repeat a few statuses, emails and author sets: after a cold scan the
+    index holds each once, and no plan version's facts (they are parsed again when needed)."""
+    write_plan(repo, "a")
+    write_plan(repo, "b", text=PLAN.replace("Say hello to the world", "Say hello again"))
+    commit_all(repo, "two plans", AGENT)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    a, b = index.plans["plans/a"], index.plans["plans/b"]
+    assert a.hash != b.hash and index._facts == {}
+    assert a.status is b.status and a.changers[0] is b.changers[0]
+    assert index.authors[a.hash] is index.authors[b.hash] == frozenset({"agent@example.com"})
+    edit_status(repo, "a", "draft")
+    commit_all(repo, "a back to draft", AGENT)  # the old version's facts are read again
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/a"].status == "draft"

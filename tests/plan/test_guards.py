@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from controller.plan import plans, yamlio
 from tests.support.gitenv import commit_all, run_cli
 from tests.support.gitkit import AGENT, ALICE, head_plan
 
@@ -266,3 +267,39 @@ def test_the_catalog_schema_tells_an_editor_about_trust_and_sensitive_params(set
     notes = [rule["then"]["description"] for rule in schema["$defs"]["Action"]["allOf"]]
     assert "output_trust: inherit" in notes
     assert any("sensitive params: to, cc" in note for note in notes)
+
+
+@pytest.mark.parametrize(
+    ("guard", "why"),
+    [
+        ("{param: n, min: 5, max: 1}", "min 5 is above max 1"),
+        ("{param: n, one_of: [7, 9], max: 3}", "none of the one_of values"),
+        ('{param: n, one_of: [a, b], matches: "c"}', "none of the one_of values"),
+        ('{param: n, matches: "[0-9]+", min: 0}', "matches needs a string"),
+    ],
+)
+def test_a_guard_that_can_never_pass_is_refused(guard: str, why: str) -> None:
+    """No value meets every rule: the step could only fail E_GUARD_FAILED, so the plan is
+    refused at validation instead of approved and failed later."""
+    text = (
+        "plan: {name: n, task: t, status: pending_approval}\n"
+        "available_tools: [{name: send}]\n"
+        "actions:\n"
+        f"  - {{id: 1, tool: send, why: w, params: {{n: 1}}, guards: [{guard}]}}\n"
+    )
+    _model, found = plans.check_document(yamlio.read_yaml(text).data, None)
+    assert [(p.code, p.path) for p in found] == [("E_SCHEMA_INVALID", "actions[0].guards[0]")]
+    assert why in found[0].message and "never pass" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "guard", ["{param: n, min: 1, max: 1}", "{param: n, one_of: [2, x], max: 3}"]
+)
+def test_a_narrow_guard_that_can_pass_is_valid(guard: str) -> None:
+    text = (
+        "plan: {name: n, task: t, status: pending_approval}\n"
+        "available_tools: [{name: send}]\n"
+        "actions:\n"
+        f"  - {{id: 1, tool: send, why: w, params: {{n: 1}}, guards: [{guard}]}}\n"
+    )
+    assert plans.check_document(yamlio.read_yaml(text).data, None)[1] == []

@@ -34,15 +34,22 @@ def test_a_full_graph_plan_is_valid() -> None:
         "expect": [{"path": "$.a", "in": [1, 2]}, {"path": "$.b", "matches": "ok.*"}],
     }
     actions = [
-        {"id": 1, "needs": [], "preconditions": [check], "outputs": [{"name": "x", "path": "$.x"}]},
+        {
+            "id": 1,
+            "needs": [],
+            "preconditions": [check],
+            "outputs": [{"name": "x", "path": "$.x"}],
+            "retry": {"attempts": 2, "delay": 1, "max_delay": 5, "backoff": 2},  # plan: retry
+        },
         {"id": 2, "needs": [], "verify": {"expect": {"path": "$.y", "not_equals": None}}},
         {
             "id": 3,
             "needs": [1, 2],
             "params": {"x": "$<actions[1].outputs.x>"},
             "on_failure": "fallback",
-            "fallback": [{"id": "3.1", "tool": "deploy", "why": "undo"}],
-            "retry": {"attempts": 2, "delay": 1, "max_delay": 5, "backoff": 2},
+            "fallback": [
+                {"id": "3.1", "tool": "deploy", "why": "undo", "on_failure": "retry", "retries": 1}
+            ],
             "idempotent": False,
         },
         {"id": 4, "needs": [3], "params": {"x": "$<actions[1].outputs.x>"}, "on_failure": "ask"},
@@ -125,6 +132,67 @@ def test_check_tools_must_be_idempotent_and_low_risk(tool: str) -> None:
 )
 def test_each_mistake_has_its_code(action: dict[str, Any], found: tuple[str, str]) -> None:
     assert problems([{"id": 1, **action}]) == [found]
+
+
+FALLBACK = {"on_failure": "fallback"}
+
+
+@pytest.mark.parametrize(
+    ("action", "found"),
+    [
+        pytest.param(
+            {
+                **FALLBACK,
+                "fallback": [
+                    {"id": "1.1", "tool": "deploy", "why": "w", "requires_approval": True}
+                ],
+            },
+            ("E_SCHEMA_INVALID", "actions[0].fallback[0].requires_approval"),
+            id="a gate on a fallback step",
+        ),
+        pytest.param(
+            {"retry": {"attempts": 2}}, ("E_SCHEMA_INVALID", "actions[0].retry"), id="retry, stop"
+        ),
+        pytest.param(
+            {"on_failure": "skip", "retries": 2},
+            ("E_SCHEMA_INVALID", "actions[0].retries"),
+            id="retries, skip",
+        ),
+        pytest.param(
+            {"on_failure": "ask", "retry": {"attempts": 1}},
+            ("E_SCHEMA_INVALID", "actions[0].retry"),
+            id="retry, ask",
+        ),
+        pytest.param(
+            {
+                **FALLBACK,
+                "retry": {"attempts": 2},
+                "fallback": [{"id": "1.1", "tool": "deploy", "why": "w"}],
+            },
+            ("E_SCHEMA_INVALID", "actions[0].retry"),
+            id="retry before a fallback",
+        ),
+        pytest.param(
+            {**FALLBACK, "fallback": [{"id": "1.1", "tool": "deploy", "why": "w", "retries": 2}]},
+            ("E_SCHEMA_INVALID", "actions[0].fallback[0].retries"),
+            id="retries on a fallback step that stops",
+        ),
+    ],
+)
+def test_a_key_the_engine_would_ignore_is_refused(
+    action: dict[str, Any], found: tuple[str, str]
+) -> None:
+    """What a reviewer reads is what runs: a gate or retry settings that would not act are
+    refused where they are written, never silently dropped."""
+    assert problems([{"id": 1, **action}]) == [found]
+
+
+def test_retry_settings_count_where_a_retry_applies() -> None:
+    fallback = [{"id": "1.1", "tool": "deploy", "why": "w", "on_failure": "retry", "retries": 2}]
+    assert problems([{"id": 1, "on_failure": "retry", "retry": {"attempts": 2}}]) == []
+    assert problems([{"id": 1, "retries": 1}], on_failure="retry") == []
+    assert problems([{"id": 1, **FALLBACK, "fallback": fallback}]) == []
+    assert problems([{"id": 1, "on_failure": "skip", "retries": 1}], on_failure="retry") != []
 
 
 def test_plan_level_fallback_is_refused() -> None:

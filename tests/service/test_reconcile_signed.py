@@ -157,12 +157,22 @@ def _commit_one_file(gitrepo: Any, head: str) -> None:
     )
 
 
-def test_commit_gpgsign_that_cannot_sign_fails_the_commit(repo: Path) -> None:
+def _controller_git(monkeypatch: pytest.MonkeyPatch, *pairs: tuple[str, str]) -> None:
+    """Settings in the controller's own git config (its environment, as a service user's
+    global config would be): the watched repository's .git/config is not trusted."""
+    monkeypatch.setenv("GIT_CONFIG_COUNT", str(len(pairs)))
+    for n, (key, value) in enumerate(pairs):
+        monkeypatch.setenv(f"GIT_CONFIG_KEY_{n}", key)
+        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{n}", value)
+
+
+def test_commit_gpgsign_that_cannot_sign_fails_the_commit(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from controller.errors import GitError
     from controller.git.gitrepo import GitRepo
 
-    git(repo, "config", "commit.gpgSign", "true")
-    git(repo, "config", "gpg.program", "false")
+    _controller_git(monkeypatch, ("commit.gpgSign", "true"), ("gpg.program", "false"))
     gitrepo = GitRepo(repo)
     head = gitrepo.branch_head("main")
     assert head is not None
@@ -171,13 +181,15 @@ def test_commit_gpgsign_that_cannot_sign_fails_the_commit(repo: Path) -> None:
     assert gitrepo.branch_head("main") == head  # nothing published
 
 
-def test_an_unreadable_commit_gpgsign_fails_the_commit_as_git_commit_does(repo: Path) -> None:
+def test_an_unreadable_commit_gpgsign_fails_the_commit_as_git_commit_does(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``git commit`` refuses a commit.gpgSign that is not a boolean; the controller must not
     read it as false and publish unsigned commits."""
     from controller.errors import GitError
     from controller.git.gitrepo import GitRepo
 
-    git(repo, "config", "commit.gpgSign", "maybe")
+    _controller_git(monkeypatch, ("commit.gpgSign", "maybe"))
     gitrepo = GitRepo(repo)
     head = gitrepo.branch_head("main")
     assert head is not None

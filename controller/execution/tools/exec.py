@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import ToolTimeout
+from controller.errors import ParamsInvalid, ToolTimeout
 from controller.execution.tools import ToolError, cut, fill_placeholders, shorten
 from controller.execution.tools.process import Finished, Overran, run_process
 
@@ -37,8 +37,19 @@ class ExecTool:
         self.argv_template = list(spec.argv)
 
     def argv(self, params: dict[str, Any]) -> list[str]:
-        """The command with placeholders filled; one element stays one element."""
-        return [fill_placeholders(element, params) for element in self.argv_template]
+        """The command with placeholders filled; one element stays one element. A NUL would
+        end an element early (C strings), so a value holding one is E_PARAMS_INVALID."""
+        argv = [fill_placeholders(element, params) for element in self.argv_template]
+        for index, element in enumerate(argv):
+            if "\0" in element:
+                raise ParamsInvalid(
+                    f"{self.name}: argv element {index} ({self.argv_template[index]!r}) would "
+                    "hold a NUL character from a param's value; no program argument can carry "
+                    "one",
+                    remedy="keep NUL characters out of values placed into argv (pass such "
+                    "data on stdin, where the params arrive as JSON)",
+                )
+        return argv
 
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
         argv = self.argv(params)

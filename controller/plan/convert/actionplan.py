@@ -139,6 +139,11 @@ def _common(
     if step.get("on_failure") is not None:
         out.update(_on_failure(step["on_failure"], ctx, (*loc, "on_failure"), number, nested))
     timeout = ctx.seconds(step.get("timeout_ms"), (*loc, "timeout_ms"), millis=True)
+    if "plan" in out:  # a nested plan's own actions take these; on its action they'd be ignored
+        for key in ("timeout_ms", "idempotent"):
+            if step.get(key) is not None:
+                ctx.note((*loc, key), "dropped: a nested plan's actions carry their own")
+        return
     if timeout is not None:
         out["timeout"] = timeout
     if step.get("idempotent") is False:

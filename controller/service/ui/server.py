@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from controller.errors import ConfigInvalid
+from controller.errors import ConfigInvalid, GitError
+from controller.git.guard import guarded_env
 from controller.service.httpd import HttpServer, QuietHandler
 from controller.service.ui import render
 from controller.service.ui.data import UiData
@@ -178,15 +179,18 @@ def _show_commit(repo: Path, sha: str) -> str | None:
                 "--stat",
                 "--format=fuller",
                 "--no-show-signature",
+                "--no-ext-diff",
+                "--no-textconv",
                 "--end-of-options",
                 sha,
             ],
             cwd=repo,
+            env=guarded_env(repo),
             capture_output=True,
             timeout=5,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, GitError):
         return None
     if proc.returncode != 0:
         return None

@@ -1,0 +1,210 @@
+"""What every git child of plangate runs with: a scrubbed environment and pinned programs.
+
+In local mode the agent shares the working tree, and so ``.git``: it can write hooks,
+``.git/config`` (``core.hooksPath``, ``core.fsmonitor``, ``gpg.program``, credential helpers,
+``include.path``...) and attributes. Git runs those programs for the controller's own git
+calls, as the controller, in its environment (which holds ``PLANGATE_SECRET_*``); a
+``reference-transaction`` hook could even veto every controller commit. So every git child
+plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-file``) gets:
+
+- **an environment of what git needs** (:data:`PASS_ENV`, ``GIT_*``, ``LC_*``): no
+  ``PLANGATE_*`` variable, no secret, nothing else of the controller's environment;
+- **configuration at the highest precedence** (``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``,
+  the command scope git reads after every file): hooks and fsmonitor off, no pager, editor
+  or alternate-refs command, and every program, key and trust anchor git could take from a
+  config file (ssh, askpass, credential helpers, gpg/gpgsm/ssh-keygen, the allowed-signers and
+  revocation files, the signing key and format) set to what the *trusted* scopes say, else
+  git's default. Trusted: the system and global config of the controller's user and its own
+  environment (``git -c``, ``GIT_CONFIG_*``); never the repository's own config (local and
+  worktree scopes, and what they include) unless a person runs plangate in their own clone
+  (``trust_repo_config``).
+
+Commands that read working-tree contents through attributes (``status``, ``diff`` of the
+working tree, ``add``...) are not run by the controller: filters and diff drivers named in a
+``.gitattributes`` the agent commits never run (:meth:`WorkTree.worktree_changes` compares
+contents itself). Trusted, not covered: the ``git`` binary found on ``PATH`` and the
+programs the trusted config names.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.errors import GitError
+
+#: Variables a git child may see besides ``GIT_*`` and ``LC_*``: locating config and keys,
+#: signing agents, proxies and certificates for fetch and push.
+PASS_ENV = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+        "XDG_CONFIG_HOME", "GNUPGHOME", "GPG_AGENT_INFO", "GPG_TTY", "SSH_AUTH_SOCK",
+        "SSH_AGENT_PID", "SSH_ASKPASS", "http_proxy", "https_proxy", "HTTP_PROXY",
+        "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY", "SSL_CERT_FILE",
+        "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+    }
+)  # fmt: skip
+PASS_PREFIXES = ("GIT_", "LC_")
+
+#: Pinned whatever any config says: git never runs these for plangate.
+FIXED = (
+    ("core.hooksPath", "/dev/null"),  # no hook exists there: none runs, none vetoes
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("diff.external", ""),
+    ("core.alternateRefsCommand", ""),
+    ("protocol.ext.allow", "never"),
+)
+
+#: Pinned for a repository plangate never fetches into or pushes from (local mode): no
+#: transport at all, so a lazy fetch of a "missing" object (``extensions.partialClone``)
+#: cannot run a ``remote.<name>.uploadpack``, ``core.gitProxy`` or ``url.<base>.insteadOf``
+#: target the agent configured. (``protocol.<name>.allow`` beats ``protocol.allow``: each
+#: name git knows is pinned too.)
+OFFLINE = (
+    ("protocol.allow", "never"),
+    *((f"protocol.{name}.allow", "never") for name in ("file", "git", "ssh", "http", "https")),
+    *((f"protocol.{name}.allow", "never") for name in ("ext", "fd", "testgit")),
+)
+
+#: Taken from the trusted config, else git's default (or a value that runs nothing).
+TRUSTED_OR_DEFAULT = (
+    ("core.askPass", ""),  # empty: git asks no program (then SSH_ASKPASS, if the env has it)
+    ("gpg.format", "openpgp"),
+    ("gpg.x509.program", "gpgsm"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("gpg.ssh.allowedSignersFile", "/dev/null"),  # no principal: no "Good ... for <who>"
+    ("gpg.ssh.revocationFile", "/dev/null"),
+    ("gpg.ssh.defaultKeyCommand", "false"),
+    ("gpg.minTrustLevel", "undefined"),
+    ("user.signingKey", ""),
+)
+_TRUSTED_SCOPES = frozenset({"system", "global", "command"})
+_CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+
+
+def passes(name: str) -> bool:
+    """May a git child see the controller's environment variable ``name``?"""
+    return name in PASS_ENV or name.startswith(PASS_PREFIXES)
+
+
+@dataclass(frozen=True)
+class GitGuard:
+    """The pins for git children, from the config scopes plangate trusts."""
+
+    #: Trusted entries as git lists them: (lower-cased key, value) in reading order.
+    trusted: tuple[tuple[str, str | None], ...] = ()
+    #: No fetch or push from here (see :data:`OFFLINE`).
+    offline: bool = False
+    pins: tuple[tuple[str, str], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pins", tuple(self._pins()))
+
+    @classmethod
+    def read(cls, cwd: Path, *, trust_repo_config: bool = False, offline: bool = False) -> GitGuard:
+        """Read the trusted config as git sees it from ``cwd`` (a repository or not)."""
+        args = ["git", "config", "--list", "-z", "--show-scope", "--includes"]
+        try:
+            # The environment without pins: a pin must not read back as a trusted value.
+            env = {k: v for k, v in os.environ.items() if passes(k)}
+            result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False)
+        except OSError as exc:
+            raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+        if result.returncode != 0:
+            message = result.stderr.decode("utf-8", "replace").strip()
+            raise GitError(
+                f"git config: {message}",
+                path=str(cwd),
+                remedy="fix the git config file git names (git config --list shows the rest)",
+            )
+        scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
+        return cls(tuple(_parse_list(result.stdout, scopes)), offline)
+
+    def value(self, key: str) -> str | None:
+        """The last trusted value of ``key`` (None: not set; a bare key reads as "true")."""
+        found: str | None = None
+        for name, value in self.trusted:
+            if name == key.lower():
+                found = "true" if value is None else value
+        return found
+
+    def env(
+        self, extra: Mapping[str, str] | None = None, pins: Iterable[tuple[str, str]] = ()
+    ) -> dict[str, str]:
+        """A git child's whole environment: what passes, the pins, then ``extra``."""
+        env = {k: v for k, v in os.environ.items() if passes(k)}
+        env["GIT_TERMINAL_PROMPT"] = "0"
+        # History as the branch holds it: `git replace` refs and a grafts file let whoever
+        # writes .git show other commits (another author, another approver) in their place.
+        env["GIT_NO_REPLACE_OBJECTS"] = "1"
+        env["GIT_GRAFT_FILE"] = os.devnull
+        env.update(_config_env(env, (*self.pins, *pins)))
+        env.update(extra or {})
+        return env
+
+    def env_over_environ(self) -> dict[str, str]:
+        """For a library that starts from ``os.environ`` and lets us only add or replace
+        variables (GitPython): every variable that must not pass is blanked."""
+        blanks = {k: "" for k in os.environ if not passes(k)}
+        return {**blanks, **self.env()}
+
+    def _pins(self) -> Iterable[tuple[str, str]]:
+        yield from FIXED
+        if self.offline:
+            yield from OFFLINE
+        yield "core.sshCommand", self.value("core.sshCommand") or _default_ssh()
+        yield "credential.helper", ""  # an empty helper resets the list git gathered so far
+        for name, value in self.trusted:
+            if name.startswith("credential.") and name.endswith(".helper") and value:
+                yield name, value
+        program = None
+        for name, value in self.trusted:
+            if name in ("gpg.program", "gpg.openpgp.program") and value is not None:
+                program = value
+        yield "gpg.program", program or "gpg"
+        yield "gpg.openpgp.program", program or "gpg"
+        for key, default in TRUSTED_OR_DEFAULT:
+            trusted = self.value(key)
+            yield key, default if trusted is None else trusted
+
+
+def _parse_list(raw: bytes, scopes: frozenset[str] | set[str]) -> Iterable[tuple[str, str | None]]:
+    """``git config --list -z --show-scope``: ``scope NUL key [LF value] NUL`` per entry."""
+    parts = raw.decode("utf-8", "surrogateescape").split("\0")
+    for scope, entry in zip(parts[0::2], parts[1::2], strict=False):
+        if scope in scopes:
+            key, newline, value = entry.partition("\n")
+            yield key.lower(), value if newline else None
+
+
+def _config_env(env: Mapping[str, str], pins: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The pins as ``GIT_CONFIG_*`` entries after the operator's own (later wins)."""
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        count = 0
+    out: dict[str, str] = {}
+    for key, value in pins:
+        out[f"GIT_CONFIG_KEY_{count}"] = key
+        out[f"GIT_CONFIG_VALUE_{count}"] = value
+        count += 1
+    out["GIT_CONFIG_COUNT"] = str(count)
+    return out
+
+
+def _default_ssh() -> str:
+    """git's own choice without ``core.sshCommand``: ``$GIT_SSH`` (one program), else ssh."""
+    program = os.environ.get("GIT_SSH")
+    return shlex.quote(program) if program else "ssh"
+
+
+def guarded_env(cwd: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a one-off git call in ``cwd`` that fetches nothing."""
+    return GitGuard.read(cwd, offline=True).env(extra)

@@ -1,0 +1,389 @@
+"""Nothing in the repository's ``.git`` runs a program for plangate's git calls, or changes
+what git reports to it (controller/git/guard.py).
+
+In local mode the agent shares the checkout and writes ``.git``: hooks, ``.git/config``,
+``.git/info/attributes``, a committed ``.gitattributes``. Each class below is closed by one
+mechanism: every git child gets a scrubbed environment and the exec-capable keys pinned at
+the command scope from the trusted config (the controller user's and its environment).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.errors import GitError
+from controller.git.gitrepo import GitRepo, Person
+from controller.git.guard import GitGuard, passes
+from tests.support.gitenv import ALICE, commit_all, git, identity
+
+SECRET = "Zq7GuardSecretValue"
+BOT = Person("plangate", "plangate@localhost")
+
+#: Every hook git 2.39 knows; a name it learns later is refused by the same pin.
+HOOKS = [
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+]
+
+
+@pytest.fixture(autouse=True)
+def secret_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANGATE_SECRET_TOKEN", SECRET)
+    monkeypatch.setenv("SOME_OTHER_TOKEN", SECRET)
+
+
+def _script(path: Path, marker: Path, body: str = "", code: int = 0) -> Path:
+    log = f'echo "$0 $*" >> "{marker}"\nenv >> "{marker}"\n'
+    path.write_text(f"#!/bin/sh\n{log}{body}exit {code}\n")
+    path.chmod(0o755)
+    return path
+
+
+def _exercise(repo: Path, **verify: Path | None) -> GitRepo:
+    """What the controller does with git in a pass: read, log, commit, index, status."""
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    assert gitrepo.read_file(head, "README") is not None
+    list(gitrepo.first_parent_log(None, head, ["plans"], newest_first=True))
+    files = {"plans/x/PLAN.yml": b"plan: {}\n"}
+    sha = gitrepo.commit_files(
+        branch="main", parent=head, files=files, message="plangate: x\n", author=BOT
+    )
+    assert sha is not None, "the commit was vetoed"
+    gitrepo.write_worktree(files)
+    gitrepo.set_index_entries(files)
+    gitrepo.worktree_changes(["plans"])
+    gitrepo.verify_commit(sha, verify.get("signers"))
+    gitrepo.user()
+    return gitrepo
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "RAN"
+    yield path
+    ran = path.read_text() if path.exists() else ""
+    assert SECRET not in ran, "a program the agent chose saw the controller's secret"
+
+
+def test_no_hook_runs_and_none_can_veto(repo: Path, marker: Path, tmp_path: Path) -> None:
+    for hooks in (repo / ".git" / "hooks", tmp_path / "agent-hooks"):
+        hooks.mkdir(exist_ok=True)
+        for name in HOOKS:
+            _script(hooks / name, marker, code=1)  # exit 1: every hook that can veto, vetoes
+    _exercise(repo)
+    git(repo, "config", "core.hooksPath", str(tmp_path / "agent-hooks"))
+    _exercise(repo)
+    assert not marker.exists()
+
+
+#: Keys naming a program git runs; each is pinned (the declarative check below), and those a
+#: controller's pass can reach are exercised for real.
+EXEC_KEYS = [
+    "core.fsmonitor",
+    "core.sshCommand",
+    "core.pager",
+    "core.editor",
+    "sequence.editor",
+    "core.askPass",
+    "core.alternateRefsCommand",
+    "credential.helper",
+    "diff.external",
+    "gpg.program",
+    "gpg.openpgp.program",
+    "gpg.x509.program",
+    "gpg.ssh.program",
+    "gpg.ssh.defaultKeyCommand",
+]
+RUN_KEYS = [
+    "core.fsmonitor",
+    "core.sshCommand",
+    "gpg.program",
+    "gpg.openpgp.program",
+    "gpg.x509.program",
+    "gpg.ssh.program",
+]
+
+
+@pytest.mark.parametrize("key", RUN_KEYS)
+def test_no_program_named_in_the_repository_config_runs(
+    repo: Path, marker: Path, tmp_path: Path, key: str
+) -> None:
+    evil = _script(tmp_path / "evil", marker)
+    git(repo, "config", key, str(evil))
+    git(repo, "config", "remote.up.url", "ssh://git@plangate.invalid/plans.git")
+    signers = tmp_path / "signers"
+    signers.write_text("")
+    _exercise(repo)
+    gitrepo = GitRepo(repo)
+    for kind in ("PGP", "SSH", "SIGNED"):  # verify-commit asks gpg, ssh-keygen, gpgsm
+        gitrepo.verify_commit(_fake_signed(repo, kind), signers)
+    with pytest.raises(GitError):
+        gitrepo.fetch("up", "main")  # over ssh: core.sshCommand
+    assert not marker.exists(), marker.read_text()[:300]
+
+
+def test_every_exec_capable_key_is_pinned_at_the_command_scope() -> None:
+    pinned = {key.lower() for key, _ in GitGuard().pins}
+    assert {key.lower() for key in EXEC_KEYS} <= pinned
+    assert ("core.hookspath", "/dev/null") in {(k.lower(), v) for k, v in GitGuard().pins}
+
+
+def test_a_signing_key_command_in_the_repository_config_never_runs(
+    repo: Path, marker: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controller signs (its own config: ssh, no key); the agent names the key."""
+    for n, (key, value) in enumerate((("commit.gpgSign", "true"), ("gpg.format", "ssh"))):
+        monkeypatch.setenv(f"GIT_CONFIG_KEY_{n}", key)
+        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{n}", value)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "2")
+    git(repo, "config", "gpg.ssh.defaultKeyCommand", str(_script(tmp_path / "evil", marker)))
+    git(repo, "config", "user.signingKey", str(_ssh_key(tmp_path, "agent")))
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError):  # no key the operator named: no signed commit at all
+        gitrepo.commit_files(
+            branch="main", parent=head, files={"x": b"x"}, message="m\n", author=BOT
+        )
+    assert not marker.exists()
+
+
+def _fake_signed(repo: Path, kind: str) -> str:
+    """A commit carrying a (bogus) signature of ``kind``: verifying it runs the program."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    label = "SIGNED MESSAGE" if kind == "SIGNED" else f"{kind} SIGNATURE"
+    sig = f"-----BEGIN {label}-----\n AAAA\n -----END {label}-----"
+    body = (
+        f"tree {tree}\nparent {head}\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n"
+        f"gpgsig {sig}\n\nsigned\n"
+    )
+    return git(repo, "hash-object", "-w", "-t", "commit", "--stdin", data=body.encode()).strip()
+
+
+def test_a_repository_verifier_cannot_fake_a_good_signature(
+    repo: Path, marker: Path, tmp_path: Path
+) -> None:
+    fake = 'echo "[GNUPG:] GOODSIG 0123456789ABCDEF Alice <alice@example.com>"\n'
+    fake += 'echo "[GNUPG:] VALIDSIG 0123456789ABCDEF 2020-01-01 1"\n'
+    fake += "echo 'Good \"git\" signature for alice@example.com with ED25519 key SHA256:x' >&2\n"
+    for key in ("gpg.program", "gpg.ssh.program"):
+        git(repo, "config", key, str(_script(tmp_path / f"fake-{key}", marker, fake)))
+    gitrepo = GitRepo(repo)
+    for kind in ("PGP", "SSH"):
+        signature = gitrepo.verify_commit(_fake_signed(repo, kind), None)
+        assert not signature.valid and signature.signer is None, signature
+
+
+def _ssh_key(tmp_path: Path, name: str) -> Path:
+    key = tmp_path / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    return key
+
+
+def _ssh_signed_commit(repo: Path, key: Path) -> str:
+    (repo / "f").write_text(f"signed by {key.name}\n")
+    git(repo, "add", "f")
+    args = ["-c", "gpg.format=ssh", "-c", f"user.signingKey={key}", "commit", "-q", "-S", "-m", "s"]
+    git(repo, *args, env=identity(*ALICE))
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_the_repository_config_names_no_trust_anchor(repo: Path, tmp_path: Path) -> None:
+    """The agent's own allowed-signers file binding its key to alice, or a revocation file
+    revoking the real key, changes nothing: only the operator's files count."""
+    agent = _ssh_key(tmp_path, "agent")
+    forged = tmp_path / "agent-signers"
+    forged.write_text(f"alice@example.com {agent.with_suffix('.pub').read_text()}")
+    git(repo, "config", "gpg.ssh.allowedSignersFile", str(forged))
+    sha = _ssh_signed_commit(repo, agent)
+    assert GitRepo(repo).verify_commit(sha, None).signer is None
+
+    alice = _ssh_key(tmp_path, "alice")
+    signers = tmp_path / "signers"
+    signers.write_text(f"alice@example.com {alice.with_suffix('.pub').read_text()}")
+    sha = _ssh_signed_commit(repo, alice)
+    git(repo, "config", "gpg.ssh.revocationFile", str(alice.with_suffix(".pub")))
+    signature = GitRepo(repo).verify_commit(sha, signers)
+    assert signature.valid and signature.signer == "alice@example.com", signature
+
+
+def test_the_operators_program_runs_without_the_controllers_secrets(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trusted config (the controller's own: here its environment) still chooses the
+    program; the program, like every git child, sees no secret."""
+    seen = tmp_path / "seen"
+    program = _script(tmp_path / "operator-ssh-keygen", seen, 'exec ssh-keygen "$@"\n')
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "gpg.ssh.program")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(program))
+    alice = _ssh_key(tmp_path, "alice")
+    signers = tmp_path / "signers"
+    signers.write_text(f"alice@example.com {alice.with_suffix('.pub').read_text()}")
+    sha = _ssh_signed_commit(repo, alice)
+    seen.unlink()
+    git(repo, "config", "gpg.ssh.program", "/nonexistent/agent-program")
+    assert GitRepo(repo).verify_commit(sha, signers).signer == "alice@example.com"
+    ran = seen.read_text()
+    assert "-Y" in ran  # the operator's program verified
+    assert SECRET not in ran and "PLANGATE_" not in ran
+
+
+def test_gitpythons_cat_file_runs_without_the_controllers_secrets(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None and gitrepo.read_file(head, "README") is not None
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
+    cat_files = [
+        pid for pid in children if b"cat-file" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert cat_files, "GitPython's persistent cat-file is not running"
+    for pid in cat_files:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        assert SECRET.encode() not in environ
+        assert b"=core.hooksPath\0" in environ  # and the pins
+    gitrepo.close()
+
+
+@pytest.mark.parametrize("driver", ["clean", "process"])
+def test_a_committed_gitattributes_runs_no_filter(
+    repo: Path, marker: Path, tmp_path: Path, driver: str
+) -> None:
+    """status/diff/add read working-tree files through the filters the attributes select;
+    the controller compares contents itself."""
+    (repo / "plans" / "x").mkdir(parents=True)
+    (repo / "plans" / "x" / "PLAN.yml").write_text("a: 1\n")
+    (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    commit_all(repo, "plans")
+    evil = _script(tmp_path / "evil", marker, "cat\n")
+    git(repo, "config", f"filter.evil.{driver}", str(evil))
+    git(repo, "config", "diff.evil.textconv", str(evil))
+    (repo / "plans" / "x" / "PLAN.yml").write_text("a: 2\n")
+    (repo / "plans" / "x" / "NEW").write_text("new\n")
+    os.utime(repo / "plans" / "x" / "PLAN.yml", (1, 1))  # stat-dirty: git would re-read it
+    modified, untracked = GitRepo(repo).worktree_changes(["plans/x"])
+    assert modified == {"plans/x/PLAN.yml"} and untracked == {"plans/x/NEW"}
+    git(repo, "rm", "-q", "--cached", "plans/x/NEW", check=False)
+    (repo / "plans" / "x" / "PLAN.yml").write_text("a: 1\n")
+    assert GitRepo(repo).worktree_changes(["plans/x"]) == (set(), {"plans/x/NEW"})
+    assert not marker.exists()
+
+
+def test_worktree_changes_sees_staged_deleted_and_conflicting_files(repo: Path) -> None:
+    (repo / "plans" / "x").mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        (repo / "plans" / "x" / name).write_text(f"{name}\n")
+    commit_all(repo, "plans")
+    (repo / "plans" / "x" / "a").write_text("staged\n")
+    git(repo, "add", "plans/x/a")
+    (repo / "plans" / "x" / "b").unlink()
+    assert GitRepo(repo).worktree_changes(["plans/x"]) == ({"plans/x/a", "plans/x/b"}, set())
+
+
+def test_commit_gpgsign_in_the_repository_config_does_not_stall_the_controller(
+    repo: Path,
+) -> None:
+    """An agent's ``commit.gpgSign=true`` (no key) would fail every controller commit."""
+    git(repo, "config", "commit.gpgSign", "true")
+    git(repo, "config", "gpg.program", "false")
+    assert not GitRepo(repo).signs_commits()
+    _exercise(repo)
+    # A person's own clone (plangate approve, check) keeps git's meaning of its config.
+    assert GitRepo.containing(repo).signs_commits()
+
+
+def test_the_environment_passes_what_git_needs_and_nothing_else() -> None:
+    env = GitGuard().env({"GIT_AUTHOR_NAME": "x"})
+    assert "PLANGATE_SECRET_TOKEN" not in env and "SOME_OTHER_TOKEN" not in env
+    assert env["GIT_AUTHOR_NAME"] == "x" and env["PATH"] == os.environ["PATH"]
+    assert all(passes(k) for k in env)
+    assert GitGuard().env_over_environ()["PLANGATE_SECRET_TOKEN"] == ""
+
+
+def test_a_lazy_fetch_the_agent_configured_runs_nothing(
+    repo: Path, marker: Path, tmp_path: Path
+) -> None:
+    """A "partial clone" whose promisor remote's upload-pack is the agent's program: reading
+    a missing object would fetch it. In local mode plangate's git uses no transport."""
+    evil = _script(tmp_path / "evil", marker, code=1)
+    for key, value in (
+        ("core.repositoryFormatVersion", "1"),
+        ("extensions.partialClone", "lazy"),
+        ("remote.lazy.url", str(tmp_path)),
+        ("remote.lazy.promisor", "true"),
+        ("remote.lazy.uploadpack", str(evil)),
+        ("protocol.file.allow", "always"),
+    ):
+        git(repo, "config", key, value)
+    gitrepo = GitRepo(repo)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    with pytest.raises(GitError):
+        gitrepo.blob("1" * 40)
+    assert gitrepo.read_file(head, "missing-file") is None
+    gitrepo.run_raw("cat-file", "-p", "1" * 40)
+    assert not marker.exists()
+
+
+def test_a_broken_repository_config_is_a_coded_error_not_a_traceback(repo: Path) -> None:
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[core\n")
+    with pytest.raises(GitError) as caught:
+        GitRepo(repo)
+    assert caught.value.code == "E_GIT" and "bad config line" in str(caught.value)
+    assert caught.value.remedy
+
+
+def test_replace_refs_and_grafts_do_not_change_the_history_plangate_reads(repo: Path) -> None:
+    """`git replace` (and a grafts file) in the shared .git could show an approver's commit in
+    place of another's: plangate reads history as the branch holds it (round 3)."""
+    from controller.git.gitrepo import GitRepo
+
+    (repo / "f").write_text("mallory\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "approve", env=identity("Mallory", "mallory@example.com"))
+    real = git(repo, "rev-parse", "HEAD").strip()
+    fake = git(repo, "commit-tree", "-m", "approve", "-p", "HEAD~1", "HEAD^{tree}",
+               env=identity("Alice", "alice@example.com")).strip()  # fmt: skip
+    git(repo, "replace", real, fake)
+    assert git(repo, "log", "-1", "--format=%ae", real).strip() == "alice@example.com"
+    (repo / ".git/info").mkdir(exist_ok=True)
+    (repo / ".git/info/grafts").write_text(f"{real}\n")  # "no parents"
+    seen = GitRepo(repo)
+    assert seen.commit(real).author.email == "mallory@example.com"
+    assert [r.sha for r in seen.first_parent_log(None, real, ["f"])] == [real]
+    assert len(seen.commit(real).parents) == 1

@@ -1,0 +1,131 @@
+"""Withdrawals against every status a plan can be in (SPEC §4): an abort or a rejection by
+someone entitled to it (an allowed approver or an author) wins over an approval the
+controller has not acted on yet, and no status change leaves an approval nothing acts on
+(the controller starts only a plan whose file still says ``approved``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex, PlanState, withdraw_rule
+from controller.plan.schema import STATUSES
+from controller.settings import ApprovalSettings
+from tests.support.gitkit import (
+    AGENT,
+    ALICE,
+    BOT,
+    MALLORY,
+    commit_all,
+    edit_status,
+    git,
+    write_plan,
+)
+
+#: How each starting point is reached: (status, who) commits after the agent's plan.
+ROADS: dict[str, list[tuple[str, tuple[str, str]]]] = {
+    "pending_approval": [],
+    "approved": [("approved", ALICE)],
+    "executing": [("approved", ALICE), ("executing", BOT)],
+    "awaiting_approval": [("approved", ALICE), ("executing", BOT), ("awaiting_approval", BOT)],
+    "gate-approved": [
+        ("approved", ALICE),
+        ("executing", BOT),
+        ("awaiting_approval", BOT),
+        ("approved", ALICE),
+    ],
+    "failed": [("approved", ALICE), ("executing", BOT), ("failed", BOT)],
+    "resume-approved": [
+        ("approved", ALICE),
+        ("executing", BOT),
+        ("failed", BOT),
+        ("approved", ALICE),
+    ],
+}
+EVERY_STATUS = set(STATUSES) - {"approved"}
+#: Where a withdrawal by someone not entitled leaves the plan: where it was, except that an
+#: approval nobody acted on lapses back to where it was made.
+UNMOVED = {
+    "pending_approval": "pending_approval",
+    "approved": "pending_approval",
+    "executing": "executing",
+    "awaiting_approval": "awaiting_approval",
+    "gate-approved": "awaiting_approval",
+    "failed": "failed",
+    "resume-approved": "failed",
+}
+
+
+def _walk(repo: Path, tmp_path: Path, road: list[tuple[str, tuple[str, str]]]) -> PlanState:
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    for status, who in road:
+        edit_status(repo, "p", status)
+        commit_all(repo, f"status {status}", who)
+    policy = ApprovalSettings(approvers=["alice@example.com"])
+    index = HistoryIndex(
+        tmp_path / "index.sqlite",
+        plans_dir="plans",
+        controller_email="plangate@localhost",
+        may_withdraw=withdraw_rule(policy),
+    )
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    return index.plans["plans/p"]
+
+
+def _acted_on(state: PlanState) -> None:
+    """Something acts on the plan: an open approval is one the controller can start (the
+    file says approved), and an effective ``approved`` always has one."""
+    if state.request is not None:
+        assert state.status == state.file_status == "approved", state
+    assert state.status != "approved" or state.request is not None, state
+
+
+@pytest.mark.parametrize("start", list(ROADS))
+@pytest.mark.parametrize("word", ["aborted", "rejected"])
+@pytest.mark.parametrize("who", [ALICE, AGENT], ids=["approver", "author"])
+def test_an_entitled_withdrawal_wins_from_every_status(
+    repo: Path, tmp_path: Path, start: str, word: str, who: tuple[str, str]
+) -> None:
+    state = _walk(repo, tmp_path, [*ROADS[start], (word, who)])
+    _acted_on(state)
+    assert state.request is None, "an approval survived its withdrawal"
+    if start == "pending_approval" and word == "aborted":
+        # nothing runs yet: there is nothing to abort (reject it); ignored and reported
+        assert state.status == "pending_approval" and not state.abort_requested
+        assert any("E_ILLEGAL_TRANSITION" in n for n in state.notes)
+    elif start in ("pending_approval", "approved") and word == "rejected":
+        assert state.status == "rejected" and not state.abort_requested  # never started
+    else:  # the controller records aborted (and stops a run): nothing more runs
+        assert state.status == "aborted" and state.abort_requested, state
+
+
+@pytest.mark.parametrize("start", list(ROADS))
+@pytest.mark.parametrize("word", ["aborted", "rejected"])
+def test_a_withdrawal_by_anyone_else_is_ignored_but_never_wedges(
+    repo: Path, tmp_path: Path, start: str, word: str
+) -> None:
+    state = _walk(repo, tmp_path, [*ROADS[start], (word, MALLORY)])
+    _acted_on(state)
+    assert state.status == UNMOVED[start] and not state.abort_requested, state
+    assert any("E_APPROVER_NOT_ALLOWED" in n or "E_ILLEGAL" in n for n in state.notes)
+
+
+@pytest.mark.parametrize("start", ["approved", "gate-approved", "resume-approved"])
+@pytest.mark.parametrize("status", [*sorted(EVERY_STATUS), "nonsense"])
+def test_no_status_change_leaves_an_open_approval_unacted(
+    repo: Path, tmp_path: Path, start: str, status: str
+) -> None:
+    """Whatever a human writes over an approval before the controller acts on it."""
+    _acted_on(_walk(repo, tmp_path, [*ROADS[start], (status, ALICE)]))
+
+
+@pytest.mark.parametrize("first", ["aborted", "rejected"])
+def test_an_approval_after_the_withdrawal_does_not_undo_it(
+    repo: Path, tmp_path: Path, first: str
+) -> None:
+    state = _walk(repo, tmp_path, [*ROADS["gate-approved"], (first, AGENT), ("approved", ALICE)])
+    _acted_on(state)
+    assert state.status == "aborted" and state.abort_requested and state.request is None

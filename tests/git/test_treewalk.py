@@ -1,0 +1,185 @@
+"""A cold scan reads history from the plans folder's raw trees (controller.git.treediff): it must
+find exactly the commits and changes ``git log --raw -- plans/`` finds, and build exactly the
+index that reading builds, on histories with merges, deletions, re-adds, links, submodules,
+hostile names and a folder big enough for the prefix and suffix search."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.git import treediff
+from controller.git.commits import Commits
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
+from controller.git.objects import serialize_tree
+from tests.support.gitenv import BOT, MALLORY, identity
+from tests.support.gitkit import AGENT, ALICE, BOB, commit_all, edit_status, git, write_plan
+
+
+def _busy_history(repo: Path) -> str:
+    """A history with most things a plans folder lives through; returns the head."""
+    write_plan(repo, "p000")
+    commit_all(repo, "first plan", AGENT)
+    for start in range(0, 240, 60):  # a folder of 240 plans: a tree of ~8 KB
+        for i in range(start, start + 60):
+            (repo / f"plans/q{i:03d}").mkdir(parents=True)
+            (repo / f"plans/q{i:03d}/PLAN.yml").write_text(f"plan: {{name: q{i}}}\n")
+        commit_all(repo, f"plans from {start}", AGENT)
+    for name in ("q000", "q119", "q239", "q120"):  # first, middle, last entries of the folder
+        edit_status(repo, "p000", "draft")
+        (repo / f"plans/{name}/PLAN.yml").write_text(f"plan: {{name: {name}, v: 2}}\n")
+        commit_all(repo, f"edit {name}", BOB)
+        edit_status(repo, "p000", "pending_approval")
+        commit_all(repo, "back", BOT)
+    for name in ("q010", "q200"):  # two changes far apart in one commit
+        (repo / f"plans/{name}/EXECUTION_LOG.md").write_text("# log\n")
+    commit_all(repo, "logs", BOT)
+    git(repo, "rm", "-rq", "plans/q050")
+    commit_all(repo, "delete q050", AGENT)
+    (repo / "plans/q050").mkdir()
+    (repo / "plans/q050/PLAN.yml").write_text("plan: {name: q50}\n")
+    commit_all(repo, "re-add q050", AGENT)
+    os.chmod(repo / "plans/q051/PLAN.yml", 0o755)
+    commit_all(repo, "mode only", AGENT)
+    (repo / "plans/q052/PLAN.yml").unlink()
+    os.symlink("../q053/PLAN.yml", repo / "plans/q052/PLAN.yml")
+    commit_all(repo, "a link", AGENT)
+    git(repo, "rm", "-rq", "plans/q054")
+    (repo / "plans/q054").write_text("a file where a folder was\n")
+    commit_all(repo, "folder to file", AGENT)
+    (repo / "plans/q054").unlink()
+    (repo / "plans/q054/deep/er").mkdir(parents=True)
+    (repo / "plans/q054/deep/er/PLAN.yml").write_text("plan: {name: deep}\n")
+    commit_all(repo, "file to deep folder", AGENT)
+    (repo / "plans/q055/a\x01b").mkdir(parents=True)
+    (repo / "plans/q055/a\x01b/PLAN.yml").write_text("plan: {name: hostile}\n")
+    os.makedirs(repo.joinpath("plans").as_posix().encode() + b"/\xff\xfe", exist_ok=True)
+    Path(
+        os.fsdecode(repo.joinpath("plans").as_posix().encode() + b"/\xff\xfe/PLAN.yml")
+    ).write_text("plan: {name: bytes}\n")
+    commit_all(repo, "hostile names", MALLORY)
+    sub = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sub},plans/q056/PLAN.yml")
+    git(repo, "commit", "-qm", "a gitlink", env=identity(*AGENT))
+    git(repo, "switch", "-q", "-c", "side")
+    write_plan(repo, "merged")
+    (repo / "plans/q100/PLAN.yml").write_text("plan: {name: q100, side: yes}\n")
+    commit_all(repo, "on a branch", BOB)
+    git(repo, "switch", "-q", "main")
+    (repo / "notes.txt").write_text("main moved\n")
+    commit_all(repo, "not a plan", ALICE)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", env=identity(*ALICE))
+    git(repo, "switch", "-q", "-c", "ours")
+    edit_status(repo, "merged", "approved")
+    commit_all(repo, "approve on a branch", ALICE)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "-s", "ours", "-m", "keep ours", "ours", env=identity(*ALICE))
+    git(repo, "rm", "-rq", "plans/merged")
+    commit_all(repo, "delete merged", AGENT)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge back", "ours", env=identity(*ALICE))
+    git(repo, "rm", "-rq", "plans")
+    (repo / "plans").write_text("the folder is a file now\n")
+    commit_all(repo, "plans is a file", AGENT)
+    (repo / "plans").unlink()
+    write_plan(repo, "reborn")
+    commit_all(repo, "plans is a folder again", AGENT)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_the_tree_walk_finds_what_git_log_finds(repo: Path) -> None:
+    head = _busy_history(repo)
+    gitrepo = GitRepo(repo)
+    logged = [asdict(r) for r in gitrepo.first_parent_log(None, head, ["plans"])]
+    walked = gitrepo.first_parent_changes(None, head, "plans")
+    assert walked is not None
+    assert [asdict(r) for r in walked] == logged
+    paths = {c["path"] for r in logged for c in r["changes"]}
+    assert "plans" in paths and "plans/q054/deep/er/PLAN.yml" in paths  # the walk went there
+    middle = git(repo, "rev-list", "--first-parent", "--skip=12", "-1", head).strip()
+    since = gitrepo.first_parent_changes(middle, head, "plans")
+    assert since is not None
+    assert [asdict(r) for r in since] == [
+        asdict(r) for r in gitrepo.first_parent_log(middle, head, ["plans"])
+    ]
+
+
+def test_a_cold_scan_from_trees_builds_the_index_git_log_builds(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = _busy_history(repo)
+    gitrepo = GitRepo(repo)
+
+    def cold(name: str) -> list[object]:
+        index = HistoryIndex(
+            tmp_path / name, plans_dir="plans", controller_email="plangate@localhost"
+        )
+        count = index.scan(gitrepo, head)
+        index.close()
+        db = sqlite3.connect(tmp_path / name)
+        tables = [list(db.execute(f"SELECT * FROM {t} ORDER BY 1")) for t in ("plans", "authors")]
+        return [count, *tables, list(db.execute("SELECT * FROM meta ORDER BY 1"))]
+
+    from_trees = cold("trees.sqlite")
+    monkeypatch.setattr(Commits, "first_parent_changes", lambda *a, **k: None)  # git log
+    assert cold("log.sqlite") == from_trees
+    assert from_trees[0] > 20 and "plans/reborn" in str(from_trees[1]) and from_trees[2]
+
+
+def test_a_folder_not_plainly_named_is_left_to_git(repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert GitRepo(repo).first_parent_changes(None, head, "pla*s") is None
+
+
+def test_a_tree_name_holding_a_slash_is_left_to_git() -> None:
+    raw = b"100644 a/b\0" + bytes(20)
+    with pytest.raises(treediff.TreeError):
+        treediff.diff_level(b"", raw)
+
+
+_names = st.lists(st.sampled_from([f"n{i:03d}" for i in range(400)]), unique=True, max_size=300)
+_kinds = st.sampled_from([0o100644, 0o100755, 0o40000, 0o120000])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from([f"n{i:03d}" for i in range(400)]), _kinds, max_size=300),
+    st.lists(st.tuples(st.sampled_from([f"n{i:03d}" for i in range(400)]), _kinds), max_size=12),
+    st.integers(0, 3),
+)
+def test_diff_level_matches_a_full_merge_of_both_trees(
+    base: dict[str, int], edits: list[tuple[str, int]], salt: int
+) -> None:
+    """Against a naive diff of the whole trees, through a chain of versions (marks kept)."""
+    old = {n: (f"{hash((n, salt)) & 0xFFFF:040x}", m) for n, m in base.items()}
+    marks = treediff.diff_level(b"", serialize_tree(old))[1]
+    for step, (name, mode) in enumerate(edits):
+        new = dict(old)
+        if name in new and step % 3 == 0:
+            del new[name]
+        else:
+            new[name] = (f"{step + 1:040x}", mode)
+        ops, marks = treediff.diff_level(serialize_tree(old), serialize_tree(new), marks)
+        assert ops == _naive(old, new)
+        old = new
+
+
+def _naive(old: dict[str, tuple[str, int]], new: dict[str, tuple[str, int]]) -> list[object]:
+    def key(name: str, mode: int) -> bytes:
+        return name.encode() + (b"/" if mode == 0o40000 else b"")
+
+    def entry(sha: str, mode: int) -> treediff.Entry:
+        return treediff.Entry(treediff.canon_mode(mode), bytes.fromhex(sha))
+
+    sides = {}
+    for n, (sha, mode) in old.items():
+        sides.setdefault(key(n, mode), [n, None, None])[1] = entry(sha, mode)
+    for n, (sha, mode) in new.items():
+        sides.setdefault(key(n, mode), [n, None, None])[2] = entry(sha, mode)
+    return [(n.encode(), o, w) for _, (n, o, w) in sorted(sides.items()) if o != w]

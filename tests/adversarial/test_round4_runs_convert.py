@@ -222,3 +222,22 @@ def test_a_hostile_source_costs_only_its_plan(tmp_path: Path, name: str) -> None
     assert result.returncode == 0, result.stderr[-400:]
     assert len(lab.calls("zz-bystander")) == 1
     assert not lab.calls("hostile")
+
+
+# -- `plangate convert -o DIR` where the agent left a symlink in DIR ------------------------
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 4: convert -o writes <slug>/PLAN.yml through a symlink the agent left in the output folder (outside it)")
+def test_convert_out_never_writes_through_a_symlink(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "plans" / "x")
+    (tmp_path / "src" / "x.json").write_text(json.dumps(_ap("x")))
+    subprocess.run(
+        [sys.executable, "-m", "controller", "convert", "-o", str(tmp_path / "plans"), str(tmp_path / "src" / "x.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert list((tmp_path / "elsewhere").iterdir()) == []

@@ -41,19 +41,43 @@ def _ap(tag: str, steps: list[dict[str, Any]] | None = None, **extra: Any) -> di
         "title": tag,
         "workspace_id": "/w",
         "steps": steps
-        or [{"step_number": 1, "action": {"type": "store_data", "key": tag, "value": 1}, "description": "d", "idempotent": False}],
+        or [
+            {
+                "step_number": 1,
+                "action": {"type": "store_data", "key": tag, "value": 1},
+                "description": "d",
+                "idempotent": False,
+            }
+        ],
     }
     doc.update(extra)
     return doc
 
 
 def _nested(tag: str) -> dict[str, Any]:
-    inner = _ap(f"{tag}-inner", steps=[{"step_number": 1, "action": {"type": "store_data", "key": f"{tag}-inner", "value": 1}, "description": "inner"}])
+    inner = _ap(
+        f"{tag}-inner",
+        steps=[
+            {
+                "step_number": 1,
+                "action": {"type": "store_data", "key": f"{tag}-inner", "value": 1},
+                "description": "inner",
+            }
+        ],
+    )
     return _ap(
         tag,
         steps=[
-            {"step_number": 1, "action": {"type": "store_data", "key": f"{tag}-1", "value": 1}, "description": "first"},
-            {"step_number": 2, "action": {"type": "nested_plan", "plan": inner}, "description": "nest"},
+            {
+                "step_number": 1,
+                "action": {"type": "store_data", "key": f"{tag}-1", "value": 1},
+                "description": "first",
+            },
+            {
+                "step_number": 2,
+                "action": {"type": "nested_plan", "plan": inner},
+                "description": "nest",
+            },
         ],
     )
 
@@ -78,7 +102,9 @@ def _approve_in_index(lab: Lab, *slugs: str) -> None:
     shared working tree holds there now."""
     for slug in slugs:
         text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
-        text = text.replace('status: "pending_approval"', "status: approved", 1).replace("status: pending_approval", "status: approved", 1)
+        text = text.replace('status: "pending_approval"', "status: approved", 1).replace(
+            "status: pending_approval", "status: approved", 1
+        )
         _put(lab, f"plans/{slug}/PLAN.yml", text)
         lab.git("add", f"plans/{slug}/PLAN.yml")
     lab.git("commit", "-q", "-m", "approve " + " ".join(slugs), who=ALICE)
@@ -87,7 +113,9 @@ def _approve_in_index(lab: Lab, *slugs: str) -> None:
 # -- one shared repo: the variants that leave the pass alive ------------------------------
 
 UNCONVERTIBLE = {
-    "bad-nan": json.dumps(_ap("bad-nan")).replace('"idempotent": false', '"idempotent": false, "timeout_ms": NaN'),
+    "bad-nan": json.dumps(_ap("bad-nan")).replace(
+        '"idempotent": false', '"idempotent": false, "timeout_ms": NaN'
+    ),
     "bad-utf16": json.dumps(_ap("bad-utf16")).encode("utf-16"),
     "bad-nul": b'{"plan_version": 1,\x00}',
 }
@@ -141,7 +169,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r4-convert", _build)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 4: the nested plan is written through the agent's committed step-2 symlink into another plan's file (plans/victim/PLAN.yml in the working tree)")
 def test_a_symlinked_step_folder_never_redirects_the_nested_plan(lab: Lab) -> None:
     assert lab.victim_tree == lab.victim_head
     assert "hop-inner" not in lab.victim_tree
@@ -151,12 +178,10 @@ def test_the_victim_runs_once_when_approved(lab: Lab) -> None:
     assert len(lab.calls("victim")) == 1
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 4: the nested plan is written through an uncommitted step-2 symlink to a folder outside the repo")
 def test_nothing_is_written_outside_the_repo(lab: Lab) -> None:
     assert list((lab.root / "outside").iterdir()) == []
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 4: audit calls the controller's own convert commit of a nested plan controller-unexplained")
 def test_audit_explains_the_controllers_own_nested_convert(lab: Lab) -> None:
     assert lab.started("zz-bystander")
     _, report = lab.audit("--config", str(lab.config))
@@ -164,7 +189,6 @@ def test_audit_explains_the_controllers_own_nested_convert(lab: Lab) -> None:
     assert mine == [], mine
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 4: a source that does not convert gets no row in plangate status (the docs promise 'cannot convert ...: E_...')")
 @pytest.mark.parametrize("slug", list(UNCONVERTIBLE))
 def test_status_names_why_a_source_does_not_convert(lab: Lab, slug: str) -> None:
     assert not lab.calls(slug)
@@ -190,8 +214,17 @@ def test_the_bystander_ran_once(lab: Lab) -> None:
 
 BASE = json.dumps(_ap("hostile"))
 CRASHERS = {
-    "json-deep-object": ("PLAN.json", BASE[:-1] + ', "metadata": ' + '{"a":' * 50000 + "1" + "}" * 50000 + "}"),
-    "md-deep-parameters": ("PLAN.md", "# T\n## Steps\n### Step 1: x\n- **Action**: store_data\n- **Parameters**: " + "[" * 50000 + "]" * 50000 + "\n"),
+    "json-deep-object": (
+        "PLAN.json",
+        BASE[:-1] + ', "metadata": ' + '{"a":' * 50000 + "1" + "}" * 50000 + "}",
+    ),
+    "md-deep-parameters": (
+        "PLAN.md",
+        "# T\n## Steps\n### Step 1: x\n- **Action**: store_data\n- **Parameters**: "
+        + "[" * 50000
+        + "]" * 50000
+        + "\n",
+    ),
     "json-5000-digit-value": ("PLAN.json", BASE.replace('"value": 1', '"value": ' + "9" * 5000)),
     "json-5000-digit-created": ("PLAN.json", BASE[:-1] + ', "created_at": ' + "9" * 5000 + "}"),
 }
@@ -199,12 +232,11 @@ HELD = {
     "json-deep-array": ("PLAN.json", "[" * 100000 + "]" * 100000),
     "toon-deep": ("PLAN.toon", "a:\n" + "".join("  " * i + "b:\n" for i in range(1, 3000))),
 }
-BROKE = pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 4: a hostile plan-folder source kills every pass (internal error), the approved bystander never runs")
 
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=[BROKE]) for n in CRASHERS] + list(HELD),
+    list(CRASHERS) + list(HELD),
 )
 def test_a_hostile_source_costs_only_its_plan(tmp_path: Path, name: str) -> None:
     filename, data = {**CRASHERS, **HELD}[name]
@@ -227,7 +259,6 @@ def test_a_hostile_source_costs_only_its_plan(tmp_path: Path, name: str) -> None
 # -- `plangate convert -o DIR` where the agent left a symlink in DIR ------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 4: convert -o writes <slug>/PLAN.yml through a symlink the agent left in the output folder (outside it)")
 def test_convert_out_never_writes_through_a_symlink(tmp_path: Path) -> None:
     import subprocess
 
@@ -237,7 +268,19 @@ def test_convert_out_never_writes_through_a_symlink(tmp_path: Path) -> None:
     os.symlink(tmp_path / "elsewhere", tmp_path / "plans" / "x")
     (tmp_path / "src" / "x.json").write_text(json.dumps(_ap("x")))
     subprocess.run(
-        [sys.executable, "-m", "controller", "convert", "-o", str(tmp_path / "plans"), str(tmp_path / "src" / "x.json")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "convert",
+            "-o",
+            str(tmp_path / "plans"),
+            str(tmp_path / "src" / "x.json"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert list((tmp_path / "elsewhere").iterdir()) == []

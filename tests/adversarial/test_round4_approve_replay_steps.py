@@ -1,0 +1,119 @@
+# ruff: noqa: E501  (attack steps read best on one line)
+"""Round 4, approval side: an approval answers ONE question. A gate approval approves one
+gate, a resume one retry, an answer to ``on_failure: ask`` one more try (docs/plan-format.md:
+"Each approval answers one ask"). Round 1 showed a first approval brought back by git for
+another *version* is E_APPROVAL_REPLAYED; here the version stays the same and the replayed
+approval is brought back for the *next* pause of the same run.
+
+Attacks (Alice is an approver; the agent is not and only runs ``git cherry-pick``):
+
+- ``gates``: actions 2 and 3 are gated. Alice approves the plan and gate 2; the controller
+  pauses at gate 3 (its ``await-approval`` commit is a second after Alice's); the agent
+  cherry-picks Alice's gate-2 approval commit (author, author date and diff
+  ``awaiting_approval -> approved`` apply unchanged).
+- ``resume``: action 1 fails; Alice resumes (``failed -> approved``), it fails again; the
+  agent cherry-picks her resume.
+- ``ask``: action 1 has ``on_failure: ask``; Alice answers the first ask, it fails again and
+  asks again; the agent cherry-picks her answer.
+
+Defence: the replayed approval is refused (E_APPROVAL_REPLAYED: dated before the pause it
+would answer), gate 3 never runs, the failing action runs exactly twice. Control: the plan
+approvals Alice really made run what they approve (gate 2 ran once, each retry once).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, RECORDER, Lab, plan_text
+from test_round2_approval_authors import shared_lab
+
+R4 = "round 4: "
+VIDS = ["gates", "resume", "ask"]
+
+
+def _broke(why: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=R4 + why)
+
+
+GATES = plan_text(
+    "gates",
+    extra_actions="""\
+  - id: 2
+    tool: rec
+    why: "gate two"
+    requires_approval: true
+    params: {tag: "gates-2"}
+  - id: 3
+    tool: rec
+    why: "gate three"
+    requires_approval: true
+    params: {tag: "gates-3"}
+""",
+)
+RESUME = plan_text("resume").replace("tool: rec", "tool: flop").replace("- name: rec", "- name: flop")
+ASK = plan_text("ask").replace("tool: rec", "tool: flop").replace("- name: rec", "- name: flop")
+ASK = ASK.replace("    why:", "    on_failure: ask\n    why:", 1)
+
+
+def _build(root: Path) -> Lab:
+    root.mkdir(parents=True, exist_ok=True)
+    failing = root / "fail.py"  # records the call, then fails
+    failing.write_text(RECORDER.replace("print(json.dumps", "sys.exit(1)\nprint(json.dumps"))
+    argv = json.dumps([sys.executable, str(failing), "{tag}"])
+    log = json.dumps(str(root / "ran.log"))
+    lab = Lab(root, tools=f"flop: {{kind: exec, argv: {argv}, env: {{REC_LOG: {log}}}}}\n")
+    lab.write("gates", GATES)
+    lab.write("resume", RESUME)
+    lab.write("ask", ASK)
+    lab.commit("agent adds gates, resume, ask", AGENT)
+    lab.run()  # freeze
+    for vid in VIDS:
+        lab.approve(vid, ALICE)
+    lab.run()  # gates: action 1, paused at gate 2; resume: failed; ask: asks
+    answers = {vid: lab.approve(vid, ALICE) for vid in VIDS}
+    time.sleep(1.1)  # the next pause is dated after Alice's answers
+    lab.run()  # gates: action 2, paused at gate 3; resume/ask: failed/asking again
+    for vid in VIDS:
+        lab.git("cherry-pick", answers[vid], who=AGENT)
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared_lab(tmp_path_factory, "r4-replay-steps", _build)
+
+
+def test_the_approvals_alice_made_ran_what_they_approve(lab: Lab) -> None:
+    assert len(lab.calls("gates")) == 1 and len(lab.calls("gates-2")) == 1, lab.codes("gates")
+    assert len(lab.calls("resume")) >= 2 and len(lab.calls("ask")) >= 2
+
+
+@_broke(
+    "Alice's gate-2 approval, cherry-picked by the agent after the pause at gate 3, approves "
+    "gate 3: the gated action runs"
+)
+def test_a_gate_approval_approves_one_gate(lab: Lab) -> None:
+    assert lab.calls("gates-3") == [], f"gate 3 ran: {lab.codes('gates')}"
+    assert lab.plan("gates")["plan"]["status"] == "awaiting_approval", lab.codes("gates")
+
+
+@_broke(
+    "Alice's resume of a failed plan, cherry-picked by the agent after it failed again, "
+    "resumes it again: the failed action runs a third time"
+)
+def test_a_resume_resumes_once(lab: Lab) -> None:
+    assert len(lab.calls("resume")) == 2, f"ran {len(lab.calls('resume'))} times: {lab.codes('resume')}"
+
+
+@_broke(
+    "Alice's answer to an on_failure ask, cherry-picked by the agent after the next ask, "
+    "answers it too: the action runs a third time"
+)
+def test_an_answer_answers_one_ask(lab: Lab) -> None:
+    assert len(lab.calls("ask")) == 2, f"ran {len(lab.calls('ask'))} times: {lab.codes('ask')}"

@@ -117,3 +117,22 @@ def test_a_resume_resumes_once(lab: Lab) -> None:
 )
 def test_an_answer_answers_one_ask(lab: Lab) -> None:
     assert len(lab.calls("ask")) == 2, f"ran {len(lab.calls('ask'))} times: {lab.codes('ask')}"
+
+
+@_broke(
+    "plangate audit (no config, the recorded policy) judges the replayed gate, resume and "
+    "ask approvals valid and exits 0"
+)
+def test_the_audit_does_not_call_a_replayed_answer_valid(lab: Lab) -> None:
+    replayed = {
+        row[0]
+        for row in lab.log_rows("%H%x00%ae%x00%ce%x01")
+        if row[1] == ALICE[1] and row[2] == AGENT[1]  # Alice's commit, put back by the agent
+    }
+    assert len(replayed) == 3
+    code, report = lab.audit()
+    valid = [
+        e for e in report.get("executions") or []
+        if e.get("approval_commit") in replayed and e.get("approval_valid")
+    ]
+    assert valid == [] and code == 1, valid

@@ -15,6 +15,9 @@ Attacks (Alice is an approver; the agent is not and only runs ``git cherry-pick`
   agent cherry-picks her resume.
 - ``ask``: action 1 has ``on_failure: ask``; Alice answers the first ask, it fails again and
   asks again; the agent cherry-picks her answer.
+- ``gate-first`` / ``resume-first``: nobody ever approves the gate (or the resume): the agent
+  cherry-picks Alice's *first* approval of the plan with ``-X theirs`` (the status line then
+  reads ``approved`` again) once the run paused at its only gate (or failed).
 
 Defence: the replayed approval is refused (E_APPROVAL_REPLAYED: dated before the pause it
 would answer), gate 3 never runs, the failing action runs exactly twice. Control: the plan
@@ -34,6 +37,7 @@ from test_round2_approval_authors import shared_lab
 
 R4 = "round 4: "
 VIDS = ["gates", "resume", "ask"]
+FIRST = ["gate-first", "resume-first"]
 
 
 def _broke(why: str) -> pytest.MarkDecorator:
@@ -55,6 +59,16 @@ GATES = plan_text(
     params: {tag: "gates-3"}
 """,
 )
+GATE_FIRST = plan_text(
+    "gate-first",
+    extra_actions="""\
+  - id: 2
+    tool: rec
+    why: "the only gate"
+    requires_approval: true
+    params: {tag: "gate-first-2"}
+""",
+)
 RESUME = plan_text("resume").replace("tool: rec", "tool: flop").replace("- name: rec", "- name: flop")
 ASK = plan_text("ask").replace("tool: rec", "tool: flop").replace("- name: rec", "- name: flop")
 ASK = ASK.replace("    why:", "    on_failure: ask\n    why:", 1)
@@ -70,16 +84,20 @@ def _build(root: Path) -> Lab:
     lab.write("gates", GATES)
     lab.write("resume", RESUME)
     lab.write("ask", ASK)
-    lab.commit("agent adds gates, resume, ask", AGENT)
+    lab.write("gate-first", GATE_FIRST)
+    lab.write("resume-first", RESUME.replace('"resume', '"resume-first'))
+    lab.commit("agent adds gates, resume, ask, gate-first, resume-first", AGENT)
     lab.run()  # freeze
-    for vid in VIDS:
-        lab.approve(vid, ALICE)
+    firsts = {vid: lab.approve(vid, ALICE) for vid in VIDS + FIRST}
+    time.sleep(1.1)  # the start and the pause are dated after Alice's approvals
     lab.run()  # gates: action 1, paused at gate 2; resume: failed; ask: asks
     answers = {vid: lab.approve(vid, ALICE) for vid in VIDS}
     time.sleep(1.1)  # the next pause is dated after Alice's answers
     lab.run()  # gates: action 2, paused at gate 3; resume/ask: failed/asking again
     for vid in VIDS:
         lab.git("cherry-pick", answers[vid], who=AGENT)
+    for vid in FIRST:
+        lab.git("cherry-pick", "-X", "theirs", firsts[vid], who=AGENT)
     lab.run()
     return lab
 
@@ -120,8 +138,8 @@ def test_an_answer_answers_one_ask(lab: Lab) -> None:
 
 
 @_broke(
-    "plangate audit (no config, the recorded policy) judges the replayed gate, resume and "
-    "ask approvals valid and exits 0"
+    "plangate audit (no config, the recorded policy) judges the replayed gate, resume, "
+    "ask and first approvals valid and exits 0"
 )
 def test_the_audit_does_not_call_a_replayed_answer_valid(lab: Lab) -> None:
     replayed = {
@@ -129,10 +147,28 @@ def test_the_audit_does_not_call_a_replayed_answer_valid(lab: Lab) -> None:
         for row in lab.log_rows("%H%x00%ae%x00%ce%x01")
         if row[1] == ALICE[1] and row[2] == AGENT[1]  # Alice's commit, put back by the agent
     }
-    assert len(replayed) == 3
+    assert len(replayed) == 5
     code, report = lab.audit()
     valid = [
         e for e in report.get("executions") or []
         if e.get("approval_commit") in replayed and e.get("approval_valid")
     ]
     assert valid == [] and code == 1, valid
+
+
+@_broke(
+    "Alice's first approval of the plan, cherry-picked with -X theirs once the run paused at "
+    "its gate, approves the gate: the gated action runs though nobody approved it"
+)
+def test_a_first_approval_is_not_a_gate_approval(lab: Lab) -> None:
+    assert len(lab.calls("gate-first")) == 1, lab.codes("gate-first")
+    assert lab.calls("gate-first-2") == [], f"the gate ran: {lab.codes('gate-first')}"
+
+
+@_broke(
+    "Alice's first approval, cherry-picked with -X theirs after the run failed, resumes it: "
+    "the failed action runs again though nobody resumed it"
+)
+def test_a_first_approval_is_not_a_resume(lab: Lab) -> None:
+    runs = lab.calls("resume-first")
+    assert len(runs) == 1, f"ran {len(runs)} times: {lab.codes('resume-first')}"

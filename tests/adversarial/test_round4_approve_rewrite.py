@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 R4 = "round 4: "
@@ -131,3 +131,66 @@ def test_history_cut_in_git_dir_does_not_hide_the_writer(tmp_path: Path, how: st
     else:  # a shallow repository is refused as a whole (E_GIT)
         result = lab.run(check=False)
         assert result.returncode == 2 and "E_GIT" in result.stderr and "shallow" in result.stderr
+
+
+# -- a run rewound to an approval it already acted on -----------------------------------------
+
+GATED = plan_text(
+    "{tag}",
+    extra_actions="""\
+  - id: 2
+    tool: rec
+    why: "gate two"
+    requires_approval: true
+    params: {tag: "{tag}-2"}
+  - id: 3
+    tool: rec
+    why: "gate three"
+    requires_approval: true
+    params: {tag: "{tag}-3"}
+""",
+)
+
+
+def _build_rewind(root: Path) -> Lab:
+    """``rewind``: Alice approves the plan and gate 2; action 2 runs and the run pauses at
+    gate 3. The agent resets the branch to Alice's gate-2 approval commit (the controller's
+    start-of-step and await commits are gone). ``aborted``: Alice aborts the paused plan; the
+    agent resets to before her abort, and Bob approves the gate."""
+    lab = Lab(root)
+    lab.write("rewind", GATED.replace("{tag}", "rewind"))
+    lab.write("aborted", GATED.replace("{tag}", "aborted"))
+    lab.commit("agent adds rewind, aborted", AGENT)
+    lab.run()
+    lab.approve("rewind", ALICE)
+    lab.approve("aborted", ALICE)
+    lab.run()  # both: action 1, paused at gate 2
+    gate2 = lab.approve("rewind", ALICE)
+    lab.run()  # rewind: action 2, paused at gate 3
+    lab.set_status("aborted", "aborted")
+    lab.commit("alice aborts", ALICE)
+    lab.run()  # the controller commits aborted
+    lab.git("reset", "-q", "--hard", gate2)  # also drops Alice's abort and the controller's
+    lab.run()
+    lab.approve("aborted", BOB)
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def rewind(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared_lab(tmp_path_factory, "r4-rewind", _build_rewind)
+
+
+@_broke(
+    "a branch reset to Alice's gate-2 approval (after action 2 ran and the run paused at gate "
+    "3) makes the controller take it again and run gate 3, which nobody approved"
+)
+def test_a_rewound_gate_approval_does_not_pass_the_next_gate(rewind: Lab) -> None:
+    assert len(rewind.calls("rewind-2")) == 1, rewind.codes("rewind")
+    assert rewind.calls("rewind-3") == [], f"gate 3 ran: {rewind.codes('rewind')}"
+
+
+def test_an_abort_erased_by_a_rewrite_still_holds(rewind: Lab) -> None:
+    assert len(rewind.calls("aborted")) == 1, rewind.codes("aborted")
+    assert rewind.calls("aborted-2") == [], f"the aborted plan went on: {rewind.codes('aborted')}"

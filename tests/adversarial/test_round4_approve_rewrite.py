@@ -15,10 +15,14 @@ Attacks (Alice is an approver, the agent is not):
   frozen block, and cherry-picks Alice's approval of version 1.
 - ``grafts``: ``.git/info/grafts`` cuts history just after Alice's content commit (git log
   shows the agent's commit as the root); Alice approves.
+- ``rewind``: a run paused at gate 3 after Alice approved gate 2; the agent resets the branch
+  to her gate-2 approval commit. ``aborted``: Alice aborts a run paused at its gate; the agent
+  resets to before her abort; Bob, then Carol approve the gate.
 - ``shallow``: ``.git/shallow`` written by the agent does the same (own repo: the controller
   refuses the whole repository).
 
-Defence: E_SELF_APPROVAL / E_APPROVAL_REPLAYED, nothing runs. Control: an honest plan the
+Defence: E_SELF_APPROVAL / E_APPROVAL_REPLAYED, nothing runs; no gate passes without its own
+approval; an aborted run stays aborted. Control: an honest plan the
 agent writes after the rewrite runs on Alice's approval.
 """
 
@@ -28,7 +32,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 R4 = "round 4: "
@@ -156,7 +160,8 @@ def _build_rewind(root: Path) -> Lab:
     """``rewind``: Alice approves the plan and gate 2; action 2 runs and the run pauses at
     gate 3. The agent resets the branch to Alice's gate-2 approval commit (the controller's
     start-of-step and await commits are gone). ``aborted``: Alice aborts the paused plan; the
-    agent resets to before her abort, and Bob approves the gate."""
+    agent resets to before her abort; Bob approves the gate (the controller commits a start and
+    pauses at gate 2 again), then Carol approves it."""
     lab = Lab(root)
     lab.write("rewind", GATED.replace("{tag}", "rewind"))
     lab.write("aborted", GATED.replace("{tag}", "aborted"))
@@ -173,6 +178,8 @@ def _build_rewind(root: Path) -> Lab:
     lab.git("reset", "-q", "--hard", gate2)  # also drops Alice's abort and the controller's
     lab.run()
     lab.approve("aborted", BOB)
+    lab.run()  # the controller starts it and pauses at gate 2 again
+    lab.approve("aborted", CAROL)
     lab.run()
     return lab
 
@@ -191,6 +198,10 @@ def test_a_rewound_gate_approval_does_not_pass_the_next_gate(rewind: Lab) -> Non
     assert rewind.calls("rewind-3") == [], f"gate 3 ran: {rewind.codes('rewind')}"
 
 
+@_broke(
+    "a branch reset that erases Alice's abort (and the controller's abort commit) lets a "
+    "later gate approval continue the aborted run: action 2 runs"
+)
 def test_an_abort_erased_by_a_rewrite_still_holds(rewind: Lab) -> None:
     assert len(rewind.calls("aborted")) == 1, rewind.codes("aborted")
     assert rewind.calls("aborted-2") == [], f"the aborted plan went on: {rewind.codes('aborted')}"

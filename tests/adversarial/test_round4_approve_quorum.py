@@ -16,8 +16,9 @@ Attacks:
 - ``coauthor``: Alice's approval commit carries ``Co-authored-by: Bob``: one approval;
 - ``mix``: Alice's content edit on a side branch is merged by the agent together with its own
   edit of another line (the result is produced by no single commit): Alice then approves;
-- tool names that are the high-risk tool only to a careless eye (upper case, a zero-width
-  space, a full-width letter, a Latin look-alike) to get a one-approval rule.
+- tool names that are the high-risk tool only to a careless eye (upper case, a full-width
+  letter; a zero-width space and a Latin look-alike were tried too: schema-invalid, dropped
+  for time) to get a one-approval rule.
 
 Defence: the plan waits (partial / refused / invalid), nothing of it runs.
 """
@@ -34,7 +35,7 @@ from test_round2_approval_authors import shared_lab
 
 LAPSES = ["lapse-self", "lapse-author", "lapse-draft"]
 INNER = ["inner", "inner-trailer", "coauthor"]
-TOOLS = {"upper": "DANGER", "zw": "danger\u200b", "full": "\uff44anger", "lookalike": "dan\u0261er"}
+TOOLS = {"upper": "DANGER", "full": "\uff44anger"}
 EXTRA = """\
   - id: 2
     tool: rec

@@ -74,9 +74,8 @@ def _build(root: Path) -> Lab:
     lab.run()  # freezes all: the other plans are born before Alice approves
     lab.approve("gate-across", ALICE)
     lab.approve("gate-across-evil", ALICE)
-    time.sleep(1.1)  # Alice's approvals below are dated after every freeze and pause
     lab.run()  # both gated plans: action 1, paused at the gate
-    time.sleep(1.1)
+    time.sleep(1.1)  # Alice's approvals below are dated after every freeze and pause
     for vid in VIDS:
         commit = lab.approve(vid, ALICE)
         _move(lab, commit, vid)

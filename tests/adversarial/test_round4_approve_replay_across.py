@@ -11,6 +11,8 @@ Attacks (Alice is an approver; the agent only runs git):
 - ``am-same-header``: the agent's plan ``<vid>-evil`` has the same ``plan.name``/``task`` lines
   as the plan Alice approves (its actions differ), so her hunk applies as is;
 - ``am-c0``: the headers differ; ``git am -C0`` applies her status hunk without context;
+- ``cli-approve``: as ``am-same-header``, but Alice approves with ``plangate approve`` (its
+  commit carries ``Plan: plans/cli-approve`` and ``Plan-Hash:`` trailers naming her plan);
 - ``gate-across``: two gated plans of the same header, both first-approved by Alice and paused
   at their gate; Alice approves the gate of the harmless one, the agent moves that commit
   onto the other one's gate.
@@ -23,6 +25,7 @@ Control: the plan Alice approved runs once.
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from advkit import AGENT, ALICE, BenchError, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 R4 = "round 4: "
-VIDS = ["am-same-header", "am-c0", "gate-across"]
+VIDS = ["am-same-header", "am-c0", "gate-across", "cli-approve"]
 GATE = """\
   - id: 2
     tool: rec
@@ -64,6 +67,16 @@ def _move(lab: Lab, commit: str, vid: str) -> None:
         raise BenchError(f"git am failed: {result.stderr}")
 
 
+def _cli_approve(lab: Lab, vid: str) -> str:
+    """``plangate approve`` run by Alice in her checkout."""
+    env = lab.env(ALICE)
+    args = [sys.executable, "-m", "controller", "approve", "--config", str(lab.config), f"plans/{vid}"]
+    result = subprocess.run(args, cwd=lab.repo, env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise BenchError(f"plangate approve failed: {result.stderr}")
+    return lab.head()
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     for vid in VIDS:
@@ -77,7 +90,7 @@ def _build(root: Path) -> Lab:
     lab.run()  # both gated plans: action 1, paused at the gate
     time.sleep(1.1)  # Alice's approvals below are dated after every freeze and pause
     for vid in VIDS:
-        commit = lab.approve(vid, ALICE)
+        commit = _cli_approve(lab, vid) if vid == "cli-approve" else lab.approve(vid, ALICE)
         _move(lab, commit, vid)
     lab.run()
     return lab
@@ -97,6 +110,7 @@ def test_the_plans_alice_approved_ran_once(lab: Lab) -> None:
 BROKEN = {
     "am-same-header": _broke("Alice's approval of one plan, moved by `git am --directory` onto another plan frozen before it, approves that plan: it runs"),
     "am-c0": _broke("the same with `git am -C0` onto a plan whose header differs: it runs"),
+    "cli-approve": _broke("the same for a `plangate approve` commit whose Plan:/Plan-Hash: trailers name Alice's plan: the other plan runs"),
     "gate-across": _broke("Alice's gate approval of one plan, moved by `git am --directory` onto another plan paused at its gate, passes that gate: the gated action runs"),
 }
 

@@ -10,7 +10,8 @@ Attacks (Alice is an approver; the agent is not and only runs ``git cherry-pick`
 - ``gates``: actions 2 and 3 are gated. Alice approves the plan and gate 2; the controller
   pauses at gate 3 (its ``await-approval`` commit is a second after Alice's); the agent
   cherry-picks Alice's gate-2 approval commit (author, author date and diff
-  ``awaiting_approval -> approved`` apply unchanged).
+  ``awaiting_approval -> approved`` apply unchanged). ``cli-gates``: the same with the gate-2
+  approval made by ``plangate approve`` (its ``Plan-Hash:`` trailer names the same hash).
 - ``resume``: action 1 fails; Alice resumes (``failed -> approved``), it fails again; the
   agent cherry-picks her resume.
 - ``ask``: action 1 has ``on_failure: ask``; Alice answers the first ask, it fails again and
@@ -27,16 +28,17 @@ approvals Alice really made run what they approve (gate 2 ran once, each retry o
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, RECORDER, Lab, plan_text
+from advkit import AGENT, ALICE, RECORDER, BenchError, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 R4 = "round 4: "
-VIDS = ["gates", "resume", "ask"]
+VIDS = ["gates", "resume", "ask", "cli-gates"]
 FIRST = ["gate-first", "resume-first"]
 
 
@@ -74,6 +76,15 @@ ASK = plan_text("ask").replace("tool: rec", "tool: flop").replace("- name: rec",
 ASK = ASK.replace("    why:", "    on_failure: ask\n    why:", 1)
 
 
+def _cli_approve(lab: Lab, vid: str) -> str:
+    """``plangate approve`` run by Alice in her checkout (Plan:/Plan-Hash: trailers)."""
+    args = [sys.executable, "-m", "controller", "approve", "--config", str(lab.config), f"plans/{vid}"]
+    result = subprocess.run(args, cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise BenchError(f"plangate approve failed: {result.stderr}")
+    return lab.head()
+
+
 def _build(root: Path) -> Lab:
     root.mkdir(parents=True, exist_ok=True)
     failing = root / "fail.py"  # records the call, then fails
@@ -84,6 +95,7 @@ def _build(root: Path) -> Lab:
     lab.write("gates", GATES)
     lab.write("resume", RESUME)
     lab.write("ask", ASK)
+    lab.write("cli-gates", GATES.replace('"gates', '"cli-gates'))
     lab.write("gate-first", GATE_FIRST)
     lab.write("resume-first", RESUME.replace('"resume', '"resume-first'))
     lab.commit("agent adds gates, resume, ask, gate-first, resume-first", AGENT)
@@ -91,7 +103,7 @@ def _build(root: Path) -> Lab:
     firsts = {vid: lab.approve(vid, ALICE) for vid in VIDS + FIRST}
     time.sleep(1.1)  # the start and the pause are dated after Alice's approvals
     lab.run()  # gates: action 1, paused at gate 2; resume: failed; ask: asks
-    answers = {vid: lab.approve(vid, ALICE) for vid in VIDS}
+    answers = {vid: _cli_approve(lab, vid) if vid == "cli-gates" else lab.approve(vid, ALICE) for vid in VIDS}
     time.sleep(1.1)  # the next pause is dated after Alice's answers
     lab.run()  # gates: action 2, paused at gate 3; resume/ask: failed/asking again
     for vid in VIDS:
@@ -116,9 +128,11 @@ def test_the_approvals_alice_made_ran_what_they_approve(lab: Lab) -> None:
     "Alice's gate-2 approval, cherry-picked by the agent after the pause at gate 3, approves "
     "gate 3: the gated action runs"
 )
-def test_a_gate_approval_approves_one_gate(lab: Lab) -> None:
-    assert lab.calls("gates-3") == [], f"gate 3 ran: {lab.codes('gates')}"
-    assert lab.plan("gates")["plan"]["status"] == "awaiting_approval", lab.codes("gates")
+@pytest.mark.parametrize("vid", ["gates", "cli-gates"])
+def test_a_gate_approval_approves_one_gate(lab: Lab, vid: str) -> None:
+    assert len(lab.calls(f"{vid}-2")) == 1, lab.codes(vid)
+    assert lab.calls(f"{vid}-3") == [], f"gate 3 ran: {lab.codes(vid)}"
+    assert lab.plan(vid)["plan"]["status"] == "awaiting_approval", lab.codes(vid)
 
 
 @_broke(
@@ -147,7 +161,7 @@ def test_the_audit_does_not_call_a_replayed_answer_valid(lab: Lab) -> None:
         for row in lab.log_rows("%H%x00%ae%x00%ce%x01")
         if row[1] == ALICE[1] and row[2] == AGENT[1]  # Alice's commit, put back by the agent
     }
-    assert len(replayed) == 5
+    assert len(replayed) == 6
     code, report = lab.audit()
     valid = [
         e for e in report.get("executions") or []

@@ -75,7 +75,7 @@ def _build(root: Path) -> Lab:
         lab.write(vid, text.replace("tool: rec", f"tool: {json.dumps(name)}"))
     lab.commit("agent adds the plans", AGENT)
     lab.run()  # freeze
-    for vid in LAPSES + ["honest3"]:
+    for vid in [*LAPSES, "honest3"]:
         lab.approve(f"q3/{vid}", ALICE)
     lab.run()  # partial: Alice
     lab.approve("q3/honest3", BOB)
@@ -102,7 +102,11 @@ def _build(root: Path) -> Lab:
     lab.commit(f"approve\n\nPlan-Approved: plans/q2/inner-trailer {digest}", ALICE)
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=BOB)
-    lab.approve("q2/coauthor", ALICE, message="approve coauthor\n\nCo-authored-by: Bob <bob@ops.example.com>")
+    lab.approve(
+        "q2/coauthor",
+        ALICE,
+        message="approve coauthor\n\nCo-authored-by: Bob <bob@ops.example.com>",
+    )
     # mix: Alice edits the task on a branch, the agent another line on main, the agent merges
     lab.git("checkout", "-q", "-b", "alice-mix")
     path = lab.repo / "plans" / "mix" / "PLAN.yml"
@@ -140,7 +144,9 @@ def test_a_lapsed_approval_is_no_vote(lab: Lab, vid: str) -> None:
 
 
 @pytest.mark.parametrize("vid", INNER)
-def test_only_the_approval_request_counts_not_inner_commits_or_co_authors(lab: Lab, vid: str) -> None:
+def test_only_the_approval_request_counts_not_inner_commits_or_co_authors(
+    lab: Lab, vid: str
+) -> None:
     slug = f"q2/{vid}"
     assert lab.calls(vid) == [], f"ran: {lab.codes(slug)}"
     assert not lab.started(slug)
@@ -157,4 +163,6 @@ def test_content_alice_merged_in_with_other_edits_is_hers(lab: Lab) -> None:
 def test_a_look_alike_tool_name_never_runs_on_one_approval(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], f"ran: {lab.codes(vid)}"
     assert not lab.started(vid)
-    assert "E_TOOL_UNKNOWN" in lab.codes(vid) or "E_SCHEMA_INVALID" in lab.codes(vid), lab.codes(vid)
+    assert "E_TOOL_UNKNOWN" in lab.codes(vid) or "E_SCHEMA_INVALID" in lab.codes(vid), lab.codes(
+        vid
+    )

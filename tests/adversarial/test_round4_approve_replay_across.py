@@ -61,8 +61,18 @@ def _texts(vid: str) -> tuple[str, str]:
 
 def _move(lab: Lab, commit: str, vid: str) -> None:
     patch = lab.git("format-patch", "-1", "--stdout", commit)
-    args = ["git", "am", "-p3", f"--directory=plans/{vid}-evil"] + (["-C0"] if vid == "am-c0" else [])
-    result = subprocess.run(args, cwd=lab.repo, env=lab.env(AGENT), input=patch, text=True, capture_output=True, check=False)
+    args = ["git", "am", "-p3", f"--directory=plans/{vid}-evil"] + (
+        ["-C0"] if vid == "am-c0" else []
+    )
+    result = subprocess.run(
+        args,
+        cwd=lab.repo,
+        env=lab.env(AGENT),
+        input=patch,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
     if result.returncode != 0:
         raise BenchError(f"git am failed: {result.stderr}")
 
@@ -70,8 +80,18 @@ def _move(lab: Lab, commit: str, vid: str) -> None:
 def _cli_approve(lab: Lab, vid: str) -> str:
     """``plangate approve`` run by Alice in her checkout."""
     env = lab.env(ALICE)
-    args = [sys.executable, "-m", "controller", "approve", "--config", str(lab.config), f"plans/{vid}"]
-    result = subprocess.run(args, cwd=lab.repo, env=env, capture_output=True, text=True, check=False)
+    args = [
+        sys.executable,
+        "-m",
+        "controller",
+        "approve",
+        "--config",
+        str(lab.config),
+        f"plans/{vid}",
+    ]
+    result = subprocess.run(
+        args, cwd=lab.repo, env=env, capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         raise BenchError(f"plangate approve failed: {result.stderr}")
     return lab.head()
@@ -108,10 +128,16 @@ def test_the_plans_alice_approved_ran_once(lab: Lab) -> None:
 
 
 BROKEN = {
-    "am-same-header": _broke("Alice's approval of one plan, moved by `git am --directory` onto another plan frozen before it, approves that plan: it runs"),
+    "am-same-header": _broke(
+        "Alice's approval of one plan, moved by `git am --directory` onto another plan frozen before it, approves that plan: it runs"
+    ),
     "am-c0": _broke("the same with `git am -C0` onto a plan whose header differs: it runs"),
-    "cli-approve": _broke("the same for a `plangate approve` commit whose Plan:/Plan-Hash: trailers name Alice's plan: the other plan runs"),
-    "gate-across": _broke("Alice's gate approval of one plan, moved by `git am --directory` onto another plan paused at its gate, passes that gate: the gated action runs"),
+    "cli-approve": _broke(
+        "the same for a `plangate approve` commit whose Plan:/Plan-Hash: trailers name Alice's plan: the other plan runs"
+    ),
+    "gate-across": _broke(
+        "Alice's gate approval of one plan, moved by `git am --directory` onto another plan paused at its gate, passes that gate: the gated action runs"
+    ),
 }
 
 
@@ -135,5 +161,9 @@ def test_the_audit_does_not_call_a_moved_approval_valid(lab: Lab) -> None:
     }
     assert len(moved) == len(VIDS)
     code, report = lab.audit()
-    valid = [e for e in report.get("executions") or [] if e.get("approval_commit") in moved and e.get("approval_valid")]
+    valid = [
+        e
+        for e in report.get("executions") or []
+        if e.get("approval_commit") in moved and e.get("approval_valid")
+    ]
     assert valid == [] and code == 1, valid

@@ -71,15 +71,27 @@ GATE_FIRST = plan_text(
     params: {tag: "gate-first-2"}
 """,
 )
-RESUME = plan_text("resume").replace("tool: rec", "tool: flop").replace("- name: rec", "- name: flop")
+RESUME = (
+    plan_text("resume").replace("tool: rec", "tool: flop").replace("- name: rec", "- name: flop")
+)
 ASK = plan_text("ask").replace("tool: rec", "tool: flop").replace("- name: rec", "- name: flop")
 ASK = ASK.replace("    why:", "    on_failure: ask\n    why:", 1)
 
 
 def _cli_approve(lab: Lab, vid: str) -> str:
     """``plangate approve`` run by Alice in her checkout (Plan:/Plan-Hash: trailers)."""
-    args = [sys.executable, "-m", "controller", "approve", "--config", str(lab.config), f"plans/{vid}"]
-    result = subprocess.run(args, cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False)
+    args = [
+        sys.executable,
+        "-m",
+        "controller",
+        "approve",
+        "--config",
+        str(lab.config),
+        f"plans/{vid}",
+    ]
+    result = subprocess.run(
+        args, cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         raise BenchError(f"plangate approve failed: {result.stderr}")
     return lab.head()
@@ -103,7 +115,10 @@ def _build(root: Path) -> Lab:
     firsts = {vid: lab.approve(vid, ALICE) for vid in VIDS + FIRST}
     time.sleep(1.1)  # the start and the pause are dated after Alice's approvals
     lab.run()  # gates: action 1, paused at gate 2; resume: failed; ask: asks
-    answers = {vid: _cli_approve(lab, vid) if vid == "cli-gates" else lab.approve(vid, ALICE) for vid in VIDS}
+    answers = {
+        vid: _cli_approve(lab, vid) if vid == "cli-gates" else lab.approve(vid, ALICE)
+        for vid in VIDS
+    }
     time.sleep(1.1)  # the next pause is dated after Alice's answers
     lab.run()  # gates: action 2, paused at gate 3; resume/ask: failed/asking again
     for vid in VIDS:
@@ -140,7 +155,9 @@ def test_a_gate_approval_approves_one_gate(lab: Lab, vid: str) -> None:
     "resumes it again: the failed action runs a third time"
 )
 def test_a_resume_resumes_once(lab: Lab) -> None:
-    assert len(lab.calls("resume")) == 2, f"ran {len(lab.calls('resume'))} times: {lab.codes('resume')}"
+    assert len(lab.calls("resume")) == 2, (
+        f"ran {len(lab.calls('resume'))} times: {lab.codes('resume')}"
+    )
 
 
 @_broke(
@@ -164,7 +181,8 @@ def test_the_audit_does_not_call_a_replayed_answer_valid(lab: Lab) -> None:
     assert len(replayed) == 6
     code, report = lab.audit()
     valid = [
-        e for e in report.get("executions") or []
+        e
+        for e in report.get("executions") or []
         if e.get("approval_commit") in replayed and e.get("approval_valid")
     ]
     assert valid == [] and code == 1, valid

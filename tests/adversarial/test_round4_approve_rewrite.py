@@ -99,7 +99,9 @@ def test_a_rewritten_branch_does_not_forget_who_wrote_the_plan(rewrite: Lab) -> 
     "a branch reset that erases the controller's freeze of v2 (made after Alice's approval of "
     "v1) lets the agent cherry-pick her v1 approval onto v2: v2 runs on it"
 )
-def test_a_rewritten_branch_does_not_let_an_old_approval_approve_a_new_version(rewrite: Lab) -> None:
+def test_a_rewritten_branch_does_not_let_an_old_approval_approve_a_new_version(
+    rewrite: Lab,
+) -> None:
     assert rewrite.calls("replay") == [], f"ran: {rewrite.calls('replay')}"
     assert not rewrite.started("replay"), rewrite.codes("replay")
     assert rewrite.refusal("replay") == "E_APPROVAL_REPLAYED", rewrite.codes("replay")

@@ -1,4 +1,4 @@
-# ruff: noqa: E501  (attack steps read best on one line)
+
 """Round 4, approval side: a quorum counts only approvals that still stand, made by distinct
 allowed people in their own approval requests, and the rule a plan falls under is the one its
 tools really fit.

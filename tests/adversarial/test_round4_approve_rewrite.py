@@ -1,4 +1,4 @@
-# ruff: noqa: E501  (attack steps read best on one line)
+
 """Round 4, approval side: history the agent rewrites under the controller (local mode: the
 agent writes the branch and ``.git``), so that what the controller knew about a plan is gone.
 

@@ -1,4 +1,3 @@
-
 """Round 4, approval side: a quorum counts only approvals that still stand, made by distinct
 allowed people in their own approval requests, and the rule a plan falls under is the one its
 tools really fit.

@@ -1,4 +1,3 @@
-
 """Round 4, approval side: an approval answers ONE question. A gate approval approves one
 gate, a resume one retry, an answer to ``on_failure: ask`` one more try (docs/plan-format.md:
 "Each approval answers one ask"). Round 1 showed a first approval brought back by git for

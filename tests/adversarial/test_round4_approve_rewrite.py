@@ -1,4 +1,3 @@
-
 """Round 4, approval side: history the agent rewrites under the controller (local mode: the
 agent writes the branch and ``.git``), so that what the controller knew about a plan is gone.
 

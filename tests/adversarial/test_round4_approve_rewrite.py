@@ -84,10 +84,6 @@ def test_the_honest_plan_runs_after_the_rewrite(rewrite: Lab) -> None:
     assert len(rewrite.calls("honest")) == 1, rewrite.codes("honest")
 
 
-@_broke(
-    "a branch reset + re-commit of Alice's exact frozen bytes under the agent's name makes the "
-    "rebuilt index forget she wrote them: her approval is accepted and the plan runs"
-)
 def test_a_rewritten_branch_does_not_forget_who_wrote_the_plan(rewrite: Lab) -> None:
     assert rewrite.calls("forget") == [], f"ran: {rewrite.codes('forget')}"
     assert not rewrite.started("forget"), rewrite.codes("forget")

@@ -199,7 +199,10 @@ class Auditor:
         after, before = event.after, event.before
         assert after is not None
         verb = said.verb
-        if said.subject != f"plangate: {verb} {event.plan_id}" or verb not in EVENT_STATUS:
+        named = said.subject.removeprefix(f"plangate: {verb} ")
+        if verb == "convert" and before is None and event.plan_id.startswith(f"{named}/"):
+            named = event.plan_id  # a nested plan the conversion created under its parent
+        if named != event.plan_id or verb not in EVENT_STATUS:
             where = "Plan-Event" if said.batched else "subject"
             return f"{where} {said.subject!r} is not a plangate event for {event.plan_id}"
         if after.file_status not in EVENT_STATUS[verb]:

@@ -106,6 +106,7 @@ def _relative(folder: Path, root: Path) -> str:
 
 
 def _write_all(targets: list[_Target], root: Path, force: bool) -> None:
+    from controller.errors import UnsafePath
     from controller.fsutil import write_atomic
 
     files: dict[Path, str] = {}
@@ -118,6 +119,15 @@ def _write_all(targets: list[_Target], root: Path, force: bool) -> None:
         if main in files:
             raise UsageError(f"two sources convert to {main}", remedy="rename one of them")
         files[main] = conversion.text
+    for path in files:  # never through a link left in the output folder (SPEC §15)
+        for folder in (path, *path.parents):
+            if folder == root or folder == Path(folder.anchor):
+                break
+            if folder.is_symlink():
+                raise UnsafePath(
+                    f"{folder} is a symlink; plangate convert never writes through one",
+                    remedy="remove the link or choose another output folder",
+                )
     existing = [str(p) for p in files if p.exists()]
     if existing and not force:
         raise UsageError(

@@ -112,13 +112,9 @@ class Commits(Objects, Refs, Signing):
         first-parent line after ``since``: reachable from a merge's other parents and not
         from its first parent. ``--full-history``: a side branch whose change the first
         parent also made (the merge is TREESAME to it) is walked too."""
-        spec = f"{since}..{until}" if since else until
-        merges = self.run("rev-list", "--first-parent", "--merges", "--parents", spec).split("\n")
         revs: list[str] = []
-        for line in merges:
-            shas = line.split()
-            if len(shas) >= 3:  # merge, first parent, other parents
-                revs += [f"^{shas[1]}", *shas[2:]]
+        for shas in self._first_parent_merges(since, until):  # merge, first parent, others
+            revs += [f"^{shas[1]}", *shas[2:]]
         if not revs:
             return []
         tag = _new_tag()
@@ -140,6 +136,31 @@ class Commits(Objects, Refs, Signing):
             input="\n".join(revs).encode() + b"\n",
         )
         return list(parse_log(out, tag))
+
+    def _first_parent_merges(self, since: str | None, until: str) -> list[list[str]]:
+        """The merges on ``until``'s first-parent line after ``since``, each as [merge, first
+        parent, other parents...]. A pass usually scans a commit or two: those are read from
+        the object store in-process (no git process on the approval's path); a longer range
+        asks ``git rev-list``."""
+        if since is not None:
+            found: list[list[str]] = []
+            sha = until
+            for _ in range(16):
+                if sha == since:
+                    return found
+                parents = [
+                    line[7:].decode()
+                    for line in self._object(sha).split(b"\n\n", 1)[0].split(b"\n")
+                    if line.startswith(b"parent ")
+                ]
+                if len(parents) >= 2:
+                    found.append([sha, *parents])
+                if not parents:
+                    break
+                sha = parents[0]
+        spec = f"{since}..{until}" if since else until
+        lines = self.run("rev-list", "--first-parent", "--merges", "--parents", spec).split("\n")
+        return [shas for shas in (line.split() for line in lines) if len(shas) >= 3]
 
     def _changes_log(self, revisions: str, paths: Sequence[str]) -> list[CommitRecord]:
         """``git log`` of ``revisions`` limited to ``paths``, with each commit's raw changes."""

@@ -125,10 +125,11 @@ class IndexStore:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
 
     def reset(self) -> None:
-        """Forget everything derived from history (jobs this controller owns are kept)."""
+        """Forget what a rewritten history may have changed (jobs this controller owns are
+        kept, and so are the authors of every content and the approvals already seen: they
+        happened, and a rewrite must not make the index forget who wrote a plan or let an
+        approval count again; SPEC §15)."""
         self._db.execute("DELETE FROM plans")
-        self._db.execute("DELETE FROM authors")
-        self._db.execute("DELETE FROM approvals")
         self._db.execute("DELETE FROM meta WHERE key IN ('last_commit', 'controller_time')")
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
@@ -136,8 +137,6 @@ class IndexStore:
         self._pool = {}
         self._dirty = set()
         self._attention = set()
-        self.authors, self._dirty_authors = {}, set()
-        self.approval_ids, self._new_approval_ids = {}, {}
         self.controller_time = 0
         self._uncapped = set()
 

@@ -11,6 +11,7 @@ import os
 import stat
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
 
 from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id
@@ -28,12 +29,14 @@ class WorkTree(Objects):
 
         for path, data in files.items():
             target = self.path / path
+            if _through_link(self.path, path):
+                continue  # never write through a link someone put in the tree (SPEC §15)
             if data is None:
                 target.unlink(missing_ok=True)
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                if not target.exists() or target.read_bytes() != data:
-                    write_atomic(target, data)
+                if target.is_symlink() or not target.exists() or target.read_bytes() != data:
+                    write_atomic(target, data)  # replaces a link itself, never its target
 
     def set_index_entries(self, files: Mapping[str, bytes | None]) -> None:
         """Point the index entries of ``files`` at these contents, leaving all others alone."""
@@ -106,3 +109,14 @@ class WorkTree(Objects):
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 return None
             return blob_id(handle.read())
+
+
+def _through_link(root: Path, path: str) -> bool:
+    """Is a folder on the way to ``path`` (inside ``root``) a symlink, or not a folder?"""
+    parts = PurePosixPath(path).parts
+    here = root
+    for part in parts[:-1]:
+        here = here / part
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            return True
+    return False

@@ -131,11 +131,37 @@ class Freezing(Committing):
         ):
             file.unlink(missing_ok=True)  # the plan is its PLAN.yml from now on
 
+    def _check_writable(self, path: str) -> None:
+        """A file a conversion writes (its nested plans' ``step-N/PLAN.yml`` too) must land
+        in folders, never through a link or over a file: a ``step-2`` the agent made a
+        symlink (committed, or only in the working tree) would send the write into another
+        plan or out of the repository. E_UNSAFE_PATH otherwise."""
+        from controller.errors import ConvertUnsupported, UnsafePath
+
+        parts = PurePosixPath(path).parts
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            local = self.repo.path / prefix
+            if local.is_symlink() or (local.exists() and not local.is_dir()):
+                raise UnsafePath(f"{prefix} is a link or a file in the working tree")
+            entry = self.repo.run("ls-tree", "-z", self._head, "--", prefix)
+            if entry and not entry.startswith("040000 tree "):
+                raise UnsafePath(f"{prefix} is a link or a file on the branch, not a folder")
+        if (self.repo.path / path).is_symlink():
+            raise UnsafePath(f"{path} is a link in the working tree")
+        if path.endswith("/PLAN.yml") and self.repo.blob_sha(self._head, path) is not None:
+            raise ConvertUnsupported(
+                f"converting would replace the plan {path} the branch already holds",
+                remedy="a conversion only creates plans: move that plan, or rename the step",
+            )
+
     def _commit_conversion(
         self, plan_id: str, source: str, data: bytes, key: str, committed: bool
     ) -> bool:
         try:
             converted = sources.convert_source(plan_id, source, data, delete_source=committed)
+            for path in converted.files:
+                self._check_writable(path)
         except PlangateError as exc:
             self._sources.refused[(source, key)] = str(exc)
             self._wait(plan_id, f"cannot convert {source}: {exc}")

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from controller.errors import PlangateError, Problem
+from controller.errors import PlanAmbiguous, PlangateError, Problem
 from controller.git.history import PlanState
 from controller.plan import yamlio
 from controller.service.core import MAX_PASSES, REMOTE, Job, iso
@@ -160,27 +160,80 @@ class Controller(Deciding, Outcomes):
                 self.status_error = exc
             running, waiting = self.running(), dict(self._waiting)
             problems = {s.plan_id: self._blocker(s) for s in self.index.plans.values()}
-            return [
+            return self._plan_rows(running, waiting, problems, reasons) + self._source_rows()
+
+    def _plan_rows(
+        self,
+        running: set[str],
+        waiting: dict[str, str],
+        problems: dict[str, Problem | None],
+        reasons: bool,
+    ) -> list[dict[str, Any]]:
+        return [
+            {
+                "plan": s.plan_id,
+                "file": s.file,
+                "status": UNREADABLE if problems[s.plan_id] else s.status,
+                "problem": _problem_json(problems[s.plan_id]),
+                "reason": self._reason(s, problems[s.plan_id]) if reasons else None,
+                "file_status": s.file_status,
+                "hash": s.hash,
+                "frozen_hash": s.frozen_hash,
+                "approver": s.approver,
+                "risk": s.risk,
+                "estimate": s.estimate,
+                "last_event": s.last_event,
+                "last_commit": s.last_commit,
+                "running": s.plan_id in running,
+                "waiting": waiting.get(s.plan_id),
+                "notes": s.notes[-5:],
+            }
+            for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
+        ]
+
+    def _source_rows(self) -> list[dict[str, Any]]:
+        """Committed sources (PLAN.json & co.) that do not convert: a row each, with the
+        conversion's code, so ``status`` says why no plan appears (converting is pure)."""
+        from controller.service import sources as source_files
+
+        rows: list[dict[str, Any]] = []
+        try:
+            head = self.head()
+            found = self._sources.committed(self.repo, head)
+        except PlangateError:
+            return rows
+        for plan_id, source in sorted(found.items()):
+            if plan_id in self.index.plans:
+                continue
+            try:
+                if not source:
+                    raise PlanAmbiguous(f"{plan_id} holds several plan sources; keep one")
+                data = self.repo.read_file(head, source) or b""
+                source_files.convert_source(plan_id, source, data, delete_source=True)
+                continue  # it converts: the controller's next pass does it
+            except PlangateError as exc:
+                problem = Problem(exc.code, f"cannot convert {source or plan_id}: {exc.message}")
+            rows.append(
                 {
-                    "plan": s.plan_id,
-                    "file": s.file,
-                    "status": UNREADABLE if problems[s.plan_id] else s.status,
-                    "problem": _problem_json(problems[s.plan_id]),
-                    "reason": self._reason(s, problems[s.plan_id]) if reasons else None,
-                    "file_status": s.file_status,
-                    "hash": s.hash,
-                    "frozen_hash": s.frozen_hash,
-                    "approver": s.approver,
-                    "risk": s.risk,
-                    "estimate": s.estimate,
-                    "last_event": s.last_event,
-                    "last_commit": s.last_commit,
-                    "running": s.plan_id in running,
-                    "waiting": waiting.get(s.plan_id),
-                    "notes": s.notes[-5:],
+                    "plan": plan_id,
+                    "file": source,
+                    "status": UNREADABLE,
+                    "problem": problem.to_json(),
+                    "reason": f"{problem.code}: {problem.message}",
+                    "file_status": None,
+                    "hash": None,
+                    "frozen_hash": None,
+                    "approver": None,
+                    "risk": None,
+                    "estimate": None,
+                    "last_event": None,
+                    "last_commit": None,
+                    "running": False,
+                    "waiting": None,
+                    "notes": [],
                 }
-                for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
-            ]
+            )
+        return rows
 
     def _reason(self, state: PlanState, problem: Problem | None) -> str | None:
         """Why the plan waits, failed or was refused (:mod:`controller.plan.summary`)."""

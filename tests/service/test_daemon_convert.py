@@ -122,7 +122,9 @@ def test_a_source_that_does_not_convert_waits_with_its_code(repo: Path) -> None:
         ctl.reconcile()  # reported once, not retried every pass
         (row,) = [r for r in ctl.status() if r["plan"] == "plans/pages"] or [None]
     assert subjects(repo) == before
-    assert row is None  # no PLAN.yml yet: not a plan the index holds
+    # no PLAN.yml yet, but status says why (docs/formats.md; round 4 found no row at all)
+    assert row is not None and row["status"] == "unreadable" and row["hash"] is None
+    assert row["problem"]["code"] == "E_CONVERT_UNSUPPORTED" and "max_pages" in row["reason"]
     waiting = ctl._waiting["plans/pages"]
     assert "E_CONVERT_UNSUPPORTED" in waiting and "max_pages" in waiting
 

@@ -45,6 +45,20 @@ def convert_text(
     a quarter of a second)."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", remedy=f"use one of: {', '.join(FORMATS)}")
+    try:
+        return _convert_text(text, source, fmt, nested_base, verify)
+    except (RecursionError, ValueError, OverflowError) as exc:
+        # Hostile input the parsers give up on (a value nested 50,000 deep, a number of
+        # 5,000 digits): a coded error for this source, never an exception in a pass.
+        raise ConvertUnsupported(
+            f"{source}: the source cannot be read safely ({type(exc).__name__}: {str(exc)[:200]})",
+            remedy="write values at most 100 levels deep and numbers of JSON's usual size",
+        ) from None
+
+
+def _convert_text(
+    text: str, source: str, fmt: str | None, nested_base: str | None, verify: bool
+) -> Conversion:
     parsed = read_source(text, source)
     ctx = Ctx(source, lines=dict(parsed.lines))
     fmt = fmt or detect(parsed, source)

@@ -375,6 +375,11 @@ class Lifecycle(IndexStore):
         state.collected = _collected(repo, state) if votes else None
         state.status = new.status
         state.approver = trailers.get("Approved-By") or state.approver
+        if new.status in ("awaiting_approval", "failed"):
+            # A gate, resume or ask approval answers this pause: like a version's, it must
+            # be written after it (an earlier approval cherry-picked back keeps its older
+            # author date; round 4). The controller's commit time is its own clock.
+            state.version_since = max(state.version_since or 0, record.commit_time)
         if new.status != "approved":
             state.request = None
         if new.status not in ("executing", "awaiting_approval"):

@@ -117,25 +117,9 @@ class Commits(Objects, Refs, Signing):
             revs += [f"^{shas[1]}", *shas[2:]]
         if not revs:
             return []
-        tag = _new_tag()
-        out = self.run(
-            "-c",
-            "core.quotePath=false",
-            "log",
-            "-z",
-            "--raw",
-            "--no-renames",
-            "--no-abbrev",
-            "--full-history",
-            "--no-merges",
-            "--no-show-signature",
-            _log_format(tag),
-            "--stdin",
-            "--",
-            *paths,
-            input="\n".join(revs).encode() + b"\n",
+        return self._changes_log(
+            "--stdin", paths, "--full-history", "--no-merges", input="\n".join(revs) + "\n"
         )
-        return list(parse_log(out, tag))
 
     def _first_parent_merges(self, since: str | None, until: str) -> list[list[str]]:
         """The merges on ``until``'s first-parent line after ``since``, each as [merge, first
@@ -162,9 +146,13 @@ class Commits(Objects, Refs, Signing):
         lines = self.run("rev-list", "--first-parent", "--merges", "--parents", spec).split("\n")
         return [shas for shas in (line.split() for line in lines) if len(shas) >= 3]
 
-    def _changes_log(self, revisions: str, paths: Sequence[str]) -> list[CommitRecord]:
-        """``git log`` of ``revisions`` limited to ``paths``, with each commit's raw changes."""
+    def _changes_log(
+        self, revisions: str, paths: Sequence[str], *options: str, input: str | None = None
+    ) -> list[CommitRecord]:
+        """``git log`` of ``revisions`` limited to ``paths``, with each commit's raw changes
+        (merges compared with their first parent unless ``options`` say otherwise)."""
         tag = _new_tag()
+        diff_merges = [] if "--no-merges" in options else ["--diff-merges=first-parent"]
         out = self.run(
             "-c",
             "core.quotePath=false",
@@ -173,12 +161,14 @@ class Commits(Objects, Refs, Signing):
             "--raw",
             "--no-renames",
             "--no-abbrev",
-            "--diff-merges=first-parent",
+            *diff_merges,
+            *options,
             "--no-show-signature",
             _log_format(tag),
             revisions,
             "--",
             *paths,
+            input=None if input is None else input.encode(),
         )
         return list(parse_log(out, tag))
 

@@ -273,6 +273,15 @@ class AlreadyExecuted(PlangateError):
     remedy = "this exact plan already ran here; change the plan (a new version) to run it again"
 
 
+class HistoryRewritten(PlangateError):
+    code = "E_HISTORY_REWRITTEN"
+    remedy = (
+        "the branch was reset, rebased or force-pushed over the controller's commits of this "
+        "plan; restore them (git reset --hard / git push --force the old tip, from the "
+        "reflog), or delete the plan and submit it again under a new name"
+    )
+
+
 class IllegalTransition(PlangateError):
     code = "E_ILLEGAL_TRANSITION"
     remedy = "only the controller sets that status; see the lifecycle in docs/plan-format.md"

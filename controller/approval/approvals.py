@@ -201,6 +201,8 @@ class ApprovalRequest:
     replay_of: str | None = None
     #: The hash a ``Plan-Approved: <plan> <hash>`` trailer of the commit names for this plan.
     bound_hash: str | None = None
+    #: The plan the commit's trailers name when they do not name this one.
+    bound_elsewhere: str | None = None
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,12 @@ def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: 
             "E_APPROVAL_REPLAYED",
             f"{request.commit[:12]} approves {request.bound_hash} (its Plan-Approved trailer), "
             f"not this version {request.current_hash}",
+        )
+    if request.bound_elsewhere is not None:
+        return (
+            "E_APPROVAL_REPLAYED",
+            f"{request.commit[:12]} names {request.bound_elsewhere} as what it approves (its "
+            "Plan:/Plan-Approved: trailers), not this plan",
         )
     if request.replay_of is not None:
         return (

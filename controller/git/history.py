@@ -70,6 +70,10 @@ class HistoryIndex(Lifecycle):
     scan_paths: list[str] | None = None
     #: ``progress(task, done, total)`` during long scans (set by the CLI: controller.progress)
     progress: Callable[[str, int, int | None], None] | None = None
+    #: ``on_rewrite(repo, last, head)`` before a rebuild because ``last``, the tip the index
+    #: had seen, is no longer on the branch (set by the controller: it holds the plans whose
+    #: commits the rewrite erased, controller.service.statedir.Holds)
+    on_rewrite: Callable[[GitRepo, str, str], None] | None = None
 
     # --- scanning ---------------------------------------------------------------------
 
@@ -79,6 +83,8 @@ class HistoryIndex(Lifecycle):
         if last == head:
             return 0
         if last and not repo.is_ancestor(last, head):  # also False when `last` is gone
+            if self.on_rewrite is not None:
+                self.on_rewrite(repo, last, head)
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             self.rebuilds += 1
             last = None
@@ -242,6 +248,7 @@ def build_request(
         merge=bool(req.get("merge")),
         replay_of=req.get("replay_of"),
         bound_hash=req.get("bound_hash"),
+        bound_elsewhere=req.get("bound_elsewhere"),
     )
 
 

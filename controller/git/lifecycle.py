@@ -455,6 +455,7 @@ class Lifecycle(IndexStore):
             return
         state.status = "aborted" if transition is Transition.ABORT else new.status
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
+            bound, elsewhere = _binding(record, state.plan_id, self.plans_dir)
             state.request = {
                 "commit": record.sha,
                 "kind": transition.value,
@@ -467,7 +468,8 @@ class Lifecycle(IndexStore):
                 "author_time": record.author_time,
                 "merge": record.is_merge,
                 "since": since_before if old is not None else None,
-                "bound_hash": _bound_hash(record, state.plan_id),
+                "bound_hash": bound,
+                "bound_elsewhere": elsewhere,
             }
             state.note(f"{record.sha[:12]} approval request ({transition.value}) by {who}")
             self._emit(sink, "request", state, record, snapshot, transition.value)
@@ -541,15 +543,41 @@ def _capped(claimed: int, bound: int) -> int:
     return min(claimed, bound)
 
 
-def _bound_hash(record: CommitRecord, plan_id: str) -> str | None:
-    """The hash a ``Plan-Approved: <plan> <hash>`` line of the commit names for this plan."""
+def _named_plans(record: CommitRecord, plans_dir: str) -> list[tuple[str, str | None]]:
+    """The plans (and hashes) a commit's message says it approves: ``Plan-Approved: <plan>
+    <hash>`` lines and the ``Plan: <plan>`` / ``Plan-Hash: <hash>`` pairs that ``plangate
+    approve`` writes (a squash merge of several such commits names each). Only paths under
+    the plans folder count: a line ``Plan: migrate the database`` in prose names nothing."""
+    named: list[tuple[str, str | None]] = []
+    prefix = "" if plans_dir in ("", ".") else plans_dir.rstrip("/") + "/"
     for line in record.body.split("\n"):
         key, sep, value = line.partition(":")
-        if sep and key.strip().lower() == "plan-approved":
-            path, _, plan_hash = value.strip().rpartition(" ")
-            if path.strip() == plan_id and plan_hash:
-                return plan_hash
-    return None
+        key, value = key.strip().lower(), value.strip()
+        if not sep or not value:
+            continue
+        if key == "plan-approved":
+            path, _, plan_hash = value.rpartition(" ")
+            if path.strip() and plan_hash:
+                named.append((path.strip(), plan_hash))
+        elif key == "plan" and value.startswith(prefix) and (prefix or " " not in value):
+            named.append((value, None))
+        elif key == "plan-hash" and named and named[-1][1] is None and value != "none":
+            named[-1] = (named[-1][0], value)
+    return named
+
+
+def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | None, str | None]:
+    """What the approving commit binds itself to: (the hash it names for this plan, the plan
+    it names instead when it names plans but not this one). A commit that names what it
+    approves approves only that (SPEC §5): moved onto another plan (``git am
+    --directory``, a cherry-pick into another folder) it approves nothing there."""
+    named = _named_plans(record, plans_dir)
+    hashes = [plan_hash for path, plan_hash in named if path == plan_id and plan_hash]
+    if hashes:
+        return hashes[-1], None
+    if named and all(path != plan_id for path, _ in named):
+        return None, named[0][0]
+    return None, None
 
 
 def _unsafe_why(change: FileChange) -> str | None:

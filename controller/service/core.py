@@ -20,12 +20,13 @@ from typing import Any
 
 from controller.errors import GitError, PlangateError
 from controller.git.gitrepo import (
+    CommitRecord,
     GitRepo,
     Person,
 )
-from controller.git.history import HistoryIndex, withdraw_rule
+from controller.git.history import HistoryIndex, plan_id_of, withdraw_rule
 from controller.service.sources import SourceFinder
-from controller.service.statedir import OwnCommits, StateDir, refuse_reachable
+from controller.service.statedir import Holds, OwnCommits, StateDir, refuse_reachable
 from controller.service.unreadable import UnreadablePlans
 from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
@@ -82,6 +83,8 @@ class ControllerCore:
         self.adopt_due: float | None = None
         #: The commits this controller made (SPEC §15), recorded before each branch move.
         self.own_commits = OwnCommits(self.state.commits_file)
+        #: Plans whose controller commits a rewrite of the branch erased (SPEC §15).
+        self.holds = Holds(self.state.held_file)
         self._lock = threading.RLock()
         #: Guards _running and _abort only: a worker starting a job must not wait for a pass.
         self._jobs_lock = threading.Lock()
@@ -164,6 +167,9 @@ class ControllerCore:
                 own_commit=self._own_commit_check(),
             )
             self._index.on_problem = self._plan_problem
+            # a reader (`status`) that scans first records the holds as the controller would:
+            # the rebuilt index no longer shows the rewrite to whoever scans next
+            self._index.on_rewrite = self._history_rewritten
             self._adopt_history()
         return self._index
 
@@ -199,6 +205,53 @@ class ControllerCore:
             for sha, _, who in (line.partition("\0") for line in out.splitlines())
             if who.lower() == email
         ]
+
+    def _history_rewritten(self, repo: GitRepo, last: str, head: str) -> None:
+        """The branch no longer holds ``last``, the tip the index had seen: it was reset,
+        rebased or force-pushed. Plans whose controller commits (by record, not by name) are
+        gone with it are held: the history that proved what an approval of them must follow
+        (a freeze, a pause, an abort, a start) is no longer there (SPEC §15)."""
+        if not self.own_commits.known:
+            return  # no record of this controller's commits yet: nothing it made can be gone
+        plans_dir = self.config.plans_dir
+        found: dict[str, list[str]] = {}
+        try:
+            for record in repo.first_parent_log(head, last, [plans_dir]):
+                if record.sha not in self.own_commits:
+                    continue
+                events = _events(record)
+                for change in record.changes:
+                    plan_id = plan_id_of(change.path, plans_dir)
+                    if plan_id is None or events.get(plan_id) in REDECIDED:
+                        continue
+                    if record.sha not in found.get(plan_id, []):
+                        found.setdefault(plan_id, []).append(record.sha)
+        except GitError as exc:  # `last` itself is gone (pruned): nothing left to compare
+            if self.state.locked:
+                self.log.error("history_rewritten", last=last, head=head, reason=str(exc))
+            return
+        if found:
+            self.holds.hold(found, head, iso(time.time()))
+        if self.state.locked:  # a reader's stdout is its report (`status --json`)
+            log = self.log.error if found else self.log.warning
+            log("history_rewritten", last=last, head=head, held=sorted(found))
+
+    def _release_holds(self) -> None:
+        """Let go of held plans whose erased commits are all on the branch again, or that are
+        gone from the branch (a plan added again under the name is frozen anew)."""
+        if not self.holds:
+            return
+        done = []
+        for plan_id, entry in list(self.holds.load().items()):
+            shas = [str(sha) for sha in entry.get("commits") or []]  # type: ignore[attr-defined]
+            if plan_id not in self.index.plans:
+                done.append(plan_id)
+                self.log.info("hold_released", plan=plan_id, reason="the plan left the branch")
+            elif all(self.repo.is_ancestor(sha, self._head) for sha in shas):
+                done.append(plan_id)
+                self.log.info("hold_released", plan=plan_id, reason="its commits are back")
+        if done:
+            self.holds.release(done)
 
     def _plan_problem(self, plan_id: str, note: str) -> None:
         self.log.warning("plan_problem", plan=plan_id, reason=note)
@@ -295,6 +348,23 @@ class ControllerCore:
         if self._waiting.get(plan_id) != reason:
             self.log.warning("plan_waiting", plan=plan_id, reason=reason)
         self._waiting[plan_id] = reason
+
+
+#: Controller events a pass decides again from the history that remains: their commits may
+#: vanish in a rewrite without a hold (a refusal's reason is still in history).
+REDECIDED = frozenset({"refuse", "partial"})
+
+
+def _events(record: CommitRecord) -> dict[str, str]:
+    """Plan id -> the controller's event in its commit (``plangate: <event> <plan>``, or a
+    batch's ``Plan-Event:`` trailers)."""
+    from controller.git.records import batch_groups
+
+    if "\nPlan-Event: " in f"\n{record.body}":
+        groups = batch_groups(record.body)
+        return {plan: trailers.get("Plan-Event", "") for plan, trailers in groups}
+    _, event, plan_id = [*record.subject.split(" ", 2), "", ""][:3]
+    return {plan_id: event}
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from controller.approval import approvals, verdicts
+from controller.approval import approvals, quorum, verdicts
 from controller.errors import GitError, PlangateError
 from controller.git.history import PlanState
 from controller.plan import plans, yamlio
@@ -74,19 +74,23 @@ class Deciding(Freezing, Starting):
             authors=self.index.authors,
         )
         ran = self._ran_as(request.current_hash)
+        held = self.holds.get(state.plan_id)
         if request.kind is approvals.Transition.APPROVE and ran:  # whoever approved it
-            decision = approvals.Decision(
-                False,
-                verdict.decision.approver,
+            verdict = _refused(
+                verdict,
+                request,
                 "E_ALREADY_EXECUTED",
                 f"this exact plan (hash {request.current_hash}) already ran here as {ran}; "
                 "a copy, move or rewritten history of it does not run again",
             )
-            verdict = dataclasses.replace(
+        elif held is not None and verdict.outcome != "refuse":
+            erased = ", ".join(str(sha)[:12] for sha in held.get("commits") or [])  # type: ignore[attr-defined]
+            verdict = _refused(
                 verdict,
-                outcome="refuse",
-                decision=decision,
-                record=decision.record(request, iso(request.commit_time)),
+                request,
+                "E_HISTORY_REWRITTEN",
+                f"a rewrite of {self.branch} erased the controller's commits of this plan "
+                f"({erased}); it is not acted on until they are back on the branch",
             )
         record = verdict.record
         if verdict.outcome == "start":
@@ -160,6 +164,19 @@ class Deciding(Freezing, Starting):
             after=lambda _sha: self.index.set_job(state.plan_id, None),
         )
         return None
+
+
+def _refused(
+    verdict: quorum.Verdict, request: approvals.ApprovalRequest, code: str, message: str
+) -> quorum.Verdict:
+    """``verdict`` turned into a refusal with ``code`` (whatever the approvals said)."""
+    decision = approvals.Decision(False, verdict.decision.approver, code, message)
+    return dataclasses.replace(
+        verdict,
+        outcome="refuse",
+        decision=decision,
+        record=decision.record(request, iso(request.commit_time)),
+    )
 
 
 def _has_work(state: PlanState) -> bool:

@@ -75,6 +75,7 @@ class Controller(Deciding, Outcomes):
     def _pass(self) -> list[Job]:
         self._head = self._sync()
         self.index.scan(self.repo, self._head)
+        self._release_holds()
         self._record_policy()  # before any start commit names it (SPEC §11)
         untracked = self._untracked_plans()
         jobs: list[Job] = []
@@ -185,11 +186,21 @@ class Controller(Deciding, Outcomes):
                 "last_event": s.last_event,
                 "last_commit": s.last_commit,
                 "running": s.plan_id in running,
-                "waiting": waiting.get(s.plan_id),
+                "waiting": waiting.get(s.plan_id) or self._held_reason(s.plan_id),
                 "notes": s.notes[-5:],
             }
             for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
         ]
+
+    def _held_reason(self, plan_id: str) -> str | None:
+        held = self.holds.get(plan_id)
+        if held is None:
+            return None
+        erased = ", ".join(str(sha)[:12] for sha in held.get("commits") or [])  # type: ignore[attr-defined]
+        return (
+            f"E_HISTORY_REWRITTEN: a rewrite of the branch erased the controller's commits of "
+            f"this plan ({erased}, since {held.get('since')}); restore them or delete the plan"
+        )
 
     def _source_rows(self) -> list[dict[str, Any]]:
         """Committed sources (PLAN.json & co.) that do not convert: a row each, with the

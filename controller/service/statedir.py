@@ -21,6 +21,8 @@ Layout::
     executed.jsonl  every frozen hash this controller started (SPEC §15: at most once)
     commits         every commit this controller made (SPEC §15: it knows its own commits
                     without trusting a name; see :class:`OwnCommits`)
+    held.json       plans whose controller commits a rewrite of the branch erased: the
+                    controller does not act on them until the commits are back (:class:`Holds`)
 """
 
 from __future__ import annotations
@@ -96,6 +98,10 @@ class StateDir:
     @property
     def commits_file(self) -> Path:
         return self.path / "commits"
+
+    @property
+    def held_file(self) -> Path:
+        return self.path / "held.json"
 
     def run_dir(self, plan_id: str) -> Path:
         return self.path / "runs" / plan_id
@@ -270,3 +276,75 @@ class OwnCommits:
             handle.flush()
             os.fsync(handle.fileno())
         shas.add(sha)
+
+
+class Holds:
+    """Plans the controller no longer acts on because a rewrite of the watched branch erased
+    commits it made for them (SPEC §15: git history alone is the audit trail; a history
+    that lost the controller's freeze, start, pause or abort of a plan no longer proves what
+    an approval of it would follow).
+
+    ``<state_dir>/held.json``: plan id -> ``{"commits": [the erased commits], "since": UTC
+    time, "head": the rewritten tip first seen}``, replaced atomically. A hold ends when every
+    erased commit is on the branch again (the branch was restored) or when the plan is gone
+    from the branch (deleted: a plan added again under that name is a new plan, frozen
+    anew, and an approval must follow that freeze).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._held: dict[str, dict[str, object]] | None = None
+        self._stat: tuple[int, int, int] | None = None
+
+    def load(self) -> dict[str, dict[str, object]]:
+        """The holds, read again whenever the file changed (a reader, ``plangate status``,
+        may record one when it is the first to see a rewrite)."""
+        try:
+            st = self.path.stat()
+            stat: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stat = None
+        if self._held is None or stat != self._stat:
+            self._stat = stat
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                data = {}
+            except (OSError, ValueError) as exc:
+                raise PlangateError(
+                    f"cannot read {self.path}: {exc}",
+                    remedy="restore the file from a backup, or delete it to release every "
+                    "plan held after a history rewrite (see docs/threat-model.md)",
+                ) from None
+            self._held = data if isinstance(data, dict) else {}
+        return self._held
+
+    def __contains__(self, plan_id: object) -> bool:
+        return plan_id in self.load()
+
+    def __bool__(self) -> bool:
+        return bool(self.load())
+
+    def get(self, plan_id: str) -> dict[str, object] | None:
+        return self.load().get(plan_id)
+
+    def hold(self, found: dict[str, list[str]], head: str, since: str) -> None:
+        """Hold each plan of ``found`` (plan id -> erased commits), durably."""
+        held = self.load()
+        for plan_id, shas in found.items():
+            entry = held.setdefault(plan_id, {"commits": [], "since": since, "head": head})
+            known = list(entry.get("commits") or [])  # type: ignore[call-overload]
+            entry["commits"] = known + [sha for sha in shas if sha not in known]
+        self._save(held)
+
+    def release(self, plan_ids: list[str]) -> None:
+        held = self.load()
+        for plan_id in plan_ids:
+            held.pop(plan_id, None)
+        self._save(held)
+
+    def _save(self, held: dict[str, dict[str, object]]) -> None:
+        from controller import fsutil
+
+        fsutil.write_atomic(self.path, json.dumps(held, indent=1, sort_keys=True) + "\n")
+        self._held, self._stat = None, None  # read back on the next look

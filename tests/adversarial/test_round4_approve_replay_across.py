@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 4, approval side: an approval approves ONE plan. Round 1 bound an approval to its
 version (a commit brought back by git for another version of the same plan is
 E_APPROVAL_REPLAYED); here Alice's approval commit of one plan is moved by git onto ANOTHER
@@ -127,21 +126,23 @@ def test_the_plans_alice_approved_ran_once(lab: Lab) -> None:
     assert len(lab.calls("gate-across-2")) == 1, lab.codes("gate-across")
 
 
+#: Out of scope, accepted (docs/threat-model.md "Out of scope"): `git am` writes Alice as the
+#: author of a commit she never made, dated when she made another; without signatures nothing
+#: in git tells that commit from one she made (the agent could as well `git commit
+#: --author=alice`). Signed approvals close it: test_signatures.py `signed-approval-moved`.
+FORGED = (
+    "out of scope (forged authorship without signatures): the moved commit carries Alice's "
+    "name and date and names no plan; with require_signed it is refused"
+)
 BROKEN = {
-    "am-same-header": _broke(
-        "Alice's approval of one plan, moved by `git am --directory` onto another plan frozen before it, approves that plan: it runs"
-    ),
-    "am-c0": _broke("the same with `git am -C0` onto a plan whose header differs: it runs"),
-    "cli-approve": _broke(
-        "the same for a `plangate approve` commit whose Plan:/Plan-Hash: trailers name Alice's plan: the other plan runs"
-    ),
-    "gate-across": _broke(
-        "Alice's gate approval of one plan, moved by `git am --directory` onto another plan paused at its gate, passes that gate: the gated action runs"
-    ),
+    "am-same-header": _broke(FORGED),
+    "am-c0": _broke(FORGED),
+    "cli-approve": [],  # its Plan:/Plan-Hash: trailers name Alice's plan: E_APPROVAL_REPLAYED
+    "gate-across": _broke(FORGED),
 }
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=[BROKEN[v]]) for v in VIDS])
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN[v]) for v in VIDS])
 def test_an_approval_approves_the_plan_it_was_made_for(lab: Lab, vid: str) -> None:
     evil = f"{vid}-evil"
     if vid == "gate-across":
@@ -150,20 +151,31 @@ def test_an_approval_approves_the_plan_it_was_made_for(lab: Lab, vid: str) -> No
     else:
         assert lab.calls(evil) == [], f"ran: {lab.codes(evil)}"
         assert not lab.started(evil), lab.codes(evil)
+    if vid == "cli-approve":
+        assert lab.refusal(evil) == "E_APPROVAL_REPLAYED", lab.codes(evil)
 
 
-@_broke("plangate audit judges the moved approvals valid")
-def test_the_audit_does_not_call_a_moved_approval_valid(lab: Lab) -> None:
-    moved = {
-        row[0]
-        for row in lab.log_rows("%H%x00%ae%x00%ce%x01")
-        if row[1] == ALICE[1] and row[2] == AGENT[1]
-    }
-    assert len(moved) == len(VIDS)
-    code, report = lab.audit()
+def _moved(lab: Lab) -> dict[str, str]:
+    """The moved approvals (Alice's name, the agent's commit): plan -> commit."""
+    found = {}
+    for sha, author, committer, subject in lab.log_rows("%H%x00%ae%x00%ce%x00%s%x01"):
+        if author == ALICE[1] and committer == AGENT[1]:
+            found[subject] = sha
+    return found
+
+
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=v, marks=BROKEN[v]) for v in VIDS if v != "gate-across"]
+)
+def test_the_audit_does_not_call_a_moved_approval_valid(lab: Lab, vid: str) -> None:
+    moved = _moved(lab)
+    assert len(moved) == len(VIDS), moved
+    commits = {sha for subject, sha in moved.items() if vid in subject.split()[-1]}
+    assert len(commits) == 1, moved
+    _code, report = lab.audit()
     valid = [
         e
         for e in report.get("executions") or []
-        if e.get("approval_commit") in moved and e.get("approval_valid")
+        if e.get("approval_commit") in commits and e.get("approval_valid")
     ]
-    assert valid == [] and code == 1, valid
+    assert valid == [], valid

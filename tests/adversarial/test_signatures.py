@@ -57,7 +57,31 @@ def signed_approval(
     return step
 
 
+_SIGNED_SOURCES: dict[str, str] = {}
+
+
+def submit_pair(lab: Lab, vid: str) -> None:
+    """The agent's plan and, in another folder, the plan Alice approves."""
+    lab.write(vid, plan_text(vid))
+    lab.write(f"{vid}-src", plan_text(f"{vid}-src"))
+    lab.commit(f"add {vid} and {vid}-src", AGENT)
+
+
+def signed_source_approval(lab: Lab, vid: str) -> None:
+    signed_approval("alice")(lab, f"{vid}-src")
+    _SIGNED_SOURCES[vid] = lab.head()
+
+
+def move_onto_plan(lab: Lab, vid: str) -> None:
+    """``git am --directory`` moves Alice's signed approval onto the agent's plan: her
+    name, date and subject stay; her signature cannot (round 4: out of scope unsigned)."""
+    patch = lab.git("format-patch", "-1", "--stdout", _SIGNED_SOURCES[vid])
+    args = ["git", "am", "-C0", "-p3", f"--directory=plans/{vid}"]
+    subprocess.run(args, cwd=lab.repo, env=lab.env(AGENT), input=patch, text=True, check=True)
+
+
 ATTACKS = {
+    "signed-approval-moved": [submit_pair, signed_source_approval, move_onto_plan],
     "unsigned": [submit, signed_approval(None)],
     "mallory-signs-as-alice": [submit, signed_approval("mallory")],
     "bob-signs-as-alice": [submit, signed_approval("bob")],
@@ -112,6 +136,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 @pytest.mark.parametrize("vid", list(CONTROLS))
 def test_the_approver_signing_as_herself_runs(lab: Lab, vid: str) -> None:
     assert len(lab.calls(vid)) == 1, lab.codes(vid)
+
+
+def test_the_moved_approval_approved_its_own_plan(lab: Lab) -> None:
+    assert len(lab.calls("signed-approval-moved-src")) == 1, lab.codes("signed-approval-moved-src")
 
 
 #: Every variant held since only the allowed-signers file binds a key to an approver.

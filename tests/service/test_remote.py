@@ -187,3 +187,33 @@ def test_remote_starts_share_a_pushed_commit_and_each_plan_runs_once(
     assert start_commits < len(slugs)  # shared, pushed commits
     for slug in slugs:
         assert head_plan(human, slug)["plan"]["status"] == "completed"
+
+
+def test_a_force_push_over_the_controllers_freeze_holds_the_plan(
+    tmp_path: Path, served: str
+) -> None:
+    """Remote mode: someone force-pushes the branch to before the controller's freeze and
+    commits the frozen file as their own; the controller, which knows its freeze commit by
+    record, holds the plan: Alice's approval starts nothing (E_HISTORY_REWRITTEN)."""
+    config = _config(tmp_path, "a", served)
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", served, str(human))
+    base = git(human, "rev-parse", "HEAD").strip()
+    write_plan(human)
+    commit_all(human, "add plan", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both([config])  # freezes (a pushed controller commit)
+    git(human, "pull", "-q", "--ff-only")
+    frozen = (human / "plans/greet/PLAN.yml").read_text()
+    git(human, "reset", "-q", "--hard", base)
+    (human / "plans/greet").mkdir(parents=True)
+    (human / "plans/greet/PLAN.yml").write_text(frozen)
+    commit_all(human, "agent re-adds the frozen plan", AGENT)
+    approve(human, who=ALICE)
+    git(human, "push", "-q", "--force", "origin", "main")
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    log = git(human, "log", "--format=%s").splitlines()
+    assert "plangate: start plans/greet" not in log, log
+    approval = head_plan(human)["approval"]
+    assert approval["status"] == "refused" and approval["code"] == "E_HISTORY_REWRITTEN", approval

@@ -318,14 +318,15 @@ def test_a_plan_the_agent_commits_at_once_is_its_own_not_adopted(
 def _agent_commit(repo: Path, folder: str, message: str) -> None:
     """Commit the agent's own folder, as an agent would (never `add -A` in a tree the
     controller writes), and again when the controller moved the branch between git reading
-    HEAD and updating it (git's "cannot lock ref")."""
+    HEAD and updating it (git's "cannot lock ref") or held the index at that moment
+    (".git/index.lock": File exists), as git itself tells an agent to."""
     for _ in range(20):
         try:
             git(repo, "add", folder)
             git(repo, "commit", "-q", "-m", message, "--", folder, env=identity(*AGENT))
             return
         except AssertionError as exc:
-            if "cannot lock ref" not in str(exc):
+            if "cannot lock ref" not in str(exc) and "index.lock" not in str(exc):
                 raise
             time.sleep(0.1)
     raise AssertionError(f"could not commit {message!r}")

@@ -145,20 +145,27 @@ GATED = plan_text(
 )
 
 
+def _paused_at_gate_2(root: Path, *slugs: str) -> Lab:
+    """A lab where the agent's gated plans ``slugs`` ran action 1 on Alice's approval and
+    wait at gate 2."""
+    lab = Lab(root)
+    for slug in slugs:
+        lab.write(slug, GATED.replace("{tag}", slug))
+    lab.commit(f"agent adds {', '.join(slugs)}", AGENT)
+    lab.run()
+    for slug in slugs:
+        lab.approve(slug, ALICE)
+    lab.run()
+    return lab
+
+
 def _build_rewind(root: Path) -> Lab:
     """``rewind``: Alice approves the plan and gate 2; action 2 runs and the run pauses at
     gate 3. The agent resets the branch to Alice's gate-2 approval commit (the controller's
     start-of-step and await commits are gone). ``aborted``: Alice aborts the paused plan; the
     agent resets to before her abort; Bob approves the gate (the controller commits a start and
     pauses at gate 2 again), then Carol approves it."""
-    lab = Lab(root)
-    lab.write("rewind", GATED.replace("{tag}", "rewind"))
-    lab.write("aborted", GATED.replace("{tag}", "aborted"))
-    lab.commit("agent adds rewind, aborted", AGENT)
-    lab.run()
-    lab.approve("rewind", ALICE)
-    lab.approve("aborted", ALICE)
-    lab.run()  # both: action 1, paused at gate 2
+    lab = _paused_at_gate_2(root, "rewind", "aborted")
     gate2 = lab.approve("rewind", ALICE)
     lab.run()  # rewind: action 2, paused at gate 3
     lab.set_status("aborted", "aborted")
@@ -193,14 +200,7 @@ def test_an_abort_erased_by_a_rewrite_still_holds(rewind: Lab) -> None:
 
 def _build_restore(root: Path) -> tuple[Lab, str]:
     """``rewind`` again, then the team puts the branch back where the controller left it."""
-    lab = Lab(root)
-    lab.write("kept", GATED.replace("{tag}", "kept"))
-    lab.write("dropped", GATED.replace("{tag}", "dropped"))
-    lab.commit("agent adds kept, dropped", AGENT)
-    lab.run()
-    lab.approve("kept", ALICE)
-    lab.approve("dropped", ALICE)
-    lab.run()  # both: action 1, paused at gate 2
+    lab = _paused_at_gate_2(root, "kept", "dropped")
     before = lab.head()
     lab.approve("kept", BOB)
     lab.run()  # kept: action 2, paused at gate 3

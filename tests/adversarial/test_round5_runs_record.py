@@ -211,3 +211,80 @@ def test_a_clean_stop_mid_action_runs_each_action_once(lab: Lab) -> None:
     assert len(lab.calls("term")) == 1
     assert len(lab.calls("term-2")) == 1
     assert lab.status()["plans/term"]["status"] == "completed", lab.status()["plans/term"]
+
+
+# -- a reload mid-action; a rewrite that erases only the policy record ---------------------
+
+
+def _build_hold(root: Path) -> Lab:
+    slow = root / "slow.py"
+    slow.parent.mkdir(parents=True, exist_ok=True)
+    slow.write_text(SLOW)
+    lab = Lab(
+        root,
+        tools=(
+            f"slow: {{kind: exec, argv: {json.dumps([sys.executable, str(slow), '{tag}'])}, "
+            f"env: {{REC_LOG: {json.dumps(str(root / 'ran.log'))}}}}}\n"
+        ),
+    )
+    lab.write("early", plan_text("early"))
+    lab.commit("add early")
+    lab.run()
+    # the agent rewrites the branch to drop the controller's `record policy` commit only
+    policy = [
+        line.split()[0]
+        for line in lab.git("log", "--format=%H %s").splitlines()
+        if line.endswith("plangate: record policy")
+    ][0]
+    lab.git("rebase", "-q", "--onto", f"{policy}^", policy, who=("Agent", "agent@example.com"))
+    lab.write("late", plan_text("late"))
+    lab.write("hup", _slow_plan("hup"))
+    lab.commit("add late and hup")
+    lab.run()
+    for slug in ("early", "late", "hup"):
+        lab.set_status(slug, "approved")
+    lab.commit("approve", ("Alice", "alice@example.com"))
+    # the operator changes the tools' argv and reloads (SIGHUP) while hup's action 1 runs
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):
+            time.sleep(0.05)
+            if lab.calls("hup-began"):
+                break
+        text = lab.config.read_text()
+        lab.config.write_text(text.replace('"{tag}"], env:', '"{tag}", "RELOADED"], env:'))
+        proc.send_signal(signal.SIGHUP)
+        for _ in range(200):
+            time.sleep(0.05)
+            if lab.calls("hup-2") and lab.calls("late"):
+                break
+        time.sleep(0.3)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def hold(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r5-hold", _build_hold)
+
+
+def test_a_reload_mid_plan_keeps_the_tools_it_started_with(hold: Lab) -> None:
+    assert [c["argv"] for c in hold.calls("hup-2")] == [["hup-2"]]
+    assert hold.status()["plans/hup"]["status"] == "completed"
+
+
+def test_erasing_the_policy_record_stalls_no_other_plan(hold: Lab) -> None:
+    assert len(hold.calls("late")) == 1
+    assert hold.status()["plans/late"]["status"] == "completed"
+
+
+def test_a_plan_whose_freeze_a_rewrite_copied_is_held(hold: Lab) -> None:
+    assert hold.calls("early") == []
+    assert "E_HISTORY_REWRITTEN" in hold.codes("early")

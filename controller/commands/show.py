@@ -35,7 +35,10 @@ def show(
             raise PlanInvalid(plan.problems, str(plan_file))
         print_problems(plan_file, plan.problems)
         return 1
+    plan, warning = _as_recorded(plan, config)
     view = rendering.plan_view(plan, config, _review(plan, config))
+    if warning:
+        view["record_warning"] = warning
     level = verbosity if verbosity in ("quiet", "verbose") else "normal"
     if fmt == "json":
         print(rendering.to_json(view))
@@ -58,3 +61,85 @@ def _review(plan: Any, config: Any) -> dict[str, Any]:
     from controller.commands._shared import frozen_facts_for
 
     return {**(frozen_facts_for(plan, config) or {}), "source": "config"}
+
+
+#: The blocks only the controller writes (SPEC §4): what ran, what it received, who approved.
+OWNED = ("execution", "approval")
+
+
+def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
+    """The plan with its controller-owned blocks as the controller recorded them, and why
+    they differ from the file's, if they do. Those blocks are not hashed: an agent that
+    rewrites the ``execution:`` block (in the working tree, or in a commit of its own) would
+    otherwise make ``show`` promise a gate's reviewer values that are not the ones that run
+    (round 5). The record is the branch (HEAD) over the working tree and, with a config, the
+    controller's own last commit of the file over anyone's later commit."""
+    import dataclasses
+
+    owned = {key: plan.data.get(key) for key in OWNED} if isinstance(plan.data, dict) else {}
+    if not any(owned.values()):
+        return plan, None  # nothing the controller wrote yet (a draft, a pending plan)
+    found = _recorded_owned(plan.path, config)
+    if found is None:
+        return plan, None
+    recorded, where = found
+    if recorded == owned:
+        return plan, None
+    data = {**plan.data, **{k: v for k, v in recorded.items() if v is not None}}
+    for key in OWNED:
+        if recorded.get(key) is None:
+            data.pop(key, None)
+    warning = (
+        f"E_OWNED_BLOCK_CHANGED: the execution:/approval: blocks of this file are not the "
+        f"controller's record ({where}); shown as the controller recorded them"
+    )
+    return dataclasses.replace(plan, data=data), warning
+
+
+def _recorded_owned(path: Path, config: Any) -> tuple[dict[str, Any], str] | None:
+    """(the owned blocks as recorded, what differs) or None outside a git work tree."""
+    import subprocess
+
+    from controller.git.guard import guarded_env
+    from controller.plan import yamlio
+
+    folder = path.resolve().parent
+    env = guarded_env(folder)
+
+    def git(*args: str) -> str | None:
+        result = subprocess.run(
+            ["git", "-c", "core.quotePath=false", *args],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        return result.stdout.decode("utf-8", "replace") if result.returncode == 0 else None
+
+    def blocks(rev: str) -> dict[str, Any] | None:
+        text = git("show", f"{rev}:./{path.name}")
+        if text is None:
+            return None
+        try:
+            data = yamlio.read_yaml(text, path.name).data
+        except Exception:  # an unreadable version is no record
+            return None
+        return {key: data.get(key) for key in OWNED} if isinstance(data, dict) else None
+
+    head = blocks("HEAD")
+    if head is None:
+        return None  # not tracked, or not in a repository: the file is all there is
+    where = "the working tree differs from the branch: uncommitted edits"
+    email = getattr(getattr(config, "identity", None), "email", None)
+    if email:
+        log = git("log", "--format=%H%x00%ae", "--", f"./{path.name}") or ""
+        rows = [line.split("\0") for line in log.splitlines() if "\0" in line]
+        own = next((sha for sha, who in rows if who.casefold() == email.casefold()), None)
+        if own is not None and rows and rows[0][0] != own:
+            recorded = blocks(own)
+            if recorded is not None and recorded != head:
+                later = [sha[:12] for sha, _ in rows[: [r[0] for r in rows].index(own)]]
+                return recorded, (
+                    f"commit(s) {', '.join(later)} after the controller's {own[:12]} changed them"
+                )
+    return head, where

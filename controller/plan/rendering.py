@@ -141,6 +141,8 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
     if approval.get("by") and approval.get("status") == "approved":
         lines.append(f"Approved: by {visible(str(approval['by']))} at {approval.get('at', '?')}")
     lines.append(f"Hash:    {view['hash']}  ({view['freeze_state']})")
+    if view.get("record_warning"):
+        lines.append(f"WARNING: {visible(str(view['record_warning']))}")
     lines += review_lines(view)
     if view.get("inputs") and verbosity != "quiet":
         lines.append(f"Inputs:  {_json(view['inputs'])}")
@@ -336,6 +338,8 @@ def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
         f"| Actions | {len(view['actions'])} |",
         "",
     ]
+    if view.get("record_warning"):
+        lines += [f"> **Warning:** {md_text(str(view['record_warning']))}", ""]
     runs = _runs(view)
     ran = bool(runs)
     head = "| # | tool | why | on failure |" + (" ran |" if ran else "")

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, AGENT, Lab
+from advkit import AGENT, ALICE, Lab
 from test_round2_execution_kit import shared
 
 VARIANTS = ["control", "tree", "committed"]
@@ -101,19 +101,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r5-gate", _build)
 
 
-BROKE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 5: `plangate show` at a gate resolves the gated params from the unhashed "
-    "execution: block, which the agent rewrote; the reviewer is shown benign@example.com, "
-    "the gated action runs with the journal's real value",
-)
-
-
-@pytest.mark.parametrize(
-    "variant",
-    [pytest.param(v, marks=[BROKE] if v != "control" else []) for v in VARIANTS],
-)
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_the_gate_runs_with_the_values_show_promised(lab: Lab, variant: str) -> None:
     tag = f"gate-{variant}"
     assert len(lab.calls(f"{tag}-1")) == 1

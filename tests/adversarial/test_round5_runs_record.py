@@ -96,14 +96,16 @@ def _build(root: Path) -> Lab:
     lab.write("logname", plan_text("logname", name=LOG_NAME.replace("\n", "\\n")))
     lab.write(
         "logwhy",
-        plan_text("logwhy").replace(
-            '"record that variant logwhy ran"', json.dumps(LOG_WHY)
-        ),
+        plan_text("logwhy").replace('"record that variant logwhy ran"', json.dumps(LOG_WHY)),
     )
     # a failing tool whose stderr (every line, or its last line) is a trailer block
-    lab.write("note-lines", _fail_plan("note-lines", "boom\n\n" + FORGED_TRAILERS.format(victim="ctl")))
+    lab.write(
+        "note-lines", _fail_plan("note-lines", "boom\n\n" + FORGED_TRAILERS.format(victim="ctl"))
+    )
     lab.write("note-last", _fail_plan("note-last", "Plan-Status: completed"))
-    lab.write("note-nel", _fail_plan("note-nel", "boom\u0085Plan: plans/ctl\u2028Plan-Event: start"))
+    lab.write(
+        "note-nel", _fail_plan("note-nel", "boom\u0085Plan: plans/ctl\u2028Plan-Event: start")
+    )
     lab.write("ctl", plan_text("ctl"))
     lab.write("fbatch", plan_text("fbatch"))
     lab.write("term", _slow_plan("term"))
@@ -118,7 +120,9 @@ def _build(root: Path) -> Lab:
     (lab.repo / "plans" / "fbatch" / "notes.txt").write_text("note\n")
     lab.git("add", "-A")
     lab.git(
-        "commit", "-q", "-m",
+        "commit",
+        "-q",
+        "-m",
         "plangate: start plans/fbatch\n\n"
         f"Plan: plans/fbatch\nPlan-Event: start\nPlan-Status: executing\n"
         f"Approved-By: alice@example.com\nApproval-Commit: {approval}\n"
@@ -132,7 +136,11 @@ def _build(root: Path) -> Lab:
     env["REC_LOG"] = str(lab.log)
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     for _ in range(200):
         time.sleep(0.05)
@@ -162,7 +170,9 @@ def test_a_plan_name_cannot_add_rows_to_the_log_header(lab: Lab) -> None:
     rows = _header(lab, "logname")
     approver_rows = [r for r in rows if r.startswith("| Approved by |")]
     assert approver_rows == ["| Approved by | alice@example.com |"], rows
-    assert [r for r in rows if r.startswith("# ")] == [rows[[i for i, r in enumerate(rows) if r.startswith("# ")][0]]]
+    assert [r for r in rows if r.startswith("# ")] == [
+        rows[next(i for i, r in enumerate(rows) if r.startswith("# "))]
+    ]
     assert "mallory" not in "".join(r for r in rows if not r.startswith("# "))
 
 
@@ -231,11 +241,11 @@ def _build_hold(root: Path) -> Lab:
     lab.commit("add early")
     lab.run()
     # the agent rewrites the branch to drop the controller's `record policy` commit only
-    policy = [
+    policy = next(
         line.split()[0]
         for line in lab.git("log", "--format=%H %s").splitlines()
         if line.endswith("plangate: record policy")
-    ][0]
+    )
     lab.git("rebase", "-q", "--onto", f"{policy}^", policy, who=("Agent", "agent@example.com"))
     lab.write("late", plan_text("late"))
     lab.write("hup", _slow_plan("hup"))
@@ -249,7 +259,10 @@ def _build_hold(root: Path) -> Lab:
     env["REC_LOG"] = str(lab.log)
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         for _ in range(300):

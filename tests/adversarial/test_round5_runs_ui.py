@@ -28,7 +28,7 @@ from advkit import BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 
 FORGED = "FORGED-R5"
-XSS = '<img src=x onerror=alert(1)>'
+XSS = "<img src=x onerror=alert(1)>"
 
 FORGED_LOG = f"""\
 # Execution log: ui-log
@@ -71,7 +71,9 @@ def _forge_tree(lab: Lab) -> None:
     log.unlink()
     log.symlink_to(secret)
     p = lab.repo / "plans/ui-stale/PLAN.yml"
-    p.write_text(p.read_text().replace('tag: "ui-stale"', f'tag: "ui-stale"\n      extra: "{FORGED}"'))
+    p.write_text(
+        p.read_text().replace('tag: "ui-stale"', f'tag: "ui-stale"\n      extra: "{FORGED}"')
+    )
 
 
 def _get(port: int, path: str, method: str = "GET") -> tuple[int, dict[str, str], str]:
@@ -124,7 +126,11 @@ def _build(root: Path) -> Lab:
     env["REC_LOG"] = str(lab.log)
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     pages: dict[str, Any] = {}
     try:
@@ -190,7 +196,9 @@ def test_the_page_never_shows_results_the_agent_rewrote(lab: Lab) -> None:
     shown = _shown(lab, "ui-exec")
     assert FORGED not in shown, shown[-1500:]
     api = json.loads(lab.pages["api:ui-exec"][2])  # type: ignore[attr-defined]
-    assert (api.get("document") or {}).get("execution", {}).get("status") in (None, "completed"), api
+    assert (api.get("document") or {}).get("execution", {}).get("status") in (None, "completed"), (
+        api
+    )
 
 
 @BROKE_TREE

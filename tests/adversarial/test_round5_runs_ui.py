@@ -174,23 +174,12 @@ def _shown(lab: Lab, slug: str) -> str:
     return pages[f"page:{slug}"][2] + pages[f"api:{slug}"][2]
 
 
-BROKE_TREE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 5: the page and its JSON twin show the agent's uncommitted rewrite of a "
-    "finished plan (EXECUTION_LOG.md / execution: / approval:) as the controller's record, "
-    "with no stale mark (the hash is unchanged)",
-)
-
-
-@BROKE_TREE
 def test_the_page_never_shows_a_log_the_agent_rewrote(lab: Lab) -> None:
     assert len(lab.calls("ui-log")) == 1
     shown = _shown(lab, "ui-log")
     assert FORGED not in shown and "mallory@example.com" not in shown, shown[-1500:]
 
 
-@BROKE_TREE
 def test_the_page_never_shows_results_the_agent_rewrote(lab: Lab) -> None:
     assert len(lab.calls("ui-exec")) == 1
     shown = _shown(lab, "ui-exec")
@@ -201,7 +190,6 @@ def test_the_page_never_shows_results_the_agent_rewrote(lab: Lab) -> None:
     )
 
 
-@BROKE_TREE
 def test_the_page_never_names_an_approver_the_agent_wrote_in(lab: Lab) -> None:
     assert len(lab.calls("ui-approval")) == 1
     assert "mallory@example.com" not in _shown(lab, "ui-approval")

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller.errors import PlangateError
@@ -83,6 +83,8 @@ class UiData:
         self._redactor = redactor_for(config)
         self._audit = AuditCache(config, workdir)
         self._codes: dict[tuple[str, str], str | None] = {}
+        self._git: Any = None  # the repository, read at the published head (_committed)
+        self._git_lock = threading.Lock()
 
     # --- written by the daemon ------------------------------------------------------------
 
@@ -152,7 +154,7 @@ class UiData:
         if key not in self._codes:
             if len(self._codes) > 4 * self.max_rows:
                 self._codes.clear()
-            text, _ = read_bounded(self._workdir() / row["file"], MAX_FILE)
+            text, _ = self._committed(row["file"], MAX_FILE)
             self._codes[key] = recorded_code(text or "")
         return self._codes[key]
 
@@ -194,17 +196,44 @@ class UiData:
         row = self._rows.get(plan_id)
         if row is None:
             return None
-        workdir = self._workdir()
-        plan_file = workdir / row["file"]
-        text, cut = read_bounded(plan_file, MAX_FILE)
+        plan_file = self._workdir() / row["file"]
+        text, cut = self._committed(row["file"], MAX_FILE)
         page: dict[str, Any] = {"row": self._summary(row), "notes": list(row.get("notes") or [])}
         page.update(self._plan_view(plan_file, text, cut))
-        log_text, log_cut = read_bounded(plan_file.parent / "EXECUTION_LOG.md", MAX_LOG)
+        log_path = str(PurePosixPath(row["file"]).parent / "EXECUTION_LOG.md")
+        log_text, log_cut = self._committed(log_path, MAX_LOG)
         page["log"] = self._redactor.text(log_text) if log_text is not None else None
         page["log_cut"] = log_cut
         if row["status"] == "executing" or row.get("running"):
             page["live"] = self._redactor.data(self._journal_actions(row))
         return page
+
+    def _committed(self, path: str, limit: int) -> tuple[str | None, bool]:
+        """``(text, cut)`` of ``path`` as the watched branch holds it at the published head:
+        the page shows the record, never the working tree (in local mode an agent writes
+        it: a rewritten log, results or approver of a finished plan would read as the
+        controller's; round 5). ``(None, False)`` when absent or not a regular file; at most
+        ``limit`` bytes are read."""
+        head = self._head
+        if not head:
+            return None, False
+        with self._git_lock:
+            if self._git is None:
+                from controller.git.gitrepo import GitRepo
+
+                self._git = GitRepo(self._workdir())
+            try:
+                listed = self._git.run("ls-tree", "-l", "-z", head, "--", path)
+                meta, _, name = listed.rstrip("\0").partition("\t")
+                mode, kind, sha, size = [*meta.split(), "", "", "", ""][:4]
+                if name != path or kind != "blob" or mode not in ("100644", "100755"):
+                    return None, False
+                if int(size) > limit:
+                    return None, True
+                data = self._git.blob(sha)
+            except (PlangateError, ValueError):
+                return None, False
+        return data.decode("utf-8", "replace"), False
 
     def _plan_view(self, plan_file: Path, text: str | None, cut: bool) -> dict[str, Any]:
         if text is None:
@@ -231,6 +260,10 @@ class UiData:
 
     def close(self) -> None:
         self._audit.close()
+        with self._git_lock:
+            if self._git is not None:
+                self._git.close()
+                self._git = None
 
 
 def _actions(data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,130 @@
+# ruff: noqa: E501
+"""Round 5, who may make a plan run: the authors of a plan the daemon converted from a
+``PLAN.json`` source (docs/formats.md, "Who wrote the plan": the author and committer of
+every commit that changed the source file count as the plan's authors).
+
+Alice (an approver) writes the source; the agent only runs git; Alice then approves the
+converted PLAN.yml. Each variant must end ``E_SELF_APPROVAL`` with nothing run:
+
+- ``own``: Alice commits ``plans/own/PLAN.json`` herself (the documented case; control).
+- ``moved``: Alice commits ``plans/moved-draft/PLAN.json``; in the same push the agent
+  ``git mv``s the folder to ``plans/moved`` (the source file's path history starts with the
+  agent's rename).
+- ``renamed-file``: Alice commits ``plans/renamed-file/plan.json`` (not a source name); the
+  agent renames it to ``PLAN.json``.
+- ``coauthor``: the agent commits the source with ``Co-authored-by: Alice`` (for a PLAN.yml a
+  co-author is an author).
+- ``both-sides``: Alice adds the source on a side branch, the agent adds the same bytes on
+  main and merges the side branch (the merge changes nothing; history simplification hides
+  her commit: round 2's ``treesame-both-sides`` for a PLAN.yml).
+- ``copy``: Alice's source at ``plans/copy-a`` is converted (and stays pending); the agent
+  then adds the same bytes at ``plans/copy`` (same hashed content: the index keeps, per
+  content, everyone who produced it).
+- ``note``: Alice commits ``PLAN.json`` beside an existing PLAN.yml (a note, left alone); the
+  agent deletes the PLAN.yml, so her file becomes the plan's source.
+
+Broke (5 of 7): moved, renamed-file, coauthor, both-sides, copy. Held: own, note.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, Lab, plan_text
+from test_round2_execution_kit import shared
+from test_round4_runs_convert import _ap, _lab, _put
+
+R5 = "round 5: "
+VIDS = ["own", "moved", "renamed-file", "coauthor", "both-sides", "copy", "note"]
+
+
+def _broke(why: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=R5 + why)
+
+
+BROKEN: dict[str, list[pytest.MarkDecorator]] = {
+    "moved": [_broke("a source moved to another folder by the agent loses its writer: Alice approves what she wrote and it runs")],
+    "renamed-file": [_broke("a file renamed to PLAN.json by the agent loses its writer: Alice's self-approval runs")],
+    "coauthor": [_broke("Co-authored-by on a source commit is not an author (it is for a PLAN.yml): Alice's self-approval runs")],
+    "both-sides": [_broke("a source Alice added on a side branch, merged treesame, is forgotten (round 2's fix covers PLAN.yml only)")],
+    "copy": [_broke("the index does not keep a source's writers per converted content: a copy of Alice's converted source runs on her approval")],
+}
+
+
+def _src(tag: str) -> str:
+    return json.dumps(_ap(tag), indent=2) + "\n"
+
+
+def _approve(lab: Lab, slugs: list[str]) -> None:
+    for slug in slugs:
+        text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
+        new = text.replace('status: "pending_approval"', "status: approved", 1).replace(
+            "status: pending_approval", "status: approved", 1
+        )
+        assert new != text, text
+        _put(lab, f"plans/{slug}/PLAN.yml", new)
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", "approve " + " ".join(slugs), who=ALICE)
+
+
+def _build(root: Path) -> Lab:
+    lab = _lab(root)
+    # Alice's commits
+    _put(lab, "plans/own/PLAN.json", _src("own"))
+    _put(lab, "plans/moved-draft/PLAN.json", _src("moved"))
+    _put(lab, "plans/renamed-file/plan.json", _src("renamed-file"))
+    _put(lab, "plans/copy-a/PLAN.json", _src("copy"))
+    lab.write("note", plan_text("note-yml"))
+    _put(lab, "plans/note/PLAN.json", _src("note"))
+    lab.commit("alice drafts plans", ALICE)
+    # side branch: Alice adds both-sides
+    lab.git("checkout", "-q", "-b", "side")
+    _put(lab, "plans/both-sides/PLAN.json", _src("both-sides"))
+    lab.commit("alice: both-sides", ALICE)
+    lab.git("checkout", "-q", "main")
+    _put(lab, "plans/both-sides/PLAN.json", _src("both-sides"))
+    lab.commit("agent: both-sides", AGENT)
+    lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=AGENT)
+    # the agent's moves
+    lab.git("mv", "plans/moved-draft", "plans/moved")
+    lab.git("mv", "plans/renamed-file/plan.json", "plans/renamed-file/PLAN.json")
+    lab.git("rm", "-q", "plans/note/PLAN.yml")
+    lab.commit("agent tidies", AGENT)
+    _put(lab, "plans/coauthor/PLAN.json", _src("coauthor"))
+    lab.commit("pair work\n\nCo-authored-by: Alice <alice@example.com>", AGENT)
+    lab.run()  # converts and freezes
+    _put(lab, "plans/copy/PLAN.json", _src("copy"))
+    lab.commit("agent copies", AGENT)
+    lab.run()
+    time.sleep(1.1)
+    _approve(lab, VIDS)
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r5-sources", _build)
+
+
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])
+def test_the_writer_of_a_source_cannot_approve_its_plan(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(vid)
+    assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
+
+
+@pytest.fixture(scope="module")
+def audit(lab: Lab) -> dict:
+    _, report = lab.audit()  # no config: the recorded policy and git history alone
+    return report
+
+
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])
+def test_the_audit_never_calls_a_self_approval_of_a_source_valid(audit: dict, vid: str) -> None:
+    valid = [
+        e for e in audit.get("executions", []) if e["plan"] == f"plans/{vid}" and e["approval_valid"]
+    ]
+    assert valid == [], valid

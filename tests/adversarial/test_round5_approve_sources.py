@@ -22,8 +22,15 @@ converted PLAN.yml. Each variant must end ``E_SELF_APPROVAL`` with nothing run:
   content, everyone who produced it).
 - ``note``: Alice commits ``PLAN.json`` beside an existing PLAN.yml (a note, left alone); the
   agent deletes the PLAN.yml, so her file becomes the plan's source.
+- ``nested``: Alice's source at ``plans/lib`` is converted; the agent's PLAN.yml
+  ``plans/nested`` pins it as a nested plan (approving a parent approves its pinned plans,
+  whose authors are authors of the parent's version).
+- ``merged``: Alice adds the source on a side branch; the agent merges it (``--no-ff``).
+- ``readd``: Alice commits the source; the agent deletes it and adds the same bytes again.
 
-Broke (5 of 7): moved, renamed-file, coauthor, both-sides, copy. Held: own, note.
+Broke (6 of 10): moved, renamed-file, coauthor, both-sides, copy, nested (one root: a
+source's writers are found only through that path's own history, never per converted
+content or through renames/co-authors/merged branches). Held: own, note, merged, readd.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from test_round2_execution_kit import shared
 from test_round4_runs_convert import _ap, _lab, _put
 
 R5 = "round 5: "
-VIDS = ["own", "moved", "renamed-file", "coauthor", "both-sides", "copy", "note"]
+VIDS = ["own", "moved", "renamed-file", "coauthor", "both-sides", "copy", "note", "nested", "merged", "readd"]
 
 
 def _broke(why: str) -> pytest.MarkDecorator:
@@ -50,8 +57,21 @@ BROKEN: dict[str, list[pytest.MarkDecorator]] = {
     "renamed-file": [_broke("a file renamed to PLAN.json by the agent loses its writer: Alice's self-approval runs")],
     "coauthor": [_broke("Co-authored-by on a source commit is not an author (it is for a PLAN.yml): Alice's self-approval runs")],
     "both-sides": [_broke("a source Alice added on a side branch, merged treesame, is forgotten (round 2's fix covers PLAN.yml only)")],
+    "nested": [_broke("a parent pinning Alice's converted source is not hers: her approval of the parent runs her plan")],
     "copy": [_broke("the index does not keep a source's writers per converted content: a copy of Alice's converted source runs on her approval")],
 }
+
+
+NESTED = """\
+plan:
+  name: "nested"
+  task: "run the library plan"
+  status: pending_approval
+actions:
+  - id: 1
+    why: "the library"
+    plan: {path: plans/lib, hash: "%s"}
+"""
 
 
 def _src(tag: str) -> str:
@@ -95,7 +115,22 @@ def _build(root: Path) -> Lab:
     lab.commit("agent tidies", AGENT)
     _put(lab, "plans/coauthor/PLAN.json", _src("coauthor"))
     lab.commit("pair work\n\nCo-authored-by: Alice <alice@example.com>", AGENT)
+    _put(lab, "plans/lib/PLAN.json", _src("nested"))
+    lab.commit("alice: a library plan", ALICE)
+    lab.git("checkout", "-q", "-b", "side2")
+    _put(lab, "plans/merged/PLAN.json", _src("merged"))
+    lab.commit("alice: merged", ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge side2", "side2", who=AGENT)
+    _put(lab, "plans/readd/PLAN.json", _src("readd"))
+    lab.commit("alice: readd", ALICE)
+    lab.git("rm", "-q", "plans/readd/PLAN.json")
+    lab.commit("agent removes readd", AGENT)
+    _put(lab, "plans/readd/PLAN.json", _src("readd"))
+    lab.commit("agent adds readd", AGENT)
     lab.run()  # converts and freezes
+    lib_hash = lab.plan("lib")["frozen"]["hash"]
+    lab.write("nested", NESTED % lib_hash)
     _put(lab, "plans/copy/PLAN.json", _src("copy"))
     lab.commit("agent copies", AGENT)
     lab.run()

@@ -27,10 +27,15 @@ converted PLAN.yml. Each variant must end ``E_SELF_APPROVAL`` with nothing run:
   whose authors are authors of the parent's version).
 - ``merged``: Alice adds the source on a side branch; the agent merges it (``--no-ff``).
 - ``readd``: Alice commits the source; the agent deletes it and adds the same bytes again.
+- ``yaml-renamed``: not a source: Alice commits ``plans/yaml-renamed/PLAN.yaml``; the agent
+  renames it to ``PLAN.yml`` in the same push.
+- ``draft-renamed``: Alice commits ``plans/draft-renamed/draft.yml`` (plan text, in the plans
+  folder, not yet a plan file); the agent renames it to ``PLAN.yml``.
 
-Broke (6 of 10): moved, renamed-file, coauthor, both-sides, copy, nested (one root: a
+Broke (7 of 12): moved, renamed-file, coauthor, both-sides, copy, nested (one root: a
 source's writers are found only through that path's own history, never per converted
-content or through renames/co-authors/merged branches). Held: own, note, merged, readd.
+content or through renames/co-authors/merged branches), and draft-renamed (a file that
+becomes PLAN.yml by a rename is not followed). Held: own, note, merged, readd, yaml-renamed.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from test_round2_execution_kit import shared
 from test_round4_runs_convert import _ap, _lab, _put
 
 R5 = "round 5: "
-VIDS = ["own", "moved", "renamed-file", "coauthor", "both-sides", "copy", "note", "nested", "merged", "readd"]
+VIDS = ["own", "moved", "renamed-file", "coauthor", "both-sides", "copy", "note", "nested", "merged", "readd", "yaml-renamed", "draft-renamed"]
 
 
 def _broke(why: str) -> pytest.MarkDecorator:
@@ -58,6 +63,7 @@ BROKEN: dict[str, list[pytest.MarkDecorator]] = {
     "coauthor": [_broke("Co-authored-by on a source commit is not an author (it is for a PLAN.yml): Alice's self-approval runs")],
     "both-sides": [_broke("a source Alice added on a side branch, merged treesame, is forgotten (round 2's fix covers PLAN.yml only)")],
     "nested": [_broke("a parent pinning Alice's converted source is not hers: her approval of the parent runs her plan")],
+    "draft-renamed": [_broke("plan text Alice committed inside the plans folder as draft.yml, renamed to PLAN.yml by the agent, is not hers (the accepted limit names text outside the plans folder only)")],
     "copy": [_broke("the index does not keep a source's writers per converted content: a copy of Alice's converted source runs on her approval")],
 }
 
@@ -99,6 +105,8 @@ def _build(root: Path) -> Lab:
     _put(lab, "plans/copy-a/PLAN.json", _src("copy"))
     lab.write("note", plan_text("note-yml"))
     _put(lab, "plans/note/PLAN.json", _src("note"))
+    lab.write("yaml-renamed", plan_text("yaml-renamed"), "PLAN.yaml")
+    lab.write("draft-renamed", plan_text("draft-renamed"), "draft.yml")
     lab.commit("alice drafts plans", ALICE)
     # side branch: Alice adds both-sides
     lab.git("checkout", "-q", "-b", "side")
@@ -112,6 +120,8 @@ def _build(root: Path) -> Lab:
     lab.git("mv", "plans/moved-draft", "plans/moved")
     lab.git("mv", "plans/renamed-file/plan.json", "plans/renamed-file/PLAN.json")
     lab.git("rm", "-q", "plans/note/PLAN.yml")
+    lab.git("mv", "plans/yaml-renamed/PLAN.yaml", "plans/yaml-renamed/PLAN.yml")
+    lab.git("mv", "plans/draft-renamed/draft.yml", "plans/draft-renamed/PLAN.yml")
     lab.commit("agent tidies", AGENT)
     _put(lab, "plans/coauthor/PLAN.json", _src("coauthor"))
     lab.commit("pair work\n\nCo-authored-by: Alice <alice@example.com>", AGENT)

@@ -22,7 +22,6 @@ hooks never run, the moved commit is `E_APPROVAL_REPLAYED` (its `Plan:` names th
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 import sys
@@ -30,7 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, plan_text
+from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["staged-other", "unstaged-other", "staged-edit", "unstaged-edit", "hook", "name-trailer"]
@@ -39,8 +38,20 @@ BROKEN: dict[str, list[pytest.MarkDecorator]] = {}
 
 def _approve_cli(lab: Lab, vid: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "controller", "approve", "--config", str(lab.config), f"plans/{vid}"],
-        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "approve",
+            "--config",
+            str(lab.config),
+            f"plans/{vid}",
+        ],
+        cwd=lab.repo,
+        env=lab.env(ALICE),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     lab.approve_out = getattr(lab, "approve_out", {})  # type: ignore[attr-defined]
     lab.approve_out[vid] = result.returncode, result.stdout + result.stderr  # type: ignore[attr-defined]
@@ -56,8 +67,12 @@ def _build(root: Path) -> Lab:
         lab.write(vid, plan_text(vid, name="same header"))
         if vid.endswith("other") or vid == "hook":
             lab.write(f"{vid}-evil", plan_text(f"{vid}-evil"))
-    lab.write("name-trailer/sub", plan_text("name-trailer-sub", name="same header").replace(
-        'task: "attack variant name-trailer-sub"', 'task: "attack variant name-trailer"'))
+    lab.write(
+        "name-trailer/sub",
+        plan_text("name-trailer-sub", name="same header").replace(
+            'task: "attack variant name-trailer-sub"', 'task: "attack variant name-trailer"'
+        ),
+    )
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
     time.sleep(1.1)
@@ -111,6 +126,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 def test_the_agents_checkout_does_not_approve_for_alice(lab: Lab, vid: str) -> None:
     out = getattr(lab, "approve_out", {}).get(vid)
     evil = "name-trailer-sub" if vid == "name-trailer" else f"{vid}-evil"
-    assert lab.calls(evil) == [], (out, lab.codes(evil if vid != "name-trailer" else "name-trailer/sub"))
+    assert lab.calls(evil) == [], (
+        out,
+        lab.codes(evil if vid != "name-trailer" else "name-trailer/sub"),
+    )
     for call in lab.calls(vid):
         assert '"tag": "' + vid + '"' in call["stdin"], (out, call)

@@ -59,11 +59,9 @@ def _build(root: Path) -> Lab:
     # the agent: an -s ours merge over Alice's last approval, main fast-forwarded to it
     lab.git("checkout", "-q", "-b", "undo", alice_tip)
     lab.git("merge", "-q", "-s", "ours", "-m", "sync main", "main", who=AGENT)
+    lab.approve("control", ALICE)  # control: approved by Alice after the merge, runs
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--ff-only", "undo")
-    lab.run()
-    # control: approved afterwards by Alice, runs
-    lab.approve("control", ALICE)
     lab.run()
     return lab
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Round 5, who may make a plan run: a path rule dodged through a nested plan.
 
 Config: a plan under ``plans/two/**`` needs two approvals. The agent puts its plan at
@@ -41,7 +42,8 @@ BROKEN = {
         pytest.mark.xfail(
             strict=True,
             raises=AssertionError,
-            reason=R5 + "a plan under a two-approval path runs on one approval when a parent outside the path pins it",
+            reason=R5
+            + "a plan under a two-approval path runs on one approval when a parent outside the path pins it",
         )
     ]
     for v in VIDS
@@ -49,7 +51,9 @@ BROKEN = {
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, approval='rules:\n  - match: {paths: ["plans/two/**"]}\n    require: [{count: 2}]\n')
+    lab = Lab(
+        root, approval='rules:\n  - match: {paths: ["plans/two/**"]}\n    require: [{count: 2}]\n'
+    )
     lab.write("two/direct", plan_text("direct"))
     lab.write("two/nest-draft", plan_text("nest-draft", status="draft"))
     lab.write("two/nest-pending", plan_text("nest-pending"))

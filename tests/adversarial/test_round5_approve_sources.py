@@ -50,7 +50,20 @@ from test_round2_execution_kit import shared
 from test_round4_runs_convert import _ap, _lab, _put
 
 R5 = "round 5: "
-VIDS = ["own", "moved", "renamed-file", "coauthor", "both-sides", "copy", "note", "nested", "merged", "readd", "yaml-renamed", "draft-renamed"]
+VIDS = [
+    "own",
+    "moved",
+    "renamed-file",
+    "coauthor",
+    "both-sides",
+    "copy",
+    "note",
+    "nested",
+    "merged",
+    "readd",
+    "yaml-renamed",
+    "draft-renamed",
+]
 
 
 def _broke(why: str) -> pytest.MarkDecorator:
@@ -58,13 +71,41 @@ def _broke(why: str) -> pytest.MarkDecorator:
 
 
 BROKEN: dict[str, list[pytest.MarkDecorator]] = {
-    "moved": [_broke("a source moved to another folder by the agent loses its writer: Alice approves what she wrote and it runs")],
-    "renamed-file": [_broke("a file renamed to PLAN.json by the agent loses its writer: Alice's self-approval runs")],
-    "coauthor": [_broke("Co-authored-by on a source commit is not an author (it is for a PLAN.yml): Alice's self-approval runs")],
-    "both-sides": [_broke("a source Alice added on a side branch, merged treesame, is forgotten (round 2's fix covers PLAN.yml only)")],
-    "nested": [_broke("a parent pinning Alice's converted source is not hers: her approval of the parent runs her plan")],
-    "draft-renamed": [_broke("plan text Alice committed inside the plans folder as draft.yml, renamed to PLAN.yml by the agent, is not hers (the accepted limit names text outside the plans folder only)")],
-    "copy": [_broke("the index does not keep a source's writers per converted content: a copy of Alice's converted source runs on her approval")],
+    "moved": [
+        _broke(
+            "a source moved to another folder by the agent loses its writer: Alice approves what she wrote and it runs"
+        )
+    ],
+    "renamed-file": [
+        _broke(
+            "a file renamed to PLAN.json by the agent loses its writer: Alice's self-approval runs"
+        )
+    ],
+    "coauthor": [
+        _broke(
+            "Co-authored-by on a source commit is not an author (it is for a PLAN.yml): Alice's self-approval runs"
+        )
+    ],
+    "both-sides": [
+        _broke(
+            "a source Alice added on a side branch, merged treesame, is forgotten (round 2's fix covers PLAN.yml only)"
+        )
+    ],
+    "nested": [
+        _broke(
+            "a parent pinning Alice's converted source is not hers: her approval of the parent runs her plan"
+        )
+    ],
+    "draft-renamed": [
+        _broke(
+            "plan text Alice committed inside the plans folder as draft.yml, renamed to PLAN.yml by the agent, is not hers (the accepted limit names text outside the plans folder only)"
+        )
+    ],
+    "copy": [
+        _broke(
+            "the index does not keep a source's writers per converted content: a copy of Alice's converted source runs on her approval"
+        )
+    ],
 }
 
 
@@ -170,6 +211,8 @@ def audit(lab: Lab) -> dict:
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])
 def test_the_audit_never_calls_a_self_approval_of_a_source_valid(audit: dict, vid: str) -> None:
     valid = [
-        e for e in audit.get("executions", []) if e["plan"] == f"plans/{vid}" and e["approval_valid"]
+        e
+        for e in audit.get("executions", [])
+        if e["plan"] == f"plans/{vid}" and e["approval_valid"]
     ]
     assert valid == [], valid

@@ -11,13 +11,15 @@ version), and the controller runs.
 - ``unstaged-edit``: the same change, in the working tree only.
 - ``hook``: ``core.hooksPath`` in ``.git/config`` names a ``pre-commit`` hook that stages the
   evil plan approved and a ``commit-msg`` hook that appends ``Plan: plans/hook-evil``.
+- ``space-trailer``: the same, onto ``plans/space-trailer `` (a trailing blank: git's
+  trailer parser trims it, so ``Plan: plans/space-trailer `` would read as hers).
 - ``name-trailer``: Alice's approval commit of ``name-trailer`` is moved by the agent with
   ``git am --directory`` onto ``plans/name-trailer/sub`` (a plan folder inside hers, whose
   path starts with the path her ``Plan:`` trailer names).
 
 Defence: no evil plan ever runs, the approved plan runs only with the params Alice saw.
-Held (6 of 6): the index and working tree are not committed (edits refused `E_USAGE`),
-hooks never run, the moved commit is `E_APPROVAL_REPLAYED` (its `Plan:` names the parent).
+Held (7 of 7): the index and working tree are not committed (edits refused `E_USAGE`),
+hooks never run, the moved commits are `E_APPROVAL_REPLAYED` (their `Plan:` names Alice's plan).
 """
 
 from __future__ import annotations
@@ -32,7 +34,20 @@ import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
-VIDS = ["staged-other", "unstaged-other", "staged-edit", "unstaged-edit", "hook", "name-trailer"]
+VIDS = [
+    "staged-other",
+    "unstaged-other",
+    "staged-edit",
+    "unstaged-edit",
+    "hook",
+    "name-trailer",
+    "space-trailer",
+]
+#: where the agent moves Alice's approval commit of the plan, and that plan's tag
+MOVED = {
+    "name-trailer": ("name-trailer/sub", "name-trailer-sub"),
+    "space-trailer": ("space-trailer ", "space-trailer-evil"),
+}
 BROKEN: dict[str, list[pytest.MarkDecorator]] = {}
 
 
@@ -67,12 +82,11 @@ def _build(root: Path) -> Lab:
         lab.write(vid, plan_text(vid, name="same header"))
         if vid.endswith("other") or vid == "hook":
             lab.write(f"{vid}-evil", plan_text(f"{vid}-evil"))
-    lab.write(
-        "name-trailer/sub",
-        plan_text("name-trailer-sub", name="same header").replace(
-            'task: "attack variant name-trailer-sub"', 'task: "attack variant name-trailer"'
-        ),
-    )
+    for vid, (slug, tag) in MOVED.items():
+        text = plan_text(tag, name="same header")
+        lab.write(
+            slug, text.replace(f'task: "attack variant {tag}"', f'task: "attack variant {vid}"')
+        )
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
     time.sleep(1.1)
@@ -109,9 +123,10 @@ def _build(root: Path) -> Lab:
     lab.git("config", "--unset", "core.hooksPath")
     # name-trailer: Alice approves her plan with the CLI; the agent moves the commit
     lab.git("stash", "-q", "-u", check=False)
-    _approve_cli(lab, "name-trailer")
-    patch = lab.git("format-patch", "-1", "--stdout", "HEAD")
-    lab.git("am", "-q", "-p3", "--directory=plans/name-trailer/sub", who=AGENT, input=patch)
+    for vid, (slug, _) in MOVED.items():
+        _approve_cli(lab, vid)
+        patch = lab.git("format-patch", "-1", "--stdout", "HEAD")
+        lab.git("am", "-q", "-p3", f"--directory=plans/{slug}", who=AGENT, input=patch)
     lab.git("stash", "-q", "-u", check=False)  # leave nothing of the agent's around
     lab.run()
     return lab
@@ -125,10 +140,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])
 def test_the_agents_checkout_does_not_approve_for_alice(lab: Lab, vid: str) -> None:
     out = getattr(lab, "approve_out", {}).get(vid)
-    evil = "name-trailer-sub" if vid == "name-trailer" else f"{vid}-evil"
+    evil = MOVED[vid][1] if vid in MOVED else f"{vid}-evil"
     assert lab.calls(evil) == [], (
         out,
-        lab.codes(evil if vid != "name-trailer" else "name-trailer/sub"),
+        lab.codes(MOVED[vid][0] if vid in MOVED else evil),
     )
     for call in lab.calls(vid):
         assert '"tag": "' + vid + '"' in call["stdin"], (out, call)

@@ -31,11 +31,15 @@ converted PLAN.yml. Each variant must end ``E_SELF_APPROVAL`` with nothing run:
   renames it to ``PLAN.yml`` in the same push.
 - ``draft-renamed``: Alice commits ``plans/draft-renamed/draft.yml`` (plan text, in the plans
   folder, not yet a plan file); the agent renames it to ``PLAN.yml``.
+- ``yml-then-json``: Alice commits ``plans/yml-then-json-a/PLAN.yml``, exactly what
+  ``plangate convert`` makes of a source; the agent commits that source as
+  ``plans/yml-then-json/PLAN.json`` (the same hashed content, by the per-content index).
 
-Broke (7 of 12): moved, renamed-file, coauthor, both-sides, copy, nested (one root: a
+Broke (7 of 13): moved, renamed-file, coauthor, both-sides, copy, nested (one root: a
 source's writers are found only through that path's own history, never per converted
 content or through renames/co-authors/merged branches), and draft-renamed (a file that
-becomes PLAN.yml by a rename is not followed). Held: own, note, merged, readd, yaml-renamed.
+becomes PLAN.yml by a rename is not followed). Held: own, note, merged, readd, yaml-renamed,
+yml-then-json (the per-content index knows a PLAN.yml's writer, not a source's).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 from test_round4_runs_convert import _ap, _lab, _put
 
@@ -148,7 +152,15 @@ def _build(root: Path) -> Lab:
     _put(lab, "plans/note/PLAN.json", _src("note"))
     lab.write("yaml-renamed", plan_text("yaml-renamed"), "PLAN.yaml")
     lab.write("draft-renamed", plan_text("draft-renamed"), "draft.yml")
+    src = lab.root / "yj.json"
+    src.write_text(_src("yml-then-json"))
+    converted = lab.cli("convert", str(src))
+    if converted.returncode != 0:
+        raise BenchError(converted.stderr)
+    lab.write("yml-then-json-a", converted.stdout)
     lab.commit("alice drafts plans", ALICE)
+    _put(lab, "plans/yml-then-json/PLAN.json", _src("yml-then-json"))
+    lab.commit("agent submits a source", AGENT)
     # side branch: Alice adds both-sides
     lab.git("checkout", "-q", "-b", "side")
     _put(lab, "plans/both-sides/PLAN.json", _src("both-sides"))

@@ -67,6 +67,7 @@ VIDS = [
     "readd",
     "yaml-renamed",
     "draft-renamed",
+    "yml-then-json",
 ]
 
 

@@ -109,17 +109,23 @@ class Commits(Objects, Refs, Signing):
 
     def merged_in(self, since: str | None, until: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every non-merge commit that changed ``paths`` on a branch merged into ``until``'s
-        first-parent line after ``since``: reachable from a merge's other parents and not
-        from its first parent. ``--full-history``: a side branch whose change the first
-        parent also made (the merge is TREESAME to it) is walked too."""
-        revs: list[str] = []
-        for shas in self._first_parent_merges(since, until):  # merge, first parent, others
-            revs += [f"^{shas[1]}", *shas[2:]]
-        if not revs:
+        first-parent line after ``since``: reachable from ``until`` and not from ``since``,
+        and not on the first-parent line itself. Each is read on its own (``--no-walk``): a
+        side branch whose change the first parent also made (the merge is TREESAME to it) is
+        never simplified away, and no later merge hides an earlier one's branch (one walk
+        ``^first-parent side...`` for all merges at once subtracted every earlier merge's
+        branch, which a later first parent reaches: round 5)."""
+        if not self._first_parent_merges(since, until):
             return []
-        return self._changes_log(
-            "--stdin", paths, "--full-history", "--no-merges", input="\n".join(revs) + "\n"
+        spec = f"{since}..{until}" if since else until
+        line = set(self.run("rev-list", "--first-parent", spec).split())
+        side = [s for s in self.run("rev-list", "--no-merges", spec).split() if s not in line]
+        if not side:
+            return []
+        found = self._changes_log(
+            "--stdin", paths, "--no-walk=unsorted", input="\n".join(side) + "\n"
         )
+        return [record for record in found if record.changes]
 
     def _first_parent_merges(self, since: str | None, until: str) -> list[list[str]]:
         """The merges on ``until``'s first-parent line after ``since``, each as [merge, first

@@ -63,6 +63,8 @@ class Lifecycle(IndexStore):
             plan_id = plan_id_of(change.path, self.plans_dir)
             if plan_id is None:
                 self._link_outside_plan_files(change)
+                if not by_controller:
+                    self._blob_writers(change, self.identities(record))
                 continue
             why = _unsafe_why(change)
             if why is not None:
@@ -103,6 +105,21 @@ class Lifecycle(IndexStore):
         state.note(note)
         if self.on_problem is not None:
             self.on_problem(state.plan_id, note)
+
+    def _blob_writers(self, change: FileChange, who: set[str]) -> None:
+        """Whoever wrote a file under the plans folder that is not a plan file (a plan source
+        ``PLAN.json``/``PLAN.md``, a draft, any file): kept by the file's bytes (its git blob
+        id), so that a plan made of those bytes (the file renamed, moved or copied to
+        ``PLAN.yml``, the source converted wherever it went) counts them as its authors. The
+        author index never forgets them (SPEC §15; round 5)."""
+        if change.new_blob is None or change.mode in NOT_A_FILE or not is_text(change.path):
+            return
+        if (
+            self.plans_dir != "."
+            and PurePosixPath(self.plans_dir) not in PurePosixPath(change.path).parents
+        ):
+            return
+        self._add_authors(_blob_key(change.new_blob), who)
 
     def _link_outside_plan_files(self, change: FileChange) -> None:
         """A gitlink or symlink elsewhere in the plans folder (a plan folder that is a link):
@@ -164,12 +181,17 @@ class Lifecycle(IndexStore):
         since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
+            changers |= self.authors.get(_blob_key(change.new_blob or ""), set())  # a draft
             if new.hash is not None:
                 self._add_authors(new.hash, changers)
                 changers |= self.authors.get(new.hash, set())
             state.changers = sorted(set(state.changers) | changers)
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
-            state.changers = sorted(set(state.changers) | self._source_authors(repo, record))
+            writers = self._source_authors(repo, record)
+            if new.hash is not None:
+                self._add_authors(new.hash, writers)  # a copy or a pin of it: the same writers
+                writers |= self.authors.get(new.hash, set())
+            state.changers = sorted(set(state.changers) | writers)
         if content_changed:
             # No version is older than the controller's last commit before the one that
             # wrote it: the controller's clock, a time nobody else can write (the writing
@@ -306,6 +328,7 @@ class Lifecycle(IndexStore):
         found: set[str] = set()
         for change in record.changes:
             if change.new_blob is None and PurePosixPath(change.path).name in SOURCE_FILES:
+                found |= self.authors.get(_blob_key(change.old_blob or ""), set())
                 out = repo.run(
                     "log",
                     "--no-show-signature",
@@ -329,6 +352,8 @@ class Lifecycle(IndexStore):
             who = self.identities(commit)
             for change in commit.changes:
                 if PurePosixPath(change.path).name not in PLAN_FILES:
+                    if plan_id_of(change.path, self.plans_dir) is None:
+                        self._blob_writers(change, who)  # a source or draft on a side branch
                     continue
                 if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
                     continue
@@ -578,6 +603,11 @@ def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | 
     if named and all(path != plan_id for path, _ in named):
         return None, named[0][0]
     return None, None
+
+
+def _blob_key(blob: str) -> str:
+    """The author index's key for a file's bytes (plan contents are keyed by their hash)."""
+    return f"blob:{blob}"
 
 
 def _unsafe_why(change: FileChange) -> str | None:

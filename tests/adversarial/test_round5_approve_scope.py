@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 5, who may make a plan run: a path rule dodged through a nested plan.
 
 Config: a plan under ``plans/two/**`` needs two approvals. The agent puts its plan at
@@ -43,7 +42,9 @@ BROKEN = {
             strict=True,
             raises=AssertionError,
             reason=R5
-            + "a plan under a two-approval path runs on one approval when a parent outside the path pins it",
+            + "accepted (docs/approvals.md, paths rules): a plan under a two-approval path runs on "
+            "one approval when a parent outside the path pins it; the author picks a plan's path, "
+            "so paths organise reviews and risk/tools rules (which look into pins) bound them",
         )
     ]
     for v in VIDS

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 5, who may make a plan run: the authors of a plan the daemon converted from a
 ``PLAN.json`` source (docs/formats.md, "Who wrote the plan": the author and committer of
 every commit that changed the source file count as the plan's authors).
@@ -71,47 +70,10 @@ VIDS = [
 ]
 
 
-def _broke(why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=R5 + why)
-
-
-BROKEN: dict[str, list[pytest.MarkDecorator]] = {
-    "moved": [
-        _broke(
-            "a source moved to another folder by the agent loses its writer: Alice approves what she wrote and it runs"
-        )
-    ],
-    "renamed-file": [
-        _broke(
-            "a file renamed to PLAN.json by the agent loses its writer: Alice's self-approval runs"
-        )
-    ],
-    "coauthor": [
-        _broke(
-            "Co-authored-by on a source commit is not an author (it is for a PLAN.yml): Alice's self-approval runs"
-        )
-    ],
-    "both-sides": [
-        _broke(
-            "a source Alice added on a side branch, merged treesame, is forgotten (round 2's fix covers PLAN.yml only)"
-        )
-    ],
-    "nested": [
-        _broke(
-            "a parent pinning Alice's converted source is not hers: her approval of the parent runs her plan"
-        )
-    ],
-    "draft-renamed": [
-        _broke(
-            "plan text Alice committed inside the plans folder as draft.yml, renamed to PLAN.yml by the agent, is not hers (the accepted limit names text outside the plans folder only)"
-        )
-    ],
-    "copy": [
-        _broke(
-            "the index does not keep a source's writers per converted content: a copy of Alice's converted source runs on her approval"
-        )
-    ],
-}
+#: Every break of this file was fixed (the author index keeps a non-plan file's writers by its
+#: bytes; a convert commit adds its source's writers to the content; merged_in reads every
+#: merged branch's commits): none is left.
+BROKEN: dict[str, list[pytest.MarkDecorator]] = {}
 
 
 NESTED = """\

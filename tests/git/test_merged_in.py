@@ -1,0 +1,55 @@
+"""``merged_in``: every commit a merge brought in from a side branch, whatever the number of
+merges in the range (one walk for all of them once hid every earlier merge's branch behind
+a later merge's first parent: round 5) and whether or not the merge was TREESAME."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.git.gitrepo import GitRepo
+from tests.support.gitenv import commit_all, git
+
+ALICE = ("Alice", "alice@example.com")
+BOB = ("Bob", "bob@example.com")
+AGENT = ("Agent", "agent@example.com")
+
+
+def _put(repo: Path, path: str, text: str) -> None:
+    target = repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+
+
+def _side(repo: Path, branch: str, path: str, text: str, who: tuple[str, str]) -> str:
+    git(repo, "checkout", "-q", "-b", branch, "main")
+    _put(repo, path, text)
+    sha = commit_all(repo, f"{who[0]} on {branch}", who)
+    git(repo, "checkout", "-q", "main")
+    return sha
+
+
+def test_every_merged_branch_is_read_over_several_merges(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _put(repo, "README", "x\n")
+    base = commit_all(repo, "init", AGENT)
+    alice = _side(repo, "a", "plans/one/PLAN.json", "{}\n", ALICE)
+    _put(repo, "plans/one/PLAN.json", "{}\n")  # the first parent makes the same change
+    commit_all(repo, "agent adds the same bytes", AGENT)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge a", "a")  # TREESAME to main
+    first_merge = git(repo, "rev-parse", "HEAD").strip()
+    bob = _side(repo, "b", "plans/two/PLAN.yml", "plan: {}\n", BOB)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge b", "b")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    gitrepo = GitRepo(repo)
+    try:
+        found = {r.sha: r.author.email for r in gitrepo.merged_in(None, head, ["plans"])}
+        assert found == {alice: ALICE[1], bob: BOB[1]}
+        since = {r.sha for r in gitrepo.merged_in(base, head, ["plans"])}
+        assert since == {alice, bob}
+        later = {r.sha for r in gitrepo.merged_in(first_merge, head, ["plans"])}
+        assert later == {bob}
+        assert gitrepo.merged_in(head, head, ["plans"]) == []
+    finally:
+        gitrepo.close()

@@ -478,13 +478,22 @@ class _Unhandled(Exception):
 #: ``:`` only before a space), no ``: `` or `` #`` inside, no ``:`` last. The value must also
 #: read back as a string (:func:`_plain_tag`).
 _PRINTABLE = "\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
-_PLAIN = re.compile(
-    f"(?![#,\\[\\]{{}}&*!|>'\"%@`\\s])(?![-?:](?: |$))(?:(?!: | #)[{_PRINTABLE}])*(?<![ :])"
-)
-_ONE_LINE = re.compile(f"[{_PRINTABLE}]*")
-#: Characters a double-quoted scalar must escape besides JSON's: C1 controls, DEL, the line
-#: breaks review tools hide (NEL, U+2028, U+2029), the BOM, surrogates and non-characters.
-_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+
+
+@functools.cache
+def _scalar_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(plain, one line, to escape), compiled on the first write: their Unicode classes take
+    about 5 ms to compile, which a command that only reads (``validate``, ``hash``) skips."""
+    plain = re.compile(
+        f"(?![#,\\[\\]{{}}&*!|>'\"%@`\\s])(?![-?:](?: |$))(?:(?!: | #)[{_PRINTABLE}])*(?<![ :])"
+    )
+    one_line = re.compile(f"[{_PRINTABLE}]*")
+    # what a double-quoted scalar must escape besides JSON's: C1 controls, DEL, the line
+    # breaks review tools hide (NEL, U+2028, U+2029), the BOM, surrogates, non-characters
+    escape = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+    return plain, one_line, escape
+
+
 #: ruamel writes a longer key as an explicit ``? key``: left to it.
 _MAX_KEY = 127
 
@@ -537,12 +546,13 @@ def _scalar_text(value: Any) -> str:
         return "{}" if kind is dict else "[]"
     if kind is not str:
         raise _Unhandled
-    if value and _PLAIN.fullmatch(value) and _plain_tag(value) == STR_TAG:
+    plain, one_line, escape = _scalar_patterns()
+    if value and plain.fullmatch(value) and _plain_tag(value) == STR_TAG:
         return value
-    if _ONE_LINE.fullmatch(value):
+    if one_line.fullmatch(value):
         return "'" + value.replace("'", "''") + "'"
     quoted = json.dumps(value, ensure_ascii=False)
-    return _ESCAPE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", quoted)
+    return escape.sub(lambda m: f"\\u{ord(m.group(0)):04x}", quoted)
 
 
 def _float_text(value: float) -> str:

@@ -34,7 +34,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import SafeConstructor
@@ -55,6 +55,8 @@ from controller.errors import YamlParseError
 PathPart = str | int
 Path_ = tuple[PathPart, ...]
 STR_TAG = "tag:yaml.org,2002:str"
+INT_TAG = "tag:yaml.org,2002:int"
+NULL_TAG = "tag:yaml.org,2002:null"
 MERGE_TAG = "tag:yaml.org,2002:merge"
 #: Deepest nesting of mappings/lists accepted. Real plans stay far below; a deeper file is
 #: refused while parsing, before paths grow quadratically or any recursive step overflows.
@@ -74,13 +76,16 @@ def _loader() -> YAML:
 _YAML = _loader()
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """Where a value was written: 0-based lines/columns and character offsets."""
+class Span(NamedTuple):
+    """Where a value was written: 0-based lines/columns and character offsets.
+
+    A named tuple, immutable like the frozen dataclass it was and built in a fifth of the
+    time: a parse makes one per value (20,000 for a 1,000-action plan).
+    """
 
     line: int
     column: int
-    index: int
+    index: int  # type: ignore[assignment]  # the offset; shadows tuple.index, never called
     end_line: int
     end_column: int
     end_index: int
@@ -314,9 +319,15 @@ def _scalar(event: ScalarEvent, source: str) -> Any:
         _check_node(event, source)
     if event.style:  # quoted or block scalars are strings
         return event.value
-    tag = _plain_tag(event.value)
+    value = event.value
+    tag = _plain_tag(value)
     if tag == STR_TAG:
-        return event.value
+        return value
+    digits = tag == INT_TAG and value.isascii() and value.isdigit() and len(value) <= 15
+    if digits and (value[0] != "0" or value == "0"):  # what ruamel's constructor makes of it
+        return int(value)
+    if tag == NULL_TAG:
+        return None
     if tag == MERGE_TAG:
         _refuse(event, source, "merge key << (write the keys out in full)")
     construct = SafeConstructor.yaml_constructors.get(tag)

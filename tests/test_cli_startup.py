@@ -138,6 +138,8 @@ def test_validate_without_a_config_builds_no_config_model(tmp_path: Path) -> Non
     ]  # the package alone: the lookup
     assert "controller.settings.models" not in found["modules"]
     assert "controller.settings.loading" not in found["modules"]
+    # data flows are checked against a catalog: without one they are not imported
+    assert "controller.plan.flows" not in found["modules"]
     # no distribution's METADATA read (the version string is a constant), and no entry
     # points either: pydantic's plugin lookup is refused (controller/__init__.py)
     assert [p for p in found["opened"] if p.endswith("METADATA")] == []

@@ -276,11 +276,34 @@ def _build(text: str, source: str, quoted: list[tuple[int, int]] | None = None) 
     doc = YamlDoc(text, None)
     stack: list[_Frame] = []
     documents = 0
+    spans, key_lines = doc.spans, doc.key_lines
     for event in _YAML.parse(text):
         if isinstance(event, ScalarEvent):
             if quoted is not None and event.style in ("'", '"'):
                 quoted.append((event.start_mark.index, event.end_mark.index))
-            _place(doc, stack, _scalar(event, source), event, source, is_scalar=True)
+            value = _scalar(event, source)
+            frame = stack[-1] if stack else None
+            if frame is None or type(frame.container) is not dict:
+                _place(doc, stack, value, event, source, is_scalar=True)
+            elif frame.key is _NO_KEY:  # a key: kept until its value comes (_place, inlined)
+                if value in frame.container:
+                    _refuse(event, source, f"duplicate key {value!r}")
+                frame.key, frame.key_line = value, event.start_mark.line
+            else:  # a value in a mapping, the commonest event: _place, inlined
+                path = (*frame.path, frame.key)
+                frame.container[frame.key] = value
+                key_lines[path] = frame.key_line
+                frame.key = _NO_KEY
+                start, end = event.start_mark, event.end_mark
+                spans[path] = frame.last = Span(
+                    start.line,
+                    start.column,
+                    start.index,
+                    end.line,
+                    end.column,
+                    end.index,
+                    event.style,
+                )
         elif isinstance(event, MappingStartEvent | SequenceStartEvent):
             _check_node(event, source)
             if len(stack) >= MAX_DEPTH:

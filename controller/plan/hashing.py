@@ -36,7 +36,7 @@ def hashed_view(document: dict[str, Any]) -> dict[str, Any]:
 
 
 #: JCS written by the C JSON encoder (the ``rfc8785`` library writes each value in Python: 16 ms
-#: for a 1,000-action plan, against 4). For the values :func:`_plain` admits both produce the
+#: for a 1,000-action plan, against 4). For the values :func:`is_plain_json` admits both produce the
 #: same bytes: the same minimal string escapes (lowercase ``\u00xx``), integers in decimal,
 #: no spaces, keys sorted by code point, which is UTF-16 order when no key holds a character
 #: beyond U+FFFF. Anything else (floats above all) goes to the library, as before.
@@ -50,7 +50,7 @@ _PLAIN_DEPTH = 200
 
 def canonical_bytes(value: Any) -> bytes:
     """RFC 8785 canonical JSON of ``value``."""
-    if _plain(value, 0):
+    if is_plain_json(value):
         try:
             return _ENCODER.encode(value).encode("utf-8")
         except UnicodeEncodeError:
@@ -58,9 +58,14 @@ def canonical_bytes(value: Any) -> bytes:
     return rfc8785.dumps(value)
 
 
-def _plain(value: Any, depth: int) -> bool:
+def is_plain_json(value: Any) -> bool:
     """Whether ``value`` holds only exact str, safe int, bool, None, list and dict (string
-    keys up to U+FFFF): the values the C encoder writes exactly as RFC 8785 does."""
+    keys up to U+FFFF): the values the C encoder writes exactly as RFC 8785 does, and plain
+    JSON data by any measure (False says only: look closer)."""
+    return _plain(value, 0)
+
+
+def _plain(value: Any, depth: int) -> bool:
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return True

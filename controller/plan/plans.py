@@ -408,6 +408,8 @@ def convert_legacy_params(data: dict[str, Any]) -> dict[str, Any]:
 
 def non_json_problems(data: Any) -> list[Problem]:
     """Values that are not plain JSON data (timestamps, non-string keys, NaN, huge ints)."""
+    if hashing.is_plain_json(data):  # the usual plan: checked in a third of the walk's time
+        return []
     return list(_non_json(data, ()))
 
 

@@ -157,3 +157,26 @@ def test_the_fast_path_keeps_utf16_key_order_and_refusals() -> None:
             assert type(exc).__name__ == _library(refused)
         else:
             raise AssertionError(f"{refused!r} was canonicalised")
+
+
+_ODD = st.recursive(
+    st.none() | st.booleans() | _NUMBERS | _TEXT | st.dates() | st.datetimes(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_TEXT | st.integers() | st.booleans(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ODD)
+def test_plain_json_data_has_no_non_json_problem(value: Any) -> None:
+    """Validation skips the walk for plain data: it finds exactly what the walk finds."""
+    from controller.plan import plans
+
+    walked = [(p.code, p.message, p.path) for p in plans._non_json(value, ())]
+    found = [(p.code, p.message, p.path) for p in plans.non_json_problems(value)]
+    assert found == walked
+    if hashing.is_plain_json(value):
+        assert walked == []

@@ -7,6 +7,7 @@ at what it imported and which package-metadata files it opened, not at how long 
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import controller
+from controller import cli
 from tests.support.gitenv import git, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,8 +82,10 @@ def _probe(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], dic
 
 
 def _loaded(found: dict[str, list[str]], names: tuple[str, ...]) -> list[str]:
-    """Which of ``names`` (or their submodules) were imported."""
-    return sorted({n for n in names for m in found["modules"] if m == n or m.startswith(n + ".")})
+    """Which of ``names`` (or their submodules) were imported (not counting the stand-in
+    for pydantic's plugin loader that importing ``controller`` puts in place)."""
+    modules = [m for m in found["modules"] if m != "pydantic.plugin._loader"]
+    return sorted({n for n in names for m in modules if m == n or m.startswith(n + ".")})
 
 
 def _plan(folder: Path, actions: int = 10) -> Path:
@@ -134,8 +138,13 @@ def test_validate_without_a_config_builds_no_config_model(tmp_path: Path) -> Non
     ]  # the package alone: the lookup
     assert "controller.settings.models" not in found["modules"]
     assert "controller.settings.loading" not in found["modules"]
-    # no distribution's METADATA read (the version string is a constant)
+    # data flows are checked against a catalog: without one they are not imported
+    assert "controller.plan.flows" not in found["modules"]
+    # no distribution's METADATA read (the version string is a constant), and no entry
+    # points either: pydantic's plugin lookup is refused (controller/__init__.py)
     assert [p for p in found["opened"] if p.endswith("METADATA")] == []
+    assert found["opened"] == []
+    assert "importlib.metadata" not in found["modules"]
 
 
 def test_validate_with_a_config_reads_it(tmp_path: Path) -> None:
@@ -164,3 +173,67 @@ def test_a_bad_config_is_still_refused_with_its_code(tmp_path: Path, content: st
     assert result.returncode == 2
     assert "plangate: E_CONFIG_INVALID: " in result.stderr and "Traceback" not in result.stderr
     assert f"{tmp_path / 'plangate.yml'}:1: " in result.stderr and "remedy: " in result.stderr
+
+
+# Run plangate's entry point with the command's function wrapped: was the cyclic garbage
+# collector on when the command ran, and after?
+_GC_PROBE = """
+import gc, importlib, sys
+from controller import cli
+module, name = cli.HANDLERS[sys.argv[1]][0].split(":")
+mod = importlib.import_module(module)
+command = getattr(mod, name)
+def wrapped(**kwargs):
+    print("GC-DURING", gc.isenabled(), file=sys.stderr)
+    return command(**kwargs)
+setattr(mod, name, wrapped)
+sys.argv = ["plangate", *sys.argv[1:]]
+try:
+    cli.entry()
+finally:
+    print("GC-AFTER", gc.isenabled(), file=sys.stderr)
+"""
+
+
+def _gc_states(*args: str, cwd: Path) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", _GC_PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    return [x for x in result.stderr.splitlines() if x.startswith("GC-")]
+
+
+def test_the_collector_is_off_while_a_brief_command_starts_and_runs(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, actions=1)
+    assert _gc_states("validate", str(plan), cwd=tmp_path) == ["GC-DURING False", "GC-AFTER False"]
+    assert _gc_states("hash", str(plan), cwd=tmp_path) == ["GC-DURING False", "GC-AFTER False"]
+
+
+def test_the_collector_is_back_on_for_other_commands(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, actions=1)
+    from controller.cli import BRIEF_PLANS
+
+    many = [str(plan)] * (BRIEF_PLANS + 1)  # more than a brief validate: cycles add up
+    assert _gc_states("validate", *many, cwd=tmp_path) == ["GC-DURING True", "GC-AFTER True"]
+    assert _gc_states("schema", cwd=tmp_path) == ["GC-DURING True", "GC-AFTER True"]
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    found: argparse.ArgumentParser = sub.choices[name]
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(cli.HANDLERS))
+def test_a_subcommand_parses_alike_when_built_alone(name: str) -> None:
+    whole, alone = cli._build_parser(), cli._build_parser(name)
+    assert _subparser(alone, name).format_help() == _subparser(whole, name).format_help()
+    assert [a.dest for a in _subparser(alone, name)._actions] == [
+        a.dest for a in _subparser(whole, name)._actions
+    ]
+    [sub] = [a for a in alone._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(sub.choices) == [name]  # the siblings were really skipped

@@ -70,8 +70,11 @@ class Checkpoints:
         self.controller = f"{config.identity.name}@{socket.gethostname()}"
         self.plan_file = plan.path
         self.log_file = plan.path.with_name("EXECUTION_LOG.md")
-        # Sections of finished actions never change: render each once.
+        # Sections of finished actions never change: render each once. Nor does the section
+        # of an action nothing has happened to yet (a 1,000-action plan's checkpoints
+        # rendered all the pending ones again each time).
         self._done_sections: dict[int, str] = {}
+        self._pending_sections: dict[int, str] = {}
         #: What the last checkpoint produced: the controller commits these, never the files
         #: (an agent sharing the working tree may rewrite them or swap in a symlink).
         self.block: dict[str, Any] | None = None
@@ -198,6 +201,9 @@ class Checkpoints:
         if action.id in self._done_sections:
             return self._done_sections[action.id]
         rec = self.state.actions.get(action.id)
+        pending = rec is None and not any(self._ran(k) for k in self._inner_keys(action))
+        if pending and action.id in self._pending_sections:
+            return self._pending_sections[action.id]
         limit = self.config.limits.max_result_bytes
         text = logbook.render_action(action, self._view(rec), limit)
         child = self.nested.get(action.id)
@@ -215,6 +221,8 @@ class Checkpoints:
                 )
         if rec is not None and rec.done:
             self._done_sections[action.id] = text
+        elif pending:
+            self._pending_sections[action.id] = text
         return text
 
 

@@ -14,6 +14,7 @@ Pure functions over data; no I/O.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import rfc8785
@@ -34,9 +35,54 @@ def hashed_view(document: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
+#: JCS written by the C JSON encoder (the ``rfc8785`` library writes each value in Python: 16 ms
+#: for a 1,000-action plan, against 4). For the values :func:`is_plain_json` admits both produce the
+#: same bytes: the same minimal string escapes (lowercase ``\u00xx``), integers in decimal,
+#: no spaces, keys sorted by code point, which is UTF-16 order when no key holds a character
+#: beyond U+FFFF. Anything else (floats above all) goes to the library, as before.
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+)
+_SAFE_INT = 2**53 - 1
+#: Deeper values go to the library (whose errors, a cycle's included, stay what they were).
+_PLAIN_DEPTH = 200
+
+
 def canonical_bytes(value: Any) -> bytes:
     """RFC 8785 canonical JSON of ``value``."""
+    if is_plain_json(value):
+        try:
+            return _ENCODER.encode(value).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the library refuses it with its own error
     return rfc8785.dumps(value)
+
+
+def is_plain_json(value: Any) -> bool:
+    """Whether ``value`` holds only exact str, safe int, bool, None, list and dict (string
+    keys up to U+FFFF): the values the C encoder writes exactly as RFC 8785 does, and plain
+    JSON data by any measure (False says only: look closer)."""
+    return _plain(value, 0)
+
+
+def _plain(value: Any, depth: int) -> bool:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_SAFE_INT <= value <= _SAFE_INT
+    if depth > _PLAIN_DEPTH:
+        return False
+    if kind is list:
+        return all(_plain(item, depth + 1) for item in value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or not (key.isascii() or max(key) <= "\uffff"):
+                return False
+            if not _plain(item, depth + 1):
+                return False
+        return True
+    return False
 
 
 def plan_hash(document: dict[str, Any]) -> str:

@@ -76,30 +76,49 @@ def profile_of(
     """The profile of a plan's parsed data under ``catalog`` (tools it lacks: medium, free),
     its nested plans read by ``nested`` (none: every pin counts as unread)."""
     children, unread = _children(data, nested)
-    calls = list(_calls(data))
-    for child in children.values():
-        calls += _calls(child)
+    calls = _all_calls(data, children)
     tools = frozenset(tool for tool, _ in calls)
     risk = max((_risk(catalog.get(t)) for t in tools), key=risk_rank, default="low")
     if unread:
         risk = "high"
-    seconds = cost = 0.0
-    for tool, count in calls:
-        estimate = getattr(catalog.get(tool), "estimate", None)
-        if estimate is not None:
-            seconds += estimate.seconds * count
-            cost += estimate.cost_usd * count
     return Profile(
         plan_id,
         tools,
         risk,
-        Estimate(seconds, cost),
+        _estimate(calls, catalog),
         sum(_count_actions(d) for d in (data, *children.values())),
         sum(count for _, count in calls),
         _untrusted_to_sensitive(data, catalog, children),
         tuple(sorted(_paths(data, children))),
         tuple(sorted(set(unread))),
     )
+
+
+def size_of(
+    data: Any, catalog: Mapping[str, ToolSpec], nested: Reader | None = None
+) -> tuple[int, Estimate]:
+    """The actions and the estimate of a plan with its nested plans: what :func:`cap_problems`
+    weighs, without the rest of the profile (its data flows cost as much as all of it)."""
+    children, _ = _children(data, nested)
+    actions = sum(_count_actions(d) for d in (data, *children.values()))
+    return actions, _estimate(_all_calls(data, children), catalog)
+
+
+def _all_calls(data: Any, children: Mapping[int, Any]) -> list[tuple[str, int]]:
+    calls = list(_calls(data))
+    for child in children.values():
+        calls += _calls(child)
+    return calls
+
+
+def _estimate(calls: list[tuple[str, int]], catalog: Mapping[str, ToolSpec]) -> Estimate:
+    seconds = cost = 0.0
+    for tool, count in calls:
+        estimate = getattr(catalog.get(tool), "estimate", None)
+        if estimate is not None:
+            seconds += estimate.seconds * count
+            cost += estimate.cost_usd * count
+    return Estimate(seconds, cost)
 
 
 def _count_actions(data: Any) -> int:
@@ -242,14 +261,14 @@ class CapExceeded:
         )
 
 
-def cap_problems(profile: Profile, caps: Caps) -> list[CapExceeded]:
-    """The caps a plan exceeds before it runs (tool calls are counted at run time)."""
+def cap_problems(actions: int, estimate: Estimate, caps: Caps) -> list[CapExceeded]:
+    """The caps a plan exceeds before it runs (tool calls are counted at run time); its
+    ``actions`` and ``estimate`` as :func:`size_of` gives them."""
     found = []
     checks: list[tuple[str, str, float, float | None]] = [
-        ("max_actions", "the plan has actions:", profile.actions, caps.max_actions),
-        ("max_cost_usd", "the estimated cost in USD is", profile.estimate.cost_usd,
-         caps.max_cost_usd),
-        ("max_runtime", "the estimated run time in seconds is", profile.estimate.seconds,
+        ("max_actions", "the plan has actions:", actions, caps.max_actions),
+        ("max_cost_usd", "the estimated cost in USD is", estimate.cost_usd, caps.max_cost_usd),
+        ("max_runtime", "the estimated run time in seconds is", estimate.seconds,
          caps.max_runtime),
     ]  # fmt: skip
     for key, what, amount, cap in checks:

@@ -6,8 +6,6 @@ inside ``metadata``, ``inputs`` and ``params``, so a typo such as ``on_faliure``
 silently change what runs.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -103,7 +101,7 @@ class Expect(_Strict):
     matches: str | None = Field(None, description="The value is a string matching this regex.")
 
     @model_validator(mode="after")
-    def _one_operator(self) -> Expect:
+    def _one_operator(self) -> "Expect":
         given = [k for k in OPERATORS if k in self.model_fields_set]
         if len(given) != 1:
             raise ValueError("write exactly one of equals, not_equals, in, matches")
@@ -157,7 +155,7 @@ class Verify(_Strict):
     )
 
     @model_validator(mode="after")
-    def _tool_only(self) -> Verify:
+    def _tool_only(self) -> "Verify":
         if self.tool is None and (self.params or self.timeout or self.interval or self.guards):
             raise ValueError("params, timeout, interval and guards need a verify tool")
         return self
@@ -189,7 +187,7 @@ class _Step(_Strict):
     )
 
     @model_validator(mode="after")
-    def _one_retry(self) -> _Step:
+    def _one_retry(self) -> "_Step":
         if self.retries is not None and self.retry is not None:
             raise ValueError("write retry: {attempts: N} or the older retries: N, not both")
         return self
@@ -239,7 +237,7 @@ class Action(_Step):
     fallback: list[FallbackStep] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _tool_or_plan(self) -> Action:
+    def _tool_or_plan(self) -> "Action":
         if (self.tool is None) == (self.plan is None):
             raise ValueError("write either tool: or plan: (a nested plan), not both or neither")
         if self.inputs is not None and self.plan is None:

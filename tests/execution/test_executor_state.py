@@ -119,3 +119,24 @@ def test_one_plan_cannot_run_twice_at_once(tmp_path: Path) -> None:
 
 def _text(folder: Path) -> str:
     return "".join(p.read_text() for p in folder.rglob("*.jsonl"))
+
+
+def test_a_pending_actions_section_is_rendered_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from controller.execution import logbook
+
+    rendered: list[tuple[object, str]] = []
+    real = logbook.render_action
+
+    def counting(action: object, view: logbook.ActionView, *args: object, **kw: object) -> str:
+        rendered.append((getattr(action, "id", None), view.status))
+        return real(action, view, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(logbook, "render_action", counting)
+    plan_file, seen = peek_plan(tmp_path, interval=0.001, pause=0.3)
+    assert len({s["ino"] for s in seen}) >= 3  # several checkpoints while actions were pending
+    pending = [a for a, status in rendered if status == "pending"]
+    assert sorted(pending) == [1, 2, 3, 4]  # each once, however many checkpoints showed it
+    log = plan_file.with_name("EXECUTION_LOG.md").read_text()
+    assert log.count("**Status:** ✅ succeeded") == 4  # none shown stale at the end

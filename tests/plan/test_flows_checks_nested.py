@@ -11,6 +11,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -309,6 +310,12 @@ def test_a_pin_that_cannot_be_read_counts_as_high_risk() -> None:
     assert found.risk == "high" and found.unread == ("plans/gone",)
     read = profile.profile_of("plans/p", data, {}, lambda path, pin: {"actions": [{"tool": "x"}]})
     assert read.tools == {"note", "x"} and read.nested == ("plans/gone",) and read.actions == 3
+    # what the caps weigh is the profile's own count and estimate, nested plans included
+    reader = lambda path, pin: {"actions": [{"tool": "x"}]}  # noqa: E731
+    catalog = {"x": SimpleNamespace(risk="low", estimate=profile.Estimate(2.0, 0.5))}
+    whole = profile.profile_of("plans/p", data, catalog, reader)  # type: ignore[arg-type]
+    assert profile.size_of(data, catalog, reader) == (whole.actions, whole.estimate)  # type: ignore[arg-type]
+    assert whole.estimate == profile.Estimate(2.0, 0.5) and whole.actions == 3
 
 
 def test_outside_data_into_a_nested_plans_own_precondition_needs_its_guard(lab: Any) -> None:

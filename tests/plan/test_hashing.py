@@ -107,3 +107,76 @@ def test_idempotency_key_format() -> None:
     plan_hash = "sha256:" + "ab" * 32
     digest = hashlib.sha256(f"{plan_hash}:3".encode()).hexdigest()[:16]
     assert hashing.idempotency_key(plan_hash, 3) == f"step:{digest}"
+
+
+# Any text, keys beyond U+FFFF and lone surrogates included; numbers around the safe range.
+_TEXT = st.text(st.characters(exclude_categories=()), max_size=8)
+_NUMBERS = st.integers(min_value=-(2**54), max_value=2**54) | st.floats(allow_nan=True)
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | _NUMBERS | _TEXT,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_TEXT, inner, max_size=4)
+        | st.tuples(inner, inner)
+    ),
+    max_leaves=20,
+)
+
+
+def _library(value: Any) -> bytes | str:
+    import rfc8785
+
+    try:
+        return rfc8785.dumps(value)
+    except Exception as exc:
+        return type(exc).__name__
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSONISH)
+def test_canonical_bytes_are_the_librarys_for_every_value(value: Any) -> None:
+    """The C-encoder path writes exactly what the rfc8785 library writes, and refuses what it
+    refuses (a float, a huge integer, a lone surrogate, an astral key: the library's own)."""
+    try:
+        ours: bytes | str = hashing.canonical_bytes(value)
+    except Exception as exc:
+        ours = type(exc).__name__
+    assert ours == _library(value)
+
+
+def test_the_fast_path_keeps_utf16_key_order_and_refusals() -> None:
+    # U+1F600 sorts before U+FB33 in UTF-16 (a surrogate pair), after it by code point
+    value = {"\ufb33": 1, "\U0001f600": 2}
+    assert hashing.canonical_bytes(value) == '{"\U0001f600":2,"\ufb33":1}'.encode()
+    assert _library({"a": "\ud800"}) == "CanonicalizationError"
+    assert _library({"a": 2**53}) == "IntegerDomainError"
+    for refused in ({"a": "\ud800"}, {"a": 2**53}, {1: "x"}):
+        try:
+            hashing.canonical_bytes(refused)
+        except Exception as exc:
+            assert type(exc).__name__ == _library(refused)
+        else:
+            raise AssertionError(f"{refused!r} was canonicalised")
+
+
+_ODD = st.recursive(
+    st.none() | st.booleans() | _NUMBERS | _TEXT | st.dates() | st.datetimes(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_TEXT | st.integers() | st.booleans(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ODD)
+def test_plain_json_data_has_no_non_json_problem(value: Any) -> None:
+    """Validation skips the walk for plain data: it finds exactly what the walk finds."""
+    from controller.plan import plans
+
+    walked = [(p.code, p.message, p.path) for p in plans._non_json(value, ())]
+    found = [(p.code, p.message, p.path) for p in plans.non_json_problems(value)]
+    assert found == walked
+    if hashing.is_plain_json(value):
+        assert walked == []

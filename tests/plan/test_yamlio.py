@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.errors import YamlParseError
 from controller.plan import yamlio
@@ -78,3 +80,30 @@ def test_nesting_up_to_the_limit_is_read() -> None:
     while value:
         value, levels = value[0], levels + 1
     assert levels == depth - 1
+
+
+# Plain scalars that read as numbers, null or booleans, leading zeros, signs, underscores,
+# octal, hex, long digit strings: the reader's integer and null fast path must give
+# exactly the value ruamel's own safe loader (YAML 1.2) gives.
+_PLAIN = st.one_of(
+    st.integers(min_value=-(10**20), max_value=10**20).map(str),
+    st.from_regex(r"\A[-+]?[0-9_]{1,20}\Z"),
+    st.from_regex(r"\A0[ox][0-9a-fA-F_]{1,6}\Z"),
+    st.sampled_from(["~", "null", "Null", "NULL", "", "true", "False", "0", "00", "07", "1e3"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PLAIN)
+def test_plain_scalars_read_as_ruamel_reads_them(value: str) -> None:
+    from ruamel.yaml import YAML
+
+    text = f"a: {value}\n"
+    try:
+        expected = yamlio.canonical_number(YAML(typ="safe", pure=False).load(text)["a"])
+    except ValueError:  # ruamel cannot construct it ("0o_"): the reader refuses it
+        with pytest.raises(YamlParseError):
+            yamlio.read_yaml(text)
+        return
+    read = yamlio.read_yaml(text).data["a"]
+    assert read == expected and type(read) is type(expected)

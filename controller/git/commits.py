@@ -110,14 +110,18 @@ class Commits(Objects, Refs, Signing):
     def merged_in(self, since: str | None, until: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every non-merge commit that changed ``paths`` on a branch merged into ``until``'s
         first-parent line after ``since``: reachable from ``until`` and not from ``since``,
-        and not on the first-parent line itself. Each is read on its own (``--no-walk``): a
-        side branch whose change the first parent also made (the merge is TREESAME to it) is
-        never simplified away, and no later merge hides an earlier one's branch (one walk
-        ``^first-parent side...`` for all merges at once subtracted every earlier merge's
-        branch, which a later first parent reaches: round 5)."""
-        if not self._first_parent_merges(since, until):
+        and not on the first-parent line itself. ``--full-history``: a side branch whose
+        change the first parent also made (the merge is TREESAME to it) is never simplified
+        away; and no later merge hides an earlier one's branch (one walk ``^first-parent
+        side...`` for all merges at once subtracted every earlier merge's branch, which a
+        later first parent reaches: round 5)."""
+        line, merges = self._first_parent_line(since, until)
+        if not merges:
             return []
         spec = f"{since}..{until}" if since else until
+        if line is not None:  # a pass: a few commits, one path-limited walk of both sides
+            found = self._changes_log(spec, paths, "--full-history", "--no-merges")
+            return [record for record in found if record.sha not in line]
         line = set(self.run("rev-list", "--first-parent", spec).split())
         side = [s for s in self.run("rev-list", "--no-merges", spec).split() if s not in line]
         if not side:
@@ -127,21 +131,25 @@ class Commits(Objects, Refs, Signing):
         )
         return [record for record in found if record.changes]
 
-    def _first_parent_merges(self, since: str | None, until: str) -> list[list[str]]:
-        """The merges on ``until``'s first-parent line after ``since``, each as [merge, first
-        parent, other parents...]. A pass usually scans a commit or two: those are read from
-        the object store in-process (no git process on the approval's path); a longer range
-        asks ``git rev-list``."""
+    def _first_parent_line(
+        self, since: str | None, until: str
+    ) -> tuple[set[str] | None, list[list[str]]]:
+        """(the first-parent commits after ``since`` when read in-process, else None; the
+        merges among them, each as [merge, first parent, other parents...]). A pass usually
+        scans a commit or two: those are read from the object store (no git process on the
+        approval's path); a longer range asks ``git rev-list``."""
         if since is not None:
+            line: set[str] = set()
             found: list[list[str]] = []
             sha = until
             for _ in range(16):
                 if sha == since:
-                    return found
+                    return line, found
+                line.add(sha)
                 parents = [
-                    line[7:].decode()
-                    for line in self._object(sha).split(b"\n\n", 1)[0].split(b"\n")
-                    if line.startswith(b"parent ")
+                    raw[7:].decode()
+                    for raw in self._object(sha).split(b"\n\n", 1)[0].split(b"\n")
+                    if raw.startswith(b"parent ")
                 ]
                 if len(parents) >= 2:
                     found.append([sha, *parents])
@@ -150,7 +158,7 @@ class Commits(Objects, Refs, Signing):
                 sha = parents[0]
         spec = f"{since}..{until}" if since else until
         lines = self.run("rev-list", "--first-parent", "--merges", "--parents", spec).split("\n")
-        return [shas for shas in (line.split() for line in lines) if len(shas) >= 3]
+        return None, [shas for shas in (line.split() for line in lines) if len(shas) >= 3]
 
     def _changes_log(
         self, revisions: str, paths: Sequence[str], *options: str, input: str | None = None

@@ -54,6 +54,7 @@ __all__ = [
     "facts_of",
     "is_text",
     "plan_id_of",
+    "release_memory",
     "withdraw_rule",
 ]
 
@@ -70,6 +71,9 @@ class HistoryIndex(Lifecycle):
     scan_paths: list[str] | None = None
     #: ``progress(task, done, total)`` during long scans (set by the CLI: controller.progress)
     progress: Callable[[str, int, int | None], None] | None = None
+    #: How many cold or long scans gave their memory back (the daemon trims after such a
+    #: pass too: the rest of the pass frees more).
+    compactions = 0
 
     # --- scanning ---------------------------------------------------------------------
 
@@ -150,7 +154,7 @@ class HistoryIndex(Lifecycle):
         dropped and reloaded as saved, the old copies freed first: the new ones then fill
         whole arenas instead of sitting scattered among the scan's dead records (Python gives
         an arena of small objects back only once all of it is dead), and equal values are
-        held once (:meth:`PlanState.share`). 50,000 plans: 154 -> xx MB RSS.
+        held once (:meth:`PlanState.share`).
         """
         import gc
 
@@ -158,14 +162,15 @@ class HistoryIndex(Lifecycle):
         self.plans, self.authors, self.approval_ids = {}, {}, {}
         gc.collect()
         self._load()
-        _release_memory()
+        release_memory()
+        self.compactions += 1
 
 
 #: A scan of this many commits (or any cold one) gives its transient memory back.
 RELEASE_AFTER = 1000
 
 
-def _release_memory() -> None:
+def release_memory() -> None:
     """Return freed heap memory to the system (glibc ``malloc_trim``): a cold scan's
     transient buffers would otherwise stay in the daemon's RSS for its whole life (10,000
     plans: 91 -> 79 MB). A no-op where there is no glibc."""

@@ -87,9 +87,13 @@ class IndexStore:
         """The plans as last saved (also after a scan failed part way through applying)."""
         states = (PlanState(**json.loads(data)) for (data,) in self._db.execute(_PLANS))
         self.plans: dict[str, PlanState] = {state.plan_id: state for state in states}
+        #: One copy of each set of authors (author_set); the plans' own values are shared
+        #: through a pool dropped after loading (most of its keys are held once).
         self._pool: dict[Any, Any] = {}
+        pool: dict[Any, Any] = {}
         for state in self.plans.values():
-            state.share(self._pool)
+            state.share(pool)
+        del pool
         self._dirty: set[str] = set()
         #: Everyone who ever produced each hashed content, on any path (never forgotten:
         #: content moved, copied, deleted and brought back keeps its authors).

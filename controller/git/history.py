@@ -158,7 +158,10 @@ class HistoryIndex(Lifecycle):
         """
         import gc
 
+        from controller.plan.yamlio import forget_parses
+
         self._facts = {}
+        forget_parses()  # the parses of old versions the scan kept (up to 10 MB)
         self.plans, self.authors, self.approval_ids = {}, {}, {}
         gc.collect()
         self._load()

@@ -1,6 +1,6 @@
 """Local mode: notice new or changed plans and any git ref change without polling.
 
-Two kinds of watch, both through watchdog (inotify on Linux, no periodic wake-ups):
+Two kinds of watch, both inotify on Linux (no periodic wake-ups):
 
 - the plans directory, recursively. Only ``PLAN.yml``/``PLAN.yaml`` matter. A plan is read
   once it is completely written: on close after writing, on a rename onto the name (an
@@ -208,7 +208,8 @@ class PlansTree:
     thread. A folder costs an entry (descriptor -> path below the root); a folder created or
     moved in is watched, and the plan files already in it reported; a queue overflow
     re-walks the tree and wakes a pass. Reports go to :meth:`RepoWatcher.plan_changed`
-    (absolute paths) exactly as the watchdog handler did."""
+    (absolute paths) as the watchdog handler's did; a plan file renamed into place from
+    outside the tree is reported at once (watchdog saw a creation and waited)."""
 
     def __init__(self, root: Path, watcher: RepoWatcher, libc: ctypes.CDLL) -> None:
         self.root, self.watcher, self._libc = root, watcher, libc

@@ -137,16 +137,20 @@ class PlanState:
     def share(self, pool: dict[Any, Any]) -> None:
         """Hold equal values as one object (``pool`` maps each value to its kept copy): 50,000
         plans repeat a few statuses, risks, estimates and emails, and their frozen hash is
-        mostly their hash. Values are only read, never changed in place."""
-        for name in ("status", "file_status", "risk"):
+        mostly their hash; the plans one commit touched (a merge approving a thousand, the
+        controller's batched events) share its id and usually their notes and changers.
+        Values are only read, never changed in place (a change assigns a new list)."""
+        for name in ("status", "file_status", "risk", "last_commit"):
             value = getattr(self, name)
             if value is not None:
                 setattr(self, name, pool.setdefault(value, value))
         if self.frozen_hash == self.hash:
             self.frozen_hash = self.hash
+        self.notes = pool.setdefault(("notes", *self.notes), self.notes)
         if self.notes and self.last_event == self.notes[-1]:
             self.last_event = self.notes[-1]
-        self.changers = [pool.setdefault(c, c) for c in self.changers]
+        changers = [pool.setdefault(c, c) for c in self.changers]
+        self.changers = pool.setdefault(("changers", *changers), changers)
         if self.estimate is not None:
             key = ("estimate", json.dumps(self.estimate, sort_keys=True, default=str))
             self.estimate = pool.setdefault(key, self.estimate)

@@ -244,6 +244,12 @@ PARSE_CACHE_CHARS = 400_000
 _PARSED = _ParseCache(PARSE_CACHE_CHARS)
 
 
+def forget_parses() -> None:
+    """Drop the texts kept with their parses (a cold scan's old plan versions: up to 10 MB
+    that no later read asks for)."""
+    _PARSED.clear()
+
+
 def _hidden_breaks(text: str, source: str, quoted: list[tuple[int, int]]) -> None:
     """Refuse the first line break only YAML sees: outside a quoted string, or one the parser
     folds (NEL, lone CR) inside one. ``quoted``: character ranges of quoted scalars."""

@@ -99,6 +99,7 @@ class Daemon(Upkeep):
         self._pinger: threading.Thread | None = None
         self._repo_root = config.repo_path().resolve()
         self.passes = 0
+        self._compactions = 0  # the index's, at the last release (see _release_memory)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -244,6 +245,7 @@ class Daemon(Upkeep):
         finally:
             self._pass_started = None
         seconds = time.monotonic() - started
+        self._release_memory()
         self.passes += 1
         self._failures = 0
         metrics.observe_reconcile(seconds)
@@ -257,6 +259,18 @@ class Daemon(Upkeep):
             self._submit(job)
         self._publish_ui()
         self.notifier.status(self._status_line())
+
+    def _release_memory(self) -> None:
+        """After a pass that scanned a whole or long history (the first one, usually): give
+        its transient heap back (the scan trims, then the rest of the pass frees more: its
+        commit, the status rows). 50,000 plans: 14 MB."""
+        index = getattr(self.controller, "index", None)
+        compactions = getattr(index, "compactions", 0)
+        if compactions != self._compactions:
+            from controller.git.history import release_memory
+
+            self._compactions = compactions
+            release_memory()
 
     def _pass_failed(self, code: str, message: str, reasons: set[str]) -> None:
         self._failures += 1

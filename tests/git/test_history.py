@@ -9,6 +9,7 @@ import pytest
 
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
+from controller.plan import yamlio
 from tests.support.gitenv import identity
 from tests.support.gitkit import AGENT, ALICE, BOB, PLAN, commit_all, edit_status, git, write_plan
 
@@ -247,7 +248,10 @@ def test_a_cold_scan_keeps_one_copy_of_equal_values(repo: Path, tmp_path: Path) 
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
     a, b = index.plans["plans/a"], index.plans["plans/b"]
     assert a.hash != b.hash and index._facts == {}
-    assert a.status is b.status and a.changers[0] is b.changers[0]
+    assert a.status is b.status and a.changers is b.changers  # one list, one email
+    # One commit touched both: its id, its notes and the last event are held once.
+    assert a.last_commit is b.last_commit and a.notes is b.notes and a.last_event is b.notes[-1]
+    assert index.compactions == 1 and yamlio._PARSED.chars == 0  # nor their parses
     assert index.authors[a.hash] is index.authors[b.hash] == frozenset({"agent@example.com"})
     edit_status(repo, "a", "draft")
     commit_all(repo, "a back to draft", AGENT)  # the old version's facts are read again

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -135,6 +136,27 @@ def test_a_failed_pass_is_retried_without_a_new_event(daemon: tuple[Daemon, Stan
     d.wakeups.add("ref:main")
     wait_until(lambda: controller.passes >= before + 4, 10, "three retries and a good pass")
     assert controller.failures == 0
+
+
+def test_memory_is_given_back_after_a_pass_that_compacted_the_index(
+    daemon: tuple[Daemon, StandIn], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold or long scan trims the heap, then the rest of its pass frees more (its commit,
+    the status rows): the daemon trims again once that pass is over, and only then."""
+    from controller.git import history
+
+    released: list[int] = []
+    monkeypatch.setattr(history, "release_memory", lambda: released.append(1))
+    d, controller = daemon
+    controller.index = SimpleNamespace(compactions=0)  # type: ignore[attr-defined]
+    for reason, compactions, expected in (("ref:a", 0, 0), ("ref:b", 1, 1), ("ref:c", 1, 1)):
+        controller.index.compactions = compactions  # type: ignore[attr-defined]
+        before = d.passes
+        d.wakeups.add(reason)
+        wait_until(lambda before=before: d.passes > before, what="a pass")  # type: ignore[misc]
+        wait_until(lambda expected=expected: len(released) >= expected, what="a release")  # type: ignore[misc]
+    time.sleep(0.2)
+    assert released == [1]
 
 
 def test_stop_reaches_the_running_plan(daemon: tuple[Daemon, StandIn]) -> None:

@@ -157,3 +157,39 @@ def test_debouncer_coalesces_and_fire_preempts() -> None:
     debouncer.fire("b")
     assert fired == ["a", "b"]
     debouncer.close()
+
+
+def test_the_plans_tree_costs_one_entry_per_folder_and_follows_moves(
+    repo: Path, tmp_path: Path
+) -> None:
+    """One inotify descriptor for the whole plans tree, an entry per folder (watchdog held a
+    watch object and two path maps each: 31 MB with 50,000 plans). Folders made or moved in
+    later are watched (their plan files reported), folders moved away are forgotten."""
+    for name in ("a", "b", "team/c"):
+        (repo / "plans" / name).mkdir(parents=True)
+    changes = Changes()
+    watcher = RepoWatcher(repo, "plans", changes, quiet=0.2).start()
+    try:
+        tree = watcher._plans_tree
+        assert tree is not None
+        assert sorted(tree._paths.values()) == ["", "a", "b", "team", "team/c"]
+        changes.drain()
+        outside = tmp_path / "outside" / "moved"
+        outside.mkdir(parents=True)
+        (outside / "PLAN.yml").write_text(PLAN)
+        os.replace(outside, repo / "plans" / "team" / "moved")  # a folder moved in, plan inside
+        changes.wait_for(lambda r: r.endswith("team/moved/PLAN.yml"))
+        (repo / "plans" / "team" / "moved" / "PLAN.yml").write_text(PLAN.replace("y", "z"))
+        changes.wait_for(lambda r: r.endswith("team/moved/PLAN.yml"))  # watched from now on
+        os.replace(repo / "plans" / "team", tmp_path / "team")  # moved away: forgotten
+        changes.wait_for(lambda r: r.endswith("plans/team"))
+        wait_until_true(lambda: sorted(tree._paths.values()) == ["", "a", "b"])
+    finally:
+        watcher.stop()
+
+
+def wait_until_true(check: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.02)

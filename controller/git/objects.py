@@ -26,6 +26,10 @@ _BLOB_MODE = 0o100644
 BIG_TREE = 16 * 1024
 #: Loose objects bigger than this are stored without compression (see the module docstring).
 STORE_RAW_ABOVE = 64 * 1024
+#: Bytes of the objects this process wrote kept to be read back without git (a burst's
+#: start commit writes the PLAN.yml its outcome commit reads); objects above
+#: STORE_RAW_ABOVE are not kept.
+WRITTEN_KEPT = 4 * 1024 * 1024
 
 
 class Objects(RepoBase):
@@ -33,6 +37,22 @@ class Objects(RepoBase):
 
     def blob(self, sha: str) -> bytes:
         return self._object(sha)
+
+    def _object(self, sha: str) -> bytes:
+        """An object's content; one this process wrote is not asked of git (its id is the
+        hash of these very bytes, so the copy kept cannot differ from git's)."""
+        kept = self._written.get(sha)
+        return kept if kept is not None else super()._object(sha)
+
+    def _keep_written(self, sha: str, data: bytes) -> None:
+        if len(data) > STORE_RAW_ABOVE or sha in self._written:
+            return
+        with self._lock:
+            self._written[sha] = data
+            self._written_bytes += len(data)
+            while self._written_bytes > WRITTEN_KEPT:
+                oldest = next(iter(self._written))
+                self._written_bytes -= len(self._written.pop(oldest))
 
     def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
         """Many objects in one ``git cat-file --batch`` round trip (cold scans)."""
@@ -123,6 +143,7 @@ class Objects(RepoBase):
             # unreachable object that our commit is about to reference.
             with contextlib.suppress(OSError):
                 os.utime(target)
+            self._keep_written(sha, data)
             return sha
         level = 0 if len(data) > STORE_RAW_ABOVE else 1
         packed = zlib.compressobj(level)
@@ -137,6 +158,7 @@ class Objects(RepoBase):
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        self._keep_written(sha, data)
         return sha
 
     def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:

@@ -69,3 +69,28 @@ def test_objects_written_here_are_read_back_without_git(
     assert gitrepo.blob(small) == b"a plan as the controller wrote it\n"
     assert gitrepo.blob(big) == b"x" * (STORE_RAW_ABOVE + 1)
     assert asked == [big]  # a big object is not kept: asked of git
+
+
+def test_many_working_tree_files_are_written_together_and_atomically(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from controller import fsutil
+
+    (repo / "plans/kept").mkdir(parents=True)
+    (repo / "plans/kept/PLAN.yml").write_text("old\n")
+    os.chmod(repo / "plans/kept/PLAN.yml", 0o640)
+    commit_all(repo, "start")
+    synced: list[int] = []
+    fsync = os.fsync
+    monkeypatch.setattr(fsutil.os, "fsync", lambda fd: (synced.append(fd), fsync(fd))[1])
+    monkeypatch.setattr(fsutil, "_MANY_AT_ONCE", 7)  # several rounds
+    files: dict[str, bytes | None] = {f"plans/p{i}/PLAN.yml": b"plan %d\n" % i for i in range(20)}
+    files["plans/kept/PLAN.yml"] = b"new\n"
+    GitRepo(repo).write_worktree(files)
+    for path, data in files.items():
+        assert (repo / path).read_bytes() == data
+    assert (repo / "plans/kept/PLAN.yml").stat().st_mode & 0o777 == 0o640  # mode kept
+    assert len(synced) == 2 * 21  # each file and each folder, as one by one
+    assert not list(repo.glob("plans/*/.*.tmp"))  # no temp file left

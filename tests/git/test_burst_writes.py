@@ -94,3 +94,37 @@ def test_many_working_tree_files_are_written_together_and_atomically(
     assert (repo / "plans/kept/PLAN.yml").stat().st_mode & 0o777 == 0o640  # mode kept
     assert len(synced) == 2 * 21  # each file and each folder, as one by one
     assert not list(repo.glob("plans/*/.*.tmp"))  # no temp file left
+
+
+def test_each_plan_of_a_batched_commit_finds_its_group_from_one_parse() -> None:
+    from controller.git import records
+    from controller.git.message import batch_message
+
+    plans = [f"plans/b{i:03d}" for i in range(200)]
+    groups = [
+        [("Plan", p), ("Plan-Event", "start"), ("Plan-Hash", f"sha256:{i}")]
+        for i, p in enumerate(plans)
+    ]
+    message = batch_message(groups, [("Controller", "host/1")])
+    subject, _, body = message.partition("\n")
+    record = records.CommitRecord(
+        "0" * 40,
+        (),
+        records.Person("c", "c@x"),
+        records.Person("c", "c@x"),
+        0,
+        0,
+        subject,
+        records.parse_trailers(body),
+        [],
+        body.strip("\n"),
+    )
+    records._groups_of.cache_clear()
+    for i, plan in enumerate(plans):
+        event = records.plan_event(record, plan)
+        assert event is not None and event.verb == "start"
+        assert event.trailers["Plan-Hash"] == f"sha256:{i}"
+        assert event.trailers["Controller"] == "host/1"
+        event.trailers["Plan-Hash"] = "changed by a caller"  # never seen by the next one
+    assert records.plan_event(record, plans[0]).trailers["Plan-Hash"] == "sha256:0"  # type: ignore[union-attr]
+    assert records._groups_of.cache_info().misses == 1  # parsed once for 200 plans

@@ -81,6 +81,23 @@ def frozen(name: str, actions: int, config: Config) -> bytes:
     return plans.freeze_text(loaded, "2026-01-01T00:00:00Z").text.encode()
 
 
+def daemon_cpu(daemon: DaemonProcess) -> tuple[float, float]:
+    """(the daemon's own CPU seconds, its finished children's: git and tools), user+sys."""
+    fields = Path(f"/proc/{daemon.proc.pid}/stat").read_text().rpartition(")")[2].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / ticks
+    children = (int(fields[13]) + int(fields[14])) / ticks
+    return own, children
+
+
+def cpu_line(before: tuple[float, float], after: tuple[float, float], wall: float) -> str:
+    own, children = after[0] - before[0], after[1] - before[1]
+    return (
+        f"  daemon CPU (user+sys) {own:.2f} s + its git/tool children {children:.2f} s "
+        f"= {own + children:.2f} s over {wall:.2f} s of wall"
+    )
+
+
 def controller_commits(repo: Path, since: str) -> int:
     out = git(repo, "rev-list", "--count", f"--author={BOT_EMAIL}", f"{since}..HEAD")
     return int(out.strip())
@@ -150,6 +167,7 @@ def profiler(daemon: DaemonProcess, out: Path | None) -> subprocess.Popen[bytes]
     argv = [spy, "record", "-r", "50", "-f", "raw", "-o", str(out), "--pid", str(daemon.proc.pid)]
     if os.environ.get("BENCH_SPY_GIL"):
         argv.append("--gil")  # only the thread holding the GIL: where the CPU-bound time goes
+    argv += ["--threads", "--idle"] if os.environ.get("BENCH_SPY_IDLE") else []  # wall, by thread
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -171,11 +189,13 @@ def bench_merge(work: Path, n: int, engine_floor: float, profile: Path | None = 
         daemon.wait_for(lambda e: e.get("event") == "reconcile.done", 300)
         before = git(repo, "rev-parse", "HEAD").strip()
         spy = profiler(daemon, profile and profile / f"merge-{n}.txt")
+        cpu0 = daemon_cpu(daemon)
         t0 = time.perf_counter()
         git(repo, "merge", "-q", "--no-ff", "-m", "merge approvals", "approvals", env=who(*ALICE))
         merged = time.perf_counter() - t0
         wait_count(daemon, "plan_outcome", n, 600 + 2 * n, status="completed")
         elapsed = time.perf_counter() - t0
+        cpu = cpu_line(cpu0, daemon_cpu(daemon), elapsed)
         stop_profiler(spy)
         commits = controller_commits(repo, before)
     finally:
@@ -184,6 +204,7 @@ def bench_merge(work: Path, n: int, engine_floor: float, profile: Path | None = 
     floor = commits * bare
     print(f"  {load()}; the merge itself took {merged * 1000:.0f} ms", flush=True)
     print(f"  {commits} controller commits for {n} plans; bare git commit {bare * 1000:.1f} ms")
+    print(cpu, flush=True)
     target = 20.0 if n >= 1000 else None
     report(f"merge approving {n} plans x 3 -> all completed", elapsed, target)
     report("  floor: a bare git commit per controller commit", floor)
@@ -221,7 +242,7 @@ def engine_per_plan(work: Path, actions: int, count: int) -> float:
 # --- 2. one commit adding N plans ---------------------------------------------------------------
 
 
-def bench_freeze(work: Path, n: int) -> None:
+def bench_freeze(work: Path, n: int, profile: Path | None = None) -> None:
     base = work / f"freeze-{n}"
     repo, state = base / "repo", base / "state"
     stream = FastImport()
@@ -242,10 +263,14 @@ def bench_freeze(work: Path, n: int) -> None:
         git(agent, "add", "plans", env=who(*AGENT))
         git(agent, "commit", "-q", "-m", f"agent proposes {n} plans", env=who(*AGENT))
         before = git(repo, "rev-parse", "HEAD").strip()
+        spy = profiler(daemon, profile and profile / f"freeze-{n}.txt")
+        cpu0 = daemon_cpu(daemon)
         t0 = time.perf_counter()
         git(repo, "pull", "-q", "--ff-only", str(agent), "main", env=who(*AGENT))
         wait_count(daemon, "plan_frozen", n, 120 + n)
         elapsed = time.perf_counter() - t0
+        cpu = cpu_line(cpu0, daemon_cpu(daemon), elapsed)
+        stop_profiler(spy)
         commits = controller_commits(repo, before)
     finally:
         daemon.stop()
@@ -256,6 +281,7 @@ def bench_freeze(work: Path, n: int) -> None:
         frozen(f"n{i:05d}", 3, config)  # validate and freeze, in one process
     freezing = time.perf_counter() - t0
     print(f"  {load()}; {commits} controller commits; bare git commit {bare * 1000:.1f} ms")
+    print(cpu, flush=True)
     report(f"one commit adding {n} plans -> all frozen", elapsed, 5.0 if n >= 1000 else None)
     report("  floor: a bare git commit per controller commit", commits * bare)
     report("  floor: validating and freezing them in-process", freezing)
@@ -371,7 +397,7 @@ def main() -> int:
         if args.only in (None, "freeze"):
             for n in sizes:
                 print(f"\n== one commit adding {n} plans", flush=True)
-                bench_freeze(work, n)
+                bench_freeze(work, n, args.profile)
         if args.only in (None, "long"):
             print("\n== a long plan through run --once", flush=True)
             bench_long(work, 100 if args.quick else 1000, 1 if args.quick else 3)

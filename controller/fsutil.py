@@ -30,6 +30,53 @@ def write_atomic(path: Path, text: str | bytes, *, durable: bool = True) -> None
         fsync_dir(path.parent)
 
 
+def write_atomic_many(files: list[tuple[Path, bytes]]) -> None:
+    """:func:`write_atomic` (durable) for many files at once: each is written to its temp
+    file, the temp files fsynced, renamed onto their names, and their folders fsynced, as
+    one by one, but the fsyncs of each step run together (the filesystem's journal commits
+    concurrent fsyncs as one: a burst's thousand files cost a few disk flushes, not two
+    thousand)."""
+    for start in range(0, len(files), _MANY_AT_ONCE):  # bounded: open descriptors
+        _write_durably(files[start : start + _MANY_AT_ONCE])
+
+
+#: Files :func:`write_atomic_many` holds open at once, and its fsync threads.
+_MANY_AT_ONCE = 128
+_FSYNC_THREADS = 16
+
+
+def _write_durably(files: list[tuple[Path, bytes]]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    temps: list[tuple[str, Path]] = []
+    fds: list[int] = []
+    try:
+        try:
+            for path, data in files:
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+                fds.append(fd)
+                temps.append((tmp, path))
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            with ThreadPoolExecutor(min(_FSYNC_THREADS, len(fds))) as pool:
+                list(pool.map(os.fsync, fds))
+        finally:
+            for fd in fds:
+                os.close(fd)
+        for tmp, path in temps:
+            if path.exists():
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in temps:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    folders = list(dict.fromkeys(path.parent for _, path in temps))
+    with ThreadPoolExecutor(min(_FSYNC_THREADS, len(folders))) as pool:
+        list(pool.map(fsync_dir, folders))
+
+
 def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:

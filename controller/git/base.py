@@ -68,6 +68,9 @@ class RepoBase:
         self._objects = self.common_dir / "objects"
         self._lock = threading.RLock()
         self._trees: dict[str, dict[str, tuple[str, int]]] = {}
+        #: objects this process wrote or read in a batch, by id (never stale), oldest first
+        self._kept: dict[str, bytes] = {}
+        self._kept_bytes = 0
         self._packed: tuple[tuple[int, int, int], dict[bytes, str]] | None = None
         self._must_sign: bool | None = None
 

@@ -26,6 +26,11 @@ _BLOB_MODE = 0o100644
 BIG_TREE = 16 * 1024
 #: Loose objects bigger than this are stored without compression (see the module docstring).
 STORE_RAW_ABOVE = 64 * 1024
+#: Bytes of the objects this process wrote or read in a batch kept to be read back without
+#: git (a burst's start commit writes the PLAN.yml its outcome commit reads; a scan's batch
+#: read of a thousand new plans is read again by the pass); objects above STORE_RAW_ABOVE
+#: are not kept.
+KEPT_BYTES = 4 * 1024 * 1024
 
 
 class Objects(RepoBase):
@@ -33,6 +38,22 @@ class Objects(RepoBase):
 
     def blob(self, sha: str) -> bytes:
         return self._object(sha)
+
+    def _object(self, sha: str) -> bytes:
+        """An object's content; one this process wrote, or read in a batch lately, is not
+        asked of git again (kept by its id, the hash of these very bytes: never stale)."""
+        kept = self._kept.get(sha)
+        return kept if kept is not None else super()._object(sha)
+
+    def _keep(self, sha: str, data: bytes) -> None:
+        if len(data) > STORE_RAW_ABOVE or sha in self._kept:
+            return
+        with self._lock:
+            self._kept[sha] = data
+            self._kept_bytes += len(data)
+            while self._kept_bytes > KEPT_BYTES:
+                oldest = next(iter(self._kept))
+                self._kept_bytes -= len(self._kept.pop(oldest))
 
     def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
         """Many objects in one ``git cat-file --batch`` round trip (cold scans)."""
@@ -49,6 +70,8 @@ class Objects(RepoBase):
             size = int(header[2])
             found[header[0].decode()] = data[pos : pos + size]
             pos += size + 1
+        for sha, content in found.items():  # a burst's pass reads them again
+            self._keep(sha, content)
         return found
 
     def blob_sha(self, commit: str, path: str) -> str | None:
@@ -123,6 +146,7 @@ class Objects(RepoBase):
             # unreachable object that our commit is about to reference.
             with contextlib.suppress(OSError):
                 os.utime(target)
+            self._keep(sha, data)
             return sha
         level = 0 if len(data) > STORE_RAW_ABOVE else 1
         packed = zlib.compressobj(level)
@@ -137,6 +161,7 @@ class Objects(RepoBase):
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        self._keep(sha, data)
         return sha
 
     def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:

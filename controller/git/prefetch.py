@@ -21,6 +21,10 @@ from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
 
 #: Plan versions read and parsed per background batch while ``git log`` still runs.
 PREFETCH_BLOBS = 8000
+#: One commit naming at least this many plan versions (a merge or a commit bringing a burst
+#: of plans) has them read in one batch too; fewer are read one by one by apply() (a lone
+#: approval: no batch process on its path).
+PREFETCH_ONE_COMMIT = 32
 PARALLEL_MIN = 4000
 _NOBODY = Person("", "")
 
@@ -77,8 +81,9 @@ class _Prefetcher:
         return dict(zip(found, _all_facts(list(found.values()), limit), strict=True))
 
     def __exit__(self, *exc: object) -> None:
-        if exc[0] is None and self.wanted and self.commits > 1:
-            self._submit()  # one commit's plans are read one by one by apply(), no batch
+        many = self.commits > 1 or len(self.wanted) >= PREFETCH_ONE_COMMIT
+        if exc[0] is None and self.wanted and many:
+            self._submit()  # a few plans of one commit are read one by one by apply()
         try:
             for future in self.futures:
                 if exc[0] is None:

@@ -8,6 +8,7 @@ would (UTF-8, local time zone). No GitPython here: only data in, data out.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import time
@@ -120,11 +121,11 @@ def plan_event(record: CommitRecord, plan_id: str) -> PlanEvent | None:
         verb = words[1] if len(words) == 3 and words[0] == "plangate:" else ""
         return PlanEvent(verb, dict(record.trailers), record.subject)
     named = {plan_id, visible(plan_id)}
-    groups = batch_groups(record.body)
-    found = [(plan, trailers) for plan, trailers in groups if plan in named]
+    found = [(plan, items) for plan, items in _groups_of(record.body) if plan in named]
     if len(found) != 1:
         return None
-    plan, trailers = found[0]
+    plan, items = found[0]
+    trailers = dict(items)
     verb = trailers.get(EVENT_TRAILER, "")
     return PlanEvent(verb, trailers, f"plangate: {verb} {plan}", batched=True)
 
@@ -132,6 +133,13 @@ def plan_event(record: CommitRecord, plan_id: str) -> PlanEvent | None:
 def batch_groups(body: str) -> list[tuple[str, dict[str, str]]]:
     """The ``Plan:`` groups of a batched commit's trailer block, in order: (plan, trailers),
     the shared trailers (``Controller:``...) merged into every group."""
+    return [(plan, dict(items)) for plan, items in _groups_of(body)]
+
+
+@functools.lru_cache(maxsize=16)
+def _groups_of(body: str) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """:func:`batch_groups`, parsed once per message (immutable): each of a batch's plans
+    asks for its own group, and parsing them all for each was quadratic in the batch."""
     groups: list[tuple[str, dict[str, str]]] = []
     shared: dict[str, str] = {}
     for line in _trailer_block(body).split("\n"):
@@ -145,7 +153,7 @@ def batch_groups(body: str) -> list[tuple[str, dict[str, str]]]:
             shared.setdefault(key, value)
         elif groups:
             groups[-1][1].setdefault(key, value)
-    return [(plan, {**trailers, **shared}) for plan, trailers in groups]
+    return tuple((plan, tuple({**trailers, **shared}.items())) for plan, trailers in groups)
 
 
 def _trailer_block(body: str) -> str:

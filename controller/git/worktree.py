@@ -24,9 +24,10 @@ class WorkTree(Objects):
     """Writing files and index entries; what the working tree holds."""
 
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
-        """Write ``files`` into the working tree (atomically; None deletes)."""
-        from controller.fsutil import write_atomic
+        """Write ``files`` into the working tree (atomically and durably; None deletes)."""
+        from controller.fsutil import write_atomic, write_atomic_many
 
+        changed: list[tuple[Path, bytes]] = []
         for path, data in files.items():
             target = self.path / path
             if _through_link(self.path, path):
@@ -36,7 +37,11 @@ class WorkTree(Objects):
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if target.is_symlink() or not target.exists() or target.read_bytes() != data:
-                    write_atomic(target, data)  # replaces a link itself, never its target
+                    changed.append((target, data))  # replaces a link itself, never its target
+        if len(changed) == 1:
+            write_atomic(*changed[0])
+        elif changed:  # a batched commit's files: their fsyncs together
+            write_atomic_many(changed)
 
     def set_index_entries(self, files: Mapping[str, bytes | None]) -> None:
         """Point the index entries of ``files`` at these contents, leaving all others alone."""

@@ -161,10 +161,15 @@ class Committing(ControllerCore):
         on_commit: Callable[[str], None] | None = None,
         before_index: Callable[[], None] | None = None,
         after: Callable[[str], None] | None = None,
+        on_drop: Callable[[bool], None] | None = None,
+        executed: tuple[str, str] | None = None,
     ) -> str | None:
         """Commit an edit of one plan's file; during a batching pass, the edit may wait for
         the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
-        ``after(sha)`` run when it is made)."""
+        ``after(sha)`` run when it is made; ``on_drop(retry)`` when a waiting edit is not
+        committed: ``retry`` when nothing of it was written). ``executed``: (frozen hash, plan
+        id) a start records as executed, durably, once on the branch and before any
+        ``before_index`` (local mode)."""
         head = self._head
         if base is not None:  # the caller knows the text to edit (an outcome: what ran)
             base_text: str | None = base
@@ -209,10 +214,12 @@ class Committing(ControllerCore):
             on_commit,
             before_index,
             after,
+            on_drop,
+            executed=executed,
         )
         if self._batch is not None and (self._batch.entries or not self._batch.first_alone):
             self._batch.entries.append(entry)
-            if self._batch.due():
+            if not self._batch.hold and self._batch.due():
                 self._flush()
             return PENDING
         if self._batch is not None:
@@ -233,19 +240,40 @@ class Committing(ControllerCore):
         )
 
     def _flush(self, *, stop: bool = False) -> None:
-        """Commit the waiting events (one commit); ``stop``: and stop batching."""
+        """Commit the waiting events (one commit), with the outcomes of runs that ended
+        meanwhile (:meth:`_join_finished`); ``stop``: and stop batching."""
         batch = self._batch
         if batch is None:
             return
+        batch.hold = True  # the outcomes joining do not flush the batch themselves
+        try:
+            joined = self._join_finished()
+        finally:
+            batch.hold = False
         entries, batch.entries, batch.since = batch.entries, [], None
         if stop:
             self._batch = None
-        if entries:
-            self._commit_entries(entries, batch.least)
+        if not entries:
+            return
+        try:
+            self._commit_entries(entries, 2 if joined else batch.least)
+        except _Moved:
+            _dropped(entries, retry=True)
+            raise
+        except BaseException:
+            _dropped(entries, retry=False)
+            raise
+
+    def _join_finished(self) -> int:
+        """Stage the outcomes waiting for a commit into the batch (how many);
+        :class:`~controller.service.outcomes.Outcomes` has them."""
+        return 0
 
     def _drop_batch(self) -> None:
         """The branch moved or a pass failed: nothing waiting is committed (the next pass
-        decides again from the new history)."""
+        decides again from the new history; an outcome waits for the next commit)."""
+        if self._batch is not None:
+            _dropped(self._batch.entries, retry=True)
         self._batch = None
 
     def _commit_entries(self, entries: list[_Entry], least: int = 2) -> str:
@@ -256,21 +284,33 @@ class Committing(ControllerCore):
         for entry in entries:
             files.update(entry.files)
 
-        def on_commit(sha: str) -> None:
-            for entry in entries:
-                if entry.on_commit is not None:
-                    entry.on_commit(sha)
+        made: list[str] = []
 
-        def before_index() -> None:
+        def on_commit(sha: str) -> None:
+            made.append(sha)
+            with self.index.jobs_together():  # the batch's job rows: one fsync
+                for entry in entries:
+                    if entry.on_commit is not None:
+                        entry.on_commit(sha)
+
+        def before_index() -> None:  # local mode: the branch has the commit
+            executed = [entry.executed for entry in entries if entry.executed is not None]
+            if executed:  # durable before any of them is published (at most once)
+                self.state.record_executed_many(executed, made[-1])
             for entry in entries:
                 if entry.before_index is not None:
                     entry.before_index()
 
         sha = self._write(files, self._head, message, on_commit, before_index)
         for entry in entries:
-            self._notify(entry.event, entry.plan_id, entry.plan_hash, entry.status, sha, entry.body)
-            if entry.after is not None:
-                entry.after(sha)
+            entry.committed = True
+        with self.index.jobs_together():
+            for entry in entries:
+                self._notify(
+                    entry.event, entry.plan_id, entry.plan_hash, entry.status, sha, entry.body
+                )
+                if entry.after is not None:
+                    entry.after(sha)
         return sha
 
     def _batch_message(self, entries: list[_Entry]) -> str:
@@ -390,6 +430,14 @@ class Committing(ControllerCore):
         self._head = sha
         return sha
 
+    def _blob_at_index(self, commit: str, path: str) -> str | None:
+        """``path``'s blob at ``commit``, the commit the index was scanned to: a plan file's
+        is the one the index holds (no lookup through git for each plan of a batch)."""
+        state = self.index.plans.get(str(PurePosixPath(path).parent))
+        if state is not None and state.file == path and state.blob is not None:
+            return state.blob
+        return self.repo.blob_sha(commit, path)
+
     def _index_own_commit(
         self, sha: str, parent: str, files: dict[str, bytes | None], message: str
     ) -> None:
@@ -400,7 +448,7 @@ class Committing(ControllerCore):
         now = int(time.time())
         changes = [
             FileChange(
-                path, self.repo.blob_sha(parent, path), None if data is None else blob_id(data)
+                path, self._blob_at_index(parent, path), None if data is None else blob_id(data)
             )
             for path, data in files.items()
         ]
@@ -446,6 +494,18 @@ class _Entry:
     on_commit: Callable[[str], None] | None
     before_index: Callable[[], None] | None
     after: Callable[[str], None] | None
+    #: called once if it is never committed: ``on_drop(retry)``, retry when nothing was written
+    on_drop: Callable[[bool], None] | None = None
+    #: (frozen hash, plan id) this start records as executed (local mode)
+    executed: tuple[str, str] | None = None
+    committed: bool = False
+
+
+def _dropped(entries: list[_Entry], *, retry: bool) -> None:
+    for entry in entries:
+        if not entry.committed and entry.on_drop is not None:
+            drop, entry.on_drop = entry.on_drop, None
+            drop(retry)
 
 
 @dataclass
@@ -456,6 +516,8 @@ class _Batch:
     window: float = 0.2
     entries: list[_Entry] = field(default_factory=list)
     since: float | None = None
+    #: outcomes are joining the batch: no flush until they are in
+    hold: bool = False
 
     def due(self) -> bool:
         now = time.monotonic()

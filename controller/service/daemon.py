@@ -147,6 +147,8 @@ class Daemon(Upkeep):
             server.stop()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+        if self.controller is not None:
+            self._commit_outcomes()
         if self._ui is not None:
             self._ui.close()
         if self.controller is not None:
@@ -155,6 +157,15 @@ class Daemon(Upkeep):
         log.info("daemon.stopped")
         # The self-pipe stays open: a late signal or worker may still poke it, and a closed
         # descriptor number could by then belong to another file.
+
+    def _commit_outcomes(self) -> None:
+        """Outcomes still waiting for a commit (the workers left them to a pass): commit them
+        before exiting (else the next start reruns those plans from their journals)."""
+        assert self.controller is not None
+        try:
+            self.controller.commit_finished()
+        except PlangateError as exc:
+            log.warning("outcomes.not_committed", code=exc.code, error=str(exc))
 
     # --- signals --------------------------------------------------------------------------
 

@@ -44,13 +44,19 @@ class Outcomes(Committing):
     """Runs jobs (safe from worker threads) and commits what they did."""
 
     def execute(self, job: Job, stop_requested: Callable[[], bool] = lambda: False) -> None:
-        """Run the job with the engine and commit the outcome; safe from worker threads."""
+        """Run the job with the engine and commit the outcome; safe from worker threads.
+
+        The outcome may be left to the thread holding the controller (a pass, or another
+        worker committing its own): it commits every outcome waiting, so this thread is free
+        for the next plan at once. The plan counts as running until its outcome is
+        committed."""
         from controller.execution.executor import Engine, RunOutcome
 
         with self._jobs_lock:
             if job.plan_id in self._running:
                 return
             self._running.add(job.plan_id)
+        queued = False
         try:
             approved = self._approved_plan(job)
             if approved is None:
@@ -70,12 +76,20 @@ class Outcomes(Committing):
                 )
             except PlangateError as exc:
                 outcome = RunOutcome("failed", exc, None)
-            self._record_outcome(job, outcome, approved.text)
-        finally:
             with self._jobs_lock:
-                self._running.discard(job.plan_id)
-                self._abort.discard(job.plan_id)
-            self._job_ended(job.plan_id)
+                self._finished.append(_Finished(job, outcome, approved.text))
+            queued = True
+        finally:
+            if not queued:
+                self._settle(job.plan_id)
+        self.commit_finished()
+
+    def _settle(self, plan_id: str) -> None:
+        """The run is over and its outcome committed (or given up): no longer running."""
+        with self._jobs_lock:
+            self._running.discard(plan_id)
+            self._abort.discard(plan_id)
+        self._job_ended(plan_id)
 
     def _approved_plan(self, job: Job) -> plans.LoadedPlan | None:
         """The plan file, read once, if it still hashes to what was approved: the engine runs
@@ -145,59 +159,109 @@ class Outcomes(Committing):
         finally:
             self._lock.release()
 
-    def _record_outcome(self, job: Job, outcome: Any, ran: str | None = None) -> None:
-        """Commit the outcome; outcomes of other plans that finished meanwhile share the
-        commit (group commit: whoever gets the lock commits every outcome waiting for it, so
-        no outcome ever waits for another to arrive)."""
-        mine = _Finished(job, outcome, ran)
-        with self._jobs_lock:
-            self._finished.append(mine)
-        for _ in range(MAX_PASSES):
-            with self._lock:
-                with self._jobs_lock:
-                    if mine not in self._finished:
-                        return  # another worker committed it (or gave up on it)
-                    batch, self._finished = self._finished, []
-                try:
-                    self._commit_outcomes(batch)
-                except _Moved:
-                    with self._jobs_lock:
-                        self._finished = batch + self._finished
-                    self._sync()
-                    continue
+    def commit_finished(self) -> None:
+        """Commit the outcomes waiting (group commit: whoever holds the controller commits
+        every outcome waiting, in one commit). A thread that finds the controller busy leaves
+        its outcome there: the holder looks again after letting go (:meth:`reconcile`), and
+        a pass takes the outcomes into its own commits (:meth:`_join_finished`)."""
+        while True:
+            with self._jobs_lock:
+                if not self._finished:
+                    return
+            if not self._lock.acquire(blocking=False):
                 return
+            try:
+                self._commit_waiting()
+            finally:
+                self._lock.release()
+
+    def _commit_waiting(self) -> None:
+        for _ in range(MAX_PASSES):
+            with self._jobs_lock:
+                batch, self._finished = self._finished, []
+            if not batch:
+                return
+            try:
+                self._commit_outcomes(batch)
+                return
+            except _Moved:
+                self._sync()  # the outcomes went back to the queue (on_drop)
         with self._jobs_lock:
-            left = [f for f in self._finished if f is mine]
-            self._finished = [f for f in self._finished if f is not mine]
+            left, self._finished = self._finished, []
         # The branch kept moving: the job stays ours, and the next pass runs it again; the
         # journal makes that rerun report the same outcome without acting again.
         for item in left:
-            self.log.warning(
-                "outcome_not_committed", plan=item.job.plan_id, status=item.outcome.status
-            )
+            self._not_committed(item)
+
+    def _not_committed(self, item: _Finished) -> None:
+        self.log.warning("outcome_not_committed", plan=item.job.plan_id, status=item.outcome.status)
+        self._settle(item.job.plan_id)
 
     def _commit_outcomes(self, batch: list[_Finished]) -> None:
         """One commit for every outcome in ``batch`` that can be committed now."""
         self._head = self._sync()
         self.index.scan(self.repo, self._head)
         self._batching(first_alone=False, least=2)
-        done: list[tuple[_Finished, str]] = []
         try:
-            for item in batch:
-                status, event = _OUTCOME_STATUS.get(item.outcome.status, ("failed", "fail"))
-                body = str(item.outcome.error) if item.outcome.error is not None else ""
-                try:
-                    self._commit_outcome(item.job, status, event, body, item.outcome, ran=item.ran)
-                except _Wait as wait:
-                    self._waiting[item.job.plan_id] = str(wait)
-                    self.log.warning("plan_waiting", plan=item.job.plan_id, reason=str(wait))
-                    continue
-                done.append((item, status))
+            self._stage_outcomes(batch)
             self._flush(stop=True)
         finally:
             self._drop_batch()
-        for item, status in done:
+
+    def _join_finished(self) -> int:
+        """The outcomes waiting join the batch being flushed (a pass's or a worker's): one
+        commit for them and the pass's events."""
+        with self._jobs_lock:
+            items, self._finished = self._finished, []
+        if items and self._batch is not None:
+            self._batch.first_alone = False  # they wait for this flush, never commit alone
+        self._stage_outcomes(items)
+        return len(items)
+
+    def _stage_outcomes(self, batch: list[_Finished]) -> None:
+        """Add each outcome to the batch: when its commit is made, the run is settled; when
+        the batch is dropped, the outcome waits again for the next commit."""
+        for index, item in enumerate(batch):
+            try:
+                self._stage_outcome(item)
+            except _Wait as wait:
+                self._wait(item.job.plan_id, str(wait))
+                self._settle(item.job.plan_id)
+            except PlangateError as exc:  # this plan's problem: a pass must not fail with it
+                self.log.warning("outcome_failed", plan=item.job.plan_id, error=str(exc))
+                self._not_committed(item)
+            except BaseException:
+                with self._jobs_lock:  # not staged: they wait for the next commit
+                    self._finished[:0] = batch[index:]
+                raise
+
+    def _stage_outcome(self, item: _Finished) -> None:
+        status, event = _OUTCOME_STATUS.get(item.outcome.status, ("failed", "fail"))
+        body = str(item.outcome.error) if item.outcome.error is not None else ""
+
+        def done(_sha: str) -> None:
             self._after_outcome(item.job, item.outcome, status)
+            self._settle(item.job.plan_id)
+
+        def dropped(retry: bool) -> None:
+            if retry:
+                with self._jobs_lock:
+                    self._finished.append(item)
+            else:
+                self._not_committed(item)
+
+        sha = self._commit_outcome(
+            item.job,
+            status,
+            event,
+            body,
+            item.outcome,
+            ran=item.ran,
+            after=done,
+            on_drop=dropped,
+        )
+        if sha is None:  # nothing to commit: done all the same
+            done("")
 
     def _commit_outcome(
         self,
@@ -208,11 +272,13 @@ class Outcomes(Committing):
         outcome: Any = None,
         *,
         ran: str | None = None,
-    ) -> None:
+        after: Callable[[str], None] | None = None,
+        on_drop: Callable[[bool], None] | None = None,
+    ) -> str | None:
         head = self._head
         state = self.index.plans.get(job.plan_id)
         if state is None and ran is None:
-            return
+            return None
         # a plan deleted from the branch while it ran still gets its outcome recorded
         file = state.file if state is not None else f"{job.plan_id}/{Path(job.plan_file).name}"
         # Only bytes the controller produced: the engine's own execution block and log text,
@@ -233,7 +299,7 @@ class Outcomes(Committing):
         base = ran if ran is not None and (state is None or state.hash != job.plan_hash) else None
 
         extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
-        self._commit_plan(
+        return self._commit_plan(
             file,
             event,
             mutate,
@@ -244,6 +310,8 @@ class Outcomes(Committing):
             trailers=aborted_by(state) if status == "aborted" and state is not None else None,
             extra=extra,
             base=base,
+            after=after,
+            on_drop=on_drop,
         )
 
     def _after_outcome(self, job: Job, outcome: Any, status: str) -> None:

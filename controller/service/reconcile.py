@@ -56,8 +56,15 @@ class Controller(Deciding, Outcomes):
 
         With ``dispatch``, a plan that starts in this pass is handed to it the moment its
         start commit is on the branch and its file in place, before the pass refreshes the
-        index and looks at other plans; such jobs are not returned again.
+        index and looks at other plans; such jobs are not returned again. Outcomes of runs
+        that ended meanwhile are committed with the pass's events, or after it.
         """
+        try:
+            return self._reconcile(dispatch)
+        finally:
+            self.commit_finished()  # a worker that found the controller busy left its outcome
+
+    def _reconcile(self, dispatch: Callable[[Job], None] | None) -> list[Job]:
         with self._lock:
             self._dispatch, self._dispatched = dispatch, set()
             try:

@@ -61,10 +61,15 @@ class Starting(Committing):
             self.index.set_job(state.plan_id, {**_job_data(job), "start": sha})
             started.append(sha)
 
+        #: an approval runs its frozen hash at most once (SPEC §15): recorded as executed
+        once = expected if request.kind is approvals.Transition.APPROVE and expected else None
+        remote = self.config.remote is not None
+
         def publish() -> None:  # on the branch, and the file the engine reads is in place
-            if request.kind is approvals.Transition.APPROVE and expected:
-                self.executed[expected] = {"plan": state.plan_id, "start": started[-1]}
-                self.state.record_executed(expected, state.plan_id, started[-1])
+            if once:  # local mode: recorded durably with its batch (Committing._commit_entries)
+                self.executed[once] = {"plan": state.plan_id, "start": started[-1]}
+                if remote:
+                    self.state.record_executed(once, state.plan_id, started[-1])
             self.log.info(
                 "plan_started",
                 plan=state.plan_id,
@@ -82,7 +87,6 @@ class Starting(Committing):
             self._prepare_run_dir(state, sha)
             publish()
 
-        remote = self.config.remote is not None
         self._record_policy()  # a no-op unless the config changed during this pass
         self._commit_plan(
             state.file,
@@ -96,6 +100,7 @@ class Starting(Committing):
             on_commit=remember,
             before_index=None if remote else publish,
             after=remote_publish if remote else None,
+            executed=(once, state.plan_id) if once and not remote else None,
         )
         return None  # dispatched, or returned by the pass once its commit is made
 

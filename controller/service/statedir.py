@@ -89,9 +89,17 @@ class StateDir:
 
     def record_executed(self, plan_hash: str, plan_id: str, start: str) -> None:
         """Append (durably) that ``plan_hash`` started as ``plan_id`` in commit ``start``."""
-        row = json.dumps({"hash": plan_hash, "plan": plan_id, "start": start}) + "\n"
+        self.record_executed_many([(plan_hash, plan_id)], start)
+
+    def record_executed_many(self, started: list[tuple[str, str]], start: str) -> None:
+        """:meth:`record_executed` for each (hash, plan id) started in the commit ``start``:
+        one write and one fsync for a batched commit's starts."""
+        rows = "".join(
+            json.dumps({"hash": plan_hash, "plan": plan_id, "start": start}) + "\n"
+            for plan_hash, plan_id in started
+        )
         with open(self.executed_file, "a", encoding="utf-8") as handle:
-            handle.write(row)
+            handle.write(rows)
             handle.flush()
             os.fsync(handle.fileno())
 

@@ -34,6 +34,7 @@ import select
 import struct
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,22 +84,31 @@ REF_EVENTS: list[type[FileSystemEvent]] = [
 
 
 class Debouncer:
-    """Calls ``callback(key)`` once ``delay`` seconds pass without another poke for ``key``."""
+    """Calls ``callback(key)`` once ``delay`` seconds pass without another poke for ``key``.
+
+    One timer thread for all keys: a checkout or pull of a thousand plans pokes a thousand
+    keys twice each (create, then modify), and a thread per poke cost the daemon more than
+    the plans' freezing."""
 
     def __init__(self, callback: Callable[[str], None]) -> None:
         self._callback = callback
-        self._timers: dict[str, threading.Timer] = {}
-        self._lock = threading.Lock()
+        self._due: dict[str, float] = {}
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._next: float | None = None  # the deadline the thread sleeps until
+        self._closed = False
 
     def poke(self, key: str, delay: float) -> None:
-        timer = threading.Timer(delay, self._expire, args=(key,))
-        timer.daemon = True
-        with self._lock:
-            old = self._timers.pop(key, None)
-            self._timers[key] = timer
-        if old is not None:
-            old.cancel()
-        timer.start()
+        with self._cond:
+            if self._closed:
+                return
+            due = time.monotonic() + delay
+            self._due[key] = due
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="debouncer", daemon=True)
+                self._thread.start()
+            if self._next is None or due < self._next:
+                self._cond.notify()
 
     def fire(self, key: str) -> None:
         """Report now and forget any pending report for ``key``."""
@@ -106,23 +116,37 @@ class Debouncer:
         self._callback(key)
 
     def cancel(self, key: str) -> None:
-        with self._lock:
-            timer = self._timers.pop(key, None)
-        if timer is not None:
-            timer.cancel()
+        with self._cond:
+            self._due.pop(key, None)
 
-    def _expire(self, key: str) -> None:
-        with self._lock:
-            if key not in self._timers:
-                return
-            del self._timers[key]
-        self._callback(key)
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                ready = self._wait_ready()
+                if ready is None:
+                    return
+            for key in ready:
+                self._callback(key)
+
+    def _wait_ready(self) -> list[str] | None:
+        """The keys due now, waiting for the first of them (None once closed)."""
+        while not self._closed:
+            now = time.monotonic()
+            ready = [key for key, due in self._due.items() if due <= now]
+            if ready:
+                for key in ready:
+                    del self._due[key]
+                self._next = None
+                return ready
+            self._next = min(self._due.values(), default=None)
+            self._cond.wait(None if self._next is None else self._next - now)
+        return None
 
     def close(self) -> None:
-        with self._lock:
-            timers, self._timers = list(self._timers.values()), {}
-        for timer in timers:
-            timer.cancel()
+        with self._cond:
+            self._closed = True
+            self._due.clear()
+            self._cond.notify()
 
 
 def _text(path: bytes | str) -> str:

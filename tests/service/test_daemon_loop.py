@@ -61,6 +61,9 @@ class StandIn:
     def status(self) -> list[dict[str, Any]]:
         return []
 
+    def commit_finished(self) -> None:
+        """Nothing waits: execute() records nothing."""
+
     def close(self) -> None:
         self.closed = True
 

@@ -193,3 +193,32 @@ def wait_until_true(check: Callable[[], bool], timeout: float = 10) -> None:
     while not check():
         assert time.monotonic() < deadline, "condition not reached"
         time.sleep(0.02)
+
+
+def test_a_thousand_keys_share_one_timer_thread() -> None:
+    """A pull of a thousand plans pokes a thousand keys: each is reported once, after its
+    quiet period, and no poke starts a thread of its own."""
+    reported: list[str] = []
+    done = threading.Event()
+
+    def report(key: str) -> None:
+        reported.append(key)
+        if len(reported) == 1000:
+            done.set()
+
+    debouncer = Debouncer(report)
+    before = threading.active_count()
+    try:
+        for i in range(1000):
+            debouncer.poke(f"k{i}", 0.2)
+            debouncer.poke(f"k{i}", 0.3)  # poked again: still one report
+        assert threading.active_count() <= before + 1
+        debouncer.poke("late", 30)
+        debouncer.cancel("late")
+        debouncer.poke("soon", 0.01)  # due before the others: reported first
+        assert done.wait(30)
+        time.sleep(0.5)
+        assert reported[0] == "soon"
+        assert sorted(reported[1:]) == sorted(f"k{i}" for i in range(1000))
+    finally:
+        debouncer.close()

@@ -1,0 +1,130 @@
+"""What a burst's batched commits rely on in the git layer: the job rows of one batch in
+one durable transaction, and objects this process wrote read back without git."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from controller.git import base
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
+from controller.git.objects import STORE_RAW_ABOVE
+from tests.support.gitkit import commit_all
+
+
+def _index(tmp_path: Path) -> HistoryIndex:
+    return HistoryIndex(
+        tmp_path / "index.sqlite", plans_dir="plans", controller_email="plangate@localhost"
+    )
+
+
+def _rows(path: Path) -> dict[str, str]:
+    with sqlite3.connect(path) as db:  # another reader: what a restart would find
+        return dict(db.execute("SELECT plan_id, data FROM jobs"))
+
+
+def test_jobs_set_together_are_committed_when_the_block_ends(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    index.set_job("plans/old", {"n": 0})
+    with index.jobs_together():
+        index.set_job("plans/a", {"n": 1})
+        index.set_job("plans/b", {"n": 2})
+        index.set_job("plans/old", None)
+        assert sorted(index.jobs()) == ["plans/a", "plans/b"]
+        assert sorted(_rows(tmp_path / "index.sqlite")) == ["plans/old"]  # not yet
+    assert sorted(_rows(tmp_path / "index.sqlite")) == ["plans/a", "plans/b"]
+    index.set_job("plans/c", {"n": 3})  # alone again: committed at once
+    assert sorted(_rows(tmp_path / "index.sqlite")) == ["plans/a", "plans/b", "plans/c"]
+    index.close()
+
+
+def test_jobs_set_before_a_failure_in_the_block_are_kept(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    with pytest.raises(RuntimeError), index.jobs_together():
+        index.set_job("plans/a", {"n": 1})
+        raise RuntimeError("the next start failed")
+    assert sorted(_rows(tmp_path / "index.sqlite")) == ["plans/a"]  # as one by one would
+    index.close()
+
+
+def test_objects_written_here_are_read_back_without_git(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "f.txt").write_text("x\n")
+    commit_all(repo, "start")
+    gitrepo = GitRepo(repo)
+    small = gitrepo.store_blob(b"a plan as the controller wrote it\n")
+    big = gitrepo.store_blob(b"x" * (STORE_RAW_ABOVE + 1))
+    asked: list[str] = []
+    read = base.RepoBase._object
+
+    def counting(self: base.RepoBase, sha: str) -> bytes:
+        asked.append(sha)
+        return read(self, sha)
+
+    monkeypatch.setattr(base.RepoBase, "_object", counting)
+    assert gitrepo.blob(small) == b"a plan as the controller wrote it\n"
+    assert gitrepo.blob(big) == b"x" * (STORE_RAW_ABOVE + 1)
+    assert asked == [big]  # a big object is not kept: asked of git
+
+
+def test_many_working_tree_files_are_written_together_and_atomically(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from controller import fsutil
+
+    (repo / "plans/kept").mkdir(parents=True)
+    (repo / "plans/kept/PLAN.yml").write_text("old\n")
+    os.chmod(repo / "plans/kept/PLAN.yml", 0o640)
+    commit_all(repo, "start")
+    synced: list[int] = []
+    fsync = os.fsync
+    monkeypatch.setattr(fsutil.os, "fsync", lambda fd: (synced.append(fd), fsync(fd))[1])
+    monkeypatch.setattr(fsutil, "_MANY_AT_ONCE", 7)  # several rounds
+    files: dict[str, bytes | None] = {f"plans/p{i}/PLAN.yml": b"plan %d\n" % i for i in range(20)}
+    files["plans/kept/PLAN.yml"] = b"new\n"
+    GitRepo(repo).write_worktree(files)
+    for path, data in files.items():
+        assert (repo / path).read_bytes() == data
+    assert (repo / "plans/kept/PLAN.yml").stat().st_mode & 0o777 == 0o640  # mode kept
+    assert len(synced) == 2 * 21  # each file and each folder, as one by one
+    assert not list(repo.glob("plans/*/.*.tmp"))  # no temp file left
+
+
+def test_each_plan_of_a_batched_commit_finds_its_group_from_one_parse() -> None:
+    from controller.git import records
+    from controller.git.message import batch_message
+
+    plans = [f"plans/b{i:03d}" for i in range(200)]
+    groups = [
+        [("Plan", p), ("Plan-Event", "start"), ("Plan-Hash", f"sha256:{i}")]
+        for i, p in enumerate(plans)
+    ]
+    message = batch_message(groups, [("Controller", "host/1")])
+    subject, _, body = message.partition("\n")
+    record = records.CommitRecord(
+        "0" * 40,
+        (),
+        records.Person("c", "c@x"),
+        records.Person("c", "c@x"),
+        0,
+        0,
+        subject,
+        records.parse_trailers(body),
+        [],
+        body.strip("\n"),
+    )
+    records._groups_of.cache_clear()
+    for i, plan in enumerate(plans):
+        event = records.plan_event(record, plan)
+        assert event is not None and event.verb == "start"
+        assert event.trailers["Plan-Hash"] == f"sha256:{i}"
+        assert event.trailers["Controller"] == "host/1"
+        event.trailers["Plan-Hash"] = "changed by a caller"  # never seen by the next one
+    assert records.plan_event(record, plans[0]).trailers["Plan-Hash"] == "sha256:0"  # type: ignore[union-attr]
+    assert records._groups_of.cache_info().misses == 1  # parsed once for 200 plans

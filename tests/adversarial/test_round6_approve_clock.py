@@ -17,7 +17,12 @@ her approval back (``git cherry-pick``: author and author date kept) onto them.
 Controls (Alice's clock right): ``true-version`` and ``true-gate``, the same steps: the
 replays are refused (round 4's defence), so the difference is only Alice's clock.
 
-Defence: version 2 never runs; gate 3 never runs.
+Defence: version 2 never runs; gate 3 never runs. Broke (2 of 2, strict xfails), and a fresh
+clone's ``plangate audit`` calls both replays valid (``ok: true``, no finding), though git
+shows each replayed approval authored ten minutes after its own commit time and after the
+controller's next commit (evidence the date is a claim no later than those). Controls held.
+``plangate approve``'s ``Plan-Hash:`` trailer would stop the version replay, not the gate one
+(the hash is the same across pauses; round 4 ``cli-gates``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ Attacks:
   path" — of the watched branch only?
 - ``revert-reject``: Bob rejects; the agent ``git revert``s Bob's rejection; Alice approves.
 
+Results: ``side-draft`` broke (strict xfail); the others held.
+
 Controls: ``two/honest`` (Alice and Bob) runs; ``plain`` (one approval, not written by
 Alice) runs. A fresh clone's ``plangate audit`` calls each start valid.
 """

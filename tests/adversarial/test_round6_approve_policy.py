@@ -23,6 +23,8 @@ Attacks (the second approval arrives under v2):
 - ``two/vote-readd``: Bob's vote, then the agent deletes the plan and adds it back (same
   bytes: a new plan, frozen anew), Carol approves: Bob never approved the new plan;
 
+Results: all held (5 of 5).
+
 Controls: ``two/honest`` (Bob v1 + Carol v2) runs; ``lift/honest`` (two approvals under v2)
 runs. And a fresh clone's ``plangate audit`` calls every start valid (the controller and the
 audit reach the same verdict on the same history).

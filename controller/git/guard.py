@@ -16,8 +16,9 @@ plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-f
   revocation files, the signing key and format) set to what the *trusted* scopes say, else
   git's default. Trusted: the system and global config of the controller's user and its own
   environment (``git -c``, ``GIT_CONFIG_*``); never the repository's own config (local and
-  worktree scopes, and what they include) unless a person runs plangate in their own clone
-  (``trust_repo_config``).
+  worktree scopes, and what they include). A person running plangate in their clone
+  (``trust_repo_config``: ``approve``, ``check``) may choose the signing key and format
+  there, never a program or a trust anchor (:data:`PERSONAL`).
 
 Commands that read working-tree contents through attributes (``status``, ``diff`` of the
 working tree, ``add``...) are not run by the controller: filters and diff drivers named in a
@@ -85,6 +86,10 @@ TRUSTED_OR_DEFAULT = (
     ("gpg.minTrustLevel", "undefined"),
     ("user.signingKey", ""),
 )
+#: Of those, what a person's own clone may choose (``trust_repo_config``): which key signs
+#: and in which format. Programs and trust anchors come from the system, global and command
+#: scopes only: a checkout an agent also writes must not choose what runs with her key.
+PERSONAL = frozenset({"gpg.format", "user.signingKey"})
 _TRUSTED_SCOPES = frozenset({"system", "global", "command"})
 _CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 
@@ -102,6 +107,10 @@ class GitGuard:
     trusted: tuple[tuple[str, str | None], ...] = ()
     #: No fetch or push from here (see :data:`OFFLINE`).
     offline: bool = False
+    #: The entries of the scopes trusted for programs: never the repository's own config,
+    #: even in a person's clone (a shared checkout's ``gpg.ssh.program`` would run as the
+    #: approver with her key: round 6). None: the same as ``trusted``.
+    strict: tuple[tuple[str, str | None], ...] | None = None
     pins: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -125,12 +134,15 @@ class GitGuard:
                 remedy="fix the git config file git names (git config --list shows the rest)",
             )
         scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
-        return cls(tuple(_parse_list(result.stdout, scopes)), offline)
+        strict = tuple(_parse_list(result.stdout, _TRUSTED_SCOPES))
+        return cls(tuple(_parse_list(result.stdout, scopes)), offline, strict)
 
-    def value(self, key: str) -> str | None:
-        """The last trusted value of ``key`` (None: not set; a bare key reads as "true")."""
+    def value(self, key: str, *, program: bool = False) -> str | None:
+        """The last trusted value of ``key`` (None: not set; a bare key reads as "true");
+        ``program``: from the scopes trusted to name a program or a trust anchor."""
         found: str | None = None
-        for name, value in self.trusted:
+        entries = self.strict if program and self.strict is not None else self.trusted
+        for name, value in entries:
             if name == key.lower():
                 found = "true" if value is None else value
         return found
@@ -159,19 +171,20 @@ class GitGuard:
         yield from FIXED
         if self.offline:
             yield from OFFLINE
-        yield "core.sshCommand", self.value("core.sshCommand") or _default_ssh()
+        strict = self.strict if self.strict is not None else self.trusted
+        yield "core.sshCommand", self.value("core.sshCommand", program=True) or _default_ssh()
         yield "credential.helper", ""  # an empty helper resets the list git gathered so far
-        for name, value in self.trusted:
+        for name, value in strict:
             if name.startswith("credential.") and name.endswith(".helper") and value:
                 yield name, value
         program = None
-        for name, value in self.trusted:
+        for name, value in strict:
             if name in ("gpg.program", "gpg.openpgp.program") and value is not None:
                 program = value
         yield "gpg.program", program or "gpg"
         yield "gpg.openpgp.program", program or "gpg"
         for key, default in TRUSTED_OR_DEFAULT:
-            trusted = self.value(key)
+            trusted = self.value(key, program=key not in PERSONAL)
             yield key, default if trusted is None else trusted
 
 

@@ -28,14 +28,6 @@ import pytest
 from advkit import AGENT, ALICE, Lab, identity, plan_text
 from test_round2_approval_authors import shared_lab
 
-BROKEN = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 6: plangate approve --sign in the shared checkout runs the agent's"
-    " gpg.ssh.program from .git/config as Alice; it copies her key, signs an approval of"
-    " another plan as Alice, and that plan runs under require_signed",
-)
-
 SCRIPT = """#!/bin/sh
 prev=""
 for a in "$@"; do
@@ -115,13 +107,11 @@ def test_alices_signed_approval_runs_what_she_approved(lab: Lab) -> None:
     )
 
 
-@BROKEN
 def test_the_agents_program_never_signs_for_alice(lab: Lab) -> None:
     assert not (lab.root / "agent-ran.log").exists(), "the agent's gpg.ssh.program ran as Alice"
     assert not (lab.root / "stolen_key").exists(), "the agent copied Alice's key"
 
 
-@BROKEN
 def test_a_plan_alice_never_approved_never_runs(lab: Lab) -> None:
     assert lab.calls("evil") == [], lab.codes("evil")
     assert not lab.started("evil"), lab.codes("evil")

@@ -320,8 +320,8 @@ def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: 
     if request.replay_of is not None:
         return (
             "E_APPROVAL_REPLAYED",
-            f"{request.commit[:12]} repeats the approval {request.replay_of[:12]} "
-            "(same author, time and subject): it was made for an earlier version",
+            f"{request.commit[:12]} repeats the approval {request.replay_of[:12]} (same author, "
+            "time and subject): an approval counts once, in the commit that made it",
         )
     if request.merge or request.author_time is None or request.version_since is None:
         return None

@@ -27,7 +27,7 @@ from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
-INDEX_VERSION = "3"  # 3: risk and estimate per plan
+INDEX_VERSION = "4"  # 3: risk and estimate per plan; 4: approval identities, file writers
 
 
 class IndexStore:
@@ -111,7 +111,7 @@ class IndexStore:
         }
         del hashes
         self._dirty_authors: set[str] = set()
-        #: Approval identities (author, author time, subject, plan) -> the commit that used it.
+        #: Approval identities (author, author time, subject, plan) -> "<commit> <what it was for>".
         self.approval_ids: dict[str, str] = dict(
             self._db.execute("SELECT key, sha FROM approvals").fetchall()
         )

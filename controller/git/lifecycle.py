@@ -10,6 +10,7 @@ checked without walking history again.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any
@@ -241,6 +242,33 @@ class Lifecycle(IndexStore):
             at = _capped(at, int(self.clock()))
         state.frozen_since, state.frozen_uncapped = at, True
         self._uncapped.add(state.plan_id)
+
+    def _seen_approval(self, record: CommitRecord, plan_id: str, made_for: str) -> str | None:
+        """The commit that already made this approval of ``plan_id`` for another version or
+        another pause (``made_for``: plan, hash, the date the version or pause began), if
+        another commit did: git keeps a commit's author, author date and subject through
+        cherry-pick, ``am`` and rebase, so a second commit with all three is that approval
+        brought back (a clock that runs fast would otherwise let it follow a version or
+        pause made after it: round 6). A second vote in the same second for the same version
+        and pause is the same approval (it counts once anyway). The identities are kept for
+        good (a rewrite does not make the index forget them)."""
+        key = hashlib.sha256(
+            "\0".join(
+                (
+                    approvals.normalize_identity(record.author.email),
+                    str(record.author_time),
+                    record.subject,
+                    plan_id,
+                )
+            ).encode("utf-8", "surrogateescape")
+        ).hexdigest()
+        made = hashlib.sha256(made_for.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        seen = self.approval_ids.get(key)
+        if seen is None:
+            self.approval_ids[key] = self._new_approval_ids[key] = f"{record.sha} {made}"
+            return None
+        sha, _, seen_for = seen.partition(" ")
+        return None if sha == record.sha or seen_for == made else sha
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
         known = self.authors.get(plan_hash, frozenset())
@@ -481,6 +509,8 @@ class Lifecycle(IndexStore):
         state.status = "aborted" if transition is Transition.ABORT else new.status
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             bound, elsewhere = _binding(record, state.plan_id, self.plans_dir)
+            made_for = f"{state.plan_id}\0{new.hash}\0{since_before if old is not None else ''}"
+            replay_of = self._seen_approval(record, state.plan_id, made_for)
             state.request = {
                 "commit": record.sha,
                 "kind": transition.value,
@@ -495,6 +525,7 @@ class Lifecycle(IndexStore):
                 "since": since_before if old is not None else None,
                 "bound_hash": bound,
                 "bound_elsewhere": elsewhere,
+                "replay_of": replay_of,
             }
             state.note(f"{record.sha[:12]} approval request ({transition.value}) by {who}")
             self._emit(sink, "request", state, record, snapshot, transition.value)

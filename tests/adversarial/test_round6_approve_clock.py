@@ -59,20 +59,9 @@ def _gates(tag: str) -> str:
 
 VERSIONS = ["skew-version", "true-version"]
 GATES = ["skew-gate", "true-gate"]
-BROKEN: dict[str, object] = {
-    "skew-version": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 6: Alice's approval of version 1, dated by her clock 10 min fast, cherry-"
-        "picked by the agent onto version 2 (frozen by the controller after it) runs version 2",
-    ),
-    "skew-gate": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 6: Alice's gate-2 approval, dated by her clock 10 min fast, cherry-picked"
-        " by the agent after the pause at gate 3, opens gate 3",
-    ),
-}
+#: Fixed (an approval identity, author + date + subject, approves one version and one pause:
+#: the same identity brought back for another is E_APPROVAL_REPLAYED).
+BROKEN: dict[str, object] = {}
 
 
 def _approve(lab: Lab, slug: str) -> str:
@@ -140,13 +129,6 @@ def test_a_gate_approval_never_opens_the_next_gate(lab: Lab, vid: str) -> None:
     assert lab.calls(f"{vid}-3") == [], lab.codes(vid)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 6: a fresh clone's audit calls the replayed (future-dated) approvals valid,"
-    " though git shows each authored after its own commit time and after the next controller"
-    " commit",
-)
 def test_a_fresh_clone_audit_flags_the_replayed_approvals(lab: Lab) -> None:
     clone = lab.root / "clone-audit"
     if not clone.exists():

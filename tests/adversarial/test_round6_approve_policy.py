@@ -148,9 +148,7 @@ def test_a_vote_counts_only_under_the_policy_in_force(lab: Lab, vid: str) -> Non
 def test_a_fresh_clone_audit_agrees_with_what_ran(lab: Lab) -> None:
     clone = lab.root / "clone-audit"
     if not clone.exists():
-        subprocess.run(
-            ["git", "clone", "-q", str(lab.repo), str(clone)], check=True, env=lab.env()
-        )
+        subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True, env=lab.env())
     result = lab.cli("audit", "--json", cwd=clone)
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     try:

@@ -77,9 +77,21 @@ def _build(root: Path) -> Lab:
     )
     env["REC_LOG"] = str(lab.log)
     out = subprocess.run(
-        [sys.executable, "-m", "controller", "approve", "--sign", "--config", str(lab.config),
-         "plans/victim"],
-        cwd=lab.repo, env=env, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "approve",
+            "--sign",
+            "--config",
+            str(lab.config),
+            "plans/victim",
+        ],
+        cwd=lab.repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     (root / "approve.out").write_text(f"{out.returncode}\n{out.stdout}\n{out.stderr}")
     # the agent signs an approval of plans/evil as Alice with whatever it took
@@ -115,5 +127,3 @@ def test_the_agents_program_never_signs_for_alice(lab: Lab) -> None:
 def test_a_plan_alice_never_approved_never_runs(lab: Lab) -> None:
     assert lab.calls("evil") == [], lab.codes("evil")
     assert not lab.started("evil"), lab.codes("evil")
-
-

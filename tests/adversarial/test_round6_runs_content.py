@@ -63,7 +63,11 @@ actions:
 
 
 def _emit_plan(tag: str, out: str, target: str = "v") -> str:
-    params = f'tag: {tag}, v: "$<actions[1].outputs.v>"' if target == "v" else 'tag: "$<actions[1].outputs.v>"'
+    params = (
+        f'tag: {tag}, v: "$<actions[1].outputs.v>"'
+        if target == "v"
+        else 'tag: "$<actions[1].outputs.v>"'
+    )
     return f"""\
 plan:
   name: {tag}
@@ -237,12 +241,21 @@ chk: {{kind: exec, argv: {rec}, env: {{REC_LOG: {rec_log}}}, idempotent: true, r
 mail: {{kind: exec, argv: {rec}, env: {{REC_LOG: {rec_log}}}, sensitive: [to]}}
 """,
     )
-    plans: dict[str, str] = {"fallback-hidden": _fallback_plan("fallback-hidden"), "hidden-checks": HIDDEN_CHECKS}
+    plans: dict[str, str] = {
+        "fallback-hidden": _fallback_plan("fallback-hidden"),
+        "hidden-checks": HIDDEN_CHECKS,
+    }
     for tag, (out, target) in OUTPUTS.items():
         plans[tag] = _emit_plan(tag, out, target)
-    plans["nul-in-argv"] = plan_text("nul-in-argv").replace('tag: "nul-in-argv"', 'tag: "nul-in-argv\\0x"')
+    plans["nul-in-argv"] = plan_text("nul-in-argv").replace(
+        'tag: "nul-in-argv"', 'tag: "nul-in-argv\\0x"'
+    )
     plans.update(LEGACY_CHECKS)
-    plans["slow-once"] = plan_text("slow-once").replace("tool: rec", "tool: slow").replace("- name: rec", "- name: slow")
+    plans["slow-once"] = (
+        plan_text("slow-once")
+        .replace("tool: rec", "tool: slow")
+        .replace("- name: rec", "- name: slow")
+    )
     plans["log-to-hook"] = plan_text("log-to-hook")
     plans["log-to-plan"] = plan_text("log-to-plan")
     plans["zz-bystander"] = plan_text("zz-bystander")
@@ -260,7 +273,9 @@ mail: {{kind: exec, argv: {rec}, env: {{REC_LOG: {rec_log}}}, sensitive: [to]}}
     lab.commit("parents")
     lab.run()
     lab.shows = {  # type: ignore[attr-defined]
-        slug: lab.cli("show", *extra, str(lab.repo / "plans" / slug), "--config", str(lab.config)).stdout
+        slug: lab.cli(
+            "show", *extra, str(lab.repo / "plans" / slug), "--config", str(lab.config)
+        ).stdout
         for slug, extra in (
             ("fallback-hidden", ()),
             ("legacy-fallback", ("--verbose",)),
@@ -280,7 +295,11 @@ mail: {{kind: exec, argv: {rec}, env: {{REC_LOG: {rec_log}}}, sensitive: [to]}}
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
-            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(2)
     ]
@@ -297,7 +316,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r6-runs-content", _build)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 6: `show` text (also --verbose) omits a fallback step's params: the reviewer never sees where the fallback sends")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 6: `show` text (also --verbose) omits a fallback step's params: the reviewer never sees where the fallback sends",
+)
 @pytest.mark.parametrize("view", ["fallback-hidden", "fallback-hidden-verbose"])
 def test_show_prints_what_a_fallback_step_runs_with(lab: Lab, view: str) -> None:
     ran = lab.calls("fallback-hidden")
@@ -307,7 +330,11 @@ def test_show_prints_what_a_fallback_step_runs_with(lab: Lab, view: str) -> None
     assert "hidden-fallback-hidden@evil.example.net" in shown, shown
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 6: `show --verbose` omits plan-level preconditions of a chain plan and a fallback step's checks and guards: check tools run with params the reviewer never saw")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 6: `show --verbose` omits plan-level preconditions of a chain plan and a fallback step's checks and guards: check tools run with params the reviewer never saw",
+)
 @pytest.mark.parametrize("what", list(HIDDEN))
 def test_show_prints_every_check_that_runs(lab: Lab, what: str) -> None:
     tag, value = HIDDEN[what]
@@ -319,9 +346,11 @@ def test_show_prints_every_check_that_runs(lab: Lab, what: str) -> None:
     assert value in shown, shown
 
 
-@pytest.mark.parametrize("tag", list(OUTPUTS) + ["nul-in-argv"])
+@pytest.mark.parametrize("tag", [*OUTPUTS, "nul-in-argv"])
 def test_a_hostile_value_never_reaches_the_next_tool(lab: Lab, tag: str) -> None:
-    assert lab.calls(tag) == [] and not any("\x00" in json.dumps(c) or "\\ud" in json.dumps(c) for c in lab.calls(tag))
+    assert lab.calls(tag) == [] and not any(
+        "\x00" in json.dumps(c) or "\\ud" in json.dumps(c) for c in lab.calls(tag)
+    )
     row = lab.status()[f"plans/{tag}"]
     assert row["status"] == "failed", row
 
@@ -361,7 +390,9 @@ def test_a_committed_log_symlink_is_never_written_through(lab: Lab) -> None:
         mode = lab.git("ls-tree", "HEAD", f"plans/{slug}/EXECUTION_LOG.md").split()[:1]
         assert mode in ([], ["100644"]), (slug, mode)
     bystander = lab.plan("zz-bystander")
-    assert bystander["plan"]["name"] == "zz-bystander" and bystander["plan"]["status"] == "completed"
+    assert (
+        bystander["plan"]["name"] == "zz-bystander" and bystander["plan"]["status"] == "completed"
+    )
     assert "log-to-plan" not in lab.git("show", "HEAD:plans/zz-bystander/PLAN.yml")
 
 

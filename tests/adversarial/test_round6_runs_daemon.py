@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from advkit import ALICE, BenchError, Lab, plan_text
@@ -41,7 +40,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     env.update(REC_LOG=str(lab.log), PLANGATE_WEBHOOK_SECRET=SECRET)
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()  # type: ignore[arg-type]
@@ -64,7 +67,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
             ports["webhook"],
             b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b"X-Plangate-Secret: " + SECRET.encode() + b"\r\nContent-Length: 1000000\r\n\r\n{",
-            socks, 5,
+            socks,
+            5,
         )
 
         def trickle() -> None:
@@ -78,7 +82,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
         lab.write("under-siege", plan_text("under-siege"))
         lab.commit("submit")
         t0 = time.time()
-        while time.time() - t0 < 20 and lab.status().get("plans/under-siege", {}).get("status") != "pending_approval":
+        while (
+            time.time() - t0 < 20
+            and lab.status().get("plans/under-siege", {}).get("status") != "pending_approval"
+        ):
             time.sleep(0.3)
             lab._status = None  # type: ignore[attr-defined]
         lab.approve("under-siege", ALICE)

@@ -161,7 +161,9 @@ fetchc: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}, idempotent: true, ri
     lab.commit("child")
     pin = lab.cli("hash", str(lab.repo / "plans/common/child")).stdout.strip()
     for tag, route in ROUTES.items():
-        lab.write(tag, HEAD.format(tag=tag) + (route.format(pin=pin) if tag == "nested-input" else route))
+        lab.write(
+            tag, HEAD.format(tag=tag) + (route.format(pin=pin) if tag == "nested-input" else route)
+        )
     lab.commit("routes")
     lab.run()
     lab.first = {tag: dict(lab.status()[f"plans/{tag}"]) for tag in ROUTES}  # type: ignore[attr-defined]
@@ -179,7 +181,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 @pytest.mark.parametrize("route", list(ROUTES))
 def test_an_unguarded_route_is_refused_at_validation(lab: Lab, route: str) -> None:
     row = lab.first[route]  # type: ignore[attr-defined]
-    assert row["status"] == "invalid" and "E_UNGUARDED_FLOW" in json.dumps(row) + json.dumps(lab.plan(route)), row
+    assert row["status"] == "invalid" and "E_UNGUARDED_FLOW" in json.dumps(row) + json.dumps(
+        lab.plan(route)
+    ), row
 
 
 @pytest.mark.parametrize("route", list(ROUTES))

@@ -141,6 +141,8 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
     if approval.get("by") and approval.get("status") == "approved":
         lines.append(f"Approved: by {visible(str(approval['by']))} at {approval.get('at', '?')}")
     lines.append(f"Hash:    {view['hash']}  ({view['freeze_state']})")
+    for pre in view.get("preconditions") or []:  # plan-level: checked before any action
+        lines.append(f"Before any action: {visible(graphtext.check_text('precondition', pre))}")
     if view.get("record_warning"):
         lines.append(f"WARNING: {visible(str(view['record_warning']))}")
     lines += review_lines(view)
@@ -229,11 +231,16 @@ def _details(action: dict[str, Any], color: bool) -> list[str]:
         lines.append(_highlight(graphtext.check_text("precondition", pre), color))
     if action.get("verify"):
         lines.append(_highlight(graphtext.check_text("verify", action["verify"]), color))
+    if action.get("timeout") is not None:
+        lines.append(f"timeout: {_json(action['timeout'])}")
     lines.append(f"on failure: {policy(action)}")
-    for step in action.get("fallback") or []:
-        lines.append(f"fallback [{step['id']}] {visible(step['tool'])} - {visible(step['why'])}")
     for guard in action.get("guards") or []:
         lines.append(f"guard {visible(guard['param'])}: {graphtext.guard_text(guard)}")
+    for step in action.get("fallback") or []:
+        # a fallback step runs a tool as an action does: everything it runs with is shown
+        # (its params, checks and guards), never only its name (round 6)
+        lines.append(f"fallback [{step['id']}] {visible(step['tool'])} - {visible(step['why'])}")
+        lines += [f"    {line}" for line in _details(step, color)]
     return lines
 
 

@@ -316,11 +316,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r6-runs-content", _build)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 6: `show` text (also --verbose) omits a fallback step's params: the reviewer never sees where the fallback sends",
-)
 @pytest.mark.parametrize("view", ["fallback-hidden", "fallback-hidden-verbose"])
 def test_show_prints_what_a_fallback_step_runs_with(lab: Lab, view: str) -> None:
     ran = lab.calls("fallback-hidden")
@@ -330,11 +325,6 @@ def test_show_prints_what_a_fallback_step_runs_with(lab: Lab, view: str) -> None
     assert "hidden-fallback-hidden@evil.example.net" in shown, shown
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 6: `show --verbose` omits plan-level preconditions of a chain plan and a fallback step's checks and guards: check tools run with params the reviewer never saw",
-)
 @pytest.mark.parametrize("what", list(HIDDEN))
 def test_show_prints_every_check_that_runs(lab: Lab, what: str) -> None:
     tag, value = HIDDEN[what]

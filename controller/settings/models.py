@@ -239,6 +239,10 @@ class ExecutionSettings(_Strict):
     batch_window: Seconds = 0.2
     """Seconds the oldest event of a batched controller commit waits for others (a pass's
     first event is never delayed; docs/approvals.md, "Several plans in one commit")."""
+    adopt_untracked: bool = True
+    """Local mode: freeze and commit a ``pending_approval`` PLAN.yml nobody committed. Git
+    cannot tell who wrote an adopted plan, so an approver who wrote it could approve it:
+    turn it off where agents commit their own plans (docs/threat-model.md)."""
 
 
 def _url_list(value: Any) -> Any:

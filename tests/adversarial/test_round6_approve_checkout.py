@@ -102,3 +102,19 @@ def test_a_plan_inside_the_named_folder_is_not_approved_with_it(lab: Lab, vid: s
 def test_the_writer_of_an_uncommitted_plan_cannot_approve_it_alone(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
+
+
+def test_with_adoption_off_an_uncommitted_plan_is_left_alone(tmp_path: Path) -> None:
+    """``execution.adopt_untracked: false``: the controller never commits a plan nobody
+    committed, so no plan's writer is unknown; a committed plan still runs."""
+    lab = Lab(tmp_path, extra="execution: {adopt_untracked: false}\n")
+    lab.write("left", plan_text("left"))
+    lab.write("committed", plan_text("committed"))
+    lab.commit("agent commits one plan", AGENT, "plans/committed")
+    lab.run()
+    assert lab.git("ls-files", "plans/left").strip() == ""
+    assert lab.status().get("plans/left") is None
+    lab.approve("committed", ALICE)
+    lab.run()
+    assert len(lab.calls("committed")) == 1
+    assert lab.calls("left") == []

@@ -24,6 +24,10 @@ Attacks:
   approves: Alice's one vote must not run it.
 - ``two/reset-reject``: as ``reset-reject`` for a two-approval plan: Alice's vote is
   recorded (``partial``) before Bob's rejection; after the reset Carol approves.
+- ``amend-reject``: Bob's rejection, once the controller saw it, amended by the agent into
+  its own commit that leaves the plan ``pending_approval``; Alice approves.
+- ``rebase-drop-reject``: Bob's rejection, once seen, dropped by ``git rebase --onto`` under
+  a later commit of the agent's; Alice approves.
 - ``ours-reject``: Bob rejects, the controller sees it; no rewrite: a branch from before the
   rejection merges main with ``-s ours`` and main fast-forwards to it; Alice approves.
 - ``reject-reopen``: Bob rejects, then sets ``pending_approval`` again himself; Alice
@@ -33,7 +37,7 @@ Attacks:
 
 Controls: ``plain`` (Alice approves the agent's plan) runs once.
 
-Results: ``reset-reject`` and ``two/reset-reject`` broke (strict xfails): the controller
+Results: ``reset-reject``, ``two/reset-reject``, ``amend-reject``, ``rebase-drop-reject`` broke (strict xfails): the controller
 commits nothing when it sees a plan rejected, so a reset erasing only Bob's rejection erases
 no commit of the controller's, nothing is held, and Alice's (or Carol's) later approval runs
 a plan the controller had seen rejected (final by docs/approvals.md). The others held.
@@ -56,6 +60,8 @@ rules:
 ATTACKS = [
     "reset-reject",
     "two/reset-reject",
+    "amend-reject",
+    "rebase-drop-reject",
     "ours-reject",
     "reject-reopen",
     "ours-copy",
@@ -63,13 +69,16 @@ ATTACKS = [
     "two/revert-partial",
 ]
 _ERASED = (
-    "round 7: a rejection the controller saw (`rejected` is final) erased by a reset of the"
-    " branch: the controller committed nothing for it, so no commit of its went and nothing"
+    "round 7: a rejection the controller saw (`rejected` is final) erased by a branch"
+    " rewrite (reset, amend, rebase): the controller committed nothing for it, so no commit of its went and nothing"
     " is held (no E_HISTORY_REWRITTEN); a later approval runs the rejected plan"
 )
+ERASED = ["reset-reject", "two/reset-reject", "amend-reject", "rebase-drop-reject"]
 BROKEN: dict[str, object] = {
     "reset-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
     "two/reset-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
+    "amend-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
+    "rebase-drop-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
 }
 
 
@@ -99,6 +108,7 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "alice-ours", "--", "plans/ours-copy/PLAN.yml")
     lab.git("checkout", alice_ad, "--", "plans/add-delete/PLAN.yml")
     for vid in ["reset-reject", "two/reset-reject", "ours-reject", "reject-reopen",
+                "amend-reject", "rebase-drop-reject",
                 "two/revert-partial", "two/revert-partial-bob", "plain"]:
         lab.write(_slug(vid), plan_text(_tag(vid)))
     lab.commit("agent adds plans", AGENT)
@@ -117,6 +127,25 @@ def _build(root: Path) -> Lab:
     lab.run()
     seen.update({v: lab.plan(v)["plan"]["status"] for v in ["reset-reject", "two/reset-reject"]})
     lab.git("reset", "-q", "--hard", before)
+    lab.run()
+    # amend-reject: Bob's rejection is the tip; the agent amends it into its own commit
+    lab.set_status("amend-reject", "rejected")
+    lab.commit("bob rejects amend-reject", BOB)
+    lab.run()
+    seen["amend-reject"] = lab.plan("amend-reject")["plan"]["status"]
+    lab.set_status("amend-reject", "pending_approval")
+    (lab.repo / "TODO").write_text("agent todo\n")
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "--amend", "--reset-author", "-m", "agent: tidy", who=AGENT)
+    lab.run()
+    # rebase-drop-reject: Bob rejects, the agent commits on top, then rebases Bob's commit away
+    lab.set_status("rebase-drop-reject", "rejected")
+    bob = lab.commit("bob rejects rebase-drop-reject", BOB)
+    lab.run()
+    seen["rebase-drop-reject"] = lab.plan("rebase-drop-reject")["plan"]["status"]
+    (lab.repo / "NOTES").write_text("agent notes\n")
+    lab.commit("agent notes", AGENT)
+    lab.git("rebase", "-q", "--onto", f"{bob}~1", bob, "main", who=AGENT)
     lab.run()
     # ours-reject, reject-reopen: Bob rejects, the controller sees it
     before = lab.head()
@@ -138,8 +167,9 @@ def _build(root: Path) -> Lab:
     lab.reject_seen = seen  # type: ignore[attr-defined]
 
     # approvals
-    for vid in ["reset-reject", "ours-reject", "reject-reopen", "ours-copy", "add-delete",
-                "two/revert-partial", "two/revert-partial-bob", "plain"]:
+    for vid in ["reset-reject", "amend-reject", "rebase-drop-reject", "ours-reject",
+                "reject-reopen", "ours-copy", "add-delete", "two/revert-partial",
+                "two/revert-partial-bob", "plain"]:
         lab.approve(_slug(vid), ALICE, message=f"approve {vid}")
     lab.run()  # two/*: partial
     for vid in ["two/revert-partial", "two/revert-partial-bob"]:
@@ -190,5 +220,5 @@ def test_a_fresh_clone_audit_agrees_with_what_ran(lab: Lab, tmp_path: Path) -> N
     valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
     assert {"plans/plain", "plans/two/revert-partial-bob"} <= valid, report
     for vid in ATTACKS:
-        if "reset-reject" not in vid:
+        if vid not in ERASED:
             assert f"plans/{vid}" not in valid, report

@@ -119,3 +119,24 @@ def test_the_same_bytes_renamed_are_hers(lab: Lab) -> None:
 def test_text_alice_wrote_is_hers_whatever_its_bytes(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(vid)
     assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 7: a fresh-clone audit calls the approvals of the rewritten drafts valid too"
+    " (it agrees with what ran; both miss Alice as the text's writer)",
+)
+def test_a_fresh_clone_audit_never_calls_a_rewritten_draft_approval_valid(
+    lab: Lab, tmp_path: Path
+) -> None:
+    import subprocess
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
+    result = lab.cli("audit", "--json", cwd=clone)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    assert "plans/plain" in valid, report
+    assert not valid & {f"plans/{v}" for v in ATTACKS}, sorted(valid)

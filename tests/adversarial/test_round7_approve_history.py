@@ -19,8 +19,8 @@ Attacks:
   the branch normally (the merge brings no change), then re-creates her exact file as its
   own commit; Alice approves alone.
 - ``two/revert-partial``: Alice approves a two-approval plan (the controller commits
-  ``partial`` and sets it back to ``pending_approval``); the agent ``git revert``s the
-  controller's ``partial`` commit, so the file says ``approved`` again. Nobody else
+  ``partial`` and sets it back to ``pending_approval``); the agent reverts the
+  controller's ``partial`` commit (its part for this plan: the commit may be batched), so the file says ``approved`` again. Nobody else
   approves: Alice's one vote must not run it.
 - ``two/reset-reject``: as ``reset-reject`` for a two-approval plan: Alice's vote is
   recorded (``partial``) before Bob's rejection; after the reset Carol approves.
@@ -34,6 +34,11 @@ Attacks:
   approves.
 - ``two/revert-partial-bob``: the same, then Bob approves: two distinct people, a control
   for the counting (must run once).
+
+- ``two/mv``: Alice votes (``partial``); the agent moves the plan out of ``plans/two``
+  (to a path where one approval is enough) and nobody approves it there.
+- ``two/twin-a``, ``two/twin-b``: twins (one hash) under ``plans/two``; Alice votes on a,
+  Bob on b: a vote for one plan must not complete its twin's quorum.
 
 Controls: ``plain`` (Alice approves the agent's plan) runs once.
 
@@ -109,8 +114,10 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", alice_ad, "--", "plans/add-delete/PLAN.yml")
     for vid in ["reset-reject", "two/reset-reject", "ours-reject", "reject-reopen",
                 "amend-reject", "rebase-drop-reject",
-                "two/revert-partial", "two/revert-partial-bob", "plain"]:
+                "two/revert-partial", "two/revert-partial-bob", "plain", "two/mv"]:
         lab.write(_slug(vid), plan_text(_tag(vid)))
+    for twin in ["two/twin-a", "two/twin-b"]:
+        lab.write(twin, plan_text("two-twin", name="twin"))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze everything
 
@@ -169,15 +176,21 @@ def _build(root: Path) -> Lab:
     # approvals
     for vid in ["reset-reject", "amend-reject", "rebase-drop-reject", "ours-reject",
                 "reject-reopen", "ours-copy", "add-delete", "two/revert-partial",
-                "two/revert-partial-bob", "plain"]:
+                "two/revert-partial-bob", "plain", "two/mv", "two/twin-a"]:
         lab.approve(_slug(vid), ALICE, message=f"approve {vid}")
     lab.run()  # two/*: partial
     for vid in ["two/revert-partial", "two/revert-partial-bob"]:
         partial = lab.git(
             "log", "-1", "--format=%H", "--author=plangate@localhost", "--", f"plans/{vid}"
         ).strip()
-        lab.git("revert", "--no-edit", partial, who=AGENT)
+        # the revert of the controller's part of that (possibly batched) commit
+        lab.git("checkout", f"{partial}~1", "--", f"plans/{vid}/PLAN.yml")
+        lab.commit(f"Revert the partial of {vid}", AGENT)
     lab.run()
+    lab.git("mv", "plans/two/mv", "plans/moved-mv")
+    lab.commit("agent moves two/mv out of plans/two", AGENT)
+    lab.run()
+    lab.approve("two/twin-b", BOB)
     lab.approve("two/revert-partial-bob", BOB)
     lab.approve("two/reset-reject", CAROL)
     lab.run()
@@ -203,6 +216,17 @@ def test_the_rejections_were_seen(lab: Lab) -> None:
 def test_only_enough_people_who_did_not_write_it_make_it_run(lab: Lab, vid: str) -> None:
     assert lab.calls(_tag(vid)) == [], lab.codes(_slug(vid))
     assert not lab.started(_slug(vid)), lab.codes(_slug(vid))
+
+
+def test_a_vote_stays_with_its_plan(lab: Lab) -> None:
+    """``two/mv``: Alice's one vote (``partial``), then the agent moves the plan out of
+    ``plans/two`` (where one approval would do): no approval request at the new path, so it
+    never runs. ``two/twin-a``/``two/twin-b``: twins (one hash) under ``plans/two``; Alice
+    votes on a, Bob on b: one vote each, neither runs."""
+    assert lab.calls("two-mv") == [], lab.codes("moved-mv")
+    assert lab.calls("two-twin") == [], lab.codes("two/twin-b")
+    for twin in ["two/twin-a", "two/twin-b"]:
+        assert lab.plan(twin)["approval"]["status"] == "partial", lab.codes(twin)
 
 
 def test_a_fresh_clone_audit_agrees_with_what_ran(lab: Lab, tmp_path: Path) -> None:

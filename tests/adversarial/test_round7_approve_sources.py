@@ -19,7 +19,8 @@ controller freezes (or converts and freezes) it; Alice approves alone.
 Results: ``draft-comment``, ``draft-flow``, ``draft-to-json``, ``json-indent`` broke (strict
 xfails): each ran on Alice's lone approval (``status`` shows her as approver, ``completed``).
 ``plan-comment`` held (a PLAN.yml's writers are kept by its hashed content, so a comment does
-not hide them); only files that are not plans are followed by bytes.
+not hide them); only files that are not plans are followed by bytes. A fresh-clone
+``plangate audit`` calls the four approvals valid too (strict xfail): it agrees with what ran.
 
 Control: ``draft-same`` (``draft.yml`` renamed with identical bytes: round 5's case) is
 ``E_SELF_APPROVAL``; ``plain`` (the agent's own text) runs once on Alice's approval.

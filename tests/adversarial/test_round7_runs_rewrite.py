@@ -17,7 +17,8 @@ history at all.
 
 Defence asserted: a plan held for a rewrite runs nothing more after the controller saw the
 rewrite; the controller never commits an outcome onto a branch that lacks the plan's start;
-the plan whose approval was erased never runs.
+the plan whose approval was erased never runs. Control (local-edit): the rewrite also re-commits
+b-queued with an extra param as the agent; b-queued is refused and never runs (held).
 """
 
 from __future__ import annotations
@@ -47,7 +48,12 @@ if remote:
 tip = g("log", "--format=%H", "--grep=^approve a-first$", "-1").stdout.strip()
 g("reset", "-q", "--hard", tip)
 open(os.path.join(repo, "NOTE"), "a").write("rewritten\n")
-g("add", "NOTE"); g("commit", "-q", "-m", "agent rewrites the branch")
+if os.environ.get("EDIT_B") == "1":
+    b = os.path.join(repo, "plans", "b-queued", "PLAN.yml")
+    t = open(b).read().replace("status: pending_approval", "status: approved", 1)
+    t = t.replace('tag: "b-queued"', 'tag: "b-queued"\n      extra: EDITED', 1)
+    open(b, "w").write(t)
+g("add", "NOTE", "plans"); g("commit", "-q", "-m", "agent rewrites the branch")
 note = "rewound to " + tip
 if remote:
     note += g("push", "-q", "-f", "origin", "HEAD:main").stderr
@@ -76,7 +82,7 @@ actions:
 """
 
 
-def _one(root: Path, remote: bool) -> Lab:
+def _one(root: Path, remote: bool, edit_b: bool = False) -> Lab:
     root.mkdir()
     lab = Lab(root)
     bare = root / "bare.git"
@@ -91,6 +97,7 @@ def _one(root: Path, remote: bool) -> Lab:
         "AGENT_GC": str(root / "gitconfig"),
         "AGENT_HOME": str(lab.home),
         "REMOTE": "1" if remote else "0",
+        "EDIT_B": "1" if edit_b else "0",
     }
     argv = [sys.executable, str(root / "rewriter.py"), "{tag}"]
     lab.write_config(tools=f"rewriter: {{kind: exec, argv: {json.dumps(argv)}, env: {json.dumps(env)}}}\n")
@@ -134,13 +141,14 @@ def _one(root: Path, remote: bool) -> Lab:
 def _build(root: Path) -> Lab:
     lab = _one(root / "remote", True)
     lab.local = _one(root / "local", False)  # type: ignore[attr-defined]
+    lab.edit = _one(root / "local-edit", False, edit_b=True)  # type: ignore[attr-defined]
     return lab
 
 
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Lab]:
     lab = shared(tmp_path_factory, "r7-runs-rewrite", _build)
-    return {"remote": lab, "local": lab.local}  # type: ignore[attr-defined]
+    return {"remote": lab, "local": lab.local, "local-edit": lab.edit}  # type: ignore[attr-defined]
 
 
 BROKE = pytest.mark.xfail(
@@ -171,7 +179,19 @@ def test_no_outcome_is_committed_without_its_start(labs: dict[str, Lab], mode: s
     assert "outcome-without-start" not in out, out
 
 
-@pytest.mark.parametrize("mode", ["remote", "local"])
+def test_a_rewrite_that_edits_a_queued_plan_changes_nothing_that_runs(labs: dict[str, Lab]) -> None:
+    """The rewrite also re-commits b-queued with an extra param and ``status: approved``
+    under the agent's name: b-queued runs its approved version or nothing, and the
+    controller never stamps ``completed`` on the agent's version."""
+    lab = labs["local-edit"]
+    ran = lab.calls("b-queued")
+    assert len(ran) <= 1 and all("EDITED" not in r["stdin"] for r in ran), ran
+    data = lab.plan("b-queued")
+    if data["plan"]["status"] == "completed":
+        assert "EDITED" not in json.dumps(data["actions"]), data["actions"]
+
+
+@pytest.mark.parametrize("mode", ["remote", "local", "local-edit"])
 def test_nothing_ran_twice(labs: dict[str, Lab], mode: str) -> None:
     lab = labs[mode]
     for tag in ("a-first", "second-a-first", "b-queued"):

@@ -65,7 +65,7 @@ class Lifecycle(IndexStore):
             if plan_id is None:
                 self._link_outside_plan_files(change)
                 if not by_controller:
-                    self._blob_writers(change, self.identities(record))
+                    self._blob_writers(repo, change, self.identities(record))
                 continue
             why = _unsafe_why(change)
             if why is not None:
@@ -107,7 +107,7 @@ class Lifecycle(IndexStore):
         if self.on_problem is not None:
             self.on_problem(state.plan_id, note)
 
-    def _blob_writers(self, change: FileChange, who: set[str]) -> None:
+    def _blob_writers(self, repo: GitRepo, change: FileChange, who: set[str]) -> None:
         """Whoever wrote a file under the plans folder that is not a plan file (a plan source
         ``PLAN.json``/``PLAN.md``, a draft, any file): kept by the file's bytes (its git blob
         id), so that a plan made of those bytes (the file renamed, moved or copied to
@@ -121,6 +121,33 @@ class Lifecycle(IndexStore):
         ):
             return
         self._add_authors(_blob_key(change.new_blob), who)
+        plan_hash = self._draft_hash(repo, change)
+        if plan_hash is not None:  # plan text under another name: its content is theirs too
+            self._add_authors(plan_hash, who)
+
+    def _draft_hash(self, repo: GitRepo, change: FileChange) -> str | None:
+        """The hashed content of a file under the plans folder that is plan text under
+        another name (``draft.yml``) or a plan source (``PLAN.json``, ``draft.json``,
+        ``.md``) once converted: whoever wrote it wrote that content, however its bytes are
+        later rewritten (a comment, flow style, re-indented, converted; round 7)."""
+        path = PurePosixPath(change.path)
+        if change.new_blob is None or path.suffix.lower() not in DRAFT_SUFFIXES:
+            return None
+        try:
+            if path.suffix.lower() in (".yml", ".yaml"):
+                facts = self.facts(repo, change.new_blob)
+                return facts.hash if facts is not None else None
+            data = repo.blob(change.new_blob)
+            if len(data) > self.max_plan_bytes:
+                return None
+            from controller.plan.convert import convert_text
+
+            converted = convert_text(
+                data.decode("utf-8"), path.name, nested_base=str(path.parent), verify=False
+            )
+            return facts_of(converted.text.encode("utf-8"), self.max_plan_bytes).hash
+        except Exception:
+            return None
 
     def _link_outside_plan_files(self, change: FileChange) -> None:
         """A gitlink or symlink elsewhere in the plans folder (a plan folder that is a link):
@@ -381,7 +408,7 @@ class Lifecycle(IndexStore):
             for change in commit.changes:
                 if PurePosixPath(change.path).name not in PLAN_FILES:
                     if plan_id_of(change.path, self.plans_dir) is None:
-                        self._blob_writers(change, who)  # a source or draft on a side branch
+                        self._blob_writers(repo, change, who)  # a source or draft, side branch
                     continue
                 if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
                     continue
@@ -634,6 +661,10 @@ def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | 
     if named and all(path != plan_id for path, _ in named):
         return None, named[0][0]
     return None, None
+
+
+#: File names whose text may be a plan under another name or a plan source.
+DRAFT_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".md"})
 
 
 def _blob_key(blob: str) -> str:

@@ -83,6 +83,8 @@ class ControllerCore:
         self.adopt_due: float | None = None
         #: The commits this controller made (SPEC §15), recorded before each branch move.
         self.own_commits = OwnCommits(self.state.commits_file)
+        #: Remote mode: when the remote was last read (monotonic clock).
+        self.fetched_at = 0.0
         #: Plans whose controller commits a rewrite of the branch erased (SPEC §15).
         self.holds = Holds(self.state.held_file)
         self._lock = threading.RLock()
@@ -218,6 +220,8 @@ class ControllerCore:
         try:
             for record in repo.first_parent_log(head, last, [plans_dir]):
                 if record.sha not in self.own_commits:
+                    for withdrawn in self._withdrawals(repo, record):
+                        found.setdefault(withdrawn, []).append(record.sha)
                     continue
                 events = _events(record)
                 for change in record.changes:
@@ -235,6 +239,22 @@ class ControllerCore:
         if self.state.locked:  # a reader's stdout is its report (`status --json`)
             log = self.log.error if found else self.log.warning
             log("history_rewritten", last=last, head=head, held=sorted(found))
+
+    def _withdrawals(self, repo: GitRepo, record: CommitRecord) -> list[str]:
+        """The plans an erased commit rejected or aborted: the controller saw a withdrawal
+        that the rewritten branch no longer shows, and a withdrawal wins (round 7)."""
+        found = []
+        for change in record.changes:
+            plan_id = plan_id_of(change.path, self.config.plans_dir)
+            if plan_id is None or change.new_blob is None:
+                continue
+            try:
+                facts = self.index.facts(repo, change.new_blob)
+            except PlangateError:
+                continue
+            if facts is not None and facts.status in ("rejected", "aborted"):
+                found.append(plan_id)
+        return found
 
     def _release_holds(self) -> None:
         """Let go of held plans whose erased commits are all on the branch again, or that are
@@ -326,6 +346,7 @@ class ControllerCore:
             self.repo.check_health()
             return self.head()
         remote_head = self.repo.fetch(REMOTE, self.branch)
+        self.fetched_at = time.monotonic()
         local = self.repo.rev(f"refs/heads/{self.branch}")
         if local == remote_head:
             return local

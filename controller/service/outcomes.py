@@ -8,6 +8,7 @@ still hashes to what was approved, runs it (stopping on an abort request), then 
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,9 @@ class Outcomes(Committing):
             self._running.add(job.plan_id)
         queued = False
         try:
+            if job.plan_id in self.holds:  # a rewrite erased its start meanwhile
+                self.log.error("run_held", plan=job.plan_id)
+                return
             approved = self._approved_plan(job)
             if approved is None:
                 return
@@ -122,11 +126,11 @@ class Outcomes(Committing):
             """Before every action: has the branch asked to abort? Costs a read of the ref
             file while the branch stays put (no time-based skipping: with `run --once` no
             pass runs meanwhile, and an abort committed during action 1 must stop action 2)."""
-            if job.plan_id in self._abort:
-                return True
-            if self.config.remote is not None:
-                return False  # remote: each pass fetches and hands aborts to the run
+            if job.plan_id in self._abort or job.plan_id in self.holds:
+                return True  # held: a rewrite erased its history; nothing more of it runs
             try:
+                if self.config.remote is not None:
+                    self._fetch_due()  # reads the remote when due: the local ref follows it
                 head = self.head()
             except PlangateError:
                 return False
@@ -136,9 +140,27 @@ class Outcomes(Committing):
             if found is None:
                 return False  # a pass holds the controller: it hands over any abort itself
             seen[0] = head
-            return found
+            return found or job.plan_id in self.holds  # the scan may have seen a rewrite
 
         return abort_requested
+
+    def _fetch_due(self) -> bool:
+        """Remote mode: read the remote again when ``remote.poll_interval`` has passed since
+        the last read by anyone (an abort or a rewrite pushed while ``run --once`` runs must
+        stop the next action, or a plan queued behind it, as the daemon's passes do; round
+        7). False when not due or a pass holds the controller (it fetches itself)."""
+        assert self.config.remote is not None
+        if time.monotonic() - self.fetched_at < self.config.remote.poll_interval:
+            return False
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            self._head = self._sync()
+        except (PlangateError, _Moved):
+            return False
+        finally:
+            self._lock.release()
+        return True
 
     def _abort_at_head(self, job: Job) -> bool | None:
         """Has a commit on the branch asked to abort this plan (as the history index reads it:
@@ -236,6 +258,12 @@ class Outcomes(Committing):
                 raise
 
     def _stage_outcome(self, item: _Finished) -> None:
+        if item.job.plan_id in self.holds:
+            # a rewrite erased this run's start: an outcome commit would record a run the
+            # branch no longer shows; the journal keeps it, the hold says why (round 7)
+            self.log.error("outcome_held", plan=item.job.plan_id, status=item.outcome.status)
+            self._settle(item.job.plan_id)
+            return
         status, event = _OUTCOME_STATUS.get(item.outcome.status, ("failed", "fail"))
         body = str(item.outcome.error) if item.outcome.error is not None else ""
 

@@ -59,7 +59,10 @@ G = '\n    guards: [{param: to, matches: "^.*$"}]\n'
 
 
 def send(to: str, aid: int = 2, extra: str = "") -> str:
-    return f'  - id: {aid}\n    tool: send\n    why: "send"\n{extra}    params: {{tag: "@TAG@-send", to: {to}}}' + G
+    return (
+        f'  - id: {aid}\n    tool: send\n    why: "send"\n{extra}    params: {{tag: "@TAG@-send", to: {to}}}'
+        + G
+    )
 
 
 WHO = '"$<actions[1].outputs.who>"'
@@ -82,7 +85,17 @@ BODIES = {
     "nested-result": '  - id: 2\n    plan: {path: plans/@LIB@, hash: "@PIN@"}\n    why: "run the library"\n'
     + send("\"$<actions[2].result.outputs['1'].who>\"", 3),
 }
-ATTACKS = ["result", "interp", "list", "map", "inherit2", "needs", "legacy", "nested-out", "nested-result"]
+ATTACKS = [
+    "result",
+    "interp",
+    "list",
+    "map",
+    "inherit2",
+    "needs",
+    "legacy",
+    "nested-out",
+    "nested-result",
+]
 BROKEN: dict[str, object] = {}
 
 
@@ -95,7 +108,9 @@ def tools(lab: Lab) -> str:
     )
 
 
-def _text(vid: str, body: str, status: str = "pending_approval", lib: str = "", pin: str = "") -> str:
+def _text(
+    vid: str, body: str, status: str = "pending_approval", lib: str = "", pin: str = ""
+) -> str:
     return HEAD.format(tag=vid, status=status) + BODIES[body].replace("@TAG@", vid).replace(
         "@LIB@", lib
     ).replace("@PIN@", pin)
@@ -131,7 +146,9 @@ def test_a_literal_recipient_runs_on_one_approval(lab: Lab) -> None:
     assert len(lab.calls("none")) == 1, lab.codes("none")
 
 
-@pytest.mark.parametrize("vid", ["direct", *[pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ATTACKS]])
+@pytest.mark.parametrize(
+    "vid", ["direct", *[pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ATTACKS]]
+)
 def test_outside_data_into_a_sensitive_param_needs_two(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(vid)
     assert lab.plan(vid).get("approval", {}).get("status") == "partial", lab.codes(vid)

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (attack steps read best on one line)
 """Round 7, who may make a plan run: history shapes that keep every commit reachable, or
 erase only human commits.
 
@@ -50,6 +51,7 @@ a plan the controller had seen rejected (final by docs/approvals.md). The others
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -79,12 +81,7 @@ _ERASED = (
     " is held (no E_HISTORY_REWRITTEN); a later approval runs the rejected plan"
 )
 ERASED = ["reset-reject", "two/reset-reject", "amend-reject", "rebase-drop-reject"]
-BROKEN: dict[str, object] = {
-    "reset-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
-    "two/reset-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
-    "amend-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
-    "rebase-drop-reject": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ERASED),
-}
+BROKEN: dict[str, object] = {}  # fixed: an erased withdrawal holds its plan
 
 
 def _slug(vid: str) -> str:
@@ -112,9 +109,18 @@ def _build(root: Path) -> Lab:
     lab.git("merge", "-q", "--no-ff", "--no-edit", "alice-ad", who=AGENT)
     lab.git("checkout", "alice-ours", "--", "plans/ours-copy/PLAN.yml")
     lab.git("checkout", alice_ad, "--", "plans/add-delete/PLAN.yml")
-    for vid in ["reset-reject", "two/reset-reject", "ours-reject", "reject-reopen",
-                "amend-reject", "rebase-drop-reject",
-                "two/revert-partial", "two/revert-partial-bob", "plain", "two/mv"]:
+    for vid in [
+        "reset-reject",
+        "two/reset-reject",
+        "ours-reject",
+        "reject-reopen",
+        "amend-reject",
+        "rebase-drop-reject",
+        "two/revert-partial",
+        "two/revert-partial-bob",
+        "plain",
+        "two/mv",
+    ]:
         lab.write(_slug(vid), plan_text(_tag(vid)))
     for twin in ["two/twin-a", "two/twin-b"]:
         lab.write(twin, plan_text("two-twin", name="twin"))
@@ -171,12 +177,23 @@ def _build(root: Path) -> Lab:
     lab.git("merge", "-q", "-s", "ours", "--no-edit", "main", who=AGENT)
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--ff-only", "undo")
-    lab.reject_seen = seen  # type: ignore[attr-defined]
+    (lab.root / "reject_seen.json").write_text(json.dumps(seen))  # shared across workers
 
     # approvals
-    for vid in ["reset-reject", "amend-reject", "rebase-drop-reject", "ours-reject",
-                "reject-reopen", "ours-copy", "add-delete", "two/revert-partial",
-                "two/revert-partial-bob", "plain", "two/mv", "two/twin-a"]:
+    for vid in [
+        "reset-reject",
+        "amend-reject",
+        "rebase-drop-reject",
+        "ours-reject",
+        "reject-reopen",
+        "ours-copy",
+        "add-delete",
+        "two/revert-partial",
+        "two/revert-partial-bob",
+        "plain",
+        "two/mv",
+        "two/twin-a",
+    ]:
         lab.approve(_slug(vid), ALICE, message=f"approve {vid}")
     lab.run()  # two/*: partial
     for vid in ["two/revert-partial", "two/revert-partial-bob"]:
@@ -209,7 +226,8 @@ def test_the_controls_run_once(lab: Lab, vid: str) -> None:
 
 
 def test_the_rejections_were_seen(lab: Lab) -> None:
-    assert set(lab.reject_seen.values()) == {"rejected"}, lab.reject_seen  # type: ignore[attr-defined]
+    seen = json.loads((lab.root / "reject_seen.json").read_text())
+    assert set(seen.values()) == {"rejected"}, seen
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ATTACKS])

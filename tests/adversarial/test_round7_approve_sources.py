@@ -48,10 +48,7 @@ _HOW = {
     "draft-to-json": "the draft.yml as PLAN.json, converted",
     "json-indent": "draft.json re-indented as PLAN.json, converted",
 }
-BROKEN: dict[str, object] = {
-    vid: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY.format(how=how))
-    for vid, how in _HOW.items()
-}
+BROKEN: dict[str, object] = {}  # fixed: plan text under another name is its writer's
 
 
 def _flow(text: str) -> str:
@@ -63,7 +60,11 @@ def _approve(lab: Lab, vid: str) -> None:
     """Alice sets ``approved`` in whatever style the file is written."""
     path = lab.repo / "plans" / vid / "PLAN.yml"
     text = path.read_text()
-    for old in ("  status: pending_approval", '"status": "pending_approval"', 'status: "pending_approval"'):
+    for old in (
+        "  status: pending_approval",
+        '"status": "pending_approval"',
+        'status: "pending_approval"',
+    ):
         if old in text:
             path.write_text(text.replace(old, old.replace("pending_approval", "approved"), 1))
             break
@@ -122,12 +123,6 @@ def test_text_alice_wrote_is_hers_whatever_its_bytes(lab: Lab, vid: str) -> None
     assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 7: a fresh-clone audit calls the approvals of the rewritten drafts valid too"
-    " (it agrees with what ran; both miss Alice as the text's writer)",
-)
 def test_a_fresh_clone_audit_never_calls_a_rewritten_draft_approval_valid(
     lab: Lab, tmp_path: Path
 ) -> None:

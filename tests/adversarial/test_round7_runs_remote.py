@@ -36,7 +36,7 @@ import pytest
 from advkit import ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
-PUSHER = r'''
+PUSHER = r"""
 import json, os, sys, subprocess, time
 data = sys.stdin.read()
 with open(os.environ["REC_LOG"], "a") as f:
@@ -91,7 +91,7 @@ with open(os.environ["REC_LOG"], "a") as f:
 if mode.startswith(("abort", "reject")):
     time.sleep(0.6)   # three times remote.poll_interval: the abort is there to be seen
 print("{}")
-'''
+"""
 
 HELD = ["edit-why", "set-approved", "delete", "other", "rewind"]
 ABORTS = ["abort-alice", "abort-agent", "reject-alice"]
@@ -134,7 +134,9 @@ def _build(root: Path) -> Lab:
         "AGENT_HOME": str(lab.home),
     }
     argv = [sys.executable, str(root / "pusher.py"), "{tag}", "{mode}"]
-    lab.write_config(tools=f"pusher: {{kind: exec, argv: {json.dumps(argv)}, env: {json.dumps(env)}}}\n")
+    lab.write_config(
+        tools=f"pusher: {{kind: exec, argv: {json.dumps(argv)}, env: {json.dumps(env)}}}\n"
+    )
     text = lab.config.read_text().replace(
         f"repo: {lab.repo}\n",
         f"remote: {{url: 'file://{bare}', branch: main, poll_interval: 0.2}}\n",
@@ -194,20 +196,7 @@ def test_a_push_while_running_changes_nothing_that_runs(lab: Lab, mode: str) -> 
         assert lab.status()[f"plans/{slug}"]["status"] == "completed"
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(
-            m,
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="round 7: remote-mode run --once never sees an abort pushed while a plan runs; the next action runs and `completed` is committed on top of the abort",
-            ),
-        )
-        for m in ABORTS
-    ],
-)
+@pytest.mark.parametrize("mode", ABORTS)
 def test_an_abort_on_the_remote_stops_the_next_action(lab: Lab, mode: str) -> None:
     slug = f"p-{mode}"
     _pushed(lab, slug)
@@ -222,22 +211,12 @@ def test_a_queued_plan_edited_on_the_remote_runs_as_approved(lab: Lab) -> None:
     assert len(ran) <= 1 and all("EDITED" not in r["stdin"] for r in ran), ran
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 7: remote-mode run --once runs a whole plan Alice aborted on the remote before any of its actions started",
-)
 def test_a_plan_aborted_on_the_remote_before_it_ran_never_runs(lab: Lab) -> None:
     _pushed(lab, "p-abort-queued")
     assert lab.calls("q-abort-queued") == [], "the aborted plan ran"
     assert lab.plan("q-abort-queued")["plan"]["status"] == "aborted"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 7: audit flags nothing for a plan whose actions ran after an abort on the branch",
-)
 def test_the_audit_does_not_call_a_run_past_an_abort_ok(lab: Lab) -> None:
     """If the next action ran after an abort, the history should say so."""
     flags = [ln for ln in lab.audit_out.splitlines() if ln.startswith("FLAG")]  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ import pytest
 from advkit import ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
-REWRITER = r'''
+REWRITER = r"""
 import json, os, sys, subprocess
 data = sys.stdin.read()
 with open(os.environ["REC_LOG"], "a") as f:
@@ -60,7 +60,7 @@ if remote:
 with open(os.environ["REC_LOG"], "a") as f:
     f.write(json.dumps({"argv": ["rewrote"], "stdin": note}) + "\n")
 print("{}")
-'''
+"""
 
 PLAN_A = """\
 plan:
@@ -100,7 +100,9 @@ def _one(root: Path, remote: bool, edit_b: bool = False) -> Lab:
         "EDIT_B": "1" if edit_b else "0",
     }
     argv = [sys.executable, str(root / "rewriter.py"), "{tag}"]
-    lab.write_config(tools=f"rewriter: {{kind: exec, argv: {json.dumps(argv)}, env: {json.dumps(env)}}}\n")
+    lab.write_config(
+        tools=f"rewriter: {{kind: exec, argv: {json.dumps(argv)}, env: {json.dumps(env)}}}\n"
+    )
     if remote:
         lab.config.write_text(
             lab.config.read_text().replace(
@@ -151,15 +153,12 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Lab]:
     return {"remote": lab, "local": lab.local, "local-edit": lab.edit}  # type: ignore[attr-defined]
 
 
-BROKE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 7: after it saw a rewrite mid-pass that erased b-queued's approval and both starts, the controller runs b-queued and commits `complete` for both plans without a start",
+@pytest.mark.parametrize(
+    "mode", [pytest.param("remote", marks=[]), pytest.param("local", marks=[])]
 )
-
-
-@pytest.mark.parametrize("mode", [pytest.param("remote", marks=BROKE), pytest.param("local", marks=BROKE)])
-def test_a_plan_whose_approval_a_rewrite_erased_never_runs_after_it(labs: dict[str, Lab], mode: str) -> None:
+def test_a_plan_whose_approval_a_rewrite_erased_never_runs_after_it(
+    labs: dict[str, Lab], mode: str
+) -> None:
     lab = labs[mode]
     assert len(lab.calls("rewrote")) == 1
     events = lab.events  # type: ignore[attr-defined]
@@ -172,7 +171,9 @@ def test_a_plan_whose_approval_a_rewrite_erased_never_runs_after_it(labs: dict[s
         assert lab.calls("b-queued") == [], "b-queued ran with no approval on the branch"
 
 
-@pytest.mark.parametrize("mode", [pytest.param("remote", marks=BROKE), pytest.param("local", marks=BROKE)])
+@pytest.mark.parametrize(
+    "mode", [pytest.param("remote", marks=[]), pytest.param("local", marks=[])]
+)
 def test_no_outcome_is_committed_without_its_start(labs: dict[str, Lab], mode: str) -> None:
     lab = labs[mode]
     out = lab.audit_out  # type: ignore[attr-defined]

@@ -276,7 +276,8 @@ class Lifecycle(IndexStore):
         another commit did: git keeps a commit's author, author date and subject through
         cherry-pick, ``am`` and rebase, so a second commit with all three is that approval
         brought back (a clock that runs fast would otherwise let it follow a version or
-        pause made after it: round 6). A second vote in the same second for the same version
+        pause made after it: round 6), when its committer date moved as git's replays move
+        it. A second vote in the same second for the same version
         and pause is the same approval (it counts once anyway). The identities are kept for
         good (a rewrite does not make the index forget them)."""
         key = hashlib.sha256(
@@ -295,7 +296,12 @@ class Lifecycle(IndexStore):
             self.approval_ids[key] = self._new_approval_ids[key] = f"{record.sha} {made}"
             return None
         sha, _, seen_for = seen.partition(" ")
-        return None if sha == record.sha or seen_for == made else sha
+        if sha == record.sha or seen_for == made:
+            return None
+        # git gives a brought-back commit a new committer date; a fresh commit whose author
+        # and committer dates agree is a new approval that happens to share a second and a
+        # subject with an earlier one (a gate approved in the second its plan was)
+        return sha if record.commit_time != record.author_time else None
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
         known = self.authors.get(plan_hash, frozenset())

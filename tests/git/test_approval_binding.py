@@ -45,3 +45,26 @@ def test_what_an_approval_names(body: str, expected: tuple[str | None, str | Non
 def test_a_root_plans_folder_counts_names_without_spaces() -> None:
     assert _binding(_record("Plan: b\n"), "a", ".") == (None, "b")
     assert _binding(_record("Plan: ship it now\n"), "a", ".") == (None, None)
+
+
+def _approval(sha: str, author_time: int, commit_time: int) -> CommitRecord:
+    return CommitRecord(sha * 40, ("b" * 40,), ALICE, ALICE, author_time, commit_time, "approve")
+
+
+def test_an_approval_brought_back_for_another_version_is_a_replay() -> None:
+    from controller.git.history import HistoryIndex
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        first = _approval("1", 100, 100)
+        assert index._seen_approval(first, "plans/a", "v1") is None
+        assert index._seen_approval(first, "plans/a", "v2") is None  # the same commit
+        assert index._seen_approval(_approval("2", 100, 100), "plans/a", "v1") is None
+        # cherry-picked (a new committer date) onto another version or pause: a replay
+        assert index._seen_approval(_approval("3", 100, 700), "plans/a", "v2") == "1" * 40
+        # a fresh commit in the same second with the same subject (a gate approved at once)
+        assert index._seen_approval(_approval("4", 100, 100), "plans/a", "v2") is None
+        # another plan's approval with the same identity is that plan's own
+        assert index._seen_approval(_approval("5", 100, 700), "plans/b", "v2") is None
+    finally:
+        index.close()

@@ -24,13 +24,19 @@ Attacks:
 ``plangate check --base main --head <swap> --as agent@example.com`` before each
 fast-forward must agree with the controller (``start`` predicted iff started).
 
+- ``swap-direct``: ``swap-reject-unseen`` without Alice's second approval: Alice approves on
+  her branch, Bob rejects on main, the agent merges main into her branch and main
+  fast-forwards to it; one pass.
+
 Then Alice, who sees ``swap-reject-unseen`` back at ``pending_approval`` in ``plangate
 status``, approves it on main.
 
 Control: ``plain`` runs once (approved and run before the swaps; a fresh clone's audit must
 still show its run).
 
-Results: ``swap-reject-unseen`` broke (strict xfail): the controller never sees Bob's
+Results: ``swap-direct`` broke (strict xfail): the rejected plan starts on Alice's branch
+approval at the very next pass, a fresh clone's audit calls it valid, and ``check`` predicted
+``none``. ``swap-reject-unseen`` broke (strict xfail): the controller never sees Bob's
 rejection (still reachable, behind a second parent), status shows ``pending_approval``,
 Alice's approval runs the rejected plan and a fresh clone's audit calls the run valid. The
 audit of the control broke too: after the swap it lists no execution of ``plain`` (its start
@@ -50,8 +56,18 @@ import pytest
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
-ATTACKS = ["swap-reject-unseen", "swap-reject-seen", "swap-edit"]
+ATTACKS = ["swap-reject-unseen", "swap-reject-seen", "swap-edit", "swap-direct"]
+_DIRECT = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 8: Alice approved on her branch, Bob rejected on main (a rejection is final);"
+    " the agent merges main into Alice's branch (status resolved to approved) and fast-forwards"
+    " main: first parents are now Alice's approval then the agent's merge, Bob's rejection is"
+    " behind the second parent; the controller starts the rejected plan on Alice's approval and"
+    " a fresh clone's audit calls it valid",
+)
 BROKEN: dict[str, object] = {
+    "swap-direct": _DIRECT,
     "swap-reject-unseen": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
@@ -62,7 +78,14 @@ BROKEN: dict[str, object] = {
         " clone's audit calls the run valid",
     )
 }
-CHECK_BROKEN: dict[str, object] = {}
+CHECK_BROKEN: dict[str, object] = {
+    "swap-direct": pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="round 8: `plangate check --head alice-direct` predicts `none` for the rejected"
+        " plan (it simulates a merge commit); the fast-forward to that head starts it",
+    )
+}
 
 
 def _check(lab: Lab, head: str) -> dict[str, str]:
@@ -141,11 +164,26 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.run()
     facts = json.loads((lab.root / "facts.json").read_text())
-    facts["started"] = {v: lab.started(v) for v in ATTACKS}
+    facts["started"] = {v: lab.started(v) for v in ATTACKS if v != "swap-direct"}
     (lab.root / "facts.json").write_text(json.dumps(facts))
     # Alice, seeing swap-reject-unseen back at pending_approval, approves it on main
     lab.approve("swap-reject-unseen", ALICE, message="alice approves swap-reject-unseen again")
     lab.run()
+    # swap-direct: Alice approves on her branch, Bob rejects on main, one swap, one pass
+    lab.git("checkout", "-q", "-b", "alice-direct")
+    lab.approve("swap-direct", ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.set_status("swap-direct", "rejected")
+    lab.commit("bob rejects swap-direct", BOB)
+    _merge_main_into(lab, "alice-direct", "swap-direct")
+    lab.git("checkout", "-q", "main")
+    facts = json.loads((lab.root / "facts.json").read_text())
+    facts["predicted"]["swap-direct"] = _check(lab, "alice-direct")
+    facts["started"]["swap-direct"] = None
+    lab.git("merge", "-q", "--ff-only", "alice-direct")
+    lab.run()
+    facts["started"]["swap-direct"] = lab.started("swap-direct")
+    (lab.root / "facts.json").write_text(json.dumps(facts))
     return lab
 
 

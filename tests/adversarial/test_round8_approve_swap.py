@@ -32,7 +32,8 @@ Then Alice, who sees ``swap-reject-unseen`` back at ``pending_approval`` in ``pl
 status``, approves it on main.
 
 Control: ``plain`` runs once (approved and run before the swaps; a fresh clone's audit must
-still show its run).
+still show its run). With its run hidden behind a second parent, the agent sets it
+``pending_approval`` and Alice approves it again: it must still have run once.
 
 Results: ``swap-direct`` broke (strict xfail): the rejected plan starts on Alice's branch
 approval at the very next pass, a fresh clone's audit calls it valid, and ``check`` predicted
@@ -181,6 +182,11 @@ def _build(root: Path) -> Lab:
     facts["predicted"]["swap-direct"] = _check(lab, "alice-direct")
     facts["started"]["swap-direct"] = None
     lab.git("merge", "-q", "--ff-only", "alice-direct")
+    # plain (ran; its start and complete now behind a second parent): the agent sets it
+    # pending_approval again and Alice approves: it must not run a second time
+    lab.set_status("plain", "pending_approval")
+    lab.commit("agent reopens plain", AGENT)
+    lab.approve("plain", ALICE, message="alice approves plain again")
     lab.run()
     facts["started"]["swap-direct"] = lab.started("swap-direct")
     (lab.root / "facts.json").write_text(json.dumps(facts))

@@ -62,10 +62,21 @@ def _encoded_commit(lab: Lab) -> None:
     lab.git("-c", "i18n.commitEncoding=UTF-16", "commit", "-q", "-m", "agent: notes", who=AGENT)
 
 
+def _utf7_commit(message: str) -> Callable[[Lab], None]:
+    def step(lab: Lab) -> None:
+        (lab.repo / "NOTES").write_text("notes\n")
+        lab.git("add", "NOTES")
+        lab.git("-c", "i18n.commitEncoding=UTF-7", "commit", "-q", "-m", message, who=AGENT)
+
+    return step
+
+
 # Each attack lands after the plans were frozen and approved (before the run pass), except
 # the ones that must be in place when the plan text is checked in (the ``ident`` param).
 ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
     "encoding-header": (_encoded_commit, ""),
+    "utf7-soh": (_utf7_commit("agent: notes +AAE- soh +AAA-"), ""),
+    "utf7-soh": (_utf7_commit("agent: notes +AAE- soh +AAA-"), ""),
     "commit-encoding-config": (_cfg(("i18n.commitEncoding", "UTF-16")), ""),
     "log-output-encoding": (_cfg(("i18n.logOutputEncoding", "UTF-16")), ""),
     "comment-char-cleanup": (_cfg(("core.commentChar", "P"), ("commit.cleanup", "strip")), ""),
@@ -76,8 +87,8 @@ ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
 }
 
 BROKEN = {
-    "commit-encoding-config": "round 8: i18n.commitEncoding in the shared .git/config crashes every pass (E_INTERNAL, embedded null byte): no plan runs",
-    "log-output-encoding": "round 8: i18n.logOutputEncoding in the shared .git/config crashes every pass (E_INTERNAL)",
+    "commit-encoding-config": "round 8: i18n.commitEncoding in the shared .git/config (which is also the log output encoding) crashes every pass and status (E_INTERNAL, ValueError): no plan runs",
+    "log-output-encoding": "round 8: i18n.logOutputEncoding in the shared .git/config crashes every pass and status (E_INTERNAL, ValueError): no plan runs",
 }
 
 
@@ -140,4 +151,5 @@ def test_git_bytes_settings_change_nothing_that_runs(results: dict[str, dict[str
     if got["params"]:
         expected_p1["v"] = "$Id$"  # the approved bytes, never git's expansion
     assert got["calls"] == {"p1": [expected_p1], "p2": [{"tag": "p2"}]}, got["calls"]
-    assert got["status"] == {"plans/p1": "completed", "plans/p2": "completed"}, got["status"]
+    shown = {k: v for k, v in got["status"].items() if k != "plans/p3"}  # p3: the agent's new draft
+    assert shown == {"plans/p1": "completed", "plans/p2": "completed"}, got["status"]

@@ -92,8 +92,8 @@ BROKEN = {
 }
 
 
-def _build(name: str, root: Path) -> dict[str, Any]:
-    setup, params = ATTACKS[name]
+def _build(name: str, root: Path, attacks: dict[str, Any] | None = None) -> dict[str, Any]:
+    setup, params = (attacks or ATTACKS)[name]
     lab = Lab(root)
     lab.write("p1", plan_text("p1", params=params))
     lab.write("p2", plan_text("p2"))

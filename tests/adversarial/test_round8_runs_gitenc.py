@@ -9,7 +9,9 @@ the controller or writes for it without running anything: the commit-message enc
 with ``commit.cleanup=strip`` (would strip the controller's ``Plan...`` trailer lines), a
 committed ``.gitignore`` of the controller's files, the built-in ``ident`` and
 ``working-tree-encoding`` attributes, ``log.showSignature``, ``diff.relative``/``noprefix``,
-``core.ignoreCase``.
+``core.ignoreCase``, ``i18n.logOutputEncoding=ISO-8859-1`` with a non-ASCII agent commit.
+(Also tried, held, dropped for suite time: agent commits whose ``encoding`` header is
+UTF-7 with ``+AAA-``/``+AAE-`` escapes for NUL/SOH — the local git does not convert them.)
 
 Each lab: the agent submits two plans, the controller freezes them, Alice approves both, the
 attack lands (a commit of the agent's, or the agent's write to ``.git/config`` in the shared
@@ -17,25 +19,27 @@ checkout, local mode), then one ``run --once`` pass. Defence asserted: each plan
 once with its approved params, ``status`` shows both completed, the passes exit 0.
 
 Breaks (round 8):
-- ``encoding-header``: ONE commit of the agent's whose object carries ``encoding UTF-16``
-  (``git -c i18n.commitEncoding=UTF-16 commit``; no config is left behind, so it also
-  travels by push) makes every later pass die with ``internal error: ValueError: embedded
-  null byte`` (exit 2) and ``status`` die too: no plan in the repository runs again, ever
-  (the commit stays in history).
-- ``log-output-encoding``: ``i18n.logOutputEncoding=UTF-16`` in the shared ``.git/config``:
-  the same crash on every pass.
+- ``commit-encoding-config`` / ``log-output-encoding``: the agent writes
+  ``i18n.commitEncoding=UTF-16`` (git's default for the log output encoding) or
+  ``i18n.logOutputEncoding=UTF-16`` into the shared ``.git/config`` after Alice approved two
+  plans: every ``run --once`` exits 2 with ``internal error: ValueError: not enough values to
+  unpack (expected 11, got 1)`` (or ``embedded null byte`` when set before the freeze), and
+  ``status --json`` dies the same way (E_INTERNAL): no plan in the repository runs, nothing
+  names the cause. The pins of docs/threat-model.md cover programs, not the bytes git prints.
+  Held: a single agent commit whose object says ``encoding UTF-16`` (no config left behind).
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, Lab, plan_text
 
 
 def _cfg(*kv: tuple[str, str]) -> Callable[[Lab], None]:
@@ -62,28 +66,53 @@ def _encoded_commit(lab: Lab) -> None:
     lab.git("-c", "i18n.commitEncoding=UTF-16", "commit", "-q", "-m", "agent: notes", who=AGENT)
 
 
-def _utf7_commit(message: str) -> Callable[[Lab], None]:
-    def step(lab: Lab) -> None:
-        (lab.repo / "NOTES").write_text("notes\n")
-        lab.git("add", "NOTES")
-        lab.git("-c", "i18n.commitEncoding=UTF-7", "commit", "-q", "-m", message, who=AGENT)
-
-    return step
+def _latin1(lab: Lab) -> None:
+    lab.git("config", "i18n.logOutputEncoding", "ISO-8859-1")
+    (lab.repo / "NOTES").write_text("notes\n")
+    lab.git("add", "NOTES")
+    lab.git(
+        "commit",
+        "-q",
+        "-m",
+        "agent: notes \u00e9\u00e8 caf\u00e9",
+        who=("Agent Jos\u00e9", AGENT[1]),
+    )
 
 
 # Each attack lands after the plans were frozen and approved (before the run pass), except
 # the ones that must be in place when the plan text is checked in (the ``ident`` param).
 ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
     "encoding-header": (_encoded_commit, ""),
-    "utf7-soh": (_utf7_commit("agent: notes +AAE- soh +AAA-"), ""),
-    "utf7-soh": (_utf7_commit("agent: notes +AAE- soh +AAA-"), ""),
     "commit-encoding-config": (_cfg(("i18n.commitEncoding", "UTF-16")), ""),
+    "latin1-output-non-ascii": (_latin1, ""),
     "log-output-encoding": (_cfg(("i18n.logOutputEncoding", "UTF-16")), ""),
     "comment-char-cleanup": (_cfg(("core.commentChar", "P"), ("commit.cleanup", "strip")), ""),
-    "gitignore-controller-files": (_files(**{".gitignore": "EXECUTION_LOG.md\n*.md\n.plangate/\nPLAN.yml\n"}), ""),
-    "ident-attribute": (_files(**{".gitattributes": "PLAN.yml ident\nEXECUTION_LOG.md ident\n"}), 'v: "$Id$"\n'),
-    "working-tree-encoding": (_files(**{".gitattributes": "EXECUTION_LOG.md working-tree-encoding=UTF-16LE\n*.json working-tree-encoding=UTF-16LE\nPLAN.yml working-tree-encoding=UTF-16LE\n"}), ""),
-    "show-signature-relative": (_cfg(("log.showSignature", "true"), ("diff.relative", "true"), ("diff.noprefix", "true"), ("core.quotePath", "false"), ("core.ignoreCase", "true")), ""),
+    "gitignore-controller-files": (
+        _files(**{".gitignore": "EXECUTION_LOG.md\n*.md\n.plangate/\nPLAN.yml\n"}),
+        "",
+    ),
+    "ident-attribute": (
+        _files(**{".gitattributes": "PLAN.yml ident\nEXECUTION_LOG.md ident\n"}),
+        'v: "$Id$"\n',
+    ),
+    "working-tree-encoding": (
+        _files(
+            **{
+                ".gitattributes": "EXECUTION_LOG.md working-tree-encoding=UTF-16LE\n*.json working-tree-encoding=UTF-16LE\nPLAN.yml working-tree-encoding=UTF-16LE\n"
+            }
+        ),
+        "",
+    ),
+    "show-signature-relative": (
+        _cfg(
+            ("log.showSignature", "true"),
+            ("diff.relative", "true"),
+            ("diff.noprefix", "true"),
+            ("core.quotePath", "false"),
+            ("core.ignoreCase", "true"),
+        ),
+        "",
+    ),
 }
 
 BROKEN = {
@@ -140,11 +169,18 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(n, marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=BROKEN[n])] if n in BROKEN else [])
+        pytest.param(
+            n,
+            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=BROKEN[n])]
+            if n in BROKEN
+            else [],
+        )
         for n in ATTACKS
     ],
 )
-def test_git_bytes_settings_change_nothing_that_runs(results: dict[str, dict[str, Any]], name: str) -> None:
+def test_git_bytes_settings_change_nothing_that_runs(
+    results: dict[str, dict[str, Any]], name: str
+) -> None:
     got = results[name]
     assert got["exits"] == [0], got["errors"]
     expected_p1 = {"tag": "p1"}

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import fcntl
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from advkit import Lab
@@ -34,9 +35,25 @@ def _bit_and_edit(bit: str, rel: str, old: str, new: str) -> Callable[[Lab], Non
 
 
 ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
-    "skip-worktree-param": (_bit_and_edit("--skip-worktree", "plans/p1/PLAN.yml", 'tag: "p1"', 'tag: "p1"\n      evil: "EDITED"'), ""),
-    "assume-unchanged-param": (_bit_and_edit("--assume-unchanged", "plans/p1/PLAN.yml", 'tag: "p1"', 'tag: "p1"\n      evil: "EDITED"'), ""),
-    "skip-worktree-policy": (_bit_and_edit("--skip-worktree", ".plangate/policy.json", '"approval"', '"approval_x"'), ""),
+    "skip-worktree-param": (
+        _bit_and_edit(
+            "--skip-worktree", "plans/p1/PLAN.yml", 'tag: "p1"', 'tag: "p1"\n      evil: "EDITED"'
+        ),
+        "",
+    ),
+    "assume-unchanged-param": (
+        _bit_and_edit(
+            "--assume-unchanged",
+            "plans/p1/PLAN.yml",
+            'tag: "p1"',
+            'tag: "p1"\n      evil: "EDITED"',
+        ),
+        "",
+    ),
+    "skip-worktree-policy": (
+        _bit_and_edit("--skip-worktree", ".plangate/policy.json", '"approval"', '"approval_x"'),
+        "",
+    ),
 }
 
 
@@ -60,7 +77,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_an_index_bit_never_changes_what_runs(results: dict[str, dict[str, Any]], name: str) -> None:
+def test_an_index_bit_never_changes_what_runs(
+    results: dict[str, dict[str, Any]], name: str
+) -> None:
     got = results[name]
     assert got["exits"] == [0], got["errors"]
     assert got["calls"]["p2"] == [{"tag": "p2"}], got["calls"]

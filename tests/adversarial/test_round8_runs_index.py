@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 8, what runs: index bits the agent sets in the shared checkout (local mode).
 
 ``git update-index --skip-worktree`` / ``--assume-unchanged`` make git itself report a file

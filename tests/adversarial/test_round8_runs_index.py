@@ -8,6 +8,9 @@ says "uncommitted edits?" compares the index with raw file bytes in-process; the
 asserted: each plan ran exactly once with its approved params (or the edited one not at all,
 never with the edit), the pass exits 0, the other plan runs.
 
+Also (same assertions, every plan runs once): the agent points ``core.worktree`` of the shared
+``.git/config`` at an empty folder, or sets ``core.bare=true``, after the approvals.
+
 Same lab shape as ``test_round8_runs_gitenc`` (its ``_build``).
 """
 
@@ -33,6 +36,17 @@ def _bit_and_edit(bit: str, rel: str, old: str, new: str) -> Callable[[Lab], Non
     return step
 
 
+def _worktree_elsewhere(lab: Lab) -> None:
+    other = lab.root / "elsewhere"
+    other.mkdir()
+    (other / "README").write_text("x\n")
+    lab.git("config", "core.worktree", str(other))
+
+
+def _bare(lab: Lab) -> None:
+    lab.git("config", "core.bare", "true")
+
+
 ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
     "skip-worktree-param": (
         _bit_and_edit(
@@ -49,6 +63,8 @@ ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
         ),
         "",
     ),
+    "core-worktree-elsewhere": (_worktree_elsewhere, ""),
+    "core-bare": (_bare, ""),
     "skip-worktree-policy": (
         _bit_and_edit("--skip-worktree", ".plangate/policy.json", '"approval"', '"approval_x"'),
         "",
@@ -83,5 +99,5 @@ def test_an_index_bit_never_changes_what_runs(
     assert got["exits"] == [0], got["errors"]
     assert got["calls"]["p2"] == [{"tag": "p2"}], got["calls"]
     assert got["calls"]["p1"] in ([], [{"tag": "p1"}]), got["calls"]
-    if name == "skip-worktree-policy":
+    if name != "skip-worktree-param" and name != "assume-unchanged-param":
         assert got["calls"]["p1"] == [{"tag": "p1"}], got["calls"]

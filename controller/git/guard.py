@@ -61,6 +61,10 @@ FIXED = (
     ("diff.external", ""),
     ("core.alternateRefsCommand", ""),
     ("protocol.ext.allow", "never"),
+    # what git prints to plangate and writes for it is UTF-8, whatever the repository's
+    # config says (`i18n.logOutputEncoding=UTF-16` crashed every pass: round 8)
+    ("i18n.logOutputEncoding", "UTF-8"),
+    ("i18n.commitEncoding", "UTF-8"),
 )
 
 #: Pinned for a repository plangate never fetches into or pushes from (local mode): no

@@ -69,7 +69,20 @@ def _tag(vid: str) -> str:
 
 
 def _check(lab: Lab, head: str, merger: str) -> dict[str, str]:
-    result = lab.cli("check", "--config", str(lab.config), "--base", "main", "--head", head, "--as", merger, "--format", "json", cwd=lab.repo)
+    result = lab.cli(
+        "check",
+        "--config",
+        str(lab.config),
+        "--base",
+        "main",
+        "--head",
+        head,
+        "--as",
+        merger,
+        "--format",
+        "json",
+        cwd=lab.repo,
+    )
     try:
         report = json.loads(result.stdout)
     except ValueError:
@@ -89,7 +102,14 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "-b", "pr")
     lab.approve("ff-check", ALICE)
     hash_ = lab.plan("two/ff-trailer")["frozen"]["hash"]
-    lab.git("commit", "-q", "--allow-empty", "-m", f"approve two/ff-trailer\n\nPlan-Approved: plans/two/ff-trailer {hash_}", who=BOB)
+    lab.git(
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        f"approve two/ff-trailer\n\nPlan-Approved: plans/two/ff-trailer {hash_}",
+        who=BOB,
+    )
     lab.approve("two/ff-trailer", ALICE)
     lab.git("checkout", "-q", "main")
     lab.git("checkout", "-q", "-b", "pr2")
@@ -98,7 +118,15 @@ def _build(root: Path) -> Lab:
     predicted = {"pr": _check(lab, "pr", AGENT[1]), "pr2": _check(lab, "pr2", ALICE[1])}
     (lab.root / "predicted.json").write_text(json.dumps(predicted))
     lab.git("merge", "-q", "--ff-only", "pr")
-    lab.git("merge", "-q", "--no-ff", "-m", "merge pr2\n\nCo-authored-by: Bob <bob@ops.example.com>", "pr2", who=ALICE)
+    lab.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "merge pr2\n\nCo-authored-by: Bob <bob@ops.example.com>",
+        "pr2",
+        who=ALICE,
+    )
 
     # first votes
     lab.approve("two/aba", ALICE)
@@ -112,7 +140,9 @@ def _build(root: Path) -> Lab:
     lab.write("two/aba", plan_text(_tag("two/aba"), params='extra: "b"\n'))
     lab.commit("agent edits two/aba", AGENT)
     # two/mm: the mailmap, then Alice again
-    (lab.repo / ".mailmap").write_text("Bob <bob@ops.example.com> <alice@example.com>\nBob <bob@ops.example.com> Alice <alice@example.com>\n")
+    (lab.repo / ".mailmap").write_text(
+        "Bob <bob@ops.example.com> <alice@example.com>\nBob <bob@ops.example.com> Alice <alice@example.com>\n"
+    )
     lab.commit("agent adds a mailmap", AGENT)
     lab.approve("two/mm", ALICE, message="approve two/mm again")
     lab.run()
@@ -147,11 +177,17 @@ def test_one_real_vote_does_not_make_two(lab: Lab, vid: str) -> None:
 
 @pytest.mark.parametrize(
     "pr,vid",
-    [pytest.param(p, v, id=v, marks=CHECK_BROKEN.get(v, [])) for p, v in [("pr", "ff-check"), ("pr", "two/ff-trailer"), ("pr2", "two/coauth")]],
+    [
+        pytest.param(p, v, id=v, marks=CHECK_BROKEN.get(v, []))
+        for p, v in [("pr", "ff-check"), ("pr", "two/ff-trailer"), ("pr2", "two/coauth")]
+    ],
 )
 def test_check_predicts_what_the_controller_does(lab: Lab, pr: str, vid: str) -> None:
     predicted = json.loads((lab.root / "predicted.json").read_text())[pr]
-    assert (predicted.get(f"plans/{vid}") == "start") == lab.started(vid), (predicted, lab.codes(vid))
+    assert (predicted.get(f"plans/{vid}") == "start") == lab.started(vid), (
+        predicted,
+        lab.codes(vid),
+    )
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:

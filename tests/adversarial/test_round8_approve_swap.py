@@ -77,7 +77,7 @@ BROKEN: dict[str, object] = {
         " controller never sees it (no rewrite: the last tip is an ancestor), `status` shows the"
         " plan `pending_approval`, Alice approves on main and the rejected plan runs; a fresh"
         " clone's audit calls the run valid",
-    )
+    ),
 }
 CHECK_BROKEN: dict[str, object] = {
     "swap-direct": pytest.mark.xfail(
@@ -90,7 +90,20 @@ CHECK_BROKEN: dict[str, object] = {
 
 
 def _check(lab: Lab, head: str) -> dict[str, str]:
-    result = lab.cli("check", "--config", str(lab.config), "--base", "main", "--head", head, "--as", AGENT[1], "--format", "json", cwd=lab.repo)
+    result = lab.cli(
+        "check",
+        "--config",
+        str(lab.config),
+        "--base",
+        "main",
+        "--head",
+        head,
+        "--as",
+        AGENT[1],
+        "--format",
+        "json",
+        cwd=lab.repo,
+    )
     try:
         report = json.loads(result.stdout)
     except ValueError:
@@ -140,7 +153,22 @@ def _build(root: Path) -> Lab:
     # the agent's B version of swap-edit, frozen by the agent
     lab.git("checkout", "-q", "-b", "agent-b", base)
     lab.write("swap-edit", plan_text("swap-edit", params='extra: "b"\n'))
-    frz = subprocess.run([sys.executable, "-m", "controller", "freeze", "--config", str(lab.config), "plans/swap-edit/PLAN.yml"], cwd=lab.repo, env=lab.env(AGENT), capture_output=True, text=True, check=False)
+    frz = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "freeze",
+            "--config",
+            str(lab.config),
+            "plans/swap-edit/PLAN.yml",
+        ],
+        cwd=lab.repo,
+        env=lab.env(AGENT),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert "frozen:" in lab.read("swap-edit"), frz.stderr
     lab.commit("agent: version B", AGENT)
     lab.git("checkout", "-q", "main")
@@ -156,7 +184,11 @@ def _build(root: Path) -> Lab:
     lab.commit("bob rejects swap-reject-unseen", BOB)
     lab.approve("swap-edit", ALICE)
     predicted: dict[str, dict[str, str]] = {}
-    for branch, slug in [("alice", "swap-reject-unseen"), ("alice-seen", "swap-reject-seen"), ("agent-b", "swap-edit")]:
+    for branch, slug in [
+        ("alice", "swap-reject-unseen"),
+        ("alice-seen", "swap-reject-seen"),
+        ("agent-b", "swap-edit"),
+    ]:
         _merge_main_into(lab, branch, slug)
         lab.git("checkout", "-q", "main")
         predicted[slug] = _check(lab, branch)
@@ -212,11 +244,16 @@ def test_a_swapped_first_parent_runs_nothing(lab: Lab, vid: str) -> None:
     assert not lab.started(vid), lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=CHECK_BROKEN.get(v, [])) for v in ATTACKS])
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=v, marks=CHECK_BROKEN.get(v, [])) for v in ATTACKS]
+)
 def test_check_predicts_what_the_controller_does(lab: Lab, vid: str) -> None:
     facts = json.loads((lab.root / "facts.json").read_text())
     predicted = facts["predicted"][vid]
-    assert (predicted.get(f"plans/{vid}") == "start") == facts["started"][vid], (predicted, lab.codes(vid))
+    assert (predicted.get(f"plans/{vid}") == "start") == facts["started"][vid], (
+        predicted,
+        lab.codes(vid),
+    )
 
 
 def _audit(lab: Lab, tmp_path: Path) -> dict:

@@ -115,10 +115,9 @@ ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
     ),
 }
 
-BROKEN = {
-    "commit-encoding-config": "round 8: i18n.commitEncoding in the shared .git/config (which is also the log output encoding) crashes every pass and status (E_INTERNAL, ValueError): no plan runs",
-    "log-output-encoding": "round 8: i18n.logOutputEncoding in the shared .git/config crashes every pass and status (E_INTERNAL, ValueError): no plan runs",
-}
+#: Fixed: git's output and commit encodings are pinned to UTF-8 for every git child
+#: (controller/git/guard.py, FIXED).
+BROKEN: dict[str, str] = {}
 
 
 def _build(name: str, root: Path, attacks: dict[str, Any] | None = None) -> dict[str, Any]:

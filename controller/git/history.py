@@ -110,6 +110,7 @@ class HistoryIndex(Lifecycle):
         except BaseException:
             self._load()  # never half a scan in memory: the next one re-applies from `last`
             raise
+        self.apply_side_withdrawals()
         self.save(head)
         count = len(records)
         if last is None or count >= RELEASE_AFTER:

@@ -81,6 +81,8 @@ class IndexStore:
             self.reset()
         self._load()
         self._facts: dict[str, BlobFacts] = {}
+        #: Withdrawals found on merged branches during a scan (Lifecycle._side_withdrawal).
+        self._side: list[Any] = []
         #: How many times a rewritten history forced a rebuild (callers drop their caches).
         self.rebuilds = 0
 

@@ -412,6 +412,7 @@ class Lifecycle(IndexStore):
         for commit in repo.merged_in(since, until, paths or [self.plans_dir]):
             who = self.identities(commit)
             for change in commit.changes:
+                self._side_withdrawal(repo, commit, change)
                 if PurePosixPath(change.path).name not in PLAN_FILES:
                     if plan_id_of(change.path, self.plans_dir) is None:
                         self._blob_writers(repo, change, who)  # a source or draft, side branch
@@ -423,6 +424,42 @@ class Lifecycle(IndexStore):
                 facts = self.facts(repo, change.new_blob)
                 if facts is not None and facts.hash is not None:
                     self._add_authors(facts.hash, who)
+
+    def _side_withdrawal(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
+        """A rejection or abort made on a branch merged into the watched branch: the merge
+        may resolve the plan's status to anything (a conflict resolved to ``approved``, a
+        fast-forward that puts the withdrawal behind a second parent), and a withdrawal
+        still wins in any order of commits (round 8). Kept until the scan's commits are
+        applied (:meth:`apply_side_withdrawals`)."""
+        plan_id = plan_id_of(change.path, self.plans_dir)
+        if plan_id is None or change.new_blob is None or _unsafe_why(change):
+            return
+        if PurePosixPath(change.path).name not in PLAN_FILES:
+            return
+        facts = self.facts(repo, change.new_blob)
+        if facts is not None and facts.status in ("rejected", "aborted"):
+            self._side.append((plan_id, commit, facts.status, facts.hash))
+
+    def apply_side_withdrawals(self) -> None:
+        """Apply the withdrawals found on merged branches to the plans they withdraw (the
+        version they were made for, by someone entitled to withdraw it)."""
+        side, self._side = self._side, []
+        for plan_id, commit, status, plan_hash in side:
+            state = self.plans.get(plan_id)
+            if state is None or state.status in ("rejected", "aborted", "completed", "failed"):
+                continue
+            if plan_hash is not None and plan_hash != state.hash:
+                continue  # a withdrawal of another version of the plan
+            if self.may_withdraw is not None and not self.may_withdraw(commit, state.changers):
+                continue
+            who = commit.author.email
+            if state.status in ("pending_approval", "approved", None):
+                state.status, state.request = status, None
+                state.note(f"{commit.sha[:12]} {who} set status {status} on a merged branch")
+            else:
+                state.abort_requested, state.abort_by = True, who
+                state.note(f"{commit.sha[:12]} abort requested by {who} on a merged branch")
+            self.touch(plan_id)
 
     def _producers(self, repo: GitRepo, tip: str, path: str, plan_hash: str) -> set[str]:
         """Everyone in ``tip``'s whole history who produced ``plan_hash`` at ``path``: a merge

@@ -55,7 +55,7 @@ CHECK_BROKEN: dict[str, object] = {
     "ff-check": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
-        reason="round 8: `plangate check --as <merger>` always simulates a merge commit: for a pull"
+        reason="round 8, accepted (docs/threat-model.md): `plangate check --as <merger>` always simulates a merge commit: for a pull"
         " request whose branch holds Alice's approval commit it predicts `refuse` (the merger is"
         " not an approver), but a fast-forward (or rebase) merge puts Alice's commit on the"
         " first-parent history and the controller starts the plan: CI says nothing will run,"

@@ -58,35 +58,10 @@ from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 ATTACKS = ["swap-reject-unseen", "swap-reject-seen", "swap-edit", "swap-direct"]
-_DIRECT = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 8: Alice approved on her branch, Bob rejected on main (a rejection is final);"
-    " the agent merges main into Alice's branch (status resolved to approved) and fast-forwards"
-    " main: first parents are now Alice's approval then the agent's merge, Bob's rejection is"
-    " behind the second parent; the controller starts the rejected plan on Alice's approval and"
-    " a fresh clone's audit calls it valid",
-)
-BROKEN: dict[str, object] = {
-    "swap-direct": _DIRECT,
-    "swap-reject-unseen": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 8: Bob's rejection (final) stays in git, reachable, but a fast-forward to a"
-        " merge whose first parent is another branch puts it behind the second parent: the"
-        " controller never sees it (no rewrite: the last tip is an ancestor), `status` shows the"
-        " plan `pending_approval`, Alice approves on main and the rejected plan runs; a fresh"
-        " clone's audit calls the run valid",
-    ),
-}
-CHECK_BROKEN: dict[str, object] = {
-    "swap-direct": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 8: `plangate check --head alice-direct` predicts `none` for the rejected"
-        " plan (it simulates a merge commit); the fast-forward to that head starts it",
-    )
-}
+#: Fixed: a withdrawal on a merged branch still wins (Lifecycle.apply_side_withdrawals), for
+#: the controller, `check` and the audit alike.
+BROKEN: dict[str, object] = {}
+CHECK_BROKEN: dict[str, object] = {}
 
 
 def _check(lab: Lab, head: str) -> dict[str, str]:
@@ -267,7 +242,7 @@ def _audit(lab: Lab, tmp_path: Path) -> dict:
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="round 8: after a fast-forward to a merge whose first parent is the agent's branch, the"
+    reason="round 8, accepted (docs/threat-model.md): after a fast-forward to a merge whose first parent is the agent's branch, the"
     " controller's start/complete commits of `plain` are behind the second parent: a fresh clone's"
     " audit lists no execution of `plain` (it ran, approved by Alice) and blames the agent's merge"
     " for `completed` (E_ILLEGAL_TRANSITION); git history no longer shows what ran",

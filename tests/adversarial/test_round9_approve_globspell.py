@@ -27,7 +27,11 @@ never runs.
 Results: **broke** (4, strict xfails): the comment and quoted spellings are both a valid glob
 approver and a stranger to ``bob@ops.example.com`` (self-approval runs; two votes from one
 mailbox start a two-approval plan; a fresh-clone audit calls them valid). Held: upper case
-(normalised), the copy of a plan whose voter withdrew (``two/cw2`` stays partial). Controls: ``plain`` (Alice approves), ``two/honest`` (Alice then Bob) run once.
+(normalised), the copy of a plan whose voter withdrew (``two/cw2`` stays partial). With
+``require_signed`` the double vote holds (``test_round9_approve_globsigned.py``:
+E_SIGNATURE_INVALID, "signed by bob@ops.example.com but the approver identity is
+bob(ops)@ops.example.com"), so these breaks live where identities are claims; unlike writing
+as someone else, though, every spelling here is the approver's own mailbox. Controls: ``plain`` (Alice approves), ``two/honest`` (Alice then Bob) run once.
 """
 
 from __future__ import annotations

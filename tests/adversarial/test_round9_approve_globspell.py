@@ -14,7 +14,8 @@ Attacks:
 - ``self-<spelling>``: Bob writes the plan's content as ``bob@ops.example.com`` and approves it
   as ``<spelling>``: an RFC 5322 comment ``bob(ops)@ops.example.com``, a quoted local part
   ``"bob"@ops.example.com`` (written as a raw commit: git's ident code would strip the leading
-  quote), upper case (control: normalised, must hold), ``bob@OPS.example.com``.
+  quote), upper case (control: normalised, must hold), a fullwidth first letter
+  (``\uff42ob@``, equal to ``bob@`` under NFKC; round 5 tried it only on an exact entry).
 - ``two/dup-<spelling>``: the agent writes the plan; Bob approves as ``bob@ops.example.com``
   (partial), then again as ``<spelling>``: one person, one vote.
 - ``two/cw``: Alice votes on ``two/cw`` (partial), then changes her mind and rejects it. The
@@ -24,7 +25,7 @@ Attacks:
 Defence: refused (``E_SELF_APPROVAL`` / still partial / ``E_APPROVER_NOT_ALLOWED``), the tool
 never runs.
 
-Results: **broke** (4, strict xfails): the comment and quoted spellings are both a valid glob
+Results: **broke** (6, strict xfails): the comment, quoted and fullwidth spellings are both a valid glob
 approver and a stranger to ``bob@ops.example.com`` (self-approval runs; two votes from one
 mailbox start a two-approval plan; a fresh-clone audit calls them valid). Held: upper case
 (normalised), the copy of a plan whose voter withdrew (``two/cw2`` stays partial). With
@@ -54,6 +55,7 @@ SPELLINGS = {
     "comment": "bob(ops)@ops.example.com",
     "quoted": '"bob"@ops.example.com',
     "upper": "BOB@OPS.EXAMPLE.COM",
+    "fullwidth": "\uff42ob@ops.example.com",
 }
 SELF = [f"self-{k}" for k in SPELLINGS]
 DUP = [f"two/dup-{k}" for k in SPELLINGS]
@@ -79,6 +81,8 @@ BROKEN: dict[str, object] = {
     "self-quoted": _xf(SELF_SPELL.format('quoted local part "bob"@ops.example.com')),
     "two/dup-comment": _xf(DUP_SPELL.format("bob(ops)@ops.example.com")),
     "two/dup-quoted": _xf(DUP_SPELL.format('"bob"@ops.example.com')),
+    "self-fullwidth": _xf(SELF_SPELL.format("fullwidth first letter \\uff42ob@ops.example.com, NFKC-equal")),
+    "two/dup-fullwidth": _xf(DUP_SPELL.format("\\uff42ob@ops.example.com (fullwidth b)")),
 }
 
 

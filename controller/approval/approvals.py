@@ -92,19 +92,69 @@ _BRACKETED = re.compile(r"<([^<>]*)>")
 
 
 def normalize_identity(email: str) -> str:
-    """One spelling per address: Unicode NFC, git's stripping of surrounding punctuation,
-    case-insensitive (``casefold``). ``ALICE@Example.com.`` and ``<alice@example.com>`` are
-    Alice; José in NFD is José in NFC."""
-    text = unicodedata.normalize("NFC", email).strip(_CRUD)
-    return unicodedata.normalize("NFC", text.casefold())
+    """One spelling per mailbox: Unicode NFKC and case-folded (``ＡＬＩＣＥ`` is ``alice``;
+    José in NFD is José in NFC), git's stripping of surrounding punctuation
+    (``<alice@example.com>``, ``alice@example.com.``), and RFC 5322's spellings of one
+    addr-spec reduced to it: comments, folding white space, quotes and quoted pairs are no
+    part of the mailbox (``alice(work)@example.com``, ``"alice"@example.com`` and
+    ``al\\ice@example.com`` are ``alice@example.com``). Reducing more spellings to one
+    person is the safe direction everywhere: one person's approvals count once and never as
+    someone else's, and an author is recognised under any spelling of her mailbox. What
+    still is no plain address afterwards (a quoted local part with a blank in it, an
+    invisible character) is refused by :func:`is_address`."""
+    text = unicodedata.normalize("NFKC", email)
+    if _SPECIAL.search(text):
+        text = _addr_spec(text)
+    text = text.strip(_CRUD)
+    return unicodedata.normalize("NFKC", text.casefold())
+
+
+#: What only RFC 5322's other spellings of an address contain: comments, quotes, quoted
+#: pairs, folding white space.
+_SPECIAL = re.compile(r'[()"\\\s]')
+#: Characters no plain mailbox has (RFC 5322 specials other than ``@`` and ``.``, blanks).
+_NOT_PLAIN = re.compile(r'[\s\x00-\x1f\x7f()<>\[\]:;,\\"]')
+
+
+def _addr_spec(text: str) -> str:
+    """``text`` with its comments (nested, with quoted pairs) and unquoted white space
+    removed, quoted strings replaced by their content and quoted pairs by the character
+    they quote: the mailbox it names. An unclosed comment or quote runs to the end."""
+    out: list[str] = []
+    depth, quoted, i = 0, False, 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and i + 1 < len(text):
+            if not depth:
+                out.append(text[i + 1])
+            i += 2
+            continue
+        if depth:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+        elif quoted:
+            quoted = char != '"'
+            if quoted:
+                out.append(char)
+        elif char == '"':
+            quoted = True
+        elif char == "(":
+            depth = 1
+        elif not char.isspace():
+            out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def is_address(email: str) -> bool:
-    """Exactly one ``@`` with a non-empty local part and domain: anything else never
-    approves (``*@ops.example.com`` would match ``x@evil.org@ops.example.com``, since ``*``
-    matches ``@`` too)."""
+    """A plain mailbox: exactly one ``@`` with a non-empty local part and domain, and no
+    blank, RFC 5322 special or invisible character (see :func:`normalize_identity`); anything
+    else never approves or withdraws (``*@ops.example.com`` would match
+    ``x@evil.org@ops.example.com``, since ``*`` matches ``@`` too; ``bob`` with a zero-width
+    space in it looks like ``bob``)."""
     local, at, domain = email.partition("@")
-    return bool(at and local and domain and "@" not in domain)
+    if not (at and local and domain and "@" not in domain) or _NOT_PLAIN.search(email):
+        return False
+    return all(char.isascii() or unicodedata.category(char)[0] not in "CZ" for char in email)
 
 
 def canonical(email: str, aliases: IdentityAliases | None = None) -> str:

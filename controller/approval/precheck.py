@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from controller.approval.approvals import approver_allowed
+from controller.approval.approvals import approver_allowed, normalize_identity
 from controller.settings import ApprovalSettings
 
 #: status a human command sets -> statuses it may be set from (SPEC §4)
@@ -108,5 +108,5 @@ def policy_problem(
 
 
 def _same(user: str, people: Iterable[str]) -> bool:
-    key = user.strip().lower()
-    return any(key == p.strip().lower() for p in people)
+    key = normalize_identity(user)
+    return any(key == normalize_identity(p) for p in people)

@@ -27,7 +27,8 @@ from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
-INDEX_VERSION = "4"  # 3: risk and estimate per plan; 4: approval identities, file writers
+INDEX_VERSION = "5"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+# 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC)
 
 
 class IndexStore:

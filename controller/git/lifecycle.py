@@ -336,7 +336,10 @@ class Lifecycle(IndexStore):
             str(folder / name): repo.blob_sha(record.sha, str(folder / name)) for name in PLAN_FILES
         }
         if not by_controller:
-            identities = {record.author.email.lower(), record.committer.email.lower()}
+            identities = {
+                approvals.normalize_identity(record.author.email),
+                approvals.normalize_identity(record.committer.email),
+            }
             state.changers = sorted(set(state.changers) | identities)
         self.touch(state.plan_id)
         if all(present.values()):
@@ -398,7 +401,7 @@ class Lifecycle(IndexStore):
                     "--",
                     change.path,
                 )
-                found |= {p.strip().lower() for p in out.split("\0") if p.strip()}
+                found |= {approvals.normalize_identity(p) for p in out.split("\0") if p.strip()}
         found.discard(self.controller_email)
         return found
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (attack steps read best on one line)
 """Round 9, who may make a plan run: the glob-approver spelling attack of
 ``test_round9_approve_globspell.py`` under ``require_signed`` (the documented answer to
 claimed identities). Bob's key is listed for ``bob@ops.example.com``; ``plans/**`` needs two.

@@ -25,7 +25,9 @@ Attacks:
 Defence: refused (``E_SELF_APPROVAL`` / still partial / ``E_APPROVER_NOT_ALLOWED``), the tool
 never runs.
 
-Results: **broke** (6, strict xfails): the comment, quoted and fullwidth spellings are both a valid glob
+Results (round 9): **broke** (6, strict xfails, since fixed: every identity is reduced to its
+mailbox, RFC 5322 comments, quotes and quoted pairs dropped, NFKC; what is still no plain
+address, such as one with a zero-width space, never approves): the comment, quoted and fullwidth spellings are both a valid glob
 approver and a stranger to ``bob@ops.example.com`` (self-approval runs; two votes from one
 mailbox start a two-approval plan; a fresh-clone audit calls them valid). Held: upper case
 (normalised), the copy of a plan whose voter withdrew (``two/cw2`` stays partial). With
@@ -56,6 +58,10 @@ SPELLINGS = {
     "quoted": '"bob"@ops.example.com',
     "upper": "BOB@OPS.EXAMPLE.COM",
     "fullwidth": "\uff42ob@ops.example.com",
+    # added with the fix: a quoted pair, a nested comment, a zero-width space (no address)
+    "pair": "b\\ob@ops.example.com",
+    "nested": "bob((a)b)@ops.example.com",
+    "zwsp": "bo\u200bb@ops.example.com",
 }
 SELF = [f"self-{k}" for k in SPELLINGS]
 DUP = [f"two/dup-{k}" for k in SPELLINGS]
@@ -76,14 +82,9 @@ DUP_SPELL = (
     "under `count: 2`, bob@ops.example.com votes (partial), then the same mailbox spelled {}"
     " approves: counted as a second person, the plan starts on one person's two votes"
 )
-BROKEN: dict[str, object] = {
-    "self-comment": _xf(SELF_SPELL.format("RFC 5322 comment bob(ops)@ops.example.com")),
-    "self-quoted": _xf(SELF_SPELL.format('quoted local part "bob"@ops.example.com')),
-    "two/dup-comment": _xf(DUP_SPELL.format("bob(ops)@ops.example.com")),
-    "two/dup-quoted": _xf(DUP_SPELL.format('"bob"@ops.example.com')),
-    "self-fullwidth": _xf(SELF_SPELL.format("fullwidth first letter \\uff42ob@ops.example.com, NFKC-equal")),
-    "two/dup-fullwidth": _xf(DUP_SPELL.format("\\uff42ob@ops.example.com (fullwidth b)")),
-}
+#: Fixed after round 9 (identities reduced to their mailbox, controller.approval.approvals
+#: normalize_identity); the strict xfails the attacker left are gone.
+BROKEN: dict[str, object] = {}
 
 
 def _tag(vid: str) -> str:
@@ -109,7 +110,7 @@ def raw_commit(lab: Lab, message: str, name: str, email: str) -> str:
 
 def approve_as(lab: Lab, slug: str, email: str) -> str:
     lab.set_status(slug, "approved")
-    if email.startswith('"'):
+    if email.startswith('"') or "\\" in email:
         return raw_commit(lab, f"approve {slug}", "Bob", email)
     lab.git("add", "-A")
     lab.git("commit", "-q", "-m", f"approve {slug} ({email})", who=("Bob", email))
@@ -134,7 +135,9 @@ def _build(root: Path) -> Lab:
     lab.approve("two/honest", ALICE)
     lab.approve("plain", ALICE)
     lab.run()  # self-*: decided; dup/cw/honest: partial; plain starts
-    partial = {v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP, "two/cw", "two/honest"]}
+    partial = {
+        v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP, "two/cw", "two/honest"]
+    }
     (lab.root / "partial.json").write_text(json.dumps(partial))
     during_vote = lab.read("two/cw")
 

@@ -55,6 +55,18 @@ from tests.support.gitkit import (
         "alice@example.com.",
         " alice@example.com ",
         "'alice@example.com'",
+        # RFC 5322 spellings of the same addr-spec (round 9): comments, quotes, quoted
+        # pairs, folding white space, and Unicode compatibility forms (NFKC)
+        "alice(work)@example.com",
+        "alice@(c)example.com",
+        "(c)alice@example.com(c)",
+        "al((nested))ice@example.com",
+        '"alice"@example.com',
+        '"al"ice@example.com',
+        "al\\ice@example.com",
+        "alice @ example.com",
+        "\uff41lice@example.com",
+        "ＡＬＩＣＥ@ＥＸＡＭＰＬＥ.ＣＯＭ",
     ],
 )
 def test_one_person_has_one_normalised_address(spelling: str) -> None:
@@ -69,7 +81,20 @@ def test_unicode_forms_of_an_address_are_one_person() -> None:
 
 
 @pytest.mark.parametrize(
-    "email", ["", "alice", "@example.com", "alice@", "a@b@example.com", "<@example.com>"]
+    "email",
+    [
+        "",
+        "alice",
+        "@example.com",
+        "alice@",
+        "a@b@example.com",
+        "<@example.com>",
+        '"a@b"@example.com',  # a quoted @ is still a second @
+        '"alice smith"@example.com',  # a blank in the mailbox
+        "ali\u200bce@example.com",  # an invisible character
+        "alice\x01@example.com",
+        "alice(@example.com",  # an unclosed comment swallows the domain
+    ],
 )
 def test_an_address_without_one_at_and_both_parts_never_approves(email: str) -> None:
     assert not is_address(normalize_identity(email))

@@ -30,7 +30,9 @@ from tests.support.gitkit import (
 )
 
 RAW = ("\x1b", "\r", "\u202e", "\u200b")
-EVE = ("Eve", "eve\x1b[2J\u202e\u200b@ops.example.com")  # an allowed approver (*@ops...)
+# matches the approvers' glob *@ops.example.com, but an identity with hidden characters is no
+# address and never approves (controller.approval.approvals.is_address): refused, and shown
+EVE = ("Eve", "eve\x1b[2J\u202e\u200b@ops.example.com")
 MALLORY = ("Mallory", "mal\x1b[2J\r\u202e\u200b@example.com")
 CONFIG = """\
 repo: repo
@@ -55,14 +57,16 @@ def _no_raw(text: str) -> None:
 
 @pytest.fixture
 def history(repo: Path) -> Path:
-    """A hostile plan approved by a hostile-looking (allowed) identity and run to completion,
-    and a second plan given an illegal status by another one."""
+    """A hostile plan approved and run to completion, a plan a hostile-looking identity
+    tried to approve, and a third plan given an illegal status by another one."""
     write_plan(repo, "greet", EVIL)
+    write_plan(repo, "eve")
     write_plan(repo, "other")
     commit_all(repo, "add plans", AGENT)
     with controller(repo) as ctl:
         assert ctl.reconcile() == []
-    approve(repo, "greet", who=EVE)
+    approve(repo, "greet")
+    approve(repo, "eve", who=EVE)
     run_once(repo)
     edit_status(repo, "other", "completed")
     commit_all(repo, "done, trust me", MALLORY)
@@ -75,8 +79,9 @@ def test_status_shows_plan_and_git_text_escaped(history: Path) -> None:
     assert result.returncode == 0, result.stderr
     _no_raw(result.stdout + result.stderr)
     lines = {line.split()[1]: line for line in result.stdout.splitlines()}
-    assert "eve\\x1b[2J\\u202e\\u200b@ops.example.com" in lines["plans/greet"]
     assert "completed" in lines["plans/greet"]
+    # the refused identity, in the reason under plans/eve
+    assert "E_APPROVER_NOT_ALLOWED: eve\\x1b[2J\\u202e\\u200b@ops.example.com" in result.stdout
     assert "mal\\x1b[2J\\r\\u202e\\u200b@example.com set status completed" in lines["plans/other"]
 
 
@@ -85,9 +90,9 @@ def test_status_json_keeps_the_values_as_they_are(history: Path) -> None:
     assert result.returncode == 0, result.stderr
     _no_raw(result.stdout)  # JSON's own escaping keeps them inert...
     rows = {row["plan"]: row for row in json.loads(result.stdout)}
-    # ...and the values exact, as recorded: the approver comes from the controller's
-    # Approved-By: trailer, where hidden characters are written escaped (git/message.py)
-    assert rows["plans/greet"]["approver"] == visible(EVE[1])
+    # ...and the values exact, as recorded
+    assert EVE[1] in rows["plans/eve"]["reason"]
+    assert rows["plans/eve"]["approver"] is None
     assert MALLORY[1] in rows["plans/other"]["last_event"]
 
 
@@ -95,12 +100,12 @@ def test_audit_shows_git_text_escaped(history: Path) -> None:
     result = run_cli("audit", "--config", str(history))
     assert result.returncode == 1, result.stderr  # the illegal status is flagged
     _no_raw(result.stdout + result.stderr)
-    assert "approved by eve\\x1b[2J\\u202e\\u200b@ops.example.com in" in result.stdout
+    assert "approved by alice@example.com in" in result.stdout
     assert "FLAG illegal: plans/other" in result.stdout
     assert "mal\\x1b[2J\\r\\u202e\\u200b@example.com set status completed" in result.stdout
     raw = run_cli("audit", "--json", "--config", str(history))
     report = json.loads(raw.stdout)
-    assert report["executions"][0]["approver"] == EVE[1]
+    assert [e["plan"] for e in report["executions"]] == ["plans/greet"]  # never Eve's
     assert MALLORY[1] in report["findings"][0]["detail"]
 
 
@@ -109,7 +114,7 @@ def test_execution_log_shows_plan_and_git_text_escaped(history: Path) -> None:
     _no_raw(log)
     assert "\x85" not in log
     assert log.startswith("# Execution log: Greet\\x1b[2J \\u202e\\u200b now\n")
-    assert "| Approved by | eve\\x1b[2J\\u202e\\u200b@ops.example.com |" in log
+    assert "| Approved by | alice@example.com |" in log
     # a multi-line why stays on its line, and its pipe cannot open a table cell
     assert "**Why:** say\\x1b[2J \\u202e\\u200b hello second \\| line\n" in log
     # params (and the echo tool's result) stay valid JSON with the exact value

@@ -73,7 +73,7 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         digest = hashlib.sha256(
             json.dumps([doc.get(k) for k in _OWNED_BLOCKS], sort_keys=True, default=str).encode()
         ).hexdigest()[:16]
-        plan_hash = text_hash(text)  # once per text: the decision and the run hash it too
+        plan_hash = text_hash(text, doc)  # once per text: the decision and the run too
     except (TypeError, ValueError, OverflowError):
         plan_hash = None
     if plan_hash is None:

@@ -128,6 +128,9 @@ def _facts_worker() -> None:
     import marshal
     import sys
 
+    from controller.plan import yamlio
+
+    yamlio.forget_parses(keep=False)  # each version is read once here: nothing to keep
     max_bytes, blobs = marshal.loads(sys.stdin.buffer.read())
     rows = [tuple(asdict(facts_of(b, max_bytes)).values()) for b in blobs]
     sys.stdout.buffer.write(marshal.dumps(rows))

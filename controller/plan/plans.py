@@ -98,18 +98,20 @@ _TEXT_HASHES_MAX = 256
 _TEXT_HASHES_LOCK = threading.Lock()
 
 
-def text_hash(text: str) -> str | None:
+def text_hash(text: str, fresh: dict[str, Any] | None = None) -> str | None:
     """The plan hash of the data ``text`` reads as (None: not a mapping of JSON data, or not
     YAML), computed once per distinct text: the key is the SHA-256 of its exact characters,
     and the data hashed is a fresh read of the text (from the parse cache when it holds the
-    text), never a caller's copy."""
+    text), never a caller's copy. ``fresh``: what :func:`yamlio.read_yaml` just returned for
+    ``text``, unchanged (the history's reader of plan versions has it; a second read would
+    cost a copy of it)."""
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     with _TEXT_HASHES_LOCK:
         if key in _TEXT_HASHES:
             _TEXT_HASHES.move_to_end(key)
             return _TEXT_HASHES[key]
     try:
-        data = yamlio.read_yaml(text).data
+        data = fresh if fresh is not None else yamlio.read_yaml(text).data
     except PlangateError:
         return None
     found = _data_hash(data) if isinstance(data, dict) else None

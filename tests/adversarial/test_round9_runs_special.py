@@ -15,6 +15,10 @@ One base lab: the agent submits a plan, the controller freezes it, Alice approve
 variant runs on a copy of that lab (repo, config, state) after the agent replaced one path
 with a FIFO. Defence asserted: the ``run --once`` pass ends within 8 s, and either the
 approved plan ran exactly once or the pass exited non-zero naming the file.
+
+Also (same assertion): a stale ``refs/heads/main.lock`` / ``HEAD.lock`` (an empty regular
+file, two hours old, as a crashed git leaves it; docs/operations.md names a stale
+``.git/index.lock``, which is reported with a remedy): the pass exits 0 having run nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from advkit import AGENT, Lab, plan_text
 
 HELD = ["plans/evil/.gitignore", ".git/info/exclude"]
 BROKE = [".git/config", ".git/index", ".git/logs/HEAD", ".git/objects/info/alternates"]
-WHERE = HELD + BROKE
+#: an empty regular file, as a crashed git leaves it (dated two hours ago)
+STALE = [".git/refs/heads/main.lock", ".git/HEAD.lock"]
+WHERE = HELD + BROKE + STALE
 TIMEOUT = 8.0
 
 
@@ -71,7 +77,11 @@ def _variant(base: Lab, root: Path, where: str) -> dict[str, Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    os.mkfifo(path)
+    if where in STALE:
+        path.write_text("")
+        os.utime(path, (time.time() - 7200, time.time() - 7200))
+    else:
+        os.mkfifo(path)
     start = time.monotonic()
     try:
         result = lab.cli("run", "--once", "--config", str(lab.config), timeout=TIMEOUT)
@@ -82,6 +92,9 @@ def _variant(base: Lab, root: Path, where: str) -> dict[str, Any]:
         _reap(root)
     outcome["seconds"] = round(time.monotonic() - start, 1)
     outcome["calls"] = len(lab.calls("ok"))
+    if where in STALE:
+        status = lab.cli("status", "--json", "--config", str(lab.config), timeout=TIMEOUT)
+        outcome["status"] = status.stdout[-1500:] + status.stderr[-300:]
     return outcome
 
 
@@ -119,6 +132,13 @@ REASON = (
 )
 
 
+STALE_REASON = (
+    "round 9: a stale ref lock (refs/heads/main.lock, HEAD.lock) left in the shared .git: every "
+    "run --once exits 0 having run nothing, status shows the plan 'approved' with no reason; "
+    "unlike .git/index.lock (E_GIT with a remedy) nothing names the cause"
+)
+
+
 @pytest.mark.parametrize(
     "where",
     [
@@ -126,6 +146,8 @@ REASON = (
             w,
             marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON)]
             if w in BROKE
+            else [pytest.mark.xfail(strict=True, raises=AssertionError, reason=STALE_REASON)]
+            if w in STALE
             else [],
         )
         for w in WHERE

@@ -25,7 +25,6 @@ with its calls unaccounted for.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import sys
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, Lab
+from test_round9_runs_kit import shared_results
 
 TOOL = r"""
 import json, os, sys
@@ -69,14 +69,51 @@ def _build(root: Path) -> dict[str, Any]:
         tools=f"once: {{kind: exec, idempotent: false, argv: {argv}, {env}}}\n"
         f"killer: {{kind: exec, idempotent: true, risk: low, argv: {argv}, {env}}}\n"
     )
-    lab.write("verify-kill", _plan("verify-kill", '  - id: 1\n    tool: once\n    why: "a call that must not repeat"\n    params: {tag: "verify-kill", mode: "ok"}\n    verify: {tool: killer, params: {tag: "verify-kill-check", mode: "kill@1"}, expect: {path: "$.json.ok", equals: true}}\n'))
-    lab.write("fallback-kill", _plan("fallback-kill", '  - id: 1\n    tool: once\n    why: "a call that must not repeat"\n    params: {tag: "fallback-kill", mode: "fail"}\n    on_failure: fallback\n    fallback:\n      - {id: "1.1", tool: killer, why: "clean up", params: {tag: "fallback-kill-step", mode: "kill@1"}}\n'))
-    lab.write("retry-kill", _plan("retry-kill", '  - id: 1\n    tool: once\n    why: "a call tried twice at most"\n    params: {tag: "retry-kill", mode: "fail"}\n    on_failure: retry\n    retry: {attempts: 1, delay: 0.05, max_delay: 0.05, backoff: 1}\n    preconditions: [{tool: killer, params: {tag: "retry-kill-pre", mode: "kill@2"}, expect: {path: "$.json.ok", equals: true}}]\n'))
-    lab.write("inner", 'plan:\n  name: "inner"\n  task: "once then a crash"\n  status: draft\navailable_tools: [{name: once}, {name: killer}]\nactions:\n  - {id: 1, tool: once, why: "must not repeat", params: {tag: "nested-kill", mode: "ok"}}\n  - {id: 2, tool: killer, why: "crash", params: {tag: "nested-kill-2", mode: "kill@1"}}\n')
+    lab.write(
+        "verify-kill",
+        _plan(
+            "verify-kill",
+            '  - id: 1\n    tool: once\n    why: "a call that must not repeat"\n    params: {tag: "verify-kill", mode: "ok"}\n    verify: {tool: killer, params: {tag: "verify-kill-check", mode: "kill@1"}, expect: {path: "$.json.ok", equals: true}}\n',
+        ),
+    )
+    lab.write(
+        "fallback-kill",
+        _plan(
+            "fallback-kill",
+            '  - id: 1\n    tool: once\n    why: "a call that must not repeat"\n    params: {tag: "fallback-kill", mode: "fail"}\n    on_failure: fallback\n    fallback:\n      - {id: "1.1", tool: killer, why: "clean up", params: {tag: "fallback-kill-step", mode: "kill@1"}}\n',
+        ),
+    )
+    lab.write(
+        "retry-kill",
+        _plan(
+            "retry-kill",
+            '  - id: 1\n    tool: once\n    why: "a call tried twice at most"\n    params: {tag: "retry-kill", mode: "fail"}\n    on_failure: retry\n    retry: {attempts: 1, delay: 0.05, max_delay: 0.05, backoff: 1}\n    preconditions: [{tool: killer, params: {tag: "retry-kill-pre", mode: "kill@2"}, expect: {path: "$.json.ok", equals: true}}]\n',
+        ),
+    )
+    lab.write(
+        "inner",
+        'plan:\n  name: "inner"\n  task: "once then a crash"\n  status: draft\navailable_tools: [{name: once}, {name: killer}]\nactions:\n  - {id: 1, tool: once, why: "must not repeat", params: {tag: "nested-kill", mode: "ok"}}\n  - {id: 2, tool: killer, why: "crash", params: {tag: "nested-kill-2", mode: "kill@1"}}\n',
+    )
     lab.commit("submit inner", AGENT)
-    digest = lab.cli("hash", str(lab.repo / "plans" / "inner"), cwd=lab.repo).stdout.strip().split()[0]
-    lab.write("nested-kill", _plan("nested-kill", f'  - id: 1\n    plan: {{path: plans/inner, hash: "{digest}"}}\n    why: "once, then a crash"\n', tools="once, killer"))
-    lab.write("zz-bystander", _plan("zz-bystander", '  - {id: 1, tool: rec, why: "honest", params: {tag: "zz-bystander"}}\n', tools="rec"))
+    digest = (
+        lab.cli("hash", str(lab.repo / "plans" / "inner"), cwd=lab.repo).stdout.strip().split()[0]
+    )
+    lab.write(
+        "nested-kill",
+        _plan(
+            "nested-kill",
+            f'  - id: 1\n    plan: {{path: plans/inner, hash: "{digest}"}}\n    why: "once, then a crash"\n',
+            tools="once, killer",
+        ),
+    )
+    lab.write(
+        "zz-bystander",
+        _plan(
+            "zz-bystander",
+            '  - {id: 1, tool: rec, why: "honest", params: {tag: "zz-bystander"}}\n',
+            tools="rec",
+        ),
+    )
     lab.commit("submit the round 9 crash plans", AGENT)
     lab.run()
     for vid in [*VARIANTS, "zz-bystander"]:
@@ -85,27 +122,27 @@ def _build(root: Path) -> dict[str, Any]:
     st = json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout or "[]")
     return {
         "exits": exits,
-        "calls": {t: len(lab.calls(t)) for t in [*VARIANTS, "zz-bystander", "verify-kill-check", "fallback-kill-step", "retry-kill-pre", "nested-kill-2"]},
+        "calls": {
+            t: len(lab.calls(t))
+            for t in [
+                *VARIANTS,
+                "zz-bystander",
+                "verify-kill-check",
+                "fallback-kill-step",
+                "retry-kill-pre",
+                "nested-kill-2",
+            ]
+        },
         "status": {r["plan"]: {k: r.get(k) for k in ("status", "reason", "waiting")} for r in st},
-        "files": {v: lab.git("show", f"HEAD:plans/{v}/PLAN.yml", check=False)[-1500:] for v in VARIANTS},
+        "files": {
+            v: lab.git("show", f"HEAD:plans/{v}/PLAN.yml", check=False)[-1500:] for v in VARIANTS
+        },
     }
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    base = tmp_path_factory.getbasetemp()
-    if base.name.startswith("popen-gw"):
-        base = base.parent
-    done = base / "r9-crash.json"
-    with open(base / "r9-crash.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return dict(json.loads(done.read_text()))
-        folder = base / "r9-crash"
-        folder.mkdir()
-        out = _build(folder)
-        done.write_text(json.dumps(out))
-        return out
+    return shared_results(tmp_path_factory, "r9-crash")
 
 
 BROKEN: dict[str, str] = {}
@@ -115,14 +152,24 @@ LIMIT = {"retry-kill": 2}
 @pytest.mark.parametrize(
     "vid",
     [
-        pytest.param(v, marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=BROKEN[v])] if v in BROKEN else [])
+        pytest.param(
+            v,
+            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=BROKEN[v])]
+            if v in BROKEN
+            else [],
+        )
         for v in VARIANTS
     ],
 )
 def test_a_crash_around_a_call_never_repeats_it(results: dict[str, Any], vid: str) -> None:
     calls = results["calls"]
     assert calls[vid] >= 1, (vid, calls, results["exits"])
-    assert calls[vid] <= LIMIT.get(vid, 1), (vid, calls, results["status"].get(f"plans/{vid}"), results["files"][vid])
+    assert calls[vid] <= LIMIT.get(vid, 1), (
+        vid,
+        calls,
+        results["status"].get(f"plans/{vid}"),
+        results["files"][vid],
+    )
 
 
 def test_the_bystander_runs_once(results: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ pass refuse loudly with E_GIT "is a shallow clone", which names its cause.)
 
 One base lab: the agent submits a plan, the controller freezes it, Alice approves it. Each
 variant runs on a copy of that lab (repo, config, state) after the agent replaced one path
-with a FIFO. Defence asserted: the ``run --once`` pass ends within 8 s, and either the
+with a FIFO. Defence asserted: the ``run --once`` pass ends within 6 s, and either the
 approved plan ran exactly once or the pass exited non-zero naming the file.
 
 Also (same assertion): a stale ``refs/heads/main.lock`` / ``HEAD.lock`` (an empty regular
@@ -24,8 +24,6 @@ file, two hours old, as a crashed git leaves it; docs/operations.md names a stal
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
 import shutil
 import signal
@@ -37,13 +35,14 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, Lab, plan_text
+from test_round9_runs_kit import shared_results
 
 HELD = ["plans/evil/.gitignore", ".git/info/exclude"]
 BROKE = [".git/config", ".git/index", ".git/logs/HEAD", ".git/objects/info/alternates"]
 #: an empty regular file, as a crashed git leaves it (dated two hours ago)
 STALE = [".git/refs/heads/main.lock", ".git/HEAD.lock"]
 WHERE = HELD + BROKE + STALE
-TIMEOUT = 8.0
+TIMEOUT = 6.0
 
 
 def _copy(base: Lab, root: Path) -> Lab:
@@ -111,19 +110,7 @@ def _build(root: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    base = tmp_path_factory.getbasetemp()
-    if base.name.startswith("popen-gw"):
-        base = base.parent
-    done = base / "r9-special.json"
-    with open(base / "r9-special.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return dict(json.loads(done.read_text()))
-        folder = base / "r9-special"
-        folder.mkdir()
-        out = _build(folder)
-        done.write_text(json.dumps(out))
-        return out
+    return shared_results(tmp_path_factory, "r9-special")
 
 
 REASON = (

@@ -195,6 +195,13 @@ class StepRunner:
             return self._failed(step, rec, tries, attempt, refused, no_call=True)
         capped = self.run.cap_reached(step.key)
         if capped is not None:
+            # a cap ends the action and the plan (``skip`` never passes it); the record says
+            # so, closing the try a crash left open when the cap refused its re-run
+            crashed = rec.open_start
+            self.record_end(
+                step, rec.attempts if crashed else attempt, "failed", error=capped,
+                no_call=not crashed,
+            )  # fmt: skip
             return RunOutcome("failed", capped, step.key), False
         self.run.crash_point("before-start", step.key)
         self.record_start(step, attempt, params)

@@ -42,10 +42,16 @@ class RepoBase:
     running plangate in their own clone), and git uses no transport unless one of those or
     ``fetches`` (the controller's own clone in remote mode)."""
 
+    #: The longest one git command may take (``execution.git_timeout``): a git that hangs
+    #: (on a FIFO or device in the repository, a stalled file system) fails the pass with
+    #: ``E_GIT`` instead of stalling it for good.
+    timeout: float = 300.0
+
     def __init__(
         self, path: Path, *, trust_repo_config: bool = False, fetches: bool = False
     ) -> None:
         self.path = path
+        check_git_dir(path)  # before anything, git or GitPython, opens a file there
         try:
             self._repo = _GuardedRepo(path)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -109,9 +115,18 @@ class RepoBase:
                 env=full_env,
                 capture_output=True,
                 check=False,
+                timeout=self.timeout,
             )
         except OSError as exc:
             raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+        except subprocess.TimeoutExpired:
+            check_git_dir(self.path)  # the likeliest cause, named
+            raise GitError(
+                f"git {' '.join(args[:2])} did not finish within {self.timeout:g} s; it was "
+                "stopped",
+                remedy="see whether the repository's file system responds; raise "
+                "execution.git_timeout if this repository needs longer",
+            ) from None
 
     def _object(self, sha: str) -> bytes:
         with self._lock:
@@ -119,6 +134,79 @@ class RepoBase:
                 return bytes(self._repo.odb.stream(bytes.fromhex(sha)).read())
             except (ValueError, OSError) as exc:
                 raise GitError(f"cannot read object {sha}: {exc}") from None
+
+
+#: Git directory folders not walked for special files: object stores (git reads them through
+#: ``cat-file``, whose commands the timeout bounds) and hooks (never run: the guard).
+_NOT_WALKED = {"objects", "hooks", "lfs", "modules"}
+
+
+def check_git_dir(path: Path) -> None:
+    """Refuse a repository whose git directory holds a FIFO or a device outside the object
+    store: git and this process read those files with a blocking ``open()``,
+    and a FIFO there (``.git/config``, the index, a reflog, ``objects/info/alternates``)
+    would stall every command for good; a device could feed it without end. Whoever can
+    write the working tree of a shared checkout can write ``.git`` too. Read from the
+    directory entries' types, without a ``stat`` each (a few hundred entries: well under a
+    millisecond)."""
+    git_dir = _git_dir_of(path)
+    if git_dir is None:
+        return
+    found = _special_entry(git_dir, git_dir)
+    if found is not None:
+        raise GitError(
+            f"{found} is not a regular file (a FIFO or a device): git would wait on it "
+            "or read it without end; plangate reads nothing of this repository until it is gone",
+            path=str(found),
+            remedy=f"remove it (rm {found}); git recreates what it needs",
+        )
+
+
+def _git_dir_of(path: Path) -> Path | None:
+    dot_git = path / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if (path / "HEAD").is_file() and (path / "objects").is_dir():
+        return path  # a bare repository (remote mode's clone)
+    return None  # a linked worktree's .git file, or no repository: git says what it is
+
+
+def _special_entry(folder: Path, top: Path, depth: int = 0) -> Path | None:
+    import os
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            if depth == 0 and entry.name in _NOT_WALKED - {"objects"}:
+                continue
+            if depth == 0 and entry.name == "objects":
+                found = _special_entry(Path(entry.path) / "info", top, 2)
+            elif depth < 8:
+                found = _special_entry(Path(entry.path), top, depth + 1)
+            else:
+                found = None
+            if found is not None:
+                return found
+        elif not entry.is_file() and _blocks(entry):
+            return Path(entry.path)
+    return None
+
+
+def _blocks(entry: Any) -> bool:
+    """A FIFO or a device (a socket, such as git's own fsmonitor daemon's, opens to an
+    error at once)."""
+    import stat
+
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def git_failure(args: Sequence[str], stderr: str) -> GitError:

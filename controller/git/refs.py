@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 from controller.errors import GitError
-from controller.git.base import RepoBase, git_failure
+from controller.git.base import RepoBase, check_git_dir, git_failure
 
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
+_LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
 
 
 class Refs(RepoBase):
@@ -89,7 +90,9 @@ class Refs(RepoBase):
             )
 
     def check_health(self) -> None:
-        """Refuse to write while git itself is busy or a crashed git left its lock."""
+        """Refuse to write while git itself is busy or a crashed git left its lock, or while
+        the git directory holds a file git would hang on (:func:`check_git_dir`)."""
+        check_git_dir(self.path)
         if (self.git_dir / "shallow").exists():
             self.check_complete()
         for name, what, command in (
@@ -136,11 +139,26 @@ class Refs(RepoBase):
         return False
 
     def update_ref(self, ref: str, new: str, old: str | None) -> bool:
-        """Compare-and-swap a ref; False when it no longer points at ``old``."""
+        """Compare-and-swap a ref; False when it no longer points at ``old``. A lock file
+        git could not create that is still there after a short wait (a crashed git left
+        ``refs/heads/main.lock`` or ``HEAD.lock``) is ``E_GIT`` naming it, never a race
+        lost again on every pass."""
         args = ["update-ref", "-m", "plangate", ref, new]
         if old is not None:
             args.append(old)
-        return self.run_raw(*args).returncode == 0
+        result = self.run_raw(*args)
+        if result.returncode == 0:
+            return True
+        text = result.stderr.decode("utf-8", "replace")
+        locked = _LOCKED.search(text)
+        if locked is not None and _wait_gone(Path(locked.group(1)), LOCK_WAIT):
+            raise GitError(
+                f"cannot move {ref}: {locked.group(0)}. Another git process seems to be "
+                "running in this repository, or a git process crashed",
+                path=locked.group(1),
+                remedy=f"if no git process is running, remove {locked.group(1)}",
+            )
+        return False
 
     def fetch(self, remote: str, branch: str) -> str:
         """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit."""

@@ -137,6 +137,7 @@ class ControllerCore:
     def repo(self) -> GitRepo:
         if self._repo is None:
             self._repo = self._open_repo()
+            self._repo.timeout = self.config.execution.git_timeout
         return self._repo
 
     def _open_repo(self) -> GitRepo:

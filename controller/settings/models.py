@@ -239,6 +239,10 @@ class ExecutionSettings(_Strict):
     batch_window: Seconds = 0.2
     """Seconds the oldest event of a batched controller commit waits for others (a pass's
     first event is never delayed; docs/approvals.md, "Several plans in one commit")."""
+    git_timeout: Seconds = 300.0
+    """The longest one git command may take before it is stopped and the pass fails with
+    ``E_GIT`` (a git hung on a special file or a stalled file system never stalls the
+    controller for good)."""
     adopt_untracked: bool = True
     """Local mode: freeze and commit a ``pending_approval`` PLAN.yml nobody committed. Git
     cannot tell who wrote an adopted plan, so an approver who wrote it could approve it:

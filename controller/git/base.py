@@ -16,6 +16,7 @@ from typing import Any, cast
 import git
 
 from controller.errors import GitError
+from controller.git.deadline import DEADLINES
 from controller.git.guard import GitGuard
 
 
@@ -129,11 +130,16 @@ class RepoBase:
             ) from None
 
     def _object(self, sha: str) -> bytes:
-        with self._lock:
+        with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
             try:
                 return bytes(self._repo.odb.stream(bytes.fromhex(sha)).read())
             except (ValueError, OSError) as exc:
                 raise GitError(f"cannot read object {sha}: {exc}") from None
+
+    def _stop_readers(self) -> None:
+        """End GitPython's persistent ``cat-file`` children (a read waiting on one fails;
+        the next read starts new ones)."""
+        self._repo.git.clear_cache()
 
 
 #: Git directory folders not walked for special files: object stores (git reads them through

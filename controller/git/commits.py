@@ -18,6 +18,7 @@ from typing import IO
 
 from controller.errors import GitError
 from controller.git.base import RepoBase, git_failure
+from controller.git.deadline import DEADLINES
 from controller.git.objects import Objects
 from controller.git.records import (
     _RECORD,
@@ -81,7 +82,11 @@ class Commits(Objects, Refs, Signing):
             assert proc.stdout is not None
             pending = b""
             try:
-                while chunk := proc.stdout.read(1 << 20):
+                while True:
+                    with DEADLINES.bound(self.timeout, proc.kill, f"git {args[0]}"):
+                        chunk = proc.stdout.read(1 << 20)  # what git wrote so far
+                    if not chunk:
+                        break
                     parts = (pending + chunk).split((_RECORD + tag).encode())
                     pending = parts.pop()  # the last record may not be complete yet
                     for part in parts:
@@ -452,6 +457,8 @@ class _TreeStream:
     def __init__(self, repo: RepoBase, ids: list[str]) -> None:
         import threading
 
+        self.timeout = repo.timeout
+
         self.proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=repo.path,
@@ -473,7 +480,8 @@ class _TreeStream:
 
     def next(self) -> bytes:
         assert self.proc.stdout is not None
-        kind, data = _read_object(self.proc.stdout)
+        with DEADLINES.bound(self.timeout, self.proc.kill, "git cat-file --batch"):
+            kind, data = _read_object(self.proc.stdout)
         if kind != "tree":
             raise TreeError("the plans folder is no tree")
         return data
@@ -495,6 +503,7 @@ class _TreeReader:
     """Folders read on demand, many per exchange, from a persistent ``cat-file --batch``."""
 
     def __init__(self, repo: RepoBase) -> None:
+        self.timeout = repo.timeout
         self.proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=repo.path,
@@ -517,7 +526,8 @@ class _TreeReader:
             self.proc.stdin.write(b"".join(b"%s\n" % sha.hex().encode() for sha in part))
             self.proc.stdin.flush()
             for sha in part:
-                kind, data = _read_object(self.proc.stdout)
+                with DEADLINES.bound(self.timeout, self.proc.kill, "git cat-file --batch"):
+                    kind, data = _read_object(self.proc.stdout)
                 if kind != "tree":
                     raise TreeError("a folder entry names no tree")
                 self.cache[sha] = data

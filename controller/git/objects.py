@@ -19,6 +19,7 @@ from pathlib import Path
 
 from controller.errors import GitError
 from controller.git.base import RepoBase
+from controller.git.deadline import DEADLINES
 
 _TREE_MODE = 0o40000
 _BLOB_MODE = 0o100644
@@ -93,7 +94,7 @@ class Objects(RepoBase):
     def _lookup(self, spec: str) -> tuple[str, str] | None:
         """(object id, type) of ``<tree-ish>:<path>``, resolved by git's persistent
         ``cat-file --batch-check`` (None when absent); ``spec`` must be :func:`_askable`."""
-        with self._lock:
+        with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
             try:
                 sha, kind, _ = self._repo.git.get_object_header(spec)
             except ValueError:  # "<spec> missing"

@@ -123,3 +123,52 @@ def test_a_ref_that_moved_is_still_a_lost_race(repo: Path) -> None:
     head = git(repo, "rev-parse", "HEAD").strip()
     gitrepo = GitRepo(repo)
     assert not gitrepo.update_ref("refs/heads/main", head, "0" * 39 + "1")
+
+
+@pytest.mark.parametrize("read", ["blob", "read_file"])
+def test_a_persistent_reader_that_hangs_is_stopped_after_the_timeout(repo: Path, read: str) -> None:
+    """GitPython's persistent ``cat-file`` (the approval path's reads) waits on a FIFO in the
+    object store as long as git does: the deadline kills it, the read fails with E_GIT, and
+    the next read, once the FIFO is gone, works with a new ``cat-file``."""
+    (repo / "a.txt").write_text("a\n")
+    commit_all(repo, "first")
+    blob = git(repo, "rev-parse", "HEAD:a.txt").strip()
+    loose = repo / ".git/objects" / blob[:2] / blob[2:]
+    kept = loose.read_bytes()
+    loose.chmod(0o644)
+    loose.unlink()
+    os.mkfifo(loose)
+    gitrepo = GitRepo(repo)
+    gitrepo.timeout = 1.0
+    call = (
+        (lambda: gitrepo.blob(blob))
+        if read == "blob"
+        else lambda: gitrepo.read_file("HEAD", "a.txt")
+    )
+    with pytest.raises(GitError) as caught:
+        _within(20, call)
+    assert "git cat-file did not answer within 1 s" in caught.value.message
+    loose.unlink()
+    loose.write_bytes(kept)
+    assert _within(20, call) == b"a\n"
+
+
+def test_a_streamed_log_that_hangs_is_stopped_after_the_timeout(repo: Path) -> None:
+    """``git log`` read as it streams (the history index's scans): a read that gets nothing
+    for the timeout ends in E_GIT."""
+    (repo / "plans").mkdir()
+    (repo / "plans/a.txt").write_text("a\n")
+    commit_all(repo, "first")
+    (repo / "plans/a.txt").write_text("b\n")
+    commit_all(repo, "second")
+    first = git(repo, "rev-parse", "HEAD~1").strip()
+    loose = repo / ".git/objects" / first[:2] / first[2:]
+    loose.chmod(0o644)
+    loose.unlink()
+    os.mkfifo(loose)
+    gitrepo = GitRepo(repo)
+    gitrepo.timeout = 1.0
+    head = git(repo, "rev-parse", "HEAD").strip()
+    with pytest.raises(GitError) as caught:
+        _within(20, lambda: list(gitrepo.first_parent_log(None, head, ["plans"])))
+    assert "did not answer within 1 s" in caught.value.message

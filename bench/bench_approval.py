@@ -113,6 +113,9 @@ def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     root = Path(tempfile.mkdtemp(prefix="bench-approval-"))
     os.environ.setdefault("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
+    # the state directory (under $HOME/.local/state) goes with the run, never the user's
+    os.environ.update(HOME=str(root / "home"), XDG_STATE_HOME=str(root / "home/state"))
+    os.environ.pop("STATE_DIRECTORY", None)
     try:
         repo = root / "repo"
         start = time.perf_counter()

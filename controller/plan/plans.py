@@ -136,18 +136,29 @@ def find_plan_files(repo: Path, plans_dir: str = "plans") -> Iterator[Path]:
                 break
 
 
+#: White space other than the plain space (U+00A0, U+3000, ...): it reads as a space.
+_ODD_BLANK = re.compile(r"[^\S ]")
+
+
 def unsafe_name(path: str) -> str | None:
     """Why a plan path (relative to the repo) is not a safe name, or None.
 
     A name is the plan's identity: it goes into commit subjects and trailers, logs and
     reviewers' terminals. Control characters, line breaks of any kind (LF, CR, VT, FF, NEL,
     U+2028, U+2029), bidi and zero-width characters could forge a trailer, a log line or what
-    a reviewer reads, so a path with any of them is E_UNSAFE_PATH (see controller.display).
+    a reviewer reads, so a path with any of them is E_UNSAFE_PATH (see controller.display);
+    so is one with a blank other than the plain space, or a folder name that begins or ends
+    with a blank (it reads as another plan's name).
     """
     from controller.display import HIDDEN
 
-    found = HIDDEN.search(path)
+    found = HIDDEN.search(path) or _ODD_BLANK.search(path)
     if found is None:
+        if any(part != part.strip() for part in path.split("/")):
+            return (
+                "a folder name begins or ends with a blank: 'tx ' reads as 'tx' in status, "
+                "logs and commit subjects; rename the folder"
+            )
         return None
     char = found.group(0)
     return (

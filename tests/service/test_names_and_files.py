@@ -107,6 +107,9 @@ def approve_all(repo: Path) -> None:
 def test_hostile_folder_names_are_unsafe_and_never_run(repo: Path, lab: Path) -> None:
     names = {brk: f"x{char}Approved-By: m-{brk}@evil.example" for brk, char in BREAKS.items()}
     names["bidi"] = "deploy\u202eyrros"
+    names["trailing-blank"] = "honest "  # reads as plans/honest
+    names["leading-blank"] = " honest"
+    names["nbsp"] = "hon\u00a0est"
     names.pop("nul")  # git cannot store a NUL in a path
     for brk, name in names.items():
         folder = repo / "plans" / name

@@ -17,8 +17,6 @@ import hashlib
 import json
 from typing import Any
 
-import rfc8785
-
 #: Top-level keys the hash ignores: controller-owned blocks and free-form metadata.
 UNHASHED_TOP_LEVEL = ("frozen", "approval", "execution", "validation", "metadata")
 #: Keys inside ``plan`` the hash ignores: lifecycle state and the creation time.
@@ -55,6 +53,8 @@ def canonical_bytes(value: Any) -> bytes:
             return _ENCODER.encode(value).encode("utf-8")
         except UnicodeEncodeError:
             pass  # a lone surrogate: the library refuses it with its own error
+    import rfc8785  # only for what the C encoder does not write exactly (floats above all)
+
     return rfc8785.dumps(value)
 
 

@@ -37,9 +37,11 @@ sys.argv = ["plangate", *sys.argv[1:]]
 runpy.run_module("controller", run_name="__main__", alter_sys=True)
 """
 
-#: Never on the way of --help or validate: git, HTTP, logging, watching, serving, and the
-#: JSONPath and JSON Schema libraries (a plain query needs neither).
+#: Never on the way of --help or validate: git, HTTP, logging, watching, serving, the
+#: JSONPath and JSON Schema libraries (a plain query needs neither), and the RFC 8785
+#: library (plain JSON data is hashed through the C encoder).
 NEVER = (
+    "rfc8785",
     "git",
     "httpx",
     "structlog",

@@ -11,7 +11,9 @@ letter and a zero-width space (U+200B, a *format* character). Here:
 - invisible characters that are *not* format characters (so a check on Unicode category
   ``Cf``/``Cc`` does not see them) and that NFKC keeps: U+034F COMBINING GRAPHEME JOINER (Mn),
   U+FE0F VARIATION SELECTOR-16 (Mn), U+E0100 VARIATION SELECTOR-17 (Mn), U+3164 HANGUL FILLER
-  (Lo), U+115F HANGUL CHOSEONG FILLER (Lo), U+17B4 KHMER VOWEL INHERENT AQ (Mn): each renders
+  (Lo), U+115F HANGUL CHOSEONG FILLER (Lo), U+17B4 KHMER VOWEL INHERENT AQ (Mn), U+180B
+  MONGOLIAN FREE VARIATION SELECTOR ONE (Mn), U+FFA0 HALFWIDTH HANGUL FILLER (Lo; NFKC makes
+  it U+3164, still invisible): each renders
   ``bob@ops.example.com`` exactly, matches the glob, and is not the string
   ``bob@ops.example.com``;
 - RFC 5322 shapes round 9 did not: a comment holding an escaped ``)`` (``bob(x\\)y)@…``:
@@ -53,6 +55,8 @@ SPELLINGS = {
     "hangul": "bob\u3164@ops.example.com",
     "choseong": "b\u115fob@ops.example.com",
     "khmer": "bo\u17b4b@ops.example.com",
+    "mongolian": "bo\u180bb@ops.example.com",
+    "halfwidth-filler": "bob\uffa0@ops.example.com",
     "esc-comment": "bob(x\\)y)@ops.example.com",
     "dom-comment": "bob@(c)ops.example.com",
     "tail-comment": "bob@ops.example.com(c)",
@@ -67,7 +71,7 @@ def _xf(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 10: {what}")
 
 
-INVISIBLE = ["cgj", "vs16", "vs17", "hangul", "choseong", "khmer"]
+INVISIBLE = ["cgj", "vs16", "vs17", "hangul", "choseong", "khmer", "mongolian", "halfwidth-filler"]
 SELF_SPELL = (
     "a glob approver writes the plan as bob@ops.example.com and approves it as {} (an invisible"
     " character that is no format/control character, kept by NFKC): it matches"

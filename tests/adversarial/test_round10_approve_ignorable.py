@@ -114,10 +114,24 @@ def approve_as(lab: Lab, slug: str, email: str) -> str:
     return raw_commit(lab, f"approve {slug}", "Bob", email)
 
 
+GATE = "gate-cgj"
+GATED = plan_text(
+    GATE,
+    extra_actions=f"""\
+  - id: 2
+    tool: rec
+    why: "the gated step"
+    requires_approval: true
+    params: {{tag: "{GATE}-2"}}
+""",
+)
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
     for vid in SELF:
         lab.write(vid, plan_text(_tag(vid)))
+    lab.write(GATE, GATED)
     lab.commit("bob writes his plans", BOB)
     for vid in [*DUP, "two/honest", "plain"]:
         lab.write(vid, plan_text(_tag(vid)))
@@ -130,13 +144,16 @@ def _build(root: Path) -> Lab:
         lab.approve(vid, BOB)
     lab.approve("two/honest", ALICE)
     lab.approve("plain", ALICE)
-    lab.run()
+    lab.approve(GATE, ALICE)
+    lab.run()  # the gated plan runs action 1 and waits at its gate
+    (lab.root / "gate.json").write_text(json.dumps(lab.plan(GATE)["plan"]["status"]))
     partial = {v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP, "two/honest"]}
     (lab.root / "partial.json").write_text(json.dumps(partial))
 
     for spelling, vid in zip(SPELLINGS.values(), DUP, strict=True):
         approve_as(lab, vid, spelling)
     lab.approve("two/honest", BOB)
+    approve_as(lab, GATE, SPELLINGS["cgj"])  # Bob, the plan's writer, opens its gate
     lab.run()
     return lab
 
@@ -149,6 +166,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 @pytest.mark.parametrize("vid", ["plain", "two/honest"])
 def test_the_controls_run_once(lab: Lab, vid: str) -> None:
     assert len(lab.calls(_tag(vid))) == 1, lab.codes(vid)
+
+
+def test_the_gated_plan_waited_at_its_gate(lab: Lab) -> None:
+    assert json.loads((lab.root / "gate.json").read_text()) == "awaiting_approval"
+    assert len(lab.calls(GATE)) == 1, lab.codes(GATE)
+
+
+@_xf(
+    "the gated plan's writer bob@ops.example.com approves its gate as bo\\u034fb@ops.example.com:"
+    " the gated step runs on its author's approval"
+)
+def test_the_writer_never_opens_the_gate(lab: Lab) -> None:
+    assert lab.calls(f"{GATE}-2") == [], lab.codes(GATE)
 
 
 def test_the_first_votes_were_partial(lab: Lab) -> None:

@@ -1,0 +1,90 @@
+# ruff: noqa: E501  (attack steps read best on one line)
+"""Round 10, who may make a plan run: a quorum vote the branch no longer shows.
+
+Config: approvers Alice and ``*@ops.example.com``; ``plans/two/**`` needs two approvals.
+
+- ``two/erase``: Alice approves (the controller commits ``partial``); the agent then
+  ``git reset --hard``s main to the controller's freeze, erasing Alice's approval and the
+  ``partial`` commit that holds her vote (a partial commit is no freeze/start/pause/outcome:
+  "a refusal or partial-quorum commit that a rewrite erases holds nothing: the next pass
+  decides again from what remains"). The index "keeps approvals it has seen" across the
+  rebuild: if it still counted Alice's vote, Bob's one approval would start a plan whose
+  history shows one vote, and a fresh-clone audit could not prove it.
+- ``plangate check --as bob@ops.example.com`` on Bob's pull request (the agent's commit sets
+  ``approved``; Bob merges ``--no-ff``) must predict what the controller then does.
+
+Defence: after Bob's merge the plan is still ``partial`` (one vote), nothing runs; ``check``
+predicted ``partial``. Result: held. Control: ``two/honest`` (Alice then Bob) runs once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from test_round2_approval_authors import shared_lab
+
+APPROVAL = """\
+rules:
+  - match: {paths: ["plans/two/**"]}
+    require: [{count: 2}]
+"""
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root, approval=APPROVAL)
+    lab.write("two/erase", plan_text("erase"))
+    lab.write("two/honest", plan_text("honest"))
+    lab.commit("agent adds plans", AGENT)
+    lab.run()
+    frozen = lab.head()
+    lab.approve("two/erase", ALICE)
+    lab.run()
+    first = (lab.plan("two/erase").get("approval") or {}).get("status")
+    lab.git("reset", "-q", "--hard", frozen)
+    lab.run()
+    lab.approve("two/honest", ALICE)
+    lab.run()
+    lab.git("checkout", "-q", "-b", "pr")
+    lab.set_status("two/erase", "approved")
+    lab.commit("agent asks for the merge", AGENT)
+    lab.git("checkout", "-q", "main")
+    check = lab.cli(
+        "check", "--config", str(lab.config), "--base", "main", "--head", "pr",
+        "--as", BOB[1], "--format", "json", cwd=lab.repo,
+    )
+    lab.git("merge", "-q", "--no-ff", "pr", "-m", "bob merges", who=BOB)
+    lab.approve("two/honest", BOB)
+    lab.run()
+    (root / "facts.json").write_text(json.dumps({"first": first, "check": check.stdout}))
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared_lab(tmp_path_factory, "r10-erased", _build)
+
+
+def _facts(lab: Lab) -> dict:
+    return json.loads((lab.root / "facts.json").read_text())
+
+
+def test_the_control_runs_once(lab: Lab) -> None:
+    assert len(lab.calls("honest")) == 1, lab.codes("two/honest")
+
+
+def test_alice_voted_before_the_reset(lab: Lab) -> None:
+    assert _facts(lab)["first"] == "partial"
+
+
+def test_an_erased_vote_is_no_vote(lab: Lab) -> None:
+    assert lab.calls("erase") == [], lab.codes("two/erase")
+    assert not lab.started("two/erase"), lab.codes("two/erase")
+    assert (lab.plan("two/erase").get("approval") or {}).get("status") == "partial"
+
+
+def test_check_predicted_what_the_controller_did(lab: Lab) -> None:
+    rows = {p["plan"]: p for p in json.loads(_facts(lab)["check"])["plans"]}
+    assert rows["plans/two/erase"]["outcome"] == ("start" if lab.started("two/erase") else "partial")

@@ -13,9 +13,11 @@ letter and a zero-width space (U+200B, a *format* character). Here:
   U+FE0F VARIATION SELECTOR-16 (Mn), U+E0100 VARIATION SELECTOR-17 (Mn), U+3164 HANGUL FILLER
   (Lo), U+115F HANGUL CHOSEONG FILLER (Lo), U+17B4 KHMER VOWEL INHERENT AQ (Mn), U+180B
   MONGOLIAN FREE VARIATION SELECTOR ONE (Mn), U+FFA0 HALFWIDTH HANGUL FILLER (Lo; NFKC makes
-  it U+3164, still invisible): each renders
+  it U+3164, still invisible), U+2800 BRAILLE PATTERN BLANK (So, a blank that is no white
+  space): each renders
   ``bob@ops.example.com`` exactly, matches the glob, and is not the string
   ``bob@ops.example.com``;
+- other odd characters: U+E000 (private use), U+2028 LINE SEPARATOR, U+FFFE (noncharacter);
 - RFC 5322 shapes round 9 did not: a comment holding an escaped ``)`` (``bob(x\\)y)@…``:
   the comment is ``(x\\)y)``, a naive reduction leaves ``boby)@…``), a comment in the domain
   (``bob@(c)ops.example.com``), a comment after the domain, an ideographic space U+3000 before
@@ -27,9 +29,22 @@ Each spelling is played two ways:
 - ``two/dup-<k>``: the agent writes the plan; Bob votes as ``bob@ops.example.com`` (partial),
   then again as the spelling.
 
+- ``gate-cgj``: Bob writes a plan with a gated second action; Alice approves it; at the gate
+  Bob approves as ``bo\u034fb@ops.example.com``.
+
 Defence: the plan never starts (``E_SELF_APPROVAL`` / ``E_APPROVER_NOT_ALLOWED`` / still
-partial) and a fresh-clone audit calls none of them valid. Controls: ``plain`` (Alice
-approves) and ``two/honest`` (Alice then Bob) run once.
+partial), the gated step never runs, and a fresh-clone audit calls none of them valid.
+Controls: ``plain`` (Alice approves) and ``two/honest`` (Alice then Bob) run once.
+
+Results (round 10): **broke** (19 + audit, strict xfails): every invisible spelling (the
+nine above) is taken for a plain mailbox that matches ``*@ops.example.com`` and is a stranger
+to ``bob@ops.example.com``: Bob's self-approval runs (``self-*``), his two votes start a
+two-approval plan (``two/dup-*``), he opens the gate of his own plan (``gate-cgj``), and a
+fresh-clone audit calls every one of these approvals valid. ``plangate status`` itself prints
+most of them escaped (``bo\u034fb@…``), so the display knows them as hidden characters while
+the approval check does not. Held: the comment/space shapes (reduced to Bob: refused
+``E_SELF_APPROVAL`` / still partial), private use, U+2028, U+FFFE (refused). With
+``require_signed`` the invisible spelling is refused (``test_round10_approve_ignorable_signed.py``).
 """
 
 from __future__ import annotations
@@ -57,6 +72,10 @@ SPELLINGS = {
     "khmer": "bo\u17b4b@ops.example.com",
     "mongolian": "bo\u180bb@ops.example.com",
     "halfwidth-filler": "bob\uffa0@ops.example.com",
+    "private-use": "bob\ue000@ops.example.com",
+    "line-sep": "bob\u2028@ops.example.com",
+    "nonchar": "bob\ufffe@ops.example.com",
+    "braille-blank": "bob\u2800@ops.example.com",
     "esc-comment": "bob(x\\)y)@ops.example.com",
     "dom-comment": "bob@(c)ops.example.com",
     "tail-comment": "bob@ops.example.com(c)",
@@ -71,7 +90,9 @@ def _xf(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 10: {what}")
 
 
-INVISIBLE = ["cgj", "vs16", "vs17", "hangul", "choseong", "khmer", "mongolian", "halfwidth-filler"]
+INVISIBLE = [
+    "cgj", "vs16", "vs17", "hangul", "choseong", "khmer", "mongolian", "halfwidth-filler", "braille-blank",
+]
 SELF_SPELL = (
     "a glob approver writes the plan as bob@ops.example.com and approves it as {} (an invisible"
     " character that is no format/control character, kept by NFKC): it matches"

@@ -13,8 +13,13 @@ Config: approvers Alice and ``*@ops.example.com``; ``plans/two/**`` needs two ap
 - ``plangate check --as bob@ops.example.com`` on Bob's pull request (the agent's commit sets
   ``approved``; Bob merges ``--no-ff``) must predict what the controller then does.
 
+- ``cv-copy``: Alice votes on ``two/cv`` (partial); the agent copies the file (same hashed
+  content, Alice's ``partial`` block included) to ``cv-copy`` (no rule: one approval) and sets
+  ``approved`` itself. Votes "of the same hash accumulate": Alice's one vote must not be the
+  copy's one approval.
+
 Defence: after Bob's merge the plan is still ``partial`` (one vote), nothing runs; ``check``
-predicted ``partial``. Result: held. Control: ``two/honest`` (Alice then Bob) runs once.
+predicted ``partial``; ``cv-copy`` is refused and never starts. Result: held. Control: ``two/honest`` (Alice then Bob) runs once.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
     lab.write("two/erase", plan_text("erase"))
     lab.write("two/honest", plan_text("honest"))
+    lab.write("two/cv", plan_text("cv", name="cv"))
     lab.commit("agent adds plans", AGENT)
     lab.run()
     frozen = lab.head()
@@ -44,6 +50,14 @@ def _build(root: Path) -> Lab:
     lab.run()
     first = (lab.plan("two/erase").get("approval") or {}).get("status")
     lab.git("reset", "-q", "--hard", frozen)
+    lab.run()
+    lab.approve("two/cv", ALICE)
+    lab.run()
+    cv = lab.read("two/cv")  # Alice's vote recorded: partial, back to pending_approval
+    lab.write("cv-copy", cv)
+    lab.commit("agent copies two/cv out of the two-approval folder", AGENT)
+    lab.run()
+    lab.approve("cv-copy", AGENT)
     lab.run()
     lab.approve("two/honest", ALICE)
     lab.run()
@@ -83,6 +97,13 @@ def test_an_erased_vote_is_no_vote(lab: Lab) -> None:
     assert lab.calls("erase") == [], lab.codes("two/erase")
     assert not lab.started("two/erase"), lab.codes("two/erase")
     assert (lab.plan("two/erase").get("approval") or {}).get("status") == "partial"
+
+
+def test_a_vote_does_not_follow_its_hash_to_a_copy(lab: Lab) -> None:
+    # the copy (same hashed content, under the default one-approval rule) never got an
+    # approval of its own: the agent's request is refused, Alice's vote stays with two/cv
+    assert lab.calls("cv") == [], lab.codes("cv-copy")
+    assert not lab.started("cv-copy"), lab.codes("cv-copy")
 
 
 def test_check_predicted_what_the_controller_did(lab: Lab) -> None:

@@ -18,6 +18,10 @@ Config: approvers Alice and ``*@ops.example.com``; ``plans/two/**`` needs two ap
   ``approved`` itself. Votes "of the same hash accumulate": Alice's one vote must not be the
   copy's one approval.
 
+- ``bg``: Bob writes a plan with a gated step; Alice approves; it waits at the gate. The
+  same pull request sets ``approved`` on it too, and Bob (its writer) merges: ``check --as
+  bob`` must predict the refusal, and the gated step must not run.
+
 Defence: after Bob's merge the plan is still ``partial`` (one vote), nothing runs; ``check``
 predicted ``partial``; ``cv-copy`` is refused and never starts. Result: held. Control: ``two/honest`` (Alice then Bob) runs once.
 """
@@ -38,8 +42,22 @@ rules:
 """
 
 
+GATED = plan_text(
+    "bg",
+    extra_actions="""\
+  - id: 2
+    tool: rec
+    why: "the gated step"
+    requires_approval: true
+    params: {tag: "bg-2"}
+""",
+)
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
+    lab.write("bg", GATED)
+    lab.commit("bob writes a gated plan", BOB)
     lab.write("two/erase", plan_text("erase"))
     lab.write("two/honest", plan_text("honest"))
     lab.write("two/cv", plan_text("cv", name="cv"))
@@ -60,9 +78,12 @@ def _build(root: Path) -> Lab:
     lab.approve("cv-copy", AGENT)
     lab.run()
     lab.approve("two/honest", ALICE)
-    lab.run()
+    lab.approve("bg", ALICE)
+    lab.run()  # bg runs action 1 and waits at its gate
+    gate = lab.plan("bg")["plan"]["status"]
     lab.git("checkout", "-q", "-b", "pr")
     lab.set_status("two/erase", "approved")
+    lab.set_status("bg", "approved")
     lab.commit("agent asks for the merge", AGENT)
     lab.git("checkout", "-q", "main")
     check = lab.cli(
@@ -72,7 +93,7 @@ def _build(root: Path) -> Lab:
     lab.git("merge", "-q", "--no-ff", "pr", "-m", "bob merges", who=BOB)
     lab.approve("two/honest", BOB)
     lab.run()
-    (root / "facts.json").write_text(json.dumps({"first": first, "check": check.stdout}))
+    (root / "facts.json").write_text(json.dumps({"first": first, "check": check.stdout, "gate": gate}))
     return lab
 
 
@@ -109,3 +130,11 @@ def test_a_vote_does_not_follow_its_hash_to_a_copy(lab: Lab) -> None:
 def test_check_predicted_what_the_controller_did(lab: Lab) -> None:
     rows = {p["plan"]: p for p in json.loads(_facts(lab)["check"])["plans"]}
     assert rows["plans/two/erase"]["outcome"] == ("start" if lab.started("two/erase") else "partial")
+    assert _facts(lab)["gate"] == "awaiting_approval"
+    ran_gate = bool(lab.calls("bg-2"))
+    assert rows["plans/bg"]["outcome"] == ("start" if ran_gate else "refuse"), rows["plans/bg"]
+
+
+def test_the_writer_merging_the_gate_open_is_refused(lab: Lab) -> None:
+    assert len(lab.calls("bg")) == 1 and lab.calls("bg-2") == [], lab.codes("bg")
+    assert "E_SELF_APPROVAL" in lab.codes("bg"), lab.codes("bg")

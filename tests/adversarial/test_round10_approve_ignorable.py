@@ -29,6 +29,9 @@ Each spelling is played two ways:
 - ``two/dup-<k>``: the agent writes the plan; Bob votes as ``bob@ops.example.com`` (partial),
   then again as the spelling.
 
+- ``globby-*``: Mallory (no approver) approves the agent's plan as ``*@*``, ``?*@*.*``,
+  ``[a-z]*@*``, ``*@ops.example.com*`` (``*`` is RFC 5322 atext): an identity matched as
+  the pattern would be anyone.
 - ``gate-cgj``: Bob writes a plan with a gated second action; Alice approves it; at the gate
   Bob approves as ``bo\u034fb@ops.example.com``.
 
@@ -43,7 +46,8 @@ two-approval plan (``two/dup-*``), he opens the gate of his own plan (``gate-cgj
 fresh-clone audit calls every one of these approvals valid. ``plangate status`` itself prints
 most of them escaped (``bo\u034fb@…``), so the display knows them as hidden characters while
 the approval check does not. Held: the comment/space shapes (reduced to Bob: refused
-``E_SELF_APPROVAL`` / still partial), private use, U+2028, U+FFFE (refused). With
+``E_SELF_APPROVAL`` / still partial), private use, U+2028, U+FFFE (refused); the glob-shaped identities
+(``E_APPROVER_NOT_ALLOWED``). With
 ``require_signed`` the invisible spelling is refused (``test_round10_approve_ignorable_signed.py``).
 """
 
@@ -81,9 +85,12 @@ SPELLINGS = {
     "tail-comment": "bob@ops.example.com(c)",
     "ideo-space": "bob\u3000@ops.example.com",
 }
+#: Mallory (no approver) approves as an address shaped like a glob: matched the wrong way
+#: round (the identity as the pattern) it would be every approver.
+GLOBBY = {"starstar": "*@*", "qstar": "?*@*.*", "bracket": "[a-z]*@*", "starops": "*@ops.example.com*"}
 SELF = [f"self-{k}" for k in SPELLINGS]
 DUP = [f"two/dup-{k}" for k in SPELLINGS]
-ATTACKS = SELF + DUP
+ATTACKS = SELF + DUP + [f"globby-{k}" for k in GLOBBY]
 
 
 def _xf(what: str) -> pytest.MarkDecorator:
@@ -154,7 +161,7 @@ def _build(root: Path) -> Lab:
         lab.write(vid, plan_text(_tag(vid)))
     lab.write(GATE, GATED)
     lab.commit("bob writes his plans", BOB)
-    for vid in [*DUP, "two/honest", "plain"]:
+    for vid in [*DUP, "two/honest", "plain", *(f"globby-{k}" for k in GLOBBY)]:
         lab.write(vid, plan_text(_tag(vid)))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze everything
@@ -166,6 +173,8 @@ def _build(root: Path) -> Lab:
     lab.approve("two/honest", ALICE)
     lab.approve("plain", ALICE)
     lab.approve(GATE, ALICE)
+    for k, email in GLOBBY.items():
+        approve_as(lab, f"globby-{k}", email)
     lab.run()  # the gated plan runs action 1 and waits at its gate
     (lab.root / "gate.json").write_text(json.dumps(lab.plan(GATE)["plan"]["status"]))
     partial = {v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP, "two/honest"]}

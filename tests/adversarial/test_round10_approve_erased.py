@@ -22,8 +22,13 @@ Config: approvers Alice and ``*@ops.example.com``; ``plans/two/**`` needs two ap
   same pull request sets ``approved`` on it too, and Bob (its writer) merges: ``check --as
   bob`` must predict the refusal, and the gated step must not run.
 
+- ``launder-yaml``, ``launder-schema``: Bob rejects; the agent makes the file unreadable
+  (a YAML error) or invalid (an unknown tool), then mends it as ``pending_approval``
+  (``invalid`` -> ``pending_approval`` is a legal human transition); Alice approves. A
+  rejection is final.
+
 Defence: after Bob's merge the plan is still ``partial`` (one vote), nothing runs; ``check``
-predicted ``partial``; ``cv-copy`` is refused and never starts. Result: held. Control: ``two/honest`` (Alice then Bob) runs once.
+predicted ``partial``; ``cv-copy`` is refused and never starts; the laundered plans stay ``rejected``. Result: held. Control: ``two/honest`` (Alice then Bob) runs once.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ GATED = plan_text(
 )
 
 
+#: a rejected plan made unreadable / invalid, then mended as ``pending_approval``
+#: (``invalid -> pending_approval`` is a legal human transition)
+LAUNDER = {"launder-yaml": ("actions:", "actions: [\n"), "launder-schema": ("tool: rec", "tool: nosuch")}
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
     lab.write("bg", GATED)
@@ -61,6 +71,8 @@ def _build(root: Path) -> Lab:
     lab.write("two/erase", plan_text("erase"))
     lab.write("two/honest", plan_text("honest"))
     lab.write("two/cv", plan_text("cv", name="cv"))
+    for vid in LAUNDER:
+        lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
     lab.run()
     frozen = lab.head()
@@ -70,15 +82,28 @@ def _build(root: Path) -> Lab:
     lab.git("reset", "-q", "--hard", frozen)
     lab.run()
     lab.approve("two/cv", ALICE)
+    for vid in LAUNDER:
+        lab.set_status(vid, "rejected")
+    lab.commit("bob rejects", BOB)
     lab.run()
+    good = {vid: lab.read(vid) for vid in LAUNDER}
     cv = lab.read("two/cv")  # Alice's vote recorded: partial, back to pending_approval
     lab.write("cv-copy", cv)
     lab.commit("agent copies two/cv out of the two-approval folder", AGENT)
+    for vid, breaks in LAUNDER.items():
+        lab.write(vid, good[vid].replace(*breaks))
+    lab.commit("agent breaks the rejected plans", AGENT)
     lab.run()
     lab.approve("cv-copy", AGENT)
+    for vid in LAUNDER:
+        lab.write(vid, good[vid].replace("status: rejected", "status: pending_approval"))
+    lab.commit("agent mends and resubmits them", AGENT)
     lab.run()
     lab.approve("two/honest", ALICE)
     lab.approve("bg", ALICE)
+    for vid in LAUNDER:
+        lab.set_status(vid, "approved")
+    lab.commit("alice approves the resubmitted plans", ALICE)
     lab.run()  # bg runs action 1 and waits at its gate
     gate = lab.plan("bg")["plan"]["status"]
     lab.git("checkout", "-q", "-b", "pr")
@@ -125,6 +150,13 @@ def test_a_vote_does_not_follow_its_hash_to_a_copy(lab: Lab) -> None:
     # approval of its own: the agent's request is refused, Alice's vote stays with two/cv
     assert lab.calls("cv") == [], lab.codes("cv-copy")
     assert not lab.started("cv-copy"), lab.codes("cv-copy")
+
+
+@pytest.mark.parametrize("vid", list(LAUNDER))
+def test_a_rejection_is_not_laundered_through_invalid(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(vid)
+    assert not lab.started(vid), lab.codes(vid)
+    assert lab.status()[f"plans/{vid}"]["status"] == "rejected", lab.codes(vid)
 
 
 def test_check_predicted_what_the_controller_did(lab: Lab) -> None:

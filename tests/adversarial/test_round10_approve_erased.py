@@ -27,17 +27,28 @@ Config: approvers Alice and ``*@ops.example.com``; ``plans/two/**`` needs two ap
   (``invalid`` -> ``pending_approval`` is a legal human transition); Alice approves. A
   rejection is final.
 
+- ``rej-readd``, ``rej-copy``, ``rej-mv``: Bob rejects a plan; the agent deletes it and adds
+  the same text again as ``pending_approval`` (a later push), copies it to a new folder, or
+  ``git mv``s it (status set back to ``pending_approval``); Carol approves what she is shown.
+  ``abort-copy``: Alice approves, Bob aborts in the same push (before the controller acted:
+  ``aborted``, never started); the agent copies it; Carol approves the copy. "A withdrawal
+  wins ... a later approval does not bring it back": the vetoed version must not run.
+
 Defence: after Bob's merge the plan is still ``partial`` (one vote), nothing runs; ``check``
-predicted ``partial``; ``cv-copy`` is refused and never starts; the laundered plans stay ``rejected``. Result: held. Control: ``two/honest`` (Alice then Bob) runs once.
+predicted ``partial``; ``cv-copy`` is refused and never starts; the laundered plans stay ``rejected``. Result: held, except the withdrawn version brought
+back under another plan path's life: **broke** (4, strict xfails): each runs on Carol's one
+approval (the executed-hash record stops re-runs of what *ran*; nothing records what was
+vetoed). Control: ``two/honest`` (Alice then Bob) runs once.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -64,6 +75,19 @@ GATED = plan_text(
 LAUNDER = {"launder-yaml": ("actions:", "actions: [\n"), "launder-schema": ("tool: rec", "tool: nosuch")}
 
 
+#: a withdrawn version brought back under a plan path that has no withdrawal (vid -> the
+#: plan the agent brings back: deleted and added again, moved, copied)
+REVIVE = ["rej-readd", "rej-copy", "rej-mv", "abort-copy"]
+REVIVED = {"rej-readd": "rej-readd", "rej-copy": "rej-copy-copy", "rej-mv": "rej-mv-moved", "abort-copy": "abort-copy-copy"}
+
+
+def good_revive(lab: Lab, vid: str) -> str:
+    text = lab.read(vid)
+    for status in ("rejected", "aborted"):
+        text = text.replace(f"status: {status}", "status: pending_approval")
+    return text
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
     lab.write("bg", GATED)
@@ -72,6 +96,8 @@ def _build(root: Path) -> Lab:
     lab.write("two/honest", plan_text("honest"))
     lab.write("two/cv", plan_text("cv", name="cv"))
     for vid in LAUNDER:
+        lab.write(vid, plan_text(vid))
+    for vid in REVIVE:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
     lab.run()
@@ -82,9 +108,12 @@ def _build(root: Path) -> Lab:
     lab.git("reset", "-q", "--hard", frozen)
     lab.run()
     lab.approve("two/cv", ALICE)
-    for vid in LAUNDER:
+    for vid in [*LAUNDER, "rej-readd", "rej-copy", "rej-mv"]:
         lab.set_status(vid, "rejected")
     lab.commit("bob rejects", BOB)
+    lab.approve("abort-copy", ALICE)  # first approval not acted on yet ...
+    lab.set_status("abort-copy", "aborted")
+    lab.commit("bob aborts it", BOB)  # ... aborted in the same push
     lab.run()
     good = {vid: lab.read(vid) for vid in LAUNDER}
     cv = lab.read("two/cv")  # Alice's vote recorded: partial, back to pending_approval
@@ -93,17 +122,28 @@ def _build(root: Path) -> Lab:
     for vid, breaks in LAUNDER.items():
         lab.write(vid, good[vid].replace(*breaks))
     lab.commit("agent breaks the rejected plans", AGENT)
+    revived = {vid: good_revive(lab, vid) for vid in REVIVE}
+    shutil.rmtree(lab.repo / "plans" / "rej-readd")
+    lab.git("mv", "plans/rej-mv", "plans/rej-mv-moved")
+    lab.write("rej-mv-moved", revived["rej-mv"])
+    lab.write("rej-copy-copy", revived["rej-copy"])
+    lab.write("abort-copy-copy", revived["abort-copy"])
+    lab.commit("agent deletes, moves and copies the withdrawn plans", AGENT)
     lab.run()
     lab.approve("cv-copy", AGENT)
     for vid in LAUNDER:
         lab.write(vid, good[vid].replace("status: rejected", "status: pending_approval"))
-    lab.commit("agent mends and resubmits them", AGENT)
+    lab.write("rej-readd", revived["rej-readd"])
+    lab.commit("agent mends and resubmits them; adds rej-readd again", AGENT)
     lab.run()
     lab.approve("two/honest", ALICE)
     lab.approve("bg", ALICE)
     for vid in LAUNDER:
         lab.set_status(vid, "approved")
     lab.commit("alice approves the resubmitted plans", ALICE)
+    for vid in REVIVED.values():
+        lab.set_status(vid, "approved")
+    lab.commit("carol approves the plans she is shown", CAROL)
     lab.run()  # bg runs action 1 and waits at its gate
     gate = lab.plan("bg")["plan"]["status"]
     lab.git("checkout", "-q", "-b", "pr")
@@ -157,6 +197,23 @@ def test_a_rejection_is_not_laundered_through_invalid(lab: Lab, vid: str) -> Non
     assert lab.calls(vid) == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
     assert lab.status()[f"plans/{vid}"]["status"] == "rejected", lab.codes(vid)
+
+
+REVIVE_XF = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 10: a version an approver rejected (or aborted before it started) runs once the"
+        " agent deletes and re-adds it, moves it or copies it (same hashed content): a withdrawal"
+        " binds the plan path's life, not the version, so one other approval runs what was vetoed"
+    ),
+)
+
+
+@pytest.mark.parametrize("vid", [pytest.param(v, marks=REVIVE_XF) for v in REVIVE])
+def test_a_withdrawn_version_does_not_come_back(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(REVIVED[vid])
+    assert not lab.started(REVIVED[vid]), lab.codes(REVIVED[vid])
 
 
 def test_check_predicted_what_the_controller_did(lab: Lab) -> None:

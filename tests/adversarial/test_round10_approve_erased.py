@@ -227,3 +227,23 @@ def test_check_predicted_what_the_controller_did(lab: Lab) -> None:
 def test_the_writer_merging_the_gate_open_is_refused(lab: Lab) -> None:
     assert len(lab.calls("bg")) == 1 and lab.calls("bg-2") == [], lab.codes("bg")
     assert "E_SELF_APPROVAL" in lab.codes("bg"), lab.codes("bg")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 10: Alice approves and Bob (an approver) aborts in the same push; the controller"
+        " commits `plangate: abort plans/abort-copy` for the never-started plan (as documented),"
+        " and a fresh-clone audit flags that honest history `outcome-without-start` (exit 1)"
+    ),
+)
+def test_a_fresh_clone_audit_accepts_an_abort_before_the_start(lab: Lab, tmp_path: Path) -> None:
+    import subprocess
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
+    result = lab.cli("audit", "--json", cwd=clone)
+    report = json.loads(result.stdout)
+    flagged = [f for f in report["findings"] if f.get("plan") == "plans/abort-copy"]
+    assert flagged == [], flagged

@@ -33,10 +33,12 @@ Config: approvers Alice and ``*@ops.example.com``; ``plans/two/**`` needs two ap
   ``abort-copy``: Alice approves, Bob aborts in the same push (before the controller acted:
   ``aborted``, never started); the agent copies it; Carol approves the copy. "A withdrawal
   wins ... a later approval does not bring it back": the vetoed version must not run.
+  ``rej-pin``: Bob rejects a plan; the agent writes a parent that pins the rejected plan (in
+  place, by its frozen hash) as its only action; Carol approves the parent.
 
 Defence: after Bob's merge the plan is still ``partial`` (one vote), nothing runs; ``check``
 predicted ``partial``; ``cv-copy`` is refused and never starts; the laundered plans stay ``rejected``. Result: held, except the withdrawn version brought
-back under another plan path's life: **broke** (4, strict xfails): each runs on Carol's one
+back under another plan path's life: **broke** (5, strict xfails): each runs on Carol's one
 approval (the executed-hash record stops re-runs of what *ran*; nothing records what was
 vetoed). Control: ``two/honest`` (Alice then Bob) runs once.
 """
@@ -77,8 +79,18 @@ LAUNDER = {"launder-yaml": ("actions:", "actions: [\n"), "launder-schema": ("too
 
 #: a withdrawn version brought back under a plan path that has no withdrawal (vid -> the
 #: plan the agent brings back: deleted and added again, moved, copied)
-REVIVE = ["rej-readd", "rej-copy", "rej-mv", "abort-copy"]
-REVIVED = {"rej-readd": "rej-readd", "rej-copy": "rej-copy-copy", "rej-mv": "rej-mv-moved", "abort-copy": "abort-copy-copy"}
+REVIVE = ["rej-readd", "rej-copy", "rej-mv", "abort-copy", "rej-pin"]
+REVIVED = {"rej-readd": "rej-readd", "rej-copy": "rej-copy-copy", "rej-mv": "rej-mv-moved", "abort-copy": "abort-copy-copy", "rej-pin": "rej-pinner"}
+
+
+def pinner(lab: Lab, slug: str) -> str:
+    """A parent plan whose only action is ``slug`` (the rejected plan, in place), pinned."""
+    digest = lab.plan(slug)["frozen"]["hash"]
+    return (
+        'plan:\n  name: "rej-pinner"\n  task: "run a pinned plan"\n  status: pending_approval\n'
+        "available_tools:\n  - name: rec\nactions:\n  - id: 1\n"
+        f'    plan: {{path: plans/{slug}, hash: "{digest}"}}\n    why: "the pinned plan"\n'
+    )
 
 
 def good_revive(lab: Lab, vid: str) -> str:
@@ -108,7 +120,7 @@ def _build(root: Path) -> Lab:
     lab.git("reset", "-q", "--hard", frozen)
     lab.run()
     lab.approve("two/cv", ALICE)
-    for vid in [*LAUNDER, "rej-readd", "rej-copy", "rej-mv"]:
+    for vid in [*LAUNDER, "rej-readd", "rej-copy", "rej-mv", "rej-pin"]:
         lab.set_status(vid, "rejected")
     lab.commit("bob rejects", BOB)
     lab.approve("abort-copy", ALICE)  # first approval not acted on yet ...
@@ -128,6 +140,7 @@ def _build(root: Path) -> Lab:
     lab.write("rej-mv-moved", revived["rej-mv"])
     lab.write("rej-copy-copy", revived["rej-copy"])
     lab.write("abort-copy-copy", revived["abort-copy"])
+    lab.write("rej-pinner", pinner(lab, "rej-pin"))
     lab.commit("agent deletes, moves and copies the withdrawn plans", AGENT)
     lab.run()
     lab.approve("cv-copy", AGENT)

@@ -10,7 +10,9 @@ claimed identities). Bob's key is listed for ``bob@ops.example.com``; ``plans/**
   Bob signs the second as ``bo\\u034fb@ops.example.com``.
 
 Defence: refused (``E_SIGNATURE_INVALID``: the signer is not that identity) or counted as
-Bob; never runs. Control: ``honest`` (Alice and Bob, each with their own key) runs once.
+Bob; never runs. Result: held (E_SIGNATURE_INVALID: "signed by bob@ops.example.com but the
+approver identity is bo\\u034fb@ops.example.com"). Control: ``honest`` (Alice and Bob, each
+with their own key) runs once.
 """
 
 from __future__ import annotations

@@ -35,6 +35,8 @@ Config: approvers Alice and ``*@ops.example.com``; ``plans/two/**`` needs two ap
   wins ... a later approval does not bring it back": the vetoed version must not run.
   ``rej-pin``: Bob rejects a plan; the agent writes a parent that pins the rejected plan (in
   place, by its frozen hash) as its only action; Carol approves the parent.
+  Contrast ``ga``: Alice approves a gated plan, Bob aborts it at the gate (it *started*); the
+  agent copies it; Carol approves the copy: ``E_ALREADY_EXECUTED`` (held).
 
 Defence: after Bob's merge the plan is still ``partial`` (one vote), nothing runs; ``check``
 predicted ``partial``; ``cv-copy`` is refused and never starts; the laundered plans stay ``rejected``. Result: held, except the withdrawn version brought
@@ -46,6 +48,7 @@ vetoed). Control: ``two/honest`` (Alice then Bob) runs once.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -111,6 +114,7 @@ def _build(root: Path) -> Lab:
         lab.write(vid, plan_text(vid))
     for vid in REVIVE:
         lab.write(vid, plan_text(vid))
+    lab.write("ga", GATED.replace('"bg', '"ga'))
     lab.commit("agent adds plans", AGENT)
     lab.run()
     frozen = lab.head()
@@ -120,6 +124,7 @@ def _build(root: Path) -> Lab:
     lab.git("reset", "-q", "--hard", frozen)
     lab.run()
     lab.approve("two/cv", ALICE)
+    lab.approve("ga", ALICE)  # runs action 1, waits at its gate
     for vid in [*LAUNDER, "rej-readd", "rej-copy", "rej-mv", "rej-pin"]:
         lab.set_status(vid, "rejected")
     lab.commit("bob rejects", BOB)
@@ -131,6 +136,8 @@ def _build(root: Path) -> Lab:
     cv = lab.read("two/cv")  # Alice's vote recorded: partial, back to pending_approval
     lab.write("cv-copy", cv)
     lab.commit("agent copies two/cv out of the two-approval folder", AGENT)
+    lab.set_status("ga", "aborted")
+    lab.commit("bob aborts ga at its gate", BOB)
     for vid, breaks in LAUNDER.items():
         lab.write(vid, good[vid].replace(*breaks))
     lab.commit("agent breaks the rejected plans", AGENT)
@@ -147,6 +154,9 @@ def _build(root: Path) -> Lab:
     for vid in LAUNDER:
         lab.write(vid, good[vid].replace("status: rejected", "status: pending_approval"))
     lab.write("rej-readd", revived["rej-readd"])
+    ga = re.sub(r"\nexecution:.*", "\n", lab.read("ga"), flags=re.S)
+    ga = re.sub(r"\napproval:.*?(?=\n\S)", "", ga, flags=re.S)
+    lab.write("ga-copy", ga.replace("status: aborted", "status: pending_approval"))
     lab.commit("agent mends and resubmits them; adds rej-readd again", AGENT)
     lab.run()
     lab.approve("two/honest", ALICE)
@@ -154,7 +164,7 @@ def _build(root: Path) -> Lab:
     for vid in LAUNDER:
         lab.set_status(vid, "approved")
     lab.commit("alice approves the resubmitted plans", ALICE)
-    for vid in REVIVED.values():
+    for vid in [*REVIVED.values(), "ga-copy"]:
         lab.set_status(vid, "approved")
     lab.commit("carol approves the plans she is shown", CAROL)
     lab.run()  # bg runs action 1 and waits at its gate
@@ -227,6 +237,13 @@ REVIVE_XF = pytest.mark.xfail(
 def test_a_withdrawn_version_does_not_come_back(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(REVIVED[vid])
     assert not lab.started(REVIVED[vid]), lab.codes(REVIVED[vid])
+
+
+def test_a_started_then_aborted_version_does_not_come_back(lab: Lab) -> None:
+    # the contrast: a version that *started* is in the executed-hash record
+    assert [c["argv"] for c in lab.calls("ga")] == [["ga"]] and lab.calls("ga-2") == []
+    assert not lab.started("ga-copy"), lab.codes("ga-copy")
+    assert "E_ALREADY_EXECUTED" in lab.codes("ga-copy"), lab.codes("ga-copy")
 
 
 def test_check_predicted_what_the_controller_did(lab: Lab) -> None:

@@ -22,13 +22,15 @@ import re
 # Also the invisible characters of other categories that attacks use as blanks or to carry
 # hidden data: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme
 # joiner (U+034F), Khmer's inherent vowels (U+17B4, U+17B5), the Mongolian free variation
-# selectors (U+180B-U+180D) and the supplementary variation selectors (U+E0100-U+E01EF).
+# selectors (U+180B-U+180F), the variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF): with
+# the format characters, every Default_Ignorable_Code_Point of Unicode 15 (U+FFF0-U+FFF8 and
+# U+E0000-U+E0FFF kept whole); and the Braille blank (U+2800), a blank of category So.
 HIDDEN = re.compile(
-    "[\x00-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\uffa0"
-    "\U000e0100-\U000e01ef\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
-    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ud800-\uf8ff\ufeff\ufff9-\ufffb"
+    "[\x00-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\uffa0"
+    "\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u2800\ufe00-\ufe0f"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ud800-\uf8ff\ufeff\ufff0-\ufffb"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e007f\U000f0000-\U0010ffff]"
+    "\U000e0000-\U000e0fff\U000f0000-\U0010ffff]"
 )
 
 

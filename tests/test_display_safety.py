@@ -304,9 +304,11 @@ def test_every_control_format_separator_and_private_use_character_is_hidden() ->
     by_category = {c for c in everything if unicodedata.category(c) in hidden_categories}
     assert sorted(f"U+{ord(c):04X}" for c in by_category - matched) == []
     # beyond them only unassigned code points, kept for later assignments (the tag block),
-    # and the invisible blanks and selectors attacks hide text or data with (issue 11)
-    invisible = set("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u3164\uffa0")
+    # and the invisible blanks and selectors attacks hide text or data with (issue 11;
+    # round 10: every default-ignorable code point, and the Braille blank)
+    invisible = set("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
     invisible |= {chr(c) for c in range(0xE0100, 0xE01F0)}
+    invisible |= {chr(c) for c in range(0xFE00, 0xFE10)} | {"\u2800"}
     assert invisible <= matched
     assert {unicodedata.category(c) for c in matched - by_category - invisible} == {"Cn"}
     assert {"\U000e0000", "\U000e0002", "\U000e007f"} <= matched

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from controller.display import HIDDEN
 from controller.settings import ApprovalSettings, IdentityAliases
 
 #: Status changes a commit not authored by the controller may make (SPEC §4).
@@ -100,9 +101,10 @@ def normalize_identity(email: str) -> str:
     ``al\\ice@example.com`` are ``alice@example.com``). Reducing more spellings to one
     person is the safe direction everywhere: one person's approvals count once and never as
     someone else's, and an author is recognised under any spelling of her mailbox. What
-    still is no plain address afterwards (a quoted local part with a blank in it, an
-    invisible character) is refused by :func:`is_address`."""
-    text = unicodedata.normalize("NFKC", email)
+    still is no plain address afterwards (a quoted local part with a blank in it) is refused
+    by :func:`is_address`. Invisible characters (controls, format and every other
+    default-ignorable character: ``bo\\u034fb`` is ``bob``) are dropped first."""
+    text = HIDDEN.sub("", unicodedata.normalize("NFKC", email))  # invisible: no part of it
     if _SPECIAL.search(text):
         text = _addr_spec(text)
     text = text.strip(_CRUD)
@@ -153,6 +155,8 @@ def is_address(email: str) -> bool:
     space in it looks like ``bob``)."""
     local, at, domain = email.partition("@")
     if not (at and local and domain and "@" not in domain) or _NOT_PLAIN.search(email):
+        return False
+    if HIDDEN.search(email):  # an address not normalised: invisible characters
         return False
     return all(char.isascii() or unicodedata.category(char)[0] not in "CZ" for char in email)
 

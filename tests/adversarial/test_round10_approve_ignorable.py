@@ -39,7 +39,8 @@ Defence: the plan never starts (``E_SELF_APPROVAL`` / ``E_APPROVER_NOT_ALLOWED``
 partial), the gated step never runs, and a fresh-clone audit calls none of them valid.
 Controls: ``plain`` (Alice approves) and ``two/honest`` (Alice then Bob) run once.
 
-Results (round 10): **broke** (19 + audit, strict xfails): every invisible spelling (the
+Results (round 10; fixed since, invisible characters are dropped from every identity):
+**broke** (19 + audit, strict xfails): every invisible spelling (the
 nine above) is taken for a plain mailbox that matches ``*@ops.example.com`` and is a stranger
 to ``bob@ops.example.com``: Bob's self-approval runs (``self-*``), his two votes start a
 two-approval plan (``two/dup-*``), he opens the gate of his own plan (``gate-cgj``), and a
@@ -111,10 +112,13 @@ DUP_SPELL = (
     " rendered address with an invisible non-Cf character): counted as a second person, the plan"
     " starts on one person's two votes"
 )
-BROKEN: dict[str, object] = {
+#: What broke when found (round 10); fixed since: invisible characters are dropped from every
+#: identity (controller.approval.approvals.normalize_identity), so these are Bob.
+FOUND: dict[str, object] = {
     **{f"self-{k}": _xf(SELF_SPELL.format(ascii(SPELLINGS[k]))) for k in INVISIBLE},
     **{f"two/dup-{k}": _xf(DUP_SPELL.format(ascii(SPELLINGS[k]))) for k in INVISIBLE},
 }
+BROKEN: dict[str, object] = {}
 
 
 def _tag(vid: str) -> str:
@@ -203,10 +207,6 @@ def test_the_gated_plan_waited_at_its_gate(lab: Lab) -> None:
     assert len(lab.calls(GATE)) == 1, lab.codes(GATE)
 
 
-@_xf(
-    "the gated plan's writer bob@ops.example.com approves its gate as bo\\u034fb@ops.example.com:"
-    " the gated step runs on its author's approval"
-)
 def test_the_writer_never_opens_the_gate(lab: Lab) -> None:
     assert lab.calls(f"{GATE}-2") == [], lab.codes(GATE)
 
@@ -235,14 +235,11 @@ def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
             assert f"plans/{vid}" not in valid, report
 
 
-@_xf(
-    "a fresh-clone `plangate audit` calls the invisible-character approvals valid (approval_valid:"
-    " true): git history 'proves' an approval by no other person"
-)
 def test_a_fresh_clone_audit_flags_the_invisible_spellings(lab: Lab, tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
     result = lab.cli("audit", "--json", cwd=clone)
     report = json.loads(result.stdout)
     valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
-    assert not valid & {f"plans/{v}" for v in BROKEN}, sorted(valid)
+    assert "plans/plain" in valid, sorted(valid)
+    assert not valid & {f"plans/{v}" for v in FOUND}, sorted(valid)

@@ -19,6 +19,7 @@ within the bound too.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -30,7 +31,7 @@ import pytest
 from advkit import AGENT, Lab, plan_text
 
 DEPTH = 16
-BOUND = 6.0
+BOUND = 4.0
 BROKE = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -71,7 +72,27 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.commit("a plan in ActionPlan JSON", AGENT)
     lab.pass_wall, lab.pass_rc, _ = _timed(lab, "run", "--once")
     lab.status_wall, lab.status_rc, lab.status_out = _timed(lab, "status", "--json")
+    _hand_chain(lab, DEPTH)  # working tree only: ``validate`` reads files, not commits
+    lab.validate_wall, lab.validate_rc, lab.validate_out = _timed(lab, "validate", str(lab.repo / "plans/hand/PLAN.yml"))
     return lab
+
+
+def _hand_chain(lab: Lab, depth: int) -> None:
+    """The same chain written by hand as PLAN.yml files (no conversion), each pinning the
+    next by its real hash (JCS of ASCII data is ``json.dumps`` with sorted keys)."""
+
+    def pin(view: dict[str, Any]) -> str:
+        data = json.dumps(view, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
+
+    view: dict[str, Any] = {"plan": {"name": "leaf", "task": "t"}, "available_tools": [{"name": "store_data"}], "actions": [{"id": 1, "tool": "store_data", "why": "w", "params": {"key": "hand-leaf"}}]}
+    for level in range(depth, -1, -1):
+        rel = "hand" + "/s" * level
+        status = "draft" if level else "pending_approval"
+        body = f"plan:\n  name: {json.dumps(view['plan']['name'])}\n  task: \"t\"\n  status: {status}\n"
+        body += "".join(f"{k}: {json.dumps(v)}\n" for k, v in view.items() if k != "plan")
+        lab.write(rel, body)
+        view = {"plan": {"name": f"level{level}", "task": "t"}, "available_tools": [{"name": "store_data"}], "actions": [{"id": 1, "why": "n", "plan": {"path": f"plans/{rel}", "hash": pin(view)}}]}
 
 
 @BROKE
@@ -90,3 +111,10 @@ def test_status_answers_and_names_the_chain(lab: Lab) -> None:
 
 def test_the_chain_itself_never_runs(lab: Lab) -> None:
     assert lab.calls("leaf") == []
+
+
+@BROKE
+def test_validate_of_a_hand_written_chain_answers(lab: Lab) -> None:
+    """No conversion needed: the same chain as PLAN.yml files the agent writes."""
+    assert lab.validate_rc is not None, f"validate still busy after {lab.validate_wall:.1f} s"
+    assert "E_" in lab.validate_out

@@ -17,6 +17,16 @@
 - ``flow-lattice``: 60 ``output_trust: inherit`` actions, each reading the two before it (a
   lattice with ~10^12 paths from the untrusted source to a sensitive param): ``validate``
   answers within 5 s with E_UNGUARDED_FLOW (held: linear).
+- ``nest-ambiguous``: ``plans/amb`` holds PLAN.yml (``amb-good``) and PLAN.yaml
+  (``amb-evil``). As a plan, ``status`` says "E_PLAN_AMBIGUOUS: the folder holds both
+  PLAN.yml and PLAN.yaml; neither is read or run until one is deleted" (docs: "a reviewer
+  could read one while the other ran"). But a parent pinning ``plans/amb`` with PLAN.yml's
+  hash validates, is approved and runs ``amb-good``: the nested reader takes PLAN.yml from
+  the ambiguous folder, and a reviewer browsing ``plans/amb/`` may read PLAN.yaml. (A pin
+  of PLAN.yaml's hash is refused E_PLAN_HASH_MISMATCH.) Defence asserted: the parent is
+  refused with E_PLAN_AMBIGUOUS and nothing from ``plans/amb`` runs. **Broke.**
+- ``nest-cycle``: A pins B, B pins A (bogus hashes), and a plan pinning itself: held, the
+  pin's hash is checked before the walk goes deeper (E_SCHEMA_INVALID, no hang).
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, Lab
+from advkit import AGENT, Lab, plan_text
 
 TOOL = r'''import json, sys
 sys.stdin.read()
@@ -71,6 +81,12 @@ actions:
             p["b"] = f"$<actions[{i - 2}].outputs.o>"
         acts += f'  - {{id: {i}, tool: inh, why: "w{i}", params: {json.dumps(p)}, outputs: [{{name: o, path: "$.json.echo.a"}}]}}\n'
     acts += '  - {id: 61, tool: sink, why: "sink", params: {tag: "lat", to: "$<actions[60].outputs.o>"}}\n'
+    zero = "sha256:" + "0" * 64
+    lab.write("amb", plan_text("amb-good", status="draft"))
+    good = lab.cli("hash", str(lab.repo / "plans/amb/PLAN.yml")).stdout.split()[-1]
+    for slug, target, pin in (("cyc-a", "cyc-b", zero), ("cyc-b", "cyc-a", zero), ("self", "self", zero), ("amb-parent", "amb", good)):
+        lab.write(slug, f'plan:\n  name: "{slug}"\n  task: "t"\n  status: pending_approval\navailable_tools: [{{name: rec}}]\nactions:\n  - {{id: 1, why: "nest", plan: {{path: "plans/{target}", hash: "{pin}"}}}}\n')
+    lab.write("amb", plan_text("amb-evil", status="draft"), filename="PLAN.yaml")
     lab.write("lattice", 'plan:\n  name: "lattice"\n  task: "flow lattice"\n  status: pending_approval\navailable_tools: [{name: rec}, {name: inh}, {name: sink}]\nactions:\n' + acts)
 
 
@@ -92,10 +108,16 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.run()
     lab.approve("dup-keys")
     lab.approve("md")
+    lab.approve("amb-parent")
     lab.run()
     start = time.monotonic()
     result = lab.cli("validate", str(lab.repo / "plans/lattice/PLAN.yml"), "--config", str(lab.config), timeout=30)
     lab.lattice = (time.monotonic() - start, result.stdout + result.stderr)  # type: ignore[attr-defined]
+    lab.nested = {}  # type: ignore[attr-defined]
+    for slug in ("cyc-a", "self"):
+        start = time.monotonic()
+        result = lab.cli("validate", str(lab.repo / f"plans/{slug}/PLAN.yml"), "--config", str(lab.config), timeout=30)
+        lab.nested[slug] = (time.monotonic() - start, result.returncode, result.stdout + result.stderr)  # type: ignore[attr-defined]
     return lab
 
 
@@ -136,3 +158,26 @@ def test_md_output_value_stays_in_a_code_span(lab: Lab) -> None:
 def test_flow_lattice_validates_quickly(lab: Lab) -> None:
     wall, text = lab.lattice  # type: ignore[attr-defined]
     assert wall < 5.0 and "E_UNGUARDED_FLOW" in text, (wall, text[-500:])
+
+
+@pytest.mark.parametrize(("slug", "code"), [("cyc-a", "but sha256:0000"), ("self", "cannot nest itself")])
+def test_nested_cycles_are_refused_fast(lab: Lab, slug: str, code: str) -> None:
+    wall, rc, text = lab.nested[slug]  # type: ignore[attr-defined]
+    assert wall < 5.0 and rc == 1 and code in text, (wall, rc, text[-600:])
+    for s in ("cyc-a", "cyc-b", "self"):
+        assert lab.status()[f"plans/{s}"]["status"] == "invalid"
+
+
+def test_an_ambiguous_folder_is_named_in_status(lab: Lab) -> None:
+    assert "E_PLAN_AMBIGUOUS" in json.dumps(lab.status()["plans/amb"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 10: a nested pin reads and runs PLAN.yml from a folder holding PLAN.yml and PLAN.yaml, which status calls E_PLAN_AMBIGUOUS, 'neither is read or run'",
+)
+def test_a_pin_into_an_ambiguous_folder_runs_nothing(lab: Lab) -> None:
+    assert lab.calls("amb-evil") == []
+    assert lab.calls("amb-good") == [], "the parent ran PLAN.yml of the ambiguous folder"
+    assert "E_PLAN_AMBIGUOUS" in lab.codes("amb-parent")

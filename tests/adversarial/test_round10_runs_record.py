@@ -25,6 +25,10 @@
   the ambiguous folder, and a reviewer browsing ``plans/amb/`` may read PLAN.yaml. (A pin
   of PLAN.yaml's hash is refused E_PLAN_HASH_MISMATCH.) Defence asserted: the parent is
   refused with E_PLAN_AMBIGUOUS and nothing from ``plans/amb`` runs. **Broke.**
+- ``nest-symlink``: ``plans/lnk/PLAN.yml`` is a committed symlink to another draft plan's
+  file (a top-level symlinked PLAN.yml is E_UNSAFE_PATH, never read); a parent pins
+  ``plans/lnk`` with the target's hash and is approved. Held: the parent is ``invalid``
+  (E_SCHEMA_INVALID "is a symlink; plangate never follows one"), nothing of ``lnk-good`` runs.
 - ``nest-cycle``: A pins B, B pins A (bogus hashes), and a plan pinning itself: held, the
   pin's hash is checked before the walk goes deeper (E_SCHEMA_INVALID, no hang).
 """
@@ -83,8 +87,12 @@ actions:
     acts += '  - {id: 61, tool: sink, why: "sink", params: {tag: "lat", to: "$<actions[60].outputs.o>"}}\n'
     zero = "sha256:" + "0" * 64
     lab.write("amb", plan_text("amb-good", status="draft"))
+    lab.write("lnk-target", plan_text("lnk-good", status="draft"))
+    (lab.repo / "plans/lnk").mkdir()
+    (lab.repo / "plans/lnk/PLAN.yml").symlink_to("../lnk-target/PLAN.yml")
+    lnk = lab.cli("hash", str(lab.repo / "plans/lnk-target/PLAN.yml")).stdout.split()[-1]
     good = lab.cli("hash", str(lab.repo / "plans/amb/PLAN.yml")).stdout.split()[-1]
-    for slug, target, pin in (("cyc-a", "cyc-b", zero), ("cyc-b", "cyc-a", zero), ("self", "self", zero), ("amb-parent", "amb", good)):
+    for slug, target, pin in (("cyc-a", "cyc-b", zero), ("cyc-b", "cyc-a", zero), ("self", "self", zero), ("amb-parent", "amb", good), ("lnk-parent", "lnk", lnk)):
         lab.write(slug, f'plan:\n  name: "{slug}"\n  task: "t"\n  status: pending_approval\navailable_tools: [{{name: rec}}]\nactions:\n  - {{id: 1, why: "nest", plan: {{path: "plans/{target}", hash: "{pin}"}}}}\n')
     lab.write("amb", plan_text("amb-evil", status="draft"), filename="PLAN.yaml")
     lab.write("lattice", 'plan:\n  name: "lattice"\n  task: "flow lattice"\n  status: pending_approval\navailable_tools: [{name: rec}, {name: inh}, {name: sink}]\nactions:\n' + acts)
@@ -109,6 +117,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.approve("dup-keys")
     lab.approve("md")
     lab.approve("amb-parent")
+    lab.approve("lnk-parent")
     lab.run()
     start = time.monotonic()
     result = lab.cli("validate", str(lab.repo / "plans/lattice/PLAN.yml"), "--config", str(lab.config), timeout=30)
@@ -181,3 +190,9 @@ def test_a_pin_into_an_ambiguous_folder_runs_nothing(lab: Lab) -> None:
     assert lab.calls("amb-evil") == []
     assert lab.calls("amb-good") == [], "the parent ran PLAN.yml of the ambiguous folder"
     assert "E_PLAN_AMBIGUOUS" in lab.codes("amb-parent")
+
+
+def test_a_pin_through_a_symlinked_plan_file_runs_nothing(lab: Lab) -> None:
+    assert lab.calls("lnk-good") == []
+    codes = lab.codes("lnk-parent")
+    assert lab.status()["plans/lnk-parent"]["status"] == "invalid" and "never follows" in codes, codes[-800:]

@@ -29,6 +29,11 @@
   file (a top-level symlinked PLAN.yml is E_UNSAFE_PATH, never read); a parent pins
   ``plans/lnk`` with the target's hash and is approved. Held: the parent is ``invalid``
   (E_SCHEMA_INVALID "is a symlink; plangate never follows one"), nothing of ``lnk-good`` runs.
+- ``nest-big``: the pinned nested plan is 1.2 MB (a big unhashed ``metadata`` block; as a
+  plan of its own it is over ``limits.max_plan_bytes`` and never parsed). Defence asserted:
+  the parent is refused (E_PLAN_TOO_LARGE), ``big-good`` never runs.
+- ``nest-bidi``: the pinned nested folder's name holds U+202E (a plan folder so named is
+  E_UNSAFE_PATH, never read or run). Defence asserted: the parent is refused, nothing runs.
 - ``nest-cycle``: A pins B, B pins A (bogus hashes), and a plan pinning itself: held, the
   pin's hash is checked before the walk goes deeper (E_SCHEMA_INVALID, no hang).
 """
@@ -91,8 +96,14 @@ actions:
     (lab.repo / "plans/lnk").mkdir()
     (lab.repo / "plans/lnk/PLAN.yml").symlink_to("../lnk-target/PLAN.yml")
     lnk = lab.cli("hash", str(lab.repo / "plans/lnk-target/PLAN.yml")).stdout.split()[-1]
+    lab.write("big-small", plan_text("big-good", status="draft"))
+    big = lab.cli("hash", str(lab.repo / "plans/big-small/PLAN.yml")).stdout.split()[-1]
+    lab.write("big-small", plan_text("big-good", status="draft") + "metadata:\n  pad: \"" + "x" * 1_200_000 + "\"\n")
+    (lab.repo / "plans/big-small").rename(lab.repo / "plans/big")
+    lab.write("bidi\u202etxt", plan_text("bidi-good", status="draft"))
+    bidi = lab.cli("hash", str(lab.repo / "plans/bidi\u202etxt/PLAN.yml")).stdout.split()[-1]
     good = lab.cli("hash", str(lab.repo / "plans/amb/PLAN.yml")).stdout.split()[-1]
-    for slug, target, pin in (("cyc-a", "cyc-b", zero), ("cyc-b", "cyc-a", zero), ("self", "self", zero), ("amb-parent", "amb", good), ("lnk-parent", "lnk", lnk)):
+    for slug, target, pin in (("cyc-a", "cyc-b", zero), ("cyc-b", "cyc-a", zero), ("self", "self", zero), ("amb-parent", "amb", good), ("lnk-parent", "lnk", lnk), ("big-parent", "big", big), ("bidi-parent", "bidi\u202etxt", bidi)):
         lab.write(slug, f'plan:\n  name: "{slug}"\n  task: "t"\n  status: pending_approval\navailable_tools: [{{name: rec}}]\nactions:\n  - {{id: 1, why: "nest", plan: {{path: "plans/{target}", hash: "{pin}"}}}}\n')
     lab.write("amb", plan_text("amb-evil", status="draft"), filename="PLAN.yaml")
     lab.write("lattice", 'plan:\n  name: "lattice"\n  task: "flow lattice"\n  status: pending_approval\navailable_tools: [{name: rec}, {name: inh}, {name: sink}]\nactions:\n' + acts)
@@ -118,6 +129,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.approve("md")
     lab.approve("amb-parent")
     lab.approve("lnk-parent")
+    lab.approve("big-parent")
+    lab.approve("bidi-parent")
     lab.run()
     start = time.monotonic()
     result = lab.cli("validate", str(lab.repo / "plans/lattice/PLAN.yml"), "--config", str(lab.config), timeout=30)
@@ -196,3 +209,9 @@ def test_a_pin_through_a_symlinked_plan_file_runs_nothing(lab: Lab) -> None:
     assert lab.calls("lnk-good") == []
     codes = lab.codes("lnk-parent")
     assert lab.status()["plans/lnk-parent"]["status"] == "invalid" and "never follows" in codes, codes[-800:]
+
+
+@pytest.mark.parametrize(("slug", "tag"), [("big-parent", "big-good"), ("bidi-parent", "bidi-good")])
+def test_a_pin_into_a_folder_no_plan_may_live_in_runs_nothing(lab: Lab, slug: str, tag: str) -> None:
+    assert lab.calls(tag) == [], f"{slug} ran the pinned plan"
+    assert lab.status()[f"plans/{slug}"]["status"] == "invalid", lab.codes(slug)[-800:]

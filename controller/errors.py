@@ -273,6 +273,14 @@ class AlreadyExecuted(PlangateError):
     remedy = "this exact plan already ran here; change the plan (a new version) to run it again"
 
 
+class VersionWithdrawn(PlangateError):
+    code = "E_VERSION_WITHDRAWN"
+    remedy = (
+        "this exact version was rejected (or aborted before it ran) by someone entitled to; "
+        "change the plan (a new version) to submit it again"
+    )
+
+
 class HistoryRewritten(PlangateError):
     code = "E_HISTORY_REWRITTEN"
     remedy = (

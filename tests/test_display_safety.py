@@ -113,10 +113,11 @@ def test_execution_log_shows_plan_and_git_text_escaped(history: Path) -> None:
     log = (history.parent / "repo/plans/greet/EXECUTION_LOG.md").read_text()
     _no_raw(log)
     assert "\x85" not in log
-    assert log.startswith("# Execution log: Greet\\x1b[2J \\u202e\\u200b now\n")
+    # shown escaped, and each escape's backslash and bracket escaped for markdown (inert)
+    assert log.startswith("# Execution log: Greet\\\\x1b\\[2J \\\\u202e\\\\u200b now\n")
     assert "| Approved by | alice@example.com |" in log
     # a multi-line why stays on its line, and its pipe cannot open a table cell
-    assert "**Why:** say\\x1b[2J \\u202e\\u200b hello second \\| line\n" in log
+    assert "**Why:** say\\\\x1b\\[2J \\\\u202e\\\\u200b hello second \\| line\n" in log
     # params (and the echo tool's result) stay valid JSON with the exact value
     blocks = re.findall(r"```json\n(.*?)\n```", log, re.S)
     assert [json.loads(b)["who"] for b in blocks] == ["w\x1b[2J\u202e\u200b\x85"] * 2

@@ -257,6 +257,9 @@ class ApprovalRequest:
     bound_hash: str | None = None
     #: The plan the commit's trailers name when they do not name this one.
     bound_elsewhere: str | None = None
+    #: The withdrawals of this version, or of a version it pins, made before it was
+    #: verified ("<plan> was rejected by <who> in <commit>"): a veto no new name lifts.
+    withdrawn: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -302,6 +305,7 @@ def verify_approval(request: ApprovalRequest, policy: ApprovalSettings) -> Decis
     for check in (
         _check_void,
         _check_frozen,
+        _check_withdrawn,
         _check_replay,
         _check_approver,
         _check_self,
@@ -323,6 +327,17 @@ def _check_void(request: ApprovalRequest, policy: ApprovalSettings, approver: st
         return (
             "E_PLAN_HASH_MISMATCH",
             f"the plan's content changed in {request.voided_by[:12]} after it was approved",
+        )
+    return None
+
+
+def _check_withdrawn(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
+    if request.withdrawn and request.kind is Transition.APPROVE:
+        return (
+            "E_VERSION_WITHDRAWN",
+            f"this exact version was withdrawn before it ran: {'; '.join(request.withdrawn)}; "
+            "a copy, a re-add or a pin of it is not approved again (change the plan to submit "
+            "a new version)",
         )
     return None
 

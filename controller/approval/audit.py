@@ -246,6 +246,7 @@ class Auditor:
             _checker(state.file, config),
             verified_at=event.commit.commit_time,
             authors=self.index.authors if self.index is not None else None,
+            withdrawn=self.index.withdrawn if self.index is not None else None,
         )
         execution.approval_kind = request.kind.value
         execution.approved_at = _iso(request.commit_time)
@@ -281,6 +282,11 @@ class Auditor:
         verb = said.verb
         execution = self.open.get(event.plan_id)
         if execution is None:
+            before = event.before
+            if verb == "abort" and before is not None and (
+                before.abort_requested or before.status == "aborted"
+            ):
+                return  # the controller records an abort of a plan withdrawn before it ran
             self.flag(event, "outcome-without-start", f"{verb} without a start commit")
             return
         execution.outcome = verb

@@ -37,9 +37,10 @@ def decide(
     verified_at: int,
     need: policy.Need | None = None,
     authors: Mapping[str, AbstractSet[str]] | None = None,
+    withdrawn: Mapping[str, str] | None = None,
 ) -> tuple[ApprovalRequest, quorum.Verdict]:
     """The request and its verdict under the config's policy (``need``: already computed
-    for the request's version of the plan)."""
+    for the request's version of the plan; ``withdrawn``: the index's vetoed versions)."""
     request = build_request(
         state,
         repo,
@@ -57,6 +58,10 @@ def decide(
         pinned = {who for _, _, pin in nested.pins(data) for who in authors.get(pin, ())}
         if not pinned <= request.changers:
             request = replace(request, changers=request.changers | frozenset(pinned))
+    if withdrawn:
+        vetoes = _vetoes(withdrawn, request, data, verified_at)
+        if vetoes:
+            request = replace(request, withdrawn=vetoes)
     if need is None:
         need = need_at(state, repo, config, blob, data)
     collected = quorum.votes_from(state.collected, request.current_hash)
@@ -76,6 +81,30 @@ def decide(
         trailers=trailers,
     )
     return request, verdict
+
+
+def _vetoes(
+    withdrawn: Mapping[str, str], request: ApprovalRequest, data: Any, verified_at: int
+) -> tuple[str, ...]:
+    """The withdrawals, made by ``verified_at``, of the approved version or of a version it
+    pins (approving a parent approves exactly the plans it pins: SPEC §12)."""
+    import json
+
+    found = []
+    pins = [(None, request.current_hash)] + [(path, pin) for _, path, pin in nested.pins(data)]
+    for path, plan_hash in pins:
+        entry = withdrawn.get(plan_hash or "")
+        if entry is None:
+            continue
+        veto = json.loads(entry)
+        if int(veto.get("time") or 0) > verified_at:
+            continue  # after the verdict was due (the audit judges each run as of its start)
+        what = f"{veto['plan']} (pinned as {path})" if path else veto["plan"]
+        found.append(
+            f"{what} was set {veto.get('status', 'rejected')} by {veto['by']} in "
+            f"{str(veto['commit'])[:12]}"
+        )
+    return tuple(found)
 
 
 def _data_at(repo: GitRepo, blob: str | None, file: str) -> Any:

@@ -184,7 +184,9 @@ def _plan_report(
     if state.request is not None:
         same = state.request.get("blob") == state.blob
         known = (data, (tuple(p.code for p in loaded.problems), loaded.hash))
-        decided = _decided(repo, config, state, as_email, need if same else None, known)
+        decided = _decided(
+            repo, config, state, as_email, need if same else None, known, index.withdrawn
+        )
         return {**report, **decided}
     if state.status == "pending_approval" and not report["frozen"]:
         report["outcome"] = "invalid" if loaded.problems else "freeze"
@@ -205,6 +207,7 @@ def _decided(
     as_email: str | None,
     need: Any,
     known: tuple[bytes, tuple[tuple[str, ...], str | None]],
+    withdrawn: dict[str, str],
 ) -> dict[str, Any]:
     from controller.approval import verdicts
     from controller.plan import plans
@@ -216,7 +219,13 @@ def _decided(
         return tuple(p.code for p in loaded.problems), loaded.hash
 
     request, verdict = verdicts.decide(
-        state, repo, config, check_text, verified_at=int(time.time()), need=need
+        state,
+        repo,
+        config,
+        check_text,
+        verified_at=int(time.time()),
+        need=need,
+        withdrawn=withdrawn,
     )
     refused = [
         {"by": r.by, "commit": r.commit, "code": r.code, "message": r.message}

@@ -183,10 +183,10 @@ def _check_line(check: dict[str, Any]) -> str:
     line = f"- {name}{tool}: {verdict}{extra}"
     failures = check.get("failures") or []
     if failures:
-        line += ": " + _inline("; ".join(str(f) for f in failures))
+        line += ": " + _message("; ".join(str(f) for f in failures))
     error = check.get("error")
     if error:
-        line += f": {_code(str(error.get('code')))} {_inline(str(error.get('message', '')))}"
+        line += f": {_code(str(error.get('code')))} {_message(str(error.get('message', '')))}"
     if check.get("result") is not None:
         line += f" · result {_code_span(_json(check['result']), 300)}"
     return line
@@ -265,7 +265,7 @@ def _end_lines(end: dict[str, Any], limit: int) -> list[str]:
         lines.append("")
     error = end.get("error")
     if error:
-        message = _inline(str(error.get("message", "")))
+        message = _message(str(error.get("message", "")))
         lines += [f"**Error:** {_code(str(error.get('code')))}: {message}", ""]
     return lines
 
@@ -299,12 +299,25 @@ def _code_span(text: str, limit: int) -> str:
 
 
 def _inline(text: str) -> str:
-    """Plan text on one line, with characters that would break the markdown or hide text escaped.
+    """Plan text on one line, inert: no markup of its own (a link, an image that loads
+    when the log is viewed, bold text posing as the log's own), no HTML, no table cell.
 
     Whitespace runs (newlines, carriage returns included) become one space, so a multi-line
     ``why`` cannot break the table or the list; other hidden characters are shown escaped.
     """
-    return _one_line(text).replace("|", "\\|").replace("<", "&lt;")
+    escaped = _MD_INLINE.sub(r"\\\1", _one_line(text))
+    return escaped.replace("&", "&amp;").replace("<", "&lt;")
+
+
+#: What makes inline markdown: emphasis, code, links and images (``[``), escapes, cells; an
+#: underscore only where it could open or close emphasis (``email_send`` stays as it is).
+_MD_INLINE = re.compile(r"([\\`*\[\]|]|(?<![^\W_])_|_(?![^\W_]))")
+
+
+def _message(text: str) -> str:
+    """A message that carries what tools said (stderr, output): one code span, where no
+    markdown or HTML is read."""
+    return _code_span(_one_line(text), 4000)
 
 
 def _code(text: str) -> str:

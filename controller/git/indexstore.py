@@ -27,8 +27,8 @@ from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
-INDEX_VERSION = "5"  # 3: risk and estimate per plan; 4: approval identities, file writers;
-# 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC)
+INDEX_VERSION = "6"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+# 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions
 
 
 class IndexStore:
@@ -77,6 +77,7 @@ class IndexStore:
             "CREATE TABLE IF NOT EXISTS jobs(plan_id TEXT PRIMARY KEY, data TEXT);"
             "CREATE TABLE IF NOT EXISTS authors(hash TEXT PRIMARY KEY, data TEXT);"
             "CREATE TABLE IF NOT EXISTS approvals(key TEXT PRIMARY KEY, sha TEXT);"
+            "CREATE TABLE IF NOT EXISTS withdrawn(hash TEXT PRIMARY KEY, data TEXT);"
         )
         if self.meta("version") not in (None, INDEX_VERSION):
             self.reset()
@@ -119,6 +120,12 @@ class IndexStore:
             self._db.execute("SELECT key, sha FROM approvals").fetchall()
         )
         self._new_approval_ids: dict[str, str] = {}
+        #: Versions withdrawn before they ran, by plan hash -> the withdrawal (plan, commit,
+        #: by, time) as JSON: never approved again under any name (kept through rewrites).
+        self.withdrawn: dict[str, str] = dict(
+            self._db.execute("SELECT hash, data FROM withdrawn").fetchall()
+        )
+        self._new_withdrawn: dict[str, str] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Plans that may need the controller (see pending()); kept up to date on changes.
@@ -140,9 +147,9 @@ class IndexStore:
 
     def reset(self) -> None:
         """Forget what a rewritten history may have changed (jobs this controller owns are
-        kept, and so are the authors of every content and the approvals already seen: they
-        happened, and a rewrite must not make the index forget who wrote a plan or let an
-        approval count again; SPEC §15)."""
+        kept, and so are the authors of every content, the approvals already seen and the
+        versions withdrawn: they happened, and a rewrite must not make the index forget who
+        wrote a plan, let an approval count again or lift a veto; SPEC §15)."""
         self._db.execute("DELETE FROM plans")
         self._db.execute("DELETE FROM meta WHERE key IN ('last_commit', 'controller_time')")
         self.set_meta("version", INDEX_VERSION)
@@ -170,8 +177,12 @@ class IndexStore:
         self._db.executemany(
             "INSERT OR REPLACE INTO approvals VALUES(?, ?)", list(self._new_approval_ids.items())
         )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO withdrawn VALUES(?, ?)", list(self._new_withdrawn.items())
+        )
         self._dirty_authors.clear()
         self._new_approval_ids.clear()
+        self._new_withdrawn.clear()
         self.set_meta("controller_time", str(self.controller_time))
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)

@@ -11,6 +11,7 @@ checked without walking history again.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any
@@ -37,6 +38,9 @@ from controller.plan import yamlio
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES, unsafe_name
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
+
+#: Where a plan stands before it first runs: a withdrawal there vetoes its version.
+NEVER_STARTED = frozenset({"draft", "pending_approval", "approved"})
 
 
 class Lifecycle(IndexStore):
@@ -457,6 +461,7 @@ class Lifecycle(IndexStore):
                 continue
             who = commit.author.email
             if state.status in ("pending_approval", "approved", None):
+                self._veto(state.hash, commit, plan_id, who, status)
                 state.status, state.request = status, None
                 state.note(f"{commit.sha[:12]} {who} set status {status} on a merged branch")
             else:
@@ -579,6 +584,9 @@ class Lifecycle(IndexStore):
             state.note(text)
             self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
             return
+        if withdraw and state.status in NEVER_STARTED:
+            withdrawn_as = "aborted" if transition is Transition.ABORT else str(new.status)
+            self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as)
         state.status = "aborted" if transition is Transition.ABORT else new.status
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             bound, elsewhere = _binding(record, state.plan_id, self.plans_dir)
@@ -611,6 +619,25 @@ class Lifecycle(IndexStore):
             state.note(f"{record.sha[:12]} {who} set status {new.status}")
             if new.status == "rejected":
                 self._emit(sink, "reject", state, record, snapshot, who)
+
+    def _veto(
+        self, plan_hash: str | None, record: CommitRecord, plan_id: str, who: str, status: str
+    ) -> None:
+        """Remember a version withdrawn before it ran (rejected, or aborted while its first
+        approval waited), by its hash: no approval of it counts again, under any name, as a
+        copy, a re-add or a pin (E_VERSION_WITHDRAWN; a veto is not dodged by renaming)."""
+        if not plan_hash or plan_hash in self.withdrawn:
+            return
+        entry = json.dumps(
+            {
+                "plan": plan_id,
+                "commit": record.sha,
+                "by": who,
+                "time": record.commit_time,
+                "status": status,
+            }
+        )
+        self.withdrawn[plan_hash] = self._new_withdrawn[plan_hash] = entry
 
     @staticmethod
     def _lapse(state: PlanState, record: CommitRecord, status: str | None) -> Transition:

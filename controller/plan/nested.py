@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import PlangateError, PlanHashMismatch, Problem, SchemaInvalid
+from controller.errors import (
+    PlanAmbiguous,
+    PlangateError,
+    PlanHashMismatch,
+    Problem,
+    SchemaInvalid,
+)
 from controller.plan import hashing, yamlio
 
 if TYPE_CHECKING:
@@ -87,6 +93,8 @@ def load(
             f"nested plan {pin.path} hashes to {found}, but {pin.hash} is pinned (and was "
             "approved); review the change, then pin the new hash in a new version of the plan"
         )
+    if pins(data):  # never validated further: a chain of pins cost time exponential in depth
+        raise SchemaInvalid(f"nested plan {pin.path} nests a plan (one level only)")
     model, problems = check_document(data, config)
     if model is None or problems:
         first = problems[0] if problems else Problem("E_SCHEMA_INVALID", "not a plan")
@@ -121,8 +129,9 @@ def _fetched(
     if origin is not None and PurePosixPath(origin.as_posix()).parent.parts[-len(parts) :] == parts:
         raise SchemaInvalid(f"nested plan {rel}: a plan cannot nest itself")
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
-    for name in PLAN_FILES:
-        raw = fetch("/".join((*parts, name)))
+    found = {name: fetch("/".join((*parts, name))) for name in PLAN_FILES}
+    _unambiguous(rel, [name for name, raw in found.items() if raw is not None])
+    for name, raw in found.items():
         if raw is None:
             continue
         if len(raw) > max_bytes:
@@ -162,12 +171,23 @@ def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
     for part in parts:
         current = current / part
         _no_symlink(current, rel)
+    _unambiguous(rel, [name for name in PLAN_FILES if os.path.lexists(current / name)])
     for name in PLAN_FILES:
         candidate = current / name
         if os.path.lexists(candidate):
             _no_symlink(candidate, rel)
             return candidate
     raise SchemaInvalid(f"nested plan {rel}: no PLAN.yml in {current}")
+
+
+def _unambiguous(rel: str, present: list[str]) -> None:
+    """A pinned folder holding both PLAN.yml and PLAN.yaml is E_PLAN_AMBIGUOUS, as the
+    folder itself is: a reviewer could read the one the pin does not name."""
+    if len(present) > 1:
+        raise PlanAmbiguous(
+            f"nested plan {rel}: the folder holds both {' and '.join(present)}: a reviewer "
+            "could read one while the other ran, so neither is pinned"
+        )
 
 
 def _no_symlink(path: Path, rel: str) -> None:
@@ -244,11 +264,12 @@ def blob_reader(fetch: Callable[[str], bytes | None], config: Config | None) -> 
             parts = check_path(path, config)
         except PlangateError:
             return None
-        for name in PLAN_FILES:
-            raw = fetch("/".join((*parts, name)))
-            if raw is not None:
-                return _pinned(raw, f"{path}/{name}", pin, max_bytes)
-        return None
+        found = {name: fetch("/".join((*parts, name))) for name in PLAN_FILES}
+        present = [(name, raw) for name, raw in found.items() if raw is not None]
+        if len(present) != 1:  # none, or an ambiguous folder (its load() refuses it)
+            return None
+        name, raw = present[0]
+        return _pinned(raw, f"{path}/{name}", pin, max_bytes)
 
     return read
 

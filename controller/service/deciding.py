@@ -72,6 +72,7 @@ class Deciding(Freezing, Starting):
             self._check_text(state.file),
             verified_at=int(time.time()),
             authors=self.index.authors,
+            withdrawn=self.index.withdrawn,
         )
         ran = self._ran_as(request.current_hash)
         held = self.holds.get(state.plan_id)

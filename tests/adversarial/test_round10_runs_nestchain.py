@@ -31,13 +31,10 @@ import pytest
 from advkit import AGENT, Lab, plan_text
 
 DEPTH = 16
-BOUND = 4.0  # the pass (an honest one here takes about 1 s)
-BOUND_READ = 3.0  # status, validate
-BROKE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 10: a committed PLAN.json of nested_plan steps 16 deep makes validation exponential: the pass never ends, every plan stalls",
-)
+# Not timing asserts: 16 levels took minutes to hours when exponential (round 10); the fixed
+# walk stops at the second level, about a second. The bounds only tell the two apart.
+BOUND = 60.0  # the pass (an honest one here takes about 1 s)
+BOUND_READ = 60.0  # status, validate
 
 
 def _ap(tag: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -51,13 +48,13 @@ def _chain(depth: int) -> dict[str, Any]:
     return doc
 
 
-def _timed(lab: Lab, *args: str, bound: float = BOUND) -> tuple[float, int | None, str]:
+def _timed(lab: Lab, *args: str, bound: float = BOUND, both: bool = False) -> tuple[float, int | None, str]:
     start = time.monotonic()
     try:
         result = lab.cli(*args, "--config", str(lab.config), timeout=bound)
     except subprocess.TimeoutExpired:  # the child is killed by subprocess.run
         return time.monotonic() - start, None, ""
-    return time.monotonic() - start, result.returncode, result.stdout
+    return time.monotonic() - start, result.returncode, result.stdout + (result.stderr if both else "")
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +71,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.pass_wall, lab.pass_rc, _ = _timed(lab, "run", "--once")
     lab.status_wall, lab.status_rc, lab.status_out = _timed(lab, "status", "--json", bound=BOUND_READ)
     _hand_chain(lab, DEPTH)  # working tree only: ``validate`` reads files, not commits
-    lab.validate_wall, lab.validate_rc, lab.validate_out = _timed(lab, "validate", str(lab.repo / "plans/hand/PLAN.yml"), bound=BOUND_READ)
+    lab.validate_wall, lab.validate_rc, lab.validate_out = _timed(lab, "validate", str(lab.repo / "plans/hand/PLAN.yml"), bound=BOUND_READ, both=True)
     return lab
 
 
@@ -96,14 +93,12 @@ def _hand_chain(lab: Lab, depth: int) -> None:
         view = {"plan": {"name": f"level{level}", "task": "t"}, "available_tools": [{"name": "store_data"}], "actions": [{"id": 1, "why": "n", "plan": {"path": f"plans/{rel}", "hash": pin(view)}}]}
 
 
-@BROKE
 def test_the_pass_ends_and_the_approved_plan_runs(lab: Lab) -> None:
     assert lab.pass_rc is not None, f"run --once still busy after {lab.pass_wall:.1f} s"
     assert lab.pass_rc == 0
     assert len(lab.calls("honest")) == 1
 
 
-@BROKE
 def test_status_answers_and_names_the_chain(lab: Lab) -> None:
     assert lab.status_rc is not None, f"status still busy after {lab.status_wall:.1f} s"
     rows = {r["plan"]: r for r in json.loads(lab.status_out)}
@@ -114,7 +109,6 @@ def test_the_chain_itself_never_runs(lab: Lab) -> None:
     assert lab.calls("leaf") == []
 
 
-@BROKE
 def test_validate_of_a_hand_written_chain_answers(lab: Lab) -> None:
     """No conversion needed: the same chain as PLAN.yml files the agent writes."""
     assert lab.validate_rc is not None, f"validate still busy after {lab.validate_wall:.1f} s"

@@ -373,3 +373,25 @@ def test_a_copy_of_a_plan_that_ran_is_already_executed(repo: Path) -> None:
     assert block.get("code") == "E_ALREADY_EXECUTED", block
     assert "execution" not in head_plan(repo, "greet-again")
     assert copy.exists()
+
+
+def test_a_copy_of_a_rejected_version_is_withdrawn_and_a_new_version_is_not(repo: Path) -> None:
+    """A version an approver rejected before it ran is not approved again under another
+    name (E_VERSION_WITHDRAWN, round 10); the same plan changed (a new version) is."""
+    _submitted(repo)
+    edit_status(repo, "greet", "rejected")
+    commit_all(repo, "no", ALICE)
+    _once(repo)
+    write_plan(repo, "greet-again", "# once more\n" + PLAN)  # a comment: the same hash
+    write_plan(repo, "greet-changed", PLAN.replace('"Greet"', '"Greet, changed"'))
+    commit_all(repo, "resubmit", AGENT)
+    _once(repo)
+    for slug in ("greet-again", "greet-changed"):
+        edit_status(repo, slug, "approved")
+    commit_all(repo, "approve both", ALICE)
+    _once(repo)
+    block = head_plan(repo, "greet-again").get("approval") or {}
+    assert block.get("code") == "E_VERSION_WITHDRAWN", block
+    assert "plans/greet was set rejected by alice@example.com" in block.get("message", ""), block
+    assert "execution" not in head_plan(repo, "greet-again")
+    assert head_plan(repo, "greet-changed")["plan"]["status"] == "completed"

@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from controller.settings.models import default_state_dir
 from tests.support.gitenv import run_cli
 from tests.support.gitkit import (
@@ -111,17 +113,20 @@ def test_human_edit_of_execution_block_and_log_is_flagged(repo: Path) -> None:
     assert code == 1 and "log-changed" in _kinds(report)
 
 
-def test_outcome_without_start_is_flagged(repo: Path) -> None:
+@pytest.mark.parametrize("verb", ["complete", "abort"])
+def test_outcome_without_start_is_flagged(repo: Path, verb: str) -> None:
+    """Also an abort: the controller records one without a start only for a plan withdrawn
+    before it ran (round 10), never for a plan nobody withdrew."""
     write_plan(repo)
     commit_all(repo, "add", AGENT)
-    edit_status(repo, "greet", "completed")
+    edit_status(repo, "greet", {"complete": "completed", "abort": "aborted"}[verb])
     git(repo, "add", "-A")
     git(
         repo,
         "commit",
         "-q",
         "-m",
-        "plangate: complete plans/greet",
+        f"plangate: {verb} plans/greet",
         env={
             "GIT_AUTHOR_NAME": "plangate",
             "GIT_AUTHOR_EMAIL": "plangate@localhost",

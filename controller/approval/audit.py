@@ -283,8 +283,10 @@ class Auditor:
         execution = self.open.get(event.plan_id)
         if execution is None:
             before = event.before
-            if verb == "abort" and before is not None and (
-                before.abort_requested or before.status == "aborted"
+            if (
+                verb == "abort"
+                and before is not None
+                and (before.abort_requested or before.status == "aborted")
             ):
                 return  # the controller records an abort of a plan withdrawn before it ran
             self.flag(event, "outcome-without-start", f"{verb} without a start commit")

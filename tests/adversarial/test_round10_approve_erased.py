@@ -77,13 +77,22 @@ GATED = plan_text(
 
 #: a rejected plan made unreadable / invalid, then mended as ``pending_approval``
 #: (``invalid -> pending_approval`` is a legal human transition)
-LAUNDER = {"launder-yaml": ("actions:", "actions: [\n"), "launder-schema": ("tool: rec", "tool: nosuch")}
+LAUNDER = {
+    "launder-yaml": ("actions:", "actions: [\n"),
+    "launder-schema": ("tool: rec", "tool: nosuch"),
+}
 
 
 #: a withdrawn version brought back under a plan path that has no withdrawal (vid -> the
 #: plan the agent brings back: deleted and added again, moved, copied)
 REVIVE = ["rej-readd", "rej-copy", "rej-mv", "abort-copy", "rej-pin"]
-REVIVED = {"rej-readd": "rej-readd", "rej-copy": "rej-copy-copy", "rej-mv": "rej-mv-moved", "abort-copy": "abort-copy-copy", "rej-pin": "rej-pinner"}
+REVIVED = {
+    "rej-readd": "rej-readd",
+    "rej-copy": "rej-copy-copy",
+    "rej-mv": "rej-mv-moved",
+    "abort-copy": "abort-copy-copy",
+    "rej-pin": "rej-pinner",
+}
 
 
 def pinner(lab: Lab, slug: str) -> str:
@@ -175,13 +184,25 @@ def _build(root: Path) -> Lab:
     lab.commit("agent asks for the merge", AGENT)
     lab.git("checkout", "-q", "main")
     check = lab.cli(
-        "check", "--config", str(lab.config), "--base", "main", "--head", "pr",
-        "--as", BOB[1], "--format", "json", cwd=lab.repo,
+        "check",
+        "--config",
+        str(lab.config),
+        "--base",
+        "main",
+        "--head",
+        "pr",
+        "--as",
+        BOB[1],
+        "--format",
+        "json",
+        cwd=lab.repo,
     )
     lab.git("merge", "-q", "--no-ff", "pr", "-m", "bob merges", who=BOB)
     lab.approve("two/honest", BOB)
     lab.run()
-    (root / "facts.json").write_text(json.dumps({"first": first, "check": check.stdout, "gate": gate}))
+    (root / "facts.json").write_text(
+        json.dumps({"first": first, "check": check.stdout, "gate": gate})
+    )
     return lab
 
 
@@ -251,7 +272,9 @@ def test_a_started_then_aborted_version_does_not_come_back(lab: Lab) -> None:
 
 def test_check_predicted_what_the_controller_did(lab: Lab) -> None:
     rows = {p["plan"]: p for p in json.loads(_facts(lab)["check"])["plans"]}
-    assert rows["plans/two/erase"]["outcome"] == ("start" if lab.started("two/erase") else "partial")
+    assert rows["plans/two/erase"]["outcome"] == (
+        "start" if lab.started("two/erase") else "partial"
+    )
     assert _facts(lab)["gate"] == "awaiting_approval"
     ran_gate = bool(lab.calls("bg-2"))
     assert rows["plans/bg"]["outcome"] == ("start" if ran_gate else "refuse"), rows["plans/bg"]

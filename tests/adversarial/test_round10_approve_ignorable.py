@@ -88,7 +88,12 @@ SPELLINGS = {
 }
 #: Mallory (no approver) approves as an address shaped like a glob: matched the wrong way
 #: round (the identity as the pattern) it would be every approver.
-GLOBBY = {"starstar": "*@*", "qstar": "?*@*.*", "bracket": "[a-z]*@*", "starops": "*@ops.example.com*"}
+GLOBBY = {
+    "starstar": "*@*",
+    "qstar": "?*@*.*",
+    "bracket": "[a-z]*@*",
+    "starops": "*@ops.example.com*",
+}
 SELF = [f"self-{k}" for k in SPELLINGS]
 DUP = [f"two/dup-{k}" for k in SPELLINGS]
 ATTACKS = SELF + DUP + [f"globby-{k}" for k in GLOBBY]
@@ -99,7 +104,15 @@ def _xf(what: str) -> pytest.MarkDecorator:
 
 
 INVISIBLE = [
-    "cgj", "vs16", "vs17", "hangul", "choseong", "khmer", "mongolian", "halfwidth-filler", "braille-blank",
+    "cgj",
+    "vs16",
+    "vs17",
+    "hangul",
+    "choseong",
+    "khmer",
+    "mongolian",
+    "halfwidth-filler",
+    "braille-blank",
 ]
 SELF_SPELL = (
     "a glob approver writes the plan as bob@ops.example.com and approves it as {} (an invisible"

@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 10, who may make a plan run: ``test_round10_approve_ignorable.py``'s invisible
 spelling of a glob approver's mailbox under ``require_signed`` (the documented answer to
 claimed identities). Bob's key is listed for ``bob@ops.example.com``; ``plans/**`` needs two.

@@ -24,7 +24,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,30 +37,63 @@ BOUND_READ = 60.0  # status, validate
 
 
 def _ap(tag: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"plan_version": 1, "plan_id": f"plan:{tag}", "title": tag, "workspace_id": "/w", "steps": steps}
+    return {
+        "plan_version": 1,
+        "plan_id": f"plan:{tag}",
+        "title": tag,
+        "workspace_id": "/w",
+        "steps": steps,
+    }
 
 
 def _chain(depth: int) -> dict[str, Any]:
-    doc = _ap("leaf", [{"step_number": 1, "action": {"type": "store_data", "key": "leaf", "value": 1}, "description": "leaf"}])
+    doc = _ap(
+        "leaf",
+        [
+            {
+                "step_number": 1,
+                "action": {"type": "store_data", "key": "leaf", "value": 1},
+                "description": "leaf",
+            }
+        ],
+    )
     for i in range(depth):
-        doc = _ap(f"level{i}", [{"step_number": 1, "action": {"type": "nested_plan", "plan": doc}, "description": "nest"}])
+        doc = _ap(
+            f"level{i}",
+            [
+                {
+                    "step_number": 1,
+                    "action": {"type": "nested_plan", "plan": doc},
+                    "description": "nest",
+                }
+            ],
+        )
     return doc
 
 
-def _timed(lab: Lab, *args: str, bound: float = BOUND, both: bool = False) -> tuple[float, int | None, str]:
+def _timed(
+    lab: Lab, *args: str, bound: float = BOUND, both: bool = False
+) -> tuple[float, int | None, str]:
     start = time.monotonic()
     try:
         result = lab.cli(*args, "--config", str(lab.config), timeout=bound)
     except subprocess.TimeoutExpired:  # the child is killed by subprocess.run
         return time.monotonic() - start, None, ""
-    return time.monotonic() - start, result.returncode, result.stdout + (result.stderr if both else "")
+    return (
+        time.monotonic() - start,
+        result.returncode,
+        result.stdout + (result.stderr if both else ""),
+    )
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     root = tmp_path_factory.mktemp("r10-nestchain")
     py, rec = sys.executable, root / "rec.py"
-    lab = Lab(root, tools=f'store_data: {{kind: exec, argv: ["{py}", "{rec}", "{{key}}"], env: {{REC_LOG: "{root / "ran.log"}"}}}}\n')
+    lab = Lab(
+        root,
+        tools=f'store_data: {{kind: exec, argv: ["{py}", "{rec}", "{{key}}"], env: {{REC_LOG: "{root / "ran.log"}"}}}}\n',
+    )
     lab.write("honest", plan_text("honest"))
     lab.commit("honest plan", AGENT)
     lab.run()
@@ -69,9 +101,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.write("deep", json.dumps(_chain(DEPTH)), filename="PLAN.json")
     lab.commit("a plan in ActionPlan JSON", AGENT)
     lab.pass_wall, lab.pass_rc, _ = _timed(lab, "run", "--once")
-    lab.status_wall, lab.status_rc, lab.status_out = _timed(lab, "status", "--json", bound=BOUND_READ)
+    lab.status_wall, lab.status_rc, lab.status_out = _timed(
+        lab, "status", "--json", bound=BOUND_READ
+    )
     _hand_chain(lab, DEPTH)  # working tree only: ``validate`` reads files, not commits
-    lab.validate_wall, lab.validate_rc, lab.validate_out = _timed(lab, "validate", str(lab.repo / "plans/hand/PLAN.yml"), bound=BOUND_READ, both=True)
+    lab.validate_wall, lab.validate_rc, lab.validate_out = _timed(
+        lab, "validate", str(lab.repo / "plans/hand/PLAN.yml"), bound=BOUND_READ, both=True
+    )
     return lab
 
 
@@ -83,14 +119,24 @@ def _hand_chain(lab: Lab, depth: int) -> None:
         data = json.dumps(view, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
 
-    view: dict[str, Any] = {"plan": {"name": "leaf", "task": "t"}, "available_tools": [{"name": "store_data"}], "actions": [{"id": 1, "tool": "store_data", "why": "w", "params": {"key": "hand-leaf"}}]}
+    view: dict[str, Any] = {
+        "plan": {"name": "leaf", "task": "t"},
+        "available_tools": [{"name": "store_data"}],
+        "actions": [{"id": 1, "tool": "store_data", "why": "w", "params": {"key": "hand-leaf"}}],
+    }
     for level in range(depth, -1, -1):
         rel = "hand" + "/s" * level
         status = "draft" if level else "pending_approval"
-        body = f"plan:\n  name: {json.dumps(view['plan']['name'])}\n  task: \"t\"\n  status: {status}\n"
+        body = (
+            f'plan:\n  name: {json.dumps(view["plan"]["name"])}\n  task: "t"\n  status: {status}\n'
+        )
         body += "".join(f"{k}: {json.dumps(v)}\n" for k, v in view.items() if k != "plan")
         lab.write(rel, body)
-        view = {"plan": {"name": f"level{level}", "task": "t"}, "available_tools": [{"name": "store_data"}], "actions": [{"id": 1, "why": "n", "plan": {"path": f"plans/{rel}", "hash": pin(view)}}]}
+        view = {
+            "plan": {"name": f"level{level}", "task": "t"},
+            "available_tools": [{"name": "store_data"}],
+            "actions": [{"id": 1, "why": "n", "plan": {"path": f"plans/{rel}", "hash": pin(view)}}],
+        }
 
 
 def test_the_pass_ends_and_the_approved_plan_runs(lab: Lab) -> None:

@@ -59,7 +59,11 @@ def test_bench_the_plan_ran_once_first(lab: Lab) -> None:
     assert lab.plan("rej")["plan"]["status"] == "rejected"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="by design (SPEC §12, docs/threat-model.md 'Accepted limits'): a pinned plan runs as part of every parent its approvers approve (a shared sub-plan such as plans/common/notify); runs-once binds a plan's own runs, and `show` lists the pinned actions the approver approves")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="by design (SPEC §12, docs/threat-model.md 'Accepted limits'): a pinned plan runs as part of every parent its approvers approve (a shared sub-plan such as plans/common/notify); runs-once binds a plan's own runs, and `show` lists the pinned actions the approver approves",
+)
 def test_a_plan_that_ran_does_not_run_again_as_a_pinned_nested_plan(lab: Lab) -> None:
     assert len(lab.calls("once")) == 1, lab.codes("wrap")[-600:]
 

@@ -43,12 +43,11 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from advkit import AGENT, Lab, plan_text
 
-TOOL = r'''import json, sys
+TOOL = r"""import json, sys
 sys.stdin.read()
 mode = sys.argv[1]
 if mode == "dup":
@@ -58,11 +57,13 @@ elif mode == "fail":
     sys.exit(1)
 else:
     print(json.dumps({"v": "x`` `[link](http://evil.example/x) ![img](http://evil.example/pixel.png)"}))
-'''
+"""
 
 
 def _plans(lab: Lab) -> None:
-    lab.write("dup-keys", """\
+    lab.write(
+        "dup-keys",
+        """\
 plan:
   name: "dup-keys"
   task: "duplicate names in a tool's JSON"
@@ -71,8 +72,11 @@ available_tools: [{name: out}, {name: rec}]
 actions:
   - {id: 1, tool: out, why: "source", params: {mode: dup}, outputs: [{name: v, path: "$.json.v"}], verify: {expect: {path: "$.json.ok", equals: true}}}
   - {id: 2, tool: rec, why: "use it", params: {tag: "dup-keys", got: "$<actions[1].outputs.v>"}}
-""")
-    lab.write("md", """\
+""",
+    )
+    lab.write(
+        "md",
+        """\
 plan:
   name: "md"
   task: "markdown in tool output and stderr"
@@ -82,7 +86,8 @@ actions:
   - {id: 1, tool: out, why: "source", params: {mode: ok}, outputs: [{name: v, path: "$.json.v"}]}
   - {id: 2, tool: out, why: "fails", params: {mode: fail}, on_failure: skip}
   - {id: 3, tool: rec, why: "after", params: {tag: "md"}}
-""")
+""",
+    )
     acts = '  - {id: 1, tool: rec, why: "src", params: {tag: "lat"}, outputs: [{name: o, path: "$.json.echo.tag"}]}\n'
     for i in range(2, 61):
         p = {"tag": "lat", "a": f"$<actions[{i - 1}].outputs.o>"}
@@ -98,15 +103,33 @@ actions:
     lnk = lab.cli("hash", str(lab.repo / "plans/lnk-target/PLAN.yml")).stdout.split()[-1]
     lab.write("big-small", plan_text("big-good", status="draft"))
     big = lab.cli("hash", str(lab.repo / "plans/big-small/PLAN.yml")).stdout.split()[-1]
-    lab.write("big-small", plan_text("big-good", status="draft") + "metadata:\n  pad: \"" + "x" * 1_200_000 + "\"\n")
+    lab.write(
+        "big-small",
+        plan_text("big-good", status="draft") + 'metadata:\n  pad: "' + "x" * 1_200_000 + '"\n',
+    )
     (lab.repo / "plans/big-small").rename(lab.repo / "plans/big")
     lab.write("bidi\u202etxt", plan_text("bidi-good", status="draft"))
     bidi = lab.cli("hash", str(lab.repo / "plans/bidi\u202etxt/PLAN.yml")).stdout.split()[-1]
     good = lab.cli("hash", str(lab.repo / "plans/amb/PLAN.yml")).stdout.split()[-1]
-    for slug, target, pin in (("cyc-a", "cyc-b", zero), ("cyc-b", "cyc-a", zero), ("self", "self", zero), ("amb-parent", "amb", good), ("lnk-parent", "lnk", lnk), ("big-parent", "big", big), ("bidi-parent", "bidi\u202etxt", bidi)):
-        lab.write(slug, f'plan:\n  name: "{slug}"\n  task: "t"\n  status: pending_approval\navailable_tools: [{{name: rec}}]\nactions:\n  - {{id: 1, why: "nest", plan: {{path: "plans/{target}", hash: "{pin}"}}}}\n')
+    for slug, target, pin in (
+        ("cyc-a", "cyc-b", zero),
+        ("cyc-b", "cyc-a", zero),
+        ("self", "self", zero),
+        ("amb-parent", "amb", good),
+        ("lnk-parent", "lnk", lnk),
+        ("big-parent", "big", big),
+        ("bidi-parent", "bidi\u202etxt", bidi),
+    ):
+        lab.write(
+            slug,
+            f'plan:\n  name: "{slug}"\n  task: "t"\n  status: pending_approval\navailable_tools: [{{name: rec}}]\nactions:\n  - {{id: 1, why: "nest", plan: {{path: "plans/{target}", hash: "{pin}"}}}}\n',
+        )
     lab.write("amb", plan_text("amb-evil", status="draft"), filename="PLAN.yaml")
-    lab.write("lattice", 'plan:\n  name: "lattice"\n  task: "flow lattice"\n  status: pending_approval\navailable_tools: [{name: rec}, {name: inh}, {name: sink}]\nactions:\n' + acts)
+    lab.write(
+        "lattice",
+        'plan:\n  name: "lattice"\n  task: "flow lattice"\n  status: pending_approval\navailable_tools: [{name: rec}, {name: inh}, {name: sink}]\nactions:\n'
+        + acts,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +156,29 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.approve("bidi-parent")
     lab.run()
     start = time.monotonic()
-    result = lab.cli("validate", str(lab.repo / "plans/lattice/PLAN.yml"), "--config", str(lab.config), timeout=30)
+    result = lab.cli(
+        "validate",
+        str(lab.repo / "plans/lattice/PLAN.yml"),
+        "--config",
+        str(lab.config),
+        timeout=30,
+    )
     lab.lattice = (time.monotonic() - start, result.stdout + result.stderr)  # type: ignore[attr-defined]
     lab.nested = {}  # type: ignore[attr-defined]
     for slug in ("cyc-a", "self"):
         start = time.monotonic()
-        result = lab.cli("validate", str(lab.repo / f"plans/{slug}/PLAN.yml"), "--config", str(lab.config), timeout=30)
-        lab.nested[slug] = (time.monotonic() - start, result.returncode, result.stdout + result.stderr)  # type: ignore[attr-defined]
+        result = lab.cli(
+            "validate",
+            str(lab.repo / f"plans/{slug}/PLAN.yml"),
+            "--config",
+            str(lab.config),
+            timeout=30,
+        )
+        lab.nested[slug] = (
+            time.monotonic() - start,
+            result.returncode,
+            result.stdout + result.stderr,
+        )  # type: ignore[attr-defined]
     return lab
 
 
@@ -180,7 +219,9 @@ def test_flow_lattice_validates_quickly(lab: Lab) -> None:
     assert wall < 5.0 and "E_UNGUARDED_FLOW" in text, (wall, text[-500:])
 
 
-@pytest.mark.parametrize(("slug", "code"), [("cyc-a", "but sha256:0000"), ("self", "cannot nest itself")])
+@pytest.mark.parametrize(
+    ("slug", "code"), [("cyc-a", "but sha256:0000"), ("self", "cannot nest itself")]
+)
 def test_nested_cycles_are_refused_fast(lab: Lab, slug: str, code: str) -> None:
     wall, rc, text = lab.nested[slug]  # type: ignore[attr-defined]
     assert wall < 5.0 and rc == 1 and code in text, (wall, rc, text[-600:])
@@ -201,10 +242,16 @@ def test_a_pin_into_an_ambiguous_folder_runs_nothing(lab: Lab) -> None:
 def test_a_pin_through_a_symlinked_plan_file_runs_nothing(lab: Lab) -> None:
     assert lab.calls("lnk-good") == []
     codes = lab.codes("lnk-parent")
-    assert lab.status()["plans/lnk-parent"]["status"] == "invalid" and "never follows" in codes, codes[-800:]
+    assert lab.status()["plans/lnk-parent"]["status"] == "invalid" and "never follows" in codes, (
+        codes[-800:]
+    )
 
 
-@pytest.mark.parametrize(("slug", "tag"), [("big-parent", "big-good"), ("bidi-parent", "bidi-good")])
-def test_a_pin_into_a_folder_no_plan_may_live_in_runs_nothing(lab: Lab, slug: str, tag: str) -> None:
+@pytest.mark.parametrize(
+    ("slug", "tag"), [("big-parent", "big-good"), ("bidi-parent", "bidi-good")]
+)
+def test_a_pin_into_a_folder_no_plan_may_live_in_runs_nothing(
+    lab: Lab, slug: str, tag: str
+) -> None:
     assert lab.calls(tag) == [], f"{slug} ran the pinned plan"
     assert lab.status()[f"plans/{slug}"]["status"] == "invalid", lab.codes(slug)[-800:]

@@ -22,11 +22,16 @@ from controller.errors import GitError
 
 
 class Deadlines:
-    """Kill callbacks due at a time; one daemon thread fires the overdue ones."""
+    """Blocks due to end by a time; one daemon thread kills what an overdue one waits on.
+
+    A block's entry leaves the table exactly once, under the lock: either its block ended
+    first (nothing is killed), or the watchdog took it as overdue (its kill runs, and the
+    block's end waits for the kill to finish, so no later read meets a child half killed).
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._due: dict[int, tuple[float, Callable[[], None]]] = {}
+        self._due: dict[int, tuple[float, _Bound]] = {}
         self._ids = itertools.count()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -38,55 +43,69 @@ class Deadlines:
         it ended (a killed child reads as an early end of its output)."""
         return _Bound(self, seconds, kill, what)
 
-    def _watch(self, seconds: float, kill: Callable[[], None]) -> int:
+    def _watch(self, bound: _Bound) -> int:
         token = next(self._ids)
         with self._lock:
-            self._due[token] = (time.monotonic() + seconds, kill)
+            self._due[token] = (time.monotonic() + bound.seconds, bound)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="git-deadlines", daemon=True)
                 self._thread.start()
+            elif len(self._due) == 1:
+                self._wake.set()  # the thread sleeps while nothing is due
         return token
 
-    def _clear(self, token: int) -> None:
+    def _clear(self, token: int) -> bool:
+        """True when the block ended before its deadline was taken."""
         with self._lock:
-            self._due.pop(token, None)
+            return self._due.pop(token, None) is not None
 
     def _run(self) -> None:
+        """Fire what is overdue; sleep until the nearest deadline (at most a second, as a
+        deadline added meanwhile is at least that far), or, with none, until one is added:
+        an idle daemon spends no CPU here."""
         while True:
             with self._lock:
                 now = time.monotonic()
-                overdue = [t for t, (due, _) in self._due.items() if due <= now]
-                kills = [self._due.pop(t)[1] for t in overdue]
-                nearest = min((due for due, _ in self._due.values()), default=now + 1.0)
-            for kill in kills:
-                kill()
-            self._wake.wait(min(1.0, max(0.01, nearest - time.monotonic())))
+                fired = [b for t, (due, b) in list(self._due.items()) if due <= now]
+                for bound in fired:
+                    self._due = {t: e for t, e in self._due.items() if e[1] is not bound}
+                    bound.killed = threading.Event()
+                nearest = min((due for due, _ in self._due.values()), default=None)
+                self._wake.clear()
+            for bound in fired:
+                with contextlib.suppress(Exception):  # a child that is gone already
+                    bound.kill()
+                assert bound.killed is not None
+                bound.killed.set()
+            if nearest is None:
+                self._wake.wait()
+            else:
+                self._wake.wait(min(1.0, max(0.01, nearest - time.monotonic())))
 
 
 class _Bound:
     """One deadline around a block (a class, not a generator: the cold scan enters one per
     tree it reads)."""
 
-    __slots__ = ("deadlines", "fired", "kill", "seconds", "token", "what")
+    __slots__ = ("deadlines", "kill", "killed", "seconds", "token", "what")
 
     def __init__(
         self, deadlines: Deadlines, seconds: float, kill: Callable[[], None], what: str
     ) -> None:
         self.deadlines, self.seconds, self.kill, self.what = deadlines, seconds, kill, what
-        self.fired = False
+        #: Set by the watchdog when it took the deadline; set() once the kill returned.
+        self.killed: threading.Event | None = None
         self.token = -1
 
-    def _expire(self) -> None:
-        self.fired = True
-        with contextlib.suppress(Exception):  # a child that is gone already
-            self.kill()
-
     def __enter__(self) -> None:
-        self.token = self.deadlines._watch(self.seconds, self._expire)
+        self.token = self.deadlines._watch(self)
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
-        self.deadlines._clear(self.token)
-        if self.fired and (kind is None or isinstance(error, Exception)):
+        if self.deadlines._clear(self.token):
+            return  # ended in time
+        if self.killed is not None:
+            self.killed.wait(60)
+        if kind is None or isinstance(error, Exception):
             raise GitError(
                 f"{self.what} did not answer within {self.seconds:g} s; it was stopped",
                 remedy="see whether the repository's file system responds (a FIFO or device "

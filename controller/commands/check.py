@@ -59,6 +59,26 @@ def _default_base(config: Config) -> str:
     return f"origin/{config.remote.branch}" if config.remote is not None else "main"
 
 
+def _pinned_ids(repo: GitRepo, commit: str, ids: list[str]) -> set[str]:
+    """The folders the plans ``ids`` pin as nested plans at ``commit``."""
+    from controller.plan import nested, yamlio
+    from controller.plan.plans import PLAN_FILES
+
+    found: set[str] = set()
+    for pid in ids:
+        for name in PLAN_FILES:
+            raw = repo.read_file(commit, f"{pid}/{name}")
+            if raw is None:
+                continue
+            try:
+                data = yamlio.read_yaml(raw.decode("utf-8"), f"{pid}/{name}").data
+            except Exception:  # an unreadable plan pins nothing; its report says why
+                break
+            found |= {path.strip("/") for _, path, _ in nested.pins(data)}
+            break
+    return found
+
+
 def predict(
     repo: GitRepo, config: Config, base: str, head: str, as_email: str | None
 ) -> dict[str, Any]:
@@ -82,7 +102,9 @@ def predict(
         ids = sorted(changed | _trailer_plans(repo, base_sha, head_sha))
         if not ids:
             return {"base": base_sha, "head": head_sha, "merger": as_email, "plans": []}
-        index.scan_paths = [f"{pid}/" for pid in ids]  # only these plans' histories
+        # only these plans' histories, and those of the plans they pin (whoever wrote a
+        # pinned version wrote part of what runs, and a pinned version may be withdrawn)
+        index.scan_paths = [f"{pid}/" for pid in sorted(set(ids) | _pinned_ids(repo, merge, ids))]
         index.scan(repo, merge)
         cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
         found = [_plan_report(cached, config, index, pid, merge, as_email) for pid in ids]
@@ -184,9 +206,7 @@ def _plan_report(
     if state.request is not None:
         same = state.request.get("blob") == state.blob
         known = (data, (tuple(p.code for p in loaded.problems), loaded.hash))
-        decided = _decided(
-            repo, config, state, as_email, need if same else None, known, index.withdrawn
-        )
+        decided = _decided(repo, config, state, as_email, need if same else None, known, index)
         return {**report, **decided}
     if state.status == "pending_approval" and not report["frozen"]:
         report["outcome"] = "invalid" if loaded.problems else "freeze"
@@ -207,7 +227,7 @@ def _decided(
     as_email: str | None,
     need: Any,
     known: tuple[bytes, tuple[tuple[str, ...], str | None]],
-    withdrawn: dict[str, str],
+    index: Any,
 ) -> dict[str, Any]:
     from controller.approval import verdicts
     from controller.plan import plans
@@ -225,7 +245,8 @@ def _decided(
         check_text,
         verified_at=int(time.time()),
         need=need,
-        withdrawn=withdrawn,
+        authors=index.authors,
+        withdrawn=index.withdrawn,
     )
     refused = [
         {"by": r.by, "commit": r.commit, "code": r.code, "message": r.message}

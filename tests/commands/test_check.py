@@ -224,3 +224,40 @@ def test_check_counts_the_tools_of_a_nested_plan_in_the_merge(
     assert outer["valid"], outer["problems"]  # validated as the merge holds the nested plan
     assert outer["risk"] == risk
     assert outer["needs"] == ("2 from ops, 1 from security" if risk == "high" else "1 approval")
+
+
+def test_check_knows_who_wrote_a_pinned_plan_as_the_controller_does(repo: Path) -> None:
+    """Approving a parent approves the plans it pins: their writers may not approve it.
+    ``check`` reads the pinned plans' histories too, so it predicts the refusal."""
+    data = {"repo": str(repo), **quorum_policy(rules=[])}
+    config = repo.parent / "plangate.yml"
+    config.write_text(json.dumps(data))
+    child = {
+        "plan": {"name": "Inner", "task": "t", "status": "draft"},
+        "available_tools": [{"name": "greet"}],
+        "actions": [{"id": 1, "tool": "greet", "why": "w"}],
+    }
+    write_plan(repo, "common/inner", yamlio.dump(child))
+    commit_all(repo, "bob writes the inner plan", BOB)
+    pin = run_cli("hash", str(repo / "plans" / "common" / "inner")).stdout.split()[0]
+    parent = {
+        "plan": {"name": "Outer", "task": "t", "status": "pending_approval"},
+        "actions": [{"id": 1, "plan": {"path": "plans/common/inner", "hash": pin}, "why": "w"}],
+    }
+    write_plan(repo, "outer", yamlio.dump(parent))
+    commit_all(repo, "agent adds outer", AGENT)
+    run_once(repo, rules=[])  # frozen
+    git(repo, "switch", "-q", "-c", "review")
+    edit_status(repo, "outer", "approved")
+    commit_all(repo, "approve outer", AGENT)
+    git(repo, "switch", "-q", "main")
+    result = run_cli("--config", str(config), "check", "--head", "review", "--as", BOB[1],
+                     "--format", "json", cwd=repo)  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    [outer] = [p for p in json.loads(result.stdout)["plans"] if p["plan"] == "plans/outer"]
+    assert outer["outcome"] == "refuse", (outer, head_plan(repo, "outer").get("validation"))
+    assert [r["code"] for r in outer["refused"]] == ["E_SELF_APPROVAL"], outer
+    merge(repo, "review", BOB)
+    run_once(repo, rules=[])
+    block = head_plan(repo, "outer").get("approval") or {}
+    assert block.get("code") == "E_SELF_APPROVAL", block  # the controller agrees

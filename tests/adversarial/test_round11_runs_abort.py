@@ -18,8 +18,19 @@ actions; these are the places between tool calls that are not "the next action":
 Each plan must end ``aborted`` (status and the controller's commit), the aborting tool having
 run exactly once; a record that says ``completed`` must show every action done.
 
-Held: ``a-retry``, ``a-needs``; control ``v-control`` (same verify, no abort) fails honestly.
-**Broke** (3 classes, 4 ids):
+- ``a-precond``: the aborting call is the action's precondition check (a check tool): the
+  action's own tool must not run;
+- ``a-planpre``: the same as a plan-level precondition: no action may run;
+- ``a-fallback2``: action 1 fails its verify, fallback step 1.1 aborts: step 1.2 must not run;
+- ``a-ask`` (``on_failure: ask``) and ``a-skip`` (``on_failure: skip``): the failing call
+  aborts: the plan ends ``aborted``, not paused, and action 2 never runs.
+
+Held: ``a-retry``, ``a-needs``, ``a-planpre``, ``a-ask``, ``a-skip``; control ``v-control``
+(same verify, no abort) fails honestly. **Broke** (5 variants, 6 ids):
+
+- ``a-precond``: the action's tool runs after the abort (its precondition check committed
+  it) and the plan is committed ``completed``: the write the approver withdrew happened;
+- ``a-fallback2``: fallback step 1.2 runs after step 1.1's abort; committed ``completed``;
 
 - ``a-fallback``: the abort is ignored: the fallback step runs after it and the controller
   commits ``plangate: complete`` / ``Plan-Status: completed``; ``audit`` says ok.
@@ -66,7 +77,7 @@ plan:
   name: "{s}"
   task: "abort lands between tool calls"
   status: pending_approval
-available_tools: [{{name: abt}}, {{name: rec}}, {{name: chk}}]
+available_tools: [{{name: abt}}, {{name: rec}}, {{name: chk}}, {{name: abtc}}]
 """
 
 PLANS = {
@@ -86,6 +97,38 @@ PLANS = {
     "a-needs": """actions:
   - {id: 1, tool: abt, why: "w", params: {slug: a-needs, fail: "no"}}
   - {id: 2, tool: rec, why: "w", needs: [1], params: {tag: a-needs}}
+""",
+    "a-precond": """actions:
+  - id: 1
+    tool: rec
+    why: "w"
+    params: {tag: a-precond}
+    preconditions:
+      - {tool: abtc, params: {slug: a-precond, fail: "no"}, expect: {path: $.json.ok, equals: true}}
+""",
+    "a-planpre": """preconditions:
+  - {tool: abtc, params: {slug: a-planpre, fail: "no"}, expect: {path: $.json.ok, equals: true}}
+actions:
+  - {id: 1, tool: rec, why: "w", params: {tag: a-planpre}}
+""",
+    "a-fallback2": """actions:
+  - id: 1
+    tool: rec
+    why: "w"
+    params: {tag: a-fallback2-1}
+    verify: {expect: {path: $.json.never, equals: true}}
+    on_failure: fallback
+    fallback:
+      - {id: "1.1", tool: abt, why: "w", params: {slug: a-fallback2, fail: "no"}}
+      - {id: "1.2", tool: rec, why: "w", params: {tag: a-fallback2}}
+""",
+    "a-ask": """actions:
+  - {id: 1, tool: abt, why: "w", params: {slug: a-ask, fail: "yes"}, on_failure: ask}
+  - {id: 2, tool: rec, why: "w", params: {tag: a-ask}}
+""",
+    "a-skip": """actions:
+  - {id: 1, tool: abt, why: "w", params: {slug: a-skip, fail: "yes"}, on_failure: skip}
+  - {id: 2, tool: rec, why: "w", params: {tag: a-skip}}
 """,
     "v-control": """actions:
   - id: 1
@@ -118,6 +161,7 @@ def _build(root: Path) -> Lab:
     env = f"{{REC_LOG: {json.dumps(str(lab.log))}, LAB_REPO: {json.dumps(str(lab.repo))}, GIT_CONFIG_GLOBAL: {json.dumps(str(root / 'gitconfig'))}, HOME: {json.dumps(str(lab.home))}}}"
     lab.write_config(
         tools=f"abt: {{kind: exec, argv: {json.dumps([sys.executable, str(abt), '{slug}', '{fail}'])}, env: {env}, output_trust: trusted}}\n"
+        f"abtc: {{kind: exec, argv: {json.dumps([sys.executable, str(abt), '{slug}', '{fail}'])}, env: {env}, idempotent: true, risk: low, output_trust: trusted}}\n"
         f"chk: {{kind: exec, argv: {json.dumps([sys.executable, rec, '{tag}'])}, env: {env}, idempotent: true, risk: low, output_trust: trusted}}\n"
     )
     for slug, body in PLANS.items():
@@ -164,6 +208,8 @@ ABORTS = [s for s in [*PLANS, "a-nested"] if s.startswith("a-")]
 BROKE = {
     "a-fallback": "an abort committed by the failing call is ignored: the fallback step runs and the plan is committed `completed` (audit ok)",
     "a-verify": "an abort during verify polling: the plan is committed `completed` (EXECUTION_LOG ✅ completed) with action 1 `running` and action 2 `pending`, never run (audit ok)",
+    "a-precond": "an abort committed while an action's precondition check runs: the action's own tool (the write) still runs and the plan is committed `completed`",
+    "a-fallback2": "an abort committed by fallback step 1.1: step 1.2 still runs and the plan is committed `completed`",
     "a-nested": "an abort inside a nested plan: nested action 1/2 still runs (the abort is seen only before parent action 2)",
 }
 

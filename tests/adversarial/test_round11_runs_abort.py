@@ -48,7 +48,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, Lab, plan_text
+from advkit import AGENT, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 
 ABT = r'''import json, os, re, subprocess, sys
@@ -195,6 +195,9 @@ actions:
         lab.approve(slug)
     lab.run()
     lab.run()
+    missing = [t for t in (f"abt-{s}" for s in [*PLANS, "a-nested"] if s.startswith("a-")) if not lab.calls(t)]
+    if missing:
+        raise BenchError(f"the bench did not reach {missing}")
     lab.status()
     return lab
 

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, Lab
+from advkit import AGENT, BenchError, Lab
 from test_round2_execution_kit import shared
 
 RW = r'''import json, os, subprocess, sys
@@ -114,6 +114,9 @@ actions:
     for slug in [*PLANS, "r-nested"]:
         lab.approve(slug)
         lab.run()
+    missing = [t for t in (f"rw-{s}" for s in [*PLANS, "r-nested"]) if not lab.calls(t)]
+    if missing:
+        raise BenchError(f"the bench did not reach {missing}")
     lab.rows = {s: lab.codes(s) for s in [*PLANS, "r-nested"]}  # type: ignore[attr-defined]
     return lab
 

@@ -4,11 +4,11 @@ the tool's process group (``setsid``). docs/execution.md: "Timeouts (E_TIMEOUT):
 the tool's whole process group, 1 s grace, then SIGKILL to the group, so a child that
 ignores SIGTERM, and anything it spawned, dies too."
 
-- ``late``: the tool forks a ``setsid`` child (stdout closed) that acts 2.5 s later, and
+- ``late``: the tool forks a ``setsid`` child (stdout closed) that acts 1.5 s later, and
   itself sleeps past its 1 s timeout. The plan is committed ``failed`` / E_TIMEOUT "its
   process group was killed"; the child must not act afterwards. **Broke**: it does (an effect
   after the outcome commit; with ``on_failure: retry`` a retry would run beside it).
-- ``pipe``: the tool exits at once but its ``setsid`` child keeps stdout open for 2.5 s:
+- ``pipe``: the tool exits at once but its ``setsid`` child keeps stdout open for 1.5 s:
   held, the pass is not stalled past the timeout (the plan fails E_TIMEOUT) and the plan
   queued behind it runs.
 """
@@ -34,7 +34,7 @@ if os.fork() == 0:
         for fd in (0, 1, 2):
             os.close(fd)
             os.open(os.devnull, os.O_RDWR)
-    time.sleep(2.5)
+    time.sleep(1.5)
     with open(log, "a") as f:
         f.write(json.dumps({"argv": ["late-" + mode], "stdin": ""}) + "\n")
     os._exit(0)
@@ -62,7 +62,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.pass_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
     lab.ended = lab.log.read_text()  # type: ignore[attr-defined]
-    time.sleep(3)
+    time.sleep(1.8)
     lab.status()
     return lab
 

@@ -4,11 +4,11 @@ the tool's process group (``setsid``). docs/execution.md: "Timeouts (E_TIMEOUT):
 the tool's whole process group, 1 s grace, then SIGKILL to the group, so a child that
 ignores SIGTERM, and anything it spawned, dies too."
 
-- ``late``: the tool forks a ``setsid`` child (stdout closed) that acts 1.5 s later, and
+- ``late``: the tool forks a ``setsid`` child (stdout closed) that acts 1.2 s later, and
   itself sleeps past its 1 s timeout. The plan is committed ``failed`` / E_TIMEOUT "its
   process group was killed"; the child must not act afterwards. **Broke**: it does (an effect
   after the outcome commit; with ``on_failure: retry`` a retry would run beside it).
-- ``pipe``: the tool exits at once but its ``setsid`` child keeps stdout open for 1.5 s:
+- ``pipe``: the tool exits at once but its ``setsid`` child keeps stdout open for 1.2 s:
   held, the pass is not stalled past the timeout (the plan fails E_TIMEOUT) and the plan
   queued behind it runs.
 """
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, Lab, plan_text
+from advkit import AGENT, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 
 BG = r"""import json, os, sys, time
@@ -34,7 +34,7 @@ if os.fork() == 0:
         for fd in (0, 1, 2):
             os.close(fd)
             os.open(os.devnull, os.O_RDWR)
-    time.sleep(1.5)
+    time.sleep(1.2)
     with open(log, "a") as f:
         f.write(json.dumps({"argv": ["late-" + mode], "stdin": ""}) + "\n")
     os._exit(0)
@@ -62,7 +62,9 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.pass_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
     lab.ended = lab.log.read_text()  # type: ignore[attr-defined]
-    time.sleep(1.8)
+    if "late-late" in lab.ended:  # type: ignore[attr-defined]
+        raise BenchError("the child acted before the pass ended: the bench proves nothing")
+    time.sleep(1.5)
     lab.status()
     return lab
 

@@ -7,11 +7,13 @@ the rewrite lands where round 11's aborts slipped through:
 
 - ``r-precond``: in an action's precondition check: the action's own tool must not run;
 - ``r-fallback``: in a failing action with ``on_failure: fallback``: the fallback must not run;
-- ``r-nested``: in nested action 1/1: nested 1/2 must not run.
+- ``r-nested``: in nested action 1/1: nested 1/2 must not run;
+- ``r-verify``: in an action whose ``verify`` then polls a check that never holds: held
+  (the poll stops, action 2 never runs, no outcome is committed).
 
 One plan approved per pass (a rewrite erases every start commit after its target).
 Defence asserted: nothing runs after the rewrite; ``status`` names E_HISTORY_REWRITTEN.
-**Broke** (3): the plan is held afterwards (status: ``waiting: E_HISTORY_REWRITTEN``), but
+**Broke** (3 of 4): the plan is held afterwards (status: ``waiting: E_HISTORY_REWRITTEN``), but
 the action's tool (``r-precond``), the fallback step (``r-fallback``) and nested action 1/2
 (``r-nested``) all run after the rewrite: the hold is looked at only between top-level
 actions, as the abort is (``test_round11_runs_abort.py``).
@@ -65,6 +67,14 @@ PLANS = {
     on_failure: fallback
     fallback:
       - {id: "1.1", tool: rec, why: "w", params: {tag: r-fallback}}
+""",
+    "r-verify": """actions:
+  - id: 1
+    tool: rw
+    why: "w"
+    params: {slug: r-verify, fail: "no"}
+    verify: {tool: rwc, params: {slug: r-verify-chk, fail: "no"}, expect: {path: $.json.never, equals: true}, timeout: 1, interval: 0.2}
+  - {id: 2, tool: rec, why: "w", params: {tag: r-verify}}
 """,
 }
 

@@ -48,10 +48,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, BenchError, Lab, plan_text
+from advkit import AGENT, BenchError, Lab
 from test_round2_execution_kit import shared
 
-ABT = r'''import json, os, re, subprocess, sys
+ABT = r"""import json, os, re, subprocess, sys
 sys.stdin.read()
 slug, fail = sys.argv[1], sys.argv[2]
 with open(os.environ["REC_LOG"], "a") as f:
@@ -70,7 +70,7 @@ if "status: aborted" not in text.split("frozen:")[0]:
         import time; time.sleep(0.1)
 print(json.dumps({"ok": True, "state": "busy"}))
 sys.exit(1 if fail == "yes" else 0)
-'''
+"""
 
 HEAD = """\
 plan:
@@ -195,7 +195,11 @@ actions:
         lab.approve(slug)
     lab.run()
     lab.run()
-    missing = [t for t in (f"abt-{s}" for s in [*PLANS, "a-nested"] if s.startswith("a-")) if not lab.calls(t)]
+    missing = [
+        t
+        for t in (f"abt-{s}" for s in [*PLANS, "a-nested"] if s.startswith("a-"))
+        if not lab.calls(t)
+    ]
     if missing:
         raise BenchError(f"the bench did not reach {missing}")
     lab.status()
@@ -219,7 +223,12 @@ BROKE = {
 
 def _params(ids: list[str], only: set[str] | None = None) -> list:  # type: ignore[type-arg]
     return [
-        pytest.param(i, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 11: {BROKE[i]}"))
+        pytest.param(
+            i,
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=f"round 11: {BROKE[i]}"
+            ),
+        )
         if i in BROKE and (only is None or i in only)
         else i
         for i in ids
@@ -247,7 +256,10 @@ def test_a_completed_record_ran_every_action(lab: Lab, slug: str) -> None:
     if execution["status"] == "completed":
         states = {str(a["id"]): a["status"] for a in execution["actions"]}
         assert set(states.values()) <= {"succeeded", "skipped"}, states
-        assert "✅ completed" not in lab.git("show", f"HEAD:plans/{slug}/EXECUTION_LOG.md") or "running" not in states.values()
+        assert (
+            "✅ completed" not in lab.git("show", f"HEAD:plans/{slug}/EXECUTION_LOG.md")
+            or "running" not in states.values()
+        )
 
 
 def test_control_a_verify_that_never_holds_fails(lab: Lab) -> None:

@@ -54,14 +54,21 @@ def _build(root: Path) -> Lab:
         f"abtc: {{kind: exec, argv: {argv}, env: {env}, idempotent: true, risk: low, output_trust: trusted}}\n"
     )
     for slug, body in PLANS.items():
-        lab.write(slug, f'plan:\n  name: "{slug}"\n  task: "t"\n  status: pending_approval\navailable_tools: [{{name: abt}}, {{name: abtc}}, {{name: rec}}]\n' + body)
+        lab.write(
+            slug,
+            f'plan:\n  name: "{slug}"\n  task: "t"\n  status: pending_approval\navailable_tools: [{{name: abt}}, {{name: abtc}}, {{name: rec}}]\n'
+            + body,
+        )
     lab.commit("plans", AGENT)
     lab.run()  # frozen
     e = lab.env()
     e["REC_LOG"] = str(lab.log)
     daemon = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        env=e, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=e,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         for slug in PLANS:
@@ -69,7 +76,12 @@ def _build(root: Path) -> Lab:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             subjects = lab.git("log", "--format=%s", "-n", "30")
-            if all(f"abort plans/{s}" in subjects or f"complete plans/{s}" in subjects or f"fail plans/{s}" in subjects for s in PLANS):
+            if all(
+                f"abort plans/{s}" in subjects
+                or f"complete plans/{s}" in subjects
+                or f"fail plans/{s}" in subjects
+                for s in PLANS
+            ):
                 break
             time.sleep(0.2)
     finally:
@@ -90,7 +102,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r11-daemon", _build)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 11: the daemon runs the action's tool / the fallback step after Alice's abort and commits `completed`")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 11: the daemon runs the action's tool / the fallback step after Alice's abort and commits `completed`",
+)
 @pytest.mark.parametrize("slug", list(PLANS))
 def test_the_daemon_runs_nothing_after_the_abort(lab: Lab, slug: str) -> None:
     assert len(lab.calls(f"abt-{slug}")) == 1

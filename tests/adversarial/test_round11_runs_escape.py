@@ -54,7 +54,11 @@ def _build(root: Path) -> Lab:
         tools=f"bg: {{kind: exec, argv: {json.dumps([sys.executable, str(bg), '{mode}'])}, env: {{REC_LOG: {json.dumps(str(lab.log))}, LAB_REPO: {json.dumps(str(lab.repo))}}}, timeout: 1}}\n"
     )
     for m in ("late", "pipe"):
-        lab.write(m, plan_text(m).replace("  - name: rec\n", "  - name: rec\n  - name: bg\n") + f'  - {{id: 2, tool: bg, why: "w", params: {{mode: "{m}"}}}}\n')
+        lab.write(
+            m,
+            plan_text(m).replace("  - name: rec\n", "  - name: rec\n  - name: bg\n")
+            + f'  - {{id: 2, tool: bg, why: "w", params: {{mode: "{m}"}}}}\n',
+        )
     lab.write("after", plan_text("after"))
     lab.commit("plans", AGENT)
     lab.run()
@@ -75,7 +79,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r11-escape", _build)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 11: a setsid child of a timed-out tool survives the group kill and acts after the plan is committed failed/E_TIMEOUT")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 11: a setsid child of a timed-out tool survives the group kill and acts after the plan is committed failed/E_TIMEOUT",
+)
 def test_nothing_the_tool_spawned_acts_after_its_timeout(lab: Lab) -> None:
     assert lab.status()["plans/late"]["status"] == "failed"
     late = lab.calls("late-late")

@@ -29,7 +29,7 @@ import pytest
 from advkit import AGENT, BenchError, Lab
 from test_round2_execution_kit import shared
 
-RW = r'''import json, os, subprocess, sys
+RW = r"""import json, os, subprocess, sys
 sys.stdin.read()
 slug, fail = sys.argv[1], sys.argv[2]
 with open(os.environ["REC_LOG"], "a") as f:
@@ -40,7 +40,7 @@ if start:
     subprocess.run(["git", "reset", "-q", "--hard", start + "^"], cwd=repo, capture_output=True)
 print(json.dumps({"ok": True}))
 sys.exit(1 if fail == "yes" else 0)
-'''
+"""
 
 HEAD = """\
 plan:
@@ -139,7 +139,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 @pytest.mark.parametrize(
     "slug",
     [
-        pytest.param(s, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 11: {BROKE[s]}")) if s in BROKE else s
+        pytest.param(
+            s,
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=f"round 11: {BROKE[s]}"
+            ),
+        )
+        if s in BROKE
+        else s
         for s in [*PLANS, "r-nested"]
     ],
 )

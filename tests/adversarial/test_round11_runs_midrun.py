@@ -40,7 +40,7 @@ import pytest
 from advkit import AGENT, Lab
 from test_round2_execution_kit import shared
 
-MUT = r'''import json, os, re, subprocess, sys
+MUT = r"""import json, os, re, subprocess, sys
 sys.stdin.read()
 mode, slug = sys.argv[1], sys.argv[2]
 repo = os.environ["LAB_REPO"]
@@ -70,9 +70,16 @@ if mode.startswith("commit"):
             break
         import time; time.sleep(0.1)
 print(json.dumps({"ok": True}))
-'''
+"""
 
-MODES = ["tree-approval", "commit-approval", "tree-inputs", "commit-inputs", "commit-created", "commit-garbage"]
+MODES = [
+    "tree-approval",
+    "commit-approval",
+    "tree-inputs",
+    "commit-inputs",
+    "commit-created",
+    "commit-garbage",
+]
 
 
 def _plan(slug: str) -> str:

@@ -69,11 +69,20 @@ def _build(vid: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     "vid",
     [
-        pytest.param(v, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 11: {BROKE[v]}")) if v in BROKE else v
+        pytest.param(
+            v,
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=f"round 11: {BROKE[v]}"
+            ),
+        )
+        if v in BROKE
+        else v
         for v in VARIANTS
     ],
 )
-def test_one_hostile_name_stalls_nothing(tmp_path_factory: pytest.TempPathFactory, vid: str) -> None:
+def test_one_hostile_name_stalls_nothing(
+    tmp_path_factory: pytest.TempPathFactory, vid: str
+) -> None:
     lab = shared(tmp_path_factory, f"r11-names-{vid}", _build(vid))
     out = lab.outcome  # type: ignore[attr-defined]
     assert "internal error" not in out["err"], out["err"]

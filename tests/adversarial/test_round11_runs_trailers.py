@@ -52,9 +52,32 @@ FAIL = (
     "sys.exit(1)\n"
 )
 
-KEYS = {"Plan", "Plan-Event", "Plan-Hash", "Plan-Status", "Approved-By", "Approval-Commit", "Policy-Hash", "Controller", "Plan-Note"}
+KEYS = {
+    "Plan",
+    "Plan-Event",
+    "Plan-Hash",
+    "Plan-Status",
+    "Approved-By",
+    "Approval-Commit",
+    "Policy-Hash",
+    "Controller",
+    "Plan-Note",
+}
 
-REFS = ["plan.created", "plan.status", "plan['created']", "plan", "approval", "approval.signature", "approval.gate", "metadata.x", "frozen.at", "execution", "inputs", "plan.created.x"]
+REFS = [
+    "plan.created",
+    "plan.status",
+    "plan['created']",
+    "plan",
+    "approval",
+    "approval.signature",
+    "approval.gate",
+    "metadata.x",
+    "frozen.at",
+    "execution",
+    "inputs",
+    "plan.created.x",
+]
 
 
 def _build(root: Path) -> Lab:
@@ -79,12 +102,13 @@ def _build(root: Path) -> Lab:
         'actions:\n  - {id: 1, tool: two, why: "t", params: {a: "{b}", b: "X"}}\n',
     )
     refs = "".join(
-        f'  - {{id: {i + 1}, tool: echo, why: "w", params: {{a: "$<{r}>"}}}}\n' for i, r in enumerate(REFS)
+        f'  - {{id: {i + 1}, tool: echo, why: "w", params: {{a: "$<{r}>"}}}}\n'
+        for i, r in enumerate(REFS)
     )
     lab.write(
         "refs",
         'plan: {name: "refs", task: "t", status: pending_approval, created: "2026-01-01"}\n'
-        'inputs: {k: 1}\nmetadata: {x: 1}\navailable_tools: [{name: echo}]\nactions:\n' + refs,
+        "inputs: {k: 1}\nmetadata: {x: 1}\navailable_tools: [{name: echo}]\nactions:\n" + refs,
     )
     lab.commit("plans", AGENT)
     lab.run()
@@ -95,7 +119,9 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.status()
     lab.audit_report = lab.audit()  # type: ignore[attr-defined]
-    lab.validate = lab.cli("validate", "--json", "plans/refs/PLAN.yml", "--config", str(lab.config), cwd=lab.repo).stdout  # type: ignore[attr-defined]
+    lab.validate = lab.cli(
+        "validate", "--json", "plans/refs/PLAN.yml", "--config", str(lab.config), cwd=lab.repo
+    ).stdout  # type: ignore[attr-defined]
     return lab
 
 
@@ -106,7 +132,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 def _trailers(lab: Lab) -> list[tuple[str, list[tuple[str, str]]]]:
     out = []
-    for sha in lab.git("rev-list", f"{lab.start}..HEAD", f"--author={'plangate@localhost'}").split():  # type: ignore[attr-defined]
+    for sha in lab.git(
+        "rev-list", f"{lab.start}..HEAD", f"--author={'plangate@localhost'}"
+    ).split():  # type: ignore[attr-defined]
         body = lab.git("log", "-1", "--format=%B", sha)
         parsed = lab.git("interpret-trailers", "--parse", input=body)
         rows = [tuple(line.split(": ", 1)) for line in parsed.splitlines() if line.strip()]
@@ -116,7 +144,9 @@ def _trailers(lab: Lab) -> list[tuple[str, list[tuple[str, str]]]]:
 
 def test_some_outcome_commit_is_batched(lab: Lab) -> None:
     bodies = [b for b, _ in _trailers(lab)]
-    assert any("\nPlan-Event: " in b for b in bodies), "no batched commit: the Plan-Note path was not exercised"
+    assert any("\nPlan-Event: " in b for b in bodies), (
+        "no batched commit: the Plan-Note path was not exercised"
+    )
 
 
 @pytest.mark.parametrize("m", list(SEPS))
@@ -126,21 +156,31 @@ def test_stderr_forges_no_trailer(lab: Lab, m: str) -> None:
             continue
         assert {k for k, _ in rows} <= KEYS, rows
         for key, value in rows:
-            assert "mallory" not in value and "plans/evil" not in value and "0" * 64 not in value, (key, value)
+            assert "mallory" not in value and "plans/evil" not in value and "0" * 64 not in value, (
+                key,
+                value,
+            )
             if key == "Plan-Status":
-                assert value != "completed" or "f-" not in body.split("Plan-Status: completed")[0].rsplit("Plan: ", 1)[-1], body
+                assert (
+                    value != "completed"
+                    or "f-" not in body.split("Plan-Status: completed")[0].rsplit("Plan: ", 1)[-1]
+                ), body
     row = lab.status()[f"plans/f-{m}"]
     assert (row["status"], row["approver"]) == ("failed", "alice@example.com"), row
     assert len(lab.calls(f"f-{m}")) == 1
 
 
 def test_the_audit_is_clean(lab: Lab) -> None:
-    code, report = lab.audit_report  # type: ignore[attr-defined]
+    _code, report = lab.audit_report  # type: ignore[attr-defined]
     assert report.get("findings") == [], report.get("findings")
     plans = {e["plan"]: e for e in report["executions"]}
     for m in SEPS:
         e = plans[f"plans/f-{m}"]
-        assert (e["approver"], e["outcome"], e["approval_valid"]) == ("alice@example.com", "fail", True), e
+        assert (e["approver"], e["outcome"], e["approval_valid"]) == (
+            "alice@example.com",
+            "fail",
+            True,
+        ), e
 
 
 def test_argv_template_is_filled_once(lab: Lab) -> None:

@@ -113,7 +113,6 @@ def _build(root: Path) -> Lab:
     lab.approvals = {m: lab.approve(m) for m in MODES}  # type: ignore[attr-defined]
     lab.frozen = {m: lab.plan(m)["frozen"]["hash"] for m in MODES}  # type: ignore[attr-defined]
     lab.run()
-    lab.run()
     lab.status()
     lab.audit_report = lab.audit()[1]  # type: ignore[attr-defined]
     lab.waiting_rows = {m: lab.status()[f"plans/{m}"] for m in MODES}  # type: ignore[attr-defined]

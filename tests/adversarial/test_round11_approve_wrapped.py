@@ -18,8 +18,14 @@ Alice approves alone.
   not hashed).
 - ``json-comma``: ``draft.json``: her plan as JSON with a trailing comma.
 - ``patch``: ``plan.patch``: a ``git diff`` adding ``PLAN.yml``; the agent ``git apply``s it.
+- ``md-one-fence``: ``notes.md`` with one fenced block (a model's reply, but not named
+  ``PLAN.md``).
+- ``json-comment``: ``draft.json`` with a ``//`` comment line.
+- what plangate's strict reader refuses: ``anchor`` (``&n`` / ``*n``), ``str-tag``
+  (``!!str``), ``nel-comment`` (a U+2028 in a comment), ``utf16`` (``draft.yml`` in UTF-16
+  with a BOM, which YAML itself allows).
 
-Defence: ``E_SELF_APPROVAL``, nothing runs. Results (round 11): **broke** (7, strict xfails):
+Defence: ``E_SELF_APPROVAL``, nothing runs. Results (round 11): **broke** (13, strict xfails):
 every wrapping but ``bad-status`` runs on Alice's lone approval (``status`` shows her as the
 approver), and a fresh clone's audit calls the approvals valid. Held: ``bad-status`` (a
 plan whose only fault is its status line is hers: the status is not hashed). Control: ``plain`` (the agent's own text, Alice
@@ -37,7 +43,22 @@ import pytest
 from advkit import AGENT, ALICE, Lab, load_yaml, plan_text
 from test_round2_approval_authors import shared_lab
 
-VIDS = ["md-two-fences", "commented", "wrapped", "listed", "extra-key", "bad-status", "json-comma", "patch"]
+VIDS = [
+    "md-two-fences",
+    "md-one-fence",
+    "commented",
+    "wrapped",
+    "listed",
+    "extra-key",
+    "bad-status",
+    "json-comma",
+    "json-comment",
+    "patch",
+    "anchor",
+    "str-tag",
+    "nel-comment",
+    "utf16",
+]
 
 
 def _xf(what: str) -> pytest.MarkDecorator:
@@ -57,6 +78,12 @@ _HOW = {
     "extra-key": "draft.yml with an extra unknown top-level key",
     "json-comma": "draft.json with a trailing comma",
     "patch": "plan.patch (a git diff adding PLAN.yml), applied by the agent",
+    "md-one-fence": "notes.md with one fenced YAML block (not named PLAN.md)",
+    "json-comment": "draft.json with a // comment line",
+    "anchor": "draft.yml using an anchor and an alias (refused by the strict reader)",
+    "str-tag": "draft.yml using an explicit !!str tag (refused by the strict reader)",
+    "nel-comment": "draft.yml with a U+2028 in a comment (refused by the strict reader)",
+    "utf16": "draft.yml in UTF-16 with a BOM (YAML allows it)",
 }
 BROKEN: dict[str, object] = {k: _xf(_WHY.format(how=h)) for k, h in _HOW.items()}
 
@@ -66,6 +93,16 @@ def _alice_file(vid: str, text: str) -> tuple[str, str]:
     if vid == "md-two-fences":
         other = text.replace(f'tag: "{vid}"', f'tag: "{vid}-alt"')
         return "notes.md", f"My plan:\n\n```yaml\n{text}```\n\nOr else:\n\n```yaml\n{other}```\n"
+    if vid == "md-one-fence":
+        return "notes.md", f"My plan:\n\n```yaml\n{text}```\n"
+    if vid == "json-comment":
+        return "draft.json", "// Alice's draft\n" + json.dumps(load_yaml(text), indent=2) + "\n"
+    if vid == "anchor":  # plangate's strict reader refuses anchors and aliases
+        return "draft.yml", text.replace('name: "anchor"', 'name: &n "anchor"').replace('tag: "anchor"', "tag: *n")
+    if vid == "str-tag":  # ... and explicit tags
+        return "draft.yml", text.replace('tag: "str-tag"', 'tag: !!str "str-tag"')
+    if vid == "nel-comment":  # ... and a U+2028 outside quotes
+        return "draft.yml", "# Alice\u2028s draft\n" + text
     if vid == "commented":
         return "draft.yml", "".join(f"# {line}\n" for line in text.splitlines())
     if vid == "wrapped":
@@ -79,7 +116,7 @@ def _alice_file(vid: str, text: str) -> tuple[str, str]:
     if vid == "json-comma":
         body = json.dumps(load_yaml(text), indent=2)
         return "draft.json", body[:-2] + ",\n}\n"
-    if vid == "draft-same":
+    if vid in ("draft-same", "utf16"):
         return "draft.yml", text
     raise AssertionError(vid)
 
@@ -89,7 +126,7 @@ def _build(root: Path) -> Lab:
     texts = {vid: plan_text(vid) for vid in [*VIDS, "draft-same"]}
     for vid in [v for v in texts if v != "patch"]:
         name, body = _alice_file(vid, texts[vid])
-        lab.write(vid, body, filename=name)
+        lab.write(vid, body.encode("utf-16") if vid == "utf16" else body, filename=name)
     # patch: Alice's diff adding PLAN.yml, made in a scratch index
     lab.write("patch", texts["patch"])
     lab.git("add", "-N", "plans/patch/PLAN.yml")

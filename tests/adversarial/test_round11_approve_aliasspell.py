@@ -144,7 +144,9 @@ def _build(root: Path) -> Lab:
     lab.approve("two/honest", ALICE)
     lab.approve("plain", ALICE)
     lab.run()
-    partial = {v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP_IDS, "two/honest"]}
+    partial = {
+        v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP_IDS, "two/honest"]
+    }
     (lab.root / "partial.json").write_text(json.dumps(partial))
 
     for k, email in B_SPELL.items():

@@ -109,7 +109,20 @@ def _build(root: Path) -> Lab:
 
     checks = {}
     for vid, branch in branches.items():
-        out = lab.cli("check", "--config", str(lab.config), "--base", "main", "--head", branch, "--as", ALICE[1], "--format", "json", cwd=lab.repo)
+        out = lab.cli(
+            "check",
+            "--config",
+            str(lab.config),
+            "--base",
+            "main",
+            "--head",
+            branch,
+            "--as",
+            ALICE[1],
+            "--format",
+            "json",
+            cwd=lab.repo,
+        )
         checks[vid] = out.stdout or out.stderr
     for branch in branches.values():
         lab.git("merge", "-q", "--no-ff", "--no-edit", branch, who=ALICE)
@@ -139,7 +152,9 @@ def _row(lab: Lab, vid: str) -> dict:
     return next(r for r in json.loads(out)["plans"] if r["plan"] == f"plans/{vid}")
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=CHECK_BROKEN.get(v, [])) for v in [*VIDS, "plain"]])
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=v, marks=CHECK_BROKEN.get(v, [])) for v in [*VIDS, "plain"]]
+)
 def test_check_predicted_what_the_controller_did(lab: Lab, vid: str) -> None:
     row = _row(lab, vid)
     assert (row["outcome"] == "start") == lab.started(vid), row

@@ -93,7 +93,20 @@ def _build(root: Path) -> Lab:
         lab.git("checkout", "-q", "-b", branch, "main")
         lab.approve(slug, AGENT)
         lab.git("checkout", "-q", "main")
-        out = lab.cli("check", "--config", str(lab.config), "--base", "main", "--head", branch, "--as", ALICE[1], "--format", "json", cwd=lab.repo)
+        out = lab.cli(
+            "check",
+            "--config",
+            str(lab.config),
+            "--base",
+            "main",
+            "--head",
+            branch,
+            "--as",
+            ALICE[1],
+            "--format",
+            "json",
+            cwd=lab.repo,
+        )
         checks[vid] = out.stdout or out.stderr
         lab.git("merge", "-q", "--no-ff", "--no-edit", branch, who=ALICE)
     (lab.root / "checks.json").write_text(json.dumps(checks))
@@ -126,7 +139,9 @@ def test_check_predicted_the_control(lab: Lab) -> None:
     assert _outcome(lab, "plain")["outcome"] == "start", _outcome(lab, "plain")
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=CHECK_BROKEN.get(v, [])) for v in VIDS])
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=v, marks=CHECK_BROKEN.get(v, [])) for v in VIDS]
+)
 def test_check_predicted_no_start(lab: Lab, vid: str) -> None:
     row = _outcome(lab, vid)
     assert row["outcome"] != "start", row

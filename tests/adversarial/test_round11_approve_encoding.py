@@ -43,9 +43,21 @@ from test_round2_approval_authors import shared_lab
 
 #: vid -> (encoding header, message text, approver)
 VARIANTS = {
-    "iso2022-bob": ("ISO-2022-JP", "write iso2022-bob\n\nCo-authored-by: Bob <\uff42ob@ops.example.com>\n", BOB),
-    "iso2022-alice": ("ISO-2022-JP", "write iso2022-alice\n\nCo-authored-by: Alice <\uff41lice@example.com>\n", ALICE),
-    "latin1-alice": ("ISO-8859-1", "write latin1-alice\n\nCo-authored-by: Alic\u00e9 <alice@example.com>\n", ALICE),
+    "iso2022-bob": (
+        "ISO-2022-JP",
+        "write iso2022-bob\n\nCo-authored-by: Bob <\uff42ob@ops.example.com>\n",
+        BOB,
+    ),
+    "iso2022-alice": (
+        "ISO-2022-JP",
+        "write iso2022-alice\n\nCo-authored-by: Alice <\uff41lice@example.com>\n",
+        ALICE,
+    ),
+    "latin1-alice": (
+        "ISO-8859-1",
+        "write latin1-alice\n\nCo-authored-by: Alic\u00e9 <alice@example.com>\n",
+        ALICE,
+    ),
     "utf8-alice": (None, "write utf8-alice\n\nCo-authored-by: Alice <alice@example.com>\n", ALICE),
 }
 VIDS = [v for v in VARIANTS if v != "utf8-alice"]
@@ -106,7 +118,9 @@ def test_the_control_runs_once(lab: Lab) -> None:
 @pytest.mark.parametrize("vid", list(VARIANTS))
 def test_git_log_shows_the_co_author(lab: Lab, vid: str) -> None:
     shown = json.loads((lab.root / "shown.json").read_text())[vid]
-    assert "Co-authored-by: " in shown and ("ob@ops.example.com" in shown or "lice@example.com" in shown), shown
+    assert "Co-authored-by: " in shown and (
+        "ob@ops.example.com" in shown or "lice@example.com" in shown
+    ), shown
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VARIANTS])

@@ -72,17 +72,28 @@ def _build(root: Path) -> Lab:
     stamp = "2026-11-25T00:00:00Z"
     # add-bob
     text = lab.read("two/add-bob")
-    text = text.replace("  missing: 1 more approval", f"  - by: bob@ops.example.com\n    at: '{stamp}'\n    commit: {bob_vote}\n  missing: ''")
+    text = text.replace(
+        "  missing: 1 more approval",
+        f"  - by: bob@ops.example.com\n    at: '{stamp}'\n    commit: {bob_vote}\n  missing: ''",
+    )
     assert bob_vote in text, text
     lab.write("two/add-bob", text)
     # pre-bob
     text = lab.read("two/pre-bob")
     h = lab.plan("two/pre-bob")["frozen"]["hash"]
-    lab.write("two/pre-bob", _cut_block(text) + f"approval:\n  status: partial\n  plan_hash: {h}\n  approvals:\n  - by: bob@ops.example.com\n    at: '{stamp}'\n    commit: {bob_vote}\n  missing: 1 more approval\n")
+    lab.write(
+        "two/pre-bob",
+        _cut_block(text)
+        + f"approval:\n  status: partial\n  plan_hash: {h}\n  approvals:\n  - by: bob@ops.example.com\n    at: '{stamp}'\n    commit: {bob_vote}\n  missing: 1 more approval\n",
+    )
     # self-approved
     text = lab.read("two/self-approved")
     h = lab.plan("two/self-approved")["frozen"]["hash"]
-    lab.write("two/self-approved", _cut_block(text) + f"approval:\n  status: approved\n  plan_hash: {h}\n  by: bob@ops.example.com\n  commit: {bob_vote}\n  approvals:\n  - by: bob@ops.example.com\n    at: '{stamp}'\n    commit: {bob_vote}\n")
+    lab.write(
+        "two/self-approved",
+        _cut_block(text)
+        + f"approval:\n  status: approved\n  plan_hash: {h}\n  by: bob@ops.example.com\n  commit: {bob_vote}\n  approvals:\n  - by: bob@ops.example.com\n    at: '{stamp}'\n    commit: {bob_vote}\n",
+    )
     # hash-swap
     lab.write("two/hash-swap", _cut_block(lab.read("two/hash-swap")) + bobs_block)
     lab.commit("agent edits the approval blocks", AGENT)
@@ -93,7 +104,20 @@ def _build(root: Path) -> Lab:
         lab.git("checkout", "-q", "-b", branch, "main")
         lab.approve(vid, AGENT)
         lab.git("checkout", "-q", "main")
-        out = lab.cli("check", "--config", str(lab.config), "--base", "main", "--head", branch, "--as", ALICE[1], "--format", "json", cwd=lab.repo)
+        out = lab.cli(
+            "check",
+            "--config",
+            str(lab.config),
+            "--base",
+            "main",
+            "--head",
+            branch,
+            "--as",
+            ALICE[1],
+            "--format",
+            "json",
+            cwd=lab.repo,
+        )
         checks[vid] = out.stdout
         lab.git("merge", "-q", "--no-ff", "--no-edit", branch, who=ALICE)
     lab.approve("two/honest", BOB)

@@ -61,7 +61,9 @@ def _build(root: Path) -> Lab:
         lab.write(vid, danger(vid))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze: risk high
-    (lab.root / "frozen.json").write_text(json.dumps({v: lab.plan(v).get("frozen") for v in ["edit-risk", "two"]}, default=str))
+    (lab.root / "frozen.json").write_text(
+        json.dumps({v: lab.plan(v).get("frozen") for v in ["edit-risk", "two"]}, default=str)
+    )
 
     text = lab.read("edit-risk")
     lab.write("edit-risk", re.sub(r"(\n  risk:) high", r"\1 low", text))
@@ -72,7 +74,11 @@ def _build(root: Path) -> Lab:
     lab.write("edit-policy", text)
     lab.write("self-freeze", danger("self-freeze"))
     h = _hash(lab, "self-freeze")
-    lab.write("self-freeze", danger("self-freeze") + f"frozen:\n  hash: \"{h}\"\n  at: \"2026-11-25T19:00:00Z\"\n  risk: low\n")
+    lab.write(
+        "self-freeze",
+        danger("self-freeze")
+        + f'frozen:\n  hash: "{h}"\n  at: "2026-11-25T19:00:00Z"\n  risk: low\n',
+    )
     lab.commit("agent lowers the risk", AGENT)
     lab.run()
     for vid in VIDS:

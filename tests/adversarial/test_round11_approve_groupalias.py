@@ -71,14 +71,31 @@ def _tag(vid: str) -> str:
 
 
 def _check(lab: Lab, branch: str, email: str) -> str:
-    result = lab.cli("check", "--config", str(lab.config), "--base", "main", "--head", branch, "--as", email, "--format", "json", cwd=lab.repo)
+    result = lab.cli(
+        "check",
+        "--config",
+        str(lab.config),
+        "--base",
+        "main",
+        "--head",
+        branch,
+        "--as",
+        email,
+        "--format",
+        "json",
+        cwd=lab.repo,
+    )
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     return result.stdout
 
 
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
-    lab.config.write_text(lab.config.read_text().replace(json.dumps(APPROVERS), json.dumps([*APPROVERS, "sec@example.com"])))
+    lab.config.write_text(
+        lab.config.read_text().replace(
+            json.dumps(APPROVERS), json.dumps([*APPROVERS, "sec@example.com"])
+        )
+    )
     for vid in [*VOTES, *CONTROL]:
         lab.write(vid, plan_text(_tag(vid)))
     lab.commit("agent adds plans", AGENT)

@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 11, who may make a plan run: content brought in by an octopus merge's third (or
 later) parent.
 

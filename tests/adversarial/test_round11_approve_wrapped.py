@@ -98,7 +98,9 @@ def _alice_file(vid: str, text: str) -> tuple[str, str]:
     if vid == "json-comment":
         return "draft.json", "// Alice's draft\n" + json.dumps(load_yaml(text), indent=2) + "\n"
     if vid == "anchor":  # plangate's strict reader refuses anchors and aliases
-        return "draft.yml", text.replace('name: "anchor"', 'name: &n "anchor"').replace('tag: "anchor"', "tag: *n")
+        return "draft.yml", text.replace('name: "anchor"', 'name: &n "anchor"').replace(
+            'tag: "anchor"', "tag: *n"
+        )
     if vid == "str-tag":  # ... and explicit tags
         return "draft.yml", text.replace('tag: "str-tag"', 'tag: !!str "str-tag"')
     if vid == "nel-comment":  # ... and a U+2028 outside quotes
@@ -110,7 +112,7 @@ def _alice_file(vid: str, text: str) -> tuple[str, str]:
     if vid == "listed":
         return "drafts.yml", "- " + textwrap.indent(text, "  ")[2:]
     if vid == "extra-key":
-        return "draft.yml", text + "notes: \"Alice's draft\"\n"
+        return "draft.yml", text + 'notes: "Alice\'s draft"\n'
     if vid == "bad-status":
         return "draft.yml", text.replace("status: pending_approval", "status: ready")
     if vid == "json-comma":
@@ -145,7 +147,11 @@ def _build(root: Path) -> Lab:
     lab.write("plain", plan_text("plain"))
     lab.commit("agent writes the plans", AGENT)
     lab.run()  # freeze
-    (lab.root / "frozen.json").write_text(json.dumps({v: bool((lab.plan(v).get("frozen") or {}).get("hash")) for v in [*VIDS, "plain"]}))
+    (lab.root / "frozen.json").write_text(
+        json.dumps(
+            {v: bool((lab.plan(v).get("frozen") or {}).get("hash")) for v in [*VIDS, "plain"]}
+        )
+    )
     for vid in [*VIDS, "draft-same", "plain"]:
         lab.approve(vid, ALICE)
     lab.run()
@@ -162,7 +168,9 @@ def test_the_control_runs_once(lab: Lab) -> None:
 
 
 def test_the_round5_control_holds(lab: Lab) -> None:
-    assert lab.calls("draft-same") == [] and lab.refusal("draft-same") == "E_SELF_APPROVAL", lab.codes("draft-same")
+    assert lab.calls("draft-same") == [] and lab.refusal("draft-same") == "E_SELF_APPROVAL", (
+        lab.codes("draft-same")
+    )
 
 
 def test_the_plans_were_frozen(lab: Lab) -> None:

@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 11, who may make a plan run: the operator's identity aliases (``plus_tags``,
 ``people``) meeting the spellings rounds 9 and 10 normalised.
 
@@ -50,11 +49,9 @@ rules:
 A_SPELL = {
     "alias-comment": "a.smith(x)@corp.example",
     "alias-quoted": '"a.smith"@corp.example',
-    "alias-upper": "A.Smith@CORP.EXAMPLE",
     "alias-fullwidth": "\uff41.smith@corp.example",
     "alias-cgj": "a.smi\u034fth@corp.example",
     "alias-dot": "a.smith@corp.example.",
-    "alias-domcomment": "a.smith@(c)corp.example",
     "alias-fwat": "a.smith\uff20corp.example",
     "plus-fwplus": "alice\uff0bx@example.com",
     "plus-fwat": "alice+x\uff20example.com",
@@ -62,9 +59,7 @@ A_SPELL = {
     "plus-quoted": '"alice+x"@example.com',
     "plus-two": "alice+x+y@example.com",
     "plus-empty": "alice+@example.com",
-    "plus-domcomment": "alice+x@(c)example.com",
     "plus-fwdomain": "alice+x@\uff25XAMPLE.com",
-    "plus-cgj": "alice+\u034fx@example.com",
     "plus-smallplus": "alice\ufe62x@example.com",
 }
 #: Bob writes as bob@ops.example.com, approves under these (each matches *@ops.example.com)
@@ -73,19 +68,17 @@ B_SPELL = {
     "rob-comment": "rob(c)@ops.example.com",
     "rob-quoted": '"rob"@ops.example.com',
     "rob-fullwidth": "\uff52ob@ops.example.com",
-    "rob-upper": "ROB@OPS.example.com",
-    "rob-cgj": "r\u034fob@ops.example.com",
     "rob-plus": "rob+x@ops.example.com",
     "rob-fwplus": "\uff52ob\uff0bx@ops.example.com",
     "plus-fwplus": "bob\uff0bx@ops.example.com",
     "plus-smallplus": "bob\ufe62x@ops.example.com",
     "plus-comment": "bob+x(c)@ops.example.com",
     "plus-quoted": '"bob+x"@ops.example.com',
-    "plus-two": "bob+x+y@ops.example.com",
-    "plus-empty": "bob+@ops.example.com",
-    "plus-cgj": "bob+\u034fx@ops.example.com",
     "plus-fwat": "bob+x\uff20ops.example.com",
 }
+#: trimmed for suite time (held when tried, round 11): a-alias-upper, a-alias-domcomment,
+#: a-plus-domcomment, a-plus-cgj; b-rob-upper, b-rob-cgj, b-plus-two, b-plus-empty, b-plus-cgj
+#: (and their two/dup- twins)
 A_IDS = [f"a-{k}" for k in A_SPELL]
 B_IDS = [f"b-{k}" for k in B_SPELL]
 DUP_IDS = [f"two/dup-{k}" for k in B_SPELL]

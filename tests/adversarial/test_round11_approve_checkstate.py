@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 11, who may make a plan run: ``plangate check`` (CI's prediction) for plans whose
 fate the controller decides from what it remembers, not from the pull request.
 
@@ -30,6 +29,7 @@ import json
 from pathlib import Path
 
 import pytest
+import test_round11_approve_checkhistory as checkhistory
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
@@ -61,6 +61,7 @@ CHECK_BROKEN: dict[str, object] = {
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
+    checkhistory.prepare(lab)  # test_round11_approve_checkhistory.py shares this lab
     for vid in ["ran-copy", "ran-readd"]:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
@@ -87,6 +88,27 @@ def _build(root: Path) -> Lab:
     lab.write("ran-readd", plan_text("ran-readd"))
     lab.commit("agent adds it back", AGENT)
     lab.run()  # freeze
+    history_branches = checkhistory.branches(lab)
+    history = {}
+    for vid, branch in history_branches.items():
+        if vid not in checkhistory.CHECKED:
+            continue
+        out = lab.cli(
+            "check",
+            "--config",
+            str(lab.config),
+            "--base",
+            "main",
+            "--head",
+            branch,
+            "--as",
+            ALICE[1],
+            "--format",
+            "json",
+            cwd=lab.repo,
+        )
+        history[vid] = out.stdout or out.stderr
+    (lab.root / "checks_history.json").write_text(json.dumps(history))
     checks = {}
     for vid, slug in TARGET.items():
         branch = f"pr-{vid}"
@@ -108,6 +130,8 @@ def _build(root: Path) -> Lab:
             cwd=lab.repo,
         )
         checks[vid] = out.stdout or out.stderr
+        lab.git("merge", "-q", "--no-ff", "--no-edit", branch, who=ALICE)
+    for branch in history_branches.values():
         lab.git("merge", "-q", "--no-ff", "--no-edit", branch, who=ALICE)
     (lab.root / "checks.json").write_text(json.dumps(checks))
     lab.run()

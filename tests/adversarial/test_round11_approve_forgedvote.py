@@ -29,18 +29,23 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import test_round11_approve_frozenrisk as frozenrisk
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
 rules:
+  - match: {risk: high}
+    require: [{count: 2}]
   - match: {paths: ["plans/two/**"]}
     require: [{count: 2}]
 """
 VIDS = ["two/add-bob", "two/pre-bob", "two/self-approved", "two/hash-swap"]
+CHECKED = ["two/add-bob", "two/self-approved"]  # through a pull request and `check` (suite time)
 BROKEN: dict[str, object] = {}
 
 
@@ -60,10 +65,18 @@ def _block(text: str) -> str:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    log = json.dumps(str(lab.log))
+    lab.write_config(
+        approval=APPROVAL,
+        tools=f"danger: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}, risk: high}}\n",
+    )
     for vid in [*VIDS, "two/honest", "two/bobs"]:
         lab.write(vid, plan_text(_tag(vid)))
     lab.commit("agent adds plans", AGENT)
+    frozenrisk.prepare(lab)
     lab.run()  # freeze
+    frozenrisk.after_freeze(lab)
     bob_vote = lab.approve("two/bobs", BOB)
     for vid in ["two/add-bob", "two/honest", "two/hash-swap"]:
         lab.approve(vid, ALICE)
@@ -97,9 +110,9 @@ def _build(root: Path) -> Lab:
     # hash-swap
     lab.write("two/hash-swap", _cut_block(lab.read("two/hash-swap")) + bobs_block)
     lab.commit("agent edits the approval blocks", AGENT)
-    lab.run()
+    frozenrisk.after_votes(lab)
     checks = {}
-    for vid in VIDS:
+    for vid in CHECKED:
         branch = "pr-" + _tag(vid)
         lab.git("checkout", "-q", "-b", branch, "main")
         lab.approve(vid, AGENT)
@@ -120,6 +133,9 @@ def _build(root: Path) -> Lab:
         )
         checks[vid] = out.stdout
         lab.git("merge", "-q", "--no-ff", "--no-edit", branch, who=ALICE)
+    for vid in VIDS:
+        if vid not in CHECKED:
+            lab.approve(vid, ALICE)
     lab.approve("two/honest", BOB)
     (lab.root / "checks.json").write_text(json.dumps(checks))
     lab.run()
@@ -141,7 +157,7 @@ def test_a_vote_written_into_the_file_is_no_vote(lab: Lab, vid: str) -> None:
     assert not lab.started(vid), lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", VIDS)
+@pytest.mark.parametrize("vid", CHECKED)
 def test_check_predicted_no_start(lab: Lab, vid: str) -> None:
     out = json.loads((lab.root / "checks.json").read_text())[vid]
     row = next(r for r in json.loads(out)["plans"] if r["plan"] == f"plans/{vid}")
@@ -154,5 +170,6 @@ def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
     result = lab.cli("audit", "--json", cwd=clone)
     report = json.loads(result.stdout)
     valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
-    assert "plans/two/honest" in valid, report
+    assert "plans/two/honest" in valid and "plans/risk-two" in valid, report
+    assert not valid & {f"plans/{v}" for v in frozenrisk.VIDS}, sorted(valid)
     assert not valid & {f"plans/{v}" for v in VIDS if v not in BROKEN}, sorted(valid)

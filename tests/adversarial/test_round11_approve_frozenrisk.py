@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 11, who may make a plan run: the risk written in ``frozen:`` (not hashed).
 
 SPEC §11: a plan's risk "is computed at freeze and written in ``frozen:`` (``{hash, at, risk,
@@ -15,16 +14,14 @@ the content, the agent lowers it without changing the hash.
   ``frozen.policy`` to ``{rule: null, require: [{count: 1}]}``.
 
 Defence: one approval is not enough: the plan is ``partial`` and ``danger`` never runs.
-Control: ``two`` (Alice then Bob) runs once.
+Control: ``risk-two`` (Alice then Bob) runs once. The lab is the one of
+``test_round11_approve_forgedvote.py`` (its config holds both rules).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
@@ -50,21 +47,21 @@ def _hash(lab: Lab, slug: str) -> str:
     return m.group(0)
 
 
-def _build(root: Path) -> Lab:
-    lab = Lab(root, approval=APPROVAL)
-    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
-    lab.write_config(
-        approval=APPROVAL,
-        tools=f"danger: {{kind: exec, argv: {rec}, env: {{REC_LOG: {json.dumps(str(lab.log))}}}, risk: high}}\n",
-    )
-    for vid in ["edit-risk", "edit-policy", "two"]:
+def prepare(lab: Lab) -> None:
+    """Before the first pass (the lab is shared with test_round11_approve_forgedvote.py)."""
+    for vid in ["edit-risk", "edit-policy", "risk-two"]:
         lab.write(vid, danger(vid))
-    lab.commit("agent adds plans", AGENT)
-    lab.run()  # freeze: risk high
-    (lab.root / "frozen.json").write_text(
-        json.dumps({v: lab.plan(v).get("frozen") for v in ["edit-risk", "two"]}, default=str)
-    )
+    lab.commit("agent adds danger plans", AGENT)
 
+
+def after_freeze(lab: Lab) -> None:
+    (lab.root / "frozen.json").write_text(
+        json.dumps({v: lab.plan(v).get("frozen") for v in ["edit-risk", "risk-two"]}, default=str)
+    )
+    lab.approve("risk-two", ALICE)
+
+
+def after_votes(lab: Lab) -> None:
     text = lab.read("edit-risk")
     lab.write("edit-risk", re.sub(r"(\n  risk:) high", r"\1 low", text))
     text = lab.read("edit-policy")
@@ -80,23 +77,20 @@ def _build(root: Path) -> Lab:
         + f'frozen:\n  hash: "{h}"\n  at: "2026-11-25T19:00:00Z"\n  risk: low\n',
     )
     lab.commit("agent lowers the risk", AGENT)
-    lab.run()
     for vid in VIDS:
         lab.approve(vid, ALICE)
-    lab.approve("two", ALICE)
-    lab.run()
-    lab.approve("two", BOB)
-    lab.run()
-    return lab
+    lab.approve("risk-two", BOB)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return shared_lab(tmp_path_factory, "r11-frozenrisk", _build)
+    from test_round11_approve_forgedvote import _build
+
+    return shared_lab(tmp_path_factory, "r11-forgedvote", _build)
 
 
 def test_the_control_runs_once(lab: Lab) -> None:
-    assert len(lab.calls("two")) == 1, lab.codes("two")
+    assert len(lab.calls("risk-two")) == 1, lab.codes("risk-two")
 
 
 def test_the_controller_froze_it_high(lab: Lab) -> None:
@@ -110,11 +104,4 @@ def test_one_approval_is_not_enough_whatever_frozen_says(lab: Lab, vid: str) -> 
     assert not lab.started(vid), lab.codes(vid)
 
 
-def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
-    assert "plans/two" in valid, report
-    assert not valid & {f"plans/{v}" for v in VIDS if v not in BROKEN}, sorted(valid)
+# the fresh-clone audit of this lab is test_round11_approve_forgedvote.py's (it covers VIDS here)

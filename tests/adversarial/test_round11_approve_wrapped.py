@@ -185,24 +185,25 @@ def test_her_plan_unwrapped_is_still_hers(lab: Lab, vid: str) -> None:
     assert lab.refusal(vid) == "E_SELF_APPROVAL", lab.codes(vid)
 
 
-def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    """Only the variants that held are checked here (the broken ones are valid to the audit
-    too: it agrees with what ran); see test_a_fresh_clone_audit_flags_the_unwrapped_plans."""
-    clone = tmp_path / "clone"
+@pytest.fixture(scope="module")
+def audit_valid(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    clone = tmp_path_factory.mktemp("clone") / "clone"
     subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
     result = lab.cli("audit", "--json", cwd=clone)
     report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
-    assert "plans/plain" in valid, report
+    return {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+
+
+def test_a_fresh_clone_audit_agrees(audit_valid: set[str]) -> None:
+    """Only the variants that held are checked here (the broken ones are valid to the audit
+    too: it agrees with what ran); see test_a_fresh_clone_audit_flags_the_unwrapped_plans."""
+    valid = audit_valid
+    assert "plans/plain" in valid, sorted(valid)
     assert not valid & {f"plans/{v}" for v in VIDS if v not in BROKEN}, sorted(valid)
 
 
 @_xf("a fresh clone's audit calls every unwrapped plan's approval valid (it agrees with what ran)")
-def test_a_fresh_clone_audit_flags_the_unwrapped_plans(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
-    assert "plans/plain" in valid, report
+def test_a_fresh_clone_audit_flags_the_unwrapped_plans(audit_valid: set[str]) -> None:
+    valid = audit_valid
+    assert "plans/plain" in valid, sorted(valid)
     assert not valid & {f"plans/{v}" for v in VIDS}, sorted(valid)

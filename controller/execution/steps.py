@@ -187,12 +187,24 @@ class StepRunner:
     def _attempt(self, step: Step, rec: ActionRecord, tries: int) -> tuple[RunOutcome | None, bool]:
         """One try: (outcome, whether to try again)."""
         attempt = rec.attempts + 1
+        # An abort (or a hold, or a stop) is honoured before every call a step makes: its
+        # checks, its tool, each fallback step, each nested action (all come through here),
+        # not only between the plan's own actions: a check tool may itself be what withdrew it.
+        stop = self.run.interrupted(step.key, "before")
+        if stop is not None:
+            return stop, False
         try:
             tool = self.run.catalog.get(step.tool)
             params = refs.resolve(step.spec.params, step.scope.ctx)
             self.before_tool(step, tool, params, attempt)
         except PlangateError as refused:
+            stop = self.run.interrupted(step.key, "checking")
+            if stop is not None:
+                return stop, False
             return self._failed(step, rec, tries, attempt, refused, no_call=True)
+        stop = self.run.interrupted(step.key, "checking")
+        if stop is not None:
+            return stop, False
         capped = self.run.cap_reached(step.key)
         if capped is not None:
             # a cap ends the action and the plan (``skip`` never passes it); the record says
@@ -261,14 +273,22 @@ class StepRunner:
             if spec.tool is None:
                 found = checks.verify_result(spec, result)
             else:
+                seen: list[RunOutcome] = []
+
+                def stopped() -> bool:
+                    found = self.run.interrupted(step.key, "verifying")
+                    if found is not None:
+                        seen.append(found)
+                    return found is not None
+
                 polled = checks.verify_poll(
                     spec,
                     guarded(step.scope.ctx, spec.guards, f"action {step.key} verify"),
                     self.checker(step),
-                    lambda: self.run.interrupted(step.key, "verifying") is not None,
+                    stopped,
                 )
                 if polled is None:  # the start stays open with its `called` record
-                    return self.run.interrupted(step.key, "verifying")
+                    return seen[-1] if seen else RunOutcome("stopped", None, step.key)
                 found = polled
             self.record_check(step.key, attempt, found)
             if not found.ok:

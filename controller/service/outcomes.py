@@ -41,6 +41,11 @@ class _Finished:
     ran: str | None = None
 
 
+#: How long a step waits, before it starts, for a pass that holds the controller while the
+#: branch has moved (the pass scans the new commits and hands over any abort).
+ABORT_WAIT = 2.0
+
+
 class Outcomes(Committing):
     """Runs jobs (safe from worker threads) and commits what they did."""
 
@@ -120,7 +125,9 @@ class Outcomes(Committing):
         return None
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
-        seen: list[str | None] = [None]  # the branch head last looked at
+        # the branch head last looked at: at first the head of the pass that started the job
+        # (it scanned to there and handed over any abort it saw)
+        seen: list[str | None] = [self._head or None]
 
         def abort_requested() -> bool:
             """Before every action: has the branch asked to abort? Costs a read of the ref
@@ -136,6 +143,9 @@ class Outcomes(Committing):
                 return False
             if head == seen[0]:
                 return False
+            if self._ours_since(seen[0], head):  # only the controller's own commits since
+                seen[0] = head
+                return False
             found = self._abort_at_head(job)
             if found is None:
                 return False  # a pass holds the controller: it hands over any abort itself
@@ -143,6 +153,29 @@ class Outcomes(Committing):
             return found or job.plan_id in self.holds  # the scan may have seen a rewrite
 
         return abort_requested
+
+    def _ours_since(self, since: str | None, head: str) -> bool:
+        """Is every first-parent commit after ``since`` up to ``head`` one this controller
+        made (by record)? Then no abort can be among them, and a step need not wait for the
+        pass that holds the controller (a burst's outcome commits move the branch all the
+        time). Read in-process, at most 64 commits; False when unsure."""
+        if since is None:
+            return False
+        commit = head
+        for _ in range(64):
+            if commit == since:
+                return True
+            if commit not in self.own_commits:
+                return False
+            try:
+                header = self.repo.blob(commit).split(b"\n\n", 1)[0]
+            except PlangateError:
+                return False
+            parents = [line[7:] for line in header.split(b"\n") if line.startswith(b"parent ")]
+            if not parents:
+                return False
+            commit = parents[0].decode("ascii", "replace")
+        return False
 
     def _fetch_due(self) -> bool:
         """Remote mode: read the remote again when ``remote.poll_interval`` has passed since
@@ -167,8 +200,11 @@ class Outcomes(Committing):
         an allowed approver or author set ``aborted``)? New commits are applied to the index,
         so the check costs what changed, never a read or parse of the plan (a 1,000-action
         plan took 0.7 s to parse, once a second). Skipped while a pass holds the controller:
-        the pass itself hands an abort request to the running plan (None: not looked)."""
-        if not self._lock.acquire(blocking=False):
+        the pass itself hands an abort request to the running plan (None: not looked). A pass
+        that holds the controller is waited for a little first: an abort committed by the
+        step just ended (a check tool, a failing call) wakes a pass at once, and the next step
+        must not start before that pass has looked (round 11)."""
+        if not self._lock.acquire(timeout=ABORT_WAIT):
             return None
         try:
             head = self.head()

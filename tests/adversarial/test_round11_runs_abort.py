@@ -211,13 +211,16 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 ABORTS = [s for s in [*PLANS, "a-nested"] if s.startswith("a-")]
-BROKE = {
+#: What broke when found (round 11); fixed since: an abort, a hold or a stop is honoured before
+#: every call a step makes (controller.execution.steps.Runner._attempt).
+FOUND = {
     "a-fallback": "an abort committed by the failing call is ignored: the fallback step runs and the plan is committed `completed` (audit ok)",
     "a-verify": "an abort during verify polling: the plan is committed `completed` (EXECUTION_LOG ✅ completed) with action 1 `running` and action 2 `pending`, never run (audit ok)",
     "a-precond": "an abort committed while an action's precondition check runs: the action's own tool (the write) still runs and the plan is committed `completed`",
     "a-fallback2": "an abort committed by fallback step 1.1: step 1.2 still runs and the plan is committed `completed`",
     "a-nested": "an abort inside a nested plan: nested action 1/2 still runs (the abort is seen only before parent action 2)",
 }
+BROKE: dict[str, str] = {}
 
 
 def _params(ids: list[str], only: set[str] | None = None) -> list:  # type: ignore[type-arg]

@@ -78,11 +78,14 @@ PLANS = {
 """,
 }
 
-BROKE = {
+#: What broke when found (round 11); fixed since: an abort, a hold or a stop is honoured before
+#: every call a step makes (controller.execution.steps.Runner._attempt).
+FOUND = {
     "r-precond": "a rewrite erasing the start commit, made during an action's precondition check: the action's tool still runs",
     "r-fallback": "a rewrite erasing the start commit, made by the failing call: the fallback step still runs",
     "r-nested": "a rewrite erasing the start commit, made by nested action 1/1: nested 1/2 still runs",
 }
+BROKE: dict[str, str] = {}
 
 
 def _build(root: Path) -> Lab:

@@ -181,12 +181,23 @@ def _parse_header(header: str, tag: str) -> CommitRecord:
         parents=tuple(parents.split()),
         author=Person(an, ae),
         committer=Person(cn, ce),
-        author_time=int(at),
-        commit_time=int(ct),
+        author_time=_time(at),
+        commit_time=_time(ct),
         subject=subject,
         trailers=parse_trailers(trailers),
         body=body,
     )
+
+
+def _time(text: str) -> int:
+    """A commit's Unix time as git printed it; 0 when git could not (a commit whose
+    ``encoding`` header names a charset like IBM037: git re-encodes its header lines and
+    prints every field empty). Such a commit names nobody (empty identities never approve
+    or withdraw) and is dated 1970, the oldest: it can make nothing look younger."""
+    try:
+        return int(text)
+    except ValueError:
+        return 0
 
 
 def _parse_raw(raw: str) -> list[FileChange]:

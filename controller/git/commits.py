@@ -405,6 +405,10 @@ def _join(path: bytes, name: bytes) -> bytes:
     return path + b"/" + name if path else name
 
 
+#: Folders below the plans folder a cold scan walks into (plan paths hold at most 32 parts).
+MAX_TREE_DEPTH = 64
+
+
 def _expand(
     reader: _TreeReader,
     path: bytes,
@@ -414,7 +418,14 @@ def _expand(
     old_data: bytes | None = None,
     new_data: bytes | None = None,
 ) -> None:
-    """The file changes of one differing entry, recursing into folders (as ``-r`` does)."""
+    """The file changes of one differing entry, recursing into folders (as ``-r`` does),
+    down to :data:`MAX_TREE_DEPTH` folders: anything deeper is no plan (E_UNSAFE_PATH past
+    32) and is reported as the folder itself changing (1,000 nested folders overflowed the
+    stack on every pass)."""
+    if path.count(b"/") >= MAX_TREE_DEPTH and (is_dir(old) or is_dir(new)):
+        mode = "%06o" % (new.mode if new is not None else 0)
+        out.append(FileChange(path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode))
+        return
     if not is_dir(old) and not is_dir(new):
         mode = "%06o" % (new.mode if new is not None else 0)
         out.append(FileChange(path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode))

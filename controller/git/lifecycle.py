@@ -172,6 +172,7 @@ class Lifecycle(IndexStore):
         E_UNSAFE_PATH, never read or acted on."""
         state = self.plans.get(plan_id) or PlanState(plan_id, path)
         self._problem(state, f"E_UNSAFE_PATH: {why}")
+        state.unsafe = True  # nothing reads, writes or acts on it
         state.status = state.file_status = state.request = None
         state.hash = state.frozen_hash = state.blob = None
         self.plans[plan_id] = state

@@ -129,6 +129,9 @@ class PlanState:
     notes: list[str] = field(default_factory=list)
     #: The folder holds PLAN.yml and PLAN.yaml (E_PLAN_AMBIGUOUS): neither is acted on.
     ambiguous: bool = False
+    #: A hostile name or a link where the plan file should be (E_UNSAFE_PATH): never read
+    #: or acted on (its path may be one no file system holds).
+    unsafe: bool = False
 
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]
@@ -217,7 +220,15 @@ def _same_hash(a: BlobFacts | None, b: BlobFacts | None) -> bool:
     return a is not None and b is not None and a.hash is not None and a.hash == b.hash
 
 
+def unsafe(state: PlanState) -> bool:
+    """A plan under a hostile name or behind a link (E_UNSAFE_PATH): never read or acted on
+    (its path may be one no file system holds: a pass that touched it would fail)."""
+    return state.unsafe
+
+
 def _needs_attention(state: PlanState) -> bool:
+    if unsafe(state):
+        return False
     if state.request is not None or state.abort_requested:
         return True
     if state.status is None or state.file_status is None:

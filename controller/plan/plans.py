@@ -136,6 +136,9 @@ def find_plan_files(repo: Path, plans_dir: str = "plans") -> Iterator[Path]:
                 break
 
 
+#: Folders a plan path may have (``plans/team/area/name/PLAN.yml`` is 5): deeper paths are
+#: refused before anything walks or writes them (1,000 levels stopped every pass: round 11).
+MAX_PATH_PARTS = 32
 #: White space other than the plain space (U+00A0, U+3000, ...): it reads as a space.
 _ODD_BLANK = re.compile(r"[^\S ]")
 
@@ -152,6 +155,14 @@ def unsafe_name(path: str) -> str | None:
     """
     from controller.display import HIDDEN
 
+    parts = path.split("/")
+    if len(parts) > MAX_PATH_PARTS or any(
+        len(p.encode("utf-8", "surrogatepass")) > 255 for p in parts
+    ):
+        return (
+            f"the path has a name over 255 bytes or more than {MAX_PATH_PARTS} folders: no file "
+            "system holds it (it would stop every pass); rename the folder"
+        )
     found = HIDDEN.search(path) or _ODD_BLANK.search(path)
     if found is None:
         if any(part != part.strip() for part in path.split("/")):

@@ -18,6 +18,7 @@ from pathlib import Path
 from controller.approval import approvals, quorum, verdicts
 from controller.errors import GitError, PlangateError
 from controller.git.history import PlanState
+from controller.git.planstate import unsafe
 from controller.plan import plans, yamlio
 from controller.service.committing import _set_approval, _set_status, aborted_by
 from controller.service.core import Job, _Moved, _Wait, iso
@@ -183,6 +184,8 @@ def _refused(
 def _has_work(state: PlanState) -> bool:
     """Might this plan need a write in this pass? (Otherwise its files are not even read: a
     thousand executing plans waiting for a worker cost a pass nothing each.)"""
+    if unsafe(state):
+        return False  # E_UNSAFE_PATH: never read or acted on
     if state.request is not None or state.abort_requested:
         return True
     return state.status in ("pending_approval", None) or state.file_status is None

@@ -108,6 +108,8 @@ class Freezing(Committing):
     def _convert_sources(self) -> None:
         """Convert committed sources in folders without PLAN.yml, one convert commit each."""
         for plan_id, source in sorted(self._sources.committed(self.repo, self._head).items()):
+            if plans.unsafe_name(source or plan_id) is not None:
+                continue  # E_UNSAFE_PATH: recorded by the history index, never read
             if not source:
                 names = ", ".join(plans.SOURCE_FILES)
                 self._wait(plan_id, f"E_PLAN_AMBIGUOUS: several of {names}; keep one")

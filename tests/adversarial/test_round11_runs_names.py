@@ -32,11 +32,13 @@ VARIANTS = {
     "long-md": "plans/" + "y" * 300 + "/PLAN.md",
 }
 DELETED = {"deep-hist", "long-hist"}
-BROKE = {
+#: What broke when found (round 11); fixed since: such paths are E_UNSAFE_PATH (plans.unsafe_name)
+FOUND = {
     "long300": "a committed folder name over 255 bytes kills every pass (OSError ENAMETOOLONG) and status: no plan runs",
     "deep-hist": "the same deep folder, deleted in the next commit: it stays in history and every pass still dies (RecursionError); only a rewrite (which holds plans) gets out",
     "long-md": "a PLAN.md source in a folder named over 255 bytes kills every pass (OSError ENAMETOOLONG)",
 }
+BROKE: dict[str, str] = {}
 
 
 def _build(vid: str):  # type: ignore[no-untyped-def]

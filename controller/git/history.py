@@ -35,6 +35,7 @@ from controller.git.planstate import (
     PlanState,
     changed_plan_ids,
     facts_of,
+    folder_key,
     is_text,
     plan_id_of,
 )
@@ -244,7 +245,9 @@ def build_request(
         current_hash=current_hash,
         frozen_hash=facts.frozen_hash,
         changed_in_commit=bool(req.get("changed_in_commit")),
-        changers=frozenset(state.changers) | frozenset((authors or {}).get(current_hash or "", ())),
+        changers=frozenset(state.changers)
+        | frozenset((authors or {}).get(current_hash or "", ()))
+        | frozenset((authors or {}).get(folder_key(state.plan_id), ())),
         frozen_since=state.frozen_since,
         approved_hash=state.approved_hash if req["kind"] != "approve" else None,
         signature_valid=signature.valid if signature else None,

@@ -30,12 +30,13 @@ from controller.git.planstate import (
     _content_changed,
     _same_hash,
     facts_of,
+    folder_key,
     is_text,
     plan_id_of,
 )
 from controller.git.records import plan_event
 from controller.plan import yamlio
-from controller.plan.plans import PLAN_FILES, SOURCE_FILES, unsafe_name
+from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
 
@@ -116,7 +117,10 @@ class Lifecycle(IndexStore):
         ``PLAN.json``/``PLAN.md``, a draft, any file): kept by the file's bytes (its git blob
         id), so that a plan made of those bytes (the file renamed, moved or copied to
         ``PLAN.yml``, the source converted wherever it went) counts them as its authors. The
-        author index never forgets them (SPEC §15; round 5)."""
+        author index never forgets them (SPEC §15; round 5). And whoever writes any file in
+        a folder writes the plan that folder holds or will hold: plan text wrapped so that
+        it reads as no plan (commented out, fenced in notes, under another key, a patch) and
+        unwrapped by someone else is still hers (round 11)."""
         if change.new_blob is None or change.mode in NOT_A_FILE or not is_text(change.path):
             return
         if (
@@ -125,6 +129,10 @@ class Lifecycle(IndexStore):
         ):
             return
         self._add_authors(_blob_key(change.new_blob), who)
+        for folder in PurePosixPath(change.path).parents:
+            if str(folder) in (self.plans_dir, ".") or len(folder.parts) > MAX_PATH_PARTS:
+                break
+            self._add_authors(folder_key(str(folder)), who)  # whatever its bytes (round 11)
         plan_hash = self._draft_hash(repo, change)
         if plan_hash is not None:  # plan text under another name: its content is theirs too
             self._add_authors(plan_hash, who)

@@ -177,6 +177,12 @@ class HistoryEvent:
 EventSink = Callable[[HistoryEvent], None]
 
 
+def folder_key(folder: str) -> str:
+    """The author index's key for everyone who wrote a file in ``folder`` (beside the
+    plan hashes and blob ids it keys)."""
+    return f"folder:{folder}"
+
+
 def plan_id_of(path: str, plans_dir: str) -> str | None:
     """``plans/x/PLAN.yml`` -> ``plans/x`` (None when not a plan file under plans_dir)."""
     pure = PurePosixPath(path)

@@ -211,6 +211,9 @@ class Auditor:
             return None
         if verb == "freeze" and self._same_content(before.blob, after.blob, after.file):
             return None  # legacy ${...} references converted to $<...>
+        running = self.open.get(event.plan_id)
+        if running is not None and running.plan_hash == after.hash and verb != "start":
+            return None  # writes back the version that ran over a change made meanwhile
         return f"a {verb} commit changed the plan's content ({before.hash} -> {after.hash})"
 
     def _same_content(self, old: str, new: str | None, file: str) -> bool:

@@ -167,8 +167,28 @@ class Controller(Deciding, Outcomes):
                 self.last_error = str(exc)
                 self.status_error = exc
             running, waiting = self.running(), dict(self._waiting)
+            if reasons and self.config.remote is None:
+                waiting |= self._outcomes_waiting(running, waiting)
             problems = {s.plan_id: self._blocker(s) for s in self.index.plans.values()}
             return self._plan_rows(running, waiting, problems, reasons) + self._source_rows()
+
+    def _outcomes_waiting(self, running: set[str], waiting: dict[str, str]) -> dict[str, str]:
+        """Why a started plan that no worker here runs waits (``status`` is another process
+        than the controller, which keeps its reasons in memory): the edits in the working
+        tree the controller will not overwrite with the run's outcome (round 11)."""
+        found: dict[str, str] = {}
+        for state in self.index.plans.values():
+            if state.status not in ("executing", "awaiting_approval") or state.unsafe:
+                continue
+            if state.plan_id in running or state.plan_id in waiting:
+                continue
+            try:
+                self._check_uncommitted(state, self._head or self.head())
+            except _Wait as wait:
+                found[state.plan_id] = f"the outcome waits: {wait}"
+            except PlangateError:
+                continue
+        return found
 
     def _plan_rows(
         self,

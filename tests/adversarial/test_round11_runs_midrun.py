@@ -156,16 +156,9 @@ def test_the_record_names_alice_once(lab: Lab, mode: str) -> None:
 @pytest.mark.parametrize(
     "mode",
     [
-        pytest.param(
-            m,
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="round 11: the audit calls the controller's honest outcome commit (the approved text restored over the agent's mid-run content edit) controller-unexplained",
-            )
-            if m in ("commit-inputs", "commit-garbage")
-            else [],
-        )
+        # round 11: the audit called the controller's outcome commit (the approved text
+        # restored over the agent's mid-run edit) controller-unexplained; fixed since
+        pytest.param(m)
         for m in COMMITTED
     ],
 )
@@ -177,11 +170,8 @@ def test_the_audit_blames_the_agent_not_the_controller(lab: Lab, mode: str) -> N
     assert unexplained == [], unexplained
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 11: a finished run whose outcome waits on uncommitted edits shows as plain `executing` (running false, waiting/problem/reason null): status does not show why",
-)
+# round 11: a finished run whose outcome waited on uncommitted edits showed as plain
+# `executing` (running false, waiting/problem/reason null); fixed since
 @pytest.mark.parametrize("mode", [m for m in MODES if m.startswith("tree")])
 def test_status_says_why_the_outcome_waits(lab: Lab, mode: str) -> None:
     row = lab.waiting_rows[mode]  # type: ignore[attr-defined]

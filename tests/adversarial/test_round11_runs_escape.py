@@ -79,11 +79,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r11-escape", _build)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 11: a setsid child of a timed-out tool survives the group kill and acts after the plan is committed failed/E_TIMEOUT",
-)
+# round 11: a setsid child of a timed-out tool survived the group kill; fixed since
 def test_nothing_the_tool_spawned_acts_after_its_timeout(lab: Lab) -> None:
     assert lab.status()["plans/late"]["status"] == "failed"
     late = lab.calls("late-late")

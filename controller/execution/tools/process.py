@@ -181,16 +181,52 @@ def _write(
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's process group, then SIGKILL it after :data:`KILL_GRACE`."""
+    """SIGTERM the child's process group, then SIGKILL it after :data:`KILL_GRACE`; and every
+    process below the child that left the group (``setsid``: a new session is a new group),
+    found by parent pid while the child still lives, dies with it (round 11)."""
+    strays = [identify(pid) for pid in _descendants(proc.pid)]
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(KILL_GRACE)
     # Members that outlived the leader (or ignored SIGTERM) die too.
     _signal_group(proc.pid, signal.SIGKILL)
+    for stray in strays:
+        if _still(stray):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(stray.pid, signal.SIGKILL)
     proc.wait()
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None and not stream.closed:
             stream.close()
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below ``root`` by parent pid (from /proc; none without it)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e.name for e in os.scandir(_PROC) if e.name.isdigit()]
+    except OSError:
+        return []
+    for name in entries:
+        stat = _stat(int(name))
+        if stat is not None and len(stat) > 1 and stat[1].isdigit():
+            children.setdefault(int(stat[1]), []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+def _still(spawned: Spawned) -> bool:
+    """The very process ``identify`` saw (its start time), still running: a pid reused since
+    is never signalled."""
+    if spawned.start_ticks is None:
+        return False
+    stat = _stat(spawned.pid)
+    return stat is not None and stat[0] != "Z" and int(stat[19]) == spawned.start_ticks
 
 
 def _signal_group(pgid: int, sig: int) -> None:

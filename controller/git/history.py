@@ -79,6 +79,8 @@ class HistoryIndex(Lifecycle):
     #: How many cold or long scans gave their memory back (the daemon trims after such a
     #: pass too: the rest of the pass frees more).
     compactions = 0
+    #: The commit the plans' states were last brought up to (read by other threads).
+    scanned_to: str | None = None
 
     # --- scanning ---------------------------------------------------------------------
 
@@ -86,6 +88,7 @@ class HistoryIndex(Lifecycle):
         """Process the commits since the last scan up to ``head``; return how many."""
         last = self.meta("last_commit")
         if last == head:
+            self.scanned_to = head
             return 0
         if last and not repo.is_ancestor(last, head):  # also False when `last` is gone
             if self.on_rewrite is not None:
@@ -113,6 +116,7 @@ class HistoryIndex(Lifecycle):
             raise
         self.apply_side_withdrawals()
         self.save(head)
+        self.scanned_to = head
         count = len(records)
         if last is None or count >= RELEASE_AFTER:
             del records

@@ -125,9 +125,8 @@ class Outcomes(Committing):
         return None
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
-        # the branch head last looked at: at first the head of the pass that started the job
-        # (it scanned to there and handed over any abort it saw)
-        seen: list[str | None] = [self._head or None]
+        # the branch head last looked at (at first: what the index was last brought up to)
+        seen: list[str | None] = [None]
 
         def abort_requested() -> bool:
             """Before every action: has the branch asked to abort? Costs a read of the ref
@@ -135,6 +134,11 @@ class Outcomes(Committing):
             pass runs meanwhile, and an abort committed during action 1 must stop action 2)."""
             if job.plan_id in self._abort or job.plan_id in self.holds:
                 return True  # held: a rewrite erased its history; nothing more of it runs
+            if seen[0] is None:  # first look: the index's state up to its last scan
+                state = self.index.plans.get(job.plan_id)
+                if state is not None and state.abort_requested:
+                    return True
+                seen[0] = self.index.scanned_to
             try:
                 if self.config.remote is not None:
                     self._fetch_due()  # reads the remote when due: the local ref follows it

@@ -39,6 +39,14 @@ def _within(seconds: float, call: Callable[[], Any]) -> Any:
     return found.get("value")
 
 
+def _fifo_for(repo: Path, sha: str) -> None:
+    """A FIFO in place of the loose object ``sha``: git waits on it for ever."""
+    loose = repo / ".git/objects" / sha[:2] / sha[2:]
+    loose.chmod(0o644)
+    loose.unlink()
+    os.mkfifo(loose)
+
+
 @pytest.mark.parametrize(
     "where",
     [
@@ -91,10 +99,7 @@ def test_a_git_command_that_hangs_is_stopped_after_the_timeout(repo: Path) -> No
     (repo / "a.txt").write_text("a\n")
     commit_all(repo, "first")
     blob = git(repo, "rev-parse", "HEAD:a.txt").strip()
-    loose = repo / ".git/objects" / blob[:2] / blob[2:]
-    loose.chmod(0o644)
-    loose.unlink()
-    os.mkfifo(loose)
+    _fifo_for(repo, blob)
     gitrepo = GitRepo(repo)
     gitrepo.timeout = 1.0
     started = time.monotonic()
@@ -135,9 +140,7 @@ def test_a_persistent_reader_that_hangs_is_stopped_after_the_timeout(repo: Path,
     blob = git(repo, "rev-parse", "HEAD:a.txt").strip()
     loose = repo / ".git/objects" / blob[:2] / blob[2:]
     kept = loose.read_bytes()
-    loose.chmod(0o644)
-    loose.unlink()
-    os.mkfifo(loose)
+    _fifo_for(repo, blob)
     gitrepo = GitRepo(repo)
     gitrepo.timeout = 1.0
     call = (
@@ -161,11 +164,7 @@ def test_a_streamed_log_that_hangs_is_stopped_after_the_timeout(repo: Path) -> N
     commit_all(repo, "first")
     (repo / "plans/a.txt").write_text("b\n")
     commit_all(repo, "second")
-    first = git(repo, "rev-parse", "HEAD~1").strip()
-    loose = repo / ".git/objects" / first[:2] / first[2:]
-    loose.chmod(0o644)
-    loose.unlink()
-    os.mkfifo(loose)
+    _fifo_for(repo, git(repo, "rev-parse", "HEAD~1").strip())
     gitrepo = GitRepo(repo)
     gitrepo.timeout = 1.0
     head = git(repo, "rev-parse", "HEAD").strip()

@@ -16,11 +16,16 @@ branch.
   reviewer. Defence: it reports the plan the PR adds, as with ``--base refs/heads/main``.
   Observed: the base resolves to the tag, the range is empty, ``plans: []``: the reviewer
   is told the PR changes no plan; Alice merges and the plan runs on her merge.
+- ``check-origin``: the CI shape: a fresh clone of the repository, the PR checked out, no
+  local ``main``, a remote-mode config (default base ``origin/main``). The agent pushed a tag
+  ``origin/main`` at the PR head (tags are rarely protected like branches). Defence: check
+  reports the PR's plan as with ``--base refs/remotes/origin/main``. Observed: ``plans: []``.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,6 +40,29 @@ def _check(lab: Lab, *extra: str) -> dict:
     )
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     return json.loads(result.stdout)
+
+
+def _ci_clone(lab: Lab, head: str) -> None:
+    lab.git("tag", "-d", "main")
+    lab.git("tag", "origin/main", head)
+    clone = lab.root / "ci"
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(lab.repo), str(clone)],
+                   check=True, env=lab.env(), capture_output=True)
+    for args in (["checkout", "-q", "-B", "pr", "origin/pr"], ["branch", "-D", "main"]):
+        subprocess.run(["git", *args], cwd=clone, check=True, env=lab.env(), capture_output=True)
+    cfg = lab.root / "ci.yml"
+    cfg.write_text(
+        lab.config.read_text()
+        .replace(f"repo: {lab.repo}", f"remote: {{url: {json.dumps(str(lab.repo))}, branch: main}}")
+        .replace(f"state_dir: {lab.state}", f"state_dir: {lab.root / 'ci-state'}")
+    )
+    out = {}
+    for key, extra in (("honest", ["--base", "refs/remotes/origin/main"]), ("tagged", [])):
+        res = lab.cli("check", "--config", str(cfg), "--format", "json", *extra, cwd=clone)
+        assert "Traceback" not in res.stderr, res.stderr[-2000:]
+        out[key] = json.loads(res.stdout)
+    (lab.root / "ci-checks.json").write_text(json.dumps(out))
+    lab.git("tag", "-d", "origin/main")
 
 
 def _build(root: Path) -> Lab:
@@ -66,6 +94,7 @@ def _build(root: Path) -> Lab:
     lab.git("tag", "main", head)
     tagged = _check(lab)
     (root / "checks.json").write_text(json.dumps({"honest": honest, "tagged": tagged}))
+    _ci_clone(lab, head)
     lab.git("merge", "-q", "--no-ff", "--no-edit", "pr", who=ALICE)
     lab.run()
     return lab
@@ -108,4 +137,22 @@ def test_check_with_a_tag_named_main_still_reports_the_plan(lab: Lab) -> None:
 def test_what_check_hid_is_what_then_ran(lab: Lab) -> None:
     """Not a break by itself (Alice's merge of an approved plan is an approval): it shows the
     consequence of the hidden report. The agent's plan ran on the merge."""
-    assert len(lab.calls("check-tag")) in (0, 1), lab.codes("check-tag")
+    assert len(lab.calls("check-tag")) == 1, lab.codes("check-tag")
+
+
+def test_the_honest_ci_check_sees_the_pr_plan(lab: Lab) -> None:
+    checks = json.loads((lab.root / "ci-checks.json").read_text())
+    assert [p["plan"] for p in checks["honest"]["plans"]] == ["plans/check-tag"], checks
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 12: in a CI clone (remote config, no local main) `plangate check` resolves "
+    "its default base `origin/main` to a pushed tag `origin/main`: the PR's plans vanish",
+)
+def test_ci_check_with_a_tag_named_origin_main_still_reports_the_plan(lab: Lab) -> None:
+    checks = json.loads((lab.root / "ci-checks.json").read_text())
+    tagged = checks["tagged"]
+    assert tagged["base"] == checks["honest"]["base"], tagged
+    assert [p["plan"] for p in tagged["plans"]] == ["plans/check-tag"], tagged

@@ -13,6 +13,11 @@ frozen plan.
 - ``reject``: ``plans/rej-x`` becomes a symlink to ``plans/rej-good`` (another pending plan);
   Alice runs ``plangate reject -m no plans/rej-x`` (she means to reject the agent's ``rej-x``).
 
+- ``cwd-config``: the agent drops an untracked ``plangate.yml`` in the checkout whose ``repo:``
+  is its own clone, where ``plans/cwd-x`` carries an extra param; Alice runs ``plangate
+  approve plans/cwd-x`` without ``--config``. Held: the commit lands in the checkout, the
+  plan runs with the params Alice reviewed.
+
 Defence: the command refuses (the path is a link) or approves/rejects only the plan it names;
 no evil plan runs; ``rej-good`` is not rejected by a command naming ``rej-x``.
 Observed: ``approve`` follows the link, commits ``approve plans/<evil>`` as Alice (trailers
@@ -51,7 +56,7 @@ def _as_alice(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    for slug in ("ctl", "dir-x", "dir-evil", "file-x", "file-evil", "rej-x", "rej-good"):
+    for slug in ("ctl", "dir-x", "dir-evil", "file-x", "file-evil", "rej-x", "rej-good", "cwd-x"):
         lab.write(slug, plan_text(slug))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
@@ -78,6 +83,21 @@ def _build(root: Path) -> Lab:
     if (lab.repo / "plans" / "rej-x").is_symlink():
         (lab.repo / "plans" / "rej-x").unlink()
     lab.git("checkout", "-q", "--", "plans")
+
+    # cwd-config: the agent drops ./plangate.yml in the checkout, its repo: its own clone
+    other = root / "other"
+    subprocess.run(["git", "clone", "-q", str(lab.repo), str(other)], check=True, env=lab.env())
+    evil = other / "plans" / "cwd-x" / "PLAN.yml"
+    evil.write_text(evil.read_text().replace('tag: "cwd-x"', 'tag: "cwd-x"\n      evil: "yes"'))
+    subprocess.run(["git", "commit", "-qam", "evil"], cwd=other, env=lab.env(AGENT), check=True)
+    (lab.repo / "plangate.yml").write_text(
+        lab.config.read_text().replace(f"repo: {lab.repo}", f"repo: {other}")
+        .replace(f"state_dir: {lab.state}", f"state_dir: {root / 'other-state'}") + "demo: true\n"
+    )
+    res = subprocess.run([sys.executable, "-m", "controller", "approve", "plans/cwd-x"],
+                         cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True)
+    out["cwd"] = [res.returncode, res.stdout, res.stderr[-1500:]]
+    (lab.repo / "plangate.yml").unlink()
     (root / "cli.json").write_text(json.dumps(out))
     lab.run()
     return lab
@@ -108,3 +128,10 @@ def test_approve_through_a_link_approves_no_other_plan(lab: Lab, vid: str, evil:
 def test_reject_through_a_link_rejects_no_other_plan(lab: Lab) -> None:
     cli = json.loads((lab.root / "cli.json").read_text())["reject"]
     assert lab.status()["plans/rej-good"]["status"] != "rejected", (cli, lab.codes("rej-good"))
+
+
+def test_a_config_in_the_checkout_does_not_move_the_approval(lab: Lab) -> None:
+    cli = json.loads((lab.root / "cli.json").read_text())["cwd"]
+    calls = lab.calls("cwd-x")
+    assert len(calls) == 1, (cli, lab.codes("cwd-x"))
+    assert json.loads(calls[0]["stdin"]) == {"tag": "cwd-x"}, calls

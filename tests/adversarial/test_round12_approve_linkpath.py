@@ -18,6 +18,11 @@ frozen plan.
   approve plans/cwd-x`` without ``--config``. Held: the commit lands in the checkout, the
   plan runs with the params Alice reviewed.
 
+- ``xrepo``: ``plans/xr-x`` becomes a symlink to ``plans/xr-x`` in the agent's own clone,
+  where the agent changed a param and froze it; Alice runs ``plangate approve plans/xr-x``.
+  Observed: ``approved plans/xr-x in <sha> on main``, the commit is in the agent's clone
+  (Alice's approval of a version she never saw, ready for the agent to push).
+
 Defence: the command refuses (the path is a link) or approves/rejects only the plan it names;
 no evil plan runs; ``rej-good`` is not rejected by a command naming ``rej-x``.
 Observed: ``approve`` follows the link, commits ``approve plans/<evil>`` as Alice (trailers
@@ -56,7 +61,7 @@ def _as_alice(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    for slug in ("ctl", "dir-x", "dir-evil", "file-x", "file-evil", "rej-x", "rej-good", "cwd-x"):
+    for slug in ("ctl", "dir-x", "dir-evil", "file-x", "file-evil", "rej-x", "rej-good", "cwd-x", "xr-x"):
         lab.write(slug, plan_text(slug))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
@@ -98,6 +103,23 @@ def _build(root: Path) -> Lab:
                          cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True)
     out["cwd"] = [res.returncode, res.stdout, res.stderr[-1500:]]
     (lab.repo / "plangate.yml").unlink()
+
+    # xrepo: plans/xr-x becomes a symlink to the same plan in the agent's clone, where the
+    # agent changed and froze it; Alice approves the name she reviewed
+    xr = other / "plans" / "xr-x" / "PLAN.yml"
+    xr.write_text(xr.read_text().replace('tag: "xr-x"', 'tag: "xr-x"\n      evil: "yes"'))
+    subprocess.run([sys.executable, "-m", "controller", "freeze", str(xr)], cwd=other,
+                   env=lab.env(), check=True, capture_output=True)
+    subprocess.run(["git", "commit", "-qam", "evil xr-x"], cwd=other, env=lab.env(AGENT), check=True)
+    shutil.rmtree(lab.repo / "plans" / "xr-x")
+    os.symlink(str(other / "plans" / "xr-x"), lab.repo / "plans" / "xr-x")
+    res = _as_alice(lab, "approve", "plans/xr-x")
+    out["xrepo"] = [res.returncode, res.stdout, res.stderr[-1500:]]
+    (lab.repo / "plans" / "xr-x").unlink()
+    lab.git("checkout", "-q", "--", "plans")
+    out["xrepo-log"] = subprocess.run(
+        ["git", "log", "--format=%ae %s", "-3"], cwd=other, capture_output=True, text=True
+    ).stdout
     (root / "cli.json").write_text(json.dumps(out))
     lab.run()
     return lab
@@ -135,3 +157,9 @@ def test_a_config_in_the_checkout_does_not_move_the_approval(lab: Lab) -> None:
     calls = lab.calls("cwd-x")
     assert len(calls) == 1, (cli, lab.codes("cwd-x"))
     assert json.loads(calls[0]["stdin"]) == {"tag": "cwd-x"}, calls
+
+
+@BROKE
+def test_approve_through_a_link_writes_no_other_repository(lab: Lab) -> None:
+    cli = json.loads((lab.root / "cli.json").read_text())
+    assert "alice@example.com" not in cli["xrepo-log"], (cli["xrepo"], cli["xrepo-log"])

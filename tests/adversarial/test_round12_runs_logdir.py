@@ -1,0 +1,153 @@
+# ruff: noqa: E501
+"""Round 12, stall the controller and what is recorded: a *folder* where the controller
+writes a plan's EXECUTION_LOG.md.
+
+docs/threat-model.md ("One bad entry stalls every plan"): each bad entry "costs only its plan
+a code in ``status``". Round 1 put a symlink or a FIFO at ``EXECUTION_LOG.md``; here it is a
+directory, which the file system and git both accept, and which can even be a plan of its own:
+
+- ``dir-plan``: the agent commits ``plans/a/PLAN.yml`` and ``plans/a/EXECUTION_LOG.md/PLAN.yml``
+  (a second, valid plan: ``plans/a/EXECUTION_LOG.md``, frozen by the controller) beside an
+  honest ``plans/h``; Alice approves ``a`` and ``h`` in one commit.
+- ``dir-tree``: nothing hostile committed; after Alice's approval the agent only runs
+  ``mkdir plans/a/EXECUTION_LOG.md`` (plus a file in it) in the shared working tree (local mode).
+
+Then one more ``run --once``, and Alice approves a third plan ``k`` the usual way (``git add
+plans/k && git commit``), and a last pass.
+
+Defence asserted: every pass exits 0 with no internal error; ``a`` and ``h`` each run exactly
+once and are ``completed``; no controller commit deletes a file the agent committed (the
+other plan); the controller leaves no staged change in the shared index (``git diff --cached``
+is empty after its passes); and Alice's later commit of ``k`` carries nothing of the
+controller's: ``plangate audit`` finds nothing in it.
+
+Observed (round 12), both variants:
+- the pass that completes ``a`` dies: exit 2, ``plangate: internal error: IsADirectoryError:
+  [Errno 21] Is a directory: '.../plans/a/EXECUTION_LOG.md'`` (the daemon logs
+  ``plan.execute_crashed``); the next pass recovers and runs ``h`` (held: nothing runs twice);
+- ``dir-plan``: the controller's ``plangate: complete plans/a`` commit deletes
+  ``plans/a/EXECUTION_LOG.md/PLAN.yml``, the agent's frozen plan (the audit calls it clean);
+- the crash leaves the shared index staged with the pre-outcome tree (``D
+  plans/a/EXECUTION_LOG.md``, ``A plans/a/EXECUTION_LOG.md/PLAN.yml``, ``MM plans/a/PLAN.yml``);
+  Alice's next ordinary commit (``git add plans/k; git commit``) therefore deletes the
+  controller's EXECUTION_LOG.md of ``a`` and sets ``a`` back to ``executing`` under her name:
+  ``plangate audit`` exits 1 blaming her (``log-changed``, ``owned-block-changed``,
+  ``illegal: alice@example.com set status executing (from completed)``): git history now
+  says the approver tampered with the record, which she never did.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import ALICE, BOT, Lab, plan_text
+from test_round2_execution_kit import shared
+
+VARIANTS = ["dir-plan", "dir-tree"]
+
+
+def _build_one(root: Path, vid: str) -> dict[str, Any]:
+    lab = Lab(root)
+    lab.write("a", plan_text(f"{vid}-a"))
+    lab.write("h", plan_text(f"{vid}-h"))
+    lab.write("k", plan_text(f"{vid}-k"))
+    if vid == "dir-plan":
+        lab.write("a/EXECUTION_LOG.md", plan_text(f"{vid}-inner"))
+    lab.commit("submit")
+    passes = [lab.run(check=False)]
+    lab.set_status("a", "approved")
+    lab.set_status("h", "approved")
+    lab.git("add", "plans/a/PLAN.yml", "plans/h/PLAN.yml")
+    lab.git("commit", "-q", "-m", "approve a and h", who=ALICE)
+    if vid == "dir-tree":
+        (lab.repo / "plans/a/EXECUTION_LOG.md").mkdir()
+        (lab.repo / "plans/a/EXECUTION_LOG.md/x").write_text("x\n")
+    passes += [lab.run(check=False), lab.run(check=False)]
+    staged = lab.git("diff", "--cached", "--name-status")
+    if vid == "dir-tree":  # the agent tidies its folder away again
+        import shutil
+
+        shutil.rmtree(lab.repo / "plans/a/EXECUTION_LOG.md", ignore_errors=True)
+    lab.set_status("k", "approved")
+    lab.git("add", "plans/k")
+    lab.git("commit", "-q", "-m", "approve k", who=ALICE)
+    alice_k = lab.head()
+    passes.append(lab.run(check=False))
+    rc, report = lab.audit()
+    deleted = []
+    for row in lab.log_rows("%H%x00%ae%x01"):
+        if row[1] == BOT[1]:
+            out = lab.git("show", "--name-status", "--format=", row[0])
+            deleted += [line for line in out.splitlines() if line.startswith("D")]
+    return {
+        "passes": [(p.returncode, "internal error" in p.stderr, p.stderr[-400:]) for p in passes],
+        "calls": {t: len(lab.calls(f"{vid}-{t}")) for t in ("a", "h", "k", "inner")},
+        "status": {k: v["status"] for k, v in lab.status().items()},
+        "staged": staged,
+        "deleted": deleted,
+        "audit_rc": rc,
+        "alice_findings": [f for f in report.get("findings", []) if f.get("commit") == alice_k],
+    }
+
+
+def _builder(vid: str) -> Any:
+    def build(root: Path) -> Lab:
+        lab = Lab.__new__(Lab)
+        lab.result = _build_one(root, vid)  # type: ignore[attr-defined]
+        return lab
+
+    return build
+
+
+class _Results(dict):  # one build per variant (one lab each), shared by both xdist workers
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        super().__init__()
+        self.factory = factory
+
+    def __missing__(self, vid: str) -> dict[str, Any]:
+        self[vid] = shared(self.factory, f"r12-runs-logdir-{vid}", _builder(vid)).result  # type: ignore[attr-defined]
+        return self[vid]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _Results(tmp_path_factory)
+
+
+BROKE = pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: a folder named EXECUTION_LOG.md kills the pass (IsADirectoryError) and leaves the shared index staged with the controller's half-written state")
+
+
+@pytest.mark.parametrize("vid", VARIANTS)
+def test_each_plan_runs_once_and_completes(results: dict[str, Any], vid: str) -> None:
+    r = results[vid]
+    assert r["calls"]["a"] == 1 and r["calls"]["h"] == 1 and r["calls"]["k"] == 1, r["calls"]
+    assert r["calls"]["inner"] == 0
+    assert r["status"]["plans/a"] == "completed" and r["status"]["plans/h"] == "completed", r["status"]
+
+
+@BROKE
+@pytest.mark.parametrize("vid", VARIANTS)
+def test_no_pass_dies_on_a_log_folder(results: dict[str, Any], vid: str) -> None:
+    for code, internal, tail in results[vid]["passes"]:
+        assert code == 0 and not internal, tail
+
+
+@BROKE
+@pytest.mark.parametrize("vid", VARIANTS)
+def test_the_controller_leaves_no_staged_change_in_the_shared_index(results: dict[str, Any], vid: str) -> None:
+    assert results[vid]["staged"] == "", results[vid]["staged"]
+
+
+@BROKE
+@pytest.mark.parametrize("vid", VARIANTS)
+def test_alices_next_commit_carries_nothing_of_the_controllers(results: dict[str, Any], vid: str) -> None:
+    assert results[vid]["alice_findings"] == [], json.dumps(results[vid]["alice_findings"])[:600]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: the controller's outcome commit deletes another (frozen) plan's PLAN.yml")
+def test_no_controller_commit_deletes_the_agents_plan(results: dict[str, Any]) -> None:
+    assert not any("EXECUTION_LOG.md/PLAN.yml" in d for d in results["dir-plan"]["deleted"]), results["dir-plan"]["deleted"]

@@ -9,6 +9,9 @@ directory, which the file system and git both accept, and which can even be a pl
 - ``dir-plan``: the agent commits ``plans/a/PLAN.yml`` and ``plans/a/EXECUTION_LOG.md/PLAN.yml``
   (a second, valid plan: ``plans/a/EXECUTION_LOG.md``, frozen by the controller) beside an
   honest ``plans/h``; Alice approves ``a`` and ``h`` in one commit.
+- ``convert-dir``: the daemon's conversion (docs/formats.md) writes ``PLAN.yml`` (and a nested
+  plan's ``step-2/PLAN.yml``) beside a committed ``PLAN.json``; the agent committed a folder
+  at each of those names (``plans/x/PLAN.yml/notes.txt``, ``plans/y/step-2/PLAN.yml/notes.txt``).
 - ``dir-tree``: nothing hostile committed; after Alice's approval the agent only runs
   ``mkdir plans/a/EXECUTION_LOG.md`` (plus a file in it) in the shared working tree (local mode).
 
@@ -21,7 +24,15 @@ other plan); the controller leaves no staged change in the shared index (``git d
 is empty after its passes); and Alice's later commit of ``k`` carries nothing of the
 controller's: ``plangate audit`` finds nothing in it.
 
-Observed (round 12), both variants:
+``convert-dir`` **stalls**: the first pass dies after committing the conversion but before the
+tree is written; Alice approves ``a`` and ``h`` in the stale working tree (``h`` lacks its
+``frozen:`` block there, so her commit drops it, and her commit also carries the staged
+source files back in), the source is converted again and every pass dies (four of four):
+``a`` stays ``executing`` without running, ``h`` and then ``k`` are refused "never frozen",
+nothing runs (``a`` runs only after two more passes with nobody committing).
+
+Observed (round 12), every variant (``convert-dir``: the pass that converts dies the same
+way, and the ``plangate: convert plans/x`` commit deletes the agent's ``plans/x/PLAN.yml/notes.txt``):
 - the pass that completes ``a`` dies: exit 2, ``plangate: internal error: IsADirectoryError:
   [Errno 21] Is a directory: '.../plans/a/EXECUTION_LOG.md'`` (the daemon logs
   ``plan.execute_crashed``); the next pass recovers and runs ``h`` (held: nothing runs twice);
@@ -47,7 +58,7 @@ import pytest
 from advkit import ALICE, BOT, Lab, plan_text
 from test_round2_execution_kit import shared
 
-VARIANTS = ["dir-plan", "dir-tree"]
+VARIANTS = ["dir-plan", "dir-tree", "convert-dir"]
 
 
 def _build_one(root: Path, vid: str) -> dict[str, Any]:
@@ -57,6 +68,13 @@ def _build_one(root: Path, vid: str) -> dict[str, Any]:
     lab.write("k", plan_text(f"{vid}-k"))
     if vid == "dir-plan":
         lab.write("a/EXECUTION_LOG.md", plan_text(f"{vid}-inner"))
+    if vid == "convert-dir":  # sources the daemon converts, where it must write a folder sits
+        from test_round4_runs_convert import _nested
+
+        lab.write("x", json.dumps(_nested(f"{vid}-x")), filename="PLAN.json")
+        lab.write("x/PLAN.yml", "a folder where the converted plan goes\n", filename="notes.txt")
+        lab.write("y", json.dumps(_nested(f"{vid}-y")), filename="PLAN.json")
+        lab.write("y/step-2/PLAN.yml", "a folder where the nested plan goes\n", filename="notes.txt")
     lab.commit("submit")
     passes = [lab.run(check=False)]
     lab.set_status("a", "approved")
@@ -118,36 +136,41 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return _Results(tmp_path_factory)
 
 
-BROKE = pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: a folder named EXECUTION_LOG.md kills the pass (IsADirectoryError) and leaves the shared index staged with the controller's half-written state")
+BROKE = pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: a folder where the controller writes a file (EXECUTION_LOG.md, a converted PLAN.yml) kills the pass (IsADirectoryError) and leaves the shared index and tree with the controller's half-written state")
+STALL = pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: every pass dies on the converted sources, the started plan stays executing, and Alice's approvals, made on the stale working tree, are refused (never frozen): no approved plan runs")
 
 
-@pytest.mark.parametrize("vid", VARIANTS)
+def _vids(broken: dict[str, Any]) -> list[Any]:
+    return [pytest.param(v, id=v, marks=[broken[v]] if v in broken else []) for v in VARIANTS]
+
+
+@pytest.mark.parametrize("vid", _vids({"convert-dir": STALL}))
 def test_each_plan_runs_once_and_completes(results: dict[str, Any], vid: str) -> None:
     r = results[vid]
     assert r["calls"]["a"] == 1 and r["calls"]["h"] == 1 and r["calls"]["k"] == 1, r["calls"]
     assert r["calls"]["inner"] == 0
+    if vid == "convert-dir":
+        assert r["status"].get("plans/x") != "completed" and r["status"].get("plans/y") != "completed"
     assert r["status"]["plans/a"] == "completed" and r["status"]["plans/h"] == "completed", r["status"]
 
 
-@BROKE
-@pytest.mark.parametrize("vid", VARIANTS)
+@pytest.mark.parametrize("vid", _vids(dict.fromkeys(VARIANTS, BROKE)))
 def test_no_pass_dies_on_a_log_folder(results: dict[str, Any], vid: str) -> None:
     for code, internal, tail in results[vid]["passes"]:
         assert code == 0 and not internal, tail
 
 
-@BROKE
-@pytest.mark.parametrize("vid", VARIANTS)
+@pytest.mark.parametrize("vid", _vids(dict.fromkeys(VARIANTS, BROKE)))
 def test_the_controller_leaves_no_staged_change_in_the_shared_index(results: dict[str, Any], vid: str) -> None:
     assert results[vid]["staged"] == "", results[vid]["staged"]
 
 
-@BROKE
-@pytest.mark.parametrize("vid", VARIANTS)
+@pytest.mark.parametrize("vid", _vids({"dir-plan": BROKE, "dir-tree": BROKE}))
 def test_alices_next_commit_carries_nothing_of_the_controllers(results: dict[str, Any], vid: str) -> None:
     assert results[vid]["alice_findings"] == [], json.dumps(results[vid]["alice_findings"])[:600]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: the controller's outcome commit deletes another (frozen) plan's PLAN.yml")
-def test_no_controller_commit_deletes_the_agents_plan(results: dict[str, Any]) -> None:
-    assert not any("EXECUTION_LOG.md/PLAN.yml" in d for d in results["dir-plan"]["deleted"]), results["dir-plan"]["deleted"]
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: the controller's outcome / convert commit deletes files the agent committed (another frozen plan's PLAN.yml)")
+@pytest.mark.parametrize("vid", ["dir-plan", "convert-dir"])
+def test_no_controller_commit_deletes_the_agents_files(results: dict[str, Any], vid: str) -> None:
+    assert not any(d.endswith(("EXECUTION_LOG.md/PLAN.yml", "notes.txt")) for d in results[vid]["deleted"]), results[vid]["deleted"]

@@ -15,8 +15,8 @@ directory, which the file system and git both accept, and which can even be a pl
 - ``dir-tree``: nothing hostile committed; after Alice's approval the agent only runs
   ``mkdir plans/a/EXECUTION_LOG.md`` (plus a file in it) in the shared working tree (local mode).
 
-Then one more ``run --once``, and Alice approves a third plan ``k`` the usual way (``git add
-plans/k && git commit``), and a last pass.
+Then one more ``run --once``; Alice approves ``m`` with ``plangate approve`` and a third plan
+``k`` the plain-git way (``git add plans/k && git commit``), and a last pass.
 
 Defence asserted: every pass exits 0 with no internal error; ``a`` and ``h`` each run exactly
 once and are ``completed``; no controller commit deletes a file the agent committed (the
@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,7 @@ def _build_one(root: Path, vid: str) -> dict[str, Any]:
     lab.write("a", plan_text(f"{vid}-a"))
     lab.write("h", plan_text(f"{vid}-h"))
     lab.write("k", plan_text(f"{vid}-k"))
+    lab.write("m", plan_text(f"{vid}-m"))
     if vid == "dir-plan":
         lab.write("a/EXECUTION_LOG.md", plan_text(f"{vid}-inner"))
     if vid == "convert-dir":  # sources the daemon converts, where it must write a folder sits
@@ -95,6 +97,11 @@ def _build_one(root: Path, vid: str) -> dict[str, Any]:
         import shutil
 
         shutil.rmtree(lab.repo / "plans/a/EXECUTION_LOG.md", ignore_errors=True)
+    approve_m = subprocess.run(
+        [sys.executable, "-m", "controller", "approve", "plans/m", "--config", str(lab.config)],
+        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, timeout=60, check=False,
+    )
+    m_files = lab.git("show", "--name-only", "--format=", "HEAD").split() if approve_m.returncode == 0 else ["<approve failed>"]
     lab.set_status("k", "approved")
     lab.git("add", "plans/k")
     lab.git("commit", "-q", "-m", "approve k", who=ALICE)
@@ -108,9 +115,10 @@ def _build_one(root: Path, vid: str) -> dict[str, Any]:
             deleted += [line for line in out.splitlines() if line.startswith("D")]
     return {
         "passes": [(p.returncode, "internal error" in p.stderr, p.stderr[-400:]) for p in passes],
-        "calls": {t: len(lab.calls(f"{vid}-{t}")) for t in ("a", "h", "k", "inner")},
+        "calls": {t: len(lab.calls(f"{vid}-{t}")) for t in ("a", "h", "k", "m", "inner")},
         "status": {k: v["status"] for k, v in lab.status().items()},
         "staged": staged,
+        "m_files": m_files,
         "deleted": deleted,
         "audit_rc": rc,
         "alice_findings": [f for f in report.get("findings", []) if f.get("commit") == alice_k],
@@ -157,6 +165,14 @@ def test_each_plan_runs_once_and_completes(results: dict[str, Any], vid: str) ->
     if vid == "convert-dir":
         assert r["status"].get("plans/x") != "completed" and r["status"].get("plans/y") != "completed"
     assert r["status"]["plans/a"] == "completed" and r["status"]["plans/h"] == "completed", r["status"]
+
+
+@pytest.mark.parametrize("vid", ["dir-plan", "dir-tree"])
+def test_plangate_approve_commits_only_the_plan_it_approves(results: dict[str, Any], vid: str) -> None:
+    """Held: ``plangate approve plans/m`` after the crash commits plans/m/PLAN.yml alone (the
+    stale index is not swept in), and m runs once."""
+    assert results[vid]["m_files"] == ["plans/m/PLAN.yml"], results[vid]["m_files"]
+    assert results[vid]["calls"]["m"] == 1
 
 
 @pytest.mark.parametrize("vid", _vids(dict.fromkeys(VARIANTS, BROKE)))

@@ -47,7 +47,13 @@ def check(
     config = required_config(config_path)
     repo = GitRepo.containing(Path.cwd())
     try:
-        report = predict(repo, config, base or _default_base(config), head, as_email)
+        report = predict(
+            repo,
+            config,
+            _branch_first(repo, base or _default_base(config)),
+            _branch_first(repo, head),
+            as_email,
+        )
     finally:
         repo.close()
     print(render(report, fmt))
@@ -57,6 +63,18 @@ def check(
 
 def _default_base(config: Config) -> str:
     return f"origin/{config.remote.branch}" if config.remote is not None else "main"
+
+
+def _branch_first(repo: GitRepo, name: str) -> str:
+    """``name`` as a branch when one has it (``refs/heads/<name>``, then
+    ``refs/remotes/<name>``): git's own lookup takes a tag first, and anyone who can push
+    a tag named ``main`` or ``origin/main`` would choose what check compares with (round 12)."""
+    if name.startswith("refs/"):
+        return name
+    for ref in (f"refs/heads/{name}", f"refs/remotes/{name}"):
+        if repo.rev(ref) is not None:
+            return ref
+    return name
 
 
 def _pinned_ids(repo: GitRepo, commit: str, ids: list[str]) -> set[str]:

@@ -291,8 +291,8 @@ class ControllerCore:
         if remembered and remembered != current:
             raise GitError(
                 f"the working tree is on branch {current}, but plangate watches {remembered}",
-                remedy=f"git switch {remembered} (or delete {self.state.index_file} to watch "
-                f"{current})",
+                remedy=f"git switch {remembered} (plangate watches one branch; its index "
+                f"remembers what it saw on {remembered}: rejections, approvals, authors)",
             )
         self.index.set_meta("branch", current)
         return current

@@ -40,8 +40,10 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "-b", "alt", approval)
     stopped = lab.run(check=False)
     match = re.search(r"delete (\S+) to watch alt", stopped.stderr)
-    if match:  # the operator follows the remedy as printed
+    if match:  # the operator follows the remedy as printed (round 12's text)
         Path(match.group(1)).unlink()
+    else:  # the remedy since: back to the watched branch
+        lab.git("switch", "-q", "main")
     lab.run()
     (root / "remedy.json").write_text(
         json.dumps({"seen": seen, "rc": stopped.returncode, "stderr": stopped.stderr[-1500:]})
@@ -57,15 +59,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 def test_the_switch_was_stopped_with_the_remedy(lab: Lab) -> None:
     info = json.loads((lab.root / "remedy.json").read_text())
     assert info["seen"] == "rejected", info
-    assert info["rc"] != 0 and "E_GIT" in info["stderr"] and "to watch alt" in info["stderr"], info
+    assert info["rc"] != 0 and "E_GIT" in info["stderr"] and "git switch main" in info["stderr"], info
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 12: the remedy printed for a switched branch (delete the history index to "
-    "watch it) discards the rejection the controller saw; the rejected plan runs",
-)
+# round 12: broke when found (strict xfail); fixed since
 def test_following_the_remedy_does_not_run_a_rejected_plan(lab: Lab) -> None:
     assert lab.calls("sw") == [], lab.codes("sw")
     assert not lab.started("sw"), lab.codes("sw")

@@ -43,7 +43,7 @@ def commit_trailer(path: str, *, note: str | None) -> int:
     from controller.git.gitrepo import GitRepo
     from controller.plan import plans
 
-    plan_file = plans.plan_file_in(Path(path)).resolve()
+    plan_file = named_plan_file(path)
     if not plan_file.is_file():
         raise UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
     repo = GitRepo.containing(plan_file.parent)
@@ -97,7 +97,7 @@ def commit_status(
     from controller.git.gitrepo import GitRepo
     from controller.plan import plans, yamlio
 
-    plan_file = plans.plan_file_in(Path(path)).resolve()
+    plan_file = named_plan_file(path)
     if not plan_file.is_file():
         raise UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
     repo = GitRepo.containing(plan_file.parent)
@@ -146,6 +146,32 @@ NEXT = {
     "rejected": "",
     "aborted": "; the controller stops it before its next action (push it if it watches a remote)",
 }
+
+
+def named_plan_file(path: str) -> Path:
+    """The plan file ``path`` names, never reached through a symbolic link below its
+    repository: in a shared working tree an agent could point ``approve plans/x`` at another
+    plan, or at a plan in its own clone, and the approver would sign what she never
+    reviewed (round 12)."""
+    import os
+
+    from controller.errors import UnsafePath
+    from controller.plan import plans
+
+    plan_file = Path(os.path.abspath(plans.plan_file_in(Path(path))))
+    roots = [p for p in plan_file.parents if os.path.lexists(p / ".git")]
+    if roots:
+        here = roots[0]
+        for part in plan_file.relative_to(roots[0]).parts:
+            here = here / part
+            if here.is_symlink():
+                raise UnsafePath(
+                    f"{here} is a symbolic link: plangate acts on the plan at the path you "
+                    "name, never through a link (someone who writes the working tree could "
+                    "point it at another plan or repository)",
+                    remedy="look at the plan (plangate show) and name its real folder",
+                )
+    return plan_file.resolve()
 
 
 def _precheck(repo: GitRepo, head: str, config: Config, plan_id: str, status: str) -> None:

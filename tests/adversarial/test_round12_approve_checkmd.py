@@ -25,7 +25,9 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.git("checkout", "-q", "-b", "pr")
     for i, name in enumerate(NAMES):
-        lab.write(name, plan_text(f"md{i}", status="approved" if name == "b-evil" else "pending_approval"))
+        lab.write(
+            name, plan_text(f"md{i}", status="approved" if name == "b-evil" else "pending_approval")
+        )
     lab.commit("agent adds plans", AGENT)
     res = lab.cli("check", "--config", str(lab.config), "--format", "markdown", cwd=lab.repo)
     assert "Traceback" not in res.stderr, res.stderr[-2000:]

@@ -44,24 +44,35 @@ import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
-BROKE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 12: `plangate approve/reject PATH` follows a working-tree symlink the agent "
-    "put at PATH and commits Alice's approval (or rejection) of another plan",
-)
+# round 12: `plangate approve/reject PATH` followed a working-tree symlink the agent put at
+# PATH and committed Alice's approval (or rejection) of another plan; fixed since (its strict
+# xfail was BROKE): a link below the repository is E_UNSAFE_PATH (commands.approve)
 
 
 def _as_alice(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "controller", *args, "--config", str(lab.config)],
-        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False,
+        cwd=lab.repo,
+        env=lab.env(ALICE),
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    for slug in ("ctl", "dir-x", "dir-evil", "file-x", "file-evil", "rej-x", "rej-good", "cwd-x", "xr-x"):
+    for slug in (
+        "ctl",
+        "dir-x",
+        "dir-evil",
+        "file-x",
+        "file-evil",
+        "rej-x",
+        "rej-good",
+        "cwd-x",
+        "xr-x",
+    ):
         lab.write(slug, plan_text(slug))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
@@ -96,11 +107,18 @@ def _build(root: Path) -> Lab:
     evil.write_text(evil.read_text().replace('tag: "cwd-x"', 'tag: "cwd-x"\n      evil: "yes"'))
     subprocess.run(["git", "commit", "-qam", "evil"], cwd=other, env=lab.env(AGENT), check=True)
     (lab.repo / "plangate.yml").write_text(
-        lab.config.read_text().replace(f"repo: {lab.repo}", f"repo: {other}")
-        .replace(f"state_dir: {lab.state}", f"state_dir: {root / 'other-state'}") + "demo: true\n"
+        lab.config.read_text()
+        .replace(f"repo: {lab.repo}", f"repo: {other}")
+        .replace(f"state_dir: {lab.state}", f"state_dir: {root / 'other-state'}")
+        + "demo: true\n"
     )
-    res = subprocess.run([sys.executable, "-m", "controller", "approve", "plans/cwd-x"],
-                         cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "controller", "approve", "plans/cwd-x"],
+        cwd=lab.repo,
+        env=lab.env(ALICE),
+        capture_output=True,
+        text=True,
+    )
     out["cwd"] = [res.returncode, res.stdout, res.stderr[-1500:]]
     (lab.repo / "plangate.yml").unlink()
 
@@ -108,9 +126,16 @@ def _build(root: Path) -> Lab:
     # agent changed and froze it; Alice approves the name she reviewed
     xr = other / "plans" / "xr-x" / "PLAN.yml"
     xr.write_text(xr.read_text().replace('tag: "xr-x"', 'tag: "xr-x"\n      evil: "yes"'))
-    subprocess.run([sys.executable, "-m", "controller", "freeze", str(xr)], cwd=other,
-                   env=lab.env(), check=True, capture_output=True)
-    subprocess.run(["git", "commit", "-qam", "evil xr-x"], cwd=other, env=lab.env(AGENT), check=True)
+    subprocess.run(
+        [sys.executable, "-m", "controller", "freeze", str(xr)],
+        cwd=other,
+        env=lab.env(),
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        ["git", "commit", "-qam", "evil xr-x"], cwd=other, env=lab.env(AGENT), check=True
+    )
     shutil.rmtree(lab.repo / "plans" / "xr-x")
     os.symlink(str(other / "plans" / "xr-x"), lab.repo / "plans" / "xr-x")
     res = _as_alice(lab, "approve", "plans/xr-x")
@@ -135,7 +160,8 @@ def test_the_control_runs_once(lab: Lab) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid,evil", [pytest.param("dir", "dir-evil", marks=BROKE), pytest.param("file", "file-evil", marks=BROKE)],
+    "vid,evil",
+    [pytest.param("dir", "dir-evil"), pytest.param("file", "file-evil")],
     ids=["dir", "file"],
 )
 def test_approve_through_a_link_approves_no_other_plan(lab: Lab, vid: str, evil: str) -> None:
@@ -146,7 +172,6 @@ def test_approve_through_a_link_approves_no_other_plan(lab: Lab, vid: str, evil:
     assert f"approve plans/{evil}" not in subjects, (cli, subjects)
 
 
-@BROKE
 def test_reject_through_a_link_rejects_no_other_plan(lab: Lab) -> None:
     cli = json.loads((lab.root / "cli.json").read_text())["reject"]
     assert lab.status()["plans/rej-good"]["status"] != "rejected", (cli, lab.codes("rej-good"))
@@ -159,7 +184,10 @@ def test_a_config_in_the_checkout_does_not_move_the_approval(lab: Lab) -> None:
     assert json.loads(calls[0]["stdin"]) == {"tag": "cwd-x"}, calls
 
 
-@BROKE
 def test_approve_through_a_link_writes_no_other_repository(lab: Lab) -> None:
     cli = json.loads((lab.root / "cli.json").read_text())
-    assert "alice@example.com" not in cli["xrepo-log"], (cli["xrepo"], cli["xrepo-log"])
+    alices = [
+        line for line in cli["xrepo-log"].splitlines() if line.startswith("alice@example.com")
+    ]
+    assert not [line for line in alices if "xr-x" in line], (cli["xrepo"], cli["xrepo-log"])
+    assert "E_UNSAFE_PATH" in cli["xrepo"][2], cli["xrepo"]

@@ -35,7 +35,14 @@ from test_round2_approval_authors import shared_lab
 
 def _check(lab: Lab, *extra: str) -> dict:
     result = lab.cli(
-        "check", "--config", str(lab.config), "--head", "pr", "--format", "json", *extra,
+        "check",
+        "--config",
+        str(lab.config),
+        "--head",
+        "pr",
+        "--format",
+        "json",
+        *extra,
         cwd=lab.repo,
     )
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
@@ -46,8 +53,12 @@ def _ci_clone(lab: Lab, head: str) -> None:
     lab.git("tag", "-d", "main")
     lab.git("tag", "origin/main", head)
     clone = lab.root / "ci"
-    subprocess.run(["git", "clone", "-q", "--no-checkout", str(lab.repo), str(clone)],
-                   check=True, env=lab.env(), capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-checkout", str(lab.repo), str(clone)],
+        check=True,
+        env=lab.env(),
+        capture_output=True,
+    )
     for args in (["checkout", "-q", "-B", "pr", "origin/pr"], ["branch", "-D", "main"]):
         subprocess.run(["git", *args], cwd=clone, check=True, env=lab.env(), capture_output=True)
     cfg = lab.root / "ci.yml"

@@ -59,7 +59,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 def test_the_switch_was_stopped_with_the_remedy(lab: Lab) -> None:
     info = json.loads((lab.root / "remedy.json").read_text())
     assert info["seen"] == "rejected", info
-    assert info["rc"] != 0 and "E_GIT" in info["stderr"] and "git switch main" in info["stderr"], info
+    assert info["rc"] != 0 and "E_GIT" in info["stderr"] and "git switch main" in info["stderr"], (
+        info
+    )
 
 
 # round 12: broke when found (strict xfail); fixed since

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF059  (attack steps read best on one line)
 """Round 12, who may make a plan run: ref names that mean two things, in remote mode.
 
 git's DWIM order puts ``refs/tags/<name>`` before ``refs/heads/<name>``, and a branch

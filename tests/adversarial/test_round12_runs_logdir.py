@@ -81,7 +81,9 @@ def _build_one(root: Path, vid: str) -> dict[str, Any]:
         lab.write("x", json.dumps(_nested(f"{vid}-x")), filename="PLAN.json")
         lab.write("x/PLAN.yml", "a folder where the converted plan goes\n", filename="notes.txt")
         lab.write("y", json.dumps(_nested(f"{vid}-y")), filename="PLAN.json")
-        lab.write("y/step-2/PLAN.yml", "a folder where the nested plan goes\n", filename="notes.txt")
+        lab.write(
+            "y/step-2/PLAN.yml", "a folder where the nested plan goes\n", filename="notes.txt"
+        )
     lab.commit("submit")
     passes = [lab.run(check=False)]
     lab.set_status("a", "approved")
@@ -99,9 +101,18 @@ def _build_one(root: Path, vid: str) -> dict[str, Any]:
         shutil.rmtree(lab.repo / "plans/a/EXECUTION_LOG.md", ignore_errors=True)
     approve_m = subprocess.run(
         [sys.executable, "-m", "controller", "approve", "plans/m", "--config", str(lab.config)],
-        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, timeout=60, check=False,
+        cwd=lab.repo,
+        env=lab.env(ALICE),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
-    m_files = lab.git("show", "--name-only", "--format=", "HEAD").split() if approve_m.returncode == 0 else ["<approve failed>"]
+    m_files = (
+        lab.git("show", "--name-only", "--format=", "HEAD").split()
+        if approve_m.returncode == 0
+        else ["<approve failed>"]
+    )
     lab.set_status("k", "approved")
     lab.git("add", "plans/k")
     lab.git("commit", "-q", "-m", "approve k", who=ALICE)
@@ -149,8 +160,16 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return _Results(tmp_path_factory)
 
 
-BROKE = pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: a folder where the controller writes a file (EXECUTION_LOG.md, a converted PLAN.yml) kills the pass (IsADirectoryError) and leaves the shared index and tree with the controller's half-written state")
-STALL = pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: every pass dies on the converted sources, the started plan stays executing, and Alice's approvals, made on the stale working tree, are refused (never frozen): no approved plan runs")
+BROKE = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 12: a folder where the controller writes a file (EXECUTION_LOG.md, a converted PLAN.yml) kills the pass (IsADirectoryError) and leaves the shared index and tree with the controller's half-written state",
+)
+STALL = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 12: every pass dies on the converted sources, the started plan stays executing, and Alice's approvals, made on the stale working tree, are refused (never frozen): no approved plan runs",
+)
 
 
 def _vids(broken: dict[str, Any]) -> list[Any]:
@@ -163,12 +182,18 @@ def test_each_plan_runs_once_and_completes(results: dict[str, Any], vid: str) ->
     assert r["calls"]["a"] == 1 and r["calls"]["h"] == 1 and r["calls"]["k"] == 1, r["calls"]
     assert r["calls"]["inner"] == 0
     if vid == "convert-dir":
-        assert r["status"].get("plans/x") != "completed" and r["status"].get("plans/y") != "completed"
-    assert r["status"]["plans/a"] == "completed" and r["status"]["plans/h"] == "completed", r["status"]
+        assert (
+            r["status"].get("plans/x") != "completed" and r["status"].get("plans/y") != "completed"
+        )
+    assert r["status"]["plans/a"] == "completed" and r["status"]["plans/h"] == "completed", r[
+        "status"
+    ]
 
 
 @pytest.mark.parametrize("vid", ["dir-plan", "dir-tree"])
-def test_plangate_approve_commits_only_the_plan_it_approves(results: dict[str, Any], vid: str) -> None:
+def test_plangate_approve_commits_only_the_plan_it_approves(
+    results: dict[str, Any], vid: str
+) -> None:
     """Held: ``plangate approve plans/m`` after the crash commits plans/m/PLAN.yml alone (the
     stale index is not swept in), and m runs once."""
     assert results[vid]["m_files"] == ["plans/m/PLAN.yml"], results[vid]["m_files"]
@@ -182,19 +207,29 @@ def test_no_pass_dies_on_a_log_folder(results: dict[str, Any], vid: str) -> None
 
 
 @pytest.mark.parametrize("vid", _vids(dict.fromkeys(VARIANTS, BROKE)))
-def test_the_controller_leaves_no_staged_change_in_the_shared_index(results: dict[str, Any], vid: str) -> None:
+def test_the_controller_leaves_no_staged_change_in_the_shared_index(
+    results: dict[str, Any], vid: str
+) -> None:
     assert results[vid]["staged"] == "", results[vid]["staged"]
 
 
 @pytest.mark.parametrize("vid", _vids({"dir-plan": BROKE, "dir-tree": BROKE}))
-def test_alices_next_commit_carries_nothing_of_the_controllers(results: dict[str, Any], vid: str) -> None:
+def test_alices_next_commit_carries_nothing_of_the_controllers(
+    results: dict[str, Any], vid: str
+) -> None:
     assert results[vid]["alice_findings"] == [], json.dumps(results[vid]["alice_findings"])[:600]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: the controller's outcome / convert commit deletes files the agent committed (another frozen plan's PLAN.yml)")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 12: the controller's outcome / convert commit deletes files the agent committed (another frozen plan's PLAN.yml)",
+)
 @pytest.mark.parametrize("vid", ["dir-plan", "convert-dir"])
 def test_no_controller_commit_deletes_the_agents_files(results: dict[str, Any], vid: str) -> None:
-    assert not any(d.endswith(("EXECUTION_LOG.md/PLAN.yml", "notes.txt")) for d in results[vid]["deleted"]), results[vid]["deleted"]
+    assert not any(
+        d.endswith(("EXECUTION_LOG.md/PLAN.yml", "notes.txt")) for d in results[vid]["deleted"]
+    ), results[vid]["deleted"]
 
 
 GATE = """\
@@ -228,7 +263,10 @@ def _build_gate(root: Path) -> Lab:
     lab.git("add", "plans/g/PLAN.yml")
     lab.git("commit", "-q", "-m", "approve the gate of g", who=ALICE)
     lab.run(check=False)
-    lab.result = {"calls": [len(lab.calls("dir-gate-1")), len(lab.calls("dir-gate-2"))], "status": lab.status()["plans/g"]["status"]}  # type: ignore[attr-defined]
+    lab.result = {
+        "calls": [len(lab.calls("dir-gate-1")), len(lab.calls("dir-gate-2"))],
+        "status": lab.status()["plans/g"]["status"],
+    }  # type: ignore[attr-defined]
     return lab
 
 
@@ -242,7 +280,11 @@ def test_gate_action_one_ran_once(gate: Lab) -> None:
     assert gate.head_status == "awaiting_approval"  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 12: after the crash the shared working tree keeps saying `executing` at a paused gate (clean passes never sync it); Alice's gate approval made there is refused and the gated action never runs")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 12: after the crash the shared working tree keeps saying `executing` at a paused gate (clean passes never sync it); Alice's gate approval made there is refused and the gated action never runs",
+)
 def test_gate_approved_in_the_working_tree_runs_the_gated_action(gate: Lab) -> None:
     assert "awaiting_approval" in gate.tree_status, gate.tree_status  # type: ignore[attr-defined]
     assert gate.result["calls"] == [1, 1], gate.result  # type: ignore[attr-defined]

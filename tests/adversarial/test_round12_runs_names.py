@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 12, what is recorded and what runs: names that collide once written as a trailer,
 the MCP server's ``submit``/``log``/``status`` with hostile slugs and paths, and hostile TOON
 sources for ``plangate convert``.
@@ -38,8 +37,31 @@ from advkit import ALICE, BOT, Lab, plan_text
 from test_round2_execution_kit import shared
 
 SECRET = "SECRETMARK-r12-7f3a"
-BAD_SLUGS = ["../evil", "a/../../evil", "..", ".git/hooks", "x/../y", ".plangate", "/tmp/r12-abs-evil", "-x", "ok ", "a//b", "a\\b", ".", "ok/.."]
-BAD_PATHS = ["../secret.txt", "plans/../../secret.txt", "plans/ok/../../../secret.txt", "../plangate.yml", "README", "plans/../README", ".git", "../state"]
+BAD_SLUGS = [
+    "../evil",
+    "a/../../evil",
+    "..",
+    ".git/hooks",
+    "x/../y",
+    ".plangate",
+    "/tmp/r12-abs-evil",
+    "-x",
+    "ok ",
+    "a//b",
+    "a\\b",
+    ".",
+    "ok/..",
+]
+BAD_PATHS = [
+    "../secret.txt",
+    "plans/../../secret.txt",
+    "plans/ok/../../../secret.txt",
+    "../plangate.yml",
+    "README",
+    "plans/../README",
+    ".git",
+    "../state",
+]
 
 
 def _mcp(lab: Lab) -> list[tuple[str, str, str]]:
@@ -58,7 +80,9 @@ def _mcp(lab: Lab) -> list[tuple[str, str, str]]:
         async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
             await session.initialize()
             for slug in BAD_SLUGS:
-                got = await session.call_tool("submit", {"plan": plan_text("mcp-sub"), "slug": slug})
+                got = await session.call_tool(
+                    "submit", {"plan": plan_text("mcp-sub"), "slug": slug}
+                )
                 out.append(("submit", slug, got.content[0].text if got.content else ""))
             for path in [*BAD_PATHS, str(lab.root / "secret.txt")]:
                 for tool in ("log", "status"):
@@ -124,7 +148,9 @@ def test_mcp_submit_refuses_every_hostile_slug(lab: Lab) -> None:
         assert '"E_USAGE"' in text and '"submitted": true' not in text, (slug, text)
     touched = set(lab.git("log", "-z", "--name-only", "--format=", "HEAD").split("\0")) - {""}
     touched = {t.strip("\n") for t in touched} - {""}
-    assert all(p.startswith("plans/") or p in {"README", ".plangate/policy.json"} for p in touched), touched
+    assert all(
+        p.startswith("plans/") or p in {"README", ".plangate/policy.json"} for p in touched
+    ), touched
     assert not Path("/tmp/r12-abs-evil").exists()
     assert not (lab.root / "evil").exists() and not (lab.repo / "evil").exists()
     assert lab.calls("mcp-sub") == []
@@ -143,14 +169,28 @@ def _toon(kind: str) -> str:
     head = "metadata:\n  title: t\n  objective: o\n"
     row = "  step_1,task_1,run,AGENT_EXECUTION,{t}\n"
     if kind == "deep":
-        s = head + "steps[1]{id,task_id,action,step_type,timeout}:\n" + row.format(t=30) + "shared_inputs:\n"
+        s = (
+            head
+            + "steps[1]{id,task_id,action,step_type,timeout}:\n"
+            + row.format(t=30)
+            + "shared_inputs:\n"
+        )
         s += "".join("  " * (i + 1) + f"k{i}:\n" for i in range(3000)) + "  " * 3001 + "v: 1\n"
         return s
     if kind == "biglen":
-        return head + "steps[999999999999]{id,task_id,action,step_type,timeout}:\n" + row.format(t=30)
+        return (
+            head + "steps[999999999999]{id,task_id,action,step_type,timeout}:\n" + row.format(t=30)
+        )
     if kind == "bignum":
         return head + "steps[1]{id,task_id,action,step_type,timeout}:\n" + row.format(t="9" * 6000)
-    return head + "steps[1]{id,task_id,action,step_type,timeout}:\n" + row.format(t=30) + "shared_inputs:\n  x[1]: " + "[" * 20000 + "\n"
+    return (
+        head
+        + "steps[1]{id,task_id,action,step_type,timeout}:\n"
+        + row.format(t=30)
+        + "shared_inputs:\n  x[1]: "
+        + "[" * 20000
+        + "\n"
+    )
 
 
 @pytest.mark.parametrize("kind", ["deep", "biglen", "bignum", "brackets"])
@@ -158,7 +198,13 @@ def test_toon_hostile_sources_convert_or_refuse_quickly(tmp_path: Path, kind: st
     src = tmp_path / f"{kind}.toon"
     src.write_text(_toon(kind))
     t0 = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "controller", "convert", str(src)], capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "controller", "convert", str(src)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert time.monotonic() - t0 < 5
     assert "Traceback" not in result.stderr
     if kind == "brackets":

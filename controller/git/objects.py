@@ -103,6 +103,14 @@ class Objects(RepoBase):
                 raise GitError(f"cannot look up {spec}: {exc}") from None
         return _text(sha), _text(kind)
 
+    def is_tree(self, commit: str, path: str) -> bool:
+        """Is ``path`` a folder in ``commit``?"""
+        spec = f"{commit}:{path}"
+        if _askable(spec):
+            found = self._lookup(spec)
+            return found is not None and found[1] == "tree"
+        return False  # a name git cannot be asked holds no plan file either (walked elsewhere)
+
     def read_file(self, commit: str, path: str) -> bytes | None:
         blob = self.blob_sha(commit, path)
         return None if blob is None else self.blob(blob)

@@ -25,6 +25,7 @@ from controller.git.gitrepo import (
     parse_trailers,
 )
 from controller.git.history import PlanState
+from controller.git.planstate import LOG_NAME
 from controller.git.records import EVENT_TRAILER
 from controller.plan import plans, yamlio
 from controller.service import notify
@@ -277,6 +278,20 @@ class Committing(ControllerCore):
         self._batch = None
 
     def _commit_entries(self, entries: list[_Entry], least: int = 2) -> str:
+        for entry in entries:  # a log the tree has no room for is left out, the event is not
+            for path in [p for p in entry.files if PurePosixPath(p).name == LOG_NAME]:
+                why = self._unwritable({path: entry.files[path]})
+                if why is not None:
+                    del entry.files[path]
+                    self.log.warning("log_not_written", plan=entry.plan_id, reason=why)
+        blocked = [(e, why) for e in entries if (why := self._unwritable(e.files)) is not None]
+        if blocked:  # only those plans wait; the others are committed as ever
+            for entry, why in blocked:
+                self._wait(entry.plan_id, why)
+            _dropped([entry for entry, _ in blocked], retry=True)
+            entries = [e for e in entries if all(e is not b for b, _ in blocked)]
+            if not entries:
+                return self._head
         if 1 < len(entries) < least:  # a few: as many commits, each read as before
             return [self._commit_entries([entry]) for entry in entries][-1]
         message = entries[0].message if len(entries) == 1 else self._batch_message(entries)
@@ -312,6 +327,37 @@ class Committing(ControllerCore):
                 if entry.after is not None:
                     entry.after(sha)
         return sha
+
+    def _unwritable(self, files: dict[str, bytes | None]) -> str | None:
+        """Why a file of this event cannot be written without destroying something (None:
+        it can): a folder where the file goes, on the branch (the commit would delete what
+        it holds) or in the working tree (the write would fail half done, leaving the tree
+        and index stale), or a FIFO or device there. The plan waits with E_UNSAFE_PATH until
+        it is gone; nothing is committed for it meanwhile (round 12)."""
+        import os
+        import stat
+
+        for path, data in files.items():
+            if data is None:
+                continue
+            local = self.repo.path / path
+            try:
+                mode = os.lstat(local).st_mode
+            except FileNotFoundError:
+                mode = None
+            except OSError as exc:
+                return f"E_UNSAFE_PATH: {path}: {exc.strerror}"
+            if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                return (
+                    f"E_UNSAFE_PATH: {path} is a folder or special file in the working tree; "
+                    "plangate never writes over it (remove it)"
+                )
+            if self._head and self.repo.is_tree(self._head, path):
+                return (
+                    f"E_UNSAFE_PATH: {path} is a folder on the branch; plangate never writes "
+                    "a file over it, which would delete what it holds (remove it)"
+                )
+        return None
 
     def _batch_message(self, entries: list[_Entry]) -> str:
         from controller.execution.secrets import redactor_for

@@ -151,6 +151,9 @@ class Freezing(Committing):
                 raise UnsafePath(f"{prefix} is a link or a file on the branch, not a folder")
         if (self.repo.path / path).is_symlink():
             raise UnsafePath(f"{path} is a link in the working tree")
+        blocked = self._unwritable({path: b""})
+        if blocked is not None:  # a folder or special file where the file goes (round 12)
+            raise UnsafePath(blocked.removeprefix("E_UNSAFE_PATH: "))
         if path.endswith("/PLAN.yml") and self.repo.blob_sha(self._head, path) is not None:
             raise ConvertUnsupported(
                 f"converting would replace the plan {path} the branch already holds",

@@ -173,19 +173,35 @@ class Controller(Deciding, Outcomes):
             return self._plan_rows(running, waiting, problems, reasons) + self._source_rows()
 
     def _outcomes_waiting(self, running: set[str], waiting: dict[str, str]) -> dict[str, str]:
-        """Why a started plan that no worker here runs waits (``status`` is another process
-        than the controller, which keeps its reasons in memory): the edits in the working
-        tree the controller will not overwrite with the run's outcome (round 11)."""
+        """Why an approved or started plan that no worker here runs waits (``status`` is
+        another process than the controller, which keeps its reasons in memory): edits in the
+        working tree the controller will not overwrite, or a folder or special file where its
+        PLAN.yml should be (rounds 11 and 12)."""
+        import os
+        import stat
+
         found: dict[str, str] = {}
         for state in self.index.plans.values():
-            if state.status not in ("executing", "awaiting_approval") or state.unsafe:
+            if state.status not in ("approved", "executing", "awaiting_approval"):
                 continue
-            if state.plan_id in running or state.plan_id in waiting:
+            if state.unsafe or state.plan_id in running or state.plan_id in waiting:
+                continue
+            try:
+                mode = os.lstat(self.repo.path / state.file).st_mode
+            except OSError:
+                mode = None
+            if mode is not None and not stat.S_ISREG(mode):
+                found[state.plan_id] = (
+                    f"E_UNSAFE_PATH: {state.file} is not a regular file in the working tree; "
+                    "restore it (plangate never follows or reads it)"
+                )
                 continue
             try:
                 self._check_uncommitted(state, self._head or self.head())
             except _Wait as wait:
-                found[state.plan_id] = f"the outcome waits: {wait}"
+                found[state.plan_id] = (
+                    f"the outcome waits: {wait}" if state.status != ("approved") else str(wait)
+                )
             except PlangateError:
                 continue
         return found

@@ -59,11 +59,7 @@ def test_the_honest_plan_runs_and_the_swapped_ones_do_not(lab: Lab) -> None:
     assert lab.calls("tree-dir") == [] and lab.calls("tree-fifo") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 12: status shows a plain approved row for a plan the pass holds with E_UNSAFE_PATH (swapped PLAN.yml in the working tree)",
-)
+# round 12: status showed a plain approved row here (strict xfail); fixed since
 @pytest.mark.parametrize("vid", VARIANTS)
 def test_status_names_why_the_approved_plan_waits(lab: Lab, vid: str) -> None:
     row = lab.rows[f"plans/{vid}"]  # type: ignore[attr-defined]

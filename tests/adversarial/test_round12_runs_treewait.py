@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 12, what is reported: an approved plan whose PLAN.yml the agent swapped, in the
 shared working tree only (local mode), for a folder (``tree-dir``) or a FIFO (``tree-fifo``)
 after Alice approved it.

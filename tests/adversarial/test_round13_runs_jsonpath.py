@@ -12,10 +12,15 @@ abort cannot be honoured (nothing yields).
 - ``outputs-descendant``: action 1 captures ``outputs: [{name: v, path: "$..*..*..*"}]``;
   ``zz-ctl`` (an honest plan, sorted after it) is approved in the same pass.
 - ``verify-descendant``: ``verify: {expect: {path: "$..*..*..*", equals: 1}}`` (own lab).
+- ``outputs-match-redos``: ``path: '$.json.s[?match(@, "(a|aa)+")]'`` over twenty strings of
+  40 ``a`` and a ``!``: RFC 9535's ``match()`` (an I-Regexp) backtracks, unbounded, where a
+  guard's or an ``expect``'s ``matches`` is cut at 0.1 s. (``search(@, "(a|aa)+$")`` stalls
+  the same way; tried by hand, left out for suite time.)
 
-Defence asserted: the pass ends within 6 s (the hostile plan recorded as failed or
+Defence asserted: the pass ends within 5 s (the hostile plan recorded as failed or
 completed, never left ``executing``), and the honest plan runs exactly once.
-Both broke (round 13): the pass is still busy when it is killed after 6 s.
+All three broke (round 13): the pass is still busy when it is killed after 5 s (by hand:
+over 40 s for the descendant query, over 15 s for the match).
 """
 
 from __future__ import annotations
@@ -36,14 +41,17 @@ d, w = int(sys.argv[1]), int(sys.argv[2])
 x = []
 for _ in range(d):
     x = [0] * w + [x]
-print(json.dumps({"v": x}, separators=(",", ":")))
+out = {"v": x, "s": ["a" * 40 + "!"] * 20}
+print(json.dumps(out, separators=(",", ":")))
 """
 QUERY = "$..*..*..*"
 BROKE = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="round 13: a cubic JSONPath over a 7 KB tool result stalls the pass (no bound)",
+    reason="round 13: a JSONPath query (cubic descendants, or a backtracking match()) over a"
+    " small tool result stalls the pass: no bound like the 0.1 s of a guard's regex",
 )
+LIMIT = 5.0
 
 
 def _plan(tag: str, extra: str) -> str:
@@ -80,7 +88,7 @@ def _build(root: Path, slug: str, extra: str) -> Lab:
     lab.approve(slug)
     lab.approve("zz-ctl")
     try:
-        result = lab.cli("run", "--once", "--config", str(lab.config), timeout=6)
+        result = lab.cli("run", "--once", "--config", str(lab.config), timeout=LIMIT)
         lab.pass_ended = result.returncode == 0
     except subprocess.TimeoutExpired:
         lab.pass_ended = False
@@ -90,6 +98,7 @@ def _build(root: Path, slug: str, extra: str) -> Lab:
 VARIANTS = {
     "outputs-descendant": f'outputs: [{{name: v, path: "{QUERY}"}}]\n',
     "verify-descendant": f'verify: {{expect: {{path: "{QUERY}", equals: 1}}}}\n',
+    "outputs-match-redos": "outputs: [{name: v, path: '$.json.s[?match(@, \"(a|aa)+\")]'}]\n",
 }
 
 
@@ -100,6 +109,6 @@ def test_query_cost_is_bounded(tmp_path_factory: pytest.TempPathFactory, slug: s
         f"r13-jsonpath-{slug}",
         lambda root: _build(root / "lab", slug, VARIANTS[slug]),
     )
-    assert lab.pass_ended, "the pass was still evaluating the query after 6 s"
+    assert lab.pass_ended, "the pass was still evaluating the query after 5 s"
     assert len(lab.calls("zz-ctl")) == 1, "the honest plan after it never ran"
     assert lab.status()[f"plans/{slug}"]["status"] != "executing"

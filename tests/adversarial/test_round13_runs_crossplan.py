@@ -9,6 +9,9 @@ Plan ``a`` has three ``mut`` actions; each rewrites one other plan's PLAN.yml:
 - ``x-delete``: PLAN.yml deleted;
 - ``x-link``: PLAN.yml replaced by a symlink to that evil version.
 
+And, by the agent before the pass that would start them (uncommitted): ``y-predelete``
+(PLAN.yml deleted), ``y-rename`` (PLAN.yml deleted, the evil version written as PLAN.yaml).
+
 Defence asserted: no ``*-evil`` call is ever made; each target runs at most once, with its
 approved params; one that has not completed has ``status`` saying why (``waiting``,
 ``reason`` or ``problem``); the controller commits nothing of the evil text. The honest
@@ -46,6 +49,8 @@ else:
 print("{}")
 """
 TARGETS = {"x-copy": "copy", "x-delete": "delete", "x-link": "link"}
+#: tampered by the agent itself before the pass that starts them
+PRE = ["y-predelete", "y-rename"]
 
 
 def _build(root: Path) -> Lab:
@@ -66,19 +71,22 @@ def _build(root: Path) -> Lab:
         'plan:\n  name: "a"\n  task: "tamper"\n  status: pending_approval\n'
         "available_tools:\n  - name: mut\nactions:\n" + actions,
     )
-    for slug in [*TARGETS, "zz-ctl"]:
+    for slug in [*TARGETS, *PRE, "zz-ctl"]:
         lab.write(slug, plan_text(slug))
     lab.commit("plans")
     lab.run()
-    for slug in ["a", *TARGETS, "zz-ctl"]:
+    for slug in ["a", *TARGETS, *PRE, "zz-ctl"]:
         lab.approve(slug)
-    for slug in TARGETS:
+    for slug in [*TARGETS, *PRE]:
         text = lab.read(slug).replace(f'tag: "{slug}"', f'tag: "{slug}-evil"')
         scratch = root / "scratch" / "plans" / slug / "PLAN.yml"
         scratch.parent.mkdir(parents=True, exist_ok=True)
         scratch.write_text(text)
         digest = lab.cli("hash", str(scratch)).stdout.split()[-1]
         (root / f"{slug}.evil.yml").write_text(re.sub(r"hash: \S+", f"hash: {digest}", text))
+    (lab.repo / "plans/y-predelete/PLAN.yml").unlink()
+    (lab.repo / "plans/y-rename/PLAN.yml").unlink()
+    (lab.repo / "plans/y-rename/PLAN.yaml").write_bytes((root / "y-rename.evil.yml").read_bytes())
     lab.run()
     lab.run()
     return lab
@@ -94,7 +102,7 @@ def test_tamperer_and_control_ran(lab: Lab) -> None:
     assert lab.status()["plans/a"]["status"] == "completed"
 
 
-@pytest.mark.parametrize("slug", list(TARGETS))
+@pytest.mark.parametrize("slug", [*TARGETS, *PRE])
 def test_tampered_plan_never_runs_the_tree_version(lab: Lab, slug: str) -> None:
     assert lab.calls(f"{slug}-evil") == [], "the tree's unapproved version ran"
     ran = lab.calls(slug)
@@ -112,7 +120,7 @@ SILENT = pytest.mark.xfail(
 
 
 @pytest.mark.parametrize(
-    "slug", [pytest.param(s, marks=[SILENT] if s == "x-delete" else []) for s in TARGETS]
+    "slug", [pytest.param(s, marks=[SILENT] if s == "x-delete" else []) for s in [*TARGETS, *PRE]]
 )
 def test_status_says_why_a_tampered_plan_waits(lab: Lab, slug: str) -> None:
     row = lab.status()[f"plans/{slug}"]

@@ -188,6 +188,13 @@ class Controller(Deciding, Outcomes):
                 continue
             try:
                 mode = os.lstat(self.repo.path / state.file).st_mode
+            except FileNotFoundError:
+                if state.status != "approved":  # a started plan: its outcome has no file
+                    found[state.plan_id] = (
+                        f"the outcome waits: {state.file} was deleted from the working tree; "
+                        "restore it (git restore) and the controller commits the outcome"
+                    )
+                continue
             except OSError:
                 mode = None
             if mode is not None and not stat.S_ISREG(mode):

@@ -63,7 +63,7 @@ def _build(root: Path) -> Lab:
     for i, (slug, mode) in enumerate(TARGETS.items(), start=1):
         dst = lab.repo / "plans" / slug / "PLAN.yml"
         actions += (
-            f"  - id: {i}\n    tool: mut\n    why: \"tamper with {slug}\"\n"
+            f'  - id: {i}\n    tool: mut\n    why: "tamper with {slug}"\n'
             f'    params: {{mode: "{mode}", src: "{root / (slug + ".evil.yml")}", dst: "{dst}"}}\n'
         )
     lab.write(
@@ -120,7 +120,8 @@ SILENT = pytest.mark.xfail(
 
 
 @pytest.mark.parametrize(
-    "slug", [pytest.param(s, marks=[SILENT] if s == "x-delete" else []) for s in [*TARGETS, *PRE]]
+    "slug",
+    [*TARGETS, *PRE],  # round 13: x-delete was SILENT (strict xfail); fixed since
 )
 def test_status_says_why_a_tampered_plan_waits(lab: Lab, slug: str) -> None:
     row = lab.status()[f"plans/{slug}"]

@@ -62,6 +62,40 @@ class ToolError(ToolFailed):
         self.permanent = permanent  # type: ignore[misc]
 
 
+def strict_json(data: bytes) -> Any:
+    """A tool's output as JSON data, or None when it is none (not JSON, or nested too deep).
+    JSON whose object names a member twice is E_TOOL_OUTPUT_INVALID: I-JSON (RFC 7493)
+    forbids it, and a reader of the recorded output who takes the first ``v`` would see
+    another value than the one handed on (round 13)."""
+    if not data.strip():
+        return None
+    try:
+        return json.loads(data, object_pairs_hook=_unique_members)
+    except _Repeated as repeated:
+        from controller.errors import ToolOutputInvalid
+
+        raise ToolOutputInvalid(
+            f"the tool's JSON output names the member {repeated.name!r} twice in one object "
+            "(I-JSON, RFC 7493): which value is meant is not clear"
+        ) from None
+    except (ValueError, RecursionError):
+        return None
+
+
+class _Repeated(Exception):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            raise _Repeated(name)
+        found[name] = value
+    return found
+
+
 def build_tool(name: str, spec: ToolSpec, config: Config) -> Tool:
     """The tool object for one catalog entry."""
     if spec.kind == "echo":

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import ParamsInvalid, ToolTimeout
-from controller.execution.tools import ToolError, cut, fill_placeholders, shorten
+from controller.execution.tools import ToolError, cut, fill_placeholders, shorten, strict_json
 from controller.execution.tools.process import Finished, Overran, run_process
 
 if TYPE_CHECKING:
@@ -89,12 +89,7 @@ def exec_result(done: Finished, limit: int) -> dict[str, Any]:
 
 
 def _parse_json(data: bytes) -> Any:
-    if not data.strip():
-        return None
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):  # too deep for the decoder: not usable JSON data
-        return None
+    return strict_json(data)  # not JSON, too deep, or a repeated member name: None
 
 
 def _exit_text(done: Finished) -> str:

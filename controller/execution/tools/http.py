@@ -12,13 +12,12 @@ A status >= 400 is E_TOOL_FAILED: permanent for 4xx (except 408, 425 and 429), t
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from controller.errors import ToolTimeout
-from controller.execution.tools import ToolError, cut, fill_placeholders
+from controller.execution.tools import ToolError, cut, fill_placeholders, strict_json
 
 if TYPE_CHECKING:
     import httpx
@@ -101,9 +100,4 @@ def _send(
 
 
 def _json(data: bytes) -> Any:
-    if not data.strip():
-        return None
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
+    return strict_json(data)

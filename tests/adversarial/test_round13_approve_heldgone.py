@@ -33,7 +33,7 @@ import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
-VIDS = ["gone", "ours", "rmv"]
+VIDS = ["gone", "ours", "rmv", "late"]
 BROKEN = {
     "gone": pytest.mark.xfail(
         strict=True,
@@ -52,11 +52,12 @@ def _v(tag: str, n: int) -> str:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     lab.write("base", plan_text("base"))
-    lab.commit("agent adds base", AGENT)
+    lab.write("late", _v("late", 1))
+    lab.commit("agent adds base and late", AGENT)
     lab.run()
     pre = lab.head()
     time.sleep(1.1)
-    for vid in VIDS:
+    for vid in VIDS[:3]:
         lab.write(vid, _v(vid, 1))
     lab.commit("agent adds version 1", AGENT)
     lab.run()  # F: freezes version 1
@@ -89,6 +90,10 @@ def _build(root: Path) -> Lab:
     lab.commit("agent adds gone again", AGENT)
     lab.git("cherry-pick", approvals["gone"], who=AGENT)
     lab.run()
+    # late: version 2 and the replay first, then the erased commits merged back (one push)
+    lab.write("late", v2["late"])
+    lab.commit("agent writes late version 2 again", AGENT)
+    lab.git("cherry-pick", approvals["late"], who=AGENT)
     # ours: the erased commits back on the branch, then the same replay
     lab.git("merge", "-q", "-s", "ours", "-m", "agent merges the old tip back", old_tip, who=AGENT)
     lab.write("ours", v2["ours"])

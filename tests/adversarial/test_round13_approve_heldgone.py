@@ -127,3 +127,29 @@ def test_version_two_never_runs_on_an_approval_of_version_one(lab: Lab, vid: str
 
 def test_control_honest_plan_after_the_rewrite_runs_once(lab: Lab) -> None:
     assert len(lab.calls("ctl")) == 1, lab.codes("ctl")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 13: the audit of a fresh clone calls gone's replayed approval valid, though "
+    "the controller's freeze of version 2 (merged back, on the branch) is later than it",
+)
+def test_audit_on_a_fresh_clone_flags_the_replayed_approval(
+    lab: Lab, tmp_path: Path
+) -> None:
+    import json as _json
+    import subprocess
+    import sys
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True, env=lab.env())
+    env = lab.env()
+    result = subprocess.run(
+        [sys.executable, "-m", "controller", "audit", "--json"],
+        cwd=clone, env=env, capture_output=True, text=True, check=False,
+    )
+    report = _json.loads(result.stdout)
+    runs = [e for e in report["executions"] if e["plan"] == "plans/gone"]
+    assert runs, report
+    assert not all(e["approval_valid"] for e in runs), runs

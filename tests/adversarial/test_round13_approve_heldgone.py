@@ -16,6 +16,8 @@ Timeline (local mode; Alice is an approver, the agent is not; one lab, shared hi
    ``E_HISTORY_REWRITTEN``); a pass sees the plans gone (a deleted plan's hold ends).
 6. ``gone``: the agent adds version 2 back (FV2's frozen block copied) and cherry-picks
    Alice's approval of version 1 (author Alice, her date, after F but before FV2).
+``rej`` (held variant): Bob rejects version 1 (seen); the rewrite erases the rejection; the
+agent adds version 1 back after the deletion pass and Alice approves it: E_VERSION_WITHDRAWN.
 7. ``ours``: the agent first merges the old tip back with ``-s ours`` (F and FV2 are on the
    branch again, ending any hold) and then does the same as ``gone``.
 
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 VIDS = ["gone", "ours", "rmv", "late"]
@@ -59,8 +61,13 @@ def _build(root: Path) -> Lab:
     time.sleep(1.1)
     for vid in VIDS[:3]:
         lab.write(vid, _v(vid, 1))
+    lab.write("rej", _v("rej", 1))
     lab.commit("agent adds version 1", AGENT)
     lab.run()  # F: freezes version 1
+    rej_v1 = lab.read("rej")
+    lab.set_status("rej", "rejected")
+    lab.commit("bob rejects rej", BOB)
+    lab.run()  # the rejection is seen
     f_tip = lab.head()
     time.sleep(1.1)
     approvals = {vid: lab.approve(vid, ALICE) for vid in VIDS}  # never seen by a pass
@@ -89,6 +96,10 @@ def _build(root: Path) -> Lab:
     lab.write("gone", v2["gone"])
     lab.commit("agent adds gone again", AGENT)
     lab.git("cherry-pick", approvals["gone"], who=AGENT)
+    # rej: the version Bob rejected (seen), erased by the rewrite, added back and approved
+    lab.write("rej", rej_v1)
+    lab.commit("agent adds rej again", AGENT)
+    lab.approve("rej", ALICE)
     lab.run()
     # late: version 2 and the replay first, then the erased commits merged back (one push)
     lab.write("late", v2["late"])
@@ -123,6 +134,12 @@ def test_version_two_never_runs_on_an_approval_of_version_one(lab: Lab, vid: str
         assert "E_APPROVAL_REPLAYED" in lab.codes(vid) or "E_HISTORY_REWRITTEN" in lab.codes(
             vid
         ), lab.codes(vid)
+
+
+def test_a_seen_rejection_erased_then_the_plan_re_added_stays_withdrawn(lab: Lab) -> None:
+    assert lab.calls("rej") == [], lab.codes("rej")
+    history = lab.git("log", "-p", "--", "plans/rej/PLAN.yml")
+    assert "code: E_VERSION_WITHDRAWN" in history, lab.codes("rej")
 
 
 def test_control_honest_plan_after_the_rewrite_runs_once(lab: Lab) -> None:

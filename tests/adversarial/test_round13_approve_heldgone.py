@@ -18,6 +18,8 @@ Timeline (local mode; Alice is an approver, the agent is not; one lab, shared hi
    Alice's approval of version 1 (author Alice, her date, after F but before FV2).
 ``rej`` (held variant): Bob rejects version 1 (seen); the rewrite erases the rejection; the
 agent adds version 1 back after the deletion pass and Alice approves it: E_VERSION_WITHDRAWN.
+``forget`` (held variant): Alice writes a plan (frozen); the rewrite erases her commit; after
+the deletion pass the agent adds the same bytes as its own and Alice approves: E_SELF_APPROVAL.
 7. ``ours``: the agent first merges the old tip back with ``-s ours`` (F and FV2 are on the
    branch again, ending any hold) and then does the same as ``gone``.
 
@@ -63,7 +65,10 @@ def _build(root: Path) -> Lab:
         lab.write(vid, _v(vid, 1))
     lab.write("rej", _v("rej", 1))
     lab.commit("agent adds version 1", AGENT)
+    lab.write("forget", _v("forget", 1))
+    lab.commit("alice writes forget", ALICE)
     lab.run()  # F: freezes version 1
+    forget_v1 = lab.read("forget")
     rej_v1 = lab.read("rej")
     lab.set_status("rej", "rejected")
     lab.commit("bob rejects rej", BOB)
@@ -100,6 +105,10 @@ def _build(root: Path) -> Lab:
     lab.write("rej", rej_v1)
     lab.commit("agent adds rej again", AGENT)
     lab.approve("rej", ALICE)
+    # forget: Alice's own plan (frozen), erased by the rewrite, re-added by the agent
+    lab.write("forget", forget_v1)
+    lab.commit("agent adds forget as its own", AGENT)
+    lab.approve("forget", ALICE)
     lab.run()
     # late: version 2 and the replay first, then the erased commits merged back (one push)
     lab.write("late", v2["late"])
@@ -140,6 +149,12 @@ def test_a_seen_rejection_erased_then_the_plan_re_added_stays_withdrawn(lab: Lab
     assert lab.calls("rej") == [], lab.codes("rej")
     history = lab.git("log", "-p", "--", "plans/rej/PLAN.yml")
     assert "code: E_VERSION_WITHDRAWN" in history, lab.codes("rej")
+
+
+def test_a_writer_erased_then_the_plan_re_added_is_still_its_writer(lab: Lab) -> None:
+    assert lab.calls("forget") == [], lab.codes("forget")
+    history = lab.git("log", "-p", "--", "plans/forget/PLAN.yml")
+    assert "code: E_SELF_APPROVAL" in history, lab.codes("forget")
 
 
 def test_control_honest_plan_after_the_rewrite_runs_once(lab: Lab) -> None:

@@ -10,6 +10,11 @@ Config: ``max_age: 3`` (seconds). The controller freezes every plan at T0; the l
 - ``copy``: the agent copies the stale plan's bytes to ``plans/copy`` (a new name, same
   hash); Alice approves the copy.
 
+- ``flip``: the agent sets ``frozen.hash`` to a wrong value and back in two commits (the
+  commit where it "took its value" is now); Alice approves.
+- ``refreeze``: the agent drops the ``frozen:`` block; the controller freezes the same version
+  again (now); Alice approves.
+
 Defence: ``E_PLAN_EXPIRED`` (that exact version was frozen too long ago), nothing runs.
 Controls: ``stay`` (approved late where it is) is ``E_PLAN_EXPIRED``; ``fresh`` (added after
 the wait) runs once.
@@ -32,9 +37,14 @@ BROKEN = {
         reason=f"round 13: max_age dodged by {what} of a stale frozen version: it runs on a "
         "late approval",
     )
-    for vid, what in (("readd", "a delete and re-add"), ("copy", "a copy"))
+    for vid, what in (
+        ("readd", "a delete and re-add"),
+        ("copy", "a copy"),
+        ("flip", "frozen.hash set wrong and back"),
+        ("refreeze", "the frozen block dropped (the controller freezes it again)"),
+    )
 }
-VIDS = ["readd", "copy", "stay"]
+VIDS = ["readd", "copy", "flip", "refreeze", "stay"]
 
 
 def _build(root: Path) -> Lab:
@@ -52,11 +62,20 @@ def _build(root: Path) -> Lab:
     lab.commit("agent adds readd again", AGENT)
     shutil.copytree(lab.repo / "plans/copy", lab.repo / "plans/copy2")
     lab.commit("agent copies copy to copy2", AGENT)
+    flip = lab.read("flip")
+    good = next(line for line in flip.splitlines() if line.startswith("  hash: "))
+    lab.write("flip", flip.replace(good, "  hash: sha256:" + "0" * 64))
+    lab.commit("agent breaks flip's frozen hash", AGENT)
+    lab.write("flip", flip)
+    lab.commit("agent restores flip's frozen hash", AGENT)
+    refreeze = lab.read("refreeze")
+    lab.write("refreeze", refreeze[: refreeze.index("frozen:")])
+    lab.commit("agent drops refreeze's frozen block", AGENT)
     lab.write("fresh", plan_text("fresh"))
     lab.commit("agent adds fresh", AGENT)
     lab.run()
-    for slug in ("readd", "copy/../copy2", "stay", "fresh"):
-        lab.approve(slug.replace("copy/../", ""), ALICE)
+    for slug in ("readd", "copy2", "flip", "refreeze", "stay", "fresh"):
+        lab.approve(slug, ALICE)
     lab.run()
     return lab
 

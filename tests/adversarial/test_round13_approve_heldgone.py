@@ -140,9 +140,9 @@ def test_version_two_never_runs_on_an_approval_of_version_one(lab: Lab, vid: str
     if vid == "rmv":  # refused before the rewrite erased its record
         assert "E_APPROVAL_REPLAYED" in (lab.root / "rmv-codes.txt").read_text()
     else:
-        assert "E_APPROVAL_REPLAYED" in lab.codes(vid) or "E_HISTORY_REWRITTEN" in lab.codes(
-            vid
-        ), lab.codes(vid)
+        assert "E_APPROVAL_REPLAYED" in lab.codes(vid) or "E_HISTORY_REWRITTEN" in lab.codes(vid), (
+            lab.codes(vid)
+        )
 
 
 def test_a_seen_rejection_erased_then_the_plan_re_added_stays_withdrawn(lab: Lab) -> None:
@@ -167,9 +167,7 @@ def test_control_honest_plan_after_the_rewrite_runs_once(lab: Lab) -> None:
     reason="round 13: the audit of a fresh clone calls gone's replayed approval valid, though "
     "the controller's freeze of version 2 (merged back, on the branch) is later than it",
 )
-def test_audit_on_a_fresh_clone_flags_the_replayed_approval(
-    lab: Lab, tmp_path: Path
-) -> None:
+def test_audit_on_a_fresh_clone_flags_the_replayed_approval(lab: Lab, tmp_path: Path) -> None:
     import json as _json
     import subprocess
     import sys
@@ -179,7 +177,11 @@ def test_audit_on_a_fresh_clone_flags_the_replayed_approval(
     env = lab.env()
     result = subprocess.run(
         [sys.executable, "-m", "controller", "audit", "--json"],
-        cwd=clone, env=env, capture_output=True, text=True, check=False,
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     report = _json.loads(result.stdout)
     runs = [e for e in report["executions"] if e["plan"] == "plans/gone"]

@@ -51,7 +51,11 @@ def _build(root: Path) -> Lab:
     seen_tip = lab.head()
     subprocess.run(
         [sys.executable, "-m", "controller", "approve", "--config", str(lab.config), "plans/pa"],
-        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=True,
+        cwd=lab.repo,
+        env=lab.env(ALICE),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     a_pa = lab.head()
     lab.git("reset", "-q", "--hard", seen_tip)  # erases only Alice's unseen approval of pa
@@ -85,6 +89,4 @@ def test_a_bound_approval_of_version_one_never_runs_version_two(lab: Lab, tag: s
     slug = SLUGS[tag]
     assert lab.calls(tag) == [], lab.codes(slug)
     assert not lab.started(slug), lab.codes(slug)
-    assert "E_APPROVAL_REPLAYED" in lab.codes(slug) or "partial" in lab.codes(slug), lab.codes(
-        slug
-    )
+    assert "E_APPROVAL_REPLAYED" in lab.codes(slug) or "partial" in lab.codes(slug), lab.codes(slug)

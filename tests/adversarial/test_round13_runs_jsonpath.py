@@ -87,8 +87,9 @@ def _build(root: Path, slug: str, extra: str) -> Lab:
     lab.run()
     lab.approve(slug)
     lab.approve("zz-ctl")
-    try:
-        result = lab.cli("run", "--once", "--config", str(lab.config), timeout=LIMIT)
+    try:  # a stall is for ever: the bound only tells it apart (short for the open variant)
+        bound = LIMIT if "redos" in slug else 60.0
+        result = lab.cli("run", "--once", "--config", str(lab.config), timeout=bound)
         lab.pass_ended = result.returncode == 0
     except subprocess.TimeoutExpired:
         lab.pass_ended = False
@@ -102,7 +103,11 @@ VARIANTS = {
 }
 
 
-@pytest.mark.parametrize("slug", [pytest.param(s, marks=BROKE) for s in VARIANTS])
+# round 13: the two descendant variants broke (BROKE); fixed since: more than one descendant
+# segment is refused at validation (plan.jsonpaths). The backtracking match() is still open.
+@pytest.mark.parametrize(
+    "slug", [pytest.param(s, marks=BROKE) if "redos" in s else s for s in VARIANTS]
+)
 def test_query_cost_is_bounded(tmp_path_factory: pytest.TempPathFactory, slug: str) -> None:
     lab = shared(
         tmp_path_factory,

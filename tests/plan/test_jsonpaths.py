@@ -76,3 +76,20 @@ def test_an_invalid_query_gets_the_library_message(query: str) -> None:
 def test_every_plain_query_is_rfc_9535(query: str) -> None:
     """The subset is a subset: whatever it accepts, the library compiles."""
     jsonpath_rfc9535.compile(query)
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        ("$..a", False),
+        ("$.a..b", False),
+        ("$['a..b']..c", False),  # a quoted name's dots are no segment
+        ('$[?@.name == "x..y"]..z', False),
+        ("$..*..*..*", True),  # round 13: minutes over a 7 KB result
+        ("$..a..b", True),
+        ("$.a[?@..b]..c", True),  # a filter's query counts too
+    ],
+)
+def test_at_most_one_descendant_segment(query: str, refused: bool) -> None:
+    problem = query_problem(query)
+    assert (problem is not None and "descendant" in problem) is refused, problem

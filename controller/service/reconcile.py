@@ -206,9 +206,8 @@ class Controller(Deciding, Outcomes):
             try:
                 self._check_uncommitted(state, self._head or self.head())
             except _Wait as wait:
-                found[state.plan_id] = (
-                    f"the outcome waits: {wait}" if state.status != ("approved") else str(wait)
-                )
+                started = state.status != "approved"
+                found[state.plan_id] = f"the outcome waits: {wait}" if started else str(wait)
             except PlangateError:
                 continue
         return found

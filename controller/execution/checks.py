@@ -13,7 +13,6 @@ comparison.
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Callable
@@ -21,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import GuardFailed, PlangateError, PreconditionFailed, VerifyFailed
+from controller.plan import jsonpaths
+from controller.plan.jsonpaths import QueryTooCostly
 
 if TYPE_CHECKING:
     from controller.plan.schema import Expect, ExpectClause, Precondition, Verify
@@ -156,12 +157,14 @@ def evaluate(clause: ExpectClause, value: Any) -> list[str]:
 
 
 def _failure(item: Expect, value: Any) -> str | None:
-    query = _query(item.path)
-    nodes = query.find(value).values()
-    if query.singular_query():
-        actual = nodes[0] if nodes else _MISSING
+    try:
+        nodes, singular = jsonpaths.find(item.path, value)
+    except QueryTooCostly as exc:
+        return f"{item.path} could not be evaluated: {exc}"
+    if not nodes:
+        actual: Any = _MISSING
     else:
-        actual = list(nodes) if nodes else _MISSING
+        actual = nodes[0] if singular else nodes
     name, expected = item.operator
     shown = "nothing" if actual is _MISSING else _short(actual)
     wanted = f"{name} {_short(expected)}"
@@ -203,13 +206,6 @@ def _matches(pattern: str, text: str) -> bool:
         return regex.fullmatch(map_re(pattern), text, timeout=MATCH_TIMEOUT) is not None
     except (TimeoutError, regex.error):
         return False
-
-
-@functools.lru_cache(maxsize=1024)
-def _query(path: str) -> Any:
-    import jsonpath_rfc9535
-
-    return jsonpath_rfc9535.compile(path)
 
 
 def _short(value: Any) -> str:

@@ -17,14 +17,13 @@ tool's result the same way.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import OutputMissing, ParamsInvalid, ToolOutputInvalid
-from controller.plan import plans, refs
+from controller.plan import jsonpaths, plans, refs
 from controller.plan.yamlio import MAX_SAFE_INT, canonical_number
 
 if TYPE_CHECKING:
@@ -117,21 +116,13 @@ def check_params(tool: Tool, params: dict[str, Any]) -> None:
         raise ParamsInvalid(f"{message} (at {at}; params_schema of tool {tool.name!r})")
 
 
-@functools.lru_cache(maxsize=1024)
-def _query(path: str) -> Any:
-    import jsonpath_rfc9535
-
-    return jsonpath_rfc9535.compile(path)
-
-
 def extract_outputs(outputs: list[Output], result: Any) -> dict[str, Any]:
     """Each declared output from the result: singular query -> value, otherwise a list."""
     captured: dict[str, Any] = {}
     for output in outputs:
-        query = _query(output.path)
-        values = query.find(result).values()
+        values, singular = jsonpaths.find(output.path, result)
         if values:
-            captured[output.name] = values[0] if query.singular_query() else list(values)
+            captured[output.name] = values[0] if singular else values
         elif not output.optional:
             raise OutputMissing(
                 f"output {output.name!r}: {output.path} matched nothing in the result"

@@ -8,7 +8,13 @@ or not, goes to the library, whose message is the error the author sees.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
+import time
+from typing import Any
+
+from controller.errors import LimitExceeded
 
 # $ then any number of: .name / ..name / .* / ..* / [index] / [*] / ['name'] / ["name"], where
 # name is ASCII letters, digits and _ not starting with a digit; an index is an integer of at
@@ -38,9 +44,25 @@ _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 MAX_DESCENDANTS = 1
 
 
+#: Seconds of regular-expression matching (``match()``, ``search()``) one evaluation of a
+#: query may spend over a tool's result, all its filter calls together: a pattern that
+#: backtracks (``(a|aa)+``) must not hold the pass (round 13).
+REGEX_BUDGET = 0.5
+
+
+class QueryTooCostly(LimitExceeded):
+    remedy = (
+        "a match() or search() pattern in the query backtracks over this result: write it "
+        "without nested or overlapping repetition (docs/plan-format.md, Outputs)"
+    )
+
+
 def query_problem(path: str) -> str | None:
     """Why ``path`` is not an RFC 9535 query (the library's message), or None if it is one.
-    A query with more than one descendant segment is refused too (its cost has no bound)."""
+
+    Queries whose cost has no bound are refused too: more than one descendant segment, and a
+    query from the root (``$``) inside a filter that selects more than one node (run once per
+    candidate, it makes the query quadratic in the result)."""
     if _QUOTED.sub("", path).count("..") > MAX_DESCENDANTS:
         return (
             f"at most {MAX_DESCENDANTS} descendant segment (..) per query: each one multiplies "
@@ -48,10 +70,115 @@ def query_problem(path: str) -> str | None:
         )
     if is_plain_query(path):
         return None
-    import jsonpath_rfc9535
-
     try:
-        jsonpath_rfc9535.compile(path)
+        query = _environment().compile(path)
     except Exception as exc:
         return str(exc)
+    if (wide := _wide_root_query(query)) is not None:
+        return (
+            f"the filter's query {wide} selects many nodes and runs once per candidate: a "
+            "query from $ inside a filter must name one node (no *, .., slices or filters)"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def compiled(path: str) -> Any:
+    """The compiled query whose ``match()``/``search()`` share :data:`REGEX_BUDGET`; refuses
+    what :func:`query_problem` refuses (a plan frozen before a rule came still runs safely)."""
+    problem = query_problem(path)
+    if problem is not None:
+        raise QueryTooCostly(f"query {path}: {problem}")
+    return _environment().compile(path)
+
+
+def find(path: str, value: Any) -> tuple[list[Any], bool]:
+    """The values ``path`` selects in ``value``, and whether the query is singular.
+
+    Raises :class:`QueryTooCostly` when its regular expressions use up the budget."""
+    query = compiled(path)
+    _BUDGET.deadline = time.monotonic() + REGEX_BUDGET
+    try:
+        return list(query.find(value).values()), query.singular_query()
+    except TimeoutError:
+        raise QueryTooCostly(
+            f"query {path}: its match()/search() took over {REGEX_BUDGET:g} s on this result"
+        ) from None
+    finally:
+        _BUDGET.deadline = None
+
+
+# --- the library, with bounded regular expressions ---------------------------------------
+
+#: The deadline of the evaluation running on this thread (None: no query is being evaluated).
+_BUDGET = threading.local()
+
+
+def _left() -> float:
+    deadline = getattr(_BUDGET, "deadline", None)
+    if deadline is None:
+        return REGEX_BUDGET
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+@functools.cache
+def _environment() -> Any:
+    """A JSONPath environment whose ``match()`` and ``search()`` stop at the budget: the
+    library's own functions call ``regex`` without a timeout."""
+    import regex
+    from iregexp_check import check
+    from jsonpath_rfc9535 import JSONPathEnvironment
+    from jsonpath_rfc9535.function_extensions import Match, Search
+    from jsonpath_rfc9535.function_extensions._pattern import map_re
+
+    def bounded(whole: bool) -> Any:
+        def call(self: Any, string: object, pattern: object) -> bool:
+            if not isinstance(pattern, str) or not isinstance(string, str) or not check(pattern):
+                return False
+            try:
+                if whole:
+                    found = regex.fullmatch(map_re(pattern), string, timeout=_left())
+                else:
+                    found = regex.search(map_re(pattern), string, regex.VERSION1, timeout=_left())
+            except regex.error:
+                return False
+            return found is not None
+
+        return call
+
+    class BoundedMatch(Match):
+        __call__ = bounded(whole=True)
+
+    class BoundedSearch(Search):
+        __call__ = bounded(whole=False)
+
+    class Environment(JSONPathEnvironment):
+        def setup_function_extensions(self) -> None:
+            super().setup_function_extensions()
+            self.function_extensions["match"] = BoundedMatch()
+            self.function_extensions["search"] = BoundedSearch()
+
+    return Environment()
+
+
+def _wide_root_query(query: Any) -> str | None:
+    """The first query from the root inside a filter of ``query`` that is not singular."""
+    from jsonpath_rfc9535.filter_expressions import RootFilterQuery
+    from jsonpath_rfc9535.query import JSONPathQuery
+
+    stack: list[Any] = [query]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, RootFilterQuery) and not item.query.singular_query():
+            return str(item.query)
+        if isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, JSONPathQuery) or hasattr(type(item), "__slots__"):
+            for cls in type(item).__mro__:
+                for name in getattr(cls, "__slots__", ()):
+                    if name not in ("env", "token", "parent", "root"):
+                        stack.append(getattr(item, name, None))
     return None

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.plan.jsonpaths import _PLAIN, is_plain_query, query_problem
+from controller.plan.jsonpaths import _PLAIN, QueryTooCostly, find, is_plain_query, query_problem
 
 PLAIN = [
     "$",
@@ -93,3 +93,41 @@ def test_every_plain_query_is_rfc_9535(query: str) -> None:
 def test_at_most_one_descendant_segment(query: str, refused: bool) -> None:
     problem = query_problem(query)
     assert (problem is not None and "descendant" in problem) is refused, problem
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        ("$[?@.x == $.y]", False),  # a singular query from the root: one node, no cost
+        ('$[?@ == $["a"][0]]', False),
+        ("$[?@.a[?@.b]]", False),  # relative queries walk the candidate's own subtree
+        ("$[?count($.*) > 1]", True),  # once per candidate over the whole result: quadratic
+        ("$[?@.a[?$[*]]]", True),  # nested in another filter too
+        ("$[?$..x]", True),
+        ("$[?$[?@.a]]", True),
+    ],
+)
+def test_a_query_from_the_root_inside_a_filter_names_one_node(query: str, refused: bool) -> None:
+    problem = query_problem(query)
+    assert (problem is not None and "from $ inside a filter" in problem) is refused, problem
+
+
+def test_match_and_search_share_one_time_budget() -> None:
+    """A backtracking pattern over a tool's result (round 13: over 15 s for twenty strings)
+    stops the query at the budget, all calls together, with E_LIMIT_EXCEEDED; an honest
+    pattern over the same result still answers."""
+    result = {"s": ["a" * 40 + "!"] * 20, "t": ["ab", "c"]}
+    for function in ("match", "search"):
+        with pytest.raises(QueryTooCostly) as raised:
+            find(f'$.s[?{function}(@, "(a|aa)+$")]', result)
+        assert raised.value.code == "E_LIMIT_EXCEEDED"
+        assert "backtracks" in raised.value.remedy
+    assert find('$.t[?match(@, "a.")]', result) == (["ab"], False)
+    assert find('$.t[?search(@, "b")]', result) == (["ab"], False)
+    assert find("$.t[1]", result) == (["c"], True)
+
+
+def test_a_refused_query_is_refused_at_run_time_too() -> None:
+    """A plan frozen before a rule came still cannot run the costly query."""
+    with pytest.raises(QueryTooCostly):
+        find("$[?count($.*) > 1]", [[1], [2]])

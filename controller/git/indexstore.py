@@ -27,8 +27,9 @@ from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
-INDEX_VERSION = "6"  # 3: risk and estimate per plan; 4: approval identities, file writers;
-# 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions
+INDEX_VERSION = "7"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+# 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
+# 7: each version's first freeze
 
 
 class IndexStore:
@@ -78,6 +79,8 @@ class IndexStore:
             "CREATE TABLE IF NOT EXISTS authors(hash TEXT PRIMARY KEY, data TEXT);"
             "CREATE TABLE IF NOT EXISTS approvals(key TEXT PRIMARY KEY, sha TEXT);"
             "CREATE TABLE IF NOT EXISTS withdrawn(hash TEXT PRIMARY KEY, data TEXT);"
+            "CREATE TABLE IF NOT EXISTS freezes(hash TEXT PRIMARY KEY, first INTEGER,"
+            " controller INTEGER);"
         )
         if self.meta("version") not in (None, INDEX_VERSION):
             self.reset()
@@ -126,6 +129,9 @@ class IndexStore:
             self._db.execute("SELECT hash, data FROM withdrawn").fetchall()
         )
         self._new_withdrawn: dict[str, str] = {}
+        #: First freezes found since the last save (the rest are read from sqlite when asked:
+        #: one row per version ever frozen is too many to hold; see :meth:`freezes`).
+        self._new_freezes: dict[str, tuple[int | None, int | None]] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Plans that may need the controller (see pending()); kept up to date on changes.
@@ -148,8 +154,9 @@ class IndexStore:
     def reset(self) -> None:
         """Forget what a rewritten history may have changed (jobs this controller owns are
         kept, and so are the authors of every content, the approvals already seen and the
-        versions withdrawn: they happened, and a rewrite must not make the index forget who
-        wrote a plan, let an approval count again or lift a veto; SPEC §15)."""
+        versions withdrawn and the first freeze of each version: they happened, and a rewrite
+        must not make the index forget who wrote a plan, let an approval count again, lift a
+        veto or make a version younger; SPEC §15)."""
         self._db.execute("DELETE FROM plans")
         self._db.execute("DELETE FROM meta WHERE key IN ('last_commit', 'controller_time')")
         self.set_meta("version", INDEX_VERSION)
@@ -180,15 +187,45 @@ class IndexStore:
         self._db.executemany(
             "INSERT OR REPLACE INTO withdrawn VALUES(?, ?)", list(self._new_withdrawn.items())
         )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO freezes VALUES(?, ?, ?)",
+            [(h, first, ctl) for h, (first, ctl) in self._new_freezes.items()],
+        )
         self._dirty_authors.clear()
         self._new_approval_ids.clear()
         self._new_withdrawn.clear()
+        self._new_freezes.clear()
         self.set_meta("controller_time", str(self.controller_time))
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self._refresh_attention()
         self._dirty.clear()
+
+    def freezes(self, plan_hash: str) -> tuple[int | None, int | None]:
+        """When this version was first frozen on any path, ever (a human freeze's time once
+        capped, or the controller's), and when the controller first froze it (its own clock):
+        kept through moves, copies, deletions and rewrites (``max_age`` counts from the first;
+        an approval must be written after the second)."""
+        found = self._new_freezes.get(plan_hash)
+        if found is not None:
+            return found
+        row = self._db.execute(
+            "SELECT first, controller FROM freezes WHERE hash=?", (plan_hash,)
+        ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def note_freeze(self, plan_hash: str, at: int, by_controller: bool) -> None:
+        """A freeze of ``plan_hash`` at ``at`` (0: a time that cannot be known, not noted)."""
+        if not at:
+            return
+        first, ctl = self.freezes(plan_hash)
+        new = (
+            at if first is None else min(first, at),
+            (at if ctl is None else min(ctl, at)) if by_controller else ctl,
+        )
+        if new != (first, ctl):
+            self._new_freezes[plan_hash] = new
 
     def touch(self, plan_id: str) -> None:
         self._dirty.add(plan_id)

@@ -60,9 +60,7 @@ class Lifecycle(IndexStore):
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
-        by_controller = record.author.email.lower() == self.controller_email and (
-            self.own_commit is None or self.own_commit(record.sha)
-        )  # a commit under the controller's name that it did not make is anyone's commit
+        by_controller = self._is_controller(record)
         if by_controller:
             self._controller_clock(record.commit_time)
         for change in record.changes:
@@ -92,6 +90,13 @@ class Lifecycle(IndexStore):
                 continue
             self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
 
+    def _is_controller(self, record: CommitRecord) -> bool:
+        """Whether the controller made this commit: a commit under its name that it did not
+        make is anyone's commit."""
+        return record.author.email.lower() == self.controller_email and (
+            self.own_commit is None or self.own_commit(record.sha)
+        )
+
     def _controller_clock(self, at: int) -> None:
         """A controller commit: its time is the controller's clock. Every commit after it on
         the branch was made later; every human freeze before it was made earlier."""
@@ -101,6 +106,8 @@ class Lifecycle(IndexStore):
             if state is not None and state.frozen_since is not None:
                 state.frozen_since = _capped(state.frozen_since, at)
                 state.frozen_uncapped = False
+                if state.frozen_hash and state.frozen_hash == state.hash:
+                    self.note_freeze(state.hash, state.frozen_since, by_controller=False)
                 self.touch(plan_id)
         self._uncapped.clear()
 
@@ -243,6 +250,13 @@ class Lifecycle(IndexStore):
             self._set_frozen_since(state, record, new, by_controller)
         if by_controller and frozen_changed and new.frozen_hash:
             state.version_since = max(state.version_since or 0, record.commit_time)
+        if (content_changed or frozen_changed) and new.hash:
+            # A version the controller froze before (on any path, in erased history too) is
+            # no younger than that freeze: an approval written before it was for another
+            # version (round 13: a rewrite erased the freeze, the plan was re-added).
+            controller_froze = self.freezes(new.hash)[1]
+            if controller_froze:
+                state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
         state.risk, state.estimate = new.risk, new.estimate
@@ -265,21 +279,29 @@ class Lifecycle(IndexStore):
     def _set_frozen_since(
         self, state: PlanState, record: CommitRecord, new: BlobFacts, by_controller: bool
     ) -> None:
-        """When frozen.hash took its value, for max_age. A controller commit's time is the
-        controller's clock. A human commit's time is a claim (a freeze dated in the future
-        would make a plan look young): it is capped by the verifier's clock now and by the
-        next controller commit on the branch, which git proves came after it."""
-        if not new.frozen_hash:
+        """When this version was first frozen, for max_age: the first freeze of its hash on
+        any path, ever (round 13: a re-add, a copy, a flip of frozen.hash or a re-freeze
+        restarted the count), else when frozen.hash took its value here. A controller
+        commit's time is the controller's clock. A human commit's time is a claim (a freeze
+        dated in the future would make a plan look young): it is capped by the verifier's
+        clock now and by the next controller commit on the branch, which git proves came
+        after it, and noted as the version's first freeze only then."""
+        plan_hash = new.frozen_hash
+        if not plan_hash:
             state.frozen_since, state.frozen_uncapped = None, False
             self._uncapped.discard(state.plan_id)
             return
         at = record.commit_time
-        if by_controller:
-            state.frozen_since, state.frozen_uncapped = at, False
+        if by_controller and plan_hash == new.hash:
+            self.note_freeze(plan_hash, at, by_controller=True)
+        elif not by_controller and self.clock is not None:
+            at = _capped(at, int(self.clock()))
+        first = self.freezes(plan_hash)[0]
+        if by_controller or (first is not None and (at == UNKNOWABLE or at >= first)):
+            state.frozen_since = at if first is None else min(at, first)
+            state.frozen_uncapped = False
             self._uncapped.discard(state.plan_id)
             return
-        if self.clock is not None:
-            at = _capped(at, int(self.clock()))
         state.frozen_since, state.frozen_uncapped = at, True
         self._uncapped.add(state.plan_id)
 
@@ -427,8 +449,15 @@ class Lifecycle(IndexStore):
         (git's default history simplification would hide that side)."""
         for commit in repo.merged_in(since, until, paths or [self.plans_dir]):
             who = self.identities(commit)
+            # Under the controller's name is enough here: a side freeze only ever makes a
+            # version older (max_age) and approvals of it later (the date rule), never the
+            # reverse, so a forged one can refuse a plan, not let one run; and a new state
+            # directory adopts first-parent commits only.
+            ours = commit.author.email.lower() == self.controller_email
             for change in commit.changes:
                 self._side_withdrawal(repo, commit, change)
+                if ours:
+                    self._side_freeze(repo, commit, change)
                 if PurePosixPath(change.path).name not in PLAN_FILES:
                     if plan_id_of(change.path, self.plans_dir) is None:
                         self._blob_writers(repo, change, who)  # a source or draft, side branch
@@ -440,6 +469,19 @@ class Lifecycle(IndexStore):
                 facts = self.facts(repo, change.new_blob)
                 if facts is not None and facts.hash is not None:
                     self._add_authors(facts.hash, who)
+
+    def _side_freeze(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
+        """A freeze under the controller's name on a branch merged back (its commits that a
+        rewrite took off the first-parent line and a merge brought back): the version is no
+        younger than it, for a new state directory and a fresh clone's audit as for the
+        controller that made it (round 13)."""
+        if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
+            return
+        if PurePosixPath(change.path).name not in PLAN_FILES:
+            return
+        facts = self.facts(repo, change.new_blob)
+        if facts is not None and facts.hash is not None and facts.frozen_hash == facts.hash:
+            self.note_freeze(facts.hash, commit.commit_time, by_controller=True)
 
     def _side_withdrawal(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A rejection or abort made on a branch merged into the watched branch: the merge

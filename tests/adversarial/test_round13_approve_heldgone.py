@@ -38,7 +38,8 @@ from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 VIDS = ["gone", "ours", "rmv", "late"]
-BROKEN = {
+FOUND = {  # round 13: broke (strict xfails); fixed since, see BROKEN
+
     "gone": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
@@ -47,6 +48,7 @@ BROKEN = {
         "Alice's approval of version 1: version 2 runs as approved by Alice",
     ),
 }
+BROKEN: dict[str, pytest.MarkDecorator] = {}  # every FOUND variant holds now (index freezes)
 
 
 def _v(tag: str, n: int) -> str:
@@ -161,12 +163,8 @@ def test_control_honest_plan_after_the_rewrite_runs_once(lab: Lab) -> None:
     assert len(lab.calls("ctl")) == 1, lab.codes("ctl")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 13: the audit of a fresh clone calls gone's replayed approval valid, though "
-    "the controller's freeze of version 2 (merged back, on the branch) is later than it",
-)
+# round 13: broke (strict xfail: the audit called the replayed approval valid); fixed since:
+# the controller's freezes on merged-back branches count (Lifecycle._side_freeze)
 def test_audit_on_a_fresh_clone_flags_the_replayed_approval(lab: Lab, tmp_path: Path) -> None:
     import json as _json
     import subprocess
@@ -184,6 +182,49 @@ def test_audit_on_a_fresh_clone_flags_the_replayed_approval(lab: Lab, tmp_path: 
         check=False,
     )
     report = _json.loads(result.stdout)
+    # The controller now refuses gone (no run to judge); a run of it would be flagged, and
+    # the audit finds nothing to say against the controller's refusal.
     runs = [e for e in report["executions"] if e["plan"] == "plans/gone"]
-    assert runs, report
-    assert not all(e["approval_valid"] for e in runs), runs
+    assert not [e for e in runs if e["approval_valid"]], runs
+    assert not [f for f in report["findings"] if f["plan"] == "plans/gone"], report["findings"]
+
+
+def test_a_new_state_dir_sees_the_controllers_freeze_on_a_merged_back_branch(
+    tmp_path: Path,
+) -> None:
+    """The same replay where the controller's state cannot help: a new state directory
+    (a new install, or a fresh clone's audit, which reads git alone) after the agent erased
+    the freezes and merged them back with ``-s ours``. The freeze of version 2 behind the
+    merge's second parent still dates version 2, so Alice's earlier approval of version 1
+    is a replay (E_APPROVAL_REPLAYED), not an approval of version 2."""
+    lab = Lab(tmp_path / "lab")
+    root = lab.head()
+    lab.write("fz", _v("fz", 1))
+    lab.commit("agent adds fz", AGENT)
+    lab.run()  # F: the controller freezes version 1
+    time.sleep(1.1)
+    lab.approve("fz")  # A: Alice approves version 1; no pass sees it
+    approval = lab.git("log", "-1", "--format=%an%x00%ae%x00%ad%x00%s", "--date=raw").split("\0")
+    lab.git("reset", "-q", "--hard", "HEAD~1")
+    time.sleep(1.1)
+    lab.write("fz", _v("fz", 2))
+    lab.commit("agent writes version 2", AGENT)
+    lab.run()  # FV2: the controller freezes version 2, after A
+    old = lab.head()
+    version2 = lab.read("fz")
+    lab.git("reset", "-q", "--hard", root)
+    lab.git("merge", "-q", "-s", "ours", "-m", "keep the old tip", old, who=AGENT)
+    lab.write("fz", version2)
+    lab.commit("agent adds version 2 back", AGENT)
+    name, email, date, subject = (part.strip() for part in approval)
+    lab.extra_env = {"GIT_AUTHOR_DATE": date}  # type: ignore[attr-defined]
+    try:
+        lab.approve("fz", (name, email), message=subject)  # the cherry-pick of A
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+    fresh = lab.root / "fresh.yml"
+    fresh.write_text(lab.config.read_text().replace(str(lab.state), str(lab.root / "state2")))
+    result = lab.cli("run", "--once", "--config", str(fresh))
+    assert result.returncode == 0, result.stderr[-800:]
+    assert lab.calls("fz") == [], "version 2 ran on the approval of version 1"
+    assert "E_APPROVAL_REPLAYED" in lab.git("log", "-p", "--", "plans/fz/PLAN.yml")

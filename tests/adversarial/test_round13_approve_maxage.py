@@ -30,7 +30,8 @@ import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
-BROKEN = {
+FOUND = {  # round 13: broke (strict xfails); fixed since, see BROKEN
+
     vid: pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
@@ -44,6 +45,7 @@ BROKEN = {
         ("refreeze", "the frozen block dropped (the controller freezes it again)"),
     )
 }
+BROKEN: dict[str, pytest.MarkDecorator] = {}  # every FOUND variant holds now (index freezes)
 VIDS = ["readd", "copy", "flip", "refreeze", "stay"]
 
 

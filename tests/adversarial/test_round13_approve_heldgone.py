@@ -39,7 +39,6 @@ from test_round2_approval_authors import shared_lab
 
 VIDS = ["gone", "ours", "rmv", "late"]
 FOUND = {  # round 13: broke (strict xfails); fixed since, see BROKEN
-
     "gone": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,

@@ -31,7 +31,6 @@ from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_approval_authors import shared_lab
 
 FOUND = {  # round 13: broke (strict xfails); fixed since, see BROKEN
-
     vid: pytest.mark.xfail(
         strict=True,
         raises=AssertionError,

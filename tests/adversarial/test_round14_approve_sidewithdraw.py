@@ -13,6 +13,9 @@ Config: the bench's (approvers Alice and ``*@ops.example.com``; one approval).
   ``aborted``, then the agent ``approved``; Alice merges. Defence: the gated action never runs.
 - ``pr-abort-author``: the same with the agent (the author) aborting in the branch and Bob
   merging. Defence: the gated action never runs.
+- ``mm-reject``: a frozen pending plan; in a branch Bob commits ``rejected``; Mallory (no
+  approver) merges it, so the first-parent commit setting ``rejected`` is hers; then Alice
+  approves on main. Defence: nothing runs (Bob's rejection counts, Mallory's does not).
 - ``note-abort``: a gated plan paused at its gate; Mallory (no approver, no author of the
   approved version) commits ``plans/note-abort/NOTES.md`` and then ``aborted``; Alice approves
   the gate. Defence: Mallory's abort is ignored (``E_APPROVER_NOT_ALLOWED``), the gated action
@@ -25,7 +28,8 @@ Config: the bench's (approvers Alice and ``*@ops.example.com``; one approval).
   each merged-branch withdrawal: a ``decisions`` entry (``reject`` / ``abort-request``) naming
   the withdrawer, as it lists for a withdrawal made on the branch itself; and for the paused
   runs (``pr-abort``, ``pr-abort-author``) the run ends ``abort`` (not an open
-  ``await-approval``).
+  ``await-approval``). ``audit-mm-reject``: the audit lists Bob's rejection as a decision (it
+  reports Mallory's merge as ``withdraw-not-allowed`` and nothing else).
 - ``record-*``: the controller commits its ``plangate: abort`` for the paused runs it treats as
   aborted (as it does for an abort committed on the branch, with ``Aborted-By:``), so that the
   branch's last word on the plan is not the merge's ``status: approved``.
@@ -38,7 +42,10 @@ abort was ignored; check agreed). Broke (strict xfails): the controller treats
 ``pr-reject``/``pr-abort``/``pr-abort-author`` as rejected/aborted (``plangate status``: "set
 status aborted on a merged branch") but commits nothing for them: the branch ends at
 ``status: approved``, and a fresh clone's audit lists none of the three withdrawals under
-``decisions`` and reports the paused runs as still ``await-approval``.
+``decisions`` and reports the paused runs as still ``await-approval``. ``mm-reject`` held on
+the run side (the controller: "bob set status rejected on a merged branch"; Alice's approval
+``E_ILLEGAL_TRANSITION``), but the audit has no decision for Bob's rejection and no
+``illegal`` finding for Alice's later approval (strict xfail).
 """
 
 from __future__ import annotations
@@ -64,6 +71,14 @@ GATED = (
 PR = {"pr-reject": (BOB, ALICE), "pr-abort": (BOB, ALICE), "pr-abort-author": (AGENT, BOB)}
 BROKEN: dict[str, object] = {}
 CHECK_BROKEN: dict[str, object] = {}
+MM_BROKEN = [
+    pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="round 14: a rejection made on a merged branch and merged by a non-approver is "
+        "honoured by the controller but absent from the fresh-clone audit",
+    )
+]
 AUDIT_BROKEN = {
     vid: pytest.mark.xfail(
         strict=True,
@@ -100,6 +115,7 @@ def _check(lab: Lab, branch: str, email: str) -> str:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     lab.write("pr-reject", plan_text("pr-reject"))
+    lab.write("mm-reject", plan_text("mm-reject"))
     for slug in ("pr-abort", "pr-abort-author", "note-abort", "ctl"):
         lab.write(slug, _gated(slug))
     lab.commit("agent adds plans", AGENT)
@@ -122,6 +138,11 @@ def _build(root: Path) -> Lab:
         checks[slug] = _check(lab, slug, merger[1])
         starts[slug] = len([s for s in lab.subjects(slug) if s.startswith("plangate: start")])
         lab.git("merge", "-q", "--no-ff", "--no-edit", slug, who=merger)
+    lab.git("checkout", "-q", "-b", "mm-reject", "main")
+    lab.set_status("mm-reject", "rejected")
+    lab.commit("bob rejects mm-reject", BOB)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "--no-edit", "mm-reject", who=MALLORY)
     (lab.repo / "plans/note-abort/NOTES.md").write_text("my two cents\n")
     lab.commit("mallory notes", MALLORY)
     lab.set_status("note-abort", "aborted")
@@ -129,6 +150,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.approve("ctl", ALICE)
     lab.approve("note-abort", ALICE)
+    lab.approve("mm-reject", ALICE)
     lab.run()
     lab.run()  # a second pass: time for any outcome the controller would commit
     clone = root / "clone"
@@ -220,3 +242,13 @@ def test_the_controller_records_the_abort(lab: Lab, vid: str) -> None:
         lab.subjects(vid),
         lab.codes(vid),
     )
+
+
+def test_a_rejection_merged_by_mallory_counts_as_bobs(lab: Lab) -> None:
+    assert lab.calls("mm-reject") == [], lab.codes("mm-reject")
+
+
+@pytest.mark.parametrize("vid", [pytest.param("mm-reject", id="audit-mm-reject", marks=MM_BROKEN)])
+def test_audit_lists_the_merged_rejection(lab: Lab, vid: str) -> None:
+    decisions = [d for d in _audit(lab).get("decisions", []) if d["plan"] == f"plans/{vid}"]
+    assert [(d["kind"], d["by"]) for d in decisions] == [("reject", BOB[1])], _audit(lab)

@@ -1,0 +1,126 @@
+"""Round 14, stall the pass: a tool output that makes redacting it cost minutes.
+
+docs/execution.md: every configured secret is redacted from everything written, in every
+per-character encoding (escapes of escapes, URL-encoding once or twice, HTML references,
+NULs between characters). A tool's stdout and stderr are kept up to
+``limits.max_result_bytes`` (default 64 KiB) each and then redacted in the controller's own
+process, outside the tool's timeout. The plan needs no ``$<secrets...>`` at all: it is enough
+that the operator configured one secret (``PLANGATE_SECRET_TOKEN``).
+
+- ``backslash-flood``: the tool prints 60,000 backslashes on stdout and on stderr (120 KB in
+  all, under the limits) and exits 0. ``zz-ctl``, an honest plan, is approved in the same
+  commit (sorted after it).
+- held (own lab): ``u00-flood`` (``\\u00`` x 15,000), ``pct-flood`` (``%25`` x 20,000),
+  ``amp-flood`` (``&#`` x 30,000), ``nul-flood`` (``\\u0000`` x 10,000), together with their
+  own ``zz-ctl``.
+
+Defence asserted: the ``run --once`` pass ends within ``LIMIT`` seconds (an honest one takes
+under 1 s here) and the honest plan runs exactly once.
+
+**Broke** (round 14, ``backslash-flood``): the pass is still busy when it is killed after
+``LIMIT`` s; by hand the pass took 67 s (stdout alone: 20,000 backslashes 2.1 s, 40,000 7.1 s:
+quadratic in the run of backslashes), the hostile plan stays ``executing`` meanwhile and
+every plan behind it waits; one plan of N such actions costs N minutes, and an abort
+cannot be honoured in between (nothing yields).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, Lab, plan_text
+from test_round2_execution_kit import shared
+
+FLOOD = r"""
+import sys
+pats = {
+    "backslash-flood": "\\" * 60000,
+    "u00-flood": "\\u00" * 15000,
+    "pct-flood": "%25" * 20000,
+    "amp-flood": "&#" * 30000,
+    "nul-flood": "\\u0000" * 10000,
+}
+out = pats[sys.argv[1]]
+sys.stdout.write(out)
+sys.stderr.write(out)
+"""
+LIMIT = 8.0
+HELD = ["u00-flood", "pct-flood", "amp-flood", "nul-flood"]
+
+
+def _plan(vid: str) -> str:
+    return f"""\
+plan:
+  name: "{vid}"
+  task: "a tool prints a long run of escape-like text"
+  status: pending_approval
+available_tools:
+  - name: flood
+actions:
+  - id: 1
+    tool: flood
+    why: "print it"
+    params: {{mode: "{vid}"}}
+"""
+
+
+def _build(root: Path, vids: list[str]) -> Lab:
+    lab = Lab(root)
+    (root / "flood.py").write_text(FLOOD)
+    argv = json.dumps([sys.executable, "-I", "-S", str(root / "flood.py"), "{mode}"])
+    lab.write_config(tools=f"flood: {{kind: exec, argv: {argv}}}\n")
+    lab.extra_env = {"PLANGATE_SECRET_TOKEN": "Kq7mPvqWnTzL"}  # type: ignore[attr-defined]
+    for vid in vids:
+        lab.write(vid, _plan(vid))
+    lab.write("zz-ctl", plan_text("zz-ctl"))
+    lab.commit("plans", AGENT)
+    lab.run()
+    for vid in [*vids, "zz-ctl"]:
+        lab.set_status(vid, "approved")
+    lab.commit("approve them", ALICE)
+    start = time.monotonic()
+    try:
+        lab.run(timeout=LIMIT)
+        lab.elapsed = time.monotonic() - start  # type: ignore[attr-defined]
+    except subprocess.TimeoutExpired:
+        lab.elapsed = None  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def flood(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(
+        tmp_path_factory, "r14-redact-bs", lambda root: _build(root / "lab", ["backslash-flood"])
+    )
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r14-redact-held", lambda root: _build(root / "lab", HELD))
+
+
+def _bounded(lab: Lab) -> None:
+    elapsed = lab.elapsed  # type: ignore[attr-defined]
+    assert elapsed is not None, f"the pass was still busy after {LIMIT} s"
+    assert len(lab.calls("zz-ctl")) == 1, lab.codes("zz-ctl")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 14: redacting a 60,000-backslash tool output takes over a minute in the"
+    " controller's process (quadratic): one tool output stalls the pass for every plan",
+)
+def test_backslash_flood_does_not_stall_the_pass(flood: Lab) -> None:
+    _bounded(flood)
+
+
+def test_other_escape_floods_do_not_stall_the_pass(held: Lab) -> None:
+    _bounded(held)
+    for vid in HELD:
+        assert held.status()[f"plans/{vid}"]["status"] in ("completed", "failed"), vid

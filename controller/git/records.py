@@ -189,15 +189,22 @@ def _parse_header(header: str, tag: str) -> CommitRecord:
     )
 
 
+#: The latest time a commit may claim: the last second of year 9999 (what a date can show).
+LATEST_TIME = 253_402_300_799
+
+
 def _time(text: str) -> int:
     """A commit's Unix time as git printed it; 0 when git could not (a commit whose
     ``encoding`` header names a charset like IBM037: git re-encodes its header lines and
-    prints every field empty). Such a commit names nobody (empty identities never approve
-    or withdraw) and is dated 1970, the oldest: it can make nothing look younger."""
+    prints every field empty), or when it claims a time before 1970 or after year 9999 (git
+    stores any decimal number; round 14: year 3,170,843 and 2^64 + 1 stopped every pass
+    where a time became a date). Such a commit is dated 1970, the oldest: it can make nothing
+    look younger, and an approval so dated follows no version."""
     try:
-        return int(text)
+        at = int(text)
     except ValueError:
         return 0
+    return at if 0 <= at <= LATEST_TIME else 0
 
 
 def _parse_raw(raw: str) -> list[FileChange]:

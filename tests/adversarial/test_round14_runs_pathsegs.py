@@ -50,6 +50,7 @@ CHANNELS = {
     "dot": ".",
 }
 BROKE = {"dotdot", "dot"}
+FIXED = True  # dots are percent-encoded in URL placeholders (tools/http.py)
 GLOBS = {"w*": "wx", "z?": "zz", "q[ab]": "qa"}
 
 
@@ -152,8 +153,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r14-pathsegs", lambda root: _build(root / "lab"))
 
 
-def _marks(vid: str) -> list[Any]:
-    if vid not in BROKE:
+def _marks(vid: str) -> list[Any]:  # round 14: BROKE were strict xfails; fixed since
+    if vid not in BROKE or FIXED:
         return []
     return [
         pytest.mark.xfail(

@@ -92,7 +92,22 @@ def test_posts_params_as_json_with_idempotency_key(server: str) -> None:
 
 def test_placeholders_are_url_encoded(server: str) -> None:
     tool(server + "/hooks/{channel}").call({"channel": "../admin?x=1#y z"}, ctx())
-    assert Recorder.seen[-1]["path"] == "/hooks/..%2Fadmin%3Fx%3D1%23y%20z"
+    assert Recorder.seen[-1]["path"] == "/hooks/%2E%2E%2Fadmin%3Fx%3D1%23y%20z"
+
+
+@pytest.mark.parametrize("value", ["..", ".", "a.b"])
+def test_a_placeholder_is_one_segment_even_of_dots(server: str, value: str) -> None:
+    """Round 14: a value ``..`` or ``.`` was a dot segment the client resolved (the request
+    went to ``/post`` instead of ``/hooks/../post``)."""
+    tool(server + "/hooks/{channel}/post").call({"channel": value}, ctx())
+    assert Recorder.seen[-1]["path"] == "/hooks/" + value.replace(".", "%2E") + "/post"
+
+
+def test_a_dot_segment_made_of_placeholders_and_template_is_refused(server: str) -> None:
+    with pytest.raises(PlangateError) as raised:
+        tool(server + "/files/{a}.{b}/x").call({"a": "", "b": ""}, ctx())
+    assert raised.value.code == "E_PARAMS_INVALID"
+    assert Recorder.seen == []
 
 
 def test_get_sends_no_body(server: str) -> None:

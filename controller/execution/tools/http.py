@@ -1,9 +1,10 @@
 """The ``http`` tool kind: one request to the catalog's method and URL (SPEC §6), with httpx.
 
-``{param}`` placeholders in the URL are filled with the param's text, URL-encoded (a ``/`` or
-``?`` in a value cannot change the path or add a query). The params object is the JSON body
-(except for GET and HEAD, which carry no body). Headers: the catalog's ``headers`` and
-``Idempotency-Key``. Redirects are not followed: a tool does what its URL says.
+``{param}`` placeholders in the URL are filled with the param's text, URL-encoded, dots too
+(a ``/``, ``?`` or ``..`` in a value cannot change the path or add a query). The params
+object is the JSON body (except for GET and HEAD, which carry no body). Headers: the
+catalog's ``headers`` and ``Idempotency-Key``. Redirects are not followed: a tool does what
+its URL says.
 
 Result: ``{status, headers, json, text}``; ``text`` is cut at ``limits.max_result_bytes``.
 A status >= 400 is E_TOOL_FAILED: permanent for 4xx (except 408, 425 and 429), temporary for
@@ -16,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from controller.errors import ToolTimeout
+from controller.errors import ParamsInvalid, ToolTimeout
 from controller.execution.tools import ToolError, cut, fill_placeholders, strict_json
 
 if TYPE_CHECKING:
@@ -37,8 +38,19 @@ class HttpTool:
         self.method = spec.method.upper()
 
     def url(self, params: dict[str, Any]) -> str:
+        """The catalog's URL with the params filled in, each one segment of what it fills:
+        ``/``, ``?``, ``#`` and ``.`` are percent-encoded (round 14: a value ``..`` or ``.``
+        was a dot segment the client resolved, leaving the catalog's path), and a filled URL
+        whose path still holds a dot segment (``{a}.{b}`` with empty values) is refused."""
         assert self.spec.url
-        return fill_placeholders(self.spec.url, params, lambda text: quote(text, safe=""))
+        url = fill_placeholders(self.spec.url, params, _one_segment)
+        path = url.split("?", 1)[0].split("#", 1)[0].split("//", 1)[-1].partition("/")[2]
+        if any(segment in (".", "..") for segment in path.split("/")):
+            raise ParamsInvalid(
+                f"the URL {url!r} has a '.' or '..' segment made by its placeholders: a client "
+                "would resolve it to another path than the catalog's"
+            )
+        return url
 
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
         import httpx
@@ -101,3 +113,7 @@ def _send(
 
 def _json(data: bytes) -> Any:
     return strict_json(data)
+
+
+def _one_segment(text: str) -> str:
+    return quote(text, safe="").replace(".", "%2E")

@@ -2,79 +2,85 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 from controller.errors import UnsafePath
 
 
-def write_atomic(path: Path, text: str | bytes, *, durable: bool = True) -> None:
-    """Replace ``path`` with ``text`` atomically (temp file in the same folder + rename)."""
+def write_atomic(
+    path: Path, text: str | bytes, *, durable: bool = True, root: Path | None = None
+) -> None:
+    """Replace ``path`` with ``text`` atomically (temp file in the same folder + rename).
+
+    With ``root`` (the working tree ``path`` lies in), no folder between them may be a
+    symlink or anything but a folder (E_UNSAFE_PATH): they are opened one by one without
+    following links, and the file is written and renamed inside the last one, so a folder
+    swapped for a link meanwhile cannot send the write elsewhere (round 14)."""
     data = text.encode("utf-8") if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    folder = _folder(path.parent, root)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if durable:
-        fsync_dir(path.parent)
+        _write_in(folder, path.name, data, durable)
+    finally:
+        os.close(folder)
 
 
-def write_atomic_many(files: list[tuple[Path, bytes]]) -> None:
+def write_atomic_many(files: list[tuple[Path, bytes]], *, root: Path | None = None) -> None:
     """:func:`write_atomic` (durable) for many files at once: each is written to its temp
     file, the temp files fsynced, renamed onto their names, and their folders fsynced, as
     one by one, but the fsyncs of each step run together (the filesystem's journal commits
     concurrent fsyncs as one: a burst's thousand files cost a few disk flushes, not two
     thousand)."""
     for start in range(0, len(files), _MANY_AT_ONCE):  # bounded: open descriptors
-        _write_durably(files[start : start + _MANY_AT_ONCE])
+        _write_durably(files[start : start + _MANY_AT_ONCE], root)
 
 
 #: Files :func:`write_atomic_many` holds open at once, and its fsync threads.
 _MANY_AT_ONCE = 128
 _FSYNC_THREADS = 16
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _write_durably(files: list[tuple[Path, bytes]]) -> None:
+def _write_durably(files: list[tuple[Path, bytes]], root: Path | None) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    temps: list[tuple[str, Path]] = []
+    folders: dict[Path, int] = {}
+    made: list[tuple[int, str, str]] = []  # (folder, temp name, name)
     fds: list[int] = []
     try:
         try:
             for path, data in files:
-                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-                fds.append(fd)
-                temps.append((tmp, path))
+                folder = folders.get(path.parent)
+                if folder is None:
+                    folder = folders[path.parent] = _folder(path.parent, root)
+                tmp = _temp_name(path.name)
+                fds.append(os.open(tmp, _CREATE, 0o600, dir_fd=folder))
+                made.append((folder, tmp, path.name))
+                _keep_mode(fds[-1], folder, path.name)
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view) :]
+                    view = view[os.write(fds[-1], view) :]
             with ThreadPoolExecutor(min(_FSYNC_THREADS, len(fds))) as pool:
                 list(pool.map(os.fsync, fds))
         finally:
             for fd in fds:
                 os.close(fd)
-        for tmp, path in temps:
-            if path.exists():
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-            os.replace(tmp, path)
+        for folder, tmp, name in made:
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        with ThreadPoolExecutor(min(_FSYNC_THREADS, len(folders))) as pool:
+            list(pool.map(os.fsync, folders.values()))
     except BaseException:
-        for tmp, _ in temps:
-            Path(tmp).unlink(missing_ok=True)
+        for folder, tmp, _ in made:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
         raise
-    folders = list(dict.fromkeys(path.parent for _, path in temps))
-    with ThreadPoolExecutor(min(_FSYNC_THREADS, len(folders))) as pool:
-        list(pool.map(fsync_dir, folders))
+    finally:
+        for folder in folders.values():
+            os.close(folder)
 
 
 def fsync_dir(folder: Path) -> None:
@@ -85,18 +91,24 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
+def read_regular(path: Path, max_bytes: int | None = None, *, root: Path | None = None) -> bytes:
     """The bytes of ``path`` if it is a regular file, never following a symlink and never
     opening a FIFO or device for reading (O_NOFOLLOW | O_NONBLOCK, then fstat): a working tree
     an agent writes may hold either where a plan file was. At most ``max_bytes + 1`` bytes.
-    FileNotFoundError when missing, E_UNSAFE_PATH for a symlink or a non-regular file."""
+    With ``root``, no folder between it and ``path`` may be a link either (see
+    :func:`write_atomic`). FileNotFoundError when missing, E_UNSAFE_PATH for a symlink or a
+    non-regular file."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    folder = open_folder(root, path.parent) if root is not None else None
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path.name if folder is not None else path, flags, dir_fd=folder)
     except OSError as exc:
-        if exc.errno == 40 or os.path.islink(path):  # ELOOP: the last part is a symlink
+        if exc.errno == errno.ELOOP or os.path.islink(path):  # the last part is a symlink
             raise UnsafePath(f"{path} is a symbolic link; plangate never follows one") from None
         raise
+    finally:
+        if folder is not None:
+            os.close(folder)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -105,3 +117,80 @@ def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
             return handle.read() if max_bytes is None else handle.read(max_bytes + 1)
     finally:
         os.close(fd)
+
+
+def open_folder(root: Path, folder: Path) -> int:
+    """A descriptor of ``folder``, opened from ``root`` one folder at a time without following
+    a link (``openat`` with O_NOFOLLOW | O_DIRECTORY). E_UNSAFE_PATH when a part is a symlink
+    or not a folder, or ``folder`` is not inside ``root``; FileNotFoundError when a part is
+    missing. ``root`` itself is the operator's and may be reached through links."""
+    try:
+        parts = folder.relative_to(root).parts
+    except ValueError:
+        raise UnsafePath(f"{folder} is not inside {root}") from None
+    flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(root, flags)
+    try:
+        for index, part in enumerate(parts):
+            if part in ("", ".", ".."):
+                raise UnsafePath(f"{folder}: the part {part!r} is not a folder name")
+            try:
+                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    where = Path(root, *parts[: index + 1])
+                    raise UnsafePath(
+                        f"{where} is a symbolic link or not a folder; plangate never writes or "
+                        "reads through one (remove it)"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _folder(folder: Path, root: Path | None) -> int:
+    if root is not None:
+        return open_folder(root, folder)
+    return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.{secrets.token_hex(6)}.tmp"
+
+
+def _keep_mode(fd: int, folder: int, name: str) -> None:
+    """The new file takes the mode of the regular file it replaces (a new one stays 0600)."""
+    try:
+        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        os.fchmod(fd, mode & 0o7777)
+
+
+def _write_in(folder: int, name: str, data: bytes, durable: bool) -> None:
+    """Write ``name`` in the open ``folder`` atomically: a new temp file there, then a rename
+    over ``name`` (the rename replaces a link itself, never its target)."""
+    tmp = _temp_name(name)
+    fd = os.open(tmp, _CREATE, 0o600, dir_fd=folder)
+    try:
+        try:
+            _keep_mode(fd, folder, name)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder)
+        raise
+    if durable:
+        os.fsync(folder)

@@ -22,6 +22,8 @@ from controller.plan import plans, yamlio
 from controller.plan.hashing import idempotency_key
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import structlog
 
     from controller.execution.journal import ActionKey, ActionRecord, Replay
@@ -52,8 +54,11 @@ class Checkpoints:
         lock: threading.Lock,
         log: structlog.stdlib.BoundLogger,
         nested: dict[int, PlanDocument] | None = None,
+        root: Path | None = None,
     ) -> None:
         self.config = config
+        #: The working tree the plan's files lie in: no folder below it is followed as a link.
+        self.root = root if root is not None and plan.path.is_relative_to(root) else None
         self.plan = plan
         self.model = model
         self.graph = graph
@@ -105,7 +110,7 @@ class Checkpoints:
         try:
             block, text = self.render(status, final=final)
             self._write_plan(block)
-            fsutil.write_atomic(self.log_file, text)
+            fsutil.write_atomic(self.log_file, text, root=self.root)
         except (PlangateError, OSError) as exc:
             # The journal is the record of truth; a state file we cannot write is reported.
             self.log.error("checkpoint_failed", error=str(exc))
@@ -159,7 +164,7 @@ class Checkpoints:
 
     def _write_plan(self, block: dict[str, Any]) -> None:
         # never through a symlink or into a FIFO an agent swapped in (E_UNSAFE_PATH)
-        text = fsutil.read_regular(self.plan_file).decode("utf-8")
+        text = fsutil.read_regular(self.plan_file, root=self.root).decode("utf-8")
         loaded = self.plan
         if loaded.doc is not None and text in (loaded.text, self._written):
             # the file holds the plan as run, or as this run last wrote it (the same text with
@@ -168,7 +173,7 @@ class Checkpoints:
         else:
             doc = yamlio.read_yaml(text, str(self.plan_file))
         self._written = yamlio.set_block(doc, "execution", block)
-        fsutil.write_atomic(self.plan_file, self._written)
+        fsutil.write_atomic(self.plan_file, self._written, root=self.root)
 
     def render_log(self, status: str, finished: str | None) -> str:
         approval = self.approval

@@ -91,8 +91,12 @@ class Engine:
         state_dir: Path | None = None,
         backoff_base: float = 1.0,
         backoff_max: float = BACKOFF_MAX,
+        root: Path | None = None,
     ) -> None:
         self.config = config
+        #: The working tree the plan files lie in (the controller's repository): the run reads
+        #: and writes them without following a link below it (fsutil.open_folder).
+        self.root = root
         self.state_dir = state_dir if state_dir is not None else config.state_path()
         self.catalog = Catalog(config)
         self.backoff_base = backoff_base
@@ -220,6 +224,7 @@ class PlanRun:
             lock=self.lock,
             log=self.log,
             nested=self.nested_models,
+            root=engine.root,
         )
         #: Action id -> pid of a tool process a crashed run left running, stopped on recovery.
         self.orphans_stopped: dict[ActionKey, int] = {}

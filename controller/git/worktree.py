@@ -38,10 +38,11 @@ class WorkTree(Objects):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if target.is_symlink() or not target.exists() or target.read_bytes() != data:
                     changed.append((target, data))  # replaces a link itself, never its target
+        # root: the folders are opened without following a link swapped in meanwhile
         if len(changed) == 1:
-            write_atomic(*changed[0])
+            write_atomic(*changed[0], root=self.path)
         elif changed:  # a batched commit's files: their fsyncs together
-            write_atomic_many(changed)
+            write_atomic_many(changed, root=self.path)
 
     def set_index_entries(self, files: Mapping[str, bytes | None]) -> None:
         """Point the index entries of ``files`` at these contents, leaving all others alone."""

@@ -123,7 +123,9 @@ class Committing(ControllerCore):
         ``execution:`` block (``execution``: the block the engine wrote last, if known)."""
         committed = self._read_committed(state.file, head)
         try:
-            on_disk = fsutil.read_regular(self.repo.path / state.file).decode("utf-8", "replace")
+            on_disk = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path).decode(
+                "utf-8", "replace"
+            )
         except OSError:
             return
         except PlangateError as exc:  # a symlink or FIFO where PLAN.yml was: never followed
@@ -341,6 +343,14 @@ class Committing(ControllerCore):
             if data is None:
                 continue
             local = self.repo.path / path
+            try:
+                os.close(fsutil.open_folder(self.repo.path, local.parent))
+            except FileNotFoundError:
+                pass  # the folder is made when the file is written
+            except PlangateError as exc:  # a link or file where a folder on the way should be
+                return f"{exc.code}: {exc.message}"
+            except OSError as exc:
+                return f"E_UNSAFE_PATH: {path}: {exc.strerror}"
             try:
                 mode = os.lstat(local).st_mode
             except FileNotFoundError:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller import fsutil
-from controller.errors import PlangateError
+from controller.errors import PlangateError, UnsafePath
 from controller.git.history import LOG_NAME
 from controller.plan import plans, yamlio
 from controller.service.committing import Committing, aborted_by
@@ -70,7 +70,7 @@ class Outcomes(Committing):
             approved = self._approved_plan(job)
             if approved is None:
                 return
-            engine = Engine(self.config, state_dir=self.state.path)
+            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root)
             try:
                 outcome = engine.run(
                     job.plan_file,
@@ -93,6 +93,12 @@ class Outcomes(Committing):
                 self._settle(job.plan_id)
         self.commit_finished()
 
+    @property
+    def _tree_root(self) -> Path | None:
+        """The working tree a run's plan files lie in, which an agent may write (local mode;
+        a remote run's folder is the controller's own, in its state directory)."""
+        return self.repo.path if self.config.remote is None else None
+
     def _settle(self, plan_id: str) -> None:
         """The run is over and its outcome committed (or given up): no longer running."""
         with self._jobs_lock:
@@ -107,7 +113,12 @@ class Outcomes(Committing):
         start commit; such a plan waits, untouched, instead of running unapproved content."""
         loaded: plans.LoadedPlan | None = None
         try:
-            text = fsutil.read_regular(job.plan_file).decode("utf-8")
+            text = fsutil.read_regular(job.plan_file, root=self._tree_root).decode("utf-8")
+        except UnsafePath as exc:  # a link or special file on the way: never followed
+            with self._lock:
+                self._refused_files[job.plan_id] = _stat_key(job.plan_file)
+                self._wait(job.plan_id, f"{exc.code}: {exc.message}")
+            return None
         except (OSError, UnicodeDecodeError, PlangateError) as exc:
             found: str | None = f"unreadable ({exc})"
         else:

@@ -423,7 +423,44 @@ def _check_self(request: ApprovalRequest, policy: ApprovalSettings, approver: st
             "E_SELF_APPROVAL",
             f"{approver} wrote or changed this plan's content and cannot approve it",
         )
+    signed = _keys_of(approver, policy) & {
+        c[len(KEY_PREFIX) :] for c in request.changers if c.startswith(KEY_PREFIX)
+    }
+    if signed:
+        return (
+            "E_SELF_APPROVAL",
+            f"{approver}'s key {min(signed)} signed a commit that wrote or changed this plan's "
+            "content (whatever name it carried): its signer cannot approve it",
+        )
     return None
+
+
+def signed_by(who: str, signing_key: str, policy: ApprovalSettings) -> bool:
+    """Whether a commit whose good signature is by ``signing_key`` was signed by ``who``."""
+    return bool(signing_key) and signing_key in _keys_of(who, policy)
+
+
+#: How the history index names a commit's signing key among its makers' identities.
+KEY_PREFIX = "key:"
+
+
+def _keys_of(who: str, policy: ApprovalSettings) -> frozenset[str]:
+    """The fingerprints of the keys ``policy.allowed_signers`` gives ``who`` (by alias too):
+    on a branch that checks signatures, a signature proves who made a commit."""
+    if policy.allowed_signers is None:
+        return frozenset()
+    from controller.git.signing import signer_keys
+
+    aliases = policy.identity_aliases
+    me = canonical(who, aliases)
+    return frozenset(
+        fingerprint
+        for principals, fingerprint in signer_keys(policy.allowed_signers)
+        if any(
+            fnmatch.fnmatchcase(me, canonical(p, aliases)) or fnmatch.fnmatchcase(who, p)
+            for p in principals
+        )
+    )
 
 
 def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:

@@ -353,7 +353,11 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
         if timeline.in_force is not in_force:  # who may reject or abort follows the policy
             in_force = timeline.in_force
             index.may_withdraw = withdraw_rule(in_force.approval)
+        if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
+            index.merged_authors(repo, record.parents[0], record.sha)
         index.apply(repo, record, auditor)
+        if record.is_merge:
+            index.apply_side_withdrawals(auditor)
     index.close()
     report = auditor.report
     report.policies = [{"hash": v.hash, "commit": v.commit} for v in timeline.seen.values()]

@@ -114,7 +114,7 @@ class HistoryIndex(Lifecycle):
         except BaseException:
             self._load()  # never half a scan in memory: the next one re-applies from `last`
             raise
-        self.apply_side_withdrawals()
+        self.apply_side_withdrawals(sink)
         self.save(head)
         self.scanned_to = head
         count = len(records)
@@ -270,10 +270,13 @@ def build_request(
 
 def withdraw_rule(policy: ApprovalSettings) -> Callable[[CommitRecord, Iterable[str]], bool]:
     """Who may reject or abort (SPEC §4): an allowed approver or an author of the plan, by
-    the identity ``approval.identity`` names."""
+    the identity ``approval.identity`` names; with ``require_signed``, only in a commit that
+    identity signed with a key allowed_signers gives it."""
 
     def allowed(record: CommitRecord, authors: Iterable[str]) -> bool:
         who = record.committer if policy.identity == "committer" else record.author
+        if policy.require_signed and not approvals.signed_by(who.email, record.signing_key, policy):
+            return False  # with signatures required, a claimed name withdraws nothing (round 14)
         return approvals.may_withdraw(who.email, authors, policy)
 
     return allowed

@@ -345,13 +345,17 @@ class Lifecycle(IndexStore):
             self._dirty_authors.add(plan_hash)
 
     def identities(self, record: CommitRecord) -> set[str]:
-        """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``."""
+        """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``,
+        and the key that signed it (``key:<fingerprint>``: whoever holds it made the commit,
+        whatever names it carries; the policy's allowed_signers says whose it is)."""
         found = {
             approvals.normalize_identity(record.author.email),
             approvals.normalize_identity(record.committer.email),
             *approvals.coauthors(record.body),
         }
         found.discard(self.controller_email)
+        if record.signing_key:
+            found.add(approvals.KEY_PREFIX + record.signing_key)
         return found
 
     def _ambiguity(
@@ -498,9 +502,11 @@ class Lifecycle(IndexStore):
         if facts is not None and facts.status in ("rejected", "aborted"):
             self._side.append((plan_id, commit, facts.status, facts.hash))
 
-    def apply_side_withdrawals(self) -> None:
+    def apply_side_withdrawals(self, sink: EventSink | None = None) -> None:
         """Apply the withdrawals found on merged branches to the plans they withdraw (the
-        version they were made for, by someone entitled to withdraw it)."""
+        version they were made for, by someone entitled to withdraw it), as withdrawals on
+        the branch itself are: an approval not acted on lapses, an abort of a run is recorded
+        by the controller's abort commit, and the audit hears of each (round 14)."""
         side, self._side = self._side, []
         for plan_id, commit, status, plan_hash in side:
             state = self.plans.get(plan_id)
@@ -511,13 +517,20 @@ class Lifecycle(IndexStore):
             if self.may_withdraw is not None and not self.may_withdraw(commit, state.changers):
                 continue
             who = commit.author.email
+            snapshot = PlanState(**asdict(state)) if sink else None
+            if state.status == "approved" and state.request is not None:
+                self._lapse(state, commit, status)  # back where it was approved (a gate: paused)
             if state.status in ("pending_approval", "approved", None):
                 self._veto(state.hash, commit, plan_id, who, status)
                 state.status, state.request = status, None
                 state.note(f"{commit.sha[:12]} {who} set status {status} on a merged branch")
+                kind = "reject" if status == "rejected" else "abort-request"
             else:
                 state.abort_requested, state.abort_by = True, who
+                state.request = None  # a gate or resume approval beside it lapses
                 state.note(f"{commit.sha[:12]} abort requested by {who} on a merged branch")
+                kind = "abort-request"
+            self._emit(sink, kind, state, commit, snapshot, who)
             self.touch(plan_id)
 
     def _producers(self, repo: GitRepo, tip: str, path: str, plan_hash: str) -> set[str]:

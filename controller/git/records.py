@@ -30,6 +30,8 @@ _FIELDS = [
     "%cn",
     "%ce",
     "%ct",
+    "%G?",
+    "%GK",
     "%s",
     "%(trailers:only,unfold)",
     "%b",
@@ -74,6 +76,9 @@ class CommitRecord:
     changes: list[FileChange] = field(default_factory=list)
     #: The message after the subject (``Co-authored-by:`` lines make authors, SPEC §5).
     body: str = ""
+    #: The fingerprint of the key whose signature on the commit is good (git's ``%GK`` for
+    #: ``%G?`` G or U), "" when unsigned or badly signed: whoever holds that key made it.
+    signing_key: str = ""
 
     @property
     def is_merge(self) -> bool:
@@ -175,7 +180,9 @@ def _new_tag() -> str:
 
 
 def _parse_header(header: str, tag: str) -> CommitRecord:
-    sha, parents, an, ae, at, cn, ce, ct, subject, trailers, body = header.split(_FIELD + tag, 10)
+    sha, parents, an, ae, at, cn, ce, ct, verdict, key, subject, trailers, body = header.split(
+        _FIELD + tag, 12
+    )
     return CommitRecord(
         sha=sha,
         parents=tuple(parents.split()),
@@ -186,6 +193,9 @@ def _parse_header(header: str, tag: str) -> CommitRecord:
         subject=subject,
         trailers=parse_trailers(trailers),
         body=body,
+        # G or U: the signature is good for the key it names (who holds that key is the
+        # policy's allowed_signers to say, never the commit's)
+        signing_key=key.strip() if verdict in ("G", "U") else "",
     )
 
 

@@ -89,9 +89,11 @@ def test_a_rewritten_branch_does_not_let_an_old_approval_approve_a_new_version(
 ) -> None:
     assert rewrite.calls("replay") == [], f"ran: {rewrite.calls('replay')}"
     assert not rewrite.started("replay"), rewrite.codes("replay")
-    # the rewrite erased the controller's freeze of v2: from the rewritten history alone the
-    # approval is no replay; the controller, which made that commit, holds the plan
-    assert rewrite.refusal("replay") == "E_HISTORY_REWRITTEN", rewrite.codes("replay")
+    # the rewrite erased the controller's freeze of v2, but the index keeps the controller's
+    # first freeze of each version (round 13): the approval, written before it, is a replay;
+    # and the controller, which made the erased commits, holds the plan as well
+    assert rewrite.refusal("replay") == "E_APPROVAL_REPLAYED", rewrite.codes("replay")
+    assert "E_HISTORY_REWRITTEN" in str(rewrite.status()["plans/replay"]["waiting"])
 
 
 # -- history cut by files the agent writes in .git ----------------------------------------

@@ -323,6 +323,9 @@ def audit_repo(
     (``controller``: the controller's identity, when the auditor names it)."""
     repo.check_complete()
     timeline = Timeline.open(repo, config, head, controller)
+    repo.read_signatures = (
+        config is not None and config.approval.allowed_signers is not None
+    ) or timeline.in_force.approval.allowed_signers is not None
     try:
         return _replay(repo, timeline, head)
     finally:

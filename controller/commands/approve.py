@@ -179,6 +179,7 @@ def _precheck(repo: GitRepo, head: str, config: Config, plan_id: str, status: st
     from controller.approval.precheck import policy_problem
     from controller.git.history import HistoryIndex
 
+    repo.read_signatures = config.approval.allowed_signers is not None
     index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
     try:
         index.scan(repo, head)

@@ -110,6 +110,7 @@ def predict(
         raise UsageError(f"{missing}: no such commit", remedy="pass --base/--head a branch or sha")
     merger = as_email or UNKNOWN_MERGER
     merge = _simulated_merge(repo, base_sha, head_sha, merger)
+    repo.read_signatures = config.approval.allowed_signers is not None
     index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
     try:
         plans_dir = config.plans_dir.strip("/") or "."

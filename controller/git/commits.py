@@ -41,6 +41,10 @@ from controller.git.treediff import S_IFDIR, Entry, TreeError, diff_level, is_di
 class Commits(Objects, Refs, Signing):
     """First-parent history and the controller's commits."""
 
+    #: Read each commit's signature key into its record (CommitRecord.signing_key): set where
+    #: the policy names allowed_signers (see records._log_format for the cost).
+    read_signatures = False
+
     def first_parent_log(
         self, since: str | None, until: str, paths: Sequence[str], *, newest_first: bool = False
     ) -> Iterator[CommitRecord]:
@@ -50,7 +54,12 @@ class Commits(Objects, Refs, Signing):
         order = [] if newest_first else ["--reverse"]  # --reverse makes git hold everything
         args = ["-c", "core.quotePath=false", "log", "--first-parent", *order, "-z", "--raw"]
         tag = _new_tag()
-        args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", _log_format(tag)]
+        args += [
+            "--no-renames",
+            "--no-abbrev",
+            "--diff-merges=first-parent",
+            _log_format(tag, self.read_signatures),
+        ]
         args += ["--no-show-signature"]  # log.showSignature would mix verdicts into the records
         yield from self._stream_log([*args, spec, "--", *paths], tag)
 
@@ -183,7 +192,7 @@ class Commits(Objects, Refs, Signing):
             *diff_merges,
             *options,
             "--no-show-signature",
-            _log_format(tag),
+            _log_format(tag, self.read_signatures),
             revisions,
             "--",
             *paths,
@@ -193,7 +202,9 @@ class Commits(Objects, Refs, Signing):
 
     def commit(self, sha: str) -> CommitRecord:
         tag = _new_tag()
-        out = self.run("log", "-1", "-z", "--no-show-signature", _log_format(tag), sha)
+        out = self.run(
+            "log", "-1", "-z", "--no-show-signature", _log_format(tag, self.read_signatures), sha
+        )
         return next(parse_log(out, tag))
 
     def commit_files(
@@ -342,7 +353,7 @@ class Commits(Objects, Refs, Signing):
             "--no-walk=unsorted",
             "-z",
             "--no-show-signature",
-            _log_format(tag),
+            _log_format(tag, self.read_signatures),
             "--stdin",
         ]
         result = self.run_raw(*args, input="".join(f"{s}\n" for s in shas).encode())

@@ -138,6 +138,7 @@ class ControllerCore:
         if self._repo is None:
             self._repo = self._open_repo()
             self._repo.timeout = self.config.execution.git_timeout
+            self._repo.read_signatures = self.config.approval.allowed_signers is not None
         return self._repo
 
     def _open_repo(self) -> GitRepo:
@@ -169,6 +170,12 @@ class ControllerCore:
                 max_plan_bytes=self.config.limits.max_plan_bytes,
                 own_commit=self._own_commit_check(),
             )
+            # the writers it keeps include signing keys only where signatures are read: a
+            # change of that setting rebuilds it (authors and first freezes are kept)
+            reads = "1" if self.repo.read_signatures else "0"
+            if self._index.meta("signatures") not in (None, reads):
+                self._index.reset()
+            self._index.set_meta("signatures", reads)
             self._index.on_problem = self._plan_problem
             # a reader (`status`) that scans first records the holds as the controller would:
             # the rebuilt index no longer shows the rewrite to whoever scans next

@@ -9,7 +9,7 @@ policy (``plangate: record policy``) before it decides.
 
 Config v1: ``allowed_signers`` Alice, Bob, Carol; ``require_signed: false``;
 ``allow_self_approval: true``. v2: ``require_signed: true``, ``allow_self_approval: false``.
-v3: as v2, Carol's key removed, an identity alias added.
+v3: as v2, Carol's key removed, an identity alias added, ``identity: committer``.
 
 - ``rs`` (signatures required since): Alice approves unsigned under v1 (``partial``). v2
   sets ``require_signed: true``; Bob approves, signed. Alice's vote has no signature: it
@@ -25,17 +25,21 @@ v3: as v2, Carol's key removed, an identity alias added.
   agent@example.com]]`` (the operator learnt the agent commits with Alice's second
   address); Bob approves, signed. Alice is now an author of the plan: her vote is a
   self-approval, nothing runs.
+- ``ic`` (approver identity switched since): Alice's signed approval of the agent's plan is
+  committed by Mallory (author Alice, committer Mallory, Alice's signature) under v2
+  (``identity: author``: Alice's vote, ``partial``); v3 sets ``identity: committer``; Bob
+  approves, signed. Under v3 the vote is Mallory's (no approver): nothing runs.
 - ``audit-*``: a fresh clone's ``plangate audit --json`` must not call those starts valid
   (each start names the tightened policy by ``Policy-Hash:``).
 
 Control: ``ctl`` (Carol's plan): Alice (signed, v2) and Bob (signed, v3) start it; it runs
 once.
 
-Results: ``rs``, ``so`` and ``rk`` all broke (strict xfails): each started with the old
-vote listed under ``approval.approvals`` (``plangate status``: ``completed``), and the
-fresh-clone audit calls each start ``approval_valid: true`` (it also flags every unsigned
-controller commit ``forged-controller``, as documented for an unsigned controller under
-``require_signed``).
+Results: ``rs``, ``so``, ``rk``, ``al`` and ``ic`` all broke (strict xfails): each started
+with the old vote listed under ``approval.approvals`` (``plangate status``: ``completed``),
+and the fresh-clone audit calls each start ``approval_valid: true`` (it also flags every
+unsigned controller commit ``forged-controller``, as documented for an unsigned controller
+under ``require_signed``).
 """
 
 from __future__ import annotations
@@ -44,16 +48,17 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
 from test_round3_approve_signers import _keygen, _sign_args
 
-VIDS = ["rs", "so", "rk", "al"]
+VIDS = ["rs", "so", "rk", "al", "ic"]
 WHY = {
     "rs": "an unsigned vote collected before require_signed was turned on",
     "so": "an approver's vote on her own plan collected while allow_self_approval was on",
     "rk": "a signed vote whose key was then removed from allowed_signers",
     "al": "a vote that a later identity alias makes a self-approval",
+    "ic": "a vote whose committer (a non-approver) is the approver once identity is committer",
 }
 BROKEN = {
     v: pytest.mark.xfail(
@@ -95,7 +100,7 @@ def _build(root: Path) -> Lab:
         lab.git(*_sign_args(lab, key), "commit", "-q", "-S", "-m", f"approve {vid}", who=who)
 
     config(ALL, "false", "true")  # v1
-    for vid in ("rs", "rk", "al"):
+    for vid in ("rs", "rk", "al", "ic"):
         lab.write(f"two/{vid}", plan_text(vid))
     lab.commit("agent adds plans", AGENT)
     lab.write("two/so", plan_text("so"))
@@ -112,12 +117,17 @@ def _build(root: Path) -> Lab:
     signed_approve("ctl", "alice", ALICE)
     signed_approve("rk", "carol", CAROL)
     signed_approve("al", "alice", ALICE)
-    lab.run()  # partial: rk (Carol), al (Alice)
+    lab.extra_env = {"GIT_COMMITTER_NAME": MALLORY[0], "GIT_COMMITTER_EMAIL": MALLORY[1]}
+    signed_approve("ic", "alice", ALICE)  # author Alice, committer Mallory
+    lab.extra_env = {}
+    lab.run()  # partial: rk (Carol), al (Alice), ic (Alice)
     signed_approve("ctl", "bob", BOB)
     aliases = "identity_aliases: {people: [[alice@example.com, agent@example.com]]}\n"
-    config(ALL[:2], "true", "false", aliases)  # v3: Carol's key revoked, Alice = the agent
+    aliases += "identity: committer\n"
+    config(ALL[:2], "true", "false", aliases)  # v3
     signed_approve("rk", "bob", BOB)
     signed_approve("al", "bob", BOB)
+    signed_approve("ic", "bob", BOB)
     lab.run()
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))

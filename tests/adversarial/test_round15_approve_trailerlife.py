@@ -15,6 +15,12 @@ merges the trailer branch (the agent) and is merged into main ``--no-ff``.
   was made for A's first life, before the controller's freeze of B and of A again (the date
   rule: ``E_APPROVAL_REPLAYED``); the round 8 direct-vote form (``two/aba``) held. Asserted:
   nothing runs (Bob alone is ``partial``).
+- ``pf`` (trailer older than the version): Alice computes the hash of the agent's plan
+  ``plans/two/pf`` before it is committed (``plangate show`` in a working tree) and signs a
+  trailer commit naming it; a second later the agent commits the plan, the controller
+  freezes it, the agent's pull request brings the trailer, Bob merges. The docs: "an
+  approval dated before [the controller's first freeze] is ``E_APPROVAL_REPLAYED``, on any
+  path". Asserted: nothing runs.
 - ``rv`` (trailer signer's key revoked): Alice's trailer commit for ``plans/two/rv`` is
   merged by the agent (agent refused, Alice counted: ``partial``). The operator then removes
   Alice's key from ``allowed_signers`` (the controller records the new policy); Bob
@@ -28,20 +34,23 @@ merges the trailer branch (the agent) and is merged into main ``--no-ff``.
   Asserted: the gated action never runs.
 - ``mm`` (mailmap): Mallory commits a ``.mailmap`` mapping her address to Alice's, then sets
   ``approved`` as herself. Asserted: ``E_APPROVER_NOT_ALLOWED``, nothing runs.
-- ``audit-ta``, ``audit-rv``: a fresh clone's ``plangate audit --json`` must not call the
-  start of a plan that started on such a vote valid (``approval_valid`` false).
+- ``audit-ta``, ``audit-pf``, ``audit-rv``: a fresh clone's ``plangate audit --json`` must
+  not call the start of a plan that started on such a vote valid (``approval_valid``
+  false).
 
 Control: ``tok`` (Alice's trailer for the current version, Bob merges) runs once.
 
-Results: ``ta`` and ``rv`` broke (strict xfails), and the fresh-clone audit agrees with the
-controller on both (calls each start valid, approvals Alice + Bob), so ``audit-*`` broke
-too. ``oy``, ``gate-pre`` and ``mm`` held. (A trailer commit made after the pause did not
-count for a gate either: gates take no trailer approvals.)
+Results: ``ta``, ``pf`` and ``rv`` broke (strict xfails), and the fresh-clone audit
+agrees with the controller on each (calls each start valid, approvals Alice + Bob), so
+``audit-*`` broke too. ``oy``, ``gate-pre`` and ``mm`` held. (A trailer commit made after
+the pause did not count for a gate either: gates take no trailer approvals.)
 """
 
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -65,6 +74,13 @@ BROKEN = {
         "it changed and came back) counts for its second life when merged later: the "
         "date rule that refuses a replayed direct approval does not reach trailer commits",
     ),
+    "pf": pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="round 15: a signed trailer approval dated before the version was committed "
+        "or frozen counts (docs: an approval dated before the controller's first freeze is "
+        "E_APPROVAL_REPLAYED, on any path)",
+    ),
     "rv": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
@@ -72,13 +88,14 @@ BROKEN = {
         "removed from allowed_signers (the new policy is recorded, the vote not re-verified)",
     ),
 }
+AUDITED = ("ta", "pf", "rv")
 AUDIT_BROKEN = {
     f"audit-{k}": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
         reason=f"round 15: the fresh-clone audit calls the start of {k} valid, like the controller",
     )
-    for k in ("ta", "rv")
+    for k in AUDITED
 }
 
 
@@ -94,8 +111,8 @@ def _build(root: Path) -> Lab:
         "rules:\n  - match: {paths: ['plans/two/**']}\n    require: [{count: 2}]\n"
     )
 
-    def trailer(vid: str, branch: str) -> None:
-        digest = lab.plan(vid)["frozen"]["hash"]
+    def trailer(vid: str, branch: str, digest: str = "") -> None:
+        digest = digest or lab.plan(vid)["frozen"]["hash"]
         lab.git("checkout", "-q", "-b", branch, "main")
         message = f"approve plans/{vid} (trailer)\n\nPlan-Approved: plans/{vid} {digest}"
         sign = _sign_args(lab, "alice")
@@ -111,6 +128,13 @@ def _build(root: Path) -> Lab:
         lab.git("checkout", "-q", "main")
         lab.git("merge", "--no-ff", "-q", "-m", f"merge {branch}", branch, who=merger)
 
+    # pf: Alice's trailer for a version nobody has committed yet (hash from plangate show)
+    lab.write("two/pf", plan_text("pf"))
+    shown = lab.cli("show", "plans/two/pf", "--config", str(lab.config), cwd=lab.repo).stdout
+    (lab.repo / "plans" / "two" / "pf" / "PLAN.yml").unlink()
+    trailer("two/pf", "t-pf", re.search(r"sha256:[0-9a-f]{64}", shown).group(0))
+    time.sleep(1.1)  # commit times are in seconds: the freeze comes strictly later
+    lab.write("two/pf", plan_text("pf"))
     lab.write("gate-pre", plan_text("gate-pre", extra_actions=GATE.format(tag="gate-pre")))
     text_a = plan_text("ta")
     lab.write("two/ta", text_a)
@@ -138,6 +162,7 @@ def _build(root: Path) -> Lab:
     trailer("two/rv", "t-rv")
     pr("gate-pre", "t-gate-pre", AGENT)
     pr("two/ta", "t-ta", BOB)
+    pr("two/pf", "t-pf", BOB)
     pr("two/tok", "t-tok", BOB)
     pr("two/oy", "t-ox", BOB)
     pr("two/rv", "t-rv", AGENT)
@@ -167,7 +192,7 @@ def test_control_runs_once(lab: Lab) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ("ta", "rv", "oy")]
+    "vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ("ta", "pf", "rv", "oy")]
 )
 def test_an_old_or_foreign_trailer_vote_does_not_complete_a_quorum(lab: Lab, vid: str) -> None:
     tag = "ox" if vid == "oy" else vid
@@ -187,7 +212,7 @@ def test_a_mailmap_does_not_make_mallory_alice(lab: Lab) -> None:
 
 @pytest.mark.parametrize(
     "vid",
-    [pytest.param(v, id=f"audit-{v}", marks=AUDIT_BROKEN[f"audit-{v}"]) for v in ("ta", "rv")],
+    [pytest.param(v, id=f"audit-{v}", marks=AUDIT_BROKEN[f"audit-{v}"]) for v in AUDITED],
 )
 def test_the_fresh_clone_audit_does_not_call_such_a_start_valid(lab: Lab, vid: str) -> None:
     rows = [e for e in lab.audit_report.get("executions", []) if e["plan"] == f"plans/two/{vid}"]

@@ -20,7 +20,7 @@ quorum already approved.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -111,9 +111,12 @@ def trailer_request(
     message: str,
     *,
     changed: bool = False,
+    author_time: int | None = None,
 ) -> ApprovalRequest:
     """A ``Plan-Approved:`` commit as a request of its own: its signer is the approver;
-    ``changed``: the commit itself changed the plan's hashed content."""
+    ``changed``: the commit itself changed the plan's hashed content; ``author_time``: when
+    it was written, which must follow the version's birth like any approval's (round 15: a
+    trailer of the version's earlier life, or signed before the plan existed, counted)."""
     who = signer or ""
     return replace(
         request,
@@ -122,6 +125,9 @@ def trailer_request(
         author_email=who,
         committer_email=who,
         commit_time=time,
+        author_time=author_time,
+        merge=False,
+        replay_of=None,
         changed_in_commit=changed,
         signature_valid=valid,
         signer=signer,
@@ -137,8 +143,13 @@ def judge(
     *,
     collected: Sequence[Vote] = (),
     trailers: Sequence[ApprovalRequest] = (),
+    revotes: Mapping[str, tuple[ApprovalRequest, bool]] | None = None,
 ) -> Verdict:
-    """The verdict on one approval request under the policy (see the module docstring)."""
+    """The verdict on one approval request under the policy (see the module docstring).
+
+    ``revotes``: the collected votes' commits as requests (by commit, with whether each is a
+    signed ``Plan-Approved:`` commit), each judged again under ``settings``; a collected vote
+    without one is dropped (None: trust them, for callers with no repository)."""
     decision = verify_approval(request, settings)
     simple = request.kind is not Transition.APPROVE or (
         need.is_default and not collected and not trailers
@@ -149,11 +160,35 @@ def judge(
             return Verdict("refuse", record, decision)
         return Verdict("start", record, decision, (Vote(decision.approver, at, request.commit),))
     signed = settings.model_copy(update={"require_signed": True, "identity": "author"})
+    rejected: list[Rejected] = []
+    kept: list[Vote] = []
+    for vote in collected:
+        if revotes is None:
+            kept.append(vote)
+            continue
+        found = revotes.get(vote.commit)
+        if found is None:
+            message = f"{vote.commit[:12]} cannot be read to judge it again"
+            rejected.append(Rejected(vote.by, vote.commit, "E_GIT", message))
+            continue
+        again, trailer = found
+        if trailer and (not again.signature_valid or not again.signer):
+            message = f"{vote.commit[:12]} is no longer signed by a known key"
+            rejected.append(Rejected(vote.by, vote.commit, "E_SIGNATURE_INVALID", message))
+            continue
+        verdict = verify_approval(again, signed if trailer else settings)
+        if not verdict.valid:
+            rejected.append(Rejected(vote.by, vote.commit, verdict.code or "", verdict.message))
+        elif not fits_any(verdict.approver, need, settings):
+            rejected.append(
+                Rejected(vote.by, vote.commit, "E_APPROVER_NOT_ALLOWED", "in no group needed")
+            )
+        else:
+            kept.append(Vote(verdict.approver, vote.at, vote.commit))
     votes = {
-        person(v.by, settings.identity_aliases): v for v in reversed(collected)
+        person(v.by, settings.identity_aliases): v for v in reversed(kept)
     }  # the first vote of a person stays
     votes = dict(reversed(list(votes.items())))
-    rejected: list[Rejected] = []
     for extra in trailers:
         if not extra.signature_valid or not extra.signer:  # unsigned never counts
             message = f"{extra.commit[:12]} is not signed by a known key: {extra.signature_message}"

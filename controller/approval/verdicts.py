@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from controller.approval import policy, quorum
+from controller.approval import approvals, policy, quorum
 from controller.git.history import PlanState, build_request
 from controller.plan import nested, profile, yamlio
 
@@ -79,6 +79,7 @@ def decide(
         quorum.iso(request.commit_time),
         collected=collected,
         trailers=trailers,
+        revotes=revotes(repo, request, config, collected, state.file, check),
     )
     return request, verdict
 
@@ -165,20 +166,91 @@ def trailer_requests(
         return []
     wanted = quorum.trailer_value(request.plan_id, request.current_hash)
     found = []
-    for sha, value, time in _branch_trailers(repo, request.commit):
+    for sha, value, time, author_time in _branch_trailers(repo, request.commit):
         if value != wanted:
             continue
-        signature = repo.verify_commit(sha, config.approval.allowed_signers)
-        found.append(
-            quorum.trailer_request(
+        found.append(_trailer(repo, request, config, sha, time, author_time, file, check))
+    return found
+
+
+def _trailer(
+    repo: GitRepo,
+    request: ApprovalRequest,
+    config: Config,
+    sha: str,
+    time: int,
+    author_time: int,
+    file: str | None,
+    check: Check | None,
+) -> ApprovalRequest:
+    signature = repo.verify_commit(sha, config.approval.allowed_signers)
+    return quorum.trailer_request(
+        request,
+        sha,
+        time,
+        signature.signer if signature.valid else None,
+        signature.valid,
+        signature.message,
+        changed=file is None or check is None or _changes_content(repo, sha, file, check),
+        author_time=author_time,
+    )
+
+
+def revotes(
+    repo: GitRepo,
+    request: ApprovalRequest,
+    config: Config,
+    collected: list[quorum.Vote],
+    file: str | None = None,
+    check: Check | None = None,
+) -> dict[str, tuple[ApprovalRequest, bool]]:
+    """Each collected vote's commit as a request again, to be judged under the policy in
+    force now, not the one it was counted under (round 15: a vote counted before
+    ``require_signed``, a key revoked, ``allow_self_approval`` turned off, an alias or
+    ``identity: committer`` came, kept counting). A ``Plan-Approved:`` commit is its signer's
+    request; any other is its author's (or committer's). A vote whose commit cannot be read
+    is left out (judge then drops it)."""
+    wanted = quorum.trailer_value(request.plan_id, request.current_hash or "")
+    found: dict[str, tuple[ApprovalRequest, bool]] = {}
+    for vote in collected:
+        try:
+            record = repo.commit(vote.commit)
+        except Exception:
+            continue
+        if (record.trailers.get(quorum.TRAILER) or "").strip() == wanted:
+            trailer = _trailer(
+                repo,
                 request,
-                sha,
-                time,
-                signature.signer if signature.valid else None,
-                signature.valid,
-                signature.message,
-                changed=file is None or check is None or _changes_content(repo, sha, file, check),
+                config,
+                record.sha,
+                record.commit_time,
+                record.author_time,
+                file,
+                check,
             )
+            found[vote.commit] = (trailer, True)
+            continue
+        signature = (
+            repo.verify_commit(record.sha, config.approval.allowed_signers)
+            if config.approval.require_signed
+            else None
+        )
+        found[vote.commit] = (
+            replace(
+                request,
+                commit=record.sha,
+                kind=approvals.Transition.APPROVE,
+                author_email=record.author.email,
+                committer_email=record.committer.email,
+                commit_time=record.commit_time,
+                author_time=record.author_time,
+                merge=record.is_merge,
+                replay_of=None,
+                signature_valid=signature.valid if signature else None,
+                signer=signature.signer if signature else None,
+                signature_message=signature.message if signature else "",
+            ),
+            False,
         )
     return found
 
@@ -210,10 +282,10 @@ def _changes_content(repo: GitRepo, commit: str, file: str, check: Check) -> boo
 
 #: (repo path, merge commit) -> its branch's Plan-Approved commits: one git log per merge,
 #: however many plans the merge approves (a commit id fixes its ancestry).
-_TRAILERS: dict[tuple[str, str], list[tuple[str, str, int]]] = {}
+_TRAILERS: dict[tuple[str, str], list[tuple[str, str, int, int]]] = {}
 
 
-def _branch_trailers(repo: GitRepo, commit: str) -> list[tuple[str, str, int]]:
+def _branch_trailers(repo: GitRepo, commit: str) -> list[tuple[str, str, int, int]]:
     key = (str(repo.path), commit)
     if key not in _TRAILERS:
         record = repo.commit(commit)
@@ -222,7 +294,7 @@ def _branch_trailers(repo: GitRepo, commit: str) -> list[tuple[str, str, int]]:
             for item in repo.range_log(record.parents[0], parent, []):
                 value = item.trailers.get(quorum.TRAILER)
                 if value:
-                    found.append((item.sha, value.strip(), item.commit_time))
+                    found.append((item.sha, value.strip(), item.commit_time, item.author_time))
         if len(_TRAILERS) > 256:
             _TRAILERS.clear()
         _TRAILERS[key] = found

@@ -56,6 +56,7 @@ FIXED = (
     ("core.hooksPath", "/dev/null"),  # no hook exists there: none runs, none vetoes
     ("core.fsmonitor", "false"),
     ("core.pager", "cat"),
+    ("advice.graftFileDeprecated", "false"),  # the hint named a grafts file in audit details
     ("core.editor", ":"),
     ("sequence.editor", ":"),
     ("diff.external", ""),

@@ -17,7 +17,7 @@ abort cannot be honoured (nothing yields).
   guard's or an ``expect``'s ``matches`` is cut at 0.1 s. (``search(@, "(a|aa)+$")`` stalls
   the same way; tried by hand, left out for suite time.)
 
-Defence asserted: the pass ends within 4 s (the hostile plan recorded as failed or
+Defence asserted: the pass ends within 15 s (the hostile plan recorded as failed or
 completed, never left ``executing``), and the honest plan runs exactly once.
 All three broke (round 13): the pass is still busy when it is killed after 4 s (by hand:
 over 40 s for the descendant query, over 15 s for the match).
@@ -45,7 +45,7 @@ out = {"v": x, "s": ["a" * 40 + "!"] * 20}
 print(json.dumps(out, separators=(",", ":")))
 """
 QUERY = "$..*..*..*"
-LIMIT = 4.0
+LIMIT = 15.0  # a stall is minutes; the bounded pass takes about 1.5 s (more on a loaded machine)
 
 
 def _plan(tag: str, extra: str) -> str:
@@ -107,7 +107,7 @@ def test_query_cost_is_bounded(tmp_path_factory: pytest.TempPathFactory, slug: s
         f"r13-jsonpath-{slug}",
         lambda root: _build(root / "lab", slug, VARIANTS[slug]),
     )
-    assert lab.pass_ended, "the pass was still evaluating the query after 4 s"
+    assert lab.pass_ended, f"the pass was still evaluating the query after {LIMIT:g} s"
     assert len(lab.calls("zz-ctl")) == 1, "the honest plan after it never ran"
     assert lab.status()[f"plans/{slug}"]["status"] != "executing"
     if "redos" in slug:

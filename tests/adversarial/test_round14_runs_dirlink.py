@@ -72,8 +72,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r14-dirlink", lambda root: _build(root / "lab"))
 
 
-
-
 # round 14: both broke (BROKE was their strict xfail); fixed since: the working tree's folders
 # are opened without following a link (fsutil.open_folder), the plan waits with E_UNSAFE_PATH
 @pytest.mark.parametrize("vid", list(VIDS))

@@ -8,24 +8,58 @@ Every configured secret value is redacted, not only the ones a plan used: a tool
 secret it received some other way, and the controller's commit messages must be clean too.
 Redaction replaces each occurrence of a value with ``***`` in text and inside JSON data
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
-that a secret containing another is hidden whole. Empty values are ignored. A value is also
-hidden in every encoding a tool or an error message may give it: escaped inside JSON text or
-a Python repr (``\\u`` escapes of any character, escaped quotes, escapes of escapes),
-URL-encoded (once or twice, either hex case), as HTML character references, and with NULs
-between its characters (UTF-16 or UTF-32 text read as UTF-8, raw or escaped). Whole, it is
-hidden in the block encodings of its bytes (UTF-8, and UTF-16 in either byte order): hex,
-base64 (standard and URL-safe) and base32 (either case), at every alignment a longer encoded
-text can give it (:func:`_block_forms`). A stream cut at its size limit (:data:`CUT_NOTE`) or
-a message shortened with ``…``/``...`` right inside a secret has that secret's start hidden
-too.
+that a secret containing another is hidden whole. Empty values are ignored. Whole, a value is
+hidden as written, JSON-escaped, URL-encoded and in the block encodings of its bytes (UTF-8,
+and UTF-16 in either byte order): hex, base64 (standard and URL-safe) and base32 (either
+case), at every alignment a longer encoded text can give it (:func:`_block_forms`).
+
+Encodings that write a value token by token are found by decoding, not by a pattern per
+encoding: :meth:`Redactor._encoded_spans` reads the text through a few *views*, each one
+linear pass that decodes runs of tokens to the units they stand for and keeps a map from
+every unit back to the span of text it came from (:class:`_Stream`); each view's needles
+(the secret's characters, UTF-8 bytes, UTF-16 bytes, code units or code points:
+:class:`_Needles`) are searched in what it decoded, and the spans they came from are masked.
+
+- The escape view (:func:`_escape_view`): backslash escapes of characters and bytes
+  (``\\u`` with surrogate pairs, ``\\u{..}``, ``\\U``, ``\\x``, octal, ``\\N{name}``,
+  ``\\n``...), any number of backslashes before them or before a character kept as written
+  (escaped quotes, escapes of escapes), URL-encoding once or more (``%XX``, ``%25XX``),
+  JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``), ``+`` for a blank. Literal
+  text passes through, so a Python bytes repr (``b'Kq..\\xc3\\xa9'``: ASCII runs as written,
+  other bytes escaped) decodes whole. A backslash is no unit of this view, in the text or in
+  a needle (escape marks and escaped backslashes read alike). With NULs dropped it is also
+  the view of UTF-16 or UTF-32 text read as UTF-8 (raw or escaped NULs between characters,
+  a run of U+FFFD for what did not decode).
+- The UTF-7 view: ``+``, modified base64 of UTF-16, ``-`` (:func:`_utf7_view`).
+- The quoted-printable view: ``=XX`` of a byte, soft line breaks (:func:`_qp_view`).
+- The number views (:func:`_number_view`): numbers standing in a list, hex (2 to 6 digits,
+  bare or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``) or decimal, with
+  any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
+  characters): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
+  Only secrets of 6 units or more are searched there (shorter ones would match by chance).
+
+In JSON data, a list of 6 or more integers (0 to U+10FFFF) that spells a secret in those
+units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
+
+Every view is linear in the text: its tokens are bounded, a run of backslashes is one token
+consumed once (a per-character pattern with ``\\*`` before each character took quadratic
+time over a long run of backslashes, round 14), and a needle search is ``str.find``. A
+stream cut at its size limit (:data:`CUT_NOTE`) or a message shortened with ``…``/``...``
+right inside a secret has that secret's start hidden too.
+
+Limits: a secret with fewer than 4 characters besides backslashes is found in escaped forms
+only whole; a secret's backslashes are not needed for a match in the escape view (its text
+without them, escaped, is hidden too).
 """
 
 from __future__ import annotations
 
-import functools
+import base64
+import bisect
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,12 +122,6 @@ CUT_NOTE = "\n[plangate: output cut at "
 CUT_MARKS = ("\u2026", "...")
 MIN_CUT_PREFIX = 3
 _LINES = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-#: Characters that start an encoded character (JSON/Python escape, URL, HTML, form space):
-#: text without any of them holds a secret only as written.
-_ENCODING_STARTS = ("\\", "%", "&", "+")
-#: A NUL, raw or in an encoding :func:`_char_pattern` knows: text with one may hold a secret
-#: with NULs between its characters (UTF-16 or UTF-32 text read as UTF-8).
-_NUL_HINT = re.compile(r"\x00|\\(?:u0000|x00|U00000000)|%(?:25)*00|&#0+;|&#x0+;", re.IGNORECASE)
 #: Byte encodings of a secret's text a tool may hand back before a block encoding (UTF-16:
 #: Windows APIs, PowerShell's -EncodedCommand).
 _BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be")
@@ -122,8 +150,6 @@ def _written_forms(value: str, *, whole: bool = True) -> set[str]:
 def _block_forms(raw: bytes) -> set[str]:
     """Hex, base64 (standard and URL-safe) and base32 (either case) of ``raw``: the part of
     each that does not depend on what precedes or follows it, at every alignment."""
-    import base64
-
     forms = {raw.hex(), raw.hex().upper()}
     for body in _aligned(raw, base64.b64encode, 3, 4):
         forms.update({body, body.replace("+", "-").replace("/", "_")})
@@ -145,53 +171,347 @@ def _aligned(raw: bytes, encode: Callable[[bytes], bytes], size: int, chars: int
     return forms
 
 
-def _char_pattern(char: str) -> str:
-    """Every way one character of a secret may be written inside text a tool or an error
-    produced: as is, escaped (JSON ``\\uXXXX`` with surrogates, ``\\xXX``, ``\\UXXXXXXXX``,
-    ``\\n``, a backslash before a quote, any number of backslashes for escapes of escapes),
-    URL-encoded (each UTF-8 byte, ``%25`` for double encoding, ``+`` for a space) or as an HTML
-    character reference."""
-    code = ord(char)
-    escaped = [re.escape(char)]
-    if code <= 0xFFFF:
-        escaped.append(f"u(?i:{code:04x})")
-    else:
-        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
-        escaped.append(f"u(?i:{high:04x})\\\\*u(?i:{low:04x})")
-        escaped.append(f"U(?i:{code:08x})")
-    if code <= 0xFF:
-        escaped.append(f"x(?i:{code:02x})")
-    short = {"\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f", "/": "/"}
-    if char in short:
-        escaped.append(short[char])
-    alternatives = [f"\\\\*(?:{'|'.join(escaped)})"]
-    alternatives.append("".join(f"%(?:25)*(?i:{b:02x})" for b in char.encode("utf-8")))
-    alternatives.append(f"&#0*{code};|&#[xX]0*(?i:{code:x});")
-    if char == " ":
-        alternatives.append("\\+")
-    return "(?:" + "|".join(alternatives) + ")"
+#: Marks a break between two runs of number tokens that do not touch: no needle holds it.
+_BREAK = "\U0010ffff"
+#: Characters that start an escape the escape view decodes (or a NUL): text without any of
+#: them holds a secret, to that view, only as written.
+_ESCAPE_STARTS = ("\\", "%", "&", "+", "\0")
+#: One escape of the escape view. Every part is bounded, and a run of backslashes (escape
+#: marks, any number: escapes of escapes) is one token, consumed once: the view never scans
+#: the same characters twice (a long run of backslashes was quadratic, round 14).
+_ESCAPE_TOKEN = re.compile(
+    r"""(?P<bs>\\+)(?:
+          u\{(?P<ub>[0-9a-fA-F]{1,6})\}
+        | u(?P<u4>[0-9a-fA-F]{4})
+        | U(?P<u8>[0-9a-fA-F]{8})
+        | x(?P<x2>[0-9a-fA-F]{2})
+        | N\{(?P<name>[A-Za-z0-9 \-]{1,88})\}
+        | (?P<oct>[0-7]{1,3})
+        | (?P<short>[nrtbfv])
+      )?
+    | %(?:25)*(?:[uU](?P<pu>[0-9a-fA-F]{4,6})|(?P<pct>[0-9a-fA-F]{2}))
+    | &\#(?:0*(?P<dec>[0-9]{1,7})|[xX]0*(?P<hex>[0-9a-fA-F]{1,6}));
+    """,
+    re.VERBOSE,
+)
+_SHORT_ESCAPES = {"n": 10, "r": 13, "t": 9, "b": 8, "f": 12, "v": 11}
+#: UTF-7: ``+`` and a run of modified base64 (UTF-16BE), ``-`` ending it.
+_UTF7_RUN = re.compile(r"\+([A-Za-z0-9+/]*)(-?)")
+#: Quoted-printable: ``=XX`` of a byte, ``=`` at the end of a line (a soft line break).
+_QP_TOKEN = re.compile(r"=(?:(?P<byte>[0-9A-Fa-f]{2})|\r?\n)")
+#: A number of a list of bytes, code units or code points: hex (2 to 6 digits, bare or after
+#: 0x, \x, %, =, &#x, U+, # or $) or decimal (up to 7 digits), a word of its own.
+_HEX_TOKEN = re.compile(
+    r"(?:0[xX]|\\[xX]|%|=|&\#[xX]|[uU]\+|\#|\$|(?<![0-9A-Za-z]))([0-9a-fA-F]{2,6})(?![0-9A-Za-z])"
+)
+_DEC_TOKEN = re.compile(r"(?<![0-9A-Za-z])([0-9]{1,7})(?![0-9A-Za-z])")
+#: What may stand between two numbers of one list (at most _MAX_GAP characters).
+_GAP = re.compile(r"[\s,;:.\-_|/\\'\"]*")
+_MAX_GAP = 16
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_WIDE_CHARS = re.compile("[^\0\ufffd]+|\ufffd+")  # NULs dropped, U+FFFD runs as one
+_WIDE_BYTES = re.compile("[^\0]+")
 
 
-def _wide_char_pattern(char: str) -> str:
-    """One character of UTF-16/32 text read as UTF-8: an ASCII one as itself (in any
-    encoding), any other as itself or as the U+FFFD its undecodable bytes became."""
-    if char.isascii():
-        return _char_pattern(char)
-    return f"(?:{_char_pattern(char)}|(?:{_char_pattern(chr(0xFFFD))}){{1,4}})"
+def _latin(raw: bytes) -> str:
+    """Bytes as a string of one character per byte (what the byte views search)."""
+    return raw.decode("latin-1")
 
 
-def _encoded_pattern(values: Iterable[str], *, interleaved: bool = False) -> re.Pattern[str] | None:
-    """One pattern matching any secret in any per-character encoding, longest first;
-    ``interleaved``: with up to three NULs (raw or encoded) between its characters too."""
-    ordered = sorted(values, key=len, reverse=True)
-    if not ordered:
+def _fold(text: str) -> str:
+    """A blank and ``+`` are one unit to the escape view (``+`` is a form-encoded blank)."""
+    return text.replace(" ", "+")
+
+
+class _Stream:
+    """Units decoded from a text (each one character: a character, or a byte, code unit or
+    code point as ``chr``), with the span of the source each came from.
+
+    Pieces are added in source order: a literal piece maps its units one to one onto the
+    source's characters, a token piece maps all its units onto the token's whole span."""
+
+    __slots__ = ("_parts", "_sources", "_starts", "size")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._starts: list[int] = []  # the index of each piece's first unit
+        self._sources: list[tuple[int, int, bool]] = []  # source start, end, one to one
+        self.size = 0
+
+    def add(self, units: str, start: int, end: int, *, literal: bool = False) -> None:
+        if units:
+            self._parts.append(units)
+            self._starts.append(self.size)
+            self._sources.append((start, end, literal))
+            self.size += len(units)
+
+    def add_utf8(self, text: str, start: int) -> None:
+        """Literal text as the bytes of its UTF-8 (a non-ASCII character: its whole span)."""
+        at = 0
+        for run in _NON_ASCII.finditer(text) if not text.isascii() else ():
+            self.add(text[at : run.start()], start + at, start + run.start(), literal=True)
+            for offset, char in enumerate(run.group(), start=start + run.start()):
+                self.add(_latin(char.encode("utf-8", "surrogatepass")), offset, offset + 1)
+            at = run.end()
+        self.add(text[at:], start + at, start + len(text), literal=True)
+
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def span(self, first: int, stop: int) -> tuple[int, int]:
+        """The source span of units ``first`` .. ``stop - 1``."""
+        at = bisect.bisect_right(self._starts, first) - 1
+        start, _, literal = self._sources[at]
+        begin = start + first - self._starts[at] if literal else start
+        at = bisect.bisect_right(self._starts, stop - 1) - 1
+        start, end, literal = self._sources[at]
+        return begin, start + stop - self._starts[at] if literal else end
+
+
+def _escape_value(token: re.Match[str]) -> tuple[int, bool, int] | None:
+    """What one escape token stands for: (code point or byte, a byte?, where it ends);
+    None when it stands for nothing (escape marks before a character kept as written)."""
+    group = token.lastgroup
+    digits = token[group] if group else None
+    end = token.end()
+    if group is None or digits is None or group == "bs":
         return None
-    between = f"(?:{_char_pattern(chr(0))}){{0,3}}" if interleaved else ""
-    char = _wide_char_pattern if interleaved else _char_pattern
-    parts = [between.join(char(c) for c in v) for v in ordered]
-    # a leading character set lets the regex engine skip ahead to where a match can start
-    first = "".join(sorted({re.escape(v[0]) for v in ordered} | {"\\\\", "%", "&", "\\+"}))
-    return re.compile(f"(?=[{first}])(?:{'|'.join(parts)})")
+    if group in ("x2", "pct", "oct"):
+        return int(digits, 8 if group == "oct" else 16) & 0xFF, True, end
+    if group == "short":
+        return _SHORT_ESCAPES[digits], True, end
+    if group == "name":
+        try:
+            return ord(unicodedata.lookup(digits)), False, end
+        except KeyError:
+            return None
+    if group == "pu":  # JavaScript's %uXXXX; 5 or 6 digits only for a character past U+FFFF
+        size = 4
+        for wider in (6, 5):
+            if len(digits) >= wider and digits[0] != "0" and int(digits[:wider], 16) <= 0x10FFFF:
+                size = wider
+                break
+        return int(digits[:size], 16), False, end - (len(digits) - size)
+    code = int(digits, 10 if group == "dec" else 16)
+    return (code, False, end) if code <= 0x10FFFF else None
+
+
+def _escape_view(text: str, *, marks_only: bool = False) -> tuple[_Stream, _Stream]:
+    """``text`` with every escape decoded (JSON/Python/C/Rust ``\\`` escapes of characters
+    and bytes, escapes of escapes, URL-encoding once or more, ``%uXXXX``, HTML references),
+    as characters and as UTF-8 bytes. Escape marks (backslashes) before a character kept as
+    written are dropped; what no escape encodes stays as written, so a bytes repr mixing
+    literal runs and ``\\x`` escapes decodes whole. A ``\\x``, octal or ``%`` escape stands
+    for a byte: in the characters it is that byte's Latin-1 character (a Python str repr).
+    ``marks_only``: backslashes are escape marks before characters kept as written, never
+    escapes (for a secret with a backslash before what reads as an escape: ``a\\0001``)."""
+    chars, raw = _Stream(), _Stream()
+    pos = 0
+    high: tuple[int, int, int] | None = None  # a high surrogate waiting for its low half
+
+    def emit(code: int, is_byte: bool, start: int, end: int) -> None:
+        if code == 0x5C:  # a backslash, escaped or not, is no unit (see _Needles)
+            return
+        chars.add(chr(code), start, end)
+        if is_byte:
+            raw.add(chr(code), start, end)
+        else:
+            raw.add(_latin(chr(code).encode("utf-8", "surrogatepass")), start, end)
+
+    def literal(start: int, end: int) -> None:
+        nonlocal high
+        if start < end:
+            if high is not None:
+                emit(high[0], False, high[1], high[2])
+                high = None
+            chars.add(text[start:end], start, end, literal=True)
+            raw.add_utf8(text[start:end], start)
+
+    for token in _ESCAPE_TOKEN.finditer(text):
+        literal(pos, token.start())
+        value = None if marks_only and token["bs"] else _escape_value(token)
+        if value is None:  # escape marks: dropped; anything else of the token as written
+            pos = token.end("bs") if token["bs"] else token.start()
+            continue
+        code, is_byte, end = value
+        start = token.start()
+        if high is not None and (is_byte or not 0xDC00 <= code < 0xE000 or high[2] != start):
+            emit(high[0], False, high[1], high[2])
+            high = None
+        if not is_byte and 0xD800 <= code < 0xDC00:
+            high = (code, start, end)
+        elif high is not None:  # the low half: one character from both escapes
+            code = 0x10000 + ((high[0] - 0xD800) << 10) + (code - 0xDC00)
+            emit(code, False, high[1], end)
+            high = None
+        else:
+            emit(code, is_byte, start, end)
+        pos = end
+    literal(pos, len(text))
+    if high is not None:
+        emit(high[0], False, high[1], high[2])
+    return chars, raw
+
+
+def _utf7_view(text: str) -> _Stream:
+    """``text`` with every UTF-7 run (``+``, modified base64 of UTF-16BE, ``-``) decoded."""
+    stream = _Stream()
+    pos = 0
+    for run in _UTF7_RUN.finditer(text):
+        body = run[1]
+        units = len(body) * 6 // 16
+        if not units and not (run[2] and not body):  # not UTF-7: as written
+            continue
+        stream.add(text[pos : run.start()], pos, run.start(), literal=True)
+        if units:
+            raw = base64.b64decode(body + "A" * (-len(body) % 4))[: units * 2]
+            stream.add(raw.decode("utf-16-be", "surrogatepass"), run.start(), run.end())
+        else:  # "+-" is a plus sign
+            stream.add("+", run.start(), run.end())
+        pos = run.end()
+    stream.add(text[pos:], pos, len(text), literal=True)
+    return stream
+
+
+def _qp_view(text: str) -> _Stream:
+    """``text`` as UTF-8 bytes with every quoted-printable ``=XX`` decoded (soft breaks
+    dropped): quoted-printable keeps printable ASCII as written."""
+    stream = _Stream()
+    pos = 0
+    for token in _QP_TOKEN.finditer(text):
+        stream.add_utf8(text[pos : token.start()], pos)
+        if token["byte"]:
+            stream.add(chr(int(token["byte"], 16)), token.start(), token.end())
+        pos = token.end()
+    stream.add_utf8(text[pos:], pos)
+    return stream
+
+
+def _number_view(text: str, pattern: re.Pattern[str], base: int) -> _Stream:
+    """The numbers of ``text`` that stand in lists (hex or decimal, with any separators and
+    prefixes between them), each as one unit; a run ends where other text comes between."""
+    stream = _Stream()
+    last = -1
+    for token in pattern.finditer(text):
+        value = int(token[1], base)
+        if value > 0x10FFFF:
+            last = -1
+            continue
+        start = token.start()
+        joined = last >= 0 and start - last <= _MAX_GAP and _GAP.fullmatch(text, last, start)
+        if stream.size and not joined:
+            stream.add(_BREAK, start, start)
+        stream.add(chr(value), start, token.end())
+        last = token.end()
+    return stream
+
+
+def _squeezed(text: str, pattern: re.Pattern[str]) -> _Stream:
+    """Units of a decoded ``text`` without NULs (and with each run of U+FFFD as one): the
+    text of UTF-16 or UTF-32 read as UTF-8. Spans are in units of ``text``."""
+    stream = _Stream()
+    for run in pattern.finditer(text):
+        if run.group()[0] == "\ufffd":
+            stream.add("\ufffd", run.start(), run.end())
+        else:
+            stream.add(run.group(), run.start(), run.end(), literal=True)
+    return stream
+
+
+def _find(
+    haystack: str,
+    needles: Iterable[str],
+    span: Callable[[int, int], tuple[int, int]],
+    found: list[tuple[int, int]],
+) -> None:
+    """Add the source span of every occurrence of every needle in ``haystack``."""
+    for needle in needles:
+        at = haystack.find(needle)
+        while at >= 0:
+            found.append(span(at, at + len(needle)))
+            at = haystack.find(needle, at + len(needle))
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by ``***``."""
+    out: list[str] = []
+    pos = 0
+    start, end = -1, -1
+    for begin, finish in sorted(spans):
+        if begin < end:
+            end = max(end, finish)
+            continue
+        if start >= 0:
+            out += [text[pos:start], MASK]
+            pos = end
+        start, end = begin, finish
+    if start >= 0:
+        out += [text[pos:start], MASK]
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def _units(value: str) -> set[str]:
+    """A secret as the numbers a list may give it: the bytes of its UTF-8 and UTF-16 (either
+    byte order), its UTF-16 code units and its code points."""
+    wide = value.encode("utf-16-be", "surrogatepass")
+    forms = {_latin(value.encode(name, "surrogatepass")) for name in _BYTE_ENCODINGS}
+    forms.add("".join(chr(int.from_bytes(wide[i : i + 2], "big")) for i in range(0, len(wide), 2)))
+    forms.add(value)
+    return {form for form in forms if len(form) >= _MIN_ENCODED}
+
+
+class _Needles:
+    """What each view searches for one set of secrets.
+
+    A backslash is no unit of the escape view, in any form (a run of backslashes is escape
+    marks, whatever its length: escapes of escapes), so the escape view's needles are the
+    secret without its backslashes, and with each blank as ``+`` (:func:`_fold`)."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.chars: set[str] = set()  # the escape view, characters
+        self.bytes: set[str] = set()  # the escape view, bytes
+        self.wide_chars: set[str] = set()  # the escape view less NULs, characters
+        self.wide_bytes: set[str] = set()  # the escape view less NULs, bytes
+        self.utf7: set[str] = set()
+        self.qp: set[str] = set()
+        self.numbers: set[str] = set()
+        #: a secret has a backslash before what reads as an escape: read marks only too
+        self.marks = any(_ESCAPE_TOKEN.search(value) for value in secrets if "\\" in value)
+        for value in secrets:
+            utf8 = _latin(value.encode("utf-8", "surrogatepass"))
+            size = len(value)
+            _add(self.chars, _unescaped(value), size)
+            _add(self.bytes, _unescaped(utf8), len(utf8))
+            # A secret that itself reads as escapes, or whose start does after a backslash or
+            # a % of the text before it (a path then "t0k\u00e9n"): as the view reads it.
+            for prefix in ("", "\\", "%"):
+                chars, raw = _escape_view(prefix + value)
+                _add(self.chars, _fold(chars.text()), -1)
+                _add(self.bytes, _fold(raw.text()), -1)
+            for name in _BYTE_ENCODINGS[1:] if len(utf8) >= _MIN_ENCODED else ():
+                _add(self.bytes, _unescaped(_latin(value.encode(name, "surrogatepass"))), -1)
+            _add(self.wide_chars, _unescaped(value.replace("\0", "")), size)
+            _add(self.wide_bytes, _unescaped(utf8.replace("\0", "")), len(utf8))
+            replaced = _NON_ASCII.sub("\ufffd", value.replace("\0", ""))
+            if replaced != value and len(replaced) - replaced.count("\ufffd") >= 4:
+                _add(self.wide_chars, _unescaped(replaced), -1)  # U+FFFD for each run
+            self.utf7.add(value)
+            self.qp.add(utf8)
+            _add(self.qp, _qp_view("=" + value).text(), -1)
+            self.numbers |= _units(value)
+
+
+def _unescaped(needle: str) -> str:
+    """A needle as the escape view reads it: no backslash, ``+`` for a blank."""
+    return _fold(needle).replace("\\", "")
+
+
+def _add(needles: set[str], needle: str, size: int) -> None:
+    """Add a needle that is the whole secret (``size`` units) or, shorter or another reading
+    of it, long enough (4 units) not to mask common text."""
+    if needle and (len(needle) == size or len(needle) >= 4):
+        needles.add(needle)
 
 
 class Redactor:
@@ -207,14 +527,7 @@ class Redactor:
         secrets |= lines
         self._values = sorted(unique, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)
-        self._pattern = _encoded_pattern(self._secrets)
-
-    @functools.cached_property
-    def _interleaved(self) -> re.Pattern[str]:
-        """Built on first need: the secrets with NULs between their characters."""
-        pattern = _encoded_pattern(self._secrets, interleaved=True)
-        assert pattern is not None
-        return pattern
+        self._needles = _Needles(self._secrets)
 
     def __bool__(self) -> bool:
         return bool(self._values)
@@ -223,15 +536,48 @@ class Redactor:
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
-        if self._pattern is not None and any(c in text for c in _ENCODING_STARTS):
-            text = self._pattern.sub(MASK, text)
-        if self._pattern is not None and _NUL_HINT.search(text):
-            text = self._interleaved.sub(MASK, text)
+        if self._secrets:
+            spans = self._encoded_spans(text)
+            text = _masked(text, spans) if spans else text
         if CUT_NOTE in text:
             text = self._cut_tail(text)
         if any(mark in text for mark in CUT_MARKS):
             text = self._cut_marks(text)
         return text
+
+    def _encoded_spans(self, text: str) -> list[tuple[int, int]]:
+        """Where ``text`` holds a secret encoded by character, by byte or by number: one
+        pass of each view decodes the text (keeping a map back to it), each view's needles
+        are searched in what it decoded, and the spans they came from are returned."""
+        found: list[tuple[int, int]] = []
+        needles = self._needles
+        if any(c in text for c in _ESCAPE_STARTS):
+            if needles.marks and "\\" in text:
+                chars, raw = _escape_view(text, marks_only=True)
+                _find(_fold(chars.text()), needles.chars, chars.span, found)
+                _find(_fold(raw.text()), needles.bytes, raw.span, found)
+            chars, raw = _escape_view(text)
+            decoded, decoded_raw = _fold(chars.text()), _fold(raw.text())
+            _find(decoded, needles.chars, chars.span, found)
+            _find(decoded_raw, needles.bytes, raw.span, found)
+            for stream, units, wide, pattern in (
+                (chars, decoded, needles.wide_chars, _WIDE_CHARS),
+                (raw, decoded_raw, needles.wide_bytes, _WIDE_BYTES),
+            ):
+                if "\0" in units:  # UTF-16/32 text read as UTF-8: NULs between characters
+                    squeezed = _squeezed(units, pattern)
+                    _find(squeezed.text(), wide, _through(squeezed, stream), found)
+        if "+" in text:
+            stream = _utf7_view(text)
+            _find(stream.text(), needles.utf7, stream.span, found)
+        if "=" in text:
+            stream = _qp_view(text)
+            _find(stream.text(), needles.qp, stream.span, found)
+        if needles.numbers:
+            for pattern, base in ((_HEX_TOKEN, 16), (_DEC_TOKEN, 10)):
+                stream = _number_view(text, pattern, base)
+                _find(stream.text(), needles.numbers, stream.span, found)
+        return found
 
     def _cut_tail(self, text: str) -> str:
         """Hide the start of a secret that a stream cut at its limit ended with."""
@@ -271,17 +617,34 @@ class Redactor:
             return value
         return self._walk(value)
 
+    def _spells(self, value: list[Any]) -> bool:
+        """Whether a list of numbers (bytes, code units or code points: a Node Buffer's
+        ``data``, a byte array) spells a secret: the whole list is then hidden."""
+        if len(value) < _MIN_ENCODED or not self._needles.numbers:
+            return False
+        if not all(type(v) is int and 0 <= v <= 0x10FFFF for v in value):
+            return False
+        stream = "".join(map(chr, value))
+        return any(needle in stream for needle in self._needles.numbers)
+
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
             return {self.text(str(k)): self._walk(v) for k, v in value.items()}
         if isinstance(value, list):
+            if self._spells(value):
+                return MASK
             return [self._walk(v) for v in value]
         if isinstance(value, int | float) and not isinstance(value, bool):
             shown = json.dumps(value)
             return MASK if self.text(shown) != shown else value
         return value
+
+
+def _through(outer: _Stream, inner: _Stream) -> Callable[[int, int], tuple[int, int]]:
+    """Spans of ``outer``'s units (themselves units of ``inner``) in ``inner``'s source."""
+    return lambda first, stop: inner.span(*outer.span(first, stop))
 
 
 def redactor_for(config: Config) -> Redactor:

@@ -17,11 +17,12 @@ that the operator configured one secret (``PLANGATE_SECRET_TOKEN``).
 Defence asserted: the ``run --once`` pass ends within ``LIMIT`` seconds (an honest one takes
 under 1 s here) and the honest plan runs exactly once.
 
-**Broke** (round 14, ``backslash-flood``): the pass is still busy when it is killed after
-``LIMIT`` s; by hand the pass took 67 s (stdout alone: 20,000 backslashes 2.1 s, 40,000 7.1 s:
-quadratic in the run of backslashes), the hostile plan stays ``executing`` meanwhile and
-every plan behind it waits; one plan of N such actions costs N minutes, and an abort
-cannot be honoured in between (nothing yields).
+**Broke** (round 14, ``backslash-flood``; ``FOUND``, held since: the redactor's escape view
+consumes a run of backslashes as one token, each view is one linear pass): the pass is still
+busy when it is killed after ``LIMIT`` s; by hand the pass took 67 s (stdout alone: 20,000
+backslashes 2.1 s, 40,000 7.1 s: quadratic in the run of backslashes), the hostile plan stays
+``executing`` meanwhile and every plan behind it waits; one plan of N such actions costs N
+minutes, and an abort cannot be honoured in between (nothing yields).
 """
 
 from __future__ import annotations
@@ -110,13 +111,21 @@ def _bounded(lab: Lab) -> None:
     assert len(lab.calls("zz-ctl")) == 1, lab.codes("zz-ctl")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 14: redacting a 60,000-backslash tool output takes over a minute in the"
-    " controller's process (quadratic): one tool output stalls the pass for every plan",
-)
-def test_backslash_flood_does_not_stall_the_pass(flood: Lab) -> None:
+FOUND = {  # round 14: broke (strict xfail); fixed since, see BROKEN
+    "backslash-flood": "round 14: redacting a 60,000-backslash tool output takes over a minute"
+    " in the controller's process (quadratic): one tool output stalls the pass for every plan",
+}
+BROKEN: dict[str, str] = {}  # holds now: every view of the redactor is one linear pass
+
+
+def _marks(vid: str) -> list[pytest.MarkDecorator]:
+    if vid not in BROKEN:
+        return []
+    return [pytest.mark.xfail(strict=True, raises=AssertionError, reason=BROKEN[vid])]
+
+
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=_marks(v)) for v in FOUND])
+def test_backslash_flood_does_not_stall_the_pass(flood: Lab, vid: str) -> None:
     _bounded(flood)
 
 

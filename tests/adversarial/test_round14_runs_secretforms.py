@@ -19,7 +19,10 @@ byte), ``u8-escapes`` (``\\U0000006b...``), ``n-names`` (``\\N{LATIN CAPITAL LET
 ``html-hex`` (``&#x4b;...``), ``css`` (``\\4b \\71 ...``), ``json-surrogates`` (``json.dumps``,
 the emoji as ``\\ud83d\\ude00``).
 
-**Broke** (round 14), written whole in EXECUTION_LOG.md and the outcome commit:
+**Broke** (round 14; ``FOUND``), written whole in EXECUTION_LOG.md and the outcome commit
+(held since: the redactor decodes every view of a text in one linear pass, see
+``controller/execution/secrets.py``, and hides a list of numbers in JSON data that spells a
+secret):
 
 - ``bytes-repr``: ``print(token.encode())``, Python's ``repr`` of the UTF-8 bytes,
   ``b'Kq7mPvqWnTzL\\xc3\\xa9\\xf0\\x9f\\x98\\x80xJ'``: the ASCII run in clear text (12 of 16
@@ -85,7 +88,7 @@ HELD = [
     "css",
     "json-surrogates",
 ]
-BROKE = {
+FOUND = {  # round 14: broke (strict xfails); fixed since, see BROKEN
     "bytes-repr": "Python's repr of its UTF-8 bytes (print(token.encode()))",
     "hex-space": "hex of the UTF-8 bytes with a blank between bytes",
     "hex-colon": "hex of the UTF-8 bytes with a colon between bytes (fingerprint style)",
@@ -95,7 +98,9 @@ BROKE = {
     "qp-all": "quoted-printable of every byte",
     "utf7": "UTF-7 leaves the secret's ASCII run in clear text",
 }
-VIDS = HELD + list(BROKE)
+# every FOUND variant holds now (the redactor's escape, UTF-7, quoted-printable and number views)
+BROKEN: dict[str, str] = {}
+VIDS = HELD + list(FOUND)
 
 
 def _plan(vid: str) -> str:
@@ -157,13 +162,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def _marks(vid: str) -> list[Any]:
-    if vid not in BROKE:
+    if vid not in BROKEN:
         return []
     return [
         pytest.mark.xfail(
             strict=True,
             raises=AssertionError,
-            reason=f"round 14: a secret handed back as {BROKE[vid]} is written to git unredacted",
+            reason=f"round 14: a secret handed back as {BROKEN[vid]} is written to git unredacted",
         )
     ]
 

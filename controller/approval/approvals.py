@@ -423,6 +423,13 @@ def _check_self(request: ApprovalRequest, policy: ApprovalSettings, approver: st
             "E_SELF_APPROVAL",
             f"{approver} wrote or changed this plan's content and cannot approve it",
         )
+    if EVERYONE in request.changers:
+        return (
+            "E_SELF_APPROVAL",
+            "a commit that wrote this content has a message over 1 MiB, whose co-authors "
+            "cannot all be read: nobody may approve this version (write it again in a commit "
+            "with a shorter message)",
+        )
     signed = _keys_of(approver, policy) & {
         c[len(KEY_PREFIX) :] for c in request.changers if c.startswith(KEY_PREFIX)
     }
@@ -439,6 +446,10 @@ def signed_by(who: str, signing_key: str, policy: ApprovalSettings) -> bool:
     """Whether a commit whose good signature is by ``signing_key`` was signed by ``who``."""
     return bool(signing_key) and signing_key in _keys_of(who, policy)
 
+
+#: Among a content's writers: a commit whose co-authors could not all be read (its message
+#: was cut at records.MAX_MESSAGE), so anyone may have written it.
+EVERYONE = "*"
 
 #: How the history index names a commit's signing key among its makers' identities.
 KEY_PREFIX = "key:"

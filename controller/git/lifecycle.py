@@ -356,6 +356,8 @@ class Lifecycle(IndexStore):
         found.discard(self.controller_email)
         if record.signing_key:
             found.add(approvals.KEY_PREFIX + record.signing_key)
+        if record.oversized:
+            found.add(approvals.EVERYONE)  # its co-authors past the cut cannot be read
         return found
 
     def _ambiguity(

@@ -653,9 +653,20 @@ class _AnyOutput(dict[str, Any]):
         return ""
 
 
+#: A python tool's keyword the controller fills with the step's key: no param may take it.
+RESERVED_PYTHON_PARAM = "idempotency_key"
+
+
 def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Iterator[Problem]:
     for index, action in enumerate(model.actions):
         spec = tools.get(action.tool) if action.tool else None
+        if spec is not None and spec.kind == "python" and RESERVED_PYTHON_PARAM in action.params:
+            yield Problem(
+                "E_PARAMS_INVALID",
+                f"{RESERVED_PYTHON_PARAM} is the controller's: a python tool receives the step's "
+                "idempotency key under that name; rename the param",
+                refs.format_path(("actions", index, "params", RESERVED_PYTHON_PARAM)),
+            )
         if spec is None or spec.params_schema is None:
             continue
         for where, message in static_params_errors(action.params, spec.params_schema):

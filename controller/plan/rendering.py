@@ -324,9 +324,28 @@ def _json(value: Any) -> str:
 
 
 def _highlight(text: str, color: bool) -> str:
-    if color:
-        return _REF.sub(lambda m: f"\033[36m{m.group(0)}\033[0m", text)
-    return _REF.sub(lambda m: f"«{m.group(0)}»", text)
+    """``text`` with each reference marked, read as :func:`controller.plan.refs.parse` reads
+    it: ``$$<`` is a literal ``$<``, never a reference (round 15: ``$$<inputs.k>`` was shown
+    marked, as ``$`` and a reference, while the tool got the literal text)."""
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find("$", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        if text.startswith("$$<", j):
+            out.append(text[i : j + 3])
+            i = j + 3
+            continue
+        found = _REF.match(text, j)
+        if found is None:
+            out.append(text[i : j + 1])
+            i = j + 1
+            continue
+        ref = found.group(0)
+        out.append(text[i:j] + (f"\033[36m{ref}\033[0m" if color else f"«{ref}»"))
+        i = found.end()
 
 
 # --- markdown, for a pull-request comment -------------------------------------------------

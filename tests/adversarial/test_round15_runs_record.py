@@ -223,15 +223,11 @@ def test_the_passes_finished(lab: Lab) -> None:
     assert lab.passes == [0, 0]  # type: ignore[attr-defined]
 
 
-BROKE_KEY = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 15: a plan param named idempotency_key is replaced by the controller's key"
-    " for a python tool, while the committed EXECUTION_LOG.md records the approved value",
-)
 
 
-@pytest.mark.parametrize("vid", [pytest.param("py-key", marks=BROKE_KEY), "py-kw"])
+# round 15: py-key broke (BROKE_KEY was its strict xfail); fixed since: the param name is
+# the controller's for a python tool (E_PARAMS_INVALID at validation and at the call)
+@pytest.mark.parametrize("vid", ["py-key", "py-kw"])
 def test_the_tool_gets_what_the_record_says(lab: Lab, vid: str) -> None:
     if not lab.calls(vid):
         assert "E_" in lab.codes(vid), lab.codes(vid)
@@ -251,12 +247,8 @@ def test_two_copies_approved_together_run_once(lab: Lab) -> None:
     assert len(lab.calls("twin")) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 15: plangate show's text marks $$< escapes as references («$<...>»), the"
-    " tool gets the literal text",
-)
+# round 15: broke (strict xfail: show's text marked $$< escapes as references); fixed since:
+# the text view reads references as the resolver does (rendering._highlight)
 def test_show_marks_no_reference_where_none_is_resolved(lab: Lab) -> None:
     got = _got(lab, "esc")
     text = lab.show_esc  # type: ignore[attr-defined]

@@ -395,3 +395,26 @@ def test_a_copy_of_a_rejected_version_is_withdrawn_and_a_new_version_is_not(repo
     assert "plans/greet was set rejected by alice@example.com" in block.get("message", ""), block
     assert "execution" not in head_plan(repo, "greet-again")
     assert head_plan(repo, "greet-changed")["plan"]["status"] == "completed"
+
+
+def test_content_from_a_message_too_long_to_read_has_every_author() -> None:
+    """Round 15: commit messages are read up to records.MAX_MESSAGE (an 8 MB message cost
+    190 MB); a ``Co-authored-by:`` past that cut cannot be read, so nobody may approve."""
+    from controller.approval.approvals import EVERYONE
+
+    everyone = dataclasses.replace(GOOD, changers=frozenset({"agent@example.com", EVERYONE}))
+    assert code(everyone) == "E_SELF_APPROVAL"
+    assert code(dataclasses.replace(GOOD, changers=frozenset({"agent@example.com"}))) is None
+
+
+def test_a_long_commit_message_is_cut_and_marked() -> None:
+    from controller.git import records
+
+    tag = "t"
+    big = "Plan-Approved: x y\n" * (records.MAX_MESSAGE // 10)
+    fields = ["a" * 40, "", "A", "a@x", "1", "A", "a@x", "1", "", "", "s", big, big]
+    record = records._parse_header((records._FIELD + tag).join(fields), tag)
+    assert record.oversized
+    assert len(record.body) == records.MAX_MESSAGE
+    small = records._parse_header((records._FIELD + tag).join([*fields[:11], "x", "y"]), tag)
+    assert not small.oversized and small.body == "y"

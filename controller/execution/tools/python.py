@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import ToolTimeout
+from controller.errors import ParamsInvalid, ToolTimeout
 from controller.execution.tools import ToolError, cut, shorten
 from controller.execution.tools.process import Overran, run_process
+from controller.plan.plans import RESERVED_PYTHON_PARAM
 
 if TYPE_CHECKING:
     from controller.execution.tools import CallContext
@@ -37,6 +38,11 @@ class PythonTool:
         self.python_path = [str(p) for p in python_path]
 
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
+        if RESERVED_PYTHON_PARAM in params:  # a plan frozen before the rule, or a fallback
+            raise ParamsInvalid(
+                f"{RESERVED_PYTHON_PARAM} is the controller's: the tool receives the step's "
+                "idempotency key under that name (round 15: the approved value was replaced)"
+            )
         request = {
             "target": self.spec.target,
             "params": params,

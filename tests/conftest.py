@@ -16,6 +16,17 @@ import pytest
 from tests.support.gitenv import commit_all, git
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Bytecode for the package, as ``make install`` writes it: with PYTHONDONTWRITEBYTECODE
+    set, every ``plangate`` process the tests start (hundreds in tests/adversarial) would
+    otherwise compile each module edited since, again and again."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controlling process did it
+    import compileall
+
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / "controller", quiet=2)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("home")

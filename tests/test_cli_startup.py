@@ -18,7 +18,7 @@ import pytest
 
 import controller
 from controller import cli
-from tests.support.gitenv import git, run_cli
+from tests.support.gitenv import commit_all, git, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -175,6 +175,56 @@ def test_a_bad_config_is_still_refused_with_its_code(tmp_path: Path, content: st
     assert result.returncode == 2
     assert "plangate: E_CONFIG_INVALID: " in result.stderr and "Traceback" not in result.stderr
     assert f"{tmp_path / 'plangate.yml'}:1: " in result.stderr and "remedy: " in result.stderr
+
+
+def _controller(tmp_path: Path) -> Path:
+    """A plans repository with one committed plan and a controller config for it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _plan(repo, actions=1)
+    commit_all(repo, "add a plan")
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "tools:\n  echo: {kind: echo}\n"
+    )
+    return config
+
+
+def test_status_imports_no_logging_nor_http(tmp_path: Path) -> None:
+    """``status`` logs nothing and posts nothing: structlog (with asyncio and rich) and
+    urllib's HTTP client are not imported on its way (the controller's logger and the
+    notifier import theirs when first used)."""
+    config = _controller(tmp_path)
+    result, found = _probe("status", "--json", "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [row["plan"] for row in json.loads(result.stdout)] == ["plans/ten"]
+    assert "controller.service.reconcile" in found["modules"]  # the controller's own code
+    assert _loaded(found, ("structlog", "asyncio", "rich", "urllib.request", "http")) == []
+
+
+def test_run_once_imports_no_rich_nor_http(tmp_path: Path) -> None:
+    """``run --once`` logs through structlog, which would import rich (a development
+    dependency) for tracebacks plangate renders itself; and a pass without notify URLs
+    posts nothing."""
+    config = _controller(tmp_path)
+    result, found = _probe("run", "--once", "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "structlog" in found["modules"]  # it logs
+    assert _loaded(found, ("rich", "urllib.request", "http.client")) == []
+
+
+def test_rich_still_imports_after_the_logs_module(tmp_path: Path) -> None:
+    """Hiding rich from structlog's import leaves it importable for whoever wants it."""
+    code = (
+        "import sys, controller.logs, structlog.dev, rich; "
+        "print(structlog.dev.rich is None, sys.modules['rich'] is not None)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.split() == ["True", "True"]
 
 
 # Run plangate's entry point with the command's function wrapped: was the cyclic garbage

@@ -27,8 +27,6 @@ import json
 import os
 import queue
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -175,6 +173,9 @@ class _Sender:
 def _post(url: str, data: bytes, timeout: float) -> tuple[str, bool]:
     """('', _) on success, else why it failed and whether to try again (a 4xx other than
     429 is final: no retry would help)."""
+    import urllib.error  # here, not at start-up: a pass without notify URLs never posts
+    import urllib.request
+
     request = urllib.request.Request(
         url,
         data=data,

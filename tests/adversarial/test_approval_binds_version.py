@@ -15,9 +15,11 @@ approval); the extra action and the new param never reach a tool.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text
+from test_round2_execution_kit import shared
 
 EXTRA_ACTION = """\
   - id: 2
@@ -117,9 +119,8 @@ CODES = {"E_APPROVAL_REPLAYED", "E_PLAN_HASH_MISMATCH"}
 BROKEN: dict[str, object] = {}
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("replay"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     rounds = max(len(steps) for steps in ATTACKS.values())
     for index in range(rounds):
         for vid, steps in ATTACKS.items():
@@ -127,6 +128,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
                 steps[index](lab, vid)
         lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-replay", _build_lab)
 
 
 @pytest.mark.parametrize("vid", cases(list(ATTACKS), list(ATTACKS), BROKEN))

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BOT, Lab, plan_text, play
+from test_round2_execution_kit import shared
 
 
 def submit(lab: Lab, vid: str) -> None:
@@ -32,13 +33,17 @@ def approve(lab: Lab, vid: str) -> None:
     lab.approve(vid, ALICE)
 
 
-@pytest.fixture(scope="module")
-def honest(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("audit-honest"))
+def _build_honest(root: Path) -> Lab:
+    lab = Lab(root)
     lab.write_config(tools="old: {kind: echo}\n")
     play(lab, {"left": [submit, approve], "retired": [submit, approve]})
     assert len(lab.calls("left")) == 1
     return lab
+
+
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-audit-honest", _build_honest)
 
 
 def _config(lab: Lab, name: str, old: str, new: str) -> Path:
@@ -194,9 +199,8 @@ POLICY_TAMPER = {  # in this order: the merge edits the controller's own record
 POLICY_COMMITS: dict[str, str] = {}
 
 
-@pytest.fixture(scope="module")
-def tampered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lab, dict[str, Any]]:
-    lab = Lab(tmp_path_factory.mktemp("audit-tampered"))
+def _build_tampered(root: Path) -> Lab:
+    lab = Lab(root)
     scenarios: dict[str, list[Any]] = dict(TAMPER)
     scenarios["honest"] = [submit, approve]
     play(lab, scenarios)
@@ -204,7 +208,16 @@ def tampered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lab, dict[str, A
         step(lab, vid)
     code, report = lab.audit(config=lab.config)
     assert code == 1, report
-    return lab, report
+    lab.report = report  # type: ignore[attr-defined]
+    lab.policy_commits = dict(POLICY_COMMITS)  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def tampered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lab, dict[str, Any]]:
+    lab = shared(tmp_path_factory, "adv-audit-tampered", _build_tampered)
+    POLICY_COMMITS.update(lab.policy_commits)  # type: ignore[attr-defined]  # built elsewhere
+    return lab, lab.report  # type: ignore[attr-defined]
 
 
 def test_the_honest_plan_beside_the_tampering_is_not_flagged(

@@ -15,10 +15,12 @@ reaches a tool.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BOT, Lab, cases
+from test_round2_execution_kit import shared
 
 PLAN = """\
 plan:
@@ -138,9 +140,8 @@ VARIANTS = [(state, style) for state in STATES for style in STYLES]
 IDS = [f"{state}-{style}" for state, style in VARIANTS]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("identity"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     for vid in IDS:
         for phase in ("alone", "then-approved"):
             lab.write(f"{phase}-{vid}", PLAN.format(tag=f"{phase}-{vid}"))
@@ -157,6 +158,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.commit("approve (Alice thinks: the gate / the resume)", ALICE)
     lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-identity", _build_lab)
 
 
 def test_control_plan_ran_to_its_gate(lab: Lab) -> None:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, MALLORY, Lab, plan_text, play
+from test_round2_execution_kit import shared
 
 GATED = (
     plan_text("{tag}")
@@ -108,9 +110,8 @@ print("{}")
 """
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("gates"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     flaky = lab.root / "flaky.py"
     flaky.write_text(FLAKY)
     marks = lab.root / "marks"
@@ -120,6 +121,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.write_config(tools=f"flaky: {{kind: exec, argv: {argv}, env: {env}}}\n")
     play(lab, {**{vid: steps for vid, (steps, _) in ATTACKS.items()}, **CONTROLS})
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-gates", _build_lab)
 
 
 def test_alice_approves_a_gate_and_a_resume(lab: Lab) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases
+from test_round2_execution_kit import shared
 
 # (variant form, canonical form): YAML 1.2 reads both as the same JSON number.
 PAIRS = [
@@ -112,9 +113,7 @@ def _slugs() -> dict[str, tuple[str, str]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    root = tmp_path_factory.mktemp("hashrun")
+def _build_lab(root: Path) -> Lab:
     lab = Lab(root)
     recn = json.dumps([sys.executable, "-I", "-S", str(lab.recorder), "{tag}", "{n}"])
     lab.write_config(
@@ -129,6 +128,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.commit("approve them all", ALICE)
     lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-hashrun", _build_lab)
 
 
 def _validate_all(lab: Lab, paths: list[Path]) -> dict[str, dict[str, Any]]:

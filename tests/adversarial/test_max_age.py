@@ -8,8 +8,11 @@ the past is expired. Config ``max_age: 1h``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, play
+from test_round2_execution_kit import shared
 
 
 def frozen_by_agent(date: str, at: str | None = None) -> object:
@@ -72,12 +75,16 @@ CONTROLS = {"honest": [submit, approve]}
 BROKEN: dict[str, object] = {}
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("maxage"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     lab.write_config(approval="max_age: 1h\n")
     play(lab, {**ATTACKS, **CONTROLS})
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-maxage", _build_lab)
 
 
 def test_an_honest_plan_within_max_age_runs(lab: Lab) -> None:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text
+from test_round2_execution_kit import shared
 
 
 def marker(vid: str) -> str:
@@ -78,9 +80,8 @@ actions:
 """
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("names"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     fail = json.dumps(
         [
             sys.executable,
@@ -112,6 +113,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.commit("approve everything", ALICE)
     lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-names", _build_lab)
 
 
 @pytest.fixture(scope="module")

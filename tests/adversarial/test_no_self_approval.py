@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
+from test_round2_execution_kit import shared
 
 JOSE_NFC = ("José", unicodedata.normalize("NFC", "josé@example.com"))
 JOSE_NFD = ("José", unicodedata.normalize("NFD", "josé@example.com"))
@@ -240,9 +242,8 @@ def _approved_slug(vid: str) -> str:
     return f"{vid}-new" if vid in ("moved", "copied") else vid
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("selfapproval"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     ops = '"*@ops.example.com"]'
     lab.config.write_text(lab.config.read_text().replace(ops, ops[:-1] + ', "josé@example.com"]'))
     scenarios = {vid: steps for vid, (steps, _) in ATTACKS.items()} | CONTROLS
@@ -253,6 +254,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
                 steps[index](lab, vid)
         lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-selfapproval", _build_lab)
 
 
 @pytest.mark.parametrize("vid", list(CONTROLS))

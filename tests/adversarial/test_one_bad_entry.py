@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text
+from test_round2_execution_kit import shared
 
 
 def _gitlink(lab: Lab, path: str) -> None:
@@ -73,9 +74,8 @@ ODD_BUT_FINE = {
 }
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("badentry"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     lab.write("bystander", plan_text("bystander"))
     for vid, make in ODD_BUT_FINE.items():
         lab.write(vid, make(vid))
@@ -91,6 +91,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.commit("approve", ALICE)
     lab.runs.append(lab.run(check=False))  # type: ignore[attr-defined]
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-badentry", _build_lab)
 
 
 def test_the_passes_survive_and_the_honest_plan_runs(lab: Lab) -> None:

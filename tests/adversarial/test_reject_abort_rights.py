@@ -11,9 +11,11 @@ count (the plan never runs, or stops at the gate).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, MALLORY, Lab, cases, plan_text, play
+from test_round2_execution_kit import shared
 
 GATED = (
     plan_text("{tag}")
@@ -102,11 +104,15 @@ COUNTED = {
 BROKEN: dict[str, object] = {}
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("rights"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     play(lab, {**IGNORED, **COUNTED})
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-rights", _build_lab)
 
 
 @pytest.mark.parametrize("vid", cases(list(IGNORED), list(IGNORED), BROKEN))

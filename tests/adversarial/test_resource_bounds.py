@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text
+from test_round2_execution_kit import shared
 
 BIG = "A" * 60_000
 COPIES = 100
@@ -73,9 +74,8 @@ PLANS = {
 BROKEN: dict[str, Any] = {}
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("bounds"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     for vid, text in PLANS.items():
         lab.write(vid, text)
     lab.write("bystander", plan_text("bystander"))
@@ -87,6 +87,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.commit("approve", ALICE)
     lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-bounds", _build_lab)
 
 
 def test_the_honest_plan_beside_them_ran(lab: Lab) -> None:

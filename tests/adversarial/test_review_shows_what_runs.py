@@ -11,10 +11,12 @@ than what is there. Defences: refused outside quoted strings; E_PLAN_AMBIGUOUS; 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text
+from test_round2_execution_kit import shared
 
 SEPARATORS = {"nel": "\x85", "ls": "\u2028", "ps": "\u2029", "cr": "\r"}
 
@@ -68,9 +70,8 @@ INVISIBLE = {
 }
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("review"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     for (where, name), vid in zip(HIDDEN, HIDDEN_IDS, strict=True):
         lab.write(f"hid-{vid}", _hidden(f"hid-{vid}", where, SEPARATORS[name]))
     for vid, (yml, yaml) in AMBIGUOUS.items():
@@ -86,6 +87,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.commit("approve", ALICE)
     lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-review", _build_lab)
 
 
 def test_control_plan_ran(lab: Lab) -> None:
@@ -131,7 +137,7 @@ def test_reviewer_commands_refuse_an_ambiguous_folder(lab: Lab, command: str) ->
 
 
 @pytest.fixture(scope="module")
-def shown(lab: Lab) -> str:
+def shown(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
     """``plangate show`` of one plan carrying every invisible character in every field."""
     marks = "".join(INVISIBLE.values())
     text = (
@@ -145,8 +151,7 @@ def shown(lab: Lab) -> str:
         f'    why: "why{marks}"\n'
         f'    params: {{tag: "t{marks}", "k{marks}": "v{marks}"}}\n'
     )
-    path = lab.root / "invisible" / "PLAN.yml"
-    path.parent.mkdir()
+    path = tmp_path_factory.mktemp("invisible") / "PLAN.yml"  # this worker's (the lab is shared)
     path.write_text(text, encoding="utf-8")
     result = lab.cli("show", "--config", str(lab.config), str(path))
     assert result.returncode == 0, result.stderr
@@ -176,10 +181,13 @@ DUPLICATES = {
 
 
 @pytest.fixture(scope="module")
-def duplicate_reports(lab: Lab) -> dict[str, dict[str, object]]:
+def duplicate_reports(
+    lab: Lab, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, object]]:
     paths = []
+    dups = tmp_path_factory.mktemp("dups")  # this worker's (the lab is shared)
     for vid, params in DUPLICATES.items():
-        path = lab.root / "dups" / vid / "PLAN.yml"
+        path = dups / vid / "PLAN.yml"
         path.parent.mkdir(parents=True)
         path.write_text(plan_text(vid, params=params + "\n"), encoding="utf-8")
         paths.append(str(path))

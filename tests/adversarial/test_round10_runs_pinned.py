@@ -23,17 +23,19 @@ reviewer is not told (the pinned plan's own record says ``completed`` / ``reject
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from test_round2_execution_kit import shared
 
 
 def _wrapper(slug: str, target: str, pin: str) -> str:
     return f'plan:\n  name: "{slug}"\n  task: "wrap {target}"\n  status: pending_approval\navailable_tools: [{{name: rec}}]\nactions:\n  - {{id: 1, why: "run {target}", plan: {{path: "plans/{target}", hash: "{pin}"}}}}\n'
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("r10-pinned"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     lab.write("once", plan_text("once"))
     lab.write("rej", plan_text("rej"))
     lab.commit("two plans", AGENT)
@@ -51,6 +53,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.approve("wrap-rej", BOB)
     lab.run()
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-r10-pinned", _build_lab)
 
 
 def test_bench_the_plan_ran_once_first(lab: Lab) -> None:

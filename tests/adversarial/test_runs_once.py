@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, play
+from test_round2_execution_kit import shared
 
 Step = Callable[[Lab, str], None]
 
@@ -114,11 +115,15 @@ def _approved_slug(vid: str) -> str:
     return vid
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("once"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     play(lab, ATTACKS)
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-once", _build_lab)
 
 
 #: Every variant held since the controller records each frozen hash it started (issue 11).

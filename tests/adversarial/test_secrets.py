@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases
+from test_round2_execution_kit import shared
 
 PY = json.dumps(sys.executable)
 
@@ -130,9 +131,8 @@ def forms(secret: str) -> set[str]:
     return {f for f in found if len(f) >= 8}
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("secrets"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     tools = "".join(f"t{i}: {TOOLS[vid][1]}\n" for i, vid in enumerate(VIDS))
     lab.write_config(tools=tools, extra="limits: {max_result_bytes: 2000}\n")
     lab.extra_env = {f"PLANGATE_SECRET_S{i}": TOOLS[vid][0] for i, vid in enumerate(VIDS)}  # type: ignore[attr-defined]
@@ -153,6 +153,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
         ]
     )
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-secrets", _build_lab)
 
 
 def _state_text(state: Path) -> str:

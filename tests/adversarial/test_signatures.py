@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, plan_text, play
+from test_round2_execution_kit import shared
 
 KEYS = ("alice", "bob", "mallory", "stranger", "alice_old", "alice_files")
 
@@ -100,9 +101,8 @@ CONTROLS = {
 CODES = {"E_SIGNATURE_INVALID", "E_APPROVER_NOT_ALLOWED"}
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab = Lab(tmp_path_factory.mktemp("signed"))
+def _build_lab(root: Path) -> Lab:
+    lab = Lab(root)
     keys = lab.root / "keys"
     keys.mkdir()
     pub = {name: _keygen(keys / name) for name in KEYS}
@@ -131,6 +131,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
     play(lab, {**ATTACKS, **CONTROLS})
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-signed", _build_lab)
 
 
 @pytest.mark.parametrize("vid", list(CONTROLS))

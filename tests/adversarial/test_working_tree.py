@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text
+from test_round2_execution_kit import shared
 
 TAMPER = r"""
 import os, subprocess, sys
@@ -133,11 +134,15 @@ def _build(root: Path, modes: list[str]) -> tuple[Lab, list[int]]:
     return lab, codes
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    lab, codes = _build(tmp_path_factory.mktemp("tree"), MODES)
+def _build_lab(root: Path) -> Lab:
+    lab, codes = _build(root, MODES)
     assert codes == [0, 0]
     return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "adv-tree", _build_lab)
 
 
 def _controller_patches(lab: Lab) -> str:

@@ -460,7 +460,7 @@ def _keys_of(who: str, policy: ApprovalSettings) -> frozenset[str]:
     on a branch that checks signatures, a signature proves who made a commit."""
     if policy.allowed_signers is None:
         return frozenset()
-    from controller.git.signing import signer_keys
+    from controller.approval.signers import signer_keys
 
     aliases = policy.identity_aliases
     me = canonical(who, aliases)

@@ -24,10 +24,19 @@ the tool runs zero times.
   commit signed with her retired key, committer date 2025; the agent sets ``approved`` on
   the branch; Mallory (no approver) merges it ``--no-ff``.
 - ``ctl-alice``: Alice approves signed (control: runs once).
+- ``reject-retired``: Carol (an allowed approver) commits ``status: rejected`` signed with
+  her retired key, honest dates; then Alice approves, signed. Defence (docs: under
+  ``require_signed`` a withdrawal counts only when signed by a key ``allowed_signers`` gives
+  its identity): the rejection withdraws nothing, Alice's approval runs the plan once.
+- ``reject-backdated``: the same with ``GIT_COMMITTER_DATE`` in 2025.
 - ``audit-*``: a fresh clone's ``plangate audit --json`` must not call any such start
   ``approval_valid: true``.
 
-Results: ``backdated``, ``postdated`` and ``trailer-backdated`` broke (strict xfails): each
+Results: ``reject-retired`` and ``reject-backdated`` broke (strict xfails): Carol's
+rejection with the retired key counts (``plangate status``: "carol@ops.example.com set
+status rejected"), the plan stays rejected, Alice's signed approval runs nothing: the
+window is ignored for withdrawals even at honest dates. ``backdated``, ``postdated`` and
+``trailer-backdated`` broke (strict xfails): each
 ran once with Carol recorded as approver (``plangate status``: ``completed``), and the
 fresh-clone audit calls each start valid. The controls and ``backdated-both`` held
 (``E_SIGNATURE_INVALID``; ``E_APPROVAL_REPLAYED`` by the author-date rule).
@@ -61,6 +70,18 @@ BROKEN: dict[str, list[pytest.MarkDecorator]] = {
     ]
     for v, w in WHY.items()
 }
+for _v, _w in {
+    "reject-retired": "honest dates",
+    "reject-backdated": "a committer date in 2025",
+}.items():
+    BROKEN[_v] = [
+        pytest.mark.xfail(
+            strict=True,
+            raises=AssertionError,
+            reason=f"round 16: a rejection signed with a retired key (valid-before), {_w}, "
+            "vetoes the version under require_signed: Alice's later approval runs nothing",
+        )
+    ]
 AUDIT_BROKEN: dict[str, list[pytest.MarkDecorator]] = {
     v: [
         pytest.mark.xfail(
@@ -73,6 +94,7 @@ AUDIT_BROKEN: dict[str, list[pytest.MarkDecorator]] = {
 }
 OLD = "2025-06-01T12:00:00+0000"
 NEW = "2027-06-01T12:00:00+0000"
+REJECTS = ["reject-retired", "reject-backdated"]
 KEY = {"ctl-early": "next", "postdated": "next"}
 
 
@@ -88,7 +110,7 @@ def _build(root: Path) -> Lab:
         f'{CAROL[1]} valid-after="20270101" {carol_next}\n'
     )
     lab.write_config(approval=f"allowed_signers: {signers}\nrequire_signed: true\n")
-    for vid in [*VIDS, "ctl-alice"]:
+    for vid in [*VIDS, "ctl-alice", *REJECTS]:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
@@ -96,6 +118,7 @@ def _build(root: Path) -> Lab:
         "backdated": {"GIT_COMMITTER_DATE": OLD},
         "backdated-both": {"GIT_COMMITTER_DATE": OLD, "GIT_AUTHOR_DATE": OLD},
         "postdated": {"GIT_COMMITTER_DATE": NEW},
+        "reject-backdated": {"GIT_COMMITTER_DATE": OLD},
     }
     # trailer-backdated: Carol's signed Plan-Approved commit inside a branch, merged by
     # Mallory (no approver); committer date in 2025
@@ -119,6 +142,17 @@ def _build(root: Path) -> Lab:
     lab.set_status("ctl-alice", "approved")
     lab.git("add", "-A")
     lab.git(*_sign_args(lab, "alice"), "commit", "-q", "-S", "-m", "approve", who=ALICE)
+    for vid in REJECTS:  # Carol withdraws with her retired key
+        lab.extra_env = dates.get(vid, {})
+        lab.set_status(vid, "rejected")
+        lab.git("add", "-A")
+        lab.git(*_sign_args(lab, "carol"), "commit", "-q", "-S", "-m", f"reject {vid}", who=CAROL)
+        lab.extra_env = {}
+    lab.run()
+    for vid in REJECTS:
+        lab.set_status(vid, "approved")
+        lab.git("add", "-A")
+        lab.git(*_sign_args(lab, "alice"), "commit", "-q", "-S", "-m", f"approve {vid}", who=ALICE)
     lab.run()
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))
@@ -147,3 +181,8 @@ def test_a_retired_key_approves_nothing(lab: Lab, vid: str) -> None:
 def test_the_fresh_clone_audit_calls_no_such_start_valid(lab: Lab, vid: str) -> None:
     rows = [e for e in lab.audit_report.get("executions", []) if e["plan"] == f"plans/{vid}"]
     assert all(r.get("approval_valid") is False for r in rows), rows
+
+
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in REJECTS])
+def test_a_retired_key_withdraws_nothing(lab: Lab, vid: str) -> None:
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)

@@ -29,17 +29,22 @@ the tool runs zero times.
   ``require_signed`` a withdrawal counts only when signed by a key ``allowed_signers`` gives
   its identity): the rejection withdraws nothing, Alice's approval runs the plan once.
 - ``reject-backdated``: the same with ``GIT_COMMITTER_DATE`` in 2025.
+- ``reject-filekey``: the same, honest dates, signed with Carol's third key, listed
+  ``namespaces="file"`` (not for git; the same option holds for approvals, test_signatures
+  ``alice-file-signing-key``).
 - ``audit-*``: a fresh clone's ``plangate audit --json`` must not call any such start
   ``approval_valid: true``.
 
-Results: ``reject-retired`` and ``reject-backdated`` broke (strict xfails): Carol's
-rejection with the retired key counts (``plangate status``: "carol@ops.example.com set
-status rejected"), the plan stays rejected, Alice's signed approval runs nothing: the
-window is ignored for withdrawals even at honest dates. ``backdated``, ``postdated`` and
-``trailer-backdated`` broke (strict xfails): each
-ran once with Carol recorded as approver (``plangate status``: ``completed``), and the
-fresh-clone audit calls each start valid. The controls and ``backdated-both`` held
-(``E_SIGNATURE_INVALID``; ``E_APPROVAL_REPLAYED`` by the author-date rule).
+Results: ``reject-retired``, ``reject-backdated`` and ``reject-filekey`` broke (strict
+xfails): Carol's rejection with the retired (or file-only) key counts (``plangate
+status``: "carol@ops.example.com set status rejected"), the plan stays rejected, and
+Alice's signed approval runs nothing (``E_ILLEGAL_TRANSITION`` from rejected): a key's
+options in ``allowed_signers`` (window, namespaces) are ignored for withdrawals, even at
+honest dates. ``backdated``, ``postdated`` and ``trailer-backdated`` broke (strict
+xfails): each ran once with Carol recorded as approver (``plangate status``:
+``completed``), and the fresh-clone audit calls each start valid. The controls and
+``backdated-both`` held (``E_SIGNATURE_INVALID``; ``E_APPROVAL_REPLAYED`` by the
+author-date rule).
 """
 
 from __future__ import annotations
@@ -73,12 +78,14 @@ BROKEN: dict[str, list[pytest.MarkDecorator]] = {
 for _v, _w in {
     "reject-retired": "honest dates",
     "reject-backdated": "a committer date in 2025",
+    "reject-filekey": "its key limited to namespaces=file (not git)",
 }.items():
     BROKEN[_v] = [
         pytest.mark.xfail(
             strict=True,
             raises=AssertionError,
-            reason=f"round 16: a rejection signed with a retired key (valid-before), {_w}, "
+            reason=f"round 16: a rejection signed with a key allowed_signers does not allow for "
+            f"git commits now ({_w}) "
             "vetoes the version under require_signed: Alice's later approval runs nothing",
         )
     ]
@@ -94,8 +101,8 @@ AUDIT_BROKEN: dict[str, list[pytest.MarkDecorator]] = {
 }
 OLD = "2025-06-01T12:00:00+0000"
 NEW = "2027-06-01T12:00:00+0000"
-REJECTS = ["reject-retired", "reject-backdated"]
-KEY = {"ctl-early": "next", "postdated": "next"}
+REJECTS = ["reject-retired", "reject-backdated", "reject-filekey"]
+KEY = {"ctl-early": "next", "postdated": "next", "reject-filekey": "files"}
 
 
 def _build(root: Path) -> Lab:
@@ -104,10 +111,12 @@ def _build(root: Path) -> Lab:
     keys.mkdir()
     alice, carol = _keygen(keys / "alice"), _keygen(keys / "carol")
     carol_next = _keygen(keys / "next")
+    carol_files = _keygen(keys / "files")
     signers = root / "allowed_signers"
     signers.write_text(
         f'{ALICE[1]} {alice}\n{CAROL[1]} valid-before="20260101" {carol}\n'
         f'{CAROL[1]} valid-after="20270101" {carol_next}\n'
+        f'{CAROL[1]} namespaces="file" {carol_files}\n'
     )
     lab.write_config(approval=f"allowed_signers: {signers}\nrequire_signed: true\n")
     for vid in [*VIDS, "ctl-alice", *REJECTS]:
@@ -146,7 +155,8 @@ def _build(root: Path) -> Lab:
         lab.extra_env = dates.get(vid, {})
         lab.set_status(vid, "rejected")
         lab.git("add", "-A")
-        lab.git(*_sign_args(lab, "carol"), "commit", "-q", "-S", "-m", f"reject {vid}", who=CAROL)
+        key = KEY.get(vid, "carol")
+        lab.git(*_sign_args(lab, key), "commit", "-q", "-S", "-m", f"reject {vid}", who=CAROL)
         lab.extra_env = {}
     lab.run()
     for vid in REJECTS:

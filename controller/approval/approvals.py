@@ -238,6 +238,8 @@ class ApprovalRequest:
     signature_valid: bool | None = None
     signer: str | None = None
     signature_message: str = ""
+    #: The fingerprint of the key that made the good signature (SHA256:...), if known.
+    signer_key: str = ""
     #: Set when a later commit voided the request before the controller acted.
     voided_by: str | None = None
     #: The verifier's own clock (the live controller: now; the audit: the start commit's
@@ -442,9 +444,10 @@ def _check_self(request: ApprovalRequest, policy: ApprovalSettings, approver: st
     return None
 
 
-def signed_by(who: str, signing_key: str, policy: ApprovalSettings) -> bool:
-    """Whether a commit whose good signature is by ``signing_key`` was signed by ``who``."""
-    return bool(signing_key) and signing_key in _keys_of(who, policy)
+def signed_by(who: str, signing_key: str, policy: ApprovalSettings, at: float) -> bool:
+    """Whether a commit whose good signature is by ``signing_key`` was signed by ``who``
+    with a key allowed_signers lets sign git commits at ``at`` (the verifier's clock)."""
+    return bool(signing_key) and signing_key in _keys_of(who, policy, at)
 
 
 #: Among a content's writers: a commit whose co-authors could not all be read (its message
@@ -455,9 +458,11 @@ EVERYONE = "*"
 KEY_PREFIX = "key:"
 
 
-def _keys_of(who: str, policy: ApprovalSettings) -> frozenset[str]:
+def _keys_of(who: str, policy: ApprovalSettings, at: float | None = None) -> frozenset[str]:
     """The fingerprints of the keys ``policy.allowed_signers`` gives ``who`` (by alias too):
-    on a branch that checks signatures, a signature proves who made a commit."""
+    on a branch that checks signatures, a signature proves who made a commit. ``at``: only
+    the keys that may sign git commits then (None: every key, as for who wrote content: a
+    retired key still names its holder)."""
     if policy.allowed_signers is None:
         return frozenset()
     from controller.approval.signers import signer_keys
@@ -465,11 +470,12 @@ def _keys_of(who: str, policy: ApprovalSettings) -> frozenset[str]:
     aliases = policy.identity_aliases
     me = canonical(who, aliases)
     return frozenset(
-        fingerprint
-        for principals, fingerprint in signer_keys(policy.allowed_signers)
-        if any(
+        entry.fingerprint
+        for entry in signer_keys(policy.allowed_signers)
+        if (at is None or entry.usable(at))
+        and any(
             fnmatch.fnmatchcase(me, canonical(p, aliases)) or fnmatch.fnmatchcase(who, p)
-            for p in principals
+            for p in entry.principals
         )
     )
 
@@ -490,6 +496,16 @@ def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: 
         return (
             "E_SIGNATURE_INVALID",
             f"signed by {request.signer} but the approver identity is {approver}",
+        )
+    # git judged the key's valid-after/valid-before at the commit's own date, which its
+    # signer sets (round 16): the key must be usable at the verifier's clock too
+    at = request.verified_at or request.commit_time
+    if request.signer_key not in _keys_of(request.signer, policy, at):
+        return (
+            "E_SIGNATURE_INVALID",
+            f"{request.commit[:12]} is signed with {request.signer_key or 'an unnamed key'}, "
+            f"which allowed_signers does not let {request.signer} sign git commits with now "
+            "(valid-after/valid-before are judged at the verifier's clock, not the commit's date)",
         )
     return None
 

@@ -112,6 +112,7 @@ def trailer_request(
     *,
     changed: bool = False,
     author_time: int | None = None,
+    signer_key: str = "",
 ) -> ApprovalRequest:
     """A ``Plan-Approved:`` commit as a request of its own: its signer is the approver;
     ``changed``: the commit itself changed the plan's hashed content; ``author_time``: when
@@ -132,6 +133,7 @@ def trailer_request(
         signature_valid=valid,
         signer=signer,
         signature_message=message,
+        signer_key=signer_key,
     )
 
 

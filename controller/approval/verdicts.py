@@ -193,6 +193,7 @@ def _trailer(
         signature.message,
         changed=file is None or check is None or _changes_content(repo, sha, file, check),
         author_time=author_time,
+        signer_key=signature.key,
     )
 
 
@@ -249,6 +250,7 @@ def revotes(
                 signature_valid=signature.valid if signature else None,
                 signer=signature.signer if signature else None,
                 signature_message=signature.message if signature else "",
+                signer_key=signature.key if signature else "",
             ),
             False,
         )

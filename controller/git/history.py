@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -257,6 +258,7 @@ def build_request(
         signature_valid=signature.valid if signature else None,
         signer=signature.signer if signature else None,
         signature_message=signature.message if signature else "",
+        signer_key=signature.key if signature else "",
         voided_by=req.get("voided_by"),
         verified_at=verified_at,
         author_time=req.get("author_time"),
@@ -275,7 +277,9 @@ def withdraw_rule(policy: ApprovalSettings) -> Callable[[CommitRecord, Iterable[
 
     def allowed(record: CommitRecord, authors: Iterable[str]) -> bool:
         who = record.committer if policy.identity == "committer" else record.author
-        if policy.require_signed and not approvals.signed_by(who.email, record.signing_key, policy):
+        if policy.require_signed and not approvals.signed_by(
+            who.email, record.signing_key, policy, time.time()
+        ):
             return False  # with signatures required, a claimed name withdraws nothing (round 14)
         return approvals.may_withdraw(who.email, authors, policy)
 

@@ -691,9 +691,15 @@ class Lifecycle(IndexStore):
     ) -> None:
         """Remember a version withdrawn before it ran (rejected, or aborted while its first
         approval waited), by its hash: no approval of it counts again, under any name, as a
-        copy, a re-add or a pin (E_VERSION_WITHDRAWN; a veto is not dodged by renaming)."""
+        copy, a re-add or a pin (E_VERSION_WITHDRAWN; a veto is not dodged by renaming).
+
+        Only an allowed approver's withdrawal vetoes the version everywhere. An author's
+        withdraws that plan only: whoever copies a version is an author of the copy, and
+        rejecting the copy vetoed the original's every path (round 16)."""
         if not plan_hash or plan_hash in self.withdrawn:
             return
+        if self.may_withdraw is not None and not self.may_withdraw(record, ()):
+            return  # not an approver: entitled as an author of this plan, not of the version
         entry = json.dumps(
             {
                 "plan": plan_id,

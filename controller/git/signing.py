@@ -19,6 +19,7 @@ from controller.git.base import RepoBase
 from controller.git.records import Person
 
 _GOOD_SSH = re.compile(r'Good "git" signature for (\S+) with')
+_SSH_KEY = re.compile(r"\bkey (SHA256:[A-Za-z0-9+/=]+)")
 _GOOD_GPG = re.compile(r"GOODSIG [0-9A-F]+ .*?<([^>]+)>|Good signature from \".*?<([^>]+)>")
 
 
@@ -32,6 +33,8 @@ class Signature:
     #: ``ssh``: the signer is the principal the allowed-signers file binds to the key that
     #: signed; ``gpg``: only a user id the key carries (anyone can put any address there).
     kind: str = ""
+    #: The SHA256 fingerprint of the key that signed (ssh), "" when not named.
+    key: str = ""
 
 
 class Signing(RepoBase):
@@ -76,7 +79,14 @@ class Signing(RepoBase):
         signer = next((g for g in match.groups() if g), None) if match else None
         first_line = text.splitlines()[0] if text else "no signature"
         kind = "ssh" if ssh else "gpg" if match else ""
-        return Signature(result.returncode == 0 and signer is not None, signer, first_line, kind)
+        key = _SSH_KEY.search(text) if ssh else None
+        return Signature(
+            result.returncode == 0 and signer is not None,
+            signer,
+            first_line,
+            kind,
+            key.group(1) if key else "",
+        )
 
 
 _TRUE = ("true", "yes", "on", "1")

@@ -26,6 +26,14 @@ string), a NUL appended for an exec argv. Asserted: the tool is not called and n
 characters of the secret (raw, JSON- or repr-escaped) appear in ``git log --all -p``, in
 ``plangate status --json`` or in the pass's log.
 
+A multi-line secret a tool prints back with CRLF line ends (``t.replace("\\n", "\\r\\n")``, what
+an HTTP or Windows tool does to text): ``crlf-pem`` (a PEM-like key, lines of 16+
+characters) and ``crlf-4`` (four lines of 4 characters) held: redacted. **Broke** (round 16):
+``crlf-short``, the secret ``Kq7\\nmPv\\nqWn\\nTzL\\nxJ9`` (15 characters on five 3-character
+lines; its LF form is redacted) is committed whole in EXECUTION_LOG.md as
+``"stdout": "Kq7\\r\\nmPv\\r\\nqWn\\r\\nTzL\\r\\nxJ9\\n"`` (also tried by hand, same leak: the
+lines joined with spaces, with nothing, with lone CRs, or as a JSON list of the lines).
+
 While the plan runs (action 1 is a tool acting in the shared working tree):
 
 - ``stage``: the tool stages a new ``plans/forged/NOTE.md`` and an edit of ``README``
@@ -37,11 +45,11 @@ Asserted: no controller commit carries the staged files; nothing is written outs
 repository after the swap (the moved folder holds only the files it had); action 2 of each
 runs once.
 
-A ``gzip`` bomb: an http tool's server answers 256 MiB of zeros as a 260 KB gzip body.
+A ``gzip`` bomb: an http tool's server answers 128 MiB of zeros as a 130 KB gzip body.
 Asserted: the pass ends, the controller's peak RSS stays under 400 MiB, the honest ``zz``
 runs once.
 
-All held (round 16).
+All held (round 16) except ``crlf-short``.
 """
 
 from __future__ import annotations
@@ -105,7 +113,17 @@ SECRET_ERRS = {
     "sec-nul": ("rnul", "$<secrets.TOKEN>\\u0000", ""),
 }
 PY = {"py-fd1": "pyfd1", "py-child": "pychild"}
-BOMB_MB = 256
+CRLF = {
+    "crlf-short": "Kq7\nmPv\nqWn\nTzL\nxJ9",
+    "crlf-4": "Kq7m\nPvqW\nnTzL\nxJ9a",
+    "crlf-pem": "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END KEY-----",
+}
+CRLF_BROKE = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 16: a multi-line secret of 3-character lines printed back with CRLF line ends is committed whole",
+)
+BOMB_MB = 128
 
 
 def _one(tag: str, tool: str, params: str, extra: str = "", tools: tuple[str, ...] = ()) -> str:
@@ -164,6 +182,13 @@ def _build(root: Path) -> Lab:
         ]
     )
     sh = json.dumps([sys.executable, str(root / "sh.py"), "{mode}"])
+    crlf = json.dumps(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys; print(json.load(sys.stdin)['token'].replace(chr(10), chr(13) + chr(10)))",
+        ]
+    )
     shenv = (
         f"{{LAB_REPO: {json.dumps(str(labroot / 'repo'))}, OUT: {json.dumps(str(root / 'out'))}}}"
     )
@@ -180,10 +205,14 @@ rnul: {{kind: exec, argv: {json.dumps([*rec, "{token}"])}, env: {recenv}}}
 pyfd1: {{kind: python, target: "r16tools:fd1"}}
 pychild: {{kind: python, target: "r16tools:child"}}
 sh: {{kind: exec, argv: {sh}, env: {shenv}}}
+crlf: {{kind: exec, argv: {crlf}}}
 bomb: {{kind: http, method: POST, url: "http://127.0.0.1:{port}/x", timeout: 60}}
 """
     lab = Lab(labroot, tools=tools, extra=f"python_path: [{json.dumps(str(root / 'pymod'))}]\n")
-    lab.extra_env = {"PLANGATE_SECRET_TOKEN": SECRET}  # type: ignore[attr-defined]
+    lab.extra_env = {
+        "PLANGATE_SECRET_TOKEN": SECRET,
+        **{f"PLANGATE_SECRET_{k.upper().replace('-', '_')}": v for k, v in CRLF.items()},
+    }  # type: ignore[attr-defined]
     lab.write(
         "common-sub",
         """plan:
@@ -232,6 +261,10 @@ actions:
         lab.write(vid, _one(vid, tool, f'{{tag: {vid}, token: "{token}"}}', extra))
     for vid, tool in PY.items():
         lab.write(vid, _one(vid, tool, f"{{tag: {vid}}}"))
+    for vid in CRLF:
+        lab.write(
+            vid, _one(vid, "crlf", f'{{token: "$<secrets.{vid.upper().replace("-", "_")}>"}}')
+        )
     for mode in ("stage", "swap"):
         lab.write(
             mode,
@@ -247,7 +280,7 @@ actions:
     lab.write("zz", plan_text("zz"))
     lab.commit("plans", AGENT)
     lab.run()
-    slugs = ["nested-input", *GUARDS, *SECRET_ERRS, *PY, "stage", "swap", "bomb", "zz"]
+    slugs = ["nested-input", *GUARDS, *SECRET_ERRS, *PY, *CRLF, "stage", "swap", "bomb", "zz"]
     for slug in slugs:
         lab.set_status(slug, "approved")
     lab.commit("approve", ALICE)
@@ -355,3 +388,14 @@ def test_a_folder_swapped_mid_run_gets_no_write_through_the_link(lab: Lab) -> No
 
 def test_a_gzip_bomb_answer_is_taken_in_bounded(lab: Lab) -> None:
     assert "E_" in lab.codes("bomb") or lab.plan("bomb")["execution"]["status"] == "completed"
+
+
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, marks=[CRLF_BROKE] if v == "crlf-short" else []) for v in CRLF]
+)
+def test_a_multiline_secret_with_crlf_line_ends_stays_out_of_git(lab: Lab, vid: str) -> None:
+    assert lab.plan(vid)["execution"]["status"] == "completed"
+    history = lab.git("log", "--all", "-p", "--", f"plans/{vid}")
+    lines = [line for line in CRLF[vid].split("\n") if not line.startswith("-----")]
+    crlf_json = "\\r\\n".join(lines)
+    assert crlf_json not in history and "\r\n".join(lines) not in history

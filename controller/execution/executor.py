@@ -196,7 +196,7 @@ class PlanRun:
         ctx = refs.Context(
             inputs=self.model.inputs,
             plan={"name": self.model.plan.name, "task": self.model.plan.task, "hash": frozen},
-            approval=approval,
+            approval=self.state.plan_approval or approval,
             outputs=outputs,
             results=results,
             secret=self.secrets.get,
@@ -241,7 +241,10 @@ class PlanRun:
             return self._produced(RunOutcome("completed"))
         if self.journal_expected and not self.journal.records:
             return self._journal_lost()
-        self.record({"t": "run", "resume": self.resume, "pid": os.getpid()})
+        run: dict[str, Any] = {"t": "run", "resume": self.resume, "pid": os.getpid()}
+        if self.state.plan_approval is None:  # the first run: its approval names the plan's
+            run["approval"] = self.approval
+        self.record(run)
         self._stop_orphans()
         self._restore_context()
         self.log.info("plan_run_started", resume=self.resume, gate_approved=gate_approved)

@@ -14,7 +14,8 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
 - ``{"t": "begin", "start": sha}``: the controller made the start commit ``sha`` (written
   before the commit is published, so a journal that lacks every record after a start was
   lost: the run then treats every action that may have started as in doubt);
-- ``{"t": "run", "resume": bool, "pid": int}``: a run began;
+- ``{"t": "run", "resume": bool, "pid": int, "approval": {...}}``: a run began (the first
+  one names the approval that started the plan: ``$<approval.*>`` is it for the whole run);
 - ``{"t": "gate", "id": k}``: the gate before action ``k`` was approved;
 - ``{"t": "start", "id": k, "attempt": n, "key": "step:...", "params": {...}}``: action ``k``
   is about to run with these resolved params (secrets redacted);
@@ -58,6 +59,7 @@ or processes) cannot interleave; the second gets E_LOCKED.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -75,9 +77,18 @@ _SYNC = getattr(os, "fdatasync", os.fsync)
 
 
 def journal_path(state_dir: Path, plan_id: str, plan_hash: str) -> Path:
-    """Where the journal of one plan at one frozen hash lives."""
+    """Where the journal of one plan at one frozen hash lives: a folder named by the plan id
+    URL-quoted, or by its digest when that name would be too long for a file system (round
+    16: 120 ``é`` are 240 bytes as a name but 720 quoted; the start was committed, then the
+    journal could not be created and the plan stayed ``executing``)."""
     folder = quote(plan_id.strip("/"), safe="") or "_"
+    if len(folder) > MAX_FOLDER_NAME:
+        folder = "~sha256-" + hashlib.sha256(plan_id.encode("utf-8", "surrogateescape")).hexdigest()
     return state_dir / "journal" / folder / f"{plan_hash.removeprefix('sha256:')}.jsonl"
+
+
+#: The longest journal folder name kept as the quoted plan id (file systems allow 255 bytes).
+MAX_FOLDER_NAME = 200
 
 
 class Journal:
@@ -267,6 +278,9 @@ class Replay:
     #: Check records of the plan's own preconditions.
     plan_checks: list[dict[str, Any]] = field(default_factory=list)
     first_run_at: str | None = None
+    #: The approval that started the plan (the first run's): what ``$<approval.*>`` names in
+    #: every action, gated or retried after an ask too (round 16: they got the gate's).
+    plan_approval: dict[str, Any] | None = None
     #: Status of the last ``outcome`` record (None: no run has ended yet).
     last_outcome: str | None = None
     #: When that run ended (the outcome record's time): the finish time every rendering shows.
@@ -284,6 +298,12 @@ class Replay:
 
     def apply(self, record: dict[str, Any]) -> None:
         kind = record.get("t")
+        if (
+            kind == "run"
+            and self.plan_approval is None
+            and isinstance(record.get("approval"), dict)
+        ):
+            self.plan_approval = record["approval"]
         if kind == "run" and self.first_run_at is None:
             self.first_run_at = record.get("at")
         elif kind == "outcome":

@@ -122,6 +122,8 @@ CUT_NOTE = "\n[plangate: output cut at "
 CUT_MARKS = ("\u2026", "...")
 MIN_CUT_PREFIX = 3
 _LINES = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+#: What a multi-line secret's lines may be joined by when a tool prints them back.
+_LINE_JOINS = ("\n", "\r\n", "\r", " ", "\t", "")
 #: Byte encodings of a secret's text a tool may hand back before a block encoding (UTF-16:
 #: Windows APIs, PowerShell's -EncodedCommand).
 _BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be")
@@ -522,6 +524,15 @@ class Redactor:
         # A multi-line secret (a PEM key) may be printed or quoted line by line (an error that
         # quotes a tool's last stderr line): each line of 4 characters or more is hidden too.
         lines = {line for v in secrets for line in _LINES.split(v) if len(line) >= 4} - secrets
+        # Its lines joined again by other line ends, blanks or nothing (round 16: five lines of
+        # 3 characters printed with CRLF were committed whole): each is the secret written.
+        secrets |= {
+            sep.join(parts)
+            for v in secrets
+            if len(parts := _LINES.split(v)) > 1
+            for sep in _LINE_JOINS
+            if len(sep.join(parts)) >= 4
+        }
         unique = {f for v in secrets for f in _written_forms(v)}
         unique |= {f for v in lines for f in _written_forms(v, whole=False)}
         secrets |= lines
@@ -627,13 +638,20 @@ class Redactor:
         stream = "".join(map(chr, value))
         return any(needle in stream for needle in self._needles.numbers)
 
+    def _lines_of(self, value: list[Any]) -> bool:
+        """Whether a list of strings joined (by nothing or line ends: a multi-line secret
+        returned as its lines) holds a secret its items alone do not show."""
+        if len(value) < 2 or not all(isinstance(v, str) for v in value):
+            return False
+        return any(self.text(joined) != joined for joined in ("".join(value), "\n".join(value)))
+
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
             return {self.text(str(k)): self._walk(v) for k, v in value.items()}
         if isinstance(value, list):
-            if self._spells(value):
+            if self._spells(value) or self._lines_of(value):
                 return MASK
             return [self._walk(v) for v in value]
         if isinstance(value, int | float) and not isinstance(value, bool):

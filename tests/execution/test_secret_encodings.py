@@ -401,3 +401,16 @@ def test_redacting_a_flood_of_escape_starts_is_linear(
         assert "***" not in redactor.text(text)
         counts.append(work["count"])
     assert counts[1] <= 2.2 * counts[0] + 10, counts
+
+
+@pytest.mark.parametrize("sep", ["\r\n", "\r", " ", "\t", ""])
+def test_a_multi_line_secret_of_short_lines_is_hidden_however_its_lines_are_joined(
+    sep: str,
+) -> None:
+    """Round 16: five lines of 3 characters printed back with CRLF were committed whole."""
+    secret = "Kq7\nmPv\nqWn\nTzL\nxJ9"
+    redactor = Redactor([secret])
+    printed = sep.join(secret.split("\n"))
+    assert redactor.text(f"out: {printed}\n") == "out: ***\n"
+    assert redactor.data({"lines": secret.split("\n")}) == {"lines": "***"}
+    assert redactor.data({"other": ["Kq7", "abc"]}) == {"other": ["Kq7", "abc"]}

@@ -500,7 +500,9 @@ def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: 
     # git judged the key's valid-after/valid-before at the commit's own date, which its
     # signer sets (round 16): the key must be usable at the verifier's clock too
     at = request.verified_at or request.commit_time
-    if request.signer_key not in _keys_of(request.signer, policy, at):
+    if policy.allowed_signers is not None and request.signer_key not in _keys_of(
+        request.signer, policy, at
+    ):
         return (
             "E_SIGNATURE_INVALID",
             f"{request.commit[:12]} is signed with {request.signer_key or 'an unnamed key'}, "

@@ -63,6 +63,7 @@ class Lifecycle(IndexStore):
         by_controller = self._is_controller(record)
         if by_controller:
             self._controller_clock(record.commit_time)
+        carried = {} if by_controller else self._moved_writers(repo, record)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             if plan_id is None:
@@ -89,6 +90,83 @@ class Lifecycle(IndexStore):
                     )
                 continue
             self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
+        if carried:
+            self._carry(carried)
+
+    def _moved_writers(self, repo: GitRepo, record: CommitRecord) -> dict[str, set[str]]:
+        """Writers a commit carries to each plan it adds from a plan folder it removes files
+        from, as git would call it a move: a file of that folder arrives in the new one with
+        the same bytes, or the removed plan file and the added one are at least half the same
+        lines (git's rename threshold). git keeps no record of a move: a folder renamed with
+        an edit in the same commit, or a draft or notes file moved beside a new PLAN.yml,
+        made a new plan whose only writer was the mover (round 17). A copy edited in the same
+        commit is not followed (docs/threat-model.md, accepted limits)."""
+        added = [
+            c for c in record.changes if c.old_blob is None and _is_plan_file(c.path) and c.new_blob
+        ]
+        if not added:
+            return {}
+        removed: dict[str, list[FileChange]] = {}
+        for change in record.changes:
+            if change.new_blob is None and change.old_blob is not None:
+                folder = self._folder_of(change.path)
+                if folder is not None:
+                    removed.setdefault(folder, []).append(change)
+        if not removed:
+            return {}
+        arrived: dict[str, set[str]] = {}
+        for change in record.changes:
+            folder = self._folder_of(change.path)
+            if folder is not None and change.new_blob is not None and change.old_blob is None:
+                arrived.setdefault(folder, set()).add(change.new_blob)
+        # Pair each added plan with at most one removed folder and each removed folder with at
+        # most one added plan, best first, as git pairs renames: files that arrived with the
+        # same bytes first, then the likest plan text (copies are not followed).
+        pairs: list[tuple[float, str, str]] = []
+        for change in added:
+            target = plan_id_of(change.path, self.plans_dir)
+            if target is None:
+                continue
+            for source, gone in removed.items():
+                if arrived.get(target, set()) & {c.old_blob for c in gone}:
+                    pairs.append((2.0, target, source))
+                    continue
+                plan = next((c for c in gone if _is_plan_file(c.path)), None)
+                if plan is not None:
+                    alike = _similarity(repo, plan.old_blob, change.new_blob)
+                    if alike >= 0.5:
+                        pairs.append((alike, target, source))
+        carried: dict[str, set[str]] = {}
+        used: set[str] = set()
+        for _, target, source in sorted(pairs, reverse=True):
+            if target in carried or source in used:
+                continue
+            used.add(source)
+            found = carried.setdefault(target, set())
+            state = self.plans.get(source)
+            if state is not None:
+                found |= set(state.changers)
+            found |= self.authors.get(folder_key(source), frozenset())
+            found.discard(self.controller_email)
+        return carried
+
+    def _folder_of(self, path: str) -> str | None:
+        """The plan folder a file under the plans folder lies in (a plan's id)."""
+        folder = PurePosixPath(path).parent
+        if self.plans_dir != "." and PurePosixPath(self.plans_dir) not in folder.parents:
+            return None
+        return None if str(folder) in (self.plans_dir, ".") else str(folder)
+
+    def _carry(self, carried: dict[str, set[str]]) -> None:
+        for plan_id, writers in carried.items():
+            state = self.plans.get(plan_id)
+            if state is None or not writers:
+                continue
+            state.changers = sorted(set(state.changers) | writers)
+            self._add_authors(folder_key(plan_id), writers)
+            if state.hash is not None:
+                self._add_authors(state.hash, writers)  # a copy of it: the same writers
+            self.touch(plan_id)
 
     def _is_controller(self, record: CommitRecord) -> bool:
         """Whether the controller made this commit: a commit under its name that it did not
@@ -234,6 +312,10 @@ class Lifecycle(IndexStore):
                 self._add_authors(new.hash, changers)
                 changers |= self.authors.get(new.hash, set())
             state.changers = sorted(set(state.changers) | changers)
+        elif content_changed and old is not None and new.hash is not None and old.hash:
+            # the controller rewrote the content (legacy references at its freeze): what it
+            # derives keeps its source's writers, on any path it is copied to (round 17)
+            self._add_authors(new.hash, set(self.authors.get(old.hash, frozenset())))
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
             writers = self._source_authors(repo, record)
             if new.hash is not None:
@@ -825,3 +907,22 @@ def _unsafe_why(change: FileChange) -> str | None:
     if why is None and linked and PurePosixPath(change.path).name in PLAN_FILES:
         why = f"{change.path} is {NOT_A_FILE[change.mode]}, not a plan file; it is not read"
     return why
+
+
+def _is_plan_file(path: str) -> bool:
+    return PurePosixPath(path).name in PLAN_FILES
+
+
+def _similarity(repo: GitRepo, old_blob: str | None, new_blob: str | None) -> float:
+    """How alike two plan texts are by lines (0 to 1; git's rename threshold is 0.5)."""
+    import difflib
+
+    if old_blob is None or new_blob is None:
+        return 0.0
+    try:
+        old = repo.blob(old_blob).decode("utf-8", "replace").splitlines()
+        new = repo.blob(new_blob).decode("utf-8", "replace").splitlines()
+    except Exception:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return matcher.ratio() if matcher.quick_ratio() >= 0.5 else 0.0

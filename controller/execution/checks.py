@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING, Any
 from controller.errors import GuardFailed, PlangateError, PreconditionFailed, VerifyFailed
 from controller.plan import jsonpaths
 from controller.plan.jsonpaths import QueryTooCostly
+from controller.plan.profile import VERIFY_INTERVAL
 
 if TYPE_CHECKING:
     from controller.plan.schema import Expect, ExpectClause, Precondition, Verify
 
 #: Longest a single ``matches`` may take, in seconds.
 MATCH_TIMEOUT = 1.0
-#: Poll interval of a verify tool when the plan gives none.
-DEFAULT_INTERVAL = 5.0
+#: Poll interval of a verify tool when the plan gives none (the estimate counts polls by it).
+DEFAULT_INTERVAL = VERIFY_INTERVAL
 _MISSING = object()
 
 

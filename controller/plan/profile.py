@@ -163,28 +163,48 @@ def _calls(data: Any) -> Iterator[tuple[str, int]]:
     """(tool, most calls) for every step of the plan that calls a tool."""
     if not isinstance(data, dict):
         return
+    # the plan's on_failure applies to every step without its own (round 17: a plan-level
+    # retry was estimated as one call, and the cap let 21 paid calls run)
+    default = data.get("on_failure")
     for key, value in data.items():
         if key not in _NOT_STEPS:
-            yield from _steps(value)
+            yield from _steps(value, default)
 
 
-def _steps(value: Any) -> Iterator[tuple[str, int]]:
+def _steps(value: Any, default: Any = None) -> Iterator[tuple[str, int]]:
     if isinstance(value, list):
         for item in value:
-            yield from _steps(item)
+            yield from _steps(item, default)
         return
     if not isinstance(value, dict):
         return
     tool = value.get("tool")
     if isinstance(tool, str):
-        yield tool, 1 + _retries(value)
+        yield tool, 1 + _retries(value, default)
     for key, item in value.items():
-        if key not in _DATA_KEYS:
-            yield from _steps(item)
+        if key == "verify" and isinstance(item, dict) and isinstance(item.get("tool"), str):
+            yield item["tool"], _polls(item)  # polled until it holds or its timeout
+        elif key not in _DATA_KEYS:
+            yield from _steps(item, default)
 
 
-def _retries(step: dict[str, Any]) -> int:
-    if step.get("on_failure") != "retry":
+#: Seconds between polls of a verify tool when the plan gives no interval.
+VERIFY_INTERVAL = 5.0
+
+
+def _polls(verify: dict[str, Any]) -> int:
+    """The most calls a verify tool's polling makes: one, then one per interval until its
+    timeout (round 17: estimated as one call, it was called 14 times)."""
+    timeout, interval = verify.get("timeout"), verify.get("interval")
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        return 1
+    if not isinstance(interval, int | float) or isinstance(interval, bool) or interval <= 0:
+        interval = VERIFY_INTERVAL
+    return 1 + min(int(timeout / interval) + 1, 100_000)
+
+
+def _retries(step: dict[str, Any], default: Any = None) -> int:
+    if (step.get("on_failure") or default) != "retry":
         return 0
     retry = step.get("retry")
     if isinstance(retry, dict) and _is_count(retry.get("attempts")):

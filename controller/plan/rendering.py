@@ -39,6 +39,7 @@ def plan_view(
     view: dict[str, Any] = {"hash": plan.hash, "freeze_state": freeze_state(plan)}
     view.update(review or {})
     view.update(plan.model.model_dump(mode="json"))
+    _with_policies(view["actions"], view.get("on_failure"))
     children = _children(plan, config)
     if config is not None:
         from controller.plan.flows import plan_flows
@@ -78,9 +79,23 @@ def _nested_entry(plan: LoadedPlan, action: int, child: Any) -> dict[str, Any]:
         entry["error"] = child
         return entry
     dumped = child.model_dump(mode="json")
-    entry.update(name=child.plan.name, inputs=dumped["inputs"])
+    _with_policies(dumped["actions"], dumped.get("on_failure"))
+    # the inputs its actions run with: the pin's, over the nested plan's own defaults (round
+    # 17: the header showed the defaults while the run used the parent's values)
+    given = (pin.model_dump(mode="json").get("inputs") if pin else None) or {}
+    parent = next((a for a in plan.model.actions if a.id == action), None)
+    given = {**given, **((parent.inputs if parent is not None else None) or {})}
+    entry.update(name=child.plan.name, inputs={**(dumped["inputs"] or {}), **given})
     entry.update(preconditions=dumped["preconditions"], actions=dumped["actions"])
     return entry
+
+
+def _with_policies(actions: list[dict[str, Any]], default: Any) -> None:
+    """Each action's failure policy as the run applies it (``failure_policy``): its own
+    ``on_failure``, else its plan's, else ``stop`` (round 17: show said "stop (plan default)"
+    under a plan-level ``on_failure: skip`` or ``retry``)."""
+    for action in actions:
+        action["failure_policy"] = action.get("on_failure") or default or "stop"
 
 
 def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
@@ -309,8 +324,10 @@ def _callee(action: dict[str, Any]) -> str:
 
 def policy(action: dict[str, Any]) -> str:
     """``retry up to 2 times; timeout 30s``: an action's failure policy in words."""
-    text = str(action.get("on_failure") or "stop (plan default)")
-    if action.get("on_failure") == "retry":
+    own = action.get("on_failure")
+    effective = own or action.get("failure_policy") or "stop"
+    text = str(effective) if own else f"{effective} (plan default)"
+    if effective == "retry":
         retry = action.get("retry") or {}
         attempts = retry.get("attempts", action.get("retries"))
         text += f" up to {attempts if attempts is not None else 3} times"

@@ -66,6 +66,9 @@ actions:
 """
 
 
+# round 17: every BROKE variant broke when found; fixed since (the plan-level on_failure in
+# show and in the estimate, a verify's polls counted, nested inputs shown as run)
+FIXED = True
 BROKE = {
     v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 17: {why}")
     for v, why in {
@@ -146,7 +149,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 @pytest.mark.parametrize(
-    "vid", [pytest.param(v, id=v, marks=[BROKE[v]] if v in BROKE else []) for v in VARIANTS]
+    "vid", [pytest.param(v, id=v, marks=[BROKE[v]] if v in BROKE and not FIXED else []) for v in VARIANTS]
 )
 def test_retries_count_against_the_cost_cap(lab: Lab, vid: str) -> None:
     calls = len(lab.calls(VARIANTS[vid]))

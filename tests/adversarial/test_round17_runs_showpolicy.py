@@ -184,6 +184,9 @@ def _policy(text: str, head: str) -> str:
     return match.group(1)
 
 
+# round 17: every BROKE variant broke when found; fixed since (the plan-level on_failure in
+# show and in the estimate, a verify's polls counted, nested inputs shown as run)
+FIXED = True
 BROKE = {
     v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 17: {why}")
     for v, why in {
@@ -197,7 +200,7 @@ BROKE = {
 
 
 def _p(vid: str) -> object:
-    return pytest.param(vid, id=vid, marks=[BROKE[vid]] if vid in BROKE else [])
+    return pytest.param(vid, id=vid, marks=[BROKE[vid]] if vid in BROKE and not FIXED else [])
 
 
 @pytest.mark.parametrize(

@@ -223,8 +223,6 @@ def test_the_passes_finished(lab: Lab) -> None:
     assert lab.passes == [0, 0]  # type: ignore[attr-defined]
 
 
-
-
 # round 15: py-key broke (BROKE_KEY was its strict xfail); fixed since: the param name is
 # the controller's for a python tool (E_PARAMS_INVALID at validation and at the call)
 @pytest.mark.parametrize("vid", ["py-key", "py-kw"])

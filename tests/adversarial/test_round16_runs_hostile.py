@@ -391,7 +391,8 @@ def test_a_gzip_bomb_answer_is_taken_in_bounded(lab: Lab) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid", list(CRLF)  # round 16: crlf-short broke (CRLF_BROKE); fixed: lines joined anyhow
+    "vid",
+    list(CRLF),  # round 16: crlf-short broke (CRLF_BROKE); fixed: lines joined anyhow
 )
 def test_a_multiline_secret_with_crlf_line_ends_stays_out_of_git(lab: Lab, vid: str) -> None:
     assert lab.plan(vid)["execution"]["status"] == "completed"

@@ -252,9 +252,7 @@ def test_the_gate_ran_to_its_pause(lab: Lab) -> None:
     assert len(lab.calls("gate-mv-edit")) == 1, lab.codes("gate-mv-edit")
 
 
-@pytest.mark.parametrize(
-    "vid", [pytest.param("gate-mv-edit", id="gate-mv-edit", marks=[])]
-)
+@pytest.mark.parametrize("vid", [pytest.param("gate-mv-edit", id="gate-mv-edit", marks=[])])
 def test_the_writer_of_a_carried_plan_cannot_approve_its_gate(lab: Lab, vid: str) -> None:
     assert lab.calls(f"{vid}-gated") == [], lab.codes(vid)
     assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)

@@ -149,7 +149,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 @pytest.mark.parametrize(
-    "vid", [pytest.param(v, id=v, marks=[BROKE[v]] if v in BROKE and not FIXED else []) for v in VARIANTS]
+    "vid",
+    [pytest.param(v, id=v, marks=[BROKE[v]] if v in BROKE and not FIXED else []) for v in VARIANTS],
 )
 def test_retries_count_against_the_cost_cap(lab: Lab, vid: str) -> None:
     calls = len(lab.calls(VARIANTS[vid]))

@@ -110,7 +110,8 @@ def test_show_draws_levels_checks_fallbacks_and_the_nested_plan(tmp_path: Path) 
     # the details list the nested plan's actions under the action, with the inputs it gets
     details = shown.stdout.split("[3] plan plans/common/notify - Tell\n", 1)[1]
     assert '    input channel = "releases"' in details
-    assert '    its actions ("Notify", inputs {"channel": "ops"}):' in details
+    # the inputs its actions run with: the parent's over the nested plan's defaults (round 17)
+    assert '    its actions ("Notify", inputs {"channel": "releases"}):' in details
     assert '      [3/1] echo - post\n          param to = "«$<inputs.channel>»"' in details
     assert run_cli("show", str(folder)).stdout == shown.stdout  # deterministic
 

@@ -152,6 +152,7 @@ def _build(root: Path) -> Lab:
     trailer("gate-pre", "t-gate-pre")
     trailer("two/ta", "t-ta")  # Alice approves version A (first life)
     trailer("two/ox", "t-ox")
+    time.sleep(1.1)  # commit times are in seconds: version B is frozen strictly after t-ta
     lab.write("two/ta", plan_text("ta", params="extra: 1\n"))
     lab.commit("ta: version B", AGENT)
     lab.run()  # freezes B

@@ -57,6 +57,7 @@ from __future__ import annotations
 import base64
 import bisect
 import json
+import math
 import os
 import re
 import unicodedata
@@ -122,6 +123,9 @@ CUT_NOTE = "\n[plangate: output cut at "
 CUT_MARKS = ("\u2026", "...")
 MIN_CUT_PREFIX = 3
 _LINES = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+#: A secret a number can spell, and a number written with a point or an exponent.
+_NUMERIC_SECRET = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
+_NUMBER = re.compile(r"(?<![\w.])[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?(?![\w.])")
 #: What a multi-line secret's lines may be joined by when a tool prints them back.
 _LINE_JOINS = ("\n", "\r\n", "\r", " ", "\t", "")
 #: Byte encodings of a secret's text a tool may hand back before a block encoding (UTF-16:
@@ -539,6 +543,9 @@ class Redactor:
         self._values = sorted(unique, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)
         self._needles = _Needles(self._secrets)
+        #: Secrets a number can spell (digits, a sign, a point): found again in numbers
+        #: written another way (``4.8213957e7`` for ``48213957``: round 17).
+        self._numeric = [v for v in self._secrets if _NUMERIC_SECRET.fullmatch(v)]
 
     def __bool__(self) -> bool:
         return bool(self._values)
@@ -549,6 +556,9 @@ class Redactor:
                 text = text.replace(value, MASK)
         if self._secrets:
             spans = self._encoded_spans(text)
+            text = _masked(text, spans) if spans else text
+        if self._numeric and ("e" in text or "E" in text or "." in text):
+            spans = [m.span() for m in _NUMBER.finditer(text) if self._spells_number(m.group(0))]
             text = _masked(text, spans) if spans else text
         if CUT_NOTE in text:
             text = self._cut_tail(text)
@@ -637,6 +647,17 @@ class Redactor:
             return False
         stream = "".join(map(chr, value))
         return any(needle in stream for needle in self._needles.numbers)
+
+    def _spells_number(self, written: str) -> bool:
+        """Whether a number in exponent or decimal notation is, written plainly, a secret."""
+        try:
+            value = float(written)
+        except (ValueError, OverflowError):
+            return False
+        if not math.isfinite(value):
+            return False
+        plain = str(int(value)) if value.is_integer() and abs(value) < 2**63 else repr(value)
+        return any(secret in plain for secret in self._numeric)
 
     def _lines_of(self, value: list[Any]) -> bool:
         """Whether a list of strings joined (by nothing or line ends: a multi-line secret

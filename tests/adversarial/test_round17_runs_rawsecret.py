@@ -71,6 +71,11 @@ BROKE = {
 }
 
 
+# round 17: all three broke; num-exp and num-shift fixed since (the redactor finds a numeric
+# secret in a number written with a point or an exponent); qp-json is open
+OPEN = {"qp-json"}
+
+
 def _plan(tag: str) -> str:
     return f"""plan:
   name: "{tag}"
@@ -118,7 +123,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 @pytest.mark.parametrize(
-    "vid", [pytest.param(v, id=v, marks=[BROKE[v]] if v in BROKE else []) for v in LEAKS]
+    "vid", [pytest.param(v, id=v, marks=[BROKE[v]] if v in OPEN else []) for v in LEAKS]
 )
 def test_a_secret_in_raw_stdout_is_hidden_as_its_parsed_value_is(lab: Lab, vid: str) -> None:
     log = lab.read(vid, "EXECUTION_LOG.md")

@@ -414,3 +414,12 @@ def test_a_multi_line_secret_of_short_lines_is_hidden_however_its_lines_are_join
     assert redactor.text(f"out: {printed}\n") == "out: ***\n"
     assert redactor.data({"lines": secret.split("\n")}) == {"lines": "***"}
     assert redactor.data({"other": ["Kq7", "abc"]}) == {"other": ["Kq7", "abc"]}
+
+
+@pytest.mark.parametrize("written", ["4.8213957e7", "4821395.7e1", "48213957.0", "4.8213957E+7"])
+def test_a_numeric_secret_is_hidden_in_a_number_written_another_way(written: str) -> None:
+    """Round 17: the PIN 48213957 printed as 4.8213957e7 stayed in the committed stdout."""
+    redactor = Redactor(["48213957"])
+    out = redactor.text(f'{{"v": {written}}}')
+    assert "***" in out and "8213957" not in out, out
+    assert redactor.text("1.5 and 2e3 and 3.14") == "1.5 and 2e3 and 3.14"

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from test_round2_approval_authors import NESTED
 from test_round2_execution_kit import shared
 
 GATE = """\
@@ -47,20 +48,7 @@ PIN = """\
     plan: {{path: plans/{tag}-lib, hash: "{pin}"}}
     why: "run the library"
 """
-LIB = """\
-plan:
-  name: "lib {tag}"
-  task: "a plan meant to be nested"
-  status: draft
-available_tools:
-  - name: rec
-actions:
-  - id: 1
-    tool: rec
-    why: "the library's step"
-    params:
-      tag: "{tag}-nested"
-"""
+LIB = NESTED  # the library plan round 2 pins (same text)
 # variant -> (first approver, gate approver)
 VIDS = {
     "gate-pinned": (ALICE, BOB),

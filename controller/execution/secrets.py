@@ -31,7 +31,9 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   the view of UTF-16 or UTF-32 text read as UTF-8 (raw or escaped NULs between characters,
   a run of U+FFFD for what did not decode).
 - The UTF-7 view: ``+``, modified base64 of UTF-16, ``-`` (:func:`_utf7_view`).
-- The quoted-printable view: ``=XX`` of a byte, soft line breaks (:func:`_qp_view`).
+- The quoted-printable view: ``=XX`` of a byte, soft line breaks (:func:`_qp_view`), over
+  the text as written and over what the escape view decoded (quoted-printable inside a JSON
+  string, its soft break escaped as ``=\\r\\n``).
 - The number views (:func:`_number_view`): numbers standing in a list, hex (2 to 6 digits,
   bare or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``) or decimal, with
   any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
@@ -49,7 +51,8 @@ right inside a secret has that secret's start hidden too.
 
 Limits: a secret with fewer than 4 characters besides backslashes is found in escaped forms
 only whole; a secret's backslashes are not needed for a match in the escape view (its text
-without them, escaped, is hidden too).
+without them, escaped, is hidden too); a secret with a backslash before what reads as an
+escape (``a\\0001``) is not found quoted-printable inside a string literal with a soft break.
 """
 
 from __future__ import annotations
@@ -481,6 +484,7 @@ class _Needles:
         self.wide_bytes: set[str] = set()  # the escape view less NULs, bytes
         self.utf7: set[str] = set()
         self.qp: set[str] = set()
+        self.qp_escaped: set[str] = set()  # the quoted-printable view of the escape view
         self.numbers: set[str] = set()
         #: a secret has a backslash before what reads as an escape: read marks only too
         self.marks = any(_ESCAPE_TOKEN.search(value) for value in secrets if "\\" in value)
@@ -505,6 +509,9 @@ class _Needles:
             self.utf7.add(value)
             self.qp.add(utf8)
             _add(self.qp, _qp_view("=" + value).text(), -1)
+            # quoted-printable read through the escape view: no backslash, "+" for a blank
+            _add(self.qp_escaped, _unescaped(utf8), len(utf8))
+            _add(self.qp_escaped, _unescaped(_qp_view("=" + value).text()), -1)
             self.numbers |= _units(value)
 
 
@@ -577,6 +584,7 @@ class Redactor:
                 chars, raw = _escape_view(text, marks_only=True)
                 _find(_fold(chars.text()), needles.chars, chars.span, found)
                 _find(_fold(raw.text()), needles.bytes, raw.span, found)
+                _qp_inside(chars, needles.qp_escaped, found)
             chars, raw = _escape_view(text)
             decoded, decoded_raw = _fold(chars.text()), _fold(raw.text())
             _find(decoded, needles.chars, chars.span, found)
@@ -588,6 +596,7 @@ class Redactor:
                 if "\0" in units:  # UTF-16/32 text read as UTF-8: NULs between characters
                     squeezed = _squeezed(units, pattern)
                     _find(squeezed.text(), wide, _through(squeezed, stream), found)
+            _qp_inside(chars, needles.qp_escaped, found)
         if "+" in text:
             stream = _utf7_view(text)
             _find(stream.text(), needles.utf7, stream.span, found)
@@ -679,6 +688,15 @@ class Redactor:
             shown = json.dumps(value)
             return MASK if self.text(shown) != shown else value
         return value
+
+
+def _qp_inside(chars: _Stream, needles: set[str], found: list[tuple[int, int]]) -> None:
+    """Quoted-printable inside a string literal: the quoted-printable view of what the escape
+    view decoded (round 17: a soft break JSON-escaped as ``=\\r\\n`` in a tool's JSON)."""
+    decoded = chars.text()
+    if "=" in decoded:
+        inner = _qp_view(decoded)
+        _find(_fold(inner.text()), needles, _through(inner, chars), found)
 
 
 def _through(outer: _Stream, inner: _Stream) -> Callable[[int, int], tuple[int, int]]:

@@ -10,8 +10,9 @@ approves all, one pass runs.
 
 - ``qp-json``: an email tool returning a MIME body as JSON: the token quoted-printable with a
   soft line break after 40 characters, ``{"v": "tok=<S2[:40]>=\\r\\n<S2[40:]>"}``.
-  **Broke**: ``"stdout"`` in EXECUTION_LOG.md carries both halves in clear (the parsed value
-  is ``"tok***"``).
+  **Broke** (fixed since: the quoted-printable view reads the escape view's output too):
+  ``"stdout"`` in EXECUTION_LOG.md carried both halves in clear (the parsed value was
+  ``"tok***"``).
 - ``qp-raw`` (control): the same soft break on raw stdout (not inside JSON): held.
 - ``num-exp``: ``{"v": 4.8213957e7}`` (the PIN as a JSON number in exponent form).
   **Broke**: ``"stdout"`` keeps ``4.8213957e7``; the parsed value is ``"***"``.
@@ -71,9 +72,9 @@ BROKE = {
 }
 
 
-# round 17: all three broke; num-exp and num-shift fixed since (the redactor finds a numeric
-# secret in a number written with a point or an exponent); qp-json is open
-OPEN = {"qp-json"}
+# round 17: all three broke; all fixed since (a numeric secret in a number written with a
+# point or an exponent; quoted-printable read through the escape view)
+OPEN: set[str] = set()
 
 
 def _plan(tag: str) -> str:

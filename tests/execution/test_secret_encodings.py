@@ -264,7 +264,17 @@ TOKEN_FORMS: dict[str, Callable[[str], str]] = {
     "qp-all": lambda s: "".join(f"={b:02X}" for b in s.encode()),
     "qp-mixed": lambda s: quopri.encodestring(s.encode()).decode(),
     "utf7": lambda s: s.encode("utf-7").decode("ascii"),
+    # quoted-printable with a soft break, inside a JSON string (the break JSON-escaped)
+    "qp-soft-break-in-json": lambda s: json.dumps(_soft_broken(s)),
 }
+
+
+def _soft_broken(s: str) -> str:
+    """``s`` quoted-printable (printable ASCII as written), with a soft break midway."""
+    raw = s.encode()
+    qp = [chr(b) if 33 <= b <= 126 and b != 61 else f"={b:02X}" for b in raw]
+    half = len(qp) // 2
+    return "".join(qp[:half]) + "=\r\n" + "".join(qp[half:])
 
 
 @pytest.mark.parametrize("secret", [SECRET, ASTRAL], ids=["quotes", "astral"])
@@ -344,6 +354,8 @@ def test_random_secrets_in_every_token_encoding_are_hidden(
         return
     if form == "qp-mixed" and quopri.decodestring(encoded) != secret.encode():
         return  # quoted-printable rewrote its line breaks: not the secret any more
+    if form == "qp-soft-break-in-json" and Redactor([secret])._needles.marks:
+        return  # a backslash before what reads as an escape: a documented limit
     out = Redactor([secret]).text(f"out:{before}{encoded}{before}end")
     assert "***" in out, (encoded, out)
     assert encoded not in out

@@ -23,6 +23,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from tests.support import clifork
+
 AGENT = ("Agent", "agent@example.com")
 ALICE = ("Alice", "alice@example.com")
 BOB = ("Bob", "bob@ops.example.com")
@@ -201,15 +203,7 @@ class Lab:
     ) -> subprocess.CompletedProcess[str]:
         env = self.env()
         env["REC_LOG"] = str(self.log)
-        return subprocess.run(
-            [sys.executable, "-m", "controller", *args],
-            cwd=cwd or self.root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        return clifork.run(list(args), cwd=cwd or self.root, env=env, timeout=timeout)
 
     def run(self, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
         """One ``plangate run --once`` pass; with ``check`` it must exit 0 (the controller

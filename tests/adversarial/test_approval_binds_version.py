@@ -14,6 +14,7 @@ approval); the extra action and the new param never reach a tool.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -123,6 +124,10 @@ def _build_lab(root: Path) -> Lab:
     lab = Lab(root)
     rounds = max(len(steps) for steps in ATTACKS.values())
     for index in range(rounds):
+        if index:
+            # commit dates are in seconds: Alice's approval and the controller's re-freeze of
+            # the changed version must not share one (docs/threat-model.md, accepted limits)
+            time.sleep(1.05)
         for vid, steps in ATTACKS.items():
             if index < len(steps):
                 steps[index](lab, vid)

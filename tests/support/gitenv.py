@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,16 +68,16 @@ def run_cli(
     input: str | None = None,
     timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
-    """The real ``plangate`` command in a subprocess."""
-    return subprocess.run(
-        [sys.executable, "-m", "controller", *args],
-        cwd=cwd,
+    """The real ``plangate`` command in a process of its own (forked from a pre-imported
+    server: :mod:`tests.support.clifork`)."""
+    from tests.support import clifork
+
+    return clifork.run(
+        list(args),
+        cwd=cwd or os.getcwd(),
         env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
         input=input,
         timeout=timeout,
-        check=False,
     )
 
 

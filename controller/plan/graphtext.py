@@ -22,6 +22,7 @@ from typing import Any
 
 from controller.display import visible
 from controller.plan import graph
+from controller.plan.hashing import canonical_order
 
 #: What a failure does, in the graph's words (stop and skip change nothing in the drawing).
 _MODES = {"retry": "retry", "ask": "ask a human (pause awaiting_approval)"}
@@ -189,7 +190,8 @@ def expect_text(clause: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return visible(json.dumps(value, ensure_ascii=False))
+    """JSON of a value, its mappings in the hash's order: the order the tool gets them in."""
+    return visible(json.dumps(canonical_order(value), ensure_ascii=False))
 
 
 def guard_text(guard: Mapping[str, Any]) -> str:

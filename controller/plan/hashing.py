@@ -24,6 +24,24 @@ UNHASHED_PLAN_KEYS = ("status", "created")
 PREFIX = "sha256:"
 
 
+def key_order(key: str) -> bytes:
+    """A mapping key's place in RFC 8785 order: by UTF-16 code units."""
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def canonical_order(value: Any) -> Any:
+    """``value`` with every mapping's keys in RFC 8785 order, at every depth.
+
+    The hash does not see the order a plan writes keys in, so nothing that runs may see it
+    either: the resolver builds params in this order (round 18: two keys swapped after the
+    approval reached the tool swapped, in its argv JSON and on stdin)."""
+    if isinstance(value, dict):
+        return {k: canonical_order(value[k]) for k in sorted(value, key=key_order)}
+    if isinstance(value, list):
+        return [canonical_order(item) for item in value]
+    return value
+
+
 def hashed_view(document: dict[str, Any]) -> dict[str, Any]:
     """The part of a plan document that the hash covers."""
     view = {k: v for k, v in document.items() if k not in UNHASHED_TOP_LEVEL}

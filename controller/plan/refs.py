@@ -31,6 +31,7 @@ from controller.errors import (
     RefUnavailable,
     RefUnknown,
 )
+from controller.plan.hashing import canonical_order, key_order
 
 ROOTS = ("actions", "inputs", "plan", "approval", "secrets")
 PLAN_FIELDS = ("name", "task", "hash")
@@ -305,7 +306,8 @@ class _Budget:
 
 
 def resolve(params: Any, ctx: Context, max_chars: int | None = None) -> Any:
-    """A copy of ``params`` with every reference replaced by its value (single pass).
+    """A copy of ``params`` with every reference replaced by its value (single pass), each
+    mapping of the plan's own with its keys in RFC 8785 order (as the hash reads it).
 
     With ``max_chars`` (default: the context's), E_LIMIT_EXCEEDED as soon as the resolved
     values (strings, keys, JSON text of whole values) pass that many characters: nothing
@@ -324,7 +326,8 @@ def _resolve(params: Any, ctx: Context, budget: _Budget | None) -> Any:
     if isinstance(params, dict):
         if budget is not None:
             budget.charge(sum(len(key) for key in params))
-        return {key: _resolve(item, ctx, budget) for key, item in params.items()}
+        # keys in the hash's order: the order a plan writes them in is not approved
+        return {key: _resolve(params[key], ctx, budget) for key in sorted(params, key=key_order)}
     if isinstance(params, list):
         return [_resolve(item, ctx, budget) for item in params]
     return params
@@ -384,7 +387,9 @@ def lookup(ref: Ref, ctx: Context) -> Any:
         if ref.root == "secrets":
             return _lookup_secret(ref, ctx)
         source = {"inputs": ctx.inputs, "plan": ctx.plan, "approval": ctx.approval}[ref.root]
-        return follow(dict(source), ref.path)
+        value = follow(dict(source), ref.path)
+        # an input is plan text: its mappings in the hash's order, as params are
+        return canonical_order(value) if isinstance(value, dict | list) else value
     except LookupError as exc:
         raise RefUnavailable(f"{ref.text}: {exc.args[0]}") from None
 

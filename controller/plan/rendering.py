@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from controller.display import visible
 from controller.plan import graphtext
 from controller.plan.flows import describe_json
+from controller.plan.hashing import canonical_order
 
 if TYPE_CHECKING:
     from controller.plan.plans import LoadedPlan
@@ -337,7 +338,8 @@ def policy(action: dict[str, Any]) -> str:
 
 
 def _json(value: Any) -> str:
-    return visible(json.dumps(value, ensure_ascii=False))
+    """JSON of a value, its mappings in the hash's order: the order the tool gets them in."""
+    return visible(json.dumps(canonical_order(value), ensure_ascii=False))
 
 
 def _highlight(text: str, color: bool) -> str:
@@ -411,7 +413,11 @@ def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
         for action in view["actions"]:
             lines += [f"**[{action['id']}] {md_text(_callee(action))}**", ""]
             lines += md_code(
-                json.dumps(_md_detail(action, runs, verbosity), indent=2, ensure_ascii=False),
+                json.dumps(
+                    canonical_order(_md_detail(action, runs, verbosity)),
+                    indent=2,
+                    ensure_ascii=False,
+                ),
                 "json",
             )
             lines.append("")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import Problem
+from controller.errors import PlangateError, Problem
 from controller.plan import graph, refs
 
 if TYPE_CHECKING:
@@ -63,6 +63,39 @@ def _references(model: PlanDocument, built: graph.Graph | None) -> Iterator[Prob
         base: Where = ("actions", index)
         for where, value in _ref_sites(action, base):
             yield from refs.check_action_refs(action.id, value, symbols, where)
+            yield from _keys_with_refs(value, where)
+    for p_index, pre in enumerate(model.preconditions):
+        yield from _keys_with_refs(pre.params, ("preconditions", p_index, "params"))
+
+
+def _holds_ref(text: str) -> bool:
+    """Whether ``text`` holds reference syntax (``$<`` not written as ``$$<``), read as
+    the resolver reads it (a malformed reference counts)."""
+    if "$<" not in text:
+        return False
+    try:
+        return any(isinstance(part, refs.Ref) for part in refs.parse(text))
+    except PlangateError:
+        return True
+
+
+def _keys_with_refs(value: Any, where: Where) -> Iterator[Problem]:
+    """Mapping keys that read as references: keys are used as written, never resolved, so
+    a key like ``$<inputs.k>`` would look resolved to a reviewer and reach the tool as text
+    (round 18)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and _holds_ref(key):
+                yield Problem(
+                    "E_REF_INVALID",
+                    f"{key!r}: references are resolved in values, never in mapping keys; "
+                    "put the reference in a value",
+                    refs.format_path((*where, key)),
+                )
+            yield from _keys_with_refs(item, (*where, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _keys_with_refs(item, (*where, index))
 
 
 def _ref_sites(action: Action, base: Where) -> Iterator[tuple[Where, Any]]:
@@ -174,6 +207,14 @@ def expect_problems(clause: ExpectClause, base: Where) -> Iterator[Problem]:
                 refs.format_path((*at, "path")),
             )
         name, value = item.operator
+        for where, text in refs.walk_strings(value, (*at, name)):
+            if _holds_ref(text):
+                yield Problem(
+                    "E_REF_INVALID",
+                    f"{text!r}: references are not resolved in expect, which compares with "
+                    "the value as written; compare with a literal value",
+                    refs.format_path(where),
+                )
         if name == "matches" and not _is_iregexp(value):
             yield Problem(
                 "E_SCHEMA_INVALID",

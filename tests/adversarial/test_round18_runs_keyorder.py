@@ -116,20 +116,23 @@ def test_the_edits_keep_the_hash(lab: Lab) -> None:
         assert before == after, slug
 
 
+#: round 18: both broke (the tool got the keys in the order the file wrote them); fixed since:
+#: params are built in the hash's key order (RFC 8785), whatever order the file writes
+FOUND = {"ord-argv": R18, "ord-nested": R18}
+OPEN: set[str] = set()
+
+
 @pytest.mark.parametrize(
     "slug",
     [
         pytest.param(
-            "ord-argv",
-            id="ord-argv",
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=R18),
-        ),
-        pytest.param(
-            "ord-nested",
-            id="ord-nested",
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=R18),
-        ),
-        pytest.param("num", id="num"),
+            slug,
+            id=slug,
+            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=FOUND[slug])]
+            if slug in OPEN
+            else [],
+        )
+        for slug in ("ord-argv", "ord-nested", "num")
     ],
 )
 def test_the_tool_gets_the_approved_bytes(lab: Lab, slug: str) -> None:

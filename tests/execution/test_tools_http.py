@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
+from urllib.parse import parse_qs
 
 import pytest
 
@@ -113,6 +114,22 @@ def test_a_dot_segment_made_of_placeholders_and_template_is_refused(server: str)
 def test_get_sends_no_body(server: str) -> None:
     result = tool(server + "/get", method="GET").call({"a": 1}, ctx())
     assert result["status"] == 200 and Recorder.seen[-1]["body"] == b""
+
+
+def test_get_sends_the_params_no_placeholder_takes_as_its_query(server: str) -> None:
+    # round 18: they were dropped while show and the committed log listed them
+    params = {"id": "7", "limit": 5, "only_mine": True, "f": {"b": 1}, "q": "a b&c"}
+    tool(server + "/items/{id}?v=2", method="GET").call(params, ctx())
+    path = Recorder.seen[-1]["path"]
+    base, _, query = path.partition("?")
+    assert base == "/items/7" and Recorder.seen[-1]["body"] == b""
+    assert parse_qs(query) == {
+        "v": ["2"],
+        "limit": ["5"],
+        "only_mine": ["true"],
+        "f": ['{"b":1}'],
+        "q": ["a b&c"],
+    }
 
 
 @pytest.mark.parametrize(("status", "permanent"), [(404, True), (429, False), (503, False)])

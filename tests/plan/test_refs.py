@@ -185,3 +185,19 @@ def test_resolution_of_reference_free_data_is_identity_or_refuses(value: Any) ->
 def test_any_output_value_passes_through_unchanged(payload: Any) -> None:
     ctx = _ctx(outputs={1: {"ids": payload}})
     assert refs.resolve({"x": "$<actions[1].outputs.ids>"}, ctx) == {"x": payload}
+
+
+def test_params_and_inputs_reach_the_tool_in_the_hashs_key_order() -> None:
+    # the hash (RFC 8785) does not see the order a plan writes keys in: neither may the tool
+    ctx = refs.Context(inputs={"cfg": {"zeta": 1, "alpha": {"y": 2, "b": 3}}})
+    params = {"steps": {"second": "backup", "first": "delete"}, "cfg": "$<inputs.cfg>", "a": 0}
+    resolved = refs.resolve(params, ctx)
+    assert list(resolved) == ["a", "cfg", "steps"]
+    assert list(resolved["steps"]) == ["first", "second"]
+    assert list(resolved["cfg"]) == ["alpha", "zeta"] and list(resolved["cfg"]["alpha"]) == [
+        "b",
+        "y",
+    ]
+    # RFC 8785 orders by UTF-16 code units: an astral character (a surrogate pair, D83D..)
+    # before U+FF61, the other way round from code points
+    assert list(refs.resolve({"\uff61": 2, "\U0001f600": 1}, ctx)) == ["\U0001f600", "\uff61"]

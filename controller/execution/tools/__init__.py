@@ -153,6 +153,11 @@ def param_text(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def placeholder_names(template: str) -> set[str]:
+    """The param names a template's ``{name}`` placeholders take."""
+    return set(_PLACEHOLDER.findall(template))
+
+
 def fill_placeholders(template: str, params: Mapping[str, Any], quote: Any = None) -> str:
     """``template`` with each ``{name}`` replaced by that param's text (``quote``-d if given)."""
 

@@ -2,7 +2,9 @@
 
 ``{param}`` placeholders in the URL are filled with the param's text, URL-encoded, dots too
 (a ``/``, ``?`` or ``..`` in a value cannot change the path or add a query). The params
-object is the JSON body (except for GET and HEAD, which carry no body). Headers: the
+object is the JSON body; GET and HEAD carry no body, so their params that no placeholder
+takes go in the query string, each as its text (a string as is, anything else as compact
+JSON): every param the log records reaches the server (round 18). Headers: the
 catalog's ``headers`` and ``Idempotency-Key``. Redirects are not followed: a tool does what
 its URL says.
 
@@ -18,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from controller.errors import ParamsInvalid, ToolTimeout
-from controller.execution.tools import ToolError, cut, fill_placeholders, strict_json
+from controller.execution.tools import (
+    ToolError,
+    cut,
+    fill_placeholders,
+    param_text,
+    placeholder_names,
+    strict_json,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -52,12 +61,20 @@ class HttpTool:
             )
         return url
 
+    def query(self, params: dict[str, Any]) -> dict[str, str]:
+        """A GET's or HEAD's query: each param no URL placeholder takes, as its text."""
+        assert self.spec.url
+        taken = placeholder_names(self.spec.url)
+        return {name: param_text(value) for name, value in params.items() if name not in taken}
+
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
         import httpx
 
         url = self.url(params)
-        headers = {**self.spec.headers, "Idempotency-Key": ctx.idempotency_key}
         body = None if self.method in _NO_BODY else params
+        if body is None and (query := self.query(params)):  # after the catalog's own query
+            url = str(httpx.URL(url).copy_merge_params(query))
+        headers = {**self.spec.headers, "Idempotency-Key": ctx.idempotency_key}
         try:
             with httpx.Client(timeout=ctx.timeout, follow_redirects=False) as client:
                 deadline = time.monotonic() + ctx.timeout

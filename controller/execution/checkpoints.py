@@ -35,6 +35,13 @@ if TYPE_CHECKING:
 CHECKPOINT_SHARE = 10
 #: Output values longer than this (as JSON) are shown cut in PLAN.yml; the log has them whole.
 STATE_VALUE_CHARS = 200
+#: What the params and result blocks of one EXECUTION_LOG.md hold together, at most: each
+#: block is cut at ``limits.max_result_bytes`` or at its share of this, the smaller (round
+#: 18: 20 actions printing 70 KB each committed a 1.3 MB log), so the whole log stays under
+#: 1 MiB for a plan within the default limits.
+LOG_BLOCKS_BYTES = 640 * 1024
+#: No block is cut shorter than this.
+MIN_BLOCK_BYTES = 512
 
 
 class Checkpoints:
@@ -69,6 +76,7 @@ class Checkpoints:
         self.lock = lock
         self.log = log
         self.nested = nested if nested is not None else {}
+        self._limit: int | None = None
         self.interval = config.execution.checkpoint_interval
         self.last = 0.0
         self.cost = 0.0
@@ -195,6 +203,17 @@ class Checkpoints:
         )
         return logbook.render(header, sections, graph=graph, plan_checks=checks)
 
+    def _block_limit(self) -> int:
+        """Where each params or result block of the log is cut: ``max_result_bytes``, or the
+        block's share of :data:`LOG_BLOCKS_BYTES` among every step that may run (actions,
+        fallback steps, nested plans' actions), the smaller."""
+        if self._limit is None:
+            plans_run = [self.model, *self.nested.values()]
+            steps = sum(1 + len(a.fallback) for doc in plans_run for a in doc.actions)
+            share = max(MIN_BLOCK_BYTES, LOG_BLOCKS_BYTES // (2 * max(1, steps)))
+            self._limit = min(self.config.limits.max_result_bytes, share)
+        return self._limit
+
     def _view(self, rec: ActionRecord | None) -> logbook.ActionView:
         if rec is None:
             return logbook.ActionView()
@@ -209,7 +228,7 @@ class Checkpoints:
         pending = rec is None and not any(self._ran(k) for k in self._inner_keys(action))
         if pending and action.id in self._pending_sections:
             return self._pending_sections[action.id]
-        limit = self.config.limits.max_result_bytes
+        limit = self._block_limit()
         text = logbook.render_action(action, self._view(rec), limit)
         child = self.nested.get(action.id)
         for inner in child.actions if child is not None else ():

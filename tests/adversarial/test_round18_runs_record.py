@@ -133,19 +133,23 @@ def test_the_honest_plan_ran_once_in_the_same_pass(lab: Lab) -> None:
     assert len(lab.calls("zz")) == 1
 
 
+#: round 18: ``many`` broke (a 1.3 MB log); fixed since: the log's params and result blocks
+#: share a budget (execution/checkpoints.py, LOG_BLOCKS_BYTES)
+FOUND = {"many": "round 18: the controller commits an EXECUTION_LOG.md over 1 MiB"}
+OPEN: set[str] = set()
+
+
 @pytest.mark.parametrize(
     "slug",
     [
         pytest.param(
-            "many",
-            id="many",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="round 18: the controller commits an EXECUTION_LOG.md over 1 MiB",
-            ),
-        ),
-        pytest.param("amplified", id="amplified"),
+            slug,
+            id=slug,
+            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=FOUND[slug])]
+            if slug in OPEN
+            else [],
+        )
+        for slug in ("many", "amplified")
     ],
 )
 def test_nothing_the_controller_commits_is_over_a_mib(lab: Lab, slug: str) -> None:

@@ -25,6 +25,11 @@ plain address; one approval needed):
 - ``co-dot``: the agent commits the plan with ``Co-authored-by: Alice <alice@example。com>``.
 - ``committer-dot``: the plan commit is authored by the agent, committed as ``alice@example。com``.
 - ``plain``: Alice writes as ``alice@example.com`` (a control of the defence).
+- ``pin-dot``: Alice writes a library ``plans/pin-dot-lib`` (``draft``) as
+  ``alice@example。com``; the agent's parent ``plans/pin-dot`` pins it; Alice approves the
+  parent (the pinned version's writers are the parent's).
+- ``gate-dot``: Alice writes a gated plan as ``alice@example。com``; Bob approves the start
+  (action 1 runs, the plan pauses); Alice approves the gate (tag ``gate-dot-gated``).
 
 Defence: the writer's approval is ``E_SELF_APPROVAL`` and ``rec`` never runs for the tag.
 
@@ -38,6 +43,8 @@ Defence: one person, one vote: the plan stays partial and never runs.
 
 Results: ``dot3002``, ``dotff61``, ``route``, ``alabel``, ``ulabel``, ``co-dot`` and
 ``committer-dot`` BROKE (the writer's own approval started the plan and ``rec`` ran);
+``pin-dot`` BROKE (Alice's approval of the parent ran her pinned library's action) and
+``gate-dot`` BROKE (her gate approval ran the gated action);
 ``q-idna`` BROKE (Dora's two spellings were recorded as two approvals and the plan ran).
 ``dotff0e`` and ``plain`` held (``E_SELF_APPROVAL``); ``q-dot`` held (the dotted spelling
 matches no approver glob: ``E_APPROVER_NOT_ALLOWED``).
@@ -70,6 +77,34 @@ SELF = {
     "committer-dot": (AGENT, ALICE),
     "plain": (ALICE, ALICE),
 }
+LIB = """\
+plan:
+  name: "lib"
+  task: "a plan meant to be nested"
+  status: draft
+available_tools:
+  - name: rec
+actions:
+  - id: 1
+    tool: rec
+    why: "the library's step"
+    params:
+      tag: "pin-dot"
+"""
+PIN = """\
+  - id: 2
+    plan: {{path: plans/pin-dot-lib, hash: "{pin}"}}
+    why: "run the library"
+"""
+GATE = """\
+  - id: 2
+    tool: rec
+    why: "after a second look"
+    requires_approval: true
+    params:
+      tag: "gate-dot-gated"
+"""
+DOTTED = ("Alice", "alice@example\u3002com")
 QUORUM = {"q-idna": (DORA_U, DORA_A), "q-dot": (BOB, ("Bob", "bob@ops.example\u3002com"))}
 _WHY = "round 18: an address spelled with its domain's IDNA forms (U+3002/U+FF61 dots, A-label vs U-label) or RFC 5322's obsolete route is not reduced to the mailbox"
 BROKEN = {
@@ -83,6 +118,8 @@ BROKEN = {
         "co-dot",
         "committer-dot",
         "q-idna",
+        "pin-dot",
+        "gate-dot",
     )
 }
 
@@ -116,6 +153,12 @@ def _build(root: Path) -> Lab:
                 lab.extra_env = {}
         else:
             lab.commit(f"add {vid}", writer)
+    lab.write("pin-dot-lib", LIB)
+    lab.write("gate-dot", plan_text("gate-dot", extra_actions=GATE))
+    lab.commit("alice writes a library and a gated plan", DOTTED)
+    pin = lab.cli("hash", str(lab.repo / "plans" / "pin-dot-lib")).stdout.strip()
+    assert pin.startswith("sha256:"), pin
+    lab.write("pin-dot", plan_text("pin-dot-parent", extra_actions=PIN.format(pin=pin)))
     lab.write("ctl", plan_text("ctl"))
     for vid in [*QUORUM, "q-ctl"]:
         lab.write(f"two/{vid}", plan_text(vid))
@@ -124,6 +167,8 @@ def _build(root: Path) -> Lab:
     for vid, (_, approver) in SELF.items():
         lab.approve(vid, approver)
     lab.approve("ctl", ALICE)
+    lab.approve("pin-dot", ALICE)
+    lab.approve("gate-dot", BOB)
     for vid, (first, _) in QUORUM.items():
         lab.approve(f"two/{vid}", first)
     lab.approve("two/q-ctl", BOB)
@@ -131,6 +176,7 @@ def _build(root: Path) -> Lab:
     for vid, (_, second) in QUORUM.items():
         lab.approve(f"two/{vid}", second)
     lab.approve("two/q-ctl", CAROL)
+    lab.approve("gate-dot", ALICE)  # the gate
     lab.run()
     return lab
 
@@ -149,6 +195,17 @@ def test_controls_run_once(lab: Lab) -> None:
 def test_a_writer_under_another_spelling_cannot_approve(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
+
+
+@pytest.mark.parametrize(
+    "vid,tag",
+    [
+        pytest.param("pin-dot", "pin-dot", id="pin-dot", marks=BROKEN.get("pin-dot", [])),
+        pytest.param("gate-dot", "gate-dot-gated", id="gate-dot", marks=BROKEN.get("gate-dot", [])),
+    ],
+)
+def test_a_dotted_writer_cannot_approve_a_pin_or_a_gate(lab: Lab, vid: str, tag: str) -> None:
+    assert lab.calls(tag) == [], lab.codes(vid)
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in QUORUM])

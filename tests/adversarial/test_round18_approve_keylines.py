@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 18, who may make a plan run: one signing key listed on several ``allowed_signers``
 lines casts several quorum votes.
 

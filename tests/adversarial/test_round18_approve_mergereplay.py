@@ -11,7 +11,8 @@ original merge's author, author date and message, on whatever second parent the 
 merge Alice made once becomes, written by the agent's own git, a new merge authored by Alice
 whose second parent is the agent's branch setting ``status: approved``.
 
-Config: the bench's (one approval; approvers Alice and ``*@ops.example.com``).
+Config: the bench's (one approval; approvers Alice and ``*@ops.example.com``), plus
+``plans/two/**`` needs two approvals.
 
 1. The agent adds ``first``, ``other``, ``any`` and ``ctl``; the controller freezes them.
 2. Alice merges (``--no-ff``) the agent's review branch that sets ``first`` approved: it runs
@@ -31,7 +32,8 @@ Defence: the replayed merge is ``E_APPROVAL_REPLAYED`` (or refused otherwise) an
 the plan runs. Control: ``ctl``, approved by a real merge Alice makes at the end, runs once;
 ``first`` ran once on Alice's real merge.
 
-Results: ``other``, ``any`` and ``other-c`` BROKE: the controller took each re-created merge as Alice's
+Results: all five BROKE (``other``, ``any``, ``other-c``, ``gate``: ``gate-gated`` ran on the
+replayed "gate approval by alice", ``two/quorum``: started on Bob's and the replayed vote). The controller took each re-created merge as Alice's
 approval request (``approval request (approve) by alice@example.com``), started the plan and
 ``rec`` ran; the merge's author date (before the plans' controller commits) did not matter,
 as merges are exempt from the date rule. (An ``identity: committer`` controller would read the
@@ -44,10 +46,27 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
 
-VIDS = ["other", "any", "other-c"]
+VIDS = ["other", "any", "other-c", "gate", "two/quorum"]
+#: the tag whose rec call shows the replay counted
+TAG = {
+    "other": "other",
+    "any": "any",
+    "other-c": "other-c",
+    "gate": "gate-gated",
+    "two/quorum": "quorum",
+}
+RULE = "rules:\n  - match: {paths: ['plans/two/**']}\n    require: [{count: 2}]\n"
+GATE = """\
+  - id: 2
+    tool: rec
+    why: "after a second look"
+    requires_approval: true
+    params:
+      tag: "gate-gated"
+"""
 _WHY = "round 18: an approver's merge re-created by git rebase -r (merge -C) onto the agent's branch approves plans she never saw: merges are exempt from the date rule"
 BROKEN = {v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY) for v in VIDS}
 
@@ -65,9 +84,9 @@ def _replay(lab: Lab, slug: str, merge: str) -> None:
     tip = lab.head()
     lab.git("checkout", "-q", "-b", f"replay-{slug}")
     lab.approve(slug, AGENT, message=f"set {slug} approved")
-    branch = lab.head()
+    branch = lab.head()  # (a slug with "/" makes a nested branch name: fine for git)
     lab.git("checkout", "-q", "main")
-    todo = lab.root / f"todo-{slug}"
+    todo = lab.root / f"todo-{slug.replace('/', '-')}"
     todo.write_text(f"reset {branch}\nlabel b\nreset {tip}\nmerge -C {merge} b\n")
     lab.extra_env = {
         "GIT_SEQUENCE_EDITOR": f"cp {todo}",
@@ -97,9 +116,11 @@ def _commit_c(lab: Lab, slug: str, merge: str) -> None:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for vid in [*VIDS, "first", "ctl"]:
+    lab = Lab(root, approval=RULE)
+    for vid in ["other", "any", "other-c", "first", "ctl"]:
         lab.write(vid, plan_text(vid))
+    lab.write("gate", plan_text("gate", extra_actions=GATE))
+    lab.write("two/quorum", plan_text("quorum"))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
     merge_first = _pr_merge(lab, "first", "review-first")
@@ -110,7 +131,9 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--no-ff", "--no-edit", "docs", who=ALICE)
     merge_docs = lab.head()
-    lab.run()  # first runs
+    lab.approve("gate", BOB)
+    lab.approve("two/quorum", BOB)
+    lab.run()  # first runs; gate pauses; quorum is partial
     time.sleep(1.1)  # the replay's author date is strictly older than every later commit
     lab.write("later", plan_text("later"))
     lab.commit("agent adds later", AGENT)
@@ -119,6 +142,8 @@ def _build(root: Path) -> Lab:
     _replay(lab, "other", merge_first)
     _replay(lab, "any", merge_docs)
     _commit_c(lab, "other-c", merge_first)
+    _replay(lab, "gate", merge_docs)
+    _replay(lab, "two/quorum", merge_docs)
     _pr_merge(lab, "ctl", "review-ctl")
     lab.run()
     return lab
@@ -130,11 +155,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def test_controls_run_once(lab: Lab) -> None:
+    assert len(lab.calls("gate")) == 1, lab.codes("gate")
     assert len(lab.calls("ctl")) == 1, lab.codes("ctl")
     assert len(lab.calls("first")) == 1, lab.codes("first")
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])
 def test_a_replayed_merge_approves_nothing(lab: Lab, vid: str) -> None:
-    assert lab.calls(vid) == [], lab.codes(vid)
-    assert not lab.started(vid), lab.codes(vid)
+    assert lab.calls(TAG[vid]) == [], lab.codes(vid)
+    if vid != "gate":  # the gate's plan started on Bob's real approval
+        assert not lab.started(vid), lab.codes(vid)

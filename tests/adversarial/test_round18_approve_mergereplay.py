@@ -36,7 +36,9 @@ Results: all five BROKE (``other``, ``any``, ``other-c``, ``gate``: ``gate-gated
 replayed "gate approval by alice", ``two/quorum``: started on Bob's and the replayed vote). The controller took each re-created merge as Alice's
 approval request (``approval request (approve) by alice@example.com``), started the plan and
 ``rec`` ran; the merge's author date (before the plans' controller commits) did not matter,
-as merges are exempt from the date rule. (An ``identity: committer`` controller would read the
+as merges are exempt from the date rule. ``veto`` BROKE too: the replayed merge counted as
+Alice's rejection (``alice@example.com set status rejected``), the plan is ``rejected`` and
+Bob's later approval is ignored (``E_ILLEGAL_TRANSITION``). (An ``identity: committer`` controller would read the
 agent as the approver.)
 """
 
@@ -46,7 +48,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["other", "any", "other-c", "gate", "two/quorum"]
@@ -80,10 +82,11 @@ def _pr_merge(lab: Lab, slug: str, branch: str) -> str:
     return lab.head()
 
 
-def _replay(lab: Lab, slug: str, merge: str) -> None:
+def _replay(lab: Lab, slug: str, merge: str, status: str = "approved") -> None:
     tip = lab.head()
     lab.git("checkout", "-q", "-b", f"replay-{slug}")
-    lab.approve(slug, AGENT, message=f"set {slug} approved")
+    lab.set_status(slug, status)
+    lab.commit(f"set {slug} {status}", AGENT)
     branch = lab.head()  # (a slug with "/" makes a nested branch name: fine for git)
     lab.git("checkout", "-q", "main")
     todo = lab.root / f"todo-{slug.replace('/', '-')}"
@@ -122,6 +125,9 @@ def _build(root: Path) -> Lab:
     lab.write("gate", plan_text("gate", extra_actions=GATE))
     lab.write("two/quorum", plan_text("quorum"))
     lab.commit("agent adds plans", AGENT)
+    lab.write("veto", plan_text("veto"))
+    lab.commit("carol writes veto", CAROL)
+    lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
     merge_first = _pr_merge(lab, "first", "review-first")
     lab.git("checkout", "-q", "-b", "docs")
@@ -144,6 +150,9 @@ def _build(root: Path) -> Lab:
     _commit_c(lab, "other-c", merge_first)
     _replay(lab, "gate", merge_docs)
     _replay(lab, "two/quorum", merge_docs)
+    _replay(lab, "veto", merge_docs, status="rejected")
+    lab.run()
+    lab.approve("veto", BOB)
     _pr_merge(lab, "ctl", "review-ctl")
     lab.run()
     return lab
@@ -158,6 +167,13 @@ def test_controls_run_once(lab: Lab) -> None:
     assert len(lab.calls("gate")) == 1, lab.codes("gate")
     assert len(lab.calls("ctl")) == 1, lab.codes("ctl")
     assert len(lab.calls("first")) == 1, lab.codes("first")
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason=_WHY.replace("approves plans", "rejects plans")
+)
+def test_a_replayed_merge_withdraws_nothing(lab: Lab) -> None:
+    assert len(lab.calls("veto")) == 1, lab.codes("veto")
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])

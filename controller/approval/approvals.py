@@ -98,7 +98,9 @@ def normalize_identity(email: str) -> str:
     (``<alice@example.com>``, ``alice@example.com.``), and RFC 5322's spellings of one
     addr-spec reduced to it: comments, folding white space, quotes and quoted pairs are no
     part of the mailbox (``alice(work)@example.com``, ``"alice"@example.com`` and
-    ``al\\ice@example.com`` are ``alice@example.com``). Reducing more spellings to one
+    ``al\\ice@example.com`` are ``alice@example.com``), a source route dropped
+    (``@relay.example:alice@example.com``), and the domain's IDNA spellings made one
+    (:func:`_domain_spelled_once`). Reducing more spellings to one
     person is the safe direction everywhere: one person's approvals count once and never as
     someone else's, and an author is recognised under any spelling of her mailbox. What
     still is no plain address afterwards (a quoted local part with a blank in it) is refused
@@ -107,8 +109,38 @@ def normalize_identity(email: str) -> str:
     text = HIDDEN.sub("", unicodedata.normalize("NFKC", email))  # invisible: no part of it
     if _SPECIAL.search(text):
         text = _addr_spec(text)
-    text = text.strip(_CRUD)
-    return unicodedata.normalize("NFKC", text.casefold())
+    text = _ROUTE.sub("", text.strip(_CRUD))
+    return _domain_spelled_once(unicodedata.normalize("NFKC", text.casefold()))
+
+
+#: RFC 5322's obsolete source route before an address (``@relay.example:alice@example.com``).
+_ROUTE = re.compile(r"^@[^:@]*(?:,@[^:@]*)*:")
+#: The dots IDNA (UTS 46) maps to a full stop that NFKC keeps (U+FF61 becomes U+3002).
+_IDEOGRAPHIC_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def _domain_spelled_once(address: str) -> str:
+    """The domain of an address in one spelling: IDNA's dots as ``.`` and each ``xn--``
+    label (an A-label) as the Unicode it encodes (U-label), so ``dora@xn--bcher-kva.example``
+    and ``dora@bücher.example``, or ``alice@example。com`` and ``alice@example.com``, are
+    one mailbox (round 18). A label that is no valid punycode stays as written."""
+    local, at, domain = address.rpartition("@")
+    if not at:
+        return address
+    domain = domain.translate(_IDEOGRAPHIC_DOTS)
+    if "xn--" in domain:
+        domain = ".".join(_u_label(label) for label in domain.split("."))
+    return f"{local}@{domain}"
+
+
+def _u_label(label: str) -> str:
+    if not label.startswith("xn--"):
+        return label
+    try:
+        decoded = label[4:].encode("ascii").decode("punycode")
+    except (UnicodeError, ValueError):
+        return label
+    return unicodedata.normalize("NFKC", decoded.casefold())
 
 
 #: What only RFC 5322's other spellings of an address contain: comments, quotes, quoted
@@ -394,7 +426,9 @@ def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: 
             f"{request.commit[:12]} repeats the approval {request.replay_of[:12]} (same author, "
             "time and subject): an approval counts once, in the commit that made it",
         )
-    if request.merge or request.author_time is None or request.version_since is None:
+    # a merge too (round 18: ``merge -C`` or ``rebase -r`` rebuilds an approver's old merge
+    # with her author and date over an agent's branch): a merge is written after its parents
+    if request.author_time is None or request.version_since is None:
         return None
     if request.author_time < request.version_since:
         return (

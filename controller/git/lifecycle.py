@@ -388,25 +388,18 @@ class Lifecycle(IndexStore):
         self._uncapped.add(state.plan_id)
 
     def _seen_approval(self, record: CommitRecord, plan_id: str, made_for: str) -> str | None:
-        """The commit that already made this approval of ``plan_id`` for another version or
-        another pause (``made_for``: plan, hash, the date the version or pause began), if
-        another commit did: git keeps a commit's author, author date and subject through
-        cherry-pick, ``am`` and rebase, so a second commit with all three is that approval
-        brought back (a clock that runs fast would otherwise let it follow a version or
-        pause made after it: round 6), when its committer date moved as git's replays move
-        it. A second vote in the same second for the same version
-        and pause is the same approval (it counts once anyway). The identities are kept for
-        good (a rewrite does not make the index forget them)."""
-        key = hashlib.sha256(
-            "\0".join(
-                (
-                    approvals.normalize_identity(record.author.email),
-                    str(record.author_time),
-                    record.subject,
-                    plan_id,
-                )
-            ).encode("utf-8", "surrogateescape")
-        ).hexdigest()
+        """The commit that already made this approval for another plan, version or pause
+        (``made_for``: plan, hash, the date the version or pause began), if another commit
+        did: git keeps a commit's author, author date and subject through cherry-pick,
+        ``am``, rebase and ``merge -C``/``rebase -r`` (a merge re-created), so a second
+        commit with all three is that approval brought back (a clock that runs fast would
+        otherwise let it follow a version or pause made after it: round 6), when its
+        committer date moved as git's replays move it. The identity names no plan: Alice's
+        merge approving one plan, re-created by an agent over a branch approving another,
+        is hers for the first only (round 18). A second vote in the same second for the
+        same version and pause is the same approval (it counts once anyway). The
+        identities are kept for good (a rewrite does not make the index forget them)."""
+        key = _approval_identity(record)
         made = hashlib.sha256(made_for.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         seen = self.approval_ids.get(key)
         if seen is None:
@@ -415,10 +408,15 @@ class Lifecycle(IndexStore):
         sha, _, seen_for = seen.partition(" ")
         if sha == record.sha or seen_for == made:
             return None
-        # git gives a brought-back commit a new committer date; a fresh commit whose author
-        # and committer dates agree is a new approval that happens to share a second and a
-        # subject with an earlier one (a gate approved in the second its plan was)
-        return sha if record.commit_time != record.author_time else None
+        return sha if _brought_back(record) else None
+
+    def _replayed(self, record: CommitRecord) -> str | None:
+        """The approval ``record`` brings back (see :meth:`_seen_approval`), for a commit
+        that withdraws: an approver's merge or approval re-created over an agent's branch
+        that sets ``rejected`` or ``aborted`` is not her withdrawal (round 18)."""
+        seen = self.approval_ids.get(_approval_identity(record))
+        sha = seen.partition(" ")[0] if seen else None
+        return sha if sha and sha != record.sha and _brought_back(record) else None
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
         known = self.authors.get(plan_hash, frozenset())
@@ -732,6 +730,16 @@ class Lifecycle(IndexStore):
             state.note(text)
             self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
             return
+        replayed = self._replayed(record) if withdraw else None
+        if replayed is not None:
+            text = (
+                f"E_APPROVAL_REPLAYED: {who} set status {new.status} in {record.sha[:12]}, a "
+                f"commit that re-creates {replayed[:12]} (same author, time and subject): "
+                "not a withdrawal of this plan; ignored"
+            )
+            state.note(text)
+            self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
+            return
         if withdraw and state.status in NEVER_STARTED:
             withdrawn_as = "aborted" if transition is Transition.ABORT else str(new.status)
             self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as)
@@ -874,6 +882,26 @@ def _named_plans(record: CommitRecord, plans_dir: str) -> list[tuple[str, str | 
         elif key == "plan-hash" and named and named[-1][1] is None and value != "none":
             named[-1] = (named[-1][0], value)
     return named
+
+
+def _approval_identity(record: CommitRecord) -> str:
+    """What git keeps of a commit through every replay: its author, author date, subject."""
+    return hashlib.sha256(
+        "\0".join(
+            (
+                approvals.normalize_identity(record.author.email),
+                str(record.author_time),
+                record.subject,
+            )
+        ).encode("utf-8", "surrogateescape")
+    ).hexdigest()
+
+
+def _brought_back(record: CommitRecord) -> bool:
+    """git gives a brought-back commit a new committer date; a fresh commit whose author
+    and committer dates agree is a new one that happens to share a second and a subject
+    with an earlier one (a gate approved in the second its plan was)."""
+    return record.commit_time != record.author_time
 
 
 def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | None, str | None]:

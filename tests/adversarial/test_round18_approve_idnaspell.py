@@ -107,7 +107,9 @@ GATE = """\
 DOTTED = ("Alice", "alice@example\u3002com")
 QUORUM = {"q-idna": (DORA_U, DORA_A), "q-dot": (BOB, ("Bob", "bob@ops.example\u3002com"))}
 _WHY = "round 18: an address spelled with its domain's IDNA forms (U+3002/U+FF61 dots, A-label vs U-label) or RFC 5322's obsolete route is not reduced to the mailbox"
-BROKEN = {
+#: round 18: all of these broke; fixed since (an address's domain in one spelling: IDNA's
+#: dots, A-labels as U-labels; a source route dropped), so no marker is left
+FOUND = {
     v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY)
     for v in (
         "dot3002",
@@ -122,6 +124,7 @@ BROKEN = {
         "gate-dot",
     )
 }
+BROKEN: dict[str, object] = {}
 
 
 def _build(root: Path) -> Lab:

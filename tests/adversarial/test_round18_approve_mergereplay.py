@@ -70,7 +70,18 @@ GATE = """\
       tag: "gate-gated"
 """
 _WHY = "round 18: an approver's merge re-created by git rebase -r (merge -C) onto the agent's branch approves plans she never saw: merges are exempt from the date rule"
-BROKEN = {v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY) for v in VIDS}
+#: round 18: all six broke. Fixed since: an approval identity (author, author date, subject)
+#: names no plan, so Alice's merge approving ``first`` re-created for another plan is a
+#: replay, for a withdrawal too, and a merge is held to the date rule. Accepted: ``any``,
+#: her docs merge, approved nothing, so the controller never recorded its identity; a merge
+#: re-created from it is a commit made under her name by the agent's git: forged authorship,
+#: closed by require_signed, identity: committer or branch protection (docs/threat-model.md)
+FOUND = {v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY) for v in VIDS}
+_ACCEPTED = (
+    "accepted (round 18): a merge re-created from an approver's merge that approved nothing "
+    "is forged authorship (docs/threat-model.md, Accepted limits)"
+)
+BROKEN = {"any": pytest.mark.xfail(strict=True, raises=AssertionError, reason=_ACCEPTED)}
 
 
 def _pr_merge(lab: Lab, slug: str, branch: str) -> str:
@@ -169,9 +180,6 @@ def test_controls_run_once(lab: Lab) -> None:
     assert len(lab.calls("first")) == 1, lab.codes("first")
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason=_WHY.replace("approves plans", "rejects plans")
-)
 def test_a_replayed_merge_withdraws_nothing(lab: Lab) -> None:
     assert len(lab.calls("veto")) == 1, lab.codes("veto")
 

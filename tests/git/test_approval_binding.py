@@ -64,7 +64,10 @@ def test_an_approval_brought_back_for_another_version_is_a_replay() -> None:
         assert index._seen_approval(_approval("3", 100, 700), "plans/a", "v2") == "1" * 40
         # a fresh commit in the same second with the same subject (a gate approved at once)
         assert index._seen_approval(_approval("4", 100, 100), "plans/a", "v2") is None
-        # another plan's approval with the same identity is that plan's own
-        assert index._seen_approval(_approval("5", 100, 700), "plans/b", "v2") is None
+        # brought back for another plan (a merge re-created by ``merge -C`` or ``rebase -r``
+        # over the agent's branch): a replay too (round 18)
+        assert index._seen_approval(_approval("5", 100, 700), "plans/b", "v2") == "1" * 40
+        # a fresh commit for another plan in the same second, with the same subject: its own
+        assert index._seen_approval(_approval("6", 100, 100), "plans/b", "v3") is None
     finally:
         index.close()

@@ -1,7 +1,7 @@
 """Round 13, who may make a plan run: ``max_age`` (SPEC §5: "the plan was frozen no longer ago
 than that") dodged by bringing a stale frozen version back under a path, with honest clocks.
 
-Config: ``max_age: 3`` (seconds). The controller freezes every plan at T0; the lab waits 3.5 s.
+Config: ``max_age: 3`` (seconds). The controller freezes every plan at T0; the lab waits 4.5 s.
 
 - ``readd``: the agent deletes the plan (a pass sees it gone) and commits the same bytes (the
   controller's frozen block of T0) again; Alice approves. The version was frozen by the
@@ -55,7 +55,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent adds plans", AGENT)
     lab.run()  # T0: frozen
     stale = lab.read("readd")
-    time.sleep(3.5)
+    time.sleep(4.5)  # commit times are whole seconds: 4.5 s apart is at least 4 > max_age
     lab.git("rm", "-q", "-r", "plans/readd")
     lab.commit("agent deletes readd", AGENT)
     lab.run()

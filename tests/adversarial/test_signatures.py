@@ -154,4 +154,7 @@ BROKEN: dict[str, object] = {}
 @pytest.mark.parametrize("vid", cases(list(ATTACKS), list(ATTACKS), BROKEN))
 def test_only_the_approvers_own_key_approves(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], "the plan ran"
-    assert lab.refusal(vid) in CODES, lab.codes(vid)
+    # an approval moved onto another plan is also the approval of its source brought back
+    # (round 18: an approval's identity names no plan), when git gave it a later date
+    codes = CODES | {"E_APPROVAL_REPLAYED"} if vid == "signed-approval-moved" else CODES
+    assert lab.refusal(vid) in codes, lab.codes(vid)

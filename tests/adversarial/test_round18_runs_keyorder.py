@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab
+from advkit import AGENT, ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 APPROVED = 'steps: {first: "delete", second: "backup"}'
@@ -119,21 +119,11 @@ def test_the_edits_keep_the_hash(lab: Lab) -> None:
 #: round 18: both broke (the tool got the keys in the order the file wrote them); fixed since:
 #: params are built in the hash's key order (RFC 8785), whatever order the file writes
 FOUND = {"ord-argv": R18, "ord-nested": R18}
-OPEN: set[str] = set()
+BROKEN: dict[str, object] = {}  # every FOUND variant holds now
 
 
 @pytest.mark.parametrize(
-    "slug",
-    [
-        pytest.param(
-            slug,
-            id=slug,
-            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=FOUND[slug])]
-            if slug in OPEN
-            else [],
-        )
-        for slug in ("ord-argv", "ord-nested", "num")
-    ],
+    "slug", cases(["ord-argv", "ord-nested", "num"], ["ord-argv", "ord-nested", "num"], BROKEN)
 )
 def test_the_tool_gets_the_approved_bytes(lab: Lab, slug: str) -> None:
     calls = lab.calls(slug)

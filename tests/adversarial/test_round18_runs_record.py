@@ -41,7 +41,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, BOT, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 MIB = 1024 * 1024
@@ -136,22 +136,10 @@ def test_the_honest_plan_ran_once_in_the_same_pass(lab: Lab) -> None:
 #: round 18: ``many`` broke (a 1.3 MB log); fixed since: the log's params and result blocks
 #: share a budget (execution/checkpoints.py, LOG_BLOCKS_BYTES)
 FOUND = {"many": "round 18: the controller commits an EXECUTION_LOG.md over 1 MiB"}
-OPEN: set[str] = set()
+BROKEN: dict[str, object] = {}  # every FOUND variant holds now
 
 
-@pytest.mark.parametrize(
-    "slug",
-    [
-        pytest.param(
-            slug,
-            id=slug,
-            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=FOUND[slug])]
-            if slug in OPEN
-            else [],
-        )
-        for slug in ("many", "amplified")
-    ],
-)
+@pytest.mark.parametrize("slug", cases(["many", "amplified"], ["many", "amplified"], BROKEN))
 def test_nothing_the_controller_commits_is_over_a_mib(lab: Lab, slug: str) -> None:
     assert lab.plan(slug)["execution"]["status"] == "completed"
     sizes = _controller_blobs(lab, slug)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from controller.fsutil import read_regular
 from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id
 from controller.git.records import ZERO, Person
@@ -55,15 +57,56 @@ class WorkTree(Objects):
         data = "".join(records).encode("utf-8", "surrogateescape")
         # A human's `git add`/`commit` may hold index.lock for a moment: wait for it (bounded)
         # rather than leave the index disagreeing with the commit just made.
+        index = self.git_dir / "index"
         for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
-            result = self.run_raw("update-index", "-z", "--index-info", input=data)
-            if result.returncode == 0:
-                return
-            stderr = result.stderr.decode("utf-8", "replace")
-            if "index.lock" not in stderr:
-                break
-            time.sleep(delay)
-        raise git_failure(("update-index", "--index-info"), stderr)
+            try:
+                lock = os.open(
+                    index.with_name("index.lock"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666
+                )
+            except FileExistsError:
+                time.sleep(delay)
+                continue
+            try:
+                written = self._updated_index(index, data)
+                os.write(lock, written)
+                os.fsync(lock)
+            except BaseException:
+                os.close(lock)
+                index.with_name("index.lock").unlink(missing_ok=True)
+                raise
+            os.close(lock)
+            os.replace(index.with_name("index.lock"), index)
+            return
+        raise git_failure(
+            ("update-index", "--index-info"),
+            f"fatal: Unable to create '{index.with_name('index.lock')}': File exists.",
+        )
+
+    def _updated_index(self, index: Path, records: bytes) -> bytes:
+        """The index with ``records`` applied, by git, on a private copy stamped with time 0.
+
+        Writing an index makes git re-read, through the clean filter or ``process`` driver the
+        repository's attributes select, every entry as recent as the index itself (its
+        "racily clean" check). In a shared checkout the agent picks those programs and can
+        keep an entry racy for good (a file dated 2100): the controller's own index update
+        ran them as the controller (round 19). An index dated 0 has no racy entry, so git
+        reads no file; the next git command in the checkout checks those entries itself."""
+        with tempfile.TemporaryDirectory(prefix="plangate-index-") as folder:
+            private = Path(folder) / "index"
+            try:
+                private.write_bytes(read_regular(index))
+            except FileNotFoundError:
+                pass  # no index yet: git starts an empty one
+            else:
+                os.utime(private, ns=(0, 0))
+            result = self.run_raw(
+                "update-index", "-z", "--index-info", input=records,
+                env={"GIT_INDEX_FILE": str(private)},
+            )  # fmt: skip
+            if result.returncode != 0:
+                stderr = result.stderr.decode("utf-8", "replace")
+                raise git_failure(("update-index", "--index-info"), stderr)
+            return private.read_bytes()
 
     def user(self, kind: str = "AUTHOR") -> Person:
         """The identity git would use for a new commit (``git var GIT_AUTHOR_IDENT``)."""

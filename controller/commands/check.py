@@ -19,6 +19,7 @@ for a usage, config or git error (a merge with conflicts cannot be predicted).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -108,10 +109,17 @@ def predict(
     if base_sha is None or head_sha is None:
         missing = base if base_sha is None else head
         raise UsageError(f"{missing}: no such commit", remedy="pass --base/--head a branch or sha")
+    repo.check_complete()  # a shallow clone hides who wrote what (round 19), as for audit
     merger = as_email or UNKNOWN_MERGER
     merge = _simulated_merge(repo, base_sha, head_sha, merger)
     repo.read_signatures = config.approval.allowed_signers is not None
     index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
+    if config.approval.require_signed:
+        # the controller knows its commits by its record; here, under require_signed, its
+        # commits are the ones it signed: an unsigned commit under its name is anyone's
+        # (round 19: a forged "partial" carrying a vote check counted)
+        signers = config.approval.allowed_signers
+        index.own_commit = functools.cache(lambda sha: repo.verify_commit(sha, signers).valid)
     try:
         plans_dir = config.plans_dir.strip("/") or "."
         names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)

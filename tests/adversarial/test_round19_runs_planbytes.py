@@ -1,0 +1,173 @@
+# ruff: noqa: E501
+"""Round 19, what is recorded: the controller's *own* blocks (``frozen:``, ``approval:``,
+``execution:``) and log sections grow a plan that is within the default limits past them.
+
+docs/plan-format.md: a plan version in history larger than ``limits.max_plan_bytes`` (1 MiB)
+is ``E_PLAN_TOO_LARGE`` in ``status`` and is never parsed; docs/execution.md: output values
+in ``execution:`` are cut at 200 characters "so that state cannot push a plan over
+``limits.max_plan_bytes``", and (round 18) "the log of a plan within the default limits stays
+under 1 MiB however much its tools print". Nothing else bounds what the controller adds.
+
+One lab; the agent submits, one pass freezes, Alice approves all in one commit, one pass
+runs. Each plan is within every default limit when submitted (size, 500 actions, 1000 tool
+calls):
+
+- ``grow-freeze``: a one-action plan 20 bytes under 1 MiB (padded by a trailing comment);
+- ``grow-start``: the same, 350 bytes under (room for the ``frozen:`` block, not for the
+  ``approval:`` and ``execution:`` blocks);
+- ``grow-run``: the same, 600 bytes under (room for ``frozen:`` and ``approval:``);
+- ``grow-many``: 500 ``echo`` actions, each with a failing ``verify`` (``$.nope``) and one
+  ``echo`` fallback step (870-byte params): a 962 KB plan, 1000 tool calls; the
+  ``execution:`` block the controller writes lists 1000 steps (about 220 KB);
+- ``grow-outputs``: one ``echo`` action of a 300-character value with 5,000 outputs
+  ``$.v`` (a 170 KB plan): the ``execution:`` block lists each output (cut at 200
+  characters, as documented);
+- ``log-fallbacks``: 250 such actions with three fallback steps each (600-byte params):
+  1000 sections in EXECUTION_LOG.md, each params/result block under its 512-byte floor.
+
+Asserted (the defence): every PLAN.yml and EXECUTION_LOG.md the controller commits is at most
+1 MiB, ``status`` never calls the plan ``unreadable``, and ``plangate audit`` has no finding
+about it (the honest ``zz`` runs once in the same pass).
+
+**Broke** (round 19): ``grow-freeze``: the controller's freeze commit writes a 1,048,806-byte
+PLAN.yml (the plan was 1,048,556). ``grow-start``: its start commit writes a 1,048,705-byte
+one; the plan, committed ``executing``, never runs and never ends. Either plan is then
+``unreadable`` ``E_PLAN_TOO_LARGE`` for good, and the audit reports the controller's own
+commit as ``controller-unexplained`` ("a freeze commit cannot set status None"). ``grow-run``: the
+action runs once, then the controller commits a 1,048,752-byte PLAN.yml: ``status`` shows the
+completed plan as ``unreadable``, ``show`` refuses it, the audit flags the outcome commit.
+``grow-many``: a 962 KB plan committed at 1.19 MB after its run, same consequences.
+``grow-outputs``: the 170 KB plan is committed at 1.46 MB with a 1.59 MB EXECUTION_LOG.md
+(the outputs' count is not bounded: 5,000 outputs of 200+ characters each in both files;
+more outputs, more MB). ``log-fallbacks``: a 1.21 MB EXECUTION_LOG.md (the round-18 budget's 512-byte floor per block
+plus each section's fixed text, times 1000 steps).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from advkit import ALICE, BOT, Lab, plan_text
+from test_round2_execution_kit import shared
+
+LIM = 1024 * 1024
+R19 = "round 19: the controller's own blocks push a plan within the limits over 1 MiB"
+
+
+def _padded(tag: str, room: int) -> str:
+    text = plan_text(tag)
+    return text + "# " + "x" * (LIM - room - len(text.encode()) - 3) + "\n"
+
+
+def _fallbacks(name: str, actions: int, steps: int, size: int) -> str:
+    value = "p" * size
+    body = f"plan: {{name: {name}, task: t, status: pending_approval}}\navailable_tools: [{{name: echo}}]\nactions:\n"
+    for i in range(1, actions + 1):
+        fb = ", ".join(
+            f'{{id: "{i}.{j}", tool: echo, why: w, params: {{v: "{value}"}}}}'
+            for j in range(1, steps + 1)
+        )
+        body += (
+            f'  - {{id: {i}, tool: echo, why: w, params: {{v: "{value}"}}, on_failure: fallback, '
+            f'verify: {{expect: {{path: "$.nope", equals: 1}}}}, fallback: [{fb}]}}\n'
+        )
+    return body
+
+
+def _outputs(name: str, count: int) -> str:
+    outs = "".join(f'      - {{name: o{i}, path: "$.v"}}\n' for i in range(count))
+    return (
+        f"plan: {{name: {name}, task: t, status: pending_approval}}\navailable_tools: [{{name: echo}}]\n"
+        f'actions:\n  - id: 1\n    tool: echo\n    why: w\n    params: {{v: "{"o" * 300}"}}\n    outputs:\n{outs}'
+    )
+
+
+PLANS = {
+    "grow-freeze": lambda: _padded("grow-freeze", 20),
+    "grow-start": lambda: _padded("grow-start", 350),
+    "grow-run": lambda: _padded("grow-run", 600),
+    "grow-many": lambda: _fallbacks("grow-many", 500, 1, 870),
+    "log-fallbacks": lambda: _fallbacks("log-fallbacks", 250, 3, 600),
+    "grow-outputs": lambda: _outputs("grow-outputs", 5000),
+    "zz": lambda: plan_text("zz"),
+}
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    for slug, text in PLANS.items():
+        assert len(text().encode()) < LIM
+        lab.write(slug, text())
+    lab.commit("plans")
+    lab.run()
+    for slug in PLANS:
+        path = lab.repo / "plans" / slug / "PLAN.yml"
+        path.write_text(path.read_text().replace("status: pending_approval", "status: approved", 1))
+    lab.commit("approve all", ALICE)
+    lab.run(timeout=180)
+    lab.findings = lab.audit()[1].get("findings", [])  # type: ignore[attr-defined]
+    lab.rows = lab.status()  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r19-planbytes", _build)
+
+
+def _controller_blobs(lab: Lab, slug: str) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for row in lab.log_rows(fmt="%H%x00%ae%x01"):
+        if row[1] != BOT[1]:
+            continue
+        changed = lab.git(
+            "diff-tree",
+            "--no-commit-id",
+            "-r",
+            "--name-only",
+            "--root",
+            row[0],
+            "--",
+            f"plans/{slug}",
+        ).split()
+        for line in (
+            lab.git("ls-tree", "-l", row[0], "--", *changed).splitlines() if changed else []
+        ):
+            meta, name = line.split("\t", 1)
+            sizes[f"{row[0][:8]}:{name}"] = int(meta.split()[3])
+    return sizes
+
+
+def test_the_honest_plan_ran_once(lab: Lab) -> None:
+    assert len(lab.calls("zz")) == 1
+    assert lab.rows["plans/zz"]["status"] == "completed"  # type: ignore[attr-defined]
+
+
+BROKEN = {"grow-freeze", "grow-start", "grow-run", "grow-many", "grow-outputs", "log-fallbacks"}
+
+
+@pytest.mark.parametrize(
+    "slug",
+    [
+        pytest.param(
+            s,
+            id=s,
+            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=R19)]
+            if s in BROKEN
+            else [],
+        )
+        for s in PLANS
+        if s != "zz"
+    ],
+)
+def test_the_controller_never_grows_a_plan_past_the_limits(lab: Lab, slug: str) -> None:
+    assert len(lab.calls(slug)) <= 1
+    blobs = _controller_blobs(lab, slug)
+    assert blobs, "the controller committed nothing about the plan"
+    over = {k: v for k, v in blobs.items() if v > LIM}
+    assert not over, f"controller commits over 1 MiB: {over}"
+    row = lab.rows[f"plans/{slug}"]  # type: ignore[attr-defined]
+    assert row["status"] != "unreadable", row["reason"]
+    mine = [f for f in lab.findings if f.get("plan") == f"plans/{slug}"]  # type: ignore[attr-defined]
+    assert not mine, mine

@@ -22,6 +22,9 @@ calls):
 - ``grow-outputs``: one ``echo`` action of a 300-character value with 5,000 outputs
   ``$.v`` (a 170 KB plan): the ``execution:`` block lists each output (cut at 200
   characters, as documented);
+- ``invalid-errors``: a 121 KB plan whose one action carries 12,000 unknown keys
+  (``k0: 1, k1: 1, ...``): the controller writes ``status: invalid`` and a ``validation:``
+  block with every error into it (docs/plan-format.md);
 - ``log-fallbacks``: 250 such actions with three fallback steps each (600-byte params):
   1000 sections in EXECUTION_LOG.md, each params/result block under its 512-byte floor.
 
@@ -39,7 +42,10 @@ completed plan as ``unreadable``, ``show`` refuses it, the audit flags the outco
 ``grow-many``: a 962 KB plan committed at 1.19 MB after its run, same consequences.
 ``grow-outputs``: the 170 KB plan is committed at 1.46 MB with a 1.59 MB EXECUTION_LOG.md
 (the outputs' count is not bounded: 5,000 outputs of 200+ characters each in both files;
-more outputs, more MB). ``log-fallbacks``: a 1.21 MB EXECUTION_LOG.md (the round-18 budget's 512-byte floor per block
+more outputs, more MB). ``invalid-errors``: the controller's ``invalid`` commit writes a 3,386,827-byte PLAN.yml
+(28 times the plan: each 7-byte ``kN: 1`` becomes a 280-byte error entry, no cap on their
+number), the plan is ``unreadable`` and the audit flags that commit. ``log-fallbacks``: a
+1.21 MB EXECUTION_LOG.md (the round-18 budget's 512-byte floor per block
 plus each section's fixed text, times 1000 steps).
 """
 
@@ -83,6 +89,14 @@ def _outputs(name: str, count: int) -> str:
     )
 
 
+def _invalid(name: str, count: int) -> str:
+    keys = ", ".join(f"k{i}: 1" for i in range(count))
+    return (
+        f"plan: {{name: {name}, task: t, status: pending_approval}}\navailable_tools: [{{name: rec}}]\n"
+        f"actions:\n  - {{id: 1, tool: rec, why: w, params: {{tag: {name}}}, {keys}}}\n"
+    )
+
+
 PLANS = {
     "grow-freeze": lambda: _padded("grow-freeze", 20),
     "grow-start": lambda: _padded("grow-start", 350),
@@ -90,6 +104,7 @@ PLANS = {
     "grow-many": lambda: _fallbacks("grow-many", 500, 1, 870),
     "log-fallbacks": lambda: _fallbacks("log-fallbacks", 250, 3, 600),
     "grow-outputs": lambda: _outputs("grow-outputs", 5000),
+    "invalid-errors": lambda: _invalid("invalid-errors", 12000),
     "zz": lambda: plan_text("zz"),
 }
 
@@ -144,7 +159,15 @@ def test_the_honest_plan_ran_once(lab: Lab) -> None:
     assert lab.rows["plans/zz"]["status"] == "completed"  # type: ignore[attr-defined]
 
 
-BROKEN = {"grow-freeze", "grow-start", "grow-run", "grow-many", "grow-outputs", "log-fallbacks"}
+BROKEN = {
+    "grow-freeze",
+    "grow-start",
+    "grow-run",
+    "grow-many",
+    "grow-outputs",
+    "invalid-errors",
+    "log-fallbacks",
+}
 
 
 @pytest.mark.parametrize(

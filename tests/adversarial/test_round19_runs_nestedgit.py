@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 19, hostile folder names in the shared working tree: a *repository inside the plans
 folder* (local mode; the agent cannot commit a ``.git`` entry, but it can create one in the
 checkout the controller writes).

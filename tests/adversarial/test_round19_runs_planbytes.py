@@ -17,6 +17,8 @@ calls):
 - ``grow-start``: the same, 350 bytes under (room for the ``frozen:`` block, not for the
   ``approval:`` and ``execution:`` blocks);
 - ``grow-run``: the same, 600 bytes under (room for ``frozen:`` and ``approval:``);
+- ``grow-gate``: 1,000 bytes under; action 1 (``echo``) outputs a 250-character value,
+  action 2 (``rec``) has ``requires_approval: true``; Bob approves the gate after the pause;
 - ``grow-many``: 500 ``echo`` actions, each with a failing ``verify`` (``$.nope``) and one
   ``echo`` fallback step (870-byte params): a 962 KB plan, 1000 tool calls; the
   ``execution:`` block the controller writes lists 1000 steps (about 220 KB);
@@ -40,6 +42,10 @@ one; the plan, committed ``executing``, never runs and never ends. Either plan i
 commit as ``controller-unexplained`` ("a freeze commit cannot set status None"). ``grow-run``: the
 action runs once, then the controller commits a 1,048,752-byte PLAN.yml: ``status`` shows the
 completed plan as ``unreadable``, ``show`` refuses it, the audit flags the outcome commit.
+``grow-gate``: action 1 runs, the pause commit writes a 1,048,662-byte PLAN.yml (its
+``execution:`` block with the output cut at 200 characters): the plan is ``unreadable``, Bob's
+gate approval is never seen, action 2 never runs (the same plan 1,200 bytes under completes:
+the size of a tool's output decides whether the rest of an approved plan can ever run).
 ``grow-many``: a 962 KB plan committed at 1.19 MB after its run, same consequences.
 ``grow-outputs``: the 170 KB plan is committed at 1.46 MB with a 1.59 MB EXECUTION_LOG.md
 (the outputs' count is not bounded: 5,000 outputs of 200+ characters each in both files;
@@ -55,7 +61,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, plan_text
+from advkit import ALICE, BOB, BOT, Lab, plan_text
 from test_round2_execution_kit import shared
 
 LIM = 1024 * 1024
@@ -98,6 +104,16 @@ def _invalid(name: str, count: int) -> str:
     )
 
 
+def _gated(name: str, room: int) -> str:
+    text = (
+        f"plan: {{name: {name}, task: t, status: pending_approval}}\n"
+        "available_tools: [{name: echo}, {name: rec}]\nactions:\n"
+        f'  - {{id: 1, tool: echo, why: w, params: {{v: "{"v" * 250}"}}, outputs: [{{name: o, path: $.v}}]}}\n'
+        f"  - {{id: 2, tool: rec, why: w, params: {{tag: {name}}}, requires_approval: true}}\n"
+    )
+    return text + "# " + "x" * (LIM - room - len(text.encode()) - 3) + "\n"
+
+
 PLANS = {
     "grow-freeze": lambda: _padded("grow-freeze", 20),
     "grow-start": lambda: _padded("grow-start", 350),
@@ -105,13 +121,22 @@ PLANS = {
     "grow-many": lambda: _fallbacks("grow-many", 500, 1, 870),
     "log-fallbacks": lambda: _fallbacks("log-fallbacks", 250, 3, 600),
     "grow-outputs": lambda: _outputs("grow-outputs", 5000),
+    "grow-gate": lambda: _gated("grow-gate", 1000),
     "invalid-errors": lambda: _invalid("invalid-errors", 12000),
     "zz": lambda: plan_text("zz"),
 }
 
 
 #: this module's plans; ``test_round19_runs_logbytes.py`` plays the other ones (suite time)
-HERE = ["grow-freeze", "grow-start", "grow-run", "grow-outputs", "invalid-errors", "zz"]
+HERE = [
+    "grow-freeze",
+    "grow-start",
+    "grow-run",
+    "grow-gate",
+    "grow-outputs",
+    "invalid-errors",
+    "zz",
+]
 
 
 def build(root: Path, slugs: list[str]) -> Lab:
@@ -127,6 +152,12 @@ def build(root: Path, slugs: list[str]) -> Lab:
         path.write_text(path.read_text().replace("status: pending_approval", "status: approved", 1))
     lab.commit("approve all", ALICE)
     lab.run(timeout=180)
+    for slug in slugs:  # Bob approves every gate that paused
+        path = lab.repo / "plans" / slug / "PLAN.yml"
+        text = path.read_text()
+        path.write_text(text.replace("status: awaiting_approval", "status: approved", 1))
+    lab.commit("approve the gates", BOB)
+    lab.run()
     lab.findings = lab.audit()[1].get("findings", [])  # type: ignore[attr-defined]
     lab.rows = lab.status()  # type: ignore[attr-defined]
     return lab
@@ -169,6 +200,7 @@ BROKEN = {
     "grow-freeze",
     "grow-start",
     "grow-run",
+    "grow-gate",
     "grow-many",
     "grow-outputs",
     "invalid-errors",

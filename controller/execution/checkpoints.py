@@ -42,6 +42,9 @@ STATE_VALUE_CHARS = 200
 LOG_BLOCKS_BYTES = 640 * 1024
 #: No block is cut shorter than this.
 MIN_BLOCK_BYTES = 512
+#: PLAN.yml's ``execution:`` block at most (YAML bytes), within the room plans.CONTROLLER_ROOM
+#: keeps for the controller's blocks.
+EXECUTION_BLOCK_BYTES = 48 * 1024
 
 
 class Checkpoints:
@@ -139,7 +142,7 @@ class Checkpoints:
         }
         if finished and self.state.last_outcome_error:  # a failure of no single action
             block["error"] = self.state.last_outcome_error
-        return block
+        return _bounded(block)
 
     def _inner_keys(self, action: Action) -> list[ActionKey]:
         """Keys of a nested plan's actions (and their fallbacks), then the action's fallbacks."""
@@ -248,6 +251,29 @@ class Checkpoints:
         elif pending:
             self._pending_sections[action.id] = text
         return text
+
+
+def _bounded(block: dict[str, Any]) -> dict[str, Any]:
+    """The execution block within :data:`EXECUTION_BLOCK_BYTES` of YAML: whole; else each
+    step with its id, status and attempts only; else a count of the steps by status. The
+    log and the journal keep every step; PLAN.yml stays within ``limits.max_plan_bytes``
+    (round 19: 1,000 steps and 5,000 outputs grew a plan past it, unreadable for good)."""
+    if len(json.dumps(block, ensure_ascii=False)) * 2 <= EXECUTION_BLOCK_BYTES:
+        return block  # the usual plan: YAML is well under twice its JSON
+    steps = block["actions"]
+    slim = [{k: a[k] for k in ("id", "status", "attempts") if k in a} for a in steps]
+    for actions in (steps, slim):
+        candidate = {**block, "actions": actions}
+        if len(yamlio.dump({"execution": candidate}).encode("utf-8")) <= EXECUTION_BLOCK_BYTES:
+            return candidate
+    counts: dict[str, int] = {}
+    for step in steps:
+        counts[str(step.get("status"))] = counts.get(str(step.get("status")), 0) + 1
+    return {
+        **block,
+        "actions": [],
+        "steps": {"count": len(steps), "by_status": counts, "see": "EXECUTION_LOG.md"},
+    }
 
 
 def _shown(value: Any) -> Any:

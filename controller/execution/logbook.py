@@ -87,12 +87,31 @@ class LogHeader:
 def render(
     header: LogHeader, sections: list[str], *, graph: str = "", plan_checks: str = ""
 ) -> str:
-    """The whole log: header, graph, plan checks, then one section per action."""
+    """The whole log: header, graph, plan checks, then one section per action, at most
+    :data:`MAX_LOG_BYTES` in all: the sections past it are named, not written (the journal
+    keeps them; round 19: a thousand short sections passed 1 MiB)."""
     top = _render_header(header)
     for extra in (graph, plan_checks):
         if extra:
             top += "\n" + extra
-    return top + "\n---\n\n" + "\n---\n\n".join(sections)
+    size = len(top.encode("utf-8"))
+    kept: list[str] = []
+    for section in sections:
+        size += len(section.encode("utf-8")) + 6
+        if size > MAX_LOG_BYTES:
+            left = len(sections) - len(kept)
+            kept.append(
+                f"**{left} more sections are not written here:** the log stops at "
+                f"{MAX_LOG_BYTES} bytes; `plangate status` and the controller's journal "
+                "have every action.\n"
+            )
+            break
+        kept.append(section)
+    return top + "\n---\n\n" + "\n---\n\n".join(kept)
+
+
+#: EXECUTION_LOG.md at most (bytes); nothing the controller commits is over 1 MiB.
+MAX_LOG_BYTES = 1_000_000
 
 
 def _render_header(h: LogHeader) -> str:

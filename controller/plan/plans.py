@@ -245,6 +245,26 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     return parse_text(text, path, config)
 
 
+#: Bytes of every plan file kept for the blocks the controller writes into it (``frozen``,
+#: ``approval``, ``execution``, ``validation``): a plan within the limit when submitted stays
+#: within it after the controller's commits (round 19: a plan 20 bytes under the limit went
+#: over it at its freeze, and was never readable again).
+CONTROLLER_ROOM = 64 * 1024
+CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
+
+
+def _controller_bytes(text: str, doc: yamlio.YamlDoc) -> int:
+    """Bytes of the lines of the controller's top-level blocks in ``text``."""
+    if not isinstance(doc.data, dict) or not set(CONTROLLER_BLOCKS) & set(doc.data):
+        return 0
+    lines = text.splitlines(keepends=True)  # as yamlio.edit counts them
+    total = 0
+    for key, first, last in yamlio.entries(doc):
+        if key in CONTROLLER_BLOCKS:
+            total += sum(len(line.encode("utf-8")) for line in lines[first : last + 1])
+    return total
+
+
 def _read_bounded(path: Path, max_bytes: int) -> bytes:
     """At most ``max_bytes + 1`` bytes of a regular file (a FIFO or device would never end)."""
     if path.is_dir():
@@ -278,6 +298,18 @@ def parse_text(text: str, path: Path, config: Config | None = None) -> LoadedPla
         plan.problems.append(Problem(exc.code, _strip_source(exc.message, str(path)), "", line))
         return plan
     plan.data = plan.doc.data
+    own = size - _controller_bytes(text, plan.doc)
+    if own > max_bytes - CONTROLLER_ROOM:
+        plan.problems.append(
+            Problem(
+                "E_PLAN_TOO_LARGE",
+                f"the plan is {own} bytes besides the controller's blocks, over "
+                f"{max_bytes - CONTROLLER_ROOM}: limits.max_plan_bytes ({max_bytes}) keeps "
+                f"{CONTROLLER_ROOM} bytes for the frozen, approval and execution blocks the "
+                "controller writes into it; split the plan or raise limits.max_plan_bytes",
+            )
+        )
+        return plan
     return plan
 
 
@@ -297,8 +329,9 @@ def _validate(plan: LoadedPlan, config: Config | None) -> None:
         # could be read but never frozen, so it fails here for validate, freeze and daemon
         problems.insert(0, Problem("E_SCHEMA_INVALID", NOT_BLOCK, "", 1))
     located = [p if p.line is not None else _with_line(p, plan.doc) for p in problems]
-    plan.problems = sorted(located, key=lambda p: p.line or 0)  # stable: same line keeps order
-    plan.model = model if not problems else None
+    # the reading's own problems first (a plan that leaves the controller no room)
+    plan.problems = plan.problems + sorted(located, key=lambda p: p.line or 0)
+    plan.model = model if not plan.problems else None
 
 
 def _strip_source(message: str, source: str) -> str:
@@ -757,16 +790,49 @@ def freeze_text(
     return FreezeOutcome(plan, text, True, new_hash)
 
 
-def invalid_text(plan: LoadedPlan) -> str:
+def invalid_text(plan: LoadedPlan, max_bytes: int | None = None) -> str:
     """The plan's text with ``status: invalid`` and ``validation.errors`` (code, message,
-    path, line); raises :class:`YamlParseError` when the file cannot carry them."""
+    path, line); raises :class:`YamlParseError` when the file cannot carry them. With
+    ``max_bytes``, a file that would pass it with every error keeps only the first, or only
+    the status (round 19: a plan just under the limit, refused for the room it left the
+    controller, must not be pushed over it by its refusal)."""
     if plan.doc is None:
         raise YamlParseError("the file cannot be read as YAML")
     errors = [
-        {"code": p.code, "message": p.message, "path": p.path, "line": p.line}
-        for p in plan.problems
+        {
+            "code": p.code,
+            "message": _shortened(p.message),
+            "path": _shortened(p.path),
+            "line": p.line,
+        }
+        for p in plan.problems[:MAX_RECORDED_ERRORS]
     ]
-    return yamlio.edit(plan.doc, {"validation": {"errors": errors}}, {STATUS: "invalid"})
+    if len(plan.problems) > MAX_RECORDED_ERRORS:  # the block stays small (round 19)
+        more = len(plan.problems) - MAX_RECORDED_ERRORS
+        errors.append(
+            {
+                "code": "E_SCHEMA_INVALID",
+                "message": f"and {more} more problems: run plangate validate for all of them",
+                "path": "",
+                "line": None,
+            }
+        )
+    text = yamlio.edit(plan.doc, {"validation": {"errors": errors}}, {STATUS: "invalid"})
+    if max_bytes is not None and len(text.encode("utf-8")) > max_bytes:
+        text = yamlio.edit(plan.doc, {"validation": {"errors": errors[:1]}}, {STATUS: "invalid"})
+        if len(text.encode("utf-8")) > max_bytes:
+            text = yamlio.edit(plan.doc, {"validation": None}, {STATUS: "invalid"})
+    return text
+
+
+#: The ``validation:`` block lists at most this many problems (round 19: 12,000 unknown keys
+#: made a 121 KB plan a 3.4 MB file), each message and path at most MAX_RECORDED_CHARS long.
+MAX_RECORDED_ERRORS = 20
+MAX_RECORDED_CHARS = 500
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= MAX_RECORDED_CHARS else text[:MAX_RECORDED_CHARS] + "…"
 
 
 def status_blocker(plan: LoadedPlan) -> Problem | None:

@@ -629,7 +629,7 @@ def _float_text(value: float) -> str:
     return text
 
 
-def _entries(doc: YamlDoc) -> Iterator[tuple[str, int, int]]:
+def entries(doc: YamlDoc) -> Iterator[tuple[str, int, int]]:
     """(key, first line, last line) of each top-level entry, 0-based and inclusive."""
     for key in doc.top_keys:
         yield key, doc.key_lines[(key,)], doc.spans[(key,)].last_line
@@ -653,19 +653,19 @@ def edit(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str] | None 
         raise YamlParseError("the top level of the file must be a block mapping to be edited")
     lines = doc.text.splitlines(keepends=True)
     eol = _line_ending(doc.text)
-    entries = {name: (first, last) for name, first, last in _entries(doc)}
+    spans = {name: (first, last) for name, first, last in entries(doc)}
     ops: list[tuple[int, int, list[str]]] = []  # replace lines[start:end] by new lines
     appended: list[str] = []
     for key, value in blocks.items():
         new = "" if value is None else dump({key: value}).replace("\n", eol)
         new_lines = new.splitlines(keepends=True)
-        if key in entries:
-            first, last = entries[key]
+        if key in spans:
+            first, last = spans[key]
             ops.append((first, last + 1, new_lines))
         else:
             appended += new_lines
     if appended:
-        end = max(last for _, last in entries.values())
+        end = max(last for _, last in spans.values())
         if not lines[end].endswith("\n"):
             lines[end] += eol
         ops.append((end + 1, end + 1, appended))

@@ -52,7 +52,7 @@ class Freezing(Committing):
             outcome = plans.freeze_text(loaded, facts=facts)
             if loaded.problems:
                 event["name"] = "invalid"
-                return plans.invalid_text(loaded)
+                return plans.invalid_text(loaded, self.config.limits.max_plan_bytes)
             return outcome.text if outcome.changed or adopt else None
 
         def logged(sha: str) -> None:  # when the commit is made (it may wait for a batch)

@@ -196,7 +196,10 @@ def test_the_honest_plan_ran_once(lab: Lab) -> None:
     assert lab.rows["plans/zz"]["status"] == "completed"  # type: ignore[attr-defined]
 
 
-BROKEN = {
+#: round 19: all broke; fixed since: a plan must leave the controller 64 KiB of room
+#: (plans.CONTROLLER_ROOM), its refusal is written small, the execution block and the
+#: validation block are bounded, and the log stops at 1,000,000 bytes
+FOUND = {
     "grow-freeze",
     "grow-start",
     "grow-run",
@@ -206,6 +209,7 @@ BROKEN = {
     "invalid-errors",
     "log-fallbacks",
 }
+BROKEN: set[str] = set()
 
 
 @pytest.mark.parametrize(

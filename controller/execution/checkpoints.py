@@ -42,9 +42,6 @@ STATE_VALUE_CHARS = 200
 LOG_BLOCKS_BYTES = 640 * 1024
 #: No block is cut shorter than this.
 MIN_BLOCK_BYTES = 512
-#: PLAN.yml's ``execution:`` block at most (YAML bytes), within the room plans.CONTROLLER_ROOM
-#: keeps for the controller's blocks.
-EXECUTION_BLOCK_BYTES = 48 * 1024
 
 
 class Checkpoints:
@@ -142,7 +139,8 @@ class Checkpoints:
         }
         if finished and self.state.last_outcome_error:  # a failure of no single action
             block["error"] = self.state.last_outcome_error
-        return _bounded(block)
+        room = plans.controller_room(self.config.limits.max_plan_bytes)
+        return _bounded(block, room * 3 // 4)
 
     def _inner_keys(self, action: Action) -> list[ActionKey]:
         """Keys of a nested plan's actions (and their fallbacks), then the action's fallbacks."""
@@ -253,18 +251,19 @@ class Checkpoints:
         return text
 
 
-def _bounded(block: dict[str, Any]) -> dict[str, Any]:
-    """The execution block within :data:`EXECUTION_BLOCK_BYTES` of YAML: whole; else each
+def _bounded(block: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The execution block within ``limit`` bytes of YAML (three quarters of the room every
+    plan keeps for the controller: 48 KiB by default): whole; else each
     step with its id, status and attempts only; else a count of the steps by status. The
     log and the journal keep every step; PLAN.yml stays within ``limits.max_plan_bytes``
     (round 19: 1,000 steps and 5,000 outputs grew a plan past it, unreadable for good)."""
-    if len(json.dumps(block, ensure_ascii=False)) * 2 <= EXECUTION_BLOCK_BYTES:
+    if len(json.dumps(block, ensure_ascii=False)) * 2 <= limit:
         return block  # the usual plan: YAML is well under twice its JSON
     steps = block["actions"]
     slim = [{k: a[k] for k in ("id", "status", "attempts") if k in a} for a in steps]
     for actions in (steps, slim):
         candidate = {**block, "actions": actions}
-        if len(yamlio.dump({"execution": candidate}).encode("utf-8")) <= EXECUTION_BLOCK_BYTES:
+        if len(yamlio.dump({"execution": candidate}).encode("utf-8")) <= limit:
             return candidate
     counts: dict[str, int] = {}
     for step in steps:

@@ -253,6 +253,12 @@ CONTROLLER_ROOM = 64 * 1024
 CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
 
 
+def controller_room(max_bytes: int) -> int:
+    """The room a plan file keeps for the controller's blocks: 64 KiB, or a quarter of a
+    smaller ``limits.max_plan_bytes``."""
+    return min(CONTROLLER_ROOM, max_bytes // 4)
+
+
 def _controller_bytes(text: str, doc: yamlio.YamlDoc) -> int:
     """Bytes of the lines of the controller's top-level blocks in ``text``."""
     if not isinstance(doc.data, dict) or not set(CONTROLLER_BLOCKS) & set(doc.data):
@@ -298,15 +304,15 @@ def parse_text(text: str, path: Path, config: Config | None = None) -> LoadedPla
         plan.problems.append(Problem(exc.code, _strip_source(exc.message, str(path)), "", line))
         return plan
     plan.data = plan.doc.data
-    own = size - _controller_bytes(text, plan.doc)
-    if own > max_bytes - CONTROLLER_ROOM:
+    own, room = size - _controller_bytes(text, plan.doc), controller_room(max_bytes)
+    if own > max_bytes - room:
         plan.problems.append(
             Problem(
                 "E_PLAN_TOO_LARGE",
                 f"the plan is {own} bytes besides the controller's blocks, over "
-                f"{max_bytes - CONTROLLER_ROOM}: limits.max_plan_bytes ({max_bytes}) keeps "
-                f"{CONTROLLER_ROOM} bytes for the frozen, approval and execution blocks the "
-                "controller writes into it; split the plan or raise limits.max_plan_bytes",
+                f"{max_bytes - room}: limits.max_plan_bytes ({max_bytes}) keeps {room} bytes "
+                "for the frozen, approval and execution blocks the controller writes into "
+                "it; split the plan or raise limits.max_plan_bytes",
             )
         )
         return plan

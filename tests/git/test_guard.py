@@ -303,6 +303,31 @@ def test_a_committed_gitattributes_runs_no_filter(
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("driver", ["clean", "process"])
+def test_an_index_update_reads_no_file_through_a_filter(
+    repo: Path, marker: Path, tmp_path: Path, driver: str
+) -> None:
+    """Writing an index makes git re-read "racily clean" entries (as recent as the index)
+    through their filter; a file dated 2100 stays racy for good (round 19). plangate's index
+    update must run no filter, and still leave the index right for the user's git."""
+    (repo / "plans" / "x").mkdir(parents=True)
+    (repo / "plans" / "x" / "PLAN.yml").write_text("a: 1\n")
+    (repo / "bait.txt").write_text("bait\n")
+    (repo / ".gitattributes").write_text("* filter=evil\n")
+    commit_all(repo, "plans")
+    os.utime(repo / "bait.txt", (4102444800, 4102444800))  # 2100-01-01
+    git(repo, "update-index", "--refresh")
+    evil = _script(tmp_path / "evil", marker, "cat\n")
+    git(repo, "config", f"filter.evil.{driver}", str(evil))
+    (repo / "plans" / "x" / "PLAN.yml").write_text("a: 2\n")
+    GitRepo(repo).set_index_entries({"plans/x/PLAN.yml": b"a: 2\n"})
+    assert not marker.exists(), "the agent's filter ran for plangate"
+    git(repo, "config", "--unset", f"filter.evil.{driver}")
+    staged = git(repo, "diff", "--cached", "--name-only").split()
+    assert staged == ["plans/x/PLAN.yml"]
+    assert git(repo, "diff", "--name-only").split() == []  # the file is what the index says
+
+
 def test_worktree_changes_sees_staged_deleted_and_conflicting_files(repo: Path) -> None:
     (repo / "plans" / "x").mkdir(parents=True)
     for name in ("a", "b", "c"):

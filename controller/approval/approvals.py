@@ -88,7 +88,7 @@ def classify_open(kind: Transition, new: str | None) -> tuple[str, Transition]:
 
 #: Characters git strips from the ends of a name or email (its "crud").
 _CRUD = " .,:;<>\"\\'" + "".join(chr(c) for c in range(33))
-_COAUTHOR = re.compile(r"^[ \t]*co-authored-by[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_COAUTHOR = re.compile(r"^[ \t]*co-authored-by[ \t]*:[ \t]*(.*)$", re.IGNORECASE)
 _BRACKETED = re.compile(r"<([^<>]*)>")
 
 
@@ -215,13 +215,42 @@ def coauthors(message: str) -> list[str]:
     """Emails of every ``Co-authored-by:`` line of a commit message, in any spelling of the
     key and anywhere in the message (not only git's trailer block: a reviewer may credit
     a co-author that git would not parse as a trailer; counting more authors is safe)."""
-    found = []
-    for value in _COAUTHOR.findall(message):
-        bracketed = _BRACKETED.search(value)
-        address = (bracketed.group(1) if bracketed else value).strip()
-        if address:
-            found.append(normalize_identity(address))
+    found: list[str] = []
+    lines = message.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for index, line in enumerate(lines):
+        key = _COAUTHOR.match(line)
+        if key is None:
+            continue
+        value = key.group(1)
+        # git unfolds a trailer's continuation lines (round 20: `Bob` then ` <bob@...>`)
+        for more in lines[index + 1 :]:
+            if not more[:1].isspace() or not more.strip():
+                break
+            value += " " + more.strip()
+        for address in _addresses(value):
+            if address not in found:
+                found.append(address)
     return found
+
+
+#: A word with an ``@`` in it, anywhere in a co-author value.
+_ADDRESS_WORD = re.compile(r"[^\s<>,;\"'()]+@[^\s<>,;\"'()]+")
+
+
+def _addresses(value: str) -> list[str]:
+    """Every address a co-author value names: what each ``<...>`` holds and every word with
+    an ``@``, ``mailto:`` dropped; the whole value when it names none. A value naming
+    several people (``Carl <c@x>, Bob <b@y>``) or spelling one oddly (``<Bob> b@y``,
+    ``"Bob <x>" <b@y>``) credits each of them: counting more authors is safe (round 20)."""
+    named = [*_BRACKETED.findall(value), *_ADDRESS_WORD.findall(value)] or [value]
+    out = []
+    for address in named:
+        address = address.strip()
+        if address.lower().startswith("mailto:"):
+            address = address[len("mailto:") :]
+        if address:
+            out.append(normalize_identity(address))
+    return out
 
 
 def approver_allowed(

@@ -341,6 +341,8 @@ class Lifecycle(IndexStore):
                 state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
+        if new.hash and new.hash not in state.version_changers:
+            state.version_changers = {**state.version_changers, new.hash: state.changers}
         state.risk, state.estimate = new.risk, new.estimate
         state.last_commit = record.sha
         self.plans[plan_id] = state
@@ -596,7 +598,7 @@ class Lifecycle(IndexStore):
                 continue
             if plan_hash is not None and plan_hash != state.hash:
                 continue  # a withdrawal of another version of the plan
-            if self.may_withdraw is not None and not self.may_withdraw(commit, state.changers):
+            if self.may_withdraw is not None and not self.may_withdraw(commit, state.withdrawers()):
                 continue
             who = commit.author.email
             snapshot = PlanState(**asdict(state)) if sink else None
@@ -721,7 +723,7 @@ class Lifecycle(IndexStore):
         if (
             withdraw
             and self.may_withdraw is not None
-            and not self.may_withdraw(record, state.changers)
+            and not self.may_withdraw(record, state.withdrawers())
         ):
             text = (
                 f"E_APPROVER_NOT_ALLOWED: {who} set status {new.status} in {record.sha[:12]}, "

@@ -91,6 +91,10 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
     )
 
 
+#: Statuses of a started run: a withdrawal then aborts the approved version.
+_RUN_STATES = frozenset({"executing", "awaiting_approval", "failed"})
+
+
 @dataclass(slots=True)
 class PlanState:
     """The index's view of one plan at the last processed commit."""
@@ -109,6 +113,10 @@ class PlanState:
     #: The earliest time the current version can have existed (see version_since()).
     version_since: int | None = None
     changers: list[str] = field(default_factory=list)
+    #: Each version's hash -> the plan's changers when that version first appeared on this
+    #: path: who may withdraw it as an author (round 20: an edit and its undo, or an edit of a
+    #: version that never ran, gave anyone a veto over the version waiting).
+    version_changers: dict[str, list[str]] = field(default_factory=dict)
     #: The open approval request: commit, kind, blob, author, committer, time, voided_by,
     #: changed_in_commit.
     request: dict[str, Any] | None = None
@@ -133,6 +141,13 @@ class PlanState:
     #: or acted on (its path may be one no file system holds).
     unsafe: bool = False
 
+    def withdrawers(self) -> list[str]:
+        """The authors who may withdraw what is at stake: the running version once started
+        (the approved one), else the version waiting; the plan's changers when it appeared."""
+        stake = self.approved_hash if self.status in _RUN_STATES and self.approved_hash else None
+        stake = stake or self.hash
+        return self.version_changers.get(stake or "", self.changers)
+
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]
         self.last_event = text
@@ -154,6 +169,11 @@ class PlanState:
             self.last_event = self.notes[-1]
         changers = [pool.setdefault(c, c) for c in self.changers]
         self.changers = pool.setdefault(("changers", *changers), changers)
+        if self.version_changers:
+            self.version_changers = {
+                pool.setdefault(h, h): pool.setdefault(("changers", *v), v)
+                for h, v in self.version_changers.items()
+            }
         if self.estimate is not None:
             key = ("estimate", json.dumps(self.estimate, sort_keys=True, default=str))
             self.estimate = pool.setdefault(key, self.estimate)

@@ -58,32 +58,37 @@ class WorkTree(Objects):
         # A human's `git add`/`commit` may hold index.lock for a moment: wait for it (bounded)
         # rather than leave the index disagreeing with the commit just made.
         index = self.git_dir / "index"
+        lock_path = index.with_name("index.lock")
         for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
+            # git's work first, on a private copy: index.lock is held only to check that the
+            # index did not change meanwhile and to write it (as long as git itself holds it)
+            before = _index_bytes(index)
+            written = self._updated_index(before, data)
             try:
-                lock = os.open(
-                    index.with_name("index.lock"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666
-                )
+                lock = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             except FileExistsError:
                 time.sleep(delay)
                 continue
             try:
-                written = self._updated_index(index, data)
-                os.write(lock, written)
-                os.fsync(lock)
+                if _index_bytes(index) != before:  # a human's `git add` meanwhile: again
+                    os.close(lock)
+                    lock_path.unlink(missing_ok=True)
+                    continue
+                os.write(lock, written)  # no fsync: git's own index writes have none
             except BaseException:
                 os.close(lock)
-                index.with_name("index.lock").unlink(missing_ok=True)
+                lock_path.unlink(missing_ok=True)
                 raise
             os.close(lock)
-            os.replace(index.with_name("index.lock"), index)
+            os.replace(lock_path, index)
             return
         raise git_failure(
             ("update-index", "--index-info"),
-            f"fatal: Unable to create '{index.with_name('index.lock')}': File exists.",
+            f"fatal: Unable to create '{lock_path}': File exists.",
         )
 
-    def _updated_index(self, index: Path, records: bytes) -> bytes:
-        """The index with ``records`` applied, by git, on a private copy stamped with time 0.
+    def _updated_index(self, before: bytes | None, records: bytes) -> bytes:
+        """The index ``before`` with ``records`` applied, by git, on a private copy dated 0.
 
         Writing an index makes git re-read, through the clean filter or ``process`` driver the
         repository's attributes select, every entry as recent as the index itself (its
@@ -93,11 +98,8 @@ class WorkTree(Objects):
         reads no file; the next git command in the checkout checks those entries itself."""
         with tempfile.TemporaryDirectory(prefix="plangate-index-") as folder:
             private = Path(folder) / "index"
-            try:
-                private.write_bytes(read_regular(index))
-            except FileNotFoundError:
-                pass  # no index yet: git starts an empty one
-            else:
+            if before is not None:  # else no index yet: git starts an empty one
+                private.write_bytes(before)
                 os.utime(private, ns=(0, 0))
             result = self.run_raw(
                 "update-index", "-z", "--index-info", input=records,
@@ -158,6 +160,14 @@ class WorkTree(Objects):
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 return None
             return blob_id(handle.read())
+
+
+def _index_bytes(index: Path) -> bytes | None:
+    """The index file's bytes (None: none yet); never through a link put in its place."""
+    try:
+        return read_regular(index)
+    except FileNotFoundError:
+        return None
 
 
 def _through_link(root: Path, path: str) -> bool:

@@ -71,7 +71,9 @@ def _mark(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 20: {what}")
 
 
-BROKEN = {
+#: round 20: all broke; fixed since: a Co-authored-by value is unfolded as git does and
+#: credits every address it names (each <...> and each word with an @, mailto: dropped)
+FOUND = {
     "cont": _mark("a folded Co-authored-by (git unfolds it to Bob) is not read"),
     "cont-key": _mark("a Co-authored-by whose value is on the continuation line is not read"),
     "cont-tab": _mark("a folded Co-authored-by (tab continuation) is not read"),
@@ -86,6 +88,7 @@ BROKEN = {
     "semicolon": _mark("a second person after ';' on one Co-authored-by line is not read"),
     "audit-cont": _mark("the audit calls Bob's approval of his co-written plan valid"),
 }
+BROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
 def _build(root: Path) -> Lab:
@@ -122,7 +125,7 @@ def test_a_co_author_cannot_approve(lab: Lab, vid: str) -> None:
     assert lab.refusal(vid) == "E_SELF_APPROVAL", lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", [pytest.param("audit-cont", marks=BROKEN["audit-cont"])])
+@pytest.mark.parametrize("vid", [pytest.param("audit-cont", marks=BROKEN.get("audit-cont", []))])
 def test_the_audit_finds_no_valid_self_approval(lab: Lab, vid: str) -> None:
     import json
 

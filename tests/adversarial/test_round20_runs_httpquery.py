@@ -24,6 +24,9 @@ in one commit, one pass runs.
 - ``key-amp``: a param *key* ``"a&admin=1"``: held, sent as one encoded key
   (``a%26admin%3D1=x``), never as a second parameter ``admin``.
 - ``id-query``: a placeholder value ``"10?admin=1"``: held, encoded into the path segment.
+- ``http-dupkey``: the server answers ``{"v":"first","v":"second"}`` (not I-JSON; an exec
+  tool printing it is ``E_TOOL_OUTPUT_INVALID``, checked by hand): held if the http intake
+  refuses it too and action 2 never gets either value.
 
 Asserted (the defence): every request of a plan carries each catalog-fixed query pair
 (``dry_run=true``, ``scope=readonly``), and no parameter the plan did not write (``admin``).
@@ -61,7 +64,8 @@ def _server() -> tuple[ThreadingHTTPServer, list[tuple[str, str]]]:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
-            self.wfile.write(b'{"ok":true}')
+            dup = self.path.startswith("/dup")
+            self.wfile.write(b'{"v":"first","v":"second"}' if dup else b'{"ok":true}')
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -81,6 +85,7 @@ def _build(root: Path) -> Lab:
 hfix: {{kind: http, method: GET, url: "{base}/items/{{id}}?dry_run=true"}}
 hget: {{kind: http, method: GET, url: "{base}/items/{{id}}"}}
 hq: {{kind: http, method: GET, url: "{base}/search?q={{q}}&scope=readonly"}}
+hdup: {{kind: http, method: GET, url: "{base}/dup"}}
 """,
     )
     for slug, (tool, params, _) in PLANS.items():
@@ -90,6 +95,13 @@ hq: {{kind: http, method: GET, url: "{base}/search?q={{q}}&scope=readonly"}}
             f"available_tools: [{{name: {tool}}}]\n"
             f"actions:\n  - {{id: 1, tool: {tool}, why: w, params: {params}}}\n",
         )
+    lab.write(
+        "http-dupkey",
+        "plan:\n  name: http-dupkey\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: hdup}, {name: rec}]\nactions:\n"
+        "  - {id: 1, tool: hdup, why: w, params: {}, outputs: [{name: v, path: $.json.v}]}\n"
+        '  - {id: 2, tool: rec, why: w, params: {tag: http-dupkey, v: "$<actions[1].outputs.v>"}}\n',
+    )
     lab.write("zz", plan_text("zz"))
     lab.commit("plans")
     lab.run()
@@ -97,7 +109,7 @@ hq: {{kind: http, method: GET, url: "{base}/search?q={{q}}&scope=readonly"}}
         slug: lab.cli("show", "--config", str(lab.config), f"plans/{slug}", cwd=lab.repo).stdout
         for slug in PLANS
     }
-    for slug in [*PLANS, "zz"]:
+    for slug in [*PLANS, "http-dupkey", "zz"]:
         lab.set_status(slug, "approved")
     lab.commit("approve all", ALICE)
     lab.run()
@@ -154,6 +166,11 @@ def test_the_catalogs_query_reaches_the_server(lab: Lab, slug: str) -> None:
         assert "admin" not in dict(pairs), f"{slug}: a parameter the plan never wrote: {pairs}"
     if slug == "key-amp":
         assert requests == [[("a&admin=1", "x")]], requests
+
+
+def test_an_http_json_body_with_a_duplicate_member_is_refused(lab: Lab) -> None:
+    assert lab.calls("http-dupkey") == []
+    assert "E_TOOL_OUTPUT_INVALID" in lab.codes("http-dupkey"), lab.codes("http-dupkey")
 
 
 def test_the_honest_plan_ran_once(lab: Lab) -> None:

@@ -23,7 +23,14 @@ letters followed by a character it refuses).
   (whole seconds as recorded), ending ``E_PARAMS_INVALID``. **Broke**: it backtracks to the
   end, outside every tool's timeout.
 
-Both also assert the honest ``zz`` ran once.
+- ``runtime-unique``: the catalog's ``uniq`` (``echo``) has ``params_schema: {properties:
+  {to: {type: array, uniqueItems: true}}}`` (an ordinary "no recipient twice"); an approved
+  plan passes ``to: "$<actions[1].outputs.l>"``, the output a list of 2,000 distinct
+  objects ``{"a": i}`` (26 KB). Asserted: the run takes at most 1.5 s. **Broke**: the
+  uniqueness check compares every pair (by hand with the jsonschema validator: 1,000 items
+  1.0 s, 2,000 4.6 s, 4,000 15.4 s), then the plan completes.
+
+All also assert the honest ``zz`` ran once.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from advkit import ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
 BAD = "a" * 26 + "!"
+R20U = "round 20: uniqueItems on a tool-output list is checked in quadratic time with no bound"
 R20 = "round 20: a params_schema pattern is matched without a time bound (ReDoS by the plan's or the output's value)"
 
 
@@ -50,12 +58,15 @@ def _at(text: Any) -> datetime:
 def _build(root: Path) -> Lab:
     emit = root / "emit.py"
     root.mkdir(parents=True, exist_ok=True)
-    emit.write_text(f"import json; print(json.dumps({{'n': {BAD!r}}}))\n")
+    emit.write_text(
+        f"import json; print(json.dumps({{'n': {BAD!r}, 'l': [{{'a': i}} for i in range(2000)]}}, separators=(',', ':')))\n"
+    )
     argv = json.dumps([sys.executable, str(emit)])
     lab = Lab(
         root,
         tools=f"""\
 slug: {{kind: echo, params_schema: {{type: object, properties: {{name: {{type: string, pattern: "^([a-z0-9]+-?)*$"}}}}}}}}
+uniq: {{kind: echo, params_schema: {{type: object, properties: {{to: {{type: array, uniqueItems: true}}}}}}}}
 emit: {{kind: exec, argv: {argv}, idempotent: true, risk: low}}
 """,
     )
@@ -70,17 +81,25 @@ emit: {{kind: exec, argv: {argv}, idempotent: true, risk: low}}
         "actions:\n  - {id: 1, tool: emit, why: w, params: {}, outputs: [{name: n, path: $.json.n}]}\n"
         '  - {id: 2, tool: slug, why: w, params: {name: "$<actions[1].outputs.n>"}}\n',
     )
+    lab.write(
+        "ru",
+        "plan:\n  name: ru\n  task: t\n  status: pending_approval\navailable_tools: [{name: emit}, {name: uniq}]\n"
+        "actions:\n  - {id: 1, tool: emit, why: w, params: {}, outputs: [{name: l, path: $.json.l}]}\n"
+        '  - {id: 2, tool: uniq, why: w, params: {to: "$<actions[1].outputs.l>"}}\n',
+    )
     lab.write("zz", plan_text("zz"))
     lab.commit("plans")
     start = time.monotonic()
     lab.run(timeout=300)
     lab.freeze_took = time.monotonic() - start  # type: ignore[attr-defined]
     lab.set_status("rt", "approved")
+    lab.set_status("ru", "approved")
     lab.set_status("zz", "approved")
     lab.commit("approve", ALICE)
     lab.run(timeout=300)
     execution = lab.plan("rt").get("execution") or {}
     lab.rt_exec = execution  # type: ignore[attr-defined]
+    lab.ru_exec = lab.plan("ru").get("execution") or {}  # type: ignore[attr-defined]
     return lab
 
 
@@ -102,6 +121,14 @@ def test_runtime(lab: Lab) -> None:
     assert "E_PARAMS_INVALID" in json.dumps(execution, default=str)
     took = (_at(execution["finished_at"]) - _at(execution["started_at"])).total_seconds()
     assert took <= 1.5, f"the run took {took} s checking one resolved param"
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=R20U)
+def test_runtime_unique(lab: Lab) -> None:
+    execution = lab.ru_exec  # type: ignore[attr-defined]
+    assert execution.get("status") in ("completed", "failed"), execution
+    took = (_at(execution["finished_at"]) - _at(execution["started_at"])).total_seconds()
+    assert took <= 1.5, f"the run took {took} s checking uniqueItems on one resolved param"
 
 
 def test_the_honest_plan_ran_once(lab: Lab) -> None:

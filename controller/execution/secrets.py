@@ -512,6 +512,9 @@ class _Needles:
             # quoted-printable read through the escape view: no backslash, "+" for a blank
             _add(self.qp_escaped, _unescaped(utf8), len(utf8))
             _add(self.qp_escaped, _unescaped(_qp_view("=" + value).text()), -1)
+            # a secret that itself reads as escapes (``%00``), as the escape view reads it
+            read = _escape_view(value)[0].text().encode("utf-8", "surrogatepass")
+            _add(self.qp_escaped, _fold(_latin(read)), -1)
             self.numbers |= _units(value)
 
 

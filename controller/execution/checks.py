@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import GuardFailed, PlangateError, PreconditionFailed, VerifyFailed
-from controller.plan import jsonpaths
+from controller.plan import budget, jsonpaths
 from controller.plan.jsonpaths import QueryTooCostly
 from controller.plan.profile import VERIFY_INTERVAL
 
@@ -154,7 +154,19 @@ def _sleep(seconds: float, interrupted: Callable[[], bool]) -> bool:
 def evaluate(clause: ExpectClause, value: Any) -> list[str]:
     """The clauses that do not hold, described for a reader (empty: all hold)."""
     items = clause if isinstance(clause, list) else [clause]
-    return [failure for item in items if (failure := _failure(item, value)) is not None]
+    failures = []
+    with budget.spending():  # all the clauses together (round 20: 60 slow matches)
+        for item in items:
+            try:
+                failure = _failure(item, value)
+            except budget.OverBudget:
+                failure = (
+                    f"{item.path} could not be checked: the clauses took over "
+                    f"{budget.BUDGET:g} s together (a pattern that backtracks)"
+                )
+            if failure is not None:
+                failures.append(failure)
+    return failures
 
 
 def _failure(item: Expect, value: Any) -> str | None:
@@ -203,9 +215,13 @@ def _matches(pattern: str, text: str) -> bool:
     import regex
     from jsonpath_rfc9535.function_extensions._pattern import map_re
 
+    timeout = min(MATCH_TIMEOUT, budget.left(MATCH_TIMEOUT))
     try:
-        return regex.fullmatch(map_re(pattern), text, timeout=MATCH_TIMEOUT) is not None
-    except (TimeoutError, regex.error):
+        return regex.fullmatch(map_re(pattern), text, timeout=timeout) is not None
+    except TimeoutError:
+        budget.left()  # over the evaluation's budget: the caller says so
+        return False
+    except regex.error:
         return False
 
 

@@ -8,6 +8,7 @@ author sees all of them at once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
-from controller.plan import guards, hashing, refs, yamlio
+from controller.plan import budget, guards, hashing, refs, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import PlanDocument
@@ -726,12 +727,73 @@ def static_params_errors(
 
 
 def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
-    """(location, message) for each way ``params`` breaks ``schema``."""
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(schema)
-    for error in sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.path))):
+    """(location, message) for each way ``params`` breaks ``schema``, within one time budget
+    (:mod:`controller.plan.budget`): past it the params fail (round 20: a catalog pattern
+    that backtracks on a tool's output, 2,000 objects checked for uniqueness pair by pair)."""
+    validator = _bounded_validator()(schema)
+    try:
+        with budget.spending():
+            errors = sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.path)))
+    except budget.OverBudget:
+        yield (
+            (),
+            (
+                f"the params could not be checked against params_schema within {budget.BUDGET:g} s "
+                "(a pattern that backtracks, or too many items)"
+            ),
+        )
+        return
+    for error in errors:
         yield tuple(error.absolute_path), error.message
+
+
+@functools.cache
+def _bounded_validator() -> Any:
+    """Draft 2020-12 with ``pattern`` matched by the ``regex`` engine under the budget and
+    ``uniqueItems`` checked by hashing (jsonschema compares every pair)."""
+    import regex
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import ValidationError
+
+    def pattern(validator: Any, wanted: str, instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "string"):
+            return
+        try:
+            found = regex.search(wanted, instance, timeout=budget.left())
+        except TimeoutError:
+            budget.left()
+            raise budget.OverBudget from None
+        except regex.error:
+            return  # the catalog's schema was checked when the config was read
+        if found is None:
+            yield ValidationError(f"{instance!r} does not match {wanted!r}")
+
+    def unique_items(validator: Any, unique: bool, instance: Any, schema: Any) -> Iterator[Any]:
+        if not unique or not validator.is_type(instance, "array"):
+            return
+        seen: set[str] = set()
+        for item in instance:
+            key = json.dumps(_json_equal(item), sort_keys=True, default=str)
+            if key in seen:
+                yield ValidationError(f"{instance!r} has non-unique elements")
+                return
+            seen.add(key)
+            budget.left()
+
+    return validators.extend(
+        Draft202012Validator, {"pattern": pattern, "uniqueItems": unique_items}
+    )
+
+
+def _json_equal(value: Any) -> Any:
+    """``value`` with integral floats as ints, at every depth (JSON: 1 equals 1.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _json_equal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_equal(v) for v in value]
+    return value
 
 
 def _holds_reference(params: Any, where: tuple[Any, ...]) -> bool:

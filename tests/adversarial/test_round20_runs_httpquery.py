@@ -34,6 +34,7 @@ Asserted (the defence): every request of a plan carries each catalog-fixed query
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -51,7 +52,10 @@ PLANS = {
     "key-amp": ("hget", '{id: "8", "a&admin=1": "x"}', None),
     "id-query": ("hget", '{id: "10?admin=1", z: 1}', None),
 }
-BROKEN = {"fix-override", "fix-override-q"}
+#: round 20: both broke; fixed since: a param named like a key of the catalog's query is
+#: refused (E_PARAMS_INVALID) and the catalog's value never replaced
+FOUND = {"fix-override", "fix-override-q"}
+BROKEN: set[str] = set()
 R20 = "round 20: a GET param replaces a query pair the catalog's url fixes (show prints the catalog's)"
 
 
@@ -155,7 +159,11 @@ def _requests(lab: Lab, slug: str) -> list[list[tuple[str, str]]]:
 def test_the_catalogs_query_reaches_the_server(lab: Lab, slug: str) -> None:
     fixed = PLANS[slug][2]
     requests = _requests(lab, slug)
-    refused = (lab.plan(slug).get("validation") or {}).get("errors") or lab.refusal(slug)
+    refused = (
+        (lab.plan(slug).get("validation") or {}).get("errors")
+        or lab.refusal(slug)
+        or "E_PARAMS_INVALID" in json.dumps(lab.plan(slug).get("execution"))
+    )
     if fixed is not None:
         if fixed[0] == "dry_run" and slug == "fix-override":
             assert "dry_run=true" in lab.shows[slug], lab.shows[slug]  # type: ignore[attr-defined]

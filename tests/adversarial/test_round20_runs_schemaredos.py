@@ -108,13 +108,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r20-schemaredos", _build)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=R20)
+# round 20: broke (R20); fixed since (params_schema and validation under one time budget)
 def test_static(lab: Lab) -> None:
     assert "E_PARAMS_INVALID" in json.dumps(lab.plan("ps").get("validation"), default=str)
     assert lab.freeze_took <= 3.0, f"the pass took {lab.freeze_took:.1f} s on one param"  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=R20)
+# round 20: broke (R20); fixed since (params_schema and validation under one time budget)
 def test_runtime(lab: Lab) -> None:
     execution = lab.rt_exec  # type: ignore[attr-defined]
     assert execution.get("status") == "failed", execution
@@ -123,7 +123,7 @@ def test_runtime(lab: Lab) -> None:
     assert took <= 1.5, f"the run took {took} s checking one resolved param"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=R20U)
+# round 20: broke (R20U); fixed since (params_schema and validation under one time budget)
 def test_runtime_unique(lab: Lab) -> None:
     execution = lab.ru_exec  # type: ignore[attr-defined]
     assert execution.get("status") in ("completed", "failed"), execution

@@ -63,13 +63,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r20-validcost", _build)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=R20)
+# round 20: broke (R20); fixed since (params_schema and validation under one time budget)
 def test_freeze_pass(lab: Lab) -> None:
     assert lab.status()["plans/zz"]["frozen_hash"], "the honest plan was not frozen"
     assert lab.pass_took <= LIMIT, f"the pass took {lab.pass_took:.1f} s validating one guard"  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=R20)
+# round 20: broke (R20); fixed since (params_schema and validation under one time budget)
 def test_validate_cli(lab: Lab) -> None:
     assert "Traceback" not in lab.validate_out  # type: ignore[attr-defined]
     assert lab.validate_took <= LIMIT, f"validate took {lab.validate_took:.1f} s"  # type: ignore[attr-defined]

@@ -4,7 +4,9 @@
 (a ``/``, ``?`` or ``..`` in a value cannot change the path or add a query). The params
 object is the JSON body; GET and HEAD carry no body, so their params that no placeholder
 takes go in the query string, each as its text (a string as is, anything else as compact
-JSON): every param the log records reaches the server (round 18). Headers: the
+JSON), after the catalog's own query: every param the log records reaches the server
+(round 18), and a param named like a key of the catalog's query is refused (round 20).
+Headers: the
 catalog's ``headers`` and ``Idempotency-Key``. Redirects are not followed: a tool does what
 its URL says.
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from controller.errors import ParamsInvalid, ToolTimeout
 from controller.execution.tools import (
@@ -62,10 +64,19 @@ class HttpTool:
         return url
 
     def query(self, params: dict[str, Any]) -> dict[str, str]:
-        """A GET's or HEAD's query: each param no URL placeholder takes, as its text."""
+        """A GET's or HEAD's query: each param no URL placeholder takes, as its text. A param
+        named like a query key the catalog's URL sets is refused: it would replace the
+        operator's value (round 20: ``?dry_run=true`` became ``dry_run=false``)."""
         assert self.spec.url
         taken = placeholder_names(self.spec.url)
-        return {name: param_text(value) for name, value in params.items() if name not in taken}
+        query = {name: param_text(value) for name, value in params.items() if name not in taken}
+        fixed = {key for key, _ in parse_qsl(urlsplit(self.spec.url).query, True)}
+        if clash := sorted(fixed & set(query)):
+            raise ParamsInvalid(
+                f"{self.name}: param {clash[0]!r} names a query key the catalog's URL sets "
+                f"({self.spec.url}); the catalog's value stays: remove the param"
+            )
+        return query
 
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
         import httpx

@@ -23,6 +23,10 @@ again) in a second commit, with no controller pass in between:
   Bob merges.
 - ``aba-pr-alice``: the same with Alice (whose vote is collected) making the edit and the
   restore; Bob merges.
+- ``aba-pr-revert``: as ``aba-pr``, the restore made by ``git revert`` of the edit.
+- ``aba-pr-coauthor``: as ``aba-pr``, the agent's restore commit carries
+  ``Co-authored-by: Bob <bob@ops.example.com>`` (Bob co-produced version A's bytes); Bob
+  merges. Defence: ``E_SELF_APPROVAL`` for Bob.
 - ``lapse-self``: in one push (no pass between) Bob approves, then sets ``pending_approval``
   again (he takes his approval back); Carol approves. ``lapse-draft``: Bob sets ``draft``,
   the agent ``pending_approval``, Carol approves. Defence: ``partial`` with Carol only.
@@ -33,16 +37,17 @@ or ``E_SELF_APPROVAL`` for Bob in ``aba-pr-bob``; Alice's vote is a self-approva
 pull-request variants that set ``approved``, ``plangate check --as bob@ops.example.com``
 predicts ``start`` exactly when the controller then started the plan.
 
-Results: ``aba-main``, ``aba-ff``, ``aba-pr-bob`` and ``aba-pr-alice`` held (``partial``
-with the new vote only; in ``aba-pr-bob`` Bob's merge is ``E_SELF_APPROVAL``, in
-``aba-pr-alice`` her old vote no longer counts). ``aba-pr`` and ``aba-pr-later`` BROKE (strict
-xfails): the plan started with Alice's pre-edit vote counted (``approval.approvals``: Alice,
-Bob; ``rec`` ran once), while the same two commits fast-forwarded (``aba-ff``) or made on
-main (``aba-main``) void it. ``check-*`` agreed with the controller (``check-aba-pr``
-predicted ``start`` counting Alice), and so does a fresh clone's ``plangate audit``
-(``audit-*``, strict xfails: both starts ``approval_valid: true``, no finding): one root,
-seen by all three. ``lapse-self`` / ``lapse-draft`` held: Bob's approval taken back in the
-same push is no vote (``partial`` with Carol only).
+Results: ``aba-main``, ``aba-ff``, ``aba-pr-bob``, ``aba-pr-alice`` and ``aba-pr-coauthor``
+held (``partial`` with the new vote only; in ``aba-pr-bob``/``-coauthor`` Bob's merge is
+``E_SELF_APPROVAL``, in ``aba-pr-alice`` her old vote no longer counts). ``aba-pr``,
+``aba-pr-revert`` and ``aba-pr-later`` BROKE (strict xfails): the plan started with Alice's
+pre-edit vote counted (``approval.approvals``: Alice, Bob; ``rec`` ran once), while the same
+two commits fast-forwarded (``aba-ff``) or made on main (``aba-main``) void it. ``check-*``
+agreed with the controller (``check-aba-pr`` and ``check-aba-pr-revert`` predicted ``start``
+counting Alice), and so does a fresh clone's ``plangate audit`` (``audit-*``, strict xfails:
+both starts ``approval_valid: true``, no finding): one root, seen by all three. ``lapse-self``
+/ ``lapse-draft`` held: Bob's approval taken back in the same push is no vote (``partial`` with
+Carol only).
 """
 
 from __future__ import annotations
@@ -56,9 +61,18 @@ import pytest
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
 
-VIDS = ["aba-main", "aba-ff", "aba-pr", "aba-pr-later", "aba-pr-bob", "aba-pr-alice"]
+VIDS = [
+    "aba-main",
+    "aba-ff",
+    "aba-pr",
+    "aba-pr-later",
+    "aba-pr-bob",
+    "aba-pr-alice",
+    "aba-pr-revert",
+    "aba-pr-coauthor",
+]
 LAPSES = ["lapse-self", "lapse-draft"]
-CHECKED = ["aba-pr", "aba-pr-bob", "aba-pr-alice"]
+CHECKED = ["aba-pr", "aba-pr-bob", "aba-pr-alice", "aba-pr-revert", "aba-pr-coauthor"]
 
 
 def _mark(what: str) -> pytest.MarkDecorator:
@@ -70,6 +84,10 @@ BROKEN = {
         "a collected vote survives an edit and its restore on a branch merged --no-ff "
         "(the same commits fast-forwarded void it); a later approval starts the plan"
     ),
+    "aba-pr-revert": _mark(
+        "a collected vote survives an edit and its git revert on a merged branch when the "
+        "merge approves"
+    ),
     "aba-pr": _mark(
         "a collected vote survives an edit and its restore on a merged branch when the merge "
         "approves (the same commits fast-forwarded, or merged without approving, void it)"
@@ -77,13 +95,17 @@ BROKEN = {
 }
 
 
-def _edit_restore(lab: Lab, slug: str, who: tuple[str, str] = AGENT) -> None:
+def _edit_restore(lab: Lab, slug: str, who: tuple[str, str] = AGENT, how: str = "") -> None:
     path = lab.repo / "plans" / slug / "PLAN.yml"
     old = path.read_text()
     path.write_text(old.replace("attack variant", "attack VARIANT"))
     lab.commit(f"edit {slug}", who)
+    if how == "revert":
+        lab.git("revert", "--no-edit", "HEAD", who=who)
+        return
     path.write_text(old)
-    lab.commit(f"restore {slug}", who)
+    trailer = "\n\nCo-authored-by: Bob <bob@ops.example.com>" if how == "coauthor" else ""
+    lab.commit(f"restore {slug}{trailer}", who)
 
 
 def _check(lab: Lab, branch: str) -> dict[str, Any]:
@@ -127,9 +149,15 @@ def _build(root: Path) -> Lab:
     time.sleep(1.05)
     checks: dict[str, Any] = {}
     # aba-pr: the branch edits, restores and approves; Bob merges
-    for vid, who in (("aba-pr", AGENT), ("aba-pr-bob", BOB), ("aba-pr-alice", ALICE)):
+    for vid, who, how in (
+        ("aba-pr", AGENT, ""),
+        ("aba-pr-bob", BOB, ""),
+        ("aba-pr-alice", ALICE, ""),
+        ("aba-pr-revert", AGENT, "revert"),
+        ("aba-pr-coauthor", AGENT, "coauthor"),
+    ):
         lab.git("checkout", "-q", "-b", f"pr-{vid}")
-        _edit_restore(lab, f"two/{vid}", who)
+        _edit_restore(lab, f"two/{vid}", who, how)
         lab.set_status(f"two/{vid}", "approved")
         lab.commit(f"approve {vid}", AGENT)
         lab.git("checkout", "-q", "main")

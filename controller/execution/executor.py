@@ -230,6 +230,8 @@ class PlanRun:
         self.orphans_stopped: dict[ActionKey, int] = {}
         #: The caps in force (SPEC §11): the smaller of the plan's and the config's limits.
         self.caps = profile.caps_for(plan.data, self.config.limits)
+        #: Check tools' calls this run (preconditions, verify polls): they count as tool calls.
+        self.check_calls = 0
         self.started = time.monotonic()
 
     # --- the run ------------------------------------------------------------------------
@@ -329,7 +331,7 @@ class PlanRun:
         """Stop before a call the caps do not allow: tool calls (every attempt of every
         action, retries included, across resumes) and this run's wall time."""
         with self.lock:
-            calls = self.state.tool_calls
+            calls = self.state.tool_calls + self.check_calls
         if calls >= self.caps.max_tool_calls:
             return LimitExceeded(
                 f"action {key} would be tool call {calls + 1}, over the cap of "
@@ -338,6 +340,20 @@ class PlanRun:
         if self.runtime_left() == 0:
             return self.runtime_exceeded(key)
         return None
+
+    def count_check_call(self, key: ActionKey | None) -> None:
+        """Count a check tool's call (a precondition, a verify poll) toward
+        ``max_tool_calls``; raise E_LIMIT_EXCEEDED instead of making one past the cap
+        (round 21: a verify polling every 50 ms made 25 calls under a cap of 3). Counted
+        for this run: a resumed run counts its actions' calls again, not its checks'."""
+        with self.lock:
+            calls = self.state.tool_calls + self.check_calls
+            if calls >= self.caps.max_tool_calls:
+                raise LimitExceeded(
+                    f"a check of action {key} would be tool call {calls + 1}, over the cap "
+                    f"of {self.caps.max_tool_calls} (limits.max_tool_calls, checks included)"
+                )
+            self.check_calls += 1
 
     def runtime_left(self) -> float | None:
         if self.caps.max_runtime is None:

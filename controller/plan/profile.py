@@ -167,25 +167,42 @@ def _calls(data: Any) -> Iterator[tuple[str, int]]:
     # retry was estimated as one call, and the cap let 21 paid calls run)
     default = data.get("on_failure")
     for key, value in data.items():
-        if key not in _NOT_STEPS:
+        if key == "preconditions" and isinstance(value, list):
+            yield from _checks(value, 1)  # the plan's own: checked once, before any action
+        elif key not in _NOT_STEPS:
             yield from _steps(value, default)
 
 
-def _steps(value: Any, default: Any = None) -> Iterator[tuple[str, int]]:
+def _steps(value: Any, default: Any = None, times: int = 1) -> Iterator[tuple[str, int]]:
+    """(tool, most calls) of the steps in ``value``, each run at most ``times`` times over.
+
+    A step's checks (its preconditions, its verify's polls) are made on every try of the
+    step: they count its tries over (round 21: a precondition under `retry: {attempts: 5}`
+    was estimated as one call and made six). Its fallback steps run once after its tries."""
     if isinstance(value, list):
         for item in value:
-            yield from _steps(item, default)
+            yield from _steps(item, default, times)
         return
     if not isinstance(value, dict):
         return
     tool = value.get("tool")
+    tries = times * (1 + _retries(value, default)) if isinstance(tool, str) else times
     if isinstance(tool, str):
-        yield tool, 1 + _retries(value, default)
+        yield tool, tries
     for key, item in value.items():
         if key == "verify" and isinstance(item, dict) and isinstance(item.get("tool"), str):
-            yield item["tool"], _polls(item)  # polled until it holds or its timeout
+            yield item["tool"], tries * _polls(item)  # polled until it holds or its timeout
+        elif key == "preconditions" and isinstance(item, list):
+            yield from _checks(item, tries)
         elif key not in _DATA_KEYS:
-            yield from _steps(item, default)
+            yield from _steps(item, default, times)
+
+
+def _checks(preconditions: list[Any], times: int) -> Iterator[tuple[str, int]]:
+    """Each precondition's tool, called once per try of what it guards (``times``)."""
+    for pre in preconditions:
+        if isinstance(pre, dict) and isinstance(pre.get("tool"), str):
+            yield pre["tool"], times
 
 
 #: Seconds between polls of a verify tool when the plan gives no interval.

@@ -86,7 +86,9 @@ PLANS = {
     + "actions:\n"
     + "".join(_act("actions", aid=i) for i in range(1, 6)),
 }
-BROKEN = {v: R21 for v in ("verify-poll", "pre-checks", "plan-pre", "retry-pre")}
+#: round 21: all four broke; fixed since (a check's call counts toward max_tool_calls)
+FOUND = {v: R21 for v in ("verify-poll", "pre-checks", "plan-pre", "retry-pre")}
+BROKEN: dict[str, object] = {}
 
 
 def _build(root: Path) -> Lab:

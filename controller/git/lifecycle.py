@@ -301,6 +301,16 @@ class Lifecycle(IndexStore):
         changers, evil = (
             self._changers(repo, record, change, new) if content_changed else (set(), False)
         )
+        # votes are for one hash: an edit and its undo on a merged branch void them as the
+        # same two commits on the branch do (round 21)
+        if (
+            state.collected
+            and record.is_merge
+            and not content_changed
+            and not by_controller
+            and self._side_changed(repo, record, change.path)
+        ):
+            state.collected = None
         # Did the commit itself change what runs? A merge only if it is an "evil" merge;
         # a new plan's author is a changer, so self-approval covers that case.
         state_changed_here = evil if record.is_merge else content_changed and old is not None
@@ -628,6 +638,14 @@ class Lifecycle(IndexStore):
                 if facts is not None and facts.hash == plan_hash:
                     found |= self.identities(commit)
         return found
+
+    def _side_changed(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
+        """Whether a commit of a merged branch changed the hashed content of ``path``."""
+        for parent in record.parents[1:]:
+            for commit in repo.range_log(record.parents[0], parent, [path]):
+                if any(c.path == path and self._changed_content(repo, c) for c in commit.changes):
+                    return True
+        return False
 
     def _changed_content(self, repo: GitRepo, change: FileChange) -> bool:
         if PurePosixPath(change.path).name not in PLAN_FILES:

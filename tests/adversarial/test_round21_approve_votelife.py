@@ -79,7 +79,13 @@ def _mark(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 21: {what}")
 
 
-BROKEN = {
+#: round 21: all three broke. Fixed since: a merge that brings the plan's file voids the
+#: collected votes when a commit of the merged branch changed the hashed content
+#: (``aba-pr``, ``aba-pr-revert``). Accepted: ``aba-pr-later``, where the merge brings no
+#: change of the plan's file at all: the history walk reads first-parent changes, so it
+#: never looks inside that merge; the version that runs is the one voted for
+#: (docs/threat-model.md, Accepted limits)
+FOUND = {
     "aba-pr-later": _mark(
         "a collected vote survives an edit and its restore on a branch merged --no-ff "
         "(the same commits fast-forwarded void it); a later approval starts the plan"
@@ -92,6 +98,12 @@ BROKEN = {
         "a collected vote survives an edit and its restore on a merged branch when the merge "
         "approves (the same commits fast-forwarded, or merged without approving, void it)"
     ),
+}
+BROKEN = {
+    "aba-pr-later": _mark(
+        "accepted: a vote survives an edit and its undo on a branch whose merge brings no "
+        "change of the plan's file (the walk reads first-parent changes)"
+    )
 }
 
 
@@ -227,7 +239,7 @@ def audit(lab: Lab) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "vid",
-    [pytest.param(v, id=f"audit-{v}", marks=BROKEN[v]) for v in AUDITED],
+    [pytest.param(v, id=f"audit-{v}", marks=BROKEN.get(v, [])) for v in AUDITED],
 )
 def test_the_fresh_clone_audit_calls_no_such_start_valid(audit: dict[str, Any], vid: str) -> None:
     rows = [r for r in audit["executions"] if r["plan"] == f"plans/two/{vid}"]

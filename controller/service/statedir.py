@@ -31,6 +31,7 @@ import fcntl
 import json
 import os
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -195,6 +196,16 @@ def refuse_reachable(config: Config) -> None:
                 path="state_dir",
                 remedy=remedy,
             )
+        for key, path in _code_and_secrets(config):
+            if _within(path, root):
+                raise ConfigInvalid(
+                    f"{key} {path} lies inside the watched working tree ({root}), where an "
+                    "agent could change the code or the secrets the controller runs with "
+                    "(round 21)",
+                    path=key,
+                    remedy="keep tools, python_path and the secrets file outside any tree an "
+                    "agent can write (e.g. /opt/plangate/tools), or set `demo: true` for a demo",
+                )
         if config.source is not None and _within(Path(os.path.realpath(config.source)), root):
             raise ConfigInvalid(
                 f"the config {config.source} lies inside the watched working tree ({root}), "
@@ -202,6 +213,31 @@ def refuse_reachable(config: Config) -> None:
                 path="config",
                 remedy=remedy,
             )
+
+
+def _code_and_secrets(config: Config) -> Iterator[tuple[str, Path]]:
+    """What the controller runs or reads secrets from: the python path, each exec tool's
+    working folder, program and the files its argv names, the secrets file (resolved)."""
+    base = config.source.parent if config.source is not None else Path.cwd()
+
+    def resolved(path: Path | str, folder: Path = base) -> Path:
+        return Path(os.path.realpath(folder / path))
+
+    for entry in config.python_path:
+        yield "python_path", resolved(entry)
+    if config.secrets.file is not None:
+        yield "secrets.file", resolved(config.secrets.file)
+    for name, spec in config.tools.items():
+        folder = resolved(spec.cwd) if spec.cwd is not None else base
+        if spec.cwd is not None:
+            yield f"tools.{name}.cwd", folder
+        for index, arg in enumerate(spec.argv or ()):
+            if "{" in arg or arg.startswith("-"):
+                continue
+            path = resolved(arg, folder)
+            # the program, and every file (a script) its argv names; a folder is data
+            if (index == 0 and (os.path.isabs(arg) or os.sep in arg)) or path.is_file():
+                yield f"tools.{name}.argv", path
 
 
 def _writable_roots(tree: Path) -> list[Path]:

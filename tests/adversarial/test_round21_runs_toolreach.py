@@ -48,7 +48,10 @@ R21 = pytest.mark.xfail(
     reason="round 21: tool code / secrets file inside the watched tree are accepted; the agent's tool edit runs under an approval",
 )
 VIDS = ["python-path", "exec-cwd", "exec-argv", "secrets-file", "state-dir"]
-BROKEN = {v: R21 for v in VIDS if v != "state-dir"}
+#: round 21: all four broke; fixed since: python_path, an exec tool's cwd, program and
+#: script files, and the secrets file are refused inside the watched tree (E_CONFIG_INVALID)
+FOUND = {v: R21 for v in VIDS if v != "state-dir"}
+BROKEN: dict[str, object] = {}
 PY = json.dumps(sys.executable)
 
 

@@ -217,7 +217,7 @@ def refuse_reachable(config: Config) -> None:
 
 def _code_and_secrets(config: Config) -> Iterator[tuple[str, Path]]:
     """What the controller runs or reads secrets from: the python path, each exec tool's
-    working folder, program and the files its argv names, the secrets file (resolved)."""
+    program and the files its argv names (from its working folder), the secrets file."""
     base = config.source.parent if config.source is not None else Path.cwd()
 
     def resolved(path: Path | str, folder: Path = base) -> Path:
@@ -228,9 +228,9 @@ def _code_and_secrets(config: Config) -> Iterator[tuple[str, Path]]:
     if config.secrets.file is not None:
         yield "secrets.file", resolved(config.secrets.file)
     for name, spec in config.tools.items():
+        # a working folder in the tree is fine (a tool that works on the repository); the
+        # code it runs is not
         folder = resolved(spec.cwd) if spec.cwd is not None else base
-        if spec.cwd is not None:
-            yield f"tools.{name}.cwd", folder
         for index, arg in enumerate(spec.argv or ()):
             if "{" in arg or arg.startswith("-"):
                 continue

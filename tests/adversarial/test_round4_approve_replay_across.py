@@ -108,8 +108,12 @@ def _build(root: Path) -> Lab:
     lab.approve("gate-across-evil", ALICE)
     lab.run()  # both gated plans: action 1, paused at the gate
     time.sleep(1.1)  # Alice's approvals below are dated after every freeze and pause
-    for vid in VIDS:
-        commit = _cli_approve(lab, vid) if vid == "cli-approve" else lab.approve(vid, ALICE)
+    made = {
+        vid: _cli_approve(lab, vid) if vid == "cli-approve" else lab.approve(vid, ALICE)
+        for vid in VIDS
+    }
+    time.sleep(1.1)  # git moves them later, as it does (a move in the same second is no later)
+    for vid, commit in made.items():
         _move(lab, commit, vid)
     lab.run()
     return lab
@@ -134,12 +138,16 @@ FORGED = (
     "out of scope (forged authorship without signatures): the moved commit carries Alice's "
     "name and date and names no plan; with require_signed it is refused"
 )
-BROKEN = {
+FOUND = {
     "am-same-header": _broke(FORGED),
     "am-c0": _broke(FORGED),
     "cli-approve": [],  # its Plan:/Plan-Hash: trailers name Alice's plan: E_APPROVAL_REPLAYED
     "gate-across": _broke(FORGED),
 }
+#: Since round 18 an approval's identity (author, author date, subject) names no plan: the
+#: moved commit repeats Alice's approval of her plan with a committer date of its own, and is
+#: E_APPROVAL_REPLAYED; no marker is left (a move within the same second stays out of scope)
+BROKEN: dict[str, list[pytest.MarkDecorator]] = {v: [] for v in VIDS}
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN[v]) for v in VIDS])

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-import time
 from typing import Any
 
 from controller.errors import LimitExceeded
+from controller.plan import budget
 
 # $ then any number of: .name / ..name / .* / ..* / [index] / [*] / ['name'] / ["name"], where
 # name is ASCII letters, digits and _ not starting with a digit; an index is an integer of at
@@ -97,31 +96,16 @@ def find(path: str, value: Any) -> tuple[list[Any], bool]:
 
     Raises :class:`QueryTooCostly` when its regular expressions use up the budget."""
     query = compiled(path)
-    _BUDGET.deadline = time.monotonic() + REGEX_BUDGET
     try:
-        return list(query.find(value).values()), query.singular_query()
-    except TimeoutError:
+        with budget.spending(REGEX_BUDGET):  # or the evaluation's it runs in (plan.budget)
+            return list(query.find(value).values()), query.singular_query()
+    except (TimeoutError, budget.OverBudget):
         raise QueryTooCostly(
             f"query {path}: its match()/search() took over {REGEX_BUDGET:g} s on this result"
         ) from None
-    finally:
-        _BUDGET.deadline = None
 
 
 # --- the library, with bounded regular expressions ---------------------------------------
-
-#: The deadline of the evaluation running on this thread (None: no query is being evaluated).
-_BUDGET = threading.local()
-
-
-def _left() -> float:
-    deadline = getattr(_BUDGET, "deadline", None)
-    if deadline is None:
-        return REGEX_BUDGET
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError
-    return left
 
 
 @functools.cache
@@ -138,11 +122,12 @@ def _environment() -> Any:
         def call(self: Any, string: object, pattern: object) -> bool:
             if not isinstance(pattern, str) or not isinstance(string, str) or not check(pattern):
                 return False
+            left = budget.left(REGEX_BUDGET)
             try:
                 if whole:
-                    found = regex.fullmatch(map_re(pattern), string, timeout=_left())
+                    found = regex.fullmatch(map_re(pattern), string, timeout=left)
                 else:
-                    found = regex.search(map_re(pattern), string, regex.VERSION1, timeout=_left())
+                    found = regex.search(map_re(pattern), string, regex.VERSION1, timeout=left)
             except regex.error:
                 return False
             return found is not None

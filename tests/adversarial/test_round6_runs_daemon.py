@@ -82,12 +82,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
         lab.write("under-siege", plan_text("under-siege"))
         lab.commit("submit")
         t0 = time.time()
-        while (
-            time.time() - t0 < 20
-            and lab.status().get("plans/under-siege", {}).get("status") != "pending_approval"
+        while time.time() - t0 < 20 and not lab.status().get("plans/under-siege", {}).get(
+            "frozen_hash"
         ):
             time.sleep(0.3)
             lab._status = None  # type: ignore[attr-defined]
+        time.sleep(1.1)  # the approval follows the freeze by a whole second (the date rule)
         lab.approve("under-siege", ALICE)
         t0 = time.time()
         while time.time() - t0 < 20 and not lab.calls("under-siege"):

@@ -65,6 +65,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, MALLORY, Lab, plan_text
+from test_round2_approval_authors import NESTED
 from test_round2_execution_kit import shared
 
 GATE = """\
@@ -80,20 +81,7 @@ PIN = """\
     plan: {{path: plans/{tag}-lib, hash: "{pin}"}}
     why: "run the library"
 """
-LIB = """\
-plan:
-  name: "lib {tag}"
-  task: "a plan meant to be nested"
-  status: draft
-available_tools:
-  - name: rec
-actions:
-  - id: 1
-    tool: rec
-    why: "the library's step"
-    params:
-      tag: "{tag}-nested"
-"""
+LIB = NESTED  # round 2's library plan text
 REJ = ["ctl-rej", "comment-rej", "meta-rej", "ours-rej", "co-rej", "revert-rej"]
 ABORT = ["comment-abort", "ours-abort", "edit-abort", "co-abort", "side-co-abort", "pin-abort"]
 

@@ -58,7 +58,9 @@ def _no_keys() -> dict[str, Any]:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # defer_build: a model's validator is built on its first use, not at import; the whole
+    # plan's tree is then built once, as part of PlanDocument's (about 4 ms of every start).
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 _M = TypeVar("_M", bound=_Strict)

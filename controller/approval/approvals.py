@@ -521,6 +521,12 @@ EVERYONE = "*"
 KEY_PREFIX = "key:"
 
 
+def usable_keys(who: str, policy: ApprovalSettings, at: float) -> frozenset[str]:
+    """The fingerprints of the keys allowed_signers lets ``who`` sign git commits with at
+    ``at`` (``plangate check`` predicts the merge's signature from them)."""
+    return _keys_of(who, policy, at)
+
+
 def _keys_of(who: str, policy: ApprovalSettings, at: float | None = None) -> frozenset[str]:
     """The fingerprints of the keys ``policy.allowed_signers`` gives ``who`` (by alias too):
     on a branch that checks signatures, a signature proves who made a commit. ``at``: only

@@ -113,13 +113,19 @@ def predict(
     merger = as_email or UNKNOWN_MERGER
     merge = _simulated_merge(repo, base_sha, head_sha, merger)
     repo.read_signatures = config.approval.allowed_signers is not None
+    assumed, real = None, repo
+    if config.approval.require_signed:
+        # the simulated merge is unsigned; the real one is signed by the merger (round 22:
+        # every prediction under require_signed was a refusal the controller never made)
+        signature, assumed = _merge_signature(config, as_email)
+        repo = _SignedMerge(repo, merge, signature)  # type: ignore[assignment]
     index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
     if config.approval.require_signed:
         # the controller knows its commits by its record; here, under require_signed, its
         # commits are the ones it signed: an unsigned commit under its name is anyone's
         # (round 19: a forged "partial" carrying a vote check counted)
         signers = config.approval.allowed_signers
-        index.own_commit = functools.cache(lambda sha: repo.verify_commit(sha, signers).valid)
+        index.own_commit = functools.cache(lambda sha: real.verify_commit(sha, signers).valid)
     try:
         plans_dir = config.plans_dir.strip("/") or "."
         names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
@@ -139,12 +145,45 @@ def predict(
         raise
     finally:
         index.close()
-    return {
-        "base": base_sha,
-        "head": head_sha,
-        "merger": as_email,
-        "plans": found,
-    }
+    report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
+    if assumed is not None:
+        report["merge_signature"] = assumed
+    return {**report, "plans": found}
+
+
+def _merge_signature(config: Config, as_email: str | None) -> tuple[Any, str]:
+    """What ``git verify-commit`` will say of the merge ``--as`` makes, under
+    ``require_signed``, and the assumption in words: signed with a key allowed_signers lets
+    the merger sign git commits with now (any of them: which one the merger picks changes no
+    verdict, since every key of a content's writer makes her a writer); unsigned when there
+    is none, or no ``--as``."""
+    from controller.approval.approvals import usable_keys
+    from controller.git.signing import Signature
+
+    if as_email is None:
+        text = "unknown (no --as): predicted unsigned"
+        return Signature(False, None, "the merger is unknown: pass --as"), text
+    keys = sorted(usable_keys(as_email, config.approval, time.time()))
+    if not keys:
+        text = f"allowed_signers lists no key {as_email} may sign git commits with now"
+        return Signature(False, None, text), f"{text}: predicted unsigned"
+    text = f"assumed signed by {as_email} with a key allowed_signers lists ({keys[0]})"
+    return Signature(True, as_email, "predicted: " + text, "ssh", keys[0]), text
+
+
+class _SignedMerge:
+    """The repo, with the simulated merge's signature the one the merger will make."""
+
+    def __init__(self, repo: GitRepo, merge: str, signature: Any) -> None:
+        self._repo, self._merge, self._signature = repo, merge, signature
+
+    def verify_commit(self, sha: str, allowed_signers: Path | None) -> Any:
+        if sha == self._merge:
+            return self._signature
+        return self._repo.verify_commit(sha, allowed_signers)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._repo, name)
 
 
 class _Blobs:
@@ -325,7 +364,11 @@ def _text(report: dict[str, Any]) -> str:
     for p in report["plans"]:
         lines.append(f"{visible(p['plan'])}: {_OUTCOMES.get(p['outcome'], p['outcome'])}")
         lines += [f"  {line}" for line in _details(p)]
-    return "\n".join(lines) if lines else "no plan changes in this range"
+    if not lines:
+        return "no plan changes in this range"
+    if report.get("merge_signature"):
+        lines.insert(0, f"merge signature: {visible(report['merge_signature'])}")
+    return "\n".join(lines)
 
 
 def _details(p: dict[str, Any]) -> list[str]:
@@ -373,6 +416,8 @@ def _markdown(report: dict[str, Any]) -> str:
             f"{'yes' if p['frozen'] else 'no'} | {p['risk']} | {estimate} | "
             f"{_md(p['needs'])} | {_md(_OUTCOMES.get(p['outcome'], p['outcome']))} |"
         )
+    if report.get("merge_signature"):
+        lines += ["", f"Merge signature: {_md(report['merge_signature'])}"]
     for p in report["plans"]:
         details = _details(p)[2:]
         if details:

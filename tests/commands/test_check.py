@@ -261,3 +261,43 @@ def test_check_knows_who_wrote_a_pinned_plan_as_the_controller_does(repo: Path) 
     run_once(repo, rules=[])
     block = head_plan(repo, "outer").get("approval") or {}
     assert block.get("code") == "E_SELF_APPROVAL", block  # the controller agrees
+
+
+def test_under_require_signed_check_predicts_the_merge_the_merger_will_sign(
+    repo: Path, keys: dict[str, Path]
+) -> None:
+    """Under require_signed the simulated merge is unsigned, but the real one is signed by
+    the merger (round 22: check predicted "refuse" for every reviewed pull request). check
+    predicts it signed with a key allowed_signers lets ``--as`` sign with now, says so, and
+    predicts a refusal for a merger who has no such key; the controller then agrees."""
+    policy = {
+        "require_signed": True,
+        "allowed_signers": str(keys["allowed"]),
+        "rules": [{"match": {}, "require": [{"count": 1}]}],
+    }
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo, **policy)
+    git(repo, "switch", "-q", "-c", "review")
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "ready", AGENT)
+    git(repo, "switch", "-q", "main")
+
+    code, report = check(repo, "--as", ALICE[1], "--format", "json", **policy)
+    [plan] = report["plans"]
+    assert (code, plan["outcome"], plan["refused"]) == (0, "start", [])
+    assert report["merge_signature"].startswith(f"assumed signed by {ALICE[1]} with a key")
+    _, text = check(repo, "--as", ALICE[1], "--format", "text", **policy)
+    assert text.splitlines()[0].startswith("merge signature: assumed signed by alice@")
+
+    code, report = check(repo, "--as", CAROL[1], "--format", "json", **policy)
+    [plan] = report["plans"]
+    assert (code, plan["outcome"]) == (1, "refuse")
+    assert [r["code"] for r in plan["refused"]] == ["E_SIGNATURE_INVALID"]
+    assert "lists no key carol@ops.example.com may sign" in report["merge_signature"]
+
+    signing = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={keys['alice']}"]
+    git(repo, *signing, "merge", "-q", "--no-ff", "-S", "-m", "Merge review", "review",
+        env=identity(*ALICE))  # fmt: skip
+    run_once(repo, **policy)
+    assert head_plan(repo)["plan"]["status"] == "completed"

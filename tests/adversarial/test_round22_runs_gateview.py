@@ -15,6 +15,9 @@ far"):
   docs/plan-format.md). Asserted: the preview shows the value action 2 then receives.
   **Broke**: the preview says ``(not known yet: ...: action 1 has no result (it was skipped
   or did not run))`` although action 1 succeeded; action 2 then receives ``R-VALUE-7q``.
+- ``ask-result``: the same reference in an action that failed with ``on_failure: ask``
+  (``bad`` exits 3); the preview at the ask. **Broke** likewise: "(not known yet ...)"; the
+  retry Bob's approval makes receives ``A-VALUE-2m``.
 - ``gate-output`` (control): the same through a declared output: held, shown.
 - ``gate-long``: the output is a 320-character string whose tail (``TAIL-ZQ9``) the tool
   chose; the execution block keeps values cut at 200 characters. Asserted: the preview
@@ -178,12 +181,35 @@ actions:
     preconditions:
       - {tool: chk, params: {tag: gate-check-2, v: "$<actions[1].outputs.o>"}, expect: {path: "$.exit_code", equals: 0}}
 """
-GATES = ["gate-result", "gate-output", "gate-long", "gate-nested", "gate-check"]
+ASK = """plan:
+  name: ask-result
+  task: t
+  status: pending_approval
+available_tools: [{name: rec}, {name: bad}]
+actions:
+  - id: 1
+    tool: rec
+    why: w
+    params: {tag: ask-result-1, x: "A-VALUE-2m"}
+  - id: 2
+    tool: bad
+    why: w
+    on_failure: ask
+    params: {tag: ask-result-2, v: "$<actions[1].result.json.echo.x>"}
+"""
+FAIL = """import json, os, sys
+data = sys.stdin.read()
+with open(os.environ["REC_LOG"], "a") as fh:
+    fh.write(json.dumps({"argv": [sys.argv[1]], "stdin": data}) + "\\n")
+sys.exit(3)
+"""
+GATES = ["ask-result", "gate-result", "gate-output", "gate-long", "gate-nested", "gate-check"]
 
 
 def _build(root: Path) -> Lab:
     fds = root / "fds.py"
     fds.write_text(FDS)
+    (root / "fail.py").write_text(FAIL)
     lab = Lab(
         root / "lab",
         tools=f"""
@@ -192,12 +218,14 @@ nx: {{kind: exec, argv: [{PY}, "-c", "print('{{}}')"]}}
 fd: {{kind: exec, argv: [{PY}, {json.dumps(str(fds))}], env: {{REC_LOG: {json.dumps(str(root / "lab" / "ran.log"))}}}}}
 hurl: {{kind: http, method: GET, url: "http://127.0.0.1:9/x/{{p}}"}}
 chk: {{kind: exec, argv: [{PY}, {json.dumps(str(root / "lab" / "rec.py"))}, "{{tag}}"], env: {{REC_LOG: {json.dumps(str(root / "lab" / "ran.log"))}}}, idempotent: true, risk: low}}
+bad: {{kind: exec, argv: [{PY}, {json.dumps(str(root / "fail.py"))}, "{{tag}}"], env: {{REC_LOG: {json.dumps(str(root / "lab" / "ran.log"))}}}}}
 """,
     )
     child = lab.write("child", CHILD)
     pin = lab.cli("hash", str(child.parent)).stdout.split()[0]
     lab.write("gate-nested", _gate_nested(pin))
     lab.write("gate-check", GATE_CHECK)
+    lab.write("ask-result", ASK)
     lab.write("gate-result", _gate("$<actions[1].result.json.echo.x>", "gate-result", "R-VALUE-7q"))
     lab.write("gate-output", _gate("$<actions[1].outputs.o>", "gate-output", "O-VALUE-3k"))
     lab.write("gate-long", _gate("$<actions[1].outputs.o>", "gate-long", LONG))
@@ -277,6 +305,7 @@ GATE_BROKE = pytest.mark.xfail(
 @pytest.mark.parametrize(
     ("slug", "value"),
     [
+        pytest.param("ask-result", "A-VALUE-2m", id="ask-result", marks=GATE_BROKE),
         pytest.param("gate-result", "R-VALUE-7q", id="gate-result", marks=GATE_BROKE),
         pytest.param("gate-output", "O-VALUE-3k", id="gate-output"),
         pytest.param("gate-long", LONG, id="gate-long", marks=GATE_BROKE),
@@ -288,7 +317,7 @@ def test_the_gate_preview_shows_what_the_gated_action_receives(
     lab: Lab, slug: str, value: str
 ) -> None:
     got = _received(lab, f"{slug}-2")
-    if got != [{"tag": f"{slug}-2", "v": value}]:
+    if not got or got != [{"tag": f"{slug}-2", "v": value}] * len(got):
         raise BenchError(f"the gated action did not run as the bench expects: {got}")
     preview = lab.results["previews"][slug]  # type: ignore[attr-defined]
     section = preview.split("WAITING HERE", 1)[-1]

@@ -496,6 +496,13 @@ def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:
             yield from _non_json(item, (*path, index))
     elif isinstance(value, datetime | date):
         yield Problem("E_SCHEMA_INVALID", f"a YAML timestamp is not JSON data{hint}", where)
+    elif isinstance(value, yamlio.InexactFloat):
+        yield Problem(
+            "E_SCHEMA_INVALID",
+            f"the number {value.written} has no exact double: it would reach the tool and the "
+            f"hash as {yamlio.canonical_number(float(value))!r}{hint}, or write it with fewer digits",
+            where,
+        )
     elif isinstance(value, float) and not math.isfinite(value):
         yield Problem("E_SCHEMA_INVALID", f"{value} is not a finite number{hint}", where)
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INT:

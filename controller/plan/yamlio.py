@@ -388,7 +388,45 @@ def _scalar(event: ScalarEvent, source: str) -> Any:
     if construct is None:
         _refuse(event, source, f"unsupported value type {tag}")
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-    return canonical_number(construct(_YAML.constructor, node))
+    found = construct(_YAML.constructor, node)
+    if type(found) is float and not _exact(value, found):
+        return InexactFloat(found, value)
+    return canonical_number(found)
+
+
+class InexactFloat(float):
+    """A number written with more precision than a double holds (``9007199254740993.0``,
+    ``1e-400``, ``4.99999999999999999999``): the double is another number, which the hash
+    and the tool would get while the file and the pull request show the written one (round
+    22). Kept with its text so that validation refuses it (``E_SCHEMA_INVALID``, quote it),
+    as it does an integer beyond ±(2^53−1)."""
+
+    written: str
+
+    def __new__(cls, value: float, written: str) -> InexactFloat:
+        made = super().__new__(cls, value)
+        made.written = written
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:  # the parse cache pickles documents
+        return (InexactFloat, (float(self), self.written))
+
+
+def _exact(text: str, value: float) -> bool:
+    """Whether the finite double ``value`` is the number ``text`` writes: the shortest text
+    that reads back as it (what the hash and a tool's JSON hold) has the same decimal value.
+    ``0.1`` is exact in this sense: every reader of ``0.1`` gets the double written ``0.1``."""
+    if value != value or value in (_INF, -_INF):
+        return True  # refused on its own (not a finite number)
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return Decimal(text.replace("_", "")) == Decimal(repr(value))
+    except (InvalidOperation, ValueError):
+        return True  # not a decimal spelling (ruamel read it anyway): nothing to compare
+
+
+_INF = float("inf")
 
 
 def canonical_number(value: Any) -> Any:

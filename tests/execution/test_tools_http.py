@@ -111,6 +111,25 @@ def test_a_dot_segment_made_of_placeholders_and_template_is_refused(server: str)
     assert Recorder.seen == []
 
 
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_url_no_client_can_send_is_a_params_error_sending_nothing(
+    server: str, method: str
+) -> None:
+    """Round 22: a 70 KB value in a URL placeholder (or a GET's query) crashed the call with
+    httpx's InvalidURL and a traceback; it is E_PARAMS_INVALID, permanent, and nothing is sent."""
+    for url, params in (
+        (server + "/x/{p}", {"p": "v" * 70_000}),
+        (server + "/q", {"q": "v" * 70_000}),
+    ):
+        if method == "POST" and "{p}" not in url:
+            continue  # a POST's params are its body: any size the body limit allows
+        with pytest.raises(PlangateError) as raised:
+            tool(url, method=method).call(params, ctx())
+        assert raised.value.code == "E_PARAMS_INVALID", raised.value
+        assert "URL" in raised.value.message and len(raised.value.message) < 600
+    assert Recorder.seen == []
+
+
 def test_get_sends_no_body(server: str) -> None:
     result = tool(server + "/get", method="GET").call({"a": 1}, ctx())
     assert result["status"] == 200 and Recorder.seen[-1]["body"] == b""

@@ -87,6 +87,12 @@ def test_unknown_keys_allowed_only_under_metadata_inputs_params(tmp_path: Path) 
         ("  count: 2", "  count: 2026-11-22T10:00:00Z", "timestamp"),
         ("  count: 2", "  count: .nan", "finite"),
         ("  count: 2", "  count: 9007199254740993", "2^53"),
+        # round 22: a float spelling a double cannot hold ran as another number
+        ("  count: 2", "  count: 9007199254740993.0", "9007199254740992.0"),
+        ("  count: 2", "  count: 1.2345678901234567891e19", "1.2345678901234567e+19"),
+        ("  count: 2", "  count: 1e-400", "as 0;"),
+        ("  count: 2", "  count: 4.99999999999999999999", "as 5;"),
+        ("  count: 2", "  count: 0.10000000000000001", "as 0.1;"),
         ("  count: 2", "  1: 2", "not a string"),
     ],
 )
@@ -100,6 +106,13 @@ def test_non_json_values_are_schema_invalid_with_quote_hint(
     assert hint in problem.message and "quote" in problem.message
     assert problem.path.startswith("inputs")
     assert problem.line == BASE_TEXT.splitlines().index(old) + 1, problem
+
+
+@pytest.mark.parametrize("number", ["2.5", "0.1", "1e3", "-0.0", "1.50", "1.0e+20", "3.14159"])
+def test_a_number_a_double_holds_as_written_is_accepted(tmp_path: Path, number: str) -> None:
+    """What a double holds exactly as written (its shortest spelling has the same value):
+    ``0.1`` reads back as ``0.1``, ``1.50`` as ``1.5``."""
+    assert _codes(tmp_path, BASE_TEXT.replace("  count: 2", f"  count: {number}")) == []
 
 
 def test_plan_too_large(tmp_path: Path) -> None:

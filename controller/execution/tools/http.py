@@ -5,7 +5,9 @@
 object is the JSON body; GET and HEAD carry no body, so their params that no placeholder
 takes go in the query string, each as its text (a string as is, anything else as compact
 JSON), after the catalog's own query: every param the log records reaches the server
-(round 18), and a param named like a key of the catalog's query is refused (round 20).
+(round 18), and a param named like a key of the catalog's query is refused (round 20). A
+URL the params make too long or otherwise unparsable is E_PARAMS_INVALID, permanent (round
+22).
 Headers: the
 catalog's ``headers`` and ``Idempotency-Key``. Redirects are not followed: a tool does what
 its URL says.
@@ -83,8 +85,17 @@ class HttpTool:
 
         url = self.url(params)
         body = None if self.method in _NO_BODY else params
-        if body is None and (query := self.query(params)):  # after the catalog's own query
-            url = str(httpx.URL(url).copy_merge_params(query))
+        query = self.query(params) if body is None else {}
+        try:  # the whole URL is parsed before anything is sent: httpx refuses some only then
+            target = httpx.URL(url)
+            if query:  # after the catalog's own query
+                target = target.copy_merge_params(query)
+        except httpx.InvalidURL as exc:  # round 22: a 70 KB value crashed the call (traceback)
+            shown = url if len(url) <= 200 else f"{url[:200]}... ({len(url)} chars)"
+            raise ParamsInvalid(
+                f"{self.name}: its params make a URL no client can send ({exc}): {shown}"
+            ) from None
+        url = str(target)
         headers = {**self.spec.headers, "Idempotency-Key": ctx.idempotency_key}
         try:
             with httpx.Client(timeout=ctx.timeout, follow_redirects=False) as client:

@@ -198,7 +198,9 @@ FOUND = {
 BROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=f"check-{v}", marks=BROKEN.get(v, ())) for v in CHECKS])
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=f"check-{v}", marks=BROKEN.get(v, ())) for v in CHECKS]
+)
 def test_check_predicts_what_the_controller_did(lab: Lab, vid: str) -> None:
     row = json.loads((lab.root / "checks.json").read_text())[vid]
     started = lab.started(CHECKS[vid])

@@ -373,9 +373,7 @@ URL_FOUND = pytest.mark.xfail(
 )
 
 
-@pytest.mark.parametrize(
-    "slug", [pytest.param(s, id=s, marks=BROKEN.get(s, ())) for s in OS]
-)
+@pytest.mark.parametrize("slug", [pytest.param(s, id=s, marks=BROKEN.get(s, ())) for s in OS])
 def test_a_tool_meeting_os_limits_fails_with_a_code_and_stalls_nothing(lab: Lab, slug: str) -> None:
     said = [
         line

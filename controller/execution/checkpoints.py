@@ -94,6 +94,8 @@ class Checkpoints:
         self.log_text: str | None = None
         #: The text of PLAN.yml this run wrote last.
         self._written: str | None = None
+        #: At a pause: what approving it runs with (:mod:`controller.execution.gateview`).
+        self.gate: dict[str, Any] | None = None
 
     def maybe_write(self) -> None:
         # Never spend more than ~1/CHECKPOINT_SHARE of the run rewriting state files, however
@@ -139,6 +141,8 @@ class Checkpoints:
         }
         if finished and self.state.last_outcome_error:  # a failure of no single action
             block["error"] = self.state.last_outcome_error
+        if status == "awaiting_approval" and self.gate is not None:
+            block["gate"] = self.gate
         room = plans.controller_room(self.config.limits.max_plan_bytes)
         return _bounded(block, room * 3 // 4)
 
@@ -202,7 +206,8 @@ class Checkpoints:
         checks = logbook.render_checks(
             "Plan preconditions", self.model.preconditions, self.state.plan_checks
         )
-        return logbook.render(header, sections, graph=graph, plan_checks=checks)
+        waiting = logbook.render_gate(self.gate) if status == "awaiting_approval" else ""
+        return logbook.render(header, sections, graph=graph, plan_checks=checks, waiting=waiting)
 
     def _block_limit(self) -> int:
         """Where each params or result block of the log is cut: ``max_result_bytes``, or the

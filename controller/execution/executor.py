@@ -402,6 +402,8 @@ class PlanRun:
         if outcome.error is not None and outcome.action is None:  # the plan's own failure
             record["error"] = {"code": outcome.error.code, "message": outcome.error.message}
         self.record(record)
+        if outcome.status == "awaiting_approval" and outcome.action is not None:
+            self.checkpoints.gate = self._gate_preview(outcome.action)
         self.checkpoints.write(outcome.status, final=outcome.status in TERMINAL)
         self._produced(outcome)
         self.log.info(
@@ -414,6 +416,19 @@ class PlanRun:
         return outcome
 
     # --- helpers ------------------------------------------------------------------------
+
+    def _gate_preview(self, key: ActionKey) -> dict[str, Any] | None:
+        """What approving the pause at ``key`` runs with, from this run's own scope
+        (:mod:`controller.execution.gateview`), within a quarter of the room PLAN.yml keeps
+        for the controller."""
+        from controller.execution import gateview
+
+        room = plans.controller_room(self.config.limits.max_plan_bytes) // 4
+        try:
+            return gateview.preview(self, key, room)
+        except PlangateError as exc:  # the pause stands; only its preview is missing
+            self.log.warning("gate_preview_failed", action=key, error=exc.message)
+            return None
 
     def _tool_env(self) -> dict[str, str]:
         """The controller's environment minus secrets: tools get secrets only as params."""

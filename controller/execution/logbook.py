@@ -85,13 +85,18 @@ class LogHeader:
 
 
 def render(
-    header: LogHeader, sections: list[str], *, graph: str = "", plan_checks: str = ""
+    header: LogHeader,
+    sections: list[str],
+    *,
+    graph: str = "",
+    plan_checks: str = "",
+    waiting: str = "",
 ) -> str:
     """The whole log: header, graph, plan checks, then one section per action, at most
     :data:`MAX_LOG_BYTES` in all: the sections past it are named, not written (the journal
     keeps them; round 19: a thousand short sections passed 1 MiB)."""
     top = _render_header(header)
-    for extra in (graph, plan_checks):
+    for extra in (graph, plan_checks, waiting):
         if extra:
             top += "\n" + extra
     size = len(top.encode("utf-8"))
@@ -108,6 +113,20 @@ def render(
             break
         kept.append(section)
     return top + "\n---\n\n" + "\n---\n\n".join(kept)
+
+
+def render_gate(gate: dict[str, Any] | None) -> str:
+    """The pause's preview (:mod:`controller.execution.gateview`): what approving it runs
+    with, secrets as ``***``."""
+    if not gate:
+        return ""
+    text = _json(gate, indent=2)
+    fence = _fence(text)
+    return (
+        f"## Waiting for approval at action {_code(str(gate.get('action')))}\n\n"
+        "Approving runs it with these values (secrets shown as `***`):\n\n"
+        f"{fence}json\n{text}\n{fence}\n"
+    )
 
 
 #: EXECUTION_LOG.md at most (bytes); nothing the controller commits is over 1 MiB.

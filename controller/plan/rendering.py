@@ -117,11 +117,25 @@ def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
         found["maps_to"] = {t: maps_to(config.tools[t]) for t in sorted(used) if t in config.tools}
     if plan.status == "awaiting_approval":
         runs = summary.action_runs(plan.data)
+        execution = plan.data.get("execution")
+        recorded = execution.get("gate") if isinstance(execution, dict) else None
         for action in plan.model.actions:
-            if runs.get(action.id, {}).get("status") not in ("succeeded", "skipped"):
-                values = summary.gate_values(plan.data, action)
-                found["gate"] = {"action": action.id, "values": values}
-                break
+            if runs.get(action.id, {}).get("status") in ("succeeded", "skipped"):
+                continue
+            if isinstance(recorded, dict) and recorded.get("action") == action.id:
+                # what the engine resolved at the pause, from whole outputs and results
+                # (round 22); the file's own outputs are cut and hold no results
+                gate = {"action": action.id, "values": recorded.get("params") or {}}
+                gate.update(
+                    {k: recorded[k] for k in ("inputs", "actions", "checks") if k in recorded}
+                )
+                found["gate"] = gate
+            else:  # a pause recorded before previews were: rebuilt from the file
+                found["gate"] = {
+                    "action": action.id,
+                    "values": summary.gate_values(plan.data, action),
+                }
+            break
     return found
 
 
@@ -190,7 +204,7 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
         gate = view.get("gate") or {}
         if gate.get("action") == action["id"]:
             lines.append("    WAITING HERE: approving the gate runs it with these values:")
-            lines += [f"      {visible(k)} = {_json(v)}" for k, v in gate["values"].items()]
+            lines += [f"      {line}" for line in gate_lines(gate)]
     if "flows" not in view and verbosity != "quiet":
         lines += ["", "Flows: (no config found: run with --config to see where outside data goes)"]
     elif verbosity != "quiet":
@@ -201,6 +215,29 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
         ]
         lines += [f"    {visible(describe_json(flow))}" for flow in flows]
     return "\n".join(lines)
+
+
+def gate_lines(gate: dict[str, Any]) -> list[str]:
+    """A pause's preview: the action's params, a nested plan's inputs and its actions'
+    params, and the params of the action's checks, each ``name = JSON``."""
+    lines = [f"{visible(k)} = {_json(v)}" for k, v in (gate.get("values") or {}).items()]
+    lines += [f"input {visible(k)} = {_json(v)}" for k, v in (gate.get("inputs") or {}).items()]
+    for step in gate.get("actions") or []:
+        if not isinstance(step, dict):
+            continue
+        if "error" in step:
+            lines.append(f"nested plan: {visible(str(step['error']))}")
+            continue
+        head = f"[{visible(str(step.get('action')))}] {visible(str(step.get('tool')))}:"
+        params = step.get("params") or {}
+        lines += [f"{head} {visible(k)} = {_json(v)}" for k, v in params.items()] or [head]
+    for check in gate.get("checks") or []:
+        if not isinstance(check, dict):
+            continue
+        head = f"{visible(str(check.get('check')))} ({visible(str(check.get('tool')))}):"
+        params = check.get("params") or {}
+        lines += [f"{head} {visible(k)} = {_json(v)}" for k, v in params.items()] or [head]
+    return lines
 
 
 def review_lines(view: dict[str, Any]) -> list[str]:
@@ -404,6 +441,10 @@ def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
             if ran:
                 row += f" {md_cell(str(runs.get(key, {}).get('status', '')))} |"
             lines.append(row)
+    gate = view.get("gate") or {}
+    if gate:
+        lines += ["", f"**Waiting at action {gate.get('action')}: approving runs it with:**", ""]
+        lines += md_code("\n".join(gate_lines(gate)))
     drawn = graphtext.graph_lines(view, runs)
     if drawn and verbosity != "quiet":
         lines += ["", "<details><summary>Graph</summary>", "", *md_code("\n".join(drawn))]

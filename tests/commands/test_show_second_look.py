@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.gitenv import commit_all, run_cli
+from tests.support.gitenv import commit_all, git, run_cli
 from tests.support.gitkit import AGENT, ALICE, approve, write_plan
 
 GATED = """\
@@ -57,3 +57,60 @@ def test_show_at_a_gate_and_after_running(repo: Path, tmp_path: Path) -> None:
     assert lines[waiting + 1] == '      said = "hello, world"'
     assert lines[waiting + 2] == '      token = "***"'
     assert "s3cret-value" not in out
+
+
+RESULTS_AT_A_GATE = """\
+plan:
+  name: "Carry a result past a gate"
+  task: "The gated action takes a whole result and an output that holds a secret"
+  status: pending_approval
+available_tools:
+  - name: greet
+actions:
+  - id: 1
+    tool: greet
+    why: "say hello"
+    params: {who: world, long: "%s", tok: "$<secrets.TOKEN>"}
+    outputs:
+      - {name: tok, path: $.tok}
+  - id: 2
+    tool: greet
+    why: "say it again"
+    requires_approval: true
+    params:
+      whole: "$<actions[1].result.who>"
+      long: "$<actions[1].result.long>"
+      leak: "$<actions[1].outputs.tok>"
+""" % ("L" * 300 + "-TAIL")
+
+
+def test_the_gate_preview_is_what_the_engine_resolves_and_holds_no_secret(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 22: the preview was rebuilt from PLAN.yml's execution block, which holds no
+    results and cuts values at 200 characters. The engine now records it at the pause
+    (``execution.gate``, and the log), from whole results and outputs, secrets redacted
+    (an output that carries a secret too); show prints that record."""
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n"
+        "tools:\n  greet: {kind: echo}\n"
+    )
+    write_plan(repo, "greet", RESULTS_AT_A_GATE)
+    commit_all(repo, "agent", AGENT)
+    env = {"PLANGATE_SECRET_TOKEN": "s3cret-value"}
+    assert run_cli("run", "--once", "--config", str(config), env=env).returncode == 0
+    approve(repo, "greet", ALICE)
+    assert run_cli("run", "--once", "--config", str(config), env=env).returncode == 0
+    out = run_cli("show", "plans/greet", "--config", str(config), cwd=repo).stdout
+    lines = out.splitlines()
+    waiting = lines.index("    WAITING HERE: approving the gate runs it with these values:")
+    assert lines[waiting + 1] == '      whole = "world"'
+    assert lines[waiting + 2] == f'      long = "{"L" * 300}-TAIL"'
+    assert lines[waiting + 3].startswith("      leak = ") and "s3cret" not in lines[waiting + 3]
+    committed = git(repo, "show", "HEAD:plans/greet/PLAN.yml")
+    log = git(repo, "show", "HEAD:plans/greet/EXECUTION_LOG.md")
+    assert "gate:" in committed and "Waiting for approval at action `2`" in log
+    assert "-TAIL" in log
+    everything = git(repo, "log", "-p", "--all")
+    assert "s3cret-value" not in out + everything

@@ -15,14 +15,23 @@ why"; "Before approving the gate, ``plangate show PATH`` prints it".
 - ``nest-1`` (control): the gated action 2 is a pinned nested plan of 1 action whose param
   is ``"QQ..Q$<inputs.to>"`` (900 Q), ``inputs: {to: "$<actions[1].outputs.o>"}``, the
   output being ``NVAL-1``. Asserted: the preview after "WAITING HERE" shows the input value,
-  or says the values are not shown. Held.
+  or says the values are not shown. Held (``many-params``, ``checks-60``, ``inputs-40``
+  held too: each own param reads "(not shown: this pause's values are too many for
+  PLAN.yml)", or the values are shown).
 - ``nest-60``: the same with a nested plan of 60 such actions. Asserted likewise.
+  **Broke**: PLAN.yml's record is ``gate: {action: 2, params: {}}``: no ``inputs``, no
+  ``actions``, no "not shown" note (20 such actions are still recorded, cut); ``show``
+  prints "WAITING HERE: approving the gate runs it with these values:" followed by nothing.
+  Bob's approval then runs 60 nested calls, each receiving 900 Q + ``NVAL-60``.
 - ``many-params`` (control of the size bound): the gated action has 300 literal params of
   1,900 characters. Asserted likewise (the record says "(not shown: ...too many...)").
 - ``checks-60``: the gated action has 60 preconditions whose check tool takes a 900-char
   literal and ``$<actions[1].outputs.o>`` (``CVAL-60``). Asserted likewise.
 - ``inputs-40``: the nested plan declares 40 inputs; the parent passes 39 literals of 1,000
   characters and ``i0`` from the output (``IVAL-40``). Asserted likewise.
+- ``nest-300-small``: 300 nested actions with the short param ``v: "$<inputs.to>"``
+  (``NVAL-300``); its gate is left waiting. **Broke** the same way (the record is dropped
+  for the number of actions, not only for long values).
 After Bob's gate approval, every gated tool is called once per step with the values
 (checked for ``nest-60``: 60 calls each receiving ``NVAL-60``).
 
@@ -37,7 +46,8 @@ Secrets in cut values (PLANGATE_SECRET_PIN = ``483920``):
 
 Tool outputs never decide which actions run or how often: a reference in ``timeout``,
 ``retry.attempts``, ``requires_approval``, ``on_failure`` (``ref-timeout``, ``ref-attempts``,
-``ref-gate``, ``ref-onfail``). Asserted: the plan is refused (invalid) and ``rec`` never
+``ref-gate``, ``ref-onfail``, and ``verify.interval``, ``retry.delay``, ``needs``,
+``idempotent``: ``ref-interval``, ``ref-delay``, ``ref-needs``, ``ref-idempotent``). Asserted: the plan is refused (invalid) and ``rec`` never
 runs for it. Held.
 """
 
@@ -72,6 +82,10 @@ REFS = {
     "ref-attempts": 'on_failure: retry, retry: {attempts: "$<actions[1].outputs.t>"}',
     "ref-gate": 'requires_approval: "$<actions[1].outputs.b>"',
     "ref-onfail": 'on_failure: "$<actions[1].outputs.f>"',
+    "ref-interval": 'verify: {tool: rec, params: {tag: v}, expect: {path: "$.exit_code", equals: 0}, interval: "$<actions[1].outputs.t>", timeout: 5}',
+    "ref-delay": 'on_failure: retry, retry: {attempts: 2, delay: "$<actions[1].outputs.t>"}',
+    "ref-needs": 'needs: ["$<actions[1].outputs.t>"]',
+    "ref-idempotent": 'idempotent: "$<actions[1].outputs.b>"',
 }
 
 
@@ -211,6 +225,8 @@ actions:
         out = lab.cli("show", "--config", str(lab.config), str(lab.repo / "plans" / slug))
         previews[slug] = out.stdout + out.stderr
     for slug in gated:
+        if slug in SMALL:
+            continue  # left waiting: 300 calls would cost suite time
         if lab.status()[f"plans/{slug}"]["status"] == "awaiting_approval":
             lab.set_status(slug, "approved")
             lab.commit(f"gate {slug}", BOB, f"plans/{slug}/PLAN.yml")
@@ -254,8 +270,6 @@ def test_the_gate_preview_shows_the_values_or_says_it_does_not(lab: Lab, slug: s
 def test_the_approved_gate_then_runs_each_nested_step_once(lab: Lab) -> None:
     got = [json.loads(c["stdin"])["v"] for c in lab.calls("nest-60-c")]
     assert len(got) == 60 and all(v == Q + "NVAL-60" for v in got), len(got)
-    got = [json.loads(c["stdin"])["v"] for c in lab.calls("nest-300-small-c")]
-    assert len(got) == 300 and set(got) == {"NVAL-300"}, len(got)
 
 
 def test_a_gate_in_a_graph_runs_every_action_once(lab: Lab) -> None:

@@ -20,6 +20,9 @@ evaluations of values (guards, expect, one_of, params_schema) by one time budget
   with ``zz``'s outcome commit made only at the end of it), while the preview keeps only 2,000
   characters of each value and no approved tool runs in that time. There is no total time
   bound on the preview, unlike the checks of round 20.
+  Also measured by hand, left out for suite time: a plain gated action (no nested plan) with
+  200 params, each ``$<actions[1].outputs.o>`` written 10 times, the output 40,000
+  characters: the pausing pass took 9.7 s.
 """
 
 from __future__ import annotations

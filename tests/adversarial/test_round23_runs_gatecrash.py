@@ -16,6 +16,12 @@ own passes (the hook kills the first plan reaching its point):
   doubt). Held.
 - ``crash-gated-end``: paused, Bob approves, killed ``after-end:2``; one more pass.
   Asserted: action 2 ran once, action 3 once, completed. Held.
+
+A nested plan (3 actions ``2/1``..``2/3``, then parent action 3), killed at
+``after-end:2/2`` (``nc-end``), ``after-start:2/2`` (``nc-start``), ``after-tool:2/2``
+(``nc-tool``: the tool returned, its end not journaled), ``after-end:2`` (``nc-parent``), then
+two passes. Asserted: nothing ran twice; a nested step left in doubt fails the plan
+(E_ACTION_IN_DOUBT) and nothing after it runs; otherwise the plan completes. Held.
 """
 
 from __future__ import annotations
@@ -28,6 +34,42 @@ from test_round2_execution_kit import shared
 
 PIN = "483920"
 SLUGS = ["crash-pause", "crash-gated-start", "crash-gated-end"]
+#: nested-plan crash variants: hook point, expected calls of p-1, c-1, c-2, c-3, p-3, status
+NESTED = {
+    "nc-end": ("after-end:2/2", [1, 1, 1, 1, 1], "completed"),
+    "nc-start": ("after-start:2/2", [1, 1, 0, 0, 0], "failed"),
+    "nc-tool": ("after-tool:2/2", [1, 1, 1, 0, 0], "failed"),
+    "nc-parent": ("after-end:2", [1, 1, 1, 1, 1], "completed"),
+}
+
+
+def _nested(lab: Lab, slug: str) -> None:
+    child = "".join(
+        f'  - {{id: {i}, tool: rec, why: w, params: {{tag: {slug}-c-{i}, v: "$<inputs.to>"}}}}\n'
+        for i in (1, 2, 3)
+    )
+    lab.write(
+        f"{slug}-child",
+        f'plan:\n  name: c\n  task: t\n  status: draft\ninputs: {{to: "d"}}\navailable_tools: [{{name: rec}}]\nactions:\n{child}',
+    )
+    lab.commit(f"child {slug}")
+    pin = lab.cli("hash", str(lab.repo / "plans" / f"{slug}-child")).stdout.split()[0]
+    lab.write(
+        slug,
+        f"""plan:
+  name: {slug}
+  task: t
+  status: pending_approval
+available_tools: [{{name: rec}}]
+actions:
+  - {{id: 1, tool: rec, why: w, params: {{tag: {slug}-p-1}}}}
+  - id: 2
+    plan: {{path: plans/{slug}-child, hash: "{pin}"}}
+    why: w
+    inputs: {{to: "x"}}
+  - {{id: 3, tool: rec, why: w, params: {{tag: {slug}-p-3}}}}
+""",
+    )
 
 
 def _plan(slug: str) -> str:
@@ -59,6 +101,8 @@ def _build(root: Path) -> Lab:
     lab.extra_env = {"PLANGATE_SECRET_PIN": PIN}  # type: ignore[attr-defined]
     for slug in SLUGS:
         lab.write(slug, _plan(slug))
+    for slug in NESTED:
+        _nested(lab, slug)
     lab.commit("plans")
     lab.run()
     lab.approve("crash-pause", ALICE)
@@ -74,6 +118,11 @@ def _build(root: Path) -> Lab:
         lab.approve(slug, ALICE)
         lab.run()
         _gate(lab, slug)
+        _crash(lab, point)
+        lab.run()
+        lab.run()
+    for slug, (point, _, _) in NESTED.items():
+        lab.approve(slug, ALICE)
         _crash(lab, point)
         lab.run()
         lab.run()
@@ -114,3 +163,11 @@ def test_crash_gated_start(lab: Lab) -> None:
 def test_crash_gated_end(lab: Lab) -> None:
     assert _counts(lab, "crash-gated-end") == [1, 1, 1]
     assert lab.results["status"]["plans/crash-gated-end"]["status"] == "completed"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("slug", list(NESTED))
+def test_a_crash_inside_a_nested_plan_runs_nothing_twice(lab: Lab, slug: str) -> None:
+    _, want, status = NESTED[slug]
+    tags = [f"{slug}-p-1", f"{slug}-c-1", f"{slug}-c-2", f"{slug}-c-3", f"{slug}-p-3"]
+    assert [len(lab.calls(t)) for t in tags] == want
+    assert lab.results["status"][f"plans/{slug}"]["status"] == status  # type: ignore[attr-defined]

@@ -44,6 +44,11 @@ Secrets in cut values (PLANGATE_SECRET_PIN = ``483920``):
 - ``secret-cut-N``: the PIN placed so that the preview's cut falls inside it. Asserted: no
   3+ character start of the PIN before the cut mark. Held.
 
+``gate-breaks``: the output at the gate holds NEL, U+2028, U+2029, a CR, a NUL and a BOM
+(characters plangate refuses raw in a plan file). Asserted: the plan stays readable at the
+pause (the record writes them escaped), ``show`` prints them escaped, the gated action
+receives them exactly, the plan completes. Held.
+
 Tool outputs never decide which actions run or how often: a reference in ``timeout``,
 ``retry.attempts``, ``requires_approval``, ``on_failure`` (``ref-timeout``, ``ref-attempts``,
 ``ref-gate``, ``ref-onfail``, and ``verify.interval``, ``retry.delay``, ``needs``,
@@ -76,6 +81,7 @@ EXPECT = {
     "checks-60": "CVAL-60",
     "inputs-40": "IVAL-40",
 }
+BREAKS = "a\u0085b\u2028c\rd\u2029e\x00f\ufeffg"
 CUTS = {"secret-cut-a": 1996, "secret-cut-b": 1998, "secret-cut-c": 2000}
 REFS = {
     "ref-timeout": 'timeout: "$<actions[1].outputs.t>"',
@@ -212,9 +218,13 @@ actions:
 """,
         )
     lab.write("graph-gate", GRAPH)
+    lab.write(
+        "gate-breaks",
+        _gated("gate-breaks", 'to: "$<actions[1].outputs.o>"', value=json.dumps(BREAKS)[1:-1]),
+    )
     lab.commit("plans")
     lab.run()
-    gated = [*EXPECT, "secret-sha", *CUTS, "graph-gate"]
+    gated = [*EXPECT, "secret-sha", *CUTS, "graph-gate", "gate-breaks"]
     for slug in [*gated, *REFS]:
         if lab.status()[f"plans/{slug}"]["status"] == "pending_approval":
             lab.set_status(slug, "approved")
@@ -276,6 +286,14 @@ def test_a_gate_in_a_graph_runs_every_action_once(lab: Lab) -> None:
     counts = {t: len(lab.calls(t)) for t in ("gg-1", "gg-2", "gg-3", "gg-4", "gg-5")}
     assert set(counts.values()) == {1}, counts
     assert lab.results["status"]["plans/graph-gate"]["status"] == "completed"  # type: ignore[attr-defined]
+
+
+def test_line_breaks_yaml_refuses_in_a_gate_value_keep_the_plan_readable(lab: Lab) -> None:
+    shown = _waiting(lab.results["previews"]["gate-breaks"])  # type: ignore[attr-defined]
+    assert "\\u2028" in shown and "\\x85" in shown, shown[:400]
+    got = [json.loads(c["stdin"])["to"] for c in lab.calls("gate-breaks-2")]
+    assert got == [BREAKS], got
+    assert lab.results["status"]["plans/gate-breaks"]["status"] == "completed"  # type: ignore[attr-defined]
 
 
 def test_the_cut_digest_is_of_the_redacted_value(lab: Lab) -> None:

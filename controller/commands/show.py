@@ -72,19 +72,24 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
     they differ from the file's, if they do. Those blocks are not hashed: an agent that
     rewrites the ``execution:`` block (in the working tree, or in a commit of its own) would
     otherwise make ``show`` promise a gate's reviewer values that are not the ones that run
-    (round 5). The record is the branch (HEAD) over the working tree and, with a config, the
-    controller's own last commit of the file over anyone's later commit."""
+    (round 5). The record is the branch (HEAD) over the working tree and the controller's
+    own last commit of the file over anyone's later commit: the controller named by the
+    config, or without one by the recorded policy (round 23)."""
     import dataclasses
 
     owned = {key: plan.data.get(key) for key in OWNED} if isinstance(plan.data, dict) else {}
     if not any(owned.values()):
         return plan, None  # nothing the controller wrote yet (a draft, a pending plan)
-    found = _recorded_owned(plan.path, config)
+    email = getattr(getattr(config, "identity", None), "email", None)
+    unsure = None
+    if not email:  # no config: the identity the recorded policies name (round 23)
+        email, unsure = _recorded_controller(plan.path)
+    found = _recorded_owned(plan.path, email)
     if found is None:
-        return plan, None
+        return plan, unsure
     recorded, where = found
     if recorded == owned:
-        return plan, None
+        return plan, unsure
     data = {**plan.data, **{k: v for k, v in recorded.items() if v is not None}}
     for key in OWNED:
         if recorded.get(key) is None:
@@ -96,8 +101,60 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
     return dataclasses.replace(plan, data=data), warning
 
 
-def _recorded_owned(path: Path, config: Any) -> tuple[dict[str, Any], str] | None:
-    """(the owned blocks as recorded, what differs) or None outside a git work tree."""
+def _recorded_controller(path: Path) -> tuple[str | None, str | None]:
+    """(the controller's identity, None), from the policy the controller records on its
+    branch (``.plangate/policy.json``, every version on HEAD's first-parent history), when
+    they all name one; else (None, why ``show`` cannot tell). Round 23: without a config,
+    ``show`` took a committed rewrite of the ``execution:`` block as the record; the audit
+    finds the identity the same way (:mod:`controller.approval.timeline`)."""
+    import subprocess
+
+    from controller.approval import recorded
+    from controller.git.guard import guarded_env
+
+    folder = path.resolve().parent
+    env = guarded_env(folder)
+    spec = f":(top){recorded.POLICY_PATH}"
+    log = subprocess.run(
+        ["git", "log", "--first-parent", "--format=%H", "HEAD", "--", spec],
+        cwd=folder, env=env, capture_output=True, check=False,
+    )  # fmt: skip
+    shas = log.stdout.decode("ascii", "replace").split() if log.returncode == 0 else []
+    if not shas:
+        return None, None  # no recorded policy (or no repository): nothing to check against
+    wanted = "".join(f"{sha}:{recorded.POLICY_PATH}\n" for sha in shas).encode()
+    batch = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=folder, env=env, input=wanted,
+        capture_output=True, check=False,
+    )  # fmt: skip
+    named: set[str] = set()
+    out, at = batch.stdout, 0
+    for _ in shas:
+        end = out.find(b"\n", at)
+        header = out[at:end].split()
+        if end < 0 or len(header) != 3:
+            at = end + 1 if end >= 0 else len(out)
+            continue  # "missing": the file was deleted in that commit
+        size = int(header[2])
+        doc = recorded.parse(out[end + 1 : end + 1 + size])
+        at = end + 1 + size + 1
+        if doc is not None:
+            named.add(str(doc["identity"].get("email", "")).lower())
+    if len(named) == 1:
+        return named.pop(), None
+    if not named:
+        return None, None
+    return None, (
+        "the recorded policies name more than one controller identity "
+        f"({', '.join(sorted(named))}): the execution:/approval: blocks are shown as the "
+        "branch has them, unchecked; pass --config to check them against the controller's "
+        "own commits"
+    )
+
+
+def _recorded_owned(path: Path, email: str | None) -> tuple[dict[str, Any], str] | None:
+    """(the owned blocks as recorded, what differs) or None outside a git work tree.
+    ``email``: the controller's identity, whose last commit of the file is the record."""
     import subprocess
 
     from controller.git.guard import guarded_env
@@ -130,7 +187,6 @@ def _recorded_owned(path: Path, config: Any) -> tuple[dict[str, Any], str] | Non
     if head is None:
         return None  # not tracked, or not in a repository: the file is all there is
     where = "the working tree differs from the branch: uncommitted edits"
-    email = getattr(getattr(config, "identity", None), "email", None)
     if email:
         log = git("log", "--format=%H%x00%ae", "--", f"./{path.name}") or ""
         rows = [line.split("\0") for line in log.splitlines() if "\0" in line]

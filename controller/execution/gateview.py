@@ -12,11 +12,19 @@ it. It holds:
 - ``params``: the action's params as the tool will get them;
 - ``inputs`` and ``actions``: for a nested plan, the inputs it gets and each of its actions'
   params as far as they resolve before it runs;
-- ``checks``: the params of the action's preconditions and verify tool.
+- ``checks``: the params of the action's preconditions and verify tool;
+- ``note``: what is not shown, when something is not.
 
 Secrets show as ``***`` (and any secret value an output carries is redacted); a value that
-cannot be resolved yet says why; a value longer than :data:`GATE_VALUE_CHARS` as JSON is cut,
-with its length and the SHA-256 of its RFC 8785 form.
+cannot be resolved yet says why. Its cost is bounded by what it can show (round 23: 200
+nested actions each repeating a 40 KB output ten times took 10 s of the pass): one value is
+resolved up to :data:`VALUE_CHARS` characters, the whole preview up to
+:data:`PREVIEW_CHARS`; past either a value says it is not shown. A value longer than
+:data:`GATE_VALUE_CHARS` as JSON is shown cut, with its length and the SHA-256 of its RFC
+8785 form as shown (secrets masked). When even cut values would take more than the room
+given (a quarter of what PLAN.yml keeps for the controller), values are cut shorter, then
+the nested actions' and checks' params are left out, then every value, each time with a
+``note`` saying so (round 23: a 60-action nested plan's preview was silently empty).
 """
 
 from __future__ import annotations
@@ -38,31 +46,44 @@ if TYPE_CHECKING:
 GATE_VALUE_CHARS = 2000
 #: Shorter cuts, when the whole preview would take more than its share of PLAN.yml.
 SMALL_VALUE_CHARS = 200
+#: One value is resolved up to this many characters; a longer one is not shown.
+VALUE_CHARS = 65_536
+#: The whole preview resolves at most this many characters; values past it are not shown.
+PREVIEW_CHARS = 1 << 20
+
+_LISTS = ("actions", "checks")
 
 
 def preview(run: PlanRun, key: ActionKey, room: int) -> dict[str, Any]:
     """The preview of the pause at ``key``, within ``room`` bytes of JSON."""
-    for chars in (GATE_VALUE_CHARS, SMALL_VALUE_CHARS):
-        found = _preview(run, key, chars)
-        if len(json.dumps(found, ensure_ascii=False)) <= room:
-            return found
-    cut = "(not shown: this pause's values are too many for PLAN.yml)"
-    return {"action": key, "params": dict.fromkeys(found["params"], cut)}
-
-
-def _preview(run: PlanRun, key: ActionKey, chars: int) -> dict[str, Any]:
     action = next((a for a in run.model.actions if a.id == key), None)
     if action is None:  # a nested plan has no gates nor asks (SPEC §12): only the parent's
         return {"action": key, "params": {}}
-    return _Shown(run, chars).step(key, action, run.scope.ctx)
+    whole = _Resolver(run).step(key, action, run.scope.ctx)
+    for chars in (GATE_VALUE_CHARS, SMALL_VALUE_CHARS):
+        found = _cut_tree(whole, chars)
+        if _fits(found, room):
+            return found
+    left_out = {k: len(whole[k]) for k in _LISTS if whole.get(k)}
+    slim = _cut_tree({k: v for k, v in whole.items() if k not in _LISTS}, SMALL_VALUE_CHARS)
+    what = " and ".join(f"{n} {'nested actions' if k == 'actions' else 'checks'}"
+                        for k, n in left_out.items())  # fmt: skip
+    slim["note"] = f"not shown: the params of {what} (too many for PLAN.yml)"
+    if left_out and _fits(slim, room):
+        return slim
+    return {"action": key, "note": "not shown: this pause's values are too many for PLAN.yml"}
 
 
-class _Shown:
-    """Values resolved against a scope with secrets masked, redacted and cut."""
+def _fits(found: dict[str, Any], room: int) -> bool:
+    return len(json.dumps(found, ensure_ascii=False)) <= room
 
-    def __init__(self, run: PlanRun, chars: int) -> None:
+
+class _Resolver:
+    """Values resolved against a scope with secrets masked, then redacted; bounded."""
+
+    def __init__(self, run: PlanRun) -> None:
         self.run = run
-        self.chars = chars
+        self.left = PREVIEW_CHARS
 
     def step(self, key: ActionKey, action: Any, ctx: refs.Context) -> dict[str, Any]:
         ctx = _masked(ctx)
@@ -71,7 +92,7 @@ class _Shown:
             {"check": f"precondition {i}", "tool": pre.tool, "params": self.values(pre.params, ctx)}
             for i, pre in enumerate(action.preconditions, 1)
         ]
-        verify = getattr(action, "verify", None)
+        verify = action.verify
         if verify is not None and verify.tool is not None:
             checks.append(
                 {"check": "verify", "tool": verify.tool, "params": self.values(verify.params, ctx)}
@@ -86,13 +107,13 @@ class _Shown:
         from controller.plan import nested, plans
 
         given: dict[str, Any] = {}
-        unknown: dict[str, str] = {}
+        shown: dict[str, Any] = {}
         for name, value in (action.inputs or {}).items():
-            try:
-                given[name] = refs.resolve(value, ctx)
-            except PlangateError as exc:
-                unknown[name] = f"(not known yet: {exc.message})"
-        found: dict[str, Any] = {"inputs": {**self.cut(given), **unknown}}
+            resolved, ok = self.value(value, ctx)
+            shown[name] = resolved
+            if ok:
+                given[name] = resolved
+        found: dict[str, Any] = {"inputs": shown}
         try:
             child = nested.load(
                 action.plan, self.run.config, self.run.nested.origin, plans.check_document
@@ -109,7 +130,6 @@ class _Shown:
             },
             approval=ctx.approval,
             secret=ctx.secret,
-            max_chars=ctx.max_chars,
         )
         found["actions"] = [
             {
@@ -122,22 +142,43 @@ class _Shown:
         return found
 
     def values(self, params: dict[str, Any], ctx: refs.Context) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, value in params.items():
-            try:
-                out[name] = self.cut({name: refs.resolve(value, ctx)})[name]
-            except PlangateError as exc:
-                out[name] = f"(not known yet: {exc.message})"
-        return out
+        return {name: self.value(value, ctx)[0] for name, value in params.items()}
 
-    def cut(self, values: dict[str, Any]) -> dict[str, Any]:
-        """Redacted (a secret an output carries), then each value whole or cut."""
-        safe = self.run.redactor.data(values)
-        return {name: _cut(value, self.chars) for name, value in safe.items()}
+    def value(self, value: Any, ctx: refs.Context) -> tuple[Any, bool]:
+        """(the value resolved and redacted, True), or (why it is not shown, False)."""
+        if self.left <= 0:
+            return f"(not shown: the preview resolved {PREVIEW_CHARS} characters already)", False
+        budget = refs.Budget(min(VALUE_CHARS, self.left))
+        try:
+            resolved = refs.resolve(value, ctx, budget=budget)
+        except PlangateError as exc:
+            if exc.code == "E_LIMIT_EXCEEDED":
+                return f"(not shown: more than {budget.limit} characters)", False
+            return f"(not known yet: {exc.message})", False
+        finally:  # what was built, a failed resolution's too
+            self.left -= min(budget.limit, budget.limit - budget.left)
+        return self.run.redactor.data(resolved), True
 
 
 def _masked(ctx: refs.Context) -> refs.Context:
     return dataclasses.replace(ctx, secret=lambda name: "***", used_secrets=set())
+
+
+def _cut_tree(tree: dict[str, Any], chars: int) -> dict[str, Any]:
+    """The preview with every value whole or cut at ``chars``."""
+    out = dict(tree)
+    for part in ("params", "inputs"):
+        if isinstance(tree.get(part), dict):
+            out[part] = {name: _cut(value, chars) for name, value in tree[part].items()}
+    for part in _LISTS:
+        if isinstance(tree.get(part), list):
+            out[part] = [
+                {**item, "params": {n: _cut(v, chars) for n, v in item["params"].items()}}
+                if isinstance(item.get("params"), dict)
+                else item
+                for item in tree[part]
+            ]
+    return out
 
 
 def _cut(value: Any, chars: int) -> Any:

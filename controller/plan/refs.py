@@ -305,14 +305,23 @@ class _Budget:
             )
 
 
-def resolve(params: Any, ctx: Context, max_chars: int | None = None) -> Any:
+#: A count of characters resolutions may still build (:func:`resolve`'s ``budget``).
+Budget = _Budget
+
+
+def resolve(
+    params: Any, ctx: Context, max_chars: int | None = None, budget: Budget | None = None
+) -> Any:
     """A copy of ``params`` with every reference replaced by its value (single pass), each
     mapping of the plan's own with its keys in RFC 8785 order (as the hash reads it).
 
     With ``max_chars`` (default: the context's), E_LIMIT_EXCEEDED as soon as the resolved
     values (strings, keys, JSON text of whole values) pass that many characters: nothing
-    that large is ever built.
+    that large is ever built. A ``budget`` (instead) is charged as the values are built,
+    also by a resolution that fails: what is left of it says what the work cost.
     """
+    if budget is not None:
+        return _resolve(params, ctx, budget)
     limit = ctx.max_chars if max_chars is None else max_chars
     return _resolve(params, ctx, None if limit is None else _Budget(limit))
 

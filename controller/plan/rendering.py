@@ -126,9 +126,8 @@ def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
                 # what the engine resolved at the pause, from whole outputs and results
                 # (round 22); the file's own outputs are cut and hold no results
                 gate = {"action": action.id, "values": recorded.get("params") or {}}
-                gate.update(
-                    {k: recorded[k] for k in ("inputs", "actions", "checks") if k in recorded}
-                )
+                parts = ("inputs", "actions", "checks", "note")
+                gate.update({k: recorded[k] for k in parts if k in recorded})
                 found["gate"] = gate
             else:  # a pause recorded before previews were: rebuilt from the file
                 found["gate"] = {
@@ -237,6 +236,8 @@ def gate_lines(gate: dict[str, Any]) -> list[str]:
         head = f"{visible(str(check.get('check')))} ({visible(str(check.get('tool')))}):"
         params = check.get("params") or {}
         lines += [f"{head} {visible(k)} = {_json(v)}" for k, v in params.items()] or [head]
+    if gate.get("note"):
+        lines.append(f"({visible(str(gate['note']))})")
     return lines
 
 

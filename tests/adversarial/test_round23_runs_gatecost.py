@@ -14,7 +14,9 @@ evaluations of values (guards, expect, one_of, params_schema) by one time budget
   ``zz`` is approved in the same commit. One secret is configured (PLANGATE_SECRET_PIN):
   without any, the same pass takes under 2 s (the time is the redaction of the resolved values). Asserted: the ``run --once`` pass that runs action 1
   and pauses at the gate ends within 5 s (a pass of the same lab without the preview's work
-  takes about 1.8 s), ``zz`` ran once, the plan waits at the gate.
+  takes about 1.8 s), ``zz`` ran once, the plan waits at the gate. After the fix the test
+  asserts what bounds the work instead of a time: every nested value the record shows says
+  it is not shown (over 65,536 characters), or the record says it left them out.
   **Broke**: the pass takes about 10 s; the time grows with the bytes the preview resolves
   (measured by hand: 300 actions x 1 reference: 1.8 s; 200 x 10: 10.2 s; 300 x 20: 30.5 s,
   with ``zz``'s outcome commit made only at the end of it), while the preview keeps only 2,000
@@ -90,11 +92,18 @@ def test_the_other_plan_ran_and_the_plan_waits(lab: Lab) -> None:
     assert lab.status()["plans/gate-cost"]["status"] == "awaiting_approval"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 23: the gate preview of a nested plan has no time bound: the pass spends time "
-    "linear in the bytes its references resolve to (10 s here, 30 s at 300 x 20) before the pause",
-)
-def test_the_pause_pass_is_bounded_in_time(lab: Lab) -> None:
-    assert lab.seconds < 5, lab.seconds  # type: ignore[attr-defined]
+#: What round 23 found (fixed: the preview resolves one value up to 65,536 characters and
+#: all of them up to 1 MiB, charging the work of a failed resolution too). No timing assert:
+#: the bound is shown by what the record says (tests/execution/test_gateview.py tests it).
+FOUND = "the gate preview of a nested plan had no bound: 10 s of the pass here, 30 s at 300 x 20"
+
+
+def test_the_preview_resolves_no_value_past_its_bound(lab: Lab) -> None:
+    from controller.plan import yamlio
+
+    gate = yamlio.read_yaml(lab.read("gate-cost")).data["execution"]["gate"]
+    assert gate["action"] == 2
+    shown = [a["params"]["v"] for a in gate.get("actions", [])]
+    assert all(v.startswith("(not shown: ") for v in shown), shown[:3]
+    assert shown or "200 nested actions" in gate.get("note", ""), gate
+    assert lab.seconds < 300  # type: ignore[attr-defined]  # the pass ended (its own timeout)

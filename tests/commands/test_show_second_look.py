@@ -114,3 +114,41 @@ def test_the_gate_preview_is_what_the_engine_resolves_and_holds_no_secret(
     assert "-TAIL" in log
     everything = git(repo, "log", "-p", "--all")
     assert "s3cret-value" not in out + everything
+
+
+def test_without_a_config_show_checks_the_record_by_the_recorded_policys_controller(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 23: without --config, show took an agent's committed rewrite of the execution
+    block as the record. The controller is now the identity the recorded policy names; when
+    the recorded versions name two (an agent recorded one naming itself), show says it
+    cannot tell and shows the branch's blocks unchecked."""
+    import json
+
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n"
+        "tools:\n  greet: {kind: echo}\n"
+    )
+    write_plan(repo, "greet", GATED)
+    commit_all(repo, "agent", AGENT)
+    assert run_cli("run", "--once", "--config", str(config)).returncode == 0
+    approve(repo, "greet", ALICE)
+    assert run_cli("run", "--once", "--config", str(config)).returncode == 0
+    plan_file = repo / "plans/greet/PLAN.yml"
+    text = plan_file.read_text()
+    assert "      said: hello, world\n" in text  # the engine's record of the gate
+    plan_file.write_text(text.replace("      said: hello, world\n", "      said: hello, forged\n"))
+    commit_all(repo, "agent rewrites the record", AGENT)
+    out = run_cli("show", "plans/greet", cwd=repo).stdout
+    assert '      said = "hello, world"' in out.splitlines() and "E_OWNED_BLOCK_CHANGED" in out
+
+    policy = repo / ".plangate/policy.json"
+    doc = json.loads(policy.read_text())
+    doc["identity"]["email"] = AGENT[1]
+    from controller.plan.hashing import canonical_bytes
+
+    policy.write_bytes(canonical_bytes(doc))
+    commit_all(repo, "agent records a policy naming itself", AGENT)
+    out = run_cli("show", "plans/greet", cwd=repo).stdout
+    assert "more than one controller identity" in out and "pass --config" in out

@@ -6,7 +6,10 @@ the controller freezes it. Alice approves (``partial``: her vote is collected). 
 - ``note``: Alice commits ``plans/two/note/NOTES.md`` (the hashed content is unchanged);
 - ``comment``: Alice adds a YAML comment to PLAN.yml (hash unchanged);
 - ``meta``: Alice adds ``metadata: {ticket: A-1}`` to PLAN.yml (not hashed);
-- ``draft``: Alice commits ``plans/two/draft/PLAN.draft.yml`` (a draft of the same plan).
+- ``draft``: Alice commits ``plans/two/draft/PLAN.draft.yml`` (a draft of the same plan);
+- ``side-note``: Alice commits ``NOTES.md`` into the folder on a side branch; the agent merges
+  it ``--no-ff``;
+- ``co-note``: the agent commits ``NOTES.md`` into the folder with ``Co-authored-by: Alice``.
 
 Then Bob approves. docs/approvals.md: "Whoever commits any file into a plan's folder ... is a
 writer of the plan that folder holds", and a collected vote is judged again when the next
@@ -36,6 +39,7 @@ from test_round2_execution_kit import shared
 
 RULES = 'rules:\n  - match: {paths: ["plans/two/**"]}\n    require: [{count: 2}]\n'
 AFTER = ["note", "comment", "meta", "draft"]
+LATER = ["side-note", "co-note"]
 
 
 def _alice_writes(lab: Lab, vid: str, slug: str) -> None:
@@ -53,14 +57,14 @@ def _alice_writes(lab: Lab, vid: str, slug: str) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=RULES)
-    for vid in [*AFTER, "coauth"]:
+    for vid in [*AFTER, *LATER, "coauth"]:
         lab.write(f"two/{vid}", plan_text(vid))
-    for vid in AFTER:
+    for vid in [*AFTER, *LATER]:
         lab.write(f"solo-{vid}", plan_text(f"solo-{vid}"))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
     time.sleep(1.05)
-    for vid in AFTER:
+    for vid in [*AFTER, *LATER]:
         lab.approve(f"two/{vid}", ALICE)
     lab.set_status("two/coauth", "approved")
     lab.commit("approve coauth\n\nCo-authored-by: Bob <bob@ops.example.com>", ALICE)
@@ -70,9 +74,18 @@ def _build(root: Path) -> Lab:
         _alice_writes(lab, vid, f"two/{vid}")
         _alice_writes(lab, vid, f"solo-{vid}")
         lab.commit(f"alice writes into {vid}", ALICE)
+    lab.git("checkout", "-q", "-b", "side")
+    for slug in ["two/side-note", "solo-side-note"]:
+        lab.write(slug, "Alice: fine\n", filename="NOTES.md")
+    lab.commit("alice notes on a side branch", ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "--no-ff", "-q", "-m", "merge side", "side", who=AGENT)
+    for slug in ["two/co-note", "solo-co-note"]:
+        lab.write(slug, "notes\n", filename="NOTES.md")
+    lab.commit("agent notes\n\nCo-authored-by: Alice <alice@example.com>", AGENT)
     lab.run()
     time.sleep(1.05)
-    for vid in AFTER:
+    for vid in [*AFTER, *LATER]:
         lab.approve(f"two/{vid}", BOB)
         lab.approve(f"solo-{vid}", ALICE)
     lab.run()
@@ -84,11 +97,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r23-voterwrites", _build)
 
 
-@pytest.mark.parametrize("vid", AFTER)
+@pytest.mark.parametrize("vid", [*AFTER, *LATER])
 def test_a_voter_who_writes_into_the_folder_loses_her_vote(lab: Lab, vid: str) -> None:
     slug = f"two/{vid}"
     solo_ran = len(lab.calls(f"solo-{vid}"))
-    assert solo_ran == (0 if vid in ("note", "draft") else 1), lab.codes(f"solo-{vid}")
+    assert solo_ran == (1 if vid in ("comment", "meta") else 0), lab.codes(f"solo-{vid}")
     if not solo_ran:
         assert lab.refusal(f"solo-{vid}") == "E_SELF_APPROVAL", lab.codes(f"solo-{vid}")
     assert len(lab.calls(vid)) == solo_ran, lab.codes(slug)

@@ -15,6 +15,9 @@ variant, a first vote on main and a pull request (branch ``pr-<vid>``: the agent
   the plan's folder; Bob merges (her vote no longer counts: ``partial``).
 
 Defence: ``check`` predicts ``start`` exactly when the controller started the plan.
+
+Results: all held (``check`` predicted ``partial`` for every same-person merge and
+``start`` for ``other``, as the controller decided).
 """
 
 from __future__ import annotations

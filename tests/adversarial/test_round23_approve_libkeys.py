@@ -12,6 +12,8 @@ on main, signed with his key, as himself.
 - ``ctl``: the agent's unsigned library (control: Bob's approval runs the parent once).
 
 Defence: ``E_SELF_APPROVAL`` (Bob's key wrote the version the parent pins); ``rec`` never runs.
+
+Results: all held (``E_SELF_APPROVAL``; the control ran once).
 """
 
 from __future__ import annotations

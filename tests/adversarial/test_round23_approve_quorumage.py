@@ -12,6 +12,8 @@ writes each plan; the controller freezes it (time F). Alice approves at once (``
 
 Defence: the version is older than ``max_age`` when the quorum completes: no start, ``rec``
 never runs for the late variants (``E_PLAN_EXPIRED`` or a refusal of the backdated commit).
+
+Results: all held (the control ran once; the late variants never started).
 """
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ it, Alice alone approves it. The rule's tool is called only from:
 
 Defence: one approval is not the quorum: the plan is ``partial`` (Alice's vote only), never
 started, and neither tool is called.
+
+Results: all ten held (``partial`` with Alice's vote, nothing called).
 """
 
 from __future__ import annotations

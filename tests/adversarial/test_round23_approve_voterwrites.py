@@ -26,6 +26,9 @@ once. A vote must not survive a write that would refuse the same person's approv
 
 - ``coauth``: a separate check of one vote per commit: Alice's approval commit carries
   ``Co-authored-by: Bob <bob@ops.example.com>``: it is one vote (``partial``), not two.
+
+Results: all held (``note``, ``draft``, ``side-note``, ``co-note``: the twin is
+refused and the vote dropped; ``comment``, ``meta``: both run once; ``coauth``: one vote).
 """
 
 from __future__ import annotations

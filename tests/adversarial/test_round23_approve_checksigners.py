@@ -16,6 +16,11 @@ Round 22's fix: ``check --as EMAIL`` predicts the merge signed "with a key
 - ``multi``: ``x@example.com,jane@ops.example.com KEY`` (Jane is the line's second principal);
 - ``wild``: ``k*@ops.example.com KEY`` (Kate's key under a pattern principal);
 - ``quoted``: ``"lena@ops.example.com" KEY`` (a quoted principal: control);
+- ``alias-people``: ``o.smith@corp.example KEY``, with ``identity_aliases.people``
+  ``[[olga@ops.example.com, o.smith@corp.example]]``; Olga merges;
+- ``alias-plus``: ``pete+git@ops.example.com KEY`` (``plus_tags: ["*@ops.example.com"]``);
+  Pete merges as ``pete@ops.example.com``;
+- ``alias-rev``: ``pat@ops.example.com KEY``; Pat merges as ``pat+ci@ops.example.com``;
 - ``opts``: ``mona@ops.example.com namespaces="git",valid-after="20200101" KEY`` (control).
 
 For each: the agent's plan, frozen; a pull request in which the agent sets ``approved``; CI
@@ -24,17 +29,17 @@ then merges ``--no-ff -S`` with that key; one controller pass.
 
 Defence: ``check`` predicts ``start`` exactly when the controller started the plan.
 
-Results: ``ctl``, ``ns-list``, ``case``, ``quoted``, ``opts`` held (check: start; the
-controller started them). Six BROKE (strict xfails): ``check`` said ``start`` ("merge
-signature: assumed signed by <merger> with a key allowed_signers lists (SHA256:...)", exit 0)
-while the controller refused the signed merge ``E_SIGNATURE_INVALID``: ``ns-file`` ("Could not
-verify signature": git's namespace), ``expired`` and ``future`` (git verify-commit refused
-outside the key's window), ``negated`` ("signed by *@ops.example.com but the approver identity
-is gina@ops.example.com"), ``multi`` ("signed by x@example.com, who is not an approver"),
-``wild`` ("signed by k*@ops.example.com but the approver identity is kate@ops.example.com").
-``check`` matches the merger against the file's principals without its options
-(``namespaces``, ``valid-before``/``valid-after``), its negations, or the way the controller
-reads multi-principal and pattern lines.
+Results: ``ctl``, ``ns-list``, ``case``, ``quoted``, ``opts`` and the three ``alias-*`` held
+(check: start; the controller started them). Six BROKE (strict xfails): ``check`` said ``start``
+("merge signature: assumed signed by <merger> with a key allowed_signers lists (SHA256:...)",
+exit 0) while the controller refused the signed merge ``E_SIGNATURE_INVALID``: ``ns-file``
+("Could not verify signature": git's namespace), ``expired`` and ``future`` (git verify-commit
+refused outside the key's window), ``negated`` ("signed by *@ops.example.com but the approver
+identity is gina@ops.example.com"), ``multi`` ("signed by x@example.com, who is not an
+approver"), ``wild`` ("signed by k*@ops.example.com but the approver identity is
+kate@ops.example.com"). ``check`` matches the merger against the file's principals without its
+options (``namespaces``, ``valid-before``/``valid-after``), its negations, or the way the
+controller reads multi-principal and pattern lines.
 """
 
 from __future__ import annotations
@@ -60,6 +65,9 @@ MERGERS = {
     "multi": ("jane@ops.example.com", "x@example.com,jane@ops.example.com {key}"),
     "wild": ("kate@ops.example.com", "k*@ops.example.com {key}"),
     "quoted": ("lena@ops.example.com", '"lena@ops.example.com" {key}'),
+    "alias-people": ("olga@ops.example.com", "o.smith@corp.example {key}"),
+    "alias-plus": ("pete@ops.example.com", "pete+git@ops.example.com {key}"),
+    "alias-rev": ("pat+ci@ops.example.com", "pat@ops.example.com {key}"),
     "opts": (
         "mona@ops.example.com",
         'mona@ops.example.com namespaces="git",valid-after="20200101" {key}',
@@ -76,7 +84,12 @@ def _build(root: Path) -> Lab:
         lines.append(line.format(key=_keygen(keys / vid)))
     signers = root / "allowed_signers"
     signers.write_text("\n".join(lines) + "\n")
-    lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
+    lab.write_config(
+        approval=f"require_signed: true\nallowed_signers: {signers}\n"
+        "identity_aliases:\n"
+        '  plus_tags: ["*@ops.example.com"]\n'
+        "  people: [[olga@ops.example.com, o.smith@corp.example]]\n"
+    )
     g = lab.git
     for vid in MERGERS:
         lab.write(vid, plan_text(vid))

@@ -21,6 +21,11 @@ the parent:
   "whoever made it, whether the version comes back ... copied under another name"); ``rec``
   never runs.
 - ``cp-approver``: the same with Bob (an approver) rejecting (control of the copy rule).
+- ``ab-author``: Alice approves the agent's plan and, in the same push, the agent sets it
+  ``aborted`` (a withdrawal "while its first approval waited"); the copy is approved by Alice.
+  ``ab-approver``: the same with Bob aborting (control).
+- ``readd-author``: the agent rejects its plan, deletes the folder and adds the same plan
+  again under the same name; Alice approves it.
 - ``after``: Alice approves the parent first (its own push, one pass: it runs); the agent then
   rejects the library. Control: the parent ran once and does not run again.
 
@@ -31,7 +36,10 @@ status (``plangate status``: "agent@example.com set status rejected", the plan s
 approval of the parent started it and ``rec`` ran the rejected library (``author-lib``,
 ``author2-lib``); Bob's rejection of the same kind of library refused the parent
 ``E_VERSION_WITHDRAWN``. ``cp-author``: Alice's approval of the exact copy started it (``rec``
-ran ``cp-author``); after Bob's rejection the copy is refused ``E_VERSION_WITHDRAWN``.
+ran ``cp-author``); after Bob's rejection the copy is refused ``E_VERSION_WITHDRAWN``. Same
+root, also BROKE: ``ab-author`` (the agent's abort while Alice's approval waited: the copy ran;
+Bob's abort: refused) and ``readd-author`` (rejected, deleted, added again: Alice's approval ran
+it).
 """
 
 from __future__ import annotations
@@ -64,7 +72,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent parents", AGENT)
     lab.write("author2", _parent("author2", "author2-lib", digest2))
     lab.commit("a second agent's parent", AGENT2)
-    for vid in COPIES:
+    for vid in [*COPIES, "ab-author", "ab-approver", "readd-author"]:
         lab.write(vid, plan_text(vid))
     lab.commit("agent plans", AGENT)
     lab.run()  # freeze
@@ -81,17 +89,26 @@ def _build(root: Path) -> Lab:
     for vid, who in COPIES.items():
         lab.set_status(vid, "rejected")
         lab.commit(f"reject {vid}", who)
+    for vid, who in {"ab-author": AGENT, "ab-approver": BOB}.items():
+        lab.approve(vid, ALICE)
+        lab.set_status(vid, "aborted")
+        lab.commit(f"abort {vid}", who)
+    lab.set_status("readd-author", "rejected")
+    lab.commit("reject readd-author", AGENT)
     lab.run()
     time.sleep(1.05)
-    for vid in COPIES:
-        lab.write(
-            f"{vid}-copy", lab.read(vid).replace("status: rejected", "status: pending_approval")
-        )
-    lab.commit("agent copies the rejected plans", AGENT)
+    for vid in [*COPIES, "ab-author", "ab-approver"]:
+        text = lab.read(vid).replace("status: rejected", "status: pending_approval")
+        lab.write(f"{vid}-copy", text.replace("status: aborted", "status: pending_approval"))
+    lab.git("rm", "-rq", "plans/readd-author")
+    lab.commit("agent copies the withdrawn plans, deletes readd-author", AGENT)
+    lab.write("readd-author", plan_text("readd-author"))
+    lab.commit("agent adds readd-author again", AGENT)
     lab.run()  # freeze the copies
     time.sleep(1.05)
-    for vid in COPIES:
+    for vid in [*COPIES, "ab-author", "ab-approver"]:
         lab.approve(f"{vid}-copy", ALICE)
+    lab.approve("readd-author", ALICE)
     lab.run()
     return lab
 
@@ -109,6 +126,8 @@ BROKEN = {
         f"rejected but does not withdraw the version: {what} runs it",
     )
     for vid, what in {
+        "ab-author": "an exact copy approved by Alice (aborted while approved)",
+        "readd-author": "the plan deleted and added again, approved by Alice",
         "author": "a parent pinning it",
         "author2": "another agent's parent pinning it",
         "cp-author": "an exact copy approved by Alice",
@@ -130,11 +149,18 @@ def test_a_withdrawn_library_is_no_pin(lab: Lab, vid: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid", [pytest.param(v, id=v, marks=[BROKEN[v]] if v in BROKEN else []) for v in COPIES]
+    "vid",
+    [
+        pytest.param(v, id=v, marks=[BROKEN[v]] if v in BROKEN else [])
+        for v in [*COPIES, "ab-author", "ab-approver", "readd-author"]
+    ],
 )
 def test_a_copy_of_a_withdrawn_version_is_refused(lab: Lab, vid: str) -> None:
     slug = f"{vid}-copy"
-    assert lab.plan(vid)["plan"]["status"] == "rejected", lab.codes(vid)
+    if vid == "readd-author":
+        slug = vid
+    else:
+        assert lab.plan(vid)["plan"]["status"] in ("rejected", "aborted"), lab.codes(vid)
     assert lab.calls(vid) == [], lab.codes(slug)
     assert not lab.started(slug), lab.codes(slug)
     assert lab.refusal(slug) == "E_VERSION_WITHDRAWN", lab.codes(slug)

@@ -49,6 +49,28 @@ def signer_keys(allowed_signers: Path) -> tuple[Entry, ...]:
     return _signer_keys(str(allowed_signers), seen.st_mtime_ns, seen.st_size)
 
 
+def git_signer(allowed_signers: Path, fingerprint: str, at: float) -> str | None:
+    """The signer ``git verify-commit`` names for a good signature by the key
+    ``fingerprint`` checked at ``at``, as ssh-keygen reads the file (what ``plangate check``
+    predicts for a merge not made yet): the first line holding the key that is valid then,
+    and of it the first principal, written as the file writes it (a pattern stays a
+    pattern); None when that line does not allow the ``git`` namespace (the verification
+    fails) or no line is valid then (git names no signer). Round 23: check assumed the
+    merger's address for keys whose line names another principal first, a pattern or a
+    negation, and git named that instead."""
+    for entry in signer_keys(allowed_signers):
+        if entry.fingerprint != fingerprint:
+            continue
+        if (entry.valid_after is not None and at < entry.valid_after) or (
+            entry.valid_before is not None and at >= entry.valid_before
+        ):
+            continue
+        if entry.namespaces is not None and "git" not in entry.namespaces:
+            return None
+        return entry.principals[0] if entry.principals else None
+    return None
+
+
 #: A token: quoted runs and plain characters up to blank space.
 _TOKEN = re.compile(r'(?:"(?:[^"\\]|\\.)*"|[^\s"])+')
 #: One option of the options field: ``name`` or ``name="value"`` (a value may hold commas).

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from controller.approval import approvals, policy, quorum
-from controller.git.history import PlanState, build_request
+from controller.git.history import PlanState, build_request, folder_key
 from controller.plan import nested, profile, yamlio
 
 if TYPE_CHECKING:
@@ -55,7 +56,14 @@ def decide(
     if authors is not None:
         # Approving a parent approves the nested plans it pins: whoever wrote one of them
         # wrote part of what runs (SPEC §12), and may not approve it either.
-        pinned = {who for _, _, pin in nested.pins(data) for who in authors.get(pin, ())}
+        # Whoever wrote any file in a pinned folder wrote that plan, as for the plan's own
+        # folder (round 23: a note or a draft in a library's folder did not count).
+        pinned = {
+            who
+            for _, path, pin in nested.pins(data)
+            for key in (pin, folder_key("/".join(PurePosixPath(path).parts)))
+            for who in authors.get(key, ())
+        }
         if not pinned <= request.changers:
             request = replace(request, changers=request.changers | frozenset(pinned))
     if withdrawn:

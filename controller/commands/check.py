@@ -152,23 +152,37 @@ def predict(
 
 
 def _merge_signature(config: Config, as_email: str | None) -> tuple[Any, str]:
-    """What ``git verify-commit`` will say of the merge ``--as`` makes, under
-    ``require_signed``, and the assumption in words: signed with a key allowed_signers lets
-    the merger sign git commits with now (any of them: which one the merger picks changes no
-    verdict, since every key of a content's writer makes her a writer); unsigned when there
-    is none, or no ``--as``."""
-    from controller.approval.approvals import usable_keys
+    """What ``git verify-commit`` will say of the merge ``--as`` makes under
+    ``require_signed``, and the assumption in words. The merger signs with one of the keys
+    allowed_signers lets them sign git commits with now; git names as the signer what the
+    file's first valid line for that key names first (:func:`signers.git_signer`), which
+    the controller then judges as it judges any signature. A key for which git would name
+    the merger is preferred (which key she picks changes no other verdict: every key of a
+    content's writer makes her a writer). Unsigned when there is no such key, or no
+    ``--as``."""
+    from controller.approval.approvals import canonical, usable_keys
+    from controller.approval.signers import git_signer
     from controller.git.signing import Signature
 
     if as_email is None:
         text = "unknown (no --as): predicted unsigned"
         return Signature(False, None, "the merger is unknown: pass --as"), text
-    keys = sorted(usable_keys(as_email, config.approval, time.time()))
-    if not keys:
+    now = time.time()
+    signers_file = config.approval.allowed_signers
+    keys = sorted(usable_keys(as_email, config.approval, now))
+    named = {key: git_signer(signers_file, key, now) for key in keys} if signers_file else {}
+    named = {key: who for key, who in named.items() if who}
+    if not named:
         text = f"allowed_signers lists no key {as_email} may sign git commits with now"
         return Signature(False, None, text), f"{text}: predicted unsigned"
-    text = f"assumed signed by {as_email} with a key allowed_signers lists ({keys[0]})"
-    return Signature(True, as_email, "predicted: " + text, "ssh", keys[0]), text
+    aliases = config.approval.identity_aliases
+    me = canonical(as_email, aliases)
+    key = next((k for k, who in named.items() if canonical(who, aliases) == me), next(iter(named)))
+    signer = named[key]
+    text = f"assumed signed by {as_email} with a key allowed_signers lists ({key})"
+    if canonical(signer, aliases) != me:
+        text += f", which git will name as {signer}"
+    return Signature(True, signer, "predicted: " + text, "ssh", key), text
 
 
 class _SignedMerge:

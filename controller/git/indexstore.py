@@ -27,11 +27,12 @@ from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
-INDEX_VERSION = "9"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "10"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
-# each version's changers (round 20)
+# each version's changers (round 20); 10: an author's withdrawal vetoes a version she wrote
+# wherever it is (round 23)
 
 
 class IndexStore:

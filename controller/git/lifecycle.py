@@ -803,13 +803,19 @@ class Lifecycle(IndexStore):
         approval waited), by its hash: no approval of it counts again, under any name, as a
         copy, a re-add or a pin (E_VERSION_WITHDRAWN; a veto is not dodged by renaming).
 
-        Only an allowed approver's withdrawal vetoes the version everywhere. An author's
-        withdraws that plan only: whoever copies a version is an author of the copy, and
-        rejecting the copy vetoed the original's every path (round 16)."""
+        An allowed approver's withdrawal vetoes the version everywhere. So does an author's,
+        when she also wrote the version wherever else it is (round 23: an agent rejected its
+        plan, then brought the version back as a copy, a re-add or a pin, and it ran); a
+        copier's withdraws her copy only (round 16: a non-approver copied a plan and vetoed
+        the original by rejecting her copy)."""
         if not plan_hash or plan_hash in self.withdrawn:
             return
-        if self.may_withdraw is not None and not self.may_withdraw(record, ()):
-            return  # not an approver: entitled as an author of this plan, not of the version
+        if (
+            self.may_withdraw is not None
+            and not self.may_withdraw(record, ())
+            and not self._wrote_everywhere(plan_hash, plan_id, record)
+        ):
+            return  # an author of this plan, not of the version where others hold it
         entry = json.dumps(
             {
                 "plan": plan_id,
@@ -820,6 +826,21 @@ class Lifecycle(IndexStore):
             }
         )
         self.withdrawn[plan_hash] = self._new_withdrawn[plan_hash] = entry
+
+    def _wrote_everywhere(self, plan_hash: str, plan_id: str, record: CommitRecord) -> bool:
+        """Whether the maker of ``record`` may withdraw ``plan_hash`` in every other plan
+        that holds or held it: she is among the writers of that version there (a plan that
+        never had it says nothing). Withdrawals are rare: a walk over the plans is cheap."""
+        assert self.may_withdraw is not None
+        for state in self.plans.values():
+            if state.plan_id == plan_id:
+                continue
+            writers = state.version_changers.get(plan_hash)
+            if writers is None and state.hash == plan_hash:
+                writers = state.changers
+            if writers is not None and not self.may_withdraw(record, writers):
+                return False
+        return True
 
     @staticmethod
     def _lapse(state: PlanState, record: CommitRecord, status: str | None) -> Transition:

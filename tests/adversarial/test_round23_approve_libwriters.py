@@ -125,7 +125,10 @@ def _broken(what: str) -> pytest.MarkDecorator:
     )
 
 
-BROKEN = {"note": _broken("a NOTES.md"), "draft-diff": _broken("a draft of other text")}
+#: What round 23 found (fixed: a pinned folder's writers are writers of the parent).
+FOUND = {"note": _broken("a NOTES.md"), "draft-diff": _broken("a draft of other text")}
+BROKEN: dict[str, pytest.MarkDecorator] = {}
+FOUND_VOTE = _broken("a NOTES.md committed after her vote")
 
 
 @pytest.mark.parametrize(
@@ -138,7 +141,6 @@ def test_the_librarys_writer_cannot_approve_the_parent(lab: Lab, vid: str) -> No
     assert lab.refusal(vid) == "E_SELF_APPROVAL", lab.codes(vid)
 
 
-@_broken("a NOTES.md committed after her vote")
 def test_a_vote_is_lost_by_writing_into_the_library(lab: Lab) -> None:
     slug = "two/vote-note"
     assert lab.calls("vote-note") == [], lab.codes(slug)

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 24, git's built-in checkout conversions selected by a committed ``.gitattributes``
 (no program of the agent's: ``ident`` expands ``$Id$`` to ``$Id: <blob> $`` on checkout;
 ``text eol=crlf`` writes CRLF line ends): the bytes in a working tree differ from the

@@ -14,6 +14,8 @@ exits 0 and the honest plan ran.
   next tool; exec output naming a member twice is refused, and a non-string key should be.
 - ``py-intkey``: a python tool returns ``{1: "a"}``. BROKE: taken as ``{"1": "a"}``.
 - ``py-boolkey``: a python tool returns ``{True: "a", "true": "b"}``. BROKE: ``{"true": "b"}``.
+- ``py-nonekey``: ``{None: "a", "null": "b", 1.5: "c"}``. BROKE: ``{"null": "b", "1.5": "c"}``
+  (a python tool returning ``2**60`` is refused, as documented).
 - ``py-nan-retry``: a python tool logs its call then returns ``{"n": NaN}``; the action has
   ``on_failure: retry, retries: 2``. Asserted: the tool was called once (the refusal is
   permanent, as it is for the exec ``ex-inf-retry`` control), the plan failed. Held (the code
@@ -55,6 +57,10 @@ def _log(tag):
         f.write(json.dumps({"argv": [tag], "stdin": ""}) + "\\n")
 def intkey_dup(): return {1: "a", "1": "b"}
 def intkey(): return {1: "a"}
+def nonekey():
+    return {None: "a", "null": "b", 1.5: "c"}
+
+
 def boolkey(): return {True: "a", "true": "b"}
 def nan():
     _log("py-nan-retry-tool")
@@ -79,6 +85,7 @@ PYV = {
     "py-intkey-dup": "intkey_dup",
     "py-intkey": "intkey",
     "py-boolkey": "boolkey",
+    "py-nonekey": "nonekey",
     "py-nan-retry": "nan",
 }
 RETRY = {"py-nan-retry", "ex-inf-retry"}
@@ -101,6 +108,7 @@ BROKEN = {
     "py-intkey-dup": f"{_B} turns a python tool's non-string key into a string, silently dropping the colliding member",
     "py-intkey": f"{_B} turns a python tool's non-string key into a string",
     "py-boolkey": f"{_B} turns a python tool's bool key into 'true', dropping the colliding member",
+    "py-nonekey": f"{_B} turns a python tool's None and float keys into 'null' and '1.5', dropping the colliding member",
     "ex-bigint": f"{_B} takes exec stdout with an integer over Python's 4300-digit limit as 'not JSON' (json null) and succeeds",
     "ex-deep": f"{_B} takes exec stdout nested past the recursion limit as 'not JSON' (json null) and succeeds",
     "ex-float-id": f"{_B} passes 9007199254740993.0 on as 9007199254740992",

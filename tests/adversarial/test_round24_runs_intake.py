@@ -35,7 +35,8 @@ exits 0 and the honest plan ran.
 - ``ex-underflow``: ``{"v": 1e-400}`` reaches the next tool as ``0`` (``1e400`` is refused).
   BROKE.
 - ``ht-bigint``, ``ht-deep``, ``ht-float-id``: the same bodies answered by a local server to an
-  http tool (POST). BROKE as their exec twins.
+  http tool (POST). BROKE as their exec twins. ``ht-dupkey`` (control: a member named twice)
+  is refused. Held.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ HTTP = {
     "ht-bigint": b'{"n": ' + b"9" * 5000 + b"}",
     "ht-deep": b"[" * 200000 + b"]" * 200000,
     "ht-float-id": b'{"id": 9007199254740993.0}',
+    "ht-dupkey": b'{"n": "first", "n": "second"}',
 }
 PYV = {
     "py-intkey-dup": "intkey_dup",

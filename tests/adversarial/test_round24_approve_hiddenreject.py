@@ -31,6 +31,14 @@ Asserted: check does not predict ``start``; the controller does not start it.
 Asserted: the gated action never runs; the fresh clone's audit lists Bob's
 ``abort-request`` and ends the run ``abort``.
 
+``cp-*``: after all that, the agent copies ``rj-ours``/``rj-nested``/``rj-after`` (same
+hashed content, ``pending_approval``) to ``plans/cp-<vid>``; Alice approves each copy.
+Asserted: refused ``E_VERSION_WITHDRAWN`` (round 23: a withdrawn version stays withdrawn
+wherever it is), nothing runs.
+
+At the end the controller's history index (``<state_dir>/index.sqlite``) is deleted and
+one more pass made (rebuilt from history): every assertion above is made after it.
+
 ``audit``: a fresh clone's ``plangate audit --json`` lists Bob's rejection under
 ``decisions`` (``kind: reject``, ``by: bob@ops.example.com``) for every plan above and no
 execution of any of them.
@@ -43,7 +51,7 @@ it was on main (``-s ours``: ``ours``, ``nested``, ``after``, ``lib-ours``, ``ga
 decision): ``decisions`` has no entry for Bob's rejection or abort request, though the
 controller acted on it; for ``revert`` it lists ``reject`` by the agent (the merger) at the
 merge commit, not Bob. ``theirs``, ``ck-ours`` and ``ck-revert`` (the merge also changes the
-file) list Bob.
+file) list Bob. ``cp-*`` held.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from test_round2_execution_kit import shared
 VIDS = ["ours", "revert", "nested", "after", "theirs", "lib-ours"]
 CHECK = ["ck-ours", "ck-revert"]
 GATE = "gate-ours"
+COPIES = ["ours", "nested", "after"]
 
 
 def _reject_branch(lab: Lab, vid: str, base: str = "main") -> str:
@@ -175,6 +184,18 @@ def _build(root: Path) -> Lab:
         (root / f"check-{v}.err").write_text(out.stderr)
         g("merge", "-q", "--no-ff", "-m", f"alice merges {v}", f"pr-{v}", who=ALICE)
         lab.run()
+    for v in COPIES:
+        text = lab.git("show", f"HEAD:plans/rj-{v}/PLAN.yml")
+        lab.write(f"cp-{v}", text.replace("status: approved", "status: pending_approval"))
+    lab.commit("agent copies the hidden-rejected versions", AGENT)
+    lab.run()  # freeze the copies
+    time.sleep(1.05)
+    for v in COPIES:
+        lab.approve(f"cp-{v}", ALICE)
+    lab.run()
+    for index in lab.state.glob("index.sqlite*"):
+        index.unlink()  # "Deleting the file is always safe": rebuilt from history
+    lab.run()
     clone = root / "clone"
     shutil.rmtree(clone, ignore_errors=True)
     g("clone", "-q", str(lab.repo), str(clone))
@@ -281,3 +302,12 @@ def test_the_fresh_clone_audit_shows_the_hidden_abort(lab: Lab, what: str) -> No
         rows = [e for e in report.get("executions", []) if e.get("plan") == plan]
         assert rows and all(e.get("approval_valid") for e in rows), json.dumps(rows)[:3000]
         assert rows[-1].get("outcome") == "abort", json.dumps(rows)[:3000]
+
+
+@pytest.mark.parametrize("vid", COPIES)
+def test_a_copy_of_a_hidden_rejected_version_is_withdrawn(lab: Lab, vid: str) -> None:
+    slug = f"cp-{vid}"
+    assert lab.plan(slug).get("frozen"), lab.codes(slug)
+    assert lab.calls(f"rj-{vid}") == [], lab.codes(slug)
+    assert not lab.started(slug), lab.codes(slug)
+    assert lab.refusal(slug) == "E_VERSION_WITHDRAWN", lab.codes(slug)

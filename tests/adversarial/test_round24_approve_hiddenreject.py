@@ -31,6 +31,11 @@ Asserted: check does not predict ``start``; the controller does not start it.
 Asserted: the gated action never runs; the fresh clone's audit lists Bob's
 ``abort-request`` and ends the run ``abort``.
 
+``mal-fp`` / ``mal-ours``: Mallory (no approver, no author) commits ``rejected`` on main
+(``mal-fp``, control) or on a branch the agent merges ``-s ours`` (``mal-ours``, then Alice
+approves). Asserted: ``mal-ours`` runs once (her rejection is ignored); the fresh clone's
+audit flags each ``withdraw-not-allowed`` ("flagged withdraw-not-allowed by plangate audit").
+
 ``cp-*``: after all that, the agent copies ``rj-ours``/``rj-nested``/``rj-after`` (same
 hashed content, ``pending_approval``) to ``plans/cp-<vid>``; Alice approves each copy.
 Asserted: refused ``E_VERSION_WITHDRAWN`` (round 23: a withdrawn version stays withdrawn
@@ -40,8 +45,8 @@ At the end the controller's history index (``<state_dir>/index.sqlite``) is dele
 one more pass made (rebuilt from history): every assertion above is made after it.
 
 ``audit``: a fresh clone's ``plangate audit --json`` lists Bob's rejection under
-``decisions`` (``kind: reject``, ``by: bob@ops.example.com``) for every plan above and no
-execution of any of them.
+``decisions`` (``kind: reject``, ``by: bob@ops.example.com``) for each ``rj-<vid>`` and
+``ck-*`` plan, and no execution of any of them.
 
 Results: the controller held every variant (nothing ran; ``plangate status`` names "bob@ops...
 set status rejected on a merged branch"; ``gate-ours`` ends with the controller's ``plangate:
@@ -51,7 +56,8 @@ it was on main (``-s ours``: ``ours``, ``nested``, ``after``, ``lib-ours``, ``ga
 decision): ``decisions`` has no entry for Bob's rejection or abort request, though the
 controller acted on it; for ``revert`` it lists ``reject`` by the agent (the merger) at the
 merge commit, not Bob. ``theirs``, ``ck-ours`` and ``ck-revert`` (the merge also changes the
-file) list Bob. ``cp-*`` held.
+file) list Bob. ``cp-*`` held. Same root, BROKE: ``mal-ours``'s rejection is not flagged
+``withdraw-not-allowed`` (``mal-fp``'s is); the controller ignored it and ran the plan once.
 """
 
 from __future__ import annotations
@@ -62,13 +68,14 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["ours", "revert", "nested", "after", "theirs", "lib-ours"]
 CHECK = ["ck-ours", "ck-revert"]
 GATE = "gate-ours"
 COPIES = ["ours", "nested", "after"]
+MALLORY_VIDS = ["mal-fp", "mal-ours"]
 
 
 def _reject_branch(lab: Lab, vid: str, base: str = "main") -> str:
@@ -83,7 +90,7 @@ def _reject_branch(lab: Lab, vid: str, base: str = "main") -> str:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     g = lab.git
-    for v in [*VIDS, *CHECK]:
+    for v in [*VIDS, *CHECK, *MALLORY_VIDS]:
         if v != "lib-ours":
             lab.write(f"rj-{v}", plan_text(f"rj-{v}"))
     lab.write(
@@ -145,6 +152,15 @@ def _build(root: Path) -> Lab:
     g("checkout", "-q", "main")
     g("merge", "-q", "-s", "ours", "--no-ff", "-m", "merge lib-ours", "rj-lib-ours-b", who=AGENT)
     lab.approve("rj-lib-ours", ALICE)
+    # mal-fp (control) and mal-ours: Mallory (no approver, no author) rejects
+    lab.set_status("rj-mal-fp", "rejected")
+    lab.commit("mallory rejects mal-fp", MALLORY)
+    g("checkout", "-q", "-b", "rj-mal-ours-b", "main")
+    lab.set_status("rj-mal-ours", "rejected")
+    lab.commit("mallory rejects mal-ours", MALLORY)
+    g("checkout", "-q", "main")
+    g("merge", "-q", "-s", "ours", "--no-ff", "-m", "merge mal-ours", "rj-mal-ours-b", who=AGENT)
+    lab.approve("rj-mal-ours", ALICE)
     # theirs (control)
     g("checkout", "-q", "-b", "rj-theirs", "main")
     lab.set_status("rj-theirs", "rejected")
@@ -311,3 +327,35 @@ def test_a_copy_of_a_hidden_rejected_version_is_withdrawn(lab: Lab, vid: str) ->
     assert lab.calls(f"rj-{vid}") == [], lab.codes(slug)
     assert not lab.started(slug), lab.codes(slug)
     assert lab.refusal(slug) == "E_VERSION_WITHDRAWN", lab.codes(slug)
+
+
+def test_mallorys_hidden_rejection_is_ignored(lab: Lab) -> None:
+    assert len(lab.calls("rj-mal-ours")) == 1, lab.codes("rj-mal-ours")
+
+
+@pytest.mark.parametrize(
+    "vid",
+    [
+        "mal-fp",
+        pytest.param(
+            "mal-ours",
+            marks=[
+                pytest.mark.xfail(
+                    strict=True,
+                    raises=AssertionError,
+                    reason="round 24: Mallory's rejection merged -s ours is not flagged "
+                    "withdraw-not-allowed by the fresh-clone audit (the same rejection on the "
+                    "branch is)",
+                )
+            ],
+        ),
+    ],
+)
+def test_the_fresh_clone_audit_flags_mallorys_rejection(lab: Lab, vid: str) -> None:
+    report = json.loads((lab.root / "audit.json").read_text())
+    found = [
+        f
+        for f in report.get("findings", [])
+        if f.get("plan") == f"plans/rj-{vid}" and f.get("kind") == "withdraw-not-allowed"
+    ]
+    assert found, json.dumps(report.get("findings"))[:3000]

@@ -316,6 +316,24 @@ def _checker(file: str, config: Config) -> Callable[[bytes], tuple[tuple[str, ..
     return check
 
 
+def _with_quiet_merges(repo: GitRepo, head: str, records: list[Any]) -> list[Any]:
+    """``records`` with, in their places on the first-parent line, the merges the
+    path-limited log leaves out because they change nothing under the plans folder
+    (``git merge -s ours``), each as (its first parent, itself): their branches may hold
+    rejections and aborts, which the controller's scan reads from every merge (round 24:
+    the audit never listed them)."""
+    rows = repo.run("rev-list", "--first-parent", "--merges", "--parents", head).splitlines()
+    logged = {r.sha for r in records}
+    quiet = [(shas[1], shas[0]) for shas in (row.split() for row in rows)
+             if len(shas) >= 3 and shas[0] not in logged]  # fmt: skip
+    if not quiet:
+        return records
+    line = repo.run("rev-list", "--first-parent", "--reverse", head).split()
+    rank = {sha: i for i, sha in enumerate(line)}
+    items = [(rank[r.sha], r) for r in records] + [(rank[pair[1]], pair) for pair in quiet]
+    return [item for _, item in sorted(items, key=lambda pair: pair[0])]
+
+
 def audit_repo(
     repo: GitRepo, config: Config | None, head: str, controller: str | None = None
 ) -> AuditReport:
@@ -351,7 +369,11 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
             records.append(record)
             prefetch.add(record)
     records.reverse()
-    for record in records:
+    for record in _with_quiet_merges(repo, head, records):
+        if isinstance(record, tuple):  # a merge that changed nothing here: its branch may
+            index.merged_authors(repo, *record)  # hold withdrawals (round 24)
+            index.apply_side_withdrawals(auditor)
+            continue
         timeline.apply(record)
         if timeline.in_force is not in_force:  # who may reject or abort follows the policy
             in_force = timeline.in_force

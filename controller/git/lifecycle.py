@@ -608,10 +608,17 @@ class Lifecycle(IndexStore):
                 continue
             if plan_hash is not None and plan_hash != state.hash:
                 continue  # a withdrawal of another version of the plan
-            if self.may_withdraw is not None and not self.may_withdraw(commit, state.withdrawers()):
-                continue
             who = commit.author.email
             snapshot = PlanState(**asdict(state)) if sink else None
+            if self.may_withdraw is not None and not self.may_withdraw(commit, state.withdrawers()):
+                # ignored, and said, as on the branch itself (round 24: the audit was silent)
+                text = (
+                    f"E_APPROVER_NOT_ALLOWED: {who} set status {status} in {commit.sha[:12]} "
+                    "on a merged branch, but only an allowed approver or an author of the plan "
+                    "may; ignored"
+                )
+                self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
+                continue
             if state.status == "approved" and state.request is not None:
                 self._lapse(state, commit, status)  # back where it was approved (a gate: paused)
             if state.status in ("pending_approval", "approved", None):

@@ -76,6 +76,26 @@ def canonical_bytes(value: Any) -> bytes:
     return rfc8785.dumps(value)
 
 
+def exact_double(text: str, value: float) -> bool:
+    """Whether the double ``value`` read from the number ``text`` is the number ``text``
+    writes: its shortest spelling (what the hash and a tool's JSON hold) has the same decimal
+    value. ``0.1`` is exact in this sense (every reader of ``0.1`` gets the double written
+    ``0.1``); ``9007199254740993.0``, ``1e-400`` and ``4.99999999999999999999`` are not: a
+    reader would hand on another number than the one written (rounds 22 and 24). A value
+    that is not finite, or a text that is no decimal number, is left to other checks."""
+    if value != value or value in (_INF, -_INF):
+        return True
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return Decimal(text.replace("_", "")) == Decimal(repr(value))
+    except (InvalidOperation, ValueError):
+        return True
+
+
+_INF = float("inf")
+
+
 def is_plain_json(value: Any) -> bool:
     """Whether ``value`` holds only exact str, safe int, bool, None, list and dict (string
     keys up to U+FFFF): the values the C encoder writes exactly as RFC 8785 does, and plain

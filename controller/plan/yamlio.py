@@ -51,6 +51,7 @@ from ruamel.yaml.events import (
 from ruamel.yaml.nodes import ScalarNode
 
 from controller.errors import YamlParseError
+from controller.plan.hashing import exact_double
 
 PathPart = str | int
 Path_ = tuple[PathPart, ...]
@@ -389,7 +390,7 @@ def _scalar(event: ScalarEvent, source: str) -> Any:
         _refuse(event, source, f"unsupported value type {tag}")
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     found = construct(_YAML.constructor, node)
-    if type(found) is float and not _exact(value, found):
+    if type(found) is float and not exact_double(value, found):
         return InexactFloat(found, value)
     return canonical_number(found)
 
@@ -410,23 +411,6 @@ class InexactFloat(float):
 
     def __reduce__(self) -> tuple[Any, ...]:  # the parse cache pickles documents
         return (InexactFloat, (float(self), self.written))
-
-
-def _exact(text: str, value: float) -> bool:
-    """Whether the finite double ``value`` is the number ``text`` writes: the shortest text
-    that reads back as it (what the hash and a tool's JSON hold) has the same decimal value.
-    ``0.1`` is exact in this sense: every reader of ``0.1`` gets the double written ``0.1``."""
-    if value != value or value in (_INF, -_INF):
-        return True  # refused on its own (not a finite number)
-    from decimal import Decimal, InvalidOperation
-
-    try:
-        return Decimal(text.replace("_", "")) == Decimal(repr(value))
-    except (InvalidOperation, ValueError):
-        return True  # not a decimal spelling (ruamel read it anyway): nothing to compare
-
-
-_INF = float("inf")
 
 
 def canonical_number(value: Any) -> Any:

@@ -237,14 +237,23 @@ def _audit_broken(what: str) -> pytest.MarkDecorator:
     )
 
 
-ABROKEN = {
+#: What round 24 found. Fixed: the audit reads the branches of merges that change nothing
+#: under the plans folder (-s ours) as the controller does. Accepted (docs/threat-model.md,
+#: "Accepted limits"): a withdrawal a merge brings onto the first parent is attributed to
+#: the merger, an author, not to the side commit's author (the verdict is the same).
+FOUND = {
     "ours": _audit_broken("a rejection merged -s ours on the branch"),
     "nested": _audit_broken("a rejection merged -s ours two merges deep"),
     "after": _audit_broken("a rejection merged -s ours after an approval"),
     "lib-ours": _audit_broken("a rejection of a pinned library merged -s ours"),
-    "revert": _audit_broken(
-        "a rejection merged and reverted (-m 1): the audit names the merger (the agent) "
-        "as the rejecter, not Bob"
+}
+ABROKEN = {
+    "revert": pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="round 24, accepted: a rejection merged onto the first parent (then reverted) is "
+        "attributed by the audit to the merger (an author of the plan), not to Bob; the "
+        "controller's and the audit's verdicts are the same",
     ),
 }
 
@@ -276,10 +285,11 @@ def test_check_and_the_controller_do_not_start_it(lab: Lab, vid: str) -> None:
 )
 def test_the_fresh_clone_audit_lists_bobs_rejection(lab: Lab, vid: str) -> None:
     report = json.loads((lab.root / "audit.json").read_text())
+    rejected = f"plans/rj-{vid}-lib" if vid == "lib-ours" else f"plans/rj-{vid}"  # Bob's target
     found = [
         d
         for d in report.get("decisions", [])
-        if d.get("plan") == f"plans/rj-{vid}" and d.get("kind") == "reject"
+        if d.get("plan") == rejected and d.get("kind") == "reject"
     ]
     assert any(d.get("by") == BOB[1] for d in found), json.dumps(report.get("decisions"))[:3000]
     assert not [e for e in report.get("executions", []) if e.get("plan") == f"plans/rj-{vid}"]
@@ -294,15 +304,7 @@ def test_a_hidden_abort_stops_the_paused_plan(lab: Lab) -> None:
 @pytest.mark.parametrize(
     "what",
     [
-        pytest.param(
-            "decision",
-            marks=[
-                _audit_broken(
-                    "an abort of a paused plan merged -s ours (the controller's "
-                    "abort commit says Aborted-By: bob@ops.example.com)"
-                )
-            ],
-        ),
+        "decision",  # round 24, fixed: an abort of a paused plan merged -s ours was not listed
         "outcome",
     ],
 )
@@ -337,18 +339,7 @@ def test_mallorys_hidden_rejection_is_ignored(lab: Lab) -> None:
     "vid",
     [
         "mal-fp",
-        pytest.param(
-            "mal-ours",
-            marks=[
-                pytest.mark.xfail(
-                    strict=True,
-                    raises=AssertionError,
-                    reason="round 24: Mallory's rejection merged -s ours is not flagged "
-                    "withdraw-not-allowed by the fresh-clone audit (the same rejection on the "
-                    "branch is)",
-                )
-            ],
-        ),
+        "mal-ours",  # round 24, fixed: Mallory's rejection merged -s ours was not flagged
     ],
 )
 def test_the_fresh_clone_audit_flags_mallorys_rejection(lab: Lab, vid: str) -> None:

@@ -36,10 +36,12 @@ VARIANTS = {
     "empty-end": ("end", "", "/items/{}"),
     "plain": ("mid", "a1", "/hooks/{}/post"),
 }
-BROKEN = {
+#: What round 24 found (fixed: refused with their E_ codes; the reasons kept as the record).
+FOUND = {
     "empty-mid": "round 24: an empty placeholder value leaves an empty path segment (//): the placeholder's segment vanishes",
     "empty-end": "round 24: an empty placeholder value turns /items/{c} into /items/ (the collection)",
 }
+BROKEN: dict[str, str] = {}
 
 
 def _build(root: Path) -> Lab:

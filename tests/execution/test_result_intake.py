@@ -251,3 +251,33 @@ def test_a_verify_tool_result_outside_i_json_fails_the_verify(tmp_path: Path) ->
     assert outcome.error is not None and outcome.error.code == "E_VERIFY_FAILED"
     assert "E_TOOL_OUTPUT_INVALID" in outcome.error.message
     assert plans.load_plan(plan_file, config).valid
+
+
+@pytest.mark.parametrize(
+    ("output", "why"),
+    [
+        (b'{"id": 9007199254740993.0}', "9007199254740993.0"),
+        (b'{"v": 4.99999999999999999999}', "no double holds"),
+        (b'{"v": 1e-400}', "1e-400"),
+        (b'{"n": ' + b"9" * 5000 + b"}", "a number too long"),
+        (b"[" * 20000 + b"]" * 20000, "nested too deep"),
+    ],
+)
+def test_tool_json_read_inexactly_is_refused(output: bytes, why: str) -> None:
+    """Round 24: a number no double holds as written reached the next tool as another
+    number, and JSON past Python's limits (a 5,000-digit integer, nesting past its recursion
+    limit) was read as "not JSON" and handed on as text."""
+    from controller.execution.tools import strict_json
+
+    with pytest.raises(PlangateError) as raised:
+        strict_json(output)
+    assert raised.value.code == "E_TOOL_OUTPUT_INVALID" and why in raised.value.message
+
+
+def test_tool_numbers_a_double_holds_are_read() -> None:
+    from controller.execution.tools import strict_json
+
+    assert strict_json(b'{"a": 0.1, "b": 2.50, "c": 1e3, "d": -0.0}') == {
+        "a": 0.1, "b": 2.5, "c": 1000.0, "d": -0.0,
+    }  # fmt: skip
+    assert strict_json(b"plain text, not JSON") is None

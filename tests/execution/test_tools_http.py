@@ -130,6 +130,18 @@ def test_a_url_no_client_can_send_is_a_params_error_sending_nothing(
     assert Recorder.seen == []
 
 
+@pytest.mark.parametrize("url", ["/hooks/{c}/post", "/items/{c}", "/a/{c}{d}/b"])
+def test_a_placeholder_filled_with_nothing_is_refused(server: str, url: str) -> None:
+    """Round 24: ``/hooks/{c}/post`` with ``c: ""`` went to ``/hooks//post``, which servers
+    merge into ``/hooks/post``; ``/items/{c}`` to the collection ``/items/``."""
+    with pytest.raises(PlangateError) as raised:
+        tool(server + url).call({"c": "", "d": ""}, ctx())
+    assert raised.value.code == "E_PARAMS_INVALID" and "empty path segment" in raised.value.message
+    assert Recorder.seen == []
+    tool(server + "/q?x={c}").call({"c": ""}, ctx())  # an empty query value is a value
+    assert Recorder.seen[-1]["path"] == "/q?x="
+
+
 def test_get_sends_no_body(server: str) -> None:
     result = tool(server + "/get", method="GET").call({"a": 1}, ctx())
     assert result["status"] == 200 and Recorder.seen[-1]["body"] == b""

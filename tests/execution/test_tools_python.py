@@ -39,6 +39,12 @@ def refuse():
 def not_json():
     return {1, 2}
 
+def int_key():
+    return {"ok": [{1: "a", "1": "b"}]}
+
+def huge():
+    return 10 ** 5000
+
 def slow(path):
     open(path, "w").write(str(os.getpid()))
     time.sleep(60)
@@ -56,7 +62,8 @@ def catalog(tmp_path: Path) -> Catalog:
     folder = tmp_path / "lib"
     folder.mkdir()
     (folder / "mytools.py").write_text(textwrap.dedent(MODULE))
-    names = ["add", "keyed", "noisy", "explode", "refuse", "not_json", "slow", "stubborn"]
+    names = ["add", "keyed", "noisy", "explode", "refuse", "not_json", "slow", "stubborn",
+             "int_key", "huge"]  # fmt: skip
     tools: dict[str, Any] = {n: {"kind": "python", "target": f"mytools:{n}"} for n in names}
     tools["missing"] = {"kind": "python", "target": "nosuchmodule:f"}
     config = config_from_data({"tools": tools, "python_path": [str(folder)]}, tmp_path / "p.yml")
@@ -104,10 +111,20 @@ def test_wrong_params_and_import_errors_are_permanent(catalog: Catalog) -> None:
     assert info.value.permanent and "nosuchmodule" in info.value.message
 
 
-def test_result_must_be_json(catalog: Catalog) -> None:
-    with pytest.raises(ToolError) as info:
-        catalog.get("not_json").call({}, ctx())
-    assert "not JSON data" in info.value.message
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("not_json", "not JSON serializable"),
+        # round 24: json.dumps wrote 1 as "1" and dropped the member it collided with
+        ("int_key", "the key 1 (int) is not a string"),
+        ("huge", "4300 digits"),  # 5,000 digits: past the int-to-text limit of json.dumps
+    ],
+)
+def test_result_must_be_json(catalog: Catalog, name: str, why: str) -> None:
+    with pytest.raises(PlangateError) as info:
+        catalog.get(name).call({}, ctx())
+    assert info.value.code == "E_TOOL_OUTPUT_INVALID", info.value
+    assert why in info.value.message
 
 
 @pytest.mark.parametrize("name", ["slow", "stubborn"])

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.errors import ParamsInvalid, ToolFailed, ToolUnknown
+from controller.plan.hashing import exact_double
 
 if TYPE_CHECKING:
     from controller.execution.tools.process import Spawned
@@ -63,23 +64,48 @@ class ToolError(ToolFailed):
 
 
 def strict_json(data: bytes) -> Any:
-    """A tool's output as JSON data, or None when it is none (not JSON, or nested too deep).
-    JSON whose object names a member twice is E_TOOL_OUTPUT_INVALID: I-JSON (RFC 7493)
-    forbids it, and a reader of the recorded output who takes the first ``v`` would see
-    another value than the one handed on (round 13)."""
+    """A tool's output as JSON data, or None when it is not JSON. E_TOOL_OUTPUT_INVALID for
+    JSON whose object names a member twice (I-JSON, RFC 7493, forbids it, and a reader of the
+    recorded output who takes the first ``v`` would see another value than the one handed
+    on: round 13), a number no double holds as written, and JSON that cannot be read
+    exactly (an integer past Python's digit limit, nesting past its recursion limit: round
+    24)."""
     if not data.strip():
         return None
-    try:
-        return json.loads(data, object_pairs_hook=_unique_members)
-    except _Repeated as repeated:
-        from controller.errors import ToolOutputInvalid
+    from controller.errors import ToolOutputInvalid
 
+    try:
+        return json.loads(data, object_pairs_hook=_unique_members, parse_float=_exact_float)
+    except _Repeated as repeated:
         raise ToolOutputInvalid(
             f"the tool's JSON output names the member {repeated.name!r} twice in one object "
             "(I-JSON, RFC 7493): which value is meant is not clear"
         ) from None
-    except (ValueError, RecursionError):
-        return None
+    except _Inexact as inexact:
+        raise ToolOutputInvalid(
+            f"the tool's JSON output holds the number {shorten(inexact.text, 60)}, which no "
+            f"double holds as written: it would be handed on as {inexact.value!r} (round 24)"
+        ) from None
+    except json.JSONDecodeError:
+        return None  # not JSON: a text result
+    except (ValueError, RecursionError) as exc:
+        # JSON, but beyond what can be read exactly: an integer past Python's digit limit,
+        # nesting past its recursion limit (round 24: read as "not JSON", the whole text was
+        # handed on as a success)
+        why = "nested too deep" if isinstance(exc, RecursionError) else "a number too long"
+        raise ToolOutputInvalid(f"the tool's JSON output cannot be read exactly: {why}") from None
+
+
+class _Inexact(Exception):
+    def __init__(self, text: str, value: float) -> None:
+        self.text, self.value = text, value
+
+
+def _exact_float(text: str) -> float:
+    value = float(text)
+    if not exact_double(text, value):
+        raise _Inexact(text, value)
+    return value
 
 
 class _Repeated(Exception):

@@ -6,8 +6,8 @@ object is the JSON body; GET and HEAD carry no body, so their params that no pla
 takes go in the query string, each as its text (a string as is, anything else as compact
 JSON), after the catalog's own query: every param the log records reaches the server
 (round 18), and a param named like a key of the catalog's query is refused (round 20). A
-URL the params make too long or otherwise unparsable is E_PARAMS_INVALID, permanent (round
-22).
+URL the params make too long or otherwise unparsable, or with a placeholder's path segment
+left empty, is E_PARAMS_INVALID, permanent (rounds 22 and 24).
 Headers: the
 catalog's ``headers`` and ``Idempotency-Key``. Redirects are not followed: a tool does what
 its URL says.
@@ -57,11 +57,20 @@ class HttpTool:
         whose path still holds a dot segment (``{a}.{b}`` with empty values) is refused."""
         assert self.spec.url
         url = fill_placeholders(self.spec.url, params, _one_segment)
-        path = url.split("?", 1)[0].split("#", 1)[0].split("//", 1)[-1].partition("/")[2]
-        if any(segment in (".", "..") for segment in path.split("/")):
+        path = _path(url).split("/")
+        if any(segment in (".", "..") for segment in path):
             raise ParamsInvalid(
                 f"the URL {url!r} has a '.' or '..' segment made by its placeholders: a client "
                 "would resolve it to another path than the catalog's"
+            )
+        # each placeholder fills its segment ("/" is encoded, so the segments line up):
+        # one filled with nothing is gone (round 24: /hooks/{c}/post sent to /hooks//post,
+        # which servers merge into /hooks/post; /items/{c} to the collection /items/)
+        template = _path(self.spec.url).split("/")
+        if any(placeholder_names(t) and not s for t, s in zip(template, path, strict=False)):
+            raise ParamsInvalid(
+                f"the URL {url!r} has an empty path segment where a placeholder of "
+                f"{self.spec.url!r} is: a server would read another path than the catalog's"
             )
         return url
 
@@ -118,6 +127,11 @@ class HttpTool:
                 permanent=permanent,
             )
         return result
+
+
+def _path(url: str) -> str:
+    """The path of ``url`` without its leading ``/`` (nothing of the query or fragment)."""
+    return url.split("?", 1)[0].split("#", 1)[0].split("//", 1)[-1].partition("/")[2]
 
 
 class _Overran(Exception):

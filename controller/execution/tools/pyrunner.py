@@ -5,8 +5,10 @@ not pay for importing plangate. Protocol, all JSON:
 
 - stdin: ``{"target": "module:function", "params": {...}, "python_path": [...],
   "idempotency_key": "step:..."}``;
-- stdout (one object, written last): ``{"ok": true, "result": ...}`` or
-  ``{"ok": false, "error": "Type: message", "permanent": bool}``.
+- stdout (one object, written last): ``{"ok": true, "result": ...}``,
+  ``{"ok": false, "error": "Type: message", "permanent": bool}``, or for a return value
+  that is not JSON data (a non-string key, NaN, an object json cannot write)
+  ``{"ok": false, "invalid": true, "error": "why", "permanent": true}``.
 
 Anything the tool itself prints goes to stderr, so it cannot corrupt the report. An exception
 whose class has a true ``permanent`` attribute is reported as permanent (not worth a retry);
@@ -75,11 +77,32 @@ def main() -> int:
     except Exception as exc:
         _report(channel, _failure(exc, bool(getattr(exc, "permanent", False))))
         return 0
-    try:
-        _report(channel, {"ok": True, "result": result})
-    except (TypeError, ValueError) as exc:
-        _report(channel, _failure(TypeError(f"the return value is not JSON data: {exc}"), True))
+    problem = _key_problem(result)
+    if problem is None:
+        try:
+            _report(channel, {"ok": True, "result": result})
+            return 0
+        except (TypeError, ValueError, RecursionError) as exc:
+            problem = str(exc) or type(exc).__name__
+    _report(channel, {"ok": False, "invalid": True, "error": problem, "permanent": True})
     return 0
+
+
+def _key_problem(value: Any) -> str | None:
+    """Why ``value`` is not JSON data for its keys: json.dumps would write a key 1, True or
+    None as "1", "true" or "null", and drop the member it then collides with (round 24)."""
+    stack, seen = [value], 0
+    while stack and seen < 10_000_000:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    return f"the key {key!r} ({type(key).__name__}) is not a string"
+                stack.append(inner)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import ParamsInvalid, ToolTimeout
-from controller.execution.tools import ToolError, cut, shorten
+from controller.errors import ParamsInvalid, ToolOutputInvalid, ToolTimeout
+from controller.execution.tools import ToolError, cut, shorten, strict_json
 from controller.execution.tools.process import Overran, run_process
 from controller.plan.plans import RESERVED_PYTHON_PARAM
 
@@ -79,6 +79,11 @@ class PythonTool:
                 shorten(stderr.splitlines()[-1], 300) if stderr else f"exit status {done.exit_code}"
             )
             raise ToolError(f"{self.name}: {self.spec.target} died without a result: {last}")
+        if not report.get("ok") and report.get("invalid"):
+            raise ToolOutputInvalid(
+                f"{self.name}: {self.spec.target} returned what is not JSON data: "
+                f"{shorten(str(report.get('error')), 300)}"
+            )
         if not report.get("ok"):
             raise ToolError(
                 f"{self.name}: {self.spec.target} raised {report.get('error')}",
@@ -93,8 +98,7 @@ def report_limit(max_result_bytes: int) -> int:
 
 
 def _report(data: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
+    """The runner's report; None when there is none; E_TOOL_OUTPUT_INVALID when it holds
+    JSON that cannot be read exactly (a 5,000-digit integer the tool returned)."""
+    value = strict_json(data)
     return value if isinstance(value, dict) else None

@@ -189,7 +189,7 @@ class PlanRun:
         self.journal_expected = False
         self.abort_requested: Callable[[], bool] = never
         self.stop_requested: Callable[[], bool] = never
-        self.secrets = SecretStore(self.config.secrets)
+        self.secrets = SecretStore.for_config(self.config)
         self.redactor: Redactor = self.secrets.redactor
         outputs: dict[int, dict[str, Any]] = {}
         results: dict[int, Any] = {}
@@ -431,8 +431,13 @@ class PlanRun:
             return None
 
     def _tool_env(self) -> dict[str, str]:
-        """The controller's environment minus secrets: tools get secrets only as params."""
-        hidden = set(self.secrets.env_names(os.environ)) | {self.config.webhook.secret_env}
+        """The controller's environment minus secrets and its own credentials (the webhook
+        secret, the UI token, the notify URLs: round 25): tools get secrets only as params."""
+        from controller.execution.secrets import credentials_of
+
+        hidden = (
+            set(self.secrets.env_names(os.environ)) | credentials_of(self.config, os.environ)[0]
+        )
         env = {k: v for k, v in os.environ.items() if k not in hidden and k != CRASH_ENV}
         env["PLANGATE_PLAN"] = self.plan_id
         return env

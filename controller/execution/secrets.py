@@ -79,14 +79,26 @@ MASK = "***"
 class SecretStore:
     """The secrets configured for one controller, read when the store is built."""
 
-    def __init__(self, settings: SecretsSettings, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        settings: SecretsSettings,
+        environ: Mapping[str, str] | None = None,
+        credentials: Iterable[str] = (),
+    ) -> None:
         env = os.environ if environ is None else environ
         self.env_prefix = settings.env_prefix
         self._values: dict[str, str] = _read_file(settings.file) if settings.file else {}
         for key, value in env.items():
             if key.startswith(settings.env_prefix) and len(key) > len(settings.env_prefix):
                 self._values[key[len(settings.env_prefix) :]] = value
-        self.redactor = Redactor(self._values.values())
+        #: ``credentials``: other values never to be written (:func:`credentials_of`)
+        self.redactor = Redactor([*self._values.values(), *credentials])
+
+    @classmethod
+    def for_config(cls, config: Config, environ: Mapping[str, str] | None = None) -> SecretStore:
+        """The store of ``config``'s secrets, its redactor hiding its credentials too."""
+        env = os.environ if environ is None else environ
+        return cls(config.secrets, env, credentials_of(config, env)[1])
 
     def get(self, name: str) -> str:
         """The value of secret ``name``; E_REF_UNAVAILABLE when it is not configured."""
@@ -101,6 +113,37 @@ class SecretStore:
     def env_names(self, environ: Mapping[str, str]) -> list[str]:
         """Variables of ``environ`` that hold secrets (kept out of tool processes)."""
         return [key for key in environ if key.startswith(self.env_prefix)]
+
+
+#: A catalog ``env`` or ``headers`` value shorter than this is not taken for a credential:
+#: hiding ``1`` or ``json`` would mask every such text in what is committed.
+MIN_CREDENTIAL_CHARS = 8
+
+
+def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str], set[str]]:
+    """(the environment variables that hold the controller's own credentials, the values
+    never to be written): the webhook secret, the UI token and the notify URLs the config
+    names by variable, kept out of every tool process; and, as values to redact, theirs and
+    the catalog's credentials: ``env`` and ``headers`` values (of
+    :data:`MIN_CREDENTIAL_CHARS` characters or more) and the password of a tool's URL.
+    Round 25: only ``$<secrets.*>`` values were hidden, and a tool that echoed its
+    ``Authorization`` header, its ``env`` or the notify URL it inherited had them committed."""
+    from urllib.parse import unquote, urlsplit
+
+    names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
+    names.discard(None)
+    found = {environ[name] for name in names if name and environ.get(name)}
+    for spec in config.tools.values():
+        for value in [*(spec.env or {}).values(), *(spec.headers or {}).values()]:
+            if isinstance(value, str) and len(value.strip()) >= MIN_CREDENTIAL_CHARS:
+                found.add(value)
+        try:
+            password = urlsplit(spec.url).password if spec.url else None
+        except ValueError:
+            password = None
+        if password:
+            found |= {password, unquote(password)}
+    return {name for name in names if name}, found
 
 
 def _read_file(path: Path) -> dict[str, str]:
@@ -709,7 +752,7 @@ def _through(outer: _Stream, inner: _Stream) -> Callable[[int, int], tuple[int, 
 
 def redactor_for(config: Config) -> Redactor:
     """The redactor of every secret configured for ``config`` (e.g. for commit messages)."""
-    return SecretStore(config.secrets).redactor
+    return SecretStore.for_config(config).redactor
 
 
 def redact_text(config: Config, text: str) -> str:

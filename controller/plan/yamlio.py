@@ -537,12 +537,50 @@ def dump(value: Any) -> str:
     handle (a non-string key, a float it cannot write back exactly, a very long key) goes
     to ruamel whole. Either way the text reads back to exactly ``value``.
     """
+    value = _writable(value)
     out: list[str] = []
     try:
         _emit(value, 0, out)
     except _Unhandled:
         return _ruamel_dump(value)
     return "".join(out)
+
+
+def _writable(value: Any) -> Any:
+    """``value`` with every lone surrogate of its strings written as text: ``\\xNN`` for a
+    byte git's metadata held that is not UTF-8 (read with surrogateescape), ``\\uNNNN``
+    otherwise. Round 25: an approval commit with such a byte in its author or trailers had
+    the controller write an escape no YAML reader takes back, and the plan was unreadable
+    for good. The common case (no surrogate anywhere) costs one pass of the C encoder."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        pass
+    except (TypeError, ValueError, RecursionError):
+        return value  # not plain JSON data: ruamel's writer decides
+
+    def text(item: str) -> str:
+        return _LONE_SURROGATE.sub(_surrogate_text, item)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return text(item)
+        if isinstance(item, dict):
+            return {text(k) if isinstance(k, str) else k: walk(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        return item
+
+    return walk(value)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_text(match: re.Match[str]) -> str:
+    point = ord(match.group(0))
+    return f"\\x{point - 0xDC00:02x}" if 0xDC80 <= point <= 0xDCFF else f"\\u{point:04x}"
 
 
 def _ruamel_dump(value: Any) -> str:

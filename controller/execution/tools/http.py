@@ -19,6 +19,7 @@ A status >= 400 is E_TOOL_FAILED: permanent for 4xx (except 408, 425 and 429), t
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -114,19 +115,30 @@ class HttpTool:
                 )
         except (httpx.TimeoutException, _Overran):
             raise ToolTimeout(
-                f"{self.name}: no answer from {url} within {ctx.timeout:g}s"
+                f"{self.name}: no answer from {_shown(url)} within {ctx.timeout:g}s"
             ) from None
         except httpx.HTTPError as exc:
-            raise ToolError(f"{self.name}: {self.method} {url} failed: {exc}") from None
+            raise ToolError(
+                f"{self.name}: {self.method} {_shown(url)} failed: {_shown(str(exc))}"
+            ) from None
         result = response
         if result["status"] >= 400:
             permanent = result["status"] < 500 and result["status"] not in _RETRYABLE_4XX
             raise ToolError(
-                f"{self.name}: {self.method} {url} answered {result['status']}",
+                f"{self.name}: {self.method} {_shown(url)} answered {result['status']}",
                 result=result,
                 permanent=permanent,
             )
         return result
+
+
+def _shown(text: str) -> str:
+    """``text`` with the password of any URL in it masked (``user:***@host``): a catalog URL
+    may carry one, and errors are committed (round 25; the redactor hides it as well)."""
+    return _USERINFO.sub(r"\1***@", text)
+
+
+_USERINFO = re.compile(r"(://[^/?#@\s:]*:)[^/?#@\s]*@")
 
 
 def _path(url: str) -> str:

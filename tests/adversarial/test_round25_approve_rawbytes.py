@@ -22,6 +22,8 @@ the bench's. The agent writes ``plans/rb-<vid>``; the controller freezes it; a s
   reads it as Bob, an approver): it must run once.
 - ``self-ff``: Bob writes the plan as ``bob@ops.example.com`` and approves it as
   ``b\\xffob@ops.example.com``: nothing may start.
+- ``quorum-ff``: the plan needs two approvals; ``b\\xffob@ops.example.com`` gives the first
+  (the controller's ``partial`` commit records the vote).
 - ``ctl``: Alice approves plainly (control: must run once, whatever the others do).
 
 Asserted per variant: after the controller's passes the plan's PLAN.yml at HEAD still parses
@@ -32,8 +34,9 @@ controller's own commits ``controller-unexplained``.
 
 Results: BROKE (strict xfails) for every variant whose odd bytes reach a text the controller
 writes into the approval block (``pa-ff``, ``mal-pa``, ``plan-hash``: the refusal message
-quotes the trailer's value; ``mal-email``, ``glob-ff``, ``self-ff``: ``by`` and the message
-quote the author): the controller commits ``message: "... \\udcff ..."`` (a lone surrogate
+quotes the trailer's value; ``mal-email``, ``glob-ff``, ``self-ff``, ``quorum-ff``: ``by``
+and the message quote the author; ``quorum-ff`` in the ``partial`` block's ``approvals``):
+the controller commits e.g. ``message: "... \\udcff ..."`` (a lone surrogate
 escape) and the file no longer parses (``E_YAML_PARSE``, status ``unreadable``) for good.
 ``mal-pa``/``mal-email``: Mallory, no approver, so stalls the plan: Alice's later ordinary
 approval never runs it. ``glob-ff``: the controller commits ``start`` on Bob's approval,
@@ -64,6 +67,7 @@ VIDS = [
     "co-ff",
     "glob-ff",
     "self-ff",
+    "quorum-ff",
     "ctl",
 ]
 MAL = {"mal-pa", "mal-git", "mal-email", "mal-fffe"}
@@ -108,11 +112,12 @@ def _timed(lab: Lab, name: str) -> None:
     (lab.root / f"{name}.secs").write_text(f"{time.monotonic() - start:.2f}")
 
 
+QUORUM = 'rules:\n  - match: {paths: ["plans/rb-quorum-ff"]}\n    require: [{count: 2}]\n'
 ALICE_RAW = b"Alice <alice@example.com>"
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
+    lab = Lab(root, approval=QUORUM)
     for v in VIDS:
         if v != "self-ff":
             lab.write(f"rb-{v}", plan_text(f"rb-{v}"))
@@ -143,6 +148,8 @@ def _build(root: Path) -> Lab:
     _commit_bytes(lab, b"approve glob-ff", b"Bob <b\xffob@ops.example.com>")
     lab.set_status("rb-self-ff", "approved")
     _commit_bytes(lab, b"approve self-ff", b"Bob <b\xffob@ops.example.com>")
+    lab.set_status("rb-quorum-ff", "approved")  # a first vote of two
+    _commit_bytes(lab, b"approve quorum-ff", b"Bob <b\xffob@ops.example.com>")
     lab.approve("rb-ctl", ALICE)
     _timed(lab, "pass-1")
     (root / "status1.json").write_text(
@@ -182,7 +189,7 @@ _AUDIT = (
     "record controller-unexplained ('a refuse commit cannot set status None')"
 )
 #: What round 25 found (the ids whose odd bytes reach a message or ``by`` the controller writes).
-ODD = ["pa-ff", "mal-pa", "mal-email", "plan-hash", "glob-ff", "self-ff"]
+ODD = ["pa-ff", "mal-pa", "mal-email", "plan-hash", "glob-ff", "self-ff", "quorum-ff"]
 BROKEN: dict[str, pytest.MarkDecorator] = {v: _xf(_UNREADABLE) for v in ODD}
 RUN_BROKEN: dict[str, pytest.MarkDecorator] = {
     v: _xf(

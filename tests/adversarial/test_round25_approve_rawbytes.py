@@ -24,6 +24,8 @@ the bench's. The agent writes ``plans/rb-<vid>``; the controller freezes it; a s
   ``b\\xffob@ops.example.com``: nothing may start.
 - ``quorum-ff``: the plan needs two approvals; ``b\\xffob@ops.example.com`` gives the first
   (the controller's ``partial`` commit records the vote).
+- ``gate-ff``: Alice approves a gated plan, action 1 runs, it pauses; ``b\\xffob@`` approves
+  the gate: the gated action must run once.
 - ``ctl``: Alice approves plainly (control: must run once, whatever the others do).
 
 Asserted per variant: after the controller's passes the plan's PLAN.yml at HEAD still parses
@@ -39,9 +41,9 @@ and the message quote the author; ``quorum-ff`` in the ``partial`` block's ``app
 the controller commits e.g. ``message: "... \\udcff ..."`` (a lone surrogate
 escape) and the file no longer parses (``E_YAML_PARSE``, status ``unreadable``) for good.
 ``mal-pa``/``mal-email``: Mallory, no approver, so stalls the plan: Alice's later ordinary
-approval never runs it. ``glob-ff``: the controller commits ``start`` on Bob's approval,
-the plan says ``executing`` and never runs. The fresh-clone audit flags each of those
-controller commits ``controller-unexplained``. Held: ``self-ff`` is refused
+approval never runs it. ``glob-ff``/``gate-ff``: the controller commits ``start`` on Bob's
+approval, the plan says ``executing`` and never runs (the gated action never runs). The
+fresh-clone audit flags each of those controller commits ``controller-unexplained``. Held: ``self-ff`` is refused
 ``E_SELF_APPROVAL`` (no start), ``co-ff``, ``mal-fffe``, ``mal-git`` and ``ctl`` behave.
 """
 
@@ -68,6 +70,7 @@ VIDS = [
     "glob-ff",
     "self-ff",
     "quorum-ff",
+    "gate-ff",
     "ctl",
 ]
 MAL = {"mal-pa", "mal-git", "mal-email", "mal-fffe"}
@@ -112,6 +115,10 @@ def _timed(lab: Lab, name: str) -> None:
     (lab.root / f"{name}.secs").write_text(f"{time.monotonic() - start:.2f}")
 
 
+GATE = (
+    "  - id: 2\n    tool: rec\n    why: gated\n    requires_approval: true\n"
+    '    params: {tag: "rb-gate-ff-2"}\n'
+)
 QUORUM = 'rules:\n  - match: {paths: ["plans/rb-quorum-ff"]}\n    require: [{count: 2}]\n'
 ALICE_RAW = b"Alice <alice@example.com>"
 
@@ -120,11 +127,14 @@ def _build(root: Path) -> Lab:
     lab = Lab(root, approval=QUORUM)
     for v in VIDS:
         if v != "self-ff":
-            lab.write(f"rb-{v}", plan_text(f"rb-{v}"))
+            lab.write(f"rb-{v}", plan_text(f"rb-{v}") + (GATE if v == "gate-ff" else ""))
     lab.commit("agent adds plans", AGENT)
     lab.write("rb-self-ff", plan_text("rb-self-ff"))
     lab.commit("bob adds a plan", BOB)
     lab.run()  # freeze
+    time.sleep(1.05)
+    lab.approve("rb-gate-ff", ALICE)
+    lab.run()  # action 1, then the pause at the gate
     time.sleep(1.05)
     lab.set_status("rb-pa-ff", "approved")
     _commit_bytes(lab, b"approve\n\nPlan-Approved: plans/rb-pa-ff \xff", ALICE_RAW)
@@ -150,6 +160,8 @@ def _build(root: Path) -> Lab:
     _commit_bytes(lab, b"approve self-ff", b"Bob <b\xffob@ops.example.com>")
     lab.set_status("rb-quorum-ff", "approved")  # a first vote of two
     _commit_bytes(lab, b"approve quorum-ff", b"Bob <b\xffob@ops.example.com>")
+    lab.set_status("rb-gate-ff", "approved")  # the gate, by Bob's byte spelling
+    _commit_bytes(lab, b"approve gate-ff", b"Bob <b\xffob@ops.example.com>")
     lab.approve("rb-ctl", ALICE)
     _timed(lab, "pass-1")
     (root / "status1.json").write_text(
@@ -189,7 +201,7 @@ _AUDIT = (
     "record controller-unexplained ('a refuse commit cannot set status None')"
 )
 #: What round 25 found (the ids whose odd bytes reach a message or ``by`` the controller writes).
-ODD = ["pa-ff", "mal-pa", "mal-email", "plan-hash", "glob-ff", "self-ff", "quorum-ff"]
+ODD = ["pa-ff", "mal-pa", "mal-email", "plan-hash", "glob-ff", "self-ff", "quorum-ff", "gate-ff"]
 BROKEN: dict[str, pytest.MarkDecorator] = {v: _xf(_UNREADABLE) for v in ODD}
 RUN_BROKEN: dict[str, pytest.MarkDecorator] = {
     v: _xf(
@@ -247,10 +259,11 @@ def test_the_fresh_clone_audit_accepts_the_controllers_commits(lab: Lab, vid: st
 
 
 NOSTART_BROKEN: dict[str, pytest.MarkDecorator] = {
-    "glob-ff": _xf(
+    v: _xf(
         "the controller starts the plan on Bob's approval (start commit, status executing) "
-        "but its record is unreadable: the approved plan never runs and stays executing"
+        "but its record is unreadable: the approved plan (gate) never runs, stays executing"
     )
+    for v in ["glob-ff", "gate-ff"]
 }
 
 
@@ -258,7 +271,7 @@ NOSTART_BROKEN: dict[str, pytest.MarkDecorator] = {
     "vid",
     [
         pytest.param(v, id=v, marks=[NOSTART_BROKEN[v]] if v in NOSTART_BROKEN else [])
-        for v in ["glob-ff", "self-ff"]
+        for v in ["glob-ff", "self-ff", "gate-ff"]
     ],
 )
 def test_bobs_byte_spelling_is_bob(lab: Lab, vid: str) -> None:
@@ -267,6 +280,8 @@ def test_bobs_byte_spelling_is_bob(lab: Lab, vid: str) -> None:
     slug = f"rb-{vid}"
     if vid == "glob-ff":
         assert len(lab.calls(slug)) == 1, lab.codes(slug)
+    elif vid == "gate-ff":  # Alice approved, action 1 ran; Bob approves the gate
+        assert len(lab.calls(f"{slug}-2")) == 1, lab.codes(slug)
     else:
         assert lab.calls(slug) == [], lab.codes(slug)
         assert not _started(lab, slug), lab.codes(slug)

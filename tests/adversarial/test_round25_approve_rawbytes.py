@@ -43,8 +43,9 @@ escape) and the file no longer parses (``E_YAML_PARSE``, status ``unreadable``) 
 ``mal-pa``/``mal-email``: Mallory, no approver, so stalls the plan: Alice's later ordinary
 approval never runs it. ``glob-ff``/``gate-ff``: the controller commits ``start`` on Bob's
 approval, the plan says ``executing`` and never runs (the gated action never runs). The
-fresh-clone audit flags each of those controller commits ``controller-unexplained``. Held: ``self-ff`` is refused
-``E_SELF_APPROVAL`` (no start), ``co-ff``, ``mal-fffe``, ``mal-git`` and ``ctl`` behave.
+fresh-clone audit flags each of those controller commits ``controller-unexplained``. Held:
+``self-ff`` is refused ``E_SELF_APPROVAL`` (no start); ``co-ff``, ``mal-fffe``, ``mal-git``
+and ``ctl`` behave.
 """
 
 from __future__ import annotations

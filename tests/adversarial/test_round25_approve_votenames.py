@@ -47,9 +47,7 @@ HOOKS = [
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(
-        root, approval='rules:\n  - match: {paths: ["plans/vn-*"]}\n    require: [{count: 2}]\n'
-    )
+    lab = Lab(root, approval=RULES)
     for v in VIDS:
         lab.write(f"vn-{v}", plan_text(f"vn-{v}"))
     for v in ["cli-x", "cli-staged"]:

@@ -26,6 +26,8 @@ the bench's. The agent writes ``plans/rb-<vid>``; the controller freezes it; a s
   (the controller's ``partial`` commit records the vote).
 - ``gate-ff``: Alice approves a gated plan, action 1 runs, it pauses; ``b\\xffob@`` approves
   the gate: the gated action must run once.
+- ``mal-nul``/``mal-nel``/``mal-esc``: as ``mal-pa`` with a trailer value holding NUL, NEL
+  and U+2028, or an ANSI escape (valid UTF-8 the YAML writer has to escape).
 - ``ctl``: Alice approves plainly (control: must run once, whatever the others do).
 
 Asserted per variant: after the controller's passes the plan's PLAN.yml at HEAD still parses
@@ -44,8 +46,8 @@ escape) and the file no longer parses (``E_YAML_PARSE``, status ``unreadable``) 
 approval never runs it. ``glob-ff``/``gate-ff``: the controller commits ``start`` on Bob's
 approval, the plan says ``executing`` and never runs (the gated action never runs). The
 fresh-clone audit flags each of those controller commits ``controller-unexplained``. Held:
-``self-ff`` is refused ``E_SELF_APPROVAL`` (no start); ``co-ff``, ``mal-fffe``, ``mal-git``
-and ``ctl`` behave.
+``self-ff`` is refused ``E_SELF_APPROVAL`` (no start); ``co-ff``, ``mal-fffe``, ``mal-git``,
+``mal-nul``, ``mal-nel``, ``mal-esc`` and ``ctl`` behave.
 """
 
 from __future__ import annotations
@@ -72,9 +74,14 @@ VIDS = [
     "self-ff",
     "quorum-ff",
     "gate-ff",
+    "mal-nul",
+    "mal-nel",
+    "mal-esc",
     "ctl",
 ]
-MAL = {"mal-pa", "mal-git", "mal-email", "mal-fffe"}
+MAL = {"mal-pa", "mal-git", "mal-email", "mal-fffe", "mal-nul", "mal-nel", "mal-esc"}
+#: valid UTF-8 (or NUL) the YAML writer must escape: Plan-Approved values of Mallory's commits
+ODD_TEXT = {"mal-nul": b"a\x00b", "mal-nel": "a\u0085b\u2028c".encode(), "mal-esc": b"\x1b[31mX"}
 
 
 def _commit_bytes(lab: Lab, message: bytes, author: bytes) -> str:
@@ -151,6 +158,10 @@ def _build(root: Path) -> Lab:
     lab.git("commit", "-q", "-F", str(root / "msg"), who=("Mallory", "mallory@example.com"))
     lab.set_status("rb-mal-fffe", "approved")
     _commit_bytes(lab, b"approve mal-fffe", "Mallory <mallory\ufffe@example.com>".encode())
+    for v, value in ODD_TEXT.items():
+        lab.set_status(f"rb-{v}", "approved")
+        message = b"approve\n\nPlan-Approved: plans/rb-" + v.encode() + b" " + value
+        _commit_bytes(lab, message, b"Mallory <mallory@example.com>")
     lab.set_status("rb-plan-hash", "approved")
     _commit_bytes(lab, b"approve\n\nPlan: plans/rb-plan-hash\nPlan-Hash: \xff", ALICE_RAW)
     lab.set_status("rb-co-ff", "approved")

@@ -25,6 +25,9 @@ Asserted per variant: the value appears in no commit of the repository (``git lo
 not in ``plangate status --json``:
 
 - ``plain-secret``: ``PLANGATE_SECRET_TOKEN``. Held (stripped from the tool's env).
+- ``plain-secret-reversed`` / ``webhook-secret-reversed``: ``dump`` also prints every value
+  it sees reversed (which redaction cannot catch), so these show the variable really is
+  stripped, not only redacted. Held.
 - ``webhook-secret``: the webhook secret. Held (stripped).
 - ``notify-url-env``: the notify URL kept in ``HOOK_URL``. **Broke**: the tool gets
   ``HOOK_URL`` in its environment and the URL (its secret path) is committed in
@@ -64,6 +67,8 @@ UI = "uiToken-Secret-5h5h5h5h"
 
 VALUES = {
     "plain-secret": SEC,
+    "plain-secret-reversed": SEC[::-1],
+    "webhook-secret-reversed": WH[::-1],
     "webhook-secret": WH,
     "notify-url-env": SLACK,
     "catalog-env": APIK,
@@ -98,8 +103,10 @@ def _build(root: Path) -> Lab:
     dump = root / "dump.py"
     dump.write_text(
         "import os, json, sys\nsys.stdin.read()\n"
-        "print(json.dumps({k: v for k, v in os.environ.items()"
-        " if k.startswith(('PLANGATE', 'HOOK', 'API', 'WEBHOOK', 'UI_'))}))\n"
+        "env = {k: v for k, v in os.environ.items()"
+        " if k.startswith(('PLANGATE', 'HOOK', 'API', 'WEBHOOK', 'UI_'))}\n"
+        "env.update({'rev_' + k: v[::-1] for k, v in list(env.items())})\n"
+        "print(json.dumps(env))\n"
     )
     pylib = root / "pylib"
     pylib.mkdir()

@@ -13,13 +13,14 @@ in one pass. Its actions:
 
 1. ``rec`` (control);
 2. ``dump``: an exec tool (catalog ``env: {API_KEY: ...}``) that prints, as JSON, the
-   variables of its environment named ``PLANGATE*``, ``HOOK*``, ``API*``, ``WEBHOOK*``;
+   variables of its environment named ``PLANGATE*``, ``HOOK*``, ``API*``, ``WEBHOOK*``,
+   ``UI_*`` (and each value reversed);
 3. ``hh``: an http GET tool whose catalog ``headers`` carry ``Authorization: Bearer ...``;
 4. ``penv``: a python tool returning the last path segment of ``$HOOK_URL`` plus ``-py``.
 
 The controller's environment: ``PLANGATE_SECRET_TOKEN`` (a ``$<secrets>`` value),
-``WEBHOOK_SECRET`` (``webhook.secret_env``) and ``HOOK_URL`` (``notify.url_env``, pointing at
-the loopback server).
+``WEBHOOK_SECRET`` (``webhook.secret_env``), ``UI_TOKEN`` (``ui.token_env``) and ``HOOK_URL``
+(``notify.url_env``, pointing at the loopback server).
 
 Asserted per variant: the value appears in no commit of the repository (``git log -p``) and
 not in ``plangate status --json``:

@@ -38,6 +38,11 @@ not in ``plangate status --json``:
 - ``catalog-header``: the ``Authorization`` header value the server reflects. **Broke**:
   committed verbatim (result ``json`` and ``text``) in EXECUTION_LOG.md.
 - ``python-tool-env``: action 4's value. **Broke**: python tools get ``HOOK_URL`` too.
+- ``catalog-url-userinfo``: a second plan ``u`` calls ``hx``, an http tool whose catalog URL
+  carries a password (``http://svc:PASSWORD@127.0.0.1:PORT/x``) and whose port is closed.
+  **Broke**: the failure ``E_TOOL_FAILED: hx: POST http://svc:PASSWORD@... failed`` is
+  committed (PLAN.yml's ``execution`` error, the outcome commit) and shown by ``status``; no
+  server needs to reflect anything.
 - ``ui-token-env``: the bearer token of the web UI (``ui: {token_env: UI_TOKEN}``).
   **Broke**: like ``notify-url-env``, the tool gets ``UI_TOKEN`` and the token is committed.
   Whoever reads the plans repo can then open the UI.
@@ -50,6 +55,7 @@ and the catalog's ``env``/``headers`` values like ``$<secrets.*>`` values.
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -65,6 +71,7 @@ SLACK = "slackSecret7x7x7x"
 WH = "webhookSecret-0o0o0o0o"
 SEC = "plainSecret-qwqwqwqw"
 UI = "uiToken-Secret-5h5h5h5h"
+URLPW = "urlPassW0rd77"
 
 VALUES = {
     "plain-secret": SEC,
@@ -76,6 +83,7 @@ VALUES = {
     "catalog-header": HDR,
     "ui-token-env": UI,
     "python-tool-env": SLACK + "-py",
+    "catalog-url-userinfo": URLPW,
 }
 
 
@@ -109,6 +117,10 @@ def _build(root: Path) -> Lab:
         "env.update({'rev_' + k: v[::-1] for k, v in list(env.items())})\n"
         "print(json.dumps(env))\n"
     )
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    closed = probe.getsockname()[1]  # nothing listens there: the call fails
+    probe.close()
     pylib = root / "pylib"
     pylib.mkdir()
     (pylib / "penv.py").write_text(
@@ -121,6 +133,7 @@ def _build(root: Path) -> Lab:
         f'hh: {{kind: http, method: GET, url: "http://127.0.0.1:{port}/echo",'
         f" headers: {{Authorization: {json.dumps('Bearer ' + HDR)}}}}}\n"
         'penv: {kind: python, target: "penv:dump"}\n'
+        f'hx: {{kind: http, method: POST, url: "http://svc:{URLPW}@127.0.0.1:{closed}/x"}}\n'
     )
     extra = (
         "notify: {url_env: [HOOK_URL], events: [start, complete]}\n"
@@ -144,8 +157,16 @@ def _build(root: Path) -> Lab:
         ),
     ).replace("  - name: rec\n", "  - name: rec\n  - name: dump\n  - name: hh\n  - name: penv\n")
     lab.write("d", text)
-    lab.commit("plan d", AGENT)
+    extra_u = "  - id: 2\n    tool: hx\n    why: post to the service\n"
+    lab.write(
+        "u",
+        plan_text("u", extra_actions=extra_u).replace(
+            "  - name: rec\n", "  - name: rec\n  - name: hx\n"
+        ),
+    )
+    lab.commit("plans d and u", AGENT)
     lab.run()
+    lab.set_status("u", "approved")
     lab.approve("d")
     lab.run()
     lab.gitlog = lab.git("log", "-p", "--all", "--format=%H%n%B")  # type: ignore[attr-defined]
@@ -170,6 +191,9 @@ BROKEN = {
     ),
     "catalog-env": _broke("a catalog env credential printed by its tool is committed unredacted"),
     "catalog-header": _broke("a catalog header credential reflected by the server is committed"),
+    "catalog-url-userinfo": _broke(
+        "the password in a catalog http URL is committed in the failed action's error"
+    ),
     "python-tool-env": _broke(
         "a python tool gets notify.url_env too; its return value is committed"
     ),

@@ -43,6 +43,9 @@ not in ``plangate status --json``:
   **Broke**: the failure ``E_TOOL_FAILED: hx: POST http://svc:PASSWORD@... failed`` is
   committed (PLAN.yml's ``execution`` error, the outcome commit) and shown by ``status``; no
   server needs to reflect anything.
+- ``catalog-argv-exit`` / ``catalog-argv-missing``: plans ``f`` and ``m`` call exec tools
+  whose catalog ``argv`` holds ``--token=...``: one exits 3, the other's program does not
+  exist. Held: the error names the program only, never its arguments.
 - ``ui-token-env``: the bearer token of the web UI (``ui: {token_env: UI_TOKEN}``).
   **Broke**: like ``notify-url-env``, the tool gets ``UI_TOKEN`` and the token is committed.
   Whoever reads the plans repo can then open the UI.
@@ -72,6 +75,8 @@ WH = "webhookSecret-0o0o0o0o"
 SEC = "plainSecret-qwqwqwqw"
 UI = "uiToken-Secret-5h5h5h5h"
 URLPW = "urlPassW0rd77"
+ARGV = "argvS3cret99"
+MISSING = "argvMiss1ng42"
 
 VALUES = {
     "plain-secret": SEC,
@@ -84,6 +89,8 @@ VALUES = {
     "ui-token-env": UI,
     "python-tool-env": SLACK + "-py",
     "catalog-url-userinfo": URLPW,
+    "catalog-argv-exit": ARGV,
+    "catalog-argv-missing": MISSING,
 }
 
 
@@ -121,6 +128,8 @@ def _build(root: Path) -> Lab:
     probe.bind(("127.0.0.1", 0))
     closed = probe.getsockname()[1]  # nothing listens there: the call fails
     probe.close()
+    fail = root / "fail.py"
+    fail.write_text("import sys\nsys.stdin.read()\nsys.stderr.write('boom\\n')\nsys.exit(3)\n")
     pylib = root / "pylib"
     pylib.mkdir()
     (pylib / "penv.py").write_text(
@@ -134,6 +143,9 @@ def _build(root: Path) -> Lab:
         f" headers: {{Authorization: {json.dumps('Bearer ' + HDR)}}}}}\n"
         'penv: {kind: python, target: "penv:dump"}\n'
         f'hx: {{kind: http, method: POST, url: "http://svc:{URLPW}@127.0.0.1:{closed}/x"}}\n'
+        f"fx: {{kind: exec, argv: [{json.dumps(sys.executable)}, {json.dumps(str(fail))},"
+        f' "--token={ARGV}"]}}\n'
+        f'mx: {{kind: exec, argv: ["/nonexistent/prog", "--token={MISSING}"]}}\n'
     )
     extra = (
         "notify: {url_env: [HOOK_URL], events: [start, complete]}\n"
@@ -164,9 +176,18 @@ def _build(root: Path) -> Lab:
             "  - name: rec\n", "  - name: rec\n  - name: hx\n"
         ),
     )
-    lab.commit("plans d and u", AGENT)
+    for slug, tool in (("f", "fx"), ("m", "mx")):
+        extra = f"  - id: 2\n    tool: {tool}\n    why: fails\n"
+        lab.write(
+            slug,
+            plan_text(slug, extra_actions=extra).replace(
+                "  - name: rec\n", f"  - name: rec\n  - name: {tool}\n"
+            ),
+        )
+    lab.commit("plans d, u, f and m", AGENT)
     lab.run()
-    lab.set_status("u", "approved")
+    for slug in ("u", "f", "m"):
+        lab.set_status(slug, "approved")
     lab.approve("d")
     lab.run()
     lab.gitlog = lab.git("log", "-p", "--all", "--format=%H%n%B")  # type: ignore[attr-defined]
@@ -206,6 +227,9 @@ BROKEN = {
 def test_plan_ran(lab: Lab) -> None:
     assert len(lab.calls("d")) == 1
     assert lab.plan("d")["plan"]["status"] == "completed"
+    for slug in ("u", "f", "m"):  # the failing tools really were called and failed
+        assert lab.plan(slug)["plan"]["status"] == "failed"
+        assert lab.plan(slug)["execution"]["actions"][1]["error"]["code"] == "E_TOOL_FAILED"
 
 
 @pytest.mark.parametrize(

@@ -188,6 +188,11 @@ def _new_tag() -> str:
 
 
 def _parse_header(header: str, tag: str) -> CommitRecord:
+    # git's metadata is bytes: a byte that is not UTF-8 (read with surrogateescape, as paths
+    # are) is kept as the text \xNN, so no identity, subject or trailer ever holds a lone
+    # surrogate, which no YAML, JSON or file written as UTF-8 could carry (round 25: the
+    # controller's record of such an approval made the plan unreadable for good)
+    header = _as_text(header)
     sha, parents, an, ae, at, cn, ce, ct, verdict, key, subject, trailers, body = header.split(
         _FIELD + tag, 12
     )
@@ -217,6 +222,16 @@ MAX_MESSAGE = 1 << 20
 
 #: The latest time a commit may claim: the last second of year 9999 (what a date can show).
 LATEST_TIME = 253_402_300_799
+
+
+def _as_text(text: str) -> str:
+    """``text`` with each byte read as a lone surrogate (``surrogateescape``) written as
+    ``\\xNN``; the usual text (all UTF-8) is returned as it is."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _time(text: str) -> int:

@@ -214,15 +214,20 @@ _AUDIT = (
 )
 #: What round 25 found (the ids whose odd bytes reach a message or ``by`` the controller writes).
 ODD = ["pa-ff", "mal-pa", "mal-email", "plan-hash", "glob-ff", "self-ff", "quorum-ff", "gate-ff"]
-BROKEN: dict[str, pytest.MarkDecorator] = {v: _xf(_UNREADABLE) for v in ODD}
-RUN_BROKEN: dict[str, pytest.MarkDecorator] = {
+#: Round 25 found these (fixed: git's metadata bytes that are not UTF-8 are read as the
+#: text \xNN, and the controller's YAML writer never writes a lone surrogate).
+FOUND: dict[str, pytest.MarkDecorator] = {v: _xf(_UNREADABLE) for v in ODD}
+BROKEN: dict[str, pytest.MarkDecorator] = {}
+RUN_FOUND: dict[str, pytest.MarkDecorator] = {
     v: _xf(
         "Mallory (no approver) stalls the plan for good: after the controller's unreadable "
         "refusal, Alice's ordinary approval never runs it"
     )
     for v in ["mal-pa", "mal-email"]
 }
-AUDIT_BROKEN: dict[str, pytest.MarkDecorator] = {v: _xf(_AUDIT) for v in ODD}
+RUN_BROKEN: dict[str, pytest.MarkDecorator] = {}
+AUDIT_FOUND: dict[str, pytest.MarkDecorator] = {v: _xf(_AUDIT) for v in ODD}
+AUDIT_BROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
 @pytest.mark.parametrize(
@@ -270,12 +275,25 @@ def test_the_fresh_clone_audit_accepts_the_controllers_commits(lab: Lab, vid: st
     assert not bad, json.dumps(bad)[:1500]
 
 
-NOSTART_BROKEN: dict[str, pytest.MarkDecorator] = {
+NOSTART_FOUND: dict[str, pytest.MarkDecorator] = {
     v: _xf(
         "the controller starts the plan on Bob's approval (start commit, status executing) "
         "but its record is unreadable: the approved plan (gate) never runs, stays executing"
     )
     for v in ["glob-ff", "gate-ff"]
+}
+#: Out of scope since the fix: the byte is kept (``b\xffob@``), a mailbox other than Bob's
+#: that the approver glob ``*@ops.example.com`` admits; Bob approving his own plan under
+#: another address is forged authorship (docs/threat-model.md, "Out of scope"; closed by
+#: ``require_signed`` or narrower approver lists). Before, the byte was dropped and the
+#: address read as Bob's.
+NOSTART_BROKEN: dict[str, pytest.MarkDecorator] = {
+    "self-ff": pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="round 25, out of scope: b\\xffob@ is another address than bob@ (forged "
+        "authorship under an approver glob)",
+    )
 }
 
 

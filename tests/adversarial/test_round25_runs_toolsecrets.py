@@ -206,7 +206,8 @@ def _broke(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 25: {what}")
 
 
-BROKEN = {
+#: What round 25 found (fixed: the config's credentials are kept out of tools and redacted).
+FOUND = {
     "notify-url-env": _broke(
         "notify.url_env (a secret URL) reaches tool processes and is committed unredacted"
     ),
@@ -222,6 +223,7 @@ BROKEN = {
         "the ui.token_env token reaches tool processes and is committed unredacted"
     ),
 }
+BROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
 def test_plan_ran(lab: Lab) -> None:

@@ -1,0 +1,61 @@
+"""Round 25: the config's own credentials never reach a tool's environment nor git.
+
+Only ``$<secrets.*>`` values were hidden; a tool that printed its environment handed on the
+notify URL and the UI token it inherited, and one that echoed its ``Authorization`` header
+or its catalog ``env`` had them committed; a catalog URL's password was quoted in errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.execution.secrets import MIN_CREDENTIAL_CHARS, SecretStore, credentials_of
+from controller.execution.tools.http import _shown
+from controller.settings import config_from_data
+
+
+def _config(tmp_path: Path) -> object:
+    return config_from_data(
+        {
+            "webhook": {"secret_env": "WEBHOOK_SECRET"},
+            "ui": {"token_env": "UI_TOKEN"},
+            "notify": {"url_env": ["HOOK_URL"]},
+            "tools": {
+                "dump": {
+                    "kind": "exec",
+                    "argv": ["true"],
+                    "env": {"API_KEY": "k-1234567890", "LANG": "C"},
+                },
+                "hx": {
+                    "kind": "http",
+                    "url": "http://svc:p%40ss-word@127.0.0.1:9/x",
+                    "headers": {"Authorization": "Bearer tok-abcdefgh", "Accept": "json"},
+                },
+            },
+        },
+        tmp_path / "plangate.yml",
+    )
+
+
+def test_the_config_names_its_credentials_and_their_values(tmp_path: Path) -> None:
+    env = {"WEBHOOK_SECRET": "w-secret", "UI_TOKEN": "ui-token-1", "HOOK_URL": "https://h/T0K"}
+    names, values = credentials_of(_config(tmp_path), env)  # type: ignore[arg-type]
+    assert names == {"WEBHOOK_SECRET", "UI_TOKEN", "HOOK_URL"}
+    assert {"w-secret", "ui-token-1", "https://h/T0K"} <= values
+    assert {"k-1234567890", "Bearer tok-abcdefgh", "p%40ss-word", "p@ss-word"} <= values
+    assert not {"C", "json"} & values  # shorter than MIN_CREDENTIAL_CHARS: not credentials
+    assert MIN_CREDENTIAL_CHARS == 8
+
+
+def test_the_redactor_hides_them(tmp_path: Path) -> None:
+    env = {"UI_TOKEN": "ui-token-1"}
+    store = SecretStore.for_config(_config(tmp_path), env)  # type: ignore[arg-type]
+    said = store.redactor.text("token ui-token-1, key k-1234567890, auth Bearer tok-abcdefgh")
+    assert said == "token ***, key ***, auth ***"
+    assert store.redactor.text("LANG=C accepts json") == "LANG=C accepts json"
+
+
+def test_a_url_password_is_never_quoted() -> None:
+    assert _shown("POST http://svc:p%40ss@127.0.0.1:9/x failed") == (
+        "POST http://svc:***@127.0.0.1:9/x failed"
+    )
+    assert _shown("GET http://127.0.0.1/x") == "GET http://127.0.0.1/x"

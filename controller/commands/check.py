@@ -46,6 +46,7 @@ def check(
     from controller.git.gitrepo import GitRepo
 
     config = required_config(config_path)
+    as_email = _mailbox(as_email) if as_email is not None else None
     repo = GitRepo.containing(Path.cwd())
     try:
         report = predict(
@@ -60,6 +61,24 @@ def check(
     print(render(report, fmt))
     bad = any(p["outcome"] in ("invalid", "refuse") or not p["valid"] for p in report["plans"])
     return 1 if bad else 0
+
+
+def _mailbox(value: str) -> str:
+    """The merger's mailbox from ``--as``: an address, or git's ``Name <address>`` (round
+    26: the whole value was taken for an address no commit can carry, so the writer of a
+    plan was not recognised as its merger). Anything else is a usage error."""
+    from email.utils import parseaddr
+
+    from controller.errors import UsageError
+
+    _, address = parseaddr(value)
+    if not address or address.count("@") != 1 or any(c.isspace() for c in address):
+        raise UsageError(
+            f"--as {value!r} names no mailbox",
+            remedy="pass the merger's address (--as carol@example.com) or git's form "
+            "(--as 'Carol <carol@example.com>')",
+        )
+    return address
 
 
 def _default_base(config: Config) -> str:

@@ -1,0 +1,185 @@
+"""Round 26, ``plangate check`` against the controller when the approver is the merge's
+*committer* (``approval.identity: committer``) and when ``--as`` spells the merger another way.
+
+docs/approvals.md: ``check`` "simulates the merge with ``git merge-tree`` and an unreachable
+merge commit authored by ``--as``" and "decides with the controller's own function, so the
+prediction is the controller's decision". Config: the bench's plus ``identity: committer``.
+The agent writes ``plans/ci-<vid>``; the controller freezes it; on a pull request branch
+``pr-<vid>`` the agent sets ``approved``; ``plangate check --base main --head pr-<vid> --as
+<merger> --format json`` is recorded; then the merger merges it ``--no-ff`` locally (author and
+committer the merger), and the controller runs.
+
+- ``carol``: Carol (ops, no writer) merges: the controller starts it.
+- ``carol-applied``: the agent's commit adding the plan was committed by Carol (she applied
+  the agent's patch: author agent, committer Carol); Carol merges: ``E_SELF_APPROVAL``.
+- ``spelled``: ``--as "Carol <CAROL@ops.example.com>"``; Carol merges.
+- ``plus``: ``--as carol+ci@ops.example.com``; ``carol+ci`` merges (plus tags: Carol).
+- ``spelled-writer``, ``spaced-writer`` (``--as "carol @ ops.example.com"``),
+  ``alias-writer`` (``--as c.jones@corp.example``, one person with Carol by
+  ``identity_aliases.people``), ``plus-writer`` (``--as carol+ci@ops.example.com``, plus tags
+  on ``*@ops.example.com``): Carol wrote the plan (her own commit); the merger is Carol under
+  that spelling: the controller refuses ``E_SELF_APPROVAL``.
+
+- ``two-cm`` (``plans/two-*`` needs two): Carol approves (``partial``); then a commit
+  authored by Alice and committed by Carol sets ``approved`` again: under ``identity:
+  committer`` it is Carol's second approval: asserted one vote, nothing runs.
+
+Config also has ``identity_aliases: {plus_tags: ["*@ops.example.com"], people:
+[[carol@ops.example.com, c.jones@corp.example]]}``.
+
+Asserted: ``check`` predicts ``start`` exactly when the controller started the plan, and
+the recorded merge approver(s) refused/counted as the controller did.
+
+Results: BROKE (strict xfail): ``spelled-writer``. ``plangate check --as "Carol
+<carol@ops.example.com>"`` takes the whole value as the merger's identity, shows it as
+``Carol carol@ops.example.com`` in ``counted`` (an identity with a blank: docs/approvals.md says
+one that is no plain mailbox "never approves"), counts it as an approver by the
+``*@ops.example.com`` glob, does not see Carol as the plan's writer, and predicts ``start``
+(exit 0); when Carol merges, the controller refuses ``E_SELF_APPROVAL``. ``check`` should read
+the mailbox of a ``Name <addr>`` value (or refuse it with an ``E_`` code), never approve as an
+identity no commit can carry. Held: ``carol``, ``carol-applied``, ``spelled`` (by chance: the
+merge is not Carol's plan), ``plus``, ``spaced-writer``, ``alias-writer``, ``plus-writer``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, CAROL, Lab, plan_text
+from test_round2_execution_kit import shared
+
+CASES: dict[str, tuple[str, tuple[str, str]]] = {
+    "carol": (CAROL[1], CAROL),
+    "carol-applied": (CAROL[1], CAROL),
+    "spelled": ("Carol <CAROL@ops.example.com>", CAROL),
+    "plus": ("carol+ci@ops.example.com", ("Carol", "carol+ci@ops.example.com")),
+    "spelled-writer": ("Carol <carol@ops.example.com>", CAROL),
+    "spaced-writer": ("carol @ ops.example.com", CAROL),
+    "alias-writer": ("c.jones@corp.example", ("C. Jones", "c.jones@corp.example")),
+    "plus-writer": ("carol+ci@ops.example.com", ("Carol", "carol+ci@ops.example.com")),
+    "angle-writer": ("<carol@ops.example.com>", CAROL),
+    "comment-writer": ("carol@ops.example.com (Carol)", CAROL),
+    "quoted-writer": ('"Carol" <carol@ops.example.com>', CAROL),
+    "tight-writer": ("Carol<carol@ops.example.com>", CAROL),
+    "zwsp-writer": ("carol\u200b@ops.example.com", CAROL),
+}
+WRITTEN_BY_CAROL = [
+    "carol-applied",
+    *(v for v in CASES if v.endswith("-writer")),
+]
+ALIASES = (
+    "identity: committer\n"
+    "identity_aliases:\n"
+    '  plus_tags: ["*@ops.example.com"]\n'
+    "  people: [[carol@ops.example.com, c.jones@corp.example]]\n"
+    "rules:\n"
+    '  - match: {paths: ["plans/two-*"]}\n'
+    "    require: [{count: 2}]\n"
+)
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root, approval=ALIASES)
+    g = lab.git
+    lab.write("two-cm", plan_text("two-cm"))
+    lab.commit("agent adds two-cm", AGENT)
+    for vid in CASES:
+        lab.write(f"ci-{vid}", plan_text(f"ci-{vid}"))
+        if vid in WRITTEN_BY_CAROL[1:]:
+            lab.commit(f"carol writes {vid}", CAROL)
+        elif vid == "carol-applied":
+            g("add", "-A")
+            env_who = {
+                "GIT_AUTHOR_NAME": AGENT[0],
+                "GIT_AUTHOR_EMAIL": AGENT[1],
+            }
+            lab.extra_env = env_who
+            g("commit", "-q", "-m", "carol applies the agent's patch", who=CAROL)
+            lab.extra_env = {}
+        else:
+            lab.commit(f"agent adds {vid}", AGENT)
+    lab.run()  # freeze
+    time.sleep(1.05)
+    checks: dict[str, Any] = {}
+    for vid, (as_, merger) in CASES.items():
+        slug = f"ci-{vid}"
+        g("checkout", "-q", "-b", f"pr-{vid}")
+        lab.set_status(slug, "approved")
+        lab.commit(f"agent sets approved {vid}", AGENT)
+        g("checkout", "-q", "main")
+        result = lab.cli(
+            "check", "--config", str(lab.config), "--base", "main", "--head", f"pr-{vid}",
+            "--as", as_, "--format", "json", cwd=lab.repo,
+        )  # fmt: skip
+        assert "Traceback" not in result.stderr, result.stderr[-2000:]
+        try:
+            rows = [
+                p for p in json.loads(result.stdout)["plans"] if p.get("plan") == f"plans/{slug}"
+            ]
+        except ValueError:
+            rows = []
+        checks[vid] = rows[0] if rows else {"raw": result.stdout[-2000:] + result.stderr[-2000:]}
+        g("merge", "--no-ff", "-q", "-m", f"merge pr-{vid}", f"pr-{vid}", who=merger)
+        lab.run()
+    (lab.root / "checks.json").write_text(json.dumps(checks))
+    # quorum under identity: committer: Carol's vote, then Alice's patch applied by Carol
+    lab.approve("two-cm", CAROL)
+    lab.run()
+    time.sleep(1.05)
+    lab.set_status("two-cm", "approved")
+    g("add", "-A")
+    lab.extra_env = {"GIT_AUTHOR_NAME": ALICE[0], "GIT_AUTHOR_EMAIL": ALICE[1]}
+    g("commit", "-q", "-m", "approve two-cm (Alice's patch, applied by Carol)", who=CAROL)
+    lab.extra_env = {}
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r26-checkident", _build)
+
+
+def _check(lab: Lab, vid: str) -> dict[str, Any]:
+    return json.loads((lab.root / "checks.json").read_text())[vid]
+
+
+_SPELL = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 26: check --as 'Carol <carol@ops.example.com>' (or 'Carol<carol@...>') reads "
+    "the merger as the identity 'Carol carol@ops.example.com' / 'Carolcarol@ops.example.com' "
+    "(no E_ code), counts it as an approver and not as the plan's writer, and predicts start; "
+    "the controller refuses E_SELF_APPROVAL",
+)
+BROKEN = {"spelled-writer": _SPELL, "tight-writer": _SPELL}
+
+
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=v, marks=[BROKEN[v]] if v in BROKEN else []) for v in CASES]
+)
+def test_check_predicts_the_controller(lab: Lab, vid: str) -> None:
+    check = _check(lab, vid)
+    started = lab.started(f"ci-{vid}")
+    predicted = check.get("outcome") == "start"
+    assert predicted == started, (json.dumps(check)[:3000], lab.codes(f"ci-{vid}"))
+
+
+@pytest.mark.parametrize("vid", WRITTEN_BY_CAROL)
+def test_writer_merge_is_refused(lab: Lab, vid: str) -> None:
+    assert lab.calls(f"ci-{vid}") == [], lab.codes(f"ci-{vid}")
+    assert "E_SELF_APPROVAL" in lab.codes(f"ci-{vid}"), lab.codes(f"ci-{vid}")
+
+
+def test_plain_merge_runs_once(lab: Lab) -> None:
+    assert len(lab.calls("ci-carol")) == 1, lab.codes("ci-carol")
+
+
+def test_committer_quorum_counts_carol_once(lab: Lab) -> None:
+    approval = lab.plan("two-cm").get("approval") or {}
+    assert lab.calls("two-cm") == [], lab.codes("two-cm")
+    assert len(approval.get("approvals") or []) <= 1, lab.codes("two-cm")

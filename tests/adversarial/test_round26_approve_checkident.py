@@ -33,14 +33,18 @@ the merger merges it ``--no-ff`` locally (author and committer the merger); the 
 - ``au-*`` (a second lab, the bench's config: ``identity: author``, no aliases): Carol writes
   the plans; the agent sets ``approved`` on a pull request; ``check --as`` as in
   ``spelled-writer``/``tight-writer`` (``au-plain``: ``carol@ops.example.com``, control);
-  Carol merges.
+  Carol merges. And ``two-vote`` there (``plans/two-*`` needs two): the agent's plan; Carol
+  votes on main (``partial``); a pull request sets ``approved``; ``check --as "Carol
+  <carol@ops.example.com>"``; Carol merges: the controller keeps one vote (``partial``).
 
 Asserted: ``check`` predicts ``start`` exactly when the controller started the plan (the
 writer plans: never; the controller refuses ``E_SELF_APPROVAL``); moved/copied plans run at
 most once.
 
 Results: BROKE (strict xfails): ``spelled-writer``, ``tight-writer``, ``au-spelled-writer``,
-``au-tight-writer``. ``plangate check --as "Carol <carol@ops.example.com>"`` takes the whole
+``au-tight-writer``, ``test_check_counts_one_person_once`` (check counts Carol's second
+approval as a second person and predicts ``start``; the controller stays ``partial``).
+``plangate check --as "Carol <carol@ops.example.com>"`` takes the whole
 value as the merger's address: ``counted`` shows ``Carol carol@ops.example.com`` (with
 ``Carol<carol@...>``: ``Carolcarol@ops.example.com``), an identity no commit of Carol's
 carries (docs/approvals.md: one that is no plain mailbox "never approves"); no ``E_`` code; it
@@ -234,13 +238,31 @@ AUTHOR_CASES = {"au-plain": CAROL[1], **{f"au-{k}": v[0] for k, v in CASES.items
 
 
 def _build_author(root: Path) -> Lab:
-    lab = Lab(root)
+    lab = Lab(
+        root, approval='rules:\n  - match: {paths: ["plans/two-*"]}\n    require: [{count: 2}]\n'
+    )
     g = lab.git
     for vid in AUTHOR_CASES:
         lab.write(f"ci-{vid}", plan_text(f"ci-{vid}"))
     lab.commit("carol writes plans", CAROL)
+    lab.write("two-vote", plan_text("two-vote"))
+    lab.commit("agent writes two-vote", AGENT)
     lab.run()  # freeze
     time.sleep(1.05)
+    lab.approve("two-vote", CAROL)
+    lab.run()  # partial: Carol's vote
+    time.sleep(1.05)
+    g("checkout", "-q", "-b", "pr-two-vote")
+    lab.set_status("two-vote", "approved")
+    lab.commit("agent sets approved two-vote", AGENT)
+    g("checkout", "-q", "main")
+    result = lab.cli(
+        "check", "--config", str(lab.config), "--base", "main", "--head", "pr-two-vote",
+        "--as", "Carol <carol@ops.example.com>", "--format", "json", cwd=lab.repo,
+    )  # fmt: skip
+    rows = [p for p in json.loads(result.stdout)["plans"] if p["plan"] == "plans/two-vote"]
+    vote_check = rows[0] if rows else {"raw": result.stdout[-2000:]}
+    g("merge", "--no-ff", "-q", "-m", "merge pr-two-vote", "pr-two-vote", who=CAROL)
     checks: dict[str, Any] = {}
     for vid, as_ in AUTHOR_CASES.items():
         g("checkout", "-q", "-b", f"pr-{vid}")
@@ -255,6 +277,7 @@ def _build_author(root: Path) -> Lab:
         checks[vid] = rows[0] if rows else {"raw": result.stdout[-2000:]}
         g("merge", "--no-ff", "-q", "-m", f"merge pr-{vid}", f"pr-{vid}", who=CAROL)
     lab.run()
+    checks["two-vote"] = vote_check
     (lab.root / "checks.json").write_text(json.dumps(checks))
     return lab
 
@@ -273,3 +296,12 @@ def test_check_predicts_the_refusal_under_identity_author(author_lab: Lab, vid: 
     assert check.get("outcome") != "start", json.dumps(check)[:3000]
     assert not author_lab.started(f"ci-{vid}"), author_lab.codes(f"ci-{vid}")
     assert "E_SELF_APPROVAL" in author_lab.codes(f"ci-{vid}"), author_lab.codes(f"ci-{vid}")
+
+
+@_SPELL
+def test_check_counts_one_person_once(author_lab: Lab) -> None:
+    check = _check(author_lab, "two-vote")
+    approval = author_lab.plan("two-vote").get("approval") or {}
+    assert approval.get("status") == "partial", author_lab.codes("two-vote")
+    assert author_lab.calls("two-vote") == [], author_lab.codes("two-vote")
+    assert check.get("outcome") != "start", json.dumps(check)[:3000]

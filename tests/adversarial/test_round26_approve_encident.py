@@ -23,11 +23,16 @@ needs two approvals. ``Bób`` is ``bób@ops.example.com`` (an approver by the gl
 Asserted: nothing runs, nothing starts (``lat1-writer``/``jis-writer``/``*-approver``: refused
 ``E_SELF_APPROVAL``; ``two/*``: still one vote). Controls: ``ctl-lat1`` (the agent's plan,
 Bób approves in a Latin-1 commit) and ``ctl-jis`` (``ｂob`` in ISO-2022-JP) run once.
-``audit``: a fresh clone's ``plangate audit --json`` lists no valid execution of a variant.
+``audit-spelled-*``: the fresh clone's audit with ``--controller`` spelled
+``plangate <plangate@localhost>``, ``PLANGATE@LOCALHOST.`` or ``<plangate@localhost>``: asserted
+either the same report as with ``plangate@localhost`` or a refusal with an ``E_`` code (exit 2),
+never a traceback. ``audit``: a fresh clone's ``plangate audit --json`` lists no valid
+execution of a variant.
 
 Results: all held (``git log`` and the controller read one person: ``E_SELF_APPROVAL`` for
 the writer/approver pairs, one vote for ``two/*``, Bób's Latin-1 rejection vetoes Alice's later
-approval, the controls run once, the fresh-clone audit lists the controls' runs only).
+approval, the controls run once, the fresh-clone audit lists the controls' runs
+only; a spelled ``--controller`` is refused ``E_CONFIG_INVALID``, exit 2).
 """
 
 from __future__ import annotations
@@ -167,3 +172,18 @@ def test_fresh_clone_audit_lists_only_the_controls(lab: Lab) -> None:
     report = json.loads((lab.root / "audit.json").read_text())
     runs = sorted(e["plan"] for e in report.get("executions", []) if e.get("approval_valid"))
     assert runs == ["plans/en-ctl-jis", "plans/en-ctl-lat1"], report
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    ["plangate <plangate@localhost>", "PLANGATE@LOCALHOST.", "<plangate@localhost>"],
+    ids=["named", "upper-dot", "angle"],
+)
+def test_audit_with_a_spelled_controller_never_passes_other_history(lab: Lab, spelled: str) -> None:
+    plain = lab.cli("audit", "--json", "--controller", "plangate@localhost", cwd=lab.root / "clone")
+    other = lab.cli("audit", "--json", "--controller", spelled, cwd=lab.root / "clone")
+    assert "Traceback" not in other.stderr, other.stderr[-2000:]
+    if other.returncode == 2:
+        assert "E_" in other.stderr, other.stderr[-2000:]
+    else:
+        assert json.loads(other.stdout) == json.loads(plain.stdout), other.stdout[-3000:]

@@ -19,6 +19,8 @@ needs two approvals. ``Bób`` is ``bób@ops.example.com`` (an approver by the gl
   approves again in a Latin-1 commit.
 - ``two/jis-vote``: the same with Bob plainly, then ``ｂob`` in ISO-2022-JP.
 - ``lat1-reject``: the agent's plan; Bób rejects it in a Latin-1 commit; then Alice approves.
+- ``lat1-ours``: Bób's Latin-1 rejection on a branch the agent merges ``-s ours``; then Alice
+  approves on main (one push).
 
 Asserted: nothing runs, nothing starts (``lat1-writer``/``jis-writer``/``*-approver``: refused
 ``E_SELF_APPROVAL``; ``two/*``: still one vote). Controls: ``ctl-lat1`` (the agent's plan,
@@ -30,9 +32,10 @@ never a traceback. ``audit``: a fresh clone's ``plangate audit --json`` lists no
 execution of a variant.
 
 Results: all held (``git log`` and the controller read one person: ``E_SELF_APPROVAL`` for
-the writer/approver pairs, one vote for ``two/*``, Bób's Latin-1 rejection vetoes Alice's later
-approval, the controls run once, the fresh-clone audit lists the controls' runs
-only; a spelled ``--controller`` is refused ``E_CONFIG_INVALID``, exit 2).
+the writer/approver pairs, one vote for ``two/*``, Bób's Latin-1 rejections (on main and
+merged ``-s ours``) veto Alice's later approval, the controls run once, the fresh-clone
+audit lists the controls' runs only; a spelled ``--controller`` is refused
+``E_CONFIG_INVALID``, exit 2).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from test_round2_execution_kit import shared
 RULES = 'rules:\n  - match: {paths: ["plans/two/**"]}\n    require: [{count: 2}]\n'
 BOB_L1 = ("B\u00f3b", "b\u00f3b@ops.example.com")
 BOB_FW = ("\uff22ob", "\uff42ob@ops.example.com")
-SOLO = ["lat1-writer", "lat1-approver", "jis-writer", "jis-approver", "lat1-reject"]
+SOLO = ["lat1-writer", "lat1-approver", "jis-writer", "jis-approver", "lat1-reject", "lat1-ours"]
 TWO = ["lat1-vote", "jis-vote"]
 CTL = ["ctl-lat1", "ctl-jis"]
 
@@ -91,7 +94,7 @@ def _build(root: Path) -> Lab:
     for vid, (who, enc) in writers.items():
         lab.write(f"en-{vid}", plan_text(f"en-{vid}"))
         raw_commit(lab, who, enc, f"write {vid}\n")
-    for vid in ["lat1-reject", *CTL]:
+    for vid in ["lat1-reject", "lat1-ours", *CTL]:
         lab.write(f"en-{vid}", plan_text(f"en-{vid}"))
     for vid in TWO:
         lab.write(f"two/en-{vid}", plan_text(f"two-en-{vid}"))
@@ -108,6 +111,12 @@ def _build(root: Path) -> Lab:
         "ctl-lat1": (BOB_L1, "ISO-8859-1"),
         "ctl-jis": (BOB_FW, "ISO-2022-JP"),
     }
+    lab.git("checkout", "-q", "-b", "rj-ours")
+    lab.set_status("en-lat1-ours", "rejected")
+    raw_commit(lab, BOB_L1, "ISO-8859-1", "reject lat1-ours\n")
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "-s", "ours", "--no-ff", "-m", "merge rj-ours", "rj-ours", who=AGENT)
+    lab.approve("en-lat1-ours", ALICE)
     for vid, (who, enc) in approvals.items():
         lab.set_status(f"en-{vid}", "approved")
         raw_commit(lab, who, enc, f"approve {vid}\n")

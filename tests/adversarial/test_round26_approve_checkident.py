@@ -196,7 +196,9 @@ _SPELL = pytest.mark.xfail(
     "(no E_ code), counts it as an approver and not as the plan's writer, and predicts start; "
     "the controller refuses E_SELF_APPROVAL",
 )
-BROKEN = {"spelled-writer": _SPELL, "tight-writer": _SPELL}
+#: What round 26 found (fixed: --as takes git's "Name <address>" as its mailbox).
+FOUND = {"spelled-writer": _SPELL, "tight-writer": _SPELL}
+BROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
 @pytest.mark.parametrize(
@@ -234,7 +236,7 @@ def test_check_agrees_on_a_moved_or_copied_voted_plan(lab: Lab, vid: str) -> Non
     assert len(lab.calls(MOVES[vid])) <= 1, lab.codes(dst)
 
 
-AUTHOR_CASES = {"au-plain": CAROL[1], **{f"au-{k}": v[0] for k, v in CASES.items() if k in BROKEN}}
+AUTHOR_CASES = {"au-plain": CAROL[1], **{f"au-{k}": v[0] for k, v in CASES.items() if k in FOUND}}
 
 
 def _build_author(root: Path) -> Lab:
@@ -289,7 +291,7 @@ def author_lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.mark.parametrize(
     "vid",
-    [pytest.param(v, id=v, marks=[_SPELL] if v != "au-plain" else []) for v in AUTHOR_CASES],
+    [pytest.param(v, id=v, marks=[BROKEN[v]] if v in BROKEN else []) for v in AUTHOR_CASES],
 )
 def test_check_predicts_the_refusal_under_identity_author(author_lab: Lab, vid: str) -> None:
     check = _check(author_lab, vid)
@@ -298,7 +300,6 @@ def test_check_predicts_the_refusal_under_identity_author(author_lab: Lab, vid: 
     assert "E_SELF_APPROVAL" in author_lab.codes(f"ci-{vid}"), author_lab.codes(f"ci-{vid}")
 
 
-@_SPELL
 def test_check_counts_one_person_once(author_lab: Lab) -> None:
     check = _check(author_lab, "two-vote")
     approval = author_lab.plan("two-vote").get("approval") or {}

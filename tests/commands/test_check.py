@@ -301,3 +301,13 @@ def test_under_require_signed_check_predicts_the_merge_the_merger_will_sign(
         env=identity(*ALICE))  # fmt: skip
     run_once(repo, **policy)
     assert head_plan(repo)["plan"]["status"] == "completed"
+
+
+@pytest.mark.parametrize("value", ["", "@", "a@b@c", "carol at example.com", "<>"])
+def test_an_as_that_names_no_mailbox_is_a_usage_error(repo: Path, value: str) -> None:
+    """``--as`` takes an address or git's ``Name <address>`` (round 26: the whole value was
+    read as an address no commit can carry); anything else is E_USAGE, not a prediction."""
+    config = config_file(repo)
+    result = run_cli("--config", str(config), "check", "--head", "main", "--as", value, cwd=repo)
+    assert result.returncode == 2 and "E_USAGE" in result.stderr + result.stdout, result
+    assert "names no mailbox" in result.stderr

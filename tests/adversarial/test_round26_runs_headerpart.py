@@ -12,7 +12,10 @@ variant (one action), approved by Alice in one commit, run in one pass:
 - ``bearer-ok``: http POST tool, catalog ``headers: {Authorization: "Bearer TOKEN"}``, answer 200;
 - ``bearer-401``: the same, the server answers 401 (the body is the failing result);
 - ``env-part``: exec tool, catalog ``env: {API: "key=TOKEN"}``, prints the part after ``=``;
-- ``whole-header`` (control, round 25's case): ``headers: {X-Api-Key: TOKEN}`` reflected whole.
+- ``whole-header`` (control, round 25's case): ``headers: {X-Api-Key: TOKEN}`` reflected whole;
+- ``userinfo-plain`` / ``userinfo-encoded`` (controls): a catalog URL
+  ``http://svc:PASSWORD@...`` (``userinfo-encoded``: written ``Zq%40...``, sent as ``Zq@...``);
+  the server answers the password it decoded from the Basic ``Authorization`` header.
 
 Asserted per variant: TOKEN is in no commit (``git log -p --all``) and not in
 ``plangate status --json``.
@@ -21,11 +24,13 @@ Asserted per variant: TOKEN is in no commit (``git log -p --all``) and not in
 action's result (PLAN.yml ``execution``, EXECUTION_LOG.md); only the whole configured value
 (``Bearer TOKEN``, ``key=TOKEN``) is redacted. ``whole-header`` held.
 Should: redact the credential part of such values too (the text after an auth scheme, after
-``=``), or every token of 8+ characters in them.
+``=``), or every token of 8+ characters in them. The controls held (the password decoded from
+its percent-encoding is redacted too).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import threading
@@ -41,6 +46,8 @@ TOKENS = {
     "bearer-401": "Ua2Wb4Xc6Yd8Ze0F",
     "env-part": "Vg1Hh3Ii5Jj7Kk9L",
     "whole-header": "Wm4Nn6Oo8Pp0Qq2R",
+    "userinfo-encoded": "Zq@Lm8Np2Rt6Vx",
+    "userinfo-plain": "Yw3Kc7Hd1Jf5Gb",
 }
 _R = "round 26: only the whole catalog {} value is redacted; the credential inside it, reflected alone, is committed"
 BROKEN = {
@@ -56,6 +63,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
         auth = self.headers.get("Authorization") or self.headers.get("X-Api-Key") or ""
         token = auth.split(" ", 1)[-1]
+        if auth.startswith("Basic "):  # the URL's userinfo: answer the decoded password
+            token = base64.b64decode(token).decode().split(":", 1)[-1]
         self.send_response(401 if self.path == "/fail" else 200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -77,6 +86,10 @@ def _build(root: Path) -> Lab:
         f'bearer-401: {{kind: http, method: POST, url: "{base}/fail", headers: {{Authorization: "Bearer {t["bearer-401"]}"}}, timeout: 5}}\n'
         f'env-part: {{kind: exec, argv: {json.dumps([sys.executable, str(root / "envtool.py")])}, env: {{API: "key={t["env-part"]}"}}}}\n'
         f'whole-header: {{kind: http, method: POST, url: "{base}/ok", headers: {{X-Api-Key: "{t["whole-header"]}"}}, timeout: 5}}\n'
+    )
+    tools += (
+        f'userinfo-encoded: {{kind: http, method: POST, url: "http://svc:Zq%40Lm8Np2Rt6Vx@127.0.0.1:{port}/ok", timeout: 5}}\n'
+        f'userinfo-plain: {{kind: http, method: POST, url: "http://svc:{t["userinfo-plain"]}@127.0.0.1:{port}/ok", timeout: 5}}\n'
     )
     lab = Lab(root, tools=tools)
     for v in TOKENS:

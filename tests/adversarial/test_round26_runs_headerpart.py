@@ -15,7 +15,12 @@ variant (one action), approved by Alice in one commit, run in one pass:
 - ``whole-header`` (control, round 25's case): ``headers: {X-Api-Key: TOKEN}`` reflected whole;
 - ``userinfo-plain`` / ``userinfo-encoded`` (controls): a catalog URL
   ``http://svc:PASSWORD@...`` (``userinfo-encoded``: written ``Zq%40...``, sent as ``Zq@...``);
-  the server answers the password it decoded from the Basic ``Authorization`` header.
+  the server answers the password it decoded from the Basic ``Authorization`` header;
+- ``argv-echo``: an exec tool whose catalog ``argv`` holds ``--token=TOKEN`` prints its
+  arguments (as a CLI's verbose or config dump does);
+- ``argv-stderr``: ``argv: [..., --token, TOKEN]``; the tool fails with the usage line
+  ``bad args: --token TOKEN`` on stderr (round 25 showed the controller's own error names the
+  program only; here the tool's last stderr line quotes it).
 
 Asserted per variant: TOKEN is in no commit (``git log -p --all``) and not in
 ``plangate status --json``.
@@ -24,8 +29,14 @@ Asserted per variant: TOKEN is in no commit (``git log -p --all``) and not in
 action's result (PLAN.yml ``execution``, EXECUTION_LOG.md); only the whole configured value
 (``Bearer TOKEN``, ``key=TOKEN``) is redacted. ``whole-header`` held.
 Should: redact the credential part of such values too (the text after an auth scheme, after
-``=``), or every token of 8+ characters in them. The controls held (the password decoded from
-its percent-encoding is redacted too).
+``=``), or every token of 8+ characters in them.
+
+**Broke** too (``argv-echo``, ``argv-stderr``; round 26): catalog argv values are not among
+the redacted config credentials; ``argv-stderr``'s token is also in ``status`` (the reason
+quotes the last stderr line). Should: redact catalog argv values (8+ characters) like env
+values.
+
+The controls held (the password decoded from its percent-encoding is redacted too).
 """
 
 from __future__ import annotations
@@ -48,13 +59,19 @@ TOKENS = {
     "whole-header": "Wm4Nn6Oo8Pp0Qq2R",
     "userinfo-encoded": "Zq@Lm8Np2Rt6Vx",
     "userinfo-plain": "Yw3Kc7Hd1Jf5Gb",
+    "argv-echo": "Ab3Cd5Ef7Gh9Ij1K",
+    "argv-stderr": "Lm2No4Pq6Rs8Tu0V",
 }
 _R = "round 26: only the whole catalog {} value is redacted; the credential inside it, reflected alone, is committed"
 BROKEN = {
     "bearer-ok": _R.format("header"),
     "bearer-401": _R.format("header"),
     "env-part": _R.format("env"),
+    "argv-echo": "round 26: a credential in the catalog's exec argv, printed back by the tool, is committed (argv values are not redacted like env/headers values)",
+    "argv-stderr": "round 26: a credential in the catalog's exec argv, in the failing tool's last stderr line, is committed and shown by status",
 }
+ARGVTOOL = "import json, sys\nsys.stdin.read()\nprint(json.dumps({'args': sys.argv[1:]}))\n"
+ARGVFAIL = "import sys\nsys.stdin.read()\nsys.stderr.write('bad args: ' + ' '.join(sys.argv[1:]) + '\\n')\nsys.exit(2)\n"
 ENVTOOL = "import json, os, sys\nsys.stdin.read()\nprint(json.dumps({'t': os.environ['API'].split('=', 1)[1]}))\n"
 
 
@@ -91,6 +108,12 @@ def _build(root: Path) -> Lab:
         f'userinfo-encoded: {{kind: http, method: POST, url: "http://svc:Zq%40Lm8Np2Rt6Vx@127.0.0.1:{port}/ok", timeout: 5}}\n'
         f'userinfo-plain: {{kind: http, method: POST, url: "http://svc:{t["userinfo-plain"]}@127.0.0.1:{port}/ok", timeout: 5}}\n'
     )
+    (root / "argvtool.py").write_text(ARGVTOOL)
+    (root / "argvfail.py").write_text(ARGVFAIL)
+    tools += (
+        f"argv-echo: {{kind: exec, argv: {json.dumps([sys.executable, str(root / 'argvtool.py'), '--token=' + t['argv-echo']])}}}\n"
+        f"argv-stderr: {{kind: exec, argv: {json.dumps([sys.executable, str(root / 'argvfail.py'), '--token', t['argv-stderr']])}}}\n"
+    )
     lab = Lab(root, tools=tools)
     for v in TOKENS:
         lab.write(
@@ -119,7 +142,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 def test_each_plan_ended(lab: Lab) -> None:
     rows = {r["plan"]: r for r in json.loads(lab.stat)}  # type: ignore[attr-defined]
     for v in TOKENS:
-        expected = "failed" if v == "bearer-401" else "completed"
+        expected = "failed" if v in ("bearer-401", "argv-stderr") else "completed"
         assert rows[f"plans/{v}"]["status"] == expected
 
 

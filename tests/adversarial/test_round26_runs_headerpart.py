@@ -20,7 +20,10 @@ variant (one action), approved by Alice in one commit, run in one pass:
   arguments (as a CLI's verbose or config dump does);
 - ``argv-stderr``: ``argv: [..., --token, TOKEN]``; the tool fails with the usage line
   ``bad args: --token TOKEN`` on stderr (round 25 showed the controller's own error names the
-  program only; here the tool's last stderr line quotes it).
+  program only; here the tool's last stderr line quotes it);
+- ``enc-b64`` / ``enc-hex`` / ``enc-url`` (controls): ``X-Api-Key: Qp7/Rs+9Tu=1Vw3X``
+  (last letter varied) answered base64-, hex- or URL-encoded (asserted: that encoding is in
+  no commit).
 
 Asserted per variant: TOKEN is in no commit (``git log -p --all``) and not in
 ``plangate status --json``.
@@ -45,6 +48,7 @@ import base64
 import json
 import sys
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -61,6 +65,15 @@ TOKENS = {
     "userinfo-plain": "Yw3Kc7Hd1Jf5Gb",
     "argv-echo": "Ab3Cd5Ef7Gh9Ij1K",
     "argv-stderr": "Lm2No4Pq6Rs8Tu0V",
+    "enc-b64": "Qp7/Rs+9Tu=1Vw3X",
+    "enc-hex": "Qp7/Rs+9Tu=1Vw3Y",
+    "enc-url": "Qp7/Rs+9Tu=1Vw3Z",
+}
+#: how the server answers the X-Api-Key value, per variant (what must not be committed)
+ENC = {
+    "enc-b64": lambda v: base64.b64encode(v.encode()).decode(),
+    "enc-hex": lambda v: v.encode().hex(),
+    "enc-url": lambda v: urllib.parse.quote(v, safe=""),
 }
 _R = "round 26: only the whole catalog {} value is redacted; the credential inside it, reflected alone, is committed"
 BROKEN = {
@@ -80,6 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
         auth = self.headers.get("Authorization") or self.headers.get("X-Api-Key") or ""
         token = auth.split(" ", 1)[-1]
+        if self.path.strip("/") in ENC:
+            token = ENC[self.path.strip("/")](auth)
         if auth.startswith("Basic "):  # the URL's userinfo: answer the decoded password
             token = base64.b64decode(token).decode().split(":", 1)[-1]
         self.send_response(401 if self.path == "/fail" else 200)
@@ -113,6 +128,10 @@ def _build(root: Path) -> Lab:
     tools += (
         f"argv-echo: {{kind: exec, argv: {json.dumps([sys.executable, str(root / 'argvtool.py'), '--token=' + t['argv-echo']])}}}\n"
         f"argv-stderr: {{kind: exec, argv: {json.dumps([sys.executable, str(root / 'argvfail.py'), '--token', t['argv-stderr']])}}}\n"
+    )
+    tools += "".join(
+        f'{v}: {{kind: http, method: POST, url: "{base}/{v}", headers: {{X-Api-Key: "{t[v]}"}}, timeout: 5}}\n'
+        for v in ENC
     )
     lab = Lab(root, tools=tools)
     for v in TOKENS:
@@ -160,6 +179,6 @@ def test_each_plan_ended(lab: Lab) -> None:
     ],
 )
 def test_credential_part_stays_out_of_git_and_status(lab: Lab, vid: str) -> None:
-    token = TOKENS[vid]
+    token = ENC[vid](TOKENS[vid]) if vid in ENC else TOKENS[vid]
     assert token not in lab.gitlog  # type: ignore[attr-defined]
     assert token not in lab.stat  # type: ignore[attr-defined]

@@ -64,3 +64,27 @@ def _json_escape(char: str) -> str:
         return f"\\u{code:04x}"
     code -= 0x10000
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+_USERINFO = re.compile(r"^([^/?#@]*:)[^/?#@]*@")
+_QUERY_VALUE = re.compile(r"(^|&)([^=&]*)=[^&]*")
+
+
+def masked_url(text: str) -> str:
+    """``text`` with the credentials the URLs in it carry written ``***``: a password
+    (``user:***@host``) and every query value (``?api_key=***``). Catalog and remote URLs
+    are written into errors, ``show`` and logs (rounds 25 and 26)."""
+    return _URL.sub(_masked_one, text)
+
+
+def _masked_one(match: re.Match[str]) -> str:
+    url = match.group(0)
+    scheme, _, rest = url.partition("://")
+    rest = _USERINFO.sub(r"\1***@", rest)
+    head, mark, query = rest.partition("?")
+    if mark:
+        query, hash_mark, fragment = query.partition("#")
+        query = _QUERY_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}=***", query)
+        rest = f"{head}?{query}{hash_mark}{fragment}"
+    return f"{scheme}://{rest}"

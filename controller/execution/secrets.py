@@ -115,34 +115,32 @@ class SecretStore:
         return [key for key in environ if key.startswith(self.env_prefix)]
 
 
-#: A catalog ``env`` or ``headers`` value shorter than this is not taken for a credential:
-#: hiding ``1`` or ``json`` would mask every such text in what is committed.
-MIN_CREDENTIAL_CHARS = 8
-
-
 def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str], set[str]]:
     """(the environment variables that hold the controller's own credentials, the values
     never to be written): the webhook secret, the UI token and the notify URLs the config
-    names by variable, kept out of every tool process; and, as values to redact, theirs and
-    the catalog's credentials: ``env`` and ``headers`` values (of
-    :data:`MIN_CREDENTIAL_CHARS` characters or more) and the password of a tool's URL.
-    Round 25: only ``$<secrets.*>`` values were hidden, and a tool that echoed its
-    ``Authorization`` header, its ``env`` or the notify URL it inherited had them committed."""
-    from urllib.parse import unquote, urlsplit
+    names by variable, kept out of every tool process; and, as values to redact, theirs,
+    each catalog entry's (:func:`controller.settings.toolspec.tool_credentials`) and the
+    password and query values of the remote's URL. Rounds 25 and 26: only ``$<secrets.*>``
+    values were hidden, and a tool that echoed its ``Authorization`` header, its ``env`` or
+    its argv, or an error quoting a URL, had them committed."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    from controller.settings.toolspec import tool_credentials
 
     names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
     names.discard(None)
     found = {environ[name] for name in names if name and environ.get(name)}
     for spec in config.tools.values():
-        for value in [*(spec.env or {}).values(), *(spec.headers or {}).values()]:
-            if isinstance(value, str) and len(value.strip()) >= MIN_CREDENTIAL_CHARS:
-                found.add(value)
+        found |= tool_credentials(spec)
+    url = config.remote.url if config.remote is not None else None
+    if url:
         try:
-            password = urlsplit(spec.url).password if spec.url else None
+            parts = urlsplit(url)
+            if parts.password:
+                found |= {parts.password, unquote(parts.password)}
+            found |= {v for _, v in parse_qsl(parts.query) if len(v) >= 8}
         except ValueError:
-            password = None
-        if password:
-            found |= {password, unquote(password)}
+            pass
     return {name for name in names if name}, found
 
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import git
 
+from controller.display import masked_url
 from controller.errors import GitError
 from controller.git.deadline import DEADLINES
 from controller.git.guard import GitGuard
@@ -123,7 +124,8 @@ class RepoBase:
         except subprocess.TimeoutExpired:
             check_git_dir(self.path)  # the likeliest cause, named
             raise GitError(
-                f"git {' '.join(args[:2])} did not finish within {self.timeout:g} s; it was "
+                f"{masked_url('git ' + ' '.join(args[:2]))} did not finish within "
+                f"{self.timeout:g} s; it was "
                 "stopped",
                 remedy="see whether the repository's file system responds; raise "
                 "execution.git_timeout if this repository needs longer",
@@ -217,4 +219,6 @@ def _blocks(entry: Any) -> bool:
 
 def git_failure(args: Sequence[str], stderr: str) -> GitError:
     message = stderr.strip() or "git failed without a message"
-    return GitError(f"git {' '.join(args[:2])}: {message}")
+    # a remote URL's password or query values never reach an error (round 26: the clone's
+    # failure quoted the config's remote URL whole)
+    return GitError(masked_url(f"git {' '.join(args[:2])}: {message}"))

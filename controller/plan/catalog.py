@@ -40,14 +40,23 @@ def describe_catalog(tools: dict[str, ToolSpec]) -> list[dict[str, Any]]:
 
 
 def maps_to(spec: ToolSpec) -> str:
-    """What the tool runs, in one line: ``exec: kubectl scale ...``, ``http: POST https://...``."""
+    """What the tool runs, in one line: ``exec: kubectl scale ...``, ``http: POST https://...``,
+    its credentials written ``***`` (round 26: ``show`` printed a URL's password and an
+    argv token)."""
+    from controller.display import masked_url
+    from controller.settings.toolspec import tool_credentials
+
     if spec.kind == "exec":
-        return "exec: " + " ".join(spec.argv or [])
-    if spec.kind == "python":
+        text = "exec: " + " ".join(spec.argv or [])
+    elif spec.kind == "python":
         return f"python: {spec.target}"
-    if spec.kind == "http":
-        return f"http: {spec.method} {spec.url}"
-    return "echo: returns its params"
+    elif spec.kind == "http":
+        text = f"http: {spec.method} {spec.url}"
+    else:
+        return "echo: returns its params"
+    for credential in sorted(tool_credentials(spec), key=len, reverse=True):
+        text = text.replace(credential, "***")
+    return masked_url(text)
 
 
 def specialise_schema(schema: dict[str, Any], tools: dict[str, ToolSpec]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ and what a call risks and costs (``risk``, ``estimate``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -168,6 +169,47 @@ class ToolSpec(_Strict):
         if self.params_schema is not None:
             _check_json_schema(self.params_schema)
         return self
+
+
+#: A value shorter than this is not taken for a credential: hiding ``1`` or ``json`` would
+#: mask every such text in what is written.
+MIN_CREDENTIAL_CHARS = 8
+_PARTS = re.compile(r"[\s=:,;]+")
+
+
+def tool_credentials(spec: ToolSpec) -> set[str]:
+    """The values of a catalog entry that may be credentials, never to be written (rounds
+    25, 26): its ``env`` and ``headers`` values and their parts (``Bearer TOKEN``,
+    ``key=TOKEN``); its URL's password and query values; its ``argv`` items that are
+    neither an option, a path nor a placeholder, and the values of ``--opt=VALUE``. Only
+    values of :data:`MIN_CREDENTIAL_CHARS` characters or more."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    found: set[str] = set()
+
+    def add(value: str) -> None:
+        for text in (value, *_PARTS.split(value)):
+            if len(text.strip()) >= MIN_CREDENTIAL_CHARS and "{" not in text:
+                found.add(text.strip())
+
+    for value in [*spec.env.values(), *spec.headers.values()]:
+        add(value)
+    for item in (spec.argv or [])[1:]:
+        if "=" in item:
+            add(item.split("=", 1)[1])
+        elif not item.startswith("-") and "/" not in item:
+            add(item)
+    if spec.url:
+        try:
+            parts = urlsplit(spec.url)
+            password = parts.password
+        except ValueError:
+            return found
+        if password:
+            found |= {password, unquote(password)}
+        for _, value in parse_qsl(parts.query, keep_blank_values=False):
+            add(value)
+    return found
 
 
 def _is_http_url(url: str) -> bool:

@@ -39,10 +39,12 @@ CALLS = {
     "status-json": ["status", "--json"],
     "status": ["status"],
 }
-BROKEN = {
+#: What round 26 found (fixed: git errors write a URL's password and query values ***).
+FOUND = {
     v: "round 26: the E_GIT message quotes the git clone command with remote.url's password"
     for v in CALLS
 }
+BROKEN: dict[str, str] = {}
 
 
 def _build(root: Path) -> Lab:
@@ -74,7 +76,11 @@ def test_ends_with_a_code(lab: Lab, vid: str) -> None:
     "vid",
     [
         pytest.param(
-            v, id=v, marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=BROKEN[v])]
+            v,
+            id=v,
+            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=BROKEN[v])]
+            if v in BROKEN
+            else [],
         )
         for v in CALLS
     ],

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.execution.secrets import MIN_CREDENTIAL_CHARS, SecretStore, credentials_of
+from controller.execution.secrets import SecretStore, credentials_of
 from controller.execution.tools.http import _shown
 from controller.settings import config_from_data
+from controller.settings.toolspec import MIN_CREDENTIAL_CHARS
 
 
 def _config(tmp_path: Path) -> object:
@@ -41,7 +42,13 @@ def test_the_config_names_its_credentials_and_their_values(tmp_path: Path) -> No
     names, values = credentials_of(_config(tmp_path), env)  # type: ignore[arg-type]
     assert names == {"WEBHOOK_SECRET", "UI_TOKEN", "HOOK_URL"}
     assert {"w-secret", "ui-token-1", "https://h/T0K"} <= values
-    assert {"k-1234567890", "Bearer tok-abcdefgh", "p%40ss-word", "p@ss-word"} <= values
+    assert {
+        "k-1234567890",
+        "Bearer tok-abcdefgh",
+        "tok-abcdefgh",
+        "p%40ss-word",
+        "p@ss-word",
+    } <= values
     assert not {"C", "json"} & values  # shorter than MIN_CREDENTIAL_CHARS: not credentials
     assert MIN_CREDENTIAL_CHARS == 8
 
@@ -59,3 +66,35 @@ def test_a_url_password_is_never_quoted() -> None:
         "POST http://svc:***@127.0.0.1:9/x failed"
     )
     assert _shown("GET http://127.0.0.1/x") == "GET http://127.0.0.1/x"
+
+
+def test_parts_argv_and_urls_of_the_catalog_are_credentials(tmp_path: Path) -> None:
+    """Round 26: only whole env/header values were hidden; the token after ``Bearer`` or
+    ``key=``, an argv token and a URL's query values were written, and ``show`` and git
+    errors quoted URLs whole."""
+    from controller.display import masked_url
+    from controller.plan.catalog import maps_to
+    from controller.settings.toolspec import tool_credentials
+
+    config = config_from_data(
+        {
+            "tools": {
+                "ex": {
+                    "kind": "exec",
+                    "argv": ["/bin/tool", "--token=T0k3n-aaaa", "--flag", "Zq9-secret-x", "{p}"],
+                },
+                "hx": {"kind": "http", "url": "https://h/x?api_key=K3y-bbbbbb&n=1"},
+            }
+        },
+        tmp_path / "p.yml",
+    )
+    ex, hx = config.tools["ex"], config.tools["hx"]  # type: ignore[attr-defined]
+    assert {"T0k3n-aaaa", "Zq9-secret-x"} <= tool_credentials(ex)
+    assert "/bin/tool" not in tool_credentials(ex) and "--flag" not in tool_credentials(ex)
+    assert "K3y-bbbbbb" in tool_credentials(hx)
+    assert maps_to(ex) == "exec: /bin/tool --token=*** --flag *** {p}"
+    assert maps_to(hx) == "http: POST https://h/x?api_key=***&n=***"
+    assert (
+        masked_url("git clone http://u:pw@h/r.git: fatal")
+        == "git clone http://u:***@h/r.git: fatal"
+    )

@@ -19,11 +19,11 @@ A status >= 400 is E_TOOL_FAILED: permanent for 4xx (except 408, 425 and 429), t
 
 from __future__ import annotations
 
-import re
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from controller.display import masked_url
 from controller.errors import ParamsInvalid, ToolTimeout
 from controller.execution.tools import (
     ToolError,
@@ -133,12 +133,9 @@ class HttpTool:
 
 
 def _shown(text: str) -> str:
-    """``text`` with the password of any URL in it masked (``user:***@host``): a catalog URL
-    may carry one, and errors are committed (round 25; the redactor hides it as well)."""
-    return _USERINFO.sub(r"\1***@", text)
-
-
-_USERINFO = re.compile(r"(://[^/?#@\s:]*:)[^/?#@\s]*@")
+    """``text`` with the credentials of any URL in it masked (``user:***@host``,
+    ``?key=***``): a catalog URL may carry them, and errors are committed (rounds 25, 26)."""
+    return masked_url(text)
 
 
 def _path(url: str) -> str:

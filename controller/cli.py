@@ -258,7 +258,10 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = add("check", "for CI: what merging a pull request would do with each plan it changes")
     p.add_argument("--base", help="the branch merged into (default: main, or origin/<branch>)")
     p.add_argument("--head", default="HEAD", help="the pull request's head (default: HEAD)")
-    p.add_argument("--as", dest="as_email", metavar="EMAIL", help="the person who would merge")
+    p.add_argument(
+        "--as", dest="as_email", metavar="EMAIL",
+        help="the person who would merge: an address or git's 'Name <address>'",
+    )  # fmt: skip
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
     return parser

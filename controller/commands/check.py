@@ -189,8 +189,8 @@ def _merge_signature(config: Config, as_email: str | None) -> tuple[Any, str]:
     now = time.time()
     signers_file = config.approval.allowed_signers
     keys = sorted(usable_keys(as_email, config.approval, now))
-    named = {key: git_signer(signers_file, key, now) for key in keys} if signers_file else {}
-    named = {key: who for key, who in named.items() if who}
+    found = {key: git_signer(signers_file, key, now) for key in keys} if signers_file else {}
+    named: dict[str, str] = {key: who for key, who in found.items() if who}
     if not named:
         text = f"allowed_signers lists no key {as_email} may sign git commits with now"
         return Signature(False, None, text), f"{text}: predicted unsigned"

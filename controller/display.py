@@ -71,10 +71,23 @@ _USERINFO = re.compile(r"^([^/?#@]*:)[^/?#@]*@")
 _QUERY_VALUE = re.compile(r"(^|&)([^=&]*)=[^&]*")
 
 
+#: A query key that names a credential (as controller.settings.toolspec.CREDENTIAL_NAME).
+_CREDENTIAL_KEY = re.compile(
+    r"(?i)key|token|secret|passw|pwd|auth|credential|cookie|session|signature|bearer"
+)
+
+
+def _masked_pair(match: re.Match[str]) -> str:
+    if _CREDENTIAL_KEY.search(match.group(2)):
+        return f"{match.group(1)}{match.group(2)}=***"
+    return match.group(0)
+
+
 def masked_url(text: str) -> str:
     """``text`` with the credentials the URLs in it carry written ``***``: a password
-    (``user:***@host``) and every query value (``?api_key=***``). Catalog and remote URLs
-    are written into errors, ``show`` and logs (rounds 25 and 26)."""
+    (``user:***@host``) and the value of a query key named like one (``?api_key=***``;
+    ``?dry_run=true`` stays: a reviewer must see it). Catalog and remote URLs are written
+    into errors, ``show`` and logs (rounds 25 and 26)."""
     return _URL.sub(_masked_one, text)
 
 
@@ -85,6 +98,6 @@ def _masked_one(match: re.Match[str]) -> str:
     head, mark, query = rest.partition("?")
     if mark:
         query, hash_mark, fragment = query.partition("#")
-        query = _QUERY_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}=***", query)
+        query = _QUERY_VALUE.sub(_masked_pair, query)
         rest = f"{head}?{query}{hash_mark}{fragment}"
     return f"{scheme}://{rest}"

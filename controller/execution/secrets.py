@@ -125,7 +125,7 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
     its argv, or an error quoting a URL, had them committed."""
     from urllib.parse import parse_qsl, unquote, urlsplit
 
-    from controller.settings.toolspec import tool_credentials
+    from controller.settings.toolspec import CREDENTIAL_NAME, tool_credentials
 
     names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
     names.discard(None)
@@ -138,7 +138,7 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
             parts = urlsplit(url)
             if parts.password:
                 found |= {parts.password, unquote(parts.password)}
-            found |= {v for _, v in parse_qsl(parts.query) if len(v) >= 8}
+            found |= {v for k, v in parse_qsl(parts.query) if CREDENTIAL_NAME.search(k)}
         except ValueError:
             pass
     return {name for name in names if name}, found

@@ -171,34 +171,49 @@ class ToolSpec(_Strict):
         return self
 
 
-#: A value shorter than this is not taken for a credential: hiding ``1`` or ``json`` would
-#: mask every such text in what is written.
-MIN_CREDENTIAL_CHARS = 8
-_PARTS = re.compile(r"[\s=:,;]+")
+#: A name that says its value is a credential (an env variable, a header, an option, a
+#: query key): ``API_KEY``, ``Authorization``, ``--token``, ``access_token``, ...
+CREDENTIAL_NAME = re.compile(
+    r"(?i)key|token|secret|passw|pwd|auth|credential|cookie|session|signature|bearer"
+)
+#: A value shorter than this is not taken for a credential (it would mask every such text).
+MIN_CREDENTIAL_CHARS = 4
+_PAIR = re.compile(r"([A-Za-z0-9_.-]+)[=:]\s*([^\s&;,]+)")
 
 
 def tool_credentials(spec: ToolSpec) -> set[str]:
-    """The values of a catalog entry that may be credentials, never to be written (rounds
-    25, 26): its ``env`` and ``headers`` values and their parts (``Bearer TOKEN``,
-    ``key=TOKEN``); its URL's password and query values; its ``argv`` items that are
-    neither an option, a path nor a placeholder, and the values of ``--opt=VALUE``. Only
-    values of :data:`MIN_CREDENTIAL_CHARS` characters or more."""
+    """The values of a catalog entry that are credentials, never to be written (rounds 25,
+    26), told by their names, so that ``production`` or ``readonly`` stay readable: the
+    value of an ``env`` variable or header named like a credential (``API_KEY``,
+    ``Authorization``) and its last word (``Bearer TOKEN``); in any value, argv item or URL
+    query, the value of a pair whose name is one (``key=TOKEN``, ``--token=TOKEN``,
+    ``--token TOKEN``, ``?api_key=...``); a URL's password."""
     from urllib.parse import parse_qsl, unquote, urlsplit
 
     found: set[str] = set()
 
     def add(value: str) -> None:
-        for text in (value, *_PARTS.split(value)):
-            if len(text.strip()) >= MIN_CREDENTIAL_CHARS and "{" not in text:
-                found.add(text.strip())
+        value = value.strip()
+        if len(value) >= MIN_CREDENTIAL_CHARS and "{" not in value:
+            found.add(value)
 
-    for value in [*spec.env.values(), *spec.headers.values()]:
-        add(value)
-    for item in (spec.argv or [])[1:]:
-        if "=" in item:
-            add(item.split("=", 1)[1])
-        elif not item.startswith("-") and "/" not in item:
-            add(item)
+    def pairs(text: str) -> None:
+        for name, value in _PAIR.findall(text):
+            if CREDENTIAL_NAME.search(name):
+                add(value)
+
+    for name, value in [*spec.env.items(), *spec.headers.items()]:
+        if CREDENTIAL_NAME.search(name):
+            add(value)
+            add(value.split()[-1] if value.split() else value)
+        pairs(value)
+    argv = spec.argv or []
+    for index, item in enumerate(argv[1:], 1):
+        pairs(item)
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        named = item.startswith("-") and "=" not in item and CREDENTIAL_NAME.search(item)
+        if named and following is not None and not following.startswith("-"):
+            add(following)
     if spec.url:
         try:
             parts = urlsplit(spec.url)
@@ -207,8 +222,9 @@ def tool_credentials(spec: ToolSpec) -> set[str]:
             return found
         if password:
             found |= {password, unquote(password)}
-        for _, value in parse_qsl(parts.query, keep_blank_values=False):
-            add(value)
+        for name, value in parse_qsl(parts.query, keep_blank_values=False):
+            if CREDENTIAL_NAME.search(name):
+                add(value)
     return found
 
 

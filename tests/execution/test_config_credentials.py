@@ -49,8 +49,8 @@ def test_the_config_names_its_credentials_and_their_values(tmp_path: Path) -> No
         "p%40ss-word",
         "p@ss-word",
     } <= values
-    assert not {"C", "json"} & values  # shorter than MIN_CREDENTIAL_CHARS: not credentials
-    assert MIN_CREDENTIAL_CHARS == 8
+    assert not {"C", "json", "production"} & values  # named like no credential
+    assert MIN_CREDENTIAL_CHARS == 4
 
 
 def test_the_redactor_hides_them(tmp_path: Path) -> None:
@@ -81,19 +81,25 @@ def test_parts_argv_and_urls_of_the_catalog_are_credentials(tmp_path: Path) -> N
             "tools": {
                 "ex": {
                     "kind": "exec",
-                    "argv": ["/bin/tool", "--token=T0k3n-aaaa", "--flag", "Zq9-secret-x", "{p}"],
+                    "argv": [
+                        "/bin/tool",
+                        "--token=T0k3n-aaaa",
+                        "--password",
+                        "Zq9-s3cret",
+                        "deployment",
+                        "{p}",
+                    ],
                 },
-                "hx": {"kind": "http", "url": "https://h/x?api_key=K3y-bbbbbb&n=1"},
+                "hx": {"kind": "http", "url": "https://h/x?api_key=K3y-bbbbbb&dry_run=true"},
             }
         },
         tmp_path / "p.yml",
     )
     ex, hx = config.tools["ex"], config.tools["hx"]  # type: ignore[attr-defined]
-    assert {"T0k3n-aaaa", "Zq9-secret-x"} <= tool_credentials(ex)
-    assert "/bin/tool" not in tool_credentials(ex) and "--flag" not in tool_credentials(ex)
-    assert "K3y-bbbbbb" in tool_credentials(hx)
-    assert maps_to(ex) == "exec: /bin/tool --token=*** --flag *** {p}"
-    assert maps_to(hx) == "http: POST https://h/x?api_key=***&n=***"
+    assert tool_credentials(ex) == {"T0k3n-aaaa", "Zq9-s3cret"}  # "deployment" stays
+    assert tool_credentials(hx) == {"K3y-bbbbbb"}
+    assert maps_to(ex) == "exec: /bin/tool --token=*** --password *** deployment {p}"
+    assert maps_to(hx) == "http: POST https://h/x?api_key=***&dry_run=true"
     assert (
         masked_url("git clone http://u:pw@h/r.git: fatal")
         == "git clone http://u:***@h/r.git: fatal"

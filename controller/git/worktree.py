@@ -60,20 +60,18 @@ class WorkTree(Objects):
         index = self.git_dir / "index"
         lock_path = index.with_name("index.lock")
         for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
-            # git's work first, on a private copy: index.lock is held only to check that the
-            # index did not change meanwhile and to write it (as long as git itself holds it)
-            before = _index_bytes(index)
-            written = self._updated_index(before, data)
             try:
                 lock = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             except FileExistsError:
                 time.sleep(delay)
                 continue
+            # Under the lock, as git does: git's work on a private copy of the index (a few
+            # ms), then the copy written. Reading the index before taking the lock and
+            # checking it after lost every attempt to a human polling `git status`, which
+            # rewrites the index with fresh stat data each time (the demo, under load): the
+            # index then disagreed with the commit just made.
             try:
-                if _index_bytes(index) != before:  # a human's `git add` meanwhile: again
-                    os.close(lock)
-                    lock_path.unlink(missing_ok=True)
-                    continue
+                written = self._updated_index(_index_bytes(index), data)
                 os.write(lock, written)  # no fsync: git's own index writes have none
             except BaseException:
                 os.close(lock)

@@ -71,14 +71,15 @@ _USERINFO = re.compile(r"^([^/?#@]*:)[^/?#@]*@")
 _QUERY_VALUE = re.compile(r"(^|&)([^=&]*)=[^&]*")
 
 
-#: A query key that names a credential (as controller.settings.toolspec.CREDENTIAL_NAME).
-_CREDENTIAL_KEY = re.compile(
+#: A name that says its value is a credential (an env variable, a header, an option, a
+#: query key): ``API_KEY``, ``Authorization``, ``--token``, ``access_token``, ...
+CREDENTIAL_NAME = re.compile(
     r"(?i)key|token|secret|passw|pwd|auth|credential|cookie|session|signature|bearer"
 )
 
 
 def _masked_pair(match: re.Match[str]) -> str:
-    if _CREDENTIAL_KEY.search(match.group(2)):
+    if CREDENTIAL_NAME.search(match.group(2)):
         return f"{match.group(1)}{match.group(2)}=***"
     return match.group(0)
 

@@ -17,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from controller.display import CREDENTIAL_NAME
 from controller.settings.fields import (
     Amount,
     Risk,
@@ -171,11 +172,6 @@ class ToolSpec(_Strict):
         return self
 
 
-#: A name that says its value is a credential (an env variable, a header, an option, a
-#: query key): ``API_KEY``, ``Authorization``, ``--token``, ``access_token``, ...
-CREDENTIAL_NAME = re.compile(
-    r"(?i)key|token|secret|passw|pwd|auth|credential|cookie|session|signature|bearer"
-)
 #: A value shorter than this is not taken for a credential (it would mask every such text).
 MIN_CREDENTIAL_CHARS = 4
 _PAIR = re.compile(r"([A-Za-z0-9_.-]+)[=:]\s*([^\s&;,]+)")

@@ -32,18 +32,24 @@ actions:
 """
 
 
-def test_show_at_a_gate_and_after_running(repo: Path, tmp_path: Path) -> None:
+def _paused_at_the_gate(repo: Path, tmp_path: Path, text: str, tool: str = "{kind: echo}") -> Path:
+    """The agent's plan ``text`` committed, approved by Alice and run to its gate (with a
+    secret set); the config's path."""
     config = tmp_path / "plangate.yml"
     config.write_text(
-        f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n"
-        "tools:\n  greet: {kind: echo, description: says it}\n"
+        f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\ntools:\n  greet: {tool}\n"
     )
-    write_plan(repo, "greet", GATED)
+    write_plan(repo, "greet", text)
     commit_all(repo, "agent", AGENT)
     env = {"PLANGATE_SECRET_TOKEN": "s3cret-value"}
     assert run_cli("run", "--once", "--config", str(config), env=env).returncode == 0
     approve(repo, "greet", ALICE)
     assert run_cli("run", "--once", "--config", str(config), env=env).returncode == 0
+    return config
+
+
+def test_show_at_a_gate_and_after_running(repo: Path, tmp_path: Path) -> None:
+    config = _paused_at_the_gate(repo, tmp_path, GATED, "{kind: echo, description: says it}")
     shown = run_cli("show", "plans/greet", "--config", str(config), cwd=repo)
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
@@ -91,17 +97,7 @@ def test_the_gate_preview_is_what_the_engine_resolves_and_holds_no_secret(
     results and cuts values at 200 characters. The engine now records it at the pause
     (``execution.gate``, and the log), from whole results and outputs, secrets redacted
     (an output that carries a secret too); show prints that record."""
-    config = tmp_path / "plangate.yml"
-    config.write_text(
-        f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n"
-        "tools:\n  greet: {kind: echo}\n"
-    )
-    write_plan(repo, "greet", RESULTS_AT_A_GATE)
-    commit_all(repo, "agent", AGENT)
-    env = {"PLANGATE_SECRET_TOKEN": "s3cret-value"}
-    assert run_cli("run", "--once", "--config", str(config), env=env).returncode == 0
-    approve(repo, "greet", ALICE)
-    assert run_cli("run", "--once", "--config", str(config), env=env).returncode == 0
+    config = _paused_at_the_gate(repo, tmp_path, RESULTS_AT_A_GATE)
     out = run_cli("show", "plans/greet", "--config", str(config), cwd=repo).stdout
     lines = out.splitlines()
     waiting = lines.index("    WAITING HERE: approving the gate runs it with these values:")
@@ -125,16 +121,7 @@ def test_without_a_config_show_checks_the_record_by_the_recorded_policys_control
     cannot tell and shows the branch's blocks unchecked."""
     import json
 
-    config = tmp_path / "plangate.yml"
-    config.write_text(
-        f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n"
-        "tools:\n  greet: {kind: echo}\n"
-    )
-    write_plan(repo, "greet", GATED)
-    commit_all(repo, "agent", AGENT)
-    assert run_cli("run", "--once", "--config", str(config)).returncode == 0
-    approve(repo, "greet", ALICE)
-    assert run_cli("run", "--once", "--config", str(config)).returncode == 0
+    _paused_at_the_gate(repo, tmp_path, GATED)
     plan_file = repo / "plans/greet/PLAN.yml"
     text = plan_file.read_text()
     assert "      said: hello, world\n" in text  # the engine's record of the gate

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from controller.errors import GitError
 from controller.fsutil import read_regular
 from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id
@@ -24,6 +25,11 @@ _EMPTY_TREE = "4b825dc642cb6eb9a060c54bf8d493dccc43e5b0"
 
 class WorkTree(Objects):
     """Writing files and index entries; what the working tree holds."""
+
+    #: The controller's note of the ``index.lock`` it holds (in its state directory): after
+    #: a crash (SIGKILL) while holding it, the next controller knows the stale lock as its own
+    #: and removes it (:meth:`release_stale_index_lock`); a lock of anyone else's is left.
+    index_lock_note: Path | None = None
 
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
         """Write ``files`` into the working tree (atomically and durably; None deletes)."""
@@ -48,13 +54,19 @@ class WorkTree(Objects):
 
     def set_index_entries(self, files: Mapping[str, bytes | None]) -> None:
         """Point the index entries of ``files`` at these contents, leaving all others alone."""
-        records = []
-        for path, data in files.items():  # NUL-terminated: a path may hold a newline
-            if data is None:
-                records.append(f"0 {ZERO}\t{path}\0")
-            else:
-                records.append(f"{_BLOB_MODE:o} {self.store_blob(data)}\t{path}\0")
-        data = "".join(records).encode("utf-8", "surrogateescape")
+        for data in files.values():
+            if data is not None:
+                self.store_blob(data)
+        self._update_index(_index_records(files))
+
+    def note_index_update(self, files: Mapping[str, bytes | None]) -> None:
+        """Before a commit of ``files`` moves the branch: note the index entries it will set,
+        so that a controller killed before its index update (:meth:`recover_index`) can
+        still make the index agree with the commit. Only with :attr:`index_lock_note`."""
+        if self.index_lock_note is not None:
+            self.index_lock_note.write_bytes(b"-\n" + _index_records(files))
+
+    def _update_index(self, records: bytes) -> None:
         # A human's `git add`/`commit` may hold index.lock for a moment: wait for it (bounded)
         # rather than leave the index disagreeing with the commit just made.
         index = self.git_dir / "index"
@@ -65,25 +77,84 @@ class WorkTree(Objects):
             except FileExistsError:
                 time.sleep(delay)
                 continue
+            note = self._note_index_lock(lock, records)
             # Under the lock, as git does: git's work on a private copy of the index (a few
             # ms), then the copy written. Reading the index before taking the lock and
             # checking it after lost every attempt to a human polling `git status`, which
             # rewrites the index with fresh stat data each time (the demo, under load): the
             # index then disagreed with the commit just made.
             try:
-                written = self._updated_index(_index_bytes(index), data)
+                written = self._updated_index(_index_bytes(index), records)
                 os.write(lock, written)  # no fsync: git's own index writes have none
+                self._note_index_lock(lock, records)  # the write changed its times
             except BaseException:
                 os.close(lock)
                 lock_path.unlink(missing_ok=True)
+                if note is not None:
+                    note.unlink(missing_ok=True)
                 raise
             os.close(lock)
             os.replace(lock_path, index)
+            if note is not None:
+                note.unlink(missing_ok=True)
             return
         raise git_failure(
             ("update-index", "--index-info"),
             f"fatal: Unable to create '{lock_path}': File exists.",
         )
+
+    def _note_index_lock(self, lock: int, records: bytes) -> Path | None:
+        """Record which file is the lock this process holds (device, inode, change time) and
+        the entries it sets: git's lock outlives a process killed while holding it, and every
+        later controller waited on it for good (a SIGKILL in a burst: the update runs git
+        under the lock). The change time tells it from a lock made later in a reused inode."""
+        note = self.index_lock_note
+        if note is None:
+            return None
+        identity = " ".join(map(str, _lock_identity(os.fstat(lock))))
+        note.write_bytes(identity.encode("ascii") + b"\n" + records)
+        return note
+
+    def recover_index(self) -> bool:
+        """After a controller was killed between a commit and its index update: remove the
+        ``index.lock`` it left (only when the note names that very file) and point the noted
+        index entries at the checked-out commit's contents where it holds exactly what the
+        controller committed (a commit that never landed sets nothing). True when a stale
+        lock was removed. Called once the state directory is held: no other process of this
+        controller can hold the lock then."""
+        note = self.index_lock_note
+        if note is None:
+            return False
+        try:
+            header, _, records = note.read_bytes().partition(b"\n")
+            ours = tuple(int(part) for part in header.split()) if header != b"-" else ()
+        except (OSError, ValueError):
+            return False  # none (the usual case), or the lock not known as ours yet
+        lock_path = self.git_dir / "index.lock"
+        try:
+            st: os.stat_result | None = os.lstat(lock_path)
+        except OSError:
+            st = None
+        released = st is not None and _lock_identity(st) == ours
+        if released:
+            lock_path.unlink(missing_ok=True)
+        elif st is not None:
+            return False  # someone's git holds it now: the next start tries again
+        landed = [record for record in records.split(b"\0") if record and self._at_head(record)]
+        if landed:
+            self._update_index(b"".join(record + b"\0" for record in landed))
+        note.unlink(missing_ok=True)
+        return released
+
+    def _at_head(self, record: bytes) -> bool:
+        """Does the checked-out commit hold what this index record sets?"""
+        meta, _, raw_path = record.partition(b"\t")
+        blob = meta.split()[-1].decode("ascii")
+        try:
+            found = self.blob_sha("HEAD", raw_path.decode("utf-8", "surrogateescape"))
+        except GitError:
+            return False
+        return (found or ZERO) == blob
 
     def _updated_index(self, before: bytes | None, records: bytes) -> bytes:
         """The index ``before`` with ``records`` applied, by git, on a private copy dated 0.
@@ -166,6 +237,19 @@ def _index_bytes(index: Path) -> bytes | None:
         return read_regular(index)
     except FileNotFoundError:
         return None
+
+
+def _index_records(files: Mapping[str, bytes | None]) -> bytes:
+    """``git update-index -z --index-info`` records setting ``files`` (None: removed)."""
+    records = []
+    for path, data in files.items():  # NUL-terminated: a path may hold a newline
+        sha = ZERO if data is None else blob_id(data)
+        records.append(f"{0 if data is None else _BLOB_MODE:o} {sha}\t{path}\0")
+    return "".join(records).encode("utf-8", "surrogateescape")
+
+
+def _lock_identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_ctime_ns)
 
 
 def _through_link(root: Path, path: str) -> bool:

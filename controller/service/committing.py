@@ -459,6 +459,8 @@ class Committing(ControllerCore):
         *,
         worktree: bool = True,
     ) -> str:
+        if self.config.remote is None and worktree:
+            self.repo.note_index_update(files)  # a crash before the index update: see recover_index
         sha = self.repo.commit_files(
             branch=self.branch,
             parent=head,

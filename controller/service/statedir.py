@@ -21,6 +21,9 @@ Layout::
     executed.jsonl  every frozen hash this controller started (SPEC §15: at most once)
     commits         every commit this controller made (SPEC §15: it knows its own commits
                     without trusting a name; see :class:`OwnCommits`)
+    index-lock      device and inode of the repository's index.lock while the controller
+                    holds it: a crash leaves the lock, and the next controller removes it
+                    only when it is that very file
     held.json       plans whose controller commits a rewrite of the branch erased: the
                     controller does not act on them until the commits are back (:class:`Holds`)
 """
@@ -55,6 +58,10 @@ class StateDir:
     @property
     def index_file(self) -> Path:
         return self.path / INDEX_NAME
+
+    @property
+    def index_lock_note(self) -> Path:
+        return self.path / "index-lock"
 
     @property
     def journal_dir(self) -> Path:

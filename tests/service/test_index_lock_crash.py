@@ -1,0 +1,181 @@
+"""A controller killed while it holds the repository's ``index.lock`` (issue 17's burst test,
+SPEC §15 crash safety).
+
+The controller points the index at its commit under git's ``index.lock`` (the update runs
+``git update-index`` on a private copy meanwhile). A SIGKILL in that moment leaves the lock
+behind, and every later controller then refused to pass (``E_GIT``: "Unable to create
+index.lock") until a person removed it: a burst killed half way never finished. The next
+controller now removes the stale lock when its state directory's note names that very file;
+a lock anyone else holds is left alone.
+
+Real ``plangate run --once`` processes and real git; the crash is a real SIGKILL sent by a
+``git`` on PATH that kills its caller during the index update, then runs the real git.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from controller.git.gitrepo import GitRepo
+from controller.git.records import Person
+from tests.support.gitenv import commit_all, git
+
+PLAN = """\
+plan:
+  name: "one step"
+  task: "greets"
+  status: pending_approval
+available_tools:
+  - name: greet
+actions:
+  - id: 1
+    tool: greet
+    why: "hello"
+    params: {who: "world"}
+"""
+
+# Kills the controller (its parent) the first time it updates a private index copy.
+CRASHING_GIT = """\
+#!/bin/sh
+if [ "$1" = "update-index" ] && [ -n "$GIT_INDEX_FILE" ] && [ ! -e "{marker}" ]; then
+  : > "{marker}"
+  kill -9 $PPID
+  sleep 5
+fi
+exec {git} "$@"
+"""
+
+
+def _plangate(config: Path, path_prefix: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if path_prefix is not None:
+        env["PATH"] = f"{path_prefix}{os.pathsep}{env['PATH']}"
+    return subprocess.run(
+        [sys.executable, "-m", "controller", "run", "--once", "--config", str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _lab(tmp_path: Path, repo: Path) -> Path:
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
+    )
+    (repo / "plans" / "one").mkdir(parents=True)
+    (repo / "plans" / "one" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "propose", ("Agent", "agent@example.com"))
+    return config
+
+
+def _crash_during_index_update(tmp_path: Path, config: Path) -> None:
+    wrapper = tmp_path / "crashing-bin"
+    wrapper.mkdir()
+    script = wrapper / "git"
+    real = shutil.which("git")
+    assert real is not None
+    script.write_text(CRASHING_GIT.format(marker=tmp_path / "crashed", git=real))
+    script.chmod(0o755)
+    crashed = _plangate(config, wrapper)
+    assert crashed.returncode == -9, crashed.stderr  # killed, as a SIGKILL kills
+
+
+def test_a_lock_left_by_a_killed_controller_is_released_by_the_next(
+    tmp_path: Path, repo: Path
+) -> None:
+    config = _lab(tmp_path, repo)
+    _crash_during_index_update(tmp_path, config)
+    lock = repo / ".git" / "index.lock"
+    assert lock.exists()  # what git itself would leave: every later pass used to stop here
+    assert git(repo, "log", "-1", "--format=%s").startswith("plangate: ")  # committed before
+
+    again = _plangate(config)
+    assert again.returncode == 0, again.stderr
+    assert "index_lock.released" in again.stderr + again.stdout
+    assert not lock.exists()
+    # the index agrees with the controller's commit: nothing staged, nothing modified
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+    assert "frozen:" in git(repo, "show", "HEAD:plans/one/PLAN.yml")
+    assert "plangate: freeze plans/one" in git(repo, "log", "--format=%s")
+
+    # and the plan goes on: approved, it runs
+    path = repo / "plans" / "one" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    assert _plangate(config).returncode == 0
+    assert "status: completed" in git(repo, "show", "HEAD:plans/one/PLAN.yml")
+
+
+def test_a_lock_someone_else_holds_is_never_removed(tmp_path: Path, repo: Path) -> None:
+    config = _lab(tmp_path, repo)
+    _crash_during_index_update(tmp_path, config)
+    lock = repo / ".git" / "index.lock"
+    # a person removed the stale lock, and a git command of theirs holds a new one now
+    lock.unlink()
+    lock.write_bytes(b"")
+    held = _plangate(config)
+    assert held.returncode != 0
+    assert "E_GIT" in held.stderr and "index.lock" in held.stderr
+    assert lock.exists()  # theirs: left alone
+    assert "index_lock.released" not in held.stderr + held.stdout
+
+
+def test_a_human_lock_without_any_crash_is_left_alone(tmp_path: Path, repo: Path) -> None:
+    config = _lab(tmp_path, repo)
+    lock = repo / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    held = _plangate(config)
+    assert held.returncode != 0
+    assert "index.lock" in held.stderr
+    assert lock.exists()
+
+
+def _noted_commit(tmp_path: Path, repo: Path, lands: bool) -> str:
+    """A controller's commit of ``plans/x/PLAN.yml`` noted, then (if ``lands``) made, its
+    working tree written, and the process 'killed' before the index update."""
+    files: dict[str, bytes | None] = {"plans/x/PLAN.yml": b"plan: new\n", "README": None}
+    git_repo = GitRepo(repo)
+    git_repo.index_lock_note = tmp_path / "index-lock"
+    git_repo.note_index_update(files)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    if lands:
+        sha = git_repo.commit_files(
+            branch="main", parent=head, files=files, message="plangate: x",
+            author=Person("plangate", "plangate@localhost"),
+        )  # fmt: skip
+        assert sha is not None
+        git_repo.write_worktree(files)
+    return head
+
+
+def test_an_index_update_lost_to_a_crash_is_made_by_the_next_controller(
+    tmp_path: Path, repo: Path
+) -> None:
+    _noted_commit(tmp_path, repo, lands=True)
+    before = git(repo, "status", "--porcelain")
+    assert "D  plans/x/PLAN.yml" in before and "D  README" not in before  # index behind
+    assert GitRepo(repo).index_lock_note is None  # a plain repo (approve, MCP) notes nothing
+
+    recovering = GitRepo(repo)
+    recovering.index_lock_note = tmp_path / "index-lock"
+    assert recovering.recover_index() is False  # no lock was left: nothing released
+    assert git(repo, "status", "--porcelain") == ""  # index = HEAD = working tree
+    assert not (tmp_path / "index-lock").exists()
+
+
+def test_a_noted_commit_that_never_landed_sets_nothing(tmp_path: Path, repo: Path) -> None:
+    head = _noted_commit(tmp_path, repo, lands=False)
+    git(repo, "add", "README")  # the index as a person left it
+    recovering = GitRepo(repo)
+    recovering.index_lock_note = tmp_path / "index-lock"
+    recovering.recover_index()
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    assert git(repo, "status", "--porcelain") == ""  # README still staged as it was, no plan
+    assert git(repo, "ls-files", "plans") == ""

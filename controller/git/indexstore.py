@@ -27,6 +27,14 @@ from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
+#: Beside the index file: what a rewrite of history can erase (see _attach_memory).
+MEMORY_NAME = "memory.sqlite"
+_MEMORY_TABLES = {
+    "authors": "hash TEXT PRIMARY KEY, data TEXT",
+    "approvals": "key TEXT PRIMARY KEY, sha TEXT",
+    "withdrawn": "hash TEXT PRIMARY KEY, data TEXT",
+    "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
+}
 INDEX_VERSION = "10"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
@@ -79,12 +87,8 @@ class IndexStore:
             "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
             "CREATE TABLE IF NOT EXISTS plans(plan_id TEXT PRIMARY KEY, data TEXT);"
             "CREATE TABLE IF NOT EXISTS jobs(plan_id TEXT PRIMARY KEY, data TEXT);"
-            "CREATE TABLE IF NOT EXISTS authors(hash TEXT PRIMARY KEY, data TEXT);"
-            "CREATE TABLE IF NOT EXISTS approvals(key TEXT PRIMARY KEY, sha TEXT);"
-            "CREATE TABLE IF NOT EXISTS withdrawn(hash TEXT PRIMARY KEY, data TEXT);"
-            "CREATE TABLE IF NOT EXISTS freezes(hash TEXT PRIMARY KEY, first INTEGER,"
-            " controller INTEGER);"
         )
+        self._attach_memory(path)
         if self.meta("version") not in (None, INDEX_VERSION):
             self.reset()
         self._load()
@@ -95,6 +99,27 @@ class IndexStore:
         self.rebuilds = 0
 
     # --- persistence ------------------------------------------------------------------
+
+    def _attach_memory(self, path: Path | None) -> None:
+        """What history showed that a rewrite can erase (every content's authors, the
+        approvals already seen, the versions withdrawn, each version's first freeze) lives in
+        ``memory.sqlite`` beside the index: the index is a cache, rebuilt from git when
+        deleted, but these are not in git any more once a rewrite erased them (round 27: a
+        deleted index.sqlite forgot an erased writer, an erased withdrawal and a first
+        freeze). An index of the layout before keeps its rows: they move there."""
+        where = str(path.with_name(MEMORY_NAME)) if path is not None else ":memory:"
+        self._db.execute("ATTACH DATABASE ? AS memory", (where,))
+        self._db.execute("PRAGMA memory.journal_mode=WAL")
+        self._db.execute("PRAGMA memory.synchronous=NORMAL")
+        for table, columns in _MEMORY_TABLES.items():
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS memory.{table}({columns})")
+            found = self._db.execute(
+                "SELECT 1 FROM main.sqlite_master WHERE type='table' AND name=?", (table,)
+            ).fetchone()
+            if found:  # the layout before: its rows move, then the table goes
+                self._db.execute(f"INSERT OR IGNORE INTO memory.{table} SELECT * FROM main.{table}")
+                self._db.execute(f"DROP TABLE main.{table}")
+        self._db.commit()
 
     def _load(self) -> None:
         """The plans as last saved (also after a scan failed part way through applying)."""
@@ -117,19 +142,19 @@ class IndexStore:
         hashes = {s.hash: s.hash for s in self.plans.values() if s.hash}  # one copy each
         self.authors: dict[str, frozenset[str]] = {
             hashes.get(h, h): self.author_set(json.loads(d))
-            for h, d in self._db.execute("SELECT hash, data FROM authors")
+            for h, d in self._db.execute("SELECT hash, data FROM memory.authors")
         }
         del hashes
         self._dirty_authors: set[str] = set()
         #: Approval identities (author, author time, subject, plan) -> "<commit> <what it was for>".
         self.approval_ids: dict[str, str] = dict(
-            self._db.execute("SELECT key, sha FROM approvals").fetchall()
+            self._db.execute("SELECT key, sha FROM memory.approvals").fetchall()
         )
         self._new_approval_ids: dict[str, str] = {}
         #: Versions withdrawn before they ran, by plan hash -> the withdrawal (plan, commit,
         #: by, time) as JSON: never approved again under any name (kept through rewrites).
         self.withdrawn: dict[str, str] = dict(
-            self._db.execute("SELECT hash, data FROM withdrawn").fetchall()
+            self._db.execute("SELECT hash, data FROM memory.withdrawn").fetchall()
         )
         self._new_withdrawn: dict[str, str] = {}
         #: First freezes found since the last save (the rest are read from sqlite when asked:
@@ -181,17 +206,19 @@ class IndexStore:
         self._db.executemany("INSERT OR REPLACE INTO plans VALUES(?, ?)", rows)
         self._db.executemany("DELETE FROM plans WHERE plan_id=?", gone)
         self._db.executemany(
-            "INSERT OR REPLACE INTO authors VALUES(?, ?)",
+            "INSERT OR REPLACE INTO memory.authors VALUES(?, ?)",
             [(h, json.dumps(sorted(self.authors[h]))) for h in self._dirty_authors],
         )
         self._db.executemany(
-            "INSERT OR REPLACE INTO approvals VALUES(?, ?)", list(self._new_approval_ids.items())
+            "INSERT OR REPLACE INTO memory.approvals VALUES(?, ?)",
+            list(self._new_approval_ids.items()),
         )
         self._db.executemany(
-            "INSERT OR REPLACE INTO withdrawn VALUES(?, ?)", list(self._new_withdrawn.items())
+            "INSERT OR REPLACE INTO memory.withdrawn VALUES(?, ?)",
+            list(self._new_withdrawn.items()),
         )
         self._db.executemany(
-            "INSERT OR REPLACE INTO freezes VALUES(?, ?, ?)",
+            "INSERT OR REPLACE INTO memory.freezes VALUES(?, ?, ?)",
             [(h, first, ctl) for h, (first, ctl) in self._new_freezes.items()],
         )
         self._dirty_authors.clear()
@@ -214,7 +241,7 @@ class IndexStore:
         if found is not None:
             return found
         row = self._db.execute(
-            "SELECT first, controller FROM freezes WHERE hash=?", (plan_hash,)
+            "SELECT first, controller FROM memory.freezes WHERE hash=?", (plan_hash,)
         ).fetchone()
         return (row[0], row[1]) if row else (None, None)
 

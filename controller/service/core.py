@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.errors import GitError, PlangateError
 from controller.git.gitrepo import (
@@ -30,6 +30,9 @@ from controller.service.statedir import Holds, OwnCommits, StateDir, refuse_reac
 from controller.service.unreadable import UnreadablePlans
 from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
+
+if TYPE_CHECKING:
+    from controller.settings.approval import ApprovalSettings
 
 MAX_PASSES = 5
 REMOTE = "origin"
@@ -126,6 +129,10 @@ class ControllerCore:
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
         self._repo: GitRepo | None = None
+        #: Recorded approval policies by blob, and the one in force at each commit asked
+        #: about (_policy_at: who may withdraw follows the policy of the withdrawal's time).
+        self._policies: dict[str, ApprovalSettings] = {}
+        self._withdraw_policies: dict[str, ApprovalSettings | None] = {}
         self._index: HistoryIndex | None = None
         self._branch: str | None = None
         self._head = ""
@@ -184,7 +191,7 @@ class ControllerCore:
                 self.state.index_file,
                 plans_dir=self.config.plans_dir,
                 controller_email=self.config.identity.email,
-                may_withdraw=withdraw_rule(self.config.approval),
+                may_withdraw=self._may_withdraw,
                 clock=time.time,
                 max_plan_bytes=self.config.limits.max_plan_bytes,
                 own_commit=self._own_commit_check(),
@@ -201,6 +208,52 @@ class ControllerCore:
             self._index.on_rewrite = self._history_rewritten
             self._adopt_history()
         return self._index
+
+    def _may_withdraw(self, record: CommitRecord, authors: Iterable[str]) -> bool:
+        """Who may reject or abort (SPEC §4), judged by the policy in force when the
+        withdrawal was made: the one the controller last recorded before it (round 27: a
+        rejection by an approver removed from the config before the controller's next pass
+        was ignored, and one by someone added later counted; the audit, which reads the
+        recorded policy, disagreed). History before any record: today's config."""
+        policy = self._policy_at(record.sha)
+        return withdraw_rule(policy or self.config.approval)(record, authors)
+
+    def _policy_at(self, sha: str) -> ApprovalSettings | None:
+        """The approval policy the controller last recorded in ``sha``'s first-parent history
+        (a record under its name that it did not make is no record, as for the audit)."""
+        from controller.approval import recorded
+
+        if sha in self._withdraw_policies:
+            return self._withdraw_policies[sha]
+        found: ApprovalSettings | None = None
+        try:
+            shas = self.repo.run(
+                "rev-list", "--first-parent", "-n", "64", sha, "--", recorded.POLICY_PATH
+            ).split()
+        except GitError:
+            shas = []
+        own = self._own_commit_check()
+        for commit in shas:
+            if own is not None and not own(commit):
+                continue
+            blob = self.repo.blob_sha(commit, recorded.POLICY_PATH)
+            if blob is None:
+                continue
+            if blob not in self._policies:
+                doc = recorded.parse(self.repo.blob(blob))
+                if doc is None or doc["identity"].get("email", "").lower() != (
+                    self.config.identity.email.lower()
+                ):
+                    continue
+                folder = self.state.path / "policies"
+                folder.mkdir(exist_ok=True)
+                self._policies[blob] = recorded.config_of(doc, folder).approval
+            found = self._policies[blob]
+            break
+        if len(self._withdraw_policies) > 4096:
+            self._withdraw_policies.clear()
+        self._withdraw_policies[sha] = found
+        return found
 
     def _own_commit_check(self) -> Callable[[str], bool] | None:
         """How the history index tells the controller's commits from commits under its name:

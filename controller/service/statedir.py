@@ -14,7 +14,11 @@ the repository (:func:`controller.settings.models.default_state_dir`).
 Layout::
 
     lock            "pid=<pid> host=<host> since=<UTC time>" of the holder
-    index.sqlite    history index (see controller.git.indexstore)
+    index.sqlite    history index (see controller.git.indexstore): a cache of git, safe to
+                    delete (rebuilt from history)
+    memory.sqlite   what history showed that a rewrite can erase: every content's authors,
+                    approvals seen, versions withdrawn, first freezes (not a cache: deleting
+                    it forgets erased history, as deleting executed.jsonl would)
     journal/        the engine's action journal (see controller.execution.journal)
     runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan
     clone/          remote mode: the controller's bare clone of remote.url

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
@@ -16,6 +17,30 @@ from controller.errors import PlangateError
 from controller.execution.tools import CallContext, ToolError
 from controller.execution.tools.http import HttpTool
 from controller.settings import ToolSpec
+
+
+def _zlib(data: bytes, wbits: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return packer.compress(data) + packer.flush()
+
+
+ANSWER = json.dumps({"ok": True, "items": list(range(2000))}).encode()
+#: 64 MB of zeros gzipped twice: a 1 KB body whose inner layer alone is 64 KB
+BOMB = _zlib(_zlib(b"0" * 64_000_000, 31), 31)
+#: name -> (Content-Encoding, body)
+ENCODED = {
+    "gzip": ("gzip", _zlib(ANSWER, 31)),
+    "x-gzip": ("x-gzip", _zlib(ANSWER, 31)),
+    "deflate": ("deflate", _zlib(ANSWER, 15)),  # zlib-wrapped, as the RFC says
+    "raw-deflate": ("deflate", _zlib(ANSWER, -15)),  # as some servers send "deflate"
+    "gzip-gzip": ("gzip, gzip", _zlib(_zlib(ANSWER, 31), 31)),
+    "identity-gzip": ("identity, gzip", _zlib(ANSWER, 31)),
+    "br": ("br", b"\x0b\x02\x80{}\x03"),
+    "broken": ("gzip", b"this is no gzip stream"),
+    "truncated": ("gzip", _zlib(ANSWER, 31)[:-12]),
+    "empty": ("gzip", b""),  # a HEAD's or 204's answer: no body to decode
+    "bomb": ("gzip, gzip", BOMB),
+}
 
 
 class Recorder(BaseHTTPRequestHandler):
@@ -34,12 +59,19 @@ class Recorder(BaseHTTPRequestHandler):
             self._reply(200, b"{}")
         elif self.path.startswith("/big"):
             self._reply(200, b"z" * 50_000, "text/plain")
+        elif self.path.startswith("/coded/"):
+            coding, body = ENCODED[self.path.split("/")[2]]
+            self._reply(200, body, "application/json", coding)
         else:
             self._reply(200, json.dumps({"echo": json.loads(body or b"null")}).encode())
 
-    def _reply(self, status: int, data: bytes, ctype: str = "application/json") -> None:
+    def _reply(
+        self, status: int, data: bytes, ctype: str = "application/json", coding: str = ""
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
+        if coding:
+            self.send_header("Content-Encoding", coding)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -186,3 +218,54 @@ def test_connection_refused_is_temporary() -> None:
     with pytest.raises(ToolError) as info:
         tool("http://127.0.0.1:9/none").call({}, ctx(timeout=2))
     assert not info.value.permanent
+
+
+@pytest.mark.parametrize(
+    "name", ["gzip", "x-gzip", "deflate", "raw-deflate", "gzip-gzip", "identity-gzip"]
+)
+def test_a_content_encoded_body_is_decoded(server: str, name: str) -> None:
+    result = tool(f"{server}/coded/{name}", method="GET").call({}, ctx())
+    assert result["json"] == json.loads(ANSWER)
+    assert Recorder.seen[-1]["headers"]["Accept-Encoding"] == "gzip, deflate"
+
+
+def test_an_encoded_answer_without_a_body_is_empty(server: str) -> None:
+    result = tool(f"{server}/coded/empty", method="GET").call({}, ctx())
+    assert result["text"] == "" and result["json"] is None
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("br", "content encoding 'br' is not read"),
+        ("broken", "could not be decoded"),
+        ("truncated", "ended inside its compressed data"),
+    ],
+)
+def test_a_body_it_cannot_decode_fails_the_call(server: str, name: str, why: str) -> None:
+    with pytest.raises(ToolError, match=why):
+        tool(f"{server}/coded/{name}", method="GET").call({}, ctx())
+
+
+def test_stacked_compression_is_decoded_a_bounded_step_at_a_time(server: str) -> None:
+    """Round 27: a 1 KB body sent ``gzip, gzip`` inflated whole (600 MB) in the controller.
+    Every layer now hands on at most DECODE_STEP bytes at a time; the result is cut at the
+    limit and the rest counted, never held."""
+    import httpx
+
+    from controller.execution.tools import http
+
+    assert len(BOMB) < 70_000
+    with (
+        httpx.Client() as client,
+        client.stream(
+            "GET", f"{server}/coded/bomb", headers={"Accept-Encoding": "gzip"}
+        ) as response,
+    ):
+        steps = [len(chunk) for chunk in http._decoded(response)]
+    assert sum(steps) == 64_000_000 and max(steps) <= http.DECODE_STEP
+
+    result = tool(f"{server}/coded/bomb", method="GET").call({}, ctx(limit=1000))
+    assert result["json"] is None
+    assert result["text"].startswith("0" * 1000)
+    assert "63999000 more bytes dropped" in result["text"]

@@ -77,6 +77,13 @@ class HistoryIndex(Lifecycle):
     #: had seen, is no longer on the branch (set by the controller: it holds the plans whose
     #: commits the rewrite erased, controller.service.statedir.Holds)
     on_rewrite: Callable[[GitRepo, str, str], None] | None = None
+    #: Who may reject or abort follows the policy in force at each commit (round 27), as
+    #: the audit reads it: ``policy_records(repo, since, head)`` lists the controller's own
+    #: records of its policy in ``since..head``'s first parents, oldest first, as (commit,
+    #: blob); ``rule_for(blob)`` is the withdraw rule of a recorded policy (None: before any
+    #: record, today's config). Unset (``check``, tests of the index alone): ``may_withdraw``.
+    policy_records: Callable[[GitRepo, str | None, str], list[tuple[str, str]]] | None = None
+    rule_for: Callable[[str | None], Callable[[CommitRecord, Iterable[str]], bool]] | None = None
     #: How many cold or long scans gave their memory back (the daemon trims after such a
     #: pass too: the rest of the pass frees more).
     compactions = 0
@@ -104,9 +111,12 @@ class HistoryIndex(Lifecycle):
         records = self._cold_records(repo, head) if cold else None
         if records is None:
             records = self._logged_records(repo, last, head, cold)
+        switches, policy = self._policy_switches(repo, last, head, records)
         try:
             self.merged_authors(repo, last, head, self.scan_paths)
             for done, record in enumerate(records, 1):
+                if done - 1 in switches:  # the controller recorded a policy before this commit
+                    self._follow_policy(switches[done - 1])
                 self.apply(repo, record, sink)
                 if self.progress is not None and (
                     done % PROGRESS_EVERY == 0 or done == len(records) >= PROGRESS_EVERY
@@ -116,6 +126,9 @@ class HistoryIndex(Lifecycle):
             self._load()  # never half a scan in memory: the next one re-applies from `last`
             raise
         self.apply_side_withdrawals(sink)
+        if self.rule_for is not None:
+            self._follow_policy(policy)
+            self.set_meta("withdraw_policy", policy or "")
         self.save(head)
         self.scanned_to = head
         count = len(records)
@@ -123,6 +136,48 @@ class HistoryIndex(Lifecycle):
             del records
             self._compact()
         return count
+
+    def _policy_switches(
+        self, repo: GitRepo, last: str | None, head: str, records: list[CommitRecord]
+    ) -> tuple[dict[int, str], str | None]:
+        """Where the policy in force changes among ``records`` (the index of the first record
+        after each of the controller's records -> its blob), and the policy in force at
+        ``head``. The rule in force at ``last`` is set meanwhile."""
+        if self.rule_for is None or self.policy_records is None:
+            return {}, None
+        policy = None
+        if last is not None:
+            stored = self.meta("withdraw_policy")
+            if stored is None:  # an index from before: the policy at `last` is found once
+                earlier = self.policy_records(repo, None, last)
+                stored = earlier[-1][1] if earlier else ""
+            policy = stored or None
+        self._follow_policy(policy)
+        found = self.policy_records(repo, last, head)
+        if not found:
+            return {}, policy
+        spec = f"{last}..{head}" if last else head
+        line = repo.run("rev-list", "--first-parent", "--reverse", spec).split()
+        rank = {sha: i for i, sha in enumerate(line)}
+        switches: dict[int, str] = {}
+        at = 0
+        for sha, blob in found:  # both oldest first: the first record after each record
+            where = rank.get(sha, -1)
+            while at < len(records) and rank.get(records[at].sha, -1) <= where:
+                at += 1
+            switches[at] = blob  # a later record of the same gap wins
+            policy = blob
+        return switches, policy
+
+    def record_policy(self, blob: str) -> None:
+        """The controller committed this policy record itself (applied without a scan)."""
+        if self.rule_for is not None:
+            self._follow_policy(blob)
+            self.set_meta("withdraw_policy", blob)
+
+    def _follow_policy(self, blob: str | None) -> None:
+        assert self.rule_for is not None
+        self.may_withdraw = self.rule_for(blob)
 
     def _cold_records(self, repo: GitRepo, head: str) -> list[CommitRecord] | None:
         """The whole history's plan commits, oldest first, from the raw trees of the plans

@@ -503,6 +503,9 @@ class Committing(ControllerCore):
         if self.index.meta("last_commit") != parent:
             self.index.scan(self.repo, sha)
             return
+        policy = files.get(recorded.POLICY_PATH)
+        if policy is not None:  # withdrawals from here on are judged by it (round 27)
+            self.index.record_policy(blob_id(policy))
         now = int(time.time())
         changes = [
             FileChange(

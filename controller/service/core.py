@@ -129,10 +129,9 @@ class ControllerCore:
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
         self._repo: GitRepo | None = None
-        #: Recorded approval policies by blob, and the one in force at each commit asked
-        #: about (_policy_at: who may withdraw follows the policy of the withdrawal's time).
+        #: Recorded approval policies by blob (who may withdraw follows the policy in force
+        #: when the withdrawal was made: _policy_records).
         self._policies: dict[str, ApprovalSettings] = {}
-        self._withdraw_policies: dict[str, ApprovalSettings | None] = {}
         self._index: HistoryIndex | None = None
         self._branch: str | None = None
         self._head = ""
@@ -191,7 +190,7 @@ class ControllerCore:
                 self.state.index_file,
                 plans_dir=self.config.plans_dir,
                 controller_email=self.config.identity.email,
-                may_withdraw=self._may_withdraw,
+                may_withdraw=withdraw_rule(self.config.approval),
                 clock=time.time,
                 max_plan_bytes=self.config.limits.max_plan_bytes,
                 own_commit=self._own_commit_check(),
@@ -206,54 +205,64 @@ class ControllerCore:
             # a reader (`status`) that scans first records the holds as the controller would:
             # the rebuilt index no longer shows the rewrite to whoever scans next
             self._index.on_rewrite = self._history_rewritten
+            self._index.policy_records = self._own_policy_records
+            self._index.rule_for = self._withdraw_rule_for
             self._adopt_history()
         return self._index
 
-    def _may_withdraw(self, record: CommitRecord, authors: Iterable[str]) -> bool:
-        """Who may reject or abort (SPEC §4), judged by the policy in force when the
-        withdrawal was made: the one the controller last recorded before it (round 27: a
-        rejection by an approver removed from the config before the controller's next pass
-        was ignored, and one by someone added later counted; the audit, which reads the
-        recorded policy, disagreed). History before any record: today's config."""
-        policy = self._policy_at(record.sha)
-        return withdraw_rule(policy or self.config.approval)(record, authors)
-
-    def _policy_at(self, sha: str) -> ApprovalSettings | None:
-        """The approval policy the controller last recorded in ``sha``'s first-parent history
-        (a record under its name that it did not make is no record, as for the audit)."""
+    def _own_policy_records(
+        self, repo: GitRepo, since: str | None, head: str
+    ) -> list[tuple[str, str]]:
+        """The controller's own records of its policy in ``since..head``'s first parents,
+        oldest first, as (commit, blob): who may reject or abort is judged by the policy in
+        force when the withdrawal was made (round 27: a rejection by an approver removed from
+        the config before the controller's next pass was ignored, one by someone added later
+        counted, and the audit, which reads the recorded policy, disagreed). A record under
+        its name that it did not make, or that is no policy it writes, is none."""
         from controller.approval import recorded
 
-        if sha in self._withdraw_policies:
-            return self._withdraw_policies[sha]
-        found: ApprovalSettings | None = None
-        try:
-            shas = self.repo.run(
-                "rev-list", "--first-parent", "-n", "64", sha, "--", recorded.POLICY_PATH
-            ).split()
-        except GitError:
-            shas = []
+        spec = f"{since}..{head}" if since else head
+        out = repo.run(
+            "log", "--first-parent", "--reverse", "--format=%H %ae", spec, "--",
+            recorded.POLICY_PATH,
+        )  # fmt: skip
         own = self._own_commit_check()
-        for commit in shas:
-            if own is not None and not own(commit):
+        identity = self.config.identity.email.lower()
+        found = []
+        for line in out.splitlines():
+            sha, _, email = line.partition(" ")
+            if email.lower() != identity or (own is not None and not own(sha)):
                 continue
-            blob = self.repo.blob_sha(commit, recorded.POLICY_PATH)
-            if blob is None:
-                continue
-            if blob not in self._policies:
-                doc = recorded.parse(self.repo.blob(blob))
-                if doc is None or doc["identity"].get("email", "").lower() != (
-                    self.config.identity.email.lower()
-                ):
-                    continue
-                folder = self.state.path / "policies"
-                folder.mkdir(exist_ok=True)
-                self._policies[blob] = recorded.config_of(doc, folder).approval
-            found = self._policies[blob]
-            break
-        if len(self._withdraw_policies) > 4096:
-            self._withdraw_policies.clear()
-        self._withdraw_policies[sha] = found
+            blob = repo.blob_sha(sha, recorded.POLICY_PATH)
+            if blob is not None and self._recorded_approval(repo, blob) is not None:
+                found.append((sha, blob))
         return found
+
+    def _withdraw_rule_for(self, blob: str | None) -> Callable[[CommitRecord, Iterable[str]], bool]:
+        """The withdraw rule of a recorded policy (None: history before any record, or a
+        record no longer readable: today's config)."""
+        policy = self._recorded_approval(self.repo, blob) if blob else None
+        return withdraw_rule(policy or self.config.approval)
+
+    def _recorded_approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
+        from controller.approval import recorded
+
+        if blob not in self._policies:
+            try:
+                doc = recorded.parse(repo.blob(blob))
+            except PlangateError:
+                doc = None
+            if doc is None or doc["identity"].get("email", "").lower() != (
+                self.config.identity.email.lower()
+            ):
+                return None
+            folder = self.state.path / "policies"  # allowed_signers as git reads them
+            folder.mkdir(exist_ok=True)
+            try:
+                self._policies[blob] = recorded.config_of(doc, folder).approval
+            except Exception:  # a document no config can be made of (pydantic's error)
+                return None
+        return self._policies[blob]
 
     def _own_commit_check(self) -> Callable[[str], bool] | None:
         """How the history index tells the controller's commits from commits under its name:

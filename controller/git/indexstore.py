@@ -27,8 +27,7 @@ from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
-#: Beside the index file: what a rewrite of history can erase (see _attach_memory).
-MEMORY_NAME = "memory.sqlite"
+#: What a rewrite of history can erase, kept apart from the index (see _attach_memory).
 _MEMORY_TABLES = {
     "authors": "hash TEXT PRIMARY KEY, data TEXT",
     "approvals": "key TEXT PRIMARY KEY, sha TEXT",
@@ -56,6 +55,7 @@ class IndexStore:
         clock: Callable[[], float] | None = None,
         max_plan_bytes: int = DEFAULT_MAX_BYTES,
         own_commit: Callable[[str], bool] | None = None,
+        memory: Path | None = None,
     ) -> None:
         #: Did the controller make this commit (by its record, not its name)? None: a commit
         #: under the controller's identity is its (read-only use without a record).
@@ -88,7 +88,7 @@ class IndexStore:
             "CREATE TABLE IF NOT EXISTS plans(plan_id TEXT PRIMARY KEY, data TEXT);"
             "CREATE TABLE IF NOT EXISTS jobs(plan_id TEXT PRIMARY KEY, data TEXT);"
         )
-        self._attach_memory(path)
+        self._attach_memory(path, memory)
         if self.meta("version") not in (None, INDEX_VERSION):
             self.reset()
         self._load()
@@ -100,14 +100,17 @@ class IndexStore:
 
     # --- persistence ------------------------------------------------------------------
 
-    def _attach_memory(self, path: Path | None) -> None:
+    def _attach_memory(self, path: Path | None, memory: Path | None) -> None:
         """What history showed that a rewrite can erase (every content's authors, the
         approvals already seen, the versions withdrawn, each version's first freeze) lives in
-        ``memory.sqlite`` beside the index: the index is a cache, rebuilt from git when
+        ``memory`` (the state directory's ``memory.sqlite``; by default ``<index>.memory``
+        beside the index file): the index is a cache, rebuilt from git when
         deleted, but these are not in git any more once a rewrite erased them (round 27: a
         deleted index.sqlite forgot an erased writer, an erased withdrawal and a first
         freeze). An index of the layout before keeps its rows: they move there."""
-        where = str(path.with_name(MEMORY_NAME)) if path is not None else ":memory:"
+        if memory is None and path is not None:
+            memory = path.with_name(f"{path.stem}.memory{path.suffix}")
+        where = str(memory) if memory is not None else ":memory:"
         self._db.execute("ATTACH DATABASE ? AS memory", (where,))
         self._db.execute("PRAGMA memory.journal_mode=WAL")
         self._db.execute("PRAGMA memory.synchronous=NORMAL")

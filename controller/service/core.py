@@ -194,6 +194,7 @@ class ControllerCore:
                 clock=time.time,
                 max_plan_bytes=self.config.limits.max_plan_bytes,
                 own_commit=self._own_commit_check(),
+                memory=self.state.memory_file,
             )
             # the writers it keeps include signing keys only where signatures are read: a
             # change of that setting rebuilds it (authors and first freezes are kept)

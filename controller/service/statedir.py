@@ -64,6 +64,10 @@ class StateDir:
         return self.path / INDEX_NAME
 
     @property
+    def memory_file(self) -> Path:
+        return self.path / "memory.sqlite"
+
+    @property
     def index_lock_note(self) -> Path:
         return self.path / "index-lock"
 

@@ -118,11 +118,15 @@ def test_a_cold_scan_from_trees_builds_the_index_git_log_builds(
 
     def cold(name: str) -> list[object]:
         index = HistoryIndex(
-            tmp_path / name, plans_dir="plans", controller_email="plangate@localhost"
+            tmp_path / name,
+            plans_dir="plans",
+            controller_email="plangate@localhost",
+            memory=tmp_path / f"{name}.memory",
         )
         count = index.scan(gitrepo, head)
         index.close()
         db = sqlite3.connect(tmp_path / name)
+        db.execute("ATTACH DATABASE ? AS memory", (str(tmp_path / f"{name}.memory"),))
         tables = [list(db.execute(f"SELECT * FROM {t} ORDER BY 1")) for t in ("plans", "authors")]
         return [count, *tables, list(db.execute("SELECT * FROM meta ORDER BY 1"))]
 

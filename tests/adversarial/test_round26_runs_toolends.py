@@ -19,7 +19,7 @@ with ``$<actions[1].outputs.o>``. Python tools return ``{"to": "good"}`` unless 
   grandchild (double fork, ``setsid``) that keeps its stdout open sleeps 40 s; ``timeout: 3``.
 
 Asserted: ``rec`` never got ``evil``; when it ran it got ``good``; every hostile plan ended
-(``completed`` or ``failed`` with an E_ code); the pass exits 0 in under 15 s and the honest
+(``completed`` or ``failed`` with an E_ code); the pass exits 0 and the honest
 ``zz`` ran once. All held (round 26): fd 1 writes are not the result channel (``py-exit0``:
 ``E_TOOL_FAILED`` "died without a result"), ``py-dag`` is stopped at its timeout, ``py-cyc``
 is ``E_TOOL_OUTPUT_INVALID``, ``ex-grand`` ends at its timeout (``E_TIMEOUT``, though the tool
@@ -124,7 +124,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 def test_pass_ends_and_honest_plan_ran(lab: Lab) -> None:
     assert lab.ok == (0, False)  # type: ignore[attr-defined]
-    assert lab.took < 15  # type: ignore[attr-defined]
+    # no timing assert (the project has none): a pass that waited for the grandchild's
+    # stdout would have recorded ex-grand as completed (it printed "good" and exited 0), and
+    # py-dag's 2^40 leaves would never have come back: both end at their tool's timeout
+    for vid in ("ex-grand", "py-dag"):
+        row = lab.st[vid]  # type: ignore[attr-defined]
+        assert row["status"] == "failed" and "E_TIMEOUT" in (row.get("reason") or ""), row
     assert lab.st["zz"]["status"] == "completed" and len(lab.calls("zz")) == 1  # type: ignore[attr-defined]
 
 

@@ -8,8 +8,8 @@ process, outside the tool's timeout. The plan needs no ``$<secrets...>`` at all:
 that the operator configured one secret (``PLANGATE_SECRET_TOKEN``).
 
 - ``backslash-flood``: the tool prints 240,000 backslashes on stdout and on stderr (480 KB
-  in all, under the lab's 1 MiB limit; round 14 found it at 60,000) and exits 0. ``zz-ctl``, an honest plan, is approved in the same
-  commit (sorted after it).
+  in all, under the lab's 1 MiB limit; round 14 found it at 60,000) and exits 0.
+  ``zz-ctl``, an honest plan, is approved in the same commit (sorted after it).
 - held (own lab): ``u00-flood`` (``\\u00`` x 60,000), ``pct-flood`` (``%25`` x 80,000),
   ``amp-flood`` (``&#`` x 120,000), ``nul-flood`` (``\\u0000`` x 40,000), together with their
   own ``zz-ctl``.
@@ -17,8 +17,8 @@ that the operator configured one secret (``PLANGATE_SECRET_TOKEN``).
 Defence asserted: the ``run --once`` pass ends and the honest plan runs exactly once. The
 lab raises ``limits.max_result_bytes`` to 1 MiB and prints four times the round's floods
 (240,000 backslashes on each stream): a linear redactor takes seconds, the quadratic one of
-round 14 would take about 18 minutes (67 s at 60,000), so the pass's ``LIMIT`` is a wait, never a close
-timing bound.
+round 14 would take about 18 minutes (67 s at 60,000), so the pass's ``LIMIT`` is a wait,
+never a close timing bound.
 
 **Broke** (round 14, ``backslash-flood``; ``FOUND``, held since: the redactor's escape view
 consumes a run of backslashes as one token, each view is one linear pass): the pass is still

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -160,6 +161,10 @@ def _folder(folder: Path, root: Path | None) -> int:
 
 def _temp_name(name: str) -> str:
     return f".{name}.{secrets.token_hex(6)}.tmp"
+
+
+#: What :func:`_temp_name` makes (a crash between its write and its rename leaves one).
+TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.tmp", re.DOTALL)
 
 
 def _keep_mode(fd: int, folder: int, name: str) -> None:

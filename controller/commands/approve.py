@@ -112,10 +112,16 @@ def commit_status(
     _refuse_uncommitted(text, on_disk, rel)
     loaded = plans.validate_text(text, Path(rel))
     plan_id = str(Path(rel).parent)
-    _check_transition(loaded, status, plan_id)
     config = optional_config(config_path)
     if config is not None and not force:
-        _precheck(repo, head, config, plan_id, status)
+        # the status the controller holds: a withdrawal it ignored (its author was not
+        # entitled) leaves the plan where it was (round 28: approve refused a plan the
+        # controller showed waiting for an approval)
+        authors, held = _history(repo, head, config, plan_id)
+        _check_transition(loaded, status, plan_id, held)
+        _precheck(repo, config, plan_id, status, authors)
+    else:
+        _check_transition(loaded, status, plan_id)
     new_text = yamlio.set_scalar(yamlio.read_yaml(text, rel), ("plan", "status"), status)
     message = _message(status, plan_id, loaded.hash, note)
     sha = repo.commit_files(
@@ -174,19 +180,33 @@ def named_plan_file(path: str) -> Path:
     return plan_file.resolve()
 
 
-def _precheck(repo: GitRepo, head: str, config: Config, plan_id: str, status: str) -> None:
-    """Say now what the controller would refuse or ignore (``--force`` skips this)."""
-    from controller.approval.precheck import policy_problem
-    from controller.git.history import HistoryIndex
+def _history(
+    repo: GitRepo, head: str, config: Config, plan_id: str
+) -> tuple[list[str], str | None]:
+    """The plan's writers and the status the controller holds (history read as it reads
+    it, withdrawals judged by the policy recorded when they were made)."""
+    import tempfile
+
+    from controller.git.history import HistoryIndex, RecordedPolicies
 
     repo.read_signatures = config.approval.allowed_signers is not None
     index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
-    try:
-        index.scan(repo, head)
-        state = index.plans.get(plan_id)
-        authors = state.changers if state is not None else []
-    finally:
-        index.close()
+    with tempfile.TemporaryDirectory(prefix="plangate-approve-") as signers:
+        RecordedPolicies(config, Path(signers), lambda: index.own_commit).attach(index, repo)
+        try:
+            index.scan(repo, head)
+            state = index.plans.get(plan_id)
+        finally:
+            index.close()
+    if state is None:
+        return [], None
+    return list(state.changers), state.status
+
+
+def _precheck(repo: GitRepo, config: Config, plan_id: str, status: str, authors: list[str]) -> None:
+    """Say now what the controller would refuse or ignore (``--force`` skips this)."""
+    from controller.approval.precheck import policy_problem
+
     user = repo.user("COMMITTER" if config.approval.identity == "committer" else "AUTHOR")
     verdict = policy_problem(plan_id, status, user.email, authors, config.approval)
     if verdict is not None:
@@ -219,11 +239,14 @@ def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:
         )
 
 
-def _check_transition(loaded: LoadedPlan, status: str, plan_id: str) -> None:
+def _check_transition(
+    loaded: LoadedPlan, status: str, plan_id: str, held: str | None = None
+) -> None:
+    """``held``: the status the controller holds, when history was read (else the file's)."""
     from controller.approval.precheck import transition_problem
     from controller.errors import PlanHashMismatch, PlanNotFrozen
 
-    verdict = transition_problem(plan_id, loaded.status, status)
+    verdict = transition_problem(plan_id, held or loaded.status, status)
     if verdict is not None:
         raise _error(verdict)
     if status == "approved":

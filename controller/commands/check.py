@@ -145,6 +145,14 @@ def predict(
         # (round 19: a forged "partial" carrying a vote check counted)
         signers = config.approval.allowed_signers
         index.own_commit = functools.cache(lambda sha: real.verify_commit(sha, signers).valid)
+    # who may reject or abort follows the policy recorded when they did, as the controller
+    # judges it (round 28: check took every withdrawal in the file as binding)
+    import tempfile
+
+    from controller.git.history import RecordedPolicies
+
+    signers_dir = tempfile.TemporaryDirectory(prefix="plangate-check-")
+    RecordedPolicies(config, Path(signers_dir.name), lambda: index.own_commit).attach(index, repo)
     try:
         plans_dir = config.plans_dir.strip("/") or "."
         names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
@@ -164,6 +172,7 @@ def predict(
         raise
     finally:
         index.close()
+        signers_dir.cleanup()
     report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
     if assumed is not None:
         report["merge_signature"] = assumed

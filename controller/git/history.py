@@ -41,7 +41,7 @@ from controller.git.planstate import (
     plan_id_of,
 )
 from controller.git.prefetch import _Prefetcher
-from controller.settings import ApprovalSettings
+from controller.settings import ApprovalSettings, Config
 
 __all__ = [
     "INDEX_VERSION",
@@ -51,6 +51,7 @@ __all__ = [
     "HistoryEvent",
     "HistoryIndex",
     "PlanState",
+    "RecordedPolicies",
     "build_request",
     "changed_plan_ids",
     "facts_of",
@@ -323,6 +324,84 @@ def build_request(
         bound_hash=req.get("bound_hash"),
         bound_elsewhere=req.get("bound_elsewhere"),
     )
+
+
+class RecordedPolicies:
+    """Who may reject or abort at each point of history (SPEC §4): the policy the controller
+    had recorded (``.plangate/policy.json``, a commit of its own) when the withdrawal was
+    made, as the audit reads it; today's config for history before any record (round 27: a
+    rejection by an approver removed before the controller's next pass was ignored, one by
+    someone added later counted, and the audit disagreed). :meth:`attach` gives a history
+    index the hooks its scan follows (``policy_records``, ``rule_for``)."""
+
+    def __init__(
+        self,
+        config: Config,
+        signers_dir: Path,
+        own: Callable[[], Callable[[str], bool] | None],
+    ) -> None:
+        self.config = config
+        #: where a recorded allowed_signers text is written for git to read
+        self.signers_dir = signers_dir
+        #: the controller's own-commit check (None: a commit under its name is its own)
+        self.own = own
+        self.repo: GitRepo | None = None
+        self._approvals: dict[str, ApprovalSettings] = {}
+
+    def attach(self, index: HistoryIndex, repo: GitRepo) -> None:
+        self.repo = repo
+        index.policy_records = self.records
+        index.rule_for = self.rule
+
+    def records(self, repo: GitRepo, since: str | None, head: str) -> list[tuple[str, str]]:
+        """The controller's own records of its policy in ``since..head``'s first parents,
+        oldest first, as (commit, blob). A record under its name that it did not make, or
+        that is no policy it writes, is none."""
+        from controller.approval import recorded
+
+        spec = f"{since}..{head}" if since else head
+        out = repo.run(
+            "log", "--first-parent", "--reverse", "--format=%H %ae", spec, "--",
+            recorded.POLICY_PATH,
+        )  # fmt: skip
+        own = self.own()
+        identity = self.config.identity.email.lower()
+        found = []
+        for line in out.splitlines():
+            sha, _, email = line.partition(" ")
+            if email.lower() != identity or (own is not None and not own(sha)):
+                continue
+            blob = repo.blob_sha(sha, recorded.POLICY_PATH)
+            if blob is not None and self.approval(repo, blob) is not None:
+                found.append((sha, blob))
+        return found
+
+    def rule(self, blob: str | None) -> Callable[[CommitRecord, Iterable[str]], bool]:
+        """The withdraw rule of a recorded policy (None, or a record no longer readable:
+        today's config)."""
+        policy = self.approval(self.repo, blob) if blob and self.repo is not None else None
+        return withdraw_rule(policy or self.config.approval)
+
+    def approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
+        from controller.approval import recorded
+        from controller.errors import PlangateError
+
+        if blob not in self._approvals:
+            try:
+                doc = recorded.parse(repo.blob(blob))
+            except PlangateError:
+                doc = None
+            email = doc["identity"].get("email", "") if doc is not None else None
+            if doc is None or not isinstance(email, str):
+                return None
+            if email.lower() != self.config.identity.email.lower():
+                return None
+            self.signers_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self._approvals[blob] = recorded.config_of(doc, self.signers_dir).approval
+            except Exception:  # a document no config can be made of (pydantic's error)
+                return None
+        return self._approvals[blob]
 
 
 def withdraw_rule(policy: ApprovalSettings) -> Callable[[CommitRecord, Iterable[str]], bool]:

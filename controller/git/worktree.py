@@ -7,6 +7,7 @@ committed or discarded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -14,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from controller.errors import GitError
+from controller.errors import GitError, PlangateError
 from controller.fsutil import read_regular
 from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id
@@ -30,6 +31,9 @@ class WorkTree(Objects):
     #: a crash (SIGKILL) while holding it, the next controller knows the stale lock as its own
     #: and removes it (:meth:`release_stale_index_lock`); a lock of anyone else's is left.
     index_lock_note: Path | None = None
+    #: The parent of the commit whose entries are noted ("-": none known) and what the
+    #: working tree held at each noted path then (see note_index_update).
+    _note_context = b"-\n"
 
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
         """Write ``files`` into the working tree (atomically and durably; None deletes)."""
@@ -59,12 +63,25 @@ class WorkTree(Objects):
                 self.store_blob(data)
         self._update_index(_index_records(files))
 
-    def note_index_update(self, files: Mapping[str, bytes | None]) -> None:
-        """Before a commit of ``files`` moves the branch: note the index entries it will set,
-        so that a controller killed before its index update (:meth:`recover_index`) can
-        still make the index agree with the commit. Only with :attr:`index_lock_note`."""
-        if self.index_lock_note is not None:
-            self.index_lock_note.write_bytes(b"-\n" + _index_records(files))
+    def note_index_update(self, files: Mapping[str, bytes | None], parent: str) -> None:
+        """Before a commit of ``files`` on ``parent`` moves the branch: note the entries it
+        sets, so that a controller killed before it wrote them into the working tree and the
+        index (:meth:`recover_index`) can still make both agree with the commit. Only with
+        :attr:`index_lock_note`."""
+        if self.index_lock_note is None:
+            return
+        held = []  # what each file holds now: the controller's own last write (a run's
+        for path in files:  # checkpoint) or the version the commit replaces
+            try:
+                sha = blob_id(read_regular(self.path / path, root=self.path))
+            except (OSError, PlangateError):
+                sha = "-"  # none, or a link: never written through
+            held.append(f"{sha}\t{path}\0")
+        self._note_context = (parent + "\n" + "".join(held)).encode("utf-8", "surrogateescape")
+        self.index_lock_note.write_bytes(self._noted(b"-", _index_records(files)))
+
+    def _noted(self, header: bytes, records: bytes) -> bytes:
+        return b"%s\n%d\n%s%s" % (header, len(records), records, self._note_context)
 
     def _update_index(self, records: bytes) -> None:
         # A human's `git add`/`commit` may hold index.lock for a moment: wait for it (bounded)
@@ -112,22 +129,33 @@ class WorkTree(Objects):
         if note is None:
             return None
         identity = " ".join(map(str, _lock_identity(os.fstat(lock))))
-        note.write_bytes(identity.encode("ascii") + b"\n" + records)
+        note.write_bytes(self._noted(identity.encode("ascii"), records))
         return note
 
     def recover_index(self) -> bool:
-        """After a controller was killed between a commit and its index update: remove the
-        ``index.lock`` it left (only when the note names that very file) and point the noted
-        index entries at the checked-out commit's contents where it holds exactly what the
-        controller committed (a commit that never landed sets nothing). True when a stale
-        lock was removed. Called once the state directory is held: no other process of this
-        controller can hold the lock then."""
+        """After a controller was killed between a commit and its updates of the working tree
+        and the index: remove the ``index.lock`` it left (only when the note names that very
+        file); where the checked-out commit holds exactly what the controller committed (a
+        commit that never landed sets nothing), write the noted files into the working tree
+        when they still hold the version the commit replaced (nobody's edit is overwritten),
+        remove the temp files its interrupted writes left beside them, and point the index
+        entries at them (round 28). True when a stale lock was removed. Called once the state
+        directory is held: no other process of this controller can hold the lock then."""
         note = self.index_lock_note
         if note is None:
             return False
         try:
-            header, _, records = note.read_bytes().partition(b"\n")
+            header, _, rest = note.read_bytes().partition(b"\n")
+            size, _, rest = rest.partition(b"\n")
+            records, context = rest[: int(size)], rest[int(size) :]
+            parent_raw, _, held_raw = context.partition(b"\n")
             ours = tuple(int(part) for part in header.split()) if header != b"-" else ()
+            parent = parent_raw.decode("ascii") if parent_raw != b"-" else None
+            held: dict[bytes, str] = {}
+            for entry in held_raw.split(b"\0"):
+                if entry:
+                    sha, _, path = entry.partition(b"\t")
+                    held[path] = sha.decode("ascii")
         except (OSError, ValueError):
             return False  # none (the usual case), or the lock not known as ours yet
         lock_path = self.git_dir / "index.lock"
@@ -141,10 +169,44 @@ class WorkTree(Objects):
         elif st is not None:
             return False  # someone's git holds it now: the next start tries again
         landed = [record for record in records.split(b"\0") if record and self._at_head(record)]
+        for record in landed:
+            self._repair_file(record, parent, held)
         if landed:
             self._update_index(b"".join(record + b"\0" for record in landed))
         note.unlink(missing_ok=True)
         return released
+
+    def _repair_file(self, record: bytes, parent: str | None, held: dict[bytes, str]) -> None:
+        """The working-tree file of one landed record: written as committed when it still
+        holds what it held when the commit was made (the controller's own last write, such as
+        a run's checkpoint) or the parent's version (the write never happened): nobody's
+        edit since is overwritten. Its stray temps removed."""
+        from controller.errors import UnsafePath
+        from controller.fsutil import TEMP_NAME
+
+        meta, _, raw_path = record.partition(b"\t")
+        path = raw_path.decode("utf-8", "surrogateescape")
+        want = meta.split()[-1].decode("ascii")
+        target = self.path / path
+        try:
+            current: str | None = blob_id(read_regular(target, root=self.path))
+        except FileNotFoundError:
+            current = None
+        except (UnsafePath, OSError):
+            return  # a link or no file where a plan file was: never written through
+        if (current or ZERO) != want:
+            was = held.get(raw_path, "-")  # what it held at the commit ("-": no file then)
+            try:
+                before = self.blob_sha(parent, path) if parent is not None else None
+            except GitError:
+                before = None
+            if current == (None if was == "-" else was) or current == before:
+                self.write_worktree({path: None if want == ZERO else self.blob(want)})
+        with contextlib.suppress(OSError):
+            for stray in target.parent.iterdir():
+                ours = TEMP_NAME.fullmatch(stray.name) and stray.name.startswith(f".{target.name}.")
+                if ours and stray.is_file() and not stray.is_symlink():
+                    stray.unlink()
 
     def _at_head(self, record: bytes) -> bool:
         """Does the checked-out commit hold what this index record sets?"""

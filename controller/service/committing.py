@@ -166,10 +166,12 @@ class Committing(ControllerCore):
         after: Callable[[str], None] | None = None,
         on_drop: Callable[[bool], None] | None = None,
         executed: tuple[str, str] | None = None,
+        before_ref: Callable[[str], None] | None = None,
     ) -> str | None:
         """Commit an edit of one plan's file; during a batching pass, the edit may wait for
         the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
-        ``after(sha)`` run when it is made; ``on_drop(retry)`` when a waiting edit is not
+        ``after(sha)`` run when it is made, ``before_ref(sha)`` before the branch moves to it;
+        ``on_drop(retry)`` when a waiting edit is not
         committed: ``retry`` when nothing of it was written). ``executed``: (frozen hash, plan
         id) a start records as executed, durably, once on the branch and before any
         ``before_index`` (local mode)."""
@@ -219,6 +221,7 @@ class Committing(ControllerCore):
             after,
             on_drop,
             executed=executed,
+            before_ref=before_ref,
         )
         if self._batch is not None and (self._batch.entries or not self._batch.first_alone):
             self._batch.entries.append(entry)
@@ -310,6 +313,11 @@ class Committing(ControllerCore):
                     if entry.on_commit is not None:
                         entry.on_commit(sha)
 
+        def before_ref(sha: str) -> None:  # the commit is made, the branch not moved yet
+            for entry in entries:
+                if entry.before_ref is not None:
+                    entry.before_ref(sha)
+
         def before_index() -> None:  # local mode: the branch has the commit
             executed = [entry.executed for entry in entries if entry.executed is not None]
             if executed:  # durable before any of them is published (at most once)
@@ -318,7 +326,7 @@ class Committing(ControllerCore):
                 if entry.before_index is not None:
                     entry.before_index()
 
-        sha = self._write(files, self._head, message, on_commit, before_index)
+        sha = self._write(files, self._head, message, on_commit, before_index, before_ref)
         for entry in entries:
             entry.committed = True
         with self.index.jobs_together():
@@ -456,18 +464,19 @@ class Committing(ControllerCore):
         message: str,
         on_commit: Callable[[str], None] | None = None,
         before_index: Callable[[], None] | None = None,
+        before_ref: Callable[[str], None] | None = None,
         *,
         worktree: bool = True,
     ) -> str:
         if self.config.remote is None and worktree:
-            self.repo.note_index_update(files)  # a crash before the index update: see recover_index
+            self.repo.note_index_update(files, head)  # a crash before the writes: recover_index
         sha = self.repo.commit_files(
             branch=self.branch,
             parent=head,
             files=files,
             message=message,
             author=self.identity,
-            before_ref=self.own_commits.record,  # its own, by record, not by name
+            before_ref=_then(self.own_commits.record, before_ref),  # its own, by record
         )
         if sha is None:
             raise _Moved
@@ -560,6 +569,21 @@ class _Entry:
     #: (frozen hash, plan id) this start records as executed (local mode)
     executed: tuple[str, str] | None = None
     committed: bool = False
+    #: called with the commit before the branch moves to it (a start's journal record)
+    before_ref: Callable[[str], None] | None = None
+
+
+def _then(
+    first: Callable[[str], None], second: Callable[[str], None] | None
+) -> Callable[[str], None]:
+    if second is None:
+        return first
+
+    def both(sha: str) -> None:
+        first(sha)
+        second(sha)
+
+    return both
 
 
 def _dropped(entries: list[_Entry], *, retry: bool) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +24,7 @@ from controller.git.gitrepo import (
     GitRepo,
     Person,
 )
-from controller.git.history import HistoryIndex, plan_id_of, withdraw_rule
+from controller.git.history import HistoryIndex, RecordedPolicies, plan_id_of, withdraw_rule
 from controller.service.sources import SourceFinder
 from controller.service.statedir import Holds, OwnCommits, StateDir, refuse_reachable
 from controller.service.unreadable import UnreadablePlans
@@ -32,7 +32,7 @@ from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
 
 if TYPE_CHECKING:
-    from controller.settings.approval import ApprovalSettings
+    pass
 
 MAX_PASSES = 5
 REMOTE = "origin"
@@ -129,9 +129,6 @@ class ControllerCore:
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
         self._repo: GitRepo | None = None
-        #: Recorded approval policies by blob (who may withdraw follows the policy in force
-        #: when the withdrawal was made: _policy_records).
-        self._policies: dict[str, ApprovalSettings] = {}
         self._index: HistoryIndex | None = None
         self._branch: str | None = None
         self._head = ""
@@ -206,64 +203,12 @@ class ControllerCore:
             # a reader (`status`) that scans first records the holds as the controller would:
             # the rebuilt index no longer shows the rewrite to whoever scans next
             self._index.on_rewrite = self._history_rewritten
-            self._index.policy_records = self._own_policy_records
-            self._index.rule_for = self._withdraw_rule_for
+            # who may reject or abort follows the policy recorded when they did (round 27)
+            RecordedPolicies(
+                self.config, self.state.path / "policies", self._own_commit_check
+            ).attach(self._index, self.repo)
             self._adopt_history()
         return self._index
-
-    def _own_policy_records(
-        self, repo: GitRepo, since: str | None, head: str
-    ) -> list[tuple[str, str]]:
-        """The controller's own records of its policy in ``since..head``'s first parents,
-        oldest first, as (commit, blob): who may reject or abort is judged by the policy in
-        force when the withdrawal was made (round 27: a rejection by an approver removed from
-        the config before the controller's next pass was ignored, one by someone added later
-        counted, and the audit, which reads the recorded policy, disagreed). A record under
-        its name that it did not make, or that is no policy it writes, is none."""
-        from controller.approval import recorded
-
-        spec = f"{since}..{head}" if since else head
-        out = repo.run(
-            "log", "--first-parent", "--reverse", "--format=%H %ae", spec, "--",
-            recorded.POLICY_PATH,
-        )  # fmt: skip
-        own = self._own_commit_check()
-        identity = self.config.identity.email.lower()
-        found = []
-        for line in out.splitlines():
-            sha, _, email = line.partition(" ")
-            if email.lower() != identity or (own is not None and not own(sha)):
-                continue
-            blob = repo.blob_sha(sha, recorded.POLICY_PATH)
-            if blob is not None and self._recorded_approval(repo, blob) is not None:
-                found.append((sha, blob))
-        return found
-
-    def _withdraw_rule_for(self, blob: str | None) -> Callable[[CommitRecord, Iterable[str]], bool]:
-        """The withdraw rule of a recorded policy (None: history before any record, or a
-        record no longer readable: today's config)."""
-        policy = self._recorded_approval(self.repo, blob) if blob else None
-        return withdraw_rule(policy or self.config.approval)
-
-    def _recorded_approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
-        from controller.approval import recorded
-
-        if blob not in self._policies:
-            try:
-                doc = recorded.parse(repo.blob(blob))
-            except PlangateError:
-                doc = None
-            if doc is None or doc["identity"].get("email", "").lower() != (
-                self.config.identity.email.lower()
-            ):
-                return None
-            folder = self.state.path / "policies"  # allowed_signers as git reads them
-            folder.mkdir(exist_ok=True)
-            try:
-                self._policies[blob] = recorded.config_of(doc, folder).approval
-            except Exception:  # a document no config can be made of (pydantic's error)
-                return None
-        return self._policies[blob]
 
     def _own_commit_check(self) -> Callable[[str], bool] | None:
         """How the history index tells the controller's commits from commits under its name:

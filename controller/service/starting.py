@@ -53,11 +53,18 @@ class Starting(Committing):
 
         started: list[str] = []
 
-        def remember(sha: str) -> None:  # before publishing: a crash must not orphan the run
+        def journal_begin(sha: str) -> None:
+            """Before the branch moves to the start commit: the journal knows the run
+            started (if it goes missing, nothing runs twice), and a crash right after the
+            move still finds the journal (round 28: a kill between the move and this record
+            read as a lost journal, E_ACTION_IN_DOUBT for a run that never began). A begin
+            for a commit that never lands is harmless: the journal is only read once a start
+            commit is on the branch."""
             from controller.execution.executor import begin
 
-            # the journal knows the run started: if it goes missing, nothing runs twice
             begin(self.state.path, state.plan_id, expected or "", sha)
+
+        def remember(sha: str) -> None:  # before publishing: a crash must not orphan the run
             self.index.set_job(state.plan_id, {**_job_data(job), "start": sha})
             started.append(sha)
 
@@ -98,6 +105,7 @@ class Starting(Committing):
             approval_commit=request.commit,
             trailers={"Policy-Hash": self.policy_in_force()[1]},
             on_commit=remember,
+            before_ref=journal_begin,
             before_index=None if remote else publish,
             after=remote_publish if remote else None,
             executed=(once, state.plan_id) if once and not remote else None,

@@ -143,8 +143,8 @@ def _noted_commit(tmp_path: Path, repo: Path, lands: bool) -> str:
     files: dict[str, bytes | None] = {"plans/x/PLAN.yml": b"plan: new\n", "README": None}
     git_repo = GitRepo(repo)
     git_repo.index_lock_note = tmp_path / "index-lock"
-    git_repo.note_index_update(files)
     head = git(repo, "rev-parse", "HEAD").strip()
+    git_repo.note_index_update(files, head)
     if lands:
         sha = git_repo.commit_files(
             branch="main", parent=head, files=files, message="plangate: x",

@@ -65,7 +65,13 @@ def test_abort_says_it_is_a_request(repo: Path, tmp_path: Path) -> None:
     config = _setup(repo, tmp_path)
     plan = repo / "plans" / "greet" / "PLAN.yml"
     plan.write_text(plan.read_text().replace("status: pending_approval", "status: executing"))
-    commit_all(repo, "pretend it runs (the controller ignores this, the command does not)")
-    code, out, _ = _as(ALICE, "abort", "plans/greet", repo=repo, config=config)
-    assert code == 0 and out.startswith("abort requested for plans/greet"), out
-    assert "aborted plans" not in out
+    commit_all(repo, "pretend it runs (the controller ignores this)")
+    # with the config, the command reads the status the controller holds (round 28): the
+    # human's "executing" is ignored, nothing runs, there is nothing to abort
+    code, _, err = _as(ALICE, "abort", "plans/greet", repo=repo, config=config)
+    assert code == 1 and "nothing to abort" in err, err
+    # without it, the file is all it reads: the abort is committed, as a request
+    done = run_cli("abort", "plans/greet", cwd=repo, env=identity(*ALICE))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("abort requested for plans/greet"), done.stdout
+    assert "aborted plans" not in done.stdout

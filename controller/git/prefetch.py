@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import asdict
-from pathlib import PurePosixPath
 from typing import Any
 
 from controller.git.gitrepo import CommitRecord, FileChange, GitRepo, Person
 from controller.git.indexstore import IndexStore
-from controller.git.planstate import BlobFacts, facts_of
+from controller.git.planstate import BlobFacts, facts_of, path_name
 from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES
 
 #: Plan versions read and parsed per background batch while ``git log`` still runs.
@@ -58,7 +57,7 @@ class _Prefetcher:
     def _add(self, record: CommitRecord) -> None:
         self.commits += 1
         for change in record.changes:
-            if PurePosixPath(change.path).name not in PLAN_FILES:
+            if path_name(change.path) not in PLAN_FILES:
                 continue
             for blob in (change.old_blob, change.new_blob):
                 if blob is not None and blob not in self.seen and blob not in self.index._facts:

@@ -299,7 +299,7 @@ class Commits(Objects, Refs, Signing):
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
         wanted = list(ids)
-        found = self.blobs(wanted)
+        found = self.blobs(wanted, keep=False)  # each is read once
         if len(found) != len(set(wanted)):
             raise TreeError("a tree could not be read")  # git log reports it
         return found

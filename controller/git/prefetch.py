@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import asdict
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from controller.git.planstate import BlobFacts, facts_of, path_name
@@ -213,12 +213,22 @@ def _facts_worker() -> None:
         except EOFError:
             return
         max_bytes, blobs = marshal.loads(request)
-        rows = [tuple(asdict(facts_of(b, max_bytes)).values()) for b in blobs]
+        rows = [_row(facts_of(b, max_bytes)) for b in blobs]
         try:
             answer = marshal.dumps(rows)
         except ValueError:  # a value marshal cannot write (a float subclass): parsed there
             answer = marshal.dumps([row if _marshals(row) else None for row in rows])
         _send(sink, answer)
+
+
+#: BlobFacts' fields, in order: a row is ``BlobFacts(*row)``'s arguments.
+_FIELDS = tuple(f.name for f in fields(BlobFacts))
+
+
+def _row(facts: BlobFacts) -> tuple[Any, ...]:
+    """``tuple(asdict(facts).values())`` without ``asdict``'s deep copy (marshal writes the
+    values as they are; 8% of a child's time went to copying them)."""
+    return tuple(getattr(facts, name) for name in _FIELDS)
 
 
 def _marshals(row: tuple[Any, ...]) -> bool:

@@ -9,6 +9,7 @@ the two can never disagree about what a valid approval is.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -92,6 +93,7 @@ _COAUTHOR = re.compile(r"^[ \t]*co-authored-by[ \t]*:[ \t]*(.*)$", re.IGNORECASE
 _BRACKETED = re.compile(r"<([^<>]*)>")
 
 
+@functools.lru_cache(maxsize=1 << 12)  # pure; a scan asks it of every commit's author
 def normalize_identity(email: str) -> str:
     """One spelling per mailbox: Unicode NFKC and case-folded (``ＡＬＩＣＥ`` is ``alice``;
     José in NFD is José in NFC), git's stripping of surrounding punctuation

@@ -14,7 +14,7 @@ import itertools
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import IO
+from typing import IO, Any
 
 from controller.errors import GitError
 from controller.git.base import RepoBase, git_failure
@@ -257,17 +257,22 @@ class Commits(Objects, Refs, Signing):
         chain = self._first_parent_chain(since, until)
         if not chain:
             return []
-        try:
-            entries = self._folder_entries(
-                [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)], folder
-            )
-            found = self._changes_between(entries, folder, on_changes)
-        except TreeError:
-            return None
+        with _RecordReader(self) as reader:  # the records are read while the walk goes on
+            try:
+                entries = self._folder_entries(
+                    [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)], folder
+                )
+                found = self._changes_between(
+                    entries, folder, on_changes, lambda at: reader.add(chain[at][0])
+                )
+            except TreeError:
+                return None
+            records = reader.records()
         wanted = {
             sha: changes for (sha, _, _), changes in zip(chain, found, strict=True) if changes
         }
-        records = self._records(list(wanted))
+        if [r.sha for r in records] != list(wanted):
+            raise GitError("git log --no-walk did not return the commits asked for")
         for record in records:
             record.changes = wanted[record.sha]
         return records
@@ -299,7 +304,7 @@ class Commits(Objects, Refs, Signing):
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
         wanted = list(ids)
-        found = self.blobs(wanted)
+        found = self.blobs(wanted, keep=False)  # each is read once
         if len(found) != len(set(wanted)):
             raise TreeError("a tree could not be read")  # git log reports it
         return found
@@ -309,8 +314,10 @@ class Commits(Objects, Refs, Signing):
         entries: list[Entry | None],
         folder: str,
         on_changes: Callable[[list[FileChange]], None] | None,
+        on_commit: Callable[[int], None] | None = None,
     ) -> list[list[FileChange]]:
-        """Per commit (``entries[1:]``), the files changed under ``folder`` since the one before."""
+        """Per commit (``entries[1:]``), the files changed under ``folder`` since the one before;
+        ``on_commit`` hears the position of each commit that changed some, in order."""
         top = b"" if folder == "." else folder.encode("utf-8", "surrogateescape")
         versions = [
             e for i, e in enumerate(entries) if is_dir(e) and (i == 0 or e != entries[i - 1])
@@ -338,6 +345,8 @@ class Commits(Objects, Refs, Signing):
                             _expand(reader, path, o, n, changes, old_data, new_data)
                         if on_changes is not None and changes:
                             on_changes(changes)
+                        if on_commit is not None and changes:
+                            on_commit(len(found))
                         found.append(changes)
             finally:
                 reader.close()
@@ -367,6 +376,46 @@ class Commits(Objects, Refs, Signing):
 
 #: Commits whose changed folders are read from git in one exchange.
 CHUNK_COMMITS = 256
+#: Commits whose records one ``git log --no-walk`` reads while a cold scan still walks.
+RECORDS_CHUNK = 5000
+
+
+class _RecordReader:
+    """The records (no changes) of the commits a walk finds, in the order found: read in
+    chunks by a background thread while the walk goes on (50,000 records took 1.2 s after
+    it); fewer than a chunk are read at the end, in the caller's thread."""
+
+    def __init__(self, repo: Commits) -> None:
+        self.repo = repo
+        self.pending: list[str] = []
+        self.futures: list[Any] = []
+        self.pool: Any = None
+
+    def __enter__(self) -> _RecordReader:
+        return self
+
+    def add(self, sha: str) -> None:
+        self.pending.append(sha)
+        if len(self.pending) >= RECORDS_CHUNK:
+            from concurrent.futures import ThreadPoolExecutor
+
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(1, thread_name_prefix="records")
+            batch, self.pending = self.pending, []
+            self.futures.append(self.pool.submit(self.repo._records, batch))
+
+    def records(self) -> list[CommitRecord]:
+        found = [record for future in self.futures for record in future.result()]
+        found += self.repo._records(self.pending)
+        return found
+
+    def __exit__(self, *exc: object) -> None:
+        for future in self.futures:
+            future.cancel()
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+
 #: Folder versions kept in memory while walking (each one's entries are compared once).
 TREE_CACHE = 20_000
 

@@ -8,6 +8,9 @@ object store or a stalled file system. So every such wait registers a deadline h
 watchdog thread kills the child whose answer is overdue, the read ends, and the caller turns
 it into ``E_GIT`` naming what was stopped (:meth:`Deadlines.bound`). Registering and clearing
 a deadline is a dict operation under a lock: the hot path pays microseconds, not a thread.
+Nor a wake-up of the watchdog: while deadlines come and go it ticks once a second (and a
+second more after the last one), so only the first deadline after an idle spell wakes it (a
+cold scan reads 100,000 objects, each under its own deadline: a wake-up each cost 2 s).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ class Deadlines:
         self._ids = itertools.count()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        #: The watchdog waits with no timeout (nothing was due at its last two ticks): the
+        #: next deadline must wake it. Otherwise it ticks within a second and finds it.
+        self._idle = True
 
     def bound(self, seconds: float, kill: Callable[[], None], what: str) -> _Bound:
         """``with deadlines.bound(...):`` runs the block; when it has not finished
@@ -50,8 +56,9 @@ class Deadlines:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="git-deadlines", daemon=True)
                 self._thread.start()
-            elif len(self._due) == 1:
-                self._wake.set()  # the thread sleeps while nothing is due
+            elif self._idle:
+                self._idle = False
+                self._wake.set()  # the thread sleeps for good while nothing is due
         return token
 
     def _clear(self, token: int) -> bool:
@@ -60,9 +67,11 @@ class Deadlines:
             return self._due.pop(token, None) is not None
 
     def _run(self) -> None:
-        """Fire what is overdue; sleep until the nearest deadline (at most a second, as a
-        deadline added meanwhile is at least that far), or, with none, until one is added:
-        an idle daemon spends no CPU here."""
+        """Fire what is overdue; sleep until the nearest deadline, at most a second (a
+        deadline added meanwhile, which does not wake this thread, is found at the next
+        tick); with none due at two ticks in a row, until one is added (which wakes it): an
+        idle daemon spends no CPU here."""
+        empty_ticks = 0
         while True:
             with self._lock:
                 now = time.monotonic()
@@ -71,14 +80,18 @@ class Deadlines:
                     self._due = {t: e for t, e in self._due.items() if e[1] is not bound}
                     bound.killed = threading.Event()
                 nearest = min((due for due, _ in self._due.values()), default=None)
+                empty_ticks = empty_ticks + 1 if nearest is None else 0
+                idle = self._idle = empty_ticks > 1
                 self._wake.clear()
             for bound in fired:
                 with contextlib.suppress(Exception):  # a child that is gone already
                     bound.kill()
                 assert bound.killed is not None
                 bound.killed.set()
-            if nearest is None:
+            if idle:
                 self._wake.wait()
+            elif nearest is None:
+                self._wake.wait(1.0)
             else:
                 self._wake.wait(min(1.0, max(0.01, nearest - time.monotonic())))
 

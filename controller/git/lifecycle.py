@@ -10,6 +10,7 @@ checked without walking history again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict
@@ -32,6 +33,7 @@ from controller.git.planstate import (
     facts_of,
     folder_key,
     is_text,
+    path_name,
     plan_id_of,
 )
 from controller.git.records import plan_event
@@ -75,7 +77,7 @@ class Lifecycle(IndexStore):
             if why is not None:
                 self._unsafe(plan_id, change.path, why)
                 continue
-            if PurePosixPath(change.path).name == LOG_NAME:
+            if path_name(change.path) == LOG_NAME:
                 if not by_controller and sink:
                     state = self.plans.get(plan_id)
                     sink(
@@ -524,7 +526,7 @@ class Lifecycle(IndexStore):
         authors and committers of every commit that changed the source it removed."""
         found: set[str] = set()
         for change in record.changes:
-            if change.new_blob is None and PurePosixPath(change.path).name in SOURCE_FILES:
+            if change.new_blob is None and path_name(change.path) in SOURCE_FILES:
                 found |= self.authors.get(_blob_key(change.old_blob or ""), set())
                 out = repo.run(
                     "log",
@@ -556,7 +558,7 @@ class Lifecycle(IndexStore):
                 self._side_withdrawal(repo, commit, change)
                 if ours:
                     self._side_freeze(repo, commit, change)
-                if PurePosixPath(change.path).name not in PLAN_FILES:
+                if path_name(change.path) not in PLAN_FILES:
                     if plan_id_of(change.path, self.plans_dir) is None:
                         self._blob_writers(repo, change, who)  # a source or draft, side branch
                     continue
@@ -575,7 +577,7 @@ class Lifecycle(IndexStore):
         controller that made it (round 13)."""
         if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
             return
-        if PurePosixPath(change.path).name not in PLAN_FILES:
+        if path_name(change.path) not in PLAN_FILES:
             return
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.hash is not None and facts.frozen_hash == facts.hash:
@@ -590,7 +592,7 @@ class Lifecycle(IndexStore):
         plan_id = plan_id_of(change.path, self.plans_dir)
         if plan_id is None or change.new_blob is None or _unsafe_why(change):
             return
-        if PurePosixPath(change.path).name not in PLAN_FILES:
+        if path_name(change.path) not in PLAN_FILES:
             return
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.status in ("rejected", "aborted"):
@@ -655,7 +657,7 @@ class Lifecycle(IndexStore):
         return False
 
     def _changed_content(self, repo: GitRepo, change: FileChange) -> bool:
-        if PurePosixPath(change.path).name not in PLAN_FILES:
+        if path_name(change.path) not in PLAN_FILES:
             return False
         return _content_changed(
             self.facts(repo, change.old_blob), self.facts(repo, change.new_blob), change
@@ -975,18 +977,23 @@ def _blob_key(blob: str) -> str:
     return f"blob:{blob}"
 
 
+#: ``unsafe_name`` of a path, kept for the paths seen last (a plan's file changes once per
+#: step of its life: a cold scan asks five times for each of 10,000 paths).
+_unsafe_name = functools.lru_cache(maxsize=1 << 14)(unsafe_name)
+
+
 def _unsafe_why(change: FileChange) -> str | None:
     """Why a changed path is no plan to read: a hostile name (control, line-break or invisible
     characters), or a plan file committed as a symlink or a submodule."""
-    why = unsafe_name(change.path)
+    why = _unsafe_name(change.path)
     linked = change.new_blob is not None and change.mode in NOT_A_FILE
-    if why is None and linked and PurePosixPath(change.path).name in PLAN_FILES:
+    if why is None and linked and path_name(change.path) in PLAN_FILES:
         why = f"{change.path} is {NOT_A_FILE[change.mode]}, not a plan file; it is not read"
     return why
 
 
 def _is_plan_file(path: str) -> bool:
-    return PurePosixPath(path).name in PLAN_FILES
+    return path_name(path) in PLAN_FILES
 
 
 def _similarity(repo: GitRepo, old_blob: str | None, new_blob: str | None) -> float:

@@ -56,8 +56,9 @@ class Objects(RepoBase):
                 oldest = next(iter(self._kept))
                 self._kept_bytes -= len(self._kept.pop(oldest))
 
-    def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
-        """Many objects in one ``git cat-file --batch`` round trip (cold scans)."""
+    def blobs(self, shas: Sequence[str], keep: bool = True) -> dict[str, bytes]:
+        """Many objects in one ``git cat-file --batch`` round trip (cold scans); ``keep``:
+        kept to be read back without git (a cold scan's 50,000 root trees are not)."""
         if not shas:
             return {}
         out = self.run_raw("cat-file", "--batch", input="".join(f"{s}\n" for s in shas).encode())
@@ -71,7 +72,7 @@ class Objects(RepoBase):
             size = int(header[2])
             found[header[0].decode()] = data[pos : pos + size]
             pos += size + 1
-        for sha, content in found.items():  # a burst's pass reads them again
+        for sha, content in found.items() if keep else ():  # a burst's pass reads them again
             self._keep(sha, content)
         return found
 

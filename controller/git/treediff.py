@@ -116,7 +116,7 @@ def diff_level(
     new_marks = [*marks[:kept], *skipped, *walked[MARK_EVERY - 1 :: MARK_EVERY]]
     if after > kept and pn < len(new):
         new_marks.append(pn)  # in place of the marks the change covered
-    new_marks += [m + delta for m in marks[after:]]
+    new_marks += [m + delta for m in marks[after:]] if delta else marks[after:]
     return ops, new_marks
 
 

@@ -87,8 +87,9 @@ def _events(text: str) -> Iterator[Any]:
         return
     parser = _CParser(text)
     try:
-        while parser.check_event():
-            yield parser.get_event()
+        get = parser.get_event  # None after the stream's end, as check_event() is False
+        while (event := get()) is not None:
+            yield event
     finally:
         parser.dispose()
 

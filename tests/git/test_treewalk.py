@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.git import treediff
+from controller.git import commits, prefetch, treediff
 from controller.git.commits import Commits
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
@@ -93,7 +93,13 @@ def _busy_history(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
-def test_the_tree_walk_finds_what_git_log_finds(repo: Path) -> None:
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_the_tree_walk_finds_what_git_log_finds(
+    repo: Path, chunk: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Also with the records read in chunks of 3 commits while the walk goes on."""
+    if chunk is not None:
+        monkeypatch.setattr(commits, "RECORDS_CHUNK", chunk)
     head = _busy_history(repo)
     gitrepo = GitRepo(repo)
     logged = [asdict(r) for r in gitrepo.first_parent_log(None, head, ["plans"])]
@@ -110,9 +116,15 @@ def test_the_tree_walk_finds_what_git_log_finds(repo: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("small", [False, True])
 def test_a_cold_scan_from_trees_builds_the_index_git_log_builds(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
 ) -> None:
+    """Also with small batches: records read while the walk goes on, plan versions parsed
+    by the scan's parsing children."""
+    if small:
+        monkeypatch.setattr(commits, "RECORDS_CHUNK", 3)
+        monkeypatch.setattr(prefetch, "PREFETCH_BLOBS", 4)
     head = _busy_history(repo)
     gitrepo = GitRepo(repo)
 

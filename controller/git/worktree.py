@@ -203,10 +203,22 @@ class WorkTree(Objects):
             if current == (None if was == "-" else was) or current == before:
                 self.write_worktree({path: None if want == ZERO else self.blob(want)})
         with contextlib.suppress(OSError):
-            for stray in target.parent.iterdir():
-                ours = TEMP_NAME.fullmatch(stray.name) and stray.name.startswith(f".{target.name}.")
-                if ours and stray.is_file() and not stray.is_symlink():
-                    stray.unlink()
+            strays = [
+                stray
+                for stray in target.parent.iterdir()
+                if TEMP_NAME.fullmatch(stray.name)
+                and stray.name.startswith(f".{target.name}.")
+                and stray.is_file()
+                and not stray.is_symlink()
+            ]
+            if strays:  # only untracked ones: a committed or staged look-alike is someone's
+                rels = [stray.relative_to(self.path).as_posix() for stray in strays]
+                tracked = set(
+                    self.run("--literal-pathspecs", "ls-files", "-z", "--", *rels).split("\0")
+                )
+                for stray, rel in zip(strays, rels, strict=True):
+                    if rel not in tracked:
+                        stray.unlink()
 
     def _at_head(self, record: bytes) -> bool:
         """Does the checked-out commit hold what this index record sets?"""

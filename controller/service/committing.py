@@ -314,9 +314,10 @@ class Committing(ControllerCore):
                         entry.on_commit(sha)
 
         def before_ref(sha: str) -> None:  # the commit is made, the branch not moved yet
-            for entry in entries:
-                if entry.before_ref is not None:
-                    entry.before_ref(sha)
+            with self.index.jobs_together():  # the batch's job rows: one fsync
+                for entry in entries:
+                    if entry.before_ref is not None:
+                        entry.before_ref(sha)
 
         def before_index() -> None:  # local mode: the branch has the commit
             executed = [entry.executed for entry in entries if entry.executed is not None]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from controller.errors import PlanAmbiguous, PlangateError, Problem
@@ -203,6 +204,10 @@ class Controller(Deciding, Outcomes):
                     "restore it (plangate never follows or reads it)"
                 )
                 continue
+            mismatch = self._run_file_mismatch(state)
+            if mismatch is not None:
+                found[state.plan_id] = mismatch
+                continue
             try:
                 self._check_uncommitted(state, self._head or self.head())
             except _Wait as wait:
@@ -211,6 +216,27 @@ class Controller(Deciding, Outcomes):
             except PlangateError:
                 continue
         return found
+
+    def _run_file_mismatch(self, state: PlanState) -> str | None:
+        """A started plan whose file no longer hashes to its approval: the controller will
+        not run it (it logs ``plan_waiting``, in its own process); say so here too (round 29:
+        a stale file committed over a killed start, with an edit, left status silent)."""
+        from controller import fsutil
+        from controller.plan import plans
+
+        if state.status != "executing" or not state.approved_hash:
+            return None
+        try:
+            text = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path)
+            found = plans.validate_text(text.decode("utf-8"), Path(state.file), self.config).hash
+        except (OSError, UnicodeDecodeError, PlangateError):
+            return None  # reported as unreadable or missing elsewhere
+        if found == state.approved_hash:
+            return None
+        return (
+            f"E_PLAN_HASH_MISMATCH: {state.file} hashes to {found}, but {state.approved_hash} "
+            "was approved; restore the approved file to run it"
+        )
 
     def _plan_rows(
         self,

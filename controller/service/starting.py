@@ -63,9 +63,13 @@ class Starting(Committing):
             from controller.execution.executor import begin
 
             begin(self.state.path, state.plan_id, expected or "", sha)
+            # the job too (round 29: killed right after the move, with no job row the run was
+            # an orphan to adopt from the committed file, which an agent's commit of the stale
+            # working tree had replaced: the plan stayed executing for good). A job whose
+            # commit never lands is dropped when seen (_job_for: not published).
+            self.index.set_job(state.plan_id, {**_job_data(job), "start": sha})
 
         def remember(sha: str) -> None:  # before publishing: a crash must not orphan the run
-            self.index.set_job(state.plan_id, {**_job_data(job), "start": sha})
             started.append(sha)
 
         #: an approval runs its frozen hash at most once (SPEC §15): recorded as executed

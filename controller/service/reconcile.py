@@ -204,17 +204,17 @@ class Controller(Deciding, Outcomes):
                     "restore it (plangate never follows or reads it)"
                 )
                 continue
-            mismatch = self._run_file_mismatch(state)
-            if mismatch is not None:
-                found[state.plan_id] = mismatch
-                continue
             try:
                 self._check_uncommitted(state, self._head or self.head())
             except _Wait as wait:
                 started = state.status != "approved"
                 found[state.plan_id] = f"the outcome waits: {wait}" if started else str(wait)
+                continue
             except PlangateError:
                 continue
+            mismatch = self._run_file_mismatch(state)  # committed so: no edit to name
+            if mismatch is not None:
+                found[state.plan_id] = mismatch
         return found
 
     def _run_file_mismatch(self, state: PlanState) -> str | None:

@@ -8,6 +8,7 @@ committed or discarded.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import tempfile
@@ -78,7 +79,7 @@ class WorkTree(Objects):
                 sha = "-"  # none, or a link: never written through
             held.append(f"{sha}\t{path}\0")
         self._note_context = (parent + "\n" + "".join(held)).encode("utf-8", "surrogateescape")
-        self.index_lock_note.write_bytes(self._noted(b"-", _index_records(files)))
+        _write_note(self.index_lock_note, self._noted(b"-", _index_records(files)))
 
     def _noted(self, header: bytes, records: bytes) -> bytes:
         return b"%s\n%d\n%s%s" % (header, len(records), records, self._note_context)
@@ -89,6 +90,9 @@ class WorkTree(Objects):
         index = self.git_dir / "index"
         lock_path = index.with_name("index.lock")
         for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
+            if self.index_lock_note is not None:  # a kill between the two is still ours
+                header = b"P %d" % time.time_ns()
+                _write_note(self.index_lock_note, self._noted(header, records))
             try:
                 lock = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             except FileExistsError:
@@ -102,8 +106,8 @@ class WorkTree(Objects):
             # index then disagreed with the commit just made.
             try:
                 written = self._updated_index(_index_bytes(index), records)
+                self._note_index_lock(lock, records, written)  # the write changes its times
                 os.write(lock, written)  # no fsync: git's own index writes have none
-                self._note_index_lock(lock, records)  # the write changed its times
             except BaseException:
                 os.close(lock)
                 lock_path.unlink(missing_ok=True)
@@ -120,7 +124,7 @@ class WorkTree(Objects):
             f"fatal: Unable to create '{lock_path}': File exists.",
         )
 
-    def _note_index_lock(self, lock: int, records: bytes) -> Path | None:
+    def _note_index_lock(self, lock: int, records: bytes, written: bytes = b"") -> Path | None:
         """Record which file is the lock this process holds (device, inode, change time) and
         the entries it sets: git's lock outlives a process killed while holding it, and every
         later controller waited on it for good (a SIGKILL in a burst: the update runs git
@@ -129,7 +133,11 @@ class WorkTree(Objects):
         if note is None:
             return None
         identity = " ".join(map(str, _lock_identity(os.fstat(lock))))
-        note.write_bytes(self._noted(identity.encode("ascii"), records))
+        if written:  # about to be written: that content is ours too
+            identity = f"W {identity} {hashlib.sha256(written).hexdigest()}"
+        else:
+            identity = f"L {identity}"
+        _write_note(note, self._noted(identity.encode("ascii"), records))
         return note
 
     def recover_index(self) -> bool:
@@ -149,7 +157,7 @@ class WorkTree(Objects):
             size, _, rest = rest.partition(b"\n")
             records, context = rest[: int(size)], rest[int(size) :]
             parent_raw, _, held_raw = context.partition(b"\n")
-            ours = tuple(int(part) for part in header.split()) if header != b"-" else ()
+            kind, *fields = header.split() or [b"-"]
             parent = parent_raw.decode("ascii") if parent_raw != b"-" else None
             held: dict[bytes, str] = {}
             for entry in held_raw.split(b"\0"):
@@ -163,7 +171,7 @@ class WorkTree(Objects):
             st: os.stat_result | None = os.lstat(lock_path)
         except OSError:
             st = None
-        released = st is not None and _lock_identity(st) == ours
+        released = st is not None and _ours(lock_path, st, kind, fields)
         if released:
             lock_path.unlink(missing_ok=True)
         elif st is not None:
@@ -324,6 +332,39 @@ def _index_records(files: Mapping[str, bytes | None]) -> bytes:
 
 def _lock_identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_ctime_ns)
+
+
+#: How long after the controller noted it was about to take index.lock a lock it finds can be
+#: the one it made (a kill between the note and the lock's creation: nothing else names it).
+LOCK_WINDOW_NS = 10_000_000_000
+
+
+def _ours(lock: Path, st: os.stat_result, kind: bytes, fields: list[bytes]) -> bool:
+    """Is this index.lock the one the note describes? ``L dev ino ctime``: that very file;
+    ``W dev ino ctime sha256``: that file, before or after the controller wrote that content
+    into it; ``P time``: about to be made then, and made within :data:`LOCK_WINDOW_NS` (a
+    kill between the note and the lock's creation; file times are a tick coarse)."""
+    try:
+        if kind in (b"L", b"W") and len(fields) >= 3:
+            same = _lock_identity(st) == tuple(int(f) for f in fields[:3])
+            if same or kind == b"L" or len(fields) != 4:
+                return same
+            if (st.st_dev, st.st_ino) != (int(fields[0]), int(fields[1])):
+                return False
+            return hashlib.sha256(lock.read_bytes()).hexdigest().encode() == fields[3]
+        if kind == b"P" and len(fields) == 1:
+            at = int(fields[0])
+            return at - 50_000_000 <= st.st_ctime_ns <= at + LOCK_WINDOW_NS
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def _write_note(path: Path, data: bytes) -> None:
+    """The note replaced whole (a kill mid-write never leaves half of one)."""
+    temp = path.with_name(path.name + ".new")
+    temp.write_bytes(data)
+    os.replace(temp, path)
 
 
 def _through_link(root: Path, path: str) -> bool:

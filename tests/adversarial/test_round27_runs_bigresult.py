@@ -23,7 +23,7 @@ Then a second pass, with one more plan approved:
   gzipped again), which inflates to the same 600 MB; the honest ``zz2`` is approved with it.
 
 Every hostile action has ``on_failure: skip``. Asserted per pass: it exits 0 without a
-traceback, the controller's peak RSS stays under 400 MB, each hostile plan ended (completed
+traceback, the controller's peak RSS stays under 150 MB, each hostile plan ended (completed
 or failed), nothing over 1 MiB was committed for it, and the honest plan ran once.
 
 Held: ``http-200``, ``http-500``, ``http-json``, ``py-str``, ``py-print``, ``py-raise``,
@@ -64,7 +64,9 @@ VARIANTS = {
     "py-raise": "pboom",
     "gzip-1": "hgz1",
 }
-LIMIT_MB = 400
+#: The controller peaked at 57-62 MB in both passes once bodies were decoded a step at a
+#: time (2026-11-28; 250 MB for gzip-1 and 1,176 MB for gzip-2 before): 150 MB leaves room.
+LIMIT_MB = 150
 
 
 def _gzip(data_chunks: int) -> bytes:

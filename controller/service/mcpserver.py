@@ -88,8 +88,68 @@ def build_server(config: Config) -> Any:
 
 
 def serve(config: Config) -> None:
-    """Run the server on stdin/stdout until the client closes it."""
-    build_server(config).run("stdio")
+    """Run the server on stdin/stdout until the client closes it, answering every request
+    read before it did: a client that writes its requests and closes stdin (``printf ... |
+    plangate mcp``) gets each reply. (The SDK ends the session at end of input and drops
+    the replies of requests still being handled.)"""
+    import anyio
+
+    anyio.run(_serve_stdio, build_server(config))
+
+
+async def _serve_stdio(server: Any) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+    lowlevel = server._lowlevel_server  # run_stdio_async's own server, fed our streams
+    open_ids: set[Any] = set()
+    answered = anyio.Event()
+    to_server, server_in = anyio.create_memory_object_stream[Any](0)
+    server_out, from_server = anyio.create_memory_object_stream[Any](0)
+
+    def settle(request_id: Any) -> None:
+        nonlocal answered
+        open_ids.discard(request_id)
+        if not open_ids:
+            answered.set()
+
+    async with stdio_server() as (wire_in, wire_out):
+
+        async def inbound() -> None:
+            nonlocal answered
+            async with to_server:
+                async for item in wire_in:
+                    message = getattr(item, "message", None)
+                    if isinstance(message, JSONRPCRequest):
+                        if not open_ids:
+                            answered = anyio.Event()
+                        open_ids.add(message.id)
+                    elif isinstance(message, JSONRPCNotification) and (
+                        message.method == "notifications/cancelled"
+                    ):
+                        settle((message.params or {}).get("requestId"))
+                    await to_server.send(item)
+                if open_ids:  # end of input: the replies still owed, then the end
+                    await answered.wait()
+
+        sent = anyio.Event()
+
+        async def outbound() -> None:
+            async with wire_out, from_server:
+                async for item in from_server:
+                    message = getattr(item, "message", None)
+                    await wire_out.send(item)
+                    if isinstance(message, JSONRPCResponse | JSONRPCError):
+                        settle(message.id)
+            sent.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(inbound)
+            group.start_soon(outbound)
+            await lowlevel.run(server_in, server_out, lowlevel.create_initialization_options())
+            await sent.wait()  # every reply on the wire; input no one will answer is not read
+            group.cancel_scope.cancel()
 
 
 def _version() -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -249,3 +250,58 @@ def test_a_submission_never_leaves_the_tree_behind_a_controller_commit(
     assert git(repo, "rev-parse", "HEAD").strip() != submitted["commit"]
     assert (repo / "plans/greet/PLAN.yml").read_text() == frozen
     assert git(repo, "status", "--porcelain").strip() == ""
+
+
+def test_a_client_that_closes_its_input_still_gets_every_reply(repo: Path, tmp_path: Path) -> None:
+    """An agent scripting the server (``printf '...' | plangate mcp``) writes its requests
+    and closes stdin at once: each request read before the end is answered, a slow one
+    (``wait`` for a second) included, and what ``submit`` did is committed; then the server
+    exits 0."""
+    config = write_config(tmp_path, repo)
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "script", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "catalog"}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "submit", "arguments": {"plan": PLAN, "slug": "piped"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "wait", "arguments": {"path": "plans/piped", "timeout": 1}},
+        },
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "status"}},
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "controller", "mcp", "--config", str(config)],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    replies = {reply["id"]: reply for reply in map(json.loads, result.stdout.splitlines())}
+    assert sorted(replies) == [1, 2, 3, 4, 5]
+    assert all(
+        "error" not in reply and not reply["result"].get("isError") for reply in replies.values()
+    )
+    assert replies[3]["result"]["structuredContent"]["path"] == "plans/piped"
+    assert "changed" in replies[4]["result"]["structuredContent"]
+    assert "plans/piped/PLAN.yml" in git(repo, "ls-tree", "-r", "--name-only", "main")

@@ -281,3 +281,36 @@ def test_tool_numbers_a_double_holds_are_read() -> None:
         "a": 0.1, "b": 2.5, "c": 1000.0, "d": -0.0,
     }  # fmt: skip
     assert strict_json(b"plain text, not JSON") is None
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        '{"v": 1}'.encode("utf-16"),  # json.loads(bytes) guesses UTF-16 and UTF-32
+        '{"v": 1}'.encode("utf-32-le"),
+        b'{"v": "\xff"}',  # not UTF-8 (was refused as "a number too long")
+        b'{"v": "\xed\xa0\x80"}',  # an encoded surrogate (json.loads passed it through)
+    ],
+)
+def test_tool_output_is_json_only_as_utf_8(output: bytes, tmp_path: Path) -> None:
+    """A tool's output is read as JSON only when it is UTF-8, as its recorded text is read:
+    bytes the text shows as replacement characters never fill a later action's params."""
+    from controller.execution.tools import strict_json
+
+    assert strict_json(output) is None
+    code = f"import sys; sys.stdout.buffer.write({output!r})"
+    tool = {"kind": "exec", "argv": [PY, "-c", code], "idempotent": True, "risk": "low"}
+    actions = [{"id": 1, "tool": "src", "outputs": [{"name": "v", "path": "$.json.v"}]}]
+    config, plan_file = make_plan(tmp_path, actions, {"src": tool})
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "failed"
+    assert outcome.error is not None and outcome.error.code == "E_OUTPUT_MISSING"
+    assert execution(plan_file)["actions"][0]["outputs"] == {}
+
+
+def test_a_utf_8_byte_order_mark_is_ignored() -> None:
+    """RFC 8259 §8.1: a parser may ignore a leading byte order mark (some Windows tools write
+    one)."""
+    from controller.execution.tools import strict_json
+
+    assert strict_json(b'\xef\xbb\xbf{"v": 1}') == {"v": 1}

@@ -74,8 +74,12 @@ def strict_json(data: bytes) -> Any:
         return None
     from controller.errors import ToolOutputInvalid
 
+    try:  # UTF-8 only, as the recorded text reads it (RFC 8259 §8.1; a BOM may be ignored):
+        text = data.decode("utf-8").removeprefix("\ufeff")  # json.loads would take UTF-16,
+    except UnicodeDecodeError:  # UTF-32 and encoded surrogates, and call bad UTF-8 "a
+        return None  # number too long"; the text shows what the bytes are
     try:
-        return json.loads(data, object_pairs_hook=_unique_members, parse_float=_exact_float)
+        return json.loads(text, object_pairs_hook=_unique_members, parse_float=_exact_float)
     except _Repeated as repeated:
         raise ToolOutputInvalid(
             f"the tool's JSON output names the member {repeated.name!r} twice in one object "

@@ -19,6 +19,11 @@ approving key ``alice`` on a plain line. The agent's commit adding each plan is 
 the variant's key (author and committer the agent); the controller freezes; Alice approves
 signed with ``alice``.
 
+Withdrawal: ``veto-alabel``: Alice rejects the agent's pending plan (author Alice) signed with
+the ``alabel`` key; ``veto-plain``: the same with her plain key (control); the controller
+passes; Bob approves (signed with his listed key). Asserted: her rejection wins, ``rec`` never
+runs.
+
 Asserted: a key that signed the content names its holder, Alice: ``E_SELF_APPROVAL``, ``rec``
 never runs. ``ctl`` (the agent's unsigned plan, Alice approves) runs once.
 
@@ -29,7 +34,9 @@ agent's content is not counted as Alice's; her signed approval starts the plan a
 runs once. The same spellings as a commit's author or co-author hold
 (``test_round31_approve_alabels.py``), as does the invisible character written raw in the
 principal (``zwsp-raw``): the principal's A-label is decoded without dropping the invisible
-characters it decodes to.
+characters it decodes to. ``veto-alabel`` BROKE too (strict xfail): Alice's rejection signed
+with that key is not hers; Bob's approval started the plan (``veto-plain`` held: rejected,
+nothing ran).
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
 
 LINES = {
@@ -52,6 +59,7 @@ LINES = {
     "multi-first": "alice@example.com,carol@ops.example.com",
     "multi-second": "carol@ops.example.com,alice@example.com",
 }
+VETO = {"veto-alabel": "k-alabel", "veto-plain": "alice"}
 _BROKE = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -60,6 +68,12 @@ _BROKE = pytest.mark.xfail(
     "content signed with her key is not hers and her approval starts the plan",
 )
 FOUND: dict[str, pytest.MarkDecorator] = {v: _BROKE for v in ("alabel", "alabel-ace", "cgj-label")}
+FOUND["veto-alabel"] = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 31: Alice's rejection signed with her key listed under an xn-- principal "
+    "(U+200B) is not counted as hers; Bob's approval then starts the plan",
+)
 
 
 def _key(keys: Path, name: str) -> str:
@@ -84,7 +98,7 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     keys = root / "keys"
     keys.mkdir()
-    text = f"alice@example.com {_key(keys, 'alice')}\n"
+    text = f"alice@example.com {_key(keys, 'alice')}\nbob@ops.example.com {_key(keys, 'bob')}\n"
     for vid, principal in LINES.items():
         text += f"{principal} {_key(keys, f'k-{vid}')}\n"
     signers = root / "allowed_signers"
@@ -99,9 +113,19 @@ def _build(root: Path) -> Lab:
         ).strip()
     lab.shows = shows  # type: ignore[attr-defined]
     lab.write("ctl", plan_text("ctl"))
+    for vid in VETO:
+        lab.write(vid, plan_text(vid))
     lab.commit("add ctl", AGENT)
     lab.run()
     time.sleep(1.05)
+    for vid, key in VETO.items():
+        lab.set_status(vid, "rejected")
+        _commit(lab, key, ALICE, f"reject {vid}")
+    lab.run()
+    time.sleep(1.05)
+    for vid in VETO:
+        lab.set_status(vid, "approved")
+        _commit(lab, "bob", BOB, f"approve {vid}")
     for vid in [*LINES, "ctl"]:
         lab.set_status(vid, "approved")
         _commit(lab, "alice", ALICE, f"approve {vid}")
@@ -131,3 +155,8 @@ def test_git_accepts_the_signature(lab: Lab, vid: str) -> None:
 def test_her_second_key_makes_her_a_writer(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], (lab.shows[vid], lab.codes(vid))  # type: ignore[attr-defined]
     assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
+
+
+@pytest.mark.parametrize("vid", _p(list(VETO)))
+def test_her_signed_rejection_with_that_key_wins(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(vid)

@@ -125,13 +125,23 @@ def _domain_spelled_once(address: str) -> str:
     """The domain of an address in one spelling: IDNA's dots as ``.`` and each ``xn--``
     label (an A-label) as the Unicode it encodes (U-label), so ``dora@xn--bcher-kva.example``
     and ``dora@bücher.example``, or ``alice@example。com`` and ``alice@example.com``, are
-    one mailbox (round 18). A label that is no valid punycode stays as written."""
+    one mailbox (round 18). A label that is no valid punycode stays as written. What a label
+    decodes to is reduced as the address was (NFKC, case, invisible characters, IDNA's dots,
+    labels within) until nothing changes: one spelling however often it is applied (round 31:
+    a signing key listed as ``alice@xn--example-6z6c.com``, ``example`` + U+200B, was no key
+    of Alice's, while her commits under that spelling, reduced twice on their way, were)."""
     local, at, domain = address.rpartition("@")
     if not at:
         return address
-    domain = domain.translate(_IDEOGRAPHIC_DOTS)
-    if "xn--" in domain:
+    for _ in range(8):  # each round decodes labels into shorter ones: few can change it
+        before = domain
+        domain = domain.translate(_IDEOGRAPHIC_DOTS)
+        if "xn--" not in domain:
+            break
         domain = ".".join(_u_label(label) for label in domain.split("."))
+        domain = HIDDEN.sub("", unicodedata.normalize("NFKC", domain.casefold()))
+        if domain == before:
+            break
     return f"{local}@{domain}"
 
 

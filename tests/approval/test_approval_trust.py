@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.approval.approvals import (
     approver_allowed,
@@ -419,3 +421,33 @@ def test_a_long_commit_message_is_cut_and_marked() -> None:
     assert len(record.body) == records.MAX_MESSAGE
     small = records._parse_header((records._FIELD + tag).join([*fields[:11], "x", "y"]), tag)
     assert not small.oversized and small.body == "y"
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "alice@xn--example-6z6c.com",  # example + U+200B (zero-width space)
+        "alice@XN--example-6z6c.com",
+        "alice@xn--example-sye.com",  # exampl + U+034F (combining grapheme joiner) + e
+    ],
+)
+def test_an_a_label_decoding_to_what_reduces_again_is_one_spelling(spelling: str) -> None:
+    """Round 31: what an ``xn--`` label decodes to (an invisible character, a full stop) is
+    reduced as the address was: one spelling, applied once or twice (a signing key listed
+    under such a principal was no key of Alice's, while her commits so spelled were hers)."""
+    once = normalize_identity(spelling)
+    assert normalize_identity(once) == once
+    assert once.startswith("alice@example") and "\u200b" not in once and "\u034f" not in once
+
+
+@given(st.text(alphabet=st.sampled_from("ab.\u200b\u034f\u3002\uff0e\u00ad\u2060Ａé"), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_normalizing_an_address_twice_changes_nothing(label: str) -> None:
+    """Whatever an A-label encodes, the address reduced once is reduced for good."""
+    try:
+        a_label = "xn--" + label.encode("punycode").decode("ascii")
+    except UnicodeError:
+        return
+    for address in (f"alice@{a_label}.com", f"alice@{label}.com"):
+        once = normalize_identity(address)
+        assert normalize_identity(once) == once

@@ -102,6 +102,19 @@ class PlanTooLarge(PlangateError):
     remedy = "split the plan, or raise limits.max_plan_bytes in the controller config"
 
 
+class BlobTooLarge(PlanTooLarge):
+    """A git blob over the most plangate reads of one file (``fsutil.READ_LIMIT``): never
+    read (round 31: a 60 MB PLAN.yml, read to be found too large, cost 3.3 times its size in
+    memory on every pass)."""
+
+    def __init__(self, sha: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"git object {sha[:12]} is {size} bytes, over the {limit} bytes plangate reads of "
+            "one file; it is not read"
+        )
+        self.size = size
+
+
 class PlanVersionUnsupported(PlangateError):
     code = "E_PLAN_VERSION_UNSUPPORTED"
     remedy = "upgrade plangate or write the plan in a supported format version"

@@ -10,7 +10,15 @@ import secrets
 import stat
 from pathlib import Path
 
-from controller.errors import UnsafePath
+from controller.errors import PlanTooLarge, UnsafePath
+
+#: The most bytes of one file (or git blob) plangate reads whole: anything an agent writes
+#: may be a file of gigabytes (a few MB once compressed in a push), and reading it to find
+#: it too large took the controller's memory with it (round 31). ``limits.max_plan_bytes``
+#: may not exceed it; the controller's own files (plans, logs of at most 1 MB) fit.
+READ_LIMIT = 4 * 1024 * 1024
+#: ``read_regular``'s default: at most READ_LIMIT bytes, a bigger file is E_PLAN_TOO_LARGE.
+BOUNDED = -1
 
 
 def write_atomic(
@@ -92,13 +100,15 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def read_regular(path: Path, max_bytes: int | None = None, *, root: Path | None = None) -> bytes:
+def read_regular(path: Path, max_bytes: int | None = BOUNDED, *, root: Path | None = None) -> bytes:
     """The bytes of ``path`` if it is a regular file, never following a symlink and never
     opening a FIFO or device for reading (O_NOFOLLOW | O_NONBLOCK, then fstat): a working tree
     an agent writes may hold either where a plan file was. At most ``max_bytes + 1`` bytes.
     With ``root``, no folder between it and ``path`` may be a link either (see
     :func:`write_atomic`). FileNotFoundError when missing, E_UNSAFE_PATH for a symlink or a
-    non-regular file."""
+    non-regular file. By default (``BOUNDED``) a file over :data:`READ_LIMIT` is
+    E_PLAN_TOO_LARGE and never read; ``max_bytes=None`` reads any size (files of the
+    controller's own, such as git's index)."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     folder = open_folder(root, path.parent) if root is not None else None
     try:
@@ -115,7 +125,18 @@ def read_regular(path: Path, max_bytes: int | None = None, *, root: Path | None 
         if not stat.S_ISREG(mode):
             raise UnsafePath(f"{path} is not a regular file; plangate never reads one")
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+            if max_bytes is None:
+                return handle.read()
+            if max_bytes != BOUNDED:
+                return handle.read(max_bytes + 1)
+            data = handle.read(READ_LIMIT + 1)  # the size may grow after any fstat
+            if len(data) > READ_LIMIT:
+                raise PlanTooLarge(
+                    f"{path.name} is over {READ_LIMIT} bytes, the most plangate reads of one "
+                    "file; it is not read",
+                    path=str(path),
+                )
+            return data
     finally:
         os.close(fd)
 

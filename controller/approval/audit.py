@@ -41,6 +41,7 @@ from typing import Any
 
 from controller.approval import recorded, verdicts
 from controller.approval.timeline import Timeline
+from controller.errors import PlanTooLarge
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryEvent, HistoryIndex, PlanState, withdraw_rule
 from controller.git.prefetch import _Prefetcher
@@ -220,10 +221,13 @@ class Auditor:
         """Equal hashes once legacy references count as converted (as freezing does)."""
         if new is None:
             return False
-        hashes = {
-            plans.validate_text(self.repo.blob(b).decode("utf-8", "replace"), Path(file)).hash
-            for b in (old, new)
-        }
+        try:
+            hashes = {
+                plans.validate_text(self.repo.blob(b).decode("utf-8", "replace"), Path(file)).hash
+                for b in (old, new)
+            }
+        except PlanTooLarge:  # never read: no plan anyway
+            return False
         return len(hashes) == 1 and None not in hashes
 
     def _start(self, event: HistoryEvent, said: PlanEvent) -> None:

@@ -78,6 +78,19 @@ def hash_of(data: bytes) -> str:
     return PREFIX + hashlib.sha256(data).hexdigest()
 
 
+def parse_blob(repo: Any, blob: str | None) -> dict[str, Any] | None:
+    """:func:`parse` of a blob; None for one too large to be read (a record is a few KB:
+    round 31 committed a 60 MB ``policy.json``)."""
+    from controller.errors import PlanTooLarge
+
+    if blob is None:
+        return None
+    try:
+        return parse(repo.blob(blob))
+    except PlanTooLarge:
+        return None
+
+
 def parse(data: bytes) -> dict[str, Any] | None:
     """A recorded document, or None when ``data`` is not one (not JSON, not canonical, an
     unknown version, a missing section): such a file was not written by a controller."""

@@ -73,7 +73,7 @@ class Timeline:
         own: dict[str, Config] = {}
         for record in repo.first_parent_log(None, head, [recorded.POLICY_PATH]):
             blob = _new_blob(record)
-            doc = recorded.parse(repo.blob(blob)) if blob else None
+            doc = recorded.parse_blob(repo, blob)
             if doc is None:
                 continue
             try:  # a version no config can be made of is flagged by the walk; skip it here
@@ -157,8 +157,7 @@ class Timeline:
             what = f"the controller never deletes {recorded.POLICY_PATH}"
             self._flag(record, "policy-changed", what)
             return
-        data = self.repo.blob(blob)
-        doc = recorded.parse(data)
+        doc = recorded.parse_blob(self.repo, blob)
         if doc is None:
             self._flag(
                 record,
@@ -167,7 +166,7 @@ class Timeline:
                 "(canonical JSON of a known version); ignored",
             )
             return
-        digest = recorded.hash_of(data)
+        digest = recorded.hash_of(self.repo.blob(blob))  # read: a record is small
         trailer = record.trailers.get("Policy-Hash")
         if trailer is not None and trailer.strip() != digest:
             self._flag(

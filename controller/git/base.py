@@ -16,7 +16,7 @@ from typing import Any, cast
 import git
 
 from controller.display import masked_url
-from controller.errors import GitError
+from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
 from controller.git.guard import GitGuard
 
@@ -131,9 +131,15 @@ class RepoBase:
                 "execution.git_timeout if this repository needs longer",
             ) from None
 
-    def _object(self, sha: str) -> bytes:
+    def _object(self, sha: str, limit: int | None = None) -> bytes:
+        """An object's content; with ``limit``, a blob bigger than that is never read
+        (BlobTooLarge: its size is asked first)."""
         with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
             try:
+                if limit is not None:
+                    _, kind, size = self._repo.git.get_object_header(sha)
+                    if size > limit and kind == b"blob":
+                        raise BlobTooLarge(sha, size, limit)
                 return bytes(self._repo.odb.stream(bytes.fromhex(sha)).read())
             except (ValueError, OSError) as exc:
                 raise GitError(f"cannot read object {sha}: {exc}") from None

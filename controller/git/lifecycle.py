@@ -13,12 +13,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any
 
 from controller.approval import approvals
 from controller.approval.approvals import Transition
+from controller.errors import BlobTooLarge
 from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
 from controller.git.indexstore import IndexStore
 from controller.git.planstate import (
@@ -35,6 +37,7 @@ from controller.git.planstate import (
     is_text,
     path_name,
     plan_id_of,
+    too_large,
 )
 from controller.git.records import plan_event
 from controller.plan import yamlio
@@ -54,7 +57,10 @@ class Lifecycle(IndexStore):
             return None
         found = self._facts.get(blob)
         if found is None:
-            found = facts_of(repo.blob(blob), self.max_plan_bytes)
+            try:
+                found = facts_of(repo.blob(blob), self.max_plan_bytes)
+            except BlobTooLarge as exc:  # its size was asked first: never read
+                found = too_large(exc.size, self.max_plan_bytes)
             if len(self._facts) > 200_000:
                 self._facts.clear()
             self._facts[blob] = found
@@ -125,6 +131,8 @@ class Lifecycle(IndexStore):
         # most one added plan, best first, as git pairs renames: files that arrived with the
         # same bytes first, then the likest plan text (copies are not followed).
         pairs: list[tuple[float, str, str]] = []
+        texts = _Texts(repo)
+        unjudged: set[str] = set()  # targets left with pairs not compared (over the budget)
         for change in added:
             target = plan_id_of(change.path, self.plans_dir)
             if target is None:
@@ -134,23 +142,37 @@ class Lifecycle(IndexStore):
                     pairs.append((2.0, target, source))
                     continue
                 plan = next((c for c in gone if _is_plan_file(c.path)), None)
-                if plan is not None:
-                    alike = _similarity(repo, plan.old_blob, change.new_blob)
-                    if alike >= 0.5:
-                        pairs.append((alike, target, source))
+                if plan is None:
+                    continue
+                alike = texts.similarity(plan.old_blob, change.new_blob)
+                if alike is None:
+                    unjudged.add(target)
+                elif alike >= 0.5:
+                    pairs.append((alike, target, source))
         carried: dict[str, set[str]] = {}
         used: set[str] = set()
         for _, target, source in sorted(pairs, reverse=True):
             if target in carried or source in used:
                 continue
             used.add(source)
-            found = carried.setdefault(target, set())
+            carried[target] = self._writers_of([source])
+        for target in sorted(unjudged - carried.keys()):
+            # Round 31: comparing every added plan with every removed one grew with the square
+            # of a commit's moves (80 swapped 300 KB plans: an 80 s pass). Past the budget a
+            # plan whose likest source was not found takes the writers of every removed folder
+            # left: none can approve it (the safe direction; docs/approvals.md).
+            carried[target] = self._writers_of(removed.keys() - used)
+        return carried
+
+    def _writers_of(self, sources: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        for source in sources:
             state = self.plans.get(source)
             if state is not None:
                 found |= set(state.changers)
             found |= self.authors.get(folder_key(source), frozenset())
-            found.discard(self.controller_email)
-        return carried
+        found.discard(self.controller_email)
+        return found
 
     def _folder_of(self, path: str) -> str | None:
         """The plan folder a file under the plans folder lies in (a plan's id)."""
@@ -996,16 +1018,46 @@ def _is_plan_file(path: str) -> bool:
     return path_name(path) in PLAN_FILES
 
 
-def _similarity(repo: GitRepo, old_blob: str | None, new_blob: str | None) -> float:
-    """How alike two plan texts are by lines (0 to 1; git's rename threshold is 0.5)."""
-    import difflib
+#: Lines one commit's move detection may compare in all (both texts of each pair counted):
+#: about a hundred pairs of 10,000-line plans, thousands of ordinary ones.
+PAIR_BUDGET = 2_000_000
+#: Texts this big (the product of their line counts) are judged by the lines they share in
+#: any order (git's own rename score is of that kind), not by their longest matching runs.
+EXACT_PAIR_LINES = 1_000_000
 
-    if old_blob is None or new_blob is None:
-        return 0.0
-    try:
-        old = repo.blob(old_blob).decode("utf-8", "replace").splitlines()
-        new = repo.blob(new_blob).decode("utf-8", "replace").splitlines()
-    except Exception:
-        return 0.0
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return matcher.ratio() if matcher.quick_ratio() >= 0.5 else 0.0
+
+class _Texts:
+    """The plan texts one commit's move detection compares, each read once, and the budget
+    of lines it may compare."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+        self.lines: dict[str, list[str]] = {}
+        self.left = PAIR_BUDGET
+
+    def _lines(self, blob: str) -> list[str]:
+        if blob not in self.lines:
+            try:
+                self.lines[blob] = self.repo.blob(blob).decode("utf-8", "replace").splitlines()
+            except Exception:  # unreadable, or too large to be read: nothing alike
+                self.lines[blob] = []
+        return self.lines[blob]
+
+    def similarity(self, old_blob: str | None, new_blob: str | None) -> float | None:
+        """How alike two plan texts are by lines (0 to 1; git's rename threshold is 0.5);
+        None once the budget is spent (not compared)."""
+        import difflib
+
+        if old_blob is None or new_blob is None:
+            return 0.0
+        old, new = self._lines(old_blob), self._lines(new_blob)
+        if not old or not new:
+            return 0.0
+        if self.left < len(old) + len(new):
+            return None
+        self.left -= len(old) + len(new)
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        rough = matcher.quick_ratio()  # the lines both hold, in any order: linear
+        if rough < 0.5 or len(old) * len(new) > EXACT_PAIR_LINES:
+            return rough  # ratio() may take the product of the two lengths (repeated lines)
+        return matcher.ratio()

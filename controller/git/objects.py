@@ -16,8 +16,10 @@ import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from controller.errors import GitError
+from controller.fsutil import READ_LIMIT
 from controller.git.base import RepoBase
 from controller.git.deadline import DEADLINES
 
@@ -38,13 +40,29 @@ class Objects(RepoBase):
     """Blobs and trees: read by id or path, written as loose objects."""
 
     def blob(self, sha: str) -> bytes:
-        return self._object(sha)
+        """A blob's content: BlobTooLarge (E_PLAN_TOO_LARGE) for one over
+        :data:`~controller.fsutil.READ_LIMIT`, which is never read."""
+        return self._object(sha, READ_LIMIT)
 
-    def _object(self, sha: str) -> bytes:
+    def _object(self, sha: str, limit: int | None = None) -> bytes:
         """An object's content; one this process wrote, or read in a batch lately, is not
         asked of git again (kept by its id, the hash of these very bytes: never stale)."""
         kept = self._kept.get(sha)
-        return kept if kept is not None else super()._object(sha)
+        return kept if kept is not None else super()._object(sha, limit)
+
+    def blob_sizes(self, shas: Sequence[str]) -> dict[str, int]:
+        """The size of each object of ``shas`` git has (one ``cat-file --batch-check``)."""
+        if not shas:
+            return {}
+        out = self.run_raw(
+            "cat-file", "--batch-check", input="".join(f"{s}\n" for s in shas).encode()
+        )
+        sizes = {}
+        for line in out.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 3:  # not "<sha> missing"
+                sizes[parts[0].decode()] = int(parts[2])
+        return sizes
 
     def _keep(self, sha: str, data: bytes) -> None:
         if len(data) > STORE_RAW_ABOVE or sha in self._kept:
@@ -251,9 +269,37 @@ class Objects(RepoBase):
 
 def blob_id(data: bytes) -> str:
     """The object id git gives ``data`` as a blob (SHA-1 repositories)."""
-    import hashlib
-
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def file_blob_id(path: Path) -> str | None:
+    """:func:`blob_id` of a regular file, read a megabyte at a time (a file an agent wrote may
+    be of any size); None for a link, a FIFO or another special file, or none at all."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        seen = os.fstat(handle.fileno())
+        if not stat.S_ISREG(seen.st_mode):
+            return None
+        return stream_blob_id(handle, seen.st_size)
+
+
+def stream_blob_id(handle: BinaryIO, size: int) -> str | None:
+    """:func:`blob_id` of a file of ``size`` bytes read a megabyte at a time (a file of any
+    size costs no memory); None when it did not hold ``size`` bytes (it changed meanwhile)."""
+    digest = hashlib.sha1(b"blob %d\0" % size)
+    left = size
+    while left > 0:
+        chunk = handle.read(min(left, 1 << 20))
+        if not chunk:
+            return None
+        digest.update(chunk)
+        left -= len(chunk)
+    return None if handle.read(1) else digest.hexdigest()
 
 
 def entry_offset(raw: bytes, name: str, mode: int, sha: str) -> int | None:

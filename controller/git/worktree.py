@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from controller.errors import GitError, PlangateError
 from controller.fsutil import read_regular
 from controller.git.base import git_failure
-from controller.git.objects import _BLOB_MODE, Objects, blob_id
+from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060c54bf8d493dccc43e5b0"
@@ -189,7 +189,7 @@ class WorkTree(Objects):
         holds what it held when the commit was made (the controller's own last write, such as
         a run's checkpoint) or the parent's version (the write never happened): nobody's
         edit since is overwritten. Its stray temps removed."""
-        from controller.errors import UnsafePath
+        from controller.errors import PlanTooLarge, UnsafePath
         from controller.fsutil import TEMP_NAME
 
         meta, _, raw_path = record.partition(b"\t")
@@ -202,6 +202,8 @@ class WorkTree(Objects):
             current = None
         except (UnsafePath, OSError):
             return  # a link or no file where a plan file was: never written through
+        except PlanTooLarge:
+            current = "-"  # a file the controller never wrote: someone's edit, kept
         if (current or ZERO) != want:
             was = held.get(raw_path, "-")  # what it held at the commit ("-": no file then)
             try:
@@ -308,15 +310,16 @@ class WorkTree(Objects):
         except OSError:
             return None
         with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            seen = os.fstat(handle.fileno())
+            if not stat.S_ISREG(seen.st_mode):
                 return None
-            return blob_id(handle.read())
+            return stream_blob_id(handle, seen.st_size)
 
 
 def _index_bytes(index: Path) -> bytes | None:
     """The index file's bytes (None: none yet); never through a link put in its place."""
     try:
-        return read_regular(index)
+        return read_regular(index, None)  # git's own file: any size
     except FileNotFoundError:
         return None
 

@@ -230,7 +230,7 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
         data = _read_bounded(path, max_bytes)
         if len(data) > max_bytes:
             size = max(path.stat().st_size, len(data))
-            return LoadedPlan(path, "", problems=[_too_large(size, max_bytes)])
+            return LoadedPlan(path, "", problems=[too_large(size, max_bytes)])
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
@@ -282,7 +282,7 @@ def _read_bounded(path: Path, max_bytes: int) -> bytes:
         return handle.read(max_bytes + 1)
 
 
-def _too_large(size: int, limit: int) -> Problem:
+def too_large(size: int, limit: int) -> Problem:
     return Problem(
         "E_PLAN_TOO_LARGE",
         f"the file is {size} bytes, over the limit of {limit}; split the plan or raise "
@@ -296,7 +296,7 @@ def parse_text(text: str, path: Path, config: Config | None = None) -> LoadedPla
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     size = len(text.encode("utf-8"))
     if size > max_bytes:
-        plan.problems.append(_too_large(size, max_bytes))
+        plan.problems.append(too_large(size, max_bytes))
         return plan
     try:
         plan.doc = yamlio.read_yaml(text, str(path))

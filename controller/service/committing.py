@@ -63,7 +63,7 @@ class Committing(ControllerCore):
             pass  # another controller keeps recording another policy: never a commit war
         elif blob != blob_id(data):
             self._policy_records[digest] = self._policy_records.get(digest, 0) + 1
-            before = recorded.parse(self.repo.blob(blob)) if blob else None
+            before = recorded.parse_blob(self.repo, blob)
             changed = recorded.differences(before, recorded.parse(data) or {})
             message = self._policy_message(digest, changed)
             worktree = self._policy_path_safe()

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from controller.approval import policy
 from controller.errors import GitError, PlangateError, Problem
-from controller.git.gitrepo import blob_id
+from controller.git.objects import file_blob_id
 from controller.plan import plans
 from controller.service import sources
 from controller.service.committing import Committing
@@ -71,11 +71,8 @@ class Freezing(Committing):
         self.unreadable.forget(plan_id)
 
     def _blob_of(self, file: str, adopt: bool) -> str | None:
-        if adopt:  # an uncommitted file: the id git would give its bytes
-            try:
-                return blob_id((self.repo.path / file).read_bytes())
-            except OSError:
-                return None
+        if adopt:  # an uncommitted file: the id git would give its bytes (of any size)
+            return file_blob_id(self.repo.path / file)
         state = self.index.plans.get(str(PurePosixPath(file).parent))
         return state.blob if state is not None else None
 

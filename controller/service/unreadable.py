@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import Problem
+from controller.errors import BlobTooLarge, Problem
 from controller.plan import plans
 
 if TYPE_CHECKING:
@@ -47,8 +47,12 @@ class UnreadablePlans:
         seen = self._verdicts.get(plan_id)
         if seen is not None and seen[0] == blob:
             return seen[1]
-        data = read()
-        verdict = None if data is None else blocker_of(data, file, self.config)
+        try:
+            data = read()
+        except BlobTooLarge as exc:  # never read: its size was asked first (round 31)
+            verdict: Problem | None = plans.too_large(exc.size, self.config.limits.max_plan_bytes)
+        else:
+            verdict = None if data is None else blocker_of(data, file, self.config)
         self._verdicts[plan_id] = (blob, verdict)
         return verdict
 

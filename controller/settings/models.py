@@ -139,7 +139,9 @@ class SecretsSettings(_Strict):
 class Limits(_Strict):
     """Size limits that keep hostile plans and tools from exhausting the controller."""
 
-    max_plan_bytes: Count = 1_048_576
+    max_plan_bytes: Annotated[Count, Field(le=4 * 1024 * 1024)] = 1_048_576
+    """At most 4 MiB (``fsutil.READ_LIMIT``: no file or git blob bigger than that is ever
+    read whole, round 31)."""
     max_actions: Count = 500
     max_result_bytes: Count = 65_536
     max_params_bytes: Count = 1_048_576

@@ -12,9 +12,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from controller.git import lifecycle
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
-from tests.support.gitkit import AGENT, commit_all, git, write_plan
+from tests.support.gitkit import AGENT, BOB, PLAN, commit_all, git, write_plan
 
 
 def _index(tmp_path: Path) -> HistoryIndex:
@@ -70,3 +73,44 @@ def test_an_index_of_the_layout_before_moves_its_memory(tmp_path: Path) -> None:
     assert "authors" not in tables and "withdrawn" not in tables  # moved, not copied
     memory = sqlite3.connect(tmp_path / "memory.sqlite")
     assert list(memory.execute("SELECT hash FROM authors")) == [("sha256:aa",)]
+
+
+def _swap(repo: Path, tmp_path: Path, budget: int, monkeypatch: pytest.MonkeyPatch) -> HistoryIndex:
+    """Bob writes plans a0..a2; the agent's one commit removes them and adds b0..b2, plans
+    with nothing in common with them."""
+    for i in range(3):
+        write_plan(repo, f"a{i}", PLAN.replace("greet", f"alpha{i}"))
+    commit_all(repo, "bob's plans", BOB)
+    for i in range(3):
+        git(repo, "rm", "-q", "-r", f"plans/a{i}")
+        lines = "".join(f"# note {i} {n}\n" for n in range(40))
+        write_plan(repo, f"b{i}", lines + PLAN.replace("greet", f"beta{i}"))
+    commit_all(repo, "swap", AGENT)
+    monkeypatch.setattr(lifecycle, "PAIR_BUDGET", budget)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    return index
+
+
+def test_a_swap_of_plans_past_the_budget_carries_every_removed_writer(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 31: a commit removing N plans and adding N others compared every pair (80
+    swapped 300 KB plans: an 80 s pass). Within the budget dissimilar plans carry nothing;
+    past it, an added plan whose likest source was not found carries the writers of every
+    removed folder left (the safe direction: none of them may approve it)."""
+    index = _swap(repo, tmp_path, 0, monkeypatch)
+    for i in range(3):
+        plan_hash = index.plans[f"plans/b{i}"].hash
+        assert plan_hash is not None and BOB[1] in index.authors[plan_hash]
+    index.close()
+
+
+def test_a_swap_within_the_budget_carries_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = _swap(repo, tmp_path, lifecycle.PAIR_BUDGET, monkeypatch)
+    for i in range(3):
+        plan_hash = index.plans[f"plans/b{i}"].hash
+        assert plan_hash is not None and BOB[1] not in index.authors[plan_hash]
+    index.close()

@@ -79,7 +79,6 @@ def _build(root: Path) -> Lab:
         lab.git("merge", "-q", "--no-ff", "-m", f"merge pr-{vid}", f"pr-{vid}", who=BOB)
     lab.checks = checks  # type: ignore[attr-defined]
     lab.run()
-    lab.run()
     return lab
 
 

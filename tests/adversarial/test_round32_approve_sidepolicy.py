@@ -88,7 +88,6 @@ def _build(root: Path) -> Lab:
     for vid in [*WHO, "ctl"]:
         lab.approve(vid, ALICE)
     lab.run()
-    lab.run()
     return lab
 
 

@@ -179,7 +179,8 @@ class Committing(ControllerCore):
         if base is not None:  # the caller knows the text to edit (an outcome: what ran)
             base_text: str | None = base
         elif adopt:
-            base_text = (self.repo.path / file).read_text(encoding="utf-8")
+            # bounded, never through a link swapped in since it was validated
+            base_text = fsutil.read_regular(self.repo.path / file, root=self.repo.path).decode()
         else:
             data = self._read_committed(file, head)
             base_text = None if data is None else data.decode("utf-8")

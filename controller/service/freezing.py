@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path, PurePosixPath
 
 from controller.approval import policy
-from controller.errors import GitError, PlangateError, Problem
+from controller.errors import BlobTooLarge, GitError, PlangateError, Problem
 from controller.git.objects import file_blob_id
 from controller.plan import plans
 from controller.service import sources
@@ -112,8 +112,15 @@ class Freezing(Committing):
                 self._wait(plan_id, f"E_PLAN_AMBIGUOUS: several of {names}; keep one")
                 continue
             blob = self.repo.blob_sha(self._head, source)
-            if blob is not None and (source, blob) not in self._sources.refused:
-                self._commit_conversion(plan_id, source, self.repo.blob(blob), blob, True)
+            if blob is None or (source, blob) in self._sources.refused:
+                continue
+            try:
+                data = self.repo.blob(blob)
+            except BlobTooLarge as exc:  # never read (round 32): only this folder waits
+                self._sources.refused[(source, blob)] = str(exc)
+                self._wait(plan_id, f"cannot convert {source}: {exc}")
+                continue
+            self._commit_conversion(plan_id, source, data, blob, True)
 
     def _adopt_source(self, path: str, file: Path) -> None:
         """Local mode: an uncommitted PLAN.json & co. in a folder without PLAN.yml."""

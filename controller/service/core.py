@@ -139,6 +139,8 @@ class ControllerCore:
         self._seen_rebuilds = 0
         #: index.rebuilds when orphaned runs were last looked for (-1: never)
         self._orphans_seen = -1
+        #: index.rebuilds when lost executed records were last looked for (-1: never)
+        self._executed_seen = -1
         self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
         self._sources = SourceFinder(config.plans_dir)
         self.last_error: str | None = None

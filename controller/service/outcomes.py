@@ -70,7 +70,7 @@ class Outcomes(Committing):
             approved = self._approved_plan(job)
             if approved is None:
                 return
-            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root)
+            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root(job))
             try:
                 outcome = engine.run(
                     job.plan_file,
@@ -93,11 +93,17 @@ class Outcomes(Committing):
                 self._settle(job.plan_id)
         self.commit_finished()
 
-    @property
-    def _tree_root(self) -> Path | None:
+    def _tree_root(self, job: Job) -> Path | None:
         """The working tree a run's plan files lie in, which an agent may write (local mode;
-        a remote run's folder is the controller's own, in its state directory)."""
-        return self.repo.path if self.config.remote is None else None
+        a remote run's folder is the controller's own, in its state directory, and so is a
+        local run's whose plan left the branch: Starting._left_job)."""
+        if self.config.remote is not None or self._in_run_dir(job):
+            return None
+        return self.repo.path
+
+    def _in_run_dir(self, job: Job) -> bool:
+        """Does the job run from a run folder of the state directory?"""
+        return job.plan_file.is_relative_to(self.state.run_dir(job.plan_id))
 
     def _settle(self, plan_id: str) -> None:
         """The run is over and its outcome committed (or given up): no longer running."""
@@ -113,7 +119,7 @@ class Outcomes(Committing):
         start commit; such a plan waits, untouched, instead of running unapproved content."""
         loaded: plans.LoadedPlan | None = None
         try:
-            text = fsutil.read_regular(job.plan_file, root=self._tree_root).decode("utf-8")
+            text = fsutil.read_regular(job.plan_file, root=self._tree_root(job)).decode("utf-8")
         except UnsafePath as exc:  # a link or special file on the way: never followed
             with self._lock:
                 self._refused_files[job.plan_id] = _stat_key(job.plan_file)
@@ -358,8 +364,11 @@ class Outcomes(Committing):
         state = self.index.plans.get(job.plan_id)
         if state is None and ran is None:
             return None
-        # a plan deleted from the branch while it ran still gets its outcome recorded
-        file = state.file if state is not None else f"{job.plan_id}/{Path(job.plan_file).name}"
+        # a plan deleted from the branch while it ran (or before a restart took its run up
+        # again, round 30) still gets its outcome recorded: the file is written back where
+        # the run started
+        started = f"{job.plan_id}/{Path(job.plan_file).name}"
+        file = state.file if state is not None else started
         # Only bytes the controller produced: the engine's own execution block and log text,
         # never the working-tree files, which an agent sharing the tree may have rewritten or
         # swapped for a symlink since the engine wrote them.
@@ -374,8 +383,11 @@ class Outcomes(Committing):
 
         # The outcome stamps only content that ran: when the branch's version of the plan no
         # longer hashes to what was approved (someone committed an edit, or an empty or broken
-        # file, while it ran), the outcome is written onto the text the engine ran instead.
-        base = ran if ran is not None and (state is None or state.hash != job.plan_hash) else None
+        # file, while it ran), or is another file than the one started (PLAN.yml renamed to
+        # PLAN.yaml: its blocks are no longer the run's), the outcome is written onto the
+        # text the engine ran instead.
+        other = state is None or state.hash != job.plan_hash or state.file != started
+        base = ran if ran is not None and other else None
 
         extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
         return self._commit_plan(
@@ -399,5 +411,5 @@ class Outcomes(Committing):
             self.index.set_job(job.plan_id, {**_job_data(job), "paused_gate": outcome.action})
         elif outcome.status != "stopped":
             self.index.set_job(job.plan_id, None)
-            if self.config.remote is not None:
+            if self.config.remote is not None or self._in_run_dir(job):
                 shutil.rmtree(self.state.run_dir(job.plan_id), ignore_errors=True)

@@ -84,6 +84,7 @@ class Controller(Deciding, Outcomes):
         self._head = self._sync()
         self.index.scan(self.repo, self._head)
         self._release_holds()
+        self._recover_executed()  # before any approval is decided (SPEC §15)
         self._record_policy()  # before any start commit names it (SPEC §11)
         untracked = self._untracked_plans()
         jobs: list[Job] = []

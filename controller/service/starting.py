@@ -12,9 +12,14 @@ from typing import Any
 
 from controller.approval import approvals
 from controller.git.history import LOG_NAME, PlanState
+from controller.git.planstate import unsafe
 from controller.plan import plans
+from controller.plan.plans import PLAN_FILES
 from controller.service.committing import Committing, _set_approval
-from controller.service.core import Job, _job_data, _stat_key
+from controller.service.core import Job, _events, _job_data, _stat_key
+
+#: The controller's events that end a run (or pause it at a gate): its outcome commits.
+ENDINGS = frozenset({"complete", "fail", "abort", "await-approval"})
 
 
 class Starting(Committing):
@@ -156,21 +161,44 @@ class Starting(Committing):
         jobs, keep = [], set()
         for plan_id in sorted(candidates):  # _job_for may drop a job
             state = self.index.plans.get(plan_id)
-            if plan_id in already or state is None:
+            if plan_id in already:
                 continue
             if plan_id in running:
                 keep.add(plan_id)  # its end may leave it to run again
                 continue
-            if state.status == "executing":
+            if state is not None and state.status == "executing":
                 job = self._job_for(state)
-                if job is not None and self._still_refused(job):
-                    keep.add(plan_id)  # offered again once its file changes
-                elif job is not None:
-                    jobs.append(job)
+            else:  # the branch no longer shows it executing: is the run ours, unfinished?
+                job = self._left_job(plan_id, state)
+            if job is not None and self._still_refused(job):
+                keep.add(plan_id)  # offered again once its file changes
+            elif job is not None:
+                jobs.append(job)
         with self._jobs_lock:
             assert self._recheck is not None
             self._recheck |= keep
         return jobs
+
+    def _recover_executed(self) -> None:
+        """Record as executed the frozen hash of every start of this controller that is on
+        the branch and missing from ``executed``: a kill after the start commit moved the
+        branch and before that record (written once the branch holds the commit) left only
+        the job row, written before the move (round 30: a copy or move of the started plan,
+        decided before the run was taken up again, would not read as already executed).
+        Before any approval of the pass is decided; once per process and history build."""
+        if self._executed_seen == self.index.rebuilds:
+            return
+        self._executed_seen = self.index.rebuilds
+        head = self._head or self.head()
+        for plan_id, data in sorted(self.index.jobs().items()):
+            plan_hash, start = data.get("plan_hash"), data.get("start")
+            if not plan_hash or not isinstance(start, str) or plan_hash in self.executed:
+                continue
+            if not self._published(start, head):
+                continue  # never on the branch: it did not start (_job_for drops the row)
+            self.executed[plan_hash] = {"plan": plan_id, "start": start}
+            self.state.record_executed(plan_hash, plan_id, start)
+            self.log.warning("executed_recovered", plan=plan_id, hash=plan_hash, start=start)
 
     def _adopt_orphans(self) -> None:
         """Plans ``executing`` by the controller's own start commit that its index has no job
@@ -236,6 +264,80 @@ class Starting(Committing):
             data.get("gate_approved"),
             bool(data.get("resume")),
         )
+
+    def _left_job(self, plan_id: str, state: PlanState | None) -> Job | None:
+        """The job this controller started for a plan whose start the branch no longer shows
+        executing: its folder deleted or moved, its PLAN.yml renamed, a deletion reverted
+        (a new file with no status), a commit read as a new request over it (round 30: such
+        a run, killed right after its start commit, was dropped without a word). Found from
+        the controller's own records, the job row and the start commit, never from the plan
+        still being where it was: published and no outcome of it committed since, the run
+        goes on as it would have without the kill, from the start commit's approved content
+        (in a run folder of the state directory; never the working tree's or a copy's
+        bytes), and its outcome commit writes the plan back where it started (or onto the
+        file it was renamed to). A job whose outcome is on the branch (a kill before its row
+        was cleared) is dropped."""
+        data = self.index.jobs().get(plan_id)
+        if not data or data.get("paused_gate") is not None or not data.get("plan_hash"):
+            return None  # paused at a gate: the gate's approval starts it again
+        if state is not None and (state.abort_requested or state.ambiguous or unsafe(state)):
+            return None  # the pass records the abort; an ambiguous or unsafe plan is not read
+        head = self._head or self.head()
+        start = data.get("start")
+        if not self._published(start, head):
+            self.index.set_job(plan_id, None)  # never published: another controller won
+            return None
+        assert start is not None
+        ended = self._ended_since(plan_id, start, head)
+        if ended is not None:
+            if ended != "await-approval":  # the paused run keeps its row for the gate
+                self.index.set_job(plan_id, None)  # a crash left the row of a finished run
+            return None
+        name = PurePosixPath(str(data.get("plan_file") or PLAN_FILES[0])).name
+        plan_file = self.state.run_dir(plan_id) / name
+        if not plan_file.exists() and not self._seed_run_dir(plan_id, start, name):
+            self._wait(plan_id, f"E_GIT: the start commit {start[:12]} holds no {name}")
+            return None
+        self.log.warning(
+            "run_continued",
+            plan=plan_id,
+            hash=data["plan_hash"],
+            start=start,
+            reason="the branch no longer shows the started plan executing (its folder or "
+            "file deleted, moved or renamed since the start commit): run from the start commit",
+        )
+        return Job(
+            plan_id,
+            plan_file,
+            data["plan_hash"],
+            data["approval"],
+            data.get("gate_approved"),
+            bool(data.get("resume")),
+        )
+
+    def _ended_since(self, plan_id: str, start: str, head: str) -> str | None:
+        """The controller's own outcome event of ``plan_id`` committed after ``start`` (the
+        newest), if any: read from git (a deleted plan has no state in the index to say)."""
+        for record in self.repo.first_parent_log(start, head, [plan_id], newest_first=True):
+            if record.sha not in self.own_commits:
+                continue
+            event = _events(record).get(plan_id)
+            if event in ENDINGS:
+                return event
+        return None
+
+    def _seed_run_dir(self, plan_id: str, start: str, name: str) -> bool:
+        """The run folder as the plan's files at its start commit (False: no plan file)."""
+        data = self.repo.read_file(start, f"{plan_id}/{name}")
+        if data is None:
+            return False
+        run_dir = self.state.run_dir(plan_id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / name).write_bytes(data)
+        log = self.repo.read_file(start, f"{plan_id}/{LOG_NAME}")
+        if log is not None:
+            (run_dir / LOG_NAME).write_bytes(log)
+        return True
 
     def _published(self, start: str | None, head: str) -> bool:
         """Is our start commit on the branch? (Cached: the branch only grows, unless it was

@@ -20,7 +20,8 @@ Layout::
                     approvals seen, versions withdrawn, first freezes (not a cache: deleting
                     it forgets erased history, as deleting executed.jsonl would)
     journal/        the engine's action journal (see controller.execution.journal)
-    runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan
+    runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan (local
+                    mode too for a run whose plan left the branch: Starting._left_job)
     clone/          remote mode: the controller's bare clone of remote.url
     executed.jsonl  every frozen hash this controller started (SPEC §15: at most once)
     commits         every commit this controller made (SPEC §15: it knows its own commits

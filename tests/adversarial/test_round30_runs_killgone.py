@@ -47,26 +47,44 @@ Per lab, asserted:
   or an ``E_`` code as ``last_event``) (round 29's rule: "the plan completes, or waits,
   said").
 - ``<lab>-bystander``: ``zz`` ran once and is ``completed``.
+- ``<lab>-audit-outcome`` (since the fix; not ``link-commit``, whose start waits): the audit
+  lists the victim's start with ``outcome: complete``.
 
 Held: every ``*-at-most-once``, every ``*-bystander``, ``link-commit-not-silent``
 (``E_UNSAFE_PATH`` as ``last_event``). ``twin-commit`` (kept in ``_attack``, left out of
 ``LABS`` for suite time) held when run: ``E_PLAN_AMBIGUOUS`` as ``last_event``.
 
-**Broke** (round 30): ``rm-commit-not-silent``, ``mv-commit-not-silent`` and
-``renfile-commit-not-silent``, ``remote-rm-commit-not-silent``, ``rm-revert-not-silent``: after the restart the journaled start is dropped without a
-word: the action never runs (0 calls), no outcome is ever committed for the started folder;
-``plangate status`` has no row for it (``rm``, ``remote-rm``: ``[]``), or only the moved copy (``mv``), or the same
+**Broke** (round 30; fixed the same session, the markers kept as the record, applied to
+nothing): ``rm-commit-not-silent``, ``mv-commit-not-silent`` and
+``renfile-commit-not-silent``, ``remote-rm-commit-not-silent``, ``rm-revert-not-silent``: after the restart the journaled start was dropped without a
+word: the action never ran (0 calls), no outcome was ever committed for the started folder;
+``plangate status`` had no row for it (``rm``, ``remote-rm``: ``[]``), or only the moved copy (``mv``), or the same
 folder (``renfile``), back at ``pending_approval`` with ``E_APPROVER_NOT_ALLOWED`` against the
 agent's move/rename read as an approval (the controller commits ``plangate: refuse``); the
-fresh-clone ``plangate audit`` lists the start with ``outcome: null`` for good (``ok: true``
+fresh-clone ``plangate audit`` listed the start with ``outcome: null`` for good (``ok: true``
 for ``rm``/``mv``). Without the kill the same commits made during the run lose nothing (tried
 by hand in local mode for ``rm``, ``mv``, ``renfile``: ``rec`` ran once, ``plangate: complete
-plans/v``; not tried in remote mode). ``rm-revert``: the restored start file is never resumed
-either: ``status`` shows ``status: null``, ``file_status: executing``, only
+plans/v``, written back where the run started; not tried in remote mode). ``rm-revert``: the restored start file was never resumed
+either: ``status`` showed ``status: null``, ``file_status: executing``, only
 ``E_ILLEGAL_TRANSITION: agent@example.com set status executing (from nothing)``; the audit's
-execution has ``outcome: null``. It should do what the same commits get without the kill: finish
-the journaled run (its action runs once, or ``E_ACTION_IN_DOUBT``) and commit its outcome,
-or at least name the started plan in ``status`` with a code.
+execution had ``outcome: null``. The restart found its jobs only among the plans the branch
+still showed ``executing`` at the started path (``_owned_jobs`` skipped a plan with no state
+or another status).
+
+Fixed: the restart finds its runs from its own records (the job row, the start commit on the
+branch, and no outcome commit of its own since, ``Starting._left_job``) and takes such a run
+up again as it would have gone on without the kill: from the start commit's approved content
+in a run folder of the state directory (never the working tree's or the moved copy's bytes);
+the outcome commit writes the plan back where it started (``rm``, ``mv``, ``remote-rm``) or
+onto the renamed ``PLAN.yaml`` (``renfile``), with the start's blocks. The start's frozen hash,
+which the kill kept from being recorded as executed, is recorded from the job row before the
+restart's first decision, so the moved copy and the rename's request are refused
+``E_ALREADY_EXECUTED`` (``renfile`` commits that refusal, then the outcome). Since the fix the
+pass that ``rm-revert`` plays between the deletion and the revert already finishes the run, so
+the agent's ``git revert HEAD`` reverts that outcome commit (the revert before any restart is
+``tests/service/test_killed_start_gone.py``). Every ``*-not-silent`` holds: the outcome commit
+``plangate: complete plans/<victim>``, ``rec`` ran once, the fresh-clone audit shows the start
+with ``outcome: complete``.
 """
 
 from __future__ import annotations
@@ -85,6 +103,8 @@ from advkit import AGENT, ALICE, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 from test_round28_runs_killwrite import _killed_pass
 
+#: What round 30 broke: fixed the same session (a restart finds its runs from its job rows and
+#: start commits, not from the plan still executing where it started). Kept as the record.
 BROKE = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -99,7 +119,10 @@ LABS = [
     "remote-rm-commit",
     "rm-revert",
 ]
-BROKEN = {"rm-commit", "mv-commit", "renfile-commit", "remote-rm-commit", "rm-revert"}
+#: What round 30 broke (fixed: Starting._left_job); empty, the marker kept as the record.
+BROKEN: set[str] = set()
+#: The labs whose killed start now ends with an outcome commit (link-commit waits, said).
+FIXED = {"rm-commit", "mv-commit", "renfile-commit", "remote-rm-commit", "rm-revert"}
 
 
 def _attack(lab: Lab, mode: str, victim: str) -> None:
@@ -268,3 +291,13 @@ def test_not_silent(lab: Lab, request: pytest.FixtureRequest) -> None:
 def test_bystander(lab: Lab) -> None:
     assert len(lab.calls("zz")) == 1
     assert lab.status()["plans/zz"]["status"] == "completed"
+
+
+def test_audit_outcome(lab: Lab) -> None:
+    """Since the fix: the audit (git alone) shows the victim's start with its outcome."""
+    if lab.mode not in FIXED:  # type: ignore[attr-defined]
+        pytest.skip("the start waits (E_UNSAFE_PATH): no outcome to audit yet")
+    victim = lab.victim  # type: ignore[attr-defined]
+    _, report = lab.audit()
+    runs = [e for e in report["executions"] if e["plan"] == f"plans/{victim}"]
+    assert runs and all(e["outcome"] == "complete" for e in runs), json.dumps(runs)

@@ -50,10 +50,10 @@ def _line(row: dict[str, Any]) -> str:
     text = _columns(
         visible(row["status"] or "?"),
         visible(row["plan"]),
-        visible((row["hash"] or "-")[7:19]),
+        visible((row["hash"] or "-")[7:19] or "-"),
         visible(row.get("risk") or "-"),
         visible(row["approver"] or "-"),
-        visible(row["last_event"]),
+        visible(row["last_event"] or "-"),  # none for a source that does not convert
     )
     why = row.get("waiting") or row.get("reason")
     if why:

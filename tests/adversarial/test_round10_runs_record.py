@@ -16,7 +16,8 @@
   fence).
 - ``flow-lattice``: 60 ``output_trust: inherit`` actions, each reading the two before it (a
   lattice with ~10^12 paths from the untrusted source to a sensitive param): ``validate``
-  answers within 5 s with E_UNGUARDED_FLOW (held: linear).
+  answers with E_UNGUARDED_FLOW (held: linear). No timing assert: a walk of the paths one by
+  one never ends, so an answer at all (within the 30 s the lab waits) shows the bound.
 - ``nest-ambiguous``: ``plans/amb`` holds PLAN.yml (``amb-good``) and PLAN.yaml
   (``amb-evil``). As a plan, ``status`` says "E_PLAN_AMBIGUOUS: the folder holds both
   PLAN.yml and PLAN.yaml; neither is read or run until one is deleted" (docs: "a reviewer
@@ -35,14 +36,14 @@
 - ``nest-bidi``: the pinned nested folder's name holds U+202E (a plan folder so named is
   E_UNSAFE_PATH, never read or run). Defence asserted: the parent is refused, nothing runs.
 - ``nest-cycle``: A pins B, B pins A (bogus hashes), and a plan pinning itself: held, the
-  pin's hash is checked before the walk goes deeper (E_SCHEMA_INVALID, no hang).
+  pin's hash is checked before the walk goes deeper (E_SCHEMA_INVALID, no hang: a walk that
+  followed the cycle would never answer, and ``validate`` answers, exit 1, naming the pin).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import time
 
 import pytest
 from advkit import AGENT, Lab, plan_text
@@ -155,7 +156,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     lab.approve("big-parent")
     lab.approve("bidi-parent")
     lab.run()
-    start = time.monotonic()
     result = lab.cli(
         "validate",
         str(lab.repo / "plans/lattice/PLAN.yml"),
@@ -163,10 +163,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
         str(lab.config),
         timeout=30,
     )
-    lab.lattice = (time.monotonic() - start, result.stdout + result.stderr)  # type: ignore[attr-defined]
+    lab.lattice = (result.returncode, result.stdout + result.stderr)  # type: ignore[attr-defined]
     lab.nested = {}  # type: ignore[attr-defined]
     for slug in ("cyc-a", "self"):
-        start = time.monotonic()
         result = lab.cli(
             "validate",
             str(lab.repo / f"plans/{slug}/PLAN.yml"),
@@ -174,11 +173,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
             str(lab.config),
             timeout=30,
         )
-        lab.nested[slug] = (
-            time.monotonic() - start,
-            result.returncode,
-            result.stdout + result.stderr,
-        )  # type: ignore[attr-defined]
+        lab.nested[slug] = (result.returncode, result.stdout + result.stderr)  # type: ignore[attr-defined]
     return lab
 
 
@@ -213,16 +208,17 @@ def test_md_output_value_stays_in_a_code_span(lab: Lab) -> None:
 
 
 def test_flow_lattice_validates_quickly(lab: Lab) -> None:
-    wall, text = lab.lattice  # type: ignore[attr-defined]
-    assert wall < 5.0 and "E_UNGUARDED_FLOW" in text, (wall, text[-500:])
+    # the validate call answered (within the lab's 30 s wait); no timing assert
+    rc, text = lab.lattice  # type: ignore[attr-defined]
+    assert rc == 1 and "E_UNGUARDED_FLOW" in text and "Traceback" not in text, (rc, text[-500:])
 
 
 @pytest.mark.parametrize(
     ("slug", "code"), [("cyc-a", "but sha256:0000"), ("self", "cannot nest itself")]
 )
 def test_nested_cycles_are_refused_fast(lab: Lab, slug: str, code: str) -> None:
-    wall, rc, text = lab.nested[slug]  # type: ignore[attr-defined]
-    assert wall < 5.0 and rc == 1 and code in text, (wall, rc, text[-600:])
+    rc, text = lab.nested[slug]  # type: ignore[attr-defined]
+    assert rc == 1 and code in text and "Traceback" not in text, (rc, text[-600:])
     for s in ("cyc-a", "cyc-b", "self"):
         assert lab.status()[f"plans/{s}"]["status"] == "invalid"
 

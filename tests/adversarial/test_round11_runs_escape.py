@@ -9,8 +9,9 @@ ignores SIGTERM, and anything it spawned, dies too."
   process group was killed"; the child must not act afterwards. **Broke**: it does (an effect
   after the outcome commit; with ``on_failure: retry`` a retry would run beside it).
 - ``pipe``: the tool exits at once but its ``setsid`` child keeps stdout open for 1.5 s:
-  held, the pass is not stalled past the timeout (the plan fails E_TIMEOUT) and the plan
-  queued behind it runs.
+  held, the pass is not stalled past the timeout (the plan fails E_TIMEOUT at the tool's 1 s,
+  not at the child's 1.5 s, which would have ended it ``completed``) and the plan queued
+  behind it runs. No timing is asserted (the project asserts none).
 """
 
 from __future__ import annotations
@@ -64,9 +65,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     for m in ("late", "pipe", "after"):
         lab.approve(m)
-    t0 = time.monotonic()
     lab.run()
-    lab.pass_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
     deadline = time.monotonic() + 4
     while time.monotonic() < deadline and not (lab.calls("late-late") and lab.calls("late-pipe")):
         time.sleep(0.1)
@@ -89,7 +88,10 @@ def test_nothing_the_tool_spawned_acts_after_its_timeout(lab: Lab) -> None:
 
 
 def test_a_child_holding_stdout_stalls_nothing(lab: Lab) -> None:
-    assert lab.pass_seconds < 20, lab.pass_seconds  # type: ignore[attr-defined]
-    assert lab.status()["plans/pipe"]["status"] in ("failed", "completed")
+    # ended at the tool's own timeout and recorded as such (no timing assert): a pass that
+    # waited for the child's end of stdout would have recorded the plan completed
+    row = lab.status()["plans/pipe"]
+    assert row["status"] == "failed" and "E_TIMEOUT" in (row.get("reason") or ""), row
+    assert "did not finish within 1s" in row["reason"], row
     assert lab.status()["plans/after"]["status"] == "completed"
     assert len(lab.calls("after")) == 1

@@ -18,7 +18,9 @@ sources for ``plangate convert``.
   absolute path, ``../plangate.yml``, ``README``, ``plans/../README``, ``.git``: none answers
   with the content of a file outside the plans folder.
 - ``toon-*``: a PLAN.toon nested 3,000 deep, a declared row count of 10^12, a 6,000-digit
-  number: refused with an E_ code in under 5 s; 20,000 ``[`` stay one string.
+  number: refused ``E_SCHEMA_INVALID`` naming the bound the reader met (the nesting depth,
+  the declared count against the rows found, the digit limit) rather than building what was
+  declared; 20,000 ``[`` stay one string. No timing assert (the project has none).
 
 All held (round 12).
 """
@@ -29,7 +31,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -193,11 +194,18 @@ def _toon(kind: str) -> str:
     )
 
 
+#: what each refusal names: the bound the TOON reader met (no timing assert)
+TOON_BOUND = {
+    "deep": "nested too deeply",
+    "biglen": "Declared length 999999999999 but found 1",
+    "bignum": "4300 digits",
+}
+
+
 @pytest.mark.parametrize("kind", ["deep", "biglen", "bignum", "brackets"])
 def test_toon_hostile_sources_convert_or_refuse_quickly(tmp_path: Path, kind: str) -> None:
     src = tmp_path / f"{kind}.toon"
     src.write_text(_toon(kind))
-    t0 = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "controller", "convert", str(src)],
         capture_output=True,
@@ -205,10 +213,10 @@ def test_toon_hostile_sources_convert_or_refuse_quickly(tmp_path: Path, kind: st
         timeout=60,
         check=False,
     )
-    assert time.monotonic() - t0 < 5
     assert "Traceback" not in result.stderr
     if kind == "brackets":
         assert result.returncode == 0
         assert '"' + "[" * 100 in result.stdout
     else:
-        assert result.returncode == 1 and "E_" in result.stderr, result.stderr[-500:]
+        assert result.returncode == 1 and "E_SCHEMA_INVALID" in result.stderr, result.stderr[-500:]
+        assert TOON_BOUND[kind] in result.stderr, result.stderr[-500:]

@@ -7,15 +7,18 @@ NULs between characters). A tool's stdout and stderr are kept up to
 process, outside the tool's timeout. The plan needs no ``$<secrets...>`` at all: it is enough
 that the operator configured one secret (``PLANGATE_SECRET_TOKEN``).
 
-- ``backslash-flood``: the tool prints 60,000 backslashes on stdout and on stderr (120 KB in
-  all, under the limits) and exits 0. ``zz-ctl``, an honest plan, is approved in the same
-  commit (sorted after it).
-- held (own lab): ``u00-flood`` (``\\u00`` x 15,000), ``pct-flood`` (``%25`` x 20,000),
-  ``amp-flood`` (``&#`` x 30,000), ``nul-flood`` (``\\u0000`` x 10,000), together with their
+- ``backslash-flood``: the tool prints 240,000 backslashes on stdout and on stderr (480 KB
+  in all, under the lab's 1 MiB limit; round 14 found it at 60,000) and exits 0.
+  ``zz-ctl``, an honest plan, is approved in the same commit (sorted after it).
+- held (own lab): ``u00-flood`` (``\\u00`` x 60,000), ``pct-flood`` (``%25`` x 80,000),
+  ``amp-flood`` (``&#`` x 120,000), ``nul-flood`` (``\\u0000`` x 40,000), together with their
   own ``zz-ctl``.
 
-Defence asserted: the ``run --once`` pass ends within ``LIMIT`` seconds (an honest one takes
-under 1 s here) and the honest plan runs exactly once.
+Defence asserted: the ``run --once`` pass ends and the honest plan runs exactly once. The
+lab raises ``limits.max_result_bytes`` to 1 MiB and prints four times the round's floods
+(240,000 backslashes on each stream): a linear redactor takes seconds, the quadratic one of
+round 14 would take about 18 minutes (67 s at 60,000), so the pass's ``LIMIT`` is a wait,
+never a close timing bound.
 
 **Broke** (round 14, ``backslash-flood``; ``FOUND``, held since: the redactor's escape view
 consumes a run of backslashes as one token, each view is one linear pass): the pass is still
@@ -40,17 +43,19 @@ from test_round2_execution_kit import shared
 FLOOD = r"""
 import sys
 pats = {
-    "backslash-flood": "\\" * 60000,
-    "u00-flood": "\\u00" * 15000,
-    "pct-flood": "%25" * 20000,
-    "amp-flood": "&#" * 30000,
-    "nul-flood": "\\u0000" * 10000,
+    "backslash-flood": "\\" * 240000,
+    "u00-flood": "\\u00" * 60000,
+    "pct-flood": "%25" * 80000,
+    "amp-flood": "&#" * 120000,
+    "nul-flood": "\\u0000" * 40000,
 }
 out = pats[sys.argv[1]]
 sys.stdout.write(out)
 sys.stderr.write(out)
 """
-LIMIT = 8.0
+#: A wait, not a timing assert: with outputs of up to 1 MiB (the lab raises
+#: limits.max_result_bytes), the linear redactor needs seconds and the quadratic one hours.
+LIMIT = 180.0
 HELD = ["u00-flood", "pct-flood", "amp-flood", "nul-flood"]
 
 
@@ -74,7 +79,10 @@ def _build(root: Path, vids: list[str]) -> Lab:
     lab = Lab(root)
     (root / "flood.py").write_text(FLOOD)
     argv = json.dumps([sys.executable, "-I", "-S", str(root / "flood.py"), "{mode}"])
-    lab.write_config(tools=f"flood: {{kind: exec, argv: {argv}}}\n")
+    lab.write_config(
+        tools=f"flood: {{kind: exec, argv: {argv}}}\n",
+        extra="limits: {max_result_bytes: 1048576}\n",
+    )
     lab.extra_env = {"PLANGATE_SECRET_TOKEN": "Kq7mPvqWnTzL"}  # type: ignore[attr-defined]
     for vid in vids:
         lab.write(vid, _plan(vid))

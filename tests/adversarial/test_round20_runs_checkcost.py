@@ -31,18 +31,24 @@ are) with the same behaviour.
   string: each clause succeeds slowly, none is cut.
 
 Each lab: one pass freezes, Alice approves every plan in one commit, one pass runs them
-(the honest ``zz`` sorts last). Asserted (the defence): each hostile plan's run, from its
-``execution.started_at`` to its ``finished_at``, takes at most 1.5 s (whole seconds as recorded) (the checks are cut and the
-action fails, with ``E_LIMIT_EXCEEDED`` or ``E_GUARD_FAILED``, as a query's are), and the
-honest plan runs once. **Broke** (round 20): all four run their checks to the end (2.5-3 s unloaded, 5-8 s beside another
-lab, at these sizes, growing with the list's length or the number of checks) and then pass.
+(the honest ``zz`` sorts last). Asserted (the defence, one time budget of 0.5 s per
+evaluation, docs/plan-format.md): the pass exits 0 and each hostile plan ended, as the budget
+ends it, not as a check run to the end would: ``guard-list`` and ``guard-many`` fail at
+action 2 with ``E_GUARD_FAILED`` "could not be checked within 0.5 s", ``expect-many`` fails
+at action 1 with ``E_VERIFY_FAILED`` "the clauses took over 0.5 s together", and ``rec``
+never ran for any of them (every check there succeeds slowly: run to the end they pass, and
+``rec`` runs). ``one-of`` is compared by hashing; its verdict is the same either way (the
+value is allowed: the plan completes and ``rec`` runs once), so nothing but its time shows
+that defence, and no time is asserted (the project asserts none). The honest plan runs once.
+**Broke** (round 20): all four run their checks to the end (2.5-3 s unloaded, 5-8 s beside
+another lab, at these sizes, growing with the list's length or the number of checks) and
+then pass.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +58,14 @@ from test_round2_execution_kit import shared
 
 PAT = r"(?:(?=(?:a|aa)+!)|)a*"
 IPAT = "(a|aa)+b|.*"
-LIMIT = (
-    1.5  # seconds (whole ones, as recorded) a plan's run may take; a 0.6 s budget shows as 0 or 1
-)
+#: how the budget ends each hostile plan: (the run's status, the failed action, its code,
+#: the budget's words); one-of's verdict does not depend on the budget (None: it completes)
+ENDS: dict[str, tuple[str, int, str, str] | None] = {
+    "guard-list": ("failed", 2, "E_GUARD_FAILED", "could not be checked within 0.5 s"),
+    "guard-many": ("failed", 2, "E_GUARD_FAILED", "could not be checked within 0.5 s"),
+    "expect-many": ("failed", 1, "E_VERIFY_FAILED", "the clauses took over 0.5 s together"),
+    "one-of": None,
+}
 
 EMIT = """\
 import json, sys
@@ -111,10 +122,6 @@ VARIANTS: dict[str, str] = {
 }
 
 
-def _at(text: Any) -> datetime:
-    return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-
-
 def build(root: Path, slugs: list[str]) -> Lab:
     root.mkdir(parents=True, exist_ok=True)
     (root / "emit.py").write_text(EMIT)
@@ -130,17 +137,14 @@ def build(root: Path, slugs: list[str]) -> Lab:
     lab.commit("approve all", ALICE)
     result = lab.run(timeout=240, check=False)
     lab.pass_rc = result.returncode  # type: ignore[attr-defined]
-    took: dict[str, float] = {}
     states: dict[str, str] = {}
+    executions: dict[str, dict[str, Any]] = {}
     for slug in slugs:
         execution = lab.plan(slug).get("execution") or {}
         states[slug] = str(execution.get("status"))
-        if execution.get("started_at") and execution.get("finished_at"):
-            took[slug] = (
-                _at(execution["finished_at"]) - _at(execution["started_at"])
-            ).total_seconds()
-    lab.took = took  # type: ignore[attr-defined]
+        executions[slug] = execution
     lab.states = states  # type: ignore[attr-defined]
+    lab.executions = executions  # type: ignore[attr-defined]
     return lab
 
 
@@ -157,8 +161,19 @@ FOUND = pytest.mark.xfail(
 def check(lab: Lab, slug: str) -> None:
     assert lab.pass_rc == 0  # type: ignore[attr-defined]
     assert lab.states[slug] not in ("executing", "None"), lab.states  # type: ignore[attr-defined]
-    took = lab.took.get(slug)  # type: ignore[attr-defined]
-    assert took is not None and took <= LIMIT, f"{slug}: the plan's run took {took} s of checks"
+    execution = lab.executions[slug]  # type: ignore[attr-defined]
+    ends = ENDS[slug]
+    if ends is None:  # compared by hashing: the same verdict as comparing one by one
+        assert execution["status"] == "completed", execution
+        assert len(lab.calls(slug)) == 1
+        return
+    status, failed, code, words = ends
+    assert execution["status"] == status, execution
+    action = next(a for a in execution["actions"] if a["id"] == failed)
+    error = action.get("error") or {}
+    assert action["status"] == "failed" and error.get("code") == code, execution
+    assert words in error.get("message", ""), error
+    assert lab.calls(slug) == [], f"{slug}: rec ran, its checks were not cut"
 
 
 @pytest.fixture(scope="module")

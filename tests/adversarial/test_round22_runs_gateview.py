@@ -60,7 +60,8 @@ never reads it and sleeps 30 s, timeout 2 s: E_TIMEOUT, the pass is not stalled)
 param filling an argv placeholder: E2BIG, an E_ code), ``fds`` (the tool inherits no descriptor but 0-2 and no
 ``GIT_DIR``/``GIT_INDEX_FILE``/``GIT_WORK_TREE``). ``zz``: an honest plan runs once.
 Asserted for these: no log line of the pass about the plan holds a traceback, the plan has
-its E_ code, the pass ends within 20 s. **Broke**: ``url-big`` (a 70 KB value for an http
+its E_ code (``stdin-sleep``: E_TIMEOUT at its tool's 2 s, the sleeper stopped at its own
+bound, not waited for), the honest ``zz`` runs once; no timing is asserted. **Broke**: ``url-big`` (a 70 KB value for an http
 tool's URL placeholder, an approved literal param): the pass logs ``tool_crashed`` (level
 error) with a full Python traceback (``httpx.InvalidURL: URL too long``); the action fails
 ``E_TOOL_FAILED: hurl: internal error: InvalidURL('URL too long')``, a temporary error
@@ -71,7 +72,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -256,11 +256,9 @@ bad: {{kind: exec, argv: [{PY}, {json.dumps(str(root / "fail.py"))}, "{{tag}}"],
     lab.git("rm", "--cached", "-q", "plans/ix-del/PLAN.yml")
     (lab.repo / "plans/ix-ita/NEW.md").write_text("agent text\n")
     lab.git("add", "-N", "plans/ix-ita/NEW.md")
-    t0 = time.monotonic()
     first = lab.run(check=False)
     if first.returncode != 0:
         raise BenchError(f"run --once exited {first.returncode}: {first.stderr[-800:]}")
-    lab.pass_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
     previews = {}
     for slug in GATES:
         out = lab.cli("show", "--config", str(lab.config), str(lab.repo / "plans" / slug))
@@ -399,7 +397,8 @@ def test_a_tool_meeting_os_limits_fails_with_a_code_and_stalls_nothing(lab: Lab,
         assert row["status"] == "completed", row
     else:
         assert row["status"] == "failed" and "E_" in (row.get("reason") or ""), row
-    assert lab.pass_seconds < 20, lab.pass_seconds  # type: ignore[attr-defined]
+    if slug == "stdin-sleep":  # stopped at its own timeout and recorded so (no timing assert)
+        assert "E_TIMEOUT" in row["reason"] and "did not finish within 2s" in row["reason"], row
     assert len(lab.calls("zz")) == 1
 
 

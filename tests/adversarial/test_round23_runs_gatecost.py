@@ -29,7 +29,6 @@ evaluations of values (guards, expect, one_of, params_schema) by one time budget
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -75,9 +74,7 @@ actions:
     lab.set_status("gate-cost", "approved")
     lab.set_status("zz", "approved")
     lab.commit("approve", ALICE)
-    t0 = time.monotonic()
-    lab.run(timeout=300)
-    lab.seconds = time.monotonic() - t0  # type: ignore[attr-defined]
+    lab.run(timeout=300)  # the pass ended (exit 0) within the lab's wait, or the build fails
     return lab
 
 
@@ -106,4 +103,3 @@ def test_the_preview_resolves_no_value_past_its_bound(lab: Lab) -> None:
     shown = [a["params"]["v"] for a in gate.get("actions", [])]
     assert all(v.startswith("(not shown: ") for v in shown), shown[:3]
     assert shown or "200 nested actions" in gate.get("note", ""), gate
-    assert lab.seconds < 300  # type: ignore[attr-defined]  # the pass ended (its own timeout)

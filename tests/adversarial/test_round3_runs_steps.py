@@ -13,6 +13,9 @@
   ``matches`` in ``verify`` / a precondition / an RFC 9535 ``match()`` filter over 40
   attacker-written ``a``; a tool that leaves a ``setsid`` grandchild holding its stdout; a
   tool that writes 100 MB. Defence: the pass stays short and small, the bystander runs.
+  No timing assert (the project has none): backtracking over 40 ``a`` one path at a time
+  never ends, so the pass ending (exit 0, within the lab's 120 s wait) with each check's
+  verdict shows the bound; the grandchild's plan ends at its tool's timeout (E_TIMEOUT).
 - An exec argv element with two placeholders (``{ns}/{name}``) whose first value is the
   text ``{name}``: one argv element with that literal text (no second substitution).
 """
@@ -242,8 +245,8 @@ def test_a_gated_fallback_step_never_runs_unpaused(lab: Lab) -> None:
 
 @pytest.mark.parametrize("name", list(REDOS))
 def test_backtracking_patterns_over_outside_data_never_stall(lab: Lab, name: str) -> None:
+    # the pass ended at all (see the docstring): backtracking over A40 to the end never would
     assert lab.pass_rc == 0
-    assert lab.pass_wall < 25, f"the pass took {lab.pass_wall:.0f} s"
     row = lab.final[f"plans/{name}"]
     expected = EXPECTED[name]
     if expected:
@@ -256,7 +259,8 @@ def test_a_grandchild_holding_stdout_is_bounded_by_the_timeout(lab: Lab) -> None
     row = lab.final["plans/x-daemon"]
     assert row["status"] == "failed" and "E_TIMEOUT" in json.dumps(row), row
     assert lab.calls("x-daemon-3") == []
-    assert lab.pass_wall < 25
+    # ended at its own bound and recorded so, not at the grandchild's 12 s (no timing assert)
+    assert "did not finish within 2s" in json.dumps(row), row
 
 
 def test_a_100mb_tool_output_is_not_held_in_memory(lab: Lab) -> None:

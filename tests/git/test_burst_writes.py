@@ -61,9 +61,9 @@ def test_objects_written_here_are_read_back_without_git(
     asked: list[str] = []
     read = base.RepoBase._object
 
-    def counting(self: base.RepoBase, sha: str) -> bytes:
+    def counting(self: base.RepoBase, sha: str, limit: int | None = None) -> bytes:
         asked.append(sha)
-        return read(self, sha)
+        return read(self, sha, limit)
 
     monkeypatch.setattr(base.RepoBase, "_object", counting)
     assert gitrepo.blob(small) == b"a plan as the controller wrote it\n"

@@ -139,7 +139,7 @@ class Starting(Committing):
         run_dir = self.state.run_dir(state.plan_id)
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in (PurePosixPath(state.file).name, LOG_NAME):
-            data = self.repo.read_file(commit, f"{state.plan_id}/{name}")
+            data = self._start_file(commit, f"{state.plan_id}/{name}")
             if data is not None:
                 (run_dir / name).write_bytes(data)
 
@@ -227,10 +227,10 @@ class Starting(Committing):
         from controller.errors import PlangateError
         from controller.plan import yamlio
 
-        raw = self.repo.read_file(self._head or self.head(), state.file)
-        if raw is None:
-            return None
         try:
+            raw = self.repo.read_file(self._head or self.head(), state.file)
+            if raw is None:
+                return None
             return yamlio.read_yaml(raw.decode("utf-8"), state.file).data
         except (PlangateError, UnicodeDecodeError):
             return None
@@ -328,16 +328,27 @@ class Starting(Committing):
 
     def _seed_run_dir(self, plan_id: str, start: str, name: str) -> bool:
         """The run folder as the plan's files at its start commit (False: no plan file)."""
-        data = self.repo.read_file(start, f"{plan_id}/{name}")
+        data = self._start_file(start, f"{plan_id}/{name}")
         if data is None:
             return False
         run_dir = self.state.run_dir(plan_id)
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / name).write_bytes(data)
-        log = self.repo.read_file(start, f"{plan_id}/{LOG_NAME}")
+        log = self._start_file(start, f"{plan_id}/{LOG_NAME}")
         if log is not None:
             (run_dir / LOG_NAME).write_bytes(log)
         return True
+
+    def _start_file(self, start: str, path: str) -> bytes | None:
+        """A file of the plan's folder at its start commit; None when absent or too large to
+        be read (an agent's huge EXECUTION_LOG.md committed before the approval: the run
+        starts a log of its own instead of stopping every pass, round 32)."""
+        from controller.errors import BlobTooLarge
+
+        try:
+            return self.repo.read_file(start, path)
+        except BlobTooLarge:
+            return None
 
     def _published(self, start: str | None, head: str) -> bool:
         """Is our start commit on the branch? (Cached: the branch only grows, unless it was

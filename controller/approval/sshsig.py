@@ -58,29 +58,28 @@ def fingerprint(blob: bytes) -> str:
 
 def signature_key(commit: bytes, header: bytes = b"gpgsig") -> bytes | None:
     """The public key blob of the SSH signature in a raw commit object's ``header`` (git's
-    ``gpgsig``; ``gpgsig-sha256`` in a SHA-256 repository), or None: no such header, more
-    than one, not an SSHSIG blob, or malformed."""
+    ``gpgsig``; ``gpgsig-sha256`` in a SHA-256 repository), read as git and ssh-keygen read
+    it: the values of every such header joined (git), then the first armored block, which
+    must open the text (ssh-keygen: a second block or text after the end marker is ignored,
+    anything before the first is no signature). None: no signature there, or malformed."""
     head = commit.split(b"\n\n", 1)[0]
-    found: list[list[bytes]] = []
-    current: list[bytes] | None = None
+    text: list[bytes] = []
+    inside = False
     for line in head.split(b"\n"):
-        if line.startswith(b" ") and current is not None:
-            current.append(line[1:])
+        if line.startswith(b" ") and inside:
+            text.append(line[1:])
             continue
-        current = None
-        if line.startswith(header + b" "):
-            current = [line[len(header) + 1 :]]
-            found.append(current)
-    if len(found) != 1:
+        inside = line.startswith(header + b" ")
+        if inside:
+            text.append(line[len(header) + 1 :])
+    buffer = b"\n".join(text)
+    if not buffer.startswith(_BEGIN + b"\n"):
         return None
-    lines = [line.strip() for line in found[0]]
-    if not lines or lines[0] != _BEGIN or _END not in lines:
-        return None
-    body = b"".join(lines[1 : lines.index(_END)])
-    if len(body) > MAX_BLOB * 2:
+    end = buffer.find(_END, len(_BEGIN))
+    if end < 0 or end > MAX_BLOB * 2:
         return None
     try:
-        blob = base64.b64decode(body, validate=True)
+        blob = base64.b64decode(b"".join(buffer[len(_BEGIN) : end].split()), validate=True)
     except (binascii.Error, ValueError):
         return None
     return _sshsig_key(blob)

@@ -230,8 +230,8 @@ def test_git_reads_the_certificate_of_a_certified_signature(
     keys: Keys, repo: Path, tmp_path: Path
 ) -> None:
     """verify_commit and the history scans name a certified key by its certificate; a
-    commit signed by the same key without its certificate names the key alone; two
-    signature headers name none."""
+    commit signed by the same key without its certificate names the key alone; signature
+    headers are read as git reads them."""
     blob = keys.cert("gitc", "alice@example.com")
     signers = _signers(tmp_path, keys, _ca_line(keys))
     certified = _signed_commit(repo, keys.folder / "gitc-cert.pub", "certified")
@@ -245,10 +245,18 @@ def test_git_reads_the_certificate_of_a_certified_signature(
     assert records["certified"].signing_key == signature.key
     assert records["plain"].signing_key == keys.fingerprint("gitc")
     assert gitrepo.commit(certified).signing_key == signature.key
+    # a second signature header (git verifies the first block of the headers joined, and
+    # says G) hides nothing; text before the block is no signature for git either
     raw = git(repo, "cat-file", "commit", certified).encode()
     head, _, rest = raw.partition(b"\n\n")
     sig = head[head.index(b"gpgsig ") :]
-    assert sshsig.signature_key(head + b"\n" + sig + b"\n\n" + rest) is None  # two headers
+    for extra in (sig, b"gpgsig junk", b"gpgsig " + sig.split(b"\n", 1)[1].lstrip()):
+        assert sshsig.signature_key(head + b"\n" + extra + b"\n\n" + rest) == blob
+    before = head.replace(b"gpgsig ", b"gpgsig junk\n ", 1)
+    assert sshsig.signature_key(before + b"\n\n" + rest) is None
+    forged = git(repo, "hash-object", "-t", "commit", "-w", "--literally", "--stdin",
+                 data=head + b"\ngpgsig junk\n\n" + rest).strip()  # fmt: skip
+    assert gitrepo.verify_commit(forged, signers).key == signature.key
 
 
 def _request(signers: Path, token: str, **change: object) -> tuple[ApprovalRequest, object]:

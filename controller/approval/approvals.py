@@ -507,22 +507,60 @@ def _check_self(request: ApprovalRequest, policy: ApprovalSettings, approver: st
             "cannot all be read: nobody may approve this version (write it again in a commit "
             "with a shorter message)",
         )
-    signed = _keys_of(approver, policy) & {
-        c[len(KEY_PREFIX) :] for c in request.changers if c.startswith(KEY_PREFIX)
-    }
+    signed = sorted(
+        key
+        for key in (c[len(KEY_PREFIX) :] for c in request.changers if c.startswith(KEY_PREFIX))
+        if holds(approver, key, policy, None) or _same_key(key, request)
+    )
     if signed:
+        from controller.approval.signers import describe_key
+
         return (
             "E_SELF_APPROVAL",
-            f"{approver}'s key {min(signed)} signed a commit that wrote or changed this plan's "
-            "content (whatever name it carried): its signer cannot approve it",
+            f"{approver}'s key {describe_key(signed[0])} signed a commit that wrote or changed "
+            "this plan's content (whatever name it carried): its signer cannot approve it",
         )
     return None
+
+
+def _same_key(key: str, request: ApprovalRequest) -> bool:
+    """Whether ``key`` is the key that signed the approval itself (a certified key that
+    signed content without its certificate is still the approver's)."""
+    if not request.signature_valid or not request.signer_key or not key:
+        return False
+    from controller.approval.signers import key_fingerprint
+
+    mine = key_fingerprint(request.signer_key)
+    return bool(mine) and key_fingerprint(key) == mine
 
 
 def signed_by(who: str, signing_key: str, policy: ApprovalSettings, at: float) -> bool:
     """Whether a commit whose good signature is by ``signing_key`` was signed by ``who``
     with a key allowed_signers lets sign git commits at ``at`` (the verifier's clock)."""
-    return bool(signing_key) and signing_key in _keys_of(who, policy, at)
+    return holds(who, signing_key, policy, at)
+
+
+def holds(who: str, signing_key: str, policy: ApprovalSettings, at: float | None) -> bool:
+    """Whether ``who`` (by alias too) holds the signing key ``signing_key`` (a fingerprint,
+    or ``cert:<certificate>`` for a key a CA certified) by ``policy.allowed_signers``
+    (:func:`signers.key_holders`, the one place that maps keys to people). ``at``: the key
+    must sign git commits then (the verifier's clock); None: who wrote content (every key
+    that names her, retired or not)."""
+    if policy.allowed_signers is None or not signing_key:
+        return False
+    from controller.approval.signers import key_holders
+
+    aliases = policy.identity_aliases
+    me = canonical(who, aliases)
+    for principal, pattern in key_holders(policy.allowed_signers, signing_key, at):
+        if pattern:
+            if fnmatch.fnmatchcase(me, canonical(principal, aliases)) or fnmatch.fnmatchcase(
+                who, principal
+            ):
+                return True
+        elif canonical(principal, aliases) == me:
+            return True
+    return False
 
 
 #: Among a content's writers: a commit whose co-authors could not all be read (its message
@@ -540,10 +578,10 @@ def usable_keys(who: str, policy: ApprovalSettings, at: float) -> frozenset[str]
 
 
 def _keys_of(who: str, policy: ApprovalSettings, at: float | None = None) -> frozenset[str]:
-    """The fingerprints of the keys ``policy.allowed_signers`` gives ``who`` (by alias too):
-    on a branch that checks signatures, a signature proves who made a commit. ``at``: only
-    the keys that may sign git commits then (None: every key, as for who wrote content: a
-    retired key still names its holder)."""
+    """The fingerprints of the keys ``policy.allowed_signers`` lists for ``who`` (by alias
+    too; certificates are judged one by one by :func:`holds`). ``at``: only the keys that
+    may sign git commits then (None: every key, as for who wrote content: a retired key
+    still names its holder)."""
     if policy.allowed_signers is None:
         return frozenset()
     from controller.approval.signers import signer_keys
@@ -553,7 +591,8 @@ def _keys_of(who: str, policy: ApprovalSettings, at: float | None = None) -> fro
     return frozenset(
         entry.fingerprint
         for entry in signer_keys(policy.allowed_signers)
-        if (at is None or entry.usable(at))
+        if not entry.cert_authority
+        and (at is None or entry.usable(at))
         and any(
             fnmatch.fnmatchcase(me, canonical(p, aliases)) or fnmatch.fnmatchcase(who, p)
             for p in entry.principals
@@ -581,14 +620,24 @@ def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: 
     # git judged the key's valid-after/valid-before at the commit's own date, which its
     # signer sets (round 16): the key must be usable at the verifier's clock too
     at = request.verified_at or request.commit_time
-    if policy.allowed_signers is not None and request.signer_key not in _keys_of(
-        request.signer, policy, at
+    if policy.allowed_signers is not None and not holds(
+        request.signer, request.signer_key, policy, at
     ):
+        from controller.approval.signers import CERT_PREFIX, describe_key
+
+        certified = request.signer_key.startswith(CERT_PREFIX)
         return (
             "E_SIGNATURE_INVALID",
-            f"{request.commit[:12]} is signed with {request.signer_key or 'an unnamed key'}, "
-            f"which allowed_signers does not let {request.signer} sign git commits with now "
-            "(valid-after/valid-before are judged at the verifier's clock, not the commit's date)",
+            f"{request.commit[:12]} is signed with "
+            f"{describe_key(request.signer_key) or 'an unnamed key'}, which allowed_signers "
+            f"does not let {request.signer} sign git commits with now (valid-after/"
+            "valid-before are judged at the verifier's clock, not the commit's date"
+            + (
+                "; a certificate counts only as a user certificate valid now, with no "
+                "critical option, for a principal its cert-authority line allows)"
+                if certified
+                else ")"
+            ),
         )
     return None
 

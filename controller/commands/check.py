@@ -186,10 +186,11 @@ def _merge_signature(config: Config, as_email: str | None) -> tuple[Any, str]:
     file's first valid line for that key names first (:func:`signers.git_signer`), which
     the controller then judges as it judges any signature. A key for which git would name
     the merger is preferred (which key she picks changes no other verdict: every key of a
-    content's writer makes her a writer). Unsigned when there is no such key, or no
-    ``--as``."""
+    content's writer makes her a writer); without one, a certificate a ``cert-authority``
+    line valid now allows for her address (:func:`signers.assumed_certificate`), which git
+    names her for. Unsigned when there is neither, or no ``--as``."""
     from controller.approval.approvals import canonical, usable_keys
-    from controller.approval.signers import git_signer
+    from controller.approval.signers import assumed_certificate, describe_key, git_signer
     from controller.git.signing import Signature
 
     if as_email is None:
@@ -200,11 +201,17 @@ def _merge_signature(config: Config, as_email: str | None) -> tuple[Any, str]:
     keys = sorted(usable_keys(as_email, config.approval, now))
     found = {key: git_signer(signers_file, key, now) for key in keys} if signers_file else {}
     named: dict[str, str] = {key: who for key, who in found.items() if who}
+    aliases = config.approval.identity_aliases
+    me = canonical(as_email, aliases)
+    certified = assumed_certificate(signers_file, as_email, now) if signers_file else None
+    if certified and not any(canonical(who, aliases) == me for who in named.values()):
+        # no listed key of hers that git names her for: a certificate a cert-authority line
+        # allows for her address (round 30), which git names her for
+        text = f"assumed signed by {as_email} with {describe_key(certified)}"
+        return Signature(True, as_email, "predicted: " + text, "ssh", certified), text
     if not named:
         text = f"allowed_signers lists no key {as_email} may sign git commits with now"
         return Signature(False, None, text), f"{text}: predicted unsigned"
-    aliases = config.approval.identity_aliases
-    me = canonical(as_email, aliases)
     key = next((k for k, who in named.items() if canonical(who, aliases) == me), next(iter(named)))
     signer = named[key]
     text = f"assumed signed by {as_email} with a key allowed_signers lists ({key})"

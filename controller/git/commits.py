@@ -101,7 +101,7 @@ class Commits(Objects, Refs, Signing):
                     for part in parts:
                         record = _parse_chunk(part.decode("utf-8", "surrogateescape"), tag)
                         if record is not None:
-                            yield record
+                            yield self._certified(record)
             finally:  # also when the caller stops early: git then ends on a broken pipe
                 proc.stdout.close()
                 code = proc.wait()
@@ -110,7 +110,15 @@ class Commits(Objects, Refs, Signing):
                 raise git_failure(args[2:4], errors.read().decode("utf-8", "replace"))
         record = _parse_chunk(pending.decode("utf-8", "surrogateescape"), tag)
         if record is not None:
-            yield record
+            yield self._certified(record)
+
+    def _certified(self, record: CommitRecord) -> CommitRecord:
+        """``record``, its key named by its certificate when a certified key signed it (git's
+        ``%GK`` names the certified key alone, which no line lists: round 30). Only such
+        commits cost a read of the commit object; the certificate is parsed once."""
+        if record.certified and record.signing_key:
+            record.signing_key = self.signing_key_of(record.sha, record.signing_key)
+        return record
 
     def range_log(self, exclude: str, include: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every commit reachable from ``include`` but not ``exclude`` (a merge's branch)."""
@@ -198,14 +206,14 @@ class Commits(Objects, Refs, Signing):
             *paths,
             input=None if input is None else input.encode(),
         )
-        return list(parse_log(out, tag))
+        return [self._certified(record) for record in parse_log(out, tag)]
 
     def commit(self, sha: str) -> CommitRecord:
         tag = _new_tag()
         out = self.run(
             "log", "-1", "-z", "--no-show-signature", _log_format(tag, self.read_signatures), sha
         )
-        return next(parse_log(out, tag))
+        return self._certified(next(parse_log(out, tag)))
 
     def commit_files(
         self,
@@ -368,7 +376,10 @@ class Commits(Objects, Refs, Signing):
         result = self.run_raw(*args, input="".join(f"{s}\n" for s in shas).encode())
         if result.returncode != 0:
             raise git_failure(args, result.stderr.decode("utf-8", "replace"))
-        records = list(parse_log(result.stdout.decode("utf-8", "surrogateescape"), tag))
+        records = [
+            self._certified(record)
+            for record in parse_log(result.stdout.decode("utf-8", "surrogateescape"), tag)
+        ]
         if [r.sha for r in records] != list(shas):
             raise GitError("git log --no-walk did not return the commits asked for")
         return records

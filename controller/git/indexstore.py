@@ -34,12 +34,12 @@ _MEMORY_TABLES = {
     "withdrawn": "hash TEXT PRIMARY KEY, data TEXT",
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
 }
-INDEX_VERSION = "10"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "11"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
 # each version's changers (round 20); 10: an author's withdrawal vetoes a version she wrote
-# wherever it is (round 23)
+# wherever it is (round 23); 11: a certified key's signature kept as its certificate (round 30)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import secrets
 import time
 from collections.abc import Iterator, Sequence
@@ -35,6 +36,7 @@ _FIELDS = [
     "%s",
     "%(trailers:only,unfold)",
     "%b",
+    "",  # %GG with signatures read: whether the key that signed is a certificate
 ]
 #: Characters git strips from the ends of a name or email ("crud"), or refuses inside one.
 _CRUD = frozenset(" .,:;<>\"\\'") | {chr(c) for c in range(33)}
@@ -79,6 +81,10 @@ class CommitRecord:
     #: The fingerprint of the key whose signature on the commit is good (git's ``%GK`` for
     #: ``%G?`` G or U), "" when unsigned or badly signed: whoever holds that key made it.
     signing_key: str = ""
+    #: The key that signed is a certified one (ssh-keygen said ``...-CERT key``): the
+    #: reader replaces ``signing_key`` with the certificate from the commit's signature
+    #: (:func:`controller.approval.signers.certified_key`), which names its holder.
+    certified: bool = False
     #: The message was longer than :data:`MAX_MESSAGE` and was cut there: what it says past
     #: the cut (a ``Co-authored-by:`` line) is unknown, so its content has every author.
     oversized: bool = False
@@ -179,7 +185,7 @@ def _log_format(tag: str, signatures: bool = False) -> str:
     runs ssh-keygen for every signed commit (a few ms each), so only where the policy reads
     signatures (``approval.allowed_signers``); unsigned commits cost nothing either way."""
     record, field, end = (f"{sep}{tag}" for sep in (_RECORD, _FIELD, _HEADER_END))
-    fields = _FIELDS if not signatures else [*_FIELDS[:8], "%G?", "%GK", *_FIELDS[10:]]
+    fields = _FIELDS if not signatures else [*_FIELDS[:8], "%G?", "%GK", *_FIELDS[10:13], "%GG"]
     return f"--format={record}{field.join(fields)}{end}"
 
 
@@ -193,8 +199,8 @@ def _parse_header(header: str, tag: str) -> CommitRecord:
     # surrogate, which no YAML, JSON or file written as UTF-8 could carry (round 25: the
     # controller's record of such an approval made the plan unreadable for good)
     header = _as_text(header)
-    sha, parents, an, ae, at, cn, ce, ct, verdict, key, subject, trailers, body = header.split(
-        _FIELD + tag, 12
+    sha, parents, an, ae, at, cn, ce, ct, verdict, key, subject, trailers, body, said = (
+        header.split(_FIELD + tag, 13)
     )
     oversized = max(len(subject), len(trailers), len(body)) > MAX_MESSAGE
     if oversized:  # round 15: an 8 MB message cost 190 MB to parse, a 39 MB one 530 MB
@@ -213,7 +219,12 @@ def _parse_header(header: str, tag: str) -> CommitRecord:
         # policy's allowed_signers to say, never the commit's)
         signing_key=key.strip() if verdict in ("G", "U") else "",
         oversized=oversized,
+        certified=verdict in ("G", "U") and _CERTIFIED.search(said) is not None,
     )
+
+
+#: What ssh-keygen says of a good signature by a certified key ("with ED25519-CERT key").
+_CERTIFIED = re.compile(r" with [A-Z0-9-]+-CERT key SHA256:")
 
 
 #: The longest subject, trailer block or body of a commit message read (characters): a

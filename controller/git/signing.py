@@ -14,12 +14,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.approval.signers import certified_key
+from controller.approval.sshsig import signature_key
 from controller.errors import GitError
 from controller.git.base import RepoBase
 from controller.git.records import Person
 
 _GOOD_SSH = re.compile(r'Good "git" signature for (\S+) with')
 _SSH_KEY = re.compile(r"\bkey (SHA256:[A-Za-z0-9+/=]+)")
+_CERTIFIED = re.compile(r" with [A-Z0-9-]+-CERT key SHA256:")
 _GOOD_GPG = re.compile(r"GOODSIG [0-9A-F]+ .*?<([^>]+)>|Good signature from \".*?<([^>]+)>")
 
 
@@ -33,7 +36,8 @@ class Signature:
     #: ``ssh``: the signer is the principal the allowed-signers file binds to the key that
     #: signed; ``gpg``: only a user id the key carries (anyone can put any address there).
     kind: str = ""
-    #: The SHA256 fingerprint of the key that signed (ssh), "" when not named.
+    #: The SHA256 fingerprint of the key that signed (ssh), "" when not named; for a key a
+    #: CA certified, ``cert:<certificate>`` (:meth:`Signing.signing_key_of`).
     key: str = ""
 
 
@@ -80,13 +84,29 @@ class Signing(RepoBase):
         first_line = text.splitlines()[0] if text else "no signature"
         kind = "ssh" if ssh else "gpg" if match else ""
         key = _SSH_KEY.search(text) if ssh else None
+        named = key.group(1) if key else ""
+        if named and _CERTIFIED.search(text):
+            named = self.signing_key_of(sha, named)
         return Signature(
             result.returncode == 0 and signer is not None,
             signer,
             first_line,
             kind,
-            key.group(1) if key else "",
+            named,
         )
+
+    def signing_key_of(self, sha: str, fingerprint: str) -> str:
+        """The key that made the good SSH signature on commit ``sha``, which git names
+        ``fingerprint``: ``cert:<certificate>`` when the signature's public key is a
+        certificate of that key (read from the commit's ``gpgsig`` header: git names the
+        certified key alone, and only the certificate says whose it is), else the
+        fingerprint (:func:`controller.approval.signers.certified_key`)."""
+        header = b"gpgsig-sha256" if len(sha) == 64 else b"gpgsig"
+        try:
+            data = self._object(sha)
+        except GitError:
+            return fingerprint
+        return certified_key(signature_key(data, header), fingerprint)
 
 
 _TRUE = ("true", "yes", "on", "1")

@@ -53,8 +53,8 @@ Asserted: check's outcome is the controller's (``start`` when it started, else `
 ``plangate audit --json --config`` flags a start of a self-approved plan
 ``start-without-approval``; it flags none for ``ctl``.
 
-Results: BROKE (strict xfails): ``cert-content``, ``cert-notes``, ``cert-edit``,
-``two/cert-quorum`` (each ran once on the signer's own approval: the history does not take a
+Results when found: BROKE (strict xfails): ``cert-content``, ``cert-notes``, ``cert-edit``,
+``two/cert-quorum`` (each ran once on the signer's own approval: the history did not take a
 certified key as its holder's), ``cert-reject``, ``cert-author-reject`` and
 ``cert-reject-side`` (ignored as ``E_APPROVER_NOT_ALLOWED``; Alice's approval ran the plan),
 ``cert-abort`` (ignored the same way; the gate approval ran the gated action), and the audits
@@ -63,8 +63,21 @@ of the four self-approved starts (``approval_valid: true``). Held: ``plain-rejec
 ``check-chk``, ``check-trailer`` (check and controller ``partial``: Bob's certified trailer
 refused ``E_SIGNATURE_INVALID``), the four controls, ``ctl``, ``audit-ctl``. Seen on the side
 (a first draft whose ``allowed_signers`` held only the CA line): an approval signed with a
-certified key is refused ``E_SIGNATURE_INVALID`` ("allowed_signers does not let
-alice@example.com sign git commits with now"), and check agreed (``refuse``).
+certified key was refused ``E_SIGNATURE_INVALID``, and check agreed (``refuse``).
+
+Results now: all 12 FIXED (no marks left; ``FOUND`` keeps the record). git's ``%GK`` names
+only the certified key, which no line lists; the history reader and ``verify_commit`` now
+read the certificate from the commit's own SSH signature (the SSHSIG blob's public key, for
+the key git verified) and keep the key as ``cert:<certificate>``, and
+``signers.key_holders`` maps listed and certified keys to people in one place (a user
+certificate whose CA signature verifies, by the CA of a ``cert-authority`` line whose
+principal patterns allow its principals; to count now, valid with its line at the
+verifier's clock and without critical options). So the certified content makes its holder
+a writer (``E_SELF_APPROVAL``; the audits flag nothing since nothing started), certified
+rejections and aborts count, and certified approvals count by the same rules: Bob's
+certified trailer is now his vote, so ``two/trailer`` starts on Alice's merge and check
+predicts ``start`` (``check-trailer`` asserts agreement either way). Unit tests:
+``tests/approval/test_signers_certificates.py``.
 """
 
 from __future__ import annotations
@@ -91,44 +104,19 @@ SELF = [
     "retired-content",
 ]
 BROKE_SELF = ["cert-content", "cert-notes", "cert-edit", "two/cert-quorum"]
-_SELF_WHY = (
-    "round 30: a key certified by an allowed_signers cert-authority line that signed the "
-    "plan's content (or a file in its folder), under the agent's name, does not make its "
-    "holder a writer: her own approval, signed with her listed key, runs the plan"
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    vid: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_SELF_WHY)
-    for vid in [*BROKE_SELF, *(f"audit-{v}" for v in BROKE_SELF)]
+#: The record of what broke (strict xfails when found; all fixed: no marks left, so each
+#: variant shows by passing).
+FOUND: dict[str, list[pytest.MarkDecorator]] = {
+    vid: []
+    for vid in [
+        *BROKE_SELF,
+        *(f"audit-{v}" for v in BROKE_SELF),
+        "cert-reject",
+        "cert-author-reject",
+        "cert-reject-side",
+        "cert-abort",
+    ]
 }
-FOUND["cert-author-reject"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 30: under require_signed, the plan author's own rejection signed with a key "
-    "an allowed_signers cert-authority line certifies for her address is ignored; a later "
-    "approval runs the plan",
-)
-FOUND["cert-reject-side"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 30: under require_signed, an approver's rejection on a merged branch signed "
-    "with a key an allowed_signers cert-authority line certifies for her is ignored (her listed "
-    "key's is not); a later approval runs the plan",
-)
-FOUND["cert-abort"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 30: under require_signed, an approver's abort of a paused plan signed with "
-    "a key an allowed_signers cert-authority line certifies for her address is ignored; the "
-    "gate approval runs the gated action",
-)
-FOUND["cert-reject"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 30: under require_signed, an approver's rejection signed with a key an "
-    "allowed_signers cert-authority line certifies for her address (git: G, her principal) is "
-    "ignored as E_APPROVER_NOT_ALLOWED; a later approval runs the plan",
-)
-
 
 GATE = """\
   - id: 2
@@ -308,7 +296,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def _p(vids: list[str]) -> list[Any]:
-    return [pytest.param(v, id=v, marks=[FOUND[v]] if v in FOUND else []) for v in vids]
+    return [pytest.param(v, id=v, marks=FOUND.get(v, [])) for v in vids]
 
 
 def _tag(vid: str) -> str:

@@ -415,11 +415,11 @@ def test_a_long_commit_message_is_cut_and_marked() -> None:
 
     tag = "t"
     big = "Plan-Approved: x y\n" * (records.MAX_MESSAGE // 10)
-    fields = ["a" * 40, "", "A", "a@x", "1", "A", "a@x", "1", "", "", "s", big, big]
+    fields = ["a" * 40, "", "A", "a@x", "1", "A", "a@x", "1", "", "", "s", big, big, ""]
     record = records._parse_header((records._FIELD + tag).join(fields), tag)
     assert record.oversized
     assert len(record.body) == records.MAX_MESSAGE
-    small = records._parse_header((records._FIELD + tag).join([*fields[:11], "x", "y"]), tag)
+    small = records._parse_header((records._FIELD + tag).join([*fields[:11], "x", "y", ""]), tag)
     assert not small.oversized and small.body == "y"
 
 

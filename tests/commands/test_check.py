@@ -303,6 +303,52 @@ def test_under_require_signed_check_predicts_the_merge_the_merger_will_sign(
     assert head_plan(repo)["plan"]["status"] == "completed"
 
 
+def test_under_require_signed_check_predicts_a_merge_signed_with_a_certificate(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 30: with only a ``cert-authority`` line in allowed_signers, the merger signs
+    with a key its CA certified for her; check predicts that merge signed (git names her)
+    and the controller then agrees. A merger the CA line does not allow is predicted
+    refused."""
+    import subprocess
+
+    def keygen(*args: str) -> None:
+        subprocess.run(["ssh-keygen", "-q", *args], check=True, capture_output=True)
+
+    for name in ("ca", "alice"):
+        keygen("-t", "ed25519", "-N", "", "-f", str(tmp_path / name))
+    keygen("-s", str(tmp_path / "ca"), "-I", "alice", "-n", ALICE[1], str(tmp_path / "alice.pub"))
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f"*@example.com cert-authority {(tmp_path / 'ca.pub').read_text()}")
+    policy = {
+        "require_signed": True,
+        "allowed_signers": str(allowed),
+        "rules": [{"match": {}, "require": [{"count": 1}]}],
+    }
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo, **policy)
+    git(repo, "switch", "-q", "-c", "review")
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "ready", AGENT)
+    git(repo, "switch", "-q", "main")
+
+    code, report = check(repo, "--as", ALICE[1], "--format", "json", **policy)
+    [plan] = report["plans"]
+    assert (code, plan["outcome"], plan["refused"]) == (0, "start", [])
+    assert report["merge_signature"].startswith(
+        f"assumed signed by {ALICE[1]} with a certificate for {ALICE[1]} by CA SHA256:"
+    )
+    code, report = check(repo, "--as", BOB[1], "--format", "json", **policy)
+    assert (code, report["plans"][0]["outcome"]) == (1, "refuse")
+
+    signing = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={tmp_path / 'alice-cert.pub'}"]
+    git(repo, *signing, "merge", "-q", "--no-ff", "-S", "-m", "Merge review", "review",
+        env=identity(*ALICE))  # fmt: skip
+    run_once(repo, **policy)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+
+
 @pytest.mark.parametrize("value", ["", "@", "a@b@c", "carol at example.com", "<>"])
 def test_an_as_that_names_no_mailbox_is_a_usage_error(repo: Path, value: str) -> None:
     """``--as`` takes an address or git's ``Name <address>`` (round 26: the whole value was

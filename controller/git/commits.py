@@ -254,35 +254,39 @@ class Commits(Objects, Refs, Signing):
         until: str,
         folder: str,
         on_changes: Callable[[list[FileChange]], None] | None = None,
+        on_records: Callable[[list[CommitRecord]], None] | None = None,
     ) -> list[CommitRecord] | None:
         """What :meth:`first_parent_log` ``(since, until, [folder])`` yields, oldest first,
         found from the raw trees: each version of the folder's tree is read once and only the
         bytes that differ from the version before are decoded. ``on_changes`` hears each
-        commit's changes as they are found. None when the folder is no plain path or a tree
-        is one git could read differently (the caller then asks ``git log``)."""
+        commit's changes as they are found; ``on_records`` hears the records, complete and in
+        order, a run at a time as they are read while the walk goes on (the rest at its end).
+        None when the folder is no plain path or a tree is one git could read differently
+        (the caller then asks ``git log``; ``on_records`` may have heard some records)."""
         if not _plain_folder(folder):
             return None
         chain = self._first_parent_chain(since, until)
         if not chain:
             return []
+        records: list[CommitRecord] = []
+
+        def hand_on(found: list[CommitRecord]) -> None:
+            records.extend(found)
+            if on_records is not None and found:
+                on_records(found)
+
         with _RecordReader(self) as reader:  # the records are read while the walk goes on
             try:
-                entries = self._folder_entries(
-                    [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)], folder
-                )
-                found = self._changes_between(
-                    entries, folder, on_changes, lambda at: reader.add(chain[at][0])
+                self._changes_between(
+                    [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)],
+                    folder,
+                    on_changes,
+                    lambda at, changes: reader.add(chain[at][0], changes),
+                    lambda: hand_on(reader.ready()),
                 )
             except TreeError:
                 return None
-            records = reader.records()
-        wanted = {
-            sha: changes for (sha, _, _), changes in zip(chain, found, strict=True) if changes
-        }
-        if [r.sha for r in records] != list(wanted):
-            raise GitError("git log --no-walk did not return the commits asked for")
-        for record in records:
-            record.changes = wanted[record.sha]
+            hand_on(reader.rest())
         return records
 
     def _first_parent_chain(self, since: str | None, until: str) -> list[tuple[str, str, str]]:
@@ -319,33 +323,36 @@ class Commits(Objects, Refs, Signing):
 
     def _changes_between(
         self,
-        entries: list[Entry | None],
+        trees: list[str | None],
         folder: str,
         on_changes: Callable[[list[FileChange]], None] | None,
-        on_commit: Callable[[int], None] | None = None,
+        on_commit: Callable[[int, list[FileChange]], None] | None = None,
+        on_chunk: Callable[[], None] | None = None,
     ) -> list[list[FileChange]]:
-        """Per commit (``entries[1:]``), the files changed under ``folder`` since the one before;
-        ``on_commit`` hears the position of each commit that changed some, in order."""
+        """Per commit (root ``trees[1:]``), the files changed under ``folder`` since the one
+        before; ``on_commit`` hears the position and changes of each commit that changed
+        some, in order; ``on_chunk`` is called after each :data:`CHUNK_COMMITS` commits. The
+        folder's entry in each root tree is found by the stream's feeder, a chunk ahead."""
         top = b"" if folder == "." else folder.encode("utf-8", "surrogateescape")
-        versions = [
-            e for i, e in enumerate(entries) if is_dir(e) and (i == 0 or e != entries[i - 1])
-        ]
         found: list[list[FileChange]] = []
-        pairs = list(itertools.pairwise(entries))
-        with _TreeStream(self, [e.sha.hex() for e in versions if e]) as stream:
+        with _TreeStream(self, trees, lambda part: self._folder_entries(part, folder)) as stream:
             reader = _TreeReader(self)
             try:
-                old, marks = (stream.next() if is_dir(entries[0]) else b""), [0]
-                for start in range(0, len(pairs), CHUNK_COMMITS):
+                entries = stream.entries()
+                before = next(entries)
+                old, marks = (stream.next() if is_dir(before) else b""), [0]
+                while True:
                     tops: list[list[_TopOp]] = []  # each commit's changed entries, then read
-                    for before, after in pairs[start : start + CHUNK_COMMITS]:
+                    for after in itertools.islice(entries, CHUNK_COMMITS):
                         if before == after:
                             tops.append([])
                             continue
                         new = stream.next() if is_dir(after) else b""
                         ops, marks = _top_ops(top, before, after, old, new, marks)
                         tops.append(ops)
-                        old = new
+                        before, old = after, new
+                    if not tops:
+                        break
                     reader.prefetch(e for ops in tops for op in ops for e in op[1:3])
                     for ops in tops:
                         changes: list[FileChange] = []
@@ -354,8 +361,10 @@ class Commits(Objects, Refs, Signing):
                         if on_changes is not None and changes:
                             on_changes(changes)
                         if on_commit is not None and changes:
-                            on_commit(len(found))
+                            on_commit(len(found), changes)
                         found.append(changes)
+                    if on_chunk is not None:
+                        on_chunk()
             finally:
                 reader.close()
         return found
@@ -388,37 +397,53 @@ class Commits(Objects, Refs, Signing):
 #: Commits whose changed folders are read from git in one exchange.
 CHUNK_COMMITS = 256
 #: Commits whose records one ``git log --no-walk`` reads while a cold scan still walks.
-RECORDS_CHUNK = 5000
+RECORDS_CHUNK = 1000
 
 
 class _RecordReader:
-    """The records (no changes) of the commits a walk finds, in the order found: read in
-    chunks by a background thread while the walk goes on (50,000 records took 1.2 s after
-    it); fewer than a chunk are read at the end, in the caller's thread."""
+    """The records of the commits a walk finds, in the order found, with their changes: read
+    in chunks by a background thread while the walk goes on (50,000 records took 1.2 s after
+    it); :meth:`ready` hands on the chunks read so far without waiting, :meth:`rest` the
+    others (fewer than a chunk are read at the end, in the caller's thread)."""
 
     def __init__(self, repo: Commits) -> None:
         self.repo = repo
-        self.pending: list[str] = []
+        self.pending: list[tuple[str, list[FileChange]]] = []
         self.futures: list[Any] = []
         self.pool: Any = None
 
     def __enter__(self) -> _RecordReader:
         return self
 
-    def add(self, sha: str) -> None:
-        self.pending.append(sha)
+    def add(self, sha: str, changes: list[FileChange]) -> None:
+        self.pending.append((sha, changes))
         if len(self.pending) >= RECORDS_CHUNK:
             from concurrent.futures import ThreadPoolExecutor
 
             if self.pool is None:
                 self.pool = ThreadPoolExecutor(1, thread_name_prefix="records")
             batch, self.pending = self.pending, []
-            self.futures.append(self.pool.submit(self.repo._records, batch))
+            self.futures.append(self.pool.submit(self._read, batch))
 
-    def records(self) -> list[CommitRecord]:
-        found = [record for future in self.futures for record in future.result()]
-        found += self.repo._records(self.pending)
+    def _read(self, batch: list[tuple[str, list[FileChange]]]) -> list[CommitRecord]:
+        records = self.repo._records([sha for sha, _ in batch])
+        for record, (_, changes) in zip(records, batch, strict=True):
+            record.changes = changes  # _records checked the order
+        return records
+
+    def ready(self) -> list[CommitRecord]:
+        """The records of the chunks read so far (in order), not handed on before."""
+        found: list[CommitRecord] = []
+        while self.futures and self.futures[0].done():
+            found += self.futures.pop(0).result()
         return found
+
+    def rest(self) -> list[CommitRecord]:
+        """Every record not handed on yet, in order (waiting for them)."""
+        found = [record for future in self.futures for record in future.result()]
+        self.futures = []
+        batch, self.pending = self.pending, []
+        return found + (self._read(batch) if batch else [])
 
     def __exit__(self, *exc: object) -> None:
         for future in self.futures:
@@ -533,14 +558,32 @@ def _read_object(stream: IO[bytes]) -> tuple[str, bytes]:
     return header[1].decode(), data
 
 
-class _TreeStream:
-    """The plans folder's versions, in order, from one ``cat-file --batch`` fed by a thread."""
+#: Root trees whose entry for the plans folder the stream's feeder finds in one exchange.
+CHUNK_TREES = 2000
 
-    def __init__(self, repo: RepoBase, ids: list[str]) -> None:
+
+class _TreeStream:
+    """The plans folder's versions, in order, from one ``cat-file --batch`` fed by a thread.
+
+    The feeder finds the folder's entry in each root tree (``resolve``, a chunk of
+    :data:`CHUNK_TREES` at a time, one chunk ahead of the walk: 50,000 root trees took 1-2 s
+    before the walk began), hands the entries on (:meth:`entries`) and asks git for each
+    new version of the folder."""
+
+    def __init__(
+        self,
+        repo: RepoBase,
+        trees: list[str | None],
+        resolve: Callable[[list[str | None]], list[Entry | None]],
+    ) -> None:
+        import queue
         import threading
 
         self.timeout = repo.timeout
-
+        #: each chunk's entries, then None; or the error the feeder met
+        self.found: queue.SimpleQueue[list[Entry | None] | BaseException | None] = (
+            queue.SimpleQueue()
+        )
         self.proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=repo.path,
@@ -550,15 +593,51 @@ class _TreeStream:
             stderr=subprocess.DEVNULL,
         )
         _widen(self.proc.stdout)
-        self.feeder = threading.Thread(target=self._feed, args=(ids,), daemon=True)
+        self.feeder = threading.Thread(target=self._feed, args=(trees, resolve), daemon=True)
         self.feeder.start()
 
-    def _feed(self, ids: list[str]) -> None:
+    def _feed(
+        self, trees: list[str | None], resolve: Callable[[list[str | None]], list[Entry | None]]
+    ) -> None:
         assert self.proc.stdin is not None
-        with contextlib.suppress(OSError):
-            for start in range(0, len(ids), 1000):
-                self.proc.stdin.write("".join(f"{s}\n" for s in ids[start : start + 1000]).encode())
-            self.proc.stdin.close()
+        chunks = [trees[i : i + CHUNK_TREES] for i in range(0, len(trees), CHUNK_TREES)]
+        last: Entry | None = None
+        first = True
+        try:
+            ahead = resolve(chunks[0]) if chunks else []
+            for at in range(len(chunks)):
+                entries = ahead
+                self.found.put(entries)
+                error = None
+                try:  # the next chunk's entries while git reads this one's versions
+                    ahead = resolve(chunks[at + 1]) if at + 1 < len(chunks) else []
+                except BaseException as exc:  # raised once the walk is past this chunk
+                    error = exc
+                ids = []
+                for entry in entries:  # each version once: the walk reads it where it changes
+                    if is_dir(entry) and (first or entry != last):
+                        ids.append(b"%s\n" % entry.sha.hex().encode())
+                    last, first = entry, False
+                for start in range(0, len(ids), 1000):
+                    self.proc.stdin.write(b"".join(ids[start : start + 1000]))
+                if error is not None:
+                    raise error
+            self.found.put(None)
+        except BaseException as exc:  # the walk raises it (a TreeError: git log is asked)
+            self.found.put(exc)
+        finally:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def entries(self) -> Iterator[Entry | None]:
+        """The folder's entry in each root tree, in order (None where absent)."""
+        while True:
+            part = self.found.get()  # the feeder's git calls are bounded by their timeout
+            if part is None:
+                return
+            if isinstance(part, BaseException):
+                raise part
+            yield from part
 
     def next(self) -> bytes:
         assert self.proc.stdout is not None

@@ -16,10 +16,13 @@ Deleting the index file is always safe: the next scan rebuilds it from history.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import os
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -105,32 +108,34 @@ class HistoryIndex(Lifecycle):
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             self.rebuilds += 1
             last = None
-        # The commits are found first (the plan versions they name are read and parsed in
-        # the background meanwhile), then applied oldest first. A cold scan finds them from
-        # the plans folder's raw trees (_cold_records), others with `git log -- plans/`.
+        # A cold scan finds the commits from the plans folder's raw trees and applies each as
+        # soon as its record and its plan versions' facts are in, while the walk goes on
+        # (_cold_scan); other scans find them with `git log -- plans/` (the plan versions they
+        # name read and parsed in the background meanwhile), then apply them oldest first.
         cold = last is None and not self.scan_paths  # a few folders: one walk is enough
-        records = self._cold_records(repo, head) if cold else None
-        if records is None:
-            records = self._logged_records(repo, last, head, cold)
-        switches, policy = self._policy_switches(repo, last, head, records)
-        try:
-            self.merged_authors(repo, last, head, self.scan_paths)
-            for done, record in enumerate(records, 1):
-                if done - 1 in switches:  # the controller recorded a policy before this commit
-                    self._follow_policy(switches[done - 1])
-                self.apply(repo, record, sink)
-                if self.progress is not None and (
-                    done % PROGRESS_EVERY == 0 or done == len(records) >= PROGRESS_EVERY
-                ):
-                    self.progress("indexing history (commits)", done, len(records))
-        except BaseException:
-            self._load()  # never half a scan in memory: the next one re-applies from `last`
-            raise
-        self.apply_side_withdrawals(sink)
-        if self.rule_for is not None:
-            self._follow_policy(policy)
-            self.set_meta("withdraw_policy", policy or "")
-        self.save(head)
+        with _full_collections_held() if cold else contextlib.nullcontext():
+            side = list(self._side)
+            try:
+                walked = self._cold_scan(repo, head, sink) if cold else None
+                if walked is not None:
+                    records, policies = walked
+                else:
+                    if cold:  # git must be asked after all: what the walk applied is undone
+                        self._load()
+                        self._side = side
+                    records = self._logged_records(repo, last, head, cold)
+                    policies = self._policies(repo, last, head)
+                    self.merged_authors(repo, last, head, self.scan_paths)
+                    for done, record in enumerate(records, 1):
+                        self._apply_next(repo, record, sink, policies, done, len(records))
+            except BaseException:
+                self._load()  # never half a scan in memory: the next one re-applies from `last`
+                raise
+            self.apply_side_withdrawals(sink)
+            if self.rule_for is not None:
+                self._follow_policy(policies.policy)
+                self.set_meta("withdraw_policy", policies.policy or "")
+            self.save(head)
         self.scanned_to = head
         count = len(records)
         if last is None or count >= RELEASE_AFTER:
@@ -138,14 +143,30 @@ class HistoryIndex(Lifecycle):
             self._compact()
         return count
 
-    def _policy_switches(
-        self, repo: GitRepo, last: str | None, head: str, records: list[CommitRecord]
-    ) -> tuple[dict[int, str], str | None]:
-        """Where the policy in force changes among ``records`` (the index of the first record
-        after each of the controller's records -> its blob), and the policy in force at
-        ``head``. The rule in force at ``last`` is set meanwhile."""
+    def _apply_next(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        sink: EventSink | None,
+        policies: _Policies,
+        done: int,
+        total: int | None,
+    ) -> None:
+        """Apply the scan's ``done``-th commit (of ``total``, when known), in the withdraw
+        policy in force there."""
+        policies.before(record)
+        self.apply(repo, record, sink)
+        if self.progress is not None and (
+            done % PROGRESS_EVERY == 0 or (total is not None and done == total >= PROGRESS_EVERY)
+        ):
+            self.progress("indexing history (commits)", done, total)
+
+    def _policies(self, repo: GitRepo, last: str | None, head: str) -> _Policies:
+        """Where the withdraw policy in force changes in ``last..head`` (the controller's
+        records of its policy, ranked on the first-parent line); the rule in force at
+        ``last`` is set meanwhile."""
         if self.rule_for is None or self.policy_records is None:
-            return {}, None
+            return _Policies(self, [], {}, None)
         policy = None
         if last is not None:
             stored = self.meta("withdraw_policy")
@@ -156,19 +177,10 @@ class HistoryIndex(Lifecycle):
         self._follow_policy(policy)
         found = self.policy_records(repo, last, head)
         if not found:
-            return {}, policy
+            return _Policies(self, [], {}, policy)
         spec = f"{last}..{head}" if last else head
         line = repo.run("rev-list", "--first-parent", "--reverse", spec).split()
-        rank = {sha: i for i, sha in enumerate(line)}
-        switches: dict[int, str] = {}
-        at = 0
-        for sha, blob in found:  # both oldest first: the first record after each record
-            where = rank.get(sha, -1)
-            while at < len(records) and rank.get(records[at].sha, -1) <= where:
-                at += 1
-            switches[at] = blob  # a later record of the same gap wins
-            policy = blob
-        return switches, policy
+        return _Policies(self, found, {sha: i for i, sha in enumerate(line)}, policy)
 
     def record_policy(self, blob: str) -> None:
         """The controller committed this policy record itself (applied without a scan)."""
@@ -180,14 +192,57 @@ class HistoryIndex(Lifecycle):
         assert self.rule_for is not None
         self.may_withdraw = self.rule_for(blob)
 
-    def _cold_records(self, repo: GitRepo, head: str) -> list[CommitRecord] | None:
-        """The whole history's plan commits, oldest first, from the raw trees of the plans
-        folder (:meth:`~controller.git.commits.Commits.first_parent_changes`: a version of a
-        10,000-plan folder is read once and only its changed bytes decoded, where ``git log
-        -- plans/`` inflates and walks two versions per commit); their plan versions are read
-        and parsed in the background meanwhile. None when git must be asked instead."""
-        with _Prefetcher(self, repo) as prefetch:
-            return repo.first_parent_changes(None, head, self.plans_dir, prefetch.add_changes)
+    def _cold_scan(
+        self, repo: GitRepo, head: str, sink: EventSink | None
+    ) -> tuple[list[CommitRecord], _Policies] | None:
+        """A cold scan: the whole history's plan commits, oldest first, found from the raw
+        trees of the plans folder (:meth:`~controller.git.commits.Commits.first_parent_changes`:
+        a version of a 10,000-plan folder is read once and only its changed bytes decoded,
+        where ``git log -- plans/`` inflates and walks two versions per commit), their plan
+        versions read and parsed in the background meanwhile, and each commit applied as
+        soon as its record and the facts of its versions are in, while the walk goes on (the
+        apply of 50,000 commits ran after the walk, on one core while the other idled).
+        Returns the records applied and the policies followed. None when git must be asked
+        instead: what was applied by then is the caller's to undo. With a sink, nothing is
+        applied before the walk is done (it hears each event once)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def prepare() -> _Policies:  # git's work, while this thread starts the walk
+            policies = self._policies(repo, None, head)
+            self.merged_authors(repo, None, head)
+            return policies
+
+        pending: list[CommitRecord] = []
+        applied = 0
+
+        def apply_upto(limit: int, total: int | None = None) -> None:
+            nonlocal applied
+            policies = prepared.result() if applied < limit else None
+            while policies is not None and applied < limit:
+                applied += 1
+                self._apply_next(repo, pending[applied - 1], sink, policies, applied, total)
+
+        with (
+            ThreadPoolExecutor(1, thread_name_prefix="scan") as pool,
+            _Prefetcher(self, repo) as prefetch,
+        ):
+            prepared = pool.submit(prepare)
+
+            def on_records(found: list[CommitRecord]) -> None:
+                pending.extend(found)
+                if sink is None:
+                    apply_upto(min(prefetch.ready(), len(pending)))
+
+            records = repo.first_parent_changes(
+                None, head, self.plans_dir, prefetch.add_changes, on_records
+            )
+            policies = prepared.result()
+        if records is None:
+            return None
+        apply_upto(len(pending))  # every plan version's facts are in now
+        if self.progress is not None and len(pending) >= PROGRESS_EVERY:
+            self.progress("indexing history (commits)", len(pending), len(pending))
+        return records, policies
 
     def _logged_records(
         self, repo: GitRepo, last: str | None, head: str, cold: bool
@@ -225,8 +280,6 @@ class HistoryIndex(Lifecycle):
         an arena of small objects back only once all of it is dead), and equal values are
         held once (:meth:`PlanState.share`).
         """
-        import gc
-
         from controller.plan.yamlio import forget_parses
 
         self._facts = {}
@@ -238,8 +291,63 @@ class HistoryIndex(Lifecycle):
         self.compactions += 1
 
 
+_HELD_LOCK = threading.Lock()
+#: How many cold scans hold full collections off, and the thresholds from before the first.
+_held: list[tuple[int, ...]] = []
+
+
+@contextlib.contextmanager
+def _full_collections_held() -> Iterator[None]:
+    """No full collection of the cyclic garbage collector while a cold scan builds its index:
+    each walks every object of the process (the imports' and the scan's growing records),
+    and nine of them cost 1.2 s of CPU of a 50,000-commit cold start. The scan makes no
+    cycles worth finding meanwhile; young collections still run, and the scan ends with a
+    full one (:meth:`HistoryIndex._compact`)."""
+    with _HELD_LOCK:
+        _held.append(gc.get_threshold())
+        if len(_held) == 1:
+            young, middle, _ = _held[0]
+            gc.set_threshold(young, middle, 2**31 - 1)
+    try:
+        yield
+    finally:
+        with _HELD_LOCK:
+            saved = _held.pop()
+            if not _held:
+                gc.set_threshold(*saved)
+
+
 #: A scan of this many commits (or any cold one) gives its transient memory back.
 RELEASE_AFTER = 1000
+
+
+class _Policies:
+    """The withdraw rule a scan follows (SPEC §4, round 27): :meth:`before` each commit, in
+    order, switches to the last of the controller's policy records made before it on the
+    first-parent line (a record in a commit that is itself applied takes effect after it);
+    ``policy`` is the one in force at the scan's end."""
+
+    def __init__(
+        self,
+        index: HistoryIndex,
+        found: list[tuple[str, str]],
+        rank: dict[str, int],
+        policy: str | None,
+    ) -> None:
+        self.index, self.found, self.rank = index, found, rank
+        self.at = 0
+        self.policy = found[-1][1] if found else policy
+
+    def before(self, record: CommitRecord) -> None:
+        if self.at >= len(self.found):
+            return
+        where = self.rank.get(record.sha, -1)
+        switched = None
+        while self.at < len(self.found) and self.rank.get(self.found[self.at][0], -1) < where:
+            switched = self.found[self.at][1]  # a later record of the same gap wins
+            self.at += 1
+        if switched is not None:
+            self.index._follow_policy(switched)
 
 
 def release_memory() -> None:

@@ -45,7 +45,10 @@ class _Prefetcher:
         self.wanted: list[str] = []
         self.seen: set[str] = set()
         self.commits = 0
-        self.futures: list[Any] = []
+        #: (commits whose plan versions the batch completes, its facts): oldest first
+        self.futures: list[tuple[int, Any]] = []
+        #: Commits whose plan versions are all in the index's facts cache (see :meth:`ready`).
+        self.done = 0
         self.pool: Any = None
         #: The parsing children, once a batch is big enough to want them (one scan's).
         self.parsers: _Parsers | None = None
@@ -81,7 +84,20 @@ class _Prefetcher:
         if self.pool is None:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="prefetch")
         batch, self.wanted = self.wanted, []
-        self.futures.append(self.pool.submit(self._read, batch))
+        self.futures.append((self.commits, self.pool.submit(self._read, batch)))
+
+    def ready(self) -> int:
+        """How many of the commits added so far (in order) have every plan version they
+        name in the index's facts cache; batches parsed by now are put there, none is
+        waited for."""
+        with self.lock:
+            while self.futures and self.futures[0][1].done():
+                covered, future = self.futures.pop(0)
+                self.index._facts.update(future.result())
+                self.done = covered
+            if not self.futures and not self.wanted:
+                self.done = self.commits
+            return self.done
 
     def _read(self, batch: list[str]) -> dict[str, BlobFacts]:
         """The facts of ``batch``'s blobs. Their sizes are asked first: one over
@@ -116,7 +132,7 @@ class _Prefetcher:
         if exc[0] is None and self.wanted and many:
             self._submit()  # a few plans of one commit are read one by one by apply()
         try:
-            for future in self.futures:
+            for _, future in self.futures:
                 if exc[0] is None:
                     self.index._facts.update(future.result())
                 else:

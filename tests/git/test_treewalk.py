@@ -148,6 +148,101 @@ def test_a_cold_scan_from_trees_builds_the_index_git_log_builds(
     assert from_trees[0] > 20 and "plans/reborn" in str(from_trees[1]) and from_trees[2]
 
 
+def test_a_walk_that_must_ask_git_after_applying_commits_builds_the_same_index(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold scan applies commits while it walks: a tree met late that git must read
+    (TreeError) undoes them, and `git log` builds the index from scratch, as if the walk had
+    never begun."""
+    monkeypatch.setattr(commits, "RECORDS_CHUNK", 3)
+    monkeypatch.setattr(commits, "CHUNK_COMMITS", 2)
+    monkeypatch.setattr(prefetch, "PREFETCH_BLOBS", 4)
+    head = _busy_history(repo)
+    gitrepo = GitRepo(repo)
+
+    def cold(name: str) -> list[object]:
+        index = HistoryIndex(
+            tmp_path / name,
+            plans_dir="plans",
+            controller_email="plangate@localhost",
+            memory=tmp_path / f"{name}.memory",
+        )
+        count = index.scan(gitrepo, head)
+        index.close()
+        db = sqlite3.connect(tmp_path / name)
+        db.execute("ATTACH DATABASE ? AS memory", (str(tmp_path / f"{name}.memory"),))
+        tables = [list(db.execute(f"SELECT * FROM {t} ORDER BY 1")) for t in ("plans", "authors")]
+        return [count, *tables, list(db.execute("SELECT * FROM meta ORDER BY 1"))]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Commits, "first_parent_changes", lambda *a, **k: None)  # git log
+        logged = cold("log.sqlite")
+    applied: list[str] = []
+    apply, top_ops = HistoryIndex.apply, commits._top_ops
+    records_ready, facts_ready = commits._RecordReader.ready, prefetch._Prefetcher.ready
+    calls = 0
+
+    def records_read(self: commits._RecordReader) -> list[object]:
+        for future in self.futures:  # what was asked for is there (no race with the reader)
+            future.result()
+        return records_ready(self)  # type: ignore[return-value]
+
+    def facts_read(self: prefetch._Prefetcher) -> int:
+        for _, future in self.futures:
+            future.result()
+        return facts_ready(self)
+
+    def counting(self: HistoryIndex, repo: GitRepo, record: object, sink: object = None) -> None:
+        applied.append(record.sha)  # type: ignore[attr-defined]
+        apply(self, repo, record, sink)  # type: ignore[arg-type]
+
+    def late(*args: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls > 20:  # deep into the walk, after some commits were applied
+            raise treediff.TreeError("a tree git would read differently")
+        return top_ops(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HistoryIndex, "apply", counting)
+    monkeypatch.setattr(commits, "_top_ops", late)
+    monkeypatch.setattr(commits._RecordReader, "ready", records_read)
+    monkeypatch.setattr(prefetch._Prefetcher, "ready", facts_read)
+    assert cold("undone.sqlite") == logged
+    assert len(applied) > logged[0]  # commits applied by the walk, then again from git log
+
+
+def test_a_cold_scan_holds_full_collections_off_and_gives_them_back(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No full collection of the cyclic collector while a cold scan builds its index (each
+    walks every object); the thresholds are as they were afterwards, also when it fails."""
+    import gc
+
+    head = _busy_history(repo)
+    before = gc.get_threshold()
+    during: list[tuple[int, ...]] = []
+    apply = HistoryIndex.apply
+
+    def watching(self: HistoryIndex, *args: object) -> None:
+        during.append(gc.get_threshold())
+        apply(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HistoryIndex, "apply", watching)
+    index = HistoryIndex(None, plans_dir="plans", controller_email="plangate@localhost")
+    assert index.scan(GitRepo(repo), head) > 20
+    assert gc.get_threshold() == before
+    assert during and all(t[:2] == before[:2] and t[2] > 10**9 for t in during)
+
+    def failing(self: HistoryIndex, *args: object) -> None:
+        raise RuntimeError("apply failed")
+
+    monkeypatch.setattr(HistoryIndex, "apply", failing)
+    fresh = HistoryIndex(None, plans_dir="plans", controller_email="plangate@localhost")
+    with pytest.raises(RuntimeError):
+        fresh.scan(GitRepo(repo), head)
+    assert gc.get_threshold() == before
+
+
 def test_a_folder_not_plainly_named_is_left_to_git(repo: Path) -> None:
     head = git(repo, "rev-parse", "HEAD").strip()
     assert GitRepo(repo).first_parent_changes(None, head, "pla*s") is None

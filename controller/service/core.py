@@ -71,6 +71,10 @@ class _Log:
         if self._logger is None:
             import structlog
 
+            if not structlog.is_configured():  # a read-only command: never onto stdout,
+                from controller import logs  # where its output (--json) goes
+
+                logs.configure()
             self._logger = structlog.get_logger("plangate")
         return getattr(self._logger, name)
 

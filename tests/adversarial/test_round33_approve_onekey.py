@@ -32,6 +32,9 @@ Carol sets ``approved`` (a signed commit authored by Carol):
   signs with the key, Carol with the certificate.
 - ``two/listed-cert-self``: the agent's commit adding the plan is signed with Bob's listed
   key; Carol approves with her certificate on that key, then Alice.
+- ``gate-twocerts`` (no quorum rule): the agent's commit adding a gated plan is signed with
+  ``k``'s Bob certificate; Alice approves (action 1 runs, it pauses); Carol approves the gate
+  with ``k``'s Carol certificate. Asserted: the gated action never runs.
 - ``two/twocerts-trailer``: as ``two/duo-trailer`` with ``k``'s two certificates.
 - ``two/ctl``: Bob signs with ``bob``, Carol with ``carol`` (control: runs once).
 
@@ -40,7 +43,7 @@ runs); ``ctl`` runs once.
 
 Results: ``two/duo``, ``two/shared``, ``two/duo-trailer`` held (git names the key's first
 principal, Bob, for Carol's commit: ``E_SIGNATURE_INVALID``); ``two/twocerts-self`` and
-``two/listed-cert-self`` held.
+``two/listed-cert-self`` and ``gate-twocerts`` held.
 BROKE (strict xfails): ``two/twocerts``, ``two/listed-cert``, ``two/twocerts-trailer``: the
 plan started and ran with ``approvals`` Bob and Carol, both signed by the one key (git names
 each certificate's own principal), while the same controller refuses that key's second
@@ -117,6 +120,16 @@ def _commit(lab: Lab, key: str, who: tuple[str, str], message: str) -> None:
     _signed(lab, key, who, "commit", "-q", "-S", "--allow-empty", "-m", message)
 
 
+GATE = """\
+  - id: 2
+    tool: rec
+    why: "after a second look"
+    requires_approval: true
+    params:
+      tag: "gate-twocerts-gated"
+"""
+
+
 def _tag(vid: str) -> str:
     return vid.replace("/", "-")
 
@@ -172,6 +185,8 @@ def _build(root: Path) -> Lab:
     lab.commit("agent adds plans", AGENT)
     lab.write("two/twocerts-self", plan_text("two-twocerts-self"))
     _commit(lab, "kb", AGENT, "agent adds two/twocerts-self")  # the key's Bob certificate
+    lab.write("gate-twocerts", plan_text("gate-twocerts", extra_actions=GATE))
+    _commit(lab, "kb", AGENT, "agent adds gate-twocerts")  # the key's Bob certificate
     lab.write("two/listed-cert-self", plan_text("two-listed-cert-self"))
     _commit(lab, "bob", AGENT, "agent adds two/listed-cert-self")  # Bob's listed key
     lab.run()  # freeze
@@ -187,9 +202,12 @@ def _build(root: Path) -> Lab:
     for vid, (_, key) in PAIRS.items():
         lab.set_status(vid, "approved")
         _commit(lab, key or "carol", CAROL, f"approve {vid}")
-    for vid in ("two/twocerts-self", "two/listed-cert-self"):
+    for vid in ("two/twocerts-self", "two/listed-cert-self", "gate-twocerts"):
         lab.set_status(vid, "approved")
         _commit(lab, "alice", ALICE, f"approve {vid}")
+    lab.run()
+    lab.set_status("gate-twocerts", "approved")  # paused at the gate: Carol's certificate
+    _commit(lab, "kc", CAROL, "approve the gate of gate-twocerts")
     lab.run()
     for vid, pair in (("two/duo-trailer", ("duo", "duo")), ("two/twocerts-trailer", ("kb", "kc"))):
         digest = lab.plan(vid)["frozen"]["hash"]
@@ -226,3 +244,8 @@ def test_control_runs_once(lab: Lab) -> None:
 @pytest.mark.parametrize("vid", _p(VIDS))
 def test_one_key_fills_one_place(lab: Lab, vid: str) -> None:
     assert lab.calls(_tag(vid)) == [], lab.codes(vid)
+
+
+def test_the_key_that_wrote_the_plan_cannot_open_its_gate(lab: Lab) -> None:
+    assert len(lab.calls("gate-twocerts")) == 1, lab.codes("gate-twocerts")
+    assert lab.calls("gate-twocerts-gated") == [], lab.codes("gate-twocerts")

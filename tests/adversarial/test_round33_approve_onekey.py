@@ -22,6 +22,8 @@ Carol sets ``approved`` (a signed commit authored by Carol):
 - ``two/duo-trailer``: on a pull request, ``Plan-Approved:`` trailer commits signed with the
   ``duo`` certificate, one authored by Bob and one by Carol; the agent sets ``approved``
   and merges (the agent is no approver, refused; the branch's trailers are the votes).
+- ``two/pattern``: key ``pattern`` listed as ``*@ops.example.com <pattern>`` (git names the
+  signer ``*@ops.example.com``); Bob and Carol both sign with it.
 - ``two/twocerts``: key ``k`` holds two certificates from the CA, one for Bob and one for
   Carol (``ssh-keygen -s ca -n bob@...`` and ``-n carol@...`` on the same public key); Bob
   signs with the first, Carol with the second.
@@ -42,7 +44,8 @@ Asserted: one key is one signer, so a quorum of two is not met by it alone (``re
 runs); ``ctl`` runs once.
 
 Results: ``two/duo``, ``two/shared``, ``two/duo-trailer`` held (git names the key's first
-principal, Bob, for Carol's commit: ``E_SIGNATURE_INVALID``); ``two/twocerts-self`` and
+principal, Bob, for Carol's commit: ``E_SIGNATURE_INVALID``); ``two/pattern`` held (git names
+``*@ops.example.com``: both votes ``E_SIGNATURE_INVALID``); ``two/twocerts-self`` and
 ``two/listed-cert-self`` and ``gate-twocerts`` held.
 BROKE (strict xfails): ``two/twocerts``, ``two/listed-cert``, ``two/twocerts-trailer``: the
 plan started and ran with ``approvals`` Bob and Carol, both signed by the one key (git names
@@ -71,6 +74,7 @@ VIDS = [
     "two/listed-cert",
     "two/twocerts-trailer",
     "two/listed-cert-self",
+    "two/pattern",
 ]
 _ONE_KEY = pytest.mark.xfail(
     strict=True,
@@ -134,7 +138,7 @@ def _tag(vid: str) -> str:
     return vid.replace("/", "-")
 
 
-KEYS = {"two/duo": "duo", "two/shared": "shared", "two/ctl": None}
+KEYS = {"two/duo": "duo", "two/shared": "shared", "two/pattern": "pattern", "two/ctl": None}
 #: (Bob's key, Carol's key) per variant; ``None`` is their listed key.
 PAIRS = {
     **{v: (k, k) for v, k in KEYS.items()},
@@ -152,6 +156,7 @@ def _build(root: Path) -> Lab:
     bob = _key(keys, "bob")
     carol = _key(keys, "carol")
     sharedkey = _key(keys, "shared")
+    pattern = _key(keys, "pattern")
     _key(keys, "duo", "bob@ops.example.com,carol@ops.example.com")
     _key(keys, "k")
     for name, principal in (("bob", "bob@ops.example.com"), ("carol", "carol@ops.example.com")):
@@ -173,6 +178,7 @@ def _build(root: Path) -> Lab:
         f"alice@example.com {alice}\nbob@ops.example.com {bob}\n"
         f"carol@ops.example.com {carol}\n"
         f"bob@ops.example.com {sharedkey}\ncarol@ops.example.com {sharedkey}\n"
+        f"*@ops.example.com {pattern}\n"
         f"*@example.com,*@ops.example.com cert-authority {ca}\n"
     )
     lab.write_config(

@@ -164,6 +164,7 @@ def judge(
     signed = settings.model_copy(update={"require_signed": True, "identity": "author"})
     rejected: list[Rejected] = []
     kept: list[Vote] = []
+    key_of: dict[str, str] = {request.commit: _key(request)}  # commit -> its signing key
     for vote in collected:
         if revotes is None:
             kept.append(vote)
@@ -187,6 +188,7 @@ def judge(
             )
         else:
             kept.append(Vote(verdict.approver, vote.at, vote.commit))
+            key_of[vote.commit] = _key(again)
     votes = {
         person(v.by, settings.identity_aliases): v for v in reversed(kept)
     }  # the first vote of a person stays
@@ -197,6 +199,7 @@ def judge(
             rejected.append(Rejected("?", extra.commit, "E_SIGNATURE_INVALID", message))
             continue
         verdict = verify_approval(extra, signed)
+        key_of.setdefault(extra.commit, _key(extra))
         if verdict.valid:
             when = iso(extra.commit_time)
             votes.setdefault(
@@ -209,12 +212,56 @@ def judge(
             )
     if decision.valid and not fits_any(decision.approver, need, settings):
         decision = _outside_groups(decision, need)
-    if decision.valid:
-        votes.setdefault(
-            person(decision.approver, settings.identity_aliases),
-            Vote(decision.approver, at, request.commit),
+    counted, used = _one_per_key(list(votes.values()), key_of, settings, rejected)
+    me = person(decision.approver, settings.identity_aliases)
+    holder = used.get(key_of[request.commit])
+    if decision.valid and holder is not None and holder != me:
+        decision = Decision(
+            False,
+            decision.approver,
+            "E_SIGNATURE_INVALID",
+            f"{request.commit[:12]} is signed with the key that cast {holder}'s vote: one "
+            "signing key counts once, whatever certificates name it",
+            decision.signer,
         )
-    return _verdict(request, settings, need, decision, list(votes.values()), rejected, at)
+    if decision.valid and me not in {person(v.by, settings.identity_aliases) for v in counted}:
+        counted.append(Vote(decision.approver, at, request.commit))
+    return _verdict(request, settings, need, decision, counted, rejected, at)
+
+
+def _key(request: ApprovalRequest) -> str:
+    """The key that signed a vote (a certificate's: the certified key), "" if unsigned."""
+    if not request.signature_valid or not request.signer_key:
+        return ""
+    from controller.approval.signers import key_fingerprint
+
+    return key_fingerprint(request.signer_key)
+
+
+def _one_per_key(
+    votes: list[Vote],
+    key_of: Mapping[str, str],
+    settings: ApprovalSettings,
+    rejected: list[Rejected],
+) -> tuple[list[Vote], dict[str, str]]:
+    """The votes, the first of each signing key only (round 33: two certificates the CA
+    issued on one key, for Bob and for Carol, filled two places of a quorum); and which
+    person each key voted for."""
+    counted: list[Vote] = []
+    used: dict[str, str] = {}
+    for vote in votes:
+        key, who = key_of.get(vote.commit, ""), person(vote.by, settings.identity_aliases)
+        if key and used.get(key, who) != who:
+            message = (
+                f"{vote.commit[:12]} is signed with the key that cast {used[key]}'s vote: one "
+                "signing key counts once, whatever certificates name it"
+            )
+            rejected.append(Rejected(vote.by, vote.commit, "E_SIGNATURE_INVALID", message))
+            continue
+        if key:
+            used[key] = who
+        counted.append(vote)
+    return counted, used
 
 
 def _outside_groups(decision: Decision, need: Need) -> Decision:

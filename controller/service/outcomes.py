@@ -247,12 +247,16 @@ class Outcomes(Committing):
             with self._jobs_lock:
                 if not self._finished:
                     return
+                tried = {id(item) for item in self._finished}
             if not self._lock.acquire(blocking=False):
                 return
             try:
                 self._commit_waiting()
             finally:
                 self._lock.release()
+            with self._jobs_lock:  # only outcomes that came back (they wait, said): none new
+                if {id(item) for item in self._finished} <= tried:
+                    return  # round 33: a blocked outcome put back at once spun here for good
 
     def _commit_waiting(self) -> None:
         for _ in range(MAX_PASSES):

@@ -166,7 +166,7 @@ class Starting(Committing):
             if plan_id in running:
                 keep.add(plan_id)  # its end may leave it to run again
                 continue
-            if state is not None and state.status == "executing":
+            if state is not None and state.status == "executing" and not self._edited(state):
                 job = self._job_for(state)
             else:  # the branch no longer shows it executing: is the run ours, unfinished?
                 job = self._left_job(plan_id, state)
@@ -264,6 +264,16 @@ class Starting(Committing):
             data.get("gate_approved"),
             bool(data.get("resume")),
         )
+
+    def _edited(self, state: PlanState) -> bool:
+        """Does the branch hold another version of a started plan than the one its job runs?
+        (Round 33: a start killed right after its commit, then the plan edited in place and
+        committed, params or actions changed, before the restart: the run waited for good,
+        silently. Without the kill it goes on from what was approved, and so it does now:
+        :meth:`_left_job`.)"""
+        data = self.index.jobs().get(state.plan_id) or {}
+        approved = data.get("plan_hash")
+        return bool(approved and state.hash and state.hash != approved)
 
     def _left_job(self, plan_id: str, state: PlanState | None) -> Job | None:
         """The job this controller started for a plan whose start the branch no longer shows

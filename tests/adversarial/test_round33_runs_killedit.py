@@ -33,6 +33,12 @@ the victim ended (no longer ``executing``) or its ``status`` row gives a code.
   null, and the fresh-clone audit lists the execution with no outcome. Should: continue from
   the start commit's approved content as for a deleted or moved folder (round 30), or say
   why it waits with a code.
+
+Fixed (round 33, the same hour): ``link-folder``'s spin (an outcome that cannot be
+committed was put back at once and retried for good; now it waits and the pass ends), and
+the in-place edits: a started plan whose branch version no longer hashes to what its job
+runs goes on from the start commit's approved content, as a deleted or moved one does
+(round 30), and its outcome is committed.
 """
 
 from __future__ import annotations
@@ -54,7 +60,9 @@ R33 = (
     "and the pass never ends"
 )
 #: mode -> reason, for test_passes_exit_zero_bystander_runs.
-BROKEN: dict[str, str] = {"link-folder": R33}
+#: Found broken in round 33 (the record): link-folder, fixed the same hour (no marker).
+FOUND: dict[str, str] = {"link-folder": R33}
+BROKEN: dict[str, str] = {}
 
 
 def _attack(lab: Lab, mode: str, victim: str) -> None:
@@ -167,7 +175,9 @@ R33_SILENT = (
     "place (still executing): no run, no outcome, status executing with no problem or reason"
 )
 #: mode -> reason, for test_not_silent.
-SILENT: dict[str, str] = {m: R33_SILENT for m in ("edit-params", "status-approved", "add-action")}
+#: Found broken in round 33 (the record); fixed the same hour: no markers.
+FOUND_SILENT = {m: R33_SILENT for m in ("edit-params", "status-approved", "add-action")}
+SILENT: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,11 @@ written, approved, and two passes follow (when the first pass ended).
   (E_UNSAFE_PATH: ``plans/m`` is a symbolic link) thousands of times a second and never
   ends; no other plan is decided or run. Should: the outcome waits with its code (as for a
   symlink in the working tree only) and the pass ends.
+
+Fixed (round 33, the same hour): an outcome that cannot be committed (E_UNSAFE_PATH) was put
+back in the queue at once and `commit_finished` went round for good; it now stops when only
+outcomes that came back are left: the outcome waits and the pass ends. Open: `status`, after the pass, has no row saying
+so (``test_link_midrun_not_silent``, strict xfail).
 """
 
 from __future__ import annotations
@@ -85,7 +90,19 @@ def test_at_most_once(lab: Lab) -> None:
     assert len(lab.calls("m")) <= 1
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=R33)
+# Found broken in round 33 (R33 is the record); fixed the same hour: no marker.
 def test_link_midrun(lab: Lab) -> None:
     assert lab.outs == [0, 0, 0]  # type: ignore[attr-defined]
     assert len(lab.calls("bystander")) == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 33, open: after the pass, plangate status has no row for a started plan whose "
+    "folder the branch now holds as a symlink (its outcome waits on E_UNSAFE_PATH in the pass "
+    "that ran it; the audit lists the start without an outcome)",
+)
+def test_link_midrun_not_silent(lab: Lab) -> None:
+    rows = lab.status()
+    assert "plans/m" in rows and "E_UNSAFE_PATH" in json.dumps(rows["plans/m"])

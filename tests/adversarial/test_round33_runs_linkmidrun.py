@@ -15,8 +15,8 @@ written, approved, and two passes follow (when the first pass ended).
 
 Fixed (round 33, the same hour): an outcome that cannot be committed (E_UNSAFE_PATH) was put
 back in the queue at once and `commit_finished` went round for good; it now stops when only
-outcomes that came back are left: the outcome waits and the pass ends. Open: `status`, after the pass, has no row saying
-so (``test_link_midrun_not_silent``, strict xfail).
+outcomes that came back are left: the outcome waits and the pass ends. Open: `status`,
+after the pass, has no row saying so (``test_link_midrun_not_silent``, strict xfail).
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ the controller freezes them. Mallory is no approver and writes no plan content:
 - ``mv-side``: on a side branch Mallory moves ``plans/mv-side`` to ``plans/mv-side-moved``
   and then rejects it (two commits); the agent merges the branch ``--no-ff``; Alice approves
   the moved plan.
+- ``mv-mv-rej``: Mallory moves the folder away and back (two commits: the net change is
+  nothing), the controller passes, she rejects the plan at its own path; Alice approves it.
 - ``cp-keep``: Mallory copies the folder (the original stays) and rejects her copy; Alice
   approves the original (round 16's rule, a control).
 - ``mv-same``: Mallory moves the folder and sets ``rejected`` in the same commit; Alice
@@ -43,10 +45,11 @@ Results: ``bob-mv``, ``bob-cp-rm``, ``cp-keep``, ``mv-same`` (``E_ILLEGAL_TRANSI
 "rejected from nothing") and ``ctl`` held. BROKE (strict xfails): ``mv-rej`` (her rejection
 counted: the plan stays ``rejected``, Alice's approval is an illegal transition), ``mv-side``
 (the same through a merged branch: "mallory@example.com set status rejected on a merged
-branch"), ``mv-back`` and ``cp-rm-back`` (Alice's approval of the agent's own folder is
-refused ``E_VERSION_WITHDRAWN``: "plans/... was set rejected by mallory@example.com"). The
-fresh clone's audit lists her rejections under ``decisions`` (it agrees with the
-controller).
+branch"), ``mv-mv-rej`` (a move and its undo: her rejection at the plan's own path counted,
+as round 20's edit and undo once did), ``mv-back`` and ``cp-rm-back`` (Alice's approval of
+the agent's own folder is refused ``E_VERSION_WITHDRAWN``: "plans/... was set rejected by
+mallory@example.com"). The fresh clone's audit lists her rejections under ``decisions`` (it
+agrees with the controller).
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ APPROVED = {
     "cp-keep": "cp-keep",
     "mv-same": "mv-same-moved",
     "mv-side": "mv-side-moved",
+    "mv-mv-rej": "mv-mv-rej",
     "ctl": "ctl",
 }
 SELF = {"bob-mv": "bob-mv-moved", "bob-cp-rm": "bob-cp-rm-copy"}
@@ -77,7 +81,7 @@ _MOVER = pytest.mark.xfail(
     "withdraws it, and the version stays withdrawn when the agent puts it back",
 )
 FOUND: dict[str, pytest.MarkDecorator] = {
-    v: _MOVER for v in ["mv-rej", "mv-back", "cp-rm-back", "mv-side"]
+    v: _MOVER for v in ["mv-rej", "mv-back", "cp-rm-back", "mv-side", "mv-mv-rej"]
 }
 
 
@@ -104,6 +108,10 @@ def _build(root: Path) -> Lab:
     lab.git("mv", "plans/mv-same", "plans/mv-same-moved")
     lab.set_status("mv-same-moved", "rejected")
     lab.commit("mallory moves and rejects mv-same", MALLORY)
+    lab.git("mv", "plans/mv-mv-rej", "plans/mv-mv-tmp")
+    lab.commit("mallory moves mv-mv-rej away", MALLORY)
+    lab.git("mv", "plans/mv-mv-tmp", "plans/mv-mv-rej")
+    lab.commit("mallory moves mv-mv-rej back", MALLORY)
     lab.git("checkout", "-q", "-b", "side")
     lab.git("mv", "plans/mv-side", "plans/mv-side-moved")
     lab.commit("mallory moves mv-side", MALLORY)
@@ -118,7 +126,7 @@ def _build(root: Path) -> Lab:
     lab.git("rm", "-q", "-r", "plans/bob-cp-rm")
     lab.commit("mallory removes bob-cp-rm", MALLORY)
     lab.run()
-    for slug in ("mv-rej-moved", "mv-back-moved", "cp-rm-back-copy", "cp-keep-copy"):
+    for slug in ("mv-mv-rej", "mv-rej-moved", "mv-back-moved", "cp-rm-back-copy", "cp-keep-copy"):
         lab.set_status(slug, "rejected")
         lab.commit(f"mallory rejects {slug}", MALLORY)
     lab.run()

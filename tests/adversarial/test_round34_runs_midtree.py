@@ -14,19 +14,21 @@ more passes follow.
 - ``log-gitlink``: ``EXECUTION_LOG.md`` committed as a gitlink (mode 160000, no file).
 - ``yaml-gitlink``: ``PLAN.yml`` committed as a gitlink (mode 160000, no file).
 - ``log-link``: ``EXECUTION_LOG.md`` committed as a symlink to ``../../README``.
+- ``add-yaml``: a copy of the start commit's PLAN.yml committed beside it as ``PLAN.yaml``
+  (the folder becomes ambiguous mid-run).
 
 Asserted per mode: each ``rec`` action ran at most once; every pass exits 0 and the
 bystander ran exactly once; the run ended with an outcome commit or its ``status`` row gives
 a code; ``README`` (a symlink's target) was never rewritten by the controller.
 
 Held (round 34): at most once, passes and bystander, the link target; ``log-dir``,
-``log-gitlink``, ``log-link`` and ``yaml-gitlink`` end ``completed`` (the outcome commit
-writes the controller's blobs over the agent's entries). ``yaml-dir`` and ``folder-file``:
-the run goes on (``run_continued``) and both actions run once, then the outcome waits
-(``plan_waiting`` E_UNSAFE_PATH in the log: "PLAN.yml is a folder or special file",
-"not a folder") and ``status --json`` has no row for the plan at all: round 33's known open
-item (a symlinked folder), seen for a folder or a file in the way; strict xfail, not a new
-class.
+``log-gitlink``, ``log-link``, ``yaml-gitlink`` and ``add-yaml`` end ``completed`` (the
+outcome commit writes the controller's blobs over the agent's entries; ``add-yaml``'s row
+then says ``E_PLAN_AMBIGUOUS``). ``yaml-dir`` and ``folder-file``: the run goes on
+(``run_continued``) and both actions run once, then the outcome waits (``plan_waiting``
+E_UNSAFE_PATH in the log: "PLAN.yml is a folder or special file", "not a folder") and
+``status --json`` has no row for the plan at all: round 33's known open item (a symlinked
+folder), seen for a folder or a file in the way; strict xfail, not a new class.
 """
 
 from __future__ import annotations
@@ -40,7 +42,15 @@ import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
-MODES = ["log-dir", "yaml-dir", "folder-file", "log-gitlink", "yaml-gitlink", "log-link"]
+MODES = [
+    "log-dir",
+    "yaml-dir",
+    "folder-file",
+    "log-gitlink",
+    "yaml-gitlink",
+    "log-link",
+    "add-yaml",
+]
 BROKEN: dict[str, str] = {}
 KNOWN = (
     "known open since round 33 (do not count as new): a started plan whose outcome cannot be "
@@ -83,6 +93,9 @@ elif mode in ("log-gitlink", "yaml-gitlink"):
     if os.path.lexists(p):
         os.unlink(p)
     git("update-index", "--add", "--cacheinfo", "160000," + head + "," + d + "/" + name)
+elif mode == "add-yaml":
+    text = git("show", "HEAD:" + d + "/PLAN.yml")
+    open(os.path.join(full, "PLAN.yaml"), "w").write(text)
 elif mode == "log-link":
     git("rm", "-q", "--cached", "--ignore-unmatch", d + "/EXECUTION_LOG.md")
     p = os.path.join(full, "EXECUTION_LOG.md")

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller.errors import PlanAmbiguous, PlangateError, Problem
 from controller.git.history import PlanState
 from controller.plan import yamlio
+from controller.plan.plans import PLAN_FILES
 from controller.service.core import MAX_PASSES, REMOTE, Job, iso
 from controller.service.core import _Moved as _Moved  # re-exported: callers catch and raise it
 from controller.service.core import _Wait as _Wait
@@ -172,7 +173,52 @@ class Controller(Deciding, Outcomes):
             if reasons and self.config.remote is None:
                 waiting |= self._outcomes_waiting(running, waiting)
             problems = {s.plan_id: self._blocker(s) for s in self.index.plans.values()}
-            return self._plan_rows(running, waiting, problems, reasons) + self._source_rows()
+            rows = self._plan_rows(running, waiting, problems, reasons)
+            return rows + self._left_rows({row["plan"] for row in rows}) + self._source_rows()
+
+    def _left_rows(self, shown: set[str]) -> list[dict[str, Any]]:
+        """Runs this controller started whose plan the branch no longer shows (its folder
+        now a link or a file, PLAN.yml a folder: the outcome cannot be written) and whose
+        outcome is not committed: a row each, saying why (round 33: ``status`` said nothing,
+        the run's actions had run)."""
+        rows: list[dict[str, Any]] = []
+        head = self._head or self.head()
+        for plan_id, data in sorted(self.index.jobs().items()):
+            start = data.get("start")
+            if plan_id in shown or not isinstance(start, str) or data.get("paused_gate"):
+                continue
+            try:
+                if not self._published(start, head) or self._ended_since(plan_id, start, head):
+                    continue
+            except PlangateError:
+                continue
+            name = PurePosixPath(str(data.get("plan_file") or PLAN_FILES[0])).name
+            why = self._unwritable({f"{plan_id}/{name}": b""}) or (
+                f"{plan_id} is no plan folder on the branch any more"
+            )
+            reason = f"the outcome waits: {why}; remove what is in the way and the next pass "
+            reason += "commits the outcome"
+            rows.append(
+                {
+                    "plan": plan_id,
+                    "file": f"{plan_id}/{name}",
+                    "status": "executing",
+                    "problem": None,
+                    "reason": reason,
+                    "file_status": None,
+                    "hash": data.get("plan_hash"),
+                    "frozen_hash": data.get("plan_hash"),
+                    "approver": None,
+                    "risk": None,
+                    "estimate": None,
+                    "last_event": f"{start[:12]} plangate: start {plan_id}",
+                    "last_commit": start,
+                    "running": False,
+                    "waiting": reason,
+                    "notes": [],
+                }
+            )
+        return rows
 
     def _outcomes_waiting(self, running: set[str], waiting: dict[str, str]) -> dict[str, str]:
         """Why an approved or started plan that no worker here runs waits (``status`` is

@@ -15,8 +15,9 @@ written, approved, and two passes follow (when the first pass ended).
 
 Fixed (round 33, the same hour): an outcome that cannot be committed (E_UNSAFE_PATH) was put
 back in the queue at once and `commit_finished` went round for good; it now stops when only
-outcomes that came back are left: the outcome waits and the pass ends. Open: `status`,
-after the pass, has no row saying so (``test_link_midrun_not_silent``, strict xfail).
+outcomes that came back are left: the outcome waits and the pass ends; and `status`
+lists a run this controller started whose plan the branch no longer shows, with why its
+outcome waits.
 """
 
 from __future__ import annotations
@@ -96,13 +97,8 @@ def test_link_midrun(lab: Lab) -> None:
     assert len(lab.calls("bystander")) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 33, open: after the pass, plangate status has no row for a started plan whose "
-    "folder the branch now holds as a symlink (its outcome waits on E_UNSAFE_PATH in the pass "
-    "that ran it; the audit lists the start without an outcome)",
-)
+# Found open in round 33 ("after the pass, plangate status has no row for a started plan
+# whose folder the branch now holds as a symlink"); fixed the same session: no marker.
 def test_link_midrun_not_silent(lab: Lab) -> None:
     rows = lab.status()
     assert "plans/m" in rows and "E_UNSAFE_PATH" in json.dumps(rows["plans/m"])

@@ -57,6 +57,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,38 @@ def _killed_pass(lab: Lab, moves: int) -> str:
     if seen != moves:
         raise BenchError(f"the pass ended after {seen} branch moves, before the kill")
     return lab.git("log", "-1", "--format=%s").strip()
+
+
+def killed_start(
+    lab: Lab,
+    slug_of: Callable[[int], str],
+    text_of: Callable[[int], str],
+    *,
+    clean_tree: bool = True,
+    lock_free: bool = False,
+    tries: int = 6,
+) -> int:
+    """Plans written, frozen and approved one after another until a pass is SIGKILLed right
+    after its start commit (rounds 30, 33, 34): the branch on ``plangate: start plans/<slug>``,
+    with ``clean_tree`` the tree exactly ``M  plans/<slug>/PLAN.yml``, with ``lock_free`` no
+    ``index.lock`` left. Returns the attempt that landed (BenchError when none did)."""
+    for attempt in range(tries):
+        slug = slug_of(attempt)
+        lab.write(slug, text_of(attempt))
+        lab.commit(f"plan {slug}")
+        lab.run()
+        lab.approve(slug, ALICE)
+        killed_at = _killed_pass(lab, 1)
+        time.sleep(1.1)  # a git child of the killed controller may still finish
+        tree = lab.git("status", "--porcelain", "--untracked-files=all").strip()
+        if (
+            killed_at == f"plangate: start plans/{slug}"
+            and (not clean_tree or tree == f"M  plans/{slug}/PLAN.yml")
+            and (not lock_free or not (lab.repo / ".git" / "index.lock").exists())
+        ):
+            return attempt
+        lab.run()
+    raise BenchError("no kill landed right after a start commit")
 
 
 def _killed_before_tree(lab: Lab, moves: int, slug: str, approve: bool) -> str:

@@ -101,7 +101,7 @@ from pathlib import Path
 import pytest
 from advkit import AGENT, ALICE, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
-from test_round28_runs_killwrite import _killed_pass
+from test_round28_runs_killwrite import killed_start
 
 #: What round 30 broke: fixed the same session (a restart finds its runs from its job rows and
 #: start commits, not from the plan still executing where it started). Kept as the record.
@@ -155,23 +155,7 @@ def _attack(lab: Lab, mode: str, victim: str) -> None:
 def _build(mode: str):  # type: ignore[no-untyped-def]
     def build(root: Path) -> Lab:
         lab = Lab(root)
-        for attempt in range(6):
-            victim = f"k{attempt}"
-            lab.write(victim, plan_text(victim))
-            lab.commit(f"plan {victim}")
-            lab.run()
-            lab.approve(victim, ALICE)
-            killed_at = _killed_pass(lab, 1)
-            time.sleep(1.1)  # a git child of the killed controller may still finish
-            tree = lab.git("status", "--porcelain", "--untracked-files=all").strip()
-            if (
-                killed_at == f"plangate: start plans/{victim}"
-                and tree == f"M  plans/{victim}/PLAN.yml"
-            ):
-                break
-            lab.run()
-        else:
-            raise BenchError("no kill landed right after a start commit")
+        victim = f"k{killed_start(lab, lambda n: f'k{n}', lambda n: plan_text(f'k{n}'))}"
         lab.victim = victim  # type: ignore[attr-defined]
         _attack(lab, mode, victim)
         for _ in range(3):

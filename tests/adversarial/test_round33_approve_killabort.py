@@ -29,13 +29,12 @@ Results: all held.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, BenchError, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
-from test_round28_runs_killwrite import _killed_pass
+from test_round28_runs_killwrite import killed_start
 
 NINA = ("Nina", "nina@example.com")
 LABS = ["bob-side", "bob-reject", "mallory"]
@@ -48,23 +47,7 @@ STOPS = {"bob": "abort-request", "agent": "abort-request", "bob-side": "abort-re
 def _build(mode: str):  # type: ignore[no-untyped-def]
     def build(root: Path) -> Lab:
         lab = Lab(root)
-        for attempt in range(6):
-            victim = f"k{attempt}"
-            lab.write(victim, plan_text(victim))
-            lab.commit(f"plan {victim}")
-            lab.run()
-            lab.approve(victim, ALICE)
-            killed_at = _killed_pass(lab, 1)
-            time.sleep(1.1)  # a git child of the killed controller may still finish
-            tree = lab.git("status", "--porcelain", "--untracked-files=all").strip()
-            if (
-                killed_at == f"plangate: start plans/{victim}"
-                and tree == f"M  plans/{victim}/PLAN.yml"
-            ):
-                break
-            lab.run()
-        else:
-            raise BenchError("no kill landed right after a start commit")
+        victim = f"k{killed_start(lab, lambda n: f'k{n}', lambda n: plan_text(f'k{n}'))}"
         lab.victim = victim  # type: ignore[attr-defined]
         lab.ran_before = len(lab.calls(victim))  # type: ignore[attr-defined]
         lab.git("checkout", "HEAD", "--", f"plans/{victim}")

@@ -45,13 +45,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, plan_text
+from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
-from test_round28_runs_killwrite import _killed_pass
+from test_round28_runs_killwrite import killed_start
 
 MODES = ["edit-params", "status-approved", "link-folder", "add-action"]
 R33 = (
@@ -97,27 +96,14 @@ def _attack(lab: Lab, mode: str, victim: str) -> None:
     lab.commit(f"agent: {mode}", AGENT)
 
 
+def _approved_text(n: int) -> str:
+    return plan_text(f"v{n}", params='extra: "approved"\n')
+
+
 def _build(mode: str):  # type: ignore[no-untyped-def]
     def build(root: Path) -> Lab:
         lab = Lab(root)
-        for attempt in range(6):
-            victim = f"v{attempt}"
-            lab.write(victim, plan_text(victim, params='extra: "approved"\n'))
-            lab.commit(f"plan {victim}")
-            lab.run()
-            lab.approve(victim, ALICE)
-            killed_at = _killed_pass(lab, 1)
-            time.sleep(1.1)  # a git child of the killed controller may still finish
-            tree = lab.git("status", "--porcelain", "--untracked-files=all").strip()
-            if (
-                killed_at == f"plangate: start plans/{victim}"
-                and tree == f"M  plans/{victim}/PLAN.yml"
-                and not (lab.repo / ".git" / "index.lock").exists()
-            ):
-                break
-            lab.run()
-        else:
-            raise BenchError("no kill landed right after a start commit")
+        victim = f"v{killed_start(lab, lambda n: f'v{n}', _approved_text, lock_free=True)}"
         lab.victim = victim  # type: ignore[attr-defined]
         _attack(lab, mode, victim)
         lab.outs = []  # type: ignore[attr-defined]

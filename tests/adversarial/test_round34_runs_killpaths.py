@@ -25,13 +25,12 @@ approved after the attack runs exactly once; the killed run is not silent: no pl
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, plan_text
+from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
-from test_round28_runs_killwrite import _killed_pass
+from test_round28_runs_killwrite import killed_start
 
 PATHS = {
     "long-rm": "é" * 120 + "{n}",
@@ -57,23 +56,14 @@ def _attack(lab: Lab, mode: str, slug: str) -> None:
 def _build(mode: str):  # type: ignore[no-untyped-def]
     def build(root: Path) -> Lab:
         lab = Lab(root)
-        for attempt in range(6):
-            slug = PATHS[mode].format(n=attempt)
-            tag = f"v{attempt}"
-            lab.write(slug, plan_text(tag))
-            lab.commit(f"plan {tag}")
-            lab.run()
-            lab.approve(slug, ALICE)
-            killed_at = _killed_pass(lab, 1)
-            time.sleep(1.1)  # a git child of the killed controller may still finish
-            if (
-                killed_at == f"plangate: start plans/{slug}"
-                and not (lab.repo / ".git" / "index.lock").exists()
-            ):
-                break
-            lab.run()
-        else:
-            raise BenchError("no kill landed right after a start commit")
+        attempt = killed_start(
+            lab,
+            lambda n: PATHS[mode].format(n=n),
+            lambda n: plan_text(f"v{n}"),
+            clean_tree=False,
+            lock_free=True,
+        )
+        slug, tag = PATHS[mode].format(n=attempt), f"v{attempt}"
         lab.victim = tag  # type: ignore[attr-defined]
         lab.git("reset", "-q", "--hard", "HEAD")  # the agent resyncs its checkout
         _attack(lab, mode, slug)

@@ -5,7 +5,8 @@ Index format (``index.sqlite`` in the state directory)::
     meta(key TEXT PRIMARY KEY, value TEXT)   last_commit, branch, version
     plans(plan_id TEXT PRIMARY KEY, data TEXT)  one JSON PlanState per plan
     jobs(plan_id TEXT PRIMARY KEY, data TEXT)   plans this controller started (Controller)
-    authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever produced a hashed content
+    authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever wrote or carried a content
+    producers(hash TEXT PRIMARY KEY, data TEXT) who made a content exist (not who moved it)
     approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection)
 
 The plans are a cache rebuilt from git, so their saves are not fsynced; the jobs, which a
@@ -33,13 +34,16 @@ _MEMORY_TABLES = {
     "approvals": "key TEXT PRIMARY KEY, sha TEXT",
     "withdrawn": "hash TEXT PRIMARY KEY, data TEXT",
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
+    "producers": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "11"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "12"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
 # each version's changers (round 20); 10: an author's withdrawal vetoes a version she wrote
-# wherever it is (round 23); 11: a certified key's signature kept as its certificate (round 30)
+# wherever it is (round 23); 11: a certified key's signature kept as its certificate (round 30);
+# 12: each content's producers, and each version's producers per plan (round 34: a mover is
+# no author of what she moved)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -175,6 +179,8 @@ class IndexStore:
         #: First freezes found since the last save (the rest are read from sqlite when asked:
         #: one row per version ever frozen is too many to hold; see :meth:`freezes`).
         self._new_freezes: dict[str, tuple[int | None, int | None]] = {}
+        #: Producers found since the last save (the rest are read when asked: producers_of).
+        self._new_producers: dict[str, frozenset[str]] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Plans that may need the controller (see pending()); kept up to date on changes.
@@ -234,7 +240,12 @@ class IndexStore:
             "INSERT OR REPLACE INTO memory.freezes VALUES(?, ?, ?)",
             [(h, first, ctl) for h, (first, ctl) in self._new_freezes.items()],
         )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO memory.producers VALUES(?, ?)",
+            [(h, json.dumps(sorted(who))) for h, who in self._new_producers.items()],
+        )
         self._dirty_authors.clear()
+        self._new_producers.clear()
         self._new_approval_ids.clear()
         self._new_withdrawn.clear()
         self._new_freezes.clear()
@@ -269,6 +280,27 @@ class IndexStore:
         )
         if new != (first, ctl):
             self._new_freezes[plan_hash] = new
+
+    def producers_of(self, plan_hash: str) -> frozenset[str] | None:
+        """Who made this content exist, on any path, ever (kept through rewrites): the makers
+        of the first commit that held it where no plan or draft had it before; None for a
+        content nobody has made yet. Whoever brings it anywhere after that (a move, a copy,
+        an undo, a re-add) carries it: she is among its authors (she may not approve it) but
+        not among its producers (she may not withdraw it; round 34)."""
+        found = self._new_producers.get(plan_hash)
+        if found is not None:
+            return found
+        row = self._db.execute(
+            "SELECT data FROM memory.producers WHERE hash=?", (plan_hash,)
+        ).fetchone()
+        return self.author_set(json.loads(row[0])) if row else None
+
+    def note_producers(self, plan_hash: str, who: Iterable[str]) -> frozenset[str]:
+        """``who`` made ``plan_hash`` exist, unless someone already had: its producers."""
+        found = self.producers_of(plan_hash)
+        if found is None:
+            found = self._new_producers[plan_hash] = self.author_set(who)
+        return found
 
     def touch(self, plan_id: str) -> None:
         self._dirty.add(plan_id)

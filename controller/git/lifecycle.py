@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any
@@ -71,6 +72,7 @@ class Lifecycle(IndexStore):
         by_controller = self._is_controller(record)
         if by_controller:
             self._controller_clock(record.commit_time)
+        self._moved_producers: dict[str, set[str]] = {}
         carried = {} if by_controller else self._moved_writers(repo, record)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
@@ -156,6 +158,7 @@ class Lifecycle(IndexStore):
                 continue
             used.add(source)
             carried[target] = self._writers_of([source])
+            self._moved_producers[target] = self._producers_in([source])
         for target in sorted(unjudged - carried.keys()):
             # Round 31: comparing every added plan with every removed one grew with the square
             # of a commit's moves (80 swapped 300 KB plans: an 80 s pass). Past the budget a
@@ -163,6 +166,15 @@ class Lifecycle(IndexStore):
             # left: none can approve it (the safe direction; docs/approvals.md).
             carried[target] = self._writers_of(removed.keys() - used)
         return carried
+
+    def _producers_in(self, sources: Iterable[str]) -> set[str]:
+        """The producers of the plans in ``sources`` (a moved plan keeps its authors)."""
+        found: set[str] = set()
+        for source in sources:
+            state = self.plans.get(source)
+            if state is not None:
+                found |= set(state.producers)
+        return found
 
     def _writers_of(self, sources: Iterable[str]) -> set[str]:
         found: set[str] = set()
@@ -187,6 +199,14 @@ class Lifecycle(IndexStore):
             if state is None or not writers:
                 continue
             state.changers = sorted(set(state.changers) | writers)
+            made = self._moved_producers.get(plan_id, set())
+            if not made <= set(state.producers):
+                state.producers = sorted(set(state.producers) | made)
+                if state.hash is not None:  # the version moved here is theirs to withdraw
+                    state.version_producers = {
+                        **state.version_producers,
+                        state.hash: sorted(set(state.version_producers.get(state.hash, ())) | made),
+                    }
             self._add_authors(folder_key(plan_id), writers)
             if state.hash is not None:
                 self._add_authors(state.hash, writers)  # a copy of it: the same writers
@@ -221,7 +241,9 @@ class Lifecycle(IndexStore):
         if self.on_problem is not None:
             self.on_problem(state.plan_id, note)
 
-    def _blob_writers(self, repo: GitRepo, change: FileChange, who: set[str]) -> None:
+    def _blob_writers(
+        self, repo: GitRepo, change: FileChange, who: set[str], *, side: bool = False
+    ) -> None:
         """Whoever wrote a file under the plans folder that is not a plan file (a plan source
         ``PLAN.json``/``PLAN.md``, a draft, any file): kept by the file's bytes (its git blob
         id), so that a plan made of those bytes (the file renamed, moved or copied to
@@ -229,7 +251,9 @@ class Lifecycle(IndexStore):
         author index never forgets them (SPEC §15; round 5). And whoever writes any file in
         a folder writes the plan that folder holds or will hold: plan text wrapped so that
         it reads as no plan (commented out, fenced in notes, under another key, a patch) and
-        unwrapped by someone else is still hers (round 11)."""
+        unwrapped by someone else is still hers (round 11). On the first-parent line (not
+        ``side``: a merged branch's commits are read before the line's in a cold scan) the
+        writers of a plan text under another name are its producers, unless it had some."""
         if change.new_blob is None or change.mode in NOT_A_FILE or not is_text(change.path):
             return
         if (
@@ -245,6 +269,8 @@ class Lifecycle(IndexStore):
         plan_hash = self._draft_hash(repo, change)
         if plan_hash is not None:  # plan text under another name: its content is theirs too
             self._add_authors(plan_hash, who)
+            if not side:
+                self.note_producers(plan_hash, who)
 
     def _draft_hash(self, repo: GitRepo, change: FileChange) -> str | None:
         """The hashed content of a file under the plans folder that is plan text under
@@ -341,21 +367,27 @@ class Lifecycle(IndexStore):
         since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
-            changers |= self.authors.get(_blob_key(change.new_blob or ""), set())  # a draft
+            drafted = self.authors.get(_blob_key(change.new_blob or ""), frozenset())  # a draft
+            made = self._produced(new.hash, changers, drafted)
+            changers |= drafted
             if new.hash is not None:
                 self._add_authors(new.hash, changers)
                 changers |= self.authors.get(new.hash, set())
             state.changers = sorted(set(state.changers) | changers)
+            state.producers = sorted(set(state.producers) | made)
         elif content_changed and old is not None and new.hash is not None and old.hash:
             # the controller rewrote the content (legacy references at its freeze): what it
             # derives keeps its source's writers, on any path it is copied to (round 17)
             self._add_authors(new.hash, set(self.authors.get(old.hash, frozenset())))
+            self.note_producers(new.hash, self.producers_of(old.hash) or ())
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
             writers = self._source_authors(repo, record)
+            made = self._produced(new.hash, writers, frozenset())
             if new.hash is not None:
                 self._add_authors(new.hash, writers)  # a copy or a pin of it: the same writers
                 writers |= self.authors.get(new.hash, set())
             state.changers = sorted(set(state.changers) | writers)
+            state.producers = sorted(set(state.producers) | made)
         if content_changed:
             # No version is older than the controller's last commit before the one that
             # wrote it: the controller's clock, a time nobody else can write (the writing
@@ -375,8 +407,8 @@ class Lifecycle(IndexStore):
                 state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
-        if new.hash and new.hash not in state.version_changers:
-            state.version_changers = {**state.version_changers, new.hash: state.changers}
+        if new.hash and new.hash not in state.version_producers:
+            state.version_producers = {**state.version_producers, new.hash: state.producers}
         state.risk, state.estimate = new.risk, new.estimate
         state.last_commit = record.sha
         self.plans[plan_id] = state
@@ -459,6 +491,21 @@ class Lifecycle(IndexStore):
         if not who <= known:
             self.authors[plan_hash] = self.author_set(known | who)
             self._dirty_authors.add(plan_hash)
+
+    def _produced(
+        self, plan_hash: str | None, makers: set[str], drafted: AbstractSet[str]
+    ) -> set[str]:
+        """Who produced the content a commit put in a plan: its makers (``makers``: the
+        commit's identities, a merge's the side commits') when nobody had made that content
+        before, else whoever first did (a move, a copy, an undo or a re-add only carries it:
+        round 34, a non-approver who moved someone's plan could withdraw it). The same bytes
+        written before under another name (``drafted``) were made by their writers."""
+        if plan_hash is None:
+            return set(drafted) if drafted else set(makers)
+        earlier = self.producers_of(plan_hash)
+        if earlier is None:
+            earlier = self.note_producers(plan_hash, drafted or makers)
+        return set(earlier)
 
     def identities(self, record: CommitRecord) -> set[str]:
         """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``,
@@ -582,7 +629,7 @@ class Lifecycle(IndexStore):
                     self._side_freeze(repo, commit, change)
                 if path_name(change.path) not in PLAN_FILES:
                     if plan_id_of(change.path, self.plans_dir) is None:
-                        self._blob_writers(repo, change, who)  # a source or draft, side branch
+                        self._blob_writers(repo, change, who, side=True)  # side draft or source
                     continue
                 if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
                     continue
@@ -860,15 +907,19 @@ class Lifecycle(IndexStore):
 
     def _wrote_everywhere(self, plan_hash: str, plan_id: str, record: CommitRecord) -> bool:
         """Whether the maker of ``record`` may withdraw ``plan_hash`` in every other plan
-        that holds or held it: she is among the writers of that version there (a plan that
-        never had it says nothing). Withdrawals are rare: a walk over the plans is cheap."""
+        that holds or held it: she made that version (its producers: round 34, a copy and the
+        original deleted left no plan to ask) and is among its producers in each plan that
+        has it (a plan that never had it says nothing). Withdrawals are rare: a walk over the
+        plans is cheap."""
         assert self.may_withdraw is not None
+        if not self.may_withdraw(record, self.producers_of(plan_hash) or ()):
+            return False  # she never made this version: it was carried to her (round 34)
         for state in self.plans.values():
             if state.plan_id == plan_id:
                 continue
-            writers = state.version_changers.get(plan_hash)
+            writers = state.version_producers.get(plan_hash)
             if writers is None and state.hash == plan_hash:
-                writers = state.changers
+                writers = state.producers
             if writers is not None and not self.may_withdraw(record, writers):
                 return False
         return True

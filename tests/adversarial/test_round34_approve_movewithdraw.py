@@ -42,14 +42,20 @@ Self-approval after the same moves (Bob, an approver, writes the plan; Mallory m
 Asserted: ``E_SELF_APPROVAL``, ``rec`` never runs.
 
 Results: ``bob-mv``, ``bob-cp-rm``, ``cp-keep``, ``mv-same`` (``E_ILLEGAL_TRANSITION``:
-"rejected from nothing") and ``ctl`` held. BROKE (strict xfails): ``mv-rej`` (her rejection
-counted: the plan stays ``rejected``, Alice's approval is an illegal transition), ``mv-side``
+"rejected from nothing") and ``ctl`` held. BROKE (strict xfails until fixed, below):
+``mv-rej`` (her rejection counted: the plan stays ``rejected``, Alice's approval is an
+illegal transition), ``mv-side``
 (the same through a merged branch: "mallory@example.com set status rejected on a merged
 branch"), ``mv-mv-rej`` (a move and its undo: her rejection at the plan's own path counted,
 as round 20's edit and undo once did), ``mv-back`` and ``cp-rm-back`` (Alice's approval of
 the agent's own folder is refused ``E_VERSION_WITHDRAWN``: "plans/... was set rejected by
 mallory@example.com"). The fresh clone's audit lists her rejections under ``decisions`` (it
 agrees with the controller).
+
+Fixed: the index keeps each content's *producers* (who made it exist where nobody had) apart
+from its authors (everyone who wrote or carried it): a move, a copy, an undo or a re-add
+carries a version, and its carrier may not approve it (an author) nor withdraw it (no
+producer). The audit reads the same record, so its verdicts agree.
 """
 
 from __future__ import annotations
@@ -74,15 +80,9 @@ APPROVED = {
     "ctl": "ctl",
 }
 SELF = {"bob-mv": "bob-mv-moved", "bob-cp-rm": "bob-cp-rm-copy"}
-_MOVER = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 34: a non-approver who only moved (or copied and deleted) the agent's plan "
-    "withdraws it, and the version stays withdrawn when the agent puts it back",
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    v: _MOVER for v in ["mv-rej", "mv-back", "cp-rm-back", "mv-side", "mv-mv-rej"]
-}
+#: Nothing left open: round 34's five breaks are fixed (a content's producers, kept apart
+#: from whoever carried it: docs/approvals.md).
+FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
 def _build(root: Path) -> Lab:
@@ -161,3 +161,19 @@ def test_a_mover_withdraws_nothing(lab: Lab, vid: str) -> None:
 def test_a_move_keeps_the_writer(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(SELF[vid])
     assert "E_SELF_APPROVAL" in lab.codes(SELF[vid]), lab.codes(SELF[vid])
+
+
+def test_the_audit_counts_no_carried_withdrawal(lab: Lab) -> None:
+    """The fresh-clone audit reads the same producers: none of Mallory's rejections of a
+    plan she only carried is a decision; each is flagged as not allowed."""
+    _, report = lab.audit()
+    decisions = [
+        (d["plan"], d["kind"]) for d in report.get("decisions", []) if d["by"] == MALLORY[1]
+    ]
+    assert decisions == [], report.get("decisions")
+    flagged = {
+        f.get("plan") for f in report.get("findings", []) if f.get("kind") == "withdraw-not-allowed"
+    }
+    assert {f"plans/{s}" for s in ("mv-rej-moved", "mv-mv-rej", "cp-rm-back-copy")} <= flagged, (
+        report.get("findings")
+    )

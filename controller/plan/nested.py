@@ -85,8 +85,10 @@ def load(
         file = _plan_file(root, pin.path, config)
         if origin is not None and os.path.abspath(file.parent) == os.path.abspath(origin.parent):
             raise SchemaInvalid(f"nested plan {pin.path}: a plan cannot nest itself")
-        text = _read(file, config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES)
-    data = yamlio.read_yaml(text, str(file)).data
+        text = _read(file, config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES, root)
+    # messages name the repository's path, never the controller's own folders
+    shown = _shown(root, file) if fetch is None and root is not None else str(file)
+    data = yamlio.read_yaml(text, shown).data
     found = hashing.plan_hash(data) if isinstance(data, dict) else None
     if found != pin.hash:
         raise PlanHashMismatch(
@@ -170,14 +172,23 @@ def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
     current = root
     for part in parts:
         current = current / part
-        _no_symlink(current, rel)
+        _no_symlink(current, rel, root)
     _unambiguous(rel, [name for name in PLAN_FILES if os.path.lexists(current / name)])
     for name in PLAN_FILES:
         candidate = current / name
         if os.path.lexists(candidate):
-            _no_symlink(candidate, rel)
+            _no_symlink(candidate, rel, root)
             return candidate
-    raise SchemaInvalid(f"nested plan {rel}: no PLAN.yml in {current}")
+    raise SchemaInvalid(f"nested plan {rel}: no PLAN.yml in {_shown(root, current)}")
+
+
+def _shown(root: Path, path: Path) -> str:
+    """``path`` as the repository names it: a message may be committed into a plan's record
+    or shown to its agent, and the controller's own folders are nobody's business there."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
 
 
 def _unambiguous(rel: str, present: list[str]) -> None:
@@ -190,26 +201,28 @@ def _unambiguous(rel: str, present: list[str]) -> None:
         )
 
 
-def _no_symlink(path: Path, rel: str) -> None:
+def _no_symlink(path: Path, rel: str, root: Path) -> None:
+    shown = _shown(root, path)
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        raise SchemaInvalid(f"nested plan {rel}: {path} does not exist") from None
+        raise SchemaInvalid(f"nested plan {rel}: {shown} does not exist") from None
     if stat.S_ISLNK(mode):
-        raise SchemaInvalid(f"nested plan {rel}: {path} is a symlink; plangate never follows one")
+        raise SchemaInvalid(f"nested plan {rel}: {shown} is a symlink; plangate never follows one")
 
 
-def _read(file: Path, max_bytes: int) -> str:
+def _read(file: Path, max_bytes: int, root: Path) -> str:
+    shown = _shown(root, file)
     if not stat.S_ISREG(os.lstat(file).st_mode):
-        raise SchemaInvalid(f"{file}: not a regular file")
+        raise SchemaInvalid(f"{shown}: not a regular file")
     with open(file, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise SchemaInvalid(f"{file}: over the limit of {max_bytes} bytes")
+        raise SchemaInvalid(f"{shown}: over the limit of {max_bytes} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise SchemaInvalid(f"{file}: not UTF-8 text") from None
+        raise SchemaInvalid(f"{shown}: not UTF-8 text") from None
 
 
 # --- readers for the profile (risk, tools, flows) -----------------------------------------
@@ -246,7 +259,7 @@ def file_reader(config: Config | None, origin: Path | None) -> Reader:
             return None
         try:
             file = _plan_file(root, path, config)
-            text = _read(file, max_bytes)
+            text = _read(file, max_bytes, root)
         except (PlangateError, OSError):
             return None
         return _pinned(text, str(file), pin, max_bytes)

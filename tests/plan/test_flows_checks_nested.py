@@ -330,3 +330,30 @@ def test_outside_data_into_a_nested_plans_own_precondition_needs_its_guard(lab: 
     guarded = child.replace("expect:", f'guards: [{{param: to, matches: "{GUARD}"}}], expect:')
     ok = validate(lab, nested_parent(pin(lab, guarded), '{to: "$<actions[1].outputs.sender>"}'))
     assert ok["valid"], ok["errors"]
+
+
+@pytest.mark.parametrize("how", ["symlink", "too-large", "not-utf8", "missing", "bad-yaml"])
+def test_a_pin_that_cannot_be_read_is_named_by_its_repository_path(lab: Any, how: str) -> None:
+    """A pinned plan's problem names the plan as the repository does: the message is shown to
+    the plan's agent and committed into its record, and the controller's own folders (its
+    working tree's absolute path) are nobody's business there."""
+    repo, _, tmp_path = lab
+    folder = repo / "plans" / "common" / "send"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "PLAN.yml"
+    if how == "symlink":
+        (tmp_path / "elsewhere.yml").write_text(child_text(SEND))
+        target.symlink_to(tmp_path / "elsewhere.yml")
+    elif how == "too-large":
+        target.write_text(child_text(SEND) + "#" * 2_000_000 + "\n")
+    elif how == "not-utf8":
+        target.write_bytes(child_text(SEND).encode() + b"# \xff\n")
+    elif how == "bad-yaml":
+        target.write_text("plan: {name: [unclosed\n")
+    result = validate(lab, nested_parent("sha256:" + "0" * 64, "{to: nobody@customer.example}"))
+    assert result["rc"] != 0
+    errors = [e for e in result["errors"] if e.get("path", "").startswith("actions[1]")]
+    assert errors, result["errors"]
+    text = json.dumps(result["errors"])
+    assert str(repo) not in text and str(tmp_path) not in text, text
+    assert "plans/common/send" in errors[0]["message"], errors[0]

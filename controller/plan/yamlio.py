@@ -352,6 +352,17 @@ def _build(text: str, source: str, quoted: list[tuple[int, int]] | None = None) 
             documents += 1
             if documents > 1:
                 _refuse(event, source, "more than one YAML document in the file")
+            version = getattr(event, "version", None)
+            if version is not None and tuple(version) != (1, 2):
+                # plans are read as YAML 1.2 whatever the directive says: a reviewer who
+                # believed it would read `yes` as true and 0777 as 511, where the tool gets
+                # "yes" and 777
+                _refuse(
+                    event,
+                    source,
+                    f"a %YAML {'.'.join(map(str, version))} directive (plans are YAML 1.2: "
+                    "remove the directive)",
+                )
     if isinstance(doc.data, dict):
         doc.top_keys = [k for k in doc.data if isinstance(k, str)]
     return doc

@@ -107,3 +107,22 @@ def test_plain_scalars_read_as_ruamel_reads_them(value: str) -> None:
         return
     read = yamlio.read_yaml(text).data["a"]
     assert read == expected and type(read) is type(expected)
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.0", "1.3"])
+def test_a_yaml_directive_other_than_1_2_is_refused(version: str) -> None:
+    """A plan is read as YAML 1.2 whatever its ``%YAML`` directive says: a reviewer who took
+    ``%YAML 1.1`` at its word would read ``yes`` as true and ``0777`` as 511, while the tool
+    gets "yes" and 777. So the directive is refused, with its line."""
+    text = f"%YAML {version}\n---\nflag: yes\nmode: 0777\n"
+    with pytest.raises(YamlParseError) as caught:
+        yamlio.read_yaml(text, "plans/x/PLAN.yml")
+    assert caught.value.line == 1
+    if version == "1.1":  # the others the parser itself calls incompatible
+        assert "%YAML 1.1 directive" in caught.value.message
+
+
+def test_a_yaml_1_2_directive_reads_as_without_it() -> None:
+    body = "flag: yes\nmode: 0777\n"
+    assert yamlio.read_yaml("%YAML 1.2\n---\n" + body, "x").data == {"flag": "yes", "mode": 777}
+    assert yamlio.read_yaml(body, "x").data == {"flag": "yes", "mode": 777}

@@ -1,4 +1,4 @@
-"""Round 35, how a run is recorded: the size of the committed EXECUTION_LOG.md when the
+r"""Round 35, how a run is recorded: the size of the committed EXECUTION_LOG.md when the
 plan is a dense graph.
 
 Round 19 bounded the log (params and result blocks share a budget, the log stops at
@@ -13,6 +13,11 @@ the agent writes both, a pass freezes them, Alice approves both in one commit, a
 - ``dense-runs``: the dense plan completes (control: it is a valid plan) and ``zz`` ran once.
 - ``dense-log-size``: every blob the controller committed for ``plans/dense`` is at most
   1 MiB.
+
+Held: ``dense-runs``. **Broke** (round 35): ``dense-log-size``: the start and the outcome
+commits each hold a 1,254,879-byte EXECUTION_LOG.md (79,800 ``aI --> aJ`` lines in the
+Mermaid block; with 500 actions, the default ``max_actions``, 1.97 MB). Duplicate entries in
+one ``needs`` list are drawn once (checked by hand, 150,000 ``1``\s: one edge).
 """
 
 from __future__ import annotations

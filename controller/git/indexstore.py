@@ -6,7 +6,7 @@ Index format (``index.sqlite`` in the state directory)::
     plans(plan_id TEXT PRIMARY KEY, data TEXT)  one JSON PlanState per plan
     jobs(plan_id TEXT PRIMARY KEY, data TEXT)   plans this controller started (Controller)
     authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever wrote or carried a content
-    producers(hash TEXT PRIMARY KEY, data TEXT) who made a content exist (not who moved it)
+    producers(hash TEXT PRIMARY KEY, data TEXT) who made a content, in every commit that did
     approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection)
 
 The plans are a cache rebuilt from git, so their saves are not fsynced; the jobs, which a
@@ -42,8 +42,8 @@ INDEX_VERSION = "12"  # 3: risk and estimate per plan; 4: approval identities, f
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
 # each version's changers (round 20); 10: an author's withdrawal vetoes a version she wrote
 # wherever it is (round 23); 11: a certified key's signature kept as its certificate (round 30);
-# 12: each content's producers, and each version's producers per plan (round 34: a mover is
-# no author of what she moved)
+# 12: each content's producers (rounds 34-35: who moved, copied or raced a content is no
+# author who may withdraw it); each version's changers per plan dropped
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -282,11 +282,9 @@ class IndexStore:
             self._new_freezes[plan_hash] = new
 
     def producers_of(self, plan_hash: str) -> frozenset[str] | None:
-        """Who made this content exist, on any path, ever (kept through rewrites): the makers
-        of the first commit that held it where no plan or draft had it before; None for a
-        content nobody has made yet. Whoever brings it anywhere after that (a move, a copy,
-        an undo, a re-add) carries it: she is among its authors (she may not approve it) but
-        not among its producers (she may not withdraw it; round 34)."""
+        """Who may withdraw this content as its author: the people who made it in *every*
+        commit that made it (kept through rewrites; see :meth:`note_producers`). None for a
+        content no commit has made yet."""
         found = self._new_producers.get(plan_hash)
         if found is not None:
             return found
@@ -295,12 +293,18 @@ class IndexStore:
         ).fetchone()
         return self.author_set(json.loads(row[0])) if row else None
 
-    def note_producers(self, plan_hash: str, who: Iterable[str]) -> frozenset[str]:
-        """``who`` made ``plan_hash`` exist, unless someone already had: its producers."""
+    def note_producers(self, plan_hash: str, who: Iterable[str]) -> None:
+        """A commit made ``plan_hash`` (wrote it where the file held other content), ``who``
+        being its makers: the content's producers are the people in every such commit. Two
+        commits that made the same content independently (neither holds the other: a copy of
+        an open pull request's plan landed on the branch first, a cherry-pick, a draft; round
+        35) cannot be told from a copy, so only someone in both may withdraw it as its
+        author (an allowed approver always may). The intersection is the same in any order,
+        so a cold scan, which reads merged branches first, agrees with a live controller."""
         found = self.producers_of(plan_hash)
-        if found is None:
-            found = self._new_producers[plan_hash] = self.author_set(who)
-        return found
+        made = self.author_set(who) if found is None else self.author_set(found & set(who))
+        if made != found:
+            self._new_producers[plan_hash] = made
 
     def touch(self, plan_id: str) -> None:
         self._dirty.add(plan_id)

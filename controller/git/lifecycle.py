@@ -14,7 +14,6 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable
-from collections.abc import Set as AbstractSet
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any
@@ -72,14 +71,14 @@ class Lifecycle(IndexStore):
         by_controller = self._is_controller(record)
         if by_controller:
             self._controller_clock(record.commit_time)
-        self._moved_producers: dict[str, set[str]] = {}
         carried = {} if by_controller else self._moved_writers(repo, record)
+        self._carried_here = set() if by_controller else self._left(repo, record)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             if plan_id is None:
                 self._link_outside_plan_files(change)
                 if not by_controller:
-                    self._blob_writers(repo, change, self.identities(record))
+                    self._blob_writers(repo, change, self.identities(record), self._carried_here)
                 continue
             why = _unsafe_why(change)
             if why is not None:
@@ -158,7 +157,6 @@ class Lifecycle(IndexStore):
                 continue
             used.add(source)
             carried[target] = self._writers_of([source])
-            self._moved_producers[target] = self._producers_in([source])
         for target in sorted(unjudged - carried.keys()):
             # Round 31: comparing every added plan with every removed one grew with the square
             # of a commit's moves (80 swapped 300 KB plans: an 80 s pass). Past the budget a
@@ -167,14 +165,44 @@ class Lifecycle(IndexStore):
             carried[target] = self._writers_of(removed.keys() - used)
         return carried
 
-    def _producers_in(self, sources: Iterable[str]) -> set[str]:
-        """The producers of the plans in ``sources`` (a moved plan keeps its authors)."""
+    def _left(self, repo: GitRepo, record: CommitRecord) -> set[str]:
+        """The contents a commit takes from where they were: the hashed content of every plan
+        file or draft it removes or rewrites. A plan it makes of one of them was moved (or
+        moved back, restored, renamed from a draft, converted from its source), not made:
+        its maker produced nothing (round 34)."""
+        if not any(c.old_blob is not None for c in record.changes):
+            return set()
         found: set[str] = set()
-        for source in sources:
-            state = self.plans.get(source)
-            if state is not None:
-                found |= set(state.producers)
+        for change in record.changes:
+            if change.old_blob is None or change.old_blob == change.new_blob:
+                continue
+            if plan_id_of(change.path, self.plans_dir) is None:
+                if self.plans_dir == "." or PurePosixPath(self.plans_dir) in (
+                    PurePosixPath(change.path).parents
+                ):
+                    found.add(self._draft_hash(repo, change.path, change.old_blob) or "")
+            elif _is_plan_file(change.path):
+                facts = self.facts(repo, change.old_blob)
+                found.add(facts.hash if facts is not None and facts.hash else "")
+        found.discard("")
         return found
+
+    def _produced(self, plan_hash: str | None, makers: Iterable[str], left: set[str]) -> None:
+        """A commit wrote ``plan_hash`` where its file held other content, and did not take
+        it from another file it removed or rewrote (``left``): its makers made it."""
+        if plan_hash is None or plan_hash in left:
+            return
+        people = {m for m in makers if not m.startswith(approvals.KEY_PREFIX)}
+        self.note_producers(plan_hash, people - {approvals.EVERYONE})
+
+    def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
+        """The authors who may withdraw what is at stake in a plan: the producers of that
+        version (the people in every commit that made it: not who moved, copied, restored or
+        raced it; rounds 34-35); for a plan with no valid version, its changers."""
+        stake = state.stake()
+        if stake is None:
+            return state.changers
+        return self.producers_of(stake) or frozenset()
 
     def _writers_of(self, sources: Iterable[str]) -> set[str]:
         found: set[str] = set()
@@ -199,14 +227,6 @@ class Lifecycle(IndexStore):
             if state is None or not writers:
                 continue
             state.changers = sorted(set(state.changers) | writers)
-            made = self._moved_producers.get(plan_id, set())
-            if not made <= set(state.producers):
-                state.producers = sorted(set(state.producers) | made)
-                if state.hash is not None:  # the version moved here is theirs to withdraw
-                    state.version_producers = {
-                        **state.version_producers,
-                        state.hash: sorted(set(state.version_producers.get(state.hash, ())) | made),
-                    }
             self._add_authors(folder_key(plan_id), writers)
             if state.hash is not None:
                 self._add_authors(state.hash, writers)  # a copy of it: the same writers
@@ -242,7 +262,7 @@ class Lifecycle(IndexStore):
             self.on_problem(state.plan_id, note)
 
     def _blob_writers(
-        self, repo: GitRepo, change: FileChange, who: set[str], *, side: bool = False
+        self, repo: GitRepo, change: FileChange, who: set[str], left: set[str]
     ) -> None:
         """Whoever wrote a file under the plans folder that is not a plan file (a plan source
         ``PLAN.json``/``PLAN.md``, a draft, any file): kept by the file's bytes (its git blob
@@ -251,9 +271,8 @@ class Lifecycle(IndexStore):
         author index never forgets them (SPEC §15; round 5). And whoever writes any file in
         a folder writes the plan that folder holds or will hold: plan text wrapped so that
         it reads as no plan (commented out, fenced in notes, under another key, a patch) and
-        unwrapped by someone else is still hers (round 11). On the first-parent line (not
-        ``side``: a merged branch's commits are read before the line's in a cold scan) the
-        writers of a plan text under another name are its producers, unless it had some."""
+        unwrapped by someone else is still hers (round 11). A draft's content it did not take
+        from a file of the same commit (``left``) is also made by its writers (producers)."""
         if change.new_blob is None or change.mode in NOT_A_FILE or not is_text(change.path):
             return
         if (
@@ -266,25 +285,27 @@ class Lifecycle(IndexStore):
             if str(folder) in (self.plans_dir, ".") or len(folder.parts) > MAX_PATH_PARTS:
                 break
             self._add_authors(folder_key(str(folder)), who)  # whatever its bytes (round 11)
-        plan_hash = self._draft_hash(repo, change)
+        plan_hash = self._draft_hash(repo, change.path, change.new_blob)
         if plan_hash is not None:  # plan text under another name: its content is theirs too
             self._add_authors(plan_hash, who)
-            if not side:
-                self.note_producers(plan_hash, who)
+            if change.old_blob is None or plan_hash != self._draft_hash(
+                repo, change.path, change.old_blob
+            ):
+                self._produced(plan_hash, who, left)
 
-    def _draft_hash(self, repo: GitRepo, change: FileChange) -> str | None:
+    def _draft_hash(self, repo: GitRepo, file: str, blob: str | None) -> str | None:
         """The hashed content of a file under the plans folder that is plan text under
         another name (``draft.yml``) or a plan source (``PLAN.json``, ``draft.json``,
         ``.md``) once converted: whoever wrote it wrote that content, however its bytes are
         later rewritten (a comment, flow style, re-indented, converted; round 7)."""
-        path = PurePosixPath(change.path)
-        if change.new_blob is None or path.suffix.lower() not in DRAFT_SUFFIXES:
+        path = PurePosixPath(file)
+        if blob is None or path.suffix.lower() not in DRAFT_SUFFIXES or not is_text(file):
             return None
         try:
             if path.suffix.lower() in (".yml", ".yaml"):
-                facts = self.facts(repo, change.new_blob)
+                facts = self.facts(repo, blob)
                 return facts.hash if facts is not None else None
-            data = repo.blob(change.new_blob)
+            data = repo.blob(blob)
             if len(data) > self.max_plan_bytes:
                 return None
             from controller.plan.convert import convert_text
@@ -367,27 +388,25 @@ class Lifecycle(IndexStore):
         since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
-            drafted = self.authors.get(_blob_key(change.new_blob or ""), frozenset())  # a draft
-            made = self._produced(new.hash, changers, drafted)
-            changers |= drafted
+            self._produced(new.hash, changers, self._carried_here)
+            changers |= self.authors.get(_blob_key(change.new_blob or ""), set())  # a draft
             if new.hash is not None:
                 self._add_authors(new.hash, changers)
                 changers |= self.authors.get(new.hash, set())
             state.changers = sorted(set(state.changers) | changers)
-            state.producers = sorted(set(state.producers) | made)
         elif content_changed and old is not None and new.hash is not None and old.hash:
             # the controller rewrote the content (legacy references at its freeze): what it
             # derives keeps its source's writers, on any path it is copied to (round 17)
             self._add_authors(new.hash, set(self.authors.get(old.hash, frozenset())))
-            self.note_producers(new.hash, self.producers_of(old.hash) or ())
+            made = self.producers_of(old.hash)
+            if made is not None:
+                self.note_producers(new.hash, made)
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
             writers = self._source_authors(repo, record)
-            made = self._produced(new.hash, writers, frozenset())
             if new.hash is not None:
                 self._add_authors(new.hash, writers)  # a copy or a pin of it: the same writers
                 writers |= self.authors.get(new.hash, set())
             state.changers = sorted(set(state.changers) | writers)
-            state.producers = sorted(set(state.producers) | made)
         if content_changed:
             # No version is older than the controller's last commit before the one that
             # wrote it: the controller's clock, a time nobody else can write (the writing
@@ -407,8 +426,6 @@ class Lifecycle(IndexStore):
                 state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
-        if new.hash and new.hash not in state.version_producers:
-            state.version_producers = {**state.version_producers, new.hash: state.producers}
         state.risk, state.estimate = new.risk, new.estimate
         state.last_commit = record.sha
         self.plans[plan_id] = state
@@ -491,21 +508,6 @@ class Lifecycle(IndexStore):
         if not who <= known:
             self.authors[plan_hash] = self.author_set(known | who)
             self._dirty_authors.add(plan_hash)
-
-    def _produced(
-        self, plan_hash: str | None, makers: set[str], drafted: AbstractSet[str]
-    ) -> set[str]:
-        """Who produced the content a commit put in a plan: its makers (``makers``: the
-        commit's identities, a merge's the side commits') when nobody had made that content
-        before, else whoever first did (a move, a copy, an undo or a re-add only carries it:
-        round 34, a non-approver who moved someone's plan could withdraw it). The same bytes
-        written before under another name (``drafted``) were made by their writers."""
-        if plan_hash is None:
-            return set(drafted) if drafted else set(makers)
-        earlier = self.producers_of(plan_hash)
-        if earlier is None:
-            earlier = self.note_producers(plan_hash, drafted or makers)
-        return set(earlier)
 
     def identities(self, record: CommitRecord) -> set[str]:
         """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``,
@@ -618,6 +620,7 @@ class Lifecycle(IndexStore):
         (git's default history simplification would hide that side)."""
         for commit in repo.merged_in(since, until, paths or [self.plans_dir]):
             who = self.identities(commit)
+            left = self._left(repo, commit)
             # Under the controller's name is enough here: a side freeze only ever makes a
             # version older (max_age) and approvals of it later (the date rule), never the
             # reverse, so a forged one can refuse a plan, not let one run; and a new state
@@ -629,7 +632,7 @@ class Lifecycle(IndexStore):
                     self._side_freeze(repo, commit, change)
                 if path_name(change.path) not in PLAN_FILES:
                     if plan_id_of(change.path, self.plans_dir) is None:
-                        self._blob_writers(repo, change, who, side=True)  # side draft or source
+                        self._blob_writers(repo, change, who, left)  # side draft or source
                     continue
                 if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
                     continue
@@ -638,6 +641,7 @@ class Lifecycle(IndexStore):
                 facts = self.facts(repo, change.new_blob)
                 if facts is not None and facts.hash is not None:
                     self._add_authors(facts.hash, who)
+                    self._produced(facts.hash, who, left)
 
     def _side_freeze(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A freeze under the controller's name on a branch merged back (its commits that a
@@ -681,7 +685,8 @@ class Lifecycle(IndexStore):
                 continue  # a withdrawal of another version of the plan
             who = commit.author.email
             snapshot = PlanState(**asdict(state)) if sink else None
-            if self.may_withdraw is not None and not self.may_withdraw(commit, state.withdrawers()):
+            allowed = self.withdrawers(state)
+            if self.may_withdraw is not None and not self.may_withdraw(commit, allowed):
                 # ignored, and said, as on the branch itself (round 24: the audit was silent)
                 text = (
                     f"E_APPROVER_NOT_ALLOWED: {who} set status {status} in {commit.sha[:12]} "
@@ -819,7 +824,7 @@ class Lifecycle(IndexStore):
         if (
             withdraw
             and self.may_withdraw is not None
-            and not self.may_withdraw(record, state.withdrawers())
+            and not self.may_withdraw(record, self.withdrawers(state))
         ):
             text = (
                 f"E_APPROVER_NOT_ALLOWED: {who} set status {new.status} in {record.sha[:12]}, "
@@ -881,19 +886,17 @@ class Lifecycle(IndexStore):
         approval waited), by its hash: no approval of it counts again, under any name, as a
         copy, a re-add or a pin (E_VERSION_WITHDRAWN; a veto is not dodged by renaming).
 
-        An allowed approver's withdrawal vetoes the version everywhere. So does an author's,
-        when she also wrote the version wherever else it is (round 23: an agent rejected its
-        plan, then brought the version back as a copy, a re-add or a pin, and it ran); a
-        copier's withdraws her copy only (round 16: a non-approver copied a plan and vetoed
-        the original by rejecting her copy)."""
+        An allowed approver's withdrawal vetoes the version everywhere. So does an author's
+        when she produced that version (round 23: an agent rejected its plan, then brought
+        the version back as a copy, a re-add or a pin, and it ran); a copier produced nothing
+        and withdraws nothing (round 16: her rejection of her copy vetoed the original; round
+        34, 35)."""
         if not plan_hash or plan_hash in self.withdrawn:
             return
-        if (
-            self.may_withdraw is not None
-            and not self.may_withdraw(record, ())
-            and not self._wrote_everywhere(plan_hash, plan_id, record)
+        if self.may_withdraw is not None and not self.may_withdraw(
+            record, self.producers_of(plan_hash) or ()
         ):
-            return  # an author of this plan, not of the version where others hold it
+            return  # an author of the plan, not a producer of this version
         entry = json.dumps(
             {
                 "plan": plan_id,
@@ -904,25 +907,6 @@ class Lifecycle(IndexStore):
             }
         )
         self.withdrawn[plan_hash] = self._new_withdrawn[plan_hash] = entry
-
-    def _wrote_everywhere(self, plan_hash: str, plan_id: str, record: CommitRecord) -> bool:
-        """Whether the maker of ``record`` may withdraw ``plan_hash`` in every other plan
-        that holds or held it: she made that version (its producers: round 34, a copy and the
-        original deleted left no plan to ask) and is among its producers in each plan that
-        has it (a plan that never had it says nothing). Withdrawals are rare: a walk over the
-        plans is cheap."""
-        assert self.may_withdraw is not None
-        if not self.may_withdraw(record, self.producers_of(plan_hash) or ()):
-            return False  # she never made this version: it was carried to her (round 34)
-        for state in self.plans.values():
-            if state.plan_id == plan_id:
-                continue
-            writers = state.version_producers.get(plan_hash)
-            if writers is None and state.hash == plan_hash:
-                writers = state.producers
-            if writers is not None and not self.may_withdraw(record, writers):
-                return False
-        return True
 
     @staticmethod
     def _lapse(state: PlanState, record: CommitRecord, status: str | None) -> Transition:

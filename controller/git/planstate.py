@@ -119,13 +119,6 @@ class PlanState:
     #: The earliest time the current version can have existed (see version_since()).
     version_since: int | None = None
     changers: list[str] = field(default_factory=list)
-    #: The changers who produced content of this plan (made a version exist), not those who
-    #: only carried one here (a move, a copy, an undo; round 34): its authors who may withdraw.
-    producers: list[str] = field(default_factory=list)
-    #: Each version's hash -> the plan's producers when that version first appeared on this
-    #: path: who may withdraw it as an author (round 20: an edit and its undo, or an edit of a
-    #: version that never ran, gave anyone a veto over the version waiting).
-    version_producers: dict[str, list[str]] = field(default_factory=dict)
     #: The open approval request: commit, kind, blob, author, committer, time, voided_by,
     #: changed_in_commit.
     request: dict[str, Any] | None = None
@@ -150,12 +143,11 @@ class PlanState:
     #: or acted on (its path may be one no file system holds).
     unsafe: bool = False
 
-    def withdrawers(self) -> list[str]:
-        """The authors who may withdraw what is at stake: the running version once started
-        (the approved one), else the version waiting; the plan's producers when it appeared."""
+    def stake(self) -> str | None:
+        """The version a withdrawal withdraws: the running one once started (the approved
+        one), else the version waiting."""
         stake = self.approved_hash if self.status in _RUN_STATES and self.approved_hash else None
-        stake = stake or self.hash
-        return self.version_producers.get(stake or "", self.producers)
+        return stake or self.hash
 
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]
@@ -178,13 +170,6 @@ class PlanState:
             self.last_event = self.notes[-1]
         changers = [pool.setdefault(c, c) for c in self.changers]
         self.changers = pool.setdefault(("changers", *changers), changers)
-        producers = [pool.setdefault(c, c) for c in self.producers]
-        self.producers = pool.setdefault(("changers", *producers), producers)
-        if self.version_producers:
-            self.version_producers = {
-                pool.setdefault(h, h): pool.setdefault(("changers", *v), v)
-                for h, v in self.version_producers.items()
-            }
         if self.estimate is not None:
             key = ("estimate", json.dumps(self.estimate, sort_keys=True, default=str))
             self.estimate = pool.setdefault(key, self.estimate)

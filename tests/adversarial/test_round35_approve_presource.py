@@ -19,6 +19,11 @@ Results: ``after`` held (Mallory's rejection of her copy: ``E_APPROVER_NOT_ALLOW
 BROKE (strict xfail): ``src``: Alice's approval is refused ``E_VERSION_WITHDRAWN`` ("plans/src-m
 was set rejected by mallory@example.com"), although the agent's PLAN.yml reached the first
 parent (the merge) before the controller's ``convert`` commit made her copy a plan.
+
+Fixed (the same session): a content's producers are the people in *every* commit that made
+it (a copy landed first, a cherry-pick, a draft or the same edit made on the branch, and the
+agent's own commit merged later: only someone in both may withdraw it as its author), so the
+order in which two independent makings reach the branch decides nothing.
 """
 
 from __future__ import annotations
@@ -32,15 +37,7 @@ from advkit import AGENT, ALICE, MALLORY, Lab
 from test_round2_execution_kit import shared
 from test_round4_runs_convert import _ap, _lab, _put
 
-FOUND: dict[str, pytest.MarkDecorator] = {
-    "src": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 35: a source committed on main before the merge of the agent's plan makes "
-        "its writer the version's producer: her rejection of her converted copy vetoes the "
-        "agent's plan (E_VERSION_WITHDRAWN)",
-    )
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed: see the docstring
 
 
 def _set(lab: Lab, slug: str, status: str) -> None:

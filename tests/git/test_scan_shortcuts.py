@@ -73,8 +73,6 @@ def test_an_index_row_is_the_json_of_asdict() -> None:
         "plans/x",
         "plans/x/PLAN.yml",
         changers=["a@example.com"],
-        producers=["a@example.com"],
-        version_producers={"h": ["a@example.com", "b@example.com"]},
         request={"commit": "c", "kind": "approve", "pair": (1, 2), "voided_by": None},
         estimate={"minutes": [1.5, {"cost": 2}], "7": True},
         collected={"approvals": [{"by": "a"}]},

@@ -1,0 +1,78 @@
+"""Round 35, who may reject: the accepted limit beside the race that was fixed
+(``test_round35_approve_preproduce.py``). docs/threat-model.md, "Accepted limits".
+
+The agent's plan waits on its pull-request branch. Mallory (no approver) lands a byte copy
+of it on main and, in a later pass but before the pull request is merged, rejects her copy
+(``first``). On the branch at that moment she is the only person who made that content: git
+cannot tell her copy from her own work, so her withdrawal counts and vetoes that version.
+The pull request is merged afterwards and Alice approves the agent's plan: refused
+``E_VERSION_WITHDRAWN`` (strict xfail: an accepted limit; the agent's remedy is any change,
+a new version; the deployment's is branch protection).
+
+``after`` (control): the same, but her rejection comes after the merge: it counts for
+nothing (``E_APPROVER_NOT_ALLOWED``) and Alice's approval runs the plan once.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, MALLORY, Lab, plan_text
+from test_round2_execution_kit import shared
+
+LIMIT = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="accepted limit (round 35): a copy landed and rejected before the pull request "
+    "that made the content is merged vetoes that version",
+)
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    lab.write("ctl", plan_text("ctl"))
+    lab.commit("agent adds ctl", AGENT)
+    lab.run()
+    base = lab.head()
+    lab.git("checkout", "-q", "-b", "pr", base)
+    for vid in ("first", "after"):
+        lab.write(vid, plan_text(vid))
+    lab.commit("agent adds plans", AGENT)
+    lab.git("checkout", "-q", "main")
+    time.sleep(1.05)
+    for vid in ("first", "after"):
+        lab.write(f"{vid}-m", plan_text(vid))
+    lab.commit("mallory copies them", MALLORY)
+    lab.run()
+    lab.set_status("first-m", "rejected")
+    lab.commit("mallory rejects first-m", MALLORY)
+    lab.run()
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr", "pr", who=AGENT)
+    lab.run()
+    lab.set_status("after-m", "rejected")
+    lab.commit("mallory rejects after-m", MALLORY)
+    lab.run()
+    time.sleep(1.05)
+    for slug in ("first", "after", "ctl"):
+        lab.set_status(slug, "approved")
+    lab.commit("alice approves", ALICE)
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r35-rejectfirst", _build)
+
+
+@pytest.mark.parametrize("vid", [pytest.param("first", marks=[LIMIT]), "after", "ctl"])
+def test_a_copy_rejected_withdraws_nothing(lab: Lab, vid: str) -> None:
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)
+
+
+def test_the_limit_is_said(lab: Lab) -> None:
+    """The refusal names the veto and who made it, so the agent knows to change the plan."""
+    assert "E_VERSION_WITHDRAWN" in lab.codes("first"), lab.codes("first")
+    assert "E_APPROVER_NOT_ALLOWED" in lab.codes("after-m"), lab.codes("after-m")

@@ -22,6 +22,17 @@ the only person who made that version on the branch at that commit). Then:
   and the merge;
 - ``pass-main`` (control): as ``push-main`` with a pass in between.
 
+- ``abort-side`` (``test_abort_side``): a gated plan (action 2 ``rec`` tagged
+  ``abort-side-gated``, ``requires_approval``); Alice approves, action 1 runs, it pauses at
+  the gate; Mallory copies the folder on a side branch from ``fork``; in one push the agent
+  sets it ``aborted`` and merges Mallory's branch; Alice approves the gate. Asserted: the
+  gated action never runs and the audit flags nothing for the plan.
+- ``veto-first`` (``test_veto_first_agrees``, round 35's accepted limit in ONE push): the
+  agent's pull request adds ``plans/veto-first``; Mallory commits the same bytes on main at
+  ``plans/lib/veto-first-m`` and sets them ``rejected``; the agent merges the pull request;
+  all in one push. Alice approves. Asserted: the controller and the fresh-clone audit agree
+  (``rec`` ran iff the audit lists a run, and no finding for the plan).
+
 Then Alice sets every plan ``approved``; the controller passes.
 
 Asserted: the verdict does not depend on when the controller passed: the rejection withdraws
@@ -35,6 +46,14 @@ the agent's rejection (the plan stays ``pending_approval``) and starts Alice's a
 ``decisions``), flags Alice's approval ``illegal`` (from ``rejected``) and the controller's
 start ``start-without-approval``. ``push-main`` (the copy on the first parent, same push)
 held, as did the ``pass-*`` controls (rejected, never run).
+``abort-side`` BROKE: the agent's abort is ignored, Alice's gate approval runs the gated
+action; the audit lists the agent's ``abort-request`` and flags the gate's start
+``start-without-approval`` (and Alice's approval ``illegal``, from ``aborted``).
+``veto-first`` BROKE the other way: the controller ignores Mallory's rejection and runs the
+plan; the audit counts it (``decisions``) and flags the start ``start-without-approval``
+(``E_VERSION_WITHDRAWN``). In both, the verdict depends on whether the controller passed
+between the commits: a merged branch read in the same pass changes who made the content
+before a withdrawal earlier on the first parent.
 """
 
 from __future__ import annotations
@@ -48,6 +67,14 @@ from advkit import AGENT, ALICE, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["push-side", "push-late", "push-main", "pass-side", "pass-main"]
+GATE = """\
+  - id: 2
+    tool: rec
+    why: "after a second look"
+    requires_approval: true
+    params:
+      tag: "{vid}-gated"
+"""
 _BROKE = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -68,10 +95,25 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     for vid in VIDS:
         lab.write(vid, plan_text(vid))
+    lab.write("abort-side", plan_text("abort-side", extra_actions=GATE.format(vid="abort-side")))
     lab.commit("agent adds plans", AGENT)
     lab.run()
     fork = lab.head()
-    for vid in ("push-side", "pass-side"):
+    lab.git("checkout", "-q", "-b", "pr-veto-first", fork)
+    lab.write("veto-first", plan_text("veto-first"))
+    lab.commit("agent adds veto-first", AGENT)
+    lab.git("checkout", "-q", "main")
+    lab.write("lib/veto-first-m", plan_text("veto-first"))
+    lab.commit("mallory lands the same plan", MALLORY)
+    lab.set_status("lib/veto-first-m", "rejected")
+    lab.commit("mallory rejects it", MALLORY)
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr", "pr-veto-first", who=AGENT)
+    lab.run()
+    time.sleep(1.05)
+    lab.set_status("abort-side", "approved")
+    lab.commit("alice approves abort-side", ALICE)
+    lab.run()  # action 1 runs, the plan pauses at its gate
+    for vid in ("push-side", "pass-side", "abort-side"):
         lab.git("checkout", "-q", "-b", f"side-{vid}", fork)
         _copy(lab, vid)
     lab.git("checkout", "-q", "main")
@@ -80,6 +122,9 @@ def _build(root: Path) -> Lab:
     for vid in ("push-side", "push-main", "push-late"):
         lab.set_status(vid, "rejected")
         lab.commit(f"agent rejects {vid}", AGENT)
+    lab.set_status("abort-side", "aborted")
+    lab.commit("agent aborts abort-side", AGENT)
+    lab.git("merge", "-q", "--no-ff", "-m", "merge abort side", "side-abort-side", who=AGENT)
     time.sleep(1.05)
     lab.git("checkout", "-q", "-b", "side-push-late", fork)
     _copy(lab, "push-late")  # made after the rejection
@@ -98,7 +143,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.before = {k: v["status"] for k, v in lab.status().items()}
     time.sleep(1.05)
-    for vid in VIDS:
+    for vid in [*VIDS, "abort-side", "veto-first"]:
         lab.set_status(vid, "approved")
     lab.commit("alice approves", ALICE)
     lab.run()
@@ -130,3 +175,30 @@ def test_the_audit_agrees(lab: Lab, vid: str) -> None:
         if f["plan"] == f"plans/{vid}" and f["kind"] == "start-without-approval"
     ]
     assert not bad, bad
+
+
+_VETO = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 36: a copy landed and rejected, then the pull request that made the content "
+    "merged, in one push: the controller ignores the rejection and runs the plan, the audit "
+    "counts it and flags the start",
+)
+
+
+@_BROKE
+def test_abort_side(lab: Lab) -> None:
+    assert len(lab.calls("abort-side")) == 1, lab.codes("abort-side")
+    assert not lab.calls("abort-side-gated"), lab.codes("abort-side")
+    _, report = lab.audit_out
+    bad = [f for f in report.get("findings", []) if f["plan"] == "plans/abort-side"]
+    assert not bad, bad
+
+
+@_VETO
+def test_veto_first_agrees(lab: Lab) -> None:
+    ran = len(lab.calls("veto-first"))
+    _, report = lab.audit_out
+    bad = [f for f in report.get("findings", []) if f["plan"] == "plans/veto-first"]
+    runs = [e for e in report.get("executions", []) if e["plan"] == "plans/veto-first"]
+    assert ran == len(runs) and not bad, (ran, bad, runs, lab.codes("veto-first"))

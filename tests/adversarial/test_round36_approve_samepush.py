@@ -17,6 +17,7 @@ the only person who made that version on the branch at that commit). Then:
   in ONE push (no controller pass in between);
 - ``push-late``: as ``push-side``, but Mallory's copy on the side branch is committed a
   second *after* the agent's rejection (then merged by the agent in the same push);
+- ``push-ours``: as ``push-side``, merged ``-s ours`` (the copy never lands on main);
 - ``push-main``: the agent's rejection and then Mallory's copy committed on main, one push;
 - ``pass-side`` (control): as ``push-side`` with a controller pass between the rejection
   and the merge;
@@ -39,8 +40,9 @@ Asserted: the verdict does not depend on when the controller passed: the rejecti
 the version (``rec`` never runs), as in the ``pass-*`` controls, and the fresh-clone
 ``plangate audit`` flags no ``start-without-approval`` for the plan.
 
-Results: BROKE (strict xfails) ``push-side`` and ``push-late``: with the copy arriving
-through a merged branch in the same push (whatever its dates), the live controller ignores
+Results: BROKE (strict xfails) ``push-side``, ``push-late`` and ``push-ours``: with the copy
+arriving through a merged branch in the same push (whatever its dates, even a ``-s ours``
+merge that lands none of it), the live controller ignores
 the agent's rejection (the plan stays ``pending_approval``) and starts Alice's approval:
 ``rec`` runs once. The fresh-clone audit counts the rejection (it lists it under
 ``decisions``), flags Alice's approval ``illegal`` (from ``rejected``) and the controller's
@@ -66,7 +68,7 @@ import pytest
 from advkit import AGENT, ALICE, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
 
-VIDS = ["push-side", "push-late", "push-main", "pass-side", "pass-main"]
+VIDS = ["push-side", "push-late", "push-ours", "push-main", "pass-side", "pass-main"]
 GATE = """\
   - id: 2
     tool: rec
@@ -82,7 +84,11 @@ _BROKE = pytest.mark.xfail(
     "is ignored by the live controller (the plan runs); the audit and a passed-between "
     "controller count it",
 )
-FOUND: dict[str, pytest.MarkDecorator] = {"push-side": _BROKE, "push-late": _BROKE}
+FOUND: dict[str, pytest.MarkDecorator] = {
+    "push-side": _BROKE,
+    "push-late": _BROKE,
+    "push-ours": _BROKE,
+}
 
 
 def _copy(lab: Lab, vid: str) -> None:
@@ -113,13 +119,13 @@ def _build(root: Path) -> Lab:
     lab.set_status("abort-side", "approved")
     lab.commit("alice approves abort-side", ALICE)
     lab.run()  # action 1 runs, the plan pauses at its gate
-    for vid in ("push-side", "pass-side", "abort-side"):
+    for vid in ("push-side", "pass-side", "abort-side", "push-ours"):
         lab.git("checkout", "-q", "-b", f"side-{vid}", fork)
         _copy(lab, vid)
     lab.git("checkout", "-q", "main")
     time.sleep(1.05)
     # one push: the rejections, then the copies
-    for vid in ("push-side", "push-main", "push-late"):
+    for vid in ("push-side", "push-main", "push-late", "push-ours"):
         lab.set_status(vid, "rejected")
         lab.commit(f"agent rejects {vid}", AGENT)
     lab.set_status("abort-side", "aborted")
@@ -131,6 +137,7 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side-push-side", who=AGENT)
     lab.git("merge", "-q", "--no-ff", "-m", "merge late", "side-push-late", who=AGENT)
+    lab.git("merge", "-q", "--no-ff", "-s", "ours", "-m", "merge ours", "side-push-ours", who=AGENT)
     _copy(lab, "push-main")
     lab.run()
     # controls: a pass between the rejection and the copy

@@ -36,6 +36,12 @@ the only person who made that version on the branch at that commit). Then:
 
 Then Alice sets every plan ``approved``; the controller passes.
 
+- ``check-pr`` (``test_check_pr``): the agent rejects ``plans/check-pr`` (counted, a pass);
+  later a pull request from main holds Mallory's copy ``plans/lib/check-pr-m`` (status
+  ``pending_approval``) and then Alice's ``approved`` of ``plans/check-pr``. ``plangate check
+  --base main --head pr-check --as alice@example.com`` is recorded, then Alice merges.
+  Asserted: ``rec`` never runs, and check does not predict ``start``.
+
 Asserted: the verdict does not depend on when the controller passed: the rejection withdraws
 the version (``rec`` never runs), as in the ``pass-*`` controls, and the fresh-clone
 ``plangate audit`` flags no ``start-without-approval`` for the plan.
@@ -51,6 +57,8 @@ held, as did the ``pass-*`` controls (rejected, never run).
 ``abort-side`` BROKE: the agent's abort is ignored, Alice's gate approval runs the gated
 action; the audit lists the agent's ``abort-request`` and flags the gate's start
 ``start-without-approval`` (and Alice's approval ``illegal``, from ``aborted``).
+``check-pr`` BROKE: check predicts ``status: approved``, ``outcome: start`` (exit 0); the
+controller keeps the plan ``rejected`` and runs nothing (Alice's approval ignored).
 ``veto-first`` BROKE the other way: the controller ignores Mallory's rejection and runs the
 plan; the audit counts it (``decisions``) and flags the start ``start-without-approval``
 (``E_VERSION_WITHDRAWN``). In both, the verdict depends on whether the controller passed
@@ -101,6 +109,7 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     for vid in VIDS:
         lab.write(vid, plan_text(vid))
+    lab.write("check-pr", plan_text("check-pr"))
     lab.write("abort-side", plan_text("abort-side", extra_actions=GATE.format(vid="abort-side")))
     lab.commit("agent adds plans", AGENT)
     lab.run()
@@ -141,7 +150,7 @@ def _build(root: Path) -> Lab:
     _copy(lab, "push-main")
     lab.run()
     # controls: a pass between the rejection and the copy
-    for vid in ("pass-side", "pass-main"):
+    for vid in ("pass-side", "pass-main", "check-pr"):
         lab.set_status(vid, "rejected")
         lab.commit(f"agent rejects {vid}", AGENT)
     lab.run()
@@ -155,6 +164,21 @@ def _build(root: Path) -> Lab:
     lab.commit("alice approves", ALICE)
     lab.run()
     lab.audit_out = lab.audit()
+    # check-pr: rejected (counted) long ago; a pull request brings Mallory's copy and Alice's
+    # approval of the rejected plan
+    lab.git("checkout", "-q", "-b", "pr-check", "main")
+    _copy(lab, "check-pr")
+    time.sleep(1.05)
+    lab.set_status("check-pr", "approved")
+    lab.commit("alice approves check-pr", ALICE)
+    check = lab.cli(
+        "check", "--config", str(lab.config), "--base", "main", "--head", "pr-check",
+        "--as", "alice@example.com", "--format", "json", cwd=lab.repo,
+    )  # fmt: skip
+    lab.check_out = (check.returncode, check.stdout, check.stderr)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr-check", "pr-check", who=ALICE)
+    lab.run()
     return lab
 
 
@@ -209,3 +233,20 @@ def test_veto_first_agrees(lab: Lab) -> None:
     bad = [f for f in report.get("findings", []) if f["plan"] == "plans/veto-first"]
     runs = [e for e in report.get("executions", []) if e["plan"] == "plans/veto-first"]
     assert ran == len(runs) and not bad, (ran, bad, runs, lab.codes("veto-first"))
+
+
+_CHECK = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 36: plangate check predicts a start for a plan its author rejected (counted) "
+    "when the pull request brings a copy of the version; the controller keeps it rejected",
+)
+
+
+@_CHECK
+def test_check_pr(lab: Lab) -> None:
+    _, out, err = lab.check_out
+    assert "Traceback" not in err, err[-2000:]
+    rows = {row["plan"]: row for row in __import__("json").loads(out)["plans"]}
+    assert not lab.calls("check-pr"), lab.codes("check-pr")
+    assert rows["plans/check-pr"]["outcome"] != "start", rows["plans/check-pr"]

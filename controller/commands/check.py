@@ -117,6 +117,11 @@ def _pinned_ids(repo: GitRepo, commit: str, ids: list[str]) -> set[str]:
     return found
 
 
+#: History events of a withdrawal, counted or not (Lifecycle): their verdicts depend on more
+#: than the plans a pull request touches.
+_WITHDRAW = frozenset({"reject", "abort-request", "withdraw-not-allowed"})
+
+
 def predict(
     repo: GitRepo, config: Config, base: str, head: str, as_email: str | None
 ) -> dict[str, Any]:
@@ -138,21 +143,30 @@ def predict(
         # every prediction under require_signed was a refusal the controller never made)
         signature, assumed = _merge_signature(config, as_email)
         repo = _SignedMerge(repo, merge, signature)  # type: ignore[assignment]
-    index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
-    if config.approval.require_signed:
-        # the controller knows its commits by its record; here, under require_signed, its
-        # commits are the ones it signed: an unsigned commit under its name is anyone's
-        # (round 19: a forged "partial" carrying a vote check counted)
-        signers = config.approval.allowed_signers
-        index.own_commit = functools.cache(lambda sha: real.verify_commit(sha, signers).valid)
-    # who may reject or abort follows the policy recorded when they did, as the controller
-    # judges it (round 28: check took every withdrawal in the file as binding)
     import tempfile
 
     from controller.git.history import RecordedPolicies
 
     signers_dir = tempfile.TemporaryDirectory(prefix="plangate-check-")
-    RecordedPolicies(config, Path(signers_dir.name), lambda: index.own_commit).attach(index, repo)
+    own_commit = None
+    if config.approval.require_signed:
+        # the controller knows its commits by its record; here, under require_signed, its
+        # commits are the ones it signed: an unsigned commit under its name is anyone's
+        # (round 19: a forged "partial" carrying a vote check counted)
+        signers = config.approval.allowed_signers
+        own_commit = functools.cache(lambda sha: real.verify_commit(sha, signers).valid)
+
+    def new_index() -> HistoryIndex:
+        made = HistoryIndex(
+            None, plans_dir=config.plans_dir, controller_email=config.identity.email
+        )
+        made.own_commit = own_commit
+        # who may reject or abort follows the policy recorded when they did, as the
+        # controller judges it (round 28: check took every withdrawal in the file as binding)
+        RecordedPolicies(config, Path(signers_dir.name), lambda: made.own_commit).attach(made, repo)
+        return made
+
+    index = new_index()
     try:
         plans_dir = config.plans_dir.strip("/") or "."
         names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
@@ -165,7 +179,17 @@ def predict(
         # only these plans' histories, and those of the plans they pin (whoever wrote a
         # pinned version wrote part of what runs, and a pinned version may be withdrawn)
         index.scan_paths = [f"{pid}/" for pid in sorted(set(ids) | _pinned_ids(repo, merge, ids))]
-        index.scan(repo, merge)
+        withdrawals: list[str] = []
+        index.scan(
+            repo, merge, lambda e: withdrawals.append(e.kind) if e.kind in _WITHDRAW else None
+        )
+        if withdrawals:
+            # Whether an author may withdraw depends on every commit that made the version
+            # at stake, on any path (a copy elsewhere leaves its author none: round 36):
+            # read the whole history, as the controller has it.
+            index.close()
+            index = new_index()
+            index.scan(repo, merge)
         cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
         found = [_plan_report(cached, config, index, pid, merge, as_email) for pid in ids]
     except GitError:

@@ -181,6 +181,12 @@ class IndexStore:
         self._new_freezes: dict[str, tuple[int | None, int | None]] = {}
         #: Producers found since the last save (the rest are read when asked: producers_of).
         self._new_producers: dict[str, frozenset[str]] = {}
+        #: Makings found on merged branches (Lifecycle): (side commit, hash, makers) until
+        #: placed, then (position of their merge on the first-parent line, hash, makers)
+        #: until that merge is applied; and the positions of the line's commits.
+        self._side_found: list[tuple[str, str, set[str]]] = []
+        self._side_made: list[tuple[int, str, set[str]]] = []
+        self._line_at: dict[str, int] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Plans that may need the controller (see pending()); kept up to date on changes.

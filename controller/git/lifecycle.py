@@ -72,6 +72,7 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_clock(record.commit_time)
         carried = {} if by_controller else self._moved_writers(repo, record)
+        self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
         self._carried_here = set() if by_controller else self._left(repo, record)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
@@ -187,13 +188,70 @@ class Lifecycle(IndexStore):
         found.discard("")
         return found
 
-    def _produced(self, plan_hash: str | None, makers: Iterable[str], left: set[str]) -> None:
+    def _produced(
+        self,
+        plan_hash: str | None,
+        makers: Iterable[str],
+        left: set[str],
+        side: str | None = None,
+    ) -> None:
         """A commit wrote ``plan_hash`` where its file held other content, and did not take
-        it from another file it removed or rewrote (``left``): its makers made it."""
+        it from another file it removed or rewrote (``left``): its makers made it. A commit
+        of a merged branch (``side``: its id) counts from the merge that brought it in, in
+        the order of the first-parent line (:meth:`_place_side_made`): a withdrawal made
+        before that merge was judged without it (round 36)."""
         if plan_hash is None or plan_hash in left:
             return
         people = {m for m in makers if not m.startswith(approvals.KEY_PREFIX)}
-        self.note_producers(plan_hash, people - {approvals.EVERYONE})
+        people.discard(approvals.EVERYONE)
+        if side is not None:
+            self._side_found.append((side, plan_hash, people))
+            return
+        self.note_producers(plan_hash, people)
+
+    def _place_side_made(self, repo: GitRepo, since: str | None, until: str) -> None:
+        """Put each making found on a merged branch at the merge that brought it in: the
+        first merge of the first-parent line (oldest first) whose other parents reach it."""
+        found, self._side_found = self._side_found, []
+        if not found:
+            return
+        spec = f"{since}..{until}" if since else until
+        parents: dict[str, list[str]] = {}
+        for line in repo.run("rev-list", "--parents", spec).splitlines():
+            sha, *theirs = line.split()
+            parents[sha] = theirs
+        order = repo.run("rev-list", "--first-parent", "--reverse", spec).split()
+        at = {sha: i for i, sha in enumerate(order)}
+        owner: dict[str, int] = {}
+        for merge in order:
+            stack = list(parents.get(merge, [])[1:])
+            while stack:
+                sha = stack.pop()
+                if sha in at or sha in owner or sha not in parents:
+                    continue
+                owner[sha] = at[merge]
+                stack.extend(parents[sha])
+        self._line_at.update(at)
+        for side, plan_hash, people in found:
+            self._side_made.append((owner.get(side, len(order)), plan_hash, people))
+
+    def flush_side_made(self, upto: str | None = None) -> None:
+        """Count the makings of merged branches brought in by merges up to ``upto`` on the
+        first-parent line (inclusive; None: all of them)."""
+        if not self._side_made:
+            return
+        stop = self._line_at.get(upto, -1) if upto is not None else None
+        if stop == -1:
+            return
+        kept = []
+        for position, plan_hash, people in self._side_made:
+            if stop is None or position <= stop:
+                self.note_producers(plan_hash, people)
+            else:
+                kept.append((position, plan_hash, people))
+        self._side_made = kept
+        if not kept:
+            self._line_at = {}
 
     def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
         """The authors who may withdraw what is at stake in a plan: the producers of that
@@ -262,7 +320,12 @@ class Lifecycle(IndexStore):
             self.on_problem(state.plan_id, note)
 
     def _blob_writers(
-        self, repo: GitRepo, change: FileChange, who: set[str], left: set[str]
+        self,
+        repo: GitRepo,
+        change: FileChange,
+        who: set[str],
+        left: set[str],
+        side: str | None = None,
     ) -> None:
         """Whoever wrote a file under the plans folder that is not a plan file (a plan source
         ``PLAN.json``/``PLAN.md``, a draft, any file): kept by the file's bytes (its git blob
@@ -291,7 +354,7 @@ class Lifecycle(IndexStore):
             if change.old_blob is None or plan_hash != self._draft_hash(
                 repo, change.path, change.old_blob
             ):
-                self._produced(plan_hash, who, left)
+                self._produced(plan_hash, who, left, side)
 
     def _draft_hash(self, repo: GitRepo, file: str, blob: str | None) -> str | None:
         """The hashed content of a file under the plans folder that is plan text under
@@ -617,7 +680,9 @@ class Lifecycle(IndexStore):
         """Authors of every plan content produced on branches merged into the first-parent
         line after ``since``: the author index never forgets whoever produced a content, even
         when the merge brought nothing new because the first parent made the same change
-        (git's default history simplification would hide that side)."""
+        (git's default history simplification would hide that side). What they made counts
+        from the merge that brought it (:meth:`flush_side_made`)."""
+        self.flush_side_made()  # an earlier call's, not yet applied: they came before
         for commit in repo.merged_in(since, until, paths or [self.plans_dir]):
             who = self.identities(commit)
             left = self._left(repo, commit)
@@ -632,7 +697,7 @@ class Lifecycle(IndexStore):
                     self._side_freeze(repo, commit, change)
                 if path_name(change.path) not in PLAN_FILES:
                     if plan_id_of(change.path, self.plans_dir) is None:
-                        self._blob_writers(repo, change, who, left)  # side draft or source
+                        self._blob_writers(repo, change, who, left, commit.sha)  # side draft
                     continue
                 if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
                     continue
@@ -641,7 +706,8 @@ class Lifecycle(IndexStore):
                 facts = self.facts(repo, change.new_blob)
                 if facts is not None and facts.hash is not None:
                     self._add_authors(facts.hash, who)
-                    self._produced(facts.hash, who, left)
+                    self._produced(facts.hash, who, left, commit.sha)
+        self._place_side_made(repo, since, until)
 
     def _side_freeze(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A freeze under the controller's name on a branch merged back (its commits that a
@@ -676,6 +742,7 @@ class Lifecycle(IndexStore):
         version they were made for, by someone entitled to withdraw it), as withdrawals on
         the branch itself are: an approval not acted on lapses, an abort of a run is recorded
         by the controller's abort commit, and the audit hears of each (round 14)."""
+        self.flush_side_made()
         side, self._side = self._side, []
         for plan_id, commit, status, plan_hash in side:
             state = self.plans.get(plan_id)

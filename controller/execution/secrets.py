@@ -11,7 +11,9 @@ Redaction replaces each occurrence of a value with ``***`` in text and inside JS
 that a secret containing another is hidden whole. Empty values are ignored. Whole, a value is
 hidden as written, JSON-escaped, URL-encoded and in the block encodings of its bytes (UTF-8,
 and UTF-16 in either byte order): hex, base64 (standard and URL-safe) and base32 (either
-case), at every alignment a longer encoded text can give it (:func:`_block_forms`).
+case), at every alignment a longer encoded text can give it (:func:`_block_forms`). A
+value's UTF-8 read as Latin-1 or Windows-1252 (mojibake, ``Ã¤`` for ``ä``) is one of its
+values, with all of these forms (:func:`_misread`, round 35).
 
 Encodings that write a value token by token are found by decoding, not by a pattern per
 encoding: :meth:`Redactor._encoded_spans` reads the text through a few *views*, each one
@@ -22,14 +24,16 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 
 - The escape view (:func:`_escape_view`): backslash escapes of characters and bytes
   (``\\u`` with surrogate pairs, ``\\u{..}``, ``\\U``, ``\\x``, octal, ``\\N{name}``,
-  ``\\n``...), any number of backslashes before them or before a character kept as written
-  (escaped quotes, escapes of escapes), URL-encoding once or more (``%XX``, ``%25XX``),
-  JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``), ``+`` for a blank. Literal
-  text passes through, so a Python bytes repr (``b'Kq..\\xc3\\xa9'``: ASCII runs as written,
-  other bytes escaped) decodes whole. A backslash is no unit of this view, in the text or in
-  a needle (escape marks and escaped backslashes read alike). With NULs dropped it is also
-  the view of UTF-16 or UTF-32 text read as UTF-8 (raw or escaped NULs between characters,
-  a run of U+FFFD for what did not decode).
+  ``\\n``..., and every escape of a YAML double-quoted scalar: ``\\_``, ``\\N``, ``\\L``,
+  ``\\P``, ``\\e``, ``\\a``), any number of backslashes before them or before a
+  character kept as written (escaped quotes, escapes of escapes), URL-encoding once or more
+  (``%XX``, ``%25XX``), JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``),
+  ``+`` for a blank. Literal text passes through, so a Python bytes repr
+  (``b'Kq..\\xc3\\xa9'``: ASCII runs as written, other bytes escaped) decodes whole. A
+  backslash is no unit of this view, in the text or in a needle (escape marks and escaped
+  backslashes read alike). With NULs dropped it is also the view of UTF-16 or UTF-32 text
+  read as UTF-8 (raw or escaped NULs between characters, a run of U+FFFD for what did not
+  decode).
 - The UTF-7 view: ``+``, modified base64 of UTF-16, ``-`` (:func:`_utf7_view`).
 - The quoted-printable view: ``=XX`` of a byte, soft line breaks (:func:`_qp_view`), over
   the text as written and over what the escape view decoded (quoted-printable inside a JSON
@@ -39,6 +43,14 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
   characters): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
   Only secrets of 6 units or more are searched there (shorter ones would match by chance).
+- The break view (:func:`_break_view`, round 35): what a line wrapper, a folding emitter
+  or a quoting syntax puts between a text's characters, undone: a line end (LF, CR, CRLF)
+  with the indentation after it read as nothing (a hard wrap) and, in a second reading, as
+  one blank (a YAML or header fold that replaced a blank); a quote written twice (YAML
+  single quotes, CSV), as POSIX shell writes it (``'\\''``, ``'"'"'``) or escaped
+  (``\\'``) read as the quote. Over the text as written and over what the escape view
+  decoded (a wrapped secret inside a JSON string). Only secrets of 6 characters or more
+  are searched there (shorter ones would match across the line ends of ordinary text).
 
 In JSON data, a list of 6 or more integers (0 to U+10FFFF) that spells a secret in those
 units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
@@ -52,7 +64,16 @@ right inside a secret has that secret's start hidden too.
 Limits: a secret with fewer than 4 characters besides backslashes is found in escaped forms
 only whole; a secret's backslashes are not needed for a match in the escape view (its text
 without them, escaped, is hidden too); a secret with a backslash before what reads as an
-escape (``a\\0001``) is not found quoted-printable inside a string literal with a soft break.
+escape (``a\\0001``) is not found quoted-printable inside a string literal with a soft break;
+a blank of a secret right after a line end of the break view is read as indentation (the
+wrap is found when the line end stands for that blank, not when it stands for nothing and
+the blank is the secret's own); a wrapped or quoted secret of fewer than 6 characters is
+not found; a secret whose ``_`` is written ``\\_`` (Markdown) is found when every ``_`` of
+it is (the escape view reads ``\\_`` as YAML's U+00A0).
+
+Where a part of a tool's output is quoted in a message (the last line of stderr in an
+error), it is cut from the redacted whole, never redacted alone (round 35: the tail of a
+secret broken across lines was not the secret; :class:`controller.execution.tools.CallContext`).
 """
 
 from __future__ import annotations
@@ -459,12 +480,24 @@ def _break_view(text: str, joint: str) -> _Stream:
     replaced), each quote written twice or escaped (``''``, ``""``, ``'\\''``, ``'"'"'``,
     ``\\'``, ``\\"``) read as the quote. One linear pass, as every view."""
     stream = _Stream()
-    pos = 0
+    parts, starts, sources = stream._parts, stream._starts, stream._sources  # as add() does
+    size = pos = 0
     for token in _BREAK_TOKEN.finditer(text):
-        stream.add(text[pos : token.start()], pos, token.start(), literal=True)
+        start, end = token.span()
+        if pos < start:
+            parts.append(text[pos:start])
+            starts.append(size)
+            sources.append((pos, start, True))
+            size += start - pos
         quote = token["quote"]
-        stream.add(quote[-1] if quote else joint, token.start(), token.end())
-        pos = token.end()
+        unit = quote[-1] if quote else joint
+        if unit:
+            parts.append(unit)
+            starts.append(size)
+            sources.append((start, end, False))
+            size += 1
+        pos = end
+    stream.size = size
     stream.add(text[pos:], pos, len(text), literal=True)
     return stream
 

@@ -50,7 +50,8 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   single quotes, CSV), as POSIX shell writes it (``'\\''``, ``'"'"'``) or escaped
   (``\\'``) read as the quote. Over the text as written and over what the escape view
   decoded (a wrapped secret inside a JSON string). Only secrets of 6 characters or more
-  are searched there (shorter ones would match across the line ends of ordinary text).
+  are searched there (shorter ones would match across the line ends of ordinary text),
+  and the whole forms above (base64 wrapped at 64 or 76 characters a line).
 
 In JSON data, a list of 6 or more integers (0 to U+10FFFF) that spells a secret in those
 units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
@@ -690,6 +691,9 @@ class Redactor:
         self._values = sorted(unique, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)
         self._needles = _Needles(self._secrets)
+        # The whole forms too (hex, base64, base32 at every alignment), line-wrapped: base64
+        # at 64 or 76 characters a line (PEM, MIME), hex dumps
+        self._needles.breaks[""] |= {f for f in unique if len(f) >= _MIN_ENCODED}
         #: Secrets a number can spell (digits, a sign, a point): found again in numbers
         #: written another way (``4.8213957e7`` for ``48213957``: round 17).
         self._numeric = [v for v in self._secrets if _NUMERIC_SECRET.fullmatch(v)]

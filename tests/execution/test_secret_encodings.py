@@ -515,3 +515,18 @@ def test_a_secret_with_underscores_escaped_for_markdown_is_hidden() -> None:
     # YAML reads \_ as U+00A0; Markdown writes a _ as \_: both are the secret's forms
     out = Redactor(["my_api_token_42"]).text("token: my\\_api\\_token\\_42 ok")
     assert out == "token: *** ok"
+
+
+@pytest.mark.parametrize("width", [8, 64, 76])
+@pytest.mark.parametrize("before", [b"", b"u:", b"Authorization: Basic "])
+def test_a_whole_form_of_a_secret_wrapped_in_lines_is_hidden(width: int, before: bytes) -> None:
+    """Round 35: base64 and hex wrapped at a fixed width (PEM, MIME, a hex dump)."""
+    for encoded in (
+        base64.b64encode(before + ASTRAL.encode()).decode(),
+        (before + ASTRAL.encode()).hex(),
+    ):
+        short = min(width, len(encoded) // 3)  # a line end inside the secret's part
+        lines = [encoded[i : i + short] for i in range(0, len(encoded), short)]
+        out = Redactor([ASTRAL]).text("data:\r\n" + "\r\n".join(lines) + "\r\nend")
+        assert "***" in out, (lines, out)
+        assert re.sub(r"\s", "", out) != re.sub(r"\s", "", encoded)

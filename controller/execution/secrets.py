@@ -692,7 +692,7 @@ class Redactor:
         self._secrets = sorted(secrets, key=len, reverse=True)
         self._needles = _Needles(self._secrets)
         # The whole forms too (hex, base64, base32 at every alignment), line-wrapped: base64
-        # at 64 or 76 characters a line (PEM, MIME), hex dumps
+        # at 64 or 76 characters a line (PEM, MIME), hex cut into lines
         self._needles.breaks[""] |= {f for f in unique if len(f) >= _MIN_ENCODED}
         #: Secrets a number can spell (digits, a sign, a point): found again in numbers
         #: written another way (``4.8213957e7`` for ``48213957``: round 17).

@@ -77,6 +77,8 @@ class Checkpoints:
         self.log = log
         self.nested = nested if nested is not None else {}
         self._limit: int | None = None
+        #: the graph's edges as the log draws them (logbook.reduced_needs), once per run
+        self._reduced: tuple[list[tuple[int, int]], int] | None = None
         self.interval = config.execution.checkpoint_interval
         self.last = 0.0
         self.cost = 0.0
@@ -202,7 +204,10 @@ class Checkpoints:
         )
         sections = [self._section(a) for a in self.model.actions]
         views = {a.id: self._view(self.state.actions.get(a.id)) for a in self.model.actions}
-        graph = logbook.render_graph(self.model.actions, self.graph.needs, views)
+        if self._reduced is None:
+            ids = [a.id for a in self.model.actions]
+            self._reduced = logbook.reduced_needs(ids, self.graph.needs)
+        graph = logbook.render_graph(self.model.actions, self.graph.needs, views, self._reduced)
         checks = logbook.render_checks(
             "Plan preconditions", self.model.preconditions, self.state.plan_checks
         )

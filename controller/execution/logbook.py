@@ -262,14 +262,30 @@ _MERMAID_CLASSES = {
 _SAFE = re.compile(r"[^A-Za-z0-9_./-]")
 
 
+#: Edges the log's graph draws at most: Mermaid's own default (``maxEdges``), past which
+#: GitHub shows an error instead of the diagram.
+MAX_GRAPH_EDGES = 500
+#: Bytes the log's graph takes at most (it counts toward :data:`MAX_LOG_BYTES` with the
+#: header; round 35: a dense plan's 79,800 edges made a 1.25 MB log).
+MAX_GRAPH_BYTES = 120_000
+
+
 def render_graph(
     actions: Sequence[Action],
     needs: Mapping[int, Sequence[int]],
     views: Mapping[int, ActionView],
+    reduced: tuple[list[tuple[int, int]], int] | None = None,
 ) -> str:
-    """A Mermaid flowchart: one node per action (id, tool, outcome), one edge per need."""
+    """A Mermaid flowchart: one node per action (id, tool, outcome), one edge per need that
+    no other path of needs implies (the transitive reduction: what must run before what is
+    drawn all the same), at most :data:`MAX_GRAPH_EDGES` edges and :data:`MAX_GRAPH_BYTES`
+    bytes in all; a line under it says how many were not drawn (PLAN.yml has every one).
+    ``reduced``: :func:`reduced_needs` of the actions, when the caller keeps it between
+    renderings (the needs of a run never change)."""
     lines = ["```mermaid", "flowchart TD"]
+    size = 0
     used: set[str] = set()
+    drawn: set[int] = set()
     for action in actions:
         view = views.get(action.id) or ActionView()
         status = view.status if view.status in _MERMAID_CLASSES else "pending"
@@ -279,15 +295,88 @@ def render_graph(
         label = (
             f"{action.id} · {_SAFE.sub('_', what)[:60]}<br/>{ICONS.get(view.status, '')} {shown}"
         )
-        lines.append(f'  a{action.id}["{label}"]:::{status}')
+        line = f'  a{action.id}["{label}"]:::{status}'
+        size += len(line.encode("utf-8")) + 1
+        if size > MAX_GRAPH_BYTES:
+            break
+        lines.append(line)
         used.add(status)
-    for action in actions:
-        lines += [f"  a{n} --> a{action.id}" for n in needs.get(action.id, ())]
+        drawn.add(action.id)
+    edges, implied = reduced or reduced_needs([a.id for a in actions], needs)
+    count = 0
+    for need, action_id in edges:
+        line = f"  a{need} --> a{action_id}"
+        if count >= MAX_GRAPH_EDGES or need not in drawn or action_id not in drawn:
+            continue
+        if size + len(line) + 1 > MAX_GRAPH_BYTES:
+            break
+        size += len(line) + 1
+        lines.append(line)
+        count += 1
+    left = len(edges) - count
     lines += [
         f"  classDef {name} {style}" for name, style in _MERMAID_CLASSES.items() if name in used
     ]
     lines.append("```")
-    return "**Graph:**\n\n" + "\n".join(lines) + "\n"
+    notes = []
+    if len(drawn) < len(actions):
+        notes.append(f"{len(actions) - len(drawn)} actions")
+    if implied:
+        notes.append(f"{implied} needs that other needs imply")
+    if left:
+        notes.append(f"{left} more needs")
+    note = (
+        f"\n*Not drawn: {', '.join(notes)} (the graph stops at {MAX_GRAPH_EDGES} edges and "
+        f"{MAX_GRAPH_BYTES} bytes; PLAN.yml has every action and need).*\n"
+        if notes
+        else ""
+    )
+    return "**Graph:**\n\n" + "\n".join(lines) + "\n" + note
+
+
+def reduced_needs(
+    ids: Sequence[int], needs: Mapping[int, Sequence[int]]
+) -> tuple[list[tuple[int, int]], int]:
+    """The needs edges ``(need, action)`` no other path implies, in the actions' order, and
+    how many were left out as implied (a need of a need's ancestors). Ancestors are bit
+    sets over a topological order: linear in the edges times the actions / 64."""
+    index = {action: position for position, action in enumerate(ids)}
+    direct = {
+        action: [n for n in dict.fromkeys(needs.get(action, ())) if n in index and n != action]
+        for action in ids
+    }
+    waiting = {action: len(needed) for action, needed in direct.items()}
+    after: dict[int, list[int]] = {action: [] for action in ids}
+    for action, needed in direct.items():
+        for n in needed:
+            after[n].append(action)
+    ready = [action for action in ids if not waiting[action]]
+    ancestors: dict[int, int] = {}
+    while ready:
+        action = ready.pop()
+        bits = 0
+        for n in direct[action]:
+            bits |= ancestors[n] | (1 << index[n])
+        ancestors[action] = bits
+        for later in after[action]:
+            waiting[later] -= 1
+            if not waiting[later]:
+                ready.append(later)
+    edges: list[tuple[int, int]] = []
+    implied = 0
+    for action in ids:
+        if action not in ancestors:  # a cycle (never in a valid plan): every edge as written
+            edges += [(n, action) for n in direct[action]]
+            continue
+        through = 0  # what the action's needs need, directly or not
+        for n in direct[action]:
+            through |= ancestors[n]
+        for n in direct[action]:
+            if through >> index[n] & 1:
+                implied += 1
+            else:
+                edges.append((n, action))
+    return edges, implied
 
 
 def _end_lines(end: dict[str, Any], limit: int) -> list[str]:

@@ -11,7 +11,9 @@ Redaction replaces each occurrence of a value with ``***`` in text and inside JS
 that a secret containing another is hidden whole. Empty values are ignored. Whole, a value is
 hidden as written, JSON-escaped, URL-encoded and in the block encodings of its bytes (UTF-8,
 and UTF-16 in either byte order): hex, base64 (standard and URL-safe) and base32 (either
-case), at every alignment a longer encoded text can give it (:func:`_block_forms`).
+case), at every alignment a longer encoded text can give it (:func:`_block_forms`). A
+value's UTF-8 read as Latin-1 or Windows-1252 (mojibake, ``Ã¤`` for ``ä``) is one of its
+values, with all of these forms (:func:`_misread`, round 35).
 
 Encodings that write a value token by token are found by decoding, not by a pattern per
 encoding: :meth:`Redactor._encoded_spans` reads the text through a few *views*, each one
@@ -22,14 +24,16 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 
 - The escape view (:func:`_escape_view`): backslash escapes of characters and bytes
   (``\\u`` with surrogate pairs, ``\\u{..}``, ``\\U``, ``\\x``, octal, ``\\N{name}``,
-  ``\\n``...), any number of backslashes before them or before a character kept as written
-  (escaped quotes, escapes of escapes), URL-encoding once or more (``%XX``, ``%25XX``),
-  JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``), ``+`` for a blank. Literal
-  text passes through, so a Python bytes repr (``b'Kq..\\xc3\\xa9'``: ASCII runs as written,
-  other bytes escaped) decodes whole. A backslash is no unit of this view, in the text or in
-  a needle (escape marks and escaped backslashes read alike). With NULs dropped it is also
-  the view of UTF-16 or UTF-32 text read as UTF-8 (raw or escaped NULs between characters,
-  a run of U+FFFD for what did not decode).
+  ``\\n``..., and every escape of a YAML double-quoted scalar: ``\\_``, ``\\N``, ``\\L``,
+  ``\\P``, ``\\e``, ``\\a``), any number of backslashes before them or before a
+  character kept as written (escaped quotes, escapes of escapes), URL-encoding once or more
+  (``%XX``, ``%25XX``), JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``),
+  ``+`` for a blank. Literal text passes through, so a Python bytes repr
+  (``b'Kq..\\xc3\\xa9'``: ASCII runs as written, other bytes escaped) decodes whole. A
+  backslash is no unit of this view, in the text or in a needle (escape marks and escaped
+  backslashes read alike). With NULs dropped it is also the view of UTF-16 or UTF-32 text
+  read as UTF-8 (raw or escaped NULs between characters, a run of U+FFFD for what did not
+  decode).
 - The UTF-7 view: ``+``, modified base64 of UTF-16, ``-`` (:func:`_utf7_view`).
 - The quoted-printable view: ``=XX`` of a byte, soft line breaks (:func:`_qp_view`), over
   the text as written and over what the escape view decoded (quoted-printable inside a JSON
@@ -39,6 +43,15 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
   characters): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
   Only secrets of 6 units or more are searched there (shorter ones would match by chance).
+- The break view (:func:`_break_view`, round 35): what a line wrapper, a folding emitter
+  or a quoting syntax puts between a text's characters, undone: a line end (LF, CR, CRLF)
+  with the indentation after it read as nothing (a hard wrap) and, in a second reading, as
+  one blank (a YAML or header fold that replaced a blank); a quote written twice (YAML
+  single quotes, CSV), as POSIX shell writes it (``'\\''``, ``'"'"'``) or escaped
+  (``\\'``) read as the quote. Over the text as written and over what the escape view
+  decoded (a wrapped secret inside a JSON string). Only secrets of 6 characters or more
+  are searched there (shorter ones would match across the line ends of ordinary text),
+  and the whole forms above (base64 wrapped at 64 or 76 characters a line).
 
 In JSON data, a list of 6 or more integers (0 to U+10FFFF) that spells a secret in those
 units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
@@ -52,7 +65,16 @@ right inside a secret has that secret's start hidden too.
 Limits: a secret with fewer than 4 characters besides backslashes is found in escaped forms
 only whole; a secret's backslashes are not needed for a match in the escape view (its text
 without them, escaped, is hidden too); a secret with a backslash before what reads as an
-escape (``a\\0001``) is not found quoted-printable inside a string literal with a soft break.
+escape (``a\\0001``) is not found quoted-printable inside a string literal with a soft break;
+a blank of a secret right after a line end of the break view is read as indentation (the
+wrap is found when the line end stands for that blank, not when it stands for nothing and
+the blank is the secret's own); a wrapped or quoted secret of fewer than 6 characters is
+not found; a secret whose ``_`` is written ``\\_`` (Markdown) is found when every ``_`` of
+it is (the escape view reads ``\\_`` as YAML's U+00A0).
+
+Where a part of a tool's output is quoted in a message (the last line of stderr in an
+error), it is cut from the redacted whole, never redacted alone (round 35: the tail of a
+secret broken across lines was not the secret; :class:`controller.execution.tools.CallContext`).
 """
 
 from __future__ import annotations
@@ -237,14 +259,28 @@ _ESCAPE_TOKEN = re.compile(
         | x(?P<x2>[0-9a-fA-F]{2})
         | N\{(?P<name>[A-Za-z0-9 \-]{1,88})\}
         | (?P<oct>[0-7]{1,3})
-        | (?P<short>[nrtbfv])
+        | (?P<short>[nrtbfvae])
+        | (?P<yaml>[_NLP])
       )?
     | %(?:25)*(?:[uU](?P<pu>[0-9a-fA-F]{4,6})|(?P<pct>[0-9a-fA-F]{2}))
     | &\#(?:0*(?P<dec>[0-9]{1,7})|[xX]0*(?P<hex>[0-9a-fA-F]{1,6}));
     """,
     re.VERBOSE,
 )
-_SHORT_ESCAPES = {"n": 10, "r": 13, "t": 9, "b": 8, "f": 12, "v": 11}
+_SHORT_ESCAPES = {"n": 10, "r": 13, "t": 9, "b": 8, "f": 12, "v": 11, "a": 7, "e": 27}
+#: YAML's escapes of characters no other syntax names by a letter (YAML 1.2 §5.7).
+_YAML_ESCAPES = {"_": 0xA0, "N": 0x85, "L": 0x2028, "P": 0x2029}
+#: What an emitter writes between a text's characters when it wraps, folds or quotes it
+#: (the break view, :func:`_break_view`): a line end with the indentation after it (a hard
+#: wrap, a YAML or mail header fold), and a quote written twice or escaped (YAML single
+#: quotes and CSV: ``''``, ``""``; POSIX shell: ``'\''``, ``'"'"'``, and ``'''`` for it
+#: once the escape view has dropped its backslash; ``\'``, ``\"``).
+_BREAK_TOKEN = re.compile(r"""(?P<quote>'\\''|'"'"'|'''|''|""|\\['"])|(?:\r\n|[\n\r])[ \t]*""")
+#: A break of the break view stands for nothing (a hard wrap) or for the blank it replaced
+#: (a fold): the view reads the text both ways.
+_BREAK_JOINTS = ("", " ")
+#: Characters one of the break view's tokens starts with.
+_BREAK_STARTS = ("\n", "\r", "'", '"', "\\")
 #: UTF-7: ``+`` and a run of modified base64 (UTF-16BE), ``-`` ending it.
 _UTF7_RUN = re.compile(r"\+([A-Za-z0-9+/]*)(-?)")
 #: Quoted-printable: ``=XX`` of a byte, ``=`` at the end of a line (a soft line break).
@@ -330,6 +366,8 @@ def _escape_value(token: re.Match[str]) -> tuple[int, bool, int] | None:
         return int(digits, 8 if group == "oct" else 16) & 0xFF, True, end
     if group == "short":
         return _SHORT_ESCAPES[digits], True, end
+    if group == "yaml":
+        return _YAML_ESCAPES[digits], False, end
     if group == "name":
         try:
             return ord(unicodedata.lookup(digits)), False, end
@@ -437,6 +475,44 @@ def _qp_view(text: str) -> _Stream:
     return stream
 
 
+def _break_view(text: str, joint: str) -> _Stream:
+    """``text`` as a line wrapper, a folding emitter or a quoting syntax had it before: each
+    line end with the indentation after it read as ``joint`` (nothing, or the blank a fold
+    replaced), each quote written twice or escaped (``''``, ``""``, ``'\\''``, ``'"'"'``,
+    ``\\'``, ``\\"``) read as the quote. One linear pass, as every view."""
+    stream = _Stream()
+    parts, starts, sources = stream._parts, stream._starts, stream._sources  # as add() does
+    size = pos = 0
+    for token in _BREAK_TOKEN.finditer(text):
+        start, end = token.span()
+        if pos < start:
+            parts.append(text[pos:start])
+            starts.append(size)
+            sources.append((pos, start, True))
+            size += start - pos
+        quote = token["quote"]
+        unit = quote[-1] if quote else joint
+        if unit:
+            parts.append(unit)
+            starts.append(size)
+            sources.append((start, end, False))
+            size += 1
+        pos = end
+    stream.size = size
+    stream.add(text[pos:], pos, len(text), literal=True)
+    return stream
+
+
+def _misread(value: str) -> set[str]:
+    """A secret's UTF-8 bytes read as Latin-1 and as Windows-1252 (mojibake: ``Ã¤`` for
+    ``ä``), each byte cp1252 leaves undefined read as Latin-1 (as Windows reads it)."""
+    raw = value.encode("utf-8", "surrogatepass")
+    if raw.isascii():
+        return set()
+    cp1252 = "".join(bytes([byte]).decode("cp1252", "ignore") or chr(byte) for byte in raw)
+    return {_latin(raw), cp1252} - {value}
+
+
 def _number_view(text: str, pattern: re.Pattern[str], base: int) -> _Stream:
     """The numbers of ``text`` that stand in lists (hex or decimal, with any separators and
     prefixes between them), each as one unit; a run ends where other text comes between."""
@@ -527,6 +603,10 @@ class _Needles:
         self.qp: set[str] = set()
         self.qp_escaped: set[str] = set()  # the quoted-printable view of the escape view
         self.numbers: set[str] = set()
+        #: the break view, read with each joint (:data:`_BREAK_JOINTS`), of the text as
+        #: written and of what the escape view decoded (no backslash there)
+        self.breaks: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
+        self.breaks_escaped: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
         #: a secret has a backslash before what reads as an escape: read marks only too
         self.marks = any(_ESCAPE_TOKEN.search(value) for value in secrets if "\\" in value)
         for value in secrets:
@@ -557,6 +637,21 @@ class _Needles:
             read = _escape_view(value)[0].text().encode("utf-8", "surrogatepass")
             _add(self.qp_escaped, _fold(_latin(read)), -1)
             self.numbers |= _units(value)
+            # Markdown escapes a ``_`` as ``\\_``, which the escape view reads as YAML's
+            # U+00A0: the secret so escaped, as the view reads it
+            if "_" in value:
+                chars, raw = _escape_view(value.replace("_", "\\_"))
+                _add(self.chars, _fold(chars.text()), size)
+                _add(self.bytes, _fold(raw.text()), len(utf8))
+            # wrapped, folded or quoted: the secret as written and as the break view reads
+            # it (a secret holding ``''`` or a line end); 6 units or more (shorter ones would
+            # match by chance across the line ends of ordinary text)
+            for joint in _BREAK_JOINTS:
+                for form in (value, _break_view(value, joint).text()):
+                    if len(form) >= _MIN_ENCODED and (not joint or joint in form):
+                        self.breaks[joint].add(form)
+                        if len(bare := form.replace("\\", "")) >= _MIN_ENCODED:
+                            self.breaks_escaped[joint].add(bare)
 
 
 def _unescaped(needle: str) -> str:
@@ -588,12 +683,17 @@ class Redactor:
             for sep in _LINE_JOINS
             if len(sep.join(parts)) >= 4
         }
+        # Its UTF-8 read as Latin-1 or Windows-1252 (round 35: mojibake kept its ASCII runs)
+        secrets |= {form for v in secrets for form in _misread(v)}
         unique = {f for v in secrets for f in _written_forms(v)}
         unique |= {f for v in lines for f in _written_forms(v, whole=False)}
         secrets |= lines
         self._values = sorted(unique, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)
         self._needles = _Needles(self._secrets)
+        # The whole forms too (hex, base64, base32 at every alignment), line-wrapped: base64
+        # at 64 or 76 characters a line (PEM, MIME), hex cut into lines
+        self._needles.breaks[""] |= {f for f in unique if len(f) >= _MIN_ENCODED}
         #: Secrets a number can spell (digits, a sign, a point): found again in numbers
         #: written another way (``4.8213957e7`` for ``48213957``: round 17).
         self._numeric = [v for v in self._secrets if _NUMERIC_SECRET.fullmatch(v)]
@@ -641,6 +741,12 @@ class Redactor:
                     squeezed = _squeezed(units, pattern)
                     _find(squeezed.text(), wide, _through(squeezed, stream), found)
             _qp_inside(chars, needles.qp_escaped, found)
+            _breaks_inside(chars, needles.breaks_escaped, found)
+        if any(c in text for c in _BREAK_STARTS):
+            for joint, wanted in needles.breaks.items():
+                if wanted:
+                    stream = _break_view(text, joint)
+                    _find(stream.text(), wanted, stream.span, found)
         if "+" in text:
             stream = _utf7_view(text)
             _find(stream.text(), needles.utf7, stream.span, found)
@@ -741,6 +847,20 @@ def _qp_inside(chars: _Stream, needles: set[str], found: list[tuple[int, int]]) 
     if "=" in decoded:
         inner = _qp_view(decoded)
         _find(_fold(inner.text()), needles, _through(inner, chars), found)
+
+
+def _breaks_inside(
+    chars: _Stream, needles: dict[str, set[str]], found: list[tuple[int, int]]
+) -> None:
+    """Wrapped or folded inside a string literal: the break view of what the escape view
+    decoded (a line end escaped as ``\\n`` in JSON, YAML's escaped line break, a CSV field's
+    ``""`` escaped as ``\\"\\"``)."""
+    decoded = chars.text()
+    if any(c in decoded for c in _BREAK_STARTS):
+        for joint, wanted in needles.items():
+            if wanted:
+                inner = _break_view(decoded, joint)
+                _find(inner.text(), wanted, _through(inner, chars), found)
 
 
 def _through(outer: _Stream, inner: _Stream) -> Callable[[int, int], tuple[int, int]]:

@@ -411,6 +411,7 @@ class StepRunner:
             plan_id=self.run.plan_id,
             action_id=step.key,
             on_spawn=functools.partial(self._record_spawn, step.key, attempt),
+            redact=self.run.redactor.text,
         )
         try:
             returned = tool.call(params, ctx)
@@ -439,6 +440,7 @@ class StepRunner:
                 max_result_bytes=self.run.config.limits.max_result_bytes,
                 env=self.run.tool_env,
                 plan_id=self.run.plan_id,
+                redact=self.run.redactor.text,
             )
             return take_result(name, tool.call(params, ctx))
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from controller.execution.executor import Engine
-from controller.execution.logbook import ActionView, LogHeader, render, render_action
+from controller.execution.logbook import (
+    MAX_GRAPH_BYTES,
+    MAX_GRAPH_EDGES,
+    ActionView,
+    LogHeader,
+    render,
+    render_action,
+    render_graph,
+)
 from controller.plan.schema import Action
 from tests.support.executor_kit import PY, make_plan, run
 
@@ -68,3 +76,26 @@ def test_result_is_cut_at_the_limit_and_pending_actions_listed(tmp_path: Path) -
     assert "(cut at 1000 bytes)" in log and "q" * 6000 not in log
     assert "## Action 2: gate" in log and "▫️ pending" in log
     assert "| Status | ⏸️ awaiting_approval |" in log
+
+
+def test_the_graph_draws_needs_no_other_path_implies() -> None:
+    actions = [Action(id=i, tool="t", why="w") for i in (1, 2, 3, 4)]
+    needs = {1: (), 2: (1,), 3: (1,), 4: (2, 3, 1)}  # 1 -> 4 is implied by 1 -> 2 -> 4
+    graph = render_graph(actions, needs, {})
+    drawn = [line.strip() for line in graph.splitlines() if "-->" in line]
+    assert drawn == ["a1 --> a2", "a1 --> a3", "a2 --> a4", "a3 --> a4"]
+    assert "*Not drawn: 1 needs that other needs imply" in graph
+
+
+def test_the_graph_of_a_dense_plan_stays_bounded() -> None:
+    """Round 35: 400 actions each needing every earlier one drew 79,800 edges (1.25 MB)."""
+    actions = [Action(id=i, tool="t", why="w") for i in range(1, 401)]
+    dense = {i: tuple(range(1, i)) for i in range(1, 401)}
+    graph = render_graph(actions, dense, {})
+    assert graph.count("-->") == 399  # the chain: every other need is implied
+    # a complete bipartite graph: no need is implied by another, so the cap draws them
+    wide = {i: (tuple(range(1, 201)) if i > 200 else ()) for i in range(1, 401)}
+    graph = render_graph(actions, wide, {})
+    assert graph.count("-->") == MAX_GRAPH_EDGES
+    assert f"{200 * 200 - MAX_GRAPH_EDGES} more needs" in graph
+    assert len(graph.encode("utf-8")) <= MAX_GRAPH_BYTES + 1000

@@ -372,7 +372,14 @@ def test_random_secrets_as_lists_of_numbers_in_data_are_hidden(secret: str, vari
     assert Redactor([secret]).data({"data": numbers}) == {"data": "***"}
 
 
-FLOODS = {"backslashes": "\\", "u00": "\\u00", "percent-25": "%25", "amp-hash": "&#"}
+FLOODS = {
+    "backslashes": "\\",
+    "u00": "\\u00",
+    "percent-25": "%25",
+    "amp-hash": "&#",
+    "line-ends": "\r\n  ",  # round 35: the break view's tokens
+    "quotes": "'\\''\"\"",
+}
 
 
 @pytest.mark.parametrize("flood", list(FLOODS))
@@ -396,7 +403,14 @@ def test_redacting_a_flood_of_escape_starts_is_linear(
         def __getattr__(self, name: str) -> Any:
             return getattr(self.pattern, name)
 
-    for name in ("_ESCAPE_TOKEN", "_UTF7_RUN", "_QP_TOKEN", "_HEX_TOKEN", "_DEC_TOKEN"):
+    for name in (
+        "_ESCAPE_TOKEN",
+        "_UTF7_RUN",
+        "_QP_TOKEN",
+        "_HEX_TOKEN",
+        "_DEC_TOKEN",
+        "_BREAK_TOKEN",
+    ):
         monkeypatch.setattr(secrets, name, Counting(getattr(secrets, name)))
     add = secrets._Stream.add
 
@@ -435,3 +449,84 @@ def test_a_numeric_secret_is_hidden_in_a_number_written_another_way(written: str
     out = redactor.text(f'{{"v": {written}}}')
     assert "***" in out and "8213957" not in out, out
     assert redactor.text("1.5 and 2e3 and 3.14") == "1.5 and 2e3 and 3.14"
+
+
+def _yaml_double_quoted(value: str, width: int, ascii_only: bool) -> str:
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_style = '"'
+    yaml.allow_unicode = not ascii_only
+    yaml.width = width
+    out = io.StringIO()
+    yaml.dump({"pw": "note " * 9 + value}, out)
+    return out.getvalue()
+
+
+#: Round 35: what wraps, folds or quotes a text around a secret's characters.
+WRAPPED_FORMS: dict[str, Callable[[str], str]] = {
+    "yaml-single-quoted": lambda s: "'" + s.replace("'", "''") + "'",
+    "csv-field": lambda s: '"' + s.replace('"', '""') + '"',
+    "sh-quoted": lambda s: "'" + s.replace("'", "'\\''") + "'",
+    "sh-quoted-double": lambda s: "'" + s.replace("'", "'\"'\"'") + "'",
+    "backslash-quotes": lambda s: s.replace("'", "\\'").replace('"', '\\"'),
+    "hard-wrap": lambda s: s[:5] + "\n" + s[5:],
+    "hard-wrap-crlf-indent": lambda s: s[:3] + "\r\n    " + s[3:6] + "\r\n    " + s[6:],
+    "folded-at-blanks": lambda s: s.replace(" ", "\n  "),
+    "yaml-emitter-ascii": lambda s: _yaml_double_quoted(s, 40, True),
+    "yaml-emitter-unicode": lambda s: _yaml_double_quoted(s, 40, False),
+    "utf8-read-as-latin1": lambda s: s.encode().decode("latin-1"),
+    "utf8-read-as-cp1252": lambda s: s.encode().decode("cp1252", "replace"),
+    "yaml-nbsp-escape": lambda s: s.replace(" ", "\\_"),
+}
+WRAP_SECRETS = [SECRET, "Rq5tulip orbit7canyon Wx3marble9stove", "W\u00e47Qs3Rd\u00d6p9Rt5 Ym2"]
+
+
+@pytest.mark.parametrize("inside_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("secret", WRAP_SECRETS, ids=["quotes", "passphrase", "latin"])
+@pytest.mark.parametrize("form", list(WRAPPED_FORMS))
+def test_a_secret_wrapped_folded_or_quoted_is_hidden(
+    form: str, secret: str, inside_json: bool
+) -> None:
+    if form == "yaml-nbsp-escape":
+        secret = secret.replace(" ", "\u00a0")  # YAML writes U+00A0 as \_
+    encoded = WRAPPED_FORMS[form](secret)
+    if "\ufffd" in encoded:
+        return  # a byte cp1252 leaves undefined: not what a reader shows
+    text = f"out: {encoded} end\n"
+    if inside_json:
+        text = json.dumps({"stdout": text})
+    out = Redactor([secret]).text(text)
+    assert "***" in out, (encoded, out)
+    for part in re.findall(r"[0-9A-Za-z]{5,}", secret):
+        assert part not in out, (part, out)
+
+
+def test_ordinary_wrapped_and_quoted_text_is_left_as_written() -> None:
+    # a secret shorter than 6 characters is not searched across line ends or quote escapes
+    assert Redactor(["abcde"]).text("abc\n  de 'ab''cde'") == "abc\n  de 'ab''cde'"
+    text = "name: 'it''s'\nid,pw\n1,\"say \"\"hi\"\"\"\nexport A='x'\\''y'\n  folded\nlines\n"
+    assert Redactor([SECRET, "Kq7mPvqWnTzL", "Zx9Qp7Lm'42kTr8Wv"]).text(text) == text
+
+
+def test_a_secret_with_underscores_escaped_for_markdown_is_hidden() -> None:
+    # YAML reads \_ as U+00A0; Markdown writes a _ as \_: both are the secret's forms
+    out = Redactor(["my_api_token_42"]).text("token: my\\_api\\_token\\_42 ok")
+    assert out == "token: *** ok"
+
+
+@pytest.mark.parametrize("width", [8, 64, 76])
+@pytest.mark.parametrize("before", [b"", b"u:", b"Authorization: Basic "])
+def test_a_whole_form_of_a_secret_wrapped_in_lines_is_hidden(width: int, before: bytes) -> None:
+    """Round 35: base64 and hex wrapped at a fixed width (PEM, MIME, a hex dump)."""
+    for encoded in (
+        base64.b64encode(before + ASTRAL.encode()).decode(),
+        (before + ASTRAL.encode()).hex(),
+    ):
+        short = min(width, len(encoded) // 3)  # a line end inside the secret's part
+        lines = [encoded[i : i + short] for i in range(0, len(encoded), short)]
+        out = Redactor([ASTRAL]).text("data:\r\n" + "\r\n".join(lines) + "\r\nend")
+        assert "***" in out, (lines, out)
+        assert re.sub(r"\s", "", out) != re.sub(r"\s", "", encoded)

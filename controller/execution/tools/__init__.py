@@ -29,6 +29,14 @@ if TYPE_CHECKING:
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+#: What the redactor writes for a secret (controller.execution.secrets.MASK).
+_MASK = "***"
+
+
+def _as_written(text: str) -> str:
+    return text
+
+
 @dataclass(frozen=True)
 class CallContext:
     """What a tool gets besides its params for one call."""
@@ -43,6 +51,11 @@ class CallContext:
     #: Told about each child process right after it starts (``exec`` and ``python`` kinds),
     #: so the engine can journal it and stop it should the controller die mid-tool.
     on_spawn: Callable[[Spawned], None] | None = None
+    #: The run's redactor (:meth:`controller.execution.secrets.Redactor.text`): a tool that
+    #: quotes part of its output in a message (the last line of stderr) cuts it from the
+    #: redacted whole, never redacts the part alone (round 35: the tail of a secret broken
+    #: across lines, after a quoted-printable soft break, was committed in the message).
+    redact: Callable[[str], str] = _as_written
 
 
 class Tool(Protocol):
@@ -203,8 +216,18 @@ def fill_placeholders(template: str, params: Mapping[str, Any], quote: Any = Non
 
 def shorten(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters for a message, the cut marked with ``…`` (the
-    redactor hides a secret's start right before that mark: see controller.execution.secrets)."""
-    return text if len(text) <= limit else text[:limit] + "\u2026"
+    redactor hides a secret's start right before that mark: see controller.execution.secrets).
+    Text already redacted is never cut inside a ``***``: the cut then follows it (and is
+    marked all the same: the text was over ``limit``)."""
+    if len(text) <= limit:
+        return text
+    for inside in range(
+        1, min(len(_MASK), limit + 1)
+    ):  # the cut leaves ``inside`` stars of a mask before it
+        if text[limit - inside : limit - inside + len(_MASK)] == _MASK:
+            limit += len(_MASK) - inside
+            break
+    return text[:limit] + "\u2026"
 
 
 def cut(data: bytes, total: int, limit: int) -> str:

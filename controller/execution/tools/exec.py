@@ -16,6 +16,7 @@ whole process group (E_TIMEOUT).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +74,8 @@ class ExecTool:
         result = exec_result(done, ctx.max_result_bytes)
         if done.exit_code != 0:
             raise ToolError(
-                f"{self.name}: {argv[0]} {_exit_text(done)}{_tail(result)}", result=result
+                f"{self.name}: {argv[0]} {_exit_text(done)}{_tail(result, ctx.redact)}",
+                result=result,
             )
         return result
 
@@ -98,6 +100,8 @@ def _exit_text(done: Finished) -> str:
     return f"exited with status {done.exit_code}"
 
 
-def _tail(result: dict[str, Any]) -> str:
-    text = str(result["stderr"]).strip().splitlines()
+def _tail(result: dict[str, Any], redact: Callable[[str], str]) -> str:
+    """The last line of stderr for the message, cut from the redacted whole: a secret broken
+    across lines is found whole, its tail alone would not be (round 35)."""
+    text = redact(str(result["stderr"])).strip().splitlines()
     return f": {shorten(text[-1], 300)}" if text else ""

@@ -74,7 +74,10 @@ class PythonTool:
             )
         report = _report(done.stdout)
         if report is None:
-            stderr = cut(done.stderr, done.stderr_total, ctx.max_result_bytes).strip()
+            # the last line is cut from the redacted whole (round 35: a secret broken across
+            # lines left its tail in the message when the line was redacted alone)
+            stderr = ctx.redact(cut(done.stderr, done.stderr_total, ctx.max_result_bytes))
+            stderr = stderr.strip()
             last = (
                 shorten(stderr.splitlines()[-1], 300) if stderr else f"exit status {done.exit_code}"
             )
@@ -82,7 +85,7 @@ class PythonTool:
         if not report.get("ok") and report.get("invalid"):
             raise ToolOutputInvalid(
                 f"{self.name}: {self.spec.target} returned what is not JSON data: "
-                f"{shorten(str(report.get('error')), 300)}"
+                f"{shorten(ctx.redact(str(report.get('error'))), 300)}"
             )
         if not report.get("ok"):
             raise ToolError(

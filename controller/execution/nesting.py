@@ -67,7 +67,9 @@ class NestedRun:
         }
         try:
             result = take_result(step.tool, result)  # the one intake, as for any tool
-            outputs = extract_outputs(spec.outputs, result)
+            outputs = extract_outputs(
+                spec.outputs, result, self.runner.run.config.limits.max_params_bytes
+            )
         except PlangateError as error:
             return self.runner.settle(step, attempt, error, result=result)
         return self.runner.finish(step, attempt, result, outputs)

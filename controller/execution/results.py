@@ -22,7 +22,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import OutputMissing, ParamsInvalid, ToolOutputInvalid
+from controller.errors import LimitExceeded, OutputMissing, ParamsInvalid, ToolOutputInvalid
 from controller.plan import jsonpaths, plans, refs
 from controller.plan.yamlio import MAX_SAFE_INT, canonical_number
 
@@ -116,8 +116,20 @@ def check_params(tool: Tool, params: dict[str, Any]) -> None:
         raise ParamsInvalid(f"{message} (at {at}; params_schema of tool {tool.name!r})")
 
 
-def extract_outputs(outputs: list[Output], result: Any) -> dict[str, Any]:
-    """Each declared output from the result: singular query -> value, otherwise a list."""
+#: Characters of JSON one action's outputs may hold by default (``limits.max_params_bytes``:
+#: what outputs hold is what later params are made of).
+OUTPUTS_LIMIT = 1_048_576
+
+
+def extract_outputs(
+    outputs: list[Output], result: Any, limit: int = OUTPUTS_LIMIT
+) -> dict[str, Any]:
+    """Each declared output from the result: singular query -> value, otherwise a list.
+
+    The outputs together may hold at most ``limit`` characters of JSON: a query that selects
+    the same values many times (``..*`` over a deeply nested result returns each level with
+    everything under it; round 37: 11 MB of journal from a 60 KB result) is refused
+    ``E_LIMIT_EXCEEDED`` before anything is recorded."""
     captured: dict[str, Any] = {}
     for output in outputs:
         values, singular = jsonpaths.find(output.path, result)
@@ -127,4 +139,34 @@ def extract_outputs(outputs: list[Output], result: Any) -> dict[str, Any]:
             raise OutputMissing(
                 f"output {output.name!r}: {output.path} matched nothing in the result"
             )
+    if _json_chars_over(captured, limit):
+        raise LimitExceeded(
+            f"the outputs would hold over {limit} characters of JSON (limits.max_params_bytes):"
+            " a query selects the same values many times (.. over nested levels, a union "
+            "repeating a selector); select the values you mean"
+        )
     return captured
+
+
+def _json_chars_over(value: Any, limit: int) -> bool:
+    """Whether ``value``'s JSON text is longer than ``limit`` characters, counted without
+    writing it and given up as soon as it is (values shared many times count each time)."""
+    left = limit
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            left -= len(item) + 2
+        elif isinstance(item, dict):
+            left -= 2 + 2 * len(item)
+            for key, inner in item.items():
+                left -= len(key) + 3
+                stack.append(inner)
+        elif isinstance(item, list):
+            left -= 2 + len(item)
+            stack.extend(item)
+        else:
+            left -= 4
+        if left < 0:
+            return True
+    return False

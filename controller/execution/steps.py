@@ -425,7 +425,8 @@ class StepRunner:
         except PlangateError as error:
             return None, {}, error
         try:
-            return result, extract_outputs(step.spec.outputs, result), None
+            limit = self.run.config.limits.max_params_bytes
+            return result, extract_outputs(step.spec.outputs, result, limit), None
         except PlangateError as error:
             return result, {}, error
 

@@ -8,6 +8,7 @@ or not, goes to the library, whose message is the error the author sees.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
 from typing import Any
@@ -47,6 +48,18 @@ MAX_DESCENDANTS = 1
 #: query may spend over a tool's result, all its filter calls together: a pattern that
 #: backtracks (``(a|aa)+``) must not hold the pass (round 13).
 REGEX_BUDGET = 0.5
+
+
+#: Nodes one evaluation of a query may select or pass through, its filters' queries included:
+#: ``[*,*]`` repeated keeps every duplicate (RFC 9535), so fifteen such steps over a 450-byte
+#: result made 2^15 copies, nineteen half a gigabyte (round 37). A query over a tool's result
+#: (at most ``limits.max_result_bytes``) that visits more is not one a plan needs.
+MAX_NODES = 250_000
+
+#: The nodes the evaluation running in this context may still make (None: no evaluation).
+_NODES_LEFT: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "jsonpath_nodes_left", default=None
+)
 
 
 class QueryTooCostly(LimitExceeded):
@@ -96,13 +109,42 @@ def find(path: str, value: Any) -> tuple[list[Any], bool]:
 
     Raises :class:`QueryTooCostly` when its regular expressions use up the budget."""
     query = compiled(path)
+    token = _NODES_LEFT.set([MAX_NODES])
     try:
         with budget.spending(REGEX_BUDGET):  # or the evaluation's it runs in (plan.budget)
-            return list(query.find(value).values()), query.singular_query()
+            return [node.value for node in query.finditer(value)], query.singular_query()
     except (TimeoutError, budget.OverBudget):
         raise QueryTooCostly(
             f"query {path}: its match()/search() took over {REGEX_BUDGET:g} s on this result"
         ) from None
+    except _TooManyNodes:
+        raise QueryTooCostly(
+            f"query {path}: it selects or passes through over {MAX_NODES} nodes of this "
+            "result (a union that repeats a selector keeps every duplicate; .. visits every "
+            "level); name the values you mean"
+        ) from None
+    finally:
+        _NODES_LEFT.reset(token)
+
+
+class _TooManyNodes(Exception):
+    """Raised inside the library's evaluation when its node budget is spent."""
+
+
+def _counted(new_child: Any) -> Any:
+    """``JSONPathNode.new_child`` that spends one node of the running evaluation's budget:
+    every selector and descent makes its nodes through it."""
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        left = _NODES_LEFT.get()
+        if left is not None:
+            left[0] -= 1
+            if left[0] < 0:
+                raise _TooManyNodes
+        return new_child(self, *args, **kwargs)
+
+    counted.counted = True  # type: ignore[attr-defined]
+    return counted
 
 
 # --- the library, with bounded regular expressions ---------------------------------------
@@ -117,6 +159,10 @@ def _environment() -> Any:
     from jsonpath_rfc9535 import JSONPathEnvironment
     from jsonpath_rfc9535.function_extensions import Match, Search
     from jsonpath_rfc9535.function_extensions._pattern import map_re
+    from jsonpath_rfc9535.node import JSONPathNode
+
+    if not getattr(JSONPathNode.new_child, "counted", False):  # every node is counted
+        JSONPathNode.new_child = _counted(JSONPathNode.new_child)  # type: ignore[method-assign]
 
     def bounded(whole: bool) -> Any:
         def call(self: Any, string: object, pattern: object) -> bool:

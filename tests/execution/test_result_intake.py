@@ -314,3 +314,21 @@ def test_a_utf_8_byte_order_mark_is_ignored() -> None:
     from controller.execution.tools import strict_json
 
     assert strict_json(b'\xef\xbb\xbf{"v": 1}') == {"v": 1}
+
+
+def test_outputs_that_repeat_a_nested_result_are_refused() -> None:
+    """``..*`` over a deeply nested result selects every level with everything under it:
+    the outputs would hold the result about once per level (round 37). Past the limit the
+    action fails E_LIMIT_EXCEEDED instead of journaling megabytes."""
+    from controller.errors import LimitExceeded
+    from controller.execution.results import extract_outputs
+    from controller.plan.schema import Output
+
+    nested: object = "y" * 20_000
+    for _ in range(60):
+        nested = {"a": nested}
+    outputs = [Output(name="all", path="$..*")]
+    with pytest.raises(LimitExceeded) as caught:
+        extract_outputs(outputs, nested, limit=100_000)
+    assert caught.value.code == "E_LIMIT_EXCEEDED"
+    assert extract_outputs([Output(name="one", path="$.a.a")], nested, limit=100_000)

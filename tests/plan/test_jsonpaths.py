@@ -131,3 +131,27 @@ def test_a_refused_query_is_refused_at_run_time_too() -> None:
     """A plan frozen before a rule came still cannot run the costly query."""
     with pytest.raises(QueryTooCostly):
         find("$[?count($.*) > 1]", [[1], [2]])
+
+
+def test_a_query_that_doubles_its_nodes_is_stopped() -> None:
+    """``[*,*]`` keeps every duplicate (RFC 9535): each step doubles the nodes. Past
+    MAX_NODES the evaluation stops with E_LIMIT_EXCEEDED, whatever the result's size."""
+    nested: object = "x" * 10
+    for _ in range(20):
+        nested = [nested]
+    with pytest.raises(QueryTooCostly) as caught:
+        find("$" + "[*,*]" * 20, nested)
+    assert caught.value.code == "E_LIMIT_EXCEEDED"
+    assert "nodes" in caught.value.message
+
+
+def test_a_wide_honest_query_is_not_stopped() -> None:
+    values, singular = find("$[*].id", [{"id": i} for i in range(100_000)])
+    assert values == list(range(100_000)) and not singular
+
+
+def test_the_node_budget_is_per_evaluation() -> None:
+    """Each evaluation starts with the whole budget (one spent does not starve the next)."""
+    wide = list(range(200_000))
+    for _ in range(3):
+        assert len(find("$[*]", wide)[0]) == 200_000

@@ -22,13 +22,17 @@ The agent merges ``pr-<vid>`` into main ``--no-ff`` (status ``pending_approval``
 controller freezes the new version; Alice approves it on main. Asserted: ``E_SELF_APPROVAL``,
 ``rec`` never runs.
 
+- ``check`` (``test_check_predicts_the_refusal``): ``plans/chk-evil`` built like
+  ``inner-evil``; after the freeze, a pull request in which the agent sets ``approved``;
+  ``plangate check --base main --head <pr> --as alice@example.com`` must not predict a start
+  and must name ``E_SELF_APPROVAL``; Alice merges: refused.
 - ``clean-veto`` (withdraw rights): the agent sets ``who: side`` on a side branch; Mallory (no
   approver) merges it cleanly into ``pr`` (her merge writes nothing); the agent merges ``pr``;
   the controller freezes; Mallory rejects on main; Alice approves. Asserted: Mallory's
   rejection is ignored and ``rec`` runs once.
 
 Results: every variant held (``E_SELF_APPROVAL`` for the four inner-merge writers; the
-clean inner merge gave Mallory no veto).
+clean inner merge gave Mallory no veto; ``check`` predicted the refusal).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from advkit import AGENT, ALICE, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
 
 SELF = ["inner-evil", "inner-conflict", "inner-main", "ff-evil"]
+CHECK = ["chk-evil"]
 FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
@@ -51,12 +56,12 @@ def _who(lab: Lab, vid: str, value: str) -> None:
 
 def _build(root):  # type: ignore[no-untyped-def]
     lab = Lab(root)
-    for vid in [*SELF, "clean-veto"]:
+    for vid in [*SELF, *CHECK, "clean-veto"]:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
     lab.run()
     fork = lab.head()
-    for vid in ("inner-evil", "ff-evil"):
+    for vid in ("inner-evil", "ff-evil", "chk-evil"):
         lab.git("checkout", "-q", "-b", f"side-{vid}", fork)
         (lab.repo / f"NOTE-{vid}").write_text("side\n")
         lab.commit("unrelated", AGENT)
@@ -118,8 +123,19 @@ def _build(root):  # type: ignore[no-untyped-def]
     lab.git("add", "-A")
     lab.git("commit", "-q", "-m", "merge main", who=ALICE)
     lab.git("checkout", "-q", "main")
-    for vid in ("inner-evil", "inner-conflict", "inner-main", "clean-veto"):
+    for vid in ("inner-evil", "inner-conflict", "inner-main", "clean-veto", "chk-evil"):
         lab.git("merge", "-q", "--no-ff", "-m", f"merge pr {vid}", f"pr-{vid}", who=AGENT)
+    lab.run()
+    lab.git("checkout", "-q", "-b", "pr-chk-approve")
+    lab.set_status("chk-evil", "approved")
+    lab.commit("agent sets approved", AGENT)
+    lab.git("checkout", "-q", "main")
+    result = lab.cli(
+        "check", "--config", str(lab.config), "--base", "main", "--head", "pr-chk-approve",
+        "--as", ALICE[1], "--format", "json", cwd=lab.repo,
+    )  # fmt: skip
+    (root / "check.json").write_text(result.stdout + "\n" + result.stderr[-2000:])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge approve", "pr-chk-approve", who=ALICE)
     lab.run()
     lab.set_status("clean-veto", "rejected")
     lab.commit("mallory rejects", MALLORY)
@@ -144,6 +160,14 @@ def test_inner_merge_writer_cannot_approve(lab: Lab, vid: str) -> None:
     assert 'who: "alice"' in lab.read(vid)
     assert lab.calls(vid) == [], lab.codes(vid)
     assert lab.refusal(vid) == "E_SELF_APPROVAL", lab.codes(vid)
+
+
+def test_check_predicts_the_refusal(lab: Lab) -> None:
+    out = (lab.root / "check.json").read_text()
+    assert "Traceback" not in out, out
+    assert lab.calls("chk-evil") == [], lab.codes("chk-evil")
+    assert lab.refusal("chk-evil") == "E_SELF_APPROVAL", lab.codes("chk-evil")
+    assert '"outcome": "start"' not in out and "E_SELF_APPROVAL" in out, out[-3000:]
 
 
 def test_clean_inner_merge_gives_no_veto(lab: Lab) -> None:

@@ -16,18 +16,25 @@ limit). Approved by Alice with the honest ``zz`` in one commit, one pass:
   delay: 0}``: 21 tries, each journaling its resolved params;
 - ``single`` (control): one ``sink`` action: about 1 MB;
 - ``nested-inputs``: action 2 is a nested plan (``plans/lib``, a draft declaring 100 inputs)
-  whose ``inputs:`` pass the output 100 times (6 MB): the resolved inputs are bounded too.
+  whose ``inputs:`` pass the output 100 times (6 MB): the resolved inputs are bounded too;
+- ``verify-message``: one ``emit`` action (no references at all) whose ``verify: {expect}``
+  lists 3,000 failing clauses ``{path: $.json.t, equals: N}`` (``t`` a 200-character string),
+  ``on_failure: retry``, ``retry: {attempts: 9, delay: 0}``: the E_VERIFY_FAILED message
+  names every clause with its value (cut at about 120 characters), about 950 KB per try from
+  a 122 KB plan; PLAN.yml's copy is cut, the journal's is not (by hand, 9,000 clauses: 3 MB
+  per try; a 1 MiB plan: about 8 MB per try, times up to 101 tries).
 
 Asserted per plan: the plan's journal stays within 8 MiB (8 times ``max_params_bytes``, the
 bound the round 37 test uses), or the run failed with ``E_LIMIT_EXCEEDED``; and the honest
 ``zz`` ran once in the same pass.
 
 **Broke** (round 38): ``fanout`` completes with a 19.4 MB journal (from an 11.5 KB plan and one
-60 KB result); ``retries`` fails (``/bin/false``, as planned) after a 20.4 MB journal; no
-``E_LIMIT_EXCEEDED``. Held: ``single`` (1.1 MB), ``nested-inputs`` (fails ``E_LIMIT_EXCEEDED``,
-181 KB), ``zz``. Should: bound what one run (all actions and tries) may journal of resolved
-params, failing ``E_LIMIT_EXCEEDED`` past it, or journal a repeated value once (by reference /
-hash).
+60 KB result); ``retries`` fails (``/bin/false``, as planned) after a 20.4 MB journal;
+``verify-message`` fails E_VERIFY_FAILED (as planned) after a 10.7 MB journal (10 tries, about 1
+MB each); no ``E_LIMIT_EXCEEDED``. Held: ``single`` (1.1 MB), ``nested-inputs`` (fails
+``E_LIMIT_EXCEEDED``, 181 KB), ``zz``. Should: bound what one run (all actions and tries) may
+journal of resolved params, failing ``E_LIMIT_EXCEEDED`` past it, or journal a repeated value
+once (by reference / hash); cut a journaled error message as PLAN.yml's copy is cut.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from test_round2_execution_kit import shared
 BOUND = 8 * 1048576
 REFS = 16
 NESTED = 100
+CLAUSES = 3000
 
 
 def _params() -> str:
@@ -78,7 +86,7 @@ PLANS = {
 def _build(root: Path) -> Lab:
     root.mkdir(parents=True)
     doc = root / "doc.json"
-    doc.write_text(json.dumps({"s": "y" * 60000}))
+    doc.write_text(json.dumps({"s": "y" * 60000, "t": "y" * 200}))
     emit = root / "emit.py"
     emit.write_text("import sys\nsys.stdout.write(open(sys.argv[1]).read())\n")
     argv = json.dumps([sys.executable, str(emit), str(doc)])
@@ -106,10 +114,19 @@ def _build(root: Path) -> Lab:
         f"    why: w\n    needs: [1]\n    inputs: {{{refs}}}\n"
     )
     lab.write("nested-inputs", _plan("nested-inputs", [nested]))
+    clauses = "\n".join(f"        - {{path: $.json.t, equals: {i}}}" for i in range(CLAUSES))
+    lab.write(
+        "verify-message",
+        "plan:\n  name: verify-message\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: emit}]\n"
+        "actions:\n  - id: 1\n    tool: emit\n    why: w\n    params: {}\n"
+        "    on_failure: retry\n    retry: {attempts: 9, delay: 0}\n"
+        f"    verify:\n      expect:\n{clauses}\n",
+    )
     lab.write("zz", plan_text("zz"))
     lab.commit("plans", AGENT)
     lab.run()
-    for slug in [*PLANS, "nested-inputs", "zz"]:
+    for slug in [*PLANS, "nested-inputs", "verify-message", "zz"]:
         lab.set_status(slug, "approved")
     lab.commit("approve", ALICE)
     lab.run(timeout=300)
@@ -141,6 +158,7 @@ BROKE = pytest.mark.xfail(
         pytest.param("retries", marks=BROKE),
         "single",
         "nested-inputs",
+        pytest.param("verify-message", marks=BROKE),
     ],
 )
 def test_journal_of_one_run_bounded(lab: Lab, slug: str) -> None:

@@ -16,18 +16,22 @@ One lab; ``emit`` is an exec tool printing ``[0, ..., 0, 7]`` (20,000 numbers, 4
 tool brings in, the attacker's); each plan is one ``emit`` action, approved by Alice with the
 honest ``zz`` in one commit, one pass:
 
-- ``many-outputs``: 24 optional outputs, each ``$[*,...x6][?@ == K]`` (K distinct, no
-  match): about 3 million nodes for one 40 KB result;
-- ``many-expects``: ``verify: {expect: [...]}`` over the action's own result with 24 clauses
+- ``many-outputs``: 16 optional outputs, each ``$[*,...x6][?@ == K]`` (K distinct, no
+  match): about 2 million nodes for one 40 KB result;
+- ``many-expects``: ``verify: {expect: [...]}`` over the action's own result with 16 clauses
   ``{path: $[*,...x6][?@ == 7], not_equals: K}`` (six 7s: each holds; all are evaluated);
-- ``one-output``, ``one-expect`` (controls): one such output / clause: complete.
+- ``one-output``, ``one-expect`` (controls): one such output / clause: complete;
+- ``many-guards`` (the contrast, held): a ``sink`` action whose param is the 40 KB stdout,
+  with 300 guards ``matches: '([0-9]|[, ]|\\[|\\])*'`` (each holds alone): the guards of
+  one call share 0.5 s (round 20), so it fails ``E_GUARD_FAILED`` ("could not be checked
+  within 0.5 s").
 
 Asserted: ``many-outputs`` and ``many-expects`` fail with ``E_LIMIT_EXCEEDED`` (a budget of
 query work per result, as ``match()``/``search()`` already share 0.5 s per result; the
 verify may also say ``E_VERIFY_FAILED``), the controls complete, and the honest ``zz``
 ran once in the same pass.
 
-**Broke** (round 38): ``many-outputs`` and ``many-expects`` complete (each about 4 s of the pass
+**Broke** (round 38): ``many-outputs`` and ``many-expects`` complete (each about 3 s of the pass
 here, the honest ``zz`` recorded after them); the pass pays every evaluation in full (no
 duration is asserted: the test checks that no per-result budget refused the work). Should: count
 the nodes of all the queries evaluated over one result (or one action try) against one budget
@@ -46,7 +50,8 @@ from test_round2_execution_kit import shared
 
 ZEROS = 20000
 WIDE = "[" + ",".join(["*"] * 6) + "]"
-COUNT = 24
+COUNT = 16
+GUARDS = 300
 
 
 def _query(value: str) -> str:
@@ -89,13 +94,28 @@ def _build(root: Path) -> Lab:
     emit = root / "emit.py"
     emit.write_text("import sys\nsys.stdout.write(open(sys.argv[1]).read())\n")
     argv = json.dumps([sys.executable, str(emit), str(doc)])
-    lab = Lab(root / "lab", tools=f"emit: {{kind: exec, argv: {argv}}}\n")
+    lab = Lab(
+        root / "lab",
+        tools=f"emit: {{kind: exec, argv: {argv}}}\nsink: {{kind: exec, argv: [/bin/true]}}\n",
+    )
     for slug, body in PLANS.items():
         lab.write(slug, _plan(slug, body))
+    guards = "\n".join(
+        "      - {param: p, matches: '([0-9]|[, ]|\\[|\\])*'}" for _ in range(GUARDS)
+    )
+    lab.write(
+        "many-guards",
+        "plan:\n  name: many-guards\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: emit}, {name: sink}]\n"
+        "actions:\n  - id: 1\n    tool: emit\n    why: w\n    params: {}\n"
+        "  - id: 2\n    tool: sink\n    why: w\n    needs: [1]\n"
+        "    params: {p: '$<actions[1].result.stdout>'}\n"
+        f"    guards:\n{guards}\n",
+    )
     lab.write("zz", plan_text("zz"))
     lab.commit("plans", AGENT)
     lab.run()
-    for slug in [*PLANS, "zz"]:
+    for slug in [*PLANS, "many-guards", "zz"]:
         lab.set_status(slug, "approved")
     lab.commit("approve", ALICE)
     lab.run(timeout=300)
@@ -137,6 +157,14 @@ def test_query_work_per_result_bounded(lab: Lab, slug: str, codes: tuple[str, ..
 @pytest.mark.parametrize("slug", ["one-output", "one-expect"])
 def test_one_evaluation_runs(lab: Lab, slug: str) -> None:
     assert (lab.plan(slug).get("execution") or {}).get("status") == "completed"
+
+
+def test_many_guards_share_one_time_bound(lab: Lab) -> None:
+    """The contrast: guards over one call already share one bound (round 20)."""
+    assert (lab.plan("many-guards").get("execution") or {}).get("status") == "failed"
+    said = lab.codes("many-guards")
+    assert "E_GUARD_FAILED" in said
+    assert "could not be checked within" in said
 
 
 def test_honest_plan_ran(lab: Lab) -> None:

@@ -512,15 +512,18 @@ class RecordedPolicies:
         return self._approvals[blob]
 
 
-def withdraw_rule(policy: ApprovalSettings) -> Callable[[CommitRecord, Iterable[str]], bool]:
+def withdraw_rule(policy: ApprovalSettings) -> Callable[..., bool]:
     """Who may reject or abort (SPEC §4): an allowed approver or an author of the plan, by
     the identity ``approval.identity`` names; with ``require_signed``, only in a commit that
-    identity signed with a key allowed_signers gives it."""
+    identity signed with a key allowed_signers gives it at ``at`` (the history index passes
+    a time history fixes: :meth:`~controller.git.lifecycle.Lifecycle.signed_at`; else the
+    clock now)."""
 
-    def allowed(record: CommitRecord, authors: Iterable[str]) -> bool:
+    def allowed(record: CommitRecord, authors: Iterable[str], at: float | None = None) -> bool:
         who = record.committer if policy.identity == "committer" else record.author
+        when = time.time() if at is None else at
         if policy.require_signed and not approvals.signed_by(
-            who.email, record.signing_key, policy, time.time()
+            who.email, record.signing_key, policy, when
         ):
             return False  # with signatures required, a claimed name withdraws nothing (round 14)
         return approvals.may_withdraw(who.email, authors, policy)

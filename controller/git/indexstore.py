@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from controller.git.planstate import BlobFacts, PlanState, _needs_attention
-from controller.git.records import CommitRecord
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
@@ -67,7 +66,7 @@ class IndexStore:
         *,
         plans_dir: str,
         controller_email: str,
-        may_withdraw: Callable[[CommitRecord, Iterable[str]], bool] | None = None,
+        may_withdraw: Callable[..., bool] | None = None,
         clock: Callable[[], float] | None = None,
         max_plan_bytes: int = DEFAULT_MAX_BYTES,
         own_commit: Callable[[str], bool] | None = None,

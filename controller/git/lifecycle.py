@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import PurePosixPath
@@ -572,6 +573,20 @@ class Lifecycle(IndexStore):
             self.authors[plan_hash] = self.author_set(known | who)
             self._dirty_authors.add(plan_hash)
 
+    def signed_at(self, record: CommitRecord, *, on_line: bool = True) -> float:
+        """When a withdrawal's signing key must have been valid (``valid-after``,
+        ``valid-before``, a certificate's lifetime): a time history fixes, so the controller,
+        a rebuilt index and the fresh-clone audit judge it alike (round 38: each judged it
+        at its own clock, and a key that expired in between turned a counted rejection into
+        an ignored one). The commit's date, unless it claims a time past the reader's clock
+        (with skew: then that clock), and on the first-parent line never before the
+        controller's last commit before it (a withdrawal cannot have been made earlier: a
+        key retired by then withdraws nothing, however the commit is dated)."""
+        now = self.clock() if self.clock is not None else time.time()
+        claimed = float(record.commit_time)
+        at = claimed if claimed <= now + CLOCK_SKEW else now
+        return max(at, float(self.controller_time)) if on_line else at
+
     def identities(self, record: CommitRecord) -> set[str]:
         """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``,
         and the key that signed it (``key:<fingerprint>``: whoever holds it made the commit,
@@ -753,7 +768,9 @@ class Lifecycle(IndexStore):
             who = commit.author.email
             snapshot = PlanState(**asdict(state)) if sink else None
             allowed = self.withdrawers(state)
-            if self.may_withdraw is not None and not self.may_withdraw(commit, allowed):
+            if self.may_withdraw is not None and not self.may_withdraw(
+                commit, allowed, self.signed_at(commit, on_line=False)
+            ):
                 # ignored, and said, as on the branch itself (round 24: the audit was silent)
                 text = (
                     f"E_APPROVER_NOT_ALLOWED: {who} set status {status} in {commit.sha[:12]} "
@@ -891,7 +908,7 @@ class Lifecycle(IndexStore):
         if (
             withdraw
             and self.may_withdraw is not None
-            and not self.may_withdraw(record, self.withdrawers(state))
+            and not self.may_withdraw(record, self.withdrawers(state), self.signed_at(record))
         ):
             text = (
                 f"E_APPROVER_NOT_ALLOWED: {who} set status {new.status} in {record.sha[:12]}, "
@@ -961,7 +978,7 @@ class Lifecycle(IndexStore):
         if not plan_hash or plan_hash in self.withdrawn:
             return
         if self.may_withdraw is not None and not self.may_withdraw(
-            record, self.producers_of(plan_hash) or ()
+            record, self.producers_of(plan_hash) or (), self.signed_at(record)
         ):
             return  # an author of the plan, not a producer of this version
         entry = json.dumps(

@@ -63,6 +63,11 @@ Alice's approval ``illegal`` (from ``rejected``) and the controller's start
 Tried and not kept: ``plangate check`` of a pull request that copies a withdrawn version
 under a new name predicted ``start`` for the windowed key and the control alike (the
 documented limit: check reads only the histories of the plans a pull request touches).
+
+Fixed (the same session): a withdrawal's signing key is judged at a time history fixes
+(``Lifecycle.signed_at``: the commit's date, unless it claims a time past the reader's clock,
+and on the first-parent line never before the controller's last commit before it), so the
+controller, a rebuilt index and the fresh-clone audit judge it alike.
 """
 
 from __future__ import annotations
@@ -89,34 +94,7 @@ GATE = """\
     params:
       tag: "cert-abort-gated"
 """
-_AUDIT = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 38: the fresh-clone audit judges a withdrawal's signing-key window at its own "
-    "clock: a rejection/abort the controller counted (and acted on) while the key or "
-    "certificate was valid is flagged withdraw-not-allowed and left out of decisions later",
-)
-_REBUILD = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 38: after index.sqlite (a 'pure cache') is deleted, the controller re-judges "
-    "a counted rejection at today's clock: the plan shows approved/pending_approval, not "
-    "rejected (the withdrawn version is still refused from memory.sqlite)",
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    "cert-reject": _AUDIT,
-    "line-reject": _AUDIT,
-    "cert-abort": _AUDIT,
-    "early-reject": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 38: a rejection the controller ignored (signed with a key whose "
-        "valid-after had not come) is counted by the fresh-clone audit once the window "
-        "opens: the run the controller made is flagged start-without-approval",
-    ),
-    "rebuild-cert-reject": _REBUILD,
-    "rebuild-line-reject": _REBUILD,
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed (see the docstring)
 
 
 def _key(keys: Path, name: str, principal: str | None = None, validity: str = "") -> str:

@@ -1,0 +1,276 @@
+"""Round 39, may a retired signing key still withdraw when its commit sits inside a merged
+branch, dated back into the key's window?
+
+docs/approvals.md (round 38's fix): a withdrawal's key is judged "at a time history fixes:
+the withdrawal commit's date, unless it claims a time past the reader's clock, and on the
+first-parent line never before the controller's last commit before it (git proves the
+withdrawal was made after that commit; a retired key withdraws nothing once the controller
+has committed since it retired, however the commit is dated)". A commit inside a merged
+branch whose branch forked from a controller commit made after the retirement is just as
+provably later: that controller commit is its ancestor.
+
+Config: the bench's, ``require_signed: true``, ``allowed_signers``: the controller's key,
+Alice's and Bob's listed keys (no window), Carol's listed key with ``valid-before`` a few
+seconds after the build starts, and ``*@example.com,*@ops.example.com cert-authority <ca>``;
+key ``bobt`` holds a certificate for ``bob@ops.example.com`` valid for the same few seconds.
+The agent writes each plan; the controller freezes it; ``abort-side`` (a gated plan) is
+approved by Alice and pauses at its gate while the windows are open. Then the windows
+close; the agent adds a filler plan and the controller freezes it (a controller commit made
+after the retirement). From that tip:
+
+- ``fp-dated`` (control, round 38's rule): Carol sets ``rejected`` on main, signed with her
+  retired key, author and committer date one second before the key's ``valid-before``.
+- ``side-ours``: the same commit on a side branch forked from that tip; the agent merges it
+  ``-s ours`` (the plan's file on main is unchanged).
+- ``side-merge``: the same, merged by the agent with a plain ``--no-ff`` merge (the merge
+  brings ``rejected`` onto main under the agent's unsigned merge).
+- ``cert-side``: Bob's rejection signed with the expired certificate ``bobt``, dated back,
+  on a side branch merged ``-s ours``.
+- ``abort-side``: Carol's ``aborted`` of the paused plan, dated back, on a side branch merged
+  ``-s ours``.
+- ``synced``: a side branch forked while the windows were open (before the retirement);
+  after the filler's freeze Carol merges main into it (``git merge main``: the controller's
+  post-retirement commit becomes an ancestor through the second parent), then sets
+  ``rejected`` dated back; the agent merges it ``-s ours``.
+
+Then Alice approves each plan (and ``abort-side``'s gate), signed with her listed key; the
+controller passes; a fresh clone is audited (``plangate audit --json``, no config).
+
+Asserted (the defence): a withdrawal signed by a key retired before a controller commit that
+is an ancestor of the withdrawal counts for nothing: Alice's approval runs each plan once
+(``abort-side``: its gated action 2 runs); the audit agrees (each start ``approval_valid``,
+no ``start-without-approval``). The bench checks that git itself calls each dated side
+commit good (``%G?`` ``G``: git verifies an SSH signature at the commit's own date).
+
+Results: ``fp-dated`` held (round 38's first-parent bound: ignored, Alice's approval ran
+it). BROKE (strict xfails): ``side-ours``, ``side-merge``, ``cert-side``, ``synced``: the
+controller counted the retired key's (or expired certificate's) rejection made inside the
+merged branch: ``plangate status`` read ``rejected`` and Alice's later approval of the
+version was refused (``rec`` never ran); ``abort-side``: the controller committed
+``plangate: abort`` (``Aborted-By: carol``) and the gated action never ran. Each of those
+side commits has the controller's post-retirement freeze as an ancestor, so git proves it
+was made after the retirement; the round 38 bound reads only the withdrawal's first-parent
+line. The fresh-clone audit agrees with the controller in every variant (it lists the same
+withdrawals under ``decisions``): both are wrong alike.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
+from test_round2_execution_kit import shared
+
+VALID_FOR = 9
+REJECTS = ["fp-dated", "side-ours", "side-merge", "cert-side", "synced"]
+GATE = """\
+  - id: 2
+    tool: rec
+    why: "after a second look"
+    requires_approval: true
+    params:
+      tag: "abort-side-gated"
+"""
+_SIDE = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 39: a retired key's withdrawal dated back inside a merged branch counts, "
+    "though a controller commit made after the retirement is its ancestor",
+)
+FOUND: dict[str, pytest.MarkDecorator] = {
+    v: _SIDE for v in ["side-ours", "side-merge", "cert-side", "abort-side", "synced"]
+}
+
+
+def _key(keys: Path, name: str, principal: str | None = None, validity: str = "") -> str:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(keys / name)],
+        check=True,
+        capture_output=True,
+    )
+    if principal:
+        extra = ["-V", validity] if validity else []
+        subprocess.run(
+            ["ssh-keygen", "-q", "-s", str(keys / "ca"), "-I", name, "-n", principal, *extra,
+             str(keys / f"{name}.pub")],
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+    return (keys / f"{name}.pub").read_text().strip()
+
+
+def _sign(
+    lab: Lab, vid: str, key: str, who: tuple[str, str], status: str, when: int | None = None
+) -> None:
+    path = lab.root / "keys" / (f"{key}-cert.pub" if key == "bobt" else key)
+    lab.set_status(vid, status)
+    lab.git("add", "-A")
+    if when is not None:
+        stamp = f"@{when} +0000"
+        lab.extra_env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}  # type: ignore[attr-defined]
+    try:
+        lab.git(
+            "-c", "gpg.format=ssh", "-c", f"user.signingkey={path}",
+            "commit", "-q", "-S", "-m", f"{status} {vid}", who=who,
+        )  # fmt: skip
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+
+
+def _run(lab: Lab) -> None:
+    """One controller pass that signs its commits (the service user's ``GIT_CONFIG_*``)."""
+    key = lab.root / "keys" / "bot"
+    lab.extra_env = {  # type: ignore[attr-defined]
+        "GIT_CONFIG_COUNT": "3",
+        "GIT_CONFIG_KEY_0": "gpg.format",
+        "GIT_CONFIG_VALUE_0": "ssh",
+        "GIT_CONFIG_KEY_1": "user.signingKey",
+        "GIT_CONFIG_VALUE_1": str(key),
+        "GIT_CONFIG_KEY_2": "commit.gpgSign",
+        "GIT_CONFIG_VALUE_2": "true",
+    }
+    try:
+        lab.run()
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+
+
+def _side(lab: Lab, vid: str, key: str, who: tuple[str, str], status: str, when: int, how: str):
+    lab.git("checkout", "-q", "-b", f"side-{vid}")
+    _sign(lab, vid, key, who, status, when)
+    lab.git("checkout", "-q", "main")
+    args = ["-s", "ours"] if how == "ours" else []
+    lab.git("merge", "-q", "--no-ff", *args, "-m", f"merge side-{vid}", f"side-{vid}", who=AGENT)
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    keys = root / "keys"
+    keys.mkdir()
+    ca = _key(keys, "ca")
+    alice = _key(keys, "alice")
+    bob = _key(keys, "bob")
+    carol = _key(keys, "carol")
+    bot = _key(keys, "bot")
+    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{VALID_FOR}s")
+    expires = int(time.time()) + VALID_FOR
+    until = datetime.fromtimestamp(expires, UTC).strftime("%Y%m%d%H%M%SZ")
+    signers = root / "allowed_signers"
+    signers.write_text(
+        f"plangate@localhost {bot}\nalice@example.com {alice}\nbob@ops.example.com {bob}\n"
+        f'carol@ops.example.com valid-before="{until}" {carol}\n'
+        f"*@example.com,*@ops.example.com cert-authority {ca}\n"
+    )
+    lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
+    for vid in REJECTS:
+        lab.write(vid, plan_text(vid))
+    lab.write("abort-side", plan_text("abort-side", extra_actions=GATE))
+    lab.commit("agent adds plans", AGENT)
+    _run(lab)
+    time.sleep(1.05)
+    _sign(lab, "abort-side", "alice", ALICE, "approved")
+    _run(lab)  # action 1 runs, the plan pauses at its gate
+    lab.git("branch", "side-synced")  # forked while the windows are open
+    last = int(lab.git("log", "-1", "--format=%ct").strip())
+    lab.dated = expires - 2  # type: ignore[attr-defined]
+    if lab.dated <= last:  # type: ignore[attr-defined]
+        raise RuntimeError(f"bench too slow: window closed at {expires}, last commit {last}")
+    time.sleep(max(0.0, expires - time.time() + 1.5))
+    lab.write("filler", plan_text("filler"))
+    lab.commit("agent adds a filler", AGENT)
+    _run(lab)  # the controller freezes it: a controller commit after the retirement
+    when = lab.dated  # type: ignore[attr-defined]
+    _sign(lab, "fp-dated", "carol", CAROL, "rejected", when)
+    _side(lab, "side-ours", "carol", CAROL, "rejected", when, "ours")
+    _side(lab, "side-merge", "carol", CAROL, "rejected", when, "merge")
+    _side(lab, "cert-side", "bobt", BOB, "rejected", when, "ours")
+    _side(lab, "abort-side", "carol", CAROL, "aborted", when, "ours")
+    lab.git("checkout", "-q", "side-synced")
+    lab.git("merge", "-q", "--no-ff", "-m", "sync main", "main", who=CAROL)
+    _sign(lab, "synced", "carol", CAROL, "rejected", when)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-s", "ours", "-m", "merge synced", "side-synced", who=AGENT)
+    lab.verified = {  # type: ignore[attr-defined]
+        b: lab.git(
+            "-c", f"gpg.ssh.allowedSignersFile={signers}", "log", "-1", "--format=%G?", b
+        ).strip()
+        for b in ["side-side-ours", "side-cert-side", "side-abort-side", "side-synced"]
+    }  # fmt: skip
+    _run(lab)
+    lab.after_withdraw = {  # type: ignore[attr-defined]
+        r["plan"]: r.get("status")
+        for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
+    }
+    for vid in REJECTS:
+        if lab.plan(vid)["plan"]["status"] == "rejected":
+            lab.set_status(vid, "pending_approval")
+            lab.commit(f"agent reopens {vid}", AGENT)
+    for vid in [*REJECTS, "abort-side"]:
+        if lab.plan(vid)["plan"]["status"] in ("pending_approval", "awaiting_approval"):
+            _sign(lab, vid, "alice", ALICE, "approved")
+    _run(lab)
+    clone = root / "clone"
+    lab.git("clone", "-q", str(lab.repo), str(clone))
+    res = lab.cli("audit", "--json", cwd=clone)
+    lab.audit_report = (  # type: ignore[attr-defined]
+        json.loads(res.stdout) if res.stdout.strip() else {"raw": res.stderr}
+    )
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r39-sidedate", _build)
+
+
+def _p(vids: list[str], prefix: str = "") -> list[Any]:
+    return [
+        pytest.param(v, id=prefix + v, marks=[FOUND[prefix + v]] if prefix + v in FOUND else [])
+        for v in vids
+    ]
+
+
+def test_the_dated_signatures_verify_for_git(lab: Lab) -> None:
+    """The bench: git itself calls each dated side commit good (``G``) at its own date."""
+    assert set(lab.verified.values()) == {"G"}, lab.verified  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", _p(REJECTS))
+def test_a_retired_key_rejects_nothing(lab: Lab, vid: str) -> None:
+    after = lab.after_withdraw  # type: ignore[attr-defined]
+    assert after.get(f"plans/{vid}") != "rejected", (after, lab.codes(vid))
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)
+
+
+@pytest.mark.parametrize("vid", _p(["abort-side"]))
+def test_a_retired_key_aborts_nothing(lab: Lab, vid: str) -> None:
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)
+    assert not any(s.startswith("plangate: abort ") for s in lab.subjects(vid)), lab.codes(vid)
+    assert len(lab.calls(f"{vid}-gated")) == 1, lab.codes(vid)
+
+
+@pytest.mark.parametrize("vid", [*REJECTS, "abort-side"])
+def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
+    """Whatever the verdict, the audit reaches the controller's: it lists the withdrawal
+    under ``decisions`` exactly when the controller counted it (the plan never ran, or was
+    aborted), and calls every start the controller made valid."""
+    report = lab.audit_report  # type: ignore[attr-defined]
+    runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
+    assert all(e.get("approval_valid") for e in runs), runs
+    kinds = {"reject", "abort-request"}
+    listed = [
+        d
+        for d in report.get("decisions", []) or []
+        if d.get("plan") == f"plans/{vid}" and d.get("kind") in kinds
+    ]
+    if vid == "abort-side":
+        counted = any(s.startswith("plangate: abort ") for s in lab.subjects(vid))
+    else:
+        counted = lab.calls(vid) == []
+    assert bool(listed) == counted, (listed, counted, json.dumps(report)[:3000])

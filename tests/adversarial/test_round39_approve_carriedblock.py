@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 39, quorum: a forged vote block carried into one of the controller's own commits.
 
 docs/approvals.md, "Voiding": "The votes live in the controller's own commits (its

@@ -16,6 +16,9 @@ is gone); the controller records the new policy. Carol, signing with her removed
 - ``kf-fp`` (control): sets ``rejected`` on main.
 - ``kf-new``: on a side branch forked after the new record, merged by Mallory ``-s ours``.
 - ``kf-synced``: on ``side-synced`` after merging main into it, merged by Mallory ``-s ours``.
+- ``kf-cert-*``: the same three with Bob signing with a certificate (key ``bobt``) of the CA
+  the file trusted (``*@ops.example.com cert-authority``) until the operator removed that
+  line together with Carol's (Bob's own listed key stays).
 
 A pass; Alice approves each (signed; reopened by the agent if it reads ``rejected``); a pass.
 
@@ -33,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, CAROL, MALLORY, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
 from test_round39_approve_sidedate import _key, _run, _sign
 
-VIDS = ["kf-fp", "kf-new", "kf-synced"]
+VIDS = ["kf-fp", "kf-new", "kf-synced", "kf-cert-fp", "kf-cert-new", "kf-cert-synced"]
 FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
@@ -54,7 +57,8 @@ def _build(root: Path) -> Lab:
             ("carol", "carol@ops.example.com"),
         ]
     }
-    _key(keys, "ca")
+    lines["ca"] = f"*@ops.example.com cert-authority {_key(keys, 'ca')}\n"
+    _key(keys, "bobt", "bob@ops.example.com", "-1m:+1d")
     signers = root / "allowed_signers"
     signers.write_text("".join(lines.values()))
     lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
@@ -63,20 +67,24 @@ def _build(root: Path) -> Lab:
     lab.commit("agent adds plans", AGENT)
     _run(lab)
     lab.git("branch", "side-synced")
-    signers.write_text("".join(v for k, v in lines.items() if k != "carol"))
+    lab.git("branch", "side-cert-synced")
+    signers.write_text("".join(v for k, v in lines.items() if k not in ("carol", "ca")))
     _run(lab)  # records the policy without Carol's key
     lab.records = lab.git("log", "--format=%s", "--", ".plangate/policy.json").splitlines()  # type: ignore[attr-defined]
-    _sign(lab, "kf-fp", "carol", CAROL, "rejected")
-    lab.git("checkout", "-q", "-b", "side-new")
-    _sign(lab, "kf-new", "carol", CAROL, "rejected")
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "-s", "ours", "-m", "merge new", "side-new", who=MALLORY)
-    lab.git("checkout", "-q", "side-synced")
-    lab.git("merge", "-q", "--no-ff", "-m", "sync main", "main", who=CAROL)
-    _sign(lab, "kf-synced", "carol", CAROL, "rejected")
-    lab.git("checkout", "-q", "main")
-    merge = ["merge", "-q", "--no-ff", "-s", "ours", "-m", "merge synced", "side-synced"]
-    lab.git(*merge, who=MALLORY)
+    for pre, key, who in [("kf", "carol", CAROL), ("kf-cert", "bobt", BOB)]:
+        _sign(lab, f"{pre}-fp", key, who, "rejected")
+        lab.git("checkout", "-q", "-b", f"side-{pre}-new")
+        _sign(lab, f"{pre}-new", key, who, "rejected")
+        lab.git("checkout", "-q", "main")
+        merge = ["merge", "-q", "--no-ff", "-s", "ours", "-m", "merge new", f"side-{pre}-new"]
+        lab.git(*merge, who=MALLORY)
+        synced = "side-synced" if pre == "kf" else "side-cert-synced"
+        lab.git("checkout", "-q", synced)
+        lab.git("merge", "-q", "--no-ff", "-m", "sync main", "main", who=who)
+        _sign(lab, f"{pre}-synced", key, who, "rejected")
+        lab.git("checkout", "-q", "main")
+        merge = ["merge", "-q", "--no-ff", "-s", "ours", "-m", "merge synced", synced]
+        lab.git(*merge, who=MALLORY)
     _run(lab)
     lab.after_withdraw = {  # type: ignore[attr-defined]
         r["plan"]: r.get("status")

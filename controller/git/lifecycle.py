@@ -750,7 +750,32 @@ class Lifecycle(IndexStore):
             return
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.status in ("rejected", "aborted"):
-            self._side.append((plan_id, commit, facts.status, facts.hash))
+            floor = self._ancestor_clock(repo, commit)
+            self._side.append((plan_id, commit, facts.status, facts.hash, floor))
+
+    def _ancestor_clock(self, repo: GitRepo, commit: CommitRecord) -> float:
+        """The time of the newest controller commit that ``commit`` descends from, through
+        any parent: git proves ``commit`` was made after it (round 39: a withdrawal inside
+        a merged branch, forked from or synced with a controller commit made after its key
+        retired, dated back into the key's window). Only a commit the controller knows as
+        its own counts (:meth:`_is_controller`): one forged under its name and dated late
+        would otherwise void an approver's honest withdrawal."""
+        out = repo.run(
+            "log",
+            "-n",
+            "64",
+            "--no-show-signature",
+            "--format=%H %ct",
+            "--fixed-strings",
+            "--regexp-ignore-case",
+            f"--author=<{self.controller_email}>",
+            commit.sha,
+        )
+        for line in out.splitlines():
+            sha, _, when = line.partition(" ")
+            if when.isdigit() and (self.own_commit is None or self.own_commit(sha)):
+                return float(when)
+        return 0.0
 
     def apply_side_withdrawals(self, sink: EventSink | None = None) -> None:
         """Apply the withdrawals found on merged branches to the plans they withdraw (the
@@ -759,7 +784,7 @@ class Lifecycle(IndexStore):
         by the controller's abort commit, and the audit hears of each (round 14)."""
         self.flush_side_made()
         side, self._side = self._side, []
-        for plan_id, commit, status, plan_hash in side:
+        for plan_id, commit, status, plan_hash, floor in side:
             state = self.plans.get(plan_id)
             if state is None or state.status in ("rejected", "aborted", "completed", "failed"):
                 continue
@@ -769,7 +794,7 @@ class Lifecycle(IndexStore):
             snapshot = PlanState(**asdict(state)) if sink else None
             allowed = self.withdrawers(state)
             if self.may_withdraw is not None and not self.may_withdraw(
-                commit, allowed, self.signed_at(commit, on_line=False)
+                commit, allowed, max(self.signed_at(commit, on_line=False), floor)
             ):
                 # ignored, and said, as on the branch itself (round 24: the audit was silent)
                 text = (

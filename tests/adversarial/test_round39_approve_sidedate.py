@@ -52,6 +52,11 @@ side commits has the controller's post-retirement freeze as an ancestor, so git 
 was made after the retirement; the round 38 bound reads only the withdrawal's first-parent
 line. The fresh-clone audit agrees with the controller in every variant (it lists the same
 withdrawals under ``decisions``): both are wrong alike.
+
+Fixed (the same session): a withdrawal inside a merged branch is judged never before the
+newest controller commit it descends from through any parent (``Lifecycle._ancestor_clock``;
+only a commit the controller knows as its own counts, so a forged late one cannot void an
+honest withdrawal).
 """
 
 from __future__ import annotations
@@ -77,15 +82,7 @@ GATE = """\
     params:
       tag: "abort-side-gated"
 """
-_SIDE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 39: a retired key's withdrawal dated back inside a merged branch counts, "
-    "though a controller commit made after the retirement is its ancestor",
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    v: _SIDE for v in ["side-ours", "side-merge", "cert-side", "abort-side", "synced"]
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed (see the docstring)
 
 
 def _key(keys: Path, name: str, principal: str | None = None, validity: str = "") -> str:

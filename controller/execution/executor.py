@@ -49,7 +49,14 @@ from controller.errors import (
 )
 from controller.execution import checks
 from controller.execution.checkpoints import Checkpoints
-from controller.execution.journal import ActionKey, Journal, journal_path, replay
+from controller.execution.journal import (
+    ActionKey,
+    Journal,
+    JournalFull,
+    cut_messages,
+    journal_path,
+    replay,
+)
 from controller.execution.nesting import NestedRun
 from controller.execution.results import extract_outputs
 from controller.execution.scheduler import Scheduler
@@ -62,7 +69,7 @@ from controller.execution.steps import (
     guarded,
     interrupted_outcome,
 )
-from controller.execution.tools import Catalog
+from controller.execution.tools import Catalog, shorten
 from controller.execution.tools.process import Spawned, stop_orphan
 from controller.plan import plans, profile, refs, rules
 
@@ -292,7 +299,11 @@ class PlanRun:
                 )
             except PlangateError as error:  # a reference or a guard: the check cannot run
                 return RunOutcome("failed", error, None)
-            self.runner.record_check(None, 0, found)
+            try:
+                self.runner.record_check(None, 0, found)
+            except JournalFull as full:
+                assert full.error is not None
+                return RunOutcome("failed", full.error, None)
             if not found.ok:
                 return RunOutcome("failed", found.as_error("plan:"), None)
         return None
@@ -320,10 +331,15 @@ class PlanRun:
         return Step(action.id, action, action.on_failure or self.model.on_failure, self.scope)
 
     def run_step(self, step: Step) -> RunOutcome | None:
-        """Run one action: a tool call, or a nested plan."""
-        if getattr(step.spec, "plan", None) is not None:
-            return self.nested.run_step(step)
-        return self.runner.run_step(step)
+        """Run one action: a tool call, or a nested plan. The journal full (its record not
+        written, a small failed end in its place: :meth:`record`) fails the run."""
+        try:
+            if getattr(step.spec, "plan", None) is not None:
+                return self.nested.run_step(step)
+            return self.runner.run_step(step)
+        except JournalFull as full:
+            assert full.error is not None
+            return RunOutcome("failed", full.error, full.key if full.key is not None else step.key)
 
     # --- caps (SPEC §11) ---------------------------------------------------------------
 
@@ -382,10 +398,74 @@ class PlanRun:
         self.engine.crash_point(point, key)
 
     def record(self, record: dict[str, Any]) -> None:
-        record = {"t": record["t"], "at": plans.now_utc(), **record}
+        """Journal ``record`` (its messages cut: :func:`~controller.execution.journal.
+        cut_messages`) and fold it into the state. A start, called, end or check record that
+        would take the journal past ``limits.max_journal_bytes`` is not written: a small
+        failed end of its step is (E_LIMIT_EXCEEDED), and :class:`JournalFull` is raised to
+        end the run (round 38: 20 actions, or 21 tries of one, journaled 20 MB)."""
+        record = cut_messages({"t": record["t"], "at": plans.now_utc(), **record})
+        bounded = record["t"] in _BOUNDED
         with self.lock:
-            self.journal.append(record, sync=record["t"] not in _UNSYNCED)
+            try:
+                self.journal.append(
+                    record,
+                    sync=record["t"] not in _UNSYNCED,
+                    limit=self.config.limits.journal_bytes if bounded else None,
+                )
+            except JournalFull as full:
+                full.error = self._journal_full(record, full)
+                full.key = record.get("id")
+                small = self._failed_end(record, full.error)
+                if small is not None:  # the failure itself: small, written past the bound
+                    self.journal.append(small)
+                    self.state.apply(small)
+                self.log.error("journal_full", journal=str(self.journal.path), size=full.size)
+                raise
             self.state.apply(record)
+
+    def _journal_full(self, record: dict[str, Any], full: JournalFull) -> LimitExceeded:
+        what = {"start": "params", "called": "result", "end": "end", "check": "check"}
+        return LimitExceeded(
+            f"the journal of this plan holds {full.size} bytes; the {what[record['t']]} "
+            f"record of {_step_name(record.get('id'))} ({full.wanted} bytes) would take it "
+            f"past {full.limit} (limits.max_journal_bytes): the run stops here",
+            remedy="pass smaller values between actions, or fewer tries, or raise "
+            "limits.max_journal_bytes (docs/configuration.md)",
+        )
+
+    def _failed_end(self, record: dict[str, Any], error: LimitExceeded) -> dict[str, Any] | None:
+        """The small end record that stands for a ``record`` the journal had no room for
+        (None for a plan precondition's check: no step to end; the outcome says it)."""
+        key = record.get("id")
+        if key is None:
+            return None
+        rec = self.state.action(key)
+        if record["t"] == "start":
+            no_call = True
+        elif record["t"] == "end":
+            no_call = bool(record.get("no_call"))
+        else:  # a check before the tool (no start open), a verify's, or a called record
+            no_call = not rec.open_start
+        message = error.message
+        before = record.get("error") if record["t"] == "end" else None
+        if isinstance(before, dict):
+            said = shorten(str(before.get("message", "")), 300)
+            message += f"; the step had ended {before.get('code')}: {said}"
+        small: dict[str, Any] = {
+            "t": "end",
+            "at": plans.now_utc(),
+            "id": key,
+            "attempt": record.get("attempt", rec.attempts),
+            "status": "in_doubt" if record.get("status") == "in_doubt" else "failed",
+            "retry": False,
+            "duration_ms": record.get("duration_ms"),
+            "result": None,
+            "outputs": {},
+            "error": {"code": error.code, "message": message},
+        }
+        if no_call:
+            small["no_call"] = True
+        return small
 
     def _produced(self, outcome: RunOutcome) -> RunOutcome:
         outcome.execution, outcome.log = self.checkpoints.block, self.checkpoints.log_text
@@ -401,6 +481,7 @@ class PlanRun:
         }
         if outcome.error is not None and outcome.action is None:  # the plan's own failure
             record["error"] = {"code": outcome.error.code, "message": outcome.error.message}
+        # (the outcome record is never refused: it is small, its message cut by record())
         self.record(record)
         if outcome.status == "awaiting_approval" and outcome.action is not None:
             self.checkpoints.gate = self._gate_preview(outcome.action)
@@ -455,6 +536,13 @@ TERMINAL = ("completed", "failed", "aborted")
 #: only has to survive the controller's death, which keeps the page cache (a power loss kills
 #: the tool).
 _UNSYNCED = ("run", "gate", "spawn", "check")
+#: Records held to ``limits.max_journal_bytes``: the ones that carry params, results, outputs
+#: or check results (the others are small and bounded by the tool calls and gates).
+_BOUNDED = ("start", "called", "end", "check")
+
+
+def _step_name(key: Any) -> str:
+    return "the plan's preconditions" if key is None else f"action {key}"
 
 
 def _spawned(record: dict[str, Any] | None) -> Spawned | None:

@@ -50,6 +50,15 @@ reference, params_schema or precondition failure; it still counts as a try),
 waits for a human). A gate record with ``"ask": n, "approval": C`` is the approval (commit
 ``C``) that retries an action after its ``n``-th ask.
 
+What one plan's journal holds is bounded (``limits.max_journal_bytes``, default 8 times
+``limits.max_params_bytes``): each action's params may be up to ``max_params_bytes``, but every
+action and every try journals its own (round 38: 20 actions journaled 20 MB). A start, called,
+end or check record that would take the journal past the bound is not written
+(:class:`JournalFull`); the run writes a small failed ``end`` record in its place (the try
+ends ``E_LIMIT_EXCEEDED``, ``no_call`` when the tool was not called) and fails. Error
+messages and a check's failures are journaled cut (:func:`cut_messages`), as PLAN.yml shows
+them.
+
 A torn last line (the process died mid-write, before the fsync returned) is dropped when the
 journal is opened: that record was never acknowledged, so the engine never acted on it. The
 file is held with an exclusive ``flock`` while a run uses it, so two runs of one plan (threads
@@ -97,6 +106,8 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.records: list[dict[str, Any]] = []
+        #: Bytes the file holds (what the bound, ``limits.max_journal_bytes``, counts).
+        self.size = 0
         self._fd = -1
 
     def __enter__(self) -> Journal:
@@ -131,8 +142,12 @@ class Journal:
             os.close(self._fd)  # also releases the flock
             self._fd = -1
 
-    def append(self, record: dict[str, Any], *, sync: bool = True) -> None:
+    def append(
+        self, record: dict[str, Any], *, sync: bool = True, limit: int | None = None
+    ) -> None:
         """Write one record; with ``sync`` (the default) return only once it is on disk.
+        With ``limit``: raise :class:`JournalFull` instead, writing nothing, when the record
+        would take the file past ``limit`` bytes.
 
         ``sync=False`` is for records nothing is acted on before the next synced one (a run
         or gate record, always followed by a start record): that record's fdatasync makes
@@ -141,6 +156,8 @@ class Journal:
         """
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         data = (line + "\n").encode("utf-8")
+        if limit is not None and self.size + len(data) > limit:
+            raise JournalFull(self.size, len(data), limit)
         try:
             written = os.write(self._fd, data)
             if written != len(data):
@@ -149,6 +166,7 @@ class Journal:
                 _SYNC(self._fd)
         except OSError as exc:
             raise _storage_error(self.path, exc) from None
+        self.size += len(data)
         self.records.append(record)
 
     def _load(self) -> list[dict[str, Any]]:
@@ -159,7 +177,57 @@ class Journal:
             # A torn last record was never acknowledged: drop it so appends stay line-aligned.
             os.ftruncate(self._fd, len(complete))
             _SYNC(self._fd)
+        self.size = len(complete)
         return list(_parse_lines(complete, self.path))
+
+
+class JournalFull(Exception):
+    """A record would take the journal past ``limits.max_journal_bytes``; nothing was written.
+
+    Not a :class:`PlangateError`: no step's ``except PlangateError`` takes it for a failed
+    check or tool. The run (:meth:`controller.execution.executor.PlanRun.record`) fills in
+    ``error`` (E_LIMIT_EXCEEDED) and ``key`` (the step whose record it was) and lets it end
+    the run."""
+
+    def __init__(self, size: int, wanted: int, limit: int) -> None:
+        super().__init__(f"journal full: {size} + {wanted} bytes over {limit}")
+        self.size = size
+        self.wanted = wanted
+        self.limit = limit
+        self.error: PlangateError | None = None
+        self.key: ActionKey | None = None
+
+
+#: Characters of an error message (or of a check's failures, together) a record keeps: the
+#: rest is cut with ``…`` (round 38: a verify naming 3,000 clauses journaled 1 MB per try).
+MESSAGE_CHARS = 2000
+
+
+def cut_messages(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its error message and its check failures cut to
+    :data:`MESSAGE_CHARS` (the same record when nothing is that long)."""
+    from controller.execution.tools import shorten
+
+    error = record.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        message = error["message"]
+        if len(message) > MESSAGE_CHARS:
+            record = {**record, "error": {**error, "message": shorten(message, MESSAGE_CHARS)}}
+    failures = record.get("failures")
+    if isinstance(failures, list) and failures:
+        kept, left = [], MESSAGE_CHARS
+        for item in failures:
+            text = str(item)
+            if left <= 0:
+                break
+            kept.append(shorten(text, left))
+            left -= len(text)
+        if len(kept) < len(failures) or kept != failures:
+            more = len(failures) - len(kept)
+            if more:
+                kept.append(f"and {more} more (cut)")
+            record = {**record, "failures": kept}
+    return record
 
 
 def _storage_error(path: Path, exc: OSError) -> PlangateError:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError
 from controller.execution import checks
+from controller.execution.journal import JournalFull
 from controller.execution.results import extract_outputs, take_result
 from controller.execution.steps import RunOutcome, Scope, Step, error_of, guarded
 from controller.plan import graph, nested, plans, refs
@@ -53,9 +54,14 @@ class NestedRun:
         if not rec.open_start:
             self.runner.record_start(step, attempt, inputs)
         scope = self._scope(step, child.model, child.hash, inputs)
-        outcome = self._preconditions(step, child.model, scope, attempt)
-        if outcome is None:
-            outcome = self._actions(step, child.model, scope)
+        try:
+            outcome = self._preconditions(step, child.model, scope, attempt)
+            if outcome is None:
+                outcome = self._actions(step, child.model, scope)
+        except JournalFull as full:  # an inner step's record: it ended small; so does this
+            assert full.error is not None  # one, whatever its on_failure: the run fails
+            self.runner.record_end(step, attempt, "failed", error=full.error)
+            return RunOutcome("failed", full.error, full.key)
         if outcome is not None:
             if outcome.status != "failed" or outcome.error is None:
                 return outcome

@@ -129,16 +129,20 @@ def extract_outputs(
     The outputs together may hold at most ``limit`` characters of JSON: a query that selects
     the same values many times (``..*`` over a deeply nested result returns each level with
     everything under it; round 37: 11 MB of journal from a 60 KB result) is refused
-    ``E_LIMIT_EXCEEDED`` before anything is recorded."""
+    ``E_LIMIT_EXCEEDED`` before anything is recorded. Their queries share one budget
+    (:func:`controller.plan.jsonpaths.sharing`: nodes and regular-expression time): past it,
+    ``E_LIMIT_EXCEEDED`` too (round 38: sixteen outputs each just under the budget of one
+    query over one 40 KB result ran in full)."""
     captured: dict[str, Any] = {}
-    for output in outputs:
-        values, singular = jsonpaths.find(output.path, result)
-        if values:
-            captured[output.name] = values[0] if singular else values
-        elif not output.optional:
-            raise OutputMissing(
-                f"output {output.name!r}: {output.path} matched nothing in the result"
-            )
+    with jsonpaths.sharing():
+        for output in outputs:
+            values, singular = jsonpaths.find(output.path, result)
+            if values:
+                captured[output.name] = values[0] if singular else values
+            elif not output.optional:
+                raise OutputMissing(
+                    f"output {output.name!r}: {output.path} matched nothing in the result"
+                )
     if _json_chars_over(captured, limit):
         raise LimitExceeded(
             f"the outputs would hold over {limit} characters of JSON (limits.max_params_bytes):"

@@ -8,6 +8,12 @@ none of that text can start a line of its own: each value is written on one line
 first, then every line break and other hidden character shown as its escape, see
 :mod:`controller.display`), the body is one paragraph, and the trailer block, always the last
 paragraph, holds only the keys the controller passes in.
+
+Messages are bounded too (round 38: the ``plangate: fail`` commit of a verify naming 3,000
+clauses carried the whole 470 KB error in its body, in history for good): the body, and a
+batch's ``Plan-Note:``, keep at most :data:`BODY_CHARS` characters (cut with ``…`` after
+redaction, as PLAN.yml and the journal keep an error), and no message passes
+:data:`MAX_MESSAGE_BYTES` (a batch that would is committed in parts).
 """
 
 from __future__ import annotations
@@ -29,6 +35,19 @@ def paragraph(text: str, redact: Callable[[str], str] | None = None) -> str:
     return one_line(" ".join((redact(text) if redact else text).split()))
 
 
+#: Characters of a message's body (or a ``Plan-Note:``) kept; the rest is cut with ``…``.
+BODY_CHARS = 2000
+#: No commit message the controller writes is longer (bytes, UTF-8): ``max_result_bytes``.
+MAX_MESSAGE_BYTES = 65_536
+
+
+def note(text: str, redact: Callable[[str], str] | None = None, limit: int = BODY_CHARS) -> str:
+    """Free text (an error) as one line (:func:`paragraph`), cut at ``limit`` characters."""
+    from controller.execution.tools import shorten
+
+    return shorten(paragraph(text, redact), limit)
+
+
 def commit_message(
     subject: str,
     body: str,
@@ -40,11 +59,16 @@ def commit_message(
     for key, _ in trailers:
         if not key.replace("-", "").isalnum() or not key.isascii():
             raise ValueError(f"not a trailer key: {key!r}")
-    text = one_line(subject, redact) + "\n\n"
-    if body.strip():
-        text += paragraph(body, redact) + "\n\n"
-    text += "".join(f"{key}: {one_line(value, redact)}\n" for key, value in trailers)
-    return text
+    head = one_line(subject, redact) + "\n\n"
+    tail = "".join(f"{key}: {one_line(value, redact)}\n" for key, value in trailers)
+    if not body.strip():
+        return head + tail
+    text = note(body, redact)
+    room = MAX_MESSAGE_BYTES - len((head + tail).encode("utf-8")) - 2
+    while text and len(text.encode("utf-8")) > room:  # long subject and trailers: less body
+        limit = max(0, min(len(text) - 2, room // 4))
+        text = note(body, redact, limit) if limit else ""
+    return head + (text + "\n\n" if text else "") + tail
 
 
 def batch_message(

@@ -8,9 +8,11 @@ or not, goes to the library, whose message is the error the author sees.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from controller.errors import LimitExceeded
@@ -50,10 +52,14 @@ MAX_DESCENDANTS = 1
 REGEX_BUDGET = 0.5
 
 
-#: Nodes one evaluation of a query may select or pass through, its filters' queries included:
-#: ``[*,*]`` repeated keeps every duplicate (RFC 9535), so fifteen such steps over a 450-byte
-#: result made 2^15 copies, nineteen half a gigabyte (round 37). A query over a tool's result
-#: (at most ``limits.max_result_bytes``) that visits more is not one a plan needs.
+#: Nodes the queries over one tool result may select or pass through (and candidates their
+#: filters test), their filters' queries included: ``[*,*]`` repeated keeps every duplicate
+#: (RFC 9535), so fifteen such steps over a 450-byte result made 2^15 copies, nineteen half a
+#: gigabyte (round 37). One budget covers every query evaluated over one result for one
+#: purpose (:func:`sharing`: all the outputs of one action's result, all the ``expect``
+#: clauses of one check or verify poll), not each query alone: sixteen outputs each just
+#: under the budget over one 40 KB result ran in full (round 38). A result (at most
+#: ``limits.max_result_bytes``) that needs more is not one a plan needs.
 MAX_NODES = 250_000
 
 #: The nodes the evaluation running in this context may still make (None: no evaluation).
@@ -104,31 +110,70 @@ def compiled(path: str) -> Any:
     return _environment().compile(path)
 
 
-def find(path: str, value: Any) -> tuple[list[Any], bool]:
-    """The values ``path`` selects in ``value``, and whether the query is singular.
-
-    Raises :class:`QueryTooCostly` when its regular expressions use up the budget."""
-    query = compiled(path)
+@contextlib.contextmanager
+def sharing() -> Iterator[None]:
+    """Evaluate every query inside under one budget: :data:`MAX_NODES` nodes and
+    :data:`REGEX_BUDGET` seconds of ``match()``/``search()`` in all (round 38: the budget was
+    per query, and a result got as many queries as the plan declared). Nested uses share the
+    outer budget, as :func:`controller.plan.budget.spending` does."""
+    if _NODES_LEFT.get() is not None:
+        yield
+        return
     token = _NODES_LEFT.set([MAX_NODES])
     try:
         with budget.spending(REGEX_BUDGET):  # or the evaluation's it runs in (plan.budget)
+            yield
+    finally:
+        _NODES_LEFT.reset(token)
+
+
+def spent() -> bool:
+    """Whether the running :func:`sharing` budget has no node left."""
+    left = _NODES_LEFT.get()
+    return left is not None and left[0] <= 0
+
+
+def find(path: str, value: Any) -> tuple[list[Any], bool]:
+    """The values ``path`` selects in ``value``, and whether the query is singular.
+
+    Inside :func:`sharing` it spends the shared budget; alone, a budget of its own. Raises
+    :class:`QueryTooCostly` when the budget (nodes or regular-expression time) is spent."""
+    query = compiled(path)
+    shared = _NODES_LEFT.get() is not None
+    try:
+        with sharing():
             return [node.value for node in query.finditer(value)], query.singular_query()
     except (TimeoutError, budget.OverBudget):
+        together = " (with the other queries over it)" if shared else ""
         raise QueryTooCostly(
-            f"query {path}: its match()/search() took over {REGEX_BUDGET:g} s on this result"
+            f"query {path}: its match()/search() took over {REGEX_BUDGET:g} s on this "
+            f"result{together}"
         ) from None
     except _TooManyNodes:
+        if shared:
+            raise QueryTooCostly(
+                f"query {path}: the queries over this result selected or passed through over "
+                f"{MAX_NODES} nodes together (the query budget of one result is spent); "
+                "declare fewer or narrower queries over it"
+            ) from None
         raise QueryTooCostly(
             f"query {path}: it selects or passes through over {MAX_NODES} nodes of this "
             "result (a union that repeats a selector keeps every duplicate; .. visits every "
             "level); name the values you mean"
         ) from None
-    finally:
-        _NODES_LEFT.reset(token)
 
 
 class _TooManyNodes(Exception):
     """Raised inside the library's evaluation when its node budget is spent."""
+
+
+def _spend() -> None:
+    """One node (or filter candidate) of the running evaluation's budget."""
+    left = _NODES_LEFT.get()
+    if left is not None:
+        left[0] -= 1
+        if left[0] < 0:
+            raise _TooManyNodes
 
 
 def _counted(new_child: Any) -> Any:
@@ -136,15 +181,25 @@ def _counted(new_child: Any) -> Any:
     every selector and descent makes its nodes through it."""
 
     def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        left = _NODES_LEFT.get()
-        if left is not None:
-            left[0] -= 1
-            if left[0] < 0:
-                raise _TooManyNodes
+        _spend()
         return new_child(self, *args, **kwargs)
 
     counted.counted = True  # type: ignore[attr-defined]
     return counted
+
+
+def _counted_context(base: Any) -> Any:
+    """A ``FilterContext`` (one per candidate a filter tests) that spends one node."""
+
+    class Counted(base):
+        __slots__ = ()
+        counted = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            _spend()
+            super().__init__(*args, **kwargs)
+
+    return Counted
 
 
 # --- the library, with bounded regular expressions ---------------------------------------
@@ -156,13 +211,17 @@ def _environment() -> Any:
     library's own functions call ``regex`` without a timeout."""
     import regex
     from iregexp_check import check
-    from jsonpath_rfc9535 import JSONPathEnvironment
+    from jsonpath_rfc9535 import JSONPathEnvironment, selectors
     from jsonpath_rfc9535.function_extensions import Match, Search
     from jsonpath_rfc9535.function_extensions._pattern import map_re
     from jsonpath_rfc9535.node import JSONPathNode
 
     if not getattr(JSONPathNode.new_child, "counted", False):  # every node is counted
         JSONPathNode.new_child = _counted(JSONPathNode.new_child)  # type: ignore[method-assign]
+    if not getattr(selectors.FilterContext, "counted", False):
+        # and every candidate a filter tests, selected or not (round 38: a filter over six
+        # copies of a 20,000-element list tests 120,000 candidates and selects none)
+        selectors.FilterContext = _counted_context(selectors.FilterContext)  # type: ignore[misc]
 
     def bounded(whole: bool) -> Any:
         def call(self: Any, string: object, pattern: object) -> bool:

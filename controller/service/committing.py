@@ -25,6 +25,7 @@ from controller.git.gitrepo import (
     parse_trailers,
 )
 from controller.git.history import PlanState
+from controller.git.message import MAX_MESSAGE_BYTES
 from controller.git.planstate import LOG_NAME
 from controller.git.records import EVENT_TRAILER
 from controller.plan import plans, yamlio
@@ -301,6 +302,9 @@ class Committing(ControllerCore):
         if 1 < len(entries) < least:  # a few: as many commits, each read as before
             return [self._commit_entries([entry]) for entry in entries][-1]
         message = entries[0].message if len(entries) == 1 else self._batch_message(entries)
+        if len(entries) > 1 and len(message.encode("utf-8")) > MAX_MESSAGE_BYTES:
+            half = len(entries) // 2  # a message stays within 64 KiB: the batch in parts
+            return [self._commit_entries(part) for part in (entries[:half], entries[half:])][-1]
         files: dict[str, bytes | None] = {}
         for entry in entries:
             files.update(entry.files)
@@ -381,13 +385,13 @@ class Committing(ControllerCore):
 
     def _batch_message(self, entries: list[_Entry]) -> str:
         from controller.execution.secrets import redactor_for
-        from controller.git.message import batch_message
+        from controller.git.message import batch_message, note
 
         groups = []
         for entry in entries:
             extra = [(EVENT_TRAILER, entry.event)]
-            if entry.body.strip():
-                extra.append(("Plan-Note", " ".join(entry.body.split())))
+            if entry.body.strip():  # cut as a commit's body is (round 38)
+                extra.append(("Plan-Note", note(entry.body, redactor_for(self.config).text)))
             groups.append([("Plan", entry.plan_id), *extra, *entry.trailers])
         shared = [("Controller", self.instance_id())]
         return batch_message(groups, shared, redactor_for(self.config).text)

@@ -148,6 +148,12 @@ class Limits(_Strict):
     """Characters of JSON one action's params may resolve to (references can repeat a large
     value many times: a 70 KB plan could make 25 MB); E_LIMIT_EXCEEDED past it, at validation
     for what inputs and plan fields give, at run time for all."""
+    max_journal_bytes: Count | None = None
+    """Bytes one plan's journal in the state directory may hold, all its runs, actions and
+    tries together (default: 8 times ``max_params_bytes``). ``max_params_bytes`` bounds one
+    action's params, but every action and every try journals its own (round 38: 20 actions
+    wrote 20 MB); a record that would pass this is not written and the run fails
+    E_LIMIT_EXCEEDED, the failure itself recorded small."""
     max_tool_calls: Count = 1000
     """Tool calls one run may make, retries included (E_LIMIT_EXCEEDED past it)."""
     max_cost_usd: Amount | None = None
@@ -156,6 +162,17 @@ class Limits(_Strict):
     """Seconds (or ``15m``-style text) a run may take, and a plan's estimate may reach."""
 
     _runtime = field_validator("max_runtime", mode="before")(_optional_duration)
+
+    @property
+    def journal_bytes(self) -> int:
+        """``max_journal_bytes``, or its default: 8 times ``max_params_bytes``."""
+        if self.max_journal_bytes is not None:
+            return self.max_journal_bytes
+        return JOURNAL_PARAMS_FACTOR * self.max_params_bytes
+
+
+#: ``limits.max_journal_bytes`` by default: this many times ``limits.max_params_bytes``.
+JOURNAL_PARAMS_FACTOR = 8
 
 
 class WebhookSettings(_Strict):

@@ -43,6 +43,14 @@ once (by reference / hash); cut a journaled error message as PLAN.yml's copy is 
 carries the whole E_VERIFY_FAILED message in its body, uncut: a 470 KB commit message from a
 122 KB plan (by hand, 9,000 clauses: 1.4 MB; a 1 MiB plan: about 4 MB, in the plans repo's
 history for good). Should: cut the message in the commit as in PLAN.yml.
+
+Fixed (round 38, the same session): one plan's journal is bounded, all its runs, actions and
+tries together (``limits.max_journal_bytes``, default 8 times ``max_params_bytes``): a start,
+called, end or check record that would take it past the bound is not written; a small failed
+end record stands for it (``E_LIMIT_EXCEEDED``) and the run fails. Every error message (and a
+check's failures, together) is journaled cut at 2,000 characters, as PLAN.yml shows it. The
+controller's commit messages cut the body (and a batch's ``Plan-Note:``) at 2,000 characters
+after redaction, and none passes 64 KiB (a batch that would is committed in parts).
 """
 
 from __future__ import annotations
@@ -151,22 +159,14 @@ def _journal_bytes(lab: Lab, slug: str) -> int:
     return sum(p.stat().st_size for p in folder.glob("*.jsonl")) if folder.exists() else 0
 
 
-BROKE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 38: max_params_bytes bounds one action's params; a run journals them "
-    "anew for every action and every try, with no bound per run",
-)
-
-
 @pytest.mark.parametrize(
     "slug",
     [
-        pytest.param("fanout", marks=BROKE),
-        pytest.param("retries", marks=BROKE),
+        "fanout",
+        "retries",
         "single",
         "nested-inputs",
-        pytest.param("verify-message", marks=BROKE),
+        "verify-message",
     ],
 )
 def test_journal_of_one_run_bounded(lab: Lab, slug: str) -> None:
@@ -178,12 +178,6 @@ def test_journal_of_one_run_bounded(lab: Lab, slug: str) -> None:
         assert size <= BOUND, size
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 38: the outcome commit's message carries the whole E_VERIFY_FAILED message "
-    "(one clause after another), with no cut: 470 KB from a 122 KB plan",
-)
 def test_outcome_commit_message_bounded(lab: Lab) -> None:
     """The controller's own ``fail`` commit for ``verify-message``: its message stays within
     ``max_result_bytes`` (64 KiB), as PLAN.yml's copy of the error is cut."""

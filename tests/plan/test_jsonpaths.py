@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.plan.jsonpaths import _PLAIN, QueryTooCostly, find, is_plain_query, query_problem
+from controller.plan.jsonpaths import (
+    _PLAIN,
+    QueryTooCostly,
+    find,
+    is_plain_query,
+    query_problem,
+    sharing,
+    spent,
+)
 
 PLAIN = [
     "$",
@@ -155,3 +163,57 @@ def test_the_node_budget_is_per_evaluation() -> None:
     wide = list(range(200_000))
     for _ in range(3):
         assert len(find("$[*]", wide)[0]) == 200_000
+
+
+def test_queries_over_one_result_share_one_budget() -> None:
+    """Round 38: inside ``sharing()`` every query spends one budget, so a plan cannot buy
+    more work over one result by declaring more outputs or clauses."""
+    wide = list(range(200_000))
+    with sharing():
+        assert len(find("$[*]", wide)[0]) == 200_000
+        with pytest.raises(QueryTooCostly) as caught:
+            find("$[*]", wide)
+        assert spent()
+    assert "together" in caught.value.message and caught.value.code == "E_LIMIT_EXCEEDED"
+    assert not spent()  # outside, find() gets a budget of its own again
+    assert len(find("$[*]", wide)[0]) == 200_000
+
+
+def test_a_filter_counts_the_candidates_it_tests() -> None:
+    """A filter that selects nothing still tests every candidate: each counts (round 38)."""
+    zeros = [0] * 30_000
+    query = "$[" + ",".join(["*"] * 6) + "][?@ == 1]"
+    assert find(query, [zeros])[0] == []  # six copies: 180,000 candidates, within
+    with pytest.raises(QueryTooCostly):
+        find(query, {"a": zeros, "b": zeros})  # 360,000 candidates, none selected
+
+
+def test_outputs_of_one_result_share_the_budget() -> None:
+    from controller.errors import LimitExceeded
+    from controller.execution.results import extract_outputs
+    from controller.plan.schema import Output
+
+    result = {"json": [0] * 20_000}
+    one = Output(name="o0", path="$[*,*,*,*,*,*][?@ == 5]", optional=True)
+    assert extract_outputs([one], result) == {}
+    many = [
+        Output(name=f"o{i}", path=f"$[*,*,*,*,*,*][?@ == {i}]", optional=True) for i in range(4)
+    ]
+    with pytest.raises(LimitExceeded, match="together"):
+        extract_outputs(many, result)
+
+
+def test_expect_clauses_of_one_check_share_the_budget() -> None:
+    from controller.execution.checks import evaluate
+    from controller.plan.schema import Expect
+
+    result = {"json": [0] * 19_999 + [7]}
+    clauses = [
+        Expect.model_validate({"path": "$[*,*,*,*,*,*][?@ == 7]", "not_equals": i})
+        for i in range(6)
+    ]
+    assert evaluate(clauses[:1], result) == []
+    failures = evaluate(clauses, result)  # the first two hold, the third spends the budget
+    assert len(failures) == 2, failures
+    assert "query budget of one result is spent" in failures[0]
+    assert failures[1].startswith(f"{len(clauses) - 3} more clauses not checked")

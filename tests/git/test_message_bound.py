@@ -1,0 +1,43 @@
+"""The controller's commit messages are bounded (round 38, issue 11): a failure's error in
+the body (or a batch's ``Plan-Note:``) is cut as PLAN.yml and the journal cut it, and no
+message passes 64 KiB."""
+
+from __future__ import annotations
+
+from controller.git.message import BODY_CHARS, MAX_MESSAGE_BYTES, commit_message, note
+
+
+def test_a_long_body_is_cut() -> None:
+    body = "E_VERIFY_FAILED: " + "; ".join(
+        f"$.json.t is {i} (expected equals 0)" for i in range(9000)
+    )
+    message = commit_message("plangate: fail plans/x", body, [("Plan", "plans/x")])
+    assert len(message.encode()) < 3 * BODY_CHARS
+    subject, _, rest = message.partition("\n\n")
+    assert subject == "plangate: fail plans/x"
+    text, _, trailers = rest.partition("\n\n")
+    assert text.startswith("E_VERIFY_FAILED: $.json.t is 0") and text.endswith("\u2026")
+    assert trailers == "Plan: plans/x\n"
+
+
+def test_a_short_body_is_kept_whole() -> None:
+    message = commit_message("s", "it failed:\nexit 3", [("Plan", "p")])
+    assert message == "s\n\nit failed: exit 3\n\nPlan: p\n"
+
+
+def test_the_cut_follows_redaction_and_keeps_a_mask() -> None:
+    body = "x" * (BODY_CHARS - 2) + "SECRET" + "y" * 50
+    message = commit_message("s", body, [], lambda t: t.replace("SECRET", "***"))
+    assert "SECRET" not in message and "***\u2026" in message
+
+
+def test_no_message_passes_the_bound_with_long_trailers() -> None:
+    trailers = [("Plan", "p" * 20_000), ("Approved-By", "a" * 40_000)]
+    message = commit_message("s", "b" * 100_000, trailers)
+    assert len(message.encode()) <= MAX_MESSAGE_BYTES
+    assert message.endswith("a" * 40_000 + "\n")
+
+
+def test_note_is_one_line_and_cut() -> None:
+    assert note("a\nb") == "a b"
+    assert len(note("z" * 10_000)) == BODY_CHARS + 1

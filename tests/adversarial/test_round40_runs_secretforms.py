@@ -20,9 +20,12 @@ the recorded output and EXECUTION_LOG.md); all run in one pass:
   tools);
 - ``spaced``: every character followed by a blank (a code read out);
 - ``shell-cont``: split by a backslash-newline continuation in the middle;
+- ``latin1-bytes``: the secret's Latin-1 bytes on stdout (a tool in a Latin-1 or cp1252
+  locale): not UTF-8, so the recorded text shows é as U+FFFD and every other character as is;
 - ``plain`` (control): the secret as is.
 
-**Broke** (round 40): ``char-list-py``, ``html-named``, ``mime-q``, ``nfd`` and ``spaced`` are
+**Broke** (round 40): ``char-list-py``, ``html-named``, ``mime-q``, ``nfd``, ``spaced`` and
+``latin1-bytes`` (``value: Kq7m Pv!W$n.zL*\ufffd_x+J&<Rb``: 23 of 24 characters) are
 committed readable in the recorded ``stdout`` (PLAN.yml ``execution:`` and EXECUTION_LOG.md),
 e.g. ``value: Kq7m Pv!W$n.zL*é_x+J&amp;&lt;Rb`` and ``value: ['K', 'q', '7', 'm', ...]``.
 Held: ``form-plus``, ``char-list-json``, ``printf-q``, ``re-escape``, ``md-escape``,
@@ -76,7 +79,10 @@ forms = {
     "shell-cont": s[:half] + "\\\n" + s[half:],
 }
 if mode == "--all":
+    forms["latin1-bytes"] = s.encode("latin-1").decode("utf-8", "replace")
     print(json.dumps(forms))
+elif mode == "latin1-bytes":
+    sys.stdout.buffer.write(b"value: " + s.encode("latin-1") + b"\n")
 else:
     print("value: " + forms[mode])
 """
@@ -87,6 +93,7 @@ BROKEN: dict[str, str] = {
     "mime-q": "an RFC 2047 Q encoded-word (_ for a blank, =XX for other bytes)",
     "nfd": "its Unicode NFD form (the ASCII run before the accent in clear)",
     "spaced": "its characters separated by blanks",
+    "latin1-bytes": "its Latin-1 bytes on stdout (é a replacement character, the rest in clear)",
 }
 VIDS = [
     "plain",
@@ -101,6 +108,7 @@ VIDS = [
     "nfd",
     "spaced",
     "shell-cont",
+    "latin1-bytes",
 ]
 
 

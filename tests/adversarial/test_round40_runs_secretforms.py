@@ -19,17 +19,20 @@ the recorded output and EXECUTION_LOG.md); all run in one pass:
 - ``nfd``: the secret in Unicode NFD (``e`` + U+0301 for é: macOS file names, normalising
   tools);
 - ``spaced``: every character followed by a blank (a code read out);
+- ``comma-sep`` / ``tab-sep``: the characters joined by ``,`` (a CSV row of characters) or
+  by a tab; ``xml-each``: each character in its own element (``<c>K</c><c>q</c>...``);
 - ``shell-cont``: split by a backslash-newline continuation in the middle;
 - ``latin1-bytes``: the secret's Latin-1 bytes on stdout (a tool in a Latin-1 or cp1252
   locale): not UTF-8, so the recorded text shows é as U+FFFD and every other character as is;
 - ``plain`` (control): the secret as is.
 
 **Broke** (round 40): ``char-list-py``, ``html-named``, ``mime-q``, ``nfd``, ``spaced`` and
-``latin1-bytes`` (``value: Kq7m Pv!W$n.zL*\ufffd_x+J&<Rb``: 23 of 24 characters) are
+``latin1-bytes`` (``value: Kq7m Pv!W$n.zL*\ufffd_x+J&<Rb``: 23 of 24 characters), ``comma-sep``
+and ``xml-each`` are
 committed readable in the recorded ``stdout`` (PLAN.yml ``execution:`` and EXECUTION_LOG.md),
 e.g. ``value: Kq7m Pv!W$n.zL*é_x+J&amp;&lt;Rb`` and ``value: ['K', 'q', '7', 'm', ...]``.
 Held: ``form-plus``, ``char-list-json``, ``printf-q``, ``re-escape``, ``md-escape``,
-``shell-cont`` (and the ``plain`` control).
+``shell-cont``, ``tab-sep`` (and the ``plain`` control).
 
 Asserted (as round 14): neither the whole printed form nor any 8 characters of the secret in a
 row appear in that plan's git history (``log --all -p``, messages included), its ``status
@@ -76,6 +79,9 @@ forms = {
     "mime-q": q(s),
     "nfd": unicodedata.normalize("NFD", s),
     "spaced": " ".join(s),
+    "comma-sep": ",".join(s),
+    "tab-sep": "\t".join(s),
+    "xml-each": "".join("<c>" + html.escape(c) + "</c>" for c in s),
     "shell-cont": s[:half] + "\\\n" + s[half:],
 }
 if mode == "--all":
@@ -93,6 +99,8 @@ BROKEN: dict[str, str] = {
     "mime-q": "an RFC 2047 Q encoded-word (_ for a blank, =XX for other bytes)",
     "nfd": "its Unicode NFD form (the ASCII run before the accent in clear)",
     "spaced": "its characters separated by blanks",
+    "comma-sep": "its characters joined by commas",
+    "xml-each": "each character in its own XML element",
     "latin1-bytes": "its Latin-1 bytes on stdout (é a replacement character, the rest in clear)",
 }
 VIDS = [
@@ -109,6 +117,9 @@ VIDS = [
     "spaced",
     "shell-cont",
     "latin1-bytes",
+    "comma-sep",
+    "tab-sep",
+    "xml-each",
 ]
 
 

@@ -35,7 +35,11 @@ writes the plan (a commit under the agent's name, signed with her certificate), 
 The controller freezes every plan; Alice approves each (signed with her certificate, under
 her own name); the controller passes; a fresh clone is audited.
 
+Before main's approvals, a pull request branch per variant sets ``approved`` (Alice, signed)
+and ``plangate check --as alice@example.com --format json`` predicts its merge.
+
 Asserted (the defence): git still calls every written commit good for Alice (the bench);
+``check`` predicts ``E_SELF_APPROVAL``;
 Alice's key made the content, so her approval is refused ``E_SELF_APPROVAL`` and ``rec``
 never runs; the audit flags no run.
 """
@@ -216,6 +220,18 @@ def _build(root: Path) -> Lab:
         ).strip()  # fmt: skip
     _run(lab)  # freezes
     time.sleep(1.05)
+    base = lab.head()
+    lab.check = {}  # type: ignore[attr-defined]
+    for vid in VARIANTS:
+        lab.git("checkout", "-q", "-b", f"pr-{vid}", base)
+        lab.set_status(vid, "approved")
+        _commit(lab, f"approve {vid}", "alice", ALICE)
+        res = lab.cli(
+            "check", "--base", "main", "--head", f"pr-{vid}", "--as", "alice@example.com",
+            "--format", "json", "--config", str(lab.config), cwd=lab.repo,
+        )  # fmt: skip
+        lab.check[vid] = res.stdout or res.stderr  # type: ignore[attr-defined]
+        lab.git("checkout", "-q", "main")
     for vid in VARIANTS:
         lab.set_status(vid, "approved")
         _commit(lab, f"approve {vid}", "alice", ALICE)
@@ -255,3 +271,12 @@ def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
     runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
     assert len(runs) == len(lab.calls(vid)), report
     assert all(e.get("approval_valid") for e in runs), runs
+
+
+@pytest.mark.parametrize("vid", _p(VARIANTS))
+def test_check_predicts_the_refusal(lab: Lab, vid: str) -> None:
+    """``plangate check --as alice`` for a pull request setting ``approved`` predicts the
+    controller's verdict (``E_SELF_APPROVAL``, no ``start``)."""
+    text = lab.check[vid]  # type: ignore[attr-defined]
+    assert "E_SELF_APPROVAL" in text, text[-2000:]
+    assert '"outcome": "start"' not in text, text[-2000:]

@@ -25,8 +25,9 @@ The agent writes each plan; the controller freezes them; Alice alone approves ea
 - ``nest-fallback`` / ``nest-plan-pre`` / ``nest-verify-lib``: the parent's one action runs
   a pinned plan (frozen, never approved alone) built like ``fallback`` / ``plan-pre`` /
   ``verify``; the parent itself names no rule tool.
-(A nesting action's own ``verify`` with a tool is refused ``E_SCHEMA_INVALID``: not a
-variant.)
+(A nesting action's own ``verify`` with a tool is refused ``E_SCHEMA_INVALID``, and a
+parent pinning a plan that itself nests one is ``invalid`` ("one level only"): not
+variants.)
 
 Asserted (the defence): one approval does not meet the rule: the controller commits
 ``partial`` (no ``start``), and neither ``deploy`` nor ``probe`` nor ``rec`` ran for the

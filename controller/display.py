@@ -102,3 +102,23 @@ def _masked_one(match: re.Match[str]) -> str:
         query = _QUERY_VALUE.sub(_masked_pair, query)
         rest = f"{head}?{query}{hash_mark}{fragment}"
     return f"{scheme}://{rest}"
+
+
+#: What the redactor writes for a secret (controller.execution.secrets): a cut never splits it.
+_MASK = "***"
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters for a message, the cut marked with ``…`` (the
+    redactor hides a secret's start right before that mark: see controller.execution.secrets).
+    Text already redacted is never cut inside a ``***``: the cut then follows it (and is
+    marked all the same: the text was over ``limit``)."""
+    if len(text) <= limit:
+        return text
+    for inside in range(
+        1, min(len(_MASK), limit + 1)
+    ):  # the cut leaves ``inside`` stars of a mask before it
+        if text[limit - inside : limit - inside + len(_MASK)] == _MASK:
+            limit += len(_MASK) - inside
+            break
+    return text[:limit] + "\u2026"

@@ -206,7 +206,7 @@ MESSAGE_CHARS = 2000
 def cut_messages(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with its error message and its check failures cut to
     :data:`MESSAGE_CHARS` (the same record when nothing is that long)."""
-    from controller.execution.tools import shorten
+    from controller.display import shorten
 
     error = record.get("error")
     if isinstance(error, dict) and isinstance(error.get("message"), str):

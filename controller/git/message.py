@@ -43,7 +43,7 @@ MAX_MESSAGE_BYTES = 65_536
 
 def note(text: str, redact: Callable[[str], str] | None = None, limit: int = BODY_CHARS) -> str:
     """Free text (an error) as one line (:func:`paragraph`), cut at ``limit`` characters."""
-    from controller.execution.tools import shorten
+    from controller.display import shorten
 
     return shorten(paragraph(text, redact), limit)
 

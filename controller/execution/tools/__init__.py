@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from controller.display import shorten  # re-exported: the tools cut their messages with it
 from controller.errors import ParamsInvalid, ToolFailed, ToolUnknown
 from controller.plan.hashing import exact_double
 
@@ -30,7 +31,6 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 #: What the redactor writes for a secret (controller.execution.secrets.MASK).
-_MASK = "***"
 
 
 def _as_written(text: str) -> str:
@@ -212,22 +212,6 @@ def fill_placeholders(template: str, params: Mapping[str, Any], quote: Any = Non
         return quote(text) if quote else text
 
     return _PLACEHOLDER.sub(one, template)
-
-
-def shorten(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters for a message, the cut marked with ``…`` (the
-    redactor hides a secret's start right before that mark: see controller.execution.secrets).
-    Text already redacted is never cut inside a ``***``: the cut then follows it (and is
-    marked all the same: the text was over ``limit``)."""
-    if len(text) <= limit:
-        return text
-    for inside in range(
-        1, min(len(_MASK), limit + 1)
-    ):  # the cut leaves ``inside`` stars of a mask before it
-        if text[limit - inside : limit - inside + len(_MASK)] == _MASK:
-            limit += len(_MASK) - inside
-            break
-    return text[:limit] + "\u2026"
 
 
 def cut(data: bytes, total: int, limit: int) -> str:

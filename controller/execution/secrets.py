@@ -145,9 +145,7 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
     password and query values of the remote's URL. Rounds 25 and 26: only ``$<secrets.*>``
     values were hidden, and a tool that echoed its ``Authorization`` header, its ``env`` or
     its argv, or an error quoting a URL, had them committed."""
-    from urllib.parse import parse_qsl, unquote, urlsplit
-
-    from controller.settings.toolspec import CREDENTIAL_NAME, tool_credentials
+    from controller.settings.toolspec import tool_credentials, url_credentials
 
     names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
     names.discard(None)
@@ -156,13 +154,7 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
         found |= tool_credentials(spec)
     url = config.remote.url if config.remote is not None else None
     if url:
-        try:
-            parts = urlsplit(url)
-            if parts.password:
-                found |= {parts.password, unquote(parts.password)}
-            found |= {v for k, v in parse_qsl(parts.query) if CREDENTIAL_NAME.search(k)}
-        except ValueError:
-            pass
+        found |= url_credentials(url, found.add)
     return {name for name in names if name}, found
 
 

@@ -27,7 +27,8 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   ``\\n``..., and every escape of a YAML double-quoted scalar: ``\\_``, ``\\N``, ``\\L``,
   ``\\P``, ``\\e``, ``\\a``), any number of backslashes before them or before a
   character kept as written (escaped quotes, escapes of escapes), URL-encoding once or more
-  (``%XX``, ``%25XX``), JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``),
+  (``%XX``, ``%25XX``), JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``,
+  and named ones of one character, ``&amp;``, ``&lt;``: ``html.escape``, round 40),
   ``+`` for a blank. Literal text passes through, so a Python bytes repr
   (``b'Kq..\\xc3\\xa9'``: ASCII runs as written, other bytes escaped) decodes whole. A
   backslash is no unit of this view, in the text or in a needle (escape marks and escaped
@@ -37,7 +38,8 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The UTF-7 view: ``+``, modified base64 of UTF-16, ``-`` (:func:`_utf7_view`).
 - The quoted-printable view: ``=XX`` of a byte, soft line breaks (:func:`_qp_view`), over
   the text as written and over what the escape view decoded (quoted-printable inside a JSON
-  string, its soft break escaped as ``=\\r\\n``).
+  string, its soft break escaped as ``=\\r\\n``); its needles include the secret with ``_``
+  for a blank (an RFC 2047 ``Q`` encoded-word, round 40).
 - The number views (:func:`_number_view`): numbers standing in a list, hex (2 to 6 digits,
   bare or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``) or decimal, with
   any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
@@ -52,6 +54,25 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   decoded (a wrapped secret inside a JSON string). Only secrets of 6 characters or more
   are searched there (shorter ones would match across the line ends of ordinary text),
   and the whole forms above (base64 wrapped at 64 or 76 characters a line).
+
+- The gapped view (:func:`_gapped_view`, round 40): the letters and digits that stand alone
+  (no letter or digit right before or after), each one unit, with the length of the filler
+  before each (a markup tag or an HTML reference counts as one character; a letter or digit
+  outside them, or over 160 characters, ends a chain): a secret's characters each quoted in
+  a list (``['K', 'q', ...]``), each followed by a blank or a comma, each in its own element
+  (``<c>K</c><c>q</c>``). Its needle is the secret's letters and digits (6 or more: ordinary
+  words never stand letter by letter), matched where each filler is at most 8 characters,
+  9 more for each character of the secret that stands between the two
+  (:func:`_gapped_needle`). Over the text and over what the escape view decoded.
+- The NFC view (:func:`_nfc_view`, round 40): each character with combining marks after it
+  composed (an NFD text), searched for the secrets composed.
+- The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
+  with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
+  UTF-8), when it keeps 4 other characters and is 6 long or more.
+
+A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
+narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
+whole (round 40).
 
 In JSON data, a list of 6 or more integers (0 to U+10FFFF) that spells a secret in those
 units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
@@ -407,7 +428,8 @@ def _escape_value(token: re.Match[str]) -> tuple[int, bool, int] | None:
 
 def _escape_view(text: str, *, marks_only: bool = False) -> tuple[_Stream, _Stream]:
     """``text`` with every escape decoded (JSON/Python/C/Rust ``\\`` escapes of characters
-    and bytes, escapes of escapes, URL-encoding once or more, ``%uXXXX``, HTML references),
+    and bytes, escapes of escapes, URL-encoding once or more, ``%uXXXX``, HTML references,
+    named ones too),
     as characters and as UTF-8 bytes. Escape marks (backslashes) before a character kept as
     written are dropped; what no escape encodes stays as written, so a bytes repr mixing
     literal runs and ``\\x`` escapes decodes whole. A ``\\x``, octal or ``%`` escape stands

@@ -75,6 +75,8 @@ _QUERY_VALUE = re.compile(r"(^|&)([^=&]*)=[^&]*")
 #: query key): ``API_KEY``, ``Authorization``, ``--token``, ``access_token``, ...
 CREDENTIAL_NAME = re.compile(
     r"(?i)key|token|secret|passw|pwd|auth|credential|cookie|session|signature|bearer"
+    # round 40: ``PASS`` and ``PASSPHRASE`` as a word of the name (``DB_PASS``, ``smtpPass``)
+    r"|(?<![a-z])pass(?:phrase)?(?![a-z])|(?-i:(?<=[a-z0-9])Pass(?:phrase)?(?![a-z]))"
 )
 
 

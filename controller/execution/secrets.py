@@ -27,7 +27,8 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   ``\\n``..., and every escape of a YAML double-quoted scalar: ``\\_``, ``\\N``, ``\\L``,
   ``\\P``, ``\\e``, ``\\a``), any number of backslashes before them or before a
   character kept as written (escaped quotes, escapes of escapes), URL-encoding once or more
-  (``%XX``, ``%25XX``), JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``),
+  (``%XX``, ``%25XX``), JavaScript's ``%uXXXX``, HTML references (``&#N;``, ``&#xH;``,
+  and named ones of one character, ``&amp;``, ``&lt;``: ``html.escape``, round 40),
   ``+`` for a blank. Literal text passes through, so a Python bytes repr
   (``b'Kq..\\xc3\\xa9'``: ASCII runs as written, other bytes escaped) decodes whole. A
   backslash is no unit of this view, in the text or in a needle (escape marks and escaped
@@ -37,7 +38,8 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The UTF-7 view: ``+``, modified base64 of UTF-16, ``-`` (:func:`_utf7_view`).
 - The quoted-printable view: ``=XX`` of a byte, soft line breaks (:func:`_qp_view`), over
   the text as written and over what the escape view decoded (quoted-printable inside a JSON
-  string, its soft break escaped as ``=\\r\\n``).
+  string, its soft break escaped as ``=\\r\\n``); its needles include the secret with ``_``
+  for a blank (an RFC 2047 ``Q`` encoded-word, round 40).
 - The number views (:func:`_number_view`): numbers standing in a list, hex (2 to 6 digits,
   bare or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``) or decimal, with
   any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
@@ -52,6 +54,25 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   decoded (a wrapped secret inside a JSON string). Only secrets of 6 characters or more
   are searched there (shorter ones would match across the line ends of ordinary text),
   and the whole forms above (base64 wrapped at 64 or 76 characters a line).
+
+- The gapped view (:func:`_gapped_view`, round 40): the letters and digits that stand alone
+  (no letter or digit right before or after), each one unit, with the length of the filler
+  before each (a markup tag or an HTML reference counts as one character; a letter or digit
+  outside them, or over 160 characters, ends a chain): a secret's characters each quoted in
+  a list (``['K', 'q', ...]``), each followed by a blank or a comma, each in its own element
+  (``<c>K</c><c>q</c>``). Its needle is the secret's letters and digits (6 or more: ordinary
+  words never stand letter by letter), matched where each filler is at most 8 characters,
+  9 more for each character of the secret that stands between the two
+  (:func:`_gapped_needle`). Over the text and over what the escape view decoded.
+- The NFC view (:func:`_nfc_view`, round 40): each character with combining marks after it
+  composed (an NFD text), searched for the secrets composed.
+- The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
+  with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
+  UTF-8), when it keeps 4 other characters and is 6 long or more.
+
+A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
+narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
+whole (round 40).
 
 In JSON data, a list of 6 or more integers (0 to U+10FFFF) that spells a secret in those
 units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
@@ -81,6 +102,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import html.entities
 import json
 import math
 import os
@@ -145,9 +167,7 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
     password and query values of the remote's URL. Rounds 25 and 26: only ``$<secrets.*>``
     values were hidden, and a tool that echoed its ``Authorization`` header, its ``env`` or
     its argv, or an error quoting a URL, had them committed."""
-    from urllib.parse import parse_qsl, unquote, urlsplit
-
-    from controller.settings.toolspec import CREDENTIAL_NAME, tool_credentials
+    from controller.settings.toolspec import tool_credentials, url_credentials
 
     names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
     names.discard(None)
@@ -156,13 +176,7 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
         found |= tool_credentials(spec)
     url = config.remote.url if config.remote is not None else None
     if url:
-        try:
-            parts = urlsplit(url)
-            if parts.password:
-                found |= {parts.password, unquote(parts.password)}
-            found |= {v for k, v in parse_qsl(parts.query) if CREDENTIAL_NAME.search(k)}
-        except ValueError:
-            pass
+        found |= url_credentials(url, found.add)
     return {name for name in names if name}, found
 
 
@@ -264,6 +278,7 @@ _ESCAPE_TOKEN = re.compile(
       )?
     | %(?:25)*(?:[uU](?P<pu>[0-9a-fA-F]{4,6})|(?P<pct>[0-9a-fA-F]{2}))
     | &\#(?:0*(?P<dec>[0-9]{1,7})|[xX]0*(?P<hex>[0-9a-fA-F]{1,6}));
+    | &(?P<entity>[A-Za-z][A-Za-z0-9]{1,31});
     """,
     re.VERBOSE,
 )
@@ -297,6 +312,30 @@ _MAX_GAP = 16
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _WIDE_CHARS = re.compile("[^\0\ufffd]+|\ufffd+")  # NULs dropped, U+FFFD runs as one
 _WIDE_BYTES = re.compile("[^\0]+")
+#: The gapped view (:func:`_gapped_view`, round 40): a markup tag or an HTML reference (one
+#: character of filler each), or a letter or digit standing alone (no letter or digit
+#: right before or after it: ``['K', 'q', ...]``, ``K q 7``, ``<c>K</c><c>q</c>``).
+_GAPPED_TOKEN = re.compile(
+    r"<[/!?]?[A-Za-z][^<>]{0,62}>"
+    r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|\#[0-9]{1,7}|\#[xX][0-9a-fA-F]{1,6});"
+    r"|(?<![^\W_])(?P<unit>[^\W_])(?![^\W_])"
+)
+_ALNUM = re.compile(r"[^\W_]")
+#: Filler allowed between two characters of a gapped secret, plus this for each character
+#: of the secret between them that is no letter or digit (written with its own filler).
+_GAP_FILLER = 8
+#: Longest stretch of source text between two units of the gapped view.
+_GAP_SOURCE = 160
+#: A number written with digit grouping (``918,273,645,012``, ``918_273``, ``918 273``,
+#: ``918.273``, ``918'273``): one separator throughout, groups of three.
+_GROUPED = re.compile(
+    r"(?<![\w.,])[0-9]{1,3}([,_ .'\u00a0\u202f\u2009])[0-9]{3}(?:\1[0-9]{3})*(?!\w)"
+)
+#: Characters each with combining marks after it (an NFD text: ``e`` + U+0301 for ``é``).
+_COMBINED = re.compile(
+    "(?:[^\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a]"
+    "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a]+)+"
+)
 
 
 def _latin(raw: bytes) -> str:
@@ -368,6 +407,9 @@ def _escape_value(token: re.Match[str]) -> tuple[int, bool, int] | None:
         return _SHORT_ESCAPES[digits], True, end
     if group == "yaml":
         return _YAML_ESCAPES[digits], False, end
+    if group == "entity":  # an HTML named reference (round 40: html.escape's &amp; &lt;)
+        named = html.entities.html5.get(digits + ";")
+        return (ord(named), False, end) if named and len(named) == 1 else None
     if group == "name":
         try:
             return ord(unicodedata.lookup(digits)), False, end
@@ -386,7 +428,8 @@ def _escape_value(token: re.Match[str]) -> tuple[int, bool, int] | None:
 
 def _escape_view(text: str, *, marks_only: bool = False) -> tuple[_Stream, _Stream]:
     """``text`` with every escape decoded (JSON/Python/C/Rust ``\\`` escapes of characters
-    and bytes, escapes of escapes, URL-encoding once or more, ``%uXXXX``, HTML references),
+    and bytes, escapes of escapes, URL-encoding once or more, ``%uXXXX``, HTML references,
+    named ones too),
     as characters and as UTF-8 bytes. Escape marks (backslashes) before a character kept as
     written are dropped; what no escape encodes stays as written, so a bytes repr mixing
     literal runs and ``\\x`` escapes decodes whole. A ``\\x``, octal or ``%`` escape stands
@@ -544,6 +587,89 @@ def _squeezed(text: str, pattern: re.Pattern[str]) -> _Stream:
     return stream
 
 
+def _gapped_view(text: str) -> tuple[_Stream, list[int]]:
+    """The letters and digits of ``text`` that stand alone, each one unit, and the filler
+    before each (round 40: a secret's characters each quoted in a list, each followed by a
+    blank or a comma, each in its own element): the length of what separates it from the
+    unit before, a tag or an HTML reference counted as one character, -1 where a chain of
+    lone characters starts (a letter or digit between them, or too much text). Linear: one
+    ``finditer`` whose tokens are bounded, and each stretch between tokens scanned once."""
+    stream = _Stream()
+    gaps: list[int] = []
+    last = -1  # where the last unit ended
+    skipped = 0  # characters of tags and references since the last unit
+    tokens = 0  # tags and references since the last unit
+    seen = 0  # where the text not yet looked at for letters or digits starts
+    clean = True  # no letter or digit outside tags since the last unit
+    for token in _GAPPED_TOKEN.finditer(text):
+        start, end = token.span()
+        if last >= 0 and clean and start - last <= _GAP_SOURCE:
+            clean = _ALNUM.search(text, seen, start) is None
+        seen = end
+        unit = token["unit"]
+        if unit is None:
+            skipped += end - start
+            tokens += 1
+            continue
+        joined = last >= 0 and clean and start - last <= _GAP_SOURCE
+        if not joined and stream.size:
+            stream.add(_BREAK, start, start)
+            gaps.append(-1)
+        stream.add(unit, start, end, literal=True)
+        gaps.append(start - last - skipped + tokens if joined else -1)
+        last, skipped, tokens, clean = end, 0, 0, True
+    return stream, gaps
+
+
+def _find_gapped(
+    haystack: str,
+    gaps: list[int],
+    needles: Mapping[str, tuple[int, ...]],
+    span: Callable[[int, int], tuple[int, int]],
+    found: list[tuple[int, int]],
+) -> None:
+    """Add the source span of every occurrence of a gapped needle in the gapped view whose
+    fillers are each at most what the needle allows there."""
+    for needle, allowed in needles.items():
+        at = haystack.find(needle)
+        while at >= 0:
+            if all(0 <= gaps[at + j] <= allowed[j] for j in range(1, len(needle))):
+                found.append(span(at, at + len(needle)))
+                at = haystack.find(needle, at + len(needle))
+            else:
+                at = haystack.find(needle, at + 1)
+
+
+def _gapped_needle(value: str) -> tuple[str, tuple[int, ...]] | None:
+    """A secret as the gapped view reads it: its letters and digits (6 or more), and the
+    filler allowed before each (more where characters of the secret stand between)."""
+    units: list[str] = []
+    allowed: list[int] = []
+    between = 0
+    for char in unicodedata.normalize("NFC", value):
+        if _ALNUM.match(char):
+            units.append(char)
+            allowed.append(_GAP_FILLER + between * (_GAP_FILLER + 1))
+            between = 0
+        else:
+            between += 1
+    if len(units) < _MIN_ENCODED:
+        return None
+    return "".join(units), tuple(allowed)
+
+
+def _nfc_view(text: str) -> _Stream:
+    """``text`` with each character and the combining marks after it composed (NFC)."""
+    stream = _Stream()
+    pos = 0
+    for run in _COMBINED.finditer(text):
+        stream.add(text[pos : run.start()], pos, run.start(), literal=True)
+        stream.add(unicodedata.normalize("NFC", run.group()), run.start(), run.end())
+        pos = run.end()
+    stream.add(text[pos:], pos, len(text), literal=True)
+    return stream
+
+
 def _find(
     haystack: str,
     needles: Iterable[str],
@@ -603,6 +729,12 @@ class _Needles:
         self.qp: set[str] = set()
         self.qp_escaped: set[str] = set()  # the quoted-printable view of the escape view
         self.numbers: set[str] = set()
+        #: the gapped view: a secret's letters and digits, and the filler allowed before each
+        self.gapped: dict[str, tuple[int, ...]] = {}
+        #: composed (NFC), searched in a text with combining marks composed
+        self.nfc: set[str] = set()
+        #: each run of non-ASCII characters as one U+FFFD (Latin-1 bytes read as UTF-8)
+        self.replaced: set[str] = set()
         #: the break view, read with each joint (:data:`_BREAK_JOINTS`), of the text as
         #: written and of what the escape view decoded (no backslash there)
         self.breaks: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
@@ -629,6 +761,15 @@ class _Needles:
                 _add(self.wide_chars, _unescaped(replaced), -1)  # U+FFFD for each run
             self.utf7.add(value)
             self.qp.add(utf8)
+            if " " in value:  # an RFC 2047 Q encoded-word writes a blank as "_"
+                self.qp.add(utf8.replace(" ", "_"))
+            if (gapped := _gapped_needle(value)) is not None:
+                needle, allowed = gapped
+                known = self.gapped.get(needle, allowed)
+                self.gapped[needle] = tuple(map(max, known, allowed))
+            self.nfc.add(unicodedata.normalize("NFC", value))
+            if replaced != value and len(replaced) >= _MIN_ENCODED:
+                self.replaced.add(_WIDE_CHARS.sub(_one_replacement, replaced))
             _add(self.qp, _qp_view("=" + value).text(), -1)
             # quoted-printable read through the escape view: no backslash, "+" for a blank
             _add(self.qp_escaped, _unescaped(utf8), len(utf8))
@@ -652,6 +793,11 @@ class _Needles:
                         self.breaks[joint].add(form)
                         if len(bare := form.replace("\\", "")) >= _MIN_ENCODED:
                             self.breaks_escaped[joint].add(bare)
+
+
+def _one_replacement(run: re.Match[str]) -> str:
+    """A run of U+FFFD as one (what :data:`_WIDE_CHARS` squeezes), other text as it is."""
+    return "\ufffd" if run.group()[0] == "\ufffd" else run.group()
 
 
 def _unescaped(needle: str) -> str:
@@ -697,6 +843,8 @@ class Redactor:
         #: Secrets a number can spell (digits, a sign, a point): found again in numbers
         #: written another way (``4.8213957e7`` for ``48213957``: round 17).
         self._numeric = [v for v in self._secrets if _NUMERIC_SECRET.fullmatch(v)]
+        #: Secrets of 6 digits or more: found again written with digit grouping (round 40).
+        self._digits = [v for v in self._numeric if v.isdigit() and len(v) >= _MIN_ENCODED]
 
     def __bool__(self) -> bool:
         return bool(self._values)
@@ -710,6 +858,9 @@ class Redactor:
             text = _masked(text, spans) if spans else text
         if self._numeric and ("e" in text or "E" in text or "." in text):
             spans = [m.span() for m in _NUMBER.finditer(text) if self._spells_number(m.group(0))]
+            text = _masked(text, spans) if spans else text
+        if self._digits:
+            spans = [m.span() for m in _GROUPED.finditer(text) if self._grouped(m)]
             text = _masked(text, spans) if spans else text
         if CUT_NOTE in text:
             text = self._cut_tail(text)
@@ -742,6 +893,9 @@ class Redactor:
                     _find(squeezed.text(), wide, _through(squeezed, stream), found)
             _qp_inside(chars, needles.qp_escaped, found)
             _breaks_inside(chars, needles.breaks_escaped, found)
+            if needles.gapped and chars.text() != text:  # lone characters, each escaped
+                inner, gaps = _gapped_view(chars.text())
+                _find_gapped(inner.text(), gaps, needles.gapped, _through(inner, chars), found)
         if any(c in text for c in _BREAK_STARTS):
             for joint, wanted in needles.breaks.items():
                 if wanted:
@@ -753,6 +907,16 @@ class Redactor:
         if "=" in text:
             stream = _qp_view(text)
             _find(stream.text(), needles.qp, stream.span, found)
+        if needles.gapped:
+            stream, gaps = _gapped_view(text)
+            _find_gapped(stream.text(), gaps, needles.gapped, stream.span, found)
+        if not text.isascii():
+            if needles.nfc and _COMBINED.search(text):
+                stream = _nfc_view(text)
+                _find(stream.text(), needles.nfc, stream.span, found)
+            if needles.replaced and "\ufffd" in text:
+                stream = _squeezed(text, _WIDE_CHARS)
+                _find(stream.text(), needles.replaced, stream.span, found)
         if needles.numbers:
             for pattern, base in ((_HEX_TOKEN, 16), (_DEC_TOKEN, 10)):
                 stream = _number_view(text, pattern, base)
@@ -806,6 +970,11 @@ class Redactor:
             return False
         stream = "".join(map(chr, value))
         return any(needle in stream for needle in self._needles.numbers)
+
+    def _grouped(self, number: re.Match[str]) -> bool:
+        """Whether a number written with digit grouping holds a secret of digits."""
+        digits = number.group().replace(number[1], "")
+        return any(secret in digits for secret in self._digits)
 
     def _spells_number(self, written: str) -> bool:
         """Whether a number in exponent or decimal notation is, written plainly, a secret."""

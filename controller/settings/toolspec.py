@@ -9,6 +9,7 @@ and what a call risks and costs (``risk``, ``estimate``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -184,8 +185,6 @@ def tool_credentials(spec: ToolSpec) -> set[str]:
     ``Authorization``) and its last word (``Bearer TOKEN``); in any value, argv item or URL
     query, the value of a pair whose name is one (``key=TOKEN``, ``--token=TOKEN``,
     ``--token TOKEN``, ``?api_key=...``); a URL's password."""
-    from urllib.parse import parse_qsl, unquote, urlsplit
-
     found: set[str] = set()
 
     def add(value: str) -> None:
@@ -203,25 +202,47 @@ def tool_credentials(spec: ToolSpec) -> set[str]:
             add(value)
             add(value.split()[-1] if value.split() else value)
         pairs(value)
+        found |= _url_credentials(value, add)
     argv = spec.argv or []
     for index, item in enumerate(argv[1:], 1):
         pairs(item)
+        found |= _url_credentials(item, add)
         following = argv[index + 1] if index + 1 < len(argv) else None
         named = item.startswith("-") and "=" not in item and CREDENTIAL_NAME.search(item)
         if named and following is not None and not following.startswith("-"):
             add(following)
     if spec.url:
-        try:
-            parts = urlsplit(spec.url)
-            password = parts.password
-        except ValueError:
-            return found
-        if password:
-            found |= {password, unquote(password)}
-        for name, value in parse_qsl(parts.query, keep_blank_values=False):
-            if CREDENTIAL_NAME.search(name):
-                add(value)
+        found |= url_credentials(spec.url, add)
     return found
+
+
+#: A URL inside a longer value (an env value, a header, an argv item): a scheme and ``://``.
+_URL_IN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def _url_credentials(text: str, add: Callable[[str], None]) -> set[str]:
+    """The credentials of every URL written in ``text`` (round 40: ``DATABASE_URL``'s
+    ``postgres://app:PW@db/x``, a ``redis://:PW@cache`` argv item)."""
+    found: set[str] = set()
+    for match in _URL_IN.finditer(text) if "://" in text else ():
+        found |= url_credentials(match.group(), add)
+    return found
+
+
+def url_credentials(url: str, add: Callable[[str], None]) -> set[str]:
+    """A URL's password (as written and decoded); its query values named like credentials
+    are handed to ``add``."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return set()
+    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+        if CREDENTIAL_NAME.search(name):
+            add(value)
+    return {password, unquote(password)} if password else set()
 
 
 def _is_http_url(url: str) -> bool:

@@ -16,6 +16,10 @@ recorded text) is not in the plan's git history nor its ``status --json`` row.
 recorded ``stdout`` (``"stdout": "id: 918,273,645,012\\n"`` in PLAN.yml and EXECUTION_LOG.md).
 Should: the number view that reads lists of numbers with any separators (round 14) also read
 a grouped number as the digits it spells, and hide it.
+
+**Fixed** (round 40): the redactor reads a number written with digit grouping (one separator
+throughout, ``,``, ``_``, a blank, ``.``, ``'`` or a narrow blank, groups of three) as its
+digits, and hides it whole when they hold a secret of 6 digits or more.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ FORMS = {
     "dots": "918.273.645.012",
     "float": "918273645012.00",
 }
-BROKEN = ["comma", "under", "space", "dots"]
+#: Broke in round 40, fixed since.
+FIXED = ["comma", "under", "space", "dots"]
 
 
 def _build(root: Path) -> Lab:
@@ -90,22 +95,7 @@ def test_every_plan_ran_with_the_secret(lab: Lab) -> None:
 
 @pytest.mark.parametrize(
     "m",
-    [
-        pytest.param(
-            m,
-            id=m,
-            marks=[
-                pytest.mark.xfail(
-                    strict=True,
-                    raises=AssertionError,
-                    reason=f"round 40: a numeric secret printed grouped ({FORMS[m]}) is committed",
-                )
-            ]
-            if m in BROKEN
-            else [],
-        )
-        for m in FORMS
-    ],
+    [pytest.param(m, id=m) for m in FORMS],
 )
 def test_a_grouped_numeric_secret_is_not_written(lab: Lab, m: str) -> None:
     text: str = lab.written[m]  # type: ignore[attr-defined]

@@ -34,6 +34,18 @@ e.g. ``value: Kq7m Pv!W$n.zL*é_x+J&amp;&lt;Rb`` and ``value: ['K', 'q', '7', 'm
 Held: ``form-plus``, ``char-list-json``, ``printf-q``, ``re-escape``, ``md-escape``,
 ``shell-cont``, ``tab-sep`` (and the ``plain`` control).
 
+**Fixed** (round 40), at the cause rather than per form (``controller/execution/secrets.py``):
+a *gapped view* reads the letters and digits of a text that stand alone (none right before
+or after), each separated from the last by filler (characters that are no letter or digit,
+a markup tag or an HTML reference counting as one), and a secret of 6 letters and digits or
+more is found there when each filler is at most 8 characters, 9 more for each character of
+the secret standing between (``char-list-py``, ``spaced``, ``comma-sep``, ``xml-each``;
+also over what the escape view decoded); the escape view decodes HTML named references
+(``html-named``); the quoted-printable view's needles include the secret with ``_`` for a
+blank (``mime-q``); a text with combining marks is searched composed (NFC: ``nfd``); a text
+with U+FFFD is searched with each run of them standing for a run of the secret's non-ASCII
+characters (``latin1-bytes``).
+
 Asserted (as round 14): neither the whole printed form nor any 8 characters of the secret in a
 row appear in that plan's git history (``log --all -p``, messages included), its ``status
 --json`` row or the pass's log lines about it; every plan completed.
@@ -93,7 +105,8 @@ else:
     print("value: " + forms[mode])
 """
 
-BROKEN: dict[str, str] = {
+#: Broke in round 40, fixed since.
+FIXED: dict[str, str] = {
     "char-list-py": "Python's repr of its list of characters (['K', 'q', ...])",
     "html-named": "html.escape (named references &amp; &lt; between literal text)",
     "mime-q": "an RFC 2047 Q encoded-word (_ for a blank, =XX for other bytes)",
@@ -182,15 +195,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def _marks(vid: str) -> list[Any]:
-    if vid not in BROKEN:
-        return []
-    return [
-        pytest.mark.xfail(
-            strict=True,
-            raises=AssertionError,
-            reason=f"round 40: a secret printed as {BROKEN[vid]} is written to git unredacted",
-        )
-    ]
+    """Marks of a variant: none left (every form that broke in round 40 is fixed)."""
+    return []
 
 
 def test_the_bench_ran_every_plan_with_the_secret(lab: Lab) -> None:

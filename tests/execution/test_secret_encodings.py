@@ -530,3 +530,36 @@ def test_a_whole_form_of_a_secret_wrapped_in_lines_is_hidden(width: int, before:
         out = Redactor([ASTRAL]).text("data:\r\n" + "\r\n".join(lines) + "\r\nend")
         assert "***" in out, (lines, out)
         assert re.sub(r"\s", "", out) != re.sub(r"\s", "", encoded)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "['K', 'q', '7', 'm', ' ', 'P', 'v', '!', 'W', '$', 'n', '.', 'z', 'L']",
+        "K q 7 m   P v ! W $ n . z L",
+        "K,q,7,m, ,P,v,!,W,$,n,.,z,L",
+        "<c>K</c><c>q</c><c>7</c><c>m</c><c> </c><c>P</c><c>v</c><c>!</c>"
+        "<c>W</c><c>&#36;</c><c>n</c><c>.</c><c>z</c><c>L</c>",
+        "Kq7m Pv!W$n.zL".replace("!", "&excl;"),
+        "=?utf-8?q?Kq7m_Pv!W=24n=2EzL?=",
+    ],
+)
+def test_a_secret_written_character_by_character_is_hidden(form: str) -> None:
+    """Round 40: the gapped view, named references and MIME Q's blank."""
+    out = Redactor(["Kq7m Pv!W$n.zL"]).text("value: " + form + " end")
+    assert "Kq7m" not in out and "z" not in out.replace("end", ""), out
+    assert out.startswith("value: ") and out.endswith(" end"), out
+
+
+def test_ordinary_text_is_not_read_letter_by_letter() -> None:
+    """Round 40: words, short secrets, numbers and lists that merely hold a secret's letters
+    apart are left as written."""
+    text = "a b c d e f: sum of 1, 2, 3; ab cd ef; [1, 2, 3, 4, 5, 6]; 1,234,567; 12 345\n"
+    secrets = ["abcde", "abcdeg", "a1b2c3d4", "123457", "2345678"]
+    assert Redactor(secrets).text(text) == text
+
+
+@pytest.mark.parametrize("sep", [",", "_", " ", ".", "'"])
+def test_a_numeric_secret_grouped_by_thousands_is_hidden(sep: str) -> None:
+    out = Redactor(["918273645012"]).text(f"id: 918{sep}273{sep}645{sep}012 ok")
+    assert out == "id: *** ok"

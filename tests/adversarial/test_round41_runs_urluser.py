@@ -20,6 +20,10 @@ the exec tool ``pe`` prints the catalog value the variant names:
   (``...;AccountKey=KEY;...``, a pair named like a credential) printed;
 - ``plain-pass`` (control): ``DB_PASS: <token>`` printed (round 40 fixed: held).
 
+- ``argv-curl-u`` / ``argv-mysql-p`` / ``argv-redis-a`` / ``argv-sshpass``: a catalog ``argv``
+  holding a password the way common clients take it: ``-u admin:PW`` (curl), ``-pPW``
+  (mysql), ``-a PW`` (redis-cli), ``sshpass -p PW``; the tool prints its argv.
+
 ``show-http`` / ``tools-list``: ``plangate show plans/http-url --config`` and ``plangate
 tools --config`` output (the reviewer's and the operator's views of the catalog).
 
@@ -52,13 +56,17 @@ TOKENS = {
     "env-otp-seed": "JBSWY3DPEHPK3PXPQ7RT",
     "env-mnemonic": "zebra9 orbit4 lantern7 quartz2",
     "env-azure-conn": "Az8Bq7Cr6Ds5Et4Fu3Gv2Hw1",
+    "argv-curl-u": "Cu9Rl8Pw7Xy6Zq5Ab4",
+    "argv-mysql-p": "My5Sq4Lp3Wd2Xz1Qa9",
+    "argv-redis-a": "Rd7Is6Au5Th4Kq3Zm2",
+    "argv-sshpass": "Ss3Hp2As1Sw9Dx8Cv7",
     "show-http": "ghpD5k8Lm2Np6Qr9St3",
     "tools-list": "ghpB3n6Pq2Rs5Tu7Vw9",
     "remote-run": "ghpG8g2Hj5Kl9Mn3Pq6",
     "remote-status": "ghpG8g2Hj5Kl9Mn3Pq6",
 }
 PE = """import os, sys
-print("value: " + (os.environ.get(sys.argv[1]) or sys.argv[2]))
+print("value: " + (os.environ.get(sys.argv[1]) or " ".join(sys.argv[2:])))
 """
 #: variant -> reason (round 41 breaks)
 BROKEN: dict[str, str] = {
@@ -71,6 +79,10 @@ BROKEN: dict[str, str] = {
     "env-pin": "a catalog env credential named *_PIN printed by the tool is committed",
     "env-otp-seed": "a catalog env credential named *_SEED (a TOTP seed) printed is committed",
     "env-mnemonic": "a catalog env credential named *_MNEMONIC printed by the tool is committed",
+    "argv-curl-u": "a catalog argv password given as curl's -u user:PW, printed by the tool, is committed",
+    "argv-mysql-p": "a catalog argv password given as mysql's -pPW, printed by the tool, is committed",
+    "argv-redis-a": "a catalog argv password given as redis-cli's -a PW, printed by the tool, is committed",
+    "argv-sshpass": "a catalog argv password given as sshpass -p PW, printed by the tool, is committed",
     "show-http": "plangate show prints the http catalog URL with its user part (a token)",
     "tools-list": "plangate tools prints an argv URL with its user part (a token)",
     "remote-status": "status --json quotes git clone with remote.url's user part (a token)",
@@ -114,8 +126,18 @@ def _build(root: Path) -> Lab:
             f"AccountKey={t['env-azure-conn']};EndpointSuffix=core.windows.net",
         }
     )
+    argvs = {
+        "argv-curl-u": ["-u", f"admin:{t['argv-curl-u']}"],
+        "argv-mysql-p": ["-uroot", f"-p{t['argv-mysql-p']}", "appdb"],
+        "argv-redis-a": ["-h", "cache", "-a", t["argv-redis-a"]],
+        "argv-sshpass": ["sshpass", "-p", t["argv-sshpass"], "ssh", "deploy@host"],
+    }
+    more = "".join(
+        f"{v}: {{kind: exec, argv: {json.dumps([sys.executable, str(lab.root / 'pe.py'), '{v}', *items])}}}\n"
+        for v, items in argvs.items()
+    )
     lab.write_config(
-        tools=f"pe: {{kind: exec, argv: {argv}, env: {env}}}\n"
+        tools=more + f"pe: {{kind: exec, argv: {argv}, env: {env}}}\n"
         f"hook: {{kind: http, method: POST, url: 'http://{t['http-url']}@127.0.0.1:9/hook', timeout: 5}}\n",
         extra=notify,
     )
@@ -130,9 +152,14 @@ def _build(root: Path) -> Lab:
         "env-mnemonic": "WALLET_MNEMONIC",
         "env-azure-conn": "AZURE_STORAGE",
     }
-    slugs = [*envname, "http-url"]
+    slugs = [*envname, "http-url", *argvs]
     for v in slugs:
-        if v == "http-url":
+        if v in argvs:
+            body = (
+                f"available_tools: [{{name: {v}}}]\nactions:\n  - id: 1\n    tool: {v}\n"
+                "    why: w\n    params: {v: NONE}\n"
+            )
+        elif v == "http-url":
             body = "available_tools: [{name: hook}]\nactions:\n  - id: 1\n    tool: hook\n    why: w\n    params: {a: 1}\n"
         else:
             body = (
@@ -200,6 +227,10 @@ def test_every_plan_ended(lab: Lab) -> None:
         "env-otp-seed",
         "env-mnemonic",
         "env-azure-conn",
+        "argv-curl-u",
+        "argv-mysql-p",
+        "argv-redis-a",
+        "argv-sshpass",
     ]:
         assert ended[f"plans/{v}"] == "completed", ended
     assert ended["plans/http-url"] == "failed", ended

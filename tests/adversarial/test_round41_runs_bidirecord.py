@@ -1,0 +1,98 @@
+"""Round 41, how it is recorded: a failing tool's last stderr line carrying invisible or
+direction-changing characters (``U+202E`` RIGHT-TO-LEFT OVERRIDE, ``U+200B`` ZERO WIDTH SPACE,
+``U+2066`` LEFT-TO-RIGHT ISOLATE) reaches the controller's committed record. The controller
+writes such characters as escapes wherever text reaches a person (docs/threat-model.md,
+``display.py``): ``show``, ``status``, EXECUTION_LOG.md and its commit messages do.
+
+One lab; one plan per character, each one exec action whose tool writes
+``boom FAKE ok <char>gnp.exe`` to stderr and exits 3 (E_TOOL_FAILED, the message quotes that
+last line); approved by Alice and run in one pass.
+
+Asserted per variant: the plan failed with E_TOOL_FAILED and the raw character is in none of
+the plan's committed files (PLAN.yml, EXECUTION_LOG.md at HEAD), nor the commit messages, nor
+``status``/``show`` output.
+
+**Broke** (all three, round 41): PLAN.yml's ``execution.actions[0].error.message`` holds the raw
+character (``message: "f: ... exited with status 3: boom FAKE ok \u202egnp.exe"`` written
+with U+202E itself: the YAML emitter escapes C0/C1 controls but not format characters), while
+EXECUTION_LOG.md, the commit message, ``status`` and ``show`` write ``\u202e``. A forge showing
+PLAN.yml renders the line reversed (``...exe.png``). Should: escape them in PLAN.yml as well.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from advkit import ALICE, Lab
+from test_round2_execution_kit import shared
+
+CHARS = {"rlo": "\u202e", "zwsp": "\u200b", "lri": "\u2066"}
+F = """import sys
+sys.stderr.write("boom FAKE ok " + chr(int(sys.argv[1], 16)) + "gnp.exe\\n")
+sys.exit(3)
+"""
+BROKEN = {
+    v: pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="round 41: the raw character is committed in PLAN.yml's "
+        "execution error message (EXECUTION_LOG.md and the commit escape it)",
+    )
+    for v in CHARS
+}
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    (root / "f.py").write_text(F)
+    argv = json.dumps([sys.executable, str(root / "f.py"), "{c}"])
+    lab.write_config(tools=f"f: {{kind: exec, argv: {argv}}}\n")
+    for v, ch in CHARS.items():
+        lab.write(
+            v,
+            f"plan:\n  name: {v}\n  task: t\n  status: pending_approval\n"
+            "available_tools: [{name: f}]\n"
+            "actions:\n  - id: 1\n    tool: f\n    why: w\n"
+            f"    params: {{c: '{ord(ch):x}'}}\n",
+        )
+    lab.commit("plans")
+    lab.run()
+    for v in CHARS:
+        lab.set_status(v, "approved")
+    lab.commit("approve them", ALICE)
+    lab.run()
+    status = lab.cli("status", "--config", str(lab.config))
+    seen = {}
+    for v in CHARS:
+        show = lab.cli("show", str(lab.repo / "plans" / v), "--config", str(lab.config))
+        seen[v] = {
+            "PLAN.yml": lab.git("show", f"HEAD:plans/{v}/PLAN.yml"),
+            "EXECUTION_LOG.md": lab.git("show", f"HEAD:plans/{v}/EXECUTION_LOG.md"),
+            "messages": lab.git("log", "--format=%B", "--", f"plans/{v}"),
+            "status": status.stdout + status.stderr,
+            "show": show.stdout + show.stderr,
+        }
+    lab.seen = seen  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r41-bidirecord", lambda root: _build(root / "lab"))
+
+
+def test_every_plan_failed_with_its_code(lab: Lab) -> None:
+    for v in CHARS:
+        assert lab.refusal(v) is None
+        assert "E_TOOL_FAILED" in lab.seen[v]["PLAN.yml"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "v", [pytest.param(v, id=v, marks=[BROKEN[v]] if v in BROKEN else []) for v in CHARS]
+)
+def test_invisible_character_not_committed_raw(lab: Lab, v: str) -> None:
+    where = [k for k, text in lab.seen[v].items() if CHARS[v] in text]  # type: ignore[attr-defined]
+    assert where == []

@@ -15,7 +15,10 @@ the plan's committed files (PLAN.yml, EXECUTION_LOG.md at HEAD), nor the commit 
 **Broke** (all three, round 41): PLAN.yml's ``execution.actions[0].error.message`` holds the raw
 character (``message: "f: ... exited with status 3: boom FAKE ok \u202egnp.exe"`` written
 with U+202E itself: the YAML emitter escapes C0/C1 controls but not format characters), while
-EXECUTION_LOG.md, the commit message, ``status`` and ``show`` write ``\u202e``. A forge showing
+EXECUTION_LOG.md, the commit message, ``status`` and ``show`` write ``\u202e``. Variant ``out-rlo``: a tool prints ``{"v": "invoice <U+202E>fdp.exe"}`` and the
+action declares ``outputs: [{name: v, path: $.json.v}]``; it completes. **Broke** too:
+PLAN.yml's ``execution.actions[0].outputs.v`` holds the raw U+202E (shown ``invoice exe.pdf``),
+EXECUTION_LOG.md writes ``\\u202e``. A forge showing
 PLAN.yml renders the line reversed (``...exe.png``). Should: escape them in PLAN.yml as well.
 """
 
@@ -30,9 +33,14 @@ from advkit import ALICE, Lab
 from test_round2_execution_kit import shared
 
 CHARS = {"rlo": "\u202e", "zwsp": "\u200b", "lri": "\u2066"}
+#: a declared output (``outputs: [{name: v, path: $.json.v}]``) holding U+202E
+OUT = "\u202e"
 F = """import sys
 sys.stderr.write("boom FAKE ok " + chr(int(sys.argv[1], 16)) + "gnp.exe\\n")
 sys.exit(3)
+"""
+O = """import json, sys
+print(json.dumps({"v": "invoice " + chr(int(sys.argv[1], 16)) + "fdp.exe"}))
 """
 BROKEN = {
     v: pytest.mark.xfail(
@@ -49,7 +57,16 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     (root / "f.py").write_text(F)
     argv = json.dumps([sys.executable, str(root / "f.py"), "{c}"])
-    lab.write_config(tools=f"f: {{kind: exec, argv: {argv}}}\n")
+    (root / "o.py").write_text(O)
+    oargv = json.dumps([sys.executable, str(root / "o.py"), "{c}"])
+    lab.write_config(tools=f"f: {{kind: exec, argv: {argv}}}\no: {{kind: exec, argv: {oargv}}}\n")
+    lab.write(
+        "out-rlo",
+        "plan:\n  name: out-rlo\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: o}]\n"
+        "actions:\n  - id: 1\n    tool: o\n    why: w\n    params: {c: '202e'}\n"
+        "    outputs: [{name: v, path: $.json.v}]\n",
+    )
     for v, ch in CHARS.items():
         lab.write(
             v,
@@ -60,13 +77,13 @@ def _build(root: Path) -> Lab:
         )
     lab.commit("plans")
     lab.run()
-    for v in CHARS:
+    for v in [*CHARS, "out-rlo"]:
         lab.set_status(v, "approved")
     lab.commit("approve them", ALICE)
     lab.run()
     status = lab.cli("status", "--config", str(lab.config))
     seen = {}
-    for v in CHARS:
+    for v in [*CHARS, "out-rlo"]:
         show = lab.cli("show", str(lab.repo / "plans" / v), "--config", str(lab.config))
         seen[v] = {
             "PLAN.yml": lab.git("show", f"HEAD:plans/{v}/PLAN.yml"),
@@ -96,3 +113,15 @@ def test_every_plan_failed_with_its_code(lab: Lab) -> None:
 def test_invisible_character_not_committed_raw(lab: Lab, v: str) -> None:
     where = [k for k, text in lab.seen[v].items() if CHARS[v] in text]  # type: ignore[attr-defined]
     assert where == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 41: a declared output's U+202E is committed raw in PLAN.yml's "
+    "execution.actions[].outputs (EXECUTION_LOG.md escapes it)",
+)
+def test_invisible_character_in_an_output_not_committed_raw(lab: Lab) -> None:
+    seen = lab.seen["out-rlo"]  # type: ignore[attr-defined]
+    assert "completed" in seen["status"]
+    assert [k for k, text in seen.items() if OUT in text] == []

@@ -15,7 +15,9 @@ the plan's committed files (PLAN.yml, EXECUTION_LOG.md at HEAD), nor the commit 
 **Broke** (all three, round 41): PLAN.yml's ``execution.actions[0].error.message`` holds the raw
 character (``message: "f: ... exited with status 3: boom FAKE ok \u202egnp.exe"`` written
 with U+202E itself: the YAML emitter escapes C0/C1 controls but not format characters), while
-EXECUTION_LOG.md, the commit message, ``status`` and ``show`` write ``\u202e``. Variant ``out-rlo``: a tool prints ``{"v": "invoice <U+202E>fdp.exe"}`` and the
+EXECUTION_LOG.md, the commit message, ``status`` and ``show`` write ``\u202e``.
+
+Variant ``out-rlo``: a tool prints ``{"v": "invoice <U+202E>fdp.exe"}`` and the
 action declares ``outputs: [{name: v, path: $.json.v}]``; it completes. **Broke** too:
 PLAN.yml's ``execution.actions[0].outputs.v`` holds the raw U+202E (shown ``invoice exe.pdf``),
 EXECUTION_LOG.md writes ``\\u202e``. A forge showing
@@ -39,7 +41,7 @@ F = """import sys
 sys.stderr.write("boom FAKE ok " + chr(int(sys.argv[1], 16)) + "gnp.exe\\n")
 sys.exit(3)
 """
-O = """import json, sys
+OUT_TOOL = """import json, sys
 print(json.dumps({"v": "invoice " + chr(int(sys.argv[1], 16)) + "fdp.exe"}))
 """
 BROKEN = {
@@ -57,7 +59,7 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     (root / "f.py").write_text(F)
     argv = json.dumps([sys.executable, str(root / "f.py"), "{c}"])
-    (root / "o.py").write_text(O)
+    (root / "o.py").write_text(OUT_TOOL)
     oargv = json.dumps([sys.executable, str(root / "o.py"), "{c}"])
     lab.write_config(tools=f"f: {{kind: exec, argv: {argv}}}\no: {{kind: exec, argv: {oargv}}}\n")
     lab.write(

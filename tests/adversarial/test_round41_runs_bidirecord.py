@@ -22,6 +22,10 @@ action declares ``outputs: [{name: v, path: $.json.v}]``; it completes. **Broke*
 PLAN.yml's ``execution.actions[0].outputs.v`` holds the raw U+202E (shown ``invoice exe.pdf``),
 EXECUTION_LOG.md writes ``\\u202e``. A forge showing
 PLAN.yml renders the line reversed (``...exe.png``). Should: escape them in PLAN.yml as well.
+
+Held (controls): ``out-ls``, ``out-nel``, ``out-bom`` (outputs holding U+2028, U+0085, U+FEFF:
+PLAN.yml writes ``\\u2028``...; the plan completed) and ``out-surr`` (a lone surrogate:
+E_TOOL_OUTPUT_INVALID, nothing used).
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ from test_round2_execution_kit import shared
 CHARS = {"rlo": "\u202e", "zwsp": "\u200b", "lri": "\u2066"}
 #: a declared output (``outputs: [{name: v, path: $.json.v}]``) holding U+202E
 OUT = "\u202e"
+#: held controls: outputs with characters YAML escapes (U+2028, NEL, BOM), and a lone
+#: surrogate (refused: E_TOOL_OUTPUT_INVALID)
+MORE = {"out-ls": 0x2028, "out-nel": 0x85, "out-bom": 0xFEFF, "out-surr": 0xD800}
 F = """import sys
 sys.stderr.write("boom FAKE ok " + chr(int(sys.argv[1], 16)) + "gnp.exe\\n")
 sys.exit(3)
@@ -79,13 +86,24 @@ def _build(root: Path) -> Lab:
         )
     lab.commit("plans")
     lab.run()
-    for v in [*CHARS, "out-rlo"]:
+    for v, code in MORE.items():
+        lab.write(
+            v,
+            f"plan:\n  name: {v}\n  task: t\n  status: pending_approval\n"
+            "available_tools: [{name: o}]\n"
+            "actions:\n  - id: 1\n    tool: o\n    why: w\n"
+            f"    params: {{c: '{code:x}'}}\n"
+            "    outputs: [{name: v, path: $.json.v}]\n",
+        )
+    lab.commit("more")
+    lab.run()
+    for v in [*CHARS, "out-rlo", *MORE]:
         lab.set_status(v, "approved")
     lab.commit("approve them", ALICE)
     lab.run()
     status = lab.cli("status", "--config", str(lab.config))
     seen = {}
-    for v in [*CHARS, "out-rlo"]:
+    for v in [*CHARS, "out-rlo", *MORE]:
         show = lab.cli("show", str(lab.repo / "plans" / v), "--config", str(lab.config))
         seen[v] = {
             "PLAN.yml": lab.git("show", f"HEAD:plans/{v}/PLAN.yml"),
@@ -127,3 +145,13 @@ def test_invisible_character_in_an_output_not_committed_raw(lab: Lab) -> None:
     seen = lab.seen["out-rlo"]  # type: ignore[attr-defined]
     assert "completed" in seen["status"]
     assert [k for k, text in seen.items() if OUT in text] == []
+
+
+@pytest.mark.parametrize("v", list(MORE))
+def test_other_characters_in_an_output_held(lab: Lab, v: str) -> None:
+    seen = lab.seen[v]  # type: ignore[attr-defined]
+    if v == "out-surr":
+        assert "E_TOOL_OUTPUT_INVALID" in seen["PLAN.yml"]
+    else:
+        assert "completed" in lab.status()[f"plans/{v}"]["status"]
+    assert [k for k, text in seen.items() if chr(MORE[v]) in text] == []

@@ -23,6 +23,11 @@ approver) commits, and afterwards approves the agent's plan:
   Alice approves the parent (round 23's pinned-writer rule, with the child inside the
   parent's own folder). Control ``pin-sub-agent``: the agent's child, runs once.
 
+- ``lib-sub``: the agent's parent pins the agent's library ``plans/lib-sub-lib``; Alice
+  commits ``plans/lib-sub-lib/x/PLAN.yml`` (a note) below the library's folder, then
+  approves the parent (the pinned-folder writer rule, round 23). ``lib-note``: the same
+  with ``x/NOTES.md``.
+
 Control: ``ctl`` (nothing written by Alice) runs once on her approval.
 
 - ``sub-plan-bad``: ``plans/sub-plan-bad/child/PLAN.yml`` holding ``not: [a plan`` (no YAML);
@@ -35,8 +40,8 @@ it: ``rec`` never runs for her variants and ``E_SELF_APPROVAL`` is named; a fres
 audit agrees with the controller.
 
 Seen: ``sub-note``, ``sub-script``, ``sub-draft``, ``sub-json``, ``sub-md``, ``sub-toon``, ``note-move-out``, ``note-move-down`` and
-``pin-sub`` held (``E_SELF_APPROVAL``). BROKE (strict xfail): ``sub-plan``, ``sub-plan-bad``,
-``sub-plan-note``: a file named ``PLAN.yml`` one folder down is taken as another plan's
+``pin-sub``, ``lib-note`` held (``E_SELF_APPROVAL``). BROKE (strict xfail): ``sub-plan``,
+``sub-plan-bad``, ``sub-plan-note``, and ``lib-sub`` (the same below a pinned library's folder): a file named ``PLAN.yml`` one folder down is taken as another plan's
 folder (status lists ``plans/<vid>/child`` as draft / unreadable) and its committer is no
 writer of the enclosing plan, whatever its bytes; Alice's approval ran the agent's plan
 once (``completed``, approver alice@example.com). The audit agrees with the controller.
@@ -70,6 +75,7 @@ FILES = {
 # Alice's note stays in the old folder; the agent moves the plan file elsewhere: approve the new place.
 MOVES = {"note-move-out": "note-move-out-b", "note-move-down": "note-move-down/inner"}
 PINS = {"pin-sub": ALICE, "pin-sub-agent": AGENT}
+LIBS = {"lib-sub": "x/PLAN.yml", "lib-note": "x/NOTES.md"}
 VIDS = list(FILES)
 _NESTED = pytest.mark.xfail(
     strict=True,
@@ -77,7 +83,7 @@ _NESTED = pytest.mark.xfail(
     reason="round 41: a file named PLAN.yml in a sub-folder of a plan's folder (any bytes, even no plan) does not make its committer a writer of that plan",
 )
 FOUND: dict[str, pytest.MarkDecorator] = {
-    v: _NESTED for v in ("sub-plan", "sub-plan-bad", "sub-plan-note")
+    v: _NESTED for v in ("sub-plan", "sub-plan-bad", "sub-plan-note", "lib-sub")
 }
 
 
@@ -109,6 +115,13 @@ def _build(root: Path) -> Lab:
     for vid in PINS:
         lab.write(vid, _parent(vid, f"plans/{vid}/child", _hash(lab, f"plans/{vid}/child")))
     lab.commit("agent adds parents", AGENT)
+    # lib-sub / lib-note: the agent's library pinned by the agent's parent; Alice writes one
+    # folder below the LIBRARY's folder.
+    for vid in LIBS:
+        lab.write(f"{vid}-lib", plan_text(vid, status="draft"))
+        lab.commit(f"library of {vid}", AGENT)
+        lab.write(vid, _parent(vid, f"plans/{vid}-lib", _hash(lab, f"plans/{vid}-lib")))
+        lab.commit(f"parent {vid}", AGENT)
     for vid in [*VIDS, *MOVES, "ctl"]:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
@@ -118,6 +131,11 @@ def _build(root: Path) -> Lab:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         lab.commit(f"alice adds {rel} to {vid}", ALICE)
+    for vid, rel in LIBS.items():
+        path = lab.repo / "plans" / f"{vid}-lib" / rel
+        path.parent.mkdir(parents=True)
+        path.write_text("reviewed, looks fine\n")
+        lab.commit(f"alice adds {rel} below {vid}-lib", ALICE)
     for vid in MOVES:
         (lab.repo / "plans" / vid / "NOTES.md").write_text("reviewed\n")
         lab.commit(f"alice notes {vid}", ALICE)
@@ -128,7 +146,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent files plans elsewhere", AGENT)
     lab.run()
     time.sleep(1.05)
-    for vid in [*VIDS, *MOVES.values(), *PINS, "ctl"]:
+    for vid in [*VIDS, *MOVES.values(), *PINS, *LIBS, "ctl"]:
         lab.approve(vid, ALICE)
     lab.run()
     lab.run()
@@ -151,6 +169,12 @@ def _p(vids: list[str]) -> list[Any]:
 @pytest.mark.parametrize("vid", ["ctl", "pin-sub-agent"])
 def test_control_runs_once(lab: Lab, vid: str) -> None:
     assert len(lab.calls(vid)) == 1, lab.codes(vid)
+
+
+@pytest.mark.parametrize("vid", _p(list(LIBS)))
+def test_a_writer_below_the_pinned_library_cannot_approve_the_parent(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(vid)
+    assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
 
 
 def test_a_writer_of_the_pinned_child_cannot_approve_the_parent(lab: Lab) -> None:

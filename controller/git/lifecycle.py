@@ -82,6 +82,10 @@ class Lifecycle(IndexStore):
                 if not by_controller:
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
                 continue
+            if not by_controller and change.new_blob is not None:
+                # a plan file below another plan's folder is a file in that folder too: its
+                # writer writes the plan above (round 41: only the name PLAN.yml escaped)
+                self._folder_writers(PurePosixPath(plan_id).parent, self.identities(record))
             why = _unsafe_why(change)
             if why is not None:
                 self._unsafe(plan_id, change.path, why)
@@ -345,10 +349,7 @@ class Lifecycle(IndexStore):
         ):
             return
         self._add_authors(_blob_key(change.new_blob), who)
-        for folder in PurePosixPath(change.path).parents:
-            if str(folder) in (self.plans_dir, ".") or len(folder.parts) > MAX_PATH_PARTS:
-                break
-            self._add_authors(folder_key(str(folder)), who)  # whatever its bytes (round 11)
+        self._folder_writers(PurePosixPath(change.path).parent, who)
         plan_hash = self._draft_hash(repo, change.path, change.new_blob)
         if plan_hash is not None:  # plan text under another name: its content is theirs too
             self._add_authors(plan_hash, who)
@@ -356,6 +357,14 @@ class Lifecycle(IndexStore):
                 repo, change.path, change.old_blob
             ):
                 self._produced(plan_hash, who, left, side)
+
+    def _folder_writers(self, folder: PurePosixPath, who: set[str]) -> None:
+        """``who`` wrote a file in ``folder``: a writer of every plan folder it lies in,
+        whatever the file's bytes (round 11), its name a plan's too (round 41)."""
+        for inside in (folder, *folder.parents):
+            if str(inside) in (self.plans_dir, ".") or len(inside.parts) > MAX_PATH_PARTS:
+                break
+            self._add_authors(folder_key(str(inside)), who)
 
     def _draft_hash(self, repo: GitRepo, file: str, blob: str | None) -> str | None:
         """The hashed content of a file under the plans folder that is plan text under
@@ -714,7 +723,12 @@ class Lifecycle(IndexStore):
                     if plan_id_of(change.path, self.plans_dir) is None:
                         self._blob_writers(repo, change, who, left, commit.sha)  # side draft
                     continue
-                if plan_id_of(change.path, self.plans_dir) is None or _unsafe_why(change):
+                side_plan = plan_id_of(change.path, self.plans_dir)
+                if side_plan is None:
+                    continue
+                if change.new_blob is not None:  # a plan below another plan's folder (round 41)
+                    self._folder_writers(PurePosixPath(side_plan).parent, who)
+                if _unsafe_why(change):
                     continue
                 if not self._changed_content(repo, change):
                     continue  # a status or comment edit (an approval) writes no content

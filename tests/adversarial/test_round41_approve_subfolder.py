@@ -45,6 +45,10 @@ Seen: ``sub-note``, ``sub-script``, ``sub-draft``, ``sub-json``, ``sub-md``, ``s
 folder (status lists ``plans/<vid>/child`` as draft / unreadable) and its committer is no
 writer of the enclosing plan, whatever its bytes; Alice's approval ran the agent's plan
 once (``completed``, approver alice@example.com). The audit agrees with the controller.
+
+Fixed (the same session): a plan file's committer is a writer of every plan folder above
+its own, on the branch and on merged branches (``Lifecycle._folder_writers``), as a file of
+any other name already made her.
 """
 
 from __future__ import annotations
@@ -77,14 +81,7 @@ MOVES = {"note-move-out": "note-move-out-b", "note-move-down": "note-move-down/i
 PINS = {"pin-sub": ALICE, "pin-sub-agent": AGENT}
 LIBS = {"lib-sub": "x/PLAN.yml", "lib-note": "x/NOTES.md"}
 VIDS = list(FILES)
-_NESTED = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 41: a file named PLAN.yml in a sub-folder of a plan's folder (any bytes, even no plan) does not make its committer a writer of that plan",
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    v: _NESTED for v in ("sub-plan", "sub-plan-bad", "sub-plan-note", "lib-sub")
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed (see the docstring)
 
 
 def _parent(vid: str, path: str, digest: str) -> str:

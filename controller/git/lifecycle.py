@@ -82,7 +82,7 @@ class Lifecycle(IndexStore):
                 if not by_controller:
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
                 continue
-            if not by_controller and change.new_blob is not None:
+            if not by_controller and self._writes_file(repo, change):
                 # a plan file below another plan's folder is a file in that folder too: its
                 # writer writes the plan above (round 41: only the name PLAN.yml escaped)
                 self._folder_writers(PurePosixPath(plan_id).parent, self.identities(record))
@@ -357,6 +357,17 @@ class Lifecycle(IndexStore):
                 repo, change.path, change.old_blob
             ):
                 self._produced(plan_hash, who, left, side)
+
+    def _writes_file(self, repo: GitRepo, change: FileChange) -> bool:
+        """Whether a change to a plan file writes bytes of its maker's into the folders
+        above: anything but a status change of the same version (an approval or a
+        withdrawal of that plan is no writing of the plan whose folder holds it)."""
+        if change.new_blob is None:
+            return False
+        old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
+        if old is None or new is None or old.hash is None or old.hash != new.hash:
+            return True
+        return old.status == new.status
 
     def _folder_writers(self, folder: PurePosixPath, who: set[str]) -> None:
         """``who`` wrote a file in ``folder``: a writer of every plan folder it lies in,
@@ -726,7 +737,7 @@ class Lifecycle(IndexStore):
                 side_plan = plan_id_of(change.path, self.plans_dir)
                 if side_plan is None:
                     continue
-                if change.new_blob is not None:  # a plan below another plan's folder (round 41)
+                if self._writes_file(repo, change):  # a plan below another's folder (round 41)
                     self._folder_writers(PurePosixPath(side_plan).parent, who)
                 if _unsafe_why(change):
                     continue

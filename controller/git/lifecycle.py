@@ -364,7 +364,12 @@ class Lifecycle(IndexStore):
         withdrawal of that plan is no writing of the plan whose folder holds it)."""
         if change.new_blob is None:
             return False
-        old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
+        if change.mode in NOT_A_FILE:
+            return True  # a link or submodule entry: never read, and never a status change
+        try:
+            old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
+        except Exception:  # an old side git cannot read as a blob (a submodule entry before)
+            return True
         if old is None or new is None or old.hash is None or old.hash != new.hash:
             return True
         return old.status == new.status

@@ -50,6 +50,7 @@ from ruamel.yaml.events import (
 )
 from ruamel.yaml.nodes import ScalarNode
 
+from controller.display import HIDDEN
 from controller.errors import YamlParseError
 from controller.plan.hashing import exact_double
 
@@ -603,7 +604,13 @@ def _ruamel_dump(value: Any) -> str:
     yaml.allow_unicode = True
     out = io.StringIO()
     yaml.dump(value, out)
-    return out.getvalue()
+    text = out.getvalue()
+    if HIDDEN.search(text.replace("\n", "")):  # its emitter writes format characters raw
+        yaml.allow_unicode = False  # every non-ASCII character escaped: the same value
+        out = io.StringIO()
+        yaml.dump(value, out)
+        text = out.getvalue()
+    return text
 
 
 class _Unhandled(Exception):
@@ -627,7 +634,10 @@ def _scalar_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str
     one_line = re.compile(f"[{_PRINTABLE}]*")
     # what a double-quoted scalar must escape besides JSON's: C1 controls, DEL, the line
     # breaks review tools hide (NEL, U+2028, U+2029), the BOM, surrogates, non-characters
-    escape = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+    # and every character a person cannot see (display.HIDDEN: format characters such as
+    # the bidi overrides, zero-width characters, private use), so the controller's record in
+    # PLAN.yml shows what a tool's output or error held as escapes, as EXECUTION_LOG.md does
+    escape = re.compile(f"[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]|{HIDDEN.pattern}")
     return plain, one_line, escape
 
 
@@ -684,12 +694,18 @@ def _scalar_text(value: Any) -> str:
     if kind is not str:
         raise _Unhandled
     plain, one_line, escape = _scalar_patterns()
-    if value and plain.fullmatch(value) and _plain_tag(value) == STR_TAG:
-        return value
-    if one_line.fullmatch(value):
-        return "'" + value.replace("'", "''") + "'"
+    if not HIDDEN.search(value):
+        if value and plain.fullmatch(value) and _plain_tag(value) == STR_TAG:
+            return value
+        if one_line.fullmatch(value):
+            return "'" + value.replace("'", "''") + "'"
     quoted = json.dumps(value, ensure_ascii=False)
-    return escape.sub(lambda m: f"\\u{ord(m.group(0)):04x}", quoted)
+    return escape.sub(_yaml_escape, quoted)
+
+
+def _yaml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _float_text(value: float) -> str:

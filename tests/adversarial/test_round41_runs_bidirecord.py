@@ -23,6 +23,13 @@ PLAN.yml's ``execution.actions[0].outputs.v`` holds the raw U+202E (shown ``invo
 EXECUTION_LOG.md writes ``\\u202e``. A forge showing
 PLAN.yml renders the line reversed (``...exe.png``). Should: escape them in PLAN.yml as well.
 
+**Fixed** (same session's successor, 2026-11-29): the controller's YAML writer
+(``plan/yamlio.py``) writes every character of ``display.HIDDEN`` (format, bidi, zero-width,
+private-use, tag characters) as a ``\\uXXXX``/``\\UXXXXXXXX`` escape inside a double-quoted
+scalar, whatever the value, so PLAN.yml's ``execution:`` block (and every block the controller
+writes) reads back to the same value and shows what EXECUTION_LOG.md shows; its fallback
+through ruamel is written all-ASCII when ruamel would write such a character raw.
+
 Held (controls): ``out-ls``, ``out-nel``, ``out-bom`` (outputs holding U+2028, U+0085, U+FEFF:
 PLAN.yml writes ``\\u2028``...; the plan completed) and ``out-surr`` (a lone surrogate:
 E_TOOL_OUTPUT_INVALID, nothing used).
@@ -51,15 +58,6 @@ sys.exit(3)
 OUT_TOOL = """import json, sys
 print(json.dumps({"v": "invoice " + chr(int(sys.argv[1], 16)) + "fdp.exe"}))
 """
-BROKEN = {
-    v: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 41: the raw character is committed in PLAN.yml's "
-        "execution error message (EXECUTION_LOG.md and the commit escape it)",
-    )
-    for v in CHARS
-}
 
 
 def _build(root: Path) -> Lab:
@@ -127,20 +125,12 @@ def test_every_plan_failed_with_its_code(lab: Lab) -> None:
         assert "E_TOOL_FAILED" in lab.seen[v]["PLAN.yml"]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(
-    "v", [pytest.param(v, id=v, marks=[BROKEN[v]] if v in BROKEN else []) for v in CHARS]
-)
+@pytest.mark.parametrize("v", list(CHARS))
 def test_invisible_character_not_committed_raw(lab: Lab, v: str) -> None:
     where = [k for k, text in lab.seen[v].items() if CHARS[v] in text]  # type: ignore[attr-defined]
     assert where == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 41: a declared output's U+202E is committed raw in PLAN.yml's "
-    "execution.actions[].outputs (EXECUTION_LOG.md escapes it)",
-)
 def test_invisible_character_in_an_output_not_committed_raw(lab: Lab) -> None:
     seen = lab.seen["out-rlo"]  # type: ignore[attr-defined]
     assert "completed" in seen["status"]

@@ -126,3 +126,23 @@ def test_a_yaml_1_2_directive_reads_as_without_it() -> None:
     body = "flag: yes\nmode: 0777\n"
     assert yamlio.read_yaml("%YAML 1.2\n---\n" + body, "x").data == {"flag": "yes", "mode": 777}
     assert yamlio.read_yaml(body, "x").data == {"flag": "yes", "mode": 777}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"message": "boom ok \u202egnp.exe"},  # RIGHT-TO-LEFT OVERRIDE (Trojan Source)
+        {"v": "a\u200bb", "w": "\u2066isolate\u2069", "x": "\ue000", "y": "\U000e0041"},
+        {"key \u202e": ["item \u200b", {"deep": "\u00ad"}]},
+        {"k" * 200 + "\u202e": 1},  # a long key: written through ruamel
+    ],
+)
+def test_the_controllers_yaml_writes_hidden_characters_as_escapes(value: object) -> None:
+    """Round 41: PLAN.yml's ``execution:`` block held a tool's U+202E raw, so a reviewer's
+    editor or forge showed ``invoice exe.pdf``; every character a person cannot see is
+    written as an escape, and the text reads back to the same value."""
+    from controller.display import HIDDEN
+
+    text = yamlio.dump(value)
+    assert HIDDEN.search(text.replace("\n", "")) is None, text
+    assert yamlio.read_yaml(text).data == value

@@ -1,0 +1,203 @@
+# ruff: noqa: E501  (attack steps read best on one line)
+"""Round 42, self-approval through round 41's new exemption: "a plan file's committer is a
+writer of every plan folder above its own unless her commit only sets that nested plan's
+status".
+
+Each variant ``plans/<vid>`` is the agent's plan with the agent's own nested plan
+``plans/<vid>/child/PLAN.yml`` (tag ``<vid>-child``, ``pending_approval``); the controller
+freezes both. Then Alice (an allowed approver) makes ONE commit that approves the nested
+child (``status: approved``, the exempt change) and also does one more thing inside that
+file or folder; afterwards she approves the agent's parent:
+
+- ``ctl-status``: only the status line (the exemption): the parent runs once (control).
+- ``status-comment``: plus a comment line ``# alice: ...`` in the child's PLAN.yml;
+- ``status-metadata``: plus a ``metadata:`` block (not hashed) in the child's PLAN.yml;
+- ``status-crlf``: plus every line ending of the child's PLAN.yml turned into CRLF;
+- ``status-bom``: plus a UTF-8 BOM in front of the child's PLAN.yml;
+- ``status-note``: plus ``child/NOTES.md`` in the same commit;
+- ``status-rename``: the approved child moved to ``child2/PLAN.yml`` in the same commit;
+- ``comment-only``: no status change, only the comment line in the child (no exemption).
+- ``status-mode``: plus the child's PLAN.yml made executable (mode 100755);
+- ``status-dotnote``: plus ``child/.review/NOTES.md`` (a dot folder) in the same commit;
+- ``status-attr``: plus ``child/.gitattributes`` in the same commit;
+- ``reject-comment``: ``status: rejected`` (a withdrawal) plus the comment line.
+- ``pin-comment``: the agent's parent pins the agent's plan ``plans/pin-comment-lib``; Alice
+  approves that library plus the comment line in one commit (round 23's pinned-folder writer
+  rule), then approves the parent.
+- ``mrg-comment``: ``status-comment`` made on a branch ``review`` that the agent merges.
+
+- ``nest-mv``: Alice writes her own plan ``plans/nest-mv-src`` (draft); the agent ``git mv``s
+  it into ``plans/nest-mv/child`` (moves make nothing: its producer stays Alice); Alice
+  approves the agent's parent, whose folder now holds her plan.
+
+Asserted (the defence): a writer of anything but the status of a nested plan cannot approve
+the enclosing plan: ``rec`` never runs for the parent and ``E_SELF_APPROVAL`` is named; the
+control runs once; a fresh clone's audit agrees with the controller.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, Lab, plan_text
+from test_round2_execution_kit import shared
+
+
+def _comment(t: str) -> str:
+    return t + "# alice: reviewed, run it with care\n"
+
+
+def _metadata(t: str) -> str:
+    return t + 'metadata:\n  note: "alice was here"\n'
+
+
+def _crlf(t: str) -> str:
+    return t.replace("\n", "\r\n")
+
+
+def _bom(t: str) -> str:
+    return "\ufeff" + t
+
+
+EDITS = {
+    "status-comment": _comment,
+    "status-metadata": _metadata,
+    "status-crlf": _crlf,
+    "status-bom": _bom,
+}
+OTHERS = [
+    "status-note",
+    "status-rename",
+    "comment-only",
+    "reject-comment",
+    "status-mode",
+    "status-dotnote",
+    "status-attr",
+]
+VIDS = [*EDITS, *OTHERS, "nest-mv", "pin-comment", "mrg-comment"]
+_EXEMPT = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 42: a commit that sets a nested plan's status and also writes bytes the plan hash ignores (comment, metadata, CRLF, BOM) in that PLAN.yml is taken as status-only: its committer is no writer of the enclosing plan",
+)
+_CARRIED = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 42: an approver's own plan moved (git mv) by the agent into another plan's folder does not make her a writer of that enclosing plan",
+)
+FOUND: dict[str, pytest.MarkDecorator] = {
+    **{v: _EXEMPT for v in [*EDITS, "reject-comment"]},
+    "nest-mv": _CARRIED,
+}
+
+
+def _parent(vid: str, path: str, digest: str) -> str:
+    return f"""\
+plan:
+  name: "{vid}"
+  task: "attack variant {vid}"
+  status: pending_approval
+actions:
+  - id: 1
+    plan: {{path: {path}, hash: "{digest}"}}
+    why: "run the pinned plan"
+"""
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    # pin-comment: the agent's library (Alice may approve it) pinned by the agent's parent.
+    lab.write("pin-comment-lib", plan_text("pin-comment-lib"))
+    lab.commit("agent library", AGENT)
+    digest = lab.cli("hash", "plans/pin-comment-lib", cwd=lab.repo).stdout.strip().split()[-1]
+    lab.write("pin-comment", _parent("pin-comment", "plans/pin-comment-lib", digest))
+    lab.write("mrg-comment", plan_text("mrg-comment"))
+    lab.write("mrg-comment/child", plan_text("mrg-comment-child"))
+    lab.write("nest-mv-src", plan_text("nest-mv-child", status="draft"))
+    lab.commit("alice drafts a plan", ALICE)
+    for vid in [*EDITS, *OTHERS, "ctl-status"]:
+        lab.write(vid, plan_text(vid))
+        lab.write(f"{vid}/child", plan_text(f"{vid}-child"))
+    lab.write("nest-mv", plan_text("nest-mv"))
+    lab.commit("agent adds plans", AGENT)
+    lab.git("mv", "plans/nest-mv-src", "plans/nest-mv/child")
+    lab.commit("agent nests alice's draft", AGENT)
+    lab.run()
+    for vid in [*EDITS, *OTHERS, "ctl-status"]:
+        child = f"{vid}/child"
+        if vid != "comment-only":
+            lab.set_status(child, "rejected" if vid == "reject-comment" else "approved")
+        path = lab.repo / "plans" / child / "PLAN.yml"
+        text = path.read_text(encoding="utf-8")
+        if vid in EDITS:
+            path.write_bytes(EDITS[vid](text).encode("utf-8"))
+        elif vid in ("comment-only", "reject-comment"):
+            path.write_text(_comment(text))
+        elif vid == "status-mode":
+            path.chmod(0o755)
+        elif vid == "status-dotnote":
+            (path.parent / ".review").mkdir()
+            (path.parent / ".review" / "NOTES.md").write_text("alice: reviewed\n")
+        elif vid == "status-attr":
+            (path.parent / ".gitattributes").write_text("* -text\n")
+        elif vid == "status-note":
+            (path.parent / "NOTES.md").write_text("alice: reviewed\n")
+        elif vid == "status-rename":
+            lab.git("add", "-A")
+            (lab.repo / "plans" / vid / "child2").mkdir()
+            lab.git("mv", f"plans/{child}/PLAN.yml", f"plans/{vid}/child2/PLAN.yml")
+        lab.commit(f"alice approves the child of {vid}", ALICE)
+    lab.set_status("pin-comment-lib", "approved")
+    path = lab.repo / "plans/pin-comment-lib/PLAN.yml"
+    path.write_text(_comment(path.read_text()))
+    lab.commit("alice approves the library", ALICE)
+    # mrg-comment: the same approval + comment on a branch the agent merges.
+    lab.git("checkout", "-q", "-b", "review")
+    lab.set_status("mrg-comment/child", "approved")
+    path = lab.repo / "plans/mrg-comment/child/PLAN.yml"
+    path.write_text(_comment(path.read_text()))
+    lab.commit("alice approves the child of mrg-comment", ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge review", "review", who=AGENT)
+    lab.run()
+    time.sleep(1.05)
+    for vid in [*VIDS, "ctl-status"]:
+        lab.approve(vid, ALICE)
+    lab.run()
+    lab.run()
+    clone = root / "clone"
+    lab.git("clone", "-q", str(lab.repo), str(clone))
+    res = lab.cli("audit", "--json", cwd=clone)
+    lab.audit_report = json.loads(res.stdout) if res.stdout.strip() else {"raw": res.stderr}  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r42-nested", _build)
+
+
+def _p(vids: list[str]) -> list[Any]:
+    return [pytest.param(v, id=v, marks=[FOUND[v]] if v in FOUND else []) for v in vids]
+
+
+def test_control_runs_once(lab: Lab) -> None:
+    assert len(lab.calls("ctl-status")) == 1, lab.codes("ctl-status")
+
+
+@pytest.mark.parametrize("vid", _p(VIDS))
+def test_a_writer_of_the_nested_plan_cannot_approve_the_parent(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(vid)
+    assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
+
+
+@pytest.mark.parametrize("vid", [*VIDS, "ctl-status"])
+def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
+    report = lab.audit_report  # type: ignore[attr-defined]
+    runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
+    assert len(runs) == len(lab.calls(vid)), report
+    assert all(e.get("approval_valid") for e in runs), runs

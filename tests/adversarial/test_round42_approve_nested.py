@@ -25,19 +25,43 @@ file or folder; afterwards she approves the agent's parent:
   approves that library plus the comment line in one commit (round 23's pinned-folder writer
   rule), then approves the parent.
 - ``mrg-comment``: ``status-comment`` made on a branch ``review`` that the agent merges.
+- ``together-comment``: ONE commit of Alice approves the parent, approves its nested plan and
+  adds the comment line to the nested PLAN.yml. Control ``together-ctl``: the same without
+  the comment runs once.
 
 - ``nest-mv``: Alice writes her own plan ``plans/nest-mv-src`` (draft); the agent ``git mv``s
   it into ``plans/nest-mv/child`` (moves make nothing: its producer stays Alice); Alice
   approves the agent's parent, whose folder now holds her plan.
+- ``nest-deep``: the same, moved to ``plans/nest-deep/a/b/child``.
+- ``nest-cp``: the same, but the agent COPIES her folder in (her source stays).
+- ``pin-mv``: the agent moves her draft to ``plans/pin-mv-lib`` and his parent ``plans/pin-mv``
+  pins it (round 23's pinned-plan writers); Alice approves the parent.
 
 Asserted (the defence): a writer of anything but the status of a nested plan cannot approve
 the enclosing plan: ``rec`` never runs for the parent and ``E_SELF_APPROVAL`` is named; the
-control runs once; a fresh clone's audit agrees with the controller.
+controls run once; a fresh clone's audit agrees with the controller.
+
+Seen: held: ``comment-only`` (the same comment WITHOUT a status change: ``E_SELF_APPROVAL``),
+``status-note``, ``status-rename``, ``status-mode``, ``status-dotnote``, ``status-attr``,
+``pin-mv``; controls ran once. BROKE (strict xfail):
+
+- the exemption: ``status-comment``, ``status-metadata``, ``status-crlf``, ``status-bom``,
+  ``reject-comment``, ``pin-comment``, ``mrg-comment``, ``together-comment``: a commit that
+  sets a nested (or pinned) plan's status and ALSO changes bytes of that PLAN.yml the hash
+  ignores is taken as "only sets that nested plan's status"; its committer is no writer of
+  the enclosing plan (or of the pinning parent) and her approval of it ran it once
+  (``completed``, approver alice@example.com), while ``comment-only`` shows the controller
+  counts that very comment as a write when no status changes. The audit agrees.
+- carried in: ``nest-mv``, ``nest-deep``, ``nest-cp``: Alice's own plan (written under
+  ``plans/``), moved or copied by the agent below another plan's folder, makes her no writer
+  of that enclosing plan: her approval of it ran it once; the same plan carried to a folder
+  the parent PINS (``pin-mv``) held. The audit agrees.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -78,7 +102,9 @@ OTHERS = [
     "status-dotnote",
     "status-attr",
 ]
-VIDS = [*EDITS, *OTHERS, "nest-mv", "pin-comment", "mrg-comment"]
+CARRIED = ["nest-mv", "nest-cp", "nest-deep", "pin-mv"]
+TOGETHER = ["together-comment", "together-ctl"]
+VIDS = [*EDITS, *OTHERS, *CARRIED, "pin-comment", "mrg-comment", "together-comment"]
 _EXEMPT = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -90,8 +116,13 @@ _CARRIED = pytest.mark.xfail(
     reason="round 42: an approver's own plan moved (git mv) by the agent into another plan's folder does not make her a writer of that enclosing plan",
 )
 FOUND: dict[str, pytest.MarkDecorator] = {
-    **{v: _EXEMPT for v in [*EDITS, "reject-comment"]},
+    **{
+        v: _EXEMPT
+        for v in [*EDITS, "reject-comment", "pin-comment", "mrg-comment", "together-comment"]
+    },
+    "nest-cp": _CARRIED,
     "nest-mv": _CARRIED,
+    "nest-deep": _CARRIED,
 }
 
 
@@ -117,15 +148,24 @@ def _build(root: Path) -> Lab:
     lab.write("pin-comment", _parent("pin-comment", "plans/pin-comment-lib", digest))
     lab.write("mrg-comment", plan_text("mrg-comment"))
     lab.write("mrg-comment/child", plan_text("mrg-comment-child"))
-    lab.write("nest-mv-src", plan_text("nest-mv-child", status="draft"))
-    lab.commit("alice drafts a plan", ALICE)
-    for vid in [*EDITS, *OTHERS, "ctl-status"]:
+    lab.commit("agent adds a parent and a plan", AGENT)
+    for vid in CARRIED:
+        lab.write(f"{vid}-src", plan_text(f"{vid}-child", status="draft"))
+    lab.commit("alice drafts plans", ALICE)
+    digest = lab.cli("hash", "plans/pin-mv-src", cwd=lab.repo).stdout.strip().split()[-1]
+    lab.write("pin-mv", _parent("pin-mv", "plans/pin-mv-lib", digest))
+    for vid in [*EDITS, *OTHERS, "ctl-status", *TOGETHER]:
         lab.write(vid, plan_text(vid))
         lab.write(f"{vid}/child", plan_text(f"{vid}-child"))
-    lab.write("nest-mv", plan_text("nest-mv"))
+    for vid in ["nest-mv", "nest-cp", "nest-deep"]:
+        lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
+    (lab.repo / "plans/nest-deep/a/b").mkdir(parents=True)
     lab.git("mv", "plans/nest-mv-src", "plans/nest-mv/child")
-    lab.commit("agent nests alice's draft", AGENT)
+    lab.git("mv", "plans/nest-deep-src", "plans/nest-deep/a/b/child")
+    lab.git("mv", "plans/pin-mv-src", "plans/pin-mv-lib")
+    shutil.copytree(lab.repo / "plans/nest-cp-src", lab.repo / "plans/nest-cp/child")
+    lab.commit("agent nests alice's drafts", AGENT)
     lab.run()
     for vid in [*EDITS, *OTHERS, "ctl-status"]:
         child = f"{vid}/child"
@@ -167,6 +207,13 @@ def _build(root: Path) -> Lab:
     time.sleep(1.05)
     for vid in [*VIDS, "ctl-status"]:
         lab.approve(vid, ALICE)
+    for vid in TOGETHER:  # one commit approves the parent and its nested plan
+        lab.set_status(vid, "approved")
+        lab.set_status(f"{vid}/child", "approved")
+        if vid == "together-comment":
+            path = lab.repo / "plans" / vid / "child" / "PLAN.yml"
+            path.write_text(_comment(path.read_text()))
+        lab.commit(f"alice approves {vid} and its child", ALICE)
     lab.run()
     lab.run()
     clone = root / "clone"
@@ -185,19 +232,31 @@ def _p(vids: list[str]) -> list[Any]:
     return [pytest.param(v, id=v, marks=[FOUND[v]] if v in FOUND else []) for v in vids]
 
 
-def test_control_runs_once(lab: Lab) -> None:
-    assert len(lab.calls("ctl-status")) == 1, lab.codes("ctl-status")
+# what really ran for the parent: a pinning parent runs its library's tag (the library
+# ``pin-comment-lib`` also ran once on its own approval).
+RUNS = {"pin-comment": ("pin-comment-lib", 1), "pin-mv": ("pin-mv-child", 0)}
+
+
+def _ran(lab: Lab, vid: str) -> int:
+    tag, own = RUNS.get(vid, (vid, 0))
+    return len(lab.calls(tag)) - own
+
+
+@pytest.mark.parametrize("vid", ["ctl-status", "together-ctl"])
+def test_control_runs_once(lab: Lab, vid: str) -> None:
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)
 
 
 @pytest.mark.parametrize("vid", _p(VIDS))
 def test_a_writer_of_the_nested_plan_cannot_approve_the_parent(lab: Lab, vid: str) -> None:
-    assert lab.calls(vid) == [], lab.codes(vid)
+    assert _ran(lab, vid) == 0, lab.codes(vid)
+    assert not lab.started(vid), lab.codes(vid)
     assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", [*VIDS, "ctl-status"])
+@pytest.mark.parametrize("vid", [*VIDS, "ctl-status", "together-ctl"])
 def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
     report = lab.audit_report  # type: ignore[attr-defined]
     runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
-    assert len(runs) == len(lab.calls(vid)), report
+    assert len(runs) == _ran(lab, vid), report
     assert all(e.get("approval_valid") for e in runs), runs

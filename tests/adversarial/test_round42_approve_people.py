@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 42, round 41's rule "a plan file's committer is a writer of every plan folder above
 its own" for the OTHER people of that commit (its author vs. committer, its co-authors).
 
@@ -12,15 +11,17 @@ puts a file below the plan's folder; afterwards the named approver approves the 
   <alice@example.com>``; Alice approves.
 - ``co-note``: the same with ``child/NOTES.md``; Alice approves.
 - ``co-status``: the agent's own nested plan ``child/PLAN.yml`` (pending); Alice approves
-  that nested plan (status only) in a commit with ``Co-authored-by: Carol`` and a note by
-  Carol is nowhere: control that a status-only commit keeps Carol free: Carol approves the
-  parent and it runs once.
+  that nested plan (status only) in a commit with ``Co-authored-by: Carol``; Carol then
+  approves the parent: a status-only commit makes none of its people a writer, so it runs
+  once (a control).
 
 Control: ``ctl`` (nothing below the folder) runs once on Bob's approval.
 
 Asserted (the defence): the committer and every co-author of a commit writing below the
 folder are writers of the plan: ``rec`` never runs and ``E_SELF_APPROVAL`` is named; a fresh
 clone's audit agrees with the controller.
+
+Seen: all held (``E_SELF_APPROVAL`` for the four; ``ctl`` and ``co-status`` ran once).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from controller.approval import approvals, policy, quorum
-from controller.git.history import PlanState, build_request, folder_key
+from controller.git.history import PlanState, build_request, file_key, folder_key
 from controller.plan import nested, profile, yamlio
 
 if TYPE_CHECKING:
@@ -57,11 +57,13 @@ def decide(
         # Approving a parent approves the nested plans it pins: whoever wrote one of them
         # wrote part of what runs (SPEC §12), and may not approve it either.
         # Whoever wrote any file in a pinned folder wrote that plan, as for the plan's own
-        # folder (round 23: a note or a draft in a library's folder did not count).
+        # folder (round 23: a note or a draft in a library's folder did not count), and
+        # whoever wrote bytes of its plan file beside a status change (round 42: a comment).
         pinned = {
             who
             for _, path, pin in nested.pins(data)
-            for key in (pin, folder_key("/".join(PurePosixPath(path).parts)))
+            for folder in ["/".join(PurePosixPath(path).parts)]
+            for key in (pin, folder_key(folder), file_key(folder))
             for who in authors.get(key, ())
         }
         if not pinned <= request.changers:

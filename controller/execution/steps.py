@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from controller.display import shorten
 from controller.errors import (
     Aborted,
     ActionInDoubt,
@@ -27,6 +28,7 @@ from controller.errors import (
     error_for,
 )
 from controller.execution import checks
+from controller.execution.journal import MESSAGE_CHARS
 from controller.execution.results import check_params, extract_outputs, take_result
 from controller.execution.tools import CallContext, Tool, ToolError
 from controller.plan import guards, refs
@@ -521,7 +523,8 @@ class StepRunner:
             retry=record["retry"],
             duration_ms=duration_ms,
             code=err["code"] if err else None,
-            error=record["error"]["message"] if err else None,
+            # cut as the journal cuts it: the log is no place for a megabyte message
+            error=shorten(record["error"]["message"], MESSAGE_CHARS) if err else None,
         )
 
 

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -26,6 +27,7 @@ from controller.git.records import (
     CommitRecord,
     FileChange,
     Person,
+    _dated_by_env,
     _log_format,
     _new_tag,
     _parse_chunk,
@@ -44,6 +46,9 @@ class Commits(Objects, Refs, Signing):
     #: Read each commit's signature key into its record (CommitRecord.signing_key): set where
     #: the policy names allowed_signers (see records._log_format for the cost).
     read_signatures = False
+    #: The last commit :meth:`commit_files` wrote and its date (None: git's, from the
+    #: environment), so the controller indexes its own commit at the time it carries.
+    written: tuple[str, int | None] = ("", None)
 
     def first_parent_log(
         self, since: str | None, until: str, paths: Sequence[str], *, newest_first: bool = False
@@ -236,15 +241,27 @@ class Commits(Objects, Refs, Signing):
         tree = self.tree_with(self._tree_of(parent), files)
         committer = committer or author
         sign = sign or self.signs_commits()
+        now = None if _dated_by_env() else int(time.time())
         if sign or not _plain_ident(author) or not _plain_ident(committer) or "\0" in message:
             # git signs, cleans the identity, or refuses the message (a NUL byte): never write
             # in-process a commit git would not write
-            sha = self._commit_tree(tree, parent, message, author, committer, sign)
+            sha = self._commit_tree(tree, parent, message, author, committer, sign, now)
         else:
-            sha = self._store(b"commit", commit_object(tree, [parent], message, author, committer))
+            sha = self._store(
+                b"commit", commit_object(tree, [parent], message, author, committer, now)
+            )
+        self.written = (sha, now)
         if before_ref is not None:
             before_ref(sha)
         return sha if self.update_ref(f"refs/heads/{branch}", sha, parent) else None
+
+    def commit_time(self, sha: str) -> int:
+        """When ``sha`` was committed: known without asking git for the commit
+        :meth:`commit_files` just wrote."""
+        written, at = self.written
+        if written == sha and at is not None:
+            return at
+        return self.commit(sha).commit_time
 
     # --- a cold scan's history from raw trees (see controller.git.treediff) -------------
 

@@ -35,14 +35,16 @@ _MEMORY_TABLES = {
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "12"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "13"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
 # each version's changers (round 20); 10: an author's withdrawal vetoes a version she wrote
 # wherever it is (round 23); 11: a certified key's signature kept as its certificate (round 30);
 # 12: each content's producers (rounds 34-35: who moved, copied or raced a content is no
-# author who may withdraw it); each version's changers per plan dropped
+# author who may withdraw it); each version's changers per plan dropped; 13: a nested plan
+# file's committer and the writers its bytes carry write every plan folder above it, a
+# status change only when nothing but the status line changed (rounds 41-42)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -34,6 +35,7 @@ from controller.git.planstate import (
     _content_changed,
     _same_hash,
     facts_of,
+    file_key,
     folder_key,
     is_text,
     path_name,
@@ -85,7 +87,11 @@ class Lifecycle(IndexStore):
             if not by_controller and self._writes_file(repo, change):
                 # a plan file below another plan's folder is a file in that folder too: its
                 # writer writes the plan above (round 41: only the name PLAN.yml escaped)
-                self._folder_writers(PurePosixPath(plan_id).parent, self.identities(record))
+                self._folder_writers(
+                    PurePosixPath(plan_id).parent,
+                    self.identities(record) | self._carried_writers(repo, change),
+                )
+                self._add_authors(file_key(plan_id), self.identities(record))
             why = _unsafe_why(change)
             if why is not None:
                 self._unsafe(plan_id, change.path, why)
@@ -290,7 +296,9 @@ class Lifecycle(IndexStore):
             if state is None or not writers:
                 continue
             state.changers = sorted(set(state.changers) | writers)
-            self._add_authors(folder_key(plan_id), writers)
+            # its folder and every plan folder it lies in (round 42: a plan moved below
+            # another's folder brings its writers there too)
+            self._folder_writers(PurePosixPath(plan_id), writers)
             if state.hash is not None:
                 self._add_authors(state.hash, writers)  # a copy of it: the same writers
             self.touch(plan_id)
@@ -372,7 +380,38 @@ class Lifecycle(IndexStore):
             return True
         if old is None or new is None or old.hash is None or old.hash != new.hash:
             return True
-        return old.status == new.status
+        return old.status == new.status or not self._status_line_only(repo, change)
+
+    def _status_line_only(self, repo: GitRepo, change: FileChange) -> bool:
+        """Whether the change rewrote nothing but the status line (``status: approved``, no
+        comment): byte for byte the same file otherwise. Round 42: a comment, a
+        ``metadata:`` block, CRLF line ends or a BOM added with a nested plan's approval
+        were bytes of the approver's in the folder above, unseen by the hash."""
+        try:
+            before, after = repo.blob(change.old_blob or ""), repo.blob(change.new_blob or "")
+        except Exception:
+            return False
+        old_lines, new_lines = before.split(b"\n"), after.split(b"\n")
+        if len(old_lines) != len(new_lines):
+            return False
+        changed = [line for line, was in zip(new_lines, old_lines, strict=True) if line != was]
+        return len(changed) == 1 and _STATUS_LINE.fullmatch(changed[0]) is not None
+
+    def _carried_writers(self, repo: GitRepo, change: FileChange) -> set[str]:
+        """The writers a plan file brings with its bytes into the folders above (round 42:
+        an approver's own plan moved or copied below another plan's folder by someone else):
+        the authors of its content and of its blob."""
+        found = set(self.authors.get(_blob_key(change.new_blob or ""), frozenset()))
+        if change.mode in NOT_A_FILE:
+            return found
+        try:
+            facts = self.facts(repo, change.new_blob)
+        except Exception:
+            return found
+        if facts is not None and facts.hash is not None:
+            found |= self.authors.get(facts.hash, frozenset())
+        found.discard(self.controller_email)
+        return found
 
     def _folder_writers(self, folder: PurePosixPath, who: set[str]) -> None:
         """``who`` wrote a file in ``folder``: a writer of every plan folder it lies in,
@@ -743,7 +782,9 @@ class Lifecycle(IndexStore):
                 if side_plan is None:
                     continue
                 if self._writes_file(repo, change):  # a plan below another's folder (round 41)
-                    self._folder_writers(PurePosixPath(side_plan).parent, who)
+                    carried = self._carried_writers(repo, change)
+                    self._folder_writers(PurePosixPath(side_plan).parent, who | carried)
+                    self._add_authors(file_key(side_plan), who)
                 if _unsafe_why(change):
                     continue
                 if not self._changed_content(repo, change):
@@ -1166,6 +1207,10 @@ def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | 
 
 #: File names whose text may be a plan under another name or a plan source.
 DRAFT_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".md"})
+
+#: A plan's status line as an approval or a withdrawal writes it: the key, one state word,
+#: plain or quoted, nothing after it (a comment is bytes of the writer's).
+_STATUS_LINE = re.compile(rb"[ \t]*status[ \t]*:[ \t]*(?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")[ \t]*\r?")
 
 
 def _blob_key(blob: str) -> str:

@@ -199,6 +199,14 @@ def folder_key(folder: str) -> str:
     return f"folder:{folder}"
 
 
+def file_key(folder: str) -> str:
+    """The author index's key for everyone who wrote bytes of the plan file in ``folder``
+    other than its status line (a comment, metadata, line ends; round 42). Not the plan's
+    own authors (an approver's comment beside her approval is no authorship, round 23):
+    writers of what a parent pins, as every other file in a pinned folder is."""
+    return f"file:{folder}"
+
+
 _PLAN_ID_NAMES = frozenset((*PLAN_FILES, LOG_NAME))
 
 

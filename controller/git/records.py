@@ -293,22 +293,37 @@ def _parse_chunk(chunk: str, tag: str) -> CommitRecord | None:
 
 
 def commit_object(
-    tree: str, parents: Sequence[str], message: str, author: Person, committer: Person
+    tree: str,
+    parents: Sequence[str],
+    message: str,
+    author: Person,
+    committer: Person,
+    now: int | None = None,
 ) -> bytes:
-    """A commit object as ``git commit-tree`` writes it (UTF-8, local time zone)."""
-    now = int(time.time())
-    offset = time.localtime(now).tm_gmtoff // 60
-    zone = f"{'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+    """A commit object as ``git commit-tree`` writes it (UTF-8, local time zone), dated
+    ``now`` (default: the clock)."""
+    stamp = git_date(int(time.time()) if now is None else now)
     lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
-    lines.append(f"author {author.name} <{author.email}> {now} {zone}")
-    lines.append(f"committer {committer.name} <{committer.email}> {now} {zone}")
+    lines.append(f"author {author.name} <{author.email}> {stamp}")
+    lines.append(f"committer {committer.name} <{committer.email}> {stamp}")
     return ("\n".join(lines) + "\n\n" + message).encode("utf-8")
+
+
+def git_date(now: int) -> str:
+    """``now`` as git stores a date: seconds and the local time zone (``1795911606 +0000``)."""
+    offset = time.localtime(now).tm_gmtoff // 60
+    return f"{now} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+
+
+def _dated_by_env() -> bool:
+    """The environment forces git's dates (``GIT_AUTHOR_DATE``, ``GIT_COMMITTER_DATE``)."""
+    return "GIT_AUTHOR_DATE" in os.environ or "GIT_COMMITTER_DATE" in os.environ
 
 
 def _plain_ident(person: Person) -> bool:
     """True when git would store ``person`` as given (else ``git commit-tree`` cleans it);
     a date forced through the environment also goes through git."""
-    if "GIT_AUTHOR_DATE" in os.environ or "GIT_COMMITTER_DATE" in os.environ:
+    if _dated_by_env():
         return False
     for text in (person.name, person.email):
         if not text or text[0] in _CRUD or text[-1] in _CRUD:

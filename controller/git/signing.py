@@ -18,7 +18,7 @@ from controller.approval.signers import certified_key
 from controller.approval.sshsig import signature_key
 from controller.errors import GitError
 from controller.git.base import RepoBase
-from controller.git.records import Person
+from controller.git.records import Person, git_date
 
 _GOOD_SSH = re.compile(r'Good "git" signature for (\S+) with')
 _SSH_KEY = re.compile(r"\bkey (SHA256:[A-Za-z0-9+/=]+)")
@@ -51,7 +51,14 @@ class Signing(RepoBase):
         return self._must_sign
 
     def _commit_tree(
-        self, tree: str, parent: str, message: str, author: Person, committer: Person, sign: bool
+        self,
+        tree: str,
+        parent: str,
+        message: str,
+        author: Person,
+        committer: Person,
+        sign: bool,
+        now: int | None = None,
     ) -> str:
         ident = {
             "GIT_AUTHOR_NAME": author.name,
@@ -59,6 +66,8 @@ class Signing(RepoBase):
             "GIT_COMMITTER_NAME": committer.name,
             "GIT_COMMITTER_EMAIL": committer.email,
         }
+        if now is not None:  # the date the caller records the commit at
+            ident["GIT_AUTHOR_DATE"] = ident["GIT_COMMITTER_DATE"] = f"@{git_date(now)}"
         args = ["commit-tree", tree, "-p", parent, "-F", "-"]
         pins: list[tuple[str, str]] = []
         if sign:

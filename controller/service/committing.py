@@ -521,7 +521,7 @@ class Committing(ControllerCore):
         policy = files.get(recorded.POLICY_PATH)
         if policy is not None:  # withdrawals from here on are judged by it (round 27)
             self.index.record_policy(blob_id(policy))
-        now = int(time.time())
+        now = self.repo.commit_time(sha)  # the commit's own date, as a scan reads it
         changes = [
             FileChange(
                 path, self._blob_at_index(parent, path), None if data is None else blob_id(data)

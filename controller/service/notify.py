@@ -30,6 +30,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from controller.display import shorten
+from controller.execution.journal import MESSAGE_CHARS
 from controller.settings import NotifySettings
 
 QUEUE_SIZE = 1000
@@ -98,7 +100,12 @@ class Notifier:
             {"plan": plan, "needs": needs, "message": "", "missing": "", "by": "", **values}
         )
         body["text"] = "plangate: " + text
-        return {k: self.redact(v) if isinstance(v, str) else v for k, v in body.items()}
+        # redacted whole, then cut as the journal cuts a message (a tool's 1 MB error is no
+        # notification: the chat or pager endpoint would refuse it, or post it whole)
+        return {
+            k: shorten(self.redact(v), MESSAGE_CHARS) if isinstance(v, str) else v
+            for k, v in body.items()
+        }
 
     def close(self, timeout: float = 2.0) -> None:
         """Stop the senders (messages still queued after ``timeout`` are dropped)."""

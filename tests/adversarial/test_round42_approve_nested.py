@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 42, self-approval through round 41's new exemption: "a plan file's committer is a
 writer of every plan folder above its own unless her commit only sets that nested plan's
 status".
@@ -56,6 +55,15 @@ Seen: held: ``comment-only`` (the same comment WITHOUT a status change: ``E_SELF
   ``plans/``), moved or copied by the agent below another plan's folder, makes her no writer
   of that enclosing plan: her approval of it ran it once; the same plan carried to a folder
   the parent PINS (``pin-mv``) held. The audit agrees.
+
+**Fixed** (the same session): a change to a nested plan file counts as "only its status"
+when the file is byte for byte the same but for one line, and that line is a plain
+``status: <state>`` (no comment) (``Lifecycle._status_line_only``); its committer's other
+bytes in a pinned plan's own file are kept under ``file:<folder>`` and count as writing
+what a parent pins (``verdicts``; not as authorship of that plan itself, round 23); and a
+nested plan file brings the writers of its bytes (the authors of its content and blob) to
+every plan folder above it, as a moved plan's folder writers are carried to every folder
+above its new place (``_carried_writers``, ``_carry``). History index version 13.
 """
 
 from __future__ import annotations
@@ -105,25 +113,8 @@ OTHERS = [
 CARRIED = ["nest-mv", "nest-cp", "nest-deep", "pin-mv"]
 TOGETHER = ["together-comment", "together-ctl"]
 VIDS = [*EDITS, *OTHERS, *CARRIED, "pin-comment", "mrg-comment", "together-comment"]
-_EXEMPT = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 42: a commit that sets a nested plan's status and also writes bytes the plan hash ignores (comment, metadata, CRLF, BOM) in that PLAN.yml is taken as status-only: its committer is no writer of the enclosing plan",
-)
-_CARRIED = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 42: an approver's own plan moved (git mv) by the agent into another plan's folder does not make her a writer of that enclosing plan",
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    **{
-        v: _EXEMPT
-        for v in [*EDITS, "reject-comment", "pin-comment", "mrg-comment", "together-comment"]
-    },
-    "nest-cp": _CARRIED,
-    "nest-mv": _CARRIED,
-    "nest-deep": _CARRIED,
-}
+#: every variant held since the fix (round 42's 11 breaks: the docstring)
+FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
 def _parent(vid: str, path: str, digest: str) -> str:

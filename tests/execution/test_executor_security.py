@@ -204,3 +204,21 @@ def test_redactor_hides_escaped_forms_and_a_cut_secret_start() -> None:
     )
     assert redactor.text("no cut s3c") == "no cut s3c"
     assert redactor.text(cut(b"xxs3c", 8, 5)) == "xx***" + cut(b"", 8, 5)  # the tools' own note
+
+
+def test_the_console_log_cuts_an_action_error_as_the_journal_does(tmp_path: Path) -> None:
+    """A verify naming 500 failing clauses makes a 75 KB message: the journal and commits
+    cut it at 2,000 characters (round 38); the ``action_ended`` log event carried it whole
+    to journald on every try. It is cut the same way."""
+    from controller.execution.journal import MESSAGE_CHARS
+
+    clauses = [{"path": "$.t", "equals": i} for i in range(500)]
+    actions = [{"id": 1, "tool": "say", "params": {"t": "x" * 200}, "verify": {"expect": clauses}}]
+    config, plan_file = make_plan(tmp_path, actions, {"say": {"kind": "echo"}})
+    with structlog.testing.capture_logs() as logs:
+        outcome = run(Engine(config), plan_file)
+    assert outcome.error is not None and outcome.error.code == "E_VERIFY_FAILED"
+    assert len(outcome.error.message) > 10 * MESSAGE_CHARS  # the test makes a long message
+    [ended] = [e for e in logs if e.get("event") == "action_ended"]
+    assert ended["code"] == "E_VERIFY_FAILED"
+    assert len(ended["error"]) <= MESSAGE_CHARS + 1 and ended["error"].endswith("…")

@@ -85,6 +85,25 @@ def test_a_failing_endpoint_is_retried_and_the_body_is_slack_compatible() -> Non
     assert "hunter2" not in json.dumps(body)
 
 
+def test_a_huge_message_is_redacted_whole_then_cut_as_the_journal_cuts_it() -> None:
+    """A tool's 1 MB error message is no notification (round 38 cut it in the journal and
+    in commits; the notification carried it whole): the body's strings are redacted whole,
+    then cut to the journal's 2,000 characters, the cut marked."""
+    from controller.execution.journal import MESSAGE_CHARS
+
+    with hook() as endpoint:
+        sender = notifier(endpoint.url)
+        message = "x" * 1_000_000 + " hunter2"
+        sender.send("fail", "plans/x", message="hunter2 " + message)
+        wait_until(lambda: endpoint.bodies, 10, "a post")
+        sender.close()
+    [body] = endpoint.bodies
+    assert body["message"].startswith("*** xxx") and body["message"].endswith("…")
+    assert len(body["message"]) <= MESSAGE_CHARS + 1
+    assert len(body["text"]) <= MESSAGE_CHARS + 1
+    assert "hunter2" not in json.dumps(body)
+
+
 def test_a_client_error_is_not_retried_and_retries_end() -> None:
     with hook([404, 500, 500, 500]) as endpoint:
         sender = notifier(endpoint.url, retries=2)

@@ -280,8 +280,8 @@ def _url_credentials(text: str, add: Callable[[str], None]) -> set[str]:
 
 
 def url_credentials(url: str, add: Callable[[str], None]) -> set[str]:
-    """A URL's userinfo, its password and its user part (as written and decoded), each of
-    :data:`MIN_CREDENTIAL_CHARS` or more; its query values named like credentials are handed
+    """A URL's userinfo: its password and its user part (as written and decoded; a user part
+    of :data:`MIN_CREDENTIAL_CHARS` or more); its query values named like credentials are handed
     to ``add``. Round 41: the user part alone is a credential, where GitHub (a clone URL
     ``https://<PAT>@github.com/o/r.git``) and Sentry (a DSN's key) put the token; an
     ordinary user name (``deploy``, ``postgres``) is hidden too: over-hiding, no leak."""
@@ -295,10 +295,9 @@ def url_credentials(url: str, add: Callable[[str], None]) -> set[str]:
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         if CREDENTIAL_NAME.search(name):
             add(value)
-    found = set()
-    for value in (user, password):
-        if value:
-            found |= {v for v in (value, unquote(value)) if len(v) >= MIN_CREDENTIAL_CHARS}
+    found = {password, unquote(password)} if password else set()
+    if user:  # a user part shorter than 4 (``git``, ``app``) would mask that word everywhere
+        found |= {v for v in (user, unquote(user)) if len(v) >= MIN_CREDENTIAL_CHARS}
     return found
 
 

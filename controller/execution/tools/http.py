@@ -135,8 +135,9 @@ class HttpTool:
 
 
 def _shown(text: str) -> str:
-    """``text`` with the credentials of any URL in it masked (``user:***@host``,
-    ``?key=***``): a catalog URL may carry them, and errors are committed (rounds 25, 26)."""
+    """``text`` with the credentials of any URL in it masked (``***@host``, its whole
+    userinfo since round 41, ``?key=***``): a catalog URL may carry them, and errors are
+    committed (rounds 25, 26, 41)."""
     return masked_url(text)
 
 

@@ -67,16 +67,27 @@ def _json_escape(char: str) -> str:
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
-_USERINFO = re.compile(r"^([^/?#@]*:)[^/?#@]*@")
+#: A URL's whole userinfo (round 41: its *user* part alone is a credential where a service
+#: puts the token there, ``https://TOKEN@github.com/o/r.git``, a Sentry DSN's key).
+_USERINFO = re.compile(r"^[^/?#@]*@")
 _QUERY_VALUE = re.compile(r"(^|&)([^=&]*)=[^&]*")
 
+
+#: Words that name a credential only as a whole word of a name (a part of it): inside a
+#: longer word they are something else (``bypass``, ``PATH``, ``spinner``, ``seedling``).
+_CREDENTIAL_WORDS = ("passphrase", "pass", "pat", "jwt", "pin", "seed", "mnemonic", "totp", "otp")
 
 #: A name that says its value is a credential (an env variable, a header, an option, a
 #: query key): ``API_KEY``, ``Authorization``, ``--token``, ``access_token``, ...
 CREDENTIAL_NAME = re.compile(
     r"(?i)key|token|secret|passw|pwd|auth|credential|cookie|session|signature|bearer"
-    # round 40: ``PASS`` and ``PASSPHRASE`` as a word of the name (``DB_PASS``, ``smtpPass``)
-    r"|(?<![a-z])pass(?:phrase)?(?![a-z])|(?-i:(?<=[a-z0-9])Pass(?:phrase)?(?![a-z]))"
+    # a word of the name (parts split at ``_``, ``-``, ``.``, digits or a camel-case hump):
+    # round 40 ``PASS``, ``PASSPHRASE`` (``DB_PASS``, ``smtpPass``); round 41 ``PAT``,
+    # ``JWT``, ``PIN``, ``SEED``, ``MNEMONIC``, ``OTP``, ``TOTP`` (``GH_PAT``, ``TOTP_SEED``);
+    # as words only, so that ``PATH``, ``PATCH``, ``spinner`` or ``mapping`` are no credentials
+    rf"|(?<![a-z])(?:{'|'.join(_CREDENTIAL_WORDS)})(?![a-z])"
+    rf"|(?-i:(?<=[a-z0-9])(?:{'|'.join(w.capitalize() for w in _CREDENTIAL_WORDS)})(?![a-z]))"
+    rf"|(?-i:(?<=[a-z0-9])(?:{'|'.join(w.upper() for w in _CREDENTIAL_WORDS)})(?![A-Za-z]))"
 )
 
 
@@ -87,8 +98,9 @@ def _masked_pair(match: re.Match[str]) -> str:
 
 
 def masked_url(text: str) -> str:
-    """``text`` with the credentials the URLs in it carry written ``***``: a password
-    (``user:***@host``) and the value of a query key named like one (``?api_key=***``;
+    """``text`` with the credentials the URLs in it carry written ``***``: the whole userinfo
+    (``***@host``: a password, and a user part, where GitHub and Sentry put a token; round
+    41) and the value of a query key named like one (``?api_key=***``;
     ``?dry_run=true`` stays: a reviewer must see it). Catalog and remote URLs are written
     into errors, ``show`` and logs (rounds 25 and 26)."""
     return _URL.sub(_masked_one, text)
@@ -97,7 +109,7 @@ def masked_url(text: str) -> str:
 def _masked_one(match: re.Match[str]) -> str:
     url = match.group(0)
     scheme, _, rest = url.partition("://")
-    rest = _USERINFO.sub(r"\1***@", rest)
+    rest = _USERINFO.sub("***@", rest)
     head, mark, query = rest.partition("?")
     if mark:
         query, hash_mark, fragment = query.partition("#")

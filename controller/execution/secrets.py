@@ -164,9 +164,11 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
     never to be written): the webhook secret, the UI token and the notify URLs the config
     names by variable, kept out of every tool process; and, as values to redact, theirs,
     each catalog entry's (:func:`controller.settings.toolspec.tool_credentials`) and the
-    password and query values of the remote's URL. Rounds 25 and 26: only ``$<secrets.*>``
-    values were hidden, and a tool that echoed its ``Authorization`` header, its ``env`` or
-    its argv, or an error quoting a URL, had them committed."""
+    userinfo (password and user part) and query values of the remote's URL and of each
+    ``notify.urls`` entry (and of the URLs the variables hold). Rounds 25 and 26: only
+    ``$<secrets.*>`` values were hidden, and a tool that echoed its ``Authorization``
+    header, its ``env`` or its argv, or an error quoting a URL, had them committed; round
+    41: a URL's *user* part (``https://TOKEN@host``) was not taken."""
     from controller.settings.toolspec import tool_credentials, url_credentials
 
     names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
@@ -175,8 +177,10 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
     for spec in config.tools.values():
         found |= tool_credentials(spec)
     url = config.remote.url if config.remote is not None else None
-    if url:
-        found |= url_credentials(url, found.add)
+    urls = [url, *config.notify.urls, *(environ.get(name) for name in config.notify.url_env)]
+    for url in urls:
+        if url:
+            found |= url_credentials(url, found.add)
     return {name for name in names if name}, found
 
 

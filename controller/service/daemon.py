@@ -132,7 +132,9 @@ class Daemon(Upkeep):
 
     def _mode(self) -> str:
         if self.config.remote is not None:
-            return f"remote {self.config.remote.url} {self.config.remote.branch}"
+            from controller.display import masked_url  # its userinfo is a credential
+
+            return f"remote {masked_url(self.config.remote.url)} {self.config.remote.branch}"
         return f"local {self.config.repo_path()}"
 
     def _shutdown(self) -> None:

@@ -184,7 +184,9 @@ def tool_credentials(spec: ToolSpec) -> set[str]:
     value of an ``env`` variable or header named like a credential (``API_KEY``,
     ``Authorization``) and its last word (``Bearer TOKEN``); in any value, argv item or URL
     query, the value of a pair whose name is one (``key=TOKEN``, ``--token=TOKEN``,
-    ``--token TOKEN``, ``?api_key=...``); a URL's password."""
+    ``--token TOKEN``, ``?api_key=...``); a URL's userinfo (its password and, round 41, its
+    user part); a password in a short argv flag (:func:`flag_credential`: ``-u user:PW``,
+    ``-pPW``, ``-a PW``)."""
     found: set[str] = set()
 
     def add(value: str) -> None:
@@ -211,9 +213,57 @@ def tool_credentials(spec: ToolSpec) -> set[str]:
         named = item.startswith("-") and "=" not in item and CREDENTIAL_NAME.search(item)
         if named and following is not None and not following.startswith("-"):
             add(following)
+        flag_credential(item, following, add)
     if spec.url:
         found |= url_credentials(spec.url, add)
     return found
+
+
+#: Short flags whose value is a password in common clients (round 41): ``-a PW``
+#: (redis-cli), ``-p PW`` (sshpass, mysql's ``-pPW`` attached).
+_PASSWORD_FLAGS = ("-a", "-p")
+#: Flags whose value is ``user:password`` (curl ``-u``/``--user``, ``-uUSER:PW`` attached).
+_USER_FLAGS = ("-u", "--user")
+#: A value of ``-p`` that is a port or a port mapping (``-p 8080``, ``-p 8080:80/tcp``),
+#: not a password.
+_PORT = re.compile(r"[0-9]{1,5}|[0-9.:\[\]]*:[0-9]{1,5}(?:/(?:tcp|udp|sctp))?")
+#: A value of ``-p``/``-a`` that is a path (``mkdir -p /srv/app``, ``cp -p ./a b``).
+_PATH_VALUE = re.compile(r"(?:/|\./|\.\./|~/)")
+#: An attached ``-p`` value of lower-case letters is a word of a single-dash long option
+#: (find's ``-print``, ``-prune``, ``-perm``, ``-path``), not ``-pPASSWORD``.
+_OPTION_WORD = re.compile(r"[a-z]+")
+
+
+def flag_credential(item: str, following: str | None, add: Callable[[str], None]) -> None:
+    """Hands to ``add`` a password an argv item (with the one after it) gives the way common
+    clients take one (round 41): the password of ``user:password`` after ``-u``/``--user``
+    (``--user=``, ``-uUSER:PW``); the value after ``-a`` or ``-p``, or attached to ``-p``
+    (``-pPW``), unless it is a port (all digits, at most 5: ``-p 8080``; a port mapping
+    ``8080:80``), a path (``/``, ``./``, ``../``, ``~/``) or, attached, lower-case letters
+    only (``-print``); ``--password``/``--pass``/``--auth`` are named like credentials."""
+    if item in _USER_FLAGS or any(item.startswith(f"{f}=") for f in _USER_FLAGS[1:]):
+        value = following if item in _USER_FLAGS else item.partition("=")[2]
+        _user_password(value, add)
+    elif item.startswith("-u") and not item.startswith("--") and len(item) > 2:
+        _user_password(item[2:], add)
+    elif item in _PASSWORD_FLAGS:
+        if following is not None and not following.startswith("-"):
+            _password(following, add)
+    elif item.startswith("-p") and not item.startswith("--") and len(item) > 2:
+        value = item[2:]
+        if not _OPTION_WORD.fullmatch(value):
+            _password(value, add)
+
+
+def _user_password(value: str | None, add: Callable[[str], None]) -> None:
+    if value and ":" in value:
+        _password(value.partition(":")[2], add)
+
+
+def _password(value: str, add: Callable[[str], None]) -> None:
+    if _PORT.fullmatch(value) or _PATH_VALUE.match(value):
+        return
+    add(value)
 
 
 #: A URL inside a longer value (an env value, a header, an argv item): a scheme and ``://``.
@@ -230,19 +280,25 @@ def _url_credentials(text: str, add: Callable[[str], None]) -> set[str]:
 
 
 def url_credentials(url: str, add: Callable[[str], None]) -> set[str]:
-    """A URL's password (as written and decoded); its query values named like credentials
-    are handed to ``add``."""
+    """A URL's userinfo: its password and its user part (as written and decoded; a user part
+    of :data:`MIN_CREDENTIAL_CHARS` or more); its query values named like credentials are handed
+    to ``add``. Round 41: the user part alone is a credential, where GitHub (a clone URL
+    ``https://<PAT>@github.com/o/r.git``) and Sentry (a DSN's key) put the token; an
+    ordinary user name (``deploy``, ``postgres``) is hidden too: over-hiding, no leak."""
     from urllib.parse import parse_qsl, unquote, urlsplit
 
     try:
         parts = urlsplit(url)
-        password = parts.password
+        user, password = parts.username, parts.password
     except ValueError:
         return set()
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         if CREDENTIAL_NAME.search(name):
             add(value)
-    return {password, unquote(password)} if password else set()
+    found = {password, unquote(password)} if password else set()
+    if user:  # a user part shorter than 4 (``git``, ``app``) would mask that word everywhere
+        found |= {v for v in (user, unquote(user)) if len(v) >= MIN_CREDENTIAL_CHARS}
+    return found
 
 
 def _is_http_url(url: str) -> bool:

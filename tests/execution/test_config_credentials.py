@@ -63,7 +63,7 @@ def test_the_redactor_hides_them(tmp_path: Path) -> None:
 
 def test_a_url_password_is_never_quoted() -> None:
     assert _shown("POST http://svc:p%40ss@127.0.0.1:9/x failed") == (
-        "POST http://svc:***@127.0.0.1:9/x failed"
+        "POST http://***@127.0.0.1:9/x failed"  # round 41: the whole userinfo
     )
     assert _shown("GET http://127.0.0.1/x") == "GET http://127.0.0.1/x"
 
@@ -102,5 +102,40 @@ def test_parts_argv_and_urls_of_the_catalog_are_credentials(tmp_path: Path) -> N
     assert maps_to(hx) == "http: POST https://h/x?api_key=***&dry_run=true"
     assert (
         masked_url("git clone http://u:pw@h/r.git: fatal")
-        == "git clone http://u:***@h/r.git: fatal"
+        == "git clone http://***@h/r.git: fatal"  # round 41: the user part too
     )
+
+
+def test_round41_url_users_names_and_short_flags(tmp_path: Path) -> None:
+    """Round 41: a URL's user part, names with ``PAT``/``JWT``/``PIN``/``SEED``/``MNEMONIC``
+    as a word, and passwords in short argv flags are credentials; ports, paths, find's
+    ``-print`` and names like ``PATH`` are not."""
+    from controller.display import CREDENTIAL_NAME, masked_url
+    from controller.settings.toolspec import ToolSpec, tool_credentials
+
+    def argv(*items: str) -> set[str]:
+        return tool_credentials(ToolSpec(kind="exec", argv=["tool", *items]))
+
+    assert argv("https://Ghp4Token@github.com/o/r.git") == {"Ghp4Token"}
+    assert argv("ssh://git@host/r.git") == set()  # shorter than 4: hidden in URLs only
+    assert masked_url("clone ssh://git@host/r.git") == "clone ssh://***@host/r.git"
+    config = config_from_data(
+        {
+            "remote": {"url": "https://RemoteTok1@h/r.git", "branch": "main"},
+            "notify": {"urls": ["https://NotifyTok2@h/x"]},
+        },
+        tmp_path / "p.yml",
+    )
+    found = credentials_of(config, {})[1]  # type: ignore[arg-type]
+    assert {"RemoteTok1", "NotifyTok2"} <= found
+    for name in ["GH_PAT", "API_JWT", "ADMIN_PIN", "TOTP_SEED", "WALLET_MNEMONIC", "adminPin"]:
+        assert CREDENTIAL_NAME.search(name), name
+    for name in ["PATH", "PATCH", "spinner", "mapping", "seedling", "COMPAT", "PASSTHROUGH"]:
+        assert not CREDENTIAL_NAME.search(name), name
+    assert argv("-u", "admin:Cu9Rl8Pw") == {"Cu9Rl8Pw"}
+    assert argv("--user=admin:Cu9Rl8Pw", "-uroot") == {"Cu9Rl8Pw"}
+    assert argv("-uroot", "-pMy5Sq4Lp", "appdb") == {"My5Sq4Lp"}
+    assert argv("-h", "cache", "-a", "Rd7Is6Au") == {"Rd7Is6Au"}
+    assert argv("sshpass", "-p", "Ss3Hp2As", "ssh", "deploy@host") == {"Ss3Hp2As"}
+    assert argv("-p", "8080", "-p", "8080:80/tcp", "-p", "/srv/app", "-print", "-a") == set()
+    assert argv("-u", "1000") == set()

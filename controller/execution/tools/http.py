@@ -72,8 +72,9 @@ class HttpTool:
         template = _path(self.spec.url).split("/")
         if any(placeholder_names(t) and not s for t, s in zip(template, path, strict=False)):
             raise ParamsInvalid(
-                f"the URL {url!r} has an empty path segment where a placeholder of "
-                f"{self.spec.url!r} is: a server would read another path than the catalog's"
+                f"the URL {_shown(repr(url))} has an empty path segment where a placeholder "
+                f"of {_shown(repr(self.spec.url))} is: a server would read another path than "
+                "the catalog's"
             )
         return url
 
@@ -88,7 +89,7 @@ class HttpTool:
         if clash := sorted(fixed & set(query)):
             raise ParamsInvalid(
                 f"{self.name}: param {clash[0]!r} names a query key the catalog's URL sets "
-                f"({self.spec.url}); the catalog's value stays: remove the param"
+                f"({_shown(self.spec.url)}); the catalog's value stays: remove the param"
             )
         return query
 
@@ -135,8 +136,9 @@ class HttpTool:
 
 
 def _shown(text: str) -> str:
-    """``text`` with the credentials of any URL in it masked (``user:***@host``,
-    ``?key=***``): a catalog URL may carry them, and errors are committed (rounds 25, 26)."""
+    """``text`` with the credentials of any URL in it masked (``***@host``, its whole
+    userinfo since round 41, ``?key=***``): a catalog URL may carry them, and errors are
+    committed (rounds 25, 26, 41)."""
     return masked_url(text)
 
 

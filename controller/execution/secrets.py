@@ -10,8 +10,9 @@ Redaction replaces each occurrence of a value with ``***`` in text and inside JS
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
 that a secret containing another is hidden whole. Empty values are ignored. Whole, a value is
 hidden as written, JSON-escaped, URL-encoded and in the block encodings of its bytes (UTF-8,
-and UTF-16 in either byte order): hex, base64 (standard and URL-safe) and base32 (either
-case), at every alignment a longer encoded text can give it (:func:`_block_forms`). A
+and UTF-16 in either byte order): hex, base64 (standard and URL-safe), base32 (either
+case) and uuencode (base64's bits in its alphabet, a blank or a backquote for 0: round 41),
+at every alignment a longer encoded text can give it (:func:`_block_forms`). A
 value's UTF-8 read as Latin-1 or Windows-1252 (mojibake, ``Ã¤`` for ``ä``) is one of its
 values, with all of these forms (:func:`_misread`, round 35).
 
@@ -40,11 +41,20 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   the text as written and over what the escape view decoded (quoted-printable inside a JSON
   string, its soft break escaped as ``=\\r\\n``); its needles include the secret with ``_``
   for a blank (an RFC 2047 ``Q`` encoded-word, round 40).
-- The number views (:func:`_number_view`): numbers standing in a list, hex (2 to 6 digits,
-  bare or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``) or decimal, with
-  any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
-  characters): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
-  Only secrets of 6 units or more are searched there (shorter ones would match by chance).
+- The code-run view (:func:`_code_run_view`, round 41 generalised the number views): a
+  run of character or byte codes in one numeric notation, each a word of its own: hex (bare
+  or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``), decimal, octal
+  (3 digits as ``od -b`` prints them, or after ``0o``) or binary (8 digits, or after
+  ``0b``). Two codes are of one run when separators stand between them (blanks,
+  ``,;:.-_|/``, quotes, backslashes; at most 16 characters) or the same filler as between
+  the run's first two (at most 32 characters, no digit or line end: a wrapper of each
+  code, ``CHAR(75)||CHAR(113)``, ``chr(75)+chr(113)``, ``\\x{4b}\\x{71}``). Each run is
+  read as code points or code units (hex up to 8 digits, zero-padded UTF-32 too) and, in
+  hex, as the bytes its digits write in order (``xxd``'s 2-byte groups, a UTF-32 or any
+  other hex dump: a long group maps each byte back to its two digits) and as ``od -x``'s
+  16-bit words written high byte first. Its needles: the secret's UTF-8, UTF-16 and UTF-32
+  bytes (either order), code units and code points, of 6 units or more (shorter ones would
+  match by chance): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
 - The break view (:func:`_break_view`, round 35): what a line wrapper, a folding emitter
   or a quoting syntax puts between a text's characters, undone: a line end (LF, CR, CRLF)
   with the indentation after it read as nothing (a hard wrap) and, in a second reading, as
@@ -64,8 +74,13 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   words never stand letter by letter), matched where each filler is at most 8 characters,
   9 more for each character of the secret that stands between the two
   (:func:`_gapped_needle`). Over the text and over what the escape view decoded.
-- The NFC view (:func:`_nfc_view`, round 40): each character with combining marks after it
-  composed (an NFD text), searched for the secrets composed.
+- The compatibility view (:func:`_compat_view`, round 40's NFC view, NFKC since round 41):
+  each character with combining marks after it composed (an NFD text), each other
+  character in its compatibility form (fullwidth ``Ｋ`` as ``K``, ligatures), searched for
+  the secrets in NFKC; over the text and over what the escape view decoded.
+- The case view (round 41): the text (and its compatibility form) lower-cased, searched for
+  secrets of 8 characters or more with letters, lower-cased (a secret so long in another
+  case is the secret; shorter ones are matched case-exact, a word is not a secret).
 - The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
   with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
   UTF-8), when it keeps 4 other characters and is 6 long or more.
@@ -91,7 +106,10 @@ a blank of a secret right after a line end of the break view is read as indentat
 wrap is found when the line end stands for that blank, not when it stands for nothing and
 the blank is the secret's own); a wrapped or quoted secret of fewer than 6 characters is
 not found; a secret whose ``_`` is written ``\\_`` (Markdown) is found when every ``_`` of
-it is (the escape view reads ``\\_`` as YAML's U+00A0).
+it is (the escape view reads ``\\_`` as YAML's U+00A0); a uuencoded secret is found within
+one uuencoded line (45 bytes), not across two (each starts with its length character); a
+code run is not found across what a dump prints between its lines (``od``'s and ``xxd``'s
+offsets, ``xxd``'s text column).
 
 Where a part of a tool's output is quoted in a message (the last line of stderr in an
 error), it is cut from the redacted whole, never redacted alone (round 35: the tail of a
@@ -324,11 +342,12 @@ _BIN_TOKEN = re.compile(
 )
 #: What may stand between two codes of one run: any of these (a list's separators), or the
 #: filler that stood between the run's first two codes, repeated (a wrapper of each code:
-#: ``CHAR(75)||CHAR(113)``, ``chr(75)+chr(113)``, ``\x{4b}\x{71}``); at most _MAX_GAP
-#: characters and never a digit or a line end there.
+#: ``CHAR(75)||CHAR(113)``, ``chr(75)+chr(113)``, ``\x{4b}\x{71}``); separators at most
+#: _MAX_GAP characters, a filler at most _MAX_FILLER and never a digit or a line end.
 _GAP = re.compile(r"[\s,;:.\-_|/\\'\"]*")
 _FILLER = re.compile(r"[^0-9\n\r]*")
 _MAX_GAP = 16
+_MAX_FILLER = 32
 #: Hex digits of a code: more than this, a group of bytes only (UTF-32: 8).
 _CODE_DIGITS = 8
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -632,11 +651,12 @@ def _code_run_view(
     """The codes of ``text`` that stand in runs (character or byte codes in one notation: a
     list, a dump, a code per wrapper), read each way of ``readings``, one stream each.
 
-    Two codes are of one run when at most _MAX_GAP characters stand between them, either
-    separators (:data:`_GAP`) or, repeated, the filler between the run's first two codes
-    (one notation per run: ``CHAR(75)||CHAR(113)``). A code of up to 8 hex digits or a few
-    decimal, octal or binary ones maps its units onto its whole token; a longer group of
-    hex bytes maps each byte onto its two digits. One ``finditer``: linear in the text."""
+    Two codes are of one run when what stands between them is separators (:data:`_GAP`, at
+    most _MAX_GAP characters) or, repeated, the filler between the run's first two codes
+    (one notation per run: ``CHAR(75)||CHAR(113)``; at most _MAX_FILLER, no digit). A
+    code of up to 8 hex digits or a few decimal, octal or binary ones maps its units onto
+    its whole token; a longer group of hex bytes maps each byte onto its two digits. One
+    ``finditer``: linear in the text."""
     streams = [_Stream() for _ in readings]
     broken = [False] * len(readings)  # a code this reading could not read ended its run
     last = -1  # where the last code ended
@@ -644,11 +664,11 @@ def _code_run_view(
     for token in pattern.finditer(text):
         start, end = token.span()
         joined = False
-        if last >= 0 and start - last <= _MAX_GAP:
+        if last >= 0 and start - last <= _MAX_FILLER:
             gap = text[last:start]
             if filler is None and _FILLER.fullmatch(gap):
                 filler = gap
-            joined = gap == filler or _GAP.fullmatch(gap) is not None
+            joined = gap == filler or (len(gap) <= _MAX_GAP and _GAP.fullmatch(gap) is not None)
         if not joined:
             filler = None
         last = end

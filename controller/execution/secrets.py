@@ -626,15 +626,16 @@ def _code_point(base: int) -> _Reading:
 
 def _hex_bytes(digits: str) -> str | None:
     """Hex digits as the bytes they write in order (``xxd``'s groups, a UTF-32 dump)."""
-    return _latin(bytes.fromhex(digits)) if len(digits) % 2 == 0 else None
+    return bytes.fromhex(digits).decode("latin-1") if len(digits) % 2 == 0 else None
 
 
 def _hex_words(digits: str) -> str | None:
     """Hex digits as 16-bit little-endian words, each written high byte first (``od -x``)."""
     if len(digits) % 4:
         return None
-    raw = bytes.fromhex(digits)
-    return _latin(bytes(raw[i ^ 1] for i in range(len(raw))))
+    raw = bytearray.fromhex(digits)
+    raw[0::2], raw[1::2] = raw[1::2], raw[0::2]
+    return raw.decode("latin-1")
 
 
 #: How the codes of each notation are read (hex: code points, bytes in order, ``od -x``

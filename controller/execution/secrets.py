@@ -10,8 +10,9 @@ Redaction replaces each occurrence of a value with ``***`` in text and inside JS
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
 that a secret containing another is hidden whole. Empty values are ignored. Whole, a value is
 hidden as written, JSON-escaped, URL-encoded and in the block encodings of its bytes (UTF-8,
-and UTF-16 in either byte order): hex, base64 (standard and URL-safe) and base32 (either
-case), at every alignment a longer encoded text can give it (:func:`_block_forms`). A
+and UTF-16 in either byte order): hex, base64 (standard and URL-safe), base32 (either
+case) and uuencode (base64's bits in its alphabet, a blank or a backquote for 0: round 41),
+at every alignment a longer encoded text can give it (:func:`_block_forms`). A
 value's UTF-8 read as Latin-1 or Windows-1252 (mojibake, ``Ã¤`` for ``ä``) is one of its
 values, with all of these forms (:func:`_misread`, round 35).
 
@@ -40,11 +41,20 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   the text as written and over what the escape view decoded (quoted-printable inside a JSON
   string, its soft break escaped as ``=\\r\\n``); its needles include the secret with ``_``
   for a blank (an RFC 2047 ``Q`` encoded-word, round 40).
-- The number views (:func:`_number_view`): numbers standing in a list, hex (2 to 6 digits,
-  bare or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``) or decimal, with
-  any separators between them (blanks, ``,;:.-_|/``, quotes, backslashes; at most 16
-  characters): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
-  Only secrets of 6 units or more are searched there (shorter ones would match by chance).
+- The code-run view (:func:`_code_run_view`, round 41 generalised the number views): a
+  run of character or byte codes in one numeric notation, each a word of its own: hex (bare
+  or after ``0x``, ``\\x``, ``%``, ``=``, ``&#x``, ``U+``, ``#``, ``$``), decimal, octal
+  (3 digits as ``od -b`` prints them, or after ``0o``) or binary (8 digits, or after
+  ``0b``). Two codes are of one run when separators stand between them (blanks,
+  ``,;:.-_|/``, quotes, backslashes; at most 16 characters) or the same filler as between
+  the run's first two (at most 32 characters, no digit or line end: a wrapper of each
+  code, ``CHAR(75)||CHAR(113)``, ``chr(75)+chr(113)``, ``\\x{4b}\\x{71}``). Each run is
+  read as code points or code units (hex up to 8 digits, zero-padded UTF-32 too) and, in
+  hex, as the bytes its digits write in order (``xxd``'s 2-byte groups, a UTF-32 or any
+  other hex dump: a long group maps each byte back to its two digits) and as ``od -x``'s
+  16-bit words written high byte first. Its needles: the secret's UTF-8, UTF-16 and UTF-32
+  bytes (either order), code units and code points, of 6 units or more (shorter ones would
+  match by chance): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
 - The break view (:func:`_break_view`, round 35): what a line wrapper, a folding emitter
   or a quoting syntax puts between a text's characters, undone: a line end (LF, CR, CRLF)
   with the indentation after it read as nothing (a hard wrap) and, in a second reading, as
@@ -64,8 +74,13 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   words never stand letter by letter), matched where each filler is at most 8 characters,
   9 more for each character of the secret that stands between the two
   (:func:`_gapped_needle`). Over the text and over what the escape view decoded.
-- The NFC view (:func:`_nfc_view`, round 40): each character with combining marks after it
-  composed (an NFD text), searched for the secrets composed.
+- The compatibility view (:func:`_compat_view`, round 40's NFC view, NFKC since round 41):
+  each character with combining marks after it composed (an NFD text), each other
+  character in its compatibility form (fullwidth ``Ｋ`` as ``K``, ligatures), searched for
+  the secrets in NFKC; over the text and over what the escape view decoded.
+- The case view (round 41): the text (and its compatibility form) lower-cased, searched for
+  secrets of 8 characters or more with letters, lower-cased (a secret so long in another
+  case is the secret; shorter ones are matched case-exact, a word is not a secret).
 - The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
   with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
   UTF-8), when it keeps 4 other characters and is 6 long or more.
@@ -91,7 +106,10 @@ a blank of a secret right after a line end of the break view is read as indentat
 wrap is found when the line end stands for that blank, not when it stands for nothing and
 the blank is the secret's own); a wrapped or quoted secret of fewer than 6 characters is
 not found; a secret whose ``_`` is written ``\\_`` (Markdown) is found when every ``_`` of
-it is (the escape view reads ``\\_`` as YAML's U+00A0).
+it is (the escape view reads ``\\_`` as YAML's U+00A0); a uuencoded secret is found within
+one uuencoded line (45 bytes), not across two (each starts with its length character); a
+code run is not found across what a dump prints between its lines (``od``'s and ``xxd``'s
+offsets, ``xxd``'s text column).
 
 Where a part of a tool's output is quoted in a message (the last line of stderr in an
 error), it is cut from the redacted whole, never redacted alone (round 35: the tail of a
@@ -245,7 +263,15 @@ def _block_forms(raw: bytes) -> set[str]:
         forms.update({body, body.replace("+", "-").replace("/", "_")})
     for body in _aligned(raw, base64.b32encode, 5, 8):
         forms.update({body, body.lower()})
+    for body in _aligned(raw, base64.b64encode, 3, 4):  # uuencode: base64's bits, another alphabet
+        forms.update({body.translate(_UU), body.translate(_UU_BACKTICK)})
     return {form for form in forms if len(form) >= _MIN_ENCODED}
+
+
+#: base64's alphabet to uuencode's (``chr(32 + bits)``; a blank or a backquote for 0).
+_B64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_UU = str.maketrans(_B64_ALPHABET, "".join(chr(32 + i) for i in range(64)))
+_UU_BACKTICK = str.maketrans(_B64_ALPHABET, "`" + "".join(chr(32 + i) for i in range(1, 64)))
 
 
 def _aligned(raw: bytes, encode: Callable[[bytes], bytes], size: int, chars: int) -> set[str]:
@@ -304,15 +330,30 @@ _BREAK_STARTS = ("\n", "\r", "'", '"', "\\")
 _UTF7_RUN = re.compile(r"\+([A-Za-z0-9+/]*)(-?)")
 #: Quoted-printable: ``=XX`` of a byte, ``=`` at the end of a line (a soft line break).
 _QP_TOKEN = re.compile(r"=(?:(?P<byte>[0-9A-Fa-f]{2})|\r?\n)")
-#: A number of a list of bytes, code units or code points: hex (2 to 6 digits, bare or after
-#: 0x, \x, %, =, &#x, U+, # or $) or decimal (up to 7 digits), a word of its own.
+#: A code of a code run (the code-run view, :func:`_code_run_view`), a word of its own: hex
+#: (2 digits or more, bare or after 0x, \x, %, =, &#x, U+, # or $: a byte, a code unit or
+#: point of up to 8 digits, or a group of bytes), decimal (up to 7 digits), octal (3 digits,
+#: ``od -b``, or after ``0o``) or binary (8 digits, or after ``0b``).
 _HEX_TOKEN = re.compile(
-    r"(?:0[xX]|\\[xX]|%|=|&\#[xX]|[uU]\+|\#|\$|(?<![0-9A-Za-z]))([0-9a-fA-F]{2,6})(?![0-9A-Za-z])"
+    r"(?:0[xX]|\\[xX]|%|=|&\#[xX]|[uU]\+|\#|\$|(?<![0-9A-Za-z]))([0-9a-fA-F]{2,})(?![0-9A-Za-z])"
 )
 _DEC_TOKEN = re.compile(r"(?<![0-9A-Za-z])([0-9]{1,7})(?![0-9A-Za-z])")
-#: What may stand between two numbers of one list (at most _MAX_GAP characters).
+_OCT_TOKEN = re.compile(
+    r"(?:0[oO]|(?<![0-9A-Za-z])(?=[0-7]{3}(?![0-9A-Za-z])))([0-7]{1,7})(?![0-9A-Za-z])"
+)
+_BIN_TOKEN = re.compile(
+    r"(?:0[bB]|(?<![0-9A-Za-z])(?=[01]{8}(?![0-9A-Za-z])))([01]{1,21})(?![0-9A-Za-z])"
+)
+#: What may stand between two codes of one run: any of these (a list's separators), or the
+#: filler that stood between the run's first two codes, repeated (a wrapper of each code:
+#: ``CHAR(75)||CHAR(113)``, ``chr(75)+chr(113)``, ``\x{4b}\x{71}``); separators at most
+#: _MAX_GAP characters, a filler at most _MAX_FILLER and never a digit or a line end.
 _GAP = re.compile(r"[\s,;:.\-_|/\\'\"]*")
+_FILLER = re.compile(r"[^0-9\n\r]*")
 _MAX_GAP = 16
+_MAX_FILLER = 32
+#: Hex digits of a code: more than this, a group of bytes only (UTF-32: 8).
+_CODE_DIGITS = 8
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _WIDE_CHARS = re.compile("[^\0\ufffd]+|\ufffd+")  # NULs dropped, U+FFFD runs as one
 _WIDE_BYTES = re.compile("[^\0]+")
@@ -335,11 +376,17 @@ _GAP_SOURCE = 160
 _GROUPED = re.compile(
     r"(?<![\w.,])[0-9]{1,3}([,_ .'\u00a0\u202f\u2009])[0-9]{3}(?:\1[0-9]{3})*(?!\w)"
 )
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a"
 #: Characters each with combining marks after it (an NFD text: ``e`` + U+0301 for ``é``).
-_COMBINED = re.compile(
-    "(?:[^\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a]"
-    "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a]+)+"
+_COMBINED = re.compile(f"(?:[^{_MARKS}][{_MARKS}]+)+")
+#: The compatibility view's tokens (:func:`_compat_view`): characters with combining marks
+#: after them (composed together), or a run of other non-ASCII characters (each alone).
+_COMPAT_RUN = re.compile(
+    f"(?P<marks>{_COMBINED.pattern})|(?:[^\\x00-\\x7f{_MARKS}](?![{_MARKS}]))+"
 )
+#: A secret this long, with letters, is also found in another case (``.upper()``):
+#: shorter ones are matched as written (a word in another case is not a secret).
+_MIN_CASELESS = 8
 
 
 def _latin(raw: bytes) -> str:
@@ -364,14 +411,18 @@ class _Stream:
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._starts: list[int] = []  # the index of each piece's first unit
-        self._sources: list[tuple[int, int, bool]] = []  # source start, end, one to one
+        #: source start, end, and the characters of source per unit (0: the whole span)
+        self._sources: list[tuple[int, int, int]] = []
         self.size = 0
 
-    def add(self, units: str, start: int, end: int, *, literal: bool = False) -> None:
+    def add(
+        self, units: str, start: int, end: int, *, literal: bool = False, step: int = 0
+    ) -> None:
+        """Add ``units``, each from ``step`` characters of the source (``literal``: one)."""
         if units:
             self._parts.append(units)
             self._starts.append(self.size)
-            self._sources.append((start, end, literal))
+            self._sources.append((start, end, 1 if literal else step))
             self.size += len(units)
 
     def add_utf8(self, text: str, start: int) -> None:
@@ -390,11 +441,11 @@ class _Stream:
     def span(self, first: int, stop: int) -> tuple[int, int]:
         """The source span of units ``first`` .. ``stop - 1``."""
         at = bisect.bisect_right(self._starts, first) - 1
-        start, _, literal = self._sources[at]
-        begin = start + first - self._starts[at] if literal else start
+        start, _, step = self._sources[at]
+        begin = start + (first - self._starts[at]) * step
         at = bisect.bisect_right(self._starts, stop - 1) - 1
-        start, end, literal = self._sources[at]
-        return begin, start + stop - self._starts[at] if literal else end
+        start, end, step = self._sources[at]
+        return begin, start + (stop - self._starts[at]) * step if step else end
 
 
 def _escape_value(token: re.Match[str]) -> tuple[int, bool, int] | None:
@@ -535,14 +586,14 @@ def _break_view(text: str, joint: str) -> _Stream:
         if pos < start:
             parts.append(text[pos:start])
             starts.append(size)
-            sources.append((pos, start, True))
+            sources.append((pos, start, 1))
             size += start - pos
         quote = token["quote"]
         unit = quote[-1] if quote else joint
         if unit:
             parts.append(unit)
             starts.append(size)
-            sources.append((start, end, False))
+            sources.append((start, end, 0))
             size += 1
         pos = end
     stream.size = size
@@ -560,23 +611,92 @@ def _misread(value: str) -> set[str]:
     return {_latin(raw), cp1252} - {value}
 
 
-def _number_view(text: str, pattern: re.Pattern[str], base: int) -> _Stream:
-    """The numbers of ``text`` that stand in lists (hex or decimal, with any separators and
-    prefixes between them), each as one unit; a run ends where other text comes between."""
-    stream = _Stream()
-    last = -1
+#: How a code run's codes are read: each code to its units (a code point, a byte or bytes),
+#: or None where the code cannot be one of that reading (the run ends there).
+_Reading = Callable[[str], str | None]
+
+
+def _code_point(base: int) -> _Reading:
+    """A code as one unit: a byte, a UTF-16 code unit or a code point (zero-padded too)."""
+
+    def read(digits: str) -> str | None:
+        if len(digits) > _CODE_DIGITS:
+            return None
+        value = int(digits, base)
+        return chr(value) if value <= 0x10FFFF else None
+
+    return read
+
+
+def _hex_bytes(digits: str) -> str | None:
+    """Hex digits as the bytes they write in order (``xxd``'s groups, a UTF-32 dump)."""
+    return bytes.fromhex(digits).decode("latin-1") if len(digits) % 2 == 0 else None
+
+
+def _hex_words(digits: str) -> str | None:
+    """Hex digits as 16-bit little-endian words, each written high byte first (``od -x``)."""
+    if len(digits) % 4:
+        return None
+    raw = bytearray.fromhex(digits)
+    raw[0::2], raw[1::2] = raw[1::2], raw[0::2]
+    return raw.decode("latin-1")
+
+
+#: How the codes of each notation are read (hex: code points, bytes in order, ``od -x``
+#: words; the others: code points).
+_HEX_READINGS = (_code_point(16), _hex_bytes, _hex_words)
+_DEC_READINGS = (_code_point(10),)
+_OCT_READINGS = (_code_point(8),)
+_BIN_READINGS = (_code_point(2),)
+
+
+def _code_run_view(
+    text: str, pattern: re.Pattern[str], readings: tuple[_Reading, ...]
+) -> list[_Stream]:
+    """The codes of ``text`` that stand in runs (character or byte codes in one notation: a
+    list, a dump, a code per wrapper), read each way of ``readings``, one stream each.
+
+    Two codes are of one run when what stands between them is separators (:data:`_GAP`, at
+    most _MAX_GAP characters) or, repeated, the filler between the run's first two codes
+    (one notation per run: ``CHAR(75)||CHAR(113)``; at most _MAX_FILLER, no digit). A
+    code of up to 8 hex digits or a few decimal, octal or binary ones maps its units onto
+    its whole token; a longer group of hex bytes maps each byte onto its two digits. One
+    ``finditer``: linear in the text."""
+    streams = [_Stream() for _ in readings]
+    broken = [False] * len(readings)  # a code this reading could not read ended its run
+    last = -1  # where the last code ended
+    filler: str | None = None  # the run's repeated filler
     for token in pattern.finditer(text):
-        value = int(token[1], base)
-        if value > 0x10FFFF:
-            last = -1
-            continue
-        start = token.start()
-        joined = last >= 0 and start - last <= _MAX_GAP and _GAP.fullmatch(text, last, start)
-        if stream.size and not joined:
-            stream.add(_BREAK, start, start)
-        stream.add(chr(value), start, token.end())
-        last = token.end()
-    return stream
+        start, end = token.span()
+        joined = False
+        if last >= 0 and start - last <= _MAX_FILLER:
+            gap = text[last:start]
+            if filler is None and _FILLER.fullmatch(gap):
+                filler = gap
+            joined = gap == filler or (len(gap) <= _MAX_GAP and _GAP.fullmatch(gap) is not None)
+        if not joined:
+            filler = None
+        last = end
+        digits = token[1]
+        step = 2 if len(digits) > _CODE_DIGITS else 0  # a group of bytes: two digits each
+        begin = token.start(1) if step else start
+        for index, read in enumerate(readings):
+            units = read(digits)
+            if units is None:
+                broken[index] = True
+                continue
+            stream = streams[index]  # as add() does, inline: this loop is the hot one
+            if (broken[index] or not joined) and stream.size:
+                stream._parts.append(_BREAK)
+                stream._starts.append(stream.size)
+                stream._sources.append((start, start, 0))
+                stream.size += 1
+            broken[index] = False
+            stream._parts.append(units)
+            stream._starts.append(stream.size)
+            stream._sources.append((begin, end, step))
+            stream.size += len(units)
+    return streams
 
 
 def _squeezed(text: str, pattern: re.Pattern[str]) -> _Stream:
@@ -662,15 +782,50 @@ def _gapped_needle(value: str) -> tuple[str, tuple[int, ...]] | None:
     return "".join(units), tuple(allowed)
 
 
-def _nfc_view(text: str) -> _Stream:
-    """``text`` with each character and the combining marks after it composed (NFC)."""
+def _compat_view(text: str) -> _Stream:
+    """``text`` in its compatibility form (NFKC): each character with the combining marks
+    after it composed, each other character in its compatibility form (fullwidth ``Ｋ`` as
+    ``K``, the ligature ``ﬁ`` as ``fi``). A character whose form is one character stays one
+    unit of a literal piece, so a run of fullwidth text maps back one to one."""
     stream = _Stream()
     pos = 0
-    for run in _COMBINED.finditer(text):
+    forms: dict[str, str] = {}
+    for run in _COMPAT_RUN.finditer(text):
         stream.add(text[pos : run.start()], pos, run.start(), literal=True)
-        stream.add(unicodedata.normalize("NFC", run.group()), run.start(), run.end())
+        if run["marks"]:
+            stream.add(unicodedata.normalize("NFKC", run.group()), run.start(), run.end())
+            pos = run.end()
+            continue
+        same: list[str] = []  # characters of one-character forms since ``pos``
+        pos = run.start()
+        for at, char in enumerate(run.group(), start=pos):
+            form = forms.get(char)
+            if form is None:
+                form = forms[char] = unicodedata.normalize("NFKC", char)
+            if len(form) == 1:
+                same.append(form)
+                continue
+            stream.add("".join(same), pos, at, literal=True)
+            stream.add(form, at, at + 1)
+            same, pos = [], at + 1
+        stream.add("".join(same), pos, run.end(), literal=True)
         pos = run.end()
     stream.add(text[pos:], pos, len(text), literal=True)
+    return stream
+
+
+def _lower_view(text: str) -> _Stream:
+    """``text`` lower-cased, where a character's lower case is not one character (``İ``)."""
+    stream = _Stream()
+    pos = 0
+    for run in _NON_ASCII.finditer(text):
+        for at, char in enumerate(run.group(), start=run.start()):
+            lower = char.lower()
+            if len(lower) != 1:
+                stream.add(text[pos:at].lower(), pos, at, literal=True)
+                stream.add(lower, at, at + 1)
+                pos = at + 1
+    stream.add(text[pos:].lower(), pos, len(text), literal=True)
     return stream
 
 
@@ -708,10 +863,11 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _units(value: str) -> set[str]:
-    """A secret as the numbers a list may give it: the bytes of its UTF-8 and UTF-16 (either
-    byte order), its UTF-16 code units and its code points."""
+    """A secret as the numbers a list may give it: the bytes of its UTF-8, UTF-16 and UTF-32
+    (either byte order), its UTF-16 code units and its code points."""
     wide = value.encode("utf-16-be", "surrogatepass")
-    forms = {_latin(value.encode(name, "surrogatepass")) for name in _BYTE_ENCODINGS}
+    names = (*_BYTE_ENCODINGS, "utf-32-le", "utf-32-be")
+    forms = {_latin(value.encode(name, "surrogatepass")) for name in names}
     forms.add("".join(chr(int.from_bytes(wide[i : i + 2], "big")) for i in range(0, len(wide), 2)))
     forms.add(value)
     return {form for form in forms if len(form) >= _MIN_ENCODED}
@@ -735,8 +891,10 @@ class _Needles:
         self.numbers: set[str] = set()
         #: the gapped view: a secret's letters and digits, and the filler allowed before each
         self.gapped: dict[str, tuple[int, ...]] = {}
-        #: composed (NFC), searched in a text with combining marks composed
-        self.nfc: set[str] = set()
+        #: the compatibility form (NFKC), searched in a text so normalised
+        self.compat: set[str] = set()
+        #: lower-cased, searched in the text (and its compatibility form) lower-cased
+        self.caseless: set[str] = set()
         #: each run of non-ASCII characters as one U+FFFD (Latin-1 bytes read as UTF-8)
         self.replaced: set[str] = set()
         #: the break view, read with each joint (:data:`_BREAK_JOINTS`), of the text as
@@ -771,7 +929,11 @@ class _Needles:
                 needle, allowed = gapped
                 known = self.gapped.get(needle, allowed)
                 self.gapped[needle] = tuple(map(max, known, allowed))
-            self.nfc.add(unicodedata.normalize("NFC", value))
+            compat = unicodedata.normalize("NFKC", value)
+            if compat == unicodedata.normalize("NFC", value) or len(compat) >= _MIN_ENCODED:
+                self.compat.add(compat)
+            if len(compat) >= _MIN_CASELESS and compat.lower() != compat.upper():
+                self.caseless.add(compat.lower())
             if replaced != value and len(replaced) >= _MIN_ENCODED:
                 self.replaced.add(_WIDE_CHARS.sub(_one_replacement, replaced))
             _add(self.qp, _qp_view("=" + value).text(), -1)
@@ -844,6 +1006,10 @@ class Redactor:
         # The whole forms too (hex, base64, base32 at every alignment), line-wrapped: base64
         # at 64 or 76 characters a line (PEM, MIME), hex cut into lines
         self._needles.breaks[""] |= {f for f in unique if len(f) >= _MIN_ENCODED}
+        # and so inside a string literal (base64 wrapped, its line ends escaped as ``\n``)
+        self._needles.breaks_escaped[""] |= {
+            bare for f in unique if len(bare := f.replace("\\", "")) >= _MIN_ENCODED
+        }
         #: Secrets a number can spell (digits, a sign, a point): found again in numbers
         #: written another way (``4.8213957e7`` for ``48213957``: round 17).
         self._numeric = [v for v in self._secrets if _NUMERIC_SECRET.fullmatch(v)]
@@ -897,6 +1063,8 @@ class Redactor:
                     _find(squeezed.text(), wide, _through(squeezed, stream), found)
             _qp_inside(chars, needles.qp_escaped, found)
             _breaks_inside(chars, needles.breaks_escaped, found)
+            if chars.text() != text:  # fullwidth or another case, escaped
+                _compat_inside(chars.text(), chars, needles, found)
             if needles.gapped and chars.text() != text:  # lone characters, each escaped
                 inner, gaps = _gapped_view(chars.text())
                 _find_gapped(inner.text(), gaps, needles.gapped, _through(inner, chars), found)
@@ -914,17 +1082,19 @@ class Redactor:
         if needles.gapped:
             stream, gaps = _gapped_view(text)
             _find_gapped(stream.text(), gaps, needles.gapped, stream.span, found)
-        if not text.isascii():
-            if needles.nfc and _COMBINED.search(text):
-                stream = _nfc_view(text)
-                _find(stream.text(), needles.nfc, stream.span, found)
-            if needles.replaced and "\ufffd" in text:
-                stream = _squeezed(text, _WIDE_CHARS)
-                _find(stream.text(), needles.replaced, stream.span, found)
+        _compat_inside(text, None, needles, found)
+        if needles.replaced and "\ufffd" in text:
+            stream = _squeezed(text, _WIDE_CHARS)
+            _find(stream.text(), needles.replaced, stream.span, found)
         if needles.numbers:
-            for pattern, base in ((_HEX_TOKEN, 16), (_DEC_TOKEN, 10)):
-                stream = _number_view(text, pattern, base)
-                _find(stream.text(), needles.numbers, stream.span, found)
+            for pattern, readings in (
+                (_HEX_TOKEN, _HEX_READINGS),
+                (_DEC_TOKEN, _DEC_READINGS),
+                (_OCT_TOKEN, _OCT_READINGS),
+                (_BIN_TOKEN, _BIN_READINGS),
+            ):
+                for stream in _code_run_view(text, pattern, readings):
+                    _find(stream.text(), needles.numbers, stream.span, found)
         return found
 
     def _cut_tail(self, text: str) -> str:
@@ -1034,6 +1204,38 @@ def _breaks_inside(
             if wanted:
                 inner = _break_view(decoded, joint)
                 _find(inner.text(), wanted, _through(inner, chars), found)
+
+
+def _compat_inside(
+    text: str, outer: _Stream | None, needles: _Needles, found: list[tuple[int, int]]
+) -> None:
+    """The compatibility view (NFKC) of ``text`` and, for secrets long enough, ``text`` and
+    that view lower-cased (``text``: the source, or the units of ``outer``'s view of it)."""
+    compat = None
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+        compat = _compat_view(text)
+        _find(compat.text(), needles.compat, _within(compat.span, outer), found)
+    if needles.caseless:
+        plain = compat.text() if compat is not None else text
+        lowered = plain.lower()
+        span: Callable[[int, int], tuple[int, int]] = compat.span if compat else _same
+        if len(lowered) != len(plain):  # a character whose lower case is two (``İ``)
+            lower = _lower_view(plain)
+            lowered = lower.text()
+            span = _through(lower, compat) if compat is not None else lower.span
+        _find(lowered, needles.caseless, _within(span, outer), found)
+
+
+def _within(
+    span: Callable[[int, int], tuple[int, int]], outer: _Stream | None
+) -> Callable[[int, int], tuple[int, int]]:
+    """``span`` of units of ``outer``'s text mapped onto ``outer``'s source (if any)."""
+    return span if outer is None else (lambda first, stop: outer.span(*span(first, stop)))
+
+
+def _same(first: int, stop: int) -> tuple[int, int]:
+    """The span of units that are the source's characters."""
+    return first, stop
 
 
 def _through(outer: _Stream, inner: _Stream) -> Callable[[int, int], tuple[int, int]]:

@@ -8,6 +8,16 @@ and run in one pass.
 Asserted: every plan completed, and none of the variant's needles (the printed form, or its
 lines of 8 characters or more) is in that plan's git history (``log --all -p``, messages
 included) nor its ``status --json`` row.
+
+Fixed (round 41, by cause, not one decoder per form): the number views became one *code-run
+view* (``execution/secrets.py``, ``_code_run_view``): a run of character or byte codes in
+one notation (hex, decimal, octal, binary; bare or with a prefix) separated by list
+separators or by the same bounded filler between each two (``CHAR(75)||CHAR(113)``,
+``chr(75)+chr(113)``, ``\\x{4b}\\x{71}``), its hex codes read as code points, as bytes in
+order (``xxd``'s groups, UTF-32 dumps) and as ``od -x``'s byte-swapped words; the secret's
+UTF-32 is one of its unit forms. A *compatibility view* searches text in NFKC (fullwidth,
+ligatures), and secrets of 8 characters or more with letters are found in any case. The
+uuencoding of a secret is one of its block forms (base64's bits, uuencode's alphabet).
 """
 
 from __future__ import annotations
@@ -68,24 +78,8 @@ VARIANTS = [
     "py-chr-plus",
     "plain",
 ]
-#: variant -> strict xfail marker (round 41 breaks)
-BROKEN: dict[str, object] = {
-    m: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 41: {why}")
-    for m, why in {
-        "od-x": "od -x 16-bit little-endian hex words committed readable",
-        "od-b": "a list of octal bytes (od -b) committed readable",
-        "bin": "a list of binary bytes committed readable",
-        "xxd-groups": "hex in 2-byte groups (xxd) committed readable",
-        "fullwidth": "the secret in fullwidth forms (NFKC) committed readable",
-        "utf32-hex": "hex of the secret's UTF-32 committed readable",
-        "uu": "uuencoded secret committed readable",
-        "perl-x": "Perl \\x{..} escapes committed readable",
-        "sql-char": "CHAR(n)||CHAR(n) code points committed readable",
-        "upper": "the secret upper-cased committed readable",
-        "octal-0o": "a list of 0o-prefixed octal bytes committed readable",
-        "py-chr-plus": "chr(n)+chr(n) code points committed readable",
-    }.items()
-}
+#: variant -> strict xfail marker (none left: round 41's breaks are fixed)
+BROKEN: dict[str, object] = {}
 
 
 def _needles(root: Path) -> dict[str, list[str]]:

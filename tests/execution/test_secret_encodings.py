@@ -379,6 +379,10 @@ FLOODS = {
     "amp-hash": "&#",
     "line-ends": "\r\n  ",  # round 35: the break view's tokens
     "quotes": "'\\''\"\"",
+    "code-wrappers": "CHAR(75)||",  # round 41: the code-run view's repeated filler
+    "hex-groups": "4b71 ",
+    "octal": "0o113 161 ",
+    "fullwidth": "\uff2b\uff51",  # round 41: the compatibility view
 }
 
 
@@ -409,6 +413,8 @@ def test_redacting_a_flood_of_escape_starts_is_linear(
         "_QP_TOKEN",
         "_HEX_TOKEN",
         "_DEC_TOKEN",
+        "_OCT_TOKEN",
+        "_BIN_TOKEN",
         "_BREAK_TOKEN",
     ):
         monkeypatch.setattr(secrets, name, Counting(getattr(secrets, name)))
@@ -563,3 +569,56 @@ def test_ordinary_text_is_not_read_letter_by_letter() -> None:
 def test_a_numeric_secret_grouped_by_thousands_is_hidden(sep: str) -> None:
     out = Redactor(["918273645012"]).text(f"id: 918{sep}273{sep}645{sep}012 ok")
     assert out == "id: *** ok"
+
+
+R41 = "Kq7mZp2VtR9xLw4B"
+R41_BYTES = R41.encode()
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        " ".join(f"{R41_BYTES[i + 1]:02x}{R41_BYTES[i]:02x}" for i in range(0, 16, 2)),  # od -x
+        " ".join(f"{c:03o}" for c in R41_BYTES),  # od -b
+        " ".join(f"0o{c:o}" for c in R41_BYTES),
+        " ".join(f"{c:08b}" for c in R41_BYTES),
+        ", ".join(f"0b{c:b}" for c in R41_BYTES),
+        " ".join(R41_BYTES[i : i + 2].hex() for i in range(0, 16, 2)),  # xxd
+        R41.encode("utf-32-le").hex(),
+        " ".join(f"{ord(c):08x}" for c in R41),
+        "".join(f"\\x{{{ord(c):x}}}" for c in R41),
+        "||".join(f"CHAR({ord(c)})" for c in R41),
+        "+".join(f"chr({ord(c)})" for c in R41),
+        " + ".join(f"String.fromCharCode({ord(c)})" for c in R41),
+        "".join(chr(ord(c) + 0xFEE0) for c in R41),
+        json.dumps("".join(chr(ord(c) + 0xFEE0) for c in R41)),
+        R41.upper(),
+        R41.lower(),
+        json.dumps(R41.swapcase()),
+        "begin 644 x\n" + __import__("binascii").b2a_uu(R41_BYTES).decode() + "`\nend",
+    ],
+)
+def test_a_secret_as_codes_in_one_notation_or_in_another_case_is_hidden(form: str) -> None:
+    """Round 41: the code-run view, the compatibility and case views, uuencode."""
+    out = Redactor([R41]).text("value: " + form + " end")
+    assert "***" in out, out
+    assert form not in out and R41 not in out, out
+    assert out.startswith("value: ") and out.endswith(" end"), out
+
+
+def test_codes_and_case_forms_of_something_else_stay_as_written() -> None:
+    """Round 41: dumps of other data, wrappers of other codes, a short secret in another
+    case and fullwidth text that does not spell a secret are left as written."""
+    other = b"an ordinary value, not a secret"
+    text = "\n".join(
+        [
+            " ".join(f"{other[i + 1]:02x}{other[i]:02x}" for i in range(0, 30, 2)),
+            " ".join(f"{c:03o}" for c in other),
+            " ".join(f"{c:08b}" for c in other),
+            "||".join(f"CHAR({c})" for c in other),
+            "SELECT CHAR(75), 113 FROM t; chr(55) + 109",
+            "Token TOKEN token ABCDEG Abcdeg \uff41\uff42\uff43\uff44\uff58",
+            "PASSWORD Passw0rd",
+        ]
+    )
+    assert Redactor(["abcde", "abcdeg", "passw0rd!", R41]).text(text) == text

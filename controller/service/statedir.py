@@ -128,6 +128,10 @@ class StateDir:
     def held_file(self) -> Path:
         return self.path / "held.json"
 
+    @property
+    def refused_file(self) -> Path:
+        return self.path / "refused.json"
+
     def run_dir(self, plan_id: str) -> Path:
         return self.path / "runs" / plan_id
 
@@ -408,3 +412,21 @@ class Holds:
 
         fsutil.write_atomic(self.path, json.dumps(held, indent=1, sort_keys=True) + "\n")
         self._held, self._stat = None, None  # read back on the next look
+
+
+class Refusals(Holds):
+    """Plans whose controller commit the remote refused (its hook or policy declined the
+    push: a forge's push protection matching something in a tool's output). The commit was
+    taken off the controller's clone; the plan waits, and only it (round 40).
+
+    ``<state_dir>/refused.json``: plan id -> ``{"event": the refused event ("start",
+    "complete", ...), "reason": the remote's words (redacted), "since": UTC time,
+    "commit": the refused commit}``, replaced atomically, written before the commit leaves
+    the local branch (a restart still knows the outcome waits; the job row keeps the run,
+    whose journal replays its outcome without acting again). An entry ends when a commit of
+    the plan is published, or when the plan and its job are gone."""
+
+    def refuse(self, plan_id: str, event: str, reason: str, commit: str, since: str) -> None:
+        entries = self.load()
+        entries[plan_id] = {"event": event, "reason": reason, "commit": commit, "since": since}
+        self._save(entries)

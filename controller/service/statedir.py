@@ -428,5 +428,8 @@ class Refusals(Holds):
 
     def refuse(self, plan_id: str, event: str, reason: str, commit: str, since: str) -> None:
         entries = self.load()
+        before = entries.get(plan_id) or {}
+        if before.get("event") == event:  # refused again: since the first refusal
+            since = str(before.get("since") or since)
         entries[plan_id] = {"event": event, "reason": reason, "commit": commit, "since": since}
         self._save(entries)

@@ -44,6 +44,15 @@ commits it publishes (``zz``'s start and outcome reach the remote beneath it); `
 ... valid -> running`` and ``audit: ok``. Should: a record the remote refused is not reported
 as the plan's state (``status`` names the refused outcome, e.g. under ``waiting`` with
 ``E_GIT``), or the controller publishes an outcome the forge accepts.
+
+**Fixed** (both): ``GitRepo.push`` tells a refusal by the remote's hook (``[remote rejected]``,
+``pre-receive hook declined``: ``PushRefused``) from a lost race and an unreachable remote. A
+refused controller commit leaves the clone, its plan is set aside in
+``<state_dir>/refused.json`` and the pass goes on: ``mm`` runs once and its outcome is
+published, every pass exits 0. ``leak`` waits: ``status`` keeps the state the remote holds
+(``executing``, the audit's ``running``) and says under ``waiting`` ``E_GIT: the remote
+refused the outcome of plans/leak ...`` with the remote's reason and the remedy; each new
+process retries the outcome from the run's journal, never running the tool again.
 """
 
 from __future__ import annotations

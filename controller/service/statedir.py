@@ -355,6 +355,12 @@ class Holds:
     anew, and an approval must follow that freeze).
     """
 
+    #: The remedy when the file cannot be read.
+    unreadable = (
+        "restore the file from a backup, or delete it to release every plan held after a "
+        "history rewrite (see docs/threat-model.md)"
+    )
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._held: dict[str, dict[str, object]] | None = None
@@ -376,9 +382,7 @@ class Holds:
                 data = {}
             except (OSError, ValueError) as exc:
                 raise PlangateError(
-                    f"cannot read {self.path}: {exc}",
-                    remedy="restore the file from a backup, or delete it to release every "
-                    "plan held after a history rewrite (see docs/threat-model.md)",
+                    f"cannot read {self.path}: {exc}", remedy=self.unreadable
                 ) from None
             self._held = data if isinstance(data, dict) else {}
         return self._held
@@ -425,6 +429,11 @@ class Refusals(Holds):
     the local branch (a restart still knows the outcome waits; the job row keeps the run,
     whose journal replays its outcome without acting again). An entry ends when a commit of
     the plan is published, or when the plan and its job are gone."""
+
+    unreadable = (
+        "restore the file from a backup, or delete it: each plan whose commit the remote "
+        "refused is then tried again at once (docs/approvals.md, Remote mode)"
+    )
 
     def refuse(self, plan_id: str, event: str, reason: str, commit: str, since: str) -> None:
         entries = self.load()

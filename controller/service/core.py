@@ -449,7 +449,7 @@ class ControllerCore:
             event_name=event,
             commit=sha,
             reason=reason,
-            remedy=refused_remedy(plan_id),
+            remedy=refused_remedy(plan_id, event),
         )
 
     def _next_pass(self) -> None:
@@ -472,9 +472,10 @@ class ControllerCore:
             return None
         event = str(entry.get("event") or "commit")
         what = "outcome" if event in OUTCOME_EVENTS else f"{event} commit"
+        commit, remedy = str(entry.get("commit"))[:12], refused_remedy(plan_id, event)
         return (
-            f"E_GIT: the remote refused the {what} of {plan_id} ({str(entry.get('commit'))[:12]}"
-            f", since {entry.get('since')}): {entry.get('reason')}; {refused_remedy(plan_id)}"
+            f"E_GIT: the remote refused the {what} of {plan_id} ({commit}, since "
+            f"{entry.get('since')}): {entry.get('reason')}; {remedy}"
         )
 
     def _job_ended(self, plan_id: str) -> None:
@@ -494,7 +495,12 @@ class ControllerCore:
 OUTCOME_EVENTS = frozenset({"complete", "fail", "abort", "await-approval", "checkpoint"})
 
 
-def refused_remedy(plan_id: str) -> str:
+def refused_remedy(plan_id: str, event: str = "complete") -> str:
+    if event not in OUTCOME_EVENTS:
+        return (
+            f"fix the forge's rule or what the commit holds, then `plangate run --once` "
+            f"retries; {plan_id} waits, nothing else does"
+        )
     return (
         f"fix the forge's rule or the tool's output, then `plangate run --once` retries "
         f"(the run is not repeated: its journal replays the outcome); {plan_id} waits, "

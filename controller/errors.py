@@ -402,6 +402,18 @@ class GitError(PlangateError):
     permanent = False
 
 
+class PushRefused(GitError):
+    """The remote's hook or policy declined a push (``[remote rejected]``, ``pre-receive hook
+    declined``): neither a lost race (the branch moved) nor an unreachable remote. ``reason``
+    is the remote's own words (its ``remote:`` lines and the declined ref's reason)."""
+
+    remedy = "fix the forge's rule or what the refused commit holds, then run again"
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class Locked(PlangateError):
     code = "E_LOCKED"
     remedy = "another controller holds this state directory; stop it or use another state_dir"

@@ -13,7 +13,8 @@ import re
 import time
 from pathlib import Path
 
-from controller.errors import GitError
+from controller.display import masked_url
+from controller.errors import GitError, PushRefused
 from controller.git.base import RepoBase, check_git_dir, git_failure
 
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
@@ -170,24 +171,57 @@ class Refs(RepoBase):
         return sha
 
     def push(self, remote: str, branch: str) -> bool:
-        """Push without force; False when the remote rejected it (it moved on)."""
+        """Push without force; False when the remote rejected it because it moved on (a lost
+        race). A refusal by the remote's hook or policy (``[remote rejected]``, ``pre-receive
+        hook declined``: a forge's push protection) raises :class:`PushRefused` with the
+        remote's reason; anything else (an unreachable remote) is ``E_GIT``."""
         result = self.run_raw(
             "push", "-q", "--porcelain", remote, f"refs/heads/{branch}:refs/heads/{branch}"
         )
         if result.returncode == 0:
             return True
         text = (result.stdout + result.stderr).decode("utf-8", "replace")
-        # A lost race: not a fast-forward any more, or another pusher held the ref's lock.
-        lost = (
-            "[rejected]",
-            "non-fast-forward",
-            "fetch first",
-            "cannot lock ref",
-            "failed to update ref",
-        )
-        if any(marker in text for marker in lost):
+        verdict, reason = push_verdict(text)
+        if verdict == "lost":
             return False
+        if verdict == "refused":
+            raise PushRefused(
+                masked_url(f"git push {remote}: the remote refused the push: {reason}"),
+                reason=masked_url(reason),
+            )
         raise git_failure(("push", remote, branch), text)
+
+
+#: A lost race: the branch is not a fast-forward any more, or another pusher held the lock.
+_LOST = ("non-fast-forward", "fetch first", "cannot lock ref", "failed to update ref", "stale info")
+
+
+def push_verdict(text: str) -> tuple[str, str]:
+    """Read a failed ``git push --porcelain``: ("lost", ...) for a lost race, ("refused",
+    reason) when the remote's hook or policy declined it, ("failed", "") otherwise (the
+    remote could not be reached, a broken repository)."""
+    remote_lines = [
+        line.removeprefix("remote:").strip()
+        for line in text.splitlines()
+        if line.startswith("remote:") and line.removeprefix("remote:").strip()
+    ]
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) < 3 or fields[0] != "!":
+            continue
+        summary = fields[2].strip()
+        why = summary.partition("(")[2].rpartition(")")[0].strip()
+        if summary.startswith("[rejected]"):
+            return "lost", why
+        if summary.startswith("[remote rejected]"):
+            if any(marker in why for marker in _LOST):
+                return "lost", why
+            return "refused", "; ".join([why or "declined", *remote_lines[-5:]])
+    if "[rejected]" in text or any(marker in text for marker in _LOST):
+        return "lost", ""
+    if "[remote rejected]" in text or "hook declined" in text:
+        return "refused", "; ".join(["declined", *remote_lines[-5:]])
+    return "failed", ""
 
 
 #: How long a pass waits for a running git command (a human's commit) to release index.lock.

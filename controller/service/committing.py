@@ -17,7 +17,7 @@ from typing import Any
 
 from controller import fsutil
 from controller.approval import policy, recorded
-from controller.errors import PlangateError
+from controller.errors import PlangateError, PushRefused
 from controller.git.gitrepo import (
     CommitRecord,
     FileChange,
@@ -332,9 +332,26 @@ class Committing(ControllerCore):
                 if entry.before_index is not None:
                     entry.before_index()
 
-        sha = self._write(files, self._head, message, on_commit, before_index, before_ref)
+        def set_aside(sha: str, exc: PushRefused) -> None:  # one plan's event, refused
+            if len(entries) == 1:
+                self._set_aside(entries[0].plan_id, entries[0].event, sha, exc)
+
+        try:
+            sha = self._write(
+                files, self._head, message, on_commit, before_index, before_ref, refused=set_aside
+            )
+        except PushRefused as exc:
+            if len(entries) > 1:  # a batch: one plan per commit, so only the refusing one waits
+                self.log.warning("batch_refused", plans=len(entries), reason=exc.reason)
+                return [self._commit_entries([entry]) for entry in entries][-1]
+            _dropped(entries, retry=False)  # its plan waits (set aside); the pass goes on
+            return self._head
         for entry in entries:
             entry.committed = True
+        published = [e.plan_id for e in entries if e.plan_id in self.refused]
+        if published:  # a commit of a refused plan went through: it waits no more
+            self.refused.release(published)
+            self.log.info("refusal_cleared", plans=published)
         with self.index.jobs_together():
             for entry in entries:
                 self._notify(
@@ -473,6 +490,7 @@ class Committing(ControllerCore):
         before_ref: Callable[[str], None] | None = None,
         *,
         worktree: bool = True,
+        refused: Callable[[str, PushRefused], None] | None = None,
     ) -> str:
         if self.config.remote is None and worktree:
             self.repo.note_index_update(files, head)  # a crash before the writes: recover_index
@@ -495,9 +513,17 @@ class Committing(ControllerCore):
                 before_index()
             if worktree:
                 self.repo.set_index_entries(files)
-        elif not self.repo.push(REMOTE, self.branch):
-            self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
-            raise _Moved
+        else:
+            try:
+                pushed = self.repo.push(REMOTE, self.branch)
+            except PushRefused as exc:  # the remote's hook or policy declined it (round 40)
+                if refused is not None:  # set aside before it leaves the local branch
+                    refused(sha, exc)
+                self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
+                raise
+            if not pushed:
+                self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
+                raise _Moved
         self._index_own_commit(sha, head, files, message)
         self._sources.advance(head, sha, files)
         self._head = sha

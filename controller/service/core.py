@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import GitError, PlangateError
+from controller.errors import GitError, PlangateError, PushRefused
 from controller.git.gitrepo import (
     CommitRecord,
     GitRepo,
@@ -26,7 +26,13 @@ from controller.git.gitrepo import (
 )
 from controller.git.history import HistoryIndex, RecordedPolicies, plan_id_of, withdraw_rule
 from controller.service.sources import SourceFinder
-from controller.service.statedir import Holds, OwnCommits, StateDir, refuse_reachable
+from controller.service.statedir import (
+    Holds,
+    OwnCommits,
+    Refusals,
+    StateDir,
+    refuse_reachable,
+)
 from controller.service.unreadable import UnreadablePlans
 from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
@@ -36,6 +42,10 @@ if TYPE_CHECKING:
 
 MAX_PASSES = 5
 REMOTE = "origin"
+#: A plan whose commit the remote refused is tried again on a process's first pass, after a
+#: config change, and every this many passes of a daemon (never on every pass: a forge's
+#: push protection refuses the same bytes again).
+REFUSED_RETRY_PASSES = 100
 
 
 @dataclass
@@ -109,6 +119,12 @@ class ControllerCore:
         self.fetched_at = 0.0
         #: Plans whose controller commits a rewrite of the branch erased (SPEC §15).
         self.holds = Holds(self.state.held_file)
+        #: Plans whose controller commit the remote refused (round 40): they wait, alone.
+        self.refused = Refusals(self.state.refused_file)
+        #: Passes so far, and the refused plans this pass tries again (:meth:`_aside_due`).
+        self._passes = 0
+        self._retry_refused: set[str] = set()
+        self._refused_config: object = None
         self._lock = threading.RLock()
         #: Guards _running and _abort only: a worker starting a job must not wait for a pass.
         self._jobs_lock = threading.Lock()
@@ -392,12 +408,75 @@ class ControllerCore:
         if local == remote_head:
             return local
         if local is not None and self.repo.is_ancestor(remote_head, local):
-            if self.repo.push(REMOTE, self.branch):  # our commit from before a crash
-                return local
+            try:
+                if self.repo.push(REMOTE, self.branch):  # our commit from before a crash
+                    return local
+            except PushRefused as exc:  # the remote will not take it: its plans wait
+                self._refused_left(remote_head, local, exc)
+                return remote_head
             raise _Moved
         # Fast-forward; or drop our unpushed commits after a rejected push (never published).
         self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
         return remote_head
+
+    def _refused_left(self, remote_head: str, local: str, exc: PushRefused) -> None:
+        """Commits of ours left above the remote's tip (from before a crash, or an older
+        version) that the remote refuses: each of their plans is set aside, then they leave
+        the local branch, as a lost race's commit does (the job rows keep the runs)."""
+        plans: dict[str, str] = {}
+        try:
+            for record in self.repo.first_parent_log(remote_head, local, [self.config.plans_dir]):
+                for plan_id, event in _events(record).items():
+                    if plan_id:
+                        plans.setdefault(plan_id, f"{event}\0{record.sha}")
+        except GitError:
+            pass
+        for plan_id, found in sorted(plans.items()):
+            event, _, sha = found.partition("\0")
+            self._set_aside(plan_id, event, sha, exc)
+        self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, local)
+
+    def _set_aside(self, plan_id: str, event: str, sha: str, exc: PushRefused) -> None:
+        """The remote refused ``event`` of ``plan_id`` (commit ``sha``): record it durably
+        (``status`` shows it under ``waiting``); the plan waits until :meth:`_aside_due`."""
+        from controller.execution.secrets import redact_text
+
+        reason = redact_text(self.config, exc.reason)
+        self.refused.refuse(plan_id, event, reason, sha, iso(time.time()))
+        self.log.error(
+            "push_refused",
+            plan=plan_id,
+            event_name=event,
+            commit=sha,
+            reason=reason,
+            remedy=refused_remedy(plan_id, event),
+        )
+
+    def _next_pass(self) -> None:
+        """A pass begins: the refused plans it tries again (first pass of this process, a
+        config change, or every :data:`REFUSED_RETRY_PASSES` passes)."""
+        self._passes += 1
+        changed = self._refused_config is not self.config
+        self._refused_config = self.config
+        due = changed or self._passes == 1 or self._passes % REFUSED_RETRY_PASSES == 0
+        self._retry_refused = set(self.refused.load()) if due and self.refused else set()
+
+    def _aside(self, plan_id: str) -> bool:
+        """Is the plan set aside after a refusal, and not tried again in this pass?"""
+        return plan_id not in self._retry_refused and plan_id in self.refused
+
+    def refused_reason(self, plan_id: str) -> str | None:
+        """What ``status`` says of a plan whose commit the remote refused (None: none)."""
+        entry = self.refused.get(plan_id)
+        if entry is None:
+            return None
+        event = str(entry.get("event") or "commit")
+        what = "outcome" if event in OUTCOME_EVENTS else f"{event} commit"
+        commit, remedy = str(entry.get("commit"))[:12], refused_remedy(plan_id, event)
+        return (
+            f"E_GIT: the remote refused the {what} of {plan_id} ({commit}, since "
+            f"{entry.get('since')}): {entry.get('reason')}; {remedy}"
+        )
 
     def _job_ended(self, plan_id: str) -> None:
         """A run ended (from a worker): the next pass looks at its job again, if it is left
@@ -410,6 +489,23 @@ class ControllerCore:
         if self._waiting.get(plan_id) != reason:
             self.log.warning("plan_waiting", plan=plan_id, reason=reason)
         self._waiting[plan_id] = reason
+
+
+#: The controller's events that record a run's outcome (or its pause at a gate).
+OUTCOME_EVENTS = frozenset({"complete", "fail", "abort", "await-approval", "checkpoint"})
+
+
+def refused_remedy(plan_id: str, event: str = "complete") -> str:
+    if event not in OUTCOME_EVENTS:
+        return (
+            f"fix the forge's rule or what the commit holds, then `plangate run --once` "
+            f"retries; {plan_id} waits, nothing else does"
+        )
+    return (
+        f"fix the forge's rule or the tool's output, then `plangate run --once` retries "
+        f"(the run is not repeated: its journal replays the outcome); {plan_id} waits, "
+        "nothing else does"
+    )
 
 
 #: Controller events a pass decides again from the history that remains: their commits may

@@ -69,6 +69,7 @@ class Controller(Deciding, Outcomes):
     def _reconcile(self, dispatch: Callable[[Job], None] | None) -> list[Job]:
         with self._lock:
             self._dispatch, self._dispatched = dispatch, set()
+            self._next_pass()  # which plans refused by the remote this pass tries again
             try:
                 for _ in range(MAX_PASSES):
                     try:
@@ -85,6 +86,7 @@ class Controller(Deciding, Outcomes):
         self._head = self._sync()
         self.index.scan(self.repo, self._head)
         self._release_holds()
+        self._release_refusals()
         self._recover_executed()  # before any approval is decided (SPEC §15)
         self._record_policy()  # before any start commit names it (SPEC §11)
         untracked = self._untracked_plans()
@@ -100,6 +102,8 @@ class Controller(Deciding, Outcomes):
                         with self._jobs_lock:
                             self._abort.add(state.plan_id)
                     continue
+                if self._aside(state.plan_id):
+                    continue  # the remote refused its last commit: it waits, alone (round 40)
                 job = self._act(state)
                 if job is not None:
                     jobs.append(job)
@@ -115,6 +119,16 @@ class Controller(Deciding, Outcomes):
         jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
+
+    def _release_refusals(self) -> None:
+        """Forget refusals of plans gone from the branch with no job of ours left."""
+        if not self.refused:
+            return
+        jobs = self.index.jobs()
+        gone = [p for p in self.refused.load() if p not in self.index.plans and p not in jobs]
+        if gone:
+            self.refused.release(gone)
+            self.log.info("refusal_cleared", plans=gone, reason="the plan left the branch")
 
     def _to_look_at(self) -> list[PlanState]:
         """The plans a pass acts on: those the index says may need a decision or a write,
@@ -308,7 +322,9 @@ class Controller(Deciding, Outcomes):
                 "last_event": s.last_event,
                 "last_commit": s.last_commit,
                 "running": s.plan_id in running,
-                "waiting": waiting.get(s.plan_id) or self._held_reason(s.plan_id),
+                "waiting": waiting.get(s.plan_id)
+                or self.refused_reason(s.plan_id)
+                or self._held_reason(s.plan_id),
                 "notes": s.notes[-5:],
             }
             for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)

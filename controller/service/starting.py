@@ -166,6 +166,9 @@ class Starting(Committing):
             if plan_id in running:
                 keep.add(plan_id)  # its end may leave it to run again
                 continue
+            if self._aside(plan_id):  # its outcome was refused by the remote: it waits
+                keep.add(plan_id)
+                continue
             if state is not None and state.status == "executing" and not self._edited(state):
                 job = self._job_for(state)
             else:  # the branch no longer shows it executing: is the run ours, unfinished?

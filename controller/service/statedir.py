@@ -128,6 +128,10 @@ class StateDir:
     def held_file(self) -> Path:
         return self.path / "held.json"
 
+    @property
+    def refused_file(self) -> Path:
+        return self.path / "refused.json"
+
     def run_dir(self, plan_id: str) -> Path:
         return self.path / "runs" / plan_id
 
@@ -351,6 +355,12 @@ class Holds:
     anew, and an approval must follow that freeze).
     """
 
+    #: The remedy when the file cannot be read.
+    unreadable = (
+        "restore the file from a backup, or delete it to release every plan held after a "
+        "history rewrite (see docs/threat-model.md)"
+    )
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._held: dict[str, dict[str, object]] | None = None
@@ -372,9 +382,7 @@ class Holds:
                 data = {}
             except (OSError, ValueError) as exc:
                 raise PlangateError(
-                    f"cannot read {self.path}: {exc}",
-                    remedy="restore the file from a backup, or delete it to release every "
-                    "plan held after a history rewrite (see docs/threat-model.md)",
+                    f"cannot read {self.path}: {exc}", remedy=self.unreadable
                 ) from None
             self._held = data if isinstance(data, dict) else {}
         return self._held
@@ -408,3 +416,29 @@ class Holds:
 
         fsutil.write_atomic(self.path, json.dumps(held, indent=1, sort_keys=True) + "\n")
         self._held, self._stat = None, None  # read back on the next look
+
+
+class Refusals(Holds):
+    """Plans whose controller commit the remote refused (its hook or policy declined the
+    push: a forge's push protection matching something in a tool's output). The commit was
+    taken off the controller's clone; the plan waits, and only it (round 40).
+
+    ``<state_dir>/refused.json``: plan id -> ``{"event": the refused event ("start",
+    "complete", ...), "reason": the remote's words (redacted), "since": UTC time,
+    "commit": the refused commit}``, replaced atomically, written before the commit leaves
+    the local branch (a restart still knows the outcome waits; the job row keeps the run,
+    whose journal replays its outcome without acting again). An entry ends when a commit of
+    the plan is published, or when the plan and its job are gone."""
+
+    unreadable = (
+        "restore the file from a backup, or delete it: each plan whose commit the remote "
+        "refused is then tried again at once (docs/approvals.md, Remote mode)"
+    )
+
+    def refuse(self, plan_id: str, event: str, reason: str, commit: str, since: str) -> None:
+        entries = self.load()
+        before = entries.get(plan_id) or {}
+        if before.get("event") == event:  # refused again: since the first refusal
+            since = str(before.get("since") or since)
+        entries[plan_id] = {"event": event, "reason": reason, "commit": commit, "since": since}
+        self._save(entries)

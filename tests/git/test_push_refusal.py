@@ -1,0 +1,60 @@
+"""``GitRepo.push`` tells a refusal by the remote's hook or policy (``PushRefused``, with the
+remote's reason) from a lost race (False) and from a remote it cannot reach (``E_GIT``):
+round 40, a forge's push protection. Real git: a bare repository with a pre-receive hook."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.errors import GitError, PushRefused
+from controller.git.gitrepo import GitRepo
+from tests.support.gitenv import commit_all, git
+
+OWNER = ("Owner", "owner@example.com")
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path, GitRepo]:
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q", "-b", "main")
+    (seed / "README").write_text("plans\n")
+    commit_all(seed, "initial", OWNER)
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    git(seed, "remote", "add", "origin", str(bare))
+    repo = GitRepo.clone_bare(f"file://{bare}", tmp_path / "clone", "main")
+    return seed, bare, repo
+
+
+def _commit_on(repo: GitRepo, message: str) -> None:
+    tip = repo.run("rev-parse", "refs/heads/main").strip()
+    new = repo.run("commit-tree", "-p", tip, "-m", message, f"{tip}^{{tree}}").strip()
+    repo.run("update-ref", "refs/heads/main", new, tip)
+
+
+def test_a_hook_refusal_is_push_refused_with_the_remote_reason(tmp_path: Path) -> None:
+    _seed, bare, repo = _setup(tmp_path)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'push protection: a token in the diff' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    _commit_on(repo, "plangate: complete plans/leak")
+    with pytest.raises(PushRefused) as info:
+        repo.push("origin", "main")
+    assert info.value.code == "E_GIT"
+    assert "pre-receive hook declined" in info.value.reason
+    assert "push protection: a token in the diff" in info.value.reason
+
+
+def test_a_lost_race_is_false_and_an_unreachable_remote_e_git(tmp_path: Path) -> None:
+    seed, _bare, repo = _setup(tmp_path)
+    (seed / "other").write_text("x\n")
+    commit_all(seed, "someone else", OWNER)
+    git(seed, "push", "-q", "origin", "main")
+    _commit_on(repo, "plangate: start plans/a")
+    assert repo.push("origin", "main") is False  # the remote moved on: not a refusal
+    repo.run("remote", "set-url", "origin", f"file://{tmp_path / 'gone.git'}")
+    with pytest.raises(GitError) as info:
+        repo.push("origin", "main")
+    assert not isinstance(info.value, PushRefused)

@@ -11,6 +11,11 @@ mv``s it to ``plans/<vid>``; the controller passes. Then, in a clone of main:
 - ``producer``: the agent (its producer) runs ``plangate reject --config``. Defence: the
   rejection is committed (the controller honours it). Then on main the agent rejects and
   Alice approves: nothing runs.
+- ``cp-author`` / ``cp-copier``: Mallory COPIES the agent's plan (``<vid>-src`` stays) to
+  ``plans/<vid>``: the copy is a further making, so neither the agent nor Mallory produced
+  it alone and neither may withdraw it (docs/approvals.md, round 35); the agent /
+  Mallory runs ``reject --config`` on the copy. Defence: nothing committed; their rejection
+  committed anyway is ignored and Alice's approval runs the copy once.
 
 Seen: the controller held (Mallory's rejection ignored, the plan ran once on Alice's
 approval; the producer's rejection stood, nothing ran), and ``reject --config`` committed
@@ -18,7 +23,9 @@ the producer's rejection. BROKE (strict xfail): ``reject-carrier``: ``plangate r
 plans/carrier --config`` run as Mallory, who only ``git mv``'d the plan, printed ``rejected
 plans/carrier in <commit> on main`` and committed, where the controller ignores that
 rejection (the plan then ran once on Alice's approval): the CLI counts a mover as an
-author.
+author. ``reject-cp-author`` and ``reject-cp-copier`` likewise: ``reject --config`` on the
+copy, run as the agent (author of the source) or as Mallory (the copier), committed the
+rejection, while the controller ignored both (the copy ran once on Alice's approval).
 """
 
 from __future__ import annotations
@@ -32,14 +39,17 @@ import pytest
 from advkit import AGENT, ALICE, MALLORY, Lab, identity, plan_text
 from test_round2_execution_kit import shared
 
-WHO = {"carrier": MALLORY, "producer": AGENT}
+WHO = {"carrier": MALLORY, "producer": AGENT, "cp-author": AGENT, "cp-copier": MALLORY}
+COPIED = ["cp-author", "cp-copier"]
+HONOURED = ["producer"]
 #: what round 43 broke (strict xfails; the docstring's "Seen")
 FOUND: dict[str, pytest.MarkDecorator] = {
-    "reject-carrier": pytest.mark.xfail(
+    f"reject-{v}": pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
-        reason="round 43: reject --config takes a mover for an author the controller ignores",
+        reason="round 43: reject --config counts a mover/copier the controller ignores",
     )
+    for v in ["carrier", "cp-author", "cp-copier"]
 }
 
 
@@ -49,9 +59,11 @@ def _build(root: Path) -> Lab:
         lab.write(f"{vid}-src", plan_text(vid))
     lab.commit("agent's plans", AGENT)
     lab.run()
-    for vid in WHO:
+    for vid in ["carrier", "producer"]:
         lab.git("mv", f"plans/{vid}-src", f"plans/{vid}")
-    lab.commit("mallory moves them", MALLORY)
+    for vid in COPIED:
+        shutil.copytree(lab.repo / f"plans/{vid}-src", lab.repo / f"plans/{vid}")
+    lab.commit("mallory moves two and copies two", MALLORY)
     lab.run()
     chk = root / "chk"
     lab.git("clone", "-q", str(lab.repo), str(chk))
@@ -95,10 +107,10 @@ def _p(vids: list[str], prefix: str = "") -> list[Any]:
 
 @pytest.mark.parametrize("vid", _p(list(WHO)))
 def test_the_controller_honours_only_the_producer(lab: Lab, vid: str) -> None:
-    assert len(lab.calls(vid)) == (1 if vid == "carrier" else 0), lab.codes(vid)
+    assert len(lab.calls(vid)) == (0 if vid in HONOURED else 1), lab.codes(vid)
 
 
 @pytest.mark.parametrize("vid", _p(list(WHO), "reject-"))
 def test_reject_config_says_what_the_controller_does(lab: Lab, vid: str) -> None:
     row = lab.reject_report[vid]  # type: ignore[attr-defined]
-    assert row["committed"] == (vid == "producer"), row
+    assert row["committed"] == (vid in HONOURED), row

@@ -1,0 +1,142 @@
+# ruff: noqa: E501
+"""Round 43, secrets never reaching git: the plan's own output queries used as an *oracle* over
+a result that holds a secret. The redactor masks every printed form of a secret in what is
+recorded, but an action's ``outputs`` (RFC 9535 queries with ``match()``/``search()``,
+comparisons and ``length()`` in filters) are evaluated over the tool's result *before* it is
+redacted, and which queries matched (their names, the non-secret value they select) is then
+committed in PLAN.yml's ``execution`` block and EXECUTION_LOG.md. The plan chooses the queries,
+so it chooses a function of the secret that reaches git (``docs/execution.md``: "a plan cannot
+choose how a tool prints").
+
+Lab ``q`` (local mode), ``secrets.file`` holding ``TOK: Zq8Wx3Yv7Ut2``; one plan per variant,
+all approved by Alice and run in one pass. Action 1 sends ``w: [{s: "$<secrets.TOK>", n: hit}]``
+to a tool that hands its params back (the catalog's ``echo``, or the exec ``rec`` tool, whose
+stdout JSON echoes its stdin), and declares optional outputs selecting ``n`` (a plain word)
+only when a filter over ``s`` holds:
+
+- ``match-per-char``: one output per (position, character) ``p<i>_<c>`` for the first 3
+  positions, ``$.w[?match(@.s, '.{i}c.*')].n``: the recorded output names spell the secret;
+- ``search-prefix``: one output ``$.w[?search(@.s, '^Zq8W')].n`` (a guessed prefix confirmed);
+- ``compare-order``: ``$.w[?@.s > 'Y' && @.s < 'a'].n`` (string order: a binary search);
+- ``length``: ``$.w[?length(@.s) == 12].n`` (the secret's length);
+- ``exec-search``: as ``search-prefix`` over the exec tool's ``$.json.echo`` (tool kind exec);
+- ``direct`` (control): output ``$.w[0].s`` selects the secret itself (recorded as ``***``).
+
+Asserted: the plan completed, and no output recorded for action 1 (PLAN.yml ``execution``
+at HEAD) holds ``hit``: evaluated over the result as recorded (the secret masked) none of
+these filters holds, so whatever was recorded must not depend on the secret; the secret's text
+is in no commit (``log --all -p``).
+
+Broke (round 43): every oracle variant: the outputs are recorded (``p0_Z: [hit]``, ``p1_q:
+[hit]``, ``p2_8: [hit]``; ``hit`` for the prefix, order and length filters). The controller
+should run the output queries over the redacted result (the one it records), or refuse
+filters that read a value a secret reached.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+import pytest
+from advkit import ALICE, Lab
+from test_round2_execution_kit import shared
+
+SECRET = "Zq8Wx3Yv7Ut2"
+REASON = "round 43: output queries are evaluated over the unredacted result, so which filter matched a secret is committed"
+BROKEN = {"match-per-char", "search-prefix", "compare-order", "length", "exec-search"}
+VARIANTS = ["match-per-char", "search-prefix", "compare-order", "length", "exec-search", "direct"]
+
+
+def _outputs(vid: str) -> tuple[str, str]:
+    """(tool, output lines at 6-space indent)."""
+    if vid == "match-per-char":
+        lines = [
+            f"- {{name: p{i}_{c}, path: \"$.w[?match(@.s, '.{{{i}}}{c}.*')].n\", optional: true}}"
+            for i in range(3)
+            for c in string.ascii_letters + string.digits
+        ]
+        return "echo", "\n".join(lines)
+    if vid == "search-prefix":
+        return "echo", "- {name: hit, path: \"$.w[?search(@.s, '^Zq8W')].n\", optional: true}"
+    if vid == "compare-order":
+        return "echo", "- {name: hit, path: \"$.w[?@.s > 'Y' && @.s < 'a'].n\", optional: true}"
+    if vid == "length":
+        return "echo", '- {name: hit, path: "$.w[?length(@.s) == 12].n", optional: true}'
+    if vid == "exec-search":
+        return (
+            "rec",
+            "- {name: hit, path: \"$.json.echo.w[?search(@.s, '^Zq8W')].n\", optional: true}",
+        )
+    return "echo", '- {name: val, path: "$.w[0].s", optional: true}'
+
+
+def _plan(vid: str) -> str:
+    tool, outs = _outputs(vid)
+    outs = "\n".join("      " + line for line in outs.splitlines())
+    return f"""\
+plan:
+  name: "{vid}"
+  task: "secret oracle {vid}"
+  status: pending_approval
+available_tools:
+  - name: {tool}
+actions:
+  - id: 1
+    tool: {tool}
+    why: "hand back the token"
+    params:
+      tag: "{vid}"
+      w:
+        - {{s: "$<secrets.TOK>", n: "hit"}}
+    outputs:
+{outs}
+"""
+
+
+def _build(root: Path) -> Lab:
+    (root / "q").mkdir()
+    secrets = root / "secrets.yml"
+    secrets.write_text(f"TOK: {SECRET}\n")
+    lab = Lab(root / "q", extra=f"secrets: {{file: {secrets}}}\n")
+    for vid in VARIANTS:
+        lab.write(vid, _plan(vid))
+    lab.commit("oracle plans")
+    lab.run()
+    for vid in VARIANTS:
+        lab.set_status(vid, "approved")
+    lab.commit("approve all", ALICE)
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r43-secretquery", _build)
+
+
+@pytest.mark.parametrize(
+    "vid",
+    [
+        pytest.param(
+            v,
+            id=v,
+            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON)]
+            if v in BROKEN
+            else [],
+        )
+        for v in VARIANTS
+    ],
+)
+def test_outputs_recorded_never_depend_on_a_secret(lab: Lab, vid: str) -> None:
+    data = lab.plan(vid)
+    execution = data.get("execution") or {}
+    assert execution.get("status") == "completed", execution
+    first = execution["actions"][0]
+    outputs = json.dumps(first.get("outputs") or {})
+    assert SECRET not in lab.git("log", "--all", "-p")
+    if vid == "direct":
+        assert "***" in outputs and SECRET not in outputs
+        return
+    assert "hit" not in outputs, f"outputs that only a secret can select were committed: {outputs}"

@@ -20,6 +20,11 @@ only when a filter over ``s`` holds:
 - ``compare-order``: ``$.w[?@.s > 'Y' && @.s < 'a'].n`` (string order: a binary search);
 - ``length``: ``$.w[?length(@.s) == 12].n`` (the secret's length);
 - ``exec-search``: as ``search-prefix`` over the exec tool's ``$.json.echo`` (tool kind exec);
+- ``pattern-from-data``: the ``match()`` pattern is read from the params (``ps``: one
+  ``{p: ".{i}c.*", c: hit<c>}`` per position and character, positions last-first), one output
+  ``$.ps[?match($.w[0].s, @.p)].c``: its recorded *value* is the secret's first 3
+  characters, reversed (``[hit8, hitq, hitZ]``), past every printed form the redactor reads
+  (12 positions at once exceed the 0.5 s match budget; one action per 3 positions does not);
 - ``direct`` (control): output ``$.w[0].s`` selects the secret itself (recorded as ``***``).
 
 Asserted: the plan completed, and no output recorded for action 1 (PLAN.yml ``execution``
@@ -28,7 +33,7 @@ these filters holds, so whatever was recorded must not depend on the secret; the
 is in no commit (``log --all -p``).
 
 Broke (round 43): every oracle variant: the outputs are recorded (``p0_Z: [hit]``, ``p1_q:
-[hit]``, ``p2_8: [hit]``; ``hit`` for the prefix, order and length filters). The controller
+[hit]``, ``p2_8: [hit]``; ``hit`` for the prefix, order and length filters; ``chars: [hit8, hitq, hitZ]``). The controller
 should run the output queries over the redacted result (the one it records), or refuse
 filters that read a value a secret reached.
 """
@@ -45,8 +50,30 @@ from test_round2_execution_kit import shared
 
 SECRET = "Zq8Wx3Yv7Ut2"
 REASON = "round 43: output queries are evaluated over the unredacted result, so which filter matched a secret is committed"
-BROKEN = {"match-per-char", "search-prefix", "compare-order", "length", "exec-search"}
-VARIANTS = ["match-per-char", "search-prefix", "compare-order", "length", "exec-search", "direct"]
+BROKEN = {
+    "match-per-char",
+    "search-prefix",
+    "compare-order",
+    "length",
+    "exec-search",
+    "pattern-from-data",
+}
+VARIANTS = [
+    "match-per-char",
+    "search-prefix",
+    "compare-order",
+    "length",
+    "exec-search",
+    "pattern-from-data",
+    "direct",
+]
+#: ``pattern-from-data``: the patterns come from the params, one per (position, character),
+#: positions last-first, so one output's value lists the secret's characters reversed.
+PATTERNS = [
+    {"p": f".{{{i}}}{c}.*", "c": f"hit{c}"}
+    for i in reversed(range(3))
+    for c in string.ascii_letters + string.digits
+]
 
 
 def _outputs(vid: str) -> tuple[str, str]:
@@ -69,6 +96,8 @@ def _outputs(vid: str) -> tuple[str, str]:
             "rec",
             "- {name: hit, path: \"$.json.echo.w[?search(@.s, '^Zq8W')].n\", optional: true}",
         )
+    if vid == "pattern-from-data":
+        return "echo", '- {name: chars, path: "$.ps[?match($.w[0].s, @.p)].c", optional: true}'
     return "echo", '- {name: val, path: "$.w[0].s", optional: true}'
 
 
@@ -90,6 +119,7 @@ actions:
       tag: "{vid}"
       w:
         - {{s: "$<secrets.TOK>", n: "hit"}}
+      ps: {json.dumps(PATTERNS) if vid == "pattern-from-data" else "[]"}
     outputs:
 {outs}
 """

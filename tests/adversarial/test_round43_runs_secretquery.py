@@ -27,6 +27,11 @@ only when a filter over ``s`` holds:
   (12 positions at once exceed the 0.5 s match budget; one action per 3 positions does not);
 - ``direct`` (control): output ``$.w[0].s`` selects the secret itself (recorded as ``***``).
 
+``guard-bits``: two actions each sending ``s: "$<secrets.TOK>"`` to ``echo`` with
+``on_failure: skip`` and a guard ``matches: "Z.*"`` (action 1) or ``"Y.*"`` (action 2): which one
+ran and which was skipped (committed) is a bit of the secret per action. Asserted: both have
+the same recorded status (over the masked value neither guard holds).
+
 Asserted: the plan completed, and no output recorded for action 1 (PLAN.yml ``execution``
 at HEAD) holds ``hit``: evaluated over the result as recorded (the secret masked) none of
 these filters holds, so whatever was recorded must not depend on the secret; the secret's text
@@ -125,6 +130,28 @@ actions:
 """
 
 
+GUARD_PLAN = """\
+plan:
+  name: "guard-bits"
+  task: "secret oracle through guards"
+  status: pending_approval
+available_tools:
+  - name: echo
+actions:
+""" + "".join(
+    f"""\
+  - id: {n}
+    tool: echo
+    why: "guess {guess}"
+    on_failure: skip
+    params: {{s: "$<secrets.TOK>"}}
+    guards:
+      - {{param: s, matches: "{guess}.*"}}
+"""
+    for n, guess in ((1, "Z"), (2, "Y"))
+)
+
+
 def _build(root: Path) -> Lab:
     (root / "q").mkdir()
     secrets = root / "secrets.yml"
@@ -132,9 +159,10 @@ def _build(root: Path) -> Lab:
     lab = Lab(root / "q", extra=f"secrets: {{file: {secrets}}}\n")
     for vid in VARIANTS:
         lab.write(vid, _plan(vid))
+    lab.write("guard-bits", GUARD_PLAN)
     lab.commit("oracle plans")
     lab.run()
-    for vid in VARIANTS:
+    for vid in [*VARIANTS, "guard-bits"]:
         lab.set_status(vid, "approved")
     lab.commit("approve all", ALICE)
     lab.run()
@@ -170,3 +198,15 @@ def test_outputs_recorded_never_depend_on_a_secret(lab: Lab, vid: str) -> None:
         assert "***" in outputs and SECRET not in outputs
         return
     assert "hit" not in outputs, f"outputs that only a secret can select were committed: {outputs}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 43: a guard's outcome over a secret-fed param (skipped or not) is committed",
+)
+def test_guard_outcomes_never_depend_on_a_secret(lab: Lab) -> None:
+    execution = lab.plan("guard-bits").get("execution") or {}
+    assert execution.get("status") == "completed", execution
+    states = [a["status"] for a in execution["actions"]]
+    assert states[0] == states[1], f"the guards' outcomes spell the secret's first character: {states}"

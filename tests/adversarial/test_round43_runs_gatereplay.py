@@ -8,17 +8,25 @@ back a session token is the real-world shape); action 2 calls ``rec`` with
 
 - ``gated``: action 2 has ``requires_approval: true``; the run pauses (``awaiting_approval``),
   Bob approves the gate (``status: approved``), the next pass runs action 2;
-- ``plain`` (control): no gate, both actions run in one pass.
+- ``plain`` (control): no gate, both actions run in one pass;
+- ``gated-overhidden`` / ``plain-overhidden``: action 1 hands back the plain text
+  ``deploy-7 done`` (no secret); the catalog holds an unrelated exec tool ``clone`` whose
+  ``argv`` has ``https://deploy@git.example/r.git`` (a clone URL with an ordinary user name,
+  which docs/execution.md says is hidden "in every output (harmless: a word shown as
+  ``***``, never a leak)").
 
-Asserted: ``rec`` ran once and got ``q`` equal to the secret and ``r`` to the secret then
-`` tail``: what the approved references resolve to; the secret in no commit.
+Asserted: ``rec`` ran once and got ``q`` equal to output ``x``'s real value (the secret,
+``deploy-7 done``) and ``r`` to it then `` tail``: what the approved references resolve to; the secret in no commit.
 
 Broke (round 43): ``gated``: after the gate ``rec`` got ``q: "***"``, ``r: "*** tail"``: the
 outputs are read back from the (redacted) journal on the resume, so a gated action never gets
 an earlier output that held a secret (docs/execution.md lists this only for a crash replay;
 here it is the ordinary path of every gate, and the gate preview shows ``***`` too). The
 controller should resume with the real value (kept outside git, as the secret itself is), or
-refuse a plan whose gated action reads an output a secret may reach.
+refuse a plan whose gated action reads an output a secret may reach. ``gated-overhidden``:
+``rec`` got ``q: "***-7 done"``: the over-hiding the docs call harmless changes the value a
+gated action runs with, for any output holding the word (here a user name of an unrelated
+catalog URL); the un-gated control got ``deploy-7 done``.
 """
 
 from __future__ import annotations
@@ -31,10 +39,21 @@ from advkit import ALICE, BOB, Lab
 from test_round2_execution_kit import shared
 
 SECRET = "Kp4Rt7Wy2Zx9Qm"
+#: a plain word the catalog's clone URL uses as its user name (no credential of any plan)
+WORD = "deploy"
+VARIANTS = ["gated", "plain", "gated-overhidden", "plain-overhidden"]
+#: variant -> the value action 1's output ``x`` really holds
+VALUE = {
+    "gated": SECRET,
+    "plain": SECRET,
+    "gated-overhidden": f"{WORD}-7 done",
+    "plain-overhidden": f"{WORD}-7 done",
+}
 
 
 def _plan(vid: str) -> str:
-    gate = "    requires_approval: true\n" if vid == "gated" else ""
+    gate = "    requires_approval: true\n" if vid.startswith("gated") else ""
+    s = '"$<secrets.TOK>"' if vid in ("gated", "plain") else f'"{VALUE[vid]}"'
     return f"""\
 plan:
   name: "{vid}"
@@ -47,7 +66,7 @@ actions:
   - id: 1
     tool: echo
     why: "log in"
-    params: {{s: "$<secrets.TOK>"}}
+    params: {{s: {s}}}
     outputs:
       - {{name: x, path: "$.s"}}
   - id: 2
@@ -64,16 +83,19 @@ def _build(root: Path) -> Lab:
     (root / "g").mkdir()
     secrets = root / "secrets.yml"
     secrets.write_text(f"TOK: {SECRET}\n")
-    lab = Lab(root / "g", extra=f"secrets: {{file: {secrets}}}\n")
-    for vid in ("gated", "plain"):
+    clone = f'clone: {{kind: exec, argv: ["/bin/true", "https://{WORD}@git.example/r.git"]}}\n'
+    lab = Lab(root / "g", extra=f"secrets: {{file: {secrets}}}\n", tools=clone)
+    for vid in VARIANTS:
         lab.write(vid, _plan(vid))
     lab.commit("plans")
     lab.run()
-    for vid in ("gated", "plain"):
+    for vid in VARIANTS:
         lab.set_status(vid, "approved")
     lab.commit("approve", ALICE)
     lab.run()
-    lab.approve("gated", BOB, "approve the gate")
+    lab.set_status("gated", "approved")
+    lab.set_status("gated-overhidden", "approved")
+    lab.commit("approve the gates", BOB)
     lab.run()
     return lab
 
@@ -95,6 +117,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
             ),
         ),
         "plain",
+        pytest.param(
+            "gated-overhidden",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason="round 43: a word the redactor over-hides reaches a gated action as '***'",
+            ),
+        ),
+        "plain-overhidden",
     ],
 )
 def test_the_approved_reference_reaches_the_tool(lab: Lab, vid: str) -> None:
@@ -103,4 +134,5 @@ def test_the_approved_reference_reaches_the_tool(lab: Lab, vid: str) -> None:
     calls = lab.calls(vid)
     assert len(calls) == 1, calls
     got = json.loads(calls[0]["stdin"])
-    assert got["q"] == SECRET and got["r"] == f"{SECRET} tail", got
+    want = VALUE[vid]
+    assert got["q"] == want and got["r"] == f"{want} tail", got

@@ -16,7 +16,8 @@ back a session token is the real-world shape); action 2 calls ``rec`` with
   ``***``, never a leak)").
 
 Asserted: ``rec`` ran once and got ``q`` equal to output ``x``'s real value (the secret,
-``deploy-7 done``) and ``r`` to it then `` tail``: what the approved references resolve to; the secret in no commit.
+``deploy-7 done``) and ``r`` to it then `` tail``: what the approved references resolve
+to; the secret in no commit.
 
 Broke (round 43): ``gated``: after the gate ``rec`` got ``q: "***"``, ``r: "*** tail"``: the
 outputs are read back from the (redacted) journal on the resume, so a gated action never gets

@@ -209,4 +209,6 @@ def test_guard_outcomes_never_depend_on_a_secret(lab: Lab) -> None:
     execution = lab.plan("guard-bits").get("execution") or {}
     assert execution.get("status") == "completed", execution
     states = [a["status"] for a in execution["actions"]]
-    assert states[0] == states[1], f"the guards' outcomes spell the secret's first character: {states}"
+    assert states[0] == states[1], (
+        f"the guards' outcomes spell the secret's first character: {states}"
+    )

@@ -20,6 +20,9 @@ back a session token is the real-world shape); action 2 calls ``rec`` with
   plan after the failure and Bob approves the resume (``status: approved``), or
   ``on_failure: retry`` tries again in the same pass.
 
+- ``gated-values`` (control): a long text, floats (``1.0``, ``-0.0``, ``1e300``), U+2028 and
+  NUL in text and a mapping reach a gated action as the output held them.
+
 Asserted: ``rec`` ran once and got ``q`` equal to output ``x``'s real value (the secret,
 ``deploy-7 done``) and ``r`` to it then `` tail``: what the approved references resolve
 to; the secret in no commit.
@@ -128,6 +131,39 @@ actions:
 """
 
 
+#: ``gated-values``: values that a journal round trip could change (a long text, a float
+#: written ``1.0``, ``-0.0``, ``1e300``, U+2028 and NUL in text, key order)
+VALUES = {
+    "s": "b" * 20000,
+    "f": 1.0,
+    "z": -0.0,
+    "e": 1e300,
+    "u": "x\u2028y\u0000z",
+    "k": {"b": 1, "a": 2},
+}
+VALUES_PLAN = f"""\
+plan:
+  name: "gated-values"
+  task: "values across a gate"
+  status: pending_approval
+available_tools:
+  - name: echo
+  - name: rec
+actions:
+  - id: 1
+    tool: echo
+    why: "hand back"
+    params: {json.dumps(VALUES)}
+    outputs:
+      - {{name: x, path: "$"}}
+  - id: 2
+    tool: rec
+    why: "gated"
+    requires_approval: true
+    params: {{tag: gated-values, q: "$<actions[1].outputs.x>"}}
+"""
+
+
 def _build(root: Path) -> Lab:
     (root / "g").mkdir()
     secrets = root / "secrets.yml"
@@ -141,15 +177,17 @@ def _build(root: Path) -> Lab:
         lab.write(vid, _plan(vid))
     for vid in RETRY:
         lab.write(vid, _retry_plan(vid))
+    lab.write("gated-values", VALUES_PLAN)
     lab.commit("plans")
     lab.run()
-    for vid in [*VARIANTS, *RETRY]:
+    for vid in [*VARIANTS, *RETRY, "gated-values"]:
         lab.set_status(vid, "approved")
     lab.commit("approve", ALICE)
     lab.run()
     lab.set_status("gated", "approved")
     lab.set_status("gated-overhidden", "approved")
     lab.set_status("ask-resume", "approved")
+    lab.set_status("gated-values", "approved")
     lab.commit("approve the gates", BOB)
     lab.run()
     return lab
@@ -216,3 +254,10 @@ def test_a_second_try_gets_the_first_tries_params(lab: Lab, vid: str) -> None:
     ]
     assert len(tries) == 2, tries
     assert tries[0] == tries[1] == {"tag": vid, "q": SECRET}, tries
+
+
+def test_plain_values_cross_a_gate_unchanged(lab: Lab) -> None:
+    assert (lab.plan("gated-values").get("execution") or {}).get("status") == "completed"
+    calls = lab.calls("gated-values")
+    assert len(calls) == 1, calls
+    assert json.loads(calls[0]["stdin"])["q"] == VALUES

@@ -221,24 +221,16 @@ def test_audit_reads_what_status_says(lab: Lab, slug: str) -> None:
     assert lines and lines[-1].endswith(f"-> {said}"), (lines, row["status"])
 
 
-_STALE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 42: a refused start/freeze of a plan rejected meanwhile stays in refused.json and "
-    "status says it waits (retry with plangate run --once) for good",
-)
-
-
 @pytest.mark.parametrize(
     "slug",
     [
         pytest.param("s-ok", id="waiting-start-once"),
-        pytest.param("s-rej", id="waiting-start-then-rejected", marks=_STALE),
+        pytest.param("s-rej", id="waiting-start-then-rejected"),
         pytest.param("s-abort", id="waiting-start-then-aborted"),
         pytest.param("s-rm", id="waiting-start-then-removed"),
         pytest.param("o-abort", id="waiting-outcome-then-aborted"),
         pytest.param("o-move", id="waiting-outcome-then-moved"),
-        pytest.param("f-rej", id="waiting-freeze-then-withdrawn", marks=_STALE),
+        pytest.param("f-rej", id="waiting-freeze-then-withdrawn"),
     ],
 )
 def test_status_stops_saying_it_waits(lab: Lab, slug: str) -> None:

@@ -256,12 +256,6 @@ def test_local_others(local: Lab) -> None:
     assert len(local.calls("l-other")) == 1, local.calls("l-other")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 42: a started run's path given a new plan: the new plan is overwritten by the "
-    "old outcome, or the old outcome is never committed",
-)
 def test_local_new_plan_kept_and_old_outcome_recorded(local: Lab) -> None:
     head = local.plan("l-new")
     lines = _audit_end(local, "l-new")
@@ -279,20 +273,10 @@ def test_remote_once(remote: Lab) -> None:
     assert remote.passes == [0] * len(remote.passes), remote.passes  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 42: a replayed refused outcome is committed over a new plan at its path",
-)
 def test_remote_new_kept(remote: Lab) -> None:
     assert remote.plan("r-new")["plan"]["name"] == "r-new-v2", remote.read("r-new")[:600]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 42: a refused outcome is dropped when a new plan at its path ran",
-)
 def test_remote_approved_outcome(remote: Lab) -> None:
     lines = _audit_end(remote, "r-app")
     assert lines and lines[0].endswith("-> complete"), remote.audit_out  # type: ignore[attr-defined]

@@ -50,6 +50,14 @@ and ``refused.json`` keeps the entry, whose commit (a freeze made on a tip befor
 withdrawal) stays as it was after the three passes. Should (both): a refused event the plan
 no longer needs (it is rejected: it will never freeze or start) is dropped like the aborted
 one's, and ``status`` does not tell the operator to retry a plan that can never start.
+
+Fixed (both; the markers removed): a refused decision event (start, freeze, refuse, partial)
+is decided again from the branch on the retry pass (a process's first); when that pass
+commits nothing for the plan (rejected or withdrawn: nothing to start or freeze) and no job
+of the controller's is left for it, the entry is released (``refusal_cleared``,
+``ControllerCore._release_unneeded``). A refused outcome stays until an outcome commit of the
+plan is published (the run happened); a commit of another event of the plan no longer
+releases it.
 """
 
 from __future__ import annotations

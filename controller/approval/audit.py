@@ -45,7 +45,7 @@ from controller.errors import PlanTooLarge
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryEvent, HistoryIndex, PlanState, withdraw_rule
 from controller.git.prefetch import _Prefetcher
-from controller.git.records import PlanEvent, plan_event
+from controller.git.records import RUN_START, PlanEvent, plan_event
 from controller.plan import plans
 from controller.settings import Config
 
@@ -187,6 +187,9 @@ class Auditor:
             what = f"no single Plan: group names {event.plan_id}"
             self.flag(event, "controller-unexplained", f"batched commit: {what}")
             return
+        if said.trailers.get(RUN_START):
+            self._run_record(event, said)
+            return
         unexplained = self._unexplained(event, said)
         if unexplained:
             self.flag(event, "controller-unexplained", unexplained)
@@ -194,6 +197,22 @@ class Auditor:
             self._start(event, said)
         elif said.verb in OUTCOME_EVENTS:
             self._outcome(event, said)
+
+    def _run_record(self, event: HistoryEvent, said: PlanEvent) -> None:
+        """An outcome commit that records a run without writing its plan file (round 42:
+        the run's path holds another plan since): the outcome of the open run it names in
+        ``Run-Start:``, as the controller reads it; anything else is unexplained."""
+        running = self.open.get(event.plan_id)
+        start = said.trailers.get(RUN_START, "")
+        if said.verb not in OUTCOME_EVENTS or running is None or running.start_commit != start:
+            self.flag(
+                event,
+                "controller-unexplained",
+                f"{said.subject!r} records a run ({RUN_START}: {start[:12]}) that is not the "
+                f"open run of {event.plan_id}",
+            )
+            return
+        self._outcome(event, said)
 
     def _unexplained(self, event: HistoryEvent, said: PlanEvent) -> str | None:
         """Why this commit under the controller's identity is not one the controller makes."""

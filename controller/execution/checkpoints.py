@@ -185,6 +185,12 @@ class Checkpoints:
             # the file holds the plan as run, or as this run last wrote it (the same text with
             # another execution block): edit the parse the run started from, never reparse
             doc = loaded.doc
+        elif loaded.doc is not None:
+            # Another text now (an edit, or the folder removed and another plan put there
+            # during the run, round 42): not this run's file any more. The run's record is
+            # its journal and the outcome commit (RunOutcome.execution); nothing is written
+            # over someone else's file (the old doc was once written back over a new plan).
+            return
         else:
             doc = yamlio.read_yaml(text, str(self.plan_file))
         self._written = yamlio.set_block(doc, "execution", block)

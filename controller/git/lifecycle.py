@@ -42,7 +42,7 @@ from controller.git.planstate import (
     plan_id_of,
     too_large,
 )
-from controller.git.records import plan_event
+from controller.git.records import RUN_START, plan_event
 from controller.plan import yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
@@ -97,6 +97,8 @@ class Lifecycle(IndexStore):
                 self._unsafe(plan_id, change.path, why)
                 continue
             if path_name(change.path) == LOG_NAME:
+                if by_controller and sink:
+                    self._run_record(record, plan_id, sink)
                 if not by_controller and sink:
                     state = self.plans.get(plan_id)
                     sink(
@@ -113,6 +115,16 @@ class Lifecycle(IndexStore):
             self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
         if carried:
             self._carry(carried)
+
+    def _run_record(self, record: CommitRecord, plan_id: str, sink: EventSink) -> None:
+        """A controller outcome commit that records a run without writing its plan file
+        (``Run-Start:``, round 42: the run's path holds another plan since) is a controller
+        event of the plan all the same; the plan's state, another plan's, is left alone."""
+        event = plan_event(record, plan_id)
+        if event is None or not event.trailers.get(RUN_START):
+            return
+        state = self.plans.get(plan_id)
+        sink(HistoryEvent("controller", plan_id, record, state, state))
 
     def _moved_writers(self, repo: GitRepo, record: CommitRecord) -> dict[str, set[str]]:
         """Writers a commit carries to each plan it adds from a plan folder it removes files

@@ -106,6 +106,9 @@ def parse_trailers(text: str) -> dict[str, str]:
 #: The trailer that marks a batched controller commit: one group of trailers per plan, each
 #: opened by ``Plan:`` and naming its event (docs/formats.md, "Controller commits").
 EVENT_TRAILER = "Plan-Event"
+#: On an outcome commit that records a run without writing its plan file (the run's path
+#: holds another plan since, round 42): the run's start commit. ``audit`` and scans read it.
+RUN_START = "Run-Start"
 #: Trailers of a batched commit that belong to every plan in it, not to the group before.
 SHARED_TRAILERS = ("Controller",)
 

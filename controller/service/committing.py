@@ -168,6 +168,7 @@ class Committing(ControllerCore):
         on_drop: Callable[[bool], None] | None = None,
         executed: tuple[str, str] | None = None,
         before_ref: Callable[[str], None] | None = None,
+        write_plan: bool = True,
     ) -> str | None:
         """Commit an edit of one plan's file; during a batching pass, the edit may wait for
         the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
@@ -175,7 +176,9 @@ class Committing(ControllerCore):
         ``on_drop(retry)`` when a waiting edit is not
         committed: ``retry`` when nothing of it was written). ``executed``: (frozen hash, plan
         id) a start records as executed, durably, once on the branch and before any
-        ``before_index`` (local mode)."""
+        ``before_index`` (local mode). ``write_plan`` False: the commit records the event
+        (message, trailers, ``extra``) without writing the plan file (round 42: the outcome
+        of a run whose path holds another plan now)."""
         head = self._head
         if base is not None:  # the caller knows the text to edit (an outcome: what ran)
             base_text: str | None = base
@@ -206,7 +209,11 @@ class Committing(ControllerCore):
             approval_commit,
             trailers,
         )
-        files: dict[str, bytes | None] = {file: new_text.encode("utf-8"), **(extra or {})}
+        files: dict[str, bytes | None] = dict(extra or {})
+        if write_plan:
+            files = {file: new_text.encode("utf-8"), **files}
+        if not files:
+            return None
         entry = _Entry(
             plan_id,
             files,
@@ -348,7 +355,7 @@ class Committing(ControllerCore):
             return self._head
         for entry in entries:
             entry.committed = True
-        published = [e.plan_id for e in entries if e.plan_id in self.refused]
+        published = [e.plan_id for e in entries if self._publishes_refused(e.plan_id, e.event)]
         if published:  # a commit of a refused plan went through: it waits no more
             self.refused.release(published)
             self.log.info("refusal_cleared", plans=published)

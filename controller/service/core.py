@@ -38,7 +38,7 @@ from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
 
 if TYPE_CHECKING:
-    pass
+    from controller.git.planstate import PlanState
 
 MAX_PASSES = 5
 REMOTE = "origin"
@@ -124,6 +124,8 @@ class ControllerCore:
         #: Passes so far, and the refused plans this pass tries again (:meth:`_aside_due`).
         self._passes = 0
         self._retry_refused: set[str] = set()
+        #: Plans set aside again during this reconcile (their retry was refused once more).
+        self._refused_now: set[str] = set()
         self._refused_config: object = None
         self._lock = threading.RLock()
         #: Guards _running and _abort only: a worker starting a job must not wait for a pass.
@@ -443,6 +445,7 @@ class ControllerCore:
 
         reason = redact_text(self.config, exc.reason)
         self.refused.refuse(plan_id, event, reason, sha, iso(time.time()))
+        self._refused_now.add(plan_id)
         self.log.error(
             "push_refused",
             plan=plan_id,
@@ -460,10 +463,62 @@ class ControllerCore:
         self._refused_config = self.config
         due = changed or self._passes == 1 or self._passes % REFUSED_RETRY_PASSES == 0
         self._retry_refused = set(self.refused.load()) if due and self.refused else set()
+        self._refused_now = set()
+
+    def _publishes_refused(self, plan_id: str, event: str) -> bool:
+        """Does a published commit of ``event`` settle the plan's refused entry? A decision
+        event (start, freeze, refuse, ...) is decided again, so any commit of the plan does;
+        a refused outcome records a run that happened: only an outcome commit settles it (a
+        new plan's freeze at the same path does not, round 42)."""
+        entry = self.refused.get(plan_id)
+        if entry is None:
+            return False
+        return str(entry.get("event") or "") not in OUTCOME_EVENTS or event in OUTCOME_EVENTS
+
+    def _release_unneeded(self) -> None:
+        """After a pass that retried refused plans: a refused decision event (start, freeze,
+        refuse, partial...) is decided again from the branch on the retry; when that pass
+        committed nothing for the plan (rejected, withdrawn or aborted meanwhile, or at
+        another version: it needs that commit no more) and no job of ours is left, the entry
+        is dropped (round 42: a rejected plan's refused start stayed, and ``status`` told the
+        operator to retry a plan that can never start). A refused outcome stays until it is
+        published: the run happened."""
+        if not self._retry_refused:
+            return
+        entries = self.refused.load()
+        jobs = self.index.jobs()
+        unneeded = [
+            plan_id
+            for plan_id in sorted(self._retry_refused - self._refused_now)
+            if plan_id in entries
+            and str(entries[plan_id].get("event") or "") not in OUTCOME_EVENTS
+            and plan_id not in jobs
+        ]
+        self._retry_refused -= set(unneeded)
+        if unneeded:
+            self.refused.release(unneeded)
+            self.log.info(
+                "refusal_cleared",
+                plans=unneeded,
+                reason="decided again: the plan needs the refused commit no more",
+            )
 
     def _aside(self, plan_id: str) -> bool:
         """Is the plan set aside after a refusal, and not tried again in this pass?"""
         return plan_id not in self._retry_refused and plan_id in self.refused
+
+    def _aside_plan(self, state: PlanState) -> bool:
+        """Is the branch's plan set aside (:meth:`_aside`)? Not when what waits is the
+        refused outcome of an earlier run at its path and the branch holds another plan
+        there (round 42): that plan is judged on its own."""
+        if not self._aside(state.plan_id):
+            return False
+        entry = self.refused.get(state.plan_id) or {}
+        job = self.index.jobs().get(state.plan_id) or {}
+        return not (
+            str(entry.get("event") or "") in OUTCOME_EVENTS
+            and holds_another(state, str(job.get("plan_hash") or ""))
+        )
 
     def refused_reason(self, plan_id: str) -> str | None:
         """What ``status`` says of a plan whose commit the remote refused (None: none)."""
@@ -489,6 +544,20 @@ class ControllerCore:
         if self._waiting.get(plan_id) != reason:
             self.log.warning("plan_waiting", plan=plan_id, reason=reason)
         self._waiting[plan_id] = reason
+
+
+def holds_another(state: PlanState | None, plan_hash: str) -> bool:
+    """Does the branch hold, at a started run's path, another plan than the version that
+    run started (``plan_hash``)? Its folder was removed and a new plan put there (round 42):
+    a valid plan of another hash that is not that run's version in a run state (an edit of
+    the running plan in place keeps it ``executing``: round 3/33, written over with what
+    ran). Its outcome commit records the run without writing the plan file."""
+    if state is None or not state.hash or not plan_hash or state.hash == plan_hash:
+        return False
+    if state.status is None:
+        return False  # an illegal edit or a file with no valid status: the run's to write
+    running = state.status in ("executing", "awaiting_approval")
+    return not (running and state.approved_hash in (None, plan_hash))
 
 
 #: The controller's events that record a run's outcome (or its pause at a gate).

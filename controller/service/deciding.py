@@ -58,6 +58,25 @@ class Deciding(Freezing, Starting):
             self._wait(state.plan_id, f"cannot write {state.file}: {exc}")
         return None
 
+    def _earlier_run_waits(self, state: PlanState, plan_hash: str | None) -> None:
+        """A plan put at the path of a run whose outcome is not committed yet (its folder
+        removed and a new plan written there; remote mode: the forge refused the outcome)
+        starts once that outcome is on the branch: the job row, one per path, is the
+        earlier run's until then (round 42). Raises :class:`_Wait`, said in ``status``."""
+        data = self.index.jobs().get(state.plan_id)
+        if not data or data.get("paused_gate") is not None or not data.get("start"):
+            return
+        if not data.get("plan_hash") or data.get("plan_hash") == plan_hash:
+            return
+        start = str(data.get("start"))
+        refused = (
+            " (the remote refused it: see refused.json)" if self.refused.get(state.plan_id) else ""
+        )
+        raise _Wait(
+            f"the run started at {state.plan_id} by {start[:12]} (another plan, since removed) "
+            f"has not committed its outcome yet{refused}; this plan starts once it has"
+        )
+
     def _check_text(self, file: str) -> Callable[[bytes], tuple[tuple[str, ...], str | None]]:
         def check(data: bytes) -> tuple[tuple[str, ...], str | None]:
             loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(file), self.config)
@@ -96,6 +115,7 @@ class Deciding(Freezing, Starting):
             )
         record = verdict.record
         if verdict.outcome == "start":
+            self._earlier_run_waits(state, request.current_hash)
             decision = approvals.Decision(
                 True, verdict.approver, signer=record.get("signature") or None
             )

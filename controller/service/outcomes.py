@@ -17,9 +17,18 @@ from typing import Any
 from controller import fsutil
 from controller.errors import PlangateError, UnsafePath
 from controller.git.history import LOG_NAME
+from controller.git.records import RUN_START
 from controller.plan import plans, yamlio
 from controller.service.committing import Committing, aborted_by
-from controller.service.core import MAX_PASSES, Job, _job_data, _Moved, _stat_key, _Wait
+from controller.service.core import (
+    MAX_PASSES,
+    Job,
+    _job_data,
+    _Moved,
+    _stat_key,
+    _Wait,
+    holds_another,
+)
 
 STATUS = ("plan", "status")
 _OUTCOME_STATUS = {
@@ -378,7 +387,11 @@ class Outcomes(Committing):
         # swapped for a symlink since the engine wrote them.
         execution = getattr(outcome, "execution", None)
         log_text = getattr(outcome, "log", None)
-        if self.config.remote is None and state is not None:
+        # Round 42: the run's folder was removed and another plan put at its path since it
+        # started: the outcome commit records the run (subject, trailers, the run's log)
+        # without writing the started plan back over the new one, which is judged on its own.
+        another = holds_another(state, job.plan_hash)
+        if self.config.remote is None and state is not None and not another:
             self._check_uncommitted(state, head, execution)
 
         def mutate(text: str) -> str:
@@ -394,6 +407,13 @@ class Outcomes(Committing):
         base = ran if ran is not None and other else None
 
         extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
+        trailers = aborted_by(state) if status == "aborted" and state is not None else None
+        if another:
+            start = str((self.index.jobs().get(job.plan_id) or {}).get("start") or "")
+            trailers = {**(trailers or {}), RUN_START: start or "unknown"}
+            base = ran
+            if not extra:  # the commit must touch the plan's folder: audit and scans read it
+                extra = {f"{job.plan_id}/{LOG_NAME}": f"# {job.plan_id}\n\n{status}\n".encode()}
         return self._commit_plan(
             file,
             event,
@@ -402,7 +422,8 @@ class Outcomes(Committing):
             body,
             approved_by=str(job.approval.get("by") or "") or None,
             approval_commit=str(job.approval.get("commit") or "") or None,
-            trailers=aborted_by(state) if status == "aborted" and state is not None else None,
+            trailers=trailers,
+            write_plan=not another,
             extra=extra,
             base=base,
             after=after,

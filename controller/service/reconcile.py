@@ -74,6 +74,7 @@ class Controller(Deciding, Outcomes):
                 for _ in range(MAX_PASSES):
                     try:
                         jobs = self._pass()
+                        self._release_unneeded()  # refused events decided again (round 42)
                         self.last_error = None
                         return jobs
                     except _Moved:
@@ -102,7 +103,7 @@ class Controller(Deciding, Outcomes):
                         with self._jobs_lock:
                             self._abort.add(state.plan_id)
                     continue
-                if self._aside(state.plan_id):
+                if self._aside_plan(state):
                     continue  # the remote refused its last commit: it waits, alone (round 40)
                 job = self._act(state)
                 if job is not None:

@@ -50,6 +50,14 @@ and ``refused.json`` keeps the entry, whose commit (a freeze made on a tip befor
 withdrawal) stays as it was after the three passes. Should (both): a refused event the plan
 no longer needs (it is rejected: it will never freeze or start) is dropped like the aborted
 one's, and ``status`` does not tell the operator to retry a plan that can never start.
+
+Fixed (both; the markers removed): a refused decision event (start, freeze, refuse, partial)
+is decided again from the branch on the retry pass (a process's first); when that pass
+commits nothing for the plan (rejected or withdrawn: nothing to start or freeze) and no job
+of the controller's is left for it, the entry is released (``refusal_cleared``,
+``ControllerCore._release_unneeded``). A refused outcome stays until an outcome commit of the
+plan is published (the run happened); a commit of another event of the plan no longer
+releases it.
 """
 
 from __future__ import annotations
@@ -221,24 +229,16 @@ def test_audit_reads_what_status_says(lab: Lab, slug: str) -> None:
     assert lines and lines[-1].endswith(f"-> {said}"), (lines, row["status"])
 
 
-_STALE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 42: a refused start/freeze of a plan rejected meanwhile stays in refused.json and "
-    "status says it waits (retry with plangate run --once) for good",
-)
-
-
 @pytest.mark.parametrize(
     "slug",
     [
         pytest.param("s-ok", id="waiting-start-once"),
-        pytest.param("s-rej", id="waiting-start-then-rejected", marks=_STALE),
+        pytest.param("s-rej", id="waiting-start-then-rejected"),
         pytest.param("s-abort", id="waiting-start-then-aborted"),
         pytest.param("s-rm", id="waiting-start-then-removed"),
         pytest.param("o-abort", id="waiting-outcome-then-aborted"),
         pytest.param("o-move", id="waiting-outcome-then-moved"),
-        pytest.param("f-rej", id="waiting-freeze-then-withdrawn", marks=_STALE),
+        pytest.param("f-rej", id="waiting-freeze-then-withdrawn"),
     ],
 )
 def test_status_stops_saying_it_waits(lab: Lab, slug: str) -> None:

@@ -753,16 +753,14 @@ class Lifecycle(IndexStore):
         found.discard(self.controller_email)
         return found
 
-    def merged_authors(
-        self, repo: GitRepo, since: str | None, until: str, paths: list[str] | None = None
-    ) -> None:
+    def merged_authors(self, repo: GitRepo, since: str | None, until: str) -> None:
         """Authors of every plan content produced on branches merged into the first-parent
         line after ``since``: the author index never forgets whoever produced a content, even
         when the merge brought nothing new because the first parent made the same change
         (git's default history simplification would hide that side). What they made counts
         from the merge that brought it (:meth:`flush_side_made`)."""
         self.flush_side_made()  # an earlier call's, not yet applied: they came before
-        for commit in repo.merged_in(since, until, paths or [self.plans_dir]):
+        for commit in repo.merged_in(since, until, [self.plans_dir]):
             who = self.identities(commit)
             left = self._left(repo, commit)
             # Under the controller's name is enough here: a side freeze only ever makes a

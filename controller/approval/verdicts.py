@@ -59,13 +59,7 @@ def decide(
         # Whoever wrote any file in a pinned folder wrote that plan, as for the plan's own
         # folder (round 23: a note or a draft in a library's folder did not count), and
         # whoever wrote bytes of its plan file beside a status change (round 42: a comment).
-        pinned = {
-            who
-            for _, path, pin in nested.pins(data)
-            for folder in ["/".join(PurePosixPath(path).parts)]
-            for key in (pin, folder_key(folder), file_key(folder))
-            for who in authors.get(key, ())
-        }
+        pinned = pinned_writers(data, authors)
         if not pinned <= request.changers:
             request = replace(request, changers=request.changers | frozenset(pinned))
     if withdrawn:
@@ -92,6 +86,60 @@ def decide(
         revotes=revotes(repo, request, config, collected, state.file, check),
     )
     return request, verdict
+
+
+def pinned_writers(data: Any, authors: Mapping[str, AbstractSet[str]]) -> set[str]:
+    """Whoever wrote a plan the parent ``data`` pins: its version, any file of its folder,
+    any bytes of its plan file (approving a parent approves what it pins: SPEC §12)."""
+    return {
+        who
+        for _, path, pin in nested.pins(data)
+        for folder in ["/".join(PurePosixPath(path).parts)]
+        for key in (pin, folder_key(folder), file_key(folder))
+        for who in authors.get(key, ())
+    }
+
+
+def writers(
+    state: PlanState, authors: Mapping[str, AbstractSet[str]], plan_hash: str | None, data: Any
+) -> frozenset[str]:
+    """Everyone the controller counts as a writer of the plan's version ``plan_hash`` (parsed:
+    ``data``) when it judges an approval of it (E_SELF_APPROVAL): its changers, the writers
+    of that content on any path and of the plan's folder (carried there by a move or a copy:
+    rounds 17, 35, 42), and the writers of what it pins; as :func:`decide` gathers them."""
+    found = frozenset(state.changers) | frozenset(authors.get(plan_hash or "", ()))
+    return (
+        found | authors.get(folder_key(state.plan_id), frozenset()) | pinned_writers(data, authors)
+    )
+
+
+def refused(
+    verdict: quorum.Verdict, request: ApprovalRequest, code: str, message: str
+) -> quorum.Verdict:
+    """``verdict`` turned into a refusal with ``code`` (whatever the approvals said)."""
+    decision = approvals.Decision(False, verdict.decision.approver, code, message)
+    return replace(
+        verdict,
+        outcome="refuse",
+        decision=decision,
+        record=decision.record(request, quorum.iso(request.commit_time)),
+    )
+
+
+def already_executed(
+    verdict: quorum.Verdict, request: ApprovalRequest, ran: str | None
+) -> quorum.Verdict:
+    """An approval of a version that already ran (``ran``: where) is refused, whoever
+    approved it: a copy, move or rewritten history of it does not run again."""
+    if request.kind is not approvals.Transition.APPROVE or not ran:
+        return verdict
+    return refused(
+        verdict,
+        request,
+        "E_ALREADY_EXECUTED",
+        f"this exact plan (hash {request.current_hash}) already ran here as {ran}; "
+        "a copy, move or rewritten history of it does not run again",
+    )
 
 
 def _vetoes(

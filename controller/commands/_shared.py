@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,8 @@ from controller.display import visible
 
 if TYPE_CHECKING:
     from controller.errors import Problem
+    from controller.git.gitrepo import GitRepo
+    from controller.git.history import EventSink, HistoryIndex
     from controller.plan.plans import LoadedPlan
     from controller.settings import Config
 
@@ -95,3 +98,31 @@ def frozen_facts_for(plan: LoadedPlan, config: Config | None) -> dict[str, objec
     from controller.approval.policy import frozen_facts
 
     return frozen_facts(plan_id_for(plan.path, config), plan.data, config, plan.path)
+
+
+@contextmanager
+def read_history(
+    repo: GitRepo,
+    config: Config,
+    head: str,
+    *,
+    own_commit: Callable[[str], bool] | None = None,
+    sink: EventSink | None = None,
+) -> Iterator[HistoryIndex]:
+    """The history index the controller builds (:func:`controller.git.history.config_index`),
+    in memory, scanned up to ``head``: the one way ``check``, ``approve``, ``reject`` and
+    ``abort --config`` read history, so what they predict is what the controller decides
+    (round 43). ``own_commit``: how the controller's commits are told (None: by its name);
+    ``sink`` hears the scan's events."""
+    import tempfile
+
+    from controller.git.history import config_index
+
+    repo.read_signatures = config.approval.allowed_signers is not None
+    with tempfile.TemporaryDirectory(prefix="plangate-history-") as signers:
+        index = config_index(config, Path(signers), lambda: own_commit, repo)
+        try:
+            index.scan(repo, head, sink)
+            yield index
+        finally:
+            index.close()

@@ -117,7 +117,7 @@ def commit_status(
         # the status the controller holds: a withdrawal it ignored (its author was not
         # entitled) leaves the plan where it was (round 28: approve refused a plan the
         # controller showed waiting for an approval)
-        authors, held = _history(repo, head, config, plan_id)
+        authors, held = _history(repo, head, config, plan_id, status)
         _check_transition(loaded, status, plan_id, held)
         _precheck(repo, config, plan_id, status, authors)
     else:
@@ -181,26 +181,36 @@ def named_plan_file(path: str) -> Path:
 
 
 def _history(
-    repo: GitRepo, head: str, config: Config, plan_id: str
+    repo: GitRepo, head: str, config: Config, plan_id: str, status: str
 ) -> tuple[list[str], str | None]:
-    """The plan's writers and the status the controller holds (history read as it reads
-    it, withdrawals judged by the policy recorded when they were made)."""
-    import tempfile
+    """Who counts as the plan's author for ``status`` and the status the controller holds,
+    from the history the controller reads (:func:`~controller.commands._shared.read_history`,
+    withdrawals judged by the policy recorded when they were made): for an approval, every
+    writer it counts (E_SELF_APPROVAL: writers carried in by a move or a copy, of its folder,
+    of what it pins: round 43); for a rejection or an abort, the producers of the version at
+    stake (a mover or a copier produced nothing and withdraws nothing: rounds 34, 35, 43)."""
+    from controller.approval.verdicts import writers
+    from controller.commands._shared import read_history
 
-    from controller.git.history import HistoryIndex, RecordedPolicies
+    with read_history(repo, config, head) as index:
+        state = index.plans.get(plan_id)
+        if state is None:
+            return [], None
+        if status != "approved":
+            return sorted(index.withdrawers(state)), state.status
+        data = _parsed(repo, state.blob, state.file)
+        return sorted(writers(state, index.authors, state.hash, data)), state.status
 
-    repo.read_signatures = config.approval.allowed_signers is not None
-    index = HistoryIndex(None, plans_dir=config.plans_dir, controller_email=config.identity.email)
-    with tempfile.TemporaryDirectory(prefix="plangate-approve-") as signers:
-        RecordedPolicies(config, Path(signers), lambda: index.own_commit).attach(index, repo)
-        try:
-            index.scan(repo, head)
-            state = index.plans.get(plan_id)
-        finally:
-            index.close()
-    if state is None:
-        return [], None
-    return list(state.changers), state.status
+
+def _parsed(repo: GitRepo, blob: str | None, file: str) -> object:
+    from controller.plan import yamlio
+
+    if blob is None:
+        return None
+    try:
+        return yamlio.read_yaml(repo.blob(blob).decode("utf-8"), file).data
+    except Exception:  # unreadable: pins nothing (the controller refuses it anyway)
+        return None
 
 
 def _precheck(repo: GitRepo, config: Config, plan_id: str, status: str, authors: list[str]) -> None:

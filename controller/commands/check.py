@@ -97,37 +97,33 @@ def _branch_first(repo: GitRepo, name: str) -> str:
     return name
 
 
-def _pinned_ids(repo: GitRepo, commit: str, ids: list[str]) -> set[str]:
-    """The folders the plans ``ids`` pin as nested plans at ``commit``."""
-    from controller.plan import nested, yamlio
-    from controller.plan.plans import PLAN_FILES
+class _Runs:
+    """The history's runs, heard as the scan applies the controller's start commits: frozen
+    hash -> the plan it started as (the controller refuses a version that already ran
+    anywhere, E_ALREADY_EXECUTED, from its state directory's record of its starts; check,
+    with no state directory, reads them from the commits that published them)."""
 
-    found: set[str] = set()
-    for pid in ids:
-        for name in PLAN_FILES:
-            raw = repo.read_file(commit, f"{pid}/{name}")
-            if raw is None:
-                continue
-            try:
-                data = yamlio.read_yaml(raw.decode("utf-8"), f"{pid}/{name}").data
-            except Exception:  # an unreadable plan pins nothing; its report says why
-                break
-            found |= {path.strip("/") for _, path, _ in nested.pins(data)}
-            break
-    return found
+    def __init__(self) -> None:
+        self.started: dict[str, str] = {}
 
+    def __call__(self, event: Any) -> None:
+        if event.kind != "controller" or event.after is None or not event.after.hash:
+            return
+        from controller.git.records import plan_event
 
-#: History events of a withdrawal, counted or not (Lifecycle): their verdicts depend on more
-#: than the plans a pull request touches.
-_WITHDRAW = frozenset({"reject", "abort-request", "withdraw-not-allowed"})
+        said = plan_event(event.commit, event.plan_id)
+        if said is not None and said.verb == "start":
+            where = f"{event.plan_id} (start {event.commit.sha[:12]})"
+            self.started.setdefault(event.after.hash, where)
 
 
 def predict(
     repo: GitRepo, config: Config, base: str, head: str, as_email: str | None
 ) -> dict[str, Any]:
     """The report: {base, head, merger, plans: [one dict per changed plan]}."""
-    from controller.errors import GitError, UsageError
-    from controller.git.history import HistoryIndex
+    from controller.commands._shared import read_history
+    from controller.errors import UsageError
+    from controller.git.history import plan_id_of
 
     base_sha, head_sha = repo.rev(base), repo.rev(head)
     if base_sha is None or head_sha is None:
@@ -143,11 +139,6 @@ def predict(
         # every prediction under require_signed was a refusal the controller never made)
         signature, assumed = _merge_signature(config, as_email)
         repo = _SignedMerge(repo, merge, signature)  # type: ignore[assignment]
-    import tempfile
-
-    from controller.git.history import RecordedPolicies
-
-    signers_dir = tempfile.TemporaryDirectory(prefix="plangate-check-")
     own_commit = None
     if config.approval.require_signed:
         # the controller knows its commits by its record; here, under require_signed, its
@@ -155,48 +146,19 @@ def predict(
         # (round 19: a forged "partial" carrying a vote check counted)
         signers = config.approval.allowed_signers
         own_commit = functools.cache(lambda sha: real.verify_commit(sha, signers).valid)
-
-    def new_index() -> HistoryIndex:
-        made = HistoryIndex(
-            None, plans_dir=config.plans_dir, controller_email=config.identity.email
-        )
-        made.own_commit = own_commit
-        # who may reject or abort follows the policy recorded when they did, as the
-        # controller judges it (round 28: check took every withdrawal in the file as binding)
-        RecordedPolicies(config, Path(signers_dir.name), lambda: made.own_commit).attach(made, repo)
-        return made
-
-    index = new_index()
-    try:
-        plans_dir = config.plans_dir.strip("/") or "."
-        names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
-        from controller.git.history import plan_id_of
-
-        changed = {p for n in names.split("\0") if n and (p := plan_id_of(n, plans_dir))}
-        ids = sorted(changed | _trailer_plans(repo, base_sha, head_sha))
-        if not ids:
-            return {"base": base_sha, "head": head_sha, "merger": as_email, "plans": []}
-        # only these plans' histories, and those of the plans they pin (whoever wrote a
-        # pinned version wrote part of what runs, and a pinned version may be withdrawn)
-        index.scan_paths = [f"{pid}/" for pid in sorted(set(ids) | _pinned_ids(repo, merge, ids))]
-        withdrawals: list[str] = []
-        index.scan(
-            repo, merge, lambda e: withdrawals.append(e.kind) if e.kind in _WITHDRAW else None
-        )
-        if withdrawals:
-            # Whether an author may withdraw depends on every commit that made the version
-            # at stake, on any path (a copy elsewhere leaves its author none: round 36):
-            # read the whole history, as the controller has it.
-            index.close()
-            index = new_index()
-            index.scan(repo, merge)
+    plans_dir = config.plans_dir.strip("/") or "."
+    names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
+    changed = {p for n in names.split("\0") if n and (p := plan_id_of(n, plans_dir))}
+    ids = sorted(changed | _trailer_plans(repo, base_sha, head_sha))
+    if not ids:
+        return {"base": base_sha, "head": head_sha, "merger": as_email, "plans": []}
+    # the history the controller reads, whole (round 43: only these plans' own paths missed
+    # writers, runs and first freezes carried in from other paths); who may reject or abort
+    # follows the policy recorded when they did (round 28); the runs its starts record
+    ran = _Runs()
+    with read_history(repo, config, merge, own_commit=own_commit, sink=ran) as index:
         cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
-        found = [_plan_report(cached, config, index, pid, merge, as_email) for pid in ids]
-    except GitError:
-        raise
-    finally:
-        index.close()
-        signers_dir.cleanup()
+        found = [_plan_report(cached, config, index, pid, merge, as_email, ran) for pid in ids]
     report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
     if assumed is not None:
         report["merge_signature"] = assumed
@@ -310,7 +272,13 @@ def _simulated_merge(repo: GitRepo, base: str, head: str, merger: str) -> str:
 
 
 def _plan_report(
-    repo: Any, config: Config, index: Any, plan_id: str, merge: str, as_email: str | None
+    repo: Any,
+    config: Config,
+    index: Any,
+    plan_id: str,
+    merge: str,
+    as_email: str | None,
+    ran: _Runs,
 ) -> dict[str, Any]:
     from controller.approval import policy, quorum
     from controller.approval.verdicts import fetch_at, nested_at
@@ -345,7 +313,7 @@ def _plan_report(
     if state.request is not None:
         same = state.request.get("blob") == state.blob
         known = (data, (tuple(p.code for p in loaded.problems), loaded.hash))
-        decided = _decided(repo, config, state, as_email, need if same else None, known, index)
+        decided = _decided(repo, config, state, as_email, need if same else None, known, index, ran)
         return {**report, **decided}
     if state.status == "pending_approval" and not report["frozen"]:
         report["outcome"] = "invalid" if loaded.problems else "freeze"
@@ -367,6 +335,7 @@ def _decided(
     need: Any,
     known: tuple[bytes, tuple[tuple[str, ...], str | None]],
     index: Any,
+    ran: _Runs,
 ) -> dict[str, Any]:
     from controller.approval import verdicts
     from controller.plan import plans
@@ -386,6 +355,10 @@ def _decided(
         need=need,
         authors=index.authors,
         withdrawn=index.withdrawn,
+    )
+    # as the controller: a version that already ran (on any path) does not run again
+    verdict = verdicts.already_executed(
+        verdict, request, ran.started.get(request.current_hash or "")
     )
     refused = [
         {"by": r.by, "commit": r.commit, "code": r.code, "message": r.message}

@@ -58,6 +58,7 @@ __all__ = [
     "RecordedPolicies",
     "build_request",
     "changed_plan_ids",
+    "config_index",
     "facts_of",
     "file_key",
     "is_text",
@@ -74,9 +75,6 @@ PROGRESS_EVERY = 500
 class HistoryIndex(Lifecycle):
     """The per-plan index, in memory, persisted to sqlite after each scan."""
 
-    #: Folders to scan instead of the whole plans directory (``plangate check`` looks at the
-    #: plans a pull request touches only; a plan's facts come from its own folder's history).
-    scan_paths: list[str] | None = None
     #: ``progress(task, done, total)`` during long scans (set by the CLI: controller.progress)
     progress: Callable[[str, int, int | None], None] | None = None
     #: ``on_rewrite(repo, last, head)`` before a rebuild because ``last``, the tip the index
@@ -114,7 +112,7 @@ class HistoryIndex(Lifecycle):
         # soon as its record and its plan versions' facts are in, while the walk goes on
         # (_cold_scan); other scans find them with `git log -- plans/` (the plan versions they
         # name read and parsed in the background meanwhile), then apply them oldest first.
-        cold = last is None and not self.scan_paths  # a few folders: one walk is enough
+        cold = last is None
         with _full_collections_held() if cold else contextlib.nullcontext():
             side = list(self._side)
             try:
@@ -127,7 +125,7 @@ class HistoryIndex(Lifecycle):
                         self._side = side
                     records = self._logged_records(repo, last, head, cold)
                     policies = self._policies(repo, last, head)
-                    self.merged_authors(repo, last, head, self.scan_paths)
+                    self.merged_authors(repo, last, head)
                     for done, record in enumerate(records, 1):
                         self._apply_next(repo, record, sink, policies, done, len(records))
             except BaseException:
@@ -255,7 +253,7 @@ class HistoryIndex(Lifecycle):
 
             def collect(segment: tuple[str | None, str]) -> list[CommitRecord]:
                 found = []
-                paths = self.scan_paths or [self.plans_dir]
+                paths = [self.plans_dir]
                 for record in repo.first_parent_log(*segment, paths, newest_first=True):
                     found.append(record)
                     prefetch.add(record)
@@ -512,6 +510,38 @@ class RecordedPolicies:
             except Exception:  # a document no config can be made of (pydantic's error)
                 return None
         return self._approvals[blob]
+
+
+def config_index(
+    config: Config,
+    signers_dir: Path,
+    own: Callable[[], Callable[[str], bool] | None],
+    repo: GitRepo,
+    path: Path | None = None,
+    memory: Path | None = None,
+) -> HistoryIndex:
+    """The history index as the controller builds it for ``config``: the whole first-parent
+    history of the branch with its merged branches, plans of any size the config reads,
+    the verifier's clock, the controller's commits known by ``own()`` (None: by its name),
+    and who may reject or abort following the policy recorded when they did
+    (:class:`RecordedPolicies`, recorded policies written below ``signers_dir``). The
+    controller keeps it in its state directory (``path``, ``memory``); ``plangate check``,
+    ``approve``, ``reject`` and ``abort --config`` build it in memory: one index, so a
+    prediction reads the history the controller reads (round 43: check read the judged
+    plans' own paths only and missed every writer, run and first freeze carried in from
+    another path)."""
+    index = HistoryIndex(
+        path,
+        plans_dir=config.plans_dir,
+        controller_email=config.identity.email,
+        may_withdraw=withdraw_rule(config.approval),
+        clock=time.time,
+        max_plan_bytes=config.limits.max_plan_bytes,
+        own_commit=own(),
+        memory=memory,
+    )
+    RecordedPolicies(config, signers_dir, own).attach(index, repo)
+    return index
 
 
 def withdraw_rule(policy: ApprovalSettings) -> Callable[..., bool]:

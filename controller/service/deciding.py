@@ -10,18 +10,17 @@ An abort of a plan that is not running is recorded; a pending plan is frozen
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from controller.approval import approvals, quorum, verdicts
+from controller.approval import approvals, verdicts
 from controller.errors import GitError, PlangateError
 from controller.git.history import PlanState
 from controller.git.planstate import unsafe
 from controller.plan import plans, yamlio
 from controller.service.committing import _set_approval, _set_status, aborted_by
-from controller.service.core import Job, _Moved, _Wait, iso
+from controller.service.core import Job, _Moved, _Wait
 from controller.service.freezing import Freezing
 from controller.service.starting import Starting
 
@@ -97,16 +96,10 @@ class Deciding(Freezing, Starting):
         ran = self._ran_as(request.current_hash)
         held = self.holds.get(state.plan_id)
         if request.kind is approvals.Transition.APPROVE and ran:  # whoever approved it
-            verdict = _refused(
-                verdict,
-                request,
-                "E_ALREADY_EXECUTED",
-                f"this exact plan (hash {request.current_hash}) already ran here as {ran}; "
-                "a copy, move or rewritten history of it does not run again",
-            )
+            verdict = verdicts.already_executed(verdict, request, ran)
         elif held is not None and verdict.outcome != "refuse":
             erased = ", ".join(str(sha)[:12] for sha in held.get("commits") or [])  # type: ignore[attr-defined]
-            verdict = _refused(
+            verdict = verdicts.refused(
                 verdict,
                 request,
                 "E_HISTORY_REWRITTEN",
@@ -186,19 +179,6 @@ class Deciding(Freezing, Starting):
             after=lambda _sha: self.index.set_job(state.plan_id, None),
         )
         return None
-
-
-def _refused(
-    verdict: quorum.Verdict, request: approvals.ApprovalRequest, code: str, message: str
-) -> quorum.Verdict:
-    """``verdict`` turned into a refusal with ``code`` (whatever the approvals said)."""
-    decision = approvals.Decision(False, verdict.decision.approver, code, message)
-    return dataclasses.replace(
-        verdict,
-        outcome="refuse",
-        decision=decision,
-        record=decision.record(request, iso(request.commit_time)),
-    )
 
 
 def _has_work(state: PlanState) -> bool:

@@ -25,6 +25,9 @@ the others ``E_SELF_APPROVAL``); ``check`` agreed for ``rej-in-branch`` (``none`
 ``draft-elsewhere`` (strict xfails): ``outcome: start`` with Alice counted, because it reads
 only the histories of the plans the pull request touches; only ``E_VERSION_WITHDRAWN`` under
 another name is documented as outside its reach.
+Fixed (round 43): ``copy-of-alices`` and ``draft-elsewhere`` pass: ``check`` reads the whole
+history the controller reads (one index builder for check and approve/reject/abort
+``--config``), so the writers of the same content under another name count.
 """
 
 from __future__ import annotations
@@ -45,16 +48,7 @@ def _xf(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 11: {what}")
 
 
-CHECK_BROKEN: dict[str, object] = {
-    "copy-of-alices": _xf(
-        "`plangate check --as alice` predicts `start` (Alice counted) for a copy of a plan"
-        " Alice wrote under another name; the controller refuses E_SELF_APPROVAL"
-    ),
-    "draft-elsewhere": _xf(
-        "`plangate check --as alice` predicts `start` for plan text Alice committed as"
-        " plans/drafts/alice.yml; the controller refuses E_SELF_APPROVAL"
-    ),
-}
+CHECK_BROKEN: dict[str, object] = {}  # both fixed in round 43 (see "Fixed")
 
 
 def _freeze(lab: Lab, slug: str) -> None:

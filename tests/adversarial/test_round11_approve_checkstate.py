@@ -21,6 +21,10 @@ Results (round 11): the controller held all three (``E_HISTORY_REWRITTEN``,
 ``E_ALREADY_EXECUTED`` twice; nothing ran again); ``check`` **broke** for all three (strict
 xfails): it predicted ``outcome: start`` with Alice counted and nothing missing. Only
 ``E_VERSION_WITHDRAWN`` under another name is a documented gap of ``check``.
+Fixed (round 43): ``ran-copy`` and ``ran-readd`` pass: ``check`` reads the whole history the
+controller reads and refuses ``E_ALREADY_EXECUTED`` for a version whose start the
+controller's commits published on any path (``verdicts.already_executed``). ``held`` stays a
+strict xfail: it needs the controller's state directory (``held.json``).
 """
 
 from __future__ import annotations
@@ -46,15 +50,6 @@ CHECK_BROKEN: dict[str, object] = {
     "held": _xf(
         "`plangate check --as alice` predicts `start` for a plan the controller holds"
         " (E_HISTORY_REWRITTEN: its freeze was reset away); the controller refuses it"
-    ),
-    "ran-copy": _xf(
-        "`plangate check --as alice` predicts `start` for a copy of a plan that ran; the"
-        " controller refuses it E_ALREADY_EXECUTED"
-    ),
-    "ran-readd": _xf(
-        "`plangate check --as alice` predicts `start` for a plan deleted and re-added under"
-        " its own name after it ran (its own history holds the start commit with that"
-        " Plan-Hash); the controller refuses it E_ALREADY_EXECUTED"
     ),
 }
 

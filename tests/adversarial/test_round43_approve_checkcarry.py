@@ -53,6 +53,15 @@ fresh-clone audit. ``check`` held for ``self-direct`` and ``ctl``. BROKE (strict
 - ``approve-nest-mv``, ``-nest-deep``, ``-nest-cp``, ``-pin-mv``, ``-folder-mv``: ``plangate
   approve --config`` as Alice committed her approval (exit 0) where the controller refuses
   it ``E_SELF_APPROVAL`` (for ``self-*`` it refused correctly).
+Fixed (round 43): ``plangate check``, ``approve``, ``reject`` and ``abort --config`` read the
+history through one builder (``controller.commands._shared.read_history`` over
+``controller.git.history.config_index``), the index the controller builds: the whole
+first-parent history with the merged branches (the path-limited fast path of ``check`` is
+gone). ``check`` thus sees every carried writer; it refuses ``E_ALREADY_EXECUTED`` as
+the controller does (``verdicts.already_executed``), for a version whose start the
+controller's commits published on any path. ``approve --config`` counts the writers the
+controller counts (``verdicts.writers``: the changers, the content's writers on any path,
+the folder's carried writers and those of what it pins). All 15 ids pass.
 """
 
 from __future__ import annotations
@@ -84,15 +93,8 @@ def _broke(why: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 43: " + why)
 
 
-_CHECK = "check reads only the plan's own path history: writers carried in from another path"
-_APPROVE = "approve --config misses the writers a move/copy carries below or into a pin"
 #: what round 43 broke (strict xfails; the docstring's "Seen")
-FOUND: dict[str, pytest.MarkDecorator] = {
-    **{f"check-{v}": _broke(_CHECK) for v in [*MOVED, "folder-mv", "self-mv", "self-cp"]},
-    **{f"check-{v}": _broke(_CHECK) for v in ["self-readd", "self-mvbranch"]},
-    "check-ran-cp": _broke("check predicts start for a version that already ran elsewhere"),
-    **{f"approve-{v}": _broke(_APPROVE) for v in [*MOVED, "folder-mv"]},
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # all 15 fixed (see "Fixed")
 
 
 def _parent(vid: str, path: str, digest: str) -> str:

@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 
 from controller.display import visible
 
-
 #: Trailers naming who did something (a git identity read from history: the approval's or
 #: the withdrawal's commit). Not redacted (round 43): the identity is already in history,
 #: so hiding it hides nothing, and over-hiding (a word the redactor takes for a credential)

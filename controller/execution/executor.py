@@ -68,6 +68,7 @@ from controller.execution.steps import (
     StepRunner,
     guarded,
     interrupted_outcome,
+    journaled,
 )
 from controller.execution.tools import Catalog, shorten
 from controller.execution.tools.process import Spawned, stop_orphan
@@ -295,7 +296,10 @@ class PlanRun:
             who = f"plan precondition {index + 1}"
             try:
                 found = checks.precondition(
-                    index, pre, guarded(scope.ctx, pre.guards, who), self.runner.checker(step)
+                    index,
+                    pre,
+                    guarded(scope.ctx, pre.guards, who, self.redactor.data),
+                    self.runner.checker(step),
                 )
             except PlangateError as error:  # a reference or a guard: the check cannot run
                 return RunOutcome("failed", error, None)
@@ -322,8 +326,9 @@ class PlanRun:
         for action_id, rec in self.state.actions.items():
             end = rec.end
             if isinstance(action_id, int) and rec.done and end and end.get("status") == "succeeded":
-                self.scope.outputs[action_id] = end.get("outputs") or {}
-                self.scope.results[action_id] = end.get("result")
+                outputs, result = journaled(self.redactor, end)  # the real values (round 43)
+                self.scope.outputs[action_id] = outputs
+                self.scope.results[action_id] = result
 
     # --- what the scheduler and the steps use -------------------------------------------
 

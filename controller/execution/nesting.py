@@ -22,7 +22,7 @@ from controller.errors import PlangateError
 from controller.execution import checks
 from controller.execution.journal import JournalFull
 from controller.execution.results import extract_outputs, take_result
-from controller.execution.steps import RunOutcome, Scope, Step, error_of, guarded
+from controller.execution.steps import RunOutcome, Scope, Step, error_of, guarded, journaled
 from controller.plan import graph, nested, plans, refs
 
 if TYPE_CHECKING:
@@ -73,9 +73,9 @@ class NestedRun:
         }
         try:
             result = take_result(step.tool, result)  # the one intake, as for any tool
-            outputs = extract_outputs(
-                spec.outputs, result, self.runner.run.config.limits.max_params_bytes
-            )
+            run = self.runner.run
+            limit = run.config.limits.max_params_bytes
+            outputs = extract_outputs(spec.outputs, result, limit, run.redactor.data)
         except PlangateError as error:
             return self.runner.settle(step, attempt, error, result=result)
         return self.runner.finish(step, attempt, result, outputs)
@@ -90,8 +90,9 @@ class NestedRun:
                 continue
             local = key[len(prefix) :]
             if local.isdigit() and end.get("status") == "succeeded":
-                outputs[int(local)] = end.get("outputs") or {}
-                results[int(local)] = end.get("result")
+                found, result = journaled(self.runner.run.redactor, end)
+                outputs[int(local)] = found
+                results[int(local)] = result
         parent = step.scope.ctx
         ctx = refs.Context(
             inputs=inputs,
@@ -118,7 +119,10 @@ class NestedRun:
             who = f"nested plan {step.key} precondition {index + 1}"
             try:
                 found = checks.precondition(
-                    index, pre, guarded(scope.ctx, pre.guards, who), self.runner.checker(step)
+                    index,
+                    pre,
+                    guarded(scope.ctx, pre.guards, who, self.runner.run.redactor.data),
+                    self.runner.checker(step),
                 )
             except PlangateError as error:  # a reference or a guard: the check cannot run
                 return RunOutcome("failed", error, step.key)

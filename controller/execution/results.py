@@ -27,6 +27,8 @@ from controller.plan import jsonpaths, plans, refs
 from controller.plan.yamlio import MAX_SAFE_INT, canonical_number
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from controller.execution.tools import Tool
     from controller.plan.schema import Output
 
@@ -122,9 +124,21 @@ OUTPUTS_LIMIT = 1_048_576
 
 
 def extract_outputs(
-    outputs: list[Output], result: Any, limit: int = OUTPUTS_LIMIT
+    outputs: list[Output],
+    result: Any,
+    limit: int = OUTPUTS_LIMIT,
+    redact: Callable[[Any], Any] | None = None,
 ) -> dict[str, Any]:
     """Each declared output from the result: singular query -> value, otherwise a list.
+
+    With ``redact`` (the run's :meth:`Redactor.data`), the queries run over the result *as it
+    is recorded* (round 43): which nodes a query selects (its filters: ``match()``,
+    ``search()``, comparisons, ``length()``) depends on nothing a secret's value decides, so
+    the outputs that exist and the plain values they hold cannot spell a secret out. Each
+    selected node's value is then the tool's own value at the same place (the later params
+    get what the tool returned; it is recorded redacted like everything else); where the
+    recorded result has no such place (a redacted key collided with another), the value as
+    recorded.
 
     The outputs together may hold at most ``limit`` characters of JSON: a query that selects
     the same values many times (``..*`` over a deeply nested result returns each level with
@@ -134,22 +148,61 @@ def extract_outputs(
     ``E_LIMIT_EXCEEDED`` too (round 38: sixteen outputs each just under the budget of one
     query over one 40 KB result ran in full)."""
     captured: dict[str, Any] = {}
+    shown: dict[str, Any] = {}
+    seen = result if redact is None else redact(result)
+    places = _Places(result, seen)
     with jsonpaths.sharing():
         for output in outputs:
-            values, singular = jsonpaths.find(output.path, result)
-            if values:
+            nodes, singular = jsonpaths.locate(output.path, seen)
+            if nodes:
+                values = [places.raw(where, value) for where, value in nodes]
                 captured[output.name] = values[0] if singular else values
+                shown[output.name] = nodes[0][1] if singular else [v for _, v in nodes]
             elif not output.optional:
                 raise OutputMissing(
                     f"output {output.name!r}: {output.path} matched nothing in the result"
                 )
-    if _json_chars_over(captured, limit):
+    # counted as recorded: whether the limit is passed must not depend on a secret either
+    if _json_chars_over(shown, limit):
         raise LimitExceeded(
             f"the outputs would hold over {limit} characters of JSON (limits.max_params_bytes):"
             " a query selects the same values many times (.. over nested levels, a union "
             "repeating a selector); select the values you mean"
         )
     return captured
+
+
+class _Places:
+    """Maps a place in the recorded (redacted) result to the same place in the tool's own:
+    redaction keeps every list's length and every mapping's key order, but may change a key
+    (and so make two keys one: then the mapping has fewer keys and nothing maps)."""
+
+    def __init__(self, raw: Any, seen: Any) -> None:
+        self._raw = raw
+        self._seen = seen
+        self._index: dict[int, tuple[dict[str, int], list[Any]]] = {}
+
+    def raw(self, where: tuple[str | int, ...], shown: Any) -> Any:
+        """The tool's value at ``where``; ``shown`` (as recorded) when it has no such place."""
+        if self._raw is self._seen:
+            return shown
+        raw, seen = self._raw, self._seen
+        for part in where:
+            if isinstance(seen, list) and isinstance(raw, list) and len(seen) == len(raw):
+                if not isinstance(part, int):
+                    return shown
+                raw, seen = raw[part], seen[part]
+            elif isinstance(seen, dict) and isinstance(raw, dict) and len(seen) == len(raw):
+                if not isinstance(part, str) or part not in seen:
+                    return shown
+                known = self._index.get(id(seen))
+                if known is None:
+                    index = {key: n for n, key in enumerate(seen)}
+                    known = self._index[id(seen)] = (index, list(raw.values()))
+                raw, seen = known[1][known[0][part]], seen[part]
+            else:
+                return shown
+        return raw
 
 
 def _json_chars_over(value: Any, limit: int) -> bool:

@@ -120,6 +120,8 @@ from __future__ import annotations
 
 import base64
 import bisect
+import hashlib
+import hmac
 import html.entities
 import json
 import math
@@ -1019,6 +1021,53 @@ class Redactor:
     def __bool__(self) -> bool:
         return bool(self._values)
 
+    # --- sealing: the real values across a pause, kept unreadable without the secrets ----
+
+    def _seal_keys(self) -> tuple[bytes, bytes]:
+        material = b"\0".join(v.encode("utf-8", "surrogatepass") for v in sorted(self._secrets))
+        root = hashlib.sha256(b"plangate seal v1\0" + material).digest()
+        return (
+            hmac.new(root, b"encrypt", hashlib.sha256).digest(),
+            hmac.new(root, b"authenticate", hashlib.sha256).digest(),
+        )
+
+    def seal(self, value: Any) -> str | None:
+        """``value`` (JSON data holding what this redactor hides) sealed for the journal: a
+        random nonce, a SHAKE-256 key stream and an HMAC-SHA-256 tag, under a key derived
+        from every hidden value (round 43: a run resumed after a gate or an ask gets the
+        values an unpaused run used, and the journal still holds no secret readable without
+        the secrets themselves). None when there is nothing to hide."""
+        if not self._values:
+            return None
+        plain = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        encrypt, authenticate = self._seal_keys()
+        nonce = os.urandom(16)
+        stream = hashlib.shake_256(encrypt + nonce).digest(len(plain))
+        sealed = _xor(plain, stream)
+        tag = hmac.new(authenticate, nonce + sealed, hashlib.sha256).digest()
+        return "v1:" + base64.b64encode(nonce + tag + sealed).decode("ascii")
+
+    def unseal(self, text: Any) -> Any:
+        """What :meth:`seal` sealed; :class:`ValueError` when it cannot be read (the secrets
+        changed since, or the text is not a seal)."""
+        if not self._values or not isinstance(text, str) or not text.startswith("v1:"):
+            raise ValueError("not a seal of these secrets")
+        try:
+            raw = base64.b64decode(text[3:], validate=True)
+        except (ValueError, TypeError):
+            raise ValueError("not a seal") from None
+        if len(raw) < 48:
+            raise ValueError("not a seal")
+        nonce, tag, sealed = raw[:16], raw[16:48], raw[48:]
+        encrypt, authenticate = self._seal_keys()
+        if not hmac.compare_digest(
+            tag, hmac.new(authenticate, nonce + sealed, hashlib.sha256).digest()
+        ):
+            raise ValueError("sealed under other secrets")
+        stream = hashlib.shake_256(encrypt + nonce).digest(len(sealed))
+        plain = _xor(sealed, stream)
+        return json.loads(plain.decode("utf-8"))
+
     def text(self, text: str) -> str:
         for value in self._values:
             if value in text:
@@ -1181,6 +1230,11 @@ class Redactor:
             shown = json.dumps(value)
             return MASK if self.text(shown) != shown else value
         return value
+
+
+def _xor(data: bytes, stream: bytes) -> bytes:
+    size = len(data)
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(size, "big")
 
 
 def _qp_inside(chars: _Stream, needles: set[str], found: list[tuple[int, int]]) -> None:

@@ -142,7 +142,7 @@ class StepRunner:
         attempt = rec.attempts
         if rec.called is not None:
             self.run.log.warning("verify_resumed_after_crash", action=step.key, tool=step.tool)
-            result, outputs = rec.called.get("result"), rec.called.get("outputs") or {}
+            outputs, result = journaled(self.run.redactor, rec.called)
             outcome = self._verified(step, attempt, result, outputs)
             if outcome is None or outcome.status != "retry" or outcome.error is None:
                 return outcome
@@ -251,11 +251,17 @@ class StepRunner:
         (E_PARAMS_INVALID), then the step's preconditions (E_PRECONDITION_FAILED).
         """
         check_params(tool, params)
-        self._guard_checks[step.key] = guards.check(step.spec, params)
+        # over the values as recorded (round 43): a guard's outcome (recorded, and which
+        # action runs or is skipped) must not be a test of a secret's value
+        seen = self.run.redactor.data(params)
+        self._guard_checks[step.key] = guards.check(step.spec, seen)
         for index, pre in enumerate(step.spec.preconditions):
             who = f"action {step.key} precondition {index + 1}"
             found = checks.precondition(
-                index, pre, guarded(step.scope.ctx, pre.guards, who), self.checker(step)
+                index,
+                pre,
+                guarded(step.scope.ctx, pre.guards, who, self.run.redactor.data),
+                self.checker(step),
             )
             self.record_check(step.key, attempt, found)
             if not found.ok:
@@ -274,7 +280,8 @@ class StepRunner:
         spec = step.spec.verify
         if spec is not None:
             if spec.tool is None:
-                found = checks.verify_result(spec, result)
+                # over the result as recorded (round 43), as outputs are read
+                found = checks.verify_result(spec, self.run.redactor.data(result))
             else:
                 seen: list[RunOutcome] = []
 
@@ -286,7 +293,12 @@ class StepRunner:
 
                 polled = checks.verify_poll(
                     spec,
-                    guarded(step.scope.ctx, spec.guards, f"action {step.key} verify"),
+                    guarded(
+                        step.scope.ctx,
+                        spec.guards,
+                        f"action {step.key} verify",
+                        self.run.redactor.data,
+                    ),
                     self.checker(step),
                     stopped,
                 )
@@ -428,7 +440,8 @@ class StepRunner:
             return None, {}, error
         try:
             limit = self.run.config.limits.max_params_bytes
-            return result, extract_outputs(step.spec.outputs, result, limit), None
+            redact = self.run.redactor.data  # queries read the result as recorded (round 43)
+            return result, extract_outputs(step.spec.outputs, result, limit, redact), None
         except PlangateError as error:
             return result, {}, error
 
@@ -445,17 +458,15 @@ class StepRunner:
                 plan_id=self.run.plan_id,
                 redact=self.run.redactor.text,
             )
-            return take_result(name, tool.call(params, ctx))
+            # expect reads a check's result as recorded (round 43): never a test of a secret
+            return self.run.redactor.data(take_result(name, tool.call(params, ctx)))
 
         return call
 
     # --- journal ------------------------------------------------------------------------
 
     def _safe(self, result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "result": self.run.redactor.data(result),
-            "outputs": self.run.redactor.data(outputs),
-        }
+        return _kept(self.run.redactor, result, outputs)
 
     def record_check(self, key: ActionKey | None, attempt: int, found: checks.CheckOutcome) -> None:
         record = found.record(key, attempt)
@@ -506,8 +517,14 @@ class StepRunner:
             "status": status,
             "retry": flags.pop("retry", False),
             "duration_ms": duration_ms,
-            "result": self.run.redactor.data(result),
-            "outputs": self.run.redactor.data(outputs or {}),
+            **(
+                _kept(self.run.redactor, result, outputs or {})
+                if status == "succeeded"
+                else {
+                    "result": self.run.redactor.data(result),
+                    "outputs": self.run.redactor.data(outputs or {}),
+                }
+            ),
             "error": self.run.redactor.data(err),
             **{name: True for name, on in flags.items() if on},
         }
@@ -528,13 +545,38 @@ class StepRunner:
         )
 
 
-def guarded(ctx: Any, rules: Any, who: str) -> checks.Resolve:
+def _kept(redactor: Redactor, result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    """A result and outputs as journaled: redacted, and when that changed them, the real
+    ones sealed (:meth:`Redactor.seal`) for a run that goes on after a pause (round 43)."""
+    safe = {"result": redactor.data(result), "outputs": redactor.data(outputs)}
+    if safe["result"] != result or safe["outputs"] != outputs:
+        sealed = redactor.seal({"result": result, "outputs": outputs})
+        if sealed is not None:
+            safe["sealed"] = sealed
+    return safe
+
+
+def journaled(redactor: Redactor, record: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The outputs and result a succeeded end (or a ``called`` record) holds: the real ones
+    when they were sealed and the secrets can unseal them, otherwise as recorded (redacted:
+    the secrets changed since, or a journal written before round 43)."""
+    if "sealed" in record:
+        try:
+            kept = redactor.unseal(record["sealed"])
+            return kept.get("outputs") or {}, kept.get("result")
+        except (ValueError, AttributeError):
+            pass
+    return record.get("outputs") or {}, record.get("result")
+
+
+def guarded(ctx: Any, rules: Any, who: str, redact: Callable[[Any], Any]) -> checks.Resolve:
     """A check's params resolved against ``ctx``, then held to the check's own guards
-    (SPEC §16): a failing guard raises E_GUARD_FAILED before the check tool is called."""
+    (SPEC §16): a failing guard raises E_GUARD_FAILED before the check tool is called. The
+    guards test the values as recorded (``redact``: the run's redactor; round 43)."""
 
     def resolve(params: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = refs.resolve(params, ctx)
-        guards.check_values(rules, values, who)
+        guards.check_values(rules, redact(values), who)
         return values
 
     return resolve

@@ -7,7 +7,8 @@ error quoting a tool's stderr. :func:`commit_message` builds every message from 
 none of that text can start a line of its own: each value is written on one line (redacted
 first, then every line break and other hidden character shown as its escape, see
 :mod:`controller.display`), the body is one paragraph, and the trailer block, always the last
-paragraph, holds only the keys the controller passes in.
+paragraph, holds only the keys the controller passes in. Identity trailers
+(:data:`IDENTITY_TRAILERS`) are not redacted: they name a git identity already in history.
 
 Messages are bounded too (round 38: the ``plangate: fail`` commit of a verify naming 3,000
 clauses carried the whole 470 KB error in its body, in history for good): the body, and a
@@ -21,6 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from controller.display import visible
+
+#: Trailers naming who did something (a git identity read from history: the approval's or
+#: the withdrawal's commit). Not redacted (round 43): the identity is already in history,
+#: so hiding it hides nothing, and over-hiding (a word the redactor takes for a credential)
+#: rewrote ``Approved-By: carol@...`` as ``***@...``, and ``status`` with it, while PLAN.yml
+#: and the audit named Carol. Every other value stays redacted; still one line.
+IDENTITY_TRAILERS = frozenset({"Approved-By", "Aborted-By"})
 
 
 def one_line(text: str, redact: Callable[[str], str] | None = None) -> str:
@@ -60,7 +68,10 @@ def commit_message(
         if not key.replace("-", "").isalnum() or not key.isascii():
             raise ValueError(f"not a trailer key: {key!r}")
     head = one_line(subject, redact) + "\n\n"
-    tail = "".join(f"{key}: {one_line(value, redact)}\n" for key, value in trailers)
+    tail = "".join(
+        f"{key}: {one_line(value, None if key in IDENTITY_TRAILERS else redact)}\n"
+        for key, value in trailers
+    )
     if not body.strip():
         return head + tail
     text = note(body, redact)

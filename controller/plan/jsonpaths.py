@@ -138,11 +138,18 @@ def find(path: str, value: Any) -> tuple[list[Any], bool]:
 
     Inside :func:`sharing` it spends the shared budget; alone, a budget of its own. Raises
     :class:`QueryTooCostly` when the budget (nodes or regular-expression time) is spent."""
+    nodes, singular = locate(path, value)
+    return [found for _, found in nodes], singular
+
+
+def locate(path: str, value: Any) -> tuple[list[tuple[tuple[str | int, ...], Any]], bool]:
+    """As :func:`find`, each value with its location (the keys and indexes leading to it)."""
     query = compiled(path)
     shared = _NODES_LEFT.get() is not None
     try:
         with sharing():
-            return [node.value for node in query.finditer(value)], query.singular_query()
+            nodes = [(tuple(node.location), node.value) for node in query.finditer(value)]
+            return nodes, query.singular_query()
     except (TimeoutError, budget.OverBudget):
         together = " (with the other queries over it)" if shared else ""
         raise QueryTooCostly(

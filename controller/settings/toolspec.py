@@ -175,6 +175,10 @@ class ToolSpec(_Strict):
 
 #: A value shorter than this is not taken for a credential (it would mask every such text).
 MIN_CREDENTIAL_CHARS = 4
+#: A URL's user part (with no password) shorter than this is a user name, not a token (round
+#: 43): ``deploy``, ``postgres``, ``carol`` are names; GitHub's PATs (40 characters), Sentry's
+#: DSN keys (32) and the like are far longer.
+MIN_USER_TOKEN_CHARS = 16
 _PAIR = re.compile(r"([A-Za-z0-9_.-]+)[=:]\s*([^\s&;,]+)")
 
 
@@ -280,11 +284,15 @@ def _url_credentials(text: str, add: Callable[[str], None]) -> set[str]:
 
 
 def url_credentials(url: str, add: Callable[[str], None]) -> set[str]:
-    """A URL's userinfo: its password and its user part (as written and decoded; a user part
-    of :data:`MIN_CREDENTIAL_CHARS` or more); its query values named like credentials are handed
-    to ``add``. Round 41: the user part alone is a credential, where GitHub (a clone URL
-    ``https://<PAT>@github.com/o/r.git``) and Sentry (a DSN's key) put the token; an
-    ordinary user name (``deploy``, ``postgres``) is hidden too: over-hiding, no leak."""
+    """A URL's userinfo: its password (at any length) and, when it has none, a user part that
+    looks like a token (as written and decoded; :data:`MIN_USER_TOKEN_CHARS` or more); its
+    query values named like credentials are handed to ``add``. Round 41: the user part alone
+    is a credential, where GitHub (a clone URL ``https://<PAT>@github.com/o/r.git``) and
+    Sentry (a DSN's key) put the token. Round 43: only such a user part: tool results are
+    redacted before outputs are read from them, so hiding an ordinary user name (``deploy``,
+    ``carol``) would change the values a plan runs with (``deploy-7 done`` read as
+    ``***-7 done``). A user name beside a password is a name. Display masking
+    (``display.masked_url``: ``***@host``) still hides every userinfo."""
     from urllib.parse import parse_qsl, unquote, urlsplit
 
     try:
@@ -296,8 +304,8 @@ def url_credentials(url: str, add: Callable[[str], None]) -> set[str]:
         if CREDENTIAL_NAME.search(name):
             add(value)
     found = {password, unquote(password)} if password else set()
-    if user:  # a user part shorter than 4 (``git``, ``app``) would mask that word everywhere
-        found |= {v for v in (user, unquote(user)) if len(v) >= MIN_CREDENTIAL_CHARS}
+    if user and not password:  # a user name (``git``, ``deploy``) would mask that word everywhere
+        found |= {v for v in (user, unquote(user)) if len(v) >= MIN_USER_TOKEN_CHARS}
     return found
 
 

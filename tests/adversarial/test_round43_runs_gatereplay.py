@@ -37,6 +37,16 @@ refuse a plan whose gated action reads an output a secret may reach. ``gated-ove
 gated action runs with, for any output holding the word (here a user name of an unrelated
 catalog URL); the un-gated control got ``deploy-7 done``. ``ask-resume``: the first try got
 the secret, the resumed second try (same idempotency key) ``q: "***"``; ``retry`` held.
+
+Fixed (round 43): a succeeded action's journaled end (and a ``called`` record) carries, when
+redaction changed its result or outputs, the real ones *sealed* (``Redactor.seal``: a
+SHAKE-256 key stream and an HMAC-SHA-256 tag under a key derived from every value the
+redactor hides); a run that goes on after a gate, an ask or a crash unseals them
+(``steps.journaled``), so it resolves exactly what an unpaused run would. No secret is
+readable in the journal without the secrets themselves; if they changed meanwhile, the
+redacted values are used (as before). ``gated-overhidden``: a URL's user part is a
+credential only when the URL has no password and it looks like a token (16 characters or
+more: ``toolspec.url_credentials``), so ``deploy`` is no longer hidden at all.
 """
 
 from __future__ import annotations
@@ -201,23 +211,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 @pytest.mark.parametrize(
     "vid",
     [
-        pytest.param(
-            "gated",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="round 43: a gated action gets an earlier output holding a secret as '***'",
-            ),
-        ),
+        "gated",
         "plain",
-        pytest.param(
-            "gated-overhidden",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="round 43: a word the redactor over-hides reaches a gated action as '***'",
-            ),
-        ),
+        "gated-overhidden",
         "plain-overhidden",
     ],
 )
@@ -234,14 +230,7 @@ def test_the_approved_reference_reaches_the_tool(lab: Lab, vid: str) -> None:
 @pytest.mark.parametrize(
     "vid",
     [
-        pytest.param(
-            "ask-resume",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="round 43: a resumed try gets '***' for an output holding a secret",
-            ),
-        ),
+        "ask-resume",
         "retry",
     ],
 )

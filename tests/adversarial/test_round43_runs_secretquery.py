@@ -41,6 +41,15 @@ Broke (round 43): every oracle variant: the outputs are recorded (``p0_Z: [hit]`
 [hit]``, ``p2_8: [hit]``; ``hit`` for the prefix, order and length filters; ``chars: [hit8, hitq, hitZ]``). The controller
 should run the output queries over the redacted result (the one it records), or refuse
 filters that read a value a secret reached.
+
+Fixed (round 43): output queries run over the result as it is recorded (the run's redactor:
+``results.extract_outputs`` with ``redact``), so which nodes a filter selects never depends on
+a secret; a selected node's value is then the tool's own at the same place (a later action
+gets what the tool handed back; it is recorded ``***``). ``expect`` (verify, checks) reads
+results as recorded too, and guards test the resolved params as recorded (``steps``:
+``before_tool``, ``guarded``): both ``guard-bits`` actions are skipped. A guard over a
+``$<secrets.*>`` param is not refused at validation: run over the masked value it tests
+nothing of the secret, and this plan (asserted to complete) stays valid.
 """
 
 from __future__ import annotations
@@ -54,15 +63,6 @@ from advkit import ALICE, Lab
 from test_round2_execution_kit import shared
 
 SECRET = "Zq8Wx3Yv7Ut2"
-REASON = "round 43: output queries are evaluated over the unredacted result, so which filter matched a secret is committed"
-BROKEN = {
-    "match-per-char",
-    "search-prefix",
-    "compare-order",
-    "length",
-    "exec-search",
-    "pattern-from-data",
-}
 VARIANTS = [
     "match-per-char",
     "search-prefix",
@@ -176,16 +176,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.mark.parametrize(
     "vid",
-    [
-        pytest.param(
-            v,
-            id=v,
-            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON)]
-            if v in BROKEN
-            else [],
-        )
-        for v in VARIANTS
-    ],
+    VARIANTS,
 )
 def test_outputs_recorded_never_depend_on_a_secret(lab: Lab, vid: str) -> None:
     data = lab.plan(vid)
@@ -200,11 +191,6 @@ def test_outputs_recorded_never_depend_on_a_secret(lab: Lab, vid: str) -> None:
     assert "hit" not in outputs, f"outputs that only a secret can select were committed: {outputs}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 43: a guard's outcome over a secret-fed param (skipped or not) is committed",
-)
 def test_guard_outcomes_never_depend_on_a_secret(lab: Lab) -> None:
     execution = lab.plan("guard-bits").get("execution") or {}
     assert execution.get("status") == "completed", execution

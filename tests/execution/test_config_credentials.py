@@ -116,18 +116,18 @@ def test_round41_url_users_names_and_short_flags(tmp_path: Path) -> None:
     def argv(*items: str) -> set[str]:
         return tool_credentials(ToolSpec(kind="exec", argv=["tool", *items]))
 
-    assert argv("https://Ghp4Token@github.com/o/r.git") == {"Ghp4Token"}
-    assert argv("ssh://git@host/r.git") == set()  # shorter than 4: hidden in URLs only
+    assert argv("https://Ghp4TokenAb12Cd34Ef@github.com/o/r.git") == {"Ghp4TokenAb12Cd34Ef"}
+    assert argv("ssh://git@host/r.git") == set()  # a user name: hidden in URLs only
     assert masked_url("clone ssh://git@host/r.git") == "clone ssh://***@host/r.git"
     config = config_from_data(
         {
-            "remote": {"url": "https://RemoteTok1@h/r.git", "branch": "main"},
-            "notify": {"urls": ["https://NotifyTok2@h/x"]},
+            "remote": {"url": "https://RemoteTok1Ab2Cd3Ef4@h/r.git", "branch": "main"},
+            "notify": {"urls": ["https://NotifyTok2Ab3Cd4Ef5@h/x"]},
         },
         tmp_path / "p.yml",
     )
     found = credentials_of(config, {})[1]  # type: ignore[arg-type]
-    assert {"RemoteTok1", "NotifyTok2"} <= found
+    assert {"RemoteTok1Ab2Cd3Ef4", "NotifyTok2Ab3Cd4Ef5"} <= found
     for name in ["GH_PAT", "API_JWT", "ADMIN_PIN", "TOTP_SEED", "WALLET_MNEMONIC", "adminPin"]:
         assert CREDENTIAL_NAME.search(name), name
     for name in ["PATH", "PATCH", "spinner", "mapping", "seedling", "COMPAT", "PASSTHROUGH"]:
@@ -139,3 +139,26 @@ def test_round41_url_users_names_and_short_flags(tmp_path: Path) -> None:
     assert argv("sshpass", "-p", "Ss3Hp2As", "ssh", "deploy@host") == {"Ss3Hp2As"}
     assert argv("-p", "8080", "-p", "8080:80/tcp", "-p", "/srv/app", "-print", "-a") == set()
     assert argv("-u", "1000") == set()
+
+
+def test_round43_a_url_user_name_is_no_credential() -> None:
+    """Round 43: a URL's user part is a credential only when the URL has no password and it
+    looks like a token (16 characters or more); a password is one at any length. Display
+    masking still hides every userinfo."""
+    from controller.display import masked_url
+    from controller.settings.toolspec import ToolSpec, tool_credentials, url_credentials
+
+    def argv(*items: str) -> set[str]:
+        return tool_credentials(ToolSpec(kind="exec", argv=["tool", *items]))
+
+    assert argv("https://deploy@git.example/r.git") == set()
+    assert argv("https://carol@git.example/r.git") == set()
+    assert argv("postgres://postgres@db/x") == set()
+    assert argv("https://ShortTok15chars@h/r.git") == set()  # 15 characters: a name
+    assert argv("https://LongTok16charsAb@h/r.git") == {"LongTok16charsAb"}
+    assert argv("postgres://app:PW@db/x") == {"PW"}  # a password at any length, not the user
+    assert argv("https://LongUserName0123456:pw12@h/") == {"pw12"}
+    assert url_credentials("https://deploy@h/x", lambda _: None) == set()
+    assert masked_url("clone https://deploy@git.example/r.git") == (
+        "clone https://***@git.example/r.git"
+    )

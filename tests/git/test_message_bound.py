@@ -41,3 +41,27 @@ def test_no_message_passes_the_bound_with_long_trailers() -> None:
 def test_note_is_one_line_and_cut() -> None:
     assert note("a\nb") == "a b"
     assert len(note("z" * 10_000)) == BODY_CHARS + 1
+
+
+def test_identity_trailers_are_not_redacted() -> None:
+    """Round 43: ``Approved-By:``/``Aborted-By:`` name a git identity already in history;
+    every other value is still redacted (and every value is still one line)."""
+    from controller.git.message import IDENTITY_TRAILERS, commit_message
+
+    def redact(text: str) -> str:
+        return text.replace("carol", "***")
+
+    message = commit_message(
+        "plangate: start carol",
+        "carol ran",
+        [
+            ("Plan", "plans/carol"),
+            ("Approved-By", "carol@ops.example.com"),
+            ("Aborted-By", "carol@ops.example.com\nPlan-Status: x"),
+        ],
+        redact,
+    )
+    assert {"Approved-By", "Aborted-By"} == IDENTITY_TRAILERS
+    assert "Approved-By: carol@ops.example.com\n" in message
+    assert "Aborted-By: carol@ops.example.com\\nPlan-Status: x\n" in message
+    assert "Plan: plans/***\n" in message and message.startswith("plangate: start ***")

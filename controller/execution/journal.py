@@ -32,7 +32,7 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
   "result": ..., "outputs": {...}, "error": {"code", "message"} | null}`` with ``S`` one of
   ``succeeded``, ``failed``, ``skipped``, ``in_doubt``; ``retry: true`` marks a failed attempt
   that will be tried again (the action is not finished); a succeeded end whose result or
-  outputs redaction changed also carries ``"sealed": "v1:..."``, the real ones sealed under
+  outputs redaction changed also carries ``"sealed": "v2:..."``, the real ones sealed under
   the secrets (``Redactor.seal``, round 43): a run that goes on after a pause unseals them;
 - ``{"t": "outcome", "status": "completed" | "failed" | "aborted" | ..., "action": k | null,
   "error": {"code", "message"}}``: how a run ended (``error`` only for a failure of no single

@@ -120,8 +120,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import hashlib
-import hmac
 import html.entities
 import json
 import math
@@ -980,6 +978,11 @@ def _add(needles: set[str], needle: str, size: int) -> None:
         needles.add(needle)
 
 
+#: A sealed value in the journal: ``v2:`` and the base64 of nonce and ciphertext.
+_SEAL_PREFIX = "v2:"
+_SEAL_AAD = b"plangate journal value"
+
+
 class Redactor:
     """Replaces secret values with ``***`` in text and JSON data, in every encoding."""
 
@@ -1023,49 +1026,47 @@ class Redactor:
 
     # --- sealing: the real values across a pause, kept unreadable without the secrets ----
 
-    def _seal_keys(self) -> tuple[bytes, bytes]:
+    def _seal_cipher(self) -> Any:
+        """ChaCha20-Poly1305 (``cryptography``) under a key derived (HKDF-SHA256) from every
+        hidden value: imported on first use, never on a command that seals nothing."""
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
         material = b"\0".join(v.encode("utf-8", "surrogatepass") for v in sorted(self._secrets))
-        root = hashlib.sha256(b"plangate seal v1\0" + material).digest()
-        return (
-            hmac.new(root, b"encrypt", hashlib.sha256).digest(),
-            hmac.new(root, b"authenticate", hashlib.sha256).digest(),
-        )
+        key = HKDF(hashes.SHA256(), 32, salt=None, info=b"plangate seal v2").derive(material)
+        return ChaCha20Poly1305(key)
 
     def seal(self, value: Any) -> str | None:
-        """``value`` (JSON data holding what this redactor hides) sealed for the journal: a
-        random nonce, a SHAKE-256 key stream and an HMAC-SHA-256 tag, under a key derived
-        from every hidden value (round 43: a run resumed after a gate or an ask gets the
-        values an unpaused run used, and the journal still holds no secret readable without
-        the secrets themselves). None when there is nothing to hide."""
+        """``value`` (JSON data holding what this redactor hides) sealed for the journal:
+        ChaCha20-Poly1305 with a random nonce, under a key derived from every hidden value
+        (round 43: a run resumed after a gate or an ask gets the values an unpaused run used,
+        and the journal still holds no secret readable without the secrets themselves).
+        None when there is nothing to hide."""
         if not self._values:
             return None
         plain = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        encrypt, authenticate = self._seal_keys()
-        nonce = os.urandom(16)
-        stream = hashlib.shake_256(encrypt + nonce).digest(len(plain))
-        sealed = _xor(plain, stream)
-        tag = hmac.new(authenticate, nonce + sealed, hashlib.sha256).digest()
-        return "v1:" + base64.b64encode(nonce + tag + sealed).decode("ascii")
+        nonce = os.urandom(12)
+        sealed = self._seal_cipher().encrypt(nonce, plain, _SEAL_AAD)
+        return _SEAL_PREFIX + base64.b64encode(nonce + sealed).decode("ascii")
 
     def unseal(self, text: Any) -> Any:
         """What :meth:`seal` sealed; :class:`ValueError` when it cannot be read (the secrets
         changed since, or the text is not a seal)."""
-        if not self._values or not isinstance(text, str) or not text.startswith("v1:"):
+        from cryptography.exceptions import InvalidTag
+
+        if not self._values or not isinstance(text, str) or not text.startswith(_SEAL_PREFIX):
             raise ValueError("not a seal of these secrets")
         try:
-            raw = base64.b64decode(text[3:], validate=True)
+            raw = base64.b64decode(text[len(_SEAL_PREFIX) :], validate=True)
         except (ValueError, TypeError):
             raise ValueError("not a seal") from None
-        if len(raw) < 48:
+        if len(raw) < 12 + 16:
             raise ValueError("not a seal")
-        nonce, tag, sealed = raw[:16], raw[16:48], raw[48:]
-        encrypt, authenticate = self._seal_keys()
-        if not hmac.compare_digest(
-            tag, hmac.new(authenticate, nonce + sealed, hashlib.sha256).digest()
-        ):
-            raise ValueError("sealed under other secrets")
-        stream = hashlib.shake_256(encrypt + nonce).digest(len(sealed))
-        plain = _xor(sealed, stream)
+        try:
+            plain = self._seal_cipher().decrypt(raw[:12], raw[12:], _SEAL_AAD)
+        except InvalidTag:
+            raise ValueError("sealed under other secrets") from None
         return json.loads(plain.decode("utf-8"))
 
     def text(self, text: str) -> str:
@@ -1230,11 +1231,6 @@ class Redactor:
             shown = json.dumps(value)
             return MASK if self.text(shown) != shown else value
         return value
-
-
-def _xor(data: bytes, stream: bytes) -> bytes:
-    size = len(data)
-    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(size, "big")
 
 
 def _qp_inside(chars: _Stream, needles: set[str], found: list[tuple[int, int]]) -> None:

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Round 44, exactly the approved values after a pause or a crash, where a secret travels
 through a nested plan (round 43 sealed a succeeded action's real result and outputs in the
 journal; a nested plan's inputs are journaled at the parent's start, redacted).
@@ -17,6 +18,15 @@ a session token):
   to ``rec``.
 - ``nest-out-crash``: as ``nest-out-gate`` without the gate, killed ``after-end:2``.
 - ``plain`` (control): the nested plan of ``nest-crash`` without any pause.
+- ``retry-crash``: action 2 (exec ``flaky``, failing on its first try only, ``on_failure:
+  retry``) gets ``q: "$<actions[1].outputs.x>"`` and ``r: "$<actions[1].result.s>"``; the
+  controller is killed ``after-end:2`` (the failed first try journaled), one more pass.
+  Asserted: both tries got the token in ``q`` and ``r``.
+- ``fb-crash``: action 2 fails (``on_failure: fallback``); fallback step ``2.1`` gets the
+  output, ``2.2`` the result; killed ``after-end:2.1``, one more pass. Asserted: each step
+  ran once with the token.
+
+All held (round 44).
 
 Asserted: each ``rec`` call ran once and got ``q`` equal to the token (what an unpaused run
 resolves the approved references to), the plan completed, and the token is in no commit.
@@ -25,6 +35,7 @@ resolves the approved references to), the plan completed, and the token is in no
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +44,46 @@ from test_round2_execution_kit import shared
 
 SECRET = "Kp4Rt7Wy2Zx9Qm"
 IN_VARIANTS = ["nest-crash", "nest-gate", "plain"]
+#: a failing try killed after its end: the next pass retries (or runs the fallback steps)
+CRASH_VARIANTS = {
+    "retry-crash": "    on_failure: retry\n    retry: {attempts: 2, delay: 1}\n",
+    "fb-crash": (
+        "    on_failure: fallback\n    fallback:\n"
+        '      - {id: "2.1", tool: rec, why: f, params: {tag: fb-crash-f, q: "$<actions[1].outputs.x>"}}\n'
+        '      - {id: "2.2", tool: rec, why: f, params: {tag: fb-crash-g, q: "$<actions[1].result.s>"}}\n'
+    ),
+}
+FLAKY = """import sys, os
+data = sys.stdin.read()
+mark = sys.argv[1]
+with open(mark + ".log", "a") as f:
+    f.write(data + "\\n")
+if not os.path.exists(mark):
+    open(mark, "w").close()
+    sys.exit(1)
+print("{}")
+"""
+
+
+def _crash_plan(vid: str) -> str:
+    return f"""plan:
+  name: {vid}
+  task: t
+  status: pending_approval
+available_tools: [{{name: echo}}, {{name: flaky}}, {{name: rec}}]
+actions:
+  - id: 1
+    tool: echo
+    why: log in
+    params: {{s: "$<secrets.TOK>"}}
+    outputs: [{{name: x, path: "$.s"}}]
+  - id: 2
+    tool: flaky
+    why: fails on its first try
+{CRASH_VARIANTS[vid]}    params: {{tag: {vid}, q: "$<actions[1].outputs.x>", r: "$<actions[1].result.s>"}}
+"""
+
+
 OUT_VARIANTS = ["nest-out-gate", "nest-out-crash"]
 
 
@@ -139,8 +190,16 @@ def _build(root: Path) -> Lab:
     (root / "ns").mkdir()
     secrets = root / "secrets.yml"
     secrets.write_text(f"TOK: {SECRET}\n")
-    lab = Lab(root / "ns", extra=f"secrets: {{file: {secrets}}}\n")
+    (root / "flaky.py").write_text(FLAKY)
+    flaky = json.dumps([sys.executable, str(root / "flaky.py"), str(root / "{tag}")])
+    lab = Lab(
+        root / "ns",
+        extra=f"secrets: {{file: {secrets}}}\n",
+        tools=f"flaky: {{kind: exec, argv: {flaky}}}\n",
+    )
     lab.extra_env = {}  # type: ignore[attr-defined]
+    for vid in CRASH_VARIANTS:
+        lab.write(vid, _crash_plan(vid))
     for vid in IN_VARIANTS:
         _child_in(lab, vid)
     for vid in OUT_VARIANTS:
@@ -158,6 +217,12 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.approve("nest-out-crash", ALICE)
     _crash(lab, "after-end:2")
+    lab.run()
+    lab.approve("retry-crash", ALICE)
+    _crash(lab, "after-end:2")
+    lab.run()
+    lab.approve("fb-crash", ALICE)
+    _crash(lab, "after-end:2.1")
     lab.run()
     for vid in ("nest-gate", "plain", "nest-out-gate"):
         lab.set_status(vid, "approved")
@@ -196,3 +261,16 @@ def test_nested_outputs_reach_the_next_action_as_approved(lab: Lab, vid: str) ->
 
 def test_the_token_is_in_no_commit(lab: Lab) -> None:
     assert SECRET not in lab.results["history"]  # type: ignore[attr-defined]
+
+
+def test_a_try_after_a_crash_gets_the_first_tries_params(lab: Lab) -> None:
+    assert (lab.plan("retry-crash").get("execution") or {}).get("status") == "completed"
+    tries = (lab.root.parent / "retry-crash.log").read_text().splitlines()
+    tries = [json.loads(t) for t in tries if t.strip()]
+    assert tries == [{"tag": "retry-crash", "q": SECRET, "r": SECRET}] * 2, tries
+
+
+def test_fallback_steps_after_a_crash_get_the_approved_values(lab: Lab) -> None:
+    assert (lab.plan("fb-crash").get("execution") or {}).get("status") == "completed"
+    assert _q(lab, "fb-crash-f") == [SECRET]
+    assert _q(lab, "fb-crash-g") == [SECRET]

@@ -199,6 +199,7 @@ class PlanRun:
         self.stop_requested: Callable[[], bool] = never
         self.secrets = SecretStore.for_config(self.config)
         self.redactor: Redactor = self.secrets.redactor
+        self.redactor.seal_key = _seal_key_of(self.config)
         outputs: dict[int, dict[str, Any]] = {}
         results: dict[int, Any] = {}
         ctx = refs.Context(
@@ -573,3 +574,14 @@ def begin(state_dir: Path, plan_id: str, plan_hash: str, start: str) -> None:
     unsynced start commit's objects too, and the run's own first record is synced."""
     with Journal(journal_path(state_dir, plan_id, plan_hash)) as journal:
         journal.append({"t": "begin", "at": plans.now_utc(), "start": start}, sync=False)
+
+
+def _seal_key_of(config: Config) -> bytes | None:
+    """The key sealing real values across a pause (``<state_dir>/seal.key``); None when the
+    state directory cannot hold one (the values are then journaled redacted only)."""
+    from controller.execution.secrets import seal_key
+
+    try:
+        return seal_key(config.state_path() / "seal.key")
+    except (OSError, ValueError, PlangateError):
+        return None

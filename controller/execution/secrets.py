@@ -1026,24 +1026,30 @@ class Redactor:
 
     # --- sealing: the real values across a pause, kept unreadable without the secrets ----
 
+    #: The key that seals real values for the journal (32 bytes; :func:`seal_key` reads or
+    #: makes ``<state_dir>/seal.key``): set by the engine; None seals nothing.
+    seal_key: bytes | None = None
+
     def _seal_cipher(self) -> Any:
-        """ChaCha20-Poly1305 (``cryptography``) under a key derived (HKDF-SHA256) from every
-        hidden value: imported on first use, never on a command that seals nothing."""
+        """ChaCha20-Poly1305 (``cryptography``) under :attr:`seal_key` through HKDF-SHA256:
+        imported on first use, never on a command that seals nothing. Round 44: a key
+        derived from the secrets themselves stopped opening when any unrelated secret was
+        added while a plan waited at a gate (its gated tool then got ``***``)."""
         from cryptography.hazmat.primitives import hashes
         from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
         from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-        material = b"\0".join(v.encode("utf-8", "surrogatepass") for v in sorted(self._secrets))
-        key = HKDF(hashes.SHA256(), 32, salt=None, info=b"plangate seal v2").derive(material)
+        if self.seal_key is None:
+            raise ValueError("no seal key")
+        key = HKDF(hashes.SHA256(), 32, salt=None, info=b"plangate seal v2").derive(self.seal_key)
         return ChaCha20Poly1305(key)
 
     def seal(self, value: Any) -> str | None:
         """``value`` (JSON data holding what this redactor hides) sealed for the journal:
-        ChaCha20-Poly1305 with a random nonce, under a key derived from every hidden value
-        (round 43: a run resumed after a gate or an ask gets the values an unpaused run used,
-        and the journal still holds no secret readable without the secrets themselves).
-        None when there is nothing to hide."""
-        if not self._values:
+        ChaCha20-Poly1305 with a random nonce under the state directory's key (round 43: a
+        run resumed after a gate or an ask gets the values an unpaused run used, and a journal
+        read without that key holds no secret). None when there is nothing to hide or no key."""
+        if not self._values or self.seal_key is None:
             return None
         plain = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
         nonce = os.urandom(12)
@@ -1051,8 +1057,8 @@ class Redactor:
         return _SEAL_PREFIX + base64.b64encode(nonce + sealed).decode("ascii")
 
     def unseal(self, text: Any) -> Any:
-        """What :meth:`seal` sealed; :class:`ValueError` when it cannot be read (the secrets
-        changed since, or the text is not a seal)."""
+        """What :meth:`seal` sealed; :class:`ValueError` when it cannot be read (another key:
+        ``seal.key`` was removed; or the text is not a seal)."""
         from cryptography.exceptions import InvalidTag
 
         if not self._values or not isinstance(text, str) or not text.startswith(_SEAL_PREFIX):
@@ -1066,7 +1072,7 @@ class Redactor:
         try:
             plain = self._seal_cipher().decrypt(raw[:12], raw[12:], _SEAL_AAD)
         except InvalidTag:
-            raise ValueError("sealed under other secrets") from None
+            raise ValueError("sealed under another key") from None
         return json.loads(plain.decode("utf-8"))
 
     def text(self, text: str) -> str:
@@ -1291,6 +1297,33 @@ def _same(first: int, stop: int) -> tuple[int, int]:
 def _through(outer: _Stream, inner: _Stream) -> Callable[[int, int], tuple[int, int]]:
     """Spans of ``outer``'s units (themselves units of ``inner``) in ``inner``'s source."""
     return lambda first, stop: inner.span(*outer.span(first, stop))
+
+
+def seal_key(path: Path) -> bytes:
+    """The 32 random bytes at ``path`` (``<state_dir>/seal.key``, mode 0600), made on first
+    use (created exclusively and fsynced: two runs racing read the same key)."""
+    from controller.fsutil import fsync_dir, read_regular
+
+    try:
+        key = read_regular(path, 64)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        made = os.urandom(32)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            key = read_regular(path, 64)
+        else:
+            try:
+                os.write(fd, made)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            fsync_dir(path.parent)
+            key = made
+    if len(key) != 32:
+        raise ValueError(f"{path}: not a seal key (32 bytes)")
+    return key
 
 
 def redactor_for(config: Config) -> Redactor:

@@ -19,6 +19,13 @@ from tests.support.executor_kit import PY, execution, journal_records, make_plan
 
 SECRET = "Zq8Wx3Yv7Ut2-round43"
 REDACTOR = Redactor([SECRET])
+REDACTOR.seal_key = bytes(range(32))
+
+
+def _keyed(values: list[str], key: bytes) -> Redactor:
+    made = Redactor(values)
+    made.seal_key = key
+    return made
 
 
 def _outputs(*paths: str) -> list[Output]:
@@ -86,6 +93,15 @@ def test_guards_of_a_check_test_values_as_recorded() -> None:
     ) == {"s": SECRET}  # the check tool still gets the real value
 
 
+def test_seal_key_is_made_once_and_kept(tmp_path: Path) -> None:
+    from controller.execution.secrets import seal_key
+
+    path = tmp_path / "state" / "seal.key"
+    first = seal_key(path)
+    assert len(first) == 32 and seal_key(path) == first
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
 def test_seal_round_trip_and_other_secrets() -> None:
     value = {"outputs": {"x": SECRET, "f": -0.0, "e": 1e300}, "result": [1, "a\u2028b"]}
     sealed = REDACTOR.seal(value)
@@ -93,13 +109,16 @@ def test_seal_round_trip_and_other_secrets() -> None:
     assert REDACTOR.unseal(sealed) == value
     assert REDACTOR.seal(value) != sealed  # a fresh nonce every time
     with pytest.raises(ValueError):
-        Redactor(["another-secret"]).unseal(sealed)
+        _keyed([SECRET], bytes(32)).unseal(sealed)  # another state directory's key
+    # round 44: another secret added (or one renamed) leaves the seal readable
+    assert _keyed([SECRET, "unrelated-value-77"], bytes(range(32))).unseal(sealed) == value
     with pytest.raises(ValueError):
         REDACTOR.unseal(sealed[:-4] + "AAAA")
     assert Redactor([]).seal(value) is None
+    assert Redactor([SECRET]).seal(value) is None  # no key: nothing sealed
     record = {"outputs": {"x": "***"}, "result": None, "sealed": sealed}
     assert journaled(REDACTOR, record) == (value["outputs"], value["result"])
-    assert journaled(Redactor(["changed-secret"]), record) == ({"x": "***"}, None)
+    assert journaled(_keyed([SECRET], bytes(32)), record) == ({"x": "***"}, None)
     assert journaled(REDACTOR, {"outputs": {"x": 1}}) == ({"x": 1}, None)
 
 

@@ -339,6 +339,26 @@ def _checker(file: str, config: Config) -> Callable[[bytes], tuple[tuple[str, ..
     return check
 
 
+def _with_run_records(repo: GitRepo, head: str, records: list[Any]) -> list[Any]:
+    """``records`` with, in their places on the first-parent line, the commits that name a
+    ``Run-Start:`` and that the path-limited log leaves out because they change no file
+    under the plans folder (round 44): a run's outcome recorded while its path holds another
+    plan, where the log could not be written (a folder, FIFO or the same bytes at the log's
+    name; the controller never writes over them). The controller takes such a run as
+    ended: the audit reads it from the message too (who made it is judged as ever)."""
+    rows = repo.run(
+        "rev-list", "--first-parent", "--fixed-strings", f"--grep={RUN_START}:", head
+    ).split()
+    logged = {r.sha for r in records}
+    quiet = [sha for sha in rows if sha not in logged]
+    if not quiet:
+        return records
+    line = repo.run("rev-list", "--first-parent", "--reverse", head).split()
+    rank = {sha: i for i, sha in enumerate(line)}
+    items = [(rank[r.sha], r) for r in records] + [(rank[sha], repo.commit(sha)) for sha in quiet]
+    return [item for _, item in sorted(items, key=lambda pair: pair[0])]
+
+
 def _with_quiet_merges(repo: GitRepo, head: str, records: list[Any]) -> list[Any]:
     """``records`` with, in their places on the first-parent line, the merges the
     path-limited log leaves out because they change nothing under the plans folder
@@ -392,7 +412,7 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
             records.append(record)
             prefetch.add(record)
     records.reverse()
-    for record in _with_quiet_merges(repo, head, records):
+    for record in _with_quiet_merges(repo, head, _with_run_records(repo, head, records)):
         if isinstance(record, tuple):  # a merge that changed nothing here: its branch may
             index.merged_authors(repo, *record)  # hold withdrawals (round 24)
             index.apply_side_withdrawals(auditor)

@@ -42,7 +42,7 @@ from controller.git.planstate import (
     plan_id_of,
     too_large,
 )
-from controller.git.records import RUN_START, plan_event
+from controller.git.records import EVENT_TRAILER, RUN_START, batch_groups, plan_event
 from controller.plan import yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
@@ -77,6 +77,7 @@ class Lifecycle(IndexStore):
         carried = {} if by_controller else self._moved_writers(repo, record)
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
         self._carried_here = set() if by_controller else self._left(repo, record)
+        recorded: set[str] = set()
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             if plan_id is None:
@@ -99,6 +100,7 @@ class Lifecycle(IndexStore):
             if path_name(change.path) == LOG_NAME:
                 if by_controller and sink:
                     self._run_record(record, plan_id, sink)
+                    recorded.add(plan_id)
                 if not by_controller and sink:
                     state = self.plans.get(plan_id)
                     sink(
@@ -113,8 +115,27 @@ class Lifecycle(IndexStore):
                     )
                 continue
             self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
+        if by_controller and sink:  # round 44: a run recorded with no file of its folder
+            for plan_id in sorted(self._run_starts(record) - recorded):
+                self._run_record(record, plan_id, sink)
         if carried:
             self._carry(carried)
+
+    def _run_starts(self, record: CommitRecord) -> set[str]:
+        """The plans a controller commit names with a ``Run-Start:`` trailer (its ``Plan:``,
+        or the groups of a batch that hold one). Such a commit may change no file of the
+        plan's folder (round 44: a folder, FIFO or identical file where the log goes, which
+        the controller never writes over): the history scan and the audit read it from its
+        message (:func:`controller.approval.audit._with_run_records`), not from its files."""
+        if EVENT_TRAILER not in record.trailers:
+            named = [record.trailers.get("Plan", "")] if record.trailers.get(RUN_START) else []
+        else:
+            named = [plan for plan, items in batch_groups(record.body) if items.get(RUN_START)]
+        return {
+            plan
+            for plan in named
+            if plan and plan_id_of(f"{plan}/{LOG_NAME}", self.plans_dir) == plan
+        }
 
     def _run_record(self, record: CommitRecord, plan_id: str, sink: EventSink) -> None:
         """A controller outcome commit that records a run without writing its plan file

@@ -390,7 +390,7 @@ class Outcomes(Committing):
         # Round 42: the run's folder was removed and another plan put at its path since it
         # started: the outcome commit records the run (subject, trailers, the run's log)
         # without writing the started plan back over the new one, which is judged on its own.
-        another = holds_another(state, job.plan_hash)
+        another = holds_another(state, job.plan_hash) or self._holds_source(job.plan_id, head)
         if self.config.remote is None and state is not None and not another:
             self._check_uncommitted(state, head, execution)
 
@@ -429,6 +429,15 @@ class Outcomes(Committing):
             after=after,
             on_drop=on_drop,
         )
+
+    def _holds_source(self, plan_id: str, head: str | None) -> bool:
+        """Does the branch hold, at a run's path, a plan source and no PLAN.yml/PLAN.yaml
+        (round 44: the folder removed and a new plan written there as ``PLAN.json``,
+        ``PLAN.toon`` or ``PLAN.md``)? Another plan, as :func:`holds_another` reads one in
+        a plan file: a PLAN.yml written beside it would make it a note, never converted."""
+        if not head:
+            return False
+        return plan_id in self._sources.committed(self.repo, head)
 
     def _after_outcome(self, job: Job, outcome: Any, status: str) -> None:
         self.log.info("plan_outcome", plan=job.plan_id, hash=job.plan_hash, status=outcome.status)

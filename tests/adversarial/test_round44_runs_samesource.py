@@ -37,6 +37,21 @@ empty commit is not in the folder's history, so history no longer proves what th
 did. It should write the log where the audit looks (replace the agent's folder, as it
 replaces the ``log-link`` symlink), or the audit should read a ``Run-Start:`` commit that
 changes nothing. ``log-link`` held (the link replaced by a regular file, the victim intact).
+
+Fixed (round 44): ``json-source`` / ``md-source``: "the branch holds another plan at the
+run's path" counts every form a plan takes in a folder: a PLAN.yml/PLAN.yaml of another
+version (round 42) or a plan source (``PLAN.json``, ``PLAN.toon``, ``PLAN.md``:
+``plans.SOURCE_FILES``) in a folder with no plan file, as the source converter finds them.
+The outcome is then recorded with ``Run-Start:`` without writing the plan file, and the
+source is converted and judged on its own.
+
+Fixed (round 44): ``log-dir``: the audit reads every first-parent commit naming a
+``Run-Start:`` whether or not it changes a file under the plans folder (it is found by its
+message, then judged as ever: the controller's identity, the open run it names), and the
+history index gives such a commit its plan's controller event from its trailers. The
+controller still never writes a file over a folder, FIFO or device (round 12), so the
+commit may change nothing; reading it by its message keeps audit == controller for every
+shape at the log's name (a file, even one with the same bytes, a folder, a link).
 """
 
 from __future__ import annotations
@@ -60,23 +75,8 @@ SLOW = (
     "print('{}')\n"
 )
 VARIANTS = ["json-source", "md-source", "yaml-ext", "draft", "log-link", "log-dir"]
-BROKE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 44: a new plan SOURCE at a started run's path: the old plan is written back "
-    "beside it and the new plan becomes a note, never judged",
-)
-#: variant -> its strict xfail marker
-BROKEN = {
-    "json-source": BROKE,
-    "md-source": BROKE,
-    "log-dir": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 44: a folder named EXECUTION_LOG.md beside the new plan: the Run-Start "
-        "outcome commit changes no file, so the audit reads the old run as running for good",
-    ),
-}
+#: variant -> its strict xfail marker (none left: round 44's breaks are fixed)
+BROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
 def _slow_plan(tag: str) -> str:

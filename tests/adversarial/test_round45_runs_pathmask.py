@@ -21,13 +21,19 @@ pass:
 - ``catalog-pw``: ``plans/postgres-upgrade``.
 - ``flag-word``: ``plans/nightly-backup``.
 - ``env-word``: ``plans/staging-deploy``.
+- ``whole-word``: ``plans/postgres``, beside ``stars-sibling``: a plan in a folder named
+  ``plans/***`` (a hostile folder name: the redacted path of ``plans/postgres``). Both are
+  recorded as ``plangate: start plans/***``; the audit still tells them apart by the files
+  the commits touch (``stars-sibling`` held: it ran once and the audit proves its run with no
+  finding), but ``status`` names ``plangate: complete plans/***`` as ``plans/postgres``'s
+  last event and ``git log`` shows two runs of ``plans/***``.
 
 Asserted per plan: ``rec`` ran exactly once; the controller's commits about the plan carry
 ``Plan: plans/<folder>`` (its real path); ``plangate audit --json`` (run in the repo, no
 config: what a fresh clone proves) lists the plan's run as ``complete`` and has no finding
 for it.
 
-Broke (round 45): ``catalog-pw``, ``flag-word``, ``env-word``: the freeze, start and complete
+Broke (round 45): ``catalog-pw``, ``flag-word``, ``env-word``, ``whole-word``: the freeze, start and complete
 commits say ``plangate: start plans/***-upgrade`` / ``Plan: plans/***-upgrade`` (``***-backup``,
 ``***-deploy``); the audit exits 1 with three ``controller-unexplained`` findings per plan
 ("subject 'plangate: start plans/***-upgrade' is not a plangate event for
@@ -50,8 +56,10 @@ SLUGS = {
     "catalog-pw": "postgres-upgrade",
     "flag-word": "nightly-backup",
     "env-word": "staging-deploy",
+    "whole-word": "postgres",
+    "stars-sibling": "***",
 }
-BROKEN = {"catalog-pw", "flag-word", "env-word"}
+BROKEN = {"catalog-pw", "flag-word", "env-word", "whole-word"}
 TOOLS = (
     'db: {kind: exec, argv: [/bin/true, "postgres://postgres:postgres@db/app"]}\n'
     "backup: {kind: exec, argv: [cp, -p, nightly, /backup]}\n"

@@ -33,6 +33,20 @@ Asserted per plan: ``rec`` ran exactly once; the controller's commits about the 
 config: what a fresh clone proves) lists the plan's run as ``complete`` and has no finding
 for it.
 
+Lab ``pm-id``: the same record through the controller's hex trailers. The catalog has ``cache``
+with the URL ``redis://:12345@cache/0`` (a common default password, five digits). Alice makes
+her approval commit of ``plans/ground`` with an id holding ``12345`` (she varies a line of the
+message: about 29,000 tries, well under a second; with that password about one approval in
+29,000 does it by chance); ``plans/id-control`` is approved by an ordinary commit.
+
+- ``approval-commit-id``: asserted as above (ran once; ``Approval-Commit: <id>`` in the
+  controller's commits; the audit proves the run with no finding). ``id-control`` held.
+
+Broke (round 45): ``approval-commit-id``: the start and complete commits say
+``Approval-Commit: 7db205eda7***c7fa...`` and the audit flags ``start-without-approval:
+Approval-Commit 7db205eda7***c7fa... is not the approval request 7db205eda71234...``: the run
+the controller made on a valid approval reads as unapproved in git history.
+
 Broke (round 45): ``catalog-pw``, ``flag-word``, ``env-word``, ``whole-word``: the freeze, start and complete
 commits say ``plangate: start plans/***-upgrade`` / ``Plan: plans/***-upgrade`` (``***-backup``,
 ``***-deploy``); the audit exits 1 with three ``controller-unexplained`` findings per plan
@@ -45,10 +59,12 @@ should be written unredacted, as the identity trailers are.
 
 from __future__ import annotations
 
+import hashlib
+import time
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, plan_text
+from advkit import ALICE, BOT, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 
 SLUGS = {
@@ -130,3 +146,80 @@ def test_the_audit_proves_the_run(audit: dict, vid: str) -> None:
     assert [e.get("outcome") for e in runs] == ["complete"], audit
     findings = [f for f in audit.get("findings", []) if f.get("plan") == plan]
     assert findings == []
+
+
+PASSWORD = "12345"
+
+
+def _ground_commit(lab: Lab, message: str, who: tuple[str, str], want: str) -> str:
+    """Commit the staged tree as ``who`` with an id holding ``want`` (a nonce line varied)."""
+    lab.git("add", "-A")
+    tree = lab.git("write-tree").strip()
+    stamp = f"{int(time.time())} +0000"
+    head = (
+        f"tree {tree}\nparent {lab.head()}\nauthor {who[0]} <{who[1]}> {stamp}\n"
+        f"committer {who[0]} <{who[1]}> {stamp}\n\n"
+    )
+    for nonce in range(50_000_000):
+        body = f"{head}{message}\n\nnonce {nonce}\n"
+        raw = body.encode()
+        sha = hashlib.sha1(b"commit %d\0" % len(raw) + raw).hexdigest()
+        if want in sha:
+            break
+    made = lab.git("hash-object", "-t", "commit", "-w", "--stdin", input=body).strip()
+    if made != sha:
+        raise BenchError(f"git made {made}, not {sha}")
+    lab.git("update-ref", "refs/heads/main", sha)
+    return sha
+
+
+def _build_id(root: Path) -> Lab:
+    (root / "pmid").mkdir()
+    lab = Lab(
+        root / "pmid",
+        tools=f'cache: {{kind: exec, argv: [/bin/true, "redis://:{PASSWORD}@cache/0"]}}\n',
+    )
+    for slug in ("ground", "id-control"):
+        lab.write(slug, plan_text(slug))
+    lab.commit("plans")
+    lab.run()
+    lab.set_status("ground", "approved")
+    lab.approval_id = _ground_commit(lab, "approve ground", ALICE, PASSWORD)  # type: ignore[attr-defined]
+    lab.approve("id-control", ALICE)
+    lab.run()
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def idlab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r45-pathmask-id", _build_id)
+
+
+@pytest.mark.parametrize(
+    "slug",
+    [
+        pytest.param(
+            "ground",
+            id="approval-commit-id",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason="round 45: an approval commit id holding a hidden value is recorded as Approval-Commit: ...***...",
+            ),
+        ),
+        pytest.param("id-control", id="id-control"),
+    ],
+)
+def test_the_hex_trailers_name_the_approval(idlab: Lab, slug: str) -> None:
+    assert len(idlab.calls(slug)) == 1
+    approval = idlab.plan(slug)["approval"]["commit"]
+    if slug == "ground":
+        assert approval == idlab.approval_id  # type: ignore[attr-defined]
+    bodies = [r[4] for r in idlab.log_rows() if r[2] == BOT[1] and f"Plan: plans/{slug}\n" in r[4]]
+    with_id = [b for b in bodies if f"Approval-Commit: {approval}" in b]
+    assert len(with_id) >= 2, bodies
+    _, report = idlab.audit()
+    runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{slug}"]
+    assert [e.get("outcome") for e in runs] == ["complete"], report
+    assert [f for f in report.get("findings", []) if f.get("plan") == f"plans/{slug}"] == []

@@ -13,20 +13,25 @@ ran (PLAN.yml at HEAD records action 1 ``succeeded``). Then, one plan after anot
 Bob's gate approval and two passes:
 
 - ``control``: nothing lost. Held (action 1 once, action 2 once, completed).
-- ``index-lost``: ``<state_dir>/index.sqlite`` deleted (a cache). Held for at most once
-  (action 1 once; the gate approval is not taken as the gate's answer: the plan pauses again).
+- ``index-lost``: ``<state_dir>/index.sqlite`` deleted (docs: a pure cache of git).
 - ``journal-lost``: the plan's journal folder in ``<state_dir>/journal`` is gone (a restored
   backup without it).
 - ``state-lost``: the whole state directory is gone (a new disk, a new host with the same
   config), the case the docs name.
 
+If the plan paused again, Bob approves the gate once more, and two passes (each loss plays
+out before the next one).
+
 Asserted: action 1's tool ran exactly once in all; action 2's at most once.
 
 Broke (round 45): ``journal-lost`` and ``state-lost``: Bob's gate approval started the run
 from the beginning: action 1's ``rec`` ran a second time (the committed PLAN.yml said it had
-succeeded), then the plan paused at the gate again. It should end ``failed`` with
-E_ACTION_IN_DOUBT (nothing runs, as for an ``executing`` plan without a journal), or go on from
-the gate with what the committed record says finished, never run action 1 again.
+succeeded) and the plan paused at the gate again; Bob's second gate approval then ran action 2
+and the plan completed (action 1 twice, action 2 once). ``index-lost`` held at most once (the
+first gate approval after the deletion was not taken as the gate's answer: a new start
+commit, paused again, nothing run; the second completed it). It should end ``failed`` with
+E_ACTION_IN_DOUBT (nothing runs, as for an ``executing`` plan without a journal), or go on
+from the gate with what the committed record says finished, never run action 1 again.
 (The brief puts an operator *editing* the state directory out of scope; this is its loss,
 which the docs promise to survive.)
 """
@@ -71,12 +76,15 @@ def _build(root: Path) -> Lab:
         "journal-lost": lambda: shutil.rmtree(lab.state / "journal" / "plans%2Fjournal-lost"),
         "state-lost": lambda: shutil.rmtree(lab.state),
     }
-    for vid in VARIANTS:  # state-lost last: it takes everything
+    for vid in VARIANTS:  # each loss plays out before the next; state-lost last
         losses[vid]()
-        lab.set_status(vid, "approved")
-        lab.commit(f"gate {vid}", BOB)
-        lab.run()
-        lab.run()
+        for _ in range(2):  # the gate approved, then once more if the plan paused again
+            if lab.plan(vid)["plan"]["status"] != "awaiting_approval":
+                break
+            lab.set_status(vid, "approved")
+            lab.commit(f"gate {vid}", BOB)
+            lab.run()
+            lab.run()
     return lab
 
 

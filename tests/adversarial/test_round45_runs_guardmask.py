@@ -28,6 +28,9 @@ The inbox's ``from`` per variant (``S`` = the key's characters):
   raw ``@`` either: the pattern holds for it; held).
 - ``catalog-cred``: the same tag gap over the catalog credential ``Hx7Kp2Mq9Wz4`` (no plan
   secret involved: knowing an operator's password is enough).
+- ``default-cred``: the same over ``postgres``, the password of the catalog tool ``db``'s
+  URL ``postgres://postgres:postgres@db/app`` (a well-known default: the outside data's
+  author needs to know nothing secret at all).
 - ``query-filter``: no guard; the plan's own output query selects only customer addresses,
   ``$.json.list[?match(@.a, '[^@ ]+@customer[.]example')].a``, over
   ``[{a: ops@customer.example}, {a: <tag-gap value>}]`` and hands the list to ``rec``.
@@ -37,7 +40,7 @@ for ``query-filter``) matches the plan's pattern: a guard (or filter) the review
 holds for the value the tool really got.
 
 Broke (round 45): ``tag-gap``, ``at-gap``, ``blank-gap``, ``wrap``,
-``catalog-cred``, ``query-filter``: the guard (filter) held over ``***@customer.example``
+``catalog-cred``, ``default-cred``, ``query-filter``: the guard (filter) held over ``***@customer.example``
 and the tool got e.g. ``Z<evil@attacker.example>q<b>8...2@customer.example`` (two ``@``, an
 attacker's address, a newline); PLAN.yml and EXECUTION_LOG.md record the output as
 ``***@customer.example``, hiding the injected address from the reviewers too. A guard should
@@ -74,9 +77,10 @@ FROM = {
     "wrap": SECRET[:6] + "\n   " + SECRET[6:] + "@customer.example",
     "html-gap": "&#64;".join(SECRET) + "@customer.example",
     "catalog-cred": _tag_gap(CRED),
+    "default-cred": _tag_gap("postgres"),
 }
 VARIANTS = [*FROM, "query-filter"]
-BROKEN = {"tag-gap", "at-gap", "blank-gap", "wrap", "catalog-cred", "query-filter"}
+BROKEN = {"tag-gap", "at-gap", "blank-gap", "wrap", "catalog-cred", "default-cred", "query-filter"}
 
 INBOX = """\
 import json, os, sys
@@ -142,6 +146,7 @@ def _build(root: Path) -> Lab:
         f" env: {{INBOX: {json.dumps(str(box))}}}}}\n"
         f"send: {{kind: exec, argv: [{py}, {rec}, '{{tag}}'], env: {{REC_LOG: {log}}}, sensitive: [to]}}\n"
         f"legacy: {{kind: exec, argv: [/bin/true], env: {{API_PASSWORD: {CRED}}}}}\n"
+        'db: {kind: exec, argv: [/bin/true, "postgres://postgres:postgres@db/app"]}\n'
     )
     lab = Lab(root / "gm", extra=f"secrets: {{file: {secrets}}}\n", tools=tools)
     for vid in VARIANTS:

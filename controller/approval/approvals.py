@@ -432,6 +432,13 @@ def _check_frozen(request: ApprovalRequest, policy: ApprovalSettings, approver: 
             f"{request.frozen_hash}: it changed after it was frozen",
         )
     if request.changed_in_commit:
+        if request.merge:
+            return (
+                "E_PLAN_HASH_MISMATCH",
+                f"the merge {request.commit[:12]} approves content its merged branch did not "
+                "hold with that status (an evil merge, or a pull request behind the branch "
+                "approving a newer version it never showed): approve the current version",
+            )
         return (
             "E_PLAN_HASH_MISMATCH",
             f"the approving commit {request.commit[:12]} also changed the plan's content",

@@ -546,6 +546,11 @@ class Lifecycle(IndexStore):
         # Did the commit itself change what runs? A merge only if it is an "evil" merge;
         # a new plan's author is a changer, so self-approval covers that case.
         state_changed_here = evil if record.is_merge else content_changed and old is not None
+        if record.is_merge and not content_changed and not by_controller:
+            # a merge that only flips the status approves the version its merged branch
+            # held, not the first parent's: a pull request behind main approved a newer
+            # version it never showed (round 45)
+            state_changed_here = self._merged_another_version(repo, record, change.path, new)
         since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
@@ -957,6 +962,26 @@ class Lifecycle(IndexStore):
                     logs[(tip, one)] = found
             self._path_logs = logs
         return logs[(tip, path)]
+
+    def _merged_another_version(
+        self, repo: GitRepo, record: CommitRecord, path: str, new: BlobFacts
+    ) -> bool:
+        """Whether a merge brought the plan's status from a merged branch that held it with
+        another version at ``path`` (a pull request behind the branch approving a newer
+        version it never showed: round 45), and no merged branch held this version with it.
+        A status the merge commit writes itself is the merger's own, as in any commit."""
+        if new.hash is None or new.status is None:
+            return False
+        from_side = False
+        for parent in record.parents[1:]:
+            theirs = repo.blob_sha(parent, path)
+            facts = self.facts(repo, theirs) if theirs else None
+            if facts is None or facts.status != new.status:
+                continue
+            if facts.hash == new.hash:
+                return False  # a merged branch held this very version with this status
+            from_side = True
+        return from_side
 
     def _side_changed(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
         """Whether a commit of a merged branch changed the hashed content of ``path``."""

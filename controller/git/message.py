@@ -29,6 +29,23 @@ from controller.display import visible
 #: rewrote ``Approved-By: carol@...`` as ``***@...``, and ``status`` with it, while PLAN.yml
 #: and the audit named Carol. Every other value stays redacted; still one line.
 IDENTITY_TRAILERS = frozenset({"Approved-By", "Aborted-By"})
+#: Trailers whose values the controller takes from git or makes itself (a plan's path, a
+#: hash, a commit id, a state word, its instance id): not redacted either (round 45: a path
+#: ``plans/postgres-upgrade`` or a commit id holding ``12345`` was written ``***`` when a
+#: catalog credential was ``postgres`` or ``12345``, and the audit flagged the controller's
+#: own commits). They come from history, so hiding them hides nothing.
+GIT_TRAILERS = IDENTITY_TRAILERS | frozenset(
+    {
+        "Plan",
+        "Plan-Hash",
+        "Plan-Status",
+        "Plan-Event",
+        "Approval-Commit",
+        "Run-Start",
+        "Policy-Hash",
+        "Controller",
+    }
+)
 
 
 def one_line(text: str, redact: Callable[[str], str] | None = None) -> str:
@@ -63,13 +80,15 @@ def commit_message(
     redact: Callable[[str], str] | None = None,
 ) -> str:
     """``subject``, a blank line, ``body`` as one paragraph (if any), a blank line and one
-    ``Key: value`` line per trailer. Values may be anyone's text; keys must be the caller's."""
+    ``Key: value`` line per trailer. Values may be anyone's text; keys and the subject must be
+    the caller's (fixed words and a plan's path). The body and every trailer but
+    :data:`GIT_TRAILERS` are redacted; everything is written on one line."""
     for key, _ in trailers:
         if not key.replace("-", "").isalnum() or not key.isascii():
             raise ValueError(f"not a trailer key: {key!r}")
-    head = one_line(subject, redact) + "\n\n"
+    head = one_line(subject) + "\n\n"  # the caller's: fixed words and a plan's path (git's)
     tail = "".join(
-        f"{key}: {one_line(value, None if key in IDENTITY_TRAILERS else redact)}\n"
+        f"{key}: {one_line(value, None if key in GIT_TRAILERS else redact)}\n"
         for key, value in trailers
     )
     if not body.strip():

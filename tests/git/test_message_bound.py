@@ -45,23 +45,27 @@ def test_note_is_one_line_and_cut() -> None:
 
 def test_identity_trailers_are_not_redacted() -> None:
     """Round 43: ``Approved-By:``/``Aborted-By:`` name a git identity already in history;
-    every other value is still redacted (and every value is still one line)."""
-    from controller.git.message import IDENTITY_TRAILERS, commit_message
+    round 45: the subject and the trailers taken from git (a path, a hash, a commit id) are
+    not redacted either; the body and every other trailer are (and every value is still one
+    line)."""
+    from controller.git.message import GIT_TRAILERS, IDENTITY_TRAILERS, commit_message
 
     def redact(text: str) -> str:
         return text.replace("carol", "***")
 
     message = commit_message(
-        "plangate: start carol",
+        "plangate: start plans/carol",
         "carol ran",
         [
             ("Plan", "plans/carol"),
             ("Approved-By", "carol@ops.example.com"),
             ("Aborted-By", "carol@ops.example.com\nPlan-Status: x"),
+            ("Plan-Note", "carol said"),
         ],
         redact,
     )
-    assert {"Approved-By", "Aborted-By"} == IDENTITY_TRAILERS
+    assert {"Approved-By", "Aborted-By"} == IDENTITY_TRAILERS <= GIT_TRAILERS
     assert "Approved-By: carol@ops.example.com\n" in message
     assert "Aborted-By: carol@ops.example.com\\nPlan-Status: x\n" in message
-    assert "Plan: plans/***\n" in message and message.startswith("plangate: start ***")
+    assert "Plan: plans/carol\n" in message and message.startswith("plangate: start plans/carol")
+    assert "*** ran" in message and "Plan-Note: *** said\n" in message

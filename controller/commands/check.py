@@ -367,10 +367,10 @@ def _decided(
     if not verdict.decision.valid:
         refused.append(
             {
-                "by": verdict.decision.approver if as_email else "(the merger: pass --as)",
+                "by": verdict.decision.approver if as_email else "the merger (unknown: pass --as)",
                 "commit": "(the merge)",
                 "code": verdict.decision.code or "",
-                "message": verdict.decision.message,
+                "message": _unknown_merger(verdict.decision.message, as_email),
             }
         )
     counted = [
@@ -383,6 +383,15 @@ def _decided(
         "refused": refused,
         "missing": verdict.missing,
     }
+
+
+def _unknown_merger(message: str, as_email: str | None) -> str:
+    """A refusal of the placeholder merger names who would have to merge, not the placeholder."""
+    if as_email is not None or UNKNOWN_MERGER not in message:
+        return message
+    return message.replace(UNKNOWN_MERGER, "the merger") + (
+        " (pass --as EMAIL to predict a merge by that person)"
+    )
 
 
 # --- output -----------------------------------------------------------------------------
@@ -403,6 +412,10 @@ def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "markdown":
         return _markdown(report)
     return _text(report)
+
+
+def _commit_ref(commit: str) -> str:
+    return visible(commit) if commit.startswith("(") else f"({visible(commit)})"
 
 
 def _text(report: dict[str, Any]) -> str:
@@ -429,9 +442,10 @@ def _details(p: dict[str, Any]) -> list[str]:
     ]
     lines += [f"problem {q['code']} at {visible(q['path'])}: {visible(q['message'])}"
               for q in p["problems"]]  # fmt: skip
-    lines += [f"counts: {visible(v['by'])} ({visible(v['commit'])})" for v in p["counted"]]
+    lines += [f"counts: {visible(v['by'])} {_commit_ref(v['commit'])}" for v in p["counted"]]
     lines += [
-        f"refused: {visible(r['by'])} ({visible(r['commit'])}) {r['code']}: {visible(r['message'])}"
+        f"refused: {visible(r['by'])} {_commit_ref(r['commit'])} "
+        f"{r['code']}: {visible(r['message'])}"
         for r in p["refused"]
     ]
     if p["missing"]:

@@ -85,6 +85,10 @@ def test_check_predicts_the_pull_request_flow_and_the_controller_agrees(
     _, markdown = check(repo, "--as", AGENT[1], "--format", "markdown", **allowed)
     assert "| plan | valid | frozen | risk | estimate | needs | merging |" in markdown
     assert "E\\_SELF\\_APPROVAL" in markdown
+    code, text = check(repo, "--format", "text", **allowed)  # CI that does not know the merger
+    assert code == 1 and "merger@unknown.invalid" not in text and "((" not in text
+    assert "refused: the merger (unknown: pass --as) (the merge) E_APPROVER_NOT_ALLOWED" in text
+    assert "pass --as EMAIL to predict a merge by that person" in text
     merge(repo, "review", CAROL)
     run_once(repo, **allowed)
     assert head_plan(repo)["plan"]["status"] == "completed"

@@ -68,7 +68,8 @@ def config_or_repo(config_path: str | None) -> Config:
 
 
 def plan_paths(paths: Iterable[str]) -> list[Path]:
-    """Each argument as a plan file: a folder means its PLAN.yml."""
+    """Each argument as a plan file: a folder means its PLAN.yml (or, in a folder without
+    one, the one plan source the controller would convert: PLAN.json, PLAN.toon, PLAN.md)."""
     from controller.plan.plans import plan_file_in
 
     return [plan_file_in(Path(p)) for p in paths]

@@ -10,13 +10,13 @@ from controller.display import visible, visible_json
 
 
 def validate(paths: list[str], as_json: bool = False, config_path: str | None = None) -> int:
-    from controller.plan.discovery import discovery_warning
-    from controller.plan.plans import load_plan
+    from controller.plan.discovery import discovery_warning, load_source
+    from controller.plan.plans import SOURCE_FILES, load_plan
 
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths):
-        plan = load_plan(path, config)
+        plan = load_source(path, config) if path.name in SOURCE_FILES else load_plan(path, config)
         if not plan.valid:
             exit_code = 1
         shown = visible(str(path))

@@ -1,6 +1,8 @@
-"""Would the controller ever pick this file up? (``validate`` warns when not.)
+"""Would the controller ever pick this file up (``validate`` warns when not), and how does
+it read a plan source (``load_source``)?
 
-The daemon reads ``<repo>/<plans_dir>/<slug>/PLAN.yml`` (or ``PLAN.yaml``) and nothing else:
+The daemon reads ``<repo>/<plans_dir>/<slug>/PLAN.yml`` (or ``PLAN.yaml``, or converts a
+``PLAN.json``/``PLAN.toon``/``PLAN.md`` in a folder without one) and nothing else:
 a valid ``plan.yml``, a plan outside ``plans_dir`` or outside the repository passes
 ``validate`` and then waits forever. This module says where the file would have to be.
 Pure path arithmetic (no git process): ``validate`` must stay fast.
@@ -11,10 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.plan.plans import PLAN_FILES
+from controller.errors import ConvertFailed, PlangateError, Problem, UsageError
+from controller.plan.plans import PLAN_FILES, SOURCE_FILES, LoadedPlan, read_bounded, too_large
 
 if TYPE_CHECKING:
     from controller.settings import Config
+
+#: The daemon's bound on a plan source's size (the daemon and ``validate`` read no more).
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 def discovery_warning(file: Path, config: Config | None) -> str | None:
@@ -33,7 +39,14 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
     base = repo / plans_dir
     inside = base == path.parent or base in path.parents
     expected = (path.parent if inside else base / path.parent.name) / "PLAN.yml"
-    if path.name not in PLAN_FILES:
+    if path.name in SOURCE_FILES:
+        beside = [name for name in PLAN_FILES if (path.parent / name).exists()]
+        if beside:
+            return (
+                f"{beside[0]} is beside it: the controller runs that file and converts no "
+                "source in its folder"
+            )
+    elif path.name not in PLAN_FILES:
         return (
             "the controller reads only files named exactly PLAN.yml (or PLAN.yaml) and would "
             f"never pick this one up; expected {expected}"
@@ -52,3 +65,38 @@ def git_root(path: Path) -> Path | None:
         if (folder / ".git").exists():
             return folder
     return None
+
+
+def load_source(path: Path, config: Config | None = None) -> LoadedPlan:
+    """A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
+    PLAN.yml (docs/formats.md), then validated; a source that does not convert is its
+    conversion's problems. Problems of the converted plan are located in the PLAN.yml it
+    becomes (`plangate convert` prints that text)."""
+    from controller.plan.convert import check_reads_back, convert_text
+    from controller.plan.plans import validate_text
+
+    try:
+        data = read_bounded(path, MAX_SOURCE_BYTES)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such plan file", remedy="give a plan file path") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror}", remedy="give a readable plan file") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        size = max(path.stat().st_size, len(data))
+        return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)])
+    try:
+        text = data.decode("utf-8")
+        base = path.parent.as_posix()
+        conversion = convert_text(text, path.name, nested_base=base, verify=False)
+        plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
+        check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)
+    except UnicodeDecodeError as exc:
+        problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
+        return LoadedPlan(path, "", problems=[problem])
+    except ConvertFailed as exc:
+        return LoadedPlan(path, "", problems=list(exc.problems))
+    except PlangateError as exc:
+        problem = Problem(exc.code, exc.message, exc.path, exc.line, exc.remedy or None)
+        return LoadedPlan(path, "", problems=[problem])
+    plan.path = path
+    return plan

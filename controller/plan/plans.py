@@ -181,11 +181,15 @@ def unsafe_name(path: str) -> str | None:
 
 
 def plan_file_in(path: Path) -> Path:
-    """Accept a plan folder or its PLAN.yml."""
+    """Accept a plan folder or its PLAN.yml; a folder without one but with exactly one plan
+    source (the daemon converts it) means that source."""
     if path.is_dir():
         for name in PLAN_FILES:
             if (path / name).is_file():
                 return path / name
+        sources = [path / name for name in SOURCE_FILES if (path / name).is_file()]
+        if len(sources) == 1:
+            return sources[0]
     return path
 
 
@@ -227,7 +231,7 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     if ambiguous is not None:
         return LoadedPlan(path, "", problems=[ambiguous])
     try:
-        data = _read_bounded(path, max_bytes)
+        data = read_bounded(path, max_bytes)
         if len(data) > max_bytes:
             size = max(path.stat().st_size, len(data))
             return LoadedPlan(path, "", problems=[too_large(size, max_bytes)])
@@ -236,7 +240,8 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
         raise UsageError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
     except IsADirectoryError:
         raise UsageError(
-            f"{path}: a folder without PLAN.yml", remedy="give a PLAN.yml path"
+            f"{path}: a folder without PLAN.yml (or exactly one PLAN.json, PLAN.toon or PLAN.md)",
+            remedy="give a plan file path",
         ) from None
     except UnicodeDecodeError as exc:
         problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
@@ -272,7 +277,7 @@ def _controller_bytes(text: str, doc: yamlio.YamlDoc) -> int:
     return total
 
 
-def _read_bounded(path: Path, max_bytes: int) -> bytes:
+def read_bounded(path: Path, max_bytes: int) -> bytes:
     """At most ``max_bytes + 1`` bytes of a regular file (a FIFO or device would never end)."""
     if path.is_dir():
         raise IsADirectoryError(path)

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from controller.plan.discovery import MAX_SOURCE_BYTES
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
 
-MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass

@@ -139,3 +139,34 @@ def test_a_folder_with_a_plan_yml_keeps_its_other_files(repo: Path) -> None:
         ctl.reconcile()
     assert subjects(repo)[0] == "plangate: freeze plans/greet"
     assert (repo / "plans/greet/PLAN.md").exists()
+
+
+def test_validate_reads_a_source_as_the_daemon_does(repo: Path) -> None:
+    """An agent that writes PLAN.json or PLAN.md checks it with `plangate validate` before
+    committing: it is converted as the daemon converts it (no "never picked up" warning),
+    and the hash it prints is the one the controller then freezes."""
+    write(repo, "greet", "PLAN.md", MARKDOWN)
+    config = repo.parent / "plangate.yml"
+    config.write_text(json.dumps({"repo": str(repo), "tools": {"greet": {"kind": "echo"}}}))
+    checked = run_cli("--config", str(config), "validate", "--json", "plans/greet", cwd=repo)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    record = json.loads(checked.stdout)
+    assert record["valid"] and record["warnings"] == [] and record["path"].endswith("PLAN.md")
+    commit_all(repo, "agent proposes", AGENT)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+    assert head_plan(repo)["frozen"]["hash"] == record["hash"]
+
+    broken = write(repo, "broken", "PLAN.json", '{"plan_version": 1, "goal": "x", "steps": [{}]}')
+    result = run_cli("validate", "--json", str(broken), cwd=repo)
+    record = json.loads(result.stdout)
+    assert result.returncode == 1 and not record["valid"]
+    assert record["errors"] and all(e["code"].startswith("E_") for e in record["errors"])
+    assert record["errors"][0]["remedy"]
+    write(repo, "broken", "PLAN.yml", head_plan_text(repo))
+    result = run_cli("validate", str(broken), cwd=repo)
+    assert "PLAN.yml is beside it: the controller runs that file" in result.stderr
+
+
+def head_plan_text(repo: Path) -> str:
+    return git(repo, "show", "HEAD:plans/greet/PLAN.yml") + "\n"

@@ -378,7 +378,7 @@ def check_document(
 ) -> tuple[PlanDocument | None, list[Problem]]:
     """The model (legacy refs converted) and every problem (without line numbers).
 
-    ``plain`` (see :func:`load_plan`): without a config, a document that
+    ``plain`` (see :func:`load_plan`): a document that
     :func:`controller.plan.shape.plain_document` accepts is checked on its stand-ins of the
     models, and the "model" returned is that stand-in; its problems are the same.
     """
@@ -389,7 +389,7 @@ def check_document(
     problems = non_json_problems(data)
     problems += _version(data)
     converted = convert_legacy_params(data)
-    if plain and config is None and not problems:
+    if plain and not problems:
         from controller.plan.shape import plain_document
 
         stand_in = plain_document(converted)

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from controller.plan import schema, shape
 from controller.plan.plans import check_document, load_plan
+from controller.settings import config_from_data
 
 
 def _base() -> dict[str, Any]:
@@ -135,12 +136,42 @@ def test_the_usual_plan_is_checked_plainly() -> None:
     assert shape.plain_document(_base()) is not None
 
 
+#: A catalog that makes the rules with a config speak: a params schema, a python tool (its
+#: reserved param), a tool not idempotent, one missing from it (http_get).
+_CATALOG = {
+    "tools": {
+        "echo": {
+            "kind": "echo",
+            "idempotent": False,
+            "params_schema": {"type": "object", "properties": {"value": {"type": "integer"}}},
+        },
+        "py": {"kind": "python", "target": "os:getcwd"},
+    }
+}
+
+
+@pytest.mark.parametrize("with_config", [False, True])
 @pytest.mark.parametrize("doc", _variants())
-def test_validate_reports_the_same_problems_either_way(doc: Any) -> None:
-    plain_model, plain = check_document(copy.deepcopy(doc), None, None, plain=True)
-    model, problems = check_document(copy.deepcopy(doc), None, None)
+def test_validate_reports_the_same_problems_either_way(doc: Any, with_config: bool) -> None:
+    config = config_from_data(copy.deepcopy(_CATALOG)) if with_config else None
+    plain_model, plain = check_document(copy.deepcopy(doc), config, None, plain=True)
+    model, problems = check_document(copy.deepcopy(doc), config, None)
     assert plain == problems
     assert (plain_model is None) == (model is None)
+
+
+def test_rules_with_a_config_speak_on_the_stand_ins() -> None:
+    doc = _base()
+    doc["actions"][0]["params"] = {"value": "text", "idempotency_key": 1}
+    doc["actions"][1]["idempotent"] = True
+    doc["actions"][1]["tool"] = "py"
+    doc["available_tools"].append({"name": "py"})
+    assert shape.plain_document(doc) is not None
+    config = config_from_data(copy.deepcopy(_CATALOG))
+    _, plain = check_document(copy.deepcopy(doc), config, None, plain=True)
+    _, problems = check_document(copy.deepcopy(doc), config, None)
+    assert plain == problems
+    assert {p.code for p in plain} >= {"E_PARAMS_INVALID"}
 
 
 def test_schema_errors_still_come_from_the_schema() -> None:

@@ -69,10 +69,12 @@ def main() -> int:
     compileall.compile_dir(ROOT / "controller", quiet=1)
     cli = plangate()
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "repo"
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         plan = write_plan(root, 10)  # plans/bench10/PLAN.yml in a git repo: no warning
-        config = root / "plangate.yml"
+        # outside the working folder: a ./plangate.yml is read by every command, so `validate`
+        # would be measured with a config too (the case of `validate+config`)
+        config = Path(tmp) / "plangate.yml"
         config.write_text("tools:\n  echo: {kind: echo}\n")
         commands = {
             "floor": [sys.executable, "-c", "pass"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -147,6 +148,27 @@ def test_validate_without_a_config_builds_no_config_model(tmp_path: Path) -> Non
     assert [p for p in found["opened"] if p.endswith("METADATA")] == []
     assert found["opened"] == []
     assert "importlib.metadata" not in found["modules"]
+
+
+def test_validate_of_the_usual_plan_imports_no_pydantic(tmp_path: Path) -> None:
+    """A plan of tool calls with params and outputs is checked without the pydantic models
+    (controller.plan.shape; tests/plan/test_shape.py holds it to the schema's answers)."""
+    plan = _plan(tmp_path)
+    plan.write_text(re.sub(r"    verify:\n.*\n", "", plan.read_text()))  # no verify:
+    result, found = _probe("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "valid (sha256:" in result.stdout
+    assert _loaded(found, ("pydantic", "pydantic_core", "controller.plan.schema")) == []
+    assert _loaded(found, NEVER) == []
+
+
+def test_validate_of_an_invalid_plan_still_reports_through_the_schema(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, actions=2)
+    plan.write_text(plan.read_text().replace('why: "step 2"', 'why: ""'))
+    result, found = _probe("validate", str(plan), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "E_SCHEMA_INVALID" in result.stdout + result.stderr
+    assert "controller.plan.schema" in found["modules"]
 
 
 def test_validate_with_a_config_reads_it(tmp_path: Path) -> None:

@@ -16,7 +16,11 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths):
-        plan = load_source(path, config) if path.name in SOURCE_FILES else load_plan(path, config)
+        plan = (
+            load_source(path, config)
+            if path.name in SOURCE_FILES
+            else load_plan(path, config, plain=True)  # its model is not read here
+        )
         if not plan.valid:
             exit_code = 1
         shown = visible(str(path))

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
 from controller.plan import budget, guards, hashing, refs, yamlio
@@ -196,11 +196,16 @@ def plan_file_in(path: Path) -> Path:
 # --- reading and validation -------------------------------------------------------------
 
 
-def load_plan(path: Path, config: Config | None = None) -> LoadedPlan:
-    """Read and validate a plan file; problems are collected, never raised."""
+def load_plan(path: Path, config: Config | None = None, plain: bool = False) -> LoadedPlan:
+    """Read and validate a plan file; problems are collected, never raised.
+
+    ``plain``: the caller reads only whether the plan is valid and its problems, never
+    ``model`` (``plangate validate``): a plan of the usual shape is then checked without
+    building the pydantic models (:mod:`controller.plan.shape`), with the same problems.
+    """
     plan = read_plan(path, config)
     if plan.doc is not None:
-        _validate(plan, config)
+        _validate(plan, config, plain)
     return plan
 
 
@@ -333,9 +338,9 @@ def validate_text(text: str, path: Path, config: Config | None = None) -> Loaded
     return plan
 
 
-def _validate(plan: LoadedPlan, config: Config | None) -> None:
+def _validate(plan: LoadedPlan, config: Config | None, plain: bool = False) -> None:
     assert plan.doc is not None
-    model, problems = check_document(plan.data, config, plan.path)
+    model, problems = check_document(plan.data, config, plan.path, plain)
     if isinstance(plan.data, dict) and not yamlio.is_block_mapping(plan.doc):
         # the controller writes status, frozen and validation by line: a flow mapping (JSON)
         # could be read but never frozen, so it fails here for validate, freeze and daemon
@@ -374,18 +379,31 @@ def _split(path: str) -> list[str | int]:
 
 
 def check_document(
-    data: Any, config: Config | None = None, origin: Path | None = None
+    data: Any, config: Config | None = None, origin: Path | None = None, plain: bool = False
 ) -> tuple[PlanDocument | None, list[Problem]]:
-    """The model (legacy refs converted) and every problem (without line numbers)."""
+    """The model (legacy refs converted) and every problem (without line numbers).
+
+    ``plain`` (see :func:`load_plan`): a document that
+    :func:`controller.plan.shape.plain_document` accepts is checked on its stand-ins of the
+    models, and the "model" returned is that stand-in; its problems are the same.
+    """
     if not isinstance(data, dict):
         return None, [
             Problem("E_SCHEMA_INVALID", "the file must be a mapping with plan: and actions:")
         ]
-    from controller.plan.schema import parse_document, salvage_document
-
     problems = non_json_problems(data)
     problems += _version(data)
     converted = convert_legacy_params(data)
+    if plain and not problems:
+        from controller.plan.shape import plain_document
+
+        stand_in = plain_document(converted)
+        if stand_in is not None:  # the schema accepts it: the same rules on the stand-ins
+            found = cast("PlanDocument", stand_in)
+            problems = check_rules(found, config, origin) + check_caps(data, config, origin)
+            return (found if not problems else None), problems
+    from controller.plan.schema import parse_document, salvage_document
+
     model, errors = parse_document(converted)
     schema_problems = [_schema_problem(e) for e in errors]
     # a non-JSON value makes the schema complain about it too: once is enough
@@ -518,7 +536,7 @@ def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:
 
 
 def _version(data: dict[str, Any]) -> list[Problem]:
-    from controller.plan.schema import SUPPORTED_VERSION
+    from controller.plan.shape import SUPPORTED_VERSION
 
     plan = data.get("plan")
     version = plan.get("version") if isinstance(plan, dict) else None
@@ -535,7 +553,7 @@ def _version(data: dict[str, Any]) -> list[Problem]:
 
 
 def _schema_problem(error: dict[str, Any]) -> Problem:
-    from controller.plan.schema import EXPECT_TAGS
+    from controller.plan.shape import EXPECT_TAGS
 
     loc = tuple(p for p in error["loc"] if p not in EXPECT_TAGS)
     where = refs.format_path(loc)

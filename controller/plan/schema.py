@@ -19,7 +19,11 @@ from pydantic import (
     model_validator,
 )
 
-SUPPORTED_VERSION = 1
+# The constants live where reading them costs no pydantic (issue 17); named here as before.
+from controller.plan.shape import EXPECT_TAGS as EXPECT_TAGS
+from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
+from controller.plan.shape import STATUSES as STATUSES
+from controller.plan.shape import SUPPORTED_VERSION as SUPPORTED_VERSION
 
 Status = Literal[
     "draft",
@@ -33,14 +37,12 @@ Status = Literal[
     "failed",
     "aborted",
 ]
-STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 OnFailure = Literal["stop", "skip", "retry", "fallback", "ask"]
 PlanOnFailure = Literal["stop", "skip", "retry", "ask"]
 FallbackOnFailure = Literal["stop", "skip", "retry"]
 #: Tries after the first when neither ``retry:`` nor ``retries:`` says (with on_failure: retry).
 DEFAULT_RETRIES = 3
 HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
-NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 #: A duration as controller.settings.parse_duration reads it (seconds, or with s/m/h/d/w).
 DURATION = r"^\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*$"
 
@@ -135,8 +137,6 @@ class Expect(_Strict):
 
 
 OPERATORS = ("equals", "not_equals", "in_", "matches")
-#: Tags of the two forms of ``expect`` (dropped from error locations, see plans.py).
-EXPECT_TAGS = ("expect-one", "expect-all")
 ExpectClause = Annotated[
     Annotated[Expect, Tag("expect-one")] | Annotated[list[Expect], Tag("expect-all")],
     Discriminator(lambda v: "expect-all" if isinstance(v, list) else "expect-one"),

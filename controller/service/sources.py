@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
 
 
-
 @dataclass
 class Converted:
     """The files of one convert commit (None: delete) and what to say about it."""

@@ -1,0 +1,229 @@
+"""The usual plan's shape, checked without pydantic (issue 17: ``plangate validate`` start-up).
+
+:mod:`controller.plan.schema` is the plan's schema: pydantic models, whose import and
+first build are most of a short ``validate`` (about 100 ms of 150). Most plans use a
+small part of it: actions with a tool, params and outputs. :func:`plain_document` checks
+that part in plain Python and returns read-only stand-ins of the models with the same
+attributes and defaults, so the rules across fields (:func:`controller.plan.plans.
+check_rules`) run on them unchanged.
+
+It never reports an error itself: anything outside that part, or anything the schema
+would refuse, returns None and the document goes through the pydantic models, which give
+every ``E_...`` problem as before. It is only ever a "yes, the schema accepts this"
+answered faster; ``tests/plan/test_shape.py`` checks it against the models.
+
+The constants here are the schema's (it imports them from this module), so that reading
+them costs no pydantic either.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SUPPORTED_VERSION = 1
+STATUSES: tuple[str, ...] = (
+    "draft",
+    "pending_approval",
+    "invalid",
+    "approved",
+    "rejected",
+    "executing",
+    "awaiting_approval",
+    "completed",
+    "failed",
+    "aborted",
+)
+ON_FAILURE: tuple[str, ...] = ("stop", "skip", "retry", "fallback", "ask")
+PLAN_ON_FAILURE: tuple[str, ...] = ("stop", "skip", "retry", "ask")
+#: Tags of the two forms of ``expect`` (dropped from error locations, see plans.py).
+EXPECT_TAGS = ("expect-one", "expect-all")
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+#: NAME_PATTERN as the schema's regex engine reads it: ``$`` is the very end (Python's
+#: ``$`` would also match before a final line break), hence fullmatch without anchors.
+_NAME = re.compile(NAME_PATTERN[1:-1])
+
+# The keys handled here, a subset of each model's fields: any other key goes to pydantic.
+PLAN_KEYS = frozenset({"plan", "metadata", "inputs", "available_tools", "on_failure", "actions"})
+HEADER_KEYS = frozenset({"name", "task", "status", "created", "version"})
+TOOL_KEYS = frozenset({"name", "description"})
+ACTION_KEYS = frozenset(
+    {"id", "tool", "why", "params", "needs", "outputs", "on_failure", "requires_approval"}
+    | {"idempotent"}
+)
+OUTPUT_KEYS = frozenset({"name", "path", "optional"})
+
+
+class Plain:
+    """A stand-in of a schema model: its fields as attributes (``fields``: those given)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
+        return f"{type(self).__name__}({inner})"
+
+
+class PlainHeader(Plain):
+    name: str
+    task: str
+    status: str
+    created: str | None
+    version: int | None
+
+
+class PlainTool(Plain):
+    name: str
+    description: str
+
+
+class PlainOutput(Plain):
+    name: str
+    path: str
+    optional: bool
+
+
+class PlainAction(Plain):
+    """An action of the usual form: a tool call with params and outputs."""
+
+    id: int
+    tool: str
+    why: str
+    params: dict[str, Any]
+    outputs: list[PlainOutput]
+
+
+class PlainDocument(Plain):
+    plan: PlainHeader
+    metadata: dict[str, Any]
+    inputs: dict[str, Any]
+    available_tools: list[PlainTool]
+    actions: list[PlainAction]
+    on_failure: str
+
+
+def _text(value: Any, min_length: int = 0) -> bool:
+    return type(value) is str and len(value) >= min_length
+
+
+def _mapping(value: Any) -> bool:
+    """``dict[str, Any]`` in strict mode: a dict with string keys."""
+    return type(value) is dict and all(type(k) is str for k in value)
+
+
+def _name(value: Any) -> bool:
+    return type(value) is str and _NAME.fullmatch(value) is not None
+
+
+def _header(raw: Any) -> PlainHeader | None:
+    if type(raw) is not dict or not raw.keys() <= HEADER_KEYS:
+        return None
+    name, task, status = raw.get("name"), raw.get("task"), raw.get("status")
+    created, version = raw.get("created"), raw.get("version")
+    if not (_text(name, 1) and _text(task, 1) and type(status) is str and status in STATUSES):
+        return None
+    if not (created is None or _text(created)):
+        return None
+    if not (version is None or (type(version) is int and 1 <= version <= SUPPORTED_VERSION)):
+        return None
+    return PlainHeader(name=name, task=task, status=status, created=created, version=version)
+
+
+def _tool(raw: Any) -> PlainTool | None:
+    if type(raw) is not dict or not raw.keys() <= TOOL_KEYS or not _name(raw.get("name")):
+        return None
+    description = raw.get("description", "")
+    if not _text(description):
+        return None
+    return PlainTool(name=raw["name"], description=description)
+
+
+def _output(raw: Any) -> PlainOutput | None:
+    if type(raw) is not dict or not raw.keys() <= OUTPUT_KEYS:
+        return None
+    name, path, optional = raw.get("name"), raw.get("path"), raw.get("optional", False)
+    if not (_name(name) and _text(path, 1) and type(optional) is bool):
+        return None
+    return PlainOutput(name=name, path=path, optional=optional)
+
+
+def _action(raw: Any) -> PlainAction | None:
+    if type(raw) is not dict or not raw.keys() <= ACTION_KEYS:
+        return None
+    ident, tool, why = raw.get("id"), raw.get("tool"), raw.get("why")
+    if not (type(ident) is int and ident >= 1 and _text(tool, 1) and _text(why, 1)):
+        return None
+    params = raw.get("params", {})
+    needs = raw.get("needs")
+    on_failure = raw.get("on_failure")
+    requires_approval = raw.get("requires_approval", False)
+    idempotent = raw.get("idempotent")
+    outputs_raw = raw.get("outputs", [])
+    if not (
+        _mapping(params)
+        and (needs is None or (type(needs) is list and all(type(n) is int for n in needs)))
+        and (on_failure is None or (type(on_failure) is str and on_failure in ON_FAILURE))
+        and type(requires_approval) is bool
+        and (idempotent is None or type(idempotent) is bool)
+        and type(outputs_raw) is list
+    ):
+        return None
+    outputs = [_output(o) for o in outputs_raw]
+    if any(o is None for o in outputs):
+        return None
+    return PlainAction(
+        id=ident,
+        tool=tool,
+        why=why,
+        params=dict(params),
+        retries=None,
+        retry=None,
+        timeout=None,
+        idempotent=idempotent,
+        guards=[],
+        plan=None,
+        inputs=None,
+        needs=list(needs) if needs is not None else None,
+        outputs=outputs,
+        on_failure=on_failure,
+        requires_approval=requires_approval,
+        preconditions=[],
+        verify=None,
+        fallback=[],
+    )
+
+
+def plain_document(data: Any) -> PlainDocument | None:
+    """Stand-ins of the models the schema would build from ``data``, or None when ``data``
+    uses a part of the schema not handled here or would not pass it."""
+    if type(data) is not dict or not data.keys() <= PLAN_KEYS:
+        return None
+    header = _header(data.get("plan"))
+    metadata, inputs = data.get("metadata", {}), data.get("inputs", {})
+    tools_raw, actions_raw = data.get("available_tools", []), data.get("actions")
+    on_failure = data.get("on_failure", "stop")
+    if header is None or not (_mapping(metadata) and _mapping(inputs)):
+        return None
+    if type(on_failure) is not str or on_failure not in PLAN_ON_FAILURE:
+        return None
+    if type(tools_raw) is not list or type(actions_raw) is not list or not actions_raw:
+        return None
+    tools = [_tool(t) for t in tools_raw]
+    actions = [_action(a) for a in actions_raw]
+    if any(t is None for t in tools) or any(a is None for a in actions):
+        return None
+    return PlainDocument(
+        plan=header,
+        metadata=dict(metadata),
+        inputs=dict(inputs),
+        available_tools=tools,
+        preconditions=[],
+        on_failure=on_failure,
+        actions=actions,
+        limits=None,
+        frozen=None,
+        approval=None,
+        execution=None,
+        validation=None,
+    )

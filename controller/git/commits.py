@@ -158,6 +158,35 @@ class Commits(Objects, Refs, Signing):
         )
         return [record for record in found if record.changes]
 
+    def merge_base(self, one: str, other: str) -> str | None:
+        """The best common ancestor of two commits (None: unrelated histories)."""
+        result = self.run_raw("merge-base", one, other)
+        out = result.stdout.decode().strip().split()
+        return out[0] if result.returncode == 0 and out else None
+
+    def renames(self, since: str, until: str, paths: Sequence[str]) -> dict[str, str]:
+        """The files git's rename detection (its default threshold, as a merge uses) pairs
+        between two commits under ``paths``: each new path with the path it had in
+        ``since``."""
+        out = self.run_raw(
+            "diff", "--no-ext-diff", "--no-textconv", "--find-renames", "--name-status", "-z",
+            since, until, "--", *paths,
+        )  # fmt: skip
+        if out.returncode != 0:
+            raise git_failure(("diff", since, until), out.stderr.decode("utf-8", "replace"))
+        fields = out.stdout.decode("utf-8", "surrogateescape").split("\0")
+        found: dict[str, str] = {}
+        pos = 0
+        while pos < len(fields) and fields[pos]:
+            status = fields[pos]
+            if status[:1] in ("R", "C"):
+                if status[:1] == "R" and pos + 2 < len(fields):
+                    found[fields[pos + 2]] = fields[pos + 1]
+                pos += 3
+            else:
+                pos += 2
+        return found
+
     def _first_parent_line(
         self, since: str | None, until: str
     ) -> tuple[set[str] | None, list[list[str]]]:

@@ -969,12 +969,17 @@ class Lifecycle(IndexStore):
         """Whether a merge brought the plan's status from a merged branch that held it with
         another version at ``path`` (a pull request behind the branch approving a newer
         version it never showed: round 45), and no merged branch held this version with it.
-        A status the merge commit writes itself is the merger's own, as in any commit."""
+        A status the merge commit writes itself is the merger's own, as in any commit.
+        The merged branch's file is the one at ``path``'s counterpart: ``path`` itself, or
+        where the plan was in the merge base when the first parent moved it since (git's
+        rename detection carries the branch's status to the new path: round 45)."""
         if new.hash is None or new.status is None:
             return False
         from_side = False
         for parent in record.parents[1:]:
-            theirs = repo.blob_sha(parent, path)
+            theirs = repo.blob_sha(parent, path) or self._moved_counterpart(
+                repo, record.parents[0], parent, path
+            )
             facts = self.facts(repo, theirs) if theirs else None
             if facts is None or facts.status != new.status:
                 continue
@@ -982,6 +987,26 @@ class Lifecycle(IndexStore):
                 return False  # a merged branch held this very version with this status
             from_side = True
         return from_side
+
+    def _moved_counterpart(self, repo: GitRepo, first: str, side: str, path: str) -> str | None:
+        """The merged branch's blob of the file the first parent moved to ``path`` since
+        the merge base, by git's own rename pairs (a merge carries the branch's changes of
+        the old path there): at the old path, or where the branch moved it in turn. Asked
+        only for a merge that changes a plan's status at a path its branch does not hold."""
+        base = repo.merge_base(first, side)
+        if base is None:
+            return None
+        scope = [self.plans_dir]
+        before = repo.renames(base, first, scope).get(path)
+        if before is None:
+            return None
+        theirs = repo.blob_sha(side, before)
+        if theirs is not None:
+            return theirs
+        for after, was in repo.renames(base, side, scope).items():
+            if was == before:
+                return repo.blob_sha(side, after)
+        return None
 
     def _side_changed(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
         """Whether a commit of a merged branch changed the hashed content of ``path``."""

@@ -59,6 +59,22 @@ no merged branch holds a file at its new path, and the status git's rename detec
 carried there reads as one the merge wrote itself (a status a merge writes is the merger's
 own approval, as in any commit: round 40's ``mergetag-approval`` relies on it). Telling the
 two apart needs the merge's rename pairs; not done.
+
+**Fixed** (``behind-move-edit``, issue 11): a merge's status at a path came from a merged
+branch when the branch holds it at the path's counterpart: the same path, or, when the
+first parent moved the plan since the merge base, the path it had there (or where the
+branch moved it in turn), by git's own rename pairs (``GitRepo.renames``, ``git diff
+--find-renames`` from the merge base; asked only for a merge that changes a plan's status
+at a path its branch does not hold: ``Lifecycle._moved_counterpart``). The stale branch
+held the old version (``n: 1``) with ``approved`` at ``plans/one/behind-move-edit``: the
+merge approves content its merged branch did not hold, ``E_PLAN_HASH_MISMATCH``; nothing
+runs, and ``check --as bob`` (the same Lifecycle on its simulated merge) predicts no start.
+A status the merge writes itself, at a path no merged branch holds or moved from, stays
+the merger's approval. ``INDEX_VERSION`` 14: an index stored before kept such a merge's
+request as the merger's. The branch moving the plan while main edited it (held already: git
+carries main's edit to the branch's path, whose file the branch holds: an evil merge), the
+same moves without the edit, and an honest pull request that moves a plan and approves it
+(they start): ``tests/approval/test_merge_moves.py``.
 """
 
 from __future__ import annotations
@@ -89,17 +105,8 @@ WHERE = {
 STARTS = {"inner-merge", "behind-vote", "behind-edit-back", "ctl"}
 CASES = list(WHERE)
 
-#: open (round 45): the plan moved on the first parent, git's rename detection carries the
-#: stale branch's status to the new path, where no merged branch holds the plan
-FOUND: dict[str, pytest.MarkDecorator] = {
-    "behind-move-edit": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 45 (open): a stale pull request's approval carried by git's rename "
-        "detection to the path the plan was moved to on main approves the moved, edited "
-        "version",
-    )
-}
+#: none open: ``behind-move-edit`` was fixed (round 45, the merge's rename pairs)
+FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
 def _slug(vid: str) -> str:

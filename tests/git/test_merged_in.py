@@ -53,3 +53,31 @@ def test_every_merged_branch_is_read_over_several_merges(tmp_path: Path) -> None
         assert gitrepo.merged_in(head, head, ["plans"]) == []
     finally:
         gitrepo.close()
+
+
+def test_renames_are_git_s_own_pairs_from_the_merge_base(repo: Path) -> None:
+    """``GitRepo.renames``: each new path with the path it had (round 45: where a stale
+    branch's status came from when the first parent moved the plan); ``merge_base``."""
+    folder = repo / "plans" / "a"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").write_text("".join(f"line {i}\n" for i in range(20)))
+    (repo / "plans" / "keep").write_text("kept\n")
+    (repo / "outside").write_text("x\n")
+    base = commit_all(repo, "add")
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / "plans" / "keep").write_text("changed on the side\n")
+    side = commit_all(repo, "side")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "mv", "plans/a", "plans/b c")
+    (repo / "plans" / "b c" / "PLAN.yml").write_text(
+        "".join(f"line {i}\n" for i in range(19)) + "edited\n"
+    )
+    git(repo, "mv", "outside", "moved-outside")
+    first = commit_all(repo, "move and edit")
+    gitrepo = GitRepo(repo)
+    try:
+        assert gitrepo.merge_base(first, side) == base
+        assert gitrepo.renames(base, first, ["plans"]) == {"plans/b c/PLAN.yml": "plans/a/PLAN.yml"}
+        assert gitrepo.renames(base, side, ["plans"]) == {}
+    finally:
+        gitrepo.close()

@@ -1,0 +1,129 @@
+"""Merges of pull requests that move a plan (round 45, issue 11): which version a merge's
+status approves when the plan was moved on one side since the branch was cut.
+
+A merge's status at a path comes from a merged branch when the branch holds it at the
+path's counterpart: the same path, or the path the plan had before the first parent moved
+it (git's rename pairs from the merge base). The branch holding that status with another
+version than the merge result is an evil merge (``E_PLAN_HASH_MISMATCH``): nothing runs.
+
+Seen before the fix: the branch's move held (the merge's file at the branch's path differs
+from the branch's); main's move with an edit BROKE (the branch holds no file at the new
+path, so the carried status read as the merge's own: the edited version started). The
+adversarial twin: tests/adversarial/test_round45_approve_prshapes.py (``behind-move-edit``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.gitenv import commit_all, identity
+from tests.support.gitkit import (
+    AGENT,
+    ALICE,
+    controller,
+    edit_status,
+    git,
+    head_plan,
+    run_once,
+    subjects,
+    submitted,
+)
+
+
+def _edit(repo: Path, slug: str) -> None:
+    path = repo / "plans" / slug / "PLAN.yml"
+    text = path.read_text()
+    assert 'why: "say hello"' in text
+    path.write_text(text.replace('why: "say hello"', 'why: "say hello, and more"'))
+
+
+def _branch(repo: Path, *, move: bool) -> str:
+    """The agent's pull request approving the frozen plan (moved to plans/moved first)."""
+    git(repo, "checkout", "-q", "-b", "pr", "main")
+    slug = "greet"
+    if move:
+        git(repo, "mv", "plans/greet", "plans/moved")
+        slug = "moved"
+    edit_status(repo, slug, "approved")
+    commit_all(repo, "agent asks for approval", AGENT)
+    git(repo, "checkout", "-q", "main")
+    return slug
+
+
+def _merge(repo: Path) -> None:
+    git(repo, "merge", "--no-ff", "-q", "-m", "merge pr", "pr", env=identity(*ALICE))
+    assert not git(repo, "ls-files", "-u").strip()
+
+
+def _started(repo: Path) -> list[str]:
+    return [s for s in subjects(repo) if s.startswith("plangate: start")]
+
+
+def _refusal(repo: Path) -> str:
+    """The reason line of the controller's last ``refuse plans/moved`` commit."""
+    body = git(repo, "log", "-1", "--format=%b", "--grep=^plangate: refuse plans/moved$")
+    return body.strip().splitlines()[0] if body.strip() else ""
+
+
+def _codes(repo: Path) -> dict[str, object]:
+    with controller(repo) as ctl:
+        return {r["plan"]: r for r in ctl.status()}
+
+
+@pytest.mark.parametrize("edit_main", [True, False], ids=["edited", "unedited"])
+def test_the_branch_moved_the_plan_main_edited_it(repo: Path, edit_main: bool) -> None:
+    """The pull request moves the plan and approves it; on main the agent then edits the
+    old path (frozen anew). git carries main's edit to the new path: the merge approves a
+    version the branch never held (refused). Without the edit it is the branch's version."""
+    submitted(repo)
+    _branch(repo, move=True)
+    if edit_main:
+        _edit(repo, "greet")
+        commit_all(repo, "agent edits on main", AGENT)
+        run_once(repo)  # freeze the new version
+    _merge(repo)
+    assert not (repo / "plans" / "greet").exists()
+    assert ("and more" in (repo / "plans/moved/PLAN.yml").read_text()) is edit_main
+    run_once(repo)
+    run_once(repo)
+    if edit_main:
+        assert _started(repo) == [], _codes(repo)
+        assert _refusal(repo).startswith("E_PLAN_HASH_MISMATCH: the merge"), _codes(repo)
+    else:
+        assert _started(repo) == ["plangate: start plans/moved"], _codes(repo)
+
+
+@pytest.mark.parametrize("edit_main", [True, False], ids=["edited", "unedited"])
+def test_main_moved_the_plan_the_branch_approved_it(repo: Path, edit_main: bool) -> None:
+    """The pull request approves the plan where it was; on main the agent then moves it
+    (and edits it): git carries the branch's status to the new path. The branch held that
+    status with the old version: the edited one is refused; the same version starts."""
+    submitted(repo)
+    _branch(repo, move=False)
+    if edit_main:
+        _edit(repo, "greet")
+    git(repo, "mv", "plans/greet", "plans/moved")
+    commit_all(repo, "agent moves on main", AGENT)
+    run_once(repo)  # freeze the new version
+    _merge(repo)
+    assert head_plan(repo, "moved")["plan"]["status"] == "approved"
+    run_once(repo)
+    run_once(repo)
+    if edit_main:
+        assert _started(repo) == [], _codes(repo)
+        assert _refusal(repo).startswith("E_PLAN_HASH_MISMATCH: the merge"), _codes(repo)
+    else:
+        assert _started(repo) == ["plangate: start plans/moved"], _codes(repo)
+
+
+def test_an_honest_pull_request_that_moves_and_approves_starts(repo: Path) -> None:
+    submitted(repo)
+    _branch(repo, move=True)
+    (repo / "NOTES").write_text("unrelated\n")
+    commit_all(repo, "unrelated on main", AGENT)
+    _merge(repo)
+    run_once(repo)
+    run_once(repo)
+    assert _started(repo) == ["plangate: start plans/moved"], _codes(repo)

@@ -230,6 +230,32 @@ class WorkTree(Objects):
                     if rel not in tracked:
                         stray.unlink()
 
+    def remove_stray_temps(self, under: str) -> int:
+        """Remove the temp files a controller killed in the middle of any working-tree write
+        left under ``under`` (the plans folder): untracked files named as
+        :func:`controller.fsutil.temp_name` names them, beside the file they were for. Run
+        once when the controller takes the state directory; a write that had a note is also
+        cleaned by :meth:`recover_index`, this covers every other (a checkpoint written
+        between commits). A tracked or staged look-alike is someone's and is kept."""
+        from controller.fsutil import TEMP_NAME
+
+        if self.bare:
+            return 0
+        try:
+            listed = self.run("--literal-pathspecs", "ls-files", "-z", "--others", "--", under)
+        except GitError:
+            return 0
+        removed = 0
+        for rel in filter(None, listed.split("\0")):
+            target = self.path / rel
+            if not TEMP_NAME.fullmatch(target.name) or target.is_symlink():
+                continue
+            with contextlib.suppress(OSError):
+                if target.is_file():
+                    target.unlink()
+                    removed += 1
+        return removed
+
     def _at_head(self, record: bytes) -> bool:
         """Does the checked-out commit hold what this index record sets?"""
         meta, _, raw_path = record.partition(b"\t")

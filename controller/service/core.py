@@ -185,6 +185,9 @@ class ControllerCore:
                 self._repo.index_lock_note = self.state.index_lock_note
                 if self._repo.recover_index():
                     self.log.warning("index_lock.released", reason="left by a crashed controller")
+                removed = self._repo.remove_stray_temps(self.config.plans_dir)
+                if removed:
+                    self.log.warning("temp_files.removed", count=removed, reason="a killed write")
         return self._repo
 
     def _open_repo(self) -> GitRepo:

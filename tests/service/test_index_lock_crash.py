@@ -179,3 +179,33 @@ def test_a_noted_commit_that_never_landed_sets_nothing(tmp_path: Path, repo: Pat
     assert git(repo, "rev-parse", "HEAD").strip() == head
     assert git(repo, "status", "--porcelain") == ""  # README still staged as it was, no plan
     assert git(repo, "ls-files", "plans") == ""
+
+
+def test_temp_files_of_a_killed_write_are_removed_at_the_next_start(tmp_path: Path) -> None:
+    """A controller killed in the middle of any working-tree write (a checkpoint between two
+    commits, with no note of it) leaves ``.PLAN.yml.<12 hex>.tmp`` beside the plan: the next
+    controller removes every untracked one under the plans folder when it takes the state
+    directory, so no human's ``git add -A`` commits it (round 30's bench saw one left under
+    load). A tracked look-alike, a link and a file of another name are someone's: kept."""
+    from tests.support.gitkit import make_config, run_once, write_plan
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    write_plan(repo)
+    commit_all(repo, "plan", ("Agent", "agent@example.com"))
+    folder = repo / "plans" / "greet"
+    tracked = folder / ".notes.md.aaaaaaaaaaaa.tmp"
+    tracked.write_text("someone's file")
+    commit_all(repo, "a look-alike, committed", ("Agent", "agent@example.com"))
+    stray = folder / ".PLAN.yml.0123456789ab.tmp"
+    stray.write_text("half a plan")
+    log_stray = folder / ".EXECUTION_LOG.md.ba9876543210.tmp"
+    log_stray.write_text("half a log")
+    other = folder / ".PLAN.yml.tmp"
+    other.write_text("not the controller's name")
+    link = folder / ".PLAN.yml.cccccccccccc.tmp"
+    link.symlink_to(folder / "PLAN.yml")
+    make_config(repo)
+    run_once(repo)
+    assert not stray.exists() and not log_stray.exists()
+    assert tracked.read_text() == "someone's file" and other.exists() and link.is_symlink()

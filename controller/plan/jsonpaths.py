@@ -33,6 +33,12 @@ _PLAIN = re.compile(
     re.VERBOSE,
 )
 
+#: Ids of the values (in the tree a query runs over) that a filter must not judge: the
+#: recorded result's values the redaction of secrets changed (round 45). None: all may be.
+_UNJUDGED: contextvars.ContextVar[frozenset[int] | None] = contextvars.ContextVar(
+    "jsonpath_unjudged", default=None
+)
+
 
 def is_plain_query(path: str) -> bool:
     """Whether ``path`` is in the plain subset (certainly valid, no library needed)."""
@@ -142,10 +148,18 @@ def find(path: str, value: Any) -> tuple[list[Any], bool]:
     return [found for _, found in nodes], singular
 
 
-def locate(path: str, value: Any) -> tuple[list[tuple[tuple[str | int, ...], Any]], bool]:
-    """As :func:`find`, each value with its location (the keys and indexes leading to it)."""
+def locate(
+    path: str, value: Any, unjudged: frozenset[int] | None = None
+) -> tuple[list[tuple[tuple[str | int, ...], Any]], bool]:
+    """As :func:`find`, each value with its location (the keys and indexes leading to it).
+
+    ``unjudged``: ids of values inside ``value`` no filter may judge (round 45: the parts of
+    a recorded result that the redaction of secrets changed): a filter treats such a
+    candidate as not matching, whatever its expression says, so what a query selects holds
+    its filter for the tool's own value too (fails closed)."""
     query = compiled(path)
     shared = _NODES_LEFT.get() is not None
+    token = _UNJUDGED.set(unjudged or None)
     try:
         with sharing():
             nodes = [(tuple(node.location), node.value) for node in query.finditer(value)]
@@ -168,6 +182,8 @@ def locate(path: str, value: Any) -> tuple[list[tuple[tuple[str | int, ...], Any
             "result (a union that repeats a selector keeps every duplicate; .. visits every "
             "level); name the values you mean"
         ) from None
+    finally:
+        _UNJUDGED.reset(token)
 
 
 class _TooManyNodes(Exception):
@@ -209,6 +225,20 @@ def _counted_context(base: Any) -> Any:
     return Counted
 
 
+def _judging(evaluate: Any) -> Any:
+    """``FilterExpression.evaluate`` (a filter's verdict on one candidate) that says no for a
+    candidate in the running evaluation's :data:`_UNJUDGED` (round 45)."""
+
+    def judged(self: Any, context: Any) -> bool:
+        unjudged = _UNJUDGED.get()
+        if unjudged is not None and id(context.current) in unjudged:
+            return False
+        return bool(evaluate(self, context))
+
+    judged.judging = True  # type: ignore[attr-defined]
+    return judged
+
+
 # --- the library, with bounded regular expressions ---------------------------------------
 
 
@@ -219,6 +249,7 @@ def _environment() -> Any:
     import regex
     from iregexp_check import check
     from jsonpath_rfc9535 import JSONPathEnvironment, selectors
+    from jsonpath_rfc9535.filter_expressions import FilterExpression
     from jsonpath_rfc9535.function_extensions import Match, Search
     from jsonpath_rfc9535.function_extensions._pattern import map_re
     from jsonpath_rfc9535.node import JSONPathNode
@@ -229,6 +260,8 @@ def _environment() -> Any:
         # and every candidate a filter tests, selected or not (round 38: a filter over six
         # copies of a 20,000-element list tests 120,000 candidates and selects none)
         selectors.FilterContext = _counted_context(selectors.FilterContext)  # type: ignore[misc]
+    if not getattr(FilterExpression.evaluate, "judging", False):
+        FilterExpression.evaluate = _judging(FilterExpression.evaluate)  # type: ignore[method-assign]
 
     def bounded(whole: bool) -> Any:
         def call(self: Any, string: object, pattern: object) -> bool:

@@ -578,7 +578,7 @@ def guarded(ctx: Any, rules: Any, who: str, redact: Callable[[Any], Any]) -> che
 
     def resolve(params: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = refs.resolve(params, ctx)
-        guards.check_values(rules, redact(values), who, values)
+        guards.check_values(rules, redact(values), who, values, params)
         return values
 
     return resolve

@@ -23,8 +23,8 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import GuardFailed, Problem
-from controller.plan import budget
+from controller.errors import GuardFailed, PlangateError, Problem
+from controller.plan import budget, refs
 
 if TYPE_CHECKING:
     from controller.plan.schema import Action, FallbackStep, Guard, PlanDocument
@@ -137,7 +137,7 @@ def check(
     """Each guard of ``action`` over the resolved ``params``: the checks made (for the journal
     and the log), or :class:`GuardFailed` carrying them when one fails."""
     rules = getattr(action, "guards", None) or ()
-    return check_values(rules, params, f"action {action.id}", real)
+    return check_values(rules, params, f"action {action.id}", real, action.params)
 
 
 def check_values(
@@ -145,6 +145,7 @@ def check_values(
     params: dict[str, Any],
     who: str,
     real: dict[str, Any] | None = None,
+    written: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`check` for any guarded call (``who``: ``action 2``, ``action 2 precondition 1``).
     All its guards share one time budget (:mod:`controller.plan.budget`): past it the call
@@ -154,13 +155,19 @@ def check_values(
     secret); ``real``, the values the tool gets. Where they differ for a guarded param (the
     redaction changed it: a secret's text, or outside data wrapping its characters), the
     guard fails closed (round 45: it held for ``***@customer.example`` while the tool got an
-    attacker's address around the secret's characters). Neither the message nor the check
-    quotes the real value."""
+    attacker's address around the secret's characters). Not where the plan writes the param
+    as exactly one secret (``written``, the params as in the plan: ``s: "$<secrets.TOK>"``):
+    the value is then knowingly that secret and nothing else, and the guard reads its masked
+    value as in round 43. Neither the message nor the check quotes the real value."""
     checks: list[dict[str, Any]] = []
     with budget.spending():
         for guard in rules:
             value = params.get(guard.param)
-            changed = real is not None and real.get(guard.param) != value
+            changed = (
+                real is not None
+                and real.get(guard.param) != value
+                and not _one_secret((written or {}).get(guard.param))
+            )
             try:
                 failure = HELD_SECRET if changed else _failure(guard, value)
             except budget.OverBudget:
@@ -170,6 +177,17 @@ def check_values(
                 )
             _checked(checks, guard, value, failure, who, changed)
     return checks
+
+
+def _one_secret(written: Any) -> bool:
+    """Whether a param as written in the plan is exactly one ``$<secrets.NAME>``."""
+    if not isinstance(written, str):
+        return False
+    try:
+        ref = refs.whole_ref(refs.parse(written))
+    except PlangateError:
+        return False
+    return ref is not None and ref.root == "secrets"
 
 
 def _checked(

@@ -38,6 +38,10 @@ _PLAIN = re.compile(
 _UNJUDGED: contextvars.ContextVar[frozenset[int] | None] = contextvars.ContextVar(
     "jsonpath_unjudged", default=None
 )
+#: Whether the filter expression being evaluated read such a value (one cell per filter).
+_READ_CHANGED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "jsonpath_read_changed", default=None
+)
 
 
 def is_plain_query(path: str) -> bool:
@@ -226,17 +230,41 @@ def _counted_context(base: Any) -> Any:
 
 
 def _judging(evaluate: Any) -> Any:
-    """``FilterExpression.evaluate`` (a filter's verdict on one candidate) that says no for a
-    candidate in the running evaluation's :data:`_UNJUDGED` (round 45)."""
+    """``FilterExpression.evaluate`` (a filter's verdict on one candidate) that says no when
+    the expression read a value in the running evaluation's :data:`_UNJUDGED` (round 45)."""
 
     def judged(self: Any, context: Any) -> bool:
-        unjudged = _UNJUDGED.get()
-        if unjudged is not None and id(context.current) in unjudged:
-            return False
-        return bool(evaluate(self, context))
+        if _UNJUDGED.get() is None:
+            return bool(evaluate(self, context))
+        cell = [False]
+        token = _READ_CHANGED.set(cell)
+        try:
+            verdict = bool(evaluate(self, context))
+            return verdict and not cell[0]
+        finally:
+            _READ_CHANGED.reset(token)
 
     judged.judging = True  # type: ignore[attr-defined]
     return judged
+
+
+def _reading(evaluate: Any) -> Any:
+    """A filter query's ``evaluate`` (``@.a``, ``$.b`` inside a filter) that notes when what
+    it read is a value in :data:`_UNJUDGED`: the filter's verdict is then void."""
+
+    def read(self: Any, context: Any) -> object:
+        found = evaluate(self, context)
+        unjudged, cell = _UNJUDGED.get(), _READ_CHANGED.get()
+        if unjudged is not None and cell is not None:
+            values = (
+                [getattr(n, "value", None) for n in found] if isinstance(found, list) else [found]
+            )
+            if any(id(v) in unjudged for v in values):
+                cell[0] = True
+        return found
+
+    read.judging = True  # type: ignore[attr-defined]
+    return read
 
 
 # --- the library, with bounded regular expressions ---------------------------------------
@@ -249,7 +277,11 @@ def _environment() -> Any:
     import regex
     from iregexp_check import check
     from jsonpath_rfc9535 import JSONPathEnvironment, selectors
-    from jsonpath_rfc9535.filter_expressions import FilterExpression
+    from jsonpath_rfc9535.filter_expressions import (
+        FilterExpression,
+        RelativeFilterQuery,
+        RootFilterQuery,
+    )
     from jsonpath_rfc9535.function_extensions import Match, Search
     from jsonpath_rfc9535.function_extensions._pattern import map_re
     from jsonpath_rfc9535.node import JSONPathNode
@@ -262,6 +294,8 @@ def _environment() -> Any:
         selectors.FilterContext = _counted_context(selectors.FilterContext)  # type: ignore[misc]
     if not getattr(FilterExpression.evaluate, "judging", False):
         FilterExpression.evaluate = _judging(FilterExpression.evaluate)  # type: ignore[method-assign]
+        for reader in (RelativeFilterQuery, RootFilterQuery):
+            reader.evaluate = _reading(reader.evaluate)  # type: ignore[method-assign]
 
     def bounded(whole: bool) -> Any:
         def call(self: Any, string: object, pattern: object) -> bool:

@@ -194,7 +194,9 @@ def test_the_plans_were_valid_and_ran(lab: Lab) -> None:
     assert lab.calls("query-filter"), lab.codes("query-filter")
 
 
-@pytest.mark.parametrize("vid", ["tag-gap", "at-gap", "blank-gap", "wrap", "catalog-cred", "default-cred"])
+@pytest.mark.parametrize(
+    "vid", ["tag-gap", "at-gap", "blank-gap", "wrap", "catalog-cred", "default-cred"]
+)
 def test_a_guard_over_a_value_holding_a_secret_fails_closed_and_says_so(lab: Lab, vid: str) -> None:
     """The record no longer hides it: the guard failed closed, and the log says why, quoting
     no real value (the secret's characters never appear)."""

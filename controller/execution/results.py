@@ -154,7 +154,8 @@ def extract_outputs(
     shown: dict[str, Any] = {}
     seen = result if redact is None else redact(result)
     places = _Places(result, seen)
-    unjudged = None if seen is result else changed_by_redaction(seen, result)
+    filtered = any("?" in output.path for output in outputs)  # only filters judge values
+    unjudged = changed_by_redaction(seen, result) if filtered and seen is not result else None
     with jsonpaths.sharing():
         for output in outputs:
             nodes, singular = jsonpaths.locate(output.path, seen, unjudged)

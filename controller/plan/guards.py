@@ -13,7 +13,9 @@ match, so an unanchored pattern cannot be satisfied by a substring; matched by t
 these JSON values), ``min``/``max`` (a number within bounds, inclusive). A list value must
 satisfy the guard element by element; several guards on one parameter must all hold.
 :func:`check` runs after the references are resolved and before the tool is called; a
-value that fails is E_GUARD_FAILED. Pure: data in, data out.
+value that fails is E_GUARD_FAILED. The values are read as recorded (secrets masked, round
+43); one the redaction changed fails closed (round 45, :func:`check_values`). Pure: data in,
+data out.
 """
 
 from __future__ import annotations

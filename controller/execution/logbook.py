@@ -204,6 +204,10 @@ def _guard_lines(checks: list[dict[str, Any]]) -> list[str]:
     lines = ["**Guards:**", ""]
     for check in checks:
         verdict = "passed" if check.get("ok") else "FAILED"
+        if not check.get("ok") and check.get("held_secret"):
+            verdict += (
+                " closed (the value held a secret's text: the tool would not get what is recorded)"
+            )
         rule = _code_span(str(check.get("rule", "")), 300)
         lines.append(f"- {_code(str(check.get('param', '')))} {rule}: {verdict}")
     return [*lines, ""]

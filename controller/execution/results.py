@@ -138,7 +138,10 @@ def extract_outputs(
     selected node's value is then the tool's own value at the same place (the later params
     get what the tool returned; it is recorded redacted like everything else); where the
     recorded result has no such place (a redacted key collided with another), the value as
-    recorded.
+    recorded. A filter never selects an element the redaction changed (round 45: over the
+    recorded ``***@customer.example`` it held, and the tool got an attacker's address
+    wrapped around the secret's characters): such an element does not match, whatever the
+    filter says (fails closed; :func:`changed_by_redaction`).
 
     The outputs together may hold at most ``limit`` characters of JSON: a query that selects
     the same values many times (``..*`` over a deeply nested result returns each level with
@@ -151,9 +154,11 @@ def extract_outputs(
     shown: dict[str, Any] = {}
     seen = result if redact is None else redact(result)
     places = _Places(result, seen)
+    filtered = any("?" in output.path for output in outputs)  # only filters judge values
+    unjudged = changed_by_redaction(seen, result) if filtered and seen is not result else None
     with jsonpaths.sharing():
         for output in outputs:
-            nodes, singular = jsonpaths.locate(output.path, seen)
+            nodes, singular = jsonpaths.locate(output.path, seen, unjudged)
             if nodes:
                 values = [places.raw(where, value) for where, value in nodes]
                 captured[output.name] = values[0] if singular else values
@@ -170,6 +175,32 @@ def extract_outputs(
             "repeating a selector); select the values you mean"
         )
     return captured
+
+
+def changed_by_redaction(seen: Any, raw: Any) -> frozenset[int]:
+    """Ids of the values of ``seen`` (a result as recorded) that differ from the same place of
+    ``raw`` (the tool's own): a string the redaction changed, and every list or mapping
+    holding one (or whose keys it changed). Only ids of ``seen``'s own values, which live as
+    long as it does; a value whose place in ``raw`` cannot be told counts as changed."""
+    found: set[int] = set()
+    # iterative (a deep result must not overflow the stack); each value with its parent's
+    # index in ``order``, which lists parents before their children
+    order: list[tuple[Any, int]] = []
+    stack: list[tuple[Any, Any, int]] = [(seen, raw, -1)]
+    while stack:
+        shown, real, parent = stack.pop()
+        order.append((shown, parent))
+        here = len(order) - 1
+        if isinstance(shown, list) and isinstance(real, list) and len(shown) == len(real):
+            stack.extend((a, b, here) for a, b in zip(shown, real, strict=True))
+        elif isinstance(shown, dict) and isinstance(real, dict) and list(shown) == list(real):
+            stack.extend((a, b, here) for a, b in zip(shown.values(), real.values(), strict=True))
+        elif isinstance(shown, list | dict) or shown != real:
+            found.add(id(shown))
+    for shown, parent in reversed(order):  # children before their parents
+        if parent >= 0 and id(shown) in found:
+            found.add(id(order[parent][0]))
+    return frozenset(found)
 
 
 class _Places:

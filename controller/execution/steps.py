@@ -252,9 +252,10 @@ class StepRunner:
         """
         check_params(tool, params)
         # over the values as recorded (round 43): a guard's outcome (recorded, and which
-        # action runs or is skipped) must not be a test of a secret's value
+        # action runs or is skipped) must not be a test of a secret's value; one the
+        # redaction changed fails closed (round 45: the tool gets the real one)
         seen = self.run.redactor.data(params)
-        self._guard_checks[step.key] = guards.check(step.spec, seen)
+        self._guard_checks[step.key] = guards.check(step.spec, seen, params)
         for index, pre in enumerate(step.spec.preconditions):
             who = f"action {step.key} precondition {index + 1}"
             found = checks.precondition(
@@ -572,11 +573,12 @@ def journaled(redactor: Redactor, record: dict[str, Any]) -> tuple[dict[str, Any
 def guarded(ctx: Any, rules: Any, who: str, redact: Callable[[Any], Any]) -> checks.Resolve:
     """A check's params resolved against ``ctx``, then held to the check's own guards
     (SPEC §16): a failing guard raises E_GUARD_FAILED before the check tool is called. The
-    guards test the values as recorded (``redact``: the run's redactor; round 43)."""
+    guards test the values as recorded (``redact``: the run's redactor; round 43); a value
+    the redaction changed fails its guard closed (round 45)."""
 
     def resolve(params: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = refs.resolve(params, ctx)
-        guards.check_values(rules, redact(values), who)
+        guards.check_values(rules, redact(values), who, values, params)
         return values
 
     return resolve

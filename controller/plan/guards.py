@@ -13,7 +13,9 @@ match, so an unanchored pattern cannot be satisfied by a substring; matched by t
 these JSON values), ``min``/``max`` (a number within bounds, inclusive). A list value must
 satisfy the guard element by element; several guards on one parameter must all hold.
 :func:`check` runs after the references are resolved and before the tool is called; a
-value that fails is E_GUARD_FAILED. Pure: data in, data out.
+value that fails is E_GUARD_FAILED. The values are read as recorded (secrets masked, round
+43); one the redaction changed fails closed (round 45, :func:`check_values`). Pure: data in,
+data out.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import GuardFailed, Problem
-from controller.plan import budget
+from controller.errors import GuardFailed, PlangateError, Problem
+from controller.plan import budget, refs
 
 if TYPE_CHECKING:
     from controller.plan.schema import Action, FallbackStep, Guard, PlanDocument
@@ -118,40 +120,96 @@ def _never_passes(guard: Guard) -> str | None:
     return None
 
 
-def check(action: Action | FallbackStep, params: dict[str, Any]) -> list[dict[str, Any]]:
+#: Why a guard fails closed over a value the redaction of secrets changed (round 45).
+HELD_SECRET = (
+    "held a secret's text (the value as recorded is not the value the tool would get), so "
+    "the guard cannot judge it and fails closed"
+)
+
+HELD_SECRET_REMEDY = (
+    "the value held a secret's text (or outside data wrapping its characters), so the guard "
+    "could not judge the value the tool would get and the tool was not called; pass secrets "
+    "only where no guard reads them, and have the outside data checked for what it holds"
+)
+
+
+def check(
+    action: Action | FallbackStep, params: dict[str, Any], real: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Each guard of ``action`` over the resolved ``params``: the checks made (for the journal
     and the log), or :class:`GuardFailed` carrying them when one fails."""
-    return check_values(getattr(action, "guards", None) or (), params, f"action {action.id}")
+    rules = getattr(action, "guards", None) or ()
+    return check_values(rules, params, f"action {action.id}", real, action.params)
 
 
-def check_values(rules: Sequence[Guard], params: dict[str, Any], who: str) -> list[dict[str, Any]]:
+def check_values(
+    rules: Sequence[Guard],
+    params: dict[str, Any],
+    who: str,
+    real: dict[str, Any] | None = None,
+    written: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """:func:`check` for any guarded call (``who``: ``action 2``, ``action 2 precondition 1``).
     All its guards share one time budget (:mod:`controller.plan.budget`): past it the call
-    fails closed (round 20: a list of 90 values each matched just under the timeout)."""
+    fails closed (round 20: a list of 90 values each matched just under the timeout).
+
+    ``params`` are the values as recorded (secrets masked, round 43: a guard must not test a
+    secret); ``real``, the values the tool gets. Where they differ for a guarded param (the
+    redaction changed it: a secret's text, or outside data wrapping its characters), the
+    guard fails closed (round 45: it held for ``***@customer.example`` while the tool got an
+    attacker's address around the secret's characters). Not where the plan writes the param
+    as exactly one secret (``written``, the params as in the plan: ``s: "$<secrets.TOK>"``):
+    the value is then knowingly that secret and nothing else, and the guard reads its masked
+    value as in round 43. Neither the message nor the check quotes the real value."""
     checks: list[dict[str, Any]] = []
     with budget.spending():
         for guard in rules:
             value = params.get(guard.param)
+            changed = (
+                real is not None
+                and real.get(guard.param) != value
+                and not _one_secret((written or {}).get(guard.param))
+            )
             try:
-                failure = _failure(guard, value)
+                failure = HELD_SECRET if changed else _failure(guard, value)
             except budget.OverBudget:
                 failure = (
                     f"could not be checked within {budget.BUDGET:g} s (all the guards of the "
                     "call together: a pattern that backtracks, or too many values)"
                 )
-            _checked(checks, guard, value, failure, who)
+            _checked(checks, guard, value, failure, who, changed)
     return checks
 
 
+def _one_secret(written: Any) -> bool:
+    """Whether a param as written in the plan is exactly one ``$<secrets.NAME>``."""
+    if not isinstance(written, str):
+        return False
+    try:
+        ref = refs.whole_ref(refs.parse(written))
+    except PlangateError:
+        return False
+    return ref is not None and ref.root == "secrets"
+
+
 def _checked(
-    checks: list[dict[str, Any]], guard: Guard, value: Any, failure: str | None, who: str
+    checks: list[dict[str, Any]],
+    guard: Guard,
+    value: Any,
+    failure: str | None,
+    who: str,
+    held_secret: bool = False,
 ) -> None:
     """Record one guard's check; raise :class:`GuardFailed` with every check when it failed."""
-    checks.append({"param": guard.param, "rule": describe(guard), "ok": failure is None})
+    entry: dict[str, Any] = {"param": guard.param, "rule": describe(guard), "ok": failure is None}
+    if held_secret:
+        entry["held_secret"] = True
+    checks.append(entry)
     if failure is not None:
         error = GuardFailed(
             f"{who}: param {guard.param!r} = {_short(value)} {failure} (guard: {describe(guard)})",
             path=f"params.{guard.param}",
+            remedy=HELD_SECRET_REMEDY if held_secret else None,
         )
         error.checks = checks
         raise error

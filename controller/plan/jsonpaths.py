@@ -33,6 +33,16 @@ _PLAIN = re.compile(
     re.VERBOSE,
 )
 
+#: Ids of the values (in the tree a query runs over) that a filter must not judge: the
+#: recorded result's values the redaction of secrets changed (round 45). None: all may be.
+_UNJUDGED: contextvars.ContextVar[frozenset[int] | None] = contextvars.ContextVar(
+    "jsonpath_unjudged", default=None
+)
+#: Whether the filter expression being evaluated read such a value (one cell per filter).
+_READ_CHANGED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "jsonpath_read_changed", default=None
+)
+
 
 def is_plain_query(path: str) -> bool:
     """Whether ``path`` is in the plain subset (certainly valid, no library needed)."""
@@ -142,10 +152,18 @@ def find(path: str, value: Any) -> tuple[list[Any], bool]:
     return [found for _, found in nodes], singular
 
 
-def locate(path: str, value: Any) -> tuple[list[tuple[tuple[str | int, ...], Any]], bool]:
-    """As :func:`find`, each value with its location (the keys and indexes leading to it)."""
+def locate(
+    path: str, value: Any, unjudged: frozenset[int] | None = None
+) -> tuple[list[tuple[tuple[str | int, ...], Any]], bool]:
+    """As :func:`find`, each value with its location (the keys and indexes leading to it).
+
+    ``unjudged``: ids of values inside ``value`` no filter may judge (round 45: the parts of
+    a recorded result that the redaction of secrets changed): a filter treats such a
+    candidate as not matching, whatever its expression says, so what a query selects holds
+    its filter for the tool's own value too (fails closed)."""
     query = compiled(path)
     shared = _NODES_LEFT.get() is not None
+    token = _UNJUDGED.set(unjudged or None)
     try:
         with sharing():
             nodes = [(tuple(node.location), node.value) for node in query.finditer(value)]
@@ -168,6 +186,8 @@ def locate(path: str, value: Any) -> tuple[list[tuple[tuple[str | int, ...], Any
             "result (a union that repeats a selector keeps every duplicate; .. visits every "
             "level); name the values you mean"
         ) from None
+    finally:
+        _UNJUDGED.reset(token)
 
 
 class _TooManyNodes(Exception):
@@ -209,6 +229,44 @@ def _counted_context(base: Any) -> Any:
     return Counted
 
 
+def _judging(evaluate: Any) -> Any:
+    """``FilterExpression.evaluate`` (a filter's verdict on one candidate) that says no when
+    the expression read a value in the running evaluation's :data:`_UNJUDGED` (round 45)."""
+
+    def judged(self: Any, context: Any) -> bool:
+        if _UNJUDGED.get() is None:
+            return bool(evaluate(self, context))
+        cell = [False]
+        token = _READ_CHANGED.set(cell)
+        try:
+            verdict = bool(evaluate(self, context))
+            return verdict and not cell[0]
+        finally:
+            _READ_CHANGED.reset(token)
+
+    judged.judging = True  # type: ignore[attr-defined]
+    return judged
+
+
+def _reading(evaluate: Any) -> Any:
+    """A filter query's ``evaluate`` (``@.a``, ``$.b`` inside a filter) that notes when what
+    it read is a value in :data:`_UNJUDGED`: the filter's verdict is then void."""
+
+    def read(self: Any, context: Any) -> object:
+        found = evaluate(self, context)
+        unjudged, cell = _UNJUDGED.get(), _READ_CHANGED.get()
+        if unjudged is not None and cell is not None:
+            values = (
+                [getattr(n, "value", None) for n in found] if isinstance(found, list) else [found]
+            )
+            if any(id(v) in unjudged for v in values):
+                cell[0] = True
+        return found
+
+    read.judging = True  # type: ignore[attr-defined]
+    return read
+
+
 # --- the library, with bounded regular expressions ---------------------------------------
 
 
@@ -219,6 +277,11 @@ def _environment() -> Any:
     import regex
     from iregexp_check import check
     from jsonpath_rfc9535 import JSONPathEnvironment, selectors
+    from jsonpath_rfc9535.filter_expressions import (
+        FilterExpression,
+        RelativeFilterQuery,
+        RootFilterQuery,
+    )
     from jsonpath_rfc9535.function_extensions import Match, Search
     from jsonpath_rfc9535.function_extensions._pattern import map_re
     from jsonpath_rfc9535.node import JSONPathNode
@@ -229,6 +292,10 @@ def _environment() -> Any:
         # and every candidate a filter tests, selected or not (round 38: a filter over six
         # copies of a 20,000-element list tests 120,000 candidates and selects none)
         selectors.FilterContext = _counted_context(selectors.FilterContext)  # type: ignore[misc]
+    if not getattr(FilterExpression.evaluate, "judging", False):
+        FilterExpression.evaluate = _judging(FilterExpression.evaluate)  # type: ignore[method-assign]
+        for reader in (RelativeFilterQuery, RootFilterQuery):
+            reader.evaluate = _reading(reader.evaluate)  # type: ignore[method-assign]
 
     def bounded(whole: bool) -> Any:
         def call(self: Any, string: object, pattern: object) -> bool:

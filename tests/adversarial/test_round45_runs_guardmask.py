@@ -46,6 +46,17 @@ attacker's address, a newline); PLAN.yml and EXECUTION_LOG.md record the output 
 ``***@customer.example``, hiding the injected address from the reviewers too. A guard should
 hold for the value the tool gets (e.g. both views must pass, or a value the redactor changed
 fails the guard closed).
+
+Fixed (round 45, issue 11): a guard still reads the value as recorded (round 43: it must not
+test a secret), but where the redaction changed the value it reads (the recorded value is not
+the one the tool would get) the guard fails closed, ``E_GUARD_FAILED`` with the remedy "the
+value held a secret's text", and EXECUTION_LOG.md marks that guard "FAILED closed (the value
+held a secret's text ...)" without quoting the real value (``controller/plan/guards.py``:
+``check_values``). An output query's filter treats an element the redaction changed as not
+matching (``controller/execution/results.py``: ``changed_by_redaction``;
+``controller/plan/jsonpaths.py``): ``query-filter`` sends only ``ops@customer.example``.
+``html-gap`` is held too now (its masked view differs from the real one), where it was
+held before only because the real value had no raw ``@``.
 """
 
 from __future__ import annotations
@@ -80,7 +91,6 @@ FROM = {
     "default-cred": _tag_gap("postgres"),
 }
 VARIANTS = [*FROM, "query-filter"]
-BROKEN = {"tag-gap", "at-gap", "blank-gap", "wrap", "catalog-cred", "default-cred", "query-filter"}
 
 INBOX = """\
 import json, os, sys
@@ -165,19 +175,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r45-guardmask", _build)
 
 
-def _mark(vid: str) -> list[pytest.MarkDecorator]:
-    if vid not in BROKEN:
-        return []
-    return [
-        pytest.mark.xfail(
-            strict=True,
-            raises=AssertionError,
-            reason="round 45: a guard/filter tested over the masked view passes a value the tool gets unmasked",
-        )
-    ]
-
-
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=_mark(v)) for v in VARIANTS])
+@pytest.mark.parametrize("vid", VARIANTS)
 def test_the_tool_gets_only_values_the_guard_allows(lab: Lab, vid: str) -> None:
     calls = lab.calls(vid)
     assert len(calls) <= 1, calls
@@ -194,3 +192,18 @@ def test_the_plans_were_valid_and_ran(lab: Lab) -> None:
     assert lab.calls("honest-evil") == []
     assert "E_GUARD_FAILED" in lab.codes("honest-evil")
     assert lab.calls("query-filter"), lab.codes("query-filter")
+
+
+@pytest.mark.parametrize(
+    "vid", ["tag-gap", "at-gap", "blank-gap", "wrap", "catalog-cred", "default-cred"]
+)
+def test_a_guard_over_a_value_holding_a_secret_fails_closed_and_says_so(lab: Lab, vid: str) -> None:
+    """The record no longer hides it: the guard failed closed, and the log says why, quoting
+    no real value (the secret's characters never appear)."""
+    assert lab.calls(vid) == []
+    assert "E_GUARD_FAILED" in lab.codes(vid)
+    log = lab.read(vid, "EXECUTION_LOG.md")
+    assert "FAILED closed (the value held a secret's text" in log
+    for text in (lab.read(vid), log):
+        assert SECRET not in text and CRED not in text
+        assert "attacker.example" not in text

@@ -28,6 +28,7 @@ SIGKILLs the engine's own process at ``before-start``, ``after-start``, ``after-
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -50,6 +51,7 @@ from controller.errors import (
 from controller.execution import checks
 from controller.execution.checkpoints import Checkpoints
 from controller.execution.journal import (
+    DONE,
     ActionKey,
     Journal,
     JournalFull,
@@ -60,7 +62,7 @@ from controller.execution.journal import (
 from controller.execution.nesting import NestedRun
 from controller.execution.results import extract_outputs
 from controller.execution.scheduler import Scheduler
-from controller.execution.secrets import Redactor, SecretStore
+from controller.execution.secrets import MASK, Redactor, SecretStore
 from controller.execution.steps import (
     RunOutcome,
     Scope,
@@ -73,6 +75,7 @@ from controller.execution.steps import (
 from controller.execution.tools import Catalog, shorten
 from controller.execution.tools.process import Spawned, stop_orphan
 from controller.plan import plans, profile, refs, rules
+from controller.plan.hashing import idempotency_key
 
 if TYPE_CHECKING:
     from controller.plan.schema import Action
@@ -210,6 +213,7 @@ class PlanRun:
             results=results,
             secret=self.secrets.get,
             max_chars=self.config.limits.max_params_bytes,
+            unknown=self._unknown,
         )
         self.scope = Scope(ctx, outputs, results)
         self.log = structlog.get_logger("plangate").bind(plan=plan_id, hash=frozen)
@@ -252,14 +256,17 @@ class PlanRun:
             return self._produced(RunOutcome("completed"))
         if self.journal_expected and not self.journal.records:
             return self._journal_lost()
+        in_doubt = self._from_record()
         run: dict[str, Any] = {"t": "run", "resume": self.resume, "pid": os.getpid()}
-        if self.state.plan_approval is None:  # the first run: its approval names the plan's
-            run["approval"] = self.approval
+        if self.state.plan_approval is None and not self.state.recovered:
+            run["approval"] = self.approval  # the first run: its approval names the plan's
         self.record(run)
         self._stop_orphans()
         self._restore_context()
         self.log.info("plan_run_started", resume=self.resume, gate_approved=gate_approved)
         self.checkpoints.write("executing")
+        if in_doubt is not None:
+            return self._finish(RunOutcome("failed", in_doubt, None))
         outcome = self._plan_preconditions()
         if outcome is None:
             actions = {a.id: a for a in self.model.actions}
@@ -281,6 +288,83 @@ class PlanRun:
         )
         return self._finish(RunOutcome("failed", error, None))
 
+    def _from_record(self) -> ActionInDoubt | None:
+        """A run whose journal holds no run yet, of a plan whose committed ``execution:``
+        block says actions of this frozen hash ran: the journal (or the whole state
+        directory) was lost while the plan waited at a gate or had failed, and an approval
+        started it again (round 45: action 1 ran a second time). The committed record is the
+        truth for what already ran: each action it records ``succeeded`` or ``skipped`` is
+        journaled as such (``recovered``; never run again), with the outputs it shows; an
+        output it shows masked or cut, every result and the approval that started the plan
+        are not known (a reference to one fails E_ACTION_IN_DOUBT instead of passing a
+        masked value on). When the record shows anything else (an action started, failed or
+        in doubt, or a record that cannot be matched to this hash), going on is not safe:
+        the error returned fails the run, nothing runs (SPEC §15)."""
+        if self.state.recovered or any(r.get("t") == "run" for r in self.journal.records):
+            return None
+        block = self.plan.data.get("execution") if isinstance(self.plan.data, dict) else None
+        if not isinstance(block, dict):
+            return None
+        entries = block.get("actions")
+        entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+        ran = [e for e in entries if e.get("status", "pending") != "pending"]
+        steps = block.get("steps")
+        counted = isinstance(steps, dict) and any(
+            status != "pending" for status in dict(steps.get("by_status") or {})
+        )
+        if not ran and not counted:
+            return None
+        ids = {a.id for a in self.model.actions}
+        done: dict[int, dict[str, Any]] = {}
+        doubts: list[str] = ["the record holds only a count of its steps"] if counted else []
+        for entry in ran:
+            key, status = entry.get("id"), entry.get("status")
+            bound = key is not None and entry.get("key") == idempotency_key(self.hash, key)
+            if isinstance(key, int) and key in ids and bound and status in DONE:
+                done[key] = entry
+            elif not (isinstance(key, str) and _parent(key) in done):
+                doubts.append(f"action {key} is recorded {status}")
+        recovered: dict[str, Any] = {"t": "recovered", "from": "execution", "actions": sorted(done)}
+        if isinstance(block.get("started_at"), str):
+            recovered["started_at"] = block["started_at"]
+        self.record(recovered)
+        for key, entry in done.items():
+            self.record(_recovered_end(key, entry))
+        self.log.warning("journal_recovered", journal=str(self.journal.path), done=sorted(done))
+        if not doubts:
+            return None
+        return ActionInDoubt(
+            "the journal of this run was lost and the committed record cannot tell what the "
+            f"run did ({'; '.join(doubts[:5])}): nothing is run",
+            remedy="check which of the plan's actions took effect, then approve a resume "
+            "(actions not recorded as finished run again) or abort",
+        )
+
+    def _unknown(self, ref: refs.Ref) -> str | None:
+        """Why a reference's value is not known to this run (None: it is): a value only the
+        lost journal held (:meth:`_from_record`)."""
+        if not self.state.recovered:
+            return None
+        if ref.root == "approval" and self.state.plan_approval is None:
+            return (
+                "the approval that started the plan was recorded in the journal, which was "
+                "lost (the plan's approval block holds the latest approval only)"
+            )
+        if ref.root != "actions" or ref.action is None:
+            return None
+        rec = self.state.actions.get(ref.action)
+        end = rec.end if rec is not None else None
+        if end is None or not end.get("recovered"):
+            return None
+        lost = "in the journal, which was lost; the committed record"
+        if ref.path[:1] == ("result",):
+            return f"action {ref.action}'s result was {lost} holds no results"
+        name = str(ref.path[1]) if len(ref.path) > 1 else ""
+        unknown = end.get("unknown")
+        if unknown is True or (isinstance(unknown, list) and name in unknown):
+            return f"output {name!r} of action {ref.action} was {lost} shows it masked or cut"
+        return None
+
     def _already_completed(self) -> bool:
         """A completed plan run again does nothing and writes nothing."""
         if self.state.last_outcome != "completed":
@@ -289,7 +373,9 @@ class PlanRun:
 
     def _plan_preconditions(self) -> RunOutcome | None:
         """The plan's preconditions, checked while no action has started yet."""
-        if not self.model.preconditions or any(r.starts for r in self.state.actions.values()):
+        if not self.model.preconditions or self.state.recovered:
+            return None
+        if any(r.starts for r in self.state.actions.values()):
             return None
         scope = self.scope
         for index, pre in enumerate(self.model.preconditions):
@@ -545,6 +631,45 @@ _UNSYNCED = ("run", "gate", "spawn", "check")
 #: Records held to ``limits.max_journal_bytes``: the ones that carry params, results, outputs
 #: or check results (the others are small and bounded by the tool calls and gates).
 _BOUNDED = ("start", "called", "end", "check")
+
+
+def _parent(key: str) -> int | None:
+    """The plan's action a fallback step (``"1.2"``) or nested action (``"3/1"``) is of."""
+    head = key.replace("/", ".").split(".", 1)[0]
+    return int(head) if head.isascii() and head.isdigit() else None
+
+
+def _recovered_end(key: int, entry: dict[str, Any]) -> dict[str, Any]:
+    """The end record standing for an action the committed record says finished: its
+    outputs as shown there; those masked or cut (or all, when the record shows none) are
+    listed ``unknown``."""
+    outputs = entry.get("outputs")
+    unknown: list[str] | bool = True
+    shown: dict[str, Any] = {}
+    if isinstance(outputs, dict):
+        shown = dict(outputs)
+        unknown = sorted(str(k) for k, v in shown.items() if _not_whole(v))
+    attempts = entry.get("attempts")
+    return {
+        "t": "end",
+        "id": key,
+        "attempt": attempts if isinstance(attempts, int) and attempts >= 0 else 1,
+        "status": entry.get("status"),
+        "retry": False,
+        "duration_ms": entry.get("duration_ms"),
+        "result": None,
+        "outputs": shown,
+        "error": None,
+        "started_at": entry.get("started_at"),
+        "recovered": True,
+        "unknown": unknown,
+    }
+
+
+def _not_whole(value: Any) -> bool:
+    """A value the committed record shows masked (``***``) or cut."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return MASK in text or "(cut; " in text
 
 
 def _step_name(key: Any) -> str:

@@ -45,6 +45,15 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
   action with a ``verify`` returned; after a crash, recovery resumes at the verify instead of
   calling the tool again.
 
+- ``{"t": "recovered", "from": "execution", "actions": [k, ...], "started_at": T}``: the
+  journal was lost
+  (or the whole state directory) and a new start found the plan's committed ``execution:``
+  block recording actions of this hash as finished (round 45: a plan paused at a gate): it
+  is followed by an end record ``"recovered": true`` for each action it records
+  ``succeeded`` or ``skipped``, with the outputs shown there (``"unknown"``: the names shown
+  masked or cut, or ``true`` for all); those, every result and the approval that started
+  the plan are not known to the run (a reference to one fails E_ACTION_IN_DOUBT).
+
 Action ids are the plan's integers; a fallback step is ``"<action>.<n>"`` (a string). An end
 record may also carry ``no_call: true`` (the action failed before its tool was called: a
 reference, params_schema or precondition failure; it still counts as a try),
@@ -286,6 +295,8 @@ class ActionRecord:
     called: dict[str, Any] | None = None
     #: Tries that failed before the tool was called (they have no start record).
     no_call_tries: int = 0
+    #: Tries the committed record counts for an action recovered from it (round 45).
+    recovered_tries: int = 0
     #: How many times the action paused for a human (``on_failure: ask``).
     asks: int = 0
     #: Approval commits that retried the action after an ask, with the ask they answered.
@@ -307,7 +318,7 @@ class ActionRecord:
 
     @property
     def attempts(self) -> int:
-        return len(self.starts) + self.no_call_tries
+        return len(self.starts) + self.no_call_tries + self.recovered_tries
 
     @property
     def ask_pending(self) -> bool:
@@ -360,6 +371,9 @@ class Replay:
     #: Start records of every action, across runs: the tool calls ``max_tool_calls`` counts
     #: (kept as a count: summing the actions' starts before each call cost O(N) per action).
     tool_calls: int = 0
+    #: The journal was lost and rebuilt from the plan's committed ``execution:`` block (a
+    #: ``recovered`` record, round 45): the values only the lost journal held are not known.
+    recovered: bool = False
 
     def action(self, action_id: ActionKey) -> ActionRecord:
         if action_id not in self.actions:
@@ -376,6 +390,10 @@ class Replay:
             self.plan_approval = record["approval"]
         if kind == "run" and self.first_run_at is None:
             self.first_run_at = record.get("at")
+        elif kind == "recovered":
+            self.recovered = True
+            if self.first_run_at is None and isinstance(record.get("started_at"), str):
+                self.first_run_at = record["started_at"]  # as the committed record says
         elif kind == "outcome":
             self.last_outcome = record.get("status")
             self.last_outcome_at = record.get("at")
@@ -422,6 +440,10 @@ class Replay:
             state.round_attempts += 1
         if record.get("ask"):
             state.asks += 1
+        attempts = record.get("attempt")
+        if record.get("recovered") and isinstance(attempts, int) and not isinstance(attempts, bool):
+            state.recovered_tries = max(0, attempts)  # as the committed record counts them
+            self.tool_calls += state.recovered_tries
         if not record.get("retry"):
             state.round_attempts = 0
 

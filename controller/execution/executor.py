@@ -517,6 +517,15 @@ class PlanRun:
 
     def _journal_full(self, record: dict[str, Any], full: JournalFull) -> LimitExceeded:
         what = {"start": "params", "called": "result", "end": "end", "check": "check"}
+        if full.after:
+            return LimitExceeded(
+                f"the journal of this plan is full ({full.size} bytes; a record past "
+                f"{full.limit}, limits.max_journal_bytes, was refused): the "
+                f"{what[record['t']]} record of {_step_name(record.get('id'))} is not "
+                "written, the run stops here",
+                remedy="pass smaller values between actions, or fewer tries, or raise "
+                "limits.max_journal_bytes (docs/configuration.md)",
+            )
         return LimitExceeded(
             f"the journal of this plan holds {full.size} bytes; the {what[record['t']]} "
             f"record of {_step_name(record.get('id'))} ({full.wanted} bytes) would take it "

@@ -66,7 +66,10 @@ What one plan's journal holds is bounded (``limits.max_journal_bytes``, default 
 action and every try journals its own (round 38: 20 actions journaled 20 MB). A start, called,
 end or check record that would take the journal past the bound is not written
 (:class:`JournalFull`); the run writes a small failed ``end`` record in its place (the try
-ends ``E_LIMIT_EXCEEDED``, ``no_call`` when the tool was not called) and fails. Error
+ends ``E_LIMIT_EXCEEDED``, ``no_call`` when the tool was not called) and fails. From the first
+refusal on, every such record is refused (actions running on other threads end with small
+failed ends; one admitted meanwhile never calls its tool), so the journal passes the bound
+only by those small records and the outcome. Error
 messages and a check's failures are journaled cut (:func:`cut_messages`), as PLAN.yml shows
 them.
 
@@ -119,6 +122,8 @@ class Journal:
         self.records: list[dict[str, Any]] = []
         #: Bytes the file holds (what the bound, ``limits.max_journal_bytes``, counts).
         self.size = 0
+        #: A bounded record was refused: every later one is too (:meth:`append`).
+        self.full = False
         self._fd = -1
 
     def __enter__(self) -> Journal:
@@ -158,7 +163,9 @@ class Journal:
     ) -> None:
         """Write one record; with ``sync`` (the default) return only once it is on disk.
         With ``limit``: raise :class:`JournalFull` instead, writing nothing, when the record
-        would take the file past ``limit`` bytes.
+        would take the file past ``limit`` bytes, or once one such record was refused (a
+        smaller one after it, such as another action's start on another thread, would call
+        a tool after the bound was hit: the refusal ends the run).
 
         ``sync=False`` is for records nothing is acted on before the next synced one (a run
         or gate record, always followed by a start record): that record's fdatasync makes
@@ -167,8 +174,10 @@ class Journal:
         """
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         data = (line + "\n").encode("utf-8")
-        if limit is not None and self.size + len(data) > limit:
-            raise JournalFull(self.size, len(data), limit)
+        if limit is not None and (self.full or self.size + len(data) > limit):
+            full = JournalFull(self.size, len(data), limit, after=self.full)
+            self.full = True
+            raise full
         try:
             written = os.write(self._fd, data)
             if written != len(data):
@@ -200,11 +209,13 @@ class JournalFull(Exception):
     ``error`` (E_LIMIT_EXCEEDED) and ``key`` (the step whose record it was) and lets it end
     the run."""
 
-    def __init__(self, size: int, wanted: int, limit: int) -> None:
+    def __init__(self, size: int, wanted: int, limit: int, *, after: bool = False) -> None:
         super().__init__(f"journal full: {size} + {wanted} bytes over {limit}")
         self.size = size
         self.wanted = wanted
         self.limit = limit
+        #: Refused because an earlier record was (it might have fit by itself).
+        self.after = after
         self.error: PlangateError | None = None
         self.key: ActionKey | None = None
 

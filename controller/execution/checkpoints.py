@@ -170,7 +170,7 @@ class Checkpoints:
         end = rec.end if not rec.open_start else None
         if rec.last_start:
             entry["started_at"] = rec.last_start.get("at")
-        elif end is not None and end.get("recovered") and end.get("started_at"):
+        elif end is not None and end.get("from_record") and end.get("started_at"):
             entry["started_at"] = end["started_at"]  # as the committed record said (round 45)
         if end is not None:
             entry["duration_ms"] = end.get("duration_ms")

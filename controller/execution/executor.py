@@ -354,7 +354,7 @@ class PlanRun:
             return None
         rec = self.state.actions.get(ref.action)
         end = rec.end if rec is not None else None
-        if end is None or not end.get("recovered"):
+        if end is None or not end.get("from_record"):
             return None
         lost = "in the journal, which was lost; the committed record"
         if ref.path[:1] == ("result",):
@@ -670,7 +670,7 @@ def _recovered_end(key: int, entry: dict[str, Any]) -> dict[str, Any]:
         "outputs": shown,
         "error": None,
         "started_at": entry.get("started_at"),
-        "recovered": True,
+        "from_record": True,
         "unknown": unknown,
     }
 

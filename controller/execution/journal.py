@@ -49,7 +49,7 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
   journal was lost
   (or the whole state directory) and a new start found the plan's committed ``execution:``
   block recording actions of this hash as finished (round 45: a plan paused at a gate): it
-  is followed by an end record ``"recovered": true`` for each action it records
+  is followed by an end record ``"from_record": true`` for each action it records
   ``succeeded`` or ``skipped``, with the outputs shown there (``"unknown"``: the names shown
   masked or cut, or ``true`` for all); those, every result and the approval that started
   the plan are not known to the run (a reference to one fails E_ACTION_IN_DOUBT).
@@ -451,9 +451,9 @@ class Replay:
             state.round_attempts += 1
         if record.get("ask"):
             state.asks += 1
-        attempts = record.get("attempt")
-        if record.get("recovered") and isinstance(attempts, int) and not isinstance(attempts, bool):
-            state.recovered_tries = max(0, attempts)  # as the committed record counts them
+        tries = record.get("attempt")
+        if record.get("from_record") and isinstance(tries, int) and not isinstance(tries, bool):
+            state.recovered_tries = max(0, tries)  # as the committed record counts them
             self.tool_calls += state.recovered_tries
         if not record.get("retry"):
             state.round_attempts = 0

@@ -126,4 +126,3 @@ def test_the_first_gate_approval_goes_on_from_the_gate(lab: Lab, vid: str) -> No
     assert len(lab.calls(f"{vid}-2")) == 1
     first = data["execution"]["actions"][0]
     assert (first["id"], first["status"], first["attempts"]) == (1, "succeeded", 1)
-

@@ -328,8 +328,12 @@ class PlanRun:
         if isinstance(block.get("started_at"), str):
             recovered["started_at"] = block["started_at"]
         self.record(recovered)
-        for key, entry in done.items():
-            self.record(_recovered_end(key, entry))
+        try:
+            for key, entry in done.items():
+                self.record(_recovered_end(key, entry))
+        except JournalFull as full:  # a bound smaller than the record: nothing more runs
+            assert full.error is not None
+            doubts.append(full.error.message)
         self.log.warning("journal_recovered", journal=str(self.journal.path), done=sorted(done))
         if not doubts:
             return None

@@ -276,8 +276,8 @@ def _parse_lines(data: bytes, path: Path) -> Iterator[dict[str, Any]]:
         except ValueError:
             raise PlangateError(
                 f"journal {path}: line {number} is not JSON",
-                remedy="the journal is damaged; inspect it, then move it aside to start the "
-                "plan's execution afresh (actions already done will run again)",
+                remedy="the journal is damaged; inspect it, then move it aside: the plan's "
+                "committed execution block then says which actions already ran (round 45)",
             ) from None
         if isinstance(record, dict):
             yield record

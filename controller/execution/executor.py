@@ -126,18 +126,23 @@ class Engine:
         stop_requested: Callable[[], bool] = never,
         journal_expected: bool = False,
         loaded: plans.LoadedPlan | None = None,
+        continued: bool = False,
     ) -> RunOutcome:
         """Run (or continue) the plan in ``plan_file``; see the module docstring.
 
         ``journal_expected``: the controller recorded this run's start in its journal
         (:func:`begin`), so an empty or missing journal means it was lost (SPEC §15).
-        ``loaded``: the plan as the caller read and checked it (its hash), run as is."""
+        ``loaded``: the plan as the caller read and checked it (its hash), run as is.
+        ``continued``: a gate or resume approval of a run the controller paused or failed:
+        its committed ``execution:`` block is the controller's record (never an agent's
+        block on a first approval, round 2), read when the journal was lost (round 45)."""
         plan, frozen = self._load(plan_file, approval.get("plan_hash"), loaded)
         path = journal_path(self.state_dir, plan_id, frozen)
         with Journal(path) as journal:
             run = PlanRun(self, plan, frozen, plan_id, approval, journal)
             run.resume = resume
             run.journal_expected = journal_expected
+            run.continued = continued
             run.abort_requested = abort_requested
             run.stop_requested = stop_requested
             return run.execute(gate_approved=gate_approved)
@@ -198,6 +203,7 @@ class PlanRun:
         self.lock = threading.Lock()
         self.resume = False
         self.journal_expected = False
+        self.continued = False
         self.abort_requested: Callable[[], bool] = never
         self.stop_requested: Callable[[], bool] = never
         self.secrets = SecretStore.for_config(self.config)
@@ -299,8 +305,12 @@ class PlanRun:
         are not known (a reference to one fails E_ACTION_IN_DOUBT instead of passing a
         masked value on). When the record shows anything else (an action started, failed or
         in doubt, or a record that cannot be matched to this hash), going on is not safe:
-        the error returned fails the run, nothing runs (SPEC §15)."""
-        if self.state.recovered or any(r.get("t") == "run" for r in self.journal.records):
+        the error returned fails the run, nothing runs (SPEC §15). Only for a ``continued``
+        run: on a first approval the block is no record of the controller's (round 2: an
+        agent's preseeded block)."""
+        if not self.continued or self.state.recovered:
+            return None
+        if any(r.get("t") == "run" for r in self.journal.records):
             return None
         block = self.plan.data.get("execution") if isinstance(self.plan.data, dict) else None
         if not isinstance(block, dict):

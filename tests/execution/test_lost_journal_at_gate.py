@@ -46,7 +46,7 @@ def _lose_and_approve(tmp_path: Path, gated: dict[str, Any], first: dict[str, An
     frozen = plans.load_plan(plan_file, config).frozen_hash
     assert frozen
     begin(config.state_path(), "plans/demo", frozen, "f" * 40)  # the gate approval's start
-    outcome = run(Engine(config), plan_file, gate_approved=2, journal_expected=True)
+    outcome = run(Engine(config), plan_file, gate_approved=2, journal_expected=True, continued=True)
     lines = [json.loads(line) for line in calls.read_text().splitlines()]
     return outcome, lines, execution(plan_file), journal_records(config, plan_file)
 

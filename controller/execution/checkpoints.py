@@ -167,9 +167,11 @@ class Checkpoints:
         if rec is None:
             return entry
         entry.update(status=rec.status, attempts=rec.attempts)
+        end = rec.end if not rec.open_start else None
         if rec.last_start:
             entry["started_at"] = rec.last_start.get("at")
-        end = rec.end if not rec.open_start else None
+        elif end is not None and end.get("from_record") and end.get("started_at"):
+            entry["started_at"] = end["started_at"]  # as the committed record said (round 45)
         if end is not None:
             entry["duration_ms"] = end.get("duration_ms")
             entry["outputs"] = {k: _shown(v) for k, v in (end.get("outputs") or {}).items()}

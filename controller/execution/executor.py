@@ -28,6 +28,7 @@ SIGKILLs the engine's own process at ``before-start``, ``after-start``, ``after-
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -50,6 +51,7 @@ from controller.errors import (
 from controller.execution import checks
 from controller.execution.checkpoints import Checkpoints
 from controller.execution.journal import (
+    DONE,
     ActionKey,
     Journal,
     JournalFull,
@@ -60,7 +62,7 @@ from controller.execution.journal import (
 from controller.execution.nesting import NestedRun
 from controller.execution.results import extract_outputs
 from controller.execution.scheduler import Scheduler
-from controller.execution.secrets import Redactor, SecretStore
+from controller.execution.secrets import MASK, Redactor, SecretStore
 from controller.execution.steps import (
     RunOutcome,
     Scope,
@@ -73,6 +75,7 @@ from controller.execution.steps import (
 from controller.execution.tools import Catalog, shorten
 from controller.execution.tools.process import Spawned, stop_orphan
 from controller.plan import plans, profile, refs, rules
+from controller.plan.hashing import idempotency_key
 
 if TYPE_CHECKING:
     from controller.plan.schema import Action
@@ -123,18 +126,23 @@ class Engine:
         stop_requested: Callable[[], bool] = never,
         journal_expected: bool = False,
         loaded: plans.LoadedPlan | None = None,
+        continued: bool = False,
     ) -> RunOutcome:
         """Run (or continue) the plan in ``plan_file``; see the module docstring.
 
         ``journal_expected``: the controller recorded this run's start in its journal
         (:func:`begin`), so an empty or missing journal means it was lost (SPEC §15).
-        ``loaded``: the plan as the caller read and checked it (its hash), run as is."""
+        ``loaded``: the plan as the caller read and checked it (its hash), run as is.
+        ``continued``: a gate or resume approval of a run the controller paused or failed:
+        its committed ``execution:`` block is the controller's record (never an agent's
+        block on a first approval, round 2), read when the journal was lost (round 45)."""
         plan, frozen = self._load(plan_file, approval.get("plan_hash"), loaded)
         path = journal_path(self.state_dir, plan_id, frozen)
         with Journal(path) as journal:
             run = PlanRun(self, plan, frozen, plan_id, approval, journal)
             run.resume = resume
             run.journal_expected = journal_expected
+            run.continued = continued
             run.abort_requested = abort_requested
             run.stop_requested = stop_requested
             return run.execute(gate_approved=gate_approved)
@@ -195,6 +203,7 @@ class PlanRun:
         self.lock = threading.Lock()
         self.resume = False
         self.journal_expected = False
+        self.continued = False
         self.abort_requested: Callable[[], bool] = never
         self.stop_requested: Callable[[], bool] = never
         self.secrets = SecretStore.for_config(self.config)
@@ -210,6 +219,7 @@ class PlanRun:
             results=results,
             secret=self.secrets.get,
             max_chars=self.config.limits.max_params_bytes,
+            unknown=self._unknown,
         )
         self.scope = Scope(ctx, outputs, results)
         self.log = structlog.get_logger("plangate").bind(plan=plan_id, hash=frozen)
@@ -252,14 +262,17 @@ class PlanRun:
             return self._produced(RunOutcome("completed"))
         if self.journal_expected and not self.journal.records:
             return self._journal_lost()
+        in_doubt = self._from_record()
         run: dict[str, Any] = {"t": "run", "resume": self.resume, "pid": os.getpid()}
-        if self.state.plan_approval is None:  # the first run: its approval names the plan's
-            run["approval"] = self.approval
+        if self.state.plan_approval is None and not self.state.recovered:
+            run["approval"] = self.approval  # the first run: its approval names the plan's
         self.record(run)
         self._stop_orphans()
         self._restore_context()
         self.log.info("plan_run_started", resume=self.resume, gate_approved=gate_approved)
         self.checkpoints.write("executing")
+        if in_doubt is not None:
+            return self._finish(RunOutcome("failed", in_doubt, None))
         outcome = self._plan_preconditions()
         if outcome is None:
             actions = {a.id: a for a in self.model.actions}
@@ -281,6 +294,91 @@ class PlanRun:
         )
         return self._finish(RunOutcome("failed", error, None))
 
+    def _from_record(self) -> ActionInDoubt | None:
+        """A run whose journal holds no run yet, of a plan whose committed ``execution:``
+        block says actions of this frozen hash ran: the journal (or the whole state
+        directory) was lost while the plan waited at a gate or had failed, and an approval
+        started it again (round 45: action 1 ran a second time). The committed record is the
+        truth for what already ran: each action it records ``succeeded`` or ``skipped`` is
+        journaled as such (``recovered``; never run again), with the outputs it shows; an
+        output it shows masked or cut, every result and the approval that started the plan
+        are not known (a reference to one fails E_ACTION_IN_DOUBT instead of passing a
+        masked value on). When the record shows anything else (an action started, failed or
+        in doubt, or a record that cannot be matched to this hash), going on is not safe:
+        the error returned fails the run, nothing runs (SPEC §15). Only for a ``continued``
+        run: on a first approval the block is no record of the controller's (round 2: an
+        agent's preseeded block)."""
+        if not self.continued or self.state.recovered:
+            return None
+        if any(r.get("t") == "run" for r in self.journal.records):
+            return None
+        block = self.plan.data.get("execution") if isinstance(self.plan.data, dict) else None
+        if not isinstance(block, dict):
+            return None
+        entries = block.get("actions")
+        entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+        ran = [e for e in entries if e.get("status", "pending") != "pending"]
+        steps = block.get("steps")
+        counted = isinstance(steps, dict) and any(
+            status != "pending" for status in dict(steps.get("by_status") or {})
+        )
+        if not ran and not counted:
+            return None
+        ids = {a.id for a in self.model.actions}
+        done: dict[int, dict[str, Any]] = {}
+        doubts: list[str] = ["the record holds only a count of its steps"] if counted else []
+        for entry in ran:
+            key, status = entry.get("id"), entry.get("status")
+            bound = key is not None and entry.get("key") == idempotency_key(self.hash, key)
+            if isinstance(key, int) and key in ids and bound and status in DONE:
+                done[key] = entry
+            elif not (isinstance(key, str) and _parent(key) in done):
+                doubts.append(f"action {key} is recorded {status}")
+        recovered: dict[str, Any] = {"t": "recovered", "from": "execution", "actions": sorted(done)}
+        if isinstance(block.get("started_at"), str):
+            recovered["started_at"] = block["started_at"]
+        self.record(recovered)
+        try:
+            for key, entry in done.items():
+                self.record(_recovered_end(key, entry))
+        except JournalFull as full:  # a bound smaller than the record: nothing more runs
+            assert full.error is not None
+            doubts.append(full.error.message)
+        self.log.warning("journal_recovered", journal=str(self.journal.path), done=sorted(done))
+        if not doubts:
+            return None
+        return ActionInDoubt(
+            "the journal of this run was lost and the committed record cannot tell what the "
+            f"run did ({'; '.join(doubts[:5])}): nothing is run",
+            remedy="check which of the plan's actions took effect, then approve a resume "
+            "(actions not recorded as finished run again) or abort",
+        )
+
+    def _unknown(self, ref: refs.Ref) -> str | None:
+        """Why a reference's value is not known to this run (None: it is): a value only the
+        lost journal held (:meth:`_from_record`)."""
+        if not self.state.recovered:
+            return None
+        if ref.root == "approval" and self.state.plan_approval is None:
+            return (
+                "the approval that started the plan was recorded in the journal, which was "
+                "lost (the plan's approval block holds the latest approval only)"
+            )
+        if ref.root != "actions" or ref.action is None:
+            return None
+        rec = self.state.actions.get(ref.action)
+        end = rec.end if rec is not None else None
+        if end is None or not end.get("from_record"):
+            return None
+        lost = "in the journal, which was lost; the committed record"
+        if ref.path[:1] == ("result",):
+            return f"action {ref.action}'s result was {lost} holds no results"
+        name = str(ref.path[1]) if len(ref.path) > 1 else ""
+        unknown = end.get("unknown")
+        if unknown is True or (isinstance(unknown, list) and name in unknown):
+            return f"output {name!r} of action {ref.action} was {lost} shows it masked or cut"
+        return None
+
     def _already_completed(self) -> bool:
         """A completed plan run again does nothing and writes nothing."""
         if self.state.last_outcome != "completed":
@@ -289,7 +387,9 @@ class PlanRun:
 
     def _plan_preconditions(self) -> RunOutcome | None:
         """The plan's preconditions, checked while no action has started yet."""
-        if not self.model.preconditions or any(r.starts for r in self.state.actions.values()):
+        if not self.model.preconditions or self.state.recovered:
+            return None
+        if any(r.starts for r in self.state.actions.values()):
             return None
         scope = self.scope
         for index, pre in enumerate(self.model.preconditions):
@@ -431,6 +531,15 @@ class PlanRun:
 
     def _journal_full(self, record: dict[str, Any], full: JournalFull) -> LimitExceeded:
         what = {"start": "params", "called": "result", "end": "end", "check": "check"}
+        if full.after:
+            return LimitExceeded(
+                f"the journal of this plan is full ({full.size} bytes; a record past "
+                f"{full.limit}, limits.max_journal_bytes, was refused): the "
+                f"{what[record['t']]} record of {_step_name(record.get('id'))} is not "
+                "written, the run stops here",
+                remedy="pass smaller values between actions, or fewer tries, or raise "
+                "limits.max_journal_bytes (docs/configuration.md)",
+            )
         return LimitExceeded(
             f"the journal of this plan holds {full.size} bytes; the {what[record['t']]} "
             f"record of {_step_name(record.get('id'))} ({full.wanted} bytes) would take it "
@@ -545,6 +654,45 @@ _UNSYNCED = ("run", "gate", "spawn", "check")
 #: Records held to ``limits.max_journal_bytes``: the ones that carry params, results, outputs
 #: or check results (the others are small and bounded by the tool calls and gates).
 _BOUNDED = ("start", "called", "end", "check")
+
+
+def _parent(key: str) -> int | None:
+    """The plan's action a fallback step (``"1.2"``) or nested action (``"3/1"``) is of."""
+    head = key.replace("/", ".").split(".", 1)[0]
+    return int(head) if head.isascii() and head.isdigit() else None
+
+
+def _recovered_end(key: int, entry: dict[str, Any]) -> dict[str, Any]:
+    """The end record standing for an action the committed record says finished: its
+    outputs as shown there; those masked or cut (or all, when the record shows none) are
+    listed ``unknown``."""
+    outputs = entry.get("outputs")
+    unknown: list[str] | bool = True
+    shown: dict[str, Any] = {}
+    if isinstance(outputs, dict):
+        shown = dict(outputs)
+        unknown = sorted(str(k) for k, v in shown.items() if _not_whole(v))
+    attempts = entry.get("attempts")
+    return {
+        "t": "end",
+        "id": key,
+        "attempt": attempts if isinstance(attempts, int) and attempts >= 0 else 1,
+        "status": entry.get("status"),
+        "retry": False,
+        "duration_ms": entry.get("duration_ms"),
+        "result": None,
+        "outputs": shown,
+        "error": None,
+        "started_at": entry.get("started_at"),
+        "from_record": True,
+        "unknown": unknown,
+    }
+
+
+def _not_whole(value: Any) -> bool:
+    """A value the committed record shows masked (``***``) or cut."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return MASK in text or "(cut; " in text
 
 
 def _step_name(key: Any) -> str:

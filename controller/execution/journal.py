@@ -45,6 +45,15 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
   action with a ``verify`` returned; after a crash, recovery resumes at the verify instead of
   calling the tool again.
 
+- ``{"t": "recovered", "from": "execution", "actions": [k, ...], "started_at": T}``: the
+  journal was lost
+  (or the whole state directory) and a new start found the plan's committed ``execution:``
+  block recording actions of this hash as finished (round 45: a plan paused at a gate): it
+  is followed by an end record ``"from_record": true`` for each action it records
+  ``succeeded`` or ``skipped``, with the outputs shown there (``"unknown"``: the names shown
+  masked or cut, or ``true`` for all); those, every result and the approval that started
+  the plan are not known to the run (a reference to one fails E_ACTION_IN_DOUBT).
+
 Action ids are the plan's integers; a fallback step is ``"<action>.<n>"`` (a string). An end
 record may also carry ``no_call: true`` (the action failed before its tool was called: a
 reference, params_schema or precondition failure; it still counts as a try),
@@ -57,7 +66,10 @@ What one plan's journal holds is bounded (``limits.max_journal_bytes``, default 
 action and every try journals its own (round 38: 20 actions journaled 20 MB). A start, called,
 end or check record that would take the journal past the bound is not written
 (:class:`JournalFull`); the run writes a small failed ``end`` record in its place (the try
-ends ``E_LIMIT_EXCEEDED``, ``no_call`` when the tool was not called) and fails. Error
+ends ``E_LIMIT_EXCEEDED``, ``no_call`` when the tool was not called) and fails. From the first
+refusal on, every such record is refused (actions running on other threads end with small
+failed ends; one admitted meanwhile never calls its tool), so the journal passes the bound
+only by those small records and the outcome. Error
 messages and a check's failures are journaled cut (:func:`cut_messages`), as PLAN.yml shows
 them.
 
@@ -110,6 +122,8 @@ class Journal:
         self.records: list[dict[str, Any]] = []
         #: Bytes the file holds (what the bound, ``limits.max_journal_bytes``, counts).
         self.size = 0
+        #: A bounded record was refused: every later one is too (:meth:`append`).
+        self.full = False
         self._fd = -1
 
     def __enter__(self) -> Journal:
@@ -149,7 +163,9 @@ class Journal:
     ) -> None:
         """Write one record; with ``sync`` (the default) return only once it is on disk.
         With ``limit``: raise :class:`JournalFull` instead, writing nothing, when the record
-        would take the file past ``limit`` bytes.
+        would take the file past ``limit`` bytes, or once one such record was refused (a
+        smaller one after it, such as another action's start on another thread, would call
+        a tool after the bound was hit: the refusal ends the run).
 
         ``sync=False`` is for records nothing is acted on before the next synced one (a run
         or gate record, always followed by a start record): that record's fdatasync makes
@@ -158,8 +174,10 @@ class Journal:
         """
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         data = (line + "\n").encode("utf-8")
-        if limit is not None and self.size + len(data) > limit:
-            raise JournalFull(self.size, len(data), limit)
+        if limit is not None and (self.full or self.size + len(data) > limit):
+            full = JournalFull(self.size, len(data), limit, after=self.full)
+            self.full = True
+            raise full
         try:
             written = os.write(self._fd, data)
             if written != len(data):
@@ -191,11 +209,13 @@ class JournalFull(Exception):
     ``error`` (E_LIMIT_EXCEEDED) and ``key`` (the step whose record it was) and lets it end
     the run."""
 
-    def __init__(self, size: int, wanted: int, limit: int) -> None:
+    def __init__(self, size: int, wanted: int, limit: int, *, after: bool = False) -> None:
         super().__init__(f"journal full: {size} + {wanted} bytes over {limit}")
         self.size = size
         self.wanted = wanted
         self.limit = limit
+        #: Refused because an earlier record was (it might have fit by itself).
+        self.after = after
         self.error: PlangateError | None = None
         self.key: ActionKey | None = None
 
@@ -256,8 +276,8 @@ def _parse_lines(data: bytes, path: Path) -> Iterator[dict[str, Any]]:
         except ValueError:
             raise PlangateError(
                 f"journal {path}: line {number} is not JSON",
-                remedy="the journal is damaged; inspect it, then move it aside to start the "
-                "plan's execution afresh (actions already done will run again)",
+                remedy="the journal is damaged; inspect it, then move it aside: the plan's "
+                "committed execution block then says which actions already ran (round 45)",
             ) from None
         if isinstance(record, dict):
             yield record
@@ -286,6 +306,8 @@ class ActionRecord:
     called: dict[str, Any] | None = None
     #: Tries that failed before the tool was called (they have no start record).
     no_call_tries: int = 0
+    #: Tries the committed record counts for an action recovered from it (round 45).
+    recovered_tries: int = 0
     #: How many times the action paused for a human (``on_failure: ask``).
     asks: int = 0
     #: Approval commits that retried the action after an ask, with the ask they answered.
@@ -307,7 +329,7 @@ class ActionRecord:
 
     @property
     def attempts(self) -> int:
-        return len(self.starts) + self.no_call_tries
+        return len(self.starts) + self.no_call_tries + self.recovered_tries
 
     @property
     def ask_pending(self) -> bool:
@@ -360,6 +382,9 @@ class Replay:
     #: Start records of every action, across runs: the tool calls ``max_tool_calls`` counts
     #: (kept as a count: summing the actions' starts before each call cost O(N) per action).
     tool_calls: int = 0
+    #: The journal was lost and rebuilt from the plan's committed ``execution:`` block (a
+    #: ``recovered`` record, round 45): the values only the lost journal held are not known.
+    recovered: bool = False
 
     def action(self, action_id: ActionKey) -> ActionRecord:
         if action_id not in self.actions:
@@ -376,6 +401,10 @@ class Replay:
             self.plan_approval = record["approval"]
         if kind == "run" and self.first_run_at is None:
             self.first_run_at = record.get("at")
+        elif kind == "recovered":
+            self.recovered = True
+            if self.first_run_at is None and isinstance(record.get("started_at"), str):
+                self.first_run_at = record["started_at"]  # as the committed record says
         elif kind == "outcome":
             self.last_outcome = record.get("status")
             self.last_outcome_at = record.get("at")
@@ -422,6 +451,10 @@ class Replay:
             state.round_attempts += 1
         if record.get("ask"):
             state.asks += 1
+        tries = record.get("attempt")
+        if record.get("from_record") and isinstance(tries, int) and not isinstance(tries, bool):
+            state.recovered_tries = max(0, tries)  # as the committed record counts them
+            self.tool_calls += state.recovered_tries
         if not record.get("retry"):
             state.round_attempts = 0
 

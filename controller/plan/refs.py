@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.errors import (
+    ActionInDoubt,
     LimitExceeded,
     PlangateError,
     Problem,
@@ -285,6 +286,9 @@ class Context:
     used_secrets: set[str] = field(default_factory=set)
     #: limits.max_params_bytes: every resolution against this context stops past it
     max_chars: int | None = None
+    #: why a reference's value is not known (None: it is), e.g. an output only the committed
+    #: record holds, masked or cut, after the journal was lost (round 45): E_ACTION_IN_DOUBT
+    unknown: Callable[[Ref], str | None] | None = None
 
 
 class _Budget:
@@ -389,7 +393,11 @@ def _as_text(value: Any) -> str:
 
 
 def lookup(ref: Ref, ctx: Context) -> Any:
-    """The value of one reference in ``ctx``; raise :class:`RefUnavailable`."""
+    """The value of one reference in ``ctx``; raise :class:`RefUnavailable` (or
+    :class:`ActionInDoubt` for a value the run lost: :attr:`Context.unknown`)."""
+    why = ctx.unknown(ref) if ctx.unknown is not None else None
+    if why is not None:
+        raise ActionInDoubt(f"{ref.text}: {why}")
     try:
         if ref.root == "actions":
             return _lookup_action(ref, ctx)

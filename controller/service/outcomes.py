@@ -91,6 +91,9 @@ class Outcomes(Committing):
                     abort_requested=self._abort_check(job),
                     stop_requested=stop_requested,
                     journal_expected=True,  # Starting._start wrote its begin record
+                    # a gate or resume approval goes on from a run the controller paused or
+                    # failed: only then is the committed record its own (round 45)
+                    continued=job.gate_approved is not None or job.resume,
                 )
             except PlangateError as exc:
                 outcome = RunOutcome("failed", exc, None)

@@ -38,6 +38,10 @@ class Starting(Committing):
             facts = plans.parse_text(text, Path(state.file), self.config)  # status and hash
             if facts.status != "approved" or facts.hash != expected:
                 return None  # changed meanwhile: the next pass decides again
+            if request.kind is approvals.Transition.GATE and job.gate_approved is None:
+                # the index lost (round 45): the pause the committed record shows is the one
+                # this approval answers (else the run paused there again, nothing run)
+                job.gate_approved = _committed_gate(facts)
             if request.kind is approvals.Transition.APPROVE and expected:
                 # claimed now, not when the (maybe batched) commit lands: a twin decided
                 # later in this pass is already executed (SPEC §15, at most once)
@@ -376,3 +380,20 @@ class Starting(Committing):
                 return False
             self._on_branch.add(start)
         return True
+
+
+def _committed_gate(plan: plans.LoadedPlan) -> int | None:
+    """The action the committed ``execution:`` block shows the plan paused before (its
+    ``gate:`` preview), if it is one of the plan's gated actions."""
+    data = plan.data if isinstance(plan.data, dict) else {}
+    execution = data.get("execution")
+    gate = execution.get("gate") if isinstance(execution, dict) else None
+    action = gate.get("action") if isinstance(gate, dict) else None
+    if not isinstance(action, int) or isinstance(action, bool):
+        return None
+    gated = {
+        a.get("id")
+        for a in data.get("actions") or []
+        if isinstance(a, dict) and a.get("requires_approval") is True
+    }
+    return action if action in gated else None

@@ -24,9 +24,11 @@ import re
 # joiner (U+034F), Khmer's inherent vowels (U+17B4, U+17B5), the Mongolian free variation
 # selectors (U+180B-U+180F), the variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF): with
 # the format characters, every Default_Ignorable_Code_Point of Unicode 15 (U+FFF0-U+FFF8 and
-# U+E0000-U+E0FFF kept whole); and the Braille blank (U+2800), a blank of category So.
+# U+E0000-U+E0FFF kept whole); the Braille blank (U+2800), a blank of category So; and every
+# space separator (Zs) but the plain space (U+00A0, U+1680, U+2000-U+200A, U+202F, U+205F,
+# U+3000): it reads as a space but is another string to every tool (round 46).
 HIDDEN = re.compile(
-    "[\x00-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\uffa0"
+    "[\x00-\x1f\x7f-\xa0\xad\u034f\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\uffa0"
     "\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u2800\ufe00-\ufe0f"
     "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ud800-\uf8ff\ufeff\ufff0-\ufffb"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"

@@ -34,20 +34,31 @@ def status(*, config_path: str | None, as_json: bool) -> int:
     if not rows:
         print("no plans")
         return 0
-    print(_columns("STATUS", "PLAN", "HASH", "RISK", "APPROVER", "LAST EVENT"))
-    for row in rows:
-        print(_line(row))
+    cells = [_cells(row) for row in rows]
+    header = ("STATUS", "PLAN", "HASH", "RISK", "APPROVER", "LAST EVENT")
+    # each column as wide as its widest value (never cut: a cut path or address could read
+    # as another), with the old widths as the least
+    rows_and_header = [header, *cells]
+    widths = [max(len(c[i]) for c in rows_and_header) for i in range(len(_LEAST))]
+    widths = [max(width, least) for width, least in zip(widths, _LEAST, strict=True)]
+    print(_columns(header, widths))
+    for row, row_cells in zip(rows, cells, strict=True):
+        print(_line(row, row_cells, widths))
     return 0
 
 
-def _columns(status: str, plan: str, hash_: str, risk: str, approver: str, event: str) -> str:
-    return f"{status:18} {plan:40} {hash_:12} {risk:6} {approver:24} {event}".rstrip()
+#: The least width of each column but the last.
+_LEAST = (18, 40, 12, 6, 24)
 
 
-def _line(row: dict[str, Any]) -> str:
-    """One plan (and why it waits, failed or was refused, on the next line); every plan- or
-    git-supplied value escaped (controller.display)."""
-    text = _columns(
+def _columns(cells: tuple[str, ...], widths: list[int]) -> str:
+    padded = [cell.ljust(width) for cell, width in zip(cells, widths, strict=False)]
+    return " ".join([*padded, cells[-1]]).rstrip()
+
+
+def _cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """One plan's values, every plan- or git-supplied one escaped (controller.display)."""
+    return (
         visible(row["status"] or "?"),
         visible(row["plan"]),
         visible((row["hash"] or "-")[7:19] or "-"),
@@ -55,7 +66,12 @@ def _line(row: dict[str, Any]) -> str:
         visible(row["approver"] or "-"),
         visible(row["last_event"] or "-"),  # none for a source that does not convert
     )
+
+
+def _line(row: dict[str, Any], cells: tuple[str, ...], widths: list[int]) -> str:
+    """One plan (and why it waits, failed or was refused, on the next line)."""
+    text = _columns(cells, widths)
     why = row.get("waiting") or row.get("reason")
     if why:
-        text += f"\n{'':18} {'waiting: ' if row.get('waiting') else ''}{visible(why)}"
+        text += f"\n{'':{widths[0]}} {'waiting: ' if row.get('waiting') else ''}{visible(why)}"
     return text

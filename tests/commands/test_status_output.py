@@ -45,3 +45,25 @@ def test_status_json_is_alone_on_stdout_when_the_scan_logs(tmp_path: Path) -> No
     assert set(rows) >= {"plans/ok", "plans/big"}
     assert "E_PLAN_TOO_LARGE" in json.dumps(rows["plans/big"])
     assert "plan_problem" in result.stderr and "E_PLAN_TOO_LARGE" in result.stderr
+
+
+def test_status_text_columns_fit_a_long_plan_path_and_address(tmp_path: Path) -> None:
+    """A plan path or an approver's address longer than its column widens the column for
+    every row (never cut: a cut path could read as another plan), so each row's last event
+    starts under its header."""
+    from tests.support.gitenv import run_cli
+
+    repo = tmp_path / "repo"
+    long_slug = "a-plan-whose-folder-name-is-longer-than-the-plan-column"
+    for slug in ("ok", long_slug):
+        (repo / "plans" / slug).mkdir(parents=True)
+        (repo / "plans" / slug / "PLAN.yml").write_text(greet_plan(slug, "a plan", '"x"'))
+    git(repo.parent, "init", "-q", "-b", "main", str(repo))
+    commit_all(repo, "two plans")
+    result = run_cli("status", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    header, *lines = result.stdout.splitlines()
+    column = header.index("LAST EVENT")
+    rows = [line for line in lines if line.startswith(("draft", "pending"))]
+    assert len(rows) == 2 and any(f"plans/{long_slug} " in row for row in rows)
+    assert all(row[column - 1] == " " and row[column] != " " for row in rows), result.stdout

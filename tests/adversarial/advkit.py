@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,53 @@ print(json.dumps({"ok": True, "echo": json.loads(data) if data.strip() else None
 class BenchError(RuntimeError):
     """The bench itself failed (git refused a step, the controller's pass crashed): never
     an expected failure, so a strict xfail (``raises=AssertionError``) does not hide it."""
+
+
+class WindowClosed(Exception):
+    """A lab's clock window (a key's validity, ``max_age``, a wall-clock budget) closed before
+    the steps that had to happen inside it completed: the bench was too slow (a loaded
+    machine), which says nothing of the defence. :func:`with_widening_window` rebuilds."""
+
+
+def window_open(deadline: float, what: str) -> None:
+    """Raise :class:`WindowClosed` unless the clock is still before ``deadline`` (an epoch
+    time; checked after the in-window steps, so they all happened before it)."""
+    now = time.time()
+    if now >= deadline:
+        raise WindowClosed(f"{what}: window closed at {deadline:.1f}, now {now:.1f}")
+
+
+def with_widening_window(
+    build: Callable[[Path, int], Lab], *, first: int, tries: int = 4
+) -> Callable[[Path], Lab]:
+    """``build(root, window)`` as the ``build(root)`` that ``shared`` takes: each try builds
+    a fresh lab in ``root/w<n>``; when the build raises :class:`WindowClosed` (its control
+    or in-window steps did not complete inside the window) the lab is rebuilt with the window
+    doubled, so the attack and the control are always judged inside a valid window. After
+    ``tries`` closed windows, a :class:`BenchError` says so (never an assertion: a strict
+    xfail must not hide a bench too slow to judge). The lab keeps ``window`` (the one that
+    held) and ``closed`` (why the earlier tries were rebuilt)."""
+
+    def wrapped(root: Path) -> Lab:
+        window, closed = first, []
+        for attempt in range(tries):
+            folder = root / f"w{attempt}"
+            folder.mkdir(parents=True)
+            try:
+                lab = build(folder, window)
+            except WindowClosed as why:
+                closed.append(f"window {window}: {why}")
+                window *= 2
+                continue
+            lab.window = window  # type: ignore[attr-defined]
+            lab.closed = closed  # type: ignore[attr-defined]
+            return lab
+        raise BenchError(
+            f"bench too slow: the window closed before the in-window steps completed in all "
+            f"{tries} tries: " + "; ".join(closed)
+        )
+
+    return wrapped
 
 
 def identity(who: tuple[str, str]) -> dict[str, str]:

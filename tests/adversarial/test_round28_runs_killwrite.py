@@ -81,13 +81,35 @@ def _killed_pass(lab: Lab, moves: int) -> str:
     env["REC_LOG"] = str(lab.log)
     ref = lab.repo / ".git" / "refs" / "heads" / "main"
     last = ref.read_text().strip()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
-        cwd=lab.root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    # On a loaded machine the watcher, one busy loop among many, could be off the CPU while
+    # the controller moved on past the commit (rounds 30, 34: no kill landed in six tries):
+    # the watcher runs ahead of the controller in the scheduler (raised if it may, else the
+    # controller lowered), so the kill lands right after the move, as on a quiet machine.
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, before - 10)
+        lower = 10  # the controller (which inherits it) back at the usual priority
+    except OSError:
+        lower = 5
+    argv = [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)]
+    try:
+        proc = subprocess.Popen(
+            ["nice", "-n", str(lower), *argv],
+            cwd=lab.root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        seen = _watch(proc, ref, last, moves)
+    finally:
+        os.setpriority(os.PRIO_PROCESS, 0, before)
+    if seen != moves:
+        raise BenchError(f"the pass ended after {seen} branch moves, before the kill")
+    return lab.git("log", "-1", "--format=%s").strip()
+
+
+def _watch(proc: subprocess.Popen[bytes], ref: Path, last: str, moves: int) -> int:
+    """Busy-watch ``ref``; SIGKILL ``proc`` once it moved ``moves`` times; the moves seen."""
     seen, deadline = 0, time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < deadline:
         try:
@@ -100,9 +122,7 @@ def _killed_pass(lab: Lab, moves: int) -> str:
                 os.kill(proc.pid, signal.SIGKILL)
                 break
     proc.wait()
-    if seen != moves:
-        raise BenchError(f"the pass ended after {seen} branch moves, before the kill")
-    return lab.git("log", "-1", "--format=%s").strip()
+    return seen
 
 
 def killed_start(

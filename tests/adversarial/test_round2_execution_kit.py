@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import Lab
+from advkit import BenchError, Lab
 
 _BASE = ("root", "repo", "config", "state", "log", "home", "recorder")
 
@@ -26,6 +26,7 @@ def shared(factory: pytest.TempPathFactory, key: str, build: Callable[[Path], La
         base = base.parent
     folder = base / f"r2-{key}"
     done = base / f"r2-{key}.pickle"
+    failed = base / f"r2-{key}.failed"
     with open(base / f"r2-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if done.exists():
@@ -34,8 +35,14 @@ def shared(factory: pytest.TempPathFactory, key: str, build: Callable[[Path], La
             for name, value in saved.items():
                 setattr(lab, name, value)
             return lab
+        if failed.exists():  # the build already failed: say why, not "File exists"
+            raise BenchError(f"the shared lab {key} failed to build: {failed.read_text()}")
         folder.mkdir()
-        lab = build(folder)
+        try:
+            lab = build(folder)
+        except Exception as why:
+            failed.write_text(f"{type(why).__name__}: {why}"[-3000:])
+            raise
         keep = {k: v for k, v in vars(lab).items() if k != "_status"}
         done.write_bytes(pickle.dumps(keep))
         return lab

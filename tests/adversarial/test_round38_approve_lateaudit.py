@@ -80,9 +80,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text, window_open, with_widening_window
 from test_round2_execution_kit import shared
 
+#: the keys' first validity window, in seconds; a lab whose window closed before the
+#: controller judged the in-window signatures is rebuilt with it doubled (advkit)
 VALID_FOR = 7
 RUNS = ["cert-run", "line-run", "ctl"]
 REJECTS = ["cert-reject", "line-reject", "key-reject"]
@@ -142,7 +144,7 @@ def _run(lab: Lab) -> None:
         lab.extra_env = {}  # type: ignore[attr-defined]
 
 
-def _build(root: Path) -> Lab:
+def _build(root: Path, valid_for: int) -> Lab:
     lab = Lab(root)
     keys = root / "keys"
     keys.mkdir()
@@ -152,8 +154,9 @@ def _build(root: Path) -> Lab:
     carol = _key(keys, "carol")
     carol2 = _key(keys, "carol2")
     bot = _key(keys, "bot")
-    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{VALID_FOR}s")
-    expires = time.time() + VALID_FOR
+    t0 = time.time()  # the certificate's window ends no earlier than the listed keys'
+    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{valid_for}s")
+    expires = int(t0) + valid_for
     until = datetime.fromtimestamp(expires, UTC).strftime("%Y%m%d%H%M%SZ")
     signers = root / "allowed_signers"
     signers.write_text(
@@ -182,6 +185,9 @@ def _build(root: Path) -> Lab:
     _sign(lab, "cert-abort", "bobt", BOB, "aborted")
     _sign(lab, "early-reject", "alice", ALICE, "approved")
     _run(lab)
+    # every signature above was judged by a pass that ended before the windows closed (and
+    # before Carol's next key opened); else this lab says nothing: rebuild it wider
+    window_open(expires, "the in-window passes")
     lab.early = {v: lab.started(v) for v in RUNS}  # type: ignore[attr-defined]
     time.sleep(max(0.0, expires - time.time() + 1.5))
     for vid in REJECTS:
@@ -209,7 +215,7 @@ def _build(root: Path) -> Lab:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return shared(tmp_path_factory, "r38-lateaudit", _build)
+    return shared(tmp_path_factory, "r38-lateaudit", with_widening_window(_build, first=VALID_FOR))
 
 
 def _p(vids: list[str]) -> list[Any]:

@@ -69,9 +69,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, WindowClosed, plan_text, with_widening_window
 from test_round2_execution_kit import shared
 
+#: the keys' first validity window, in seconds; a lab whose window closed before the
+#: controller's in-window commits were made is rebuilt with it doubled (advkit)
 VALID_FOR = 9
 REJECTS = ["fp-dated", "side-ours", "side-merge", "cert-side", "synced"]
 GATE = """\
@@ -146,7 +148,7 @@ def _side(lab: Lab, vid: str, key: str, who: tuple[str, str], status: str, when:
     lab.git("merge", "-q", "--no-ff", *args, "-m", f"merge side-{vid}", f"side-{vid}", who=AGENT)
 
 
-def _build(root: Path) -> Lab:
+def _build(root: Path, valid_for: int) -> Lab:
     lab = Lab(root)
     keys = root / "keys"
     keys.mkdir()
@@ -155,8 +157,9 @@ def _build(root: Path) -> Lab:
     bob = _key(keys, "bob")
     carol = _key(keys, "carol")
     bot = _key(keys, "bot")
-    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{VALID_FOR}s")
-    expires = int(time.time()) + VALID_FOR
+    t0 = time.time()  # the certificate's window ends no earlier than the listed key's
+    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{valid_for}s")
+    expires = int(t0) + valid_for
     until = datetime.fromtimestamp(expires, UTC).strftime("%Y%m%d%H%M%SZ")
     signers = root / "allowed_signers"
     signers.write_text(
@@ -177,7 +180,7 @@ def _build(root: Path) -> Lab:
     last = int(lab.git("log", "-1", "--format=%ct").strip())
     lab.dated = expires - 2  # type: ignore[attr-defined]
     if lab.dated <= last:  # type: ignore[attr-defined]
-        raise RuntimeError(f"bench too slow: window closed at {expires}, last commit {last}")
+        raise WindowClosed(f"window closed at {expires}, last commit {last}")
     time.sleep(max(0.0, expires - time.time() + 1.5))
     lab.write("filler", plan_text("filler"))
     lab.commit("agent adds a filler", AGENT)
@@ -223,7 +226,7 @@ def _build(root: Path) -> Lab:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return shared(tmp_path_factory, "r39-sidedate", _build)
+    return shared(tmp_path_factory, "r39-sidedate", with_widening_window(_build, first=VALID_FOR))
 
 
 def _p(vids: list[str], prefix: str = "") -> list[Any]:

@@ -59,7 +59,7 @@ import string
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab
+from advkit import ALICE, Lab, WindowClosed, with_widening_window
 from test_round2_execution_kit import shared
 
 SECRET = "Zq8Wx3Yv7Ut2"
@@ -81,34 +81,70 @@ PATTERNS = [
 ]
 
 
-def _outputs(vid: str) -> tuple[str, str]:
-    """(tool, output lines at 6-space indent)."""
+#: the budget the controller gives every match()/search() over one result is wall-clock
+#: time (0.5 s): on a loaded machine the 186 ``match-per-char`` (or ``pattern-from-data``)
+#: filters over one result can outrun it and the action fails before its outputs are
+#: recorded. The lab then rebuilds with the same filters spread over 2, 4, ... 32 actions (each
+#: its own result and budget; advkit's widening window), every action's outputs asserted.
+SPLIT = 1
+
+
+def _chunks(items: list[str], n: int) -> list[list[str]]:
+    size = -(-len(items) // n)
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _outputs(vid: str, split: int = 1) -> tuple[str, list[tuple[str, str]]]:
+    """(tool, per action: (output lines at 6-space indent, the ``ps`` param))."""
     if vid == "match-per-char":
         lines = [
             f"- {{name: p{i}_{c}, path: \"$.w[?match(@.s, '.{{{i}}}{c}.*')].n\", optional: true}}"
             for i in range(3)
             for c in string.ascii_letters + string.digits
         ]
-        return "echo", "\n".join(lines)
+        return "echo", [("\n".join(part), "[]") for part in _chunks(lines, split)]
     if vid == "search-prefix":
-        return "echo", "- {name: hit, path: \"$.w[?search(@.s, '^Zq8W')].n\", optional: true}"
+        return "echo", [
+            ("- {name: hit, path: \"$.w[?search(@.s, '^Zq8W')].n\", optional: true}", "[]")
+        ]
     if vid == "compare-order":
-        return "echo", "- {name: hit, path: \"$.w[?@.s > 'Y' && @.s < 'a'].n\", optional: true}"
+        return "echo", [
+            ("- {name: hit, path: \"$.w[?@.s > 'Y' && @.s < 'a'].n\", optional: true}", "[]")
+        ]
     if vid == "length":
-        return "echo", '- {name: hit, path: "$.w[?length(@.s) == 12].n", optional: true}'
+        return "echo", [('- {name: hit, path: "$.w[?length(@.s) == 12].n", optional: true}', "[]")]
     if vid == "exec-search":
-        return (
-            "rec",
-            "- {name: hit, path: \"$.json.echo.w[?search(@.s, '^Zq8W')].n\", optional: true}",
-        )
+        return "rec", [
+            (
+                "- {name: hit, path: \"$.json.echo.w[?search(@.s, '^Zq8W')].n\", optional: true}",
+                "[]",
+            )
+        ]
     if vid == "pattern-from-data":
-        return "echo", '- {name: chars, path: "$.ps[?match($.w[0].s, @.p)].c", optional: true}'
-    return "echo", '- {name: val, path: "$.w[0].s", optional: true}'
+        out = '- {name: chars, path: "$.ps[?match($.w[0].s, @.p)].c", optional: true}'
+        size = -(-len(PATTERNS) // split)
+        parts = [PATTERNS[i : i + size] for i in range(0, len(PATTERNS), size)]
+        return "echo", [(out, json.dumps(part)) for part in parts]
+    return "echo", [('- {name: val, path: "$.w[0].s", optional: true}', "[]")]
 
 
-def _plan(vid: str) -> str:
-    tool, outs = _outputs(vid)
-    outs = "\n".join("      " + line for line in outs.splitlines())
+def _plan(vid: str, split: int = 1) -> str:
+    tool, actions = _outputs(vid, split)
+    body = ""
+    for n, (outs, ps) in enumerate(actions, 1):
+        outs = "\n".join("      " + line for line in outs.splitlines())
+        body += f"""\
+  - id: {n}
+    tool: {tool}
+    why: "hand back the token"
+    params:
+      tag: "{vid}"
+      w:
+        - {{s: "$<secrets.TOK>", n: "hit"}}
+      ps: {ps}
+    outputs:
+{outs}
+"""
     return f"""\
 plan:
   name: "{vid}"
@@ -117,17 +153,7 @@ plan:
 available_tools:
   - name: {tool}
 actions:
-  - id: 1
-    tool: {tool}
-    why: "hand back the token"
-    params:
-      tag: "{vid}"
-      w:
-        - {{s: "$<secrets.TOK>", n: "hit"}}
-      ps: {json.dumps(PATTERNS) if vid == "pattern-from-data" else "[]"}
-    outputs:
-{outs}
-"""
+{body}"""
 
 
 GUARD_PLAN = """\
@@ -152,13 +178,13 @@ actions:
 )
 
 
-def _build(root: Path) -> Lab:
+def _build(root: Path, split: int) -> Lab:
     (root / "q").mkdir()
     secrets = root / "secrets.yml"
     secrets.write_text(f"TOK: {SECRET}\n")
     lab = Lab(root / "q", extra=f"secrets: {{file: {secrets}}}\n")
     for vid in VARIANTS:
-        lab.write(vid, _plan(vid))
+        lab.write(vid, _plan(vid, split))
     lab.write("guard-bits", GUARD_PLAN)
     lab.commit("oracle plans")
     lab.run()
@@ -166,12 +192,18 @@ def _build(root: Path) -> Lab:
         lab.set_status(vid, "approved")
     lab.commit("approve all", ALICE)
     lab.run()
+    for vid in VARIANTS:  # the filters outran the wall-clock budget: a slow bench, rebuild
+        execution = lab.plan(vid).get("execution") or {}
+        if execution.get("status") == "failed" and "took over" in json.dumps(execution):
+            raise WindowClosed(f"{vid}: its match() filters outran the budget in {split} actions")
     return lab
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return shared(tmp_path_factory, "r43-secretquery", _build)
+    return shared(
+        tmp_path_factory, "r43-secretquery", with_widening_window(_build, first=SPLIT, tries=6)
+    )
 
 
 @pytest.mark.parametrize(
@@ -182,8 +214,7 @@ def test_outputs_recorded_never_depend_on_a_secret(lab: Lab, vid: str) -> None:
     data = lab.plan(vid)
     execution = data.get("execution") or {}
     assert execution.get("status") == "completed", execution
-    first = execution["actions"][0]
-    outputs = json.dumps(first.get("outputs") or {})
+    outputs = json.dumps([a.get("outputs") or {} for a in execution["actions"]])
     assert SECRET not in lab.git("log", "--all", "-p")
     if vid == "direct":
         assert "***" in outputs and SECRET not in outputs

@@ -24,21 +24,8 @@ from controller.plan.shape import EXPECT_TAGS as EXPECT_TAGS
 from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
 from controller.plan.shape import STATUSES as STATUSES
 from controller.plan.shape import SUPPORTED_VERSION as SUPPORTED_VERSION
+from controller.plan.shape import OnFailure, PlanOnFailure, Status
 
-Status = Literal[
-    "draft",
-    "pending_approval",
-    "invalid",
-    "approved",
-    "rejected",
-    "executing",
-    "awaiting_approval",
-    "completed",
-    "failed",
-    "aborted",
-]
-OnFailure = Literal["stop", "skip", "retry", "fallback", "ask"]
-PlanOnFailure = Literal["stop", "skip", "retry", "ask"]
 FallbackOnFailure = Literal["stop", "skip", "retry"]
 #: Tries after the first when neither ``retry:`` nor ``retries:`` says (with on_failure: retry).
 DEFAULT_RETRIES = 3

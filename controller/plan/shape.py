@@ -19,10 +19,10 @@ them costs no pydantic either.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal, get_args
 
 SUPPORTED_VERSION = 1
-STATUSES: tuple[str, ...] = (
+Status = Literal[
     "draft",
     "pending_approval",
     "invalid",
@@ -33,9 +33,13 @@ STATUSES: tuple[str, ...] = (
     "completed",
     "failed",
     "aborted",
-)
-ON_FAILURE: tuple[str, ...] = ("stop", "skip", "retry", "fallback", "ask")
-PLAN_ON_FAILURE: tuple[str, ...] = ("stop", "skip", "retry", "ask")
+]
+OnFailure = Literal["stop", "skip", "retry", "fallback", "ask"]
+PlanOnFailure = Literal["stop", "skip", "retry", "ask"]
+#: The same as tuples, for plain checks (the schema's models use the Literal types).
+STATUSES: tuple[str, ...] = get_args(Status)
+ON_FAILURE: tuple[str, ...] = get_args(OnFailure)
+PLAN_ON_FAILURE: tuple[str, ...] = get_args(PlanOnFailure)
 #: Tags of the two forms of ``expect`` (dropped from error locations, see plans.py).
 EXPECT_TAGS = ("expect-one", "expect-all")
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"

@@ -8,7 +8,8 @@ Every configured secret value is redacted, not only the ones a plan used: a tool
 secret it received some other way, and the controller's commit messages must be clean too.
 Redaction replaces each occurrence of a value with ``***`` in text and inside JSON data
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
-that a secret containing another is hidden whole. Empty values are ignored. Whole, a value is
+that a secret containing another is hidden whole; mapping keys that read alike once masked
+are kept apart, never merged (round 46: :func:`_apart`). Empty values are ignored. Whole, a value is
 hidden as written, JSON-escaped, URL-encoded and in the block encodings of its bytes (UTF-8,
 and UTF-16 in either byte order): hex, base64 (standard and URL-safe), base32 (either
 case) and uuencode (base64's bits in its alphabet, a blank or a backquote for 0: round 41),

@@ -44,7 +44,7 @@ _READ_CHANGED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVa
 )
 
 
-class MaskedAlike(dict):  # type: ignore[type-arg]
+class MaskedAlike(dict[str, Any]):
     """A mapping of a result as recorded whose keys read the same once secrets are masked
     (:meth:`controller.execution.secrets.Redactor.view`, round 46): ``masked`` holds the
     placeholders its masked keys got. A query reads such a mapping only by the names of

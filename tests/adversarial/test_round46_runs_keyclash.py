@@ -89,6 +89,7 @@ sys.stdin.read()
 print(open(os.path.join(os.environ["INBOX"], sys.argv[1] + ".json"), encoding="utf-8").read())
 """
 
+
 def _plan(vid: str, path: str) -> str:
     verify = ""
     if vid == "verify-none-failed":

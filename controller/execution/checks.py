@@ -181,7 +181,7 @@ def evaluate(clause: ExpectClause, value: Any) -> list[str]:
 def _failure(item: Expect, value: Any) -> str | None:
     try:
         nodes, singular = jsonpaths.find(item.path, value)
-    except QueryTooCostly as exc:
+    except (QueryTooCostly, jsonpaths.MaskedKeysAlike) as exc:
         return f"{item.path} could not be evaluated: {exc}"
     if not nodes:
         actual: Any = _MISSING

@@ -75,7 +75,7 @@ class NestedRun:
             result = take_result(step.tool, result)  # the one intake, as for any tool
             run = self.runner.run
             limit = run.config.limits.max_params_bytes
-            outputs = extract_outputs(spec.outputs, result, limit, run.redactor.data)
+            outputs = extract_outputs(spec.outputs, result, limit, run.redactor.view)
         except PlangateError as error:
             return self.runner.settle(step, attempt, error, result=result)
         return self.runner.finish(step, attempt, result, outputs)

@@ -131,14 +131,18 @@ def extract_outputs(
 ) -> dict[str, Any]:
     """Each declared output from the result: singular query -> value, otherwise a list.
 
-    With ``redact`` (the run's :meth:`Redactor.data`), the queries run over the result *as it
+    With ``redact`` (the run's :meth:`Redactor.view`), the queries run over the result *as it
     is recorded* (round 43): which nodes a query selects (its filters: ``match()``,
     ``search()``, comparisons, ``length()``) depends on nothing a secret's value decides, so
     the outputs that exist and the plain values they hold cannot spell a secret out. Each
     selected node's value is then the tool's own value at the same place (the later params
-    get what the tool returned; it is recorded redacted like everything else); where the
-    recorded result has no such place (a redacted key collided with another), the value as
-    recorded. A filter never selects an element the redaction changed (round 45: over the
+    get what the tool returned; it is recorded redacted like everything else): the recorded
+    result keeps every list's length and every mapping's members in order (round 46: keys
+    that read alike once masked are kept apart, never merged), so every place maps. A
+    mapping whose keys read alike is read by the names of its other keys only: a query
+    reaching a member under a masked key otherwise is ``E_TOOL_OUTPUT_INVALID``
+    (:class:`controller.plan.jsonpaths.MaskedAlike`). A filter never selects an element the
+    redaction changed (round 45: over the
     recorded ``***@customer.example`` it held, and the tool got an attacker's address
     wrapped around the secret's characters): such an element does not match, whatever the
     filter says (fails closed; :func:`changed_by_redaction`).
@@ -205,8 +209,9 @@ def changed_by_redaction(seen: Any, raw: Any) -> frozenset[int]:
 
 class _Places:
     """Maps a place in the recorded (redacted) result to the same place in the tool's own:
-    redaction keeps every list's length and every mapping's key order, but may change a key
-    (and so make two keys one: then the mapping has fewer keys and nothing maps)."""
+    redaction keeps every list's length and every mapping's members in order, changing only
+    keys (never merging two: round 46), so a mapping's member maps by its position. A place
+    that does not map (a list the redaction replaced whole) keeps the recorded value."""
 
     def __init__(self, raw: Any, seen: Any) -> None:
         self._raw = raw

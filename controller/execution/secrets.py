@@ -8,7 +8,8 @@ Every configured secret value is redacted, not only the ones a plan used: a tool
 secret it received some other way, and the controller's commit messages must be clean too.
 Redaction replaces each occurrence of a value with ``***`` in text and inside JSON data
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
-that a secret containing another is hidden whole. Empty values are ignored. Whole, a value is
+that a secret containing another is hidden whole; mapping keys that read alike once masked
+are kept apart, never merged (round 46: :func:`_apart`). Empty values are ignored. Whole, a value is
 hidden as written, JSON-escaped, URL-encoded and in the block encodings of its bytes (UTF-8,
 and UTF-16 in either byte order): hex, base64 (standard and URL-safe), base32 (either
 case) and uuencode (base64's bits in its alphabet, a blank or a backquote for 0: round 41),
@@ -1186,10 +1187,22 @@ class Redactor:
         return longest
 
     def data(self, value: Any) -> Any:
-        """A copy of JSON data with every secret hidden (the input is not changed)."""
+        """A copy of JSON data with every secret hidden (the input is not changed).
+
+        A mapping keeps every member of the input: keys that read the same once masked
+        (round 46: a key holding a secret and a key written ``***``) are kept apart, each
+        masked one of them under a placeholder of its own (:func:`_apart`)."""
         if not self._values:
             return value
-        return self._walk(value)
+        return self._walk(value, False)
+
+    def view(self, value: Any) -> Any:
+        """:meth:`data`, for queries: each mapping whose masked keys got placeholders is a
+        :class:`controller.plan.jsonpaths.MaskedAlike`, which a query reads only by the
+        names of its other keys (never written: YAML takes plain mappings only)."""
+        if not self._values:
+            return value
+        return self._walk(value, True)
 
     def _spells(self, value: list[Any]) -> bool:
         """Whether a list of numbers (bytes, code units or code points: a Node Buffer's
@@ -1224,19 +1237,57 @@ class Redactor:
             return False
         return any(self.text(joined) != joined for joined in ("".join(value), "\n".join(value)))
 
-    def _walk(self, value: Any) -> Any:
+    def _walk(self, value: Any, marked: bool) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {self.text(str(k)): self._walk(v) for k, v in value.items()}
+            real = [str(k) for k in value]
+            keys = [self.text(k) for k in real]
+            values = [self._walk(v, marked) for v in value.values()]
+            if len(set(keys)) == len(keys):
+                return dict(zip(keys, values, strict=True))
+            return _apart(real, keys, values, marked)
         if isinstance(value, list):
             if self._spells(value) or self._lines_of(value):
                 return MASK
-            return [self._walk(v) for v in value]
+            return [self._walk(v, marked) for v in value]
         if isinstance(value, int | float) and not isinstance(value, bool):
             shown = json.dumps(value)
             return MASK if self.text(shown) != shown else value
         return value
+
+
+def _apart(real: list[str], keys: list[str], values: list[Any], marked: bool) -> dict[str, Any]:
+    """A mapping whose keys ``real`` read the same once masked (``keys``), kept whole (round
+    46: the later key won, the other member vanished, and the value a query or a check read
+    came from whichever key the tool wrote last). A key the masking did not change keeps its
+    name; each masked key that reads like another key is ``<masked>~N`` (N from 1, the first
+    not taken), in the order of the keys. The placeholders tell the members apart for a
+    reader; a query never selects by them (:class:`controller.plan.jsonpaths.MaskedAlike`):
+    which one gets which N is the order of the tool's keys, which carries no meaning."""
+    seen: dict[str, int] = {}
+    for key in keys:
+        seen[key] = seen.get(key, 0) + 1
+    alike = [k != r and seen[k] > 1 for k, r in zip(keys, real, strict=True)]
+    taken = {k for k, moved in zip(keys, alike, strict=True) if not moved}
+    named: list[str] = []
+    placeholders: set[str] = set()
+    for key, moved in zip(keys, alike, strict=True):
+        if moved:
+            number = 1
+            while f"{key}~{number}" in taken:
+                number += 1
+            key = f"{key}~{number}"
+            taken.add(key)
+            placeholders.add(key)
+        named.append(key)
+    if not marked:
+        return dict(zip(named, values, strict=True))
+    from controller.plan.jsonpaths import MaskedAlike
+
+    found = MaskedAlike(zip(named, values, strict=True))
+    found.masked = frozenset(placeholders)
+    return found
 
 
 def _qp_inside(chars: _Stream, needles: set[str], found: list[tuple[int, int]]) -> None:

@@ -282,7 +282,7 @@ class StepRunner:
         if spec is not None:
             if spec.tool is None:
                 # over the result as recorded (round 43), as outputs are read
-                found = checks.verify_result(spec, self.run.redactor.data(result))
+                found = checks.verify_result(spec, self.run.redactor.view(result))
             else:
                 seen: list[RunOutcome] = []
 
@@ -441,7 +441,7 @@ class StepRunner:
             return None, {}, error
         try:
             limit = self.run.config.limits.max_params_bytes
-            redact = self.run.redactor.data  # queries read the result as recorded (round 43)
+            redact = self.run.redactor.view  # queries read the result as recorded (round 43)
             return result, extract_outputs(step.spec.outputs, result, limit, redact), None
         except PlangateError as error:
             return result, {}, error
@@ -460,7 +460,7 @@ class StepRunner:
                 redact=self.run.redactor.text,
             )
             # expect reads a check's result as recorded (round 43): never a test of a secret
-            return self.run.redactor.data(take_result(name, tool.call(params, ctx)))
+            return self.run.redactor.view(take_result(name, tool.call(params, ctx)))
 
         return call
 

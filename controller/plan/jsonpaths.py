@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from controller.errors import LimitExceeded
+from controller.errors import LimitExceeded, ToolOutputInvalid
 from controller.plan import budget
 
 # $ then any number of: .name / ..name / .* / ..* / [index] / [*] / ['name'] / ["name"], where
@@ -42,6 +42,25 @@ _UNJUDGED: contextvars.ContextVar[frozenset[int] | None] = contextvars.ContextVa
 _READ_CHANGED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
     "jsonpath_read_changed", default=None
 )
+
+
+class MaskedAlike(dict[str, Any]):
+    """A mapping of a result as recorded whose keys read the same once secrets are masked
+    (:meth:`controller.execution.secrets.Redactor.view`, round 46): ``masked`` holds the
+    placeholders its masked keys got. A query reads such a mapping only by the names of
+    its other keys: a wildcard, a descendant segment or a filter that reaches a member under
+    a placeholder, or a name selector naming one, fails the query closed
+    (:class:`MaskedKeysAlike`): which key got which placeholder is the order of the tool's
+    keys, and which member such a key holds is a question about the secret."""
+
+    masked: frozenset[str] = frozenset()
+
+
+class MaskedKeysAlike(ToolOutputInvalid):
+    remedy = (
+        "select the members of that mapping by the names the tool gives them, or have the "
+        "tool return keys that hold no secret"
+    )
 
 
 def is_plain_query(path: str) -> bool:
@@ -174,6 +193,8 @@ def locate(
             f"query {path}: its match()/search() took over {REGEX_BUDGET:g} s on this "
             f"result{together}"
         ) from None
+    except MaskedKeysAlike as clash:
+        raise MaskedKeysAlike(f"query {path}: {clash.message}") from None
     except _TooManyNodes:
         if shared:
             raise QueryTooCostly(
@@ -207,9 +228,17 @@ def _counted(new_child: Any) -> Any:
     """``JSONPathNode.new_child`` that spends one node of the running evaluation's budget:
     every selector and descent makes its nodes through it."""
 
-    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def counted(self: Any, value: Any, key: Any, *args: Any, **kwargs: Any) -> Any:
         _spend()
-        return new_child(self, *args, **kwargs)
+        if isinstance(self.value, MaskedAlike) and key in self.value.masked:
+            raise MaskedKeysAlike(
+                "two keys of one mapping of the result read the same once secrets are "
+                "masked, and the query reads a member under such a key (by a wildcard, a "
+                "descendant segment, a filter or its placeholder): which member that is must "
+                "not depend on a secret or on the order of the tool's keys; nothing of this "
+                "result was used"
+            )
+        return new_child(self, value, key, *args, **kwargs)
 
     counted.counted = True  # type: ignore[attr-defined]
     return counted

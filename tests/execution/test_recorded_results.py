@@ -69,10 +69,14 @@ def test_a_selected_value_is_the_tools_own() -> None:
     assert REDACTOR.data(found)["s"] == "***"
 
 
-def test_a_key_collision_falls_back_to_the_recorded_value() -> None:
-    result = {"k": {"***": "plain", SECRET: "other"}}  # two keys recorded as one
-    found = extract_outputs([Output(name="v", path="$.k['***']")], result, redact=REDACTOR.data)
-    assert found == {"v": "other"}  # the recorded mapping's value (the last of the two)
+def test_a_key_collision_selects_the_key_of_that_name() -> None:
+    """Round 46: the two keys are kept apart (the masked one as ``***~1``); the query naming
+    ``***`` gets the value of the key the tool wrote as ``***``, never the other's (before,
+    the recorded mapping kept the last of the two, and its value was handed on)."""
+    result = {"k": {"***": "plain", SECRET: "other"}}
+    for redact in (REDACTOR.data, REDACTOR.view):
+        found = extract_outputs([Output(name="v", path="$.k['***']")], result, redact=redact)
+        assert found == {"v": "plain"}
 
 
 def test_the_outputs_limit_counts_what_is_recorded() -> None:

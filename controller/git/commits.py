@@ -178,7 +178,7 @@ class Commits(Objects, Refs, Signing):
         for step, theirs in enumerate(parents[1:], start=2):
             result = self.run_raw(
                 "merge-tree", "--write-tree", "--no-messages", "--allow-unrelated-histories",
-                ours, theirs, pins=(("merge.renames", "true"),),
+                ours, theirs, pins=_MERGE_PINS,
             )  # fmt: skip
             out = result.stdout.decode().split()
             if result.returncode not in (0, 1) or not out:
@@ -472,6 +472,9 @@ class Commits(Objects, Refs, Signing):
 CHUNK_COMMITS = 256
 #: git's empty tree (SHA-1): what a commit without parents changed files since
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: a simulated merge pairs renames as ``git merge`` does by default, whatever the
+#: repository's configuration says
+_MERGE_PINS = (("merge.renames", "true"), ("merge.renameLimit", "7000"))
 #: Commits whose records one ``git log --no-walk`` reads while a cold scan still walks.
 RECORDS_CHUNK = 1000
 

@@ -1011,13 +1011,13 @@ class Lifecycle(IndexStore):
         the first parent (every path, no rename detection), once per merge."""
         cached: tuple[str, list[str]] | None = getattr(self, "_side_blobs", None)
         if cached is None or cached[0] != record.sha:
-            blobs: list[str] = []
+            blobs: dict[str, None] = {}  # in order, once each
             for side in record.parents[1:]:
                 base = repo.merge_base(record.parents[0], side)
                 for path, blob in repo.changed_files(base, side).items():
-                    if path_name(path) in PLAN_FILES and blob not in blobs:
-                        blobs.append(blob)
-            cached = (record.sha, blobs)
+                    if path_name(path) in PLAN_FILES:
+                        blobs[blob] = None
+            cached = (record.sha, list(blobs))
             self._side_blobs = cached
         return cached[1]
 

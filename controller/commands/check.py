@@ -251,13 +251,13 @@ def _trailer_plans(repo: GitRepo, base: str, head: str) -> set[str]:
 def _simulated_merge(repo: GitRepo, base: str, head: str, merger: str) -> str:
     from controller.errors import GitError
 
-    result = repo.run_raw("merge-tree", "--write-tree", "--no-messages", base, head)
-    if result.returncode != 0:
+    merged = repo.merge_tree([base, head])  # the controller's own simulation of a merge
+    if merged is None or not merged[1]:
         raise GitError(
             f"merging {head[:12]} into {base[:12]} has conflicts; nothing can be predicted",
             remedy="rebase the pull request on its base branch",
         )
-    tree = result.stdout.decode().split()[0]
+    tree = merged[0]
     now = str(int(time.time()))
     env = {
         "GIT_AUTHOR_NAME": "merger",

@@ -164,27 +164,55 @@ class Commits(Objects, Refs, Signing):
         out = result.stdout.decode().strip().split()
         return out[0] if result.returncode == 0 and out else None
 
-    def renames(self, since: str, until: str, paths: Sequence[str]) -> dict[str, str]:
-        """The files git's rename detection (its default threshold, as a merge uses) pairs
-        between two commits under ``paths``: each new path with the path it had in
-        ``since``."""
+    def merge_tree(self, parents: Sequence[str]) -> tuple[str, bool] | None:
+        """(the tree git's merge machinery (ort, as ``git merge`` runs it by default) makes of
+        merging ``parents[1:]`` into ``parents[0]``, whether it merged cleanly); None when git
+        cannot merge them. An octopus is merged one branch at a time, as git's octopus does:
+        each step's result is an unreferenced commit whose parents are the commits merged so
+        far (fixed dates: the same merge names the same objects)."""
+        ours, clean = parents[0], True
+        when = "1000000000 +0000"
+        env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        env |= {"GIT_AUTHOR_NAME": "plangate", "GIT_COMMITTER_NAME": "plangate"}
+        env |= {"GIT_AUTHOR_EMAIL": "plangate@invalid", "GIT_COMMITTER_EMAIL": "plangate@invalid"}
+        for step, theirs in enumerate(parents[1:], start=2):
+            result = self.run_raw(
+                "merge-tree", "--write-tree", "--no-messages", "--allow-unrelated-histories",
+                ours, theirs, pins=_MERGE_PINS,
+            )  # fmt: skip
+            out = result.stdout.decode().split()
+            if result.returncode not in (0, 1) or not out:
+                return None
+            clean = clean and result.returncode == 0
+            if step == len(parents):
+                return out[0], clean
+            heads = [arg for sha in parents[:step] for arg in ("-p", sha)]
+            made = self.run_raw(
+                "commit-tree", "--no-gpg-sign", out[0], *heads,
+                input=b"plangate: merge step\n", env=env,
+            )  # fmt: skip
+            if made.returncode != 0:
+                return None
+            ours = made.stdout.decode().strip()
+        return None
+
+    def changed_files(self, since: str | None, until: str) -> dict[str, str]:
+        """Each file ``until`` changed or added since ``since`` (None: every file), with its
+        blob there; no rename detection (a moved file is a new path: no rename limit and no
+        pathspec decides what is seen). Deleted files are left out."""
         out = self.run_raw(
-            "diff", "--no-ext-diff", "--no-textconv", "--find-renames", "--name-status", "-z",
-            since, until, "--", *paths,
+            "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+            "--diff-filter=AMT", since or EMPTY_TREE, until,
         )  # fmt: skip
         if out.returncode != 0:
-            raise git_failure(("diff", since, until), out.stderr.decode("utf-8", "replace"))
+            why = out.stderr.decode("utf-8", "replace")
+            raise git_failure(("diff-tree", since or EMPTY_TREE, until), why)
         fields = out.stdout.decode("utf-8", "surrogateescape").split("\0")
         found: dict[str, str] = {}
-        pos = 0
-        while pos < len(fields) and fields[pos]:
-            status = fields[pos]
-            if status[:1] in ("R", "C"):
-                if status[:1] == "R" and pos + 2 < len(fields):
-                    found[fields[pos + 2]] = fields[pos + 1]
-                pos += 3
-            else:
-                pos += 2
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.split()
+            if len(parts) >= 4:
+                found[path] = parts[3]
         return found
 
     def _first_parent_line(
@@ -442,6 +470,11 @@ class Commits(Objects, Refs, Signing):
 
 #: Commits whose changed folders are read from git in one exchange.
 CHUNK_COMMITS = 256
+#: git's empty tree (SHA-1): what a commit without parents changed files since
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: a simulated merge pairs renames as ``git merge`` does by default, whatever the
+#: repository's configuration says
+_MERGE_PINS = (("merge.renames", "true"), ("merge.renameLimit", "7000"))
 #: Commits whose records one ``git log --no-walk`` reads while a cold scan still walks.
 RECORDS_CHUNK = 1000
 

@@ -549,8 +549,8 @@ class Lifecycle(IndexStore):
         if record.is_merge and not content_changed and not by_controller:
             # a merge that only flips the status approves the version its merged branch
             # held, not the first parent's: a pull request behind main approved a newer
-            # version it never showed (round 45)
-            state_changed_here = self._merged_another_version(repo, record, change.path, new)
+            # version it never showed (rounds 45-46)
+            state_changed_here = self._merged_another_version(repo, record, change, old, new)
         since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
@@ -964,49 +964,62 @@ class Lifecycle(IndexStore):
         return logs[(tip, path)]
 
     def _merged_another_version(
-        self, repo: GitRepo, record: CommitRecord, path: str, new: BlobFacts
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        old: BlobFacts | None,
+        new: BlobFacts,
     ) -> bool:
-        """Whether a merge brought the plan's status from a merged branch that held it with
-        another version at ``path`` (a pull request behind the branch approving a newer
-        version it never showed: round 45), and no merged branch held this version with it.
-        A status the merge commit writes itself is the merger's own, as in any commit.
-        The merged branch's file is the one at ``path``'s counterpart: ``path`` itself, or
-        where the plan was in the merge base when the first parent moved it since (git's
-        rename detection carries the branch's status to the new path: round 45)."""
+        """Whether a merge that changes a plan's status from its first parent's brought that
+        status through git's merge machinery from a merged branch that never held this very
+        version with it (a pull request behind main approving a newer version it never
+        showed: rounds 45-46). The machinery brought it when merging the parents again
+        (``git merge-tree``) gives the merge's own blob at the path; otherwise the merge
+        commit wrote the status itself (a conflict resolved, an edit in the merge): the
+        merger's own approval, as in any commit. A brought status counts only when a merged
+        branch held exactly this version (plan hash) with it in a file the branch changed
+        since the merge base, at any path: no rename pairs are asked (git gives them up past
+        its rename limit, a pathspec hides moves across it), so no move hides the branch's
+        version; a branch that held no such file fails closed."""
         if new.hash is None or new.status is None:
             return False
-        from_side = False
-        for parent in record.parents[1:]:
-            theirs = repo.blob_sha(parent, path) or self._moved_counterpart(
-                repo, record.parents[0], parent, path
-            )
-            facts = self.facts(repo, theirs) if theirs else None
-            if facts is None or facts.status != new.status:
-                continue
-            if facts.hash == new.hash:
+        if old is not None and old.status == new.status:
+            return False  # the merge did not change the status
+        merged = self._merge_result(repo, record)
+        if merged is not None and repo.blob_sha(merged, change.path) != change.new_blob:
+            return False  # the merge commit wrote it: the merger's own
+        for blob in self._side_plan_blobs(repo, record):
+            facts = self.facts(repo, blob)
+            if facts is not None and (facts.hash, facts.status) == (new.hash, new.status):
                 return False  # a merged branch held this very version with this status
-            from_side = True
-        return from_side
+        return True
 
-    def _moved_counterpart(self, repo: GitRepo, first: str, side: str, path: str) -> str | None:
-        """The merged branch's blob of the file the first parent moved to ``path`` since
-        the merge base, by git's own rename pairs (a merge carries the branch's changes of
-        the old path there): at the old path, or where the branch moved it in turn. Asked
-        only for a merge that changes a plan's status at a path its branch does not hold."""
-        base = repo.merge_base(first, side)
-        if base is None:
-            return None
-        scope = [self.plans_dir]
-        before = repo.renames(base, first, scope).get(path)
-        if before is None:
-            return None
-        theirs = repo.blob_sha(side, before)
-        if theirs is not None:
-            return theirs
-        for after, was in repo.renames(base, side, scope).items():
-            if was == before:
-                return repo.blob_sha(side, after)
-        return None
+    def _merge_result(self, repo: GitRepo, record: CommitRecord) -> str | None:
+        """The tree git's merge machinery makes of ``record``'s parents (None when git
+        cannot merge them: then every status the merge changed counts as brought), once
+        per merge (its plans share it)."""
+        cached: tuple[str, str | None] | None = getattr(self, "_merge_tree", None)
+        if cached is None or cached[0] != record.sha:
+            found = repo.merge_tree(record.parents)
+            cached = (record.sha, found[0] if found else None)
+            self._merge_tree = cached
+        return cached[1]
+
+    def _side_plan_blobs(self, repo: GitRepo, record: CommitRecord) -> list[str]:
+        """The blobs of the plan files each merged branch changed since its merge base with
+        the first parent (every path, no rename detection), once per merge."""
+        cached: tuple[str, list[str]] | None = getattr(self, "_side_blobs", None)
+        if cached is None or cached[0] != record.sha:
+            blobs: dict[str, None] = {}  # in order, once each
+            for side in record.parents[1:]:
+                base = repo.merge_base(record.parents[0], side)
+                for path, blob in repo.changed_files(base, side).items():
+                    if path_name(path) in PLAN_FILES:
+                        blobs[blob] = None
+            cached = (record.sha, list(blobs))
+            self._side_blobs = cached
+        return cached[1]
 
     def _side_changed(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
         """Whether a commit of a merged branch changed the hashed content of ``path``."""

@@ -22,7 +22,7 @@ from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
 
-_EMPTY_TREE = "4b825dc642cb6eb9a060c54bf8d493dccc43e5b0"
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git hash-object -t tree /dev/null
 
 
 class WorkTree(Objects):

@@ -38,6 +38,14 @@ BROKE (strict xfails): ``limit-move-edit`` and ``outside-move-edit``: the merge 
 as Bob's approval of the new version (``approval.by: bob``, ``plan_hash`` of ``n: 2``) and
 ``rec`` ran once with ``n: 2``, a version the merged branch never held. ``check --as bob``
 predicted ``start`` for ``limit-move-edit`` (it agrees with the controller: both wrong).
+
+Fixed (round 46): no rename pairs are asked any more. A merge that changes a plan's status
+brought it through git's merge machinery when merging its parents again (``git merge-tree``)
+gives the merge's own blob there; such a status counts only when a merged branch held that
+very version (plan hash) with it in a file the branch changed since the merge base, at any
+path (``diff-tree --no-renames``): the branch held ``n: 1``, so both merges are refused
+``E_PLAN_HASH_MISMATCH`` and ``check --as bob`` predicts no start (docs/approvals.md
+"Merges"). The xfail markers are off.
 """
 
 from __future__ import annotations
@@ -59,22 +67,7 @@ WRITERS = ["limit-writer-move", "plain-writer-move"]
 CHECKED = ["limit-move-edit", "ctl"]
 N = 1001
 
-FOUND: dict[str, pytest.MarkDecorator] = {
-    "limit-move-edit": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 46: the merge's rename pairs are asked of git diff, which skips inexact "
-        "renames past diff.renameLimit, while ort still pairs the moved plan: the stale "
-        "branch's approved reads as the merger's own; the new version runs",
-    ),
-    "outside-move-edit": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 46: the merge's rename pairs are asked of the plans folder only; a "
-        "plan moved (and edited) into it from outside since the merge base takes the stale "
-        "branch's approved as the merger's own; the new version runs",
-    ),
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
 def _junk(lab: Lab, prefix: str, remove: str | None = None) -> None:

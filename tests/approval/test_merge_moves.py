@@ -1,15 +1,17 @@
-"""Merges of pull requests that move a plan (round 45, issue 11): which version a merge's
+"""Merges of pull requests that move a plan (rounds 45-46, issue 11): which version a merge's
 status approves when the plan was moved on one side since the branch was cut.
 
-A merge's status at a path comes from a merged branch when the branch holds it at the
-path's counterpart: the same path, or the path the plan had before the first parent moved
-it (git's rename pairs from the merge base). The branch holding that status with another
-version than the merge result is an evil merge (``E_PLAN_HASH_MISMATCH``): nothing runs.
+A status a merge changes came through git's merge machinery when merging the parents again
+(``git merge-tree``) gives the merge's blob at that path; it then counts only when a merged
+branch held that very version with it in a file the branch changed since the merge base, at
+any path (no rename pairs: round 46). Otherwise ``E_PLAN_HASH_MISMATCH``: nothing runs.
 
 Seen before the fix: the branch's move held (the merge's file at the branch's path differs
 from the branch's); main's move with an edit BROKE (the branch holds no file at the new
 path, so the carried status read as the merge's own: the edited version started). The
 adversarial twin: tests/adversarial/test_round45_approve_prshapes.py (``behind-move-edit``).
+Round 45's fix asked git diff for the rename pairs; past git's rename limit the move was
+missed again (the last test; tests/adversarial/test_round46_approve_renamelimit.py).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from tests.support.gitkit import (
     run_once,
     subjects,
     submitted,
+    write_plan,
 )
+from tests.support.plantext import greet_plan
 
 
 def _edit(repo: Path, slug: str) -> None:
@@ -127,3 +131,40 @@ def test_an_honest_pull_request_that_moves_and_approves_starts(repo: Path) -> No
     run_once(repo)
     run_once(repo)
     assert _started(repo) == ["plangate: start plans/moved"], _codes(repo)
+
+
+def _junk(repo: Path, prefix: str, remove: str | None = None) -> None:
+    """1,001 files ``plans/zz-junk/<prefix><i>.txt`` of one text, replacing the ``remove``
+    ones (another text: no exact renames): past git diff's rename limit (1,000)."""
+    junk = repo / "plans" / "zz-junk"
+    junk.mkdir(parents=True, exist_ok=True)
+    for i in range(1001):
+        if remove:
+            (junk / f"{remove}{i}.txt").unlink()
+        (junk / f"{prefix}{i}.txt").write_text(f"{prefix} junk\n" * 40)
+
+
+def test_main_moved_the_plan_past_git_s_rename_limit(repo: Path) -> None:
+    """Round 46: as above (edited), in a commit that also replaces 1,001 files by 1,001 others
+    and adds another plan (``PLAN.yml`` is no unique basename): ``git diff --find-renames``
+    gives up pairing the moved plan, the merge (ort: one relevant source) still carries the
+    branch's status to it. The branch held the old version: refused, whatever git's pairs."""
+    _junk(repo, "a")
+    submitted(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    _branch(repo, move=False)
+    _edit(repo, "greet")
+    git(repo, "mv", "plans/greet", "plans/moved")
+    write_plan(repo, "other", greet_plan("Other", "Say something else to others", "others"))
+    _junk(repo, "b", remove="a")
+    commit_all(repo, "agent moves on main, tidies", AGENT)
+    pairs = git(repo, "diff", "--find-renames", "--name-status", base, "HEAD", "--", "plans")
+    assert not [row for row in pairs.splitlines() if row.startswith("R")], pairs[:500]
+    run_once(repo)  # freeze the new version
+    _merge(repo)
+    assert head_plan(repo, "moved")["plan"]["status"] == "approved"
+    assert "and more" in (repo / "plans/moved/PLAN.yml").read_text()
+    run_once(repo)
+    run_once(repo)
+    assert _started(repo) == [], _codes(repo)
+    assert _refusal(repo).startswith("E_PLAN_HASH_MISMATCH: the merge"), _codes(repo)

@@ -412,3 +412,18 @@ def test_replace_refs_and_grafts_do_not_change_the_history_plangate_reads(repo: 
     assert seen.commit(real).author.email == "mallory@example.com"
     assert [r.sha for r in seen.first_parent_log(None, real, ["f"])] == [real]
     assert len(seen.commit(real).parents) == 1
+
+
+def test_worktree_changes_in_a_repository_without_a_commit(tmp_path: Path) -> None:
+    """Before the first commit, staged files are compared with git's empty tree (its id was
+    mistyped, so git failed on an unborn branch)."""
+    repo = tmp_path / "fresh"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    (repo / "plans" / "x").mkdir(parents=True)
+    (repo / "plans" / "x" / "PLAN.yml").write_text("a: 1\n")
+    git(repo, "add", "plans/x/PLAN.yml")
+    (repo / "plans" / "x" / "NEW").write_text("new\n")
+    assert GitRepo(repo).worktree_changes(["plans/x"]) == (
+        {"plans/x/PLAN.yml"},
+        {"plans/x/NEW"},
+    )

@@ -55,9 +55,10 @@ def test_every_merged_branch_is_read_over_several_merges(tmp_path: Path) -> None
         gitrepo.close()
 
 
-def test_renames_are_git_s_own_pairs_from_the_merge_base(repo: Path) -> None:
-    """``GitRepo.renames``: each new path with the path it had (round 45: where a stale
-    branch's status came from when the first parent moved the plan); ``merge_base``."""
+def test_merge_tree_and_changed_files(repo: Path) -> None:
+    """``GitRepo.merge_tree``: the tree git's merge machinery makes of a merge's parents (round
+    46: whether a merge's status came through it); ``changed_files``: each file a branch
+    changed since the merge base, at any path, without rename pairs; ``merge_base``."""
     folder = repo / "plans" / "a"
     folder.mkdir(parents=True)
     (folder / "PLAN.yml").write_text("".join(f"line {i}\n" for i in range(20)))
@@ -66,7 +67,14 @@ def test_renames_are_git_s_own_pairs_from_the_merge_base(repo: Path) -> None:
     base = commit_all(repo, "add")
     git(repo, "checkout", "-q", "-b", "side")
     (repo / "plans" / "keep").write_text("changed on the side\n")
+    (folder / "PLAN.yml").write_text(
+        "line 0 on the side\n" + "".join(f"line {i}\n" for i in range(1, 20))
+    )
     side = commit_all(repo, "side")
+    git(repo, "checkout", "-q", "-b", "other", base)
+    (repo / "docs").mkdir()
+    (repo / "docs" / "x").write_text("x\n")
+    other = commit_all(repo, "other")
     git(repo, "checkout", "-q", "main")
     git(repo, "mv", "plans/a", "plans/b c")
     (repo / "plans" / "b c" / "PLAN.yml").write_text(
@@ -77,7 +85,19 @@ def test_renames_are_git_s_own_pairs_from_the_merge_base(repo: Path) -> None:
     gitrepo = GitRepo(repo)
     try:
         assert gitrepo.merge_base(first, side) == base
-        assert gitrepo.renames(base, first, ["plans"]) == {"plans/b c/PLAN.yml": "plans/a/PLAN.yml"}
-        assert gitrepo.renames(base, side, ["plans"]) == {}
+        changed = gitrepo.changed_files(base, first)
+        assert sorted(changed) == ["moved-outside", "plans/b c/PLAN.yml"]
+        assert changed["moved-outside"] == gitrepo.blob_sha(first, "moved-outside")
+        assert sorted(gitrepo.changed_files(base, side)) == ["plans/a/PLAN.yml", "plans/keep"]
+        assert "plans/keep" in gitrepo.changed_files(None, base)  # every file
+        merged = gitrepo.merge_tree([first, side])
+        assert merged is not None and merged[1]
+        text = gitrepo.read_file(merged[0], "plans/b c/PLAN.yml")
+        assert text is not None and text.startswith(b"line 0 on the side\n")
+        assert text.endswith(b"edited\n")
+        octopus = gitrepo.merge_tree([first, side, other])
+        assert octopus is not None and octopus[1]
+        assert gitrepo.read_file(octopus[0], "plans/b c/PLAN.yml") == text
+        assert gitrepo.read_file(octopus[0], "docs/x") == b"x\n"
     finally:
         gitrepo.close()

@@ -17,7 +17,8 @@ import re
 
 # Every control (Cc), format (Cf), line/paragraph separator (Zl/Zp), surrogate (Cs) and
 # private-use (Co) character of Unicode 14, plus the blocks around them kept whole for
-# characters assigned later (U+2065, the Egyptian format controls, the tag block). Format
+# characters assigned later (U+2065, the Egyptian format controls with the blanks and
+# modifiers Unicode 15 put after them (to U+13455), the tag block). Format
 # characters hide text (zero-width, soft hyphen, tags) or reorder it (bidi, Trojan Source).
 # Also the invisible characters of other categories that attacks use as blanks or to carry
 # hidden data: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme
@@ -31,7 +32,7 @@ HIDDEN = re.compile(
     "[\x00-\x1f\x7f-\xa0\xad\u034f\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\uffa0"
     "\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u2800\ufe00-\ufe0f"
     "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ud800-\uf8ff\ufeff\ufff0-\ufffb"
-    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000110bd\U000110cd\U00013430-\U00013455\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e0fff\U000f0000-\U0010ffff]"
 )
 

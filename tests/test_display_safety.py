@@ -315,6 +315,8 @@ def test_every_control_format_separator_and_private_use_character_is_hidden() ->
     assert invisible <= matched and " " not in matched
     assert {unicodedata.category(c) for c in matched - by_category - invisible} == {"Cn"}
     assert {"\U000e0000", "\U000e0002", "\U000e007f"} <= matched
+    # Unicode 15's Egyptian blanks and modifiers after the format controls (round 47)
+    assert {chr(c) for c in range(0x13430, 0x13456)} <= matched
 
 
 # --- what the plan commands print about a plan: its path, its folder, the branch -------

@@ -85,6 +85,14 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
   with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
   UTF-8), when it keeps 4 other characters and is 6 long or more.
+- The terminal view (:func:`_terminal_view`, round 47): the text as a terminal draws it,
+  ECMA-48 escape sequences (CSI, C1 CSI, control strings such as an OSC 8 hyperlink up to
+  BEL or ST, nF and other two-character escapes) dropped and each overstrike (``K\\bK``
+  bold, ``_\\bK`` underline) read as the character drawn: a secret printed with colour
+  forced on (``grep --color=always``, a colour change inside it) or by nroff. Its needles:
+  the secrets and their whole forms; a match is masked from the secret's first character
+  to its last, the escapes between included. Over the text and over what the escape view
+  decoded (``\\u001b[1m``); text without ESC, BS or a C1 control never enters it.
 
 A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
 narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden

@@ -85,6 +85,14 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
   with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
   UTF-8), when it keeps 4 other characters and is 6 long or more.
+- The terminal view (:func:`_terminal_view`, round 47): the text as a terminal draws it,
+  ECMA-48 escape sequences (CSI, C1 CSI, control strings such as an OSC 8 hyperlink up to
+  BEL or ST, nF and other two-character escapes) dropped and each overstrike (``K\\bK``
+  bold, ``_\\bK`` underline) read as the character drawn: a secret printed with colour
+  forced on (``grep --color=always``, a colour change inside it) or by nroff. Its needles:
+  the secrets and their whole forms; a match is masked from the secret's first character
+  to its last, the escapes between included. Over the text and over what the escape view
+  decoded (``\\u001b[1m``); text without ESC, BS or a C1 control never enters it.
 
 A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
 narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
@@ -389,6 +397,30 @@ _COMPAT_RUN = re.compile(
 #: shorter ones are matched as written (a word in another case is not a secret).
 _MIN_CASELESS = 8
 
+#: The terminal view (:func:`_terminal_view`, round 47): what a terminal, ``less -R`` or a CI
+#: log viewer draws no character for. ECMA-48 control sequences (CSI: ``ESC [`` or C1
+#: ``\x9b``, parameter bytes, intermediate bytes, a final byte: SGR colours, ``ESC[K``),
+#: control strings (OSC ``ESC ]``, DCS ``ESC P``, SOS ``ESC X``, PM ``ESC ^``, APC ``ESC _``
+#: or their C1 forms, up to BEL or ST, or an ESC alone: inside the escape view, which
+#: drops backslashes, an escaped ST ``\\u001b\\\\`` reads as ESC alone; an OSC 8
+#: hyperlink), nF escapes (``ESC ( B``) and the other two-character escapes (Fe, Fp, Fs);
+#: and an overstrike (``X BS X`` bold, ``_ BS X`` underline, as nroff and ``man`` write
+#: them; struck up to 8 times), read as the character drawn. Every part is bounded (a
+#: control string at most _MAX_CONTROL_STRING characters).
+_MAX_CONTROL_STRING = 2048
+_TERMINAL_TOKEN = re.compile(
+    r"(?:\x1b\[|\x9b)[\x30-\x3f]{0,32}[\x20-\x2f]{0,8}[\x40-\x7e]"
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]{0,"
+    + str(_MAX_CONTROL_STRING)
+    + r"}(?:\x07|\x1b\\?|\x9c)"
+    r"|\x1b[\x20-\x2f]{1,4}[\x30-\x7e]"
+    r"|\x1b[\x30-\x7e]"
+    r"|(?P<over>[^\x08\n\r])(?:\x08[^\x08\n\r]){0,7}\x08(?P<drawn>[^\x08\n\r])"
+)
+#: Characters one of the terminal view's tokens starts or holds: text without any of them
+#: has nothing that view drops (its cost is one scan for them).
+_TERMINAL_STARTS = ("\x1b", "\x08", "\x9b", "\x9d", "\x90", "\x98", "\x9e", "\x9f")
+
 
 def _latin(raw: bytes) -> str:
     """Bytes as a string of one character per byte (what the byte views search)."""
@@ -600,6 +632,36 @@ def _break_view(text: str, joint: str) -> _Stream:
     stream.size = size
     stream.add(text[pos:], pos, len(text), literal=True)
     return stream
+
+
+def _terminal_view(text: str) -> _Stream:
+    """``text`` as a terminal draws it (round 47): every escape sequence and control string
+    of :data:`_TERMINAL_TOKEN` dropped (no unit), every overstrike one unit, the character
+    drawn (the one that is not ``_``, else the last), mapped onto its three characters. A
+    secret found there maps back from its first character to its last, the escapes between
+    them included. One ``finditer`` whose tokens are bounded: linear in the text."""
+    stream = _Stream()
+    pos = 0
+    for token in _TERMINAL_TOKEN.finditer(text):
+        start, end = token.span()
+        stream.add(text[pos:start], pos, start, literal=True)
+        drawn = token["drawn"]
+        if drawn is not None:
+            stream.add(token["over"] if drawn == "_" else drawn, start, end)
+        pos = end
+    stream.add(text[pos:], pos, len(text), literal=True)
+    return stream
+
+
+def _terminal_inside(
+    text: str, outer: _Stream | None, needles: set[str], found: list[tuple[int, int]]
+) -> None:
+    """The terminal view of ``text`` (the source, or the units of ``outer``'s view of it:
+    escapes written ``\\u001b``, ``\\e``, ``\\x1b`` in a JSON or YAML string), searched for
+    the secrets and their whole forms, when ``text`` holds a terminal control at all."""
+    if needles and any(c in text for c in _TERMINAL_STARTS):
+        stream = _terminal_view(text)
+        _find(stream.text(), needles, _within(stream.span, outer), found)
 
 
 def _misread(value: str) -> set[str]:
@@ -902,6 +964,10 @@ class _Needles:
         #: written and of what the escape view decoded (no backslash there)
         self.breaks: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
         self.breaks_escaped: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
+        #: the terminal view (round 47): the secret as written (and as that view reads it,
+        #: for a secret holding a control), and without its backslashes inside escapes
+        self.terminal: set[str] = set()
+        self.terminal_escaped: set[str] = set()
         #: a secret has a backslash before what reads as an escape: read marks only too
         self.marks = any(_ESCAPE_TOKEN.search(value) for value in secrets if "\\" in value)
         for value in secrets:
@@ -951,6 +1017,10 @@ class _Needles:
                 chars, raw = _escape_view(value.replace("_", "\\_"))
                 _add(self.chars, _fold(chars.text()), size)
                 _add(self.bytes, _fold(raw.text()), len(utf8))
+            # drawn by a terminal: escape sequences or overstrikes between its characters
+            for form in {value, _terminal_view(value).text()}:
+                _add(self.terminal, form, size)
+                _add(self.terminal_escaped, form.replace("\\", ""), size)
             # wrapped, folded or quoted: the secret as written and as the break view reads
             # it (a secret holding ``''`` or a line end); 6 units or more (shorter ones would
             # match by chance across the line ends of ordinary text)
@@ -1012,6 +1082,8 @@ class Redactor:
         # The whole forms too (hex, base64, base32 at every alignment), line-wrapped: base64
         # at 64 or 76 characters a line (PEM, MIME), hex cut into lines
         self._needles.breaks[""] |= {f for f in unique if len(f) >= _MIN_ENCODED}
+        # and drawn by a terminal (a colour change inside a base64 form)
+        self._needles.terminal |= {f for f in unique if len(f) >= _MIN_ENCODED}
         # and so inside a string literal (base64 wrapped, its line ends escaped as ``\n``)
         self._needles.breaks_escaped[""] |= {
             bare for f in unique if len(bare := f.replace("\\", "")) >= _MIN_ENCODED
@@ -1122,6 +1194,8 @@ class Redactor:
             _breaks_inside(chars, needles.breaks_escaped, found)
             if chars.text() != text:  # fullwidth or another case, escaped
                 _compat_inside(chars.text(), chars, needles, found)
+            if chars.text() != text:  # terminal escapes escaped (``\u001b[1m`` in JSON)
+                _terminal_inside(chars.text(), chars, needles.terminal_escaped, found)
             if needles.gapped and chars.text() != text:  # lone characters, each escaped
                 inner, gaps = _gapped_view(chars.text())
                 _find_gapped(inner.text(), gaps, needles.gapped, _through(inner, chars), found)
@@ -1140,6 +1214,7 @@ class Redactor:
             stream, gaps = _gapped_view(text)
             _find_gapped(stream.text(), gaps, needles.gapped, stream.span, found)
         _compat_inside(text, None, needles, found)
+        _terminal_inside(text, None, needles.terminal, found)
         if needles.replaced and "\ufffd" in text:
             stream = _squeezed(text, _WIDE_CHARS)
             _find(stream.text(), needles.replaced, stream.span, found)

@@ -383,6 +383,9 @@ FLOODS = {
     "hex-groups": "4b71 ",
     "octal": "0o113 161 ",
     "fullwidth": "\uff2b\uff51",  # round 41: the compatibility view
+    "sgr": "\x1b[1;31m",  # round 47: the terminal view
+    "osc-open": "\x1b]8;;",  # a control string never ended
+    "overstrike": "K\bK",
 }
 
 
@@ -416,6 +419,7 @@ def test_redacting_a_flood_of_escape_starts_is_linear(
         "_OCT_TOKEN",
         "_BIN_TOKEN",
         "_BREAK_TOKEN",
+        "_TERMINAL_TOKEN",
     ):
         monkeypatch.setattr(secrets, name, Counting(getattr(secrets, name)))
     add = secrets._Stream.add
@@ -622,3 +626,74 @@ def test_codes_and_case_forms_of_something_else_stay_as_written() -> None:
         ]
     )
     assert Redactor(["abcde", "abcdeg", "passw0rd!", R41]).text(text) == text
+
+
+R47 = "Zq8Wx3Yv7Ut2"
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "Zq8Wx3\x1b[1mYv7Ut2\x1b[0m",  # bold from the middle
+        "Zq8Wx3\x1b[01;31m\x1b[KYv7\x1b[m\x1b[KUt2",  # grep --color=always
+        "".join(f"\x1b[3{i % 8}m{c}" for i, c in enumerate(R47)) + "\x1b[0m",  # one colour each
+        "Zq8Wx3\x1b]8;;http://x/\x1b\\Yv7Ut2\x1b]8;;\x1b\\",  # OSC 8 hyperlink, ST
+        "Zq8\x1b]0;title\x07Wx3Yv7Ut2",  # OSC ended by BEL
+        "Zq8Wx3\x9b1mYv7Ut2\x9bm",  # C1 CSI
+        "Zq8\x1b(BWx3\x1b=Yv7Ut2",  # nF (tput sgr0) and a two-character escape
+        "".join(c + "\b" + c for c in R47),  # nroff bold
+        "".join("_\b" + c for c in R47),  # nroff underline
+        "".join(c + "\b_" for c in R47),  # underline after
+        "Zq8Wx3\x1b[?25lYv7Ut2",  # a private CSI (cursor hidden)
+    ],
+)
+@pytest.mark.parametrize("wrap", ["raw", "json", "yaml"])
+def test_a_secret_drawn_with_terminal_escapes_is_hidden(form: str, wrap: str) -> None:
+    """Round 47: the terminal view. Escape sequences and overstrikes between a secret's
+    characters are dropped to find it, and the mask covers the whole run from its first
+    character to its last; as written and escaped in a JSON or YAML string."""
+    text = {
+        "raw": "line " + form + " end",
+        "json": json.dumps("line " + form + " end"),
+        "yaml": '"line '
+        + form.replace("\\", "\\\\").replace("\x1b", "\\e").replace("\b", "\\b")
+        + ' end"',
+    }[wrap]
+    out = Redactor([R47]).text(text)
+    assert "***" in out, out
+    rendered = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x9b[0-9;]*m|\x1b[^\[]|.\x08", "", out)
+    assert "Zq8" not in rendered and "Ut2" not in rendered, out
+    assert "line " in out and " end" in out, out
+
+
+def test_terminal_escapes_around_other_text_stay_as_written() -> None:
+    """Round 47: coloured output, a hyperlink and nroff bold that do not draw a secret are
+    left as written; a text without any terminal control costs one scan for them."""
+    text = (
+        "\x1b[32mPASSED\x1b[0m tests/a.py \x1b]8;;http://x/\x1b\\docs\x1b]8;;\x1b\\ "
+        "B\bBO\bOL\bLD Zq8Wx3 \x1b[1mYv7\x1b[0m\n"
+    )
+    assert Redactor([R47, "abcdef"]).text(text) == text
+    plain = "Zq8Wx3 and Yv7Ut2 apart, no escape at all\n" * 50
+    assert Redactor([R47]).text(plain) == plain
+
+
+def test_text_without_terminal_controls_never_runs_the_terminal_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Round 47: the unchanged cost path: no ESC, BS or C1 control, no terminal view."""
+    calls: list[str] = []
+    view = secrets._terminal_view
+
+    def counted(text: str) -> Any:
+        calls.append(text)
+        return view(text)
+
+    monkeypatch.setattr(secrets, "_terminal_view", counted)
+    redactor = Redactor([R47])
+    calls.clear()
+    text = json.dumps({"out": "Zq8Wx3 Yv7Ut2 \\u00e9 %41 &amp; 4b 71 =41"}) * 100
+    assert redactor.text(text) == text
+    assert calls == []
+    assert redactor.text("a \x1b[1mZq8Wx3Yv7\x1b[0mUt2") == "a \x1b[1m***"
+    assert calls

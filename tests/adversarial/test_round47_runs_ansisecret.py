@@ -70,7 +70,6 @@ sys.stderr.write("err " + f + "\n")
 sys.exit(1 if sys.argv[2] == "fail" else 0)
 """
 FORMS = ["sgr-mid", "grep-color", "osc8", "sgr-each", "bs-bold", "cr-overwrite"]
-BROKE = {"sgr-mid", "grep-color", "osc8", "sgr-each", "bs-bold"}
 VIDS = [f"{f}-{m}" for f in FORMS for m in ("ok", "fail")]
 
 

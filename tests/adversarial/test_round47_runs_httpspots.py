@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 47, bad input gets an ``E_...`` code, never a traceback, and one hostile value never
 stalls the pass: http catalog URLs whose ``{param}`` placeholder sits OUTSIDE the path (in the
 host, the userinfo, the fragment), filled with values a plan (or a tool output reaching it)

@@ -7,7 +7,9 @@ takes go in the query string, each as its text (a string as is, anything else as
 JSON), after the catalog's own query: every param the log records reaches the server
 (round 18), and a param named like a key of the catalog's query is refused (round 20). A
 URL the params make too long or otherwise unparsable, or with a placeholder's path segment
-left empty, is E_PARAMS_INVALID, permanent (rounds 22 and 24).
+left empty, is E_PARAMS_INVALID, permanent (rounds 22 and 24); so is a host no client can
+send (round 47: a label empty, over 63 characters or no valid IDNA): the request is built,
+host encoded, before anything is sent (:meth:`HttpTool.request`).
 Headers: the
 catalog's ``headers`` and ``Idempotency-Key``. Redirects are not followed: a tool does what
 its URL says.

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 47, bad input gets an ``E_...`` code, never a traceback, and one hostile value never
 stalls the pass: http catalog URLs whose ``{param}`` placeholder sits OUTSIDE the path (in the
 host, the userinfo, the fragment), filled with values a plan (or a tool output reaching it)
@@ -37,6 +36,15 @@ resolving, the controller logs ``tool_crashed`` with a full Python traceback and
 Should be, as rounds 22/24 did for the URL length and an empty path segment: refused before
 anything is sent, ``E_PARAMS_INVALID`` (permanent) with a message naming the placeholder and
 the rule (a host label 1 to 63 characters, valid IDNA), and no traceback.
+
+Fixed (round 47): the http tool builds the request before anything is sent, in the one
+place the URL is made (``HttpTool.request``): the URL parsed by httpx, the host decoded as
+httpx decodes it (``idna`` for an ``xn--`` label) and encoded as the socket will (Python's
+``idna`` codec), then the request itself. Every error that can raise (``InvalidURL``,
+``UnicodeError`` and idna's, ``ValueError``) is E_PARAMS_INVALID, permanent, naming the
+placeholder(s) that filled the failing part (``{h}``) and the rule, the URL's userinfo and
+query values masked; an httpx error while sending that is no ``HTTPError`` is mapped too
+(E_PARAMS_INVALID for a URL, E_TOOL_FAILED for the others). All eight pass.
 """
 
 from __future__ import annotations
@@ -143,17 +151,7 @@ def _crashes(lab: Lab, vid: str) -> list[str]:
     return found
 
 
-BROKE = ["h-long", "h-64", "h-64-retry", "h-empty", "h-uni-long", "h-xn", "h-xn-upper", "h-xn-bad"]
-IDNA = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 47: a host placeholder value IDNA refuses crashes the http call (tool_crashed traceback, 'internal error') instead of E_PARAMS_INVALID",
-)
-
-
-@pytest.mark.parametrize(
-    "vid", [pytest.param(v, id=v, marks=[IDNA] if v in BROKE else []) for v in VALUES]
-)
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v) for v in VALUES])
 def test_a_bad_url_value_gets_a_code(lab: Lab, vid: str) -> None:
     rows = lab.status_rows  # type: ignore[attr-defined]
     row = rows.get(f"plans/{vid}", {})

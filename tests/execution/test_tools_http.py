@@ -143,6 +143,36 @@ def test_a_dot_segment_made_of_placeholders_and_template_is_refused(server: str)
     assert Recorder.seen == []
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["a" * 64, "a" * 300, "", "\u00e9" * 40, "xn--a", "XN--a", "xn--zz-"],
+    ids=["64", "300", "empty", "uni-long", "xn", "xn-upper", "xn-bad"],
+)
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_host_label_no_client_can_send_is_a_params_error_sending_nothing(
+    server: str, method: str, value: str
+) -> None:
+    """Round 47: a host placeholder filled with a label IDNA refuses (empty, over 63
+    characters, an ``xn--`` label that is no valid Punycode) raised UnicodeError while
+    sending (a traceback, "internal error"); it is E_PARAMS_INVALID, permanent, naming the
+    placeholder and the rule, no credential of the URL shown, and nothing is sent."""
+    port = server.rsplit(":", 1)[1]
+    url = "http://tok:s3cret@{h}.localhost:" + port + "/x?api_key=k3y"
+    with pytest.raises(PlangateError) as raised:
+        tool(url, method=method).call({"h": value, "n": 1}, ctx())
+    error = raised.value
+    assert error.code == "E_PARAMS_INVALID" and error.permanent, error
+    assert "{h}" in error.message and "1 to 63 characters" in error.message, error.message
+    assert "IDNA" in error.message and len(error.message) < 800, error.message
+    assert "s3cret" not in error.message and "k3y" not in error.message
+    assert "Traceback" not in error.message and "internal error" not in error.message
+    assert Recorder.seen == []
+    # the same URL with a label a client can send reaches the server
+    good = "http://{h}:" + port + "/x"
+    assert tool(good, method=method).call({"h": "localhost", "n": 1}, ctx())["status"] == 200
+    assert Recorder.seen[-1]["path"].startswith("/x")
+
+
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_a_url_no_client_can_send_is_a_params_error_sending_nothing(
     server: str, method: str

@@ -7,7 +7,9 @@ takes go in the query string, each as its text (a string as is, anything else as
 JSON), after the catalog's own query: every param the log records reaches the server
 (round 18), and a param named like a key of the catalog's query is refused (round 20). A
 URL the params make too long or otherwise unparsable, or with a placeholder's path segment
-left empty, is E_PARAMS_INVALID, permanent (rounds 22 and 24).
+left empty, is E_PARAMS_INVALID, permanent (rounds 22 and 24); so is a host no client can
+send (round 47: a label empty, over 63 characters or no valid IDNA): the request is built,
+host encoded, before anything is sent (:meth:`HttpTool.request`).
 Headers: the
 catalog's ``headers`` and ``Idempotency-Key``. Redirects are not followed: a tool does what
 its URL says.
@@ -99,30 +101,35 @@ class HttpTool:
         url = self.url(params)
         body = None if self.method in _NO_BODY else params
         query = self.query(params) if body is None else {}
-        try:  # the whole URL is parsed before anything is sent: httpx refuses some only then
-            target = httpx.URL(url)
-            if query:  # after the catalog's own query
-                target = target.copy_merge_params(query)
-        except httpx.InvalidURL as exc:  # round 22: a 70 KB value crashed the call (traceback)
-            shown = url if len(url) <= 200 else f"{url[:200]}... ({len(url)} chars)"
-            raise ParamsInvalid(
-                f"{self.name}: its params make a URL no client can send ({exc}): {shown}"
-            ) from None
-        url = str(target)
         headers = {**self.spec.headers, "Idempotency-Key": ctx.idempotency_key}
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            headers = {**headers, "Accept-Encoding": "gzip, deflate"}  # what _decoded reads
         try:
             with httpx.Client(timeout=ctx.timeout, follow_redirects=False) as client:
+                request = self.request(client, url, query, headers, body)
+                url = str(request.url)
                 deadline = time.monotonic() + ctx.timeout
-                response = _send(
-                    client, self.method, url, headers, body, ctx.max_result_bytes, deadline
-                )
+                response = _send(client, request, ctx.max_result_bytes, deadline)
         except (httpx.TimeoutException, _Overran):
             raise ToolTimeout(
                 f"{self.name}: no answer from {_shown(url)} within {ctx.timeout:g}s"
             ) from None
-        except httpx.HTTPError as exc:
+        except httpx.HTTPError as exc:  # transport, protocol, decoding: E_TOOL_FAILED
             raise ToolError(
                 f"{self.name}: {self.method} {_shown(url)} failed: {_shown(str(exc))}"
+            ) from None
+        except UnicodeDecodeError as exc:  # not the URL's: the answer's
+            raise ToolError(
+                f"{self.name}: {self.method} {_shown(url)} failed: {_shown(_reason(exc))}"
+            ) from None
+        except (httpx.InvalidURL, UnicodeError) as exc:  # checked before sending: not reached
+            raise ParamsInvalid(
+                f"{self.name}: the client refused the URL {_cut(_shown(url))} while sending "
+                f"it ({_reason(exc)}): placeholders {self._named(None)}"
+            ) from None
+        except (httpx.StreamError, httpx.CookieConflict) as exc:  # httpx's others: no bug of ours
+            raise ToolError(
+                f"{self.name}: {self.method} {_shown(url)} failed: {_shown(_reason(exc))}"
             ) from None
         result = response
         if result["status"] >= 400:
@@ -133,6 +140,88 @@ class HttpTool:
                 permanent=permanent,
             )
         return result
+
+    def request(
+        self,
+        client: httpx.Client,
+        url: str,
+        query: dict[str, str],
+        headers: dict[str, str],
+        body: Any,
+    ) -> httpx.Request:
+        """The request as httpx will send it, built before anything is sent: every error
+        building it can raise is the params' (E_PARAMS_INVALID, permanent), named by the
+        placeholders that filled the failing part of the URL. httpx refuses some URLs only
+        while parsing (round 22: too long), decodes an ``xn--`` host label with ``idna``
+        when it picks a transport, and the socket encodes the host with Python's ``idna``
+        codec when it resolves it (round 47: a label empty, over 63 characters or no valid
+        Punycode raised ``UnicodeError`` while sending: a traceback, "internal error")."""
+        import httpx
+
+        try:  # the whole URL is parsed before anything is sent: httpx refuses some only then
+            target = httpx.URL(url)
+            if query:  # after the catalog's own query
+                target = target.copy_merge_params(query)
+        except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError and idna's are ValueErrors
+            part = _failed_part(str(exc))
+            raise ParamsInvalid(
+                f"{self.name}: its params make a URL no client can send ({_reason(exc)}): "
+                f"{_cut(_shown(url))}; placeholders {self._named(part)}"
+            ) from None
+        host = target.raw_host.decode("ascii", errors="replace")
+        try:
+            target.host  # noqa: B018  # httpx decodes an ``xn--`` label here (idna)
+            host.encode("idna")  # what socket.getaddrinfo does with it when it resolves it
+        except (UnicodeError, ValueError) as exc:
+            raise ParamsInvalid(
+                f"{self.name}: its params make a host no client can send, {_cut(host)!r} "
+                f"({_reason(exc)}): placeholders {self._named('host')} fill it; each label "
+                "of a host (between dots) must be 1 to 63 characters and valid IDNA (an "
+                "'xn--' label valid Punycode)"
+            ) from None
+        try:
+            return client.build_request(self.method, target, headers=headers, json=body)
+        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise ParamsInvalid(
+                f"{self.name}: its params make a request no client can send "
+                f"({_shown(_reason(exc))})"
+            ) from None
+
+    def _named(self, part: str | None) -> str:
+        """The placeholders of the catalog's URL in ``part`` (all of them if None), as text."""
+        assert self.spec.url
+        template = _parts(self.spec.url).get(part, "") if part else self.spec.url
+        names = sorted(placeholder_names(template)) or sorted(placeholder_names(self.spec.url))
+        return ", ".join(f"{{{name}}}" for name in names) or "(none)"
+
+
+def _parts(url: str) -> dict[str, str]:
+    """The userinfo, host (with its port), path, query and fragment of a URL as written."""
+    rest, _, fragment = url.partition("#")
+    rest, _, query = rest.partition("?")
+    rest = rest.split("//", 1)[-1]
+    netloc, _, path = rest.partition("/")
+    userinfo, _, host = netloc.rpartition("@")
+    return {"userinfo": userinfo, "host": host, "path": path, "query": query, "fragment": fragment}
+
+
+def _failed_part(message: str) -> str | None:
+    """The part of a URL httpx's message names (``URL component 'path' too long``...)."""
+    for part in ("userinfo", "path", "query", "fragment"):
+        if f"'{part}'" in message:
+            return part
+    if any(word in message for word in ("host", "IDNA", "IPv4", "IPv6", "port", "'authority'")):
+        return "host"
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception as one short ASCII line (idna's messages quote the code points)."""
+    return _cut(ascii(f"{type(exc).__name__}: {exc}")[1:-1], 160)
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
 def _shown(text: str) -> str:
@@ -152,17 +241,10 @@ class _Overran(Exception):
 
 
 def _send(
-    client: httpx.Client,
-    method: str,
-    url: str,
-    headers: dict[str, str],
-    body: Any,
-    limit: int,
-    deadline: float,
+    client: httpx.Client, request: httpx.Request, limit: int, deadline: float
 ) -> dict[str, Any]:
-    if not any(name.lower() == "accept-encoding" for name in headers):
-        headers = {**headers, "Accept-Encoding": "gzip, deflate"}  # what _decoded reads
-    with client.stream(method, url, headers=headers, json=body) as response:
+    response = client.send(request, stream=True)
+    try:
         kept = bytearray()
         total = 0
         for chunk in _decoded(response):
@@ -177,6 +259,8 @@ def _send(
             "json": _json(bytes(kept)) if total <= limit else None,
             "text": cut(bytes(kept), total, limit),
         }
+    finally:
+        response.close()
 
 
 #: The most bytes one step of decoding a response body produces: whatever the compression

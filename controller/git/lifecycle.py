@@ -33,7 +33,6 @@ from controller.git.planstate import (
     HistoryEvent,
     PlanState,
     _content_changed,
-    _RUN_STATES,
     _same_hash,
     facts_of,
     file_key,
@@ -1003,7 +1002,7 @@ class Lifecycle(IndexStore):
         if merged is not None and repo.blob_sha(merged, change.path) != change.new_blob:
             return None  # the merge commit wrote it: the merger's own
         pause: str | None = None
-        if state.status in _RUN_STATES and state.status != "executing":
+        if state.status in ("awaiting_approval", "failed"):  # a started run, paused
             shown = old if old is not None else self.facts(repo, state.blob)
             pause = shown.execution_digest if shown is not None else ""
         held = False

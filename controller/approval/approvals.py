@@ -335,6 +335,9 @@ class ApprovalRequest:
     #: The withdrawals of this version, or of a version it pins, made before it was
     #: verified ("<plan> was rejected by <who> in <commit>"): a veto no new name lifts.
     withdrawn: tuple[str, ...] = ()
+    #: A merge brought the status from a branch that held this version with it over another
+    #: pause of the started run (an earlier gate or failure): not an answer to this one.
+    other_pause: bool = False
 
 
 @dataclass(frozen=True)
@@ -455,7 +458,16 @@ def _check_frozen(request: ApprovalRequest, policy: ApprovalSettings, approver: 
 def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
     """An approval approves the version it was made for (SPEC §5): a commit brought back by
     git (cherry-pick, am, rebase, a revert of a revert) keeps its author date, which then
-    precedes the version it would approve."""
+    precedes the version it would approve. A continuation (a gate, an ask, a resume) is made
+    for one pause of the run: a merge that brought it from a branch holding another pause
+    (round 47) is that approval carried to a pause it was not made for."""
+    if request.other_pause:
+        return (
+            "E_APPROVAL_REPLAYED",
+            f"the merge {request.commit[:12]} brings a status its merged branch held over "
+            "another pause of this run (an earlier gate or failure, already answered): "
+            "approve the pause the plan is at",
+        )
     if request.bound_hash is not None and request.bound_hash != request.current_hash:
         return (
             "E_APPROVAL_REPLAYED",

@@ -129,6 +129,7 @@ def trailer_request(
         author_time=author_time,
         merge=False,
         replay_of=None,
+        other_pause=False,
         changed_in_commit=changed,
         signature_valid=valid,
         signer=signer,

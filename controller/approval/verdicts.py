@@ -305,6 +305,7 @@ def revotes(
                 author_time=record.author_time,
                 merge=record.is_merge,
                 replay_of=None,
+                other_pause=False,
                 signature_valid=signature.valid if signature else None,
                 signer=signature.signer if signature else None,
                 signature_message=signature.message if signature else "",

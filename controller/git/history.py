@@ -431,6 +431,7 @@ def build_request(
         replay_of=req.get("replay_of"),
         bound_hash=req.get("bound_hash"),
         bound_elsewhere=req.get("bound_elsewhere"),
+        other_pause=bool(req.get("other_pause")),
     )
 
 

@@ -546,11 +546,14 @@ class Lifecycle(IndexStore):
         # Did the commit itself change what runs? A merge only if it is an "evil" merge;
         # a new plan's author is a changer, so self-approval covers that case.
         state_changed_here = evil if record.is_merge else content_changed and old is not None
+        other_pause = False
         if record.is_merge and not content_changed and not by_controller:
             # a merge that only flips the status approves the version its merged branch
             # held, not the first parent's: a pull request behind main approved a newer
-            # version it never showed (rounds 45-46)
-            state_changed_here = self._merged_another_version(repo, record, change, old, new)
+            # version it never showed (rounds 45-46); of a started run, the pause it held
+            # (round 47: a stale gate approval answered a later gate)
+            stale = self._merged_another_version(repo, record, change, old, new, state)
+            state_changed_here, other_pause = stale == "version", stale == "pause"
         since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
@@ -604,7 +607,7 @@ class Lifecycle(IndexStore):
                 change,
                 old,
                 new,
-                (content_changed, state_changed_here, since_before),
+                (content_changed, state_changed_here, since_before, other_pause),
                 sink,
                 snapshot,
             )
@@ -970,30 +973,47 @@ class Lifecycle(IndexStore):
         change: FileChange,
         old: BlobFacts | None,
         new: BlobFacts,
-    ) -> bool:
+        state: PlanState,
+    ) -> str | None:
         """Whether a merge that changes a plan's status from its first parent's brought that
-        status through git's merge machinery from a merged branch that never held this very
+        status through git's merge machinery from a merged branch that never held it with
+        what the first parent shows: ``"version"`` when no merged branch held this very
         version with it (a pull request behind main approving a newer version it never
-        showed: rounds 45-46). The machinery brought it when merging the parents again
-        (``git merge-tree``) gives the merge's own blob at the path; otherwise the merge
-        commit wrote the status itself (a conflict resolved, an edit in the merge): the
-        merger's own approval, as in any commit. A brought status counts only when a merged
-        branch held exactly this version (plan hash) with it in a file the branch changed
-        since the merge base, at any path: no rename pairs are asked (git gives them up past
-        its rename limit, a pathspec hides moves across it), so no move hides the branch's
-        version; a branch that held no such file fails closed."""
+        showed: rounds 45-46), ``"pause"`` when one did, but for a started run none held it
+        over the pause the first parent shows (round 47: a branch cut at gate 2 approving,
+        merged once main had answered gate 2 and paused at gate 3, answered gate 3), else
+        None. The machinery brought it when merging the parents again (``git merge-tree``)
+        gives the merge's own blob at the path; otherwise the merge commit wrote the status
+        itself (a conflict resolved, an edit in the merge): the merger's own approval, as in
+        any commit. A brought status counts only when a merged branch held exactly this
+        version (plan hash) with it in a file the branch changed since the merge base, at
+        any path: no rename pairs are asked (git gives them up past its rename limit, a
+        pathspec hides moves across it), so no move hides the branch's version; a branch
+        that held no such file fails closed. For a continuation (the plan awaiting approval
+        or failed: a gate, an ask, a resume) that file must also hold the first parent's
+        ``execution:`` block, whole (the controller's alone: every pause and every step of
+        progress rewrites it); the ``approval:`` block is not compared (a quorum's
+        ``partial`` commit writes it on main after a pull request is cut)."""
         if new.hash is None or new.status is None:
-            return False
+            return None
         if old is not None and old.status == new.status:
-            return False  # the merge did not change the status
+            return None  # the merge did not change the status
         merged = self._merge_result(repo, record)
         if merged is not None and repo.blob_sha(merged, change.path) != change.new_blob:
-            return False  # the merge commit wrote it: the merger's own
+            return None  # the merge commit wrote it: the merger's own
+        pause: str | None = None
+        if state.status in ("awaiting_approval", "failed"):  # a started run, paused
+            shown = old if old is not None else self.facts(repo, state.blob)
+            pause = shown.execution_digest if shown is not None else ""
+        held = False
         for blob in self._side_plan_blobs(repo, record):
             facts = self.facts(repo, blob)
-            if facts is not None and (facts.hash, facts.status) == (new.hash, new.status):
-                return False  # a merged branch held this very version with this status
-        return True
+            if facts is None or (facts.hash, facts.status) != (new.hash, new.status):
+                continue
+            if pause is None or facts.execution_digest == pause:
+                return None  # a merged branch held this very version (and pause) with it
+            held = True
+        return "pause" if held else "version"
 
     def _merge_result(self, repo: GitRepo, record: CommitRecord) -> str | None:
         """The tree git's merge machinery makes of ``record``'s parents (None when git
@@ -1074,11 +1094,11 @@ class Lifecycle(IndexStore):
         change: FileChange,
         old: BlobFacts | None,
         new: BlobFacts,
-        changed: tuple[bool, bool, int | None],
+        changed: tuple[bool, bool, int | None, bool],
         sink: EventSink | None,
         snapshot: PlanState | None,
     ) -> None:
-        content_changed, changed_here, since_before = changed
+        content_changed, changed_here, since_before, other_pause = changed
         who = record.author.email
         if content_changed:
             state.collected = None  # votes are for one hash (SPEC §11)
@@ -1159,6 +1179,7 @@ class Lifecycle(IndexStore):
                 "time": record.commit_time,
                 "voided_by": None,
                 "changed_in_commit": changed_here,
+                "other_pause": other_pause,
                 "author_time": record.author_time,
                 "merge": record.is_merge,
                 "since": since_before if old is not None else None,

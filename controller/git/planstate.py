@@ -40,6 +40,9 @@ class BlobFacts:
     #: ``frozen.risk`` and ``frozen.estimate`` as the freeze wrote them (shown by status).
     risk: str | None = None
     estimate: dict[str, Any] | None = None
+    #: Digest of the controller-owned ``execution:`` block alone: the pause (gate, failed
+    #: action) and the progress of a started run, which a continuation approval answers.
+    execution_digest: str = ""
 
 
 #: File modes that are no plan file: a symlink (never followed) and a gitlink (a submodule).
@@ -79,11 +82,14 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         digest = hashlib.sha256(
             json.dumps([doc.get(k) for k in _OWNED_BLOCKS], sort_keys=True, default=str).encode()
         ).hexdigest()[:16]
+        pause = hashlib.sha256(
+            json.dumps(doc.get("execution"), sort_keys=True, default=str).encode()
+        ).hexdigest()[:16]
         plan_hash = text_hash(text, doc)  # once per text: the decision and the run too
     except (TypeError, ValueError, OverflowError):
         plan_hash = None
     if plan_hash is None:
-        digest = ""
+        digest = pause = ""
     risk = frozen.get("risk") if isinstance(frozen, dict) else None
     estimate = frozen.get("estimate") if isinstance(frozen, dict) else None
     return BlobFacts(
@@ -94,6 +100,7 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         True,
         risk=risk if isinstance(risk, str) else None,
         estimate=estimate if isinstance(estimate, dict) else None,
+        execution_digest=pause,
     )
 
 

@@ -50,6 +50,19 @@ status to the version the branch held; a gate approval or resume is bound to one
 so a status git's merge brought from a branch that held it over another pause (another
 ``execution`` state) should approve nothing (``E_APPROVAL_REPLAYED``, as an approval dated
 before the pause is).
+
+Fixed (round 47, issue 11): in the same rule as rounds 45-46
+(``Lifecycle._merged_another_version``), a continuation approval (a gate, an ask, a resume:
+the plan ``awaiting_approval`` or ``failed``) that git's merge machinery brought counts only
+when a merged branch held this very version with that status AND the first parent's
+``execution:`` block, whole, in a plan file it changed since the merge base: the same pause.
+Otherwise ``E_APPROVAL_REPLAYED`` ("brings a status its merged branch held over another
+pause") and nothing runs: ``stale``, ``stale-squash-msg`` (action 3 never runs),
+``ask-stale``, ``resume-stale`` (``flop`` ran twice) hold; ``fresh`` (the branch merged main
+first: it holds the gate-3 pause) runs action 3 once. ``plangate check`` (the same
+Lifecycle) predicts the same, and a fresh clone's ``plangate audit`` finds no valid gate
+approval in the stale merges (tests/approval/test_stale_gate.py). The ``approval:`` block is
+not compared (round 45's ``behind-vote``).
 """
 
 from __future__ import annotations
@@ -76,14 +89,8 @@ FLOP = (
     "sys.exit(1)\n"
 )
 
-_GATE = (
-    "round 47: a merge whose approved came from a branch cut at an EARLIER pause (gate 2, "
-    "already approved on main) approves the later pause the branch never held"
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_GATE)
-    for v in ["stale", "stale-squash-msg", "ask-stale", "resume-stale"]
-}
+#: Open finds (strict xfails): none since the fix (see the docstring's "Fixed").
+FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
 def _extra(vid: str) -> str:

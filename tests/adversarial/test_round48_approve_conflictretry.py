@@ -13,10 +13,17 @@ there, plus the comment ``    # agent: please retry`` after that line. On main C
 answers (retry / resume); ``flop`` fails again and the plan waits / fails again. Bob merges
 ``git merge --no-ff -X ours pr-<vid>`` (no conflict shown).
 
+- ``ask-union`` (no ``-X``): the agent committed ``.gitattributes`` with
+  ``plans/one/ask-union/PLAN.yml merge=union`` beside its plans and puts the comment right
+  after ``  signature: null``, where Carol's answer makes the controller insert
+  ``gate: true``; Bob's plain ``git merge --no-ff`` union-merges that hunk (no conflict shown).
+
 Asserted (the defence): no merged branch held ``approved`` over the second failure:
 ``flop`` ran exactly twice (the first try and Carol's answer), never a third time.
 
-Seen: BROKE (strict xfails): both: ``flop`` ran a third time; the controller recorded the
+Seen: ``ask-union`` held (``git merge-tree`` honours the attribute too: its re-merge is
+clean, round 47's rule applies, ``flop`` ran twice). BROKE (strict xfails): ``ask-xours``,
+``resume-xours``: ``flop`` ran a third time; the controller recorded the
 merge as Bob's approval (``approval: {by: bob, gate: true}``) of the second failure. Without
 the planted conflict (the comment at the file's end, which the failures do not touch) the
 same merges ran nothing more (``flop`` twice; ``resume-xours`` refused ``E_APPROVAL_REPLAYED``).
@@ -34,7 +41,7 @@ import pytest
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
 
-CASES = ["ask-xours", "resume-xours"]
+CASES = ["ask-xours", "resume-xours", "ask-union"]
 FLOP = (
     "import json, os, sys\n"
     "with open(os.environ['REC_LOG'], 'a') as f:\n"
@@ -47,7 +54,8 @@ _WHY = (
     "answers a later failure"
 )
 FOUND: dict[str, pytest.MarkDecorator] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY) for v in CASES
+    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY)
+    for v in ["ask-xours", "resume-xours"]
 }
 
 
@@ -56,7 +64,7 @@ def _slug(vid: str) -> str:
 
 
 def _text(vid: str) -> str:
-    fail = "    on_failure: ask\n" if vid == "ask-xours" else ""
+    fail = "    on_failure: ask\n" if vid.startswith("ask-") else ""
     extra = (
         f'  - id: 2\n    tool: flop\n    why: "fails"\n{fail}    params:\n      tag: "{vid}-2"\n'
     )
@@ -72,6 +80,7 @@ def _build(root: Path) -> Lab:
     lab = Lab(root, tools=f"flop: {{kind: exec, argv: {argv}, env: {{REC_LOG: {env}}}}}\n")
     for vid in CASES:
         lab.write(_slug(vid), _text(vid))
+    (lab.repo / ".gitattributes").write_text("plans/one/ask-union/PLAN.yml merge=union\n")
     lab.commit("agent adds plans", AGENT)
     lab.run()
     time.sleep(1.05)
@@ -87,8 +96,12 @@ def _build(root: Path) -> Lab:
         lab.set_status(_slug(vid), "approved")
         path = lab.repo / "plans" / _slug(vid) / "PLAN.yml"
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        at = max(i for i, line in enumerate(lines) if line.startswith("    duration_ms:"))
-        lines.insert(at + 1, "    " + COMMENT)  # beside the lines the next failure rewrites
+        if vid == "ask-union":  # where the next answer inserts ``gate: true``
+            at = lines.index("  signature: null\n")
+            lines.insert(at + 1, COMMENT)
+        else:
+            at = max(i for i, line in enumerate(lines) if line.startswith("    duration_ms:"))
+            lines.insert(at + 1, "    " + COMMENT)  # beside the lines the next failure rewrites
         path.write_text("".join(lines))
         lab.commit(f"agent asks a retry of {vid}", AGENT)
         lab.git("checkout", "-q", "main")
@@ -99,8 +112,9 @@ def _build(root: Path) -> Lab:
     time.sleep(1.05)
     for vid in CASES:
         trace[vid].append(lab.plan(_slug(vid))["plan"]["status"])
+        opts = [] if vid == "ask-union" else ["-X", "ours"]
         out = lab.git(
-            "merge", "--no-ff", "-q", "-X", "ours", "-m", f"merge pr-{vid}", f"pr-{vid}",
+            "merge", "--no-ff", "-q", *opts, "-m", f"merge pr-{vid}", f"pr-{vid}",
             who=BOB, check=False,
         )  # fmt: skip
         mt = lab.git("merge-tree", "--write-tree", "HEAD^1", "HEAD^2", check=False)
@@ -123,6 +137,9 @@ def test_the_bench_failed_twice_and_merged_approved(lab: Lab) -> None:
     for vid, row in lab.trace.items():  # type: ignore[attr-defined]
         paused = "failed" if vid == "resume-xours" else "awaiting_approval"
         assert row[0] == paused and row[1] == paused, (vid, row)
+        if vid == "ask-union":  # Bob's plain merge went through (the union driver)
+            assert row[2].startswith("approved "), (vid, row)
+            continue
         assert row[2].startswith("approved merge-tree-clean=False"), (vid, row)
 
 

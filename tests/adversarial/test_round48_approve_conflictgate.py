@@ -22,6 +22,9 @@ main Carol approves gate 2; the controller runs action 2 and pauses at gate 3 (r
 - ``xtheirs``: ``git merge --no-ff -X theirs pr-<vid>``: the conflicting hunk takes the
   branch's side: the result's ``execution.gate.params`` shows the gate-2 preview
   (``tag: <vid>-2``) under ``gate: {action: 3}``, plus the comment;
+- ``other-file``: no comment in the plan file; the branch and main (the agent, after the cut)
+  both edit the one line of ``NOTES.md`` at the repository's root: Bob's merge conflicts
+  there only, he keeps main's line; the plan file merged cleanly;
 - ``octo-side``: no comment; Bob makes an octopus merge of the stale ``pr-<vid>`` and an
   unrelated branch cut from main at the gate-3 pause (adds ``docs/<vid>.md``);
 - ``octo-side-first``: the same, the unrelated branch named first;
@@ -49,6 +52,7 @@ approvals valid (it agrees with the controller: both wrong). The re-merge of the
 (``git merge-tree``) conflicts for these merges, so the status reads as one the merger wrote
 himself, although git's merge brought the status line cleanly from the stale branch (only the
 last lines conflicted, or ``-X`` chose a side for them without showing Bob anything). Held:
+``other-file`` (``E_APPROVAL_REPLAYED``: the re-merge conflicts only outside the plan file),
 ``octo-side``, ``octo-side-first`` (action 3 never ran), ``ver-xours`` (``E_PLAN_HASH_MISMATCH``:
 the content check does not depend on the re-merge), the control ``fresh`` (ran once).
 """
@@ -64,7 +68,15 @@ import pytest
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
 
-ATTACKS = ["conflict-ours", "conflict-both", "xours", "xtheirs", "octo-side", "octo-side-first"]
+ATTACKS = [
+    "conflict-ours",
+    "conflict-both",
+    "xours",
+    "xtheirs",
+    "other-file",
+    "octo-side",
+    "octo-side-first",
+]
 OCTO = ["octo-side", "octo-side-first"]
 CASES = [*ATTACKS, "fresh"]
 COMMENT = "# agent: please approve gate 2\n"
@@ -128,6 +140,7 @@ def _build(root: Path) -> Lab:
     for vid in CASES:
         lab.write(_slug(vid), _text(vid))
     lab.write(_slug(VER), plan_text(VER, params="n: 1\n"))
+    (lab.repo / "NOTES.md").write_text("status: draft\n")
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
     time.sleep(1.05)
@@ -141,7 +154,9 @@ def _build(root: Path) -> Lab:
         trace[vid] = [lab.plan(_slug(vid))["plan"]["status"]]
         lab.git("checkout", "-q", "-b", f"pr-{vid}", "main")
         lab.set_status(_slug(vid), "approved")
-        if vid not in OCTO and vid != "fresh":
+        if vid == "other-file":  # a conflict in a file outside the plans folder
+            (lab.repo / "NOTES.md").write_text("status: gate 2 please\n")
+        elif vid not in OCTO and vid != "fresh":
             path = lab.repo / "plans" / _slug(vid) / "PLAN.yml"
             text = path.read_text(encoding="utf-8")
             path.write_text(text + ("" if text.endswith("\n") else "\n") + COMMENT)
@@ -158,6 +173,8 @@ def _build(root: Path) -> Lab:
     for vid in CASES:
         lab.set_status(_slug(vid), "approved")
     lab.commit("carol approves gate 2", CAROL)
+    (lab.repo / "NOTES.md").write_text("status: gate 2 done\n")
+    lab.commit("agent notes", AGENT)
     lab.run()  # action 2, pause at gate 3
     time.sleep(1.05)
     for vid in CASES:
@@ -183,6 +200,11 @@ def _build(root: Path) -> Lab:
         merged[vid] = f"conflicted={conflicted} {out[-200:]}"
         if vid.startswith("conflict-"):
             _resolve(lab, vid, "ours" if vid == "conflict-ours" else "both")
+        if vid == "other-file":
+            assert "<<<<<<<" in (lab.repo / "NOTES.md").read_text(), out
+            (lab.repo / "NOTES.md").write_text("status: gate 2 done\n")
+            lab.git("add", "NOTES.md")
+            lab.git("commit", "-q", "--no-edit", who=BOB)
         trace[vid].append(lab.plan(_slug(vid))["plan"]["status"])
         # git's own re-merge of the parents: does it give the merge's blob?
         mt = lab.git("merge-tree", "--write-tree", "HEAD^1", "HEAD^2", check=False)

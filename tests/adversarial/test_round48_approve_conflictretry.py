@@ -21,8 +21,8 @@ answers (retry / resume); ``flop`` fails again and the plan waits / fails again.
 Asserted (the defence): no merged branch held ``approved`` over the second failure:
 ``flop`` ran exactly twice (the first try and Carol's answer), never a third time.
 
-Seen: ``ask-union`` held (``git merge-tree`` honours the attribute too: its re-merge is
-clean, round 47's rule applies, ``flop`` ran twice). BROKE (strict xfails): ``ask-xours``,
+Seen: ``ask-union`` held (``flop`` ran twice; ``git merge-tree`` of the merge's parents in
+the lab's repo was clean too). BROKE (strict xfails): ``ask-xours``,
 ``resume-xours``: ``flop`` ran a third time; the controller recorded the
 merge as Bob's approval (``approval: {by: bob, gate: true}``) of the second failure. Without
 the planted conflict (the comment at the file's end, which the failures do not touch) the

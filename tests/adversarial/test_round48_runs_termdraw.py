@@ -23,6 +23,8 @@ outcome commit and ``status``). Alice approves all; one pass.
 - ``osc-long``: an OSC 8 hyperlink whose URL is 3,000 characters, between the halves.
 - ``csi-long``: an SGR sequence with 1,500 ``1;`` parameters, between the halves.
 - ``osc-c1st``: an OSC ended by C1 ST (U+009C); ``c1-csi``: C1 CSI (U+009B) SGR.
+- ``csi-priv`` (``ESC[?2004h``), ``csi-inter`` (``ESC[2 q``), ``esc-keypad`` (``ESC= ESC>``),
+  ``dcs`` (``ESC P1$r0m ESC\\``) between the halves.
 
 Asserted per variant: the committed history about the plan (its files' diffs and the
 controller's commit messages) and ``plangate status`` (text and JSON), read the way a
@@ -30,7 +32,8 @@ terminal draws them (escapes decoded, then drawn on a line buffer: BS and CR mov
 cursor, ``ESC[nD``/``ESC[nG`` move it, other escapes and the controls above draw nothing),
 never show the secret.
 
-Held: ``bs-erase``, ``bs-over``, ``nul``, ``osc-c1st``, ``c1-csi`` (the secret is masked).
+Held: ``bs-erase``, ``bs-over``, ``nul``, ``osc-c1st``, ``c1-csi``, ``csi-priv``,
+``csi-inter``, ``esc-keypad``, ``dcs`` (the secret is masked).
 Broke (round 48), each ``-ok`` and ``-fail``: ``bs-el``, ``bs-two``, ``cub``, ``cr-redraw``,
 ``cha-redraw``, ``del``, ``bel``, ``si``, ``zwsp``, ``shy``, ``osc-long``, ``csi-long``: the
 stdout/stderr in EXECUTION_LOG.md and, for ``-fail``, the error in PLAN.yml, the outcome
@@ -74,6 +77,10 @@ forms = {
     "csi-long": "Zq8Wx3\x1b[" + "1;" * 1500 + "1mYv7Ut2",
     "osc-c1st": "Zq8Wx3\x1b]0;t\u009cYv7Ut2",
     "c1-csi": "Zq8Wx3\u009b1mYv7Ut2",
+    "csi-priv": "Zq8Wx3\x1b[?2004hYv7Ut2",
+    "csi-inter": "Zq8Wx3\x1b[2 qYv7Ut2",
+    "esc-keypad": "Zq8Wx3\x1b=\x1b>Yv7Ut2",
+    "dcs": "Zq8Wx3\x1bP1$r0m\x1b\\Yv7Ut2",
 }
 f = forms[sys.argv[1]]
 print(f)
@@ -98,6 +105,10 @@ FORMS = [
     "csi-long",
     "osc-c1st",
     "c1-csi",
+    "csi-priv",
+    "csi-inter",
+    "esc-keypad",
+    "dcs",
 ]
 VIDS = [f"{f}-{m}" for f in FORMS for m in ("ok", "fail")]
 BROKEN: dict[str, str] = {

@@ -49,14 +49,7 @@ FLOP = (
     "sys.exit(1)\n"
 )
 COMMENT = "# agent: please retry\n"
-_WHY = (
-    "round 48: a stale retry/resume merged with -X ours over a conflict at the file's end "
-    "answers a later failure"
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY)
-    for v in ["ask-xours", "resume-xours"]
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed in round 48 (see the docstring)
 
 
 def _slug(vid: str) -> str:

@@ -975,68 +975,61 @@ class Lifecycle(IndexStore):
         new: BlobFacts,
         state: PlanState,
     ) -> str | None:
-        """Whether a merge that changes a plan's status from its first parent's brought that
-        status through git's merge machinery from a merged branch that never held it with
-        what the first parent shows: ``"version"`` when no merged branch held this very
-        version with it (a pull request behind main approving a newer version it never
-        showed: rounds 45-46), ``"pause"`` when one did, but for a started run none held it
-        over the pause the first parent shows (round 47: a branch cut at gate 2 approving,
-        merged once main had answered gate 2 and paused at gate 3, answered gate 3), else
-        None. The machinery brought it when merging the parents again (``git merge-tree``)
-        gives the merge's own blob at the path; otherwise the merge commit wrote the status
-        itself (a conflict resolved, an edit in the merge): the merger's own approval, as in
-        any commit. A brought status counts only when a merged branch held exactly this
-        version (plan hash) with it in a file the branch changed since the merge base, at
-        any path: no rename pairs are asked (git gives them up past its rename limit, a
-        pathspec hides moves across it), so no move hides the branch's version; a branch
-        that held no such file fails closed. For a continuation (the plan awaiting approval
-        or failed: a gate, an ask, a resume) that file must also hold the first parent's
-        ``execution:`` block, whole (the controller's alone: every pause and every step of
-        progress rewrites it); the ``approval:`` block is not compared (a quorum's
-        ``partial`` commit writes it on main after a pull request is cut)."""
+        """Whether a merge that changes a plan's status from its first parent's to S brought
+        S from a merged branch that never held it with what the first parent shows:
+        ``"version"`` when no merged branch held this very version (plan hash) with S (a pull
+        request behind main approving a newer version it never showed: rounds 45-46),
+        ``"pause"`` when one did, but for a started run none held it over the pause the first
+        parent shows (round 47: a branch cut at gate 2 approving, merged once main had
+        answered gate 2 and paused at gate 3, answered gate 3), else None.
+
+        The merge brought S whenever a merged branch holds S in a plan file it changed since
+        the merge base that may be this plan: at the plan's path, at a path the merge does
+        not hold (a move: its content may be here), or with this very version; whatever the
+        merger resolved (a conflict anywhere, ``-X ours``/``-X theirs``: round 48, no
+        re-merge of the parents decides it). Only when no merged branch holds S for this
+        plan is S the merger's own, as in any commit. A brought S counts only when a merged
+        branch held exactly this version with it in a file it changed, at any path: no rename
+        pairs are asked (git gives them up past its rename limit, a pathspec hides moves
+        across it), so no move hides the branch's version. For a continuation (the plan
+        awaiting approval or failed: a gate, an ask, a resume) that file must also hold the
+        first parent's ``execution:`` block, whole (the controller's alone: every pause and
+        every step of progress rewrites it); the ``approval:`` block is not compared (a
+        quorum's ``partial`` commit writes it on main after a pull request is cut)."""
         if new.hash is None or new.status is None:
             return None
         if old is not None and old.status == new.status:
             return None  # the merge did not change the status
-        merged = self._merge_result(repo, record)
-        if merged is not None and repo.blob_sha(merged, change.path) != change.new_blob:
-            return None  # the merge commit wrote it: the merger's own
         pause: str | None = None
         if state.status in ("awaiting_approval", "failed"):  # a started run, paused
             shown = old if old is not None else self.facts(repo, state.blob)
             pause = shown.execution_digest if shown is not None else ""
-        held = False
-        for blob in self._side_plan_blobs(repo, record):
+        held = related = False
+        for path, blob in self._side_plan_blobs(repo, record):
             facts = self.facts(repo, blob)
-            if facts is None or (facts.hash, facts.status) != (new.hash, new.status):
+            if facts is None or facts.status != new.status:
                 continue
-            if pause is None or facts.execution_digest == pause:
-                return None  # a merged branch held this very version (and pause) with it
-            held = True
-        return "pause" if held else "version"
+            if facts.hash == new.hash:
+                if pause is None or facts.execution_digest == pause:
+                    return None  # a merged branch held this very version (and pause) with S
+                held = True
+            elif path == change.path or repo.blob_sha(record.sha, path) is None:
+                related = True  # this plan, another version (or a file the merge moved)
+        if held:
+            return "pause"
+        return "version" if related else None  # no branch held S for it: the merger's own
 
-    def _merge_result(self, repo: GitRepo, record: CommitRecord) -> str | None:
-        """The tree git's merge machinery makes of ``record``'s parents (None when git
-        cannot merge them: then every status the merge changed counts as brought), once
-        per merge (its plans share it)."""
-        cached: tuple[str, str | None] | None = getattr(self, "_merge_tree", None)
-        if cached is None or cached[0] != record.sha:
-            found = repo.merge_tree(record.parents)
-            cached = (record.sha, found[0] if found else None)
-            self._merge_tree = cached
-        return cached[1]
-
-    def _side_plan_blobs(self, repo: GitRepo, record: CommitRecord) -> list[str]:
-        """The blobs of the plan files each merged branch changed since its merge base with
+    def _side_plan_blobs(self, repo: GitRepo, record: CommitRecord) -> list[tuple[str, str]]:
+        """The plan files (path, blob) each merged branch changed since its merge base with
         the first parent (every path, no rename detection), once per merge."""
-        cached: tuple[str, list[str]] | None = getattr(self, "_side_blobs", None)
+        cached: tuple[str, list[tuple[str, str]]] | None = getattr(self, "_side_blobs", None)
         if cached is None or cached[0] != record.sha:
-            blobs: dict[str, None] = {}  # in order, once each
+            blobs: dict[tuple[str, str], None] = {}  # in order, once each
             for side in record.parents[1:]:
                 base = repo.merge_base(record.parents[0], side)
                 for path, blob in repo.changed_files(base, side).items():
                     if path_name(path) in PLAN_FILES:
-                        blobs[blob] = None
+                        blobs[(path, blob)] = None
             cached = (record.sha, list(blobs))
             self._side_blobs = cached
         return cached[1]

@@ -27,6 +27,13 @@ the lab's repo was clean too). BROKE (strict xfails): ``ask-xours``,
 merge as Bob's approval (``approval: {by: bob, gate: true}``) of the second failure. Without
 the planted conflict (the comment at the file's end, which the failures do not touch) the
 same merges ran nothing more (``flop`` twice; ``resume-xours`` refused ``E_APPROVAL_REPLAYED``).
+
+Fixed (round 48): a merge brought a status whenever a merged branch holds it for the plan
+(in a plan file the branch changed since the merge base), whatever the merger resolved or
+``-X`` chose; no re-merge of the parents decides it. The stale branches hold ``approved``
+over the first failure only (another ``execution:`` block): ``ask-xours`` and
+``resume-xours`` are refused ``E_APPROVAL_REPLAYED``, ``flop`` runs twice. ``ask-union``
+holds as before. ``Lifecycle._merged_another_version``; docs/approvals.md "Merges".
 """
 
 from __future__ import annotations
@@ -49,14 +56,7 @@ FLOP = (
     "sys.exit(1)\n"
 )
 COMMENT = "# agent: please retry\n"
-_WHY = (
-    "round 48: a stale retry/resume merged with -X ours over a conflict at the file's end "
-    "answers a later failure"
-)
-FOUND: dict[str, pytest.MarkDecorator] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_WHY)
-    for v in ["ask-xours", "resume-xours"]
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed in round 48 (see the docstring)
 
 
 def _slug(vid: str) -> str:

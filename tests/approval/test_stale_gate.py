@@ -16,6 +16,7 @@ valid gate approval). The adversarial twin: tests/adversarial/test_round47_appro
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -149,6 +150,89 @@ def test_a_stale_branch_s_gate_approval_answers_no_later_gate(repo: Path, fresh:
         if e.get("approval_commit") == merge or e.get("commit") == merge
     ]
     if fresh:
+        assert gates and all(e["approval_valid"] for e in gates), report["executions"]
+    else:
+        assert not [e for e in gates if e["approval_valid"]], report["executions"]
+
+
+_COMMENT = "# agent: please approve gate 2\n"
+_HUNK = re.compile(r"<<<<<<< [^\n]*\n(.*?)=======\n(.*?)>>>>>>> [^\n]*\n", re.S)
+
+
+@pytest.mark.parametrize("how", ["conflict", "xours", "own"])
+def test_a_conflict_or_x_ours_does_not_make_a_stale_approval_the_merger_s(
+    repo: Path, how: str
+) -> None:
+    """Round 48: the pull request of the stale variant above also appends a comment at the
+    file's end, beside the ``execution:`` block the run rewrites at gate 3: Bob's merge
+    conflicts there. ``conflict``: Bob resolves that hunk keeping main's side (the status
+    line came cleanly from the branch); ``xours``: ``git merge -X ours`` (no conflict shown).
+    The branch held ``approved`` over gate 2 only: the merge brought it (whatever Bob
+    resolved), ``E_APPROVAL_REPLAYED``, action 3 never runs. ``own`` (control): the branch
+    only adds the comment (no status); Bob resolves the conflict and writes ``approved``
+    himself: no merged branch held it, it is Bob's own gate-3 approval (he may approve)."""
+    write_plan(repo, text=THREE)
+    commit_all(repo, "add", AGENT)
+    run_once(repo)  # freeze
+    approve(repo, who=ALICE)
+    run_once(repo)  # action 1, pause at gate 2
+    git(repo, "checkout", "-q", "-b", "pr", "main")
+    if how != "own":
+        edit_status(repo, "greet", "approved")
+    path = repo / "plans" / "greet" / "PLAN.yml"
+    path.write_text(path.read_text().rstrip("\n") + "\n" + _COMMENT)
+    commit_all(repo, "approve gate 2", AGENT)
+    git(repo, "checkout", "-q", "main")
+    approve(repo, who=ALICE)  # gate 2 answered on main
+    run_once(repo)  # action 2, pause at gate 3
+    assert _status(repo) == "awaiting_approval" and _done(repo) == [1, 2]
+    (repo.parent / "plangate.yml").write_text(CONFIG)
+    check = run_cli(
+        "check", "--config", str(repo.parent / "plangate.yml"), "--base", "main",
+        "--head", "pr", "--as", BOB[1], "--format", "json",
+        cwd=repo,
+    )  # fmt: skip
+    opts = ["-X", "ours"] if how == "xours" else []
+    git(
+        repo,
+        "merge",
+        "--no-ff",
+        "-q",
+        *opts,
+        "-m",
+        "merge pr",
+        "pr",
+        env=identity(*BOB),
+        check=False,
+    )
+    if how != "xours":  # the end of the file conflicts: Bob keeps main's side
+        text = path.read_text()
+        assert "<<<<<<<" in text, text[-400:]
+        path.write_text(_HUNK.sub(lambda m: m.group(1), text))
+        if how == "own":
+            edit_status(repo, "greet", "approved")
+        git(repo, "add", str(path))
+        git(repo, "commit", "-q", "--no-edit", env=identity(*BOB))
+    assert len(git(repo, "log", "-1", "--format=%P").split()) == 2
+    assert _status(repo) == "approved"
+    run_once(repo)
+    run_once(repo)
+    merge = git(repo, "log", "-1", "--format=%H", "--grep=^merge pr$").strip()
+    if how == "own":
+        assert _done(repo) == [1, 2, 3], _codes(repo)
+    else:
+        assert _done(repo) == [1, 2], _codes(repo)
+        assert _refusal(repo).startswith("E_APPROVAL_REPLAYED: the merge"), _codes(repo)
+        # plangate check cannot simulate a merge git does not make cleanly: no prediction
+        assert check.returncode != 0 and '"start"' not in check.stdout, check.stdout
+    code, report = _audit(repo)
+    assert code == 0, report
+    gates = [
+        e
+        for e in report["executions"]
+        if e.get("approval_commit") == merge or e.get("commit") == merge
+    ]
+    if how == "own":
         assert gates and all(e["approval_valid"] for e in gates), report["executions"]
     else:
         assert not [e for e in gates if e["approval_valid"]], report["executions"]

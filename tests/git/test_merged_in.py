@@ -56,8 +56,9 @@ def test_every_merged_branch_is_read_over_several_merges(tmp_path: Path) -> None
 
 
 def test_merge_tree_and_changed_files(repo: Path) -> None:
-    """``GitRepo.merge_tree``: the tree git's merge machinery makes of a merge's parents (round
-    46: whether a merge's status came through it); ``changed_files``: each file a branch
+    """``GitRepo.merge_tree``: the tree git's merge machinery makes of a merge's parents
+    (``plangate check``'s simulated merge; rounds 46-47 also asked it whether a merge's status
+    came through it, round 48 no longer does); ``changed_files``: each file a branch
     changed since the merge base, at any path, without rename pairs; ``merge_base``."""
     folder = repo / "plans" / "a"
     folder.mkdir(parents=True)

@@ -410,14 +410,22 @@ _MIN_CASELESS = 8
 #: draws nothing. One ``finditer`` over unbounded but unambiguous tokens: each character
 #: is read once (a CSI that does not end is read twice: as one, then as text), and every
 #: cell is written once per character written (plus padding, bounded: :data:`_MAX_PADDING`).
-_TERMINAL_TOKEN = re.compile(
-    "(?P<text>[^" + HIDDEN.pattern[1:-1].replace("\x00-\x1f", "\x00-\x08\x0a-\x1f", 1) + "]+)"
+_DRAWN_TEXT = "[^" + HIDDEN.pattern[1:-1].replace("\x00-\x1f", "\x00-\x08\x0a-\x1f", 1)
+_TERMINAL_REST = (
     r"|(?:\x1b\[|\x9b)(?P<params>[\x30-\x3f]*)[\x20-\x2f]*(?P<final>[\x40-\x7e])"
-    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])(?:[^\x07\x1b\x9c\x9d\x90\x98\x9e\x9f]*(?:\x07|\x1b\\?|\x9c))?"
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])"
+    r"(?:[^\x07\x1b\x9c\x9d\x90\x98\x9e\x9f]*(?:\x07|\x1b\\?|\x9c))?"
     r"|\x1b[\x20-\x2f]+[\x30-\x7e]"
     r"|\x1b(?P<esc>[\x30-\x7e])"
-    r"|(?P<control>[\x08\r\n])"
-    r"|[\s\S]"
+)
+_TERMINAL_TOKEN = re.compile(
+    f"(?P<text>{_DRAWN_TEXT}]+){_TERMINAL_REST}" + r"|(?P<control>[\x08\r\n])|[\s\S]"
+)
+#: The same inside what the escape view decoded: a quote (``"``, ``'``, a backquote) also
+#: starts a row, as ``jq -r`` or a YAML reader prints a string alone (a CR inside it goes
+#: back to the string's start, not the line's).
+_QUOTED_TOKEN = re.compile(
+    f"(?P<text>{_DRAWN_TEXT}\"'`]+){_TERMINAL_REST}" + "|(?P<control>[\\x08\\r\\n\"'`])|[\\s\\S]"
 )
 #: The width of the terminal the view draws on: a row this long wraps to the next (drawn
 #: on, as a terminal with autowrap does), cursor moves stop at its margins.
@@ -721,7 +729,7 @@ def _csi_count(params: str, default: int) -> int:
     return int(first) if len(first) <= 8 else _TERMINAL_WIDTH
 
 
-def _terminal_view(text: str) -> _Drawn:
+def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
     """``text`` as a terminal draws it, line by line (round 48; round 47 dropped escapes and
     read overstrikes only): :data:`_TERMINAL_TOKEN`'s line model. A secret found in what
     was drawn is masked from the first source character of its cells to the last.
@@ -734,7 +742,7 @@ def _terminal_view(text: str) -> _Drawn:
     padding = _MAX_PADDING * len(text) + _TERMINAL_WIDTH
     line_start = 0
     failed = False
-    for token in _TERMINAL_TOKEN.finditer(text):
+    for token in (_QUOTED_TOKEN if quoted else _TERMINAL_TOKEN).finditer(text):
         start = token.start()
         kind = token.lastgroup
         if kind == "text":
@@ -791,9 +799,11 @@ def _terminal_view(text: str) -> _Drawn:
                 row.col = 0
             else:
                 row.flush(drawn)
-                drawn._units.append("\n")
+                drawn._units.append(control)
                 drawn._lo.append(start)
                 drawn._hi.append(start)
+                if control != "\n":  # a quote: the row of a string printed alone
+                    continue
                 if failed:
                     drawn.failed.append((line_start, start))
                 failed = False
@@ -812,7 +822,7 @@ def _terminal_inside(
     searched for the secrets and their whole forms, when ``text`` holds a character that
     does not draw as itself (:data:`_DRAWS_OTHERWISE`)."""
     if needles and _DRAWS_OTHERWISE.search(text):
-        drawn = _terminal_view(text)
+        drawn = _terminal_view(text, quoted=outer is not None)
         span = _within(drawn.span, outer)
         _find(drawn.text(), needles, span, found)
         found += [span_ if outer is None else outer.span(*span_) for span_ in drawn.failed]

@@ -85,14 +85,23 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
   with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
   UTF-8), when it keeps 4 other characters and is 6 long or more.
-- The terminal view (:func:`_terminal_view`, round 47): the text as a terminal draws it,
-  ECMA-48 escape sequences (CSI, C1 CSI, control strings such as an OSC 8 hyperlink up to
-  BEL or ST, nF and other two-character escapes) dropped and each overstrike (``K\\bK``
-  bold, ``_\\bK`` underline) read as the character drawn: a secret printed with colour
-  forced on (``grep --color=always``, a colour change inside it) or by nroff. Its needles:
-  the secrets and their whole forms; a match is masked from the secret's first character
-  to its last, the escapes between included. Over the text and over what the escape view
-  decoded (``\\u001b[1m``); text without ESC, BS or a C1 control never enters it.
+- The terminal view (:func:`_terminal_view`, round 47; a line model since round 48): each
+  line as a terminal DRAWS it. A cursor and a row of cells: a printable character is
+  written at the cursor and moves it right; BS moves it left, CR to column 0, CSI
+  ``n D``/``n C``/``n G`` move it, ``ESC[K`` erases to the end (``ESC[2K`` the row),
+  ``n P`` deletes, ``ESC 7``/``ESC 8`` save and restore it. Every other escape sequence or
+  control string (CSI, OSC/DCS/SOS/PM/APC up to BEL or ST, nF, two-character escapes) of
+  ANY length, and every character :data:`controller.display.HIDDEN` holds (C0 and C1
+  controls, DEL, U+200B, U+00AD, bidi controls: what a person cannot see), draws nothing;
+  a character struck over (``K\\bK`` bold, ``_\\bK`` underline, ``K\\b_``) keeps the
+  cell's first index. Each cell remembers the source characters drawn there: a secret (or a
+  whole form of it) found in what was drawn is masked from the smallest index of its
+  cells to the largest (a CR redraw that drew its halves in another order: everything
+  between). Over the text as written and over what the escape view decoded (``\\u001b[1m``,
+  ``\\u0007``; there a quote also starts a row, as ``jq -r`` prints a string alone). Text
+  without ESC, BS, CR or another hidden character but a tab and LF never enters it; a row
+  wraps at 65,536 cells; blank cells padded to a cursor moved past the text are bounded
+  over the whole text, and a line that asks for more is masked whole (fails closed).
 
 A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
 narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
@@ -412,7 +421,8 @@ _MIN_CASELESS = 8
 #: cell is written once per character written (plus padding, bounded: :data:`_MAX_PADDING`).
 _DRAWN_TEXT = "[^" + HIDDEN.pattern[1:-1].replace("\x00-\x1f", "\x00-\x08\x0a-\x1f", 1)
 _TERMINAL_REST = (
-    r"|(?:\x1b\[|\x9b)(?P<params>[\x30-\x3f]*)[\x20-\x2f]*(?P<final>[\x40-\x7e])"
+    r"|(?:\x1b\[|\x9b)(?:(?P<params>[0-9;]*)(?P<final>[DCG`KPsu])"
+    r"|[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e])"
     r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])"
     r"(?:[^\x07\x1b\x9c\x9d\x90\x98\x9e\x9f]*(?:\x07|\x1b\\?|\x9c))?"
     r"|\x1b[\x20-\x2f]+[\x30-\x7e]"
@@ -743,10 +753,18 @@ def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
     line_start = 0
     failed = False
     for token in (_QUOTED_TOKEN if quoted else _TERMINAL_TOKEN).finditer(text):
-        start = token.start()
         kind = token.lastgroup
+        if kind is None:  # draws nothing
+            continue
+        start, end = token.span()
         if kind == "text":
             piece = token.group()
+            if row.col == len(row.chars) and row.col + end - start <= _TERMINAL_WIDTH:
+                row.chars += piece  # at the end of the row (the common case)
+                row.lo += range(start, end)
+                row.hi += range(start, end)
+                row.col += end - start
+                continue
             while piece:
                 if row.col >= _TERMINAL_WIDTH:  # autowrap: drawn on, on the next row
                     row.flush(drawn)
@@ -767,8 +785,6 @@ def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
         elif kind == "final":
             params = token["params"]
             final = token["final"]
-            if params[:1] in ("<", "=", ">", "?"):
-                continue
             if final == "D":
                 row.move(row.col - _csi_count(params, 1))
             elif final == "C":

@@ -89,10 +89,11 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   line as a terminal DRAWS it. A cursor and a row of cells: a printable character is
   written at the cursor and moves it right; BS moves it left, CR to column 0, CSI
   ``n D``/``n C``/``n G`` move it, ``ESC[K`` erases to the end (``ESC[2K`` the row),
-  ``n P`` deletes, ``ESC 7``/``ESC 8`` save and restore it. Every other escape sequence or
-  control string (CSI, OSC/DCS/SOS/PM/APC up to BEL or ST, nF, two-character escapes) of
-  ANY length, and every character :data:`controller.display.HIDDEN` holds (C0 and C1
-  controls, DEL, U+200B, U+00AD, bidi controls: what a person cannot see), draws nothing;
+  ``n P`` deletes, ``n @`` inserts, ``ESC 7``/``ESC 8`` save and restore it. Every other
+  escape sequence or control string (CSI, OSC/DCS/SOS/PM/APC up to BEL or ST, nF,
+  two-character escapes) of ANY length, and every character
+  :data:`controller.display.HIDDEN` holds (C0 and C1 controls, DEL, U+200B, U+00AD, bidi
+  controls: what a person cannot see), draws nothing;
   a character struck over (``K\\bK`` bold, ``_\\bK`` underline, ``K\\b_``) keeps the
   cell's first index. Each cell remembers the source characters drawn there: a secret (or a
   whole form of it) found in what was drawn is masked from the smallest index of its
@@ -421,7 +422,7 @@ _MIN_CASELESS = 8
 #: cell is written once per character written (plus padding, bounded: :data:`_MAX_PADDING`).
 _DRAWN_TEXT = "[^" + HIDDEN.pattern[1:-1].replace("\x00-\x1f", "\x00-\x08\x0a-\x1f", 1)
 _TERMINAL_REST = (
-    r"|(?:\x1b\[|\x9b)(?:(?P<params>[0-9;]*)(?P<final>[DCG`KPsu])"
+    r"|(?:\x1b\[|\x9b)(?:(?P<params>[0-9;]*)(?P<final>[DCG`KPsu@])"
     r"|[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e])"
     r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])"
     r"(?:[^\x07\x1b\x9c\x9d\x90\x98\x9e\x9f]*(?:\x07|\x1b\\?|\x9c))?"
@@ -441,8 +442,9 @@ _QUOTED_TOKEN = re.compile(
 #: on, as a terminal with autowrap does), cursor moves stop at its margins.
 _TERMINAL_WIDTH = 65536
 #: Blank cells the view may pad a row with (a cursor moved right past the text, then a
-#: character written), over the whole text: ``2 * len(text) + _TERMINAL_WIDTH``. Past it,
-#: each line that asks for more fails closed: masked whole.
+#: character written; blanks inserted, with the cells they move), over the whole text:
+#: ``2 * len(text) + _TERMINAL_WIDTH``. Past it, each line that asks for more fails
+#: closed: masked whole.
 _MAX_PADDING = 2
 #: Characters that make a text draw other than as written (ESC, BS, CR, C1 controls, every
 #: other character of :data:`controller.display.HIDDEN` but a tab and LF): text without
@@ -798,6 +800,19 @@ def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
             elif final == "P":
                 end = row.col + _csi_count(params, 1)
                 del row.chars[row.col : end], row.lo[row.col : end], row.hi[row.col : end]
+            elif final == "@":  # blanks inserted: the row's rest moves right (bounded)
+                count = min(_csi_count(params, 1), _TERMINAL_WIDTH)
+                cost = count + len(row.chars) - row.col
+                if row.col < len(row.chars) and cost <= padding:
+                    padding -= cost
+                    at = row.col
+                    row.chars[at:at] = " " * count
+                    row.lo[at:at] = [start] * count
+                    row.hi[at:at] = [start] * count
+                    del row.chars[_TERMINAL_WIDTH:], row.lo[_TERMINAL_WIDTH:]
+                    del row.hi[_TERMINAL_WIDTH:]
+                elif row.col < len(row.chars):
+                    failed = True
             elif final == "s" and not params:
                 row.saved = row.col
             elif final == "u" and not params:

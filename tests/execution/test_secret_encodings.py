@@ -719,6 +719,7 @@ DRAWN_WHOLE = {
     "cha-redraw": "______Yv7Ut2\x1b[1GZq8Wx3",
     "save-restore": "\x1b7______Yv7Ut2\x1b8Zq8Wx3",
     "dch": "Zq8Wx3ab\x1b[2D\x1b[2PYv7Ut2",
+    "ich": "Yv7Ut2\x1b[6D\x1b[6@Zq8Wx3",
     "del": "Zq8Wx3\x7fYv7Ut2",
     "bel": "Zq8Wx3\x07Yv7Ut2",
     "nul": "Zq8Wx3\x00Yv7Ut2",
@@ -851,14 +852,18 @@ def test_one_escape_of_any_length_costs_linear_time(unit: str) -> None:
 
 
 def test_cursor_moves_past_the_text_are_bounded_and_fail_closed() -> None:
-    """Round 48: blank cells padded to a cursor moved far right are bounded over the whole
-    text (twice its length plus one row of 65,536); a line that asks for more is masked
-    whole (fails closed), the others are drawn."""
+    """Round 48: blank cells padded to a cursor moved far right (or inserted, moving the
+    row's rest) are bounded over the whole text (twice its length plus one row of 65,536);
+    a line that asks for more is masked whole (fails closed), the others are drawn."""
     redactor = Redactor([R48])
     flood = "x\x1b[65536Gy\x1b[1G\x1b[K" * 2000
     began = time.perf_counter()
     out = redactor.text("before\n" + flood + "\nafter Zq8Wx3\x07Yv7Ut2\n")
     assert time.perf_counter() - began < 10
     assert out == "before\n***\nafter ***\n", out[:200]
+    inserts = "ab\x1b[1G\x1b[4@" * 50_000  # each insert moves the row's rest: bounded too
+    began = time.perf_counter()
+    assert redactor.text("before\n" + inserts + "\nafter\n") == "before\n***\nafter\n"
+    assert time.perf_counter() - began < 10
     far = "Zq8Wx3\x1b[200Cz\x1b[1G\x1b[6CYv7Ut2"
     assert redactor.text(far) == "***", redactor.text(far)

@@ -85,14 +85,24 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The replacement view (round 40): a run of U+FFFD read as one unit, searched for the secret
   with each run of its non-ASCII characters as one U+FFFD (its Latin-1 bytes read as
   UTF-8), when it keeps 4 other characters and is 6 long or more.
-- The terminal view (:func:`_terminal_view`, round 47): the text as a terminal draws it,
-  ECMA-48 escape sequences (CSI, C1 CSI, control strings such as an OSC 8 hyperlink up to
-  BEL or ST, nF and other two-character escapes) dropped and each overstrike (``K\\bK``
-  bold, ``_\\bK`` underline) read as the character drawn: a secret printed with colour
-  forced on (``grep --color=always``, a colour change inside it) or by nroff. Its needles:
-  the secrets and their whole forms; a match is masked from the secret's first character
-  to its last, the escapes between included. Over the text and over what the escape view
-  decoded (``\\u001b[1m``); text without ESC, BS or a C1 control never enters it.
+- The terminal view (:func:`_terminal_view`, round 47; a line model since round 48): each
+  line as a terminal DRAWS it. A cursor and a row of cells: a printable character is
+  written at the cursor and moves it right; BS moves it left, CR to column 0, CSI
+  ``n D``/``n C``/``n G`` move it, ``ESC[K`` erases to the end (``ESC[2K`` the row),
+  ``n P`` deletes, ``n @`` inserts, ``ESC 7``/``ESC 8`` save and restore it. Every other
+  escape sequence or control string (CSI, OSC/DCS/SOS/PM/APC up to BEL or ST, nF,
+  two-character escapes) of ANY length, and every character
+  :data:`controller.display.HIDDEN` holds (C0 and C1 controls, DEL, U+200B, U+00AD, bidi
+  controls: what a person cannot see), draws nothing;
+  a character struck over (``K\\bK`` bold, ``_\\bK`` underline, ``K\\b_``) keeps the
+  cell's first index. Each cell remembers the source characters drawn there: a secret (or a
+  whole form of it) found in what was drawn is masked from the smallest index of its
+  cells to the largest (a CR redraw that drew its halves in another order: everything
+  between). Over the text as written and over what the escape view decoded (``\\u001b[1m``,
+  ``\\u0007``; there a quote also starts a row, as ``jq -r`` prints a string alone). Text
+  without ESC, BS, CR or another hidden character but a tab and LF never enters it; a row
+  wraps at 65,536 cells; blank cells padded to a cursor moved past the text are bounded
+  over the whole text, and a line that asks for more is masked whole (fails closed).
 
 A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
 narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
@@ -139,6 +149,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.display import HIDDEN
 from controller.errors import ConfigInvalid, RefUnavailable
 
 if TYPE_CHECKING:
@@ -397,29 +408,48 @@ _COMPAT_RUN = re.compile(
 #: shorter ones are matched as written (a word in another case is not a secret).
 _MIN_CASELESS = 8
 
-#: The terminal view (:func:`_terminal_view`, round 47): what a terminal, ``less -R`` or a CI
-#: log viewer draws no character for. ECMA-48 control sequences (CSI: ``ESC [`` or C1
-#: ``\x9b``, parameter bytes, intermediate bytes, a final byte: SGR colours, ``ESC[K``),
-#: control strings (OSC ``ESC ]``, DCS ``ESC P``, SOS ``ESC X``, PM ``ESC ^``, APC ``ESC _``
-#: or their C1 forms, up to BEL or ST, or an ESC alone: inside the escape view, which
-#: drops backslashes, an escaped ST ``\\u001b\\\\`` reads as ESC alone; an OSC 8
-#: hyperlink), nF escapes (``ESC ( B``) and the other two-character escapes (Fe, Fp, Fs);
-#: and an overstrike (``X BS X`` bold, ``_ BS X`` underline, as nroff and ``man`` write
-#: them; struck up to 8 times), read as the character drawn. Every part is bounded (a
-#: control string at most _MAX_CONTROL_STRING characters).
-_MAX_CONTROL_STRING = 2048
-_TERMINAL_TOKEN = re.compile(
-    r"(?:\x1b\[|\x9b)[\x30-\x3f]{0,32}[\x20-\x2f]{0,8}[\x40-\x7e]"
-    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]{0,"
-    + str(_MAX_CONTROL_STRING)
-    + r"}(?:\x07|\x1b\\?|\x9c)"
-    r"|\x1b[\x20-\x2f]{1,4}[\x30-\x7e]"
-    r"|\x1b[\x30-\x7e]"
-    r"|(?P<over>[^\x08\n\r])(?:\x08[^\x08\n\r]){0,7}\x08(?P<drawn>[^\x08\n\r])"
+#: The terminal view (:func:`_terminal_view`, round 47, a line model since round 48): each
+#: line read as a terminal DRAWS it. A cursor and a row of cells: a printable character
+#: (a tab too) is written at the cursor and moves it right; BS moves it left, CR to column
+#: 0; CSI ``n D``/``n C``/``n G`` (and HPA, `` ` ``) move it, ``ESC[K`` (and ``ESC[2K``)
+#: erases to the end (the whole row), ``n P`` deletes characters, ``ESC 7``/``ESC 8`` and
+#: CSI ``s``/``u`` save and restore it; LF ends the line. Every other escape sequence or
+#: control string (CSI or C1 CSI, OSC/DCS/SOS/PM/APC up to BEL or ST, nF and two-character
+#: escapes), of ANY length, and every character :data:`controller.display.HIDDEN` holds
+#: (C0 and C1 controls, DEL, format characters such as U+200B and U+00AD, odd blanks)
+#: draws nothing. One ``finditer`` over unbounded but unambiguous tokens: each character
+#: is read once (a CSI that does not end is read twice: as one, then as text), and every
+#: cell is written once per character written (plus padding, bounded: :data:`_MAX_PADDING`).
+_DRAWN_TEXT = "[^" + HIDDEN.pattern[1:-1].replace("\x00-\x1f", "\x00-\x08\x0a-\x1f", 1)
+_TERMINAL_REST = (
+    r"|(?:\x1b\[|\x9b)(?:(?P<params>[0-9;]*)(?P<final>[DCG`KPsu@])"
+    r"|[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e])"
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])"
+    r"(?:[^\x07\x1b\x9c\x9d\x90\x98\x9e\x9f]*(?:\x07|\x1b\\?|\x9c))?"
+    r"|\x1b[\x20-\x2f]+[\x30-\x7e]"
+    r"|\x1b(?P<esc>[\x30-\x7e])"
 )
-#: Characters one of the terminal view's tokens starts or holds: text without any of them
-#: has nothing that view drops (its cost is one scan for them).
-_TERMINAL_STARTS = ("\x1b", "\x08", "\x9b", "\x9d", "\x90", "\x98", "\x9e", "\x9f")
+_TERMINAL_TOKEN = re.compile(
+    f"(?P<text>{_DRAWN_TEXT}]+){_TERMINAL_REST}" + r"|(?P<control>[\x08\r\n])|[\s\S]"
+)
+#: The same inside what the escape view decoded: a quote (``"``, ``'``, a backquote) also
+#: starts a row, as ``jq -r`` or a YAML reader prints a string alone (a CR inside it goes
+#: back to the string's start, not the line's).
+_QUOTED_TOKEN = re.compile(
+    f"(?P<text>{_DRAWN_TEXT}\"'`]+){_TERMINAL_REST}" + "|(?P<control>[\\x08\\r\\n\"'`])|[\\s\\S]"
+)
+#: The width of the terminal the view draws on: a row this long wraps to the next (drawn
+#: on, as a terminal with autowrap does), cursor moves stop at its margins.
+_TERMINAL_WIDTH = 65536
+#: Blank cells the view may pad a row with (a cursor moved right past the text, then a
+#: character written; blanks inserted, with the cells they move), over the whole text:
+#: ``2 * len(text) + _TERMINAL_WIDTH``. Past it, each line that asks for more fails
+#: closed: masked whole.
+_MAX_PADDING = 2
+#: Characters that make a text draw other than as written (ESC, BS, CR, C1 controls, every
+#: other character of :data:`controller.display.HIDDEN` but a tab and LF): text without
+#: them never enters the terminal view (its cost is one scan for them).
+_DRAWS_OTHERWISE = re.compile("(?![\t\n])" + HIDDEN.pattern)
 
 
 def _latin(raw: bytes) -> str:
@@ -634,34 +664,199 @@ def _break_view(text: str, joint: str) -> _Stream:
     return stream
 
 
-def _terminal_view(text: str) -> _Stream:
-    """``text`` as a terminal draws it (round 47): every escape sequence and control string
-    of :data:`_TERMINAL_TOKEN` dropped (no unit), every overstrike one unit, the character
-    drawn (the one that is not ``_``, else the last), mapped onto its three characters. A
-    secret found there maps back from its first character to its last, the escapes between
-    them included. One ``finditer`` whose tokens are bounded: linear in the text."""
-    stream = _Stream()
-    pos = 0
-    for token in _TERMINAL_TOKEN.finditer(text):
+class _Drawn:
+    """What the terminal view drew (:func:`_terminal_view`): one unit per drawn cell (LF
+    between lines), each with the smallest and largest index of the source characters that
+    drew it (a character struck over, ``_`` under it, counts from the first). A run of units
+    maps back to the source from the smallest of them to the largest: what a CR redraw or a
+    cursor move put in another order is masked with everything between."""
+
+    __slots__ = ("_hi", "_lo", "_units", "failed")
+
+    def __init__(self) -> None:
+        self._units: list[str] = []
+        self._lo: list[int] = []
+        self._hi: list[int] = []
+        #: source spans of lines that asked for more padding than the view allows: masked
+        self.failed: list[tuple[int, int]] = []
+
+    def text(self) -> str:
+        return "".join(self._units)
+
+    def span(self, first: int, stop: int) -> tuple[int, int]:
+        return min(self._lo[first:stop]), max(self._hi[first:stop]) + 1
+
+
+class _Row:
+    """One row of the terminal view's line model: cells (character, first and last source
+    index) and the cursor."""
+
+    __slots__ = ("chars", "col", "hi", "lo", "saved")
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+        self.col = 0
+        self.saved = 0
+
+    def flush(self, drawn: _Drawn) -> None:
+        """Hand the row's cells to ``drawn`` and start an empty row (the cursor at 0)."""
+        drawn._units += self.chars
+        drawn._lo += self.lo
+        drawn._hi += self.hi
+        self.chars, self.lo, self.hi = [], [], []
+        self.col = 0
+
+    def write(self, text: str, start: int) -> None:
+        """Draw ``text`` (from source index ``start``) at the cursor, within the row."""
+        col, size = self.col, len(text)
+        over = min(size, len(self.chars) - col)
+        chars, lo, hi = self.chars, self.lo, self.hi
+        for offset in range(max(over, 0)):  # drawn over: an overstrike keeps its start
+            cell, char, at = col + offset, text[offset], start + offset
+            old = chars[cell]
+            if char == "_" and old not in " _":  # ``X BS _``: X underlined
+                hi[cell] = at
+                continue
+            if old != char and old != "_":
+                lo[cell] = at
+            chars[cell], hi[cell] = char, at
+        if size > over:
+            rest = max(over, 0)
+            chars += text[rest:]
+            lo += range(start + rest, start + size)
+            hi += range(start + rest, start + size)
+        self.col = col + size
+
+    def move(self, col: int) -> None:
+        self.col = min(max(col, 0), _TERMINAL_WIDTH - 1)
+
+
+def _csi_count(params: str, default: int) -> int:
+    """The first parameter of a CSI (its default when absent or 0; any size: bounded)."""
+    first = params.partition(";")[0].lstrip("0")
+    if not first.isdigit():
+        return default
+    return int(first) if len(first) <= 8 else _TERMINAL_WIDTH
+
+
+def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
+    """``text`` as a terminal draws it, line by line (round 48; round 47 dropped escapes and
+    read overstrikes only): :data:`_TERMINAL_TOKEN`'s line model. A secret found in what
+    was drawn is masked from the first source character of its cells to the last.
+    Linear in the text: one ``finditer``; each cell is written, struck over or erased at
+    most once per character of the text, and blank cells padded (a cursor moved past the
+    text) are bounded over the whole text (:data:`_MAX_PADDING`), a line past that bound
+    failing closed (its whole span masked)."""
+    drawn = _Drawn()
+    row = _Row()
+    padding = _MAX_PADDING * len(text) + _TERMINAL_WIDTH
+    line_start = 0
+    failed = False
+    for token in (_QUOTED_TOKEN if quoted else _TERMINAL_TOKEN).finditer(text):
+        kind = token.lastgroup
+        if kind is None:  # draws nothing
+            continue
         start, end = token.span()
-        stream.add(text[pos:start], pos, start, literal=True)
-        drawn = token["drawn"]
-        if drawn is not None:
-            stream.add(token["over"] if drawn == "_" else drawn, start, end)
-        pos = end
-    stream.add(text[pos:], pos, len(text), literal=True)
-    return stream
+        if kind == "text":
+            piece = token.group()
+            if row.col == len(row.chars) and row.col + end - start <= _TERMINAL_WIDTH:
+                row.chars += piece  # at the end of the row (the common case)
+                row.lo += range(start, end)
+                row.hi += range(start, end)
+                row.col += end - start
+                continue
+            while piece:
+                if row.col >= _TERMINAL_WIDTH:  # autowrap: drawn on, on the next row
+                    row.flush(drawn)
+                gap = row.col - len(row.chars)
+                if gap > 0:
+                    if gap > padding:
+                        failed = True
+                        row.col = len(row.chars)
+                    else:
+                        padding -= gap
+                        row.chars += " " * gap
+                        row.lo += [start] * gap
+                        row.hi += [start] * gap
+                part = piece[: _TERMINAL_WIDTH - row.col]
+                row.write(part, start)
+                start += len(part)
+                piece = piece[len(part) :]
+        elif kind == "final":
+            params = token["params"]
+            final = token["final"]
+            if final == "D":
+                row.move(row.col - _csi_count(params, 1))
+            elif final == "C":
+                row.move(row.col + _csi_count(params, 1))
+            elif final in "G`":
+                row.move(_csi_count(params, 1) - 1)
+            elif final == "K":
+                which = _csi_count(params, 0)
+                keep = row.col if which == 0 else 0 if which == 2 else len(row.chars)
+                del row.chars[keep:], row.lo[keep:], row.hi[keep:]
+            elif final == "P":
+                end = row.col + _csi_count(params, 1)
+                del row.chars[row.col : end], row.lo[row.col : end], row.hi[row.col : end]
+            elif final == "@":  # blanks inserted: the row's rest moves right (bounded)
+                count = min(_csi_count(params, 1), _TERMINAL_WIDTH)
+                cost = count + len(row.chars) - row.col
+                if row.col < len(row.chars) and cost <= padding:
+                    padding -= cost
+                    at = row.col
+                    row.chars[at:at] = " " * count
+                    row.lo[at:at] = [start] * count
+                    row.hi[at:at] = [start] * count
+                    del row.chars[_TERMINAL_WIDTH:], row.lo[_TERMINAL_WIDTH:]
+                    del row.hi[_TERMINAL_WIDTH:]
+                elif row.col < len(row.chars):
+                    failed = True
+            elif final == "s" and not params:
+                row.saved = row.col
+            elif final == "u" and not params:
+                row.move(row.saved)
+        elif kind == "esc":
+            if token["esc"] == "7":
+                row.saved = row.col
+            elif token["esc"] == "8":
+                row.move(row.saved)
+        elif kind == "control":
+            control = token["control"]
+            if control == "\b":
+                row.move(row.col - 1)
+            elif control == "\r":
+                row.col = 0
+            else:
+                row.flush(drawn)
+                drawn._units.append(control)
+                drawn._lo.append(start)
+                drawn._hi.append(start)
+                if control != "\n":  # a quote: the row of a string printed alone
+                    continue
+                if failed:
+                    drawn.failed.append((line_start, start))
+                failed = False
+                line_start = start + 1
+    row.flush(drawn)
+    if failed:
+        drawn.failed.append((line_start, len(text)))
+    return drawn
 
 
 def _terminal_inside(
     text: str, outer: _Stream | None, needles: set[str], found: list[tuple[int, int]]
 ) -> None:
     """The terminal view of ``text`` (the source, or the units of ``outer``'s view of it:
-    escapes written ``\\u001b``, ``\\e``, ``\\x1b`` in a JSON or YAML string), searched for
-    the secrets and their whole forms, when ``text`` holds a terminal control at all."""
-    if needles and any(c in text for c in _TERMINAL_STARTS):
-        stream = _terminal_view(text)
-        _find(stream.text(), needles, _within(stream.span, outer), found)
+    escapes written ``\\u001b``, ``\\e``, ``\\x1b``, ``\\u0007`` in a JSON or YAML string),
+    searched for the secrets and their whole forms, when ``text`` holds a character that
+    does not draw as itself (:data:`_DRAWS_OTHERWISE`)."""
+    if needles and _DRAWS_OTHERWISE.search(text):
+        drawn = _terminal_view(text, quoted=outer is not None)
+        span = _within(drawn.span, outer)
+        _find(drawn.text(), needles, span, found)
+        found += [span_ if outer is None else outer.span(*span_) for span_ in drawn.failed]
 
 
 def _misread(value: str) -> set[str]:
@@ -1018,7 +1213,7 @@ class _Needles:
                 _add(self.chars, _fold(chars.text()), size)
                 _add(self.bytes, _fold(raw.text()), len(utf8))
             # drawn by a terminal: escape sequences or overstrikes between its characters
-            for form in {value, _terminal_view(value).text()}:
+            for form in {value, _DRAWS_OTHERWISE.sub("", value)}:
                 _add(self.terminal, form, size)
                 _add(self.terminal_escaped, form.replace("\\", ""), size)
             # wrapped, folded or quoted: the secret as written and as the break view reads

@@ -14,6 +14,7 @@ import base64
 import json
 import quopri
 import re
+import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -386,6 +387,13 @@ FLOODS = {
     "sgr": "\x1b[1;31m",  # round 47: the terminal view
     "osc-open": "\x1b]8;;",  # a control string never ended
     "overstrike": "K\bK",
+    "cr": "ab\r",  # round 48: the terminal view's line model
+    "bs": "ab\b\b\b",
+    "bs-erase": "x\b\x1b[K",
+    "cursor": "ab\x1b[2D\x1b[1G\x1b[3C",
+    "hidden": "\x07\u200b\x7f",
+    "csi-open": "\x1b[1;1;1;",  # a CSI never ended
+    "c1-open": "\x9f\x98a",  # C1 control strings never ended
 }
 
 
@@ -685,9 +693,9 @@ def test_text_without_terminal_controls_never_runs_the_terminal_view(
     calls: list[str] = []
     view = secrets._terminal_view
 
-    def counted(text: str) -> Any:
+    def counted(text: str, **how: Any) -> Any:
         calls.append(text)
-        return view(text)
+        return view(text, **how)
 
     monkeypatch.setattr(secrets, "_terminal_view", counted)
     redactor = Redactor([R47])
@@ -697,3 +705,165 @@ def test_text_without_terminal_controls_never_runs_the_terminal_view(
     assert calls == []
     assert redactor.text("a \x1b[1mZq8Wx3Yv7\x1b[0mUt2") == "a \x1b[1m***"
     assert calls
+
+
+R48 = "Zq8Wx3Yv7Ut2"
+#: Round 48: how a terminal draws a secret whole from text in which it is not contiguous.
+DRAWN_WHOLE = {
+    "bs-erase": "Zq8Wx3x\b \bYv7Ut2",
+    "bs-over": "Zq8Wx3x\bYv7Ut2",
+    "bs-el": "Zq8Wx3x\b\x1b[KYv7Ut2",
+    "bs-two": "Zq8Wx3ab\b\bYv7Ut2",
+    "cub": "Zq8Wx3ab\x1b[2DYv7Ut2",
+    "cr-redraw": "______Yv7Ut2\rZq8Wx3",
+    "cha-redraw": "______Yv7Ut2\x1b[1GZq8Wx3",
+    "save-restore": "\x1b7______Yv7Ut2\x1b8Zq8Wx3",
+    "dch": "Zq8Wx3ab\x1b[2D\x1b[2PYv7Ut2",
+    "ich": "Yv7Ut2\x1b[6D\x1b[6@Zq8Wx3",
+    "del": "Zq8Wx3\x7fYv7Ut2",
+    "bel": "Zq8Wx3\x07Yv7Ut2",
+    "nul": "Zq8Wx3\x00Yv7Ut2",
+    "si": "Zq8Wx3\x0fYv7Ut2",
+    "c1": "Zq8Wx3\x85\x8eYv7Ut2",
+    "zwsp": "Zq8Wx3\u200bYv7Ut2",
+    "shy": "Zq8Wx3\u00adYv7Ut2",
+    "bidi": "Zq8Wx3\u202a\u2066Yv7Ut2",
+    "osc-long": "Zq8Wx3\x1b]8;;http://x/" + "a" * 3000 + "\x1b\\Yv7Ut2",
+    "csi-long": "Zq8Wx3\x1b[" + "1;" * 1500 + "1mYv7Ut2",
+    "osc-lines": "Zq8Wx3\x1b]0;a\nb\x07Yv7Ut2",
+    "osc-c1st": "Zq8Wx3\x1b]0;t\u009cYv7Ut2",
+    "c1-csi": "Zq8Wx3\u009b1mYv7Ut2",
+    "csi-priv": "Zq8Wx3\x1b[?2004hYv7Ut2",
+    "csi-inter": "Zq8Wx3\x1b[2 qYv7Ut2",
+    "esc-keypad": "Zq8Wx3\x1b=\x1b>Yv7Ut2",
+    "dcs": "Zq8Wx3\x1bP1$r0m\x1b\\Yv7Ut2",
+}
+
+
+def _drawn(text: str) -> str:
+    """What the redactor wrote, drawn by a small terminal (the test's own model)."""
+    cells: list[str] = []
+    col = 0
+    for token in re.finditer(r"\x1b\[([0-9;]*)([A-Za-z])|\x1b[^\[]|[\s\S]", text):
+        char = token.group()
+        if token[2]:
+            n = int(token[1].split(";")[0] or 1)
+            if token[2] == "D":
+                col = max(0, col - n)
+            elif token[2] == "G":
+                col = n - 1
+            elif token[2] == "K":
+                del cells[col:]
+        elif char == "\b":
+            col = max(0, col - 1)
+        elif char == "\r":
+            col = 0
+        elif char.isprintable() and char not in "\u200b\u00ad" and len(char) == 1:
+            cells += " " * (col + 1 - len(cells))
+            cells[col] = char
+            col += 1
+    return "".join(cells)
+
+
+@pytest.mark.parametrize("form", list(DRAWN_WHOLE))
+@pytest.mark.parametrize("wrap", ["raw", "json", "yaml", "value", "key"])
+def test_a_secret_a_terminal_draws_whole_is_hidden(form: str, wrap: str) -> None:
+    """Round 48: the terminal view draws each line on a line model (BS, CR and cursor
+    moves, an erase, escapes of any length and every hidden character drawing nothing);
+    a secret drawn whole is masked from the first source character of its cells to the
+    last: as written, escaped in a JSON or YAML string (a CR goes back to the string's
+    start, as ``jq -r`` prints it), and as a string value or mapping key of JSON data."""
+    text = DRAWN_WHOLE[form]
+    redactor = Redactor([R48])
+    if wrap == "raw":
+        out = redactor.text(text + "\nnext\n")
+        assert out.endswith("\nnext\n"), out
+    elif wrap == "json":
+        out = json.loads(redactor.text(json.dumps({"v": text})))["v"]
+    elif wrap == "yaml":
+        from controller.plan import yamlio
+
+        out = yamlio.read_yaml(redactor.text(yamlio.dump({"v": text})), "t").data["v"]
+    elif wrap == "value":
+        out = redactor.data({"v": [text]})["v"][0]
+    else:
+        [out] = redactor.data({text: 1})
+    assert "***" in out, repr(out)
+    assert R48 not in _drawn(out), repr(out)
+    assert "Zq8Wx3" not in out and "Yv7Ut2" not in out, repr(out)
+
+
+def test_text_a_terminal_draws_without_a_secret_stays_as_written() -> None:
+    """Round 48: a progress line redrawn after CR, an erased typo, coloured output, tabs
+    and odd blanks that do not draw a secret are left as written (the halves drawn apart:
+    a CR back to the start of a line that holds text before them)."""
+    text = (
+        "\r[#    ] 20%\r[##   ] 40%\r[#####] 100%\n"
+        "pass\bsword: Zq8Wx3 \x1b[2K\x1b[32mok\x1b[0m\tYv7Ut2\u00a0done\n"
+        "out: ______Yv7Ut2\rZq8Wx3\n"
+        "Zq8Wx3\x1b[5CYv7Ut2\x07\n"
+    )
+    assert Redactor([R48, "abcdef"]).text(text) == text
+
+
+def test_the_terminal_view_keeps_plain_text_on_the_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Round 48: text with no character that draws otherwise (ESC, BS, CR, every hidden
+    character but a tab and LF) never enters the line model."""
+    calls: list[str] = []
+    view = secrets._terminal_view
+
+    def counted(text: str, **how: Any) -> Any:
+        calls.append(text)
+        return view(text, **how)
+
+    monkeypatch.setattr(secrets, "_terminal_view", counted)
+    redactor = Redactor([R48])
+    calls.clear()
+    text = "Zq8Wx3\tYv7Ut2 caf\u00e9 \u00e9t\u00e9\n" * 100
+    assert redactor.text(text) == text
+    assert calls == []
+    assert redactor.text("a Zq8Wx3\u200bYv7Ut2 b") == "a *** b"
+    assert calls
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "1;",  # one CSI's parameters
+        "a",  # one OSC's text
+    ],
+)
+def test_one_escape_of_any_length_costs_linear_time(unit: str) -> None:
+    """Round 48: a CSI or a control string between a secret's halves is read whole at
+    any length (round 47 bounded it at 2,048 characters, and the halves stayed in clear
+    past that), in time linear in its length."""
+    start = "\x1b[" if unit == "1;" else "\x1b]8;;http://x/"
+    end = "1m" if unit == "1;" else "\x1b\\"
+    redactor = Redactor([R48])
+    took = []
+    for size in (100_000, 400_000):
+        text = "Zq8Wx3" + start + unit * (size // len(unit)) + end + "Yv7Ut2"
+        began = time.perf_counter()
+        assert redactor.text(text) == "***"
+        took.append(time.perf_counter() - began)
+    assert took[1] < 8 * took[0] + 0.5, took
+
+
+def test_cursor_moves_past_the_text_are_bounded_and_fail_closed() -> None:
+    """Round 48: blank cells padded to a cursor moved far right (or inserted, moving the
+    row's rest) are bounded over the whole text (twice its length plus one row of 65,536);
+    a line that asks for more is masked whole (fails closed), the others are drawn."""
+    redactor = Redactor([R48])
+    flood = "x\x1b[65536Gy\x1b[1G\x1b[K" * 2000
+    began = time.perf_counter()
+    out = redactor.text("before\n" + flood + "\nafter Zq8Wx3\x07Yv7Ut2\n")
+    assert time.perf_counter() - began < 10
+    assert out == "before\n***\nafter ***\n", out[:200]
+    inserts = "ab\x1b[1G\x1b[4@" * 50_000  # each insert moves the row's rest: bounded too
+    began = time.perf_counter()
+    assert redactor.text("before\n" + inserts + "\nafter\n") == "before\n***\nafter\n"
+    assert time.perf_counter() - began < 10
+    far = "Zq8Wx3\x1b[200Cz\x1b[1G\x1b[6CYv7Ut2"
+    assert redactor.text(far) == "***", redactor.text(far)

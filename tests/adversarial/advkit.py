@@ -369,3 +369,38 @@ def play(lab: Lab, scenarios: dict[str, list[Any]]) -> None:
             if index < len(steps) and steps[index] is not None:
                 steps[index](lab, vid)
         lab.run()
+
+
+def say_lab(root: Path, name: str, say: str, secret: str, vids: list[str]) -> Lab:
+    """A lab whose exec tool ``say`` (the script ``say``, called with a form and a mode) gets
+    the plan secret ``TOK`` (``secret``): one plan ``<form>-<mode>`` per id of ``vids``,
+    approved by Alice and run in one pass; ``lab.status_text`` holds ``status`` as text and
+    JSON afterwards (rounds 47-48: what a tool prints around a secret)."""
+    (root / "say.py").write_text(say)
+    (root / "sec.yml").write_text(f"TOK: {secret}\n")
+    py = json.dumps(sys.executable)
+    script = json.dumps(str(root / "say.py"))
+    lab = Lab(
+        root / name,
+        extra=f"secrets: {{file: {root / 'sec.yml'}}}\n",
+        tools=f"say: {{kind: exec, argv: [{py}, {script}, '{{f}}', '{{m}}']}}\n",
+    )
+    for vid in vids:
+        form, mode = vid.rsplit("-", 1)
+        lab.write(
+            vid,
+            f"plan:\n  name: {vid}\n  task: t\n  status: pending_approval\n"
+            "available_tools: [{name: say}]\nactions:\n  - id: 1\n    tool: say\n    why: w\n"
+            f'    params: {{f: {form}, m: {mode}, key: "$<secrets.TOK>"}}\n',
+        )
+    lab.commit("plans")
+    lab.run()
+    for vid in vids:
+        lab.set_status(vid, "approved")
+    lab.commit("approve", ALICE)
+    lab.run()
+    lab.status_text = (  # type: ignore[attr-defined]
+        lab.cli("status", "--config", str(lab.config)).stdout,
+        lab.cli("status", "--json", "--config", str(lab.config)).stdout,
+    )
+    return lab

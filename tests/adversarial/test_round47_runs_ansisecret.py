@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 47, secrets never reaching git or status output: a tool that prints a secret with
 terminal escape sequences INSIDE it (colour forced on: ``grep --color=always`` highlighting a
 match inside the secret, a colour change mid-token, an OSC 8 hyperlink around part of it,
@@ -45,11 +44,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab
+from advkit import Lab, say_lab
 from test_round2_execution_kit import shared
 
 S = "Zq8Wx3Yv7Ut2"
@@ -74,33 +72,7 @@ VIDS = [f"{f}-{m}" for f in FORMS for m in ("ok", "fail")]
 
 
 def _build(root: Path) -> Lab:
-    (root / "say.py").write_text(SAY)
-    (root / "sec.yml").write_text(f"TOK: {S}\n")
-    py = json.dumps(sys.executable)
-    lab = Lab(
-        root / "an",
-        extra=f"secrets: {{file: {root / 'sec.yml'}}}\n",
-        tools=f"say: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'say.py'))}, '{{f}}', '{{m}}']}}\n",
-    )
-    for vid in VIDS:
-        form, mode = vid.rsplit("-", 1)
-        lab.write(
-            vid,
-            f"plan:\n  name: {vid}\n  task: t\n  status: pending_approval\n"
-            "available_tools: [{name: say}]\nactions:\n  - id: 1\n    tool: say\n    why: w\n"
-            f'    params: {{f: {form}, m: {mode}, key: "$<secrets.TOK>"}}\n',
-        )
-    lab.commit("plans")
-    lab.run()
-    for vid in VIDS:
-        lab.set_status(vid, "approved")
-    lab.commit("approve", ALICE)
-    lab.run()
-    lab.status_text = (  # type: ignore[attr-defined]
-        lab.cli("status", "--config", str(lab.config)).stdout,
-        lab.cli("status", "--json", "--config", str(lab.config)).stdout,
-    )
-    return lab
+    return say_lab(root, "an", SAY, S, VIDS)
 
 
 @pytest.fixture(scope="module")

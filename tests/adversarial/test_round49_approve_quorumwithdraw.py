@@ -15,7 +15,8 @@ holds: ``rec`` never ran and the controller keeps the plan ``rejected`` (Bob's l
 ``approved`` is ``E_ILLEGAL_TRANSITION ... ignored``) or refuses ``E_VERSION_WITHDRAWN``.
 
 Seen: all held (Mallory's rejections ignored, both plans ran once after Bob's vote; Alice's
-rejections, on main and inside the branch Mallory merged, kept the plans ``rejected``).
+rejections, on main and inside the branch Mallory merged, kept the plans ``rejected``); the
+audit lists the same two runs and two rejections.
 """
 
 from __future__ import annotations
@@ -83,3 +84,12 @@ def test_an_approvers_withdrawal_holds(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(f"w/{vid}")
     row = lab.status()[f"plans/w/{vid}"]
     assert row["status"] == "rejected" or "E_VERSION_WITHDRAWN" in lab.codes(f"w/{vid}"), row
+
+
+def test_the_audit_agrees(lab: Lab) -> None:
+    """``plangate audit`` (recorded policy, no config) lists the same runs and rejections."""
+    _code, report = lab.audit()
+    runs = sorted(str(e.get("plan")) for e in report.get("executions", []))
+    assert runs == sorted(f"plans/w/{v}" for v in RUNS), report
+    rejects = sorted(str(d.get("plan")) for d in report.get("decisions", []))
+    assert rejects == sorted(f"plans/w/{v}" for v in VETOED), report

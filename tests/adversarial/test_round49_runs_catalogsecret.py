@@ -1,0 +1,90 @@
+# ruff: noqa: E501
+"""Round 49, secrets never reaching status output: a value of the controller's secrets file
+written in the catalog itself (not through ``$<secrets.*>``), printed by the commands that
+describe the catalog to reviewers and agents.
+
+Lab ``cs``: ``secrets.file`` holds ``TOK: Zq8Wxx3Yv7Ut2``. The catalog has ``t1`` (exec, an
+``argv`` item and its ``description`` holding that value, and an env ``MODE`` holding it) and
+``t2`` (http, the value as a URL path segment and as the value of a query ``mode``). One plan
+calls ``t1``.
+
+- ``tools-text`` / ``tools-json``: ``plangate tools --config`` (what an agent reads of the
+  catalog, MCP ``catalog`` alike).
+- ``show``: ``plangate show --config`` of the plan (its ``runs: exec: ...`` line).
+- ``schema`` (control): ``plangate schema --config``.
+
+Asserted per variant: the secret's value is not in the output (as every record the
+controller writes hides it). Broke: ``tools-text``, ``tools-json``, ``show`` print the argv
+item (and the description, the URL path and query value) raw; the secret is known by value,
+so it can be told from the path (unlike round 26's accepted ``path-token``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from advkit import Lab
+from test_round2_execution_kit import shared
+
+S = "Zq8Wxx3Yv7Ut2"
+BROKEN = {
+    "tools-text": "plangate tools prints a secrets-file value written in the catalog (argv, description, URL)",
+    "tools-json": "plangate tools --json prints a secrets-file value written in the catalog",
+    "show": "plangate show --config prints a secrets-file value written in the catalog's argv",
+}
+
+
+def _build(root: Path) -> Lab:
+    (root / "sec.yml").write_text(f"TOK: {S}\n")
+    lab = Lab(
+        root / "cs",
+        extra=f"secrets: {{file: {root / 'sec.yml'}}}\n",
+        tools=(
+            f't1: {{kind: exec, argv: ["/bin/echo", "{S}", "{{x}}"], env: {{MODE: "{S}"}}, description: "uses {S}"}}\n'
+            f't2: {{kind: http, method: POST, url: "https://h.example/{S}/x?mode={S}"}}\n'
+        ),
+    )
+    path = lab.write(
+        "p",
+        "plan:\n  name: p\n  task: t\n  status: pending_approval\navailable_tools: [{name: t1}]\n"
+        'actions:\n  - id: 1\n    tool: t1\n    why: w\n    params: {x: "1"}\n',
+    )
+    cfg = str(lab.config)
+    lab.outs = {  # type: ignore[attr-defined]
+        "tools-text": lab.cli("tools", "--config", cfg),
+        "tools-json": lab.cli("tools", "--json", "--config", cfg),
+        "show": lab.cli("show", str(path), "--config", cfg),
+        "schema": lab.cli("schema", "--config", cfg),
+    }
+    lab.outs = {k: (r.returncode, r.stdout + r.stderr) for k, r in lab.outs.items()}  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r49-catalogsecret", _build)
+
+
+@pytest.mark.parametrize(
+    "vid",
+    [
+        pytest.param(
+            v,
+            id=v,
+            marks=[
+                pytest.mark.xfail(
+                    strict=True, raises=AssertionError, reason=f"round 49: {BROKEN[v]}"
+                )
+            ]
+            if v in BROKEN
+            else [],
+        )
+        for v in ("tools-text", "tools-json", "show", "schema")
+    ],
+)
+def test_a_catalog_secret_value_is_not_printed(lab: Lab, vid: str) -> None:
+    code, out = lab.outs[vid]  # type: ignore[attr-defined]
+    assert "Traceback" not in out, out[-2000:]
+    assert code in (0, 1), out[-2000:]
+    assert S not in out, [line for line in out.splitlines() if S in line][:4]

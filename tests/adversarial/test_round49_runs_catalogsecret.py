@@ -12,19 +12,24 @@ calls ``t1``.
   catalog, MCP ``catalog`` alike).
 - ``show``: ``plangate show --config`` of the plan (its ``runs: exec: ...`` line).
 - ``schema`` (control): ``plangate schema --config``.
+- ``run-http`` / ``run-exec`` (controls): plans calling an http tool whose URL path and
+  query hold the value (refused connection) and an exec tool whose argv item holds it and is
+  printed on stderr (exit 3), approved and run: the history about the plan and ``status``.
 
 Asserted per variant: the secret's value is not in the output (as every record the
-controller writes hides it). Broke: ``tools-text``, ``tools-json``, ``show`` print the argv
+controller writes hides it). Held: ``schema``, ``run-http``, ``run-exec`` (the error names
+``http://127.0.0.1:9/***/x?mode=***`` and ``***``). Broke: ``tools-text``, ``tools-json``, ``show`` print the argv
 item (and the description, the URL path and query value) raw; the secret is known by value,
 so it can be told from the path (unlike round 26's accepted ``path-token``).
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
-from advkit import Lab
+from advkit import ALICE, Lab
 from test_round2_execution_kit import shared
 
 S = "Zq8Wxx3Yv7Ut2"
@@ -43,6 +48,8 @@ def _build(root: Path) -> Lab:
         tools=(
             f't1: {{kind: exec, argv: ["/bin/echo", "{S}", "{{x}}"], env: {{MODE: "{S}"}}, description: "uses {S}"}}\n'
             f't2: {{kind: http, method: POST, url: "https://h.example/{S}/x?mode={S}"}}\n'
+            f't3: {{kind: http, method: POST, url: "http://127.0.0.1:9/{S}/x?mode={S}", timeout: 3}}\n'
+            f't4: {{kind: exec, argv: ["/bin/sh", "-c", "echo $0 >&2; exit 3", "{S}"]}}\n'
         ),
     )
     path = lab.write(
@@ -57,6 +64,25 @@ def _build(root: Path) -> Lab:
         "show": lab.cli("show", str(path), "--config", cfg),
         "schema": lab.cli("schema", "--config", cfg),
     }
+    for t in ("t3", "t4"):
+        lab.write(
+            t,
+            f"plan:\n  name: {t}\n  task: t\n  status: pending_approval\navailable_tools: [{{name: {t}}}]\n"
+            f"actions:\n  - id: 1\n    tool: {t}\n    why: w\n    params: {{x: '1'}}\n",
+        )
+    lab.commit("plans")
+    lab.run()
+    lab.set_status("t3", "approved")
+    lab.set_status("t4", "approved")
+    lab.commit("approve", ALICE)
+    lab.run()
+    for vid, t in (("run-http", "t3"), ("run-exec", "t4")):
+        hist = lab.git("log", "-p", "--format=%B", "--", f"plans/{t}")
+        status = (
+            lab.cli("status", "--config", cfg).stdout
+            + lab.cli("status", "--json", "--config", cfg).stdout
+        )
+        lab.outs[vid] = subprocess.CompletedProcess([], 0, hist + status, "")  # type: ignore[attr-defined]
     lab.outs = {k: (r.returncode, r.stdout + r.stderr) for k, r in lab.outs.items()}  # type: ignore[attr-defined]
     return lab
 
@@ -80,11 +106,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
             if v in BROKEN
             else [],
         )
-        for v in ("tools-text", "tools-json", "show", "schema")
+        for v in ("tools-text", "tools-json", "show", "schema", "run-http", "run-exec")
     ],
 )
 def test_a_catalog_secret_value_is_not_printed(lab: Lab, vid: str) -> None:
     code, out = lab.outs[vid]  # type: ignore[attr-defined]
     assert "Traceback" not in out, out[-2000:]
     assert code in (0, 1), out[-2000:]
+    if vid.startswith("run-"):
+        assert "E_TOOL_FAILED" in out and "***" in out, out[-2000:]
     assert S not in out, [line for line in out.splitlines() if S in line][:4]

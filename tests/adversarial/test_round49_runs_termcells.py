@@ -28,7 +28,12 @@ as the whole secret:
 - ``sgr-wrap``: ``Zq8 ESC[1m Wxx3 LF SP SP Yv7Ut2``: an escape inside a hard-wrapped secret;
   ``bel-wrap``: ``Zq8W BEL xx3 LF Yv7Ut2``.
 
-Held: ``cub``, ``hpa``, ``cub0``, ``c1-cub``, ``scosc``. Broke: the others, each ``-ok`` and
+- Controls of the same model: ``cubmod`` (``ESC[1;5D``), ``sgrcolon`` (``ESC[38:2::255:0:0m``),
+  ``g0`` (``ESC[0G``), ``csigt`` (``ESC[>4;1m``), ``cha-semi`` (``ESC[1;1G``), ``cuf-over``
+  (CR then ``ESC[3C``), ``decsc-cr`` (``ESC 7``/``ESC 8``), ``el0-over`` (``ESC[0K``), ``ris``
+  (``ESC c`` before, an SGR inside).
+
+Held: ``cub``, ``hpa``, ``cub0``, ``c1-cub``, ``scosc`` and every control above. Broke: the others, each ``-ok`` and
 ``-fail`` (stdout/stderr in EXECUTION_LOG.md; for ``-fail`` the error in PLAN.yml, the
 outcome commit and ``status``): the redactor's terminal view counts one cell per character
 (a wide character takes two on a terminal, a combining mark none), draws nothing for REP
@@ -70,6 +75,15 @@ forms = {
     "case-sgr": "zQ8\x1b[1mwXX3yV7uT2",
     "sgr-wrap": "Zq8\x1b[1mWxx3\n  Yv7Ut2",
     "bel-wrap": "Zq8W\x07xx3\nYv7Ut2",
+    "cubmod": "Zq8Wxx3a\x1b[1;5DYv7Ut2",
+    "sgrcolon": "Zq8Wxx3\x1b[38:2::255:0:0mYv7Ut2",
+    "g0": "_______Yv7Ut2\x1b[0GZq8Wxx3",
+    "csigt": "Zq8Wxx3\x1b[>4;1mYv7Ut2",
+    "cha-semi": "_______Yv7Ut2\x1b[1;1GZq8Wxx3",
+    "cuf-over": "Zq8____Yv7Ut2\r\x1b[3CWxx3",
+    "decsc-cr": "Zq8\x1b7____Yv7Ut2\x1b8Wxx3",
+    "el0-over": "Zq8Wxx3ab\b\b\x1b[0KYv7Ut2",
+    "ris": "xx\x1bcZq8Wxx3Yv7\x1b[mUt2",
 }
 f = forms[sys.argv[1]]
 print(f)
@@ -94,6 +108,15 @@ FORMS = [
     "case-sgr",
     "sgr-wrap",
     "bel-wrap",
+    "cubmod",
+    "sgrcolon",
+    "g0",
+    "csigt",
+    "cha-semi",
+    "cuf-over",
+    "decsc-cr",
+    "el0-over",
+    "ris",
 ]
 VIDS = [f"{f}-{m}" for f in FORMS for m in ("ok", "fail")]
 _WIDE = "a wide (East Asian) character is one cell in the line model, two on a terminal: the secret drawn over it is committed raw"

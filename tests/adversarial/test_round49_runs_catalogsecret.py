@@ -10,6 +10,7 @@ calls ``t1``.
 
 - ``tools-text`` / ``tools-json``: ``plangate tools --config`` (what an agent reads of the
   catalog, MCP ``catalog`` alike).
+- ``mcp-catalog``: ``plangate mcp``'s ``catalog`` tool (initialize, then ``tools/call``).
 - ``show``: ``plangate show --config`` of the plan (its ``runs: exec: ...`` line).
 - ``schema`` (control): ``plangate schema --config``.
 - ``run-http`` / ``run-exec`` (controls): plans calling an http tool whose URL path and
@@ -18,14 +19,16 @@ calls ``t1``.
 
 Asserted per variant: the secret's value is not in the output (as every record the
 controller writes hides it). Held: ``schema``, ``run-http``, ``run-exec`` (the error names
-``http://127.0.0.1:9/***/x?mode=***`` and ``***``). Broke: ``tools-text``, ``tools-json``, ``show`` print the argv
+``http://127.0.0.1:9/***/x?mode=***`` and ``***``). Broke: ``tools-text``, ``tools-json``, ``show``, ``mcp-catalog`` (the description) print the argv
 item (and the description, the URL path and query value) raw; the secret is known by value,
 so it can be told from the path (unlike round 26's accepted ``path-token``).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +39,7 @@ S = "Zq8Wxx3Yv7Ut2"
 BROKEN = {
     "tools-text": "plangate tools prints a secrets-file value written in the catalog (argv, description, URL)",
     "tools-json": "plangate tools --json prints a secrets-file value written in the catalog",
+    "mcp-catalog": "the MCP catalog tool (what an agent reads) prints a secrets-file value written in a catalog description",
     "show": "plangate show --config prints a secrets-file value written in the catalog's argv",
 }
 
@@ -76,6 +80,45 @@ def _build(root: Path) -> Lab:
     lab.set_status("t4", "approved")
     lab.commit("approve", ALICE)
     lab.run()
+    rpc = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "catalog", "arguments": {}},
+        },
+    ]
+    mcp = subprocess.Popen(
+        [str(Path(sys.executable).parent / "plangate"), "mcp", "--config", cfg],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=lab.env(),
+        cwd=lab.root,
+    )
+    assert mcp.stdin is not None and mcp.stdout is not None
+    mcp.stdin.write("".join(json.dumps(m) + "\n" for m in rpc))
+    mcp.stdin.flush()
+    answer = ""
+    for line in mcp.stdout:  # until the catalog call's answer
+        if '"id":2' in line.replace(" ", ""):
+            answer = line
+            break
+    mcp.stdin.close()
+    mcp.wait(timeout=30)
+    lab.outs["mcp-catalog"] = subprocess.CompletedProcess([], 0, answer, "")  # type: ignore[attr-defined]
     for vid, t in (("run-http", "t3"), ("run-exec", "t4")):
         hist = lab.git("log", "-p", "--format=%B", "--", f"plans/{t}")
         status = (
@@ -106,13 +149,23 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
             if v in BROKEN
             else [],
         )
-        for v in ("tools-text", "tools-json", "show", "schema", "run-http", "run-exec")
+        for v in (
+            "tools-text",
+            "tools-json",
+            "show",
+            "schema",
+            "run-http",
+            "run-exec",
+            "mcp-catalog",
+        )
     ],
 )
 def test_a_catalog_secret_value_is_not_printed(lab: Lab, vid: str) -> None:
     code, out = lab.outs[vid]  # type: ignore[attr-defined]
     assert "Traceback" not in out, out[-2000:]
     assert code in (0, 1), out[-2000:]
+    if vid == "mcp-catalog":
+        assert '"t1"' in out, out[-2000:]
     if vid.startswith("run-"):
         assert "E_TOOL_FAILED" in out and "***" in out, out[-2000:]
     assert S not in out, [line for line in out.splitlines() if S in line][:4]

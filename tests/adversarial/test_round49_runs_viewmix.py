@@ -13,6 +13,9 @@ gets ``key: $<secrets.TOK>`` and prints the form below on stdout and stderr, exi
 - ``nfkc-wrap``: ``\\uff3a q8Wxx3 LF Yv7Ut2``: a fullwidth first letter, wrapped.
 - ``swap-list``: ``['z', 'Q', '8', ...]``: a Python list of the swapped-case characters.
 - ``nfkc-list``: ``['\\uff3a', 'q', '8', ...]``.
+- ``ul-half``: ``Zq8Wxx3`` then ``Yv7Ut2`` with U+0332 COMBINING LOW LINE after each
+  character (half the secret underlined, as a tool marks where two values differ); controls
+  ``ul-all``, ``strike-all`` (U+0336), ``dot-all`` (U+0323): every character marked.
 - ``upper`` (control): ``ZQ8WXX3YV7UT2`` whole; ``wrap`` (control): ``Zq8Wxx3 LF Yv7Ut2``;
   ``list`` (control): ``['Z', 'q', '8', ...]``.
 
@@ -51,6 +54,10 @@ forms = {
     "upper": s.upper(),
     "wrap": s[:7] + "\n" + s[7:],
     "list": lst(s),
+    "ul-half": s[:7] + "".join(c + "\u0332" for c in s[7:]),
+    "ul-all": "".join(c + "\u0332" for c in s),
+    "strike-all": "".join(c + "\u0336" for c in s),
+    "dot-all": "".join(c + "\u0323" for c in s),
 }
 f = forms[sys.argv[1]]
 print(f)
@@ -66,6 +73,10 @@ TAILS = {
     "upper": "YV7UT2",
     "wrap": "Yv7Ut2",
     "list": "'U', 't', '2'",
+    "ul-half": "t\u03322\u0332",
+    "ul-all": "t\u03322\u0332",
+    "strike-all": "t\u03362\u0336",
+    "dot-all": "t\u03232\u0323",
 }
 VIDS = [f"{f}-{m}" for f in TAILS for m in ("ok", "fail")]
 BROKEN = {
@@ -73,6 +84,7 @@ BROKEN = {
     "swap-wrap": "a swapped-case secret hard-wrapped is committed raw",
     "nfkc-wrap": "a secret with a fullwidth letter hard-wrapped is committed raw (NFKC view not read through the wrap view)",
     "swap-list": "a list of a swapped-case secret's characters is committed raw (case view not read through the gapped view)",
+    "ul-half": "a secret whose second half is underlined with U+0332 (combining low line) is committed raw, though a secret underlined whole is masked",
     "nfkc-list": "a list of a secret's characters with a fullwidth one is committed raw",
 }
 
@@ -112,8 +124,13 @@ def test_a_case_or_compatibility_form_wrapped_or_listed_is_not_written(lab: Lab,
     tail = TAILS[vid.rsplit("-", 1)[0]]
     history = _history(lab, vid)
     assert "say" in history
+    escaped = json.dumps(tail)[1:-1]
+    assert escaped not in history, [line[:200] for line in history.splitlines() if escaped in line][
+        :4
+    ]
     assert tail not in history, [line[:200] for line in history.splitlines() if tail in line][:4]
     text, js = lab.status_text  # type: ignore[attr-defined]
     rows = [json.dumps(r) for r in json.loads(js) if r.get("plan") == f"plans/{vid}"]
     lines = [line for line in text.splitlines() if vid in line]
     assert tail not in "\n".join(rows + lines), rows
+    assert escaped not in "\n".join(rows + lines), rows

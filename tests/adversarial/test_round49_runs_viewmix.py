@@ -1,7 +1,8 @@
 # ruff: noqa: E501
 """Round 49, secrets never reaching git or status output: the redactor's case view (any
 case, 8+ characters) and NFKC view combined with its wrap and gapped views (each view holds
-alone: round 35, round 40, round 41).
+alone: round 35, round 40, round 41), and combining marks drawn on some of the secret's
+characters (a secret marked on every character is masked; on some, not).
 
 Lab ``vm`` (local mode): ``secrets.file`` holds ``TOK: Zq8Wxx3Yv7Ut2``; the exec tool ``say``
 gets ``key: $<secrets.TOK>`` and prints the form below on stdout and stderr, exiting 0
@@ -16,6 +17,9 @@ gets ``key: $<secrets.TOK>`` and prints the form below on stdout and stderr, exi
 - ``ul-half``: ``Zq8Wxx3`` then ``Yv7Ut2`` with U+0332 COMBINING LOW LINE after each
   character (half the secret underlined, as a tool marks where two values differ); controls
   ``ul-all``, ``strike-all`` (U+0336), ``dot-all`` (U+0323): every character marked.
+- ``one-acute`` / ``one-lowline``: one combining mark (U+0301 / U+0332) after the 7th
+  character; ``keycap``: the digit ``3`` as a keycap (U+FE0F U+20E3); ``ul-first``: the
+  first half underlined (U+0332 after each character).
 - ``upper`` (control): ``ZQ8WXX3YV7UT2`` whole; ``wrap`` (control): ``Zq8Wxx3 LF Yv7Ut2``;
   ``list`` (control): ``['Z', 'q', '8', ...]``.
 
@@ -58,6 +62,10 @@ forms = {
     "ul-all": "".join(c + "\u0332" for c in s),
     "strike-all": "".join(c + "\u0336" for c in s),
     "dot-all": "".join(c + "\u0323" for c in s),
+    "one-acute": s[:7] + "\u0301" + s[7:],
+    "one-lowline": s[:7] + "\u0332" + s[7:],
+    "keycap": s[:6] + "3\ufe0f\u20e3" + s[7:],
+    "ul-first": "".join(c + "\u0332" for c in s[:7]) + s[7:],
 }
 f = forms[sys.argv[1]]
 print(f)
@@ -77,6 +85,10 @@ TAILS = {
     "ul-all": "t\u03322\u0332",
     "strike-all": "t\u03362\u0336",
     "dot-all": "t\u03232\u0323",
+    "one-acute": "Yv7Ut2",
+    "one-lowline": "Yv7Ut2",
+    "keycap": "Yv7Ut2",
+    "ul-first": "Yv7Ut2",
 }
 VIDS = [f"{f}-{m}" for f in TAILS for m in ("ok", "fail")]
 BROKEN = {
@@ -85,6 +97,10 @@ BROKEN = {
     "nfkc-wrap": "a secret with a fullwidth letter hard-wrapped is committed raw (NFKC view not read through the wrap view)",
     "swap-list": "a list of a swapped-case secret's characters is committed raw (case view not read through the gapped view)",
     "ul-half": "a secret whose second half is underlined with U+0332 (combining low line) is committed raw, though a secret underlined whole is masked",
+    "one-acute": "one combining acute (U+0301) on a character of the secret: committed raw",
+    "one-lowline": "one combining low line (U+0332) on a character of the secret: committed raw",
+    "keycap": "a digit of the secret drawn as a keycap (U+FE0F U+20E3): committed raw",
+    "ul-first": "a secret whose first half is underlined with U+0332: committed raw",
     "nfkc-list": "a list of a secret's characters with a fullwidth one is committed raw",
 }
 

@@ -15,6 +15,8 @@ once. Asserted per variant: the character never reaches the output raw, and its 
 - ``unassigned-thai``: U+0E00 (Cn).
 - ``nfd``: ``cafe`` + U+0301 COMBINING ACUTE ACCENT: drawn as ``café`` (U+00E9), which a
   tool reads as another value; asserted: the line does not read as the precomposed value.
+- ``key-null-notehead``: a param named ``ta`` U+1D159 ``g`` beside ``tag``: both lines read
+  ``param tag = ...``.
 - ``jamo``: U+1100 U+1161 (conjoining jamo), drawn as the syllable U+AC00.
 - ``control-hangul``: U+3164 (control: escaped since round 46/48).
 
@@ -49,6 +51,7 @@ BROKEN = {
     "unassigned-thai": "an unassigned code point is printed raw by show",
     "nfd": "a decomposed value (e + U+0301) is shown exactly as the precomposed one",
     "jamo": "conjoining jamo (U+1100 U+1161) are shown exactly as the precomposed syllable U+AC00",
+    "key-null-notehead": "a param NAME holding U+1D159 is shown as another param (two `param tag` lines)",
     "record-1d159": "U+1D159 printed by a tool is committed raw",
     "record-16fe4": "U+16FE4 printed by a tool is committed raw",
 }
@@ -66,6 +69,7 @@ def _build(root: Path) -> Lab:
     lab = Lab(root / "sg")
     params = "".join(f'      {name.replace("-", "_")}: "a{c}b"\n' for name, c in CHARS.items())
     params += '      nfd: "cafe\u0301"\n      nfc: "caf\u00e9"\n'
+    params += '      "ta\U0001d159g": "x"\n'
     params += '      jamo: "\u1100\u1161"\n      syllable: "\uac00"\n'
     path = lab.write(
         "g",
@@ -107,6 +111,22 @@ def test_show_tells_a_decomposed_value_from_the_composed_one(lab: Lab, vid: str)
     nfd = _line(shown, PAIRS[vid][0]).split("=", 1)[1]
     nfc = _line(shown, PAIRS[vid][1]).split("=", 1)[1]
     assert unicodedata.normalize("NFC", nfd) != unicodedata.normalize("NFC", nfc), (nfd, nfc)
+
+
+@pytest.mark.parametrize(
+    "vid",
+    [
+        pytest.param(
+            "key-null-notehead", id="show-key-null-notehead", marks=_mark("key-null-notehead")
+        )
+    ],
+)
+def test_show_escapes_a_blank_glyph_in_a_param_name(lab: Lab, vid: str) -> None:
+    shown: str = lab.shown  # type: ignore[attr-defined]
+    lines = [line for line in shown.splitlines() if "param ta" in line]
+    assert len(lines) == 2, lines
+    assert all("\U0001d159" not in line for line in lines), lines
+    assert any("\\U0001d159" in line.lower() for line in lines), lines
 
 
 EMIT = """import sys, json

@@ -33,6 +33,9 @@ as the whole secret:
   (CR then ``ESC[3C``), ``decsc-cr`` (``ESC 7``/``ESC 8``), ``el0-over`` (``ESC[0K``), ``ris``
   (``ESC c`` before, an SGR inside).
 
+- ``khitan``: U+16FE4 KHITAN SMALL SCRIPT FILLER (Mn, drawn as nothing) between the halves;
+  controls ``hangul`` (U+3164), ``vs16`` (U+FE0F), ``cgj`` (U+034F), ``tagchar`` (U+E0041).
+
 Held: ``cub``, ``hpa``, ``cub0``, ``c1-cub``, ``scosc`` and every control above. Broke: the others, each ``-ok`` and
 ``-fail`` (stdout/stderr in EXECUTION_LOG.md; for ``-fail`` the error in PLAN.yml, the
 outcome commit and ``status``): the redactor's terminal view counts one cell per character
@@ -84,6 +87,11 @@ forms = {
     "decsc-cr": "Zq8\x1b7____Yv7Ut2\x1b8Wxx3",
     "el0-over": "Zq8Wxx3ab\b\b\x1b[0KYv7Ut2",
     "ris": "xx\x1bcZq8Wxx3Yv7\x1b[mUt2",
+    "khitan": "Zq8Wxx3\U00016fe4Yv7Ut2",
+    "hangul": "Zq8Wxx3\u3164Yv7Ut2",
+    "vs16": "Zq8Wxx3\ufe0fYv7Ut2",
+    "cgj": "Zq8Wxx3\u034fYv7Ut2",
+    "tagchar": "Zq8Wxx3\U000e0041Yv7Ut2",
 }
 f = forms[sys.argv[1]]
 print(f)
@@ -117,6 +125,11 @@ FORMS = [
     "decsc-cr",
     "el0-over",
     "ris",
+    "khitan",
+    "hangul",
+    "vs16",
+    "cgj",
+    "tagchar",
 ]
 VIDS = [f"{f}-{m}" for f in FORMS for m in ("ok", "fail")]
 _WIDE = "a wide (East Asian) character is one cell in the line model, two on a terminal: the secret drawn over it is committed raw"
@@ -133,6 +146,7 @@ BROKEN: dict[str, str] = {
     "case-sgr": "the terminal view does not read what it drew in another case: the secret (swapcase, one SGR inside) is committed raw",
     "sgr-wrap": "the wrap view does not read through an escape, nor the terminal view across a hard wrap: the secret is committed raw",
     "bel-wrap": "the wrap view does not read through a BEL, nor the terminal view across a hard wrap: the secret is committed raw",
+    "khitan": "U+16FE4 (KHITAN SMALL SCRIPT FILLER, drawn as nothing) between the halves is no hidden character to the line model: the secret is committed raw",
     "hpr": "HPR (CSI n a) moves the cursor right on a terminal, not in the line model: the secret is committed raw",
 }
 

@@ -17,6 +17,6 @@ def schema(*, config_path: str | None = None) -> int:
         from controller.commands._shared import required_config
         from controller.plan.catalog import specialise_schema
 
-        document = specialise_schema(document, required_config(config_path).tools)
+        document = specialise_schema(document, required_config(config_path))
     print(json.dumps(document, indent=2))
     return 0

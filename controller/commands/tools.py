@@ -1,7 +1,8 @@
 """``plangate tools [--json]``: the controller's tool catalog, for plan authors and agents.
 
 Name, description, kind, what it runs, params_schema, idempotent, timeout, risk, estimate,
-output trust and sensitive params (:func:`controller.plan.catalog.describe_tool`).
+output trust and sensitive params (:func:`controller.plan.catalog.describe_tool`), every
+value the controller's records hide written ``***`` (:func:`controller.plan.catalog.shown`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ def tools(*, config_path: str | None, as_json: bool) -> int:
     from controller.commands._shared import required_config
     from controller.plan.catalog import describe_catalog
 
-    catalog = describe_catalog(required_config(config_path).tools)
+    catalog = describe_catalog(required_config(config_path))  # secrets hidden
     if as_json:
         print(json.dumps(catalog, indent=2, ensure_ascii=False))
         return 0

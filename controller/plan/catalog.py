@@ -6,15 +6,39 @@ all use it, so a field added to :class:`controller.settings.ToolSpec` (risk, est
 output trust, ...) is shown everywhere by adding it here. What a tool runs is shown (kind,
 argv, python target, method and URL); its environment and headers are not (they may hold
 credentials).
+
+Whatever describes the catalog to a person or an agent (``plangate tools`` text and
+``--json``, the ``runs:`` line of ``plangate show``, ``plangate schema --config``, the MCP
+``catalog`` tool) is built here from the config and passes through :func:`shown`: the
+redactor of every record the controller writes (:meth:`SecretStore.for_config
+<controller.execution.secrets.SecretStore.for_config>`: the secrets file, the
+``PLANGATE_SECRET_*`` environment and the catalog's own credentials). Round 49: a secret's
+value written literally in the catalog (an argv item, a description, an env value, a URL
+path segment or query value) was printed raw by these commands while every record hid it.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from controller.settings import ToolSpec
+    from controller.settings import Config, ToolSpec
+
+T = TypeVar("T")
+
+
+def shown(config: Config, value: T) -> T:
+    """``value`` (text or JSON data from the catalog or the config) as a person or an agent
+    may read it: every value the controller's records hide written ``***``, by the same
+    redactor (the one place every printer of the catalog goes through). A secrets file that
+    cannot be read is E_CONFIG_INVALID, as it is for the controller's runs."""
+    from controller.execution.secrets import redactor_for
+
+    redactor = redactor_for(config)
+    if isinstance(value, str):
+        return redactor.text(value)  # type: ignore[return-value]
+    return redactor.data(value)  # type: ignore[no-any-return]
 
 
 def describe_tool(name: str, spec: ToolSpec) -> dict[str, Any]:
@@ -35,8 +59,29 @@ def describe_tool(name: str, spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def describe_catalog(tools: dict[str, ToolSpec]) -> list[dict[str, Any]]:
-    return [describe_tool(name, tools[name]) for name in sorted(tools)]
+def describe_catalog(config: Config) -> list[dict[str, Any]]:
+    """Every catalog tool of ``config`` described (:func:`describe_tool`), :func:`shown`."""
+    tools = config.tools
+    return shown(config, [describe_tool(name, tools[name]) for name in sorted(tools)])
+
+
+def agent_catalog(config: Config) -> dict[str, Any]:
+    """The catalog as the MCP ``catalog`` tool gives it to an agent, :func:`shown`."""
+    entries = []
+    for entry in describe_catalog(config):
+        kept = {k: entry[k] for k in ("name", "description", "params_schema", "idempotent")}
+        kept["risk"] = entry["risk"]
+        if entry.get("estimate") is not None:
+            kept["estimate"] = entry["estimate"]
+        entries.append(kept)
+    return {"tools": entries, "plans_dir": shown(config, config.plans_dir)}
+
+
+def catalog_maps(config: Config, names: set[str]) -> dict[str, str]:
+    """What each of ``names`` runs (:func:`maps_to`) in ``config``'s catalog, :func:`shown`
+    (``plangate show``'s ``runs:`` line)."""
+    found = {t: maps_to(config.tools[t]) for t in sorted(names) if t in config.tools}
+    return shown(config, found)
 
 
 def maps_to(spec: ToolSpec) -> str:
@@ -59,13 +104,33 @@ def maps_to(spec: ToolSpec) -> str:
     return masked_url(text)
 
 
-def specialise_schema(schema: dict[str, Any], tools: dict[str, ToolSpec]) -> dict[str, Any]:
-    """The PLAN.yml JSON Schema narrowed to one catalog: ``tool`` (and ``available_tools``
-    names) must be a catalog name, and each action's ``params`` must satisfy its tool's
-    ``params_schema`` (JSON Schema 2020-12 ``if``/``then``), so an editor flags a wrong tool
-    or param as you type."""
+def specialise_schema(schema: dict[str, Any], config: Config) -> dict[str, Any]:
+    """The PLAN.yml JSON Schema narrowed to ``config``'s catalog: ``tool`` (and
+    ``available_tools`` names) must be a catalog name, and each action's ``params`` must
+    satisfy its tool's ``params_schema`` (JSON Schema 2020-12 ``if``/``then``), so an editor
+    flags a wrong tool or param as you type. What it takes from the catalog is
+    :func:`shown`."""
+    tools = config.tools
     out = copy.deepcopy(schema)
-    names = sorted(tools)
+    real = sorted(tools)
+    names, branches = shown(
+        config,
+        [
+            real,
+            [
+                {
+                    "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
+                    "then": {
+                        "description": _trust_note(tools[name]),
+                        "properties": {"params": _params(tools[name].params_schema)},
+                    },
+                }
+                for name in real
+            ],
+        ],
+    )
+    if not isinstance(names, list):  # the names joined spell a secret: each one masked
+        names = [shown(config, name) for name in real]
     defs = out.setdefault("$defs", {})
     action = defs.get("Action")
     if action is not None:
@@ -74,16 +139,7 @@ def specialise_schema(schema: dict[str, Any], tools: dict[str, ToolSpec]) -> dic
             "enum": names,
             "description": "A tool of the controller's catalog (`plangate tools`).",
         }
-        action["allOf"] = [
-            {
-                "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
-                "then": {
-                    "description": _trust_note(tools[name]),
-                    "properties": {"params": _params(tools[name].params_schema)},
-                },
-            }
-            for name in names
-        ]
+        action["allOf"] = branches
     available = defs.get("AvailableTool")
     if available is not None:
         available["properties"]["name"] = {**available["properties"]["name"], "enum": names}

@@ -111,10 +111,10 @@ def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
     if why:
         found["reason"] = why
     if config is not None:
-        from controller.plan.catalog import maps_to
+        from controller.plan.catalog import catalog_maps
 
         used = {str(a.tool) for a in plan.model.actions if getattr(a, "tool", None)}
-        found["maps_to"] = {t: maps_to(config.tools[t]) for t in sorted(used) if t in config.tools}
+        found["maps_to"] = catalog_maps(config, used)  # secrets hidden (round 49)
     if plan.status == "awaiting_approval":
         runs = summary.action_runs(plan.data)
         execution = plan.data.get("execution")

@@ -51,19 +51,11 @@ class AgentApi:
     # --- reading the catalog and checking plans ---------------------------------------
 
     def catalog(self) -> dict[str, Any]:
-        tools = []
-        for name, spec in sorted(self.config.tools.items()):
-            entry: dict[str, Any] = {
-                "name": name,
-                "description": spec.description,
-                "params_schema": spec.params_schema,
-                "idempotent": spec.idempotent,
-                "risk": spec.risk,
-            }
-            if spec.estimate is not None:
-                entry["estimate"] = _plain(spec.estimate)
-            tools.append(entry)
-        return {"tools": tools, "plans_dir": self.config.plans_dir}
+        """The tools a plan may call, as :func:`controller.plan.catalog.agent_catalog`
+        describes them: every value the controller's records hide written ``***``."""
+        from controller.plan.catalog import agent_catalog
+
+        return agent_catalog(self.config)
 
     def validate(self, plan: str, fmt: str | None = None) -> dict[str, Any]:
         """Errors with code, location, line and remedy; ``plan_yml`` when it was converted."""
@@ -458,8 +450,3 @@ def _errors(exc: PlangateError) -> list[dict[str, Any]]:
             "remedy": exc.remedy or None,
         }
     ]
-
-
-def _plain(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    return dump(mode="json") if dump else value

@@ -1,0 +1,116 @@
+"""Round 49 (issue 11): a secret's value written literally in the catalog is hidden from what
+describes the catalog (``plangate tools`` text and ``--json``, ``plangate show --config``'s
+``runs:`` line, ``plangate schema --config`` and the MCP ``catalog`` tool), as from every
+record the controller writes: one redaction (:func:`controller.plan.catalog.shown`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.support.gitenv import run_cli
+
+FILED = "Zq8Wxx3Yv7Ut2"  # a value of the secrets file
+ENVED = "Hn4Rtt6Pq2Lm"  # a value of a PLANGATE_SECRET_* variable
+ENV = {"PLANGATE_SECRET_OTHER": ENVED}
+
+
+def _config(tmp_path: Path, secrets: str | None = f"TOK: {FILED}\n") -> Path:
+    sec = tmp_path / "sec.yml"
+    if secrets is not None:
+        sec.write_text(secrets)
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {tmp_path}\n"
+        f"secrets: {{file: {sec}}}\n"
+        "approval:\n  approvers: [alice@example.com]\n"
+        "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
+        "tools:\n"
+        f'  t1: {{kind: exec, argv: ["/bin/echo", "{FILED}", "{ENVED}", "{{x}}"], '
+        f'env: {{MODE: "{FILED}"}}, description: "uses {FILED} and {ENVED}", '
+        f"params_schema: {{type: object, properties: {{x: {{type: string, "
+        f'description: "not {FILED}"}}}}}}}}\n'
+        f'  t2: {{kind: http, method: POST, url: "https://h.example/{FILED}/x?mode={ENVED}"}}\n'
+        '  greet: {kind: echo, description: "Returns its params"}\n'
+    )
+    return config
+
+
+def _hidden(out: str) -> None:
+    assert FILED not in out and ENVED not in out, out
+    assert "***" in out, out
+
+
+def test_tools_text_and_json_hide_the_catalogs_secrets(tmp_path: Path) -> None:
+    config = str(_config(tmp_path))
+    text = run_cli("tools", "--config", config, env=ENV)
+    assert text.returncode == 0, text.stderr
+    _hidden(text.stdout + text.stderr)
+    assert "runs: exec: /bin/echo *** *** {x}" in text.stdout
+    assert "runs: http: POST https://h.example/***/x?mode=***" in text.stdout
+    assert "t1 (exec): uses *** and ***" in text.stdout
+    data = run_cli("tools", "--json", "--config", config, env=ENV)
+    assert data.returncode == 0, data.stderr
+    _hidden(data.stdout + data.stderr)
+    tools = {t["name"]: t for t in json.loads(data.stdout)}
+    assert tools["t1"]["description"] == "uses *** and ***"
+    assert tools["t1"]["params_schema"]["properties"]["x"]["description"] == "not ***"
+    assert tools["greet"]["description"] == "Returns its params"  # the rest as written
+
+
+def test_show_config_hides_the_catalogs_secrets_in_runs(tmp_path: Path) -> None:
+    config = str(_config(tmp_path))
+    plan = tmp_path / "plans" / "p" / "PLAN.yml"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(
+        "plan:\n  name: p\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: t1}, {name: t2}]\n"
+        "actions:\n"
+        '  - {id: 1, tool: t1, why: w, params: {x: "1"}}\n'
+        "  - {id: 2, tool: t2, why: w, params: {}}\n"
+    )
+    for fmt in ("text", "json", "markdown", "toon"):
+        result = run_cli("show", str(plan), "--format", fmt, "--config", config, env=ENV)
+        assert result.returncode == 0, result.stderr
+        out = result.stdout + result.stderr
+        assert FILED not in out and ENVED not in out, out
+        assert fmt == "markdown" or "***" in out, out  # markdown shows no runs: line
+    text = run_cli("show", str(plan), "--config", config, env=ENV).stdout
+    assert "runs: exec: /bin/echo *** *** {x}" in text
+
+
+def test_schema_config_hides_the_catalogs_secrets(tmp_path: Path) -> None:
+    result = run_cli("schema", "--config", str(_config(tmp_path)), env=ENV)
+    assert result.returncode == 0, result.stderr
+    _hidden(result.stdout)
+    assert "t1" in json.loads(result.stdout)["title"]
+
+
+def test_an_unreadable_secrets_file_is_a_clear_error(tmp_path: Path) -> None:
+    config = str(_config(tmp_path, secrets="[not, a, mapping]\n"))
+    for args in (("tools",), ("tools", "--json"), ("schema",)):
+        result = run_cli(*args, "--config", config)
+        assert result.returncode not in (0, 1), (args, result.stdout, result.stderr)
+        assert "Traceback" not in result.stderr and "E_CONFIG_INVALID" in result.stderr
+        assert "secrets.file" in result.stderr
+    (tmp_path / "m").mkdir()
+    missing = str(_config(tmp_path / "m", secrets=None))  # no such file
+    result = run_cli("tools", "--config", missing)
+    assert "Traceback" not in result.stderr and "E_CONFIG_INVALID" in result.stderr
+
+
+def test_the_mcp_catalog_tool_hides_the_catalogs_secrets(tmp_path: Path) -> None:
+    from tests.service.test_mcp import Session, call, with_agent
+
+    config = _config(tmp_path)  # with_agent passes the server git's environment only
+    got: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        got.update(await call(session, "catalog"))
+
+    with_agent(config, body)
+    tools = {t["name"]: t for t in got["tools"]}
+    assert tools["t1"]["description"] == f"uses *** and {ENVED}"  # only the file's here
+    assert FILED not in json.dumps(got)
+    assert tools["greet"]["description"] == "Returns its params"

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from controller.errors import Problem
     from controller.git.gitrepo import GitRepo
     from controller.git.history import EventSink, HistoryIndex
+    from controller.plan.catalog import Redacting
     from controller.plan.plans import LoadedPlan
     from controller.settings import Config
 
@@ -65,6 +66,17 @@ def config_or_repo(config_path: str | None) -> Config:
             remedy="run inside a plans repository, pass --config, or set PLANGATE_CONFIG",
         )
     return config_from_data({"repo": str(root)}, root / "plangate.yml")
+
+
+def catalog_redactor(config: Config) -> Redacting:
+    """The redactor every command that prints catalog or config text passes it through
+    (:func:`controller.plan.catalog.shown`): the one of the controller's records
+    (``secrets.redactor_for``: the secrets file, ``PLANGATE_SECRET_*``, the config's
+    credentials). A secrets file that cannot be read is E_CONFIG_INVALID, as for a run
+    (round 49)."""
+    from controller.execution.secrets import redactor_for
+
+    return redactor_for(config)
 
 
 def plan_paths(paths: Iterable[str]) -> list[Path]:

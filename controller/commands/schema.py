@@ -14,9 +14,10 @@ def schema(*, config_path: str | None = None) -> int:
 
     document = json_schema()
     if config_path is not None:
-        from controller.commands._shared import required_config
+        from controller.commands._shared import catalog_redactor, required_config
         from controller.plan.catalog import specialise_schema
 
-        document = specialise_schema(document, required_config(config_path))
+        config = required_config(config_path)
+        document = specialise_schema(document, config, catalog_redactor(config))
     print(json.dumps(document, indent=2))
     return 0

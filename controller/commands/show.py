@@ -21,7 +21,7 @@ def show(
     fmt: str = "text",
     verbosity: str = "normal",
 ) -> int:
-    from controller.commands._shared import optional_config, print_problems
+    from controller.commands._shared import catalog_redactor, optional_config, print_problems
     from controller.errors import PlanInvalid
     from controller.plan import rendering
     from controller.plan.plans import load_plan, plan_file_in
@@ -36,7 +36,8 @@ def show(
         print_problems(plan_file, plan.problems)
         return 1
     plan, warning = _as_recorded(plan, config)
-    view = rendering.plan_view(plan, config, _review(plan, config))
+    redactor = catalog_redactor(config) if config is not None else None
+    view = rendering.plan_view(plan, config, _review(plan, config), redactor)
     if warning:
         view["record_warning"] = warning
     level = verbosity if verbosity in ("quiet", "verbose") else "normal"

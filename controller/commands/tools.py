@@ -14,10 +14,11 @@ from controller.display import visible
 
 
 def tools(*, config_path: str | None, as_json: bool) -> int:
-    from controller.commands._shared import required_config
+    from controller.commands._shared import catalog_redactor, required_config
     from controller.plan.catalog import describe_catalog
 
-    catalog = describe_catalog(required_config(config_path))  # secrets hidden
+    config = required_config(config_path)
+    catalog = describe_catalog(config, catalog_redactor(config))  # secrets hidden
     if as_json:
         print(json.dumps(catalog, indent=2, ensure_ascii=False))
         return 0

@@ -9,18 +9,19 @@ credentials).
 
 Whatever describes the catalog to a person or an agent (``plangate tools`` text and
 ``--json``, the ``runs:`` line of ``plangate show``, ``plangate schema --config``, the MCP
-``catalog`` tool) is built here from the config and passes through :func:`shown`: the
-redactor of every record the controller writes (:meth:`SecretStore.for_config
-<controller.execution.secrets.SecretStore.for_config>`: the secrets file, the
-``PLANGATE_SECRET_*`` environment and the catalog's own credentials). Round 49: a secret's
-value written literally in the catalog (an argv item, a description, an env value, a URL
-path segment or query value) was printed raw by these commands while every record hid it.
+``catalog`` tool) is built here and passes through :func:`shown` with the redactor of every
+record the controller writes (``controller.execution.secrets.redactor_for``: the secrets
+file, the ``PLANGATE_SECRET_*`` environment and the config's credentials), which each
+describer takes as a required argument (this layer sits below ``execution``: the command or
+the service builds it). Round 49: a secret's value written literally in the catalog (an argv
+item, a description, an env value, a URL path segment or query value) was printed raw by
+these commands while every record hid it.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from controller.settings import Config, ToolSpec
@@ -28,14 +29,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def shown(config: Config, value: T) -> T:
-    """``value`` (text or JSON data from the catalog or the config) as a person or an agent
-    may read it: every value the controller's records hide written ``***``, by the same
-    redactor (the one place every printer of the catalog goes through). A secrets file that
-    cannot be read is E_CONFIG_INVALID, as it is for the controller's runs."""
-    from controller.execution.secrets import redactor_for
+class Redacting(Protocol):
+    """What :func:`shown` needs of ``controller.execution.secrets.Redactor``."""
 
-    redactor = redactor_for(config)
+    def text(self, text: str) -> str: ...
+
+    def data(self, value: Any) -> Any: ...
+
+
+def shown(redactor: Redacting, value: T) -> T:
+    """``value`` (text or JSON data from the catalog or the config) as a person or an agent
+    may read it: every value the controller's records hide written ``***`` (the one place
+    every printer of the catalog goes through)."""
     if isinstance(value, str):
         return redactor.text(value)  # type: ignore[return-value]
     return redactor.data(value)
@@ -59,29 +64,29 @@ def describe_tool(name: str, spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def describe_catalog(config: Config) -> list[dict[str, Any]]:
+def describe_catalog(config: Config, redactor: Redacting) -> list[dict[str, Any]]:
     """Every catalog tool of ``config`` described (:func:`describe_tool`), :func:`shown`."""
     tools = config.tools
-    return shown(config, [describe_tool(name, tools[name]) for name in sorted(tools)])
+    return shown(redactor, [describe_tool(name, tools[name]) for name in sorted(tools)])
 
 
-def agent_catalog(config: Config) -> dict[str, Any]:
+def agent_catalog(config: Config, redactor: Redacting) -> dict[str, Any]:
     """The catalog as the MCP ``catalog`` tool gives it to an agent, :func:`shown`."""
     entries = []
-    for entry in describe_catalog(config):
+    for entry in describe_catalog(config, redactor):
         kept = {k: entry[k] for k in ("name", "description", "params_schema", "idempotent")}
         kept["risk"] = entry["risk"]
         if entry.get("estimate") is not None:
             kept["estimate"] = entry["estimate"]
         entries.append(kept)
-    return {"tools": entries, "plans_dir": shown(config, config.plans_dir)}
+    return {"tools": entries, "plans_dir": shown(redactor, config.plans_dir)}
 
 
-def catalog_maps(config: Config, names: set[str]) -> dict[str, str]:
+def catalog_maps(config: Config, names: set[str], redactor: Redacting) -> dict[str, str]:
     """What each of ``names`` runs (:func:`maps_to`) in ``config``'s catalog, :func:`shown`
     (``plangate show``'s ``runs:`` line)."""
     found = {t: maps_to(config.tools[t]) for t in sorted(names) if t in config.tools}
-    return shown(config, found)
+    return shown(redactor, found)
 
 
 def maps_to(spec: ToolSpec) -> str:
@@ -104,7 +109,9 @@ def maps_to(spec: ToolSpec) -> str:
     return masked_url(text)
 
 
-def specialise_schema(schema: dict[str, Any], config: Config) -> dict[str, Any]:
+def specialise_schema(
+    schema: dict[str, Any], config: Config, redactor: Redacting
+) -> dict[str, Any]:
     """The PLAN.yml JSON Schema narrowed to ``config``'s catalog: ``tool`` (and
     ``available_tools`` names) must be a catalog name, and each action's ``params`` must
     satisfy its tool's ``params_schema`` (JSON Schema 2020-12 ``if``/``then``), so an editor
@@ -114,7 +121,7 @@ def specialise_schema(schema: dict[str, Any], config: Config) -> dict[str, Any]:
     out = copy.deepcopy(schema)
     real = sorted(tools)
     names, branches = shown(
-        config,
+        redactor,
         [
             real,
             [
@@ -130,7 +137,7 @@ def specialise_schema(schema: dict[str, Any], config: Config) -> dict[str, Any]:
         ],
     )
     if not isinstance(names, list):  # the names joined spell a secret: each one masked
-        names = [shown(config, name) for name in real]
+        names = [shown(redactor, name) for name in real]
     defs = out.setdefault("$defs", {})
     action = defs.get("Action")
     if action is not None:

@@ -21,6 +21,7 @@ from controller.plan.flows import describe_json
 from controller.plan.hashing import canonical_order
 
 if TYPE_CHECKING:
+    from controller.plan.catalog import Redacting
     from controller.plan.plans import LoadedPlan
     from controller.settings import Config
 
@@ -32,11 +33,18 @@ _REF = re.compile(r"\$<[^>]*>")
 
 
 def plan_view(
-    plan: LoadedPlan, config: Config | None = None, review: dict[str, Any] | None = None
+    plan: LoadedPlan,
+    config: Config | None = None,
+    review: dict[str, Any] | None = None,
+    redactor: Redacting | None = None,
 ) -> dict[str, Any]:
     """The plan as JSON data: hash, freeze state, the review (risk, estimate, approvals
-    needed: ``source`` says from the config or as frozen), the model, flows, run once run."""
+    needed: ``source`` says from the config or as frozen), the model, flows, run once run.
+    With a config, ``redactor`` (the records' one, ``secrets.redactor_for``) is required:
+    what the catalog says is :func:`controller.plan.catalog.shown` (round 49)."""
     assert plan.model is not None
+    if config is not None and redactor is None:
+        raise ValueError("plan_view: a config's catalog is shown only through its redactor")
     view: dict[str, Any] = {"hash": plan.hash, "freeze_state": freeze_state(plan)}
     view.update(review or {})
     view.update(plan.model.model_dump(mode="json"))
@@ -49,7 +57,7 @@ def plan_view(
         view["flows"] = [f.to_json() for f in plan_flows(plan.model, config.tools, models)]
     if children:
         view["nested"] = [_nested_entry(plan, k, c) for k, c in children.items()]
-    view.update(_second_look(plan, config))
+    view.update(_second_look(plan, config, redactor))
     return view
 
 
@@ -99,7 +107,9 @@ def _with_policies(actions: list[dict[str, Any]], default: Any) -> None:
         action["failure_policy"] = action.get("on_failure") or default or "stop"
 
 
-def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
+def _second_look(
+    plan: LoadedPlan, config: Config | None, redactor: Redacting | None
+) -> dict[str, Any]:
     """Why the plan is where it is, what each tool maps to in the catalog, and at a gate the
     values the gated action will receive (secrets masked): what a reviewer needs before
     approving a gate or a resume."""
@@ -110,11 +120,11 @@ def _second_look(plan: LoadedPlan, config: Config | None) -> dict[str, Any]:
     why = summary.reason(plan.data)
     if why:
         found["reason"] = why
-    if config is not None:
+    if config is not None and redactor is not None:
         from controller.plan.catalog import catalog_maps
 
         used = {str(a.tool) for a in plan.model.actions if getattr(a, "tool", None)}
-        found["maps_to"] = catalog_maps(config, used)  # secrets hidden (round 49)
+        found["maps_to"] = catalog_maps(config, used, redactor)  # secrets hidden (round 49)
     if plan.status == "awaiting_approval":
         runs = summary.action_runs(plan.data)
         execution = plan.data.get("execution")

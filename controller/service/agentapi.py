@@ -53,9 +53,10 @@ class AgentApi:
     def catalog(self) -> dict[str, Any]:
         """The tools a plan may call, as :func:`controller.plan.catalog.agent_catalog`
         describes them: every value the controller's records hide written ``***``."""
+        from controller.execution.secrets import redactor_for
         from controller.plan.catalog import agent_catalog
 
-        return agent_catalog(self.config)
+        return agent_catalog(self.config, redactor_for(self.config))
 
     def validate(self, plan: str, fmt: str | None = None) -> dict[str, Any]:
         """Errors with code, location, line and remedy; ``plan_yml`` when it was converted."""

@@ -24,9 +24,10 @@ item (and the description, the URL path and query value) raw; the secret is know
 so it can be told from the path (unlike round 26's accepted ``path-token``).
 
 Fixed (round 49, issue 11): whatever describes the catalog to a person or an agent is built
-in ``controller.plan.catalog`` from the config and passes through one helper, ``shown``:
-the redactor of every record the controller writes (``SecretStore.for_config``: the
-secrets file, the ``PLANGATE_SECRET_*`` environment and the catalog's own credentials).
+in ``controller.plan.catalog`` and passes through one helper, ``shown``, with the redactor
+of every record the controller writes (``secrets.redactor_for``: the secrets file, the
+``PLANGATE_SECRET_*`` environment and the config's credentials), a required argument of
+each describer (the commands get it from ``commands._shared.catalog_redactor``).
 ``plangate tools`` (text and ``--json``, ``describe_catalog``), the ``runs:`` line of
 ``plangate show`` (``catalog_maps``), ``plangate schema --config`` (``specialise_schema``)
 and the MCP ``catalog`` tool (``agent_catalog``) print ``***`` where the catalog holds a

@@ -310,6 +310,8 @@ def test_every_control_format_separator_and_private_use_character_is_hidden() ->
     invisible = set("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
     invisible |= {chr(c) for c in range(0xE0100, 0xE01F0)}
     invisible |= {chr(c) for c in range(0xFE00, 0xFE10)} | {"\u2800"}
+    # the graphic characters drawn blank (round 49): a null notehead, the Khitan filler
+    invisible |= {"\U0001d159", "\U00016fe4"}
     # and every blank but the plain space: it reads as a space (round 46)
     invisible |= {c for c in everything if unicodedata.category(c) == "Zs"} - {" "}
     assert invisible <= matched and " " not in matched
@@ -376,3 +378,110 @@ def test_init_prints_a_hostile_folder_and_email_escaped(tmp_path: Path) -> None:
     assert lines[0] == f"Initialized plangate in {shown}"
     assert "approver: me\\u202e\\u200b@example.com" in lines[2]
     assert lines[5] == f"  $ cd '{shown}/plans-repo'"
+
+
+# Round 49 (issue 11): the rule, "show never displays two different strings the same".
+
+
+def test_the_committed_table_is_the_rule_applied_to_the_unicode_data() -> None:
+    """The table ``controller.display`` compiles (generated once, so that its import scans
+    no code point) is what :func:`hidden_table_source` makes of this Python's
+    ``unicodedata``; under another Unicode version it still escapes everything the rule
+    hides there (a character assigned since is escaped: fails closed)."""
+    from controller import display
+
+    generated: dict[str, object] = {}
+    exec(display.hidden_table_source(), generated)
+    if unicodedata.unidata_version == display.HIDDEN_UNICODE:
+        assert generated["_HIDDEN_CLASS"] == display._HIDDEN_CLASS
+        assert generated["_COMPOSES_BACK"] == display._COMPOSES_BACK
+        source = Path(display.__file__).read_text(encoding="utf-8")
+        assert display.hidden_table_source() in source
+    hidden = re.compile(f"[{generated['_HIDDEN_CLASS']}]")
+    everything = "".join(map(chr, range(0x110000)))
+    assert set(hidden.findall(everything)) <= set(HIDDEN.findall(everything))
+    # the pattern the redactor builds on (controller.execution.secrets) is a character class
+    assert HIDDEN.pattern.startswith("[\x00-\x1f") and HIDDEN.pattern.endswith("]")
+
+
+@pytest.mark.parametrize(
+    "char",
+    [
+        "\U0001d159",  # MUSICAL SYMBOL NULL NOTEHEAD (So, blank)
+        "\U00016fe4",  # KHITAN SMALL SCRIPT FILLER (Mn, draws nothing)
+        "\u2800",  # BRAILLE PATTERN BLANK
+        "\u3164",  # HANGUL FILLER
+        "\u0378",  # unassigned (Cn)
+        "\u0e00",  # unassigned (Cn)
+        "\U000e0080",  # unassigned, default ignorable
+        "\U0003134b",  # unassigned in Unicode 14 (a CJK ideograph of Unicode 15)
+        "\ufdd0",  # noncharacters (Cn)
+        "\ufdef",
+        "\ufffe",
+        "\uffff",
+        "\U0001fffe",
+        "\U0010ffff",
+        "\u180f",  # a variation selector (Mn, default ignorable)
+        "\u3000",  # a blank that reads as a space (Zs)
+    ],
+)
+def test_visible_escapes_what_draws_as_nothing_or_is_no_character(char: str) -> None:
+    escape = char.encode("unicode_escape").decode("ascii")
+    assert visible(f"a{char}b") == f"a{escape}b"
+    assert json.loads(visible_json(json.dumps(f"a{char}b", ensure_ascii=False))) == f"a{char}b"
+    assert char not in visible_json(json.dumps(f"a{char}b", ensure_ascii=False))
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("cafe\u0301", "cafe\\u0301"),  # e + COMBINING ACUTE: reads as café
+        ("caf\u00e9", "caf\u00e9"),  # café as NFC writes it: shown as written
+        ("\u1100\u1161", "\u1100\\u1161"),  # conjoining jamo: read as U+AC00
+        ("\uac00\u11a8", "\uac00\\u11a8"),  # a syllable and a final jamo: read as U+AC01
+        ("\u212b", "\\u212b"),  # ANGSTROM SIGN: NFC makes it U+00C5
+        ("\uf900", "\\uf900"),  # a CJK compatibility ideograph: NFC makes it U+8C48
+        ("\u0958", "\\u0958"),  # DEVANAGARI QA: NFC writes U+0915 U+093C
+        ("e\u0302\u0323", "e\\u0302\\u0323"),  # marks out of canonical order
+        ("\u09c7\u09be", "\u09c7\\u09be"),  # Bengali O written in two: NFC composes it
+        ("\u0301x", "\u0301x"),  # a mark with nothing to compose with: NFC already
+    ],
+)
+def test_visible_escapes_what_nfc_would_change(text: str, shown: str) -> None:
+    assert visible(text) == shown
+    assert json.loads(visible_json(json.dumps(text, ensure_ascii=False))) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u0928\u092e\u0938\u094d\u0924\u0947 \u0915\u093c",  # Hindi, a virama, a nukta
+        "\u0645\u064f\u062d\u064e\u0645\u064e\u0651\u062f",  # Arabic with harakat
+        "\ud55c\uad6d\uc5b4 \u1100\u0301",  # Korean, a jamo with a mark
+        "Ti\u1ebfng Vi\u1ec7t",  # Vietnamese, two marks on a letter
+        "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22\u0e48",  # Thai with a tone mark
+        "\u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd",  # Hebrew with niqqud
+        "\u304c\u30d1 \u6f22\u5b57",  # Japanese, voiced kana
+        "\u0b95\u0bca \u0d15\u0d4a \u0c95\u0cca",  # Tamil, Malayalam, Kannada vowels
+        "\U0001f468\u200d\U0001f469",  # an emoji sequence: its ZWJ is escaped, not the rest
+    ],
+)
+def test_visible_shows_nfc_text_of_any_script_as_written(text: str) -> None:
+    text = unicodedata.normalize("NFC", text)
+    expected = text.replace("\u200d", "\\u200d")
+    assert visible(text) == expected
+    assert visible_json(json.dumps(text, ensure_ascii=False)) == json.dumps(
+        text, ensure_ascii=False
+    ).replace("\u200d", "\\u200d")
+
+
+def test_no_composed_character_is_shown_as_its_decomposition() -> None:
+    """Every character with a canonical decomposition and the decomposition itself are shown
+    differently (the rule, for the whole Unicode data)."""
+    clashes = []
+    for code in range(0x110000):
+        char = chr(code)
+        nfd = unicodedata.normalize("NFD", char)
+        if nfd != char and visible(nfd) == visible(char):
+            clashes.append(f"U+{code:04X}")
+    assert clashes == []

@@ -1492,12 +1492,18 @@ class _Needles:
     def finish(self) -> None:
         """The skeleton view's needles, once the whole forms are among the terminal and
         break view's (:class:`Redactor`): each form as the skeleton view reads it, kept
-        when it is the form as written or, shorter, 4 units or more (6 for the break and
-        gapped views, as theirs)."""
+        when it is the form as written, 6 units or more, or 4 or more where only characters
+        that draw otherwise were dropped (as the terminal view's; the break and gapped
+        views': 6; a shorter secret's other characters read alike are
+        another word: ``päss`` is not ``pass``)."""
         for form in list(self.terminal_escaped):  # the terminal view draws no mark
-            _add(self.terminal_escaped, "".join(c for c in form if _cells(c)), len(form))
+            if len(bare := "".join(c for c in form if _cells(c))) >= _MIN_ENCODED:
+                self.terminal_escaped.add(bare)
         for form in self.terminal | self.compat:
-            _add(self.skeleton, skel := _skeleton(form), len(form) if skel == form else -1)
+            skel = _skeleton(form)
+            drawn = skel == _DRAWS_OTHERWISE.sub("", form)  # only controls dropped
+            if skel == form or len(skel) >= _MIN_ENCODED or (drawn and len(skel) >= 4):
+                self.skeleton.add(skel)
         for joint in _BREAK_JOINTS:
             for form in self.breaks[joint]:
                 if len(skel := _skeleton(form)) >= _MIN_ENCODED:

@@ -78,7 +78,8 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The compatibility view (:func:`_compat_view`, round 40's NFC view, NFKC since round 41):
   each character with combining marks after it composed (an NFD text), each other
   character in its compatibility form (fullwidth ``Ｋ`` as ``K``, ligatures), searched for
-  the secrets in NFKC; over the text and over what the escape view decoded.
+  the secrets in NFKC; over what the escape view decoded (over the text as written the
+  skeleton view reads it, since round 49).
 - The case view (round 41): the text (and its compatibility form) lower-cased, searched for
   secrets of 8 characters or more with letters, lower-cased (a secret so long in another
   case is the secret; shorter ones are matched case-exact, a word is not a secret).
@@ -88,8 +89,12 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The terminal view (:func:`_terminal_view`, round 47; a line model since round 48): each
   line as a terminal DRAWS it. A cursor and a row of cells: a printable character is
   written at the cursor and moves it right; BS moves it left, CR to column 0, CSI
-  ``n D``/``n C``/``n G`` move it, ``ESC[K`` erases to the end (``ESC[2K`` the row),
-  ``n P`` deletes, ``n @`` inserts, ``ESC 7``/``ESC 8`` save and restore it. Every other
+  ``n D``/``n C``/``n G`` move it (HPB ``n j``, HPR ``n a`` as ``D``/``C``: round 49),
+  ``ESC[K`` erases to the end (``ESC[2K`` the row), ``n P`` deletes, ``n @`` inserts,
+  REP ``n b`` draws the last character again, ``ESC 7``/``ESC 8`` save and restore it.
+  A character takes the cells a terminal gives it (round 49): two for an East Asian wide
+  or fullwidth one (half of it drawn over leaves the other half blank), none for a
+  combining mark (it joins the cell before: its span, not a unit). Every other
   escape sequence or control string (CSI, OSC/DCS/SOS/PM/APC up to BEL or ST, nF,
   two-character escapes) of ANY length, and every character
   :data:`controller.display.HIDDEN` holds (C0 and C1 controls, DEL, U+200B, U+00AD, bidi
@@ -103,6 +108,26 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   without ESC, BS, CR or another hidden character but a tab and LF never enters it; a row
   wraps at 65,536 cells; blank cells padded to a cursor moved past the text are bounded
   over the whole text, and a line that asks for more is masked whole (fails closed).
+
+- The skeleton view (:func:`_skeleton_view`, round 49): the character-level readings
+  composed into ONE reading of what is printed, run over the text as written in place of
+  a compatibility, case and terminal view each alone (a secret drawn by a terminal AND
+  in another case, a fullwidth letter AND wrapped, marked on some characters, were found
+  by none of them). The text as the terminal view draws it (when it holds a character that
+  draws otherwise), then every hidden character and combining mark (categories Mn, Me,
+  Mc) dropped, each other character in its compatibility decomposition without marks,
+  composed again (``é`` as ``e``, ``Ｚ`` as ``Z``, a Hangul syllable as itself); its
+  needles are the secrets and their whole forms read the same way (:func:`_skeleton`),
+  kept when unchanged, of 6 units or more, or of 4 or more with only characters that draw
+  otherwise dropped (``päss`` is not ``pass``), and lower-cased for a secret of 8
+  characters or more with letters. The break view and the gapped view also run over it,
+  mapped back through it: a secret in another case or fullwidth and hard-wrapped or
+  written as a list of its characters, drawn with an escape inside and wrapped. ASCII
+  text without a character that draws otherwise is its own skeleton (the break and gapped
+  views of the text are only searched again lower-cased); other text costs a scan of its
+  distinct characters and one token per character whose form differs; a skeleton read
+  character by character (no terminal) replaces the text as written under the break and
+  gapped views (it reads all they read there).
 
 A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
 narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
@@ -128,7 +153,11 @@ not found; a secret whose ``_`` is written ``\\_`` (Markdown) is found when ever
 it is (the escape view reads ``\\_`` as YAML's U+00A0); a uuencoded secret is found within
 one uuencoded line (45 bytes), not across two (each starts with its length character); a
 code run is not found across what a dump prints between its lines (``od``'s and ``xxd``'s
-offsets, ``xxd``'s text column).
+offsets, ``xxd``'s text column); the skeleton view reads a secret's marked letters as
+their base letters (``é`` as ``e``: a value that differs from a secret only in its marks
+is masked where the text holds a character read otherwise), and the line model gives a
+character the width Unicode's East Asian Width gives it (a terminal that draws an
+ambiguous-width character or an emoji otherwise draws another row).
 
 Where a part of a tool's output is quoted in a message (the last line of stderr in an
 error), it is cut from the redacted whole, never redacted alone (round 35: the tail of a

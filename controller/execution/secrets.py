@@ -78,7 +78,8 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The compatibility view (:func:`_compat_view`, round 40's NFC view, NFKC since round 41):
   each character with combining marks after it composed (an NFD text), each other
   character in its compatibility form (fullwidth ``Ｋ`` as ``K``, ligatures), searched for
-  the secrets in NFKC; over the text and over what the escape view decoded.
+  the secrets in NFKC; over what the escape view decoded (over the text as written the
+  skeleton view reads it, since round 49).
 - The case view (round 41): the text (and its compatibility form) lower-cased, searched for
   secrets of 8 characters or more with letters, lower-cased (a secret so long in another
   case is the secret; shorter ones are matched case-exact, a word is not a secret).
@@ -88,8 +89,12 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 - The terminal view (:func:`_terminal_view`, round 47; a line model since round 48): each
   line as a terminal DRAWS it. A cursor and a row of cells: a printable character is
   written at the cursor and moves it right; BS moves it left, CR to column 0, CSI
-  ``n D``/``n C``/``n G`` move it, ``ESC[K`` erases to the end (``ESC[2K`` the row),
-  ``n P`` deletes, ``n @`` inserts, ``ESC 7``/``ESC 8`` save and restore it. Every other
+  ``n D``/``n C``/``n G`` move it (HPB ``n j``, HPR ``n a`` as ``D``/``C``: round 49),
+  ``ESC[K`` erases to the end (``ESC[2K`` the row), ``n P`` deletes, ``n @`` inserts,
+  REP ``n b`` draws the last character again, ``ESC 7``/``ESC 8`` save and restore it.
+  A character takes the cells a terminal gives it (round 49): two for an East Asian wide
+  or fullwidth one (half of it drawn over leaves the other half blank), none for a
+  combining mark (it joins the cell before: its span, not a unit). Every other
   escape sequence or control string (CSI, OSC/DCS/SOS/PM/APC up to BEL or ST, nF,
   two-character escapes) of ANY length, and every character
   :data:`controller.display.HIDDEN` holds (C0 and C1 controls, DEL, U+200B, U+00AD, bidi
@@ -103,6 +108,26 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   without ESC, BS, CR or another hidden character but a tab and LF never enters it; a row
   wraps at 65,536 cells; blank cells padded to a cursor moved past the text are bounded
   over the whole text, and a line that asks for more is masked whole (fails closed).
+
+- The skeleton view (:func:`_skeleton_view`, round 49): the character-level readings
+  composed into ONE reading of what is printed, run over the text as written in place of
+  a compatibility, case and terminal view each alone (a secret drawn by a terminal AND
+  in another case, a fullwidth letter AND wrapped, marked on some characters, were found
+  by none of them). The text as the terminal view draws it (when it holds a character that
+  draws otherwise), then every hidden character and combining mark (categories Mn, Me,
+  Mc) dropped, each other character in its compatibility decomposition without marks,
+  composed again (``é`` as ``e``, ``Ｚ`` as ``Z``, a Hangul syllable as itself); its
+  needles are the secrets and their whole forms read the same way (:func:`_skeleton`),
+  kept when unchanged, of 6 units or more, or of 4 or more with only characters that draw
+  otherwise dropped (``päss`` is not ``pass``), and lower-cased for a secret of 8
+  characters or more with letters. The break view and the gapped view also run over it,
+  mapped back through it: a secret in another case or fullwidth and hard-wrapped or
+  written as a list of its characters, drawn with an escape inside and wrapped. ASCII
+  text without a character that draws otherwise is its own skeleton (the break and gapped
+  views of the text are only searched again lower-cased); other text costs a scan of its
+  distinct characters and one token per character whose form differs; a skeleton read
+  character by character (no terminal) replaces the text as written under the break and
+  gapped views (it reads all they read there).
 
 A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
 narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
@@ -128,7 +153,11 @@ not found; a secret whose ``_`` is written ``\\_`` (Markdown) is found when ever
 it is (the escape view reads ``\\_`` as YAML's U+00A0); a uuencoded secret is found within
 one uuencoded line (45 bytes), not across two (each starts with its length character); a
 code run is not found across what a dump prints between its lines (``od``'s and ``xxd``'s
-offsets, ``xxd``'s text column).
+offsets, ``xxd``'s text column); the skeleton view reads a secret's marked letters as
+their base letters (``é`` as ``e``: a value that differs from a secret only in its marks
+is masked where the text holds a character read otherwise), and the line model gives a
+character the width Unicode's East Asian Width gives it (a terminal that draws an
+ambiguous-width character or an emoji otherwise draws another row).
 
 Where a part of a tool's output is quoted in a message (the last line of stderr in an
 error), it is cut from the redacted whole, never redacted alone (round 35: the tail of a
@@ -422,7 +451,7 @@ _MIN_CASELESS = 8
 #: cell is written once per character written (plus padding, bounded: :data:`_MAX_PADDING`).
 _DRAWN_TEXT = "[^" + HIDDEN.pattern[1:-1].replace("\x00-\x1f", "\x00-\x08\x0a-\x1f", 1)
 _TERMINAL_REST = (
-    r"|(?:\x1b\[|\x9b)(?:(?P<params>[0-9;]*)(?P<final>[DCG`KPsu@])"
+    r"|(?:\x1b\[|\x9b)(?:(?P<params>[0-9;]*)(?P<final>[DCG`KPsu@abj])"
     r"|[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e])"
     r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])"
     r"(?:[^\x07\x1b\x9c\x9d\x90\x98\x9e\x9f]*(?:\x07|\x1b\\?|\x9c))?"
@@ -450,6 +479,33 @@ _MAX_PADDING = 2
 #: other character of :data:`controller.display.HIDDEN` but a tab and LF): text without
 #: them never enters the terminal view (its cost is one scan for them).
 _DRAWS_OTHERWISE = re.compile("(?![\t\n])" + HIDDEN.pattern)
+#: The second cell of a wide character in a row of the line model (never drawn text: a NUL
+#: draws nothing), dropped when the row is handed on.
+_WIDE_TAIL = "\0"
+#: Combining marks (spacing ones too): they join the character before, in no cell of
+#: their own, and the skeleton view drops them.
+_MARK_CATEGORIES = frozenset(("Mn", "Me", "Mc"))
+_CELLS: dict[str, int] = {}
+
+
+def _cells(char: str) -> int:
+    """The cells a terminal gives ``char`` (wcwidth): 2 for East Asian wide and fullwidth
+    characters, 0 for a combining mark (it joins the cell before), 1 for the others."""
+    cells = _CELLS.get(char)
+    if cells is None:
+        if char.isascii():
+            cells = 1
+        elif unicodedata.category(char) in _MARK_CATEGORIES:
+            cells = 0
+        else:
+            cells = 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        _CELLS[char] = cells
+    return cells
+
+
+def _narrow(piece: str) -> bool:
+    """Whether every character of ``piece`` takes one cell (each distinct one looked at)."""
+    return all(_cells(char) == 1 for char in set(piece))
 
 
 def _latin(raw: bytes) -> str:
@@ -691,7 +747,7 @@ class _Row:
     """One row of the terminal view's line model: cells (character, first and last source
     index) and the cursor."""
 
-    __slots__ = ("chars", "col", "hi", "lo", "saved")
+    __slots__ = ("chars", "col", "hi", "lo", "saved", "wide")
 
     def __init__(self) -> None:
         self.chars: list[str] = []
@@ -699,20 +755,43 @@ class _Row:
         self.hi: list[int] = []
         self.col = 0
         self.saved = 0
+        self.wide = False  # a wide character was drawn: its second cell is _WIDE_TAIL
 
     def flush(self, drawn: _Drawn) -> None:
-        """Hand the row's cells to ``drawn`` and start an empty row (the cursor at 0)."""
+        """Hand the row's cells to ``drawn`` (a wide character's second cell dropped: one
+        unit per character drawn) and start an empty row (the cursor at 0)."""
+        if self.wide:
+            keep = [i for i, char in enumerate(self.chars) if char != _WIDE_TAIL]
+            self.chars = [self.chars[i] for i in keep]
+            self.lo = [self.lo[i] for i in keep]
+            self.hi = [self.hi[i] for i in keep]
+            self.wide = False
         drawn._units += self.chars
         drawn._lo += self.lo
         drawn._hi += self.hi
         self.chars, self.lo, self.hi = [], [], []
         self.col = 0
 
+    def join(self, at: int) -> None:
+        """A character of no cell (a combining mark) from source index ``at``: it joins the
+        cell before the cursor (its span grows to it), drawing nothing of its own."""
+        cell = min(self.col, len(self.chars)) - 1
+        if cell > 0 and self.chars[cell] == _WIDE_TAIL:
+            cell -= 1
+        if cell >= 0:
+            self.hi[cell] = max(self.hi[cell], at)
+
     def write(self, text: str, start: int) -> None:
-        """Draw ``text`` (from source index ``start``) at the cursor, within the row."""
+        """Draw ``text`` (from source index ``start``) at the cursor, within the row (a wide
+        character is written as itself and :data:`_WIDE_TAIL`, two cells)."""
         col, size = self.col, len(text)
         over = min(size, len(self.chars) - col)
         chars, lo, hi = self.chars, self.lo, self.hi
+        if self.wide and over > 0:  # half a wide character drawn over: its other half blank
+            if chars[col] == _WIDE_TAIL and col > 0:
+                chars[col - 1] = " "
+            if col + over < len(chars) and chars[col + over] == _WIDE_TAIL:
+                chars[col + over] = " "
         for offset in range(max(over, 0)):  # drawn over: an overstrike keeps its start
             cell, char, at = col + offset, text[offset], start + offset
             old = chars[cell]
@@ -754,6 +833,34 @@ def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
     padding = _MAX_PADDING * len(text) + _TERMINAL_WIDTH
     line_start = 0
     failed = False
+    last = ""  # the last character drawn (REP draws it again)
+
+    def draw(char: str, at: int, padding: int, failed: bool) -> tuple[int, bool]:
+        """One character at the cursor, in as many cells as a terminal gives it."""
+        cells = _cells(char)
+        if not cells:
+            row.join(at)
+            return padding, failed
+        if row.col + cells > _TERMINAL_WIDTH:  # autowrap
+            row.flush(drawn)
+        gap = row.col - len(row.chars)
+        if gap > 0:
+            if gap > padding:
+                failed = True
+                row.col = len(row.chars)
+            else:
+                padding -= gap
+                row.chars += " " * gap
+                row.lo += [at] * gap
+                row.hi += [at] * gap
+        if cells == 2:
+            row.wide = True
+            row.write(char + _WIDE_TAIL, at)
+            row.lo[row.col - 1] = row.hi[row.col - 1] = at
+        else:
+            row.write(char, at)
+        return padding, failed
+
     for token in (_QUOTED_TOKEN if quoted else _TERMINAL_TOKEN).finditer(text):
         kind = token.lastgroup
         if kind is None:  # draws nothing
@@ -761,6 +868,11 @@ def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
         start, end = token.span()
         if kind == "text":
             piece = token.group()
+            last = piece[-1]
+            if not piece.isascii() and not _narrow(piece):  # wide or combining: each alone
+                for at, char in enumerate(piece, start):
+                    padding, failed = draw(char, at, padding, failed)
+                continue
             if row.col == len(row.chars) and row.col + end - start <= _TERMINAL_WIDTH:
                 row.chars += piece  # at the end of the row (the common case)
                 row.lo += range(start, end)
@@ -787,10 +899,18 @@ def _terminal_view(text: str, *, quoted: bool = False) -> _Drawn:
         elif kind == "final":
             params = token["params"]
             final = token["final"]
-            if final == "D":
+            if final in "Dj":  # CUB, HPB
                 row.move(row.col - _csi_count(params, 1))
-            elif final == "C":
+            elif final in "Ca":  # CUF, HPR
                 row.move(row.col + _csi_count(params, 1))
+            elif final == "b":  # REP: the last character drawn, again (bounded as padding)
+                count = min(_csi_count(params, 1), _TERMINAL_WIDTH)
+                if last and count <= padding:
+                    padding -= count
+                    for _ in range(count):
+                        padding, failed = draw(last, start, padding, failed)
+                elif last:
+                    failed = True
             elif final in "G`":
                 row.move(_csi_count(params, 1) - 1)
             elif final == "K":
@@ -857,6 +977,168 @@ def _terminal_inside(
         span = _within(drawn.span, outer)
         _find(drawn.text(), needles, span, found)
         found += [span_ if outer is None else outer.span(*span_) for span_ in drawn.failed]
+
+
+#: Each character's form in the skeleton view (:func:`_skeleton_view`), cached.
+_FORMS: dict[str, str] = {}
+
+
+def _skeleton_char(char: str) -> str:
+    """A character as the skeleton view reads it: nothing for a hidden character or a
+    combining mark; else its compatibility decomposition without marks, composed again
+    (``é`` as ``e``, fullwidth ``Ｋ`` as ``K``, ``ﬁ`` as ``fi``, a Hangul syllable kept)."""
+    form = _FORMS.get(char)
+    if form is None:
+        if char.isascii():
+            form = "" if _DRAWS_OTHERWISE.match(char) else char
+        elif HIDDEN.match(char) or unicodedata.category(char) in _MARK_CATEGORIES:
+            form = ""
+        else:
+            bare = "".join(
+                part
+                for part in unicodedata.normalize("NFKD", char)
+                if unicodedata.category(part) not in _MARK_CATEGORIES and not HIDDEN.match(part)
+            )
+            form = unicodedata.normalize("NFKC", bare)
+        _FORMS[char] = form
+    return form
+
+
+def _skeleton(value: str) -> str:
+    """A secret (or a form of it) as the skeleton view reads it: drawn by the terminal view
+    when it holds a character that draws otherwise, then each character's skeleton form."""
+    if _DRAWS_OTHERWISE.search(value):
+        value = _terminal_view(value).text()
+    return "".join(map(_skeleton_char, value))
+
+
+class _Skeleton:
+    """The skeleton view of a text (:func:`_skeleton_view`): its units and their map back
+    to the source (``span``); ``same``: the units are the source's characters one to one
+    (the text as written); ``drawn``: read through the terminal view's line model."""
+
+    __slots__ = ("drawn", "failed", "same", "span", "units")
+
+    def __init__(
+        self, units: str, span: Callable[[int, int], tuple[int, int]] | None, *, drawn: bool
+    ) -> None:
+        self.units = units
+        self.span = span or _same
+        self.same = span is None
+        self.drawn = drawn
+        #: source spans of lines the terminal view failed closed on: masked
+        self.failed: list[tuple[int, int]] = []
+
+
+def _skeleton_view(text: str) -> _Skeleton:
+    """``text`` as ONE composed reading of what is printed (round 49): drawn by the terminal
+    view's line model when it holds a character that draws otherwise (ESC, BS, CR, a hidden
+    character), then each character in its skeleton form (:func:`_skeleton_char`: hidden
+    characters and combining marks dropped, the compatibility form without marks). A mark
+    is read with the character before it (one unit, spanning both). Text of ASCII without
+    a character that draws otherwise is its own skeleton (one scan); other text costs a
+    scan of its distinct characters, and one token for each character whose form differs."""
+    drawn = None
+    if _DRAWS_OTHERWISE.search(text):
+        drawn = _terminal_view(text)
+        units = drawn.text()
+    elif text.isascii():
+        return _Skeleton(text, None, drawn=False)
+    else:
+        units = text
+    changed = [char for char in set(units) if not char.isascii() and _skeleton_char(char) != char]
+    if not changed:
+        if drawn is None:
+            return _Skeleton(text, None, drawn=False)
+        skeleton = _Skeleton(units, drawn.span, drawn=True)
+        skeleton.failed = drawn.failed
+        return skeleton
+    empty = "".join(re.escape(char) for char in changed if not _FORMS[char])
+    other = "".join(re.escape(char) for char in changed if _FORMS[char])
+    tokens = [f"[{other}]"] if other else []
+    if empty:  # a mark or a hidden character, with the character before it
+        tokens.insert(0, rf"[\s\S]?[{empty}]+")
+    stream = _Stream()
+    pos = 0
+    for match in re.finditer("|".join(tokens), units):
+        start, end = match.span()
+        stream.add(units[pos:start], pos, start, literal=True)
+        form = "".join(_FORMS.get(char, char) for char in match.group())
+        stream.add(form, start, end)
+        pos = end
+    stream.add(units[pos:], pos, len(units), literal=True)
+    if drawn is None:
+        return _Skeleton(stream.text(), stream.span, drawn=False)
+    skeleton = _Skeleton(stream.text(), _composed(stream.span, drawn.span), drawn=True)
+    skeleton.failed = drawn.failed
+    return skeleton
+
+
+def _skeleton_inside(
+    skeleton: _Skeleton,
+    needles: _Needles,
+    plain: tuple[dict[str, tuple[_Stream, str]], tuple[_Stream, list[int]] | None],
+    found: list[tuple[int, int]],
+) -> None:
+    """The skeleton view of a text searched for the secrets' skeletons (in any case for a
+    secret of 8 characters or more with letters), and the structural views over it: the
+    break view (hard wraps, folds) and the gapped view (a list of characters), mapped back
+    through it. ``plain``: the break streams and the gapped view of ``text`` as written,
+    already searched case-exact; when the skeleton is the text they are only read again
+    lower-cased."""
+    found += skeleton.failed
+    span = skeleton.span
+    units = skeleton.units
+    if not skeleton.same:
+        _find(units, needles.skeleton, span, found)
+    _find_lowered(units, needles.skeleton_caseless, span, found)
+    if skeleton.same:
+        breaks, gapped = plain
+    else:
+        breaks = {}
+        for joint in _BREAK_JOINTS if any(c in units for c in _BREAK_STARTS) else ():
+            if needles.skeleton_breaks[joint] or needles.caseless_breaks[joint]:
+                stream = _break_view(units, joint)
+                breaks[joint] = stream, stream.text()
+        gapped = _gapped_view(units) if needles.skeleton_gapped else None
+    for joint, (stream, read) in breaks.items():
+        through = _composed(stream.span, span)
+        if not skeleton.same:
+            _find(read, needles.skeleton_breaks[joint], through, found)
+        _find_lowered(read, needles.caseless_breaks[joint], through, found)
+    if gapped is not None:
+        inner, gaps = gapped
+        through = _composed(inner.span, span)
+        if not skeleton.same:
+            _find_gapped(inner.text(), gaps, needles.skeleton_gapped, through, found)
+        if needles.caseless_gapped:
+            lowered = inner.text().lower()
+            if len(lowered) == inner.size:
+                _find_gapped(lowered, gaps, needles.caseless_gapped, through, found)
+
+
+def _composed(
+    inner: Callable[[int, int], tuple[int, int]], outer: Callable[[int, int], tuple[int, int]]
+) -> Callable[[int, int], tuple[int, int]]:
+    """Spans of units of a view of another view's units, in the source of the other."""
+    return lambda first, stop: outer(*inner(first, stop))
+
+
+def _find_lowered(
+    units: str,
+    needles: set[str],
+    span: Callable[[int, int], tuple[int, int]],
+    found: list[tuple[int, int]],
+) -> None:
+    """:func:`_find` in ``units`` lower-cased (through :func:`_lower_view` where a
+    character's lower case is not one character, ``İ``)."""
+    if not needles:
+        return
+    lowered = units.lower()
+    if len(lowered) != len(units):
+        lower = _lower_view(units)
+        lowered, span = lower.text(), _composed(lower.span, span)
+    _find(lowered, needles, span, found)
 
 
 def _misread(value: str) -> set[str]:
@@ -1163,6 +1445,16 @@ class _Needles:
         #: for a secret holding a control), and without its backslashes inside escapes
         self.terminal: set[str] = set()
         self.terminal_escaped: set[str] = set()
+        #: the skeleton view (round 49, :meth:`finish`): the secrets and their whole forms
+        #: as it reads them, the break view's and the gapped view's needles over it, and
+        #: each lower-cased for a secret of 8 characters or more with letters
+        self.skeleton: set[str] = set()
+        self.skeleton_breaks: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
+        self.skeleton_gapped: dict[str, tuple[int, ...]] = {}
+        self.skeleton_caseless: set[str] = set()
+        self.caseless_breaks: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
+        self.caseless_gapped: dict[str, tuple[int, ...]] = {}
+        self._values = list(secrets)
         #: a secret has a backslash before what reads as an escape: read marks only too
         self.marks = any(_ESCAPE_TOKEN.search(value) for value in secrets if "\\" in value)
         for value in secrets:
@@ -1226,6 +1518,48 @@ class _Needles:
                         if len(bare := form.replace("\\", "")) >= _MIN_ENCODED:
                             self.breaks_escaped[joint].add(bare)
 
+    def finish(self) -> None:
+        """The skeleton view's needles, once the whole forms are among the terminal and
+        break view's (:class:`Redactor`): each form as the skeleton view reads it, kept
+        when it is the form as written, 6 units or more, or 4 or more where only characters
+        that draw otherwise were dropped (as the terminal view's; the break and gapped
+        views': 6; a shorter secret's other characters read alike are
+        another word: ``päss`` is not ``pass``)."""
+        for form in list(self.terminal_escaped):  # the terminal view draws no mark
+            if len(bare := "".join(c for c in form if _cells(c))) >= _MIN_ENCODED:
+                self.terminal_escaped.add(bare)
+        for form in self.terminal | self.compat:
+            skel = _skeleton(form)
+            drawn = skel == _DRAWS_OTHERWISE.sub("", form)  # only controls dropped
+            if skel == form or len(skel) >= _MIN_ENCODED or (drawn and len(skel) >= 4):
+                self.skeleton.add(skel)
+        for joint in _BREAK_JOINTS:
+            for form in self.breaks[joint]:
+                if len(skel := _skeleton(form)) >= _MIN_ENCODED:
+                    self.skeleton_breaks[joint].add(skel)
+        for value in self._values:
+            skel = _skeleton(value)
+            if (gapped := _gapped_needle(skel)) is not None:
+                _merge_gapped(self.skeleton_gapped, *gapped)
+            if len(skel) < _MIN_CASELESS or skel.lower() == skel.upper():
+                continue  # a word in another case is not a secret
+            lowered = skel.lower()
+            self.skeleton_caseless.add(lowered)
+            for joint in _BREAK_JOINTS:
+                for form in (lowered, _break_view(lowered, joint).text()):
+                    if len(form) >= _MIN_ENCODED and (not joint or joint in form):
+                        self.caseless_breaks[joint].add(form)
+            if (gapped := _gapped_needle(lowered)) is not None:
+                _merge_gapped(self.caseless_gapped, *gapped)
+
+
+def _merge_gapped(
+    needles: dict[str, tuple[int, ...]], needle: str, allowed: tuple[int, ...]
+) -> None:
+    """Add a gapped needle, the filler it allows the most of either."""
+    known = needles.get(needle, allowed)
+    needles[needle] = tuple(map(max, known, allowed))
+
 
 def _one_replacement(run: re.Match[str]) -> str:
     """A run of U+FFFD as one (what :data:`_WIDE_CHARS` squeezes), other text as it is."""
@@ -1279,6 +1613,7 @@ class Redactor:
         self._needles.breaks[""] |= {f for f in unique if len(f) >= _MIN_ENCODED}
         # and drawn by a terminal (a colour change inside a base64 form)
         self._needles.terminal |= {f for f in unique if len(f) >= _MIN_ENCODED}
+        self._needles.finish()
         # and so inside a string literal (base64 wrapped, its line ends escaped as ``\n``)
         self._needles.breaks_escaped[""] |= {
             bare for f in unique if len(bare := f.replace("\\", "")) >= _MIN_ENCODED
@@ -1394,22 +1729,30 @@ class Redactor:
             if needles.gapped and chars.text() != text:  # lone characters, each escaped
                 inner, gaps = _gapped_view(chars.text())
                 _find_gapped(inner.text(), gaps, needles.gapped, _through(inner, chars), found)
-        if any(c in text for c in _BREAK_STARTS):
-            for joint, wanted in needles.breaks.items():
-                if wanted:
+        skeleton = _skeleton_view(text)
+        # the text as written, to the break and gapped views: unless its skeleton is read
+        # from it character by character (then the views over the skeleton read it all)
+        plain = skeleton.same or skeleton.drawn
+        breaks: dict[str, tuple[_Stream, str]] = {}
+        if plain and any(c in text for c in _BREAK_STARTS):
+            for joint in _BREAK_JOINTS:
+                if needles.breaks[joint] or needles.caseless_breaks[joint]:
                     stream = _break_view(text, joint)
-                    _find(stream.text(), wanted, stream.span, found)
+                    breaks[joint] = stream, stream.text()
+                    _find(breaks[joint][1], needles.breaks[joint], stream.span, found)
         if "+" in text:
             stream = _utf7_view(text)
             _find(stream.text(), needles.utf7, stream.span, found)
         if "=" in text:
             stream = _qp_view(text)
             _find(stream.text(), needles.qp, stream.span, found)
-        if needles.gapped:
-            stream, gaps = _gapped_view(text)
+        gapped: tuple[_Stream, list[int]] | None = None
+        if needles.gapped and plain:
+            stream, gaps = gapped = _gapped_view(text)
             _find_gapped(stream.text(), gaps, needles.gapped, stream.span, found)
-        _compat_inside(text, None, needles, found)
-        _terminal_inside(text, None, needles.terminal, found)
+        # the terminal, hidden-character, mark, compatibility and case readings composed
+        # (round 49), with the break and gapped views over what they read
+        _skeleton_inside(skeleton, needles, (breaks, gapped), found)
         if needles.replaced and "\ufffd" in text:
             stream = _squeezed(text, _WIDE_CHARS)
             _find(stream.text(), needles.replaced, stream.span, found)

@@ -45,6 +45,19 @@ and HPR, and is not combined with the NFKC, case and wrap views.
 Asserted per variant: the second half ``Yv7Ut2`` (inside the span the secret is drawn from,
 so a mask covers it) is written nowhere in the committed history about the plan (diffs and
 the controller's messages) or ``plangate status`` (text, JSON).
+
+Fixed (round 49, issue 11): the terminal view's line model gives a character the cells a
+terminal gives it (a wide or fullwidth character two, a combining mark none: it joins the
+cell before; a wide character half drawn over leaves its other half blank), draws REP
+(``CSI n b``) as the last character again (bounded with the padding) and moves the cursor
+for HPR and HPB (``CSI n a``/``n j``, as ``C``/``D``). And the character-level readings are
+ONE composed pipeline, the skeleton view (``secrets._skeleton_view``): what the terminal
+draws, hidden characters and combining marks dropped, each character in its compatibility
+form without marks, lower-cased for a secret of 8+ characters with letters; the break and
+gapped views run over it too. So ``wide-*``, ``comb-*``, ``rep``, ``hpr``, ``nfkc-bs``,
+``case-*``, ``sgr-wrap`` and ``bel-wrap`` are masked; ``khitan`` too (U+16FE4 is a
+combining mark, category Mn: dropped by the skeleton view whether or not
+``display.HIDDEN`` holds it).
 """
 
 from __future__ import annotations
@@ -132,23 +145,7 @@ FORMS = [
     "tagchar",
 ]
 VIDS = [f"{f}-{m}" for f in FORMS for m in ("ok", "fail")]
-_WIDE = "a wide (East Asian) character is one cell in the line model, two on a terminal: the secret drawn over it is committed raw"
-_COMB = "a combining mark is a cell in the line model, none on a terminal: the secret drawn after it is committed raw"
-BROKEN: dict[str, str] = {
-    "wide-bs": _WIDE,
-    "wide-cub": _WIDE,
-    "wide-cr": _WIDE,
-    "comb-bs": _COMB,
-    "comb-cr": _COMB,
-    "rep": "REP (CSI n b) draws the last character again on a terminal, nothing in the line model: the secret is committed raw",
-    "nfkc-bs": "the terminal view does not read what it drew in its NFKC form (a fullwidth first letter): the secret is committed raw",
-    "case-bs": "the terminal view does not read what it drew in another case: the secret (swapcase) is committed raw",
-    "case-sgr": "the terminal view does not read what it drew in another case: the secret (swapcase, one SGR inside) is committed raw",
-    "sgr-wrap": "the wrap view does not read through an escape, nor the terminal view across a hard wrap: the secret is committed raw",
-    "bel-wrap": "the wrap view does not read through a BEL, nor the terminal view across a hard wrap: the secret is committed raw",
-    "khitan": "U+16FE4 (KHITAN SMALL SCRIPT FILLER, drawn as nothing) between the halves is no hidden character to the line model: the secret is committed raw",
-    "hpr": "HPR (CSI n a) moves the cursor right on a terminal, not in the line model: the secret is committed raw",
-}
+BROKEN: dict[str, str] = {}  # round 49: every form is fixed (see the docstring)
 
 
 def _build(root: Path) -> Lab:

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 49, secrets never reaching git or status output: the redactor's case view (any
 case, 8+ characters) and NFKC view combined with its wrap and gapped views (each view holds
 alone: round 35, round 40, round 41), and combining marks drawn on some of the secret's
@@ -31,6 +30,14 @@ Held: the controls. Broke: the others, ``-ok`` and ``-fail`` (stdout/stderr in
 EXECUTION_LOG.md; for ``-fail`` the stderr in the error in PLAN.yml, the outcome commit and
 ``status``): the case and NFKC forms are searched whole, never through the wrap or the
 gapped view.
+
+Fixed (round 49, issue 11): the character-level readings are ONE composed pipeline, the
+skeleton view (``secrets._skeleton_view``): the text as a terminal draws it, hidden
+characters and combining marks dropped (a mark on one character as on all), each
+character in its compatibility form without marks (fullwidth ``Ｚ`` as ``Z``), lower-cased
+for a secret of 8+ characters with letters; the break view (hard wraps) and the gapped
+view (lists of characters) run over it, mapped back through it. Every form above is
+masked.
 """
 
 from __future__ import annotations
@@ -91,18 +98,7 @@ TAILS = {
     "ul-first": "Yv7Ut2",
 }
 VIDS = [f"{f}-{m}" for f in TAILS for m in ("ok", "fail")]
-BROKEN = {
-    "upper-wrap": "an upper-cased secret hard-wrapped is committed raw (case view not read through the wrap view)",
-    "swap-wrap": "a swapped-case secret hard-wrapped is committed raw",
-    "nfkc-wrap": "a secret with a fullwidth letter hard-wrapped is committed raw (NFKC view not read through the wrap view)",
-    "swap-list": "a list of a swapped-case secret's characters is committed raw (case view not read through the gapped view)",
-    "ul-half": "a secret whose second half is underlined with U+0332 (combining low line) is committed raw, though a secret underlined whole is masked",
-    "one-acute": "one combining acute (U+0301) on a character of the secret: committed raw",
-    "one-lowline": "one combining low line (U+0332) on a character of the secret: committed raw",
-    "keycap": "a digit of the secret drawn as a keycap (U+FE0F U+20E3): committed raw",
-    "ul-first": "a secret whose first half is underlined with U+0332: committed raw",
-    "nfkc-list": "a list of a secret's characters with a fullwidth one is committed raw",
-}
+BROKEN: dict[str, str] = {}  # round 49: every form is fixed (see the docstring)
 
 
 def _build(root: Path) -> Lab:

@@ -394,6 +394,10 @@ FLOODS = {
     "hidden": "\x07\u200b\x7f",
     "csi-open": "\x1b[1;1;1;",  # a CSI never ended
     "c1-open": "\x9f\x98a",  # C1 control strings never ended
+    "wide-bs": "\u4e2d\b",  # round 49: cells by width, marks, REP
+    "marks": "e\u0301\u0332",
+    "rep": "a\x1b[9b",
+    "hpr": "ab\x1b[3a",
 }
 
 
@@ -867,3 +871,124 @@ def test_cursor_moves_past_the_text_are_bounded_and_fail_closed() -> None:
     assert time.perf_counter() - began < 10
     far = "Zq8Wx3\x1b[200Cz\x1b[1G\x1b[6CYv7Ut2"
     assert redactor.text(far) == "***", redactor.text(far)
+
+
+R49 = "Zq8Wxx3Yv7Ut2"
+
+
+def _list(text: str) -> str:
+    return "[" + ", ".join(repr(c) for c in text) + "]"
+
+
+#: Round 49 (issue 11): forms a terminal or a reader sees as the secret, by cause.
+SKELETON_FORMS = {
+    # 1. the line model's cells: a wide character takes two, a combining mark none
+    "wide-bs": "Zq8Wxx3\u4e2d\b\bYv7Ut2",
+    "wide-cub": "Zq8Wxx3\u4e2d\x1b[2DYv7Ut2",
+    "wide-cr": "\u4e2d\u4e2d\u4e2d_Yv7Ut2\rZq8Wxx3",
+    "fullwidth-cr": "\uff21\uff22\uff23_Yv7Ut2\rZq8Wxx3",
+    "comb-bs": "Zq8Wxx3e\u0301\bYv7Ut2",
+    "comb-cr": "______\u0301_Yv7Ut2\rZq8Wxx3",
+    # REP draws the last character again; HPR and HPB move the cursor
+    "rep": "Zq8Wx\x1b[1b3Yv7Ut2",
+    "rep-default": "Zq8Wx\x1b[b3Yv7Ut2",
+    "hpr": "Zq8____Yv7Ut2\r\x1b[3aWxx3",
+    "hpb": "Zq8Wxx3ab\x1b[2jYv7Ut2",
+    # 2. the readings composed: case and compatibility forms wrapped, listed, drawn
+    "upper-wrap": R49.upper()[:7] + "\n" + R49.upper()[7:],
+    "swap-wrap": R49.swapcase()[:7] + "\n  " + R49.swapcase()[7:],
+    "case-bs": "zQ8wXX3ab\b\byV7uT2",
+    "case-sgr": "zQ8\x1b[1mwXX3yV7uT2",
+    "nfkc-bs": "\uff3aq8Wxx3ab\b\bYv7Ut2",
+    "nfkc-wrap": "\uff3a" + R49[1:7] + "\n" + R49[7:],
+    "nfkc-list": _list("\uff3a" + R49[1:]),
+    "swap-list": _list(R49.swapcase()),
+    # marks on some of the secret's characters
+    "one-acute": R49[:7] + "\u0301" + R49[7:],
+    "one-lowline": R49[:7] + "\u0332" + R49[7:],
+    "keycap": R49[:6] + "3\ufe0f\u20e3" + R49[7:],
+    "ul-half": R49[:7] + "".join(c + "\u0332" for c in R49[7:]),
+    "ul-first": "".join(c + "\u0332" for c in R49[:7]) + R49[7:],
+    # an escape or a BEL inside a hard-wrapped secret
+    "sgr-wrap": "Zq8\x1b[1mWxx3\n  Yv7Ut2",
+    "bel-wrap": "Zq8W\x07xx3\nYv7Ut2",
+}
+
+
+@pytest.mark.parametrize("form", list(SKELETON_FORMS))
+@pytest.mark.parametrize("wrap", ["raw", "lines", "json"])
+def test_a_secret_read_through_composed_readings_is_hidden(form: str, wrap: str) -> None:
+    """Round 49: the terminal view's cells by width (wide 2, a mark 0), REP, HPR and HPB;
+    and ONE composed reading of what is printed, the skeleton view (drawn, hidden
+    characters and marks dropped, compatibility form without marks, any case for 8+
+    characters), with the break and gapped views over it. Each form is masked, the text
+    around it kept."""
+    text = SKELETON_FORMS[form]
+    redactor = Redactor([R49])
+    if wrap == "json":
+        out = redactor.data({"out": text})["out"]
+    elif wrap == "lines":
+        out = redactor.text("before\n" + text + "\nafter\n")
+        assert out.startswith("before\n") and out.endswith("\nafter\n"), repr(out)
+    else:
+        out = redactor.text(text)
+    assert "***" in out, repr(out)
+    folded = unicodedata.normalize("NFKC", "".join(c for c in out if not unicodedata.combining(c)))
+    for half in ("Yv7Ut2", "Zq8Wxx3", "'u', 't', '2'"):
+        assert half.lower() not in folded.lower(), repr(out)
+
+
+def test_the_line_model_gives_each_character_its_cells() -> None:
+    """Round 49: a wide character takes two cells (one unit, spanning its source), a
+    combining mark none (it joins the cell before); half a wide character drawn over leaves
+    its other half blank, as xterm does; REP repeats the last character; HPR/HPB move."""
+    view = secrets._terminal_view
+    assert view("\u4e2dab\r\x1b[2CX").text() == "\u4e2dXb"
+    assert view("\u4e2d\bX").text() == " X"
+    assert view("a\u4e2d\b\bX").text() == "aX "
+    drawn = view("e\u0301\u0332x")
+    assert drawn.text() == "ex" and drawn.span(0, 1) == (0, 3)
+    assert view("ab\x1b[3bc").text() == "abbbbc"
+    assert view("abcd\x1b[2jX\x1b[1aY").text() == "abXdY"
+
+
+def test_ordinary_multilingual_and_marked_text_stays_as_written() -> None:
+    """Round 49: the skeleton view masks nothing in ordinary text: wide, fullwidth and
+    marked characters, another case, lists and wraps of other words, and the secret's
+    halves apart with marks on them."""
+    text = (
+        "Gr\u00f6\u00dfe: 12 Mo \u2014 cafe\u0301 \u00e9t\u00e9 \u4e2d\u6587\u8f93\u51fa ok\n"
+        "\uff26\uff55\uff4c\uff4c\uff57\uff49\uff44\uff54\uff48 text, \u00c5ngstr\u00f6m, "
+        "\u0e01\u0e34\u0e19 \u0915\u093f \ud55c\uad6d\uc5b4 x\u0332y\u0332z\u0332\n"
+        "['a', 'b', 'c'] ZQ8WXX3 and\nYV7 not it; Zq8Wxx3\u0301 and Yv7Ut2\u0332 apart\n"
+        "\x1b[1m\u4e2d\u6587\x1b[0m \u0441\u0435\u043a\u0440\u0435\u0442\r\u5b8c\u6210 100% pass\n"
+    )
+    redactor = Redactor([R49, "abcdef", "p\u00e4ss"])
+    assert redactor.text(text) == text
+    assert redactor.data({"v": text}) == {"v": text}
+
+
+def test_plain_text_keeps_its_fast_path_through_the_skeleton_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Round 49: ASCII text without a character that draws otherwise is its own skeleton
+    (no line model, no second break or gapped view); text whose characters all read as
+    themselves (CJK, Hangul) builds no skeleton stream either."""
+    calls: list[str] = []
+    view = secrets._break_view
+
+    def counted(text: str, joint: str) -> Any:
+        calls.append(text)
+        return view(text, joint)
+
+    monkeypatch.setattr(secrets, "_break_view", counted)
+    redactor = Redactor([R49])
+    calls.clear()
+    plain = "step 1/2: ok\nZq8Wxx3 then Yv7Ut2 apart\n" * 100
+    assert redactor.text(plain) == plain
+    assert len(calls) == 1  # the text as written, once
+    calls.clear()
+    cjk = "\u4e2d\u6587 \ud55c\uad6d\uc5b4 ok\n" * 100
+    assert redactor.text(cjk) == cjk
+    assert len(calls) == 1
+    assert secrets._skeleton_view(cjk).same

@@ -16,8 +16,24 @@ gives ``no`` to each (three E_PARAMS_INVALID problems quoting the schema).
 - ``record``: the controller's ``run --once``: the PLAN.yml it commits (``validation:``
   block), its commit messages and ``plangate status`` (text and ``--json``).
 
-Asserted per variant: the secret's value is not in the output (as every record the
-controller writes hides it).
+Asserted per variant: the problems are reported and the secret's value is not in the
+output (as every record the controller writes hides it). Broke: all ten. The problem's
+message is jsonschema's, built in ``controller.plan.plans`` (``'no' does not match
+'^Zq8Wxx3Yv7Ut2$' (params_schema of tool 't1')``, ``is not one of [...]``, ``was
+expected``), and no printer of problems passed it through the redactor of the records: not
+the CLI's problem lines, ``--json`` records, ``check``'s report or errors (``show --format
+json``), not the MCP server's answers, and not the ``validation:`` block the controller
+commits (its commit messages were redacted; the file was not).
+
+Fixed (round 49, issue 11): one choke point per output channel, each with the redactor of
+the controller's records (``secrets.redactor_for``). The CLI: ``commands._shared.printed``,
+fed by ``optional_config`` with the config the command loaded (nothing imported without
+one), which ``print_problems``, ``validate --json``, ``convert --json``, ``check``'s report
+and ``cli._refused`` (every error a command reports, text and ``--json``) go through. The
+MCP server: ``mcpserver.build_server``'s ``guarded``, every tool's answer and error. The
+controller's records: ``plans.invalid_text`` takes the redactor (``redact=``, required) for
+each message and path of the ``validation:`` block, as commit messages already had. A
+secrets file that cannot be read is E_CONFIG_INVALID, as for a run.
 """
 
 from __future__ import annotations
@@ -32,18 +48,7 @@ from advkit import Lab
 from test_round2_execution_kit import shared
 
 S = "Zq8Wxx3Yv7Ut2"
-BROKEN: dict[str, str] = {
-    "validate-text": "the problem quotes the params_schema pattern/enum/const",
-    "validate-json": "the problem quotes the params_schema pattern/enum/const",
-    "check-text": "the problem quotes the params_schema pattern/enum/const",
-    "check-json": "the problem quotes the params_schema pattern/enum/const",
-    "show-text": "the problem quotes the params_schema pattern/enum/const",
-    "show-json": "the problem quotes the params_schema pattern/enum/const",
-    "freeze": "the problem quotes the params_schema pattern/enum/const",
-    "mcp-validate": "the problem quotes the params_schema pattern/enum/const",
-    "mcp-submit": "the problem quotes the params_schema pattern/enum/const",
-    "record": "the validation block quotes the params_schema pattern/enum/const",
-}
+BROKEN: dict[str, str] = {}  # round 49's breaks, all fixed (see the docstring)
 VIDS = [
     "validate-text",
     "validate-json",

@@ -162,3 +162,18 @@ def test_problems_with_an_unreadable_secrets_file_are_a_config_error(tmp_path: P
         out = result.stdout + result.stderr
         assert "Traceback" not in out and "E_CONFIG_INVALID" in out, (args, out)
         assert FILED not in out, (args, out)
+
+
+def test_the_ui_plan_view_hides_a_params_schema_secret(tmp_path: Path) -> None:
+    """The web UI's plan page: its problems and tool lines through the records' redactor."""
+    from controller.service.ui.data import UiData
+    from controller.settings import load_config
+
+    config, plan = _schema_config(tmp_path)
+    data = UiData(load_config(Path(config)), lambda: tmp_path)
+    try:
+        view = data._plan_view(plan, plan.read_text(), False)
+    finally:
+        data.close()
+    assert "E_PARAMS_INVALID" in json.dumps(view)
+    assert FILED not in json.dumps(view) and "***" in json.dumps(view["problems"])

@@ -270,6 +270,9 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = _Parser.json_output = wants_json(argv)
+    shared = sys.modules.get("controller.commands._shared")
+    if shared is not None:  # a command before this one (tests) loaded a config
+        shared.forget_config()
     try:
         known = argv[0] if argv and argv[0] in HANDLERS else None
         args = _build_parser(known).parse_args(argv)
@@ -339,11 +342,23 @@ def entry() -> int:
 
 
 def _refused(exc: PlangateError, as_json: bool) -> int:
-    """A PlangateError as its message, remedy and exit code; no traceback."""
+    """A PlangateError as its message, remedy and exit code; no traceback. With a config
+    loaded, what it says passes through the command's one redactor (``_shared.printed``:
+    an invalid plan's problems quote the catalog, round 49)."""
+    from controller.errors import PlangateError
+
+    shape, text = json.dumps(exc.to_json()), exc.render()
+    shared = sys.modules.get("controller.commands._shared")  # not loaded: no config either
+    if shared is not None:
+        try:
+            shape, text = shared.printed(shape), shared.printed(text)
+        except PlangateError as unreadable:  # the secrets file: nothing could be hidden
+            shared.forget_config()
+            return _refused(unreadable, as_json)
     if as_json:  # one shape for every command (SPEC §14); ensure_ascii keeps it inert
-        print(json.dumps(exc.to_json()))
+        print(shape)
     # messages quote plan values; kept on their lines (an error may list several problems)
-    print(f"plangate: {visible_lines(exc.render())}", file=sys.stderr)
+    print(f"plangate: {visible_lines(text)}", file=sys.stderr)
     return exc.exit_code
 
 

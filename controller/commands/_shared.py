@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from controller.display import visible
 
@@ -35,7 +35,10 @@ def optional_config(config_path: str | None) -> Config | None:
         raise ConfigInvalid(f"config file {found} does not exist")
     from controller.settings import load_config
 
-    return load_config(found)
+    config = load_config(found)
+    _printing.clear()
+    _printing.append(config)  # what the command prints from now on: printed()
+    return config
 
 
 def required_config(config_path: str | None) -> Config:
@@ -79,6 +82,34 @@ def catalog_redactor(config: Config) -> Redacting:
     return redactor_for(config)
 
 
+#: The config the running command loaded (:func:`optional_config`) and, once built, its
+#: redactor: what :func:`printed` passes the command's messages through.
+_printing: list[Any] = []
+
+
+def forget_config() -> None:
+    """A new command starts: no config is known yet (``cli.main``; tests run several)."""
+    _printing.clear()
+
+
+def printed(text: str) -> str:
+    """``text`` (a problem, an error, a message) as the running command may print it to a
+    person or an agent: with a config loaded, every value the controller's records hide
+    written ``***`` (:func:`catalog_redactor`); without one, as it is (nothing imported).
+
+    The one choke point of what commands print about a plan (round 49: a catalog's
+    ``params_schema`` holding a secret's value, a ``pattern``, an ``enum`` or ``const``
+    value, was quoted raw by the problems of ``validate``, ``check``, ``show`` and
+    ``freeze``): :func:`print_problems`, the ``--json`` records and ``check``'s report go
+    through it, and so does every error ``cli`` reports. A secrets file that cannot be read
+    is E_CONFIG_INVALID, as for a run."""
+    if not _printing:
+        return text
+    if len(_printing) == 1:
+        _printing.append(catalog_redactor(_printing[0]))
+    return str(_printing[1].text(text))
+
+
 def plan_paths(paths: Iterable[str]) -> list[Path]:
     """Each argument as a plan file: a folder means its PLAN.yml (or, in a folder without
     one, the one plan source the controller would convert: PLAN.json, PLAN.toon, PLAN.md)."""
@@ -88,9 +119,10 @@ def plan_paths(paths: Iterable[str]) -> list[Path]:
 
 
 def print_problems(source: Path, problems: list[Problem]) -> None:
-    """One line per problem, hidden characters escaped: messages quote the plan's values."""
+    """One line per problem, hidden characters escaped (messages quote the plan's values),
+    :func:`printed` (they quote the catalog's too)."""
     for problem in problems:
-        print(visible(problem.render(str(source))), file=sys.stderr)
+        print(visible(printed(problem.render(str(source)))), file=sys.stderr)
 
 
 def plan_id_for(plan_file: Path, config: Config | None) -> str:

@@ -42,7 +42,7 @@ def check(
     as_email: str | None,
     fmt: str,
 ) -> int:
-    from controller.commands._shared import required_config
+    from controller.commands._shared import printed, required_config
     from controller.git.gitrepo import GitRepo
 
     config = required_config(config_path)
@@ -58,7 +58,7 @@ def check(
         )
     finally:
         repo.close()
-    print(render(report, fmt))
+    print(printed(render(report, fmt)))  # problems quote the catalog (round 49)
     bad = any(p["outcome"] in ("invalid", "refuse") or not p["valid"] for p in report["plans"])
     return 1 if bad else 0
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.commands._shared import optional_config, print_problems
+from controller.commands._shared import optional_config, print_problems, printed
 from controller.display import visible
 from controller.errors import UsageError
 
@@ -147,15 +147,17 @@ def _report(targets: list[_Target], as_json: bool) -> int:
         fmt = conversion.format
         if as_json:
             print(
-                json.dumps(
-                    {
-                        "ok": True,
-                        "source": target.source,
-                        "format": fmt,
-                        "path": str(path) if target.folder else None,
-                        "valid": plan.valid,
-                        "errors": [p.to_json() for p in plan.problems],
-                    }
+                printed(
+                    json.dumps(
+                        {
+                            "ok": True,
+                            "source": target.source,
+                            "format": fmt,
+                            "path": str(path) if target.folder else None,
+                            "valid": plan.valid,
+                            "errors": [p.to_json() for p in plan.problems],
+                        }
+                    )
                 )
             )
             continue

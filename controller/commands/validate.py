@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from controller.commands._shared import optional_config, plan_paths, print_problems
+from controller.commands._shared import optional_config, plan_paths, print_problems, printed
 from controller.display import visible, visible_json
 
 
@@ -29,7 +29,8 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
             record = _record(path, plan)
             record["warnings"] = [warning] if warning else []
             # ensure_ascii=False keeps readable text as it is; bidi and C1 controls escaped
-            print(visible_json(json.dumps(record, ensure_ascii=False)))
+            # and the catalog's secrets a problem quotes hidden (printed)
+            print(visible_json(printed(json.dumps(record, ensure_ascii=False))))
             continue
         if warning:
             print(f"{shown}: warning: {visible(warning)}", file=sys.stderr)

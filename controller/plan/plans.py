@@ -16,7 +16,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -889,19 +889,24 @@ def freeze_text(
     return FreezeOutcome(plan, text, True, new_hash)
 
 
-def invalid_text(plan: LoadedPlan, max_bytes: int | None = None) -> str:
+def invalid_text(
+    plan: LoadedPlan, max_bytes: int | None = None, *, redact: Callable[[str], str]
+) -> str:
     """The plan's text with ``status: invalid`` and ``validation.errors`` (code, message,
     path, line); raises :class:`YamlParseError` when the file cannot carry them. With
     ``max_bytes``, a file that would pass it with every error keeps only the first, or only
     the status (round 19: a plan just under the limit, refused for the room it left the
-    controller, must not be pushed over it by its refusal)."""
+    controller, must not be pushed over it by its refusal). Each message and path through
+    ``redact``, the redactor of the controller's records (round 49: a problem quoting a
+    catalog ``params_schema`` holding a secret's value was committed raw); cut first, so a
+    secret's start at the cut is hidden too."""
     if plan.doc is None:
         raise YamlParseError("the file cannot be read as YAML")
     errors = [
         {
             "code": p.code,
-            "message": _shortened(p.message),
-            "path": _shortened(p.path),
+            "message": redact(_shortened(p.message)),
+            "path": redact(_shortened(p.path)),
             "line": p.line,
         }
         for p in plan.problems[:MAX_RECORDED_ERRORS]
@@ -942,7 +947,7 @@ def status_blocker(plan: LoadedPlan) -> Problem | None:
     controller reports them in its log, ``status`` and metrics instead.
     """
     try:
-        invalid_text(plan)
+        invalid_text(plan, redact=str)  # whether it can: nothing of it is written
     except PlangateError as exc:
         first = plan.problems[0] if plan.problems else None
         return first or Problem(

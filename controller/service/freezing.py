@@ -52,7 +52,11 @@ class Freezing(Committing):
             outcome = plans.freeze_text(loaded, facts=facts)
             if loaded.problems:
                 event["name"] = "invalid"
-                return plans.invalid_text(loaded, self.config.limits.max_plan_bytes)
+                # the validation block through the redactor of every record (round 49)
+                from controller.execution.secrets import redactor_for
+
+                redact = redactor_for(self.config).text
+                return plans.invalid_text(loaded, self.config.limits.max_plan_bytes, redact=redact)
             return outcome.text if outcome.changed or adopt else None
 
         def logged(sha: str) -> None:  # when the commit is made (it may wait for a batch)

@@ -37,10 +37,22 @@ def build_server(config: Config) -> Any:
     server = MCPServer("plangate", instructions=INSTRUCTIONS, version=_version())
 
     def guarded(call: Any) -> dict[str, Any]:
+        """Every tool's answer (and error), as the agent reads it: through the redactor of
+        the controller's records, the one choke point of what the server says (round 49: a
+        catalog's ``params_schema`` holding a secret's value was quoted by ``validate``'s
+        and ``submit``'s problems). A secrets file that cannot be read is the error."""
+        from controller.execution.secrets import redactor_for
+
         try:
-            return dict(call())
+            answer = dict(call())
+            return dict(redactor_for(config).data(answer))
         except PlangateError as exc:
-            raise ToolError(json.dumps(exc.to_json())) from None
+            shape = json.dumps(exc.to_json())
+            try:
+                shape = redactor_for(config).text(shape)
+            except PlangateError as unreadable:
+                shape = json.dumps(unreadable.to_json())
+            raise ToolError(shape) from None
 
     @server.tool()
     def catalog() -> dict[str, Any]:

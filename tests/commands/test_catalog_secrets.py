@@ -114,3 +114,66 @@ def test_the_mcp_catalog_tool_hides_the_catalogs_secrets(tmp_path: Path) -> None
     assert tools["t1"]["description"] == f"uses *** and {ENVED}"  # only the file's here
     assert FILED not in json.dumps(got)
     assert tools["greet"]["description"] == "Returns its params"
+
+
+def _schema_config(tmp_path: Path, secrets: str = f"TOK: {FILED}\n") -> tuple[str, Path]:
+    (tmp_path / "sec.yml").write_text(secrets)
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {tmp_path}\nsecrets: {{file: {tmp_path / 'sec.yml'}}}\n"
+        "approval:\n  approvers: [alice@example.com]\n"
+        "tools:\n"
+        f"  t1: {{kind: echo, params_schema: {{type: object, properties: "
+        f"{{x: {{type: string, pattern: '^{FILED}$'}}, y: {{enum: ['{FILED}', b]}}}}}}}}\n"
+    )
+    plan = tmp_path / "plans" / "p" / "PLAN.yml"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(
+        "plan:\n  name: p\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: t1}]\n"
+        "actions:\n  - {id: 1, tool: t1, why: w, params: {x: 'no', y: 'no'}}\n"
+    )
+    return str(config), plan
+
+
+def test_problems_quoting_a_params_schema_secret_are_printed_hidden(tmp_path: Path) -> None:
+    """Round 49: every printer of problems goes through ``_shared.printed``."""
+    config, plan = _schema_config(tmp_path)
+    for args in (
+        ("validate", str(plan)),
+        ("validate", "--json", str(plan)),
+        ("freeze", str(plan)),
+        ("show", str(plan)),
+        ("show", str(plan), "--format", "json"),
+    ):
+        result = run_cli(*args, "--config", config)
+        out = result.stdout + result.stderr
+        assert result.returncode == 1, (args, out)
+        assert "E_PARAMS_INVALID" in out and "Traceback" not in out, (args, out)
+        assert FILED not in out and "***" in out, (args, out)
+    without = run_cli("validate", str(plan))  # no config: the catalog is not read at all
+    assert FILED not in without.stdout + without.stderr
+
+
+def test_problems_with_an_unreadable_secrets_file_are_a_config_error(tmp_path: Path) -> None:
+    config, plan = _schema_config(tmp_path, secrets="[not, a, mapping]\n")
+    for args in (("validate", str(plan)), ("validate", "--json", str(plan)), ("show", str(plan))):
+        result = run_cli(*args, "--config", config)
+        out = result.stdout + result.stderr
+        assert "Traceback" not in out and "E_CONFIG_INVALID" in out, (args, out)
+        assert FILED not in out, (args, out)
+
+
+def test_the_ui_plan_view_hides_a_params_schema_secret(tmp_path: Path) -> None:
+    """The web UI's plan page: its problems and tool lines through the records' redactor."""
+    from controller.service.ui.data import UiData
+    from controller.settings import load_config
+
+    config, plan = _schema_config(tmp_path)
+    data = UiData(load_config(Path(config)), lambda: tmp_path)
+    try:
+        view = data._plan_view(plan, plan.read_text(), False)
+    finally:
+        data.close()
+    assert "E_PARAMS_INVALID" in json.dumps(view)
+    assert FILED not in json.dumps(view) and "***" in json.dumps(view["problems"])

@@ -245,7 +245,7 @@ class UiData:
         try:
             loaded = validate_text(text, plan_file, self.config)
         except PlangateError as exc:
-            return {"problems": [{"code": exc.code, "message": str(exc)}]}
+            return {"problems": [{"code": exc.code, "message": self._redactor.text(str(exc))}]}
         data = self._redactor.data(loaded.data) if isinstance(loaded.data, dict) else {}
         problems = [{"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems]
         tools = {
@@ -253,6 +253,8 @@ class UiData:
             for name, spec in self.config.tools.items()
             if any(a.get("tool") == name for a in _actions(data))
         }
+        # problems quote the catalog's params_schema, tool lines its argv and URL (round 49)
+        problems, tools = self._redactor.data(problems), self._redactor.data(tools)
         return {"hash": loaded.hash, "document": data, "problems": problems, "tools": tools}
 
     def audit(self) -> dict[str, Any]:

@@ -178,7 +178,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.display import HIDDEN
+from controller.display import HIDDEN, HIDDEN_ASTRAL, HIDDEN_BMP
 from controller.errors import ConfigInvalid, RefUnavailable
 
 if TYPE_CHECKING:
@@ -196,12 +196,8 @@ class SecretStore:
         environ: Mapping[str, str] | None = None,
         credentials: Iterable[str] = (),
     ) -> None:
-        env = os.environ if environ is None else environ
         self.env_prefix = settings.env_prefix
-        self._values: dict[str, str] = _read_file(settings.file) if settings.file else {}
-        for key, value in env.items():
-            if key.startswith(settings.env_prefix) and len(key) > len(settings.env_prefix):
-                self._values[key[len(settings.env_prefix) :]] = value
+        self._values = _configured(settings, os.environ if environ is None else environ)
         #: ``credentials``: other values never to be written (:func:`credentials_of`)
         self.redactor = Redactor([*self._values.values(), *credentials])
 
@@ -224,6 +220,15 @@ class SecretStore:
     def env_names(self, environ: Mapping[str, str]) -> list[str]:
         """Variables of ``environ`` that hold secrets (kept out of tool processes)."""
         return [key for key in environ if key.startswith(self.env_prefix)]
+
+
+def _configured(settings: SecretsSettings, env: Mapping[str, str]) -> dict[str, str]:
+    """The secrets by name: the secrets file's, then the environment's (which win)."""
+    values = _read_file(settings.file) if settings.file else {}
+    for key, value in env.items():
+        if key.startswith(settings.env_prefix) and len(key) > len(settings.env_prefix):
+            values[key[len(settings.env_prefix) :]] = value
+    return values
 
 
 def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str], set[str]]:
@@ -449,7 +454,18 @@ _MIN_CASELESS = 8
 #: draws nothing. One ``finditer`` over unbounded but unambiguous tokens: each character
 #: is read once (a CSI that does not end is read twice: as one, then as text), and every
 #: cell is written once per character written (plus padding, bounded: :data:`_MAX_PADDING`).
-_DRAWN_TEXT = "[^" + HIDDEN.pattern[1:-1].replace("\x00-\x1f", "\x00-\x08\x0a-\x1f", 1)
+
+
+_QUOTES = "\"'`"
+
+
+def _drawn_run(extra: str = "") -> str:
+    """A run of characters that draw as written: a tab, or any character
+    :data:`controller.display.HIDDEN` does not hold and ``extra`` does not name."""
+    astral = "\\U00010000-\\U0010ffff"
+    return f"(?:[^{HIDDEN_BMP}{extra}{astral}]|\t|(?![{HIDDEN_ASTRAL}])[{astral}])+"
+
+
 _TERMINAL_REST = (
     r"|(?:\x1b\[|\x9b)(?:(?P<params>[0-9;]*)(?P<final>[DCG`KPsu@abj])"
     r"|[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e])"
@@ -459,13 +475,13 @@ _TERMINAL_REST = (
     r"|\x1b(?P<esc>[\x30-\x7e])"
 )
 _TERMINAL_TOKEN = re.compile(
-    f"(?P<text>{_DRAWN_TEXT}]+){_TERMINAL_REST}" + r"|(?P<control>[\x08\r\n])|[\s\S]"
+    f"(?P<text>{_drawn_run()}){_TERMINAL_REST}" + r"|(?P<control>[\x08\r\n])|[\s\S]"
 )
 #: The same inside what the escape view decoded: a quote (``"``, ``'``, a backquote) also
 #: starts a row, as ``jq -r`` or a YAML reader prints a string alone (a CR inside it goes
 #: back to the string's start, not the line's).
 _QUOTED_TOKEN = re.compile(
-    f"(?P<text>{_DRAWN_TEXT}\"'`]+){_TERMINAL_REST}" + "|(?P<control>[\\x08\\r\\n\"'`])|[\\s\\S]"
+    f"(?P<text>{_drawn_run(_QUOTES)}){_TERMINAL_REST}" + "|(?P<control>[\\x08\\r\\n\"'`])|[\\s\\S]"
 )
 #: The width of the terminal the view draws on: a row this long wraps to the next (drawn
 #: on, as a terminal with autowrap does), cursor moves stop at its margins.
@@ -478,7 +494,7 @@ _MAX_PADDING = 2
 #: Characters that make a text draw other than as written (ESC, BS, CR, C1 controls, every
 #: other character of :data:`controller.display.HIDDEN` but a tab and LF): text without
 #: them never enters the terminal view (its cost is one scan for them).
-_DRAWS_OTHERWISE = re.compile("(?![\t\n])" + HIDDEN.pattern)
+_DRAWS_OTHERWISE = re.compile("(?![\t\n])(?:" + HIDDEN.pattern + ")")
 #: The second cell of a wide character in a row of the line model (never drawn text: a NUL
 #: draws nothing), dropped when the row is handed on.
 _WIDE_TAIL = "\0"
@@ -1990,9 +2006,23 @@ def seal_key(path: Path) -> bytes:
     return key
 
 
+#: Redactors :func:`redactor_for` made, by the values they hide (a handful: one per config
+#: in force; a secret changed in the file makes a new one).
+_MADE: dict[frozenset[str], Redactor] = {}
+
+
 def redactor_for(config: Config) -> Redactor:
-    """The redactor of every secret configured for ``config`` (e.g. for commit messages)."""
-    return SecretStore.for_config(config).redactor
+    """The redactor of every secret configured for ``config`` (e.g. for commit messages):
+    the secrets are read again at each call (the file may have changed), the redactor built
+    once per set of values (every printer and every commit message asks for it)."""
+    values = _configured(config.secrets, os.environ).values()
+    wanted = frozenset([*values, *credentials_of(config, os.environ)[1]])
+    made = _MADE.get(wanted)
+    if made is None:
+        if len(_MADE) >= 8:
+            _MADE.clear()
+        made = _MADE[wanted] = Redactor(wanted)
+    return made
 
 
 def redact_text(config: Config, text: str) -> str:

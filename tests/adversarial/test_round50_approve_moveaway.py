@@ -31,6 +31,11 @@ herself (``draft``: her plan). Then the agent, in its own commits:
 
 - ``via-host``: through ``plans/m/host/review.md``, a file in the folder of the agent's own
   (draft) plan ``plans/m/host``, then to ``plans/m/via-host2/PLAN.yml`` plus the edit.
+- ``via-source``: through ``plans/m/via-source/old/PLAN.json`` (a plan source's name, YAML
+  bytes), then to ``plans/m/via-source2/PLAN.yml`` plus the edit.
+- ``via-root``: through ``plans/PLAN.yml`` (a plan file directly in the plans folder).
+- ``via-yaml`` / ``via-nested`` (controls: plan file names): through
+  ``plans/m/via-yaml/PLAN.yaml`` / ``plans/m/via-nested/inner/PLAN.yml``.
 - ``pr-via-outside``: ``via-outside``'s two commits on a branch the agent merges ``--no-ff``.
 - ``pin-via-notes``: as ``via-notes`` (the tidied text a library); the
   agent's parent ``plans/m/pin-via-notes-parent`` pins ``plans/m/pin-via-notes2`` by hash;
@@ -43,16 +48,17 @@ The controller freezes each ``<vid>2``; Alice approves all in one commit; two pa
 Asserted (the defence): Alice wrote the text, so her approval is refused
 ``E_SELF_APPROVAL`` and ``rec`` never runs; a fresh clone's ``plangate audit`` lists no run.
 
-Seen: ``direct``, ``via-unsafe``, ``via-hidden``, ``out-same``, ``notes-same`` and
-``pr-via-outside`` (the merge's first-parent change is one move with an edit) held
-(``E_SELF_APPROVAL``). BROKE (strict xfails): ``via-outside``, ``via-notes``, ``via-draft``,
-``via-deleted``, ``via-host``: the controller started the tidied copy of Alice's own
-plan on her approval (``approval.status: approved``, ``rec`` ran once); so did
-``pin-via-notes`` (the parent ran her library) and ``two-via-notes`` (Bob's and Alice's
-votes started it); the audit lists the runs as valid. In every broken variant but
-``via-deleted`` git itself pairs the second commit's change as a rename with edits (the
-source is her bytes under another name or outside the plans folder); ``via-deleted`` is
-round 17's accepted ``cp-edit`` shape (nothing to pair), listed for completeness.
+Seen: ``direct``, ``via-unsafe``, ``via-hidden``, ``via-yaml``, ``via-nested``, ``out-
+same``, ``notes-same`` and ``pr-via-outside`` (the merge's first-parent change is one move
+with an edit) held (``E_SELF_APPROVAL``). BROKE (strict xfails): ``via-outside``, ``via-
+notes``, ``via-draft``, ``via-deleted``, ``via-host``, ``via-source``, ``via-root``: the
+controller started the tidied copy of Alice's own plan on her approval (``approval.status:
+approved``, ``rec`` ran once); so did ``pin-via-notes`` (the parent ran her library) and
+``two-via-notes`` (Bob's and Alice's votes started it); the audit lists the runs as valid.
+In every broken variant but ``via-deleted`` git itself pairs the second commit's change as a
+rename with edits (the source is her bytes under another name or outside the plans folder);
+``via-deleted`` is round 17's accepted ``cp-edit`` shape (nothing to pair), listed for
+completeness.
 """
 
 from __future__ import annotations
@@ -78,6 +84,10 @@ VIA: dict[str, str | None] = {
     "pin-via-notes": "plans/m/pin-via-notes/notes.txt",
     "two-via-notes": "plans/m/two-via-notes/notes.txt",
     "via-host": "plans/m/host/review.md",
+    "via-source": "plans/m/via-source/old/PLAN.json",
+    "via-root": "plans/PLAN.yml",
+    "via-yaml": "plans/m/via-yaml/PLAN.yaml",
+    "via-nested": "plans/m/via-nested/inner/PLAN.yml",
     "pr-via-outside": "drafts/pr-via-outside/PLAN.yml",
 }
 EDITED = {v for v in VIA if not v.endswith("-same")}
@@ -96,6 +106,8 @@ FOUND: dict[str, pytest.MarkDecorator] = {
         "pin-via-notes",
         "two-via-notes",
         "via-host",
+        "via-source",
+        "via-root",
     ]
 }
 RULE = "rules:\n  - {match: {paths: ['plans/m/two-via-notes2']}, require: [{count: 2}]}\n"

@@ -48,17 +48,17 @@ The controller freezes each ``<vid>2``; Alice approves all in one commit; two pa
 Asserted (the defence): Alice wrote the text, so her approval is refused
 ``E_SELF_APPROVAL`` and ``rec`` never runs; a fresh clone's ``plangate audit`` lists no run.
 
-Seen: ``direct``, ``via-unsafe``, ``via-hidden``, ``via-yaml``, ``via-nested``, ``out-
-same``, ``notes-same`` and ``pr-via-outside`` (the merge's first-parent change is one move
-with an edit) held (``E_SELF_APPROVAL``). BROKE (strict xfails): ``via-outside``, ``via-
-notes``, ``via-draft``, ``via-deleted``, ``via-host``, ``via-source``, ``via-root``: the
-controller started the tidied copy of Alice's own plan on her approval (``approval.status:
-approved``, ``rec`` ran once); so did ``pin-via-notes`` (the parent ran her library) and
-``two-via-notes`` (Bob's and Alice's votes started it); the audit lists the runs as valid.
-In every broken variant but ``via-deleted`` git itself pairs the second commit's change as a
-rename with edits (the source is her bytes under another name or outside the plans folder);
-``via-deleted`` is round 17's accepted ``cp-edit`` shape (nothing to pair), listed for
-completeness.
+Seen: ``direct``, ``via-unsafe``, ``via-hidden``, ``via-yaml``, ``via-nested``,
+``out-same``, ``notes-same`` and ``pr-via-outside`` (the merge's first-parent change is one
+move with an edit) held (``E_SELF_APPROVAL``). BROKE (strict xfails): ``via-outside``,
+``via-notes``, ``via-draft``, ``via-deleted``, ``via-host``, ``via-source``, ``via-root``:
+the controller started the tidied copy of Alice's own plan on her approval
+(``approval.status: approved``, ``rec`` ran once); so did ``pin-via-notes`` (the parent ran
+her library) and ``two-via-notes`` (Bob's and Alice's votes started it); the audit lists the
+runs as valid. In every broken variant but ``via-deleted`` git itself pairs the second
+commit's change as a rename with edits (the source is her bytes under another name or
+outside the plans folder); ``via-deleted`` is round 17's accepted ``cp-edit`` shape (nothing
+to pair), listed for completeness.
 """
 
 from __future__ import annotations

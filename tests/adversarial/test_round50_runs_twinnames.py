@@ -53,7 +53,9 @@ Broke (strict xfails):
   (``outcome-without-start``, ``batched commit: no single Plan: group names plans/\\u212b``).
 - ``fresh-*`` (all five, plain ASCII names too): the controller with a new state directory
   runs the approved copy of a version whose start commit is on the branch (``rec`` ran twice;
-  ``executed.jsonl`` is the only record it reads).
+  ``executed.jsonl`` is the only record it reads), while ``plangate check`` with that same
+  config predicts ``E_ALREADY_EXECUTED ... already ran here as plans/ab`` for it (control
+  ``test_check_predicts_the_fresh_copy_refused``, held).
 - ``twice-*``: the fresh-clone audit lists that second start of one frozen hash as ``valid ->
   complete``, no finding, exit 0 for it.
 
@@ -148,6 +150,13 @@ def _build(root):  # type: ignore[no-untyped-def]
         lab.write(f"fresh-{vid}", plan_text(vid))
     lab.commit("fresh copies")
     lab.cli("run", "--once", "--config", str(cfg2))
+    lab.git("checkout", "-q", "-b", "pr-fresh")
+    lab.set_status("fresh-plain", "approved")
+    lab.commit("approve fresh-plain", ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.check_fresh = lab.cli(
+        "check", "--config", str(cfg2), "--base", "main", "--head", "pr-fresh", cwd=lab.repo
+    ).stdout  # type: ignore[attr-defined]
     for vid in AGAIN:
         lab.set_status(f"fresh-{vid}", "approved")
     lab.commit("approve fresh copies", ALICE)
@@ -235,6 +244,12 @@ def test_the_same_version_again_is_refused(lab: Lab, vid: str) -> None:
         return
     assert len(lab.calls(tag)) == 1, lab.calls(tag)
     assert "E_ALREADY_EXECUTED" in lab.codes(vid), lab.codes(vid)[-1500:]
+
+
+def test_check_predicts_the_fresh_copy_refused(lab: Lab) -> None:
+    """Control: ``plangate check`` with the new state directory's config predicts what the
+    promise says (E_ALREADY_EXECUTED, read from the start commits in history)."""
+    assert "E_ALREADY_EXECUTED" in lab.check_fresh, lab.check_fresh  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", _p([f"twice-{v}" for v in AGAIN]))

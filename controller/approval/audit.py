@@ -219,7 +219,7 @@ class Auditor:
         after, before = event.after, event.before
         assert after is not None
         verb = said.verb
-        named = said.subject.removeprefix(f"plangate: {verb} ")
+        named = said.plan  # the path its subject or Plan: group names, read back
         if verb == "convert" and before is None and event.plan_id.startswith(f"{named}/"):
             named = event.plan_id  # a nested plan the conversion created under its parent
         if named != event.plan_id or verb not in EVENT_STATUS:

@@ -35,7 +35,7 @@ _MEMORY_TABLES = {
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "17"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "18"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -55,6 +55,9 @@ INDEX_VERSION = "17"  # 3: risk and estimate per plan; 4: approval identities, f
 # ``execution:`` block (round 47: a stored request from a stale gate approval was valid); 17:
 # a merge brought a status whenever a merged branch holds it for that plan, whatever the
 # merger resolved, no re-merge asked (round 48: a conflict or -X laundered a stale approval)
+# 18: the plan a controller commit names is read back from its message (``Plan:``, subject,
+# batch groups: controller.git.records.plan_named), no more compared with its display form
+# (round 50: a name NFC would change, or one holding a backslash, named no plan or another)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -42,7 +42,13 @@ from controller.git.planstate import (
     plan_id_of,
     too_large,
 )
-from controller.git.records import EVENT_TRAILER, RUN_START, batch_groups, plan_event
+from controller.git.records import (
+    EVENT_TRAILER,
+    RUN_START,
+    batch_groups,
+    plan_event,
+    plan_named,
+)
 from controller.plan import yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
@@ -128,7 +134,11 @@ class Lifecycle(IndexStore):
         the controller never writes over): the history scan and the audit read it from its
         message (:func:`controller.approval.audit._with_run_records`), not from its files."""
         if EVENT_TRAILER not in record.trailers:
-            named = [record.trailers.get("Plan", "")] if record.trailers.get(RUN_START) else []
+            named = (
+                [plan_named(record.trailers.get("Plan", ""))]
+                if record.trailers.get(RUN_START)
+                else []
+            )
         else:
             named = [plan for plan, items in batch_groups(record.body) if items.get(RUN_START)]
         return {

@@ -113,50 +113,122 @@ RUN_START = "Run-Start"
 SHARED_TRAILERS = ("Controller",)
 
 
+#: One escape :func:`plan_text` writes: a doubled backslash, or a character's Python escape
+#: as :func:`controller.display.visible` writes it (``\t``, ``\x1b``, ``\u0301``, ``\U...``).
+_PLAN_ESCAPE = re.compile(r"\\(?:(\\)|([tnr])|x([0-9a-f]{2})|u([0-9a-f]{4})|U([0-9a-f]{8}))")
+_CONTROL = {"t": "\t", "n": "\n", "r": "\r"}
+
+
+def plan_text(plan_id: str) -> str:
+    r"""How the controller's commit messages name a plan (the subject ``plangate: <event>
+    <plan>``, the ``Plan:`` trailer, each ``Plan:`` group of a batch): the path with each
+    backslash doubled, then every character :func:`controller.display.visible` escapes
+    written as its escape (round 50, issue 11). Safe to show (no hidden character) and
+    injective: ``plans/\u212b`` names the folder U+212B, ``plans/\\u212b`` the folder whose
+    name is those six ASCII characters. A path holding no backslash is written as before
+    (``visible``'s form), so history written before round 50 reads the same; a path holding
+    a backslash was written with it single (``plans/a\b``, now ``plans/a\\b``): see
+    :func:`plan_named`. Readers decode with :func:`plan_named`, never compare with a path."""
+    return visible(plan_id.replace("\\", "\\\\"))
+
+
+def plan_named(text: str) -> str:
+    r"""The plan path a controller commit's message names (:func:`plan_text` read back).
+
+    Text that :func:`plan_text` cannot have written (a backslash that starts no escape, an
+    escape of a character it writes as itself, a hidden character left in) is taken as
+    written: what the controller wrote before round 50 for a path holding a backslash
+    (``plans/a\b``). The one change for old history: a folder named with a backslash escape
+    in its name, written before round 50 as ``visible`` left it (``plans/\u212b``, the same
+    text as the folder U+212B's), now reads as the folder the escape stands for."""
+    if "\\" not in text:
+        return text
+    if "\\" in _PLAN_ESCAPE.sub("", text):  # a backslash that starts no escape: old text
+        return text
+    try:
+        path = _PLAN_ESCAPE.sub(_unescaped, text)
+    except ValueError:  # \U beyond U+10FFFF
+        return text
+    return path if plan_text(path) == text else text
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    backslash, control, *codes = match.groups()
+    if backslash:
+        return "\\"
+    if control:
+        return _CONTROL[control]
+    return chr(int(next(c for c in codes if c), 16))
+
+
 @dataclass(frozen=True)
 class PlanEvent:
     """What a controller commit says about one plan: its event (``start``, ``complete``...),
-    the trailers of that plan, and the subject a one-plan commit of it would have had."""
+    the trailers of that plan, the subject a one-plan commit of it would have had, and the
+    plan it names (read back with :func:`plan_named`)."""
 
     verb: str
     trailers: dict[str, str]
     subject: str
     #: The commit records several plans' events (trailer groups).
     batched: bool = False
+    #: The plan the subject (or the batch's ``Plan:`` group) names: a path, decoded.
+    plan: str = ""
 
 
 def plan_event(record: CommitRecord, plan_id: str) -> PlanEvent | None:
     """The event a controller commit records for ``plan_id``.
 
-    A one-plan commit (subject ``plangate: <event> <plan>``) gives its event and the commit's
-    trailers, as before batching. A batched commit (it has a ``Plan-Event:`` trailer) gives
-    the ``Plan:`` group of its trailer block that names the plan (as the controller wrote it,
-    hidden characters escaped); None when no group, or more than one, names it. Only
-    meaningful for the controller's own commits."""
+    A one-plan commit (subject ``plangate: <event> <plan>``) gives its event, the plan its
+    subject names and the commit's trailers, as before batching. A batched commit (it has a
+    ``Plan-Event:`` trailer) gives the ``Plan:`` group of its trailer block that names the
+    plan (written with :func:`plan_text`, read back with :func:`plan_named`); None when no
+    group, or more than one, names it. Only meaningful for the controller's own commits."""
     if EVENT_TRAILER not in record.trailers:
-        words = record.subject.split(" ", 2)
-        verb = words[1] if len(words) == 3 and words[0] == "plangate:" else ""
-        return PlanEvent(verb, dict(record.trailers), record.subject)
-    named = {plan_id, visible(plan_id)}
-    found = [(plan, items) for plan, items in _groups_of(record.body) if plan in named]
+        verb, plan = subject_event(record.subject)
+        return PlanEvent(verb, dict(record.trailers), record.subject, plan=plan)
+    found = [(text, items) for plan, text, items in _groups_of(record.body) if plan == plan_id]
     if len(found) != 1:
         return None
-    plan, items = found[0]
+    text, items = found[0]
     trailers = dict(items)
     verb = trailers.get(EVENT_TRAILER, "")
-    return PlanEvent(verb, trailers, f"plangate: {verb} {plan}", batched=True)
+    return PlanEvent(verb, trailers, f"plangate: {verb} {text}", batched=True, plan=plan_id)
+
+
+def subject_event(subject: str) -> tuple[str, str]:
+    """(event, plan) a one-plan controller commit's subject ``plangate: <event> <plan>``
+    names, the plan read back with :func:`plan_named`; ("", "") for any other subject."""
+    words = subject.split(" ", 2)
+    if len(words) != 3 or words[0] != "plangate:":
+        return "", ""
+    return words[1], plan_named(words[2])
+
+
+def record_events(record: CommitRecord) -> dict[str, str]:
+    """Plan path -> the controller's event in its commit (``plangate: <event> <plan>``, or
+    each ``Plan:`` group's ``Plan-Event:`` in a batch), the paths read back with
+    :func:`plan_named`."""
+    if f"\n{EVENT_TRAILER}: " in f"\n{record.body}":
+        return {
+            plan: trailers.get(EVENT_TRAILER, "") for plan, trailers in batch_groups(record.body)
+        }
+    _, event, plan = [*record.subject.split(" ", 2), "", ""][:3]
+    return {plan_named(plan): event}
 
 
 def batch_groups(body: str) -> list[tuple[str, dict[str, str]]]:
     """The ``Plan:`` groups of a batched commit's trailer block, in order: (plan, trailers),
-    the shared trailers (``Controller:``...) merged into every group."""
-    return [(plan, dict(items)) for plan, items in _groups_of(body)]
+    the plan read back with :func:`plan_named` (its ``Plan`` trailer as written), the shared
+    trailers (``Controller:``...) merged into every group."""
+    return [(plan, dict(items)) for plan, _text, items in _groups_of(body)]
 
 
 @functools.lru_cache(maxsize=16)
-def _groups_of(body: str) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+def _groups_of(body: str) -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]:
     """:func:`batch_groups`, parsed once per message (immutable): each of a batch's plans
-    asks for its own group, and parsing them all for each was quadratic in the batch."""
+    asks for its own group, and parsing them all for each was quadratic in the batch. Each
+    group: (the plan's path, its text as written, its trailers)."""
     groups: list[tuple[str, dict[str, str]]] = []
     shared: dict[str, str] = {}
     for line in _trailer_block(body).split("\n"):
@@ -170,7 +242,9 @@ def _groups_of(body: str) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
             shared.setdefault(key, value)
         elif groups:
             groups[-1][1].setdefault(key, value)
-    return tuple((plan, tuple({**trailers, **shared}.items())) for plan, trailers in groups)
+    return tuple(
+        (plan_named(text), text, tuple({**trailers, **shared}.items())) for text, trailers in groups
+    )
 
 
 def _trailer_block(body: str) -> str:

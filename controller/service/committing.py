@@ -27,7 +27,7 @@ from controller.git.gitrepo import (
 from controller.git.history import PlanState
 from controller.git.message import MAX_MESSAGE_BYTES
 from controller.git.planstate import LOG_NAME
-from controller.git.records import EVENT_TRAILER
+from controller.git.records import EVENT_TRAILER, plan_text
 from controller.plan import plans, yamlio
 from controller.service import notify
 from controller.service.core import REMOTE, ControllerCore, _Moved, _Wait
@@ -416,7 +416,7 @@ class Committing(ControllerCore):
             extra = [(EVENT_TRAILER, entry.event)]
             if entry.body.strip():  # cut as a commit's body is (round 38)
                 extra.append(("Plan-Note", note(entry.body, redactor_for(self.config).text)))
-            groups.append([("Plan", entry.plan_id), *extra, *entry.trailers])
+            groups.append([("Plan", plan_text(entry.plan_id)), *extra, *entry.trailers])
         shared = [("Controller", self.instance_id())]
         return batch_message(groups, shared, redactor_for(self.config).text)
 
@@ -461,7 +461,8 @@ class Committing(ControllerCore):
         from controller.execution.secrets import redactor_for
         from controller.git.message import commit_message
 
-        trailers = [("Plan", plan_id)]
+        named = plan_text(plan_id)  # one injective text for the path (round 50)
+        trailers = [("Plan", named)]
         trailers += self._trailers(plan_hash, status, approved_by, approval_commit, extra_trailers)
         # Two controllers making the same decision in the same second would otherwise create
         # byte-identical commits, and each would take the other's start commit for its own.
@@ -469,7 +470,7 @@ class Committing(ControllerCore):
         # Every value on one line, hidden characters (NUL, which git refuses, line breaks that
         # would start a forged trailer) escaped: controller.git.message.
         redact = redactor_for(self.config).text
-        return commit_message(f"plangate: {event} {plan_id}", body, trailers, redact)
+        return commit_message(f"plangate: {event} {named}", body, trailers, redact)
 
     @staticmethod
     def _trailers(

@@ -587,14 +587,11 @@ REDECIDED = frozenset({"refuse", "partial"})
 
 def _events(record: CommitRecord) -> dict[str, str]:
     """Plan id -> the controller's event in its commit (``plangate: <event> <plan>``, or a
-    batch's ``Plan-Event:`` trailers)."""
-    from controller.git.records import batch_groups
+    batch's ``Plan-Event:`` trailers), as :func:`controller.git.records.record_events` reads
+    the plans' names back."""
+    from controller.git.records import record_events
 
-    if "\nPlan-Event: " in f"\n{record.body}":
-        groups = batch_groups(record.body)
-        return {plan: trailers.get("Plan-Event", "") for plan, trailers in groups}
-    _, event, plan_id = [*record.subject.split(" ", 2), "", ""][:3]
-    return {plan_id: event}
+    return record_events(record)
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:

@@ -35,6 +35,7 @@ from typing import Any
 
 from controller.errors import PlanAmbiguous, PlangateError, Problem
 from controller.git.history import PlanState
+from controller.git.records import plan_text
 from controller.plan import yamlio
 from controller.plan.plans import PLAN_FILES
 from controller.service.core import MAX_PASSES, REMOTE, Job, iso
@@ -226,7 +227,7 @@ class Controller(Deciding, Outcomes):
                     "approver": None,
                     "risk": None,
                     "estimate": None,
-                    "last_event": f"{start[:12]} plangate: start {plan_id}",
+                    "last_event": f"{start[:12]} plangate: start {plan_text(plan_id)}",
                     "last_commit": start,
                     "running": False,
                     "waiting": reason,

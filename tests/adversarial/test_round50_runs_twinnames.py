@@ -59,6 +59,16 @@ Broke (strict xfails):
 - ``twice-*``: the fresh-clone audit lists that second start of one frozen hash as ``valid ->
   complete``, no finding, exit 0 for it.
 
+Fixed (round 50, issue 11; ``audit-nfd``, ``audit-angstrom``, ``audit-cjkcompat``,
+``audit-hangul``, ``audit-lit-angstrom``): the controller's commit messages name a plan in
+one injective, reversible text, ``controller.git.records.plan_text`` (the path with each
+backslash doubled, then ``visible``'s escapes: ``plans/cafe\\u0301`` is the NFD folder,
+``plans/\\\\u212b`` the folder named with six ASCII characters, ``plans/\\u212b`` the folder
+U+212B), in the subject, the ``Plan:`` trailer and each ``Plan:`` group of a batch; every
+reader (``plan_event``, ``batch_groups``, ``record_events``, the history scan's
+``Run-Start`` commits, the audit, status, check) reads the path back with ``plan_named``
+and compares paths. A path holding no backslash is written as before.
+
 Held: every ``*-runs-once`` row, ``again-*`` (E_ALREADY_EXECUTED with the state directory),
 ``reindex-*``, ``lit-nfd``, the E_UNSAFE_PATH refusals and the audit of the other names.
 """
@@ -96,12 +106,9 @@ REFUSED = {
     "nbsp": "n\u00a0b",
 }
 AGAIN = ["nfc", "nfd", "angstrom", "cjkcompat", "plain"]
-_AUDIT = "the fresh-clone audit flags the controller's own freeze/start/complete commits of a folder whose name NFC would change (its subject writes the name escaped, the audit does not read it back) and exits 1"
 _FRESH = "a controller with a new state directory runs an approved copy of a version whose start commit is on the branch (executed.jsonl lost; its start commits are not read back)"
 _TWICE = "the fresh-clone audit lists the second start of a frozen hash already started on the branch as valid, no finding"
 BROKEN: dict[str, str] = {
-    **{f"audit-{v}": _AUDIT for v in ("nfd", "angstrom", "cjkcompat", "hangul")},
-    "audit-lit-angstrom": "a folder named with the six ASCII characters \\u212b is recorded under the same Plan:/subject text as the folder named U+212B: the fresh-clone audit lists no run for it (its start read as the other plan's, 'outcome-without-start', 'batched commit: no single Plan: group names') and exits 1",
     **{f"fresh-{v}": _FRESH for v in AGAIN},
     **{f"twice-{v}": _TWICE for v in AGAIN},
 }

@@ -94,5 +94,5 @@ def event_subjects(repo: Path, ref: str = "HEAD") -> list[str]:
         if not subject:
             continue
         groups = batch_groups(body) if "\nPlan-Event: " in body else []
-        found += [f"plangate: {t['Plan-Event']} {plan}" for plan, t in groups] or [subject]
+        found += [f"plangate: {t['Plan-Event']} {t['Plan']}" for _, t in groups] or [subject]
     return found

@@ -75,8 +75,8 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_clock(record.commit_time)
         carried = {} if by_controller else self._moved_writers(repo, record)
-        for plan_id, writers in self._follow_parked(repo, record, by_controller).items():
-            carried[plan_id] = carried.get(plan_id, set()) | writers
+        for target, writers in self._follow_parked(repo, record, by_controller).items():
+            carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
         self._carried_here = set() if by_controller else self._left(repo, record)
         recorded: set[str] = set()
@@ -234,13 +234,22 @@ class Lifecycle(IndexStore):
         that never parks plan bytes runs no git command for it."""
         carried: dict[str, set[str]] = {}
         touched = False
-        if self._parked:
+        since = self._parked_at
+        while self._parked and not touched:
             paths = [f":(literal){p}" for p in sorted(self._parked)]
-            for commit in repo.first_parent_log(self._parked_at, record.sha, paths):
+            moved = False
+            for commit in list(repo.first_parent_log(since, record.sha, paths)):
                 if commit.sha == record.sha:
                     touched = True
                     break
+                was = set(self._parked)
                 self._pair_parked(repo, commit, None)  # outside the plans folder: no plan here
+                since = commit.sha
+                if set(self._parked) - was:  # a new hop: the walk goes on with its path
+                    moved = True
+                    break
+            if not moved:
+                break
         if not touched and not by_controller:
             touched = self._plan_files_leave(record)
         if touched:

@@ -2,7 +2,7 @@
 
 Index format (``index.sqlite`` in the state directory)::
 
-    meta(key TEXT PRIMARY KEY, value TEXT)   last_commit, branch, version
+    meta(key TEXT PRIMARY KEY, value TEXT)   last_commit, branch, version, parked, parked_at
     plans(plan_id TEXT PRIMARY KEY, data TEXT)  one JSON PlanState per plan
     jobs(plan_id TEXT PRIMARY KEY, data TEXT)   plans this controller started (Controller)
     authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever wrote or carried a content
@@ -35,7 +35,7 @@ _MEMORY_TABLES = {
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "18"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "19"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -54,10 +54,12 @@ INDEX_VERSION = "18"  # 3: risk and estimate per plan; 4: approval identities, f
 # merge brought counts only from a branch that held it over the first parent's pause, its
 # ``execution:`` block (round 47: a stored request from a stale gate approval was valid); 17:
 # a merge brought a status whenever a merged branch holds it for that plan, whatever the
-# merger resolved, no re-merge asked (round 48: a conflict or -X laundered a stale approval)
+# merger resolved, no re-merge asked (round 48: a conflict or -X laundered a stale approval);
 # 18: the plan a controller commit names is read back from its message (``Plan:``, subject,
 # batch groups: controller.git.records.plan_named), no more compared with its display form
-# (round 50: a name NFC would change, or one holding a backslash, named no plan or another)
+# (round 50: a name NFC would change, or one holding a backslash, named no plan or another);
+# 19: a plan's writers follow its bytes through git's rename/copy pairing wherever they are
+# parked between plan paths, the parked paths kept in ``meta`` (round 50)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -202,6 +204,12 @@ class IndexStore:
         self._side_made: list[tuple[int, str, set[str]]] = []
         self._line_at: dict[str, int] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
+        #: Plan bytes parked where the index reads no plan (Lifecycle._follow_parked, round
+        #: 50): path -> the writers its bytes carry; and the commit they were followed to.
+        self._parked: dict[str, set[str]] = {
+            path: set(who) for path, who in json.loads(self.meta("parked") or "{}").items()
+        }
+        self._parked_at: str | None = self.meta("parked_at") or None
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Plans that may need the controller (see pending()); kept up to date on changes.
 
@@ -227,10 +235,14 @@ class IndexStore:
         must not make the index forget who wrote a plan, let an approval count again, lift a
         veto or make a version younger; SPEC §15)."""
         self._db.execute("DELETE FROM plans")
-        self._db.execute("DELETE FROM meta WHERE key IN ('last_commit', 'controller_time')")
+        self._db.execute(
+            "DELETE FROM meta WHERE key IN ('last_commit', 'controller_time', 'parked', "
+            "'parked_at')"
+        )
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}
+        self._parked, self._parked_at = {}, None
         self._pool = {}
         self._dirty = set()
         self._attention = set()
@@ -270,6 +282,8 @@ class IndexStore:
         self._new_withdrawn.clear()
         self._new_freezes.clear()
         self.set_meta("controller_time", str(self.controller_time))
+        self.set_meta("parked", json.dumps({p: sorted(w) for p, w in sorted(self._parked.items())}))
+        self.set_meta("parked_at", self._parked_at or "")
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()

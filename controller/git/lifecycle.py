@@ -81,6 +81,8 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_clock(record.commit_time)
         carried = {} if by_controller else self._moved_writers(repo, record)
+        for target, writers in self._follow_parked(repo, record, by_controller).items():
+            carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
         self._carried_here = set() if by_controller else self._left(repo, record)
         recorded: set[str] = set()
@@ -165,6 +167,7 @@ class Lifecycle(IndexStore):
         an edit in the same commit, or a draft or notes file moved beside a new PLAN.yml,
         made a new plan whose only writer was the mover (round 17). A copy edited in the same
         commit is not followed (docs/threat-model.md, accepted limits)."""
+        self._moved_from: set[str] = set()
         added = [
             c for c in record.changes if c.old_blob is None and _is_plan_file(c.path) and c.new_blob
         ]
@@ -212,6 +215,8 @@ class Lifecycle(IndexStore):
                 continue
             used.add(source)
             carried[target] = self._writers_of([source])
+            if target not in (self.plans_dir, "."):  # moved to a plan, not parked (round 50)
+                self._moved_from.add(source)
         for target in sorted(unjudged - carried.keys()):
             # Round 31: comparing every added plan with every removed one grew with the square
             # of a commit's moves (80 swapped 300 KB plans: an 80 s pass). Past the budget a
@@ -219,6 +224,122 @@ class Lifecycle(IndexStore):
             # left: none can approve it (the safe direction; docs/approvals.md).
             carried[target] = self._writers_of(removed.keys() - used)
         return carried
+
+    def _follow_parked(
+        self, repo: GitRepo, record: CommitRecord, by_controller: bool
+    ) -> dict[str, set[str]]:
+        """Writers that plan bytes parked where the index reads no plan bring back to the
+        plans this commit makes of them (round 50): a plan file moved (or copied) out of the
+        plan paths, to a folder outside the plans folder, another name in a plan folder
+        (``notes.txt``, ``PLAN.draft.yml``, ``old/PLAN.json``) or ``plans/PLAN.yml``, then in
+        a later commit renamed, with an edit, into a new plan folder, made a plan whose only
+        writer was the mover. git's own rename/copy pairing (``diff-tree -M -C``, the whole
+        tree) is asked only for a commit that takes a plan file out of the plan paths (not
+        moved to another plan in the same commit: :meth:`_moved_writers`) and, while any
+        bytes are parked, for the commits that change a parked path (found path-limited):
+        each pairing carries the source's writers (a parked file's, or a plan's changers and
+        folder writers), plus the commit's makers when it edits them, to the destination: a
+        plan (returned: plan id -> writers) or a new parked path, for as many hops as git
+        pairs them; an edit in place adds its makers; a removal unpairs it. A repository
+        that never parks plan bytes runs no git command for it."""
+        carried: dict[str, set[str]] = {}
+        touched = False
+        since = self._parked_at
+        while self._parked and not touched:
+            paths = [f":(literal){p}" for p in sorted(self._parked)]
+            moved = False
+            for commit in list(repo.first_parent_log(since, record.sha, paths)):
+                if commit.sha == record.sha:
+                    touched = True
+                    break
+                was = set(self._parked)
+                self._pair_parked(repo, commit, None)  # outside the plans folder: no plan here
+                since = commit.sha
+                if set(self._parked) - was:  # a new hop: the walk goes on with its path
+                    moved = True
+                    break
+            if not moved:
+                break
+        if not touched and not by_controller:
+            touched = self._plan_files_leave(record)
+        if touched:
+            self._pair_parked(repo, record, carried)
+        self._parked_at = record.sha if self._parked else None
+        return carried
+
+    def _plan_files_leave(self, record: CommitRecord) -> bool:
+        """Whether a commit removes a plan file whose bytes went to no other plan path in it
+        (same bytes, or a move :meth:`_moved_writers` paired): only then may they be parked."""
+        arrived = {
+            c.new_blob
+            for c in record.changes
+            if c.new_blob is not None and self._plan_path(c.path) is not None
+        }
+        return any(
+            c.new_blob is None
+            and c.old_blob is not None
+            and c.old_blob not in arrived
+            and self._plan_path(c.path) is not None
+            and self._plan_path(c.path) not in self._moved_from
+            for c in record.changes
+        )
+
+    def _plan_path(self, path: str) -> str | None:
+        """The plan a path holds the file of (None: the index reads no plan there)."""
+        if not _is_plan_file(path):
+            return None
+        plan_id = plan_id_of(path, self.plans_dir)
+        return None if plan_id in (None, self.plans_dir, ".") else plan_id
+
+    def _pair_parked(
+        self, repo: GitRepo, commit: CommitRecord, carried: dict[str, set[str]] | None
+    ) -> None:
+        """Apply one commit's rename/copy pairings (git's, whole tree) to the parked bytes;
+        ``carried`` hears the plans they come back to (None: park them all)."""
+        if not commit.parents:
+            return
+        out = repo.run(
+            "-c", "core.quotePath=false", "diff-tree", "-r", "-z", "-M", "-C", "--no-commit-id",
+            "--name-status", "--no-ext-diff", "--no-textconv", commit.parents[0], commit.sha,
+        )  # fmt: skip
+        fields = out.split("\0")
+        before = {path: set(who) for path, who in self._parked.items()}
+        who = self.identities(commit)
+        landed: list[tuple[str, set[str]]] = []
+        i = 0
+        while i < len(fields) and fields[i]:
+            status = fields[i]
+            if status[0] in "RC" and i + 2 < len(fields):
+                source, target = fields[i + 1], fields[i + 2]
+                i += 3
+                writers = before.get(source)
+                plan_id = self._plan_path(source)
+                if writers is None and plan_id is not None:
+                    writers = self._writers_of([plan_id])
+                if writers is None:
+                    continue
+                writers = set(writers) | (who if status[1:] != "100" else set())
+                if status[0] == "R":
+                    self._parked.pop(source, None)
+                landed.append((target, writers))
+                continue
+            path = fields[i + 1] if i + 1 < len(fields) else ""
+            i += 2
+            if path not in before:
+                continue
+            if status[0] == "D":
+                self._parked.pop(path, None)
+            elif status[0] in "MT":  # an edit in place: its makers wrote the parked bytes too
+                self._parked[path] = self._parked.get(path, set()) | who
+        for target, writers in landed:
+            writers.discard(self.controller_email)
+            if not writers:
+                continue
+            plan_id = self._plan_path(target)
+            if plan_id is not None and carried is not None:
+                carried[plan_id] = carried.get(plan_id, set()) | writers
+            else:
+                self._parked[target] = self._parked.get(target, set()) | writers
 
     def _left(self, repo: GitRepo, record: CommitRecord) -> set[str]:
         """The contents a commit takes from where they were: the hashed content of every plan

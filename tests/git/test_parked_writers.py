@@ -1,0 +1,197 @@
+"""A plan's writers follow its bytes through git's own rename/copy pairing wherever they are
+parked between plan paths (round 50, issue 11): outside the plans folder, under another
+name in a plan folder, for two and three hops, an edit in place of the parked file adding
+its editor; a plan pinning the carried library by hash counts them too. A repository that
+never parks plan bytes runs no git command for it."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
+from controller.git.lifecycle import Lifecycle
+from tests.support.gitkit import AGENT, ALICE, BOB, PLAN, commit_all, git, write_plan
+
+ALICE_EMAIL, AGENT_EMAIL, BOB_EMAIL = ALICE[1], AGENT[1], BOB[1]
+
+
+def _index(tmp_path: Path, name: str = "index.sqlite") -> HistoryIndex:
+    return HistoryIndex(tmp_path / name, plans_dir="plans", controller_email="plangate@localhost")
+
+
+def _scan(repo: Path, tmp_path: Path, name: str = "index.sqlite") -> HistoryIndex:
+    index = _index(tmp_path, name)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    return index
+
+
+def _mv(repo: Path, src: str, dst: str) -> None:
+    (repo / dst).parent.mkdir(parents=True, exist_ok=True)
+    git(repo, "mv", src, dst)
+
+
+def _edit(repo: Path, path: str) -> None:
+    file = repo / path
+    file.write_text(file.read_text().replace("Say hello to the world", "Say hello, tidied"))
+
+
+def _writers(index: HistoryIndex, plan_id: str) -> set[str]:
+    state = index.plans[plan_id]
+    found = set(state.changers)
+    assert state.hash is not None
+    return found | set(index.authors.get(state.hash, frozenset()))
+
+
+HOPS = {
+    "outside-2": ["drafts/x/PLAN.yml"],
+    "notes-2": ["plans/greet/notes.txt"],
+    "outside-3": ["drafts/x/PLAN.yml", "elsewhere/y.txt"],
+    "notes-outside-3": ["plans/greet/PLAN.draft.yml", "drafts/z/PLAN.yml"],
+    "source-3": ["plans/greet/old/PLAN.json", "plans/other/review.md"],
+}
+
+
+@pytest.mark.parametrize("hops", list(HOPS.values()), ids=list(HOPS))
+def test_writers_follow_parked_bytes_hop_by_hop(
+    repo: Path, tmp_path: Path, hops: list[str]
+) -> None:
+    write_plan(repo)
+    commit_all(repo, "alice writes her plan", ALICE)
+    here = "plans/greet/PLAN.yml"
+    for via in hops:
+        _mv(repo, here, via)
+        commit_all(repo, f"agent parks at {via}", AGENT)
+        here = via
+    _mv(repo, here, "plans/greet2/PLAN.yml")
+    _edit(repo, "plans/greet2/PLAN.yml")
+    commit_all(repo, "agent carries it back with an edit", AGENT)
+    index = _scan(repo, tmp_path)
+    assert ALICE_EMAIL in _writers(index, "plans/greet2")
+    # incremental scans (one commit at a time) learn the same
+    assert _scan_one_by_one(repo, tmp_path) >= {ALICE_EMAIL, AGENT_EMAIL}
+
+
+def _scan_one_by_one(repo: Path, tmp_path: Path) -> set[str]:
+    line = git(repo, "rev-list", "--first-parent", "--reverse", "HEAD").split()
+    index = _index(tmp_path, "steps.sqlite")
+    gitrepo = GitRepo(repo)
+    for sha in line:
+        index.scan(gitrepo, sha)
+    index.close()
+    index = _index(tmp_path, "steps.sqlite")  # reloaded: the parked paths were saved
+    return _writers(index, "plans/greet2")
+
+
+def test_an_edit_in_place_of_the_parked_file_adds_its_editor(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "alice writes her plan", ALICE)
+    _mv(repo, "plans/greet/PLAN.yml", "drafts/x/PLAN.yml")
+    commit_all(repo, "agent parks it", AGENT)
+    (repo / "drafts/x/PLAN.yml").write_text(PLAN.replace("world", "planet", 1))
+    commit_all(repo, "bob edits the parked file (no plan path touched)", BOB)
+    _mv(repo, "drafts/x/PLAN.yml", "plans/greet2/PLAN.yml")
+    _edit(repo, "plans/greet2/PLAN.yml")
+    commit_all(repo, "agent carries it back", AGENT)
+    assert {ALICE_EMAIL, BOB_EMAIL} <= _writers(_scan(repo, tmp_path), "plans/greet2")
+
+
+def test_a_plan_pinning_the_carried_library_counts_its_writers(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "alice writes her plan", ALICE)
+    _mv(repo, "plans/greet/PLAN.yml", "plans/greet/notes.txt")
+    commit_all(repo, "agent parks it", AGENT)
+    _mv(repo, "plans/greet/notes.txt", "plans/lib/PLAN.yml")
+    _edit(repo, "plans/lib/PLAN.yml")
+    commit_all(repo, "agent makes a library of it", AGENT)
+    index = _scan(repo, tmp_path)
+    library = index.plans["plans/lib"]
+    assert library.hash is not None
+    # the hash a parent pins: whoever approves the parent approves the pinned version
+    assert ALICE_EMAIL in index.authors.get(library.hash, frozenset())
+
+
+def test_bytes_that_vanish_are_no_longer_followed(repo: Path, tmp_path: Path) -> None:
+    write_plan(repo)
+    commit_all(repo, "alice writes her plan", ALICE)
+    _mv(repo, "plans/greet/PLAN.yml", "drafts/x/PLAN.yml")
+    commit_all(repo, "agent parks it", AGENT)
+    index = _scan(repo, tmp_path)
+    assert set(index._parked) == {"drafts/x/PLAN.yml"}
+    git(repo, "rm", "-q", "drafts/x/PLAN.yml")
+    write_plan(repo, "unrelated", PLAN.replace("Greet", "Unrelated"))
+    commit_all(repo, "agent deletes it", AGENT)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index._parked == {}
+
+
+@pytest.fixture
+def commands(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
+    """Every git command run (its arguments, ``-c`` options left out)."""
+    seen: list[list[str]] = []
+    real = subprocess.Popen
+
+    class Counting(real):  # type: ignore[misc,valid-type]
+        def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
+            argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
+            if argv and argv[0] == "git":
+                seen.append(argv)
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Counting)
+    yield seen
+
+
+def _parking(argv: list[str]) -> bool:
+    return ("diff-tree" in argv and "-M" in argv) or any(a.startswith(":(literal)") for a in argv)
+
+
+def test_a_repo_that_parks_nothing_runs_no_extra_git_command(
+    repo: Path, tmp_path: Path, commands: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_plan(repo)
+    write_plan(repo, "other", PLAN.replace("Greet", "Other"))
+    commit_all(repo, "alice writes", ALICE)
+    _edit(repo, "plans/greet/PLAN.yml")
+    commit_all(repo, "agent edits", AGENT)
+    _mv(repo, "plans/greet/PLAN.yml", "plans/moved/PLAN.yml")
+    _edit(repo, "plans/moved/PLAN.yml")
+    (repo / "plans/other/notes.txt").write_text("notes\n")
+    commit_all(repo, "agent moves one plan to another plan folder and writes notes", AGENT)
+    (repo / "docs").mkdir()
+    (repo / "docs/x.md").write_text("x\n")
+    commit_all(repo, "outside the plans folder", BOB)
+    commands.clear()
+    _scan(repo, tmp_path, "a.sqlite")
+    with_rule = [argv for argv in commands]
+    commands.clear()
+    monkeypatch.setattr(Lifecycle, "_follow_parked", lambda self, repo, record, ctl: {})
+    _scan(repo, tmp_path, "b.sqlite")
+    without = [argv for argv in commands]
+    assert not any(_parking(argv) for argv in with_rule), with_rule
+    assert len(with_rule) == len(without), (with_rule, without)
+
+
+def test_a_parked_plan_costs_its_pairings_and_a_path_limited_walk(
+    repo: Path, tmp_path: Path, commands: list[list[str]]
+) -> None:
+    write_plan(repo)
+    commit_all(repo, "alice writes her plan", ALICE)
+    _mv(repo, "plans/greet/PLAN.yml", "drafts/x/PLAN.yml")
+    commit_all(repo, "agent parks it", AGENT)
+    _mv(repo, "drafts/x/PLAN.yml", "plans/greet2/PLAN.yml")
+    _edit(repo, "plans/greet2/PLAN.yml")
+    commit_all(repo, "agent carries it back", AGENT)
+    write_plan(repo, "later", PLAN.replace("Greet", "Later"))
+    commit_all(repo, "a later plan: nothing parked any more", AGENT)
+    commands.clear()
+    _scan(repo, tmp_path)
+    extra = [argv for argv in commands if _parking(argv)]
+    # one whole-tree pairing where the plan leaves, one path-limited walk and one pairing
+    # where it comes back; nothing once no bytes are parked
+    assert len(extra) == 3, extra

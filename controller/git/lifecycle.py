@@ -42,7 +42,7 @@ from controller.git.planstate import (
     plan_id_of,
     too_large,
 )
-from controller.git.records import EVENT_TRAILER, RUN_START, batch_groups, plan_event
+from controller.git.records import EVENT_TRAILER, RUN_START, PlanEvent, batch_groups, plan_event
 from controller.plan import yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
@@ -611,6 +611,29 @@ class Lifecycle(IndexStore):
                 sink,
                 snapshot,
             )
+            if record.author.email.lower() == self.controller_email:
+                # a start commit under the controller's name that it did not make (by its
+                # record or signature) still says the version ran: refusing it is safe
+                self._note_if_start(record, plan_id, new.hash, plan_event(record, plan_id))
+
+    def _note_if_start(
+        self, record: CommitRecord, plan_id: str, plan_hash: str | None, event: PlanEvent | None
+    ) -> None:
+        """A start commit (under the controller's name) that writes ``plan_hash`` at
+        ``plan_id``: the hash started (SPEC §15, at most once; :meth:`note_start`). A batched
+        commit whose groups name the plan ambiguously (two folders written alike) still
+        started the version when a start group of it names that hash (fails closed)."""
+        if not plan_hash:
+            return
+        if event is not None:
+            started = event.verb == "start"
+        else:
+            started = EVENT_TRAILER in record.trailers and any(
+                items.get(EVENT_TRAILER) == "start" and items.get("Plan-Hash") == plan_hash
+                for _plan, items in batch_groups(record.body)
+            )
+        if started:
+            self.note_start(plan_hash, plan_id, record.sha)
 
     def _set_frozen_since(
         self, state: PlanState, record: CommitRecord, new: BlobFacts, by_controller: bool
@@ -1079,6 +1102,8 @@ class Lifecycle(IndexStore):
         state.note(f"{record.sha[:12]} {event.subject if event else record.subject}")
         if sink:
             sink(HistoryEvent("controller", state.plan_id, record, snapshot, state))
+        self._note_if_start(record, state.plan_id, new.hash, event)  # after the sink: the
+        # audit reads the starts before this one
 
     def _human_commit(
         self,

@@ -85,9 +85,10 @@ def test_a_new_state_directory_refuses_a_copy_of_a_version_that_ran(
     # a rebuilt host: the same repository, a new state directory (no executed.jsonl)
     plan = _copy_approved(repo, tmp_path / "state2")
     _refused(plan)
-    assert not (tmp_path / "state2" / "executed.jsonl").exists() or "copy" not in (
-        tmp_path / "state2" / "executed.jsonl"
-    ).read_text()
+    assert (
+        not (tmp_path / "state2" / "executed.jsonl").exists()
+        or "copy" not in (tmp_path / "state2" / "executed.jsonl").read_text()
+    )
 
 
 def test_a_rebuilt_index_without_executed_jsonl_refuses_the_copy(

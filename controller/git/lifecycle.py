@@ -601,6 +601,7 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
+            approved = state.status == "approved"  # an approval open before this commit
             self._human_commit(
                 state,
                 record,
@@ -611,9 +612,11 @@ class Lifecycle(IndexStore):
                 sink,
                 snapshot,
             )
-            if record.author.email.lower() == self.controller_email:
+            if approved and record.author.email.lower() == self.controller_email:
                 # a start commit under the controller's name that it did not make (by its
-                # record or signature) still says the version ran: refusing it is safe
+                # record or signature), of a plan an approval had reached, still says the
+                # version ran: refusing it is safe. One with no approval before it is an
+                # illegal transition, ignored (round 2: the plan runs once when approved)
                 self._note_if_start(record, plan_id, new.hash, plan_event(record, plan_id))
 
     def _note_if_start(

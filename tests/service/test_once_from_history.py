@@ -106,11 +106,14 @@ def test_a_start_under_the_controller_name_it_did_not_make_counts(
     repo: Path, tmp_path: Path
 ) -> None:
     """Fails closed: a start commit under the controller's name that the controller did not
-    make (by its record) still says the version ran; refusing a copy of it is safe."""
+    make (by its record), of a plan an approval had reached, still says the version ran;
+    refusing it (and a copy of it) is safe. (One with no approval before it is an illegal
+    transition, ignored: round 2's ``batched-forged-executing`` runs once when approved.)"""
     state = tmp_path / "state"
     write_plan(repo, "greet")
     commit_all(repo, "add greet")
     _pass(repo, state, 1)  # adopts the history, freezes the plan
+    approve(repo, "greet")
     edit_status(repo, "greet", "executing")
     git(repo, "add", "-A")
     controller_identity = {

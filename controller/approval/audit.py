@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.approval import recorded, verdicts
+from controller.approval import approvals, recorded, verdicts
 from controller.approval.timeline import Timeline
 from controller.errors import PlanTooLarge
 from controller.git.gitrepo import GitRepo
@@ -260,9 +260,11 @@ class Auditor:
         execution.policy_hash = policy_hash
         self.report.executions.append(execution)
         self.open[event.plan_id] = execution
+        earlier = self.index.ran_as(execution.plan_hash) if self.index is not None else None
         if state is None or not state.request:
             execution.message = "no approval request precedes this start"
             self.flag(event, "start-without-approval", execution.message)
+            self._started_twice(event, execution, earlier)
             return
         # The start commit's time is the controller's clock when it decided (§5 max_age).
         request, verdict = verdicts.decide(
@@ -295,6 +297,8 @@ class Auditor:
                 f"the approval {request.commit[:12]} was not valid: "
                 f"{execution.code or 'quorum'}: {execution.message}",
             )
+        if request.kind is approvals.Transition.APPROVE:  # a gate or resume continues a run
+            self._started_twice(event, execution, earlier)
         if event.after.hash != request.current_hash:
             execution.hash_ok = False
             self.flag(
@@ -303,6 +307,24 @@ class Auditor:
                 f"started content hashes to {event.after.hash}, approved was "
                 f"{request.current_hash}",
             )
+
+    def _started_twice(
+        self, event: HistoryEvent, execution: Execution, earlier: str | None
+    ) -> None:
+        """A new run (not a gate or resume of one) of a frozen hash that already started on
+        the branch, on any path: the controller refuses it (E_ALREADY_EXECUTED, SPEC §15), so
+        this start is not valid (round 50: a controller with a new state directory ran a
+        copy, and the audit listed the second start as valid)."""
+        if earlier is None:
+            return
+        text = (
+            f"frozen hash {execution.plan_hash} already started as {earlier}; a version runs "
+            "at most once (E_ALREADY_EXECUTED)"
+        )
+        if execution.approval_valid:
+            execution.approval_valid = False
+            execution.code, execution.message = "E_ALREADY_EXECUTED", text
+        self.flag(event, "started-twice", text)
 
     def _outcome(self, event: HistoryEvent, said: PlanEvent) -> None:
         verb = said.verb

@@ -97,26 +97,6 @@ def _branch_first(repo: GitRepo, name: str) -> str:
     return name
 
 
-class _Runs:
-    """The history's runs, heard as the scan applies the controller's start commits: frozen
-    hash -> the plan it started as (the controller refuses a version that already ran
-    anywhere, E_ALREADY_EXECUTED, from its state directory's record of its starts; check,
-    with no state directory, reads them from the commits that published them)."""
-
-    def __init__(self) -> None:
-        self.started: dict[str, str] = {}
-
-    def __call__(self, event: Any) -> None:
-        if event.kind != "controller" or event.after is None or not event.after.hash:
-            return
-        from controller.git.records import plan_event
-
-        said = plan_event(event.commit, event.plan_id)
-        if said is not None and said.verb == "start":
-            where = f"{event.plan_id} (start {event.commit.sha[:12]})"
-            self.started.setdefault(event.after.hash, where)
-
-
 def predict(
     repo: GitRepo, config: Config, base: str, head: str, as_email: str | None
 ) -> dict[str, Any]:
@@ -154,11 +134,11 @@ def predict(
         return {"base": base_sha, "head": head_sha, "merger": as_email, "plans": []}
     # the history the controller reads, whole (round 43: only these plans' own paths missed
     # writers, runs and first freezes carried in from other paths); who may reject or abort
-    # follows the policy recorded when they did (round 28); the runs its starts record
-    ran = _Runs()
-    with read_history(repo, config, merge, own_commit=own_commit, sink=ran) as index:
+    # follows the policy recorded when they did (round 28); the runs its start commits record
+    # (index.ran_as: the controller reads them the same way, round 50)
+    with read_history(repo, config, merge, own_commit=own_commit) as index:
         cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
-        found = [_plan_report(cached, config, index, pid, merge, as_email, ran) for pid in ids]
+        found = [_plan_report(cached, config, index, pid, merge, as_email) for pid in ids]
     report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
     if assumed is not None:
         report["merge_signature"] = assumed
@@ -278,7 +258,6 @@ def _plan_report(
     plan_id: str,
     merge: str,
     as_email: str | None,
-    ran: _Runs,
 ) -> dict[str, Any]:
     from controller.approval import policy, quorum
     from controller.approval.verdicts import fetch_at, nested_at
@@ -313,7 +292,7 @@ def _plan_report(
     if state.request is not None:
         same = state.request.get("blob") == state.blob
         known = (data, (tuple(p.code for p in loaded.problems), loaded.hash))
-        decided = _decided(repo, config, state, as_email, need if same else None, known, index, ran)
+        decided = _decided(repo, config, state, as_email, need if same else None, known, index)
         return {**report, **decided}
     if state.status == "pending_approval" and not report["frozen"]:
         report["outcome"] = "invalid" if loaded.problems else "freeze"
@@ -335,7 +314,6 @@ def _decided(
     need: Any,
     known: tuple[bytes, tuple[tuple[str, ...], str | None]],
     index: Any,
-    ran: _Runs,
 ) -> dict[str, Any]:
     from controller.approval import verdicts
     from controller.plan import plans
@@ -357,9 +335,7 @@ def _decided(
         withdrawn=index.withdrawn,
     )
     # as the controller: a version that already ran (on any path) does not run again
-    verdict = verdicts.already_executed(
-        verdict, request, ran.started.get(request.current_hash or "")
-    )
+    verdict = verdicts.already_executed(verdict, request, index.ran_as(request.current_hash))
     refused = [
         {"by": r.by, "commit": r.commit, "code": r.code, "message": r.message}
         for r in verdict.rejected

@@ -8,6 +8,7 @@ Index format (``index.sqlite`` in the state directory)::
     authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever wrote or carried a content
     producers(hash TEXT PRIMARY KEY, data TEXT) who made a content, in every commit that did
     approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection)
+    started(hash TEXT PRIMARY KEY, data TEXT)   each frozen hash's first start commit (at most once)
 
 The plans are a cache rebuilt from git, so their saves are not fsynced; the jobs, which a
 crash must not lose, are. Deleting the file is always safe: the next scan rebuilds it.
@@ -34,8 +35,9 @@ _MEMORY_TABLES = {
     "withdrawn": "hash TEXT PRIMARY KEY, data TEXT",
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
+    "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "19"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "20"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -59,7 +61,9 @@ INDEX_VERSION = "19"  # 3: risk and estimate per plan; 4: approval identities, f
 # batch groups: controller.git.records.plan_named), no more compared with its display form
 # (round 50: a name NFC would change, or one holding a backslash, named no plan or another);
 # 19: a plan's writers follow its bytes through git's rename/copy pairing wherever they are
-# parked between plan paths, the parked paths kept in ``meta`` (round 50)
+# parked between plan paths, the parked paths kept in ``meta`` (round 50);
+# 20: each frozen hash's first start commit, read from history (round 50: a controller with a
+# new state directory ran a copy of a version whose start commit was on the branch)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -192,6 +196,13 @@ class IndexStore:
             self._db.execute("SELECT hash, data FROM memory.withdrawn").fetchall()
         )
         self._new_withdrawn: dict[str, str] = {}
+        #: Frozen hashes started on the branch -> the first start ("<commit> <plan>"): by the
+        #: controller's start commits, and by any start commit under its name (kept through
+        #: rewrites, as executed.jsonl is: a version runs at most once; see note_start).
+        self.started: dict[str, str] = dict(
+            self._db.execute("SELECT hash, data FROM memory.started").fetchall()
+        )
+        self._new_started: dict[str, str] = {}
         #: First freezes found since the last save (the rest are read from sqlite when asked:
         #: one row per version ever frozen is too many to hold; see :meth:`freezes`).
         self._new_freezes: dict[str, tuple[int | None, int | None]] = {}
@@ -269,6 +280,9 @@ class IndexStore:
             list(self._new_withdrawn.items()),
         )
         self._db.executemany(
+            "INSERT OR IGNORE INTO memory.started VALUES(?, ?)", list(self._new_started.items())
+        )
+        self._db.executemany(
             "INSERT OR REPLACE INTO memory.freezes VALUES(?, ?, ?)",
             [(h, first, ctl) for h, (first, ctl) in self._new_freezes.items()],
         )
@@ -280,6 +294,7 @@ class IndexStore:
         self._new_producers.clear()
         self._new_approval_ids.clear()
         self._new_withdrawn.clear()
+        self._new_started.clear()
         self._new_freezes.clear()
         self.set_meta("controller_time", str(self.controller_time))
         self.set_meta("parked", json.dumps({p: sorted(w) for p, w in sorted(self._parked.items())}))
@@ -302,6 +317,23 @@ class IndexStore:
             "SELECT first, controller FROM memory.freezes WHERE hash=?", (plan_hash,)
         ).fetchone()
         return (row[0], row[1]) if row else (None, None)
+
+    def note_start(self, plan_hash: str | None, plan_id: str, commit: str) -> None:
+        """A start commit on the branch started ``plan_hash`` as ``plan_id``: the first one
+        is kept (SPEC §15, a frozen hash runs at most once). The history scan calls it for
+        every start commit under the controller's name as it applies it, whatever the state
+        directory holds: the controller (cold start, rebuild, its own new commits), ``check``
+        and the audit learn what ran from the same commits (round 50)."""
+        if plan_hash and plan_hash not in self.started:
+            self.started[plan_hash] = self._new_started[plan_hash] = f"{commit} {plan_id}"
+
+    def ran_as(self, plan_hash: str | None) -> str | None:
+        """Where ``plan_hash`` first started on the branch (``plan (start sha)``), if it did."""
+        found = self.started.get(plan_hash or "")
+        if found is None:
+            return None
+        commit, _, plan_id = found.partition(" ")
+        return f"{plan_id} (start {commit[:12]})"
 
     def note_freeze(self, plan_hash: str, at: int, by_controller: bool) -> None:
         """A freeze of ``plan_hash`` at ``at`` (0: a time that cannot be known, not noted)."""

@@ -45,6 +45,7 @@ from controller.git.planstate import (
 from controller.git.records import (
     EVENT_TRAILER,
     RUN_START,
+    PlanEvent,
     batch_groups,
     plan_event,
     plan_named,
@@ -732,6 +733,7 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
+            approved = state.status == "approved"  # an approval open before this commit
             self._human_commit(
                 state,
                 record,
@@ -742,6 +744,31 @@ class Lifecycle(IndexStore):
                 sink,
                 snapshot,
             )
+            if approved and record.author.email.lower() == self.controller_email:
+                # a start commit under the controller's name that it did not make (by its
+                # record or signature), of a plan an approval had reached, still says the
+                # version ran: refusing it is safe. One with no approval before it is an
+                # illegal transition, ignored (round 2: the plan runs once when approved)
+                self._note_if_start(record, plan_id, new.hash, plan_event(record, plan_id))
+
+    def _note_if_start(
+        self, record: CommitRecord, plan_id: str, plan_hash: str | None, event: PlanEvent | None
+    ) -> None:
+        """A start commit (under the controller's name) that writes ``plan_hash`` at
+        ``plan_id``: the hash started (SPEC §15, at most once; :meth:`note_start`). A batched
+        commit whose groups name the plan ambiguously (two folders written alike) still
+        started the version when a start group of it names that hash (fails closed)."""
+        if not plan_hash:
+            return
+        if event is not None:
+            started = event.verb == "start"
+        else:
+            started = EVENT_TRAILER in record.trailers and any(
+                items.get(EVENT_TRAILER) == "start" and items.get("Plan-Hash") == plan_hash
+                for _plan, items in batch_groups(record.body)
+            )
+        if started:
+            self.note_start(plan_hash, plan_id, record.sha)
 
     def _set_frozen_since(
         self, state: PlanState, record: CommitRecord, new: BlobFacts, by_controller: bool
@@ -1210,6 +1237,8 @@ class Lifecycle(IndexStore):
         state.note(f"{record.sha[:12]} {event.subject if event else record.subject}")
         if sink:
             sink(HistoryEvent("controller", state.plan_id, record, snapshot, state))
+        self._note_if_start(record, state.plan_id, new.hash, event)  # after the sink: the
+        # audit reads the starts before this one
 
     def _human_commit(
         self,

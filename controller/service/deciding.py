@@ -149,10 +149,18 @@ class Deciding(Freezing, Starting):
         return None
 
     def _ran_as(self, plan_hash: str | None) -> str | None:
-        """Where this frozen hash already ran (or starts, in this very pass), if it did."""
+        """Where this frozen hash already ran (or starts, in this very pass), if it did: by
+        the state directory's record (executed.jsonl) or by a start commit on the branch,
+        which the history index reads as it applies each commit (round 50: a controller with
+        a new state directory ran a copy of a version whose start commit was on the branch;
+        ``plangate check`` reads the same index). A start commit under the controller's name
+        it did not make counts too: refusing a run is safe."""
         ran = self.executed.get(plan_hash or "")
         if ran is not None:
             return f"{ran['plan']} (start {ran['start'][:12]})"
+        started = self.index.ran_as(plan_hash)
+        if started is not None:
+            return started
         claimed = self._claims.get(plan_hash or "")
         return None if claimed is None else f"{claimed} (started in the same pass)"
 

@@ -17,8 +17,9 @@ Layout::
     index.sqlite    history index (see controller.git.indexstore): a cache of git, safe to
                     delete (rebuilt from history)
     memory.sqlite   what history showed that a rewrite can erase: every content's authors,
-                    approvals seen, versions withdrawn, first freezes (not a cache: deleting
-                    it forgets erased history, as deleting executed.jsonl would)
+                    approvals seen, versions withdrawn, first freezes, first starts (not a
+                    cache: deleting it forgets erased history, as deleting executed.jsonl
+                    would)
     journal/        the engine's action journal (see controller.execution.journal)
     runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan (local
                     mode too for a run whose plan left the branch: Starting._left_job)

@@ -51,13 +51,20 @@ Broke (strict xfails):
 - ``audit-lit-angstrom``: the folder named with the six ASCII characters ``\\u212b`` gets the
   same subject/``Plan:`` text as the folder named U+212B: the audit lists no run for it
   (``outcome-without-start``, ``batched commit: no single Plan: group names plans/\\u212b``).
-- ``fresh-*`` (all five, plain ASCII names too): the controller with a new state directory
-  runs the approved copy of a version whose start commit is on the branch (``rec`` ran twice;
-  ``executed.jsonl`` is the only record it reads), while ``plangate check`` with that same
-  config predicts ``E_ALREADY_EXECUTED ... already ran here as plans/ab`` for it (control
-  ``test_check_predicts_the_fresh_copy_refused``, held).
-- ``twice-*``: the fresh-clone audit lists that second start of one frozen hash as ``valid ->
-  complete``, no finding, exit 0 for it.
+
+Fixed (round 50, issue 11): ``fresh-*`` (all five, plain ASCII names too): the controller with
+a new state directory ran the approved copy of a version whose start commit is on the branch
+(``rec`` ran twice; ``executed.jsonl`` was the only record it read), while ``plangate check``
+with that same config predicted ``E_ALREADY_EXECUTED ... already ran here as plans/ab`` for it
+(control ``test_check_predicts_the_fresh_copy_refused``, held). The history index now learns
+each frozen hash's first start from the start commits under the controller's name as it
+applies them (cold start, rebuild, its own new commits; kept in ``memory.sqlite``), and the
+controller, ``check`` and the audit read that one record (``HistoryIndex.ran_as``): the copy
+is refused ``E_ALREADY_EXECUTED``.
+``twice-*``: the fresh-clone audit listed that second start of one frozen hash as ``valid ->
+complete``, no finding, exit 0 for it; it now flags ``started-twice`` (the start not valid,
+``E_ALREADY_EXECUTED``, exit 1) — tests/approval/test_audit_started_twice.py shows it on a
+history where the second start happened (here nothing runs twice any more).
 
 Fixed (round 50, issue 11; ``audit-nfd``, ``audit-angstrom``, ``audit-cjkcompat``,
 ``audit-hangul``, ``audit-lit-angstrom``): the controller's commit messages name a plan in
@@ -106,12 +113,7 @@ REFUSED = {
     "nbsp": "n\u00a0b",
 }
 AGAIN = ["nfc", "nfd", "angstrom", "cjkcompat", "plain"]
-_FRESH = "a controller with a new state directory runs an approved copy of a version whose start commit is on the branch (executed.jsonl lost; its start commits are not read back)"
-_TWICE = "the fresh-clone audit lists the second start of a frozen hash already started on the branch as valid, no finding"
-BROKEN: dict[str, str] = {
-    **{f"fresh-{v}": _FRESH for v in AGAIN},
-    **{f"twice-{v}": _TWICE for v in AGAIN},
-}
+BROKEN: dict[str, str] = {}
 
 
 def _build(root):  # type: ignore[no-untyped-def]

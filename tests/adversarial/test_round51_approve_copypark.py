@@ -24,6 +24,8 @@ herself (``draft``). Then the agent, in its own commits:
   in place (the edit); then ``git mv`` to ``plans/c/<vid>2/PLAN.yml`` (no further edit).
 - ``pr-cp-outside``: the copy on a branch merged ``--no-ff``; then ``git mv`` back plus the
   edit on main.
+- ``two-cp-notes``: as ``cp-notes``, at a path a rule gives ``count: 2``; Bob approves first
+  (``partial``), then Alice: her vote must not complete the quorum.
 - ``mv-cpback``: round 50's park by ``git mv`` to ``drafts/<vid>/PLAN.yml``, then a COPY of
   the parked file to ``plans/c/<vid>2/PLAN.yml`` plus the edit (the parked file stays,
   unchanged).
@@ -37,15 +39,16 @@ Asserted (the defence): Alice wrote the text, so her approval is refused
 
 Seen: ``mv-outside`` and ``mv-cpback-touch`` held (``E_SELF_APPROVAL``). BROKE (strict xfails):
 every copy variant (``cp-outside``, ``cp-notes``, ``cp-draft``, ``cp-hops``, ``cp-rmlater``,
-``cp-editparked``, ``pr-cp-outside``): the controller froze ``<vid>2``, took Alice's approval
-(``approval.status: approved``), started and completed it (``rec`` ran once); the audit lists
-the run as valid. git itself pairs the carrying commit as a rename with edits
-(``{drafts/cp-outside => plans/c/cp-outside2}/PLAN.yml``, 2 lines changed) from a file whose
-bytes are exactly Alice's plan: only the parking step differs from round 50 (a copy leaves her
-plan file in place, so no commit takes a plan file out of the plan paths; git pairs the copy
-itself, ``C100``, with ``--find-copies-harder``). BROKE too: ``mv-cpback`` (run once, audit
-valid): git's default ``diff-tree -M -C`` shows the carrying commit as a plain add; with
-``--find-copies-harder`` it pairs it ``C070`` from the parked path the index holds.
+``cp-editparked``, ``pr-cp-outside``, and ``two-cp-notes`` on Bob's and Alice's votes): the
+controller froze ``<vid>2``, took Alice's approval (``approval.status: approved``), started and
+completed it (``rec`` ran once); the audit lists the run as valid. git itself pairs the
+carrying commit as a rename with edits (``{drafts/cp-outside =>
+plans/c/cp-outside2}/PLAN.yml``, 2 lines changed) from a file whose bytes are exactly Alice's
+plan: only the parking step differs from round 50 (a copy leaves her plan file in place, so no
+commit takes a plan file out of the plan paths; git pairs the copy itself, ``C100``, with
+``--find-copies-harder``). BROKE too: ``mv-cpback`` (run once, audit valid): git's default
+``diff-tree -M -C`` shows the carrying commit as a plain add; with ``--find-copies-harder`` it
+pairs it ``C070`` from the parked path the index holds.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
 
 #: variant -> the parked path(s) of the copy, in hop order
@@ -69,6 +72,7 @@ VIA: dict[str, list[str]] = {
     "cp-rmlater": ["drafts/cp-rmlater/PLAN.yml"],
     "cp-editparked": ["drafts/cp-editparked/PLAN.yml"],
     "pr-cp-outside": ["drafts/pr-cp-outside/PLAN.yml"],
+    "two-cp-notes": ["plans/c/two-cp-notes/notes.txt"],
     "mv-cpback": ["drafts/mv-cpback/PLAN.yml"],
     "mv-cpback-touch": ["drafts/mv-cpback-touch/PLAN.yml"],
 }
@@ -81,6 +85,9 @@ FOUND: dict[str, pytest.MarkDecorator] = {
 }
 
 
+RULE = "rules:\n  - {match: {paths: ['plans/c/two-cp-notes2']}, require: [{count: 2}]}\n"
+
+
 def _tidy(lab: Lab, path: str, vid: str) -> None:
     file = lab.repo / path
     text = file.read_text(encoding="utf-8").replace("status: draft", "status: pending_approval")
@@ -89,7 +96,7 @@ def _tidy(lab: Lab, path: str, vid: str) -> None:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
+    lab = Lab(root, approval=RULE)
     for vid in CASES:
         lab.write(f"c/{vid}", plan_text(vid, status="draft"))
     lab.commit("alice writes her plans", ALICE)
@@ -141,6 +148,9 @@ def _build(root: Path) -> Lab:
             mv(hops[-1], dst)
             _tidy(lab, dst, vid)
         lab.commit(f"agent carries {vid}", AGENT)
+    lab.run()
+    time.sleep(1.05)
+    lab.approve("c/two-cp-notes2", BOB)
     lab.run()
     time.sleep(1.05)
     for vid in CASES:

@@ -287,6 +287,18 @@ class Lab:
         self._status = (head, rows)
         return rows
 
+    def history(self, slug: str) -> str:
+        """Everything git history says about ``plans/<slug>``: every commit message and diff
+        (``git log -p``), as text (what a secret must never be found in)."""
+        out = subprocess.run(
+            ["git", "log", "-p", "--format=%B", "--", f"plans/{slug}"],
+            cwd=self.repo,
+            env=self.env(),
+            capture_output=True,
+            check=True,
+        ).stdout
+        return out.decode("utf-8", "replace")
+
     def log_rows(
         self, fmt: str = "%H%x00%an%x00%ae%x00%s%x00%B%x01", rev: str = "HEAD"
     ) -> list[list[str]]:

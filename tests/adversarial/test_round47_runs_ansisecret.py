@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -95,19 +94,9 @@ def rendered(text: str) -> str:
     return text
 
 
-def _history(lab: Lab, vid: str) -> str:
-    out = subprocess.run(
-        ["git", "log", "-p", "--format=%B", "--", f"plans/{vid}"],
-        cwd=lab.repo,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return out.decode("utf-8", "replace")
-
-
 @pytest.mark.parametrize("vid", VIDS)
 def test_a_secret_split_by_terminal_escapes_is_not_written(lab: Lab, vid: str) -> None:
-    history = rendered(_history(lab, vid))
+    history = rendered(lab.history(vid))
     assert S not in history, [line[:200] for line in history.splitlines() if S in line][:4]
     text, js = lab.status_text  # type: ignore[attr-defined]
     rows = [json.dumps(r) for r in json.loads(js) if r.get("plan") == f"plans/{vid}"]
@@ -116,5 +105,5 @@ def test_a_secret_split_by_terminal_escapes_is_not_written(lab: Lab, vid: str) -
 
 
 def test_the_bench_ran(lab: Lab) -> None:
-    assert "say" in _history(lab, "cr-overwrite-ok")
-    assert "E_TOOL_FAILED" in _history(lab, "sgr-mid-fail")
+    assert "say" in lab.history("cr-overwrite-ok")
+    assert "E_TOOL_FAILED" in lab.history("sgr-mid-fail")

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -208,16 +207,6 @@ def drawn(text: str) -> str:
     return "\n".join(out)
 
 
-def _history(lab: Lab, vid: str) -> str:
-    out = subprocess.run(
-        ["git", "log", "-p", "--format=%B", "--", f"plans/{vid}"],
-        cwd=lab.repo,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return out.decode("utf-8", "replace")
-
-
 def _marks(vid: str) -> list[pytest.MarkDecorator]:
     form = vid.rsplit("-", 1)[0]
     if form in BROKEN:
@@ -231,7 +220,7 @@ def _marks(vid: str) -> list[pytest.MarkDecorator]:
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=_marks(v)) for v in VIDS])
 def test_a_secret_a_terminal_draws_whole_is_not_written(lab: Lab, vid: str) -> None:
-    history = drawn(_history(lab, vid))
+    history = drawn(lab.history(vid))
     assert S not in history, [line[:200] for line in history.splitlines() if S in line][:4]
     text, js = lab.status_text  # type: ignore[attr-defined]
     rows = [json.dumps(r) for r in json.loads(js) if r.get("plan") == f"plans/{vid}"]
@@ -240,5 +229,5 @@ def test_a_secret_a_terminal_draws_whole_is_not_written(lab: Lab, vid: str) -> N
 
 
 def test_the_bench_ran(lab: Lab) -> None:
-    assert "say" in _history(lab, "del-ok")
-    assert "E_TOOL_FAILED" in _history(lab, "bel-fail")
+    assert "say" in lab.history("del-ok")
+    assert "E_TOOL_FAILED" in lab.history("bel-fail")

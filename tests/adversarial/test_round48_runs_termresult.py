@@ -31,7 +31,6 @@ every string value and mapping key through it. Every variant holds.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -110,16 +109,6 @@ def drawn(text: str) -> str:
     return text
 
 
-def _history(lab: Lab, vid: str) -> str:
-    out = subprocess.run(
-        ["git", "log", "-p", "--format=%B", "--", f"plans/{vid}"],
-        cwd=lab.repo,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return out.decode("utf-8", "replace")
-
-
 def _marks(vid: str) -> list[pytest.MarkDecorator]:
     if vid in BROKEN:
         return [
@@ -130,7 +119,7 @@ def _marks(vid: str) -> list[pytest.MarkDecorator]:
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=_marks(v)) for v in VIDS])
 def test_a_split_secret_in_the_result_is_not_written(lab: Lab, vid: str) -> None:
-    history = drawn(_history(lab, vid))
+    history = drawn(lab.history(vid))
     assert S not in history, [line[:200] for line in history.splitlines() if S in line][:4]
     rows = [json.dumps(r) for r in json.loads(lab.status_json) if r.get("plan") == f"plans/{vid}"]  # type: ignore[attr-defined]
     assert S not in drawn("\n".join(rows)), rows

@@ -63,7 +63,6 @@ combining mark, category Mn: dropped by the skeleton view whether or not
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -157,16 +156,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r49-termcells", _build)
 
 
-def _history(lab: Lab, vid: str) -> str:
-    out = subprocess.run(
-        ["git", "log", "-p", "--format=%B", "--", f"plans/{vid}"],
-        cwd=lab.repo,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return out.decode("utf-8", "replace")
-
-
 def _marks(vid: str) -> list[pytest.MarkDecorator]:
     form = vid.rsplit("-", 1)[0]
     if form in BROKEN:
@@ -181,7 +170,7 @@ def _marks(vid: str) -> list[pytest.MarkDecorator]:
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=_marks(v)) for v in VIDS])
 def test_a_secret_drawn_whole_by_cells_is_not_written(lab: Lab, vid: str) -> None:
     TAIL = "yV7uT2" if vid.startswith("case-") else "Yv7Ut2"
-    history = _history(lab, vid)
+    history = lab.history(vid)
     assert TAIL not in history, [line[:200] for line in history.splitlines() if TAIL in line][:4]
     text, js = lab.status_text  # type: ignore[attr-defined]
     rows = [json.dumps(r) for r in json.loads(js) if r.get("plan") == f"plans/{vid}"]
@@ -190,5 +179,5 @@ def test_a_secret_drawn_whole_by_cells_is_not_written(lab: Lab, vid: str) -> Non
 
 
 def test_the_bench_ran(lab: Lab) -> None:
-    assert "say" in _history(lab, "cub-ok")
-    assert "E_TOOL_FAILED" in _history(lab, "cub-fail")
+    assert "say" in lab.history("cub-ok")
+    assert "E_TOOL_FAILED" in lab.history("cub-fail")

@@ -43,7 +43,6 @@ masked.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -110,16 +109,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r49-viewmix", _build)
 
 
-def _history(lab: Lab, vid: str) -> str:
-    out = subprocess.run(
-        ["git", "log", "-p", "--format=%B", "--", f"plans/{vid}"],
-        cwd=lab.repo,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return out.decode("utf-8", "replace")
-
-
 def _marks(vid: str) -> list[pytest.MarkDecorator]:
     form = vid.rsplit("-", 1)[0]
     if form in BROKEN:
@@ -134,7 +123,7 @@ def _marks(vid: str) -> list[pytest.MarkDecorator]:
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=_marks(v)) for v in VIDS])
 def test_a_case_or_compatibility_form_wrapped_or_listed_is_not_written(lab: Lab, vid: str) -> None:
     tail = TAILS[vid.rsplit("-", 1)[0]]
-    history = _history(lab, vid)
+    history = lab.history(vid)
     assert "say" in history
     escaped = json.dumps(tail)[1:-1]
     assert escaped not in history, [line[:200] for line in history.splitlines() if escaped in line][

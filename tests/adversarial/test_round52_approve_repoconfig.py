@@ -9,8 +9,10 @@ controller decides under such a key the fresh-clone ``plangate audit`` must deci
 
 Config: the bench's. Each lab sets its keys with ``git config`` in the watched repository
 (``diff.renameLimit=1``; ``merge.renameLimit=1``; ``diff.renames=false`` with
-``merge.renames=false`` and ``status.renames=false``; ``diff.renames=copies``; a control lab
-with none). Alice (an allowed approver) commits each ``plans/<vid>a/PLAN.yml`` as ``draft``.
+``merge.renames=false`` and ``status.renames=false``; ``diff.renames=copies``;
+``core.bigFileThreshold=1``; ``include.path=limit.cfg`` naming ``.git/limit.cfg`` that sets
+``diff.renameLimit=1``; a control lab with none). Alice (an allowed approver) commits each
+``plans/<vid>a/PLAN.yml`` as ``draft``.
 Then the agent, in its own commits:
 
 - ``park``: ``git mv plans/parka parked/park`` (out of the plan paths), then a later commit
@@ -34,11 +36,12 @@ each ``<vid>b`` (``host`` for ``nest``); two passes; then ``git clone`` of the r
 Asserted (the defence): ``E_SELF_APPROVAL``, ``rec`` never runs, the fresh-clone audit
 lists no run.
 
-Seen: under ``diff.renameLimit=1`` the controller lost Alice as a writer of the moved-back
-plans it had parked out of the plan paths (``park``, ``parkfile``, ``othername``): it started
-them on her own approval, ``rec`` ran, and the fresh-clone audit (no such config) flags
-``start-without-approval`` (``E_SELF_APPROVAL``). ``mv2`` and ``nest`` (moves between plan
-folders) held under every key, and every variant held under the other keys.
+Seen: under ``diff.renameLimit=1`` (set directly or through an included file) the
+controller lost Alice as a writer of the plans the agent had parked out of the plan paths
+and moved back (``park``, ``parkfile``, ``othername``): it started them on her own approval,
+``rec`` ran, and the fresh-clone audit (no such config) flags ``start-without-approval``
+(``E_SELF_APPROVAL``). ``mv2`` and ``nest`` (moves between plan folders) held under every
+key, and every variant held under the other keys.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ CONFIGS = {
         ("status.renames", "false"),
     ],
     "copies": [("diff.renames", "copies")],
+    "bigfile": [("core.bigFileThreshold", "1")],
+    "includelimit": [("include.path", "limit.cfg")],
 }
 VIDS = ["park", "parkfile", "othername", "mv2", "nest"]
 BROKE = pytest.mark.xfail(
@@ -70,7 +75,7 @@ BROKE = pytest.mark.xfail(
     "controller carrying a moved plan's writers (self-approval runs; the fresh-clone audit "
     "says E_SELF_APPROVAL)",
 )
-FOUND = {("difflimit", v) for v in ["park", "parkfile", "othername"]}
+FOUND = {(c, v) for c in ["difflimit", "includelimit"] for v in ["park", "parkfile", "othername"]}
 
 
 def _edit(path: Path) -> None:
@@ -84,6 +89,7 @@ def _approved(vid: str) -> str:
 
 def _build(root: Path, keys: list[tuple[str, str]]) -> Lab:
     lab = Lab(root)
+    (lab.repo / ".git" / "limit.cfg").write_text("[diff]\n\trenameLimit = 1\n")
     for key, value in keys:
         lab.git("config", key, value)
     for slug in ["parka", "parkfilea", "othernamea", "mv2a", "mv2xa", "nesta"]:

@@ -1,0 +1,121 @@
+"""Round 52, self-approval: an approver's plan parked out of the plan paths and carried back
+with an edit in a commit that ALSO replaces 1,001 other files (past git's default rename
+limit), with no repository config at all.
+
+docs/approvals.md / round 50: "a plan's writers follow its bytes through git's whole-tree
+rename/copy pairing wherever they are parked, hop by hop". Round 46 found the merge rule blind
+past git's rename limit (1,000+ files changed on each side) and fixed that one;
+``test_round52_approve_repoconfig.py`` lowers the limit through ``.git/config``; here the
+default limit is simply exceeded.
+
+Config: the bench's (no ``git config`` set). Alice (an allowed approver) commits
+``plans/parka/PLAN.yml`` and ``plans/parkfilea/PLAN.yml`` as ``draft``; a pass. The agent, in
+its own commits: adds 1,001 text files ``old/o<i>.txt`` and parks Alice's plans
+(``git mv plans/parka parked/park``, ``git mv plans/parkfilea/PLAN.yml parked/parkfile.yml``);
+then ONE commit moves them back (``git mv`` to ``plans/parkb`` and
+``plans/parkfileb/PLAN.yml``) with an edit of ``plan.task`` each, removes ``old/`` and adds
+1,001 different files ``new/n<i>.md``; then sets both ``pending_approval``; a pass. Alice
+approves both; two passes; ``git clone``; ``plangate audit --json`` in the clone.
+
+Asserted (the defence): ``E_SELF_APPROVAL``, ``rec`` never runs, the fresh-clone audit lists
+no run (or flags it).
+
+Seen: BROKE. The controller started both plans on Alice's own approval (``rec`` ran once
+each, ``completed``), and the fresh-clone audit lists both runs with ``approval_valid: true``
+and no finding. With 2 such files instead of 1,001 it refuses ``E_SELF_APPROVAL``
+(round 50's rule; ``test_round52_approve_repoconfig.py::control``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, Lab, plan_text
+from test_round2_execution_kit import shared
+
+MANY = 1001
+VIDS = ["park", "parkfile"]
+BROKE = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 52: a parked plan moved back with an edit in a commit past git's rename limit "
+    "loses its writer; self-approval runs, the audit agrees",
+)
+
+
+def _edit(path: Path) -> None:
+    text = path.read_text()
+    path.write_text(text.replace('task: "attack variant', 'task: "tidied attack variant'))
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    for vid in VIDS:
+        lab.write(f"{vid}a", plan_text(vid, status="draft"))
+    lab.commit("alice writes her plans", ALICE)
+    lab.run()
+    (lab.repo / "parked").mkdir()
+    (lab.repo / "old").mkdir()
+    for i in range(MANY):
+        (lab.repo / f"old/o{i}.txt").write_text(f"old file {i} with text {i * 7919}\n")
+    lab.git("mv", "plans/parka", "parked/park")
+    lab.git("mv", "plans/parkfilea/PLAN.yml", "parked/parkfile.yml")
+    lab.commit("agent parks and adds old files", AGENT)
+    lab.git("mv", "parked/park", "plans/parkb")
+    _edit(lab.repo / "plans/parkb/PLAN.yml")
+    (lab.repo / "plans/parkfileb").mkdir()
+    lab.git("mv", "parked/parkfile.yml", "plans/parkfileb/PLAN.yml")
+    _edit(lab.repo / "plans/parkfileb/PLAN.yml")
+    lab.git("rm", "-q", "-r", "old")
+    (lab.repo / "new").mkdir()
+    for i in range(MANY):
+        (lab.repo / f"new/n{i}.md").write_text(f"# new {i}\n" + "z" * (i % 50) + f"{i * 104729}\n")
+    back = lab.commit("agent brings them back and replaces the old files", AGENT)
+    lab.back = back  # type: ignore[attr-defined]
+    for vid in VIDS:
+        lab.set_status(f"{vid}b", "pending_approval")
+    lab.commit("agent submits", AGENT)
+    lab.run()
+    for vid in VIDS:
+        lab.set_status(f"{vid}b", "approved")
+    lab.commit("alice approves", ALICE)
+    lab.run()
+    lab.run()
+    fresh = root / "fresh"
+    subprocess.run(["git", "clone", "-q", str(lab.repo), str(fresh)], check=True, env=lab.env())
+    result = lab.cli("audit", "--json", cwd=fresh)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    lab.fresh_audit = json.loads(result.stdout)  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r52-parklimit", _build)
+
+
+def test_git_pairs_the_move_without_a_limit(lab: Lab) -> None:
+    """The bench: with no rename limit (``-l0``) git pairs each parked file with its return."""
+    back = lab.back  # type: ignore[attr-defined]
+    out = lab.git("log", "-1", "--format=", "--name-status", "-M", "-l0", back)
+    assert "parked/park/PLAN.yml\tplans/parkb/PLAN.yml" in out, out
+    assert "parked/parkfile.yml\tplans/parkfileb/PLAN.yml" in out, out
+
+
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=[BROKE]) for v in VIDS])
+def test_her_returned_plan_is_not_hers_to_approve(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(f"{vid}b")
+    assert "E_SELF_APPROVAL" in lab.codes(f"{vid}b"), lab.codes(f"{vid}b")
+
+
+@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=[BROKE]) for v in VIDS])
+def test_the_fresh_clone_audit_lists_no_valid_run(lab: Lab, vid: str) -> None:
+    runs = [
+        e
+        for e in lab.fresh_audit.get("executions", [])  # type: ignore[attr-defined]
+        if e.get("plan") == f"plans/{vid}b" and e.get("approval_valid")
+    ]
+    assert runs == [], runs

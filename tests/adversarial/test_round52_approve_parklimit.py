@@ -9,21 +9,26 @@ past git's rename limit (1,000+ files changed on each side) and fixed that one;
 default limit is simply exceeded.
 
 Config: the bench's (no ``git config`` set). Alice (an allowed approver) commits
-``plans/parka/PLAN.yml`` and ``plans/parkfilea/PLAN.yml`` as ``draft``; a pass. The agent, in
-its own commits: adds 1,001 text files ``old/o<i>.txt`` and parks Alice's plans
-(``git mv plans/parka parked/park``, ``git mv plans/parkfilea/PLAN.yml parked/parkfile.yml``);
-then ONE commit moves them back (``git mv`` to ``plans/parkb`` and
-``plans/parkfileb/PLAN.yml``) with an edit of ``plan.task`` each, removes ``old/`` and adds
-1,001 different files ``new/n<i>.md``; then sets both ``pending_approval``; a pass. Alice
-approves both; two passes; ``git clone``; ``plangate audit --json`` in the clone.
+``plans/parka/PLAN.yml``, ``plans/parkfilea/PLAN.yml`` and ``plans/nesta/PLAN.yml`` as
+``draft``; the agent commits its plan ``plans/host``; a pass. The agent, in its own commits:
+adds 1,001 text files ``old/o<i>.txt`` and parks Alice's plans (``git mv plans/parka
+parked/park``, ``git mv plans/parkfilea/PLAN.yml parked/parkfile.yml``, ``git mv plans/nesta
+parked/nest``); then ONE commit moves them back (``git mv`` to ``plans/parkb``,
+``plans/parkfileb/PLAN.yml`` and, for ``nest``, BELOW the agent's plan: ``plans/host/nest``)
+with an edit of ``plan.task`` each, removes ``old/`` and adds 1,001 different files
+``new/n<i>.md``; then sets ``parkb``/``parkfileb`` ``pending_approval``; a pass. Alice
+approves ``parkb``, ``parkfileb`` and ``host`` (round 42: a moved plan's writers are carried
+to every plan folder above its new place); two passes; ``git clone``; ``plangate audit
+--json`` in the clone.
 
 Asserted (the defence): ``E_SELF_APPROVAL``, ``rec`` never runs, the fresh-clone audit lists
 no run (or flags it).
 
-Seen: BROKE. The controller started both plans on Alice's own approval (``rec`` ran once
-each, ``completed``), and the fresh-clone audit lists both runs with ``approval_valid: true``
-and no finding. With 2 such files instead of 1,001 it refuses ``E_SELF_APPROVAL``
-(round 50's rule; ``test_round52_approve_repoconfig.py::control``).
+Seen: BROKE, all three. The controller started ``parkb``, ``parkfileb`` and ``host`` on
+Alice's own approval (``rec`` ran once each, ``completed``), and the fresh-clone audit lists
+the runs with ``approval_valid: true`` and no finding. With 2 files beside the return
+instead of 1,001 the controller refuses ``park``/``parkfile`` ``E_SELF_APPROVAL``
+(``test_round52_approve_repoconfig.py``, control lab).
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
 MANY = 1001
-VIDS = ["park", "parkfile"]
+VIDS = ["park", "parkfile", "nest"]
+FOUND = {"park", "parkfile", "nest"}
 BROKE = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -51,11 +57,21 @@ def _edit(path: Path) -> None:
     path.write_text(text.replace('task: "attack variant', 'task: "tidied attack variant'))
 
 
+def _params() -> list[object]:
+    return [pytest.param(v, id=v, marks=[BROKE] if v in FOUND else []) for v in VIDS]
+
+
+def _slug(vid: str) -> str:
+    return "host" if vid == "nest" else f"{vid}b"
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     for vid in VIDS:
         lab.write(f"{vid}a", plan_text(vid, status="draft"))
     lab.commit("alice writes her plans", ALICE)
+    lab.write("host", plan_text("host"))
+    lab.commit("agent writes host", AGENT)
     lab.run()
     (lab.repo / "parked").mkdir()
     (lab.repo / "old").mkdir()
@@ -63,24 +79,27 @@ def _build(root: Path) -> Lab:
         (lab.repo / f"old/o{i}.txt").write_text(f"old file {i} with text {i * 7919}\n")
     lab.git("mv", "plans/parka", "parked/park")
     lab.git("mv", "plans/parkfilea/PLAN.yml", "parked/parkfile.yml")
+    lab.git("mv", "plans/nesta", "parked/nest")
     lab.commit("agent parks and adds old files", AGENT)
     lab.git("mv", "parked/park", "plans/parkb")
     _edit(lab.repo / "plans/parkb/PLAN.yml")
     (lab.repo / "plans/parkfileb").mkdir()
     lab.git("mv", "parked/parkfile.yml", "plans/parkfileb/PLAN.yml")
     _edit(lab.repo / "plans/parkfileb/PLAN.yml")
+    lab.git("mv", "parked/nest", "plans/host/nest")
+    _edit(lab.repo / "plans/host/nest/PLAN.yml")
     lab.git("rm", "-q", "-r", "old")
     (lab.repo / "new").mkdir()
     for i in range(MANY):
         (lab.repo / f"new/n{i}.md").write_text(f"# new {i}\n" + "z" * (i % 50) + f"{i * 104729}\n")
     back = lab.commit("agent brings them back and replaces the old files", AGENT)
     lab.back = back  # type: ignore[attr-defined]
-    for vid in VIDS:
+    for vid in ["park", "parkfile"]:
         lab.set_status(f"{vid}b", "pending_approval")
     lab.commit("agent submits", AGENT)
     lab.run()
     for vid in VIDS:
-        lab.set_status(f"{vid}b", "approved")
+        lab.set_status(_slug(vid), "approved")
     lab.commit("alice approves", ALICE)
     lab.run()
     lab.run()
@@ -105,17 +124,22 @@ def test_git_pairs_the_move_without_a_limit(lab: Lab) -> None:
     assert "parked/parkfile.yml\tplans/parkfileb/PLAN.yml" in out, out
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=[BROKE]) for v in VIDS])
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=v, marks=[BROKE] if v in FOUND else []) for v in VIDS]
+)
 def test_her_returned_plan_is_not_hers_to_approve(lab: Lab, vid: str) -> None:
-    assert lab.calls(vid) == [], lab.codes(f"{vid}b")
-    assert "E_SELF_APPROVAL" in lab.codes(f"{vid}b"), lab.codes(f"{vid}b")
+    tag = "host" if vid == "nest" else vid
+    assert lab.calls(tag) == [], lab.codes(_slug(vid))
+    assert "E_SELF_APPROVAL" in lab.codes(_slug(vid)), lab.codes(_slug(vid))
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=[BROKE]) for v in VIDS])
+@pytest.mark.parametrize(
+    "vid", [pytest.param(v, id=v, marks=[BROKE] if v in FOUND else []) for v in VIDS]
+)
 def test_the_fresh_clone_audit_lists_no_valid_run(lab: Lab, vid: str) -> None:
     runs = [
         e
         for e in lab.fresh_audit.get("executions", [])  # type: ignore[attr-defined]
-        if e.get("plan") == f"plans/{vid}b" and e.get("approval_valid")
+        if e.get("plan") == f"plans/{_slug(vid)}" and e.get("approval_valid")
     ]
     assert runs == [], runs

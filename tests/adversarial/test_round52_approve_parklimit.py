@@ -19,16 +19,23 @@ with an edit of ``plan.task`` each, removes ``old/`` and adds 1,001 different fi
 ``new/n<i>.md``; then sets ``parkb``/``parkfileb`` ``pending_approval``; a pass. Alice
 approves ``parkb``, ``parkfileb`` and ``host`` (round 42: a moved plan's writers are carried
 to every plan folder above its new place); two passes; ``git clone``; ``plangate audit
---json`` in the clone.
+--json`` in the clone. In the same two commits: ``othername``: Alice's
+``plans/othernamea/PLAN.yml`` renamed to ``NOTES.yml`` in its folder (a name the index reads
+as no plan), then moved with the edit to ``plans/othernameb/PLAN.yml``; ``astext``: her file
+renamed to ``plans/astexta/x/PLAN.txt``, then moved with the edit to
+``plans/astextb/PLAN.yml``; ``mv``: her ``plans/mva`` moved straight to ``plans/mvb`` with the
+edit (in the return commit only).
 
 Asserted (the defence): ``E_SELF_APPROVAL``, ``rec`` never runs, the fresh-clone audit lists
 no run (or flags it).
 
-Seen: BROKE, all three. The controller started ``parkb``, ``parkfileb`` and ``host`` on
-Alice's own approval (``rec`` ran once each, ``completed``), and the fresh-clone audit lists
-the runs with ``approval_valid: true`` and no finding. With 2 files beside the return
-instead of 1,001 the controller refuses ``park``/``parkfile`` ``E_SELF_APPROVAL``
-(``test_round52_approve_repoconfig.py``, control lab).
+Seen: BROKE, all but ``mv`` (a plan folder moved to a plan folder: held,
+``E_SELF_APPROVAL``). The controller started ``parkb``, ``parkfileb``, ``host``,
+``othernameb`` and ``astextb`` on Alice's own approval (``rec`` ran once each,
+``completed``), and the fresh-clone audit lists the runs with ``approval_valid: true`` and
+no finding. With 2 files beside the return instead of 1,001 the controller refuses
+``park``/``parkfile``/``othername`` ``E_SELF_APPROVAL`` (``test_round52_approve_repoconfig.py``,
+control lab).
 """
 
 from __future__ import annotations
@@ -42,8 +49,8 @@ from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
 MANY = 1001
-VIDS = ["park", "parkfile", "nest"]
-FOUND = {"park", "parkfile", "nest"}
+VIDS = ["park", "parkfile", "nest", "othername", "astext", "mv"]
+FOUND = {"park", "parkfile", "nest", "othername", "astext"}
 BROKE = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -80,6 +87,9 @@ def _build(root: Path) -> Lab:
     lab.git("mv", "plans/parka", "parked/park")
     lab.git("mv", "plans/parkfilea/PLAN.yml", "parked/parkfile.yml")
     lab.git("mv", "plans/nesta", "parked/nest")
+    lab.git("mv", "plans/othernamea/PLAN.yml", "plans/othernamea/NOTES.yml")
+    (lab.repo / "plans/astexta/x").mkdir()
+    lab.git("mv", "plans/astexta/PLAN.yml", "plans/astexta/x/PLAN.txt")
     lab.commit("agent parks and adds old files", AGENT)
     lab.git("mv", "parked/park", "plans/parkb")
     _edit(lab.repo / "plans/parkb/PLAN.yml")
@@ -88,14 +98,21 @@ def _build(root: Path) -> Lab:
     _edit(lab.repo / "plans/parkfileb/PLAN.yml")
     lab.git("mv", "parked/nest", "plans/host/nest")
     _edit(lab.repo / "plans/host/nest/PLAN.yml")
+    for vid, parked in [("othername", "othernamea/NOTES.yml"), ("astext", "astexta/x/PLAN.txt")]:
+        (lab.repo / f"plans/{vid}b").mkdir()
+        lab.git("mv", f"plans/{parked}", f"plans/{vid}b/PLAN.yml")
+        _edit(lab.repo / f"plans/{vid}b/PLAN.yml")
+    lab.git("mv", "plans/mva", "plans/mvb")
+    _edit(lab.repo / "plans/mvb/PLAN.yml")
     lab.git("rm", "-q", "-r", "old")
     (lab.repo / "new").mkdir()
     for i in range(MANY):
         (lab.repo / f"new/n{i}.md").write_text(f"# new {i}\n" + "z" * (i % 50) + f"{i * 104729}\n")
     back = lab.commit("agent brings them back and replaces the old files", AGENT)
     lab.back = back  # type: ignore[attr-defined]
-    for vid in ["park", "parkfile"]:
-        lab.set_status(f"{vid}b", "pending_approval")
+    for vid in VIDS:
+        if vid != "nest":
+            lab.set_status(f"{vid}b", "pending_approval")
     lab.commit("agent submits", AGENT)
     lab.run()
     for vid in VIDS:

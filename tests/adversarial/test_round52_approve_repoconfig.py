@@ -41,7 +41,9 @@ controller lost Alice as a writer of the plans the agent had parked out of the p
 and moved back (``park``, ``parkfile``, ``othername``): it started them on her own approval,
 ``rec`` ran, and the fresh-clone audit (no such config) flags ``start-without-approval``
 (``E_SELF_APPROVAL``). ``mv2`` and ``nest`` (moves between plan folders) held under every
-key, and every variant held under the other keys.
+key, and every variant held under the other keys. ``pr`` (the return inside a merged pull
+request, ``_build_pr``): the controller started it on Alice's approval and ``plangate check
+--as alice`` in the watched repository predicted ``start``.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
 
 CONFIGS = {
@@ -170,3 +172,61 @@ def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
         if e.get("plan") == f"plans/{_approved(vid)}"
     ]
     assert runs == [], runs
+
+
+def _build_pr(root: Path) -> Lab:
+    """``pr``: under ``diff.renameLimit=1``, Alice's draft ``plans/pka`` parked by the agent on
+    main; the return with the edit and two note files is on branch ``pr``, merged ``--no-ff``
+    by Bob; a pass; Alice approves on branch ``appr``; ``plangate check --config ... --base
+    main --head appr --as alice@example.com`` in the watched repository; fast-forward; two
+    passes."""
+    lab = Lab(root)
+    lab.git("config", "diff.renameLimit", "1")
+    lab.write("pka", plan_text("pk", status="draft"))
+    lab.commit("alice writes her plan", ALICE)
+    lab.run()
+    (lab.repo / "parked").mkdir()
+    lab.git("mv", "plans/pka", "parked/pk")
+    lab.commit("agent parks it", AGENT)
+    lab.git("checkout", "-q", "-b", "pr")
+    lab.git("mv", "parked/pk", "plans/pkb")
+    _edit(lab.repo / "plans/pkb/PLAN.yml")
+    (lab.repo / "notes").mkdir()
+    for i in range(2):
+        (lab.repo / f"notes/n{i}.txt").write_text(f"note {i}\n" * 5)
+    lab.commit("agent brings it back", AGENT)
+    lab.set_status("pkb", "pending_approval")
+    lab.commit("agent submits", AGENT)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr", "pr", who=BOB)
+    lab.run()
+    lab.git("checkout", "-q", "-b", "appr")
+    lab.set_status("pkb", "approved")
+    lab.commit("alice approves", ALICE)
+    lab.git("checkout", "-q", "main")
+    args = ["check", "--config", str(lab.config), "--base", "main", "--head", "appr"]
+    result = lab.cli(*args, "--as", "alice@example.com", "--format", "json", cwd=lab.repo)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    lab.check_out = result.stdout  # type: ignore[attr-defined]
+    lab.git("merge", "-q", "--ff-only", "appr")
+    lab.run()
+    lab.run()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def prlab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r52-repoconfig-pr", _build_pr)
+
+
+@BROKE
+def test_a_merged_return_is_not_hers_to_approve(prlab: Lab) -> None:
+    assert prlab.calls("pk") == [], prlab.codes("pkb")
+    assert "E_SELF_APPROVAL" in prlab.codes("pkb"), prlab.codes("pkb")
+
+
+@BROKE
+def test_check_does_not_predict_her_start(prlab: Lab) -> None:
+    out = prlab.check_out  # type: ignore[attr-defined]
+    assert '"outcome": "start"' not in out, out
+    assert "E_SELF_APPROVAL" in out, out

@@ -57,6 +57,12 @@ _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "ab
 
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
 NEVER_STARTED = frozenset({"draft", "pending_approval", "approved"})
+#: The rename/copy pairing of parked plan bytes (:meth:`Lifecycle._pair_parked`) considers
+#: this many files on each side, given on git's command line so that the repository's own
+#: ``diff.renameLimit`` chooses nothing (round 52: a limit of 1 in ``.git/config``, or a
+#: commit past git's default of 1,000 files, hid a parked plan's writers); git's own merge
+#: uses the same number (``merge.renameLimit``: ``controller.git.commits._MERGE_PINS``).
+PARKED_RENAME_LIMIT = 7000
 
 
 class Lifecycle(IndexStore):
@@ -300,8 +306,9 @@ class Lifecycle(IndexStore):
         if not commit.parents:
             return
         out = repo.run(
-            "-c", "core.quotePath=false", "diff-tree", "-r", "-z", "-M", "-C", "--no-commit-id",
-            "--name-status", "--no-ext-diff", "--no-textconv", commit.parents[0], commit.sha,
+            "-c", "core.quotePath=false", "diff-tree", "-r", "-z", "-M", "-C",
+            f"-l{PARKED_RENAME_LIMIT}", "--no-commit-id", "--name-status", "--no-ext-diff",
+            "--no-textconv", commit.parents[0], commit.sha,
         )  # fmt: skip
         fields = out.split("\0")
         before = {path: set(who) for path, who in self._parked.items()}

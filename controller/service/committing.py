@@ -30,10 +30,14 @@ from controller.git.planstate import LOG_NAME
 from controller.git.records import EVENT_TRAILER, plan_text
 from controller.plan import plans, yamlio
 from controller.service import notify
-from controller.service.core import REMOTE, ControllerCore, _Moved, _Wait
+from controller.service.core import REMOTE, ControllerCore, _events, _Moved, _Wait
 
 #: Records of one policy by one process before it gives up (``policy_contested``).
 MAX_RECORDS = 5
+
+#: A run's events (its start, checkpoints, outcomes): under the controller's name but not
+#: made by this controller, after its start, they say the run is not its own to go on with.
+RUN_EVENTS = frozenset({"start", "checkpoint", "complete", "fail", "abort", "await-approval"})
 
 
 class Committing(ControllerCore):
@@ -577,6 +581,52 @@ class Committing(ControllerCore):
         )
         self.index.apply(self.repo, record)
         self.index.save(sha)
+
+    def _taken_over(self, plan_id: str, start: str, head: str) -> str | None:
+        """Has the branch moved this run on without this controller (round 51)? A commit
+        after ``start`` under the controller's name that this controller did not make (by its
+        record: a rebuilt host with a new state directory, another controller, or a human
+        forging the name) with an event of the plan (an outcome, a checkpoint, a start), or
+        a later start of the plan by anyone: the run is no longer this controller's to
+        continue or to record. Says what the branch shows (None: still ours to run). Costs
+        nothing while the plan's last commit, as the history index knows it, is the start
+        (the common case: nobody touched the plan since); otherwise one path-limited log of
+        the commits since the start. A forged outcome also stops the run (fails closed)."""
+        state = self.index.plans.get(plan_id)
+        if state is not None and state.last_commit == start:
+            return None
+        email = self.config.identity.email.lower()
+        for record in self.repo.first_parent_log(start, head, [plan_id], newest_first=True):
+            event = _events(record).get(plan_id)
+            if not event or record.author.email.lower() != email:
+                continue
+            own = record.sha in self.own_commits
+            if event == "start" or (not own and event in RUN_EVENTS):
+                who = "this controller" if own else "not this controller (by its record)"
+                return f"{event} in {record.sha[:12]} ({record.subject}), made by {who}"
+        return None
+
+    def _drop_if_taken_over(self, plan_id: str, start: str, head: str) -> bool:
+        """Drop the job (nothing more runs, nothing is committed for it) when the branch no
+        longer shows its run as this controller's (:meth:`_taken_over`); True when dropped."""
+        found = self._taken_over(plan_id, start, head)
+        if found is None:
+            return False
+        self.index.set_job(plan_id, None)
+        state = self.index.plans.get(plan_id)
+        self.log.warning(
+            "run_taken_over",
+            plan=plan_id,
+            start=start,
+            status=state.status if state is not None else None,
+            file_status=state.file_status if state is not None else None,
+            found=found,
+            reason="a commit after this run's start under the controller's name, which this "
+            "controller did not make, recorded an outcome of the plan or moved it on (another "
+            "host, a rebuilt state directory, or a forged commit): the run is dropped, "
+            "nothing more runs and nothing is committed for it",
+        )
+        return True
 
 
 #: What :meth:`Committing._commit_plan` returns for an edit waiting for its batch's commit.

@@ -337,6 +337,14 @@ class Outcomes(Committing):
             self.log.error("outcome_held", plan=item.job.plan_id, status=item.outcome.status)
             self._settle(item.job.plan_id)
             return
+        start = (self.index.jobs().get(item.job.plan_id) or {}).get("start")
+        head = self._head or self.head()
+        if isinstance(start, str) and self._drop_if_taken_over(item.job.plan_id, start, head):
+            # round 51: another controller (a rebuilt host) recorded this run's outcome, or
+            # moved the plan on, while this one ran it: nothing of this run is committed
+            self.log.warning("outcome_dropped", plan=item.job.plan_id, status=item.outcome.status)
+            self._settle(item.job.plan_id)
+            return
         status, event = _OUTCOME_STATUS.get(item.outcome.status, ("failed", "fail"))
         body = str(item.outcome.error) if item.outcome.error is not None else ""
 

@@ -15,7 +15,7 @@ from controller.git.history import LOG_NAME, PlanState
 from controller.git.planstate import unsafe
 from controller.plan import plans
 from controller.plan.plans import PLAN_FILES
-from controller.service.committing import Committing, _set_approval
+from controller.service.committing import RUN_EVENTS, Committing, _set_approval
 from controller.service.core import Job, _events, _job_data, _stat_key
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.
@@ -225,10 +225,40 @@ class Starting(Committing):
             plan_hash = state.frozen_hash
             if not isinstance(approval, dict) or not plan_hash:
                 continue
+            if self._not_ours(state, self._head or self.head()):
+                continue
             job = Job(state.plan_id, self._plan_path(state), plan_hash, approval)
             self.index.set_job(state.plan_id, {**_job_data(job), "start": state.last_commit})
             self._job_ended(state.plan_id)  # the pass looks at it (_owned_jobs)
             self.log.warning("run_adopted", plan=state.plan_id, hash=plan_hash)
+
+    def _not_ours(self, state: PlanState, head: str) -> bool:
+        """Is the newest run event of an orphan's plan under the controller's name one this
+        controller did not make (round 51: a rebuilt host failed or completed the run; the
+        old host, back, found no job row for it once its own was dropped, and the index,
+        reading that outcome as a forged commit, still shows the plan executing)? Then it is
+        not adopted: logged, nothing runs. One path-limited log, newest first, per orphan
+        and history build; it stops at the first run event."""
+        email = self.config.identity.email.lower()
+        for record in self.repo.first_parent_log(None, head, [state.plan_id], newest_first=True):
+            event = _events(record).get(state.plan_id)
+            if not event or event not in RUN_EVENTS or record.author.email.lower() != email:
+                continue
+            if record.sha in self.own_commits:
+                return False
+            self.log.warning(
+                "run_taken_over",
+                plan=state.plan_id,
+                status=state.status,
+                file_status=state.file_status,
+                found=f"{event} in {record.sha[:12]} ({record.subject}), made by not this "
+                "controller (by its record)",
+                reason="the plan's last run event under the controller's name was made by "
+                "another controller (a rebuilt host) or forged: the run is not adopted, "
+                "nothing runs and nothing is committed for it",
+            )
+            return True
+        return False
 
     def _read_plan_data(self, state: PlanState) -> Any:
         from controller.errors import PlangateError
@@ -257,8 +287,11 @@ class Starting(Committing):
         data = self.index.jobs().get(state.plan_id)
         if not data or (data.get("paused_gate") is not None and state.status != "executing"):
             return None
-        if not self._published(data.get("start"), self._head or self.head()):
+        head = self._head or self.head()
+        if not self._published(data.get("start"), head):
             self.index.set_job(state.plan_id, None)  # never published: another controller won
+            return None
+        if self._drop_if_taken_over(state.plan_id, str(data["start"]), head):
             return None
         plan_file = self._plan_path(state)
         if self.config.remote is not None and not plan_file.exists():
@@ -309,6 +342,8 @@ class Starting(Committing):
         if ended is not None:
             if ended != "await-approval":  # the paused run keeps its row for the gate
                 self.index.set_job(plan_id, None)  # a crash left the row of a finished run
+            return None
+        if self._drop_if_taken_over(plan_id, start, head):
             return None
         name = PurePosixPath(str(data.get("plan_file") or PLAN_FILES[0])).name
         plan_file = self.state.run_dir(plan_id) / name

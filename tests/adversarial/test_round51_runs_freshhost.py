@@ -27,6 +27,11 @@ Broke (strict xfails): ``k-one-outcome``: the rebuilt host committed ``fail plan
 (journal missing); the old host, back, committed a SECOND ``fail plans/k`` (E_ACTION_IN_DOUBT
 from its journal, action 1 now shown succeeded), rewriting the finished run's execution block;
 ``k-audit``: the fresh-clone audit flags that second outcome ``outcome-without-start`` (exit 1).
+
+Fixed (round 51): the old host, back, checks the branch when it takes its journaled run up
+(and again before any outcome commit): ``fail plans/k`` after its start, under the
+controller's name but not made by it (the rebuilt host's), drops the job (``run_taken_over``):
+nothing more runs, nothing is committed; ``k`` has one outcome and the audit is clean.
 """
 
 from __future__ import annotations
@@ -180,30 +185,7 @@ def test_no_traceback(lab: Lab) -> None:
     assert not any("Traceback" in o for o in lab.fresh_out), lab.fresh_out  # type: ignore[attr-defined]
 
 
-BROKEN = {
-    "k-one-outcome": "the killed old host, back after the rebuilt host committed `fail plans/k` "
-    "(journal missing), committed a SECOND `fail plans/k` (in doubt, from its journal), "
-    "rewriting the execution block of a finished run",
-    "k-audit": "the fresh-clone audit flags the old host's second `fail plans/k` "
-    "`outcome-without-start` (exit 1): controller and audit disagree",
-}
-
-
-@pytest.mark.parametrize(
-    "vid",
-    [
-        pytest.param(
-            v,
-            id=v,
-            marks=[
-                pytest.mark.xfail(
-                    strict=True, raises=AssertionError, reason=f"round 51: {BROKEN[v]}"
-                )
-            ],
-        )
-        for v in ("k-one-outcome", "k-audit")
-    ],
-)
+@pytest.mark.parametrize("vid", ["k-one-outcome", "k-audit"])
 def test_one_outcome_per_start(lab: Lab, vid: str) -> None:
     if vid == "k-one-outcome":
         assert len(lab.k_outcomes) == 1, lab.k_outcomes  # type: ignore[attr-defined]

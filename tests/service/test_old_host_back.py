@@ -1,0 +1,135 @@
+"""A killed controller's host comes back after a rebuilt host ended its run (round 51).
+
+The old controller is killed right after its start commit moved the branch (its journal says
+the run started). A second controller on the same repository with a NEW state directory (a
+rebuilt host, same identity) takes the plan over: no journal, so it fails the run
+E_ACTION_IN_DOUBT (nothing runs); Alice may then approve a resume, which it runs to
+``complete``. The old host then starts again with its own state directory: the branch shows
+the run ended (or run again) by commits under the controller's name that it did not make,
+so it drops its job (``run_taken_over``): nothing more runs, no second outcome is committed,
+and a fresh clone's audit finds no ``outcome-without-start``. An outcome a human forged under
+the controller's name stops the run the same way (fails closed).
+
+Real ``plangate run --once`` processes and a real SIGKILL (test_killed_start_gone's lab).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.service.test_killed_start_gone import _Lab
+from tests.support.gitenv import ALICE, commit_all, git, identity
+
+
+def _rebuilt(lab: _Lab) -> Path:
+    """The config of a rebuilt host: the same repository and identity, a new state dir."""
+    config = lab.tmp / "rebuilt.yml"
+    config.write_text(
+        lab.config.read_text().replace(
+            f"state_dir: {lab.tmp / 'state'}", f"state_dir: {lab.tmp / 'state2'}"
+        )
+    )
+    return config
+
+
+def _run(config: Path) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "controller", "run", "--once", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stderr
+
+
+def _status(lab: _Lab) -> str:
+    return git(lab.repo, "show", "HEAD:plans/v/PLAN.yml").split("status: ", 1)[1].split()[0]
+
+
+def _outcomes(lab: _Lab) -> list[str]:
+    return [
+        s
+        for s in lab.subjects()
+        if s.startswith(("plangate: complete plans/v", "plangate: fail plans/v"))
+    ]
+
+
+def _killed_then_failed_by_a_rebuilt_host(lab: _Lab) -> Path:
+    lab.run(kill_after="plangate: start plans/v")
+    assert lab.calls() == []
+    git(lab.repo, "reset", "-q", "--hard")  # the kill left the approved file in the tree
+    rebuilt = _rebuilt(lab)
+    logs = _run(rebuilt) + _run(rebuilt)
+    assert lab.calls() == [], logs[-6000:]  # the journal is missing: nothing runs
+    assert _status(lab) == "failed"
+    assert _outcomes(lab) == ["plangate: fail plans/v"]
+    return rebuilt
+
+
+def _audit_clean(lab: _Lab) -> None:
+    findings = str(lab.audit().get("findings"))
+    assert "outcome-without-start" not in findings, findings
+    assert "controller-unexplained" not in findings, findings
+
+
+def test_the_old_host_back_after_the_rebuilt_hosts_fail_runs_nothing(
+    tmp_path: Path, repo: Path
+) -> None:
+    lab = _Lab(tmp_path, repo)
+    _killed_then_failed_by_a_rebuilt_host(lab)
+    head = git(repo, "rev-parse", "HEAD")
+    logs = _run(lab.config) + _run(lab.config)  # the old host comes back
+    assert lab.calls() == []  # its journaled run is not taken up again
+    assert git(repo, "rev-parse", "HEAD") == head, lab.subjects()[:3]  # nothing committed
+    assert _status(lab) == "failed"
+    assert "run_taken_over" in logs, logs[-2000:]
+    _audit_clean(lab)
+
+
+def test_the_old_host_back_after_a_resume_completed_runs_nothing_twice(
+    tmp_path: Path, repo: Path
+) -> None:
+    lab = _Lab(tmp_path, repo)
+    rebuilt = _killed_then_failed_by_a_rebuilt_host(lab)
+    plan = repo / "plans" / "v" / "PLAN.yml"
+    plan.write_text(plan.read_text().replace("status: failed", "status: approved"))
+    commit_all(repo, "resume v", ALICE)
+    _run(rebuilt)
+    _run(rebuilt)
+    assert lab.calls() == [["v"]]  # the resume ran it
+    assert _status(lab) == "completed"
+    head = git(repo, "rev-parse", "HEAD")
+    logs = _run(lab.config) + _run(lab.config)  # the old host comes back
+    assert lab.calls() == [["v"]]  # once
+    assert git(repo, "rev-parse", "HEAD") == head, lab.subjects()[:3]
+    assert _outcomes(lab) == ["plangate: complete plans/v", "plangate: fail plans/v"]
+    assert "run_taken_over" in logs, logs[-2000:]
+    _audit_clean(lab)
+
+
+def test_an_outcome_forged_under_the_controllers_name_stops_the_run(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Fails closed: a human's commit under the controller's name that records an outcome
+    of the run after its start drops the job as another host's would (refusing to run on is
+    safe; the plan stays as the branch shows it)."""
+    lab = _Lab(tmp_path, repo)
+    lab.run(kill_after="plangate: start plans/v")
+    plan = repo / "plans" / "v" / "PLAN.yml"
+    git(repo, "reset", "-q", "--hard")
+    plan.write_text(plan.read_text().replace("status: executing", "status: failed"))
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "commit",
+        "-qm",
+        "plangate: fail plans/v",
+        env=identity("plangate", "plangate@localhost"),
+    )
+    logs = _run(lab.config) + _run(lab.config)
+    assert lab.calls() == []
+    assert "run_taken_over" in logs, logs[-2000:]
+    assert _outcomes(lab) == ["plangate: fail plans/v"]

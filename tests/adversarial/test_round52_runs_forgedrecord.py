@@ -8,7 +8,7 @@ journaled ``recovered`` with "the outputs the record shows", and the run goes on
 it (the audit flags ``owned-block-changed``; ``show`` takes the blocks from the controller's
 own last commit of the file and warns ``E_OWNED_BLOCK_CHANGED``).
 
-Lab ``fr`` (local mode), two shapes of plan, three plans of each:
+Lab ``fr`` (local mode), three shapes of plan, three plans of each:
 
 - gate plans ``gate-*``: action 1 ``rec`` (param ``who: real-<id>@example.net``, output
   ``who`` = ``$.json.echo.who``), action 2 ``rec`` gated (``requires_approval``) with
@@ -18,12 +18,15 @@ Lab ``fr`` (local mode), two shapes of plan, three plans of each:
   its call and exits 1; output ``x``), action 3 ``rec`` with ``to: $<actions[2].outputs.x>``.
   Alice approves; the run ends ``failed`` at action 2.
 
+- ask plans ``ask-*``: the resume plan with ``on_failure: ask`` on action 2: the run waits
+  (``awaiting_approval``) at action 2; the agent's edit is the resume plans' one.
+
 Then the agent (no approver) commits one edit of every plan's ``execution:`` block only:
 for gate plans, action 1's recorded output ``who`` (and the ``gate:`` preview's ``to``)
 becomes ``evil@attacker.example``; for resume plans, action 2 becomes ``succeeded`` with
 output ``x: evil@attacker.example``. Then, per suffix:
 
-- ``-control``: nothing lost; Bob approves the gate / a resume; two passes.
+- ``-control``: nothing lost; Bob approves the gate / a resume / the ask; two passes.
 - ``-journal``: the plan's journal folder is gone (a restored backup without it), then the
   same.
 - ``-state``: the whole state directory is gone (a rebuilt host; done last), then the same.
@@ -37,7 +40,9 @@ loss ran action 2 with ``to: evil@attacker.example``, read from the agent's edit
 committed ``execution:`` block (the controller's own commit of the file said
 ``real-...@example.net``; ``show`` warned E_OWNED_BLOCK_CHANGED and showed the real one).
 ``resume-journal`` and ``resume-state``: the resume after the loss took action 2 as
-succeeded (never ran it again) and ran action 3 with the agent's ``x``.
+succeeded (never ran it again) and ran action 3 with the agent's ``x``. ``ask-journal``:
+the same through Bob's answer to the ask. ``ask-state``: Bob's answer re-ran the run from
+action 1 (action 1 twice; the class of test_round52_runs_lostask.py, no forgery needed).
 Should: recover only from the controller's own last commit of the file (as ``show`` does)
 or fail closed (E_ACTION_IN_DOUBT / E_OWNED_BLOCK_CHANGED), never run with a person's record.
 """
@@ -59,6 +64,7 @@ EVIL = "evil@attacker.example"
 SUFFIXES = ["control", "journal", "state"]
 GATES = [f"gate-{s}" for s in SUFFIXES]
 RESUMES = [f"resume-{s}" for s in SUFFIXES]
+ASKS = [f"ask-{s}" for s in SUFFIXES]
 
 BOOM = """\
 import json, os, sys
@@ -75,6 +81,10 @@ BROKEN = {
     "value the agent wrote into the committed execution: block",
     "resume-journal": "the resume after a journal loss took the agent's record of a failed "
     "action as succeeded and ran the next action with the agent's output",
+    "ask-journal": "the ask approval after a journal loss took the agent's record of the failed "
+    "action as succeeded and ran the next action with the agent's output",
+    "ask-state": "the ask approval after a state-directory loss re-ran the run from action 1 "
+    "(see test_round52_runs_lostask.py)",
     "resume-state": "the resume after a state-directory loss took the agent's record of a "
     "failed action as succeeded and ran the next action with the agent's output",
 }
@@ -129,6 +139,13 @@ actions:
 """
 
 
+def _ask_plan(tag: str) -> str:
+    return _resume_plan(tag).replace(
+        "    outputs: [{name: x, path: $.json.x}]\n",
+        "    outputs: [{name: x, path: $.json.x}]\n    on_failure: ask\n",
+    )
+
+
 def _forge(lab: Lab, slug: str) -> None:
     """The agent's edit of the ``execution:`` block only (round-trip YAML)."""
     yaml = YAML()
@@ -149,7 +166,7 @@ def _forge(lab: Lab, slug: str) -> None:
         second["started_at"] = ex["actions"][0].get("started_at", "2026-01-01T00:00:00Z")
         second["duration_ms"] = 40
         second["outputs"] = {"x": EVIL}
-        ex["status"] = "failed"
+        ex["status"] = "failed" if slug.startswith("resume-") else ex["status"]
     out = io.StringIO()
     yaml.dump(data, out)
     path.write_text(out.getvalue(), encoding="utf-8")
@@ -175,27 +192,29 @@ def _build(root: Path) -> Lab:
         lab.write(slug, _gate_plan(slug))
     for slug in RESUMES:
         lab.write(slug, _resume_plan(slug))
+    for slug in ASKS:
+        lab.write(slug, _ask_plan(slug))
     lab.commit("plans")
     lab.run()
-    for slug in GATES + RESUMES:
+    for slug in GATES + RESUMES + ASKS:
         lab.set_status(slug, "approved")
     lab.commit("approve", ALICE)
     lab.run()
-    lab.before = {s: lab.plan(s)["plan"]["status"] for s in GATES + RESUMES}  # type: ignore[attr-defined]
-    for slug in GATES + RESUMES:
+    lab.before = {s: lab.plan(s)["plan"]["status"] for s in GATES + RESUMES + ASKS}  # type: ignore[attr-defined]
+    for slug in GATES + RESUMES + ASKS:
         _forge(lab, slug)
     lab.commit("tidy the records", AGENT)
     lab.shown = {  # type: ignore[attr-defined]
         s: lab.cli("show", f"plans/{s}/PLAN.yml", "--config", str(lab.config), cwd=lab.repo).stdout
         for s in GATES
     }
-    _answer(lab, ["gate-control", "resume-control"])
-    for slug in ("gate-journal", "resume-journal"):
+    _answer(lab, ["gate-control", "resume-control", "ask-control"])
+    for slug in ("gate-journal", "resume-journal", "ask-journal"):
         shutil.rmtree(lab.state / "journal" / f"plans%2F{slug}")
-    _answer(lab, ["gate-journal", "resume-journal"])
+    _answer(lab, ["gate-journal", "resume-journal", "ask-journal"])
     shutil.rmtree(lab.state)
-    _answer(lab, ["gate-state", "resume-state"])
-    lab.final = {s: lab.plan(s)["plan"]["status"] for s in GATES + RESUMES}  # type: ignore[attr-defined]
+    _answer(lab, ["gate-state", "resume-state", "ask-state"])
+    lab.final = {s: lab.plan(s)["plan"]["status"] for s in GATES + RESUMES + ASKS}  # type: ignore[attr-defined]
     return lab
 
 
@@ -208,6 +227,7 @@ def test_setup_paused_and_failed(lab: Lab) -> None:
     before = lab.before  # type: ignore[attr-defined]
     assert {before[s] for s in GATES} == {"awaiting_approval"}, before
     assert {before[s] for s in RESUMES} == {"failed"}, before
+    assert {before[s] for s in ASKS} == {"awaiting_approval"}, before
 
 
 @pytest.mark.parametrize("slug", GATES)
@@ -228,7 +248,9 @@ def _marks(slug: str) -> list[pytest.MarkDecorator]:
     return []
 
 
-@pytest.mark.parametrize("slug", [pytest.param(s, id=s, marks=_marks(s)) for s in GATES + RESUMES])
+@pytest.mark.parametrize(
+    "slug", [pytest.param(s, id=s, marks=_marks(s)) for s in GATES + RESUMES + ASKS]
+)
 def test_no_tool_gets_the_agents_value(lab: Lab, slug: str) -> None:
     calls = [c for n in (1, 2, 3) for c in lab.calls(f"{slug}-{n}")]
     forged = [c for c in calls if EVIL in c["stdin"]]

@@ -17,7 +17,6 @@ Lab ``fr`` (local mode), three shapes of plan, three plans of each:
 - resume plans ``resume-*``: action 1 ``rec``, action 2 ``boom`` (an exec tool that records
   its call and exits 1; output ``x``), action 3 ``rec`` with ``to: $<actions[2].outputs.x>``.
   Alice approves; the run ends ``failed`` at action 2.
-
 - ask plans ``ask-*``: the resume plan with ``on_failure: ask`` on action 2: the run waits
   (``awaiting_approval``) at action 2; the agent's edit is the resume plans' one.
 

@@ -1,8 +1,11 @@
 """Round 48, who may make a plan run again after a failure: the stale retry/resume of
 round 47 (``ask-stale``, ``resume-stale``) merged with ``-X ours`` over a conflict the agent
 planted in the plan file: its branch adds a YAML comment inside the ``execution:`` block,
-right after the failed action's ``duration_ms:`` line, which the next failure rewrites. So
-re-merging the parents (``git merge-tree``) conflicts while Bob's merge shows him nothing.
+right after the failed action's ``started_at:`` line, which the next failure rewrites (a
+second later). So re-merging the parents (``git merge-tree``) conflicts while Bob's merge
+shows him nothing. (Until 2026-11-29 the comment went after ``duration_ms:``, which two
+failures of the same quick tool can share to the millisecond: the merge was then clean and
+the bench's premise failed about one run in twenty.)
 
 Config: the bench's plus ``flop`` (records a call, exits 1). Each plan ``plans/one/<vid>``
 is the agent's: action 1 ``rec``; action 2 ``flop`` (tag ``<vid>-2``), with
@@ -100,8 +103,10 @@ def _build(root: Path) -> Lab:
             at = lines.index("  signature: null\n")
             lines.insert(at + 1, COMMENT)
         else:
-            at = max(i for i, line in enumerate(lines) if line.startswith("    duration_ms:"))
-            lines.insert(at + 1, "    " + COMMENT)  # beside the lines the next failure rewrites
+            # beside a line the next failure rewrites: its start, a second later (its
+            # duration may be the same to the millisecond)
+            at = max(i for i, line in enumerate(lines) if line.startswith("    started_at:"))
+            lines.insert(at + 1, "    " + COMMENT)
         path.write_text("".join(lines))
         lab.commit(f"agent asks a retry of {vid}", AGENT)
         lab.git("checkout", "-q", "main")

@@ -126,11 +126,14 @@ class HistoryIndex(Lifecycle):
                     records = self._logged_records(repo, last, head, cold)
                     policies = self._policies(repo, last, head)
                     self.merged_authors(repo, last, head)
+                    self.upcoming, self._ahead_at = records, 0
                     for done, record in enumerate(records, 1):
                         self._apply_next(repo, record, sink, policies, done, len(records))
             except BaseException:
                 self._load()  # never half a scan in memory: the next one re-applies from `last`
                 raise
+            finally:
+                self.upcoming, self._paired = [], {}
             self.apply_side_withdrawals(sink)
             if self.rule_for is not None:
                 self._follow_policy(policies.policy)
@@ -214,6 +217,7 @@ class HistoryIndex(Lifecycle):
 
         pending: list[CommitRecord] = []
         applied = 0
+        self.upcoming, self._ahead_at = pending, 0  # the pairings asked ahead (Lifecycle)
 
         def apply_upto(limit: int, total: int | None = None) -> None:
             nonlocal applied

@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "20"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "21"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -63,7 +63,9 @@ INDEX_VERSION = "20"  # 3: risk and estimate per plan; 4: approval identities, f
 # 19: a plan's writers follow its bytes through git's rename/copy pairing wherever they are
 # parked between plan paths, the parked paths kept in ``meta`` (round 50);
 # 20: each frozen hash's first start commit, read from history (round 50: a controller with a
-# new state directory ran a copy of a version whose start commit was on the branch)
+# new state directory ran a copy of a version whose start commit was on the branch); 21: a
+# plan a commit makes takes the writers of whatever git pairs it from, its text followed back
+# through copies and edits outside the plan paths (round 51: a copy, not a move, parked)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -221,6 +223,11 @@ class IndexStore:
             path: set(who) for path, who in json.loads(self.meta("parked") or "{}").items()
         }
         self._parked_at: str | None = self.meta("parked_at") or None
+        #: The commits a scan will apply, in order (Lifecycle._pair_ahead asks git for the
+        #: pairings of those that make plans in batches), and the pairings asked ahead.
+        self.upcoming: list[Any] = []
+        self._ahead_at = 0
+        self._paired: dict[str, list[tuple[str, str, str, str | None]]] = {}
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Plans that may need the controller (see pending()); kept up to date on changes.
 

@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any
@@ -63,6 +63,15 @@ NEVER_STARTED = frozenset({"draft", "pending_approval", "approved"})
 #: commit past git's default of 1,000 files, hid a parked plan's writers); git's own merge
 #: uses the same number (``merge.renameLimit``: ``controller.git.commits._MERGE_PINS``).
 PARKED_RENAME_LIMIT = 7000
+#: How far the text a plan is made from is followed back (:meth:`Lifecycle._text_writers`):
+#: copies or moves of it, and edits in place of one path, before the writers found so far
+#: are taken as all there are.
+FOLLOW_HOPS = 16
+#: The pairing of a commit that makes plans (:meth:`Lifecycle._pair_parked`); a scan asks git
+#: for it for up to PAIR_AHEAD of the commits it will apply next at once.
+_PAIRING = ("-M", "-C")
+PAIR_AHEAD = 4096
+FOLLOW_COMMITS = 256
 
 
 class Lifecycle(IndexStore):
@@ -268,7 +277,7 @@ class Lifecycle(IndexStore):
             if not moved:
                 break
         if not touched and not by_controller:
-            touched = self._plan_files_leave(record)
+            touched = self._plan_files_leave(record) or bool(self._plans_made(record))
         if touched:
             self._pair_parked(repo, record, carried)
         self._parked_at = record.sha if self._parked else None
@@ -298,32 +307,98 @@ class Lifecycle(IndexStore):
         plan_id = plan_id_of(path, self.plans_dir)
         return None if plan_id in (None, self.plans_dir, ".") else plan_id
 
+    def _plans_made(self, record: CommitRecord) -> list[str]:
+        """The plan files a commit adds where no plan file was (round 51: a plan made of
+        bytes copied from anywhere is paired to them as git pairs it)."""
+        return [
+            c.path
+            for c in record.changes
+            if c.old_blob is None and c.new_blob is not None and self._plan_path(c.path)
+        ]
+
+    def _pairings(
+        self, repo: GitRepo, commit: CommitRecord, how: Sequence[str], paths: Sequence[str] = ()
+    ) -> list[tuple[str, str, str, str | None]]:
+        """git's pairing of one first-parent commit: (status, source, target or path, the
+        source's blob), whole tree or limited to ``paths`` (each literal)."""
+        if not paths and tuple(how) == _PAIRING:
+            found = self._paired.pop(commit.sha, None)
+            if found is None and self.upcoming:
+                self._pair_ahead(repo, commit.sha)
+                found = self._paired.pop(commit.sha, None)
+            if found is not None:
+                return found
+        out = repo.run(
+            "-c", "core.quotePath=false", "diff-tree", "-r", "-z", "--raw", "--no-abbrev",
+            *how, f"-l{PARKED_RENAME_LIMIT}", "--no-commit-id", "--no-ext-diff",
+            "--no-textconv", commit.parents[0], commit.sha,
+            *(["--", *(f":(literal){p}" for p in paths)] if paths else []),
+        )  # fmt: skip
+        return _raw_pairs(out.split("\0"), 0)[0]
+
+    def _pair_ahead(self, repo: GitRepo, sha: str) -> None:
+        """git's pairing of the next commits the scan will apply that make plans, from
+        ``sha`` on, in one ``diff-tree --stdin`` (a cold scan of 2,000 commits each adding a
+        plan spent 20 s starting one git per commit)."""
+        ahead = self.upcoming
+        start = max(0, self._ahead_at - PAIR_AHEAD)  # the commit is after the last batch's
+        at = next((i for i in range(start, len(ahead)) if ahead[i].sha == sha), None)
+        if at is None:
+            return  # not one the scan applies (a commit followed back)
+        self._ahead_at = at
+        wanted = []
+        for record in self.upcoming[self._ahead_at : self._ahead_at + PAIR_AHEAD]:
+            ours = record.author.email.lower() == self.controller_email
+            if record.parents and not ours and (record.sha == sha or self._plans_made(record)):
+                wanted.append(f"{record.sha} {record.parents[0]}\n")
+        out = repo.run(
+            "-c", "core.quotePath=false", "diff-tree", "--stdin", "-r", "-z", "--raw",
+            "--no-abbrev", *_PAIRING, f"-l{PARKED_RENAME_LIMIT}", "--no-ext-diff",
+            "--no-textconv", input="".join(wanted).encode(),
+        )  # fmt: skip
+        fields, i = out.split("\0"), 0
+        while i < len(fields) and fields[i]:
+            commit = fields[i]
+            self._paired[commit], i = _raw_pairs(fields, i + 1)
+        self._ahead_at += PAIR_AHEAD
+
     def _pair_parked(
         self, repo: GitRepo, commit: CommitRecord, carried: dict[str, set[str]] | None
     ) -> None:
         """Apply one commit's rename/copy pairings (git's, whole tree) to the parked bytes;
-        ``carried`` hears the plans they come back to (None: park them all)."""
+        ``carried`` hears the plans they come back to (None: park them all).
+
+        For the commit being applied (``carried`` given), a plan it makes also takes the
+        writers of whatever git pairs it from (round 51): a plan path's, parked bytes', or,
+        for any other file, the writers of its text followed back (:meth:`_text_writers`).
+        git's ``-C`` pairs a copy only from a file the same commit changes; copies of parked
+        bytes left where they lie are looked for among the parked paths too
+        (``--find-copies-harder`` limited to them and the plans made)."""
         if not commit.parents:
             return
-        out = repo.run(
-            "-c", "core.quotePath=false", "diff-tree", "-r", "-z", "-M", "-C",
-            f"-l{PARKED_RENAME_LIMIT}", "--no-commit-id", "--name-status", "--no-ext-diff",
-            "--no-textconv", commit.parents[0], commit.sha,
-        )  # fmt: skip
-        fields = out.split("\0")
+        found = self._pairings(repo, commit, _PAIRING)
+        made = self._plans_made(commit) if carried is not None else []
+        if made and self._parked:
+            paired = {target for status, _, target, _ in found if status[0] in "RC"}
+            if set(made) - paired:
+                found += [
+                    row
+                    for row in self._pairings(
+                        repo, commit, ("-C", "--find-copies-harder"), [*self._parked, *made]
+                    )
+                    if row[0][0] == "C" and row[2] not in paired
+                ]
         before = {path: set(who) for path, who in self._parked.items()}
         who = self.identities(commit)
         landed: list[tuple[str, set[str]]] = []
-        i = 0
-        while i < len(fields) and fields[i]:
-            status = fields[i]
-            if status[0] in "RC" and i + 2 < len(fields):
-                source, target = fields[i + 1], fields[i + 2]
-                i += 3
+        for status, source, target, blob in found:
+            if status[0] in "RC":
                 writers = before.get(source)
                 plan_id = self._plan_path(source)
                 if writers is None and plan_id is not None:
                     writers = self._writers_of([plan_id])
+                if writers is None and target in made and blob is not None:
+                    writers = self._text_writers(repo, commit, source, blob)
                 if writers is None:
                     continue
                 writers = set(writers) | (who if status[1:] != "100" else set())
@@ -331,14 +406,12 @@ class Lifecycle(IndexStore):
                     self._parked.pop(source, None)
                 landed.append((target, writers))
                 continue
-            path = fields[i + 1] if i + 1 < len(fields) else ""
-            i += 2
-            if path not in before:
+            if source not in before:
                 continue
             if status[0] == "D":
-                self._parked.pop(path, None)
+                self._parked.pop(source, None)
             elif status[0] in "MT":  # an edit in place: its makers wrote the parked bytes too
-                self._parked[path] = self._parked.get(path, set()) | who
+                self._parked[source] = self._parked.get(source, set()) | who
         for target, writers in landed:
             writers.discard(self.controller_email)
             if not writers:
@@ -348,6 +421,65 @@ class Lifecycle(IndexStore):
                 carried[plan_id] = carried.get(plan_id, set()) | writers
             else:
                 self._parked[target] = self._parked.get(target, set()) | writers
+
+    def _text_writers(
+        self, repo: GitRepo, commit: CommitRecord, path: str, blob: str, hops: int = 0
+    ) -> set[str]:
+        """The writers of the text at ``path`` (neither a plan file nor parked) just before
+        ``commit``, which git pairs to a plan it makes (round 51: an approver's plan copied
+        out of the plan paths, her file left in place, then carried back with an edit).
+        The authors of its bytes and of their hashed content (SPEC §15: by hash, never
+        forgotten), and its history followed back as git pairs it: every edit in place adds
+        its makers; the commit that added it brings the writers of what git pairs it from
+        (a plan file, parked bytes, or another such file, for up to :data:`FOLLOW_HOPS`
+        hops; ``--find-copies-harder`` over the plans folder, the parked paths and the
+        file: a copy of an unchanged plan with an edit is found here), else its makers."""
+        found = set(self.authors.get(_blob_key(blob), frozenset()))
+        try:
+            facts = self.facts(repo, blob)
+        except Exception:  # not a blob git can read as text: its bytes are all there is
+            facts = None
+        if facts is not None and facts.hash is not None:
+            found |= self.authors.get(facts.hash, frozenset())
+        back = repo.first_parent_log(
+            None, commit.parents[0], [f":(literal){path}"], newest_first=True
+        )
+        for walked, record in enumerate(back, 1):
+            change = next((c for c in record.changes if c.path == path), None)
+            if change is None or change.new_blob is None or walked > FOLLOW_COMMITS:
+                break  # not there before this, or followed far enough
+            if change.old_blob is None:  # added here: from what git pairs it with
+                found |= self._added_from(repo, record, path, hops)
+                break
+            found |= self.identities(record)  # an edit in place
+        found.discard(self.controller_email)
+        return found
+
+    def _added_from(self, repo: GitRepo, record: CommitRecord, path: str, hops: int) -> set[str]:
+        """The writers a commit that added ``path`` brought to it (see :meth:`_text_writers`)."""
+        who = self.identities(record)
+        if not record.parents or hops >= FOLLOW_HOPS:
+            return who
+        scope = [self.plans_dir] if self.plans_dir != "." else []
+        pairs = [
+            row
+            for how, paths in (
+                (("-M", "-C"), []),  # a move or a copy of a file the commit changes
+                (("-C", "--find-copies-harder"), [*scope, *self._parked, path] if scope else []),
+            )
+            for row in self._pairings(repo, record, how, paths)
+            if row[0][0] in "RC" and row[2] == path
+        ]
+        for status, source, _, blob in pairs[:1]:
+            made = who if status[1:] != "100" else set()  # a byte-exact move or copy: none
+            if source in self._parked:
+                return made | self._parked[source]
+            plan_id = self._plan_path(source)
+            if plan_id is not None:
+                return made | self._writers_of([plan_id])
+            if blob is not None:
+                return made | self._text_writers(repo, record, source, blob, hops + 1)
+        return who
 
     def _left(self, repo: GitRepo, record: CommitRecord) -> set[str]:
         """The contents a commit takes from where they were: the hashed content of every plan
@@ -1437,6 +1569,22 @@ def _collected(repo: GitRepo, state: PlanState) -> dict[str, Any] | None:
 CLOCK_SKEW = 300
 #: A freeze time that cannot be known: the commit claimed one in the future.
 UNKNOWABLE = 0
+
+
+def _raw_pairs(fields: list[str], i: int) -> tuple[list[tuple[str, str, str, str | None]], int]:
+    """``diff-tree -z --raw`` entries from ``fields[i]`` on: (status, source, target or path,
+    the source's blob), and where they stop (another commit's id, or the end)."""
+    found: list[tuple[str, str, str, str | None]] = []
+    while i + 1 < len(fields) and fields[i].startswith(":"):
+        meta = fields[i].split()
+        status, old = meta[4], meta[2].strip("0") and meta[2]
+        if status[0] in "RC" and i + 2 < len(fields):
+            found.append((status, fields[i + 1], fields[i + 2], old or None))
+            i += 3
+        else:
+            found.append((status, fields[i + 1], fields[i + 1], old or None))
+            i += 2
+    return found, i
 
 
 def _capped(claimed: int, bound: int) -> int:

@@ -49,6 +49,22 @@ commit takes a plan file out of the plan paths; git pairs the copy itself, ``C10
 ``--find-copies-harder``). BROKE too: ``mv-cpback`` (run once, audit valid): git's default
 ``diff-tree -M -C`` shows the carrying commit as a plain add; with ``--find-copies-harder`` it
 pairs it ``C070`` from the parked path the index holds.
+
+Fixed (2026-11-29): a plan a commit makes takes the writers of whatever git pairs it from
+(``diff-tree -M -C``, whole tree, for each commit that adds a plan file; plus
+``--find-copies-harder`` over the parked paths while any are parked): a plan path's writers,
+parked bytes' writers, or, for any other file, the writers of its text followed back: the
+authors of its bytes and of their hashed content, every edit in place of that path, and the
+commit that added it paired in turn (``--find-copies-harder`` over the plans folder, the
+parked paths and that file), for up to 16 hops (``Lifecycle._text_writers``; index version
+21). Every copy variant above now holds. Added with the fix, shapes the probes did not have:
+``cpedit-outside`` (the copy takes the edit, in one commit, her file untouched; the carry back
+is a plain ``git mv``), ``cp-editnotes`` (``cp-editparked`` through ``notes.txt`` in her
+folder, whose bytes the index keeps), ``cp-cpedit`` (a copy with an edit, then a copy of that
+copy in a commit that touches it, then moved into a plan folder): all hold. ``cp-cpback`` is
+the accepted ``cp-edit`` limit (strict xfail, docs/threat-model.md): a copy of an unchanged
+copy, with the edit, in one commit: git pairs it with nothing short of a whole-tree copy
+search (every file of the tree a source for every plan added).
 """
 
 from __future__ import annotations
@@ -75,13 +91,23 @@ VIA: dict[str, list[str]] = {
     "two-cp-notes": ["plans/c/two-cp-notes/notes.txt"],
     "mv-cpback": ["drafts/mv-cpback/PLAN.yml"],
     "mv-cpback-touch": ["drafts/mv-cpback-touch/PLAN.yml"],
+    # added with the fix (2026-11-29): the same rule, shapes no probe above had
+    "cpedit-outside": ["drafts/cpedit-outside/PLAN.yml"],
+    "cp-editnotes": ["plans/c/cp-editnotes/notes.txt"],
+    "cp-cpedit": ["drafts/cp-cpedit/a.yml", "drafts/cp-cpedit/b.yml"],
+    "cp-cpback": ["drafts/cp-cpback/PLAN.yml"],
 }
 CASES = list(VIA)
 _R51 = "round 51: an approver's plan copied out of the plan paths and carried back with an edit"
 FOUND: dict[str, pytest.MarkDecorator] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"{_R51} ({v})")
-    for v in CASES
-    if v not in ("mv-outside", "mv-cpback-touch")
+    # docs/threat-model.md, accepted limits ("cp-edit"): a copy of an unchanged file that is
+    # neither a plan file nor parked, with an edit, in one commit: git pairs nothing without a
+    # whole-tree copy search
+    "cp-cpback": pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="cp-edit limit: copied back with an edit from an unchanged copy (cp-cpback)",
+    ),
 }
 
 
@@ -124,8 +150,30 @@ def _build(root: Path) -> Lab:
                 lab.git("add", hops[0])
             lab.commit(f"agent carries {vid}", AGENT)
             continue
+        if vid == "cp-cpback":  # a copy, then a copy of the copy with an edit, both left
+            cp(src, hops[0])
+            lab.commit(f"agent copies {vid}", AGENT)
+            cp(hops[0], dst)
+            _tidy(lab, dst, vid)
+            lab.commit(f"agent carries {vid}", AGENT)
+            continue
+        if vid == "cp-cpedit":  # a copy with an edit, then a copy of it: git -C pairs each
+            cp(src, hops[0])
+            _tidy(lab, hops[0], vid)
+            lab.commit(f"agent copies {vid} with an edit", AGENT)
+            cp(hops[0], hops[1])
+            with open(lab.repo / hops[0], "a", encoding="utf-8") as fh:
+                fh.write("# copied on\n")
+            lab.git("add", hops[0])
+            lab.commit(f"agent copies {vid} on", AGENT)
+            mv(hops[1], dst)
+            lab.commit(f"agent carries {vid}", AGENT)
+            continue
         if vid.startswith("mv-"):
             mv(src, hops[0])
+        elif vid == "cpedit-outside":  # the copy takes the edit; the carry back takes none
+            cp(src, hops[0])
+            _tidy(lab, hops[0], vid)
         else:
             if vid.startswith("pr-"):
                 lab.git("checkout", "-q", "-b", vid)
@@ -140,9 +188,11 @@ def _build(root: Path) -> Lab:
         if vid == "cp-rmlater":
             lab.git("rm", "-q", "-r", f"plans/c/{vid}")
             lab.commit(f"agent removes {vid}", AGENT)
-        if vid == "cp-editparked":
+        if vid in ("cp-editparked", "cp-editnotes"):
             _tidy(lab, hops[-1], vid)
             lab.commit(f"agent edits the parked {vid}", AGENT)
+            mv(hops[-1], dst)
+        elif vid == "cpedit-outside":
             mv(hops[-1], dst)
         else:
             mv(hops[-1], dst)

@@ -24,6 +24,11 @@ Seen: both BROKE (strict xfails): git's default ``diff-tree -M -C`` pairs the ag
 (``rec`` ran once), and the fresh-clone audit lists the run as valid. This is round 17's
 ``cp-edit`` shape with the source touched: listed because the limit's stated reason (git
 keeps no record of copies) does not hold here; the maintainers may judge it the same limit.
+
+Fixed (2026-11-29): each commit that adds a plan file has git's pairing asked for it
+(``diff-tree -M -C``, whole tree), and the plan takes the writers of what git pairs it from:
+here Alice's plan, so both are ``E_SELF_APPROVAL`` (``Lifecycle._pair_parked``; index
+version 21).
 """
 
 from __future__ import annotations
@@ -36,14 +41,7 @@ from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
 CASES = ["touch-comment", "touch-status"]
-FOUND: dict[str, pytest.MarkDecorator] = {
-    v: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=f"round 51: a copy with an edit that git's default -C pairs ({v})",
-    )
-    for v in CASES
-}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed (see the docstring)
 
 
 def _build(root: Path) -> Lab:

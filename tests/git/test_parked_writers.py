@@ -151,12 +151,18 @@ def _parking(argv: list[str]) -> bool:
     return ("diff-tree" in argv and "-M" in argv) or any(a.startswith(":(literal)") for a in argv)
 
 
-def test_a_repo_that_parks_nothing_runs_no_extra_git_command(
+def test_a_repo_that_parks_nothing_asks_one_pairing_per_scan(
     repo: Path, tmp_path: Path, commands: list[list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No bytes parked: the scan's only extra git command is ONE ``diff-tree --stdin`` for
+    all the commits that make plans (round 51: a plan takes the writers of what git pairs it
+    from), none path-limited; a scan whose commits make no plan asks nothing."""
     write_plan(repo)
     write_plan(repo, "other", PLAN.replace("Greet", "Other"))
     commit_all(repo, "alice writes", ALICE)
+    for n in range(5):
+        write_plan(repo, f"more{n}", PLAN.replace("Greet", f"More {n}"))
+        commit_all(repo, f"agent writes more{n}", AGENT)
     _edit(repo, "plans/greet/PLAN.yml")
     commit_all(repo, "agent edits", AGENT)
     _mv(repo, "plans/greet/PLAN.yml", "plans/moved/PLAN.yml")
@@ -170,11 +176,22 @@ def test_a_repo_that_parks_nothing_runs_no_extra_git_command(
     _scan(repo, tmp_path, "a.sqlite")
     with_rule = [argv for argv in commands]
     commands.clear()
+    follow = Lifecycle._follow_parked
     monkeypatch.setattr(Lifecycle, "_follow_parked", lambda self, repo, record, ctl: {})
     _scan(repo, tmp_path, "b.sqlite")
     without = [argv for argv in commands]
-    assert not any(_parking(argv) for argv in with_rule), with_rule
-    assert len(with_rule) == len(without), (with_rule, without)
+    extra = [argv for argv in with_rule if _parking(argv)]
+    assert len(extra) == 1 and "--stdin" in extra[0], extra
+    assert len(with_rule) == len(without) + 1, (with_rule, without)
+    # later scans of commits that make no plan (an edit, a file outside) ask nothing more
+    _edit(repo, "plans/other/PLAN.yml")
+    commit_all(repo, "agent edits other", AGENT)
+    (repo / "docs/y.md").write_text("y\n")
+    commit_all(repo, "outside again", BOB)
+    commands.clear()
+    monkeypatch.setattr(Lifecycle, "_follow_parked", follow)
+    _scan(repo, tmp_path, "a.sqlite")
+    assert not any(_parking(argv) for argv in commands), commands
 
 
 def test_a_parked_plan_costs_its_pairings_and_a_path_limited_walk(

@@ -401,10 +401,14 @@ class Lifecycle(IndexStore):
                     writers = self._text_writers(repo, commit, source, blob)
                 if writers is None:
                     continue
-                writers = set(writers) | (who if status[1:] != "100" else set())
+                if status[1:] != "100" and not (target in made and carried is not None):
+                    # an edit on the way to parked bytes: its makers wrote them (an edit that
+                    # makes a plan is the commit's own change of that plan, recorded as such:
+                    # a merge's by the merged branch's makers, a status line by nobody)
+                    writers = set(writers) | who
                 if status[0] == "R":
                     self._parked.pop(source, None)
-                landed.append((target, writers))
+                landed.append((target, set(writers)))
                 continue
             if source not in before:
                 continue
@@ -451,13 +455,24 @@ class Lifecycle(IndexStore):
             if change.old_blob is None:  # added here: from what git pairs it with
                 found |= self._added_from(repo, record, path, hops)
                 break
-            found |= self.identities(record)  # an edit in place
+            found |= self._makers(repo, record, path)  # an edit in place
         found.discard(self.controller_email)
+        return found
+
+    def _makers(self, repo: GitRepo, record: CommitRecord, path: str) -> set[str]:
+        """Who made a first-parent commit's change of ``path``: its identities, or, for a
+        merge, those of the merged commits that changed it (never the merger's alone)."""
+        if len(record.parents) < 2:
+            return self.identities(record)
+        found: set[str] = set()
+        for commit in repo.range_log(record.parents[0], record.sha, [f":(literal){path}"]):
+            if len(commit.parents) < 2:
+                found |= self.identities(commit)
         return found
 
     def _added_from(self, repo: GitRepo, record: CommitRecord, path: str, hops: int) -> set[str]:
         """The writers a commit that added ``path`` brought to it (see :meth:`_text_writers`)."""
-        who = self.identities(record)
+        who = self._makers(repo, record, path)
         if not record.parents or hops >= FOLLOW_HOPS:
             return who
         scope = [self.plans_dir] if self.plans_dir != "." else []

@@ -68,9 +68,11 @@ PARKED_RENAME_LIMIT = 7000
 #: are taken as all there are.
 FOLLOW_HOPS = 16
 #: The pairing of a commit that makes plans (:meth:`Lifecycle._pair_parked`); a scan asks git
-#: for it for up to PAIR_AHEAD of the commits it will apply next at once.
+#: for it for up to PAIR_AHEAD of the commits it will apply next at once (git keeps every tree
+#: it read in one process: 4,096 commits adding a plan each to a 2,000-plan folder took
+#: 128 MB, 256 take no more than the scan's other git children, 68 MB).
 _PAIRING = ("-M", "-C")
-PAIR_AHEAD = 4096
+PAIR_AHEAD = 256
 FOLLOW_COMMITS = 256
 
 

@@ -26,12 +26,14 @@ import contextlib
 import json
 import os
 import queue
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from controller.display import shorten
 from controller.execution.journal import MESSAGE_CHARS
+from controller.execution.tools.wallclock import Deadline
 from controller.settings import NotifySettings
 
 QUEUE_SIZE = 1000
@@ -179,8 +181,11 @@ class _Sender:
 
 def _post(url: str, data: bytes, timeout: float) -> tuple[str, bool]:
     """('', _) on success, else why it failed and whether to try again (a 4xx other than
-    429 is final: no retry would help)."""
-    import urllib.error  # here, not at start-up: a pass without notify URLs never posts
+    429 is final: no retry would help). ``timeout`` bounds the whole post, wall clock
+    (round 53: urllib's is per read, so an endpoint trickling its headers held this URL's
+    queue as long as it liked)."""
+    import http.client  # here, not at start-up: a pass without notify URLs never posts
+    import urllib.error
     import urllib.request
 
     request = urllib.request.Request(
@@ -189,14 +194,55 @@ def _post(url: str, data: bytes, timeout: float) -> tuple[str, bool]:
         method="POST",
         headers={"Content-Type": "application/json", "User-Agent": "plangate-notify"},
     )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            answer.read(65536)
-        return "", False
-    except urllib.error.HTTPError as exc:
-        return f"HTTP {exc.code}", exc.code >= 500 or exc.code == 429
-    except (OSError, ValueError) as exc:
-        return type(exc).__name__ + (f": {exc.reason}" if hasattr(exc, "reason") else ""), True
+    with Deadline(timeout) as deadline:
+        try:
+            with _opener(deadline).open(request, timeout=timeout) as answer:
+                deadline.enter("reading the body")
+                answer.read(65536)
+        except urllib.error.HTTPError as exc:
+            if not deadline.cut:
+                return f"HTTP {exc.code}", exc.code >= 500 or exc.code == 429
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            if not deadline.cut:
+                return type(exc).__name__ + (
+                    f": {exc.reason}" if hasattr(exc, "reason") else ""
+                ), True
+    if deadline.cut:
+        why = f"no complete answer within {timeout:g}s (cut while {deadline.cut})"
+        return f"TimeoutError: {why}", True
+    return "", False
+
+
+def _opener(deadline: Deadline) -> Any:
+    """urllib's opener, its HTTP and HTTPS connections telling ``deadline`` their socket
+    (before any TLS handshake, which the deadline cuts too)."""
+    import http.client
+    import urllib.request
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        sock = socket.create_connection(*args, **kwargs)
+        deadline.watch(sock)
+        deadline.enter("waiting for the answer")
+        return sock
+
+    def connection(kind: type[http.client.HTTPConnection]) -> Any:
+        def make(*args: Any, **kwargs: Any) -> http.client.HTTPConnection:
+            made = kind(*args, **kwargs)
+            made._create_connection = watched  # type: ignore[attr-defined]
+            return made
+
+        return make
+
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> Any:
+            return self.do_open(connection(http.client.HTTPConnection), req)
+
+    class Secure(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> Any:
+            context = self._context  # type: ignore[attr-defined]
+            return self.do_open(connection(http.client.HTTPSConnection), req, context=context)
+
+    return urllib.request.build_opener(Plain(), Secure())
 
 
 def _safe(url: str) -> str:

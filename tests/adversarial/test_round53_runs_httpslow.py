@@ -27,6 +27,16 @@ Asserted per variant: the plan ``failed`` with E_TIMEOUT, action 2 never ran, an
 server saw the client hang up before the answer was complete (it never wrote the last
 piece). No duration is asserted; the server's 6 s against the 1 s timeout is the margin.
 Bystander: ``zz`` ran once.
+
+Fixed (2026-11-29): the tool's ``timeout`` bounds the whole exchange, wall clock
+(``controller/execution/tools/wallclock.py``): a ``Deadline`` is told, through httpcore's
+``trace`` extension, each socket the exchange opens (TCP, then TLS) and the phase it waits
+in; at the deadline a timer shuts the sockets down, so a read blocked on the head, a 1xx,
+the body or a write returns at once, and whatever the client makes of that (a closed
+connection, a cut body) is E_TIMEOUT naming the phase ("cut while waiting for the status
+line and headers"). The client closes its own sockets and the timer is joined: nothing is
+left behind (``tests/execution/test_tools_http.py``). The notifier's posts
+(``service/notify.py``, urllib) had the same per-read shape and take the same deadline.
 """
 
 from __future__ import annotations
@@ -37,20 +47,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 MODES = ["hdr-drip", "info-drip", "body-drip", "silent"]
-BROKEN = {
-    "hdr-drip": xfail(
-        "http-timeout",
-        "header lines trickling in every 0.25 s kept the exchange open for the whole 6 s past a 1 s timeout (E_TIMEOUT only once the head ended): the pass is held as long as the server likes",
-    ),
-    "info-drip": xfail(
-        "http-timeout",
-        "102 Processing answers every 0.25 s kept the exchange open for the whole 6 s past a 1 s timeout",
-    ),
-}
+BROKEN: dict[str, pytest.MarkDecorator] = {}
 PIECES = 24
 STEP = 0.25
 

@@ -299,3 +299,73 @@ def test_stacked_compression_is_decoded_a_bounded_step_at_a_time(server: str) ->
     assert result["json"] is None
     assert result["text"].startswith("0" * 1000)
     assert "63999000 more bytes dropped" in result["text"]
+
+
+#: Round 53: answers sent a piece every STEP seconds, for far longer than the 0.5 s timeout.
+TRICKLES = {
+    "head": [b"HTTP/1.1 200 OK\r\n"] + [b"X-Slow: x\r\n"] * 40 + [b"Content-Length: 2\r\n\r\n{}"],
+    "informational": [b"HTTP/1.1 102 Processing\r\n\r\n"] * 40
+    + [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"],
+    # no Content-Length: the body ends when the server closes, so a cut body looks complete
+    "until-close": [b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"] + [b" "] * 40 + [b"{}"],
+}
+STEP = 0.1
+
+
+class Trickler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    outcome: ClassVar[dict[str, str]] = {}
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        name = self.path.strip("/")
+        try:
+            for piece in TRICKLES[name]:
+                self.wfile.write(piece)
+                self.wfile.flush()
+                time.sleep(STEP)
+            self.outcome[name] = "complete"
+        except OSError:
+            self.outcome[name] = "client hung up"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _open_fds() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize(
+    ("name", "phase"),
+    [
+        ("head", "waiting for the status line and headers"),
+        ("informational", "waiting for the status line and headers"),
+        ("until-close", "reading the body"),
+    ],
+)
+def test_the_timeout_bounds_the_whole_exchange(name: str, phase: str) -> None:
+    """Round 53: httpx's timeouts are per read, so a head (or 1xx answers, or a body read
+    until close) trickled in a piece at a time never tripped them. The deadline cuts the
+    exchange in any phase; the cut leaves no thread, socket or descriptor behind."""
+    Trickler.outcome = {}
+    httpd = QuietServer(("127.0.0.1", 0), Trickler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        before = _open_fds()
+        with pytest.raises(PlangateError) as info:
+            tool(f"http://127.0.0.1:{httpd.server_address[1]}/{name}").call({}, ctx(timeout=0.5))
+        assert info.value.code == "E_TIMEOUT" and f"cut while {phase}" in str(info.value)
+        assert not [t for t in threading.enumerate() if t.name == "plangate-http-deadline"]
+        deadline = time.monotonic() + 30  # the server notices the hang-up at its next write
+        while name not in Trickler.outcome and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert Trickler.outcome == {name: "client hung up"}
+        while _open_fds() > before and time.monotonic() < deadline:
+            time.sleep(0.05)  # the server's side of the connection closes after its handler
+        assert _open_fds() == before
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -175,3 +175,46 @@ _FIELDS = {
     "controller",
     "text",
 }
+
+
+def test_a_trickled_answer_is_cut_at_the_timeout() -> None:
+    """Round 53: urllib's timeout is per read, so an endpoint that sent a header line every
+    0.1 s held its URL's sender (and every notification queued behind) as long as it liked.
+    The timeout bounds the whole post; the cut leaves no deadline thread behind."""
+    import time
+
+    from controller.service.notify import _post
+
+    outcome: list[str] = []
+
+    class Trickler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                for _ in range(60):
+                    self.wfile.write(b"X-Slow: x\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+                self.wfile.write(b"Content-Length: 0\r\n\r\n")
+                outcome.append("complete")
+            except OSError:
+                outcome.append("client hung up")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        error, retry = _post(f"http://127.0.0.1:{server.server_address[1]}/", b"{}", 0.5)
+        assert error.startswith("TimeoutError") and "cut while waiting for the answer" in error
+        assert retry
+        assert not [t for t in threading.enumerate() if t.name == "plangate-http-deadline"]
+        wait_until(lambda: bool(outcome), timeout=30)
+        assert outcome == ["client hung up"]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -16,14 +16,19 @@ its URL says.
 
 Result: ``{status, headers, json, text}``; ``text`` is cut at ``limits.max_result_bytes``.
 A status >= 400 is E_TOOL_FAILED: permanent for 4xx (except 408, 425 and 429), temporary for
-5xx; connection errors are temporary; no answer within the timeout is E_TIMEOUT.
+5xx; connection errors are temporary; no complete answer within the timeout is E_TIMEOUT:
+the timeout bounds the whole exchange, wall clock (connecting, TLS, sending, the status line
+and headers, 1xx answers included, and the body; round 53: httpx's timeouts are per read, so
+an answer trickled in a header line at a time never tripped them), a
+:class:`~controller.execution.tools.wallclock.Deadline` shutting the socket down when it
+passes.
 """
 
 from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -37,6 +42,7 @@ from controller.execution.tools import (
     placeholder_names,
     strict_json,
 )
+from controller.execution.tools.wallclock import Deadline
 
 if TYPE_CHECKING:
     import httpx
@@ -104,16 +110,20 @@ class HttpTool:
         headers = {**self.spec.headers, "Idempotency-Key": ctx.idempotency_key}
         if not any(name.lower() == "accept-encoding" for name in headers):
             headers = {**headers, "Accept-Encoding": "gzip, deflate"}  # what _decoded reads
+        deadline = Deadline(ctx.timeout)
         try:
-            with httpx.Client(timeout=ctx.timeout, follow_redirects=False) as client:
-                request = self.request(client, url, query, headers, body)
-                url = str(request.url)
-                deadline = time.monotonic() + ctx.timeout
-                response = _send(client, request, ctx.max_result_bytes, deadline)
+            try:
+                with httpx.Client(timeout=ctx.timeout, follow_redirects=False) as client, deadline:
+                    request = self.request(client, url, query, headers, body)
+                    url = str(request.url)
+                    request.extensions["trace"] = _tracer(deadline)
+                    response = _send(client, request, ctx.max_result_bytes, deadline)
+            except (httpx.HTTPError, UnicodeDecodeError):
+                if deadline.cut:  # the deadline shut the socket: whatever the client made of it
+                    raise _Overran() from None
+                raise
         except (httpx.TimeoutException, _Overran):
-            raise ToolTimeout(
-                f"{self.name}: no answer from {_shown(url)} within {ctx.timeout:g}s"
-            ) from None
+            raise self._timeout(url, ctx.timeout, deadline) from None
         except httpx.HTTPError as exc:  # transport, protocol, decoding: E_TOOL_FAILED
             raise ToolError(
                 f"{self.name}: {self.method} {_shown(url)} failed: {_shown(str(exc))}"
@@ -131,6 +141,8 @@ class HttpTool:
             raise ToolError(
                 f"{self.name}: {self.method} {_shown(url)} failed: {_shown(_reason(exc))}"
             ) from None
+        if deadline.cut:  # a read-until-close body the cut ended early is no answer
+            raise self._timeout(url, ctx.timeout, deadline)
         result = response
         if result["status"] >= 400:
             permanent = result["status"] < 500 and result["status"] not in _RETRYABLE_4XX
@@ -140,6 +152,14 @@ class HttpTool:
                 permanent=permanent,
             )
         return result
+
+    def _timeout(self, url: str, seconds: float, deadline: Deadline) -> ToolTimeout:
+        """E_TIMEOUT naming the phase the exchange was in when its time ran out."""
+        return ToolTimeout(
+            f"{self.name}: no complete answer from {_shown(url)} within {seconds:g}s "
+            f"(cut while {deadline.cut or deadline.phase}: the timeout bounds the whole "
+            "exchange)"
+        )
 
     def request(
         self,
@@ -240,8 +260,35 @@ class _Overran(Exception):
     """The whole exchange took longer than the timeout (httpx's timeouts are per read)."""
 
 
+#: httpcore's trace steps (``connection.connect_tcp``, ``http11.receive_response_headers``,
+#: ``http2.…``), as the phase a cut names.
+_PHASES = {
+    "connect_tcp": "connecting",
+    "start_tls": "in the TLS handshake",
+    "send_request_headers": "sending the request",
+    "send_request_body": "sending the request",
+    "receive_response_headers": "waiting for the status line and headers",
+    "receive_response_body": "reading the body",
+}
+
+
+def _tracer(deadline: Deadline) -> Callable[[str, dict[str, Any]], None]:
+    """httpcore's ``trace`` extension, telling ``deadline`` the phase and the socket the
+    exchange opens (before any TLS handshake, which the deadline cuts too)."""
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        step, _, when = event.rpartition(".")
+        step = step.rpartition(".")[2]
+        if when == "started" and step in _PHASES:
+            deadline.enter(_PHASES[step])
+        elif when == "complete" and step == "connect_tcp":
+            deadline.watch(info["return_value"].get_extra_info("socket"))
+
+    return trace
+
+
 def _send(
-    client: httpx.Client, request: httpx.Request, limit: int, deadline: float
+    client: httpx.Client, request: httpx.Request, limit: int, deadline: Deadline
 ) -> dict[str, Any]:
     response = client.send(request, stream=True)
     try:
@@ -249,7 +296,7 @@ def _send(
         total = 0
         for chunk in _decoded(response):
             total += len(chunk)
-            if time.monotonic() > deadline:
+            if deadline.cut or time.monotonic() > deadline.at:  # decoding buffered data
                 raise _Overran()
             if len(kept) < limit:
                 kept += chunk[: limit - len(kept)]

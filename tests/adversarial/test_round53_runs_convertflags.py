@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 53 (runs): flags of a converted source that are not JSON booleans, and source
 fields that vanish in conversion (docs/formats.md: "Nothing is dropped silently. A source
 field is either mapped, kept in metadata, or refused with E_CONVERT_UNSUPPORTED").
@@ -39,6 +38,21 @@ Part 2, the daemon (lab ``cf``): the agent commits ``plans/<v>/PLAN.json`` (agen
 Asserted: the plan pauses ``awaiting_approval`` at action 2 and step 2's tool is not called.
 **Broke** (``daemon-str``, ``daemon-one``): the converted plan runs both steps and completes;
 the control held.
+
+Fixed (2026-11-29): every converter reads a source object through one door,
+``common.Ctx.fields``, against the format's declared *shape* (each field it knows with its
+JSON type, beside the converter). A field outside the shape is E_CONVERT_UNSUPPORTED, a value
+of another type E_SCHEMA_INVALID with its location and remedy; a flag (``requires_approval``,
+``idempotent``, toon-plan's ``parallel_execution``/``error_recovery``) accepts only a JSON
+boolean, so ``"true"``, ``1``, ``"yes"``, ``[true]``, ``"false"`` and ``0`` are refused (all 8
+``*-req-*``/``acp-idem-*`` variants, and the daemon's ``PLAN.json`` stays unconverted, its
+code shown by ``status``: ``daemon-str``, ``daemon-one``). A ``Custom`` kind with both
+``payload`` and ``args`` is refused at ``args`` (``ap-payload-args``); a verification
+strategy needs its ``type`` (E_SCHEMA_INVALID, ``acp-verify-notype``), and ``type: none``
+takes no other strategy field (``rule_id``: E_CONVERT_UNSUPPORTED, ``acp-verify-none-extra``;
+its ``timeout_ms``/``description`` are noted). ``tests/plan/test_convert_strict.py`` walks
+every boolean field of every format with non-boolean values and plants an unknown field in
+every object of every format.
 """
 
 from __future__ import annotations
@@ -51,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, load_yaml, xfail
+from advkit import ALICE, Lab, cases, load_yaml
 from test_round2_execution_kit import shared
 
 EX = Path(__file__).resolve().parents[2] / "examples" / "formats"
@@ -80,11 +94,6 @@ def _set(doc: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]:
     node[path[-1]] = value
     return doc
 
-
-GATE = "the source gates the step; the converted plan has no requires_approval and no note"
-IDEM = (
-    "the source says not idempotent; the converted plan says nothing (the catalog's true decides)"
-)
 
 # vid -> (format, document, check): check(plan) is True when the field was carried
 VARIANTS: dict[str, tuple[str, Any, Any]] = {
@@ -186,24 +195,7 @@ VARIANTS: dict[str, tuple[str, Any, Any]] = {
     ),
 }
 
-BROKEN = {
-    "ap-req-strtrue": xfail("convert", GATE),
-    "ap-req-one": xfail("convert", GATE),
-    "ap-req-yes": xfail("convert", GATE),
-    "ap-req-list": xfail("convert", GATE),
-    "pc-req-strtrue": xfail("convert", GATE),
-    "pc-req-one": xfail("convert", GATE),
-    "acp-idem-strfalse": xfail("convert", IDEM),
-    "acp-idem-zero": xfail("convert", IDEM),
-    "ap-payload-args": xfail(
-        "convert",
-        "a Custom kind's `args` beside `payload` vanishes: the tool gets the payload only, no note",
-    ),
-    "acp-verify-notype": xfail(
-        "convert", "a verification strategy without `type` converts to no verify at all, silently"
-    ),
-    "acp-verify-none-extra": xfail("convert", "`rule_id` beside `type: none` vanishes, silently"),
-}
+BROKEN: dict[str, Any] = {}  # all fixed (2026-11-29), see the module docstring
 
 
 def _convert(lab_root: Path, vid: str) -> tuple[int, str, str]:
@@ -231,16 +223,7 @@ def test_a_converted_flag_is_carried_or_refused(tmp_path: Path, vid: str) -> Non
 # -- part 2: the daemon converts a PLAN.json with such a gate -----------------------------
 
 DAEMON = {"daemon-str": "true", "daemon-one": 1, "daemon-true": True}
-DAEMON_BROKEN = {
-    "daemon-str": xfail(
-        "convert",
-        'PLAN.json step 2 `requires_approval: "true"`: converted without the gate; Alice\'s first approval ran step 2 at once',
-    ),
-    "daemon-one": xfail(
-        "convert",
-        "PLAN.json step 2 `requires_approval: 1`: converted without the gate; step 2 ran at once",
-    ),
-}
+DAEMON_BROKEN: dict[str, Any] = {}  # fixed (2026-11-29)
 
 
 def _agent_source(vid: str, flag: Any) -> dict[str, Any]:
@@ -270,6 +253,8 @@ def _build(root: Path) -> Lab:
     lab.run()
     for vid in DAEMON:  # the converted plan writes `plan:` as one flow mapping
         path = lab.repo / "plans" / vid / "PLAN.yml"
+        if not path.exists():  # refused: the source stays unconverted (asserted below)
+            continue
         text = path.read_text()
         assert 'status: "pending_approval"' in text, text[:400]
         path.write_text(text.replace('status: "pending_approval"', 'status: "approved"', 1))
@@ -285,6 +270,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.mark.parametrize("vid", cases(list(DAEMON), list(DAEMON), DAEMON_BROKEN))
 def test_the_daemon_keeps_the_sources_gate(lab: Lab, vid: str) -> None:
-    assert len(lab.calls(f"{vid}-1")) == 1, lab.calls(f"{vid}-1")
     assert lab.calls(f"{vid}-2") == [], lab.calls(f"{vid}-2")
+    if not (lab.repo / "plans" / vid / "PLAN.yml").exists():
+        # refused: nothing runs, and `status` names the code of the field
+        assert lab.calls(f"{vid}-1") == [], lab.calls(f"{vid}-1")
+        row = json.dumps(lab.status().get(f"plans/{vid}", {}))
+        assert "E_SCHEMA_INVALID" in row and "requires_approval" in row, row
+        return
+    assert len(lab.calls(f"{vid}-1")) == 1, lab.calls(f"{vid}-1")
     assert lab.plan(vid)["plan"]["status"] == "awaiting_approval", lab.plan(vid)["plan"]
+
+
+def test_the_gate_written_as_a_boolean_still_converts(lab: Lab) -> None:
+    """The control must take the converted path (else the refusal branch above hides it)."""
+    assert (lab.repo / "plans" / "daemon-true" / "PLAN.yml").exists()

@@ -12,31 +12,58 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.plan.convert.common import Ctx, Loc, check, document, first_line, millis_to_iso
+from controller.plan.convert.common import (
+    ANY,
+    BOOL,
+    INT,
+    NUMBER,
+    STR,
+    Ctx,
+    Loc,
+    Shape,
+    check,
+    document,
+    first_line,
+    millis_to_iso,
+)
 
 FORMAT = "actionplan"
-ROOT_KEYS = (
-    "plan_version",
-    "plan_id",
-    "title",
-    "workspace_id",
-    "created_at",
-    "steps",
-    "preconditions",
-    "on_failure",
-    "metadata",
-)
-STEP_KEYS = (
-    "step_number",
-    "step_id",
-    "action",
-    "description",
-    "preconditions",
-    "verification",
-    "on_failure",
-    "timeout_ms",
-    "idempotent",
-)
+# The source's shapes (common.Ctx.fields): every field this converter reads, with its type.
+ROOT: Shape = {
+    "plan_version": INT,
+    "plan_id": ANY,
+    "title": ANY,
+    "workspace_id": ANY,
+    "created_at": NUMBER,
+    "steps": ANY,
+    "preconditions": ANY,
+    "on_failure": ANY,
+    "metadata": ANY,
+}
+STEP: Shape = {
+    "step_number": INT,
+    "step_id": ANY,
+    "action": ANY,
+    "description": ANY,
+    "preconditions": ANY,
+    "verification": ANY,
+    "on_failure": ANY,
+    "timeout_ms": ANY,
+    "idempotent": BOOL,
+}
+CUSTOM: Shape = {"type": STR, "action_type": ANY, "payload": ANY}
+VERIFICATION: Shape = {"strategy": ANY, "description": ANY, "timeout_ms": ANY}
+ABORT: Shape = {"strategy": STR, "message": STR}
+SKIP: Shape = {"strategy": STR, "warn": ANY}
+RETRY: Shape = {
+    "strategy": STR,
+    "max_attempts": ANY,
+    "initial_delay_ms": ANY,
+    "max_delay_ms": ANY,
+    "backoff_multiplier": ANY,
+}
+ASK: Shape = {"strategy": STR, "summary": STR}
+FALLBACK: Shape = {"strategy": STR, "steps": ANY}
 
 
 class Nested:
@@ -59,7 +86,7 @@ class Nested:
 
 
 def convert(data: dict[str, Any], ctx: Ctx, nested: Nested, loc: Loc = ()) -> dict[str, Any]:
-    ctx.only_keys(data, loc, ROOT_KEYS)
+    data = ctx.fields(data, loc, ROOT)
     version = data.get("plan_version", 1)
     if version != 1:
         ctx.unsupported((*loc, "plan_version"), f"plan_version {version!r}; only 1 is known")
@@ -86,12 +113,15 @@ def convert(data: dict[str, Any], ctx: Ctx, nested: Nested, loc: Loc = ()) -> di
                     (*loc, "on_failure"), "plan-level retry settings: set them per step"
                 )
     meta = {k: data[k] for k in ("plan_id", "metadata") if data.get(k) is not None}
+    created = millis_to_iso(data.get("created_at"))
+    if "created_at" in data and created is None:
+        ctx.invalid((*loc, "created_at"), "not a time: milliseconds since 1970 are expected")
     return document(
         ctx,
         fmt=FORMAT,
         name=first_line(title),
         task=title if workspace is None else f"{title} (workspace {workspace})",
-        created=millis_to_iso(data.get("created_at")),
+        created=created,
         inputs={"workspace_id": workspace} if workspace is not None else None,
         metadata={"source": meta} if meta else None,
         actions=actions,
@@ -102,8 +132,7 @@ def convert(data: dict[str, Any], ctx: Ctx, nested: Nested, loc: Loc = ()) -> di
 def _action(
     step: Any, index: int, ctx: Ctx, nested: Nested, loc: Loc, keys: dict[Any, Any]
 ) -> dict[str, Any]:
-    step = ctx.obj(step, loc, "a step object")
-    ctx.only_keys(step, loc, STEP_KEYS)
+    step = ctx.fields(step, loc, STEP, "a step object")
     number = step.get("step_number", index + 1)
     if number != index + 1:
         ctx.unsupported(
@@ -148,7 +177,7 @@ def _common(
         out["timeout"] = timeout
     if step.get("idempotent") is False:
         out["idempotent"] = False
-    elif step.get("idempotent") is True:
+    elif step.get("idempotent"):
         ctx.note((*loc, "idempotent"), "idempotent: true comes from the tool catalog in plangate")
 
 
@@ -163,7 +192,7 @@ def _call(action: Any, ctx: Ctx, loc: Loc, nested: Nested, number: int) -> dict[
         ctx.only_keys(action, loc, ("type", "plan"))
         return _nested(params.get("plan"), ctx, (*loc, "plan"), nested, number)
     if kind == "custom":
-        ctx.only_keys(action, loc, ("type", "action_type", "payload"))
+        ctx.fields(action, loc, CUSTOM)
         kind = ctx.text(action.get("action_type"), (*loc, "action_type")) or "custom"
         payload = action.get("payload")
         params = payload if isinstance(payload, dict) else {"payload": payload}
@@ -205,14 +234,18 @@ def _check(pre: Any, ctx: Ctx, loc: Loc, keys: dict[Any, Any], number: int) -> d
 def _verify(value: Any, ctx: Ctx, loc: Loc, out: dict[str, Any]) -> dict[str, Any] | None:
     if value is None:
         return None
-    value = ctx.obj(value, loc)
-    ctx.only_keys(value, loc, ("strategy", "description", "timeout_ms"))
+    value = ctx.fields(value, loc, VERIFICATION)
     strategy = ctx.obj(value.get("strategy"), (*loc, "strategy"), "a strategy with `type`")
     kind = strategy.get("type")
-    if kind in (None, "none"):
+    if not isinstance(kind, str) or not kind:
+        ctx.invalid(
+            (*loc, "strategy", "type"),
+            "the strategy's `type` is required, a string",
+            'name the check, or write {"type": "none"} for no verification',
+        )
         return None
-    if not isinstance(kind, str):
-        ctx.invalid((*loc, "strategy", "type"), "the strategy's `type` must be a string")
+    if kind == "none":
+        _no_verify(value, strategy, ctx, loc)
         return None
     verify = check(
         ctx.tool_name(kind, (*loc, "strategy", "type")),
@@ -227,30 +260,41 @@ def _verify(value: Any, ctx: Ctx, loc: Loc, out: dict[str, Any]) -> dict[str, An
     return verify
 
 
+def _no_verify(value: dict[str, Any], strategy: dict[str, Any], ctx: Ctx, loc: Loc) -> None:
+    """``type: none``: no verify; any field beside it is refused or noted, never lost."""
+    ctx.only_keys(strategy, (*loc, "strategy"), ("type",))
+    for key in ("timeout_ms", "description"):
+        if key in value:
+            ctx.note(
+                (*loc, key),
+                f"not used: the strategy is `none` (no verification); {key} {value[key]!r}",
+            )
+
+
 def _on_failure(
     value: Any, ctx: Ctx, loc: Loc, number: int, nested: Nested, plan: bool = False
 ) -> dict[str, Any]:
     value = ctx.obj(value, loc, "an on_failure object with `strategy`")
     strategy = value.get("strategy")
     if strategy == "abort":
-        ctx.only_keys(value, loc, ("strategy", "message"))
+        value = ctx.fields(value, loc, ABORT)
         if value.get("message"):
             ctx.note((*loc, "message"), f"abort message: {value['message']}")
         return {"on_failure": "stop"}
     if strategy == "skip":
-        ctx.only_keys(value, loc, ("strategy", "warn"))
+        value = ctx.fields(value, loc, SKIP)
         if value.get("warn") is not None:
             ctx.note((*loc, "warn"), f"warn: {value['warn']} (a skipped action is always logged)")
         return {"on_failure": "skip"}
     if strategy == "retry":
         return _retry(value, ctx, loc)
     if strategy == "require_approval":
-        ctx.only_keys(value, loc, ("strategy", "summary"))
+        value = ctx.fields(value, loc, ASK)
         if value.get("summary"):
             ctx.note((*loc, "summary"), f"approval summary: {value['summary']}")
         return {"on_failure": "ask"}
     if strategy == "fallback" and not plan:
-        ctx.only_keys(value, loc, ("strategy", "steps"))
+        value = ctx.fields(value, loc, FALLBACK)
         steps = ctx.items(value.get("steps"), (*loc, "steps"))
         fallback = [
             _fallback(s, i, ctx, (*loc, "steps", i), number, nested) for i, s in enumerate(steps)
@@ -261,11 +305,7 @@ def _on_failure(
 
 
 def _retry(value: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:
-    ctx.only_keys(
-        value,
-        loc,
-        ("strategy", "max_attempts", "initial_delay_ms", "max_delay_ms", "backoff_multiplier"),
-    )
+    value = ctx.fields(value, loc, RETRY)
     attempts = value.get("max_attempts")
     if not isinstance(attempts, int) or isinstance(attempts, bool) or not 1 <= attempts <= 101:
         ctx.unsupported((*loc, "max_attempts"), f"max_attempts {attempts!r}: 1..101 calls")
@@ -297,8 +337,7 @@ def _retry(value: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:
 def _fallback(
     step: Any, index: int, ctx: Ctx, loc: Loc, number: int, nested: Nested
 ) -> dict[str, Any]:
-    step = ctx.obj(step, loc, "a fallback step")
-    ctx.only_keys(step, loc, STEP_KEYS)
+    step = ctx.fields(step, loc, STEP, "a fallback step")
     out: dict[str, Any] = {"id": f"{number}.{index + 1}"}
     action = ctx.obj(step.get("action"), (*loc, "action"))
     if action.get("type") == "nested_plan":

@@ -14,12 +14,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.plan.convert.common import Ctx, Loc, check, document, first_line, snake
+from controller.plan.convert.common import (
+    ANY,
+    BOOL,
+    LIST,
+    OBJECT,
+    STR,
+    Ctx,
+    Loc,
+    Shape,
+    check,
+    document,
+    first_line,
+    snake,
+)
 
 FORMAT = "agent-plan"
-ROOT_KEYS = ("task_id", "title", "description", "created_at", "meta", "steps", "overlays")
-STEP_KEYS = ("id", "title", "detail", "tool", "validations", "requires_approval", "metadata")
-TOOL_KEYS = ("kind", "wait", "timeout_ms")
+# The source's shapes (common.Ctx.fields): every field this converter reads, with its type.
+ROOT: Shape = {
+    "task_id": ANY,
+    "title": ANY,
+    "description": ANY,
+    "created_at": STR,
+    "meta": OBJECT,
+    "steps": ANY,
+    "overlays": ANY,
+}
+WRAPPER: Shape = {"overlays": ANY}
+META: Shape = {"rationale": ANY, "risk_assessment": LIST, "vendor_context": ANY}
+STEP: Shape = {
+    "id": ANY,
+    "title": ANY,
+    "detail": STR,
+    "tool": ANY,
+    "validations": ANY,
+    "requires_approval": BOOL,
+    "metadata": OBJECT,
+}
+TOOL: Shape = {"kind": ANY, "wait": ANY, "timeout_ms": ANY}
+CUSTOM: Shape = {"name": ANY, "payload": ANY, "args": ANY}
+VALIDATION: Shape = {"description": ANY, "condition": ANY}
 WAITS = ("dom_ready", "idle", "none")
 
 
@@ -35,15 +69,12 @@ def unwrap(data: dict[str, Any]) -> tuple[dict[str, Any], Loc, dict[str, Any]]:
 
 def convert(source: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     data, root, outer = unwrap(source)
-    ctx.only_keys(outer, root[:-1], ("overlays",))
-    ctx.only_keys(data, root, ROOT_KEYS)
+    outer = ctx.fields(outer, root[:-1], WRAPPER)
+    data = ctx.fields(data, root, ROOT)
     title = ctx.text(data.get("title"), (*root, "title"))
     description = ctx.text(data.get("description"), (*root, "description"), required=False)
-    meta = ctx.obj(data.get("meta") or {}, (*root, "meta"))
-    ctx.only_keys(meta, (*root, "meta"), ("rationale", "risk_assessment", "vendor_context"))
-    risks = [
-        str(r) for r in ctx.items(meta.get("risk_assessment"), (*root, "meta", "risk_assessment"))
-    ]
+    meta = ctx.fields(data.get("meta", {}), (*root, "meta"), META)
+    risks = [str(r) for r in meta.get("risk_assessment", [])]
     task = description or title
     if risks:
         task += "\n\nKnown risks:\n" + "\n".join(f"- {r}" for r in risks)
@@ -66,28 +97,24 @@ def convert(source: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             metadata[key] = value
     for action in actions:
         action.pop("_step_id", None)
-    created = data.get("created_at")
     return document(
         ctx,
         fmt=FORMAT,
         name=first_line(title),
         task=task,
-        created=created if isinstance(created, str) else None,
+        created=data.get("created_at"),
         metadata={"source": metadata} if metadata else None,
         actions=actions,
     )
 
 
 def _action(step: Any, number: int, ctx: Ctx, loc: Loc) -> dict[str, Any]:
-    step = ctx.obj(step, loc, "a step object")
-    ctx.only_keys(step, loc, STEP_KEYS)
+    step = ctx.fields(step, loc, STEP, "a step object")
     title = ctx.text(step.get("title"), (*loc, "title"))
-    detail = step.get("detail")
-    why = f"{title}: {detail}" if isinstance(detail, str) and detail.strip() else title
+    detail = step.get("detail", "")
+    why = f"{title}: {detail}" if detail.strip() else title
     action: dict[str, Any] = {"id": number, "_step_id": str(step.get("id", number)), "why": why}
-    action.update(
-        _tool(ctx.obj(step.get("tool"), (*loc, "tool"), "a tool object"), ctx, (*loc, "tool"))
-    )
+    action.update(_tool(step.get("tool"), ctx, (*loc, "tool")))
     validations = ctx.items(step.get("validations"), (*loc, "validations"))
     if len(validations) > 1:
         ctx.unsupported(
@@ -97,21 +124,18 @@ def _action(step: Any, number: int, ctx: Ctx, loc: Loc) -> dict[str, Any]:
         )
     elif validations:
         action["verify"] = _verify(validations[0], ctx, (*loc, "validations", 0), action)
-    if step.get("requires_approval") is True:
+    if step.get("requires_approval"):
         action["requires_approval"] = True
-    if step.get("metadata"):
+    if step.get("metadata"):  # an empty map of hints has nothing to keep
         action["_hints"] = step["metadata"]
     return action
 
 
-def _tool(tool: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:
-    ctx.only_keys(tool, loc, TOOL_KEYS)
+def _tool(value: Any, ctx: Ctx, loc: Loc) -> dict[str, Any]:
+    tool = ctx.fields(value, loc, TOOL, "a tool object")
     name, payload = _variant(tool.get("kind"), ctx, (*loc, "kind"))
     if name == "custom":
-        custom = payload if isinstance(payload, dict) else {}
-        ctx.only_keys(custom, (*loc, "kind", "Custom"), ("name", "payload", "args"))
-        name = ctx.text(custom.get("name"), (*loc, "kind", "Custom", "name")) or "custom"
-        payload = custom.get("payload", custom.get("args", {}))
+        name, payload = _custom(payload, ctx, (*loc, "kind", "Custom"))
     params = payload if isinstance(payload, dict) else {"value": payload}
     out: dict[str, Any] = {"tool": ctx.tool_name(name, (*loc, "kind")), "params": dict(params)}
     wait = tool.get("wait")
@@ -128,6 +152,19 @@ def _tool(tool: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:
     return out
 
 
+def _custom(payload: Any, ctx: Ctx, loc: Loc) -> tuple[str, Any]:
+    """A ``Custom`` kind's tool name and params: ``payload`` or ``args``, never both."""
+    custom = ctx.fields(payload, loc, CUSTOM, "an object with `name` and `payload`")
+    name = ctx.text(custom.get("name"), (*loc, "name")) or "custom"
+    if "payload" in custom and "args" in custom:
+        ctx.unsupported(
+            (*loc, "args"),
+            "both `payload` and `args`: a tool call takes one set of params; "
+            "write them in one of the two",
+        )
+    return name, custom.get("payload", custom.get("args", {}))
+
+
 def _variant(kind: Any, ctx: Ctx, loc: Loc) -> tuple[str, Any]:
     """``{"Navigate": {...}}`` -> ``("navigate", {...})``; a bare ``"Wait"`` has no payload."""
     if isinstance(kind, str) and kind:
@@ -140,8 +177,7 @@ def _variant(kind: Any, ctx: Ctx, loc: Loc) -> tuple[str, Any]:
 
 
 def _verify(validation: Any, ctx: Ctx, loc: Loc, action: dict[str, Any]) -> dict[str, Any]:
-    validation = ctx.obj(validation, loc, "a validation object")
-    ctx.only_keys(validation, loc, ("description", "condition"))
+    validation = ctx.fields(validation, loc, VALIDATION, "a validation object")
     name, payload = _variant(validation.get("condition"), ctx, (*loc, "condition"))
     params = payload if isinstance(payload, dict) else {"value": payload}
     verify = check(ctx.tool_name(name, (*loc, "condition")), dict(params))

@@ -5,12 +5,20 @@ express is recorded as an ``E_CONVERT_UNSUPPORTED`` problem with its location in
 source (every one of them is reported, not only the first); anything that does not change
 what runs but has no PLAN.yml field is kept under ``metadata.converted_from`` so that
 nothing is dropped silently.
+
+Every source object is read through :meth:`Ctx.fields` against its format's *shape* (a
+mapping of each field the converter knows to the JSON type it takes, declared beside the
+converter): a field outside the shape is ``E_CONVERT_UNSUPPORTED``, a value of another type
+``E_SCHEMA_INVALID`` with its location and remedy. A flag is true only when it is the JSON
+boolean ``true`` and ``"true"``, ``1`` or ``[true]`` are refused, never read as false (round
+53: a gate written ``"true"`` converted to no gate at all). ``null`` reads as absent, except
+for a boolean.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,6 +31,44 @@ NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 #: The check tools' answer that preconditions and verifications expect (docs/formats.md).
 CHECK_OK = {"path": "$.ok", "equals": True}
 DEFAULT_STATUS = "pending_approval"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """The JSON type a source field takes, named for the message and with its remedy."""
+
+    name: str
+    accepts: Callable[[Any], bool]
+    remedy: str
+    #: ``null`` reads as the field being absent (never for a flag: null is not a boolean)
+    nullable: bool = True
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+BOOL = Kind(
+    "a boolean",
+    lambda v: isinstance(v, bool),
+    "write true or false: a JSON/YAML boolean, not a string, a number or a list",
+    nullable=False,
+)
+STR = Kind("a string", lambda v: isinstance(v, str), "write the value as a string")
+INT = Kind("an integer", _is_int, "write a whole number")
+NUMBER = Kind(
+    "a number", lambda v: _is_int(v) or isinstance(v, float), "write a number (not a string)"
+)
+OBJECT = Kind("an object", lambda v: isinstance(v, dict), "write an object (a mapping)")
+LIST = Kind("a list", lambda v: isinstance(v, list), "write a list")
+STRINGS = Kind(
+    "a list of strings",
+    lambda v: isinstance(v, list) and all(isinstance(item, str) for item in v),
+    'write a list of ids as strings, e.g. ["s1", "s2"]',
+)
+ANY = Kind("any value", lambda v: True, "")
+#: The fields of one kind of source object, each with the type it takes.
+Shape = Mapping[str, Kind]
 
 
 @dataclass
@@ -40,9 +86,9 @@ class Ctx:
             Problem("E_CONVERT_UNSUPPORTED", message, format_path(loc), self.lines.get(loc))
         )
 
-    def invalid(self, loc: Loc, message: str) -> None:
+    def invalid(self, loc: Loc, message: str, remedy: str | None = None) -> None:
         self.problems.append(
-            Problem("E_SCHEMA_INVALID", message, format_path(loc), self.lines.get(loc))
+            Problem("E_SCHEMA_INVALID", message, format_path(loc), self.lines.get(loc), remedy)
         )
 
     def note(self, loc: Loc, message: str) -> None:
@@ -53,6 +99,27 @@ class Ctx:
             raise ConvertFailed(self.problems, self.source)
 
     # --- typed access to the source ------------------------------------------------------
+
+    def fields(self, value: Any, loc: Loc, shape: Shape, what: str = "an object") -> dict[str, Any]:
+        """The source object at ``loc`` read by its shape: the one door a converter reads a
+        source's fields through. Returns the known fields whose values have their type (a
+        null one left out, as absent); every other field is a problem (module docstring)."""
+        raw = self.obj(value, loc, what)
+        self.only_keys(raw, loc, shape)
+        out: dict[str, Any] = {}
+        for key, item in raw.items():
+            kind = shape.get(key)
+            if kind is None or (item is None and kind.nullable):
+                continue
+            if kind.accepts(item):
+                out[key] = item
+            else:
+                self.invalid(
+                    (*loc, key),
+                    f"`{key}` must be {kind.name}, got {_kind(item)} {_short(item)}",
+                    kind.remedy or None,
+                )
+        return out
 
     def obj(self, value: Any, loc: Loc, what: str = "an object") -> dict[str, Any]:
         if isinstance(value, dict):
@@ -115,6 +182,11 @@ class Ctx:
         self.renamed_tools[fixed] = name
         self.note(loc, f"tool {name!r} is named {fixed!r} (PLAN.yml tool names are identifiers)")
         return fixed
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _kind(value: Any) -> str:

@@ -13,25 +13,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.plan.convert.common import Ctx, Loc, document, first_line, topo_order
+from controller.plan.convert.common import (
+    ANY,
+    BOOL,
+    INT,
+    LIST,
+    NUMBER,
+    OBJECT,
+    STR,
+    STRINGS,
+    Ctx,
+    Loc,
+    Shape,
+    document,
+    first_line,
+    topo_order,
+)
 
 FORMAT = "plan-contract"
-ROOT_KEYS = (
-    "plan_version",
-    "plan_id",
-    "plan_hash",
-    "skill_id",
-    "goal",
-    "assumptions",
-    "inputs",
-    "steps",
-    "estimates",
-    "risk",
-    "validation_issues",
-    "policy_context",
-    "llm",
-    "status",
-)
+# The source's shapes (common.Ctx.fields): every field this converter reads, with its type.
+ROOT: Shape = {
+    "plan_version": INT,
+    "plan_id": ANY,
+    "plan_hash": ANY,
+    "skill_id": STR,
+    "goal": ANY,
+    "assumptions": LIST,
+    "inputs": OBJECT,
+    "steps": ANY,
+    "estimates": ANY,
+    "risk": ANY,
+    "validation_issues": ANY,
+    "policy_context": OBJECT,
+    "llm": ANY,
+    "status": ANY,
+}
 METADATA_KEYS = (
     "plan_id",
     "plan_hash",
@@ -42,16 +58,23 @@ METADATA_KEYS = (
     "llm",
     "status",
 )
-STEP_KEYS = (
-    "step_id",
-    "tool",
-    "args",
-    "description",
-    "depends_on",
-    "requires_approval",
-    "timeout_ms",
-)
-POLICY_KEYS = ("policy_preset", "model", "max_steps", "max_tool_calls", "max_pages", "max_cost_usd")
+STEP: Shape = {
+    "step_id": ANY,
+    "tool": ANY,
+    "args": OBJECT,
+    "description": ANY,
+    "depends_on": STRINGS,
+    "requires_approval": BOOL,
+    "timeout_ms": ANY,
+}
+POLICY: Shape = {
+    "policy_preset": ANY,
+    "model": ANY,
+    "max_steps": INT,
+    "max_tool_calls": INT,
+    "max_pages": ANY,
+    "max_cost_usd": NUMBER,
+}
 CAPS = {
     "max_steps": "max_actions",
     "max_tool_calls": "max_tool_calls",
@@ -60,21 +83,19 @@ CAPS = {
 
 
 def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    ctx.only_keys(data, (), ROOT_KEYS)
+    data = ctx.fields(data, (), ROOT)
     if data.get("plan_version", 1) != 1:
         ctx.unsupported(("plan_version",), f"plan_version {data['plan_version']!r}; only 1")
     goal = ctx.text(data.get("goal"), ("goal",))
     assumptions = [
-        ctx.text(a, ("assumptions", i))
-        for i, a in enumerate(ctx.items(data.get("assumptions"), ("assumptions",)))
+        ctx.text(a, ("assumptions", i)) for i, a in enumerate(data.get("assumptions", []))
     ]
     task = goal
     if assumptions:
         task += "\n\nAssumptions:\n" + "\n".join(f"- {a}" for a in assumptions)
-    inputs = ctx.obj(data.get("inputs") or {}, ("inputs",))
+    inputs = data.get("inputs", {})
     actions = _actions(ctx.items(data.get("steps"), ("steps",)), ctx)
-    policy = ctx.obj(data.get("policy_context") or {}, ("policy_context",))
-    ctx.only_keys(policy, ("policy_context",), POLICY_KEYS)
+    policy = ctx.fields(data.get("policy_context", {}), ("policy_context",), POLICY)
     if policy.get("max_pages") is not None:
         ctx.unsupported(
             ("policy_context", "max_pages"),
@@ -106,16 +127,12 @@ def _actions(steps: list[Any], ctx: Ctx) -> list[dict[str, Any]]:
     records: dict[str, tuple[dict[str, Any], Loc]] = {}
     for index, item in enumerate(steps):
         loc: Loc = ("steps", index)
-        step = ctx.obj(item, loc, "a step object")
-        ctx.only_keys(step, loc, STEP_KEYS)
+        step = ctx.fields(item, loc, STEP, "a step object")
         step_id = ctx.text(step.get("step_id"), (*loc, "step_id"))
         if step_id in records:
             ctx.invalid((*loc, "step_id"), f"step_id {step_id!r} is used twice")
         records[step_id] = (step, loc)
-    deps = {
-        sid: [d for d in ctx.items(s.get("depends_on"), (*loc, "depends_on"))]
-        for sid, (s, loc) in records.items()
-    }
+    deps = {sid: list(s.get("depends_on", [])) for sid, (s, _) in records.items()}
     for sid, wanted in deps.items():
         for index, dep in enumerate(wanted):
             if dep not in records:
@@ -145,11 +162,11 @@ def _action(step: dict[str, Any], loc: Loc, number: int, ctx: Ctx) -> dict[str, 
         "why": ctx.text(why, (*loc, "description"))
         if why is not None
         else f"step {step.get('step_id')}: {tool}",
-        "params": ctx.obj(step.get("args") or {}, (*loc, "args")),
+        "params": step.get("args", {}),
     }
     timeout = ctx.seconds(step.get("timeout_ms"), (*loc, "timeout_ms"), millis=True)
     if timeout is not None:
         action["timeout"] = timeout
-    if step.get("requires_approval") is True:
+    if step.get("requires_approval"):
         action["requires_approval"] = True
     return action

@@ -51,6 +51,7 @@ CONFIG_FIELDS = {
 }
 LISTS = {"steps", "dependencies", "tools_required"}
 NUMBERS = {"estimated_time", "timeout", "retry_count", "max_retries"}
+FLAGS = {"parallel_execution", "error_recovery"}
 
 
 def parse(text: str, ctx: Ctx) -> dict[str, Any]:
@@ -168,8 +169,8 @@ def _value(text: str, key: str) -> Any:
         except json.JSONDecodeError:
             return text
     lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
+    if key in FLAGS and lowered in ("true", "false"):
+        return lowered == "true"  # any other word stays text, for the converter to refuse
     return text.strip("`")
 
 

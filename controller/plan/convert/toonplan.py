@@ -11,44 +11,64 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.plan.convert.common import Ctx, Loc, document, first_line, topo_order
+from controller.plan.convert.common import (
+    ANY,
+    BOOL,
+    OBJECT,
+    STR,
+    Ctx,
+    Loc,
+    Shape,
+    document,
+    first_line,
+    topo_order,
+)
 
 FORMAT = "toon-plan"
-ROOT_KEYS = ("metadata", "tasks", "steps", "shared_inputs", "workflow_config")
-STEP_KEYS = (
-    "id",
-    "task_id",
-    "action",
-    "parameters",
-    "step_type",
-    "timeout",
-    "dependencies",
-    "retry_count",
-    "title",
-)
-TASK_KEYS = (
-    "id",
-    "name",
-    "description",
-    "steps",
-    "dependencies",
-    "agent_type",
-    "tools_required",
-    "estimated_time",
-)
-CONFIG_KEYS = ("parallel_execution", "error_recovery", "max_retries")
+# The source's shapes (common.Ctx.fields): every field this converter reads, with its type.
+ROOT: Shape = {
+    "metadata": ANY,
+    "tasks": ANY,
+    "steps": ANY,
+    "shared_inputs": ANY,
+    "workflow_config": OBJECT,
+}
+STEP: Shape = {
+    "id": ANY,
+    "task_id": ANY,
+    "action": ANY,
+    "parameters": OBJECT,
+    "step_type": ANY,
+    "timeout": ANY,
+    "dependencies": ANY,
+    "retry_count": ANY,
+    "title": STR,
+}
+TASK: Shape = {
+    "id": ANY,
+    "name": STR,
+    "description": ANY,
+    "steps": ANY,
+    "dependencies": ANY,
+    "agent_type": ANY,
+    "tools_required": ANY,
+    "estimated_time": ANY,
+}
+CONFIG: Shape = {"parallel_execution": BOOL, "error_recovery": BOOL, "max_retries": ANY}
 STEP_TYPES = ("AGENT_EXECUTION", "DATA_PROCESSING", "ANALYSIS", "VISUALIZATION", "CONDITION_CHECK")
 DEFAULT_TIMEOUT = 300
 DEFAULT_RETRY_COUNT = 3
 
 
 def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    ctx.only_keys(data, (), ROOT_KEYS)
+    data = ctx.fields(data, (), ROOT)
     meta = ctx.obj(data.get("metadata"), ("metadata",))
     title = ctx.text(meta.get("title"), ("metadata", "title"))
     objective = ctx.text(meta.get("objective"), ("metadata", "objective"), required=False)
-    config = ctx.obj(data.get("workflow_config") or {}, ("workflow_config",))
-    ctx.only_keys(config, ("workflow_config",), CONFIG_KEYS)
+    created = meta.get("created_at")
+    if created is not None and not isinstance(created, str):
+        ctx.invalid(("metadata", "created_at"), f"expected a time as a string, got {created!r}")
+    config = ctx.fields(data.get("workflow_config", {}), ("workflow_config",), CONFIG)
     tasks = _tasks(ctx.items(data.get("tasks"), ("tasks",)), ctx)
     steps = _steps(ctx.items(data.get("steps"), ("steps",)), tasks, ctx)
     actions = _actions(steps, tasks, config, ctx)
@@ -61,7 +81,6 @@ def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         metadata["source"] = extra_meta
     if tasks:
         metadata["tasks"] = [task for task, _ in tasks.values()]
-    created = meta.get("created_at")
     return document(
         ctx,
         fmt=FORMAT,
@@ -78,12 +97,11 @@ def _tasks(items: list[Any], ctx: Ctx) -> dict[str, tuple[dict[str, Any], Loc]]:
     tasks: dict[str, tuple[dict[str, Any], Loc]] = {}
     for index, item in enumerate(items):
         loc: Loc = ("tasks", index)
-        task = ctx.obj(item, loc, "a task object")
-        ctx.only_keys(task, loc, TASK_KEYS)
+        task = ctx.fields(item, loc, TASK, "a task object")
         task_id = ctx.text(task.get("id"), (*loc, "id"))
         if task_id in tasks:
             ctx.invalid((*loc, "id"), f"task id {task_id!r} is used twice")
-        tasks[task_id] = (task, loc)
+        tasks[task_id] = (item if isinstance(item, dict) else task, loc)  # kept whole
     return tasks
 
 
@@ -93,8 +111,7 @@ def _steps(items: list[Any], tasks: dict[str, Any], ctx: Ctx) -> dict[str, tuple
         ctx.invalid(("steps",), "a plan needs at least one step")
     for index, item in enumerate(items):
         loc: Loc = ("steps", index)
-        step = ctx.obj(item, loc, "a step object")
-        ctx.only_keys(step, loc, STEP_KEYS)
+        step = ctx.fields(item, loc, STEP, "a step object")
         step_id = ctx.text(step.get("id"), (*loc, "id"))
         if step_id in steps:
             ctx.invalid((*loc, "id"), f"step id {step_id!r} is used twice")
@@ -155,7 +172,7 @@ def _actions(
         return []
     number = {step_id: index + 1 for index, step_id in enumerate(order)}
     graph = any(deps.values())
-    parallel = config.get("parallel_execution") is True
+    parallel = config.get("parallel_execution", False)
     actions = []
     for step_id in order:
         step, loc = steps[step_id]
@@ -189,8 +206,7 @@ def _action(
     if task.get("name"):
         why = f"{task['name']}: {why}"
     action: dict[str, Any] = {"id": number, "tool": tool, "why": why}
-    params = step.get("parameters")
-    action["params"] = ctx.obj(params, (*loc, "parameters")) if params is not None else {}
+    action["params"] = step.get("parameters", {})
     timeout = ctx.seconds(step.get("timeout", DEFAULT_TIMEOUT), (*loc, "timeout"), millis=False)
     if timeout is not None:
         action["timeout"] = timeout
@@ -199,7 +215,7 @@ def _action(
 
 
 def _failure(step: dict[str, Any], loc: Loc, config: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    if config.get("error_recovery") is not True:
+    if not config.get("error_recovery", False):
         if step.get("retry_count"):
             ctx.note((*loc, "retry_count"), "not retried: workflow_config.error_recovery is off")
         return {}

@@ -49,6 +49,7 @@ from controller.errors import (
     error_for,
 )
 from controller.execution import checks
+from controller.execution.caps import CapBudget
 from controller.execution.checkpoints import Checkpoints
 from controller.execution.journal import (
     DONE,
@@ -221,7 +222,12 @@ class PlanRun:
             max_chars=self.config.limits.max_params_bytes,
             unknown=self._unknown,
         )
-        self.scope = Scope(ctx, outputs, results)
+        #: The caps in force (SPEC §11): the smaller of the plan's and the config's limits;
+        #: a nested plan's budget chains to this one (:mod:`~controller.execution.caps`).
+        self.budget = CapBudget(
+            profile.caps_for(plan.data, self.config.limits), self._tool_calls, self.lock
+        )
+        self.scope = Scope(ctx, outputs, results, self.budget)
         self.log = structlog.get_logger("plangate").bind(plan=plan_id, hash=frozen)
         self.tool_env = self._tool_env()
         graph, problems = rules.plan_graph(self.model)
@@ -247,16 +253,11 @@ class PlanRun:
         )
         #: Action id -> pid of a tool process a crashed run left running, stopped on recovery.
         self.orphans_stopped: dict[ActionKey, int] = {}
-        #: The caps in force (SPEC §11): the smaller of the plan's and the config's limits.
-        self.caps = profile.caps_for(plan.data, self.config.limits)
-        #: Check tools' calls this run (preconditions, verify polls): they count as tool calls.
-        self.check_calls = 0
-        self.started = time.monotonic()
 
     # --- the run ------------------------------------------------------------------------
 
     def execute(self, *, gate_approved: ActionKey | None) -> RunOutcome:
-        self.started = time.monotonic()  # max_runtime counts from this run's start or resume
+        self.budget.started = time.monotonic()  # max_runtime: from this run's start or resume
         if self._already_completed():
             self.checkpoints.render("completed", final=True)
             return self._produced(RunOutcome("completed"))
@@ -447,52 +448,9 @@ class PlanRun:
             assert full.error is not None
             return RunOutcome("failed", full.error, full.key if full.key is not None else step.key)
 
-    # --- caps (SPEC §11) ---------------------------------------------------------------
-
-    def cap_reached(self, key: ActionKey) -> LimitExceeded | None:
-        """Stop before a call the caps do not allow: tool calls (every attempt of every
-        action, retries included, across resumes) and this run's wall time."""
-        with self.lock:
-            calls = self.state.tool_calls + self.check_calls
-        if calls >= self.caps.max_tool_calls:
-            return LimitExceeded(
-                f"action {key} would be tool call {calls + 1}, over the cap of "
-                f"{self.caps.max_tool_calls} (limits.max_tool_calls, retries included)"
-            )
-        if self.runtime_left() == 0:
-            return self.runtime_exceeded(key)
-        return None
-
-    def count_check_call(self, key: ActionKey | None) -> None:
-        """Count a check tool's call (a precondition, a verify poll) toward
-        ``max_tool_calls``; raise E_LIMIT_EXCEEDED instead of making one past the cap
-        (round 21: a verify polling every 50 ms made 25 calls under a cap of 3). Counted
-        for this run: a resumed run counts its actions' calls again, not its checks'."""
-        with self.lock:
-            calls = self.state.tool_calls + self.check_calls
-            if calls >= self.caps.max_tool_calls:
-                raise LimitExceeded(
-                    f"a check of action {key} would be tool call {calls + 1}, over the cap "
-                    f"of {self.caps.max_tool_calls} (limits.max_tool_calls, checks included)"
-                )
-            self.check_calls += 1
-
-    def runtime_left(self) -> float | None:
-        if self.caps.max_runtime is None:
-            return None
-        return max(0.0, self.caps.max_runtime - (time.monotonic() - self.started))
-
-    def runtime_exceeded(self, key: ActionKey) -> LimitExceeded:
-        ran = time.monotonic() - self.started
-        return LimitExceeded(
-            f"the run has taken {ran:.1f} s at action {key}, over the cap of "
-            f"{self.caps.max_runtime:g} s (limits.max_runtime)"
-        )
-
-    def tool_timeout(self, seconds: float) -> float:
-        """A tool's timeout, shortened to the run time the cap leaves."""
-        left = self.runtime_left()
-        return seconds if left is None else max(0.001, min(seconds, left))
+    def _tool_calls(self) -> int:
+        """The tool calls the journal holds, across resumes (SPEC §11: retries included)."""
+        return self.state.tool_calls
 
     def interrupted(self, key: ActionKey, doing: str) -> RunOutcome | None:
         return interrupted_outcome(key, doing, self.abort_requested, self.stop_requested)

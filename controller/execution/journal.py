@@ -382,6 +382,9 @@ class Replay:
     #: Start records of every action, across runs: the tool calls ``max_tool_calls`` counts
     #: (kept as a count: summing the actions' starts before each call cost O(N) per action).
     tool_calls: int = 0
+    #: The same per nested plan: parent action id -> starts of its ``"<id>/..."`` steps (the
+    #: nested plan's own ``max_tool_calls``, :mod:`controller.execution.caps`).
+    nested_calls: dict[str, int] = field(default_factory=dict)
     #: The journal was lost and rebuilt from the plan's committed ``execution:`` block (a
     #: ``recovered`` record, round 45): the values only the lost journal held are not known.
     recovered: bool = False
@@ -419,6 +422,9 @@ class Replay:
             state = self.action(_key(record["id"]))
             state.starts.append(record)
             self.tool_calls += 1
+            if isinstance(state.id, str) and "/" in state.id:
+                head = state.id.split("/", 1)[0]
+                self.nested_calls[head] = self.nested_calls.get(head, 0) + 1
             state.round_attempts += 1
             state.open_start = True
             state.spawn = state.called = None

@@ -7,7 +7,10 @@ the parent's :class:`~controller.execution.steps.StepRunner`: journaled in the p
 journal with keys ``"<parent action>/<id>"`` (their idempotency keys derive from the parent's
 hash), with the parent's approval, secrets and catalog. Their references resolve in the
 nested plan's own scope: its inputs (its defaults, overridden by the parent action's
-resolved ``inputs``) and its own actions' outputs.
+resolved ``inputs``) and its own actions' outputs. Its calls count toward its own caps
+(its ``limits:`` and the config's, the smaller) and toward the parent's: the nested run has
+its own :class:`~controller.execution.caps.CapBudget`, chained to the parent's, so the
+smaller remaining budget wins (round 54).
 
 The parent action's start record opens the nested run; its end closes it, with the result
 ``{"plan", "hash", "outputs": {"<id>": {...}}}`` (which the parent's ``outputs`` and
@@ -23,7 +26,7 @@ from controller.execution import checks
 from controller.execution.journal import JournalFull
 from controller.execution.results import extract_outputs, take_result
 from controller.execution.steps import RunOutcome, Scope, Step, error_of, guarded, journaled
-from controller.plan import graph, nested, plans, refs
+from controller.plan import graph, nested, plans, profile, refs
 
 if TYPE_CHECKING:
     from controller.execution.steps import Run, StepRunner
@@ -53,7 +56,7 @@ class NestedRun:
         self.models[int(step.key)] = child.model
         if not rec.open_start:
             self.runner.record_start(step, attempt, inputs)
-        scope = self._scope(step, child.model, child.hash, inputs)
+        scope = self._scope(step, child, inputs)
         try:
             outcome = self._preconditions(step, child.model, scope, attempt)
             if outcome is None:
@@ -80,7 +83,8 @@ class NestedRun:
             return self.runner.settle(step, attempt, error, result=result)
         return self.runner.finish(step, attempt, result, outputs)
 
-    def _scope(self, step: Step, model: PlanDocument, child_hash: str, inputs: Any) -> Scope:
+    def _scope(self, step: Step, child: nested.Child, inputs: Any) -> Scope:
+        model = child.model
         outputs: dict[int, dict[str, Any]] = {}
         results: dict[int, Any] = {}
         prefix = f"{step.key}/"
@@ -96,14 +100,20 @@ class NestedRun:
         parent = step.scope.ctx
         ctx = refs.Context(
             inputs=inputs,
-            plan={"name": model.plan.name, "task": model.plan.task, "hash": child_hash},
+            plan={"name": model.plan.name, "task": model.plan.task, "hash": child.hash},
             approval=parent.approval,
             outputs=outputs,
             results=results,
             secret=parent.secret,
             max_chars=parent.max_chars,
         )
-        return Scope(ctx, outputs, results)
+        head = str(step.key)
+        budget = step.scope.budget.nested(
+            profile.caps_for(child.data, self.run.config.limits),
+            lambda: self.run.state.nested_calls.get(head, 0),
+            f"nested plan {child.path}",
+        )
+        return Scope(ctx, outputs, results, budget)
 
     def _preconditions(
         self, step: Step, model: PlanDocument, scope: Scope, attempt: int
@@ -122,7 +132,8 @@ class NestedRun:
                     index,
                     pre,
                     guarded(scope.ctx, pre.guards, who, self.runner.run.redactor.data),
-                    self.runner.checker(step),
+                    # its calls count toward the nested plan's caps (and so the parent's)
+                    self.runner.checker(Step(step.key, step.spec, step.on_failure, scope)),
                 )
             except PlangateError as error:  # a reference or a guard: the check cannot run
                 return RunOutcome("failed", error, step.key)

@@ -28,6 +28,7 @@ from controller.errors import (
     error_for,
 )
 from controller.execution import checks
+from controller.execution.caps import CapBudget, CapReached
 from controller.execution.journal import MESSAGE_CHARS
 from controller.execution.results import check_params, extract_outputs, take_result
 from controller.execution.tools import CallContext, Tool, ToolError
@@ -64,11 +65,13 @@ class RunOutcome:
 
 @dataclass
 class Scope:
-    """What references resolve against: the plan's context (or a nested plan's)."""
+    """The plan a step belongs to (the run's, or a nested plan's): what its references
+    resolve against, and the caps its calls count toward."""
 
     ctx: refs.Context
     outputs: dict[int, dict[str, Any]]
     results: dict[int, Any]
+    budget: CapBudget
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,6 @@ class Run(Protocol):
 
     def record(self, record: dict[str, Any]) -> None: ...
     def crash_point(self, point: str, key: ActionKey) -> None: ...
-    def cap_reached(self, key: ActionKey) -> PlangateError | None: ...
-    def count_check_call(self, key: ActionKey | None) -> None: ...
-    def runtime_left(self) -> float | None: ...
-    def runtime_exceeded(self, key: ActionKey) -> PlangateError: ...
-    def tool_timeout(self, seconds: float) -> float: ...
     def interrupted(self, key: ActionKey, doing: str) -> RunOutcome | None: ...
 
 
@@ -208,7 +206,8 @@ class StepRunner:
         stop = self.run.interrupted(step.key, "checking")
         if stop is not None:
             return stop, False
-        capped = self.run.cap_reached(step.key)
+        budget = step.scope.budget
+        capped = budget.cap_reached(step.key)
         if capped is not None:
             # a cap ends the action and the plan (``skip`` never passes it); the record says
             # so, closing the try a crash left open when the cap refused its re-run
@@ -224,8 +223,8 @@ class StepRunner:
         started = time.monotonic()
         result, outputs, failure = self._call(step, tool, params, attempt)
         duration = _ms(started)
-        if failure is not None and failure.code == "E_TIMEOUT" and self.run.runtime_left() == 0:
-            failure = self.run.runtime_exceeded(step.key)
+        if failure is not None and failure.code == "E_TIMEOUT" and budget.runtime_left() == 0:
+            failure = budget.runtime_exceeded(step.key)
         self.run.crash_point("after-tool", step.key)
         if failure is None:
             if step.spec.verify is not None and step.spec.verify.tool is not None:
@@ -368,8 +367,8 @@ class StepRunner:
         duration: int | None,
         no_call: bool,
     ) -> RunOutcome | None:
-        """The step failed for good: apply ``on_failure``."""
-        mode = step.on_failure
+        """The step failed for good: apply ``on_failure`` (a cap: ``stop``, whatever it says)."""
+        mode = "stop" if isinstance(error, CapReached) else step.on_failure
         status = "skipped" if mode == "skip" else "failed"
         self.record_end(
             step, attempt, status, result, error=error, duration_ms=duration,
@@ -420,7 +419,7 @@ class StepRunner:
         """Call the tool and take its outputs: (result, outputs, error)."""
         ctx = CallContext(
             idempotency_key=idempotency_key(self.run.hash, step.key),
-            timeout=self.run.tool_timeout(step.spec.timeout or tool.spec.timeout),
+            timeout=step.scope.budget.tool_timeout(step.spec.timeout or tool.spec.timeout),
             max_result_bytes=self.run.config.limits.max_result_bytes,
             env=self.run.tool_env,
             plan_id=self.run.plan_id,
@@ -450,7 +449,8 @@ class StepRunner:
         def call(name: str, params: dict[str, Any], index: int) -> Any:
             tool = self.run.catalog.get(name)
             check_params(tool, params)
-            self.run.count_check_call(step.key)  # a check's call is a tool call (round 21)
+            # a check's call is a tool call (round 21), of every plan it is made for
+            step.scope.budget.count_check_call(step.key)
             ctx = CallContext(
                 idempotency_key=idempotency_key(self.run.hash, f"{step.key}:check:{index}"),
                 timeout=tool.spec.timeout,

@@ -48,6 +48,8 @@ class Child:
     file: Path
     model: PlanDocument
     hash: str
+    #: The parsed document (its ``limits:`` as written, for the caps it runs under).
+    data: dict[str, Any]
 
 
 def repo_root(config: Config | None, origin: Path | None) -> Path | None:
@@ -103,7 +105,8 @@ def load(
         error = PlangateError(f"nested plan {pin.path}: {first.render()}")
         error.code = first.code  # type: ignore[misc]
         raise error
-    return Child(pin.path, file, model, found)
+    assert isinstance(data, dict)  # it hashed to the pin
+    return Child(pin.path, file, model, found, data)
 
 
 #: Where nested plans are read from instead of the working tree, while set: repository path ->

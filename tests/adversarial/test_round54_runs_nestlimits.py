@@ -32,6 +32,14 @@ and the child's action 2 and the parent's action 2 ran (``max_runtime: 1`` ignor
 honour the pinned plan's limits inside the parent (the smaller wins), or refuse them at
 validation as a key the engine ignores. Held: ``child-actions`` (the child is invalid,
 so the parent never runs), ``child-onfailure``, ``child-preconditions``, ``parent-calls``.
+
+Fixed (2026-11-29): a nested plan runs under its own caps, chained to the parent's
+(``controller/execution/caps.py``, ``CapBudget``): the same checks the top level makes before
+every call (tool calls, checks included, and the run time that shortens a tool's timeout)
+walk the nested plan's budget, then the parent's, so the smaller remaining one wins. The
+child's cap ends the nested action and the plan ``failed`` with ``E_LIMIT_EXCEEDED`` naming
+the nested plan (a cap is never passed by ``on_failure``). ``max_actions`` and
+``max_cost_usd`` were already checked where the pinned plan is validated with its own limits.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 VARIANTS = [
@@ -52,18 +60,7 @@ VARIANTS = [
     "child-preconditions",
     "parent-calls",
 ]
-BROKEN = {
-    "child-calls": xfail(
-        "nested plan's own limits",
-        "the pinned child's hashed limits {max_tool_calls: 1} were ignored: 3 child calls and "
-        "the parent's next action ran",
-    ),
-    "child-runtime": xfail(
-        "nested plan's own limits",
-        "the pinned child's hashed limits {max_runtime: 1} were ignored: a 4 s action ran to "
-        "its end and everything after it ran",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 TOOL = """\
 import json, os, sys, time

@@ -385,12 +385,13 @@ class StepRunner:
     def _run_fallback(self, step: Step, error: PlangateError) -> RunOutcome | None:
         """Run the fallback steps in order; all ended well: the action counts as skipped."""
         for spec in getattr(step.spec, "fallback", []):
-            rec = self.run.state.action(spec.id)
+            key = _fallback_key(step.key, spec.id)
+            rec = self.run.state.action(key)
             if rec.done:
                 continue
             if rec.finally_failed and not self.run.resume:
-                return RunOutcome("failed", _error_of(rec), spec.id)
-            sub = Step(spec.id, spec, spec.on_failure, step.scope)
+                return RunOutcome("failed", _error_of(rec), key)
+            sub = Step(key, spec, spec.on_failure, step.scope)
             outcome = self.run_step(sub)
             if outcome is not None:
                 return outcome
@@ -602,6 +603,15 @@ def _left_behind(tool: str, error: PlangateError) -> Any:
     except PlangateError as bad:
         error.message += f" ({bad.message})"
         return None
+
+
+def _fallback_key(action: ActionKey, step_id: str) -> ActionKey:
+    """A fallback step's key: its id, under its nested plan's action for a nested one
+    (``"2/1.1"``, as the record shows it; round 54: journaled ``"1.1"``, it was not counted
+    toward the nested plan's caps and could stand for the parent's own step ``1.1``)."""
+    if isinstance(action, str) and "/" in action:
+        return f"{action.rsplit('/', 1)[0]}/{step_id}"
+    return step_id
 
 
 def _error_of(rec: ActionRecord) -> PlangateError:

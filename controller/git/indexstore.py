@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "20"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "21"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -64,6 +64,9 @@ INDEX_VERSION = "20"  # 3: risk and estimate per plan; 4: approval identities, f
 # parked between plan paths, the parked paths kept in ``meta`` (round 50);
 # 20: each frozen hash's first start commit, read from history (round 50: a controller with a
 # new state directory ran a copy of a version whose start commit was on the branch)
+# 21: a commit under the controller's name it did not make, naming a run event of a plan in
+# its message whatever it changes, noted on the plan (round 51's take-over check missed an
+# empty one: the plan's last commit stayed the start)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -64,10 +64,6 @@ def _review(plan: Any, config: Any) -> dict[str, Any]:
     return {**(frozen_facts_for(plan, config) or {}), "source": "config"}
 
 
-#: The blocks only the controller writes (SPEC §4): what ran, what it received, who approved.
-OWNED = ("execution", "approval")
-
-
 def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
     """The plan with its controller-owned blocks as the controller recorded them, and why
     they differ from the file's, if they do. Those blocks are not hashed: an agent that
@@ -77,6 +73,8 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
     own last commit of the file over anyone's later commit: the controller named by the
     config, or without one by the recorded policy (round 23)."""
     import dataclasses
+
+    from controller.git.ownrecord import OWNED
 
     owned = {key: plan.data.get(key) for key in OWNED} if isinstance(plan.data, dict) else {}
     if not any(owned.values()):
@@ -155,11 +153,12 @@ def _recorded_controller(path: Path) -> tuple[str | None, str | None]:
 
 def _recorded_owned(path: Path, email: str | None) -> tuple[dict[str, Any], str] | None:
     """(the owned blocks as recorded, what differs) or None outside a git work tree.
-    ``email``: the controller's identity, whose last commit of the file is the record."""
+    ``email``: the controller's identity, whose last commit of the file is the record
+    (:mod:`controller.git.ownrecord`, which the controller reads its record with too)."""
     import subprocess
 
+    from controller.git import ownrecord
     from controller.git.guard import guarded_env
-    from controller.plan import yamlio
 
     folder = path.resolve().parent
     env = guarded_env(folder)
@@ -174,29 +173,20 @@ def _recorded_owned(path: Path, email: str | None) -> tuple[dict[str, Any], str]
         )
         return result.stdout.decode("utf-8", "replace") if result.returncode == 0 else None
 
-    def blocks(rev: str) -> dict[str, Any] | None:
-        text = git("show", f"{rev}:./{path.name}")
-        if text is None:
-            return None
-        try:
-            data = yamlio.read_yaml(text, path.name).data
-        except Exception:  # an unreadable version is no record
-            return None
-        return {key: data.get(key) for key in OWNED} if isinstance(data, dict) else None
-
-    head = blocks("HEAD")
+    name = f"./{path.name}"
+    head = ownrecord.blocks_at(git, "HEAD", name)
     if head is None:
         return None  # not tracked, or not in a repository: the file is all there is
     where = "the working tree differs from the branch: uncommitted edits"
     if email:
-        log = git("log", "--format=%H%x00%ae", "--", f"./{path.name}") or ""
-        rows = [line.split("\0") for line in log.splitlines() if "\0" in line]
-        own = next((sha for sha, who in rows if who.casefold() == email.casefold()), None)
-        if own is not None and rows and rows[0][0] != own:
-            recorded = blocks(own)
-            if recorded is not None and recorded != head:
-                later = [sha[:12] for sha, _ in rows[: [r[0] for r in rows].index(own)]]
-                return recorded, (
-                    f"commit(s) {', '.join(later)} after the controller's {own[:12]} changed them"
-                )
+        wanted = email.casefold()
+        found = ownrecord.own_record(
+            git, "HEAD", name, lambda r: r.author.email.casefold() == wanted, first_parent=False
+        )
+        if found is not None and found.later and found.blocks not in (None, head):
+            assert found.blocks is not None
+            later = ", ".join(sha[:12] for sha in found.later)
+            return found.blocks, (
+                f"commit(s) {later} after the controller's {found.commit[:12]} changed them"
+            )
     return head, where

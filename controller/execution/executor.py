@@ -82,7 +82,25 @@ if TYPE_CHECKING:
     from controller.plan.schema import Action
     from controller.settings import Config
 
-__all__ = ["CRASH_ENV", "Engine", "RunOutcome", "begin", "extract_outputs"]
+__all__ = ["CRASH_ENV", "Engine", "RecordSource", "RunOutcome", "begin", "extract_outputs"]
+
+#: The controller's own record of a continued run's ``execution:`` block, given the run's
+#: start commit (from the journal's begin record): (the block, where it was read), or (None,
+#: why there is none). The engine never touches git: the controller reads it.
+RecordSource = Callable[[str | None], tuple[Any, str]]
+#: What a committed ``execution:`` block says of a run's progress: what ran, with what, since
+#: when, where it paused. Its ``status``, ``finished_at``, ``controller`` and ``error`` say
+#: nothing a run goes on from (an approver's ``sed s/status: failed/status: approved/``
+#: rewrites the block's ``status:`` too).
+PROGRESS_KEYS = ("actions", "steps", "gate", "started_at")
+
+
+def progress_of(block: Any) -> Any:
+    """The progress a committed ``execution:`` block records (see :data:`PROGRESS_KEYS`)."""
+    if not isinstance(block, dict):
+        return block
+    return {key: block.get(key) for key in PROGRESS_KEYS}
+
 
 CRASH_ENV = "PLANGATE_TEST_CRASH_AT"
 #: Longest single pause of the retry backoff (older ``retries:``), in seconds.
@@ -128,6 +146,7 @@ class Engine:
         journal_expected: bool = False,
         loaded: plans.LoadedPlan | None = None,
         continued: bool = False,
+        record: RecordSource | None = None,
     ) -> RunOutcome:
         """Run (or continue) the plan in ``plan_file``; see the module docstring.
 
@@ -136,7 +155,12 @@ class Engine:
         ``loaded``: the plan as the caller read and checked it (its hash), run as is.
         ``continued``: a gate or resume approval of a run the controller paused or failed:
         its committed ``execution:`` block is the controller's record (never an agent's
-        block on a first approval, round 2), read when the journal was lost (round 45)."""
+        block on a first approval, round 2), read when the journal was lost (round 45).
+        ``record``: where the controller keeps that record (round 52: the block of its own
+        last commit of the plan that wrote it, before the start commit the journal's begin
+        record names), asked only when the journal was lost; the run goes on from it, and
+        only when the file's block is that one. Without it the file's block is taken as the
+        record (the caller vouches for the file)."""
         plan, frozen = self._load(plan_file, approval.get("plan_hash"), loaded)
         path = journal_path(self.state_dir, plan_id, frozen)
         with Journal(path) as journal:
@@ -144,6 +168,7 @@ class Engine:
             run.resume = resume
             run.journal_expected = journal_expected
             run.continued = continued
+            run.record_source = record
             run.abort_requested = abort_requested
             run.stop_requested = stop_requested
             return run.execute(gate_approved=gate_approved)
@@ -205,6 +230,7 @@ class PlanRun:
         self.resume = False
         self.journal_expected = False
         self.continued = False
+        self.record_source: RecordSource | None = None
         self.abort_requested: Callable[[], bool] = never
         self.stop_requested: Callable[[], bool] = never
         self.secrets = SecretStore.for_config(self.config)
@@ -261,6 +287,10 @@ class PlanRun:
         if self._already_completed():
             self.checkpoints.render("completed", final=True)
             return self._produced(RunOutcome("completed"))
+        failed = self._failed_as_a_whole()
+        if failed is not None:
+            self.checkpoints.render("failed", final=True)
+            return self._produced(RunOutcome("failed", failed, None))
         if self.journal_expected and not self.journal.records:
             return self._journal_lost()
         in_doubt = self._from_record()
@@ -313,9 +343,9 @@ class PlanRun:
             return None
         if any(r.get("t") == "run" for r in self.journal.records):
             return None
-        block = self.plan.data.get("execution") if isinstance(self.plan.data, dict) else None
+        block, problem = self._committed_record()
         if not isinstance(block, dict):
-            return None
+            return self._recovered({}, None, [], problem)
         entries = block.get("actions")
         entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
         ran = [e for e in entries if e.get("status", "pending") != "pending"]
@@ -323,11 +353,11 @@ class PlanRun:
         counted = isinstance(steps, dict) and any(
             status != "pending" for status in dict(steps.get("by_status") or {})
         )
-        if not ran and not counted:
+        if not ran and not counted and problem is None:
             return None
         ids = {a.id for a in self.model.actions}
         done: dict[int, dict[str, Any]] = {}
-        doubts: list[str] = ["the record holds only a count of its steps"] if counted else []
+        doubts = ["the record holds only a count of its steps"] if counted else []
         for entry in ran:
             key, status = entry.get("id"), entry.get("status")
             bound = key is not None and entry.get("key") == idempotency_key(self.hash, key)
@@ -335,9 +365,54 @@ class PlanRun:
                 done[key] = entry
             elif not (isinstance(key, str) and _parent(key) in done):
                 doubts.append(f"action {key} is recorded {status}")
+        return self._recovered(done, block.get("started_at"), doubts, problem)
+
+    def _committed_record(self) -> tuple[Any, str | None]:
+        """The committed ``execution:`` block a continued run whose journal was lost goes on
+        from, and why going on is not safe (round 52). The block is not hashed: anyone who
+        can commit can rewrite it (a step marked ``succeeded``, a recorded output, ``gate:``
+        moved to a later action), so the record is the controller's own (its last commit of
+        the plan that wrote the block, read by the controller: ``record_source``), and the
+        run goes on from it only when the file's block is that one; otherwise what the
+        record shows finished is journaled (never run again) and nothing runs."""
+        data = self.plan.data
+        file_block = data.get("execution") if isinstance(data, dict) else None
+        if self.record_source is None:
+            return file_block, None  # the engine used alone: its caller vouches for the file
+        own, where = self.record_source(self._begun())
+        if own is None:
+            self.log.error("record_missing", journal=str(self.journal.path), reason=where)
+            return None, f"the controller has no record of its own of the run ({where})"
+        if progress_of(own) != progress_of(file_block):
+            self.log.error("record_changed", journal=str(self.journal.path), record=where)
+            return own, (
+                "the plan's execution: block is not the controller's record of the run "
+                f"({where}): someone changed it after the controller wrote it"
+            )
+        return own, None
+
+    def _begun(self) -> str | None:
+        """The start commit this run's journal names (its last ``begin`` record)."""
+        for record in reversed(self.journal.records):
+            if record.get("t") == "begin" and isinstance(record.get("start"), str):
+                return str(record["start"])
+        return None
+
+    def _recovered(
+        self,
+        done: dict[int, dict[str, Any]],
+        started_at: Any,
+        doubts: list[str],
+        problem: str | None = None,
+    ) -> ActionInDoubt | None:
+        """Journal what the record shows finished (``recovered``, then an end marked
+        ``from_record`` for each: never run again); the doubt that fails the run, if any:
+        ``problem`` with the record itself, ``doubts`` what it cannot tell."""
+        if not done and not doubts and problem is None:
+            return None  # nothing ran before the pause (a gate before action 1): run as is
         recovered: dict[str, Any] = {"t": "recovered", "from": "execution", "actions": sorted(done)}
-        if isinstance(block.get("started_at"), str):
-            recovered["started_at"] = block["started_at"]
+        if isinstance(started_at, str):
+            recovered["started_at"] = started_at
         self.record(recovered)
         try:
             for key, entry in done.items():
@@ -346,13 +421,18 @@ class PlanRun:
             assert full.error is not None
             doubts.append(full.error.message)
         self.log.warning("journal_recovered", journal=str(self.journal.path), done=sorted(done))
-        if not doubts:
+        clauses = [problem] if problem is not None else []
+        if doubts:
+            clauses.append(
+                f"the committed record cannot tell what the run did ({'; '.join(doubts[:5])})"
+            )
+        if not clauses:
             return None
         return ActionInDoubt(
-            "the journal of this run was lost and the committed record cannot tell what the "
-            f"run did ({'; '.join(doubts[:5])}): nothing is run",
+            f"the journal of this run was lost and {'; and '.join(clauses)}: nothing is run",
             remedy="check which of the plan's actions took effect, then approve a resume "
-            "(actions not recorded as finished run again) or abort",
+            "(actions not recorded as finished run again: the controller's own record of "
+            "the run is what this outcome commits) or abort",
         )
 
     def _unknown(self, ref: refs.Ref) -> str | None:
@@ -379,6 +459,18 @@ class PlanRun:
         if unknown is True or (isinstance(unknown, list) and name in unknown):
             return f"output {name!r} of action {ref.action} was {lost} shows it masked or cut"
         return None
+
+    def _failed_as_a_whole(self) -> PlangateError | None:
+        """The failure of the run as a whole (no single action's: a lost journal, a record
+        that cannot be trusted, a cap) its last outcome recorded, when this run is no resume:
+        it is the run's verdict until a person approves a resume, reported again without
+        running anything (an outcome whose commit had to wait is asked for again: the
+        journal then holds that outcome, and an E_ACTION_IN_DOUBT read as a journal to go
+        on with ran the action it doubted)."""
+        error = self.state.last_outcome_error
+        if self.resume or self.state.last_outcome != "failed" or not isinstance(error, dict):
+            return None
+        return error_for(str(error.get("code") or "E_ACTION_IN_DOUBT"), str(error.get("message")))
 
     def _already_completed(self) -> bool:
         """A completed plan run again does nothing and writes nothing."""

@@ -25,6 +25,7 @@ from controller.approval.approvals import Transition
 from controller.errors import BlobTooLarge
 from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
 from controller.git.indexstore import IndexStore
+from controller.git.ownrecord import EXECUTION_EVENTS
 from controller.git.planstate import (
     LOG_NAME,
     NOT_A_FILE,
@@ -49,11 +50,14 @@ from controller.git.records import (
     batch_groups,
     plan_event,
     plan_named,
+    record_events,
 )
 from controller.plan import yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
+#: The controller's events of a run: its start, and what writes its ``execution:`` block.
+RUN_EVENTS = EXECUTION_EVENTS | {"start"}
 
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
 NEVER_STARTED = frozenset({"draft", "pending_approval", "approved"})
@@ -144,8 +148,22 @@ class Lifecycle(IndexStore):
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
                 self._run_record(record, plan_id, sink)
+        if not by_controller and record.author.email.lower() == self.controller_email:
+            self._named_by_another(record)
         if carried:
             self._carry(carried)
+
+    def _named_by_another(self, record: CommitRecord) -> None:
+        """A commit under the controller's name that it did not make (by its record: a
+        rebuilt host's, another controller's, a forgery) naming run events of plans in its
+        message, whatever files it changes (an empty one changes none, and the plan's last
+        commit stays the start): noted on each plan it names until this controller starts
+        the plan again, for the take-over check (round 51; Committing._taken_over)."""
+        for plan_id, event in record_events(record).items():
+            state = self.plans.get(plan_id)
+            if state is not None and event in RUN_EVENTS:
+                state.foreign_event = record.sha
+                self.touch(plan_id)
 
     def _run_starts(self, record: CommitRecord) -> set[str]:
         """The plans a controller commit names with a ``Run-Start:`` trailer (its ``Plan:``,
@@ -1377,6 +1395,8 @@ class Lifecycle(IndexStore):
             state.approved_hash = new.hash
         event = plan_event(record, state.plan_id)  # one plan's group of a batched commit
         trailers = event.trailers if event is not None else {}
+        if event is not None and event.verb == "start":
+            state.foreign_event = ""  # a run of this controller's own from here
         votes = event is not None and event.verb in ("partial", "refuse")
         state.collected = _collected(repo, state) if votes else None
         state.status = new.status

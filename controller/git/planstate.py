@@ -143,6 +143,10 @@ class PlanState:
     estimate: dict[str, Any] | None = None
     last_event: str = ""
     last_commit: str = ""
+    #: A commit since this controller last started the plan, under its name but not made by
+    #: it (by its record), whose message names a run event of the plan, whatever it changes
+    #: (an empty one leaves ``last_commit`` at the start): the take-over check reads it.
+    foreign_event: str = ""
     notes: list[str] = field(default_factory=list)
     #: The folder holds PLAN.yml and PLAN.yaml (E_PLAN_AMBIGUOUS): neither is acted on.
     ambiguous: bool = False

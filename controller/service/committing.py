@@ -590,9 +590,17 @@ class Committing(ControllerCore):
         a later start of the plan by anyone: the run is no longer this controller's to
         continue or to record. Says what the branch shows (None: still ours to run). Costs
         nothing while the plan's last commit, as the history index knows it, is the start
-        (the common case: nobody touched the plan since); otherwise one path-limited log of
-        the commits since the start. A forged outcome also stops the run (fails closed)."""
+        (the common case: nobody touched the plan since) and the index noted no such commit
+        naming the plan since (``PlanState.foreign_event``: one that changes no file of the
+        plan, only its EXECUTION_LOG.md or a file beside it, leaves the last commit at the
+        start); otherwise one path-limited log of the commits since the start. A forged
+        outcome also stops the run (fails closed)."""
         state = self.index.plans.get(plan_id)
+        if state is not None and state.foreign_event:  # since its start, whatever it changed
+            return (
+                f"a run event of the plan in {state.foreign_event[:12]} under the controller's "
+                "name, made by not this controller (by its record)"
+            )
         if state is not None and state.last_commit == start:
             return None
         email = self.config.identity.email.lower()

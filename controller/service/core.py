@@ -25,6 +25,7 @@ from controller.git.gitrepo import (
     Person,
 )
 from controller.git.history import HistoryIndex, RecordedPolicies, plan_id_of, withdraw_rule
+from controller.git.ownrecord import EXECUTION_EVENTS, Recorded, own_record
 from controller.service.sources import SourceFinder
 from controller.service.statedir import (
     Holds,
@@ -58,6 +59,9 @@ class Job:
     approval: dict[str, Any]
     gate_approved: int | None = None
     resume: bool = False
+    #: A gate, ask or resume approval: the run goes on from one the controller paused or
+    #: failed (after a loss, from its own record of it: Outcomes._record_source).
+    continued: bool = False
 
 
 class _Moved(Exception):
@@ -543,6 +547,22 @@ class ControllerCore:
             if self._recheck is not None:
                 self._recheck.add(plan_id)
 
+    def own_execution_record(self, file: str, rev: str) -> Recorded | None:
+        """The controller's record of a plan's ``execution:`` block up to ``rev``: the file
+        at its last commit of it that wrote the block, its own by its record of the commits
+        it made (never by name; :mod:`controller.git.ownrecord`, as ``show`` reads it).
+        Read only after a loss (round 52): one path-limited log and one read."""
+
+        def git(*args: str) -> str | None:
+            try:
+                return self.repo.run(*args)
+            except PlangateError:
+                return None
+
+        return own_record(
+            git, rev, file, lambda record: record.sha in self.own_commits, events=EXECUTION_EVENTS
+        )
+
     def _wait(self, plan_id: str, reason: str) -> None:
         if self._waiting.get(plan_id) != reason:
             self.log.warning("plan_waiting", plan=plan_id, reason=reason)
@@ -563,8 +583,9 @@ def holds_another(state: PlanState | None, plan_hash: str) -> bool:
     return not (running and state.approved_hash in (None, plan_hash))
 
 
-#: The controller's events that record a run's outcome (or its pause at a gate).
-OUTCOME_EVENTS = frozenset({"complete", "fail", "abort", "await-approval", "checkpoint"})
+#: The controller's events that record a run's outcome (or its pause at a gate): the ones
+#: that write the plan's ``execution:`` block.
+OUTCOME_EVENTS = EXECUTION_EVENTS
 
 
 def refused_remedy(plan_id: str, event: str = "complete") -> str:
@@ -606,3 +627,19 @@ def _job_data(job: Job) -> dict[str, Any]:
     data = asdict(job)
     data["plan_file"] = str(job.plan_file)
     return data
+
+
+def _job_of(plan_id: str, plan_file: Path, data: dict[str, Any]) -> Job:
+    """The job a job row describes (a row written before ``continued`` was kept: a gate or
+    resume approval's, as the row says)."""
+    gate, resume = data.get("gate_approved"), bool(data.get("resume"))
+    continued = data.get("continued")
+    return Job(
+        plan_id,
+        plan_file,
+        data["plan_hash"],
+        data["approval"],
+        gate,
+        resume,
+        bool(continued) if continued is not None else gate is not None or resume,
+    )

@@ -91,9 +91,10 @@ class Outcomes(Committing):
                     abort_requested=self._abort_check(job),
                     stop_requested=stop_requested,
                     journal_expected=True,  # Starting._start wrote its begin record
-                    # a gate or resume approval goes on from a run the controller paused or
-                    # failed: only then is the committed record its own (round 45)
-                    continued=job.gate_approved is not None or job.resume,
+                    # a gate, ask or resume approval goes on from a run the controller paused
+                    # or failed (round 45); after a loss, from its own record (round 52)
+                    continued=job.continued,
+                    record=self._record_source(job),
                 )
             except PlangateError as exc:
                 outcome = RunOutcome("failed", exc, None)
@@ -104,6 +105,31 @@ class Outcomes(Committing):
             if not queued:
                 self._settle(job.plan_id)
         self.commit_finished()
+
+    def _record_source(self, job: Job) -> Callable[[str | None], tuple[Any, str]]:
+        """What a continued run whose journal was lost goes on from (round 52): the
+        ``execution:`` block of the controller's own last commit of the plan that wrote it,
+        before the run's start commit (``start``, from the journal's begin record), and
+        where it was read; (None, why) when there is none. Asked by the engine only after a
+        loss: a run with its journal never reads git for it."""
+        file = f"{job.plan_id}/{job.plan_file.name}"
+
+        def read(start: str | None) -> tuple[Any, str]:
+            if not start:
+                return None, "the journal names no start commit"
+            found = self.own_execution_record(file, start)
+            if found is None:
+                return None, (
+                    f"no commit of the controller's (by its record) wrote the execution: "
+                    f"block of {file} before the start {start[:12]}"
+                )
+            if found.blocks is None:
+                return None, f"{file} cannot be read at the controller's {found.commit[:12]}"
+            later = [sha[:12] for sha in found.later if sha != start]
+            after = f"; the file's commits after it: {', '.join(later)}" if later else ""
+            return found.blocks.get("execution"), f"its commit {found.commit[:12]}{after}"
+
+        return read
 
     def _tree_root(self, job: Job) -> Path | None:
         """The working tree a run's plan files lie in, which an agent may write (local mode;

@@ -12,11 +12,12 @@ from typing import Any
 
 from controller.approval import approvals
 from controller.git.history import LOG_NAME, PlanState
+from controller.git.ownrecord import Recorded
 from controller.git.planstate import unsafe
 from controller.plan import plans
 from controller.plan.plans import PLAN_FILES
 from controller.service.committing import RUN_EVENTS, Committing, _set_approval
-from controller.service.core import Job, _events, _job_data, _stat_key
+from controller.service.core import Job, _events, _job_data, _job_of, _stat_key
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.
 ENDINGS = frozenset({"complete", "fail", "abort", "await-approval"})
@@ -33,23 +34,28 @@ class Starting(Committing):
         record: dict[str, Any],
     ) -> Job | None:
         expected = request.current_hash
+        gated = request.kind is approvals.Transition.GATE
+        previous = self.index.jobs().get(state.plan_id, {})
+        gate = previous.get("paused_gate") if gated else None
+        # the index lost the pause (round 45): the controller's own record of it (round 52:
+        # never the branch's execution: block, which anyone can commit an edit of)
+        own = self._own_pause(state) if gated and gate is None else None
 
         def mutate(text: str) -> str | None:
             facts = plans.parse_text(text, Path(state.file), self.config)  # status and hash
             if facts.status != "approved" or facts.hash != expected:
                 return None  # changed meanwhile: the next pass decides again
-            if request.kind is approvals.Transition.GATE and job.gate_approved is None:
-                # the index lost (round 45): the pause the committed record shows is the one
-                # this approval answers (else the run paused there again, nothing run)
-                job.gate_approved = _committed_gate(facts)
+            if gated and job.gate_approved is None:
+                # the pause the controller's record shows is the one this approval answers,
+                # when the branch's block is that record (else it answers none: with the
+                # journal, the run pauses there again, nothing run; without, in doubt)
+                job.gate_approved = _committed_gate(facts, own)
             if request.kind is approvals.Transition.APPROVE and expected:
                 # claimed now, not when the (maybe batched) commit lands: a twin decided
                 # later in this pass is already executed (SPEC §15, at most once)
                 self._claims[expected] = state.plan_id
             return _set_approval(record, "executing")(text)
 
-        previous = self.index.jobs().get(state.plan_id, {})
-        gate = previous.get("paused_gate") if request.kind is approvals.Transition.GATE else None
         plan_file = self._plan_path(state)
         job = Job(
             state.plan_id,
@@ -58,6 +64,9 @@ class Starting(Committing):
             record,
             gate_approved=gate,
             resume=request.kind is approvals.Transition.RESUME,
+            # a run the controller paused or failed goes on, never starts over (round 52:
+            # an ask answered after a state loss ran action 1 again)
+            continued=gated or request.kind is approvals.Transition.RESUME,
         )
 
         started: list[str] = []
@@ -124,6 +133,14 @@ class Starting(Committing):
             executed=(once, state.plan_id) if once and not remote else None,
         )
         return None  # dispatched, or returned by the pass once its commit is made
+
+    def _own_pause(self, state: PlanState) -> Recorded | None:
+        """The controller's own record of a paused plan (its last commit of the file that
+        wrote the ``execution:`` block), read when the index lost the pause's job row."""
+        found = self.own_execution_record(state.file, self._head or self.head())
+        if found is None:
+            self.log.warning("pause_unrecorded", plan=state.plan_id, file=state.file)
+        return found
 
     def _take_started(self) -> list[Job]:
         """Plans started (their commits made) and not handed to a worker: the pass's jobs."""
@@ -296,14 +313,7 @@ class Starting(Committing):
         plan_file = self._plan_path(state)
         if self.config.remote is not None and not plan_file.exists():
             self._prepare_run_dir(state, self._head or self.head())
-        return Job(
-            state.plan_id,
-            plan_file,
-            data["plan_hash"],
-            data["approval"],
-            data.get("gate_approved"),
-            bool(data.get("resume")),
-        )
+        return _job_of(state.plan_id, plan_file, data)
 
     def _edited(self, state: PlanState) -> bool:
         """Does the branch hold another version of a started plan than the one its job runs?
@@ -358,14 +368,7 @@ class Starting(Committing):
             reason="the branch no longer shows the started plan executing (its folder or "
             "file deleted, moved or renamed since the start commit): run from the start commit",
         )
-        return Job(
-            plan_id,
-            plan_file,
-            data["plan_hash"],
-            data["approval"],
-            data.get("gate_approved"),
-            bool(data.get("resume")),
-        )
+        return _job_of(plan_id, plan_file, data)
 
     def _ended_since(self, plan_id: str, start: str, head: str) -> str | None:
         """The controller's own outcome event of ``plan_id`` committed after ``start`` (the
@@ -417,18 +420,26 @@ class Starting(Committing):
         return True
 
 
-def _committed_gate(plan: plans.LoadedPlan) -> int | None:
-    """The action the committed ``execution:`` block shows the plan paused before (its
-    ``gate:`` preview), if it is one of the plan's gated actions."""
+def _committed_gate(plan: plans.LoadedPlan, own: Recorded | None) -> int | None:
+    """The action the controller's own record shows the plan paused before (its ``gate:``
+    preview), if the branch's ``execution:`` block is that record and the action is one of
+    the plan's gated actions or waits at an ask (``on_failure: ask``, its own or the plan's)."""
+    from controller.execution.executor import progress_of
+
     data = plan.data if isinstance(plan.data, dict) else {}
     execution = data.get("execution")
+    recorded = own.blocks.get("execution") if own is not None and own.blocks else None
+    if recorded is None or progress_of(recorded) != progress_of(execution):
+        return None  # not the controller's record: it shows no pause of the controller's
     gate = execution.get("gate") if isinstance(execution, dict) else None
     action = gate.get("action") if isinstance(gate, dict) else None
     if not isinstance(action, int) or isinstance(action, bool):
         return None
-    gated = {
+    default = data.get("on_failure")
+    paused = {
         a.get("id")
         for a in data.get("actions") or []
-        if isinstance(a, dict) and a.get("requires_approval") is True
+        if isinstance(a, dict)
+        and (a.get("requires_approval") is True or a.get("on_failure", default) == "ask")
     }
-    return action if action in gated else None
+    return action if action in paused else None

@@ -44,6 +44,19 @@ the same through Bob's answer to the ask. ``ask-state``: Bob's answer re-ran the
 action 1 (action 1 twice; the class of test_round52_runs_lostask.py, no forgery needed).
 Should: recover only from the controller's own last commit of the file (as ``show`` does)
 or fail closed (E_ACTION_IN_DOUBT / E_OWNED_BLOCK_CHANGED), never run with a person's record.
+
+Fixed (2026-11-29): a run whose journal was lost goes on only from the controller's own
+record: the ``execution:`` block of its last commit of the plan that wrote the block (a
+pause, a failure: its own by its record of the commits it made, not by name), before the
+run's start commit, and only when the branch's block is that record
+(``PlanRun._committed_record``, read by ``Outcomes._record_source`` through
+``controller/git/ownrecord.py``, which ``show`` reads the record with too). Here the agent's
+edit is on the branch: every ``-journal`` and ``-state`` plan journals what the controller's
+record shows finished (action 1), then fails E_ACTION_IN_DOUBT naming the controller's
+commit, nothing runs, and the outcome commit writes the controller's record back. An
+``on_failure: ask`` or gate approval after a state loss goes on as a continued run (never
+from action 1; ``Job.continued``), the pause it answers read from the controller's record
+(``starting._committed_gate``).
 """
 
 from __future__ import annotations
@@ -73,20 +86,8 @@ with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
 sys.exit(1)
 """
 
-BROKEN = {
-    "gate-journal": "the gate approval after a journal loss ran action 2 with the output value "
-    "the agent wrote into the committed execution: block",
-    "gate-state": "the gate approval after a state-directory loss ran action 2 with the output "
-    "value the agent wrote into the committed execution: block",
-    "resume-journal": "the resume after a journal loss took the agent's record of a failed "
-    "action as succeeded and ran the next action with the agent's output",
-    "ask-journal": "the ask approval after a journal loss took the agent's record of the failed "
-    "action as succeeded and ran the next action with the agent's output",
-    "ask-state": "the ask approval after a state-directory loss re-ran the run from action 1 "
-    "(see test_round52_runs_lostask.py)",
-    "resume-state": "the resume after a state-directory loss took the agent's record of a "
-    "failed action as succeeded and ran the next action with the agent's output",
-}
+#: all fixed on 2026-11-29 (see the module docstring)
+BROKEN: dict[str, str] = {}
 
 
 def _gate_plan(tag: str) -> str:
@@ -263,3 +264,14 @@ def test_the_gated_action_ran_at_most_once_with_the_real_value(lab: Lab, slug: s
     assert len(sent) <= 1, sent
     for call in sent:
         assert json.loads(call["stdin"])["to"] in (f"real-{slug}@example.net",), call
+
+
+@pytest.mark.parametrize("slug", GATES + RESUMES + ASKS)
+def test_the_controller_commits_its_own_record_back(lab: Lab, slug: str) -> None:
+    """After the answer, the plan's record is the controller's again: the agent's value is no
+    longer in it (the outcome commit writes what the controller recorded, never the edit)."""
+    block = json.dumps(lab.plan(slug).get("execution"))
+    assert EVIL not in block, (lab.final[slug], block[:1500])  # type: ignore[attr-defined]
+    if slug.endswith(("-journal", "-state")):
+        assert lab.final[slug] == "failed", lab.final  # type: ignore[attr-defined]
+        assert "E_ACTION_IN_DOUBT" in lab.codes(slug), lab.codes(slug)[-1500:]

@@ -27,6 +27,15 @@ fail closed, E_ACTION_IN_DOUBT), never re-run an action that ran.
 
 Held: ``hide1-index``, ``hide2-index`` (journal present), ``hide2-journal`` (the run paused
 at gate 2 again, nothing ran twice).
+
+Fixed (2026-11-29): after a journal loss the run goes on only from the controller's own
+record (the ``execution:`` block of its last commit of the plan that wrote it, before the
+start: ``controller/git/ownrecord.py``), and only when the branch's block is that record;
+otherwise it journals what that record shows finished and fails E_ACTION_IN_DOUBT, nothing
+runs (``PlanRun._committed_record``). ``hide1-journal``, ``hide1-state``, ``hide2-journal``
+and ``hide2-state`` now fail closed so (action 1 and action 2 never again; the outcome
+commit writes the controller's record back); the ``-index`` plans (journal intact) pause
+again, the hidden record being no pause of the controller's (``starting._committed_gate``).
 """
 
 from __future__ import annotations
@@ -43,13 +52,8 @@ from test_round2_execution_kit import shared
 SUFFIXES = ["journal", "index", "state"]
 VARIANTS = [f"hide{n}-{s}" for s in SUFFIXES for n in (1, 2)]
 
-BROKEN = {
-    "hide1-journal": "after a journal loss, action 1 the agent's record hid ran a second time",
-    "hide1-state": "after a state-directory loss, action 1 the agent's record hid ran a second "
-    "time",
-    "hide2-state": "after a state-directory loss, gated action 2 the agent's record hid ran a "
-    "second time on one gate approval",
-}
+#: all fixed on 2026-11-29 (see the module docstring)
+BROKEN: dict[str, str] = {}
 
 
 def _plan(tag: str) -> str:

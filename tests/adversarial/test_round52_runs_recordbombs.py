@@ -24,6 +24,11 @@ read from the edited record, although the controller itself never records an out
 than 200 characters of JSON uncut (docs/execution.md: a value the record shows cut is "not
 known" and a reference to it fails E_ACTION_IN_DOUBT): a record value no controller could
 have written was taken as the truth (a variant of test_round52_runs_forgedrecord.py).
+
+Fixed (2026-11-29): after a journal loss the run goes on only from the controller's own
+record (the ``execution:`` block of its last commit of the plan that wrote it) and only when
+the branch's block is that record; ``big``'s is not: it fails E_ACTION_IN_DOUBT, the gated
+action never runs (``PlanRun._committed_record``).
 """
 
 from __future__ import annotations
@@ -112,17 +117,7 @@ def test_the_passes_finish_and_other_runs(lab: Lab) -> None:
     assert len(lab.calls("other")) == 1, lab.calls("other")
 
 
-_BIG = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 52: a 700 KB output value the agent wrote into the record (the controller "
-    "cuts recorded outputs at 200 characters) reached the gated action after a journal loss",
-)
-
-
-@pytest.mark.parametrize(
-    "vid", [pytest.param(v, id=v, marks=[_BIG] if v == "big" else []) for v in VARIANTS]
-)
+@pytest.mark.parametrize("vid", VARIANTS)
 def test_the_gated_action_never_gets_the_bomb(lab: Lab, vid: str) -> None:
     assert len(lab.calls(f"{vid}-1")) == 1
     sent = lab.calls(f"{vid}-2")

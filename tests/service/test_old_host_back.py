@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.service.test_killed_start_gone import _Lab
 from tests.support.gitenv import ALICE, commit_all, git, identity
 
@@ -133,3 +135,29 @@ def test_an_outcome_forged_under_the_controllers_name_stops_the_run(
     assert lab.calls() == []
     assert "run_taken_over" in logs, logs[-2000:]
     assert _outcomes(lab) == ["plangate: fail plans/v"]
+
+
+@pytest.mark.parametrize("writes", ["plans/v/EXECUTION_LOG.md", "plans/NOTES.md"])
+def test_an_outcome_changing_no_file_of_the_plan_stops_the_run(
+    tmp_path: Path, repo: Path, writes: str
+) -> None:
+    """The same with an outcome commit under the controller's name that changes no file of
+    the plan (only its EXECUTION_LOG.md, as a run recorded without its plan file is, or a
+    file beside the plans): the history index's last commit of the plan stayed the start,
+    so the check took its quick path (no log read) and the run went on. The index now
+    notes such a commit on each plan its message names (``PlanState.foreign_event``)."""
+    lab = _Lab(tmp_path, repo)
+    lab.run(kill_after="plangate: start plans/v")
+    git(repo, "reset", "-q", "--hard")
+    (repo / writes).write_text("# the run ended elsewhere\n")
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "commit",
+        "-qm",
+        "plangate: fail plans/v",
+        env=identity("plangate", "plangate@localhost"),
+    )
+    logs = _run(lab.config) + _run(lab.config)
+    assert lab.calls() == []
+    assert "run_taken_over" in logs, logs[-2000:]

@@ -103,3 +103,26 @@ def test_a_lost_journal_or_state_directory_runs_nothing_again(
     assert row["status"] == "failed", row
     assert "E_ACTION_IN_DOUBT" in json.dumps(row), row
     assert calls.read_text().split() == ["one"]  # never again
+
+
+def test_an_in_doubt_verdict_waiting_for_its_commit_sticks(tmp_path: Path, repo: Path) -> None:
+    """A lost journal's E_ACTION_IN_DOUBT outcome whose commit has to wait (a person's
+    uncommitted edit of the plan file) is the run's verdict: the passes after it report it
+    again and run nothing (the journal then holds that outcome, no longer empty: it was read
+    as a run to go on with, and action 1 ran again); once the edit is gone it is committed."""
+    config, calls = _setup(tmp_path, repo, idempotent=False)
+    shutil.rmtree(tmp_path / "state" / "journal")
+    path = repo / "plans" / "two" / "PLAN.yml"
+    kept = path.read_text()
+    path.write_text(kept + "# a note, not committed\n")  # the hash is the same: it may run
+    for _ in range(2):
+        result = run_cli("run", "--once", "--config", str(config), timeout=120)
+        assert result.returncode == 0, result.stderr[-1500:]
+    assert calls.read_text().split() == ["one"]  # never again
+    path.write_text(kept)
+    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert result.returncode == 0, result.stderr[-1500:]
+    row = _status(config)
+    assert row["status"] == "failed", row
+    assert "E_ACTION_IN_DOUBT" in json.dumps(row), row
+    assert calls.read_text().split() == ["one"]

@@ -1,0 +1,120 @@
+"""The controller's own record of a plan: the blocks only it writes, as its own commits hold them.
+
+``execution:`` and ``approval:`` (SPEC §4, §7) are not hashed: anyone who can commit can
+rewrite them, and the audit flags it (``owned-block-changed``). Whoever reads them as the
+controller's record reads them here, from the controller's own commits of the plan file,
+never from the branch's version alone:
+
+- ``plangate show`` (round 5, 23): the blocks of the controller's last commit of the file
+  when someone committed a change to them after it (``E_OWNED_BLOCK_CHANGED``);
+- the controller, when a gate, ask or resume approval finds the run's journal (or its whole
+  state directory) lost (round 52): the ``execution:`` block of its last commit of the file
+  that wrote that block (a checkpoint, a pause, an outcome), never one that carried the
+  branch's block over (a start, a refusal, a vote), which an agent's edit would ride.
+
+Each caller says which commits are the controller's: ``show`` by the identity it is given
+(the config's, or the one the recorded policies name), the controller by its record of the
+commits it made (``<state_dir>/commits``, SPEC §15). Git is reached through a function the
+caller passes (``show`` runs plain ``git`` in the plan's folder, the controller its
+repository's guarded runner), so this module imports no git library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from controller.git.records import CommitRecord, _log_format, _new_tag, parse_log, record_events
+
+#: The blocks only the controller writes (SPEC §4): what ran, what it received, who approved.
+OWNED = ("execution", "approval")
+#: The controller's events that write a plan's ``execution:`` block (its other commits of the
+#: file carry the block over as the branch held it).
+EXECUTION_EVENTS = frozenset({"checkpoint", "complete", "fail", "abort", "await-approval"})
+
+#: Runs git with these arguments where the path is read from; its stdout, None on failure.
+GitRunner = Callable[..., str | None]
+#: Is this commit one the controller made?
+IsOwn = Callable[[CommitRecord], bool]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The controller's commit that holds the record, and the file's commits after it."""
+
+    commit: str
+    #: The commits after it that changed the file, newest first.
+    later: tuple[str, ...]
+    #: The owned blocks of the file at that commit (None when unreadable there).
+    blocks: dict[str, Any] | None
+
+
+def file_log(git: GitRunner, rev: str, path: str, *, first_parent: bool) -> list[CommitRecord]:
+    """The commits up to ``rev`` that changed ``path``, newest first (empty when git fails)."""
+    tag = _new_tag()
+    args = ["-c", "core.quotePath=false", "log", *(["--first-parent"] if first_parent else [])]
+    args += ["-z", "--raw", "--no-renames", "--no-abbrev", "--diff-merges=first-parent"]
+    out = git(*args, "--no-show-signature", _log_format(tag), rev, "--", path)
+    return list(parse_log(out, tag)) if out else []
+
+
+def last_own(
+    log: Sequence[CommitRecord], is_own: IsOwn, events: frozenset[str] | None = None
+) -> tuple[str, tuple[str, ...]] | None:
+    """(the controller's newest commit of ``log``, the commits before it in ``log``); with
+    ``events``, only a commit whose event for the plan (the folder of the file it changed)
+    is one of them counts."""
+    for index, record in enumerate(log):
+        if not is_own(record):
+            continue
+        if events is not None and _event(record) not in events:
+            continue
+        return record.sha, tuple(r.sha for r in log[:index])
+    return None
+
+
+def _event(record: CommitRecord) -> str | None:
+    """The controller's event for the plan whose file the (path-limited) commit changed."""
+    found = record_events(record)
+    for change in record.changes:
+        event = found.get(str(PurePosixPath(change.path).parent))
+        if event:
+            return event
+    return None
+
+
+def owned_blocks(text: str, name: str) -> dict[str, Any] | None:
+    """The owned blocks of a plan file's text (None: not a readable mapping)."""
+    from controller.plan import yamlio
+
+    try:
+        data = yamlio.read_yaml(text, name).data
+    except Exception:  # an unreadable version is no record
+        return None
+    return {key: data.get(key) for key in OWNED} if isinstance(data, dict) else None
+
+
+def blocks_at(git: GitRunner, rev: str, path: str) -> dict[str, Any] | None:
+    """The owned blocks of ``path`` at ``rev`` (None: absent or unreadable there)."""
+    text = git("show", f"{rev}:{path}")
+    return None if text is None else owned_blocks(text, PurePosixPath(path).name)
+
+
+def own_record(
+    git: GitRunner,
+    rev: str,
+    path: str,
+    is_own: IsOwn,
+    *,
+    events: frozenset[str] | None = None,
+    first_parent: bool = True,
+) -> Recorded | None:
+    """The controller's record of ``path`` up to ``rev``: its newest commit of the file (with
+    ``events``, of those events only) and the blocks there; None when it has none."""
+    found = last_own(file_log(git, rev, path, first_parent=first_parent), is_own, events)
+    if found is None:
+        return None
+    sha, later = found
+    return Recorded(sha, later, blocks_at(git, sha, path))

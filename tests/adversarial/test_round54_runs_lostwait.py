@@ -37,6 +37,12 @@ action 1 and the non-idempotent action 2 ran TWICE, action 3 ran, and nothing wa
 (``status`` still ``executing``, "the outcome waits: ... uncommitted edits"). Should: a run
 decided in doubt stays in doubt (journal the decision, or never start a journal it did not
 find) until a human's resume. Held: see the test ids without a marker.
+
+Fixed (2026-11-29, with round 52's execution side, found the same hour by that fixer as a
+known edge): a run that failed as a whole (the journal lost: E_ACTION_IN_DOUBT) reports the
+same failure again on every pass while its outcome waits, and runs nothing until a resume is
+approved (docs/execution.md, "A verdict that waits for its commit";
+``tests/service/test_state_loss.py``). Both variants hold.
 """
 
 from __future__ import annotations
@@ -51,22 +57,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 ONCE = ["comment", "staged", "logedit", "kept", "clean"]
 VARIANTS = [*ONCE, "daemon"]
-BROKEN = {
-    "comment": xfail(
-        "lost journal, outcome waiting",
-        "the in-doubt outcome could not be committed over the agent's comment; the next pass "
-        "found the begin record and ran actions 1, 2 (non-idempotent) again and 3",
-    ),
-    "daemon": xfail(
-        "lost journal, outcome waiting",
-        "same through the daemon: its second pass re-ran actions 1 and 2 and ran action 3",
-    ),
-}
+BROKEN: dict[str, object] = {}  # fixed (see the docstring)
 
 SLOW = """\
 import json, os, sys, time

@@ -135,3 +135,19 @@ def test_the_audit_lists_no_run(lab: Lab, vid: str) -> None:
     report = lab.report  # type: ignore[attr-defined]
     runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}2"]
     assert runs == [], runs
+
+
+@pytest.mark.parametrize("vid", ["cp16", "cp17", "cp30"])
+def test_past_the_bound_the_refusal_names_it_and_the_remedy(lab: Lab, vid: str) -> None:
+    """Fail safe, said plainly: nobody may approve it; the bound and the remedy are named."""
+    approval = lab.plan(f"{vid}2").get("approval") or {}
+    assert approval.get("code") == "E_SELF_APPROVAL", approval
+    message = approval.get("message") or ""
+    assert "16 copies, moves or rewrites" in message, message
+    assert "write the plan anew in one commit" in message, message
+
+
+def test_within_the_bound_the_refusal_names_her(lab: Lab) -> None:
+    """Within the bound the trail reaches her plan: the refusal is hers, by name."""
+    approval = lab.plan("cp152").get("approval") or {}
+    assert "alice@example.com wrote or changed" in (approval.get("message") or ""), approval

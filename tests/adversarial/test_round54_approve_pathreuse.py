@@ -51,10 +51,9 @@ approval: her notes and her typo fix did not survive the agent's rewrite. ``reus
 keeps its honest-flow expectation on purpose: the rule "anyone who changed a plan's content
 is its changer" is about a plan (a folder, whose history the approver approves, and where a
 rewrite-and-restore must not shed a writer); a draft outside the plan paths is no plan, only
-a source, and what it brings is the text it holds. Her typo fix still makes her a writer of
-``first-scratch`` (the plan made while her bytes were there). ``look-alike`` runs: a copy
-that only ``--find-copies-harder`` finds (its source unchanged and left in place) counts
-from git's score 66 (``COPY_SCORE``), and her runbook scores 61.
+a source, and what it brings is the text it holds. ``look-alike`` runs: a copy that only
+``--find-copies-harder`` finds (its source unchanged and left in place) counts from git's
+score 66 (``COPY_SCORE``), and her runbook scores 61.
 """
 
 from __future__ import annotations

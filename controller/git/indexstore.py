@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "21"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "22"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -65,7 +65,10 @@ INDEX_VERSION = "21"  # 3: risk and estimate per plan; 4: approval identities, f
 # 20: each frozen hash's first start commit, read from history (round 50: a controller with a
 # new state directory ran a copy of a version whose start commit was on the branch); 21: a
 # plan a commit makes takes the writers of whatever git pairs it from, its text followed back
-# through copies and edits outside the plan paths (round 51: a copy, not a move, parked)
+# through copies and edits outside the plan paths (round 51: a copy, not a move, parked);
+# 22: that text followed by what survives: a rewrite (as git pairs it) is where it was made,
+# a copy only --find-copies-harder finds counts from 66%, and past the bound its writers are
+# "*unfollowed": nobody may approve (round 54)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

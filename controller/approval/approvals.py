@@ -526,6 +526,14 @@ def _check_self(request: ApprovalRequest, policy: ApprovalSettings, approver: st
             "cannot all be read: nobody may approve this version (write it again in a commit "
             "with a shorter message)",
         )
+    if UNFOLLOWED in request.changers:
+        return (
+            "E_SELF_APPROVAL",
+            "this plan was made from text whose history goes back further than the index "
+            f"follows it ({FOLLOWED_BOUND}): anyone may have written it, so nobody may approve "
+            "this version (write the plan anew in one commit, not carried through that "
+            "chain of copies, moves and edits)",
+        )
     signed = sorted(
         key
         for key in (c[len(KEY_PREFIX) :] for c in request.changers if c.startswith(KEY_PREFIX))
@@ -585,6 +593,12 @@ def holds(who: str, signing_key: str, policy: ApprovalSettings, at: float | None
 #: Among a content's writers: a commit whose co-authors could not all be read (its message
 #: was cut at records.MAX_MESSAGE), so anyone may have written it.
 EVERYONE = "*"
+#: Among a content's writers: it was made from text followed back past the index's bound
+#: (controller.git.lifecycle.FOLLOW_HOPS), whose first writers are unknown: the approval
+#: fails safe, as for EVERYONE (round 54).
+UNFOLLOWED = "*unfollowed"
+#: The bound named in the refusal (kept in step with controller.git.lifecycle).
+FOLLOWED_BOUND = "16 copies, moves or rewrites, or 256 edits of one path"
 
 #: How the history index names a commit's signing key among its makers' identities.
 KEY_PREFIX = "key:"

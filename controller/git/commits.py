@@ -10,6 +10,8 @@ git's own cleaning) and moves the branch with a compare-and-swap ``git update-re
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import itertools
 import subprocess
 import tempfile
@@ -343,20 +345,27 @@ class Commits(Objects, Refs, Signing):
         if not chain:
             return []
         records: list[CommitRecord] = []
+        trees = [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)]
+        rests: dict[str, bytes] = {}  # root tree -> what it holds outside the folder
 
         def hand_on(found: list[CommitRecord]) -> None:
             records.extend(found)
             if on_records is not None and found:
                 on_records(found)
 
+        def quiet(at: int) -> bool:
+            before, after = trees[at], trees[at + 1]
+            return before is not None and after is not None and rests[before] == rests[after]
+
         with _RecordReader(self) as reader:  # the records are read while the walk goes on
             try:
                 self._changes_between(
-                    [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)],
+                    trees,
                     folder,
                     on_changes,
-                    lambda at, changes: reader.add(chain[at][0], changes),
+                    lambda at, changes: reader.add(chain[at][0], changes, quiet(at)),
                     lambda: hand_on(reader.ready()),
+                    rests,
                 )
             except TreeError:
                 return None
@@ -376,16 +385,27 @@ class Commits(Objects, Refs, Signing):
     def _parent_tree(self, parent: str) -> str | None:
         return self.run("rev-parse", f"{parent}^{{tree}}").strip() if parent else None
 
-    def _folder_entries(self, trees: Sequence[str | None], folder: str) -> list[Entry | None]:
-        """The folder's entry in each root tree (None where absent)."""
+    def _folder_entries(
+        self, trees: Sequence[str | None], folder: str, rests: dict[str, bytes] | None = None
+    ) -> list[Entry | None]:
+        """The folder's entry in each root tree (None where absent); ``rests`` hears, per
+        root tree, a digest of everything it holds outside the folder (each level's tree
+        without the entry on the folder's path), read from the same raw trees."""
         current: list[Entry | None] = [
             Entry(S_IFDIR, bytes.fromhex(t)) if t else None for t in trees
         ]
+        outside = [hashlib.sha1() for _ in trees]
         for name in [] if folder == "." else folder.encode("utf-8", "surrogateescape").split(b"/"):
             ids = {e.sha.hex() for e in current if is_dir(e)}
             raws = self._raw_trees(ids)
             found = {sha: _named(raw, name) for sha, raw in raws.items()}
+            for digest, entry in zip(outside, current, strict=True):
+                digest.update(_without(raws[entry.sha.hex()], name) if is_dir(entry) else b"-")
             current = [found[e.sha.hex()] if is_dir(e) else None for e in current]
+        if rests is not None:
+            for tree, digest in zip(trees, outside, strict=True):
+                if tree is not None:
+                    rests[tree] = digest.digest()
         return current
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
@@ -402,6 +422,7 @@ class Commits(Objects, Refs, Signing):
         on_changes: Callable[[list[FileChange]], None] | None,
         on_commit: Callable[[int, list[FileChange]], None] | None = None,
         on_chunk: Callable[[], None] | None = None,
+        rests: dict[str, bytes] | None = None,
     ) -> list[list[FileChange]]:
         """Per commit (root ``trees[1:]``), the files changed under ``folder`` since the one
         before; ``on_commit`` hears the position and changes of each commit that changed
@@ -409,7 +430,8 @@ class Commits(Objects, Refs, Signing):
         folder's entry in each root tree is found by the stream's feeder, a chunk ahead."""
         top = b"" if folder == "." else folder.encode("utf-8", "surrogateescape")
         found: list[list[FileChange]] = []
-        with _TreeStream(self, trees, lambda part: self._folder_entries(part, folder)) as stream:
+        resolve = functools.partial(self._folder_entries, folder=folder, rests=rests)
+        with _TreeStream(self, trees, resolve) as stream:
             reader = _TreeReader(self)
             try:
                 entries = stream.entries()
@@ -490,12 +512,16 @@ class _RecordReader:
         self.pending: list[tuple[str, list[FileChange]]] = []
         self.futures: list[Any] = []
         self.pool: Any = None
+        #: commits whose root trees changed nothing outside the folder
+        self.quiet: set[str] = set()
 
     def __enter__(self) -> _RecordReader:
         return self
 
-    def add(self, sha: str, changes: list[FileChange]) -> None:
+    def add(self, sha: str, changes: list[FileChange], quiet: bool = False) -> None:
         self.pending.append((sha, changes))
+        if quiet:
+            self.quiet.add(sha)
         if len(self.pending) >= RECORDS_CHUNK:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -508,6 +534,7 @@ class _RecordReader:
         records = self.repo._records([sha for sha, _ in batch])
         for record, (_, changes) in zip(records, batch, strict=True):
             record.changes = changes  # _records checked the order
+            record.outside_quiet = record.sha in self.quiet
         return records
 
     def ready(self) -> list[CommitRecord]:
@@ -544,6 +571,17 @@ def _plain_folder(folder: str) -> bool:
         return True
     parts = folder.split("/")
     return not any(c in folder for c in "*?[]\\:!") and all(p not in ("", ".", "..") for p in parts)
+
+
+def _without(raw: bytes, name: bytes) -> bytes:
+    """A raw tree's bytes without its entry ``name``: what it holds beside it."""
+    kept, pos = [], 0
+    while pos < len(raw):
+        start = pos
+        entry_name, _, pos = read_entry(raw, pos)
+        if entry_name != name:
+            kept.append(raw[start:pos])
+    return b"".join(kept)
 
 
 def _named(raw: bytes, name: bytes) -> Entry | None:

@@ -78,6 +78,14 @@ FOLLOW_HOPS = 16
 _PAIRING = ("-M", "-C")
 PAIR_AHEAD = 256
 FOLLOW_COMMITS = 256
+#: A copy that only ``--find-copies-harder`` finds (its source unchanged and left where it
+#: was) counts from this score of git's on (``C075``); moves, and copies of a file the same
+#: commit changes, count from git's own 50. Round 54: plans for one tool share their shape
+#: (ids, tool, step names, params): an agent's own runbook paired at 61% with an approver's.
+COPY_SCORE = 66
+#: Where the old version of a path followed back is put in the scratch index that pairs an
+#: edit of it as if the commit added it (:meth:`Lifecycle._rewritten_from`).
+_WAS = ".plangate-was"
 
 
 class Lifecycle(IndexStore):
@@ -342,6 +350,8 @@ class Lifecycle(IndexStore):
         """git's pairing of one first-parent commit: (status, source, target or path, the
         source's blob), whole tree or limited to ``paths`` (each literal)."""
         if not paths and tuple(how) == _PAIRING:
+            if _pairs_nothing(commit):
+                return []
             found = self._paired.pop(commit.sha, None)
             if found is None and self.upcoming:
                 self._pair_ahead(repo, commit.sha)
@@ -369,6 +379,8 @@ class Lifecycle(IndexStore):
         wanted = []
         for record in self.upcoming[self._ahead_at : self._ahead_at + PAIR_AHEAD]:
             ours = record.author.email.lower() == self.controller_email
+            if _pairs_nothing(record):
+                continue  # its root trees say git has no source to pair (round 54)
             if record.parents and not ours and (record.sha == sha or self._plans_made(record)):
                 wanted.append(f"{record.sha} {record.parents[0]}\n")
         out = repo.run(
@@ -406,7 +418,7 @@ class Lifecycle(IndexStore):
                     for row in self._pairings(
                         repo, commit, ("-C", "--find-copies-harder"), [*self._parked, *made]
                     )
-                    if row[0][0] == "C" and row[2] not in paired
+                    if row[0][0] == "C" and row[2] not in paired and _score(row[0]) >= COPY_SCORE
                 ]
         before = {path: set(who) for path, who in self._parked.items()}
         who = self.identities(commit)
@@ -470,11 +482,20 @@ class Lifecycle(IndexStore):
         )
         for walked, record in enumerate(back, 1):
             change = next((c for c in record.changes if c.path == path), None)
-            if change is None or change.new_blob is None or walked > FOLLOW_COMMITS:
-                break  # not there before this, or followed far enough
-            if change.old_blob is None:  # added here: from what git pairs it with
-                found |= self._added_from(repo, record, path, hops)
+            if change is None or change.new_blob is None:
+                break  # not there before this
+            if walked > FOLLOW_COMMITS:  # its first writers are past the bound: fail safe
+                found.add(approvals.UNFOLLOWED)
                 break
+            if change.old_blob is None:  # added here: from what git pairs it with
+                found |= self._from_pairs(
+                    repo, record, path, self._pairs_to(repo, record, path), hops
+                )
+                break
+            rewritten = self._rewritten_from(repo, record, path, change.old_blob)
+            if rewritten is not None:  # written here anew: from what git pairs it with
+                found |= self._from_pairs(repo, record, path, rewritten, hops)
+                break  # what the path held before did not survive (round 54)
             found |= self._makers(repo, record, path)  # an edit in place
         found.discard(self.controller_email)
         return found
@@ -490,22 +511,86 @@ class Lifecycle(IndexStore):
                 found |= self.identities(commit)
         return found
 
-    def _added_from(self, repo: GitRepo, record: CommitRecord, path: str, hops: int) -> set[str]:
-        """The writers a commit that added ``path`` brought to it (see :meth:`_text_writers`)."""
-        who = self._makers(repo, record, path)
-        if not record.parents or hops >= FOLLOW_HOPS:
-            return who
+    def _pairs_to(
+        self, repo: GitRepo, record: CommitRecord, path: str
+    ) -> list[tuple[str, str, str, str | None]]:
+        """git's pairings of a commit that added ``path`` to it: a move, or a copy of a file
+        the commit changes, whole tree; else a copy of a file left unchanged
+        (``--find-copies-harder`` over the plans folder, the parked paths and the file, from
+        :data:`COPY_SCORE`)."""
+        if not record.parents:
+            return []
         scope = [self.plans_dir] if self.plans_dir != "." else []
-        pairs = [
+        return [
             row
             for how, paths in (
-                (("-M", "-C"), []),  # a move or a copy of a file the commit changes
+                (_PAIRING, []),
                 (("-C", "--find-copies-harder"), [*scope, *self._parked, path] if scope else []),
             )
             for row in self._pairings(repo, record, how, paths)
-            if row[0][0] in "RC" and row[2] == path
+            if row[0][0] in "RC" and row[2] == path and (not paths or _kept_copy(row))
         ]
+
+    def _rewritten_from(
+        self, repo: GitRepo, record: CommitRecord, path: str, old_blob: str
+    ) -> list[tuple[str, str, str, str | None]] | None:
+        """Whether a commit's change of ``path`` is a rewrite, as git judges it: None when git
+        pairs the new text with the old (an edit in place), else git's pairings of it as if
+        the commit had added it (possibly none). git's ``-B`` breaks no file under 400
+        bytes (round 54: an approver's plan copied over an agent's 8-byte scratch file was
+        an "M" git paired with nothing), so the commit is compared with its parent's tree
+        in a scratch index where the old version lies at another path: that old version is
+        a source like any other, and the new text was made where it is not the best one."""
+        import os
+        import tempfile
+
+        was = path + _WAS
+        entries = "".join(
+            f"{mode} {blob}\t{name}\x00"
+            for mode, blob, name in (("0", "0" * len(old_blob), path), ("100644", old_blob, was))
+        ).encode("utf-8", "surrogateescape")
+        scope = [self.plans_dir] if self.plans_dir != "." else []
+        rows: list[tuple[str, str, str, str | None]] = []
+        with tempfile.TemporaryDirectory(prefix="plangate-pair-") as tmp:
+            env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+            repo.run("read-tree", record.parents[0], env=env)
+            repo.run("update-index", "-z", "--index-info", input=entries, env=env)
+            for how, paths in (
+                (_PAIRING, []),
+                (("-C", "--find-copies-harder"), [*scope, *self._parked, path, was]),
+            ):
+                out = repo.run(
+                    "-c", "core.quotePath=false", "diff-index", "--cached", "-R", "-r", "-z",
+                    "--raw", "--no-abbrev", *how, f"-l{PARKED_RENAME_LIMIT}", "--no-ext-diff",
+                    "--no-textconv", record.sha,
+                    *(["--", *(f":(literal){p}" for p in paths)] if paths else []), env=env,
+                )  # fmt: skip
+                rows += [
+                    row
+                    for row in _raw_pairs(out.split("\0"), 0)[0]
+                    if row[0][0] in "RC" and row[2] == path and (not paths or _kept_copy(row))
+                ]
+        rows.sort(key=lambda row: -_score(row[0]))
+        if rows and rows[0][1] == was:
+            return None
+        return [row for row in rows if row[1] != was]
+
+    def _from_pairs(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        path: str,
+        pairs: list[tuple[str, str, str, str | None]],
+        hops: int,
+    ) -> set[str]:
+        """The writers a commit that wrote ``path`` anew (added or rewrote it) brought to it:
+        its makers and the writers of the best source git pairs it from (see
+        :meth:`_text_writers`); past :data:`FOLLOW_HOPS`, a source is one not followed:
+        :data:`approvals.UNFOLLOWED` (nobody may approve what is made of it: round 54)."""
+        who = self._makers(repo, record, path)
         for status, source, _, blob in pairs[:1]:
+            if hops >= FOLLOW_HOPS:
+                return who | {approvals.UNFOLLOWED}
             made = who if status[1:] != "100" else set()  # a byte-exact move or copy: none
             if source in self._parked:
                 return made | self._parked[source]
@@ -1622,6 +1707,24 @@ def _raw_pairs(fields: list[str], i: int) -> tuple[list[tuple[str, str, str, str
             found.append((status, fields[i + 1], fields[i + 1], old or None))
             i += 2
     return found, i
+
+
+def _score(status: str) -> int:
+    """git's similarity score of a raw status (``R087``: 87; none: 0)."""
+    return int(status[1:]) if status[1:].isdigit() else 0
+
+
+def _kept_copy(row: tuple[str, str, str, str | None]) -> bool:
+    """A pairing from a ``--find-copies-harder`` run that counts: anything but a copy, or a
+    copy from :data:`COPY_SCORE` on."""
+    return row[0][0] != "C" or _score(row[0]) >= COPY_SCORE
+
+
+def _pairs_nothing(record: CommitRecord) -> bool:
+    """git's ``-M -C`` can pair nothing in this commit: its root trees (as the cold scan
+    read them) changed nothing outside the plans folder, and inside it the commit only
+    added files (no deletion to move from, no changed file to copy from)."""
+    return record.outside_quiet and all(c.old_blob is None for c in record.changes)
 
 
 def _capped(claimed: int, bound: int) -> int:

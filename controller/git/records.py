@@ -88,6 +88,9 @@ class CommitRecord:
     #: The message was longer than :data:`MAX_MESSAGE` and was cut there: what it says past
     #: the cut (a ``Co-authored-by:`` line) is unknown, so its content has every author.
     oversized: bool = False
+    #: A cold scan saw its root tree change nothing outside the plans folder (the walk's
+    #: own reading of the root trees); False: not known (git was not asked here).
+    outside_quiet: bool = False
 
     @property
     def is_merge(self) -> bool:

@@ -31,6 +31,13 @@ once), the audit lists the run valid. 17 ``git mv`` commits cost the agent nothi
 direction: fail closed past the bound (as round 31's line limit does: the writers of
 everything the chain could come from), or keep the writers with the path at each hop (as
 parked bytes are kept, which holds at 30 hops).
+
+Fixed (2026-11-29): past the bound the trail fails SAFE. A text whose source git pairs at
+the 17th copy, move or rewrite followed back (or a path edited in place more than 256 times)
+brings ``approvals.UNFOLLOWED`` among its writers: every approval of a plan made of it is
+refused ``E_SELF_APPROVAL`` with a message naming the bound and the remedy (write the plan
+anew in one commit). ``cp16``, ``cp17`` and ``cp30`` hold; ``cp15`` (16 pairings) still
+names Alice herself.
 """
 
 from __future__ import annotations
@@ -40,17 +47,12 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 HOPS = {"cp15": 15, "cp16": 16, "cp17": 17, "cp30": 30, "cp17-pr": 17, "park17": 17, "park30": 30}
 VIDS = list(HOPS)
-_H = "round 54: past 16 renames the writers of a copied plan text are no longer followed back"
-BROKEN = {
-    "cp16": xfail(_H, "16 renames: her approval ran it, audit valid"),
-    "cp17": xfail(_H, "17 renames: her approval ran it, audit valid"),
-    "cp30": xfail(_H, "30 renames: her approval ran it, audit valid"),
-}
+BROKEN: dict[str, object] = {}
 
 
 def _tidy(lab: Lab, path: str, vid: str) -> None:
@@ -133,3 +135,19 @@ def test_the_audit_lists_no_run(lab: Lab, vid: str) -> None:
     report = lab.report  # type: ignore[attr-defined]
     runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}2"]
     assert runs == [], runs
+
+
+@pytest.mark.parametrize("vid", ["cp16", "cp17", "cp30"])
+def test_past_the_bound_the_refusal_names_it_and_the_remedy(lab: Lab, vid: str) -> None:
+    """Fail safe, said plainly: nobody may approve it; the bound and the remedy are named."""
+    approval = lab.plan(f"{vid}2").get("approval") or {}
+    assert approval.get("code") == "E_SELF_APPROVAL", approval
+    message = approval.get("message") or ""
+    assert "16 copies, moves or rewrites" in message, message
+    assert "write the plan anew in one commit" in message, message
+
+
+def test_within_the_bound_the_refusal_names_her(lab: Lab) -> None:
+    """Within the bound the trail reaches her plan: the refusal is hers, by name."""
+    approval = lab.plan("cp152").get("approval") or {}
+    assert "alice@example.com wrote or changed" in (approval.get("message") or ""), approval

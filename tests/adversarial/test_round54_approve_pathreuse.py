@@ -43,6 +43,17 @@ through the bytes that survive them (a commit that replaces a file whole starts 
 lineage, as a delete and add already does), and pair an added file with an unchanged plan
 only when that plan is its likeliest source by more than the shape every plan for a tool
 shares (or accept this and document the look-alike case beside ``cp-edit``).
+
+Fixed (2026-11-29): text outside the plan paths is followed by what survives, as git judges
+it: a change git does not pair with the path's old version is a rewrite, where that text was
+made; the walk never goes back past it. ``reuse-path`` and ``reuse-scratch`` run on her
+approval: her notes and her typo fix did not survive the agent's rewrite. ``reuse-scratch``
+keeps its honest-flow expectation on purpose: the rule "anyone who changed a plan's content
+is its changer" is about a plan (a folder, whose history the approver approves, and where a
+rewrite-and-restore must not shed a writer); a draft outside the plan paths is no plan, only
+a source, and what it brings is the text it holds. ``look-alike`` runs: a copy that only
+``--find-copies-harder`` finds (its source unchanged and left in place) counts from git's
+score 66 (``COPY_SCORE``), and her runbook scores 61.
 """
 
 from __future__ import annotations
@@ -52,16 +63,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["reuse-path", "reuse-deleted", "reuse-scratch", "look-alike", "look-alike-direct"]
-_P = "round 54: an approver refused E_SELF_APPROVAL for an agent's plan she did not write"
-BROKEN = {
-    "reuse-path": xfail(_P, "she once wrote notes at the draft's path: refused"),
-    "reuse-scratch": xfail(_P, "her typo fix in an earlier draft at that path: refused"),
-    "look-alike": xfail(_P, "a look-alike of her runbook drafted outside plans: refused"),
-}
+BROKEN: dict[str, object] = {}
 
 
 def runbook(name: str, task: str, whys: tuple[str, str], tag: str, status: str) -> str:

@@ -47,6 +47,15 @@ scratch path held in between (``rw-exact``) are not traced to her plan. Fix dire
 a commit that rewrites a followed file as one that adds it (pair it with ``--find-copies-
 harder`` as for an add), and take the authors of every byte-exact version a followed path
 held.
+
+Fixed (2026-11-29): every edit in place met while following a path back is judged as git
+judges a rewrite: the commit is paired against its parent's tree in a scratch index where
+the path's old version lies at another name (``Lifecycle._rewritten_from``). When git pairs
+the new text with that old version the change is an edit in place (its makers are writers,
+the walk goes on); otherwise the text was written there anew and takes the writers of what
+git pairs it from (her plan: ``C`` from ``plans/a/<vid>/PLAN.yml``), and the walk stops (no
+writer of the bytes that did not survive). ``rw-edit``, ``rw-exact``, ``rw-infolder``,
+``rw-pr`` and ``rw-two`` are refused ``E_SELF_APPROVAL``; the audit lists no run.
 """
 
 from __future__ import annotations
@@ -56,18 +65,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["add-edit", "rw-edit", "rw-exact", "rw-exact-mvedit", "rw-infolder", "rw-pr", "rw-two"]
-_W = "round 54: an approver's plan written over an existing scratch file, then moved into a plan"
-BROKEN = {
-    "rw-edit": xfail(_W, "rewrite with an edit: her approval ran it, audit valid"),
-    "rw-exact": xfail(_W, "her exact bytes over the file, edited later: ran, audit valid"),
-    "rw-infolder": xfail(_W, "over the agent's notes.txt in its own plan folder: ran"),
-    "rw-pr": xfail(_W, "rewrite on a merged branch: ran, audit valid"),
-    "rw-two": xfail(_W, "Bob's vote then hers completed the count-2 quorum: ran"),
-}
+BROKEN: dict[str, object] = {}
 RULE = "rules:\n  - {match: {paths: ['plans/rw-two2']}, require: [{count: 2}]}\n"
 
 

@@ -209,6 +209,74 @@ def test_a_parked_plan_costs_its_pairings_and_a_path_limited_walk(
     commands.clear()
     _scan(repo, tmp_path)
     extra = [argv for argv in commands if _parking(argv)]
-    # one whole-tree pairing where the plan leaves, one path-limited walk and one pairing
-    # where it comes back; nothing once no bytes are parked
-    assert len(extra) == 3, extra
+    # the whole-tree pairings where the plan leaves and where it comes back (one batch), one
+    # path-limited walk; nothing once no bytes are parked (round 54: the later commit only
+    # adds a plan and changes nothing outside the plans folder: no pairing is asked for it)
+    assert len(extra) == 2, [" ".join(a) for a in extra]
+    assert "--stdin" in extra[0], extra
+
+
+def _asked_ahead(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The commits each ``diff-tree --stdin`` pairing is asked for."""
+    asked: list[str] = []
+    real = GitRepo.run
+
+    def run(self: GitRepo, *args: str, **kwargs: Any) -> str:
+        if "diff-tree" in args and "--stdin" in args:
+            asked.extend(line.split()[0] for line in kwargs["input"].decode().splitlines())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(GitRepo, "run", run)
+    return asked
+
+
+def test_a_cold_scan_asks_no_pairing_where_no_source_could_be(
+    repo: Path, tmp_path: Path, commands: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 54's cost: a commit whose root trees change nothing outside the plans folder and
+    which only adds files inside it can pair nothing without ``--find-copies-harder``: the
+    cold scan asks git nothing for it (10,000 such commits inflated the 10,000-plan tree
+    twice each). A commit that also changes a file outside, or removes one inside, is asked:
+    only those are in the one ``diff-tree --stdin``."""
+    write_plan(repo)
+    commit_all(repo, "alice writes", ALICE)
+    for n in range(4):
+        write_plan(repo, f"more{n}", PLAN.replace("Greet", f"More {n}"))
+        commit_all(repo, f"agent adds more{n}, nothing else", AGENT)
+    commands.clear()
+    _scan(repo, tmp_path, "quiet.sqlite")
+    assert not [argv for argv in commands if _parking(argv)], commands
+    (repo / "drafts").mkdir()
+    (repo / "drafts/x.yml").write_text("scratch\n")
+    write_plan(repo, "beside", PLAN.replace("Greet", "Beside"))
+    commit_all(repo, "agent adds a plan and a file outside", AGENT)
+    git(repo, "rm", "-q", "plans/more0/PLAN.yml")
+    write_plan(repo, "after", PLAN.replace("Greet", "After"))
+    commit_all(repo, "agent removes one plan and adds another", AGENT)
+    write_plan(repo, "last", PLAN.replace("Greet", "Last"))
+    commit_all(repo, "agent adds one more, nothing else", AGENT)
+    commands.clear()
+    asked = _asked_ahead(monkeypatch)
+    _scan(repo, tmp_path, "loud.sqlite")
+    extra = [argv for argv in commands if _parking(argv)]
+    assert len(extra) == 1 and "--stdin" in extra[0], extra
+    expected = git(repo, "rev-list", "--first-parent", "HEAD~1", "-2").split()
+    assert sorted(asked) == sorted(expected), (asked, expected)
+
+
+def test_an_approvers_text_written_over_a_scratch_file_keeps_her(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 54: a change git would not pair with the path's old version is where the text
+    was made: her plan copied over the agent's scratch file (an ``M``) brings her as writer."""
+    write_plan(repo)
+    commit_all(repo, "alice writes her plan", ALICE)
+    (repo / "drafts").mkdir()
+    (repo / "drafts/x.yml").write_text("scratch\n")
+    commit_all(repo, "the agent keeps a scratch file", AGENT)
+    (repo / "drafts/x.yml").write_text((repo / "plans/greet/PLAN.yml").read_text())
+    _edit(repo, "drafts/x.yml")
+    commit_all(repo, "agent writes her text over its scratch file", AGENT)
+    _mv(repo, "drafts/x.yml", "plans/greet2/PLAN.yml")
+    commit_all(repo, "agent submits", AGENT)
+    assert ALICE_EMAIL in _writers(_scan(repo, tmp_path), "plans/greet2")

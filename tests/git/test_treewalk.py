@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -93,6 +95,17 @@ def _busy_history(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+def _logged_view(record: Any) -> dict[str, Any]:
+    """A walked record as git log reads it (which cannot say ``outside_quiet``)."""
+    return {**asdict(record), "outside_quiet": False}
+
+
+def _changed_outside(repo: Path, sha: str) -> list[bytes]:
+    args = ["git", "diff-tree", "-r", "-z", "--name-only", "--no-commit-id", f"{sha}^", sha]
+    out = subprocess.run(args, cwd=repo, capture_output=True, check=True).stdout
+    return [p for p in out.split(b"\0") if p and p != b"plans" and not p.startswith(b"plans/")]
+
+
 @pytest.mark.parametrize("chunk", [None, 3])
 def test_the_tree_walk_finds_what_git_log_finds(
     repo: Path, chunk: int | None, monkeypatch: pytest.MonkeyPatch
@@ -105,13 +118,17 @@ def test_the_tree_walk_finds_what_git_log_finds(
     logged = [asdict(r) for r in gitrepo.first_parent_log(None, head, ["plans"])]
     walked = gitrepo.first_parent_changes(None, head, "plans")
     assert walked is not None
-    assert [asdict(r) for r in walked] == logged
+    assert [_logged_view(r) for r in walked] == logged
+    # what the walk knows beyond git log: the root trees changed nothing outside the folder
+    for record in walked:
+        outside = _changed_outside(repo, record.sha) if record.parents else None
+        assert record.outside_quiet == (outside == []), (record.subject, outside)
     paths = {c["path"] for r in logged for c in r["changes"]}
     assert "plans" in paths and "plans/q054/deep/er/PLAN.yml" in paths  # the walk went there
     middle = git(repo, "rev-list", "--first-parent", "--skip=12", "-1", head).strip()
     since = gitrepo.first_parent_changes(middle, head, "plans")
     assert since is not None
-    assert [asdict(r) for r in since] == [
+    assert [_logged_view(r) for r in since] == [
         asdict(r) for r in gitrepo.first_parent_log(middle, head, ["plans"])
     ]
 

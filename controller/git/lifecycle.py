@@ -78,10 +78,11 @@ FOLLOW_HOPS = 16
 _PAIRING = ("-M", "-C")
 PAIR_AHEAD = 256
 FOLLOW_COMMITS = 256
-#: A copy that only ``--find-copies-harder`` finds (its source unchanged and left where it
-#: was) counts from this score of git's on (``C075``); moves, and copies of a file the same
-#: commit changes, count from git's own 50. Round 54: plans for one tool share their shape
-#: (ids, tool, step names, params): an agent's own runbook paired at 61% with an approver's.
+#: A copy into a plan counts from this score of git's on (``C075``); moves count from git's
+#: own 50. Round 54: plans for one tool share their shape (ids, tool, step names, params): an
+#: agent's own runbook paired at 61% with an approver's (``--find-copies-harder``); and git
+#: reuses a file the commit deletes as the source of further copies once a rename took it
+#: (round 11's lab: one draft of Alice's paired at 50% with four new plans, one the agent's).
 COPY_SCORE = 66
 #: Where the old version of a path followed back is put in the scratch index that pairs an
 #: edit of it as if the commit added it (:meth:`Lifecycle._rewritten_from`).
@@ -424,6 +425,8 @@ class Lifecycle(IndexStore):
         who = self.identities(commit)
         landed: list[tuple[str, set[str]]] = []
         for status, source, target, blob in found:
+            if status[0] == "C" and target in made and _score(status) < COPY_SCORE:
+                continue  # a look-alike, or a deleted file's second use (git's renames are 1:1)
             if status[0] in "RC":
                 writers = before.get(source)
                 plan_id = self._plan_path(source)

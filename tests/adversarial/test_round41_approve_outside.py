@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 41, self-approval: an approver's plan written OUTSIDE the plans folder, then carried in.
 
 docs/approvals.md: the index keeps "per hash everyone who ever wrote that exact hashed
@@ -29,6 +28,12 @@ Seen: ``dot-mv``, ``yaml-ext``, ``notes-file`` held (``E_SELF_APPROVAL``). ``mv-
 docs/threat-model.md ("Content an approver wrote outside the plans folder ... is not counted
 as hers", round 3), shown here for a pure rename that git itself reports (``R100``); copies,
 a side-branch draft and a delete/re-add (also seen to run) are left out as that same limit.
+
+Fixed (2026-11-29): round 51's rule (a plan a commit makes takes the writers of whatever git
+pairs it from, a file outside the plan paths followed back to the commit that wrote it)
+pairs both moves (``R100``, and the rename with an edit): Alice's approval is
+``E_SELF_APPROVAL``, nothing runs, the audit agrees. Copies of her draft with an edit, her
+draft left in place, stay round 3's accepted limit (docs/threat-model.md).
 """
 
 from __future__ import annotations
@@ -44,12 +49,7 @@ from test_round2_execution_kit import shared
 
 ALICE_VIDS = ["mv-in", "mv-in-edit", "dot-mv", "yaml-ext", "notes-file"]
 CONTROLS = ["ctl-bob"]
-_KNOWN = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 41: known accepted limit (threat-model, round 3 drafted-outside-plans), here as a pure git mv into the plans folder",
-)
-FOUND: dict[str, pytest.MarkDecorator] = {"mv-in": _KNOWN, "mv-in-edit": _KNOWN}
+FOUND: dict[str, pytest.MarkDecorator] = {}  # mv-in, mv-in-edit fixed (see the docstring)
 
 
 def _put(lab: Lab, rel: str, text: str) -> None:

@@ -43,15 +43,35 @@ MISSING = object()
 
 # id: (data, query, expected node list or MISSING)
 FILTERS: dict[str, tuple[Any, str, Any]] = {
-    "f-caret-lit": ([{"s": "ab", "k": "plain"}, {"s": "^ab$", "k": "lit"}], "$.d[?match(@.s, '^ab$')].k", ["lit"]),
-    "f-search-caret": ([{"s": "b-first", "k": "anch"}, {"s": "a^b", "k": "lit"}], "$.d[?search(@.s, '^b')].k", ["lit"]),
-    "f-search-dollar": ([{"s": "ab\n", "k": "nl"}, {"s": "ab$", "k": "lit"}], "$.d[?search(@.s, 'b$')].k", ["lit"]),
+    "f-caret-lit": (
+        [{"s": "ab", "k": "plain"}, {"s": "^ab$", "k": "lit"}],
+        "$.d[?match(@.s, '^ab$')].k",
+        ["lit"],
+    ),
+    "f-search-caret": (
+        [{"s": "b-first", "k": "anch"}, {"s": "a^b", "k": "lit"}],
+        "$.d[?search(@.s, '^b')].k",
+        ["lit"],
+    ),
+    "f-search-dollar": (
+        [{"s": "ab\n", "k": "nl"}, {"s": "ab$", "k": "lit"}],
+        "$.d[?search(@.s, 'b$')].k",
+        ["lit"],
+    ),
     "f-dclass": ([{"s": "12", "k": "digits"}], "$.d[?match(@.s, '\\\\d+')].k", MISSING),
     "f-flag": ([{"s": "ab", "k": "folded"}], "$.d[?match(@.s, '(?i)AB')].k", MISSING),
     "f-lazy": ([{"s": "a", "k": "lazy"}], "$.d[?match(@.s, 'a+?')].k", MISSING),
-    "f-pcat": ([{"s": "AB", "k": "upper"}, {"s": "ab", "k": "lower"}], "$.d[?match(@.s, '\\\\p{Lu}+')].k", ["upper"]),
+    "f-pcat": (
+        [{"s": "AB", "k": "upper"}, {"s": "ab", "k": "lower"}],
+        "$.d[?match(@.s, '\\\\p{Lu}+')].k",
+        ["upper"],
+    ),
     "f-match-nl": ([{"s": "ab\n", "k": "nl"}], "$.d[?match(@.s, 'ab')].k", MISSING),
-    "f-dot-cr": ([{"s": "a\rb", "k": "cr"}, {"s": "axb", "k": "x"}], "$.d[?match(@.s, 'a.b')].k", ["x"]),
+    "f-dot-cr": (
+        [{"s": "a\rb", "k": "cr"}, {"s": "axb", "k": "x"}],
+        "$.d[?match(@.s, 'a.b')].k",
+        ["x"],
+    ),
     "f-bool-eq": ([{"n": True, "k": "bool"}, {"n": 1, "k": "one"}], "$.d[?@.n == 1].k", ["one"]),
     "f-bool-lt": ([{"n": True, "k": "bool"}, {"n": 0, "k": "zero"}], "$.d[?@.n < 2].k", ["zero"]),
     "f-missing-eq": ([{"k": "none"}, {"x": 1, "k": "one"}], "$.d[?@.x == @.y].k", ["none"]),
@@ -74,11 +94,18 @@ VIDS = list(FILTERS) + list(VERIFY)
 
 RE = "Python re semantics instead of RFC 9485 I-Regexp"
 BROKEN = {
-    "f-caret-lit": xfail(RE, "match(@.s, '^ab$') took ^ and $ as anchors: selected \"ab\", not the literal \"^ab$\""),
-    "f-search-caret": xfail(RE, "search(@.s, '^b') anchored: selected \"b-first\", not \"a^b\""),
-    "f-search-dollar": xfail(RE, "search(@.s, 'b$') selected \"ab\\n\" (Python's $ before a final newline), not \"ab$\""),
-    "x-caret-lit": xfail(RE, "expect matches: \"^ok$\" failed for the literal \"^ok$\": E_VERIFY_FAILED, action 2 never ran"),
-    "x-caret": xfail(RE, "expect matches: \"^ok$\" held for \"ok\" (I-Regexp: literal ^ and $)"),
+    "f-caret-lit": xfail(
+        RE, 'match(@.s, \'^ab$\') took ^ and $ as anchors: selected "ab", not the literal "^ab$"'
+    ),
+    "f-search-caret": xfail(RE, 'search(@.s, \'^b\') anchored: selected "b-first", not "a^b"'),
+    "f-search-dollar": xfail(
+        RE, 'search(@.s, \'b$\') selected "ab\\n" (Python\'s $ before a final newline), not "ab$"'
+    ),
+    "x-caret-lit": xfail(
+        RE,
+        'expect matches: "^ok$" failed for the literal "^ok$": E_VERIFY_FAILED, action 2 never ran',
+    ),
+    "x-caret": xfail(RE, 'expect matches: "^ok$" held for "ok" (I-Regexp: literal ^ and $)'),
 }
 
 
@@ -92,7 +119,7 @@ def _plan(vid: str) -> str:
         value, clause, _ = VERIFY[vid]
         expect = {"path": "$.s", **clause}
         one = f"  - id: 1\n    tool: echo\n    why: w\n    params: {{s: {dump(value)}}}\n    verify: {{expect: {dump(expect)}}}\n"
-    two = f"  - id: 2\n    tool: rec\n    why: w\n    params: {{tag: {vid}, v: \"$<actions[1].{'outputs.v' if vid in FILTERS else 'result.s'}>\"}}\n"
+    two = f'  - id: 2\n    tool: rec\n    why: w\n    params: {{tag: {vid}, v: "$<actions[1].{"outputs.v" if vid in FILTERS else "result.s"}>"}}\n'
     return head + one + two
 
 

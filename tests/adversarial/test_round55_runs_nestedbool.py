@@ -23,12 +23,15 @@ Asserted: the value that differs from the allowed one only by a ``true``/``1`` o
 called, E_GUARD_FAILED / E_VERIFY_FAILED / E_OUTPUT_MISSING / E_PARAMS_INVALID); the
 controls (``*-ok``: ``1.0`` for ``1`` inside) pass.
 
-Broke (3): the filters, ``f-list``, ``f-map``, ``f-deep``: ``@.a == @.b`` held for
-``[true]`` against ``[1]``, ``{"a": false}`` against ``{"a": 0}`` and one level deeper, so
-the output selected the element and the next action ran (RFC 9535: not equal; the
+Broke (4): the filters, ``f-list``, ``f-map``, ``f-deep``: ``@.a == @.b`` held for
+``[true]`` against ``[1]``, ``{"a": false}`` against ``{"a": 0}`` and one level deeper, and
+``f-le-list`` (``@.a <= @.b``, ``[true]`` against ``[1]``), so the output selected the
+element and the next action ran (RFC 9535: not equal; the
 top-level ``true == 1`` holds, round 55's ``iregexp`` ``f-bool-eq``). Held: the guards'
 ``one_of`` (``g-list``, ``g-map``, ``g-deep``), ``expect`` ``equals`` (``x-list``,
-``x-map``) and ``params_schema`` ``enum`` (``s-list``, ``s-map``).
+``x-map``, ``x-in-list``: ``[true]`` in ``[[1]]``), ``params_schema`` ``enum``
+(``s-list``, ``s-map``), and ordering (``f-lt-list`` ``[1] < [2]``, ``f-lt-bool`` ``false <
+true``, ``f-lt-map``: false, as RFC 9535 says).
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ VARIANTS: dict[str, tuple[str, Any, Any, bool]] = {
     "f-map": ("f", {"a": False}, {"a": 0}, False),
     "f-deep": ("f", {"n": [{"m": True}]}, {"n": [{"m": 1}]}, False),
     "f-ok": ("f", [1.0], [1], True),
+    "f-lt-list": ("f", [1], [2], False),
+    "f-lt-bool": ("f", False, True, False),
+    "f-le-list": ("f", [True], [1], False),
+    "f-lt-map": ("f", {"x": 1}, {"x": 2}, False),
+    "f-le-ok": ("f", [1.0], [1], True),
+    "x-in-list": ("x", [True], [[1]], False),
     "s-list": ("s", [True], [1], False),
     "s-map": ("s", {"a": False}, {"a": 0}, False),
     "s-ok": ("s", [1.0], [1], True),
@@ -66,10 +75,14 @@ BROKEN: dict[str, Any] = {
     "f-map": xfail(
         RFC, '$.d[?@.a == @.b] selected a = {"a": false}, b = {"a": 0}: the next action ran'
     ),
+    "f-le-list": xfail(
+        RFC, "$.d[?@.a <= @.b] selected a = [true], b = [1] (<= is < or ==): the next action ran"
+    ),
     "f-deep": xfail(
         RFC, '$.d[?@.a == @.b] selected a = {"n": [{"m": true}]}, b = {"n": [{"m": 1}]}'
     ),
 }
+OPS = {"f-lt-list": "<", "f-lt-bool": "<", "f-le-list": "<=", "f-lt-map": "<", "f-le-ok": "<="}
 CODE = {
     "g": "E_GUARD_FAILED",
     "x": "E_VERIFY_FAILED",
@@ -99,9 +112,10 @@ def _plan(vid: str) -> str:
             + f'  - id: 2\n    tool: pick\n    why: w\n    params: {{tag: {vid}, v: "$<actions[1].outputs.v>"}}\n'
         )
     if kind == "x":
-        one = f"  - id: 1\n    tool: echo\n    why: w\n    params: {{s: {_d(value)}}}\n    verify: {{expect: {{path: $.s, equals: {_d(other)}}}}}\n"
+        op = "in" if vid == "x-in-list" else "equals"
+        one = f"  - id: 1\n    tool: echo\n    why: w\n    params: {{s: {_d(value)}}}\n    verify: {{expect: {{path: $.s, {op}: {_d(other)}}}}}\n"
     else:
-        one = f"  - id: 1\n    tool: echo\n    why: w\n    params: {{d: [{{a: {_d(value)}, b: {_d(other)}, k: k}}]}}\n    outputs: [{{name: v, path: '$.d[?@.a == @.b].k'}}]\n"
+        one = f"  - id: 1\n    tool: echo\n    why: w\n    params: {{d: [{{a: {_d(value)}, b: {_d(other)}, k: k}}]}}\n    outputs: [{{name: v, path: '$.d[?@.a {OPS.get(vid, '==')} @.b].k'}}]\n"
     return head + one + f"  - id: 2\n    tool: rec\n    why: w\n    params: {{tag: {vid}}}\n"
 
 

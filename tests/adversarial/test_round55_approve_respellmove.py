@@ -61,7 +61,11 @@ EDIT = '      note: "moved"\n'
 
 def _theirs(v: str) -> tuple[str, str]:
     mine = plan_text(v)
-    edited = mine + "" if v == "crlf-same" else mine.replace(f'      tag: "{v}"\n', f'      tag: "{v}"\n' + EDIT)
+    edited = (
+        mine + ""
+        if v == "crlf-same"
+        else mine.replace(f'      tag: "{v}"\n', f'      tag: "{v}"\n' + EDIT)
+    )
     if v in ("crlf", "crlf-same"):
         return "PLAN.yml", edited.replace("\n", "\r\n")
     if v == "indent":
@@ -71,7 +75,7 @@ def _theirs(v: str) -> tuple[str, str]:
         yaml.dump(load_yaml(edited), out)
         return "PLAN.yml", out.getvalue()
     if v == "quoted":
-        return "PLAN.yml", re.sub(r'(?m)^(\s*(?:- )?)([a-z_]+):', r'\1"\2":', edited)
+        return "PLAN.yml", re.sub(r"(?m)^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', edited)
     if v == "json":
         return "PLAN.json", json.dumps(load_yaml(edited), indent=1) + "\n"
     if v == "blanks":

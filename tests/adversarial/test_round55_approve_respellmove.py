@@ -5,19 +5,21 @@ indent, flow style, JSON, trailing blanks), is no longer hers.
 docs/approvals.md, "Who changed the content": "A plan moved with an edit in the same commit
 keeps its source's writers when git would call it a move (a file arriving with the same
 bytes, or at least half the same lines)". Both tests read bytes: a respelling that changes
-every line (two more blanks of indent, quotes on every key, trailing blanks, or JSON) leaves no line the same and git's score near 0, while the hashed content differs from
-hers by one param. Round 51 (`test_round51_approve_respell.py`) showed a respelling with
-the SAME hash is caught by hash; with an edit in the same commit the hash is new, and only
-the move rule could see her text. Unlike round 17's `cp-edit` (a copy of a plan left in
-place, accepted for its cost) the source is gone in the same commit: the pair is one
-deleted plan and one added plan of that commit, the case the move rule is for.
+every line (two more blanks of indent, quotes on every key, trailing blanks, or JSON) leaves
+no line the same and git's score near 0, while the hashed content differs from hers by one
+param. Round 51 (`test_round51_approve_respell.py`) showed a respelling with the SAME hash
+is caught by hash; with an edit in the same commit the hash is new, and only the move rule
+could see her text. Unlike round 17's `cp-edit` (a copy of a plan left in place, accepted
+for its cost) the source is gone in the same commit: the pair is one deleted plan and one
+added plan of that commit, the case the move rule is for.
 
 Config: the bench's. Alice writes ``plans/<v>-a/PLAN.yml`` (her plan, tag ``<v>``); the
 controller freezes it. One agent commit removes her folder and adds ``plans/<v>/<file>``:
 her plan with ``note: "moved"`` added to action 1's params, in the spelling of the variant:
 
-- ``indent``: 4-space indent (sequences at 6); ``quoted``: every key double-quoted; ``json``: the same as ``PLAN.json``; ``blanks``: two
-  trailing blanks on every line; ``crlf``: CRLF line ends.
+- ``indent``: 4-space indent (sequences at 6); ``quoted``: every key double-quoted;
+  ``json``: the same as ``PLAN.json``; ``blanks``: two trailing blanks on every line;
+  ``crlf``: CRLF line ends.
 - ``plain`` (control): the edit in her own spelling (more than half the lines the same).
 - ``crlf-same`` (control): CRLF, no edit (her hash).
 
@@ -62,7 +64,7 @@ EDIT = '      note: "moved"\n'
 def _theirs(v: str) -> tuple[str, str]:
     mine = plan_text(v)
     edited = (
-        mine + ""
+        mine
         if v == "crlf-same"
         else mine.replace(f'      tag: "{v}"\n', f'      tag: "{v}"\n' + EDIT)
     )

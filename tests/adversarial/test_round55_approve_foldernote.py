@@ -13,19 +13,23 @@ Config: the bench's. The agent proposes old plans ``plans/<v>``; per variant:
 
 - ``note``: Alice commits ``plans/<v>/notes.md`` ("looks fine"); Bob approves; it runs.
 - ``note-pending``: Alice commits the note; the plan is never approved.
+- ``note-archived``: ``note``, and the agent later MOVES the finished folder (her note with
+  it) to ``archive/`` instead of removing it.
 - ``plan`` (control): Alice rewrote the old plan herself; Bob approves; it runs.
 - ``note-kept`` (control): ``note``, but the agent's new plan replaces only PLAN.yml and her
   note stays in the folder (she is a writer of what the folder holds: refused is right).
 
-Then the agent removes the old folders (``note-kept``: only its PLAN.yml) in one commit; a
-pass; in a later commit it writes a brand-new plan of its own at each path (another name,
-task and tools); a pass; Alice approves each; two passes; ``plangate audit --json``.
+Then the agent removes (``note-archived``: moves) the old folders (``note-kept``: only its
+PLAN.yml) in one commit; a pass; in a later commit it writes a brand-new plan of its own at
+each path (another name, task and tools); a pass; Alice approves each; two passes;
+``plangate audit --json``.
 
 Asserted (the promise): she wrote nothing of the new plan, so her approval runs it once and
 the audit finds it valid; for ``note-kept``: ``E_SELF_APPROVAL``, nothing runs.
 
-Seen: ``note`` and ``note-pending`` broke (``E_SELF_APPROVAL: alice@example.com wrote or
-changed this plan's content``: a note in a folder deleted earlier); ``plan`` and
+Seen: ``note``, ``note-pending`` and ``note-archived`` broke (``E_SELF_APPROVAL:
+alice@example.com wrote or changed this plan's content``: a note in a folder removed or moved
+away earlier); ``plan`` and
 ``note-kept`` held.
 """
 
@@ -38,7 +42,7 @@ import pytest
 from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
-FRESH = ["note", "note-pending", "plan"]
+FRESH = ["note", "note-pending", "note-archived", "plan"]
 VIDS = [*FRESH, "note-kept"]
 BROKEN = {
     v: xfail(
@@ -46,7 +50,7 @@ BROKEN = {
         f"{v}: Alice's review note in a plan folder removed earlier made her a writer of the "
         "agent's brand-new plan at the same path: E_SELF_APPROVAL",
     )
-    for v in ("note", "note-pending")
+    for v in ("note", "note-pending", "note-archived")
 }
 
 
@@ -67,20 +71,22 @@ def _build(root: Path) -> Lab:
     lab.write("plan", plan_text("plan-old", name="alice's own old plan"))
     lab.commit("alice rewrites the old plan", ALICE)
     lab.run()
-    for v in ("note", "note-pending", "note-kept"):
+    for v in ("note", "note-pending", "note-archived", "note-kept"):
         (lab.repo / "plans" / v / "notes.md").write_text("looks fine\n")
     lab.commit("alice: review notes", ALICE)
     lab.run()
     time.sleep(1.05)
-    for v in ("note", "plan", "note-kept"):
+    for v in ("note", "note-archived", "plan", "note-kept"):
         lab.set_status(v, "approved")
     lab.commit("bob approves", BOB)
     lab.run()
     lab.run()
-    for v in ("note", "plan", "note-kept"):
+    for v in ("note", "note-archived", "plan", "note-kept"):
         if not lab.calls(f"{v}-old"):
             raise BenchError(f"the old {v} did not run: {lab.codes(v)[:400]}")
-    for v in FRESH:
+    (lab.repo / "archive").mkdir()
+    lab.git("mv", "plans/note-archived", "archive/note-archived")
+    for v in ("note", "note-pending", "plan"):
         lab.git("rm", "-q", "-r", f"plans/{v}")
     lab.git("rm", "-q", "plans/note-kept/PLAN.yml", "plans/note-kept/EXECUTION_LOG.md")
     lab.commit("agent: clear the old plans", AGENT)

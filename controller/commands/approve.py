@@ -53,7 +53,7 @@ def commit_trailer(path: str, *, note: str | None) -> int:
     if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
-    _refuse_uncommitted(text, plan_file.read_text(encoding="utf-8"), rel)
+    _refuse_uncommitted(text, _on_disk(plan_file), rel)
     loaded = plans.validate_text(text, Path(rel))
     if loaded.status not in ("pending_approval", "approved"):
         raise IllegalTransition(
@@ -108,7 +108,7 @@ def commit_status(
     if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
-    on_disk = plan_file.read_text(encoding="utf-8")
+    on_disk = _on_disk(plan_file)
     _refuse_uncommitted(text, on_disk, rel)
     loaded = plans.validate_text(text, Path(rel))
     plan_id = str(Path(rel).parent)
@@ -231,6 +231,12 @@ def _error(verdict: object) -> PlangateError:
     err = error_for(verdict.code, verdict.message)
     err.remedy = verdict.remedy  # type: ignore[misc]
     return err
+
+
+def _on_disk(plan_file: Path) -> str:
+    """The file's text byte for byte as git would store it (round 55: ``read_text`` turned
+    CRLF line ends into LF, so every committed CRLF plan read as edited)."""
+    return plan_file.read_bytes().decode("utf-8")
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:

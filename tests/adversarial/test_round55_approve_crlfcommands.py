@@ -26,6 +26,10 @@ ran (approve), is ``rejected`` (reject) or ``aborted`` with action 2 never run (
 Seen: ``approve``, ``mixed``, ``reject``, ``abort`` broke (exit 2, ``E_USAGE: ... has
 uncommitted edits; approving would not cover what you see``, also for reject and abort,
 nothing committed); the controls held (``hand`` ran: the controller takes the plan).
+
+Fixed (2026-11-29): the commands read the plan file byte for byte, as git stores it
+(``read_text`` turned CRLF into LF, so every committed CRLF plan read as edited;
+``controller/commands/approve.py`` ``_on_disk``). All four hold.
 """
 
 from __future__ import annotations
@@ -36,19 +40,12 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 PLANGATE = str(Path(sys.executable).with_name("plangate"))
 VIDS = ["approve", "mixed", "reject", "abort", "lf-approve", "lf-reject"]
-BROKEN = {
-    v: xfail(
-        "crlf-commands",
-        f"{v}: plangate {v if v != 'mixed' else 'approve'} on a committed CRLF plan exits 2 "
-        "E_USAGE 'has uncommitted edits' with a clean tree; nothing committed",
-    )
-    for v in ("approve", "mixed", "reject", "abort")
-}
+BROKEN: dict[str, object] = {}  # fixed (see the docstring)
 GATE = """\
   - id: 2
     tool: rec

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import GuardFailed, PlangateError, PreconditionFailed, VerifyFailed
-from controller.plan import budget, jsonpaths
+from controller.plan import budget, jsonpaths, jsonvalues
 from controller.plan.jsonpaths import QueryTooCostly
 from controller.plan.profile import VERIFY_INTERVAL
 
@@ -208,16 +208,9 @@ def holds(name: str, actual: Any, expected: Any) -> bool:
 
 
 def same(a: Any, b: Any) -> bool:
-    """JSON equality: booleans are not numbers, 1 equals 1.0, objects compare by key."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
+    """JSON equality (:func:`controller.plan.jsonvalues.equal`): booleans are not numbers at
+    any depth, 1 equals 1.0, objects compare by key."""
+    return jsonvalues.equal(a, b)
 
 
 def _matches(pattern: str, text: str) -> bool:

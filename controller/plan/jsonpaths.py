@@ -296,17 +296,16 @@ def _reading(evaluate: Any) -> Any:
     return read
 
 
-def _json_comparison(nothing: object, node_list: type) -> Any:
+def _json_comparison(nothing: object, node_list: Any) -> Any:
     """``ComparisonExpression.evaluate`` by :func:`controller.plan.jsonvalues.compare`: the
     library compares arrays and objects with Python's ``==`` (round 55: ``[true] == [1]``
     and ``{"a": false} == {"a": 0}`` held, and ``<=`` through them)."""
 
-    def operand(found: object) -> object:
-        if isinstance(found, node_list):
-            return _many(found) if len(found) != 1 else found[0].value
-        return _ABSENT if found is nothing else found
-
-    def _many(found: Any) -> object:
+    def operand(found: Any) -> object:
+        if not isinstance(found, node_list):
+            return _ABSENT if found is nothing else found
+        if len(found) == 1:
+            return found[0].value
         return _ABSENT if len(found) == 0 else _MANY
 
     def evaluate(self: Any, context: Any) -> bool:

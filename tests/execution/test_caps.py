@@ -76,13 +76,13 @@ def _checker(target: Path) -> dict[str, object]:
 def test_verify_polling_stops_at_the_run_time_cap_whatever_on_failure(tmp_path: Path) -> None:
     polls, after = tmp_path / "polls", tmp_path / "after"
     verify = {"tool": "chk", "expect": {"path": "$.json.ok", "equals": True}}
+    first = {"id": 1, "tool": "append", "on_failure": "skip"}
     config, plan_file = make_plan(
         tmp_path,
         [
-            {"id": 1, "tool": "append", "on_failure": "skip",
-             "verify": {**verify, "timeout": 600, "interval": 0.2}},
+            {**first, "verify": {**verify, "timeout": 600, "interval": 0.2}},
             {"id": 2, "tool": "after"},
-        ],  # fmt: skip
+        ],
         {"append": appender(tmp_path / "calls"), "chk": _checker(polls), "after": appender(after)},
         extra_config={"limits": {"max_actions": 10, "max_runtime": "1s"}},
     )

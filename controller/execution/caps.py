@@ -12,6 +12,12 @@ bound its part of the run and the parent's still bound the whole: the smaller re
 wins (round 54: a pinned plan's ``max_tool_calls: 1`` and ``max_runtime: 1`` were ignored
 when it ran nested). The steps reach their budget through their scope, so a nested plan's
 actions, their checks and the nested plan's own preconditions go through this one code.
+
+Every wait of a run takes its time from here (round 55: verify polling kept its own
+``timeout`` past ``max_runtime``): a tool's and a check tool's timeout
+(:meth:`CapBudget.tool_timeout`), a retry's back-off (:meth:`CapBudget.wait`) and verify
+polling (:meth:`CapBudget.runtime_left`: the polling stops at the cap, E_LIMIT_EXCEEDED);
+no check tool is called once the run time is spent.
 """
 
 from __future__ import annotations
@@ -99,12 +105,15 @@ class CapBudget:
 
     def count_check_call(self, key: object) -> None:
         """Count a check tool's call toward ``max_tool_calls`` at every level; raise
-        E_LIMIT_EXCEEDED instead of making one past a cap (round 21). Counted for this run:
-        a resumed run counts its actions' calls again, not its checks'."""
+        E_LIMIT_EXCEEDED instead of making one past a cap (round 21) or once the run time is
+        spent (round 55). Counted for this run: a resumed run counts its actions' calls
+        again, not its checks'."""
         with self.lock:
             over = self._over_calls(key, "a check of action")
             if over is not None:
                 raise over
+            if self.runtime_left() == 0:
+                raise self.runtime_exceeded(key)
             for level in self._chain():
                 level.check_calls += 1
 
@@ -132,9 +141,16 @@ class CapBudget:
         )
 
     def tool_timeout(self, seconds: float) -> float:
-        """A tool's timeout, shortened to the run time the caps leave."""
+        """A tool's timeout (an action's or a check's), shortened to the run time the caps
+        leave."""
         left = self.runtime_left()
         return seconds if left is None else max(0.001, min(seconds, left))
+
+    def wait(self, seconds: float) -> float:
+        """A wait the engine makes (a retry's back-off), shortened to the run time the caps
+        leave: the step after it then finds the run time spent (round 55)."""
+        left = self.runtime_left()
+        return seconds if left is None else min(seconds, left)
 
     # --- messages -------------------------------------------------------------------------
 

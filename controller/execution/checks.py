@@ -19,8 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import GuardFailed, PlangateError, PreconditionFailed, VerifyFailed
-from controller.plan import budget, jsonpaths
+from controller.errors import (
+    GuardFailed,
+    LimitExceeded,
+    PlangateError,
+    PreconditionFailed,
+    VerifyFailed,
+)
+from controller.plan import budget, jsonpaths, jsonvalues
 from controller.plan.jsonpaths import QueryTooCostly
 from controller.plan.profile import VERIFY_INTERVAL
 
@@ -46,6 +52,8 @@ class CheckOutcome:
     failures: list[str] = field(default_factory=list)
     error: PlangateError | None = None
     polls: int = 1
+    #: The run's caps stopped the polling (its time was spent before the verify held).
+    capped: bool = False
 
     def record(self, key: Any, attempt: int) -> dict[str, Any]:
         err = (
@@ -91,6 +99,8 @@ def precondition(index: int, pre: Precondition, resolve: Resolve, call: CallChec
     params = resolve(pre.params)
     try:
         result = call(pre.tool, params, index)
+    except LimitExceeded:
+        raise  # a cap ends the step and the run: not a precondition that does not hold
     except PlangateError as error:
         return CheckOutcome("precondition", index, pre.tool, False, error=error)
     failures = evaluate(pre.expect, result)
@@ -108,10 +118,14 @@ def verify_poll(
     resolve: Resolve,
     call: CallCheck,
     interrupted: Callable[[], bool],
+    time_left: Callable[[], float | None] = lambda: None,
 ) -> CheckOutcome | None:
     """Poll the verify tool every ``interval`` until it holds or ``timeout`` passes.
 
-    None when ``interrupted`` (an abort or stop) cut the polling short.
+    ``time_left`` is what the run's caps leave (None: no cap): when the next poll would
+    come after it, and before ``timeout``, the polling waits for the cap and stops there
+    with ``capped`` set (round 55: it kept its own timeout past ``max_runtime``). None when
+    ``interrupted`` (an abort or stop) cut the polling short.
     """
     assert spec.tool is not None
     deadline = time.monotonic() + (spec.timeout or 0.0)
@@ -129,7 +143,14 @@ def verify_poll(
             return CheckOutcome("verify", 0, spec.tool, True, result, [], polls=polls)
         if error is not None and error.permanent:
             break
-        if time.monotonic() + interval > deadline:
+        left, now = time_left(), time.monotonic()
+        if left is not None and left < interval and now + left < deadline:
+            if not _sleep(left, interrupted):
+                return None
+            found = CheckOutcome("verify", 0, spec.tool, False, result, failures, error, polls)
+            found.capped = True
+            return found
+        if now + interval > deadline:
             break
         if not _sleep(interval, interrupted):
             return None
@@ -208,16 +229,9 @@ def holds(name: str, actual: Any, expected: Any) -> bool:
 
 
 def same(a: Any, b: Any) -> bool:
-    """JSON equality: booleans are not numbers, 1 equals 1.0, objects compare by key."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
+    """JSON equality (:func:`controller.plan.jsonvalues.equal`): booleans are not numbers at
+    any depth, 1 equals 1.0, objects compare by key."""
+    return jsonvalues.equal(a, b)
 
 
 def _matches(pattern: str, text: str) -> bool:

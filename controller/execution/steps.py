@@ -178,7 +178,7 @@ class StepRunner:
         again = backoff_first
         while True:
             if again:
-                interrupted = self._backoff(policy, rec.round_attempts, step.key)
+                interrupted = self._backoff(policy, rec.round_attempts, step)
                 if interrupted is not None:
                     return interrupted
             outcome, again = self._attempt(step, rec, tries)
@@ -301,13 +301,14 @@ class StepRunner:
                     ),
                     self.checker(step),
                     stopped,
+                    step.scope.budget.runtime_left,
                 )
                 if polled is None:  # the start stays open with its `called` record
                     return seen[-1] if seen else RunOutcome("stopped", None, step.key)
                 found = polled
             self.record_check(step.key, attempt, found)
             if not found.ok:
-                return RunOutcome("retry", found.as_error(f"action {step.key}:"), step.key)
+                return RunOutcome("retry", self._verify_error(step, found), step.key)
         self.record_end(step, attempt, "succeeded", result, outputs, duration_ms=duration)
         local = step.local if step.local is not None else step.key
         if isinstance(local, int):
@@ -315,6 +316,15 @@ class StepRunner:
             step.scope.results[local] = result
         self.run.crash_point("after-end", step.key)
         return None
+
+    def _verify_error(self, step: Step, found: checks.CheckOutcome) -> PlangateError:
+        """Why the verify failed: a cap that stopped its polling (E_LIMIT_EXCEEDED, which
+        ends the run whatever ``on_failure`` says), else E_VERIFY_FAILED."""
+        if isinstance(found.error, CapReached):
+            return found.error
+        if found.capped:
+            return step.scope.budget.runtime_exceeded(step.key)
+        return found.as_error(f"action {step.key}:")
 
     def _failed(
         self,
@@ -399,10 +409,12 @@ class StepRunner:
         self.record_end(step, attempt, "skipped", error=error, recovered=True)
         return None
 
-    def _backoff(self, policy: Retry, attempts: int, key: ActionKey) -> RunOutcome | None:
-        """Wait ``delay × backoff^(n-1)`` (capped); an abort or stop cuts the wait short."""
+    def _backoff(self, policy: Retry, attempts: int, step: Step) -> RunOutcome | None:
+        """Wait ``delay × backoff^(n-1)`` (capped, and cut to the run time the caps leave:
+        the next try then meets the cap); an abort or stop cuts the wait short."""
+        key = step.key
         delay = min(policy.delay * policy.backoff ** max(attempts - 1, 0), policy.max_delay)
-        deadline = time.monotonic() + delay
+        deadline = time.monotonic() + step.scope.budget.wait(delay)
         while True:
             interrupted = self.run.interrupted(key, "retrying")
             if interrupted is not None:
@@ -451,17 +463,25 @@ class StepRunner:
             tool = self.run.catalog.get(name)
             check_params(tool, params)
             # a check's call is a tool call (round 21), of every plan it is made for
-            step.scope.budget.count_check_call(step.key)
+            budget = step.scope.budget
+            budget.count_check_call(step.key)
             ctx = CallContext(
                 idempotency_key=idempotency_key(self.run.hash, f"{step.key}:check:{index}"),
-                timeout=tool.spec.timeout,
+                timeout=budget.tool_timeout(tool.spec.timeout),
                 max_result_bytes=self.run.config.limits.max_result_bytes,
                 env=self.run.tool_env,
                 plan_id=self.run.plan_id,
                 redact=self.run.redactor.text,
             )
+            try:
+                returned = tool.call(params, ctx)
+            except PlangateError as error:
+                # a check tool stopped by the run's cap: the cap's error (round 55)
+                if error.code == "E_TIMEOUT" and budget.runtime_left() == 0:
+                    raise budget.runtime_exceeded(step.key) from error
+                raise
             # expect reads a check's result as recorded (round 43): never a test of a secret
-            return self.run.redactor.view(take_result(name, tool.call(params, ctx)))
+            return self.run.redactor.view(take_result(name, returned))
 
         return call
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from controller.errors import LimitExceeded, ToolOutputInvalid
-from controller.plan import budget
+from controller.plan import budget, jsonvalues
 
 # $ then any number of: .name / ..name / .* / ..* / [index] / [*] / ['name'] / ["name"], where
 # name is ASCII letters, digits and _ not starting with a digit; an index is an integer of at
@@ -296,6 +296,36 @@ def _reading(evaluate: Any) -> Any:
     return read
 
 
+def _json_comparison(nothing: object, node_list: Any) -> Any:
+    """``ComparisonExpression.evaluate`` by :func:`controller.plan.jsonvalues.compare`: the
+    library compares arrays and objects with Python's ``==`` (round 55: ``[true] == [1]``
+    and ``{"a": false} == {"a": 0}`` held, and ``<=`` through them)."""
+
+    def operand(found: Any) -> object:
+        if not isinstance(found, node_list):
+            return _ABSENT if found is nothing else found
+        if len(found) == 1:
+            return found[0].value
+        return _ABSENT if len(found) == 0 else _MANY
+
+    def evaluate(self: Any, context: Any) -> bool:
+        left, right = operand(self.left.evaluate(context)), operand(self.right.evaluate(context))
+        if left in _SPECIAL or right in _SPECIAL:
+            # RFC 9535: an empty side equals only another empty side; `<` is false
+            same = left is right is _ABSENT
+            return {"==": same, "!=": not same, "<=": same, ">=": same}.get(self.operator, False)
+        return jsonvalues.compare(left, self.operator, right)
+
+    evaluate.json_compare = True  # type: ignore[attr-defined]
+    return evaluate
+
+
+#: A side of a comparison that is an empty nodelist or Nothing; one of several nodes (never
+#: in a well-typed query: kept apart so that it equals nothing).
+_ABSENT, _MANY = object(), object()
+_SPECIAL = (_ABSENT, _MANY)
+
+
 # --- the library, with bounded regular expressions ---------------------------------------
 
 
@@ -307,13 +337,15 @@ def _environment() -> Any:
     from iregexp_check import check
     from jsonpath_rfc9535 import JSONPathEnvironment, selectors
     from jsonpath_rfc9535.filter_expressions import (
+        NOTHING,
+        ComparisonExpression,
         FilterExpression,
         RelativeFilterQuery,
         RootFilterQuery,
     )
     from jsonpath_rfc9535.function_extensions import Match, Search
     from jsonpath_rfc9535.function_extensions._pattern import map_re
-    from jsonpath_rfc9535.node import JSONPathNode
+    from jsonpath_rfc9535.node import JSONPathNode, JSONPathNodeList
 
     if not getattr(JSONPathNode.new_child, "counted", False):  # every node is counted
         JSONPathNode.new_child = _counted(JSONPathNode.new_child)  # type: ignore[method-assign]
@@ -325,6 +357,9 @@ def _environment() -> Any:
         FilterExpression.evaluate = _judging(FilterExpression.evaluate)  # type: ignore[method-assign]
         for reader in (RelativeFilterQuery, RootFilterQuery):
             reader.evaluate = _reading(reader.evaluate)  # type: ignore[method-assign]
+    if not getattr(ComparisonExpression.evaluate, "json_compare", False):
+        # one JSON equality and ordering for filters and everything else (jsonvalues)
+        ComparisonExpression.evaluate = _json_comparison(NOTHING, JSONPathNodeList)  # type: ignore[method-assign]
 
     def bounded(whole: bool) -> Any:
         def call(self: Any, string: object, pattern: object) -> bool:

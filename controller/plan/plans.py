@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
-from controller.plan import budget, guards, hashing, refs, yamlio
+from controller.plan import budget, guards, hashing, jsonvalues, refs, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import PlanDocument
@@ -780,8 +780,9 @@ def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[A
 
 @functools.cache
 def _bounded_validator() -> Any:
-    """Draft 2020-12 with ``pattern`` matched by the ``regex`` engine under the budget and
-    ``uniqueItems`` checked by hashing (jsonschema compares every pair)."""
+    """Draft 2020-12 with ``pattern`` matched by the ``regex`` engine under the budget,
+    ``uniqueItems`` checked by hashing (jsonschema compares every pair), ``enum`` and
+    ``const`` by :func:`controller.plan.jsonvalues.equal` (round 55: one JSON equality)."""
     import regex
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
@@ -804,27 +805,24 @@ def _bounded_validator() -> Any:
             return
         seen: set[str] = set()
         for item in instance:
-            key = json.dumps(_json_equal(item), sort_keys=True, default=str)
+            key = jsonvalues.key(item)
             if key in seen:
                 yield ValidationError(f"{instance!r} has non-unique elements")
                 return
             seen.add(key)
             budget.left()
 
-    return validators.extend(
-        Draft202012Validator, {"pattern": pattern, "uniqueItems": unique_items}
-    )
+    def enum(validator: Any, allowed: list[Any], instance: Any, schema: Any) -> Iterator[Any]:
+        if not any(jsonvalues.equal(instance, option) for option in allowed):
+            yield ValidationError(f"{instance!r} is not one of {allowed!r}")
 
+    def const(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if not jsonvalues.equal(instance, wanted):
+            yield ValidationError(f"{wanted!r} was expected")
 
-def _json_equal(value: Any) -> Any:
-    """``value`` with integral floats as ints, at every depth (JSON: 1 equals 1.0)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _json_equal(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_equal(v) for v in value]
-    return value
+    # enum, const and uniqueItems by the product's one JSON equality (jsonvalues)
+    checks = {"pattern": pattern, "uniqueItems": unique_items, "enum": enum, "const": const}
+    return validators.extend(Draft202012Validator, checks)
 
 
 def _holds_reference(params: Any, where: tuple[Any, ...]) -> bool:

@@ -63,7 +63,11 @@ def _server(seen: list[dict[str, Any]]) -> ThreadingHTTPServer:
 
         def _answer(self, body: bytes) -> None:
             seen.append(
-                {"target": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body.decode("utf-8", "replace")}
+                {
+                    "target": self.path,
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "body": body.decode("utf-8", "replace"),
+                }
             )
             out = b'{"ok": true}'
             self.send_response(200)
@@ -165,7 +169,9 @@ def test_the_value_stays_in_its_place(lab: Lab, vid: str) -> None:
         split = urlsplit(seen[0]["target"])
         parts = split.path.split("/")
         assert not split.query and len(parts) == 4, seen[0]["target"]
-        assert parts[1] == "items" and parts[3] == "x" and unquote(parts[2]) == value, seen[0]["target"]
+        assert parts[1] == "items" and parts[3] == "x" and unquote(parts[2]) == value, seen[0][
+            "target"
+        ]
     else:
         if vid == "h-ok":
             assert len(seen) == 1 and seen[0]["headers"]["host"].startswith("127.0.0.1:"), seen

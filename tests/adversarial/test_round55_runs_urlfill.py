@@ -149,7 +149,7 @@ def test_the_canary_got_nothing(lab: Lab) -> None:
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
 def test_the_value_stays_in_its_place(lab: Lab, vid: str) -> None:
-    tool, param, value = VARIANTS[vid]
+    tool, _param, value = VARIANTS[vid]
     value = value.format(**lab.ports)  # type: ignore[attr-defined]
     seen = _mine(lab.main_seen, vid)  # type: ignore[attr-defined]
     canary = _mine(lab.canary_seen, vid)  # type: ignore[attr-defined]

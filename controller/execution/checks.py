@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import GuardFailed, PlangateError, PreconditionFailed, VerifyFailed
-from controller.plan import budget, jsonpaths
+from controller.plan import budget, jsonpaths, regexes
 from controller.plan.jsonpaths import QueryTooCostly
 from controller.plan.profile import VERIFY_INTERVAL
 
@@ -222,11 +222,12 @@ def same(a: Any, b: Any) -> bool:
 
 def _matches(pattern: str, text: str) -> bool:
     import regex
-    from jsonpath_rfc9535.function_extensions._pattern import map_re
 
+    if not regexes.is_iregexp(pattern):  # refused at validation; fail closed here too
+        return False
     timeout = min(MATCH_TIMEOUT, budget.left(MATCH_TIMEOUT))
     try:
-        return regex.fullmatch(map_re(pattern), text, timeout=timeout) is not None
+        return regexes.iregexp(pattern).fullmatch(text, timeout=timeout) is not None
     except TimeoutError:
         budget.left()  # over the evaluation's budget: the caller says so
         return False

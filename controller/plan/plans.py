@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
-from controller.plan import budget, guards, hashing, refs, yamlio
+from controller.plan import budget, guards, hashing, refs, regexes, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import PlanDocument
@@ -780,23 +780,16 @@ def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[A
 
 @functools.cache
 def _bounded_validator() -> Any:
-    """Draft 2020-12 with ``pattern`` matched by the ``regex`` engine under the budget and
+    """Draft 2020-12 with ``pattern`` matched as ECMA-262 (:func:`regexes.ecma`, round 55:
+    Python's ``$`` let ``"web\\n"`` through) by the ``regex`` engine under the budget, and
     ``uniqueItems`` checked by hashing (jsonschema compares every pair)."""
-    import regex
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
 
     def pattern(validator: Any, wanted: str, instance: Any, schema: Any) -> Iterator[Any]:
         if not validator.is_type(instance, "string"):
             return
-        try:
-            found = regex.search(wanted, instance, timeout=budget.left())
-        except TimeoutError:
-            budget.left()
-            raise budget.OverBudget from None
-        except regex.error:
-            return  # the catalog's schema was checked when the config was read
-        if found is None:
+        if not _ecma_search(wanted, instance):
             yield ValidationError(f"{instance!r} does not match {wanted!r}")
 
     def unique_items(validator: Any, unique: bool, instance: Any, schema: Any) -> Iterator[Any]:
@@ -814,6 +807,21 @@ def _bounded_validator() -> Any:
     return validators.extend(
         Draft202012Validator, {"pattern": pattern, "uniqueItems": unique_items}
     )
+
+
+def _ecma_search(pattern: str, text: str) -> bool:
+    """Whether ECMA-262 ``pattern`` finds a match in ``text`` within the budget; a pattern
+    plangate cannot run as ECMA-262 matches nothing (the catalog refuses it when read)."""
+    import regex
+
+    try:
+        compiled = regexes.ecma(pattern)
+        return compiled.search(regexes.code_units(text), timeout=budget.left()) is not None
+    except TimeoutError:
+        budget.left()
+        raise budget.OverBudget from None
+    except (regex.error, regexes.NotECMA):
+        return False
 
 
 def _json_equal(value: Any) -> Any:

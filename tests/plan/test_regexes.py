@@ -28,7 +28,9 @@ IREGEXP = [
 
 
 @pytest.mark.parametrize(("pattern", "value", "whole", "part"), IREGEXP)
-def test_iregexp_means_what_rfc_9485_says(pattern: str, value: str, whole: bool, part: bool) -> None:
+def test_iregexp_means_what_rfc_9485_says(
+    pattern: str, value: str, whole: bool, part: bool
+) -> None:
     assert regexes.is_iregexp(pattern)
     compiled = regexes.iregexp(pattern)
     assert (compiled.fullmatch(value) is not None) is whole
@@ -83,7 +85,20 @@ def test_ecma_pattern_means_what_ecma_262_says(pattern: str, value: str, holds: 
 
 @pytest.mark.parametrize(
     "pattern",
-    ["(?i)a", "\\1", "a*+", "a**", "\\p{L}", "(?<n>a)", "[\\D]", "\\cA", "\\A", "[a", "*a", "\\u12"],
+    [
+        "(?i)a",
+        "\\1",
+        "a*+",
+        "a**",
+        "\\p{L}",
+        "(?<n>a)",
+        "[\\D]",
+        "\\cA",
+        "\\A",
+        "[a",
+        "*a",
+        "\\u12",
+    ],
 )
 def test_ecma_constructs_without_a_translation_are_refused(pattern: str) -> None:
     assert regexes.ecma_problem(pattern) is not None

@@ -40,6 +40,12 @@ BAD_VALUES = {
         "params_schema.properties.n.pattern",
         "ECMA-262 without flags",
     ),
+    "params_schema patternProperties with a Python flag": (
+        "tools:\n  s: {kind: echo, params_schema: {patternProperties: {'(?i)x': {}}}}\n",
+        "tools.s.params_schema",
+        "params_schema.patternProperties",
+        "ECMA-262 without flags",
+    ),
     "http method": (
         'tools:\n  fetch: {kind: http, method: FROB, url: "https://x.example/{a}"}\n',
         "tools.fetch.method",

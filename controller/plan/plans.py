@@ -804,9 +804,36 @@ def _bounded_validator() -> Any:
             seen.add(key)
             budget.left()
 
-    return validators.extend(
-        Draft202012Validator, {"pattern": pattern, "uniqueItems": unique_items}
-    )
+    def pattern_properties(validator: Any, wanted: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for regex_text, subschema in wanted.items():
+            for key, value in instance.items():
+                if _ecma_search(regex_text, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=regex_text)
+
+    def additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        known = schema.get("properties", {})
+        patterns = list(schema.get("patternProperties", {}))
+        extras = [
+            k for k in instance if k not in known and not any(_ecma_search(p, k) for p in patterns)
+        ]
+        if validator.is_type(extra, "object"):
+            for key in extras:
+                yield from validator.descend(instance[key], extra, path=key)
+        elif not extra and extras:
+            yield ValidationError(f"additional properties are not allowed: {sorted(extras)!r}")
+
+    # every keyword that runs a pattern: ECMA-262 under the budget, never Python's re
+    keywords: dict[str, Any] = {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+        "uniqueItems": unique_items,
+    }
+    return validators.extend(Draft202012Validator, keywords)
 
 
 def _ecma_search(pattern: str, text: str) -> bool:

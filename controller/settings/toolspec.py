@@ -8,6 +8,7 @@ and what a call risks and costs (``risk``, ``estimate``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -337,6 +338,14 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
             "write a JSON Schema (draft 2020-12), e.g. {type: object, properties: {...}}",
             key="params_schema",
         ) from None
+    keywords = {where.rsplit(".", 1)[-1] for where, _ in _schema_patterns(schema, "")}
+    if "patternProperties" in keywords and '"unevaluatedProperties"' in json.dumps(schema):
+        raise _invalid(  # jsonschema reads patternProperties there with Python's re
+            "patternProperties with unevaluatedProperties: plangate cannot run those patterns "
+            "as ECMA-262",
+            "use additionalProperties, or properties without patternProperties",
+            key="params_schema",
+        )
     for where, pattern in _schema_patterns(schema, "params_schema"):
         problem = regexes.ecma_problem(pattern)
         if problem is not None:
@@ -355,6 +364,8 @@ def _schema_patterns(schema: Any, where: str) -> Iterator[tuple[str, str]]:
         for key, value in schema.items():
             if key == "pattern" and isinstance(value, str):
                 yield f"{where}.pattern", value
+            if key == "patternProperties" and isinstance(value, dict):
+                yield from ((f"{where}.patternProperties", k) for k in value)
             elif key not in ("enum", "const", "default", "examples"):
                 yield from _schema_patterns(value, f"{where}.{key}")
     elif isinstance(schema, list):

@@ -106,3 +106,28 @@ def test_ecma_constructs_without_a_translation_are_refused(pattern: str) -> None
 
 def test_a_valid_ecma_pattern_has_no_problem() -> None:
     assert regexes.ecma_problem("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$") is None
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "pattern": "^[a-z-]+$"}},
+    "patternProperties": {"^x-\\d$": {"type": "integer"}},
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("params", "valid"),
+    [
+        ({"name": "web"}, True),
+        ({"name": "web\n"}, False),
+        ({"x-1": 1}, True),
+        ({"x-1": "one"}, False),  # patternProperties' schema applies
+        ({"x-\u0661": 1}, False),  # not a digit in ECMA: an additional property
+        ({"x-1\n": 1}, False),
+    ],
+)
+def test_params_schema_patterns_are_ecma_everywhere(params: dict[str, object], valid: bool) -> None:
+    from controller.plan.plans import params_errors
+
+    assert (not list(params_errors(params, SCHEMA))) is valid

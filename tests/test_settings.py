@@ -34,6 +34,18 @@ from tests.support.gitkit import write_plan
 
 # (config text, location, what was found, a piece of the remedy)
 BAD_VALUES = {
+    "params_schema pattern with Python flags": (  # round 55: ECMA-262, refused, not misread
+        "tools:\n  s: {kind: echo, params_schema: {properties: {n: {pattern: '(?i)^web$'}}}}\n",
+        "tools.s.params_schema",
+        "params_schema.properties.n.pattern",
+        "ECMA-262 without flags",
+    ),
+    "params_schema patternProperties with a Python flag": (
+        "tools:\n  s: {kind: echo, params_schema: {patternProperties: {'(?i)x': {}}}}\n",
+        "tools.s.params_schema",
+        "params_schema.patternProperties",
+        "ECMA-262 without flags",
+    ),
     "http method": (
         'tools:\n  fetch: {kind: http, method: FROB, url: "https://x.example/{a}"}\n',
         "tools.fetch.method",

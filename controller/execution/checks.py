@@ -26,7 +26,7 @@ from controller.errors import (
     PreconditionFailed,
     VerifyFailed,
 )
-from controller.plan import budget, jsonpaths, jsonvalues
+from controller.plan import budget, jsonpaths, jsonvalues, regexes
 from controller.plan.jsonpaths import QueryTooCostly
 from controller.plan.profile import VERIFY_INTERVAL
 
@@ -236,11 +236,12 @@ def same(a: Any, b: Any) -> bool:
 
 def _matches(pattern: str, text: str) -> bool:
     import regex
-    from jsonpath_rfc9535.function_extensions._pattern import map_re
 
+    if not regexes.is_iregexp(pattern):  # refused at validation; fail closed here too
+        return False
     timeout = min(MATCH_TIMEOUT, budget.left(MATCH_TIMEOUT))
     try:
-        return regex.fullmatch(map_re(pattern), text, timeout=timeout) is not None
+        return regexes.iregexp(pattern).fullmatch(text, timeout=timeout) is not None
     except TimeoutError:
         budget.left()  # over the evaluation's budget: the caller says so
         return False

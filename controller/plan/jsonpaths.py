@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from controller.errors import LimitExceeded, ToolOutputInvalid
-from controller.plan import budget, jsonvalues
+from controller.plan import budget, jsonvalues, regexes
 
 # $ then any number of: .name / ..name / .* / ..* / [index] / [*] / ['name'] / ["name"], where
 # name is ASCII letters, digits and _ not starting with a digit; an index is an integer of at
@@ -334,7 +334,6 @@ def _environment() -> Any:
     """A JSONPath environment whose ``match()`` and ``search()`` stop at the budget: the
     library's own functions call ``regex`` without a timeout."""
     import regex
-    from iregexp_check import check
     from jsonpath_rfc9535 import JSONPathEnvironment, selectors
     from jsonpath_rfc9535.filter_expressions import (
         NOTHING,
@@ -344,7 +343,6 @@ def _environment() -> Any:
         RootFilterQuery,
     )
     from jsonpath_rfc9535.function_extensions import Match, Search
-    from jsonpath_rfc9535.function_extensions._pattern import map_re
     from jsonpath_rfc9535.node import JSONPathNode, JSONPathNodeList
 
     if not getattr(JSONPathNode.new_child, "counted", False):  # every node is counted
@@ -362,15 +360,16 @@ def _environment() -> Any:
         ComparisonExpression.evaluate = _json_comparison(NOTHING, JSONPathNodeList)  # type: ignore[method-assign]
 
     def bounded(whole: bool) -> Any:
+        # RFC 9485 through regexes.iregexp: ^ and $ are characters, match() is fullmatch
         def call(self: Any, string: object, pattern: object) -> bool:
-            if not isinstance(pattern, str) or not isinstance(string, str) or not check(pattern):
+            if not isinstance(pattern, str) or not isinstance(string, str):
+                return False
+            if not regexes.is_iregexp(pattern):
                 return False
             left = budget.left(REGEX_BUDGET)
             try:
-                if whole:
-                    found = regex.fullmatch(map_re(pattern), string, timeout=left)
-                else:
-                    found = regex.search(map_re(pattern), string, regex.VERSION1, timeout=left)
+                compiled = regexes.iregexp(pattern)
+                found = (compiled.fullmatch if whole else compiled.search)(string, timeout=left)
             except regex.error:
                 return False
             return found is not None

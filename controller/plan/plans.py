@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
-from controller.plan import budget, guards, hashing, jsonvalues, refs, yamlio
+from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import PlanDocument
@@ -780,24 +780,17 @@ def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[A
 
 @functools.cache
 def _bounded_validator() -> Any:
-    """Draft 2020-12 with ``pattern`` matched by the ``regex`` engine under the budget,
+    """Draft 2020-12 with ``pattern`` matched as ECMA-262 (:func:`regexes.ecma`, round 55:
+    Python's ``$`` let ``"web\\n"`` through) by the ``regex`` engine under the budget,
     ``uniqueItems`` checked by hashing (jsonschema compares every pair), ``enum`` and
     ``const`` by :func:`controller.plan.jsonvalues.equal` (round 55: one JSON equality)."""
-    import regex
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
 
     def pattern(validator: Any, wanted: str, instance: Any, schema: Any) -> Iterator[Any]:
         if not validator.is_type(instance, "string"):
             return
-        try:
-            found = regex.search(wanted, instance, timeout=budget.left())
-        except TimeoutError:
-            budget.left()
-            raise budget.OverBudget from None
-        except regex.error:
-            return  # the catalog's schema was checked when the config was read
-        if found is None:
+        if not _ecma_search(wanted, instance):
             yield ValidationError(f"{instance!r} does not match {wanted!r}")
 
     def unique_items(validator: Any, unique: bool, instance: Any, schema: Any) -> Iterator[Any]:
@@ -812,6 +805,28 @@ def _bounded_validator() -> Any:
             seen.add(key)
             budget.left()
 
+    def pattern_properties(validator: Any, wanted: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for regex_text, subschema in wanted.items():
+            for key, value in instance.items():
+                if _ecma_search(regex_text, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=regex_text)
+
+    def additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        known = schema.get("properties", {})
+        patterns = list(schema.get("patternProperties", {}))
+        extras = [
+            k for k in instance if k not in known and not any(_ecma_search(p, k) for p in patterns)
+        ]
+        if validator.is_type(extra, "object"):
+            for key in extras:
+                yield from validator.descend(instance[key], extra, path=key)
+        elif not extra and extras:
+            yield ValidationError(f"additional properties are not allowed: {sorted(extras)!r}")
+
     def enum(validator: Any, allowed: list[Any], instance: Any, schema: Any) -> Iterator[Any]:
         if not any(jsonvalues.equal(instance, option) for option in allowed):
             yield ValidationError(f"{instance!r} is not one of {allowed!r}")
@@ -820,9 +835,32 @@ def _bounded_validator() -> Any:
         if not jsonvalues.equal(instance, wanted):
             yield ValidationError(f"{wanted!r} was expected")
 
-    # enum, const and uniqueItems by the product's one JSON equality (jsonvalues)
-    checks = {"pattern": pattern, "uniqueItems": unique_items, "enum": enum, "const": const}
-    return validators.extend(Draft202012Validator, checks)
+    # every keyword that runs a pattern: ECMA-262 under the budget, never Python's re; enum,
+    # const and uniqueItems by the product's one JSON equality (jsonvalues)
+    keywords: dict[str, Any] = {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+        "uniqueItems": unique_items,
+        "enum": enum,
+        "const": const,
+    }
+    return validators.extend(Draft202012Validator, keywords)
+
+
+def _ecma_search(pattern: str, text: str) -> bool:
+    """Whether ECMA-262 ``pattern`` finds a match in ``text`` within the budget; a pattern
+    plangate cannot run as ECMA-262 matches nothing (the catalog refuses it when read)."""
+    import regex
+
+    try:
+        compiled = regexes.ecma(pattern)
+        return compiled.search(regexes.code_units(text), timeout=budget.left()) is not None
+    except TimeoutError:
+        budget.left()
+        raise budget.OverBudget from None
+    except (regex.error, regexes.NotECMA):
+        return False
 
 
 def _holds_reference(params: Any, where: tuple[Any, ...]) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError, Problem
-from controller.plan import graph, refs
+from controller.plan import graph, refs, regexes
 
 if TYPE_CHECKING:
     from controller.plan.schema import (
@@ -215,19 +215,13 @@ def expect_problems(clause: ExpectClause, base: Where) -> Iterator[Problem]:
                     "the value as written; compare with a literal value",
                     refs.format_path(where),
                 )
-        if name == "matches" and not _is_iregexp(value):
+        if name == "matches" and not regexes.is_iregexp(value):
             yield Problem(
                 "E_SCHEMA_INVALID",
                 "not an I-Regexp (RFC 9485) pattern: use characters, ., [...], \\p{..}, "
-                "groups, |, ?, *, +, {n,m}",
+                "groups, |, ?, *, +, {n,m}; ^ and $ are characters, the whole value must match",
                 refs.format_path((*at, "matches")),
             )
-
-
-def _is_iregexp(pattern: str) -> bool:
-    from iregexp_check import check
-
-    return bool(check(pattern))
 
 
 # --- fallback and on_failure -------------------------------------------------------------

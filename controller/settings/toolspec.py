@@ -8,8 +8,9 @@ and what a call risks and costs (``risk``, ``estimate``).
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ from pydantic import (
 )
 
 from controller.display import CREDENTIAL_NAME
+from controller.plan import regexes
 from controller.settings.fields import (
     Amount,
     Risk,
@@ -336,3 +338,36 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
             "write a JSON Schema (draft 2020-12), e.g. {type: object, properties: {...}}",
             key="params_schema",
         ) from None
+    keywords = {where.rsplit(".", 1)[-1] for where, _ in _schema_patterns(schema, "")}
+    if "patternProperties" in keywords and '"unevaluatedProperties"' in json.dumps(schema):
+        raise _invalid(  # jsonschema reads patternProperties there with Python's re
+            "patternProperties with unevaluatedProperties: plangate cannot run those patterns "
+            "as ECMA-262",
+            "use additionalProperties, or properties without patternProperties",
+            key="params_schema",
+        )
+    for where, pattern in _schema_patterns(schema, "params_schema"):
+        problem = regexes.ecma_problem(pattern)
+        if problem is not None:
+            raise _invalid(
+                f"{where}: not an ECMA-262 pattern plangate can run as JSON Schema means it: "
+                f"{problem}",
+                "write the pattern in ECMA-262 without flags: [0-9] for digits, ^...$ for the "
+                "whole value, no back-references, named groups or (?...) flags",
+                key="params_schema",
+            )
+
+
+def _schema_patterns(schema: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Each ``pattern`` keyword in ``schema`` (not inside ``enum``/``const``/examples)."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str):
+                yield f"{where}.pattern", value
+            if key == "patternProperties" and isinstance(value, dict):
+                yield from ((f"{where}.patternProperties", k) for k in value)
+            elif key not in ("enum", "const", "default", "examples"):
+                yield from _schema_patterns(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for k, value in enumerate(schema):
+            yield from _schema_patterns(value, f"{where}[{k}]")

@@ -16,7 +16,7 @@ only when a filter over ``s`` holds:
 
 - ``match-per-char``: one output per (position, character) ``p<i>_<c>`` for the first 3
   positions, ``$.w[?match(@.s, '.{i}c.*')].n``: the recorded output names spell the secret;
-- ``search-prefix``: one output ``$.w[?search(@.s, '^Zq8W')].n`` (a guessed prefix confirmed);
+- ``search-prefix``: one output ``$.w[?search(@.s, 'Zq8W')].n`` (a guessed part confirmed; round 55: no ``^``, a character in an I-Regexp);
 - ``compare-order``: ``$.w[?@.s > 'Y' && @.s < 'a'].n`` (string order: a binary search);
 - ``length``: ``$.w[?length(@.s) == 12].n`` (the secret's length);
 - ``exec-search``: as ``search-prefix`` over the exec tool's ``$.json.echo`` (tool kind exec);
@@ -105,7 +105,7 @@ def _outputs(vid: str, split: int = 1) -> tuple[str, list[tuple[str, str]]]:
         return "echo", [("\n".join(part), "[]") for part in _chunks(lines, split)]
     if vid == "search-prefix":
         return "echo", [
-            ("- {name: hit, path: \"$.w[?search(@.s, '^Zq8W')].n\", optional: true}", "[]")
+            ("- {name: hit, path: \"$.w[?search(@.s, 'Zq8W')].n\", optional: true}", "[]")
         ]
     if vid == "compare-order":
         return "echo", [
@@ -116,7 +116,7 @@ def _outputs(vid: str, split: int = 1) -> tuple[str, list[tuple[str, str]]]:
     if vid == "exec-search":
         return "rec", [
             (
-                "- {name: hit, path: \"$.json.echo.w[?search(@.s, '^Zq8W')].n\", optional: true}",
+                "- {name: hit, path: \"$.json.echo.w[?search(@.s, 'Zq8W')].n\", optional: true}",
                 "[]",
             )
         ]

@@ -27,6 +27,11 @@ Held: the patterns that are no I-Regexp (``f-dclass`` ``\\d``, ``f-flag`` ``(?i)
 E_SCHEMA_INVALID "not an I-Regexp"), ``f-pcat`` (``\\p{Lu}`` works), ``f-match-nl``, ``f-dot-cr``, ``f-bool-eq`` (``true == 1`` false), ``f-bool-lt``,
 ``f-missing-eq`` (two missing members equal), ``f-exist-null``, ``x-nl`` (``ok\\n`` is not
 ``ok``), ``x-bool-eq``, ``x-bool-in``, ``x-false-zero``, ``x-nfd``.
+
+Fixed (2026-11-29): the five breaks. ``match()``/``search()`` and ``matches`` go through
+``controller.plan.regexes``, which translates an I-Regexp for the ``regex`` engine with RFC
+9485's meaning (``^``/``$`` literal, ``.`` any character but LF and CR); ``match()`` and
+``matches`` use ``fullmatch``, ``search()`` ``search``, never an anchor.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 MISSING = object()
@@ -92,21 +97,7 @@ VERIFY: dict[str, tuple[Any, dict[str, Any], bool]] = {
 }
 VIDS = list(FILTERS) + list(VERIFY)
 
-RE = "Python re semantics instead of RFC 9485 I-Regexp"
-BROKEN = {
-    "f-caret-lit": xfail(
-        RE, 'match(@.s, \'^ab$\') took ^ and $ as anchors: selected "ab", not the literal "^ab$"'
-    ),
-    "f-search-caret": xfail(RE, 'search(@.s, \'^b\') anchored: selected "b-first", not "a^b"'),
-    "f-search-dollar": xfail(
-        RE, 'search(@.s, \'b$\') selected "ab\\n" (Python\'s $ before a final newline), not "ab$"'
-    ),
-    "x-caret-lit": xfail(
-        RE,
-        'expect matches: "^ok$" failed for the literal "^ok$": E_VERIFY_FAILED, action 2 never ran',
-    ),
-    "x-caret": xfail(RE, 'expect matches: "^ok$" held for "ok" (I-Regexp: literal ^ and $)'),
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _plan(vid: str) -> str:

@@ -36,7 +36,7 @@ def test_output_filters_never_test_a_secret() -> None:
     result = {"w": [{"s": SECRET, "n": "hit"}], "ps": [{"p": "Z.*", "c": "hitZ"}]}
     oracles = _outputs(
         "$.w[?match(@.s, 'Z.*')].n",
-        "$.w[?search(@.s, '^Zq8W')].n",
+        "$.w[?search(@.s, 'Zq8W')].n",  # I-Regexp: ^ would be a character
         "$.w[?@.s > 'Y' && @.s < 'a'].n",
         f"$.w[?length(@.s) == {len(SECRET)}].n",
         "$.ps[?match($.w[0].s, @.p)].c",

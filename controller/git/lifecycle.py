@@ -85,6 +85,9 @@ FOLLOW_COMMITS = 256
 #: reuses a file the commit deletes as the source of further copies once a rename took it
 #: (round 11's lab: one draft of Alice's paired at 50% with four new plans, one the agent's).
 COPY_SCORE = 66
+#: The writers a folder had when it was last emptied (:meth:`Lifecycle._forget_emptied`):
+#: no writers of a plan later put there, still of the text that left it.
+_EMPTIED = "@emptied"
 #: Where the old version of a path followed back is put in the scratch index that pairs an
 #: edit of it as if the commit added it (:meth:`Lifecycle._rewritten_from`).
 _WAS = ".plangate-was"
@@ -176,6 +179,8 @@ class Lifecycle(IndexStore):
         for folder in sorted(folders):
             key = folder_key(str(folder))
             if self.authors.get(key) and repo.is_gone(record.sha, str(folder)):
+                # kept apart for the trails that lead back to what the folder held
+                self._add_authors(key + _EMPTIED, set(self.authors[key]))
                 self.authors[key] = self.author_set(())
                 self._dirty_authors.add(key)
 
@@ -467,6 +472,8 @@ class Lifecycle(IndexStore):
         before = {path: set(who) for path, who in self._parked.items()}
         who = self.identities(commit)
         landed: list[tuple[str, set[str]]] = []
+        if made and carried is not None:
+            landed += self._parked_alike(repo, commit, found, made, before)
         for status, source, target, blob in found:
             if status[0] == "C" and target in made and _score(status) < COPY_SCORE:
                 continue  # a look-alike, or a deleted file's second use (git's renames are 1:1)
@@ -507,6 +514,36 @@ class Lifecycle(IndexStore):
                 carried[plan_id] = carried.get(plan_id, set()) | writers
             else:
                 self._parked[target] = self._parked.get(target, set()) | writers
+
+    def _parked_alike(
+        self,
+        repo: GitRepo,
+        commit: CommitRecord,
+        found: list[tuple[str, str, str, str | None]],
+        made: list[str],
+        before: dict[str, set[str]],
+    ) -> list[tuple[str, set[str]]]:
+        """Plans a commit makes that git paired with nothing, each with the writers of the
+        parked bytes the commit takes away (removed, or moved elsewhere) whose content it is
+        made from (:func:`likeness.likeness`, as a move in one commit: round 55). Round 52's
+        ``dil2``: git paired Alice's padded parked plan with another new plan, and hers,
+        brought back unpadded with an edit, with nothing."""
+        paired = {target for status, _, target, _ in found if status[0] in "RC"}
+        gone = [source for status, source, _, _ in found if status[0] in "RD" and source in before]
+        new_blobs = {c.path: c.new_blob for c in commit.changes if c.new_blob is not None}
+        if not gone or not commit.parents:
+            return []
+        texts = _Texts(repo)
+        olds = {source: repo.blob_sha(commit.parents[0], source) for source in gone}
+        landed: list[tuple[str, set[str]]] = []
+        for target in made:
+            if target in paired or target not in new_blobs:
+                continue
+            for source in gone:
+                alike = texts.similarity((source, olds[source]), (target, new_blobs[target]))
+                if alike is None or alike >= likeness.MOVE_LIKENESS:  # unjudged: safe side
+                    landed.append((target, set(before[source])))
+        return landed
 
     def _text_writers(
         self, repo: GitRepo, commit: CommitRecord, path: str, blob: str, hops: int = 0
@@ -754,6 +791,7 @@ class Lifecycle(IndexStore):
             if state is not None:
                 found |= set(state.changers)
             found |= self.authors.get(folder_key(source), frozenset())
+            found |= self.authors.get(folder_key(source) + _EMPTIED, frozenset())
         found.discard(self.controller_email)
         return found
 

@@ -579,13 +579,23 @@ class Lifecycle(IndexStore):
                     repo, record, path, self._pairs_to(repo, record, path), hops
                 )
                 break
-            rewritten = self._rewritten_from(repo, record, path, change.old_blob)
+            rewritten = (
+                None  # the same plan respelled or edited (round 55): an edit, whatever git says
+                if self._alike_versions(repo, path, change)
+                else self._rewritten_from(repo, record, path, change.old_blob)
+            )
             if rewritten is not None:  # written here anew: from what git pairs it with
                 found |= self._from_pairs(repo, record, path, rewritten, hops)
                 break  # what the path held before did not survive (round 54)
             found |= self._makers(repo, record, path)  # an edit in place
         found.discard(self.controller_email)
         return found
+
+    def _alike_versions(self, repo: GitRepo, path: str, change: FileChange) -> bool:
+        """Whether an edit in place keeps the plan its path held: content at least
+        :data:`likeness.MOVE_LIKENESS` alike (a respelling with an edit shares no line)."""
+        alike = _Texts(repo).similarity((path, change.old_blob), (path, change.new_blob))
+        return alike is not None and alike >= likeness.MOVE_LIKENESS
 
     def _makers(self, repo: GitRepo, record: CommitRecord, path: str) -> set[str]:
         """Who made a first-parent commit's change of ``path``: its identities, or, for a

@@ -14,12 +14,13 @@ every plan for one tool shares (action ids, tool names, ``needs``, the tools lis
 :data:`LAYOUT_WEIGHT`. The likeness is the weighted Dice coefficient of the two multisets
 of leaves: twice the weight they share over the weight of both (0 to 1).
 
-Measured on the round 55 labs (``tests/plan/test_likeness.py`` keeps them): an approver's
-one-action plan moved with one param added, in any spelling, is 0.91 alike; an agent's own
-8-action runbook for the same tool against an approver's unrelated one, 0.33 (git scored
-the raw texts 38, equal lines 0.5 and more). :data:`MOVE_LIKENESS` (0.5, git's rename
-threshold) lies between them with room on both sides: a plan whose values are more than
-half its source's is taken as made from it.
+Measured on the labs of the move modules (rounds 17, 34, 37, 50, 51, 55; the unit tests in
+``tests/plan/test_likeness.py`` keep two): real moves with an edit score 0.77 (round 50's
+carried plans, round 17's), 0.90 (round 37's move-edit, round 55's respelled moves with one
+param added), 0.96 (round 51's move-score) and 1.0; pairs that are no move score at most
+0.33 (round 55's agent runbook against an approver's unrelated one for the same tool, which
+git scored 38 and equal lines over 0.5), 0.25 and 0.13. :data:`MOVE_LIKENESS` (0.5, git's
+rename threshold) lies between the two groups with room on both sides.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "23"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "24"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -72,6 +72,8 @@ INDEX_VERSION = "23"  # 3: risk and estimate per plan; 4: approval identities, f
 # 23: that text followed by what survives: a rewrite (as git pairs it) is where it was made,
 # a copy only --find-copies-harder finds counts from 66%, and past the bound its writers are
 # "*unfollowed": nobody may approve (round 54)
+# 24: a move in one commit paired by content, not lines (controller.plan.likeness), a
+# PLAN.json source included; a folder's writers count since it was last emptied (round 55)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import PurePosixPath
@@ -52,7 +53,7 @@ from controller.git.records import (
     plan_named,
     record_events,
 )
-from controller.plan import yamlio
+from controller.plan import likeness, yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
@@ -84,6 +85,9 @@ FOLLOW_COMMITS = 256
 #: reuses a file the commit deletes as the source of further copies once a rename took it
 #: (round 11's lab: one draft of Alice's paired at 50% with four new plans, one the agent's).
 COPY_SCORE = 66
+#: The writers a folder had when it was last emptied (:meth:`Lifecycle._forget_emptied`):
+#: no writers of a plan later put there, still of the text that left it.
+_EMPTIED = "@emptied"
 #: Where the old version of a path followed back is put in the scratch index that pairs an
 #: edit of it as if the commit added it (:meth:`Lifecycle._rewritten_from`).
 _WAS = ".plangate-was"
@@ -161,6 +165,38 @@ class Lifecycle(IndexStore):
             self._named_by_another(record)
         if carried:
             self._carry(carried)
+        self._forget_emptied(repo, record)
+
+    def _forget_emptied(self, repo: GitRepo, record: CommitRecord) -> None:
+        """A folder's writers count since it was last emptied (round 55): a folder every file
+        of which is gone at a commit (removed, or moved away) starts again with nobody; a
+        note an approver once left there wrote nothing of the plans later put at its path.
+        Its plans' content keeps its authors by hash, and the bytes leaving it keep theirs."""
+        folders: set[PurePosixPath] = set()
+        for change in record.changes:
+            if change.new_blob is None and change.old_blob is not None:
+                folders.update(self._folders_above(PurePosixPath(change.path).parent))
+        for folder in sorted(folders):
+            key = folder_key(str(folder))
+            if self.authors.get(key) and repo.is_gone(record.sha, str(folder)):
+                # kept apart for the trails that lead back to what the folder held
+                self._add_authors(key + _EMPTIED, set(self.authors[key]))
+                self.authors[key] = self.author_set(())
+                self._dirty_authors.add(key)
+
+    def _folders_above(self, folder: PurePosixPath) -> list[PurePosixPath]:
+        """``folder`` and every plan folder it lies in, below the plans folder."""
+        if self.plans_dir != "." and PurePosixPath(self.plans_dir) not in (
+            folder,
+            *folder.parents,
+        ):
+            return []
+        found = []
+        for inside in (folder, *folder.parents):
+            if str(inside) in (self.plans_dir, ".") or len(inside.parts) > MAX_PATH_PARTS:
+                break
+            found.append(inside)
+        return found
 
     def _named_by_another(self, record: CommitRecord) -> None:
         """A commit under the controller's name that it did not make (by its record: a
@@ -206,15 +242,19 @@ class Lifecycle(IndexStore):
 
     def _moved_writers(self, repo: GitRepo, record: CommitRecord) -> dict[str, set[str]]:
         """Writers a commit carries to each plan it adds from a plan folder it removes files
-        from, as git would call it a move: a file of that folder arrives in the new one with
-        the same bytes, or the removed plan file and the added one are at least half the same
-        lines (git's rename threshold). git keeps no record of a move: a folder renamed with
-        an edit in the same commit, or a draft or notes file moved beside a new PLAN.yml,
-        made a new plan whose only writer was the mover (round 17). A copy edited in the same
-        commit is not followed (docs/threat-model.md, accepted limits)."""
+        from, as a move: a file of that folder arrives in the new one with the same bytes, or
+        the removed plan and the added one (a plan file or a source such as ``PLAN.json``)
+        hold content at least :data:`likeness.MOVE_LIKENESS` alike (round 55: compared by
+        their leaves, not their lines, so a respelled plan is still its source and two plans
+        of one tool's shape are not one). git keeps no record of a move: a folder renamed
+        with an edit in the same commit, or a draft or notes file moved beside a new
+        PLAN.yml, made a new plan whose only writer was the mover (round 17). A copy edited
+        in the same commit is not followed (docs/threat-model.md, accepted limits)."""
         self._moved_from: set[str] = set()
         added = [
-            c for c in record.changes if c.old_blob is None and _is_plan_file(c.path) and c.new_blob
+            c
+            for c in record.changes
+            if c.old_blob is None and _is_plan_or_source(c.path) and c.new_blob
         ]
         if not added:
             return {}
@@ -238,20 +278,24 @@ class Lifecycle(IndexStore):
         texts = _Texts(repo)
         unjudged: set[str] = set()  # targets left with pairs not compared (over the budget)
         for change in added:
-            target = plan_id_of(change.path, self.plans_dir)
+            target = (
+                plan_id_of(change.path, self.plans_dir)
+                if _is_plan_file(change.path)
+                else self._folder_of(change.path)
+            )
             if target is None:
                 continue
             for source, gone in removed.items():
                 if arrived.get(target, set()) & {c.old_blob for c in gone}:
                     pairs.append((2.0, target, source))
                     continue
-                plan = next((c for c in gone if _is_plan_file(c.path)), None)
+                plan = next((c for c in gone if _is_plan_or_source(c.path)), None)
                 if plan is None:
                     continue
-                alike = texts.similarity(plan.old_blob, change.new_blob)
+                alike = texts.similarity((plan.path, plan.old_blob), (change.path, change.new_blob))
                 if alike is None:
                     unjudged.add(target)
-                elif alike >= 0.5:
+                elif alike >= likeness.MOVE_LIKENESS:
                     pairs.append((alike, target, source))
         carried: dict[str, set[str]] = {}
         used: set[str] = set()
@@ -328,6 +372,10 @@ class Lifecycle(IndexStore):
             and self._plan_path(c.path) not in self._moved_from
             for c in record.changes
         )
+
+    def _source_of_plan(self, path: str) -> bool:
+        """Whether ``path`` is a plan source the controller converts (``plans/x/PLAN.json``)."""
+        return path_name(path) in SOURCE_FILES and self._folder_of(path) is not None
 
     def _plan_path(self, path: str) -> str | None:
         """The plan a path holds the file of (None: the index reads no plan there)."""
@@ -424,6 +472,8 @@ class Lifecycle(IndexStore):
         before = {path: set(who) for path, who in self._parked.items()}
         who = self.identities(commit)
         landed: list[tuple[str, set[str]]] = []
+        if made and carried is not None:
+            landed += self._parked_alike(repo, commit, found, made, before)
         for status, source, target, blob in found:
             if status[0] == "C" and target in made and _score(status) < COPY_SCORE:
                 continue  # a look-alike, or a deleted file's second use (git's renames are 1:1)
@@ -444,6 +494,10 @@ class Lifecycle(IndexStore):
                 if status[0] == "R":
                     self._parked.pop(source, None)
                 landed.append((target, set(writers)))
+                if blob is not None and self._source_of_plan(target):
+                    # parked bytes moved in as a plan's source: the plan the controller
+                    # converts it into is theirs (round 55: a respelled PLAN.json)
+                    self._add_authors(_blob_key(blob), set(writers) - {self.controller_email})
                 continue
             if source not in before:
                 continue
@@ -460,6 +514,36 @@ class Lifecycle(IndexStore):
                 carried[plan_id] = carried.get(plan_id, set()) | writers
             else:
                 self._parked[target] = self._parked.get(target, set()) | writers
+
+    def _parked_alike(
+        self,
+        repo: GitRepo,
+        commit: CommitRecord,
+        found: list[tuple[str, str, str, str | None]],
+        made: list[str],
+        before: dict[str, set[str]],
+    ) -> list[tuple[str, set[str]]]:
+        """Plans a commit makes that git paired with nothing, each with the writers of the
+        parked bytes the commit takes away (removed, or moved elsewhere) whose content it is
+        made from (:func:`likeness.likeness`, as a move in one commit: round 55). Round 52's
+        ``dil2``: git paired Alice's padded parked plan with another new plan, and hers,
+        brought back unpadded with an edit, with nothing."""
+        paired = {target for status, _, target, _ in found if status[0] in "RC"}
+        gone = [source for status, source, _, _ in found if status[0] in "RD" and source in before]
+        new_blobs = {c.path: c.new_blob for c in commit.changes if c.new_blob is not None}
+        if not gone or not commit.parents:
+            return []
+        texts = _Texts(repo)
+        olds = {source: repo.blob_sha(commit.parents[0], source) for source in gone}
+        landed: list[tuple[str, set[str]]] = []
+        for target in made:
+            if target in paired or target not in new_blobs:
+                continue
+            for source in gone:
+                alike = texts.similarity((source, olds[source]), (target, new_blobs[target]))
+                if alike is None or alike >= likeness.MOVE_LIKENESS:  # unjudged: safe side
+                    landed.append((target, set(before[source])))
+        return landed
 
     def _text_writers(
         self, repo: GitRepo, commit: CommitRecord, path: str, blob: str, hops: int = 0
@@ -495,13 +579,23 @@ class Lifecycle(IndexStore):
                     repo, record, path, self._pairs_to(repo, record, path), hops
                 )
                 break
-            rewritten = self._rewritten_from(repo, record, path, change.old_blob)
+            rewritten = (
+                None  # the same plan respelled or edited (round 55): an edit, whatever git says
+                if self._alike_versions(repo, path, change)
+                else self._rewritten_from(repo, record, path, change.old_blob)
+            )
             if rewritten is not None:  # written here anew: from what git pairs it with
                 found |= self._from_pairs(repo, record, path, rewritten, hops)
                 break  # what the path held before did not survive (round 54)
             found |= self._makers(repo, record, path)  # an edit in place
         found.discard(self.controller_email)
         return found
+
+    def _alike_versions(self, repo: GitRepo, path: str, change: FileChange) -> bool:
+        """Whether an edit in place keeps the plan its path held: content at least
+        :data:`likeness.MOVE_LIKENESS` alike (a respelling with an edit shares no line)."""
+        alike = _Texts(repo).similarity((path, change.old_blob), (path, change.new_blob))
+        return alike is not None and alike >= likeness.MOVE_LIKENESS
 
     def _makers(self, repo: GitRepo, record: CommitRecord, path: str) -> set[str]:
         """Who made a first-parent commit's change of ``path``: its identities, or, for a
@@ -707,6 +801,7 @@ class Lifecycle(IndexStore):
             if state is not None:
                 found |= set(state.changers)
             found |= self.authors.get(folder_key(source), frozenset())
+            found |= self.authors.get(folder_key(source) + _EMPTIED, frozenset())
         found.discard(self.controller_email)
         return found
 
@@ -720,6 +815,9 @@ class Lifecycle(IndexStore):
     def _carry(self, carried: dict[str, set[str]]) -> None:
         for plan_id, writers in carried.items():
             state = self.plans.get(plan_id)
+            if state is None and writers and plan_id not in (self.plans_dir, "."):
+                # a source (PLAN.json) not yet converted: the plan its folder will hold
+                self._folder_writers(PurePosixPath(plan_id), writers)
             if state is None or not writers:
                 continue
             state.changers = sorted(set(state.changers) | writers)
@@ -1828,46 +1926,60 @@ def _is_plan_file(path: str) -> bool:
     return path_name(path) in PLAN_FILES
 
 
-#: Lines one commit's move detection may compare in all (both texts of each pair counted):
-#: about a hundred pairs of 10,000-line plans, thousands of ordinary ones.
+def _is_plan_or_source(path: str) -> bool:
+    """A plan file, or a source the controller converts into one (``PLAN.json``)."""
+    return path_name(path) in PLAN_FILES or path_name(path) in SOURCE_FILES
+
+
+#: Leaves (or, for texts that read as no plan, lines) one commit's move detection may compare
+#: in all (both sides of each pair counted): about a hundred pairs of 10,000-action plans.
 PAIR_BUDGET = 2_000_000
-#: Texts this big (the product of their line counts) are judged by the lines they share in
-#: any order (git's own rename score is of that kind), not by their longest matching runs.
-EXACT_PAIR_LINES = 1_000_000
 
 
 class _Texts:
-    """The plan texts one commit's move detection compares, each read once, and the budget
-    of lines it may compare."""
+    """The plan texts one commit's move detection compares, each read and parsed once, and
+    the budget of leaves it may compare (round 31)."""
 
     def __init__(self, repo: GitRepo) -> None:
         self.repo = repo
-        self.lines: dict[str, list[str]] = {}
+        self.found: dict[str, Counter[Any]] = {}
         self.left = PAIR_BUDGET
 
-    def _lines(self, blob: str) -> list[str]:
-        if blob not in self.lines:
+    def _content(self, blob: str, name: str) -> Counter[Any]:
+        """The leaves of the plan a blob holds (a PLAN.json or other source converted), or,
+        for a text that reads as no plan, its lines (each a leaf of weight 1)."""
+        if blob not in self.found:
             try:
-                self.lines[blob] = self.repo.blob(blob).decode("utf-8", "replace").splitlines()
+                text = self.repo.blob(blob).decode("utf-8", "replace")
             except Exception:  # unreadable, or too large to be read: nothing alike
-                self.lines[blob] = []
-        return self.lines[blob]
+                text = ""
+            self.found[blob] = _plan_leaves(text, name)
+        return self.found[blob]
 
-    def similarity(self, old_blob: str | None, new_blob: str | None) -> float | None:
-        """How alike two plan texts are by lines (0 to 1; git's rename threshold is 0.5);
-        None once the budget is spent (not compared)."""
-        import difflib
-
-        if old_blob is None or new_blob is None:
+    def similarity(self, old: tuple[str, str | None], new: tuple[str, str | None]) -> float | None:
+        """How alike two plans are by content (:func:`likeness.likeness`, 0 to 1); each side
+        is (path, blob). None once the budget is spent (not compared)."""
+        if old[1] is None or new[1] is None:
             return 0.0
-        old, new = self._lines(old_blob), self._lines(new_blob)
-        if not old or not new:
-            return 0.0
-        if self.left < len(old) + len(new):
+        before, after = self._content(old[1], old[0]), self._content(new[1], new[0])
+        size = before.total() + after.total()
+        if self.left < size:
             return None
-        self.left -= len(old) + len(new)
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-        rough = matcher.quick_ratio()  # the lines both hold, in any order: linear
-        if rough < 0.5 or len(old) * len(new) > EXACT_PAIR_LINES:
-            return rough  # ratio() may take the product of the two lengths (repeated lines)
-        return matcher.ratio()
+        self.left -= size
+        return likeness.likeness(before, after)
+
+
+def _plan_leaves(text: str, name: str) -> Counter[Any]:
+    """A plan text's leaves, whatever its spelling or format; its lines if it reads as none."""
+    suffix = PurePosixPath(name).suffix.lower()
+    try:
+        if suffix not in (".yml", ".yaml"):
+            from controller.plan.convert import convert_text
+
+            text = convert_text(text, PurePosixPath(name).name, verify=False).text
+        doc = yamlio.read_yaml(text, "PLAN.yml").data
+        if isinstance(doc, dict):
+            return likeness.leaves(doc)
+    except Exception:
+        pass
+    return Counter((("line",), line) for line in text.splitlines())

@@ -130,6 +130,11 @@ class Objects(RepoBase):
             return found is not None and found[1] == "tree"
         return False  # a name git cannot be asked holds no plan file either (walked elsewhere)
 
+    def is_gone(self, commit: str, path: str) -> bool:
+        """Is nothing at ``path`` in ``commit`` (False when git cannot be asked the name)?"""
+        spec = f"{commit}:{path}"
+        return _askable(spec) and self._lookup(spec) is None
+
     def read_file(self, commit: str, path: str) -> bytes | None:
         blob = self.blob_sha(commit, path)
         return None if blob is None else self.blob(blob)

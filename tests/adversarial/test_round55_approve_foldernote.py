@@ -31,6 +31,10 @@ Seen: ``note``, ``note-pending`` and ``note-archived`` broke (``E_SELF_APPROVAL:
 alice@example.com wrote or changed this plan's content``: a note in a folder removed or moved
 away earlier); ``plan`` and
 ``note-kept`` held.
+
+Fixed (2026-11-29): a folder's writers count since it was last emptied (every file of it
+gone at a commit, removed or moved away): her note left with the old folder, and the agent's
+new plan at that path has only its own writers. ``note-kept`` still refuses her.
 """
 
 from __future__ import annotations
@@ -39,19 +43,12 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 FRESH = ["note", "note-pending", "note-archived", "plan"]
 VIDS = [*FRESH, "note-kept"]
-BROKEN = {
-    v: xfail(
-        "reused-folder-note",
-        f"{v}: Alice's review note in a plan folder removed earlier made her a writer of the "
-        "agent's brand-new plan at the same path: E_SELF_APPROVAL",
-    )
-    for v in ("note", "note-pending", "note-archived")
-}
+BROKEN: dict[str, object] = {}
 
 
 def fresh(v: str) -> str:

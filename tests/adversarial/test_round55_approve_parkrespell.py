@@ -27,6 +27,11 @@ Seen: ``json`` broke (the parked draft rewritten in place as JSON with one param
 moved in as ``PLAN.json``: her approval ran her own plan, the audit found the run valid).
 Held: ``indent``, ``quoted``, ``blanks`` (the YAML respellings in place keep her on the
 trail), the controls ``plain``, ``indent-same``, ``json-same`` (her hash).
+
+Fixed (2026-11-29): the break was the last hop, not the rewrite: parked bytes moved in as
+``PLAN.json`` stayed parked at that path and the controller's conversion commit (which
+removes the source) let them go. Parked bytes that land as a plan's source now make their
+writers authors of that source's bytes, which the conversion counts (``_source_authors``).
 """
 
 from __future__ import annotations
@@ -38,21 +43,14 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, load_yaml, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, load_yaml, plan_text
 from ruamel.yaml import YAML
 from test_round2_execution_kit import shared
 
 SPELLED = ["indent", "quoted", "blanks", "json"]
 FOUND = ["json"]
 VIDS = [*SPELLED, "plain", "indent-same", "json-same"]
-BROKEN = {
-    v: xfail(
-        "respelled-park",
-        f"{v}: Alice's parked plan respelled in place ({v}) with one param added is judged a "
-        "rewrite, the trail stops, her approval ran her own text and the audit agreed",
-    )
-    for v in FOUND
-}
+BROKEN: dict[str, object] = {}
 EDIT = '      note: "moved"\n'
 
 

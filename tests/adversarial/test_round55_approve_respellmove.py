@@ -32,6 +32,11 @@ one param added; the audit found the run valid). Held: ``crlf`` (line ends are r
 ``plain`` and ``crlf-same``. By hand: the same plan as ONE flow-style line in PLAN.yml is
 never frozen and ``status`` gives no reason (``frozen_hash: null``, no note): it cannot run,
 but its author is not told why.
+
+Fixed (2026-11-29): the move rule compares the plans' content, not their lines
+(``controller.plan.likeness``): any spelling of her plan with one param added is 0.90 alike,
+so the move is found (a ``PLAN.json`` source too: the folder the controller converts it in
+takes her writers) and her approval is refused ``E_SELF_APPROVAL``.
 """
 
 from __future__ import annotations
@@ -43,21 +48,14 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, load_yaml, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, load_yaml, plan_text
 from ruamel.yaml import YAML
 from test_round2_execution_kit import shared
 
 SPELLED = ["indent", "quoted", "json", "blanks"]
 HELD = ["crlf"]
 VIDS = [*SPELLED, *HELD, "plain", "crlf-same"]
-BROKEN = {
-    v: xfail(
-        "respelled-move",
-        f"{v}: Alice's plan moved with one param added and respelled ({v}) is not hers: her "
-        "approval ran it and the audit agreed",
-    )
-    for v in SPELLED
-}
+BROKEN: dict[str, object] = {}
 EDIT = '      note: "moved"\n'
 
 

@@ -65,6 +65,10 @@ class CapBudget:
         self.parent = parent
         #: Check tools' calls made under this budget in this run (preconditions, verify polls).
         self.check_calls = 0
+        #: Calls :meth:`take_call` allowed whose start is not journaled yet: parallel steps
+        #: racing for the last call each see the others' (round 54's ``par`` made 3 calls
+        #: under a cap of 2 when two checks ran before either start was recorded).
+        self.taken = 0
         self.started = time.monotonic()
 
     def nested(self, caps: Caps, calls: Callable[[], int], whose: str) -> CapBudget:
@@ -84,7 +88,7 @@ class CapBudget:
     def _over_calls(self, key: object, what: str) -> CapReached | None:
         """The first level whose ``max_tool_calls`` one more call would pass (lock held)."""
         for level in self._chain():
-            made = level.calls() + level.check_calls
+            made = level.calls() + level.check_calls + level.taken
             if made >= level.caps.max_tool_calls:
                 return level._error(
                     f"{what} {key} would be tool call {made + 1}{level._of()}, over the cap "
@@ -93,15 +97,26 @@ class CapBudget:
                 )
         return None
 
-    def cap_reached(self, key: object) -> CapReached | None:
-        """Why a call of step ``key`` must not be made now (None: it may)."""
+    def take_call(self, key: object) -> CapReached | None:
+        """Why a call of step ``key`` must not be made now (None: it may, and the call is
+        held for it at every level until :meth:`call_journaled` says its start is journaled): the
+        check and the holding are one step under the lock, so no two steps take the last
+        call."""
         with self.lock:
             over = self._over_calls(key, "action")
-        if over is not None:
-            return over
-        if self.runtime_left() == 0:
-            return self.runtime_exceeded(key)
-        return None
+            if over is None and self.runtime_left() == 0:
+                over = self.runtime_exceeded(key)
+            if over is None:
+                for level in self._chain():
+                    level.taken += 1
+        return over
+
+    def call_journaled(self) -> None:
+        """The start of a call :meth:`take_call` allowed is journaled (or will not be): the
+        journal's count holds it now."""
+        with self.lock:
+            for level in self._chain():
+                level.taken -= 1
 
     def count_check_call(self, key: object) -> None:
         """Count a check tool's call toward ``max_tool_calls`` at every level; raise

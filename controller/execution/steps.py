@@ -207,7 +207,7 @@ class StepRunner:
         if stop is not None:
             return stop, False
         budget = step.scope.budget
-        capped = budget.cap_reached(step.key)
+        capped = budget.take_call(step.key)
         if capped is not None:
             # a cap ends the action and the plan (``skip`` never passes it); the record says
             # so, closing the try a crash left open when the cap refused its re-run
@@ -217,8 +217,11 @@ class StepRunner:
                 no_call=not crashed,
             )  # fmt: skip
             return RunOutcome("failed", capped, step.key), False
-        self.run.crash_point("before-start", step.key)
-        self.record_start(step, attempt, params)
+        try:
+            self.run.crash_point("before-start", step.key)
+            self.record_start(step, attempt, params)
+        finally:
+            budget.call_journaled()  # the journal counts the call now (or it is not made)
         self.run.crash_point("after-start", step.key)
         started = time.monotonic()
         result, outputs, failure = self._call(step, tool, params, attempt)

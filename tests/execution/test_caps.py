@@ -136,3 +136,23 @@ def test_a_retry_back_off_is_cut_to_the_time_left(tmp_path: Path) -> None:
     assert outcome.status == "failed" and outcome.error is not None
     assert outcome.error.code == "E_LIMIT_EXCEEDED" and outcome.action == 1
     assert calls.read_text().splitlines() == ["x"]
+
+
+def test_two_steps_never_take_the_last_call_together() -> None:
+    """Round 54's ``par`` (seen failing in CI, 2026-11-29): parallel steps each checked the
+    cap before either start was journaled, and both called: 3 calls under a cap of 2. The
+    check and the holding of the call are one step now; the hold ends when the start is
+    journaled (the journal's count has it then)."""
+    from controller.execution.caps import CapBudget
+    from controller.plan.profile import Caps
+
+    journaled = [1]
+    budget = CapBudget(Caps(10, 2, None, None), lambda: journaled[0], threading.Lock())
+    assert budget.take_call("2") is None  # the last call, held for step 2
+    refused = budget.take_call("3")  # step 3, before step 2's start is journaled
+    assert refused is not None and refused.code == "E_LIMIT_EXCEEDED"
+    journaled[0] += 1  # step 2's start is journaled ...
+    budget.call_journaled()  # ... and its hold ends: still no call left
+    assert budget.take_call("3") is not None
+    nested = budget.nested(Caps(10, 5, None, None), lambda: 0, "nested plan plans/lib")
+    assert nested.take_call("4/1") is not None  # the parent's cap holds for the child too

@@ -7,6 +7,7 @@ parts share, and runs the git CLI turning every failure into ``E_GIT`` with git'
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,7 @@ from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
 from controller.git.guard import GitGuard
+from controller.git.store import ensure_store
 
 
 class _GuardedGit(git.Git):
@@ -50,7 +52,12 @@ class RepoBase:
     timeout: float = 300.0
 
     def __init__(
-        self, path: Path, *, trust_repo_config: bool = False, fetches: bool = False
+        self,
+        path: Path,
+        *,
+        trust_repo_config: bool = False,
+        fetches: bool = False,
+        store: Path | None = None,
     ) -> None:
         self.path = path
         check_git_dir(path)  # before anything, git or GitPython, opens a file there
@@ -63,9 +70,17 @@ class RepoBase:
             ) from None
         offline = not (trust_repo_config or fetches)
         self.guard = GitGuard.read(path, trust_repo_config=trust_repo_config, offline=offline)
-        cast(_GuardedGit, self._repo.git).guard = self.guard
         self.git_dir = Path(self._repo.git_dir)
         self.common_dir = Path(self._repo.common_dir)
+        #: local mode's own object store (:mod:`controller.git.store`): every object is read
+        #: from there; what this process writes goes to the shared store too
+        self.store = store
+        self._shared_objects: Path | None = None
+        if store is not None:
+            objects = ensure_store(store)
+            self.guard = dataclasses.replace(self.guard, objects=str(objects))
+            self._shared_objects = self.common_dir / "objects"
+        cast(_GuardedGit, self._repo.git).guard = self.guard
         fmt = self._repo.config_reader("repository").get_value("extensions", "objectformat", "")
         if str(fmt).lower() not in ("", "sha1"):
             raise GitError(
@@ -73,7 +88,7 @@ class RepoBase:
                 remedy="use a SHA-1 repository (the default of git init) for plans",
             )
         self.bare = self._repo.bare
-        self._objects = self.common_dir / "objects"
+        self._objects = self.common_dir / "objects" if store is None else store / "objects"
         self._lock = threading.RLock()
         self._trees: dict[str, dict[str, tuple[str, int]]] = {}
         #: objects this process wrote or read in a batch, by id (never stale), oldest first
@@ -81,6 +96,8 @@ class RepoBase:
         self._kept_bytes = 0
         self._packed: tuple[tuple[int, int, int], dict[bytes, str]] | None = None
         self._must_sign: bool | None = None
+        #: commits known whole in the controller's own store (fetched, or made here)
+        self._present: dict[str, None] = {}
 
     def close(self) -> None:
         with self._lock:

@@ -305,6 +305,7 @@ class Commits(Objects, Refs, Signing):
             # git signs, cleans the identity, or refuses the message (a NUL byte): never write
             # in-process a commit git would not write
             sha = self._commit_tree(tree, parent, message, author, committer, sign, now)
+            self.publish(b"commit", sha)
         else:
             sha = self._store(
                 b"commit", commit_object(tree, [parent], message, author, committer, now)
@@ -312,7 +313,11 @@ class Commits(Objects, Refs, Signing):
         self.written = (sha, now)
         if before_ref is not None:
             before_ref(sha)
-        return sha if self.update_ref(f"refs/heads/{branch}", sha, parent) else None
+        if not self.update_ref(f"refs/heads/{branch}", sha, parent):
+            return None
+        if self.store is not None and parent in self._present:  # a whole parent: whole
+            self.made_whole(sha)
+        return sha
 
     def commit_time(self, sha: str) -> int:
         """When ``sha`` was committed: known without asking git for the commit

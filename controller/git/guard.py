@@ -116,6 +116,9 @@ class GitGuard:
     #: even in a person's clone (a shared checkout's ``gpg.ssh.program`` would run as the
     #: approver with her key: round 6). None: the same as ``trusted``.
     strict: tuple[tuple[str, str | None], ...] | None = None
+    #: The object directory every git child reads and writes (local mode's own store,
+    #: :mod:`controller.git.store`), never the repository's own nor an alternate of it.
+    objects: str | None = None
     pins: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -163,6 +166,9 @@ class GitGuard:
         env["GIT_NO_REPLACE_OBJECTS"] = "1"
         env["GIT_GRAFT_FILE"] = os.devnull
         env.update(_config_env(env, (*self.pins, *pins)))
+        if self.objects is not None:
+            env["GIT_OBJECT_DIRECTORY"] = self.objects
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = ""
         env.update(extra or {})
         return env
 

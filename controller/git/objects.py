@@ -167,35 +167,27 @@ class Objects(RepoBase):
         return self._store(b"blob", data)
 
     def _store(self, kind: bytes, data: bytes) -> str:
-        """Write a loose object (as git does: temp file, then rename) and return its id."""
+        """Write a loose object (as git does: temp file, then rename) and return its id; in
+        local mode into the controller's own store and the shared one (its commits stay
+        readable in the shared checkout)."""
         header = b"%s %d\0" % (kind, len(data))
         digest = hashlib.sha1(header)
         digest.update(data)
         sha = digest.hexdigest()
-        folder = self._objects / sha[:2]
-        target = folder / sha[2:]
-        if target.exists():
-            # As git does: a fresh mtime keeps a concurrent `git gc --prune` off an old
-            # unreachable object that our commit is about to reference.
-            with contextlib.suppress(OSError):
-                os.utime(target)
-            self._keep(sha, data)
-            return sha
-        level = 0 if len(data) > STORE_RAW_ABOVE else 1
-        packed = zlib.compressobj(level)
-        body = packed.compress(header) + packed.compress(data) + packed.flush()
-        folder.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(body)
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        body: list[bytes] = []  # compressed once, for either store
+        for objects in (self._objects, self._shared_objects):
+            if objects is not None:
+                _write_loose(objects, sha, header, data, body)
         self._keep(sha, data)
         return sha
+
+    def publish(self, kind: bytes, sha: str) -> None:
+        """Write an object git made in the controller's own store (a commit ``git
+        commit-tree`` signed) into the shared store too (local mode)."""
+        if self._shared_objects is None:
+            return
+        data = self._object(sha)
+        _write_loose(self._shared_objects, sha, b"%s %d\0" % (kind, len(data)), data, [])
 
     def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:
         """A new tree: ``base_tree`` with ``files`` written (None deletes), built in the odb."""
@@ -270,6 +262,33 @@ class Objects(RepoBase):
                 return None
             spliced[at : at + 20] = bytes.fromhex(entry[0])
         return bytes(spliced)
+
+
+def _write_loose(objects: Path, sha: str, header: bytes, data: bytes, body: list[bytes]) -> None:
+    """One loose object ``sha`` in the store ``objects`` (``body``: its compressed bytes,
+    made once and shared between the stores it goes to)."""
+    folder = objects / sha[:2]
+    target = folder / sha[2:]
+    if target.exists():
+        # As git does: a fresh mtime keeps a concurrent `git gc --prune` off an old
+        # unreachable object that our commit is about to reference.
+        with contextlib.suppress(OSError):
+            os.utime(target)
+        return
+    if not body:
+        level = 0 if len(data) > STORE_RAW_ABOVE else 1
+        packed = zlib.compressobj(level)
+        body.append(packed.compress(header) + packed.compress(data) + packed.flush())
+    folder.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(body[0])
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def blob_id(data: bytes) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from controller.display import masked_url
 from controller.errors import GitError, PushRefused
 from controller.git.base import RepoBase, check_git_dir, git_failure
+from controller.git.store import upload_pack_command
 
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
 _LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
@@ -30,9 +31,82 @@ class Refs(RepoBase):
 
     def branch_head(self, branch: str) -> str | None:
         """The commit ``refs/heads/<branch>`` points at, read in-process when git's files
-        allow (loose ref, then ``packed-refs``), else by ``git rev-parse``."""
+        allow (loose ref, then ``packed-refs``), else by ``git rev-parse``. With the
+        controller's own object store (local mode) the commit is fetched into it first when
+        it is not there yet (:mod:`controller.git.store`)."""
         name = f"refs/heads/{branch}"
-        return self._read_ref(name) or self.rev(name)
+        if self.store is None:
+            return self._read_ref(name) or self.rev(name)
+        return self._taken_in(name, self._read_ref(name) or self._named(name))
+
+    def _named(self, ref: str) -> str | None:
+        """The id a ref names, whether the object is in the store or not."""
+        result = self.run_raw("rev-parse", "--verify", "-q", ref)
+        out = result.stdout.strip()
+        return out.decode() if result.returncode == 0 and _HEX40.fullmatch(out) else None
+
+    def _taken_in(self, ref: str, sha: str | None) -> str | None:
+        """``sha``, the commit ``ref`` of the shared repository names, once the controller's
+        own store holds it and every object it needs, fetched from the shared repository;
+        when the ref moves on meanwhile, what it names then."""
+        for _ in range(8):
+            if sha is None or self._whole(ref, sha):
+                return sha
+            self._fetch_into_store(ref)
+            if self._whole(ref, sha):
+                return sha
+            sha = self._read_ref(ref) or self._named(ref)  # it moved on during the fetch
+        raise GitError(
+            f"{ref} of {self.path} moved on during every fetch into the controller's store",
+            remedy="run the controller again when the branch is quiet",
+        )
+
+    def _whole(self, ref: str, sha: str) -> bool:
+        """Is ``sha`` known to be in the controller's store with every object it needs: the
+        store's ``ref`` after a fetch (git moves it only once all arrived), or a commit this
+        process made? (Never "the store has the object": a failed fetch leaves objects.)"""
+        if sha in self._present:
+            return True
+        assert self.store is not None
+        try:  # the store is the controller's own: a loose ref after a fetch
+            named = (self.store / ref).read_bytes().strip().decode()
+        except (OSError, UnicodeDecodeError):
+            result = self.run_raw("--git-dir", str(self.store), "rev-parse", "--verify", "-q", ref)
+            named = result.stdout.strip().decode()
+        if named != sha:
+            return False
+        self.made_whole(sha)
+        return True
+
+    def made_whole(self, sha: str) -> None:
+        """Note ``sha`` as whole in the controller's store (fetched, or made here)."""
+        self._present[sha] = None
+        while len(self._present) > 256:
+            del self._present[next(iter(self._present))]
+
+    def _fetch_into_store(self, ref: str) -> None:
+        """Fetch ``ref`` of the shared repository into the controller's store (see
+        :mod:`controller.git.store`): every object it receives is named by its bytes, and
+        the fetch fails unless all the tip needs arrived."""
+        assert self.store is not None
+        result = self.run_raw(
+            "--git-dir", str(self.store), "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+            "--no-recurse-submodules", f"--upload-pack={upload_pack_command()}",
+            str(self.common_dir), f"+{ref}:{ref}",
+            pins=(("protocol.file.allow", "always"),),
+        )  # fmt: skip
+        if result.returncode != 0:
+            message = result.stderr.decode("utf-8", "replace").strip()
+            raise GitError(
+                f"cannot fetch {ref} of {self.path} into the controller's object store: "
+                f"{message or 'git failed without a message'}. The shared repository's objects "
+                "do not hold what its branch names as git's pack protocol reads them (a "
+                "damaged or forged object, a commit-graph, pack or loose object written by "
+                "hand); nothing of it is read until a fetch succeeds",
+                path=str(self.common_dir / "objects"),
+                remedy="git fsck in the repository names the bad objects; restore them from "
+                "a clone (or run the controller in remote mode, where no agent writes .git)",
+            )
 
     def _read_ref(self, name: str) -> str | None:
         """A ref's commit from the files (None: absent, symbolic or unusual; ask git)."""

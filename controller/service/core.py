@@ -196,7 +196,10 @@ class ControllerCore:
 
     def _open_repo(self) -> GitRepo:
         if self.config.remote is None:
-            return GitRepo(self.config.repo_path())
+            # the controller reads history only from objects named by their content (round
+            # 53): its own store, filled by fetching from the repository
+            store = self.state.store_dir if self.state.locked else None
+            return GitRepo(self.config.repo_path(), store=store)
         clone = self.state.clone_dir
         if clone.exists():
             return GitRepo(clone, fetches=True)  # the controller's own clone

@@ -24,6 +24,9 @@ Layout::
     runs/<plan id>/ remote mode: PLAN.yml and EXECUTION_LOG.md of a running plan (local
                     mode too for a run whose plan left the branch: Starting._left_job)
     clone/          remote mode: the controller's bare clone of remote.url
+    objects.git/    local mode: the controller's own object store, filled only by fetching
+                    from the repository (see controller.git.store): every object read is
+                    named by its content
     executed.jsonl  every frozen hash this controller started (SPEC §15: at most once)
     commits         every commit this controller made (SPEC §15: it knows its own commits
                     without trusting a name; see :class:`OwnCommits`)
@@ -46,6 +49,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from controller.errors import ConfigInvalid, Locked, PlangateError
+from controller.git.store import STORE_NAME
 
 if TYPE_CHECKING:
     from controller.settings import Config
@@ -80,6 +84,10 @@ class StateDir:
     @property
     def clone_dir(self) -> Path:
         return self.path / "clone"
+
+    @property
+    def store_dir(self) -> Path:
+        return self.path / STORE_NAME
 
     @property
     def executed_file(self) -> Path:

@@ -30,6 +30,15 @@ Seen (strict xfails): ``tree``, ``subtree`` and ``reject`` broke: the controller
 rewritten tree as the signed commit's and ran the plan Alice did not approve (or had
 rejected). ``blob`` held: the approval is seen changing the content (the version the
 controller froze is indexed already), ``E_PLAN_HASH_MISMATCH``.
+
+Fixed (2026-11-29): in local mode the controller reads no object from the shared store; its
+own store in the state directory is filled only by ``git fetch`` from the repository
+(``controller/git/store.py``), where ``index-pack`` names each object by its bytes. A
+rewritten object the branch needs never arrives under its name, so the fetch fails: the pass
+ends ``E_GIT`` ("cannot fetch ... into the controller's object store") and nothing runs
+(asserted). Once the operator restores the objects (``git fsck`` names them), the controller
+reads the history the signatures cover: ``honest`` runs once, and none of the plans Alice did
+not approve, or rejected, runs.
 """
 
 from __future__ import annotations
@@ -46,29 +55,19 @@ from test_round3_approve_signers import _keygen
 from test_round53_approve_commitgraph import _signed
 
 VIDS = ["tree", "subtree", "blob", "reject"]
+SLUGS = ["tree-a", "tree-b", "subtree-a", "subtree-b", "blob", "reject", "honest"]
 
 
 def _broke(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 53: {what}")
 
 
-BROKEN = {
-    "tree": _broke(
-        "the agent rewrote the loose root-tree object of Alice's signed approval of tree-a "
-        "with the tree approving tree-b: the controller ran tree-b on her signature"
-    ),
-    "subtree": _broke(
-        "the same through the `plans` subtree object: subtree-b ran on Alice's approval of a"
-    ),
-    "reject": _broke(
-        "the agent rewrote the root tree of Alice's signed rejection to its parent's: the "
-        "rejection vanished and Bob's approval ran the plan"
-    ),
-}
+BROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
-def overwrite(lab: Lab, name: str, with_object: str) -> None:
-    """Store the bytes of object ``with_object`` under the name ``name`` (loose)."""
+def overwrite(lab: Lab, name: str, with_object: str) -> bytes:
+    """Store the bytes of object ``with_object`` under the name ``name`` (loose); returns
+    the file's bytes before."""
     kind = lab.git("cat-file", "-t", with_object).strip()
     body = lab.git_bytes("cat-file", kind, with_object)
     raw = f"{kind} {len(body)}\0".encode() + body
@@ -78,7 +77,9 @@ def overwrite(lab: Lab, name: str, with_object: str) -> None:
 
         raise BenchError(f"{name} is not a loose object")
     os.chmod(path, 0o644)
+    before = path.read_bytes()
     path.write_bytes(zlib.compress(raw))
+    return before
 
 
 def _git_bytes(self: Lab, *args: str) -> bytes:
@@ -146,8 +147,11 @@ def _build(root: Path) -> Lab:
     lab.set_status("honest", "approved")
     _signed(lab, ALICE, "alice", "approve honest")
 
-    for name, other in jobs:
-        overwrite(lab, name, other)
+    saved = {name: overwrite(lab, name, other) for name, other in jobs}
+    lab.forged = lab.run(check=False)  # type: ignore[attr-defined]
+    lab.forged_calls = {s: len(lab.calls(s)) for s in SLUGS}  # type: ignore[attr-defined]
+    for name, before in saved.items():  # the operator restores the objects git fsck names
+        (lab.repo / ".git" / "objects" / name[:2] / name[2:]).write_bytes(before)
     lab.run()
     lab.run()
     return lab
@@ -156,6 +160,14 @@ def _build(root: Path) -> Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r53-looseobject", _build)
+
+
+def test_the_forged_store_stops_the_controller_loudly(lab: Lab) -> None:
+    forged = lab.forged  # type: ignore[attr-defined]
+    assert forged.returncode != 0, forged.stderr[-2000:]
+    assert "E_GIT" in forged.stderr and "object store" in forged.stderr, forged.stderr[-2000:]
+    assert "Traceback" not in forged.stderr
+    assert not any(lab.forged_calls.values()), lab.forged_calls  # type: ignore[attr-defined]
 
 
 def test_honest_control_runs_once(lab: Lab) -> None:

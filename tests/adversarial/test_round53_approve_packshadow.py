@@ -25,6 +25,12 @@ Asserted: ``rec`` never runs for ``tree-b``, ``subtree-b``, ``reject``.
 
 Seen: all three broke (strict xfails): the plan Alice did not approve ran on her signed
 approval of another, and Bob's approval ran the plan she had rejected.
+
+Fixed (2026-11-29): the controller reads objects only from its own store, filled by ``git
+fetch`` from the repository (``controller/git/store.py``); ``index-pack`` names what arrives
+by its bytes, so the shadowed tree never arrives under Alice's tree's name and the fetch
+fails: ``E_GIT``, nothing runs (asserted). Once the packs are removed, her signed commits
+hold what she signed: ``honest`` runs once, the others never.
 """
 
 from __future__ import annotations
@@ -43,24 +49,13 @@ from test_round53_approve_commitgraph import _signed
 from test_round53_approve_looseobject import _git_bytes
 
 VIDS = ["tree", "subtree", "reject"]
-BROKEN = {
-    vid: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 53: a pack the agent wrote names a tree of Alice's signed commit for "
-        "other bytes; git log reads it, so "
-        + (
-            "her approval of a ran b"
-            if vid != "reject"
-            else "her rejection vanished and Bob's approval ran it"
-        ),
-    )
-    for vid in VIDS
-}
+BROKEN: dict[str, pytest.MarkDecorator] = {}
+SLUGS = ["tree-a", "tree-b", "subtree-a", "subtree-b", "reject", "honest"]
 
 
-def shadow(lab: Lab, name: str, with_object: str) -> None:
-    """Write a one-object pack whose index names ``name`` for the bytes of ``with_object``."""
+def shadow(lab: Lab, name: str, with_object: str) -> list[Path]:
+    """Write a one-object pack whose index names ``name`` for the bytes of ``with_object``;
+    returns its files."""
     kind = lab.git("cat-file", "-t", with_object).strip()
     body = _git_bytes(lab, "cat-file", kind, with_object)
     size = len(body)
@@ -84,6 +79,7 @@ def shadow(lab: Lab, name: str, with_object: str) -> None:
     stem = f"pack-{hashlib.sha1(pack).hexdigest()}"
     (folder / f"{stem}.pack").write_bytes(pack)
     (folder / f"{stem}.idx").write_bytes(idx)
+    return [folder / f"{stem}.pack", folder / f"{stem}.idx"]
 
 
 def _build(root: Path) -> Lab:
@@ -118,8 +114,11 @@ def _build(root: Path) -> Lab:
     _signed(lab, BOB, "bob", "approve reject")
     lab.set_status("honest", "approved")
     _signed(lab, ALICE, "alice", "approve honest")
-    for name, other in jobs:
-        shadow(lab, name, other)
+    written = [path for name, other in jobs for path in shadow(lab, name, other)]
+    lab.forged = lab.run(check=False)  # type: ignore[attr-defined]
+    lab.forged_calls = {s: len(lab.calls(s)) for s in SLUGS}  # type: ignore[attr-defined]
+    for path in written:  # the operator removes the packs git fsck names
+        path.unlink()
     lab.run()
     lab.run()
     return lab
@@ -128,6 +127,14 @@ def _build(root: Path) -> Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r53-packshadow", _build)
+
+
+def test_the_forged_store_stops_the_controller_loudly(lab: Lab) -> None:
+    forged = lab.forged  # type: ignore[attr-defined]
+    assert forged.returncode != 0, forged.stderr[-2000:]
+    assert "E_GIT" in forged.stderr and "object store" in forged.stderr, forged.stderr[-2000:]
+    assert "Traceback" not in forged.stderr
+    assert not any(lab.forged_calls.values()), lab.forged_calls  # type: ignore[attr-defined]
 
 
 def test_honest_control_runs_once(lab: Lab) -> None:

@@ -1,0 +1,152 @@
+"""Local mode's own object store (controller/git/store.py): history only from objects git's
+pack protocol named by their bytes, whatever the shared ``.git/objects`` holds."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from pathlib import Path
+
+import pytest
+
+from controller.errors import GitError
+from controller.git.gitrepo import GitRepo, Person
+from tests.support.gitenv import ALICE, commit_all, git
+
+BOT = Person("plangate", "plangate@localhost")
+
+
+def _store_repo(repo: Path, tmp_path: Path) -> GitRepo:
+    return GitRepo(repo, store=tmp_path / "state" / "objects.git")
+
+
+def _rewrite_loose(repo: Path, name: str, with_object: str) -> bytes:
+    """Store the bytes of ``with_object`` under ``name`` (a loose object); the old bytes."""
+    import subprocess
+
+    kind = git(repo, "cat-file", "-t", with_object).strip()
+    body = subprocess.run(
+        ["git", "cat-file", kind, with_object], cwd=repo, capture_output=True, check=True
+    ).stdout
+    path = repo / ".git" / "objects" / name[:2] / name[2:]
+    before = path.read_bytes()
+    os.chmod(path, 0o644)
+    path.write_bytes(zlib.compress(f"{kind} {len(body)}\0".encode() + body))
+    return before
+
+
+def test_the_controller_reads_the_branch_from_its_own_store(repo: Path, tmp_path: Path) -> None:
+    (repo / "plans").mkdir(exist_ok=True)
+    (repo / "plans" / "note").write_text("one\n")
+    head = commit_all(repo, "one", ALICE)
+    gitrepo = _store_repo(repo, tmp_path)
+    assert gitrepo.branch_head("main") == head
+    store = tmp_path / "state" / "objects.git"
+    assert git(store, "--git-dir", str(store), "rev-parse", "refs/heads/main").strip() == head
+    assert gitrepo.read_file(head, "plans/note") == b"one\n"
+    # a commit made after: fetched when the branch names it
+    (repo / "plans" / "note").write_text("two\n")
+    second = commit_all(repo, "two", ALICE)
+    assert gitrepo.branch_head("main") == second
+    assert gitrepo.read_file(second, "plans/note") == b"two\n"
+
+
+def test_what_the_controller_commits_is_in_both_stores(repo: Path, tmp_path: Path) -> None:
+    gitrepo = _store_repo(repo, tmp_path)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    sha = gitrepo.commit_files(
+        branch="main", parent=head, files={"plans/x/PLAN.yml": b"plan: 1\n"},
+        message="plangate: x", author=BOT,
+    )  # fmt: skip
+    assert sha is not None
+    # everyone's git in the shared checkout reads it, and the repository is whole
+    assert git(repo, "show", f"{sha}:plans/x/PLAN.yml") == "plan: 1\n"
+    git(repo, "fsck", "--connectivity-only", "--no-dangling")
+    # the controller knows its own commit whole: no fetch needed to go on from it
+    assert gitrepo.branch_head("main") == sha
+    assert gitrepo.read_file(sha, "plans/x/PLAN.yml") == b"plan: 1\n"
+
+
+def test_a_rewritten_object_stops_the_read_loudly_and_is_never_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / "plans").mkdir(exist_ok=True)
+    (repo / "plans" / "note").write_text("approved by alice\n")
+    approved = commit_all(repo, "alice approves", ALICE)
+    gitrepo = _store_repo(repo, tmp_path)
+    (repo / "plans" / "note").write_text("what the agent wants\n")
+    agent = commit_all(repo, "agent")
+    (repo / "plans" / "note").write_text("approved by alice\n")
+    tip = commit_all(repo, "agent puts it back")
+    tree = git(repo, "rev-parse", f"{approved}:plans").strip()
+    saved = _rewrite_loose(repo, tree, git(repo, "rev-parse", f"{agent}:plans").strip())
+    assert git(repo, "show", f"{approved}:plans/note") == "what the agent wants\n"  # git trusts it
+    with pytest.raises(GitError) as caught:
+        gitrepo.branch_head("main")
+    assert caught.value.code == "E_GIT" and "object store" in str(caught.value)
+    assert caught.value.remedy and "git fsck" in caught.value.remedy
+    # what the failed fetch left behind does not count: still refused, never read
+    with pytest.raises(GitError):
+        _store_repo(repo, tmp_path).branch_head("main")
+    # repaired: the history as the objects' names say
+    (repo / ".git" / "objects" / tree[:2] / tree[2:]).write_bytes(saved)
+    fresh = _store_repo(repo, tmp_path)
+    assert fresh.branch_head("main") == tip
+    assert fresh.read_file(approved, "plans/note") == b"approved by alice\n"
+
+
+def test_a_commit_graph_in_the_shared_store_is_never_read(repo: Path, tmp_path: Path) -> None:
+    (repo / "plans").mkdir(exist_ok=True)
+    (repo / "plans" / "note").write_text("one\n")
+    commit_all(repo, "one", ALICE)
+    git(repo, "commit-graph", "write", "--reachable")
+    graph = repo / ".git" / "objects" / "info" / "commit-graph"
+    assert graph.exists()
+    graph.write_bytes(b"not a graph")  # git would complain reading it
+    gitrepo = _store_repo(repo, tmp_path)
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    out = gitrepo.run_raw("log", "--format=%H", head)
+    assert out.returncode == 0 and b"commit-graph" not in out.stderr, out.stderr
+
+
+def test_upload_pack_runs_no_lazy_fetch_the_agent_configured(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A "partial clone" whose promisor remote's upload-pack is the agent's program: the
+    fetch into the store reads a missing object there. It fails; nothing runs. (git's own
+    upload-pack turns lazy fetching off unless ``GIT_NO_LAZY_FETCH=0`` is in the environment,
+    which passes to git's children like every ``GIT_*`` of the operator's: the command line's
+    pins hold then too.)"""
+    monkeypatch.setenv("GIT_NO_LAZY_FETCH", "0")
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil"
+    evil.write_text(f'#!/bin/sh\ntouch "{marker}"\nexit 1\n')
+    evil.chmod(0o755)
+    (repo / "plans").mkdir(exist_ok=True)
+    (repo / "plans" / "note").write_text("one\n")
+    commit_all(repo, "one", ALICE)
+    for key, value in (
+        ("core.repositoryFormatVersion", "1"),
+        ("extensions.partialClone", "lazy"),
+        ("remote.lazy.url", str(tmp_path)),
+        ("remote.lazy.promisor", "true"),
+        ("remote.lazy.uploadpack", str(evil)),
+        ("protocol.file.allow", "always"),
+        ("protocol.allow", "always"),
+    ):
+        git(repo, "config", key, value)
+    blob = git(repo, "rev-parse", "HEAD:plans/note").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # "promised"
+    with pytest.raises(GitError):
+        _store_repo(repo, tmp_path).branch_head("main")
+    assert not marker.exists()
+
+
+def test_the_store_is_made_whole_or_not_at_all(repo: Path, tmp_path: Path) -> None:
+    store = tmp_path / "state" / "objects.git"
+    GitRepo(repo, store=store)
+    assert (store / "HEAD").is_file() and (store / "objects").is_dir()
+    assert not [p for p in store.parent.iterdir() if p.name.startswith(".objects-")]
+    GitRepo(repo, store=store)  # opened again as it is

@@ -98,10 +98,14 @@ class RepoBase:
         self._must_sign: bool | None = None
         #: commits known whole in the controller's own store (fetched, or made here)
         self._present: dict[str, None] = {}
+        #: a persistent reader of the shared store (local mode's quick intake)
+        self._shared_reader: _GuardedGit | None = None
 
     def close(self) -> None:
         with self._lock:
             self._repo.close()
+            if self._shared_reader is not None:
+                self._shared_reader.clear_cache()
 
     def run(
         self,

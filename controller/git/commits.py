@@ -316,7 +316,7 @@ class Commits(Objects, Refs, Signing):
         if not self.update_ref(f"refs/heads/{branch}", sha, parent):
             return None
         if self.store is not None and parent in self._present:  # a whole parent: whole
-            self.made_whole(sha)
+            self.made_whole(sha, ref=f"refs/heads/{branch}", parent=parent)
         return sha
 
     def commit_time(self, sha: str) -> int:

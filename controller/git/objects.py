@@ -177,7 +177,7 @@ class Objects(RepoBase):
         body: list[bytes] = []  # compressed once, for either store
         for objects in (self._objects, self._shared_objects):
             if objects is not None:
-                _write_loose(objects, sha, header, data, body)
+                write_loose(objects, sha, header, data, body)
         self._keep(sha, data)
         return sha
 
@@ -187,7 +187,7 @@ class Objects(RepoBase):
         if self._shared_objects is None:
             return
         data = self._object(sha)
-        _write_loose(self._shared_objects, sha, b"%s %d\0" % (kind, len(data)), data, [])
+        write_loose(self._shared_objects, sha, b"%s %d\0" % (kind, len(data)), data, [])
 
     def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:
         """A new tree: ``base_tree`` with ``files`` written (None deletes), built in the odb."""
@@ -264,7 +264,7 @@ class Objects(RepoBase):
         return bytes(spliced)
 
 
-def _write_loose(objects: Path, sha: str, header: bytes, data: bytes, body: list[bytes]) -> None:
+def write_loose(objects: Path, sha: str, header: bytes, data: bytes, body: list[bytes]) -> None:
     """One loose object ``sha`` in the store ``objects`` (``body``: its compressed bytes,
     made once and shared between the stores it goes to)."""
     folder = objects / sha[:2]

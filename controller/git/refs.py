@@ -9,14 +9,19 @@ itself is busy (a merge, a rebase, a held ``index.lock``).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
 import re
 import time
 from pathlib import Path
 
 from controller.display import masked_url
 from controller.errors import GitError, PushRefused
-from controller.git.base import RepoBase, check_git_dir, git_failure
-from controller.git.store import upload_pack_command
+from controller.git.base import RepoBase, _GuardedGit, check_git_dir, git_failure
+from controller.git.deadline import DEADLINES
+from controller.git.objects import write_loose
+from controller.git.store import Intake, NotTaken, upload_pack_command
 
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
 _LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
@@ -52,7 +57,12 @@ class Refs(RepoBase):
         for _ in range(8):
             if sha is None or self._whole(ref, sha):
                 return sha
-            self._fetch_into_store(ref)
+            try:  # a few commits (an approval, a merge): in-process, each object hashed
+                self._intake().take(sha)
+            except NotTaken:
+                self._fetch_into_store(ref)
+            else:
+                self._set_store_ref(ref, sha)
             if self._whole(ref, sha):
                 return sha
             sha = self._read_ref(ref) or self._named(ref)  # it moved on during the fetch
@@ -78,11 +88,78 @@ class Refs(RepoBase):
         self.made_whole(sha)
         return True
 
-    def made_whole(self, sha: str) -> None:
-        """Note ``sha`` as whole in the controller's store (fetched, or made here)."""
+    def _intake(self) -> Intake:
+        """Reading the shared store (hashing every object read) and writing the own one."""
+        if self._shared_reader is None:
+            reader = _GuardedGit(str(self.path))
+            reader.guard = dataclasses.replace(self.guard, objects=None)
+            self._shared_reader = reader
+        shared_reader = self._shared_reader
+
+        def shared(sha: str) -> tuple[bytes, bytes] | None:
+            with self._lock, DEADLINES.bound(self.timeout, self._stop_shared, "git cat-file"):
+                try:
+                    _, kind, _, data = shared_reader.get_object_data(sha)
+                except (ValueError, OSError):
+                    return None
+            return kind if isinstance(kind, bytes) else str(kind).encode(), bytes(data)
+
+        def has(sha: str) -> bool:
+            with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
+                try:
+                    self._repo.git.get_object_header(sha)
+                except (ValueError, OSError):
+                    return False
+            return True
+
+        def write(kind: bytes, data: bytes) -> str:
+            header = b"%s %d\0" % (kind, len(data))
+            sha = hashlib.sha1(header + data).hexdigest()
+            write_loose(self._objects, sha, header, data, [])
+            return sha
+
+        def whole(sha: str) -> bool:
+            return sha in self._present
+
+        return Intake(shared=shared, own=self._object, has=has, write=write, whole=whole)
+
+    def _stop_shared(self) -> None:
+        if self._shared_reader is not None:
+            self._shared_reader.clear_cache()
+
+    def _set_store_ref(self, ref: str, sha: str) -> None:
+        """Point the store's ``ref`` at ``sha``, a commit whole in it (what a fetch does)."""
+        self.made_whole(sha)
+        self._write_store_ref(ref, sha)
+
+    def _write_store_ref(self, ref: str, sha: str) -> None:
+        """The store's loose ``ref`` file (the store is the controller's own; a hint for the
+        next process and what keeps its objects reachable: a failed write costs a fetch)."""
+        assert self.store is not None
+        path = self.store / ref
+        tmp = path.with_name(f".{path.name}.plangate-{os.getpid()}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(f"{sha}\n".encode())
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    def made_whole(self, sha: str, ref: str | None = None, parent: str | None = None) -> None:
+        """Note ``sha`` as whole in the controller's store (fetched, or made here); a commit
+        made here on ``parent``, where the store's ``ref`` is, moves it on (the next process
+        then needs no fetch to know its own commit whole)."""
         self._present[sha] = None
         while len(self._present) > 256:
             del self._present[next(iter(self._present))]
+        if ref is None or self.store is None:
+            return
+        try:
+            if (self.store / ref).read_bytes().strip().decode() != parent:
+                return
+        except (OSError, UnicodeDecodeError):
+            return  # a hint only: the next fetch moves it
+        self._write_store_ref(ref, sha)
 
     def _fetch_into_store(self, ref: str) -> None:
         """Fetch ``ref`` of the shared repository into the controller's store (see

@@ -150,3 +150,71 @@ def test_the_store_is_made_whole_or_not_at_all(repo: Path, tmp_path: Path) -> No
     assert (store / "HEAD").is_file() and (store / "objects").is_dir()
     assert not [p for p in store.parent.iterdir() if p.name.startswith(".objects-")]
     GitRepo(repo, store=store)  # opened again as it is
+
+
+def _store_fsck(tmp_path: Path) -> str:
+    store = tmp_path / "state" / "objects.git"
+    return git(store, "--git-dir", str(store), "fsck", "--connectivity-only", "--no-dangling")
+
+
+def test_a_merged_pull_request_is_taken_in_whole_without_a_fetch(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "plans").mkdir(exist_ok=True)
+    (repo / "plans" / "a").write_text("a\n")
+    commit_all(repo, "base", ALICE)
+    gitrepo = _store_repo(repo, tmp_path)
+    gitrepo.branch_head("main")  # the first start: a fetch
+    git(repo, "checkout", "-q", "-b", "review")
+    for i in range(3):
+        (repo / "plans" / f"new{i}").mkdir()
+        (repo / "plans" / f"new{i}" / "PLAN.yml").write_text(f"plan {i}\n")
+        commit_all(repo, f"review {i}")
+    git(repo, "checkout", "-q", "main")
+    (repo / "plans" / "a").write_text("a, edited on main\n")
+    commit_all(repo, "main moves on", ALICE)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review")
+    tip = git(repo, "rev-parse", "HEAD").strip()
+
+    def no_fetch(ref: str) -> None:
+        raise AssertionError("fetched: the quick intake should have taken it")
+
+    monkeypatch.setattr(gitrepo, "_fetch_into_store", no_fetch)
+    assert gitrepo.branch_head("main") == tip
+    _store_fsck(tmp_path)  # every object of the merge and the branch is there
+    assert gitrepo.read_file(tip, "plans/new2/PLAN.yml") == b"plan 2\n"
+    # the next process knows it whole from the store's branch: no fetch, no intake
+    again = _store_repo(repo, tmp_path)
+    monkeypatch.setattr(again, "_fetch_into_store", no_fetch)
+    monkeypatch.setattr(again, "_intake", lambda: pytest.fail("taken in again"))
+    assert again.branch_head("main") == tip
+
+
+def test_the_intake_hashes_every_object_it_takes(repo: Path, tmp_path: Path) -> None:
+    """A new commit whose tree the shared store gives other bytes: the intake refuses it
+    (NotTaken), and the fetch that decides then fails: E_GIT, never read."""
+    from controller.git.store import Intake, NotTaken
+
+    (repo / "plans").mkdir(exist_ok=True)
+    (repo / "plans" / "note").write_text("one\n")
+    commit_all(repo, "one", ALICE)
+    gitrepo = _store_repo(repo, tmp_path)
+    gitrepo.branch_head("main")
+    (repo / "plans" / "note").write_text("alice approves\n")
+    approved = commit_all(repo, "alice", ALICE)
+    tree = git(repo, "rev-parse", f"{approved}:plans").strip()
+    other = git(repo, "rev-parse", "HEAD~1:plans").strip()
+    _rewrite_loose(repo, tree, other)
+    intake = gitrepo._intake()
+    with pytest.raises(NotTaken, match="does not hash to its name"):
+        intake.take(approved)
+    with pytest.raises(GitError) as caught:
+        gitrepo.branch_head("main")
+    assert "object store" in str(caught.value)
+    # and the same with a reader that lies outright
+    lying = Intake(
+        shared=lambda sha: (b"commit", b"tree " + b"0" * 40 + b"\n\nforged\n"),
+        own=intake.own, has=intake.has, write=intake.write, whole=intake.whole,
+    )  # fmt: skip
+    with pytest.raises(NotTaken):
+        lying.take("1" * 40)

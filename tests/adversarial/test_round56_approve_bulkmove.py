@@ -17,7 +17,7 @@ Config: the bench's. Alice commits ``plans/<v>a/PLAN.yml`` (``draft``, one actio
 
 - ``mv6``: ``git mv plans/mv6a plans/mv6b`` and, in the same commit, appends 6 ``echo``
   actions (each a ``why`` and a ``message``: weight 2 each against her ~4).
-- ``mv12``: the same with 12 actions.
+- ``mv1``, ``mv2``, ``mv3``, ``mv12``: the same with 1, 2, 3 and 12 actions.
 - ``mvparams``: the same move, her action keeps everything and gains 10 new params.
 - ``mvpr``: ``mv6`` made on a branch and merged with ``--no-ff`` by the agent.
 - ``park``: ``git mv plans/parka drafts/park.yml`` (a commit), the 6 actions appended to the
@@ -34,7 +34,8 @@ with her tag, and the fresh-clone audit lists no valid run. ``own`` runs once.
 Seen: ``mv6``, ``mv12``, ``mvparams`` and ``mvpr`` broke (her approval ran ``rec`` with her tag
 once, ``completed``, and the fresh-clone audit lists the run valid): a move judged only by
 likeness forgets her once the agent adds about twice her plan's weight (6 two-leaf actions,
-or 10 params in her own action). ``park`` held (``E_SELF_APPROVAL``: the parked edit in place
+or 10 params in her own action). ``mv1``, ``mv2`` and ``mv3`` held (the
+pair still over 0.5). ``park`` held (``E_SELF_APPROVAL``: the parked edit in place
 kept her), ``inplace`` held (the same addition in her folder), ``own`` ran once.
 Fix direction: a move keeps its source's writers when the source's leaves are (mostly)
 CONTAINED in the added plan (weight both hold over the source's weight), not only when the
@@ -52,7 +53,7 @@ import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
-MOVED = ["mv6", "mv12", "mvparams", "mvpr", "park"]
+MOVED = ["mv1", "mv2", "mv3", "mv6", "mv12", "mvparams", "mvpr", "park"]
 VIDS = [*MOVED, "inplace"]
 _WHY = (
     "her plan moved with a large addition of hashed content: the content likeness falls "
@@ -93,7 +94,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent grows its plan", AGENT)
     lab.run()
     # moves with a large addition, one commit
-    for v, n in (("mv6", 6), ("mv12", 12)):
+    for v, n in (("mv1", 1), ("mv2", 2), ("mv3", 3), ("mv6", 6), ("mv12", 12)):
         lab.git("mv", f"plans/{v}a", f"plans/{v}b")
         _grow(lab.repo / f"plans/{v}b/PLAN.yml", v, n)
     lab.git("mv", "plans/mvparamsa", "plans/mvparamsb")

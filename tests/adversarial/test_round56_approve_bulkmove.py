@@ -60,7 +60,9 @@ _WHY = (
     "below 0.5 though every leaf of hers is kept, she approves her own action, it runs and "
     "the fresh-clone audit calls the run valid"
 )
-BROKEN: dict[str, object] = {v: xfail("bulk-move", f"{v}: {_WHY}") for v in ("mv6", "mv12", "mvparams", "mvpr")}
+BROKEN: dict[str, object] = {
+    v: xfail("bulk-move", f"{v}: {_WHY}") for v in ("mv6", "mv12", "mvparams", "mvpr")
+}
 
 
 def _actions(v: str, n: int) -> str:

@@ -97,7 +97,9 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     lab.write("alice-rb", runbook("alice weekly patch", "patch the web tier", "a", "web step"))
     for v in ("sp", "sp-later"):
-        lab.write(f"old-{v}", target("vacuum billing", "vacuum the billing db", "vacuum", f"old{v}"))
+        lab.write(
+            f"old-{v}", target("vacuum billing", "vacuum the billing db", "vacuum", f"old{v}")
+        )
     lab.commit("alice writes her plans", ALICE)
     lab.run()
     (lab.repo / "drafts").mkdir()
@@ -114,7 +116,9 @@ def _build(root: Path) -> Lab:
     lab.git("rm", "-q", "-r", "plans/old-sp", "plans/old-sp-later")
     lab.write("sp", target("restart billing", "restart the billing db", "restart it", "sp"))
     lab.commit("agent brings its plans in", AGENT)
-    lab.write("sp-later", target("restart billing", "restart the billing db", "restart it", "sp-later"))
+    lab.write(
+        "sp-later", target("restart billing", "restart the billing db", "restart it", "sp-later")
+    )
     lab.commit("agent adds another", AGENT)
     lab.git("checkout", "-q", "-b", "side")
     (lab.repo / "drafts").mkdir(exist_ok=True)

@@ -20,10 +20,10 @@ task "rotate the service keys", one ``rec`` action, her tag and ``why``); per va
 - ``pr``: ``draft``, the agent's swap made on a branch it merges ``--no-ff``.
 - ``later`` (control): ``draft``, the removal and the add in two agent commits.
 
-Then ONE agent commit per variant removes ``plans/<v>-w47`` (``done``: ``git mv`` to ``archive/``) and
-adds ``plans/<v>-w48``: the same name and task, the agent's own action (``why`` "rotate
-with the new vault path", tag ``<v>``, params ``vault``, ``keys``). A pass; Alice approves
-each ``<v>-w48``; two passes; ``plangate audit --json``.
+Then ONE agent commit per variant removes ``plans/<v>-w47`` (``done``: ``git mv`` to
+``archive/``) and adds ``plans/<v>-w48``: the same name and task, the agent's own
+action (``why`` "rotate with the new vault path", tag ``<v>``, params ``vault``,
+``keys``). A pass; Alice approves each ``<v>-w48``; two passes; ``plangate audit --json``.
 
 Asserted (the promise): Alice wrote nothing of this week's plan but the template's two
 strings, so her approval runs it once and the audit lists the run valid.
@@ -81,7 +81,10 @@ def this_week(v: str) -> str:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     for v in VIDS:
-        lab.write(f"{v}-w47", last_week(v, "draft" if v in ("draft", "pr", "later") else "pending_approval"))
+        lab.write(
+            f"{v}-w47",
+            last_week(v, "draft" if v in ("draft", "pr", "later") else "pending_approval"),
+        )
     lab.commit("alice writes last week's plans", ALICE)
     lab.run()
     time.sleep(1.05)

@@ -31,7 +31,6 @@ Seen: ``swap``, ``rot`` and ``pinned`` broke: her approval ran ``rec`` with her 
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -62,7 +61,7 @@ def edited(v: str) -> str:
 def parent(h: str) -> str:
     return (
         'plan:\n  name: "weekly"\n  task: "run the library"\n  status: pending_approval\n'
-        "actions:\n  - id: 1\n    why: \"run the shared library plan\"\n"
+        'actions:\n  - id: 1\n    why: "run the shared library plan"\n'
         f'    plan: {{path: plans/lib, hash: "{h}"}}\n'
     )
 

@@ -40,6 +40,11 @@ the draft C076 against her runbook, yet she was not made a writer) ran once each
 ``straight``. Fix direction: weigh params that name a target (the same for every plan run on
 it) like layout, or pair a move only when the leaves that say what a plan does (task, name,
 why) carry over.
+
+Fixed (2026-11-29): an action of the removed plan counts only when it survives (its
+``why`` kept, or everything else it says); the five target params alone do not make the
+agent's action hers, and the template strings weigh as layout: ``sp`` keeps 0.013 of her
+plan, under 0.5, and runs on her approval.
 """
 
 from __future__ import annotations
@@ -48,19 +53,12 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases
 from test_round2_execution_kit import shared
 
 DRAFTS = ["draft", "draft-edit", "draft-pr"]
 VIDS = [*DRAFTS, "straight", "sp", "sp-later"]
-BROKEN: dict[str, object] = {
-    "sp": xfail(
-        "look-alike-move",
-        "sp: the agent's own plan added in the commit that removes Alice's abandoned plan for "
-        "the same database (five target params alike, name, task, why and tag its own) is "
-        "paired as a move of hers: E_SELF_APPROVAL, her honest approval never runs it",
-    )
-}
+BROKEN: dict[str, object] = {}
 
 
 def runbook(name: str, task: str, tag: str, why: str, n: int = 8) -> str:

@@ -37,6 +37,12 @@ parked variant also walks past round 50's "writers follow the bytes wherever the
 like one that adds it (the removed plans and parked bytes of that commit compared with the
 new content, git's ``-B`` break-and-pair or the likeness), before the file's own history is
 taken as the only source.
+
+Fixed (2026-11-29): every plan a commit writes, added OR changed in place (its hashed
+content changed), is paired with the plans and parked bytes the same commit removes, by how
+much of the removed plan's content it keeps (``likeness.kept_share``, 0.5): each of the four
+keeps all of hers (1.0), so she is a writer (``Lifecycle._moved_writers``, and for
+``over-park`` ``_parked_alike`` over ``_plans_written``).
 """
 
 from __future__ import annotations
@@ -45,18 +51,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["over", "over-mvf", "over-pr", "over-park", "over-exact"]
-_WHY = (
-    "her plan moved over the agent's existing plan file with one param added: no plan file is "
-    "added, so neither the move likeness nor git's pairing is asked; her approval ran her own "
-    "action and the audit calls the run valid"
-)
-BROKEN: dict[str, object] = {
-    v: xfail("move-over", f"{v}: {_WHY}") for v in ("over", "over-mvf", "over-pr", "over-park")
-}
+BROKEN: dict[str, object] = {}
 
 
 def hers(v: str, status: str = "draft") -> str:

@@ -27,6 +27,11 @@ valid run of those plans.
 Seen: ``swap``, ``rot`` and ``pinned`` broke: her approval ran ``rec`` with her tag (for
 ``pinned`` as the parent's pinned step), ``completed``, the audit lists the run valid.
 ``swap-exact`` held (``E_SELF_APPROVAL``: her content by hash).
+
+Fixed (2026-11-29): a plan changed in place is paired like one added, and a plan file
+rewritten in place (its new content keeps under half of its old) counts as removed when the
+commit writes other plans: her old text at ``plans/<v>-a`` is kept whole (1.0) by
+``plans/<v>-b``, and her folder's writers go with it; ``pinned``'s library likewise.
 """
 
 from __future__ import annotations
@@ -35,19 +40,12 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["swap", "rot", "swap-exact", "pinned"]
 TARGET = {"swap": "swap-b", "rot": "rot-b", "swap-exact": "swap-exact-b", "pinned": "pinned"}
-BROKEN: dict[str, object] = {
-    v: xfail(
-        "move-over",
-        f"{v}: her plan text (one param added) written over another plan file in the commit "
-        "that moves or removes hers: she approved it, her action ran, the audit calls it valid",
-    )
-    for v in ("swap", "rot", "pinned")
-}
+BROKEN: dict[str, object] = {}
 
 
 def hers(v: str, status: str = "draft") -> str:

@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "24"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "25"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -74,6 +74,8 @@ INDEX_VERSION = "24"  # 3: risk and estimate per plan; 4: approval identities, f
 # "*unfollowed": nobody may approve (round 54)
 # 24: a move in one commit paired by content, not lines (controller.plan.likeness), a
 # PLAN.json source included; a folder's writers count since it was last emptied (round 55)
+# 25: a plan changed in place paired like one added, by how much of the removed plan it keeps
+# (controller.plan.likeness.kept_share), ties carried to every plan tied (round 56)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -241,43 +241,37 @@ class Lifecycle(IndexStore):
         sink(HistoryEvent("controller", plan_id, record, state, state))
 
     def _moved_writers(self, repo: GitRepo, record: CommitRecord) -> dict[str, set[str]]:
-        """Writers a commit carries to each plan it adds from a plan folder it removes files
+        """Writers a commit carries to each plan it writes from a plan folder it removes files
         from, as a move: a file of that folder arrives in the new one with the same bytes, or
-        the removed plan and the added one (a plan file or a source such as ``PLAN.json``)
-        hold content at least :data:`likeness.MOVE_LIKENESS` alike (round 55: compared by
-        their leaves, not their lines, so a respelled plan is still its source and two plans
-        of one tool's shape are not one). git keeps no record of a move: a folder renamed
-        with an edit in the same commit, or a draft or notes file moved beside a new
-        PLAN.yml, made a new plan whose only writer was the mover (round 17). A copy edited
-        in the same commit is not followed (docs/threat-model.md, accepted limits)."""
+        the new plan keeps at least :data:`likeness.MOVE_KEPT` of the removed one's content
+        (:func:`likeness.kept_share`: by leaves, not lines, so a respelled plan is still its
+        source, two plans of one tool's shape are not one (round 55), and additions do not
+        dilute the source (round 56)). A plan written is one added OR changed in place
+        (round 56: her text written over an existing plan file, ``git mv -f``, is a delete
+        and a modification to git); a plan file rewritten in place (its new content keeps
+        under half of its old) counts as removed too, when the commit writes other plans
+        (two or three plans trading folders). git keeps no record of a move: a folder renamed
+        with an edit in the same commit, or a draft moved beside a new PLAN.yml, made a new
+        plan whose only writer was the mover (round 17). A copy edited in the same commit is
+        not followed (docs/threat-model.md, accepted limits)."""
         self._moved_from: set[str] = set()
-        added = [
-            c
-            for c in record.changes
-            if c.old_blob is None and _is_plan_or_source(c.path) and c.new_blob
-        ]
-        if not added:
+        written = [c for c in record.changes if self._writes_plan(repo, c)]
+        if not written:
             return {}
-        removed: dict[str, list[FileChange]] = {}
-        for change in record.changes:
-            if change.new_blob is None and change.old_blob is not None:
-                folder = self._folder_of(change.path)
-                if folder is not None:
-                    removed.setdefault(folder, []).append(change)
+        texts = _Texts(repo)
+        removed = self._removed_folders(record)
+        if len(written) > 1:
+            removed.update(self._rewritten_in_place(written, removed, texts))
         if not removed:
             return {}
         arrived: dict[str, set[str]] = {}
         for change in record.changes:
             folder = self._folder_of(change.path)
-            if folder is not None and change.new_blob is not None and change.old_blob is None:
+            if folder is not None and change.new_blob is not None:
                 arrived.setdefault(folder, set()).add(change.new_blob)
-        # Pair each added plan with at most one removed folder and each removed folder with at
-        # most one added plan, best first, as git pairs renames: files that arrived with the
-        # same bytes first, then the likest plan text (copies are not followed).
         pairs: list[tuple[float, str, str]] = []
-        texts = _Texts(repo)
         unjudged: set[str] = set()  # targets left with pairs not compared (over the budget)
-        for change in added:
+        for change in written:
             target = (
                 plan_id_of(change.path, self.plans_dir)
                 if _is_plan_file(change.path)
@@ -286,33 +280,85 @@ class Lifecycle(IndexStore):
             if target is None:
                 continue
             for source, gone in removed.items():
+                if source == target:
+                    continue
                 if arrived.get(target, set()) & {c.old_blob for c in gone}:
                     pairs.append((2.0, target, source))
                     continue
                 plan = next((c for c in gone if _is_plan_or_source(c.path)), None)
                 if plan is None:
                     continue
-                alike = texts.similarity((plan.path, plan.old_blob), (change.path, change.new_blob))
-                if alike is None:
+                kept = texts.similarity((plan.path, plan.old_blob), (change.path, change.new_blob))
+                if kept is None:
                     unjudged.add(target)
-                elif alike >= likeness.MOVE_LIKENESS:
-                    pairs.append((alike, target, source))
-        carried: dict[str, set[str]] = {}
-        used: set[str] = set()
-        for _, target, source in sorted(pairs, reverse=True):
-            if target in carried or source in used:
-                continue
-            used.add(source)
-            carried[target] = self._writers_of([source])
-            if target not in (self.plans_dir, "."):  # moved to a plan, not parked (round 50)
-                self._moved_from.add(source)
+                elif kept >= likeness.MOVE_KEPT:
+                    pairs.append((kept, target, source))
+        carried = self._pair_moves(pairs)
         for target in sorted(unjudged - carried.keys()):
             # Round 31: comparing every added plan with every removed one grew with the square
             # of a commit's moves (80 swapped 300 KB plans: an 80 s pass). Past the budget a
             # plan whose likest source was not found takes the writers of every removed folder
             # left: none can approve it (the safe direction; docs/approvals.md).
-            carried[target] = self._writers_of(removed.keys() - used)
+            carried[target] = self._writers_of(removed.keys() - self._moved_from)
         return carried
+
+    def _pair_moves(self, pairs: list[tuple[float, str, str]]) -> dict[str, set[str]]:
+        """Each written plan paired with at most one source, and each source with the plans
+        that keep the most of it, best first, as git pairs renames (files that arrived with
+        the same bytes first, then the most kept). A tie is not guessed (round 56: her draft
+        paired with whichever new plan came first): every plan tied for a source takes its
+        writers, so none of them is hers to approve (the safe direction)."""
+        carried: dict[str, set[str]] = {}
+        best: dict[str, float] = {}
+        for kept, target, source in sorted(pairs, reverse=True):
+            if target in carried or best.get(source, kept) > kept:
+                continue
+            best[source] = kept
+            carried[target] = self._writers_of([source])
+            if target not in (self.plans_dir, "."):  # moved to a plan, not parked (round 50)
+                self._moved_from.add(source)
+        return carried
+
+    def _writes_plan(self, repo: GitRepo, change: FileChange) -> bool:
+        """Whether a change writes a plan's content: a plan file or source added, or changed
+        in place with its hashed content (not its status alone) changed."""
+        if change.new_blob is None or not _is_plan_or_source(change.path):
+            return False
+        if change.old_blob is None:
+            return True
+        if change.old_blob == change.new_blob:
+            return False
+        try:
+            old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
+        except Exception:  # unreadable: judged by its content, if it has any
+            return True
+        return old is None or new is None or old.hash is None or old.hash != new.hash
+
+    def _removed_folders(self, record: CommitRecord) -> dict[str, list[FileChange]]:
+        """The plan folders a commit removes files from, with those files."""
+        removed: dict[str, list[FileChange]] = {}
+        for change in record.changes:
+            if change.new_blob is None and change.old_blob is not None:
+                folder = self._folder_of(change.path)
+                if folder is not None:
+                    removed.setdefault(folder, []).append(change)
+        return removed
+
+    def _rewritten_in_place(
+        self, written: list[FileChange], removed: dict[str, list[FileChange]], texts: _Texts
+    ) -> dict[str, list[FileChange]]:
+        """Plan folders whose plan file a commit rewrites in place: its new content keeps
+        under :data:`likeness.MOVE_KEPT` of its old (round 56: plans trading folders). Their
+        old content left as if the folder were removed (git's ``-B`` break)."""
+        found: dict[str, list[FileChange]] = {}
+        for change in written:
+            folder = self._folder_of(change.path)
+            if change.old_blob is None or folder is None or folder in removed:
+                continue
+            kept = texts.similarity((change.path, change.old_blob), (change.path, change.new_blob))
+            if kept is not None and kept < likeness.MOVE_KEPT:
+                found[folder] = [FileChange(change.path, change.old_blob, None)]
+        return found
 
     def _follow_parked(
         self, repo: GitRepo, record: CommitRecord, by_controller: bool
@@ -393,6 +439,19 @@ class Lifecycle(IndexStore):
             if c.old_blob is None and c.new_blob is not None and self._plan_path(c.path)
         ]
 
+    def _plans_written(self, record: CommitRecord) -> list[str]:
+        """The plan files a commit adds or changes in place (round 56: parked bytes moved with
+        ``git mv -f`` over an existing plan file are a modification of it to git)."""
+        changed = [
+            c.path
+            for c in record.changes
+            if c.old_blob is not None
+            and c.new_blob is not None
+            and c.old_blob != c.new_blob
+            and self._plan_path(c.path)
+        ]
+        return [*self._plans_made(record), *changed]
+
     def _pairings(
         self, repo: GitRepo, commit: CommitRecord, how: Sequence[str], paths: Sequence[str] = ()
     ) -> list[tuple[str, str, str, str | None]]:
@@ -458,7 +517,7 @@ class Lifecycle(IndexStore):
         if not commit.parents:
             return
         found = self._pairings(repo, commit, _PAIRING)
-        made = self._plans_made(commit) if carried is not None else []
+        made = self._plans_written(commit) if carried is not None else []
         if made and self._parked:
             paired = {target for status, _, target, _ in found if status[0] in "RC"}
             if set(made) - paired:
@@ -481,6 +540,12 @@ class Lifecycle(IndexStore):
                 writers = before.get(source)
                 plan_id = self._plan_path(source)
                 if writers is None and plan_id is not None:
+                    if (
+                        target in made
+                        and _score(status) < COPY_SCORE
+                        and self._not_kept(repo, commit, (source, blob), target)
+                    ):
+                        continue  # equal lines, not her content (round 56: a template, R052)
                     writers = self._writers_of([plan_id])
                 if writers is None and target in made and blob is not None:
                     writers = self._text_writers(repo, commit, source, blob)
@@ -515,6 +580,21 @@ class Lifecycle(IndexStore):
             else:
                 self._parked[target] = self._parked.get(target, set()) | writers
 
+    def _not_kept(
+        self, repo: GitRepo, commit: CommitRecord, source: tuple[str, str | None], target: str
+    ) -> bool:
+        """Whether a plan git pairs with a plan a commit writes at a score under
+        :data:`COPY_SCORE` is one the new plan keeps under :data:`likeness.MOVE_KEPT` of
+        (round 56: two weeks of one template share their name, task and layout, R052 to git):
+        between git's 50 and the score a copy needs, the content pairing has the last word,
+        as for moves in one commit (unjudged: git's). From 66 on git's pairing stands (round
+        51: her 3,000-character note kept, every short param edited, R088)."""
+        new = next((c.new_blob for c in commit.changes if c.path == target), None)
+        if source[1] is None or new is None:
+            return False
+        kept = _Texts(repo).similarity(source, (target, new))
+        return kept is not None and kept < likeness.MOVE_KEPT
+
     def _parked_alike(
         self,
         repo: GitRepo,
@@ -523,9 +603,10 @@ class Lifecycle(IndexStore):
         made: list[str],
         before: dict[str, set[str]],
     ) -> list[tuple[str, set[str]]]:
-        """Plans a commit makes that git paired with nothing, each with the writers of the
-        parked bytes the commit takes away (removed, or moved elsewhere) whose content it is
-        made from (:func:`likeness.likeness`, as a move in one commit: round 55). Round 52's
+        """Plans a commit writes (adds, or changes in place: round 56's ``git mv -f`` over a
+        plan file) that git paired with nothing, each with the writers of the parked bytes
+        the commit takes away (removed, or moved elsewhere) whose content it keeps
+        (:func:`likeness.kept_share`, as a move in one commit: round 55). Round 52's
         ``dil2``: git paired Alice's padded parked plan with another new plan, and hers,
         brought back unpadded with an edit, with nothing."""
         paired = {target for status, _, target, _ in found if status[0] in "RC"}
@@ -541,7 +622,7 @@ class Lifecycle(IndexStore):
                 continue
             for source in gone:
                 alike = texts.similarity((source, olds[source]), (target, new_blobs[target]))
-                if alike is None or alike >= likeness.MOVE_LIKENESS:  # unjudged: safe side
+                if alike is None or alike >= likeness.MOVE_KEPT:  # unjudged: safe side
                     landed.append((target, set(before[source])))
         return landed
 
@@ -593,9 +674,9 @@ class Lifecycle(IndexStore):
 
     def _alike_versions(self, repo: GitRepo, path: str, change: FileChange) -> bool:
         """Whether an edit in place keeps the plan its path held: content at least
-        :data:`likeness.MOVE_LIKENESS` alike (a respelling with an edit shares no line)."""
+        :data:`likeness.MOVE_KEPT` kept (a respelling with an edit shares no line)."""
         alike = _Texts(repo).similarity((path, change.old_blob), (path, change.new_blob))
-        return alike is not None and alike >= likeness.MOVE_LIKENESS
+        return alike is not None and alike >= likeness.MOVE_KEPT
 
     def _makers(self, repo: GitRepo, record: CommitRecord, path: str) -> set[str]:
         """Who made a first-parent commit's change of ``path``: its identities, or, for a
@@ -1957,8 +2038,8 @@ class _Texts:
         return self.found[blob]
 
     def similarity(self, old: tuple[str, str | None], new: tuple[str, str | None]) -> float | None:
-        """How alike two plans are by content (:func:`likeness.likeness`, 0 to 1); each side
-        is (path, blob). None once the budget is spent (not compared)."""
+        """How much of the old plan the new one keeps by content (:func:`likeness.kept_share`,
+        0 to 1); each side is (path, blob). None once the budget is spent (not compared)."""
         if old[1] is None or new[1] is None:
             return 0.0
         before, after = self._content(old[1], old[0]), self._content(new[1], new[0])
@@ -1966,7 +2047,7 @@ class _Texts:
         if self.left < size:
             return None
         self.left -= size
-        return likeness.likeness(before, after)
+        return likeness.kept_share(before, after)
 
 
 def _plan_leaves(text: str, name: str) -> Counter[Any]:

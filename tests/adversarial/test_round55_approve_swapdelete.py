@@ -39,7 +39,8 @@ Fixed (2026-11-29): a plan a commit adds is paired with one it removes by CONTEN
 (``controller.plan.likeness``): the two plans' hashed leaves, values weighed over the layout
 every ``rec`` runbook shares (ids, tool names). Alice's runbook and the agent's are 0.33
 alike (the step numbers and the layout), below ``MOVE_LIKENESS`` (0.5): nothing is paired,
-and her approval of the agent's plan runs it.
+and her approval of the agent's plan runs it. (Round 56: ``MOVE_KEPT``, the share of hers
+the agent's plan keeps: 0.004.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Is this plan made from that one: content compared, spelling ignored (round 55)."""
+"""Is this plan made from that one: content compared, spelling ignored (round 55), by how
+much of the old plan the new one keeps (round 56)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import pytest
 from ruamel.yaml import YAML
 
-from controller.plan.likeness import MOVE_LIKENESS, leaves, likeness
+from controller.plan.likeness import MOVE_KEPT, kept_share, leaves
 
 
 def _runbook(tag: str, why: str, steps: int = 8) -> dict:
@@ -25,16 +26,29 @@ def _runbook(tag: str, why: str, steps: int = 8) -> dict:
     }
 
 
-def _alike(old: dict, new: dict) -> float:
-    return likeness(leaves(old), leaves(new))
+def _one(tag: str, why: str, name: str = "n", task: str = "t", **params: object) -> dict:
+    """A one-action plan calling ``rec`` (round 56's labs)."""
+    return {
+        "plan": {"name": name, "task": task, "status": "draft"},
+        "available_tools": [{"name": "rec"}],
+        "actions": [{"id": 1, "tool": "rec", "why": why, "params": {"tag": tag, **params}}],
+    }
 
 
-def test_the_same_content_is_wholly_alike_whatever_its_status_or_blocks() -> None:
+def _kept(old: dict, new: dict) -> float:
+    return kept_share(leaves(old), leaves(new))
+
+
+def _copy(doc: dict) -> dict:
+    return json.loads(json.dumps(doc))
+
+
+def test_the_same_content_is_wholly_kept_whatever_its_status_or_blocks() -> None:
     mine = _runbook("a", "rotate keys")
-    other = json.loads(json.dumps(mine))
+    other = _copy(mine)
     other["plan"]["status"] = "approved"
     other["frozen"] = {"hash": "sha256:00"}
-    assert _alike(mine, other) == 1.0
+    assert _kept(mine, other) == 1.0
 
 
 def test_respelled_text_reads_as_the_same_leaves() -> None:
@@ -47,31 +61,76 @@ def test_respelled_text_reads_as_the_same_leaves() -> None:
     assert leaves(yaml.load(plain)) == leaves(yaml.load(quoted))
 
 
-def test_one_param_added_is_a_move() -> None:
+def test_one_param_added_keeps_all_of_it() -> None:
     mine = _runbook("a", "rotate keys", steps=1)
-    moved = json.loads(json.dumps(mine))
+    moved = _copy(mine)
     moved["actions"][0]["params"]["note"] = "moved"
-    assert _alike(mine, moved) == pytest.approx(0.9, abs=0.01)
-    assert _alike(mine, moved) >= MOVE_LIKENESS
+    assert _kept(mine, moved) == 1.0
+
+
+@pytest.mark.parametrize("added", [6, 12])
+def test_additions_do_not_dilute_the_source(added: int) -> None:
+    """Round 56's ``mv6``/``mv12``: the Dice likeness of round 55 fell under 0.5."""
+    mine = _one("mv", "record that variant mv ran")
+    grown = _copy(mine)
+    grown["actions"] += [
+        {"id": i, "tool": "echo", "why": f"agent step {i}", "params": {"message": f"m{i}"}}
+        for i in range(2, added + 2)
+    ]
+    assert _kept(mine, grown) == 1.0
+
+
+def test_ten_params_added_to_her_action_keep_it() -> None:
+    mine = _one("mvparams", "record that variant mvparams ran")
+    grown = _copy(mine)
+    grown["actions"][0]["params"].update({f"knob{i}": f"agent value {i}" for i in range(10)})
+    assert _kept(mine, grown) == 1.0
+
+
+def test_one_value_edited_keeps_the_rest() -> None:
+    """A param edited (why kept) or the why reworded (params kept): 0.6 of a one-action
+    plan, over the threshold."""
+    mine = _one("a", "record it")
+    retagged, reworded = _copy(mine), _copy(mine)
+    retagged["actions"][0]["params"]["tag"] = "b"
+    reworded["actions"][0]["why"] = "note it"
+    assert _kept(mine, retagged) == pytest.approx(0.6)
+    assert _kept(mine, reworded) == pytest.approx(0.6)
+    assert min(_kept(mine, retagged), _kept(mine, reworded)) >= MOVE_KEPT
+
+
+def test_params_every_plan_on_a_target_shares_are_not_her_action() -> None:
+    """Round 56's ``sp``: five target params equal, why and tag the agent's own: 0.01."""
+    target = {"host": "db-prod-1", "region": "eu-west-1", "port": 5432, "user": "ops", "db": "b"}
+    hers = _one("old", "vacuum", "vacuum billing", "vacuum the billing db", **target)
+    mine = _one("sp", "restart it", "restart billing", "restart the billing db", **target)
+    assert _kept(hers, mine) == pytest.approx(0.013, abs=0.001)
+
+
+def test_a_template_s_name_and_task_are_not_her_plan() -> None:
+    """Round 56's recurring weeks: name and task equal, the action the agent's: 0.09."""
+    hers = _one("old", "rotate by hand", "weekly key rotation", "rotate the keys", list="a,b")
+    mine = _one("new", "rotate with vault", "weekly key rotation", "rotate the keys", keys=4)
+    assert _kept(hers, mine) == pytest.approx(0.086, abs=0.001)
+    assert _kept(hers, mine) < MOVE_KEPT
 
 
 def test_two_plans_of_one_shape_are_not_one() -> None:
-    """The layout every plan for ``rec`` shares weighs little: 0.33, below the threshold
-    (equal raw lines judged them more than half alike)."""
-    alike = _alike(_runbook("a-old", "rotate keys"), _runbook("a", "prune logs"))
-    assert alike == pytest.approx(0.33, abs=0.01)
-    assert alike < MOVE_LIKENESS
+    """The layout every plan for ``rec`` shares weighs little, and no action of the other
+    survives (round 55: equal raw lines judged them more than half alike)."""
+    kept = _kept(_runbook("a-old", "rotate keys"), _runbook("a", "prune logs"))
+    assert kept == pytest.approx(0.004, abs=0.001)
 
 
 def test_an_action_inserted_moves_no_other() -> None:
     mine = _runbook("a", "rotate keys", steps=4)
-    grown = json.loads(json.dumps(mine))
+    grown = _copy(mine)
     grown["actions"].insert(1, {"id": 9, "tool": "rec", "why": "new", "params": {"tag": "a"}})
-    assert _alike(mine, grown) > 0.85
+    assert _kept(mine, grown) == 1.0
 
 
-def test_layout_alone_is_alike_only_when_equal() -> None:
+def test_layout_alone_is_kept_only_when_equal() -> None:
     bare = {"actions": [{"id": 1, "tool": "rec"}]}
-    assert _alike(bare, bare) == 1.0
-    assert _alike({"plan": {}}, {"actions": []}) == 1.0  # nothing to weigh on either side
-    assert _alike(bare, {"actions": [{"id": 2, "tool": "echo"}]}) == 0.0
+    assert _kept(bare, bare) == 1.0
+    assert _kept({"plan": {}}, {"actions": []}) == 1.0  # nothing to weigh on either side
+    assert _kept(bare, {"actions": [{"id": 2, "tool": "echo"}]}) == 0.0

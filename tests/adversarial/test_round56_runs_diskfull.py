@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 56 (runs): the state directory full while a plan runs. Nobody had run the controller
 short of space. A per-file size limit (``RLIMIT_FSIZE``, as ``ulimit -f`` or systemd's
 ``LimitFSIZE=`` sets it; Python ignores ``SIGXFSZ``, so a write past it fails ``EFBIG``) stands
@@ -33,6 +32,13 @@ the ordinary plan runs. **Broke**: the pass dies with ``internal error: OSError:
 File too large`` (exit 2) while writing the big plan's start commit, before ``ok`` is
 started, and again on every pass while the limit holds: one plan stalls all.
 ``bigfile-not-called`` held.
+
+Fixed (2026-11-29): a journal record the disk cannot take ends its step in the engine
+(``executor.PlanRun.record``): ``in_doubt`` with E_ACTION_IN_DOUBT when its tool was called,
+``failed`` (E_STORAGE, ``no_call``) when not; the run fails with what is known, so the fail
+commit carries the ``execution:`` block and the log. A controller commit whose objects cannot
+be written (``committing._not_written``) costs its plan a wait (E_STORAGE, path and remedy);
+the other plans go on.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 LIMIT = 100_000
@@ -161,19 +167,6 @@ def labb(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r56-diskfull-b", _build_b)
 
 
-NO_RECORD = xfail(
-    "diskfull-record",
-    "the fail commit after a journal short write (EFBIG) has no execution: block: history shows nothing ran, while action 1's tool ran",
-)
-STRAY = xfail(
-    "diskfull-stray",
-    "the controller's EXECUTION_LOG.md ('executing', actions pending) stays untracked in the working tree after the fail commit and later passes",
-)
-STALL = xfail(
-    "diskfull-stall",
-    "writing one 150 KB plan's start commit past the size limit kills the whole pass (internal error: OSError Errno 27, exit 2), every pass: the other approved plan never runs",
-)
-
 IDS = [
     "torn-once",
     "torn-recorded",
@@ -184,12 +177,7 @@ IDS = [
     "bigfile-not-called",
     "bigfile-other",
 ]
-BROKEN: dict[str, Any] = {
-    "torn-recorded": NO_RECORD,
-    "refused-recorded": NO_RECORD,
-    "torn-no-stray": STRAY,
-    "bigfile-other": STALL,
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

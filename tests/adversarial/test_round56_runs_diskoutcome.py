@@ -20,6 +20,10 @@ outcome cannot be written (``outcome_not_committed``), then the pass dies with `
 error: OSError: [Errno 27] File too large`` (exit 2), twice; ``ok`` was already started
 (``plangate: start plans/ok`` is on the branch) but its tool never runs until the limit is
 gone: one plan's oversized record stalls a started plan beside it.
+
+Fixed (2026-11-29): a commit whose write fails before the branch moves is tried one plan per
+commit, and the plan whose own commit cannot be written waits (E_STORAGE) while the pass goes
+on (``committing._not_written``); its outcome is committed by a later pass from the journal.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round56_runs_diskfull import limited
 
@@ -104,12 +108,7 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 IDS = ["many-once", "gate-held", "ok-runs"]
-BROKEN: dict[str, Any] = {
-    "ok-runs": xfail(
-        "diskfull-stall",
-        "one plan's outcome too big to write (outcome_not_committed) kills the pass (internal error: OSError Errno 27, exit 2), every pass under the limit: the already-started honest plan never runs",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

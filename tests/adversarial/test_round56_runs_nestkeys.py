@@ -24,6 +24,11 @@ with the variant's ``inputs``. Alice approves every parent; one pass.
 
 Asserted: ``flow-*``: invalid with E_UNGUARDED_FLOW and ``send`` never ran;
 ``override-dotkey``: ``send`` got the parent's value or the plan was refused.
+
+Fixed (2026-11-29): input keys follow the output names' rule (E_SCHEMA_INVALID for
+``"a.b"``, in the pinned plan and in the parent's override): ``override-dotkey`` is refused.
+``flow-a``'s pinned plan declares ``"a.b"`` too, so the parent is now refused for its nested
+plan (E_SCHEMA_INVALID naming that key) before the flow is looked at: either refusal holds.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 SAFE = "safe@ok.example"
@@ -48,12 +53,7 @@ VARIANTS: dict[str, tuple[str, str]] = {
     ),
 }
 IDS = list(VARIANTS)
-BROKEN: dict[str, Any] = {
-    "override-dotkey": xfail(
-        "input-key-path",
-        "the parent overrides the pinned plan's input `a.b`; the nested `$<inputs.a.b>` reads input a's b: send gets default-a@ok.example, not the approved chosen@ok.example",
-    )
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _build(root: Path) -> Lab:
@@ -99,7 +99,9 @@ def test_a_nested_input_reads_one_way(lab: Lab, vid: str) -> None:
     plan = lab.plan(vid)
     if vid.startswith("flow-"):
         assert calls == [], calls
-        assert "E_UNGUARDED_FLOW" in json.dumps(plan.get("validation")), plan.get("validation")
+        found = json.dumps(plan.get("validation"))
+        named = "E_SCHEMA_INVALID" in found and 'inputs[\\"a.b\\"]' in found
+        assert "E_UNGUARDED_FLOW" in found or (vid == "flow-a" and named), found
     else:
         sent = [json.loads(c["stdin"])["to"] for c in calls]
         assert sent in ([], ["chosen@ok.example"]), sent

@@ -28,6 +28,10 @@ prints under ``Inputs: {"a": {"b": "AB"}, "a.b": "X"}``, reaches ``rec`` as ``AB
 ``a[0]``): the reviewer reads the input ``a.b``, the tool gets input ``a``'s ``b``. Should:
 refuse input keys a reference cannot name plainly (as output names are), or refuse the
 reference that two inputs can answer.
+
+Fixed (2026-11-29): one identifier rule for output names and input keys (the plan's
+``inputs`` and a nested action's): ``^[A-Za-z_][A-Za-z0-9_-]*$``, else E_SCHEMA_INVALID at
+``inputs["a.b"]`` with a remedy, at validate and freeze (``plan.schema.Name``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 INVALID = object()
@@ -91,11 +95,7 @@ VARIANTS: dict[str, tuple[str, str, str, Any]] = {
     "in-nested": ("", "inputs: {a: {b: AB}}\n", "inputs.a.b", "AB"),
 }
 IDS = list(VARIANTS)
-INPUT_KEYS = xfail(
-    "input-key-path",
-    "an input key holding '.' or '[' (`a.b`, `a[0]`) beside an input `a`: `$<inputs.a.b>`, the docs' `$<inputs.KEY>` for KEY `a.b` and what `show` prints next to `Inputs: {..., \"a.b\": \"X\"}`, reaches the tool as input a's b (`AB`; `Z` for `a[0]`); output names are refused for this, input keys are not",
-)
-BROKEN: dict[str, Any] = {"in-dot": INPUT_KEYS, "in-bracket": INPUT_KEYS}
+BROKEN: dict[str, Any] = {}
 
 
 def _plan(vid: str) -> str:

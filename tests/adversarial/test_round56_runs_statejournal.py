@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 56 (runs): one plan's journal entry in the state directory unusable. Not an agent's
 attack (the state directory is the controller's, SPEC §15), but what a full or damaged disk,
 a restored backup or an operator's slip leaves: docs/execution.md keeps each plan's journal
@@ -21,6 +20,11 @@ unusable; two ``run --once`` passes (8 s bound each).
   no regular file (as for every file of the plans tree), that plan only.
 
 Asserted: ``ok`` ran once and every ``bad*`` tool never ran.
+
+Fixed (2026-11-29): a journal is opened non-blocking and refused unless it is a regular file
+(``journal.Journal._open``), and a journal that cannot be opened or written is E_STORAGE,
+owned by its plan: a batched start whose journal fails is tried alone and only that plan
+waits (``committing._not_written``).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VARIANTS: dict[str, list[str]] = {
@@ -44,18 +48,7 @@ VARIANTS: dict[str, list[str]] = {
     "jfifo": ["jfifo"],
 }
 IDS = list(VARIANTS)
-TWO = xfail(
-    "state-journal-two",
-    "two plans whose journal entry is unusable: every pass exits 1 (E_INTERNAL: journal ...: Is a directory) before the honest plan starts",
-)
-BROKEN: dict[str, Any] = {
-    "two-jdir": TWO,
-    "dirfile-jdir": TWO,
-    "jfifo": xfail(
-        "state-journal-fifo",
-        "a FIFO at one plan's journal path blocks the pass for good (killed at 8 s, twice): the honest plan never runs",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _build(root: Path, vid: str) -> dict[str, Any]:

@@ -420,6 +420,25 @@ class Locked(PlangateError):
     exit_code = 2
 
 
+class StorageFailed(PlangateError):
+    """A write of the controller's own (a journal record, a working-tree file, a git object
+    or ref) failed: a full disk, a file size limit, a damaged or odd entry where the file
+    goes. Owned by the plan being written, never the pass (round 56)."""
+
+    code = "E_STORAGE"
+    remedy = (
+        "free space on the state directory's and the repository's disk (or raise the file "
+        "size limit, LimitFSIZE), or remove what is in the way at the path named; the next "
+        "pass retries this plan, the others go on"
+    )
+    permanent = False
+
+
+def storage_failed(what: str, exc: OSError) -> StorageFailed:
+    """The coded error of a failed write: ``what`` names the file (its path)."""
+    return StorageFailed(f"the write failed: {exc.strerror or exc}", path=what)
+
+
 class UsageError(PlangateError):
     code = "E_USAGE"
     remedy = "see `plangate --help`"

@@ -28,6 +28,7 @@ SIGKILLs the engine's own process at ``before-start``, ``after-start``, ``after-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -46,6 +47,7 @@ from controller.errors import (
     PlanHashMismatch,
     PlanInvalid,
     PlanNotFrozen,
+    StorageFailed,
     error_for,
 )
 from controller.execution import checks
@@ -56,6 +58,7 @@ from controller.execution.journal import (
     ActionKey,
     Journal,
     JournalFull,
+    JournalUnwritable,
     cut_messages,
     journal_path,
     replay,
@@ -277,12 +280,20 @@ class PlanRun:
             nested=self.nested_models,
             root=engine.root,
         )
+        #: A journal write failed (round 56): no further record of a step is written.
+        self.unwritten: StorageFailed | None = None
         #: Action id -> pid of a tool process a crashed run left running, stopped on recovery.
         self.orphans_stopped: dict[ActionKey, int] = {}
 
     # --- the run ------------------------------------------------------------------------
 
     def execute(self, *, gate_approved: ActionKey | None) -> RunOutcome:
+        try:
+            return self._execute(gate_approved)
+        except StorageFailed as failed:  # a run or gate record (round 56): what is known
+            return self._finish(RunOutcome("failed", failed, None))
+
+    def _execute(self, gate_approved: ActionKey | None) -> RunOutcome:
         self.budget.started = time.monotonic()  # max_runtime: from this run's start or resume
         if self._already_completed():
             self.checkpoints.render("completed", final=True)
@@ -562,6 +573,8 @@ class PlanRun:
         record = cut_messages({"t": record["t"], "at": plans.now_utc(), **record})
         bounded = record["t"] in _BOUNDED
         with self.lock:
+            if self.unwritten is not None and bounded:  # nothing more of a step after one
+                raise self._unwritable(record, self.unwritten)
             try:
                 self.journal.append(
                     record,
@@ -577,7 +590,67 @@ class PlanRun:
                     self.state.apply(small)
                 self.log.error("journal_full", journal=str(self.journal.path), size=full.size)
                 raise
+            except StorageFailed as failed:
+                self.log.error(
+                    "journal_unwritable", journal=str(self.journal.path), error=str(failed)
+                )
+                if record["t"] in ("spawn", "outcome"):  # known in memory; a rerun replays
+                    self.state.apply(record)  # the step (in doubt) or the run again
+                    return
+                self.unwritten = failed
+                if not bounded:
+                    raise
+                raise self._unwritable(record, failed) from None
             self.state.apply(record)
+
+    def _unwritable(self, record: dict[str, Any], failed: StorageFailed) -> JournalUnwritable:
+        """A step's record the journal could not take (round 56: a full disk cut a 60 KB
+        end record short and the run vanished from the outcome commit): the step ends in
+        memory, and on disk if a small end still fits: ``in_doubt`` (E_ACTION_IN_DOUBT)
+        when its tool was called, else ``failed`` with ``no_call``; the run ends."""
+        key = record.get("id")
+        rec = self.state.action(key) if key is not None else None
+        called = rec is not None and rec.open_start and record["t"] != "start"
+        called = called and not (record["t"] == "end" and record.get("no_call"))
+        what = f"the {record['t']} record of {_step_name(key)}"
+        if called:
+            error: PlangateError = ActionInDoubt(
+                f"{_step_name(key)}'s tool was called, but {what} could not be journaled "
+                f"whole ({failed}): whether and how it took effect is not recorded",
+                remedy="check what the action did; free space for the state directory, then "
+                "approve a resume (it runs the action again) or abort",
+            )
+        else:
+            error = StorageFailed(
+                f"{what} could not be journaled ({failed.message}); its tool was not called",
+                path=failed.path,
+            )
+        if key is not None:
+            small = self._small_end(record, error, called)
+            with contextlib.suppress(StorageFailed):  # else a start with no end: in doubt
+                self.journal.append(small)
+            self.state.apply(small)
+        return JournalUnwritable(self.journal.size, error, key)
+
+    def _small_end(
+        self, record: dict[str, Any], error: PlangateError, called: bool
+    ) -> dict[str, Any]:
+        rec = self.state.action(record["id"])
+        small: dict[str, Any] = {
+            "t": "end",
+            "at": plans.now_utc(),
+            "id": record["id"],
+            "attempt": record.get("attempt", rec.attempts),
+            "status": "in_doubt" if called else "failed",
+            "retry": False,
+            "duration_ms": record.get("duration_ms"),
+            "result": None,
+            "outputs": {},
+            "error": {"code": error.code, "message": error.message},
+        }
+        if not called:
+            small["no_call"] = True
+        return small
 
     def _journal_full(self, record: dict[str, Any], full: JournalFull) -> LimitExceeded:
         what = {"start": "params", "called": "result", "end": "end", "check": "check"}

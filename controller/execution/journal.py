@@ -81,17 +81,20 @@ or processes) cannot interleave; the second gets E_LOCKED.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from controller.errors import Locked, PlangateError
+from controller.errors import Locked, PlangateError, StorageFailed, storage_failed
 from controller.fsutil import fsync_dir
 
 FINAL = ("succeeded", "failed", "skipped", "in_doubt")
@@ -139,10 +142,18 @@ class Journal:
         except OSError as exc:
             self.close()
             raise _storage_error(self.path, exc) from None
+        except BaseException:
+            self.close()  # a damaged journal: its descriptor is not kept
+            raise
 
     def _open(self) -> None:
         created = _ensure_folder(self.path.parent)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        # never blocks (round 56: a FIFO at the path stalled every pass), never a non-file
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC
+        self._fd = os.open(self.path, flags, 0o600)
+        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.set_blocking(self._fd, True)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -185,13 +196,13 @@ class Journal:
             if sync:
                 _SYNC(self._fd)
         except OSError as exc:
+            self._cut_back()
             raise _storage_error(self.path, exc) from None
         self.size += len(data)
         self.records.append(record)
 
     def _load(self) -> list[dict[str, Any]]:
-        with open(self.path, "rb") as handle:
-            data = handle.read()
+        data = _read_all(self._fd)  # the file held open, never the path again
         complete = data[: data.rfind(b"\n") + 1]
         if len(complete) != len(data):
             # A torn last record was never acknowledged: drop it so appends stay line-aligned.
@@ -199,6 +210,20 @@ class Journal:
             _SYNC(self._fd)
         self.size = len(complete)
         return list(_parse_lines(complete, self.path))
+
+    def _cut_back(self) -> None:
+        """After a failed write: drop what of the record reached the file (a torn line), so
+        a later record stays line-aligned (round 56: a short write under a full disk)."""
+        with contextlib.suppress(OSError):  # else dropped when the journal is opened next
+            os.ftruncate(self._fd, self.size)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 class JournalFull(Exception):
@@ -218,6 +243,18 @@ class JournalFull(Exception):
         self.after = after
         self.error: PlangateError | None = None
         self.key: ActionKey | None = None
+
+
+class JournalUnwritable(JournalFull):
+    """A step's record could not be written (a full disk, a file size limit: round 56); the
+    run ends as for a full journal (:class:`JournalFull`): ``error`` says whether the step's
+    tool ran (E_ACTION_IN_DOUBT) or never was called, ``key`` names the step."""
+
+    def __init__(self, size: int, error: PlangateError, key: ActionKey | None) -> None:
+        super().__init__(size, 0, 0, after=True)
+        self.args = (f"journal not written: {error}",)
+        self.error = error
+        self.key = key
 
 
 #: Characters of an error message (or of a check's failures, together) a record keeps: the
@@ -252,11 +289,8 @@ def cut_messages(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _storage_error(path: Path, exc: OSError) -> PlangateError:
-    return PlangateError(
-        f"journal {path}: {exc.strerror or exc}",
-        remedy="check that the state directory is writable and has free space, then retry",
-    )
+def _storage_error(path: Path, exc: OSError) -> StorageFailed:
+    return storage_failed(f"journal {path}", exc)
 
 
 def _ensure_folder(folder: Path) -> bool:

@@ -8,6 +8,7 @@ author sees all of them at once.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -356,7 +357,7 @@ def _strip_source(message: str, source: str) -> str:
 
 
 def _with_line(problem: Problem, doc: yamlio.YamlDoc) -> Problem:
-    return Problem(problem.code, problem.message, problem.path, doc.line_of(_split(problem.path)))
+    return dataclasses.replace(problem, line=doc.line_of(_split(problem.path)))  # its remedy kept
 
 
 # a name, an index, a JSON-quoted key (``refs.format_path`` quotes any other key) or [name]
@@ -556,7 +557,11 @@ def _schema_problem(error: dict[str, Any]) -> Problem:
     from controller.plan.shape import EXPECT_TAGS
 
     loc = tuple(p for p in error["loc"] if p not in EXPECT_TAGS)
+    key = loc[-1:] == ("[key]",)  # a mapping's key, not its value
+    loc = loc[:-1] if key else loc
     where = refs.format_path(loc)
+    if _is_name_rule(error) and (key or "outputs" in loc):
+        return _bad_name(error.get("input"), "key" if key else "name", where)
     if error["type"] == "extra_forbidden":
         return Problem("E_SCHEMA_INVALID", _unknown_key(loc), where)
     if error["type"] == "missing":
@@ -564,6 +569,25 @@ def _schema_problem(error: dict[str, Any]) -> Problem:
     if error["type"] == "less_than_equal" and loc == ("plan", "version"):
         return Problem("E_PLAN_VERSION_UNSUPPORTED", error["msg"], where)
     return Problem("E_SCHEMA_INVALID", f"{error['msg']} (got {_short(error.get('input'))})", where)
+
+
+def _is_name_rule(error: dict[str, Any]) -> bool:
+    from controller.plan.shape import NAME_PATTERN
+
+    pattern = (error.get("ctx") or {}).get("pattern")
+    return error["type"] == "string_pattern_mismatch" and pattern == NAME_PATTERN
+
+
+def _bad_name(name: Any, what: str, where: str) -> Problem:
+    """An output name or an input key a reference could read two ways (round 56: with
+    inputs ``a.b`` and ``a``, ``$<inputs.a.b>`` read input ``a``'s ``b``): one rule for both."""
+    return Problem(
+        "E_SCHEMA_INVALID",
+        f"{what} {_short(name)} is not a plain name (a letter or `_`, then letters, digits, "
+        "`_` or `-`): a reference reads `.`, `[` and quotes as a path into a value",
+        where,
+        remedy="rename it to a plain name, such as `a_b` for `a.b`, and the references to it",
+    )
 
 
 def _unknown_key(loc: tuple[Any, ...]) -> str:

@@ -13,6 +13,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    StringConstraints,
     Tag,
     ValidationError,
     model_serializer,
@@ -32,6 +33,9 @@ DEFAULT_RETRIES = 3
 HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
 #: A duration as controller.settings.parse_duration reads it (seconds, or with s/m/h/d/w).
 DURATION = r"^\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*$"
+#: A name a reference reads one way (round 56): an output's and an input key alike, since
+#: ``$<inputs.a.b>`` would read an input ``a.b`` as input ``a``'s ``b``.
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 
 
 def _no_items() -> list[Any]:
@@ -75,7 +79,7 @@ class AvailableTool(_Strict):
 class Output(_Strict):
     """A value captured from the tool's result with an RFC 9535 JSONPath query."""
 
-    name: str = Field(pattern=NAME_PATTERN)
+    name: Name
     path: str = Field(min_length=1, description="JSONPath over the tool's result, e.g. $.id")
     optional: bool = Field(False, description="No match is not an error (later refs fail).")
 
@@ -228,7 +232,7 @@ class Action(_Step):
     id: int = Field(ge=1, description="1..N in file order.")
     tool: str | None = Field(None, min_length=1)
     plan: NestedPlan | None = None
-    inputs: dict[str, Any] | None = Field(None, description="A nested plan's inputs.")
+    inputs: dict[Name, Any] | None = Field(None, description="A nested plan's inputs.")
     needs: list[int] | None = Field(None, description="Actions that must end first (a graph).")
     outputs: list[Output] = Field(default_factory=_no_items)
     on_failure: OnFailure | None = Field(None, description="Default: the plan's on_failure.")
@@ -279,7 +283,7 @@ class PlanDocument(_Strict):
 
     plan: PlanHeader
     metadata: dict[str, Any] = Field(default_factory=_no_keys)
-    inputs: dict[str, Any] = Field(default_factory=_no_keys)
+    inputs: dict[Name, Any] = Field(default_factory=_no_keys)
     available_tools: list[AvailableTool] = Field(default_factory=_no_items)
     preconditions: list[Precondition] = Field(
         default_factory=_no_items, description="All must hold before the first action runs."

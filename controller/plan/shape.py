@@ -209,6 +209,8 @@ def plain_document(data: Any) -> PlainDocument | None:
     on_failure = data.get("on_failure", "stop")
     if header is None or not (_mapping(metadata) and _mapping(inputs)):
         return None
+    if not all(_name(key) for key in inputs):  # one rule for input keys and output names
+        return None
     if type(on_failure) is not str or on_failure not in PLAN_ON_FAILURE:
         return None
     if type(tools_raw) is not list or type(actions_raw) is not list or not actions_raw:

@@ -17,7 +17,7 @@ from typing import Any
 
 from controller import fsutil
 from controller.approval import policy, recorded
-from controller.errors import PlangateError, PushRefused
+from controller.errors import PlangateError, PushRefused, StorageFailed, storage_failed
 from controller.git.gitrepo import (
     CommitRecord,
     FileChange,
@@ -47,6 +47,8 @@ class Committing(ControllerCore):
     _policy_cache: tuple[object, bytes, str] | None = None
     #: (head, Policy-Hash) last found recorded: nothing to look up until either changes
     _policy_seen: tuple[str, str] = ("", "")
+    #: a landed commit's files are not all in the working tree or index yet (a full disk)
+    _tree_lags: bool = False
 
     def policy_in_force(self) -> tuple[bytes, str]:
         """The recorded form of the config in force: (file bytes, ``Policy-Hash``)."""
@@ -357,6 +359,10 @@ class Committing(ControllerCore):
                 return [self._commit_entries([entry]) for entry in entries][-1]
             _dropped(entries, retry=False)  # its plan waits (set aside); the pass goes on
             return self._head
+        except (OSError, StorageFailed) as exc:
+            if made:  # on the branch: the files it wrote lag (recovered as after a kill)
+                raise
+            return self._not_written(entries, exc)
         for entry in entries:
             entry.committed = True
         published = [e.plan_id for e in entries if self._publishes_refused(e.plan_id, e.event)]
@@ -371,6 +377,25 @@ class Committing(ControllerCore):
                 if entry.after is not None:
                     entry.after(sha)
         return sha
+
+    def _not_written(self, entries: list[_Entry], exc: OSError | StorageFailed) -> str:
+        """A write of this commit failed before the branch moved (round 56: a full disk, a
+        file size limit, a damaged journal entry; the pass died with ``OSError``): a batch is
+        tried one plan per commit, and a plan whose own commit cannot be written waits with
+        a coded error (E_STORAGE) while the others go on."""
+        if len(entries) > 1:
+            return [self._commit_entries([entry]) for entry in entries][-1]
+        error = (
+            exc
+            if isinstance(exc, StorageFailed)
+            else storage_failed(
+                f"the commit of {entries[0].plan_id} (objects under {self.repo.git_dir})", exc
+            )
+        )
+        self.log.error("commit_not_written", plan=entries[0].plan_id, error=str(error))
+        self._wait(entries[0].plan_id, f"{error}; {error.remedy}")
+        _dropped(entries, retry=False)
+        return self._head
 
     def _unwritable(self, files: dict[str, bytes | None]) -> str | None:
         """Why a file of this event cannot be written without destroying something (None:
@@ -505,6 +530,7 @@ class Committing(ControllerCore):
         refused: Callable[[str, PushRefused], None] | None = None,
     ) -> str:
         if self.config.remote is None and worktree:
+            self._catch_up_tree()  # before its note is replaced by this commit's
             self.repo.note_index_update(files, head)  # a crash before the writes: recover_index
         sha = self.repo.commit_files(
             branch=self.branch,
@@ -519,12 +545,11 @@ class Committing(ControllerCore):
         if on_commit is not None:
             on_commit(sha)
         if self.config.remote is None:
-            if worktree:
-                self.repo.write_worktree(files)
+            lagging = worktree and not self._write_tree(self.repo.write_worktree, files)
             if before_index is not None:
                 before_index()
-            if worktree:
-                self.repo.set_index_entries(files)
+            if worktree and not lagging:
+                self._write_tree(self.repo.set_index_entries, files)
         else:
             try:
                 pushed = self.repo.push(REMOTE, self.branch)
@@ -540,6 +565,32 @@ class Committing(ControllerCore):
         self._sources.advance(head, sha, files)
         self._head = sha
         return sha
+
+    def _write_tree(
+        self, write: Callable[[dict[str, bytes | None]], None], files: dict[str, bytes | None]
+    ) -> bool:
+        """One write of a landed commit's files into the working tree or the index; a failed
+        one (a full disk) is noted, as a kill there is, and made good by the next pass
+        (:meth:`_catch_up_tree`): the commit is on the branch, the pass goes on (round 56)."""
+        try:
+            write(files)
+            return True
+        except OSError as exc:
+            self.log.error("worktree_not_written", files=sorted(files), error=str(exc))
+            self._tree_lags = True
+            return False
+
+    def _catch_up_tree(self) -> None:
+        """Write what a landed commit could not write into the working tree and the index
+        (:meth:`_write_tree`), from the note kept for a kill (``recover_index``)."""
+        if not self._tree_lags or self.config.remote is not None:
+            return
+        try:
+            self.repo.recover_index()
+        except (OSError, PlangateError) as exc:
+            self.log.error("worktree_not_written", error=str(exc))
+            return
+        self._tree_lags = False
 
     def _blob_at_index(self, commit: str, path: str) -> str | None:
         """``path``'s blob at ``commit``, the commit the index was scanned to: a plan file's

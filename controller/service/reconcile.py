@@ -86,6 +86,7 @@ class Controller(Deciding, Outcomes):
 
     def _pass(self) -> list[Job]:
         self._head = self._sync()
+        self._catch_up_tree()  # a landed commit's files a full disk kept out (round 56)
         self.index.scan(self.repo, self._head)
         self._release_holds()
         self._release_refusals()

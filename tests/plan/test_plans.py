@@ -302,3 +302,36 @@ def test_a_problem_location_reads_back_as_the_keys_it_names(parts: list[str | in
     """The line of a problem is looked up by the keys its location names: every location
     ``format_path`` writes must read back as exactly those keys."""
     assert plans._split(refs.format_path(parts)) == parts
+
+
+@pytest.mark.parametrize("key", ["a.b", "a[0]", "'a'", " a", "", "a\u200b", "0a"])
+def test_input_keys_follow_the_output_names_rule(tmp_path: Path, key: str) -> None:
+    """Round 56: with inputs ``a.b`` and ``a``, ``$<inputs.a.b>`` read input ``a``'s ``b``
+    (what ``show`` printed as the input ``a.b`` was not what the tool got). An input key is
+    named by the rule of output names: refused with its location and a remedy."""
+    text = BASE_TEXT.replace("  count: 2", f"  count: 2\n  {json.dumps(key)}: X\n  a: {{b: AB}}")
+    problems = _problems(tmp_path, text)
+    assert [p.code for p in problems] == ["E_SCHEMA_INVALID"], problems
+    assert problems[0].path == refs.format_path(("inputs", key))
+    line = text.splitlines().index(f"  {json.dumps(key)}: X") + 1
+    assert problems[0].line == line and "not a plain name" in problems[0].message
+    assert problems[0].remedy and "rename" in problems[0].remedy
+
+
+def test_output_names_and_a_nested_action_s_input_keys_share_the_rule(tmp_path: Path) -> None:
+    from controller.plan import schema
+
+    bad_output = BASE_TEXT.replace("      - name: keys", '      - name: "a.b"')
+    found = _problems(tmp_path, bad_output)
+    assert [(p.code, p.path) for p in found][:1] == [
+        ("E_SCHEMA_INVALID", "actions[0].outputs[0].name")
+    ]
+    assert "not a plain name" in found[0].message and found[0].remedy
+    pin = {"path": "plans/lib", "hash": "sha256:" + "0" * 64}
+    for key, ok in (("a.b", False), ("a[0]", False), ("a_b", True)):
+        action = {"id": 1, "plan": pin, "why": "w", "inputs": {key: "chosen"}}
+        doc = {"plan": {"name": "n", "task": "t", "status": "draft"}, "actions": [action]}
+        _model, errors = schema.parse_document(doc)
+        assert (errors == []) is ok, errors
+        if not ok:
+            assert errors[0]["loc"] == ("actions", 0, "inputs", key, "[key]")

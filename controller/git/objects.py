@@ -9,11 +9,8 @@ recompresses).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import tempfile
-import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -22,13 +19,12 @@ from controller.errors import GitError
 from controller.fsutil import READ_LIMIT
 from controller.git.base import RepoBase
 from controller.git.deadline import DEADLINES
+from controller.git.store import STORE_RAW_ABOVE, write_loose
 
 _TREE_MODE = 0o40000
 _BLOB_MODE = 0o100644
 #: A tree this big (bytes) has its changed entries patched in place instead of re-parsed.
 BIG_TREE = 16 * 1024
-#: Loose objects bigger than this are stored without compression (see the module docstring).
-STORE_RAW_ABOVE = 64 * 1024
 #: Bytes of the objects this process wrote or read in a batch kept to be read back without
 #: git (a burst's start commit writes the PLAN.yml its outcome commit reads; a scan's batch
 #: read of a thousand new plans is read again by the pass); objects above STORE_RAW_ABOVE
@@ -262,33 +258,6 @@ class Objects(RepoBase):
                 return None
             spliced[at : at + 20] = bytes.fromhex(entry[0])
         return bytes(spliced)
-
-
-def write_loose(objects: Path, sha: str, header: bytes, data: bytes, body: list[bytes]) -> None:
-    """One loose object ``sha`` in the store ``objects`` (``body``: its compressed bytes,
-    made once and shared between the stores it goes to)."""
-    folder = objects / sha[:2]
-    target = folder / sha[2:]
-    if target.exists():
-        # As git does: a fresh mtime keeps a concurrent `git gc --prune` off an old
-        # unreachable object that our commit is about to reference.
-        with contextlib.suppress(OSError):
-            os.utime(target)
-        return
-    if not body:
-        level = 0 if len(data) > STORE_RAW_ABOVE else 1
-        packed = zlib.compressobj(level)
-        body.append(packed.compress(header) + packed.compress(data) + packed.flush())
-    folder.mkdir(exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(body[0])
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def blob_id(data: bytes) -> str:

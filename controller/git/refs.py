@@ -20,8 +20,7 @@ from controller.display import masked_url
 from controller.errors import GitError, PushRefused
 from controller.git.base import RepoBase, _GuardedGit, check_git_dir, git_failure
 from controller.git.deadline import DEADLINES
-from controller.git.objects import write_loose
-from controller.git.store import Intake, NotTaken, upload_pack_command
+from controller.git.store import Intake, NotTaken, upload_pack_command, write_loose
 
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
 _LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")

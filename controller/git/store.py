@@ -37,6 +37,7 @@ branch only after its connectivity check) or this process made it on a whole par
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -44,11 +45,16 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from controller.errors import GitError
+
+#: Loose objects bigger than this are stored without compression (git reads any level;
+#: ``git gc`` recompresses).
+STORE_RAW_ABOVE = 64 * 1024
 
 #: The store's folder in the state directory.
 STORE_NAME = "objects.git"
@@ -105,6 +111,33 @@ def ensure_store(path: Path) -> Path:
         if not (path / "objects").is_dir():
             raise
     return path / "objects"
+
+
+def write_loose(objects: Path, sha: str, header: bytes, data: bytes, body: list[bytes]) -> None:
+    """One loose object ``sha`` in the store ``objects`` (``body``: its compressed bytes,
+    made once and shared between the stores it goes to)."""
+    folder = objects / sha[:2]
+    target = folder / sha[2:]
+    if target.exists():
+        # As git does: a fresh mtime keeps a concurrent `git gc --prune` off an old
+        # unreachable object that our commit is about to reference.
+        with contextlib.suppress(OSError):
+            os.utime(target)
+        return
+    if not body:
+        level = 0 if len(data) > STORE_RAW_ABOVE else 1
+        packed = zlib.compressobj(level)
+        body.append(packed.compress(header) + packed.compress(data) + packed.flush())
+    folder.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(body[0])
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 # -- taking a few commits in without git fetch --------------------------------------------------

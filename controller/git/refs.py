@@ -76,16 +76,20 @@ class Refs(RepoBase):
         process made? (Never "the store has the object": a failed fetch leaves objects.)"""
         if sha in self._present:
             return True
+        named = self._store_ref(ref)
+        if named is not None:
+            self.made_whole(named)  # the base the intake compares the new commits with
+        return named == sha
+
+    def _store_ref(self, ref: str) -> str | None:
+        """What the store's ``ref`` names: a commit whole in it (fetch moves it only then)."""
         assert self.store is not None
         try:  # the store is the controller's own: a loose ref after a fetch
             named = (self.store / ref).read_bytes().strip().decode()
         except (OSError, UnicodeDecodeError):
             result = self.run_raw("--git-dir", str(self.store), "rev-parse", "--verify", "-q", ref)
             named = result.stdout.strip().decode()
-        if named != sha:
-            return False
-        self.made_whole(sha)
-        return True
+        return named if _HEX40.fullmatch(named.encode()) else None
 
     def _intake(self) -> Intake:
         """Reading the shared store (hashing every object read) and writing the own one."""

@@ -163,8 +163,8 @@ def test_a_merged_pull_request_is_taken_in_whole_without_a_fetch(
     (repo / "plans").mkdir(exist_ok=True)
     (repo / "plans" / "a").write_text("a\n")
     commit_all(repo, "base", ALICE)
-    gitrepo = _store_repo(repo, tmp_path)
-    gitrepo.branch_head("main")  # the first start: a fetch
+    _store_repo(repo, tmp_path).branch_head("main")  # the first start: a fetch
+    gitrepo = _store_repo(repo, tmp_path)  # the next process: its base is the store's branch
     git(repo, "checkout", "-q", "-b", "review")
     for i in range(3):
         (repo / "plans" / f"new{i}").mkdir()

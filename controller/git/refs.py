@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from controller.display import masked_url
-from controller.errors import GitError, PushRefused
+from controller.errors import GitError, PushRefused, storage_failed
 from controller.git.base import RepoBase, _GuardedGit, check_git_dir, git_failure
 from controller.git.deadline import DEADLINES
 from controller.git.store import Intake, NotTaken, upload_pack_command, write_loose
@@ -60,6 +60,8 @@ class Refs(RepoBase):
                 self._intake().take(sha)
             except NotTaken:
                 self._fetch_into_store(ref)
+            except OSError as exc:  # the store's disk: nothing of the branch can be read
+                raise storage_failed(str(self.store), exc) from None
             else:
                 self._set_store_ref(ref, sha)
             if self._whole(ref, sha):
@@ -115,16 +117,25 @@ class Refs(RepoBase):
                     return False
             return True
 
+        def size(sha: str) -> int | None:
+            with self._lock, DEADLINES.bound(self.timeout, self._stop_shared, "git cat-file"):
+                try:
+                    return int(shared_reader.get_object_header(sha)[2])
+                except (ValueError, OSError):
+                    return None
+
         def write(kind: bytes, data: bytes) -> str:
             header = b"%s %d\0" % (kind, len(data))
-            sha = hashlib.sha1(header + data).hexdigest()
-            write_loose(self._objects, sha, header, data, [])
+            digest = hashlib.sha1(header)
+            digest.update(data)
+            sha = digest.hexdigest()
+            write_loose(self._objects, sha, header, data, [], level=1)
             return sha
 
         def whole(sha: str) -> bool:
             return sha in self._present
 
-        return Intake(shared=shared, own=self._object, has=has, write=write, whole=whole)
+        return Intake(shared=shared, size=size, own=self._object, has=has, write=write, whole=whole)
 
     def _stop_shared(self) -> None:
         if self._shared_reader is not None:

@@ -113,7 +113,9 @@ def ensure_store(path: Path) -> Path:
     return path / "objects"
 
 
-def write_loose(objects: Path, sha: str, header: bytes, data: bytes, body: list[bytes]) -> None:
+def write_loose(
+    objects: Path, sha: str, header: bytes, data: bytes, body: list[bytes], level: int | None = None
+) -> None:
     """One loose object ``sha`` in the store ``objects`` (``body``: its compressed bytes,
     made once and shared between the stores it goes to)."""
     folder = objects / sha[:2]
@@ -125,7 +127,8 @@ def write_loose(objects: Path, sha: str, header: bytes, data: bytes, body: list[
             os.utime(target)
         return
     if not body:
-        level = 0 if len(data) > STORE_RAW_ABOVE else 1
+        if level is None:
+            level = 0 if len(data) > STORE_RAW_ABOVE else 1
         packed = zlib.compressobj(level)
         body.append(packed.compress(header) + packed.compress(data) + packed.flush())
     folder.mkdir(exist_ok=True)
@@ -169,11 +172,15 @@ class Intake:
     it; every other entry is read, hashed and written, a tree recursively against the entry
     its base had at that path, so nothing is taken as whole for merely being in the store (a
     failed fetch leaves objects whose children are missing). Anything else (more than
-    :attr:`max_commits` commits, more than :attr:`max_objects` objects, a root commit, an
-    object that does not hash to its name) raises :class:`NotTaken` and git fetch decides."""
+    :attr:`max_commits` commits, more than :attr:`max_objects` objects, one bigger than
+    :attr:`max_read`, a root commit, an object that does not hash to its name) raises
+    :class:`NotTaken` and git fetch decides. Objects are written as git writes loose ones
+    (zlib level 1)."""
 
     #: reads (kind, bytes) of an object from the shared store (None: missing)
     shared: Callable[[str], tuple[bytes, bytes] | None]
+    #: the size of an object in the shared store (None: missing), asked before reading it
+    size: Callable[[str], int | None]
     #: reads the bytes of an object (a commit, a tree) from the controller's store
     own: Callable[[str], bytes]
     #: does the controller's store hold this object?
@@ -184,6 +191,9 @@ class Intake:
     whole: Callable[[str], bool]
     max_commits: int = 32
     max_objects: int = 4096
+    #: an object bigger than this is left to git, which streams it (a hostile 80 MB blob
+    #: would otherwise be read whole into the controller's memory)
+    max_read: int = 1024 * 1024
     _objects: int = 0
 
     def take(self, tip: str) -> None:
@@ -213,7 +223,10 @@ class Intake:
         self._objects += 1
         if self._objects > self.max_objects:
             raise NotTaken(f"more than {self.max_objects} new objects")
-        found = self.shared(sha)
+        size = self.size(sha)
+        if size is not None and size > self.max_read:
+            raise NotTaken(f"{sha} is {size} bytes: git fetch streams it")
+        found = None if size is None else self.shared(sha)
         if found is None:
             raise NotTaken(f"{sha} is not in the repository's store")
         got, data = found

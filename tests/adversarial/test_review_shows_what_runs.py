@@ -145,7 +145,7 @@ def shown(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
         f'  name: "name{marks}"\n'
         f'  task: "task{marks}"\n'
         "  status: pending_approval\n"
-        f'inputs: {{"in{marks}": "v{marks}"}}\n'
+        f'inputs: {{in: "v{marks}"}}\n'  # input keys are plain names (round 56)
         "available_tools:\n  - name: rec\n"
         "actions:\n  - id: 1\n    tool: rec\n"
         f'    why: "why{marks}"\n'

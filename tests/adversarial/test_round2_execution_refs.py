@@ -3,8 +3,10 @@
 References: a value is resolved once and never rescanned, so text that *becomes* a
 reference (split over two inputs, assembled from a ``$`` input and literal text, carried in
 an input or a tool output) reaches the tool as that literal text, never as a secret; ``$$<``
-and the legacy ``${...}`` form stay literal as documented; keys holding ``>`` or ``.`` are
-read as the reviewer reads them. One repo, one pass, the recording tool shows what arrived.
+and the legacy ``${...}`` form stay literal as documented; keys holding ``>`` or ``.`` were
+read as the reviewer reads them (since round 56 such input keys are refused outright,
+``E_SCHEMA_INVALID``: one name rule for input keys and output names). One repo, one pass,
+the recording tool shows what arrived.
 
 Secrets: a tool hands its secret back in an encoding the redactor must catch (SPEC §6:
 ``***`` "including where a secret value appears inside a tool's output"): base64 of
@@ -60,8 +62,6 @@ REFS: dict[str, tuple[str | None, str, str]] = {
     "triple-dollar": ('{a: "A"}', "$$$<inputs.a>", "$$<inputs.a>"),
     "legacy-secret": (None, "${secrets.TOKEN}", "${secrets.TOKEN}"),
     "legacy-escaped": ('{a: "A"}', "$${inputs.a}", "$<inputs.a>"),
-    "key-with-gt": ('{"a>b": "GOOD", a: "BAD"}', "$<inputs['a>b']>", "GOOD"),
-    "key-with-dot": ('{"a.b": "GOOD", a: {b: "BAD"}}', "$<inputs['a.b']>", "GOOD"),
     "output-holds-a-reference": (None, "$<actions[1].outputs.v>", "$<secrets.TOKEN>"),
     "output-holds-a-reference-embedded": (None, "<$<actions[1].outputs.v>>", "<$<secrets.TOKEN>>"),
 }
@@ -143,6 +143,27 @@ def test_resolved_text_is_never_resolved_again(lab: Lab, name: str) -> None:
     assert len(calls) == 1, lab.codes(name)
     assert calls[0]["argv"][1] == REFS[name][2]
     assert SECRET not in json.dumps(calls)
+
+
+#: Input keys a reference could read two ways: refused since round 56 (one name rule for
+#: input keys and output names), where they used to be read by the bracket form.
+KEYS_READ_TWO_WAYS = {
+    "key-with-gt": ('{"a>b": "GOOD", a: "BAD"}', "$<inputs['a>b']>"),
+    "key-with-dot": ('{"a.b": "GOOD", a: {b: "BAD"}}', "$<inputs['a.b']>"),
+}
+
+
+@pytest.mark.parametrize("name", list(KEYS_READ_TWO_WAYS))
+def test_an_input_key_a_reference_reads_two_ways_is_refused(
+    lab: Lab, name: str, tmp_path: Path
+) -> None:
+    inputs, value = KEYS_READ_TWO_WAYS[name]
+    path = tmp_path / "PLAN.yml"
+    path.write_text(_ref_plan(name, inputs, value), encoding="utf-8")
+    result = lab.cli("validate", str(path))
+    assert result.returncode != 0, result.stdout
+    assert "E_SCHEMA_INVALID" in result.stderr + result.stdout
+    assert "inputs[" in result.stderr + result.stdout
 
 
 def _forms(mode: str) -> dict[str, str]:

@@ -214,7 +214,31 @@ def test_the_intake_hashes_every_object_it_takes(repo: Path, tmp_path: Path) -> 
     # and the same with a reader that lies outright
     lying = Intake(
         shared=lambda sha: (b"commit", b"tree " + b"0" * 40 + b"\n\nforged\n"),
+        size=lambda sha: 50,
         own=intake.own, has=intake.has, write=intake.write, whole=intake.whole,
     )  # fmt: skip
     with pytest.raises(NotTaken):
         lying.take("1" * 40)
+
+
+def test_a_big_object_is_left_to_git_fetch(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick intake never reads a blob over 1 MiB into the controller's memory (a
+    hostile 80 MB file in a commit): git fetch, which streams it, takes the commit in."""
+    _store_repo(repo, tmp_path).branch_head("main")
+    (repo / "notes").mkdir()
+    (repo / "notes" / "big.bin").write_bytes(os.urandom(2 * 1024 * 1024))
+    tip = commit_all(repo, "a big file")
+    gitrepo = _store_repo(repo, tmp_path)
+    fetched: list[str] = []
+    real = gitrepo._fetch_into_store
+
+    def counted(ref: str) -> None:
+        fetched.append(ref)
+        real(ref)
+
+    monkeypatch.setattr(gitrepo, "_fetch_into_store", counted)
+    assert gitrepo.branch_head("main") == tip
+    assert fetched == ["refs/heads/main"]
+    _store_fsck(tmp_path)

@@ -22,7 +22,25 @@ converted with one of its values dropped; end to end, action 2 never runs on the
 approval. Controls: the same sources said once convert; TOON and PLAN.yml (``pte``) refuse
 a duplicate key.
 
-Result: see BROKEN.
+Result: **broke** (17 ids, one class: a field said twice keeps its last value, the other
+dropped without a word, ``ok: true``, valid). JSON sources: Plan Contract ``requires_approval``
+``true, false`` (the gate is gone; ``false, true`` keeps it, still silently), ``args`` ``to``
+twice (the second address reaches the tool), ``steps`` twice (the first list, with its
+gate, is gone), ``policy_context.max_tool_calls`` ``1, 500`` (the cap becomes 500); Agent
+Plan ``requires_approval`` and ``tool.kind`` twice; ActionPlan ``idempotent: false, true``
+(the step becomes idempotent: re-run after a crash) and top-level ``preconditions`` twice
+(the check is gone); a model's reply in a fenced block. Markdown: a step's ``Timeout`` twice
+(30 s -> 900 s), ``Parameters`` JSON with a key twice, ``Parallel Execution`` twice, a
+``## Shared Inputs`` bullet twice (``target: staging``, ``target: production`` ->
+production). End to end (``daemon-gate``): the agent's committed ``PLAN.json`` shows
+``"requires_approval": true`` on step 2, the daemon's convert commit has no gate, and
+Alice's first approval ran action 2 at once (``completed``). The MCP server's ``validate``
+answers ``valid: true`` with the gate gone, and ``submit`` commits it (2).
+Held: TOON (``Duplicate key``) and ``pte``/PLAN.yml's strict YAML reader refuse a duplicate
+key; the controls convert.
+Should: read JSON with an ``object_pairs_hook`` that refuses a name said twice at its
+location (E_SCHEMA_INVALID, as the YAML and TOON readers do), and a markdown bullet said
+twice likewise.
 """
 
 from __future__ import annotations
@@ -66,6 +84,7 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
     "md-timeout": ("plan.md", MD.replace("- **Timeout**: 30s\n", "- **Timeout**: 30s\n- **Timeout**: 900s\n"), True),
     "md-params": ("plan.md", MD.replace("- **Parameters**: {}\n", '- **Parameters**: {"to": "ops@corp.example", "to": "evil@attacker.example"}\n'), True),
     "md-workflow": ("plan.md", MD.replace("- Parallel Execution: false\n", "- Parallel Execution: false\n- Parallel Execution: true\n"), True),
+    "md-inputs": ("plan.md", MD.replace("## Shared Inputs\n(Optional shared data)\n", "## Shared Inputs\n- target: staging\n- target: production\n"), True),
     "toon": ("t.toon", TOON, True),
     "pte": ("p.yml", PTE, True),
     "control-pc": ("pc.json", GATE_PC.replace(', "requires_approval": false', ""), False),
@@ -121,7 +140,7 @@ E2E_BROKEN: dict[str, Any] = {
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root / "dj")
+    lab = Lab(root / "dj", extra="agent: {identity: {name: Agent, email: agent@example.com}}\n")
     lab.write("daemon-gate", PLAN_JSON, "PLAN.json")
     lab.write("daemon-control", PLAN_JSON.replace('"dj-', '"dc-').replace(', "requires_approval": false', ""), "PLAN.json")
     lab.commit("plans as Plan Contract JSON")
@@ -155,3 +174,44 @@ def test_the_gate_the_source_shows_holds(dj: Lab, vid: str) -> None:
     assert len(dj.calls(f"{prefix}-1")) == 1, json.dumps(plan.get("execution"), default=str)[:600]
     assert dj.calls(f"{prefix}-2") == [], f"{prefix}-2 ran on the first approval (status {status})"
     assert status == "awaiting_approval", status
+
+
+# -- the MCP server's validate and submit (agents' channel) -----------------------------
+MCP_IDS = ["mcp-validate", "mcp-submit"]
+MCP_BROKEN = {
+    "mcp-validate": xfail("MCP validate of a JSON plan saying requires_approval twice", "valid: true, plan_yml without the gate"),
+    "mcp-submit": xfail("MCP submit of a JSON plan saying requires_approval twice", "committed as plans/mcp-dup/PLAN.yml without the gate"),
+}
+
+
+def _mcp(lab: Lab, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": arguments}},
+    ]
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "plangate"), "mcp", "--config", str(lab.config)],
+        input="".join(json.dumps(m) + "\n" for m in lines), capture_output=True, text=True,
+        timeout=60, env=lab.env(), cwd=lab.root,
+    )
+    for line in result.stdout.splitlines():
+        message = json.loads(line)
+        if message.get("id") == 2:
+            return dict(message.get("result") or message)
+    raise BenchError(f"no answer from plangate mcp: {result.stderr[-1500:]}")
+
+
+@pytest.mark.parametrize("vid", cases(MCP_IDS, MCP_IDS, MCP_BROKEN))
+def test_mcp_refuses_a_field_said_twice(dj: Lab, vid: str) -> None:
+    if vid == "mcp-validate":
+        answer = _mcp(dj, "validate", {"plan": GATE_PC})
+        data = answer.get("structuredContent") or {}
+        assert "E_CONFIG" not in json.dumps(answer), answer
+        assert answer.get("isError") or data.get("valid") is False, json.dumps(data)[:600]
+        return
+    answer = _mcp(dj, "submit", {"plan": GATE_PC, "slug": "mcp-dup"})
+    data = answer.get("structuredContent") or {}
+    assert "E_CONFIG" not in json.dumps(answer), answer
+    assert answer.get("isError") or data.get("ok") is False, json.dumps(data)[:600]
+    assert "mcp-dup" not in dj.git("ls-tree", "-r", "--name-only", "HEAD")

@@ -5,8 +5,8 @@ PLAN.yml refuses such a number (``plangate validate``: "the number 9007199254740
 no exact double: it would reach the tool and the hash as 9007199254740992.0; quote it");
 the intake of a tool's answer refuses it too (docs/execution.md step 5, round 24:
 ``9007199254740993.0``, ``1e-400``). docs/formats.md: "Nothing is dropped silently" and
-"Every value has its type, read strictly". A JSON or markdown source read by Python's
-``json`` rounds the number first, so the converted PLAN.yml holds another value than the
+"Every value has its type, read strictly". A JSON, TOON or markdown source read by Python's
+``json`` (or the ``toon-format`` library) rounds the number first, so the converted PLAN.yml holds another value than the
 source (``9007199254740992.0``, ``0.0``, ``1.2345678901234568e+17``), is valid and runs:
 the source the agent committed (a diff, the PR, the planner's own log) says one amount and
 the tool gets another, with no word from the converter.
@@ -20,7 +20,17 @@ converted with the exact number; end to end ``rec`` never gets a number the sour
 say. Controls: ``pte`` (PLAN.yml's own reader, which refuses), a number a double holds
 (``0.5``) converts.
 
-Result: see BROKEN.
+Result: **broke** (10 ids, one class): Plan Contract ``args`` with ``9007199254740993.0``
+(-> ``9007199254740992.0``), ``1e-400`` (-> ``0.0``), ``123456789012345678.5`` (->
+``1.2345678901234568e+17``), the same nested in a list, in ``inputs``; Agent Plan
+``payload``; a model's fenced reply; markdown ``Parameters``; TOON ``parameters``: each
+converted ``ok: true``, valid, the number rounded. End to end (``daemon``): the committed
+``PLAN.json`` says ``9007199254740993.0``, the daemon's convert commit and the hash hold
+``9007199254740992.0``, and ``rec`` got ``9007199254740992.0`` on Alice's approval.
+Held: ``pte`` (PLAN.yml's reader: "has no exact double ... quote it"), ``0.5``.
+Should: read a source's numbers as written (``parse_float``/``parse_int`` hooks, TOON's
+number text) and refuse the ones PLAN.yml refuses, at their location, with the same
+remedy.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ def _pc(args: str, extra: str = "") -> str:
 
 
 AP = '{"title": "t", "steps": [{"id": "s1", "title": "a", "detail": "b", "tool": {"kind": {"Custom": {"name": "rec", "payload": %s}}}, "validations": [], "requires_approval": false}]}'
+TOON = "metadata:\n  title: T\n  objective: o\nsteps[1]:\n  - id: step_1\n    task_id: task_1\n    action: rec\n    step_type: AGENT_EXECUTION\n    timeout: 30\n    parameters:\n      amount: 9007199254740993.0\nshared_inputs: {}\n"
 PTE = "plan:\n  name: n\n  task: t\n  status: pending_approval\nactions:\n  - id: 1\n    tool: rec\n    why: w\n    params: {amount: 9007199254740993.0}\n"
 
 # id: (file name, text, must be refused?)
@@ -56,6 +67,7 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
     "agent-payload": ("ap.json", AP % '{"amount": 9007199254740993.0}', True),
     "reply-fenced": ("reply.md", "```json\n" + _pc('{"amount": 1e-400}') + "\n```\n", True),
     "md-params": ("plan.md", MD.replace("- **Parameters**: {}\n", '- **Parameters**: {"amount": 9007199254740993.0}\n'), True),
+    "toon-params": ("t.toon", TOON, True),
     "pte": ("p.yml", PTE, True),
     "control-half": ("pc.json", _pc('{"amount": 0.5}'), False),
 }

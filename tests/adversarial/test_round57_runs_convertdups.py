@@ -72,27 +72,100 @@ PTE = "plan:\n  name: n\n  task: t\n  status: pending_approval\nactions:\n  - id
 # id: (file name, source text, said twice?)
 SOURCES: dict[str, tuple[str, str, bool]] = {
     "pc-gate": ("pc.json", GATE_PC, True),
-    "pc-gate-reversed": ("pc.json", GATE_PC.replace("true, \"requires_approval\": false", "false, \"requires_approval\": true"), True),
-    "pc-args": ("pc.json", '{"plan_version": 1, "goal": "g", "steps": [{"step_id": "a", "tool": "rec", "args": {"to": "ops@corp.example", "to": "evil@attacker.example"}}]}', True),
-    "pc-steps": ("pc.json", '{"plan_version": 1, "goal": "g", "steps": [{"step_id": "a", "tool": "rec", "args": {}, "requires_approval": true}], "steps": [{"step_id": "a", "tool": "rec", "args": {}}]}', True),
-    "pc-limits": ("pc.json", '{"plan_version": 1, "goal": "g", "policy_context": {"max_tool_calls": 1, "max_tool_calls": 500}, "steps": [{"step_id": "a", "tool": "rec", "args": {}}]}', True),
-    "agent-gate": ("ap.json", _agent(AP_STEP % '"requires_approval": true, "requires_approval": false'), True),
-    "agent-kind": ("ap.json", _agent(AP_STEP.replace('"kind": {"Custom"', '"kind": {"Custom": {"name": "rec", "payload": {"tag": "y"}}}, "kind": {"Custom"') % '"requires_approval": false'), True),
-    "actionplan-idempotent": ("act.json", ACT % ('"idempotent": false, "idempotent": true', '"preconditions": []'), True),
-    "actionplan-preconditions": ("act.json", ACT % ('"idempotent": true', '"preconditions": [{"type": "pane_exists", "pane_id": 0}], "preconditions": []'), True),
+    "pc-gate-reversed": (
+        "pc.json",
+        GATE_PC.replace('true, "requires_approval": false', 'false, "requires_approval": true'),
+        True,
+    ),
+    "pc-args": (
+        "pc.json",
+        '{"plan_version": 1, "goal": "g", "steps": [{"step_id": "a", "tool": "rec", "args": {"to": "ops@corp.example", "to": "evil@attacker.example"}}]}',
+        True,
+    ),
+    "pc-steps": (
+        "pc.json",
+        '{"plan_version": 1, "goal": "g", "steps": [{"step_id": "a", "tool": "rec", "args": {}, "requires_approval": true}], "steps": [{"step_id": "a", "tool": "rec", "args": {}}]}',
+        True,
+    ),
+    "pc-limits": (
+        "pc.json",
+        '{"plan_version": 1, "goal": "g", "policy_context": {"max_tool_calls": 1, "max_tool_calls": 500}, "steps": [{"step_id": "a", "tool": "rec", "args": {}}]}',
+        True,
+    ),
+    "agent-gate": (
+        "ap.json",
+        _agent(AP_STEP % '"requires_approval": true, "requires_approval": false'),
+        True,
+    ),
+    "agent-kind": (
+        "ap.json",
+        _agent(
+            AP_STEP.replace(
+                '"kind": {"Custom"',
+                '"kind": {"Custom": {"name": "rec", "payload": {"tag": "y"}}}, "kind": {"Custom"',
+            )
+            % '"requires_approval": false'
+        ),
+        True,
+    ),
+    "actionplan-idempotent": (
+        "act.json",
+        ACT % ('"idempotent": false, "idempotent": true', '"preconditions": []'),
+        True,
+    ),
+    "actionplan-preconditions": (
+        "act.json",
+        ACT
+        % (
+            '"idempotent": true',
+            '"preconditions": [{"type": "pane_exists", "pane_id": 0}], "preconditions": []',
+        ),
+        True,
+    ),
     "reply-fenced": ("reply.md", "```json\n" + GATE_PC + "\n```\n", True),
-    "md-timeout": ("plan.md", MD.replace("- **Timeout**: 30s\n", "- **Timeout**: 30s\n- **Timeout**: 900s\n"), True),
-    "md-params": ("plan.md", MD.replace("- **Parameters**: {}\n", '- **Parameters**: {"to": "ops@corp.example", "to": "evil@attacker.example"}\n'), True),
-    "md-workflow": ("plan.md", MD.replace("- Parallel Execution: false\n", "- Parallel Execution: false\n- Parallel Execution: true\n"), True),
-    "md-inputs": ("plan.md", MD.replace("## Shared Inputs\n(Optional shared data)\n", "## Shared Inputs\n- target: staging\n- target: production\n"), True),
+    "md-timeout": (
+        "plan.md",
+        MD.replace("- **Timeout**: 30s\n", "- **Timeout**: 30s\n- **Timeout**: 900s\n"),
+        True,
+    ),
+    "md-params": (
+        "plan.md",
+        MD.replace(
+            "- **Parameters**: {}\n",
+            '- **Parameters**: {"to": "ops@corp.example", "to": "evil@attacker.example"}\n',
+        ),
+        True,
+    ),
+    "md-workflow": (
+        "plan.md",
+        MD.replace(
+            "- Parallel Execution: false\n",
+            "- Parallel Execution: false\n- Parallel Execution: true\n",
+        ),
+        True,
+    ),
+    "md-inputs": (
+        "plan.md",
+        MD.replace(
+            "## Shared Inputs\n(Optional shared data)\n",
+            "## Shared Inputs\n- target: staging\n- target: production\n",
+        ),
+        True,
+    ),
     "toon": ("t.toon", TOON, True),
     "pte": ("p.yml", PTE, True),
     "control-pc": ("pc.json", GATE_PC.replace(', "requires_approval": false', ""), False),
     "control-md": ("plan.md", MD, False),
 }
 IDS = list(SOURCES)
-JSON_DROP = xfail("a JSON source's field said twice", "converted with the last value, the first dropped without a word (ok: true, valid)")
-MD_DROP = xfail("a markdown bullet said twice", "converted with the last value, the first dropped without a word")
+JSON_DROP = xfail(
+    "a JSON source's field said twice",
+    "converted with the last value, the first dropped without a word (ok: true, valid)",
+)
+MD_DROP = xfail(
+    "a markdown bullet said twice",
+    "converted with the last value, the first dropped without a word",
+)
 BROKEN: dict[str, Any] = {
     **{i: JSON_DROP for i in IDS if SOURCES[i][0].endswith(".json") and SOURCES[i][2]},
     "reply-fenced": JSON_DROP,
@@ -107,7 +180,10 @@ def _convert(tmp: Path, vid: str) -> dict[str, Any]:
     (folder / name).write_text(text)
     result = subprocess.run(
         [str(Path(sys.executable).parent / "plangate"), "convert", "--json", name],
-        cwd=folder, capture_output=True, text=True, timeout=60,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     return {"rc": result.returncode, "out": result.stdout, "err": result.stderr}
@@ -142,7 +218,11 @@ E2E_BROKEN: dict[str, Any] = {
 def _build(root: Path) -> Lab:
     lab = Lab(root / "dj", extra="agent: {identity: {name: Agent, email: agent@example.com}}\n")
     lab.write("daemon-gate", PLAN_JSON, "PLAN.json")
-    lab.write("daemon-control", PLAN_JSON.replace('"dj-', '"dc-').replace(', "requires_approval": false', ""), "PLAN.json")
+    lab.write(
+        "daemon-control",
+        PLAN_JSON.replace('"dj-', '"dc-').replace(', "requires_approval": false', ""),
+        "PLAN.json",
+    )
     lab.commit("plans as Plan Contract JSON")
     lab.run()
     for vid in E2E:
@@ -179,21 +259,45 @@ def test_the_gate_the_source_shows_holds(dj: Lab, vid: str) -> None:
 # -- the MCP server's validate and submit (agents' channel) -----------------------------
 MCP_IDS = ["mcp-validate", "mcp-submit"]
 MCP_BROKEN = {
-    "mcp-validate": xfail("MCP validate of a JSON plan saying requires_approval twice", "valid: true, plan_yml without the gate"),
-    "mcp-submit": xfail("MCP submit of a JSON plan saying requires_approval twice", "committed as plans/mcp-dup/PLAN.yml without the gate"),
+    "mcp-validate": xfail(
+        "MCP validate of a JSON plan saying requires_approval twice",
+        "valid: true, plan_yml without the gate",
+    ),
+    "mcp-submit": xfail(
+        "MCP submit of a JSON plan saying requires_approval twice",
+        "committed as plans/mcp-dup/PLAN.yml without the gate",
+    ),
 }
 
 
 def _mcp(lab: Lab, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": arguments}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        },
     ]
     result = subprocess.run(
         [str(Path(sys.executable).parent / "plangate"), "mcp", "--config", str(lab.config)],
-        input="".join(json.dumps(m) + "\n" for m in lines), capture_output=True, text=True,
-        timeout=60, env=lab.env(), cwd=lab.root,
+        input="".join(json.dumps(m) + "\n" for m in lines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=lab.env(),
+        cwd=lab.root,
     )
     for line in result.stdout.splitlines():
         message = json.loads(line)

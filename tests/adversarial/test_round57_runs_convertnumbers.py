@@ -50,7 +50,13 @@ MD = (ROOT / "examples/formats/toon-plan-core.md").read_text()
 
 
 def _pc(args: str, extra: str = "") -> str:
-    return '{"plan_version": 1, "goal": "g", ' + extra + '"steps": [{"step_id": "a", "tool": "rec", "args": ' + args + "}]}"
+    return (
+        '{"plan_version": 1, "goal": "g", '
+        + extra
+        + '"steps": [{"step_id": "a", "tool": "rec", "args": '
+        + args
+        + "}]}"
+    )
 
 
 AP = '{"title": "t", "steps": [{"id": "s1", "title": "a", "detail": "b", "tool": {"kind": {"Custom": {"name": "rec", "payload": %s}}}, "validations": [], "requires_approval": false}]}'
@@ -63,10 +69,18 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
     "pc-underflow": ("pc.json", _pc('{"amount": 1e-400}'), True),
     "pc-digits": ("pc.json", _pc('{"amount": 123456789012345678.5}'), True),
     "pc-nested": ("pc.json", _pc('{"order": {"lines": [{"qty": 9007199254740993.0}]}}'), True),
-    "pc-inputs": ("pc.json", _pc('{"amount": "${inputs.amount}"}', '"inputs": {"amount": 9007199254740993.0}, '), True),
+    "pc-inputs": (
+        "pc.json",
+        _pc('{"amount": "${inputs.amount}"}', '"inputs": {"amount": 9007199254740993.0}, '),
+        True,
+    ),
     "agent-payload": ("ap.json", AP % '{"amount": 9007199254740993.0}', True),
     "reply-fenced": ("reply.md", "```json\n" + _pc('{"amount": 1e-400}') + "\n```\n", True),
-    "md-params": ("plan.md", MD.replace("- **Parameters**: {}\n", '- **Parameters**: {"amount": 9007199254740993.0}\n'), True),
+    "md-params": (
+        "plan.md",
+        MD.replace("- **Parameters**: {}\n", '- **Parameters**: {"amount": 9007199254740993.0}\n'),
+        True,
+    ),
     "toon-params": ("t.toon", TOON, True),
     "pte": ("p.yml", PTE, True),
     "control-half": ("pc.json", _pc('{"amount": 0.5}'), False),
@@ -86,7 +100,10 @@ def _convert(tmp: Path, vid: str) -> dict[str, Any]:
     (folder / name).write_text(text)
     result = subprocess.run(
         [str(Path(sys.executable).parent / "plangate"), "convert", "--json", name],
-        cwd=folder, capture_output=True, text=True, timeout=60,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     return {"rc": result.returncode, "out": result.stdout, "err": result.stderr}
@@ -141,4 +158,7 @@ def test_the_tool_gets_the_source_number(cn: Lab, vid: str) -> None:
         got = json.loads(call["stdin"])["amount"]
         assert str(got) in ("9007199254740993", "9007199254740993.0"), f"rec got amount {got}"
     if not calls:
-        assert not (cn.repo / "plans/daemon/PLAN.yml").exists() or cn.plan(vid)["plan"]["status"] != "completed"
+        assert (
+            not (cn.repo / "plans/daemon/PLAN.yml").exists()
+            or cn.plan(vid)["plan"]["status"] != "completed"
+        )

@@ -22,7 +22,11 @@ one line with the other dropped; a verify ``equals: ok`` does not hold for
 ``X-State: failed`` + ``X-State: ok``. Controls: a single field line reads as sent; two
 distinct fields read apart.
 
-Result: see BROKEN.
+Also ``body-dup``: a JSON body naming ``state`` twice must be E_TOOL_OUTPUT_INVALID.
+
+Result: every variant held: repeated field lines reach the query joined in order
+(``failed, ok``; the mixed-case spelling too), so ``equals: ok`` does not hold
+(E_VERIFY_FAILED); a body with a member twice is E_TOOL_OUTPUT_INVALID; the controls run.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 # id: (header lines, how action 1 reads them, what rec must get (list of acceptable))
@@ -46,7 +50,12 @@ VARIANTS: dict[str, tuple[list[tuple[str, str]], str, Any]] = {
     "twice-output": ([("X-State", "failed"), ("X-State", "ok")], OUT, JOINED),
     "twice-mixedcase": ([("X-State", "failed"), ("x-state", "ok")], OUT, JOINED),
     "twice-verify": ([("X-State", "failed"), ("X-State", "ok")], VERIFY, None),
-    "thrice": ([("X-State", "failed"), ("X-State", "failed"), ("X-State", "ok")], OUT, ["failed, failed, ok", ["failed", "failed", "ok"]]),
+    "thrice": (
+        [("X-State", "failed"), ("X-State", "failed"), ("X-State", "ok")],
+        OUT,
+        ["failed, failed, ok", ["failed", "failed", "ok"]],
+    ),
+    "body-dup": ([], "    outputs: [{name: v, path: $.json.state}]\n", "invalid"),
     "control-once": ([("X-State", "ok")], OUT, ["ok", ["ok"]]),
     "control-verify": ([("X-State", "ok")], VERIFY, "ran"),
     "control-two-fields": ([("X-State", "ok"), ("X-Other", "failed")], OUT, ["ok", ["ok"]]),
@@ -56,9 +65,13 @@ BROKEN: dict[str, Any] = {}
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         tag = self.path.strip("/").split("?")[0]
-        body = b'{"ok": true}'
+        body = (
+            b'{"ok": true, "state": "failed", "state": "ok"}'
+            if tag == "body-dup"
+            else b'{"ok": true}'
+        )
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -120,6 +133,10 @@ def test_every_field_line_counts(lab: Lab, vid: str) -> None:
     if expected is None:  # a verify that must not hold
         assert calls == [], f"the verify held, rec ran: {said[:600]}"
         assert "E_VERIFY_FAILED" in said or "E_TOOL_OUTPUT_INVALID" in said, said[:800]
+        return
+    if expected == "invalid":  # a JSON body naming a member twice
+        assert calls == [], f"rec ran with {calls[0]['stdin']}"
+        assert "E_TOOL_OUTPUT_INVALID" in said, said[:800]
         return
     if expected == "ran":
         assert len(calls) == 1, said[:800]

@@ -22,7 +22,9 @@ Asserted: ``rec`` ran once with ``ops@corp.example`` (what the function returned
 step failed cleanly (E_TOOL_FAILED / E_TOOL_OUTPUT_INVALID) with ``rec`` never run; never
 with the forged address.
 
-Result: see below.
+Result: every variant held: ``rec`` got ``ops@corp.example`` each time (the result
+travels apart from the child's stdout: no write to fd 1, before, during or after the
+function, reached it).
 """
 
 from __future__ import annotations

@@ -41,6 +41,15 @@ key; the controls convert.
 Should: read JSON with an ``object_pairs_hook`` that refuses a name said twice at its
 location (E_SCHEMA_INVALID, as the YAML and TOON readers do), and a markdown bullet said
 twice likewise.
+
+Fixed (2026-11-29): every JSON a source holds is read by one strict reader
+(``plan.convert.jsonread``: PLAN.json, Agent Plan, Plan Contract, ActionPlan, a fenced reply,
+MCP ``validate``/``submit``, markdown ``Parameters``/lists/``## Shared Inputs``): a member
+said twice is E_SCHEMA_INVALID at its location (``steps[0].requires_approval``) with a
+remedy, and every problem of the source is reported at once. A markdown bullet said twice
+(a step's field, ``## Workflow Config``, a ``## Shared Inputs`` bullet) is refused at its
+line. End to end the daemon's pass refuses the ``PLAN.json`` (nothing converted, nothing
+ran); MCP ``validate`` says ``valid: false`` and ``submit`` commits nothing.
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases, xfail
+from advkit import ALICE, BenchError, Lab, cases
 from test_round2_execution_kit import shared
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,19 +167,7 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
     "control-md": ("plan.md", MD, False),
 }
 IDS = list(SOURCES)
-JSON_DROP = xfail(
-    "a JSON source's field said twice",
-    "converted with the last value, the first dropped without a word (ok: true, valid)",
-)
-MD_DROP = xfail(
-    "a markdown bullet said twice",
-    "converted with the last value, the first dropped without a word",
-)
-BROKEN: dict[str, Any] = {
-    **{i: JSON_DROP for i in IDS if SOURCES[i][0].endswith(".json") and SOURCES[i][2]},
-    "reply-fenced": JSON_DROP,
-    **{i: MD_DROP for i in IDS if i.startswith("md-")},
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _convert(tmp: Path, vid: str) -> dict[str, Any]:
@@ -207,12 +204,7 @@ PLAN_JSON = (
     '{"step_id": "b", "tool": "rec", "args": {"tag": "dj-2"}, "requires_approval": true, "requires_approval": false}]}'
 )
 E2E = ["daemon-gate", "daemon-control"]
-E2E_BROKEN: dict[str, Any] = {
-    "daemon-gate": xfail(
-        "a committed PLAN.json's gate said twice",
-        "the daemon converted it without the gate; Alice's first approval ran action 2 at once (completed)",
-    )
-}
+E2E_BROKEN: dict[str, Any] = {}
 
 
 def _build(root: Path) -> Lab:
@@ -258,16 +250,7 @@ def test_the_gate_the_source_shows_holds(dj: Lab, vid: str) -> None:
 
 # -- the MCP server's validate and submit (agents' channel) -----------------------------
 MCP_IDS = ["mcp-validate", "mcp-submit"]
-MCP_BROKEN = {
-    "mcp-validate": xfail(
-        "MCP validate of a JSON plan saying requires_approval twice",
-        "valid: true, plan_yml without the gate",
-    ),
-    "mcp-submit": xfail(
-        "MCP submit of a JSON plan saying requires_approval twice",
-        "committed as plans/mcp-dup/PLAN.yml without the gate",
-    ),
-}
+MCP_BROKEN: dict[str, Any] = {}
 
 
 def _mcp(lab: Lab, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

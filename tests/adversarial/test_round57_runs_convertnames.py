@@ -19,6 +19,10 @@ Result: **broke** (3): ``dot-vs-underscore`` (``deploy.prod`` + ``deploy_prod``)
 ``dot-vs-slash`` (``deploy.prod`` + ``deploy/prod``), ``accents`` (``déploy`` + ``dèploy``
 -> ``d_ploy``): converted ``ok: true`` into one tool called twice. Should: refuse a
 renaming that is not one-to-one, at the second step's ``tool``, naming both source names.
+
+Fixed (2026-11-29): ``Ctx.tool_name`` keeps every PLAN.yml tool name it gives out with the
+source name it stands for; a second source name landing on the same one (renamed or
+already an identifier) is E_SCHEMA_INVALID at that step's ``tool``, naming both.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, xfail
+from advkit import cases
 
 
 def _pc(*tools: str) -> str:
@@ -51,11 +55,7 @@ SOURCES: dict[str, tuple[str, bool]] = {
     "control-same-twice": (_pc("deploy.prod", "deploy.prod"), False),
 }
 IDS = list(SOURCES)
-MERGED = xfail(
-    "two source tools renamed onto one PLAN.yml tool",
-    "converted ok: true, one tool called twice; tool_names maps it to the first name only",
-)
-BROKEN: dict[str, Any] = {i: MERGED for i in IDS if SOURCES[i][1]}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -31,6 +31,13 @@ Held: ``pte`` (PLAN.yml's reader: "has no exact double ... quote it"), ``0.5``.
 Should: read a source's numbers as written (``parse_float``/``parse_int`` hooks, TOON's
 number text) and refuse the ones PLAN.yml refuses, at their location, with the same
 remedy.
+
+Fixed (2026-11-29): the strict source reader (``plan.convert.jsonread``) reads a JSON
+number as written (its ``parse_float`` hook; TOON's through the same hook, markdown
+``Parameters`` through the same reader) and refuses one no double holds with PLAN.yml's own
+rule and message (``yamlio.InexactFloat.refusal``: "has no exact double ... quote it"),
+E_SCHEMA_INVALID at its location (``steps[0].args.amount``). End to end the daemon never
+converts the ``PLAN.json``, so ``rec`` is never called with another number.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases, xfail
+from advkit import ALICE, BenchError, Lab, cases
 from test_round2_execution_kit import shared
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,11 +93,7 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
     "control-half": ("pc.json", _pc('{"amount": 0.5}'), False),
 }
 IDS = list(SOURCES)
-ROUNDED = xfail(
-    "a number no double holds, in a JSON or markdown source",
-    "converted rounded (9007199254740992.0 / 0.0 / 1.2345678901234568e+17), valid, ok: true; PLAN.yml itself refuses it",
-)
-BROKEN: dict[str, Any] = {i: ROUNDED for i in IDS if i not in ("pte", "control-half")}
+BROKEN: dict[str, Any] = {}
 
 
 def _convert(tmp: Path, vid: str) -> dict[str, Any]:
@@ -122,12 +125,7 @@ def test_the_number_as_written(tmp_path: Path, vid: str) -> None:
 
 
 PLAN_JSON = _pc('{"tag": "cn-1", "amount": 9007199254740993.0}')
-E2E_BROKEN = {
-    "daemon": xfail(
-        "a committed PLAN.json with 9007199254740993.0",
-        "the daemon converted and froze it rounded; on Alice's approval rec got amount 9007199254740992",
-    )
-}
+E2E_BROKEN: dict[str, Any] = {}
 
 
 def _build(root: Path) -> Lab:

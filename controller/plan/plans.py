@@ -521,13 +521,7 @@ def _non_json(value: Any, path: tuple[str | int, ...]) -> Iterator[Problem]:
     elif isinstance(value, datetime | date):
         yield Problem("E_SCHEMA_INVALID", f"a YAML timestamp is not JSON data{hint}", where)
     elif isinstance(value, yamlio.InexactFloat):
-        held = yamlio.canonical_number(float(value))
-        yield Problem(
-            "E_SCHEMA_INVALID",
-            f"the number {value.written} has no exact double: it would reach the tool and the "
-            f"hash as {held!r}{hint}, or write it with fewer digits",
-            where,
-        )
+        yield Problem("E_SCHEMA_INVALID", value.refusal(), where)
     elif isinstance(value, float) and not math.isfinite(value):
         yield Problem("E_SCHEMA_INVALID", f"{value} is not a finite number{hint}", where)
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INT:

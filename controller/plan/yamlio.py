@@ -425,6 +425,15 @@ class InexactFloat(float):
     def __reduce__(self) -> tuple[Any, ...]:  # the parse cache pickles documents
         return (InexactFloat, (float(self), self.written))
 
+    def refusal(self) -> str:
+        """Why the number is refused, in every reader that meets it (PLAN.yml and every
+        converted source: one rule, one message)."""
+        held = canonical_number(float(self))
+        return (
+            f"the number {self.written} has no exact double: it would reach the tool and the "
+            f"hash as {held!r}; quote it to make it a string, or write it with fewer digits"
+        )
+
 
 def canonical_number(value: Any) -> Any:
     """The integer for a float with an integral value within ±(2^53−1) (``1.0``, ``1e2``,

@@ -60,7 +60,7 @@ def _convert_text(
     text: str, source: str, fmt: str | None, nested_base: str | None, verify: bool
 ) -> Conversion:
     parsed = read_source(text, source)
-    ctx = Ctx(source, lines=dict(parsed.lines))
+    ctx = Ctx(source, lines=dict(parsed.lines), problems=list(parsed.problems))
     fmt = fmt or detect(parsed, source)
     data, children = _convert(parsed, fmt, ctx, nested_base)
     ctx.check()

@@ -79,6 +79,8 @@ class Ctx:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     renamed_tools: dict[str, str] = field(default_factory=dict)
+    #: every PLAN.yml tool name given out -> the source name it stands for
+    tool_sources: dict[str, str] = field(default_factory=dict)
     lines: dict[Loc, int] = field(default_factory=dict)
 
     def unsupported(self, loc: Loc, message: str) -> None:
@@ -173,15 +175,29 @@ class Ctx:
                 )
 
     def tool_name(self, name: str, loc: Loc) -> str:
-        """A tool name PLAN.yml accepts: characters outside [A-Za-z0-9_-] become `_`."""
-        if NAME.match(name):
-            return name
-        fixed = re.sub(r"[^A-Za-z0-9_-]", "_", name)
-        if not re.match(r"^[A-Za-z_]", fixed):
-            fixed = f"_{fixed}"
-        self.renamed_tools[fixed] = name
-        self.note(loc, f"tool {name!r} is named {fixed!r} (PLAN.yml tool names are identifiers)")
+        """A tool name PLAN.yml accepts: characters outside [A-Za-z0-9_-] become `_`. The
+        renaming must stay one-to-one: two source tools (``deploy.prod``, ``deploy_prod``)
+        made one PLAN.yml tool is refused naming both (round 57)."""
+        fixed = name if NAME.match(name) else _identifier(name)
+        other = self.tool_sources.setdefault(fixed, name)
+        if other != name:
+            self.invalid(
+                loc,
+                f"tools {other!r} and {name!r} would both be named {fixed!r} in PLAN.yml "
+                "(tool names are identifiers): two tools of the source cannot become one",
+                "name the source's tools so that they differ in letters, digits, `_` or `-`",
+            )
+        elif fixed != name:
+            self.renamed_tools[fixed] = name
+            self.note(
+                loc, f"tool {name!r} is named {fixed!r} (PLAN.yml tool names are identifiers)"
+            )
         return fixed
+
+
+def _identifier(name: str) -> str:
+    fixed = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    return fixed if re.match(r"^[A-Za-z_]", fixed) else f"_{fixed}"
 
 
 def _short(value: Any) -> str:

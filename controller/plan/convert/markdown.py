@@ -13,10 +13,14 @@ import json
 import re
 from typing import Any
 
+from controller.errors import Problem
+from controller.plan.convert import jsonread
 from controller.plan.convert.common import Ctx, Loc
+from controller.plan.refs import format_path
 
 _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
 _HEADING = re.compile(r"^(#{1,3})\s+(.*?)\s*#*\s*$")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$")
 _RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
 TASK_FIELDS = {
     "id": "id",
@@ -141,16 +145,36 @@ def _fields(
                 f"line {number}: unknown field {label!r} (known: {', '.join(sorted(fields))})",
             )
             continue
+        if key in record:
+            _said_twice(ctx, (*loc, key), label, number)
+            continue
         ctx.lines[(*loc, key)] = number
-        record[key] = _value(match.group(3).strip(), key)
+        record[key] = _value(match.group(3).strip(), key, (*loc, key), ctx)
     return record
 
 
-def _value(text: str, key: str) -> Any:
+def _said_twice(ctx: Ctx, loc: Loc, label: str, number: int) -> None:
+    """A bullet written twice: refused, never the last one kept (round 57)."""
+    first = ctx.lines.get(loc)
+    message = f"line {number}: `{label}` is said twice (first at line {first})"
+    ctx.problems.append(
+        Problem("E_SCHEMA_INVALID", message, format_path(loc), number, jsonread.REPEATED_REMEDY)
+    )
+
+
+def _json(text: str, loc: Loc, ctx: Ctx) -> Any:
+    """A JSON value of a bullet, read by the strict reader (its problems at the bullet's
+    line); raises :class:`json.JSONDecodeError` for text that is not JSON."""
+    read = jsonread.read(text)
+    ctx.problems.extend(read.problems(loc, ctx.lines.get(loc)))
+    return read.value
+
+
+def _value(text: str, key: str, loc: Loc, ctx: Ctx) -> Any:
     if key in LISTS:
         if text.startswith("["):
             try:
-                return json.loads(text)
+                return _json(text, loc, ctx)
             except json.JSONDecodeError:
                 text = text.strip("[]")
         return [item.strip().strip("`\"'") for item in text.split(",") if item.strip()]
@@ -160,12 +184,12 @@ def _value(text: str, key: str) -> Any:
             return int(number)
         except ValueError:
             try:
-                return float(number)
+                return _json(number, loc, ctx) if _NUMBER.match(number) else float(number)
             except ValueError:
                 return text
     if key == "parameters":
         try:
-            return json.loads(text.strip("`"))
+            return _json(text.strip("`"), loc, ctx)
         except json.JSONDecodeError:
             return text
     lowered = text.lower()
@@ -180,18 +204,23 @@ def _inputs(body: list[tuple[int, str]], line: int, ctx: Ctx) -> dict[str, Any]:
         return {}  # the template's "(Optional shared data)" placeholder
     fenced = re.fullmatch(r"```(?:json)?\s*\n(.*?)\n```", text, re.S)
     try:
-        value = json.loads(fenced.group(1) if fenced else text)
+        read = jsonread.read(fenced.group(1) if fenced else text)
     except json.JSONDecodeError:
-        value = None
-    if isinstance(value, dict):
-        return value
+        read = None
+    if read is not None and isinstance(read.value, dict):
+        ctx.problems.extend(read.problems(("shared_inputs",), line))
+        return read.value
     out: dict[str, Any] = {}
     for number, raw in body:
         match = _BULLET.match(raw)
         if match:
             name = (match.group(1) or match.group(2)).strip()
+            if name in out:
+                _said_twice(ctx, ("shared_inputs", name), name, number)
+                continue
+            ctx.lines[("shared_inputs", name)] = number
             try:
-                out[name] = json.loads(match.group(3))
+                out[name] = _json(match.group(3), ("shared_inputs", name), ctx)
             except json.JSONDecodeError:
                 out[name] = match.group(3).strip()
         elif raw.strip():

@@ -15,7 +15,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from controller.errors import ParseMultiblock, ParseNonJson, SchemaInvalid, YamlParseError
+from controller.errors import (
+    ParseMultiblock,
+    ParseNonJson,
+    Problem,
+    SchemaInvalid,
+    YamlParseError,
+)
+from controller.plan.convert import jsonread
+from controller.plan.yamlio import InexactFloat
 
 Syntax = Literal["json", "yaml", "toon", "markdown"]
 _FENCE = re.compile(
@@ -30,12 +38,14 @@ _MD_PLAN = re.compile(r"^##[ \t]+(Tasks|Steps)[ \t]*$", re.M)
 
 @dataclass
 class Source:
-    """The parsed source: its syntax, its data (None for markdown) and its text."""
+    """The parsed source: its syntax, its data (None for markdown) and its text, with what
+    the strict JSON/TOON reading found (a member said twice, an inexact number)."""
 
     syntax: Syntax
     data: Any
     text: str
     lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def read_source(text: str, name: str = "<text>") -> Source:
@@ -60,7 +70,7 @@ def model_output(text: str, name: str = "<text>") -> Source:
     """The one plan in a model's reply, by the strict parse rules (module docstring)."""
     body = text.strip()
     if body.startswith("{"):
-        return Source("json", _one_object(body, name), text)
+        return _json(body, text, name)
     blocks = list(_FENCE.finditer(text))
     if len(blocks) > 1 or (not blocks and len(_FENCE_LINE.findall(text)) > 1):
         count = max(len(blocks), len(_FENCE_LINE.findall(text)) // 2)
@@ -82,7 +92,7 @@ def _fenced(lang: str, inner: str, name: str) -> Source:
     if lang in ("", "json", "jsonc"):
         if not inner.strip().startswith("{"):
             raise ParseNonJson(f"{name}: the fenced block does not hold a JSON object")
-        return Source("json", _one_object(inner.strip(), name), inner)
+        return _json(inner.strip(), inner, name)
     if lang in ("yaml", "yml"):
         return _yaml(inner, name)
     if lang == "toon":
@@ -90,19 +100,24 @@ def _fenced(lang: str, inner: str, name: str) -> Source:
     raise ParseNonJson(f"{name}: a fenced `{lang}` block; expected json, yaml or toon")
 
 
-def _one_object(body: str, name: str) -> Any:
+def _json(body: str, text: str, name: str) -> Source:
+    read = _one_object(body, name)
+    return Source("json", read.value, text, problems=read.problems())
+
+
+def _one_object(body: str, name: str) -> jsonread.JsonRead:
     try:
-        value, end = json.JSONDecoder().raw_decode(body)
+        read = jsonread.read(body, whole=False)
     except json.JSONDecodeError as exc:
         raise ParseNonJson(
             f"{name}: not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
-    rest = body[end:].strip()
+    rest = body[read.end :].strip()
     if rest:
         raise ParseNonJson(f"{name}: text after the JSON object: {_quote(rest)}")
-    if not isinstance(value, dict):
+    if not isinstance(read.value, dict):
         raise ParseNonJson(f"{name}: a plan is one JSON object")
-    return value
+    return read
 
 
 def _yaml(text: str, name: str) -> Source:
@@ -133,12 +148,25 @@ def _toon(text: str, name: str) -> Source:
     import toon_format
 
     try:
-        data = toon_format.decode(text)
+        data = toon_format.decode(text, parse_float=_toon_number)
     except (toon_format.ToonDecodeError, ValueError) as exc:
         raise SchemaInvalid(f"{name}: not valid TOON: {exc}") from None
     if not isinstance(data, dict):
         raise SchemaInvalid(f"{name}: the TOON document must be an object")
-    return Source("toon", data, text)
+    return Source("toon", data, text, problems=list(jsonread.value_problems(data, ())))
+
+
+def _toon_number(token: str) -> float:
+    """TOON's number rules (out of range refused, ``-0`` is 0) with the exactness hook."""
+    value = jsonread.number(token)
+    if value in (_INF, -_INF):
+        raise ValueError(f"Number {token} is out of range")
+    if value == 0 and not isinstance(value, InexactFloat):
+        return 0.0  # -0 decodes to 0 (TOON §4)
+    return value
+
+
+_INF = float("inf")
 
 
 def _quote(text: str, limit: int = 60) -> str:

@@ -1,0 +1,113 @@
+"""The one strict JSON reader of every converted source that holds JSON (round 57).
+
+PLAN.json, an Agent Plan, a Plan Contract, a model's reply, MCP ``validate``/``submit`` text
+and the JSON values of the markdown plan format are all read here, by PLAN.yml's rules
+rather than Python's ``json`` defaults:
+
+- an object that names a member twice is refused at its location (RFC 8259 leaves the
+  meaning to the reader, so ``"requires_approval": true, "requires_approval": false`` is a
+  gate to a reviewer and to a first-wins reader, and no gate to a last-wins one);
+- a number is read as written and refused when no double holds it exactly
+  (``9007199254740993.0``, ``1e-400``), with PLAN.yml's own rule and message
+  (:class:`~controller.plan.yamlio.InexactFloat`); TOON numbers go through the same hook.
+
+Reading never raises for these: the value is returned with its problems, so that every
+problem of a source is reported at once, each at its location.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.errors import Problem
+from controller.plan.hashing import exact_double
+from controller.plan.refs import format_path
+from controller.plan.yamlio import InexactFloat
+
+Loc = tuple[str | int, ...]
+REPEATED_REMEDY = "say each field once: which of the values is meant is not clear"
+INEXACT_REMEDY = "quote the number to make it a string, or write it with fewer digits"
+
+
+def number(text: str) -> float:
+    """A JSON/TOON number with a fraction or exponent, kept with its text when no double
+    holds it exactly (refused later, at its location)."""
+    value = float(text)
+    if not exact_double(text, value):
+        return InexactFloat(value, text)
+    return value
+
+
+@dataclass
+class JsonRead:
+    """A JSON text read strictly: its value, where it ended, and what was said twice."""
+
+    value: Any
+    end: int
+    #: id() of each object that named a member twice -> the names said twice
+    repeated: dict[int, list[str]] = field(default_factory=dict)
+    #: the values said second, kept alive so that no id() above is reused
+    dropped: list[Any] = field(default_factory=list)
+
+    def problems(self, base: Loc = (), line: int | None = None) -> list[Problem]:
+        """Every member said twice and every inexact number, located under ``base``."""
+        return list(value_problems(self.value, base, line, self.repeated))
+
+
+def read(text: str, *, whole: bool = True) -> JsonRead:
+    """Read the JSON value at the start of ``text`` (all of it when ``whole``); raises
+    :class:`json.JSONDecodeError` as ``json`` does for text that is not JSON."""
+    repeated: dict[int, list[str]] = {}
+    dropped: list[Any] = []
+
+    def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for name, item in pairs:
+            if name in found:
+                repeated.setdefault(id(found), []).append(name)
+                dropped.append(item)
+                continue  # the first kept; the source is refused anyway
+            found[name] = item
+        return found
+
+    decoder = json.JSONDecoder(object_pairs_hook=members, parse_float=number)
+    if whole:
+        value = decoder.decode(text)
+        end = len(text)
+    else:
+        value, end = decoder.raw_decode(text)
+    return JsonRead(value, end, repeated, dropped)
+
+
+def value_problems(
+    value: Any, loc: Loc, line: int | None = None, repeated: dict[int, list[str]] | None = None
+) -> Iterator[Problem]:
+    """Inexact numbers (and, with ``repeated`` from :func:`read`, members said twice) in
+    ``value``, each at its location."""
+    stack: list[tuple[Any, Loc]] = [(value, loc)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, InexactFloat):
+            yield Problem(
+                "E_SCHEMA_INVALID", item.refusal(), format_path(where), line, INEXACT_REMEDY
+            )
+        elif isinstance(item, dict):
+            for name in (repeated or {}).get(id(item), []):
+                yield _twice((*where, name), line)
+            stack.extend((child, (*where, key)) for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((child, (*where, i)) for i, child in reversed(list(enumerate(item))))
+
+
+def _twice(where: Loc, line: int | None) -> Problem:
+    name = where[-1]
+    return Problem(
+        "E_SCHEMA_INVALID",
+        f"`{name}` is said twice in one object; a source names each field once",
+        format_path(where),
+        line,
+        REPEATED_REMEDY,
+    )

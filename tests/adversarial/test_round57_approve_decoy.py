@@ -21,6 +21,9 @@ why and a reason). The agent then, in ONE commit that removes her folder:
 - ``decoy-over-pr``: ``decoy-over`` on a branch merged ``--no-ff`` by the agent.
 - ``decoy-in``: the plan to approve a new folder, the decoy (her exact text) written OVER the
   agent's own spare plan file ``plans/decoy-in-x``.
+- ``decoy-quoted``: the plan to approve a new folder, respelled with every key quoted (git's
+  score low: the likeness decides), the decoy her exact text.
+- ``quoted-nodecoy`` (control): ``decoy-quoted`` without the decoy.
 - ``over-nodecoy`` (control): ``decoy-over`` without the decoy (round 56's in-place move).
 - ``nodecoy`` (control): the same edit, no decoy (round 55's move: she is a writer).
 
@@ -29,18 +32,20 @@ A pass; Alice approves ``plans/<v>`` (never the decoy); two passes; ``plangate a
 Asserted (the defence): her tag never reaches ``rec``, ``plans/<v>`` is refused
 ``E_SELF_APPROVAL``, the audit lists no valid run.
 
-Seen: ``decoy-over``, ``decoy-over-grown`` and ``decoy-over-pr`` broke (her approval ran
-``rec`` with her tag, ``completed``, approver alice; the audit lists the run valid): a plan
-CHANGED IN PLACE loses the removed plan to the decoy that keeps more of it. Held:
-``over-nodecoy`` (the same in-place edit alone: paired), ``decoy``, ``decoy-grown``,
-``decoy-pr`` and ``decoy-in`` (the plan to approve a NEW folder: she is a writer whatever the
-decoy), ``nodecoy``, ``own`` ran once. Fix direction: a removed plan's writers go to every
+Seen: ``decoy-over``, ``decoy-over-grown``, ``decoy-over-pr`` and ``decoy-quoted`` broke (her
+approval ran ``rec`` with her tag, ``completed``, approver alice; the audit lists the run
+valid): wherever the likeness alone pairs (a plan CHANGED IN PLACE, or a respelled new plan
+git scores low), the removed plan goes to the decoy that keeps more of it. Held:
+``over-nodecoy`` and ``quoted-nodecoy`` (the same edit alone: paired), ``decoy``,
+``decoy-grown``, ``decoy-pr`` and ``decoy-in`` (a new folder git pairs with her file: her
+writers follow git's pairing whatever the decoy), ``nodecoy``, ``own`` ran once. Fix direction: a removed plan's writers go to every
 plan that keeps at least half of it (the "best only" choice is what a decoy games), as they
 do for added plans; or the in-place pairing takes the same path as the added one.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -50,15 +55,22 @@ from test_round2_execution_kit import shared
 
 VIDS = [
     "decoy", "decoy-grown", "decoy-pr", "decoy-over", "decoy-over-grown", "decoy-over-pr",
-    "decoy-in", "nodecoy", "over-nodecoy",
+    "decoy-in", "decoy-quoted", "nodecoy", "over-nodecoy", "quoted-nodecoy",
 ]
+
+
+def quoted(text: str) -> str:
+    return re.sub(r"^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', text, flags=re.M)
 _DECOY = xfail(
     "self-approval",
-    "her plan with one value reworded, written OVER the agent's own plan file, while a decoy "
+    "her plan with one value reworded, written OVER the agent's own plan file (or respelled, "
+    "so git pairs nothing), while a decoy "
     "new folder in the same commit keeps all of her removed plan: the decoy took her writers, "
     "her approval of the edited plan ran her action and the fresh-clone audit calls it valid",
 )
-BROKEN: dict[str, object] = {v: _DECOY for v in ["decoy-over", "decoy-over-grown", "decoy-over-pr"]}
+BROKEN: dict[str, object] = {
+    v: _DECOY for v in ["decoy-over", "decoy-over-grown", "decoy-over-pr", "decoy-quoted"]
+}
 
 
 def hers(v: str, status: str = "draft", reason: str = "rotate the billing signing key") -> str:
@@ -89,7 +101,10 @@ def _build(root: Path) -> Lab:
               "decoy-over-grown", "decoy-in"]:
         lab.git("rm", "-q", "-r", f"plans/{v}-her")
         lab.write(v, wanted(v))
-    for v in ["decoy", "decoy-over", "decoy-in"]:
+    for v in ["decoy-quoted", "quoted-nodecoy"]:
+        lab.git("rm", "-q", "-r", f"plans/{v}-her")
+        lab.write(v, quoted(wanted(v)))
+    for v in ["decoy", "decoy-over", "decoy-in", "decoy-quoted"]:
         lab.write(f"{v}-x", hers(v))
     for v in ["decoy-grown", "decoy-over-grown"]:
         lab.write(f"{v}-x", hers(v) + '      note: "kept for reference"\n')
@@ -105,6 +120,11 @@ def _build(root: Path) -> Lab:
     lab.run()
     time.sleep(1.05)
     for v in [*VIDS, "own"]:
+        if v.startswith(("decoy-quoted", "quoted-")):  # its status key is quoted
+            path = lab.repo / "plans" / v / "PLAN.yml"
+            path.write_text(path.read_text().replace(
+                '"status": pending_approval', '"status": approved', 1))
+            continue
         lab.set_status(v, "approved")
     lab.commit("alice approves", ALICE)
     lab.run()

@@ -48,13 +48,13 @@ BROKEN: dict[str, object] = {}
 def agents_new(v: str) -> str:
     n = SIZE.get(v, 3)
     body = (
-        f"plan:\n  name: \"weekly cleanup {v}\"\n  task: \"prune caches for week 48 ({v})\"\n"
+        f'plan:\n  name: "weekly cleanup {v}"\n  task: "prune caches for week 48 ({v})"\n'
         "  status: pending_approval\navailable_tools:\n  - name: rec\nactions:\n"
     )
     for i in range(1, n + 1):
         body += (
-            f"  - id: {i}\n    tool: rec\n    why: \"agent: prune cache shard {i} of {v}\"\n"
-            f"    params:\n      tag: \"{v}-new\"\n      shard: {i}\n"
+            f'  - id: {i}\n    tool: rec\n    why: "agent: prune cache shard {i} of {v}"\n'
+            f'    params:\n      tag: "{v}-new"\n      shard: {i}\n'
         )
     return body
 
@@ -105,7 +105,8 @@ def test_the_agents_plan_runs_on_her_approval(lab: Lab, vid: str) -> None:
     runs = [
         e
         for e in lab.report.get("executions", [])  # type: ignore[attr-defined]
-        if e.get("plan") == f"plans/{vid}" and e.get("approval_valid")
+        if e.get("plan") == f"plans/{vid}"
+        and e.get("approval_valid")
         and e.get("approver") == "alice@example.com"
     ]
     assert runs, lab.report  # type: ignore[attr-defined]

@@ -38,9 +38,9 @@ valid): wherever the likeness alone pairs (a plan CHANGED IN PLACE, or a respell
 git scores low), the removed plan goes to the decoy that keeps more of it. Held:
 ``over-nodecoy`` and ``quoted-nodecoy`` (the same edit alone: paired), ``decoy``,
 ``decoy-grown``, ``decoy-pr`` and ``decoy-in`` (a new folder git pairs with her file: her
-writers follow git's pairing whatever the decoy), ``nodecoy``, ``own`` ran once. Fix direction: a removed plan's writers go to every
-plan that keeps at least half of it (the "best only" choice is what a decoy games), as they
-do for added plans; or the in-place pairing takes the same path as the added one.
+writers follow git's pairing whatever the decoy), ``nodecoy``, ``own`` ran once. Fix
+direction: a removed plan's writers go to every plan that keeps at least half of it (the
+"best only" choice is what a decoy games), as git's pairing already gives them.
 """
 
 from __future__ import annotations
@@ -54,13 +54,24 @@ from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
 VIDS = [
-    "decoy", "decoy-grown", "decoy-pr", "decoy-over", "decoy-over-grown", "decoy-over-pr",
-    "decoy-in", "decoy-quoted", "nodecoy", "over-nodecoy", "quoted-nodecoy",
+    "decoy",
+    "decoy-grown",
+    "decoy-pr",
+    "decoy-over",
+    "decoy-over-grown",
+    "decoy-over-pr",
+    "decoy-in",
+    "decoy-quoted",
+    "nodecoy",
+    "over-nodecoy",
+    "quoted-nodecoy",
 ]
 
 
 def quoted(text: str) -> str:
     return re.sub(r"^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', text, flags=re.M)
+
+
 _DECOY = xfail(
     "self-approval",
     "her plan with one value reworded, written OVER the agent's own plan file (or respelled, "
@@ -75,7 +86,9 @@ BROKEN: dict[str, object] = {
 
 def hers(v: str, status: str = "draft", reason: str = "rotate the billing signing key") -> str:
     return plan_text(
-        f"{v}-her", status=status, name=f"alice rotates {v}",
+        f"{v}-her",
+        status=status,
+        name=f"alice rotates {v}",
         params=f'reason: "alice: {reason}"\n',
     )
 
@@ -97,8 +110,15 @@ def _build(root: Path) -> Lab:
     lab.write("own", plan_text("own", name="agent's own plan"))
     lab.commit("agent proposes its plans", AGENT)
     lab.run()
-    for v in ["decoy", "decoy-grown", "decoy-over", "nodecoy", "over-nodecoy",
-              "decoy-over-grown", "decoy-in"]:
+    for v in [
+        "decoy",
+        "decoy-grown",
+        "decoy-over",
+        "nodecoy",
+        "over-nodecoy",
+        "decoy-over-grown",
+        "decoy-in",
+    ]:
         lab.git("rm", "-q", "-r", f"plans/{v}-her")
         lab.write(v, wanted(v))
     for v in ["decoy-quoted", "quoted-nodecoy"]:
@@ -122,8 +142,9 @@ def _build(root: Path) -> Lab:
     for v in [*VIDS, "own"]:
         if v.startswith(("decoy-quoted", "quoted-")):  # its status key is quoted
             path = lab.repo / "plans" / v / "PLAN.yml"
-            path.write_text(path.read_text().replace(
-                '"status": pending_approval', '"status": approved', 1))
+            path.write_text(
+                path.read_text().replace('"status": pending_approval', '"status": approved', 1)
+            )
             continue
         lab.set_status(v, "approved")
     lab.commit("alice approves", ALICE)

@@ -64,7 +64,9 @@ BROKEN: dict[str, object] = {v: _PAD for v in ["pad-params", "pad-actions", "pad
 
 def hers(v: str, status: str = "draft") -> str:
     return plan_text(
-        f"{v}-her", status=status, name=f"alice rotates {v}",
+        f"{v}-her",
+        status=status,
+        name=f"alice rotates {v}",
         params='reason: "alice: rotate the signing key of the billing service"\n',
     )
 
@@ -76,7 +78,9 @@ def edited(v: str) -> str:
 def pad_params(v: str) -> str:
     extra = "".join(f'agent_check_{i}: "agent value {i} for {v}"\n' for i in range(14))
     return plan_text(
-        f"{v}-her", status="draft", name=f"alice rotates {v}",
+        f"{v}-her",
+        status="draft",
+        name=f"alice rotates {v}",
         params='reason: "alice: rotate the signing key of the billing service"\n' + extra,
     )
 
@@ -85,8 +89,8 @@ def pad_actions(v: str) -> str:
     body = hers(v)
     for i in range(2, 9):
         body += (
-            f"  - id: {i}\n    tool: echo\n    why: \"agent step {i}: check {v} part {i}\"\n"
-            f"    params:\n      message: \"agent message {i} about {v}\"\n"
+            f'  - id: {i}\n    tool: echo\n    why: "agent step {i}: check {v} part {i}"\n'
+            f'    params:\n      message: "agent message {i} about {v}"\n'
         )
     return body
 

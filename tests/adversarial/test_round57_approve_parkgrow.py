@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = ["park-grow", "park-quoted", "park-grow-pr", "move-grow", "park-plain"]
@@ -46,7 +46,9 @@ BROKEN: dict[str, object] = {}
 
 def hers(v: str, status: str = "draft") -> str:
     return plan_text(
-        f"{v}-her", status=status, name=f"alice rotates {v}",
+        f"{v}-her",
+        status=status,
+        name=f"alice rotates {v}",
         params='reason: "alice: rotate the signing key of the billing service"\n',
     )
 
@@ -57,8 +59,8 @@ def grown(v: str, n: int) -> str:
     )
     for i in range(2, n + 2):
         body += (
-            f"  - id: {i}\n    tool: echo\n    why: \"agent step {i}: report on {v} part {i}\"\n"
-            f"    params:\n      message: \"agent message {i} about {v}\"\n"
+            f'  - id: {i}\n    tool: echo\n    why: "agent step {i}: report on {v} part {i}"\n'
+            f'    params:\n      message: "agent message {i} about {v}"\n'
         )
     return body
 
@@ -100,8 +102,9 @@ def _build(root: Path) -> Lab:
     for v in [*VIDS, "own"]:
         if v == "park-quoted":
             path = lab.repo / "plans" / v / "PLAN.yml"
-            path.write_text(path.read_text().replace(
-                '"status": pending_approval', '"status": approved', 1))
+            path.write_text(
+                path.read_text().replace('"status": pending_approval', '"status": approved', 1)
+            )
             continue
         lab.set_status(v, "approved")
     lab.commit("alice approves", ALICE)

@@ -56,12 +56,18 @@ _QUORUM = xfail(
     "approvals) and the fresh-clone audit calls the run valid",
 )
 BROKEN: dict[str, object] = {v: _QUORUM for v in ["pad", "trim", "decoy-over", "small-over"]}
-TAGS = {"pad": "pad-her", "trim": "trim-rotate", "decoy-over": "decoy-over-her",
-        "small-over": "small-over-her"}
+TAGS = {
+    "pad": "pad-her",
+    "trim": "trim-rotate",
+    "decoy-over": "decoy-over-her",
+    "small-over": "small-over-her",
+}
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, approval="rules:\n  - match: {paths: [\"plans/**\"]}\n    require: [{count: 2}]\n")
+    lab = Lab(
+        root, approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n'
+    )
     lab.write("pad-her", pad_hers("pad"))
     lab.write("trim-her", trim_plan("trim", [1, 2, 3], "draft"))
     lab.write("decoy-over-her", decoy_hers("decoy-over"))

@@ -52,8 +52,12 @@ from test_round57_approve_trim import plan as trim_plan
 
 SMALL_SIZE.setdefault("small-over", 3)
 VIDS = ["decoy-over", "small-over", "trim", "nodecoy"]
-TAGS = {"decoy-over": "decoy-over-her", "small-over": "small-over-her", "trim": "trim-rotate",
-        "nodecoy": "nodecoy-her"}
+TAGS = {
+    "decoy-over": "decoy-over-her",
+    "small-over": "small-over-her",
+    "trim": "trim-rotate",
+    "nodecoy": "nodecoy-her",
+}
 _REMOTE = xfail(
     "self-approval",
     "remote mode over git://: the controller's own clone and index pair the plan as in local "
@@ -85,18 +89,32 @@ def _build(root: Path) -> Lab:
     subprocess.run(["git", "clone", "-q", "--bare", str(lab.repo), str(origin)], check=True)
     port = _port()
     daemon = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-         f"--base-path={served}", "--listen=127.0.0.1", f"--port={port}", str(served)],
-        env=lab.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            f"--base-path={served}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(served),
+        ],
+        env=lab.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     try:
         _wait_for(port)
         url = f"git://127.0.0.1:{port}/origin.git"
         lab.git("remote", "add", "origin", url)
-        lab.config.write_text(lab.config.read_text().replace(
-            f"repo: {lab.repo}\n", f"remote: {{url: {json.dumps(url)}, branch: main, poll_interval: 0.2}}\n"
-        ))
+        lab.config.write_text(
+            lab.config.read_text().replace(
+                f"repo: {lab.repo}\n",
+                f"remote: {{url: {json.dumps(url)}, branch: main, poll_interval: 0.2}}\n",
+            )
+        )
 
         def push() -> None:
             lab.git("push", "-q", "origin", "main")

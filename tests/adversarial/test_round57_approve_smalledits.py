@@ -50,8 +50,17 @@ import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
-VIDS = ["one", "three", "three-pr", "three-over", "one-over", "three-quoted", "why-only",
-        "port-only", "port-only-over"]
+VIDS = [
+    "one",
+    "three",
+    "three-pr",
+    "three-over",
+    "one-over",
+    "three-quoted",
+    "why-only",
+    "port-only",
+    "port-only-over",
+]
 SIZE = {"three": 3, "three-pr": 3, "three-over": 3, "three-quoted": 3}
 _SMALL = xfail(
     "self-approval",
@@ -70,17 +79,17 @@ WHYS = [
 
 def hers(v: str, status: str = "draft", why_edit: bool = False, port_edit: bool = False) -> str:
     body = (
-        f"plan:\n  name: \"alice's failover {v}\"\n  task: \"fail over orders ({v})\"\n"
+        f'plan:\n  name: "alice\'s failover {v}"\n  task: "fail over orders ({v})"\n'
         f"  status: {status}\navailable_tools:\n  - name: rec\nactions:\n"
     )
     for i in range(1, SIZE.get(v, 1) + 1):
         why = WHYS[i - 1].replace("replica", "standby", 1) if why_edit else WHYS[i - 1]
         port = 5433 if port_edit else 5432
         body += (
-            f"  - id: {i}\n    tool: rec\n    why: \"{why}\"\n    params:\n"
-            f"      tag: \"{v}-her\"\n      host: \"db-orders-{i}.internal\"\n"
-            f"      port: {port}\n      database: \"orders\"\n"
-            f"      reason: \"step {i} of alice's failover runbook\"\n"
+            f'  - id: {i}\n    tool: rec\n    why: "{why}"\n    params:\n'
+            f'      tag: "{v}-her"\n      host: "db-orders-{i}.internal"\n'
+            f'      port: {port}\n      database: "orders"\n'
+            f'      reason: "step {i} of alice\'s failover runbook"\n'
         )
     return body
 
@@ -101,14 +110,14 @@ def _build(root: Path) -> Lab:
     lab.write("own", plan_text("own", name="agent's own plan"))
     lab.commit("agent proposes its plans", AGENT)
     lab.run()
-    for v in ["one", "three", "three-over", "one-over", "why-only", "port-only",
-              "port-only-over"]:
+    for v in ["one", "three", "three-over", "one-over", "why-only", "port-only", "port-only-over"]:
         lab.git("rm", "-q", "-r", f"plans/{v}-her")
         lab.write(v, moved(v))
     lab.git("rm", "-q", "-r", "plans/three-quoted-her")
-    lab.write("three-quoted", re.sub(
-        r"^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', moved("three-quoted"), flags=re.M
-    ))
+    lab.write(
+        "three-quoted",
+        re.sub(r"^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', moved("three-quoted"), flags=re.M),
+    )
     lab.commit("agent moves the runbooks into place", AGENT)
     lab.git("checkout", "-q", "-b", "side")
     lab.git("rm", "-q", "-r", "plans/three-pr-her")
@@ -121,8 +130,9 @@ def _build(root: Path) -> Lab:
     for v in [*VIDS, "own"]:
         if v == "three-quoted":  # its status key is quoted
             path = lab.repo / "plans" / v / "PLAN.yml"
-            path.write_text(path.read_text().replace(
-                '"status": pending_approval', '"status": approved', 1))
+            path.write_text(
+                path.read_text().replace('"status": pending_approval', '"status": approved', 1)
+            )
             continue
         lab.set_status(v, "approved")
     lab.commit("alice approves", ALICE)

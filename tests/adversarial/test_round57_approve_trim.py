@@ -53,7 +53,9 @@ _TRIM = xfail(
     "it is no move: her action ran on her own approval (completed, approver alice) and the "
     "fresh-clone audit calls the run valid",
 )
-BROKEN: dict[str, object] = {v: _TRIM for v in ["trim", "trim-first", "trim-edit", "split", "trim-pr"]}
+BROKEN: dict[str, object] = {
+    v: _TRIM for v in ["trim", "trim-first", "trim-edit", "split", "trim-pr"]
+}
 
 STEPS = {
     1: ("drain", "alice: drain billing traffic away from the primary before the rotation"),
@@ -65,15 +67,14 @@ STEPS = {
 def action(v: str, i: int, extra: str = "", new_id: int = 0) -> str:
     word, why = STEPS[i]
     return (
-        f"  - id: {new_id or i}\n    tool: rec\n    why: \"{why}\"\n    params:\n"
-        f"      tag: \"{v}-{word}\"\n      reason: \"{word} step of alice's runbook {v}\"\n"
-        + extra
+        f'  - id: {new_id or i}\n    tool: rec\n    why: "{why}"\n    params:\n'
+        f'      tag: "{v}-{word}"\n      reason: "{word} step of alice\'s runbook {v}"\n' + extra
     )
 
 
 def plan(v: str, ids: list[int], status: str, extra: str = "") -> str:
     body = (
-        f"plan:\n  name: \"alice's billing key rotation {v}\"\n  task: \"rotate the key {v}\"\n"
+        f'plan:\n  name: "alice\'s billing key rotation {v}"\n  task: "rotate the key {v}"\n'
         f"  status: {status}\navailable_tools:\n  - name: rec\nactions:\n"
     )
     return body + "".join(
@@ -86,9 +87,12 @@ def _build(root: Path) -> Lab:
     for v in VIDS:
         lab.write(f"{v}-her", plan(v, [1, 2, 3], "draft"))
     lab.commit("alice writes her runbooks", ALICE)
-    lab.write("own", "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-              "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-              "    why: agent's own\n    params: {tag: own}\n")
+    lab.write(
+        "own",
+        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+        "    why: agent's own\n    params: {tag: own}\n",
+    )
     lab.commit("agent proposes its own", AGENT)
     lab.git("mv", "plans/trim-later-her", "plans/trim-later")
     lab.commit("agent renames a folder", AGENT)
@@ -96,7 +100,9 @@ def _build(root: Path) -> Lab:
     for v in ["trim", "trim-first", "trim-edit", "split", "trim-half", "reorder"]:
         lab.git("rm", "-q", "-r", f"plans/{v}-her")
     lab.write("trim", plan("trim", [2], "pending_approval"))
-    lab.write("trim-edit", plan("trim-edit", [2], "pending_approval", '      region: "eu-west-1"\n'))
+    lab.write(
+        "trim-edit", plan("trim-edit", [2], "pending_approval", '      region: "eu-west-1"\n')
+    )
     for i, part in ((1, "a"), (2, "b"), (3, "c")):
         lab.write(f"split-{part}", plan("split", [i], "pending_approval"))
     lab.write("trim-half", plan("trim-half", [1, 2], "pending_approval"))
@@ -112,8 +118,19 @@ def _build(root: Path) -> Lab:
     lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=AGENT)
     lab.run()
     time.sleep(1.05)
-    for slug in ["trim", "trim-first", "reorder", "trim-edit", "split-a", "split-b", "split-c", "trim-pr", "trim-later",
-                 "trim-half", "own"]:
+    for slug in [
+        "trim",
+        "trim-first",
+        "reorder",
+        "trim-edit",
+        "split-a",
+        "split-b",
+        "split-c",
+        "trim-pr",
+        "trim-later",
+        "trim-half",
+        "own",
+    ]:
         lab.set_status(slug, "approved")
     lab.commit("alice approves", ALICE)
     lab.run()

@@ -303,18 +303,14 @@ class Lifecycle(IndexStore):
         return carried
 
     def _pair_moves(self, pairs: list[tuple[float, str, str]]) -> dict[str, set[str]]:
-        """Each written plan paired with at most one source, and each source with the plans
-        that keep the most of it, best first, as git pairs renames (files that arrived with
-        the same bytes first, then the most kept). A tie is not guessed (round 56: her draft
-        paired with whichever new plan came first): every plan tied for a source takes its
-        writers, so none of them is hers to approve (the safe direction)."""
+        """Each written plan with the writers of EVERY source it is made from (round 57: a
+        decoy folder holding her exact text, written in the same commit, took her writers
+        from the plan she approves when only the likest plan got them; round 56's ties
+        were the same case). Files that arrived with the same bytes count as the content
+        does. The safe direction: a plan made of two removed plans has both's writers."""
         carried: dict[str, set[str]] = {}
-        best: dict[str, float] = {}
-        for kept, target, source in sorted(pairs, reverse=True):
-            if target in carried or best.get(source, kept) > kept:
-                continue
-            best[source] = kept
-            carried[target] = self._writers_of([source])
+        for _kept, target, source in sorted(pairs, reverse=True):
+            carried[target] = carried.get(target, set()) | self._writers_of([source])
             if target not in (self.plans_dir, "."):  # moved to a plan, not parked (round 50)
                 self._moved_from.add(source)
         return carried
@@ -2038,8 +2034,10 @@ class _Texts:
         return self.found[blob]
 
     def similarity(self, old: tuple[str, str | None], new: tuple[str, str | None]) -> float | None:
-        """How much of the old plan the new one keeps by content (:func:`likeness.kept_share`,
-        0 to 1); each side is (path, blob). None once the budget is spent (not compared)."""
+        """How much the new plan is made of the old one by content, both ways
+        (:func:`likeness.made_share`, 0 to 1: the share of the old it keeps or the share of
+        itself that is the old's, round 57); each side is (path, blob). None once the budget
+        is spent (not compared)."""
         if old[1] is None or new[1] is None:
             return 0.0
         before, after = self._content(old[1], old[0]), self._content(new[1], new[0])
@@ -2047,7 +2045,7 @@ class _Texts:
         if self.left < size:
             return None
         self.left -= size
-        return likeness.kept_share(before, after)
+        return likeness.made_share(before, after)
 
 
 def _plan_leaves(text: str, name: str) -> Counter[Any]:

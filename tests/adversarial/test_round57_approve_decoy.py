@@ -41,6 +41,10 @@ git scores low), the removed plan goes to the decoy that keeps more of it. Held:
 writers follow git's pairing whatever the decoy), ``nodecoy``, ``own`` ran once. Fix
 direction: a removed plan's writers go to every plan that keeps at least half of it (the
 "best only" choice is what a decoy games), as git's pairing already gives them.
+
+Fixed (2026-11-29): a removed plan's writers go to EVERY plan a commit writes that is made of
+it (``Lifecycle._pair_moves``, no best match only), so the decoy takes them and the plan she
+approves keeps them: refused ``E_SELF_APPROVAL``.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = [
@@ -72,16 +76,7 @@ def quoted(text: str) -> str:
     return re.sub(r"^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', text, flags=re.M)
 
 
-_DECOY = xfail(
-    "self-approval",
-    "her plan with one value reworded, written OVER the agent's own plan file (or respelled, "
-    "so git pairs nothing), while a decoy "
-    "new folder in the same commit keeps all of her removed plan: the decoy took her writers, "
-    "her approval of the edited plan ran her action and the fresh-clone audit calls it valid",
-)
-BROKEN: dict[str, object] = {
-    v: _DECOY for v in ["decoy-over", "decoy-over-grown", "decoy-over-pr", "decoy-quoted"]
-}
+BROKEN: dict[str, object] = {}
 
 
 def hers(v: str, status: str = "draft", reason: str = "rotate the billing signing key") -> str:

@@ -40,6 +40,12 @@ was the agent's and is exactly what the move dropped. ``pad-exact`` held (her co
 hash), ``nopad`` held (round 55's move), ``own`` ran once. Fix direction: measure the share
 over the removed plan's leaves that its OTHER writers did not write (or over the new plan:
 how much of the new plan is her text), i.e. the writers of each leaf, not of the file.
+
+Fixed (2026-11-29): the content pairing is measured both ways
+(``likeness.made_share``): the share of the removed plan kept, or the share of the NEW plan
+that is the removed plan's unchanged content, whichever is more. The new plan is all her text
+but ``region``: 0.78 of it is hers (``pad-params`` and ``pad-actions``; 0.2 of the padded draft kept), over 0.5, so she is
+a writer however much the agent padded the draft first (``Lifecycle._moved_writers``).
 """
 
 from __future__ import annotations
@@ -48,18 +54,12 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 PADDED = ["pad-params", "pad-actions", "pad-over", "pad-pr", "pad-exact"]
 VIDS = [*PADDED, "nopad"]
-_PAD = xfail(
-    "self-approval",
-    "the agent padded her draft with its own content one commit earlier, so the move keeps "
-    "under half of the removed (padded) plan: her whole original plan plus one param ran on "
-    "her own approval (completed, approver alice) and the fresh-clone audit calls the run valid",
-)
-BROKEN: dict[str, object] = {v: _PAD for v in ["pad-params", "pad-actions", "pad-over", "pad-pr"]}
+BROKEN: dict[str, object] = {}
 
 
 def hers(v: str, status: str = "draft") -> str:

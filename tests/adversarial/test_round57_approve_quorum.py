@@ -28,6 +28,10 @@ Seen: all four broke: Bob's vote made the plan ``partial``, Alice's completed th
 her own text ran (``completed``, two approvals, the second hers), the audit lists the run
 valid. ``own`` ran once on the two votes. A quorum does not cover a writer the index cannot
 see: fixing the four slips fixes these.
+
+Fixed (2026-11-29): with the four slips fixed (``_dilute``, ``_trim``, ``_decoy``,
+``_smalledits``) Alice is a writer of each plan, so her vote is refused ``E_SELF_APPROVAL``
+and Bob's alone leaves the plan ``partial``.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round57_approve_decoy import hers as decoy_hers
 from test_round57_approve_decoy import wanted as decoy_wanted
@@ -49,13 +53,7 @@ from test_round57_approve_trim import plan as trim_plan
 
 SMALL_SIZE.setdefault("small-over", 3)  # her runbook three actions long
 VIDS = ["pad", "trim", "decoy-over", "small-over"]
-_QUORUM = xfail(
-    "self-approval",
-    "Bob's vote and then Alice's filled the count-2 quorum: her vote on her own text counted "
-    "(the plan is the agent's by the writer rules), the plan ran (approver alice, two "
-    "approvals) and the fresh-clone audit calls the run valid",
-)
-BROKEN: dict[str, object] = {v: _QUORUM for v in ["pad", "trim", "decoy-over", "small-over"]}
+BROKEN: dict[str, object] = {}
 TAGS = {
     "pad": "pad-her",
     "trim": "trim-rotate",

@@ -29,6 +29,10 @@ approver alice; the fresh ``git://`` clone's audit lists each run valid): remote
 the agent reaches nothing of the controller's, does not help, the slips are in the history
 rules. Held: ``nodecoy``, ``own`` ran once. The daemon is stopped by its process group
 after the build.
+
+Fixed (2026-11-29): the history rules fixed for local mode (``likeness.made_share``, every
+plan made of a removed plan takes its writers) hold for the controller's own clone and for
+the fresh ``git://`` clone's audit alike.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round57_approve_decoy import hers as decoy_hers
 from test_round57_approve_decoy import wanted as decoy_wanted
@@ -58,12 +62,7 @@ TAGS = {
     "trim": "trim-rotate",
     "nodecoy": "nodecoy-her",
 }
-_REMOTE = xfail(
-    "self-approval",
-    "remote mode over git://: the controller's own clone and index pair the plan as in local "
-    "mode, her approval ran her own text and the audit of a fresh git:// clone calls it valid",
-)
-BROKEN: dict[str, object] = {v: _REMOTE for v in ["decoy-over", "small-over", "trim"]}
+BROKEN: dict[str, object] = {}
 
 
 def _port() -> int:

@@ -38,6 +38,12 @@ both a reworded ``why`` and one changed value counts for nothing. Held: ``why-on
 direction: count an action's unchanged leaves (its params one by one, its why) instead of
 all-or-nothing survival, keeping "target params alone do not make an action hers" for actions
 that share nothing else.
+
+Fixed (2026-11-29): an action's unchanged leaves count one by one once it survives, and a
+``why`` reworded by a word or two (word likeness 0.85 or more: ``likeness.NEAR_WHY``; one word
+of these 12-word reasons is 0.92) still makes the action hers: ``three-over`` keeps 0.68 of
+hers (her tag, host, database, reason unchanged), over 0.5. Round 56's ``sp`` (another
+``why``, five target params equal) stays at 0.013.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = [
@@ -62,13 +68,7 @@ VIDS = [
     "port-only-over",
 ]
 SIZE = {"three": 3, "three-pr": 3, "three-over": 3, "three-quoted": 3}
-_SMALL = xfail(
-    "self-approval",
-    "one word of each why and one port changed: no action of hers 'survives', so the likeness "
-    "counts none of her (otherwise unchanged) params and the plan is no move where git does not "
-    "pair it (written in place, or respelled): her approval ran her runbook, audit valid",
-)
-BROKEN: dict[str, object] = {v: _SMALL for v in ["three-over", "one-over", "three-quoted"]}
+BROKEN: dict[str, object] = {}
 
 WHYS = [
     "alice: fail over the orders database to the replica in the second zone",

@@ -243,10 +243,11 @@ class Lifecycle(IndexStore):
     def _moved_writers(self, repo: GitRepo, record: CommitRecord) -> dict[str, set[str]]:
         """Writers a commit carries to each plan it writes from a plan folder it removes files
         from, as a move: a file of that folder arrives in the new one with the same bytes, or
-        the new plan keeps at least :data:`likeness.MOVE_KEPT` of the removed one's content
-        (:func:`likeness.kept_share`: by leaves, not lines, so a respelled plan is still its
-        source, two plans of one tool's shape are not one (round 55), and additions do not
-        dilute the source (round 56)). A plan written is one added OR changed in place
+        the new plan is made of the removed one's content: at least :data:`likeness.MOVE_KEPT`
+        of either kept in the other (:func:`likeness.made_share`: by leaves, not lines, so a
+        respelled plan is still its source, two plans of one tool's shape are not one (round
+        55), additions do not dilute the source (round 56), nor padding of the source, and a
+        part of hers is hers (round 57)). A plan written is one added OR changed in place
         (round 56: her text written over an existing plan file, ``git mv -f``, is a delete
         and a modification to git); a plan file rewritten in place (its new content keeps
         under half of its old) counts as removed too, when the commit writes other plans

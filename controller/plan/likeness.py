@@ -31,6 +31,15 @@ with a param's value edited; pairs that are no move keep at most 0.12 (round 56'
 recurring weeks: only the tools list and the template's strings) and 0.04 (round 55's
 runbook against an approver's unrelated one for the same tool). :data:`MOVE_KEPT` (0.5)
 lies between the two groups with room on both sides.
+
+Round 57: one way was gamed three ways, so the pairing now asks :func:`made_share`: the share
+of the old plan kept OR the share of the new plan that is the old plan's unchanged content,
+whichever is more (her plan moved out of a draft the agent padded first is 0.78 hers though it
+keeps 0.2 of the padded draft; one of her three actions alone is 0.97 hers). Actions are
+matched one to one by what they say, not their ids (a cut-down plan renumbers them), and an
+action whose ``why`` is kept or reworded by a word or two (:data:`NEAR_WHY`) counts its
+unchanged leaves one by one (one word of each ``why`` and a port changed: 0.68 kept). The
+honest pairs stay low both ways: ``sp`` 0.013, recurring weeks 0.09, runbooks 0.004.
 """
 
 from __future__ import annotations

@@ -44,8 +44,9 @@ how much of the new plan is her text), i.e. the writers of each leaf, not of the
 Fixed (2026-11-29): the content pairing is measured both ways
 (``likeness.made_share``): the share of the removed plan kept, or the share of the NEW plan
 that is the removed plan's unchanged content, whichever is more. The new plan is all her text
-but ``region``: 0.78 of it is hers (``pad-params`` and ``pad-actions``; 0.2 of the padded draft kept), over 0.5, so she is
-a writer however much the agent padded the draft first (``Lifecycle._moved_writers``).
+but ``region``: 0.78 of it is hers (``pad-params`` and ``pad-actions``; 0.2 of the padded
+draft kept), over 0.5, so she is a writer however much the agent padded the draft first
+(``Lifecycle._moved_writers``).
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ plan that is hers), so a new plan that is a part of hers is hers.
 Fixed (2026-11-29): the content pairing is measured both ways (``likeness.made_share``) and
 actions are matched by what they say, not by their ids (her action ``2`` renumbered ``1`` is
 still hers): a plan made of one of her actions keeps 0.34 of hers but is 0.97 hers (0.76 with
-``trim-edit``'s param added), over
-0.5, so she is a writer of it (and of each part of a ``split``).
+``trim-edit``'s param added), over 0.5, so she is a writer of it (and of each part of a
+``split``).
 """
 
 from __future__ import annotations

@@ -206,7 +206,9 @@ def test_the_honest_pairs_stay_far_under_both_ways() -> None:
     week = _one("old", "rotate by hand", "weekly key rotation", "rotate the keys", list="a,b")
     next_week = _one("new", "rotate with vault", "weekly key rotation", "rotate the keys", keys=4)
     assert _made(week, next_week) == pytest.approx(0.086, abs=0.002)
-    assert _made(_runbook("a-old", "rotate keys"), _runbook("a", "prune logs")) < 0.02
+    assert _made(_runbook("a-old", "rotate keys"), _runbook("a", "prune logs")) == pytest.approx(
+        0.004, abs=0.001
+    )
 
 
 def test_one_template_s_reasons_are_not_one_reworded() -> None:

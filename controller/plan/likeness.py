@@ -70,6 +70,9 @@ WHY = "why"
 #: "record that variant a-old ran" and "... a ran" are 0.8, "rotate keys step 2" and "prune
 #: logs step 2" 0.5).
 NEAR_WHY = 0.85
+#: A value held by more new actions than this finds no match by itself (the action of the
+#: same id is always compared).
+MATCH_FANOUT = 32
 
 #: A path of keys (str) and list items (("id", its id) or ("#", its index)), and a value.
 Leaf = tuple[tuple[Any, ...], str]
@@ -134,7 +137,7 @@ def made_share(old: Counter[Leaf], new: Counter[Leaf]) -> float:
     return min(1.0, max(kept / old_total, kept / new_total))
 
 
-def _kept_weight(old: Counter[Leaf], new: Counter[Leaf]) -> float:
+def _kept_weight(old: Counter[Leaf], new: Counter[Leaf]) -> int:
     """The weight of the old plan's leaves found unchanged in the new one: leaves outside
     the actions by path, and each old action's leaves in the new action it is matched with
     (round 57: a cut-down plan renumbers her action ``2`` as ``1``). A match counts only when
@@ -148,19 +151,27 @@ def _kept_weight(old: Counter[Leaf], new: Counter[Leaf]) -> float:
 
 def _matches(
     olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]]
-) -> list[tuple[float, bool, Any, Any]]:
+) -> list[tuple[int, bool, Any, Any]]:
     """Old actions paired one to one with the new actions they survive in, the most kept
-    first (the same id first on a tie). Only actions sharing a leaf are compared."""
+    first (the same id first on a tie). An old action is compared with the new action of its
+    id and those sharing a value with it that few new actions hold (:data:`MATCH_FANOUT`: the
+    layout and a value every action repeats would compare every pair of two big plans)."""
     holding: dict[Leaf, set[Any]] = {}
     for step, said in news.items():
         for leaf in said:
-            holding.setdefault(leaf, set()).add(step)
-    found: list[tuple[float, bool, Any, Any]] = []
+            if weight(leaf) == VALUE_WEIGHT:
+                holding.setdefault(leaf, set()).add(step)
+    found: list[tuple[int, bool, Any, Any]] = []
     for step, said in olds.items():
-        for other in set().union(*(holding.get(leaf, set()) for leaf in said)):
+        near = {step} & news.keys()
+        for leaf in said:
+            steps = holding.get(leaf, set())
+            if len(steps) <= MATCH_FANOUT:
+                near |= steps
+        for other in near:
             if _survives(said, news[other]):
                 found.append((_weight_of(said & news[other]), step == other, step, other))
-    chosen: list[tuple[float, bool, Any, Any]] = []
+    chosen: list[tuple[int, bool, Any, Any]] = []
     used_old: set[Any] = set()
     used_new: set[Any] = set()
     for match in sorted(found, key=lambda m: (m[0], m[1]), reverse=True):
@@ -218,7 +229,7 @@ def word_likeness(one: str, two: str) -> float:
     return 2 * (first & second).total() / size if size else 1.0
 
 
-def _weight_of(found: Counter[Leaf]) -> float:
-    """The summed weight, added in tenths (whole numbers: the same leaves sum the same in
-    any order, so a plan wholly kept is 1.0, not 0.9999999999999999)."""
-    return sum(round(weight(leaf) * 10) * n for leaf, n in found.items()) / 10
+def _weight_of(found: Counter[Leaf]) -> int:
+    """The summed weight in tenths (whole numbers: the same leaves sum the same in any order
+    and grouping, so a plan wholly kept is 1.0, not 0.9999999999999999)."""
+    return sum(round(weight(leaf) * 10) * n for leaf, n in found.items())

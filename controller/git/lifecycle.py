@@ -243,10 +243,11 @@ class Lifecycle(IndexStore):
     def _moved_writers(self, repo: GitRepo, record: CommitRecord) -> dict[str, set[str]]:
         """Writers a commit carries to each plan it writes from a plan folder it removes files
         from, as a move: a file of that folder arrives in the new one with the same bytes, or
-        the new plan keeps at least :data:`likeness.MOVE_KEPT` of the removed one's content
-        (:func:`likeness.kept_share`: by leaves, not lines, so a respelled plan is still its
-        source, two plans of one tool's shape are not one (round 55), and additions do not
-        dilute the source (round 56)). A plan written is one added OR changed in place
+        the new plan is made of the removed one's content: at least :data:`likeness.MOVE_KEPT`
+        of either kept in the other (:func:`likeness.made_share`: by leaves, not lines, so a
+        respelled plan is still its source, two plans of one tool's shape are not one (round
+        55), additions do not dilute the source (round 56), nor padding of the source, and a
+        part of hers is hers (round 57)). A plan written is one added OR changed in place
         (round 56: her text written over an existing plan file, ``git mv -f``, is a delete
         and a modification to git); a plan file rewritten in place (its new content keeps
         under half of its old) counts as removed too, when the commit writes other plans
@@ -303,18 +304,14 @@ class Lifecycle(IndexStore):
         return carried
 
     def _pair_moves(self, pairs: list[tuple[float, str, str]]) -> dict[str, set[str]]:
-        """Each written plan paired with at most one source, and each source with the plans
-        that keep the most of it, best first, as git pairs renames (files that arrived with
-        the same bytes first, then the most kept). A tie is not guessed (round 56: her draft
-        paired with whichever new plan came first): every plan tied for a source takes its
-        writers, so none of them is hers to approve (the safe direction)."""
+        """Each written plan with the writers of EVERY source it is made from (round 57: a
+        decoy folder holding her exact text, written in the same commit, took her writers
+        from the plan she approves when only the likest plan got them; round 56's ties
+        were the same case). Files that arrived with the same bytes count as the content
+        does. The safe direction: a plan made of two removed plans has both's writers."""
         carried: dict[str, set[str]] = {}
-        best: dict[str, float] = {}
-        for kept, target, source in sorted(pairs, reverse=True):
-            if target in carried or best.get(source, kept) > kept:
-                continue
-            best[source] = kept
-            carried[target] = self._writers_of([source])
+        for _kept, target, source in sorted(pairs, reverse=True):
+            carried[target] = carried.get(target, set()) | self._writers_of([source])
             if target not in (self.plans_dir, "."):  # moved to a plan, not parked (round 50)
                 self._moved_from.add(source)
         return carried
@@ -2038,8 +2035,10 @@ class _Texts:
         return self.found[blob]
 
     def similarity(self, old: tuple[str, str | None], new: tuple[str, str | None]) -> float | None:
-        """How much of the old plan the new one keeps by content (:func:`likeness.kept_share`,
-        0 to 1); each side is (path, blob). None once the budget is spent (not compared)."""
+        """How much the new plan is made of the old one by content, both ways
+        (:func:`likeness.made_share`, 0 to 1: the share of the old it keeps or the share of
+        itself that is the old's, round 57); each side is (path, blob). None once the budget
+        is spent (not compared)."""
         if old[1] is None or new[1] is None:
             return 0.0
         before, after = self._content(old[1], old[0]), self._content(new[1], new[0])
@@ -2047,7 +2046,7 @@ class _Texts:
         if self.left < size:
             return None
         self.left -= size
-        return likeness.kept_share(before, after)
+        return likeness.made_share(before, after)
 
 
 def _plan_leaves(text: str, name: str) -> Counter[Any]:

@@ -31,6 +31,15 @@ with a param's value edited; pairs that are no move keep at most 0.12 (round 56'
 recurring weeks: only the tools list and the template's strings) and 0.04 (round 55's
 runbook against an approver's unrelated one for the same tool). :data:`MOVE_KEPT` (0.5)
 lies between the two groups with room on both sides.
+
+Round 57: one way was gamed three ways, so the pairing now asks :func:`made_share`: the share
+of the old plan kept OR the share of the new plan that is the old plan's unchanged content,
+whichever is more (her plan moved out of a draft the agent padded first is 0.78 hers though it
+keeps 0.2 of the padded draft; one of her three actions alone is 0.97 hers). Actions are
+matched one to one by what they say, not their ids (a cut-down plan renumbers them), and an
+action whose ``why`` is kept or reworded by a word or two (:data:`NEAR_WHY`) counts its
+unchanged leaves one by one (one word of each ``why`` and a port changed: 0.68 kept). The
+honest pairs stay low both ways: ``sp`` 0.013, recurring weeks 0.09, runbooks 0.004.
 """
 
 from __future__ import annotations
@@ -56,6 +65,14 @@ LAYOUT_BLOCKS = frozenset({"available_tools"})
 TEMPLATE_PATHS = frozenset({("plan", "name"), ("plan", "task")})
 #: The key of an action whose value says what it is for.
 WHY = "why"
+#: At this word likeness or more an action's ``why`` is its old one reworded (round 57: one
+#: word of a 12-word reason changed is 0.92, of a 7-word one 0.86; one template's reasons
+#: "record that variant a-old ran" and "... a ran" are 0.8, "rotate keys step 2" and "prune
+#: logs step 2" 0.5).
+NEAR_WHY = 0.85
+#: A value held by more new actions than this finds no match by itself (the action of the
+#: same id is always compared).
+MATCH_FANOUT = 32
 
 #: A path of keys (str) and list items (("id", its id) or ("#", its index)), and a value.
 Leaf = tuple[tuple[Any, ...], str]
@@ -99,15 +116,70 @@ def weight(leaf: Leaf) -> float:
 
 def kept_share(old: Counter[Leaf], new: Counter[Leaf]) -> float:
     """How much of the old plan the new one keeps (0 to 1): the weight of the old plan's
-    leaves found unchanged in the new one over the old plan's weight, an action's leaves
-    counting only when the action survives (:func:`_survives`). Additions do not dilute it."""
+    leaves found unchanged in the new one over the old plan's weight. Additions do not
+    dilute it. Actions are matched by what they say, not their ids (:func:`_kept_weight`)."""
     total = _weight_of(old)
     if not total:
         return 1.0 if old == new else 0.0
-    both = old & new
-    lost = {step for step, said in _by_action(old).items() if not _survives(said, both)}
-    kept = Counter({leaf: n for leaf, n in both.items() if _action_of(leaf) not in lost})
-    return _weight_of(kept) / total
+    return min(1.0, _kept_weight(old, new) / total)
+
+
+def made_share(old: Counter[Leaf], new: Counter[Leaf]) -> float:
+    """How much the new plan is made of the old one, measured both ways (round 57): the
+    share of the old plan it keeps, or the share of ITSELF that is the old plan's unchanged
+    content, whichever is more. A plan cut down to one of her three actions keeps a third of
+    hers but is all hers; her plan moved out of a draft the agent padded first keeps under
+    half of the padded draft but is hers but for one param."""
+    old_total, new_total = _weight_of(old), _weight_of(new)
+    if not old_total or not new_total:
+        return 1.0 if old == new else 0.0
+    kept = _kept_weight(old, new)
+    return min(1.0, max(kept / old_total, kept / new_total))
+
+
+def _kept_weight(old: Counter[Leaf], new: Counter[Leaf]) -> int:
+    """The weight of the old plan's leaves found unchanged in the new one: leaves outside
+    the actions by path, and each old action's leaves in the new action it is matched with
+    (round 57: a cut-down plan renumbers her action ``2`` as ``1``). A match counts only when
+    the old action survives in it (:func:`_survives`), and then leaf by leaf."""
+    kept = _weight_of(_outside(old) & _outside(new))
+    olds, news = _actions(old), _actions(new)
+    for _score, _same, step, other in _matches(olds, news):
+        kept += _weight_of(olds[step] & news[other])
+    return kept
+
+
+def _matches(
+    olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]]
+) -> list[tuple[int, bool, Any, Any]]:
+    """Old actions paired one to one with the new actions they survive in, the most kept
+    first (the same id first on a tie). An old action is compared with the new action of its
+    id and those sharing a value with it that few new actions hold (:data:`MATCH_FANOUT`: the
+    layout and a value every action repeats would compare every pair of two big plans)."""
+    holding: dict[Leaf, set[Any]] = {}
+    for step, said in news.items():
+        for leaf in said:
+            if weight(leaf) == VALUE_WEIGHT:
+                holding.setdefault(leaf, set()).add(step)
+    found: list[tuple[int, bool, Any, Any]] = []
+    for step, said in olds.items():
+        near = {step} & news.keys()
+        for leaf in said:
+            steps = holding.get(leaf, set())
+            if len(steps) <= MATCH_FANOUT:
+                near |= steps
+        for other in near:
+            if _survives(said, news[other]):
+                found.append((_weight_of(said & news[other]), step == other, step, other))
+    chosen: list[tuple[int, bool, Any, Any]] = []
+    used_old: set[Any] = set()
+    used_new: set[Any] = set()
+    for match in sorted(found, key=lambda m: (m[0], m[1]), reverse=True):
+        if match[2] not in used_old and match[3] not in used_new:
+            used_old.add(match[2])
+            used_new.add(match[3])
+            chosen.append(match)
+    return chosen
 
 
 def _action_of(leaf: Leaf) -> Any:
@@ -116,29 +188,48 @@ def _action_of(leaf: Leaf) -> Any:
     return path[1] if len(path) > 2 and path[0] == "actions" else None
 
 
-def _by_action(found: Counter[Leaf]) -> dict[Any, list[Leaf]]:
-    """The leaves of each action that say something (not its layout), by its step."""
-    grouped: dict[Any, list[Leaf]] = {}
-    for leaf in found:
-        step = _action_of(leaf)
+def _outside(found: Counter[Leaf]) -> Counter[Leaf]:
+    """The leaves in no action."""
+    return Counter({leaf: n for leaf, n in found.items() if _action_of(leaf) is None})
+
+
+def _actions(found: Counter[Leaf]) -> dict[Any, Counter[Leaf]]:
+    """Each action's leaves by its step, each named by its path inside the action (so an
+    action is compared with another whatever their ids); an action's ``id`` is layout."""
+    grouped: dict[Any, Counter[Leaf]] = {}
+    for (path, value), n in found.items():
+        step = _action_of((path, value))
         if step is not None:
-            said = grouped.setdefault(step, [])
-            if weight(leaf) == VALUE_WEIGHT:
-                said.append(leaf)
+            grouped.setdefault(step, Counter())[(("actions", "*", *path[2:]), value)] += n
     return grouped
 
 
-def _survives(said: list[Leaf], both: Counter[Leaf]) -> bool:
-    """An old action survives when its ``why`` is kept, or all else it says is (what it
-    runs); its layout and the params plans for one target share alone do not make it."""
-    if not said:  # layout alone: kept as it is
+def _survives(said: Counter[Leaf], other: Counter[Leaf]) -> bool:
+    """An old action survives in a new one when its ``why`` is kept or nearly so (a word or
+    two of a long reason changed: :data:`NEAR_WHY`), or all else it says is (what it runs);
+    its layout and the params plans for one target share alone do not make it (round 56's
+    ``sp``: five target params equal, the ``why`` and tag another's)."""
+    told = [leaf for leaf in said if weight(leaf) == VALUE_WEIGHT]
+    if not told:  # layout alone: kept when all of it is
+        return all(leaf in other for leaf in said)
+    why = [leaf for leaf in told if leaf[0][2:] == (WHY,)]
+    rest = [leaf for leaf in told if leaf[0][2:] != (WHY,)]
+    if why and all(leaf in other for leaf in why):
         return True
-    why = [leaf for leaf in said if leaf[0][2:] == (WHY,)]
-    rest = [leaf for leaf in said if leaf[0][2:] != (WHY,)]
-    if why and all(leaf in both for leaf in why):
+    theirs = [leaf[1] for leaf in other if leaf[0][2:] == (WHY,)]
+    if why and theirs and word_likeness(why[0][1], theirs[0]) >= NEAR_WHY:
         return True
-    return bool(rest) and all(leaf in both for leaf in rest)
+    return bool(rest) and all(leaf in other for leaf in rest)
 
 
-def _weight_of(found: Counter[Leaf]) -> float:
-    return sum(weight(leaf) * n for leaf, n in found.items())
+def word_likeness(one: str, two: str) -> float:
+    """How alike two reasons are by their words (Dice over word multisets, 0 to 1)."""
+    first, second = Counter(one.lower().split()), Counter(two.lower().split())
+    size = first.total() + second.total()
+    return 2 * (first & second).total() / size if size else 1.0
+
+
+def _weight_of(found: Counter[Leaf]) -> int:
+    """The summed weight in tenths (whole numbers: the same leaves sum the same in any order
+    and grouping, so a plan wholly kept is 1.0, not 0.9999999999999999)."""
+    return sum(round(weight(leaf) * 10) * n for leaf, n in found.items())

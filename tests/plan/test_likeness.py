@@ -8,7 +8,14 @@ import json
 import pytest
 from ruamel.yaml import YAML
 
-from controller.plan.likeness import MOVE_KEPT, kept_share, leaves
+from controller.plan.likeness import (
+    MOVE_KEPT,
+    NEAR_WHY,
+    kept_share,
+    leaves,
+    made_share,
+    word_likeness,
+)
 
 
 def _runbook(tag: str, why: str, steps: int = 8) -> dict:
@@ -37,6 +44,10 @@ def _one(tag: str, why: str, name: str = "n", task: str = "t", **params: object)
 
 def _kept(old: dict, new: dict) -> float:
     return kept_share(leaves(old), leaves(new))
+
+
+def _made(old: dict, new: dict) -> float:
+    return made_share(leaves(old), leaves(new))
 
 
 def _copy(doc: dict) -> dict:
@@ -134,3 +145,83 @@ def test_layout_alone_is_kept_only_when_equal() -> None:
     assert _kept(bare, bare) == 1.0
     assert _kept({"plan": {}}, {"actions": []}) == 1.0  # nothing to weigh on either side
     assert _kept(bare, {"actions": [{"id": 2, "tool": "echo"}]}) == 0.0
+
+
+def _three(tag: str) -> dict:
+    """Round 57's trim lab: three actions of hers, each with a long why and params."""
+    doc = _runbook(tag, "rotate keys", steps=1)
+    doc["actions"] = [
+        {
+            "id": i,
+            "tool": "rec",
+            "why": f"alice: {word} the billing service before the key rotation window",
+            "params": {"tag": f"{tag}-{word}", "reason": f"{word} step of alice's runbook"},
+        }
+        for i, word in enumerate(["drain", "rotate", "restart"], start=1)
+    ]
+    return doc
+
+
+def test_a_plan_cut_down_to_one_of_her_actions_is_hers() -> None:
+    """Round 57's ``trim``: her second action alone, renumbered 1. A third of hers is kept,
+    but the new plan is nearly all hers: measured both ways."""
+    mine = _three("trim")
+    cut = _copy(mine)
+    cut["actions"] = [dict(cut["actions"][1], id=1)]
+    assert _kept(mine, cut) == pytest.approx(0.34, abs=0.01)
+    assert _made(mine, cut) == pytest.approx(0.97, abs=0.01)
+    assert _made(mine, cut) >= MOVE_KEPT
+
+
+def test_padding_the_source_first_does_not_dilute_her() -> None:
+    """Round 57's ``pad-params``: the agent added 14 params to her draft, then moved her
+    original out with one param added: 0.2 of the padded draft kept, the new plan 0.78 hers."""
+    mine = _one("pad", "record that variant pad ran", reason="alice: rotate the signing key")
+    padded, moved = _copy(mine), _copy(mine)
+    padded["actions"][0]["params"].update({f"knob{i}": f"agent value {i}" for i in range(14)})
+    moved["actions"][0]["params"]["region"] = "eu-west-1"
+    assert _kept(padded, moved) < MOVE_KEPT
+    assert _made(padded, moved) == pytest.approx(0.78, abs=0.01)
+
+
+def test_a_reworded_why_does_not_void_the_unchanged_params() -> None:
+    """Round 57's ``one-over``: one word of the why and the port changed; her tag, host,
+    database and reason unchanged still count, leaf by leaf."""
+    why = "alice: fail over the orders database to the replica in the second zone"
+    target = {"host": "db-orders-1.internal", "port": 5432, "database": "orders"}
+    mine = _one("one-her", why, reason="step 1 of alice's failover runbook", **target)
+    edited = _copy(mine)
+    edited["actions"][0]["why"] = why.replace("replica", "standby")
+    edited["actions"][0]["params"]["port"] = 5433
+    assert word_likeness(why, edited["actions"][0]["why"]) >= NEAR_WHY
+    assert _made(mine, edited) == pytest.approx(0.69, abs=0.01)
+
+
+def test_the_honest_pairs_stay_far_under_both_ways() -> None:
+    """Round 56's ``sp`` and recurring weeks, and round 55's runbooks: low both ways."""
+    target = {"host": "db-prod-1", "region": "eu-west-1", "port": 5432, "user": "ops", "db": "b"}
+    hers = _one("old", "vacuum", "vacuum billing", "vacuum the billing db", **target)
+    mine = _one("sp", "restart it", "restart billing", "restart the billing db", **target)
+    assert _made(hers, mine) == pytest.approx(0.013, abs=0.002)
+    week = _one("old", "rotate by hand", "weekly key rotation", "rotate the keys", list="a,b")
+    next_week = _one("new", "rotate with vault", "weekly key rotation", "rotate the keys", keys=4)
+    assert _made(week, next_week) == pytest.approx(0.086, abs=0.002)
+    assert _made(_runbook("a-old", "rotate keys"), _runbook("a", "prune logs")) == pytest.approx(
+        0.004, abs=0.001
+    )
+
+
+def test_one_template_s_reasons_are_not_one_reworded() -> None:
+    assert word_likeness("record that variant a-old ran", "record that variant a ran") < NEAR_WHY
+    assert word_likeness("rotate keys step 2", "prune logs step 2") == 0.5
+    assert word_likeness("a b c d e f g h i j k l", "a b c d e f g h i j k m") >= NEAR_WHY
+
+
+def test_a_removed_plan_s_actions_are_matched_one_to_one() -> None:
+    """Two of her actions alike do not both count against one new action."""
+    mine = _runbook("a", "rotate keys", steps=2)
+    mine["actions"][1] = dict(mine["actions"][0], id=2)
+    one = _copy(mine)
+    one["actions"] = one["actions"][:1]
+    assert _kept(mine, one) < 0.6
+    assert _made(mine, one) == 1.0

@@ -100,6 +100,8 @@ class RepoBase:
         self._present: dict[str, None] = {}
         #: a persistent reader of the shared store (local mode's quick intake)
         self._shared_reader: _GuardedGit | None = None
+        #: entries of the big trees the intake took in lately (controller.git.store.Intake)
+        self._intake_entries: dict[str, frozenset[bytes]] = {}
 
     def close(self) -> None:
         with self._lock:

@@ -129,13 +129,19 @@ class Refs(RepoBase):
             digest = hashlib.sha1(header)
             digest.update(data)
             sha = digest.hexdigest()
-            write_loose(self._objects, sha, header, data, [], level=1)
+            level = 1 if kind == b"blob" else None  # trees as the controller writes its own
+            write_loose(self._objects, sha, header, data, [], level=level)
             return sha
 
         def whole(sha: str) -> bool:
             return sha in self._present
 
-        return Intake(shared=shared, size=size, own=self._object, has=has, write=write, whole=whole)
+        while len(self._intake_entries) > 8:  # a few big trees' entries, newest kept
+            del self._intake_entries[next(iter(self._intake_entries))]
+        return Intake(
+            shared=shared, size=size, own=self._object, has=has, write=write, whole=whole,
+            entries=self._intake_entries,
+        )  # fmt: skip
 
     def _stop_shared(self) -> None:
         if self._shared_reader is not None:

@@ -47,7 +47,7 @@ import subprocess
 import tempfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.errors import GitError
@@ -174,8 +174,9 @@ class Intake:
     failed fetch leaves objects whose children are missing). Anything else (more than
     :attr:`max_commits` commits, more than :attr:`max_objects` objects, one bigger than
     :attr:`max_read`, a root commit, an object that does not hash to its name) raises
-    :class:`NotTaken` and git fetch decides. Objects are written as git writes loose ones
-    (zlib level 1)."""
+    :class:`NotTaken` and git fetch decides. Blobs are written as git writes loose ones (zlib
+    level 1), trees as the controller writes its own (raw above ``STORE_RAW_ABOVE``: the hot
+    path's 300 KB ``plans`` tree)."""
 
     #: reads (kind, bytes) of an object from the shared store (None: missing)
     shared: Callable[[str], tuple[bytes, bytes] | None]
@@ -189,6 +190,9 @@ class Intake:
     write: Callable[[bytes, bytes], str]
     #: is this commit whole in the controller's store?
     whole: Callable[[str], bool]
+    #: the entries of big trees taken in lately, by id (the repository handle keeps a few:
+    #: the next approval's base is the tree this one took in)
+    entries: dict[str, frozenset[bytes]] = field(default_factory=dict)
     max_commits: int = 32
     max_objects: int = 4096
     #: an object bigger than this is left to git, which streams it (a hostile 80 MB blob
@@ -242,12 +246,16 @@ class Intake:
         raw = self._read(tree, b"tree")
         if _TREE.fullmatch(raw) is None:
             raise NotTaken(f"tree {tree} is not as git writes trees")
-        new = set(_WHOLE_ENTRY.findall(raw))  # whole entries: no tuples for the 10,000 alike
+        new = frozenset(_WHOLE_ENTRY.findall(raw))  # whole entries: no tuples for the alike
         gone: dict[bytes, tuple[bytes, bytes]] = {}
         if base is not None:
-            old = set(_WHOLE_ENTRY.findall(self.own(base)))
+            old = self.entries.get(base)
+            if old is None:
+                old = frozenset(_WHOLE_ENTRY.findall(self.own(base)))
             for mode, name, oid in _entries(old - new):
                 gone[name] = (mode, oid)
+            if len(raw) > STORE_RAW_ABOVE:  # the next approval's base: not parsed again
+                self.entries[tree] = new
             new -= old
         for mode, name, oid in _entries(new):
             sha = oid.hex()
@@ -258,10 +266,10 @@ class Intake:
                 self._tree(sha, was[1].hex() if was is not None and was[0] == _DIR else None)
             elif not self.has(sha):  # a blob in the store is whole
                 self.write(b"blob", self._read(sha, b"blob"))
-        self.write(b"tree", raw)
+        self.write(b"tree", raw)  # written as the controller writes trees (raw when big)
 
 
-def _entries(whole: set[bytes]) -> list[tuple[bytes, bytes, bytes]]:
+def _entries(whole: frozenset[bytes]) -> list[tuple[bytes, bytes, bytes]]:
     found = []
     for entry in whole:
         match = _ENTRY.fullmatch(entry)

@@ -123,7 +123,16 @@ def stop() -> None:
     if _server is not None:
         _server[0].kill()
         _server[0].wait()
+        _forget(_server[1])
         _server = None
+
+
+def _forget(path: str) -> None:
+    """Remove the server's socket and its folder (hundreds were left in /tmp)."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(path))
 
 
 def _read_message(conn: socket.socket) -> bytes:
@@ -163,6 +172,8 @@ def _serve(path: str) -> None:
     while True:
         ready, _, _ = select.select([server, sys.stdin], [], [])
         if sys.stdin in ready:  # the test worker is gone
+            server.close()
+            _forget(path)
             return
         conn, _ = server.accept()
         if os.fork() == 0:

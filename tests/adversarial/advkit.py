@@ -416,3 +416,12 @@ def say_lab(root: Path, name: str, say: str, secret: str, vids: list[str]) -> La
         lab.cli("status", "--json", "--config", str(lab.config)).stdout,
     )
     return lab
+
+
+def valid_runs(report: dict[str, Any], slug: str) -> list[dict[str, Any]]:
+    """The executions of ``plans/<slug>`` a ``plangate audit --json`` report calls valid."""
+    return [
+        e
+        for e in report.get("executions", [])
+        if e.get("plan") == f"plans/{slug}" and e.get("approval_valid")
+    ]

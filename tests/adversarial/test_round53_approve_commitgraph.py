@@ -66,7 +66,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, cases, identity, plan_text, valid_runs
 from test_round2_execution_kit import shared
 from test_round3_approve_signers import _keygen, _sign_args
 
@@ -293,12 +293,8 @@ def _target(vid: str) -> str:
     return f"{vid}-b" if vid in SWAPS else vid
 
 
-def _valid_runs(report: dict, slug: str) -> list[dict]:
-    return [
-        e
-        for e in report.get("executions", [])
-        if e.get("plan") == f"plans/{slug}" and e.get("approval_valid")
-    ]
+def _valid_runs(report: dict, slug: str) -> list[dict]:  # type: ignore[type-arg]
+    return valid_runs(report, slug)
 
 
 def test_honest_control_runs_once(lab: Lab) -> None:

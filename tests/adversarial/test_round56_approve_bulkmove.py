@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text
+from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 MOVED = ["mv1", "mv2", "mv3", "mv6", "mv12", "mvparams", "mvpr", "park"]
@@ -139,11 +139,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def _valid_runs(lab: Lab, v: str) -> list[dict]:  # type: ignore[type-arg]
-    return [
-        e
-        for e in lab.fresh_audit.get("executions", [])  # type: ignore[attr-defined]
-        if e.get("plan") == f"plans/{v}b" and e.get("approval_valid")
-    ]
+    return valid_runs(lab.fresh_audit, f"{v}b")  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))  # type: ignore[arg-type]

@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
+from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
 from test_round57_approve_decoy import hers as decoy_hers
 from test_round57_approve_decoy import wanted as decoy_wanted
@@ -162,11 +162,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def _valid_runs(lab: Lab, v: str) -> list[dict]:  # type: ignore[type-arg]
-    return [
-        e
-        for e in lab.report.get("executions", [])  # type: ignore[attr-defined]
-        if e.get("plan") == f"plans/{v}" and e.get("approval_valid")
-    ]
+    return valid_runs(lab.report, v)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))  # type: ignore[arg-type]

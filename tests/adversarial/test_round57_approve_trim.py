@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["trim", "trim-first", "trim-edit", "split", "trim-pr", "reorder", "trim-later", "trim-half"]
@@ -147,11 +147,7 @@ def slug(v: str) -> str:
 
 
 def _valid_runs(lab: Lab, v: str) -> list[dict]:  # type: ignore[type-arg]
-    return [
-        e
-        for e in lab.report.get("executions", [])  # type: ignore[attr-defined]
-        if e.get("plan") == f"plans/{slug(v)}" and e.get("approval_valid")
-    ]
+    return valid_runs(lab.report, slug(v))  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))  # type: ignore[arg-type]

@@ -64,7 +64,8 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
             text=True,
             check=False,
         )
-        if result.returncode == 0 or "index.lock" not in result.stderr or not delay:
+        busy = "index.lock" in result.stderr or "cannot lock ref" in result.stderr
+        if result.returncode == 0 or not busy or not delay:
             break
         time.sleep(delay)
     if result.returncode != 0:

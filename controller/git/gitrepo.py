@@ -63,7 +63,7 @@ from controller.git.records import (
 )
 from controller.git.refs import LOCK_WAIT
 from controller.git.signing import Signature
-from controller.git.worktree import WorkTree
+from controller.git.worktree import IndexHold, WorkTree
 
 __all__ = [
     "BIG_TREE",
@@ -73,6 +73,7 @@ __all__ = [
     "CommitRecord",
     "FileChange",
     "GitRepo",
+    "IndexHold",
     "Person",
     "Signature",
     "blob_id",

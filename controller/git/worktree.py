@@ -57,12 +57,18 @@ class WorkTree(Objects):
         elif changed:  # a batched commit's files: their fsyncs together
             write_atomic_many(changed, root=self.path)
 
-    def set_index_entries(self, files: Mapping[str, bytes | None]) -> None:
-        """Point the index entries of ``files`` at these contents, leaving all others alone."""
+    def set_index_entries(
+        self, files: Mapping[str, bytes | None], hold: IndexHold | None = None
+    ) -> None:
+        """Point the index entries of ``files`` at these contents, leaving all others alone
+        (through ``hold``, the lock taken before the commit moved the branch, when given)."""
         for data in files.values():
             if data is not None:
                 self.store_blob(data)
-        self._update_index(_index_records(files))
+        if hold is not None:
+            hold.write()
+        else:
+            self._update_index(_index_records(files))
 
     def note_index_update(self, files: Mapping[str, bytes | None], parent: str) -> None:
         """Before a commit of ``files`` on ``parent`` moves the branch: note the entries it
@@ -85,10 +91,22 @@ class WorkTree(Objects):
         return b"%s\n%d\n%s%s" % (header, len(records), records, self._note_context)
 
     def _update_index(self, records: bytes) -> None:
-        # A human's `git add`/`commit` may hold index.lock for a moment: wait for it (bounded)
-        # rather than leave the index disagreeing with the commit just made.
-        index = self.git_dir / "index"
-        lock_path = index.with_name("index.lock")
+        self._hold(records).write()
+
+    def hold_index(self, files: Mapping[str, bytes | None]) -> IndexHold:
+        """Take ``index.lock`` to point the entries of ``files`` at these contents
+        (:meth:`IndexHold.write`, through :meth:`set_index_entries`).
+
+        A commit of the working tree's files takes it before it moves the branch and keeps
+        it until the index holds what it committed: a human's ``git commit`` between the two
+        built its tree from the index's older entries and silently took the controller's
+        change back (the demo, under load); now it fails on the lock, as git's own commands
+        do beside each other, and is run again. A human's ``git add``/``commit`` holding it
+        for a moment is waited for (bounded)."""
+        return self._hold(_index_records(files))
+
+    def _hold(self, records: bytes) -> IndexHold:
+        lock_path = self.git_dir / "index.lock"
         for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
             if self.index_lock_note is not None:  # a kill between the two is still ours
                 header = b"P %d" % time.time_ns()
@@ -98,27 +116,7 @@ class WorkTree(Objects):
             except FileExistsError:
                 time.sleep(delay)
                 continue
-            note = self._note_index_lock(lock, records)
-            # Under the lock, as git does: git's work on a private copy of the index (a few
-            # ms), then the copy written. Reading the index before taking the lock and
-            # checking it after lost every attempt to a human polling `git status`, which
-            # rewrites the index with fresh stat data each time (the demo, under load): the
-            # index then disagreed with the commit just made.
-            try:
-                written = self._updated_index(_index_bytes(index), records)
-                self._note_index_lock(lock, records, written)  # the write changes its times
-                os.write(lock, written)  # no fsync: git's own index writes have none
-            except BaseException:
-                os.close(lock)
-                lock_path.unlink(missing_ok=True)
-                if note is not None:
-                    note.unlink(missing_ok=True)
-                raise
-            os.close(lock)
-            os.replace(lock_path, index)
-            if note is not None:
-                note.unlink(missing_ok=True)
-            return
+            return IndexHold(self, lock, self._note_index_lock(lock, records), records)
         raise git_failure(
             ("update-index", "--index-info"),
             f"fatal: Unable to create '{lock_path}': File exists.",
@@ -348,6 +346,50 @@ def _index_bytes(index: Path) -> bytes | None:
         return read_regular(index, None)  # git's own file: any size
     except FileNotFoundError:
         return None
+
+
+class IndexHold:
+    """``index.lock``, held by this process (:meth:`WorkTree.hold_index`): written once
+    (:meth:`write`) or given back untouched (:meth:`release`)."""
+
+    def __init__(self, tree: WorkTree, lock: int, note: Path | None, records: bytes) -> None:
+        self.tree, self.lock, self.note, self.records = tree, lock, note, records
+        self.done = False
+
+    def write(self) -> None:
+        """The index with the records applied, written through the lock. Under the lock, as
+        git does: git's work on a private copy of the index (a few ms), then the copy
+        written. Reading the index before taking the lock and checking it after lost every
+        attempt to a human polling `git status`, which rewrites the index with fresh stat
+        data each time (the demo, under load)."""
+        tree, lock_path = self.tree, self.tree.git_dir / "index.lock"
+        index = lock_path.with_name("index")
+        try:
+            written = tree._updated_index(_index_bytes(index), self.records)
+            tree._note_index_lock(self.lock, self.records, written)  # the write changes times
+            os.write(self.lock, written)  # no fsync: git's own index writes have none
+        except BaseException:
+            self.release()
+            raise
+        self.done = True
+        os.close(self.lock)
+        os.replace(lock_path, index)
+        if self.note is not None:
+            self.note.unlink(missing_ok=True)
+
+    def release(self) -> None:
+        """Give the lock back without writing (nothing landed, or the working tree could not
+        be written): the note of the commit's entries stays, without the lock's identity,
+        for :meth:`WorkTree.recover_index` (the lock first: a kill between the two leaves a
+        note naming a lock that is gone, never a lock no note names)."""
+        if self.done:
+            return
+        self.done = True
+        os.close(self.lock)
+        (self.tree.git_dir / "index.lock").unlink(missing_ok=True)
+        if self.note is not None:
+            with contextlib.suppress(OSError):
+                _write_note(self.note, self.tree._noted(b"-", self.records))
 
 
 def _index_records(files: Mapping[str, bytes | None]) -> bytes:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -21,6 +22,7 @@ from controller.errors import PlangateError, PushRefused, StorageFailed, storage
 from controller.git.gitrepo import (
     CommitRecord,
     FileChange,
+    IndexHold,
     blob_id,
     parse_trailers,
 )
@@ -529,28 +531,41 @@ class Committing(ControllerCore):
         worktree: bool = True,
         refused: Callable[[str, PushRefused], None] | None = None,
     ) -> str:
+        holds: list[IndexHold] = []
         if self.config.remote is None and worktree:
             self._catch_up_tree()  # before its note is replaced by this commit's
             self.repo.note_index_update(files, head)  # a crash before the writes: recover_index
-        sha = self.repo.commit_files(
-            branch=self.branch,
-            parent=head,
-            files=files,
-            message=message,
-            author=self.identity,
-            before_ref=_then(self.own_commits.record, before_ref),  # its own, by record
-        )
-        if sha is None:
-            raise _Moved
-        if on_commit is not None:
-            on_commit(sha)
-        if self.config.remote is None:
-            lagging = worktree and not self._write_tree(self.repo.write_worktree, files)
-            if before_index is not None:
-                before_index()
-            if worktree and not lagging:
-                self._write_tree(self.repo.set_index_entries, files)
-        else:
+
+            def hold(sha: str) -> None:
+                """index.lock, from before the branch moves until the index holds the
+                commit's entries: a human's `git commit` between the two would build its
+                tree from the older entries and take the controller's change back."""
+                holds.append(self.repo.hold_index(files))
+
+            before_ref = hold if before_ref is None else _then(before_ref, hold)  # last
+        try:
+            sha = self.repo.commit_files(
+                branch=self.branch,
+                parent=head,
+                files=files,
+                message=message,
+                author=self.identity,
+                before_ref=_then(self.own_commits.record, before_ref),  # its own, by record
+            )
+            if sha is None:
+                raise _Moved
+            if on_commit is not None:
+                on_commit(sha)
+            if self.config.remote is None:
+                lagging = worktree and not self._write_tree(self.repo.write_worktree, files)
+                if before_index is not None:
+                    before_index()
+                if worktree and not lagging:
+                    self._write_tree(partial(self.repo.set_index_entries, hold=holds[0]), files)
+        finally:
+            for held in holds:
+                held.release()  # unless written: nothing landed, or the tree lags
+        if self.config.remote is not None:
             try:
                 pushed = self.repo.push(REMOTE, self.branch)
             except PushRefused as exc:  # the remote's hook or policy declined it (round 40)

@@ -51,6 +51,8 @@ from advkit import AGENT, ALICE, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 from test_round28_runs_killwrite import _killed_pass
 
+from tests.support.gitenv import remove_stale_index_lock
+
 #: Scenarios per lab: the wedge follows about two kills in three (a race inside the killed
 #: controller's bookkeeping this bench cannot see); the defence must hold in every one.
 TRIES = 2  # was 4 while the wedge reproduced 60% of the time; it holds every time now
@@ -95,6 +97,7 @@ def _build(root: Path, edit: bool) -> Lab:
                 f'tag: "{victim}"', f'tag: "{victim}"\n      extra: "EVIL"'
             )
             lab.write(victim, text)
+        remove_stale_index_lock(lab.repo)  # git's advice, followed: no git process runs
         lab.commit("agent: wip (git add -A)", AGENT)
         lab.run()
         lab.victims.append(victim)  # type: ignore[attr-defined]

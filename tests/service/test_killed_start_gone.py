@@ -22,7 +22,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.gitenv import AGENT, ALICE, commit_all, git, identity
+from tests.support.gitenv import (
+    AGENT,
+    ALICE,
+    commit_all,
+    git,
+    identity,
+    remove_stale_index_lock,
+)
 
 PLAN = """\
 plan:
@@ -110,6 +117,7 @@ class _Lab:
         else:
             assert result.returncode == -9, result.stderr[-2000:]  # killed, as SIGKILL kills
             assert git(self.repo, "log", "-1", "--format=%s").startswith(kill_after)
+            remove_stale_index_lock(self.repo)  # the person's next git command says to
         return result
 
     def calls(self) -> list[list[str]]:

@@ -54,6 +54,18 @@ def git(
     return result.stdout.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
+def remove_stale_index_lock(repo: Path) -> bool:
+    """What git tells a person whose command meets ``.git/index.lock`` while no git process
+    runs: remove it. A controller SIGKILLed between moving the branch and pointing the index
+    at its commit leaves it (it holds the lock across both, as `git commit` does); its
+    restart removes it itself (recover_index). True when there was one."""
+    lock = repo / ".git" / "index.lock"
+    if not lock.exists():
+        return False
+    lock.unlink()
+    return True
+
+
 def commit_all(repo: Path, message: str, who: tuple[str, str] = AGENT) -> str:
     """Stage everything and commit as ``who``; return the commit id."""
     git(repo, "add", "-A")

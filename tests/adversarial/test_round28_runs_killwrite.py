@@ -64,6 +64,8 @@ import pytest
 from advkit import AGENT, ALICE, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 
+from tests.support.gitenv import remove_stale_index_lock
+
 #: What round 28 broke (kill-after-start, -outcome-tree, -policy): fixed the same hour
 #: (recover_index writes the noted files back, the start's journal record precedes the
 #: branch move); kept as the record, applied to nothing.
@@ -131,13 +133,14 @@ def killed_start(
     text_of: Callable[[int], str],
     *,
     clean_tree: bool = True,
-    lock_free: bool = False,
     tries: int = 6,
 ) -> int:
     """Plans written, frozen and approved one after another until a pass is SIGKILLed right
     after its start commit (rounds 30, 33, 34): the branch on ``plangate: start plans/<slug>``,
-    with ``clean_tree`` the tree exactly ``M  plans/<slug>/PLAN.yml``, with ``lock_free`` no
-    ``index.lock`` left. Returns the attempt that landed (BenchError when none did)."""
+    with ``clean_tree`` the tree exactly ``M  plans/<slug>/PLAN.yml``. The ``index.lock`` the
+    killed controller held (from before the branch moved until the index has the commit) is
+    removed, as git's message tells the agent whose next command meets it. Returns the
+    attempt that landed (BenchError when none did)."""
     for attempt in range(tries):
         slug = slug_of(attempt)
         lab.write(slug, text_of(attempt))
@@ -147,11 +150,10 @@ def killed_start(
         killed_at = _killed_pass(lab, 1)
         time.sleep(1.1)  # a git child of the killed controller may still finish
         tree = lab.git("status", "--porcelain", "--untracked-files=all").strip()
-        if (
-            killed_at == f"plangate: start plans/{slug}"
-            and (not clean_tree or tree == f"M  plans/{slug}/PLAN.yml")
-            and (not lock_free or not (lab.repo / ".git" / "index.lock").exists())
+        if killed_at == f"plangate: start plans/{slug}" and (
+            not clean_tree or tree == f"M  plans/{slug}/PLAN.yml"
         ):
+            remove_stale_index_lock(lab.repo)
             return attempt
         lab.run()
     raise BenchError("no kill landed right after a start commit")

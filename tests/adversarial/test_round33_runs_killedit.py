@@ -103,7 +103,7 @@ def _approved_text(n: int) -> str:
 def _build(mode: str):  # type: ignore[no-untyped-def]
     def build(root: Path) -> Lab:
         lab = Lab(root)
-        victim = f"v{killed_start(lab, lambda n: f'v{n}', _approved_text, lock_free=True)}"
+        victim = f"v{killed_start(lab, lambda n: f'v{n}', _approved_text)}"
         lab.victim = victim  # type: ignore[attr-defined]
         _attack(lab, mode, victim)
         lab.outs = []  # type: ignore[attr-defined]

@@ -42,6 +42,8 @@ from advkit import AGENT, ALICE, BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
 from test_round28_runs_killwrite import _killed_pass
 
+from tests.support.gitenv import remove_stale_index_lock
+
 GROUPS = {
     "a": ["reset-approval", "agent-approves", "reset-start"],
     "b": ["replay-v2", "replay-v1"],
@@ -62,6 +64,7 @@ def _kill_a_start(lab: Lab, vid: str) -> tuple[str, str, str]:
         killed_at = _killed_pass(lab, 1)
         time.sleep(1.1)  # a git child of the killed controller may still finish
         tree = lab.git("status", "--porcelain", "--untracked-files=all").strip()
+        remove_stale_index_lock(lab.repo)  # git's advice to the agent's next command
         if killed_at == f"plangate: start plans/{victim}" and tree == f"M  plans/{victim}/PLAN.yml":
             return victim, before, approval
         lab.run()

@@ -61,7 +61,6 @@ def _build(mode: str):  # type: ignore[no-untyped-def]
             lambda n: PATHS[mode].format(n=n),
             lambda n: plan_text(f"v{n}"),
             clean_tree=False,
-            lock_free=True,
         )
         slug, tag = PATHS[mode].format(n=attempt), f"v{attempt}"
         lab.victim = tag  # type: ignore[attr-defined]

@@ -67,7 +67,7 @@ def _approved_text(n: int) -> str:
 def _build(mode: str):  # type: ignore[no-untyped-def]
     def build(root: Path) -> Lab:
         lab = Lab(root)
-        victim = f"v{killed_start(lab, lambda n: f'v{n}', _approved_text, lock_free=True)}"
+        victim = f"v{killed_start(lab, lambda n: f'v{n}', _approved_text)}"
         lab.victim = victim  # type: ignore[attr-defined]
         # the kill left the index and tree behind the start commit: the agent resyncs its
         # checkout (``git reset --hard``) before it acts on the branch

@@ -9,7 +9,7 @@ check (``preconditions``, ``verify`` with a ``tool``) calls a catalog tool with 
 
 Config: the bench's, plus ``chk``: the recorder as a check tool (``idempotent: true``,
 ``risk: low``). Alice commits ``plans/<v>-her``: one action (her 12-word ``why``, her tag and
-three params) calling ``rec`` (``nested``) or the read-only ``chk`` (``pre``, ``verify``,
+three params) calling ``rec`` (``nested``, ``echo-*``) or the read-only ``chk`` (``pre``, ``verify``,
 ``plan-pre``, ``move``). Earlier, the agent committed ``plans/lib`` (``draft``): one ``rec`` action
 whose every param is ``$<inputs.K>``. Then, in ONE agent commit that removes her folders:
 
@@ -19,6 +19,10 @@ whose every param is ``$<inputs.K>``. Then, in ONE agent commit that removes her
   (``chk``, her params; ``expect: $.json.ok == true``).
 - ``verify``: the same as the action's ``verify`` tool.
 - ``plan-pre``: the same as a plan-level precondition.
+- ``echo-out``: action 1 calls ``echo`` (the catalog's tool that returns its params) with her
+  params and the agent's reason; action 2 calls ``rec`` with her ``why`` and every param
+  ``$<actions[1].result.K>``: ``rec`` gets her exact params.
+- ``echo-own``: the same, action 2's ``why`` the agent's own.
 - ``move`` (control): her ``chk`` plan moved with a param added: refused.
 - ``own`` (control): the agent's own plan: it runs once.
 
@@ -31,7 +35,8 @@ Seen: ``nested``, ``pre``, ``verify`` and ``plan-pre`` broke: the recorder got h
 params exactly as she wrote them (``nested``: ``rec``, her action's tool, through the agent's
 library; the others: her read-only ``chk`` call), on her own approval (``completed``,
 approver alice), and the fresh-clone audit lists each run valid. Held: ``move``
-(``E_SELF_APPROVAL``), ``own`` ran once. The checks carry only check tools (idempotent, low
+(``E_SELF_APPROVAL``), ``echo-out`` and ``echo-own`` (``E_SELF_APPROVAL``: the ``echo``
+action saying her params is matched with hers, whatever its tool), ``own`` ran once. The checks carry only check tools (idempotent, low
 risk), so ``nested`` is the one that matters most: any action of hers becomes a library
 call with her values as ``inputs``.
 """
@@ -47,7 +52,7 @@ import pytest
 from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
 
-VIDS = ["nested", "pre", "verify", "plan-pre", "move"]
+VIDS = ["nested", "pre", "verify", "plan-pre", "echo-out", "echo-own", "move"]
 _RAN = "her call (tag, target, scope, ticket) made on her own approval, completed, audit valid"
 BROKEN: dict[str, object] = {
     "nested": xfail("self-approval", "her values as a pinned library's inputs: rec got them; " + _RAN),
@@ -70,7 +75,7 @@ def _flow(v: str) -> str:
 
 
 def hers(v: str) -> str:
-    tool = "rec" if v == "nested" else "chk"
+    tool = "rec" if v in ("nested", "echo-out", "echo-own") else "chk"
     return (
         f'plan:\n  name: "{v} purge"\n  task: "{v}: purge the cache"\n  status: pending_approval\n'
         f"available_tools:\n  - name: {tool}\nactions:\n  - id: 1\n    tool: {tool}\n"
@@ -112,6 +117,14 @@ def wanted(v: str, lib_hash: str) -> str:
         return head + tools + (
             f"preconditions:\n  - {{tool: chk, params: {_flow(v)}, expect: {EXPECT}}}\n"
         ) + "actions:\n" + agent
+    if v in ("echo-out", "echo-own"):
+        why = WHY if v == "echo-out" else "agent: apply the purge it staged"
+        return head + "available_tools:\n  - name: echo\n  - name: rec\n" + (
+            "actions:\n  - id: 1\n    tool: echo\n    why: \"agent: stage the purge request\"\n"
+            "    params:\n" + _params(v, "      ")
+            + f'  - id: 2\n    tool: rec\n    why: "{why}"\n    params:\n'
+            + "".join(f'      {k}: "$<actions[1].result.{k}>"\n' for k in ["tag", *PARAMS])
+        )
     if v == "move":
         return hers(v) + '      region: "eu-west-1"\n'
     raise KeyError(v)

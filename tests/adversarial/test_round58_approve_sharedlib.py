@@ -18,6 +18,10 @@ with its own name, task and ``why``:
 - ``lib-rm``: one action pinning ``plans/notify``, ``inputs: {tag: <v>}``.
 - ``lib-two``: an own ``rec`` action, then the pin (as ``lib-rm``).
 - ``flush-rm``: one ``flush`` action.
+- ``env-rm``: her plan ``rec`` with ``{tag, env: prod}``; the agent's one ``flush`` action
+  (its own reason) with ``{env: prod}``: one common value in common, another tool.
+- ``region-rm``: the same with ``region: eu-west-1`` (a param the docs name as shared by
+  every plan run on one target).
 - ``lib-sep`` (control): ``lib-rm``'s plan added in a commit that removes nothing.
 
 A pass; Alice approves each agent plan; two passes; ``plangate audit --json``.
@@ -41,7 +45,7 @@ from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
 
 OWNER = ("Owner", "owner@example.com")
-VIDS = ["lib-rm", "lib-two", "flush-rm", "lib-sep"]
+VIDS = ["lib-rm", "lib-two", "flush-rm", "env-rm", "region-rm", "lib-sep"]
 BROKEN: dict[str, object] = {}
 
 NOTIFY = (
@@ -62,6 +66,12 @@ def _pin(h: str, why: str, tag: str, i: int = 1) -> str:
 
 def hers(v: str, h: str) -> str:
     text = f'plan:\n  name: "{v} old"\n  task: "alice: last sprint"\n  status: pending_approval\n' + TOOLS + "actions:\n"
+    if v in ("env-rm", "region-rm"):
+        key = "env: prod" if v == "env-rm" else "region: eu-west-1"
+        return text + (
+            f'  - id: 1\n    tool: rec\n    why: "alice: restart the billing workers"\n'
+            f'    params: {{tag: "{v}-old", {key}}}\n'
+        )
     if v.startswith("flush"):
         return text + '  - id: 1\n    tool: flush\n    why: "alice: flush the edge caches after the rollout"\n'
     return text + _pin(h, "alice: tell the team the billing rollout is done", f"{v}-old")
@@ -69,6 +79,12 @@ def hers(v: str, h: str) -> str:
 
 def agents(v: str, h: str) -> str:
     text = f'plan:\n  name: "{v}"\n  task: "agent: this sprint"\n  status: pending_approval\n' + TOOLS + "actions:\n"
+    if v in ("env-rm", "region-rm"):
+        key = "env: prod" if v == "env-rm" else "region: eu-west-1"
+        return text + (
+            f'  - id: 1\n    tool: flush\n    why: "agent: clear the CDN so the new flags show"\n'
+            f"    params: {{{key}}}\n"
+        )
     if v.startswith("flush"):
         return text + '  - id: 1\n    tool: flush\n    why: "agent: clear caches so the new flags show"\n'
     if v == "lib-two":

@@ -21,6 +21,8 @@ tag, so git pairs nothing):
 - ``gen-3``: her plan a 3-action runbook (stop / restart / check, stock reasons); the agent's
   plan one action ``restart the service``.
 - ``gen-2p``: the agent's plan has a second param (``service: web``).
+- ``gen-big``: the agent's plan has four more actions of its own after the stock one (each its
+  own reason and params): the removed plan's share kept, not the new plan's.
 - ``gen-own`` (control): the same commit, the agent's plan with its own ``why``.
 - ``gen-sep`` (control): the agent's plan with the stock ``why`` added in a commit of its own
   (her ``gen-sep-old`` removed in an earlier commit).
@@ -30,10 +32,11 @@ A pass; Alice approves each agent plan; two passes; ``plangate audit --json``.
 Asserted (the defence of honest approvals): the agent's plan runs once on Alice's approval,
 no ``E_SELF_APPROVAL``, the audit lists the run valid.
 
-Seen: ``gen-rm``, ``gen-archive``, ``gen-done``, ``gen-3`` and ``gen-2p`` broke (wrongly
-refused): Alice's approval of the agent's own plan is refused ``E_SELF_APPROVAL`` ("alice wrote
+Seen: ``gen-rm``, ``gen-archive``, ``gen-done``, ``gen-3``, ``gen-2p`` and ``gen-big`` broke
+(wrongly refused): Alice's approval of the agent's own plan is refused ``E_SELF_APPROVAL`` ("alice wrote
 or changed this plan's content"), the plan never runs; ``gen-2p`` too, though the agent's plan
-has two params of its own. Held: ``gen-own`` (the same commit, another ``why``) and ``gen-sep``
+has two params of its own, and ``gen-big``, a five-action plan of which one action's
+``why`` is the stock phrase (the share of her small removed plan "kept"). Held: ``gen-own`` (the same commit, another ``why``) and ``gen-sep``
 (no removal in the commit) ran once, audit valid. Every removed plan's writers go to every plan
 the commit writes made of it, so one stock reason in a clean-up commit that removes any old
 plan of hers bars her. Fix direction: a ``why`` too short or common to tell plans apart should
@@ -50,7 +53,7 @@ import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
 
-VIDS = ["gen-rm", "gen-archive", "gen-done", "gen-3", "gen-2p", "gen-own", "gen-sep"]
+VIDS = ["gen-rm", "gen-archive", "gen-done", "gen-3", "gen-2p", "gen-big", "gen-own", "gen-sep"]
 _REF = ("refused E_SELF_APPROVAL: the agent's own plan (its own name, task, tag, 4-space YAML) "
         "shares only the stock why 'restart the service' with a plan of Alice's the same commit removed")
 BROKEN: dict[str, object] = {
@@ -59,6 +62,7 @@ BROKEN: dict[str, object] = {
     "gen-done": xfail("honest approval refused", _REF + " (last week's restart, ran)"),
     "gen-3": xfail("honest approval refused", _REF + " (one of her 3 stock steps)"),
     "gen-2p": xfail("honest approval refused", _REF + " (the agent's plan has a second param)"),
+    "gen-big": xfail("honest approval refused", _REF + " (a 5-action plan, 4 actions its own)"),
 }
 
 STOCK = [("stop", "stop the service"), ("restart", "restart the service"),
@@ -91,6 +95,11 @@ def agents(v: str) -> str:
         f'        why: "{"reload web with the new feature flags" if v == "gen-own" else "restart the service"}"\n'
         "        params:\n"
         f'            tag: "{v}"\n' + extra.replace("                ", "            ")
+        + "".join(
+            f"    -   id: {i}\n        tool: rec\n        why: \"agent: step {i} of the web flag rollout, batch {i}\"\n"
+            f"        params:\n            tag: \"{v}-{i}\"\n            batch: {i}\n"
+            for i in range(2, 6) if v == "gen-big"
+        )
     )
 
 

@@ -1,0 +1,158 @@
+"""Round 58, honest approvals wrongly refused: the agent's OWN plan whose only words in common
+with an approver's removed plan are a short, generic ``why`` ("restart the service").
+
+docs/approvals.md, "Who changed the content" (round 57, ``likeness.made_share``): a new plan is
+made of a removed one when at least half of ITS OWN weight is the removed plan's unchanged
+leaves; an action counts when its ``why`` is unchanged, then its unchanged leaves count one by
+one; layout and template strings weigh 0.1, params and reasons 1. A one-param plan of the
+agent's whose ``why`` is a stock phrase the approver also used is then "hers" (why 1 + layout
+0.3 over why 1 + param 1 + layout 0.3 + name/task 0.2: 0.52), though every value that says what
+it does (which service, its name, its task) is the agent's. The docs' own bound says a pair
+that is no move scores at most 0.09 both ways.
+
+Config: the bench's. Alice commits ``plans/<v>-old``: ``restart api`` (2-space YAML; one
+``rec`` action, ``why: "restart the service"``, her own tag). The agent then, in ONE clean-up
+commit, removes her plan and adds its own ``plans/<v>`` (4-space YAML, its own name, task and
+tag, so git pairs nothing):
+
+- ``gen-rm``: her plan a pending draft, ``git rm``'d.
+- ``gen-archive``: her draft moved out to ``archive/<v>-old/PLAN.yml`` (parked).
+- ``gen-done``: her plan approved by Bob and run before the clean-up (last week's restart).
+- ``gen-3``: her plan a 3-action runbook (stop / restart / check, stock reasons); the agent's
+  plan one action ``restart the service``.
+- ``gen-2p``: the agent's plan has a second param (``service: web``).
+- ``gen-big``: the agent's plan has four more actions of its own after the stock one (each its
+  own reason and params): the removed plan's share kept, not the new plan's.
+- ``gen-own`` (control): the same commit, the agent's plan with its own ``why``.
+- ``gen-sep`` (control): the agent's plan with the stock ``why`` added in a commit of its own
+  (her ``gen-sep-old`` removed in an earlier commit).
+
+A pass; Alice approves each agent plan; two passes; ``plangate audit --json``.
+
+Asserted (the defence of honest approvals): the agent's plan runs once on Alice's approval,
+no ``E_SELF_APPROVAL``, the audit lists the run valid.
+
+Seen: ``gen-rm``, ``gen-archive``, ``gen-done``, ``gen-3``, ``gen-2p`` and ``gen-big`` broke
+(wrongly refused): Alice's approval of the agent's own plan is refused ``E_SELF_APPROVAL`` ("alice wrote
+or changed this plan's content"), the plan never runs; ``gen-2p`` too, though the agent's plan
+has two params of its own, and ``gen-big``, a five-action plan of which one action's
+``why`` is the stock phrase (the share of her small removed plan "kept"). Held: ``gen-own`` (the same commit, another ``why``) and ``gen-sep``
+(no removal in the commit) ran once, audit valid. Every removed plan's writers go to every plan
+the commit writes made of it, so one stock reason in a clean-up commit that removes any old
+plan of hers bars her. Fix direction: a ``why`` too short or common to tell plans apart should
+not by itself match an action (weigh it like template text), or a match should need a
+distinguishing param too.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from test_round2_execution_kit import shared
+
+VIDS = ["gen-rm", "gen-archive", "gen-done", "gen-3", "gen-2p", "gen-big", "gen-own", "gen-sep"]
+_REF = ("refused E_SELF_APPROVAL: the agent's own plan (its own name, task, tag, 4-space YAML) "
+        "shares only the stock why 'restart the service' with a plan of Alice's the same commit removed")
+BROKEN: dict[str, object] = {
+    "gen-rm": xfail("honest approval refused", _REF + " (her pending draft, git rm)"),
+    "gen-archive": xfail("honest approval refused", _REF + " (her draft moved to archive/)"),
+    "gen-done": xfail("honest approval refused", _REF + " (last week's restart, ran)"),
+    "gen-3": xfail("honest approval refused", _REF + " (one of her 3 stock steps)"),
+    "gen-2p": xfail("honest approval refused", _REF + " (the agent's plan has a second param)"),
+    "gen-big": xfail("honest approval refused", _REF + " (a 5-action plan, 4 actions its own)"),
+}
+
+STOCK = [("stop", "stop the service"), ("restart", "restart the service"),
+         ("check", "check the service health")]
+
+
+def hers(v: str) -> str:
+    steps = STOCK if v == "gen-3" else [STOCK[1]]
+    text = (
+        f'plan:\n  name: "restart api"\n  task: "restart the api after the cert rotation"\n'
+        "  status: pending_approval\navailable_tools:\n  - name: rec\nactions:\n"
+    )
+    for i, (tag, why) in enumerate(steps, 1):
+        text += f'  - id: {i}\n    tool: rec\n    why: "{why}"\n    params:\n      tag: "{v}-old-{tag}"\n'
+    return text
+
+
+def agents(v: str) -> str:
+    extra = '                service: "web"\n' if v == "gen-2p" else ""
+    return (
+        "plan:\n"
+        '    name: "web restart"\n'
+        '    task: "pick up the new feature flags on web"\n'
+        "    status: pending_approval\n"
+        "available_tools:\n"
+        "    -   name: rec\n"
+        "actions:\n"
+        "    -   id: 1\n"
+        "        tool: rec\n"
+        f'        why: "{"reload web with the new feature flags" if v == "gen-own" else "restart the service"}"\n'
+        "        params:\n"
+        f'            tag: "{v}"\n' + extra.replace("                ", "            ")
+        + "".join(
+            f"    -   id: {i}\n        tool: rec\n        why: \"agent: step {i} of the web flag rollout, batch {i}\"\n"
+            f"        params:\n            tag: \"{v}-{i}\"\n            batch: {i}\n"
+            for i in range(2, 6) if v == "gen-big"
+        )
+    )
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    for v in VIDS:
+        lab.write(f"{v}-old", hers(v))
+    lab.commit("alice's restart plans", ALICE)
+    lab.run()
+    time.sleep(1.05)
+    lab.set_status("gen-done-old", "approved")
+    lab.commit("bob approves last week's restart", BOB)
+    lab.run()
+    lab.run()
+    lab.git("rm", "-q", "-r", "plans/gen-sep-old")
+    lab.commit("agent: clean up an old plan", AGENT)
+    for v in VIDS:
+        if v == "gen-sep":
+            continue
+        if v == "gen-archive":
+            (lab.repo / "archive" / f"{v}-old").mkdir(parents=True)
+            lab.git("mv", f"plans/{v}-old/PLAN.yml", f"archive/{v}-old/PLAN.yml")
+        else:
+            lab.git("rm", "-q", "-r", f"plans/{v}-old")
+        lab.write(v, agents(v))
+    lab.commit("agent: clean up old plans, propose the web restart", AGENT)
+    lab.write("gen-sep", agents("gen-sep"))
+    lab.commit("agent: propose the web restart", AGENT)
+    lab.run()
+    time.sleep(1.05)
+    for v in VIDS:  # her status line, in the agent's 4-space layout
+        path = lab.repo / "plans" / v / "PLAN.yml"
+        text = path.read_text()
+        assert "\n    status: pending_approval\n" in text, text
+        path.write_text(text.replace("\n    status: pending_approval\n", "\n    status: approved\n"))
+    lab.commit("alice approves", ALICE)
+    lab.run()
+    lab.run()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r58-generic", _build)
+
+
+def test_last_weeks_restart_ran(lab: Lab) -> None:
+    assert len(lab.calls("gen-done-old-restart")) == 1, lab.codes("gen-done-old")[:800]
+
+
+@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))  # type: ignore[arg-type]
+def test_the_agents_own_plan_runs_on_her_approval(lab: Lab, vid: str) -> None:
+    assert "E_SELF_APPROVAL" not in lab.codes(vid), lab.codes(vid)[:1500]
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid), lab.report  # type: ignore[attr-defined]

@@ -1,0 +1,177 @@
+"""Round 58, self-approval: an approver's plan MOVED and RESTRUCTURED into another shape that
+runs the same tool call with the same values, so that few of her leaves stay at their place.
+
+docs/approvals.md, "Who changed the content": a new plan takes a removed plan's writers when
+it is made of it (``likeness.made_share``, 0.5 both ways), judged over leaves "by their place
+in the action": an action of hers counts when its ``why`` (or all else it says) survives in
+the action it is matched with, then its unchanged leaves count one by one. The plan format has
+other places that make the same tool call with the same values: plan ``inputs`` referenced by
+``$<inputs.K>``, the legacy ``${inputs.K}`` form rewritten at freeze, a ``fallback`` step of an
+action that fails.
+
+Config: the bench's, plus ``boom`` (an exec tool that always exits 1). Alice commits
+``plans/<v>-her``: one action calling ``rec`` with her tag, a 12-word ``why`` and three params
+(target, command, ticket). The agent then, in ONE commit that removes her folder, adds
+``plans/<v>``:
+
+- ``inputs``: her action, ``why`` unchanged, every param value moved to plan ``inputs`` and
+  each param written ``$<inputs.K>``: the tool gets her exact params.
+- ``inputs-legacy``: the same in the legacy ``${inputs.K}`` spelling (rewritten at freeze).
+- ``inputs-task``: ``inputs`` with her ``why`` moved to ``plan.task`` and the action's ``why``
+  a new sentence of the agent's.
+- ``fallback``: an agent action calling ``boom`` (``on_failure: fallback``) whose one fallback
+  step is her action (``why`` and params unchanged): ``boom`` fails, her call runs.
+- ``fallback-inputs``: the fallback step with its params through ``$<inputs.K>``.
+- ``move`` (control): her plan moved with one param added: paired, refused.
+- ``own`` (control): the agent's own plan, approved by Alice: it runs once.
+
+A pass; Alice approves each new plan; two passes; ``plangate audit --json``.
+
+Asserted (the defence): her tag never reaches ``rec``, the plan is refused ``E_SELF_APPROVAL``,
+the audit lists no valid run.
+
+Seen: ``inputs``, ``inputs-legacy``, ``inputs-task``, ``fallback`` and ``fallback-inputs``
+broke: ``rec`` got her tag, target, command and ticket exactly as she wrote them, on her own
+approval (``completed``, approver alice), and the fresh-clone audit lists each run valid. The
+leaves are compared at their place in an action, so a value that moved to ``inputs`` (or an
+action that became a fallback step) is no leaf of hers. Held: ``move`` (her plan moved with a
+param added: ``E_SELF_APPROVAL``), ``own`` ran once. Fix direction: compare what each tool call
+gets (params resolved through static inputs, fallback steps and checks as calls), not leaves at
+their place.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from test_round2_execution_kit import shared
+
+VIDS = ["inputs", "inputs-legacy", "inputs-task", "fallback", "fallback-inputs", "move"]
+_RAN = "ran on her approval (completed, approver alice), the audit lists the run valid"
+BROKEN: dict[str, object] = {
+    "inputs": xfail("self-approval", "her params moved to plan inputs, $<inputs.K>: " + _RAN),
+    "inputs-legacy": xfail("self-approval", "her params as legacy ${inputs.K}: " + _RAN),
+    "inputs-task": xfail("self-approval", "her why moved to plan.task, params via inputs: " + _RAN),
+    "fallback": xfail("self-approval", "her action as the fallback step of a failing one: " + _RAN),
+    "fallback-inputs": xfail("self-approval", "her action as a fallback step via inputs: " + _RAN),
+}
+
+WHY = "alice: drop the stale sessions table on the billing replica before the audit"
+PARAMS = {"target": "billing-replica-2", "command": "DROP TABLE sessions_2019", "ticket": "OPS-4411"}
+
+
+def hers(v: str) -> str:
+    return (
+        "plan:\n"
+        f'  name: "{v} cleanup"\n'
+        f'  task: "{v}: clean the billing replica"\n'
+        "  status: pending_approval\n"
+        "available_tools:\n  - name: rec\n"
+        "actions:\n  - id: 1\n    tool: rec\n"
+        f'    why: "{WHY}"\n'
+        "    params:\n"
+        f'      tag: "{v}-her"\n'
+        + "".join(f'      {k}: "{val}"\n' for k, val in PARAMS.items())
+    )
+
+
+def _head(v: str, task: str | None = None, inputs: bool = False) -> str:
+    text = (
+        "plan:\n"
+        f'  name: "{v} cleanup"\n'
+        f'  task: "{task or v + ": clean the billing replica"}"\n'
+        "  status: pending_approval\n"
+    )
+    if inputs:
+        text += "inputs:\n" + f'  tag: "{v}-her"\n' + "".join(
+            f'  {k}: "{val}"\n' for k, val in PARAMS.items()
+        )
+    return text
+
+
+def _refs(legacy: bool = False, indent: str = "      ") -> str:
+    form = "${{inputs.{}}}" if legacy else "$<inputs.{}>"
+    return "".join(f'{indent}{k}: "{form.format(k)}"\n' for k in ["tag", *PARAMS])
+
+
+def _plain(v: str, indent: str = "      ") -> str:
+    return f'{indent}tag: "{v}-her"\n' + "".join(
+        f'{indent}{k}: "{val}"\n' for k, val in PARAMS.items()
+    )
+
+
+def wanted(v: str) -> str:
+    tools = "available_tools:\n  - name: rec\n"
+    if v in ("inputs", "inputs-legacy"):
+        return (
+            _head(v, inputs=True) + tools + "actions:\n  - id: 1\n    tool: rec\n"
+            f'    why: "{WHY}"\n    params:\n' + _refs(v == "inputs-legacy")
+        )
+    if v == "inputs-task":
+        return (
+            _head(v, task=WHY, inputs=True) + tools + "actions:\n  - id: 1\n    tool: rec\n"
+            '    why: "agent: run the cleanup described in the task"\n    params:\n' + _refs()
+        )
+    if v in ("fallback", "fallback-inputs"):
+        params = _refs(indent="          ") if v == "fallback-inputs" else _plain(v, "          ")
+        return (
+            _head(v, inputs=v == "fallback-inputs")
+            + "available_tools:\n  - name: boom\n  - name: rec\n"
+            "actions:\n  - id: 1\n    tool: boom\n"
+            '    why: "agent: probe the replica lock"\n'
+            "    on_failure: fallback\n"
+            "    fallback:\n"
+            '      - id: "1.1"\n        tool: rec\n'
+            f'        why: "{WHY}"\n        params:\n' + params
+        )
+    if v == "move":
+        return hers(v) + '      region: "eu-west-1"\n'
+    raise KeyError(v)
+
+
+def _build(root: Path) -> Lab:
+    boom = json.dumps([sys.executable, "-c", "import sys; sys.exit(1)"])
+    lab = Lab(root, tools=f"boom: {{kind: exec, argv: {boom}}}\n")
+    for v in VIDS:
+        lab.write(f"{v}-her", hers(v))
+    lab.commit("alice drafts her cleanups", ALICE)
+    lab.write("own", "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
+              "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+              "    why: agent's own\n    params: {tag: own}\n")
+    lab.commit("agent's own", AGENT)
+    lab.run()
+    for v in VIDS:
+        lab.git("rm", "-q", "-r", f"plans/{v}-her")
+        lab.write(v, wanted(v))
+    lab.commit("agent reworks the drafts", AGENT)
+    lab.run()
+    time.sleep(1.05)
+    for v in [*VIDS, "own"]:
+        lab.set_status(v, "approved")
+    lab.commit("alice approves", ALICE)
+    lab.run()
+    lab.run()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r58-restructure", _build)
+
+
+@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))  # type: ignore[arg-type]
+def test_her_restructured_plan_is_hers(lab: Lab, vid: str) -> None:
+    assert lab.calls(f"{vid}-her") == [], lab.codes(vid)[:800]
+    assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid) == [], valid_runs(lab.report, vid)  # type: ignore[attr-defined]
+
+
+def test_the_agents_own_plan_runs(lab: Lab) -> None:
+    assert len(lab.calls("own")) == 1, lab.codes("own")[:800]
+    assert valid_runs(lab.report, "own"), lab.report  # type: ignore[attr-defined]

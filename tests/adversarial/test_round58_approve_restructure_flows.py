@@ -1,0 +1,158 @@
+"""Round 58, ``_restructure``'s ``inputs`` slip (her params moved to plan ``inputs`` as the agent
+moves her plan) carried through the other ways a plan reaches a run: a pull request, a quorum,
+and the prediction commands ``plangate approve --config`` and ``plangate check --as``.
+
+Config: the bench's (``quorum``: ``approval.rules: [{match: {paths: ["plans/**"]},
+require: [{count: 2}]}]``, a second lab). Alice commits ``plans/<v>-her`` (``_restructure``'s
+``hers``); the agent moves it to ``plans/<v>`` as ``_restructure``'s ``inputs`` text, then:
+
+- ``pr``: the move made on branch ``agent/pr`` and merged ``--no-ff`` by the agent; Alice
+  approves on main.
+- ``quorum``: Bob approves (``partial``), then Alice.
+- ``approve-cmd``: Alice runs ``plangate approve plans/approve-cmd --config`` (it says what
+  the controller would say, and commits nothing when it would refuse).
+- ``check``: Alice's approval on branch ``alice/check``; ``plangate check --base main --head
+  alice/check --as alice@example.com --format json`` predicts its outcome.
+- ``move`` (control): ``_restructure``'s ``move`` (paired): the controller refuses it.
+
+Asserted (the defence): her tag never reaches ``rec`` (``pr``, ``quorum``, ``approve-cmd``),
+``approve`` refuses ``E_SELF_APPROVAL`` and commits nothing, ``check`` predicts
+``E_SELF_APPROVAL`` (not ``start``).
+
+Seen: ``pr``, ``quorum``, ``approve-cmd`` and ``check`` broke, one root with
+``_restructure``: ``rec`` got her tag and params on her approval (``pr``: ``completed``,
+approver alice; ``quorum``: Bob's vote made it ``partial`` and hers completed it), the audit
+lists the runs valid; ``plangate approve --config`` committed her approval with exit 0
+(``approved plans/approve-cmd in ...``); ``check --as alice`` predicted ``outcome: start``, her
+vote ``counted``. Held: ``move`` (``E_SELF_APPROVAL``). The prediction commands agree with the
+controller (one index), so fixing the pairing fixes all four.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs, xfail
+from test_round2_execution_kit import shared
+from test_round58_approve_restructure import hers, wanted
+
+BROKEN: dict[str, object] = {
+    "pr": xfail("self-approval", "the inputs move merged from the agent's branch: her call ran on "
+                "her approval, completed, audit valid"),
+    "quorum": xfail("self-approval", "count 2: Bob's vote then hers completed the quorum, her call "
+                    "ran (completed), audit valid"),
+    "approve-cmd": xfail("self-approval", "plangate approve --config said nothing and committed "
+                         "her approval (exit 0), the controller then ran it"),
+    "check": xfail("self-approval", "plangate check --as alice predicted outcome start, her vote "
+                   "counted, nothing refused"),
+}
+
+
+def _inputs(v: str) -> str:
+    return wanted("inputs").replace("inputs-her", f"{v}-her").replace("inputs cleanup", f"{v} cleanup").replace(
+        '"inputs: clean', f'"{v}: clean'
+    )
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root / "main")
+    for v in ["pr", "approve-cmd", "check", "move"]:
+        lab.write(f"{v}-her", hers(v))
+    lab.commit("alice drafts", ALICE)
+    lab.run()
+    for v in ["approve-cmd", "check"]:
+        lab.git("rm", "-q", "-r", f"plans/{v}-her")
+        lab.write(v, _inputs(v))
+    lab.git("rm", "-q", "-r", "plans/move-her")
+    lab.write("move", wanted("move").replace('"move-her"', '"move-her"'))
+    lab.commit("agent reworks", AGENT)
+    lab.git("checkout", "-q", "-b", "agent/pr")
+    lab.git("rm", "-q", "-r", "plans/pr-her")
+    lab.write("pr", _inputs("pr"))
+    lab.commit("agent reworks on a branch", AGENT)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "--no-edit", "agent/pr", who=AGENT)
+    lab.run()
+    time.sleep(1.05)
+    # approve-cmd: the prediction command
+    lab.extra_env = identity(ALICE)  # type: ignore[attr-defined]
+    head = lab.head()
+    res = lab.cli("approve", "plans/approve-cmd", "--config", str(lab.config), cwd=lab.repo)
+    lab.approve_cmd = (res.returncode, res.stdout + res.stderr, lab.head() != head)  # type: ignore[attr-defined]
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    if lab.head() == head:  # it refused: Alice commits by hand, as --force would
+        lab.set_status("approve-cmd", "approved")
+    # check: on a branch
+    lab.git("checkout", "-q", "-b", "alice/check")
+    lab.set_status("check", "approved")
+    lab.commit("alice approves check", ALICE)
+    lab.git("checkout", "-q", "main")
+    res = lab.cli(
+        "check", "--base", "main", "--head", "alice/check", "--as", "alice@example.com",
+        "--format", "json", "--config", str(lab.config), cwd=lab.repo,
+    )
+    lab.check_out = res.stdout + res.stderr  # type: ignore[attr-defined]
+    for v in ["pr", "move"]:
+        lab.set_status(v, "approved")
+    lab.commit("alice approves", ALICE)
+    lab.run()
+    lab.run()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+
+    q = Lab(root / "quorum", approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n')
+    q.write("quorum-her", hers("quorum"))
+    q.commit("alice drafts", ALICE)
+    q.run()
+    q.git("rm", "-q", "-r", "plans/quorum-her")
+    q.write("quorum", _inputs("quorum"))
+    q.commit("agent reworks", AGENT)
+    q.run()
+    time.sleep(1.05)
+    q.set_status("quorum", "approved")
+    q.commit("bob approves", BOB)
+    q.run()
+    q.set_status("quorum", "approved")
+    q.commit("alice approves", ALICE)
+    q.run()
+    q.run()
+    _code, q.report = q.audit()  # type: ignore[attr-defined]
+    lab.q = q  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r58-restructure-flows", _build)
+
+
+def _ran(lab: Lab, v: str) -> list:  # type: ignore[type-arg]
+    return lab.calls(f"{v}-her")
+
+
+@pytest.mark.parametrize("vid", cases(["pr", "move"], ["pr", "move"], BROKEN))  # type: ignore[arg-type]
+def test_merged_or_moved(lab: Lab, vid: str) -> None:
+    assert _ran(lab, vid) == [], lab.codes(vid)[:1500]
+    assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid) == [], valid_runs(lab.report, vid)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(["quorum"], ["quorum"], BROKEN))  # type: ignore[arg-type]
+def test_quorum(lab: Lab, vid: str) -> None:
+    q = lab.q  # type: ignore[attr-defined]
+    assert q.calls("quorum-her") == [], q.codes("quorum")[:1500]
+    assert valid_runs(q.report, "quorum") == [], valid_runs(q.report, "quorum")
+
+
+@pytest.mark.parametrize("vid", cases(["approve-cmd"], ["approve-cmd"], BROKEN))  # type: ignore[arg-type]
+def test_approve_command(lab: Lab, vid: str) -> None:
+    code, out, committed = lab.approve_cmd  # type: ignore[attr-defined]
+    assert not committed and "E_SELF_APPROVAL" in out, (code, out[-1500:])
+
+
+@pytest.mark.parametrize("vid", cases(["check"], ["check"], BROKEN))  # type: ignore[arg-type]
+def test_check_prediction(lab: Lab, vid: str) -> None:
+    out = lab.check_out  # type: ignore[attr-defined]
+    assert "E_SELF_APPROVAL" in out, out[-2500:]

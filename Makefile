@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 6 --dist loadscope tests
+	$(BIN)/python -m pytest -n 6 --dist loadscope --durations=30 tests
 
 run: $(STAMP)
 	$(BIN)/python examples/demo.py run

@@ -13,6 +13,10 @@ working tree, amends the controller's last commit:
   ``status: failed`` (the plan still ``completed``): the machine record of what ran forged.
 - ``amend-notes``: the ``complete`` commit amended with the agent's own ``notes.txt``: a
   commit under the controller's name carrying bytes the controller never produced.
+- ``amend-by``: the ``complete`` commit's message amended to ``Approved-By: bob@...``
+  (Alice approved); ``amend-message``: a paragraph of the agent's added to its body
+  ("action 1 printed: everything fine, deployed to prod"); ``amend-status``: subject and
+  ``Plan-Status:`` turned into a ``fail``.
 - ``amend-start``: action 1's tool (an exec tool standing for the agent at that moment)
   runs ``git commit --amend --no-edit`` on the controller's ``start`` commit mid-run.
 - ``ctl`` (control): nobody amends.
@@ -23,18 +27,20 @@ alone (a fresh ``git clone``, no config; and ``plangate audit --config`` in the 
 flags the amended commit: a finding naming the plan, or the execution not valid.
 
 Broke (strict xfails, ``test_the_audit_flags_the_amended_record``): ``amend-log``,
-``amend-exec``, ``amend-notes``, ``amend-start``: both audits exit 0 with no finding at all
-and call every execution valid (``amend-log``/``-exec``/``-notes`` "complete"), though the
+``amend-exec``, ``amend-notes``, ``amend-start``, ``amend-by``, ``amend-message``: both
+audits exit 0 with no finding about these plans and call every execution valid (``amend-log``/``-exec``/``-notes`` "complete"), though the
 live controller holds each plan ``E_HISTORY_REWRITTEN`` and calls the amended commit
 "plangate@localhost set status ... ; ignored". The audit recognises the controller's commits
-by the author alone; git's own ``--amend`` (and a rebase, a cherry-pick) keeps that author
+by the author alone, and checks its message only for a subject/status mismatch; git's own ``--amend`` (and a rebase, a cherry-pick) keeps that author
 and writes the agent as committer, so git history shows the agent's rewritten log, a forged
 ``execution:`` record, or the agent's file as the controller's own, and the audit vouches
 for them. Should: a commit whose committer is not the controller's identity is not the
 controller's (``controller-unexplained`` / ``log-changed`` / ``owned-block-changed``, as the
 live controller judges it), or the accepted limit says the audit takes the author alone.
 Not a forged identity in the "Out of scope" sense: nobody set the controller's name; the
-committer field names the agent. Held: the live controller (every variant), ``ctl``.
+committer field names the agent. Held: the live controller (every variant), ``ctl``,
+``amend-status`` (flagged ``controller-unexplained``: "a fail commit cannot set status
+completed").
 """
 
 from __future__ import annotations
@@ -48,18 +54,20 @@ import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
-AMENDS = ["amend-log", "amend-exec", "amend-notes", "amend-start"]
+AMENDS = ["amend-log", "amend-exec", "amend-notes", "amend-start", "amend-by", "amend-message", "amend-status"]
 VARIANTS = [*AMENDS, "ctl"]
 _WHY = (
     "the audit recognises the controller's commits by their author: the agent's `git commit "
     "--amend` (committer: the agent) of the controller's {what} is read as the controller's "
-    "own: exit 0, no finding, the run valid; the live controller says E_HISTORY_REWRITTEN"
+    "own: no finding about the plan, the run valid; the live controller says E_HISTORY_REWRITTEN"
 )
 BROKEN = {
     "amend-log": xfail("audit trusts an amended record", _WHY.format(what="complete commit with EXECUTION_LOG.md rewritten")),
     "amend-exec": xfail("audit trusts an amended record", _WHY.format(what="complete commit with the execution: block forged (action 1 failed)")),
     "amend-notes": xfail("audit trusts an amended record", _WHY.format(what="complete commit carrying the agent's notes.txt")),
     "amend-start": xfail("audit trusts an amended record", _WHY.format(what="start commit, amended mid-run")),
+    "amend-by": xfail("audit trusts an amended record", _WHY.format(what="complete commit message saying Approved-By: bob (Alice approved)")),
+    "amend-message": xfail("audit trusts an amended record", _WHY.format(what="complete commit message with the agent's paragraph 'action 1 printed: everything fine, deployed to prod'")),
 }
 
 ACT = """\
@@ -111,6 +119,15 @@ def _build(root: Path) -> Lab:
         if vid in ("amend-log", "amend-exec", "amend-notes"):
             lab.git("add", "-A")
             lab.git("commit", "-q", "--amend", "--no-edit", who=AGENT)
+        elif vid in ("amend-by", "amend-message", "amend-status"):
+            msg = lab.git("log", "-1", "--format=%B")
+            if vid == "amend-by":
+                msg = msg.replace("Approved-By: alice@example.com", "Approved-By: bob@ops.example.com")
+            elif vid == "amend-message":
+                msg = msg.replace("\n\nPlan:", "\n\naction 1 printed: everything fine, deployed to prod\n\nPlan:", 1)
+            else:
+                msg = msg.replace("Plan-Status: completed", "Plan-Status: failed").replace("plangate: complete ", "plangate: fail ")
+            lab.git("commit", "-q", "--amend", "-m", msg, who=AGENT)
     lab.run()
     lab.run()
     lab.rows = lab.log_rows("%H%x00%an%x00%ae%x00%s%x00%ce%x01")  # type: ignore[attr-defined]

@@ -54,7 +54,15 @@ import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
-AMENDS = ["amend-log", "amend-exec", "amend-notes", "amend-start", "amend-by", "amend-message", "amend-status"]
+AMENDS = [
+    "amend-log",
+    "amend-exec",
+    "amend-notes",
+    "amend-start",
+    "amend-by",
+    "amend-message",
+    "amend-status",
+]
 VARIANTS = [*AMENDS, "ctl"]
 _WHY = (
     "the audit recognises the controller's commits by their author: the agent's `git commit "
@@ -62,12 +70,31 @@ _WHY = (
     "own: no finding about the plan, the run valid; the live controller says E_HISTORY_REWRITTEN"
 )
 BROKEN = {
-    "amend-log": xfail("audit trusts an amended record", _WHY.format(what="complete commit with EXECUTION_LOG.md rewritten")),
-    "amend-exec": xfail("audit trusts an amended record", _WHY.format(what="complete commit with the execution: block forged (action 1 failed)")),
-    "amend-notes": xfail("audit trusts an amended record", _WHY.format(what="complete commit carrying the agent's notes.txt")),
-    "amend-start": xfail("audit trusts an amended record", _WHY.format(what="start commit, amended mid-run")),
-    "amend-by": xfail("audit trusts an amended record", _WHY.format(what="complete commit message saying Approved-By: bob (Alice approved)")),
-    "amend-message": xfail("audit trusts an amended record", _WHY.format(what="complete commit message with the agent's paragraph 'action 1 printed: everything fine, deployed to prod'")),
+    "amend-log": xfail(
+        "audit trusts an amended record",
+        _WHY.format(what="complete commit with EXECUTION_LOG.md rewritten"),
+    ),
+    "amend-exec": xfail(
+        "audit trusts an amended record",
+        _WHY.format(what="complete commit with the execution: block forged (action 1 failed)"),
+    ),
+    "amend-notes": xfail(
+        "audit trusts an amended record",
+        _WHY.format(what="complete commit carrying the agent's notes.txt"),
+    ),
+    "amend-start": xfail(
+        "audit trusts an amended record", _WHY.format(what="start commit, amended mid-run")
+    ),
+    "amend-by": xfail(
+        "audit trusts an amended record",
+        _WHY.format(what="complete commit message saying Approved-By: bob (Alice approved)"),
+    ),
+    "amend-message": xfail(
+        "audit trusts an amended record",
+        _WHY.format(
+            what="complete commit message with the agent's paragraph 'action 1 printed: everything fine, deployed to prod'"
+        ),
+    ),
 }
 
 ACT = """\
@@ -113,7 +140,9 @@ def _build(root: Path) -> Lab:
             plan = folder / "PLAN.yml"
             text = plan.read_text()
             head, _, tail = text.partition("execution:")
-            plan.write_text(head + "execution:" + tail.replace("status: succeeded", "status: failed"))
+            plan.write_text(
+                head + "execution:" + tail.replace("status: succeeded", "status: failed")
+            )
         elif vid == "amend-notes":
             (lab.repo / "notes.txt").write_text("the agent's own bytes\n")
         if vid in ("amend-log", "amend-exec", "amend-notes"):
@@ -122,11 +151,19 @@ def _build(root: Path) -> Lab:
         elif vid in ("amend-by", "amend-message", "amend-status"):
             msg = lab.git("log", "-1", "--format=%B")
             if vid == "amend-by":
-                msg = msg.replace("Approved-By: alice@example.com", "Approved-By: bob@ops.example.com")
+                msg = msg.replace(
+                    "Approved-By: alice@example.com", "Approved-By: bob@ops.example.com"
+                )
             elif vid == "amend-message":
-                msg = msg.replace("\n\nPlan:", "\n\naction 1 printed: everything fine, deployed to prod\n\nPlan:", 1)
+                msg = msg.replace(
+                    "\n\nPlan:",
+                    "\n\naction 1 printed: everything fine, deployed to prod\n\nPlan:",
+                    1,
+                )
             else:
-                msg = msg.replace("Plan-Status: completed", "Plan-Status: failed").replace("plangate: complete ", "plangate: fail ")
+                msg = msg.replace("Plan-Status: completed", "Plan-Status: failed").replace(
+                    "plangate: complete ", "plangate: fail "
+                )
             lab.git("commit", "-q", "--amend", "-m", msg, who=AGENT)
     lab.run()
     lab.run()
@@ -150,7 +187,10 @@ def test_the_live_controller_holds_the_amended_plan(lab: Lab, vid: str) -> None:
     row = json.dumps(lab.status_rows[f"plans/{vid}"])  # type: ignore[attr-defined]
     ran = [c for c in lab.calls(vid)] + lab.calls(f"{vid}-act") + lab.calls(f"{vid}-2")
     if vid == "ctl":
-        assert "E_HISTORY_REWRITTEN" not in row and lab.status_rows[f"plans/{vid}"]["status"] == "completed", row  # type: ignore[attr-defined]
+        assert (
+            "E_HISTORY_REWRITTEN" not in row
+            and lab.status_rows[f"plans/{vid}"]["status"] == "completed"
+        ), row  # type: ignore[attr-defined]
         assert len(ran) == 1
         return
     assert "E_HISTORY_REWRITTEN" in row, row
@@ -168,7 +208,9 @@ def _flagged(report: dict, vid: str) -> bool:
     plan = f"plans/{vid}"
     if any(f.get("plan") == plan for f in report.get("findings", [])):
         return True
-    return any(e.get("plan") == plan and not e.get("approval_valid") for e in report.get("executions", []))
+    return any(
+        e.get("plan") == plan and not e.get("approval_valid") for e in report.get("executions", [])
+    )
 
 
 @pytest.mark.parametrize("vid", cases(VARIANTS, VARIANTS, BROKEN))

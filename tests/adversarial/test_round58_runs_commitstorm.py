@@ -59,7 +59,9 @@ RETRY = ("index.lock", "cannot lock ref", "Unable to create", "unable to write n
 
 def _retry(lab: Lab, *args: str, who: tuple[str, str]) -> None:
     for _ in range(400):
-        result = subprocess.run(["git", *args], cwd=lab.repo, env=lab.env(who), capture_output=True, text=True)
+        result = subprocess.run(
+            ["git", *args], cwd=lab.repo, env=lab.env(who), capture_output=True, text=True
+        )
         if result.returncode == 0:
             return
         if args[0] == "commit" and "nothing" in result.stdout + result.stderr:
@@ -88,7 +90,7 @@ def _person(lab: Lab, errors: list[str]) -> None:
                 _retry(lab, "commit", "-q", "-m", f"{who} {n}", who=ident)
             if who == "path":
                 time.sleep(0.03)
-    except Exception as why:  # noqa: BLE001 - reported by the test
+    except Exception as why:
         errors.append(str(why))
 
 
@@ -102,7 +104,12 @@ def _build(root: Path) -> Lab:
     )
     env = lab.env()
     env["REC_LOG"] = str(lab.log)
-    daemon = subprocess.Popen([PLANGATE, "run", "--config", str(lab.config)], env=env, stdout=subprocess.DEVNULL, stderr=open(lab.root / "daemon.err", "wb"))
+    daemon = subprocess.Popen(
+        [PLANGATE, "run", "--config", str(lab.config)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(lab.root / "daemon.err", "wb"),  # noqa: SIM115 - the daemon writes it until it ends
+    )
     errors: list[str] = []
     try:
         for vid in PLANS:
@@ -124,14 +131,18 @@ def _build(root: Path) -> Lab:
                 raise BenchError("the daemon never froze the plans")
             time.sleep(0.2)
         for vid in PLANS:
-            text = lab.git("show", f"HEAD:plans/{vid}/PLAN.yml").replace("status: pending_approval", "status: approved", 1)
+            text = lab.git("show", f"HEAD:plans/{vid}/PLAN.yml").replace(
+                "status: pending_approval", "status: approved", 1
+            )
             (lab.repo / "plans" / vid / "PLAN.yml").write_text(text)
         # no `git add` first: Pat's whole-index commit would carry Alice's staged files
         _retry(lab, "commit", "-q", "-m", "approve all", "--", "plans", who=ALICE)
         for thread in people:
             thread.join(120)
         deadline = time.monotonic() + 90
-        while not all("status: completed" in lab.git("show", f"HEAD:plans/{v}/PLAN.yml") for v in PLANS):
+        while not all(
+            "status: completed" in lab.git("show", f"HEAD:plans/{v}/PLAN.yml") for v in PLANS
+        ):
             if time.monotonic() > deadline or daemon.poll() is not None:
                 break
             time.sleep(0.2)
@@ -144,7 +155,8 @@ def _build(root: Path) -> Lab:
             daemon.kill()
     lab.errors = errors  # type: ignore[attr-defined]
     lab.daemon_err = [  # type: ignore[attr-defined]
-        line[:400] for line in (lab.root / "daemon.err").read_text(errors="replace").splitlines()
+        line[:400]
+        for line in (lab.root / "daemon.err").read_text(errors="replace").splitlines()
         if '"level": "error"' in line or '"level": "warning"' in line or not line.startswith("{")
     ][-12:]
     rows = lab.log_rows("%H%x00%an%x00%ae%x00%s%x00%B%x01")
@@ -182,4 +194,6 @@ def test_every_plan_ran_once_and_is_recorded(lab: Lab, vid: str) -> None:
     assert lab.heads[vid] == "completed", (lab.heads, lab.daemon_rc, lab.daemon_err)  # type: ignore[attr-defined]
     assert len(lab.calls(f"{vid}-1")) == 1 and len(lab.calls(f"{vid}-2")) == 1
     assert lab.cached == "", lab.cached  # type: ignore[attr-defined]
-    assert not any(f.get("plan") == f"plans/{vid}" for f in lab.report.get("findings", [])), lab.report.get("findings")  # type: ignore[attr-defined]
+    assert not any(f.get("plan") == f"plans/{vid}" for f in lab.report.get("findings", [])), (
+        lab.report.get("findings")
+    )  # type: ignore[attr-defined]

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 58 (runs): the index of the shared checkout in states a person (or an agent) puts
 it in with ordinary git, while the controller writes it in local mode (it now holds
 ``.git/index.lock`` from before its commit moves the branch until the index holds the

@@ -42,7 +42,13 @@ from advkit import ALICE, BenchError, Lab
 from test_round2_execution_kit import shared
 
 VARIANTS = ["revert", "rm", "mv", "cp", "softreset", "lock", "side", "detach", "edit"]
-FLAGGED = {"revert": "plans/revert", "softreset": "plans/softreset", "mv": "plans/mv-moved", "cp": "plans/cp-copy", "edit": "plans/edit"}
+FLAGGED = {
+    "revert": "plans/revert",
+    "softreset": "plans/softreset",
+    "mv": "plans/mv-moved",
+    "cp": "plans/cp-copy",
+    "edit": "plans/edit",
+}
 
 ACT = """\
 import json, os, shutil, subprocess, sys
@@ -144,13 +150,18 @@ def test_git_under_a_running_plan(lab: Lab, vid: str) -> None:
     if vid == "softreset":
         assert lab.calls(f"{vid}-2") == []
         assert "E_HISTORY_REWRITTEN" in json.dumps(row), row
-        assert lab.refusal(vid) == "E_ALREADY_EXECUTED" or "E_ALREADY_EXECUTED" in lab.history(vid), lab.history(vid)[:2000]
+        assert lab.refusal(vid) == "E_ALREADY_EXECUTED" or "E_ALREADY_EXECUTED" in lab.history(
+            vid
+        ), lab.history(vid)[:2000]
     else:
         assert row["status"] == "completed", (row, lab.first[vid])  # type: ignore[attr-defined]
         assert len(lab.calls(f"{vid}-2")) == 1
     for other in (f"plans/{vid}-moved", f"plans/{vid}-copy"):
         if other in rows:
-            assert rows[other]["status"] not in ("executing", "completed") or "E_ILLEGAL_TRANSITION" in json.dumps(rows[other]), rows[other]
+            assert rows[other]["status"] not in (
+                "executing",
+                "completed",
+            ) or "E_ILLEGAL_TRANSITION" in json.dumps(rows[other]), rows[other]
 
 
 @pytest.mark.parametrize("vid", sorted(FLAGGED))

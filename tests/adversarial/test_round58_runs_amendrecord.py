@@ -28,15 +28,18 @@ flags the amended commit: a finding naming the plan, or the execution not valid.
 
 Broke (strict xfails, ``test_the_audit_flags_the_amended_record``): ``amend-log``,
 ``amend-exec``, ``amend-notes``, ``amend-start``, ``amend-by``, ``amend-message``: both
-audits exit 0 with no finding about these plans and call every execution valid (``amend-log``/``-exec``/``-notes`` "complete"), though the
-live controller holds each plan ``E_HISTORY_REWRITTEN`` and calls the amended commit
-"plangate@localhost set status ... ; ignored". The audit recognises the controller's commits
-by the author alone, and checks its message only for a subject/status mismatch; git's own ``--amend`` (and a rebase, a cherry-pick) keeps that author
-and writes the agent as committer, so git history shows the agent's rewritten log, a forged
-``execution:`` record, or the agent's file as the controller's own, and the audit vouches
-for them. Should: a commit whose committer is not the controller's identity is not the
-controller's (``controller-unexplained`` / ``log-changed`` / ``owned-block-changed``, as the
-live controller judges it), or the accepted limit says the audit takes the author alone.
+audits report no finding about these plans and call every execution valid (``amend-log``,
+``-exec``, ``-notes``, ``-by``, ``-message``: "complete"; the report's only finding is
+``amend-status``'s), though the live controller holds each plan ``E_HISTORY_REWRITTEN`` and
+calls the amended commit "plangate@localhost set status ... ; ignored". As seen from
+outside, the audit takes a commit authored by the controller's identity as the controller's
+whatever its committer, and reads nothing wrong in a trailer rewritten or a paragraph added;
+git's own ``--amend`` (and a rebase, a cherry-pick) keeps that author and writes the agent
+as committer, so git history shows the agent's rewritten log, a forged ``execution:``
+record, the agent's file or words as the controller's own, and the audit vouches for them.
+Should: a commit whose committer is not the controller's identity is not the controller's
+(``controller-unexplained`` / ``log-changed`` / ``owned-block-changed``, as the live
+controller judges it), or the accepted limits say the audit takes the author alone.
 Not a forged identity in the "Out of scope" sense: nobody set the controller's name; the
 committer field names the agent. Held: the live controller (every variant), ``ctl``,
 ``amend-status`` (flagged ``controller-unexplained``: "a fail commit cannot set status

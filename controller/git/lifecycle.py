@@ -908,10 +908,16 @@ class Lifecycle(IndexStore):
 
     def _is_controller(self, record: CommitRecord) -> bool:
         """Whether the controller made this commit: a commit under its name that it did not
-        make is anyone's commit."""
-        return record.author.email.lower() == self.controller_email and (
-            self.own_commit is None or self.own_commit(record.sha)
-        )
+        make is anyone's commit. The controller knows its commits by record; git alone (the
+        audit, a fresh clone) by both identities: the controller writes itself as author
+        and committer, and git's own rewrites (`commit --amend`, a rebase, a cherry-pick)
+        keep the author but write whoever ran them as committer (round 58: the agent's
+        amended `complete` commit, its log rewritten, read as the controller's own)."""
+        if record.author.email.lower() != self.controller_email:
+            return False
+        if self.own_commit is not None:
+            return self.own_commit(record.sha)
+        return record.committer.email.lower() == self.controller_email
 
     def _controller_clock(self, at: int) -> None:
         """A controller commit: its time is the controller's clock. Every commit after it on

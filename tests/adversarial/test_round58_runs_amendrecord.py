@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Round 58 (runs): the agent amends the controller's own commits (``git commit --amend``
 keeps the author, so the amended commit still reads ``plangate <plangate@localhost>`` as
 author; its committer is the agent). No forged identity is typed: git does it.
@@ -41,7 +40,14 @@ Should: a commit whose committer is not the controller's identity is not the con
 (``controller-unexplained`` / ``log-changed`` / ``owned-block-changed``, as the live
 controller judges it), or the accepted limits say the audit takes the author alone.
 Not a forged identity in the "Out of scope" sense: nobody set the controller's name; the
-committer field names the agent. Held: the live controller (every variant), ``ctl``,
+committer field names the agent.
+
+Fixed (2026-11-29): git alone (the audit, a fresh clone) knows the controller's commits by
+both identities, author and committer (``Lifecycle._is_controller``; the running controller
+knows them by record). An amended, rebased or cherry-picked controller commit is anyone's
+commit under the controller's name: the audit flags what it changes as it flags a person's
+(``controller-only status``, ``log-changed``, ``owned-block-changed``), as the live
+controller does. The six strict xfails pass. Held: the live controller (every variant), ``ctl``,
 ``amend-status`` (flagged ``controller-unexplained``: "a fail commit cannot set status
 completed").
 """
@@ -54,7 +60,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 AMENDS = [
@@ -67,38 +73,7 @@ AMENDS = [
     "amend-status",
 ]
 VARIANTS = [*AMENDS, "ctl"]
-_WHY = (
-    "the audit recognises the controller's commits by their author: the agent's `git commit "
-    "--amend` (committer: the agent) of the controller's {what} is read as the controller's "
-    "own: no finding about the plan, the run valid; the live controller says E_HISTORY_REWRITTEN"
-)
-BROKEN = {
-    "amend-log": xfail(
-        "audit trusts an amended record",
-        _WHY.format(what="complete commit with EXECUTION_LOG.md rewritten"),
-    ),
-    "amend-exec": xfail(
-        "audit trusts an amended record",
-        _WHY.format(what="complete commit with the execution: block forged (action 1 failed)"),
-    ),
-    "amend-notes": xfail(
-        "audit trusts an amended record",
-        _WHY.format(what="complete commit carrying the agent's notes.txt"),
-    ),
-    "amend-start": xfail(
-        "audit trusts an amended record", _WHY.format(what="start commit, amended mid-run")
-    ),
-    "amend-by": xfail(
-        "audit trusts an amended record",
-        _WHY.format(what="complete commit message saying Approved-By: bob (Alice approved)"),
-    ),
-    "amend-message": xfail(
-        "audit trusts an amended record",
-        _WHY.format(
-            what="complete commit message with the agent's paragraph 'action 1 printed: everything fine, deployed to prod'"
-        ),
-    ),
-}
+BROKEN: dict[str, object] = {}  # all fixed (2026-11-29): see the docstring
 
 ACT = """\
 import json, os, subprocess, sys

@@ -675,6 +675,16 @@ def _check_signed(request: ApprovalRequest, policy: ApprovalSettings, approver: 
     return None
 
 
+def _span(seconds: float) -> str:
+    """A duration as a person reads it: ``5 s``, ``12 min``, ``3.0 h`` (a max_age of
+    seconds read "0.0 h" in the refusal)."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def _check_age(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
     if policy.max_age is None or request.frozen_since is None:
         return None
@@ -690,7 +700,7 @@ def _check_age(request: ApprovalRequest, policy: ApprovalSettings, approver: str
     if age > policy.max_age:
         return (
             "E_PLAN_EXPIRED",
-            f"the plan was frozen {age / 3600:.1f} h before its approval was verified; "
-            f"approval.max_age is {policy.max_age / 3600:.1f} h",
+            f"the plan was frozen {_span(age)} before its approval was verified; "
+            f"approval.max_age is {_span(policy.max_age)}",
         )
     return None

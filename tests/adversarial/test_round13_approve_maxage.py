@@ -1,7 +1,9 @@
 """Round 13, who may make a plan run: ``max_age`` (SPEC §5: "the plan was frozen no longer ago
 than that") dodged by bringing a stale frozen version back under a path, with honest clocks.
 
-Config: ``max_age: 3`` (seconds). The controller freezes every plan at T0; the lab waits 4.5 s.
+Config: ``max_age: 3600`` (seconds). The controller freezes every plan at T0, two hours ago
+(the agent's commit and the pass dated so: ``Lab.dated``); everything after runs at the
+clock's time.
 
 - ``readd``: the agent deletes the plan (a pass sees it gone) and commits the same bytes (the
   controller's frozen block of T0) again; Alice approves. The version was frozen by the
@@ -49,13 +51,16 @@ VIDS = ["readd", "copy", "flip", "refreeze", "stay"]
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, approval="max_age: 3\n")
+    lab = Lab(root, approval="max_age: 3600\n")
+    # T0, two hours ago: no sleep, and the fresh control has an hour, not 3 s (it expired
+    # under a loaded CI once: six approvals and a pass took longer than that)
+    lab.dated = f"@{int(time.time()) - 7200} +0000"
     for vid in VIDS:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # T0: frozen
+    lab.dated = None
     stale = lab.read("readd")
-    time.sleep(4.5)  # commit times are whole seconds: 4.5 s apart is at least 4 > max_age
     lab.git("rm", "-q", "-r", "plans/readd")
     lab.commit("agent deletes readd", AGENT)
     lab.run()

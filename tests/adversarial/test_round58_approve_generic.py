@@ -42,6 +42,12 @@ the commit writes made of it, so one stock reason in a clean-up commit that remo
 plan of hers bars her. Fix direction: a ``why`` too short or common to tell plans apart should
 not by itself match an action (weigh it like template text), or a match should need a
 distinguishing param too.
+
+Fixed (2026-11-29): a ``why`` is evidence by how much it says (``likeness.why_strength``:
+its words over 6; "restart the service" is 0.5), and an action of hers survives on it only
+with the share of what it runs kept (both ways) making up the rest. The agent's own tag, or
+two params, beside her stock reason keep none of her run: the action is not hers, the new
+plan 0.04 hers (0.52 by round 57's rule). Reasons of 6 words or more count whole as before.
 """
 
 from __future__ import annotations
@@ -50,20 +56,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["gen-rm", "gen-archive", "gen-done", "gen-3", "gen-2p", "gen-big", "gen-own", "gen-sep"]
-_REF = ("refused E_SELF_APPROVAL: the agent's own plan (its own name, task, tag, 4-space YAML) "
-        "shares only the stock why 'restart the service' with a plan of Alice's the same commit removed")
-BROKEN: dict[str, object] = {
-    "gen-rm": xfail("honest approval refused", _REF + " (her pending draft, git rm)"),
-    "gen-archive": xfail("honest approval refused", _REF + " (her draft moved to archive/)"),
-    "gen-done": xfail("honest approval refused", _REF + " (last week's restart, ran)"),
-    "gen-3": xfail("honest approval refused", _REF + " (one of her 3 stock steps)"),
-    "gen-2p": xfail("honest approval refused", _REF + " (the agent's plan has a second param)"),
-    "gen-big": xfail("honest approval refused", _REF + " (a 5-action plan, 4 actions its own)"),
-}
+BROKEN: dict[str, object] = {}
 
 STOCK = [("stop", "stop the service"), ("restart", "restart the service"),
          ("check", "check the service health")]

@@ -39,6 +39,13 @@ approver alice), and the fresh-clone audit lists each run valid. Held: ``move``
 action saying her params is matched with hers, whatever its tool), ``own`` ran once. The checks carry only check tools (idempotent, low
 risk), so ``nested`` is the one that matters most: any action of hers becomes a library
 call with her values as ``inputs``.
+
+Fixed (2026-11-29): plans are compared by the calls they make (``likeness.calls_view``):
+each precondition and ``verify`` tool (of an action or the plan) is a call of its own, a
+nested action's ``inputs`` are its call's params. Her call as a check is 0.75 hers (her tool
+and every param), her values as a pinned library's ``inputs`` with her ``why`` 0.98: she is a
+writer of each new plan, ``E_SELF_APPROVAL``. A pinned plan is compared by its pin and the
+inputs passed, not by reading the library's own actions.
 """
 
 from __future__ import annotations
@@ -49,17 +56,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["nested", "pre", "verify", "plan-pre", "echo-out", "echo-own", "move"]
-_RAN = "her call (tag, target, scope, ticket) made on her own approval, completed, audit valid"
-BROKEN: dict[str, object] = {
-    "nested": xfail("self-approval", "her values as a pinned library's inputs: rec got them; " + _RAN),
-    "pre": xfail("self-approval", "her call as an action's precondition: " + _RAN),
-    "verify": xfail("self-approval", "her call as an action's verify tool: " + _RAN),
-    "plan-pre": xfail("self-approval", "her call as a plan-level precondition: " + _RAN),
-}
+BROKEN: dict[str, object] = {}
 
 WHY = "alice: purge the expired invoices cache on the billing edge before the close"
 PARAMS = {"target": "billing-edge-3", "scope": "invoices/expired", "ticket": "FIN-2207"}

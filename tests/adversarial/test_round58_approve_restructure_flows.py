@@ -26,6 +26,11 @@ lists the runs valid; ``plangate approve --config`` committed her approval with 
 (``approved plans/approve-cmd in ...``); ``check --as alice`` predicted ``outcome: start``, her
 vote ``counted``. Held: ``move`` (``E_SELF_APPROVAL``). The prediction commands agree with the
 controller (one index), so fixing the pairing fixes all four.
+
+Fixed (2026-11-29): one root with ``_restructure`` (plans compared by the calls they make,
+inputs resolved: 0.98 hers); the index the prediction commands read is the controller's, so
+``approve`` refuses and commits nothing, ``check --as alice`` predicts ``E_SELF_APPROVAL``, and
+the pull request and quorum runs are refused.
 """
 
 from __future__ import annotations
@@ -35,20 +40,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs
 from test_round2_execution_kit import shared
 from test_round58_approve_restructure import hers, wanted
 
-BROKEN: dict[str, object] = {
-    "pr": xfail("self-approval", "the inputs move merged from the agent's branch: her call ran on "
-                "her approval, completed, audit valid"),
-    "quorum": xfail("self-approval", "count 2: Bob's vote then hers completed the quorum, her call "
-                    "ran (completed), audit valid"),
-    "approve-cmd": xfail("self-approval", "plangate approve --config said nothing and committed "
-                         "her approval (exit 0), the controller then ran it"),
-    "check": xfail("self-approval", "plangate check --as alice predicted outcome start, her vote "
-                   "counted, nothing refused"),
-}
+BROKEN: dict[str, object] = {}
 
 
 def _inputs(v: str) -> str:

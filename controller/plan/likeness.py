@@ -124,7 +124,8 @@ def calls_view(view: dict[str, Any]) -> dict[str, Any]:
     rest of the plan (name, task, tools, unread inputs) stays where it is."""
     if not isinstance(view, dict):
         return view
-    inputs = view.get("inputs") if isinstance(view.get("inputs"), dict) else {}
+    given = view.get("inputs")
+    inputs: dict[str, Any] = given if isinstance(given, dict) else {}
     used: set[str] = set()
     calls: list[Any] = []
     actions = view.get("actions")
@@ -355,7 +356,11 @@ def _survives(said: Counter[Leaf], other: Counter[Leaf]) -> bool:
     if rest and not (rest - other):
         return True
     runs = Counter(
-        {leaf: n for leaf, n in other.items() if weight(leaf) == VALUE_WEIGHT and leaf[0][2:] != (WHY,)}
+        {
+            leaf: n
+            for leaf, n in other.items()
+            if weight(leaf) == VALUE_WEIGHT and leaf[0][2:] != (WHY,)
+        }
     )
     ran = _share(rest, runs)
     if not why:

@@ -61,7 +61,11 @@ VIDS = ["inputs", "inputs-legacy", "inputs-task", "fallback", "fallback-inputs",
 BROKEN: dict[str, object] = {}
 
 WHY = "alice: drop the stale sessions table on the billing replica before the audit"
-PARAMS = {"target": "billing-replica-2", "command": "DROP TABLE sessions_2019", "ticket": "OPS-4411"}
+PARAMS = {
+    "target": "billing-replica-2",
+    "command": "DROP TABLE sessions_2019",
+    "ticket": "OPS-4411",
+}
 
 
 def hers(v: str) -> str:
@@ -74,8 +78,7 @@ def hers(v: str) -> str:
         "actions:\n  - id: 1\n    tool: rec\n"
         f'    why: "{WHY}"\n'
         "    params:\n"
-        f'      tag: "{v}-her"\n'
-        + "".join(f'      {k}: "{val}"\n' for k, val in PARAMS.items())
+        f'      tag: "{v}-her"\n' + "".join(f'      {k}: "{val}"\n' for k, val in PARAMS.items())
     )
 
 
@@ -87,8 +90,10 @@ def _head(v: str, task: str | None = None, inputs: bool = False) -> str:
         "  status: pending_approval\n"
     )
     if inputs:
-        text += "inputs:\n" + f'  tag: "{v}-her"\n' + "".join(
-            f'  {k}: "{val}"\n' for k, val in PARAMS.items()
+        text += (
+            "inputs:\n"
+            + f'  tag: "{v}-her"\n'
+            + "".join(f'  {k}: "{val}"\n' for k, val in PARAMS.items())
         )
     return text
 
@@ -139,9 +144,12 @@ def _build(root: Path) -> Lab:
     for v in VIDS:
         lab.write(f"{v}-her", hers(v))
     lab.commit("alice drafts her cleanups", ALICE)
-    lab.write("own", "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-              "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-              "    why: agent's own\n    params: {tag: own}\n")
+    lab.write(
+        "own",
+        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+        "    why: agent's own\n    params: {tag: own}\n",
+    )
     lab.commit("agent's own", AGENT)
     lab.run()
     for v in VIDS:

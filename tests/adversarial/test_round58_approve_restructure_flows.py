@@ -35,7 +35,6 @@ the pull request and quorum runs are refused.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -48,8 +47,11 @@ BROKEN: dict[str, object] = {}
 
 
 def _inputs(v: str) -> str:
-    return wanted("inputs").replace("inputs-her", f"{v}-her").replace("inputs cleanup", f"{v} cleanup").replace(
-        '"inputs: clean', f'"{v}: clean'
+    return (
+        wanted("inputs")
+        .replace("inputs-her", f"{v}-her")
+        .replace("inputs cleanup", f"{v} cleanup")
+        .replace('"inputs: clean', f'"{v}: clean')
     )
 
 
@@ -87,8 +89,18 @@ def _build(root: Path) -> Lab:
     lab.commit("alice approves check", ALICE)
     lab.git("checkout", "-q", "main")
     res = lab.cli(
-        "check", "--base", "main", "--head", "alice/check", "--as", "alice@example.com",
-        "--format", "json", "--config", str(lab.config), cwd=lab.repo,
+        "check",
+        "--base",
+        "main",
+        "--head",
+        "alice/check",
+        "--as",
+        "alice@example.com",
+        "--format",
+        "json",
+        "--config",
+        str(lab.config),
+        cwd=lab.repo,
     )
     lab.check_out = res.stdout + res.stderr  # type: ignore[attr-defined]
     for v in ["pr", "move"]:
@@ -98,7 +110,10 @@ def _build(root: Path) -> Lab:
     lab.run()
     _code, lab.report = lab.audit()  # type: ignore[attr-defined]
 
-    q = Lab(root / "quorum", approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n')
+    q = Lab(
+        root / "quorum",
+        approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n',
+    )
     q.write("quorum-her", hers("quorum"))
     q.commit("alice drafts", ALICE)
     q.run()

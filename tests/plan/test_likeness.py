@@ -282,8 +282,11 @@ def test_her_action_as_a_fallback_step_is_her_call() -> None:
 def test_her_call_as_a_check_is_her_call(where: str) -> None:
     """Round 58's ``pre``/``verify``/``plan-pre``: her call (tool, params) as a check."""
     mine = _hers()
-    call = {"tool": "rec", "params": dict(mine["actions"][0]["params"]),
-            "expect": {"path": "$.json.ok", "equals": True}}
+    call = {
+        "tool": "rec",
+        "params": dict(mine["actions"][0]["params"]),
+        "expect": {"path": "$.json.ok", "equals": True},
+    }
     new = _one("agent", "agent: warm the edge after the purge", "n", "t")
     if where == "pre":
         new["actions"][0]["preconditions"] = [call]
@@ -299,8 +302,14 @@ def test_her_values_as_a_pinned_plan_s_inputs_are_her_call() -> None:
     mine = _hers()
     action = mine["actions"][0]
     new = _copy(mine)
-    new["actions"] = [{"id": 1, "plan": {"path": "plans/lib", "hash": "sha256:ab"},
-                       "why": action["why"], "inputs": dict(action["params"])}]
+    new["actions"] = [
+        {
+            "id": 1,
+            "plan": {"path": "plans/lib", "hash": "sha256:ab"},
+            "why": action["why"],
+            "inputs": dict(action["params"]),
+        }
+    ]
     assert _made(mine, new) >= 0.9
 
 

@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "26"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "27"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -78,6 +78,8 @@ INDEX_VERSION = "26"  # 3: risk and estimate per plan; 4: approval identities, f
 # (controller.plan.likeness.kept_share), ties carried to every plan tied (round 56)
 # 26: content pairing measured both ways, actions matched by what they say, each source's
 # writers carried to every plan made of it (controller.plan.likeness.made_share, round 57)
+# 27: plans compared by the calls they make (inputs resolved; fallback steps, checks and a
+# pinned plan's inputs as calls), a short why no action by itself (likeness, round 58)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

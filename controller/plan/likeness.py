@@ -40,11 +40,28 @@ matched one to one by what they say, not their ids (a cut-down plan renumbers th
 action whose ``why`` is kept or reworded by a word or two (:data:`NEAR_WHY`) counts its
 unchanged leaves one by one (one word of each ``why`` and a port changed: 0.68 kept). The
 honest pairs stay low both ways: ``sp`` 0.013, recurring weeks 0.09, runbooks 0.004.
+
+Round 58: leaves at their place in an action missed her call written elsewhere, and a short
+stock ``why`` made the agent's own action hers. So a plan is read as the CALLS it can make
+(:func:`calls_view`): each action, fallback step, precondition, ``verify`` tool and
+plan-level precondition is one call (a nested plan's ``inputs`` its params), with every
+``$<inputs.K>`` / ``${inputs.K}`` resolved to the plan's input. Her call carried anywhere
+is her content: her values through ``inputs`` 0.98 hers (her ``why`` moved to
+``plan.task``, the action's the agent's: 0.8), her action as a fallback step or a pinned
+plan's inputs 0.98, her call as a precondition, ``verify`` or plan precondition 0.75. And
+an action survives when what it RUNS does (all its params, a pinned plan), or its ``why``
+is kept with the evidence it carries (:func:`why_strength`: its words over
+:data:`WHY_WORDS`, 6) and the share of what it runs kept (both ways) together making 1: a
+stock "restart the service" (0.5) beside the agent's own tag or two params is no action of
+hers (round 58's ``gen-*``: 0.52 by round 57's rule, 0.04 now); beside three of her four
+params kept it is (0.82). Reasons of 6 words or more are whole evidence as before (round
+57's 7- and 12-word ones, round 58's 12).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -70,6 +87,18 @@ WHY = "why"
 #: "record that variant a-old ran" and "... a ran" are 0.8, "rotate keys step 2" and "prune
 #: logs step 2" 0.5).
 NEAR_WHY = 0.85
+#: A ``why`` of this many words or more says enough to make an action another's by itself
+#: (kept or reworded: :data:`NEAR_WHY`); a shorter one counts as a share of it (round 58: a
+#: stock "restart the service", 3 words, is half the evidence and needs half of what the
+#: action runs kept beside it; round 58's 12-word reasons, round 57's 7- and 12-word ones,
+#: are whole evidence).
+WHY_WORDS = 6
+#: Keys of an action (or fallback step) that are calls of their own (round 58): its
+#: checks, its fallback steps. Each is compared as a call, apart from the action.
+CALL_KEYS = ("preconditions", "verify", "fallback")
+#: An input reference, ``$<inputs.K>`` or the legacy ``${inputs.K}`` (``$$<`` is literal).
+_INPUT_REF = re.compile(r"(?<!\$)\$(?:<inputs\.([^>]*)>|\{inputs\.([^}]*)\})")
+_MISSING = object()
 #: A value held by more new actions than this finds no match by itself (the action of the
 #: same id is always compared).
 MATCH_FANOUT = 32
@@ -79,8 +108,114 @@ Leaf = tuple[tuple[Any, ...], str]
 
 
 def leaves(document: dict[str, Any]) -> Counter[Leaf]:
-    """The hashed content of a plan document as a multiset of (path, canonical value)."""
-    return Counter(_walk(hashed_view(document), ()))
+    """The hashed content of a plan document as a multiset of (path, canonical value), its
+    actions read as the CALLS the plan can make (:func:`calls_view`, round 58)."""
+    return Counter(_walk(calls_view(hashed_view(document)), ()))
+
+
+def calls_view(view: dict[str, Any]) -> dict[str, Any]:
+    """A plan's hashed view with ``actions`` rewritten as the list of every call the plan can
+    make, wherever the plan file writes it (round 58: her call carried as a fallback step, a
+    check or a nested plan's inputs made the same tool call from leaves at other places):
+    each action, each of its fallback steps, each precondition and ``verify`` tool of either,
+    each plan-level precondition, as one item (tool, params, ``why``...); a nested action's
+    ``inputs`` are the params of its call; every ``$<inputs.K>`` / ``${inputs.K}`` is
+    resolved to the plan's input (an input so read is then said by the call, not twice). The
+    rest of the plan (name, task, tools, unread inputs) stays where it is."""
+    if not isinstance(view, dict):
+        return view
+    given = view.get("inputs")
+    inputs: dict[str, Any] = given if isinstance(given, dict) else {}
+    used: set[str] = set()
+    calls: list[Any] = []
+    actions = view.get("actions")
+    if isinstance(actions, list):
+        for index, action in enumerate(actions):
+            _calls_of(action, _name_of(action, index), calls)
+    elif actions is not None:
+        calls.append(actions)
+    checks = view.get("preconditions")
+    if isinstance(checks, list):
+        for index, check in enumerate(checks):
+            _calls_of(check, f"plan/pre/{index}", calls)
+    found = {k: v for k, v in view.items() if k not in ("actions", "preconditions")}
+    if checks is not None and not isinstance(checks, list):
+        found["preconditions"] = checks
+    if actions is not None or calls:
+        found["actions"] = [_resolved(call, inputs, used) for call in calls]
+    if inputs and used:
+        left = {k: v for k, v in inputs.items() if k not in used}
+        if left:
+            found["inputs"] = left
+        else:
+            found.pop("inputs", None)
+    return found
+
+
+def _name_of(item: Any, index: int) -> str:
+    name = item.get("id") if isinstance(item, dict) else None
+    return f"#{index}" if name is None else _canonical(name)
+
+
+def _calls_of(item: Any, name: str, calls: list[Any]) -> None:
+    """One action, step or check as calls: itself (its own keys, a nested plan's ``inputs``
+    as its params) and those it holds (:data:`CALL_KEYS`), each named under it."""
+    if not isinstance(item, dict):
+        calls.append(item)
+        return
+    own = {k: v for k, v in item.items() if k not in CALL_KEYS}
+    if "plan" in own and "inputs" in own and "params" not in own:
+        own["params"] = own.pop("inputs")
+    own["id"] = name
+    calls.append(own)
+    for key in CALL_KEYS:
+        held = item.get(key)
+        if held is None:
+            continue
+        if isinstance(held, list):
+            for index, sub in enumerate(held):
+                _calls_of(sub, f"{name}/{key}/{_name_of(sub, index)}", calls)
+        elif isinstance(held, dict):
+            _calls_of(held, f"{name}/{key}", calls)
+        else:
+            own[key] = held
+
+
+def _resolved(value: Any, inputs: dict[str, Any], used: set[str]) -> Any:
+    """``value`` with each input reference replaced by the input's value (a whole-string
+    reference by the value itself, one inside a text by its text)."""
+    if isinstance(value, dict):
+        return {k: _resolved(v, inputs, used) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolved(v, inputs, used) for v in value]
+    if not isinstance(value, str) or not inputs or "$" not in value:
+        return value
+    whole = _INPUT_REF.fullmatch(value)
+    if whole:
+        found = _input(inputs, whole.group(1) or whole.group(2) or "", used)
+        return value if found is _MISSING else found
+
+    def text(match: re.Match[str]) -> str:
+        found = _input(inputs, match.group(1) or match.group(2) or "", used)
+        if found is _MISSING or isinstance(found, (dict, list)):
+            return match.group(0)
+        return found if isinstance(found, str) else _canonical(found)
+
+    return _INPUT_REF.sub(text, value)
+
+
+def _input(inputs: dict[str, Any], key: str, used: set[str]) -> Any:
+    """The input a reference reads (``a`` or a path ``a.b`` into it)."""
+    if key in inputs:
+        used.add(key)
+        return inputs[key]
+    head, _, rest = key.partition(".")
+    found: Any = inputs.get(head, _MISSING)
+    for part in rest.split(".") if rest else []:
+        found = found.get(part, _MISSING) if isinstance(found, dict) else _MISSING
+    if found is not _MISSING:
+        used.add(head)
+    return found
 
 
 def _walk(value: Any, path: tuple[Any, ...]) -> Iterator[Leaf]:
@@ -205,21 +340,58 @@ def _actions(found: Counter[Leaf]) -> dict[Any, Counter[Leaf]]:
 
 
 def _survives(said: Counter[Leaf], other: Counter[Leaf]) -> bool:
-    """An old action survives in a new one when its ``why`` is kept or nearly so (a word or
-    two of a long reason changed: :data:`NEAR_WHY`), or all else it says is (what it runs);
-    its layout and the params plans for one target share alone do not make it (round 56's
-    ``sp``: five target params equal, the ``why`` and tag another's)."""
+    """An old action survives in a new one when what it RUNS survives (everything else it
+    says but its ``why``: params, a pinned plan, all unchanged), or its ``why`` kept or
+    nearly so (a word or two of a long reason changed: :data:`NEAR_WHY`) as evidence weighed
+    by how much it says (:func:`why_strength`) with the share of what it runs kept making up
+    the rest (round 58: a stock "restart the service" beside the agent's own values is no
+    action of hers; the same reason with three of her four params kept is). Its layout and
+    the params plans for one target share alone do not make it (round 56's ``sp``: five
+    target params equal, the ``why`` and tag another's)."""
     told = [leaf for leaf in said if weight(leaf) == VALUE_WEIGHT]
     if not told:  # layout alone: kept when all of it is
         return all(leaf in other for leaf in said)
     why = [leaf for leaf in told if leaf[0][2:] == (WHY,)]
-    rest = [leaf for leaf in told if leaf[0][2:] != (WHY,)]
-    if why and all(leaf in other for leaf in why):
+    rest = Counter({leaf: n for leaf, n in said.items() if leaf in told and leaf[0][2:] != (WHY,)})
+    if rest and not (rest - other):
         return True
-    theirs = [leaf[1] for leaf in other if leaf[0][2:] == (WHY,)]
-    if why and theirs and word_likeness(why[0][1], theirs[0]) >= NEAR_WHY:
-        return True
-    return bool(rest) and all(leaf in other for leaf in rest)
+    runs = Counter(
+        {
+            leaf: n
+            for leaf, n in other.items()
+            if weight(leaf) == VALUE_WEIGHT and leaf[0][2:] != (WHY,)
+        }
+    )
+    ran = _share(rest, runs)
+    if not why:
+        return False
+    reason = _text(why[0][1])
+    theirs = [_text(leaf[1]) for leaf in other if leaf[0][2:] == (WHY,)]
+    if not (why[0] in other or (theirs and word_likeness(reason, theirs[0]) >= NEAR_WHY)):
+        return False
+    return why_strength(reason) + ran >= 1.0
+
+
+def _share(old: Counter[Leaf], new: Counter[Leaf]) -> float:
+    """The share of what an action runs that is kept, both ways (as :func:`made_share`: her
+    params beside 14 the agent padded her draft with, round 57, are 2 of 3 of the new)."""
+    kept = _weight_of(old & new)
+    return max(kept / _weight_of(old) if old else 0.0, kept / _weight_of(new) if new else 0.0)
+
+
+def why_strength(reason: str) -> float:
+    """How much a ``why`` says on its own about whose action it is (0 to 1): its words over
+    :data:`WHY_WORDS` (a stock three-word reason is half the evidence, round 58)."""
+    return min(1.0, len(reason.split()) / WHY_WORDS)
+
+
+def _text(value: str) -> str:
+    """A leaf's canonical JSON value as the text it says (a string unquoted)."""
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return value
+    return found if isinstance(found, str) else value
 
 
 def word_likeness(one: str, two: str) -> float:

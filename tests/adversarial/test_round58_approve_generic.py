@@ -33,15 +33,23 @@ Asserted (the defence of honest approvals): the agent's plan runs once on Alice'
 no ``E_SELF_APPROVAL``, the audit lists the run valid.
 
 Seen: ``gen-rm``, ``gen-archive``, ``gen-done``, ``gen-3``, ``gen-2p`` and ``gen-big`` broke
-(wrongly refused): Alice's approval of the agent's own plan is refused ``E_SELF_APPROVAL`` ("alice wrote
+(wrongly refused): Alice's approval of the agent's own plan is refused ``E_SELF_APPROVAL``
+("alice wrote
 or changed this plan's content"), the plan never runs; ``gen-2p`` too, though the agent's plan
 has two params of its own, and ``gen-big``, a five-action plan of which one action's
-``why`` is the stock phrase (the share of her small removed plan "kept"). Held: ``gen-own`` (the same commit, another ``why``) and ``gen-sep``
+``why`` is the stock phrase (the share of her small removed plan "kept"). Held: ``gen-own``
+(the same commit, another ``why``) and ``gen-sep``
 (no removal in the commit) ran once, audit valid. Every removed plan's writers go to every plan
 the commit writes made of it, so one stock reason in a clean-up commit that removes any old
 plan of hers bars her. Fix direction: a ``why`` too short or common to tell plans apart should
 not by itself match an action (weigh it like template text), or a match should need a
 distinguishing param too.
+
+Fixed (2026-11-29): a ``why`` is evidence by how much it says (``likeness.why_strength``:
+its words over 6; "restart the service" is 0.5), and an action of hers survives on it only
+with the share of what it runs kept (both ways) making up the rest. The agent's own tag, or
+two params, beside her stock reason keep none of her run: the action is not hers, the new
+plan 0.04 hers (0.52 by round 57's rule). Reasons of 6 words or more count whole as before.
 """
 
 from __future__ import annotations
@@ -50,33 +58,29 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["gen-rm", "gen-archive", "gen-done", "gen-3", "gen-2p", "gen-big", "gen-own", "gen-sep"]
-_REF = ("refused E_SELF_APPROVAL: the agent's own plan (its own name, task, tag, 4-space YAML) "
-        "shares only the stock why 'restart the service' with a plan of Alice's the same commit removed")
-BROKEN: dict[str, object] = {
-    "gen-rm": xfail("honest approval refused", _REF + " (her pending draft, git rm)"),
-    "gen-archive": xfail("honest approval refused", _REF + " (her draft moved to archive/)"),
-    "gen-done": xfail("honest approval refused", _REF + " (last week's restart, ran)"),
-    "gen-3": xfail("honest approval refused", _REF + " (one of her 3 stock steps)"),
-    "gen-2p": xfail("honest approval refused", _REF + " (the agent's plan has a second param)"),
-    "gen-big": xfail("honest approval refused", _REF + " (a 5-action plan, 4 actions its own)"),
-}
+BROKEN: dict[str, object] = {}
 
-STOCK = [("stop", "stop the service"), ("restart", "restart the service"),
-         ("check", "check the service health")]
+OWN_WHY = "reload web with the new feature flags"
+STOCK = [
+    ("stop", "stop the service"),
+    ("restart", "restart the service"),
+    ("check", "check the service health"),
+]
 
 
 def hers(v: str) -> str:
     steps = STOCK if v == "gen-3" else [STOCK[1]]
     text = (
-        f'plan:\n  name: "restart api"\n  task: "restart the api after the cert rotation"\n'
+        'plan:\n  name: "restart api"\n  task: "restart the api after the cert rotation"\n'
         "  status: pending_approval\navailable_tools:\n  - name: rec\nactions:\n"
     )
     for i, (tag, why) in enumerate(steps, 1):
-        text += f'  - id: {i}\n    tool: rec\n    why: "{why}"\n    params:\n      tag: "{v}-old-{tag}"\n'
+        text += f'  - id: {i}\n    tool: rec\n    why: "{why}"\n'
+        text += f'    params:\n      tag: "{v}-old-{tag}"\n'
     return text
 
 
@@ -92,13 +96,16 @@ def agents(v: str) -> str:
         "actions:\n"
         "    -   id: 1\n"
         "        tool: rec\n"
-        f'        why: "{"reload web with the new feature flags" if v == "gen-own" else "restart the service"}"\n'
+        f'        why: "{OWN_WHY if v == "gen-own" else "restart the service"}"\n'
         "        params:\n"
-        f'            tag: "{v}"\n' + extra.replace("                ", "            ")
+        f'            tag: "{v}"\n'
+        + extra.replace("                ", "            ")
         + "".join(
-            f"    -   id: {i}\n        tool: rec\n        why: \"agent: step {i} of the web flag rollout, batch {i}\"\n"
-            f"        params:\n            tag: \"{v}-{i}\"\n            batch: {i}\n"
-            for i in range(2, 6) if v == "gen-big"
+            f"    -   id: {i}\n        tool: rec\n"
+            f'        why: "agent: step {i} of the web flag rollout, batch {i}"\n'
+            f'        params:\n            tag: "{v}-{i}"\n            batch: {i}\n'
+            for i in range(2, 6)
+            if v == "gen-big"
         )
     )
 
@@ -134,7 +141,9 @@ def _build(root: Path) -> Lab:
         path = lab.repo / "plans" / v / "PLAN.yml"
         text = path.read_text()
         assert "\n    status: pending_approval\n" in text, text
-        path.write_text(text.replace("\n    status: pending_approval\n", "\n    status: approved\n"))
+        path.write_text(
+            text.replace("\n    status: pending_approval\n", "\n    status: approved\n")
+        )
     lab.commit("alice approves", ALICE)
     lab.run()
     lab.run()

@@ -58,7 +58,16 @@ def _build(root: Path) -> Lab:
         "rej-second": ["rej", "d1"],
     }
     for v, parts in order.items():
-        lab.git("merge", "-q", "--no-ff", "--no-edit", "-s", "ours", *[f"{v}-{p}" for p in parts], who=AGENT)
+        lab.git(
+            "merge",
+            "-q",
+            "--no-ff",
+            "--no-edit",
+            "-s",
+            "ours",
+            *[f"{v}-{p}" for p in parts],
+            who=AGENT,
+        )
     lab.parents = lab.git("log", "--first-parent", "--format=%s|%P", "-3")  # type: ignore[attr-defined]
     lab.run()
     time.sleep(1.05)

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 OWNER = ("Owner", "owner@example.com")
@@ -106,7 +106,16 @@ def _build(root: Path) -> Lab:
 
             _branch(lab, f"{v}-edit", base, edit)
     lab.git("merge", "-q", "--no-ff", "--no-edit", "w-third-d1", "w-third-her", who=AGENT)
-    lab.git("merge", "-q", "--no-ff", "--no-edit", "w-fourth-d1", "w-fourth-d2", "w-fourth-her", who=AGENT)
+    lab.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "--no-edit",
+        "w-fourth-d1",
+        "w-fourth-d2",
+        "w-fourth-her",
+        who=AGENT,
+    )
     lab.git("merge", "-q", "--no-ff", "--no-edit", "w-second-her", "w-second-d1", who=AGENT)
     lab.git("merge", "-q", "--no-ff", "--no-edit", "v-octo-edit", "v-octo-ok", who=AGENT)
     lab.git("merge", "-q", "--no-ff", "--no-edit", "v-octo-rev-ok", "v-octo-rev-edit", who=AGENT)

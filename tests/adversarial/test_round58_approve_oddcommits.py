@@ -37,7 +37,9 @@ Q = ["q-coauthor", "q-coauthor-two"]
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, approval='rules:\n  - match: {paths: ["plans/q-*"]}\n    require: [{count: 2}]\n')
+    lab = Lab(
+        root, approval='rules:\n  - match: {paths: ["plans/q-*"]}\n    require: [{count: 2}]\n'
+    )
     for v in ["empty-msg", *Q, "q-two"]:
         lab.write(v, plan_text(v))
     lab.commit("agent proposes", AGENT)
@@ -48,12 +50,16 @@ def _build(root: Path) -> Lab:
     lab.git("commit", "-q", "--allow-empty-message", "-m", "", who=ALICE)
     lab.set_status("q-coauthor", "approved")
     lab.git("add", "-A")
-    lab.git("commit", "-q", "-m", "approve\n\nCo-authored-by: Bob <bob@ops.example.com>\n", who=ALICE)
+    lab.git(
+        "commit", "-q", "-m", "approve\n\nCo-authored-by: Bob <bob@ops.example.com>\n", who=ALICE
+    )
     lab.set_status("q-coauthor-two", "approved")
     lab.git("add", "-A")
     lab.git(
-        "commit", "-q", "-m",
-        "approve\n\nCo-authored-by: Bob <bob@ops.example.com>\nCo-authored-by: Carol <carol@ops.example.com>\n",
+        "commit",
+        "-q",
+        "-m",
+        "approve\n\nCo-authored-by: Bob <bob@ops.example.com>\nCo-authored-by: Carol <carol@ops.example.com>\n",  # noqa: E501
         who=ALICE,
     )
     lab.set_status("q-two", "approved")

@@ -9,9 +9,10 @@ check (``preconditions``, ``verify`` with a ``tool``) calls a catalog tool with 
 
 Config: the bench's, plus ``chk``: the recorder as a check tool (``idempotent: true``,
 ``risk: low``). Alice commits ``plans/<v>-her``: one action (her 12-word ``why``, her tag and
-three params) calling ``rec`` (``nested``, ``echo-*``) or the read-only ``chk`` (``pre``, ``verify``,
-``plan-pre``, ``move``). Earlier, the agent committed ``plans/lib`` (``draft``): one ``rec`` action
-whose every param is ``$<inputs.K>``. Then, in ONE agent commit that removes her folders:
+three params) calling ``rec`` (``nested``, ``echo-*``) or the read-only ``chk`` (``pre``,
+``verify``, ``plan-pre``, ``move``). Earlier, the agent committed ``plans/lib`` (``draft``):
+one ``rec`` action whose every param is ``$<inputs.K>``. Then, in ONE agent commit that removes
+her folders:
 
 - ``nested``: ``plans/nested``: one action pinning ``plans/lib`` with her ``why``, its
   ``inputs`` her values: the pinned action calls ``rec`` with her exact params.
@@ -36,9 +37,16 @@ params exactly as she wrote them (``nested``: ``rec``, her action's tool, throug
 library; the others: her read-only ``chk`` call), on her own approval (``completed``,
 approver alice), and the fresh-clone audit lists each run valid. Held: ``move``
 (``E_SELF_APPROVAL``), ``echo-out`` and ``echo-own`` (``E_SELF_APPROVAL``: the ``echo``
-action saying her params is matched with hers, whatever its tool), ``own`` ran once. The checks carry only check tools (idempotent, low
-risk), so ``nested`` is the one that matters most: any action of hers becomes a library
-call with her values as ``inputs``.
+action saying her params is matched with hers, whatever its tool), ``own`` ran once. The
+checks carry only check tools (idempotent, low risk), so ``nested`` is the one that matters
+most: any action of hers becomes a library call with her values as ``inputs``.
+
+Fixed (2026-11-29): plans are compared by the calls they make (``likeness.calls_view``):
+each precondition and ``verify`` tool (of an action or the plan) is a call of its own, a
+nested action's ``inputs`` are its call's params. Her call as a check is 0.75 hers (her tool
+and every param), her values as a pinned library's ``inputs`` with her ``why`` 0.98: she is a
+writer of each new plan, ``E_SELF_APPROVAL``. A pinned plan is compared by its pin and the
+inputs passed, not by reading the library's own actions.
 """
 
 from __future__ import annotations
@@ -49,17 +57,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["nested", "pre", "verify", "plan-pre", "echo-out", "echo-own", "move"]
-_RAN = "her call (tag, target, scope, ticket) made on her own approval, completed, audit valid"
-BROKEN: dict[str, object] = {
-    "nested": xfail("self-approval", "her values as a pinned library's inputs: rec got them; " + _RAN),
-    "pre": xfail("self-approval", "her call as an action's precondition: " + _RAN),
-    "verify": xfail("self-approval", "her call as an action's verify tool: " + _RAN),
-    "plan-pre": xfail("self-approval", "her call as a plan-level precondition: " + _RAN),
-}
+BROKEN: dict[str, object] = {}
 
 WHY = "alice: purge the expired invoices cache on the billing edge before the close"
 PARAMS = {"target": "billing-edge-3", "scope": "invoices/expired", "ticket": "FIN-2207"}
@@ -85,7 +87,8 @@ def hers(v: str) -> str:
 
 LIB = (
     'plan:\n  name: "lib"\n  task: "call rec with the given values"\n  status: draft\n'
-    "inputs:\n" + "".join(f'  {k}: "x"\n' for k in ["tag", *PARAMS])
+    "inputs:\n"
+    + "".join(f'  {k}: "x"\n' for k in ["tag", *PARAMS])
     + "available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n"
     '    why: "call rec"\n    params:\n'
     + "".join(f'      {k}: "$<inputs.{k}>"\n' for k in ["tag", *PARAMS])
@@ -93,7 +96,9 @@ LIB = (
 
 
 def wanted(v: str, lib_hash: str) -> str:
-    head = f'plan:\n  name: "{v} purge"\n  task: "{v}: purge the cache"\n  status: pending_approval\n'
+    head = (
+        f'plan:\n  name: "{v} purge"\n  task: "{v}: purge the cache"\n  status: pending_approval\n'
+    )
     agent = (
         f'  - id: 1\n    tool: rec\n    why: "agent: warm the edge after the purge"\n'
         f'    params:\n      tag: "{v}-agent"\n'
@@ -106,24 +111,44 @@ def wanted(v: str, lib_hash: str) -> str:
             f'    why: "{WHY}"\n    inputs:\n' + _params(v, "      ")
         )
     if v == "pre":
-        return head + tools + "actions:\n" + agent + (
-            f"    preconditions:\n      - {{tool: chk, params: {_flow(v)}, expect: {EXPECT}}}\n"
+        return (
+            head
+            + tools
+            + "actions:\n"
+            + agent
+            + (f"    preconditions:\n      - {{tool: chk, params: {_flow(v)}, expect: {EXPECT}}}\n")
         )
     if v == "verify":
-        return head + tools + "actions:\n" + agent + (
-            f"    verify: {{tool: chk, params: {_flow(v)}, expect: {EXPECT}, timeout: 5, interval: 1}}\n"
+        return (
+            head
+            + tools
+            + "actions:\n"
+            + agent
+            + (
+                f"    verify: {{tool: chk, params: {_flow(v)}, expect: {EXPECT}, "
+                "timeout: 5, interval: 1}\n"
+            )
         )
     if v == "plan-pre":
-        return head + tools + (
-            f"preconditions:\n  - {{tool: chk, params: {_flow(v)}, expect: {EXPECT}}}\n"
-        ) + "actions:\n" + agent
+        return (
+            head
+            + tools
+            + (f"preconditions:\n  - {{tool: chk, params: {_flow(v)}, expect: {EXPECT}}}\n")
+            + "actions:\n"
+            + agent
+        )
     if v in ("echo-out", "echo-own"):
         why = WHY if v == "echo-out" else "agent: apply the purge it staged"
-        return head + "available_tools:\n  - name: echo\n  - name: rec\n" + (
-            "actions:\n  - id: 1\n    tool: echo\n    why: \"agent: stage the purge request\"\n"
-            "    params:\n" + _params(v, "      ")
-            + f'  - id: 2\n    tool: rec\n    why: "{why}"\n    params:\n'
-            + "".join(f'      {k}: "$<actions[1].result.{k}>"\n' for k in ["tag", *PARAMS])
+        return (
+            head
+            + "available_tools:\n  - name: echo\n  - name: rec\n"
+            + (
+                'actions:\n  - id: 1\n    tool: echo\n    why: "agent: stage the purge request"\n'
+                "    params:\n"
+                + _params(v, "      ")
+                + f'  - id: 2\n    tool: rec\n    why: "{why}"\n    params:\n'
+                + "".join(f'      {k}: "$<actions[1].result.{k}>"\n' for k in ["tag", *PARAMS])
+            )
         )
     if v == "move":
         return hers(v) + '      region: "eu-west-1"\n'
@@ -135,12 +160,16 @@ def _build(root: Path) -> Lab:
     log = json.dumps(str(root / "ran.log"))
     lab = Lab(
         root,
-        tools=f"chk: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}, idempotent: true, risk: low}}\n",
+        tools=f"chk: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}, "
+        "idempotent: true, risk: low}\n",
     )
     lab.write("lib", LIB)
-    lab.write("own", "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-              "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-              "    why: agent's own\n    params: {tag: own}\n")
+    lab.write(
+        "own",
+        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+        "    why: agent's own\n    params: {tag: own}\n",
+    )
     lab.commit("agent: a library plan and its own plan", AGENT)
     for v in VIDS:
         lab.write(f"{v}-her", hers(v))

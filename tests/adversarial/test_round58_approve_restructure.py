@@ -38,6 +38,12 @@ action that became a fallback step) is no leaf of hers. Held: ``move`` (her plan
 param added: ``E_SELF_APPROVAL``), ``own`` ran once. Fix direction: compare what each tool call
 gets (params resolved through static inputs, fallback steps and checks as calls), not leaves at
 their place.
+
+Fixed (2026-11-29): plans are compared by the calls they make (``likeness.calls_view``):
+every ``$<inputs.K>`` / ``${inputs.K}`` is read as the input it names, a fallback step is a
+call of its own. Her values through ``inputs`` are 0.98 hers (0.8 with her ``why`` moved to
+``plan.task``: her call survives by its params alone), her action as a fallback step 0.98,
+over 0.5: she is a writer of each new plan, ``E_SELF_APPROVAL``.
 """
 
 from __future__ import annotations
@@ -48,21 +54,18 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["inputs", "inputs-legacy", "inputs-task", "fallback", "fallback-inputs", "move"]
-_RAN = "ran on her approval (completed, approver alice), the audit lists the run valid"
-BROKEN: dict[str, object] = {
-    "inputs": xfail("self-approval", "her params moved to plan inputs, $<inputs.K>: " + _RAN),
-    "inputs-legacy": xfail("self-approval", "her params as legacy ${inputs.K}: " + _RAN),
-    "inputs-task": xfail("self-approval", "her why moved to plan.task, params via inputs: " + _RAN),
-    "fallback": xfail("self-approval", "her action as the fallback step of a failing one: " + _RAN),
-    "fallback-inputs": xfail("self-approval", "her action as a fallback step via inputs: " + _RAN),
-}
+BROKEN: dict[str, object] = {}
 
 WHY = "alice: drop the stale sessions table on the billing replica before the audit"
-PARAMS = {"target": "billing-replica-2", "command": "DROP TABLE sessions_2019", "ticket": "OPS-4411"}
+PARAMS = {
+    "target": "billing-replica-2",
+    "command": "DROP TABLE sessions_2019",
+    "ticket": "OPS-4411",
+}
 
 
 def hers(v: str) -> str:
@@ -75,8 +78,7 @@ def hers(v: str) -> str:
         "actions:\n  - id: 1\n    tool: rec\n"
         f'    why: "{WHY}"\n'
         "    params:\n"
-        f'      tag: "{v}-her"\n'
-        + "".join(f'      {k}: "{val}"\n' for k, val in PARAMS.items())
+        f'      tag: "{v}-her"\n' + "".join(f'      {k}: "{val}"\n' for k, val in PARAMS.items())
     )
 
 
@@ -88,8 +90,10 @@ def _head(v: str, task: str | None = None, inputs: bool = False) -> str:
         "  status: pending_approval\n"
     )
     if inputs:
-        text += "inputs:\n" + f'  tag: "{v}-her"\n' + "".join(
-            f'  {k}: "{val}"\n' for k, val in PARAMS.items()
+        text += (
+            "inputs:\n"
+            + f'  tag: "{v}-her"\n'
+            + "".join(f'  {k}: "{val}"\n' for k, val in PARAMS.items())
         )
     return text
 
@@ -140,9 +144,12 @@ def _build(root: Path) -> Lab:
     for v in VIDS:
         lab.write(f"{v}-her", hers(v))
     lab.commit("alice drafts her cleanups", ALICE)
-    lab.write("own", "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-              "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-              "    why: agent's own\n    params: {tag: own}\n")
+    lab.write(
+        "own",
+        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+        "    why: agent's own\n    params: {tag: own}\n",
+    )
     lab.commit("agent's own", AGENT)
     lab.run()
     for v in VIDS:

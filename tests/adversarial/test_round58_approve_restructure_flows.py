@@ -26,34 +26,32 @@ lists the runs valid; ``plangate approve --config`` committed her approval with 
 (``approved plans/approve-cmd in ...``); ``check --as alice`` predicted ``outcome: start``, her
 vote ``counted``. Held: ``move`` (``E_SELF_APPROVAL``). The prediction commands agree with the
 controller (one index), so fixing the pairing fixes all four.
+
+Fixed (2026-11-29): one root with ``_restructure`` (plans compared by the calls they make,
+inputs resolved: 0.98 hers); the index the prediction commands read is the controller's, so
+``approve`` refuses and commits nothing, ``check --as alice`` predicts ``E_SELF_APPROVAL``, and
+the pull request and quorum runs are refused.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs
 from test_round2_execution_kit import shared
 from test_round58_approve_restructure import hers, wanted
 
-BROKEN: dict[str, object] = {
-    "pr": xfail("self-approval", "the inputs move merged from the agent's branch: her call ran on "
-                "her approval, completed, audit valid"),
-    "quorum": xfail("self-approval", "count 2: Bob's vote then hers completed the quorum, her call "
-                    "ran (completed), audit valid"),
-    "approve-cmd": xfail("self-approval", "plangate approve --config said nothing and committed "
-                         "her approval (exit 0), the controller then ran it"),
-    "check": xfail("self-approval", "plangate check --as alice predicted outcome start, her vote "
-                   "counted, nothing refused"),
-}
+BROKEN: dict[str, object] = {}
 
 
 def _inputs(v: str) -> str:
-    return wanted("inputs").replace("inputs-her", f"{v}-her").replace("inputs cleanup", f"{v} cleanup").replace(
-        '"inputs: clean', f'"{v}: clean'
+    return (
+        wanted("inputs")
+        .replace("inputs-her", f"{v}-her")
+        .replace("inputs cleanup", f"{v} cleanup")
+        .replace('"inputs: clean', f'"{v}: clean')
     )
 
 
@@ -91,8 +89,18 @@ def _build(root: Path) -> Lab:
     lab.commit("alice approves check", ALICE)
     lab.git("checkout", "-q", "main")
     res = lab.cli(
-        "check", "--base", "main", "--head", "alice/check", "--as", "alice@example.com",
-        "--format", "json", "--config", str(lab.config), cwd=lab.repo,
+        "check",
+        "--base",
+        "main",
+        "--head",
+        "alice/check",
+        "--as",
+        "alice@example.com",
+        "--format",
+        "json",
+        "--config",
+        str(lab.config),
+        cwd=lab.repo,
     )
     lab.check_out = res.stdout + res.stderr  # type: ignore[attr-defined]
     for v in ["pr", "move"]:
@@ -102,7 +110,10 @@ def _build(root: Path) -> Lab:
     lab.run()
     _code, lab.report = lab.audit()  # type: ignore[attr-defined]
 
-    q = Lab(root / "quorum", approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n')
+    q = Lab(
+        root / "quorum",
+        approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n',
+    )
     q.write("quorum-her", hers("quorum"))
     q.commit("alice drafts", ALICE)
     q.run()

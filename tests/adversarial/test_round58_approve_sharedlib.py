@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 OWNER = ("Owner", "owner@example.com")
@@ -65,7 +65,11 @@ def _pin(h: str, why: str, tag: str, i: int = 1) -> str:
 
 
 def hers(v: str, h: str) -> str:
-    text = f'plan:\n  name: "{v} old"\n  task: "alice: last sprint"\n  status: pending_approval\n' + TOOLS + "actions:\n"
+    text = (
+        f'plan:\n  name: "{v} old"\n  task: "alice: last sprint"\n  status: pending_approval\n'
+        + TOOLS
+        + "actions:\n"
+    )
     if v in ("env-rm", "region-rm"):
         key = "env: prod" if v == "env-rm" else "region: eu-west-1"
         return text + (
@@ -73,12 +77,19 @@ def hers(v: str, h: str) -> str:
             f'    params: {{tag: "{v}-old", {key}}}\n'
         )
     if v.startswith("flush"):
-        return text + '  - id: 1\n    tool: flush\n    why: "alice: flush the edge caches after the rollout"\n'
+        return (
+            text
+            + '  - id: 1\n    tool: flush\n    why: "alice: flush the edge caches after the rollout"\n'  # noqa: E501
+        )
     return text + _pin(h, "alice: tell the team the billing rollout is done", f"{v}-old")
 
 
 def agents(v: str, h: str) -> str:
-    text = f'plan:\n  name: "{v}"\n  task: "agent: this sprint"\n  status: pending_approval\n' + TOOLS + "actions:\n"
+    text = (
+        f'plan:\n  name: "{v}"\n  task: "agent: this sprint"\n  status: pending_approval\n'
+        + TOOLS
+        + "actions:\n"
+    )
     if v in ("env-rm", "region-rm"):
         key = "env: prod" if v == "env-rm" else "region: eu-west-1"
         return text + (
@@ -86,11 +97,18 @@ def agents(v: str, h: str) -> str:
             f"    params: {{{key}}}\n"
         )
     if v.startswith("flush"):
-        return text + '  - id: 1\n    tool: flush\n    why: "agent: clear caches so the new flags show"\n'
+        return (
+            text
+            + '  - id: 1\n    tool: flush\n    why: "agent: clear caches so the new flags show"\n'
+        )
     if v == "lib-two":
-        return text + (
-            f'  - id: 1\n    tool: rec\n    why: "agent: bump the flag set"\n    params: {{tag: "{v}-own"}}\n'
-        ) + _pin(h, "agent: announce the new flag set", v, 2)
+        return (
+            text
+            + (
+                f'  - id: 1\n    tool: rec\n    why: "agent: bump the flag set"\n    params: {{tag: "{v}-own"}}\n'  # noqa: E501
+            )
+            + _pin(h, "agent: announce the new flag set", v, 2)
+        )
     return text + _pin(h, "agent: announce the new flag set", v)
 
 

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["act", "fb", "pre", "verify", "plan-pre", "nested-fb", "nested-pre"]
@@ -61,27 +61,35 @@ def rec(v: str, extra: str = "") -> str:
 def fb(v: str) -> str:
     return (
         '  - id: 1\n    tool: boom\n    why: "try the soft way"\n    on_failure: fallback\n'
-        f'    fallback:\n      - {{id: "1.1", tool: danger, why: "the hard way", params: {{tag: "{v}-danger"}}}}\n'
+        f'    fallback:\n      - {{id: "1.1", tool: danger, why: "the hard way", params: {{tag: "{v}-danger"}}}}\n'  # noqa: E501
     )
 
 
 def plan(v: str, libs: dict[str, str]) -> str:
     probe = f'{{tool: probe, params: {{tag: "{v}-probe"}}, expect: {EXPECT}}}'
     if v == "act":
-        return head(v) + f'actions:\n  - id: 1\n    tool: danger\n    why: "w"\n    params: {{tag: "{v}-danger"}}\n'
+        return (
+            head(v)
+            + f'actions:\n  - id: 1\n    tool: danger\n    why: "w"\n    params: {{tag: "{v}-danger"}}\n'  # noqa: E501
+        )
     if v == "fb":
         return head(v) + "actions:\n" + fb(v)
     if v == "pre":
         return head(v) + "actions:\n" + rec(v, f"    preconditions: [{probe}]\n")
     if v == "verify":
-        return head(v) + "actions:\n" + rec(
-            v, f'    verify: {{tool: probe, params: {{tag: "{v}-probe"}}, expect: {EXPECT}, timeout: 5, interval: 1}}\n'
+        return (
+            head(v)
+            + "actions:\n"
+            + rec(
+                v,
+                f'    verify: {{tool: probe, params: {{tag: "{v}-probe"}}, expect: {EXPECT}, timeout: 5, interval: 1}}\n',  # noqa: E501
+            )
         )
     if v == "plan-pre":
         return head(v) + f"preconditions: [{probe}]\nactions:\n" + rec(v)
     lib = "lib-fb" if v == "nested-fb" else "lib-pre"
     return head(v) + (
-        f'actions:\n  - id: 1\n    plan: {{path: plans/{lib}, hash: "{libs[lib]}"}}\n    why: "the usual way"\n'
+        f'actions:\n  - id: 1\n    plan: {{path: plans/{lib}, hash: "{libs[lib]}"}}\n    why: "the usual way"\n'  # noqa: E501
     )
 
 
@@ -89,7 +97,8 @@ LIBS = {
     "lib-fb": head("lib-fb", "draft") + "actions:\n" + fb("nested-fb"),
     "lib-pre": head("lib-pre", "draft")
     + f'preconditions: [{{tool: probe, params: {{tag: "nested-pre-probe"}}, expect: {EXPECT}}}]\n'
-    + "actions:\n" + rec("nested-pre"),
+    + "actions:\n"
+    + rec("nested-pre"),
 }
 
 
@@ -107,15 +116,13 @@ def _build(root: Path) -> Lab:
         tools=(
             f"danger: {{kind: exec, argv: {r}, env: {{REC_LOG: {log}}}}}\n"
             f"boom: {{kind: exec, argv: {boom}}}\n"
-            f"probe: {{kind: exec, argv: {r}, env: {{REC_LOG: {log}}}, idempotent: true, risk: low}}\n"
+            f"probe: {{kind: exec, argv: {r}, env: {{REC_LOG: {log}}}, idempotent: true, risk: low}}\n"  # noqa: E501
         ),
     )
     for name, text in LIBS.items():
         lab.write(name, text)
     lab.commit("agent: libraries", AGENT)
-    libs = {
-        n: lab.cli("hash", str(lab.repo / "plans" / n)).stdout.strip().split()[0] for n in LIBS
-    }
+    libs = {n: lab.cli("hash", str(lab.repo / "plans" / n)).stdout.strip().split()[0] for n in LIBS}
     assert all(h.startswith("sha256:") for h in libs.values()), libs
     for v in VIDS:
         lab.write(v, plan(v, libs))

@@ -4,6 +4,7 @@ much of the old plan the new one keeps (round 56)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 from ruamel.yaml import YAML
@@ -14,6 +15,7 @@ from controller.plan.likeness import (
     kept_share,
     leaves,
     made_share,
+    why_strength,
     word_likeness,
 )
 
@@ -99,12 +101,13 @@ def test_ten_params_added_to_her_action_keep_it() -> None:
 
 
 def test_one_value_edited_keeps_the_rest() -> None:
-    """A param edited (why kept) or the why reworded (params kept): 0.6 of a one-action
-    plan, over the threshold."""
-    mine = _one("a", "record it")
+    """A param edited (a why that says enough kept) or the why reworded (params kept): 0.6
+    of a one-action plan, over the threshold."""
+    mine = _one("a", "record that alice rotated the signing key")
     retagged, reworded = _copy(mine), _copy(mine)
     retagged["actions"][0]["params"]["tag"] = "b"
     reworded["actions"][0]["why"] = "note it"
+    assert why_strength(mine["actions"][0]["why"]) == 1.0
     assert _kept(mine, retagged) == pytest.approx(0.6)
     assert _kept(mine, reworded) == pytest.approx(0.6)
     assert min(_kept(mine, retagged), _kept(mine, reworded)) >= MOVE_KEPT
@@ -225,3 +228,106 @@ def test_a_removed_plan_s_actions_are_matched_one_to_one() -> None:
     one["actions"] = one["actions"][:1]
     assert _kept(mine, one) < 0.6
     assert _made(mine, one) == 1.0
+
+
+# Round 58: plans compared by the calls they make, and a short stock why is no action of hers.
+
+_WHY = "alice: drop the stale sessions table on the billing replica before the audit"
+_HER = {"target": "billing-replica-2", "command": "DROP TABLE sessions_2019", "ticket": "OPS-4411"}
+
+
+def _hers() -> dict:
+    return _one("r58-her", _WHY, "cleanup", "clean the billing replica", **_HER)
+
+
+def _through_inputs(legacy: bool = False, why: str = _WHY, task: str = "clean") -> dict:
+    doc = _hers()
+    doc["plan"]["task"] = task
+    params = doc["actions"][0]["params"]
+    doc["inputs"] = dict(params)
+    form = "${{inputs.{}}}" if legacy else "$<inputs.{}>"
+    doc["actions"][0]["params"] = {k: form.format(k) for k in params}
+    doc["actions"][0]["why"] = why
+    return doc
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_her_values_read_through_inputs_are_her_call(legacy: bool) -> None:
+    """Round 58's ``inputs``/``inputs-legacy``: every param ``$<inputs.K>`` (``${inputs.K}``)."""
+    assert _made(_hers(), _through_inputs(legacy)) == pytest.approx(0.98, abs=0.01)
+
+
+def test_her_why_moved_to_the_task_leaves_her_call() -> None:
+    """Round 58's ``inputs-task``: the action's why the agent's, her params via inputs."""
+    moved = _through_inputs(why="agent: run the cleanup described in the task", task=_WHY)
+    assert _made(_hers(), moved) == pytest.approx(0.8, abs=0.01)
+
+
+def test_an_input_inside_a_text_is_resolved() -> None:
+    doc = _hers()
+    doc["inputs"] = {"table": "sessions_2019"}
+    doc["actions"][0]["params"]["command"] = "DROP TABLE $<inputs.table>"
+    assert leaves(doc) == leaves(_hers()) + Counter()  # the input read is said by the call
+
+
+def test_her_action_as_a_fallback_step_is_her_call() -> None:
+    """Round 58's ``fallback``: an agent action that fails, her action its fallback step."""
+    step = dict(_hers()["actions"][0], id="1.1")
+    new = _one("probe", "agent: probe the replica lock", "cleanup", "clean the billing replica")
+    new["actions"][0].update(on_failure="fallback", fallback=[step])
+    assert _made(_hers(), new) >= 0.9
+
+
+@pytest.mark.parametrize("where", ["pre", "verify", "plan-pre"])
+def test_her_call_as_a_check_is_her_call(where: str) -> None:
+    """Round 58's ``pre``/``verify``/``plan-pre``: her call (tool, params) as a check."""
+    mine = _hers()
+    call = {
+        "tool": "rec",
+        "params": dict(mine["actions"][0]["params"]),
+        "expect": {"path": "$.json.ok", "equals": True},
+    }
+    new = _one("agent", "agent: warm the edge after the purge", "n", "t")
+    if where == "pre":
+        new["actions"][0]["preconditions"] = [call]
+    elif where == "verify":
+        new["actions"][0]["verify"] = dict(call, timeout=5)
+    else:
+        new["preconditions"] = [call]
+    assert _made(mine, new) == pytest.approx(0.75, abs=0.02)
+
+
+def test_her_values_as_a_pinned_plan_s_inputs_are_her_call() -> None:
+    """Round 58's ``nested``: a pinned library plan called with her why and values."""
+    mine = _hers()
+    action = mine["actions"][0]
+    new = _copy(mine)
+    new["actions"] = [
+        {
+            "id": 1,
+            "plan": {"path": "plans/lib", "hash": "sha256:ab"},
+            "why": action["why"],
+            "inputs": dict(action["params"]),
+        }
+    ]
+    assert _made(mine, new) >= 0.9
+
+
+def _stock(tag: str, why: str = "restart the service", **params: object) -> dict:
+    return _one(tag, why, "restart api", "restart the api after the cert rotation", **params)
+
+
+@pytest.mark.parametrize("extra", [{}, {"service": "web"}])
+def test_a_stock_why_beside_the_agent_s_own_values_is_not_hers(extra: dict) -> None:
+    """Round 58's ``gen-rm``/``gen-2p``: 0.52 by round 57's rule (why + layout over the plan)."""
+    assert why_strength("restart the service") == 0.5
+    mine = _one("gen", "restart the service", "bounce web", "bounce the web tier", **extra)
+    assert _made(_stock("gen-old"), mine) == pytest.approx(0.04, abs=0.01)
+
+
+def test_a_stock_why_with_most_of_her_values_kept_is_hers() -> None:
+    """A short why is half the evidence: three of her four params beside it make the rest."""
+    hers = _stock("gen-old", target="api-1", ticket="OPS-1", window="sun")
+    moved = _copy(hers)
+    moved["actions"][0]["params"]["tag"] = "gen-new"
+    assert _made(hers, moved) >= 0.7

@@ -178,10 +178,11 @@ class RepoBase:
                 data = bytes(stream.read())
             except (ValueError, OSError) as exc:
                 raise GitError(f"cannot read object {sha}: {exc}") from None
-        kind = stream.type if isinstance(stream.type, bytes) else str(stream.type).encode()
+        found: object = stream.type  # bytes from GitPython's cat-file (typed str)
+        typed = found if isinstance(found, bytes) else str(found).encode()
         if self.checks_objects:
-            check_object(sha, kind, data, self._objects)
-        return kind, data
+            check_object(sha, typed, data, self._objects)
+        return typed, data
 
     @property
     def objects_checked(self) -> Path | None:

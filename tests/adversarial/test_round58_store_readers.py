@@ -61,10 +61,10 @@ hashes the shared store's copy of each blob a new commit replaces (the version t
 read there) and the pass logs ``shared_store.forged`` (``E_GIT``, the names, ``git fsck``)
 when one does not match; the controller goes on with its own copies (``controller-says``).
 
-Fix direction (as the attacker wrote it): the page (and ``approve``'s edit check) read objects through the controller's
-store, or check each object they read against its name (read, then rehash) and say
-``E_GIT ... run git fsck``; the pass could compare the shared store's copies of the tip's
-plan files with its own and warn.
+Fix direction (as the attacker wrote it): the page (and ``approve``'s edit check) read objects
+through the controller's store, or check each object they read against its name (read, then
+rehash) and say ``E_GIT ... run git fsck``; the pass could compare the shared store's copies of
+the tip's plan files with its own and warn.
 """
 
 from __future__ import annotations

@@ -172,7 +172,10 @@ def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | None:
     controller's own object store when it has one (round 58)."""
     objects = None
     if store is not None:
-        objects = {"GIT_OBJECT_DIRECTORY": str(store / "objects"), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
+        objects = {
+            "GIT_OBJECT_DIRECTORY": str(store / "objects"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
+        }
     try:
         proc = subprocess.run(
             [

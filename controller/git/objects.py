@@ -139,7 +139,7 @@ class Objects(RepoBase):
             sha, kind = first[5:].decode(), b"tree"
         mode = _TREE_MODE if kind == b"tree" else 0
         for part in path.split("/") if path else ():
-            entry = self._tree_entries(sha).get(part) if mode == _TREE_MODE else None
+            entry = self._parsed_tree(sha).get(part) if mode == _TREE_MODE else None
             if entry is None:
                 return None
             sha, mode = entry
@@ -175,6 +175,10 @@ class Objects(RepoBase):
         return first[5:].decode() if first.startswith(b"tree ") else None
 
     def _tree_entries(self, tree: str) -> dict[str, tuple[str, int]]:
+        """name -> (sha, mode) of a tree (a copy the caller may change)."""
+        return dict(self._parsed_tree(tree))
+
+    def _parsed_tree(self, tree: str) -> Mapping[str, tuple[str, int]]:
         """name -> (sha, mode) of a tree; trees are immutable, so parsed ones are cached."""
         cached = self._trees.get(tree)
         if cached is None:
@@ -182,7 +186,7 @@ class Objects(RepoBase):
             if len(self._trees) > 256:
                 self._trees.clear()
             self._trees[tree] = cached
-        return dict(cached)
+        return cached
 
     def ls_files(self, commit: str, paths: Sequence[str]) -> list[tuple[str, str]]:
         """(path, blob) of every file under ``paths`` in ``commit``."""

@@ -303,7 +303,6 @@ class Intake:
                     self.write(b"blob", self._read(sha, b"blob"))
         self.write(b"tree", raw)  # written as the controller writes trees (raw when big)
 
-
     def _spot(self, sha: str) -> None:
         """Hash the shared store's copy of a blob a new commit replaces: the version the
         approver read there (her ``git show``, her editor's diff) before she changed it. The

@@ -20,7 +20,7 @@ from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
 from controller.git.guard import GitGuard
-from controller.git.store import ensure_store
+from controller.git.store import check_object, ensure_store
 
 
 class _GuardedGit(git.Git):
@@ -76,6 +76,11 @@ class RepoBase:
         #: from there; what this process writes goes to the shared store too
         self.store = store
         self._shared_objects: Path | None = None
+        #: every object read is hashed against its name: a store nobody verified (local
+        #: mode's shared ``.git/objects`` read by a person's plangate, the page, an audit);
+        #: the controller's own store and its fetched clone hold only objects git named
+        #: by their bytes (round 58)
+        self.checks_objects = store is None and not fetches
         if store is not None:
             objects = ensure_store(store)
             self.guard = dataclasses.replace(self.guard, objects=str(objects))
@@ -102,6 +107,8 @@ class RepoBase:
         self._shared_reader: _GuardedGit | None = None
         #: entries of the big trees the intake took in lately (controller.git.store.Intake)
         self._intake_entries: dict[str, frozenset[bytes]] = {}
+        #: objects the intake found shadowed in the shared store (the caller warns, clears)
+        self.forged_shared: list[str] = []
 
     def close(self) -> None:
         with self._lock:
@@ -157,15 +164,31 @@ class RepoBase:
     def _object(self, sha: str, limit: int | None = None) -> bytes:
         """An object's content; with ``limit``, a blob bigger than that is never read
         (BlobTooLarge: its size is asked first)."""
+        return self._typed_object(sha, limit)[1]
+
+    def _typed_object(self, sha: str, limit: int | None = None) -> tuple[bytes, bytes]:
+        """(type, content) of an object, hashed against ``sha`` when :attr:`checks_objects`."""
         with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
             try:
                 if limit is not None:
                     _, kind, size = self._repo.git.get_object_header(sha)
                     if size > limit and kind == b"blob":
                         raise BlobTooLarge(sha, size, limit)
-                return bytes(self._repo.odb.stream(bytes.fromhex(sha)).read())
+                stream = self._repo.odb.stream(bytes.fromhex(sha))
+                data = bytes(stream.read())
             except (ValueError, OSError) as exc:
                 raise GitError(f"cannot read object {sha}: {exc}") from None
+        found: object = stream.type  # bytes from GitPython's cat-file (typed str)
+        typed = found if isinstance(found, bytes) else str(found).encode()
+        if self.checks_objects:
+            check_object(sha, typed, data, self._objects)
+        return typed, data
+
+    @property
+    def objects_checked(self) -> Path | None:
+        """The object store whose objects are hashed against their names when read (None:
+        the controller's own store or clone, which git filled by hashing every object)."""
+        return self._objects if self.checks_objects else None
 
     def _stop_readers(self) -> None:
         """End GitPython's persistent ``cat-file`` children (a read waiting on one fails;

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import IO, Any
 
 from controller.errors import GitError
@@ -39,6 +40,7 @@ from controller.git.records import (
 )
 from controller.git.refs import Refs
 from controller.git.signing import Signing
+from controller.git.store import check_object
 from controller.git.treediff import S_IFDIR, Entry, TreeError, diff_level, is_dir, read_entry
 
 
@@ -670,13 +672,16 @@ def _widen(pipe: IO[bytes] | None) -> None:
         fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)  # type: ignore[union-attr]
 
 
-def _read_object(stream: IO[bytes]) -> tuple[str, bytes]:
-    """One ``cat-file --batch`` answer: (type, content)."""
+def _read_object(stream: IO[bytes], checked: Path | None = None) -> tuple[str, bytes]:
+    """One ``cat-file --batch`` answer: (type, content); ``checked``: the object store nobody
+    verified it came from (the content is hashed against the name git answered for)."""
     header = stream.readline().split()
     if len(header) != 3:
         raise TreeError("an object could not be read")  # git log reports it
     data = stream.read(int(header[2]))
     stream.read(1)  # the newline after the content
+    if checked is not None:
+        check_object(header[0].decode(), header[1], data, checked)
     return header[1].decode(), data
 
 
@@ -702,6 +707,7 @@ class _TreeStream:
         import threading
 
         self.timeout = repo.timeout
+        self.checked = repo.objects_checked
         #: each chunk's entries, then None; or the error the feeder met
         self.found: queue.SimpleQueue[list[Entry | None] | BaseException | None] = (
             queue.SimpleQueue()
@@ -764,7 +770,7 @@ class _TreeStream:
     def next(self) -> bytes:
         assert self.proc.stdout is not None
         with DEADLINES.bound(self.timeout, self.proc.kill, "git cat-file --batch"):
-            kind, data = _read_object(self.proc.stdout)
+            kind, data = _read_object(self.proc.stdout, self.checked)
         if kind != "tree":
             raise TreeError("the plans folder is no tree")
         return data
@@ -787,6 +793,7 @@ class _TreeReader:
 
     def __init__(self, repo: RepoBase) -> None:
         self.timeout = repo.timeout
+        self.checked = repo.objects_checked
         self.proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=repo.path,
@@ -810,7 +817,7 @@ class _TreeReader:
             self.proc.stdin.flush()
             for sha in part:
                 with DEADLINES.bound(self.timeout, self.proc.kill, "git cat-file --batch"):
-                    kind, data = _read_object(self.proc.stdout)
+                    kind, data = _read_object(self.proc.stdout, self.checked)
                 if kind != "tree":
                     raise TreeError("a folder entry names no tree")
                 self.cache[sha] = data

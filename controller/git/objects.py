@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -19,10 +20,12 @@ from controller.errors import GitError
 from controller.fsutil import READ_LIMIT
 from controller.git.base import RepoBase
 from controller.git.deadline import DEADLINES
-from controller.git.store import STORE_RAW_ABOVE, write_loose
+from controller.git.store import STORE_RAW_ABOVE, check_object, write_loose
 
 _TREE_MODE = 0o40000
 _BLOB_MODE = 0o100644
+_GITLINK_MODE = 0o160000
+_HEX40 = re.compile(r"[0-9a-f]{40}")
 #: A tree this big (bytes) has its changed entries patched in place instead of re-parsed.
 BIG_TREE = 16 * 1024
 #: Bytes of the objects this process wrote or read in a batch kept to be read back without
@@ -84,7 +87,10 @@ class Objects(RepoBase):
             if len(header) < 3:  # "<sha> missing"
                 continue
             size = int(header[2])
-            found[header[0].decode()] = data[pos : pos + size]
+            sha, content = header[0].decode(), data[pos : pos + size]
+            if self.checks_objects:
+                check_object(sha, header[1], content, self._objects)
+            found[sha] = content
             pos += size + 1
         for sha, content in found.items() if keep else ():  # a burst's pass reads them again
             self._keep(sha, content)
@@ -108,7 +114,10 @@ class Objects(RepoBase):
 
     def _lookup(self, spec: str) -> tuple[str, str] | None:
         """(object id, type) of ``<tree-ish>:<path>``, resolved by git's persistent
-        ``cat-file --batch-check`` (None when absent); ``spec`` must be :func:`_askable`."""
+        ``cat-file --batch-check`` (None when absent); ``spec`` must be :func:`_askable`.
+        Where objects are checked, walked instead: git would follow trees it never hashed."""
+        if self.checks_objects:
+            return self._walked(spec)
         with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
             try:
                 sha, kind, _ = self._repo.git.get_object_header(spec)
@@ -117,6 +126,32 @@ class Objects(RepoBase):
             except OSError as exc:  # the persistent cat-file died
                 raise GitError(f"cannot look up {spec}: {exc}") from None
         return _text(sha), _text(kind)
+
+    def _walked(self, spec: str) -> tuple[str, str] | None:
+        """:meth:`_lookup` through objects each hashed against its name (:meth:`_object`)."""
+        name, _, path = spec.partition(":")
+        sha = name if _HEX40.fullmatch(name) else self._resolved(name)
+        if sha is None:
+            return None
+        kind, data = self._typed_object(sha)
+        if kind == b"commit":
+            first = data.split(b"\n", 1)[0]
+            sha, kind = first[5:].decode(), b"tree"
+        mode = _TREE_MODE if kind == b"tree" else 0
+        for part in path.split("/") if path else ():
+            entry = self._parsed_tree(sha).get(part) if mode == _TREE_MODE else None
+            if entry is None:
+                return None
+            sha, mode = entry
+        if mode == _TREE_MODE:
+            return sha, "tree"
+        return sha, "commit" if mode == _GITLINK_MODE else "blob"
+
+    def _resolved(self, name: str) -> str | None:
+        """The object a ref name (``HEAD``, a branch) names: refs are not objects."""
+        result = self.run_raw("rev-parse", "--verify", "-q", "--end-of-options", name)
+        out = result.stdout.strip().decode()
+        return out if result.returncode == 0 and _HEX40.fullmatch(out) else None
 
     def is_tree(self, commit: str, path: str) -> bool:
         """Is ``path`` a folder in ``commit``?"""
@@ -140,6 +175,10 @@ class Objects(RepoBase):
         return first[5:].decode() if first.startswith(b"tree ") else None
 
     def _tree_entries(self, tree: str) -> dict[str, tuple[str, int]]:
+        """name -> (sha, mode) of a tree (a copy the caller may change)."""
+        return dict(self._parsed_tree(tree))
+
+    def _parsed_tree(self, tree: str) -> Mapping[str, tuple[str, int]]:
         """name -> (sha, mode) of a tree; trees are immutable, so parsed ones are cached."""
         cached = self._trees.get(tree)
         if cached is None:
@@ -147,7 +186,7 @@ class Objects(RepoBase):
             if len(self._trees) > 256:
                 self._trees.clear()
             self._trees[tree] = cached
-        return dict(cached)
+        return cached
 
     def ls_files(self, commit: str, paths: Sequence[str]) -> list[tuple[str, str]]:
         """(path, blob) of every file under ``paths`` in ``commit``."""

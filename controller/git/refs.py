@@ -56,14 +56,17 @@ class Refs(RepoBase):
         for _ in range(8):
             if sha is None or self._whole(ref, sha):
                 return sha
+            intake = self._intake()
             try:  # a few commits (an approval, a merge): in-process, each object hashed
-                self._intake().take(sha)
+                intake.take(sha)
             except NotTaken:
                 self._fetch_into_store(ref)
             except OSError as exc:  # the store's disk: nothing of the branch can be read
                 raise storage_failed(str(self.store), exc) from None
             else:
                 self._set_store_ref(ref, sha)
+            finally:
+                self.forged_shared.extend(intake.forged)
             if self._whole(ref, sha):
                 return sha
             sha = self._read_ref(ref) or self._named(ref)  # it moved on during the fetch

@@ -84,6 +84,31 @@ def upload_pack_command() -> str:
     return f"env GIT_GRAFT_FILE=/dev/null GIT_NO_REPLACE_OBJECTS=1 git {pins} upload-pack"
 
 
+def object_id(kind: bytes, data: bytes) -> str:
+    """The name git gives an object of ``kind`` holding ``data`` (SHA-1 of header and bytes)."""
+    digest = hashlib.sha1(b"%s %d\0" % (kind, len(data)))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def check_object(sha: str, kind: bytes, data: bytes, objects: Path | str) -> None:
+    """Refuse bytes read from a store nobody verified (the shared ``.git/objects`` of local
+    mode) that are not the object ``sha`` names: a pack or a loose file an agent wrote shadows
+    it (round 58). ``E_GIT`` naming the object and the store."""
+    if object_id(kind, data) != sha:
+        raise forged_object(sha, objects)
+
+
+def forged_object(sha: str, objects: Path | str) -> GitError:
+    return GitError(
+        f"object {sha} in the object store {objects} does not hash to its name: another "
+        "object (a pack or a loose file someone wrote) shadows it; nothing read from it is used",
+        path=str(objects),
+        remedy="run git fsck in the repository, remove the pack or loose object it names, "
+        "and fetch the object again from a clone (git fetch <clone>)",
+    )
+
+
 def ensure_store(path: Path) -> Path:
     """The bare repository at ``path``, made (empty) when missing; returns its objects dir.
 
@@ -198,7 +223,13 @@ class Intake:
     #: an object bigger than this is left to git, which streams it (a hostile 80 MB blob
     #: would otherwise be read whole into the controller's memory)
     max_read: int = 1024 * 1024
+    #: blobs a new commit replaces whose copy in the shared store does not hash to its name
+    #: (:meth:`_spot`): the controller needs none of them, but the operator must hear of it
+    forged: list[str] = field(default_factory=list)
+    #: at most this many replaced blobs are checked per intake (an approval changes one)
+    max_spots: int = 16
     _objects: int = 0
+    _spots: int = 0
 
     def take(self, tip: str) -> None:
         commits: dict[str, tuple[str, list[str], bytes]] = {}
@@ -264,9 +295,26 @@ class Intake:
             if mode == _DIR:
                 was = gone.get(name)
                 self._tree(sha, was[1].hex() if was is not None and was[0] == _DIR else None)
-            elif not self.has(sha):  # a blob in the store is whole
-                self.write(b"blob", self._read(sha, b"blob"))
+            else:
+                was = gone.get(name)
+                if was is not None and was[0] != _DIR and was[0] != _GITLINK:
+                    self._spot(was[1].hex())
+                if not self.has(sha):  # a blob in the store is whole
+                    self.write(b"blob", self._read(sha, b"blob"))
         self.write(b"tree", raw)  # written as the controller writes trees (raw when big)
+
+    def _spot(self, sha: str) -> None:
+        """Hash the shared store's copy of a blob a new commit replaces: the version the
+        approver read there (her ``git show``, her editor's diff) before she changed it. The
+        controller reads its own copy, but a shadowing pack under that name is a forgery the
+        operator must hear of (round 58); one small read, no ``git fsck`` per pass."""
+        if self._spots >= self.max_spots:
+            return
+        self._spots += 1
+        size = self.size(sha)
+        found = None if size is None or size > self.max_read else self.shared(sha)
+        if found is not None and object_id(found[0], found[1]) != sha:
+            self.forged.append(sha)
 
 
 def _entries(whole: frozenset[bytes]) -> list[tuple[bytes, bytes, bytes]]:

@@ -26,6 +26,7 @@ from controller.git.gitrepo import (
 )
 from controller.git.history import HistoryIndex, RecordedPolicies, plan_id_of, withdraw_rule
 from controller.git.ownrecord import EXECUTION_EVENTS, Recorded, own_record
+from controller.git.store import forged_object
 from controller.service.sources import SourceFinder
 from controller.service.statedir import (
     Holds,
@@ -402,9 +403,25 @@ class ControllerCore:
 
     def head(self) -> str:
         sha = self.repo.branch_head(self.branch)
+        if self.repo.forged_shared:
+            self._warn_forged(self.repo.forged_shared)
         if sha is None:
             raise GitError(f"branch {self.branch} has no commits yet", remedy="commit something")
         return sha
+
+    def _warn_forged(self, shas: list[str]) -> None:
+        """The shared store shadows objects the branch names (the intake's spot check): the
+        controller reads its own copies and goes on, but the operator hears of it, since
+        every other git reader of the checkout sees the forgery (round 58)."""
+        forged = forged_object(shas[0], self.repo.common_dir / "objects")
+        self.log.warning(
+            "shared_store.forged",
+            code=forged.code,
+            objects=list(shas),
+            error=forged.message,
+            remedy=forged.remedy,
+        )
+        shas.clear()
 
     def running(self) -> set[str]:
         with self._jobs_lock:

@@ -118,7 +118,12 @@ class Upkeep:
 
         assert self.controller is not None
         controller = self.controller
-        self._ui = UiData(self.config, lambda: controller.repo.path, self.config.ui.max_rows)
+        self._ui = UiData(
+            self.config,
+            lambda: controller.repo.path,
+            self.config.ui.max_rows,
+            store=lambda: controller.repo.store,
+        )
         self._servers["ui"] = serve(self.config, self._ui, lambda: controller.repo.path)
         self._publish_ui()
 

@@ -50,10 +50,21 @@ Held: ``runs-approved`` (the controller ran what her commit holds, once; its own
 whole), ``status`` (the real frozen hash), ``show`` (it reads the working tree:
 ``prod-db-DROP``).
 
-Fix direction: the page (and ``approve``'s edit check) read objects through the controller's
-store, or check each object they read against its name (read, then rehash) and say
-``E_GIT ... run git fsck``; the pass could compare the shared store's copies of the tip's
-plan files with its own and warn.
+Fixed (2026-11-29): every object read from a store the controller did not verify (a person's
+``approve``/``show``/``status``/``audit`` in the shared checkout, GitPython's ``cat-file``, the
+scans' ``cat-file --batch`` streams) is hashed against its name, and paths are walked through
+checked trees instead of git's ``<commit>:<path>``; a mismatch is ``E_GIT`` naming the object
+and the object store, remedy ``git fsck`` and fetching it again from a clone
+(``approve-named``). The daemon's page (plan, log, audit, commit pages) reads the controller's
+own store, as the controller does (``page-plan``, ``page-hash``, ``page-outcome``). The intake
+hashes the shared store's copy of each blob a new commit replaces (the version the approver
+read there) and the pass logs ``shared_store.forged`` (``E_GIT``, the names, ``git fsck``)
+when one does not match; the controller goes on with its own copies (``controller-says``).
+
+Fix direction (as the attacker wrote it): the page (and ``approve``'s edit check) read objects
+through the controller's store, or check each object they read against its name (read, then
+rehash) and say ``E_GIT ... run git fsck``; the pass could compare the shared store's copies of
+the tip's plan files with its own and warn.
 """
 
 from __future__ import annotations
@@ -70,7 +81,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round53_approve_packshadow import shadow
 
@@ -84,33 +95,7 @@ VIDS = [
     "status",
     "show",
 ]
-BROKEN = {
-    "page-plan": xfail(
-        "store-readers",
-        "the daemon's page reads the plan from the shared .git/objects: a pack shadowing the "
-        "frozen PLAN.yml blob shows target: staging (self-consistent frozen hash, no STALE, no "
-        "problem) while the branch and the controller hold target: prod-db-DROP",
-    ),
-    "page-hash": xfail(
-        "store-readers",
-        "the page's plan hash is the forged blob's, not the frozen hash the controller holds",
-    ),
-    "approve-named": xfail(
-        "store-readers",
-        "plangate approve in the shared checkout says E_USAGE 'has uncommitted edits' on a "
-        "clean checkout; nothing names the forged object store",
-    ),
-    "page-outcome": xfail(
-        "store-readers",
-        "after plan x ran target: prod-db-DROP, packs shadowing the outcome's PLAN.yml and "
-        "EXECUTION_LOG.md blobs make the page say it ran target: staging, no problem shown",
-    ),
-    "controller-says": xfail(
-        "store-readers",
-        "the controller's passes stay exit 0 and silent (no E_GIT, no fsck hint) while the "
-        "shared store holds packs shadowing objects its branch names: nobody is told",
-    ),
-}
+BROKEN: dict[str, object] = {}  # all fixed (2026-11-29), see the module docstring
 
 
 def _free_port() -> int:

@@ -71,17 +71,27 @@ def failure_code(row: dict[str, Any]) -> str | None:
 class UiData:
     """The page's source of truth: a snapshot of plan rows plus bounded per-plan reads."""
 
-    def __init__(self, config: Config, workdir: Callable[[], Path], max_rows: int = 100) -> None:
+    def __init__(
+        self,
+        config: Config,
+        workdir: Callable[[], Path],
+        max_rows: int = 100,
+        store: Callable[[], Path | None] = lambda: None,
+    ) -> None:
         from controller.execution.secrets import redactor_for
 
         self.config = config
         self._workdir = workdir
+        #: the controller's own object store (local mode, the daemon holding the state
+        #: lock): the page reads objects as the controller does, never the shared store an
+        #: agent can write (round 58); None: every object read is hashed against its name
+        self.store = store
         self.max_rows = max_rows
         self._rows: dict[str, dict[str, Any]] = {}
         self._published: float | None = None
         self._head = ""
         self._redactor = redactor_for(config)
-        self._audit = AuditCache(config, workdir)
+        self._audit = AuditCache(config, workdir, store)
         self._codes: dict[tuple[str, str], str | None] = {}
         self._git: Any = None  # the repository, read at the published head (_committed)
         self._git_lock = threading.Lock()
@@ -221,7 +231,7 @@ class UiData:
             if self._git is None:
                 from controller.git.gitrepo import GitRepo
 
-                self._git = GitRepo(self._workdir())
+                self._git = GitRepo(self._workdir(), store=self.store())
             try:
                 listed = self._git.run("ls-tree", "-l", "-z", head, "--", path)
                 meta, _, name = listed.rstrip("\0").partition("\t")
@@ -342,9 +352,15 @@ def journal_actions(text: str) -> dict[str, dict[str, Any]]:
 class AuditCache:
     """``plangate audit`` over the branch, recomputed in the background when the head moves."""
 
-    def __init__(self, config: Config, workdir: Callable[[], Path]) -> None:
+    def __init__(
+        self,
+        config: Config,
+        workdir: Callable[[], Path],
+        store: Callable[[], Path | None] = lambda: None,
+    ) -> None:
         self.config = config
         self._workdir = workdir
+        self._store = store
         self._result: dict[str, Any] | None = None
         self._wanted = ""
         self._wake = threading.Event()
@@ -378,7 +394,7 @@ class AuditCache:
         from controller.approval.audit import audit_repo
         from controller.git.gitrepo import GitRepo
 
-        repo = GitRepo(self._workdir())
+        repo = GitRepo(self._workdir(), store=self._store())
         try:
             return audit_repo(repo, self.config, head).to_json()
         finally:

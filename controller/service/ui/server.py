@@ -143,7 +143,7 @@ def route(
         )
     if path.startswith("/commit/") and not api:
         sha = path[len("/commit/") :]
-        text = _show_commit(workdir(), sha) if _SHA.match(sha) else None
+        text = _show_commit(workdir(), sha, data.store()) if _SHA.match(sha) else None
         if text is None:
             return _missing(False, "no such commit")
         return 200, render.commit_page(sha, text), HTML
@@ -167,8 +167,15 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, indent=1, default=str).encode()
 
 
-def _show_commit(repo: Path, sha: str) -> str | None:
-    """``git show --stat`` of one commit, at most 64 KiB of it, never a patch."""
+def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | None:
+    """``git show --stat`` of one commit, at most 64 KiB of it, never a patch; read from the
+    controller's own object store when it has one (round 58)."""
+    objects = None
+    if store is not None:
+        objects = {
+            "GIT_OBJECT_DIRECTORY": str(store / "objects"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
+        }
     try:
         proc = subprocess.run(
             [
@@ -185,7 +192,7 @@ def _show_commit(repo: Path, sha: str) -> str | None:
                 sha,
             ],
             cwd=repo,
-            env=guarded_env(repo),
+            env=guarded_env(repo, objects),
             capture_output=True,
             timeout=5,
             check=False,

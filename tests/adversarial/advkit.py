@@ -174,12 +174,12 @@ class Lab:
     #: A date (``@<epoch> +0000``) every git command and pass of the lab is dated by
     #: (``GIT_AUTHOR_DATE``/``GIT_COMMITTER_DATE``, which the controller's commits follow too):
     #: a past made without sleeping. None: the clock's.
-    dated: str | None = None
+    git_date: str | None = None
 
     def env(self, who: tuple[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PLANGATE_"))}
-        if self.dated is not None:
-            env.update(GIT_AUTHOR_DATE=self.dated, GIT_COMMITTER_DATE=self.dated)
+        if self.git_date is not None:
+            env.update(GIT_AUTHOR_DATE=self.git_date, GIT_COMMITTER_DATE=self.git_date)
         env.update(
             HOME=str(self.home),
             GIT_CONFIG_GLOBAL=str(self.root / "gitconfig"),

@@ -2,7 +2,7 @@
 than that") dodged by bringing a stale frozen version back under a path, with honest clocks.
 
 Config: ``max_age: 3600`` (seconds). The controller freezes every plan at T0, two hours ago
-(the agent's commit and the pass dated so: ``Lab.dated``); everything after runs at the
+(the agent's commit and the pass dated so: ``Lab.git_date``); everything after runs at the
 clock's time.
 
 - ``readd``: the agent deletes the plan (a pass sees it gone) and commits the same bytes (the
@@ -54,12 +54,12 @@ def _build(root: Path) -> Lab:
     lab = Lab(root, approval="max_age: 3600\n")
     # T0, two hours ago: no sleep, and the fresh control has an hour, not 3 s (it expired
     # under a loaded CI once: six approvals and a pass took longer than that)
-    lab.dated = f"@{int(time.time()) - 7200} +0000"
+    lab.git_date = f"@{int(time.time()) - 7200} +0000"
     for vid in VIDS:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # T0: frozen
-    lab.dated = None
+    lab.git_date = None
     stale = lab.read("readd")
     lab.git("rm", "-q", "-r", "plans/readd")
     lab.commit("agent deletes readd", AGENT)

@@ -122,26 +122,27 @@ def rec_action(i: int, params: dict[str, str]) -> str:
     )
 
 
-def wanted(v: str) -> str:
+def wanted(v: str, kind: str | None = None) -> str:
     her = vals(v)
+    shape = kind or v
     tools = "available_tools:\n  - name: rec\n"
-    if v in ("plan-name", "legacy-plan"):
-        form = "${{plan.{}}}" if v == "legacy-plan" else "$<plan.{}>"
+    if shape in ("plan-name", "legacy-plan"):
+        form = "${{plan.{}}}" if shape == "legacy-plan" else "$<plan.{}>"
         params = dict(her, tag=form.format("name"), command=form.format("task"))
         return head(her["tag"], her["command"]) + tools + "actions:\n" + rec_action(1, params)
-    if v == "interp":
+    if shape == "interp":
         inputs = "inputs:\n" + "".join(f'  {k}: "{her[k][3:]}"\n' for k in KEYS)
         params = {k: f"{her[k][:3]}$<inputs.{k}>" for k in KEYS}
         return head(v, "agent task") + inputs + tools + "actions:\n" + rec_action(1, params)
-    if v == "inputs-path":
+    if shape == "inputs-path":
         inputs = "inputs:\n  p:\n" + "".join(f'    {k}: "{her[k]}"\n' for k in KEYS)
         params = {k: f"$<inputs.p.{k}>" for k in KEYS}
         return head(v, "agent task") + inputs + tools + "actions:\n" + rec_action(1, params)
-    if v == "inputs-list":
+    if shape == "inputs-list":
         inputs = "inputs:\n  p:\n" + "".join(f'    - "{her[k]}"\n' for k in KEYS)
         params = {k: f"$<inputs.p[{i}]>" for i, k in enumerate(KEYS)}
         return head(v, "agent task") + inputs + tools + "actions:\n" + rec_action(1, params)
-    if v == "echo-nest":
+    if shape == "echo-nest":
         echo = (
             "  - id: 1\n    tool: echo\n"
             '    why: "agent: stage the values the next step reads from its result"\n'
@@ -155,7 +156,7 @@ def wanted(v: str) -> str:
             + echo
             + rec_action(2, params)
         )
-    if v == "echo-split":
+    if shape == "echo-split":
         out = ""
         for i, ks in ((1, KEYS[:2]), (2, KEYS[2:])):
             out += (
@@ -171,7 +172,7 @@ def wanted(v: str) -> str:
             + out
             + rec_action(3, params)
         )
-    if v == "move":
+    if shape == "move":
         return hers(v) + '      region: "eu-west-1"\n'
     raise KeyError(v)
 

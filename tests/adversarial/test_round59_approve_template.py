@@ -80,8 +80,8 @@ def plan(tag: str, why: str = WHY, extra: str = "") -> str:
     )
 
 
-def agents(v: str) -> str:
-    if v == "t-layout":
+def agents(v: str, kind: str | None = None) -> str:
+    if (kind or v) == "t-layout":
         return (
             "plan:\n"
             '    name: "api restart, week 48"\n'

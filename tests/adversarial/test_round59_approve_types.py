@@ -17,6 +17,10 @@ removes her folder, adds ``plans/<v>``:
 
 - ``ty-str``: her call with ``replicas`` and ``force`` quoted (strings), the agent's reason.
 - ``ty-str-why``: the same with her reason kept.
+- ``ty-list``: her ``hosts: ["db1", "db2"]`` written as the string ``'["db1","db2"]'`` (the
+  compact JSON text argv renders a list as), the agent's reason; all else hers.
+- ``ty-obj``: her ``opts: {drain: true}`` written as the string ``'{"drain":true}'``, the
+  agent's reason; all else hers.
 - ``ty-move`` (control): her plan moved with one param added: refused.
 - ``own`` (control): the agent's own ``scale`` call: runs once on her approval.
 
@@ -25,10 +29,13 @@ A pass; Alice approves each; two passes; ``plangate audit --json``.
 Asserted (the defence): her command line never reaches ``scale``, ``E_SELF_APPROVAL``, no
 valid run.
 
-Seen: ``ty-str`` broke: ``scale`` got ``ty-str-her deploy/billing-api --replicas=0
---force=true`` on her own approval (``completed``, approver alice), the fresh-clone audit lists
+Seen: ``ty-str``, ``ty-list`` and ``ty-obj`` broke: ``scale`` got ``ty-str-her
+deploy/billing-api --replicas=0 --force=true ...`` (``--hosts=["db1","db2"]``,
+``--opts={"drain":true}``: her list and mapping as the strings the argv renders them as) on
+her own approval (``completed``, approver alice), the fresh-clone audit lists
 the run valid. The exec tool renders an int and a bool as their JSON text (the agent's own
-call got ``--replicas=2 --force=false``), so her command line ran; the calls view compares
+call got ``--replicas=2 --force=false --hosts=["w1"] --opts={"drain":false}``), so her command
+line ran; the calls view compares
 canonical JSON values, where ``"0"`` is not ``0``, and with another reason no leaf of her
 action counts. Held: ``ty-str-why`` (her reason kept: ``E_SELF_APPROVAL``), ``ty-move``, ``own``
 ran once. Fix direction: compare an exec call's params as the tool gets them (a scalar by the
@@ -46,8 +53,18 @@ import pytest
 from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
 
-VIDS = ["ty-str", "ty-str-why", "ty-move"]
+VIDS = ["ty-str", "ty-str-why", "ty-list", "ty-obj", "ty-move"]
 BROKEN: dict[str, object] = {
+    "ty-list": xfail(
+        "self-approval",
+        "her list param written as its compact JSON text: scale ran her exact command line "
+        '(--hosts=["db1","db2"]) on her own approval, the fresh-clone audit lists it valid',
+    ),
+    "ty-obj": xfail(
+        "self-approval",
+        "her mapping param written as its compact JSON text: scale ran her exact command line "
+        '(--opts={"drain":true}) on her own approval, the fresh-clone audit lists it valid',
+    ),
     "ty-str": xfail(
         "self-approval",
         "her call with replicas/force quoted and the agent's reason: scale ran her exact "
@@ -60,14 +77,17 @@ WHY = "alice: scale the billing api to zero before the ledger migration tonight"
 AWHY = "agent: apply the scaling change that the migration runbook asks for now"
 
 
-def call(v: str, why: str, quoted: bool, extra: str = "") -> str:
+def call(v: str, why: str, quoted: bool, extra: str = "", shape: str = "") -> str:
     q = '"' if quoted else ""
+    hosts = '\'["db1","db2"]\'' if shape == "list" else '["db1", "db2"]'
+    opts = "'{\"drain\":true}'" if shape == "obj" else "{drain: true}"
     return (
         f'plan:\n  name: "{v} scale"\n  task: "{v}: scale before the migration"\n'
         "  status: pending_approval\navailable_tools:\n  - name: scale\nactions:\n"
         f'  - id: 1\n    tool: scale\n    why: "{why}"\n    params:\n'
         f'      tag: "{v}-her"\n      name: "billing-api"\n'
-        f"      replicas: {q}0{q}\n      force: {q}true{q}\n" + extra
+        f"      replicas: {q}0{q}\n      force: {q}true{q}\n"
+        f"      hosts: {hosts}\n      opts: {opts}\n" + extra
     )
 
 
@@ -76,6 +96,10 @@ def wanted(v: str) -> str:
         return call(v, AWHY, True)
     if v == "ty-str-why":
         return call(v, WHY, True)
+    if v == "ty-list":
+        return call(v, AWHY, False, shape="list")
+    if v == "ty-obj":
+        return call(v, AWHY, False, shape="obj")
     if v == "ty-move":
         return call(v, WHY, False, '      region: "eu-west-1"\n')
     raise KeyError(v)
@@ -91,6 +115,8 @@ def _build(root: Path) -> Lab:
             "deploy/{name}",
             "--replicas={replicas}",
             "--force={force}",
+            "--hosts={hosts}",
+            "--opts={opts}",
         ]
     )
     log = json.dumps(str(root / "ran.log"))
@@ -102,7 +128,8 @@ def _build(root: Path) -> Lab:
         "own",
         "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
         "available_tools: [{name: scale}]\nactions:\n  - id: 1\n    tool: scale\n"
-        "    why: agent's own\n    params: {tag: own, name: web, replicas: 2, force: false}\n",
+        "    why: agent's own\n    params: {tag: own, name: web, replicas: 2, force: false,"
+        " hosts: [w1], opts: {drain: false}}\n",
     )
     lab.commit("agent's own", AGENT)
     lab.run()

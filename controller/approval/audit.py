@@ -237,12 +237,15 @@ class Auditor:
         return f"a {verb} commit changed the plan's content ({before.hash} -> {after.hash})"
 
     def _same_content(self, old: str, new: str | None, file: str) -> bool:
-        """Equal hashes once legacy references count as converted (as freezing does)."""
+        """Equal hashes once legacy references count as converted (as freezing does: round
+        59 found the raw text's hash compared, so every converting freeze was flagged)."""
         if new is None:
             return False
         try:
             hashes = {
-                plans.validate_text(self.repo.blob(b).decode("utf-8", "replace"), Path(file)).hash
+                plans.frozen_form_hash(
+                    plans.validate_text(self.repo.blob(b).decode("utf-8", "replace"), Path(file))
+                )
                 for b in (old, new)
             }
         except PlanTooLarge:  # never read: no plan anyway

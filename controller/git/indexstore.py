@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "27"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "28"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -80,6 +80,8 @@ INDEX_VERSION = "27"  # 3: risk and estimate per plan; 4: approval identities, f
 # writers carried to every plan made of it (controller.plan.likeness.made_share, round 57)
 # 27: plans compared by the calls they make (inputs resolved; fallback steps, checks and a
 # pinned plan's inputs as calls), a short why no action by itself (likeness, round 58)
+# 28: calls compared as received (plan fields, list indexes and echo results resolved, a
+# value whatever JSON type spells it), a why at most half the evidence (likeness, round 59)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

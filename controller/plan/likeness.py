@@ -56,17 +56,26 @@ stock "restart the service" (0.5) beside the agent's own tag or two params is no
 hers (round 58's ``gen-*``: 0.52 by round 57's rule, 0.04 now); beside three of her four
 params kept it is (0.82). Reasons of 6 words or more are whole evidence as before (round
 57's 7- and 12-word ones, round 58's 12).
+
+Round 59: her call was routed past the view (``$<plan.name>``, an index into a list input, an
+``echo`` action's result, a value respelled as another JSON type), and a runbook's long
+``why`` made the agent's own weekly plan hers. So each call says what its tool RECEIVES
+(:class:`_Known`, :func:`received`), and a ``why`` weighs at most :data:`WHY_MAX` (0.5)
+whatever its length: this week's template plan is 0.12 of last week's (0.6 before); round
+57's reworded reasons (0.8 of what they run kept) and round 58's stock reason with three of
+four params (0.75) still make the action hers.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from controller.plan.hashing import canonical_bytes, hashed_view
+from controller.errors import PlangateError
+from controller.plan import refs
+from controller.plan.hashing import canonical_bytes, canonical_order, hashed_view
 
 #: At this share kept or more a plan a commit writes is made from a plan that commit removes.
 MOVE_KEPT = 0.5
@@ -87,17 +96,29 @@ WHY = "why"
 #: "record that variant a-old ran" and "... a ran" are 0.8, "rotate keys step 2" and "prune
 #: logs step 2" 0.5).
 NEAR_WHY = 0.85
-#: A ``why`` of this many words or more says enough to make an action another's by itself
-#: (kept or reworded: :data:`NEAR_WHY`); a shorter one counts as a share of it (round 58: a
-#: stock "restart the service", 3 words, is half the evidence and needs half of what the
-#: action runs kept beside it; round 58's 12-word reasons, round 57's 7- and 12-word ones,
-#: are whole evidence).
+#: A ``why``'s evidence grows with its words over this many (kept or reworded:
+#: :data:`NEAR_WHY`) up to :data:`WHY_MAX` (round 58: a stock "restart the service", 3
+#: words, is half the evidence and needs half of what the action runs kept beside it; round
+#: 59: so does a longer one).
 WHY_WORDS = 6
+#: The most a ``why`` (kept or reworded) weighs as evidence, whatever its length (round 59:
+#: a runbook's ten-word reason shared by last week's plan of hers and this week's of the
+#: agent, every param the agent's own, made its plan hers). The rest is what the action
+#: runs: at least half of it kept (both ways: :func:`_share`). Measured: round 57's
+#: reworded reasons keep 0.8 of what they run (a port changed), round 58's stock reason
+#: with three of four params 0.75; this week's template plan 0 (its tag, its week).
+WHY_MAX = 0.5
 #: Keys of an action (or fallback step) that are calls of their own (round 58): its
 #: checks, its fallback steps. Each is compared as a call, apart from the action.
 CALL_KEYS = ("preconditions", "verify", "fallback")
-#: An input reference, ``$<inputs.K>`` or the legacy ``${inputs.K}`` (``$$<`` is literal).
-_INPUT_REF = re.compile(r"(?<!\$)\$(?:<inputs\.([^>]*)>|\{inputs\.([^}]*)\})")
+#: The plan's fields a reference may read whose value the plan file itself holds (round 59).
+STATIC_PLAN_FIELDS = ("name", "task")
+#: Tools whose result is their params (the catalog's ``echo``: "returns its params"), so a
+#: reference to their result reads the value their params hold there (round 59).
+ECHO_TOOLS = frozenset({"echo"})
+#: The first characters of a JSON text that is no string (a number, true, false, null, a
+#: list, a mapping).
+_JSON_STARTS = frozenset("-0123456789tfn[{")
 _MISSING = object()
 #: A value held by more new actions than this finds no match by itself (the action of the
 #: same id is always compared).
@@ -119,14 +140,13 @@ def calls_view(view: dict[str, Any]) -> dict[str, Any]:
     check or a nested plan's inputs made the same tool call from leaves at other places):
     each action, each of its fallback steps, each precondition and ``verify`` tool of either,
     each plan-level precondition, as one item (tool, params, ``why``...); a nested action's
-    ``inputs`` are the params of its call; every ``$<inputs.K>`` / ``${inputs.K}`` is
-    resolved to the plan's input (an input so read is then said by the call, not twice). The
-    rest of the plan (name, task, tools, unread inputs) stays where it is."""
+    ``inputs`` are the params of its call. Each call says what its tool RECEIVES (round 59,
+    :class:`_Known`): every reference whose value the plan alone fixes is resolved (an input
+    read is then said by the call, not twice), and a param is read as its value whichever
+    JSON type spells it (:func:`received`). The rest of the plan (name, task, tools, unread
+    inputs) stays where it is."""
     if not isinstance(view, dict):
         return view
-    given = view.get("inputs")
-    inputs: dict[str, Any] = given if isinstance(given, dict) else {}
-    used: set[str] = set()
     calls: list[Any] = []
     actions = view.get("actions")
     if isinstance(actions, list):
@@ -141,10 +161,12 @@ def calls_view(view: dict[str, Any]) -> dict[str, Any]:
     found = {k: v for k, v in view.items() if k not in ("actions", "preconditions")}
     if checks is not None and not isinstance(checks, list):
         found["preconditions"] = checks
+    known = _Known(view, calls)
     if actions is not None or calls:
-        found["actions"] = [_resolved(call, inputs, used) for call in calls]
-    if inputs and used:
-        left = {k: v for k, v in inputs.items() if k not in used}
+        found["actions"] = [known.call(index) for index in range(len(calls))]
+    inputs = known.inputs
+    if inputs and known.used:
+        left = {k: v for k, v in inputs.items() if k not in known.used}
         if left:
             found["inputs"] = left
         else:
@@ -181,41 +203,120 @@ def _calls_of(item: Any, name: str, calls: list[Any]) -> None:
             own[key] = held
 
 
-def _resolved(value: Any, inputs: dict[str, Any], used: set[str]) -> Any:
-    """``value`` with each input reference replaced by the input's value (a whole-string
-    reference by the value itself, one inside a text by its text)."""
+class _Known:
+    """What the plan alone says a reference reads (round 59: her values reached through
+    ``$<plan.name>``, an index into a list input or an ``echo`` action's result ran on her
+    own approval): an input at any path, ``plan.name``/``plan.task``, and the result of an
+    action whose tool returns its params (:data:`ECHO_TOOLS`), read from those params
+    resolved in turn. Legacy ``${...}`` is read as the freeze converts it
+    (:func:`refs.convert_legacy`, the one rule). Anything else (an output of a real tool,
+    ``approval``, ``secrets``, a reference that reads nothing) stays as written."""
+
+    def __init__(self, view: dict[str, Any], calls: list[Any]) -> None:
+        given, plan = view.get("inputs"), view.get("plan")
+        self.inputs: dict[str, Any] = given if isinstance(given, dict) else {}
+        fields = plan if isinstance(plan, dict) else {}
+        self.plan = {k: fields[k] for k in STATIC_PLAN_FIELDS if k in fields}
+        self.calls = calls
+        self.used: set[str] = set()
+        self.done: dict[int, Any] = {}
+        self.busy: set[int] = set()
+        self.echoes = {
+            call["id"]: index
+            for index, call in enumerate(calls)
+            if isinstance(call, dict) and call.get("tool") in ECHO_TOOLS and "/" not in call["id"]
+        }
+
+    def call(self, index: int) -> Any:
+        """One call with its references resolved and its params as received."""
+        if index not in self.done:
+            self.busy.add(index)
+            found = self.resolved(self.calls[index])
+            if isinstance(found, dict) and "params" in found:
+                found["params"] = received(found["params"])
+            self.done[index] = found
+            self.busy.discard(index)
+        return self.done[index]
+
+    def resolved(self, value: Any) -> Any:
+        """``value`` with each known reference replaced by its value (a whole-string
+        reference by the value itself, one inside a text by the text the tool gets)."""
+        if isinstance(value, dict):
+            return {k: self.resolved(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.resolved(v) for v in value]
+        if not isinstance(value, str) or "$" not in value:
+            return value
+        try:
+            parts = refs.parse(refs.convert_legacy(value))
+        except PlangateError:
+            return value
+        values = [part if isinstance(part, str) else self.read(part) for part in parts]
+        if len(values) == 1 and isinstance(parts[0], refs.Ref):
+            return value if values[0] is _MISSING else values[0]
+        if any(found is _MISSING for found in values):
+            return value
+        return "".join(_as_text(found) for found in values)
+
+    def read(self, ref: refs.Ref) -> Any:
+        """The value one reference reads, or :data:`_MISSING`."""
+        if ref.root == "inputs":
+            found = self._follow(self.inputs, ref.path)
+            if found is not _MISSING and ref.path:
+                self.used.add(str(ref.path[0]))
+            # as the run reads an input: its mappings in the hash's order (refs.lookup)
+            return canonical_order(found) if isinstance(found, dict | list) else found
+        if ref.root == "plan":
+            return self._follow(self.plan, ref.path)
+        if ref.root != "actions" or ref.path[:1] != ("result",):
+            return _MISSING
+        index = self.echoes.get(_canonical(ref.action))
+        if index is None:
+            return _MISSING
+        if index in self.busy:  # a cycle (the plan is refused anyway): as written
+            return _MISSING
+        params = self.call(index).get("params")
+        return self._follow(params if params is not None else {}, ref.path[1:])
+
+    @staticmethod
+    def _follow(value: Any, path: tuple[Any, ...]) -> Any:
+        try:
+            return refs.follow(value, path)
+        except LookupError:
+            return _MISSING
+
+
+def received(value: Any) -> Any:
+    """A call's params as the tool receives them, whatever JSON type spells a value (round
+    59): an exec tool's argv gets a value as its text (a string as is, anything else as its
+    compact JSON), so ``"0"`` and ``0``, ``"true"`` and ``true``, ``'["a","b"]'`` and the
+    list are one command. The kind of a tool is the config's, which the history does not
+    hold, so every call is read so (the safe direction: a value counts as hers however it
+    is typed)."""
     if isinstance(value, dict):
-        return {k: _resolved(v, inputs, used) for k, v in value.items()}
+        return {k: received(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_resolved(v, inputs, used) for v in value]
-    if not isinstance(value, str) or not inputs or "$" not in value:
+        return [received(v) for v in value]
+    if not isinstance(value, str) or not value or value[0] not in _JSON_STARTS:
         return value
-    whole = _INPUT_REF.fullmatch(value)
-    if whole:
-        found = _input(inputs, whole.group(1) or whole.group(2) or "", used)
-        return value if found is _MISSING else found
-
-    def text(match: re.Match[str]) -> str:
-        found = _input(inputs, match.group(1) or match.group(2) or "", used)
-        if found is _MISSING or isinstance(found, (dict, list)):
-            return match.group(0)
-        return found if isinstance(found, str) else _canonical(found)
-
-    return _INPUT_REF.sub(text, value)
+    try:
+        found = json.loads(value, parse_constant=_no_constant)
+    except ValueError:
+        return value
+    if isinstance(found, str) or _as_text(found) != value:
+        return value
+    return received(found)
 
 
-def _input(inputs: dict[str, Any], key: str, used: set[str]) -> Any:
-    """The input a reference reads (``a`` or a path ``a.b`` into it)."""
-    if key in inputs:
-        used.add(key)
-        return inputs[key]
-    head, _, rest = key.partition(".")
-    found: Any = inputs.get(head, _MISSING)
-    for part in rest.split(".") if rest else []:
-        found = found.get(part, _MISSING) if isinstance(found, dict) else _MISSING
-    if found is not _MISSING:
-        used.add(head)
-    return found
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _as_text(value: Any) -> str:
+    """A value as a tool's argv or a reference inside a text gets it (``refs``' rule)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _walk(value: Any, path: tuple[Any, ...]) -> Iterator[Leaf]:
@@ -362,7 +463,7 @@ def _survives(said: Counter[Leaf], other: Counter[Leaf]) -> bool:
             if weight(leaf) == VALUE_WEIGHT and leaf[0][2:] != (WHY,)
         }
     )
-    ran = _share(rest, runs)
+    ran = _share(rest, runs) if rest else float(not runs)  # no params: the same call if none
     if not why:
         return False
     reason = _text(why[0][1])
@@ -380,9 +481,11 @@ def _share(old: Counter[Leaf], new: Counter[Leaf]) -> float:
 
 
 def why_strength(reason: str) -> float:
-    """How much a ``why`` says on its own about whose action it is (0 to 1): its words over
-    :data:`WHY_WORDS` (a stock three-word reason is half the evidence, round 58)."""
-    return min(1.0, len(reason.split()) / WHY_WORDS)
+    """How much a ``why`` says about whose action it is (0 to :data:`WHY_MAX`): its words
+    over :data:`WHY_WORDS`, at most half the evidence however long (round 59: a recurring
+    plan's runbook sentence is every week's, so what the action runs must be half kept too;
+    a stock three-word reason is half already, round 58)."""
+    return min(WHY_MAX, len(reason.split()) / WHY_WORDS)
 
 
 def _text(value: str) -> str:

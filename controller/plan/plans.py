@@ -1010,6 +1010,15 @@ def status_blocker(plan: LoadedPlan) -> Problem | None:
     return None
 
 
+def frozen_form_hash(plan: LoadedPlan) -> str | None:
+    """The hash the plan has once frozen: its legacy ``${...}`` references converted by the
+    freeze's own rule (:func:`convert_legacy_params`), so a freeze that only converted them
+    changes nothing (round 59: ``plangate audit`` flagged the controller's own freeze)."""
+    if plan.hash is None or not isinstance(plan.data, dict):
+        return None
+    return hashing.plan_hash(convert_legacy_params(plan.data))
+
+
 def _convert_legacy_text(doc: yamlio.YamlDoc) -> str:
     """Rewrite legacy ``${...}`` references inside params scalars, leaving all else as is."""
     spans = []

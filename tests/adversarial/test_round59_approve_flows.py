@@ -29,6 +29,12 @@ then ran it). ``check-name``: ``check --as alice`` predicted ``outcome: start``.
 ``approve-tmpl``: ``approve --config`` refused the agent's honest plan ``E_SELF_APPROVAL``
 (exit 1, nothing committed); ``check-tmpl`` predicted ``refuse`` with ``E_SELF_APPROVAL`` for
 the merge. The prediction commands agree with the controller, so they share its breaks.
+
+Fixed (2026-11-29): one root with ``planrefs`` and ``template`` (the calls view
+resolves plan fields, list indexes and echo results; a ``why`` is at most half the
+evidence): the pull request and quorum runs of her call are refused, ``approve`` refuses it
+and ``check --as alice`` predicts ``E_SELF_APPROVAL``; the honest template plan is approved
+and predicted to start.
 """
 
 from __future__ import annotations
@@ -38,39 +44,14 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs
 from test_round2_execution_kit import shared
 from test_round59_approve_planrefs import hers as ref_hers
 from test_round59_approve_planrefs import wanted as ref_wanted
 from test_round59_approve_template import agents as tmpl_agents
 from test_round59_approve_template import plan as tmpl_plan
 
-_S = "self-approval"
-_H = "self-approval (wrongly refused)"
-BROKEN: dict[str, object] = {
-    "pr-name": xfail(
-        _S,
-        "through a merged --no-ff branch: rec got her exact params on her own "
-        "approval (completed), the fresh-clone audit lists the run valid",
-    ),
-    "quorum-name": xfail(
-        _S,
-        "Bob + Alice filled the count-2 quorum: rec got her exact params, "
-        "the audit lists the run valid",
-    ),
-    "approve-name": xfail(
-        _S,
-        "plangate approve --config committed her approval (exit 0, "
-        "'approved plans/approve-name in ...'); the controller then ran it",
-    ),
-    "approve-tmpl": xfail(
-        _H,
-        "plangate approve --config refuses the agent's honest plan: "
-        "E_SELF_APPROVAL, exit 1, nothing committed",
-    ),
-    "check-name": xfail(_S, "check --as alice predicts outcome start, no refusal"),
-    "check-tmpl": xfail(_H, "check --as alice predicts refuse, E_SELF_APPROVAL for the merge"),
-}
+BROKEN: dict[str, object] = {}
 
 
 def _check(lab: Lab, branch: str) -> str:

@@ -28,6 +28,11 @@ rewrote ``${...}`` to ``$<...>`` exactly as documented; exit 1 on an honest hist
 ``modern`` (nothing to convert: no finding). Even ``${inputs.who}``, the form the docs name
 first, is flagged. Fix direction: the audit should hash the pre-freeze text as converted (as
 the controller does) before comparing it with the freeze's content.
+
+Fixed (2026-11-29): ``_same_content`` compared the RAW texts' hashes, so
+every converting freeze differed. The audit now hashes both sides as frozen
+(``plans.frozen_form_hash``: ``convert_legacy_params``, the freeze's own rule), so every
+reference form the freeze converts is accepted, and nothing else.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 REFS = {
@@ -50,14 +55,7 @@ REFS = {
     "output": "${actions[1].outputs.x}",
 }
 VIDS = list(REFS)
-_FLAG = (
-    "the plan ran once, valid, but plangate audit (git history alone) flags the controller's "
-    "own freeze commit controller-unexplained ('a freeze commit changed the plan's content'), "
-    "though the docs exempt a freeze converting legacy references: "
-)
-BROKEN: dict[str, object] = {
-    v: xfail("audit disagrees with the controller", _FLAG + REFS[v]) for v in VIDS if v != "modern"
-}
+BROKEN: dict[str, object] = {}
 
 
 def text(v: str) -> str:

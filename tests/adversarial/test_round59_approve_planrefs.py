@@ -48,6 +48,13 @@ of ``legacy-plan`` (``${plan.name}`` rewritten) as ``controller-unexplained``.
 Fix direction: resolve every static reference root in the calls view (``plan.name``,
 ``plan.task``, any path into an input), and read an ``echo`` action's result paths as the
 values its params hold at those paths.
+
+Fixed (2026-11-29): the calls view compares what each call RECEIVES
+(``likeness.calls_view``, ``_Known``): every reference the plan alone fixes is resolved by the
+reference grammar (``refs.parse``, legacy ``${...}`` read as the freeze converts it):
+``plan.name``/``plan.task``, any path or index into an input, and an ``echo`` action's
+result (its params, resolved in turn). Each broken variant is her call again, ``rec`` never
+gets her tag, ``E_SELF_APPROVAL``.
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = [
@@ -69,21 +76,7 @@ VIDS = [
     "echo-split",
     "move",
 ]
-_SLIP = (
-    "rec got her exact tag, target, command and ticket on her own approval (completed, "
-    "approver alice), the fresh-clone audit lists the run valid: "
-)
-BROKEN: dict[str, object] = {
-    "plan-name": xfail(
-        "self-approval", _SLIP + "her values read through $<plan.name>/$<plan.task>"
-    ),
-    "legacy-plan": xfail(
-        "self-approval", _SLIP + "her values read through ${plan.name}/${plan.task}"
-    ),
-    "inputs-list": xfail("self-approval", _SLIP + "her values read through $<inputs.p[i]>"),
-    "echo-nest": xfail("self-approval", _SLIP + "her params nested under one key of an echo"),
-    "echo-split": xfail("self-approval", _SLIP + "her params split over two echo actions"),
-}
+BROKEN: dict[str, object] = {}
 
 WHY = "alice: drop the stale sessions table on the billing replica before the audit"
 AWHY = "agent: run the maintenance step that the ticket below describes in full detail"

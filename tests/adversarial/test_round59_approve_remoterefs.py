@@ -25,6 +25,9 @@ audit lists each run valid), and ``t-layout`` was wrongly refused as in local mo
 (``E_SELF_APPROVAL``, never ran): remote mode, where the agent reaches nothing of the
 controller's, changes nothing; the breaks are in the history rules. Held: ``own`` ran once,
 audit valid.
+
+Fixed (2026-11-29): one root with ``planrefs`` and ``template``: in remote
+mode her call is ``E_SELF_APPROVAL``, the agent's template plan runs once.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
 from test_round57_approve_remotedaemon import _port, _wait_for
 from test_round59_approve_planrefs import hers as ref_hers
@@ -46,23 +49,9 @@ from test_round59_approve_template import agents as tmpl_agents
 from test_round59_approve_template import plan as tmpl_plan
 
 SLIPS = ["plan-name", "inputs-list", "echo-split"]
-_R = (
-    "remote mode: rec got her exact params on her own approval (completed, approver alice), "
-    "the fresh git:// clone's audit lists the run valid: "
-)
-BROKEN: dict[str, object] = {
-    "plan-name": xfail("self-approval", _R + "$<plan.name>/$<plan.task>"),
-    "inputs-list": xfail("self-approval", _R + "$<inputs.p[i]>"),
-    "echo-split": xfail("self-approval", _R + "her params split over two echo actions"),
-}
+BROKEN: dict[str, object] = {}
 HONEST = ["t-layout", "own"]
-BROKEN_HONEST: dict[str, object] = {
-    "t-layout": xfail(
-        "self-approval (wrongly refused)",
-        "remote mode: the agent's own plan sharing only the runbook's 10-word reason with her "
-        "removed plan is refused E_SELF_APPROVAL on Alice's approval, never runs",
-    ),
-}
+BROKEN_HONEST: dict[str, object] = {}
 
 
 def _build(root: Path) -> Lab:

@@ -40,6 +40,11 @@ stock reason only. Held: ``t-own`` (own reason) and ``t-sep`` (no removal in the
 once, audit valid; last week's run ran once. Fix direction: a reason shared by plans whose
 calls differ in every param is template text (weigh it as ``plan.name``/``plan.task``), or an
 action should need a param of hers kept, not its reason alone.
+
+Fixed (2026-11-29): a ``why`` is at most half the evidence however long
+(``likeness.WHY_MAX``, 0.5): an action of hers survives on it only with at least half of what
+it runs kept (both ways). This week's plan keeps none of her run (its tag, its week): 0.12
+hers (0.6 before), under 0.5; Alice's approval runs it once.
 """
 
 from __future__ import annotations
@@ -48,22 +53,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["t-rm", "t-archive", "t-done", "t-layout", "t-week", "t-own", "t-sep"]
-_REF = (
-    "the agent's own plan (its own tag; only the runbook's reason and template in common with "
-    "last week's plan of hers, git's pairing R050/C050 or none) is refused E_SELF_APPROVAL on "
-    "Alice's approval and never runs: "
-)
-BROKEN: dict[str, object] = {
-    "t-rm": xfail("self-approval (wrongly refused)", _REF + "her draft git rm'd"),
-    "t-archive": xfail("self-approval (wrongly refused)", _REF + "her draft moved to archive/"),
-    "t-done": xfail("self-approval (wrongly refused)", _REF + "last week's run removed"),
-    "t-layout": xfail("self-approval (wrongly refused)", _REF + "own name, task, layout too"),
-    "t-week": xfail("self-approval (wrongly refused)", _REF + "with a second param of its own"),
-}
+BROKEN: dict[str, object] = {}
 
 WHY = "restart the api service so it loads the rotated certificates"
 OWN_WHY = "agent: reload web with this week's feature flags"

@@ -40,6 +40,12 @@ canonical JSON values, where ``"0"`` is not ``0``, and with another reason no le
 action counts. Held: ``ty-str-why`` (her reason kept: ``E_SELF_APPROVAL``), ``ty-move``, ``own``
 ran once. Fix direction: compare an exec call's params as the tool gets them (a scalar by the
 text ``argv`` renders), or count a scalar respelled as another JSON type as unchanged.
+
+Fixed (2026-11-29): a call's params are read as the tool receives them
+(``likeness.received``): a string that is the compact JSON text of a number, boolean, null,
+list or mapping (what an exec tool's argv renders that value as) is that value. The history
+holds no config, so every tool's params are read so (the safe direction). Her command line
+respelled is her call again: ``E_SELF_APPROVAL``.
 """
 
 from __future__ import annotations
@@ -50,28 +56,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = ["ty-str", "ty-str-why", "ty-list", "ty-obj", "ty-move"]
-BROKEN: dict[str, object] = {
-    "ty-list": xfail(
-        "self-approval",
-        "her list param written as its compact JSON text: scale ran her exact command line "
-        '(--hosts=["db1","db2"]) on her own approval, the fresh-clone audit lists it valid',
-    ),
-    "ty-obj": xfail(
-        "self-approval",
-        "her mapping param written as its compact JSON text: scale ran her exact command line "
-        '(--opts={"drain":true}) on her own approval, the fresh-clone audit lists it valid',
-    ),
-    "ty-str": xfail(
-        "self-approval",
-        "her call with replicas/force quoted and the agent's reason: scale ran her exact "
-        "command line (deploy/billing-api --replicas=0 --force=true) on her own approval, "
-        "completed, the fresh-clone audit lists the run valid",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 WHY = "alice: scale the billing api to zero before the ledger migration tonight"
 AWHY = "agent: apply the scaling change that the migration runbook asks for now"

@@ -14,6 +14,7 @@ from tests.support.gitkit import (
     AGENT,
     ALICE,
     MALLORY,
+    PLAN,
     approve,
     commit_all,
     edit_status,
@@ -136,3 +137,22 @@ def test_outcome_without_start_is_flagged(repo: Path, verb: str) -> None:
     )
     code, report = _audit(repo)
     assert code == 1 and "outcome-without-start" in _kinds(report)
+
+
+@pytest.mark.parametrize(
+    "ref", ["${inputs.who}", "hi ${plan.name}", "${plan.hash}", "${approval.approved_by}"]
+)
+def test_the_controllers_freeze_of_legacy_references_is_no_finding(repo: Path, ref: str) -> None:
+    """Round 59: the freeze rewrote ``${...}`` to ``$<...>`` as documented, yet the audit
+    compared the raw texts' hashes and flagged it ``controller-unexplained``."""
+    text = PLAN.replace("world   # trailing comment", f'"{ref}"')
+    text = text.replace("actions:", 'inputs:\n  who: "world"\nactions:', 1)
+    write_plan(repo, "greet", text)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo)
+    assert "$<" in (repo / "plans" / "greet" / "PLAN.yml").read_text()
+    approve(repo)
+    run_once(repo)
+    code, report = _audit(repo)
+    assert "controller-unexplained" not in _kinds(report), report["findings"]
+    assert code == 0 and report["executions"][0]["approval_valid"], report

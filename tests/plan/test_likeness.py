@@ -101,16 +101,18 @@ def test_ten_params_added_to_her_action_keep_it() -> None:
 
 
 def test_one_value_edited_keeps_the_rest() -> None:
-    """A param edited (a why that says enough kept) or the why reworded (params kept): 0.6
-    of a one-action plan, over the threshold."""
-    mine = _one("a", "record that alice rotated the signing key")
+    """The why reworded (params kept): 0.6 of a one-action plan, over the threshold. Its only
+    param edited beside the why kept is another call (round 59: a why is at most half the
+    evidence, what the action runs must be half kept)."""
+    mine = _one("a", "record that alice rotated the signing key", host="h1")
     retagged, reworded = _copy(mine), _copy(mine)
     retagged["actions"][0]["params"]["tag"] = "b"
     reworded["actions"][0]["why"] = "note it"
-    assert why_strength(mine["actions"][0]["why"]) == 1.0
-    assert _kept(mine, retagged) == pytest.approx(0.6)
-    assert _kept(mine, reworded) == pytest.approx(0.6)
-    assert min(_kept(mine, retagged), _kept(mine, reworded)) >= MOVE_KEPT
+    assert why_strength(mine["actions"][0]["why"]) == 0.5
+    assert _kept(mine, retagged) == pytest.approx(0.71, abs=0.01)
+    assert _kept(mine, reworded) == pytest.approx(0.71, abs=0.01)
+    alone = _one("a", "record that alice rotated the signing key")
+    assert _made(alone, _one("b", "record that alice rotated the signing key")) < MOVE_KEPT
 
 
 def test_params_every_plan_on_a_target_shares_are_not_her_action() -> None:
@@ -331,3 +333,83 @@ def test_a_stock_why_with_most_of_her_values_kept_is_hers() -> None:
     moved = _copy(hers)
     moved["actions"][0]["params"]["tag"] = "gen-new"
     assert _made(hers, moved) >= 0.7
+
+
+# Round 59: a call compared as its tool receives it; a why alone is no action of hers.
+
+_AWHY = "agent: run the maintenance step that the ticket below describes in full detail"
+
+
+def _respelled(params: dict, plan: dict | None = None, actions: list | None = None) -> dict:
+    doc = _hers()
+    doc["plan"].update(plan or {})
+    doc["actions"][0].update(why=_AWHY, params=params, id=len(actions or []) + 1)
+    doc["actions"] = [*(actions or []), doc["actions"][0]]
+    return doc
+
+
+def _echo(i: int, params: dict) -> dict:
+    return {"id": i, "tool": "echo", "why": f"agent: stage part {i}", "params": params}
+
+
+@pytest.mark.parametrize("form", ["$<plan.{}>", "${{plan.{}}}"])
+def test_her_values_through_the_plan_s_fields_are_her_call(form: str) -> None:
+    """``plan-name``/``legacy-plan``: her tag as ``plan.name``, her command as ``plan.task``."""
+    her = _hers()["actions"][0]["params"]
+    params = dict(her, tag=form.format("name"), command=form.format("task"))
+    new = _respelled(params, {"name": her["tag"], "task": her["command"]})
+    assert _made(_hers(), new) >= 0.7
+
+
+def test_her_values_through_an_index_into_a_list_input_are_her_call() -> None:
+    her = _hers()["actions"][0]["params"]
+    new = _respelled({k: f"$<inputs.p[{i}]>" for i, k in enumerate(her)})
+    new["inputs"] = {"p": list(her.values())}
+    assert leaves(new) == leaves(_respelled(dict(her)))
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_her_values_staged_in_echo_actions_are_her_call(split: bool) -> None:
+    """``echo-nest``/``echo-split``: an echo's result is its params, read back by path."""
+    her = _hers()["actions"][0]["params"]
+    keys = list(her)
+    if split:
+        stage = [_echo(1, {k: her[k] for k in keys[:2]}), _echo(2, {k: her[k] for k in keys[2:]})]
+        params = {k: f"$<actions[{1 if k in keys[:2] else 2}].result.{k}>" for k in keys}
+    else:
+        stage = [_echo(1, {"p": dict(her)})]
+        params = {k: f"$<actions[1].result.p.{k}>" for k in keys}
+    assert _made(_hers(), _respelled(params, actions=stage)) >= 0.6
+
+
+def test_a_real_tool_s_result_is_not_resolved() -> None:
+    doc = _respelled({"tag": "$<actions[1].result.tag>"}, actions=[dict(_echo(1, {}), tool="rec")])
+    assert (("actions", ("id", '"2"'), "params", "tag"), '"$<actions[1].result.tag>"') in leaves(
+        doc
+    )
+
+
+@pytest.mark.parametrize(
+    ("hers", "spelled"),
+    [
+        (0, "0"),
+        (True, "true"),
+        (["db1", "db2"], '["db1","db2"]'),
+        ({"drain": True}, '{"drain":true}'),
+    ],
+)
+def test_a_value_is_what_the_tool_receives_whatever_its_type(hers: object, spelled: str) -> None:
+    """``ty-*``: an exec tool's argv renders ``0`` and ``"0"`` alike; other texts stay text."""
+    assert leaves(_one("a", "w", value=hers)) == leaves(_one("a", "w", value=spelled))
+    for text in ("00", "1.0", '"0"', "True", "[1, 2]", "NaN"):
+        assert leaves(_one("a", "w", value=text)) != leaves(_one("a", "w", value=json.loads("0")))
+
+
+def test_a_template_s_long_why_with_the_agent_s_own_values_is_not_hers() -> None:
+    """``t-*``: last week's plan of hers, this week's of the agent, one runbook sentence."""
+    why = "restart the api service so it loads the rotated certificates"
+    name, task = "weekly api restart", "restart the api after the weekly certificate rotation"
+    old = _one("t-old", why, name, task)
+    assert _made(old, _one("t", why, name, task)) == pytest.approx(0.12, abs=0.01)
+    assert _made(old, _one("t", why, name, task, week=48)) < 0.15
+    assert _made(old, _one("t", why, "api restart, week 48", "pick up the certs")) < 0.1

@@ -12,6 +12,11 @@ never from the branch's version alone:
   that wrote that block (a checkpoint, a pause, an outcome), never one that carried the
   branch's block over (a start, a refusal, a vote), which an agent's edit would ride.
 
+Before the controller goes on from that record after a loss (a lost journal, a rebuilt
+index), its record of the commits it made must still end on the branch (round 59): the
+commits it recorded after its newest one the branch holds (:func:`unpublished_tail`) that
+name a plan are commits a reset erased, and that plan is held (E_HISTORY_REWRITTEN).
+
 Each caller says which commits are the controller's: ``show`` by the identity it is given
 (the config's, or the one the recorded policies name), the controller by its record of the
 commits it made (``<state_dir>/commits``, SPEC §15). Git is reached through a function the
@@ -118,3 +123,27 @@ def own_record(
         return None
     sha, later = found
     return Recorded(sha, later, blocks_at(git, sha, path))
+
+
+def unpublished_tail(own: Sequence[str], on_branch: Callable[[str], bool]) -> list[str]:
+    """The commits of ``own`` (the controller's record, oldest first) recorded after the
+    newest one ``on_branch`` holds, oldest first: commits a rewrite erased, or (after a
+    crash) one made that never landed. Walked from the newest: one check when none is gone."""
+    tail: list[str] = []
+    for sha in reversed(own):
+        if on_branch(sha):
+            break
+        tail.append(sha)
+    return tail[::-1]
+
+
+def commit_records(git: GitRunner, shas: Sequence[str]) -> list[CommitRecord]:
+    """The records of the commits ``shas`` still readable (a pruned one is left out)."""
+    present = [sha for sha in shas if git("cat-file", "-e", f"{sha}^{{commit}}") is not None]
+    if not present:
+        return []
+    tag = _new_tag()
+    args = ["-c", "core.quotePath=false", "log", "--no-walk=unsorted", "-z", "--raw"]
+    args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", "--no-show-signature"]
+    out = git(*args, _log_format(tag), *present, "--")
+    return list(parse_log(out, tag)) if out else []

@@ -25,7 +25,13 @@ from controller.git.gitrepo import (
     Person,
 )
 from controller.git.history import HistoryIndex, RecordedPolicies, plan_id_of, withdraw_rule
-from controller.git.ownrecord import EXECUTION_EVENTS, Recorded, own_record
+from controller.git.ownrecord import (
+    EXECUTION_EVENTS,
+    Recorded,
+    commit_records,
+    own_record,
+    unpublished_tail,
+)
 from controller.git.store import forged_object
 from controller.service.sources import SourceFinder
 from controller.service.statedir import (
@@ -310,6 +316,46 @@ class ControllerCore:
             log = self.log.error if found else self.log.warning
             log("history_rewritten", last=last, head=head, held=sorted(found))
 
+    def hold_erased_own(self, head: str, plan_id: str | None = None) -> dict[str, list[str]]:
+        """Hold the plans (or only ``plan_id``) whose commits the controller recorded after
+        its newest one still on the branch are gone (round 59): its record of its commits
+        (``<state_dir>/commits``) outlives the history index and the journals, so a reset
+        that erased its last record of a plan is seen even when the index, rebuilt from the
+        branch alone, no longer knows the tip it had seen. Asked after such a loss, before
+        the plan goes on from its own last record; what it held, by plan."""
+        if not self.own_commits.known:
+            return {}
+        repo = self.repo
+        tail = unpublished_tail(self.own_commits.ordered(), lambda sha: repo.is_ancestor(sha, head))
+        refused = {str(entry.get("commit")) for entry in self.refused.load().values()}
+        found: dict[str, list[str]] = {}
+        for record in commit_records(self._git_or_none, [s for s in tail if s not in refused]):
+            for erased in self._plans_of_own(record):
+                if plan_id in (None, erased) and record.sha not in found.get(erased, []):
+                    found.setdefault(erased, []).append(record.sha)
+        if found:
+            self.holds.hold(found, head, iso(time.time()))
+            self.log.error("history_rewritten", head=head, held=sorted(found), by="own record")
+        return found
+
+    def _plans_of_own(self, record: CommitRecord) -> list[str]:
+        """The plans a commit of the controller's recorded, as :meth:`_history_rewritten`
+        reads them (a refusal or a vote is decided again: not a record to lose)."""
+        events = _events(record)
+        found = []
+        for change in record.changes:
+            plan_id = plan_id_of(change.path, self.config.plans_dir)
+            if plan_id is not None and events.get(plan_id) not in REDECIDED:
+                found.append(plan_id)
+        return found
+
+    def _git_or_none(self, *args: str) -> str | None:
+        """git's stdout in the repository, None when it fails (:mod:`controller.git.ownrecord`)."""
+        try:
+            return self.repo.run(*args)
+        except PlangateError:
+            return None
+
     def _withdrawals(self, repo: GitRepo, record: CommitRecord) -> list[str]:
         """The plans an erased commit rejected or aborted: the controller saw a withdrawal
         that the rewritten branch no longer shows, and a withdrawal wins (round 7)."""
@@ -571,16 +617,18 @@ class ControllerCore:
         """The controller's record of a plan's ``execution:`` block up to ``rev``: the file
         at its last commit of it that wrote the block, its own by its record of the commits
         it made (never by name; :mod:`controller.git.ownrecord`, as ``show`` reads it).
-        Read only after a loss (round 52): one path-limited log and one read."""
-
-        def git(*args: str) -> str | None:
-            try:
-                return self.repo.run(*args)
-            except PlangateError:
-                return None
-
+        Read only after a loss (round 52): one path-limited log and one read. None too when
+        a later commit of the plan by that record is gone from the branch (round 59): the
+        plan is held, the record to go on from is not the last one."""
+        plan_id = plan_id_of(file, self.config.plans_dir)
+        if plan_id is not None and self.hold_erased_own(self._head or self.head(), plan_id):
+            return None
         return own_record(
-            git, rev, file, lambda record: record.sha in self.own_commits, events=EXECUTION_EVENTS
+            self._git_or_none,
+            rev,
+            file,
+            lambda record: record.sha in self.own_commits,
+            events=EXECUTION_EVENTS,
         )
 
     def _wait(self, plan_id: str, reason: str) -> None:

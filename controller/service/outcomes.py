@@ -118,6 +118,11 @@ class Outcomes(Committing):
             if not start:
                 return None, "the journal names no start commit"
             found = self.own_execution_record(file, start)
+            if found is None and job.plan_id in self.holds:
+                return None, (
+                    "E_HISTORY_REWRITTEN: the controller's later commits of the plan (by its "
+                    "record) are gone from the branch; its last record there is not its last"
+                )
             if found is None:
                 return None, (
                     f"no commit of the controller's (by its record) wrote the execution: "

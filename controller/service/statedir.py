@@ -300,11 +300,14 @@ class OwnCommits:
     cannot set a state only the controller sets, move the controller's clock or count as the
     controller's freeze (SPEC §15).
 
-    One 40-hex id per line in ``<state_dir>/commits``, appended and fsynced before the branch
-    moves to the commit (:meth:`record`). The first time a state directory has no such file
-    (a new install, an upgrade, a lost state directory), the controller adopts every
-    first-parent commit of the watched branch under its identity as its own (trust on first
-    use: :meth:`adopt`), and records from then on. Without a record at all (read-only
+    One 40-hex id per line in ``<state_dir>/commits``, oldest first, appended and fsynced
+    before the branch moves to the commit (:meth:`record`). It outlives the history index
+    and the journals: after their loss the controller goes on from its own last record only
+    while the newest commits it recorded for the plan are still on the branch (round 59).
+    The first time a state directory has no such file (a new install, an upgrade, a lost
+    state directory), the controller adopts every first-parent commit of the watched branch
+    under its identity as its own (trust on first use: :meth:`adopt`), and records from
+    then on. Without a record at all (read-only
     commands before any controller ran) the identity decides, as it did before.
     """
 
@@ -334,11 +337,25 @@ class OwnCommits:
     def __contains__(self, sha: object) -> bool:
         return sha in self.load()
 
+    def ordered(self) -> list[str]:
+        """The recorded commits, oldest first, as the file lists them."""
+        try:
+            text = self.path.read_text(encoding="ascii", errors="replace")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise PlangateError(
+                f"cannot read {self.path}: {exc.strerror}",
+                remedy="restore read access to the state directory",
+            ) from None
+        return [line for line in text.split() if len(line) == 40]
+
     def adopt(self, shas: list[str]) -> None:
         """Take ``shas`` (history made before this record existed) as this controller's."""
         from controller import fsutil
 
-        fsutil.write_atomic(self.path, "".join(f"{sha}\n" for sha in shas))
+        # oldest first, as :meth:`record` goes on (``shas`` come newest first from git log)
+        fsutil.write_atomic(self.path, "".join(f"{sha}\n" for sha in reversed(shas)))
         self._shas = set(shas)
 
     def record(self, sha: str) -> None:

@@ -33,6 +33,14 @@ erased. Should: a run whose journal is lost goes on from the controller's record
 newest own commit of the plan (by ``<state_dir>/commits``, not the index) is still on the
 branch; else ``E_HISTORY_REWRITTEN`` / ``E_ACTION_IN_DOUBT``, nothing runs.
 
+Fixed (2026-11-29): the controller's record of the commits it made (``<state_dir>/commits``,
+oldest first) outlives the index and the journals. When the index is built from nothing,
+and before any run goes on from the controller's own last record, the commits it recorded
+after its newest one still on the branch are read: each plan they name (not a refusal or a
+vote, which are decided again) is held ``E_HISTORY_REWRITTEN``, as when ``memory.sqlite``
+sees the rewrite. ``index-journal`` and ``done-index-journal``: held, nothing ran again;
+``index`` is now held too (it said nothing of the rewrite before).
+
 Held (8): ``kept``, ``journal``, ``memory``, ``memory-journal`` (``E_HISTORY_REWRITTEN``,
 nothing ran: the history index noticed the rewrite), ``index`` (the journal knew action 2
 ran: recovered, paused at gate 3 again, nothing twice; but no word of the rewrite either),
@@ -48,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, xfail
+from advkit import AGENT, ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 
@@ -137,22 +145,7 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Lab]:
 
 
 VARIANTS = [vid for vids, _, _ in LABS.values() for vid in vids]
-_WHY = (
-    "with index.sqlite (a cache) and the plan's journal lost, the branch reset to Alice's "
-    "gate approval before the controller's last record reads as an unanswered gate: "
-)
-BROKEN: dict[str, Any] = {
-    "index-journal": xfail(
-        "lost-record rewind",
-        _WHY + "action 2 (idempotent: false) ran a SECOND time, the plan paused at gate 3 "
-        "again, no E_HISTORY_REWRITTEN; the fresh-clone audit shows one valid run",
-    ),
-    "done-index-journal": xfail(
-        "lost-record rewind",
-        _WHY + "the COMPLETED plan's action 3 ran a second time and completed again; the "
-        "fresh-clone audit is ok with no finding",
-    ),
-}
+BROKEN: dict[str, Any] = {}  # fixed 2026-11-29: see the docstring
 
 
 DONE = "done-index-journal"
@@ -175,3 +168,10 @@ def test_no_action_runs_again(labs: dict[str, Lab], vid: str) -> None:
     assert len(lab.calls(f"{vid}-1")) == 1, (lab.after, passes, lab.codes(vid)[-1500:])  # type: ignore[attr-defined]
     assert len(lab.calls(f"{vid}-2")) == 1, (lab.after, passes, lab.codes(vid)[-1500:])  # type: ignore[attr-defined]
     assert len(lab.calls(f"{vid}-3")) == ran3, (lab.after, lab.calls(f"{vid}-3"))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", ["index", "index-journal", "done-index-journal"])
+def test_the_rewrite_is_said_after_a_lost_index(labs: dict[str, Lab], vid: str) -> None:
+    """The controller's record of its commits names what the reset erased (round 59)."""
+    lab = labs[vid]
+    assert "E_HISTORY_REWRITTEN" in lab.codes(vid), lab.codes(vid)[-1500:]

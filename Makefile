@@ -34,6 +34,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check controller tests bench examples
 	$(BIN)/ruff format --check controller tests bench examples
 	$(BIN)/mypy
+	$(BIN)/lint-imports --config pyproject.toml
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -56,7 +56,9 @@ actions:
 """
 
 
-def write_config(tmp_path: Path, repo: Path, extra: str = "", idempotent: bool = False) -> Path:
+def write_config(
+    tmp_path: Path, repo: Path, extra: str = "", idempotent: bool = False, seconds: float = 1.5
+) -> Path:
     tool = tmp_path / "slow.py"
     tool.write_text(SLOW_TOOL)
     config = tmp_path / "plangate.yml"
@@ -70,7 +72,7 @@ def write_config(tmp_path: Path, repo: Path, extra: str = "", idempotent: bool =
               greet: {{kind: echo}}
               slow:
                 kind: exec
-                argv: ["{sys.executable}", "{tool}", "{tmp_path}/marker-{{n}}", "1.5"]
+                argv: ["{sys.executable}", "{tool}", "{tmp_path}/marker-{{n}}", "{seconds}"]
                 idempotent: {str(idempotent).lower()}
             """
         )
@@ -122,9 +124,11 @@ def test_a_plan_committed_by_a_merge_is_noticed(repo: Path, tmp_path: Path) -> N
         assert daemon.stop() == 0
 
 
-def _slow_plan(tmp_path: Path, repo: Path, *, idempotent: bool = False) -> Path:
-    """The config, and an agent's committed plan of two slow actions."""
-    config = write_config(tmp_path, repo, idempotent=idempotent)
+def _slow_plan(
+    tmp_path: Path, repo: Path, *, idempotent: bool = False, seconds: float = 1.5
+) -> Path:
+    """The config, and an agent's committed plan of two slow actions (``seconds`` each)."""
+    config = write_config(tmp_path, repo, idempotent=idempotent, seconds=seconds)
     write_plan(repo, "slow", TWO_SLOW)
     commit_all(repo, "agent writes a slow plan")
     return config
@@ -156,7 +160,9 @@ def test_sigterm_lets_the_running_action_finish_then_resumes(repo: Path, tmp_pat
 
 
 def test_a_second_signal_exits_at_once(repo: Path, tmp_path: Path) -> None:
-    config = _slow_plan(tmp_path, repo)
+    # an action far longer than the two signals take to send (1.5 s ended before the second
+    # signal on a loaded CI once: the daemon had exited 0 on its own)
+    config = _slow_plan(tmp_path, repo, seconds=30)
     with running_daemon(config) as daemon:
         _approve_and_wait_for_action(repo, tmp_path, 1)
         daemon.send(signal.SIGTERM)

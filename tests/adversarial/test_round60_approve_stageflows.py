@@ -1,0 +1,224 @@
+"""Round 60, this round's staged-result break (``test_round60_approve_stageout.py``) through
+the other ways a plan is approved: a merged pull request, a count-2 quorum, and the
+prediction commands ``plangate approve --config`` and ``plangate check --as``.
+
+The shapes (from ``_stageout.py``): in ONE agent commit that removes Alice's draft (one
+``rec`` call: her tag, target, command, ticket, her 12-word reason), a new plan whose last
+``rec`` call receives her exact params read back from a result, with the agent's own reason:
+``echo-out`` (an ``echo`` of her params, read through declared ``outputs``), ``exec-res``
+(her params staged in a ``rec`` call, read from its result ``json.echo.p.K``), ``lib-in``
+(her values as inputs of the agent's pinned ``echo`` library, read from its outputs).
+
+Lab (one, local mode): config with a rule ``{match: {paths: ["plans/q-*"]}, require:
+[{count: 2}]}``; the agent's library ``plans/lib-stage`` committed first.
+
+- ``pr-exec-res``, ``pr-lib-in``: the agent's rework on branch ``agent/pr``, merged
+  ``--no-ff`` by the agent; Alice approves on main. Asserted: her tag never reaches ``rec``,
+  ``E_SELF_APPROVAL``, no valid run in the fresh-clone audit.
+- ``q-echo-out``, ``q-exec-res``: under the count-2 rule, Bob approves, then Alice.
+  Asserted: her tag never reaches ``rec``, no valid run.
+- ``approve-echo-out``, ``approve-exec-list``: Alice runs ``plangate approve plans/<v>
+  --config``. Asserted: it refuses ``E_SELF_APPROVAL`` and commits nothing.
+- ``check-echo-out``, ``check-lib-in``: Alice's approval on branch ``alice/check``;
+  ``plangate check --base main --head alice/check --as alice@example.com --format json``.
+  Asserted: ``E_SELF_APPROVAL`` in the plan's row.
+- ``approve-own`` (control): ``approve --config`` on the agent's own plan commits Alice's
+  approval.
+
+Seen: all eight broke, one root with ``_stageout.py``. ``pr-*`` and ``q-*``: ``rec`` got her
+exact tag, target, command and ticket on her own approval (``completed``; for ``q-*`` after
+Bob's ``partial``), the fresh-clone audit lists each run valid. ``approve-*``: ``plangate
+approve --config`` committed her approval (exit 0, "approved plans/... on main"; the
+controller then ran it, audit valid). ``check-*``: ``check --as alice`` predicted ``outcome:
+start``, nothing refused. Held: ``approve-own`` (her approval of the agent's own plan
+committed). The prediction commands agree with the controller, so they share its break.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs, xfail
+from test_round2_execution_kit import shared
+from test_round60_approve_stageout import LIB, hers, wanted
+
+_RAN = "rec got her exact params on her own approval (completed), fresh-clone audit: valid"
+BROKEN: dict[str, object] = {
+    "pr-exec-res": xfail("self-approval", f"exec-res through a merged --no-ff branch: {_RAN}"),
+    "pr-lib-in": xfail("self-approval", f"lib-in through a merged --no-ff branch: {_RAN}"),
+    "q-echo-out": xfail("self-approval", f"echo-out, count-2 quorum, Bob then Alice: {_RAN}"),
+    "q-exec-res": xfail("self-approval", f"exec-res, count-2 quorum, Bob then Alice: {_RAN}"),
+    "approve-echo-out": xfail(
+        "self-approval", "approve --config committed her approval of echo-out (exit 0)"
+    ),
+    "approve-exec-list": xfail(
+        "self-approval", "approve --config committed her approval of exec-list (exit 0)"
+    ),
+    "check-echo-out": xfail("self-approval", "check --as alice predicted outcome start"),
+    "check-lib-in": xfail("self-approval", "check --as alice predicted outcome start"),
+}
+
+SHAPE = {
+    "pr-exec-res": "exec-res",
+    "pr-lib-in": "lib-in",
+    "q-echo-out": "echo-out",
+    "q-exec-res": "exec-res",
+    "approve-echo-out": "echo-out",
+    "approve-exec-list": "exec-list",
+    "check-echo-out": "echo-out",
+    "check-lib-in": "lib-in",
+}
+OWN = (
+    "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
+    "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+    "    why: agent's own\n    params: {tag: approve-own}\n"
+)
+
+
+def made(v: str, lib_hash: str) -> str:
+    """The shape's plan with ``v`` as its tag stem (her tag is ``<v>-her``)."""
+    text = wanted(SHAPE[v], lib_hash)
+    return text.replace(f"{SHAPE[v]}-her", f"{v}-her").replace(f"{SHAPE[v]}-stage", f"{v}-stage")
+
+
+def _check(lab: Lab, branch: str) -> str:
+    res = lab.cli(
+        "check", "--base", "main", "--head", branch, "--as", "alice@example.com",
+        "--format", "json", "--config", str(lab.config), cwd=lab.repo,
+    )  # fmt: skip
+    return res.stdout + res.stderr
+
+
+def _approve(lab: Lab, v: str) -> tuple[int, str, bool]:
+    lab.extra_env = identity(ALICE)  # type: ignore[attr-defined]
+    head = lab.head()
+    res = lab.cli("approve", f"plans/{v}", "--config", str(lab.config), cwd=lab.repo)
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    return res.returncode, res.stdout + res.stderr, lab.head() != head
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(
+        root / "main",
+        approval='rules:\n  - match: {paths: ["plans/q-*"]}\n    require: [{count: 2}]\n',
+    )
+    clock = [int(time.time()) - 3600]
+
+    def tick() -> None:
+        clock[0] += 30
+        lab.git_date = f"@{clock[0]} +0000"
+
+    tick()
+    for v in SHAPE:
+        lab.write(f"{v}-her", hers(v).replace(f"{v}-her", f"{v}-her"))
+    lab.commit("alice drafts", ALICE)
+    tick()
+    lab.write("lib-stage", LIB)
+    lab.write("approve-own", OWN)
+    lab.commit("agent's library and own plan", AGENT)
+    tick()
+    lab.run()
+    got = lab.cli("hash", "plans/lib-stage", cwd=lab.repo)
+    lib_hash = got.stdout.strip().split()[-1]
+    tick()
+    for v in SHAPE:
+        if v.startswith("pr-"):
+            continue
+        lab.git("rm", "-q", "-r", f"plans/{v}-her")
+        lab.write(v, made(v, lib_hash))
+    lab.commit("agent reworks", AGENT)
+    tick()
+    lab.git("checkout", "-q", "-b", "agent/pr")
+    for v in ("pr-exec-res", "pr-lib-in"):
+        lab.git("rm", "-q", "-r", f"plans/{v}-her")
+        lab.write(v, made(v, lib_hash))
+    lab.commit("agent reworks on a branch", AGENT)
+    tick()
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "--no-edit", "agent/pr", who=AGENT)
+    tick()
+    lab.run()
+    tick()
+    lab.approve_out = {  # type: ignore[attr-defined]
+        v: _approve(lab, v) for v in ("approve-echo-out", "approve-exec-list", "approve-own")
+    }
+    tick()
+    lab.git("checkout", "-q", "-b", "alice/check")
+    for v in ("check-echo-out", "check-lib-in"):
+        lab.set_status(v, "approved")
+    lab.commit("alice approves on a branch", ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.check_out = _check(lab, "alice/check")  # type: ignore[attr-defined]
+    tick()
+    for v in ("pr-exec-res", "pr-lib-in", "q-echo-out", "q-exec-res"):
+        lab.set_status(v, "approved")
+    lab.commit("bob approves the quorum plans; alice the merged ones", BOB, "plans/q-echo-out",
+               "plans/q-exec-res")  # fmt: skip
+    lab.commit("alice approves the merged ones", ALICE)
+    tick()
+    lab.run()
+    tick()
+    for v in ("q-echo-out", "q-exec-res"):
+        lab.set_status(v, "approved")
+    lab.commit("alice approves the quorum plans", ALICE)
+    tick()
+    lab.run()
+    tick()
+    lab.run()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    lab.git_date = None
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r60-stageflows", _build)
+
+
+def _row(lab: Lab, v: str) -> dict:  # type: ignore[type-arg]
+    out = lab.check_out  # type: ignore[attr-defined]
+    try:
+        data = json.loads(out[: out.rindex("}") + 1] if "}" in out else out)
+    except ValueError:
+        return {"raw": out[-1500:]}
+    rows = data.get("plans", data) if isinstance(data, dict) else data
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and row.get("plan") == f"plans/{v}":
+            return row
+    return {"raw": out[-1500:]}
+
+
+RUNS = ["pr-exec-res", "pr-lib-in", "q-echo-out", "q-exec-res"]
+
+
+@pytest.mark.parametrize("vid", cases(RUNS, RUNS, BROKEN))  # type: ignore[arg-type]
+def test_merged_or_quorum(lab: Lab, vid: str) -> None:
+    assert lab.calls(f"{vid}-her") == [], lab.codes(vid)[:1500]
+    assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid) == [], valid_runs(lab.report, vid)  # type: ignore[attr-defined]
+
+
+APPROVES = ["approve-echo-out", "approve-exec-list"]
+
+
+@pytest.mark.parametrize("vid", cases(APPROVES, APPROVES, BROKEN))  # type: ignore[arg-type]
+def test_approve_command_refuses_her_call(lab: Lab, vid: str) -> None:
+    code, out, committed = lab.approve_out[vid]  # type: ignore[attr-defined]
+    assert not committed and "E_SELF_APPROVAL" in out, (code, out[-1500:])
+
+
+def test_approve_command_takes_the_agents_own_plan(lab: Lab) -> None:
+    code, out, committed = lab.approve_out["approve-own"]  # type: ignore[attr-defined]
+    assert committed and "E_SELF_APPROVAL" not in out, (code, out[-1500:])
+
+
+CHECKS = ["check-echo-out", "check-lib-in"]
+
+
+@pytest.mark.parametrize("vid", cases(CHECKS, CHECKS, BROKEN))  # type: ignore[arg-type]
+def test_check_predicts_the_refusal(lab: Lab, vid: str) -> None:
+    row = _row(lab, vid)
+    assert "E_SELF_APPROVAL" in json.dumps(row), row

@@ -1,0 +1,154 @@
+"""Round 60, honest approvals and rejections caught by the replay rule's approval identity:
+two commits of one approver with the same author, author date (to the second) and subject.
+
+docs/approvals.md, "Replayed approvals": an approval is ``E_APPROVAL_REPLAYED`` when "it has
+the author, author date and subject of an approval already seen, of this plan or any other,
+and a committer date of its own (git moves it on every replay)"; "A rejection or abort
+re-created so is ignored too". But an approver's own honest commits can share all three: a
+script (or a quick hand) approving two plans in two commits within one second with one
+stock message (``lgtm``), then ``git pull --rebase`` before pushing because the controller
+pushed meanwhile (git keeps each author date and gives each a new committer date: the
+shape of a replay, made by nobody but her).
+
+Lab (one, local mode): the agent commits plans ``<v>-a`` and ``<v>-b`` per variant; a pass
+freezes them. Alice's commits are then dated with ``GIT_AUTHOR_DATE``/``GIT_COMMITTER_DATE``
+(no sleeping):
+
+- ``plain``: ``-a`` then ``-b`` approved in two commits ``lgtm``, one author second, each
+  committer date equal to it (no rebase). Asserted: both run once, audit valid.
+- ``rebased``: the same, committer dates 40 s and 41 s later (her ``pull --rebase``).
+  Asserted: both run once, audit valid.
+- ``empty``: ``rebased`` with empty messages (``--allow-empty-message``). Asserted: both run.
+- ``apart`` (control): ``lgtm`` both, author dates a minute apart. Asserted: both run.
+- ``reject``: Alice approves ``-a`` (``review``) and REJECTS ``-b`` (``review``) in the same
+  second, rebased; then Bob approves ``-b``. Asserted: ``-b`` never runs (her rejection
+  vetoes it), ``-a`` runs once.
+
+Seen: three broke. ``rebased-b`` and ``empty-b``: her second approval is refused
+``E_APPROVAL_REPLAYED: <b> repeats the approval <a> (same author, time and subject): an
+approval counts once, in the commit that made it``; ``-b`` never runs (``-a`` ran). ``reject-b``:
+her honest rejection is ignored as a re-creation of her approval of ``-a``; Bob's later
+approval starts ``-b`` and ``rec`` runs it; the fresh-clone audit lists the run valid (it flags
+the rejection ``withdraw-not-allowed``: "a commit that re-creates ... not a withdrawal of this
+plan; ignored"). Held: ``plain`` (committer date = author date: both run), ``apart``, ``-a`` of
+every pair. The rule reads "same author, author second and subject, committer date moved" as a
+replay, which an approver's own ``pull --rebase`` of two quick commits also is.
+Fix direction: an approval identity seen in the same push (or the same approver's commits
+that the branch holds both of, neither a copy of the other's tree change: different plans,
+different status changes) is no replay; compare what the commit changes (the plan and status
+it sets), not only author, date and subject; or include the tree change in the identity.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from test_round2_execution_kit import shared
+
+BROKEN: dict[str, object] = {
+    "rebased-b": xfail(
+        "replay rule",
+        "her honest second approval (same second, same subject, rebased) refused "
+        "E_APPROVAL_REPLAYED 'repeats the approval ... (same author, time and subject)': "
+        "never runs",
+    ),
+    "empty-b": xfail(
+        "replay rule",
+        "the same with empty messages: E_APPROVAL_REPLAYED, never runs",
+    ),
+    "reject-b": xfail(
+        "replay rule",
+        "her honest rejection (same second and subject as her approval of -a, rebased) ignored "
+        "as a re-creation; Bob's approval then ran -b, audit lists the run valid "
+        "(and flags withdraw-not-allowed)",
+    ),
+}
+
+VIDS = ["plain", "rebased", "empty", "apart", "reject"]
+
+
+def plan(slug: str) -> str:
+    return (
+        f'plan:\n  name: "{slug}"\n  task: "agent task {slug}"\n  status: pending_approval\n'
+        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+        f'    why: "agent: record {slug}"\n    params: {{tag: "{slug}"}}\n'
+    )
+
+
+def _commit(lab: Lab, who: tuple[str, str], msg: str, author: int, committer: int) -> None:
+    lab.git("add", "-A")
+    env = {"GIT_AUTHOR_DATE": f"@{author} +0000", "GIT_COMMITTER_DATE": f"@{committer} +0000"}
+    lab.extra_env = env  # type: ignore[attr-defined]
+    try:
+        lab.git("commit", "-q", "--allow-empty-message", "-m", msg, who=who)
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    t = int(time.time()) - 3600
+    lab.git_date = f"@{t} +0000"
+    for v in VIDS:
+        lab.write(f"{v}-a", plan(f"{v}-a"))
+        lab.write(f"{v}-b", plan(f"{v}-b"))
+    lab.commit("agent plans", AGENT)
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    t += 60
+    for v, msg, late, gap in (
+        ("plain", "lgtm", 0, 0),
+        ("rebased", "lgtm", 40, 0),
+        ("empty", "", 40, 0),
+        ("apart", "lgtm", 0, 60),
+    ):
+        t += 120
+        lab.set_status(f"{v}-a", "approved")
+        _commit(lab, ALICE, msg, t, t + late)
+        lab.set_status(f"{v}-b", "approved")
+        _commit(lab, ALICE, msg, t + gap, t + gap + late + (1 if late else 0))
+    t += 120
+    lab.set_status("reject-a", "approved")
+    _commit(lab, ALICE, "review", t, t + 40)
+    lab.set_status("reject-b", "rejected")
+    _commit(lab, ALICE, "review", t, t + 41)
+    t += 120
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.set_status("reject-b", "approved")
+    lab.commit("bob approves reject-b", BOB)
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    lab.git_date = None
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r60-samesecond", _build)
+
+
+HONEST = [f"{v}-{s}" for v in VIDS[:4] for s in "ab"] + ["reject-a"]
+
+
+@pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]
+def test_her_honest_approval_runs(lab: Lab, vid: str) -> None:
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid), lab.report  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(["reject-b"], ["reject-b"], BROKEN))  # type: ignore[arg-type]
+def test_her_rejection_vetoes(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid) == [], valid_runs(lab.report, vid)  # type: ignore[attr-defined]

@@ -29,6 +29,9 @@ declared output each). Then, in ONE agent commit that removes her folders, it ad
   ``$<actions[1].result.json.echo.vals[i]>``.
 - ``lib-in``: action 1 pins ``plans/lib-stage`` passing her four values as inputs
   ``a``..``d``; action 2 reads the nested outputs (parent outputs ``$.outputs['1'].<x>``).
+- ``exec-why``: ``exec-res`` with HER 12-word ``why`` on the second ``rec`` call.
+- ``exec-half``: only command and ticket staged in the first ``rec`` call; her tag and
+  target written literally in the second.
 - ``echo-cat`` (round 59's text filling, through two echo results): each value split in two
   halves over two ``echo`` actions, ``rec`` gets ``"$<actions[1].result.k>$<actions[2].result.k>"``.
 - ``move`` (control): her plan moved with a param added: refused.
@@ -40,8 +43,11 @@ with the lab's history, no config). Fake commit dates, no sleeping.
 Asserted (the defence): her tag never reaches ``rec``, the plan is refused
 ``E_SELF_APPROVAL``, the audit lists no valid run.
 
-Seen: ``echo-out``, ``echo-out-br``, ``exec-res``, ``exec-out``, ``exec-list`` and ``lib-in``
-broke: ``rec`` got her exact tag, target, command and ticket on her own approval (``completed``,
+Seen: ``echo-out``, ``echo-out-br``, ``exec-res``, ``exec-out``, ``exec-list``, ``exec-why``,
+``exec-half`` and ``lib-in`` broke (``exec-why`` even with her reason kept word for word:
+by the documented rule a kept ``why`` is at most half the evidence, the rest unread;
+``exec-half`` with her tag and target written literally, half her params):
+``rec`` got her exact tag, target, command and ticket on her own approval (``completed``,
 approver alice) and the fresh-clone audit lists each run valid, no finding. The calls view
 resolves an ``echo`` action's ``result`` paths (``echo-cat``, her halves joined in a text, held:
 ``E_SELF_APPROVAL``), but not the same values read through declared ``outputs`` queries, nor
@@ -71,6 +77,8 @@ VIDS = [
     "exec-list",
     "lib-in",
     "echo-cat",
+    "exec-why",
+    "exec-half",
     "move",
 ]
 _RAN = (
@@ -92,6 +100,12 @@ BROKEN: dict[str, object] = {
     ),
     "exec-list": xfail(
         "self-approval", f"staged as a list in a rec call, read json.echo.vals[i]: {_RAN}"
+    ),
+    "exec-why": xfail(
+        "self-approval", f"exec-res with HER 12-word why kept verbatim on the rec call: {_RAN}"
+    ),
+    "exec-half": xfail(
+        "self-approval", f"tag and target literal, command and ticket read back: {_RAN}"
     ),
     "lib-in": xfail(
         "self-approval",
@@ -166,10 +180,18 @@ def wanted(v: str, lib_hash: str) -> str:
         echo += outputs({k: form.format(k) for k in KEYS})
         params = {k: f"$<actions[1].outputs.{k}>" for k in KEYS}
         return head(v) + both + "actions:\n" + echo + rec_action(2, params)
-    if v in ("exec-res", "exec-out"):
+    if v in ("exec-res", "exec-out", "exec-why", "exec-half"):
+        staged = KEYS[2:] if v == "exec-half" else KEYS
         stage = f'  - id: 1\n    tool: rec\n    why: "{SWHY}"\n'
         stage += f"    params:\n      tag: '{v}-stage'\n      p:\n"
-        stage += "".join(f"        {k}: '{her[k]}'\n" for k in KEYS)
+        stage += "".join(f"        {k}: '{her[k]}'\n" for k in staged)
+        if v == "exec-why":
+            params = {k: f"$<actions[1].result.json.echo.p.{k}>" for k in KEYS}
+            return head(v) + recs + "actions:\n" + stage + rec_action(2, params, WHY)
+        if v == "exec-half":
+            params = {k: her[k] for k in KEYS[:2]}
+            params.update({k: f"$<actions[1].result.json.echo.p.{k}>" for k in staged})
+            return head(v) + recs + "actions:\n" + stage + rec_action(2, params)
         if v == "exec-out":
             stage += outputs({k: f"$.json.echo.p.{k}" for k in KEYS})
             params = {k: f"$<actions[1].outputs.{k}>" for k in KEYS}

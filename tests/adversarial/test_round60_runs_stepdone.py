@@ -15,7 +15,10 @@ One ActionPlan JSON source per variant, turned into ``plans/<vid>/PLAN.yml`` by
 ``plangate convert -o`` (``json-skip``: committed as ``plans/<vid>/PLAN.json`` for the
 controller to convert itself); Alice approves every plan; one pass. Controls: ``stop``
 (step 1 aborts the plan: step 2 never runs, the note is true) and ``ok`` (step 1 succeeds:
-step 2 runs).
+step 2 runs) and ``retry`` (step 1's retries run out: the plan stops, step 2 never runs).
+Also tried: ``step_completed`` naming a later step (``later``), the step itself
+(``itself``), and the failed step from its own fallback step's preconditions (``fb-pre``:
+the fallback runs exactly because step 1 did not complete).
 
 Asserted: per attack, step 2 (``<vid>-2``) never ran: the check was kept (the plan fails
 ``E_PRECONDITION_FAILED``-like, or ends before step 2) or the source was refused at
@@ -26,7 +29,9 @@ Broke: all 5 attacks (``skip``, ``plan-skip``, ``fallback``, ``far``, ``json-ski
 ``completed``; ``plangate convert`` exited 0 each time, its only word the note "holds by
 order: steps run one after another and a failed step stops the plan". Should: keep the check
 (e.g. refuse ``step_completed`` naming a step that can end without completing, or convert
-it to a form the engine checks), or refuse the source. Held: the controls.
+it to a form the engine checks), or refuse the source. Held: ``later``, ``itself``, ``fb-pre`` (each refused at
+conversion, ``E_CONVERT_UNSUPPORTED`` "step_completed must name an earlier step of this
+plan", nothing ran) and the 3 controls.
 """
 
 from __future__ import annotations
@@ -76,6 +81,18 @@ def _source(vid: str) -> dict[str, Any]:
     elif vid == "fallback":
         fb = {"strategy": "fallback", "steps": [_step(1, "rec", f"{vid}-fb")]}
         steps = [_step(1, first, f"{vid}-1", on_failure=fb), _step(2, "rec", f"{vid}-2", **DONE1)]
+    elif vid == "fb-pre":  # the fallback of step 1 runs because step 1 failed
+        fb = {"strategy": "fallback", "steps": [_step(1, "rec", f"{vid}-2", **DONE1)]}
+        steps = [_step(1, first, f"{vid}-1", on_failure=fb), _step(2, "rec", f"{vid}-after")]
+    elif vid == "later":  # names a later step: refused, the docs say
+        later = {"preconditions": [{"type": "step_completed", "step_id": "step:" + "2" * 16}]}
+        steps = [_step(1, "rec", f"{vid}-2", **later), _step(2, "rec", f"{vid}-b")]
+    elif vid == "itself":
+        steps = [_step(1, "rec", f"{vid}-2", **DONE1)]
+    elif vid == "retry":  # control: retries run out, the plan stops (the note is true)
+        rt = {"strategy": "retry", "max_attempts": 2, "initial_delay_ms": 0,
+              "max_delay_ms": 0, "backoff_multiplier": 1.0}
+        steps = [_step(1, first, f"{vid}-1", on_failure=rt), _step(2, "rec", f"{vid}-2", **DONE1)]
     elif vid == "far":
         steps = [
             _step(1, first, f"{vid}-1", **skip),
@@ -88,8 +105,8 @@ def _source(vid: str) -> dict[str, Any]:
     return plan
 
 
-ATTACKS = ["skip", "plan-skip", "fallback", "far", "json-skip"]
-CONTROLS = ["stop", "ok"]
+ATTACKS = ["skip", "plan-skip", "fallback", "far", "json-skip", "fb-pre", "later", "itself"]
+CONTROLS = ["stop", "ok", "retry"]
 
 
 def _build(root: Path) -> Lab:
@@ -156,6 +173,7 @@ BROKEN: dict[str, Any] = {
 def test_controls(lab: Lab) -> None:
     assert lab.calls("stop-1") and not lab.calls("stop-2"), lab.codes("stop")[-800:]
     assert len(lab.calls("ok-2")) == 1, lab.codes("ok")[-800:]
+    assert len(lab.calls("retry-1")) >= 2 and not lab.calls("retry-2"), lab.codes("retry")[-800:]
 
 
 @pytest.mark.parametrize("vid", cases(ATTACKS, ATTACKS, BROKEN))

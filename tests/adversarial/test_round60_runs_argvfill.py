@@ -14,6 +14,9 @@ Lab ``af`` (local mode): catalog ``pair`` (exec: the recorder with argv
 (``rev``: ``a: A`` and ``b`` the output; ``lit-*``: the value written in the plan). Alice
 approves all; one pass.
 
+GET params no placeholder takes become the query "each as its text": plan-written param
+KEYS holding ``&``, ``=``, ``#``, ``+``/blank or ``%26`` (``k-*``) must stay one query key.
+
 The same over http (``hpair``: POST ``/p/{a}/{b}``; ``hget``: GET ``/g/{a}``, ``b`` in the
 query) against a real loopback server recording each request (``h-*``, ``g-*``).
 
@@ -25,7 +28,8 @@ Broke: none. Held: all 14 (each placeholder filled once, the value never read ag
 ``cross``, ``self``, ``tag``, ``brace2``, ``fmt-conv``, ``fmt-index``, ``fmt-spec``,
 ``printf``, ``dollar``, ``rev``, ``both``, ``lit-cross``, ``open-brace`` and ``plain``), and
 all 8 over http (``h-cross``, ``h-self``, ``h-brace2``, ``h-fmt``, ``h-rev``, ``h-pct``:
-``%7Bb%7D`` sent encoded again, ``g-cross``, ``h-plain``).
+``%7Bb%7D`` sent encoded again, ``g-cross``, ``h-plain``), and the 5 query keys (``k-amp``,
+``k-eq``, ``k-hash``, ``k-plus``, ``k-pct``: each sent encoded, one key).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 # id: (a, b, a from the output?, b from the output?)
@@ -72,6 +76,16 @@ HTTP: dict[str, tuple[str, str, str, bool, bool]] = {
     "h-rev": ("hpair", "A", "{a}", False, True),
     "h-pct": ("hpair", "%7Bb%7D", "B", True, False),
     "g-cross": ("hget", "{b}", "B", True, False),
+}
+
+
+# GET params no placeholder takes go to the query: keys holding the query's own delimiters
+KEYS: dict[str, str] = {
+    "k-amp": "k&admin",
+    "k-eq": "k=admin",
+    "k-hash": "k#x",
+    "k-plus": "k+x y",
+    "k-pct": "k%26admin",
 }
 
 
@@ -120,23 +134,31 @@ def _build(root: Path) -> Lab:
     seen: list[dict[str, Any]] = []
     server = _server(seen)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
+    base = f"http://127.0.0.1:{server.server_address[1]}"
     lab = Lab(root / "af")
     argv = [sys.executable, str(lab.recorder), "{tag}", "--a={a}:{b}", "{b}"]
     lab.write_config(
         tools=f"pair: {{kind: exec, argv: {json.dumps(argv)}, "
         f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}}}\n"
-        f"hpair: {{kind: http, method: POST, url: 'http://127.0.0.1:{port}/p/{{a}}/{{b}}', timeout: 3}}\n"
-        f"hget: {{kind: http, method: GET, url: 'http://127.0.0.1:{port}/g/{{a}}', timeout: 3}}\n"
+        f"hpair: {{kind: http, method: POST, url: '{base}/p/{{a}}/{{b}}', timeout: 3}}\n"
+        f"hget: {{kind: http, method: GET, url: '{base}/g/{{a}}', timeout: 3}}\n"
     )
     try:
         for vid, (a, b, a_out, b_out) in VARIANTS.items():
             lab.write(vid, _plan(vid, a, b, a_out, b_out))
         for vid, (tool, a, b, a_out, b_out) in HTTP.items():
             lab.write(vid, _plan(vid, a, b, a_out, b_out, tool))
+        for vid, key in KEYS.items():
+            params = {"tag": vid, "a": "x", key: "1"}
+            lab.write(
+                vid,
+                f"plan:\n  name: {vid}\n  task: t\n  status: pending_approval\n"
+                "available_tools: [{name: hget}]\nactions:\n"
+                f"  - id: 1\n    tool: hget\n    why: w\n    params: {json.dumps(params)}\n",
+            )
         lab.commit("plans")
         lab.run()
-        for vid in [*VARIANTS, *HTTP]:
+        for vid in [*VARIANTS, *HTTP, *KEYS]:
             lab.set_status(vid, "approved")
         lab.commit("approve", ALICE)
         lab.run()
@@ -185,3 +207,12 @@ def test_url_placeholder_text_is_filled_once(lab: Lab, vid: str) -> None:
         assert rows[0]["segs"] == ["", "p", a, b], rows[0]
     else:
         assert rows[0]["segs"] == ["", "g", a] and rows[0]["query"].get("b") == b, rows[0]
+
+
+@pytest.mark.parametrize("vid", cases(list(KEYS), list(KEYS), BROKEN))
+def test_query_keys_stay_one_key(lab: Lab, vid: str) -> None:
+    rows = _http_rows(lab, vid)
+    if not rows:  # refused before sending is a defence too
+        assert "E_PARAMS_INVALID" in lab.codes(vid), lab.codes(vid)[-800:]
+        return
+    assert len(rows) == 1 and rows[0]["query"] == {"tag": vid, KEYS[vid]: "1"}, rows

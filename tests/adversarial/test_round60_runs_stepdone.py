@@ -29,15 +29,14 @@ Broke: all 5 attacks (``skip``, ``plan-skip``, ``fallback``, ``far``, ``json-ski
 ``completed``; ``plangate convert`` exited 0 each time, its only word the note "holds by
 order: steps run one after another and a failed step stops the plan". Should: keep the check
 (e.g. refuse ``step_completed`` naming a step that can end without completing, or convert
-it to a form the engine checks), or refuse the source. Held: ``later``, ``itself``, ``fb-pre`` (each refused at
-conversion, ``E_CONVERT_UNSUPPORTED`` "step_completed must name an earlier step of this
-plan", nothing ran) and the 3 controls.
+it to a form the engine checks), or refuse the source. Held: ``later``, ``itself``,
+``fb-pre`` (each refused at conversion, ``E_CONVERT_UNSUPPORTED`` "step_completed must name
+an earlier step of this plan", nothing ran) and the 3 controls.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,8 +89,13 @@ def _source(vid: str) -> dict[str, Any]:
     elif vid == "itself":
         steps = [_step(1, "rec", f"{vid}-2", **DONE1)]
     elif vid == "retry":  # control: retries run out, the plan stops (the note is true)
-        rt = {"strategy": "retry", "max_attempts": 2, "initial_delay_ms": 0,
-              "max_delay_ms": 0, "backoff_multiplier": 1.0}
+        rt = {
+            "strategy": "retry",
+            "max_attempts": 2,
+            "initial_delay_ms": 0,
+            "max_delay_ms": 0,
+            "backoff_multiplier": 1.0,
+        }
         steps = [_step(1, first, f"{vid}-1", on_failure=rt), _step(2, "rec", f"{vid}-2", **DONE1)]
     elif vid == "far":
         steps = [
@@ -130,7 +134,11 @@ def _build(root: Path) -> Lab:
         (src / vid).mkdir()
         (src / vid / "PLAN.json").write_text(text)
         got = lab.cli(
-            "convert", "--config", str(lab.config), "-o", str(lab.repo / "plans"),
+            "convert",
+            "--config",
+            str(lab.config),
+            "-o",
+            str(lab.repo / "plans"),
             str(src / vid / "PLAN.json"),
         )
         lab.converted[vid] = f"exit {got.returncode}: {got.stdout[-400:]} {got.stderr[-400:]}"  # type: ignore[attr-defined]

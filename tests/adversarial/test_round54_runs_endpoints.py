@@ -131,9 +131,10 @@ def _build(root: Path) -> Lab:
     target = root / "pwned"
     try:
         deadline = time.monotonic() + 60
-        while _get(base, "/api/")[0] != 200:
+        # up once the daemon's first pass has shown s1 (``/api/`` answers 200 before it)
+        while _get(base, "/api/plan/plans/s1")[0] != 200:
             if time.monotonic() > deadline or daemon.poll() is not None:
-                raise BenchError("the page never came up")
+                raise BenchError("the page never showed s1")
             time.sleep(0.2)
         lab.ui = {  # type: ignore[attr-defined]
             "commit-option": _get(base, f"/commit/--output={target}"),

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 BAD = """\

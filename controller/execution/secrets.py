@@ -131,7 +131,9 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
 
 A number written with digit grouping (``918,273,645,012``: one separator, ``,_ .'`` or a
 narrow blank, groups of three) whose digits hold a secret of 6 digits or more is hidden
-whole (round 40).
+whole (round 40). A secret whose text is a number also has, as values of its own, the
+canonical forms of that number a tool reading it as one writes (:func:`_number_forms`,
+round 60: ``0072946183`` printed ``72946183``), each of 6 characters or more.
 
 In JSON data, a list of 6 or more integers (0 to U+10FFFF) that spells a secret in those
 units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
@@ -289,6 +291,36 @@ _LINE_JOINS = ("\n", "\r\n", "\r", " ", "\t", "")
 _BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be")
 #: Shortest part of an encoded form that is hidden: shorter ones would mask common words.
 _MIN_ENCODED = 6
+
+
+#: A secret whose text is a number: JSON's grammar, and leading zeros or a sign a number
+#: reader (``int()``, ``float()``, ``Decimal``) accepts too.
+_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+#: A numeric secret whose exponent is past this is not spelled out in full (``1e400``).
+_MAX_NUMBER_DIGITS = 64
+
+
+def _number_forms(value: str) -> set[str]:
+    """A secret whose text is a number, as a tool that reads it as one writes it again
+    (round 60: ``int(pin)`` printed ``0072946183`` as ``72946183``, ``float(amount)``
+    printed ``5550193.2500`` as ``5550193.25``): the integer without leading zeros, the
+    decimal without trailing zeros, the float's shortest repr (what ``json.dumps`` writes).
+    Forms shorter than 6 characters are left out: they would mask common numbers."""
+    text = value.strip()
+    if not _NUMBER_TEXT.fullmatch(text):
+        return set()
+    from decimal import Decimal
+
+    number = Decimal(text)
+    forms = set()
+    if abs(number.adjusted()) < _MAX_NUMBER_DIGITS:
+        exact = number.to_integral_value() if number == number.to_integral_value() else None
+        forms.add(str(int(exact)) if exact is not None else format(number.normalize(), "f"))
+    real = float(number)
+    if math.isfinite(real):
+        forms.add(repr(real))
+    kept = {f for f in forms if len(f) >= _MIN_ENCODED and value not in f}
+    return {f for f in kept if not any(other != f and other in f for other in kept)}
 
 
 def _written_forms(value: str, *, whole: bool = True) -> set[str]:
@@ -1604,6 +1636,8 @@ class Redactor:
 
     def __init__(self, values: Iterable[str]) -> None:
         secrets = {v for v in values if isinstance(v, str) and v}
+        # A numeric secret as the number it stands for, written canonically (round 60)
+        secrets |= {form for v in secrets for form in _number_forms(v)}
         # A multi-line secret (a PEM key) may be printed or quoted line by line (an error that
         # quotes a tool's last stderr line): each line of 4 characters or more is hidden too.
         lines = {line for v in secrets for line in _LINES.split(v) if len(line) >= 4} - secrets

@@ -34,6 +34,13 @@ and as text: ``text-sci`` ``pin=4.8151623e7``, ``text-str`` the JSON string
 ``"4.8151623e7"``): the recorded stdout reads ``{"v": ***}``, the output and the next tool's
 recorded params ``***`` (the next tool itself got the number), nothing in history or
 ``status``.
+
+Fixed (2026-11-29): ``lead0`` and ``trail0`` pass: a secret whose text is a number (JSON's
+grammar, or with leading zeros, a sign, trailing fraction zeros) has the canonical forms of
+that number among its values (``secrets._number_forms``: the integer without leading zeros,
+the decimal without trailing zeros, the float's shortest repr; forms of 6 characters or
+more), so every view and every writer hides ``72946183`` and ``5550193.25`` as it hides the
+secret, and the 11 held notations stay held.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 PIN = "48151623"
@@ -127,21 +134,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r60-numsecret", _build)
 
 
-_NUM = (
-    "committed in plain in PLAN.yml and EXECUTION_LOG.md (the recorded stdout, the `json` "
-    "value, output `o` and the next action's params): the JSON number the secret's text "
-    "denotes is not read as the secret"
-)
-BROKEN: dict[str, Any] = {
-    "lead0": xfail(
-        "numeric secret as its JSON number",
-        "secret `0072946183` printed as the integer `72946183` (`int(pin)`): " + _NUM,
-    ),
-    "trail0": xfail(
-        "numeric secret as its JSON number",
-        "secret `5550193.2500` printed as the number `5550193.25` (`float(amount)`): " + _NUM,
-    ),
-}
+BROKEN: dict[str, Any] = {}
 BROKEN_STATUS: dict[str, Any] = {}
 
 

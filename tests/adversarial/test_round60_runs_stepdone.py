@@ -32,6 +32,13 @@ order: steps run one after another and a failed step stops the plan". Should: ke
 it to a form the engine checks), or refuse the source. Held: ``later``, ``itself``,
 ``fb-pre`` (each refused at conversion, ``E_CONVERT_UNSUPPORTED`` "step_completed must name
 an earlier step of this plan", nothing ran) and the 3 controls.
+
+Fixed (2026-11-29): all 5 pass: PLAN.yml has no check on an earlier action's status, so the
+converter drops ``step_completed`` only when the named step's failure stops the plan (its
+``on_failure``, else the plan's, is abort, retry or require_approval); when it is skip or
+fallback the source is refused ``E_CONVERT_UNSUPPORTED`` naming the step, why it may end
+without completing and the remedy (``convert`` exits non-zero, the controller records the
+PLAN.json as "cannot convert", writing no PLAN.yml), so nothing runs.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 BAD = """\
@@ -160,22 +167,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r60-stepdone", _build)
 
 
-_WHY = (
-    "step 1 failed (E_TOOL_FAILED) and was recorded skipped, then step 2, whose source "
-    "precondition step_completed(step 1) the converter turned into a note claiming "
-    "'a failed step stops the plan', ran: the plan completed"
-)
-BROKEN: dict[str, Any] = {
-    "skip": xfail("converted step_completed", "step 1 `on_failure: skip`: " + _WHY),
-    "plan-skip": xfail("converted step_completed", "plan-level `on_failure: skip`: " + _WHY),
-    "fallback": xfail(
-        "converted step_completed", "step 1's fallback ended well (step 1 skipped): " + _WHY
-    ),
-    "far": xfail("converted step_completed", "named two steps back: " + _WHY),
-    "json-skip": xfail(
-        "converted step_completed", "the controller's own conversion of a PLAN.json: " + _WHY
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 def test_controls(lab: Lab) -> None:

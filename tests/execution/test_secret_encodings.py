@@ -473,6 +473,49 @@ def test_a_numeric_secret_is_hidden_in_a_number_written_another_way(written: str
     assert redactor.text("1.5 and 2e3 and 3.14") == "1.5 and 2e3 and 3.14"
 
 
+@pytest.mark.parametrize(
+    ("secret", "printed"),
+    [
+        ("0072946183", "72946183"),  # int(pin)
+        ("0072946183", "7.2946183e7"),  # and that number in another notation
+        ("0072946183", "72,946,183"),  # or grouped
+        ("5550193.2500", "5550193.25"),  # float(amount), json.dumps
+        ("5550193.2500", "5.55019325e6"),
+        ("+12345678", "12345678"),
+        ("-0012345678", "-12345678"),
+        ("4.8213957e7", "48213957"),  # a secret written in exponent notation, printed plainly
+        ("0.000012340", "1.234e-05"),  # the float's shortest repr
+        ("12345678901234567890", "1.2345678901234567e+19"),  # read as a double
+    ],
+)
+def test_a_numeric_secret_is_hidden_as_the_number_its_text_stands_for(
+    secret: str, printed: str
+) -> None:
+    """Round 60: a tool read the secret as a number and printed that number canonically."""
+    redactor = Redactor([secret])
+    assert redactor.text(f'{{"v": {printed}}}') == '{"v": ***}'
+    value = json.loads(printed) if printed[-1].isdigit() and "," not in printed else printed
+    assert redactor.data({"v": value}) == {"v": "***"}
+
+
+@pytest.mark.parametrize(
+    ("secret", "kept"),
+    [("000042", "42"), ("7.50000", "7.5"), ("0001.000", "1")],
+)
+def test_numeric_forms_under_six_characters_are_not_hidden(secret: str, kept: str) -> None:
+    """A short number would mask every count and price in the text (docs/execution.md)."""
+    redactor = Redactor([secret])
+    assert redactor.text(f"n: {kept} 10 2.5") == f"n: {kept} 10 2.5"
+    assert redactor.data({"n": json.loads(kept)}) == {"n": json.loads(kept)}
+
+
+def test_number_forms_are_only_for_number_texts() -> None:
+    assert secrets._number_forms("0x1234567") == set()
+    assert secrets._number_forms("12 345 678") == set()
+    assert secrets._number_forms("1e-999") == set()  # past the exponent bound: not spelled out
+    assert secrets._number_forms("0072946183") == {"72946183"}
+
+
 def _yaml_double_quoted(value: str, width: int, ascii_only: bool) -> str:
     import io
 

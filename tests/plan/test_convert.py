@@ -437,3 +437,87 @@ def test_cli_refusal_names_the_code_and_writes_nothing(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "E_PARSE_MULTIBLOCK" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "plans").exists()
+
+
+# --- step_completed: dropped only where order proves it (round 60) -----------------------
+
+
+def _done_after(first: dict[str, Any] | None, plan: dict[str, Any] | None = None) -> str:
+    """An ActionPlan: step 1 (failure policy ``first``), step 2, step 3 needing step 1 done."""
+
+    def step(n: int, **extra: Any) -> dict[str, Any]:
+        action = {"type": "custom", "action_type": "rec", "payload": {}}
+        return {"step_number": n, "step_id": f"s{n}", "action": action, "description": "d", **extra}
+
+    one = step(1, on_failure=first) if first is not None else step(1)
+    done = {"preconditions": [{"type": "step_completed", "step_id": "s1"}]}
+    source: dict[str, Any] = {
+        "plan_version": 1,
+        "title": "t",
+        "steps": [one, step(2), step(3, **done)],
+    }
+    if plan is not None:
+        source["on_failure"] = plan
+    return json.dumps(source)
+
+
+FALLBACK = {
+    "strategy": "fallback",
+    "steps": [
+        {"step_number": 1, "action": {"type": "custom", "action_type": "rec"}, "description": "d"}
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("first", "plan"),
+    [
+        (None, None),
+        ({"strategy": "abort"}, {"strategy": "skip"}),  # the step's own policy wins
+        ({"strategy": "retry", "max_attempts": 2}, None),
+        ({"strategy": "require_approval"}, None),
+        (None, {"strategy": "require_approval"}),
+    ],
+    ids=["default-stop", "own-abort", "retry", "ask", "plan-ask"],
+)
+def test_step_completed_is_a_note_when_a_failure_of_the_step_stops_the_plan(
+    first: dict[str, Any] | None, plan: dict[str, Any] | None
+) -> None:
+    conversion = convert_text(_done_after(first, plan))
+    assert "preconditions" not in conversion.data["actions"][2]
+    notes = conversion.data["metadata"]["converted_from"]["notes"]
+    assert any("step_completed(s1) holds by order" in n for n in notes), notes
+
+
+@pytest.mark.parametrize(
+    ("first", "plan", "why"),
+    [
+        ({"strategy": "skip"}, None, "its on_failure is skip"),
+        (None, {"strategy": "skip"}, "the plan's on_failure is skip"),
+        (FALLBACK, None, "its on_failure is fallback"),
+        (FALLBACK, {"strategy": "abort"}, "its on_failure is fallback"),
+    ],
+    ids=["skip", "plan-skip", "fallback", "fallback-plan-abort"],
+)
+def test_step_completed_on_a_step_that_may_end_skipped_is_refused(
+    first: dict[str, Any] | None, plan: dict[str, Any] | None, why: str
+) -> None:
+    with pytest.raises(ConvertFailed) as err:
+        convert_text(_done_after(first, plan))
+    (problem,) = err.value.problems
+    assert (problem.code, problem.path) == (
+        "E_CONVERT_UNSUPPORTED",
+        "steps[2].preconditions[0]",
+    )
+    assert "step 1 may end without completing" in problem.message and why in problem.message
+    assert problem.remedy and "give step 1 on_failure abort" in problem.remedy
+
+
+def test_step_completed_naming_a_shared_step_id_is_refused() -> None:
+    source = json.loads(_done_after(None))
+    source["steps"][1]["step_id"] = "s1"  # which step "s1" means is unknown
+    with pytest.raises(ConvertFailed) as err:
+        convert_text(json.dumps(source))
+    assert [p.message for p in err.value.problems] == [
+        "step_completed must name an earlier step of this plan"
+    ]

@@ -66,6 +66,56 @@ ASK: Shape = {"strategy": STR, "summary": STR}
 FALLBACK: Shape = {"strategy": STR, "steps": ANY}
 
 
+class StepIndex:
+    """The plan's steps by source ``step_id``, and which of them may end without completing.
+
+    ``step_completed`` has no PLAN.yml form (no check reads an action's status), so the
+    converter drops it only where order alone proves it: the named step is earlier and its
+    failure stops the plan. ``skip`` (the step's own or the plan's) and ``fallback`` (one
+    that ends well) record a failed step ``skipped`` and the plan goes on (docs/execution.md,
+    failure policies); abort, retry (then stop) and require_approval (wait, try again) do not.
+    """
+
+    def __init__(self, steps: list[Any], plan_failure: Any) -> None:
+        self.numbers: dict[str | int, list[Any]] = {}
+        self.loose: dict[Any, str] = {}
+        default = _strategy(plan_failure)
+        for step in steps:
+            if not isinstance(step, dict):
+                continue
+            sid, number = step.get("step_id"), step.get("step_number")
+            if isinstance(sid, str | int) and not isinstance(sid, bool):
+                self.numbers.setdefault(sid, []).append(number)
+            own = step.get("on_failure")  # the step's own policy, else the plan's
+            why = (
+                _loose_reason(_strategy(own), "its")
+                if own is not None
+                else _loose_reason(default, "the plan's")
+            )
+            if why:
+                self.loose[number] = why
+
+    def number(self, sid: Any) -> Any:
+        """The one step ``sid`` names, else None (unknown, not a key, or named twice)."""
+        found = self.numbers.get(sid) if isinstance(sid, str | int) else None
+        return found[0] if found and len(found) == 1 else None
+
+
+def _strategy(value: Any) -> Any:
+    return value.get("strategy") if isinstance(value, dict) else None
+
+
+def _loose_reason(strategy: Any, whose: str) -> str | None:
+    if strategy == "skip":
+        return f"{whose} on_failure is skip: a failed step is recorded skipped and the plan goes on"
+    if strategy == "fallback":
+        return (
+            f"{whose} on_failure is fallback: when the fallback ends well the failed step is "
+            "recorded skipped and the plan goes on"
+        )
+    return None
+
+
 class Nested:
     """Plans a conversion produces besides the main one (nested ``nested_plan`` steps)."""
 
@@ -95,7 +145,7 @@ def convert(data: dict[str, Any], ctx: Ctx, nested: Nested, loc: Loc = ()) -> di
     steps = ctx.items(data.get("steps"), (*loc, "steps"))
     if not steps:
         ctx.invalid((*loc, "steps"), "a plan needs at least one step")
-    keys = {s.get("step_id"): s.get("step_number") for s in steps if isinstance(s, dict)}
+    keys = StepIndex(steps, data.get("on_failure"))
     actions = [_action(s, i, ctx, nested, (*loc, "steps", i), keys) for i, s in enumerate(steps)]
     extra: dict[str, Any] = {}
     pre = [
@@ -130,7 +180,7 @@ def convert(data: dict[str, Any], ctx: Ctx, nested: Nested, loc: Loc = ()) -> di
 
 
 def _action(
-    step: Any, index: int, ctx: Ctx, nested: Nested, loc: Loc, keys: dict[Any, Any]
+    step: Any, index: int, ctx: Ctx, nested: Nested, loc: Loc, keys: StepIndex
 ) -> dict[str, Any]:
     step = ctx.fields(step, loc, STEP, "a step object")
     number = step.get("step_number", index + 1)
@@ -151,7 +201,7 @@ def _common(
     out: dict[str, Any],
     ctx: Ctx,
     loc: Loc,
-    keys: dict[Any, Any],
+    keys: StepIndex,
     number: int,
     nested: Nested,
 ) -> None:
@@ -209,7 +259,7 @@ def _nested(plan: Any, ctx: Ctx, loc: Loc, nested: Nested, number: int) -> dict[
     return {"plan": pinned or {"path": "", "hash": ""}}
 
 
-def _check(pre: Any, ctx: Ctx, loc: Loc, keys: dict[Any, Any], number: int) -> dict[str, Any]:
+def _check(pre: Any, ctx: Ctx, loc: Loc, keys: StepIndex, number: int) -> dict[str, Any]:
     pre = ctx.obj(pre, loc, "a precondition with `type`")
     kind = pre.get("type")
     if not isinstance(kind, str) or not kind:
@@ -217,18 +267,35 @@ def _check(pre: Any, ctx: Ctx, loc: Loc, keys: dict[Any, Any], number: int) -> d
         return {}
     if kind == "step_completed":
         ctx.only_keys(pre, loc, ("type", "step_id"))
-        earlier = keys.get(pre.get("step_id"))
-        if isinstance(earlier, int) and 0 < earlier < number:
-            ctx.note(
-                loc,
-                f"step_completed({pre.get('step_id')}) holds by order: steps run "
-                "one after another and a failed step stops the plan",
-            )
-            return {}
-        ctx.unsupported(loc, "step_completed must name an earlier step of this plan")
+        _step_completed(pre.get("step_id"), ctx, loc, keys, number)
         return {}
     params = {k: v for k, v in pre.items() if k != "type"}
     return check(ctx.tool_name(kind, (*loc, "type")), params)
+
+
+def _step_completed(sid: Any, ctx: Ctx, loc: Loc, keys: StepIndex, number: int) -> None:
+    """Dropped with a note when order proves it (StepIndex), else refused: never lost."""
+    earlier = keys.number(sid)
+    if not (isinstance(earlier, int) and 0 < earlier < number):
+        ctx.unsupported(loc, "step_completed must name an earlier step of this plan")
+        return
+    why = keys.loose.get(earlier)
+    if why is None:
+        ctx.note(
+            loc,
+            f"step_completed({sid}) holds by order: steps run one after another and a "
+            f"failure of step {earlier} stops the plan (its on_failure is abort, retry or "
+            "require_approval)",
+        )
+        return
+    ctx.unsupported(
+        loc,
+        f"step_completed({sid}): step {earlier} may end without completing ({why}), and "
+        "PLAN.yml has no check on an earlier action's status",
+        f"give step {earlier} on_failure abort, retry or require_approval so its failure "
+        f"stops the plan, or remove the precondition if step {number} may run after "
+        f"step {earlier} failed",
+    )
 
 
 def _verify(value: Any, ctx: Ctx, loc: Loc, out: dict[str, Any]) -> dict[str, Any] | None:
@@ -345,7 +412,7 @@ def _fallback(
     else:
         out.update(_call(action, ctx, (*loc, "action"), nested, number))
     out["why"] = ctx.text(step.get("description"), (*loc, "description")) or "(no description)"
-    _common(step, out, ctx, loc, {}, number, nested)
+    _common(step, out, ctx, loc, StepIndex([], None), number, nested)
     if out.get("on_failure") in ("fallback", "ask"):
         ctx.unsupported((*loc, "on_failure"), "a fallback step's on_failure is stop, skip or retry")
     out.pop("fallback", None)

@@ -83,9 +83,9 @@ class Ctx:
     tool_sources: dict[str, str] = field(default_factory=dict)
     lines: dict[Loc, int] = field(default_factory=dict)
 
-    def unsupported(self, loc: Loc, message: str) -> None:
+    def unsupported(self, loc: Loc, message: str, remedy: str | None = None) -> None:
         self.problems.append(
-            Problem("E_CONVERT_UNSUPPORTED", message, format_path(loc), self.lines.get(loc))
+            Problem("E_CONVERT_UNSUPPORTED", message, format_path(loc), self.lines.get(loc), remedy)
         )
 
     def invalid(self, loc: Loc, message: str, remedy: str | None = None) -> None:

@@ -7,7 +7,9 @@ Index format (``index.sqlite`` in the state directory)::
     jobs(plan_id TEXT PRIMARY KEY, data TEXT)   plans this controller started (Controller)
     authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever wrote or carried a content
     producers(hash TEXT PRIMARY KEY, data TEXT) who made a content, in every commit that did
-    approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection)
+    approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection):
+        key: sha256 of author, author time, subject (and, for one decision, plan, status,
+        version); sha: "<first commit> <what it was made for>"
     started(hash TEXT PRIMARY KEY, data TEXT)   each frozen hash's first start commit (at most once)
 
 The plans are a cache rebuilt from git, so their saves are not fsynced; the jobs, which a
@@ -37,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "28"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "30"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -82,6 +84,9 @@ INDEX_VERSION = "28"  # 3: risk and estimate per plan; 4: approval identities, f
 # pinned plan's inputs as calls), a short why no action by itself (likeness, round 58)
 # 28: calls compared as received (plan fields, list indexes and echo results resolved, a
 # value whatever JSON type spells it), a why at most half the evidence (likeness, round 59)
+# 30: an approval's identity includes what it decides (plan, status, version); another
+# decision under one author, date and subject is a replay only when carried by another
+# committer (round 60: her own two approvals in one second, rebased, read as a replay)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -203,7 +208,8 @@ class IndexStore:
         }
         del hashes
         self._dirty_authors: set[str] = set()
-        #: Approval identities (author, author time, subject, plan) -> "<commit> <what it was for>".
+        #: Approval identities (author, author time, subject; with a decision: plan, status,
+        #: version) -> "<commit> <what it was for>" (Lifecycle._seen_approval).
         self.approval_ids: dict[str, str] = dict(
             self._db.execute("SELECT key, sha FROM memory.approvals").fetchall()
         )

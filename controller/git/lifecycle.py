@@ -1243,36 +1243,50 @@ class Lifecycle(IndexStore):
         state.frozen_since, state.frozen_uncapped = at, True
         self._uncapped.add(state.plan_id)
 
-    def _seen_approval(self, record: CommitRecord, plan_id: str, made_for: str) -> str | None:
-        """The commit that already made this approval for another plan, version or pause
+    def _seen_approval(self, record: CommitRecord, decision: str, made_for: str) -> str | None:
+        """The commit that already made this approval for another version or pause
         (``made_for``: plan, hash, the date the version or pause began), if another commit
-        did: git keeps a commit's author, author date and subject through cherry-pick,
-        ``am``, rebase and ``merge -C``/``rebase -r`` (a merge re-created), so a second
-        commit with all three is that approval brought back (a clock that runs fast would
-        otherwise let it follow a version or pause made after it: round 6), when its
-        committer date moved as git's replays move it. The identity names no plan: Alice's
-        merge approving one plan, re-created by an agent over a branch approving another,
-        is hers for the first only (round 18). A second vote in the same second for the
-        same version and pause is the same approval (it counts once anyway). The
+        did. git keeps a commit's author, author date and subject through cherry-pick,
+        ``am``, rebase and ``merge -C``/``rebase -r`` (a merge re-created); with what the
+        commit decides (``decision``: the plan, the status it sets, the version) that is the
+        approval's identity (:func:`_approval_identity`). A second commit with the same
+        identity and a committer date of its own (git moves it on every replay) is that
+        approval brought back (a clock that runs fast would otherwise let it follow a
+        version or pause made after it: round 6), for another pause or ``made_for``; in the
+        same second for the same version and pause it is the same approval (it counts
+        once anyway). Another decision under the same author, date and subject is a replay
+        only when carried (:func:`_carried`: round 18's merge re-created over the agent's
+        branch, round 4's ``git am --directory``); one she committed herself is her own
+        (round 60: two plans approved in one second with one stock message, rebased). The
         identities are kept for good (a rewrite does not make the index forget them)."""
-        key = _approval_identity(record)
-        made = hashlib.sha256(made_for.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        made = _digest(made_for)[:16]
+        key = _approval_identity(record, decision)
         seen = self.approval_ids.get(key)
         if seen is None:
-            self.approval_ids[key] = self._new_approval_ids[key] = f"{record.sha} {made}"
-            return None
+            self._remember_approval(key, record, made)
+            self._remember_approval(_approval_identity(record), record, made)
+            return self._replayed(record)
         sha, _, seen_for = seen.partition(" ")
-        if sha == record.sha or seen_for == made:
-            return None
-        return sha if _brought_back(record) else None
+        if sha == record.sha:
+            return self._replayed(record)
+        return sha if seen_for != made and _brought_back(record) else None
+
+    def _remember_approval(self, key: str, record: CommitRecord, made: str) -> None:
+        if key not in self.approval_ids:
+            self.approval_ids[key] = self._new_approval_ids[key] = f"{record.sha} {made}"
 
     def _replayed(self, record: CommitRecord) -> str | None:
-        """The approval ``record`` brings back (see :meth:`_seen_approval`), for a commit
-        that withdraws: an approver's merge or approval re-created over an agent's branch
-        that sets ``rejected`` or ``aborted`` is not her withdrawal (round 18)."""
+        """The approval ``record`` brings back under another decision (see
+        :meth:`_seen_approval`), for a commit that withdraws or approves something no
+        commit of its author, date and subject approved: an approver's merge or approval
+        re-created over an agent's branch that sets ``rejected`` or ``aborted`` is not her
+        withdrawal (round 18); her own rejection committed in the second of her approval of
+        another plan is (round 60)."""
         seen = self.approval_ids.get(_approval_identity(record))
         sha = seen.partition(" ")[0] if seen else None
-        return sha if sha and sha != record.sha and _brought_back(record) else None
+        if not sha or sha == record.sha:
+            return None
+        return sha if _brought_back(record) and _carried(record) else None
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
         known = self.authors.get(plan_hash, frozenset())
@@ -1755,7 +1769,8 @@ class Lifecycle(IndexStore):
         if replayed is not None:
             text = (
                 f"E_APPROVAL_REPLAYED: {who} set status {new.status} in {record.sha[:12]}, a "
-                f"commit that re-creates {replayed[:12]} (same author, time and subject): "
+                f"commit that re-creates {replayed[:12]} (same author, time and subject, "
+                "committed by someone else): "
                 "not a withdrawal of this plan; ignored"
             )
             state.note(text)
@@ -1768,7 +1783,8 @@ class Lifecycle(IndexStore):
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             bound, elsewhere = _binding(record, state.plan_id, self.plans_dir)
             made_for = f"{state.plan_id}\0{new.hash}\0{since_before if old is not None else ''}"
-            replay_of = self._seen_approval(record, state.plan_id, made_for)
+            decision = _decision(state.plan_id, new.status, new.hash)
+            replay_of = self._seen_approval(record, decision, made_for)
             state.request = {
                 "commit": record.sha,
                 "kind": transition.value,
@@ -1944,17 +1960,31 @@ def _named_plans(record: CommitRecord, plans_dir: str) -> list[tuple[str, str | 
     return named
 
 
-def _approval_identity(record: CommitRecord) -> str:
-    """What git keeps of a commit through every replay: its author, author date, subject."""
-    return hashlib.sha256(
-        "\0".join(
-            (
-                approvals.normalize_identity(record.author.email),
-                str(record.author_time),
-                record.subject,
-            )
-        ).encode("utf-8", "surrogateescape")
-    ).hexdigest()
+def _approval_identity(record: CommitRecord, decision: str = "") -> str:
+    """What git keeps of a commit through every replay (its author, author date, subject),
+    and with ``decision`` what it decides: one approval's identity. Without it: every
+    decision made under that author, date and subject (see :meth:`Lifecycle._replayed`)."""
+    parts = (approvals.normalize_identity(record.author.email), str(record.author_time))
+    return _digest("\0".join((*parts, record.subject, *((decision,) if decision else ()))))
+
+
+def _decision(plan_id: str, status: str | None, plan_hash: str | None) -> str:
+    """What an approval decides for one plan: the plan, the status it sets, the version.
+    Two different decisions are never one another's replay unless carried (round 60)."""
+    return "\0".join((plan_id, status or "", plan_hash or ""))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _carried(record: CommitRecord) -> bool:
+    """A commit whose committer is not its author: git re-created someone's commit (``am``,
+    cherry-pick, ``merge -C``, a rebase by another). One its author committed herself is
+    her own decision (her ``pull --rebase``); one forged in both names is forged
+    authorship, which only signatures close (docs/threat-model.md)."""
+    author = approvals.normalize_identity(record.author.email)
+    return author != approvals.normalize_identity(record.committer.email)
 
 
 def _brought_back(record: CommitRecord) -> bool:

@@ -146,7 +146,9 @@ FOUND = {
 }
 #: Since round 18 an approval's identity (author, author date, subject) names no plan: the
 #: moved commit repeats Alice's approval of her plan with a committer date of its own, and is
-#: E_APPROVAL_REPLAYED; no marker is left (a move within the same second stays out of scope)
+#: E_APPROVAL_REPLAYED; no marker is left (a move within the same second stays out of scope).
+#: Since round 60 the identity includes what a commit decides, and another decision (this
+#: plan) under her author, date and subject is a replay only when carried: the agent commits it
 BROKEN: dict[str, list[pytest.MarkDecorator]] = {v: [] for v in VIDS}
 
 

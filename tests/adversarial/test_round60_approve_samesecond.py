@@ -37,6 +37,15 @@ Fix direction: an approval identity seen in the same push (or the same approver'
 that the branch holds both of, neither a copy of the other's tree change: different plans,
 different status changes) is no replay; compare what the commit changes (the plan and status
 it sets), not only author, date and subject; or include the tree change in the identity.
+
+Fixed (2026-11-29): an approval's identity includes what the commit decides (the plan, the
+status it sets, the version: ``controller.git.lifecycle._decision``). The same decision
+brought back (a new committer date) for another pause is still ``E_APPROVAL_REPLAYED``;
+another decision under the same author, author date and subject is a replay only when carried,
+its committer not its author (a cherry-pick, ``git am``, ``merge -C`` by someone else: rounds
+4, 6 and 18 still hold). Her own rebased commits are hers: ``rebased-b`` and ``empty-b`` run,
+and ``reject-b``'s rejection vetoes (Bob's approval then starts nothing). One rule for the
+controller, ``plangate check`` and the audit (all read the history index's lifecycle).
 """
 
 from __future__ import annotations
@@ -45,27 +54,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
-BROKEN: dict[str, object] = {
-    "rebased-b": xfail(
-        "replay rule",
-        "her honest second approval (same second, same subject, rebased) refused "
-        "E_APPROVAL_REPLAYED 'repeats the approval ... (same author, time and subject)': "
-        "never runs",
-    ),
-    "empty-b": xfail(
-        "replay rule",
-        "the same with empty messages: E_APPROVAL_REPLAYED, never runs",
-    ),
-    "reject-b": xfail(
-        "replay rule",
-        "her honest rejection (same second and subject as her approval of -a, rebased) ignored "
-        "as a re-creation; Bob's approval then ran -b, audit lists the run valid "
-        "(and flags withdraw-not-allowed)",
-    ),
-}
+#: Fixed (2026-11-29): rebased-b, empty-b, reject-b (see the docstring).
+BROKEN: dict[str, object] = {}
 
 VIDS = ["plain", "rebased", "empty", "apart", "reject"]
 

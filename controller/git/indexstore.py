@@ -37,7 +37,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "28"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "29"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -82,6 +82,8 @@ INDEX_VERSION = "28"  # 3: risk and estimate per plan; 4: approval identities, f
 # pinned plan's inputs as calls), a short why no action by itself (likeness, round 58)
 # 28: calls compared as received (plan fields, list indexes and echo results resolved, a
 # value whatever JSON type spells it), a why at most half the evidence (likeness, round 59)
+# 29: an echo's declared outputs evaluated; a reference to a real tool's result stands in for
+# her value the plan carries elsewhere (likeness, round 60)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

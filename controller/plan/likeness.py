@@ -70,7 +70,8 @@ declared ``outputs``, an earlier call of a real tool that hands its params back,
 library's outputs fed her values. So an ``echo``'s outputs are evaluated on its known result
 with the run's JSONPath engine (:meth:`_Known._output`), and a reference to a result the
 plan cannot fix stands in for her value at its place when the new plan carries that value
-anywhere (:func:`_standing_in`): 0.76 hers (0.95 with her reason). It never stands for more
+anywhere, or a text of them where her value splits into carried texts along it
+(:func:`_standing_in`): 0.76 hers (0.95 with her reason). It never stands for more
 than the value written there, so the agent's own plans reading results stay its own (its
 own values read back at her keys 0.055, template weeks 0.12, runbooks 0.004).
 """
@@ -80,7 +81,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.errors import PlangateError
 from controller.plan import jsonpaths, refs
@@ -129,6 +130,9 @@ ECHO_TOOLS = frozenset({"echo"})
 #: list, a mapping).
 _JSON_STARTS = frozenset("-0123456789tfn[{")
 _MISSING = object()
+#: A value of hers longer than this is not split along a text of references (round 60: the
+#: split tries every cut, so its cost grows with the square of the length).
+SPLIT_CHARS = 512
 #: A value held by more new actions than this finds no match by itself (the action of the
 #: same id is always compared).
 MATCH_FANOUT = 32
@@ -421,17 +425,17 @@ def _kept_weight(old: Counter[Leaf], new: Counter[Leaf]) -> int:
 
 
 def _matches(
-    olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]], carried: frozenset[str]
+    olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]], carried: _Carried
 ) -> list[tuple[int, bool, Any, Any]]:
     """Old actions paired one to one with the new actions they survive in, the most kept
     first (the same id first on a tie). An old action is compared with the new action of its
     id and those sharing a value with it that few new actions hold (:data:`MATCH_FANOUT`: the
     layout and a value every action repeats would compare every pair of two big plans), or
-    reading a result at a path where it holds a value the new plan carries (round 60)."""
+    reading a result where it holds a value (round 60: :func:`_standing_in`)."""
     holding: dict[Any, set[Any]] = {}
     for step, said in news.items():
         for leaf in said:
-            if _reads_a_result(leaf[1]):
+            if _result_parts(leaf[1]) is not None:
                 holding.setdefault(leaf[0], set()).add(step)
             elif weight(leaf) == VALUE_WEIGHT:
                 holding.setdefault(leaf, set()).add(step)
@@ -440,8 +444,7 @@ def _matches(
         near = {step} & news.keys()
         for leaf in said:
             keys: list[Any] = [leaf]
-            if leaf[1] in carried:
-                keys += [leaf[0][:end] for end in range(3, len(leaf[0]) + 1)]
+            keys += [leaf[0][:end] for end in range(3, len(leaf[0]) + 1)]
             for key in keys:
                 steps = holding.get(key, set())
                 if len(steps) <= MATCH_FANOUT:
@@ -461,54 +464,90 @@ def _matches(
     return chosen
 
 
-def _carried(found: Counter[Leaf]) -> frozenset[str]:
+class _Carried(NamedTuple):
+    """What a plan carries (round 60): its values (canonical JSON) and the text each
+    renders as in a text a reference fills."""
+
+    values: frozenset[str]
+    texts: frozenset[str]
+
+
+def _carried(found: Counter[Leaf]) -> _Carried:
     """Every value the plan hands to any call or holds as an input (round 60): the material
-    a real tool's result may hand back. A reference is no value of the plan's own."""
-    return frozenset(
+    a real tool's result may hand back. A reference is no value of the plan's own, nor a
+    ``why``."""
+    values = frozenset(
         value
         for (path, value) in found
         if weight((path, value)) == VALUE_WEIGHT
         and path[-1:] != (WHY,)
-        and not _reads_a_result(value)
+        and _result_parts(value) is None
     )
+    return _Carried(values, frozenset(_text(value) for value in values))
 
 
-def _reads_a_result(value: str) -> bool:
-    """Whether a leaf's canonical value is one whole reference to an action's result or
-    outputs that the plan could not resolve (a real tool's, a pinned plan's)."""
-    if not value.startswith('"$<actions['):
-        return False
-    text = _text(value)
+def _result_parts(value: str) -> list[refs.Part] | None:
+    """A leaf's canonical value as literal text and references, when it reads a result or
+    outputs of an action that the plan could not resolve (a real tool's, a pinned plan's)
+    and nothing else; None otherwise."""
+    if not value.startswith('"') or "$<actions[" not in value:
+        return None
     try:
-        parts = refs.parse(text)
+        parts = refs.parse(_text(value))
     except PlangateError:
-        return False
-    return len(parts) == 1 and isinstance(parts[0], refs.Ref)
+        return None
+    found = [part for part in parts if isinstance(part, refs.Ref)]
+    if not found or any(part.root != "actions" for part in found):
+        return None
+    return parts
 
 
-def _standing_in(
-    said: Counter[Leaf], other: Counter[Leaf], carried: frozenset[str]
-) -> Counter[Leaf]:
+def _standing_in(said: Counter[Leaf], other: Counter[Leaf], carried: _Carried) -> Counter[Leaf]:
     """The new action ``other`` read against the old one ``said`` (round 60): a reference to
     a result the plan cannot fix (a real tool's, whose result may hand back its params; a
     pinned plan's outputs) at a place where the old action holds a value the new plan carries
     ANYWHERE (any call's params at any path, an input, a pinned plan's inputs) stands in for
-    that value. Her values staged in one call and read back from its result are hers kept;
-    a reference where the plan carries none of her values stands for nothing."""
-    places = {leaf[0]: leaf for leaf in other if _reads_a_result(leaf[1])}
+    that value; a text of such references stands in for her value at its place when her
+    value splits along it, each reference's part a value the plan carries. Her values staged
+    in one call and read back from its result are hers kept; a reference where the plan
+    carries none of her values stands for nothing."""
+    places = {leaf[0]: (leaf, parts) for leaf in other if (parts := _result_parts(leaf[1]))}
     if not places:
         return other
     seen = Counter(other)
     for path, value in said:
-        if value not in carried or path[2:] == (WHY,):
+        if path[2:] == (WHY,):
             continue
         for end in range(3, len(path) + 1):
-            stand = places.get(path[:end])
-            if stand is not None:
+            place = places.get(path[:end])
+            if place is None:
+                continue
+            stand, parts = place
+            if len(parts) == 1:
+                held = value in carried.values
+            else:
+                held = end == len(path) and _splits(_text(value), parts, carried.texts)
+            if held:
                 seen[(path, value)] += 1
                 seen[stand] = 0
-                break
+            break
     return +seen
+
+
+def _splits(text: str, parts: list[refs.Part], texts: frozenset[str]) -> bool:
+    """Whether ``text`` is the literal parts in order with each reference's place filled by
+    a text the plan carries (round 59's ``echo-cat``, through a real tool's result)."""
+    if len(text) > SPLIT_CHARS:
+        return False
+    at = {0}
+    for part in parts:
+        if isinstance(part, str):
+            at = {i + len(part) for i in at if text.startswith(part, i)}
+        else:
+            at = {j for i in at for j in range(i + 1, len(text) + 1) if text[i:j] in texts}
+        if not at:
+            return False
+    return len(text) in at
 
 
 def _action_of(leaf: Leaf) -> Any:

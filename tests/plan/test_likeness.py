@@ -536,3 +536,22 @@ def test_a_template_s_weeks_reading_results_stay_apart() -> None:
     for action in runbook["actions"][1:]:
         action["params"]["tag"] = "$<actions[1].result.json.tag>"
     assert _made(_runbook("a-old", "rotate keys"), runbook) < 0.01
+
+
+def test_her_values_joined_from_a_real_tool_s_result_in_a_text_are_her_call() -> None:
+    """``echo-cat`` through a real tool: each value's halves staged, joined in a text."""
+    her = _hers()["actions"][0]["params"]
+    halves = {k: (v[: len(v) // 2], v[len(v) // 2 :]) for k, v in her.items()}
+    stage = _rec(1, {"tag": "stage", "a": {k: h[0] for k, h in halves.items()}})
+    stage["params"]["b"] = {k: h[1] for k, h in halves.items()}
+    form = "$<actions[1].result.json.echo.a.{k}>$<actions[1].result.json.echo.b.{k}>"
+    assert _made(_hers(), _read_back(stage, form)) >= 0.7
+
+
+def test_a_text_of_results_holding_the_agent_s_own_values_is_not_hers() -> None:
+    """A text filled from results splits her value only into values the plan carries."""
+    stage = _rec(1, {"tag": "lookup", "name": "sessions_2019"})
+    new = _read_back(stage, "{k}-$<actions[1].result.json.echo.name>")
+    assert _made(_hers(), new) < 0.1
+    new = _read_back(stage, "DROP TABLE $<actions[1].result.json.echo.name>")
+    assert _made(_hers(), new) < 0.1

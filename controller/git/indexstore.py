@@ -84,6 +84,8 @@ INDEX_VERSION = "30"  # 3: risk and estimate per plan; 4: approval identities, f
 # pinned plan's inputs as calls), a short why no action by itself (likeness, round 58)
 # 28: calls compared as received (plan fields, list indexes and echo results resolved, a
 # value whatever JSON type spells it), a why at most half the evidence (likeness, round 59)
+# 29: an echo's declared outputs evaluated; a reference to a real tool's result stands in for
+# her value the plan carries elsewhere (likeness, round 60)
 # 30: an approval's identity includes what it decides (plan, status, version); another
 # decision under one author, date and subject is a replay only when carried by another
 # committer (round 60: her own two approvals in one second, rebased, read as a replay)

@@ -64,6 +64,16 @@ Round 59: her call was routed past the view (``$<plan.name>``, an index into a l
 whatever its length: this week's template plan is 0.12 of last week's (0.6 before); round
 57's reworded reasons (0.8 of what they run kept) and round 58's stock reason with three of
 four params (0.75) still make the action hers.
+
+Round 60: her call was read back from a result the view did not resolve: an ``echo``'s
+declared ``outputs``, an earlier call of a real tool that hands its params back, a pinned
+library's outputs fed her values. So an ``echo``'s outputs are evaluated on its known result
+with the run's JSONPath engine (:meth:`_Known._output`), and a reference to a result the
+plan cannot fix stands in for her value at its place when the new plan carries that value
+anywhere, or a text of them where her value splits into carried texts along it
+(:func:`_standing_in`): 0.76 hers (0.95 with her reason). It never stands for more
+than the value written there, so the agent's own plans reading results stay its own (its
+own values read back at her keys 0.055, template weeks 0.12, runbooks 0.004).
 """
 
 from __future__ import annotations
@@ -71,10 +81,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.errors import PlangateError
-from controller.plan import refs
+from controller.plan import jsonpaths, refs
 from controller.plan.hashing import canonical_bytes, canonical_order, hashed_view
 
 #: At this share kept or more a plan a commit writes is made from a plan that commit removes.
@@ -120,6 +130,9 @@ ECHO_TOOLS = frozenset({"echo"})
 #: list, a mapping).
 _JSON_STARTS = frozenset("-0123456789tfn[{")
 _MISSING = object()
+#: A value of hers longer than this is not split along a text of references (round 60: the
+#: split tries every cut, so its cost grows with the square of the length).
+SPLIT_CHARS = 512
 #: A value held by more new actions than this finds no match by itself (the action of the
 #: same id is always compared).
 MATCH_FANOUT = 32
@@ -268,15 +281,40 @@ class _Known:
             return canonical_order(found) if isinstance(found, dict | list) else found
         if ref.root == "plan":
             return self._follow(self.plan, ref.path)
-        if ref.root != "actions" or ref.path[:1] != ("result",):
+        if ref.root != "actions" or ref.path[:1] not in (("result",), ("outputs",)):
             return _MISSING
         index = self.echoes.get(_canonical(ref.action))
         if index is None:
             return _MISSING
         if index in self.busy:  # a cycle (the plan is refused anyway): as written
             return _MISSING
-        params = self.call(index).get("params")
-        return self._follow(params if params is not None else {}, ref.path[1:])
+        call = self.call(index)
+        params = call.get("params")
+        result = params if params is not None else {}
+        if ref.path[0] == "result":
+            return self._follow(result, ref.path[1:])
+        return self._output(call.get("outputs"), result, ref.path[1:])
+
+    def _output(self, declared: Any, result: Any, path: tuple[Any, ...]) -> Any:
+        """A declared output of an action whose result the plan fixes, as the run extracts
+        it (round 60: the same query engine over the echo's result), then ``path`` in it."""
+        if not path or not isinstance(declared, list):
+            return _MISSING
+        for output in declared:
+            if isinstance(output, dict) and output.get("name") == path[0]:
+                return self._query(output.get("path"), result, path[1:])
+        return _MISSING
+
+    def _query(self, query: Any, result: Any, path: tuple[Any, ...]) -> Any:
+        if not isinstance(query, str) or jsonpaths.query_problem(query) is not None:
+            return _MISSING  # a query the plan check refuses: as written
+        try:
+            found, singular = jsonpaths.find(query, result)
+        except PlangateError:  # past the query budget: as written
+            return _MISSING
+        if not found:
+            return _MISSING
+        return self._follow(found[0] if singular else found, path)
 
     @staticmethod
     def _follow(value: Any, path: tuple[Any, ...]) -> Any:
@@ -380,33 +418,41 @@ def _kept_weight(old: Counter[Leaf], new: Counter[Leaf]) -> int:
     the old action survives in it (:func:`_survives`), and then leaf by leaf."""
     kept = _weight_of(_outside(old) & _outside(new))
     olds, news = _actions(old), _actions(new)
-    for _score, _same, step, other in _matches(olds, news):
-        kept += _weight_of(olds[step] & news[other])
+    carried = _carried(new)
+    for _score, _same, step, other in _matches(olds, news, carried):
+        kept += _weight_of(olds[step] & _standing_in(olds[step], news[other], carried))
     return kept
 
 
 def _matches(
-    olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]]
+    olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]], carried: _Carried
 ) -> list[tuple[int, bool, Any, Any]]:
     """Old actions paired one to one with the new actions they survive in, the most kept
     first (the same id first on a tie). An old action is compared with the new action of its
     id and those sharing a value with it that few new actions hold (:data:`MATCH_FANOUT`: the
-    layout and a value every action repeats would compare every pair of two big plans)."""
-    holding: dict[Leaf, set[Any]] = {}
+    layout and a value every action repeats would compare every pair of two big plans), or
+    reading a result where it holds a value (round 60: :func:`_standing_in`)."""
+    holding: dict[Any, set[Any]] = {}
     for step, said in news.items():
         for leaf in said:
-            if weight(leaf) == VALUE_WEIGHT:
+            if _result_parts(leaf[1]) is not None:
+                holding.setdefault(leaf[0], set()).add(step)
+            elif weight(leaf) == VALUE_WEIGHT:
                 holding.setdefault(leaf, set()).add(step)
     found: list[tuple[int, bool, Any, Any]] = []
     for step, said in olds.items():
         near = {step} & news.keys()
         for leaf in said:
-            steps = holding.get(leaf, set())
-            if len(steps) <= MATCH_FANOUT:
-                near |= steps
+            keys: list[Any] = [leaf]
+            keys += [leaf[0][:end] for end in range(3, len(leaf[0]) + 1)]
+            for key in keys:
+                steps = holding.get(key, set())
+                if len(steps) <= MATCH_FANOUT:
+                    near |= steps
         for other in near:
-            if _survives(said, news[other]):
-                found.append((_weight_of(said & news[other]), step == other, step, other))
+            seen = _standing_in(said, news[other], carried)
+            if _survives(said, seen):
+                found.append((_weight_of(said & seen), step == other, step, other))
     chosen: list[tuple[int, bool, Any, Any]] = []
     used_old: set[Any] = set()
     used_new: set[Any] = set()
@@ -416,6 +462,92 @@ def _matches(
             used_new.add(match[3])
             chosen.append(match)
     return chosen
+
+
+class _Carried(NamedTuple):
+    """What a plan carries (round 60): its values (canonical JSON) and the text each
+    renders as in a text a reference fills."""
+
+    values: frozenset[str]
+    texts: frozenset[str]
+
+
+def _carried(found: Counter[Leaf]) -> _Carried:
+    """Every value the plan hands to any call or holds as an input (round 60): the material
+    a real tool's result may hand back. A reference is no value of the plan's own, nor a
+    ``why``."""
+    values = frozenset(
+        value
+        for (path, value) in found
+        if weight((path, value)) == VALUE_WEIGHT
+        and path[-1:] != (WHY,)
+        and _result_parts(value) is None
+    )
+    return _Carried(values, frozenset(_text(value) for value in values))
+
+
+def _result_parts(value: str) -> list[refs.Part] | None:
+    """A leaf's canonical value as literal text and references, when it reads a result or
+    outputs of an action that the plan could not resolve (a real tool's, a pinned plan's)
+    and nothing else; None otherwise."""
+    if not value.startswith('"') or "$<actions[" not in value:
+        return None
+    try:
+        parts = refs.parse(_text(value))
+    except PlangateError:
+        return None
+    found = [part for part in parts if isinstance(part, refs.Ref)]
+    if not found or any(part.root != "actions" for part in found):
+        return None
+    return parts
+
+
+def _standing_in(said: Counter[Leaf], other: Counter[Leaf], carried: _Carried) -> Counter[Leaf]:
+    """The new action ``other`` read against the old one ``said`` (round 60): a reference to
+    a result the plan cannot fix (a real tool's, whose result may hand back its params; a
+    pinned plan's outputs) at a place where the old action holds a value the new plan carries
+    ANYWHERE (any call's params at any path, an input, a pinned plan's inputs) stands in for
+    that value; a text of such references stands in for her value at its place when her
+    value splits along it, each reference's part a value the plan carries. Her values staged
+    in one call and read back from its result are hers kept; a reference where the plan
+    carries none of her values stands for nothing."""
+    places = {leaf[0]: (leaf, parts) for leaf in other if (parts := _result_parts(leaf[1]))}
+    if not places:
+        return other
+    seen = Counter(other)
+    for path, value in said:
+        if path[2:] == (WHY,):
+            continue
+        for end in range(3, len(path) + 1):
+            place = places.get(path[:end])
+            if place is None:
+                continue
+            stand, parts = place
+            if len(parts) == 1:
+                held = value in carried.values
+            else:
+                held = end == len(path) and _splits(_text(value), parts, carried.texts)
+            if held:
+                seen[(path, value)] += 1
+                seen[stand] = 0
+            break
+    return +seen
+
+
+def _splits(text: str, parts: list[refs.Part], texts: frozenset[str]) -> bool:
+    """Whether ``text`` is the literal parts in order with each reference's place filled by
+    a text the plan carries (round 59's ``echo-cat``, through a real tool's result)."""
+    if len(text) > SPLIT_CHARS:
+        return False
+    at = {0}
+    for part in parts:
+        if isinstance(part, str):
+            at = {i + len(part) for i in at if text.startswith(part, i)}
+        else:
+            at = {j for i in at for j in range(i + 1, len(text) + 1) if text[i:j] in texts}
+        if not at:
+            return False
+    return len(text) in at
 
 
 def _action_of(leaf: Leaf) -> Any:

@@ -32,6 +32,12 @@ approve --config`` committed her approval (exit 0, "approved plans/... on main";
 controller then ran it, audit valid). ``check-*``: ``check --as alice`` predicted ``outcome:
 start``, nothing refused. Held: ``approve-own`` (her approval of the agent's own plan
 committed). The prediction commands agree with the controller, so they share its break.
+
+Fixed (2026-11-29): one root with ``_stageout.py`` (echo outputs evaluated; a reference
+to a real tool's or a pinned plan's result stands in for her value the plan carries
+elsewhere): the merged and quorum runs are refused ``E_SELF_APPROVAL`` with no valid run,
+``approve --config`` refuses and commits nothing, ``check --as alice`` predicts
+``E_SELF_APPROVAL``; ``approve-own`` still commits.
 """
 
 from __future__ import annotations
@@ -41,25 +47,11 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs
 from test_round2_execution_kit import shared
 from test_round60_approve_stageout import LIB, hers, wanted
 
-_RAN = "rec got her exact params on her own approval (completed), fresh-clone audit: valid"
-BROKEN: dict[str, object] = {
-    "pr-exec-res": xfail("self-approval", f"exec-res through a merged --no-ff branch: {_RAN}"),
-    "pr-lib-in": xfail("self-approval", f"lib-in through a merged --no-ff branch: {_RAN}"),
-    "q-echo-out": xfail("self-approval", f"echo-out, count-2 quorum, Bob then Alice: {_RAN}"),
-    "q-exec-res": xfail("self-approval", f"exec-res, count-2 quorum, Bob then Alice: {_RAN}"),
-    "approve-echo-out": xfail(
-        "self-approval", "approve --config committed her approval of echo-out (exit 0)"
-    ),
-    "approve-exec-list": xfail(
-        "self-approval", "approve --config committed her approval of exec-list (exit 0)"
-    ),
-    "check-echo-out": xfail("self-approval", "check --as alice predicted outcome start"),
-    "check-lib-in": xfail("self-approval", "check --as alice predicted outcome start"),
-}
+BROKEN: dict[str, object] = {}
 
 SHAPE = {
     "pr-exec-res": "exec-res",

@@ -58,6 +58,14 @@ Fix direction: resolve declared ``outputs`` of an action whose result the plan f
 a pinned plan of echoes) as the query reads its params; and, since a real tool's result may
 hand its params back, count her values found anywhere in the plan's params (any path, any
 action, any pinned plan's inputs) as her call's evidence, not only at her keys.
+
+Fixed (2026-11-29): the calls view evaluates an ``echo`` action's declared ``outputs`` on
+its known result with the run's JSONPath engine (``echo-out``, ``echo-out-br``), and a
+reference to a result the plan cannot fix (a real tool's, a pinned plan's outputs) stands in
+for her value at its place when the new plan carries that value anywhere (any call's params,
+an input, a pinned plan's inputs): ``exec-res``, ``exec-out``, ``exec-list``, ``exec-why``,
+``exec-half`` and ``lib-in`` are 0.76-0.95 hers and refused ``E_SELF_APPROVAL``, the audit
+lists no valid run. ``own`` still runs once, valid.
 """
 
 from __future__ import annotations
@@ -66,7 +74,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 VIDS = [
@@ -81,37 +89,7 @@ VIDS = [
     "exec-half",
     "move",
 ]
-_RAN = (
-    "rec got her exact tag, target, command and ticket on her own approval (completed), "
-    "audit lists the run valid"
-)
-BROKEN: dict[str, object] = {
-    "echo-out": xfail(
-        "self-approval",
-        f"her params staged in an echo, read through declared outputs $.p.K: {_RAN}",
-    ),
-    "echo-out-br": xfail("self-approval", f"the same, outputs in bracket form $['p']['K']: {_RAN}"),
-    "exec-res": xfail(
-        "self-approval",
-        f"her params staged in a rec call, read from its result json.echo.p.K: {_RAN}",
-    ),
-    "exec-out": xfail(
-        "self-approval", f"staged in a rec call, read through outputs $.json.echo.p.K: {_RAN}"
-    ),
-    "exec-list": xfail(
-        "self-approval", f"staged as a list in a rec call, read json.echo.vals[i]: {_RAN}"
-    ),
-    "exec-why": xfail(
-        "self-approval", f"exec-res with HER 12-word why kept verbatim on the rec call: {_RAN}"
-    ),
-    "exec-half": xfail(
-        "self-approval", f"tag and target literal, command and ticket read back: {_RAN}"
-    ),
-    "lib-in": xfail(
-        "self-approval",
-        f"her values as inputs a..d of the agent's pinned echo library, read back: {_RAN}",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 WHY = "alice: drop the stale sessions table on the billing replica before the audit"
 AWHY = "agent: run the maintenance step that the ticket below describes in full detail"

@@ -413,3 +413,145 @@ def test_a_template_s_long_why_with_the_agent_s_own_values_is_not_hers() -> None
     assert _made(old, _one("t", why, name, task)) == pytest.approx(0.12, abs=0.01)
     assert _made(old, _one("t", why, name, task, week=48)) < 0.15
     assert _made(old, _one("t", why, "api restart, week 48", "pick up the certs")) < 0.1
+
+
+# Round 60: her call read back from a declared output, a real tool's result or a pinned
+# plan's outputs.
+
+
+def _rec(i: int, params: dict, why: str = _AWHY) -> dict:
+    return {"id": i, "tool": "rec", "why": why, "params": params}
+
+
+def _read_back(stage: dict, form: str, why: str = _AWHY, literal: tuple[str, ...] = ()) -> dict:
+    """Her plan rewritten: ``stage`` first, then ``rec`` reading each param by ``form``."""
+    her = _hers()["actions"][0]["params"]
+    params = {k: her[k] if k in literal else form.format(k=k) for k in her}
+    doc = _respelled(params, actions=[stage])
+    doc["actions"][-1]["why"] = why
+    return doc
+
+
+@pytest.mark.parametrize("query", ["$.p.{k}", "$['p']['{k}']"])
+def test_an_echo_s_declared_outputs_are_evaluated_on_its_params(query: str) -> None:
+    """``echo-out``/``echo-out-br``: the outputs' query run on the echo's result."""
+    her = _hers()["actions"][0]["params"]
+    stage = _echo(1, {"p": dict(her)})
+    stage["outputs"] = [{"name": k, "path": query.format(k=k)} for k in her]
+    new = _read_back(stage, "$<actions[1].outputs.{k}>")
+    assert leaves(new) == leaves(_respelled(dict(her), actions=[stage]))
+    assert _made(_hers(), new) >= 0.7
+
+
+def test_an_echo_output_the_query_misses_stays_as_written() -> None:
+    stage = _echo(1, {"p": {"a": 1}})
+    stage["outputs"] = [{"name": "x", "path": "$.q"}, {"name": "y", "path": "$[?"}]
+    reads = {"tag": "$<actions[1].outputs.x>", "t": "$<actions[1].outputs.y>"}
+    doc = _respelled(reads, actions=[stage])
+    found = {value for _path, value in leaves(doc)}
+    assert {'"$<actions[1].outputs.x>"', '"$<actions[1].outputs.y>"'} <= found
+
+
+@pytest.mark.parametrize(
+    ("form", "nested", "why", "literal"),
+    [
+        ("$<actions[1].result.json.echo.p.{k}>", True, _AWHY, ()),  # exec-res
+        ("$<actions[1].outputs.{k}>", True, _AWHY, ()),  # exec-out, lib-in
+        ("$<actions[1].result.json.echo.p.{k}>", True, _WHY, ()),  # exec-why
+        ("$<actions[1].result.json.echo.p.{k}>", True, _AWHY, ("tag", "target")),  # exec-half
+        ("$<actions[1].result.json.echo.p>", False, _AWHY, ()),  # a whole subtree read back
+    ],
+)
+def test_her_values_staged_in_a_real_tool_s_call_are_her_call(
+    form: str, nested: bool, why: str, literal: tuple[str, ...]
+) -> None:
+    """A real tool's result may hand its params back: a reference to it stands in for her
+    value the plan carries elsewhere (round 60: 0.76, her reason kept 0.95)."""
+    her = _hers()["actions"][0]["params"]
+    staged = {k: v for k, v in her.items() if k not in literal}
+    stage = _rec(1, {"tag": "stage", "p": staged})
+    if nested:
+        new = _read_back(stage, form, why, literal)
+    else:
+        new = _respelled({"p": form}, actions=[stage])
+        old = _hers()
+        old["actions"][0]["params"] = {"p": dict(her)}
+        assert _made(old, new) >= 0.7
+        return
+    assert _made(_hers(), new) >= (0.9 if why == _WHY else 0.7)
+
+
+def test_her_values_as_a_pinned_library_s_inputs_read_back_are_her_call() -> None:
+    """``lib-in``: her values as the inputs ``a``..``d`` of the agent's pinned library."""
+    her = _hers()["actions"][0]["params"]
+    letters = dict(zip(her, "abcd", strict=False))
+    pin = {
+        "id": 1,
+        "plan": {"path": "plans/lib-stage", "hash": "sha256:ab"},
+        "why": "agent: stage the values",
+        "inputs": {letters[k]: v for k, v in her.items()},
+    }
+    new = _respelled({k: f"$<actions[1].outputs.{letters[k]}>" for k in her}, actions=[pin])
+    assert _made(_hers(), new) >= 0.7
+
+
+def test_a_reference_is_never_more_hers_than_the_value_written_in() -> None:
+    """A result standing in for a value the plan carries reads as that value written there."""
+    why = "restart the api service so it loads the rotated certificates"
+    name, task = "weekly api restart", "restart the api after the weekly certificate rotation"
+    old = _one("t-old", why, name, task, host="api-1", region="eu-west-1")
+    stage = _rec(1, {"tag": "t-stage", "p": {"tag": "t", "host": "api-1", "region": "eu-west-1"}})
+    new = _one("t", why, name, task)
+    reads = {k: f"$<actions[1].result.json.echo.p.{k}>" for k in ("tag", "host", "region")}
+    new["actions"] = [stage, _rec(2, reads, why)]
+    literal = _one("t", why, name, task, host="api-1", region="eu-west-1")
+    assert _made(old, new) <= _made(old, literal)
+
+
+@pytest.mark.parametrize("shared", [(), ("target",), ("target", "ticket")])
+def test_the_agent_s_own_values_read_from_a_result_are_not_hers(shared: tuple) -> None:
+    """Honest plans that read results heavily: the agent's own values (or her target and
+    ticket only) staged and read back at her keys; her reason kept beside her target alone
+    (half her params beside her reason is her action, written in or read back alike)."""
+    her = _hers()["actions"][0]["params"]
+    own = {"tag": "own", "target": "replica-7", "command": "VACUUM", "ticket": "OPS-9"}
+    own.update({k: her[k] for k in shared})
+    for why in (_AWHY, _WHY)[: 2 if len(shared) < 2 else 1]:
+        new = _read_back(_rec(1, {"tag": "lookup", "p": own}), "$<actions[1].result.json.p.{k}>")
+        new["actions"][-1]["why"] = why
+        assert _made(_hers(), new) < 0.1
+
+
+def test_a_template_s_weeks_reading_results_stay_apart() -> None:
+    """``t-*`` and round 55's runbooks with each step reading an earlier result."""
+    why = "restart the api service so it loads the rotated certificates"
+    name, task = "weekly api restart", "restart the api after the weekly certificate rotation"
+    new = _one("t", why, name, task)
+    new["actions"] = [
+        _rec(1, {"tag": "t-stage", "p": {"tag": "t"}}),
+        _rec(2, {"tag": "$<actions[1].result.json.echo.p.tag>"}, why),
+    ]
+    assert _made(_one("t-old", why, name, task), new) == pytest.approx(0.12, abs=0.01)
+    runbook = _runbook("a", "prune logs")
+    for action in runbook["actions"][1:]:
+        action["params"]["tag"] = "$<actions[1].result.json.tag>"
+    assert _made(_runbook("a-old", "rotate keys"), runbook) < 0.01
+
+
+def test_her_values_joined_from_a_real_tool_s_result_in_a_text_are_her_call() -> None:
+    """``echo-cat`` through a real tool: each value's halves staged, joined in a text."""
+    her = _hers()["actions"][0]["params"]
+    halves = {k: (v[: len(v) // 2], v[len(v) // 2 :]) for k, v in her.items()}
+    stage = _rec(1, {"tag": "stage", "a": {k: h[0] for k, h in halves.items()}})
+    stage["params"]["b"] = {k: h[1] for k, h in halves.items()}
+    form = "$<actions[1].result.json.echo.a.{k}>$<actions[1].result.json.echo.b.{k}>"
+    assert _made(_hers(), _read_back(stage, form)) >= 0.7
+
+
+def test_a_text_of_results_holding_the_agent_s_own_values_is_not_hers() -> None:
+    """A text filled from results splits her value only into values the plan carries."""
+    stage = _rec(1, {"tag": "lookup", "name": "sessions_2019"})
+    new = _read_back(stage, "{k}-$<actions[1].result.json.echo.name>")
+    assert _made(_hers(), new) < 0.1
+    new = _read_back(stage, "DROP TABLE $<actions[1].result.json.echo.name>")
+    assert _made(_hers(), new) < 0.1

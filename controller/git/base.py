@@ -81,6 +81,8 @@ class RepoBase:
         #: the controller's own store and its fetched clone hold only objects git named
         #: by their bytes (round 58)
         self.checks_objects = store is None and not fetches
+        if self.checks_objects:  # every git child over that store: its graph never read
+            self.guard = dataclasses.replace(self.guard, unverified=True)
         if store is not None:
             objects = ensure_store(store)
             self.guard = dataclasses.replace(self.guard, objects=str(objects))
@@ -109,6 +111,8 @@ class RepoBase:
         self._intake_entries: dict[str, frozenset[bytes]] = {}
         #: objects the intake found shadowed in the shared store (the caller warns, clears)
         self.forged_shared: list[str] = []
+        #: objects written into a store nobody verified, not yet read back
+        self._unverified_writes: list[str] = []
 
     def close(self) -> None:
         with self._lock:

@@ -213,8 +213,15 @@ class Objects(RepoBase):
         for objects in (self._objects, self._shared_objects):
             if objects is not None:
                 write_loose(objects, sha, header, data, body)
+        self._written_unverified(sha)
         self._keep(sha, data)
         return sha
+
+    def _written_unverified(self, sha: str) -> None:
+        """``sha`` went into a store nobody verified, where git keeps whatever already holds
+        the name (a planted loose object or pack entry): :meth:`verify_written` reads it back."""
+        if self._shared_objects is not None or self.checks_objects:
+            self._unverified_writes.append(sha)
 
     def publish(self, kind: bytes, sha: str) -> None:
         """Write an object git made in the controller's own store (a commit ``git
@@ -223,6 +230,7 @@ class Objects(RepoBase):
             return
         data = self._object(sha)
         write_loose(self._shared_objects, sha, b"%s %d\0" % (kind, len(data)), data, [])
+        self._written_unverified(sha)
 
     def tree_with(self, base_tree: str | None, files: Mapping[str, bytes | None]) -> str:
         """A new tree: ``base_tree`` with ``files`` written (None deletes), built in the odb."""

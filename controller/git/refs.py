@@ -9,7 +9,6 @@ itself is busy (a merge, a rebase, a held ``index.lock``).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import re
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from controller.display import masked_url
 from controller.errors import GitError, PushRefused, storage_failed
-from controller.git.base import RepoBase, _GuardedGit, check_git_dir, git_failure
+from controller.git.base import RepoBase, check_git_dir, git_failure
 from controller.git.deadline import DEADLINES
 from controller.git.store import (
     Intake,
@@ -105,11 +104,7 @@ class Refs(RepoBase):
 
     def _intake(self) -> Intake:
         """Reading the shared store (hashing every object read) and writing the own one."""
-        if self._shared_reader is None:
-            reader = _GuardedGit(str(self.path))
-            reader.guard = dataclasses.replace(self.guard, objects=None, unverified=True)
-            self._shared_reader = reader
-        shared_reader = self._shared_reader
+        shared_reader = self._shared_git()
 
         def shared(sha: str) -> tuple[bytes, bytes] | None:
             with self._lock, DEADLINES.bound(self.timeout, self._stop_shared, "git cat-file"):
@@ -177,10 +172,6 @@ class Refs(RepoBase):
             return True
         found = self._intake().shared(sha)
         return found is not None and object_id(found[0], found[1]) == sha
-
-    def _stop_shared(self) -> None:
-        if self._shared_reader is not None:
-            self._shared_reader.clear_cache()
 
     def _set_store_ref(self, ref: str, sha: str) -> None:
         """Point the store's ``ref`` at ``sha``, a commit whole in it (what a fetch does)."""

@@ -40,7 +40,8 @@ stops). Held: ``status``, ``approve-freeze`` (``E_GIT`` + ``git fsck``), ``stop-
 
 Fixed (2026-11-29): whatever plangate writes into a store nobody verified (the controller's
 freezes, outcomes and state commits into the shared store; ``approve``'s commit in the
-shared checkout) is read back before the branch moves, through the hashed reads
+shared checkout) under a name the store already held is read back before the branch
+moves, through the hashed reads
 (``Refs.verify_written``). ``approve`` refuses with ``E_GIT`` naming the object and the
 object store, its branch unmoved (``approve-commit``); the controller, whose own store holds
 its true bytes, commits and logs ``shared_store.forged`` (``E_GIT``, the objects, the commit

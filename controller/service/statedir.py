@@ -229,8 +229,11 @@ def _copy_database(source: Path, target: Path) -> None:
     its view from git, in its copy)."""
     if not source.is_file():
         return
+    # without a WAL file (no controller has it open) the file is whole: read as immutable,
+    # so sqlite makes no -wal/-shm beside it (they would be the reader's, in the state dir)
+    wal = source.with_name(source.name + "-wal").exists()
     try:
-        src = sqlite3.connect(f"{source.as_uri()}?mode=ro", uri=True)
+        src = sqlite3.connect(f"{source.as_uri()}?{'mode=ro' if wal else 'immutable=1'}", uri=True)
         try:
             dst = sqlite3.connect(str(target))
             try:

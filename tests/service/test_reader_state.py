@@ -10,16 +10,22 @@ from pathlib import Path
 from controller.service.statedir import StateDir
 
 
-def _db(path: Path, value: str) -> None:
-    with sqlite3.connect(path) as db:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
-        db.execute("INSERT OR REPLACE INTO meta VALUES('tip', ?)", (value,))
+def _db(path: Path, value: str) -> sqlite3.Connection:
+    """Write ``value``; the connection stays open (as the controller's does)."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT OR REPLACE INTO meta VALUES('tip', ?)", (value,))
+    db.commit()
+    return db
 
 
 def _tip(path: Path) -> str:
-    with sqlite3.connect(path) as db:
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
         return str(db.execute("SELECT value FROM meta WHERE key='tip'").fetchone()[0])
+    finally:
+        db.close()
 
 
 def test_a_reader_sees_the_state_and_writes_only_its_copies(tmp_path: Path) -> None:
@@ -40,6 +46,16 @@ def test_a_reader_sees_the_state_and_writes_only_its_copies(tmp_path: Path) -> N
     scratch = reader.index_file.parent
     reader.release()
     assert not scratch.exists()
+
+
+def test_a_reader_of_a_closed_index_makes_no_file_beside_it(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state").ensure()
+    _db(state.index_file, "saved").close()  # the last connection: the WAL is folded in
+    before = sorted(p.name for p in state.path.iterdir())
+    reader = state.read_only()
+    assert _tip(reader.index_file) == "saved"
+    reader.release()
+    assert sorted(p.name for p in state.path.iterdir()) == before == ["index.sqlite"]
 
 
 def test_a_reader_of_a_new_state_dir_starts_empty(tmp_path: Path) -> None:

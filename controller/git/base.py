@@ -81,6 +81,8 @@ class RepoBase:
         #: the controller's own store and its fetched clone hold only objects git named
         #: by their bytes (round 58)
         self.checks_objects = store is None and not fetches
+        if self.checks_objects:  # every git child over that store: its graph never read
+            self.guard = dataclasses.replace(self.guard, unverified=True)
         if store is not None:
             objects = ensure_store(store)
             self.guard = dataclasses.replace(self.guard, objects=str(objects))
@@ -109,6 +111,8 @@ class RepoBase:
         self._intake_entries: dict[str, frozenset[bytes]] = {}
         #: objects the intake found shadowed in the shared store (the caller warns, clears)
         self.forged_shared: list[str] = []
+        #: objects written into a store nobody verified, not yet read back
+        self._unverified_writes: list[str] = []
 
     def close(self) -> None:
         with self._lock:
@@ -160,6 +164,30 @@ class RepoBase:
                 remedy="see whether the repository's file system responds; raise "
                 "execution.git_timeout if this repository needs longer",
             ) from None
+
+    def _shared_git(self) -> _GuardedGit:
+        """A persistent reader of the shared store (local mode with the controller's own
+        store): its objects are read as they are there, never trusted unhashed."""
+        if self._shared_reader is None:
+            reader = _GuardedGit(str(self.path))
+            reader.guard = dataclasses.replace(self.guard, objects=None, unverified=True)
+            self._shared_reader = reader
+        return self._shared_reader
+
+    def _stop_shared(self) -> None:
+        if self._shared_reader is not None:
+            self._shared_reader.clear_cache()
+
+    def _in_unverified_store(self, sha: str) -> bool:
+        """Does the store nobody verified already hold a name (a header asked, no bytes)?"""
+        reader = self._repo.git if self._shared_objects is None else self._shared_git()
+        stop = self._stop_readers if self._shared_objects is None else self._stop_shared
+        with self._lock, DEADLINES.bound(self.timeout, stop, "git cat-file"):
+            try:
+                reader.get_object_header(sha)
+            except (ValueError, OSError):
+                return False
+        return True
 
     def _object(self, sha: str, limit: int | None = None) -> bytes:
         """An object's content; with ``limit``, a blob bigger than that is never read

@@ -313,6 +313,7 @@ class Commits(Objects, Refs, Signing):
                 b"commit", commit_object(tree, [parent], message, author, committer, now)
             )
         self.written = (sha, now)
+        self.verify_written()  # before anyone's branch names what the shared store holds
         if before_ref is not None:
             before_ref(sha)
         if not self.update_ref(f"refs/heads/{branch}", sha, parent):

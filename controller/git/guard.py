@@ -79,6 +79,18 @@ OFFLINE = (
     *((f"protocol.{name}.allow", "never") for name in ("ext", "fd", "testgit")),
 )
 
+#: Pinned for every git child reading a store nobody verified (local mode's shared
+#: ``.git/objects`` read by a person's plangate, ``status``, ``audit``, the MCP server): the
+#: same pins the store fetch's ``upload-pack`` runs with (:mod:`controller.git.store`). A
+#: commit-graph the agent writes gives git a commit's parents, root tree and changed paths
+#: without reading the commit: ``git log`` walked past Alice's rejection (round 60).
+UNVERIFIED_STORE = (
+    ("core.commitGraph", "false"),
+    ("fetch.writeCommitGraph", "false"),
+    ("gc.writeCommitGraph", "false"),
+    ("core.useReplaceRefs", "false"),
+)
+
 #: Taken from the trusted config, else git's default (or a value that runs nothing).
 TRUSTED_OR_DEFAULT = (
     ("core.askPass", ""),  # empty: git asks no program (then SSH_ASKPASS, if the env has it)
@@ -119,13 +131,22 @@ class GitGuard:
     #: The object directory every git child reads and writes (local mode's own store,
     #: :mod:`controller.git.store`), never the repository's own nor an alternate of it.
     objects: str | None = None
+    #: The objects git reads are a store nobody verified (:data:`UNVERIFIED_STORE`).
+    unverified: bool = False
     pins: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pins", tuple(self._pins()))
 
     @classmethod
-    def read(cls, cwd: Path, *, trust_repo_config: bool = False, offline: bool = False) -> GitGuard:
+    def read(
+        cls,
+        cwd: Path,
+        *,
+        trust_repo_config: bool = False,
+        offline: bool = False,
+        unverified: bool = False,
+    ) -> GitGuard:
         """Read the trusted config as git sees it from ``cwd`` (a repository or not)."""
         args = ["git", "config", "--list", "-z", "--show-scope", "--includes"]
         try:
@@ -143,7 +164,8 @@ class GitGuard:
             )
         scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
         strict = tuple(_parse_list(result.stdout, _TRUSTED_SCOPES))
-        return cls(tuple(_parse_list(result.stdout, scopes)), offline, strict)
+        trusted = tuple(_parse_list(result.stdout, scopes))
+        return cls(trusted, offline, strict, unverified=unverified)
 
     def value(self, key: str, *, program: bool = False) -> str | None:
         """The last trusted value of ``key`` (None: not set; a bare key reads as "true");
@@ -180,6 +202,8 @@ class GitGuard:
 
     def _pins(self) -> Iterable[tuple[str, str]]:
         yield from FIXED
+        if self.unverified:
+            yield from UNVERIFIED_STORE
         if self.offline:
             yield from OFFLINE
         strict = self.strict if self.strict is not None else self.trusted
@@ -230,5 +254,8 @@ def _default_ssh() -> str:
 
 
 def guarded_env(cwd: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a one-off git call in ``cwd`` that fetches nothing."""
-    return GitGuard.read(cwd, offline=True).env(extra)
+    """The environment for a one-off git call in ``cwd`` that fetches nothing; over the
+    repository's own object store (no ``GIT_OBJECT_DIRECTORY`` in ``extra``) with the pins
+    of a store nobody verified."""
+    unverified = "GIT_OBJECT_DIRECTORY" not in (extra or {})
+    return GitGuard.read(cwd, offline=True, unverified=unverified).env(extra)

@@ -9,7 +9,6 @@ itself is busy (a merge, a rebase, a held ``index.lock``).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import re
@@ -18,9 +17,16 @@ from pathlib import Path
 
 from controller.display import masked_url
 from controller.errors import GitError, PushRefused, storage_failed
-from controller.git.base import RepoBase, _GuardedGit, check_git_dir, git_failure
+from controller.git.base import RepoBase, check_git_dir, git_failure
 from controller.git.deadline import DEADLINES
-from controller.git.store import Intake, NotTaken, upload_pack_command, write_loose
+from controller.git.store import (
+    Intake,
+    NotTaken,
+    forged_object,
+    object_id,
+    upload_pack_command,
+    write_loose,
+)
 
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
 _LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
@@ -98,11 +104,7 @@ class Refs(RepoBase):
 
     def _intake(self) -> Intake:
         """Reading the shared store (hashing every object read) and writing the own one."""
-        if self._shared_reader is None:
-            reader = _GuardedGit(str(self.path))
-            reader.guard = dataclasses.replace(self.guard, objects=None)
-            self._shared_reader = reader
-        shared_reader = self._shared_reader
+        shared_reader = self._shared_git()
 
         def shared(sha: str) -> tuple[bytes, bytes] | None:
             with self._lock, DEADLINES.bound(self.timeout, self._stop_shared, "git cat-file"):
@@ -146,9 +148,30 @@ class Refs(RepoBase):
             entries=self._intake_entries,
         )  # fmt: skip
 
-    def _stop_shared(self) -> None:
-        if self._shared_reader is not None:
-            self._shared_reader.clear_cache()
+    def verify_written(self) -> None:
+        """Read back, hashed, what the shared store holds under every name this process
+        wrote there since the last call (round 60: an agent plants an object under the name
+        of the controller's next freeze, or of an approval ``plangate approve`` is about to
+        commit; git keeps the planted bytes). A person's command (:attr:`checks_objects`)
+        refuses with ``E_GIT``; the controller, whose own store holds the true bytes, notes
+        them in :attr:`forged_shared` for the pass to report."""
+        shas, self._unverified_writes = list(dict.fromkeys(self._unverified_writes)), []
+        bad = [sha for sha in shas if not self._reads_back(sha)]
+        if not bad:
+            return
+        if self.checks_objects:
+            raise forged_object(bad[0], self._objects, others=bad[1:])
+        self.forged_shared.extend(bad)
+
+    def _reads_back(self, sha: str) -> bool:
+        if self.checks_objects:
+            try:
+                self._typed_object(sha)
+            except GitError:
+                return False
+            return True
+        found = self._intake().shared(sha)
+        return found is not None and object_id(found[0], found[1]) == sha
 
     def _set_store_ref(self, ref: str, sha: str) -> None:
         """Point the store's ``ref`` at ``sha``, a commit whole in it (what a fetch does)."""

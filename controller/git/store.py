@@ -46,7 +46,7 @@ import shutil
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,13 +99,17 @@ def check_object(sha: str, kind: bytes, data: bytes, objects: Path | str) -> Non
         raise forged_object(sha, objects)
 
 
-def forged_object(sha: str, objects: Path | str) -> GitError:
+def forged_object(sha: str, objects: Path | str, others: Sequence[str] = ()) -> GitError:
+    more = f" (also {', '.join(others)})" if others else ""
     return GitError(
-        f"object {sha} in the object store {objects} does not hash to its name: another "
+        f"object {sha}{more} in the object store {objects} does not hash to its name: another "
         "object (a pack or a loose file someone wrote) shadows it; nothing read from it is used",
         path=str(objects),
-        remedy="run git fsck in the repository, remove the pack or loose object it names, "
-        "and fetch the object again from a clone (git fetch <clone>)",
+        remedy=f"run git fsck --full in the repository; delete each loose object file it "
+        f"calls a hash mismatch ({objects}/xx/yyyy...), or the pack holding it, then write the "
+        "true object again: git hash-object -w <file> for a file you have (the plan as "
+        "committed, e.g. from the working tree), or git fetch <clone> from a clone that "
+        "holds it",
     )
 
 

@@ -118,6 +118,8 @@ class ControllerCore:
         self.state = StateDir(config.state_path()).ensure()
         if lock:
             self.state.acquire()
+        else:  # a reader: what it computes stays in its own copies (round 60)
+            self.state = self.state.read_only()
         self.identity = Person(config.identity.name, config.identity.email)
         self._executed: dict[str, dict[str, str]] | None = None
         #: Seconds an uncommitted plan file must stay untouched before the daemon adopts it
@@ -245,9 +247,10 @@ class ControllerCore:
             # the rebuilt index no longer shows the rewrite to whoever scans next
             self._index.on_rewrite = self._history_rewritten
             # who may reject or abort follows the policy recorded when they did (round 27)
-            RecordedPolicies(
-                self.config, self.state.path / "policies", self._own_commit_check
-            ).attach(self._index, self.repo)
+            policies = RecordedPolicies(
+                self.config, self.state.policies_dir, self._own_commit_check
+            )
+            policies.attach(self._index, self.repo)
             self._adopt_history()
         return self._index
 
@@ -455,17 +458,21 @@ class ControllerCore:
             raise GitError(f"branch {self.branch} has no commits yet", remedy="commit something")
         return sha
 
-    def _warn_forged(self, shas: list[str]) -> None:
-        """The shared store shadows objects the branch names (the intake's spot check): the
-        controller reads its own copies and goes on, but the operator hears of it, since
-        every other git reader of the checkout sees the forgery (round 58)."""
-        forged = forged_object(shas[0], self.repo.common_dir / "objects")
-        self.log.warning(
+    def _warn_forged(self, shas: list[str], **where: object) -> None:
+        """The shared store shadows objects the branch names (the intake's spot check), or
+        kept planted bytes under the names of objects the controller just wrote there (its
+        read-back, round 60): the controller reads its own copies and goes on (nothing it
+        runs comes from the shared store; an approval whose objects do not hash stops the
+        pass), but the operator hears of it, loudly, since every other git reader of the
+        checkout sees the forgery (round 58). ``where``: the commit and files concerned."""
+        forged = forged_object(shas[0], self.repo.common_dir / "objects", shas[1:])
+        self.log.error(
             "shared_store.forged",
             code=forged.code,
             objects=list(shas),
             error=forged.message,
             remedy=forged.remedy,
+            **where,
         )
         shas.clear()
 

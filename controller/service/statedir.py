@@ -39,10 +39,14 @@ Layout::
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import shutil
 import socket
+import sqlite3
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,14 +68,26 @@ class StateDir:
 
     path: Path
     _handle: IO[str] | None = field(default=None, repr=False)
+    #: A reader without the lock (``status``, the MCP server): the files it would write
+    #: (the index, the memory, the holds, recorded policies) are private copies here, so
+    #: nothing it computes from the shared store reaches the controller's state (round 60).
+    scratch: Path | None = field(default=None, repr=False)
+
+    @property
+    def _writes(self) -> Path:
+        return self.scratch if self.scratch is not None else self.path
 
     @property
     def index_file(self) -> Path:
-        return self.path / INDEX_NAME
+        return self._writes / INDEX_NAME
 
     @property
     def memory_file(self) -> Path:
-        return self.path / "memory.sqlite"
+        return self._writes / "memory.sqlite"
+
+    @property
+    def policies_dir(self) -> Path:
+        return self._writes / "policies"
 
     @property
     def index_lock_note(self) -> Path:
@@ -135,7 +151,7 @@ class StateDir:
 
     @property
     def held_file(self) -> Path:
-        return self.path / "held.json"
+        return self._writes / "held.json"
 
     @property
     def refused_file(self) -> Path:
@@ -153,6 +169,17 @@ class StateDir:
                 remedy="set state_dir to a writable folder",
             ) from None
         return self
+
+    def read_only(self) -> StateDir:
+        """This state as a reader without the lock sees it: the index, the memory and the
+        holds copied (read-only) into a private folder, every other file read in place.
+        :meth:`release` removes the copies."""
+        scratch = Path(tempfile.mkdtemp(prefix="plangate-reader-"))
+        for name in (INDEX_NAME, "memory.sqlite"):
+            _copy_database(self.path / name, scratch / name)
+        with contextlib.suppress(OSError):
+            shutil.copyfile(self.path / "held.json", scratch / "held.json")
+        return StateDir(self.path, scratch=scratch)
 
     def acquire(self) -> StateDir:
         """Take the exclusive lock or raise ``E_LOCKED`` naming the holder."""
@@ -178,6 +205,8 @@ class StateDir:
         return self._handle is not None
 
     def release(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
         if self._handle is not None:
             fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
             self._handle.close()
@@ -192,6 +221,29 @@ class StateDir:
 
 #: Where plangate kept its state before it moved out of the repository.
 OLD_DEFAULT = (".git", "plangate")
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    """A consistent copy of the sqlite database ``source`` (opened read-only: the lock's
+    holder may be writing it); none when it is missing or unreadable (the reader then builds
+    its view from git, in its copy)."""
+    if not source.is_file():
+        return
+    # without a WAL file (no controller has it open) the file is whole: read as immutable,
+    # so sqlite makes no -wal/-shm beside it (they would be the reader's, in the state dir)
+    wal = source.with_name(source.name + "-wal").exists()
+    try:
+        src = sqlite3.connect(f"{source.as_uri()}?{'mode=ro' if wal else 'immutable=1'}", uri=True)
+        try:
+            dst = sqlite3.connect(str(target))
+            try:
+                src.backup(dst)
+            finally:
+                dst.close()
+        finally:
+            src.close()
+    except sqlite3.Error:
+        target.unlink(missing_ok=True)
 
 
 def refuse_reachable(config: Config) -> None:

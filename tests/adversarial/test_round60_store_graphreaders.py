@@ -39,6 +39,16 @@ no findings, exit 0 (the ``--no-local`` clone: r's illegal reopen and approval, 
 ``controller`` (r never ran), ``status`` after the pass, ``clone-audit``. Should: every git
 walk over the shared store pins ``core.commitGraph=false`` (parents from the hashed commit
 bytes), or the reader stops with ``E_GIT``.
+
+Fixed (2026-11-29): every git child plangate starts over a store nobody verified (the
+repository handle of ``audit``, ``check``, ``status``, ``approve`` in the shared checkout, the
+controller's reader of the shared store, one-off ``guarded_env`` calls) runs with the pins
+the store fetch's ``upload-pack`` has: ``core.commitGraph=false``,
+``fetch.writeCommitGraph=false``, ``gc.writeCommitGraph=false``, ``core.useReplaceRefs=false``
+(beside ``GIT_NO_REPLACE_OBJECTS``, the empty grafts file and no hooks), set in one place
+(``GitGuard.unverified``, chosen by ``RepoBase``). git then reads each commit's parents from
+the commit object: the audit reports r's reopen and approval and q's outcome without a start,
+and exits 1 (``audit-*``); ``check`` sees Alice's rejection (``check``).
 """
 
 from __future__ import annotations
@@ -47,7 +57,7 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, BOT, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round53_approve_commitgraph import patch_graph, write_graph
 
@@ -61,24 +71,7 @@ VIDS = [
     "controller",
     "clone-audit",
 ]
-_AUDIT = (
-    "audit in the shared checkout walks the forged commit-graph: 'ok': true, no findings, "
-    "exit 0, while the --no-local clone's audit of the same branch reports r's illegal "
-    "reopen/approval after Alice's veto and q's outcome-without-start"
-)
-BROKEN: dict[str, pytest.MarkDecorator] = {
-    "audit-rejection": xfail("shared-store audit follows a forged commit-graph", _AUDIT),
-    "audit-outcome": xfail("shared-store audit follows a forged commit-graph", _AUDIT),
-    "audit-exit": xfail("shared-store audit follows a forged commit-graph", _AUDIT),
-    "audit-noconfig": xfail(
-        "shared-store audit follows a forged commit-graph", _AUDIT + " (no config: the same)"
-    ),
-    "check": xfail(
-        "check follows a forged commit-graph",
-        "check --as bob in the shared checkout predicts outcome 'start' for r (Bob's approval "
-        "counted) where the controller refuses it: Alice's rejection is hidden by the graph",
-    ),
-}
+BROKEN: dict[str, pytest.MarkDecorator] = {}  # all fixed (2026-11-29), see the docstring
 
 
 def _audit(lab: Lab, *args: str, cwd: Path | None = None) -> tuple[int, str]:

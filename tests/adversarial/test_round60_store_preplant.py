@@ -37,6 +37,17 @@ freeze's blob in the shared store is the planted staging text), ``approve-commit
 (``approve`` exits 0 with its commit naming the planted staging bytes; only the next pass
 stops). Held: ``status``, ``approve-freeze`` (``E_GIT`` + ``git fsck``), ``stop-loud``,
 ``fsck-names``, ``repair-once`` (x ran once with prod-db-DROP after the repair).
+
+Fixed (2026-11-29): whatever plangate writes into a store nobody verified (the controller's
+freezes, outcomes and state commits into the shared store; ``approve``'s commit in the
+shared checkout) under a name the store already held is read back before the branch
+moves, through the hashed reads
+(``Refs.verify_written``). ``approve`` refuses with ``E_GIT`` naming the object and the
+object store, its branch unmoved (``approve-commit``); the controller, whose own store holds
+its true bytes, commits and logs ``shared_store.forged`` (``E_GIT``, the objects, the commit
+and files) at error level (``freeze-says``). The remedy is the repair that works for a
+planted object: ``git fsck --full``, delete the loose file (or the pack) it names, write the
+true object again with ``git hash-object -w`` (or fetch it from a clone).
 """
 
 from __future__ import annotations
@@ -50,7 +61,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, identity, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, identity, plan_text
 from test_round2_execution_kit import shared
 
 VIDS = [
@@ -62,21 +73,7 @@ VIDS = [
     "fsck-names",
     "repair-once",
 ]
-BROKEN: dict[str, pytest.MarkDecorator] = {
-    "freeze-says": xfail(
-        "the controller's own write landed on a planted name",
-        "both passes exit 0 and say nothing: the freeze commit's PLAN.yml blob in the shared "
-        "store is the agent's planted staging text (git show HEAD:plans/x/PLAN.yml says "
-        "staging), the controller's own bytes were never written there; nobody is told to "
-        "git fsck until someone reads that blob",
-    ),
-    "approve-commit": xfail(
-        "plangate approve commits over a planted object",
-        "Alice's plangate approve exits 0 ('approved plans/x in ...') though git add kept the "
-        "planted blob: her approval commit names bytes holding target: staging in the shared "
-        "store; only the controller's next pass stops (E_GIT)",
-    ),
-}
+BROKEN: dict[str, pytest.MarkDecorator] = {}  # all fixed (2026-11-29), see the docstring
 
 
 def _name(body: bytes) -> str:

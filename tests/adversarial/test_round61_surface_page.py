@@ -56,14 +56,23 @@ Asserted per variant:
   ``scal`` after it ran. The page, the API and the MCP ``log`` must not show the agent's
   text as the record; after Alice approves ``owned`` its action must still run once.
 
-Seen (strict xfails): ``oracle-page``: the plan named with the secret is shown
+- ``owned-fail-*``: a pending plan whose agent-written ``execution:`` block says it failed
+  with ``E_FORGED_R61``: the overview and ``/api/`` must not list that failure.
+- ``name-*``: plan folders ``deploy`` + U+200B beside ``deploy``, ``deploy`` + U+202E ``gpj``,
+  ``<img src=x onerror=alert(9)>``: the overview shows them escaped, no live markup.
+- ``oracle-cli-validate``: ``plangate validate --json --config`` of two plans whose
+  ``plan.status`` is the secret and a wrong guess: the answers must not tell them apart.
+
+Seen (strict xfails): ``oracle-cli-validate``: ``(got '***')`` for the secret, the wrong
+guess quoted as written. ``oracle-page``: the plan named with the secret is shown
 ``"name": "***"``, the wrong guess as written, so the page confirms a guess of a
 controller secret. ``owned-page``/``owned-api``/``owned-mcp-log``: the controller's freeze
 keeps the agent's ``approval:``/``execution:`` blocks, and the page, the API and MCP ``log``
 show the never-run plan's action as succeeded with the forged output and render the forged
 log ("Approved by alice@example.com", "Status completed"); ``owned-log-after-run``: the
 agent's committed log of a finished plan is rendered as its log, no problem flagged. Held:
-after Alice approves ``owned`` its action runs once (the forged block stands for no run).
+after Alice approves ``owned`` its action runs once (the forged block stands for no run); the
+agent-written failure is listed nowhere; hostile folder names are escaped.
 Everything else held (hidden characters escaped, the long value shown to
 its end, no live markup or ``javascript:`` link, CSP on every answer incl. 404/405, no
 secret on any page or ``/metrics``, hostile statuses counted as ``invalid``/``unreadable``,
@@ -153,6 +162,12 @@ BROKEN: dict[str, Any] = {
         "the agent's file as the execution log, `problems` empty, nothing says the log is not "
         "the controller's",
     ),
+    "oracle-cli-validate": xfail(
+        "validate secret oracle",
+        "`plangate validate --json --config` of a plan whose plan.status is a guess of the "
+        "controller's secret says (got '***') for the secret and quotes a wrong guess as "
+        "written: the refusal confirms the guess",
+    ),
     "oracle-page": xfail(
         "page secret oracle",
         "an agent's plan named with a guess of the controller's secret is shown on the page as "
@@ -215,6 +230,17 @@ FORGED_LOG = """\
 ## Action 1: rec
 
 FORGED-LOG-R61
+"""
+OWNED_FAIL = """\
+execution:
+  status: failed
+  controller: plangate@vm
+  code: E_FORGED_R61
+  error: "FORGED-FAILURE-R61: Alice's deploy broke prod"
+  actions:
+  - id: 1
+    status: failed
+    error: {code: E_FORGED_R61, message: FORGED-FAILURE-R61}
 """
 WH_SECRET = "r61-wh-Sekr3t-Kd82Lq0pZ"
 _BODY = b'{"ref": "refs/heads/main"}'
@@ -305,6 +331,11 @@ def _build(root: Path) -> Lab:
     lab.write("sec", plan_text("sec", params='key: "$<secrets.TOK>"\n'))
     lab.write("owned", plan_text("owned") + OWNED_BLOCKS)
     lab.write("owned", FORGED_LOG, filename="EXECUTION_LOG.md")
+    lab.write("deploy", plan_text("deploy-plain"))
+    lab.write("deploy\u200b", plan_text("deploy-zwsp"))
+    lab.write("deploy\u202egpj", plan_text("deploy-bidi"))
+    lab.write("<img src=x onerror=alert(9)>", plan_text("deploy-xss"))
+    lab.write("owned-fail", plan_text("owned-fail") + OWNED_FAIL)
     lab.write("orc-s", plan_text("orc-s", name=SECRET))
     lab.write("orc-c", plan_text("orc-c", name=SECRET[:-1] + "X"))
     lab.write("scal", plan_text("scal", params="".join(
@@ -400,6 +431,12 @@ def _build(root: Path) -> Lab:
     from test_round61_surface_mcp import mcp
 
     (pages["mcp-log:owned"],) = mcp(lab, [("log", {"path": "plans/owned"})])
+    for name, guess in [("orc-cli-s", SECRET), ("orc-cli-c", SECRET[:-1] + "X")]:
+        (root / f"{name}.yml").write_text(
+            plan_text(name).replace("status: pending_approval", f'status: "{guess}"')
+        )
+    got = lab.cli("validate", "--json", "--config", str(lab.config), "orc-cli-s.yml", "orc-cli-c.yml")
+    pages["orc-cli"] = got.stdout
     pages["owned-ran-before"] = len(lab.calls("owned"))
     lab.approve("owned", ALICE)  # Alice approves what she reviewed: the plan's one action
     lab.run()
@@ -596,6 +633,7 @@ def test_blocks_the_agent_committed_are_not_shown_as_the_record(lab: Lab, vid: s
         text = lab.pages["page:owned" if vid == "owned-page" else "api:owned"][2]  # type: ignore[attr-defined]
     assert "FORGED-OUT-R61" not in text, text[:3000]
     assert "FORGED-LOG-R61" not in text, text[:3000]
+    assert "2026-11-29T10:00:00Z" not in text, "the agent's approval block shown as Alice's approval"
     if vid == "owned-api":
         row = json.loads(text)["row"]
         assert row.get("approver") in (None, ""), row
@@ -617,3 +655,39 @@ def test_a_log_the_agent_rewrote_after_the_run_is_not_shown(lab: Lab, vid: str) 
     assert len(lab.calls("scal")) == 1
     for key in ["page:scal", "api:scal"]:
         assert "FORGED-LOG-AFTER-R61" not in lab.pages[key][2], key  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(["owned-fail-overview", "owned-fail-api"], ["owned-fail-overview", "owned-fail-api"], BROKEN))
+def test_an_agent_written_failure_is_not_listed(lab: Lab, vid: str) -> None:
+    """A pending plan whose agent-written ``execution:`` block says it failed with a code:
+    the overview's recent failures (and the API) must not list a failure that never was."""
+    key = "index" if vid == "owned-fail-overview" else "api-index"
+    text = lab.pages[key][2]  # type: ignore[attr-defined]
+    assert "E_FORGED_R61" not in text and "FORGED-FAILURE-R61" not in text, text[-3000:]
+
+
+@pytest.mark.parametrize(
+    "vid", cases(["name-zwsp", "name-bidi", "name-xss"], ["name-zwsp", "name-bidi", "name-xss"], BROKEN)
+)
+def test_a_hostile_folder_name_is_shown_as_text(lab: Lab, vid: str) -> None:
+    """Plan folders ``deploy`` + U+200B (beside ``deploy``), ``deploy`` + U+202E ``gpj`` and
+    ``<img src=x onerror=alert(9)>``: the overview shows no raw hidden character and no
+    live markup (or leaves the folder out with a coded problem)."""
+    _c, _h, body = lab.pages["index"]  # type: ignore[attr-defined]
+    if vid == "name-zwsp":
+        assert "deploy\u200b" not in body
+    elif vid == "name-bidi":
+        assert "\u202e" not in body
+    else:
+        assert _live(body) == [], _live(body)
+
+
+@pytest.mark.parametrize("vid", cases(["oracle-cli-validate"], ["oracle-cli-validate"], BROKEN))
+def test_validate_is_no_oracle_for_the_secret(lab: Lab, vid: str) -> None:
+    rows = [json.loads(x) for x in lab.pages["orc-cli"].splitlines() if x.strip()]  # type: ignore[attr-defined]
+    if len(rows) == 1 and isinstance(rows[0], list):
+        rows = rows[0]
+    by = {r["path"]: json.dumps(r["errors"]) for r in rows}
+    s_text = by["orc-cli-s.yml"].replace(SECRET, "GUESS")
+    c_text = by["orc-cli-c.yml"].replace(SECRET[:-1] + "X", "GUESS")
+    assert s_text == c_text.replace("orc-cli-c", "orc-cli-s"), (s_text[:600], c_text[:600])

@@ -286,7 +286,10 @@ def _build(root: Path) -> Lab:
     lab.tree_status = lab.git("status", "--porcelain", "--untracked-files=all")  # type: ignore[attr-defined]
     lab.bobs_tree = path.read_text()  # type: ignore[attr-defined]
     lab.fsck = subprocess.run(  # type: ignore[attr-defined]
-        ["git", "fsck", "--no-progress"], cwd=lab.repo, env=lab.env(), capture_output=True,
+        ["git", "fsck", "--no-progress"],
+        cwd=lab.repo,
+        env=lab.env(),
+        capture_output=True,
         text=True,
     ).returncode
     # every agent commit: the files it touched
@@ -334,9 +337,10 @@ def test_an_odd_argument_is_refused_with_a_code_and_leaks_nothing(lab: Lab, vid:
         assert _refused(reply), text[:3000]
     if res.get("isError"):
         assert '"code": "E_' in flat, text[:3000]
-    for sha, (email, *files) in lab.touched.items():  # type: ignore[attr-defined]
-        for f in files:
-            assert not f.startswith("plans/o") or "/" not in f[7:], (sha, f)
+    expected = {f"plans/{x}/PLAN.yml" for x in ["race", "side0", "side1", "side2", "side3"]}
+    expected.add("plans/agent-side/PLAN.yml")
+    for sha, (_email, *files) in lab.touched.items():  # type: ignore[attr-defined]
+        assert set(files) <= expected, (sha, files)  # no odd submit committed anything
 
 
 @pytest.mark.parametrize(
@@ -367,8 +371,13 @@ def test_concurrent_submits_stay_one_file_each(lab: Lab, vid: str) -> None:
     elif vid == "race-fsck":
         assert lab.fsck == 0  # type: ignore[attr-defined]
     elif vid == "race-leftover":  # a submit that lost leaves no file behind as a hand edit
-        assert lab.tree_status.strip() == "A  plans/bob-staged/PLAN.yml\n M plans/bobs/PLAN.yml".strip() or (
-            set(lab.tree_status.split()) <= {"A", "M", "plans/bob-staged/PLAN.yml", "plans/bobs/PLAN.yml"}
+        assert (
+            lab.tree_status.strip()
+            == "A  plans/bob-staged/PLAN.yml\n M plans/bobs/PLAN.yml".strip()
+            or (
+                set(lab.tree_status.split())
+                <= {"A", "M", "plans/bob-staged/PLAN.yml", "plans/bobs/PLAN.yml"}
+            )
         ), lab.tree_status  # type: ignore[attr-defined]
     else:
         rows = lab.status()
@@ -380,8 +389,8 @@ def test_concurrent_submits_stay_one_file_each(lab: Lab, vid: str) -> None:
 
 
 def test_a_submit_never_carries_a_humans_staged_file(lab: Lab) -> None:
-    for sha, (email, *files) in lab.touched.items():  # type: ignore[attr-defined]
-        assert "plans/bob-staged/PLAN.yml" not in files, (sha, email, files)
+    for sha, (_email, *files) in lab.touched.items():  # type: ignore[attr-defined]
+        assert "plans/bob-staged/PLAN.yml" not in files, (sha, files)
     assert "plans/bob-staged/PLAN.yml" in lab.staged_after  # type: ignore[attr-defined]
 
 

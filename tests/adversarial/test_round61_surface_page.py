@@ -60,6 +60,9 @@ Asserted per variant:
   with ``E_FORGED_R61``: the overview and ``/api/`` must not list that failure.
 - ``name-*``: plan folders ``deploy`` + U+200B beside ``deploy``, ``deploy`` + U+202E ``gpj``,
   ``<img src=x onerror=alert(9)>``: the overview shows them escaped, no live markup.
+- ``q-*``: ``/?status=<script>...``, ``page`` of -1, 40 nines, ``1e400``, ``abc`` (API), a
+  60,000-character status and plan id, ``/commit/HEAD:<path>``, a bidi commit id: an answer
+  (200/400/404) as text, no traceback, CSP on every HTML answer, JSON served as JSON.
 - ``oracle-cli-validate``: ``plangate validate --json --config`` of two plans whose
   ``plan.status`` is the secret and a wrong guess: the answers must not tell them apart.
 
@@ -72,7 +75,8 @@ show the never-run plan's action as succeeded with the forged output and render 
 log ("Approved by alice@example.com", "Status completed"); ``owned-log-after-run``: the
 agent's committed log of a finished plan is rendered as its log, no problem flagged. Held:
 after Alice approves ``owned`` its action runs once (the forged block stands for no run); the
-agent-written failure is listed nowhere; hostile folder names are escaped.
+agent-written failure is listed nowhere; hostile folder names are escaped; every hostile
+query held.
 Everything else held (hidden characters escaped, the long value shown to
 its end, no live markup or ``javascript:`` link, CSP on every answer incl. 404/405, no
 secret on any page or ``/metrics``, hostile statuses counted as ``invalid``/``unreadable``,
@@ -82,6 +86,7 @@ every webhook refusal).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -132,16 +137,30 @@ XSS = {
 
 BAD_STATUS = {
     "met-inject": 'approved"} 1\\nplangate_pwned{x=\\"1\\"} 1\\n#',
-    "met-brace": "x{y=\\\"z\\\"}",
+    "met-brace": 'x{y=\\"z\\"}',
 }
 
 #: YAML scalars that YAML 1.1 and 1.2 readers (and JSON) read differently
 SCALARS = {
-    "sc-underscore": "1_000", "sc-octal-o": "0o17", "sc-yes": "yes", "sc-dot5": ".5",
-    "sc-exp": "1e3", "sc-hex": "0x1F", "sc-plus": "+1", "sc-tilde": "~", "sc-octal-0": "010",
-    "sc-float-int": "1.0", "sc-neg-zero": "-0.0", "sc-sexagesimal": "12:30", "sc-null-case": "Null",
-    "sc-no": "NO", "sc-trailing-dot": "1.", "sc-binary": "0b11", "sc-exp-underscore": "1e3_0",
-    "sc-double-underscore": "1__0", "sc-plus-dot": "+.5",
+    "sc-underscore": "1_000",
+    "sc-octal-o": "0o17",
+    "sc-yes": "yes",
+    "sc-dot5": ".5",
+    "sc-exp": "1e3",
+    "sc-hex": "0x1F",
+    "sc-plus": "+1",
+    "sc-tilde": "~",
+    "sc-octal-0": "010",
+    "sc-float-int": "1.0",
+    "sc-neg-zero": "-0.0",
+    "sc-sexagesimal": "12:30",
+    "sc-null-case": "Null",
+    "sc-no": "NO",
+    "sc-trailing-dot": "1.",
+    "sc-binary": "0b11",
+    "sc-exp-underscore": "1e3_0",
+    "sc-double-underscore": "1__0",
+    "sc-plus-dot": "+.5",
 }
 
 _OWNED = (
@@ -152,9 +171,14 @@ _OWNED = (
     "log as the record (the row itself still says pending_approval, approver null)"
 )
 BROKEN: dict[str, Any] = {
-    "owned-page": xfail("page shows an agent-written record", _OWNED.format("the plan's HTML page")),
+    "owned-page": xfail(
+        "page shows an agent-written record", _OWNED.format("the plan's HTML page")
+    ),
     "owned-api": xfail("page shows an agent-written record", _OWNED.format("/api/plan/<id>")),
-    "owned-mcp-log": xfail("MCP log shows an agent-written record", _OWNED.format("the MCP `log` tool (`execution`, `outputs`, `execution_log`)")),
+    "owned-mcp-log": xfail(
+        "MCP log shows an agent-written record",
+        _OWNED.format("the MCP `log` tool (`execution`, `outputs`, `execution_log`)"),
+    ),
     "owned-log-after-run": xfail(
         "page shows an agent-written record",
         "after `scal` ran (Alice approved), the agent commits a rewritten EXECUTION_LOG.md "
@@ -192,7 +216,9 @@ def _esc_yaml(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _get(port: int, path: str, method: str = "GET", timeout: float = 15) -> tuple[int, dict[str, str], str]:
+def _get(
+    port: int, path: str, method: str = "GET", timeout: float = 15
+) -> tuple[int, dict[str, str], str]:
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
@@ -242,12 +268,26 @@ execution:
     status: failed
     error: {code: E_FORGED_R61, message: FORGED-FAILURE-R61}
 """
+QUERIES = {
+    "q-status-xss": "/?status=%3Cscript%3Ealert(1)%3C/script%3E&page=1",
+    "q-page-neg": "/?status=pending_approval&page=-1",
+    "q-page-huge": "/?status=pending_approval&page=" + "9" * 40,
+    "q-page-float": "/?status=pending_approval&page=1e400",
+    "q-api-page-word": "/api/?status=pending_approval&page=abc",
+    "q-status-long": "/?status=" + "a" * 60000,
+    "q-plan-long": "/plan/plans/" + "b" * 60000,
+    "q-commit-blob": "/commit/HEAD:plans/xss/PLAN.yml",
+    "q-commit-bidi": "/commit/%E2%80%AE" + "0" * 40,
+}
 WH_SECRET = "r61-wh-Sekr3t-Kd82Lq0pZ"
 _BODY = b'{"ref": "refs/heads/main"}'
 
 
-def _post(headers: dict[str, str], body: bytes = _BODY, path: str = "/webhook", cl: str | None = None) -> bytes:
-    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+def _post(
+    headers: dict[str, str], body: bytes = _BODY, path: str = "/webhook", cl: str | None = None
+) -> bytes:
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    head += "Content-Type: application/json\r\n"
     if cl != "none":
         head += f"Content-Length: {cl if cl is not None else len(body)}\r\n"
     for k, v in headers.items():
@@ -269,15 +309,28 @@ WEBHOOK: dict[str, bytes] = {
     "wh-prefix": _post({"X-Plangate-Secret": WH_SECRET[:-1]}),
     "wh-suffix": _post({"X-Plangate-Secret": WH_SECRET + "x"}),
     "wh-bearer-wrong": _post({"Authorization": "Bearer " + WH_SECRET[:-1]}),
-    "wh-basic": _post({"Authorization": "Basic " + __import__("base64").b64encode(f":{WH_SECRET}".encode()).decode()}),
+    "wh-basic": _post(
+        {
+            "Authorization": "Basic "
+            + __import__("base64").b64encode(f":{WH_SECRET}".encode()).decode()
+        }
+    ),
     "wh-query": _post({}, path="/webhook?secret=" + WH_SECRET),
-    "wh-gh-other-body": _post({"X-Hub-Signature-256": _sig(b'{"ref": "refs/heads/other"}'), "X-GitHub-Event": "push"}),
+    "wh-gh-other-body": _post(
+        {"X-Hub-Signature-256": _sig(b'{"ref": "refs/heads/other"}'), "X-GitHub-Event": "push"}
+    ),
     "wh-gh-sha1": _post({"X-Hub-Signature": _sig(_BODY, algo="sha1"), "X-GitHub-Event": "push"}),
     "wh-gh-empty": _post({"X-Hub-Signature-256": "sha256=", "X-GitHub-Event": "push"}),
-    "wh-gh-wrong-key": _post({"X-Hub-Signature-256": _sig(_BODY, key="other"), "X-GitHub-Event": "push"}),
+    "wh-gh-wrong-key": _post(
+        {"X-Hub-Signature-256": _sig(_BODY, key="other"), "X-GitHub-Event": "push"}
+    ),
     "wh-gitlab-wrong": _post({"X-Gitlab-Token": WH_SECRET.upper()}),
     "wh-too-big": _post({"X-Plangate-Secret": WH_SECRET}, body=b"{", cl="2000000"),
-    "wh-no-length": _post({"X-Plangate-Secret": WH_SECRET, "Transfer-Encoding": "chunked"}, body=b"1\r\n{\r\n0\r\n\r\n", cl="none"),
+    "wh-no-length": _post(
+        {"X-Plangate-Secret": WH_SECRET, "Transfer-Encoding": "chunked"},
+        body=b"1\r\n{\r\n0\r\n\r\n",
+        cl="none",
+    ),
     "wh-neg-length": _post({"X-Plangate-Secret": WH_SECRET}, body=b"", cl="-1"),
     "wh-bad-length": _post({"X-Plangate-Secret": WH_SECRET}, body=b"", cl="abc"),
     "wh-ok-bad-json": _post({"X-Plangate-Secret": WH_SECRET}, body=b"{{{\xff"),
@@ -290,10 +343,8 @@ def _raw(port: int, data: bytes) -> tuple[int, dict[str, str], str]:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
             s.sendall(data)
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
             chunks = []
             while True:
                 try:
@@ -321,12 +372,17 @@ def _build(root: Path) -> Lab:
             "webhook: {listen: '127.0.0.1:0'}\n"
         ),
     )
-    params = "".join(f"p_{k.replace('-', '_')}: {_esc_yaml('a' + v + 'b')}\n" for k, v in HIDDEN.items())
-    params += f"p_long: \"{'A' * 20000}TAIL-R61\"\n"
+    params = "".join(
+        f"p_{k.replace('-', '_')}: {_esc_yaml('a' + v + 'b')}\n" for k, v in HIDDEN.items()
+    )
+    params += f'p_long: "{"A" * 20000}TAIL-R61"\n'
     lab.write("hidden", plan_text("hidden", params=params))
     xparams = "".join(f"x_{k.replace('-', '_')}: {_esc_yaml(v)}\n" for k, v in XSS.items())
     xss = plan_text("xss", params=xparams, name="<script>alert('name')</script>")
-    xss = xss.replace('why: "record that variant xss ran"', 'why: "<img src=x onerror=alert(2)> [w](javascript:alert(3))"')
+    xss = xss.replace(
+        'why: "record that variant xss ran"',
+        'why: "<img src=x onerror=alert(2)> [w](javascript:alert(3))"',
+    )
     lab.write("xss", xss)
     lab.write("sec", plan_text("sec", params='key: "$<secrets.TOK>"\n'))
     lab.write("owned", plan_text("owned") + OWNED_BLOCKS)
@@ -338,12 +394,19 @@ def _build(root: Path) -> Lab:
     lab.write("owned-fail", plan_text("owned-fail") + OWNED_FAIL)
     lab.write("orc-s", plan_text("orc-s", name=SECRET))
     lab.write("orc-c", plan_text("orc-c", name=SECRET[:-1] + "X"))
-    lab.write("scal", plan_text("scal", params="".join(
-        f"{k.replace('-', '_')}: {v}\n" for k, v in SCALARS.items())))
-    for i, (k, v) in enumerate(BAD_STATUS.items()):
+    lab.write(
+        "scal",
+        plan_text(
+            "scal", params="".join(f"{k.replace('-', '_')}: {v}\n" for k, v in SCALARS.items())
+        ),
+    )
+    for k, v in BAD_STATUS.items():
         lab.write(k, plan_text(k).replace("status: pending_approval", f'status: "{v}"'))
     for i in range(6):
-        lab.write(f"met{i}", plan_text(f"met{i}").replace("status: pending_approval", f"status: zz{i}word"))
+        lab.write(
+            f"met{i}",
+            plan_text(f"met{i}").replace("status: pending_approval", f"status: zz{i}word"),
+        )
     lab.commit("agent plans")
     lab.run()
     lab.set_status("xss", "approved")
@@ -353,7 +416,11 @@ def _build(root: Path) -> Lab:
     lab.run()
 
     # the agent commits a rewritten log of a plan that ran (the controller's log replaced)
-    lab.write("scal", FORGED_LOG.replace("owned", "scal").replace("R61", "AFTER-R61"), filename="EXECUTION_LOG.md")
+    lab.write(
+        "scal",
+        FORGED_LOG.replace("owned", "scal").replace("R61", "AFTER-R61"),
+        filename="EXECUTION_LOG.md",
+    )
     lab.commit("agent rewrites the log of scal")
     lab.run()
     env = lab.env()
@@ -400,6 +467,8 @@ def _build(root: Path) -> Lab:
         pages["405"] = _get(ui, "/", method="POST")
         for vid, raw in WEBHOOK.items():
             pages[vid] = _raw(hook, raw)
+        for vid, path in QUERIES.items():
+            pages[vid] = _get(ui, path)
         pages["metrics"] = _get(met, "/metrics")
         # slow clients: unfinished requests held open
         for _ in range(12):
@@ -435,7 +504,9 @@ def _build(root: Path) -> Lab:
         (root / f"{name}.yml").write_text(
             plan_text(name).replace("status: pending_approval", f'status: "{guess}"')
         )
-    got = lab.cli("validate", "--json", "--config", str(lab.config), "orc-cli-s.yml", "orc-cli-c.yml")
+    got = lab.cli(
+        "validate", "--json", "--config", str(lab.config), "orc-cli-s.yml", "orc-cli-c.yml"
+    )
     pages["orc-cli"] = got.stdout
     pages["owned-ran-before"] = len(lab.calls("owned"))
     lab.approve("owned", ALICE)  # Alice approves what she reviewed: the plan's one action
@@ -465,7 +536,9 @@ def test_a_hidden_character_never_reaches_the_page_raw(lab: Lab, vid: str) -> No
 def test_a_long_value_is_shown_to_its_end_or_said_cut(lab: Lab, vid: str) -> None:
     _c, _h, body = lab.pages["page:hidden"]  # type: ignore[attr-defined]
     _c2, _h2, api = lab.pages["api:hidden"]  # type: ignore[attr-defined]
-    assert "TAIL-R61" in body or re.search(r"(?i)truncat|\bcut\b|more characters|…", body), body[-3000:]
+    assert "TAIL-R61" in body or re.search(r"(?i)truncat|\bcut\b|more characters|…", body), body[
+        -3000:
+    ]
     assert "TAIL-R61" in api, api[-2000:]
 
 
@@ -510,16 +583,30 @@ def test_hostile_text_is_shown_as_text(lab: Lab, vid: str) -> None:
 def test_the_secret_is_on_no_page(lab: Lab, vid: str) -> None:
     pages = lab.pages  # type: ignore[attr-defined]
     assert len(lab.calls("sec")) == 1
-    keys = ["metrics"] if vid == "secret-metrics" else [
-        "page:sec", "api:sec", "index", "api-index", "audit"
-    ]
+    keys = (
+        ["metrics"]
+        if vid == "secret-metrics"
+        else ["page:sec", "api:sec", "index", "api-index", "audit"]
+    )
     for key in keys:
         assert SECRET not in pages[key][2], key
 
 
 KNOWN = {
-    "draft", "pending_approval", "approved", "running", "completed", "failed", "rejected",
-    "aborted", "paused", "unreadable", "waiting_approval", "expired", "in_doubt", "invalid",
+    "draft",
+    "pending_approval",
+    "approved",
+    "running",
+    "completed",
+    "failed",
+    "rejected",
+    "aborted",
+    "paused",
+    "unreadable",
+    "waiting_approval",
+    "expired",
+    "in_doubt",
+    "invalid",
 }
 
 
@@ -541,7 +628,12 @@ def test_metrics_labels_are_not_plan_text(lab: Lab, vid: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid", cases(["slow-page", "slow-healthz", "slow-frozen"], ["slow-page", "slow-healthz", "slow-frozen"], BROKEN)
+    "vid",
+    cases(
+        ["slow-page", "slow-healthz", "slow-frozen"],
+        ["slow-page", "slow-healthz", "slow-frozen"],
+        BROKEN,
+    ),
 )
 def test_stalled_page_clients_stall_nothing(lab: Lab, vid: str) -> None:
     got = lab.pages[vid]  # type: ignore[attr-defined]
@@ -574,9 +666,10 @@ def test_the_page_shows_the_value_the_tool_gets(lab: Lab, vid: str) -> None:
     assert json.dumps(shown.get(key)) == json.dumps(got[key]), (shown.get(key), got[key])
     code, _h, body = lab.pages["page:scal"]  # type: ignore[attr-defined]
     assert code == 200
-    assert html.escape(json.dumps(got[key]), quote=True) in body or html.escape(
-        json.dumps(got[key])
-    ) in body, (key, got[key])
+    assert (
+        html.escape(json.dumps(got[key]), quote=True) in body
+        or html.escape(json.dumps(got[key])) in body
+    ), (key, got[key])
 
 
 WH_IDS = list(WEBHOOK)
@@ -619,7 +712,12 @@ def test_the_page_is_no_oracle_for_the_secret(lab: Lab, vid: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid", cases(["owned-page", "owned-api", "owned-mcp-log"], ["owned-page", "owned-api", "owned-mcp-log"], BROKEN)
+    "vid",
+    cases(
+        ["owned-page", "owned-api", "owned-mcp-log"],
+        ["owned-page", "owned-api", "owned-mcp-log"],
+        BROKEN,
+    ),
 )
 def test_blocks_the_agent_committed_are_not_shown_as_the_record(lab: Lab, vid: str) -> None:
     """The agent commits its pending plan with an ``approval:`` block naming Alice, an
@@ -633,7 +731,9 @@ def test_blocks_the_agent_committed_are_not_shown_as_the_record(lab: Lab, vid: s
         text = lab.pages["page:owned" if vid == "owned-page" else "api:owned"][2]  # type: ignore[attr-defined]
     assert "FORGED-OUT-R61" not in text, text[:3000]
     assert "FORGED-LOG-R61" not in text, text[:3000]
-    assert "2026-11-29T10:00:00Z" not in text, "the agent's approval block shown as Alice's approval"
+    assert "2026-11-29T10:00:00Z" not in text, (
+        "the agent's approval block shown as Alice's approval"
+    )
     if vid == "owned-api":
         row = json.loads(text)["row"]
         assert row.get("approver") in (None, ""), row
@@ -657,7 +757,12 @@ def test_a_log_the_agent_rewrote_after_the_run_is_not_shown(lab: Lab, vid: str) 
         assert "FORGED-LOG-AFTER-R61" not in lab.pages[key][2], key  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("vid", cases(["owned-fail-overview", "owned-fail-api"], ["owned-fail-overview", "owned-fail-api"], BROKEN))
+@pytest.mark.parametrize(
+    "vid",
+    cases(
+        ["owned-fail-overview", "owned-fail-api"], ["owned-fail-overview", "owned-fail-api"], BROKEN
+    ),
+)
 def test_an_agent_written_failure_is_not_listed(lab: Lab, vid: str) -> None:
     """A pending plan whose agent-written ``execution:`` block says it failed with a code:
     the overview's recent failures (and the API) must not list a failure that never was."""
@@ -667,7 +772,8 @@ def test_an_agent_written_failure_is_not_listed(lab: Lab, vid: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid", cases(["name-zwsp", "name-bidi", "name-xss"], ["name-zwsp", "name-bidi", "name-xss"], BROKEN)
+    "vid",
+    cases(["name-zwsp", "name-bidi", "name-xss"], ["name-zwsp", "name-bidi", "name-xss"], BROKEN),
 )
 def test_a_hostile_folder_name_is_shown_as_text(lab: Lab, vid: str) -> None:
     """Plan folders ``deploy`` + U+200B (beside ``deploy``), ``deploy`` + U+202E ``gpj`` and
@@ -691,3 +797,19 @@ def test_validate_is_no_oracle_for_the_secret(lab: Lab, vid: str) -> None:
     s_text = by["orc-cli-s.yml"].replace(SECRET, "GUESS")
     c_text = by["orc-cli-c.yml"].replace(SECRET[:-1] + "X", "GUESS")
     assert s_text == c_text.replace("orc-cli-c", "orc-cli-s"), (s_text[:600], c_text[:600])
+
+
+@pytest.mark.parametrize("vid", cases(list(QUERIES), list(QUERIES), BROKEN))
+def test_a_hostile_query_is_answered_as_text(lab: Lab, vid: str) -> None:
+    code, headers, body = lab.pages[vid]  # type: ignore[attr-defined]
+    assert code in (200, 400, 404, 414, 431), (code, body[:500])
+    assert "Traceback" not in body and 'File "/' not in body, body[:2000]
+    ctype = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
+    if QUERIES[vid].startswith("/api/"):  # JSON data, not markup: served as JSON
+        assert ctype.startswith("application/json"), headers
+    else:
+        assert _live(body) == [], _live(body)
+        assert "<script>alert" not in body
+    if code != -1 and headers:
+        csp = {k.lower(): v for k, v in headers.items()}.get("content-security-policy", "")
+        assert "default-src 'none'" in csp or code in (414, 431), (code, headers)

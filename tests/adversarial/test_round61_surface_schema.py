@@ -69,14 +69,19 @@ AGREE = {
     "agree-status-unknown": BASE.replace("pending_approval", "zz"),
     "agree-tools-strings": BASE.replace("  - name: rec\n", "  - rec\n"),
     "agree-timeout-bool": _why("    timeout: true\n"),
-    "agree-version-str": BASE.replace("status: pending_approval\n", "status: pending_approval\n  version: abc\n"),
+    "agree-version-str": BASE.replace(
+        "status: pending_approval\n", "status: pending_approval\n  version: abc\n"
+    ),
     "agree-nested-str": BASE.replace("    tool: rec\n", '    plan: "plans/x"\n'),
     "agree-name-empty": BASE.replace('name: "n"', 'name: ""'),
     "agree-optional-str": _why('    outputs: [{name: o, path: "$.a", optional: "yes"}]\n'),
     "agree-interval-neg": _why(
-        '    verify: {tool: rec, expect: [{path: "$.ok", equals: true}], interval: -1, timeout: 5}\n'
+        '    verify: {tool: rec, expect: [{path: "$.ok", equals: true}], interval: -1,'
+        " timeout: 5}\n"
     ),
-    "agree-delay-str": _why("    idempotent: true\n    on_failure: retry\n    retry: {attempts: 2, delay: 5s}\n"),
+    "agree-delay-str": _why(
+        "    idempotent: true\n    on_failure: retry\n    retry: {attempts: 2, delay: 5s}\n"
+    ),
 }
 
 SHAPE = {
@@ -91,7 +96,9 @@ SHAPE = {
 
 HOSTILE: dict[str, bytes] = {
     "hostile-deep-flow": (BASE + "metadata:\n  x: " + "[" * 20000 + "]" * 20000 + "\n").encode(),
-    "hostile-deep-map": (BASE + "metadata:\n  x: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n").encode(),
+    "hostile-deep-map": (
+        BASE + "metadata:\n  x: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n"
+    ).encode(),
     "hostile-bad-utf8": BASE.encode().replace(b'"w"', b'"w\xff\xfe"'),
     "hostile-nul": BASE.encode().replace(b'"w"', b'"w\x00"'),
     "hostile-utf16": BASE.encode("utf-16"),
@@ -100,12 +107,25 @@ HOSTILE: dict[str, bytes] = {
 
 _GAP = "the published JSON Schema accepts a plan `validate` refuses with E_SCHEMA_INVALID: "
 BROKEN: dict[str, Any] = {
-    "shape-input-key-space": xfail("schema accuracy", _GAP + "an `inputs` key with a space (patternProperties without additionalProperties: false)"),
-    "shape-input-key-dot": xfail("schema accuracy", _GAP + "an `inputs` key with a dot (patternProperties without additionalProperties: false)"),
-    "shape-guard-no-rule": xfail("schema accuracy", _GAP + "a guard with no matches/one_of/min/max"),
+    "shape-input-key-space": xfail(
+        "schema accuracy",
+        _GAP
+        + "an `inputs` key with a space (patternProperties without additionalProperties: false)",
+    ),
+    "shape-input-key-dot": xfail(
+        "schema accuracy",
+        _GAP + "an `inputs` key with a dot (patternProperties without additionalProperties: false)",
+    ),
+    "shape-guard-no-rule": xfail(
+        "schema accuracy", _GAP + "a guard with no matches/one_of/min/max"
+    ),
     "shape-expect-empty": xfail("schema accuracy", _GAP + "`expect: []` (no minItems)"),
-    "shape-tool-null": xfail("schema accuracy", _GAP + "`tool: null` and no `plan` (neither is required)"),
-    "shape-tool-missing": xfail("schema accuracy", _GAP + "an action with neither `tool` nor `plan`"),
+    "shape-tool-null": xfail(
+        "schema accuracy", _GAP + "`tool: null` and no `plan` (neither is required)"
+    ),
+    "shape-tool-missing": xfail(
+        "schema accuracy", _GAP + "an action with neither `tool` nor `plan`"
+    ),
     "shape-retries-alone": xfail("schema accuracy", _GAP + "`retries` without `on_failure: retry`"),
 }
 
@@ -124,7 +144,10 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         (folder / f"{vid}.yml").write_text(text)
     done = subprocess.run(
         [PLANGATE, "validate", "--json", *[f"{v}.yml" for v in plans]],
-        capture_output=True, text=True, cwd=folder, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=120,
     )
     rows: dict[str, Any] = {}
     decoder, text, i = json.JSONDecoder(), done.stdout.strip(), 0
@@ -145,7 +168,9 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         (folder / f"{vid}.yml").write_bytes(raw)
         got = subprocess.run(
             [PLANGATE, "validate", "--json", f"{vid}.yml"],
-            capture_output=True, cwd=folder, timeout=120,
+            capture_output=True,
+            cwd=folder,
+            timeout=120,
         )
         out[vid] = {
             "rc": got.returncode,

@@ -56,6 +56,8 @@ Asserted per variant:
   ``scal`` after it ran. The page, the API and the MCP ``log`` must not show the agent's
   text as the record; after Alice approves ``owned`` its action must still run once.
 
+- ``ownfrozen-hash``: the agent commits its plan with a ``frozen:`` block holding another
+  hash: the page and API show the plan's own hash (``plangate hash``).
 - ``owned-fail-*``: a pending plan whose agent-written ``execution:`` block says it failed
   with ``E_FORGED_R61``: the overview and ``/api/`` must not list that failure.
 - ``name-*``: plan folders ``deploy`` + U+200B beside ``deploy``, ``deploy`` + U+202E ``gpj``,
@@ -75,7 +77,8 @@ show the never-run plan's action as succeeded with the forged output and render 
 log ("Approved by alice@example.com", "Status completed"); ``owned-log-after-run``: the
 agent's committed log of a finished plan is rendered as its log, no problem flagged. Held:
 after Alice approves ``owned`` its action runs once (the forged block stands for no run); the
-agent-written failure is listed nowhere; hostile folder names are escaped; every hostile
+agent's ``frozen:`` hash is replaced by the plan's own; the agent-written failure is listed
+nowhere; hostile folder names are escaped; every hostile
 query held.
 Everything else held (hidden characters escaped, the long value shown to
 its end, no live markup or ``javascript:`` link, CSP on every answer incl. 404/405, no
@@ -166,9 +169,10 @@ SCALARS = {
 _OWNED = (
     "the agent commits its pending plan with an `execution:` block (action 1 succeeded, "
     "output msg FORGED-OUT-R61) and an EXECUTION_LOG.md ('Approved by alice@example.com', "
-    "'Status completed'); the controller's freeze keeps both, and {} shows the never-run, "
-    "never-approved plan's action as succeeded with the forged output and renders the forged "
-    "log as the record (the row itself still says pending_approval, approver null)"
+    "'Status completed') and an `approval:` block naming Alice; the controller's freeze keeps "
+    "them, and {} shows the never-run, never-approved plan's action as succeeded with the "
+    "forged output, lists Alice's approval from the agent's block (by, at, a commit link) and "
+    "renders the forged log as the record (the row itself says pending_approval, approver null)"
 )
 BROKEN: dict[str, Any] = {
     "owned-page": xfail(
@@ -391,6 +395,13 @@ def _build(root: Path) -> Lab:
     lab.write("deploy\u200b", plan_text("deploy-zwsp"))
     lab.write("deploy\u202egpj", plan_text("deploy-bidi"))
     lab.write("<img src=x onerror=alert(9)>", plan_text("deploy-xss"))
+    lab.write(
+        "ownfrozen",
+        plan_text("ownfrozen")
+        + "frozen:\n  hash: sha256:"
+        + "ab" * 32
+        + "\n  at: '2026-11-29T10:00:00Z'\n",
+    )
     lab.write("owned-fail", plan_text("owned-fail") + OWNED_FAIL)
     lab.write("orc-s", plan_text("orc-s", name=SECRET))
     lab.write("orc-c", plan_text("orc-c", name=SECRET[:-1] + "X"))
@@ -457,7 +468,7 @@ def _build(root: Path) -> Lab:
             if code == 200 and "plans/hidden" in body:
                 break
             time.sleep(0.5)
-        for slug in ["hidden", "xss", "sec", "scal", "orc-s", "orc-c", "owned"]:
+        for slug in ["hidden", "xss", "sec", "scal", "orc-s", "orc-c", "owned", "ownfrozen"]:
             pages[f"page:{slug}"] = _get(ui, f"/plan/plans/{slug}")
             pages[f"api:{slug}"] = _get(ui, f"/api/plan/plans/{slug}")
         pages["index"] = _get(ui, "/")
@@ -508,6 +519,9 @@ def _build(root: Path) -> Lab:
         "validate", "--json", "--config", str(lab.config), "orc-cli-s.yml", "orc-cli-c.yml"
     )
     pages["orc-cli"] = got.stdout
+    pages["ownfrozen-hash"] = lab.cli(
+        "hash", str(lab.repo / "plans/ownfrozen/PLAN.yml"), "--config", str(lab.config)
+    ).stdout.strip()
     pages["owned-ran-before"] = len(lab.calls("owned"))
     lab.approve("owned", ALICE)  # Alice approves what she reviewed: the plan's one action
     lab.run()
@@ -813,3 +827,15 @@ def test_a_hostile_query_is_answered_as_text(lab: Lab, vid: str) -> None:
     if code != -1 and headers:
         csp = {k.lower(): v for k, v in headers.items()}.get("content-security-policy", "")
         assert "default-src 'none'" in csp or code in (414, 431), (code, headers)
+
+
+@pytest.mark.parametrize("vid", cases(["ownfrozen-hash"], ["ownfrozen-hash"], BROKEN))
+def test_the_page_shows_the_hash_of_what_runs(lab: Lab, vid: str) -> None:
+    """The agent commits its plan with a ``frozen:`` block holding another hash: the page's
+    hash is the plan's own (``plangate hash``), never the agent's."""
+    own = lab.pages["ownfrozen-hash"]  # type: ignore[attr-defined]
+    assert own.startswith("sha256:") or "sha256:" in own, own
+    api = json.loads(lab.pages["api:ownfrozen"][2])  # type: ignore[attr-defined]
+    assert "ab" * 32 not in json.dumps(api["row"]), api["row"]
+    assert api["row"]["hash"] in own, (api["row"]["hash"], own)
+    assert "ab" * 32 not in lab.pages["page:ownfrozen"][2]  # type: ignore[attr-defined]

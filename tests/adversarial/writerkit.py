@@ -226,13 +226,15 @@ def approve_command(lab: Lab, v: str) -> tuple[int, str, bool]:
     return res.returncode, res.stdout + res.stderr, lab.head() != head
 
 
-def approved_on_branch(flow: Flow, slugs: Iterable[str], branch: str = "alice/check") -> str:
+def approved_on_branch(
+    flow: Flow, slugs: Iterable[str], mark: Mark = mark_approved, branch: str = "alice/check"
+) -> str:
     """Alice's approval of ``slugs`` committed on ``branch``; then ``plangate check --base
     main --head <branch> --as alice@example.com --format json`` from main: its output."""
     lab = flow.lab
     lab.git("checkout", "-q", "-b", branch)
     for slug in slugs:
-        lab.set_status(slug, "approved")
+        mark(lab, slug)
     flow.commit("alice approves on a branch", ALICE)
     lab.git("checkout", "-q", "main")
     res = lab.cli(

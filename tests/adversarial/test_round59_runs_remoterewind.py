@@ -28,8 +28,9 @@ from typing import Any
 import pytest
 from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
-from test_round57_approve_remotedaemon import _port, _wait_for
 from test_round59_runs_lostreset import _plan
+from writerkit import free_port as _port
+from writerkit import wait_for as _wait_for
 
 VIDS = ["remote", "remote-kept"]
 

@@ -193,6 +193,37 @@ def reworked(
     return flow.finish(approve, mark)
 
 
+def last_week(
+    flow: Flow, olds: dict[str, str], news: dict[str, str], *, done: str, sep: str, archive: str
+) -> Lab:
+    """The honest story: Alice's plans of last week (``plans/<v>-old``: ``olds`` by ``v``), a
+    pass, Bob approves ``<done>-old`` (it runs); the agent removes ``<sep>-old`` in a commit of
+    its own, then in one commit the others (``<archive>-old`` moved to ``archive/``) with this
+    week's plan ``plans/<v>`` (``news``) in each one's place, and ``sep``'s in one more; a
+    pass; Alice approves every new plan (in its own layout), two passes, the audit."""
+    lab = flow.lab
+    flow.commit("alice: last week's plans", ALICE, {f"{v}-old": t for v, t in olds.items()})
+    flow.run()
+    flow.settle()
+    flow.approve([f"{done}-old"], who=BOB)
+    flow.run()
+    flow.run()
+    lab.git("rm", "-q", "-r", f"plans/{sep}-old")
+    flow.commit("agent: clean up an old plan", AGENT)
+    for v in news:
+        if v == archive:
+            (lab.repo / "archive" / f"{v}-old").mkdir(parents=True)
+            lab.git("mv", f"plans/{v}-old/PLAN.yml", f"archive/{v}-old/PLAN.yml")
+        elif v != sep:
+            lab.git("rm", "-q", "-r", f"plans/{v}-old")
+    now = {v: text for v, text in news.items() if v != sep}
+    flow.commit("agent: clean up last week, propose this week's plans", AGENT, now)
+    flow.commit("agent: propose this week's plan", AGENT, {sep: news[sep]})
+    flow.run()
+    flow.settle()
+    return flow.finish(news, mark_in_text)
+
+
 def plan_hash(lab: Lab, slug: str) -> str:
     """``plangate hash`` of ``plans/<slug>`` (what a pinned ``plan:`` action names)."""
     got = lab.cli("hash", f"plans/{slug}", cwd=lab.repo)

@@ -5,8 +5,10 @@ reworks it in ONE commit (her folder removed, its plan added), a pass, Alice app
 passes, and ``plangate audit --json`` says which runs were valid. The other ways the same plan
 reaches an approval are here too: a pull request merged ``--no-ff``, a count-2 quorum (Bob,
 then Alice), and the prediction commands ``plangate approve --config`` and
-``plangate check --as``. A module keeps its variants (the texts, as data), its ``BROKEN``
-entries and its assertions; the order of commits and passes lives here.
+``plangate check --as``; the honest story of last week's plans replaced (:func:`last_week`);
+and remote mode over a real ``git daemon`` (:func:`served`, :class:`RemoteFlow`). A module
+keeps its variants (the texts, as data), its ``BROKEN`` entries and its assertions; the
+order of commits and passes lives here.
 
 Git dates whole seconds, so her approval must be dated after the agent's rework: a
 :class:`Flow` sleeps that second before it (rounds 57-59), or with ``past`` dates every commit

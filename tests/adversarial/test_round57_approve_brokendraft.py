@@ -33,12 +33,12 @@ commits it is a new plan (round 55's ``note``), so recurring plans must be repla
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases
 from test_round2_execution_kit import shared
+from writerkit import Flow
 
 VIDS = ["broken", "broken-long", "broken-park", "broken-later"]
 SIZE = {"broken-long": 8}
@@ -67,31 +67,22 @@ def her_broken(v: str) -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-old", her_broken(v))
-    lab.commit("alice starts drafts", ALICE)
-    lab.run()
+    flow = Flow(Lab(root))
+    lab = flow.lab
+    flow.commit("alice starts drafts", ALICE, {f"{v}-old": her_broken(v) for v in VIDS})
+    flow.run()
     (lab.repo / "drafts").mkdir()
     lab.git("mv", "plans/broken-park-old/PLAN.yml", "drafts/broken-park.yml")
-    lab.commit("agent parks a draft", AGENT)
+    flow.commit("agent parks a draft", AGENT)
     lab.git("rm", "-q", "-r", "plans/broken-old", "plans/broken-long-old", "drafts/broken-park.yml")
-    for v in ["broken", "broken-long", "broken-park"]:
-        lab.write(v, agents_new(v))
-    lab.commit("agent: this week's plans (drops abandoned drafts)", AGENT)
+    news = {v: agents_new(v) for v in ["broken", "broken-long", "broken-park"]}
+    flow.commit("agent: this week's plans (drops abandoned drafts)", AGENT, news)
     lab.git("rm", "-q", "-r", "plans/broken-later-old")
-    lab.commit("agent drops a draft", AGENT)
-    lab.write("broken-later", agents_new("broken-later"))
-    lab.commit("agent: another plan", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in VIDS:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    flow.commit("agent drops a draft", AGENT)
+    flow.commit("agent: another plan", AGENT, {"broken-later": agents_new("broken-later")})
+    flow.run()
+    flow.settle()
+    return flow.finish(VIDS)
 
 
 @pytest.fixture(scope="module")

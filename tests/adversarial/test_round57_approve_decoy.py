@@ -50,12 +50,12 @@ approves keeps them: refused ``E_SELF_APPROVAL``.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from advkit import Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, her_drafts, mark_in_text, reworked
 
 VIDS = [
     "decoy",
@@ -92,61 +92,30 @@ def wanted(v: str) -> str:
     return hers(v, "pending_approval", "rotate the billing key now") + '      region: "eu-west-1"\n'
 
 
-def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice writes her drafts", ALICE)
-    lab.write("decoy-over", plan_text("decoy-over-agent", name="agent's own"))
-    lab.write("over-nodecoy", plan_text("over-nodecoy-agent", name="agent's own"))
-    for v in ["decoy-over-grown", "decoy-over-pr"]:
-        lab.write(v, plan_text(f"{v}-agent", name="agent's own"))
-    lab.write("decoy-in-x", plan_text("decoy-in-agent", name="agent's own spare"))
-    lab.write("own", plan_text("own", name="agent's own plan"))
-    lab.commit("agent proposes its plans", AGENT)
-    lab.run()
-    for v in [
-        "decoy",
-        "decoy-grown",
-        "decoy-over",
-        "nodecoy",
-        "over-nodecoy",
-        "decoy-over-grown",
-        "decoy-in",
-    ]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, wanted(v))
-    for v in ["decoy-quoted", "quoted-nodecoy"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, quoted(wanted(v)))
-    for v in ["decoy", "decoy-over", "decoy-in", "decoy-quoted"]:
-        lab.write(f"{v}-x", hers(v))
+MOVED = ["decoy", "decoy-grown", "decoy-over", "nodecoy", "over-nodecoy", "decoy-over-grown"]
+PR = ["decoy-pr", "decoy-over-pr"]
+
+
+def _rework(flow: Flow) -> None:
+    plans = {v: wanted(v) for v in [*MOVED, "decoy-in"]}
+    plans |= {v: quoted(wanted(v)) for v in ["decoy-quoted", "quoted-nodecoy"]}
+    also = {f"{v}-x": hers(v) for v in ["decoy", "decoy-over", "decoy-in", "decoy-quoted"]}
     for v in ["decoy-grown", "decoy-over-grown"]:
-        lab.write(f"{v}-x", hers(v) + '      note: "kept for reference"\n')
-    lab.commit("agent reorganises the drafts", AGENT)
-    lab.git("checkout", "-q", "-b", "side")
-    for v in ["decoy-pr", "decoy-over-pr"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, wanted(v))
-        lab.write(f"{v}-x", hers(v))
-    lab.commit("agent reorganises on a branch", AGENT)
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        if v.startswith(("decoy-quoted", "quoted-")):  # its status key is quoted
-            path = lab.repo / "plans" / v / "PLAN.yml"
-            path.write_text(
-                path.read_text().replace('"status": pending_approval', '"status": approved', 1)
-            )
-            continue
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+        also[f"{v}-x"] = hers(v) + '      note: "kept for reference"\n'
+    flow.rework(plans, also, "agent reorganises the drafts")
+    flow.merged({v: wanted(v) for v in PR}, {f"{v}-x": hers(v) for v in PR})
+
+
+def _build(root: Path) -> Lab:
+    own = {v: plan_text(f"{v}-agent", name="agent's own") for v in ["decoy-over", "over-nodecoy"]}
+    own |= {
+        v: plan_text(f"{v}-agent", name="agent's own")
+        for v in ["decoy-over-grown", "decoy-over-pr"]
+    }
+    own["decoy-in-x"] = plan_text("decoy-in-agent", name="agent's own spare")
+    own["own"] = plan_text("own", name="agent's own plan")
+    drafts = her_drafts(VIDS, hers)
+    return reworked(Flow(Lab(root)), drafts, own, _rework, [*VIDS, "own"], mark=mark_in_text)
 
 
 @pytest.fixture(scope="module")

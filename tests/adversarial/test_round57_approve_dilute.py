@@ -51,12 +51,12 @@ draft kept), over 0.5, so she is a writer however much the agent padded the draf
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from advkit import AGENT, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, her_drafts, reworked
 
 PADDED = ["pad-params", "pad-actions", "pad-over", "pad-pr", "pad-exact"]
 VIDS = [*PADDED, "nopad"]
@@ -96,42 +96,22 @@ def pad_actions(v: str) -> str:
     return body
 
 
+def _rework(flow: Flow) -> None:
+    pads = {f"{v}-her": pad_params(v) for v in ["pad-params", "pad-over", "pad-pr", "pad-exact"]}
+    pads["pad-actions-her"] = pad_actions("pad-actions")
+    flow.commit("agent adds its checks to the drafts", AGENT, pads)
+    plans = {v: edited(v) for v in ["pad-params", "pad-actions", "nopad", "pad-over"]}
+    plans["pad-exact"] = hers("pad-exact", "pending_approval")
+    flow.rework(plans, message="agent moves the drafts into plans")
+    flow.merged({"pad-pr": edited("pad-pr")})
+
+
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice writes her drafts", ALICE)
-    lab.write("pad-over", plan_text("pad-over-agent", name="agent's own plan"))
-    lab.write("own", plan_text("own", name="agent's own"))
-    lab.commit("agent proposes its plans", AGENT)
-    lab.run()
-    for v in ["pad-params", "pad-over", "pad-pr", "pad-exact"]:
-        lab.write(f"{v}-her", pad_params(v))
-    lab.write("pad-actions-her", pad_actions("pad-actions"))
-    lab.commit("agent adds its checks to the drafts", AGENT)
-    for v in ["pad-params", "pad-actions", "pad-exact", "nopad"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-    for v in ["pad-params", "pad-actions", "nopad"]:
-        lab.write(v, edited(v))
-    lab.write("pad-exact", hers("pad-exact", "pending_approval"))
-    lab.git("rm", "-q", "-r", "plans/pad-over-her")
-    lab.write("pad-over", edited("pad-over"))
-    lab.commit("agent moves the drafts into plans", AGENT)
-    lab.git("checkout", "-q", "-b", "side")
-    lab.git("rm", "-q", "-r", "plans/pad-pr-her")
-    lab.write("pad-pr", edited("pad-pr"))
-    lab.commit("agent moves a draft on a branch", AGENT)
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    own = {
+        "pad-over": plan_text("pad-over-agent", name="agent's own plan"),
+        "own": plan_text("own", name="agent's own"),
+    }
+    return reworked(Flow(Lab(root)), her_drafts(VIDS, hers), own, _rework, [*VIDS, "own"])
 
 
 @pytest.fixture(scope="module")

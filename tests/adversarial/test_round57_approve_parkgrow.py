@@ -33,12 +33,12 @@ Seen: see BROKEN.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, her_drafts, mark_in_text
 
 VIDS = ["park-grow", "park-quoted", "park-grow-pr", "move-grow", "park-plain"]
 BROKEN: dict[str, object] = {}
@@ -70,48 +70,37 @@ def quoted(text: str) -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice writes her drafts", ALICE)
-    lab.write("own", plan_text("own", name="agent's own"))
-    lab.commit("agent proposes its own", AGENT)
-    lab.run()
+    flow = Flow(Lab(root))
+    lab = flow.lab
+    flow.commit("alice writes her drafts", ALICE, her_drafts(VIDS, hers))
+    flow.commit("agent proposes its own", AGENT, {"own": plan_text("own", name="agent's own")})
+    flow.run()
     (lab.repo / "drafts").mkdir()
     for v in ["park-grow", "park-quoted", "park-grow-pr", "park-plain"]:
         lab.git("mv", f"plans/{v}-her/PLAN.yml", f"drafts/{v}.yml")
-    lab.commit("agent parks the drafts", AGENT)
+    flow.commit("agent parks the drafts", AGENT)
     for v in ["park-grow", "park-quoted", "park-plain"]:
         (lab.repo / "plans" / v).mkdir(parents=True)
         lab.git("mv", f"drafts/{v}.yml", f"plans/{v}/PLAN.yml")
-    lab.write("park-grow", grown("park-grow", 14))
-    lab.write("park-quoted", quoted(grown("park-quoted", 3)))
-    lab.write("park-plain", hers("park-plain", "pending_approval") + '      region: "eu-west-1"\n')
     lab.git("mv", "plans/move-grow-her", "plans/move-grow")
-    lab.write("move-grow", grown("move-grow", 14))
-    lab.commit("agent brings the drafts back", AGENT)
+    back = {
+        "park-grow": grown("park-grow", 14),
+        "park-quoted": quoted(grown("park-quoted", 3)),
+        "park-plain": hers("park-plain", "pending_approval") + '      region: "eu-west-1"\n',
+        "move-grow": grown("move-grow", 14),
+    }
+    flow.commit("agent brings the drafts back", AGENT, back)
     lab.git("checkout", "-q", "-b", "side")
     (lab.repo / "plans" / "park-grow-pr").mkdir(parents=True)
     lab.git("mv", "drafts/park-grow-pr.yml", "plans/park-grow-pr/PLAN.yml")
-    lab.write("park-grow-pr", grown("park-grow-pr", 14))
-    lab.commit("agent brings one back on a branch", AGENT)
+    flow.commit(
+        "agent brings one back on a branch", AGENT, {"park-grow-pr": grown("park-grow-pr", 14)}
+    )
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        if v == "park-quoted":
-            path = lab.repo / "plans" / v / "PLAN.yml"
-            path.write_text(
-                path.read_text().replace('"status": pending_approval', '"status": approved', 1)
-            )
-            continue
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    flow.run()
+    flow.settle()
+    return flow.finish([*VIDS, "own"], mark_in_text)
 
 
 @pytest.fixture(scope="module")

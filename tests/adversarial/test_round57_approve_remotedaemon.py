@@ -37,22 +37,17 @@ the fresh ``git://`` clone's audit alike.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import socket
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, valid_runs
+from advkit import Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
 from test_round57_approve_decoy import hers as decoy_hers
 from test_round57_approve_decoy import wanted as decoy_wanted
 from test_round57_approve_smalledits import SIZE as SMALL_SIZE
 from test_round57_approve_smalledits import hers as small_hers
 from test_round57_approve_trim import plan as trim_plan
+from writerkit import RemoteFlow, reworked, served
 
 SMALL_SIZE.setdefault("small-over", 3)
 VIDS = ["decoy-over", "small-over", "trim", "nodecoy"]
@@ -65,95 +60,26 @@ TAGS = {
 BROKEN: dict[str, object] = {}
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for(port: int) -> None:
-    for _ in range(100):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise BenchError("git daemon did not listen")
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    served = root / "served"
-    served.mkdir()
-    origin = served / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(lab.repo), str(origin)], check=True)
-    port = _port()
-    daemon = subprocess.Popen(
-        [
-            "git",
-            "daemon",
-            "--reuseaddr",
-            "--export-all",
-            "--enable=receive-pack",
-            f"--base-path={served}",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            str(served),
-        ],
-        env=lab.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        _wait_for(port)
-        url = f"git://127.0.0.1:{port}/origin.git"
-        lab.git("remote", "add", "origin", url)
-        lab.config.write_text(
-            lab.config.read_text().replace(
-                f"repo: {lab.repo}\n",
-                f"remote: {{url: {json.dumps(url)}, branch: main, poll_interval: 0.2}}\n",
-            )
-        )
-
-        def push() -> None:
-            lab.git("push", "-q", "origin", "main")
-            lab.run()
-            lab.git("pull", "-q", "--rebase", "origin", "main")
-
-        lab.write("decoy-over-her", decoy_hers("decoy-over"))
-        lab.write("nodecoy-her", decoy_hers("nodecoy"))
-        lab.write("small-over-her", small_hers("small-over"))
-        lab.write("trim-her", trim_plan("trim", [1, 2, 3], "draft"))
-        lab.commit("alice writes her drafts", ALICE)
-        for v in ["decoy-over", "small-over", "own"]:
-            lab.write(v, plan_text(f"{v}-agent" if v != "own" else "own", name="agent's own"))
-        lab.commit("agent proposes its plans", AGENT)
-        push()
-        for v in VIDS:
-            lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write("decoy-over", decoy_wanted("decoy-over"))
-        lab.write("decoy-over-x", decoy_hers("decoy-over"))
-        lab.write("nodecoy", decoy_wanted("nodecoy"))
-        lab.write("small-over", small_hers("small-over", "pending_approval", True, True))
-        lab.write("trim", trim_plan("trim", [2], "pending_approval"))
-        lab.commit("agent reworks the drafts", AGENT)
-        push()
-        time.sleep(1.05)
-        for v in [*VIDS, "own"]:
-            lab.set_status(v, "approved")
-        lab.commit("alice approves", ALICE)
-        push()
-        lab.run()
-        clone = root / "fresh"
-        subprocess.run(["git", "clone", "-q", url, str(clone)], env=lab.env(), check=True)
-        out = lab.cli("audit", "--json", cwd=clone)
-        assert "Traceback" not in out.stderr, out.stderr[-2000:]
-        lab.report = json.loads(out.stdout)  # type: ignore[attr-defined]
-        lab.git("pull", "-q", "--rebase", "origin", "main")
-    finally:
-        os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=10)
-    return lab
+    drafts = {
+        "decoy-over-her": decoy_hers("decoy-over"),
+        "nodecoy-her": decoy_hers("nodecoy"),
+        "small-over-her": small_hers("small-over"),
+        "trim-her": trim_plan("trim", [1, 2, 3], "draft"),
+    }
+    own = {v: plan_text(f"{v}-agent", name="agent's own") for v in ["decoy-over", "small-over"]}
+    own["own"] = plan_text("own", name="agent's own")
+    plans = {
+        "decoy-over": decoy_wanted("decoy-over"),
+        "nodecoy": decoy_wanted("nodecoy"),
+        "small-over": small_hers("small-over", "pending_approval", True, True),
+        "trim": trim_plan("trim", [2], "pending_approval"),
+    }
+    also = {"decoy-over-x": decoy_hers("decoy-over")}
+    with served(lab) as url:
+        flow = RemoteFlow(lab, url)
+        return reworked(flow, drafts, own, lambda f: f.rework(plans, also), [*VIDS, "own"])
 
 
 @pytest.fixture(scope="module")

@@ -49,12 +49,12 @@ hers (her tag, host, database, reason unchanged), over 0.5. Round 56's ``sp`` (a
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from advkit import Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, her_drafts, mark_in_text, reworked
 
 VIDS = [
     "one",
@@ -100,46 +100,23 @@ def moved(v: str) -> str:
     )
 
 
-def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice writes her runbooks", ALICE)
-    for v in ["three-over", "one-over", "port-only-over"]:
-        lab.write(v, plan_text(f"{v}-agent", name="agent's own"))
-    lab.write("own", plan_text("own", name="agent's own plan"))
-    lab.commit("agent proposes its plans", AGENT)
-    lab.run()
-    for v in ["one", "three", "three-over", "one-over", "why-only", "port-only", "port-only-over"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, moved(v))
-    lab.git("rm", "-q", "-r", "plans/three-quoted-her")
-    lab.write(
-        "three-quoted",
-        re.sub(r"^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', moved("three-quoted"), flags=re.M),
+def _rework(flow: Flow) -> None:
+    plans = {v: moved(v) for v in VIDS if v not in ("three-pr", "three-quoted")}
+    plans["three-quoted"] = re.sub(
+        r"^(\s*(?:- )?)([a-z_]+):", r'\1"\2":', moved("three-quoted"), flags=re.M
     )
-    lab.commit("agent moves the runbooks into place", AGENT)
-    lab.git("checkout", "-q", "-b", "side")
-    lab.git("rm", "-q", "-r", "plans/three-pr-her")
-    lab.write("three-pr", moved("three-pr"))
-    lab.commit("agent moves on a branch", AGENT)
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        if v == "three-quoted":  # its status key is quoted
-            path = lab.repo / "plans" / v / "PLAN.yml"
-            path.write_text(
-                path.read_text().replace('"status": pending_approval', '"status": approved', 1)
-            )
-            continue
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    flow.rework(plans, message="agent moves the runbooks into place")
+    flow.merged({"three-pr": moved("three-pr")})
+
+
+def _build(root: Path) -> Lab:
+    own = {
+        v: plan_text(f"{v}-agent", name="agent's own")
+        for v in ["three-over", "one-over", "port-only-over"]
+    }
+    own["own"] = plan_text("own", name="agent's own plan")
+    drafts = her_drafts(VIDS, hers)
+    return reworked(Flow(Lab(root)), drafts, own, _rework, [*VIDS, "own"], mark=mark_in_text)
 
 
 @pytest.fixture(scope="module")

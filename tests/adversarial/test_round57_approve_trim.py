@@ -45,12 +45,12 @@ still hers): a plan made of one of her actions keeps 0.34 of hers but is 0.97 he
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import OWN, Flow, her_drafts
 
 VIDS = ["trim", "trim-first", "trim-edit", "split", "trim-pr", "reorder", "trim-later", "trim-half"]
 BROKEN: dict[str, object] = {}
@@ -60,6 +60,10 @@ STEPS = {
     2: ("rotate", "alice: rotate the billing service signing key and publish the new one"),
     3: ("restart", "alice: restart the billing workers so they load the new key"),
 }
+
+
+#: The cut-down plans the agent makes of her runbook (variant: the steps it keeps).
+CUTS = {"trim": [2], "trim-half": [1, 2], "trim-first": [1], "reorder": [3, 1, 2]}
 
 
 def action(v: str, i: int, extra: str = "", new_id: int = 0) -> str:
@@ -81,60 +85,27 @@ def plan(v: str, ids: list[int], status: str, extra: str = "") -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", plan(v, [1, 2, 3], "draft"))
-    lab.commit("alice writes her runbooks", ALICE)
-    lab.write(
-        "own",
-        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        "    why: agent's own\n    params: {tag: own}\n",
+    flow = Flow(Lab(root))
+    flow.commit(
+        "alice writes her runbooks", ALICE, her_drafts(VIDS, lambda v: plan(v, [1, 2, 3], "draft"))
     )
-    lab.commit("agent proposes its own", AGENT)
-    lab.git("mv", "plans/trim-later-her", "plans/trim-later")
-    lab.commit("agent renames a folder", AGENT)
-    lab.run()
-    for v in ["trim", "trim-first", "trim-edit", "split", "trim-half", "reorder"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-    lab.write("trim", plan("trim", [2], "pending_approval"))
-    lab.write(
-        "trim-edit", plan("trim-edit", [2], "pending_approval", '      region: "eu-west-1"\n')
-    )
-    for i, part in ((1, "a"), (2, "b"), (3, "c")):
-        lab.write(f"split-{part}", plan("split", [i], "pending_approval"))
-    lab.write("trim-half", plan("trim-half", [1, 2], "pending_approval"))
-    lab.write("trim-first", plan("trim-first", [1], "pending_approval"))
-    lab.write("reorder", plan("reorder", [3, 1, 2], "pending_approval"))
-    lab.write("trim-later", plan("trim-later", [2], "pending_approval"))
-    lab.commit("agent reworks the runbooks", AGENT)
-    lab.git("checkout", "-q", "-b", "side")
-    lab.git("rm", "-q", "-r", "plans/trim-pr-her")
-    lab.write("trim-pr", plan("trim-pr", [2], "pending_approval"))
-    lab.commit("agent reworks on a branch", AGENT)
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for slug in [
-        "trim",
-        "trim-first",
-        "reorder",
-        "trim-edit",
-        "split-a",
-        "split-b",
-        "split-c",
-        "trim-pr",
-        "trim-later",
-        "trim-half",
-        "own",
-    ]:
-        lab.set_status(slug, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    flow.commit("agent proposes its own", AGENT, {"own": OWN})
+    flow.lab.git("mv", "plans/trim-later-her", "plans/trim-later")
+    flow.commit("agent renames a folder", AGENT)
+    flow.run()
+    flow.lab.git("rm", "-q", "-r", "plans/split-her")
+    plans = {v: plan(v, ids, "pending_approval") for v, ids in CUTS.items()}
+    plans["trim-edit"] = plan("trim-edit", [2], "pending_approval", '      region: "eu-west-1"\n')
+    also = {
+        f"split-{p}": plan("split", [i], "pending_approval")
+        for i, p in ((1, "a"), (2, "b"), (3, "c"))
+    }
+    also["trim-later"] = plan("trim-later", [2], "pending_approval")
+    flow.rework(plans, also, "agent reworks the runbooks")
+    flow.merged({"trim-pr": plan("trim-pr", [2], "pending_approval")})
+    flow.run()
+    flow.settle()
+    return flow.finish([*plans, "split-a", "split-b", "split-c", "trim-pr", "trim-later", "own"])
 
 
 @pytest.fixture(scope="module")

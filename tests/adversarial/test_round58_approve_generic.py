@@ -54,12 +54,12 @@ plan 0.04 hers (0.52 by round 57's rule). Reasons of 6 words or more count whole
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, last_week
 
 VIDS = ["gen-rm", "gen-archive", "gen-done", "gen-3", "gen-2p", "gen-big", "gen-own", "gen-sep"]
 BROKEN: dict[str, object] = {}
@@ -111,44 +111,12 @@ def agents(v: str) -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-old", hers(v))
-    lab.commit("alice's restart plans", ALICE)
-    lab.run()
-    time.sleep(1.05)
-    lab.set_status("gen-done-old", "approved")
-    lab.commit("bob approves last week's restart", BOB)
-    lab.run()
-    lab.run()
-    lab.git("rm", "-q", "-r", "plans/gen-sep-old")
-    lab.commit("agent: clean up an old plan", AGENT)
-    for v in VIDS:
-        if v == "gen-sep":
-            continue
-        if v == "gen-archive":
-            (lab.repo / "archive" / f"{v}-old").mkdir(parents=True)
-            lab.git("mv", f"plans/{v}-old/PLAN.yml", f"archive/{v}-old/PLAN.yml")
-        else:
-            lab.git("rm", "-q", "-r", f"plans/{v}-old")
-        lab.write(v, agents(v))
-    lab.commit("agent: clean up old plans, propose the web restart", AGENT)
-    lab.write("gen-sep", agents("gen-sep"))
-    lab.commit("agent: propose the web restart", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in VIDS:  # her status line, in the agent's 4-space layout
-        path = lab.repo / "plans" / v / "PLAN.yml"
-        text = path.read_text()
+    news = {v: agents(v) for v in VIDS}
+    for text in news.values():  # her status line, in the agent's 4-space layout
         assert "\n    status: pending_approval\n" in text, text
-        path.write_text(
-            text.replace("\n    status: pending_approval\n", "\n    status: approved\n")
-        )
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    olds = {v: hers(v) for v in VIDS}
+    flow = Flow(Lab(root))
+    return last_week(flow, olds, news, done="gen-done", sep="gen-sep", archive="gen-archive")
 
 
 @pytest.fixture(scope="module")

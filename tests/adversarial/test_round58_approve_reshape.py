@@ -53,12 +53,12 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import OWN, Flow, her_drafts, plan_hash, reworked
 
 VIDS = ["nested", "pre", "verify", "plan-pre", "echo-out", "echo-own", "move"]
 BROKEN: dict[str, object] = {}
@@ -155,6 +155,11 @@ def wanted(v: str, lib_hash: str) -> str:
     raise KeyError(v)
 
 
+def _rework(flow: Flow) -> None:
+    lib_hash = plan_hash(flow.lab, "lib")
+    flow.rework({v: wanted(v, lib_hash) for v in VIDS})
+
+
 def _build(root: Path) -> Lab:
     rec = json.dumps([sys.executable, str(root / "rec.py"), "{tag}"])
     log = json.dumps(str(root / "ran.log"))
@@ -163,33 +168,9 @@ def _build(root: Path) -> Lab:
         tools=f"chk: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}, "
         "idempotent: true, risk: low}\n",
     )
-    lab.write("lib", LIB)
-    lab.write(
-        "own",
-        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        "    why: agent's own\n    params: {tag: own}\n",
-    )
-    lab.commit("agent: a library plan and its own plan", AGENT)
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice drafts", ALICE)
-    lab.run()
-    lib_hash = lab.cli("hash", str(lab.repo / "plans" / "lib")).stdout.strip().split()[0]
-    assert lib_hash.startswith("sha256:"), lib_hash
-    for v in VIDS:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, wanted(v, lib_hash))
-    lab.commit("agent reworks the drafts", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    own = {"lib": LIB, "own": OWN}
+    drafts = her_drafts(VIDS, hers)
+    return reworked(Flow(lab), drafts, own, _rework, [*VIDS, "own"], agent_first=True)
 
 
 @pytest.fixture(scope="module")

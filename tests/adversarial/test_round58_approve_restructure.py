@@ -50,36 +50,16 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import OWN, PARAMS, WHY, Flow, her_drafts, reworked
+from writerkit import her_cleanup as hers
 
 VIDS = ["inputs", "inputs-legacy", "inputs-task", "fallback", "fallback-inputs", "move"]
 BROKEN: dict[str, object] = {}
-
-WHY = "alice: drop the stale sessions table on the billing replica before the audit"
-PARAMS = {
-    "target": "billing-replica-2",
-    "command": "DROP TABLE sessions_2019",
-    "ticket": "OPS-4411",
-}
-
-
-def hers(v: str) -> str:
-    return (
-        "plan:\n"
-        f'  name: "{v} cleanup"\n'
-        f'  task: "{v}: clean the billing replica"\n'
-        "  status: pending_approval\n"
-        "available_tools:\n  - name: rec\n"
-        "actions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "{WHY}"\n'
-        "    params:\n"
-        f'      tag: "{v}-her"\n' + "".join(f'      {k}: "{val}"\n' for k, val in PARAMS.items())
-    )
 
 
 def _head(v: str, task: str | None = None, inputs: bool = False) -> str:
@@ -141,30 +121,10 @@ def wanted(v: str) -> str:
 def _build(root: Path) -> Lab:
     boom = json.dumps([sys.executable, "-c", "import sys; sys.exit(1)"])
     lab = Lab(root, tools=f"boom: {{kind: exec, argv: {boom}}}\n")
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice drafts her cleanups", ALICE)
-    lab.write(
-        "own",
-        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        "    why: agent's own\n    params: {tag: own}\n",
+    plans = {v: wanted(v) for v in VIDS}
+    return reworked(
+        Flow(lab), her_drafts(VIDS), {"own": OWN}, lambda f: f.rework(plans), [*VIDS, "own"]
     )
-    lab.commit("agent's own", AGENT)
-    lab.run()
-    for v in VIDS:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, wanted(v))
-    lab.commit("agent reworks the drafts", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
 
 
 @pytest.fixture(scope="module")

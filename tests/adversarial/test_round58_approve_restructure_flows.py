@@ -35,13 +35,13 @@ the pull request and quorum runs are refused.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs
+from advkit import ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 from test_round58_approve_restructure import hers, wanted
+from writerkit import Flow, approve_command, approved_on_branch, her_drafts, quorum_lab
 
 BROKEN: dict[str, object] = {}
 
@@ -56,81 +56,21 @@ def _inputs(v: str) -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root / "main")
-    for v in ["pr", "approve-cmd", "check", "move"]:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice drafts", ALICE)
-    lab.run()
-    for v in ["approve-cmd", "check"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, _inputs(v))
-    lab.git("rm", "-q", "-r", "plans/move-her")
-    lab.write("move", wanted("move").replace('"move-her"', '"move-her"'))
-    lab.commit("agent reworks", AGENT)
-    lab.git("checkout", "-q", "-b", "agent/pr")
-    lab.git("rm", "-q", "-r", "plans/pr-her")
-    lab.write("pr", _inputs("pr"))
-    lab.commit("agent reworks on a branch", AGENT)
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "--no-edit", "agent/pr", who=AGENT)
-    lab.run()
-    time.sleep(1.05)
-    # approve-cmd: the prediction command
-    lab.extra_env = identity(ALICE)  # type: ignore[attr-defined]
-    head = lab.head()
-    res = lab.cli("approve", "plans/approve-cmd", "--config", str(lab.config), cwd=lab.repo)
-    lab.approve_cmd = (res.returncode, res.stdout + res.stderr, lab.head() != head)  # type: ignore[attr-defined]
-    lab.extra_env = {}  # type: ignore[attr-defined]
-    if lab.head() == head:  # it refused: Alice commits by hand, as --force would
-        lab.set_status("approve-cmd", "approved")
-    # check: on a branch
-    lab.git("checkout", "-q", "-b", "alice/check")
-    lab.set_status("check", "approved")
-    lab.commit("alice approves check", ALICE)
-    lab.git("checkout", "-q", "main")
-    res = lab.cli(
-        "check",
-        "--base",
-        "main",
-        "--head",
-        "alice/check",
-        "--as",
-        "alice@example.com",
-        "--format",
-        "json",
-        "--config",
-        str(lab.config),
-        cwd=lab.repo,
-    )
-    lab.check_out = res.stdout + res.stderr  # type: ignore[attr-defined]
-    for v in ["pr", "move"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-
-    q = Lab(
-        root / "quorum",
-        approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n',
-    )
-    q.write("quorum-her", hers("quorum"))
-    q.commit("alice drafts", ALICE)
-    q.run()
-    q.git("rm", "-q", "-r", "plans/quorum-her")
-    q.write("quorum", _inputs("quorum"))
-    q.commit("agent reworks", AGENT)
-    q.run()
-    time.sleep(1.05)
-    q.set_status("quorum", "approved")
-    q.commit("bob approves", BOB)
-    q.run()
-    q.set_status("quorum", "approved")
-    q.commit("alice approves", ALICE)
-    q.run()
-    q.run()
-    _code, q.report = q.audit()  # type: ignore[attr-defined]
-    lab.q = q  # type: ignore[attr-defined]
+    flow = Flow(Lab(root / "main"))
+    lab = flow.lab
+    flow.commit("alice drafts", ALICE, her_drafts(["pr", "approve-cmd", "check", "move"]))
+    flow.run()
+    plans = {v: _inputs(v) for v in ["approve-cmd", "check"]}
+    flow.rework({**plans, "move": wanted("move")}, message="agent reworks")
+    flow.merged({"pr": _inputs("pr")})
+    flow.run()
+    flow.settle()
+    lab.approve_cmd = approve_command(lab, "approve-cmd")  # type: ignore[attr-defined]
+    if not lab.approve_cmd[2]:  # type: ignore[attr-defined]
+        lab.set_status("approve-cmd", "approved")  # it refused: by hand, as --force would
+    lab.check_out = approved_on_branch(flow, ["check"])  # type: ignore[attr-defined]
+    flow.finish(["pr", "move"])
+    lab.q = quorum_lab(root / "quorum", "quorum", hers("quorum"), _inputs("quorum"))  # type: ignore[attr-defined]
     return lab
 
 

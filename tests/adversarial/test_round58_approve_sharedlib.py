@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, last_week, plan_hash
 
 OWNER = ("Owner", "owner@example.com")
 VIDS = ["lib-rm", "lib-two", "flush-rm", "env-rm", "region-rm", "lib-sep"]
@@ -115,33 +115,11 @@ def agents(v: str, h: str) -> str:
 def _build(root: Path) -> Lab:
     r = json.dumps([sys.executable, str(root / "rec.py"), "flush"])
     log = json.dumps(str(root / "ran.log"))
-    lab = Lab(root, tools=f"flush: {{kind: exec, argv: {r}, env: {{REC_LOG: {log}}}}}\n")
-    lab.write("notify", NOTIFY)
-    lab.commit("owner: the team's notify library", OWNER)
-    h = lab.cli("hash", str(lab.repo / "plans" / "notify")).stdout.strip().split()[0]
-    assert h.startswith("sha256:"), h
-    for v in VIDS:
-        lab.write(f"{v}-old", hers(v, h))
-    lab.commit("alice: last sprint's plans", ALICE)
-    lab.run()
-    lab.git("rm", "-q", "-r", "plans/lib-sep-old")
-    lab.commit("agent: drop one old plan", AGENT)
-    for v in VIDS:
-        if v != "lib-sep":
-            lab.git("rm", "-q", "-r", f"plans/{v}-old")
-            lab.write(v, agents(v, h))
-    lab.commit("agent: clean up, this sprint's plans", AGENT)
-    lab.write("lib-sep", agents("lib-sep", h))
-    lab.commit("agent: one more plan", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in VIDS:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    flow = Flow(Lab(root, tools=f"flush: {{kind: exec, argv: {r}, env: {{REC_LOG: {log}}}}}\n"))
+    flow.commit("owner: the team's notify library", OWNER, {"notify": NOTIFY})
+    h = plan_hash(flow.lab, "notify")
+    olds = {v: hers(v, h) for v in VIDS}
+    return last_week(flow, olds, {v: agents(v, h) for v in VIDS}, sep="lib-sep")
 
 
 @pytest.fixture(scope="module")

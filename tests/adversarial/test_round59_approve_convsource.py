@@ -29,14 +29,14 @@ Seen: see BROKEN below.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import AGENT, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
-from test_round59_approve_planrefs import AWHY, KEYS, WHY, vals
-from test_round59_approve_planrefs import hers as ref_hers
+from test_round59_approve_planrefs import AWHY
+from writerkit import KEYS, WHY, Flow, her_drafts, reworked
+from writerkit import her_values as vals
 
 VIDS = ["pc-args", "pc-inputs", "pc-why"]
 BROKEN: dict[str, object] = {}
@@ -63,28 +63,22 @@ def contract(v: str) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+def _rework(flow: Flow) -> None:
+    for v in VIDS:
+        flow.lab.git("rm", "-q", "-r", f"plans/{v}-her")
+        flow.lab.write(v, contract(v), "PLAN.json")
+    flow.lab.write("own", contract("own"), "PLAN.json")
+    flow.commit("agent reworks the drafts as plan contracts", AGENT)
+    flow.run()
+
+
+def _approve(lab: Lab, v: str) -> None:
+    assert (lab.repo / "plans" / v / "PLAN.yml").exists(), lab.codes(v)[:800]
+    lab.set_status(v, "approved")
+
+
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", ref_hers(v))
-    lab.commit("alice drafts her cleanups", ALICE)
-    lab.run()
-    for v in VIDS:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, contract(v), "PLAN.json")
-    lab.write("own", contract("own"), "PLAN.json")
-    lab.commit("agent reworks the drafts as plan contracts", AGENT)
-    lab.run()
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        assert (lab.repo / "plans" / v / "PLAN.yml").exists(), lab.codes(v)[:800]
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    return reworked(Flow(Lab(root)), her_drafts(VIDS), {}, _rework, [*VIDS, "own"], mark=_approve)
 
 
 @pytest.fixture(scope="module")

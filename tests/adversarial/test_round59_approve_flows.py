@@ -40,125 +40,57 @@ and predicted to start.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs
+from advkit import ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
-from test_round59_approve_planrefs import hers as ref_hers
 from test_round59_approve_planrefs import wanted as ref_wanted
 from test_round59_approve_template import agents as tmpl_agents
 from test_round59_approve_template import plan as tmpl_plan
+from writerkit import (
+    Flow,
+    approve_command,
+    approved_on_branch,
+    check_row,
+    her_drafts,
+    mark_in_text,
+    quorum_lab,
+)
+from writerkit import her_cleanup as ref_hers
 
 BROKEN: dict[str, object] = {}
 
 
-def _check(lab: Lab, branch: str) -> str:
-    res = lab.cli(
-        "check",
-        "--base",
-        "main",
-        "--head",
-        branch,
-        "--as",
-        "alice@example.com",
-        "--format",
-        "json",
-        "--config",
-        str(lab.config),
-        cwd=lab.repo,
-    )
-    return res.stdout + res.stderr
-
-
-def _approve(lab: Lab, v: str) -> tuple[int, str, bool]:
-    lab.extra_env = identity(ALICE)  # type: ignore[attr-defined]
-    head = lab.head()
-    res = lab.cli("approve", f"plans/{v}", "--config", str(lab.config), cwd=lab.repo)
-    lab.extra_env = {}  # type: ignore[attr-defined]
-    return res.returncode, res.stdout + res.stderr, lab.head() != head
+TMPL = ["approve-tmpl", "check-tmpl"]
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root / "main")
-    for v in ["pr-name", "approve-name", "check-name"]:
-        lab.write(f"{v}-her", ref_hers(v))
-    for v in ["approve-tmpl", "check-tmpl"]:
-        lab.write(f"{v}-old", tmpl_plan(f"{v}-old"))
-    lab.commit("alice drafts", ALICE)
-    lab.run()
-    for v in ["approve-name", "check-name"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, ref_wanted(v, "plan-name"))
-    for v in ["approve-tmpl", "check-tmpl"]:
-        lab.git("rm", "-q", "-r", f"plans/{v}-old")
-        lab.write(v, tmpl_agents(v, "t-layout"))
-    lab.commit("agent reworks", AGENT)
-    lab.git("checkout", "-q", "-b", "agent/pr")
-    lab.git("rm", "-q", "-r", "plans/pr-name-her")
-    lab.write("pr-name", ref_wanted("pr-name", "plan-name"))
-    lab.commit("agent reworks on a branch", AGENT)
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "--no-edit", "agent/pr", who=AGENT)
-    lab.run()
-    time.sleep(1.05)
-    lab.approve_out = {v: _approve(lab, v) for v in ["approve-name", "approve-tmpl"]}  # type: ignore[attr-defined]
-    lab.git("checkout", "-q", "-b", "alice/check")
-    for v in ["check-name", "check-tmpl"]:
-        path = lab.repo / "plans" / v / "PLAN.yml"
-        path.write_text(
-            path.read_text().replace("status: pending_approval\n", "status: approved\n", 1)
-        )
-    lab.commit("alice approves on a branch", ALICE)
-    lab.git("checkout", "-q", "main")
-    lab.check_out = _check(lab, "alice/check")  # type: ignore[attr-defined]
-    lab.set_status("pr-name", "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-
-    q = Lab(
-        root / "quorum",
-        approval='rules:\n  - match: {paths: ["plans/**"]}\n    require: [{count: 2}]\n',
+    flow = Flow(Lab(root / "main"))
+    lab = flow.lab
+    olds = {f"{v}-old": tmpl_plan(f"{v}-old") for v in TMPL}
+    flow.commit(
+        "alice drafts", ALICE, {**her_drafts(["pr-name", "approve-name", "check-name"]), **olds}
     )
-    q.write("quorum-name-her", ref_hers("quorum-name"))
-    q.commit("alice drafts", ALICE)
-    q.run()
-    q.git("rm", "-q", "-r", "plans/quorum-name-her")
-    q.write("quorum-name", ref_wanted("quorum-name", "plan-name"))
-    q.commit("agent reworks", AGENT)
-    q.run()
-    time.sleep(1.05)
-    q.set_status("quorum-name", "approved")
-    q.commit("bob approves", BOB)
-    q.run()
-    q.set_status("quorum-name", "approved")
-    q.commit("alice approves", ALICE)
-    q.run()
-    q.run()
-    _code, q.report = q.audit()  # type: ignore[attr-defined]
-    lab.q = q  # type: ignore[attr-defined]
+    flow.run()
+    for v in TMPL:
+        lab.git("rm", "-q", "-r", f"plans/{v}-old")
+    names = {v: ref_wanted(v, "plan-name") for v in ["approve-name", "check-name"]}
+    flow.rework(names, {v: tmpl_agents(v, "t-layout") for v in TMPL}, "agent reworks")
+    flow.merged({"pr-name": ref_wanted("pr-name", "plan-name")})
+    flow.run()
+    flow.settle()
+    lab.approve_out = {v: approve_command(lab, v) for v in ["approve-name", "approve-tmpl"]}  # type: ignore[attr-defined]
+    lab.check_out = approved_on_branch(flow, ["check-name", "check-tmpl"], mark_in_text)  # type: ignore[attr-defined]
+    flow.finish(["pr-name"])
+    her, made = ref_hers("quorum-name"), ref_wanted("quorum-name", "plan-name")
+    lab.q = quorum_lab(root / "quorum", "quorum-name", her, made)  # type: ignore[attr-defined]
     return lab
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r59-flows", _build)
-
-
-def _row(lab: Lab, v: str) -> dict:  # type: ignore[type-arg]
-    out = lab.check_out  # type: ignore[attr-defined]
-    try:
-        data = json.loads(out[: out.rindex("}") + 1] if "}" in out else out)
-    except ValueError:
-        return {"raw": out[-1500:]}
-    rows = data.get("plans", data) if isinstance(data, dict) else data
-    for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict) and row.get("plan") == f"plans/{v}":
-            return row
-    return {"raw": out[-1500:]}
 
 
 @pytest.mark.parametrize("vid", cases(["pr-name"], ["pr-name"], BROKEN))  # type: ignore[arg-type]
@@ -189,11 +121,11 @@ def test_approve_command_takes_the_honest_plan(lab: Lab, vid: str) -> None:
 
 @pytest.mark.parametrize("vid", cases(["check-name"], ["check-name"], BROKEN))  # type: ignore[arg-type]
 def test_check_predicts_the_refusal(lab: Lab, vid: str) -> None:
-    row = _row(lab, vid)
+    row = check_row(lab.check_out, vid)  # type: ignore[attr-defined]
     assert "E_SELF_APPROVAL" in json.dumps(row), row
 
 
 @pytest.mark.parametrize("vid", cases(["check-tmpl"], ["check-tmpl"], BROKEN))  # type: ignore[arg-type]
 def test_check_predicts_the_start(lab: Lab, vid: str) -> None:
-    row = _row(lab, vid)
+    row = check_row(lab.check_out, vid)  # type: ignore[attr-defined]
     assert "E_SELF_APPROVAL" not in json.dumps(row) and row.get("outcome") == "start", row

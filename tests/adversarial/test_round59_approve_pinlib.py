@@ -32,14 +32,14 @@ Seen: see BROKEN below.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import AGENT, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
-from test_round59_approve_planrefs import KEYS, vals
-from test_round59_approve_planrefs import hers as ref_hers
+from writerkit import KEYS, OWN, Flow, her_drafts, plan_hash, reworked
+from writerkit import her_cleanup as ref_hers
+from writerkit import her_values as vals
 
 VIDS = ["pin-moved", "pin-edit", "pin-defaults", "pin-later"]
 BROKEN: dict[str, object] = {}
@@ -79,41 +79,21 @@ def _lib(lab: Lab, v: str) -> str:
     else:
         lab.git("rm", "-q", "-r", f"plans/{v}-her")
         lab.write(f"lib-{v}", library(v))
-    out = lab.cli("hash", str(lab.repo / "plans" / f"lib-{v}")).stdout.strip().split()[0]
-    assert out.startswith("sha256:"), out
-    return out
+    return plan_hash(lab, f"lib-{v}")
+
+
+def _rework(flow: Flow) -> None:
+    hashes = {v: _lib(flow.lab, v) for v in VIDS}
+    now = {v: parent(v, hashes[v]) for v in VIDS if v != "pin-later"}
+    flow.commit("agent turns the drafts into libraries", AGENT, now)
+    flow.run()
+    later = {"pin-later": parent("pin-later", hashes["pin-later"])}
+    flow.commit("agent: a plan that runs the library", AGENT, later)
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", ref_hers(v))
-    lab.commit("alice drafts her cleanups", ALICE)
-    lab.write(
-        "own",
-        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        "    why: agent's own\n    params: {tag: own}\n",
-    )
-    lab.commit("agent's own", AGENT)
-    lab.run()
-    hashes = {v: _lib(lab, v) for v in VIDS}
-    for v in VIDS:
-        if v != "pin-later":
-            lab.write(v, parent(v, hashes[v]))
-    lab.commit("agent turns the drafts into libraries", AGENT)
-    lab.run()
-    lab.write("pin-later", parent("pin-later", hashes["pin-later"]))
-    lab.commit("agent: a plan that runs the library", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    drafts = her_drafts(VIDS)
+    return reworked(Flow(Lab(root)), drafts, {"own": OWN}, _rework, [*VIDS, "own"])
 
 
 @pytest.fixture(scope="module")

@@ -59,12 +59,14 @@ gets her tag, ``E_SELF_APPROVAL``.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import KEYS, OWN, Flow, her_drafts, reworked
+from writerkit import her_cleanup as hers
+from writerkit import her_values as vals
 
 VIDS = [
     "plan-name",
@@ -78,31 +80,7 @@ VIDS = [
 ]
 BROKEN: dict[str, object] = {}
 
-WHY = "alice: drop the stale sessions table on the billing replica before the audit"
 AWHY = "agent: run the maintenance step that the ticket below describes in full detail"
-PARAMS = {
-    "target": "billing-replica-2",
-    "command": "DROP TABLE sessions_2019",
-    "ticket": "OPS-4411",
-}
-KEYS = ["tag", *PARAMS]
-
-
-def vals(v: str) -> dict[str, str]:
-    return {"tag": f"{v}-her", **PARAMS}
-
-
-def hers(v: str) -> str:
-    return (
-        "plan:\n"
-        f'  name: "{v} cleanup"\n'
-        f'  task: "{v}: clean the billing replica"\n'
-        "  status: pending_approval\n"
-        "available_tools:\n  - name: rec\n"
-        "actions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "{WHY}"\n'
-        "    params:\n" + "".join(f'      {k}: "{val}"\n' for k, val in vals(v).items())
-    )
 
 
 def head(name: str, task: str, inputs: str = "") -> str:
@@ -171,31 +149,10 @@ def wanted(v: str, kind: str | None = None) -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice drafts her cleanups", ALICE)
-    lab.write(
-        "own",
-        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        "    why: agent's own\n    params: {tag: own}\n",
+    plans = {v: wanted(v) for v in VIDS}
+    return reworked(
+        Flow(Lab(root)), her_drafts(VIDS), {"own": OWN}, lambda f: f.rework(plans), [*VIDS, "own"]
     )
-    lab.commit("agent's own", AGENT)
-    lab.run()
-    for v in VIDS:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, wanted(v))
-    lab.commit("agent reworks the drafts", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
 
 
 @pytest.fixture(scope="module")

@@ -32,21 +32,15 @@ mode her call is ``E_SELF_APPROVAL``, the agent's template plan runs once.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from advkit import Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
-from test_round57_approve_remotedaemon import _port, _wait_for
-from test_round59_approve_planrefs import hers as ref_hers
 from test_round59_approve_planrefs import wanted as ref_wanted
 from test_round59_approve_template import agents as tmpl_agents
 from test_round59_approve_template import plan as tmpl_plan
+from writerkit import RemoteFlow, her_drafts, mark_in_text, reworked, served
 
 SLIPS = ["plan-name", "inputs-list", "echo-split"]
 BROKEN: dict[str, object] = {}
@@ -54,78 +48,19 @@ HONEST = ["t-layout", "own"]
 BROKEN_HONEST: dict[str, object] = {}
 
 
+def _rework(flow: RemoteFlow) -> None:
+    flow.lab.git("rm", "-q", "-r", "plans/t-layout-old")
+    also = {"t-layout": tmpl_agents("t-layout")}
+    flow.rework({v: ref_wanted(v) for v in SLIPS}, also)
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    served = root / "served"
-    served.mkdir()
-    origin = served / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(lab.repo), str(origin)], check=True)
-    port = _port()
-    daemon = subprocess.Popen(
-        [
-            "git",
-            "daemon",
-            "--reuseaddr",
-            "--export-all",
-            "--enable=receive-pack",
-            f"--base-path={served}",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            str(served),
-        ],
-        env=lab.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        _wait_for(port)
-        url = f"git://127.0.0.1:{port}/origin.git"
-        lab.git("remote", "add", "origin", url)
-        lab.config.write_text(
-            lab.config.read_text().replace(
-                f"repo: {lab.repo}\n",
-                f"remote: {{url: {json.dumps(url)}, branch: main, poll_interval: 0.2}}\n",
-            )
-        )
-
-        def push() -> None:
-            lab.git("push", "-q", "origin", "main")
-            lab.run()
-            lab.git("pull", "-q", "--rebase", "origin", "main")
-
-        for v in SLIPS:
-            lab.write(f"{v}-her", ref_hers(v))
-        lab.write("t-layout-old", tmpl_plan("t-layout-old"))
-        lab.commit("alice writes her drafts", ALICE)
-        lab.write("own", plan_text("own", name="agent's own"))
-        lab.commit("agent proposes its own plan", AGENT)
-        push()
-        for v in SLIPS:
-            lab.git("rm", "-q", "-r", f"plans/{v}-her")
-            lab.write(v, ref_wanted(v))
-        lab.git("rm", "-q", "-r", "plans/t-layout-old")
-        lab.write("t-layout", tmpl_agents("t-layout"))
-        lab.commit("agent reworks the drafts", AGENT)
-        push()
-        time.sleep(1.05)
-        for v in [*SLIPS, *HONEST]:
-            path = lab.repo / "plans" / v / "PLAN.yml"
-            text = path.read_text()
-            path.write_text(text.replace("status: pending_approval\n", "status: approved\n", 1))
-        lab.commit("alice approves", ALICE)
-        push()
-        lab.run()
-        clone = root / "fresh"
-        subprocess.run(["git", "clone", "-q", url, str(clone)], env=lab.env(), check=True)
-        out = lab.cli("audit", "--json", cwd=clone)
-        assert "Traceback" not in out.stderr, out.stderr[-2000:]
-        lab.report = json.loads(out.stdout)  # type: ignore[attr-defined]
-        lab.git("pull", "-q", "--rebase", "origin", "main")
-    finally:
-        os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=10)
-    return lab
+    drafts = {**her_drafts(SLIPS), "t-layout-old": tmpl_plan("t-layout-old")}
+    own = {"own": plan_text("own", name="agent's own")}
+    with served(lab) as url:
+        flow = RemoteFlow(lab, url)
+        return reworked(flow, drafts, own, _rework, [*SLIPS, *HONEST], mark=mark_in_text)
 
 
 @pytest.fixture(scope="module")

@@ -49,12 +49,12 @@ hers (0.6 before), under 0.5; Alice's approval runs it once.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, last_week
 
 VIDS = ["t-rm", "t-archive", "t-done", "t-layout", "t-week", "t-own", "t-sep"]
 BROKEN: dict[str, object] = {}
@@ -98,42 +98,10 @@ def agents(v: str, kind: str | None = None) -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    for v in VIDS:
-        lab.write(f"{v}-old", plan(f"{v}-old"))
-    lab.commit("alice: last week's api restarts", ALICE)
-    lab.run()
-    time.sleep(1.05)
-    lab.set_status("t-done-old", "approved")
-    lab.commit("bob approves last week's restart", BOB)
-    lab.run()
-    lab.run()
-    lab.git("rm", "-q", "-r", "plans/t-sep-old")
-    lab.commit("agent: clean up an old plan", AGENT)
-    for v in VIDS:
-        if v == "t-sep":
-            continue
-        if v == "t-archive":
-            (lab.repo / "archive" / f"{v}-old").mkdir(parents=True)
-            lab.git("mv", f"plans/{v}-old/PLAN.yml", f"archive/{v}-old/PLAN.yml")
-        else:
-            lab.git("rm", "-q", "-r", f"plans/{v}-old")
-        lab.write(v, agents(v))
-    lab.commit("agent: clean up last week, propose this week's restart", AGENT)
-    lab.write("t-sep", agents("t-sep"))
-    lab.commit("agent: propose this week's restart", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in VIDS:
-        path = lab.repo / "plans" / v / "PLAN.yml"
-        text = path.read_text()
-        text = text.replace("status: pending_approval\n", "status: approved\n", 1)
-        path.write_text(text)
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    news = {v: agents(v) for v in VIDS}
+    olds = {v: plan(f"{v}-old") for v in VIDS}
+    flow = Flow(Lab(root))
+    return last_week(flow, olds, news, done="t-done", sep="t-sep", archive="t-archive")
 
 
 @pytest.fixture(scope="module")

@@ -52,18 +52,26 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import Flow, her_drafts, reworked
 
 VIDS = ["ty-str", "ty-str-why", "ty-list", "ty-obj", "ty-move"]
 BROKEN: dict[str, object] = {}
 
 WHY = "alice: scale the billing api to zero before the ledger migration tonight"
 AWHY = "agent: apply the scaling change that the migration runbook asks for now"
+
+
+OWN = (
+    "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
+    "available_tools: [{name: scale}]\nactions:\n  - id: 1\n    tool: scale\n"
+    "    why: agent's own\n    params: {tag: own, name: web, replicas: 2, force: false,"
+    " hosts: [w1], opts: {drain: false}}\n"
+)
 
 
 def call(v: str, why: str, quoted: bool, extra: str = "", shape: str = "") -> str:
@@ -110,31 +118,9 @@ def _build(root: Path) -> Lab:
     )
     log = json.dumps(str(root / "ran.log"))
     lab = Lab(root, tools=f"scale: {{kind: exec, argv: {argv}, env: {{REC_LOG: {log}}}}}\n")
-    for v in VIDS:
-        lab.write(f"{v}-her", call(v, WHY, False))
-    lab.commit("alice drafts her scaling", ALICE)
-    lab.write(
-        "own",
-        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-        "available_tools: [{name: scale}]\nactions:\n  - id: 1\n    tool: scale\n"
-        "    why: agent's own\n    params: {tag: own, name: web, replicas: 2, force: false,"
-        " hosts: [w1], opts: {drain: false}}\n",
-    )
-    lab.commit("agent's own", AGENT)
-    lab.run()
-    for v in VIDS:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, wanted(v))
-    lab.commit("agent reworks the drafts", AGENT)
-    lab.run()
-    time.sleep(1.05)
-    for v in [*VIDS, "own"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    lab.run()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    return lab
+    plans = {v: wanted(v) for v in VIDS}
+    drafts = her_drafts(VIDS, lambda v: call(v, WHY, False))
+    return reworked(Flow(lab), drafts, {"own": OWN}, lambda f: f.rework(plans), [*VIDS, "own"])
 
 
 @pytest.fixture(scope="module")

@@ -17,52 +17,23 @@ local mode loses here (its own clone and run folders in the state directory).
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
-from test_round57_approve_remotedaemon import _port, _wait_for
 from test_round59_runs_lostreset import _plan
+from writerkit import RemoteFlow, served
 
 VIDS = ["remote", "remote-kept"]
 
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    served = root / "served"
-    served.mkdir()
-    origin = served / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(lab.repo), str(origin)], check=True)
-    port = _port()
-    daemon = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-         f"--base-path={served}", "--listen=127.0.0.1", f"--port={port}", str(served)],
-        env=lab.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        _wait_for(port)
-        url = f"git://127.0.0.1:{port}/origin.git"
-        lab.git("remote", "add", "origin", url)
-        lab.config.write_text(
-            lab.config.read_text().replace(
-                f"repo: {lab.repo}\n",
-                f"remote: {{url: {json.dumps(url)}, branch: main, poll_interval: 0.2}}\n",
-            )
-        )
-
-        def push() -> None:
-            lab.git("push", "-q", "origin", "main")
-            lab.run()
-            lab.git("pull", "-q", "--rebase", "origin", "main")
-
+    with served(lab) as url:
+        push = RemoteFlow(lab, url).run
         for vid in VIDS:
             lab.write(vid, _plan(vid))
         lab.commit("plans")
@@ -85,9 +56,6 @@ def _build(root: Path) -> Lab:
         lab.git("fetch", "-q", "origin")
         lab.git("reset", "-q", "--hard", "origin/main")
         lab.after = {v: lab.plan(v)["plan"]["status"] for v in VIDS}  # type: ignore[attr-defined]
-    finally:
-        os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=10)
     return lab
 
 

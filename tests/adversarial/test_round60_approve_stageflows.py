@@ -43,13 +43,21 @@ elsewhere): the merged and quorum runs are refused ``E_SELF_APPROVAL`` with no v
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, identity, valid_runs
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 from test_round60_approve_stageout import LIB, hers, wanted
+from writerkit import (
+    Flow,
+    approve_command,
+    approved_on_branch,
+    check_row,
+    her_drafts,
+    own_plan,
+    plan_hash,
+)
 
 BROKEN: dict[str, object] = {}
 
@@ -63,11 +71,6 @@ SHAPE = {
     "check-echo-out": "echo-out",
     "check-lib-in": "lib-in",
 }
-OWN = (
-    "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-    "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-    "    why: agent's own\n    params: {tag: approve-own}\n"
-)
 
 
 def made(v: str, lib_hash: str) -> str:
@@ -76,20 +79,7 @@ def made(v: str, lib_hash: str) -> str:
     return text.replace(f"{SHAPE[v]}-her", f"{v}-her").replace(f"{SHAPE[v]}-stage", f"{v}-stage")
 
 
-def _check(lab: Lab, branch: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", branch, "--as", "alice@example.com",
-        "--format", "json", "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
-
-
-def _approve(lab: Lab, v: str) -> tuple[int, str, bool]:
-    lab.extra_env = identity(ALICE)  # type: ignore[attr-defined]
-    head = lab.head()
-    res = lab.cli("approve", f"plans/{v}", "--config", str(lab.config), cwd=lab.repo)
-    lab.extra_env = {}  # type: ignore[attr-defined]
-    return res.returncode, res.stdout + res.stderr, lab.head() != head
+QUORUM = ["q-echo-out", "q-exec-res"]
 
 
 def _build(root: Path) -> Lab:
@@ -97,90 +87,39 @@ def _build(root: Path) -> Lab:
         root / "main",
         approval='rules:\n  - match: {paths: ["plans/q-*"]}\n    require: [{count: 2}]\n',
     )
-    clock = [int(time.time()) - 3600]
-
-    def tick() -> None:
-        clock[0] += 30
-        lab.git_date = f"@{clock[0]} +0000"
-
-    tick()
-    for v in SHAPE:
-        lab.write(f"{v}-her", hers(v).replace(f"{v}-her", f"{v}-her"))
-    lab.commit("alice drafts", ALICE)
-    tick()
-    lab.write("lib-stage", LIB)
-    lab.write("approve-own", OWN)
-    lab.commit("agent's library and own plan", AGENT)
-    tick()
-    lab.run()
-    got = lab.cli("hash", "plans/lib-stage", cwd=lab.repo)
-    lib_hash = got.stdout.strip().split()[-1]
-    tick()
-    for v in SHAPE:
-        if v.startswith("pr-"):
-            continue
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, made(v, lib_hash))
-    lab.commit("agent reworks", AGENT)
-    tick()
-    lab.git("checkout", "-q", "-b", "agent/pr")
-    for v in ("pr-exec-res", "pr-lib-in"):
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, made(v, lib_hash))
-    lab.commit("agent reworks on a branch", AGENT)
-    tick()
-    lab.git("checkout", "-q", "main")
-    lab.git("merge", "-q", "--no-ff", "--no-edit", "agent/pr", who=AGENT)
-    tick()
-    lab.run()
-    tick()
+    flow = Flow(lab, past=True)
+    flow.commit("alice drafts", ALICE, her_drafts(SHAPE, hers))
+    flow.commit(
+        "agent's library and own plan",
+        AGENT,
+        {"lib-stage": LIB, "approve-own": own_plan("approve-own")},
+    )
+    flow.run()
+    lib_hash = plan_hash(lab, "lib-stage")
+    flow.rework(
+        {v: made(v, lib_hash) for v in SHAPE if not v.startswith("pr-")}, message="agent reworks"
+    )
+    flow.merged({v: made(v, lib_hash) for v in ("pr-exec-res", "pr-lib-in")})
+    flow.run()
+    flow.tick()
     lab.approve_out = {  # type: ignore[attr-defined]
-        v: _approve(lab, v) for v in ("approve-echo-out", "approve-exec-list", "approve-own")
+        v: approve_command(lab, v) for v in ("approve-echo-out", "approve-exec-list", "approve-own")
     }
-    tick()
-    lab.git("checkout", "-q", "-b", "alice/check")
-    for v in ("check-echo-out", "check-lib-in"):
+    lab.check_out = approved_on_branch(flow, ("check-echo-out", "check-lib-in"))  # type: ignore[attr-defined]
+    flow.tick()
+    for v in ("pr-exec-res", "pr-lib-in", *QUORUM):
         lab.set_status(v, "approved")
-    lab.commit("alice approves on a branch", ALICE)
-    lab.git("checkout", "-q", "main")
-    lab.check_out = _check(lab, "alice/check")  # type: ignore[attr-defined]
-    tick()
-    for v in ("pr-exec-res", "pr-lib-in", "q-echo-out", "q-exec-res"):
-        lab.set_status(v, "approved")
-    lab.commit("bob approves the quorum plans; alice the merged ones", BOB, "plans/q-echo-out",
-               "plans/q-exec-res")  # fmt: skip
+    lab.commit(
+        "bob approves the quorum plans; alice the merged ones", BOB, *(f"plans/{v}" for v in QUORUM)
+    )
     lab.commit("alice approves the merged ones", ALICE)
-    tick()
-    lab.run()
-    tick()
-    for v in ("q-echo-out", "q-exec-res"):
-        lab.set_status(v, "approved")
-    lab.commit("alice approves the quorum plans", ALICE)
-    tick()
-    lab.run()
-    tick()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    lab.git_date = None
-    return lab
+    flow.run()
+    return flow.finish(QUORUM)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r60-stageflows", _build)
-
-
-def _row(lab: Lab, v: str) -> dict:  # type: ignore[type-arg]
-    out = lab.check_out  # type: ignore[attr-defined]
-    try:
-        data = json.loads(out[: out.rindex("}") + 1] if "}" in out else out)
-    except ValueError:
-        return {"raw": out[-1500:]}
-    rows = data.get("plans", data) if isinstance(data, dict) else data
-    for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict) and row.get("plan") == f"plans/{v}":
-            return row
-    return {"raw": out[-1500:]}
 
 
 RUNS = ["pr-exec-res", "pr-lib-in", "q-echo-out", "q-exec-res"]
@@ -212,5 +151,5 @@ CHECKS = ["check-echo-out", "check-lib-in"]
 
 @pytest.mark.parametrize("vid", cases(CHECKS, CHECKS, BROKEN))  # type: ignore[arg-type]
 def test_check_predicts_the_refusal(lab: Lab, vid: str) -> None:
-    row = _row(lab, vid)
+    row = check_row(lab.check_out, vid)  # type: ignore[attr-defined]
     assert "E_SELF_APPROVAL" in json.dumps(row), row

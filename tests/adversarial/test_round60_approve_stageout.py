@@ -70,12 +70,14 @@ lists no valid run. ``own`` still runs once, valid.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
+from writerkit import KEYS, OWN, WHY, Flow, her_drafts, plan_hash, reworked
+from writerkit import her_cleanup as hers
+from writerkit import her_values as vals
 
 VIDS = [
     "echo-out",
@@ -91,33 +93,9 @@ VIDS = [
 ]
 BROKEN: dict[str, object] = {}
 
-WHY = "alice: drop the stale sessions table on the billing replica before the audit"
 AWHY = "agent: run the maintenance step that the ticket below describes in full detail"
 SWHY = "agent: stage the values that the next step of this plan reads back"
-PARAMS = {
-    "target": "billing-replica-2",
-    "command": "DROP TABLE sessions_2019",
-    "ticket": "OPS-4411",
-}
-KEYS = ["tag", *PARAMS]
 LETTERS = dict(zip(KEYS, "abcd", strict=True))
-
-
-def vals(v: str) -> dict[str, str]:
-    return {"tag": f"{v}-her", **PARAMS}
-
-
-def hers(v: str) -> str:
-    return (
-        "plan:\n"
-        f'  name: "{v} cleanup"\n'
-        f'  task: "{v}: clean the billing replica"\n'
-        "  status: pending_approval\n"
-        "available_tools:\n  - name: rec\n"
-        "actions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "{WHY}"\n'
-        "    params:\n" + "".join(f'      {k}: "{val}"\n' for k, val in vals(v).items())
-    )
 
 
 def head(name: str) -> str:
@@ -205,51 +183,15 @@ def wanted(v: str, lib_hash: str) -> str:
     raise KeyError(v)
 
 
+def _rework(flow: Flow) -> None:
+    lib_hash = plan_hash(flow.lab, "lib-stage")
+    flow.rework({v: wanted(v, lib_hash) for v in VIDS})
+
+
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    clock = [int(time.time()) - 3600]
-
-    def tick() -> None:
-        clock[0] += 30
-        lab.git_date = f"@{clock[0]} +0000"
-
-    tick()
-    for v in VIDS:
-        lab.write(f"{v}-her", hers(v))
-    lab.commit("alice drafts her cleanups", ALICE)
-    tick()
-    lab.write("lib-stage", LIB)
-    lab.write(
-        "own",
-        "plan:\n  name: own\n  task: t\n  status: pending_approval\n"
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        "    why: agent's own\n    params: {tag: own}\n",
-    )
-    lab.commit("agent's own plan and library", AGENT)
-    tick()
-    lab.run()
-    got = lab.cli("hash", "plans/lib-stage", cwd=lab.repo)
-    lib_hash = got.stdout.strip().split()[-1]
-    if not lib_hash.startswith("sha256:"):
-        raise RuntimeError(f"plangate hash: {got.stdout} {got.stderr}")
-    tick()
-    for v in VIDS:
-        lab.git("rm", "-q", "-r", f"plans/{v}-her")
-        lab.write(v, wanted(v, lib_hash))
-    lab.commit("agent reworks the drafts", AGENT)
-    tick()
-    lab.run()
-    tick()
-    for v in [*VIDS, "own"]:
-        lab.set_status(v, "approved")
-    lab.commit("alice approves", ALICE)
-    tick()
-    lab.run()
-    tick()
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    lab.git_date = None
-    return lab
+    own = {"lib-stage": LIB, "own": OWN}
+    flow = Flow(Lab(root), past=True)
+    return reworked(flow, her_drafts(VIDS), own, _rework, [*VIDS, "own"])
 
 
 @pytest.fixture(scope="module")

@@ -92,12 +92,6 @@ BROKEN: dict[str, Any] = {
         "a 3 MB PLAN.yml sent to validate is called prose (E_PARSE_NONJSON, remedy 'answer with "
         "the plan alone') where `plangate validate` of the same text says E_PLAN_TOO_LARGE",
     ),
-    "oracle-validate": xfail(
-        "MCP secret oracle",
-        "the agent writes a guess as plan.status and validates: the refusal quotes a wrong guess "
-        "as written but the right one as '***' (got '***'), so the answer confirms a guess of "
-        "the controller's secret (equality oracle; the redactor masks the agent's own text)",
-    ),
 }
 
 

@@ -190,18 +190,6 @@ BROKEN: dict[str, Any] = {
         "the agent's file as the execution log, `problems` empty, nothing says the log is not "
         "the controller's",
     ),
-    "oracle-cli-validate": xfail(
-        "validate secret oracle",
-        "`plangate validate --json --config` of a plan whose plan.status is a guess of the "
-        "controller's secret says (got '***') for the secret and quotes a wrong guess as "
-        "written: the refusal confirms the guess",
-    ),
-    "oracle-page": xfail(
-        "page secret oracle",
-        "an agent's plan named with a guess of the controller's secret is shown on the page as "
-        "'***' while a wrong guess is shown as written: the page confirms the guess (equality "
-        "oracle over the agent's own text)",
-    ),
 }
 
 

@@ -278,9 +278,7 @@ class UiData:
         ``execution``, ``validation``: outputs, errors) through the records' redactor."""
         from controller.plan.plans import CONTROLLER_BLOCKS
 
-        return {
-            k: self._redactor.data(v) if k in CONTROLLER_BLOCKS else v for k, v in data.items()
-        }
+        return {k: self._redactor.data(v) if k in CONTROLLER_BLOCKS else v for k, v in data.items()}
 
     def audit(self) -> dict[str, Any]:
         return self._audit.full()

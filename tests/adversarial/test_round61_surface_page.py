@@ -85,6 +85,13 @@ its end, no live markup or ``javascript:`` link, CSP on every answer incl. 404/4
 secret on any page or ``/metrics``, hostile statuses counted as ``invalid``/``unreadable``,
 stalled page sockets stall neither the page nor the daemon, scalars shown as they run,
 every webhook refusal).
+
+Fixed (2026-11-29): ``oracle-cli-validate``, ``oracle-page``. Answers quote the asker's own
+text as written and redact only the controller's material: ``validate --json`` writes each
+problem through ``Problem.answered`` (a catalog ``params_schema``'s parts redacted around the
+plan's own quotes) instead of redacting the whole record; the page shows the committed plan
+as its author wrote it and the controller's blocks (``frozen``, ``approval``, ``execution``,
+``validation``) redacted. What the controller commits still redacts everything.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ so that every error in a file is reported at once.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 
@@ -22,10 +24,30 @@ class Problem:
     line: int | None = None
     #: What to do about it; None: the remedy of the code's error class.
     remedy: str | None = None
+    #: The message also quotes the controller's catalog (a ``params_schema``): those parts
+    #: are what an answer redacts (:meth:`answered`). False: the plan's text and fixed words.
+    quotes_catalog: bool = field(default=False, compare=False, repr=False)
+    #: The plan's own text such a message quotes (``repr`` of the failing value): kept as
+    #: written, so the answer cannot confirm a guess of a secret (round 61).
+    own_quotes: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """``{code, message, path, line, remedy}``: the one error shape of ``--json``."""
-        return {**asdict(self), "remedy": self.remedy or remedy_for(self.code)}
+        return {
+            "code": self.code,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "remedy": self.remedy or remedy_for(self.code),
+        }
+
+    def answered(self, redact: Callable[[str], str]) -> Problem:
+        """This problem as an answer to whoever wrote the plan: its own text as written
+        (masking it would tell a right guess of a secret from a wrong one, round 61), the
+        catalog's parts of the message through ``redact`` (round 49)."""
+        if not self.quotes_catalog:
+            return self
+        return replace(self, message=_redacted_around(self.message, self.own_quotes, redact))
 
     def render(self, source: str = "") -> str:
         where = source
@@ -34,6 +56,15 @@ class Problem:
         loc = f" at {self.path}" if self.path else ""
         prefix = f"{where}: " if where else ""
         return f"{prefix}{self.code}{loc}: {self.message}"
+
+
+def _redacted_around(text: str, own: tuple[str, ...], redact: Callable[[str], str]) -> str:
+    """``text`` through ``redact`` except where it quotes ``own`` (longest first)."""
+    quotes = sorted({q for q in own if q}, key=len, reverse=True)
+    if not quotes:
+        return redact(text)
+    pieces = re.split("(" + "|".join(map(re.escape, quotes)) + ")", text)
+    return "".join(p if i % 2 else redact(p) if p else p for i, p in enumerate(pieces))
 
 
 class PlangateError(Exception):

@@ -119,10 +119,10 @@ def plan_paths(paths: Iterable[str]) -> list[Path]:
 
 
 def print_problems(source: Path, problems: list[Problem]) -> None:
-    """One line per problem, hidden characters escaped (messages quote the plan's values),
-    :func:`printed` (they quote the catalog's too)."""
+    """One line per problem, hidden characters escaped (messages quote the plan's values,
+    as written: round 61), the catalog's parts of a message through :func:`printed`."""
     for problem in problems:
-        print(visible(printed(problem.render(str(source)))), file=sys.stderr)
+        print(visible(problem.answered(printed).render(str(source))), file=sys.stderr)
 
 
 def plan_id_for(plan_file: Path, config: Config | None) -> str:

@@ -27,10 +27,10 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
         warning = discovery_warning(path, config)
         if as_json:
             record = _record(path, plan)
-            record["warnings"] = [warning] if warning else []
-            # ensure_ascii=False keeps readable text as it is; bidi and C1 controls escaped
-            # and the catalog's secrets a problem quotes hidden (printed)
-            print(visible_json(printed(json.dumps(record, ensure_ascii=False))))
+            record["warnings"] = [printed(warning)] if warning else []
+            # ensure_ascii=False keeps readable text as it is; bidi and C1 controls escaped;
+            # the plan's own text as written, the catalog's secrets it quotes hidden (round 61)
+            print(visible_json(json.dumps(record, ensure_ascii=False)))
             continue
         if warning:
             print(f"{shown}: warning: {visible(warning)}", file=sys.stderr)
@@ -54,7 +54,7 @@ def _record(path: object, plan: object) -> dict[str, object]:
         "path": str(path),
         "valid": plan.valid,
         "hash": plan.hash if plan.valid else None,
-        "errors": [p.to_json() for p in plan.problems],
+        "errors": [p.answered(printed).to_json() for p in plan.problems],
     }
 
 

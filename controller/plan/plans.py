@@ -758,27 +758,44 @@ def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Ite
             )
         if spec is None or spec.params_schema is None:
             continue
-        for where, message in static_params_errors(action.params, spec.params_schema):
+        for where, message, own in static_params_errors(action.params, spec.params_schema):
             yield Problem(
                 "E_PARAMS_INVALID",
                 f"{message} (params_schema of tool {action.tool!r})",
                 refs.format_path(("actions", index, "params", *where)),
+                quotes_catalog=True,  # the schema's pattern, enum, const (round 49)
+                own_quotes=own,
             )
 
 
 def static_params_errors(
     params: dict[str, Any], schema: dict[str, Any]
-) -> Iterable[tuple[tuple[Any, ...], str]]:
-    """Schema errors that no reference can fix: values holding ``$<...>`` are checked later."""
-    for where, message in params_errors(params, schema):
+) -> Iterable[tuple[tuple[Any, ...], str, tuple[str, ...]]]:
+    """Schema errors that no reference can fix: values holding ``$<...>`` are checked later.
+    Each with the plan's own text its message quotes (:func:`_quoted_values`)."""
+    for where, message, own in _schema_errors(params, schema):
         if not _holds_reference(params, where):
-            yield where, message
+            yield where, message, own
 
 
 def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
     """(location, message) for each way ``params`` breaks ``schema``, within one time budget
     (:mod:`controller.plan.budget`): past it the params fail (round 20: a catalog pattern
     that backtracks on a tool's output, 2,000 objects checked for uniqueness pair by pair)."""
+    for where, message, _own in _schema_errors(params, schema):
+        yield where, message
+
+
+def _quoted_values(instance: Any) -> tuple[str, ...]:
+    """How a jsonschema message quotes the failing value: its ``repr`` and, for a mapping,
+    each key's (``'x' was unexpected``)."""
+    keys = [repr(k) for k in instance] if isinstance(instance, dict) else []
+    return (repr(instance), *keys)
+
+
+def _schema_errors(
+    params: Any, schema: dict[str, Any]
+) -> Iterator[tuple[tuple[Any, ...], str, tuple[str, ...]]]:
     validator = _bounded_validator()(schema)
     try:
         with budget.spending():
@@ -790,10 +807,11 @@ def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[A
                 f"the params could not be checked against params_schema within {budget.BUDGET:g} s "
                 "(a pattern that backtracks, or too many items)"
             ),
+            (),
         )
         return
     for error in errors:
-        yield tuple(error.absolute_path), error.message
+        yield tuple(error.absolute_path), error.message, _quoted_values(error.instance)
 
 
 @functools.cache

@@ -38,6 +38,11 @@ SUBMITTABLE = ("draft", "pending_approval")
 RESUBMITTABLE = ("draft", "pending_approval", "invalid", "rejected")
 CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
 MAX_LOG_CHARS = 64_000
+#: Keys of ``validate``/``submit`` answers that quote the agent's own text (its plan as
+#: converted, the problems of it, the format it named): built with only the catalog's parts
+#: redacted (:meth:`AgentApi._answered`), and passed on as written by the server (round 61:
+#: masking the agent's text where it equals a secret confirms a guess of the secret).
+OWN_TEXT = ("errors", "plan_yml", "format")
 MAX_WAIT = 600.0
 
 
@@ -69,13 +74,21 @@ class AgentApi:
             "valid": loaded.valid,
             "format": source_format,
             "hash": loaded.hash if loaded.valid else None,
-            "errors": [_with_remedy(p) for p in loaded.problems],
+            "errors": self._answered(loaded.problems),
         }
         if source_format != "plan.yml":
             out["plan_yml"] = text  # the lines of the errors are this text's
         if loaded.valid:
             out.update(self._facts("plans/unnamed", loaded.data))
         return out
+
+    def _answered(self, problems: list[Problem]) -> list[dict[str, Any]]:
+        """The problems of the agent's plan as it reads them: its own text as written, the
+        catalog's parts of a message (a ``params_schema``) redacted (round 49)."""
+        from controller.execution.secrets import redactor_for
+
+        redact = redactor_for(self.config).text
+        return [_with_remedy(p.answered(redact)) for p in problems]
 
     # --- submitting -------------------------------------------------------------------
 
@@ -103,7 +116,7 @@ class AgentApi:
         text, source_format = to_plan_yml(plan, fmt)
         loaded = _validate(text, self.config)
         if not loaded.valid:
-            errors = [_with_remedy(p) for p in loaded.problems]
+            errors = self._answered(loaded.problems)
             return {
                 "ok": False,
                 "submitted": False,

@@ -31,7 +31,7 @@ def build_server(config: Config) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from controller.service.agentapi import AgentApi
+    from controller.service.agentapi import OWN_TEXT, AgentApi
 
     api = AgentApi(config)
     server = MCPServer("plangate", instructions=INSTRUCTIONS, version=_version())
@@ -40,12 +40,16 @@ def build_server(config: Config) -> Any:
         """Every tool's answer (and error), as the agent reads it: through the redactor of
         the controller's records, the one choke point of what the server says (round 49: a
         catalog's ``params_schema`` holding a secret's value was quoted by ``validate``'s
-        and ``submit``'s problems). A secrets file that cannot be read is the error."""
+        and ``submit``'s problems), except the parts that quote the agent's own text
+        (``agentapi.OWN_TEXT``, built with the catalog's parts redacted): masked, the
+        agent's guess of a secret would read apart from a wrong one (round 61). A secrets
+        file that cannot be read is the error."""
         from controller.execution.secrets import redactor_for
 
         try:
             answer = dict(call())
-            return dict(redactor_for(config).data(answer))
+            redactor = redactor_for(config)
+            return {k: v if k in OWN_TEXT else redactor.data(v) for k, v in answer.items()}
         except PlangateError as exc:
             shape = json.dumps(exc.to_json())
             try:

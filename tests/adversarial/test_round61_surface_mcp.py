@@ -54,6 +54,13 @@ the right one as ``'***'``, confirming a guess of the controller's secret. Held:
 path outside ``plans/``, odd slugs, the race (one file a commit, losers refused
 ``E_USAGE``/``E_GIT`` "submit again", nothing left in the tree), the staged file, the
 hand-edited plan, the PR branch, the notes and name, ``log``/``catalog`` masking.
+
+Fixed (2026-11-29): ``oracle-validate``. The redactor keeps the controller's material out of
+answers; the asker's own text is not a secret to it. ``validate``/``submit`` build their
+``errors`` with only a catalog ``params_schema``'s parts of a message redacted
+(``Problem.answered``) and the server passes ``agentapi.OWN_TEXT`` (``errors``,
+``plan_yml``, ``format``) on as built, redacting the rest; a right and a wrong guess are
+answered alike (docs/execution.md, Secrets).
 """
 
 from __future__ import annotations
@@ -91,12 +98,6 @@ BROKEN: dict[str, Any] = {
         "MCP validate size",
         "a 3 MB PLAN.yml sent to validate is called prose (E_PARSE_NONJSON, remedy 'answer with "
         "the plan alone') where `plangate validate` of the same text says E_PLAN_TOO_LARGE",
-    ),
-    "oracle-validate": xfail(
-        "MCP secret oracle",
-        "the agent writes a guess as plan.status and validates: the refusal quotes a wrong guess "
-        "as written but the right one as '***' (got '***'), so the answer confirms a guess of "
-        "the controller's secret (equality oracle; the redactor masks the agent's own text)",
     ),
 }
 

@@ -85,6 +85,13 @@ its end, no live markup or ``javascript:`` link, CSP on every answer incl. 404/4
 secret on any page or ``/metrics``, hostile statuses counted as ``invalid``/``unreadable``,
 stalled page sockets stall neither the page nor the daemon, scalars shown as they run,
 every webhook refusal).
+
+Fixed (2026-11-29): ``oracle-cli-validate``, ``oracle-page``. Answers quote the asker's own
+text as written and redact only the controller's material: ``validate --json`` writes each
+problem through ``Problem.answered`` (a catalog ``params_schema``'s parts redacted around the
+plan's own quotes) instead of redacting the whole record; the page shows the committed plan
+as its author wrote it and the controller's blocks (``frozen``, ``approval``, ``execution``,
+``validation``) redacted. What the controller commits still redacts everything.
 """
 
 from __future__ import annotations
@@ -189,18 +196,6 @@ BROKEN: dict[str, Any] = {
         "(its own text under the controller's headings): the page and /api/plan/<id> render "
         "the agent's file as the execution log, `problems` empty, nothing says the log is not "
         "the controller's",
-    ),
-    "oracle-cli-validate": xfail(
-        "validate secret oracle",
-        "`plangate validate --json --config` of a plan whose plan.status is a guess of the "
-        "controller's secret says (got '***') for the secret and quotes a wrong guess as "
-        "written: the refusal confirms the guess",
-    ),
-    "oracle-page": xfail(
-        "page secret oracle",
-        "an agent's plan named with a guess of the controller's secret is shown on the page as "
-        "'***' while a wrong guess is shown as written: the page confirms the guess (equality "
-        "oracle over the agent's own text)",
     ),
 }
 

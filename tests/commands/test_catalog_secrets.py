@@ -177,3 +177,78 @@ def test_the_ui_plan_view_hides_a_params_schema_secret(tmp_path: Path) -> None:
         data.close()
     assert "E_PARAMS_INVALID" in json.dumps(view)
     assert FILED not in json.dumps(view) and "***" in json.dumps(view["problems"])
+
+
+def _guess_plan(tmp_path: Path, name: str, guess: str) -> Path:
+    """A plan whose ``plan.status`` (quoted by its refusal) and ``y`` param (quoted beside
+    the schema's enum) are a guess of the secret."""
+    plan = tmp_path / f"{name}.yml"
+    plan.write_text(
+        f"plan:\n  name: {name}\n  task: t\n  status: '{guess}'\n"
+        "available_tools: [{name: t1}]\n"
+        f"actions:\n  - {{id: 1, tool: t1, why: w, params: {{x: 'no', y: '{guess}x'}}}}\n"
+    )
+    return plan
+
+
+GUESSES = {"right": FILED, "wrong": FILED[:-1] + "Q"}
+
+
+def _alike(answers: dict[str, str]) -> None:
+    """The answers for the secret and for a wrong guess, each guess written GUESS."""
+    import re
+
+    right = answers["right"].replace(GUESSES["right"], "GUESS").replace("right", "NAME")
+    wrong = answers["wrong"].replace(GUESSES["wrong"], "GUESS").replace("wrong", "NAME")
+    right, wrong = (re.sub(r"sha256:[0-9a-f]{64}", "H", t) for t in (right, wrong))
+    assert right == wrong, (right, wrong)
+    assert "GUESS" in right and "***" in right, right  # the guess quoted, the schema masked
+
+
+def test_validate_quotes_the_plans_own_guess_of_a_secret_as_written(tmp_path: Path) -> None:
+    """Round 61: a refusal quoting the plan's text is no oracle for a secret; the catalog's
+    parts of a message stay hidden (round 49)."""
+    config, _plan = _schema_config(tmp_path)
+    for args in (("validate",), ("validate", "--json")):
+        answers = {}
+        for name, guess in GUESSES.items():
+            plan = _guess_plan(tmp_path, name, guess)
+            result = run_cli(*args, str(plan), "--config", config)
+            assert result.returncode == 1, result.stderr
+            answers[name] = result.stdout + result.stderr
+        _alike(answers)
+
+
+def test_the_mcp_validate_answer_quotes_the_agents_own_guess_as_written(tmp_path: Path) -> None:
+    from tests.service.test_mcp import Session, call, with_agent
+
+    config, _plan = _schema_config(tmp_path)
+    got: dict[str, str] = {}
+
+    async def body(session: Session) -> None:
+        for name, guess in GUESSES.items():
+            text = _guess_plan(tmp_path, name, guess).read_text()
+            got[name] = json.dumps(await call(session, "validate", plan=text))
+
+    with_agent(Path(config), body)
+    _alike(got)
+
+
+def test_the_ui_plan_view_shows_the_plans_own_text_as_written(tmp_path: Path) -> None:
+    """The page shows the committed plan as its author wrote it; only the catalog's parts of
+    its problems and the controller's blocks are redacted."""
+    from controller.service.ui.data import UiData
+    from controller.settings import load_config
+
+    config, _plan = _schema_config(tmp_path)
+    data = UiData(load_config(Path(config)), lambda: tmp_path)
+    views = {}
+    try:
+        for name, guess in GUESSES.items():
+            plan = _guess_plan(tmp_path, name, guess)
+            text = plan.read_text() + f"execution: {{status: failed, error: 'saw {FILED}'}}\n"
+            views[name] = json.dumps(data._plan_view(plan, text, False))
+    finally:
+        data.close()
+    assert f"saw {FILED}" not in views["wrong"] and "saw ***" in views["wrong"]
+    _alike({k: v.replace("saw ***", "") for k, v in views.items()})

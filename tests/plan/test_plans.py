@@ -178,6 +178,21 @@ def test_params_invalid_against_catalog_schema_skips_referenced_values(tmp_path:
     ]
 
 
+def test_a_catalog_problem_answers_the_plans_own_text_as_written(tmp_path: Path) -> None:
+    """Round 61: a problem quoting the catalog's schema is redacted in an answer, except the
+    plan's own value it quotes (masking it would confirm a guess of a secret)."""
+    schema = {"type": "object", "properties": {"limit": {"enum": ["S3CRET", "b"]}}}
+    cfg = {"tools": {"echo": {"kind": "echo", "params_schema": schema}}}
+    text = BASE_TEXT.replace("limit: 10", "limit: 'S3CRETx'")
+    (problem,) = [p for p in _problems(tmp_path, text, cfg) if p.path.endswith(".limit")]
+    assert problem.quotes_catalog and "'S3CRETx'" in problem.own_quotes
+    answered = problem.answered(lambda t: t.replace("S3CRET", "***"))
+    assert answered.message.startswith("'S3CRETx' is not one of ['***', 'b']"), answered.message
+    assert answered.to_json().keys() == {"code", "message", "path", "line", "remedy"}
+    plain = plans.Problem("E_SCHEMA_INVALID", "status 'S3CRET' is not a status", "plan.status")
+    assert plain.answered(lambda t: t.replace("S3CRET", "***")) == plain  # the plan's alone
+
+
 def test_limit_exceeded(tmp_path: Path) -> None:
     cfg = {"limits": {"max_actions": 1}, "tools": {"echo": {"kind": "echo"}}}
     assert _codes(tmp_path, BASE_TEXT, cfg) == ["E_LIMIT_EXCEEDED"]

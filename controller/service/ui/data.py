@@ -256,16 +256,29 @@ class UiData:
             loaded = validate_text(text, plan_file, self.config)
         except PlangateError as exc:
             return {"problems": [{"code": exc.code, "message": self._redactor.text(str(exc))}]}
-        data = self._redactor.data(loaded.data) if isinstance(loaded.data, dict) else {}
-        problems = [{"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems]
+        data = self._document(loaded.data) if isinstance(loaded.data, dict) else {}
+        redact = self._redactor.text
+        problems = [
+            {"code": p.code, "message": p.message, "path": p.path}
+            for p in (problem.answered(redact) for problem in loaded.problems)
+        ]
         tools = {
             name: _tool_line(spec)
             for name, spec in self.config.tools.items()
             if any(a.get("tool") == name for a in _actions(data))
         }
-        # problems quote the catalog's params_schema, tool lines its argv and URL (round 49)
-        problems, tools = self._redactor.data(problems), self._redactor.data(tools)
+        # tool lines show the catalog's argv and URL (round 49)
+        tools = self._redactor.data(tools)
         return {"hash": loaded.hash, "document": data, "problems": problems, "tools": tools}
+
+    def _document(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The committed plan as its author wrote it (masking its text where it equals a
+        secret confirms a guess of the secret, round 61: it is in the repository as written
+        anyway); the blocks the controller writes into it (``frozen``, ``approval``,
+        ``execution``, ``validation``: outputs, errors) through the records' redactor."""
+        from controller.plan.plans import CONTROLLER_BLOCKS
+
+        return {k: self._redactor.data(v) if k in CONTROLLER_BLOCKS else v for k, v in data.items()}
 
     def audit(self) -> dict[str, Any]:
         return self._audit.full()

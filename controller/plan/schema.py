@@ -22,7 +22,9 @@ from pydantic import (
 
 # The constants live where reading them costs no pydantic (issue 17); named here as before.
 from controller.plan.shape import EXPECT_TAGS as EXPECT_TAGS
+from controller.plan.shape import GUARD_RULES as GUARD_RULES
 from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
+from controller.plan.shape import RETRY_KEYS as RETRY_KEYS
 from controller.plan.shape import STATUSES as STATUSES
 from controller.plan.shape import SUPPORTED_VERSION as SUPPORTED_VERSION
 from controller.plan.shape import OnFailure, PlanOnFailure, Status
@@ -36,6 +38,36 @@ DURATION = r"^\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*$"
 #: A name a reference reads one way (round 56): an output's and an input key alike, since
 #: ``$<inputs.a.b>`` would read an input ``a.b`` as input ``a``'s ``b``.
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+#: Keys a reference can name: ``propertyNames`` in the JSON Schema (pydantic writes a key
+#: pattern as ``patternProperties``, which lets any other key through).
+NamedKeys = Annotated[
+    dict[Name, Any], Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}})
+]
+
+
+# --- the rules across fields, in the JSON Schema ------------------------------------------
+# A model's validator (or a rule of plans.py that refuses the shape with E_SCHEMA_INVALID)
+# and its JSON Schema read the same constants here, so the published schema (``plangate
+# schema``) refuses what ``validate`` refuses wherever JSON Schema can say it (round 61).
+# The rest is in json_schema()'s description and docs/plan-format.md.
+
+
+def _given(key: str) -> dict[str, Any]:
+    """``key`` is written and not null: how the validators read "given" (``is not None``)."""
+    return {"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+
+
+def _is(key: str, value: Any) -> dict[str, Any]:
+    return {"required": [key], "properties": {key: {"const": value}}}
+
+
+def _any_given(keys: tuple[str, ...]) -> dict[str, Any]:
+    return {"anyOf": [_given(key) for key in keys]}
+
+
+#: retry:/retries: only count with on_failure: retry (rules._retry_settings).
+_RETRY_NEEDS_RETRY = {"if": _any_given(RETRY_KEYS), "then": _is("on_failure", "retry")}
+_ONE_RETRY = {"not": {"allOf": [_given(key) for key in RETRY_KEYS]}}
 
 
 def _no_items() -> list[Any]:
@@ -57,6 +89,7 @@ class _Strict(BaseModel):
 
 
 _M = TypeVar("_M", bound=_Strict)
+OPERATORS = ("equals", "not_equals", "in_", "matches")
 
 
 class PlanHeader(_Strict):
@@ -87,6 +120,8 @@ class Output(_Strict):
 class Guard(_Strict):
     """What values a parameter may take at run time (SPEC §16); all given rules must hold."""
 
+    model_config = ConfigDict(json_schema_extra=_any_given(GUARD_RULES))
+
     param: str = Field(min_length=1, description="The parameter it guards (a key of params).")
     matches: str | None = Field(
         None, description="A regular expression the whole value must match."
@@ -99,7 +134,12 @@ class Guard(_Strict):
 class Expect(_Strict):
     """One condition over a JSON value: an RFC 9535 query and exactly one comparison."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        populate_by_name=True,
+        json_schema_extra={"oneOf": [{"required": [k.rstrip("_")]} for k in OPERATORS]},
+    )
 
     path: str = Field(min_length=1, description="RFC 9535 JSONPath, e.g. $.status")
     equals: Any = Field(None, description="The query's value equals this.")
@@ -127,9 +167,9 @@ class Expect(_Strict):
         return name.rstrip("_"), getattr(self, name)
 
 
-OPERATORS = ("equals", "not_equals", "in_", "matches")
 ExpectClause = Annotated[
-    Annotated[Expect, Tag("expect-one")] | Annotated[list[Expect], Tag("expect-all")],
+    Annotated[Expect, Tag("expect-one")]
+    | Annotated[list[Expect], Field(min_length=1), Tag("expect-all")],
     Discriminator(lambda v: "expect-all" if isinstance(v, list) else "expect-one"),
 ]
 
@@ -148,6 +188,22 @@ class Precondition(_Strict):
 
 class Verify(_Strict):
     """After the action succeeded: expect over its result, or poll a check tool until it holds."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"not": _given("tool")},
+            "then": {
+                "not": {
+                    "anyOf": [
+                        {"required": ["params"], "properties": {"params": {"minProperties": 1}}},
+                        _given("timeout"),
+                        _given("interval"),
+                        {"required": ["guards"], "properties": {"guards": {"minItems": 1}}},
+                    ]
+                }
+            },
+        }
+    )
 
     tool: str | None = Field(None, min_length=1, description="Poll this check tool.")
     params: dict[str, Any] = Field(default_factory=_no_keys)
@@ -208,6 +264,8 @@ class _Step(_Strict):
 class FallbackStep(_Step):
     """A step run, in order, instead of an action that failed (``on_failure: fallback``)."""
 
+    model_config = ConfigDict(json_schema_extra={"allOf": [_ONE_RETRY, _RETRY_NEEDS_RETRY]})
+
     id: str = Field(pattern=r"^[1-9][0-9]*\.[1-9][0-9]*$", description='"<action id>.<n>"')
     tool: str = Field(min_length=1)
     on_failure: FallbackOnFailure = "stop"
@@ -229,10 +287,25 @@ class NestedPlan(_Strict):
 class Action(_Step):
     """One tool call (or nested plan) of the frozen plan."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {"oneOf": [_given("tool"), _given("plan")]},  # _tool_or_plan
+                {"if": _given("inputs"), "then": _given("plan")},
+                _ONE_RETRY,
+                # its own on_failure, when written; without, the plan's (PlanDocument)
+                {
+                    "if": _any_given(RETRY_KEYS),
+                    "then": {"properties": {"on_failure": {"enum": ["retry", None]}}},
+                },
+            ]
+        }
+    )
+
     id: int = Field(ge=1, description="1..N in file order.")
     tool: str | None = Field(None, min_length=1)
     plan: NestedPlan | None = None
-    inputs: dict[Name, Any] | None = Field(None, description="A nested plan's inputs.")
+    inputs: NamedKeys | None = Field(None, description="A nested plan's inputs.")
     needs: list[int] | None = Field(None, description="Actions that must end first (a graph).")
     outputs: list[Output] = Field(default_factory=_no_items)
     on_failure: OnFailure | None = Field(None, description="Default: the plan's on_failure.")
@@ -281,9 +354,21 @@ class PlanLimits(_Strict):
 class PlanDocument(_Strict):
     """A whole PLAN.yml."""
 
+    # an action without on_failure fails as the plan does: retries need the plan's retry
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"not": _is("on_failure", "retry")},
+            "then": {
+                "properties": {
+                    "actions": {"items": {"if": _any_given(RETRY_KEYS), "then": _given("on_failure")}}
+                }
+            },
+        }
+    )
+
     plan: PlanHeader
     metadata: dict[str, Any] = Field(default_factory=_no_keys)
-    inputs: dict[Name, Any] = Field(default_factory=_no_keys)
+    inputs: NamedKeys = Field(default_factory=_no_keys)
     available_tools: list[AvailableTool] = Field(default_factory=_no_items)
     preconditions: list[Precondition] = Field(
         default_factory=_no_items, description="All must hold before the first action runs."

@@ -54,6 +54,13 @@ the right one as ``'***'``, confirming a guess of the controller's secret. Held:
 path outside ``plans/``, odd slugs, the race (one file a commit, losers refused
 ``E_USAGE``/``E_GIT`` "submit again", nothing left in the tree), the staged file, the
 hand-edited plan, the PR branch, the notes and name, ``log``/``catalog`` masking.
+
+Fixed (2026-11-29): the 7 wrong-type arguments and the 3 MB plan. The server's one
+``call_tool`` turns any argument the SDK refuses into the error shape, ``E_USAGE`` naming
+the argument and what it must be, with a remedy and no library text
+(``controller.service.mcpserver.bad_arguments``); the agent's ``validate``/``submit`` check
+the text's size with the CLI's own check (``plans.size_problem``) before reading it, so a
+3 MB PLAN.yml is ``E_PLAN_TOO_LARGE`` there too.
 """
 
 from __future__ import annotations
@@ -72,26 +79,7 @@ PLANGATE = str(Path(sys.executable).with_name("plangate"))
 SECRET = "r61-Sekr3t-Qx7pLm2Vw"
 RACE_N = 6
 
-_SHAPE = xfail(
-    "MCP argument types",
-    "an argument of the wrong JSON type (an int, list, null or object for a string, a word for "
-    "a number) is answered with the SDK's pydantic text ('1 validation error for "
-    "submitArguments ... For further information visit https://errors.pydantic.dev/...'), not "
-    "the documented JSON error shape with an E_ code and a remedy",
-)
 BROKEN: dict[str, Any] = {
-    "odd-slug-int": _SHAPE,
-    "odd-slug-list": _SHAPE,
-    "odd-slug-null": _SHAPE,
-    "odd-plan-int": _SHAPE,
-    "odd-plan-dict": _SHAPE,
-    "odd-log-list": _SHAPE,
-    "odd-wait-str": _SHAPE,
-    "odd-plan-huge": xfail(
-        "MCP validate size",
-        "a 3 MB PLAN.yml sent to validate is called prose (E_PARSE_NONJSON, remedy 'answer with "
-        "the plan alone') where `plangate validate` of the same text says E_PLAN_TOO_LARGE",
-    ),
     "oracle-validate": xfail(
         "MCP secret oracle",
         "the agent writes a guess as plan.status and validates: the refusal quotes a wrong guess "

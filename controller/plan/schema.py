@@ -24,6 +24,9 @@ from pydantic import (
 from controller.plan.shape import EXPECT_TAGS as EXPECT_TAGS
 from controller.plan.shape import GUARD_RULES as GUARD_RULES
 from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
+from controller.plan.shape import NESTED_NOT_GIVEN as NESTED_NOT_GIVEN
+from controller.plan.shape import NESTED_NOT_FAILING as NESTED_NOT_FAILING
+from controller.plan.shape import NESTED_NOT_EMPTY as NESTED_NOT_EMPTY
 from controller.plan.shape import RETRY_KEYS as RETRY_KEYS
 from controller.plan.shape import STATUSES as STATUSES
 from controller.plan.shape import SUPPORTED_VERSION as SUPPORTED_VERSION
@@ -65,9 +68,32 @@ def _any_given(keys: tuple[str, ...]) -> dict[str, Any]:
     return {"anyOf": [_given(key) for key in keys]}
 
 
+def _each_action(rule: dict[str, Any]) -> dict[str, Any]:
+    return {"properties": {"actions": {"items": rule}}}
+
+
 #: retry:/retries: only count with on_failure: retry (rules._retry_settings).
 _RETRY_NEEDS_RETRY = {"if": _any_given(RETRY_KEYS), "then": _is("on_failure", "retry")}
 _ONE_RETRY = {"not": {"allOf": [_given(key) for key in RETRY_KEYS]}}
+#: A nested plan's action takes none of a tool call's keys (nested._shape).
+_NESTED_STEP = {
+    "not": {
+        "anyOf": [
+            *(
+                {"required": [k], "properties": {k: {"minProperties": 1, "minItems": 1}}}
+                for k in NESTED_NOT_EMPTY
+            ),
+            *(_given(k) for k in NESTED_NOT_GIVEN),
+            {
+                "required": ["verify"],
+                "properties": {"verify": {"type": "object", **_given("tool")}},
+            },
+        ]
+    },
+    "properties": {"on_failure": {"not": {"enum": list(NESTED_NOT_FAILING)}}},
+}
+#: fallback: steps and on_failure: fallback go together (rules._fallbacks).
+_HAS_STEPS = {"required": ["fallback"], "properties": {"fallback": {"minItems": 1}}}
 
 
 def _no_items() -> list[Any]:
@@ -270,7 +296,9 @@ class FallbackStep(_Step):
     tool: str = Field(min_length=1)
     on_failure: FallbackOnFailure = "stop"
     requires_approval: bool = Field(
-        False, description="Must stay false: a fallback step cannot be gated (E_SCHEMA_INVALID)."
+        False,
+        description="Must stay false: a fallback step cannot be gated (E_SCHEMA_INVALID).",
+        json_schema_extra={"const": False},
     )
     outputs: list[Output] = Field(default_factory=_no_items)
     preconditions: list[Precondition] = Field(default_factory=_no_items)
@@ -292,6 +320,9 @@ class Action(_Step):
             "allOf": [
                 {"oneOf": [_given("tool"), _given("plan")]},  # _tool_or_plan
                 {"if": _given("inputs"), "then": _given("plan")},
+                {"if": _given("plan"), "then": _NESTED_STEP},
+                {"if": _is("on_failure", "fallback"), "then": _HAS_STEPS},
+                {"if": _HAS_STEPS, "then": _is("on_failure", "fallback")},
                 _ONE_RETRY,
                 # its own on_failure, when written; without, the plan's (PlanDocument)
                 {
@@ -354,15 +385,25 @@ class PlanLimits(_Strict):
 class PlanDocument(_Strict):
     """A whole PLAN.yml."""
 
-    # an action without on_failure fails as the plan does: retries need the plan's retry
+    # an action without on_failure fails as the plan does: retries need the plan's retry,
+    # and a nested plan's action its own on_failure when the plan's would be retry or ask
     model_config = ConfigDict(
         json_schema_extra={
-            "if": {"not": _is("on_failure", "retry")},
-            "then": {
-                "properties": {
-                    "actions": {"items": {"if": _any_given(RETRY_KEYS), "then": _given("on_failure")}}
-                }
-            },
+            "allOf": [
+                {
+                    "if": {"not": _is("on_failure", "retry")},
+                    "then": _each_action(
+                        {"if": _any_given(RETRY_KEYS), "then": _given("on_failure")}
+                    ),
+                },
+                {
+                    "if": {
+                        "required": ["on_failure"],
+                        "properties": {"on_failure": {"enum": list(NESTED_NOT_FAILING)}},
+                    },
+                    "then": _each_action({"if": _given("plan"), "then": _given("on_failure")}),
+                },
+            ]
         }
     )
 
@@ -485,4 +526,17 @@ def json_schema() -> dict[str, Any]:
     schema = PlanDocument.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "plangate PLAN.yml"
+    schema["description"] = f"A whole PLAN.yml. {NOT_IN_SCHEMA}"
     return schema
+
+
+#: What ``plangate validate`` checks that JSON Schema cannot say (docs/plan-format.md).
+NOT_IN_SCHEMA = (
+    "`plangate validate` also checks what JSON Schema cannot say: action ids are 1..N in file "
+    "order and fallback ids <id>.1, .2, ...; every tool is in available_tools (and the "
+    "controller's catalog, whose params_schema checks params); references $<...> name "
+    "outputs of actions the step needs, declared inputs, and no cycle; a guard's param is a "
+    "key of its step's params, its bounds or values can pass and its matches compiles; "
+    "expect paths are RFC 9535 JSONPath and expect matches an I-Regexp; idempotent: true "
+    "cannot override a catalog tool that is not idempotent; the size limits."
+)

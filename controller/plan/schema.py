@@ -19,14 +19,15 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import JsonDict, JsonValue
 
 # The constants live where reading them costs no pydantic (issue 17); named here as before.
 from controller.plan.shape import EXPECT_TAGS as EXPECT_TAGS
 from controller.plan.shape import GUARD_RULES as GUARD_RULES
 from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
-from controller.plan.shape import NESTED_NOT_GIVEN as NESTED_NOT_GIVEN
-from controller.plan.shape import NESTED_NOT_FAILING as NESTED_NOT_FAILING
 from controller.plan.shape import NESTED_NOT_EMPTY as NESTED_NOT_EMPTY
+from controller.plan.shape import NESTED_NOT_FAILING as NESTED_NOT_FAILING
+from controller.plan.shape import NESTED_NOT_GIVEN as NESTED_NOT_GIVEN
 from controller.plan.shape import RETRY_KEYS as RETRY_KEYS
 from controller.plan.shape import STATUSES as STATUSES
 from controller.plan.shape import SUPPORTED_VERSION as SUPPORTED_VERSION
@@ -55,34 +56,36 @@ NamedKeys = Annotated[
 # The rest is in json_schema()'s description and docs/plan-format.md.
 
 
-def _given(key: str) -> dict[str, Any]:
+def _given(key: str) -> JsonDict:
     """``key`` is written and not null: how the validators read "given" (``is not None``)."""
     return {"required": [key], "properties": {key: {"not": {"type": "null"}}}}
 
 
-def _is(key: str, value: Any) -> dict[str, Any]:
+def _is(key: str, value: JsonValue) -> JsonDict:
     return {"required": [key], "properties": {key: {"const": value}}}
 
 
-def _any_given(keys: tuple[str, ...]) -> dict[str, Any]:
+def _any_given(keys: tuple[str, ...]) -> JsonDict:
     return {"anyOf": [_given(key) for key in keys]}
 
 
-def _each_action(rule: dict[str, Any]) -> dict[str, Any]:
+def _not_empty(key: str) -> JsonDict:
+    """``key`` is a mapping or a list with something in it (Python's truth of the value)."""
+    return {"required": [key], "properties": {key: {"minProperties": 1, "minItems": 1}}}
+
+
+def _each_action(rule: JsonDict) -> JsonDict:
     return {"properties": {"actions": {"items": rule}}}
 
 
 #: retry:/retries: only count with on_failure: retry (rules._retry_settings).
-_RETRY_NEEDS_RETRY = {"if": _any_given(RETRY_KEYS), "then": _is("on_failure", "retry")}
-_ONE_RETRY = {"not": {"allOf": [_given(key) for key in RETRY_KEYS]}}
+_RETRY_NEEDS_RETRY: JsonDict = {"if": _any_given(RETRY_KEYS), "then": _is("on_failure", "retry")}
+_ONE_RETRY: JsonDict = {"not": {"allOf": [_given(key) for key in RETRY_KEYS]}}
 #: A nested plan's action takes none of a tool call's keys (nested._shape).
-_NESTED_STEP = {
+_NESTED_STEP: JsonDict = {
     "not": {
         "anyOf": [
-            *(
-                {"required": [k], "properties": {k: {"minProperties": 1, "minItems": 1}}}
-                for k in NESTED_NOT_EMPTY
-            ),
+            *(_not_empty(k) for k in NESTED_NOT_EMPTY),
             *(_given(k) for k in NESTED_NOT_GIVEN),
             {
                 "required": ["verify"],
@@ -93,7 +96,7 @@ _NESTED_STEP = {
     "properties": {"on_failure": {"not": {"enum": list(NESTED_NOT_FAILING)}}},
 }
 #: fallback: steps and on_failure: fallback go together (rules._fallbacks).
-_HAS_STEPS = {"required": ["fallback"], "properties": {"fallback": {"minItems": 1}}}
+_HAS_STEPS: JsonDict = {"required": ["fallback"], "properties": {"fallback": {"minItems": 1}}}
 
 
 def _no_items() -> list[Any]:
@@ -221,10 +224,10 @@ class Verify(_Strict):
             "then": {
                 "not": {
                     "anyOf": [
-                        {"required": ["params"], "properties": {"params": {"minProperties": 1}}},
+                        _not_empty("params"),
                         _given("timeout"),
                         _given("interval"),
-                        {"required": ["guards"], "properties": {"guards": {"minItems": 1}}},
+                        _not_empty("guards"),
                     ]
                 }
             },

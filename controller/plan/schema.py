@@ -4,6 +4,12 @@ Structure and types only; rules that span fields (ids in order, declared tools, 
 catalog checks) live in :mod:`controller.plan.plans`. Unknown keys are refused everywhere except
 inside ``metadata``, ``inputs`` and ``params``, so a typo such as ``on_faliure`` can never
 silently change what runs.
+
+The JSON Schema (:func:`json_schema`, ``plangate schema``) also says the shape rules that
+span fields where JSON Schema can (round 61: an agent writes to it): each model's
+``json_schema_extra`` is built from the constants its validator or the rules' check reads
+(:mod:`controller.plan.shape`), and :data:`NOT_IN_SCHEMA` names what only ``validate``
+checks.
 """
 
 from typing import Annotated, Any, Literal, TypeVar

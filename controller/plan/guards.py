@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import GuardFailed, PlangateError, Problem
 from controller.plan import budget, jsonvalues, refs
+from controller.plan.shape import GUARD_RULES
 
 if TYPE_CHECKING:
     from controller.plan.schema import Action, FallbackStep, Guard, PlanDocument
@@ -73,7 +74,7 @@ def _guard_problems(params: dict[str, Any], guard: Guard, where: str) -> Iterato
             f"guard on param {guard.param!r}, which this step does not have (params: {known})",
             f"{where}.param",
         )
-    if guard.matches is None and guard.one_of is None and guard.min is None and guard.max is None:
+    if all(getattr(guard, rule) is None for rule in GUARD_RULES):
         yield Problem(
             "E_SCHEMA_INVALID",
             "a guard needs at least one rule: matches, one_of, min or max",

@@ -30,6 +30,7 @@ from controller.errors import (
     SchemaInvalid,
 )
 from controller.plan import hashing, yamlio
+from controller.plan.shape import NESTED_NOT_EMPTY, NESTED_NOT_FAILING, NESTED_NOT_GIVEN
 
 if TYPE_CHECKING:
     from controller.plan.schema import NestedPlan, PlanDocument
@@ -339,21 +340,21 @@ def problems(
 
 def _shape(action: Any, default: str, where: str) -> Iterator[Problem]:
     mode = action.on_failure or default
-    if mode in ("retry", "ask"):
+    if mode in NESTED_NOT_FAILING:
         yield Problem(
             "E_SCHEMA_INVALID",
             f"a nested plan's action fails with stop, skip or fallback, not {mode} (its own "
             "actions can retry)",
             f"{where}.on_failure",
         )
-    for key in ("params", "preconditions", "guards"):
+    for key in NESTED_NOT_EMPTY:
         if getattr(action, key):
             yield Problem(
                 "E_SCHEMA_INVALID",
                 f"{key}: is for tool calls; a nested plan takes inputs:",
                 f"{where}.{key}",
             )
-    for key in ("timeout", "idempotent"):  # the engine never reads them for a nested plan
+    for key in NESTED_NOT_GIVEN:  # the engine never reads them for a nested plan
         if getattr(action, key) is not None:
             yield Problem(
                 "E_SCHEMA_INVALID",

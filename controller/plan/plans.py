@@ -301,13 +301,24 @@ def too_large(size: int, limit: int) -> Problem:
     )
 
 
+def size_problem(text: str, config: Config | None, limit: int | None = None) -> Problem | None:
+    """E_PLAN_TOO_LARGE for plan text over ``limit`` (default: limits.max_plan_bytes), read
+    as UTF-8: the size check of every plan text, a file's or one an agent sends (round 61:
+    the MCP ``validate`` parsed 3 MB and called it prose)."""
+    if limit is None:
+        limit = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return too_large(size, limit) if size > limit else None
+
+
 def parse_text(text: str, path: Path, config: Config | None = None) -> LoadedPlan:
     """Parse a plan's text strictly; reading problems are recorded, not raised."""
     plan = LoadedPlan(path, text)
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     size = len(text.encode("utf-8"))
-    if size > max_bytes:
-        plan.problems.append(too_large(size, max_bytes))
+    oversize = size_problem(text, config)
+    if oversize is not None:
+        plan.problems.append(oversize)
         return plan
     try:
         plan.doc = yamlio.read_yaml(text, str(path))

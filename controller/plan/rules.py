@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError, Problem
 from controller.plan import graph, refs, regexes
+from controller.plan.shape import RETRY_KEYS
 
 if TYPE_CHECKING:
     from controller.plan.schema import (
@@ -192,11 +193,7 @@ def expect_problems(clause: ExpectClause, base: Where) -> Iterator[Problem]:
     """Queries that are not RFC 9535 and ``matches`` patterns that are not I-Regexp."""
     from controller.plan.jsonpaths import query_problem
 
-    items = clause if isinstance(clause, list) else [clause]
-    if not items:
-        yield Problem(
-            "E_SCHEMA_INVALID", "expect: give at least one clause", refs.format_path(base)
-        )
+    items = clause if isinstance(clause, list) else [clause]  # never empty: the schema's minItems
     for k, item in enumerate(items):
         at = (*base, k) if isinstance(clause, list) else base
         problem = query_problem(item.path)
@@ -279,7 +276,7 @@ def _retry_settings(model: PlanDocument) -> Iterator[Problem]:
             for k, s in enumerate(action.fallback)
         ]
         for base, step, mode in steps:
-            for key in ("retry", "retries"):
+            for key in RETRY_KEYS:
                 if getattr(step, key) is not None and mode != "retry":
                     yield Problem(
                         "E_SCHEMA_INVALID",

@@ -4,6 +4,12 @@ Structure and types only; rules that span fields (ids in order, declared tools, 
 catalog checks) live in :mod:`controller.plan.plans`. Unknown keys are refused everywhere except
 inside ``metadata``, ``inputs`` and ``params``, so a typo such as ``on_faliure`` can never
 silently change what runs.
+
+The JSON Schema (:func:`json_schema`, ``plangate schema``) also says the shape rules that
+span fields where JSON Schema can (round 61: an agent writes to it): each model's
+``json_schema_extra`` is built from the constants its validator or the rules' check reads
+(:mod:`controller.plan.shape`), and :data:`NOT_IN_SCHEMA` names what only ``validate``
+checks.
 """
 
 from typing import Annotated, Any, Literal, TypeVar
@@ -19,10 +25,16 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import JsonDict, JsonValue
 
 # The constants live where reading them costs no pydantic (issue 17); named here as before.
 from controller.plan.shape import EXPECT_TAGS as EXPECT_TAGS
+from controller.plan.shape import GUARD_RULES as GUARD_RULES
 from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
+from controller.plan.shape import NESTED_NOT_EMPTY as NESTED_NOT_EMPTY
+from controller.plan.shape import NESTED_NOT_FAILING as NESTED_NOT_FAILING
+from controller.plan.shape import NESTED_NOT_GIVEN as NESTED_NOT_GIVEN
+from controller.plan.shape import RETRY_KEYS as RETRY_KEYS
 from controller.plan.shape import STATUSES as STATUSES
 from controller.plan.shape import SUPPORTED_VERSION as SUPPORTED_VERSION
 from controller.plan.shape import OnFailure, PlanOnFailure, Status
@@ -36,6 +48,61 @@ DURATION = r"^\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*$"
 #: A name a reference reads one way (round 56): an output's and an input key alike, since
 #: ``$<inputs.a.b>`` would read an input ``a.b`` as input ``a``'s ``b``.
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+#: Keys a reference can name: ``propertyNames`` in the JSON Schema (pydantic writes a key
+#: pattern as ``patternProperties``, which lets any other key through).
+NamedKeys = Annotated[
+    dict[Name, Any], Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}})
+]
+
+
+# --- the rules across fields, in the JSON Schema ------------------------------------------
+# A model's validator (or a rule of plans.py that refuses the shape with E_SCHEMA_INVALID)
+# and its JSON Schema read the same constants here, so the published schema (``plangate
+# schema``) refuses what ``validate`` refuses wherever JSON Schema can say it (round 61).
+# The rest is in json_schema()'s description and docs/plan-format.md.
+
+
+def _given(key: str) -> JsonDict:
+    """``key`` is written and not null: how the validators read "given" (``is not None``)."""
+    return {"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+
+
+def _is(key: str, value: JsonValue) -> JsonDict:
+    return {"required": [key], "properties": {key: {"const": value}}}
+
+
+def _any_given(keys: tuple[str, ...]) -> JsonDict:
+    return {"anyOf": [_given(key) for key in keys]}
+
+
+def _not_empty(key: str) -> JsonDict:
+    """``key`` is a mapping or a list with something in it (Python's truth of the value)."""
+    return {"required": [key], "properties": {key: {"minProperties": 1, "minItems": 1}}}
+
+
+def _each_action(rule: JsonDict) -> JsonDict:
+    return {"properties": {"actions": {"items": rule}}}
+
+
+#: retry:/retries: only count with on_failure: retry (rules._retry_settings).
+_RETRY_NEEDS_RETRY: JsonDict = {"if": _any_given(RETRY_KEYS), "then": _is("on_failure", "retry")}
+_ONE_RETRY: JsonDict = {"not": {"allOf": [_given(key) for key in RETRY_KEYS]}}
+#: A nested plan's action takes none of a tool call's keys (nested._shape).
+_NESTED_STEP: JsonDict = {
+    "not": {
+        "anyOf": [
+            *(_not_empty(k) for k in NESTED_NOT_EMPTY),
+            *(_given(k) for k in NESTED_NOT_GIVEN),
+            {
+                "required": ["verify"],
+                "properties": {"verify": {"type": "object", **_given("tool")}},
+            },
+        ]
+    },
+    "properties": {"on_failure": {"not": {"enum": list(NESTED_NOT_FAILING)}}},
+}
+#: fallback: steps and on_failure: fallback go together (rules._fallbacks).
+_HAS_STEPS: JsonDict = {"required": ["fallback"], "properties": {"fallback": {"minItems": 1}}}
 
 
 def _no_items() -> list[Any]:
@@ -57,6 +124,7 @@ class _Strict(BaseModel):
 
 
 _M = TypeVar("_M", bound=_Strict)
+OPERATORS = ("equals", "not_equals", "in_", "matches")
 
 
 class PlanHeader(_Strict):
@@ -87,6 +155,8 @@ class Output(_Strict):
 class Guard(_Strict):
     """What values a parameter may take at run time (SPEC §16); all given rules must hold."""
 
+    model_config = ConfigDict(json_schema_extra=_any_given(GUARD_RULES))
+
     param: str = Field(min_length=1, description="The parameter it guards (a key of params).")
     matches: str | None = Field(
         None, description="A regular expression the whole value must match."
@@ -99,7 +169,12 @@ class Guard(_Strict):
 class Expect(_Strict):
     """One condition over a JSON value: an RFC 9535 query and exactly one comparison."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        populate_by_name=True,
+        json_schema_extra={"oneOf": [{"required": [k.rstrip("_")]} for k in OPERATORS]},
+    )
 
     path: str = Field(min_length=1, description="RFC 9535 JSONPath, e.g. $.status")
     equals: Any = Field(None, description="The query's value equals this.")
@@ -127,9 +202,9 @@ class Expect(_Strict):
         return name.rstrip("_"), getattr(self, name)
 
 
-OPERATORS = ("equals", "not_equals", "in_", "matches")
 ExpectClause = Annotated[
-    Annotated[Expect, Tag("expect-one")] | Annotated[list[Expect], Tag("expect-all")],
+    Annotated[Expect, Tag("expect-one")]
+    | Annotated[list[Expect], Field(min_length=1), Tag("expect-all")],
     Discriminator(lambda v: "expect-all" if isinstance(v, list) else "expect-one"),
 ]
 
@@ -148,6 +223,22 @@ class Precondition(_Strict):
 
 class Verify(_Strict):
     """After the action succeeded: expect over its result, or poll a check tool until it holds."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"not": _given("tool")},
+            "then": {
+                "not": {
+                    "anyOf": [
+                        _not_empty("params"),
+                        _given("timeout"),
+                        _given("interval"),
+                        _not_empty("guards"),
+                    ]
+                }
+            },
+        }
+    )
 
     tool: str | None = Field(None, min_length=1, description="Poll this check tool.")
     params: dict[str, Any] = Field(default_factory=_no_keys)
@@ -208,11 +299,15 @@ class _Step(_Strict):
 class FallbackStep(_Step):
     """A step run, in order, instead of an action that failed (``on_failure: fallback``)."""
 
+    model_config = ConfigDict(json_schema_extra={"allOf": [_ONE_RETRY, _RETRY_NEEDS_RETRY]})
+
     id: str = Field(pattern=r"^[1-9][0-9]*\.[1-9][0-9]*$", description='"<action id>.<n>"')
     tool: str = Field(min_length=1)
     on_failure: FallbackOnFailure = "stop"
     requires_approval: bool = Field(
-        False, description="Must stay false: a fallback step cannot be gated (E_SCHEMA_INVALID)."
+        False,
+        description="Must stay false: a fallback step cannot be gated (E_SCHEMA_INVALID).",
+        json_schema_extra={"const": False},
     )
     outputs: list[Output] = Field(default_factory=_no_items)
     preconditions: list[Precondition] = Field(default_factory=_no_items)
@@ -229,10 +324,28 @@ class NestedPlan(_Strict):
 class Action(_Step):
     """One tool call (or nested plan) of the frozen plan."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {"oneOf": [_given("tool"), _given("plan")]},  # _tool_or_plan
+                {"if": _given("inputs"), "then": _given("plan")},
+                {"if": _given("plan"), "then": _NESTED_STEP},
+                {"if": _is("on_failure", "fallback"), "then": _HAS_STEPS},
+                {"if": _HAS_STEPS, "then": _is("on_failure", "fallback")},
+                _ONE_RETRY,
+                # its own on_failure, when written; without, the plan's (PlanDocument)
+                {
+                    "if": _any_given(RETRY_KEYS),
+                    "then": {"properties": {"on_failure": {"enum": ["retry", None]}}},
+                },
+            ]
+        }
+    )
+
     id: int = Field(ge=1, description="1..N in file order.")
     tool: str | None = Field(None, min_length=1)
     plan: NestedPlan | None = None
-    inputs: dict[Name, Any] | None = Field(None, description="A nested plan's inputs.")
+    inputs: NamedKeys | None = Field(None, description="A nested plan's inputs.")
     needs: list[int] | None = Field(None, description="Actions that must end first (a graph).")
     outputs: list[Output] = Field(default_factory=_no_items)
     on_failure: OnFailure | None = Field(None, description="Default: the plan's on_failure.")
@@ -281,9 +394,31 @@ class PlanLimits(_Strict):
 class PlanDocument(_Strict):
     """A whole PLAN.yml."""
 
+    # an action without on_failure fails as the plan does: retries need the plan's retry,
+    # and a nested plan's action its own on_failure when the plan's would be retry or ask
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"not": _is("on_failure", "retry")},
+                    "then": _each_action(
+                        {"if": _any_given(RETRY_KEYS), "then": _given("on_failure")}
+                    ),
+                },
+                {
+                    "if": {
+                        "required": ["on_failure"],
+                        "properties": {"on_failure": {"enum": list(NESTED_NOT_FAILING)}},
+                    },
+                    "then": _each_action({"if": _given("plan"), "then": _given("on_failure")}),
+                },
+            ]
+        }
+    )
+
     plan: PlanHeader
     metadata: dict[str, Any] = Field(default_factory=_no_keys)
-    inputs: dict[Name, Any] = Field(default_factory=_no_keys)
+    inputs: NamedKeys = Field(default_factory=_no_keys)
     available_tools: list[AvailableTool] = Field(default_factory=_no_items)
     preconditions: list[Precondition] = Field(
         default_factory=_no_items, description="All must hold before the first action runs."
@@ -400,4 +535,17 @@ def json_schema() -> dict[str, Any]:
     schema = PlanDocument.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "plangate PLAN.yml"
+    schema["description"] = f"A whole PLAN.yml. {NOT_IN_SCHEMA}"
     return schema
+
+
+#: What ``plangate validate`` checks that JSON Schema cannot say (docs/plan-format.md).
+NOT_IN_SCHEMA = (
+    "`plangate validate` also checks what JSON Schema cannot say: action ids are 1..N in file "
+    "order and fallback ids <id>.1, .2, ...; every tool is in available_tools (and the "
+    "controller's catalog, whose params_schema checks params); references $<...> name "
+    "outputs of actions the step needs, declared inputs, and no cycle; a guard's param is a "
+    "key of its step's params, its bounds or values can pass and its matches compiles; "
+    "expect paths are RFC 9535 JSONPath and expect matches an I-Regexp; idempotent: true "
+    "cannot override a catalog tool that is not idempotent; the size limits."
+)

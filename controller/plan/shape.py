@@ -43,6 +43,15 @@ PLAN_ON_FAILURE: tuple[str, ...] = get_args(PlanOnFailure)
 #: Tags of the two forms of ``expect`` (dropped from error locations, see plans.py).
 EXPECT_TAGS = ("expect-one", "expect-all")
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+#: A guard's rules: a guard gives at least one (schema.py's JSON Schema and guards.py).
+GUARD_RULES = ("matches", "one_of", "min", "max")
+#: The keys that set a step's retries: they only count with ``on_failure: retry``.
+RETRY_KEYS = ("retry", "retries")
+#: What a nested plan's action (``plan:``) may not have: tool-call keys, and the failure
+#: modes its own actions take (nested.py's checks and schema.py's JSON Schema).
+NESTED_NOT_EMPTY = ("params", "preconditions", "guards")
+NESTED_NOT_GIVEN = ("timeout", "idempotent")
+NESTED_NOT_FAILING = ("retry", "ask")
 #: NAME_PATTERN as the schema's regex engine reads it: ``$`` is the very end (Python's
 #: ``$`` would also match before a final line break), hence fullmatch without anchors.
 _NAME = re.compile(NAME_PATTERN[1:-1])

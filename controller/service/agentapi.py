@@ -25,6 +25,7 @@ from controller.errors import (
     GitError,
     IllegalTransition,
     PlangateError,
+    PlanTooLarge,
     Problem,
     UsageError,
 )
@@ -66,7 +67,7 @@ class AgentApi:
     def validate(self, plan: str, fmt: str | None = None) -> dict[str, Any]:
         """Errors with code, location, line and remedy; ``plan_yml`` when it was converted."""
         try:
-            text, source_format = to_plan_yml(plan, fmt)
+            text, source_format = to_plan_yml(plan, fmt, self.config)
         except PlangateError as exc:
             return {"valid": False, "format": fmt, "hash": None, "errors": _errors(exc)}
         loaded = _validate(text, self.config)
@@ -113,7 +114,7 @@ class AgentApi:
                 remedy="use lower-case letters, digits, . _ - (and / for nesting), e.g. "
                 "rotate-keys",
             )
-        text, source_format = to_plan_yml(plan, fmt)
+        text, source_format = to_plan_yml(plan, fmt, self.config)
         loaded = _validate(text, self.config)
         if not loaded.valid:
             errors = self._answered(loaded.problems)
@@ -376,10 +377,19 @@ def submission_message(plan_dir: str, note: str | None, name: str, email: str) -
     return commit_message(f"Submit plan {plan_dir}", body, []).rstrip("\n") + "\n"
 
 
-def to_plan_yml(plan: str, fmt: str | None) -> tuple[str, str]:
+def to_plan_yml(plan: str, fmt: str | None, config: Config) -> tuple[str, str]:
     """The PLAN.yml text of ``plan`` and the format it was written in (``plan.yml`` when
-    it already is one: kept byte for byte, comments included)."""
+    it already is one: kept byte for byte, comments included). Text over the size of a
+    plan file is E_PLAN_TOO_LARGE before it is read, as ``plangate validate`` says of the
+    file: limits.max_plan_bytes, or a source file's limit when ``fmt`` names a source."""
     from controller.plan.convert import convert_text
+    from controller.plan.discovery import MAX_SOURCE_BYTES
+    from controller.plan.plans import size_problem
+
+    limit = None if fmt in (None, "plan.yml") else MAX_SOURCE_BYTES
+    oversize = size_problem(plan, config, limit)
+    if oversize is not None:
+        raise PlanTooLarge(oversize.message)
 
     if fmt in (None, "plan.yml") and _is_plan_yml(plan):
         return plan, "plan.yml"

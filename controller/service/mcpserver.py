@@ -4,8 +4,10 @@ Tools: ``catalog``, ``validate``, ``submit``, ``status``, ``log``, ``wait``
 (:mod:`controller.service.agentapi` does the work). There is deliberately no tool that
 approves, rejects or aborts. A plangate error is returned as an MCP tool error whose text
 is the one JSON error shape of SPEC §14 (``{"ok": false, "code", "message", "path",
-"line", "remedy"}``), so the agent can act on the code and the remedy. Nothing is printed
-on stdout except the protocol.
+"line", "remedy"}``), so the agent can act on the code and the remedy. Arguments that do
+not fit a tool's parameters (a number for ``slug``, a word for ``timeout``) are that shape
+too, ``E_USAGE`` naming the argument (:func:`bad_arguments`), never the SDK's validation
+text. Nothing is printed on stdout except the protocol.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import PlangateError
+from controller.errors import PlangateError, UsageError
 
 if TYPE_CHECKING:
     from controller.settings import Config
@@ -33,8 +35,21 @@ def build_server(config: Config) -> Any:
 
     from controller.service.agentapi import OWN_TEXT, AgentApi
 
+    class PlangateServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            """The one place a tool's arguments that fail the SDK's checks become the JSON
+            error shape (round 61: pydantic's text and URLs reached the agent)."""
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                problems = _argument_problems(exc.__cause__)
+                if problems is None:
+                    raise
+                shape = json.dumps(bad_arguments(name, problems).to_json())
+                raise ToolError(f"Error executing tool {name}: {shape}") from None
+
     api = AgentApi(config)
-    server = MCPServer("plangate", instructions=INSTRUCTIONS, version=_version())
+    server = PlangateServer("plangate", instructions=INSTRUCTIONS, version=_version())
 
     def guarded(call: Any) -> dict[str, Any]:
         """Every tool's answer (and error), as the agent reads it: through the redactor of
@@ -101,6 +116,51 @@ def build_server(config: Config) -> Any:
         return guarded(lambda: api.wait(path, timeout, status))
 
     return server
+
+
+def _argument_problems(cause: BaseException | None) -> list[tuple[str, str]] | None:
+    """(argument, what it should be) of each failure, when ``cause`` is the SDK's argument
+    validation (a pydantic ValidationError, read by its ``errors()``: pydantic is imported
+    by the models only); None for anything else."""
+    errors = getattr(cause, "errors", None)
+    if type(cause).__name__ != "ValidationError" or not callable(errors):
+        return None
+    found = []
+    for error in errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        found.append((where or "arguments", _expected(error.get("type", ""))))
+    return found
+
+
+def _expected(kind: str) -> str:
+    """What a pydantic error type asks for, in plain words."""
+    if kind == "missing":
+        return "is required"
+    for word in ("string", "bool", "int", "float", "dict", "list"):
+        if kind.startswith(word):
+            return f"must be {_NOUNS[word]}"
+    return "has the wrong type or value"
+
+
+_NOUNS = {
+    "string": "a string",
+    "bool": "true or false",
+    "int": "an integer",
+    "float": "a number",
+    "dict": "an object",
+    "list": "a list",
+}
+
+
+def bad_arguments(tool: str, problems: list[tuple[str, str]]) -> UsageError:
+    """E_USAGE for arguments that do not fit ``tool``'s parameters, naming each one."""
+    said = "; ".join(f"{name} {expected}" for name, expected in problems)
+    first = problems[0][0] if problems else ""
+    return UsageError(
+        f"{tool}: {said}",
+        path=first,
+        remedy=f"call {tool} with the arguments its input schema (tools/list) describes",
+    )
 
 
 def serve(config: Config) -> None:

@@ -61,6 +61,13 @@ answers; the asker's own text is not a secret to it. ``validate``/``submit`` bui
 (``Problem.answered``) and the server passes ``agentapi.OWN_TEXT`` (``errors``,
 ``plan_yml``, ``format``) on as built, redacting the rest; a right and a wrong guess are
 answered alike (docs/execution.md, Secrets).
+
+Fixed (2026-11-29): the 7 wrong-type arguments and the 3 MB plan. The server's one
+``call_tool`` turns any argument the SDK refuses into the error shape, ``E_USAGE`` naming
+the argument and what it must be, with a remedy and no library text
+(``controller.service.mcpserver.bad_arguments``); the agent's ``validate``/``submit`` check
+the text's size with the CLI's own check (``plans.size_problem``) before reading it, so a
+3 MB PLAN.yml is ``E_PLAN_TOO_LARGE`` there too.
 """
 
 from __future__ import annotations
@@ -72,34 +79,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BOB, Lab, cases, plan_text, xfail
+from advkit import ALICE, BOB, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 PLANGATE = str(Path(sys.executable).with_name("plangate"))
 SECRET = "r61-Sekr3t-Qx7pLm2Vw"
 RACE_N = 6
 
-_SHAPE = xfail(
-    "MCP argument types",
-    "an argument of the wrong JSON type (an int, list, null or object for a string, a word for "
-    "a number) is answered with the SDK's pydantic text ('1 validation error for "
-    "submitArguments ... For further information visit https://errors.pydantic.dev/...'), not "
-    "the documented JSON error shape with an E_ code and a remedy",
-)
-BROKEN: dict[str, Any] = {
-    "odd-slug-int": _SHAPE,
-    "odd-slug-list": _SHAPE,
-    "odd-slug-null": _SHAPE,
-    "odd-plan-int": _SHAPE,
-    "odd-plan-dict": _SHAPE,
-    "odd-log-list": _SHAPE,
-    "odd-wait-str": _SHAPE,
-    "odd-plan-huge": xfail(
-        "MCP validate size",
-        "a 3 MB PLAN.yml sent to validate is called prose (E_PARSE_NONJSON, remedy 'answer with "
-        "the plan alone') where `plangate validate` of the same text says E_PLAN_TOO_LARGE",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _plan(tag: str, extra: str = "") -> str:

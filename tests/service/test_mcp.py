@@ -252,6 +252,51 @@ def test_a_submission_never_leaves_the_tree_behind_a_controller_commit(
     assert git(repo, "status", "--porcelain").strip() == ""
 
 
+def test_arguments_of_the_wrong_type_are_the_error_shape(repo: Path, tmp_path: Path) -> None:
+    """Arguments the tools' parameters refuse (round 61) are ``E_USAGE`` in the documented
+    shape, naming the argument, with a remedy: never the SDK's validation text or a URL."""
+    config = write_config(tmp_path, repo)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["slug"] = await call_error(session, "submit", plan=PLAN, slug=123)
+        seen["plan"] = await call_error(session, "validate", plan={"plan": {"name": "x"}})
+        seen["timeout"] = await call_error(session, "wait", path="plans/x", timeout="soon")
+        seen["missing"] = await call_error(session, "log")
+
+    with_agent(config, body)
+    for argument, error in seen.items():
+        name = "path" if argument == "missing" else argument
+        assert error["ok"] is False and error["code"] == "E_USAGE", error
+        assert error["path"] == name and name in error["message"], error
+        assert error["remedy"] and "pydantic" not in json.dumps(error), error
+    assert "must be a string" in seen["slug"]["message"]
+    assert "is required" in seen["missing"]["message"]
+
+
+def test_validate_of_an_oversized_plan_is_plan_too_large(repo: Path, tmp_path: Path) -> None:
+    """The agent's ``validate`` and ``submit`` check a plan's size as ``plangate validate``
+    does a file's (round 61: 3 MB was read, then called prose)."""
+    config = write_config(tmp_path, repo)
+    huge = PLAN + "# " + "x" * 2_000_000 + "\n"
+    (tmp_path / "PLAN.yml").write_text(huge)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["validate"] = await call(session, "validate", plan=huge)
+        seen["submit"] = await call_error(session, "submit", plan=huge, slug="huge")
+
+    with_agent(config, body)
+    cli = run_cli("validate", "--json", str(tmp_path / "PLAN.yml"), cwd=tmp_path)
+    expected = json.loads(cli.stdout)["errors"][0]
+    (error,) = seen["validate"]["errors"]
+    assert seen["validate"]["valid"] is False
+    assert error["code"] == expected["code"] == "E_PLAN_TOO_LARGE", error
+    assert error["message"] == expected["message"]
+    assert seen["submit"]["code"] == "E_PLAN_TOO_LARGE"
+    assert "plans/huge/PLAN.yml" not in git(repo, "ls-tree", "-r", "--name-only", "main")
+
+
 def test_a_client_that_closes_its_input_still_gets_every_reply(repo: Path, tmp_path: Path) -> None:
     """An agent scripting the server (``printf '...' | plangate mcp``) writes its requests
     and closes stdin at once: each request read before the end is answered, a slow one

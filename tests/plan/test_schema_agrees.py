@@ -1,0 +1,187 @@
+"""The published JSON Schema (``plangate schema``) refuses what ``plangate validate`` refuses,
+wherever JSON Schema can say the rule (round 61: an agent writes to the schema, then
+validates until ``valid: true``).
+
+Real processes: ``plangate schema`` once and ``plangate validate --json`` once over every
+example plan and every variant below (one change to a valid plan each), the schema applied
+with ``jsonschema`` (Draft 2020-12) to the same YAML. ``SAID`` variants must get the same
+verdict from both; ``UNSAID`` ones are the rules JSON Schema cannot say (documented in the
+schema's description and docs/plan-format.md): ``validate`` refuses them, the schema cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from ruamel.yaml import YAML
+
+from tests.support.gitenv import ROOT
+
+PLANGATE = str(Path(sys.executable).with_name("plangate"))
+EXAMPLES = sorted((ROOT / "examples").rglob("PLAN.yml"))
+
+BASE = """\
+plan: {name: n, task: t, status: pending_approval}
+available_tools: [{name: rec}]
+actions:
+  - id: 1
+    tool: rec
+    why: w
+    params: {tag: x}
+"""
+NESTED = "plan: {path: plans/x, hash: 'sha256:" + "a" * 64 + "'}"
+EXPECT = "expect: {path: $.ok, equals: true}"
+
+
+def _step(extra: str) -> str:
+    """BASE with ``extra`` (one flow mapping's items) added to the action."""
+    return BASE + "".join(f"    {line}\n" for line in extra.split("\n"))
+
+
+def _swap(old: str, new: str) -> str:
+    assert old in BASE
+    return BASE.replace(old, new)
+
+
+#: an action that runs a nested plan (validate cannot read it without a repository)
+NESTED_BASE = _swap("    tool: rec\n", f"    {NESTED}\n").replace("    params: {tag: x}\n", "")
+
+
+#: variant -> plan text, for rules the schema says: both accept or both refuse
+SAID = {
+    "ok": BASE,
+    "input-key-ok": BASE + "inputs: {region_1: eu}\n",
+    "input-key-space": BASE + 'inputs: {"bad key": 1}\n',
+    "input-key-dot": BASE + 'inputs: {"a.b": 1}\n',
+    "input-key-digit": BASE + 'inputs: {"1a": 1}\n',
+    "nested-input-key-dot": NESTED_BASE + '    inputs: {"a.b": 1}\n',
+    "nested-params": NESTED_BASE + "    params: {a: 1}\n",
+    "nested-guards": NESTED_BASE + "    guards: [{param: a, one_of: [1]}]\n",
+    "nested-timeout": NESTED_BASE + "    timeout: 5\n",
+    "nested-retry": NESTED_BASE + "    on_failure: retry\n",
+    "nested-plan-ask": NESTED_BASE + "on_failure: ask\n",
+    "nested-verify-tool": NESTED_BASE + f"    verify: {{tool: rec, {EXPECT}}}\n",
+    "inputs-without-plan": _step("inputs: {a: 1}"),
+    "tool-null": _swap("tool: rec", "tool: null"),
+    "tool-missing": _swap("    tool: rec\n", ""),
+    "tool-and-plan": _step(NESTED),
+    "guard-no-rule": _step("guards: [{param: tag}]"),
+    "guard-null-rule": _step("guards: [{param: tag, matches: null}]"),
+    "guard-one-of": _step("guards: [{param: tag, one_of: [x]}]"),
+    "guard-null-and-rule": _step("guards: [{param: tag, matches: null, one_of: [x]}]"),
+    "expect-empty": BASE + "preconditions: [{tool: rec, expect: []}]\n",
+    "expect-list": BASE + "preconditions: [{tool: rec, expect: [{path: $.a, equals: 1}]}]\n",
+    "expect-no-operator": BASE + "preconditions: [{tool: rec, expect: {path: $.a}}]\n",
+    "expect-two-operators": BASE
+    + "preconditions: [{tool: rec, expect: {path: $.a, equals: 1, in: [1]}}]\n",
+    "expect-equals-null": BASE
+    + "preconditions: [{tool: rec, expect: {path: $.a, equals: null}}]\n",
+    "retries-alone": _step("idempotent: true\nretries: 2"),
+    "retry-alone": _step("idempotent: true\nretry: {attempts: 2}"),
+    "retries-with-retry": _step("idempotent: true\non_failure: retry\nretries: 2"),
+    "retries-plan-retry": _step("idempotent: true\nretries: 2") + "on_failure: retry\n",
+    "retries-plan-retry-own-stop": _step("idempotent: true\nretries: 2\non_failure: stop")
+    + "on_failure: retry\n",
+    "retries-own-null-plan-retry": _step("idempotent: true\nretries: 2\non_failure: null")
+    + "on_failure: retry\n",
+    "retries-null": _step("retries: null"),
+    "retry-and-retries": _step("idempotent: true\non_failure: retry\nretries: 2\nretry: {}"),
+    "fallback-without-steps": _step("on_failure: fallback"),
+    "fallback-steps-without-mode": _step("fallback: [{id: '1.1', tool: rec, why: f}]"),
+    "fallback-ok": _step("on_failure: fallback\nfallback: [{id: '1.1', tool: rec, why: f}]"),
+    "fallback-gated": _step(
+        "on_failure: fallback\nfallback: [{id: '1.1', tool: rec, why: f, requires_approval: true}]"
+    ),
+    "fallback-retries-alone": _step(
+        "on_failure: fallback\nfallback: [{id: '1.1', tool: rec, why: f, retries: 1}]"
+    ),
+    "fallback-retries-retry": _step(
+        "on_failure: fallback\n"
+        "fallback: [{id: '1.1', tool: rec, why: f, retries: 1, on_failure: retry}]"
+    ),
+    "verify-no-tool-params": _step(f"verify: {{{EXPECT}, params: {{a: 1}}}}"),
+    "verify-no-tool-interval": _step(f"verify: {{{EXPECT}, interval: 5}}"),
+    "verify-no-tool": _step(f"verify: {{{EXPECT}, params: {{}}}}"),
+    "verify-tool-timeout": _step(f"verify: {{{EXPECT}, tool: rec, timeout: 5}}"),
+}
+
+#: variant -> plan text, for rules JSON Schema cannot say: validate refuses, the schema accepts
+UNSAID = {
+    "ids-out-of-order": _swap("id: 1", "id: 2"),
+    "tool-not-declared": _swap("tool: rec", "tool: other"),
+    "guard-unknown-param": _step("guards: [{param: nope, one_of: [x]}]"),
+    "guard-never-passes": _step("guards: [{param: tag, min: 5, max: 1}]"),
+    "expect-not-jsonpath": BASE
+    + "preconditions: [{tool: rec, expect: {path: 'a b', equals: 1}}]\n",
+    "ref-unknown": _swap("tag: x", "tag: $<inputs.nope>"),
+    "nested-unreadable": NESTED_BASE + "    inputs: {a: 1}\n",
+    "nested-tool-null": NESTED_BASE.replace("    plan:", "    tool: null\n    plan:"),
+}
+
+
+def _yaml(text: str) -> Any:
+    return json.loads(json.dumps(YAML(typ="safe").load(text), default=str))
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bool, dict[str, Any]]]:
+    """variant or example -> (the schema accepts it, validate's JSON record)."""
+    folder = tmp_path_factory.mktemp("schema-agrees")
+    schema = json.loads(
+        subprocess.run([PLANGATE, "schema"], capture_output=True, text=True, check=True).stdout
+    )
+    checker = jsonschema.Draft202012Validator(schema)
+    files = {name: folder / f"{name}.yml" for name in [*SAID, *UNSAID]}
+    for name, path in files.items():
+        path.write_text({**SAID, **UNSAID}[name])
+    files.update({f"example:{p.parent.name}": p for p in EXAMPLES})
+    done = subprocess.run(
+        [PLANGATE, "validate", "--json", *map(str, files.values())],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+    )
+    records = {row["path"]: row for row in map(json.loads, done.stdout.splitlines())}
+    return {
+        name: (checker.is_valid(_yaml(path.read_text())), records[str(path)])
+        for name, path in files.items()
+    }
+
+
+def test_every_example_passes_both(verdicts: dict[str, tuple[bool, dict[str, Any]]]) -> None:
+    examples = {k: v for k, v in verdicts.items() if k.startswith("example:")}
+    assert len(examples) == len(EXAMPLES) >= 5
+    for name, (accepted, record) in examples.items():
+        assert accepted and record["valid"], (name, record["errors"])
+
+
+@pytest.mark.parametrize("name", list(SAID))
+def test_the_schema_and_validate_agree(
+    verdicts: dict[str, tuple[bool, dict[str, Any]]], name: str
+) -> None:
+    accepted, record = verdicts[name]
+    assert accepted == record["valid"], record["errors"]
+    if not accepted:  # refused for the rule itself, not only for the unreadable nested plan
+        assert {e["code"] for e in record["errors"]} == {"E_SCHEMA_INVALID"}, record["errors"]
+        assert any("which repository" not in e["message"] for e in record["errors"])
+
+
+@pytest.mark.parametrize("name", list(UNSAID))
+def test_what_the_schema_cannot_say_validate_refuses(
+    verdicts: dict[str, tuple[bool, dict[str, Any]]], name: str
+) -> None:
+    accepted, record = verdicts[name]
+    assert accepted and not record["valid"], record["errors"]
+
+
+def test_the_schema_names_what_it_cannot_say() -> None:
+    shown = subprocess.run([PLANGATE, "schema"], capture_output=True, text=True, check=True)
+    description = json.loads(shown.stdout)["description"]
+    for rule in ["1..N", "available_tools", "references", "guard's param", "RFC 9535"]:
+        assert rule in description, rule

@@ -85,6 +85,14 @@ its end, no live markup or ``javascript:`` link, CSP on every answer incl. 404/4
 secret on any page or ``/metrics``, hostile statuses counted as ``invalid``/``unreadable``,
 stalled page sockets stall neither the page nor the daemon, scalars shown as they run,
 every webhook refusal).
+
+Fixed (2026-11-29): ``owned-page``, ``owned-api``, ``owned-mcp-log``, ``owned-log-after-run``.
+A freeze keeps the ``execution:``/``approval:`` blocks only as the controller's own commits
+wrote them (an author's version is replaced, here: removed), and the page, its API and MCP
+``log`` show the record through one rule (``controller.git.ownrecord.shown_record``): the
+blocks of the controller's last commit that wrote them and EXECUTION_LOG.md as its last commit
+of the file wrote it; a later version by anyone else is flagged ``E_OWNED_BLOCK_CHANGED``
+(who, which commit) and never shown as the record.
 """
 
 from __future__ import annotations
@@ -166,30 +174,7 @@ SCALARS = {
     "sc-plus-dot": "+.5",
 }
 
-_OWNED = (
-    "the agent commits its pending plan with an `execution:` block (action 1 succeeded, "
-    "output msg FORGED-OUT-R61) and an EXECUTION_LOG.md ('Approved by alice@example.com', "
-    "'Status completed') and an `approval:` block naming Alice; the controller's freeze keeps "
-    "them, and {} shows the never-run, never-approved plan's action as succeeded with the "
-    "forged output, lists Alice's approval from the agent's block (by, at, a commit link) and "
-    "renders the forged log as the record (the row itself says pending_approval, approver null)"
-)
 BROKEN: dict[str, Any] = {
-    "owned-page": xfail(
-        "page shows an agent-written record", _OWNED.format("the plan's HTML page")
-    ),
-    "owned-api": xfail("page shows an agent-written record", _OWNED.format("/api/plan/<id>")),
-    "owned-mcp-log": xfail(
-        "MCP log shows an agent-written record",
-        _OWNED.format("the MCP `log` tool (`execution`, `outputs`, `execution_log`)"),
-    ),
-    "owned-log-after-run": xfail(
-        "page shows an agent-written record",
-        "after `scal` ran (Alice approved), the agent commits a rewritten EXECUTION_LOG.md "
-        "(its own text under the controller's headings): the page and /api/plan/<id> render "
-        "the agent's file as the execution log, `problems` empty, nothing says the log is not "
-        "the controller's",
-    ),
     "oracle-cli-validate": xfail(
         "validate secret oracle",
         "`plangate validate --json --config` of a plan whose plan.status is a guess of the "

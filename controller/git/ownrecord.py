@@ -147,3 +147,76 @@ def commit_records(git: GitRunner, shas: Sequence[str]) -> list[CommitRecord]:
     args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent", "--no-show-signature"]
     out = git(*args, _log_format(tag), *present, "--")
     return list(parse_log(out, tag)) if out else []
+
+
+#: The file beside PLAN.yml only the controller writes (SPEC §1, §7).
+LOG_FILE = "EXECUTION_LOG.md"
+
+
+@dataclass(frozen=True)
+class ShownRecord:
+    """What every reader shows as a plan's record (round 61): the owned blocks and the
+    execution log as the controller's own last commits of them wrote them, and a note per
+    version someone else wrote after (or instead of) that record."""
+
+    #: ``execution``/``approval`` as the controller recorded them (None: it recorded none).
+    blocks: dict[str, Any]
+    #: EXECUTION_LOG.md as the controller's last commit of it wrote it (None: never).
+    log: str | None
+    #: ``E_OWNED_BLOCK_CHANGED: ...`` for each of the two that the branch holds otherwise.
+    notes: tuple[str, ...]
+
+
+def shown_record(
+    git: GitRunner, rev: str, plan_file: str, is_own: IsOwn, branch: dict[str, Any]
+) -> ShownRecord:
+    """The record of the plan ``plan_file`` up to ``rev`` as readers show it: ``branch`` are
+    the owned blocks of the file at ``rev``. The ``execution:`` block is the one of the
+    controller's last commit that wrote it (:data:`EXECUTION_EVENTS`), ``approval:`` the
+    one of its last commit of the file, the log the one of its last commit of the log."""
+    plan_log = file_log(git, rev, plan_file, first_parent=True)
+    blocks = _recorded_blocks(git, plan_log, plan_file, is_own)
+    notes: list[str] = []
+    changed = [key for key in OWNED if branch.get(key) != blocks.get(key)]
+    if changed:
+        names = "/".join(f"{key}:" for key in changed)
+        notes.append(_note(f"the {names} block", plan_log, is_own))
+    log_file = str(PurePosixPath(plan_file).parent / LOG_FILE)
+    log_log = file_log(git, rev, log_file, first_parent=True)
+    own_log = last_own(log_log, is_own)
+    text = git("show", f"{own_log[0]}:{log_file}") if own_log is not None else None
+    if log_log and not is_own(log_log[0]):
+        notes.append(_note(LOG_FILE, log_log, is_own))
+    return ShownRecord(blocks, text, tuple(notes))
+
+
+def recorded_blocks(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> dict[str, Any]:
+    """The owned blocks of ``plan_file`` as the controller recorded them up to ``rev`` (what
+    a freeze keeps, :func:`controller.plan.plans.freeze_text`)."""
+    log = file_log(git, rev, plan_file, first_parent=True)
+    return _recorded_blocks(git, log, plan_file, is_own)
+
+
+def _recorded_blocks(
+    git: GitRunner, log: Sequence[CommitRecord], path: str, is_own: IsOwn
+) -> dict[str, Any]:
+    return {key: _recorded_block(git, log, path, key, is_own) for key in OWNED}
+
+
+def _recorded_block(
+    git: GitRunner, log: Sequence[CommitRecord], path: str, key: str, is_own: IsOwn
+) -> Any:
+    found = last_own(log, is_own, EXECUTION_EVENTS if key == "execution" else None)
+    blocks = blocks_at(git, found[0], path) if found is not None else None
+    return (blocks or {}).get(key)
+
+
+def _note(what: str, log: Sequence[CommitRecord], is_own: IsOwn) -> str:
+    """Who wrote the newest version of ``what`` that is not the controller's."""
+    other = next((r for r in log if not is_own(r)), None)
+    where = f" by {other.author.email} in {other.sha[:12]}" if other is not None else ""
+    return (
+        f"E_OWNED_BLOCK_CHANGED: {what} on the branch is not the controller's record: edited "
+        f"after (or without) the controller's record{where}; shown as the controller "
+        "recorded it"
+    )

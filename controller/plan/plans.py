@@ -936,20 +936,37 @@ class FreezeOutcome:
     hash: str | None
 
 
+#: The blocks only the controller writes that a freeze keeps as it recorded them (SPEC §2,
+#: §7; :data:`controller.git.ownrecord.OWNED`).
+OWNED_BLOCKS = ("execution", "approval")
+
+
 def freeze_text(
-    plan: LoadedPlan, at: str | None = None, facts: dict[str, Any] | None = None
+    plan: LoadedPlan,
+    at: str | None = None,
+    facts: dict[str, Any] | None = None,
+    owned: dict[str, Any] | None = None,
 ) -> FreezeOutcome:
     """The plan's text with legacy refs converted and ``frozen`` set; problems -> unchanged.
 
     ``facts`` (risk, estimate, policy: see controller.approval.policy.frozen_facts) are
-    written into ``frozen:`` after the hash and time; they are not hashed.
+    written into ``frozen:`` after the hash and time; they are not hashed. ``owned``: the
+    ``execution:``/``approval:`` blocks as the controller recorded them (None: absent); a
+    version of them in the file that the controller did not write is replaced, so the freeze
+    never carries an author's forged record (round 61).
     """
     if not plan.valid or plan.doc is None:
         return FreezeOutcome(plan, plan.text, False, None)
     text = _convert_legacy_text(plan.doc)
     doc = yamlio.read_yaml(text, str(plan.path)) if text != plan.text else plan.doc
     new_hash = hashing.plan_hash(doc.data)
-    if plan.frozen_hash == new_hash and text == plan.text and "validation" not in doc.data:
+    restored = _restored_owned(doc.data, owned)
+    if (
+        plan.frozen_hash == new_hash
+        and text == plan.text
+        and "validation" not in doc.data
+        and not restored
+    ):
         return FreezeOutcome(plan, plan.text, False, new_hash)
     if plan.status not in FREEZABLE and plan.frozen_hash != new_hash:
         plan.problems.append(
@@ -967,9 +984,17 @@ def freeze_text(
     blocks: dict[str, Any] = {"frozen": {"hash": new_hash, "at": frozen_at, **(facts or {})}}
     if "validation" in doc.data:
         blocks["validation"] = None
-    text = yamlio.edit(doc, blocks)
+    text = yamlio.edit(doc, {**blocks, **restored})
     _assert_hash(text, new_hash, plan.path)  # the one parse of the new text: kept for its commit
     return FreezeOutcome(plan, text, True, new_hash)
+
+
+def _restored_owned(data: Any, owned: dict[str, Any] | None) -> dict[str, Any]:
+    """The owned blocks the file holds otherwise than the controller recorded them, as
+    recorded (None: removed); empty without a record to compare with."""
+    if owned is None or not isinstance(data, dict):
+        return {}
+    return {key: owned.get(key) for key in OWNED_BLOCKS if data.get(key) != owned.get(key)}
 
 
 def invalid_text(

@@ -261,10 +261,10 @@ class AgentApi:
         from controller.plan import yamlio
 
         data = yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data
-        log = repo.read_file(head, f"{plan_id}/EXECUTION_LOG.md") if head else None
-        text = log.decode("utf-8", "replace") if log is not None else None
+        record = self._record(repo, head or "HEAD", plan_id, data)
+        text = record.log
         cut = text is not None and len(text) > MAX_LOG_CHARS
-        execution = data.get("execution") if isinstance(data, dict) else None
+        execution = record.blocks.get("execution")
         return {
             "path": plan_id,
             "status": _status_of(data),
@@ -272,7 +272,24 @@ class AgentApi:
             "outputs": _outputs(execution),
             "execution_log": text[:MAX_LOG_CHARS] if text is not None else None,
             "execution_log_truncated": cut,
+            "problems": list(record.notes),
         }
+
+    def _record(self, repo: GitRepo, head: str, plan_id: str, data: Any) -> Any:
+        """The plan's record as the controller's own commits wrote it, a later version by
+        anyone else flagged (round 61: :func:`controller.git.ownrecord.shown_record`)."""
+        from controller.git.ownrecord import OWNED, shown_record
+        from controller.service.statedir import is_own_commit
+
+        def git(*args: str) -> str | None:
+            try:
+                return repo.run(*args)
+            except PlangateError:
+                return None
+
+        branch = {k: data.get(k) for k in OWNED} if isinstance(data, dict) else {}
+        is_own = is_own_commit(self.config)
+        return shown_record(git, head, f"{plan_id}/PLAN.yml", is_own, branch)
 
     def wait(self, path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
         """Until the plan's committed status differs from ``status`` (default: its status

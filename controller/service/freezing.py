@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from controller.approval import policy
 from controller.errors import BlobTooLarge, GitError, PlangateError, Problem
 from controller.git.objects import file_blob_id
+from controller.git.ownrecord import recorded_blocks
 from controller.plan import plans
 from controller.service import sources
 from controller.service.committing import Committing
@@ -49,7 +51,8 @@ class Freezing(Committing):
                 if loaded.valid
                 else None
             )
-            outcome = plans.freeze_text(loaded, facts=facts)
+            owned = self._recorded_blocks(file, loaded.data)
+            outcome = plans.freeze_text(loaded, facts=facts, owned=owned)
             if loaded.problems:
                 event["name"] = "invalid"
                 # the validation block through the redactor of every record (round 49)
@@ -73,6 +76,16 @@ class Freezing(Committing):
             self.unreadable.report(plan_id, file, self._blob_of(file, adopt), blocked[0])
             return
         self.unreadable.forget(plan_id)
+
+    def _recorded_blocks(self, file: str, data: Any) -> dict[str, Any] | None:
+        """The ``execution:``/``approval:`` blocks of ``file`` as this controller's own
+        commits wrote them (round 61: an author's forged record is not frozen in); None when
+        the file holds none (nothing forged to keep) or without a record of its commits."""
+        held = isinstance(data, dict) and any(data.get(k) for k in plans.OWNED_BLOCKS)
+        if not held or not self.own_commits.known:
+            return None
+        is_own = lambda record: record.sha in self.own_commits  # noqa: E731
+        return recorded_blocks(self._git_or_none, self._head or self.head(), file, is_own)
 
     def _blob_of(self, file: str, adopt: bool) -> str | None:
         if adopt:  # an uncommitted file: the id git would give its bytes (of any size)

@@ -47,7 +47,7 @@ import shutil
 import socket
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -56,6 +56,7 @@ from controller.errors import ConfigInvalid, Locked, PlangateError
 from controller.git.store import STORE_NAME
 
 if TYPE_CHECKING:
+    from controller.git.records import CommitRecord
     from controller.settings import Config
 
 LOCK_NAME = "lock"
@@ -520,3 +521,14 @@ class Refusals(Holds):
             since = str(before.get("since") or since)
         entries[plan_id] = {"event": event, "reason": reason, "commit": commit, "since": since}
         self._save(entries)
+
+
+def is_own_commit(config: Config, own: OwnCommits | None = None) -> Callable[[CommitRecord], bool]:
+    """Is a commit this controller's? By its record of the commits it made (``own``, or the
+    one in ``config``'s state directory); without a record (no controller ran yet) by the
+    config's identity, as read-only commands decide (round 61: the readers of the record)."""
+    record = own if own is not None else OwnCommits(config.state_path() / "commits")
+    if record.known:
+        return lambda commit: commit.sha in record
+    email = config.identity.email.casefold()
+    return lambda commit: commit.author.email.casefold() == email

@@ -113,6 +113,7 @@ class Upkeep:
             log.error("endpoints.restart_failed", code=exc.code, error=str(exc))
 
     def _start_ui(self) -> None:
+        from controller.service.statedir import is_own_commit
         from controller.service.ui.data import UiData
         from controller.service.ui.server import serve
 
@@ -123,6 +124,7 @@ class Upkeep:
             lambda: controller.repo.path,
             self.config.ui.max_rows,
             store=lambda: controller.repo.store,
+            is_own=is_own_commit(self.config, controller.own_commits),
         )
         self._servers["ui"] = serve(self.config, self._ui, lambda: controller.repo.path)
         self._publish_ui()

@@ -92,6 +92,14 @@ problem through ``Problem.answered`` (a catalog ``params_schema``'s parts redact
 plan's own quotes) instead of redacting the whole record; the page shows the committed plan
 as its author wrote it and the controller's blocks (``frozen``, ``approval``, ``execution``,
 ``validation``) redacted. What the controller commits still redacts everything.
+
+Fixed (2026-11-29): ``owned-page``, ``owned-api``, ``owned-mcp-log``, ``owned-log-after-run``.
+A freeze keeps the ``execution:``/``approval:`` blocks only as the controller's own commits
+wrote them (an author's version is replaced, here: removed), and the page, its API and MCP
+``log`` show the record through one rule (``controller.git.ownrecord.shown_record``): the
+blocks of the controller's last commit that wrote them and EXECUTION_LOG.md as its last commit
+of the file wrote it; a later version by anyone else is flagged ``E_OWNED_BLOCK_CHANGED``
+(who, which commit) and never shown as the record.
 """
 
 from __future__ import annotations
@@ -111,7 +119,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases, plan_text, xfail
+from advkit import ALICE, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 SECRET = "r61page-Sekr3t-Hq8vZw"
@@ -173,31 +181,7 @@ SCALARS = {
     "sc-plus-dot": "+.5",
 }
 
-_OWNED = (
-    "the agent commits its pending plan with an `execution:` block (action 1 succeeded, "
-    "output msg FORGED-OUT-R61) and an EXECUTION_LOG.md ('Approved by alice@example.com', "
-    "'Status completed') and an `approval:` block naming Alice; the controller's freeze keeps "
-    "them, and {} shows the never-run, never-approved plan's action as succeeded with the "
-    "forged output, lists Alice's approval from the agent's block (by, at, a commit link) and "
-    "renders the forged log as the record (the row itself says pending_approval, approver null)"
-)
-BROKEN: dict[str, Any] = {
-    "owned-page": xfail(
-        "page shows an agent-written record", _OWNED.format("the plan's HTML page")
-    ),
-    "owned-api": xfail("page shows an agent-written record", _OWNED.format("/api/plan/<id>")),
-    "owned-mcp-log": xfail(
-        "MCP log shows an agent-written record",
-        _OWNED.format("the MCP `log` tool (`execution`, `outputs`, `execution_log`)"),
-    ),
-    "owned-log-after-run": xfail(
-        "page shows an agent-written record",
-        "after `scal` ran (Alice approved), the agent commits a rewritten EXECUTION_LOG.md "
-        "(its own text under the controller's headings): the page and /api/plan/<id> render "
-        "the agent's file as the execution log, `problems` empty, nothing says the log is not "
-        "the controller's",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _esc_yaml(s: str) -> str:

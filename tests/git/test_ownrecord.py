@@ -89,3 +89,33 @@ def test_up_to_a_revision(repo: Path) -> None:
     )
     assert found is not None and found.commit == shas["pause"]
     assert found.later == (shas["edit"],)
+
+
+LOG = "plans/x/EXECUTION_LOG.md"
+
+
+def test_shown_record_is_the_controllers_and_flags_a_later_version(repo: Path) -> None:
+    """Round 61: what readers show is the controller's record; the agent's later block and log
+    are flagged with who wrote them, never shown as the record."""
+    shas = _history(repo)
+    (repo / LOG).write_text("# the controller's log\n")
+    commit_all(repo, "plangate: complete plans/x", CONTROLLER)
+    (repo / LOG).write_text("# Approved by alice FORGED\n")
+    edit = _write(repo, "rewrite", AGENT, "completed", "succeeded")
+    branch = {"execution": {"status": "completed", "actions": [{"id": 1, "status": "succeeded"}]}}
+    shown = ownrecord.shown_record(_runner(repo), "HEAD", FILE, _by_controller, branch)
+    assert shown.blocks["execution"]["actions"] == [{"id": 1, "status": "pending"}]
+    assert shown.blocks["approval"] is None
+    assert shown.log == "# the controller's log\n"
+    assert len(shown.notes) == 2 and all(edit[:12] in n for n in shown.notes), shown.notes
+    assert all(AGENT[1] in n and "E_OWNED_BLOCK_CHANGED" in n for n in shown.notes)
+    assert shas["pause"][:12] not in "".join(shown.notes)
+
+
+def test_shown_record_without_a_controller_commit_is_empty(repo: Path) -> None:
+    (repo / "plans/x").mkdir(parents=True)
+    (repo / LOG).write_text("# Approved by alice FORGED\n")
+    _write(repo, "agent plan", AGENT, "pending_approval", "succeeded")
+    shown = ownrecord.shown_record(_runner(repo), "HEAD", FILE, _by_controller, {})
+    assert shown.blocks == {"execution": None, "approval": None} and shown.log is None
+    assert [n for n in shown.notes if "EXECUTION_LOG.md" in n]

@@ -156,3 +156,28 @@ def test_cli_freeze_of_crlf_file_keeps_crlf_bytes_and_writes_crlf(tmp_path: Path
     assert run_cli("freeze", str(path)).returncode == 0  # refreeze replaces the block in place
     again = path.read_bytes()
     assert again.count(b"\n") == again.count(b"\r\n") and again.count(b"frozen:") == 1
+
+
+FORGED = (
+    "approval: {status: approved, by: alice@example.com, at: '2026-11-29T10:00:00Z'}\n"
+    "execution: {status: completed, actions: [{id: 1, status: succeeded}]}\n"
+)
+
+
+def test_freeze_replaces_owned_blocks_the_controller_did_not_record(tmp_path: Path) -> None:
+    """Round 61: an author's ``approval:``/``execution:`` blocks are not frozen in as a
+    record: with the controller's record (here: none) the freeze writes that instead."""
+    loaded = plans.load_plan(write_plan(tmp_path, BASE_TEXT + FORGED))
+    outcome = plans.freeze_text(loaded, owned={"execution": None, "approval": None})
+    assert outcome.changed and "approval:" not in outcome.text and "execution:" not in outcome.text
+    assert outcome.hash == hashing.plan_hash(loaded.data)
+    refrozen = plans.freeze_text(plans.validate_text(outcome.text, tmp_path / "p"), owned={})
+    assert not refrozen.changed  # the record now matches: nothing to rewrite
+
+
+def test_freeze_keeps_owned_blocks_as_recorded(tmp_path: Path) -> None:
+    recorded = {"status": "refused", "code": "E_SELF_APPROVAL", "by": "bob@example.com"}
+    text = BASE_TEXT + "approval: {status: refused, code: E_SELF_APPROVAL, by: bob@example.com}\n"
+    loaded = plans.load_plan(write_plan(tmp_path, text))
+    outcome = plans.freeze_text(loaded, owned={"approval": recorded, "execution": None})
+    assert yamlio.read_yaml(outcome.text).data["approval"] == recorded

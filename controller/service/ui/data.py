@@ -77,6 +77,7 @@ class UiData:
         workdir: Callable[[], Path],
         max_rows: int = 100,
         store: Callable[[], Path | None] = lambda: None,
+        is_own: Callable[[Any], bool] | None = None,
     ) -> None:
         from controller.execution.secrets import redactor_for
 
@@ -95,6 +96,9 @@ class UiData:
         self._codes: dict[tuple[str, str], str | None] = {}
         self._git: Any = None  # the repository, read at the published head (_committed)
         self._git_lock = threading.Lock()
+        #: which commits are the controller's (its record of the commits it made): the
+        #: record the page shows is theirs (round 61); None: the config's state directory
+        self._is_own = is_own
 
     # --- written by the daemon ------------------------------------------------------------
 
@@ -210,13 +214,61 @@ class UiData:
         text, cut = self._committed(row["file"], MAX_FILE)
         page: dict[str, Any] = {"row": self._summary(row), "notes": list(row.get("notes") or [])}
         page.update(self._plan_view(plan_file, text, cut))
-        log_path = str(PurePosixPath(row["file"]).parent / "EXECUTION_LOG.md")
-        log_text, log_cut = self._committed(log_path, MAX_LOG)
-        page["log"] = self._redactor.text(log_text) if log_text is not None else None
-        page["log_cut"] = log_cut
+        self._show_record(page, row["file"], text if not cut else None)
         if row["status"] == "executing" or row.get("running"):
             page["live"] = self._redactor.data(self._journal_actions(row))
         return page
+
+    def _show_record(self, page: dict[str, Any], file: str, text: str | None) -> None:
+        """The plan's ``execution:``/``approval:`` blocks and its log as the controller's own
+        commits wrote them, a later version by anyone else flagged, never shown as the
+        record (round 61: :func:`controller.git.ownrecord.shown_record`, the one rule every
+        reader of the record uses)."""
+        from controller.git.ownrecord import owned_blocks, shown_record
+
+        branch = owned_blocks(text, PurePosixPath(file).name) if text is not None else None
+        record = self._locked_git(
+            lambda git: shown_record(git, self._head, file, self._own(), branch or {})
+        )
+        log_text = record.log if record is not None else None
+        page["log"] = self._redactor.text(log_text[:MAX_LOG]) if log_text is not None else None
+        page["log_cut"] = log_text is not None and len(log_text) > MAX_LOG
+        if record is None:
+            return
+        document = page.get("document")
+        if isinstance(document, dict) and branch is not None:
+            for key, value in record.blocks.items():
+                document.pop(key, None)
+                if value is not None:
+                    document[key] = self._redactor.data(value)
+        notes = [{"code": "E_OWNED_BLOCK_CHANGED", "message": n} for n in record.notes]
+        page["problems"] = [*(page.get("problems") or []), *self._redactor.data(notes)]
+
+    def _own(self) -> Callable[[Any], bool]:
+        if self._is_own is None:
+            from controller.service.statedir import is_own_commit
+
+            self._is_own = is_own_commit(self.config)
+        return self._is_own
+
+    def _locked_git(self, read: Callable[[Callable[..., str | None]], Any]) -> Any:
+        """``read(git)`` with git run in the repository at the published head; None before
+        the first snapshot."""
+        if not self._head:
+            return None
+        with self._git_lock:
+            if self._git is None:
+                from controller.git.gitrepo import GitRepo
+
+                self._git = GitRepo(self._workdir(), store=self.store())
+
+            def git(*args: str) -> str | None:
+                try:
+                    return str(self._git.run(*args))
+                except PlangateError:
+                    return None
+
+            return read(git)
 
     def _committed(self, path: str, limit: int) -> tuple[str | None, bool]:
         """``(text, cut)`` of ``path`` as the watched branch holds it at the published head:
@@ -370,6 +422,7 @@ class AuditCache:
         config: Config,
         workdir: Callable[[], Path],
         store: Callable[[], Path | None] = lambda: None,
+        is_own: Callable[[Any], bool] | None = None,
     ) -> None:
         self.config = config
         self._workdir = workdir

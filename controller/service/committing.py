@@ -66,14 +66,15 @@ class Committing(ControllerCore):
         one: first pass, a new config. That commit is made even when the file already holds
         the bytes (round 61: whoever commits them first records nothing; the commit's tree
         then equals its parent's). The file is also written back when someone else changed
-        or deleted it (bounded: ``_contested``). One lookup per pass that found a new head."""
+        or deleted it. Bounded (``_contested``): never a commit war. One lookup per pass that
+        found a new head."""
         data, digest = self.policy_in_force()
         if self._policy_seen == (self._head, digest):
             return
         own = self._own_record()
         blob = self.repo.blob_sha(self._head, recorded.POLICY_PATH)
         owned, held = own == blob_id(data), blob == blob_id(data)
-        made = not owned or (not held and not self._contested(digest))
+        made = not (owned and held) and not self._contested(digest)  # bounded, as ever
         if made:
             self._policy_records[digest] = self._policy_records.get(digest, 0) + 1
             before = recorded.parse_blob(self.repo, own or None)
@@ -83,7 +84,7 @@ class Committing(ControllerCore):
             self._write({recorded.POLICY_PATH: data}, self._head, message, worktree=worktree)
             self.log.info("policy_recorded", hash=digest, changed=changed, commit=self._head)
         if self._policy_seen[1] != digest:  # once per config: what the audit will judge by
-            self.log.info("policy_in_force", hash=digest, recorded=True, committed=made)
+            self.log.info("policy_in_force", hash=digest, recorded=owned or made, committed=made)
         self._policy_seen = (self._head, digest)
 
     def _own_record(self) -> str | None:

@@ -20,10 +20,11 @@ own path (§5 rules and §11 quorum), and every controller commit is checked aga
   blocks or EXECUTION_LOG.md, or change the content of an approved plan.
 
 Each approval is judged by the policy in force when the controller started the run: the
-version of ``.plangate/policy.json`` its start commit names (``Policy-Hash:``), followed
-along history by :mod:`controller.approval.timeline`, which also flags every change of that
-file the controller did not make. So the audit needs no config (a fresh clone is enough),
-and an approver who left or a tool retired since does not flag the runs they took part in.
+version of ``.plangate/policy.json`` its start commit names (``Policy-Hash:``), as the
+controller's record commits (``plangate: record policy``) recorded it along history
+(:mod:`controller.approval.timeline`, which also flags every other change of that file).
+So the audit needs no config (a fresh clone is enough), and an approver who left or a tool
+retired since does not flag the runs they took part in.
 History from before the first recorded policy is judged by the config (without one: by the
 first recorded policy).
 
@@ -370,10 +371,13 @@ def _with_run_records(repo: GitRepo, head: str, records: list[Any]) -> list[Any]
     under the plans folder (round 44): a run's outcome recorded while its path holds another
     plan, where the log could not be written (a folder, FIFO or the same bytes at the log's
     name; the controller never writes over them). The controller takes such a run as
-    ended: the audit reads it from the message too (who made it is judged as ever)."""
+    ended: the audit reads it from the message too (who made it is judged as ever). So
+    are the controller's policy record commits that change no file (round 61: the file
+    already held the bytes it records)."""
     rows = repo.run(
-        "rev-list", "--first-parent", "--fixed-strings", f"--grep={RUN_START}:", head
-    ).split()
+        "rev-list", "--first-parent", "--fixed-strings", f"--grep={RUN_START}:",
+        f"--grep={recorded.RECORD_SUBJECT}", head,
+    ).split()  # fmt: skip
     logged = {r.sha for r in records}
     quiet = [sha for sha in rows if sha not in logged]
     if not quiet:

@@ -13,14 +13,19 @@ values, the secrets settings and every endpoint are left out (env and header *na
 
 The file is RFC 8785 canonical JSON, so its bytes and its ``sha256:`` hash follow from the
 policy alone. The file is a record, never an input of the controller: its policy is its
-config. :func:`config_of` turns a recorded document back into a
-:class:`~controller.settings.Config` for the audit (tools as records: they cannot run).
+config. What makes a policy recorded is a commit of the controller's, never the file's bytes
+(round 61: anyone can commit the next policy's bytes first): a ``plangate: record policy``
+commit, author and committer the controller, naming it in its ``Policy-Hash:`` trailer, with
+the file holding those bytes (:func:`recorded_hash`; its tree may equal its parent's).
+:func:`config_of` turns a recorded document back into a :class:`~controller.settings.Config`
+for the audit (tools as records: they cannot run).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,8 @@ from controller.settings import Config, Estimate, ToolSpec
 
 #: Where the policy is recorded, from the repository's root.
 POLICY_PATH = ".plangate/policy.json"
+#: The subject of the controller's record commits (:func:`recorded_hash`).
+RECORD_SUBJECT = "plangate: record policy"
 #: The document's format; a reader refuses one it does not know.
 VERSION = 1
 #: What a tool's record keeps as it is (everything validation, risk and flows read).
@@ -76,6 +83,20 @@ def policy_bytes(config: Config) -> bytes:
 def hash_of(data: bytes) -> str:
     """``sha256:<hex>`` of the file's bytes: the ``Policy-Hash:`` that names it."""
     return PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def recorded_hash(
+    subject: str, trailers: Mapping[str, str], author: str, committer: str, identity: str
+) -> str | None:
+    """The ``Policy-Hash`` a commit records when it is a record commit under ``identity``
+    (author AND committer: git's own rewrites keep the author only), else None. Whether the
+    controller made it (its record of its commits) and the file's bytes are the caller's."""
+    if subject != RECORD_SUBJECT or not identity:
+        return None
+    if author.lower() != identity.lower() or committer.lower() != identity.lower():
+        return None
+    named = (trailers.get("Policy-Hash") or "").strip()
+    return named or None
 
 
 def parse_blob(repo: Any, blob: str | None) -> dict[str, Any] | None:

@@ -71,8 +71,8 @@ class Timeline:
         #: identity -> (its first version, commit), and its first version it committed itself
         named: dict[str, tuple[Config, str]] = {}
         own: dict[str, Config] = {}
-        for record in repo.first_parent_log(None, head, [recorded.POLICY_PATH]):
-            blob = _new_blob(record)
+        for record in policy_log(repo, head):
+            blob = _new_blob(record) if record.changes else repo.blob_sha(record.sha, _FILE)
             doc = recorded.parse_blob(repo, blob)
             if doc is None:
                 continue
@@ -84,7 +84,7 @@ class Timeline:
             if wanted is not None and identity != wanted:
                 continue
             named.setdefault(identity, (version, record.sha))
-            if record.author.email.lower() == identity:
+            if _records(record, identity):
                 own.setdefault(identity, version)
         if len(named) > 1:
             timeline.close()
@@ -127,29 +127,53 @@ class Timeline:
     # --- walking ----------------------------------------------------------------------
 
     def apply(self, record: CommitRecord) -> None:
-        """A first-parent commit: follow its change of the policy file, if any."""
-        for change in record.changes:
-            if change.path == recorded.POLICY_PATH:
-                self._change(record, change.new_blob)
+        """A first-parent commit: a record commit of the controller's records the policy its
+        ``Policy-Hash:`` names, whether or not it changes the file (round 61); any other
+        change of the file is a finding and records nothing."""
+        author, committer = record.author.email, record.committer.email
+        named = recorded.recorded_hash(
+            record.subject, record.trailers, author, committer, self.identity
+        )
+        changes = [c for c in record.changes if c.path == recorded.POLICY_PATH]
+        if named is not None:
+            blob = changes[0].new_blob if changes else self.repo.blob_sha(record.sha, _FILE)
+            self._record(record, blob, named)
+        elif changes:
+            self._changed(record, changes[0].new_blob)
 
-    def _change(self, record: CommitRecord, blob: str | None) -> None:
+    def _changed(self, record: CommitRecord, blob: str | None) -> None:
+        """A change of the file in no record commit of the controller's: flagged."""
         who = record.author.email
+        what = "deleted" if blob is None else "changed"
         if who.lower() != self.identity:
-            what = "deleted" if blob is None else "changed"
-            self._flag(
-                record,
-                "policy-changed",
-                f"{who} {what} {recorded.POLICY_PATH}; only the controller records its "
-                "policy (ignored: the audit keeps judging by the controller's record)",
+            detail = f"{who} {what} {recorded.POLICY_PATH}; only the controller records its policy"
+        elif record.committer.email.lower() != self.identity:
+            detail = (
+                f"{recorded.POLICY_PATH} {what} under the controller's name but committed by "
+                f"{record.committer.email}; only the controller's own record commits record it"
             )
-            return
+        elif blob is None:
+            detail = f"the controller never deletes {recorded.POLICY_PATH}"
+        else:
+            detail = (
+                f"{recorded.POLICY_PATH} {what} in no record commit ({recorded.RECORD_SUBJECT} "
+                "with its Policy-Hash); only those record the policy"
+            )
+        self._flag(
+            record,
+            "policy-changed",
+            detail + " (ignored: the audit keeps judging by the controller's record)",
+        )
+
+    def _record(self, record: CommitRecord, blob: str | None, named: str) -> None:
+        """A record commit of the controller's: the file there is the policy it records."""
         if self.in_force.approval.require_signed:
             signature = self.repo.verify_commit(record.sha, self.in_force.approval.allowed_signers)
             if not signature.valid:
                 self._flag(
                     record,
                     "forged-controller",
-                    f"a change of {recorded.POLICY_PATH} claims the controller identity but is "
+                    f"a record of {recorded.POLICY_PATH} claims the controller identity but is "
                     f"not validly signed ({signature.message}); ignored",
                 )
                 return
@@ -167,13 +191,13 @@ class Timeline:
             )
             return
         digest = recorded.hash_of(self.repo.blob(blob))  # read: a record is small
-        trailer = record.trailers.get("Policy-Hash")
-        if trailer is not None and trailer.strip() != digest:
+        if named != digest:  # the controller names what it writes: no record of either
             self._flag(
                 record,
                 "policy-hash-mismatch",
-                f"the commit names Policy-Hash {trailer.strip()}, the file hashes to {digest}",
+                f"the commit names Policy-Hash {named}, the file hashes to {digest}; ignored",
             )
+            return
         version = self.seen.get(digest)
         if version is None:
             try:
@@ -229,6 +253,37 @@ class Timeline:
         self.findings.append(
             {"plan": recorded.POLICY_PATH, "commit": record.sha, "kind": kind, "detail": detail}
         )
+
+
+_FILE = recorded.POLICY_PATH
+
+
+def policy_log(repo: GitRepo, head: str) -> list[CommitRecord]:
+    """``head``'s first-parent commits that change the policy file or are record commits by
+    their subject (whose tree may equal their parent's: round 61), oldest first; who made
+    them is the reader's to judge."""
+    logged = list(repo.first_parent_log(None, head, [_FILE]))
+    seen = {record.sha for record in logged}
+    quiet = [sha for sha in record_commits(repo, head) if sha not in seen]
+    if not quiet:
+        return logged
+    line = repo.run("rev-list", "--first-parent", "--reverse", head).split()
+    rank = {sha: i for i, sha in enumerate(line)}
+    found = logged + [repo.commit(sha) for sha in quiet]
+    return sorted(found, key=lambda record: rank.get(record.sha, -1))
+
+
+def record_commits(repo: GitRepo, head: str) -> list[str]:
+    """``head``'s first-parent commits whose message holds the record subject."""
+    grep = f"--grep={recorded.RECORD_SUBJECT}"
+    return repo.run("rev-list", "--first-parent", "--fixed-strings", grep, head).split()
+
+
+def _records(record: CommitRecord, identity: str) -> bool:
+    """Is ``record`` a record commit under ``identity`` (subject, trailer, both names)?"""
+    author, committer = record.author.email, record.committer.email
+    named = recorded.recorded_hash(record.subject, record.trailers, author, committer, identity)
+    return named is not None
 
 
 def _new_blob(record: CommitRecord) -> str | None:

@@ -468,26 +468,46 @@ class RecordedPolicies:
 
     def records(self, repo: GitRepo, since: str | None, head: str) -> list[tuple[str, str]]:
         """The controller's own records of its policy in ``since..head``'s first parents,
-        oldest first, as (commit, blob). A record under its name that it did not make, or
-        that is no policy it writes, is none."""
+        oldest first, as (commit, blob): its ``plangate: record policy`` commits (author,
+        committer and its record of its commits) whose file holds the policy their
+        ``Policy-Hash:`` names, changed there or not (round 61: someone who committed those
+        bytes first left the controller no change to make). A commit of anyone else that
+        changes the file records nothing."""
         from controller.approval import recorded
+        from controller.git.records import parse_trailers
 
         spec = f"{since}..{head}" if since else head
         out = repo.run(
-            "log", "--first-parent", "--reverse", "--format=%H %ae", spec, "--",
-            recorded.POLICY_PATH,
+            "log", "--first-parent", "--reverse", "--fixed-strings",
+            f"--grep={recorded.RECORD_SUBJECT}", "--format=%H%x00%ae%x00%ce%x00%s%x00%b%x01",
+            spec,
         )  # fmt: skip
         own = self.own()
-        identity = self.config.identity.email.lower()
+        identity = self.config.identity.email
         found = []
-        for line in out.splitlines():
-            sha, _, email = line.partition(" ")
-            if email.lower() != identity or (own is not None and not own(sha)):
+        for row in out.split("\x01"):
+            sha, _, rest = row.strip("\n").partition("\0")
+            author, committer, subject, body = [*rest.split("\0"), "", "", ""][:4]
+            named = recorded.recorded_hash(
+                subject, parse_trailers(body), author, committer, identity
+            )
+            if named is None or (own is not None and not own(sha)):
                 continue
             blob = repo.blob_sha(sha, recorded.POLICY_PATH)
-            if blob is not None and self.approval(repo, blob) is not None:
+            if blob is not None and self._holds(repo, blob, named):
                 found.append((sha, blob))
         return found
+
+    def _holds(self, repo: GitRepo, blob: str, named: str) -> bool:
+        """Is ``blob`` a readable record of the policy ``named`` (its ``Policy-Hash``)?"""
+        from controller.approval import recorded
+        from controller.errors import PlangateError
+
+        try:
+            data = repo.blob(blob)
+        except PlangateError:
+            return False
+        return recorded.hash_of(data) == named and self.approval(repo, blob) is not None
 
     def rule(self, blob: str | None) -> Callable[[CommitRecord, Iterable[str]], bool]:
         """The withdraw rule of a recorded policy (None, or a record no longer readable:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "30"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "31"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -89,6 +89,9 @@ INDEX_VERSION = "30"  # 3: risk and estimate per plan; 4: approval identities, f
 # 30: an approval's identity includes what it decides (plan, status, version); another
 # decision under one author, date and subject is a replay only when carried by another
 # committer (round 60: her own two approvals in one second, rebased, read as a replay)
+# 31: the withdraw policy is the controller's last record COMMIT (subject, Policy-Hash,
+# author and committer, its record), never a change of the file's bytes (round 61: bytes
+# committed first by someone else left no record and a stale withdraw policy)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

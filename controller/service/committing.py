@@ -61,26 +61,38 @@ class Committing(ControllerCore):
         return cached[1], cached[2]
 
     def _record_policy(self) -> None:
-        """Commit the policy in force to ``.plangate/policy.json`` when the branch does not
-        hold it (first pass, a new config, or someone else changed or deleted the file).
-        One object lookup per pass that found a new head; a commit only on a change."""
+        """Commit the policy in force when the controller's last own record (its own
+        ``plangate: record policy`` commit, as the history index follows it) is another
+        one: first pass, a new config. That commit is made even when the file already holds
+        the bytes (round 61: whoever commits them first records nothing; the commit's tree
+        then equals its parent's). The file is also written back when someone else changed
+        or deleted it. Bounded (``_contested``): never a commit war. One lookup per pass that
+        found a new head."""
         data, digest = self.policy_in_force()
         if self._policy_seen == (self._head, digest):
             return
+        own = self._own_record()
         blob = self.repo.blob_sha(self._head, recorded.POLICY_PATH)
-        if blob != blob_id(data) and self._contested(digest):
-            pass  # another controller keeps recording another policy: never a commit war
-        elif blob != blob_id(data):
+        owned, held = own == blob_id(data), blob == blob_id(data)
+        made = not (owned and held) and not self._contested(digest)  # bounded, as ever
+        if made:
             self._policy_records[digest] = self._policy_records.get(digest, 0) + 1
-            before = recorded.parse_blob(self.repo, blob)
+            before = recorded.parse_blob(self.repo, own or None)
             changed = recorded.differences(before, recorded.parse(data) or {})
             message = self._policy_message(digest, changed)
             worktree = self._policy_path_safe()
             self._write({recorded.POLICY_PATH: data}, self._head, message, worktree=worktree)
             self.log.info("policy_recorded", hash=digest, changed=changed, commit=self._head)
         if self._policy_seen[1] != digest:  # once per config: what the audit will judge by
-            self.log.info("policy_in_force", hash=digest, recorded=blob != blob_id(data))
+            self.log.info("policy_in_force", hash=digest, recorded=owned or made, committed=made)
         self._policy_seen = (self._head, digest)
+
+    def _own_record(self) -> str | None:
+        """The blob of the controller's last own policy record on the branch at ``_head``
+        (None: none yet): the history index follows them (``withdraw_policy``)."""
+        if self.index.meta("last_commit") != self._head:
+            self.index.scan(self.repo, self._head)
+        return self.index.meta("withdraw_policy") or None
 
     def _contested(self, digest: str) -> bool:
         """Has this process recorded this policy again and again (something else, such as a
@@ -101,7 +113,7 @@ class Committing(ControllerCore):
 
         body = "The controller's effective policy: " + ", ".join(changed or ["restored"])
         trailers = [("Policy-Hash", digest), ("Controller", self.instance_id())]
-        return commit_message("plangate: record policy", body, trailers)
+        return commit_message(recorded.RECORD_SUBJECT, body, trailers)
 
     def _policy_path_safe(self) -> bool:
         """May the policy file be written into the working tree? Not through a link or onto

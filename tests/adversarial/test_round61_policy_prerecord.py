@@ -58,6 +58,19 @@ that the controller "records it on its next pass" (it never does). Held: ``contr
 controller's own approvals (all ran); every human change flagged ``policy-changed``;
 ``pretty``: the next policy pretty-printed is recorded again by the controller (a byte
 comparison) and the audit agrees.
+
+Fixed (2026-11-29): whether a policy is recorded is a fact about the controller's own
+commits, never the file's bytes. A record is a ``plangate: record policy`` commit, author and
+committer the controller (and, for the controller, one its record of its commits holds),
+whose ``Policy-Hash:`` names the bytes the file holds there
+(``controller.approval.recorded.recorded_hash``). When the config's policy differs from its
+last own record (the history index's withdraw policy), the controller makes that commit even
+when the file already holds the bytes (its tree then equals its parent's), so withdrawals
+after the pass are judged by the config in force (``veto-reject``, ``veto-abort``,
+``veto-departed``). The audit reads the record commits, those that change no file included,
+for the policy history, and a person's change of the file is ``policy-changed`` and never a
+record: every honest start names a recorded policy (``revert``, ``pre-file``, ``pre-vote``,
+``pre-merge``, ``first``; with ``--config`` too). The index's version is 31.
 """
 
 from __future__ import annotations
@@ -68,7 +81,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, APPROVERS, BOB, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, APPROVERS, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
 
 PAT = ("Pat", "pat@example.com")
@@ -88,31 +101,6 @@ GATE = """\
 """
 VIDS = ["control", "revert", "pre-file", "pre-vote", "pre-merge", "pretty", "first"]
 WHO = {"control": PAT, "revert": OSCAR, "pre-file": NINA, "pre-vote": QUINN}
-
-_PRE = xfail(
-    "policy",
-    "the file already held the controller's next policy, so the controller recorded none; "
-    "its start names a Policy-Hash never recorded and the fresh-clone audit judges the honest "
-    "run by the previous record: start-without-approval, policy-hash-mismatch",
-)
-BROKEN: dict[str, Any] = {
-    "revert": _PRE,
-    "pre-file": _PRE,
-    "pre-vote": _PRE,
-    "pre-merge": _PRE,
-    "first": _PRE,
-}
-_VETO = xfail(
-    "policy",
-    "the agent wrote the next policy's bytes; the controller recorded none and judged Sam's "
-    "rejection/abort by its stale record: ignored as E_APPROVER_NOT_ALLOWED, the plan ran",
-)
-_CONFIGURED = xfail(
-    "policy",
-    "the audit given the operator's config judges the honest run by the stale record too "
-    "(E_APPROVER_NOT_ALLOWED) and notes the controller 'records it on its next pass': "
-    "it never does",
-)
 
 
 def _config(lab: Lab, extra: list[str], repo: Path | None = None, state: Path | None = None) -> str:
@@ -276,7 +264,7 @@ def test_the_controller_runs_each_plan_its_config_allows(lab: Lab, vid: str) -> 
     assert len(lab.calls(vid)) == 1, lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
+@pytest.mark.parametrize("vid", VIDS)
 def test_the_fresh_clone_audit_reaches_the_controllers_verdict(lab: Lab, vid: str) -> None:
     starts = _starts(lab, vid)
     report = _report(lab, vid)
@@ -290,38 +278,19 @@ def test_the_fresh_clone_audit_reaches_the_controllers_verdict(lab: Lab, vid: st
 
 
 @pytest.mark.parametrize(
-    "tag",
-    cases(
-        ["veto-reject", "veto-abort"],
-        ["veto-reject", "veto-abort-gated"],
-        {"veto-reject": _VETO, "veto-abort": _VETO},
-    ),
+    "tag", ["veto-reject", "veto-abort-gated"], ids=["veto-reject", "veto-abort"]
 )
 def test_a_withdrawal_by_an_approver_of_the_config_in_force_holds(lab: Lab, tag: str) -> None:
     slug = tag.removesuffix("-gated")
     assert lab.calls(tag) == [], lab.codes(slug)
 
 
-_DEPARTED = xfail(
-    "policy",
-    "the agent wrote the next policy's bytes; the controller recorded none and counted the "
-    "rejection of Pat, removed from the config in force, by its stale record (v2, which "
-    "has him): the plan "
-    "stayed rejected, Alice's approval ignored",
-)
-
-
-@pytest.mark.parametrize(
-    "vid", cases(["veto-departed"], ["veto-departed"], {"veto-departed": _DEPARTED})
-)
+@pytest.mark.parametrize("vid", ["veto-departed"])
 def test_a_withdrawal_by_a_departed_approver_vetoes_nothing(lab: Lab, vid: str) -> None:
     assert len(lab.calls(vid)) == 1, lab.codes(vid)
 
 
-@pytest.mark.parametrize(
-    "vid",
-    [pytest.param("pre-merge", id="pre-merge", marks=[_CONFIGURED])],
-)
+@pytest.mark.parametrize("vid", ["pre-merge"])
 def test_the_audit_with_the_config_reaches_the_controllers_verdict(lab: Lab, vid: str) -> None:
     report = lab.configured  # type: ignore[attr-defined]
     runs = [e for e in report["executions"] if e["plan"] == f"plans/{vid}"]

@@ -18,7 +18,7 @@ import pytest
 
 from controller.approval import recorded
 from controller.settings import config_from_data
-from tests.support.gitenv import AGENT, ALICE, BOT, MALLORY, commit_all, git, run_cli
+from tests.support.gitenv import AGENT, ALICE, BOB, BOT, MALLORY, commit_all, git, run_cli
 from tests.support.gitkit import GATED, approve, edit_status, head_plan, write_plan
 
 POLICY = ".plangate/policy.json"
@@ -367,3 +367,90 @@ def test_a_hostile_first_record_never_crashes_the_audit(repo: Path, tmp_path: Pa
     assert code == 1 and report["executions"][0]["approval_valid"], report
     kinds = {(f["kind"], f["commit"][:7]) for f in report["findings"]}
     assert [k for k, _ in kinds] == ["policy-changed"], report["findings"]
+
+
+def record_commits(repo: Path) -> list[tuple[str, str, str]]:
+    """(sha, author, committer) of every controller record commit, newest first: those that
+    change no file included (a path-limited log leaves them out)."""
+    out = git(repo, "log", "--first-parent", f"--grep=^{SUBJECT}$", "--format=%H %ae %ce")
+    return [tuple(row.split()) for row in out.splitlines()]  # type: ignore[misc]
+
+
+def with_approver(repo: Path, email: str) -> bytes:
+    """The recorded policy with one approver more: the next policy's exact bytes."""
+    doc = json.loads((repo / POLICY).read_bytes())
+    doc["approval"]["approvers"].append(email)
+    return recorded.canonical_bytes(doc)
+
+
+def test_bytes_committed_first_are_recorded_by_the_controller_all_the_same(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 61: the agent commits the NEXT policy's bytes before the controller's pass. The
+    controller's record is its own commit, not the file: it records the policy anyway (a
+    commit whose tree is its parent's), judges Bob's rejection by it (he vetoes), and the
+    fresh-clone audit reads that record and flags the agent's change."""
+    config = write_config(repo, approvers='["alice@example.com"]')
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run(config)
+    nxt = with_approver(repo, BOB[1])
+    write_config(repo, approvers=f'["alice@example.com", "{BOB[1]}"]')
+    (repo / POLICY).write_bytes(nxt)
+    pre = commit_all(repo, "tidy .plangate", AGENT)
+    run(config)
+    sha, author, committer = record_commits(repo)[0]
+    assert (author, committer) == (BOT[1], BOT[1])
+    assert git(repo, "rev-parse", f"{sha}^{{tree}}") == git(repo, "rev-parse", f"{sha}^^{{tree}}")
+    assert git(
+        repo, "log", "-1", "--format=%(trailers:key=Policy-Hash,valueonly)", sha
+    ).strip() == (recorded.hash_of(nxt))
+    edit_status(repo, "greet", "rejected")
+    commit_all(repo, "bob rejects greet", BOB)
+    run(config)
+    approve(repo)
+    run(config)
+    assert head_plan(repo)["plan"]["status"] != "completed"  # Bob's veto holds
+    _, report = audit(fresh_clone(repo, tmp_path))
+    assert recorded.hash_of(nxt) in {p["hash"] for p in report["policies"]}, report
+    about = [(f["kind"], f["commit"]) for f in report["findings"] if f["kind"] != "illegal"]
+    assert about == [("policy-changed", pre)]  # illegal: Alice's approval over the veto
+
+
+def test_the_first_record_is_made_over_bytes_already_committed(repo: Path, tmp_path: Path) -> None:
+    """The agent commits the first policy's exact bytes with its plan: the controller still
+    records it on its first pass, and the honest run audits clean apart from that change."""
+    from controller.settings.loading import load_config
+
+    config = write_config(repo)
+    (repo / ".plangate").mkdir()
+    (repo / POLICY).write_bytes(recorded.policy_bytes(load_config(config)))
+    pre = commit_all(repo, "add the policy with the plan", AGENT)
+    ran(repo)
+    assert len(record_commits(repo)) == 1
+    _, report = audit(fresh_clone(repo, tmp_path))
+    [execution] = report["executions"]
+    assert execution["approval_valid"] and execution["policy_hash"] in {
+        p["hash"] for p in report["policies"]
+    }, report
+    assert [(f["kind"], f["commit"]) for f in report["findings"]] == [("policy-changed", pre)]
+
+
+def test_a_record_under_the_controller_name_by_another_committer_records_nothing(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A ``record policy`` commit with the controller as author but someone else as
+    committer (an amend, a cherry-pick, a forgery) is no record: flagged, never in force."""
+    write_config(repo)
+    ran(repo)
+    forged = with_approver(repo, MALLORY[1])
+    (repo / POLICY).write_bytes(forged)
+    git(repo, "add", "-A")
+    env = {"GIT_AUTHOR_NAME": BOT[0], "GIT_AUTHOR_EMAIL": BOT[1],
+           "GIT_COMMITTER_NAME": AGENT[0], "GIT_COMMITTER_EMAIL": AGENT[1]}  # fmt: skip
+    message = f"{SUBJECT}\n\nPolicy-Hash: {recorded.hash_of(forged)}\n"
+    git(repo, "commit", "-q", "-m", message, env=env)
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 1
+    assert recorded.hash_of(forged) not in {p["hash"] for p in report["policies"]}
+    assert [f["kind"] for f in report["findings"]] == ["policy-changed"], report

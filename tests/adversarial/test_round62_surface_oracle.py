@@ -33,20 +33,29 @@ character changed):
   ``validation:`` block it commits (``commit-validation``) and ``status --json``'s
   ``reason`` (``status-reason``) and MCP ``status`` (``mcp-status-row``).
 
+- ``num-*``: a second secret ``PIN: '0072946183'`` (round 60: its canonical number forms
+  are hidden too) guessed by its canonical form ``72946183`` against ``72946184``: MCP
+  ``log`` of ``plans/<guess>`` (``num-mcp-log-path``) and the committed ``validation:``
+  block of a plan whose status is the guess (``num-commit-validation``).
+
 Asserted per variant: after each guess is replaced by the word ``GUESS`` (and the slug
 and hashes normalised), the answer for the secret holds no ``***`` unless the answer for
 the wrong guess does too: a right and a wrong guess are answered alike.
 
-Seen (strict xfails, 11): ``mcp-log-path``, ``mcp-status-path`` ("no plan plans/*** on the
-watched branch"), ``mcp-wait-path`` (an ok answer, ``"path": "plans/***"``),
-``mcp-wait-status`` (``"previous": "***"``), ``mcp-submit-slug`` ("slug '***' is not a plan
-folder name", the upper-cased guess masked too), ``cli-show-path``, ``cli-validate-path``
-("E_USAGE: ***.yml: no such plan file"), ``check-report`` ("(got '***')"),
-``commit-validation`` (the committed ``validation:`` block: ``(got '***')``: the agent
-confirms a guess with one commit and ``git show``, no approval needed), ``status-reason``
-and ``mcp-status-row`` (the same reason). Held: ``mcp-validate-format``, ``cli-hash-path``,
-``cli-freeze``, and the conversion errors as below.
-"""
+Seen (strict xfails, 15): ``mcp-submit-key`` (MCP ``submit`` of a JSON source keyed with the
+guess: "cannot tell the plan's format (keys: ***)", while MCP ``validate`` of the same text
+held), ``cli-convert-key`` (the same from ``plangate convert``), ``num-mcp-log-path`` and
+``num-commit-validation`` (a numeric secret's canonical form confirmed), ``mcp-log-path``,
+``mcp-status-path`` ("no plan plans/*** on the watched branch"), ``mcp-wait-path`` (an ok
+answer, ``"path": "plans/***"``), ``mcp-wait-status`` (``"previous": "***"``),
+``mcp-submit-slug`` ("slug '***' is not a plan folder name", the upper-cased guess masked
+too), ``cli-show-path``, ``cli-validate-path`` ("E_USAGE: ***.yml: no such plan file"),
+``check-report`` ("(got '***')"), ``commit-validation`` (the committed ``validation:``
+block: ``(got '***')``: the agent confirms a guess with one commit and ``git show``, no
+approval needed), ``status-reason`` and ``mcp-status-row`` (the same reason). Held (4):
+``mcp-validate-format``, ``mcp-validate-key``, ``cli-hash-path``, ``cli-freeze``. Note: the
+same plan's ``E_ILLEGAL_TRANSITION`` note in ``status`` quotes the guess raw for both, so
+the row quotes the secret as written and as ``***`` side by side."""
 
 from __future__ import annotations
 
@@ -62,25 +71,37 @@ from test_round2_execution_kit import shared
 from test_round61_surface_mcp import PLANGATE, mcp
 
 SECRET = "r62-sekr3t-zp4qwlm8"
-GUESSES = {"s": SECRET, "c": SECRET[:-1] + "x"}
+NUMERIC = "0072946183"  # round 60: a numeric secret hides its canonical number forms too
+GUESSES = {"s": SECRET, "c": SECRET[:-1] + "x", "ns": "72946183", "nc": "72946184"}
 
 CLS = "a secret-equality oracle in an answer that quotes only the agent's own text"
 BROKEN: dict[str, Any] = {
-    "mcp-log-path": xfail(CLS, "MCP log of plans/<secret>: 'no plan plans/*** on the watched branch'"),
+    "mcp-log-path": xfail(
+        CLS, "MCP log of plans/<secret>: 'no plan plans/*** on the watched branch'"
+    ),
     "mcp-status-path": xfail(CLS, "MCP status of plans/<secret>: 'no plan plans/***'"),
     "mcp-wait-path": xfail(CLS, "MCP wait on plans/<secret> answers ok with path 'plans/***'"),
     "mcp-wait-status": xfail(CLS, "MCP wait with status <secret> answers previous '***'"),
     "mcp-submit-slug": xfail(CLS, "MCP submit slug <SECRET upper-cased>: \"slug '***'\""),
     "cli-show-path": xfail(CLS, "plangate show plans/<secret>: 'E_USAGE: plans/***'"),
     "cli-validate-path": xfail(CLS, "plangate validate <secret>.yml: 'E_USAGE: ***.yml'"),
-    "check-report": xfail(CLS, "plangate check's report of a plan with status <secret>: (got '***')"),
+    "check-report": xfail(
+        CLS, "plangate check's report of a plan with status <secret>: (got '***')"
+    ),
     "commit-validation": xfail(
         CLS, "the controller commits validation: (got '***') for status <secret>: git confirms it"
     ),
     "status-reason": xfail(CLS, "status --json reason (got '***') for status <secret>"),
     "mcp-status-row": xfail(CLS, "MCP status row reason (got '***') for status <secret>"),
     "mcp-submit-key": xfail(
-        CLS, "MCP submit of a JSON source keyed <secret>: \"cannot tell the plan's format (keys: ***)\""
+        CLS,
+        'MCP submit of a JSON source keyed <secret>: "cannot tell the plan\'s format (keys: ***)"',
+    ),
+    "num-mcp-log-path": xfail(
+        CLS, "numeric secret 0072946183: MCP log of plans/72946183 answers 'no plan plans/***'"
+    ),
+    "num-commit-validation": xfail(
+        CLS, "numeric secret 0072946183: status '72946183' committed as (got '***')"
     ),
     "cli-convert-key": xfail(
         CLS, "plangate convert of a JSON source keyed <secret>: '(keys: ***)'"
@@ -118,7 +139,7 @@ def _bad_status(tag: str, g: str) -> str:
 
 
 def _build(root: Path) -> Lab:
-    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
+    (root / "sec.yml").write_text(f"TOK: {SECRET}\nPIN: '{NUMERIC}'\n")
     lab = Lab(
         root,
         extra=(
@@ -134,7 +155,12 @@ def _build(root: Path) -> Lab:
     lab.run()
     got: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
     cfg = str(lab.config)
-    for k, g in GUESSES.items():
+    for k in ("ns", "nc"):  # the numeric secret's canonical form, and a wrong number
+        g = GUESSES[k]
+        got[k]["commit-validation"] = lab.git("show", f"HEAD:plans/v{k}/PLAN.yml")
+        (reply,) = mcp(lab, [("log", {"path": f"plans/{g}"})])
+        got[k]["mcp-log-path"] = json.dumps(reply, ensure_ascii=False)
+    for k, g in list(GUESSES.items())[:2]:
         got[k]["commit-validation"] = lab.git("show", f"HEAD:plans/v{k}/PLAN.yml")
         rows = json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
         got[k]["status-reason"] = json.dumps([r for r in rows if r["plan"] == f"plans/v{k}"])
@@ -192,6 +218,7 @@ IDS = [
 
 def _norm(text: str, k: str) -> str:
     g = GUESSES[k]
+    text = text.replace(f"plans/v{k}", "plans/vK")
     for spelled in (g, g.upper()):
         text = text.replace(spelled, "GUESS")
     text = re.sub(r"(plans/v|key-|fz|key)[sc](\.json|\.yml|\b)", r"\1K\2", text)
@@ -199,9 +226,14 @@ def _norm(text: str, k: str) -> str:
     return re.sub(r'"waited": [0-9.]+', '"waited": W', text)
 
 
-@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
+NUM_IDS = ["num-mcp-log-path", "num-commit-validation"]
+
+
+@pytest.mark.parametrize("vid", cases(IDS + NUM_IDS, IDS + NUM_IDS, BROKEN))
 def test_a_right_and_a_wrong_guess_are_answered_alike(lab: Lab, vid: str) -> None:
-    s = _norm(lab.got["s"][vid], "s")  # type: ignore[attr-defined]
-    c = _norm(lab.got["c"][vid], "c")  # type: ignore[attr-defined]
+    ks, kc = ("ns", "nc") if vid.startswith("num-") else ("s", "c")
+    vid = vid.removeprefix("num-")
+    s = _norm(lab.got[ks][vid], ks)  # type: ignore[attr-defined]
+    c = _norm(lab.got[kc][vid], kc)  # type: ignore[attr-defined]
     assert "Traceback" not in s and "Traceback" not in c, s[-2000:]
     assert "***" not in s or "***" in c, (s[:1500], c[:1500])

@@ -27,33 +27,45 @@ One pass; then Mallory (no approver) sets ``approved`` on ``lr``, ``lg`` and ``f
 resume), and the controller commits its refusals: ``plangate: refuse`` commits that carry
 the agent's blocks over. Then Alice approves ``lr`` and a pass runs.
 
-Asserted per variant: ``show`` (with and without ``--config``) and MCP ``log`` show none of
-the agent's text as the record (no ``FORGED-*``; a never-run copy not shown as run unless
-it warns ``E_OWNED_BLOCK_CHANGED``); ``status`` names no approver for ``lr``; after Alice's
-approval ``lr``'s action runs exactly once.
+Asserted per variant: ``show`` (with and without ``--config``), the page and
+``/api/plan/<id>`` and MCP ``log`` show none of the agent's text as the record (no ``FORGED-*``;
+a never-run copy not shown as run unless it warns ``E_OWNED_BLOCK_CHANGED``); ``status``
+names no approver for ``lr``; after Alice's approval ``lr``'s action runs exactly once.
 
-Seen (strict xfails): ``show-late-lr``, ``show-late-lr-noconfig``: the controller's own
+Seen (strict xfails, 9): ``show-lr``, ``show0-lr`` (``show0``: without ``--config``): the controller's own
 refusal commit wrote the agent's ``execution:`` block into its commit (HEAD's PLAN.yml,
 author plangate), and ``show`` prints "ran: succeeded / outputs: {"msg": "FORGED-LR"}" for
 a plan that never ran, no warning (MCP ``log`` flags it, so show and the page disagree);
-``show-late-fl``/``-noconfig``: the same for a failed plan's error after a refused resume;
-``show-copy``, ``show-copy-edit`` (with and without config): a copy of a finished plan's
+``show-fl``, ``show0-fl``: the same for a failed plan's error after a refused resume;
+``show-cp``, ``show0-cp``, ``show-cpe``, ``show0-cpe`` (``cpe``: its log edited): a copy of a finished plan's
 folder is shown "Status: completed / Approved: by alice / ran: succeeded", no warning
-(MCP ``log`` shows nothing and flags it). Held: MCP ``log`` of all of them, ``status``,
-the run of ``lr`` after Alice's approval.
+(MCP ``log`` shows nothing and flags it); ``status-fl``: ``status --json`` (and so MCP
+``status``) gives ``fl``'s reason from the agent's block the refusal carried ("action 1:
+E_TOOL_FAILED: ... FORGED-FL") while the page shows the controller's "boom-r62". Held (24):
+MCP ``log`` of all six, the page and ``/api/plan/`` of all six and the overview (a short
+daemon serves them after the last pass: the controller's record, ``E_OWNED_BLOCK_CHANGED``
+flagged), ``status`` of ``lr`` (no approver), ``show`` of ``lg`` and of the moved ``mv``,
+and ``lr``'s one action ran exactly once after Alice's approval although the controller's
+own commit carried a block saying it had succeeded.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, MALLORY, Lab, cases, plan_text, xfail
+from advkit import ALICE, MALLORY, BenchError, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
+from test_round61_surface_page import _get
 
 CLS = "show takes an agent's blocks as the controller's record"
 _LATE = (
@@ -146,6 +158,7 @@ def _build(root: Path) -> Lab:
             got = lab.cli("show", str(lab.repo / f"plans/{slug}/PLAN.yml"), *cfg, cwd=lab.repo)
             seen[f"{tag}:{slug}"] = got.stdout + got.stderr
     seen["status"] = json.dumps(lab.status(), ensure_ascii=False)
+    seen.update(_pages(lab))
     lab.seen = seen  # type: ignore[attr-defined]
     # Alice approves lr (what she reviewed: its one action): it must run once
     lab.set_status("lr", "approved")
@@ -155,13 +168,64 @@ def _build(root: Path) -> Lab:
     return lab
 
 
+def _pages(lab: Lab) -> dict[str, str]:
+    """The daemon's page and API for every slug (the daemon's snapshot of the branch)."""
+    cfg = lab.config.read_text()
+    lab.config.write_text(cfg + "ui: {listen: 0}\n")
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=lab.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    out: dict[str, str] = {}
+    lines: list[str] = []
+    try:
+        port = None
+        deadline = time.time() + 40
+        while time.time() < deadline and port is None:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            lines.append(line)
+            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
+            if m:
+                port = int(m.group(1))
+        if port is None:
+            raise BenchError("the daemon never said where it listens: " + "".join(lines)[-3000:])
+        for _ in range(60):
+            code, _h, body = _get(port, "/api/")
+            if code == 200 and "plans/lr" in body:
+                break
+            time.sleep(0.25)
+        out["page:index"] = _get(port, "/")[2] + _get(port, "/api/")[2]
+        for slug in SLUGS:
+            out[f"page:{slug}"] = _get(port, f"/plan/plans/{slug}")[2]
+            out[f"api:{slug}"] = _get(port, f"/api/plan/plans/{slug}")[2]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        lab.config.write_text(cfg)
+    return out
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r62-surface-record", _build)
 
 
 def _forged(text: str) -> list[str]:
-    return [w for w in ["FORGED-LR", "FORGED-LG", "FORGED-FL", "FORGED-CPE", "FORGED-MV"] if w in text]
+    return [
+        w for w in ["FORGED-LR", "FORGED-LG", "FORGED-FL", "FORGED-CPE", "FORGED-MV"] if w in text
+    ]
 
 
 SHOW_IDS = [f"{tag}-{s}" for s in SLUGS for tag in ("show", "show0")]
@@ -191,7 +255,9 @@ def test_mcp_log_shows_only_the_controllers_record(lab: Lab, vid: str) -> None:
         assert "E_OWNED_BLOCK_CHANGED" in out, out[:3000]
 
 
-@pytest.mark.parametrize("vid", cases(["status-lr", "status-fl"], ["status-lr", "status-fl"], BROKEN))
+@pytest.mark.parametrize(
+    "vid", cases(["status-lr", "status-fl"], ["status-lr", "status-fl"], BROKEN)
+)
 def test_status_reads_no_forged_block(lab: Lab, vid: str) -> None:
     rows = json.loads(lab.seen["status"])  # type: ignore[attr-defined]
     row = rows[f"plans/{vid.split('-')[1]}"]
@@ -207,3 +273,14 @@ def test_status_reads_no_forged_block(lab: Lab, vid: str) -> None:
 def test_the_approved_plan_runs_once_whatever_its_block_said(lab: Lab) -> None:
     assert lab.before["lr"] == 0  # type: ignore[attr-defined]
     assert lab.lr_runs == 1, lab.codes("lr")  # type: ignore[attr-defined]
+
+
+PAGE_IDS = [f"{tag}-{s}" for s in SLUGS for tag in ("page", "api")] + ["page-index"]
+
+
+@pytest.mark.parametrize("vid", cases(PAGE_IDS, PAGE_IDS, BROKEN))
+def test_the_page_shows_only_the_controllers_record(lab: Lab, vid: str) -> None:
+    tag, slug = vid.split("-", 1)
+    out = lab.seen[f"{tag}:{slug}"]  # type: ignore[attr-defined]
+    assert "Traceback" not in out, out[-2000:]
+    assert _forged(out) == [], [out[max(0, out.find("FORGED") - 600) :][:1500]]

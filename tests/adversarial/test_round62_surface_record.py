@@ -32,22 +32,21 @@ Asserted per variant: ``show`` (with and without ``--config``), the page and
 a never-run copy not shown as run unless it warns ``E_OWNED_BLOCK_CHANGED``); ``status``
 names no approver for ``lr``; after Alice's approval ``lr``'s action runs exactly once.
 
-Seen (strict xfails, 9): ``show-lr``, ``show0-lr`` (``show0``: without ``--config``): the controller's own
-refusal commit wrote the agent's ``execution:`` block into its commit (HEAD's PLAN.yml,
-author plangate), and ``show`` prints "ran: succeeded / outputs: {"msg": "FORGED-LR"}" for
-a plan that never ran, no warning (MCP ``log`` flags it, so show and the page disagree);
-``show-fl``, ``show0-fl``: the same for a failed plan's error after a refused resume;
-``show-cp``, ``show0-cp``, ``show-cpe``, ``show0-cpe`` (``cpe``: its log edited): a copy of a finished plan's
-folder is shown "Status: completed / Approved: by alice / ran: succeeded", no warning
-(MCP ``log`` shows nothing and flags it); ``status-fl``: ``status --json`` (and so MCP
-``status``) gives ``fl``'s reason from the agent's block the refusal carried ("action 1:
-E_TOOL_FAILED: ... FORGED-FL") while the page shows the controller's "boom-r62". Held (24):
-MCP ``log`` of all six, the page and ``/api/plan/`` of all six and the overview (a short
-daemon serves them after the last pass: the controller's record, ``E_OWNED_BLOCK_CHANGED``
-flagged), ``status`` of ``lr`` (no approver), ``show`` of ``lg`` and of the moved ``mv``,
-and ``lr``'s one action ran exactly once after Alice's approval although the controller's
-own commit carried a block saying it had succeeded.
-"""
+Seen (strict xfails, 9): ``show-lr``, ``show0-lr`` (``show0``: without ``--config``): the
+controller's own refusal commit wrote the agent's ``execution:`` block into its commit
+(HEAD's PLAN.yml, author plangate), and ``show`` prints "ran: succeeded / outputs: {"msg":
+"FORGED-LR"}" for a plan that never ran, no warning (MCP ``log`` flags it, so show and the
+page disagree); ``show-fl``, ``show0-fl``: the same for a failed plan's error after a
+refused resume; ``show-cp``, ``show0-cp``, ``show-cpe``, ``show0-cpe`` (``cpe``: its log
+edited): a copy of a finished plan's folder is shown "Status: completed / Approved: by alice
+/ ran: succeeded", no warning (MCP ``log`` shows nothing and flags it); ``status-fl``:
+``status --json`` (and so MCP ``status``) gives ``fl``'s reason from the agent's block the
+refusal carried ("action 1: E_TOOL_FAILED: ... FORGED-FL") while the page shows the
+controller's "boom-r62". Held (24): MCP ``log`` of all six, the page and ``/api/plan/`` of
+all six and the overview (a short daemon serves them after the last pass: the controller's
+record, ``E_OWNED_BLOCK_CHANGED`` flagged), ``status`` of ``lr`` (no approver), ``show`` of
+``lg`` and of the moved ``mv``, and ``lr``'s one action ran exactly once after Alice's
+approval although the controller's own commit carried a block saying it had succeeded."""
 
 from __future__ import annotations
 

@@ -26,6 +26,10 @@ Slips (asserted: her tag never reaches ``rec``, ``E_SELF_APPROVAL``, no valid ru
 - ``file-read``: her four values in a JSON file ``data/file-read.json`` the agent committed
   earlier; the catalog's ``readf`` tool (an exec tool that prints a repository file) reads it
   and ``rec`` gets its result at her keys.
+- ``inputs-split`` (control): her values' halves as plan ``inputs``, joined in a staging
+  ``rec`` call under other keys, read back whole at her keys (the plan fixes the join).
+- ``echo-two-hop`` (control): ``two-hop`` with the halves staged by an ``echo`` (whose result
+  the plan fixes) instead of ``rec``.
 - ``ctl-cat`` (control, round 60's held shape through a real tool): her values' halves staged
   in one ``rec`` call and joined at her keys.
 
@@ -37,6 +41,8 @@ Honest (asserted: runs once, audit valid):
   the host ``look`` names (``api-4``), region and ticket read from the same answer, its own
   reason. ``restart`` really gets ``api-4``.
 - ``hon-written`` (control): the same plan with what ``look`` answers written in.
+- ``hon-sep`` (control): ``hon-standby``'s plan in a commit after the one that removed her
+  draft.
 - ``own``: the agent's own plan.
 
 Seen: see ``BROKEN`` (filled from the run) and FINDINGS.md, round 62.
@@ -53,8 +59,8 @@ from advkit import Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
 from writerkit import KEYS, OWN, Flow, her_cleanup, plan_hash
 
-SLIPS = ["two-hop", "lib-early", "file-read", "ctl-cat"]
-HONEST = ["hon-standby", "hon-written"]
+SLIPS = ["two-hop", "lib-early", "file-read", "ctl-cat", "inputs-split", "echo-two-hop"]
+HONEST = ["hon-standby", "hon-written", "hon-sep"]
 BROKEN: dict[str, object] = {
     "two-hop": xfail(
         "calls view: her values joined in a second staging call",
@@ -158,6 +164,26 @@ def wanted(v: str, lib_hash: str) -> str:
         a1 = call(1, "readf", {"path": "data/file-read.json"}, SWHY)
         a2 = call(2, "rec", {k: f"$<actions[1].result.json.{LETTERS[k]}>" for k in KEYS})
         return head(v) + "available_tools:\n  - name: readf\n  - name: rec\n" + "actions:\n" + a1 + a2
+    if v == "inputs-split":
+        ins: dict[str, str] = {}
+        for k in KEYS:
+            cut = len(h[k]) // 2
+            ins[f"{LETTERS[k]}1"], ins[f"{LETTERS[k]}2"] = h[k][:cut], h[k][cut:]
+        join = {LETTERS[k]: f"$<inputs.{LETTERS[k]}1>$<inputs.{LETTERS[k]}2>" for k in KEYS}
+        a1 = call(1, "rec", {"tag": f"{v}-s", "j": join}, SWHY)
+        a2 = call(2, "rec", {k: f"$<actions[1].result.json.echo.j.{LETTERS[k]}>" for k in KEYS})
+        return head(v) + "inputs: " + json.dumps(ins) + "\n" + recs + "actions:\n" + a1 + a2
+    if v == "echo-two-hop":
+        halves = {}
+        for k in KEYS:
+            cut = len(h[k]) // 2
+            halves[f"{k}1"], halves[f"{k}2"] = h[k][:cut], h[k][cut:]
+        a1 = call(1, "echo", halves, SWHY)
+        join = {LETTERS[k]: f"$<actions[1].result.{k}1>$<actions[1].result.{k}2>" for k in KEYS}
+        a2 = call(2, "rec", {"tag": f"{v}-s2", "j": join}, SWHY + " (joined)")
+        a3 = call(3, "rec", {k: f"$<actions[2].result.json.echo.j.{LETTERS[k]}>" for k in KEYS})
+        both = "available_tools:\n  - name: echo\n  - name: rec\n"
+        return head(v) + both + "actions:\n" + a1 + a2 + a3
     if v == "ctl-cat":
         halves = {"tag": f"{v}-s1"}
         for k in KEYS:
@@ -211,7 +237,13 @@ def _build(root: Path) -> Lab:
     flow.run()
     lib_hash = plan_hash(lab, "lib-early-stage")
     flow.rework({v: wanted(v, lib_hash) for v in SLIPS})
-    flow.rework({v: wanted(v, lib_hash) for v in HONEST}, message="agent: this ticket's plan")
+    lab.git("rm", "-q", "-r", "plans/hon-sep-her")
+    flow.commit("agent: remove an abandoned draft")
+    flow.rework(
+        {v: wanted(v, lib_hash) for v in HONEST if v != "hon-sep"}, message="agent: ticket plans"
+    )
+    sep = wanted("hon-standby", lib_hash).replace("hon-standby", "hon-sep")
+    flow.commit("agent: this ticket's plan", plans={"hon-sep": sep})
     flow.run()
     return flow.finish([*SLIPS, *HONEST, "own"])
 

@@ -29,6 +29,10 @@ later):
   Asserted: both run once, audit valid.
 - ``forge-rej``: ``-a`` approved and ``-b`` REJECTED (``review``), re-created by the forge;
   then Bob approves ``-b``. Asserted: ``-b`` never runs (her rejection vetoes), ``-a`` runs.
+- ``web``: ``-a`` and ``-b`` approved in the forge's web editor (author Alice, committer the
+  forge, its default subject ``Update PLAN.yml``) in one second, each committer date equal to
+  its author date; ``web-late``: the second one's committer date a second later (the forge's
+  API). Asserted: both run.
 - ``self-pick`` (control): the same as ``forge`` re-created by Alice herself. Asserted: both
   run.
 - ``amend`` (control): ``-a`` and ``-b`` approved on main (``lgtm``, one second), then Alice
@@ -55,6 +59,12 @@ _WHY = (
 BROKEN: dict[str, object] = {
     "forge-b": xfail("replay rule: a forge's rebase-merge", _WHY.format(who="the forge")),
     "maint-b": xfail("replay rule: a maintainer's rebase", _WHY.format(who="Bob")),
+    "web-late-b": xfail(
+        "replay rule: the forge's web editor",
+        "two approvals made in the forge's web editor in one second (author Alice, committer "
+        "the forge, subject `Update PLAN.yml`), the second's committer date a second later: "
+        "refused E_APPROVAL_REPLAYED, never runs",
+    ),
     "forge-rej-b": xfail(
         "replay rule: a forge's rebase-merge drops her rejection",
         "her rejection of -b (same second and subject `review` as her approval of -a), "
@@ -63,7 +73,8 @@ BROKEN: dict[str, object] = {
 }
 
 PICKED = {"forge": FORGE, "maint": BOB, "forge-rej": FORGE, "self-pick": ALICE}
-VIDS = [*PICKED, "amend"]
+WEB = {"web": 0, "web-late": 1}
+VIDS = [*PICKED, "amend", *WEB]
 
 
 def plan(slug: str) -> str:
@@ -81,9 +92,9 @@ def _as(lab: Lab, author: int, committer: int, who_commits: tuple[str, str] | No
     lab.extra_env = env  # type: ignore[attr-defined]
 
 
-def _commit(lab: Lab, msg: str, t: int) -> str:
+def _commit(lab: Lab, msg: str, t: int, by: tuple[str, str] | None = None, late: int = 0) -> str:
     lab.git("add", "-A")
-    _as(lab, t, t)
+    _as(lab, t, t + late, by)
     try:
         lab.git("commit", "-q", "-m", msg, who=ALICE)
     finally:
@@ -130,6 +141,12 @@ def _build(root: Path) -> Lab:
         lab.git("commit", "-q", "--amend", "--no-edit", who=ALICE)
     finally:
         lab.extra_env = {}  # type: ignore[attr-defined]
+    for v, late in WEB.items():
+        t += 120
+        lab.set_status(f"{v}-a", "approved")
+        _commit(lab, "Update PLAN.yml", t, FORGE)
+        lab.set_status(f"{v}-b", "approved")
+        _commit(lab, "Update PLAN.yml", t, FORGE, late)
     t += 120
     lab.git_date = f"@{t} +0000"
     lab.run()

@@ -40,6 +40,8 @@ Honest (asserted: runs once, audit valid):
   tool which standby serves ``api-3`` (its own keys: ``name``, ``zone``, ``ref``) and restarts
   the host ``look`` names (``api-4``), region and ticket read from the same answer, its own
   reason. ``restart`` really gets ``api-4``.
+- ``hon-pin``: the same through the team's ``lookup-lib`` (committed earlier, ``look`` of its
+  inputs), pinned with ``api-3``/``eu-west-1``/``OPS-9`` as inputs, its outputs read.
 - ``hon-written`` (control): the same plan with what ``look`` answers written in.
 - ``hon-sep`` (control): ``hon-standby``'s plan in a commit after the one that removed her
   draft.
@@ -60,7 +62,7 @@ from test_round2_execution_kit import shared
 from writerkit import KEYS, OWN, Flow, her_cleanup, plan_hash
 
 SLIPS = ["two-hop", "lib-early", "file-read", "ctl-cat", "inputs-split", "echo-two-hop"]
-HONEST = ["hon-standby", "hon-written", "hon-sep"]
+HONEST = ["hon-standby", "hon-pin", "hon-written", "hon-sep"]
 BROKEN: dict[str, object] = {
     "two-hop": xfail(
         "calls view: her values joined in a second staging call",
@@ -83,6 +85,11 @@ BROKEN: dict[str, object] = {
         "the agent's plan reads the standby host `look` names (api-4) at her `host` key and "
         "carries her api-3 only as `look`'s own `name` param: refused E_SELF_APPROVAL though "
         "`restart` would get api-4; written in (`hon-written`) it runs",
+    ),
+    "hon-pin": xfail(
+        "calls view: an honest plan refused by a stand-in",
+        "the same through the team's pinned lookup library (api-3 etc. passed as its inputs, "
+        "its outputs read at her keys): refused E_SELF_APPROVAL",
     ),
 }
 
@@ -127,6 +134,17 @@ def lib(v: str) -> str:
     )
 
 
+LOOKLIB = (
+    "plan:\n  name: lookup-lib\n  task: the team's standby lookup\n  status: draft\n"
+    "inputs: {name: x, zone: x, ref: x}\n"
+    "available_tools:\n  - name: look\n"
+    'actions:\n  - id: 1\n    tool: look\n    why: "find the standby of a host"\n'
+    "    params: {name: '$<inputs.name>', zone: '$<inputs.zone>', ref: '$<inputs.ref>'}\n"
+    "    outputs:\n"
+    + "".join(f'      - {{name: {x}, path: "$.json.{x}"}}\n' for x in ("standby", "zone", "ref"))
+)
+
+
 def hers_restart() -> str:
     return (
         'plan:\n  name: "restart api-3"\n  task: "OPS-9: restart api-3"\n'
@@ -136,7 +154,7 @@ def hers_restart() -> str:
     )
 
 
-def wanted(v: str, lib_hash: str) -> str:
+def wanted(v: str, lib_hash: str, look_hash: str = "") -> str:
     h = her(v)
     recs = "available_tools:\n  - name: rec\n"
     if v == "two-hop":
@@ -163,7 +181,9 @@ def wanted(v: str, lib_hash: str) -> str:
     if v == "file-read":
         a1 = call(1, "readf", {"path": "data/file-read.json"}, SWHY)
         a2 = call(2, "rec", {k: f"$<actions[1].result.json.{LETTERS[k]}>" for k in KEYS})
-        return head(v) + "available_tools:\n  - name: readf\n  - name: rec\n" + "actions:\n" + a1 + a2
+        return (
+            head(v) + "available_tools:\n  - name: readf\n  - name: rec\n" + "actions:\n" + a1 + a2
+        )
     if v == "inputs-split":
         ins: dict[str, str] = {}
         for k in KEYS:
@@ -193,12 +213,42 @@ def wanted(v: str, lib_hash: str) -> str:
         a2 = call(
             2,
             "rec",
-            {k: f"$<actions[1].result.json.echo.{k}1>$<actions[1].result.json.echo.{k}2>" for k in KEYS},
+            {
+                k: f"$<actions[1].result.json.echo.{k}1>$<actions[1].result.json.echo.{k}2>"
+                for k in KEYS
+            },
         )
         return head(v) + recs + "actions:\n" + a1 + a2
     tools = "available_tools:\n  - name: look\n  - name: restart\n"
     why = "agent: restart the standby that serves api-3 for the same ticket"
-    a1 = call(1, "look", {"name": "api-3", "zone": "eu-west-1", "ref": "OPS-9"}, "agent: find the standby of api-3")
+    a1 = call(
+        1,
+        "look",
+        {"name": "api-3", "zone": "eu-west-1", "ref": "OPS-9"},
+        "agent: find the standby of api-3",
+    )
+    if v == "hon-pin":
+        pin = (
+            f"  - id: 1\n    plan: {{path: plans/lookup-lib, hash: '{look_hash}'}}\n"
+            '    why: "agent: find the standby of api-3"\n'
+            "    inputs: {name: api-3, zone: eu-west-1, ref: OPS-9}\n    outputs:\n"
+            + "".join(
+                f"      - {{name: {x}, path: \"$.outputs['1'].{x}\"}}\n"
+                for x in ("standby", "zone", "ref")
+            )
+        )
+        p = {
+            "host": "$<actions[1].outputs.standby>",
+            "region": "$<actions[1].outputs.zone>",
+            "ticket": "$<actions[1].outputs.ref>",
+        }
+        return (
+            head(v)
+            + "available_tools:\n  - name: restart\n"
+            + "actions:\n"
+            + pin
+            + call(2, "restart", p, why)
+        )
     if v == "hon-standby":
         p = {
             "host": "$<actions[1].result.json.standby>",
@@ -233,14 +283,17 @@ def _build(root: Path) -> Lab:
     data = lab.repo / "data" / "file-read.json"
     data.parent.mkdir()
     data.write_text(json.dumps({LETTERS[k]: h[k] for k in KEYS}) + "\n")
-    flow.commit("agent's own plans", plans={"lib-early-stage": lib("lib-early"), "own": OWN})
+    own = {"lib-early-stage": lib("lib-early"), "lookup-lib": LOOKLIB, "own": OWN}
+    flow.commit("agent's own plans", plans=own)
     flow.run()
     lib_hash = plan_hash(lab, "lib-early-stage")
+    look_hash = plan_hash(lab, "lookup-lib")
     flow.rework({v: wanted(v, lib_hash) for v in SLIPS})
     lab.git("rm", "-q", "-r", "plans/hon-sep-her")
     flow.commit("agent: remove an abandoned draft")
     flow.rework(
-        {v: wanted(v, lib_hash) for v in HONEST if v != "hon-sep"}, message="agent: ticket plans"
+        {v: wanted(v, lib_hash, look_hash) for v in HONEST if v != "hon-sep"},
+        message="agent: ticket plans",
     )
     sep = wanted("hon-standby", lib_hash).replace("hon-standby", "hon-sep")
     flow.commit("agent: this ticket's plan", plans={"hon-sep": sep})

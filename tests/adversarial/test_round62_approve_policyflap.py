@@ -59,7 +59,9 @@ EXPECTED = {"withdraw-not-allowed", "illegal"}
 def _config(lab: Lab, approvers: list[str]) -> None:
     text = lab.config.read_text()
     first = text.split("approvers: ", 1)[1].split("\n", 1)[0]
-    lab.config.write_text(text.replace(f"approvers: {first}", f"approvers: {json.dumps(approvers)}"))
+    lab.config.write_text(
+        text.replace(f"approvers: {first}", f"approvers: {json.dumps(approvers)}")
+    )
 
 
 def _build(root: Path) -> Lab:

@@ -1,0 +1,185 @@
+"""Round 62, approval side: round 60's replay rule against rebases an approver does not make
+herself (a forge's "rebase and merge", a teammate rebasing her branch) and re-applications she
+makes (her own cherry-pick, ``commit --amend``).
+
+docs/approvals.md, "Replayed approvals": an approval with "the author, author date and
+subject of an approval already seen and a committer date of its own" is a replay when it
+decides the same for another pause, "or it decides something else and is carried: its
+committer is not its author (a cherry-pick, ``git am``, ``merge -C`` or ``rebase -r`` by
+someone else)"; "Her own commits, committed by her, are her own decisions: two plans approved
+in one second with one stock message (``lgtm``), or one approved and another rejected, then
+``git pull --rebase``d, are two approvals, and the rejection counts (round 60)".
+
+But a pull request merged by the forge's "rebase and merge" (GitHub, Gitea, GitLab's
+semi-linear merge) re-creates every commit of the branch with the forge (or the maintainer who
+clicked) as committer and a new committer date, author and author date kept: git writes
+exactly what a cherry-pick by someone else writes. An approver's review branch (two plans
+approved in one second with ``lgtm``; one approved and one rejected with ``review``) merged so
+is two decisions of hers that nobody replayed.
+
+Lab (one, local mode, commit dates set with ``GIT_AUTHOR_DATE``/``GIT_COMMITTER_DATE``, no
+sleep): the agent commits plans ``<v>-a`` and ``<v>-b`` per variant; a pass freezes them.
+Alice's two commits are made on a branch (author = committer = Alice, one author second), then
+re-created onto main with ``git cherry-pick`` as each variant's re-creator (committer dates 90 s
+later):
+
+- ``forge``: ``-a`` and ``-b`` approved (``lgtm``), re-created by ``GitHub
+  <noreply@github.com>`` (the forge's rebase-merge). Asserted: both run once, audit valid.
+- ``maint``: the same re-created by Bob (a maintainer's ``git rebase main`` before merging).
+  Asserted: both run once, audit valid.
+- ``forge-rej``: ``-a`` approved and ``-b`` REJECTED (``review``), re-created by the forge;
+  then Bob approves ``-b``. Asserted: ``-b`` never runs (her rejection vetoes), ``-a`` runs.
+- ``web``: ``-a`` and ``-b`` approved in the forge's web editor (author Alice, committer the
+  forge, its default subject ``Update PLAN.yml``) in one second, each committer date equal to
+  its author date; ``web-late``: the second one's committer date a second later (the forge's
+  API). Asserted: both run.
+- ``self-pick`` (control): the same as ``forge`` re-created by Alice herself. Asserted: both
+  run.
+- ``amend`` (control): ``-a`` and ``-b`` approved on main (``lgtm``, one second), then Alice
+  ``commit --amend``s the second (committer date moved). Asserted: both run.
+
+Seen: see ``BROKEN`` and FINDINGS.md, round 62.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from test_round2_execution_kit import shared
+
+FORGE = ("GitHub", "noreply@github.com")
+_WHY = (
+    "her second approval, re-created by {who} (author and author date kept, committer "
+    "{who}, committer date moved), is refused E_APPROVAL_REPLAYED ('repeats the approval ... "
+    "another one committed by someone else') and never runs"
+)
+BROKEN: dict[str, object] = {
+    "forge-b": xfail("replay rule: a forge's rebase-merge", _WHY.format(who="the forge")),
+    "maint-b": xfail("replay rule: a maintainer's rebase", _WHY.format(who="Bob")),
+    "web-late-b": xfail(
+        "replay rule: the forge's web editor",
+        "two approvals made in the forge's web editor in one second (author Alice, committer "
+        "the forge, subject `Update PLAN.yml`), the second's committer date a second later: "
+        "refused E_APPROVAL_REPLAYED, never runs",
+    ),
+    "forge-rej-b": xfail(
+        "replay rule: a forge's rebase-merge drops her rejection",
+        "her rejection of -b (same second and subject `review` as her approval of -a), "
+        "re-created by the forge, is ignored as a replay; Bob's later approval runs -b",
+    ),
+}
+
+PICKED = {"forge": FORGE, "maint": BOB, "forge-rej": FORGE, "self-pick": ALICE}
+WEB = {"web": 0, "web-late": 1}
+VIDS = [*PICKED, "amend", *WEB]
+
+
+def plan(slug: str) -> str:
+    return (
+        f'plan:\n  name: "{slug}"\n  task: "agent task {slug}"\n  status: pending_approval\n'
+        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
+        f'    why: "agent: record {slug}"\n    params: {{tag: "{slug}"}}\n'
+    )
+
+
+def _as(lab: Lab, author: int, committer: int, who_commits: tuple[str, str] | None = None) -> None:
+    env = {"GIT_AUTHOR_DATE": f"@{author} +0000", "GIT_COMMITTER_DATE": f"@{committer} +0000"}
+    if who_commits:
+        env.update(GIT_COMMITTER_NAME=who_commits[0], GIT_COMMITTER_EMAIL=who_commits[1])
+    lab.extra_env = env  # type: ignore[attr-defined]
+
+
+def _commit(lab: Lab, msg: str, t: int, by: tuple[str, str] | None = None, late: int = 0) -> str:
+    lab.git("add", "-A")
+    _as(lab, t, t + late, by)
+    try:
+        lab.git("commit", "-q", "-m", msg, who=ALICE)
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+    return lab.head()
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    t = int(time.time()) - 7200
+    lab.git_date = f"@{t} +0000"
+    for v in VIDS:
+        lab.write(f"{v}-a", plan(f"{v}-a"))
+        lab.write(f"{v}-b", plan(f"{v}-b"))
+    lab.commit("agent plans", AGENT)
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    lab.git_date = None
+    base = lab.head()
+    for v, by in PICKED.items():
+        t += 120
+        lab.git("checkout", "-q", "-b", f"alice/{v}", base)
+        second = "rejected" if v == "forge-rej" else "approved"
+        msg = "review" if v == "forge-rej" else "lgtm"
+        lab.set_status(f"{v}-a", "approved")
+        one = _commit(lab, msg, t)
+        lab.set_status(f"{v}-b", second)
+        two = _commit(lab, msg, t)
+        lab.git("checkout", "-q", "main")
+        for i, sha in enumerate((one, two)):
+            _as(lab, t, t + 90 + i, by)
+            try:
+                lab.git("cherry-pick", "--allow-empty", sha, who=by)
+            finally:
+                lab.extra_env = {}  # type: ignore[attr-defined]
+    t += 120
+    lab.set_status("amend-a", "approved")
+    _commit(lab, "lgtm", t)
+    lab.set_status("amend-b", "approved")
+    _commit(lab, "lgtm", t)
+    _as(lab, t, t + 50)
+    try:
+        lab.git("commit", "-q", "--amend", "--no-edit", who=ALICE)
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+    for v, late in WEB.items():
+        t += 120
+        lab.set_status(f"{v}-a", "approved")
+        _commit(lab, "Update PLAN.yml", t, FORGE)
+        lab.set_status(f"{v}-b", "approved")
+        _commit(lab, "Update PLAN.yml", t, FORGE, late)
+    t += 120
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.set_status("forge-rej-b", "approved")
+    lab.commit("bob approves forge-rej-b", BOB)
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    t += 60
+    lab.git_date = f"@{t} +0000"
+    lab.run()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    lab.git_date = None
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r62-forgerebase", _build)
+
+
+HONEST = [f"{v}-{s}" for v in VIDS for s in "ab" if f"{v}-{s}" != "forge-rej-b"]
+
+
+@pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]
+def test_her_approval_rebased_by_someone_else_runs(lab: Lab, vid: str) -> None:
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid), lab.report  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(["forge-rej-b"], ["forge-rej-b"], BROKEN))  # type: ignore[arg-type]
+def test_her_rebased_rejection_vetoes(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.codes(vid)[:1500]
+    assert valid_runs(lab.report, vid) == [], valid_runs(lab.report, vid)  # type: ignore[attr-defined]

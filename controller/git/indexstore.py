@@ -8,8 +8,8 @@ Index format (``index.sqlite`` in the state directory)::
     authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever wrote or carried a content
     producers(hash TEXT PRIMARY KEY, data TEXT) who made a content, in every commit that did
     approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection):
-        key: sha256 of author, author time, subject (and, for one decision, plan, status,
-        version); sha: "<first commit> <what it was made for>"
+        key: sha256 of author, author time, subject (and, for one decision, plan and
+        status); sha: "<first commit> <what it was made for> <its committer's digest>"
     started(hash TEXT PRIMARY KEY, data TEXT)   each frozen hash's first start commit (at most once)
 
 The plans are a cache rebuilt from git, so their saves are not fsynced; the jobs, which a
@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "31"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "32"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -92,6 +92,10 @@ INDEX_VERSION = "31"  # 3: risk and estimate per plan; 4: approval identities, f
 # 31: the withdraw policy is the controller's last record COMMIT (subject, Policy-Hash,
 # author and committer, its record), never a change of the file's bytes (round 61: bytes
 # committed first by someone else left no record and a stale withdraw policy)
+# 32: an approval identity's decision is its plan and status (the version binds it through
+# what it was made for); its entry adds the hand that committed it: another decision under
+# one author, date and subject is a replay only when another hand carried it (round 62: a
+# forge's rebase-merge of her two decisions read as a replay)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -213,8 +217,8 @@ class IndexStore:
         }
         del hashes
         self._dirty_authors: set[str] = set()
-        #: Approval identities (author, author time, subject; with a decision: plan, status,
-        #: version) -> "<commit> <what it was for>" (Lifecycle._seen_approval).
+        #: Approval identities (author, author time, subject; with a decision: plan, status)
+        #: -> "<commit> <what it was for> <hand>" (Lifecycle._seen_approval).
         self.approval_ids: dict[str, str] = dict(
             self._db.execute("SELECT key, sha FROM memory.approvals").fetchall()
         )

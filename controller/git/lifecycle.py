@@ -1248,17 +1248,17 @@ class Lifecycle(IndexStore):
         (``made_for``: plan, hash, the date the version or pause began), if another commit
         did. git keeps a commit's author, author date and subject through cherry-pick,
         ``am``, rebase and ``merge -C``/``rebase -r`` (a merge re-created); with what the
-        commit decides (``decision``: the plan, the status it sets, the version) that is the
-        approval's identity (:func:`_approval_identity`). A second commit with the same
-        identity and a committer date of its own (git moves it on every replay) is that
-        approval brought back (a clock that runs fast would otherwise let it follow a
-        version or pause made after it: round 6), for another pause or ``made_for``; in the
-        same second for the same version and pause it is the same approval (it counts
-        once anyway). Another decision under the same author, date and subject is a replay
-        only when carried (:func:`_carried`: round 18's merge re-created over the agent's
-        branch, round 4's ``git am --directory``); one she committed herself is her own
-        (round 60: two plans approved in one second with one stock message, rebased). The
-        identities are kept for good (a rewrite does not make the index forget them)."""
+        commit decides (``decision``: the plan and the status it sets) that is the
+        approval's identity (:func:`_approval_identity`), and ``made_for`` binds it to the
+        version and pause it was made for. A second commit with the same identity and a
+        committer date of its own (git moves it on every replay) is that approval brought
+        back for another version (round 6: a clock that runs fast would otherwise let it
+        follow a version made after it; a new version needs the controller's freeze in
+        between, so nobody approves two versions of a plan in one second) or pause; in the
+        same second for the same version and pause it is the same approval (it counts once
+        anyway). A decision about another plan under the same author, date and subject is
+        judged by :meth:`_replayed`. The identities are kept for good (a rewrite does not
+        make the index forget them)."""
         made = _digest(made_for)[:16]
         key = _approval_identity(record, decision)
         seen = self.approval_ids.get(key)
@@ -1266,27 +1266,41 @@ class Lifecycle(IndexStore):
             self._remember_approval(key, record, made)
             self._remember_approval(_approval_identity(record), record, made)
             return self._replayed(record)
-        sha, _, seen_for = seen.partition(" ")
+        sha, seen_for, _hand = _seen_fields(seen)
         if sha == record.sha:
             return self._replayed(record)
         return sha if seen_for != made and _brought_back(record) else None
 
     def _remember_approval(self, key: str, record: CommitRecord, made: str) -> None:
         if key not in self.approval_ids:
-            self.approval_ids[key] = self._new_approval_ids[key] = f"{record.sha} {made}"
+            entry = f"{record.sha} {made} {_hand(record)}"
+            self.approval_ids[key] = self._new_approval_ids[key] = entry
 
     def _replayed(self, record: CommitRecord) -> str | None:
-        """The approval ``record`` brings back under another decision (see
-        :meth:`_seen_approval`), for a commit that withdraws or approves something no
-        commit of its author, date and subject approved: an approver's merge or approval
-        re-created over an agent's branch that sets ``rejected`` or ``aborted`` is not her
-        withdrawal (round 18); her own rejection committed in the second of her approval of
-        another plan is (round 60)."""
+        """The approval ``record`` brings back under another decision (another plan, or a
+        withdrawal), for a commit that withdraws or approves something no commit of its
+        author, date and subject approved. Two decisions of hers under one author, date and
+        subject are two decisions, whoever committed them, as long as ONE hand carried them
+        (round 62): her own commits, her ``pull --rebase``, a forge's rebase-merge or a
+        maintainer's rebase of her branch, the forge's web editor re-create or commit every
+        one of them alike. Her decision moved onto another plan by another hand than the
+        one that put it on the branch (``git am --directory`` by the agent: round 4) is
+        hers for the first plan only, and a merge brought back (``merge -C``, ``rebase -r``:
+        round 18) approves or withdraws nothing new: a forge's rebase-merge re-creates no
+        merge and its merge button dates one when it is made. The hand is the one committer
+        condition left, where git holds nothing else to tell her decision from its copy
+        (docs/threat-model.md, "Accepted limits")."""
         seen = self.approval_ids.get(_approval_identity(record))
-        sha = seen.partition(" ")[0] if seen else None
-        if not sha or sha == record.sha:
+        if not seen:
             return None
-        return sha if _brought_back(record) and _carried(record) else None
+        sha, _made, hand = _seen_fields(seen)
+        if sha == record.sha or not _brought_back(record):
+            return None
+        if record.is_merge:  # re-created (``merge -C``, ``rebase -r``): no forge does that
+            return sha
+        # an entry from before round 62 names no hand: its author's own (round 60's rule)
+        first_hand = hand or _digest(approvals.normalize_identity(record.author.email))[:16]
+        return sha if _hand(record) != first_hand else None
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
         known = self.authors.get(plan_hash, frozenset())
@@ -1770,7 +1784,7 @@ class Lifecycle(IndexStore):
             text = (
                 f"E_APPROVAL_REPLAYED: {who} set status {new.status} in {record.sha[:12]}, a "
                 f"commit that re-creates {replayed[:12]} (same author, time and subject, "
-                "committed by someone else): "
+                "carried by another hand than the one that put it on the branch): "
                 "not a withdrawal of this plan; ignored"
             )
             state.note(text)
@@ -1783,7 +1797,7 @@ class Lifecycle(IndexStore):
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             bound, elsewhere = _binding(record, state.plan_id, self.plans_dir)
             made_for = f"{state.plan_id}\0{new.hash}\0{since_before if old is not None else ''}"
-            decision = _decision(state.plan_id, new.status, new.hash)
+            decision = _decision(state.plan_id, new.status)
             replay_of = self._seen_approval(record, decision, made_for)
             state.request = {
                 "commit": record.sha,
@@ -1968,23 +1982,29 @@ def _approval_identity(record: CommitRecord, decision: str = "") -> str:
     return _digest("\0".join((*parts, record.subject, *((decision,) if decision else ()))))
 
 
-def _decision(plan_id: str, status: str | None, plan_hash: str | None) -> str:
-    """What an approval decides for one plan: the plan, the status it sets, the version.
-    Two different decisions are never one another's replay unless carried (round 60)."""
-    return "\0".join((plan_id, status or "", plan_hash or ""))
+def _decision(plan_id: str, status: str | None) -> str:
+    """What an approval decides: the plan and the status it sets. The version it is made
+    for binds it (``made_for`` in :meth:`Lifecycle._seen_approval`): the same decision for
+    another version or pause is that approval brought back (rounds 6, 60, 62)."""
+    return "\0".join((plan_id, status or ""))
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _carried(record: CommitRecord) -> bool:
-    """A commit whose committer is not its author: git re-created someone's commit (``am``,
-    cherry-pick, ``merge -C``, a rebase by another). One its author committed herself is
-    her own decision (her ``pull --rebase``); one forged in both names is forged
-    authorship, which only signatures close (docs/threat-model.md)."""
-    author = approvals.normalize_identity(record.author.email)
-    return author != approvals.normalize_identity(record.committer.email)
+def _hand(record: CommitRecord) -> str:
+    """Who put a commit on the branch (its committer), as stored beside an approval
+    identity: the hand that carried her decisions (:meth:`Lifecycle._replayed`)."""
+    return _digest(approvals.normalize_identity(record.committer.email))[:16]
+
+
+def _seen_fields(entry: str) -> tuple[str, str, str]:
+    """An approval identity's entry: (first commit, what it was made for, its hand; "" in
+    an entry written before round 62)."""
+    sha, _, rest = entry.partition(" ")
+    made, _, hand = rest.partition(" ")
+    return sha, made, hand
 
 
 def _brought_back(record: CommitRecord) -> bool:

@@ -148,7 +148,10 @@ FOUND = {
 #: moved commit repeats Alice's approval of her plan with a committer date of its own, and is
 #: E_APPROVAL_REPLAYED; no marker is left (a move within the same second stays out of scope).
 #: Since round 60 the identity includes what a commit decides, and another decision (this
-#: plan) under her author, date and subject is a replay only when carried: the agent commits it
+#: plan) under her author, date and subject is a replay only when carried: the agent commits it.
+#: Since round 62: only when another hand than the one that committed her approval commits it
+#: (a forge's rebase-merge of her two approvals is one hand; docs/threat-model.md, "Accepted
+#: limits": git tells `am-c0` from two web-editor approvals by the committer alone).
 BROKEN: dict[str, list[pytest.MarkDecorator]] = {v: [] for v in VIDS}
 
 

@@ -38,7 +38,21 @@ later):
 - ``amend`` (control): ``-a`` and ``-b`` approved on main (``lgtm``, one second), then Alice
   ``commit --amend``s the second (committer date moved). Asserted: both run.
 
-Seen: see ``BROKEN`` and FINDINGS.md, round 62.
+Seen: four broke (FINDINGS.md, round 62): ``forge-b``, ``maint-b`` and ``web-late-b`` (her
+second approval ``E_APPROVAL_REPLAYED``, never runs) and ``forge-rej-b`` (her rejection
+ignored as a replay; Bob's later approval ran ``-b``, the audit called it valid).
+
+Fixed (2026-11-29): a replay is judged by the decision, not by who committed it. The same
+decision (author, author date, subject, plan and status) already on the branch, brought back
+for another version or pause, is a replay whoever carries it (round 6's ``skew-version``
+included). A decision about another plan under the same author, date and subject is her own
+when the hand that committed it is the hand that put her first decision of that second on
+the branch: her own commits, a forge's rebase-merge, a maintainer's rebase, the web editor
+commit them all alike (``controller.git.lifecycle.Lifecycle._replayed``). Moved by another
+hand (round 4's ``git am --directory`` by the agent) it is still a replay, and so is a merge
+re-created by someone else (round 18's ``veto``: no forge re-creates a merge). What this
+leaves (docs/threat-model.md, "Accepted limits"): her decision committed by herself and
+another of the same second and subject landing through a forge's rebase-merge.
 """
 
 from __future__ import annotations
@@ -47,30 +61,12 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
-_WHY = (
-    "her second approval, re-created by {who} (author and author date kept, committer "
-    "{who}, committer date moved), is refused E_APPROVAL_REPLAYED ('repeats the approval ... "
-    "another one committed by someone else') and never runs"
-)
-BROKEN: dict[str, object] = {
-    "forge-b": xfail("replay rule: a forge's rebase-merge", _WHY.format(who="the forge")),
-    "maint-b": xfail("replay rule: a maintainer's rebase", _WHY.format(who="Bob")),
-    "web-late-b": xfail(
-        "replay rule: the forge's web editor",
-        "two approvals made in the forge's web editor in one second (author Alice, committer "
-        "the forge, subject `Update PLAN.yml`), the second's committer date a second later: "
-        "refused E_APPROVAL_REPLAYED, never runs",
-    ),
-    "forge-rej-b": xfail(
-        "replay rule: a forge's rebase-merge drops her rejection",
-        "her rejection of -b (same second and subject `review` as her approval of -a), "
-        "re-created by the forge, is ignored as a replay; Bob's later approval runs -b",
-    ),
-}
+#: Fixed (2026-11-29): forge-b, maint-b, web-late-b, forge-rej-b (see the docstring).
+BROKEN: dict[str, object] = {}
 
 PICKED = {"forge": FORGE, "maint": BOB, "forge-rej": FORGE, "self-pick": ALICE}
 WEB = {"web": 0, "web-late": 1}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from controller.git.gitrepo import Person
-from controller.git.lifecycle import _binding
+from controller.git.lifecycle import _binding, _decision
 from controller.git.records import CommitRecord
 
 ALICE = Person("Alice", "alice@example.com")
@@ -53,7 +53,11 @@ def _approval(sha: str, author_time: int, commit_time: int, by: Person = ALICE) 
     return CommitRecord(sha * 40, ("b" * 40,), ALICE, by, author_time, commit_time, "approve")
 
 
-A1, A2, B2, B3 = (f"plans/{p}\0approved\0{v}" for p, v in ("a1", "a2", "b2", "b3"))
+GITHUB = Person("GitHub", "noreply@github.com")
+BOB = Person("Bob", "bob@example.com")
+#: what an approval decides (plan, status); the version binds it through ``made_for``
+A, B, C = (_decision(f"plans/{p}", "approved") for p in "abc")
+B_REJECTED = _decision("plans/b", "rejected")
 
 
 def test_an_approval_brought_back_for_another_version_is_a_replay() -> None:
@@ -62,20 +66,20 @@ def test_an_approval_brought_back_for_another_version_is_a_replay() -> None:
     index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
     try:
         first = _approval("1", 100, 100)
-        assert index._seen_approval(first, A1, "v1") is None
-        assert index._seen_approval(first, A1, "v2") is None  # the same commit
-        assert index._seen_approval(_approval("2", 100, 100), A1, "v1") is None
-        # the same decision cherry-picked (a new committer date) for another pause: a replay
-        assert index._seen_approval(_approval("3", 100, 700), A1, "v2") == "1" * 40
+        assert index._seen_approval(first, A, "v1") is None
+        assert index._seen_approval(first, A, "v2") is None  # the same commit
+        assert index._seen_approval(_approval("2", 100, 100), A, "v1") is None
+        # the same decision cherry-picked (a new committer date) for another version or
+        # pause: a replay, whoever carried it (round 6; round 62: not by the committer)
+        assert index._seen_approval(_approval("3", 100, 700), A, "v2") == "1" * 40
+        assert index._seen_approval(_approval("3", 100, 700, GITHUB), A, "v2") == "1" * 40
         # a fresh commit in the same second with the same subject (a gate approved at once)
-        assert index._seen_approval(_approval("4", 100, 100), A1, "v2") is None
-        # carried onto another version or plan by someone else (a cherry-pick onto version
-        # 2, ``git am --directory``, a merge re-created by ``merge -C`` or ``rebase -r`` over
-        # the agent's branch): a replay too (rounds 4, 6, 18)
-        assert index._seen_approval(_approval("5", 100, 700, AGENT), A2, "v2") == "1" * 40
-        assert index._seen_approval(_approval("5", 100, 700, AGENT), B2, "v2") == "1" * 40
+        assert index._seen_approval(_approval("4", 100, 100), A, "v2") is None
+        # moved onto another plan by another hand than the one that put hers on the branch
+        # (``git am --directory`` by the agent): a replay (round 4)
+        assert index._seen_approval(_approval("5", 100, 700, AGENT), B, "v2") == "1" * 40
         # a fresh commit for another plan in the same second, with the same subject: its own
-        assert index._seen_approval(_approval("6", 100, 100), B3, "v3") is None
+        assert index._seen_approval(_approval("6", 100, 100), C, "v3") is None
     finally:
         index.close()
 
@@ -88,10 +92,64 @@ def test_her_own_decisions_in_one_second_are_no_replays_of_each_other() -> None:
 
     index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
     try:
-        assert index._seen_approval(_approval("1", 100, 140), A1, "a") is None
-        assert index._seen_approval(_approval("2", 100, 141), B2, "b") is None
+        assert index._seen_approval(_approval("1", 100, 140), A, "a") is None
+        assert index._seen_approval(_approval("2", 100, 141), B, "b") is None
         assert index._replayed(_approval("3", 100, 142)) is None  # her rejection of a third
         assert index._replayed(_approval("4", 100, 143, AGENT)) == "1" * 40  # re-created
-        assert index._seen_approval(_approval("5", 100, 144), B2, "b-gate") == "2" * 40
+        assert index._seen_approval(_approval("5", 100, 144), B, "b-gate") == "2" * 40
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("hand", [GITHUB, BOB], ids=["forge-rebase-merge", "maintainer-rebase"])
+def test_her_decisions_carried_by_one_other_hand_are_hers(hand: Person) -> None:
+    """Round 62: her review branch (a and b approved, c rejected, one second, one subject)
+    re-created by a forge's rebase-merge or a maintainer's rebase: every commit committed by
+    that hand with a committer date of its own. Three decisions, none a replay; the same
+    hand bringing her approval of a back for another version still replays it."""
+    from controller.git.history import HistoryIndex
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        assert index._seen_approval(_approval("1", 100, 190, hand), A, "a") is None
+        assert index._seen_approval(_approval("2", 100, 191, hand), B, "b") is None
+        assert index._replayed(_approval("3", 100, 192, hand)) is None  # her rejection of c
+        assert index._replayed(_approval("4", 100, 193, AGENT)) == "1" * 40  # another hand
+        assert index._seen_approval(_approval("5", 100, 194, hand), A, "a-v2") == "1" * 40
+    finally:
+        index.close()
+
+
+def test_the_web_editor_commits_her_decisions_as_it_makes_them() -> None:
+    """Round 62 ``web-late``: two approvals in the forge's web editor in one second (author
+    her, committer the forge, one default subject), the second's committer date a second
+    later: one hand, two decisions."""
+    from controller.git.history import HistoryIndex
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        assert index._seen_approval(_approval("1", 100, 100, GITHUB), A, "a") is None
+        assert index._seen_approval(_approval("2", 100, 101, GITHUB), B, "b") is None
+    finally:
+        index.close()
+
+
+def test_a_merge_re_created_by_someone_else_decides_nothing_new() -> None:
+    """Round 18 ``veto``: her merge re-created by the agent (``rebase -r``, ``merge -C``)
+    over branches approving one plan and rejecting another: the rejection is no
+    withdrawal, although one hand carried both (no forge re-creates a merge), and
+    whoever the committer is (a merge brought back is a re-created one)."""
+    from controller.git.history import HistoryIndex
+
+    def merge(sha: str, commit_time: int) -> CommitRecord:
+        parents = ("b" * 40, "c" * 40)
+        return CommitRecord(sha * 40, parents, ALICE, AGENT, 100, commit_time, "Merge docs")
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        assert index._seen_approval(merge("1", 300), A, "a") is None
+        assert index._replayed(merge("2", 301)) == "1" * 40
+        forged = CommitRecord("3" * 40, ("b" * 40, "d" * 40), ALICE, ALICE, 100, 302, "Merge docs")
+        assert index._replayed(forged) == "1" * 40
     finally:
         index.close()

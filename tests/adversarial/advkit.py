@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -137,6 +138,9 @@ def load_yaml(text: str) -> Any:
     return YAML(typ="safe", pure=True).load(text)
 
 
+_LOCKED = re.compile(r"index\.lock': File exists|cannot lock ref")
+
+
 class Lab:
     """One plans repo, a config and a state dir outside it, and the recording tool."""
 
@@ -203,15 +207,21 @@ class Lab:
         check: bool = True,
         input: str | None = None,
     ) -> str:
-        result = subprocess.run(
-            ["git", *args],
-            cwd=self.repo,
-            env=self.env(who),
-            capture_output=True,
-            text=True,
-            input=input,
-            check=False,
-        )
+        for _ in range(100):
+            result = subprocess.run(
+                ["git", *args],
+                cwd=self.repo,
+                env=self.env(who),
+                capture_output=True,
+                text=True,
+                input=input,
+                check=False,
+            )
+            # a daemon's commit holds index.lock (or a ref lock) for a moment: a person runs
+            # the command again, as git and docs/agents.md say (only a refused lock retries)
+            if result.returncode == 0 or not _LOCKED.search(result.stderr):
+                break
+            time.sleep(0.1)
         if check and result.returncode != 0:
             raise BenchError(f"git {' '.join(args)} failed: {result.stderr}")
         return result.stdout

@@ -1,14 +1,15 @@
 """Round 23, ``max_age`` with a quorum: the last vote decides the age, whatever the first.
 
-Config: the bench's, ``max_age: 6s``, and ``plans/two/**`` needs two approvals. The agent
+Config: the bench's, ``max_age: 20s`` (6 s until a CI at load 20 took 7 s for the control),
+and ``plans/two/**`` needs two approvals. The agent
 writes each plan; the controller freezes it (time F). Alice approves at once (``partial``).
 
 - ``in-time``: Bob approves at once (control: the quorum is met within ``max_age``; the plan
   runs once).
-- ``late-second``: Bob approves after F + 6 s.
-- ``late-backdated``: Bob approves after F + 6 s, his commit's author and committer dates set
+- ``late-second``: Bob approves after F + 20 s.
+- ``late-backdated``: Bob approves after F + 20 s, his commit's author and committer dates set
   to F + 2 s (inside the window, after Alice's vote).
-- ``late-bare``: no early vote: Carol and Bob both approve after F + 6 s.
+- ``late-bare``: no early vote: Carol and Bob both approve after F + 20 s.
 
 Defence: the version is older than ``max_age`` when the quorum completes: no start, ``rec``
 never runs for the late variants (``E_PLAN_EXPIRED`` or a refusal of the backdated commit).
@@ -25,7 +26,7 @@ import pytest
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
 
-RULES = 'max_age: 6s\nrules:\n  - match: {paths: ["plans/two/**"]}\n    require: [{count: 2}]\n'
+RULES = 'max_age: 20s\nrules:\n  - match: {paths: ["plans/two/**"]}\n    require: [{count: 2}]\n'
 LATE = ["late-second", "late-backdated", "late-bare"]
 
 
@@ -42,7 +43,7 @@ def _build(root: Path) -> Lab:
     lab.run()  # partial
     lab.approve("two/in-time", BOB)
     lab.run()
-    time.sleep(max(0.0, frozen_at + 7.2 - time.time()))
+    time.sleep(max(0.0, frozen_at + 21.2 - time.time()))
     lab.approve("two/late-second", BOB)
     lab.set_status("two/late-backdated", "approved")
     lab.git("add", "-A")

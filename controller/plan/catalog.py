@@ -146,7 +146,8 @@ def specialise_schema(
             "enum": names,
             "description": "A tool of the controller's catalog (`plangate tools`).",
         }
-        action["allOf"] = branches
+        # beside the general schema's rules across fields, never instead (round 62)
+        action["allOf"] = [*action.get("allOf", []), *branches]
     available = defs.get("AvailableTool")
     if available is not None:
         available["properties"]["name"] = {**available["properties"]["name"], "enum": names}

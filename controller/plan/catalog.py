@@ -21,7 +21,7 @@ these commands while every record hid it.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from controller.settings import Config, ToolSpec
@@ -146,7 +146,8 @@ def specialise_schema(
             "enum": names,
             "description": "A tool of the controller's catalog (`plangate tools`).",
         }
-        action["allOf"] = branches
+        # beside the general schema's rules across fields, never instead (round 62)
+        action["allOf"] = [*action.get("allOf", []), *cast(list[Any], branches)]
     available = defs.get("AvailableTool")
     if available is not None:
         available["properties"]["name"] = {**available["properties"]["name"], "enum": names}

@@ -27,7 +27,7 @@ from controller.errors import LimitExceeded, PlangateError, Problem, UsageError,
 from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, yamlio
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
-    from controller.plan.schema import PlanDocument
+    from controller.plan.schema import Output, PlanDocument
     from controller.settings import Config, ToolSpec
 
 PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
@@ -683,10 +683,10 @@ def _check_tools(model: PlanDocument, config: Config | None) -> Iterator[Problem
 def _check_outputs(model: PlanDocument) -> Iterator[Problem]:
     from controller.plan.jsonpaths import query_problem
 
-    for index, action in enumerate(model.actions):
+    for base, outputs in _output_lists(model):
         seen: set[str] = set()
-        for o_index, output in enumerate(action.outputs):
-            where = f"actions[{index}].outputs[{o_index}]"
+        for o_index, output in enumerate(outputs):
+            where = f"{base}.outputs[{o_index}]"
             if output.name in seen:
                 yield Problem(
                     "E_SCHEMA_INVALID", f"output {output.name!r} is declared twice", where
@@ -699,6 +699,15 @@ def _check_outputs(model: PlanDocument) -> Iterator[Problem]:
                     f"not an RFC 9535 JSONPath query: {problem} (write e.g. $.items[*].id)",
                     f"{where}.path",
                 )
+
+
+def _output_lists(model: PlanDocument) -> Iterator[tuple[str, list[Output]]]:
+    """Each action's outputs and each fallback step's (round 62: one rule for both, as the
+    schema's ``Output`` model says it)."""
+    for index, action in enumerate(model.actions):
+        yield f"actions[{index}]", action.outputs
+        for f_index, step in enumerate(action.fallback):
+            yield f"actions[{index}].fallback[{f_index}]", step.outputs
 
 
 def plan_symbols(model: PlanDocument) -> refs.PlanSymbols:

@@ -8,12 +8,13 @@ actions the referring action transitively needs (E_REF_FORWARD otherwise).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import PlangateError, Problem
+from controller.errors import Problem
 from controller.plan import graph, refs, regexes
-from controller.plan.shape import RETRY_KEYS
+from controller.plan.shape import REF_IN_TEXT, RETRY_KEYS
 
 if TYPE_CHECKING:
     from controller.plan.schema import (
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from controller.settings import Config, ToolSpec
 
 Where = tuple[str | int, ...]
+_REF_IN_TEXT = re.compile(REF_IN_TEXT)
 
 
 def plan_graph(model: PlanDocument) -> tuple[graph.Graph | None, list[Problem]]:
@@ -71,13 +73,10 @@ def _references(model: PlanDocument, built: graph.Graph | None) -> Iterator[Prob
 
 def _holds_ref(text: str) -> bool:
     """Whether ``text`` holds reference syntax (``$<`` not written as ``$$<``), read as
-    the resolver reads it (a malformed reference counts)."""
-    if "$<" not in text:
-        return False
-    try:
-        return any(isinstance(part, refs.Ref) for part in refs.parse(text))
-    except PlangateError:
-        return True
+    the resolver reads it (a malformed reference counts): the regex the schema's
+    ``propertyNames`` refuses in params keys (tests/plan/test_plan_rules.py holds it to
+    :func:`refs.parse`)."""
+    return _REF_IN_TEXT.search(text) is not None
 
 
 def _keys_with_refs(value: Any, where: Where) -> Iterator[Problem]:

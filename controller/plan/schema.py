@@ -34,6 +34,8 @@ from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
 from controller.plan.shape import NESTED_NOT_EMPTY as NESTED_NOT_EMPTY
 from controller.plan.shape import NESTED_NOT_FAILING as NESTED_NOT_FAILING
 from controller.plan.shape import NESTED_NOT_GIVEN as NESTED_NOT_GIVEN
+from controller.plan.shape import QUERY_START as QUERY_START
+from controller.plan.shape import REF_IN_TEXT as REF_IN_TEXT
 from controller.plan.shape import RETRY_KEYS as RETRY_KEYS
 from controller.plan.shape import STATUSES as STATUSES
 from controller.plan.shape import SUPPORTED_VERSION as SUPPORTED_VERSION
@@ -53,6 +55,18 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 NamedKeys = Annotated[
     dict[Name, Any], Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}})
 ]
+#: Where ``$<...>`` references are resolved (params, a nested plan's inputs): no mapping key
+#: holds one, at any depth (rules._keys_with_refs, E_REF_INVALID): the JSON Schema's
+#: ``$defs`` entry of that name, added by :func:`json_schema` (round 62).
+REF_FREE_KEYS = "RefFreeKeys"
+_REF_FREE_REF: JsonDict = {"$ref": f"#/$defs/{REF_FREE_KEYS}"}
+#: A field's mark, made that $ref by json_schema(): pydantic resolves every $ref it writes
+#: against its own models' definitions.
+_REF_FREE_MARK: JsonDict = {"$comment": REF_FREE_KEYS}
+_REF_FREE: JsonDict = {"allOf": [_REF_FREE_MARK]}
+#: Lists whose entries are declared once by name (plans._check_tools, _check_outputs): JSON
+#: Schema can refuse only two equal entries; two of one name otherwise is in NOT_IN_SCHEMA.
+_ONCE: JsonDict = {"uniqueItems": True}
 
 
 # --- the rules across fields, in the JSON Schema ------------------------------------------
@@ -148,7 +162,11 @@ class Output(_Strict):
     """A value captured from the tool's result with an RFC 9535 JSONPath query."""
 
     name: Name
-    path: str = Field(min_length=1, description="JSONPath over the tool's result, e.g. $.id")
+    path: str = Field(
+        min_length=1,
+        description="RFC 9535 JSONPath over the tool's result, e.g. $.id",
+        json_schema_extra={"pattern": QUERY_START},
+    )
     optional: bool = Field(False, description="No match is not an error (later refs fail).")
 
 
@@ -176,7 +194,11 @@ class Expect(_Strict):
         json_schema_extra={"oneOf": [{"required": [k.rstrip("_")]} for k in OPERATORS]},
     )
 
-    path: str = Field(min_length=1, description="RFC 9535 JSONPath, e.g. $.status")
+    path: str = Field(
+        min_length=1,
+        description="RFC 9535 JSONPath, e.g. $.status",
+        json_schema_extra={"pattern": QUERY_START},
+    )
     equals: Any = Field(None, description="The query's value equals this.")
     not_equals: Any = Field(None, description="The query's value differs from this.")
     in_: list[Any] | None = Field(None, alias="in", description="The value is one of these.")
@@ -213,7 +235,7 @@ class Precondition(_Strict):
     """A check tool called before an action (or the plan) runs; its result must meet expect."""
 
     tool: str = Field(min_length=1, description="An idempotent, low-risk catalog tool.")
-    params: dict[str, Any] = Field(default_factory=_no_keys)
+    params: dict[str, Any] = Field(default_factory=_no_keys, json_schema_extra=_REF_FREE)
     expect: ExpectClause
     guards: list[Guard] = Field(
         default_factory=_no_items,
@@ -241,7 +263,7 @@ class Verify(_Strict):
     )
 
     tool: str | None = Field(None, min_length=1, description="Poll this check tool.")
-    params: dict[str, Any] = Field(default_factory=_no_keys)
+    params: dict[str, Any] = Field(default_factory=_no_keys, json_schema_extra=_REF_FREE)
     expect: ExpectClause
     timeout: float | None = Field(None, gt=0, le=86400, description="Seconds to keep polling.")
     interval: float | None = Field(None, gt=0, le=3600, description="Seconds between polls.")
@@ -270,7 +292,7 @@ class _Step(_Strict):
     """What an action and a fallback step share."""
 
     why: str = Field(min_length=1, description="The intent, for reviewers and auditors.")
-    params: dict[str, Any] = Field(default_factory=_no_keys)
+    params: dict[str, Any] = Field(default_factory=_no_keys, json_schema_extra=_REF_FREE)
     retries: int | None = Field(None, ge=0, le=100, description="Legacy: retry.attempts.")
     retry: Retry | None = None
     timeout: float | None = Field(None, gt=0, le=86400)
@@ -309,7 +331,7 @@ class FallbackStep(_Step):
         description="Must stay false: a fallback step cannot be gated (E_SCHEMA_INVALID).",
         json_schema_extra={"const": False},
     )
-    outputs: list[Output] = Field(default_factory=_no_items)
+    outputs: list[Output] = Field(default_factory=_no_items, json_schema_extra=_ONCE)
     preconditions: list[Precondition] = Field(default_factory=_no_items)
     verify: Verify | None = None
 
@@ -345,9 +367,11 @@ class Action(_Step):
     id: int = Field(ge=1, description="1..N in file order.")
     tool: str | None = Field(None, min_length=1)
     plan: NestedPlan | None = None
-    inputs: NamedKeys | None = Field(None, description="A nested plan's inputs.")
+    inputs: NamedKeys | None = Field(
+        None, description="A nested plan's inputs.", json_schema_extra=_REF_FREE
+    )
     needs: list[int] | None = Field(None, description="Actions that must end first (a graph).")
-    outputs: list[Output] = Field(default_factory=_no_items)
+    outputs: list[Output] = Field(default_factory=_no_items, json_schema_extra=_ONCE)
     on_failure: OnFailure | None = Field(None, description="Default: the plan's on_failure.")
     requires_approval: bool = False
     preconditions: list[Precondition] = Field(default_factory=_no_items)
@@ -419,7 +443,7 @@ class PlanDocument(_Strict):
     plan: PlanHeader
     metadata: dict[str, Any] = Field(default_factory=_no_keys)
     inputs: NamedKeys = Field(default_factory=_no_keys)
-    available_tools: list[AvailableTool] = Field(default_factory=_no_items)
+    available_tools: list[AvailableTool] = Field(default_factory=_no_items, json_schema_extra=_ONCE)
     preconditions: list[Precondition] = Field(
         default_factory=_no_items, description="All must hold before the first action runs."
     )
@@ -536,7 +560,25 @@ def json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "plangate PLAN.yml"
     schema["description"] = f"A whole PLAN.yml. {NOT_IN_SCHEMA}"
+    schema = _marks_as_refs(schema)
+    schema.setdefault("$defs", {})[REF_FREE_KEYS] = {
+        "description": "No mapping key holds a $<...> reference (write $$< for the text $<).",
+        "propertyNames": {"not": {"pattern": REF_IN_TEXT}},
+        "additionalProperties": _REF_FREE_REF,
+        "items": _REF_FREE_REF,
+    }
     return schema
+
+
+def _marks_as_refs(node: Any) -> Any:
+    """``node`` with each :data:`_REF_FREE_MARK` made the $ref to its definition."""
+    if node == _REF_FREE_MARK:
+        return dict(_REF_FREE_REF)
+    if isinstance(node, dict):
+        return {key: _marks_as_refs(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_marks_as_refs(value) for value in node]
+    return node
 
 
 #: What ``plangate validate`` checks that JSON Schema cannot say (docs/plan-format.md).
@@ -546,6 +588,10 @@ NOT_IN_SCHEMA = (
     "controller's catalog, whose params_schema checks params); references $<...> name "
     "outputs of actions the step needs, declared inputs, and no cycle; a guard's param is a "
     "key of its step's params, its bounds or values can pass and its matches compiles; "
-    "expect paths are RFC 9535 JSONPath and expect matches an I-Regexp; idempotent: true "
-    "cannot override a catalog tool that is not idempotent; the size limits."
+    "output paths and expect paths are RFC 9535 JSONPath queries (the schema checks that "
+    "they start with $) and expect matches an I-Regexp; tool names in available_tools and "
+    "output names in each outputs list are unique (the schema refuses only two equal "
+    "entries); references are resolved in values, never in params keys (refused here at "
+    "any depth); idempotent: true cannot override a catalog tool that is not idempotent; "
+    "the size limits."
 )

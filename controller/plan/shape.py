@@ -52,6 +52,16 @@ RETRY_KEYS = ("retry", "retries")
 NESTED_NOT_EMPTY = ("params", "preconditions", "guards")
 NESTED_NOT_GIVEN = ("timeout", "idempotent")
 NESTED_NOT_FAILING = ("retry", "ask")
+#: How every RFC 9535 query starts: the root ``$``, then nothing, blank space, ``.`` or ``[``
+#: (the grammar's prefix; jsonpaths.query_problem refuses whatever does not match it, as
+#: tests/plan/test_jsonpaths.py checks). The schema's ``pattern`` for output and ``expect``
+#: paths (round 62); read alike by ECMA-262 and Python (a final line break is matched by the
+#: class, never by ``$`` alone).
+QUERY_START = r"^\$(?:[ \t\n\r.\[]|$)"
+#: A ``$<`` not written ``$$<``: text the resolver reads as a reference (a malformed one
+#: counts). Mapping keys never hold one (rules._keys_with_refs; the schema's
+#: ``propertyNames`` for params, round 62): keys are used as written, never resolved.
+REF_IN_TEXT = r"(?:^|[^$])\$<"
 #: NAME_PATTERN as the schema's regex engine reads it: ``$`` is the very end (Python's
 #: ``$`` would also match before a final line break), hence fullmatch without anchors.
 _NAME = re.compile(NAME_PATTERN[1:-1])

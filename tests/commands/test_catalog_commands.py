@@ -73,6 +73,17 @@ def test_schema_for_a_catalog_flags_wrong_tools_and_params(config: Path) -> None
     with_ref = json.loads(json.dumps(good))
     with_ref["actions"][2]["params"]["replicas"] = "$<inputs.count>"
     assert list(validator.iter_errors(with_ref)) == []
+    # the general schema's rules across fields hold too (round 62: the catalog's branches
+    # replaced them): tool or plan, inputs only with plan, no reference in a params key
+    for change in [
+        {"tool": None},
+        {"inputs": {"a": 1}},
+        {"on_failure": "fallback"},
+        {"params": {"$<inputs.count>": 1}},
+    ]:
+        shape = json.loads(json.dumps(good))
+        shape["actions"][0].update(change)
+        assert list(validator.iter_errors(shape)), change
     # without a config: the general schema, any tool name
     general = jsonschema.Draft202012Validator(json.loads(run_cli("schema").stdout))
     assert list(general.iter_errors(wrong_tool)) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jsonpath_rfc9535
 import pytest
 from hypothesis import given, settings
@@ -16,6 +18,7 @@ from controller.plan.jsonpaths import (
     sharing,
     spent,
 )
+from controller.plan.shape import QUERY_START
 
 PLAIN = [
     "$",
@@ -217,3 +220,24 @@ def test_expect_clauses_of_one_check_share_the_budget() -> None:
     assert len(failures) == 2, failures
     assert "query budget of one result is spent" in failures[0]
     assert failures[1].startswith(f"{len(clauses) - 3} more clauses not checked")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="$.[]*'\" \t\n\r?@a0-", max_size=12))
+def test_the_schema_pattern_refuses_no_valid_query(path: str) -> None:
+    """``QUERY_START`` (the schema's ``pattern`` for output and ``expect`` paths) is a
+    necessary condition: any path it refuses, validate refuses too (round 62)."""
+    if not re.match(QUERY_START, path):
+        assert query_problem(path) is not None, path
+
+
+@pytest.mark.parametrize("query", [*PLAIN, *NOT_PLAIN_BUT_VALID, "$\t[0]", "$\n.a"])
+def test_every_valid_query_has_the_start_the_schema_asks(query: str) -> None:
+    assert query_problem(query) is None
+    assert re.match(QUERY_START, query)
+
+
+@pytest.mark.parametrize("path", ["id", " $.a", "$a", "\ufeff$.a", "$\u00a0.a", "@.a"])
+def test_the_schema_pattern_refuses_a_path_without_the_root_start(path: str) -> None:
+    assert not re.match(QUERY_START, path)
+    assert query_problem(path) is not None

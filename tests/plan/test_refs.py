@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from controller.errors import RefForward, RefInvalid, RefUnavailable, RefUnknown
 from controller.plan import refs
+from controller.plan.shape import REF_IN_TEXT
 
 
 def test_parse_splits_literals_and_references() -> None:
@@ -201,3 +203,27 @@ def test_params_and_inputs_reach_the_tool_in_the_hashs_key_order() -> None:
     # RFC 8785 orders by UTF-16 code units: an astral character (a surrogate pair, D83D..)
     # before U+FF61, the other way round from code points
     assert list(refs.resolve({"\uff61": 2, "\U0001f600": 1}, ctx)) == ["\U0001f600", "\uff61"]
+
+
+def _reads_a_reference(text: str) -> bool:
+    try:
+        return any(isinstance(part, refs.Ref) for part in refs.parse(text))
+    except RefInvalid:
+        return True
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="$<>.a[]1", max_size=14))
+def test_the_key_pattern_finds_what_the_resolver_reads_as_a_reference(text: str) -> None:
+    """``REF_IN_TEXT`` (validate's key check and the schema's ``propertyNames`` for params,
+    round 62) matches exactly the text the resolver reads as a reference or refuses."""
+    assert (re.search(REF_IN_TEXT, text) is not None) is _reads_a_reference(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [("$<inputs.a>", True), ("x$<", True), ("$$<inputs.a>", False), ("$$$<b", False), ("$", False)],
+)
+def test_an_escaped_reference_is_text(text: str, holds: bool) -> None:
+    assert (re.search(REF_IN_TEXT, text) is not None) is holds
+    assert _reads_a_reference(text) is holds

@@ -109,6 +109,41 @@ SAID = {
     "verify-no-tool-interval": _step(f"verify: {{{EXPECT}, interval: 5}}"),
     "verify-no-tool": _step(f"verify: {{{EXPECT}, params: {{}}}}"),
     "verify-tool-timeout": _step(f"verify: {{{EXPECT}, tool: rec, timeout: 5}}"),
+    # round 62: a query's start, entries declared twice, references in params keys
+    "output-path-ok": _step("outputs: [{name: o, path: $.a}]"),
+    "output-path-blank": _step("outputs: [{name: o, path: '$ .a'}]"),
+    "output-path-root": _step("outputs: [{name: o, path: $}]"),
+    "output-path-no-dollar": _step("outputs: [{name: o, path: a.b}]"),
+    "output-path-blank-first": _step("outputs: [{name: o, path: ' $.a'}]"),
+    "output-path-name-after-root": _step("outputs: [{name: o, path: $a}]"),
+    "expect-not-jsonpath": BASE
+    + "preconditions: [{tool: rec, expect: {path: 'a b', equals: 1}}]\n",
+    "fallback-output-path": _step(
+        "on_failure: fallback\n"
+        "fallback: [{id: '1.1', tool: rec, why: f, outputs: [{name: o, path: a}]}]"
+    ),
+    "output-twice-equal": _step("outputs: [{name: o, path: $.a}, {name: o, path: $.a}]"),
+    "tool-twice-equal": _swap("[{name: rec}]", "[{name: rec}, {name: rec}]"),
+    "param-key-ref": _swap("{tag: x}", "{tag: x, '$<inputs.a>': 1}") + "inputs: {a: x}\n",
+    "param-key-ref-deep": _swap("{tag: x}", "{tag: [{k: {'a $<inputs.a>': 1}}]}")
+    + "inputs: {a: x}\n",
+    "param-key-ref-malformed": _swap("{tag: x}", "{tag: x, 'a$<': 1}"),
+    "param-key-escaped": _swap("{tag: x}", "{tag: x, '$$<inputs.a>': 1, '$$$<b': 2}"),
+    "param-value-ref": _swap("{tag: x}", "{tag: $<inputs.a>}") + "inputs: {a: x}\n",
+    "check-param-key-ref": BASE
+    + "preconditions: [{tool: rec, params: {'$<inputs.a>': 1}, expect: {path: $.a, equals: 1}}]\n"
+    + "inputs: {a: x}\n",
+    "fallback-param-key-ref": _step(
+        "on_failure: fallback\n"
+        "fallback: [{id: '1.1', tool: rec, why: f, params: {'$<inputs.a>': 1}}]"
+    )
+    + "inputs: {a: x}\n",
+}
+#: SAID variants validate refuses with another code than E_SCHEMA_INVALID
+REFUSED_AS = {
+    name: "E_REF_INVALID"
+    for name in SAID
+    if name.endswith(("param-key-ref", "param-key-ref-deep", "param-key-ref-malformed"))
 }
 
 #: variant -> plan text, for rules JSON Schema cannot say: validate refuses, the schema accepts
@@ -117,8 +152,15 @@ UNSAID = {
     "tool-not-declared": _swap("tool: rec", "tool: other"),
     "guard-unknown-param": _step("guards: [{param: nope, one_of: [x]}]"),
     "guard-never-passes": _step("guards: [{param: tag, min: 5, max: 1}]"),
-    "expect-not-jsonpath": BASE
-    + "preconditions: [{tool: rec, expect: {path: 'a b', equals: 1}}]\n",
+    "expect-not-jsonpath-past-start": BASE
+    + "preconditions: [{tool: rec, expect: {path: '$.a b', equals: 1}}]\n",
+    "output-path-bad": _step("outputs: [{name: o, path: '$[?'}]"),
+    "output-twice": _step("outputs: [{name: o, path: $.a}, {name: o, path: $.b}]"),
+    "fallback-output-twice": _step(
+        "on_failure: fallback\nfallback: [{id: '1.1', tool: rec, why: f, "
+        "outputs: [{name: o, path: $.a}, {name: o, path: $.b}]}]"
+    ),
+    "tool-twice": _swap("[{name: rec}]", "[{name: rec}, {name: rec, description: d}]"),
     "ref-unknown": _swap("tag: x", "tag: $<inputs.nope>"),
     "nested-unreadable": NESTED_BASE + "    inputs: {a: 1}\n",
     "nested-tool-null": NESTED_BASE.replace("    plan:", "    tool: null\n    plan:"),
@@ -168,7 +210,8 @@ def test_the_schema_and_validate_agree(
     accepted, record = verdicts[name]
     assert accepted == record["valid"], record["errors"]
     if not accepted:  # refused for the rule itself, not only for the unreadable nested plan
-        assert {e["code"] for e in record["errors"]} == {"E_SCHEMA_INVALID"}, record["errors"]
+        code = REFUSED_AS.get(name, "E_SCHEMA_INVALID")
+        assert {e["code"] for e in record["errors"]} == {code}, record["errors"]
         assert any("which repository" not in e["message"] for e in record["errors"])
 
 
@@ -183,5 +226,14 @@ def test_what_the_schema_cannot_say_validate_refuses(
 def test_the_schema_names_what_it_cannot_say() -> None:
     shown = subprocess.run([PLANGATE, "schema"], capture_output=True, text=True, check=True)
     description = json.loads(shown.stdout)["description"]
-    for rule in ["1..N", "available_tools", "references", "guard's param", "RFC 9535"]:
+    for rule in [
+        "1..N",
+        "available_tools",
+        "references",
+        "guard's param",
+        "RFC 9535",
+        "output paths",
+        "output names in each outputs list are unique",
+        "never in params keys",
+    ]:
         assert rule in description, rule

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "31"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "32"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -92,6 +92,8 @@ INDEX_VERSION = "31"  # 3: risk and estimate per plan; 4: approval identities, f
 # 31: the withdraw policy is the controller's last record COMMIT (subject, Policy-Hash,
 # author and committer, its record), never a change of the file's bytes (round 61: bytes
 # committed first by someone else left no record and a stale withdraw policy)
+# 32: a result stands in for her value only where the plan fed it to that producer (or
+# upstream) under a key the read names, a pinned plan's input defaults included (round 62)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

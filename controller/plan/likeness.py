@@ -151,6 +151,10 @@ SPLIT_CHARS = 512
 MATCH_FANOUT = 32
 #: The words of an output's query (``$.json.echo.p.k``, ``$['p']['k']``): the keys it reads.
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+#: A query that may read a value under any key (``$.json.echo.*``, ``$..k``, a filter).
+_ANY_KEY = re.compile(r"\*|\.\.|\?")
+#: The read key of such a query: it names every key.
+ANY_KEY = "*"
 
 #: A path of keys (str) and list items (("id", its id) or ("#", its index)), and a value.
 Leaf = tuple[tuple[Any, ...], str]
@@ -538,6 +542,8 @@ class _Fed:
         if ref.path[:1] == ("outputs",) and len(ref.path) > 1:
             for query in self.outputs.get(str(ref.action), {}).get(str(ref.path[1]), ()):
                 keys.update(_WORD.findall(query))
+                if _ANY_KEY.search(query):  # a wildcard, descendant or filter names every key
+                    keys.add(ANY_KEY)
         return frozenset(keys)
 
     def holds(self, ref: refs.Ref, value: str, reads: frozenset[str]) -> bool:
@@ -548,7 +554,7 @@ class _Fed:
         if memo not in self.memo:
             self.memo[memo] = False  # a cycle (the plan is refused anyway): nothing
             self.memo[memo] = any(
-                key in reads and self._fed_as(given, value, reads)
+                (key in reads or ANY_KEY in reads) and self._fed_as(given, value, reads)
                 for key, given in self.params.get(str(ref.action), ())
             )
         return self.memo[memo]

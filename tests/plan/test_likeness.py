@@ -644,3 +644,14 @@ def test_a_pinned_library_s_input_defaults_are_what_it_receives() -> None:
 
     assert made_share(leaves(_hers()), leaves(new, pinned)) >= 0.7
     assert _made(_hers(), new) < 0.1
+
+
+def test_an_output_query_with_a_wildcard_names_every_key() -> None:
+    """Her values staged under the agent's keys and read through ``$.json.echo.*`` (a list
+    of every value staged): the query names no key, so it names them all."""
+    her = _hers()["actions"][0]["params"]
+    stage = _rec(1, {k.upper(): v for k, v in her.items()})
+    stage["outputs"] = [{"name": "all", "path": "$.json.echo.*"}]
+    new = _read_back(stage, "$<actions[1].outputs.all>")
+    new["actions"][-1]["params"] = {k: f"$<actions[1].outputs.all[{i}]>" for i, k in enumerate(her)}
+    assert _made(_hers(), new) >= 0.7

@@ -81,7 +81,8 @@ refused though the tool gets another host; and her halves joined in a SECOND sta
 or her values as a pinned library's input DEFAULTS, were carried nowhere whole. So a
 reference stands in for her value only when the plan FED that value to the producer it reads
 (:class:`_Fed`): to that call's params (a pinned plan's inputs over its defaults, read as of
-the pin: :func:`_pin_inputs`), or joined there from what a producer upstream could hand back
+the pin: :func:`_pin_inputs`; the pinned plan's own calls so fed, when it can be read, say
+which key an output reads), or joined there from what a producer upstream could hand back
 (references followed transitively), under a key the read names (the reference's path, the
 words of a declared output's query, her path below the place). The lookup's answer is then
 two of her three params beside another reason: 0.044, as with ``api-4`` written in; the
@@ -139,6 +140,9 @@ STATIC_PLAN_FIELDS = ("name", "task")
 #: Tools whose result is their params (the catalog's ``echo``: "returns its params"), so a
 #: reference to their result reads the value their params hold there (round 59).
 ECHO_TOOLS = frozenset({"echo"})
+#: The key under which a pinned call carries the calls of the plan it pins, as fed (round
+#: 62): evidence of what its outputs can hand back, no content of the parent (weight 0).
+PINNED = "pinned"
 #: The first characters of a JSON text that is no string (a number, true, false, null, a
 #: list, a mapping).
 _JSON_STARTS = frozenset("-0123456789tfn[{")
@@ -214,7 +218,8 @@ def calls_view(view: dict[str, Any], pinned: PinReader | None = None) -> dict[st
 def _pin_inputs(action: dict[str, Any], pinned: PinReader | None) -> Any:
     """What a pinned plan receives (round 62's ``lib-early``: the agent's library, committed
     while her draft stood, held her values as input DEFAULTS and was pinned with no inputs):
-    the inputs passed, over the pinned plan's own inputs as of the pin when it can be read."""
+    the inputs passed, over the pinned plan's own inputs as of the pin when it can be read;
+    its calls so fed go to ``action[PINNED]`` (what its outputs can hand back: :class:`_Fed`)."""
     given = action.get("inputs")
     pin = action.get("plan")
     if pinned is None or not isinstance(pin, dict):
@@ -222,9 +227,15 @@ def _pin_inputs(action: dict[str, Any], pinned: PinReader | None) -> Any:
     path, digest = pin.get("path"), pin.get("hash")
     found = pinned(path, digest) if isinstance(path, str) and isinstance(digest, str) else None
     defaults = found.get("inputs") if isinstance(found, dict) else None
-    if not isinstance(defaults, dict) or not (given is None or isinstance(given, dict)):
+    if not isinstance(found, dict) or not (given is None or isinstance(given, dict)):
         return given
-    return {**defaults, **(given or {})}
+    merged = {**(defaults if isinstance(defaults, dict) else {}), **(given or {})}
+    inner = calls_view(hashed_view({**found, "inputs": merged}))
+    calls = inner.get("actions")
+    if isinstance(calls, list):
+        keep = ("id", "params", "outputs")
+        action[PINNED] = [{k: c[k] for k in keep if k in c} for c in calls if isinstance(c, dict)]
+    return merged
 
 
 def _name_of(item: Any, index: int) -> str:
@@ -241,6 +252,7 @@ def _calls_of(item: Any, name: str, calls: list[Any], pinned: PinReader | None =
         return
     own = {k: v for k, v in item.items() if k not in CALL_KEYS}
     if "plan" in own and "params" not in own:
+        own.pop(PINNED, None)  # only the pinned plan itself says what it runs
         given = _pin_inputs(own, pinned)
         own.pop("inputs", None)
         if given is not None:
@@ -425,6 +437,8 @@ def _canonical(value: Any) -> str:
 def weight(leaf: Leaf) -> float:
     """How much a leaf says about which plan it is (layout little, values much)."""
     keys = [part for part in leaf[0] if isinstance(part, str)]
+    if leaf[0][:1] == ("actions",) and leaf[0][2:3] == (PINNED,):
+        return 0.0
     if leaf[0] in TEMPLATE_PATHS:
         return LAYOUT_WEIGHT
     if keys and (keys[0] in LAYOUT_BLOCKS or keys[-1] in LAYOUT_KEYS):
@@ -519,19 +533,26 @@ class _Fed:
     def __init__(self, found: Counter[Leaf]) -> None:
         self.params: dict[str, list[tuple[str, str]]] = {}
         self.outputs: dict[str, dict[str, set[str]]] = {}
-        named: dict[tuple[str, Any], dict[str, str]] = {}
+        #: A pinned call's plan read: its calls' params and outputs, as fed (round 62).
+        self.inner: dict[str, list[tuple[str, str]]] = {}
+        self.inner_outputs: dict[str, dict[str, set[str]]] = {}
+        named: dict[tuple[str, Any, bool], dict[str, str]] = {}
         for path, value in found:
             name = _producer(path)
             if name is None:
                 continue
-            if path[2:3] == ("params",):
-                keys = [part for part in path[3:] if isinstance(part, str)]
-                self.params.setdefault(name, []).append((keys[-1] if keys else "", value))
-            elif path[2:3] == ("outputs",) and len(path) == 5 and path[4] in ("name", "path"):
-                named.setdefault((name, path[3]), {})[path[4]] = _text(value)
-        for (name, _item), output in named.items():
+            inside = path[2:3] == (PINNED,) and len(path) > 4
+            rest = path[4:] if inside else path[2:]
+            if rest[:1] == ("params",):
+                keys = [part for part in rest[1:] if isinstance(part, str)]
+                fed = self.inner if inside else self.params
+                fed.setdefault(name, []).append((keys[-1] if keys else "", value))
+            elif rest[:1] == ("outputs",) and len(rest) == 3 and rest[2] in ("name", "path"):
+                place = (*path[: len(path) - len(rest)], rest[1])
+                named.setdefault((name, place, inside), {})[rest[2]] = _text(value)
+        for (name, _place, inside), output in named.items():
             if "name" in output and "path" in output:
-                queries = self.outputs.setdefault(name, {})
+                queries = (self.inner_outputs if inside else self.outputs).setdefault(name, {})
                 queries.setdefault(output["name"], set()).add(output["path"])
         self.memo: dict[tuple[str, str, frozenset[str]], bool] = {}
 
@@ -540,10 +561,10 @@ class _Fed:
         output, the words of that output's query."""
         keys = {str(part) for part in ref.path if isinstance(part, str)}
         if ref.path[:1] == ("outputs",) and len(ref.path) > 1:
-            for query in self.outputs.get(str(ref.action), {}).get(str(ref.path[1]), ()):
-                keys.update(_WORD.findall(query))
-                if _ANY_KEY.search(query):  # a wildcard, descendant or filter names every key
-                    keys.add(ANY_KEY)
+            _words(self.outputs.get(str(ref.action), {}).get(str(ref.path[1]), ()), keys)
+            inner = self.inner_outputs.get(str(ref.action), {})
+            for word in list(keys):  # a pinned plan's outputs read: what their queries name
+                _words(inner.get(word, ()), keys)
         return frozenset(keys)
 
     def holds(self, ref: refs.Ref, value: str, reads: frozenset[str]) -> bool:
@@ -555,9 +576,13 @@ class _Fed:
             self.memo[memo] = False  # a cycle (the plan is refused anyway): nothing
             self.memo[memo] = any(
                 (key in reads or ANY_KEY in reads) and self._fed_as(given, value, reads)
-                for key, given in self.params.get(str(ref.action), ())
+                for key, given in self._producers(str(ref.action))
             )
         return self.memo[memo]
+
+    def _producers(self, name: str) -> list[tuple[str, str]]:
+        """What call ``name`` was fed: a pinned plan read, what its own calls were fed."""
+        return self.inner[name] if name in self.inner else self.params.get(name, [])
 
     def _fed_as(self, given: str, value: str, reads: frozenset[str]) -> bool:
         parts = _result_parts(given)
@@ -570,6 +595,15 @@ class _Fed:
     def holds_text(self, ref: refs.Ref, text: str) -> bool:
         """Whether ``text`` could be what ``ref`` puts in a text it fills."""
         return self.holds(ref, _canonical(text), self.reads(ref))
+
+
+def _words(queries: Any, keys: set[str]) -> None:
+    """Add the keys output queries name to ``keys`` (a wildcard, a descendant or a filter
+    names every key: :data:`ANY_KEY`)."""
+    for query in queries:
+        keys.update(_WORD.findall(query))
+        if _ANY_KEY.search(query):
+            keys.add(ANY_KEY)
 
 
 def _producer(path: tuple[Any, ...]) -> str | None:

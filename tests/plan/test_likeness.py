@@ -655,3 +655,48 @@ def test_an_output_query_with_a_wildcard_names_every_key() -> None:
     new = _read_back(stage, "$<actions[1].outputs.all>")
     new["actions"][-1]["params"] = {k: f"$<actions[1].outputs.all[{i}]>" for i, k in enumerate(her)}
     assert _made(_hers(), new) >= 0.7
+
+
+def _library(tool: str, params: dict, outputs: dict) -> dict:
+    """A pinned library: one call of ``tool`` on its inputs, its outputs declared."""
+    return {
+        "plan": {"name": "lib", "task": "a library", "status": "draft"},
+        "inputs": {"name": "x"},
+        "actions": [
+            {
+                "id": 1,
+                "tool": tool,
+                "why": "the library's step",
+                "params": params,
+                "outputs": [{"name": k, "path": q} for k, q in outputs.items()],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("tool", "params", "query", "hers"),
+    [
+        ("echo", {"standby": "$<inputs.name>"}, "$.standby", True),  # a renaming library
+        ("look", {"name": "$<inputs.name>"}, "$.json.standby", False),  # hon-pin's lookup
+    ],
+)
+def test_a_pinned_plan_read_says_what_its_outputs_hand_back(
+    tool: str, params: dict, query: str, hers: bool
+) -> None:
+    """Read as of the pin, a library's own calls say which key of what it was fed an output
+    reads: an ``echo`` that renames her value to ``standby`` hands it back there; a lookup
+    fed it as ``name`` answers ``standby`` of its own."""
+    her = _hers()["actions"][0]["params"]
+    library = _library(tool, params, {"standby": query})
+    pin = {
+        "id": 1,
+        "plan": {"path": "plans/lib", "hash": "sha256:ab"},
+        "why": "agent: find the standby",
+        "inputs": {"name": her["target"]},
+        "outputs": [{"name": "standby", "path": "$.outputs['1'].standby"}],
+    }
+    literal = ("tag", "command", "ticket")
+    new = _read_back(pin, "$<actions[1].outputs.standby>", literal=literal)
+    got = made_share(leaves(_hers()), leaves(new, lambda _p, _h: library))
+    assert (got >= 0.7) if hers else (got < MOVE_KEPT)

@@ -53,7 +53,7 @@ from controller.git.records import (
     plan_named,
     record_events,
 )
-from controller.plan import likeness, yamlio
+from controller.plan import hashing, likeness, yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
@@ -259,7 +259,7 @@ class Lifecycle(IndexStore):
         written = [c for c in record.changes if self._writes_plan(repo, c)]
         if not written:
             return {}
-        texts = _Texts(repo)
+        texts = _Texts(repo, record.sha)
         removed = self._removed_folders(record)
         if len(written) > 1:
             removed.update(self._rewritten_in_place(written, removed, texts))
@@ -589,7 +589,7 @@ class Lifecycle(IndexStore):
         new = next((c.new_blob for c in commit.changes if c.path == target), None)
         if source[1] is None or new is None:
             return False
-        kept = _Texts(repo).similarity(source, (target, new))
+        kept = _Texts(repo, commit.sha).similarity(source, (target, new))
         return kept is not None and kept < likeness.MOVE_KEPT
 
     def _parked_alike(
@@ -611,7 +611,7 @@ class Lifecycle(IndexStore):
         new_blobs = {c.path: c.new_blob for c in commit.changes if c.new_blob is not None}
         if not gone or not commit.parents:
             return []
-        texts = _Texts(repo)
+        texts = _Texts(repo, commit.sha)
         olds = {source: repo.blob_sha(commit.parents[0], source) for source in gone}
         landed: list[tuple[str, set[str]]] = []
         for target in made:
@@ -2074,21 +2074,26 @@ class _Texts:
     """The plan texts one commit's move detection compares, each read and parsed once, and
     the budget of leaves it may compare (round 31)."""
 
-    def __init__(self, repo: GitRepo) -> None:
+    def __init__(self, repo: GitRepo, commit: str | None = None) -> None:
         self.repo = repo
-        self.found: dict[str, Counter[Any]] = {}
+        self.found: dict[tuple[str, bool], Counter[Any]] = {}
         self.left = PAIR_BUDGET
+        #: The plans a NEW plan pins are read as of the commit that writes it (round 62).
+        self.pinned = _pin_reader(repo, commit) if commit is not None else None
 
-    def _content(self, blob: str, name: str) -> Counter[Any]:
+    def _content(self, blob: str, name: str, new: bool = False) -> Counter[Any]:
         """The leaves of the plan a blob holds (a PLAN.json or other source converted), or,
-        for a text that reads as no plan, its lines (each a leaf of weight 1)."""
-        if blob not in self.found:
+        for a text that reads as no plan, its lines (each a leaf of weight 1); a new plan's
+        pins read as of the commit (their input defaults are what the pinned plan gets)."""
+        pinned = self.pinned if new else None
+        key = (blob, pinned is not None)
+        if key not in self.found:
             try:
                 text = self.repo.blob(blob).decode("utf-8", "replace")
             except Exception:  # unreadable, or too large to be read: nothing alike
                 text = ""
-            self.found[blob] = _plan_leaves(text, name)
-        return self.found[blob]
+            self.found[key] = _plan_leaves(text, name, pinned)
+        return self.found[key]
 
     def similarity(self, old: tuple[str, str | None], new: tuple[str, str | None]) -> float | None:
         """How much the new plan is made of the old one by content, both ways
@@ -2097,7 +2102,7 @@ class _Texts:
         is spent (not compared)."""
         if old[1] is None or new[1] is None:
             return 0.0
-        before, after = self._content(old[1], old[0]), self._content(new[1], new[0])
+        before, after = self._content(old[1], old[0]), self._content(new[1], new[0], new=True)
         size = before.total() + after.total()
         if self.left < size:
             return None
@@ -2105,7 +2110,25 @@ class _Texts:
         return likeness.made_share(before, after)
 
 
-def _plan_leaves(text: str, name: str) -> Counter[Any]:
+def _pin_reader(repo: GitRepo, commit: str) -> likeness.PinReader:
+    """The plan a pin names as of ``commit``, when it hashes to the pin (else None)."""
+
+    def read(path: str, pin: str) -> dict[str, Any] | None:
+        for file in PLAN_FILES:
+            try:
+                sha = repo.blob_sha(commit, f"{path.strip('/')}/{file}")
+                if sha is None:
+                    continue
+                data = yamlio.read_yaml(repo.blob(sha).decode("utf-8"), file).data
+            except Exception:  # unreadable, too large, no YAML: not read
+                return None
+            return data if isinstance(data, dict) and hashing.plan_hash(data) == pin else None
+        return None
+
+    return read
+
+
+def _plan_leaves(text: str, name: str, pinned: likeness.PinReader | None = None) -> Counter[Any]:
     """A plan text's leaves, whatever its spelling or format; its lines if it reads as none."""
     suffix = PurePosixPath(name).suffix.lower()
     try:
@@ -2115,7 +2138,7 @@ def _plan_leaves(text: str, name: str) -> Counter[Any]:
             text = convert_text(text, PurePosixPath(name).name, verify=False).text
         doc = yamlio.read_yaml(text, "PLAN.yml").data
         if isinstance(doc, dict):
-            return likeness.leaves(doc)
+            return likeness.leaves(doc, pinned)
     except Exception:
         pass
     return Counter((("line",), line) for line in text.splitlines())

@@ -74,14 +74,28 @@ anywhere, or a text of them where her value splits into carried texts along it
 (:func:`_standing_in`): 0.76 hers (0.95 with her reason). It never stands for more
 than the value written there, so the agent's own plans reading results stay its own (its
 own values read back at her keys 0.055, template weeks 0.12, runbooks 0.004).
+
+Round 62: "carried anywhere" was too broad and too narrow. The agent's lookup fed her host
+``api-3`` (as its own ``name``) and the host it answers (``api-4``) was read at her ``host``:
+refused though the tool gets another host; and her halves joined in a SECOND staging call,
+or her values as a pinned library's input DEFAULTS, were carried nowhere whole. So a
+reference stands in for her value only when the plan FED that value to the producer it reads
+(:class:`_Fed`): to that call's params (a pinned plan's inputs over its defaults, read as of
+the pin: :func:`_pin_inputs`; the pinned plan's own calls so fed, when it can be read, say
+which key an output reads), or joined there from what a producer upstream could hand back
+(references followed transitively), under a key the read names (the reference's path, the
+words of a declared output's query, her path below the place). The lookup's answer is then
+two of her three params beside another reason: 0.044, as with ``api-4`` written in; the
+two-hop join (0.8) and the library's defaults (0.8) are her call.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from controller.errors import PlangateError
 from controller.plan import jsonpaths, refs
@@ -126,6 +140,9 @@ STATIC_PLAN_FIELDS = ("name", "task")
 #: Tools whose result is their params (the catalog's ``echo``: "returns its params"), so a
 #: reference to their result reads the value their params hold there (round 59).
 ECHO_TOOLS = frozenset({"echo"})
+#: The key under which a pinned call carries the calls of the plan it pins, as fed (round
+#: 62): evidence of what its outputs can hand back, no content of the parent (weight 0).
+PINNED = "pinned"
 #: The first characters of a JSON text that is no string (a number, true, false, null, a
 #: list, a mapping).
 _JSON_STARTS = frozenset("-0123456789tfn[{")
@@ -136,18 +153,29 @@ SPLIT_CHARS = 512
 #: A value held by more new actions than this finds no match by itself (the action of the
 #: same id is always compared).
 MATCH_FANOUT = 32
+#: The words of an output's query (``$.json.echo.p.k``, ``$['p']['k']``): the keys it reads.
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+#: A query that may read a value under any key (``$.json.echo.*``, ``$..k``, a filter).
+_ANY_KEY = re.compile(r"\*|\.\.|\?")
+#: The read key of such a query: it names every key.
+ANY_KEY = "*"
 
 #: A path of keys (str) and list items (("id", its id) or ("#", its index)), and a value.
 Leaf = tuple[tuple[Any, ...], str]
 
 
-def leaves(document: dict[str, Any]) -> Counter[Leaf]:
+#: (path, pinned hash) -> the pinned plan's parsed data, or None (:data:`nested.Reader`).
+PinReader = Callable[[str, str], "dict[str, Any] | None"]
+
+
+def leaves(document: dict[str, Any], pinned: PinReader | None = None) -> Counter[Leaf]:
     """The hashed content of a plan document as a multiset of (path, canonical value), its
-    actions read as the CALLS the plan can make (:func:`calls_view`, round 58)."""
-    return Counter(_walk(calls_view(hashed_view(document)), ()))
+    actions read as the CALLS the plan can make (:func:`calls_view`, round 58); ``pinned``
+    reads the plans it pins as of the pin (round 62: their input defaults)."""
+    return Counter(_walk(calls_view(hashed_view(document), pinned), ()))
 
 
-def calls_view(view: dict[str, Any]) -> dict[str, Any]:
+def calls_view(view: dict[str, Any], pinned: PinReader | None = None) -> dict[str, Any]:
     """A plan's hashed view with ``actions`` rewritten as the list of every call the plan can
     make, wherever the plan file writes it (round 58: her call carried as a fallback step, a
     check or a nested plan's inputs made the same tool call from leaves at other places):
@@ -164,7 +192,7 @@ def calls_view(view: dict[str, Any]) -> dict[str, Any]:
     actions = view.get("actions")
     if isinstance(actions, list):
         for index, action in enumerate(actions):
-            _calls_of(action, _name_of(action, index), calls)
+            _calls_of(action, _name_of(action, index), calls, pinned)
     elif actions is not None:
         calls.append(actions)
     checks = view.get("preconditions")
@@ -187,20 +215,48 @@ def calls_view(view: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def _pin_inputs(action: dict[str, Any], pinned: PinReader | None) -> Any:
+    """What a pinned plan receives (round 62's ``lib-early``: the agent's library, committed
+    while her draft stood, held her values as input DEFAULTS and was pinned with no inputs):
+    the inputs passed, over the pinned plan's own inputs as of the pin when it can be read;
+    its calls so fed go to ``action[PINNED]`` (what its outputs can hand back: :class:`_Fed`)."""
+    given = action.get("inputs")
+    pin = action.get("plan")
+    if pinned is None or not isinstance(pin, dict):
+        return given
+    path, digest = pin.get("path"), pin.get("hash")
+    found = pinned(path, digest) if isinstance(path, str) and isinstance(digest, str) else None
+    defaults = found.get("inputs") if isinstance(found, dict) else None
+    if not isinstance(found, dict) or not (given is None or isinstance(given, dict)):
+        return given
+    merged = {**(defaults if isinstance(defaults, dict) else {}), **(given or {})}
+    inner = calls_view(hashed_view({**found, "inputs": merged}))
+    calls = inner.get("actions")
+    if isinstance(calls, list):
+        keep = ("id", "params", "outputs")
+        action[PINNED] = [{k: c[k] for k in keep if k in c} for c in calls if isinstance(c, dict)]
+    return merged
+
+
 def _name_of(item: Any, index: int) -> str:
     name = item.get("id") if isinstance(item, dict) else None
     return f"#{index}" if name is None else _canonical(name)
 
 
-def _calls_of(item: Any, name: str, calls: list[Any]) -> None:
+def _calls_of(item: Any, name: str, calls: list[Any], pinned: PinReader | None = None) -> None:
     """One action, step or check as calls: itself (its own keys, a nested plan's ``inputs``
-    as its params) and those it holds (:data:`CALL_KEYS`), each named under it."""
+    as its params, with the defaults of those it does not pass: :func:`_pin_inputs`) and
+    those it holds (:data:`CALL_KEYS`), each named under it."""
     if not isinstance(item, dict):
         calls.append(item)
         return
     own = {k: v for k, v in item.items() if k not in CALL_KEYS}
-    if "plan" in own and "inputs" in own and "params" not in own:
-        own["params"] = own.pop("inputs")
+    if "plan" in own and "params" not in own:
+        own.pop(PINNED, None)  # only the pinned plan itself says what it runs
+        given = _pin_inputs(own, pinned)
+        own.pop("inputs", None)
+        if given is not None:
+            own["params"] = given
     own["id"] = name
     calls.append(own)
     for key in CALL_KEYS:
@@ -209,9 +265,9 @@ def _calls_of(item: Any, name: str, calls: list[Any]) -> None:
             continue
         if isinstance(held, list):
             for index, sub in enumerate(held):
-                _calls_of(sub, f"{name}/{key}/{_name_of(sub, index)}", calls)
+                _calls_of(sub, f"{name}/{key}/{_name_of(sub, index)}", calls, pinned)
         elif isinstance(held, dict):
-            _calls_of(held, f"{name}/{key}", calls)
+            _calls_of(held, f"{name}/{key}", calls, pinned)
         else:
             own[key] = held
 
@@ -381,6 +437,8 @@ def _canonical(value: Any) -> str:
 def weight(leaf: Leaf) -> float:
     """How much a leaf says about which plan it is (layout little, values much)."""
     keys = [part for part in leaf[0] if isinstance(part, str)]
+    if leaf[0][:1] == ("actions",) and leaf[0][2:3] == (PINNED,):
+        return 0.0
     if leaf[0] in TEMPLATE_PATHS:
         return LAYOUT_WEIGHT
     if keys and (keys[0] in LAYOUT_BLOCKS or keys[-1] in LAYOUT_KEYS):
@@ -418,14 +476,14 @@ def _kept_weight(old: Counter[Leaf], new: Counter[Leaf]) -> int:
     the old action survives in it (:func:`_survives`), and then leaf by leaf."""
     kept = _weight_of(_outside(old) & _outside(new))
     olds, news = _actions(old), _actions(new)
-    carried = _carried(new)
-    for _score, _same, step, other in _matches(olds, news, carried):
-        kept += _weight_of(olds[step] & _standing_in(olds[step], news[other], carried))
+    fed = _Fed(new)
+    for _score, _same, step, other in _matches(olds, news, fed):
+        kept += _weight_of(olds[step] & _standing_in(olds[step], news[other], fed))
     return kept
 
 
 def _matches(
-    olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]], carried: _Carried
+    olds: dict[Any, Counter[Leaf]], news: dict[Any, Counter[Leaf]], fed: _Fed
 ) -> list[tuple[int, bool, Any, Any]]:
     """Old actions paired one to one with the new actions they survive in, the most kept
     first (the same id first on a tie). An old action is compared with the new action of its
@@ -450,7 +508,7 @@ def _matches(
                 if len(steps) <= MATCH_FANOUT:
                     near |= steps
         for other in near:
-            seen = _standing_in(said, news[other], carried)
+            seen = _standing_in(said, news[other], fed)
             if _survives(said, seen):
                 found.append((_weight_of(said & seen), step == other, step, other))
     chosen: list[tuple[int, bool, Any, Any]] = []
@@ -464,26 +522,96 @@ def _matches(
     return chosen
 
 
-class _Carried(NamedTuple):
-    """What a plan carries (round 60): its values (canonical JSON) and the text each
-    renders as in a text a reference fills."""
+class _Fed:
+    """What a plan feeds each producer (round 62): per call name (a top-level action with
+    its steps and checks), the (key, canonical value) of every param it receives (a pinned
+    plan's inputs are its params), the key the last mapping key above the value; and the
+    query texts of its declared outputs by name. A real tool's result, or a pinned plan's
+    outputs, can hand back only what the plan fed that producer (or fed a producer upstream
+    whose result flows into it), under the key the read names."""
 
-    values: frozenset[str]
-    texts: frozenset[str]
+    def __init__(self, found: Counter[Leaf]) -> None:
+        self.params: dict[str, list[tuple[str, str]]] = {}
+        self.outputs: dict[str, dict[str, set[str]]] = {}
+        #: A pinned call's plan read: its calls' params and outputs, as fed (round 62).
+        self.inner: dict[str, list[tuple[str, str]]] = {}
+        self.inner_outputs: dict[str, dict[str, set[str]]] = {}
+        named: dict[tuple[str, Any, bool], dict[str, str]] = {}
+        for path, value in found:
+            name = _producer(path)
+            if name is None:
+                continue
+            inside = path[2:3] == (PINNED,) and len(path) > 4
+            rest = path[4:] if inside else path[2:]
+            if rest[:1] == ("params",):
+                keys = [part for part in rest[1:] if isinstance(part, str)]
+                fed = self.inner if inside else self.params
+                fed.setdefault(name, []).append((keys[-1] if keys else "", value))
+            elif rest[:1] == ("outputs",) and len(rest) == 3 and rest[2] in ("name", "path"):
+                place = (*path[: len(path) - len(rest)], rest[1])
+                named.setdefault((name, place, inside), {})[rest[2]] = _text(value)
+        for (name, _place, inside), output in named.items():
+            if "name" in output and "path" in output:
+                queries = (self.inner_outputs if inside else self.outputs).setdefault(name, {})
+                queries.setdefault(output["name"], set()).add(output["path"])
+        self.memo: dict[tuple[str, str, frozenset[str]], bool] = {}
+
+    def reads(self, ref: refs.Ref) -> frozenset[str]:
+        """The keys a reference to a result names: its path's and, through a declared
+        output, the words of that output's query."""
+        keys = {str(part) for part in ref.path if isinstance(part, str)}
+        if ref.path[:1] == ("outputs",) and len(ref.path) > 1:
+            _words(self.outputs.get(str(ref.action), {}).get(str(ref.path[1]), ()), keys)
+            inner = self.inner_outputs.get(str(ref.action), {})
+            for word in list(keys):  # a pinned plan's outputs read: what their queries name
+                _words(inner.get(word, ()), keys)
+        return frozenset(keys)
+
+    def holds(self, ref: refs.Ref, value: str, reads: frozenset[str]) -> bool:
+        """Whether the result ``ref`` reads could hand back ``value`` (canonical JSON) at a
+        key in ``reads``: the plan fed it to that producer under such a key, written or
+        joined from what producers upstream could hand back (round 62's ``two-hop``)."""
+        memo = (str(ref.action), value, reads)
+        if memo not in self.memo:
+            self.memo[memo] = False  # a cycle (the plan is refused anyway): nothing
+            self.memo[memo] = any(
+                (key in reads or ANY_KEY in reads) and self._fed_as(given, value, reads)
+                for key, given in self._producers(str(ref.action))
+            )
+        return self.memo[memo]
+
+    def _producers(self, name: str) -> list[tuple[str, str]]:
+        """What call ``name`` was fed: a pinned plan read, what its own calls were fed."""
+        return self.inner[name] if name in self.inner else self.params.get(name, [])
+
+    def _fed_as(self, given: str, value: str, reads: frozenset[str]) -> bool:
+        parts = _result_parts(given)
+        if parts is None:
+            return given == value or _text(given) == _text(value)
+        if len(parts) == 1 and isinstance(parts[0], refs.Ref):
+            return self.holds(parts[0], value, self.reads(parts[0]) | reads)
+        return _splits(_text(value), parts, self)
+
+    def holds_text(self, ref: refs.Ref, text: str) -> bool:
+        """Whether ``text`` could be what ``ref`` puts in a text it fills."""
+        return self.holds(ref, _canonical(text), self.reads(ref))
 
 
-def _carried(found: Counter[Leaf]) -> _Carried:
-    """Every value the plan hands to any call or holds as an input (round 60): the material
-    a real tool's result may hand back. A reference is no value of the plan's own, nor a
-    ``why``."""
-    values = frozenset(
-        value
-        for (path, value) in found
-        if weight((path, value)) == VALUE_WEIGHT
-        and path[-1:] != (WHY,)
-        and _result_parts(value) is None
-    )
-    return _Carried(values, frozenset(_text(value) for value in values))
+def _words(queries: Any, keys: set[str]) -> None:
+    """Add the keys output queries name to ``keys`` (a wildcard, a descendant or a filter
+    names every key: :data:`ANY_KEY`)."""
+    for query in queries:
+        keys.update(_WORD.findall(query))
+        if _ANY_KEY.search(query):
+            keys.add(ANY_KEY)
+
+
+def _producer(path: tuple[Any, ...]) -> str | None:
+    """The top-level action a leaf of the full plan lies in (its steps and checks are its)."""
+    step = path[1] if len(path) > 2 and path[0] == "actions" else None
+    if not isinstance(step, tuple) or step[0] != "id":
+        return None
+    return _text(step[1]).split("/")[0]
 
 
 def _result_parts(value: str) -> list[refs.Part] | None:
@@ -502,15 +630,15 @@ def _result_parts(value: str) -> list[refs.Part] | None:
     return parts
 
 
-def _standing_in(said: Counter[Leaf], other: Counter[Leaf], carried: _Carried) -> Counter[Leaf]:
-    """The new action ``other`` read against the old one ``said`` (round 60): a reference to
-    a result the plan cannot fix (a real tool's, whose result may hand back its params; a
-    pinned plan's outputs) at a place where the old action holds a value the new plan carries
-    ANYWHERE (any call's params at any path, an input, a pinned plan's inputs) stands in for
-    that value; a text of such references stands in for her value at its place when her
-    value splits along it, each reference's part a value the plan carries. Her values staged
-    in one call and read back from its result are hers kept; a reference where the plan
-    carries none of her values stands for nothing."""
+def _standing_in(said: Counter[Leaf], other: Counter[Leaf], fed: _Fed) -> Counter[Leaf]:
+    """The new action ``other`` read against the old one ``said`` (rounds 60, 62): a
+    reference to a result the plan cannot fix (a real tool's, whose result may hand back its
+    params; a pinned plan's outputs) at a place where the old action holds a value stands in
+    for that value when the plan fed it to THAT producer (or upstream of it) under a key the
+    read names (:meth:`_Fed.holds`); a text of such references stands in for her value at
+    its place when her value splits along it, each reference's part so held. Her values
+    staged in one call and read back from its result are hers kept; a lookup fed her host
+    under its own key whose answer (another host) is read is the agent's own."""
     places = {leaf[0]: (leaf, parts) for leaf in other if (parts := _result_parts(leaf[1]))}
     if not places:
         return other
@@ -523,10 +651,11 @@ def _standing_in(said: Counter[Leaf], other: Counter[Leaf], carried: _Carried) -
             if place is None:
                 continue
             stand, parts = place
-            if len(parts) == 1:
-                held = value in carried.values
+            if len(parts) == 1 and isinstance(parts[0], refs.Ref):
+                below = frozenset(part for part in path[end:] if isinstance(part, str))
+                held = fed.holds(parts[0], value, fed.reads(parts[0]) | below)
             else:
-                held = end == len(path) and _splits(_text(value), parts, carried.texts)
+                held = end == len(path) and _splits(_text(value), parts, fed)
             if held:
                 seen[(path, value)] += 1
                 seen[stand] = 0
@@ -534,9 +663,10 @@ def _standing_in(said: Counter[Leaf], other: Counter[Leaf], carried: _Carried) -
     return +seen
 
 
-def _splits(text: str, parts: list[refs.Part], texts: frozenset[str]) -> bool:
+def _splits(text: str, parts: list[refs.Part], fed: _Fed) -> bool:
     """Whether ``text`` is the literal parts in order with each reference's place filled by
-    a text the plan carries (round 59's ``echo-cat``, through a real tool's result)."""
+    a text its producer could hand back (round 59's ``echo-cat``, through a real tool's
+    result; round 62's ``two-hop``, through two)."""
     if len(text) > SPLIT_CHARS:
         return False
     at = {0}
@@ -544,7 +674,12 @@ def _splits(text: str, parts: list[refs.Part], texts: frozenset[str]) -> bool:
         if isinstance(part, str):
             at = {i + len(part) for i in at if text.startswith(part, i)}
         else:
-            at = {j for i in at for j in range(i + 1, len(text) + 1) if text[i:j] in texts}
+            at = {
+                j
+                for i in at
+                for j in range(i + 1, len(text) + 1)
+                if fed.holds_text(part, text[i:j])
+            }
         if not at:
             return False
     return len(text) in at

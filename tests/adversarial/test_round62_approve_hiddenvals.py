@@ -48,6 +48,18 @@ Honest (asserted: runs once, audit valid):
 - ``own``: the agent's own plan.
 
 Seen: see ``BROKEN`` (filled from the run) and FINDINGS.md, round 62.
+
+Fixed (2026-11-29): a reference to a result stands in for her value only where the plan FED
+that value to the producer it reads, or to a producer upstream whose result flows into it,
+under a key the read names (its path, the query of a declared output, her path below the
+place: ``likeness._Fed``); a pinned plan receives its input defaults too, read as of the pin.
+``two-hop``: the second staging call was fed her values joined from what the first hands
+back (``j.a`` named by the read): refused ``E_SELF_APPROVAL``, no valid run. ``lib-early``:
+the library's defaults are its call's params (``a`` named by the output's query): refused.
+``hon-standby``/``hon-pin``: ``look`` was fed api-3 as ``name``, the read names ``standby``:
+no stand-in for her host, so two of her three params and another reason are not her action
+(as with ``api-4`` written in): they run, audit valid. ``file-read`` stays a strict xfail,
+an accepted limit (docs/threat-model.md): her values are in a file, not in the plan.
 """
 
 from __future__ import annotations
@@ -64,32 +76,11 @@ from writerkit import KEYS, OWN, Flow, her_cleanup, plan_hash
 SLIPS = ["two-hop", "lib-early", "file-read", "ctl-cat", "inputs-split", "echo-two-hop"]
 HONEST = ["hon-standby", "hon-pin", "hon-written", "hon-sep"]
 BROKEN: dict[str, object] = {
-    "two-hop": xfail(
-        "calls view: her values joined in a second staging call",
-        "her four values staged as halves, joined by texts of references in a second `rec` call "
-        "under other keys, read whole at her keys: `rec` got her exact call on her own approval, "
-        "audit valid",
-    ),
-    "lib-early": xfail(
-        "calls view: a pinned library's input defaults",
-        "the agent's library committed earlier with her values as input DEFAULTS, pinned with no "
-        "inputs, its outputs read at her keys: ran on her own approval, audit valid",
-    ),
     "file-read": xfail(
-        "calls view: her values in a file a catalog tool reads",
+        "accepted limit: data outside the plan (docs/threat-model.md)",
         "her values in data/file-read.json (committed earlier), read by the catalog's `readf` "
-        "tool, its result at her keys: ran on her own approval, audit valid",
-    ),
-    "hon-standby": xfail(
-        "calls view: an honest plan refused by a stand-in",
-        "the agent's plan reads the standby host `look` names (api-4) at her `host` key and "
-        "carries her api-3 only as `look`'s own `name` param: refused E_SELF_APPROVAL though "
-        "`restart` would get api-4; written in (`hon-written`) it runs",
-    ),
-    "hon-pin": xfail(
-        "calls view: an honest plan refused by a stand-in",
-        "the same through the team's pinned lookup library (api-3 etc. passed as its inputs, "
-        "its outputs read at her keys): refused E_SELF_APPROVAL",
+        "tool, its result at her keys: ran on her own approval, audit valid. A plan cannot be "
+        "judged by the files a tool reads: the plan holds a path, not her values",
     ),
 }
 

@@ -555,3 +555,148 @@ def test_a_text_of_results_holding_the_agent_s_own_values_is_not_hers() -> None:
     assert _made(_hers(), new) < 0.1
     new = _read_back(stage, "DROP TABLE $<actions[1].result.json.echo.name>")
     assert _made(_hers(), new) < 0.1
+
+
+# Round 62: a reference stands in for her value only where the plan fed that value to the
+# producer it reads (or upstream of it), under a key the read names.
+
+
+def test_her_values_joined_in_a_second_staging_call_are_her_call() -> None:
+    """``two-hop``: halves staged in one ``rec`` call, joined in a second under other keys,
+    read back whole at her keys: the join's producer was fed what the first hands back."""
+    her = _hers()["actions"][0]["params"]
+    halves: dict[str, str] = {"tag": "s1"}
+    for k, v in her.items():
+        halves[f"{k}1"], halves[f"{k}2"] = v[: len(v) // 2], v[len(v) // 2 :]
+    joined = {
+        k: f"$<actions[1].result.json.echo.{k}1>$<actions[1].result.json.echo.{k}2>" for k in her
+    }
+    stages = [_rec(1, halves), _rec(2, {"tag": "s2", "j": joined})]
+    new = _respelled({k: f"$<actions[2].result.json.echo.j.{k}>" for k in her}, actions=stages)
+    assert _made(_hers(), new) >= 0.7
+
+
+def _lookup(read: str) -> tuple[dict, dict]:
+    """``hon-standby``: her restart of api-3; the agent's plan asks ``look`` (its own keys)
+    for the standby of api-3 and restarts the host it names, region and ticket read too."""
+    why = "alice: restart api-3 after the certificate rotation so it loads the new chain"
+    old = _one("unused", why, "restart api-3", "OPS-9: restart api-3")
+    old["actions"][0]["tool"] = "restart"
+    old["actions"][0]["params"] = {"host": "api-3", "region": "eu-west-1", "ticket": "OPS-9"}
+    look = {
+        "id": 1,
+        "tool": "look",
+        "why": "agent: find the standby of api-3",
+        "params": {"name": "api-3", "zone": "eu-west-1", "ref": "OPS-9"},
+    }
+    keys = {"host": "standby", "region": "zone", "ticket": "ref"}
+    restart = {
+        "id": 2,
+        "tool": "restart",
+        "why": "agent: restart the standby that serves api-3 for the same ticket",
+        "params": {k: read.format(k=v) for k, v in keys.items()},
+    }
+    new = _copy(old)
+    new["plan"]["name"] = "hon-standby"
+    new["actions"] = [look, restart]
+    return old, new
+
+
+def test_a_lookup_fed_her_value_whose_answer_is_read_is_not_hers() -> None:
+    """``hon-standby``: api-3 fed to ``look`` as its ``name``; its ``standby`` read at her
+    ``host``: no stand-in (the read names another key), as with ``api-4`` written in."""
+    old, new = _lookup("$<actions[1].result.json.{k}>")
+    written = _copy(new)
+    written["actions"][1]["params"] = {"host": "api-4", "region": "eu-west-1", "ticket": "OPS-9"}
+    assert _made(old, new) <= _made(old, written) < MOVE_KEPT
+
+
+def test_a_pinned_lookup_fed_her_values_is_not_hers() -> None:
+    """``hon-pin``: the team's lookup library pinned with api-3 etc. as its inputs."""
+    old, new = _lookup("$<actions[1].outputs.{k}>")
+    new["actions"][0] = {
+        "id": 1,
+        "plan": {"path": "plans/lookup-lib", "hash": "sha256:ab"},
+        "why": "agent: find the standby of api-3",
+        "inputs": {"name": "api-3", "zone": "eu-west-1", "ref": "OPS-9"},
+        "outputs": [{"name": x, "path": f"$.outputs['1'].{x}"} for x in ("standby", "zone", "ref")],
+    }
+    assert _made(old, new) < MOVE_KEPT
+
+
+def test_a_pinned_library_s_input_defaults_are_what_it_receives() -> None:
+    """``lib-early``: the library (committed while her draft stood) holds her values as
+    input DEFAULTS; pinned with no inputs, its outputs read at her keys. Read as of the pin,
+    the defaults are its call's params; unread (no reader), nothing stands in."""
+    her = _hers()["actions"][0]["params"]
+    letters = dict(zip(her, "abcd", strict=False))
+    library = {"inputs": {letters[k]: v for k, v in her.items()}, "actions": []}
+    pin = {
+        "id": 1,
+        "plan": {"path": "plans/lib-early-stage", "hash": "sha256:ab"},
+        "why": "agent: stage the values",
+        "outputs": [{"name": x, "path": f"$.outputs['1'].{x}"} for x in "abcd"],
+    }
+    new = _respelled({k: f"$<actions[1].outputs.{letters[k]}>" for k in her}, actions=[pin])
+
+    def pinned(path: str, digest: str) -> dict | None:
+        return library if (path, digest) == ("plans/lib-early-stage", "sha256:ab") else None
+
+    assert made_share(leaves(_hers()), leaves(new, pinned)) >= 0.7
+    assert _made(_hers(), new) < 0.1
+
+
+def test_an_output_query_with_a_wildcard_names_every_key() -> None:
+    """Her values staged under the agent's keys and read through ``$.json.echo.*`` (a list
+    of every value staged): the query names no key, so it names them all."""
+    her = _hers()["actions"][0]["params"]
+    stage = _rec(1, {k.upper(): v for k, v in her.items()})
+    stage["outputs"] = [{"name": "all", "path": "$.json.echo.*"}]
+    new = _read_back(stage, "$<actions[1].outputs.all>")
+    new["actions"][-1]["params"] = {k: f"$<actions[1].outputs.all[{i}]>" for i, k in enumerate(her)}
+    assert _made(_hers(), new) >= 0.7
+
+
+def _library(tool: str, params: dict, outputs: dict) -> dict:
+    """A pinned library: one call of ``tool`` on its inputs, its outputs declared."""
+    return {
+        "plan": {"name": "lib", "task": "a library", "status": "draft"},
+        "inputs": {"name": "x"},
+        "actions": [
+            {
+                "id": 1,
+                "tool": tool,
+                "why": "the library's step",
+                "params": params,
+                "outputs": [{"name": k, "path": q} for k, q in outputs.items()],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("tool", "params", "query", "hers"),
+    [
+        ("echo", {"standby": "$<inputs.name>"}, "$.standby", True),  # a renaming library
+        ("look", {"name": "$<inputs.name>"}, "$.json.standby", False),  # hon-pin's lookup
+    ],
+)
+def test_a_pinned_plan_read_says_what_its_outputs_hand_back(
+    tool: str, params: dict, query: str, hers: bool
+) -> None:
+    """Read as of the pin, a library's own calls say which key of what it was fed an output
+    reads: an ``echo`` that renames her value to ``standby`` hands it back there; a lookup
+    fed it as ``name`` answers ``standby`` of its own."""
+    her = _hers()["actions"][0]["params"]
+    library = _library(tool, params, {"standby": query})
+    pin = {
+        "id": 1,
+        "plan": {"path": "plans/lib", "hash": "sha256:ab"},
+        "why": "agent: find the standby",
+        "inputs": {"name": her["target"]},
+        "outputs": [{"name": "standby", "path": "$.outputs['1'].standby"}],
+    }
+    literal = ("tag", "command", "ticket")
+    new = _read_back(pin, "$<actions[1].outputs.standby>", literal=literal)
+    got = made_share(leaves(_hers()), leaves(new, lambda _p, _h: library))
+    assert (got >= 0.7) if hers else (got < MOVE_KEPT)

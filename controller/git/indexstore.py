@@ -95,8 +95,9 @@ INDEX_VERSION = "32"  # 3: risk and estimate per plan; 4: approval identities, f
 # 32: an approval identity's decision is its plan and status (the version binds it through
 # what it was made for); its entry adds the hand that committed it: another decision under
 # one author, date and subject is a replay only when another hand carried it (round 62: a
-# forge's rebase-merge of her two decisions read as a replay); and a result stands in for her value only where the plan fed it to that producer (or
-# upstream) under a key the read names, a pinned plan's input defaults included (round 62)
+# forge's rebase-merge of her two decisions read as a replay); and a result stands in for
+# her value only where the plan fed it to that producer (or upstream) under a key the read
+# names, a pinned plan's input defaults included (round 62)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

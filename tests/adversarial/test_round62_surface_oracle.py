@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import Lab, cases, plan_text, xfail
+from advkit import Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import PLANGATE, mcp
 
@@ -75,38 +75,7 @@ NUMERIC = "0072946183"  # round 60: a numeric secret hides its canonical number 
 GUESSES = {"s": SECRET, "c": SECRET[:-1] + "x", "ns": "72946183", "nc": "72946184"}
 
 CLS = "a secret-equality oracle in an answer that quotes only the agent's own text"
-BROKEN: dict[str, Any] = {
-    "mcp-log-path": xfail(
-        CLS, "MCP log of plans/<secret>: 'no plan plans/*** on the watched branch'"
-    ),
-    "mcp-status-path": xfail(CLS, "MCP status of plans/<secret>: 'no plan plans/***'"),
-    "mcp-wait-path": xfail(CLS, "MCP wait on plans/<secret> answers ok with path 'plans/***'"),
-    "mcp-wait-status": xfail(CLS, "MCP wait with status <secret> answers previous '***'"),
-    "mcp-submit-slug": xfail(CLS, "MCP submit slug <SECRET upper-cased>: \"slug '***'\""),
-    "cli-show-path": xfail(CLS, "plangate show plans/<secret>: 'E_USAGE: plans/***'"),
-    "cli-validate-path": xfail(CLS, "plangate validate <secret>.yml: 'E_USAGE: ***.yml'"),
-    "check-report": xfail(
-        CLS, "plangate check's report of a plan with status <secret>: (got '***')"
-    ),
-    "commit-validation": xfail(
-        CLS, "the controller commits validation: (got '***') for status <secret>: git confirms it"
-    ),
-    "status-reason": xfail(CLS, "status --json reason (got '***') for status <secret>"),
-    "mcp-status-row": xfail(CLS, "MCP status row reason (got '***') for status <secret>"),
-    "mcp-submit-key": xfail(
-        CLS,
-        'MCP submit of a JSON source keyed <secret>: "cannot tell the plan\'s format (keys: ***)"',
-    ),
-    "num-mcp-log-path": xfail(
-        CLS, "numeric secret 0072946183: MCP log of plans/72946183 answers 'no plan plans/***'"
-    ),
-    "num-commit-validation": xfail(
-        CLS, "numeric secret 0072946183: status '72946183' committed as (got '***')"
-    ),
-    "cli-convert-key": xfail(
-        CLS, "plangate convert of a JSON source keyed <secret>: '(keys: ***)'"
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 MCP_IDS = [
     "mcp-log-path",

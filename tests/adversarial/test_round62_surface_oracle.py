@@ -55,7 +55,19 @@ block: ``(got '***')``: the agent confirms a guess with one commit and ``git sho
 approval needed), ``status-reason`` and ``mcp-status-row`` (the same reason). Held (4):
 ``mcp-validate-format``, ``mcp-validate-key``, ``cli-hash-path``, ``cli-freeze``. Note: the
 same plan's ``E_ILLEGAL_TRANSITION`` note in ``status`` quotes the guess raw for both, so
-the row quotes the secret as written and as ``***`` side by side."""
+the row quotes the secret as written and as ``***`` side by side.
+
+Fixed (2026-11-29): all 15. One rule (docs/execution.md, Secrets): the author's text is
+quoted as written in answers to it and in the controller's record of its plan's text; the
+redactor applies to the controller's material (config, secrets, catalog, tool outputs).
+``errors.redacted_around`` redacts a text but where it quotes the asker (whole, when a
+secret would straddle a quote's edge); raised errors name what they quote
+(``PlangateError(quotes=)``: the paths, slug and keys above), used by ``cli._refused`` and
+the MCP error shape; ``check``'s report names its plans' text; MCP answers name their own
+values by key (``agentapi.OWN_QUOTES``: ``path``, ``previous``, a status row's repository
+text), kept only when a value is one of them whole; the committed ``validation:`` block
+records ``Problem.answered`` (catalog parts masked), so ``status`` and the MCP row read
+the guess as written, as the ``E_ILLEGAL_TRANSITION`` note already did."""
 
 from __future__ import annotations
 

@@ -344,14 +344,16 @@ def entry() -> int:
 def _refused(exc: PlangateError, as_json: bool) -> int:
     """A PlangateError as its message, remedy and exit code; no traceback. With a config
     loaded, what it says passes through the command's one redactor (``_shared.printed``:
-    an invalid plan's problems quote the catalog, round 49)."""
+    an invalid plan's problems quote the catalog, round 49), but for the asker's own text
+    it quotes (:meth:`PlangateError.quoted`, round 62)."""
     from controller.errors import PlangateError
 
     shape, text = json.dumps(exc.to_json()), exc.render()
     shared = sys.modules.get("controller.commands._shared")  # not loaded: no config either
     if shared is not None:
         try:
-            shape, text = shared.printed(shape), shared.printed(text)
+            own = exc.quoted()  # the asker's own text, as written (round 62)
+            shape, text = shared.printed(shape, own), shared.printed(text, own)
         except PlangateError as unreadable:  # the secrets file: nothing could be hidden
             shared.forget_config()
             return _refused(unreadable, as_json)

@@ -8,8 +8,9 @@ so that every error in a file is reported at once.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -47,7 +48,13 @@ class Problem:
         catalog's parts of the message through ``redact`` (round 49)."""
         if not self.quotes_catalog:
             return self
-        return replace(self, message=_redacted_around(self.message, self.own_quotes, redact))
+        return replace(self, message=redacted_around(self.message, self.own_quotes, redact))
+
+    def own_text(self) -> tuple[str, ...]:
+        """What of this problem is its author's text (:func:`redacted_around` keeps it):
+        the location, and the whole message unless it quotes the catalog (round 62)."""
+        own = self.own_quotes if self.quotes_catalog else (self.message,)
+        return (self.path, *own)
 
     def render(self, source: str = "") -> str:
         where = source
@@ -58,13 +65,23 @@ class Problem:
         return f"{prefix}{self.code}{loc}: {self.message}"
 
 
-def _redacted_around(text: str, own: tuple[str, ...], redact: Callable[[str], str]) -> str:
-    """``text`` through ``redact`` except where it quotes ``own`` (longest first)."""
-    quotes = sorted({q for q in own if q}, key=len, reverse=True)
+def redacted_around(text: str, own: Iterable[str], redact: Callable[[str], str]) -> str:
+    """``text`` through ``redact`` except where it quotes ``own`` (longest first), the
+    author's own text, as written and as a JSON string spells it: the one rule of every
+    answer and record that quotes the asker (docs/execution.md, Secrets; round 62: masking
+    the asker's own text where it equals a secret confirms a guess of the secret)."""
+    given = [q for q in own if q]
+    spelled = {*given, *(json.dumps(q)[1:-1] for q in given)}
+    quotes = sorted(spelled, key=len, reverse=True)
     if not quotes:
         return redact(text)
     pieces = re.split("(" + "|".join(map(re.escape, quotes)) + ")", text)
-    return "".join(p if i % 2 else redact(p) if p else p for i, p in enumerate(pieces))
+    shown = [p if i % 2 else redact(p) if p else p for i, p in enumerate(pieces)]
+    for i in range(1, len(pieces), 2):  # a secret across a quote's edge: nothing is kept
+        around = pieces[i - 1] + pieces[i] + pieces[i + 1]
+        if redact(around) != shown[i - 1] + redact(pieces[i]) + shown[i + 1]:
+            return redact(text)
+    return "".join(shown)
 
 
 class PlangateError(Exception):
@@ -77,11 +94,23 @@ class PlangateError(Exception):
     permanent: ClassVar[bool] = True
     #: 1-based line in the file the error is about, when known.
     line: int | None = None
+    #: The asker's own text the message quotes (set by ``quotes=``; see ``__init__``).
+    own_quotes: tuple[str, ...] = ()
 
-    def __init__(self, message: str, *, path: str = "", remedy: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str = "",
+        remedy: str | None = None,
+        quotes: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
+        #: The asker's own text the message quotes (a path, a slug, a key it sent): an
+        #: answer keeps it as written (:func:`redacted_around`, round 62).
+        self.own_quotes = quotes
         if remedy is not None:
             self.remedy = remedy  # type: ignore[misc]
 
@@ -93,6 +122,11 @@ class PlangateError(Exception):
 
     def render(self) -> str:
         return f"{self}\n  remedy: {self.remedy}" if self.remedy else str(self)
+
+    def quoted(self) -> tuple[str, ...]:
+        """Everything of the asker's own text this error quotes, its problems' included."""
+        problems = getattr(self, "problems", None) or []
+        return (*self.own_quotes, *(q for p in problems for q in p.own_text()))
 
     def to_problem(self) -> Problem:
         return Problem(self.code, self.message, self.path)

@@ -92,7 +92,7 @@ def forget_config() -> None:
     _printing.clear()
 
 
-def printed(text: str) -> str:
+def printed(text: str, own: Iterable[str] = ()) -> str:
     """``text`` (a problem, an error, a message) as the running command may print it to a
     person or an agent: with a config loaded, every value the controller's records hide
     written ``***`` (:func:`catalog_redactor`); without one, as it is (nothing imported).
@@ -102,12 +102,17 @@ def printed(text: str) -> str:
     value, was quoted raw by the problems of ``validate``, ``check``, ``show`` and
     ``freeze``): :func:`print_problems`, the ``--json`` records and ``check``'s report go
     through it, and so does every error ``cli`` reports. A secrets file that cannot be read
-    is E_CONFIG_INVALID, as for a run."""
+    is E_CONFIG_INVALID, as for a run.
+
+    ``own``: the asker's own text ``text`` quotes (a path it gave, a key of its source, its
+    plan's values): kept as written (:func:`controller.errors.redacted_around`, round 62)."""
     if not _printing:
         return text
     if len(_printing) == 1:
         _printing.append(catalog_redactor(_printing[0]))
-    return str(_printing[1].text(text))
+    from controller.errors import redacted_around
+
+    return redacted_around(text, own, _printing[1].text)
 
 
 def plan_paths(paths: Iterable[str]) -> list[Path]:

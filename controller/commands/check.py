@@ -58,7 +58,9 @@ def check(
         )
     finally:
         repo.close()
-    print(printed(render(report, fmt)))  # problems quote the catalog (round 49)
+    own = [q for p in report["plans"] for q in p.pop(OWN, ())]
+    # problems quote the catalog (round 49), and the plans' own text as written (round 62)
+    print(printed(render(report, fmt), own))
     bad = any(p["outcome"] in ("invalid", "refuse") or not p["valid"] for p in report["plans"])
     return 1 if bad else 0
 
@@ -95,6 +97,10 @@ def _branch_first(repo: GitRepo, name: str) -> str:
         if repo.rev(ref) is not None:
             return ref
     return name
+
+
+#: A plan report's key (taken out before rendering) listing the plan's own text it quotes.
+OWN = "_own"
 
 
 def predict(
@@ -280,6 +286,9 @@ def _plan_report(
         "problems": [
             {"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems
         ],
+        # the plan's own text the report quotes: printed as written (round 62)
+        OWN: [plan_id, state.file, str(state.status or "")]
+        + [q for p in loaded.problems for q in p.own_text()],
         "hash": loaded.hash,
         "frozen": loaded.frozen_hash is not None and loaded.frozen_hash == loaded.hash,
         "risk": found.risk,

@@ -78,9 +78,13 @@ def load_source(path: Path, config: Config | None = None) -> LoadedPlan:
     try:
         data = read_bounded(path, MAX_SOURCE_BYTES)
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such plan file", remedy="give a plan file path") from None
+        raise UsageError(
+            f"{path}: no such plan file", remedy="give a plan file path", quotes=(str(path),)
+        ) from None
     except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror}", remedy="give a readable plan file") from None
+        raise UsageError(
+            f"{path}: {exc.strerror}", remedy="give a readable plan file", quotes=(str(path),)
+        ) from None
     if len(data) > MAX_SOURCE_BYTES:
         size = max(path.stat().st_size, len(data))
         return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)])

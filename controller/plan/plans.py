@@ -243,7 +243,9 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
             return LoadedPlan(path, "", problems=[too_large(size, max_bytes)])
         text = data.decode("utf-8")
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such plan file", remedy="give a PLAN.yml path") from None
+        raise UsageError(
+            f"{path}: no such plan file", remedy="give a PLAN.yml path", quotes=(str(path),)
+        ) from None
     except IsADirectoryError:
         raise UsageError(
             f"{path}: a folder without PLAN.yml (or exactly one PLAN.json, PLAN.toon or PLAN.md)",
@@ -1013,17 +1015,20 @@ def invalid_text(
     path, line); raises :class:`YamlParseError` when the file cannot carry them. With
     ``max_bytes``, a file that would pass it with every error keeps only the first, or only
     the status (round 19: a plan just under the limit, refused for the room it left the
-    controller, must not be pushed over it by its refusal). Each message and path through
+    controller, must not be pushed over it by its refusal). Each problem as an answer to
+    the plan's author (:meth:`Problem.answered`): the catalog's parts of a message through
     ``redact``, the redactor of the controller's records (round 49: a problem quoting a
-    catalog ``params_schema`` holding a secret's value was committed raw); cut first, so a
-    secret's start at the cut is hidden too."""
+    catalog ``params_schema`` holding a secret's value was committed raw), cut first, so a
+    secret's start at the cut is hidden too; the plan's own text as written, as the
+    author's commit already holds it (round 62: masked, the block confirmed a guess of a
+    secret with one commit and ``git show``)."""
     if plan.doc is None:
         raise YamlParseError("the file cannot be read as YAML")
     errors = [
         {
             "code": p.code,
-            "message": redact(_shortened(p.message)),
-            "path": redact(_shortened(p.path)),
+            "message": _recorded(p, redact),
+            "path": _shortened(p.path),
             "line": p.line,
         }
         for p in plan.problems[:MAX_RECORDED_ERRORS]
@@ -1050,6 +1055,11 @@ def invalid_text(
 #: made a 121 KB plan a 3.4 MB file), each message and path at most MAX_RECORDED_CHARS long.
 MAX_RECORDED_ERRORS = 20
 MAX_RECORDED_CHARS = 500
+
+
+def _recorded(problem: Problem, redact: Callable[[str], str]) -> str:
+    cut = dataclasses.replace(problem, message=_shortened(problem.message))
+    return cut.answered(redact).message
 
 
 def _shortened(text: str) -> str:

@@ -44,6 +44,11 @@ MAX_LOG_CHARS = 64_000
 #: redacted (:meth:`AgentApi._answered`), and passed on as written by the server (round 61:
 #: masking the agent's text where it equals a secret confirms a guess of the secret).
 OWN_TEXT = ("errors", "plan_yml", "format")
+#: An answer's key (taken out by the server) naming, by key, the values that are the agent's
+#: own text or the plan's as its author wrote it (a path or status the agent sent, a status
+#: row's repository text): a value that IS one of them is passed on as written, everything
+#: else (tool outputs above all) redacted (``mcpserver._kept``, round 62).
+OWN_QUOTES = "_own"
 MAX_WAIT = 600.0
 
 
@@ -111,6 +116,7 @@ class AgentApi:
         if not SLUG.match(slug) or ".." in slug:
             raise UsageError(
                 f"slug {slug!r} is not a plan folder name",
+                quotes=(repr(slug),),
                 remedy="use lower-case letters, digits, . _ - (and / for nesting), e.g. "
                 "rotate-keys",
             )
@@ -138,6 +144,7 @@ class AgentApi:
             "status": status,
             "format": source_format,
             "commit": commit,
+            OWN_QUOTES: {"path": (str(Path(rel).parent),), "file": (rel,)},
             "branch": branch,
             "pull_request": pull_request,
             **self._facts(str(Path(rel).parent), _data(text), identity.email),
@@ -247,8 +254,9 @@ class AgentApi:
                 raise UsageError(
                     f"no plan {plan_id} on the watched branch",
                     remedy="submit it first, or check the path",
+                    quotes=(plan_id,),
                 )
-        return {"plans": rows}
+        return {"plans": rows, OWN_QUOTES: {"plans": [_repository_text(r) for r in rows]}}
 
     def log(self, path: str) -> dict[str, Any]:
         """The plan's status, its run (outputs per action) and EXECUTION_LOG.md, as committed."""
@@ -257,7 +265,11 @@ class AgentApi:
         head = repo.branch_head(repo.current_branch())
         raw = repo.read_file(head, f"{plan_id}/PLAN.yml") if head else None
         if raw is None:
-            raise UsageError(f"no plan {plan_id} on the watched branch", remedy="check the path")
+            raise UsageError(
+                f"no plan {plan_id} on the watched branch",
+                remedy="check the path",
+                quotes=(plan_id,),
+            )
         from controller.plan import yamlio
 
         data = yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data
@@ -273,6 +285,7 @@ class AgentApi:
             "execution_log": text[:MAX_LOG_CHARS] if text is not None else None,
             "execution_log_truncated": cut,
             "problems": list(record.notes),
+            OWN_QUOTES: {"path": (plan_id,)},
         }
 
     def _record(self, repo: GitRepo, head: str, plan_id: str, data: Any) -> Any:
@@ -307,6 +320,7 @@ class AgentApi:
                     "previous": since,
                     "changed": True,
                     "waited": round(time.monotonic() - start, 3),
+                    OWN_QUOTES: {"path": (plan_id,), "previous": (status,)},
                 }
             if time.monotonic() >= deadline:
                 return {
@@ -315,6 +329,7 @@ class AgentApi:
                     "previous": since,
                     "changed": False,
                     "waited": round(time.monotonic() - start, 3),
+                    OWN_QUOTES: {"path": (plan_id,), "previous": (status,)},
                 }
             time.sleep(0.2)
 
@@ -336,7 +351,11 @@ class AgentApi:
         text = path.strip().removesuffix("/PLAN.yml").strip("/")
         plan_id = text if text.startswith(f"{plans_dir}/") else f"{plans_dir}/{text}"
         if not SLUG.match(plan_id[len(plans_dir) + 1 :]) or ".." in plan_id:
-            raise UsageError(f"{path!r} is not a plan path", remedy="e.g. plans/rotate-keys")
+            raise UsageError(
+                f"{path!r} is not a plan path",
+                remedy="e.g. plans/rotate-keys",
+                quotes=(repr(path),),
+            )
         return plan_id
 
     # --- helpers ------------------------------------------------------------------------
@@ -476,6 +495,16 @@ def _outputs(execution: Any) -> dict[str, Any]:
 def _with_remedy(problem: Problem) -> dict[str, Any]:
     cls = ERROR_CLASSES.get(problem.code)
     return {**problem.to_json(), "remedy": cls.remedy if cls else None}
+
+
+def _repository_text(row: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """What of a status row is the repository's text as its writers wrote it, which an agent
+    reads in git anyway: its path and status, the notes of its history (people's statuses as
+    written, the controller's commit subjects, redacted when committed) and an invalid plan's
+    reason (the ``validation:`` block, quoting the plan as written, round 62)."""
+    fields = ("plan", "file", "status", "last_event", "notes")
+    own = {k: (*row[k],) if k == "notes" else (row[k],) for k in fields}
+    return {**own, "reason": (row["reason"],)} if row["status"] == "invalid" else own
 
 
 def _errors(exc: PlangateError) -> list[dict[str, Any]]:

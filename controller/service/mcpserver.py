@@ -33,7 +33,7 @@ def build_server(config: Config) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from controller.service.agentapi import OWN_TEXT, AgentApi
+    from controller.service.agentapi import OWN_QUOTES, OWN_TEXT, AgentApi
 
     class PlangateServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -57,18 +57,25 @@ def build_server(config: Config) -> Any:
         catalog's ``params_schema`` holding a secret's value was quoted by ``validate``'s
         and ``submit``'s problems), except the parts that quote the agent's own text
         (``agentapi.OWN_TEXT``, built with the catalog's parts redacted): masked, the
-        agent's guess of a secret would read apart from a wrong one (round 61). A secrets
-        file that cannot be read is the error."""
+        agent's guess of a secret would read apart from a wrong one (round 61), and the
+        values an answer names its own (``agentapi.OWN_QUOTES``) or an error quotes
+        (``PlangateError.quoted``): a path or status the agent sent, a key of its source
+        (round 62). A secrets file that cannot be read is the error."""
+        from controller.errors import redacted_around
         from controller.execution.secrets import redactor_for
 
         try:
             answer = dict(call())
+            own = answer.pop(OWN_QUOTES, {})
             redactor = redactor_for(config)
-            return {k: v if k in OWN_TEXT else redactor.data(v) for k, v in answer.items()}
+            return {
+                k: v if k in OWN_TEXT else _kept(v, own.get(k), redactor.data)
+                for k, v in answer.items()
+            }
         except PlangateError as exc:
             shape = json.dumps(exc.to_json())
             try:
-                shape = redactor_for(config).text(shape)
+                shape = redacted_around(shape, exc.quoted(), redactor_for(config).text)
             except PlangateError as unreadable:
                 shape = json.dumps(unreadable.to_json())
             raise ToolError(shape) from None
@@ -116,6 +123,40 @@ def build_server(config: Config) -> Any:
         return guarded(lambda: api.wait(path, timeout, status))
 
     return server
+
+
+def _kept(value: Any, own: Any, redact: Any) -> Any:
+    """``value`` through ``redact`` (the redactor's ``data``), but for the values ``own``
+    names the agent's or the plan's own text: a tuple of strings (a string value, or each
+    string of a list, that IS one of them, whole, so no secret can straddle it, is kept as
+    written), a mapping of such by key, or a list of such by index (a status row each)."""
+    if not own:
+        return redact(value)
+    import secrets
+
+    nonce = secrets.token_hex(8)  # a placeholder no tool output can spell
+    held: dict[str, str] = {}
+
+    def hold(v: Any, spec: Any) -> Any:
+        if isinstance(spec, tuple) and isinstance(v, str) and v in spec:
+            held[mark := f"<own:{nonce}:{len(held)}>"] = v
+            return mark
+        if isinstance(spec, tuple) and isinstance(v, list):
+            return [hold(x, spec) for x in v]
+        if isinstance(spec, dict) and isinstance(v, dict):
+            return {k: hold(x, spec.get(k, ())) for k, x in v.items()}
+        if isinstance(spec, list) and isinstance(v, list) and len(spec) == len(v):
+            return [hold(x, s) for x, s in zip(v, spec, strict=True)]
+        return v
+
+    def give(v: Any) -> Any:
+        if isinstance(v, str):
+            return held.get(v, v)
+        if isinstance(v, dict):
+            return {k: give(x) for k, x in v.items()}
+        return [give(x) for x in v] if isinstance(v, list) else v
+
+    return give(redact(hold(value, own)))
 
 
 def _argument_problems(cause: BaseException | None) -> list[tuple[str, str]] | None:

@@ -55,7 +55,19 @@ block: ``(got '***')``: the agent confirms a guess with one commit and ``git sho
 approval needed), ``status-reason`` and ``mcp-status-row`` (the same reason). Held (4):
 ``mcp-validate-format``, ``mcp-validate-key``, ``cli-hash-path``, ``cli-freeze``. Note: the
 same plan's ``E_ILLEGAL_TRANSITION`` note in ``status`` quotes the guess raw for both, so
-the row quotes the secret as written and as ``***`` side by side."""
+the row quotes the secret as written and as ``***`` side by side.
+
+Fixed (2026-11-29): all 15. One rule (docs/execution.md, Secrets): the author's text is
+quoted as written in answers to it and in the controller's record of its plan's text; the
+redactor applies to the controller's material (config, secrets, catalog, tool outputs).
+``errors.redacted_around`` redacts a text but where it quotes the asker (whole, when a
+secret would straddle a quote's edge); raised errors name what they quote
+(``PlangateError(quotes=)``: the paths, slug and keys above), used by ``cli._refused`` and
+the MCP error shape; ``check``'s report names its plans' text; MCP answers name their own
+values by key (``agentapi.OWN_QUOTES``: ``path``, ``previous``, a status row's repository
+text), kept only when a value is one of them whole; the committed ``validation:`` block
+records ``Problem.answered`` (catalog parts masked), so ``status`` and the MCP row read
+the guess as written, as the ``E_ILLEGAL_TRANSITION`` note already did."""
 
 from __future__ import annotations
 
@@ -66,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import Lab, cases, plan_text, xfail
+from advkit import Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import PLANGATE, mcp
 
@@ -75,38 +87,7 @@ NUMERIC = "0072946183"  # round 60: a numeric secret hides its canonical number 
 GUESSES = {"s": SECRET, "c": SECRET[:-1] + "x", "ns": "72946183", "nc": "72946184"}
 
 CLS = "a secret-equality oracle in an answer that quotes only the agent's own text"
-BROKEN: dict[str, Any] = {
-    "mcp-log-path": xfail(
-        CLS, "MCP log of plans/<secret>: 'no plan plans/*** on the watched branch'"
-    ),
-    "mcp-status-path": xfail(CLS, "MCP status of plans/<secret>: 'no plan plans/***'"),
-    "mcp-wait-path": xfail(CLS, "MCP wait on plans/<secret> answers ok with path 'plans/***'"),
-    "mcp-wait-status": xfail(CLS, "MCP wait with status <secret> answers previous '***'"),
-    "mcp-submit-slug": xfail(CLS, "MCP submit slug <SECRET upper-cased>: \"slug '***'\""),
-    "cli-show-path": xfail(CLS, "plangate show plans/<secret>: 'E_USAGE: plans/***'"),
-    "cli-validate-path": xfail(CLS, "plangate validate <secret>.yml: 'E_USAGE: ***.yml'"),
-    "check-report": xfail(
-        CLS, "plangate check's report of a plan with status <secret>: (got '***')"
-    ),
-    "commit-validation": xfail(
-        CLS, "the controller commits validation: (got '***') for status <secret>: git confirms it"
-    ),
-    "status-reason": xfail(CLS, "status --json reason (got '***') for status <secret>"),
-    "mcp-status-row": xfail(CLS, "MCP status row reason (got '***') for status <secret>"),
-    "mcp-submit-key": xfail(
-        CLS,
-        'MCP submit of a JSON source keyed <secret>: "cannot tell the plan\'s format (keys: ***)"',
-    ),
-    "num-mcp-log-path": xfail(
-        CLS, "numeric secret 0072946183: MCP log of plans/72946183 answers 'no plan plans/***'"
-    ),
-    "num-commit-validation": xfail(
-        CLS, "numeric secret 0072946183: status '72946183' committed as (got '***')"
-    ),
-    "cli-convert-key": xfail(
-        CLS, "plangate convert of a JSON source keyed <secret>: '(keys: ***)'"
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 MCP_IDS = [
     "mcp-log-path",

@@ -127,6 +127,28 @@ def test_secret_is_redacted_everywhere_it_is_written(tmp_path: Path, secret_env:
     assert all("plan" in e and "hash" in e for e in logs)
 
 
+def test_a_value_the_plan_wrote_equal_to_a_secret_is_masked_in_the_run_record(
+    tmp_path: Path, secret_env: None
+) -> None:
+    """Round 62: answers quote the author's text as written, but a value of the plan that
+    EQUALS a secret and reaches a tool is the controller's material in the run's record
+    (the tool may echo it back): the journal, the log and the plan's execution block mask it."""
+    echo = "import sys,json; d=json.load(sys.stdin); print(json.dumps({'got': d['v']}))"
+    tools = {"echo": {"kind": "exec", "argv": [PY, "-c", echo]}}
+    actions = [{"id": 1, "tool": "echo", "params": {"v": SECRET}, "outputs": [
+        {"name": "got", "path": "$.json.got"}]}]  # fmt: skip
+    config, plan_file = make_plan(tmp_path, actions, tools)
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "completed"
+    log = (plan_file.parent / "EXECUTION_LOG.md").read_text()
+    journal = "".join(p.read_text() for p in (tmp_path / "state").rglob("*.jsonl"))
+    execution = plan_file.read_text().split("\nexecution:", 1)[1]
+    for text in (log, journal, execution):
+        assert SECRET not in text
+    ends = {r["id"]: r for r in journal_records(config, plan_file) if r["t"] == "end"}
+    assert ends[1]["outputs"] == {"got": "***"}
+
+
 def test_missing_secret_fails_the_action(tmp_path: Path) -> None:
     actions = [{"id": 1, "tool": "say", "params": {"t": "$<secrets.NOPE>"}}]
     config, plan_file = make_plan(tmp_path, actions, {"say": {"kind": "echo"}})

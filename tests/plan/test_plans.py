@@ -193,6 +193,50 @@ def test_a_catalog_problem_answers_the_plans_own_text_as_written(tmp_path: Path)
     assert plain.answered(lambda t: t.replace("S3CRET", "***")) == plain  # the plan's alone
 
 
+def test_the_validation_block_quotes_the_plan_as_written_and_masks_the_catalog(
+    tmp_path: Path,
+) -> None:
+    """Round 62: the committed ``validation:`` block masked a plan's status equal to a secret
+    (``(got '***')``) and kept a wrong guess as written: one commit confirmed a guess. The
+    plan's own text is now recorded as written; the catalog's parts stay masked."""
+    from controller.execution.secrets import Redactor
+
+    redact = Redactor(["S3CRETzz"]).text
+    schema = {"type": "object", "properties": {"limit": {"enum": ["S3CRETzz", "b"]}}}
+    cfg = {"tools": {"echo": {"kind": "echo", "params_schema": schema}}}
+    text = BASE_TEXT.replace("status: pending_approval", 'status: "S3CRETzz"')
+    text = text.replace("limit: 10", "limit: 'S3CRETzzq'")
+    plan = write_plan(tmp_path, text)
+    loaded = plans.load_plan(plan, config_from_data(cfg))
+    block = plans.invalid_text(loaded, redact=redact)
+    said = [e["message"] for e in json.loads(json.dumps(_yaml(block)))["validation"]["errors"]]
+    assert any(m.endswith("(got 'S3CRETzz')") for m in said), said  # the author's, as written
+    assert any(m.startswith("'S3CRETzzq' is not one of ['***', 'b']") for m in said), said
+
+
+def _yaml(text: str) -> object:
+    from controller.plan import yamlio
+
+    return yamlio.read_yaml(text, "PLAN.yml").data
+
+
+def test_an_answer_keeps_the_askers_quote_unless_a_secret_straddles_it() -> None:
+    """Round 62: :func:`redacted_around` keeps the asker's text as written (a right guess of
+    a secret reads as a wrong one does) but never lets a quote cut a secret of the
+    controller's text in two: then the whole text is redacted."""
+    from controller.errors import redacted_around
+    from controller.execution.secrets import Redactor
+
+    redact = Redactor(["S3CRETzz"]).text
+    said = redacted_around("no plan plans/S3CRETzz (enum S3CRETzz)", ["plans/S3CRETzz"], redact)
+    assert said == "no plan plans/S3CRETzz (enum ***)", said
+    json_said = redacted_around('{"m": "a \\u00e9S3CRETzz"}', ["a \u00e9S3CRETzz"], redact)
+    assert "***" not in json_said, json_said  # as JSON spells the quote, too
+    straddled = redacted_around("keys: S3CR, ETzz S3CRETzz", ["S3CR"], redact)
+    assert "S3CRETzz" not in straddled, straddled
+    assert redacted_around("x S3CRETzz", ["S3C"], redact) == "x ***"
+
+
 def test_limit_exceeded(tmp_path: Path) -> None:
     cfg = {"limits": {"max_actions": 1}, "tools": {"echo": {"kind": "echo"}}}
     assert _codes(tmp_path, BASE_TEXT, cfg) == ["E_LIMIT_EXCEEDED"]

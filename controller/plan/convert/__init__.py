@@ -115,9 +115,11 @@ def detect(parsed: Source, source: str = "<text>") -> str:
     data = parsed.data
     found = _detect(data)
     if found is None:
+        keys = [str(k) for k in list(data)[:8]]
         raise ConvertUnsupported(
-            f"{source}: cannot tell the plan's format (keys: {', '.join(list(data)[:8])})",
+            f"{source}: cannot tell the plan's format (keys: {', '.join(keys)})",
             remedy=f"pass --from with one of: {', '.join(FORMATS)}",
+            quotes=(source, *keys),  # the asker's own keys, as written (round 62)
         )
     return found
 

@@ -51,7 +51,8 @@ approval although the controller's own commit carried a block saying it had succ
 Fixed (2026-11-29): all 9 ids (``show-lr``, ``show0-lr``, ``show-fl``, ``show0-fl``,
 ``show-cp``, ``show0-cp``, ``show-cpe``, ``show0-cpe``, ``status-fl``). Every commit the
 controller makes of a plan file writes the ``execution:``/``approval:`` blocks it does not set
-from its own record at that path (``Committing._from_own_record``, before the edit): its
+from its own record at that path (``Committing._from_own_record``, before the edit; a
+run's events only ``approval:``, ``execution:`` is round 52's): its
 refusals no longer carry the agent's blocks (``lr``'s refusal commit holds its own
 ``approval: {status: refused}`` and no ``execution:``; ``fl``'s the controller's error).
 ``plangate show`` and ``status``'s reasons read the record through ``ownrecord.shown_record``

@@ -69,35 +69,46 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
     they differ from the file's, if they do. Those blocks are not hashed: an agent that
     rewrites the ``execution:`` block (in the working tree, or in a commit of its own) would
     otherwise make ``show`` promise a gate's reviewer values that are not the ones that run
-    (round 5). The record is the branch (HEAD) over the working tree and the controller's
-    own last commit of the file over anyone's later commit: the controller named by the
-    config, or without one by the recorded policy (round 23)."""
+    (round 5). The record is read as every reader reads it (round 62:
+    :func:`controller.git.ownrecord.shown_record`, the page's and MCP ``log``'s rule): the
+    ``execution:`` block of the controller's last commit at the file's path that wrote it,
+    ``approval:`` of its last commit of the file (none for a folder copied or moved there
+    and never run at its path). The controller is the config's (its record of its commits,
+    else its identity), or without one the one the recorded policy names (round 23)."""
     import dataclasses
 
     from controller.git.ownrecord import OWNED
 
     owned = {key: plan.data.get(key) for key in OWNED} if isinstance(plan.data, dict) else {}
-    if not any(owned.values()):
-        return plan, None  # nothing the controller wrote yet (a draft, a pending plan)
-    email = getattr(getattr(config, "identity", None), "email", None)
-    unsure = None
-    if not email:  # no config: the identity the recorded policies name (round 23)
-        email, unsure = _recorded_controller(plan.path)
-    found = _recorded_owned(plan.path, email)
+    is_own, unsure = _controller_of(plan.path, config)
+    found = _recorded_owned(plan.path, is_own) if is_own is not None else None
     if found is None:
-        return plan, unsure
-    recorded, where = found
-    if recorded == owned:
-        return plan, unsure
+        return plan, unsure if any(owned.values()) else None
+    recorded, notes = found
+    if recorded == owned and not notes:
+        return plan, None
     data = {**plan.data, **{k: v for k, v in recorded.items() if v is not None}}
     for key in OWNED:
         if recorded.get(key) is None:
             data.pop(key, None)
-    warning = (
-        f"E_OWNED_BLOCK_CHANGED: the execution:/approval: blocks of this file are not the "
-        f"controller's record ({where}); shown as the controller recorded them"
-    )
-    return dataclasses.replace(plan, data=data), warning
+    # the model too: the view dumps it (its blocks are plain mappings, nothing to check)
+    model = plan.model.model_copy(update={key: recorded.get(key) for key in OWNED})
+    return dataclasses.replace(plan, data=data, model=model), "; ".join(notes) or None
+
+
+def _controller_of(path: Path, config: Any) -> tuple[Any, str | None]:
+    """(is a commit the controller's?, why ``show`` cannot tell): the config's controller
+    (by its record of the commits it made, else its identity, as every read-only reader
+    decides), or without a config the identity the recorded policies name."""
+    if config is not None:
+        from controller.service.statedir import is_own_commit
+
+        return is_own_commit(config), None
+    email, unsure = _recorded_controller(path)
+    if not email:
+        return None, unsure
+    wanted = email.casefold()
+    return (lambda record: record.author.email.casefold() == wanted), None
 
 
 def _recorded_controller(path: Path) -> tuple[str | None, str | None]:
@@ -151,10 +162,10 @@ def _recorded_controller(path: Path) -> tuple[str | None, str | None]:
     )
 
 
-def _recorded_owned(path: Path, email: str | None) -> tuple[dict[str, Any], str] | None:
-    """(the owned blocks as recorded, what differs) or None outside a git work tree.
-    ``email``: the controller's identity, whose last commit of the file is the record
-    (:mod:`controller.git.ownrecord`, which the controller reads its record with too)."""
+def _recorded_owned(path: Path, is_own: Any) -> tuple[dict[str, Any], list[str]] | None:
+    """(the owned blocks as recorded, an ``E_OWNED_BLOCK_CHANGED`` note per version that is
+    not the record) or None outside a git work tree or for an untracked file. Git runs at
+    the repository's top with the file's path from there (the paths its log records)."""
     import subprocess
 
     from controller.git import ownrecord
@@ -163,30 +174,31 @@ def _recorded_owned(path: Path, email: str | None) -> tuple[dict[str, Any], str]
     folder = path.resolve().parent
     env = guarded_env(folder)
 
-    def git(*args: str) -> str | None:
+    def run(*args: str, cwd: Path = folder) -> str | None:
         result = subprocess.run(
             ["git", "-c", "core.quotePath=false", *args],
-            cwd=folder,
+            cwd=cwd,
             env=env,
             capture_output=True,
             check=False,
         )
         return result.stdout.decode("utf-8", "replace") if result.returncode == 0 else None
 
-    name = f"./{path.name}"
-    head = ownrecord.blocks_at(git, "HEAD", name)
-    if head is None:
-        return None  # not tracked, or not in a repository: the file is all there is
-    where = "the working tree differs from the branch: uncommitted edits"
-    if email:
-        wanted = email.casefold()
-        found = ownrecord.own_record(
-            git, "HEAD", name, lambda r: r.author.email.casefold() == wanted, first_parent=False
+    top, prefix = run("rev-parse", "--show-toplevel"), run("rev-parse", "--show-prefix")
+    if top is None or prefix is None:
+        return None  # not in a repository: the file is all there is
+    root = Path(top.strip())
+    file = f"{prefix.strip()}{path.name}"
+    branch = ownrecord.blocks_at(lambda *a: run(*a, cwd=root), "HEAD", file)
+    if branch is None:
+        return None  # not tracked: the file is all there is
+    record = ownrecord.shown_record(lambda *a: run(*a, cwd=root), "HEAD", file, is_own, branch)
+    notes = list(record.notes)
+    working = ownrecord.owned_blocks(path.read_text(encoding="utf-8"), path.name) or {}
+    if working != branch:
+        notes.append(
+            "E_OWNED_BLOCK_CHANGED: the execution:/approval: blocks of this file are not the "
+            "controller's record (the working tree differs from the branch: uncommitted "
+            "edits); shown as the controller recorded them"
         )
-        if found is not None and found.later and found.blocks not in (None, head):
-            assert found.blocks is not None
-            later = ", ".join(sha[:12] for sha in found.later)
-            return found.blocks, (
-                f"commit(s) {later} after the controller's {found.commit[:12]} changed them"
-            )
-    return head, where
+    return record.blocks, notes

@@ -210,6 +210,11 @@ class Committing(ControllerCore):
             base_text = None if data is None else data.decode("utf-8")
         if base_text is None:
             return None
+        if write_plan and base is None:  # a given base is the controller's own text (what ran)
+            # a run's events leave execution: to the run's rules (round 52: a resume after a
+            # loss goes on only when the branch's block is the record, else fails closed)
+            keys = ("approval",) if event in RUN_EVENTS else ("execution", "approval")
+            base_text = self._from_own_record(file, base_text, keys)
         new_text = mutate(base_text)
         if new_text is None or (new_text == base_text and not adopt and not extra):
             return None
@@ -260,6 +265,30 @@ class Committing(ControllerCore):
         if self._batch is not None:
             self._batch.first_alone = False  # this one could start an action: never waits
         return self._commit_entries([entry])
+
+    def _from_own_record(self, file: str, text: str, keys: tuple[str, ...]) -> str:
+        """``text`` with its ``execution:``/``approval:`` blocks as the controller's own
+        commits of ``file`` at ``_head`` recorded them (none: removed), before any edit of
+        it (round 62): a block someone else wrote after the freeze (an agent's "succeeded",
+        a rewritten error, an approval) is never carried forward in the controller's own
+        commit (a refusal, a vote), where every reader would take it for its record. A block
+        the edit then writes (a vote's approval, an outcome) is its own. ``keys``: the
+        blocks to take from the record (a run's events: ``approval`` only)."""
+        from controller.git.ownrecord import owned_blocks, recorded_blocks
+        from controller.service.statedir import is_own_commit
+
+        held = owned_blocks(text, PurePosixPath(file).name)
+        if not held or not any(held.get(key) for key in keys):
+            return text  # nothing to carry (no record to restore either: a removal stays)
+        is_own = is_own_commit(self.config, self.own_commits)
+        record = recorded_blocks(self._git_or_none, self._head or self.head(), file, is_own)
+        changed = {key: record.get(key) for key in keys if held.get(key) != record.get(key)}
+        if not changed:
+            return text
+        try:
+            return yamlio.set_blocks(text, changed, file)
+        except PlangateError:
+            return text  # not an editable mapping: the edit itself will refuse it
 
     # --- several plans' events in one commit (docs/formats.md, "Controller commits") ------
 

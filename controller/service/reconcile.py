@@ -402,9 +402,26 @@ class Controller(Deciding, Outcomes):
         try:
             data = self.repo.blob(state.blob)
             doc = yamlio.read_yaml(data.decode("utf-8"), state.file).data
-            return summary.reason(doc, state.status)
+            return summary.reason(self._as_recorded(state.file, doc), state.status)
         except (PlangateError, UnicodeDecodeError):
             return None
+
+    def _as_recorded(self, file: str, doc: Any) -> Any:
+        """The plan's data with its ``execution:``/``approval:`` blocks as the controller's
+        own commits recorded them (round 62: :func:`controller.git.ownrecord.shown_record`,
+        the page's rule): a failed plan's reason is the controller's error, never one an
+        agent wrote in (and a later controller commit carried)."""
+        from controller.git.ownrecord import OWNED, shown_record
+        from controller.service.statedir import is_own_commit
+
+        if not isinstance(doc, dict) or not any(doc.get(key) for key in OWNED):
+            return doc
+        branch = {key: doc.get(key) for key in OWNED}
+        is_own = is_own_commit(self.config, self.own_commits)
+        head = self._head or self.head()
+        record = shown_record(self._git_or_none, head, file, is_own, branch)
+        shown = {key: value for key, value in doc.items() if key not in OWNED}
+        return {**shown, **{k: v for k, v in record.blocks.items() if v is not None}}
 
     def _blocker(self, state: PlanState) -> Problem | None:
         """Why this plan's file cannot carry a status (None: it can, or it needs no check)."""

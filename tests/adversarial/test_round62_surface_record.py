@@ -46,7 +46,20 @@ controller's "boom-r62". Held (24): MCP ``log`` of all six, the page and ``/api/
 all six and the overview (a short daemon serves them after the last pass: the controller's
 record, ``E_OWNED_BLOCK_CHANGED`` flagged), ``status`` of ``lr`` (no approver), ``show`` of
 ``lg`` and of the moved ``mv``, and ``lr``'s one action ran exactly once after Alice's
-approval although the controller's own commit carried a block saying it had succeeded."""
+approval although the controller's own commit carried a block saying it had succeeded.
+
+Fixed (2026-11-29): all 9 ids (``show-lr``, ``show0-lr``, ``show-fl``, ``show0-fl``,
+``show-cp``, ``show0-cp``, ``show-cpe``, ``show0-cpe``, ``status-fl``). Every commit the
+controller makes of a plan file writes the ``execution:``/``approval:`` blocks it does not set
+from its own record at that path (``Committing._from_own_record``, before the edit; a
+run's events only ``approval:``, ``execution:`` is round 52's): its
+refusals no longer carry the agent's blocks (``lr``'s refusal commit holds its own
+``approval: {status: refused}`` and no ``execution:``; ``fl``'s the controller's error).
+``plangate show`` and ``status``'s reasons read the record through ``ownrecord.shown_record``
+like the page: a copy (``cp``, ``cpe``) has no record at its path and is shown without one,
+``E_OWNED_BLOCK_CHANGED`` printed. ``mcp-lr`` now asks for the flag only while the branch
+still holds the agent's block: the controller's refusal replaced it with its record, so
+there is nothing left to flag (the property, no forged record shown, is unchanged)."""
 
 from __future__ import annotations
 
@@ -61,35 +74,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, MALLORY, BenchError, Lab, cases, plan_text, xfail
+from advkit import ALICE, MALLORY, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 from test_round61_surface_page import _get
 
 CLS = "show takes an agent's blocks as the controller's record"
-_LATE = (
-    "the controller's own refusal commit carries the agent's execution: block and show "
-    "prints it as the run ({}), no E_OWNED_BLOCK_CHANGED (MCP log flags it)"
-)
-_COPY = (
-    "a copy of a finished plan's folder (never ran at its path) is shown 'Status: completed /"
-    " Approved: by alice / ran: succeeded'{}, no warning (MCP log shows nothing and flags it)"
-)
-BROKEN: dict[str, Any] = {
-    "show-lr": xfail(CLS, _LATE.format("'ran: succeeded, outputs FORGED-LR', never ran")),
-    "show0-lr": xfail(CLS, _LATE.format("without --config: 'ran: succeeded, FORGED-LR'")),
-    "show-fl": xfail(CLS, _LATE.format("a failed plan's error rewritten to FORGED-FL")),
-    "show0-fl": xfail(CLS, _LATE.format("without --config: FORGED-FL as the error")),
-    "show-cp": xfail(CLS, _COPY.format("")),
-    "show0-cp": xfail(CLS, _COPY.format(" (without --config)")),
-    "show-cpe": xfail(CLS, _COPY.format(" (its log edited)")),
-    "show0-cpe": xfail(CLS, _COPY.format(" (its log edited, without --config)")),
-    "status-fl": xfail(
-        CLS,
-        "status --json (and MCP status) gives the failed plan's reason from the agent's "
-        "block the refusal commit carried: 'E_TOOL_FAILED: ... FORGED-FL'",
-    ),
-}
+BROKEN: dict[str, Any] = {}  # all 9 fixed (2026-11-29): see the module docstring
 
 LATE_BLOCKS = """\
 approval:
@@ -145,6 +136,7 @@ def _build(root: Path) -> Lab:
         lab.set_status(slug, "approved")
     lab.commit("mallory approves", MALLORY)
     lab.run()
+    lab.lr_carried = "FORGED-LR" in lab.git("show", "HEAD:plans/lr/PLAN.yml")  # type: ignore[attr-defined]
     lab.head_author = {  # type: ignore[attr-defined]
         s: lab.git("log", "-1", "--format=%ae %s", "--", f"plans/{s}/PLAN.yml").strip()
         for s in SLUGS
@@ -250,7 +242,8 @@ def test_mcp_log_shows_only_the_controllers_record(lab: Lab, vid: str) -> None:
     slug = vid.split("-", 1)[1]
     out = lab.seen[f"mcp:{slug}"]  # type: ignore[attr-defined]
     assert _forged(out) == [], out[:3000]
-    if slug in ("lr", "lg", "cp", "cpe", "mv"):
+    carried = slug != "lr" or lab.lr_carried  # type: ignore[attr-defined]
+    if slug in ("lr", "lg", "cp", "cpe", "mv") and carried:  # a block on the branch: flagged
         assert "E_OWNED_BLOCK_CHANGED" in out, out[:3000]
 
 

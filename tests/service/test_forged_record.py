@@ -7,6 +7,7 @@ subprocesses, real git.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,82 @@ def test_a_log_rewritten_after_the_run_is_flagged(tmp_path: Path, repo: Path) ->
     shown = _log(config)
     assert shown["execution_log"] == ran["execution_log"]
     assert len(shown["problems"]) == 1 and edit[:12] in shown["problems"][0]
+
+
+def _show(config: Path | None, path: Path) -> str:
+    cfg = ["--config", str(config)] if config is not None else []
+    result = run_cli("show", str(path), *cfg, cwd=path.parent)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    return result.stdout + result.stderr
+
+
+def _set_status(path: Path, old: str, new: str) -> None:
+    path.write_text(path.read_text().replace(f"status: {old}", f"status: {new}", 1))
+
+
+def test_the_controllers_refusal_carries_no_block_it_did_not_write(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 62: blocks an agent adds after the freeze are not carried forward by the
+    controller's own next commit of the file (its refusal of a non-approver's approval)."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    plan = repo / "plans/owned/PLAN.yml"
+    plan.write_text(plan.read_text() + FORGED)
+    commit_all(repo, "late blocks", AGENT)
+    _set_status(plan, "pending_approval", "approved")
+    commit_all(repo, "mallory approves", ("Mallory", "mallory@example.com"))
+    _run(config)
+    author = git(repo, "log", "-1", "--format=%ae", "--", "plans/owned/PLAN.yml").strip()
+    assert author != "mallory@example.com", "the controller committed no refusal"
+    data = _committed(repo)
+    assert "execution" not in data, data  # the refusal's own approval: block says refused
+    assert data["approval"]["status"] == "refused" and data["approval"]["by"] != "alice@example.com"
+    for cfg in (config, None):
+        shown = _show(cfg, plan)
+        assert "FORGED" not in shown and "succeeded" not in shown, shown
+
+
+def test_show_of_a_copied_finished_plan_shows_no_record(tmp_path: Path, repo: Path) -> None:
+    """Round 62: a finished plan's folder copied elsewhere never ran at its path: ``show``
+    reads the record made there (none) and warns, as the page does."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _set_status(repo / "plans/owned/PLAN.yml", "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+    assert _committed(repo)["plan"]["status"] == "completed"
+    assert "succeeded" in _show(config, repo / "plans/owned/PLAN.yml")
+    import shutil
+
+    shutil.copytree(repo / "plans/owned", repo / "plans/copy")
+    commit_all(repo, "copy", AGENT)
+    shown = _show(config, repo / "plans/copy/PLAN.yml")
+    assert "E_OWNED_BLOCK_CHANGED" in shown and "succeeded" not in shown, shown
+
+
+def test_status_gives_a_failed_plans_reason_from_the_record(tmp_path: Path, repo: Path) -> None:
+    """Round 62: ``status --json`` reads a failed plan's error from the controller's record,
+    not from a block an agent rewrote after the failure."""
+    config = _setup(tmp_path, repo)
+    config.write_text(
+        config.read_text().replace(
+            "{greet: {kind: echo}}",
+            "{greet: {kind: exec, argv: [/bin/sh, -c, 'echo boom-r62 >&2; exit 3']}}",
+        )
+    )
+    plan = repo / "plans/owned/PLAN.yml"
+    plan.write_text(greet_plan("owned", "say hello", "x").replace("who: x", "{}"))
+    commit_all(repo, "a plan whose tool fails", AGENT)
+    _run(config)
+    _set_status(plan, "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+    assert _committed(repo)["plan"]["status"] == "failed"
+    assert "boom-r62" in plan.read_text()
+    plan.write_text(plan.read_text().replace("boom-r62", "FORGED-ERR"))
+    commit_all(repo, "rewrite the error", AGENT)
+    result = run_cli("status", "--json", "--config", str(config))
+    assert result.returncode == 0, result.stderr[-2000:]
+    row = next(r for r in json.loads(result.stdout) if r["plan"] == "plans/owned")
+    assert "boom-r62" in str(row.get("reason")) and "FORGED" not in str(row), row

@@ -33,6 +33,9 @@ BIG_TREE = 16 * 1024
 #: read of a thousand new plans is read again by the pass); objects above STORE_RAW_ABOVE
 #: are not kept.
 KEPT_BYTES = 4 * 1024 * 1024
+#: Above this many names asked of one tree or commit at once, one batch instead of one
+#: question each (a parse, or a ``cat-file --batch-check``).
+BATCH_LOOKUPS = 8
 
 
 class Objects(RepoBase):
@@ -161,6 +164,20 @@ class Objects(RepoBase):
             return found is not None and found[1] == "tree"
         return False  # a name git cannot be asked holds no plan file either (walked elsewhere)
 
+    def trees_among(self, commit: str, paths: Sequence[str]) -> set[str]:
+        """The ``paths`` that are folders in ``commit``: :meth:`is_tree` for a few, one
+        ``cat-file --batch-check`` for many (a burst's batch of a thousand plan files asked
+        one at a time waited 0.3 s on the persistent reader, issue 17)."""
+        askable = [path for path in paths if _askable(f"{commit}:{path}")]
+        if len(askable) <= BATCH_LOOKUPS or self.checks_objects:
+            return {path for path in askable if self.is_tree(commit, path)}
+        specs = "".join(f"{commit}:{path}\n" for path in askable).encode()
+        out = self.run_raw("cat-file", "--batch-check", input=specs)
+        if out.returncode != 0:
+            raise GitError(f"cannot look up {len(askable)} paths in {commit[:12]}")
+        lines = out.stdout.splitlines()
+        return {path for path, line in zip(askable, lines, strict=False) if _kind(line) == b"tree"}
+
     def is_gone(self, commit: str, path: str) -> bool:
         """Is nothing at ``path`` in ``commit`` (False when git cannot be asked the name)?"""
         spec = f"{commit}:{path}"
@@ -253,7 +270,11 @@ class Objects(RepoBase):
                 nested.setdefault(head, {})[rest] = data
             else:
                 changes[head] = None if data is None else (self.store_blob(data), _BLOB_MODE)
-        olds = {name: self._entry(base_tree, raw, name) for name in nested} if base_tree else {}
+        olds: Mapping[str, tuple[str, int] | None] = {}
+        if base_tree and len(nested) > BATCH_LOOKUPS:  # many folders: one parse, no lookups
+            olds = self._parsed_tree(base_tree)
+        elif base_tree:
+            olds = {name: self._entry(base_tree, raw, name) for name in nested}
         for name, sub in nested.items():
             old = olds.get(name)
             sha = self._merged(old[0] if old and old[1] == _TREE_MODE else None, sub)
@@ -409,6 +430,12 @@ def serialize_tree(entries: Mapping[str, tuple[str, int]], *, presorted: bool = 
         % (entries[n][1], n.encode("utf-8", "surrogateescape"), bytes.fromhex(entries[n][0]))
         for n in names
     )
+
+
+def _kind(line: bytes) -> bytes | None:
+    """The type of a ``cat-file --batch-check`` answer (None: missing)."""
+    parts = line.split()
+    return parts[1] if len(parts) == 3 else None
 
 
 def _askable(spec: str) -> bool:

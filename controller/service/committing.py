@@ -341,13 +341,16 @@ class Committing(ControllerCore):
         self._batch = None
 
     def _commit_entries(self, entries: list[_Entry], least: int = 2) -> str:
+        folders = self._folders_on_branch([path for e in entries for path in e.files])
         for entry in entries:  # a log the tree has no room for is left out, the event is not
             for path in [p for p in entry.files if PurePosixPath(p).name == LOG_NAME]:
-                why = self._unwritable({path: entry.files[path]})
+                why = self._unwritable({path: entry.files[path]}, folders)
                 if why is not None:
                     del entry.files[path]
                     self.log.warning("log_not_written", plan=entry.plan_id, reason=why)
-        blocked = [(e, why) for e in entries if (why := self._unwritable(e.files)) is not None]
+        blocked = [
+            (e, why) for e in entries if (why := self._unwritable(e.files, folders)) is not None
+        ]
         if blocked:  # only those plans wait; the others are committed as ever
             for entry, why in blocked:
                 self._wait(entry.plan_id, why)
@@ -440,7 +443,13 @@ class Committing(ControllerCore):
         _dropped(entries, retry=False)
         return self._head
 
-    def _unwritable(self, files: dict[str, bytes | None]) -> str | None:
+    def _folders_on_branch(self, paths: list[str]) -> set[str]:
+        """Which of ``paths`` are folders on the branch (asked together: a batch's files)."""
+        return self.repo.trees_among(self._head, paths) if self._head else set()
+
+    def _unwritable(
+        self, files: dict[str, bytes | None], folders: set[str] | None = None
+    ) -> str | None:
         """Why a file of this event cannot be written without destroying something (None:
         it can): a folder where the file goes, on the branch (the commit would delete what
         it holds) or in the working tree (the write would fail half done, leaving the tree
@@ -472,7 +481,7 @@ class Committing(ControllerCore):
                     f"E_UNSAFE_PATH: {path} is a folder or special file in the working tree; "
                     "plangate never writes over it (remove it)"
                 )
-            if self._head and self.repo.is_tree(self._head, path):
+            if path in (self._folders_on_branch([path]) if folders is None else folders):
                 return (
                     f"E_UNSAFE_PATH: {path} is a folder on the branch; plangate never writes "
                     "a file over it, which would delete what it holds (remove it)"

@@ -128,3 +128,55 @@ def test_each_plan_of_a_batched_commit_finds_its_group_from_one_parse() -> None:
         event.trailers["Plan-Hash"] = "changed by a caller"  # never seen by the next one
     assert records.plan_event(record, plans[0]).trailers["Plan-Hash"] == "sha256:0"  # type: ignore[union-attr]
     assert records._groups_of.cache_info().misses == 1  # parsed once for 200 plans
+
+
+@pytest.mark.parametrize("count", [3, 30])  # asked one by one / in one batch
+def test_folders_among_a_batchs_paths_are_found_as_one_by_one(repo: Path, count: int) -> None:
+    names = [f"plans/p{i}" for i in range(count)]
+    for i, name in enumerate(names):
+        (repo / name).mkdir(parents=True)
+        if i % 3 == 0:  # a folder where the controller writes a file
+            (repo / name / "EXECUTION_LOG.md").mkdir()
+            (repo / name / "EXECUTION_LOG.md/kept").write_text("x\n")
+        else:
+            (repo / name / "EXECUTION_LOG.md").write_text("log\n")
+    commit_all(repo, "start")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.run("rev-parse", "HEAD").strip()
+    paths = [f"{name}/EXECUTION_LOG.md" for name in names]
+    paths += ["plans/gone/EXECUTION_LOG.md", "plans/p1/EXECUTION_LOG.md/below", "plans/p0"]
+    paths += ["plans/odd\nname/PLAN.yml"]  # a name git cannot be asked: no folder
+    found = gitrepo.trees_among(head, paths)
+    assert found == {path for path in paths if gitrepo.is_tree(head, path)}
+    assert found == {f"plans/p{i}/EXECUTION_LOG.md" for i in range(0, count, 3)} | {"plans/p0"}
+
+
+def test_a_commit_changing_many_folders_of_a_big_tree_keeps_every_other_entry(
+    repo: Path,
+) -> None:
+    for i in range(600):  # a `plans` tree over BIG_TREE bytes
+        (repo / f"plans/p{i:03d}").mkdir(parents=True)
+        (repo / f"plans/p{i:03d}/PLAN.yml").write_text(f"plan {i}\n")
+    commit_all(repo, "start")
+    gitrepo = GitRepo(repo)
+    files: dict[str, bytes | None] = {
+        f"plans/p{i:03d}/PLAN.yml": b"new\n" for i in range(0, 600, 7)
+    }
+    files["plans/new/PLAN.yml"] = b"added\n"
+    files["plans/p001/PLAN.yml"] = None  # its folder goes
+    tree = gitrepo.tree_with(gitrepo.run("rev-parse", "HEAD^{tree}").strip(), files)
+    listed = dict(
+        line.split("\t")[::-1]
+        for line in gitrepo.run("ls-tree", "-r", "--format=%(objectname)\t%(path)", tree).split(
+            "\n"
+        )
+        if line
+    )
+    assert "plans/p001/PLAN.yml" not in listed
+    assert len([path for path in listed if path.startswith("plans/")]) == 600
+    for i in range(600):
+        path = f"plans/p{i:03d}/PLAN.yml"
+        want = files.get(path, f"plan {i}\n".encode()) if i != 1 else None
+        if want is not None:
+            assert gitrepo.blob(listed[path]) == want
+    assert gitrepo.blob(listed["plans/new/PLAN.yml"]) == b"added\n"

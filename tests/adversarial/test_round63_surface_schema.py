@@ -1,0 +1,264 @@
+"""Round 63, agent-facing surfaces: ``plangate schema --config`` and ``plangate validate
+--config`` against each other, after round 62's schema fix (query ``pattern``,
+``uniqueItems``, ``propertyNames``; ``--config`` adds the catalog's per-tool ``params_schema``
+branches: "with ``--config``, ``tool`` is an enum of the catalog and each tool's params are
+checked by its ``params_schema``").
+
+docs/agents.md: an agent writes to the schema and runs ``validate`` until ``valid: true``.
+Agreement both ways: a plan ``validate`` accepts is never refused by the schema (honest work
+wrongly refused in an editor), and a plan the schema accepts is refused only for a rule the
+schema's ``description`` names. And ``validate --config`` must hold a step's params to the
+catalog's ``params_schema`` wherever a tool gets them (an action, a fallback step).
+
+No lab (no repo, no pass): a temp folder with a config whose catalog tool ``rec`` has a
+``params_schema`` (``tag`` string, ``n`` integer, ``to`` with a pattern, ``opts`` an object
+with an integer ``n`` and an enum ``who``, ``ids`` an array of integers, ``mode`` an enum,
+no other keys); ``plangate schema`` with and without ``--config`` once each, ``plangate
+validate --json --config`` once over all plans; the schema applied with ``jsonschema``.
+
+Variants:
+
+- ``honest-*``: plans ``validate --config`` accepts, which both schemas must accept.
+  Broke (strict xfails, 4): a reference INSIDE a structured param: ``opts: {n:
+  "$<inputs.n>"}`` (``honest-nested-obj-ref-input``), the same from an action's output
+  (``honest-nested-obj-ref-output``), ``ids: ["$<inputs.n>", 3]``
+  (``honest-array-item-ref``), ``opts: {who: "$<inputs.who>"}`` for an enum
+  (``honest-nested-enum-ref``): ``schema --config`` says "is not valid under any of the given
+  schemas" (the catalog branch lets a ``$<`` string stand only for a whole top-level param);
+  the config-less schema accepts all four. Held (5): a top-level reference for an integer
+  and an enum, a whole array or object param by reference, blank space after ``$`` in an
+  output query.
+- ``rule-*``: plans ``validate --config`` refuses; the ``--config`` schema must refuse them
+  or its description name the rule. Broke (2): a ``verify`` or a ``precondition`` naming a
+  catalog tool that is not ``idempotent``/``risk: low`` (``E_CHECK_TOOL``): the schema,
+  which has the catalog, accepts it and the description says nothing of check tools
+  (``rule-check-verify``, ``rule-check-precond``). Held (3): ``$ `` as an output query and an
+  output declared twice with different ``optional`` (named), a ``$<`` key inside a list
+  (refused by both).
+- ``slip-*``: ``validate --config`` must refuse params the catalog's ``params_schema``
+  refuses. Broke (2): a FALLBACK step's ``n: notint`` (``slip-fallback-params``: valid, while
+  the same param on the action is ``E_PARAMS_INVALID``, ``ctl-action-params``, held), and
+  ``n: "$$<5>"`` (``slip-escaped-dollar``: the escaped text ``$<5>`` is no reference, the
+  tool would get the string ``$<5>`` for an integer; valid).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import cases, load_yaml, xfail
+from test_round61_surface_schema import PLANGATE
+
+CONFIG = """\
+repo: {root}/repo
+state_dir: {root}/state
+approval:
+  approvers: ["alice@example.com"]
+tools:
+  rec:
+    kind: exec
+    argv: ["/bin/true", "{{tag}}"]
+    params_schema:
+      type: object
+      properties:
+        tag: {{type: string}}
+        n: {{type: integer}}
+        to: {{type: string, pattern: "^[a-z]+@corp\\\\.example$"}}
+        flag: {{type: boolean}}
+        opts:
+          type: object
+          properties: {{n: {{type: integer}}, who: {{type: string, enum: [a, b]}}}}
+        ids: {{type: array, items: {{type: integer}}}}
+        mode: {{enum: [fast, slow]}}
+      additionalProperties: false
+  echo: {{kind: echo}}
+"""
+
+B = """\
+plan:
+  name: "n"
+  task: "t"
+  status: pending_approval
+inputs: {n: 5, who: a, ids: [1, 2], mode: fast}
+available_tools:
+  - name: rec
+actions:
+  - id: 1
+    tool: rec
+    why: "w"
+    outputs: [{name: o, path: "$.echo.n"}, {name: l, path: "$.echo"}]
+    params:
+      tag: "x"
+"""
+
+
+def _a2(params: str) -> str:
+    return (
+        B
+        + "  - id: 2\n    tool: rec\n    why: w2\n    needs: [1]\n    params:\n      tag: y\n"
+        + params
+    )
+
+
+def _why(extra: str) -> str:
+    return B.replace('    why: "w"\n', '    why: "w"\n' + extra)
+
+
+HONEST = {
+    "honest-nested-obj-ref-input": B + '      opts: {n: "$<inputs.n>"}\n',
+    "honest-nested-obj-ref-output": _a2('      opts: {n: "$<actions[1].outputs.o>"}\n'),
+    "honest-array-item-ref": B + '      ids: ["$<inputs.n>", 3]\n',
+    "honest-nested-enum-ref": B + '      opts: {who: "$<inputs.who>"}\n',
+    "honest-top-int-ref": B + '      n: "$<inputs.n>"\n',
+    "honest-top-enum-ref": B + '      mode: "$<inputs.mode>"\n',
+    "honest-array-whole-ref": B + '      ids: "$<inputs.ids>"\n',
+    "honest-obj-whole-ref": _a2('      opts: "$<actions[1].outputs.l>"\n'),
+    "honest-query-blank": B.replace('path: "$.echo.n"', 'path: "$ .echo.n"'),
+}
+RULES = {
+    "rule-check-verify": (
+        _why(
+            '    verify: {tool: rec, params: {tag: x}, expect: [{path: "$.ok", equals: true}],'
+            " timeout: 5}\n"
+        ),
+        r"check tool|risk:? ?low|checks? (?:may )?run",
+    ),
+    "rule-check-precond": (
+        B + 'preconditions:\n  - tool: rec\n    params: {tag: x}\n    expect: [{path: "$.ok",'
+        " equals: true}]\n",
+        r"check tool|risk:? ?low|checks? (?:may )?run",
+    ),
+    "rule-query-space": (B.replace('path: "$.echo.n"', 'path: "$ "'), r"RFC 9535"),
+    "rule-output-dup-optional": (
+        B.replace('{name: l, path: "$.echo"}', '{name: o, path: "$.echo.n", optional: true}'),
+        r"output names?.{0,60}unique",
+    ),
+    "rule-keyref-in-list": (B + '      ids: [{"$<inputs.n>": 1}]\n', r"never in params keys"),
+}
+SLIPS = {
+    "slip-fallback-params": _why(
+        '    on_failure: fallback\n    fallback:\n      - id: "1.1"\n        tool: rec\n'
+        "        why: fb\n        params: {tag: x, n: notint}\n"
+    ),
+    "slip-escaped-dollar": B + '      n: "$$<5>"\n',
+    "ctl-action-params": B + "      n: notint\n",
+}
+
+CLS_HONEST = "schema --config refuses an honest plan validate accepts"
+CLS_RULE = (
+    "schema --config accepts a plan validate refuses, by a rule its description does not name"
+)
+CLS_SLIP = "validate --config accepts params the catalog's params_schema refuses"
+BROKEN: dict[str, Any] = {
+    "honest-nested-obj-ref-input": xfail(
+        CLS_HONEST,
+        "a $<inputs> reference inside an object param: 'not valid under any of the given schemas'",
+    ),
+    "honest-nested-obj-ref-output": xfail(
+        CLS_HONEST, "an output reference inside an object param refused by the catalog branch"
+    ),
+    "honest-array-item-ref": xfail(
+        CLS_HONEST, "a reference as an array item refused by the catalog branch"
+    ),
+    "honest-nested-enum-ref": xfail(
+        CLS_HONEST, "a reference for a nested enum refused by the catalog branch"
+    ),
+    "rule-check-verify": xfail(
+        CLS_RULE,
+        "E_CHECK_TOOL (verify tool not idempotent/low risk): "
+        "schema with the catalog accepts, description silent",
+    ),
+    "rule-check-precond": xfail(
+        CLS_RULE,
+        "E_CHECK_TOOL (precondition tool): schema with the catalog accepts, description silent",
+    ),
+    "slip-fallback-params": xfail(
+        CLS_SLIP, "a fallback step's n: notint is valid (the action's is E_PARAMS_INVALID)"
+    ),
+    "slip-escaped-dollar": xfail(
+        CLS_SLIP, "n: '$$<5>' (the literal text $<5>) is valid for an integer param"
+    ),
+}
+
+
+def _rows(stdout: str) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
+    while i < len(text):
+        obj, i = decoder.raw_decode(text, i)
+        while i < len(text) and text[i].isspace():
+            i += 1
+        for row in obj if isinstance(obj, list) else [obj]:
+            rows[Path(row["path"]).stem] = row
+    return rows
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    import jsonschema
+
+    folder = tmp_path_factory.mktemp("r63-schema")
+    (folder / "repo").mkdir()
+    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
+    cfg = folder / "plangate.yml"
+    cfg.write_text(CONFIG.format(root=folder))
+    schemas = {}
+    for key, extra in (("config", ["--config", str(cfg)]), ("plain", [])):
+        done = subprocess.run(
+            [PLANGATE, "schema", *extra], capture_output=True, text=True, check=True, cwd=folder
+        )
+        schemas[key] = json.loads(done.stdout)
+    plans = {**HONEST, **{k: v[0] for k, v in RULES.items()}, **SLIPS}
+    for vid, text in plans.items():
+        (folder / f"{vid}.yml").write_text(text)
+    done = subprocess.run(
+        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    rows = _rows(done.stdout)
+    out: dict[str, Any] = {"description": str(schemas["config"].get("description", ""))}
+    for vid, text in plans.items():
+        data = json.loads(json.dumps(load_yaml(text)))
+        out[vid] = {"validate": rows.get(vid)}
+        for key, schema in schemas.items():
+            checker = jsonschema.Draft202012Validator(schema)
+            out[vid][key] = [e.message[:200] for e in checker.iter_errors(data)]
+    return out
+
+
+@pytest.mark.parametrize("vid", cases(list(HONEST), list(HONEST), BROKEN))
+def test_an_honest_plan_is_accepted_by_both_schemas(verdicts: dict[str, Any], vid: str) -> None:
+    got = verdicts[vid]
+    assert got["validate"] is not None and got["validate"]["valid"], got
+    assert got["plain"] == [], got
+    assert got["config"] == [], got
+
+
+@pytest.mark.parametrize("vid", cases(list(RULES), list(RULES), BROKEN))
+def test_a_rule_validate_applies_is_in_the_schema_or_named(
+    verdicts: dict[str, Any], vid: str
+) -> None:
+    got = verdicts[vid]
+    row = got["validate"]
+    assert row is not None and row["valid"] is False, got
+    assert got["config"] or re.search(RULES[vid][1], verdicts["description"], re.I), (
+        f"the --config schema accepts it and its description does not name the rule: "
+        f"{row['errors']}"
+    )
+
+
+@pytest.mark.parametrize("vid", cases(list(SLIPS), list(SLIPS), BROKEN))
+def test_validate_holds_every_step_to_the_catalog(verdicts: dict[str, Any], vid: str) -> None:
+    row = verdicts[vid]["validate"]
+    assert row is not None, verdicts[vid]
+    assert row["valid"] is False, f"valid with params the catalog refuses: {row}"
+    assert any(e["code"] == "E_PARAMS_INVALID" for e in row["errors"]), row["errors"]

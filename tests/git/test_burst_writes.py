@@ -180,3 +180,33 @@ def test_a_commit_changing_many_folders_of_a_big_tree_keeps_every_other_entry(
         if want is not None:
             assert gitrepo.blob(listed[path]) == want
     assert gitrepo.blob(listed["plans/new/PLAN.yml"]) == b"added\n"
+
+
+def test_loose_objects_are_written_read_only_whole_and_leave_no_temp_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import subprocess
+
+    from controller.git import store
+
+    objects = repo / ".git/objects"
+    data = [b"object %d\n" % i for i in range(40)]
+    taken = f"tmp_obj_{os.getpid()}_"
+    counter = iter(range(10**6))
+    monkeypatch.setattr(store, "_TEMP_NAMES", counter)
+    for i, blob in enumerate(data):
+        header = b"blob %d\0" % len(blob)
+        sha = store.object_id(b"blob", blob)
+        if i == 5:  # another process's leftover under the name this one would take
+            (objects / sha[:2]).mkdir(exist_ok=True)
+            (objects / sha[:2] / f"{taken}5").write_bytes(b"stale")
+        store.write_loose(objects, sha, header, blob, [])
+        path = objects / sha[:2] / sha[2:]
+        assert path.stat().st_mode & 0o777 == 0o444
+        shown = subprocess.run(
+            ["git", "cat-file", "blob", sha], cwd=repo, capture_output=True, check=True
+        )
+        assert shown.stdout == blob
+    left = [p.name for p in objects.glob("*/tmp_obj_*")]
+    assert left == [f"{taken}5"]  # the leftover only: nothing of this process's

@@ -109,16 +109,18 @@ HANDLERS: dict[str, Handler] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, except that a usage error of a ``--json`` run is the JSON error shape."""
+    """argparse, except that a usage error is ``E_USAGE`` with a remedy like every other
+    error (after the usage line on a terminal run; the JSON error shape with ``--json``)."""
 
     json_output = False
 
     def error(self, message: str) -> NoReturn:
-        if _Parser.json_output:
-            from controller.errors import UsageError
+        from controller.errors import UsageError
 
-            raise UsageError(f"{self.prog}: {message}")
-        super().error(message)
+        if not _Parser.json_output:
+            self.print_usage(sys.stderr)
+        where = "" if self.prog == "plangate" else f"{self.prog}: "  # printed after "plangate: "
+        raise UsageError(f"{where}{message}", remedy=f"see `{self.prog} --help`")
 
 
 def wants_json(argv: Sequence[str]) -> bool:

@@ -102,6 +102,33 @@ def test_missing_file_is_usage_error(tmp_path: Path) -> None:
     assert result.returncode == 2 and "no such plan file" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("argv", "said", "remedy"),
+    [
+        (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'", "plangate --help"),
+        (
+            ["show"],
+            "plangate show: the following arguments are required: PATH",
+            "plangate show --help",
+        ),
+        (["validate", "--bogus", "x.yml"], "unrecognized arguments: --bogus", "plangate --help"),
+    ],
+)
+def test_a_usage_mistake_names_its_code_and_remedy(
+    tmp_path: Path, argv: list[str], said: str, remedy: str
+) -> None:
+    result = run_cli(*argv, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "usage: plangate" in result.stderr  # the usage line first, as argparse prints it
+    assert f"plangate: E_USAGE: {said}" in result.stderr
+    assert f"remedy: see `{remedy}`" in result.stderr
+    assert "Traceback" not in result.stderr
+    shaped = run_cli(*argv, "--json", cwd=tmp_path)
+    answer = json.loads(shaped.stdout)
+    assert shaped.returncode == 2 and answer["code"] == "E_USAGE" and said in answer["message"]
+    assert "usage:" not in shaped.stderr  # JSON callers get the shape, not argparse's text
+
+
 def test_hash_matches_validate_and_ignores_status(tmp_path: Path) -> None:
     path = write_plan(tmp_path)
     first = run_cli("hash", str(path)).stdout.strip()

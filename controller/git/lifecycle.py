@@ -17,7 +17,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -1634,35 +1634,33 @@ class Lifecycle(IndexStore):
         if state.status in ("awaiting_approval", "failed"):  # a started run, paused
             shown = old if old is not None else self.facts(repo, state.blob)
             pause = shown.execution_digest if shown is not None else ""
-        held = related = False
-        for path, blob in self._side_plan_blobs(repo, record):
-            facts = self.facts(repo, blob)
-            if facts is None or facts.status != new.status:
-                continue
-            if facts.hash == new.hash:
-                if pause is None or facts.execution_digest == pause:
-                    return None  # a merged branch held this very version (and pause) with S
-                held = True
-            elif path == change.path or repo.blob_sha(record.sha, path) is None:
-                related = True  # this plan, another version (or a file the merge moved)
-        if held:
-            return "pause"
+        side = self._side_plans(repo, record)
+        pauses = side.pauses.get((new.status, new.hash))
+        if pauses is not None:  # a merged branch held this very version with S
+            return None if pause is None or pause in pauses else "pause"
+        # Every file a merged branch holds with S is of another version here: related when it
+        # is this plan (its path), or a file the merge does not hold (a move: it may be this)
+        paths = side.paths.get(new.status, ())
+        related = change.path in paths or side.any_moved(repo, record.sha, new.status)
         return "version" if related else None  # no branch held S for it: the merger's own
 
-    def _side_plan_blobs(self, repo: GitRepo, record: CommitRecord) -> list[tuple[str, str]]:
-        """The plan files (path, blob) each merged branch changed since its merge base with
-        the first parent (every path, no rename detection), once per merge."""
-        cached: tuple[str, list[tuple[str, str]]] | None = getattr(self, "_side_blobs", None)
-        if cached is None or cached[0] != record.sha:
-            blobs: dict[tuple[str, str], None] = {}  # in order, once each
+    def _side_plans(self, repo: GitRepo, record: CommitRecord) -> _SidePlans:
+        """The plan files each merged branch changed since its merge base with the first
+        parent (every path, no rename detection), indexed once per merge (a merge approving
+        a thousand plans asked git, per plan, for every other plan's path: a million
+        lookups, issue 17)."""
+        cached: _SidePlans | None = getattr(self, "_side_cache", None)
+        if cached is None or cached.merge != record.sha:
+            cached = _SidePlans(record.sha)
+            seen: set[tuple[str, str]] = set()
             for side in record.parents[1:]:
                 base = repo.merge_base(record.parents[0], side)
                 for path, blob in repo.changed_files(base, side).items():
-                    if path_name(path) in PLAN_FILES:
-                        blobs[(path, blob)] = None
-            cached = (record.sha, list(blobs))
-            self._side_blobs = cached
-        return cached[1]
+                    if path_name(path) in PLAN_FILES and (path, blob) not in seen:
+                        seen.add((path, blob))
+                        cached.add(path, self.facts(repo, blob))
+            self._side_cache = cached
+        return cached
 
     def _side_changed(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
         """Whether a commit of a merged branch changed the hashed content of ``path``."""
@@ -2068,6 +2066,31 @@ def _is_plan_or_source(path: str) -> bool:
 #: Leaves (or, for texts that read as no plan, lines) one commit's move detection may compare
 #: in all (both sides of each pair counted): about a hundred pairs of 10,000-action plans.
 PAIR_BUDGET = 2_000_000
+
+
+@dataclass
+class _SidePlans:
+    """The plan files the branches of one merge changed, by what they hold: the pauses
+    (``execution:`` digests) of each (status, version) and the paths of each status; and
+    whether the merge lacks any of a status's paths (asked once per status)."""
+
+    merge: str
+    pauses: dict[tuple[str | None, str | None], set[str | None]] = field(default_factory=dict)
+    paths: dict[str | None, set[str]] = field(default_factory=dict)
+    moved: dict[str | None, bool] = field(default_factory=dict)
+
+    def add(self, path: str, facts: BlobFacts | None) -> None:
+        if facts is None:
+            return
+        self.pauses.setdefault((facts.status, facts.hash), set()).add(facts.execution_digest)
+        self.paths.setdefault(facts.status, set()).add(path)
+
+    def any_moved(self, repo: GitRepo, merge: str, status: str | None) -> bool:
+        """Does the merge lack a path a merged branch holds with ``status``?"""
+        if status not in self.moved:
+            paths = self.paths.get(status, set())
+            self.moved[status] = any(repo.blob_sha(merge, path) is None for path in paths)
+        return self.moved[status]
 
 
 class _Texts:

@@ -168,3 +168,38 @@ def test_main_moved_the_plan_past_git_s_rename_limit(repo: Path) -> None:
     run_once(repo)
     assert _started(repo) == [], _codes(repo)
     assert _refusal(repo).startswith("E_PLAN_HASH_MISMATCH: the merge"), _codes(repo)
+
+
+def test_a_merge_approving_many_plans_asks_git_once_per_plan_not_per_pair(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: deciding whether a merged branch brought each plan's status read, for every
+    plan, every other plan the branch changed, and asked git whether the merge still held it:
+    a million lookups for a merge approving a thousand plans. Each merge's side is indexed
+    once; what each plan's decision reads of it is the same."""
+    from controller.git.gitrepo import GitRepo
+
+    slugs = [f"p{i:02d}" for i in range(24)]
+    for slug in slugs:
+        write_plan(repo, slug, greet_plan(slug, f"task {slug}", '"x"'))
+    commit_all(repo, "add plans", AGENT)
+    run_once(repo)  # every plan frozen
+    git(repo, "checkout", "-q", "-b", "pr", "main")
+    for slug in slugs:
+        edit_status(repo, slug, "approved")
+    git(repo, "mv", "plans/p00", "plans/moved")  # one moved on the branch: the merge lacks p00
+    commit_all(repo, "approve them all", ALICE)
+    git(repo, "checkout", "-q", "main")
+    _merge(repo)
+    asked: list[str] = []
+    blob_sha = GitRepo.blob_sha
+
+    def counting(self: GitRepo, commit: str, path: str) -> str | None:
+        asked.append(path)
+        return blob_sha(self, commit, path)
+
+    monkeypatch.setattr(GitRepo, "blob_sha", counting)
+    run_once(repo)
+    started = {s.removeprefix("plangate: start ") for s in _started(repo)}
+    assert {f"plans/{slug}" for slug in slugs[1:]} <= started
+    assert len(asked) < 10 * len(slugs), len(asked)  # 24 x 24 pairs asked before

@@ -92,7 +92,6 @@ two-hop join (0.8) and the library's defaults (0.8) are her call.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -153,11 +152,8 @@ SPLIT_CHARS = 512
 #: A value held by more new actions than this finds no match by itself (the action of the
 #: same id is always compared).
 MATCH_FANOUT = 32
-#: The words of an output's query (``$.json.echo.p.k``, ``$['p']['k']``): the keys it reads.
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-#: A query that may read a value under any key (``$.json.echo.*``, ``$..k``, a filter).
-_ANY_KEY = re.compile(r"\*|\.\.|\?")
-#: The read key of such a query: it names every key.
+#: The read key of a query that may select a member under any key (``$.json.echo.*``, a
+#: filter): it names every key.
 ANY_KEY = "*"
 
 #: A path of keys (str) and list items (("id", its id) or ("#", its index)), and a value.
@@ -598,11 +594,19 @@ class _Fed:
 
 
 def _words(queries: Any, keys: set[str]) -> None:
-    """Add the keys output queries name to ``keys`` (a wildcard, a descendant or a filter
-    names every key: :data:`ANY_KEY`)."""
+    """Add the keys output queries name to ``keys``: the names of the query as the run's
+    engine parses it (round 63: ``$.json.echo["\\u0061"]`` names ``a``, ``['k 1']`` names
+    ``k 1``; the words of its text named neither), and :data:`ANY_KEY` when its last segment
+    may select a member under any key (:func:`jsonpaths.named_keys`: ``$..standby`` names
+    ``standby`` only). A query the engine refuses names every key (the plan is refused)."""
     for query in queries:
-        keys.update(_WORD.findall(query))
-        if _ANY_KEY.search(query):
+        try:
+            names, anywhere = jsonpaths.named_keys(query)
+        except Exception:  # not a query the run could evaluate: the safe direction
+            keys.add(ANY_KEY)
+            continue
+        keys.update(names)
+        if anywhere:
             keys.add(ANY_KEY)
 
 

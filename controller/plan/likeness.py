@@ -87,6 +87,14 @@ which key an output reads), or joined there from what a producer upstream could 
 words of a declared output's query, her path below the place). The lookup's answer is then
 two of her three params beside another reason: 0.044, as with ``api-4`` written in; the
 two-hop join (0.8) and the library's defaults (0.8) are her call.
+
+Round 63: the keys a declared output's query names were the WORDS of its text, so an escape
+(``$.json.echo["\\u0061"]``) or a bracketed blank (``['k 1']``) named nothing of what it
+reads, and ``..`` named every key. They are now the names the run's engine parses
+(:func:`jsonpaths.named_keys`): a descendant ``..standby`` names ``standby``, a wildcard or
+filter every key only in the last segment (a later name narrows it). A lookup fed her values
+under her own keys and read at ``json.standby.host`` stays hers (an accepted limit: to the
+plan it is ``rec``'s ``json.echo.host``).
 """
 
 from __future__ import annotations
@@ -554,7 +562,7 @@ class _Fed:
 
     def reads(self, ref: refs.Ref) -> frozenset[str]:
         """The keys a reference to a result names: its path's and, through a declared
-        output, the words of that output's query."""
+        output, the names of that output's query as the engine parses it (round 63)."""
         keys = {str(part) for part in ref.path if isinstance(part, str)}
         if ref.path[:1] == ("outputs",) and len(ref.path) > 1:
             _words(self.outputs.get(str(ref.action), {}).get(str(ref.path[1]), ()), keys)

@@ -43,6 +43,21 @@ Seen: ``BROKEN`` below (filled from the run) and FINDINGS.md, round 63: ``out-es
 ``hon-samekeys``, ``hon-desc`` refused ``E_SELF_APPROVAL`` though ``restart`` would get
 ``api-4``. Held: ``chain3`` and ``lib-rename`` (``E_SELF_APPROVAL``), ``hon-written`` and
 ``own`` ran.
+
+Fixed (2026-11-29): ``out-escape``, ``out-space`` and ``hon-desc``: an output's query names
+the keys the run's RFC 9535 engine parses from it (``jsonpaths.named_keys``: an escape
+decoded, a bracketed name whole, ``..standby`` only ``standby``; a wildcard or filter names
+every key only in the last segment, a later name narrows it), never the words of its text.
+``lib-later``: a new plan pinning a version its commit cannot read (no file at the pinned
+path hashes to the pin) is compared with nothing and takes the writers of every folder the
+commit removed (``lifecycle._Texts``, the safe side, as past the comparison budget; a
+commit's judgement never waits for a later commit). ``hon-desc``'s ``$..standby`` is no
+singular query, so ``restart`` gets the nodelist ``["api-4"]``. Left, an accepted limit
+(docs/threat-model.md): ``hon-samekeys``: to the plan, a call fed her values under her keys
+whose result is read at ``json.standby.host`` is her values staged and read back, as
+``rec``'s ``json.echo.host`` is (the slips of rounds 60-63); which tool answers with its
+params is the catalog's, not in the history, and a rule on the wrapper's name would be one
+probe's special case.
 """
 
 from __future__ import annotations
@@ -65,7 +80,9 @@ BROKEN: dict[str, object] = {
         "about api-3 and restarts `$<actions[1].result.json.standby.host>` (api-4): "
         "E_SELF_APPROVAL, never runs, though `restart` would get api-4 (round 62's hon-standby "
         "with the tool's own key names). Should: a read that selects below another key "
-        "(`standby`) is no stand-in for the value fed at `host`",
+        "(`standby`) is no stand-in for the value fed at `host`. Kept (2026-11-29), an accepted "
+        "limit: the same plan with `rec` read at `json.echo.host` is round 60's slip; the plan "
+        "cannot tell which tool answers with its params",
     ),
 }
 

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "32"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "33"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -98,6 +98,9 @@ INDEX_VERSION = "32"  # 3: risk and estimate per plan; 4: approval identities, f
 # forge's rebase-merge of her two decisions read as a replay); and a result stands in for
 # her value only where the plan fed it to that producer (or upstream) under a key the read
 # names, a pinned plan's input defaults included (round 62)
+# 33: an output's query names the keys the engine parses from it (an escape decoded, a
+# bracketed blank, ``..name`` its name only), and a new plan pinning a version the commit
+# cannot read is compared with nothing, taking every removed folder's writers (round 63)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

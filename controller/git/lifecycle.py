@@ -2103,12 +2103,14 @@ class _Texts:
         self.left = PAIR_BUDGET
         #: The plans a NEW plan pins are read as of the commit that writes it (round 62).
         self.pinned = _pin_reader(repo, commit) if commit is not None else None
+        #: New plans' blobs pinning a version the commit cannot read (round 63).
+        self.unread: set[str] = set()
 
     def _content(self, blob: str, name: str, new: bool = False) -> Counter[Any]:
         """The leaves of the plan a blob holds (a PLAN.json or other source converted), or,
         for a text that reads as no plan, its lines (each a leaf of weight 1); a new plan's
         pins read as of the commit (their input defaults are what the pinned plan gets)."""
-        pinned = self.pinned if new else None
+        pinned = self._noting(blob) if new and self.pinned is not None else None
         key = (blob, pinned is not None)
         if key not in self.found:
             try:
@@ -2118,14 +2120,32 @@ class _Texts:
             self.found[key] = _plan_leaves(text, name, pinned)
         return self.found[key]
 
+    def _noting(self, blob: str) -> likeness.PinReader:
+        """The pin reader, noting a pin it cannot read for the new plan ``blob``."""
+        reader = self.pinned
+        assert reader is not None
+
+        def read(path: str, pin: str) -> dict[str, Any] | None:
+            found = reader(path, pin)
+            if found is None:
+                self.unread.add(blob)
+            return found
+
+        return read
+
     def similarity(self, old: tuple[str, str | None], new: tuple[str, str | None]) -> float | None:
         """How much the new plan is made of the old one by content, both ways
         (:func:`likeness.made_share`, 0 to 1: the share of the old it keeps or the share of
         itself that is the old's, round 57); each side is (path, blob). None once the budget
-        is spent (not compared)."""
+        is spent, or when the new plan pins a version the commit cannot read (round 63: its
+        defaults are unknown): not compared, the safe side."""
         if old[1] is None or new[1] is None:
             return 0.0
         before, after = self._content(old[1], old[0]), self._content(new[1], new[0], new=True)
+        if new[1] in self.unread:
+            # Round 63's lib-later: the pinned version (her values its defaults) arrived a
+            # commit later; what the pin gets is unknown here, so the pair is unjudged.
+            return None
         size = before.total() + after.total()
         if self.left < size:
             return None

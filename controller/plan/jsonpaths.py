@@ -139,6 +139,26 @@ def compiled(path: str) -> Any:
     return _environment().compile(path)
 
 
+def named_keys(path: str) -> tuple[frozenset[str], bool]:
+    """The member names a query's name selectors name, as the engine parses them (an escape
+    decoded, a bracketed name with a blank whole: round 63), and whether its LAST segment
+    may select a member under any key (a wildcard or a filter there, or before an index;
+    a descendant segment ``..standby`` selects members named ``standby``, and a later name
+    narrows a wildcard).
+    Raises what :func:`compiled` raises."""
+    from jsonpath_rfc9535.selectors import FilterSelector, NameSelector, WildcardSelector
+
+    names: set[str] = set()
+    anywhere = False
+    for segment in compiled(path).segments:
+        chosen = segment.selectors
+        names.update(s.name for s in chosen if isinstance(s, NameSelector))
+        wide = any(isinstance(s, WildcardSelector | FilterSelector) for s in chosen)
+        # an index or slice picks items of what the segment before selected: no narrower
+        anywhere = wide or (anywhere and not all(isinstance(s, NameSelector) for s in chosen))
+    return frozenset(names), anywhere
+
+
 @contextlib.contextmanager
 def sharing() -> Iterator[None]:
     """Evaluate every query inside under one budget: :data:`MAX_NODES` nodes and

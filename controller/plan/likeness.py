@@ -87,12 +87,19 @@ which key an output reads), or joined there from what a producer upstream could 
 words of a declared output's query, her path below the place). The lookup's answer is then
 two of her three params beside another reason: 0.044, as with ``api-4`` written in; the
 two-hop join (0.8) and the library's defaults (0.8) are her call.
+
+Round 63: the keys a declared output's query names were the WORDS of its text, so an escape
+(``$.json.echo["\\u0061"]``) or a bracketed blank (``['k 1']``) named nothing of what it
+reads, and ``..`` named every key. They are now the names the run's engine parses
+(:func:`jsonpaths.named_keys`): a descendant ``..standby`` names ``standby``, a wildcard or
+filter every key only in the last segment (a later name narrows it). A lookup fed her values
+under her own keys and read at ``json.standby.host`` stays hers (an accepted limit: to the
+plan it is ``rec``'s ``json.echo.host``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -153,11 +160,8 @@ SPLIT_CHARS = 512
 #: A value held by more new actions than this finds no match by itself (the action of the
 #: same id is always compared).
 MATCH_FANOUT = 32
-#: The words of an output's query (``$.json.echo.p.k``, ``$['p']['k']``): the keys it reads.
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-#: A query that may read a value under any key (``$.json.echo.*``, ``$..k``, a filter).
-_ANY_KEY = re.compile(r"\*|\.\.|\?")
-#: The read key of such a query: it names every key.
+#: The read key of a query that may select a member under any key (``$.json.echo.*``, a
+#: filter): it names every key.
 ANY_KEY = "*"
 
 #: A path of keys (str) and list items (("id", its id) or ("#", its index)), and a value.
@@ -558,7 +562,7 @@ class _Fed:
 
     def reads(self, ref: refs.Ref) -> frozenset[str]:
         """The keys a reference to a result names: its path's and, through a declared
-        output, the words of that output's query."""
+        output, the names of that output's query as the engine parses it (round 63)."""
         keys = {str(part) for part in ref.path if isinstance(part, str)}
         if ref.path[:1] == ("outputs",) and len(ref.path) > 1:
             _words(self.outputs.get(str(ref.action), {}).get(str(ref.path[1]), ()), keys)
@@ -598,11 +602,19 @@ class _Fed:
 
 
 def _words(queries: Any, keys: set[str]) -> None:
-    """Add the keys output queries name to ``keys`` (a wildcard, a descendant or a filter
-    names every key: :data:`ANY_KEY`)."""
+    """Add the keys output queries name to ``keys``: the names of the query as the run's
+    engine parses it (round 63: ``$.json.echo["\\u0061"]`` names ``a``, ``['k 1']`` names
+    ``k 1``; the words of its text named neither), and :data:`ANY_KEY` when its last segment
+    may select a member under any key (:func:`jsonpaths.named_keys`: ``$..standby`` names
+    ``standby`` only). A query the engine refuses names every key (the plan is refused)."""
     for query in queries:
-        keys.update(_WORD.findall(query))
-        if _ANY_KEY.search(query):
+        try:
+            names, anywhere = jsonpaths.named_keys(query)
+        except Exception:  # not a query the run could evaluate: the safe direction
+            keys.add(ANY_KEY)
+            continue
+        keys.update(names)
+        if anywhere:
             keys.add(ANY_KEY)
 
 

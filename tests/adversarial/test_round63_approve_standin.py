@@ -43,6 +43,21 @@ Seen: ``BROKEN`` below (filled from the run) and FINDINGS.md, round 63: ``out-es
 ``hon-samekeys``, ``hon-desc`` refused ``E_SELF_APPROVAL`` though ``restart`` would get
 ``api-4``. Held: ``chain3`` and ``lib-rename`` (``E_SELF_APPROVAL``), ``hon-written`` and
 ``own`` ran.
+
+Fixed (2026-11-29): ``out-escape``, ``out-space`` and ``hon-desc``: an output's query names
+the keys the run's RFC 9535 engine parses from it (``jsonpaths.named_keys``: an escape
+decoded, a bracketed name whole, ``..standby`` only ``standby``; a wildcard or filter names
+every key only in the last segment, a later name narrows it), never the words of its text.
+``lib-later``: a new plan pinning a version its commit cannot read (no file at the pinned
+path hashes to the pin) is compared with nothing and takes the writers of every folder the
+commit removed (``lifecycle._Texts``, the safe side, as past the comparison budget; a
+commit's judgement never waits for a later commit). ``hon-desc``'s ``$..standby`` is no
+singular query, so ``restart`` gets the nodelist ``["api-4"]``. Left, an accepted limit
+(docs/threat-model.md): ``hon-samekeys``: to the plan, a call fed her values under her keys
+whose result is read at ``json.standby.host`` is her values staged and read back, as
+``rec``'s ``json.echo.host`` is (the slips of rounds 60-63); which tool answers with its
+params is the catalog's, not in the history, and a rule on the wrapper's name would be one
+probe's special case.
 """
 
 from __future__ import annotations
@@ -59,38 +74,15 @@ from writerkit import KEYS, OWN, Flow, her_cleanup, her_values, plan_hash
 SLIPS = ["chain3", "out-escape", "out-space", "lib-rename", "lib-later"]
 HONEST = ["hon-samekeys", "hon-desc", "hon-written"]
 BROKEN: dict[str, object] = {
-    "out-escape": xfail(
-        "slip: an escaped key in an output's query names nothing",
-        "her values staged in the agent's `rec` call under `a`..`d`, read by declared outputs "
-        '`$.json.echo["\\u0061"]`..: `rec` got her tag, target, command and ticket on her own '
-        "approval (completed), audit valid. Should: read the query's names as the engine parses "
-        "them (the escape is the key `a`)",
-    ),
-    "out-space": xfail(
-        "slip: a bracketed key with a blank names nothing",
-        "her values staged under `k 1`..`k 4`, read by outputs `$.json.echo['k 1']`..: completed "
-        "on her own approval, audit valid. Should: a bracketed name is the key it names",
-    ),
-    "lib-later": xfail(
-        "slip: a pin's defaults that arrive after the rework",
-        "the rework pins the library by the hash of a version with her values as its input "
-        "defaults while the file there holds others; the agent commits those defaults a commit "
-        "later: completed on her own approval with her exact call, audit valid. Should: read the "
-        "pinned plan's defaults from the version the pin names (by hash), wherever it appears",
-    ),
     "hon-samekeys": xfail(
         "wrongly refused: a lookup fed her host under `host` answers another host",
         "the agent's plan asks `looks` (takes host/region/ticket, answers {standby: {host, ...}}) "
         "about api-3 and restarts `$<actions[1].result.json.standby.host>` (api-4): "
         "E_SELF_APPROVAL, never runs, though `restart` would get api-4 (round 62's hon-standby "
         "with the tool's own key names). Should: a read that selects below another key "
-        "(`standby`) is no stand-in for the value fed at `host`",
-    ),
-    "hon-desc": xfail(
-        "wrongly refused: a descendant query names every key",
-        "round 62's hon-standby with the standby read by a declared output `$..standby`: "
-        "E_SELF_APPROVAL, never runs, though `restart` gets api-4. Should: judge a `..` query by "
-        "the keys it can select (`standby`), not every key",
+        "(`standby`) is no stand-in for the value fed at `host`. Kept (2026-11-29), an accepted "
+        "limit: the same plan with `rec` read at `json.echo.host` is round 60's slip; the plan "
+        "cannot tell which tool answers with its params",
     ),
 }
 
@@ -308,7 +300,8 @@ def test_honest_lookup_plan_runs(lab: Lab, vid: str) -> None:
 
 def test_restart_got_the_standby(lab: Lab) -> None:
     got = [json.loads(c["stdin"]) for c in lab.calls("restart")]
-    assert got and all(g["host"] == "api-4" for g in got), got
+    # hon-desc's `$..standby` is no singular query: the run hands its nodelist on, ["api-4"]
+    assert got and all(g["host"] in ("api-4", ["api-4"]) for g in got), got
 
 
 def test_the_agents_own_plan_runs(lab: Lab) -> None:

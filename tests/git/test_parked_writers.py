@@ -280,3 +280,46 @@ def test_an_approvers_text_written_over_a_scratch_file_keeps_her(
     _mv(repo, "drafts/x.yml", "plans/greet2/PLAN.yml")
     commit_all(repo, "agent submits", AGENT)
     assert ALICE_EMAIL in _writers(_scan(repo, tmp_path), "plans/greet2")
+
+
+LIBRARY = """\
+plan:
+  name: stage
+  task: a library that stages four values
+  status: draft
+inputs: {a: own-1, b: own-2}
+available_tools:
+  - name: greet
+actions:
+  - id: 1
+    tool: greet
+    why: "stage the values"
+    params: {who: "$<inputs.a>", what: "$<inputs.b>"}
+"""
+
+
+@pytest.mark.parametrize("readable", [True, False])
+def test_a_plan_pinning_a_version_the_commit_cannot_read_is_unjudged(
+    repo: Path, tmp_path: Path, readable: bool
+) -> None:
+    """Round 63's ``lib-later``: the rework pins a library by the hash of a version (her
+    values its input defaults) committed only LATER; what the pin gets is unknown at the
+    rework, so the new plan is compared with nothing and takes the writers of every folder
+    the commit removed. A pin the commit reads is compared as before (not hers)."""
+    write_plan(repo)
+    commit_all(repo, "alice writes her plan", ALICE)
+    write_plan(repo, "stage", LIBRARY)
+    commit_all(repo, "agent's library", AGENT)
+    from controller.plan import hashing, yamlio
+
+    text = LIBRARY if readable else LIBRARY.replace("own-1", "her value")
+    digest = hashing.plan_hash(yamlio.read_yaml(text, "PLAN.yml").data)
+    git(repo, "rm", "-q", "-r", "plans/greet")
+    parent = (
+        "plan:\n  name: run\n  task: run the stage library\n  status: draft\n"
+        "actions:\n  - id: 1\n    plan: {path: plans/stage, hash: '" + digest + "'}\n"
+        '    why: "run the staged library"\n'
+    )
+    write_plan(repo, "run", parent)
+    commit_all(repo, "agent removes her draft, pins the library", AGENT)
+    assert (ALICE_EMAIL in _writers(_scan(repo, tmp_path), "plans/run")) is not readable

@@ -14,6 +14,7 @@ from controller.plan.jsonpaths import (
     QueryTooCostly,
     find,
     is_plain_query,
+    named_keys,
     query_problem,
     sharing,
     spent,
@@ -241,3 +242,24 @@ def test_every_valid_query_has_the_start_the_schema_asks(query: str) -> None:
 def test_the_schema_pattern_refuses_a_path_without_the_root_start(path: str) -> None:
     assert not re.match(QUERY_START, path)
     assert query_problem(path) is not None
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "anywhere"),
+    [
+        ("$.json.echo.a", {"json", "echo", "a"}, False),
+        ('$.json.echo["\\u0061"]', {"json", "echo", "a"}, False),  # round 63: decoded
+        ("$.json.echo['k 1']", {"json", "echo", "k 1"}, False),
+        ("$..standby", {"standby"}, False),  # selects members named standby
+        ("$.json.*.host", {"json", "host"}, False),  # a later name narrows
+        ("$.json.echo.*", {"json", "echo"}, True),
+        ("$.json.echo[?@ == 'x']", {"json", "echo"}, True),
+        ("$.json.*[0]", {"json"}, True),  # an index below a wildcard: any key above it
+        ("$.json.a[0]", {"json", "a"}, False),
+        ("$..*", set(), True),
+    ],
+)
+def test_named_keys_are_the_parsed_names(query: str, names: set[str], anywhere: bool) -> None:
+    """The names a query's selectors name as the engine parses it, and whether its last
+    segment may select a member under any key (the stand-in rule, round 63)."""
+    assert named_keys(query) == (frozenset(names), anywhere)

@@ -700,3 +700,45 @@ def test_a_pinned_plan_read_says_what_its_outputs_hand_back(
     new = _read_back(pin, "$<actions[1].outputs.standby>", literal=literal)
     got = made_share(leaves(_hers()), leaves(new, lambda _p, _h: library))
     assert (got >= 0.7) if hers else (got < MOVE_KEPT)
+
+
+# Round 63: the keys an output's query names are the names the run's engine parses from it.
+
+
+@pytest.mark.parametrize(
+    ("key", "query"),
+    [
+        ("{k}", '$.json.echo["\\u00{x}"]'),  # out-escape: the escape is the key
+        ("k {k}", "$.json.echo['k {k}']"),  # out-space: a bracketed name with a blank
+        ("{k}", "$.json.*['{k}']"),  # a later name narrows a wildcard to that key
+        ("{k}", "$..['{k}']"),  # a descendant segment selects the members named so
+    ],
+)
+def test_an_output_query_names_the_keys_the_engine_parses(key: str, query: str) -> None:
+    """Her values staged under keys the queries reach by an escape, a bracketed blank, a
+    wildcard then a name, or ``..``: each output names the key it selects, as the run reads."""
+    her = _hers()["actions"][0]["params"]
+    letters = dict(zip(her, "abcd", strict=False))
+    names = {k: key.format(k=letters[k]) for k in her}
+    stage = _rec(1, {"tag": "stage", **{names[k]: v for k, v in her.items()}})
+    stage["outputs"] = [
+        {"name": f"w{letters[k]}", "path": query.format(k=letters[k], x=f"{ord(letters[k]):02x}")}
+        for k in her
+    ]
+    new = _read_back(stage, "$<actions[1].outputs.w{k}>")
+    new["actions"][-1]["params"] = {k: f"$<actions[1].outputs.w{letters[k]}>" for k in her}
+    assert _made(_hers(), new) >= 0.7
+
+
+def test_a_descendant_query_names_what_it_selects_not_every_key() -> None:
+    """``hon-desc``: round 62's lookup fed api-3 as its ``name``, its standby read through
+    an output ``$..standby``: the query selects members named ``standby`` (api-4), so it
+    stands in for nothing fed as ``name``, as with the answer written in."""
+    old, new = _lookup("$<actions[1].outputs.{k}>")
+    queries = {"standby": "$..standby", "zone": "$.json.zone", "ref": "$.json.ref"}
+    new["actions"][0]["outputs"] = [{"name": k, "path": q} for k, q in queries.items()]
+    written = _copy(new)
+    written["actions"][1]["params"] = {"host": "api-4", "region": "eu-west-1", "ticket": "OPS-9"}
+    assert _made(old, new) <= _made(old, written) < MOVE_KEPT
+    new["actions"][0]["outputs"][0]["path"] = "$..*"  # every member below: every key
+    assert _made(old, new) >= MOVE_KEPT

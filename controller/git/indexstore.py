@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "32"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "33"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -98,6 +98,9 @@ INDEX_VERSION = "32"  # 3: risk and estimate per plan; 4: approval identities, f
 # forge's rebase-merge of her two decisions read as a replay); and a result stands in for
 # her value only where the plan fed it to that producer (or upstream) under a key the read
 # names, a pinned plan's input defaults included (round 62)
+# 33: an approval request keeps its identity, and an identity's entry is marked ``lapsed``
+# once the plan left that status before the controller acted: the same decision brought back
+# counts only from the hand that committed it (round 63: her reverted approval re-applied)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -220,7 +223,7 @@ class IndexStore:
         del hashes
         self._dirty_authors: set[str] = set()
         #: Approval identities (author, author time, subject; with a decision: plan, status)
-        #: -> "<commit> <what it was for> <hand>" (Lifecycle._seen_approval).
+        #: -> "<commit> <what it was for> <hand>[ lapsed]" (Lifecycle._seen_approval).
         self.approval_ids: dict[str, str] = dict(
             self._db.execute("SELECT key, sha FROM memory.approvals").fetchall()
         )

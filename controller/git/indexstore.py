@@ -101,6 +101,9 @@ INDEX_VERSION = "33"  # 3: risk and estimate per plan; 4: approval identities, f
 # 33: an output's query names the keys the engine parses from it (an escape decoded, a
 # bracketed blank, ``..name`` its name only), and a new plan pinning a version the commit
 # cannot read is compared with nothing, taking every removed folder's writers (round 63)
+# (33 also) an approval request keeps its identity, and an identity's entry is marked ``lapsed``
+# once the plan left that status before the controller acted: the same decision brought back
+# counts only from the hand that committed it (round 63: her reverted approval re-applied)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -223,7 +226,7 @@ class IndexStore:
         del hashes
         self._dirty_authors: set[str] = set()
         #: Approval identities (author, author time, subject; with a decision: plan, status)
-        #: -> "<commit> <what it was for> <hand>" (Lifecycle._seen_approval).
+        #: -> "<commit> <what it was for> <hand>[ lapsed]" (Lifecycle._seen_approval).
         self.approval_ids: dict[str, str] = dict(
             self._db.execute("SELECT key, sha FROM memory.approvals").fetchall()
         )

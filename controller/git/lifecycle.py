@@ -1256,9 +1256,11 @@ class Lifecycle(IndexStore):
         follow a version made after it; a new version needs the controller's freeze in
         between, so nobody approves two versions of a plan in one second) or pause; in the
         same second for the same version and pause it is the same approval (it counts once
-        anyway). A decision about another plan under the same author, date and subject is
-        judged by :meth:`_replayed`. The identities are kept for good (a rewrite does not
-        make the index forget them)."""
+        anyway), unless it lapsed (round 63: :meth:`_note_lapse`): then only the hand that
+        committed it brings it back (her own cherry-pick, rebase or re-apply); another
+        hand's copy revives a decision she took back. A decision about another plan under
+        the same author, date and subject is judged by :meth:`_replayed`. The identities are
+        kept for good (a rewrite does not make the index forget them)."""
         made = _digest(made_for)[:16]
         key = _approval_identity(record, decision)
         seen = self.approval_ids.get(key)
@@ -1266,10 +1268,24 @@ class Lifecycle(IndexStore):
             self._remember_approval(key, record, made)
             self._remember_approval(_approval_identity(record), record, made)
             return self._replayed(record)
-        sha, seen_for, _hand = _seen_fields(seen)
+        sha, seen_for, hand, lapsed = _seen_fields(seen)
         if sha == record.sha:
             return self._replayed(record)
-        return sha if seen_for != made and _brought_back(record) else None
+        if seen_for != made:
+            return sha if _brought_back(record) else None
+        return sha if lapsed and _hand(record) != _first_hand(hand, record) else None
+
+    def _note_lapse(self, request: dict[str, Any] | None) -> None:
+        """Her decision taken back on the branch before the controller acted on it (a later
+        commit, by anyone, set the plan away from the status it set: :meth:`_lapse`). The
+        same decision for the same version and pause appearing again counts only from the
+        hand that committed it (round 63: the agent's cherry-pick or ``am`` of her
+        approval she had reverted ran on her name). Kept for good, as the identity is."""
+        key = (request or {}).get("identity")
+        seen = self.approval_ids.get(key) if key else None
+        if key and seen and not _seen_fields(seen)[3]:
+            sha, made, hand, _ = _seen_fields(seen)
+            self.approval_ids[key] = self._new_approval_ids[key] = f"{sha} {made} {hand} {LAPSED}"
 
     def _remember_approval(self, key: str, record: CommitRecord, made: str) -> None:
         if key not in self.approval_ids:
@@ -1293,14 +1309,12 @@ class Lifecycle(IndexStore):
         seen = self.approval_ids.get(_approval_identity(record))
         if not seen:
             return None
-        sha, _made, hand = _seen_fields(seen)
+        sha, _made, hand, _lapsed = _seen_fields(seen)
         if sha == record.sha or not _brought_back(record):
             return None
         if record.is_merge:  # re-created (``merge -C``, ``rebase -r``): no forge does that
             return sha
-        # an entry from before round 62 names no hand: its author's own (round 60's rule)
-        first_hand = hand or _digest(approvals.normalize_identity(record.author.email))[:16]
-        return sha if _hand(record) != first_hand else None
+        return sha if _hand(record) != _first_hand(hand, record) else None
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
         known = self.authors.get(plan_hash, frozenset())
@@ -1751,6 +1765,7 @@ class Lifecycle(IndexStore):
         if new.status == old_file_status:
             return
         if old is not None and state.status == "approved":
+            self._note_lapse(state.request)
             transition = self._lapse(state, record, new.status)
         else:
             transition = approvals.classify(state.status if old else None, new.status)
@@ -1798,6 +1813,7 @@ class Lifecycle(IndexStore):
             decision = _decision(state.plan_id, new.status)
             replay_of = self._seen_approval(record, decision, made_for)
             state.request = {
+                "identity": _approval_identity(record, decision),
                 "commit": record.sha,
                 "kind": transition.value,
                 "blob": change.new_blob,
@@ -1997,12 +2013,22 @@ def _hand(record: CommitRecord) -> str:
     return _digest(approvals.normalize_identity(record.committer.email))[:16]
 
 
-def _seen_fields(entry: str) -> tuple[str, str, str]:
-    """An approval identity's entry: (first commit, what it was made for, its hand; "" in
-    an entry written before round 62)."""
-    sha, _, rest = entry.partition(" ")
-    made, _, hand = rest.partition(" ")
-    return sha, made, hand
+def _first_hand(hand: str, record: CommitRecord) -> str:
+    """The hand stored with an approval identity; an entry from before round 62 names none:
+    its author's own (round 60's rule)."""
+    return hand or _digest(approvals.normalize_identity(record.author.email))[:16]
+
+
+#: The mark an approval identity's entry carries once its decision lapsed (round 63).
+LAPSED = "lapsed"
+
+
+def _seen_fields(entry: str) -> tuple[str, str, str, bool]:
+    """An approval identity's entry ``"<commit> <made for> <hand>[ lapsed]"``: (first
+    commit, what it was made for, its hand: "" in an entry written before round 62, whether
+    its decision lapsed)."""
+    sha, made, hand, *mark = [*entry.split(" ", 3), "", ""][:4]
+    return sha, made, hand, mark == [LAPSED]
 
 
 def _brought_back(record: CommitRecord) -> bool:

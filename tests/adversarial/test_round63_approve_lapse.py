@@ -38,6 +38,19 @@ Honest (asserted: runs once, audit valid):
 Seen: ``BROKEN`` below and FINDINGS.md, round 63: ``lapse-pick``, ``lapse-am``,
 ``lapse-seen`` ran on her approval she had reverted, audit valid. Held: ``lapse-agent``
 (never runs), every honest id ran once (valid), ``rej3-c`` vetoed.
+
+Fixed (2026-11-29): a decision that LAPSED (a later commit, by anyone, set the plan away from
+the status it set before the controller acted on it) keeps that mark with its identity
+(author, author date, subject, plan, status; the version and pause it was made for): the
+same decision appearing again counts only when the hand that carries it is the hand that
+committed it (her own cherry-pick, rebase or re-apply); another hand's copy is
+``E_APPROVAL_REPLAYED`` (``controller.git.lifecycle.Lifecycle._note_lapse``,
+``_seen_approval``). ``lapse-pick``, ``lapse-am`` and ``lapse-seen`` (the mark is kept in the
+history index's memory across passes) never run, no valid run. ``lapse-self`` (her hand),
+``reapply-self`` (a new commit of hers: another identity) and the forge's rebase-merges run.
+One rule for the controller, ``plangate check`` and the audit. What this leaves
+(docs/threat-model.md, "Accepted limits"): her approval committed by one hand, taken back, and
+brought back by another hand of hers (a forge's rebase-merge of her cherry-pick) is refused.
 """
 
 from __future__ import annotations
@@ -46,7 +59,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -65,23 +78,8 @@ HONEST = [
     "xm-b",
 ]
 VETOED = ["rej3-c"]
-_LAPSE = (
-    "Alice approves (X), then reverts X herself before the controller acts (her approval "
-    "lapses: the plan is pending again); the agent {how}: the plan ran on HER approval "
-    "(approver alice@example.com, completed), the fresh-clone audit lists the run valid. "
-    "Should: the same decision brought back by another hand after it lapsed is a replay "
-    "(E_APPROVAL_REPLAYED), as for another version or pause"
-)
-BROKEN: dict[str, object] = {
-    "lapse-pick": xfail("slip: a lapsed approval re-applied", _LAPSE.format(how="cherry-picks X")),
-    "lapse-am": xfail(
-        "slip: a lapsed approval re-applied", _LAPSE.format(how="applies X with format-patch | am")
-    ),
-    "lapse-seen": xfail(
-        "slip: a lapsed approval re-applied",
-        _LAPSE.format(how="cherry-picks X after a pass that saw the revert"),
-    ),
-}
+#: Fixed (2026-11-29): lapse-pick, lapse-am, lapse-seen (see the docstring).
+BROKEN: dict[str, object] = {}
 
 
 def plan(slug: str) -> str:

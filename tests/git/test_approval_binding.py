@@ -153,3 +153,58 @@ def test_a_merge_re_created_by_someone_else_decides_nothing_new() -> None:
         assert index._replayed(forged) == "1" * 40
     finally:
         index.close()
+
+
+def _lapsed(index: object, key: str) -> bool:
+    from controller.git.lifecycle import _seen_fields
+
+    return _seen_fields(index.approval_ids[key])[3]  # type: ignore[attr-defined]
+
+
+def test_a_lapsed_decision_comes_back_only_from_the_hand_that_committed_it() -> None:
+    """Round 63: her approval (committed by her) taken back before the controller acted on
+    it, then the same decision for the same version and pause again: her own cherry-pick
+    counts, the agent's cherry-pick or ``am`` (a committer date of its own or not) is a
+    replay; before it lapsed, such a copy was the same approval counted once."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _approval_identity
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        first = _approval("1", 100, 100)
+        key = _approval_identity(first, A)
+        assert index._seen_approval(first, A, "v1") is None
+        assert index._seen_approval(_approval("2", 100, 100, AGENT), A, "v1") is None
+        index._note_lapse({"identity": key})
+        index._note_lapse({"identity": key})  # marked once
+        assert _lapsed(index, key)
+        assert index._seen_approval(_approval("3", 100, 700), A, "v1") is None  # her pick
+        assert index._seen_approval(_approval("4", 100, 700, AGENT), A, "v1") == "1" * 40
+        assert index._seen_approval(_approval("5", 100, 100, AGENT), A, "v1") == "1" * 40
+        # another decision of that second (another plan) stays judged by its hand alone
+        assert index._seen_approval(_approval("6", 100, 800), B, "b") is None
+        assert not _lapsed(index, _approval_identity(first, B))
+    finally:
+        index.close()
+
+
+def test_a_lapse_is_kept_with_the_identity() -> None:
+    """The mark is stored with the identity's entry (a pass that saw her revert, then
+    another that sees the agent's pick: round 63 ``lapse-seen``); an entry from before round
+    62 (no hand) is her author's own, and a request from before the mark names no identity."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _approval_identity, _digest, _seen_fields
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        first, made = _approval("1", 100, 100), _digest("made")[:16]
+        key = _approval_identity(first, A)
+        index.approval_ids[key] = f"{'1' * 40} {made}"  # written before round 62
+        index._note_lapse({"identity": key})
+        index._note_lapse({"commit": "1" * 40})
+        index._note_lapse(None)
+        assert _seen_fields(index._new_approval_ids[key]) == ("1" * 40, made, "", True)
+        assert index._seen_approval(_approval("2", 100, 700), A, "made") is None
+        assert index._seen_approval(_approval("3", 100, 700, AGENT), A, "made") == "1" * 40
+    finally:
+        index.close()

@@ -13,7 +13,10 @@ every ``E_...`` problem as before. It is only ever a "yes, the schema accepts th
 answered faster; ``tests/plan/test_shape.py`` checks it against the models.
 
 The constants here are the schema's (it imports them from this module), so that reading
-them costs no pydantic either.
+them costs no pydantic either. So are the rules a tool call's params meet that both
+``validate --config`` and ``schema --config`` read (round 63): what a reference is
+(:data:`REFERENCE_VALUE`, :func:`with_references`) and which tools may check
+(:func:`can_check`).
 """
 
 from __future__ import annotations
@@ -62,6 +65,24 @@ QUERY_START = r"^\$(?:[ \t\n\r.\[]|$)"
 #: counts). Mapping keys never hold one (rules._keys_with_refs; the schema's
 #: ``propertyNames`` for params, round 62): keys are used as written, never resolved.
 REF_IN_TEXT = r"(?:^|[^$])\$<"
+#: A value written where a tool's param goes that holds a reference: it stands for any value
+#: (known at run time, checked then), at any depth of a structured param. The ``--config``
+#: schema lets it stand wherever a tool's ``params_schema`` puts a value
+#: (:func:`with_references`), validate skips the catalog's errors at it (plans.
+#: static_params_errors): both read REF_IN_TEXT, so ``$$<`` (the text ``$<``) is no
+#: reference and is checked as text (round 63).
+REFERENCE_VALUE: dict[str, Any] = {"type": "string", "pattern": REF_IN_TEXT}
+#: Keywords whose subschemas check a part of the value (a property, an item): a reference
+#: may stand for that part. Subschemas of the keywords in _SAME_VALUE check the value itself.
+_PART_ONE = ("additionalProperties", "unevaluatedProperties", "items", "additionalItems")
+_PART_ONE_MORE = ("contains", "unevaluatedItems")
+_PART_MAPS = ("properties", "patternProperties")
+_SAME_VALUE_LISTS = ("allOf", "anyOf", "oneOf")
+_SAME_VALUE_ONE = ("if", "then", "else")
+_SAME_VALUE_MAPS = ("dependentSchemas", "$defs", "definitions")
+#: A check tool (verify, preconditions) is idempotent and of this risk (rules.
+#: check_tool_problems, E_CHECK_TOOL; the ``--config`` schema's enum of check tools).
+CHECK_TOOL_RISK = "low"
 #: NAME_PATTERN as the schema's regex engine reads it: ``$`` is the very end (Python's
 #: ``$`` would also match before a final line break), hence fullmatch without anchors.
 _NAME = re.compile(NAME_PATTERN[1:-1])
@@ -252,3 +273,44 @@ def plain_document(data: Any) -> PlainDocument | None:
         execution=None,
         validation=None,
     )
+
+
+def can_check(idempotent: bool, risk: str | None) -> bool:
+    """Whether a catalog tool may be a check tool (no risk given counts as low)."""
+    return idempotent and risk in (None, CHECK_TOOL_RISK)
+
+
+def with_references(params_schema: Any) -> Any:
+    """A tool's ``params_schema`` where :data:`REFERENCE_VALUE` may stand for any part of
+    the params, at any depth: each subschema of a part becomes ``anyOf: [it, reference]``.
+    ``false`` stays (no reference makes an unexpected key expected) and ``not`` is kept
+    as written (a reference read as text rarely meets what it refuses)."""
+    if type(params_schema) is not dict:
+        return params_schema
+    out = dict(params_schema)
+    for key in _PART_ONE + _PART_ONE_MORE:
+        if type(out.get(key)) is list:  # items as a list: a tuple's (before 2020-12)
+            out[key] = [_or_reference(sub) for sub in out[key]]
+        elif key in out:
+            out[key] = _or_reference(out[key])
+    for key in _PART_MAPS:
+        if type(out.get(key)) is dict:
+            out[key] = {name: _or_reference(sub) for name, sub in out[key].items()}
+    if type(out.get("prefixItems")) is list:
+        out["prefixItems"] = [_or_reference(sub) for sub in out["prefixItems"]]
+    for key in _SAME_VALUE_LISTS:
+        if type(out.get(key)) is list:
+            out[key] = [with_references(sub) for sub in out[key]]
+    for key in _SAME_VALUE_ONE:
+        if key in out:
+            out[key] = with_references(out[key])
+    for key in _SAME_VALUE_MAPS:
+        if type(out.get(key)) is dict:
+            out[key] = {name: with_references(sub) for name, sub in out[key].items()}
+    return out
+
+
+def _or_reference(part: Any) -> Any:
+    if type(part) is not dict:
+        return part  # true takes a reference already; false must not
+    return {"anyOf": [with_references(part), REFERENCE_VALUE]}

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
 from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, yamlio
-from controller.plan.shape import REF_IN_TEXT
+from controller.plan.shape import REF_IN_TEXT, with_references
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import Action, FallbackStep, Output, PlanDocument
@@ -817,24 +817,52 @@ def tool_calls(model: PlanDocument) -> Iterator[tuple[tuple[str | int, ...], str
 def static_params_errors(
     params: dict[str, Any], schema: dict[str, Any]
 ) -> Iterable[tuple[tuple[Any, ...], str, tuple[str, ...]]]:
-    """Schema errors that no reference can fix: values holding ``$<...>`` are checked later.
-    The rest as the tool gets it: ``$$<`` is the text ``$<``, no reference (round 63: the
-    escaped text passed an integer param). Each with the plan's own text its message quotes
-    (:func:`_quoted_values`)."""
-    for where, message, own in _schema_errors(_as_text(params), schema):
-        if not _holds_reference(params, where):
-            yield where, message, own
+    """Schema errors that no reference can fix: the rule of the ``--config`` schema
+    (:func:`controller.plan.shape.with_references`), a string holding ``$<...>`` standing for
+    any value (checked again once resolved), every other string as the tool gets it
+    (round 63: ``$$<`` is the text ``$<``, which passed an integer param as a reference).
+    Each with the plan's own text its message quotes (:func:`_quoted_values`)."""
+    yield from _schema_errors(_as_read(params), with_references(schema, _READ_AS_REFERENCE))
 
 
-def _as_text(value: Any) -> Any:
-    """``value`` with each string that holds no reference as the tool gets it (resolved)."""
-    if isinstance(value, str) and "$" in value and not _REF_IN_TEXT.search(value):
-        return "".join(str(part) for part in refs.parse(value))
+class _Reference(str):
+    """A params string holding a reference, as validate reads it: any value once resolved."""
+
+
+#: validate's reference in :func:`with_references`: a keyword only a :class:`_Reference` meets
+_REFERENCE_KEYWORD = "x-plangate-reference"
+_READ_AS_REFERENCE: dict[str, Any] = {_REFERENCE_KEYWORD: True}
+
+
+def _as_read(value: Any) -> Any:
+    """``value`` with each string holding a reference a :class:`_Reference`, and each other
+    string as the tool gets it (resolved: ``$$<`` is ``$<``)."""
+    if isinstance(value, str):
+        if _REF_IN_TEXT.search(value):
+            return _Reference(value)
+        return "".join(str(part) for part in refs.parse(value)) if "$" in value else value
     if isinstance(value, dict):
-        return {key: _as_text(item) for key, item in value.items()}
+        return {key: _as_read(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_as_text(item) for item in value]
+        return [_as_read(item) for item in value]
     return value
+
+
+def _reference(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not isinstance(instance, _Reference):
+        yield ValidationError("not a reference")
+
+
+def _unwrapped(errors: Iterable[Any]) -> Iterator[Any]:
+    """The errors as the catalog's own schema words them: where a value is no reference, the
+    reasons it fails the wrapped subschema, not "not valid under any of the given schemas"."""
+    for error in errors:
+        if error.validator == "anyOf" and error.validator_value[0] == _READ_AS_REFERENCE:
+            yield from _unwrapped(e for e in error.context if e.relative_schema_path[0] == 1)
+        else:
+            yield error
 
 
 def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
@@ -858,7 +886,8 @@ def _schema_errors(
     validator = _bounded_validator()(schema)
     try:
         with budget.spending():
-            errors = sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.path)))
+            found = _unwrapped(validator.iter_errors(params))
+            errors = sorted(found, key=lambda e: list(map(str, e.absolute_path)))
     except budget.OverBudget:
         yield (
             (),
@@ -939,6 +968,7 @@ def _bounded_validator() -> Any:
         "uniqueItems": unique_items,
         "enum": enum,
         "const": const,
+        _REFERENCE_KEYWORD: _reference,
     }
     return validators.extend(Draft202012Validator, keywords)
 
@@ -956,18 +986,6 @@ def _ecma_search(pattern: str, text: str) -> bool:
         raise budget.OverBudget from None
     except (regex.error, regexes.NotECMA):
         return False
-
-
-def _holds_reference(params: Any, where: tuple[Any, ...]) -> bool:
-    """Whether the value at ``where`` is a string with a reference (known only at run time;
-    :data:`controller.plan.shape.REFERENCE_VALUE`, as the ``--config`` schema reads it)."""
-    value: Any = params
-    for step in where:
-        try:
-            value = value[step]
-        except (KeyError, IndexError, TypeError):
-            return False
-    return isinstance(value, str) and _REF_IN_TEXT.search(value) is not None
 
 
 # --- freezing ---------------------------------------------------------------------------

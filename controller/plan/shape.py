@@ -66,11 +66,10 @@ QUERY_START = r"^\$(?:[ \t\n\r.\[]|$)"
 #: ``propertyNames`` for params, round 62): keys are used as written, never resolved.
 REF_IN_TEXT = r"(?:^|[^$])\$<"
 #: A value written where a tool's param goes that holds a reference: it stands for any value
-#: (known at run time, checked then), at any depth of a structured param. The ``--config``
-#: schema lets it stand wherever a tool's ``params_schema`` puts a value
-#: (:func:`with_references`), validate skips the catalog's errors at it (plans.
-#: static_params_errors): both read REF_IN_TEXT, so ``$$<`` (the text ``$<``) is no
-#: reference and is checked as text (round 63).
+#: (known at run time, checked then), at any depth of a structured param: the ``--config``
+#: schema and validate (plans.static_params_errors) both check params against
+#: :func:`with_references` of the tool's ``params_schema``, and both read REF_IN_TEXT, so
+#: ``$$<`` (the text ``$<``) is no reference and is checked as text (round 63).
 REFERENCE_VALUE: dict[str, Any] = {"type": "string", "pattern": REF_IN_TEXT}
 #: Keywords whose subschemas check a part of the value (a property, an item): a reference
 #: may stand for that part. Subschemas of the keywords in _SAME_VALUE check the value itself.
@@ -280,37 +279,44 @@ def can_check(idempotent: bool, risk: str | None) -> bool:
     return idempotent and risk in (None, CHECK_TOOL_RISK)
 
 
-def with_references(params_schema: Any) -> Any:
-    """A tool's ``params_schema`` where :data:`REFERENCE_VALUE` may stand for any part of
-    the params, at any depth: each subschema of a part becomes ``anyOf: [it, reference]``.
-    ``false`` stays (no reference makes an unexpected key expected) and ``not`` is kept
-    as written (a reference read as text rarely meets what it refuses)."""
+def with_references(params_schema: Any, reference: dict[str, Any] = REFERENCE_VALUE) -> Any:
+    """A tool's ``params_schema`` where ``reference`` may stand for any part of the params,
+    at any depth: each subschema of a part becomes ``anyOf: [reference, it]``. ``false``
+    stays (no reference makes an unexpected key expected) and ``not`` is kept as written (a
+    reference read as text rarely meets what it refuses). The published schema's reference
+    is :data:`REFERENCE_VALUE`; validate's, the strings it read as references (plans.py)."""
     if type(params_schema) is not dict:
         return params_schema
+    return _with_references(params_schema, reference)
+
+
+def _with_references(params_schema: dict[str, Any], reference: dict[str, Any]) -> Any:
+    def part(sub: Any) -> Any:
+        if type(sub) is not dict:
+            return sub  # true takes a reference already; false must not
+        return {"anyOf": [reference, with_references(sub, reference)]}
+
+    def same(sub: Any) -> Any:
+        return with_references(sub, reference)
+
     out = dict(params_schema)
     for key in _PART_ONE + _PART_ONE_MORE:
         if type(out.get(key)) is list:  # items as a list: a tuple's (before 2020-12)
-            out[key] = [_or_reference(sub) for sub in out[key]]
+            out[key] = [part(sub) for sub in out[key]]
         elif key in out:
-            out[key] = _or_reference(out[key])
+            out[key] = part(out[key])
     for key in _PART_MAPS:
         if type(out.get(key)) is dict:
-            out[key] = {name: _or_reference(sub) for name, sub in out[key].items()}
+            out[key] = {name: part(sub) for name, sub in out[key].items()}
     if type(out.get("prefixItems")) is list:
-        out["prefixItems"] = [_or_reference(sub) for sub in out["prefixItems"]]
+        out["prefixItems"] = [part(sub) for sub in out["prefixItems"]]
     for key in _SAME_VALUE_LISTS:
         if type(out.get(key)) is list:
-            out[key] = [with_references(sub) for sub in out[key]]
+            out[key] = [same(sub) for sub in out[key]]
     for key in _SAME_VALUE_ONE:
         if key in out:
-            out[key] = with_references(out[key])
+            out[key] = same(out[key])
     for key in _SAME_VALUE_MAPS:
         if type(out.get(key)) is dict:
-            out[key] = {name: with_references(sub) for name, sub in out[key].items()}
+            out[key] = {name: same(sub) for name, sub in out[key].items()}
     return out
-
-
-def _or_reference(part: Any) -> Any:
-    if type(part) is not dict:
-        return part  # true takes a reference already; false must not
-    return {"anyOf": [with_references(part), REFERENCE_VALUE]}

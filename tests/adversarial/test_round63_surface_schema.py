@@ -45,14 +45,15 @@ Fixed (2026-11-29): one rule for every tool call, read by both sides from
 ``controller.plan.shape``. A reference is ``REFERENCE_VALUE`` (a string matching
 ``REF_IN_TEXT``, so ``$$<`` is no reference): the ``--config`` schema lets one stand for any
 part of the params at any depth (``with_references`` wraps each subschema of a part,
-``properties``, ``items``, ``prefixItems``, ``additionalProperties``..., in ``anyOf: [it,
-reference]``, keeping ``false``), and ``validate`` skips the catalog's errors only at such a
-string, checking every other string as the tool gets it (``$$<`` read as ``$<``). Wherever a
-tool is called (an action, a fallback step, a precondition, a verify: ``plans.tool_calls``
-and the schema's ``Action``/``FallbackStep``/``Precondition``/``Verify`` entries) the params
-meet the tool's ``params_schema``; a check's ``tool`` is an enum of the catalog tools that
-may check (``shape.can_check``: idempotent and ``risk: low``, as ``E_CHECK_TOOL`` reads it),
-and the schema's description names the rule.
+``properties``, ``items``, ``prefixItems``, ``additionalProperties``..., in ``anyOf:
+[reference, it]``, keeping ``false``), and ``validate`` checks params against the same
+wrapped schema, a string it reads as a reference for the reference, every other string as
+the tool gets it (``$$<`` read as ``$<``). Wherever a tool is called (an action, a fallback
+step, a precondition, a verify: ``plans.tool_calls`` and the schema's ``Action``,
+``FallbackStep``, ``Precondition``, ``Verify`` entries) the params meet the tool's
+``params_schema``; a check's ``tool`` is an enum of the catalog tools that may check
+(``shape.can_check``: idempotent and ``risk: low``, as ``E_CHECK_TOOL`` reads it), and the
+schema's description names the rule.
 """
 
 from __future__ import annotations

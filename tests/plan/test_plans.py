@@ -199,6 +199,19 @@ def test_every_tool_call_meets_the_catalog_schema(tmp_path: Path) -> None:
     ]
 
 
+def test_a_reference_stands_for_any_part_of_a_param_and_escaped_text_is_text() -> None:
+    """Round 63: validate reads the --config schema's rule (shape.with_references): a
+    reference inside a branch of a oneOf passes, the catalog's own message otherwise."""
+    either = {
+        "oneOf": [{"properties": {"n": {"type": "integer"}}, "required": ["n"]}, {"type": "string"}]
+    }
+    schema = {"properties": {"o": {"type": "object", **either}, "m": {"type": "integer"}}}
+    assert list(plans.static_params_errors({"o": {"n": "$<inputs.n>"}}, schema)) == []
+    assert list(plans.static_params_errors({"m": "$$<inputs.n>"}, schema)) == [
+        (("m",), "'$<inputs.n>' is not of type 'integer'", ("'$<inputs.n>'",))
+    ]
+
+
 def test_a_catalog_problem_answers_the_plans_own_text_as_written(tmp_path: Path) -> None:
     """Round 61: a problem quoting the catalog's schema is redacted in an answer, except the
     plan's own value it quotes (masking it would confirm a guess of a secret)."""

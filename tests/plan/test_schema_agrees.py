@@ -191,6 +191,10 @@ tools:
           properties: {{n: {{type: integer}}, who: {{enum: [a, b]}}}}
         ids: {{type: array, items: {{type: integer}}}}
         pair: {{type: array, prefixItems: [{{type: integer}}, {{type: string}}], items: false}}
+        either:
+          oneOf:
+            - {{type: object, required: [n], properties: {{n: {{type: integer}}}}}}
+            - {{type: integer}}
   poke: {{kind: echo, risk: low}}
   nuke: {{kind: echo, idempotent: true, risk: high}}
 """
@@ -222,6 +226,9 @@ WITH_CATALOG = {
     "cat-prefix-ref": _params("pair: [$<inputs.a>, $<inputs.a>]"),
     "cat-text-ref": _params("to: 'x$<inputs.a>'"),
     "cat-whole-ref": _params("opts: $<inputs.a>"),
+    "cat-one-of-ref": _params("either: {n: $<inputs.a>}"),
+    "cat-one-of-whole-ref": _params("either: $<inputs.a>"),
+    "cat-one-of-bad": _params("either: {n: x}"),
     "cat-nested-bad": _params("opts: {n: x}"),
     "cat-item-bad": _params("ids: [x, 3]"),
     "cat-extra-key-ref": _params("opts: {z: $<inputs.a>}"),

@@ -23,6 +23,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from controller.plan.shape import can_check, with_references
+
 if TYPE_CHECKING:
     from controller.settings import Config, ToolSpec
 
@@ -113,46 +115,67 @@ def specialise_schema(
     schema: dict[str, Any], config: Config, redactor: Redacting
 ) -> dict[str, Any]:
     """The PLAN.yml JSON Schema narrowed to ``config``'s catalog: ``tool`` (and
-    ``available_tools`` names) must be a catalog name, and each action's ``params`` must
-    satisfy its tool's ``params_schema`` (JSON Schema 2020-12 ``if``/``then``), so an editor
-    flags a wrong tool or param as you type. What it takes from the catalog is
-    :func:`shown`."""
+    ``available_tools`` names) must be a catalog name, a check's (``verify``,
+    ``preconditions``) one that may check (:func:`controller.plan.shape.can_check`,
+    E_CHECK_TOOL), and wherever a tool is called (an action, a fallback step, a check) its
+    ``params`` must satisfy the tool's ``params_schema`` (JSON Schema 2020-12
+    ``if``/``then``), a reference standing for any value (:func:`controller.plan.shape.
+    with_references`), so an editor flags a wrong tool or param as you type. What it takes
+    from the catalog is :func:`shown`."""
     tools = config.tools
     out = copy.deepcopy(schema)
     real = sorted(tools)
-    names, branches = shown(
-        redactor,
-        [
-            real,
-            [
-                {
-                    "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
-                    "then": {
-                        "description": _trust_note(tools[name]),
-                        "properties": {"params": _params(tools[name].params_schema)},
-                    },
-                }
-                for name in real
-            ],
-        ],
-    )
-    if not isinstance(names, list):  # the names joined spell a secret: each one masked
+    checkers = [n for n in real if can_check(tools[n].idempotent, getattr(tools[n], "risk", None))]
+    names, checks, branches = shown(redactor, [real, checkers, _branches(tools, real)])
+    if not isinstance(names, list) or not isinstance(checks, list):
+        # the names joined spell a secret: each one masked
         names = [shown(redactor, name) for name in real]
+        checks = [shown(redactor, name) for name in checkers]
     defs = out.setdefault("$defs", {})
-    action = defs.get("Action")
-    if action is not None:
-        action["properties"]["tool"] = {
-            **action["properties"]["tool"],
-            "enum": names,
-            "description": "A tool of the controller's catalog (`plangate tools`).",
+    for model, is_check, nullable in _CALLERS:
+        called = defs.get(model)
+        if called is None:
+            continue
+        called["properties"]["tool"] = {
+            **called["properties"]["tool"],
+            "enum": [*(checks if is_check else names), *([None] if nullable else [])],
+            "description": _CHECK_NOTE if is_check else _TOOL_NOTE,
         }
         # beside the general schema's rules across fields, never instead (round 62)
-        action["allOf"] = [*action.get("allOf", []), *cast(list[Any], branches)]
+        called["allOf"] = [*called.get("allOf", []), *cast(list[Any], branches)]
     available = defs.get("AvailableTool")
     if available is not None:
         available["properties"]["name"] = {**available["properties"]["name"], "enum": names}
     out["title"] = f"{out.get('title', 'PLAN.yml')} (catalog: {', '.join(names) or 'empty'})"
     return out
+
+
+_TOOL_NOTE = "A tool of the controller's catalog (`plangate tools`)."
+_CHECK_NOTE = (
+    "A check tool: one of the controller's catalog marked idempotent: true and risk: low "
+    "(checks may run many times; E_CHECK_TOOL)."
+)
+#: Every model that calls a tool: (its $defs name, it is a check, its tool may be null).
+_CALLERS = (
+    ("Action", False, False),
+    ("FallbackStep", False, False),
+    ("Precondition", True, False),
+    ("Verify", True, True),
+)
+
+
+def _branches(tools: dict[str, ToolSpec], names: list[str]) -> list[dict[str, Any]]:
+    """One ``if tool is N then params meet N's params_schema`` per catalog tool."""
+    return [
+        {
+            "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
+            "then": {
+                "description": _trust_note(tools[name]),
+                "properties": {"params": with_references(tools[name].params_schema or {})},
+            },
+        }
+        for name in names
+    ]
 
 
 def _trust_note(spec: ToolSpec) -> str:
@@ -163,19 +186,3 @@ def _trust_note(spec: ToolSpec) -> str:
     if sensitive:
         note += f"; sensitive params: {', '.join(sensitive)} (outside data needs a guard)"
     return note
-
-
-#: a string holding a ``$<...>`` reference: its value is known only at run time
-_REFERENCE = {"type": "string", "pattern": "\\$<"}
-
-
-def _params(params_schema: dict[str, Any] | None) -> dict[str, Any]:
-    """A tool's params_schema, with each property also accepting a reference (checked again
-    after resolution, before the tool runs)."""
-    schema = copy.deepcopy(params_schema or {})
-    properties = schema.get("properties")
-    if isinstance(properties, dict):
-        schema["properties"] = {
-            key: {"anyOf": [value, _REFERENCE]} for key, value in properties.items()
-        }
-    return schema

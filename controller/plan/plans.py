@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
 from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, yamlio
+from controller.plan.shape import REF_IN_TEXT, with_references
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
-    from controller.plan.schema import Output, PlanDocument
+    from controller.plan.schema import Action, FallbackStep, Output, PlanDocument
     from controller.settings import Config, ToolSpec
 
 PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
@@ -764,40 +765,104 @@ class _AnyOutput(dict[str, Any]):
         return ""
 
 
+_REF_IN_TEXT = re.compile(REF_IN_TEXT)
 #: A python tool's keyword the controller fills with the step's key: no param may take it.
 RESERVED_PYTHON_PARAM = "idempotency_key"
 
 
 def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Iterator[Problem]:
-    for index, action in enumerate(model.actions):
-        spec = tools.get(action.tool) if action.tool else None
-        if spec is not None and spec.kind == "python" and RESERVED_PYTHON_PARAM in action.params:
+    """E_PARAMS_INVALID wherever a tool is called (round 63: a fallback step's params went
+    unchecked): one check for every call, :func:`tool_calls`."""
+    for base, tool, params in tool_calls(model):
+        spec = tools.get(tool)
+        if spec is not None and spec.kind == "python" and RESERVED_PYTHON_PARAM in params:
             yield Problem(
                 "E_PARAMS_INVALID",
                 f"{RESERVED_PYTHON_PARAM} is the controller's: a python tool receives the step's "
                 "idempotency key under that name; rename the param",
-                refs.format_path(("actions", index, "params", RESERVED_PYTHON_PARAM)),
+                refs.format_path((*base, "params", RESERVED_PYTHON_PARAM)),
             )
         if spec is None or spec.params_schema is None:
             continue
-        for where, message, own in static_params_errors(action.params, spec.params_schema):
+        for where, message, own in static_params_errors(params, spec.params_schema):
             yield Problem(
                 "E_PARAMS_INVALID",
-                f"{message} (params_schema of tool {action.tool!r})",
-                refs.format_path(("actions", index, "params", *where)),
+                f"{message} (params_schema of tool {tool!r})",
+                refs.format_path((*base, "params", *where)),
                 quotes_catalog=True,  # the schema's pattern, enum, const (round 49)
                 own_quotes=own,
             )
 
 
+def tool_calls(model: PlanDocument) -> Iterator[tuple[tuple[str | int, ...], str, dict[str, Any]]]:
+    """(location, tool, params) of every tool call: the plan's preconditions, each action,
+    its checks, its fallback steps and theirs (the ``--config`` schema's callers alike,
+    :data:`controller.plan.catalog._CALLERS`)."""
+    for p_index, pre in enumerate(model.preconditions):
+        yield ("preconditions", p_index), pre.tool, pre.params
+    for index, action in enumerate(model.actions):
+        steps: list[tuple[tuple[str | int, ...], Action | FallbackStep]] = [
+            (("actions", index), action),
+            *((("actions", index, "fallback", f), s) for f, s in enumerate(action.fallback)),
+        ]
+        for base, step in steps:
+            if step.tool is not None:
+                yield base, step.tool, step.params
+            for p_index, pre in enumerate(step.preconditions):
+                yield (*base, "preconditions", p_index), pre.tool, pre.params
+            if step.verify is not None and step.verify.tool is not None:
+                yield (*base, "verify"), step.verify.tool, step.verify.params
+
+
 def static_params_errors(
     params: dict[str, Any], schema: dict[str, Any]
 ) -> Iterable[tuple[tuple[Any, ...], str, tuple[str, ...]]]:
-    """Schema errors that no reference can fix: values holding ``$<...>`` are checked later.
+    """Schema errors that no reference can fix: the rule of the ``--config`` schema
+    (:func:`controller.plan.shape.with_references`), a string holding ``$<...>`` standing for
+    any value (checked again once resolved), every other string as the tool gets it
+    (round 63: ``$$<`` is the text ``$<``, which passed an integer param as a reference).
     Each with the plan's own text its message quotes (:func:`_quoted_values`)."""
-    for where, message, own in _schema_errors(params, schema):
-        if not _holds_reference(params, where):
-            yield where, message, own
+    yield from _schema_errors(_as_read(params), with_references(schema, _READ_AS_REFERENCE))
+
+
+class _Reference(str):
+    """A params string holding a reference, as validate reads it: any value once resolved."""
+
+
+#: validate's reference in :func:`with_references`: a keyword only a :class:`_Reference` meets
+_REFERENCE_KEYWORD = "x-plangate-reference"
+_READ_AS_REFERENCE: dict[str, Any] = {_REFERENCE_KEYWORD: True}
+
+
+def _as_read(value: Any) -> Any:
+    """``value`` with each string holding a reference a :class:`_Reference`, and each other
+    string as the tool gets it (resolved: ``$$<`` is ``$<``)."""
+    if isinstance(value, str):
+        if _REF_IN_TEXT.search(value):
+            return _Reference(value)
+        return "".join(str(part) for part in refs.parse(value)) if "$" in value else value
+    if isinstance(value, dict):
+        return {key: _as_read(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_read(item) for item in value]
+    return value
+
+
+def _reference(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not isinstance(instance, _Reference):
+        yield ValidationError("not a reference")
+
+
+def _unwrapped(errors: Iterable[Any]) -> Iterator[Any]:
+    """The errors as the catalog's own schema words them: where a value is no reference, the
+    reasons it fails the wrapped subschema, not "not valid under any of the given schemas"."""
+    for error in errors:
+        if error.validator == "anyOf" and error.validator_value[0] == _READ_AS_REFERENCE:
+            yield from _unwrapped(e for e in error.context if e.relative_schema_path[0] == 1)
+        else:
+            yield error
 
 
 def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
@@ -821,7 +886,8 @@ def _schema_errors(
     validator = _bounded_validator()(schema)
     try:
         with budget.spending():
-            errors = sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.path)))
+            found = _unwrapped(validator.iter_errors(params))
+            errors = sorted(found, key=lambda e: list(map(str, e.absolute_path)))
     except budget.OverBudget:
         yield (
             (),
@@ -902,6 +968,7 @@ def _bounded_validator() -> Any:
         "uniqueItems": unique_items,
         "enum": enum,
         "const": const,
+        _REFERENCE_KEYWORD: _reference,
     }
     return validators.extend(Draft202012Validator, keywords)
 
@@ -919,17 +986,6 @@ def _ecma_search(pattern: str, text: str) -> bool:
         raise budget.OverBudget from None
     except (regex.error, regexes.NotECMA):
         return False
-
-
-def _holds_reference(params: Any, where: tuple[Any, ...]) -> bool:
-    """Whether the value at ``where`` is a string with a reference (known only at run time)."""
-    value: Any = params
-    for step in where:
-        try:
-            value = value[step]
-        except (KeyError, IndexError, TypeError):
-            return False
-    return isinstance(value, str) and "$<" in value
 
 
 # --- freezing ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import Problem
 from controller.plan import graph, refs, regexes
-from controller.plan.shape import REF_IN_TEXT, RETRY_KEYS
+from controller.plan.shape import CHECK_TOOL_RISK, REF_IN_TEXT, RETRY_KEYS
 
 if TYPE_CHECKING:
     from controller.plan.schema import (
@@ -152,7 +152,8 @@ def _check(
 
 
 def check_tool_problems(name: str, spec: ToolSpec, where: str) -> Iterator[Problem]:
-    """A check tool must be idempotent and of low risk (E_CHECK_TOOL)."""
+    """A check tool must be idempotent and of low risk (E_CHECK_TOOL; the ``--config``
+    schema's enum of check tools reads the same rule, :func:`shape.can_check`)."""
     if not spec.idempotent:
         yield Problem(
             "E_CHECK_TOOL",
@@ -161,7 +162,7 @@ def check_tool_problems(name: str, spec: ToolSpec, where: str) -> Iterator[Probl
             where,
         )
     risk = getattr(spec, "risk", None)
-    if risk is not None and risk != "low":
+    if risk is not None and risk != CHECK_TOOL_RISK:
         yield Problem(
             "E_CHECK_TOOL",
             f"check tool {name!r} has risk {risk!r} in the catalog; only risk: low tools check",

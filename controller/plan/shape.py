@@ -13,7 +13,10 @@ every ``E_...`` problem as before. It is only ever a "yes, the schema accepts th
 answered faster; ``tests/plan/test_shape.py`` checks it against the models.
 
 The constants here are the schema's (it imports them from this module), so that reading
-them costs no pydantic either.
+them costs no pydantic either. So are the rules a tool call's params meet that both
+``validate --config`` and ``schema --config`` read (round 63): what a reference is
+(:data:`REFERENCE_VALUE`, :func:`with_references`) and which tools may check
+(:func:`can_check`).
 """
 
 from __future__ import annotations
@@ -62,6 +65,23 @@ QUERY_START = r"^\$(?:[ \t\n\r.\[]|$)"
 #: counts). Mapping keys never hold one (rules._keys_with_refs; the schema's
 #: ``propertyNames`` for params, round 62): keys are used as written, never resolved.
 REF_IN_TEXT = r"(?:^|[^$])\$<"
+#: A value written where a tool's param goes that holds a reference: it stands for any value
+#: (known at run time, checked then), at any depth of a structured param: the ``--config``
+#: schema and validate (plans.static_params_errors) both check params against
+#: :func:`with_references` of the tool's ``params_schema``, and both read REF_IN_TEXT, so
+#: ``$$<`` (the text ``$<``) is no reference and is checked as text (round 63).
+REFERENCE_VALUE: dict[str, Any] = {"type": "string", "pattern": REF_IN_TEXT}
+#: Keywords whose subschemas check a part of the value (a property, an item): a reference
+#: may stand for that part. Subschemas of the keywords in _SAME_VALUE check the value itself.
+_PART_ONE = ("additionalProperties", "unevaluatedProperties", "items", "additionalItems")
+_PART_ONE_MORE = ("contains", "unevaluatedItems")
+_PART_MAPS = ("properties", "patternProperties")
+_SAME_VALUE_LISTS = ("allOf", "anyOf", "oneOf")
+_SAME_VALUE_ONE = ("if", "then", "else")
+_SAME_VALUE_MAPS = ("dependentSchemas", "$defs", "definitions")
+#: A check tool (verify, preconditions) is idempotent and of this risk (rules.
+#: check_tool_problems, E_CHECK_TOOL; the ``--config`` schema's enum of check tools).
+CHECK_TOOL_RISK = "low"
 #: NAME_PATTERN as the schema's regex engine reads it: ``$`` is the very end (Python's
 #: ``$`` would also match before a final line break), hence fullmatch without anchors.
 _NAME = re.compile(NAME_PATTERN[1:-1])
@@ -252,3 +272,51 @@ def plain_document(data: Any) -> PlainDocument | None:
         execution=None,
         validation=None,
     )
+
+
+def can_check(idempotent: bool, risk: str | None) -> bool:
+    """Whether a catalog tool may be a check tool (no risk given counts as low)."""
+    return idempotent and risk in (None, CHECK_TOOL_RISK)
+
+
+def with_references(params_schema: Any, reference: dict[str, Any] = REFERENCE_VALUE) -> Any:
+    """A tool's ``params_schema`` where ``reference`` may stand for any part of the params,
+    at any depth: each subschema of a part becomes ``anyOf: [reference, it]``. ``false``
+    stays (no reference makes an unexpected key expected) and ``not`` is kept as written (a
+    reference read as text rarely meets what it refuses). The published schema's reference
+    is :data:`REFERENCE_VALUE`; validate's, the strings it read as references (plans.py)."""
+    if type(params_schema) is not dict:
+        return params_schema
+    return _with_references(params_schema, reference)
+
+
+def _with_references(params_schema: dict[str, Any], reference: dict[str, Any]) -> Any:
+    def part(sub: Any) -> Any:
+        if type(sub) is not dict:
+            return sub  # true takes a reference already; false must not
+        return {"anyOf": [reference, with_references(sub, reference)]}
+
+    def same(sub: Any) -> Any:
+        return with_references(sub, reference)
+
+    out = dict(params_schema)
+    for key in _PART_ONE + _PART_ONE_MORE:
+        if type(out.get(key)) is list:  # items as a list: a tuple's (before 2020-12)
+            out[key] = [part(sub) for sub in out[key]]
+        elif key in out:
+            out[key] = part(out[key])
+    for key in _PART_MAPS:
+        if type(out.get(key)) is dict:
+            out[key] = {name: part(sub) for name, sub in out[key].items()}
+    if type(out.get("prefixItems")) is list:
+        out["prefixItems"] = [part(sub) for sub in out["prefixItems"]]
+    for key in _SAME_VALUE_LISTS:
+        if type(out.get(key)) is list:
+            out[key] = [same(sub) for sub in out[key]]
+    for key in _SAME_VALUE_ONE:
+        if key in out:
+            out[key] = same(out[key])
+    for key in _SAME_VALUE_MAPS:
+        if type(out.get(key)) is dict:
+            out[key] = {name: same(sub) for name, sub in out[key].items()}
+    return out

@@ -40,6 +40,20 @@ Variants:
   the same param on the action is ``E_PARAMS_INVALID``, ``ctl-action-params``, held), and
   ``n: "$$<5>"`` (``slip-escaped-dollar``: the escaped text ``$<5>`` is no reference, the
   tool would get the string ``$<5>`` for an integer; valid).
+
+Fixed (2026-11-29): one rule for every tool call, read by both sides from
+``controller.plan.shape``. A reference is ``REFERENCE_VALUE`` (a string matching
+``REF_IN_TEXT``, so ``$$<`` is no reference): the ``--config`` schema lets one stand for any
+part of the params at any depth (``with_references`` wraps each subschema of a part,
+``properties``, ``items``, ``prefixItems``, ``additionalProperties``..., in ``anyOf:
+[reference, it]``, keeping ``false``), and ``validate`` checks params against the same
+wrapped schema, a string it reads as a reference for the reference, every other string as
+the tool gets it (``$$<`` read as ``$<``). Wherever a tool is called (an action, a fallback
+step, a precondition, a verify: ``plans.tool_calls`` and the schema's ``Action``,
+``FallbackStep``, ``Precondition``, ``Verify`` entries) the params meet the tool's
+``params_schema``; a check's ``tool`` is an enum of the catalog tools that may check
+(``shape.can_check``: idempotent and ``risk: low``, as ``E_CHECK_TOOL`` reads it), and the
+schema's description names the rule.
 """
 
 from __future__ import annotations
@@ -51,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml, xfail
+from advkit import cases, load_yaml
 from test_round61_surface_schema import PLANGATE
 
 CONFIG = """\
@@ -149,41 +163,8 @@ SLIPS = {
     "ctl-action-params": B + "      n: notint\n",
 }
 
-CLS_HONEST = "schema --config refuses an honest plan validate accepts"
-CLS_RULE = (
-    "schema --config accepts a plan validate refuses, by a rule its description does not name"
-)
-CLS_SLIP = "validate --config accepts params the catalog's params_schema refuses"
-BROKEN: dict[str, Any] = {
-    "honest-nested-obj-ref-input": xfail(
-        CLS_HONEST,
-        "a $<inputs> reference inside an object param: 'not valid under any of the given schemas'",
-    ),
-    "honest-nested-obj-ref-output": xfail(
-        CLS_HONEST, "an output reference inside an object param refused by the catalog branch"
-    ),
-    "honest-array-item-ref": xfail(
-        CLS_HONEST, "a reference as an array item refused by the catalog branch"
-    ),
-    "honest-nested-enum-ref": xfail(
-        CLS_HONEST, "a reference for a nested enum refused by the catalog branch"
-    ),
-    "rule-check-verify": xfail(
-        CLS_RULE,
-        "E_CHECK_TOOL (verify tool not idempotent/low risk): "
-        "schema with the catalog accepts, description silent",
-    ),
-    "rule-check-precond": xfail(
-        CLS_RULE,
-        "E_CHECK_TOOL (precondition tool): schema with the catalog accepts, description silent",
-    ),
-    "slip-fallback-params": xfail(
-        CLS_SLIP, "a fallback step's n: notint is valid (the action's is E_PARAMS_INVALID)"
-    ),
-    "slip-escaped-dollar": xfail(
-        CLS_SLIP, "n: '$$<5>' (the literal text $<5>) is valid for an integer param"
-    ),
-}
+#: every id of this module is fixed (see the docstring)
+BROKEN: dict[str, Any] = {}
 
 
 def _rows(stdout: str) -> dict[str, Any]:

@@ -178,6 +178,40 @@ def test_params_invalid_against_catalog_schema_skips_referenced_values(tmp_path:
     ]
 
 
+def test_every_tool_call_meets_the_catalog_schema(tmp_path: Path) -> None:
+    """Round 63: a fallback step's params went unchecked, and ``$$<`` (the text ``$<``) was
+    skipped as a reference. Every call (plan and step checks, fallback steps) is checked."""
+    schema = {"type": "object", "properties": {"limit": {"type": "integer"}}}
+    spec = {"kind": "echo", "idempotent": True, "risk": "low", "params_schema": schema}
+    check = "{tool: echo, params: {limit: x}, expect: {path: $.ok, equals: true}}"
+    step = f"{{id: '2.1', tool: echo, why: f, params: {{limit: x}}, verify: {check}}}"
+    text = BASE_TEXT.replace("limit: 10", "limit: '$$<inputs.count>'").replace(
+        "    on_failure: retry\n    retries: 2\n",
+        f"    on_failure: fallback\n    fallback: [{step}]\n    preconditions: [{check}]\n",
+    )
+    problems = _problems(tmp_path, text + f"preconditions: [{check}]\n", {"tools": {"echo": spec}})
+    assert sorted((p.code, p.path) for p in problems) == [
+        ("E_PARAMS_INVALID", "actions[0].params.limit"),
+        ("E_PARAMS_INVALID", "actions[1].fallback[0].params.limit"),
+        ("E_PARAMS_INVALID", "actions[1].fallback[0].verify.params.limit"),
+        ("E_PARAMS_INVALID", "actions[1].preconditions[0].params.limit"),
+        ("E_PARAMS_INVALID", "preconditions[0].params.limit"),
+    ]
+
+
+def test_a_reference_stands_for_any_part_of_a_param_and_escaped_text_is_text() -> None:
+    """Round 63: validate reads the --config schema's rule (shape.with_references): a
+    reference inside a branch of a oneOf passes, the catalog's own message otherwise."""
+    either = {
+        "oneOf": [{"properties": {"n": {"type": "integer"}}, "required": ["n"]}, {"type": "string"}]
+    }
+    schema = {"properties": {"o": {"type": "object", **either}, "m": {"type": "integer"}}}
+    assert list(plans.static_params_errors({"o": {"n": "$<inputs.n>"}}, schema)) == []
+    assert list(plans.static_params_errors({"m": "$$<inputs.n>"}, schema)) == [
+        (("m",), "'$<inputs.n>' is not of type 'integer'", ("'$<inputs.n>'",))
+    ]
+
+
 def test_a_catalog_problem_answers_the_plans_own_text_as_written(tmp_path: Path) -> None:
     """Round 61: a problem quoting the catalog's schema is redacted in an answer, except the
     plan's own value it quotes (masking it would confirm a guess of a secret)."""

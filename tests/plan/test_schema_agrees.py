@@ -167,6 +167,95 @@ UNSAID = {
 }
 
 
+#: A catalog for the --config variants (round 63): rec checks and takes structured params,
+#: poke may not check (not idempotent), nuke neither (risk: high).
+CONFIG = """\
+repo: {root}/repo
+state_dir: {root}/state
+approval: {{approvers: [alice@example.com]}}
+tools:
+  rec:
+    kind: echo
+    idempotent: true
+    risk: low
+    params_schema:
+      type: object
+      additionalProperties: false
+      properties:
+        tag: {{type: string}}
+        n: {{type: integer}}
+        to: {{type: string, pattern: "^[a-z]+$"}}
+        opts:
+          type: object
+          additionalProperties: false
+          properties: {{n: {{type: integer}}, who: {{enum: [a, b]}}}}
+        ids: {{type: array, items: {{type: integer}}}}
+        pair: {{type: array, prefixItems: [{{type: integer}}, {{type: string}}], items: false}}
+        either:
+          oneOf:
+            - {{type: object, required: [n], properties: {{n: {{type: integer}}}}}}
+            - {{type: integer}}
+  poke: {{kind: echo, risk: low}}
+  nuke: {{kind: echo, idempotent: true, risk: high}}
+"""
+CATALOG_BASE = "inputs: {a: 1}\n" + _swap(
+    "[{name: rec}]", "[{name: rec}, {name: poke}, {name: nuke}]"
+)
+CHECK = "expect: {path: $.ok, equals: true}"
+
+
+def _params(params: str) -> str:
+    return CATALOG_BASE.replace("{tag: x}", "{tag: x, " + params + "}")
+
+
+def _fallback(params: str) -> str:
+    step = f"{{id: '1.1', tool: rec, why: f, params: {{{params}}}}}"
+    return CATALOG_BASE + f"    on_failure: fallback\n    fallback: [{step}]\n"
+
+
+#: variant -> plan text, said by the schema with --config and validate --config alike (and,
+#: without the catalog, accepted by both): a reference stands for any value at any depth, an
+#: escaped $$< is text, every tool call's params meet the tool's params_schema, and a check
+#: tool may check (E_CHECK_TOOL)
+WITH_CATALOG = {
+    "cat-ok": CATALOG_BASE,
+    "cat-top-ref": _params("n: $<inputs.a>"),
+    "cat-nested-ref": _params("opts: {n: $<inputs.a>}"),
+    "cat-nested-enum-ref": _params("opts: {who: $<inputs.a>}"),
+    "cat-item-ref": _params("ids: [$<inputs.a>, 3]"),
+    "cat-prefix-ref": _params("pair: [$<inputs.a>, $<inputs.a>]"),
+    "cat-text-ref": _params("to: 'x$<inputs.a>'"),
+    "cat-whole-ref": _params("opts: $<inputs.a>"),
+    "cat-one-of-ref": _params("either: {n: $<inputs.a>}"),
+    "cat-one-of-whole-ref": _params("either: $<inputs.a>"),
+    "cat-one-of-bad": _params("either: {n: x}"),
+    "cat-nested-bad": _params("opts: {n: x}"),
+    "cat-item-bad": _params("ids: [x, 3]"),
+    "cat-extra-key-ref": _params("opts: {z: $<inputs.a>}"),
+    "cat-extra-item-ref": _params("pair: [1, x, $<inputs.a>]"),
+    "cat-escaped": _params("n: $$<5>"),
+    "cat-escaped-nested": _params("opts: {n: $$<inputs.a>}"),
+    "cat-escaped-three": _params("n: $$$<inputs.a>"),
+    "cat-escaped-text": _params("to: $$<inputs.a>"),
+    "cat-fallback-ok": _fallback("opts: {n: $<inputs.a>}"),
+    "cat-fallback-bad": _fallback("n: notint"),
+    "cat-precondition-ok": CATALOG_BASE + f"preconditions: [{{tool: rec, {CHECK}}}]\n",
+    "cat-precondition-bad": CATALOG_BASE
+    + f"preconditions: [{{tool: rec, params: {{n: x}}, {CHECK}}}]\n",
+    "cat-verify-bad": CATALOG_BASE + f"    verify: {{tool: rec, params: {{ids: [x]}}, {CHECK}}}\n",
+    "cat-verify-no-tool": CATALOG_BASE + f"    verify: {{{CHECK}}}\n",
+    "cat-verify-tool-null": CATALOG_BASE + f"    verify: {{tool: null, {CHECK}}}\n",
+    "cat-check-not-idempotent": CATALOG_BASE + f"preconditions: [{{tool: poke, {CHECK}}}]\n",
+    "cat-check-high-risk": CATALOG_BASE + f"    verify: {{tool: nuke, {CHECK}}}\n",
+    "cat-fallback-check-high-risk": _fallback("n: 1").replace(
+        "why: f,", f"why: f, verify: {{tool: nuke, {CHECK}}},"
+    ),
+    "cat-action-not-idempotent": CATALOG_BASE.replace("tool: rec", "tool: poke").replace(
+        "{tag: x}", "{}"
+    ),
+}
+
+
 def _yaml(text: str) -> Any:
     return json.loads(json.dumps(YAML(typ="safe").load(text), default=str))
 
@@ -194,6 +283,52 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bool, 
         name: (checker.is_valid(_yaml(path.read_text())), records[str(path)])
         for name, path in files.items()
     }
+
+
+@pytest.fixture(scope="module")
+def catalog_verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[str, tuple[bool, dict[str, Any]]]]:
+    """ "config" and "plain" -> variant -> (the schema accepts it, validate's JSON record),
+    with and without --config."""
+    folder = tmp_path_factory.mktemp("schema-agrees-catalog")
+    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
+    config = folder / "plangate.yml"
+    config.write_text(CONFIG.format(root=folder))
+    plans = folder / "plans"
+    plans.mkdir()
+    files = {name: plans / f"{name}.yml" for name in WITH_CATALOG}
+    for name, path in files.items():
+        path.write_text(WITH_CATALOG[name])
+    out = {}
+    for key, extra in (("config", ["--config", str(config)]), ("plain", [])):
+        shown = subprocess.run([PLANGATE, "schema", *extra], capture_output=True, text=True)
+        checker = jsonschema.Draft202012Validator(json.loads(shown.stdout))
+        done = subprocess.run(
+            [PLANGATE, "validate", "--json", *extra, *map(str, files.values())],
+            capture_output=True,
+            text=True,
+            cwd=plans,
+        )
+        records = {row["path"]: row for row in map(json.loads, done.stdout.splitlines())}
+        out[key] = {
+            name: (checker.is_valid(_yaml(path.read_text())), records[str(path)])
+            for name, path in files.items()
+        }
+    return out
+
+
+@pytest.mark.parametrize("name", list(WITH_CATALOG))
+def test_the_catalog_schema_and_validate_agree(
+    catalog_verdicts: dict[str, dict[str, tuple[bool, dict[str, Any]]]], name: str
+) -> None:
+    accepted, record = catalog_verdicts["config"][name]
+    assert accepted == record["valid"], record["errors"]
+    if not accepted:  # the catalog's rule, nothing else
+        code = "E_CHECK_TOOL" if "-check-" in name else "E_PARAMS_INVALID"
+        assert {e["code"] for e in record["errors"]} == {code}, record["errors"]
+    accepted, record = catalog_verdicts["plain"][name]  # the catalog's rules only
+    assert accepted and record["valid"], record["errors"]
 
 
 def test_every_example_passes_both(verdicts: dict[str, tuple[bool, dict[str, Any]]]) -> None:
@@ -235,5 +370,6 @@ def test_the_schema_names_what_it_cannot_say() -> None:
         "output paths",
         "output names in each outputs list are unique",
         "never in params keys",
+        "check tool",
     ]:
         assert rule in description, rule

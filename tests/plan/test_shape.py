@@ -229,3 +229,67 @@ def test_rule_problems_are_found_on_the_stand_ins(tmp_path: Path) -> None:
     plain, full = load_plan(path, plain=True), load_plan(path)
     assert plain.problems == full.problems
     assert {p.code for p in plain.problems} >= {"E_ACTION_IDS", "E_TOOL_NOT_DECLARED"}
+
+
+def _accepts(schema: dict[str, Any], value: Any) -> bool:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(shape.with_references(schema)).is_valid(value)
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        ({"properties": {"n": {"type": "integer"}}}, {"n": "$<inputs.n>"}),
+        ({"properties": {"o": {"properties": {"n": {"enum": [1]}}}}}, {"o": {"n": "$<i.n>"}}),
+        ({"items": {"type": "integer"}}, ["$<inputs.n>", 3]),
+        ({"prefixItems": [{"type": "integer"}]}, ["a $<inputs.n>"]),
+        ({"additionalProperties": {"type": "integer"}}, {"k": "$<inputs.n>"}),
+        ({"patternProperties": {"^k": {"type": "integer"}}}, {"k": "$<inputs.n>"}),
+        ({"allOf": [{"properties": {"n": {"type": "integer"}}}]}, {"n": "$<inputs.n>"}),
+        ({"oneOf": [{"properties": {"n": {"const": 1}}, "required": ["n"]}]}, {"n": "$<x>"}),
+    ],
+)
+def test_a_reference_stands_for_any_part_of_the_params(schema: Any, value: Any) -> None:
+    """Round 63: the --config schema let a reference stand only for a whole top-level param."""
+    assert not _accepts_as_written(schema, value)
+    assert _accepts(schema, value)
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        ({"properties": {"n": {"type": "integer"}}}, {"n": "$$<inputs.n>"}),  # the text $<
+        ({"properties": {"n": {"type": "integer"}}}, {"n": "$$$<inputs.n>"}),
+        ({"properties": {"o": {"additionalProperties": False}}}, {"o": {"k": "$<inputs.n>"}}),
+        ({"prefixItems": [{"type": "integer"}], "items": False}, [1, "$<inputs.n>"]),
+        ({"properties": {"n": {"type": "integer"}}}, {"n": {"deep": "$<inputs.n>"}}),
+    ],
+)
+def test_what_no_reference_can_fix_stays_refused(schema: Any, value: Any) -> None:
+    assert not _accepts(schema, value)
+
+
+def _accepts_as_written(schema: dict[str, Any], value: Any) -> bool:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+@pytest.mark.parametrize(
+    ("idempotent", "risk", "checks"),
+    [(True, "low", True), (True, None, True), (False, "low", False), (True, "medium", False)],
+)
+def test_a_check_tool_is_idempotent_and_low_risk(
+    idempotent: bool, risk: str | None, checks: bool
+) -> None:
+    from controller.plan.rules import check_tool_problems
+    from controller.settings.toolspec import ToolSpec
+
+    assert shape.can_check(idempotent, risk) is checks
+    spec = ToolSpec.model_validate(
+        {"kind": "echo", "idempotent": idempotent, "risk": risk or "low"}
+    )
+    assert (not list(check_tool_problems("t", spec, "x"))) is shape.can_check(
+        spec.idempotent, spec.risk
+    )

@@ -497,14 +497,15 @@ def _with_remedy(problem: Problem) -> dict[str, Any]:
     return {**problem.to_json(), "remedy": cls.remedy if cls else None}
 
 
-def _repository_text(row: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+def _repository_text(row: dict[str, Any]) -> dict[str, Any]:
     """What of a status row is the repository's text as its writers wrote it, which an agent
-    reads in git anyway: its path and status, the notes of its history (people's statuses as
-    written, the controller's commit subjects, redacted when committed) and an invalid plan's
-    reason (the ``validation:`` block, quoting the plan as written, round 62)."""
-    fields = ("plan", "file", "status", "last_event", "notes")
-    own = {k: (*row[k],) if k == "notes" else (row[k],) for k in fields}
-    return {**own, "reason": (row["reason"],)} if row["status"] == "invalid" else own
+    reads in git anyway: the row builder's one classification of its fields
+    (:func:`controller.service.reconcile.author_text`: the path, the statuses, the history's
+    notes, an invalid or unreadable plan's problem; round 63 added ``file_status`` and
+    ``problem``, which a field list here had left out)."""
+    from controller.service.reconcile import author_text
+
+    return author_text(row)
 
 
 def _errors(exc: PlangateError) -> list[dict[str, Any]]:

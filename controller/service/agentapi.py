@@ -285,7 +285,7 @@ class AgentApi:
             "execution_log": text[:MAX_LOG_CHARS] if text is not None else None,
             "execution_log_truncated": cut,
             "problems": list(record.notes),
-            OWN_QUOTES: {"path": (plan_id,)},
+            OWN_QUOTES: {"path": (plan_id,), "status": (_status_of(data),)},
         }
 
     def _record(self, repo: GitRepo, head: str, plan_id: str, data: Any) -> Any:
@@ -320,7 +320,7 @@ class AgentApi:
                     "previous": since,
                     "changed": True,
                     "waited": round(time.monotonic() - start, 3),
-                    OWN_QUOTES: {"path": (plan_id,), "previous": (status,)},
+                    OWN_QUOTES: _waited_own(plan_id, current, since),
                 }
             if time.monotonic() >= deadline:
                 return {
@@ -329,7 +329,7 @@ class AgentApi:
                     "previous": since,
                     "changed": False,
                     "waited": round(time.monotonic() - start, 3),
-                    OWN_QUOTES: {"path": (plan_id,), "previous": (status,)},
+                    OWN_QUOTES: _waited_own(plan_id, current, since),
                 }
             time.sleep(0.2)
 
@@ -481,6 +481,13 @@ def _status_of(data: Any) -> str | None:
     plan = data.get("plan") if isinstance(data, dict) else None
     status = plan.get("status") if isinstance(plan, dict) else None
     return status if isinstance(status, str) else None
+
+
+def _waited_own(plan_id: str, current: str | None, since: str | None) -> dict[str, Any]:
+    """What of a ``wait`` answer is the author's text: the path, and both statuses, the
+    one the agent sent and the plan's as committed (round 63: a status set to a guess of a
+    secret came back ``***`` from ``log`` and ``wait``, as ``status``'s ``file_status`` did)."""
+    return {"path": (plan_id,), "status": (current,), "previous": (since,)}
 
 
 def _outputs(execution: Any) -> dict[str, Any]:

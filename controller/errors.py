@@ -14,6 +14,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+#: Marks of a cut made by shortening text for a message. The redactor hides a secret's
+#: start right before one (:mod:`controller.execution.secrets`): only in the controller's
+#: material, never in the author's text (round 63, :func:`redacted_around`).
+CUT_MARKS = ("\u2026", "...")
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -78,8 +83,11 @@ def redacted_around(text: str, own: Iterable[str], redact: Callable[[str], str])
     pieces = re.split("(" + "|".join(map(re.escape, quotes)) + ")", text)
     shown = [p if i % 2 else redact(p) if p else p for i, p in enumerate(pieces)]
     for i in range(1, len(pieces), 2):  # a secret across a quote's edge: nothing is kept
-        around = pieces[i - 1] + pieces[i] + pieces[i + 1]
-        if redact(around) != shown[i - 1] + redact(pieces[i]) + shown[i + 1]:
+        # a cut right after the author's text makes no secret's start of it (round 63: the
+        # author can only confirm what they wrote), and no secret spans a cut mark
+        after = "" if pieces[i + 1].startswith(CUT_MARKS) else pieces[i + 1]
+        around = pieces[i - 1] + pieces[i] + after
+        if redact(around) != shown[i - 1] + redact(pieces[i]) + (redact(after) if after else ""):
             return redact(text)
     return "".join(shown)
 

@@ -181,7 +181,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.display import HIDDEN, HIDDEN_ASTRAL, HIDDEN_BMP
-from controller.errors import ConfigInvalid, RefUnavailable
+from controller.errors import CUT_MARKS, ConfigInvalid, RefUnavailable
 
 if TYPE_CHECKING:
     from controller.settings import Config, SecretsSettings
@@ -276,9 +276,8 @@ def _read_file(path: Path) -> dict[str, str]:
 
 #: How a tool notes that it cut a captured stream (see :func:`controller.execution.tools.cut`).
 CUT_NOTE = "\n[plangate: output cut at "
-#: Marks of a cut made by shortening text for a message: a secret's start right before one
-#: is hidden too (at least this many characters of it, so "Loading..." stays as written).
-CUT_MARKS = ("\u2026", "...")
+#: A secret's start right before a cut mark (:data:`controller.errors.CUT_MARKS`) is hidden
+#: too: at least this many characters of it, so "Loading..." stays as written.
 MIN_CUT_PREFIX = 3
 _LINES = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 #: A secret a number can spell, and a number written with a point or an exponent.

@@ -266,6 +266,12 @@ def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
 #: over it at its freeze, and was never readable again).
 CONTROLLER_ROOM = 64 * 1024
 CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
+#: The controller's blocks that are its answer to the plan's author, the problems of the
+#: plan's text: written through :meth:`Problem.answered` (:func:`invalid_text`: the author's
+#: text as written, the catalog's parts redacted), so a reader shows them as recorded
+#: (round 63: redacted again, the page's API masked a status equal to a secret, and a
+#: secret's start before a ``...`` the author wrote, where the commit quoted it as written).
+ANSWER_BLOCKS = ("validation",)
 
 
 def controller_room(max_bytes: int) -> int:
@@ -1074,8 +1080,8 @@ def invalid_text(
     controller, must not be pushed over it by its refusal). Each problem as an answer to
     the plan's author (:meth:`Problem.answered`): the catalog's parts of a message through
     ``redact``, the redactor of the controller's records (round 49: a problem quoting a
-    catalog ``params_schema`` holding a secret's value was committed raw), cut first, so a
-    secret's start at the cut is hidden too; the plan's own text as written, as the
+    catalog ``params_schema`` holding a secret's value was committed raw), before the cut,
+    so no secret's start is left at it (round 63); the plan's own text as written, as the
     author's commit already holds it (round 62: masked, the block confirmed a guess of a
     secret with one commit and ``git show``)."""
     if plan.doc is None:
@@ -1114,8 +1120,10 @@ MAX_RECORDED_CHARS = 500
 
 
 def _recorded(problem: Problem, redact: Callable[[str], str]) -> str:
-    cut = dataclasses.replace(problem, message=_shortened(problem.message))
-    return cut.answered(redact).message
+    """Answered whole, then shortened: the catalog's secrets are masked whole before the
+    cut, and the author's text is quoted as written, its ``…`` no secret's start (round 63:
+    cut first, the redactor read a secret's start in the author's text at the cut)."""
+    return _shortened(problem.answered(redact).message)
 
 
 def _shortened(text: str) -> str:

@@ -285,7 +285,7 @@ class AgentApi:
             "execution_log": text[:MAX_LOG_CHARS] if text is not None else None,
             "execution_log_truncated": cut,
             "problems": list(record.notes),
-            OWN_QUOTES: {"path": (plan_id,)},
+            OWN_QUOTES: {"path": (plan_id,), "status": (_status_of(data),)},
         }
 
     def _record(self, repo: GitRepo, head: str, plan_id: str, data: Any) -> Any:
@@ -320,7 +320,7 @@ class AgentApi:
                     "previous": since,
                     "changed": True,
                     "waited": round(time.monotonic() - start, 3),
-                    OWN_QUOTES: {"path": (plan_id,), "previous": (status,)},
+                    OWN_QUOTES: _waited_own(plan_id, current, since),
                 }
             if time.monotonic() >= deadline:
                 return {
@@ -329,7 +329,7 @@ class AgentApi:
                     "previous": since,
                     "changed": False,
                     "waited": round(time.monotonic() - start, 3),
-                    OWN_QUOTES: {"path": (plan_id,), "previous": (status,)},
+                    OWN_QUOTES: _waited_own(plan_id, current, since),
                 }
             time.sleep(0.2)
 
@@ -483,6 +483,13 @@ def _status_of(data: Any) -> str | None:
     return status if isinstance(status, str) else None
 
 
+def _waited_own(plan_id: str, current: str | None, since: str | None) -> dict[str, Any]:
+    """What of a ``wait`` answer is the author's text: the path, and both statuses, the
+    one the agent sent and the plan's as committed (round 63: a status set to a guess of a
+    secret came back ``***`` from ``log`` and ``wait``, as ``status``'s ``file_status`` did)."""
+    return {"path": (plan_id,), "status": (current,), "previous": (since,)}
+
+
 def _outputs(execution: Any) -> dict[str, Any]:
     actions = execution.get("actions") if isinstance(execution, dict) else None
     return {
@@ -497,14 +504,15 @@ def _with_remedy(problem: Problem) -> dict[str, Any]:
     return {**problem.to_json(), "remedy": cls.remedy if cls else None}
 
 
-def _repository_text(row: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+def _repository_text(row: dict[str, Any]) -> dict[str, Any]:
     """What of a status row is the repository's text as its writers wrote it, which an agent
-    reads in git anyway: its path and status, the notes of its history (people's statuses as
-    written, the controller's commit subjects, redacted when committed) and an invalid plan's
-    reason (the ``validation:`` block, quoting the plan as written, round 62)."""
-    fields = ("plan", "file", "status", "last_event", "notes")
-    own = {k: (*row[k],) if k == "notes" else (row[k],) for k in fields}
-    return {**own, "reason": (row["reason"],)} if row["status"] == "invalid" else own
+    reads in git anyway: the row builder's one classification of its fields
+    (:func:`controller.service.reconcile.author_text`: the path, the statuses, the history's
+    notes, an invalid or unreadable plan's problem; round 63 added ``file_status`` and
+    ``problem``, which a field list here had left out)."""
+    from controller.service.reconcile import author_text
+
+    return author_text(row)
 
 
 def _errors(exc: PlangateError) -> list[dict[str, Any]]:

@@ -442,3 +442,40 @@ _REASONED = ("invalid", "failed", "awaiting_approval", "pending_approval")
 
 def _problem_json(problem: Problem | None) -> dict[str, Any] | None:
     return None if problem is None else problem.to_json()
+
+
+#: The fields of a ``status`` row that quote the repository's text as its writers wrote it, or
+#: fixed words about it: the plan's path and file, its status as the index and as the file
+#: say it, the history's last event and notes, and an unreadable file's ``problem`` (what
+#: reading the file found: a blocker never quotes the catalog, :func:`plans.status_blocker`).
+#: An answer to an agent keeps them as written (rounds 62, 63: masked where they equal a
+#: secret, a right guess read apart from a wrong one); ``reason`` too where it is the plan's
+#: own problem (:data:`OWN_REASONS`).
+AUTHOR_FIELDS = frozenset(
+    {"plan", "file", "status", "file_status", "last_event", "notes", "problem"}
+)
+#: The fields that are the controller's material: what an answer redacts.
+CONTROLLER_FIELDS = frozenset(
+    {"reason", "hash", "frozen_hash", "approver", "risk", "estimate", "last_commit"}
+    | {"running", "waiting"}
+)
+#: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``
+#: block (quoting the plan as written, round 62) and an unreadable file's problem.
+OWN_REASONS = ("invalid", UNREADABLE)
+
+
+def author_text(row: dict[str, Any]) -> dict[str, Any]:
+    """What of a status row is its author's text (the values an answer keeps as written),
+    by field: a tuple of the strings a field holds, a mapping of such for ``problem``. Every
+    field must be one of :data:`AUTHOR_FIELDS` or :data:`CONTROLLER_FIELDS`: a field neither
+    names is the controller's (redacted), and a test holds every row's fields to the two."""
+    own: dict[str, Any] = {}
+    for key in AUTHOR_FIELDS & row.keys():
+        value = row[key]
+        if isinstance(value, dict):
+            own[key] = {k: (v,) for k, v in value.items() if isinstance(v, str)}
+        else:
+            own[key] = (*value,) if isinstance(value, list) else (value,)
+    if row.get("status") in OWN_REASONS:
+        own["reason"] = (row.get("reason"),)
+    return own

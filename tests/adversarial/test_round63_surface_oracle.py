@@ -42,7 +42,20 @@ run needed) and ``dup-mcp-status`` (MCP ``status`` of the unreadable plan:
 '***'" while ``last_event`` and ``notes`` of the same row quote the guess as written).
 Held: the rest (truncation, the cut, unknown and action keys, the tool name, normalised
 paths, the audit). Should: ``file_status`` and an unreadable plan's ``problem`` are the
-agent's text (``agentapi.OWN_QUOTES``).
+agent's text (``agentapi.OWN_QUOTES``). The page's API (``lg-api``, ``key-api``, ``ak-api``,
+``tool-api``, ``cutp-api``) showed the committed ``validation:`` block redacted again.
+
+Fixed (2026-11-29): all 9 (``ill-mcp-status``, ``dup-mcp-status``, ``illp-mcp-status``,
+``dupp-mcp-status``, ``lg-api``, ``key-api``, ``ak-api``, ``tool-api``, ``cutp-api``). One
+rule, written where the answers are built: a status row's builder classifies every field
+as the author's text or the controller's material (``reconcile.AUTHOR_FIELDS``,
+``CONTROLLER_FIELDS``, ``reconcile.author_text``: ``file_status`` and an unreadable plan's
+``problem`` are the author's), and MCP ``status`` keeps what it names as written; the page
+shows the ``validation:`` block as committed (``plans.ANSWER_BLOCKS``: the controller's
+answer to the author, already written by ``Problem.answered``), never through the redactor
+again. The author's text never reaches the redactor, so its ``...`` is no cut and nothing
+in it is a secret's start (``redacted_around`` keeps a quote whole even where the
+controller's cut follows it).
 """
 
 from __future__ import annotations
@@ -57,7 +70,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases, plan_text, xfail
+from advkit import ALICE, BenchError, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 from test_round61_surface_page import _get
@@ -249,43 +262,7 @@ IDS = [
 ]
 
 CLS = "a secret-equality oracle in an answer that quotes only the agent's own text"
-BROKEN: dict[str, Any] = {
-    "ill-mcp-status": xfail(
-        CLS, "MCP status row of a plan whose status the agent set to the guess: file_status '***'"
-    ),
-    "dup-mcp-status": xfail(
-        CLS,
-        "MCP status of an unreadable plan (the guess twice as a key): "
-        "problem.message \"duplicate key '***'\"",
-    ),
-    **{
-        f"{slug}-api": xfail(
-            CLS,
-            f"/api/plan/ shows the committed validation: block redacted: {what} comes back '***'",
-        )
-        for slug, what in (
-            ("lg", "(got '***yyy...') for a status of the guess + 400 y"),
-            ("key", "unknown key `***`, path plan.***"),
-            ("ak", "unknown key `***`, path actions[0].***"),
-            ("tool", "tool '***' is not in available_tools"),
-            (
-                "cutp",
-                "a PREFIX oracle: (got '***...') for the secret's first 12 characters + '...'",
-            ),
-        )
-    },
-    "illp-mcp-status": xfail(
-        CLS,
-        "a PREFIX oracle: status set to the secret's first 12 characters + '...': "
-        "file_status '***...' (a wrong start 'r63-sekr3t-z...' as written): "
-        "the secret can be read a character at a time",
-    ),
-    "dupp-mcp-status": xfail(
-        CLS,
-        "a PREFIX oracle: the secret's first 12 characters + '...' twice as a key: "
-        "\"duplicate key '***...'\"",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _norm(text: str, k: str) -> str:

@@ -252,3 +252,32 @@ def test_the_ui_plan_view_shows_the_plans_own_text_as_written(tmp_path: Path) ->
         data.close()
     assert f"saw {FILED}" not in views["wrong"] and "saw ***" in views["wrong"]
     _alike({k: v.replace("saw ***", "") for k, v in views.items()})
+
+
+def test_the_ui_plan_view_shows_the_validation_block_as_recorded(tmp_path: Path) -> None:
+    """Round 63: the page's API redacted the committed ``validation:`` block again, the
+    controller's answer to the author that quoted the plan as written: a status equal to a
+    secret, or a secret's start before the author's ``...``, came back ``***``. The block is
+    shown as recorded; the controller's other blocks stay redacted."""
+    from controller.service.ui.data import UiData
+    from controller.settings import load_config
+
+    config, _plan = _schema_config(tmp_path)
+    data = UiData(load_config(Path(config)), lambda: tmp_path)
+    views = {}
+    try:
+        for name, guess in GUESSES.items():
+            plan = _guess_plan(tmp_path, name, guess)
+            text = plan.read_text() + (
+                f"execution: {{status: failed, error: 'saw {FILED}'}}\n"
+                "validation:\n  errors:\n"
+                f"    - {{code: E_SCHEMA_INVALID, message: \"(got '{guess}')\", path: ''}}\n"
+                f"    - {{code: E_SCHEMA_INVALID, message: \"(got '{guess[:8]}...')\"}}\n"
+            )
+            views[name] = data._plan_view(plan, text, False)["document"]
+    finally:
+        data.close()
+    for name, guess in GUESSES.items():
+        said = [e["message"] for e in views[name]["validation"]["errors"]]
+        assert said == [f"(got '{guess}')", f"(got '{guess[:8]}...')"], said
+        assert views[name]["execution"]["error"] == "saw ***"

@@ -271,6 +271,43 @@ def test_an_answer_keeps_the_askers_quote_unless_a_secret_straddles_it() -> None
     assert redacted_around("x S3CRETzz", ["S3C"], redact) == "x ***"
 
 
+def test_a_cut_after_the_askers_quote_makes_no_secrets_start_of_it() -> None:
+    """Round 63: a secret's start right before ``...`` is hidden in the controller's cut
+    material, never in the asker's text: the asker's ``S3CR...`` (a start of the secret)
+    reads as a wrong start does, and the controller's own cut still hides one."""
+    from controller.errors import redacted_around
+    from controller.execution.secrets import Redactor
+
+    redact = Redactor(["S3CRETzz"]).text
+    for start in ("S3CRE", "S3CRx"):
+        said = redacted_around(f"duplicate key '{start}...'", [f"'{start}...'"], redact)
+        assert said == f"duplicate key '{start}...'", said
+        cut = redacted_around(f"keys: {start}... and more", [start], redact)
+        assert cut == f"keys: {start}... and more", cut
+    assert redacted_around("x S3CRE... y", ["y"], redact) == "x ***... y"
+
+
+def test_a_recorded_problem_is_answered_whole_then_cut() -> None:
+    """Round 63: cut first, a quote of the author's text cut in two was no quote any more,
+    and the redactor read a secret's start at the cut (``'***…`` for the secret's start,
+    a wrong one as written). Answered whole first, both are recorded as written."""
+    from controller.errors import Problem
+    from controller.execution.secrets import Redactor
+
+    redact = Redactor(["S3CRETzz"]).text
+    recorded = []
+    for guess in ("S3CRETzz", "S3CRXTzz"):
+        head = "a" * (plans.MAX_RECORDED_CHARS - 7)  # the cut lands after "'S3CRET"
+        problem = Problem(
+            "E_SCHEMA_INVALID",
+            f"{head}'{guess}' is not one of ['S3CRETzz']",
+            quotes_catalog=True,
+            own_quotes=(f"'{guess}'",),
+        )
+        recorded.append(plans._recorded(problem, redact).replace(guess[:6], "GUESS"))
+    assert recorded[0] == recorded[1] and "***" not in recorded[0], recorded
+
+
 def test_limit_exceeded(tmp_path: Path) -> None:
     cfg = {"limits": {"max_actions": 1}, "tools": {"echo": {"kind": "echo"}}}
     assert _codes(tmp_path, BASE_TEXT, cfg) == ["E_LIMIT_EXCEEDED"]

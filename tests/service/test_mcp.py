@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from tests.support.daemonkit import running_daemon, wait_for_commit
-from tests.support.gitenv import ROOT, git, identity, run_cli
+from tests.support.gitenv import ROOT, commit_all, git, identity, run_cli
 
 AGENT = ("Agent Smith", "agent@example.com")
 ALICE = ("Alice", "alice@example.com")
@@ -350,3 +350,28 @@ def test_a_client_that_closes_its_input_still_gets_every_reply(repo: Path, tmp_p
     assert replies[3]["result"]["structuredContent"]["path"] == "plans/piped"
     assert "changed" in replies[4]["result"]["structuredContent"]
     assert "plans/piped/PLAN.yml" in git(repo, "ls-tree", "-r", "--name-only", "main")
+
+
+def test_log_and_wait_quote_a_committed_status_as_written(repo: Path, tmp_path: Path) -> None:
+    """Round 63: the committed ``plan.status`` is the author's text; ``log`` and ``wait``
+    passed it through the redactor, so a status set to a guess of a secret came back
+    ``***`` for the right guess and as written for a wrong one. Both quote it as written."""
+    secret = "S3CRETzz-r63"
+    config = write_config(tmp_path, repo)
+    (tmp_path / "sec.yml").write_text(f"TOK: {secret}\n")
+    config.write_text(config.read_text() + f"secrets: {{file: {tmp_path / 'sec.yml'}}}\n")
+    for slug, guess in (("right", secret), ("wrong", secret[:-1] + "x")):
+        (repo / "plans" / slug).mkdir(parents=True)
+        text = PLAN.replace("status: pending_approval", f'status: "{guess}"')
+        (repo / "plans" / slug / "PLAN.yml").write_text(text)
+    commit_all(repo, "statuses", AGENT)
+    got: dict[str, list[Any]] = {}
+
+    async def body(session: Session) -> None:
+        for slug in ("right", "wrong"):
+            log = await call(session, "log", path=f"plans/{slug}")
+            waited = await call(session, "wait", path=f"plans/{slug}", timeout=0)
+            got[slug] = [log["status"], waited["status"], waited["previous"]]
+
+    with_agent(config, body)
+    assert got == {"right": [secret] * 3, "wrong": [secret[:-1] + "x"] * 3}, got

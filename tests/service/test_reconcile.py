@@ -272,3 +272,26 @@ def test_detached_head_and_merge_in_progress_are_git_errors(repo: Path) -> None:
     (repo / ".git/MERGE_HEAD").write_text(git(repo, "rev-parse", "HEAD"))
     with controller(repo) as ctl, pytest.raises(GitError, match="middle of a merge"):
         ctl.reconcile()
+
+
+def test_every_status_row_field_is_the_authors_or_the_controllers(repo: Path) -> None:
+    """Round 63: MCP ``status`` kept a hand-made list of a row's author fields, and
+    ``file_status`` and an unreadable plan's ``problem`` were not on it (redacted, a status
+    or key equal to a secret confirmed a guess). The row builder classifies every field; a
+    field it adds without saying whose it is fails here."""
+    from controller.service.reconcile import AUTHOR_FIELDS, CONTROLLER_FIELDS, author_text
+
+    submitted(repo)
+    edit_status(repo, "greet", "completed")
+    write_plan(repo, "dup", PLAN.replace("  task:", "  twice: 1\n  twice: 2\n  task:"))
+    commit_all(repo, "a status after the fact, a key twice", AGENT)
+    with controller(repo) as ctl:
+        ctl.run_once()
+        rows = {row["plan"]: row for row in ctl.status(reasons=True)}
+    for row in rows.values():
+        assert set(row) <= AUTHOR_FIELDS | CONTROLLER_FIELDS, set(row) - AUTHOR_FIELDS
+    greet, dup = author_text(rows["plans/greet"]), author_text(rows["plans/dup"])
+    assert greet["file_status"] == ("completed",) and "hash" not in greet
+    problem = rows["plans/dup"]["problem"]
+    assert "twice" in problem["message"] and dup["problem"]["message"] == (problem["message"],)
+    assert dup["reason"] == (rows["plans/dup"]["reason"],)

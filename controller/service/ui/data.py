@@ -307,7 +307,7 @@ class UiData:
         try:
             loaded = validate_text(text, plan_file, self.config)
         except PlangateError as exc:
-            return {"problems": [{"code": exc.code, "message": self._redactor.text(str(exc))}]}
+            return {"problems": [{"code": exc.code, "message": self._answered(exc)}]}
         data = self._document(loaded.data) if isinstance(loaded.data, dict) else {}
         redact = self._redactor.text
         problems = [
@@ -323,14 +323,24 @@ class UiData:
         tools = self._redactor.data(tools)
         return {"hash": loaded.hash, "document": data, "problems": problems, "tools": tools}
 
+    def _answered(self, exc: PlangateError) -> str:
+        """An error about the plan's file as an answer to its author: the text it quotes
+        as written, the rest redacted (:func:`controller.errors.redacted_around`)."""
+        from controller.errors import redacted_around
+
+        return redacted_around(str(exc), exc.quoted(), self._redactor.text)
+
     def _document(self, data: dict[str, Any]) -> dict[str, Any]:
         """The committed plan as its author wrote it (masking its text where it equals a
         secret confirms a guess of the secret, round 61: it is in the repository as written
         anyway); the blocks the controller writes into it (``frozen``, ``approval``,
-        ``execution``, ``validation``: outputs, errors) through the records' redactor."""
-        from controller.plan.plans import CONTROLLER_BLOCKS
+        ``execution``: outputs, errors) through the records' redactor, but its answer to the
+        author (``validation:``, :data:`~controller.plan.plans.ANSWER_BLOCKS`) as recorded:
+        the one rule already wrote it (round 63)."""
+        from controller.plan.plans import ANSWER_BLOCKS, CONTROLLER_BLOCKS
 
-        return {k: self._redactor.data(v) if k in CONTROLLER_BLOCKS else v for k, v in data.items()}
+        redacted = set(CONTROLLER_BLOCKS) - set(ANSWER_BLOCKS)
+        return {k: self._redactor.data(v) if k in redacted else v for k, v in data.items()}
 
     def audit(self) -> dict[str, Any]:
         return self._audit.full()

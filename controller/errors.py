@@ -376,6 +376,21 @@ class HistoryRewritten(PlangateError):
     )
 
 
+class FirstParentSwapped(HistoryRewritten):
+    """The branch moved to a commit whose first-parent line no longer runs through the tip
+    the controller saw: a fast-forward to a merge of the branch into another line (a
+    "foxtrot": `git pull` without rebase, or an updated feature branch, pushed as the branch).
+    Its decisions would read as the merger's and its records of the controller sit behind a
+    second parent, so nothing is decided until the line is put back (round 63)."""
+
+    remedy = (
+        "move the branch back to the tip the controller last read (it committed nothing "
+        "since; `git push --force-with-lease=<branch>:<new tip> origin <last tip>:<branch>`) "
+        "and merge the branches again with merge commits, each by whoever decides what it "
+        "brings (the forge's merge button does); never fast-forward the branch to a merge of it"
+    )
+
+
 class IllegalTransition(PlangateError):
     code = "E_ILLEGAL_TRANSITION"
     remedy = "only the controller sets that status; see the lifecycle in docs/plan-format.md"

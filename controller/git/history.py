@@ -28,6 +28,7 @@ from pathlib import Path
 
 from controller.approval import approvals
 from controller.approval.approvals import Transition
+from controller.errors import FirstParentSwapped
 from controller.git.gitrepo import CommitRecord, GitRepo
 from controller.git.indexstore import INDEX_VERSION
 from controller.git.lifecycle import Lifecycle
@@ -108,6 +109,12 @@ class HistoryIndex(Lifecycle):
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             self.rebuilds += 1
             last = None
+        if last and not repo.keeps_read_line(last, head):
+            raise FirstParentSwapped(
+                f"the branch's first-parent line no longer runs through {last}, the tip "
+                f"the controller last read: {head} is a merge of the branch into another "
+                "line, fast-forwarded (a foxtrot); nothing is decided until the line is back"
+            )
         # A cold scan finds the commits from the plans folder's raw trees and applies each as
         # soon as its record and its plan versions' facts are in, while the walk goes on
         # (_cold_scan); other scans find them with `git log -- plans/` (the plan versions they

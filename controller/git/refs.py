@@ -318,6 +318,34 @@ class Refs(RepoBase):
             return True
         return self.run_raw("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
 
+    def keeps_read_line(self, last: str, head: str) -> bool:
+        """Does ``head`` (a descendant of ``last``) keep what the branch made after ``last`` on
+        its first-parent line? False after a fast-forward to a merge of the branch into another
+        line that put such a commit behind a second parent (round 63): a commit of
+        ``last..head`` off the line that descends from ``last`` but from no commit of the line.
+        A merge straight onto ``last`` (a `git pull` with nothing in between) keeps it: the
+        merge brings nothing the reader had not read."""
+        if self._near_first_parent(last, head):
+            return True
+        spec = f"{last}..{head}"
+        rows = self.run("rev-list", "--reverse", "--topo-order", "--parents", spec).split("\n")
+        parents = {row[0]: row[1:] for row in (r.split() for r in rows) if row}
+        line: set[str] = set()
+        commit: str | None = head
+        while commit in parents:
+            line.add(commit)
+            commit = next(iter(parents[commit]), None)
+        if commit == last:
+            return True
+        from_last: set[str] = set()
+        from_line: set[str] = set()
+        for commit, above in parents.items():  # parents before children (topological order)
+            if any(p == last or p in from_last for p in above):
+                from_last.add(commit)
+            if any(p in line or p in from_line for p in above):
+                from_line.add(commit)
+        return not (from_last - from_line - line)
+
     def _near_first_parent(self, ancestor: str, commit: str, steps: int = 16) -> bool:
         """Is ``ancestor`` one of ``commit``'s last few first parents? (Read in-process: the
         usual case, a scan after a commit or two, needs no ``git merge-base``.)"""

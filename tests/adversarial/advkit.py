@@ -279,6 +279,18 @@ class Lab:
             raise BenchError(f"run --once exited {result.returncode}: {result.stderr[-800:]}")
         return result
 
+    def restore_line(self, read: str, merges: list[tuple[str, tuple[str, str]]]) -> None:
+        """After a fast-forward to a merge that put unread commits behind a second parent, the
+        pass holds (E_HISTORY_REWRITTEN, round 63); the owner follows its remedy: main back to
+        ``read``, the tip the controller read, and each update merged again by its maker."""
+        refused = self.run(check=False)
+        assert refused.returncode != 0, refused.stderr[-800:]
+        assert "E_HISTORY_REWRITTEN" in refused.stderr, refused.stderr[-800:]
+        self.git("checkout", "-q", "main")
+        self.git("reset", "-q", "--hard", read)
+        for ref, who in merges:
+            self.git("merge", "-q", "--no-ff", "-m", f"merge {ref} again", ref, who=who)
+
     # -- observing ----------------------------------------------------------------------
     def calls(self, tag: str) -> list[dict[str, Any]]:
         """Every recorded call of ``rec`` for ``tag``: what really ran."""

@@ -16,6 +16,11 @@ The agent writes the plans; the controller freezes them; ``stale`` = main's tip.
   first foxtrot (its start and pause now on the second parent) Alice opens the gate;
 - ``ctl``: Alice approves after all that, on main (runs once).
 
+Since round 63 (2026-11-29) the second foxtrot, which put Alice's unread approval of
+``pending`` behind the second parent, holds the controller (``E_HISTORY_REWRITTEN``); the lab
+follows the remedy (main back to the tip read, her approval and the agent's branch merged
+again by their makers). The first and third pull straight onto the tip read: followed.
+
 The controller passes after each step. Asserted: ``ran``, ``gate`` and ``ctl`` run once;
 ``gate-gated`` at most once; ``agent`` never runs; ``pending`` at most once; ``audit-*``: a
 fresh clone's audit flags no ``start-without-approval``/``hash-mismatch`` for any of them;
@@ -85,13 +90,17 @@ def _build(root: Path) -> Lab:
     time.sleep(1.05)
     lab.approve("gate", ALICE)  # opens the gate
     lab.run()
-    lab.approve("pending", ALICE)
+    read = lab.head()
+    approval = lab.approve("pending", ALICE)
 
     def note2() -> None:
         (lab.repo / "notes2.txt").write_text("unrelated\n")
         lab.commit("agent notes 2", AGENT)
 
     _foxtrot(lab, stale, "fx2", note2)
+    # Alice's approval, unread, went behind the second parent: the controller holds (round
+    # 63) until main is back at the tip it read and both are merged again by their makers
+    lab.restore_line(read, [(approval, ALICE), ("fx2", AGENT)])
     lab.run()
     _foxtrot(lab, stale, "fx3", lambda: lab.approve("agent", AGENT))
     lab.run()

@@ -23,7 +23,9 @@ Bob). Policy B: Alice and Mallory (Bob departed, Mallory joined).
   everyday "update branch", or ``git pull`` without rebase), main fast-forwarded to it; then
   ``flip-agent``: the agent commits ``status: approved`` on main, and Alice, whose docs branch
   (``NOTES.md``) was forked at the start, merges main into it and main is fast-forwarded to
-  her merge; pass 4.
+  her merge; pass 4 holds (below), the owner resets main to the tip the controller saw and
+  the same updates are made again with merge commits, in the same order, each by its maker
+  (the agent's commit merged by the agent); pass 4 again.
 - Alice approves every ``*-joined``/``*-departed``; passes 5 and 6; ``plangate audit --json``.
 
 Asserted: a rejection by an approver of the policy in force vetoes (``*-joined`` never runs),
@@ -32,9 +34,20 @@ departed approver, or the agent, starts nothing (``*-gone``, ``late-departed``,
 ``flip-agent``), one by a joined approver runs
 (``*-ok``); the audit lists exactly that.
 
-Seen: ``BROKEN`` below (filled from the run) and FINDINGS.md, round 63. Held: ``norm-joined``,
-``norm-gone``, ``flip-joined``, ``late-departed`` (never run); ``flip-ok`` ran, but credited to
-Alice's later update merge, not to Mallory.
+Fixed (2026-11-29): ``flip-agent``, ``flip-gone``, ``flip-departed``, ``norm-departed``,
+``norm-ok`` and the audit check. The controller no longer follows a branch whose first-parent
+line lost the tip it last read (``HistoryIndex.scan``, ``Refs.on_first_parent_line``): such a
+tip is a fast-forward to a merge of the branch into another line, whose decisions git would
+credit to the merger and whose controller records (policy B, starts, outcomes) sit behind a
+second parent for every reader after it. The pass holds, nothing is decided,
+``E_HISTORY_REWRITTEN`` (``FirstParentSwapped``) names both tips and the remedy: the branch
+back to the tip the controller saw (it committed nothing since) and the updates merged again
+with merge commits by those who made them. The lab asserts the hold, then follows the remedy.
+
+Seen before the fix (FINDINGS.md, round 63): the six ids above broke (strict xfails until
+2026-11-29). Held: ``norm-joined``, ``norm-gone``, ``flip-joined``, ``late-departed`` (never
+run); ``flip-ok`` ran, but credited to Alice's later update merge, not to Mallory (credited to
+Mallory's own merge since the fix).
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, plan_text, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 DECIDED = {
@@ -56,51 +69,8 @@ DECIDED = {
 VIDS = [f"{m}-{k}" for m in ("norm", "flip") for k in DECIDED]
 RUN = [v for v in VIDS if v.endswith(("-departed", "-ok"))]
 NOT_RUN = [v for v in VIDS if v not in RUN] + ["late-departed", "flip-agent"]
-_FLIP = (
-    "after the flips main's first-parent line runs through the deciders' branches and Alice's "
-    "docs branch, not through the controller's `record policy` B (nor its freeze, refusals, "
-    "starts and outcomes, now behind second parents)"
-)
-BROKEN: dict[str, object] = {
-    "norm-ok": xfail(
-        "audit: a run lost once main is fast-forwarded to a flipped merge",
-        "Mallory's approval, merged --no-ff under B, ran at pass 3 (the controller's start and "
-        "outcome); " + _FLIP + ": the fresh-clone audit lists no execution of norm-ok and flags "
-        "Alice (`illegal` completed, `owned-block-changed`, `log-changed`) for the controller's "
-        "own commits her update merge brought. Should: read the controller's commits by record "
-        "wherever the first-parent line runs, as the controller knows them",
-    ),
-    "norm-departed": xfail(
-        "wrongly refused: a departed approver's rejection revived by a flipped merge",
-        "Bob (departed under B) rejected on a branch merged after B's record (ignored at pass 3, "
-        "as round 62's br-departed); " + _FLIP + ", so his rejection is judged by A and "
-        "vetoes: Alice's later approval `E_ILLEGAL_TRANSITION` (from rejected), never runs. "
-        "Should: judge a withdrawal by the policy the controller recorded before it reached the "
-        "branch, whatever the parent order of a later merge",
-    ),
-    "flip-departed": xfail(
-        "wrongly refused: a departed approver's rejection judged by a stale policy",
-        "Bob (departed) rejects on his branch after B's record, merges main into it and main "
-        "is fast-forwarded; " + _FLIP + ": his rejection vetoes and Alice's approval is "
-        "ignored (E_ILLEGAL_TRANSITION). Should: ignored, as with a --no-ff merge",
-    ),
-    "flip-gone": xfail(
-        "slip: a departed approver's approval credited to the next merger",
-        "Bob (departed) approves on his branch, merges main in, main fast-forwarded; then Alice "
-        "merges main into her docs branch (a `git pull`) and main is fast-forwarded to it: the "
-        "plan RAN with approver alice@example.com (the status her merge brought from its second "
-        "parent), audit valid. Should: E_APPROVER_NOT_ALLOWED (Bob's decision, not hers)",
-    ),
-    "flip-agent": xfail(
-        "slip: the agent's own `approved` credited to an approver's update merge",
-        "the agent commits `status: approved` on main (no pass); Alice, whose docs branch was "
-        "forked earlier, merges main into it (`git pull` without rebase) and main is "
-        "fast-forwarded to her merge: the plan RAN with approver alice@example.com, the "
-        "fresh-clone audit lists it valid. Should: a status the controller's branch already "
-        "held before the merge (the second parent is the branch's own previous tip) is no "
-        "decision of the merger: E_APPROVER_NOT_ALLOWED (agent)",
-    ),
-}
+#: Fixed 2026-11-29: the controller holds on a flipped line (see the module docstring).
+BROKEN: dict[str, object] = {}
 
 
 def _config(lab: Lab, approvers: list[str]) -> None:
@@ -128,11 +98,12 @@ def _build(root: Path) -> Lab:
         lab.write(v, plan_text(v))
     lab.commit("agent adds plans", AGENT)
     run()
-    fork = lab.head()
+    fork = seen = lab.head()
     tick()
     lab.approve("late-departed", BOB)
     _config(lab, ["alice@example.com", "mallory@example.com"])
     run()
+    merged: list[tuple[str, tuple[str, str]]] = []
     for phase in ("norm", "flip"):
         for v in [x for x in VIDS if x.startswith(phase)]:
             who, status = DECIDED[v.split("-", 1)[1]]
@@ -147,6 +118,7 @@ def _build(root: Path) -> Lab:
                 )
                 lab.git("checkout", "-q", "main")
                 lab.git("merge", "-q", "--ff-only", f"side/{v}", who=who)
+                merged.append((f"side/{v}", who))
             else:
                 lab.git("checkout", "-q", "main")
                 lab.git("merge", "-q", "--no-ff", "-m", f"merge side/{v}", f"side/{v}", who=who)
@@ -156,6 +128,7 @@ def _build(root: Path) -> Lab:
             tick()
             lab.set_status("flip-agent", "approved")
             lab.commit("agent: mark flip-agent ready", AGENT)
+            merged.append((lab.head(), AGENT))  # the agent's commit, put back as it was made
             tick()
             lab.git("checkout", "-q", "-b", "alice/docs", fork)
             (lab.repo / "NOTES.md").write_text("runbook notes\n")
@@ -164,7 +137,13 @@ def _build(root: Path) -> Lab:
             lab.git("merge", "-q", "--no-ff", "-m", "merge main into the branch", "main", who=ALICE)
             lab.git("checkout", "-q", "main")
             lab.git("merge", "-q", "--ff-only", "alice/docs", who=ALICE)
+            tick()
+            merged.append(("alice/docs", ALICE))
+            assert lab.run(check=False).returncode != 0  # the pass decided nothing
+            assert lab.calls("flip-agent") == lab.calls("flip-gone") == []
+            lab.restore_line(seen, merged)
         run()
+        seen = lab.head()
     tick()
     for v in VIDS:
         if v.endswith(("-joined", "-departed")):
@@ -194,12 +173,6 @@ def test_never_runs_under_the_policy_in_force(lab: Lab, vid: str) -> None:
     assert valid_runs(lab.report, vid) == [], valid_runs(lab.report, vid)  # type: ignore[attr-defined]
 
 
-@xfail(
-    "audit: disagrees with the controller after a flipped merge",
-    "the fresh-clone audit lists 3 executions (flip-agent, flip-gone, flip-ok) where the "
-    "controller ran 4 (norm-ok too), and flags policy-hash-mismatch/policy-changed on its "
-    "starts: its policy history lost B's record",
-)
 def test_the_audit_agrees_with_the_controller(lab: Lab) -> None:
     report = lab.report  # type: ignore[attr-defined]
     ran = {e["plan"] for e in report.get("executions", []) if e.get("approval_valid")}

@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (attack steps read best on one line)
 """Round 8, who may make a plan run: swapping which history is first-parent.
 
 A fast-forward to a merge whose *first* parent is a side branch makes that side branch the
@@ -44,6 +43,15 @@ audit of the control broke too: after the swap it lists no execution of ``plain`
 and complete commits are behind the second parent) and blames the agent's merge for
 ``completed``. ``swap-reject-seen`` (the round-7 seen-withdrawal record) and ``swap-edit``
 (the agent's merge is the request: E_APPROVER_NOT_ALLOWED) held; ``check`` agreed.
+
+Fixed (2026-11-29, round 63): the first three swaps hid commits the controller had not read
+(Bob's rejection, Alice's approval of A) behind second parents; the controller now holds on
+such a line (``E_HISTORY_REWRITTEN``, docs/approvals.md "The first-parent line the controller
+follows"). The lab follows the remedy (main back to the tip read, each update merged again
+by its maker), so ``plain``'s start and complete stay on the first-parent line and the
+fresh-clone audit lists its run (the strict xfail came off). ``swap-direct``'s branch was
+forked AT the tip read: the same parents as an honest merge, followed as before (held by the
+side-withdrawal rule).
 """
 
 from __future__ import annotations
@@ -153,11 +161,12 @@ def _build(root: Path) -> Lab:
     lab.commit("bob rejects swap-reject-seen", BOB)
     lab.approve("plain", ALICE)
     lab.run()
+    read = lab.head()
     seen = lab.plan("swap-reject-seen")["plan"]["status"]
     # Bob rejects swap-reject-unseen on main; Alice approves swap-edit (A) on main; plain
     lab.set_status("swap-reject-unseen", "rejected")
-    lab.commit("bob rejects swap-reject-unseen", BOB)
-    lab.approve("swap-edit", ALICE)
+    merges = [(lab.commit("bob rejects swap-reject-unseen", BOB), BOB)]
+    merges.append((lab.approve("swap-edit", ALICE), ALICE))
     predicted: dict[str, dict[str, str]] = {}
     for branch, slug in [
         ("alice", "swap-reject-unseen"),
@@ -168,7 +177,9 @@ def _build(root: Path) -> Lab:
         lab.git("checkout", "-q", "main")
         predicted[slug] = _check(lab, branch)
         lab.git("merge", "-q", "--ff-only", branch)
+        merges.append((branch, AGENT))
     (lab.root / "facts.json").write_text(json.dumps({"seen": seen, "predicted": predicted}))
+    lab.restore_line(read, merges)  # the swaps hid unread commits: held (round 63)
     lab.run()
     lab.run()
     facts = json.loads((lab.root / "facts.json").read_text())
@@ -194,7 +205,7 @@ def _build(root: Path) -> Lab:
     lab.set_status("plain", "pending_approval")
     lab.commit("agent reopens plain", AGENT)
     lab.approve("plain", ALICE, message="alice approves plain again")
-    lab.run()
+    lab.run()  # alice-direct was forked AT the tip read: followed (docs/threat-model.md)
     facts["started"]["swap-direct"] = lab.started("swap-direct")
     (lab.root / "facts.json").write_text(json.dumps(facts))
     return lab
@@ -239,14 +250,6 @@ def _audit(lab: Lab, tmp_path: Path) -> dict:
     return json.loads(result.stdout)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 8, accepted (docs/threat-model.md): after a fast-forward to a merge whose first parent is the agent's branch, the"
-    " controller's start/complete commits of `plain` are behind the second parent: a fresh clone's"
-    " audit lists no execution of `plain` (it ran, approved by Alice) and blames the agent's merge"
-    " for `completed` (E_ILLEGAL_TRANSITION); git history no longer shows what ran",
-)
 def test_a_fresh_clone_audit_still_sees_the_control_run(lab: Lab, tmp_path: Path) -> None:
     report = _audit(lab, tmp_path)
     ran = {e["plan"] for e in report["executions"] if e.get("approval_valid")}

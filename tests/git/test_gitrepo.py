@@ -325,6 +325,60 @@ def test_is_ancestor_near_far_and_unrelated(repo: Path) -> None:
     assert not gitrepo.is_ancestor(head, side)
 
 
+def _tip(repo: Path, name: str) -> str:
+    (repo / f"{name}.txt").write_text(f"{name}\n")
+    return commit_all(repo, name)
+
+
+def _pull(repo: Path, branch: str, into: str) -> str:
+    """On ``branch``, merge ``into`` (a `git pull` without rebase); main moved to that merge."""
+    git(repo, "switch", "-q", branch)
+    git(repo, "merge", "-q", "--no-ff", "-m", f"merge {into}", into)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", branch)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_a_line_that_kept_the_read_tip_is_followed(repo: Path) -> None:
+    gitrepo = GitRepo(repo)
+    git(repo, "switch", "-q", "-c", "side")
+    _tip(repo, "feature")
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    for i in range(20):  # beyond the in-process walk
+        _tip(repo, f"c{i}")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert gitrepo.keeps_read_line(last, head)
+
+
+def test_a_pull_straight_onto_the_read_tip_is_followed(repo: Path) -> None:
+    """Round 29's foxtrot with nothing in between: the merge brings only what was read."""
+    gitrepo = GitRepo(repo)
+    git(repo, "switch", "-q", "-c", "stale")
+    _tip(repo, "mine")
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read")
+    assert gitrepo.keeps_read_line(last, _pull(repo, "stale", "main"))
+
+
+def test_a_flipped_merge_that_hid_unread_commits_is_not_followed(repo: Path) -> None:
+    """Round 63: a commit made on main after the read tip went behind a second parent."""
+    gitrepo = GitRepo(repo)
+    git(repo, "switch", "-q", "-c", "docs")
+    _tip(repo, "docs")
+    git(repo, "switch", "-q", "-c", "other", "main")
+    _tip(repo, "other")
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read")
+    _tip(repo, "unread")
+    assert not gitrepo.keeps_read_line(last, _pull(repo, "docs", "main"))
+    # two flips in a row: the second one's first parents never reach the read tip
+    last = _tip(repo, "read again")
+    _pull(repo, "other", "main")
+    assert not gitrepo.keeps_read_line(last, _pull(repo, "docs", "main"))
+
+
 def test_names_cat_file_cannot_carry_are_walked_not_misread(repo: Path) -> None:
     """git's line protocol strips a final carriage return (``p0350\\r`` is read as ``p0350``)
     and GitPython sends UTF-8 only: such names are found by walking the tree, so a commit

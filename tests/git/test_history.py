@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.errors import FirstParentSwapped
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
 from controller.plan import yamlio
@@ -51,6 +52,38 @@ def test_rewritten_history_triggers_a_full_rescan(repo: Path, tmp_path: Path) ->
     commit_all(repo, "rewritten", BOB)
     assert index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip()) == 1
     assert index.plans["plans/greet"].status == "pending_approval"
+
+
+def test_a_flipped_merge_holds_the_scan_and_keeps_the_index(repo: Path, tmp_path: Path) -> None:
+    """Round 63: the agent's `approved` on main, then a docs branch that merged main and main
+    fast-forwarded to it: the approval would read as the merger's. The scan refuses the line
+    (E_HISTORY_REWRITTEN) and the index stays at the tip it read; back there, it goes on."""
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    git(repo, "switch", "-q", "-c", "docs")
+    (repo / "NOTES.md").write_text("notes\n")
+    commit_all(repo, "docs", ALICE)
+    git(repo, "switch", "-q", "main")
+    (repo / "other").write_text("x")
+    commit_all(repo, "not a plan", BOB)  # the docs branch is older than the tip read
+    gitrepo = GitRepo(repo)
+    index = _index(tmp_path)
+    read = git(repo, "rev-parse", "HEAD").strip()
+    index.scan(gitrepo, read)
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "agent approves", AGENT)
+    git(repo, "switch", "-q", "docs")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge main", "main", env=identity(*ALICE))
+    flipped = git(repo, "rev-parse", "HEAD").strip()
+    with pytest.raises(FirstParentSwapped) as raised:
+        index.scan(gitrepo, flipped)
+    assert raised.value.code == "E_HISTORY_REWRITTEN" and read in str(raised.value)
+    assert index.meta("last_commit") == read
+    assert index.plans["plans/greet"].status == "pending_approval"
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge docs", "docs^1", env=identity(*ALICE))
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/greet"].status == "approved"
 
 
 def test_changers_include_merged_branch_commits_but_not_the_merger(

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from controller.approval import approvals
 from controller.approval.approvals import Transition
+from controller.approval.recorded import POLICY_PATH
 from controller.errors import FirstParentSwapped
 from controller.git.gitrepo import CommitRecord, GitRepo
 from controller.git.indexstore import INDEX_VERSION
@@ -109,7 +110,7 @@ class HistoryIndex(Lifecycle):
             self.reset()  # upstream history was rewritten: rebuild, never trust stale state
             self.rebuilds += 1
             last = None
-        if last and not repo.keeps_read_line(last, head):
+        if last and not repo.keeps_read_line(last, head, (self.plans_dir, POLICY_PATH)):
             raise FirstParentSwapped(
                 f"the branch's first-parent line no longer runs through {last}, the tip "
                 f"the controller last read: {head} is a merge of the branch into another "

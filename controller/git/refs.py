@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from controller.display import masked_url
@@ -318,13 +319,15 @@ class Refs(RepoBase):
             return True
         return self.run_raw("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
 
-    def keeps_read_line(self, last: str, head: str) -> bool:
+    def keeps_read_line(self, last: str, head: str, paths: Sequence[str] = ()) -> bool:
         """Does ``head`` (a descendant of ``last``) keep what the branch made after ``last`` on
         its first-parent line? False after a fast-forward to a merge of the branch into another
         line that put such a commit behind a second parent (round 63): a commit of
         ``last..head`` off the line that descends from ``last`` but from no commit of the line.
         A merge straight onto ``last`` (a `git pull` with nothing in between) keeps it: the
-        merge brings nothing the reader had not read."""
+        merge brings nothing the reader had not read. With ``paths``, only such commits that
+        change something under them count (a `git pull` that put a documentation commit
+        behind a second parent hides no decision)."""
         if self._near_first_parent(last, head):
             return True
         spec = f"{last}..{head}"
@@ -344,7 +347,14 @@ class Refs(RepoBase):
                 from_last.add(commit)
             if any(p in line or p in from_line for p in above):
                 from_line.add(commit)
-        return not (from_last - from_line - line)
+        unread = from_last - from_line - line
+        if not unread or not paths:
+            return not unread
+        out = self.run(
+            "diff-tree", "--stdin", "-m", "-r", "--root", "--name-only", "--", *paths,
+            input="".join(f"{sha}\n" for sha in sorted(unread)).encode(),
+        )  # fmt: skip
+        return not any(line in unread for line in out.split("\n"))
 
     def _near_first_parent(self, ancestor: str, commit: str, steps: int = 16) -> bool:
         """Is ``ancestor`` one of ``commit``'s last few first parents? (Read in-process: the

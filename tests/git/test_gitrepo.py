@@ -379,6 +379,27 @@ def test_a_flipped_merge_that_hid_unread_commits_is_not_followed(repo: Path) -> 
     assert not gitrepo.keeps_read_line(last, _pull(repo, "docs", "main"))
 
 
+@pytest.mark.parametrize("where", ["notes/f.txt", "plans/p/PLAN.yml", ".plangate/policy.json"])
+def test_only_unread_commits_touching_what_the_controller_reads_hold_the_line(
+    repo: Path, where: str
+) -> None:
+    """A `git pull` that put an unread documentation commit behind a second parent hides no
+    decision and is followed; an unread commit under the plans folder or the policy record
+    holds the line as before."""
+    gitrepo = GitRepo(repo)
+    git(repo, "switch", "-q", "-c", "docs")
+    _tip(repo, "docs")
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read")
+    (repo / where).parent.mkdir(parents=True, exist_ok=True)
+    (repo / where).write_text("unread\n")
+    commit_all(repo, "unread")
+    head = _pull(repo, "docs", "main")
+    followed = gitrepo.keeps_read_line(last, head, ("plans", ".plangate/policy.json"))
+    assert followed == (where == "notes/f.txt")
+    assert not gitrepo.keeps_read_line(last, head)  # without paths, any unread commit holds
+
+
 def test_names_cat_file_cannot_carry_are_walked_not_misread(repo: Path) -> None:
     """git's line protocol strips a final carriage return (``p0350\\r`` is read as ``p0350``)
     and GitPython sends UTF-8 only: such names are found by walking the tree, so a commit

@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 

@@ -73,8 +73,10 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
     :func:`controller.git.ownrecord.shown_record`, the page's and MCP ``log``'s rule): the
     ``execution:`` block of the controller's last commit at the file's path that wrote it,
     ``approval:`` of its last commit of the file (none for a folder copied or moved there
-    and never run at its path). The controller is the config's (its record of its commits,
-    else its identity), or without one the one the recorded policy names (round 23)."""
+    and never run at its path, nor for a new plan at a path reused since, round 63: the
+    record is read within the path's current life). The controller is the config's (its
+    record of its commits, else its identity), or without one the one the recorded policy
+    names (round 23)."""
     import dataclasses
 
     from controller.git.ownrecord import OWNED

@@ -144,7 +144,7 @@ class Lifecycle(IndexStore):
                 if by_controller and sink:
                     self._run_record(record, plan_id, sink)
                     recorded.add(plan_id)
-                if not by_controller and sink:
+                if not by_controller and sink and not _ends_life(record, change):
                     state = self.plans.get(plan_id)
                     sink(
                         HistoryEvent(
@@ -2211,3 +2211,18 @@ def _plan_leaves(text: str, name: str, pinned: likeness.PinReader | None = None)
     except Exception:
         pass
     return Counter((("line",), line) for line in text.splitlines())
+
+
+def _ends_life(record: CommitRecord, change: FileChange) -> bool:
+    """Is this change of a plan's log its removal with the plan's file, in one commit (round
+    63: a finished folder emptied, or moved away, for a recurring plan)? That ends the
+    path's life (:func:`controller.git.ownrecord.life_of`): no change of the controller's
+    record. A log rewritten in place, or removed while a plan stays at the path, still is."""
+    folder = change.path.rpartition("/")[0]
+    return change.new_blob is None and any(
+        other.new_blob is None
+        and other.old_blob is not None
+        and path_name(other.path) in PLAN_FILES
+        and other.path.rpartition("/")[0] == folder
+        for other in record.changes
+    )

@@ -17,6 +17,10 @@ index), its record of the commits it made must still end on the branch (round 59
 commits it recorded after its newest one the branch holds (:func:`unpublished_tail`) that
 name a plan are commits a reset erased, and that plan is held (E_HISTORY_REWRITTEN).
 
+Every reader reads the record within the path's current life (round 63,
+:func:`life_of`): a folder emptied or moved away, then reused for a recurring plan, and a
+plan frozen as another than the one the controller recorded there, start with no record.
+
 Each caller says which commits are the controller's: ``show`` by the identity it is given
 (the config's, or the one the recorded policies name), the controller by its record of the
 commits it made (``<state_dir>/commits``, SPEC §15). Git is reached through a function the
@@ -31,13 +35,22 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from controller.git.records import CommitRecord, _log_format, _new_tag, parse_log, record_events
+from controller.git.records import (
+    CommitRecord,
+    FileChange,
+    _log_format,
+    _new_tag,
+    parse_log,
+    record_events,
+)
 
 #: The blocks only the controller writes (SPEC §4): what ran, what it received, who approved.
 OWNED = ("execution", "approval")
 #: The controller's events that write a plan's ``execution:`` block (its other commits of the
 #: file carry the block over as the branch held it).
 EXECUTION_EVENTS = frozenset({"checkpoint", "complete", "fail", "abort", "await-approval"})
+#: The file beside PLAN.yml only the controller writes (SPEC §1, §7).
+LOG_FILE = "EXECUTION_LOG.md"
 
 #: Runs git with these arguments where the path is read from; its stdout, None on failure.
 GitRunner = Callable[..., str | None]
@@ -56,13 +69,106 @@ class Recorded:
     blocks: dict[str, Any] | None
 
 
-def file_log(git: GitRunner, rev: str, path: str, *, first_parent: bool) -> list[CommitRecord]:
-    """The commits up to ``rev`` that changed ``path``, newest first (empty when git fails)."""
+def file_log(git: GitRunner, rev: str, *paths: str, first_parent: bool) -> list[CommitRecord]:
+    """The commits up to ``rev`` that changed any of ``paths``, newest first (empty when git
+    fails)."""
     tag = _new_tag()
     args = ["-c", "core.quotePath=false", "log", *(["--first-parent"] if first_parent else [])]
     args += ["-z", "--raw", "--no-renames", "--no-abbrev", "--diff-merges=first-parent"]
-    out = git(*args, "--no-show-signature", _log_format(tag), rev, "--", path)
+    out = git(*args, "--no-show-signature", _log_format(tag), rev, "--", *paths)
     return list(parse_log(out, tag)) if out else []
+
+
+@dataclass(frozen=True)
+class Life:
+    """The commits of one life of a plan's path (round 63), newest first: the record at a
+    path belongs to the plan there now, not to an earlier plan at the same path."""
+
+    #: The commits of the plan file in this life.
+    plan: tuple[CommitRecord, ...]
+    #: The commits of its EXECUTION_LOG.md in this life.
+    log: tuple[CommitRecord, ...]
+
+
+def life_of(
+    git: GitRunner, rev: str, plan_file: str, is_own: IsOwn, *, first_parent: bool = True
+) -> Life:
+    """The current life of ``plan_file`` up to ``rev``. A life ends (round 63: a folder
+    reused for a recurring plan) at the newest commit that removed the plan file (emptied
+    or moved the folder), and at the newest commit of the controller's whose version of the
+    file is frozen as another plan than the one at ``rev`` (``frozen.hash``): a new plan put
+    at the path, or swapped in, is not the one the controller recorded there, and the
+    controller's freeze of a new version starts its own life."""
+    log_file = log_file_of(plan_file)
+    commits = file_log(git, rev, plan_file, log_file, first_parent=first_parent)
+    end = next((i for i, r in enumerate(commits) if _removes(r, plan_file)), len(commits))
+    commits = commits[:end]
+    identity = _frozen_hash(git("show", f"{rev}:{plan_file}"), plan_file)
+    end = _other_identity(git, commits, plan_file, is_own, identity)
+    commits = commits[:end]
+    plan = tuple(r for r in commits if _changes(r, plan_file) is not None)
+    log = tuple(r for r in commits if _changes(r, log_file) is not None)
+    return Life(plan, log)
+
+
+def log_file_of(plan_file: str) -> str:
+    """The execution log beside the plan file."""
+    return str(PurePosixPath(plan_file).parent / LOG_FILE)
+
+
+def _changes(record: CommitRecord, path: str) -> FileChange | None:
+    return next((c for c in record.changes if c.path == path), None)
+
+
+def _removes(record: CommitRecord, path: str) -> bool:
+    change = _changes(record, path)
+    return change is not None and change.new_blob is None
+
+
+def _other_identity(
+    git: GitRunner,
+    commits: Sequence[CommitRecord],
+    plan_file: str,
+    is_own: IsOwn,
+    identity: str | None,
+) -> int:
+    """Where the controller's commits of another plan begin in ``commits`` (its length:
+    none). Read back only as far as a record is taken from: the controller's newest commit
+    of the file that wrote ``execution:`` and its newest of the log."""
+    log_file, seen_exec, seen_log = log_file_of(plan_file), False, False
+    hashes: dict[str, str | None] = {}
+    for index, record in enumerate(commits):
+        if seen_exec and seen_log:
+            break
+        if not is_own(record):
+            continue
+        seen_log = seen_log or _changes(record, log_file) is not None
+        change = _changes(record, plan_file)
+        if change is None or change.new_blob is None:
+            continue
+        seen_exec = seen_exec or _event(record) in EXECUTION_EVENTS
+        if change.new_blob not in hashes:
+            hashes[change.new_blob] = _frozen_hash(
+                git("show", f"{record.sha}:{plan_file}"), plan_file
+            )
+        if hashes[change.new_blob] != identity:
+            return index
+    return len(commits)
+
+
+def _frozen_hash(text: str | None, path: str) -> str | None:
+    """The ``frozen.hash`` a plan file's text records (None: none, or unreadable)."""
+    from controller.plan import yamlio
+
+    if text is None:
+        return None
+    try:
+        data = yamlio.read_yaml(text, PurePosixPath(path).name).data
+    except Exception:  # an unreadable version names no plan
+        return None
+    frozen = data.get("frozen") if isinstance(data, dict) else None
+    value = frozen.get("hash") if isinstance(frozen, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def last_own(
@@ -117,8 +223,10 @@ def own_record(
     first_parent: bool = True,
 ) -> Recorded | None:
     """The controller's record of ``path`` up to ``rev``: its newest commit of the file (with
-    ``events``, of those events only) and the blocks there; None when it has none."""
-    found = last_own(file_log(git, rev, path, first_parent=first_parent), is_own, events)
+    ``events``, of those events only) and the blocks there, in the path's current life
+    (:func:`life_of`); None when it has none."""
+    plan_log = life_of(git, rev, path, is_own, first_parent=first_parent).plan
+    found = last_own(plan_log, is_own, events)
     if found is None:
         return None
     sha, later = found
@@ -149,10 +257,6 @@ def commit_records(git: GitRunner, shas: Sequence[str]) -> list[CommitRecord]:
     return list(parse_log(out, tag)) if out else []
 
 
-#: The file beside PLAN.yml only the controller writes (SPEC §1, §7).
-LOG_FILE = "EXECUTION_LOG.md"
-
-
 @dataclass(frozen=True)
 class ShownRecord:
     """What every reader shows as a plan's record (round 61): the owned blocks and the
@@ -173,28 +277,29 @@ def shown_record(
     """The record of the plan ``plan_file`` up to ``rev`` as readers show it: ``branch`` are
     the owned blocks of the file at ``rev``. The ``execution:`` block is the one of the
     controller's last commit that wrote it (:data:`EXECUTION_EVENTS`), ``approval:`` the
-    one of its last commit of the file, the log the one of its last commit of the log."""
-    plan_log = file_log(git, rev, plan_file, first_parent=True)
-    blocks = _recorded_blocks(git, plan_log, plan_file, is_own)
+    one of its last commit of the file, the log the one of its last commit of the log, all
+    within the path's current life (:func:`life_of`, round 63: a reused folder's new plan
+    has no record, as a copy has none). A log removed within a life where the controller
+    recorded none is no change of its record."""
+    life = life_of(git, rev, plan_file, is_own)
+    blocks = _recorded_blocks(git, life.plan, plan_file, is_own)
     notes: list[str] = []
     changed = [key for key in OWNED if branch.get(key) != blocks.get(key)]
     if changed:
         names = "/".join(f"{key}:" for key in changed)
-        notes.append(_note(f"the {names} block", plan_log, is_own))
-    log_file = str(PurePosixPath(plan_file).parent / LOG_FILE)
-    log_log = file_log(git, rev, log_file, first_parent=True)
-    own_log = last_own(log_log, is_own)
+        notes.append(_note(f"the {names} block", life.plan, is_own))
+    log_file = log_file_of(plan_file)
+    own_log = last_own(life.log, is_own)
     text = git("show", f"{own_log[0]}:{log_file}") if own_log is not None else None
-    if log_log and not is_own(log_log[0]):
-        notes.append(_note(LOG_FILE, log_log, is_own))
+    if life.log and not is_own(life.log[0]) and (own_log or not _removes(life.log[0], log_file)):
+        notes.append(_note(LOG_FILE, life.log, is_own))
     return ShownRecord(blocks, text, tuple(notes))
 
 
 def recorded_blocks(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> dict[str, Any]:
     """The owned blocks of ``plan_file`` as the controller recorded them up to ``rev`` (what
-    a freeze keeps, :func:`controller.plan.plans.freeze_text`)."""
-    log = file_log(git, rev, plan_file, first_parent=True)
-    return _recorded_blocks(git, log, plan_file, is_own)
+    a freeze keeps, :func:`controller.plan.plans.freeze_text`), in its current life."""
+    return _recorded_blocks(git, life_of(git, rev, plan_file, is_own).plan, plan_file, is_own)
 
 
 def _recorded_blocks(

@@ -46,6 +46,18 @@ each new plan ran once on Alice's approval (the old ones once in all), ``p2`` ne
 the audit flags the one-commit swap (``content-after-approval``, ``owned-block-changed``).
 Should: a plan at a path whose folder was emptied since the controller's last record there
 has no record (as a copy), and the audit reads an emptied folder as no change of the log.
+
+Fixed (2026-11-29): all 16 ids. The controller's record at a path belongs to one life of
+that path (:func:`controller.git.ownrecord.life_of`): a life ends at the commit that
+removed the plan file (the folder emptied, or moved away) and at the controller's newest
+commit of a version frozen as another plan (``frozen.hash``) than the one at the path now.
+``shown_record`` (``show``, ``status``, the page, MCP ``log``), ``recorded_blocks`` (what a
+freeze keeps) and ``own_record`` (a lost journal's record) read only the current life, so
+``re``/``rv``'s new plans and ``p2`` at ``sw`` have no record, as a copy has none, and
+nobody is blamed for a removal in a life the controller recorded nothing in. The audit's
+log check (:mod:`controller.git.lifecycle`) takes a log removed in the same commit as its
+plan's file as the end of a life, not a change of the log; a log rewritten in place, or
+removed while a plan stays at the path (the ``sw`` swap), is still ``log-changed``.
 """
 
 from __future__ import annotations
@@ -55,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -114,49 +126,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r63-surface-reuse", _build)
 
 
-CLS = "a reused folder's new plan is read through the previous plan's record"
-BROKEN: dict[str, Any] = {
-    **{
-        f"{s}-show{c}-a": xfail(
-            CLS,
-            "show prints 'Approved: by alice@example.com' (the old plan's) "
-            "over the new plan's unfrozen hash",
-        )
-        for s in ("re", "rv")
-        for c in ("", "0")
-    },
-    **{
-        f"{s}-show{c}-b": xfail(
-            CLS,
-            "after its freeze show prints the never-run new plan's action as "
-            "'ran: succeeded' (the old run)",
-        )
-        for s in ("re", "rv")
-        for c in ("", "0")
-    },
-    **{
-        f"{s}-mcp-{t}": xfail(
-            CLS,
-            "MCP log answers execution.status completed (the old run, its outputs) "
-            "for a plan never approved",
-        )
-        for s in ("re", "rv")
-        for t in "ab"
-    },
-    "re-blame": xfail(
-        CLS,
-        "show and MCP log say the agent edited the controller's blocks "
-        "(E_OWNED_BLOCK_CHANGED by agent)",
-    ),
-    "rv-blame": xfail(
-        CLS,
-        "show and MCP log say the agent edited the controller's blocks "
-        "(E_OWNED_BLOCK_CHANGED by agent)",
-    ),
-    "sw-show-a": xfail(
-        CLS, "show prints 'Approved: by alice@example.com' for p2, which she never approved"
-    ),
-}
+#: Fixed (2026-11-29): every id; the record at a path is read within its current life.
+BROKEN: dict[str, Any] = {}
 
 SHOW_IDS = [f"{s}-show{c}-{t}" for s in ("re", "rv") for c in ("", "0") for t in "ab"]
 MCP_IDS = [f"{s}-mcp-{t}" for s in ("re", "rv") for t in "ab"]
@@ -207,13 +178,8 @@ def test_sw_never_runs(lab: Lab) -> None:
 
 
 AUDIT_CLS = "the audit flags an honest reuse of a folder"
-AUDIT_BROKEN = {
-    "audit-reuse": xfail(
-        AUDIT_CLS,
-        "log-changed 'EXECUTION_LOG.md changed by a commit not from the controller' "
-        "at the commit that emptied (or archived) the finished folder",
-    )
-}
+#: Fixed (2026-11-29): a log removed with its plan's file ends the path's life.
+AUDIT_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(["audit-reuse"], ["audit-reuse"], AUDIT_BROKEN))

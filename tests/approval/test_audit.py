@@ -114,6 +114,32 @@ def test_human_edit_of_execution_block_and_log_is_flagged(repo: Path) -> None:
     assert code == 1 and "log-changed" in _kinds(report)
 
 
+@pytest.mark.parametrize("how", ["rm", "mv"])
+def test_a_log_removed_with_its_plan_ends_a_life(repo: Path, how: str) -> None:
+    """Round 63: a finished folder emptied (or moved away) for a recurring plan removes its
+    log with its plan: no change of the controller's record (docs/operations.md)."""
+    submitted(repo)
+    approve(repo)
+    run_once(repo)
+    if how == "rm":
+        git(repo, "rm", "-rq", "plans/greet")
+    else:
+        git(repo, "mv", "plans/greet", "archive-greet")
+    commit_all(repo, "greet: done for this week", AGENT)
+    _code, report = _audit(repo)
+    assert "log-changed" not in _kinds(report), report
+
+
+def test_a_log_removed_while_the_plan_stays_is_flagged(repo: Path) -> None:
+    submitted(repo)
+    approve(repo)
+    run_once(repo)
+    git(repo, "rm", "-q", "plans/greet/EXECUTION_LOG.md")
+    commit_all(repo, "drop the log", AGENT)
+    code, report = _audit(repo)
+    assert code == 1 and "log-changed" in _kinds(report)
+
+
 @pytest.mark.parametrize("verb", ["complete", "abort"])
 def test_outcome_without_start_is_flagged(repo: Path, verb: str) -> None:
     """Also an abort: the controller records one without a start only for a plan withdrawn

@@ -119,3 +119,71 @@ def test_shown_record_without_a_controller_commit_is_empty(repo: Path) -> None:
     shown = ownrecord.shown_record(_runner(repo), "HEAD", FILE, _by_controller, {})
     assert shown.blocks == {"execution": None, "approval": None} and shown.log is None
     assert [n for n in shown.notes if "EXECUTION_LOG.md" in n]
+
+
+def _put(repo: Path, text: str, message: str, who: tuple[str, str]) -> str:
+    (repo / FILE).parent.mkdir(parents=True, exist_ok=True)
+    (repo / FILE).write_text(text)
+    return commit_all(repo, message, who)
+
+
+def _frozen(tag: str, status: str = "completed") -> str:
+    """A plan frozen as ``tag`` that ran (its execution block the controller's)."""
+    return PLAN.format(status=status, step="succeeded") + f"frozen: {{hash: 'sha256:{tag}'}}\n"
+
+
+def _ran(repo: Path) -> None:
+    """Plan ``a`` ran to completion; the controller wrote its block and its log."""
+    _put(repo, _frozen("a", "pending_approval"), "plangate: freeze plans/x", CONTROLLER)
+    (repo / LOG).write_text("# ran\n")
+    _put(repo, _frozen("a"), "plangate: complete plans/x", CONTROLLER)
+
+
+NEW = "plan: {name: x, task: next week, status: pending_approval}\nactions: [{id: 1, tool: e}]\n"
+
+
+def test_a_folder_emptied_or_moved_and_reused_starts_with_no_record(repo: Path) -> None:
+    """Round 63: the docs' recurring plan. A new plan put at a path whose folder was emptied
+    (or moved away) has no record there, as a copy has none; nobody is blamed."""
+    _ran(repo)
+    subprocess.run(["git", "mv", "plans/x", "archive-x"], cwd=repo, check=True)
+    commit_all(repo, "x: archived", AGENT)
+    _put(repo, NEW, "next week", AGENT)
+    git = _runner(repo)
+    shown = ownrecord.shown_record(git, "HEAD", FILE, _by_controller, {})
+    assert shown.blocks == {"execution": None, "approval": None} and shown.log is None
+    assert shown.notes == ()
+    assert ownrecord.own_record(git, "HEAD", FILE, _by_controller) is None
+    assert ownrecord.recorded_blocks(git, "HEAD", FILE, _by_controller)["execution"] is None
+    # the controller's freeze of the new plan starts its own record
+    _put(repo, NEW + "frozen: {hash: 'sha256:b'}\n", "plangate: freeze plans/x", CONTROLLER)
+    found = ownrecord.own_record(git, "HEAD", FILE, _by_controller)
+    assert found is not None and found.later == ()
+    shown = ownrecord.shown_record(git, "HEAD", FILE, _by_controller, {})
+    assert shown.blocks["execution"] is None and shown.log is None and shown.notes == ()
+
+
+def test_a_plan_frozen_as_another_is_not_the_recorded_plan(repo: Path) -> None:
+    """A plan swapped in at the path in one commit (the folder never empty), frozen as
+    another plan, is not read through the record of the one that ran there."""
+    _ran(repo)
+    swapped = _put(repo, _frozen("other", "pending_approval"), "swap", AGENT)
+    git = _runner(repo)
+    shown = ownrecord.shown_record(git, "HEAD", FILE, _by_controller, {})
+    assert shown.blocks == {"execution": None, "approval": None}
+    assert shown.log is None and shown.notes == ()
+    # the same swap keeping the recorded plan's frozen hash keeps the life: flagged
+    _put(repo, _frozen("a", "pending_approval"), "swap back", AGENT)
+    shown = ownrecord.shown_record(git, "HEAD", FILE, _by_controller, {})
+    assert shown.blocks["execution"]["status"] == "completed" and shown.log == "# ran\n"
+    assert shown.notes and AGENT[1] in shown.notes[0] and swapped[:12] not in shown.notes[0]
+
+
+def test_a_log_removed_in_a_recorded_life_is_flagged(repo: Path) -> None:
+    _ran(repo)
+    (repo / LOG).unlink()
+    gone = commit_all(repo, "drop the log", AGENT)
+    branch = {"execution": {"status": "completed", "actions": [{"id": 1, "status": "succeeded"}]}}
+    shown = ownrecord.shown_record(_runner(repo), "HEAD", FILE, _by_controller, branch)
+    assert shown.log == "# ran\n"
+    assert [n for n in shown.notes if "EXECUTION_LOG.md" in n and gone[:12] in n]

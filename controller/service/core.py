@@ -153,6 +153,10 @@ class ControllerCore:
         self._started: list[Job] = []
         #: Events waiting to be committed together (Committing._batching), or None.
         self._batch: Any = None
+        #: The commits this process made, newest last: sha -> (parent, the paths written);
+        #: and which of them last wrote each path (Committing._own_record_unchanged).
+        self._made: dict[str, tuple[str, frozenset[str]]] = {}
+        self._last_made: dict[str, str] = {}
         #: Plans whose job the next pass looks at (None: every job, see _owned_jobs).
         self._recheck: set[str] | None = None
         self._recheck_rebuilds = 0

@@ -295,3 +295,28 @@ def test_every_status_row_field_is_the_authors_or_the_controllers(repo: Path) ->
     problem = rows["plans/dup"]["problem"]
     assert "twice" in problem["message"] and dup["problem"]["message"] == (problem["message"],)
     assert dup["reason"] == (rows["plans/dup"]["reason"],)
+
+
+def test_an_outcome_after_only_its_own_commits_reads_no_history_and_keeps_the_record(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: the record of a plan the controller started, with only its own commits since,
+    is its own last commit of the file: the outcome reads no `git log` of the path, and still
+    writes the record's blocks."""
+    from controller.git import ownrecord
+
+    read: list[str] = []
+    life_of = ownrecord.life_of
+
+    def counting(git: Any, rev: str, plan_file: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(plan_file)
+        return life_of(git, rev, plan_file, *args, **kwargs)
+
+    monkeypatch.setattr(ownrecord, "life_of", counting)
+    submitted(repo)
+    approve(repo)
+    run_once(repo)  # the start, the run, the outcome: only the controller's commits since
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    assert head_plan(repo)["approval"]["by"] == ALICE[1]
+    assert head_plan(repo)["execution"]["status"] == "completed"
+    assert read == []

@@ -21,7 +21,7 @@ import pytest
 from advkit import AGENT, ALICE, Lab
 
 
-def pinning(vid: str, path: str, digest: str) -> str:
+def pinning(vid: str, path: str, digest: str, why: str = "run the pinned plan") -> str:
     """The agent's parent plan ``vid``: one action running the plan ``path`` pinned by
     ``digest``."""
     return f"""\
@@ -32,7 +32,7 @@ plan:
 actions:
   - id: 1
     plan: {{path: {path}, hash: "{digest}"}}
-    why: "run the pinned plan"
+    why: "{why}"
 """
 
 
@@ -44,11 +44,16 @@ def params(vids: list[str], found: dict[str, Any], prefix: str = "") -> list[Any
     ]
 
 
-def ask_in_prs(lab: Lab, vids: list[str], before: Callable[[Lab, str], None] | None = None) -> None:
-    """Per variant, branch ``pr-<vid>`` off main: ``before(lab, vid)`` (a commit of its
-    own), then the agent's commit setting ``plans/<vid>`` approved."""
+def ask_in_prs(
+    lab: Lab,
+    vids: list[str],
+    before: Callable[[Lab, str], None] | None = None,
+    prefix: str = "pr-",
+) -> None:
+    """Per variant, branch ``<prefix><vid>`` off main: ``before(lab, vid)`` (a commit of
+    its own), then the agent's commit setting ``plans/<vid>`` approved."""
     for vid in vids:
-        lab.git("checkout", "-q", "-b", f"pr-{vid}", "main")
+        lab.git("checkout", "-q", "-b", f"{prefix}{vid}", "main")
         if before is not None:
             before(lab, vid)
         lab.set_status(vid, "approved")
@@ -56,8 +61,8 @@ def ask_in_prs(lab: Lab, vids: list[str], before: Callable[[Lab, str], None] | N
         lab.git("checkout", "-q", "main")
 
 
-def predict(lab: Lab, root: Path, vids: list[str]) -> Path:
-    """``plangate check --as alice@example.com`` of each ``pr-<vid>``'s merge, in a clone
+def predict(lab: Lab, root: Path, vids: list[str], prefix: str = "pr-") -> Path:
+    """``plangate check --as alice@example.com`` of each ``<prefix><vid>``'s merge, in a clone
     ``root/chk`` (returned): ``lab.check_report[vid]`` holds its stdout and stderr."""
     chk = root / "chk"
     lab.git("clone", "-q", str(lab.repo), str(chk))
@@ -65,7 +70,7 @@ def predict(lab: Lab, root: Path, vids: list[str]) -> Path:
     for vid in vids:
         out = lab.cli(
             "check", "--config", str(lab.config), "--base", "origin/main",
-            "--head", f"origin/pr-{vid}", "--as", "alice@example.com", "--format", "json",
+            "--head", f"origin/{prefix}{vid}", "--as", "alice@example.com", "--format", "json",
             cwd=chk,
         )  # fmt: skip
         report[vid] = {"out": out.stdout, "err": out.stderr[-2000:]}
@@ -73,10 +78,12 @@ def predict(lab: Lab, root: Path, vids: list[str]) -> Path:
     return chk
 
 
-def merge_as_alice(lab: Lab, vids: list[str], passes: int = 2) -> None:
-    """Alice merges every ``pr-<vid>`` ``--no-ff`` (the approval request); ``passes`` passes."""
+def merge_as_alice(lab: Lab, vids: list[str], passes: int = 2, prefix: str = "pr-") -> None:
+    """Alice merges every ``<prefix><vid>`` ``--no-ff`` (the approval request); ``passes``
+    passes."""
     for vid in vids:
-        lab.git("merge", "--no-ff", "-q", "-m", f"merge pr-{vid}", f"pr-{vid}", who=ALICE)
+        branch = f"{prefix}{vid}"
+        lab.git("merge", "--no-ff", "-q", "-m", f"merge {branch}", branch, who=ALICE)
     for _ in range(passes):
         lab.run()
 
@@ -91,13 +98,14 @@ def audit_in_clone(lab: Lab, root: Path) -> None:
     lab.audit_report = json.loads(res.stdout) if res.stdout.strip() else {"raw": res.stderr}  # type: ignore[attr-defined]
 
 
-def prediction(lab: Lab, vid: str) -> dict[str, Any]:
-    """``check``'s row for ``plans/<vid>`` (what it predicts of that merge)."""
+def prediction(lab: Lab, vid: str, slug: str | None = None) -> dict[str, Any]:
+    """``check``'s row for ``plans/<slug>`` (``slug``: ``vid``) in the report of variant
+    ``vid`` (what it predicts of that merge)."""
     row = lab.check_report[vid]  # type: ignore[attr-defined]
     assert row["out"].strip(), row["err"]
     report = json.loads(row["out"])
     rows = report if isinstance(report, list) else report.get("plans", [])
-    mine = [r for r in rows if r.get("plan") == f"plans/{vid}"]
+    mine = [r for r in rows if r.get("plan") == f"plans/{slug or vid}"]
     assert mine, row["out"][:2000]
     return dict(mine[0])
 

@@ -1,11 +1,12 @@
-"""The signed-approval labs of rounds 38-39 (a key's validity window), played here.
+"""SSH-signed approvals for the labs of rounds 33-40 (keys, certificates, signing passes).
 
 :func:`signed_lab` makes the keys in ``root/keys`` (a CA, Alice, Bob, Carol, the
 controller's ``bot`` and Bob's certificate ``bobt`` with a short validity window), lists
 them in ``root/allowed_signers`` (Carol's key ``valid-before`` the certificate expires) and
 requires signed approvals. People sign with :func:`sign`; the controller signs its own
-commits in :func:`signed_run`, as its service user's ``GIT_CONFIG_*`` say. A module keeps its
-variants, its sleeps and window checks, its ``FOUND`` entries and its assertions.
+commits in :func:`signed_run`, as its service user's ``GIT_CONFIG_*`` say (rounds 38-40);
+:func:`make_key` makes one key or certificate. A module keeps its variants, its sleeps and
+window checks, its ``FOUND`` entries and its assertions.
 """
 
 from __future__ import annotations

@@ -4,16 +4,13 @@ A module's plans are Bob's (or Alice's) ``self-*``/``a-*``/``b-*`` plans, the ag
 ``two/dup-*`` plans under a ``count: 2`` rule and the controls ``plain`` and ``two/honest``.
 A spelling git's porcelain would not write (a quoted local part, a comment, an invisible
 character) is committed by hand: :func:`raw_commit`, :func:`approve_raw`. The first votes
-are kept with :func:`save_partial` (read back by :func:`partial_votes`), and
-:func:`clone_audit` runs ``plangate audit --json`` in a fresh clone. A module keeps its
+are kept with :func:`save_partial` (read back by :func:`partial_votes`). A module keeps its
 spellings, its ``BROKEN`` entries and its assertions.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,15 +57,3 @@ def save_partial(lab: Lab, slugs: list[str]) -> None:
 
 def partial_votes(lab: Lab) -> dict[str, Any]:
     return dict(json.loads((lab.root / "partial.json").read_text()))
-
-
-def clone_audit(lab: Lab, tmp_path: Path) -> tuple[dict[str, Any], set[str]]:
-    """``plangate audit --json`` in a fresh clone: the report and the plans it calls
-    validly started."""
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
-    return report, valid

@@ -59,7 +59,7 @@ from pathlib import Path
 
 import pytest
 import spellkit
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -210,7 +210,7 @@ def test_one_person_is_one_vote_and_never_his_own(lab: Lab, vid: str) -> None:
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    report, valid = spellkit.clone_audit(lab, tmp_path)
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid and "plans/two/honest" in valid, report
     for vid in ATTACKS:
         if vid not in BROKEN:
@@ -218,6 +218,6 @@ def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
 
 
 def test_a_fresh_clone_audit_flags_the_invisible_spellings(lab: Lab, tmp_path: Path) -> None:
-    _report, valid = spellkit.clone_audit(lab, tmp_path)
+    _report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid, sorted(valid)
     assert not valid & {f"plans/{v}" for v in FOUND}, sorted(valid)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 import spellkit
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -142,7 +142,7 @@ def test_an_alias_under_any_spelling_is_the_same_person(lab: Lab, vid: str) -> N
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    report, valid = spellkit.clone_audit(lab, tmp_path)
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid and "plans/two/honest" in valid, report
     for vid in ATTACKS:
         if vid not in BROKEN:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 import spellkit
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -152,7 +152,7 @@ def test_one_person_is_one_vote_and_never_her_own(lab: Lab, vid: str) -> None:
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    report, valid = spellkit.clone_audit(lab, tmp_path)
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid, report
     for vid in ATTACKS:
         if vid not in BROKEN:

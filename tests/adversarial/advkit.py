@@ -454,3 +454,15 @@ def valid_runs(report: dict[str, Any], slug: str) -> list[dict[str, Any]]:
         for e in report.get("executions", [])
         if e.get("plan") == f"plans/{slug}" and e.get("approval_valid")
     ]
+
+
+def clone_audit(lab: Lab, folder: Path) -> tuple[dict[str, Any], set[str]]:
+    """``plangate audit --json`` in a fresh clone ``folder/clone``: the report and the plans
+    whose start it calls valid."""
+    clone = folder / "clone"
+    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
+    result = lab.cli("audit", "--json", cwd=clone)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    return report, valid

@@ -55,11 +55,11 @@ the approval check does not. Held: the comment/space shapes (reduced to Bob: ref
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+import spellkit
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -134,31 +134,6 @@ FOUND: dict[str, object] = {
 BROKEN: dict[str, object] = {}
 
 
-def _tag(vid: str) -> str:
-    return vid.replace("/", "-")
-
-
-def raw_commit(lab: Lab, message: str, name: str, email: str) -> str:
-    """Stage everything and commit it with an ident git's porcelain would not write."""
-    lab.git("add", "-A")
-    tree = lab.git("write-tree").strip()
-    parent = lab.head()
-    stamp = str(int(lab.git("log", "-1", "--format=%ct").strip()) + 1)
-    body = (
-        f"tree {tree}\nparent {parent}\n"
-        f"author {name} <{email}> {stamp} +0000\n"
-        f"committer {name} <{email}> {stamp} +0000\n\n{message}\n"
-    )
-    sha = lab.git("hash-object", "-t", "commit", "-w", "--stdin", input=body).strip()
-    lab.git("update-ref", "HEAD", sha)
-    return sha
-
-
-def approve_as(lab: Lab, slug: str, email: str) -> str:
-    lab.set_status(slug, "approved")
-    return raw_commit(lab, f"approve {slug}", "Bob", email)
-
-
 GATE = "gate-cgj"
 GATED = plan_text(
     GATE,
@@ -175,32 +150,31 @@ GATED = plan_text(
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
     for vid in SELF:
-        lab.write(vid, plan_text(_tag(vid)))
+        lab.write(vid, plan_text(spellkit.tag(vid)))
     lab.write(GATE, GATED)
     lab.commit("bob writes his plans", BOB)
     for vid in [*DUP, "two/honest", "plain", *(f"globby-{k}" for k in GLOBBY)]:
-        lab.write(vid, plan_text(_tag(vid)))
+        lab.write(vid, plan_text(spellkit.tag(vid)))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze everything
 
     for spelling, vid in zip(SPELLINGS.values(), SELF, strict=True):
-        approve_as(lab, vid, spelling)
+        spellkit.approve_raw(lab, vid, spelling)
     for vid in DUP:
         lab.approve(vid, BOB)
     lab.approve("two/honest", ALICE)
     lab.approve("plain", ALICE)
     lab.approve(GATE, ALICE)
     for k, email in GLOBBY.items():
-        approve_as(lab, f"globby-{k}", email)
+        spellkit.approve_raw(lab, f"globby-{k}", email)
     lab.run()  # the gated plan runs action 1 and waits at its gate
     (lab.root / "gate.json").write_text(json.dumps(lab.plan(GATE)["plan"]["status"]))
-    partial = {v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP, "two/honest"]}
-    (lab.root / "partial.json").write_text(json.dumps(partial))
+    spellkit.save_partial(lab, [*DUP, "two/honest"])
 
     for spelling, vid in zip(SPELLINGS.values(), DUP, strict=True):
-        approve_as(lab, vid, spelling)
+        spellkit.approve_raw(lab, vid, spelling)
     lab.approve("two/honest", BOB)
-    approve_as(lab, GATE, SPELLINGS["cgj"])  # Bob, the plan's writer, opens its gate
+    spellkit.approve_raw(lab, GATE, SPELLINGS["cgj"])  # Bob, the plan's writer, opens its gate
     lab.run()
     return lab
 
@@ -212,7 +186,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.mark.parametrize("vid", ["plain", "two/honest"])
 def test_the_controls_run_once(lab: Lab, vid: str) -> None:
-    assert len(lab.calls(_tag(vid))) == 1, lab.codes(vid)
+    assert len(lab.calls(spellkit.tag(vid))) == 1, lab.codes(vid)
 
 
 def test_the_gated_plan_waited_at_its_gate(lab: Lab) -> None:
@@ -225,23 +199,18 @@ def test_the_writer_never_opens_the_gate(lab: Lab) -> None:
 
 
 def test_the_first_votes_were_partial(lab: Lab) -> None:
-    partial = json.loads((lab.root / "partial.json").read_text())
+    partial = spellkit.partial_votes(lab)
     assert set(partial.values()) == {"partial"}, partial
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ATTACKS])
+@pytest.mark.parametrize("vid", spellkit.marked(ATTACKS, BROKEN))
 def test_one_person_is_one_vote_and_never_his_own(lab: Lab, vid: str) -> None:
-    assert lab.calls(_tag(vid)) == [], lab.codes(vid)
+    assert lab.calls(spellkit.tag(vid)) == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid and "plans/two/honest" in valid, report
     for vid in ATTACKS:
         if vid not in BROKEN:
@@ -249,10 +218,6 @@ def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
 
 
 def test_a_fresh_clone_audit_flags_the_invisible_spellings(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    _report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid, sorted(valid)
     assert not valid & {f"plans/{v}" for v in FOUND}, sorted(valid)

@@ -28,12 +28,11 @@ Defence: nothing of any attack runs or starts; a fresh-clone audit agrees. Contr
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+import spellkit
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -90,60 +89,32 @@ def _xf(what: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 11: {what}")
 
 
-def _tag(vid: str) -> str:
-    return vid.replace("/", "-")
-
-
-def raw_commit(lab: Lab, message: str, name: str, email: str) -> str:
-    """Stage everything and commit it with an ident git's porcelain would not write."""
-    lab.git("add", "-A")
-    tree = lab.git("write-tree").strip()
-    parent = lab.head()
-    stamp = str(int(lab.git("log", "-1", "--format=%ct").strip()) + 1)
-    body = (
-        f"tree {tree}\nparent {parent}\n"
-        f"author {name} <{email}> {stamp} +0000\n"
-        f"committer {name} <{email}> {stamp} +0000\n\n{message}\n"
-    )
-    sha = lab.git("hash-object", "-t", "commit", "-w", "--stdin", input=body).strip()
-    lab.git("update-ref", "HEAD", sha)
-    return sha
-
-
-def approve_as(lab: Lab, slug: str, name: str, email: str) -> str:
-    lab.set_status(slug, "approved")
-    return raw_commit(lab, f"approve {slug}", name, email)
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
     for k, email in A_SPELL.items():  # Alice writes each under a spelling of her alias
         lab.write(f"a-{k}", plan_text(f"a-{k}"))
-        raw_commit(lab, f"write a-{k}", "A. Smith", email)
+        spellkit.raw_commit(lab, f"write a-{k}", "A. Smith", email)
     for vid in B_IDS:
-        lab.write(vid, plan_text(_tag(vid)))
+        lab.write(vid, plan_text(spellkit.tag(vid)))
     lab.commit("bob writes his plans", BOB)
     for vid in [*DUP_IDS, "two/honest", "plain"]:
-        lab.write(vid, plan_text(_tag(vid)))
+        lab.write(vid, plan_text(spellkit.tag(vid)))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze everything
 
     for vid in A_IDS:
         lab.approve(vid, ALICE)
     for k, email in B_SPELL.items():
-        approve_as(lab, f"b-{k}", "Bob", email)
+        spellkit.approve_raw(lab, f"b-{k}", email)
     for vid in DUP_IDS:
         lab.approve(vid, BOB)
     lab.approve("two/honest", ALICE)
     lab.approve("plain", ALICE)
     lab.run()
-    partial = {
-        v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP_IDS, "two/honest"]
-    }
-    (lab.root / "partial.json").write_text(json.dumps(partial))
+    spellkit.save_partial(lab, [*DUP_IDS, "two/honest"])
 
     for k, email in B_SPELL.items():
-        approve_as(lab, f"two/dup-{k}", "Bob", email)
+        spellkit.approve_raw(lab, f"two/dup-{k}", email)
     lab.approve("two/honest", BOB)
     lab.run()
     return lab
@@ -156,27 +127,22 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.mark.parametrize("vid", ["plain", "two/honest"])
 def test_the_controls_run_once(lab: Lab, vid: str) -> None:
-    assert len(lab.calls(_tag(vid))) == 1, lab.codes(vid)
+    assert len(lab.calls(spellkit.tag(vid))) == 1, lab.codes(vid)
 
 
 def test_the_first_votes_were_partial(lab: Lab) -> None:
-    partial = json.loads((lab.root / "partial.json").read_text())
+    partial = spellkit.partial_votes(lab)
     assert set(partial.values()) == {"partial"}, partial
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ATTACKS])
+@pytest.mark.parametrize("vid", spellkit.marked(ATTACKS, BROKEN))
 def test_an_alias_under_any_spelling_is_the_same_person(lab: Lab, vid: str) -> None:
-    assert lab.calls(_tag(vid)) == [], lab.codes(vid)
+    assert lab.calls(spellkit.tag(vid)) == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid and "plans/two/honest" in valid, report
     for vid in ATTACKS:
         if vid not in BROKEN:

@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import test_round11_approve_frozenrisk as frozenrisk
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -165,11 +164,7 @@ def test_check_predicted_no_start(lab: Lab, vid: str) -> None:
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/two/honest" in valid and "plans/risk-two" in valid, report
     assert not valid & {f"plans/{v}" for v in frozenrisk.VIDS}, sorted(valid)
     assert not valid & {f"plans/{v}" for v in VIDS if v not in BROKEN}, sorted(valid)

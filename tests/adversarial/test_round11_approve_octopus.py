@@ -22,11 +22,10 @@ runs once. A fresh-clone audit agrees.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 VIDS = ["oct-new3", "oct-edit3", "oct-new4", "oct-new2", "oct-bob3"]
@@ -122,12 +121,7 @@ def test_a_writer_on_any_parent_is_a_writer(lab: Lab, vid: str) -> None:
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid, report
     for vid in VIDS:
         if vid not in BROKEN:

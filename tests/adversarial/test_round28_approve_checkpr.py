@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -52,6 +53,15 @@ GATE = """\
 """
 
 
+def _first_look(lab: Lab, vid: str) -> None:
+    """On the branch, before the agent asks: WHO's rejection (or abort of a gate)."""
+    who = WHO[vid]
+    if who:
+        status = "aborted" if "gate" in vid else "rejected"
+        lab.set_status(vid, status)
+        lab.commit(f"{status} {vid}", who)
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     for vid in WHO:
@@ -63,31 +73,12 @@ def _build(root: Path) -> Lab:
     lab.approve("pr-gate", ALICE)
     lab.run()  # action 1 runs; paused at the gate
     time.sleep(1.05)
-    for vid, who in WHO.items():
-        lab.git("checkout", "-q", "-b", vid, "main")
-        if who:
-            status = "aborted" if "gate" in vid else "rejected"
-            lab.set_status(vid, status)
-            lab.commit(f"{status} {vid}", who)
-        lab.set_status(vid, "approved")
-        lab.commit(f"agent asks {vid}", AGENT)
-        lab.git("checkout", "-q", "main")
-    chk = root / "chk"
-    lab.git("clone", "-q", str(lab.repo), str(chk))
-    report: dict[str, Any] = {}
-    for vid in WHO:
-        out = lab.cli(
-            "check", "--config", str(lab.config), "--base", "origin/main",
-            "--head", f"origin/{vid}", "--as", "alice@example.com", "--format", "json",
-            cwd=chk,
-        )  # fmt: skip
-        report[vid] = {"out": out.stdout, "err": out.stderr[-2000:]}
-    (root / "check.json").write_text(json.dumps(report))
+    checkkit.ask_in_prs(lab, list(WHO), _first_look, prefix="")
+    chk = checkkit.predict(lab, root, list(WHO), prefix="")
+    (root / "check.json").write_text(json.dumps(lab.check_report))  # type: ignore[attr-defined]
     shutil.rmtree(chk, ignore_errors=True)
     time.sleep(1.05)
-    for vid in WHO:
-        lab.git("merge", "--no-ff", "-q", "-m", f"merge {vid}", vid, who=ALICE)
-    lab.run()
+    checkkit.merge_as_alice(lab, list(WHO), passes=1, prefix="")
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))
     out = lab.cli("audit", "--json", cwd=clone)

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -61,21 +62,10 @@ def _build(root: Path) -> Lab:
         lab.set_status(f"two/{vid}", "approved")
         lab.commit(f"agent asks {vid}", AGENT)
         lab.git("checkout", "-q", "main")
-    chk = root / "chk"
-    lab.git("clone", "-q", str(lab.repo), str(chk))
-    report: dict[str, Any] = {}
-    for vid in VOTERS:
-        out = lab.cli(
-            "check", "--config", str(lab.config), "--base", "origin/main",
-            "--head", f"origin/pr-{vid}", "--as", "alice@example.com", "--format", "json",
-            cwd=chk,
-        )  # fmt: skip
-        report[vid] = {"out": out.stdout, "err": out.stderr[-2000:]}
-    (root / "check.json").write_text(json.dumps(report))
+    chk = checkkit.predict(lab, root, VOTERS)
+    (root / "check.json").write_text(json.dumps(lab.check_report))  # type: ignore[attr-defined]
     time.sleep(1.05)
-    for vid in VOTERS:
-        lab.git("merge", "--no-ff", "-q", "-m", f"merge pr-{vid}", f"pr-{vid}", who=ALICE)
-    lab.run()
+    checkkit.merge_as_alice(lab, VOTERS, passes=1)
     shutil.rmtree(chk, ignore_errors=True)
     return lab
 

@@ -24,34 +24,17 @@ Results: held.
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, BOB, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
 
 VALID_FOR = 20  # 6 until a CI at load 20 took longer than that to count Bob's vote
 FOUND: dict[str, pytest.MarkDecorator] = {}
-
-
-def _key(keys: Path, name: str, principal: str | None = None, validity: str = "") -> str:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(keys / name)],
-        check=True,
-        capture_output=True,
-    )
-    if principal:
-        extra = ["-V", validity] if validity else []
-        subprocess.run(
-            ["ssh-keygen", "-q", "-s", str(keys / "ca"), "-I", name, "-n", principal, *extra,
-             str(keys / f"{name}.pub")],
-            check=True,
-            capture_output=True,
-        )  # fmt: skip
-    return (keys / f"{name}.pub").read_text().strip()
 
 
 def _approve(lab: Lab, vid: str, key: str, who: tuple[str, str]) -> None:
@@ -68,10 +51,10 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     keys = root / "keys"
     keys.mkdir()
-    ca = _key(keys, "ca")
-    bob = _key(keys, "bob")
-    carol = _key(keys, "carol")
-    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{VALID_FOR}s")
+    ca = signkit.make_key(keys, "ca")
+    bob = signkit.make_key(keys, "bob")
+    carol = signkit.make_key(keys, "carol")
+    signkit.make_key(keys, "bobt", "bob@ops.example.com", f"-1m:+{VALID_FOR}s")
     expires = time.time() + VALID_FOR
     signers = root / "allowed_signers"
     signers.write_text(

@@ -26,6 +26,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -41,19 +42,6 @@ SPELL = {
     "pin-notes-moved": "plans/lib-pin-notes-moved",
 }
 FOUND: dict[str, pytest.MarkDecorator] = {}
-
-
-def _parent(vid: str, path: str, digest: str) -> str:
-    return f"""\
-plan:
-  name: "{vid}"
-  task: "attack variant {vid}"
-  status: pending_approval
-actions:
-  - id: 1
-    plan: {{path: {path}, hash: "{digest}"}}
-    why: "run the shared child"
-"""
 
 
 def _hash(lab: Lab, folder: str) -> str:
@@ -92,7 +80,12 @@ def _build(root: Path) -> Lab:
     lab.commit("agent adds ctl child", AGENT)
     for vid in [*VIDS, *SPELL, "ctl"]:
         pins[vid] = _hash(lab, f"plans/lib-{vid}")
-        lab.write(vid, _parent(vid, SPELL.get(vid, f"plans/lib-{vid}"), pins[vid]))
+        lab.write(
+            vid,
+            checkkit.pinning(
+                vid, SPELL.get(vid, f"plans/lib-{vid}"), pins[vid], "run the shared child"
+            ),
+        )
     lab.commit("agent adds parents", AGENT)
     lab.run()
     for vid in [*VIDS, *SPELL, "ctl"]:

@@ -73,13 +73,12 @@ controller, a rebuilt index and the fresh-clone audit judge it alike.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text, window_open, with_widening_window
 from test_round2_execution_kit import shared
 
@@ -99,101 +98,36 @@ GATE = """\
 FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed (see the docstring)
 
 
-def _key(keys: Path, name: str, principal: str | None = None, validity: str = "") -> str:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(keys / name)],
-        check=True,
-        capture_output=True,
-    )
-    if principal:
-        extra = ["-V", validity] if validity else []
-        subprocess.run(
-            ["ssh-keygen", "-q", "-s", str(keys / "ca"), "-I", name, "-n", principal, *extra,
-             str(keys / f"{name}.pub")],
-            check=True,
-            capture_output=True,
-        )  # fmt: skip
-    return (keys / f"{name}.pub").read_text().strip()
-
-
-def _sign(lab: Lab, vid: str, key: str, who: tuple[str, str], status: str) -> None:
-    path = lab.root / "keys" / (f"{key}-cert.pub" if key == "bobt" else key)
-    lab.set_status(vid, status)
-    lab.git("add", "-A")
-    lab.git(
-        "-c", "gpg.format=ssh", "-c", f"user.signingkey={path}",
-        "commit", "-q", "-S", "-m", f"{status} {vid}", who=who,
-    )  # fmt: skip
-
-
-def _run(lab: Lab) -> None:
-    """One controller pass that signs its commits (the service user's ``GIT_CONFIG_*``)."""
-    key = lab.root / "keys" / "bot"
-    lab.extra_env = {  # type: ignore[attr-defined]
-        "GIT_CONFIG_COUNT": "3",
-        "GIT_CONFIG_KEY_0": "gpg.format",
-        "GIT_CONFIG_VALUE_0": "ssh",
-        "GIT_CONFIG_KEY_1": "user.signingKey",
-        "GIT_CONFIG_VALUE_1": str(key),
-        "GIT_CONFIG_KEY_2": "commit.gpgSign",
-        "GIT_CONFIG_VALUE_2": "true",
-    }
-    try:
-        lab.run()
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
-
-
 def _build(root: Path, valid_for: int) -> Lab:
-    lab = Lab(root)
-    keys = root / "keys"
-    keys.mkdir()
-    ca = _key(keys, "ca")
-    alice = _key(keys, "alice")
-    bob = _key(keys, "bob")
-    carol = _key(keys, "carol")
-    carol2 = _key(keys, "carol2")
-    bot = _key(keys, "bot")
-    t0 = time.time()  # the certificate's window ends no earlier than the listed keys'
-    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{valid_for}s")
-    expires = int(t0) + valid_for
-    until = datetime.fromtimestamp(expires, UTC).strftime("%Y%m%d%H%M%SZ")
-    signers = root / "allowed_signers"
-    signers.write_text(
-        f"plangate@localhost {bot}\nalice@example.com {alice}\nbob@ops.example.com {bob}\n"
-        f'carol@ops.example.com valid-before="{until}" {carol}\n'
-        f'carol@ops.example.com valid-after="{until}" {carol2}\n'
-        f"*@example.com,*@ops.example.com cert-authority {ca}\n"
-    )
-    lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
+    lab, expires = signkit.signed_lab(root, valid_for, carol_next=True)
     for vid in [*RUNS, *REJECTS]:
         lab.write(vid, plan_text(vid))
     lab.write("cert-abort", plan_text("cert-abort", extra_actions=GATE))
     lab.write("early-reject", plan_text("early-reject"))
     lab.commit("agent adds plans", AGENT)
-    _run(lab)
+    signkit.signed_run(lab)
     time.sleep(1.05)
-    _sign(lab, "cert-run", "bobt", BOB, "approved")
-    _sign(lab, "line-run", "carol", CAROL, "approved")
-    _sign(lab, "cert-reject", "bobt", BOB, "rejected")
-    _sign(lab, "key-reject", "bob", BOB, "rejected")
-    _sign(lab, "ctl", "alice", ALICE, "approved")
-    _sign(lab, "line-reject", "carol", CAROL, "rejected")
-    _sign(lab, "early-reject", "carol2", CAROL, "rejected")  # her next key: not valid yet
-    _sign(lab, "cert-abort", "alice", ALICE, "approved")
-    _run(lab)  # cert-abort's action 1 runs, it pauses at its gate
-    _sign(lab, "cert-abort", "bobt", BOB, "aborted")
-    _sign(lab, "early-reject", "alice", ALICE, "approved")
-    _run(lab)
+    signkit.sign(lab, "cert-run", "bobt", BOB, "approved")
+    signkit.sign(lab, "line-run", "carol", CAROL, "approved")
+    signkit.sign(lab, "cert-reject", "bobt", BOB, "rejected")
+    signkit.sign(lab, "key-reject", "bob", BOB, "rejected")
+    signkit.sign(lab, "ctl", "alice", ALICE, "approved")
+    signkit.sign(lab, "line-reject", "carol", CAROL, "rejected")
+    signkit.sign(lab, "early-reject", "carol2", CAROL, "rejected")  # her next key: not valid yet
+    signkit.sign(lab, "cert-abort", "alice", ALICE, "approved")
+    signkit.signed_run(lab)  # cert-abort's action 1 runs, it pauses at its gate
+    signkit.sign(lab, "cert-abort", "bobt", BOB, "aborted")
+    signkit.sign(lab, "early-reject", "alice", ALICE, "approved")
+    signkit.signed_run(lab)
     # every signature above was judged by a pass that ended before the windows closed (and
     # before Carol's next key opened); else this lab says nothing: rebuild it wider
     window_open(expires, "the in-window passes")
     lab.early = {v: lab.started(v) for v in RUNS}  # type: ignore[attr-defined]
     time.sleep(max(0.0, expires - time.time() + 1.5))
     for vid in REJECTS:
-        _sign(lab, vid, "alice", ALICE, "approved")
-    _sign(lab, "cert-abort", "alice", ALICE, "approved")  # the gate
-    _run(lab)
+        signkit.sign(lab, vid, "alice", ALICE, "approved")
+    signkit.sign(lab, "cert-abort", "alice", ALICE, "approved")  # the gate
+    signkit.signed_run(lab)
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))
     res = lab.cli("audit", "--json", cwd=clone)
@@ -209,7 +143,7 @@ def _build(root: Path, valid_for: int) -> Lab:
     lab.rebuilt = {  # type: ignore[attr-defined]
         v: rows.get(f"plans/{v}", {}).get("status") for v in [*REJECTS, "cert-abort"]
     }
-    _run(lab)
+    signkit.signed_run(lab)
     return lab
 
 

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, ALICE, BOT, CAROL, Lab, plan_text
 from test_round2_execution_kit import shared
-from test_round39_approve_sidedate import _key, _run, _sign
 
 VALID_FOR = 7
 VIDS = ["fb-ctl", "fb-claim"]
@@ -52,11 +52,11 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     keys = root / "keys"
     keys.mkdir()
-    bot = _key(keys, "bot")
-    alice = _key(keys, "alice")
-    bob = _key(keys, "bob")
-    carol = _key(keys, "carol")
-    _key(keys, "ca")
+    bot = signkit.make_key(keys, "bot")
+    alice = signkit.make_key(keys, "alice")
+    bob = signkit.make_key(keys, "bob")
+    carol = signkit.make_key(keys, "carol")
+    signkit.make_key(keys, "ca")
     expires = int(time.time()) + VALID_FOR
     until = datetime.fromtimestamp(expires, UTC).strftime("%Y%m%d%H%M%SZ")
     signers = root / "allowed_signers"
@@ -68,17 +68,17 @@ def _build(root: Path) -> Lab:
     for vid in VIDS:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
-    _run(lab)
-    _sign(lab, "fb-ctl", "carol", CAROL, "rejected")
+    signkit.signed_run(lab)
+    signkit.sign(lab, "fb-ctl", "carol", CAROL, "rejected")
     stamp = f"@{expires + 2} +0000"
     lab.extra_env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}  # type: ignore[attr-defined]
     try:
         lab.git("commit", "-q", "--allow-empty", "-m", "plangate: freeze plans/fb-claim", who=BOT)
     finally:
         lab.extra_env = {}  # type: ignore[attr-defined]
-    _sign(lab, "fb-claim", "carol", CAROL, "rejected")
+    signkit.sign(lab, "fb-claim", "carol", CAROL, "rejected")
     lab.in_window = time.time() < expires  # type: ignore[attr-defined]
-    _run(lab)
+    signkit.signed_run(lab)
     lab.after_withdraw = {  # type: ignore[attr-defined]
         r["plan"]: r.get("status")
         for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
@@ -88,8 +88,8 @@ def _build(root: Path) -> Lab:
         if lab.plan(vid)["plan"]["status"] == "rejected":
             lab.set_status(vid, "pending_approval")
             lab.commit(f"agent reopens {vid}", AGENT)
-        _sign(lab, vid, "alice", ALICE, "approved")
-    _run(lab)
+        signkit.sign(lab, vid, "alice", ALICE, "approved")
+    signkit.signed_run(lab)
     clone = root / "clone"
     subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
     res = lab.cli("audit", "--json", cwd=clone)

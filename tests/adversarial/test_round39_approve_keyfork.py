@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
-from test_round39_approve_sidedate import _key, _run, _sign
 
 VIDS = ["kf-fp", "kf-new", "kf-synced", "kf-cert-fp", "kf-cert-new", "kf-cert-synced"]
 FOUND: dict[str, pytest.MarkDecorator] = {}
@@ -49,7 +49,7 @@ def _build(root: Path) -> Lab:
     keys = root / "keys"
     keys.mkdir()
     lines = {
-        name: f"{who} {_key(keys, name)}\n"
+        name: f"{who} {signkit.make_key(keys, name)}\n"
         for name, who in [
             ("bot", "plangate@localhost"),
             ("alice", "alice@example.com"),
@@ -57,35 +57,35 @@ def _build(root: Path) -> Lab:
             ("carol", "carol@ops.example.com"),
         ]
     }
-    lines["ca"] = f"*@ops.example.com cert-authority {_key(keys, 'ca')}\n"
-    _key(keys, "bobt", "bob@ops.example.com", "-1m:+1d")
+    lines["ca"] = f"*@ops.example.com cert-authority {signkit.make_key(keys, 'ca')}\n"
+    signkit.make_key(keys, "bobt", "bob@ops.example.com", "-1m:+1d")
     signers = root / "allowed_signers"
     signers.write_text("".join(lines.values()))
     lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
     for vid in VIDS:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
-    _run(lab)
+    signkit.signed_run(lab)
     lab.git("branch", "side-synced")
     lab.git("branch", "side-cert-synced")
     signers.write_text("".join(v for k, v in lines.items() if k not in ("carol", "ca")))
-    _run(lab)  # records the policy without Carol's key
+    signkit.signed_run(lab)  # records the policy without Carol's key
     lab.records = lab.git("log", "--format=%s", "--", ".plangate/policy.json").splitlines()  # type: ignore[attr-defined]
     for pre, key, who in [("kf", "carol", CAROL), ("kf-cert", "bobt", BOB)]:
-        _sign(lab, f"{pre}-fp", key, who, "rejected")
+        signkit.sign(lab, f"{pre}-fp", key, who, "rejected")
         lab.git("checkout", "-q", "-b", f"side-{pre}-new")
-        _sign(lab, f"{pre}-new", key, who, "rejected")
+        signkit.sign(lab, f"{pre}-new", key, who, "rejected")
         lab.git("checkout", "-q", "main")
         merge = ["merge", "-q", "--no-ff", "-s", "ours", "-m", "merge new", f"side-{pre}-new"]
         lab.git(*merge, who=MALLORY)
         synced = "side-synced" if pre == "kf" else "side-cert-synced"
         lab.git("checkout", "-q", synced)
         lab.git("merge", "-q", "--no-ff", "-m", "sync main", "main", who=who)
-        _sign(lab, f"{pre}-synced", key, who, "rejected")
+        signkit.sign(lab, f"{pre}-synced", key, who, "rejected")
         lab.git("checkout", "-q", "main")
         merge = ["merge", "-q", "--no-ff", "-s", "ours", "-m", "merge synced", synced]
         lab.git(*merge, who=MALLORY)
-    _run(lab)
+    signkit.signed_run(lab)
     lab.after_withdraw = {  # type: ignore[attr-defined]
         r["plan"]: r.get("status")
         for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
@@ -94,8 +94,8 @@ def _build(root: Path) -> Lab:
         if lab.plan(vid)["plan"]["status"] == "rejected":
             lab.set_status(vid, "pending_approval")
             lab.commit(f"agent reopens {vid}", AGENT)
-        _sign(lab, vid, "alice", ALICE, "approved")
-    _run(lab)
+        signkit.sign(lab, vid, "alice", ALICE, "approved")
+    signkit.signed_run(lab)
     return lab
 
 

@@ -62,13 +62,12 @@ honest withdrawal).
 from __future__ import annotations
 
 import json
-import subprocess
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, WindowClosed, plan_text, with_widening_window
 from test_round2_execution_kit import shared
 
@@ -87,95 +86,25 @@ GATE = """\
 FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed (see the docstring)
 
 
-def _key(keys: Path, name: str, principal: str | None = None, validity: str = "") -> str:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(keys / name)],
-        check=True,
-        capture_output=True,
-    )
-    if principal:
-        extra = ["-V", validity] if validity else []
-        subprocess.run(
-            ["ssh-keygen", "-q", "-s", str(keys / "ca"), "-I", name, "-n", principal, *extra,
-             str(keys / f"{name}.pub")],
-            check=True,
-            capture_output=True,
-        )  # fmt: skip
-    return (keys / f"{name}.pub").read_text().strip()
-
-
-def _sign(
-    lab: Lab, vid: str, key: str, who: tuple[str, str], status: str, when: int | None = None
-) -> None:
-    path = lab.root / "keys" / (f"{key}-cert.pub" if key == "bobt" else key)
-    lab.set_status(vid, status)
-    lab.git("add", "-A")
-    if when is not None:
-        stamp = f"@{when} +0000"
-        lab.extra_env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}  # type: ignore[attr-defined]
-    try:
-        lab.git(
-            "-c", "gpg.format=ssh", "-c", f"user.signingkey={path}",
-            "commit", "-q", "-S", "-m", f"{status} {vid}", who=who,
-        )  # fmt: skip
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
-
-
-def _run(lab: Lab) -> None:
-    """One controller pass that signs its commits (the service user's ``GIT_CONFIG_*``)."""
-    key = lab.root / "keys" / "bot"
-    lab.extra_env = {  # type: ignore[attr-defined]
-        "GIT_CONFIG_COUNT": "3",
-        "GIT_CONFIG_KEY_0": "gpg.format",
-        "GIT_CONFIG_VALUE_0": "ssh",
-        "GIT_CONFIG_KEY_1": "user.signingKey",
-        "GIT_CONFIG_VALUE_1": str(key),
-        "GIT_CONFIG_KEY_2": "commit.gpgSign",
-        "GIT_CONFIG_VALUE_2": "true",
-    }
-    try:
-        lab.run()
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
-
-
 def _side(lab: Lab, vid: str, key: str, who: tuple[str, str], status: str, when: int, how: str):
     lab.git("checkout", "-q", "-b", f"side-{vid}")
-    _sign(lab, vid, key, who, status, when)
+    signkit.sign(lab, vid, key, who, status, when)
     lab.git("checkout", "-q", "main")
     args = ["-s", "ours"] if how == "ours" else []
     lab.git("merge", "-q", "--no-ff", *args, "-m", f"merge side-{vid}", f"side-{vid}", who=AGENT)
 
 
 def _build(root: Path, valid_for: int) -> Lab:
-    lab = Lab(root)
-    keys = root / "keys"
-    keys.mkdir()
-    ca = _key(keys, "ca")
-    alice = _key(keys, "alice")
-    bob = _key(keys, "bob")
-    carol = _key(keys, "carol")
-    bot = _key(keys, "bot")
-    t0 = time.time()  # the certificate's window ends no earlier than the listed key's
-    _key(keys, "bobt", "bob@ops.example.com", f"-1m:+{valid_for}s")
-    expires = int(t0) + valid_for
-    until = datetime.fromtimestamp(expires, UTC).strftime("%Y%m%d%H%M%SZ")
+    lab, expires = signkit.signed_lab(root, valid_for)
     signers = root / "allowed_signers"
-    signers.write_text(
-        f"plangate@localhost {bot}\nalice@example.com {alice}\nbob@ops.example.com {bob}\n"
-        f'carol@ops.example.com valid-before="{until}" {carol}\n'
-        f"*@example.com,*@ops.example.com cert-authority {ca}\n"
-    )
-    lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
     for vid in REJECTS:
         lab.write(vid, plan_text(vid))
     lab.write("abort-side", plan_text("abort-side", extra_actions=GATE))
     lab.commit("agent adds plans", AGENT)
-    _run(lab)
+    signkit.signed_run(lab)
     time.sleep(1.05)
-    _sign(lab, "abort-side", "alice", ALICE, "approved")
-    _run(lab)  # action 1 runs, the plan pauses at its gate
+    signkit.sign(lab, "abort-side", "alice", ALICE, "approved")
+    signkit.signed_run(lab)  # action 1 runs, the plan pauses at its gate
     lab.git("branch", "side-synced")  # forked while the windows are open
     last = int(lab.git("log", "-1", "--format=%ct").strip())
     lab.dated = expires - 2  # type: ignore[attr-defined]
@@ -184,16 +113,16 @@ def _build(root: Path, valid_for: int) -> Lab:
     time.sleep(max(0.0, expires - time.time() + 1.5))
     lab.write("filler", plan_text("filler"))
     lab.commit("agent adds a filler", AGENT)
-    _run(lab)  # the controller freezes it: a controller commit after the retirement
+    signkit.signed_run(lab)  # the controller freezes it: a controller commit after the retirement
     when = lab.dated  # type: ignore[attr-defined]
-    _sign(lab, "fp-dated", "carol", CAROL, "rejected", when)
+    signkit.sign(lab, "fp-dated", "carol", CAROL, "rejected", when)
     _side(lab, "side-ours", "carol", CAROL, "rejected", when, "ours")
     _side(lab, "side-merge", "carol", CAROL, "rejected", when, "merge")
     _side(lab, "cert-side", "bobt", BOB, "rejected", when, "ours")
     _side(lab, "abort-side", "carol", CAROL, "aborted", when, "ours")
     lab.git("checkout", "-q", "side-synced")
     lab.git("merge", "-q", "--no-ff", "-m", "sync main", "main", who=CAROL)
-    _sign(lab, "synced", "carol", CAROL, "rejected", when)
+    signkit.sign(lab, "synced", "carol", CAROL, "rejected", when)
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--no-ff", "-s", "ours", "-m", "merge synced", "side-synced", who=AGENT)
     lab.verified = {  # type: ignore[attr-defined]
@@ -202,7 +131,7 @@ def _build(root: Path, valid_for: int) -> Lab:
         ).strip()
         for b in ["side-side-ours", "side-cert-side", "side-abort-side", "side-synced"]
     }  # fmt: skip
-    _run(lab)
+    signkit.signed_run(lab)
     lab.after_withdraw = {  # type: ignore[attr-defined]
         r["plan"]: r.get("status")
         for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
@@ -213,8 +142,8 @@ def _build(root: Path, valid_for: int) -> Lab:
             lab.commit(f"agent reopens {vid}", AGENT)
     for vid in [*REJECTS, "abort-side"]:
         if lab.plan(vid)["plan"]["status"] in ("pending_approval", "awaiting_approval"):
-            _sign(lab, vid, "alice", ALICE, "approved")
-    _run(lab)
+            signkit.sign(lab, vid, "alice", ALICE, "approved")
+    signkit.signed_run(lab)
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))
     res = lab.cli("audit", "--json", cwd=clone)

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
-from test_round40_approve_sigblobs import _commit, _donor, _graft, _key, _run
+from test_round40_approve_sigblobs import _commit, _donor, _graft, _key
 
 HOW = {"tail": "tail", "cont": "cont", "sha": "sha-after"}
 VARIANTS = list(HOW)
@@ -52,20 +53,20 @@ def _build(root: Path) -> Lab:
     for vid in VARIANTS:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
-    _run(lab)
+    signkit.signed_run(lab)
     donor = _donor(lab, "bob", BOB)
     time.sleep(1.05)
     for vid in VARIANTS:
         lab.set_status(vid, "approved")
         _commit(lab, f"approve {vid}", "alice", ALICE)
         _graft(lab, HOW[vid], donor)
-    _run(lab)
+    signkit.signed_run(lab)
     lab.after_alice = {v: (lab.subjects(v), len(lab.calls(v))) for v in VARIANTS}  # type: ignore[attr-defined]
     for vid in VARIANTS:
         if lab.plan(vid)["plan"]["status"] == "pending_approval":
             lab.set_status(vid, "approved")
             _commit(lab, f"approve {vid}", "bob", BOB)
-    _run(lab)
+    signkit.signed_run(lab)
     return lab
 
 

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
 
@@ -170,23 +171,6 @@ def _merge_in(lab: Lab, vid: str, tagger: str) -> None:
         raise RuntimeError(f"no mergetag header: {raw[:400]}")
 
 
-def _run(lab: Lab) -> None:
-    key = lab.root / "keys" / "bot"
-    lab.extra_env = {  # type: ignore[attr-defined]
-        "GIT_CONFIG_COUNT": "3",
-        "GIT_CONFIG_KEY_0": "gpg.format",
-        "GIT_CONFIG_VALUE_0": "ssh",
-        "GIT_CONFIG_KEY_1": "user.signingKey",
-        "GIT_CONFIG_VALUE_1": str(key),
-        "GIT_CONFIG_KEY_2": "commit.gpgSign",
-        "GIT_CONFIG_VALUE_2": "true",
-    }
-    try:
-        lab.run()
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     keys = root / "keys"
@@ -203,7 +187,7 @@ def _build(root: Path) -> Lab:
     lab.write_config(approval=f"require_signed: true\nallowed_signers: {signers}\n")
     lab.write("seed", plan_text("seed"))
     lab.commit("agent seeds", AGENT)
-    _run(lab)
+    signkit.signed_run(lab)
     donors = {"bob": _donor(lab, "bob", BOB), "nobody": _donor(lab, "mallory", AGENT)}
     lab.verified = {}  # type: ignore[attr-defined]
     for vid in VARIANTS:
@@ -218,7 +202,7 @@ def _build(root: Path) -> Lab:
         lab.verified[vid] = lab.git(  # type: ignore[attr-defined]
             "-c", f"gpg.ssh.allowedSignersFile={signers}", "log", "-1", "--format=%G? %GS", "HEAD"
         ).strip()  # fmt: skip
-    _run(lab)  # freezes
+    signkit.signed_run(lab)  # freezes
     time.sleep(1.05)
     base = lab.head()
     lab.check = {}  # type: ignore[attr-defined]
@@ -235,7 +219,7 @@ def _build(root: Path) -> Lab:
     for vid in VARIANTS:
         lab.set_status(vid, "approved")
         _commit(lab, f"approve {vid}", "alice", ALICE)
-    _run(lab)
+    signkit.signed_run(lab)
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))
     res = lab.cli("audit", "--json", cwd=clone)

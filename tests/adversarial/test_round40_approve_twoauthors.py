@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import signkit
 from advkit import AGENT, Lab, plan_text
 from test_round2_execution_kit import shared
 
@@ -93,23 +94,6 @@ def _tag_merge(lab: Lab, vid: str) -> None:
     lab.git("commit", "-q", "--no-edit", who=("Alice", "alice@example.com"))
 
 
-def _run(lab: Lab) -> None:
-    key = lab.root / "keys" / "bot"
-    lab.extra_env = {  # type: ignore[attr-defined]
-        "GIT_CONFIG_COUNT": "3",
-        "GIT_CONFIG_KEY_0": "gpg.format",
-        "GIT_CONFIG_VALUE_0": "ssh",
-        "GIT_CONFIG_KEY_1": "user.signingKey",
-        "GIT_CONFIG_VALUE_1": str(key),
-        "GIT_CONFIG_KEY_2": "commit.gpgSign",
-        "GIT_CONFIG_VALUE_2": "true",
-    }
-    try:
-        lab.run()
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     keys = root / "keys"
@@ -123,7 +107,7 @@ def _build(root: Path) -> Lab:
     for vid in VARIANTS:
         lab.write(vid, plan_text(vid))
     lab.commit("agent adds plans", AGENT)
-    _run(lab)
+    signkit.signed_run(lab)
     time.sleep(1.05)
     lab.verified = {}  # type: ignore[attr-defined]
     _tag_merge(lab, "mergetag-approval")
@@ -135,7 +119,7 @@ def _build(root: Path) -> Lab:
             "-c", f"gpg.ssh.allowedSignersFile={signers}", "log", "-1",
             "--format=%G? %GS %ae %ce", sha,
         ).strip()  # fmt: skip
-    _run(lab)
+    signkit.signed_run(lab)
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))
     res = lab.cli("audit", "--json", cwd=clone)

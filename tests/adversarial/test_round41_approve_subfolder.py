@@ -58,6 +58,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -84,19 +85,6 @@ VIDS = list(FILES)
 FOUND: dict[str, pytest.MarkDecorator] = {}  # fixed (see the docstring)
 
 
-def _parent(vid: str, path: str, digest: str) -> str:
-    return f"""\
-plan:
-  name: "{vid}"
-  task: "attack variant {vid}"
-  status: pending_approval
-actions:
-  - id: 1
-    plan: {{path: {path}, hash: "{digest}"}}
-    why: "run the child"
-"""
-
-
 def _hash(lab: Lab, folder: str) -> str:
     result = lab.cli("hash", folder, cwd=lab.repo)
     assert result.returncode == 0, result.stderr
@@ -110,14 +98,24 @@ def _build(root: Path) -> Lab:
         lab.write(f"{vid}/child", plan_text(vid, status="draft"))
         lab.commit(f"child of {vid}", who)
     for vid in PINS:
-        lab.write(vid, _parent(vid, f"plans/{vid}/child", _hash(lab, f"plans/{vid}/child")))
+        lab.write(
+            vid,
+            checkkit.pinning(
+                vid, f"plans/{vid}/child", _hash(lab, f"plans/{vid}/child"), "run the child"
+            ),
+        )
     lab.commit("agent adds parents", AGENT)
     # lib-sub / lib-note: the agent's library pinned by the agent's parent; Alice writes one
     # folder below the LIBRARY's folder.
     for vid in LIBS:
         lab.write(f"{vid}-lib", plan_text(vid, status="draft"))
         lab.commit(f"library of {vid}", AGENT)
-        lab.write(vid, _parent(vid, f"plans/{vid}-lib", _hash(lab, f"plans/{vid}-lib")))
+        lab.write(
+            vid,
+            checkkit.pinning(
+                vid, f"plans/{vid}-lib", _hash(lab, f"plans/{vid}-lib"), "run the child"
+            ),
+        )
         lab.commit(f"parent {vid}", AGENT)
     for vid in [*VIDS, *MOVES, "ctl"]:
         lab.write(vid, plan_text(vid))

@@ -74,6 +74,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -117,26 +118,13 @@ VIDS = [*EDITS, *OTHERS, *CARRIED, "pin-comment", "mrg-comment", "together-comme
 FOUND: dict[str, pytest.MarkDecorator] = {}
 
 
-def _parent(vid: str, path: str, digest: str) -> str:
-    return f"""\
-plan:
-  name: "{vid}"
-  task: "attack variant {vid}"
-  status: pending_approval
-actions:
-  - id: 1
-    plan: {{path: {path}, hash: "{digest}"}}
-    why: "run the pinned plan"
-"""
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     # pin-comment: the agent's library (Alice may approve it) pinned by the agent's parent.
     lab.write("pin-comment-lib", plan_text("pin-comment-lib"))
     lab.commit("agent library", AGENT)
     digest = lab.cli("hash", "plans/pin-comment-lib", cwd=lab.repo).stdout.strip().split()[-1]
-    lab.write("pin-comment", _parent("pin-comment", "plans/pin-comment-lib", digest))
+    lab.write("pin-comment", checkkit.pinning("pin-comment", "plans/pin-comment-lib", digest))
     lab.write("mrg-comment", plan_text("mrg-comment"))
     lab.write("mrg-comment/child", plan_text("mrg-comment-child"))
     lab.commit("agent adds a parent and a plan", AGENT)
@@ -144,7 +132,7 @@ def _build(root: Path) -> Lab:
         lab.write(f"{vid}-src", plan_text(f"{vid}-child", status="draft"))
     lab.commit("alice drafts plans", ALICE)
     digest = lab.cli("hash", "plans/pin-mv-src", cwd=lab.repo).stdout.strip().split()[-1]
-    lab.write("pin-mv", _parent("pin-mv", "plans/pin-mv-lib", digest))
+    lab.write("pin-mv", checkkit.pinning("pin-mv", "plans/pin-mv-lib", digest))
     for vid in [*EDITS, *OTHERS, "ctl-status", *TOGETHER]:
         lab.write(vid, plan_text(vid))
         lab.write(f"{vid}/child", plan_text(f"{vid}-child"))

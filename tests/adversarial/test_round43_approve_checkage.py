@@ -37,10 +37,10 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
+import checkkit
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text, window_open, with_widening_window
+from advkit import AGENT, Lab, plan_text, window_open, with_widening_window
 from test_round2_execution_kit import shared
 
 VIDS = ["age-mv", "age-cp", "age-readd"]
@@ -76,33 +76,13 @@ def _build(root: Path, max_age: int) -> Lab:
     frozen = int(time.time())  # ctl's first freeze is no earlier (git dates in seconds)
     lab.run()
     time.sleep(1.05)
-    for vid in ALL:
-        lab.git("checkout", "-q", "-b", f"pr-{vid}", "main")
-        lab.set_status(vid, "approved")
-        lab.commit(f"agent asks {vid}", AGENT)
-        lab.git("checkout", "-q", "main")
-    chk = root / "chk"
-    lab.git("clone", "-q", str(lab.repo), str(chk))
-    report: dict[str, Any] = {}
-    for vid in ALL:
-        out = lab.cli(
-            "check", "--config", str(lab.config), "--base", "origin/main",
-            "--head", f"origin/pr-{vid}", "--as", "alice@example.com", "--format", "json",
-            cwd=chk,
-        )  # fmt: skip
-        report[vid] = {"out": out.stdout, "err": out.stderr[-2000:]}
-    lab.check_report = report  # type: ignore[attr-defined]
-    for vid in ALL:
-        lab.git("merge", "--no-ff", "-q", "-m", f"merge pr-{vid}", f"pr-{vid}", who=ALICE)
-    lab.run()
+    checkkit.ask_in_prs(lab, ALL)
+    checkkit.predict(lab, root, ALL)
+    checkkit.merge_as_alice(lab, ALL, passes=1)
     # the control was checked and judged before its own max_age ran out, else the lab says
     # nothing of the three old versions: rebuild it wider
     window_open(frozen + max_age - 0.5, "the control's check and approval")
-    shutil.rmtree(chk, ignore_errors=True)
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    lab.audit_report = json.loads(res.stdout) if res.stdout.strip() else {"raw": res.stderr}  # type: ignore[attr-defined]
+    checkkit.audit_in_clone(lab, root)
     return lab
 
 
@@ -111,38 +91,25 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r43-checkage", with_widening_window(_build, first=MAX_AGE))
 
 
-def _p(vids: list[str], prefix: str = "") -> list[Any]:
-    return [
-        pytest.param(v, id=prefix + v, marks=[FOUND[prefix + v]] if prefix + v in FOUND else [])
-        for v in vids
-    ]
-
-
 def test_control_runs_once(lab: Lab) -> None:
     assert len(lab.calls("ctl")) == 1, lab.codes("ctl")
 
 
-@pytest.mark.parametrize("vid", _p(VIDS))
+@pytest.mark.parametrize("vid", checkkit.params(VIDS, FOUND))
 def test_an_old_version_expired(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(vid)
     assert "E_PLAN_EXPIRED" in lab.codes(vid), lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", _p(ALL, "check-"))
+@pytest.mark.parametrize("vid", checkkit.params(ALL, FOUND, "check-"))
 def test_check_matches_the_controller(lab: Lab, vid: str) -> None:
-    row = lab.check_report[vid]  # type: ignore[attr-defined]
-    assert row["out"].strip(), row["err"]
-    report = json.loads(row["out"])
-    rows = report if isinstance(report, list) else report.get("plans", [])
-    mine = [r for r in rows if r.get("plan") == f"plans/{vid}"]
-    assert mine, row["out"][:2000]
-    predicted = mine[0].get("outcome") == "start"
+    mine = checkkit.prediction(lab, vid)
+    predicted = mine.get("outcome") == "start"
     assert predicted == lab.started(vid), json.dumps(mine)[:2000]
 
 
-@pytest.mark.parametrize("vid", _p(ALL, "audit-"))
+@pytest.mark.parametrize("vid", checkkit.params(ALL, FOUND, "audit-"))
 def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
-    report = lab.audit_report  # type: ignore[attr-defined]
-    runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
-    assert len(runs) == int(lab.started(vid)), report
+    runs = checkkit.audited(lab, vid)
+    assert len(runs) == int(lab.started(vid)), lab.audit_report  # type: ignore[attr-defined]
     assert all(e.get("approval_valid") for e in runs), runs

@@ -72,6 +72,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, Lab, identity, plan_text
 from test_round2_execution_kit import shared
@@ -97,19 +98,6 @@ def _broke(why: str) -> pytest.MarkDecorator:
 FOUND: dict[str, pytest.MarkDecorator] = {}  # all 15 fixed (see "Fixed")
 
 
-def _parent(vid: str, path: str, digest: str) -> str:
-    return f"""\
-plan:
-  name: "{vid}"
-  task: "attack variant {vid}"
-  status: pending_approval
-actions:
-  - id: 1
-    plan: {{path: {path}, hash: "{digest}"}}
-    why: "run the pinned plan"
-"""
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     for vid in MOVED:
@@ -129,7 +117,7 @@ def _build(root: Path) -> Lab:
     assert len(lab.calls("ran-src")) == 1
     lab.write("ran-cp", plan_text("ran-src"))  # the same version again, at a new path
     digest = lab.cli("hash", "plans/pin-mv-src", cwd=lab.repo).stdout.strip().split()[-1]
-    lab.write("pin-mv", _parent("pin-mv", "plans/pin-mv-lib", digest))
+    lab.write("pin-mv", checkkit.pinning("pin-mv", "plans/pin-mv-lib", digest))
     for vid in ["nest-mv", "nest-deep", "nest-cp", "folder-mv", "ctl"]:
         lab.write(vid, plan_text(vid))
     lab.write("folder-mv-src", plan_text("folder-mv-child", status="draft"))
@@ -156,22 +144,8 @@ def _build(root: Path) -> Lab:
     lab.run()  # freeze
     lab.run()
     time.sleep(1.05)
-    for vid in ALL:
-        lab.git("checkout", "-q", "-b", f"pr-{vid}", "main")
-        lab.set_status(vid, "approved")
-        lab.commit(f"agent asks {vid}", AGENT)
-        lab.git("checkout", "-q", "main")
-    chk = root / "chk"
-    lab.git("clone", "-q", str(lab.repo), str(chk))
-    report: dict[str, Any] = {}
-    for vid in ALL:
-        out = lab.cli(
-            "check", "--config", str(lab.config), "--base", "origin/main",
-            "--head", f"origin/pr-{vid}", "--as", "alice@example.com", "--format", "json",
-            cwd=chk,
-        )  # fmt: skip
-        report[vid] = {"out": out.stdout, "err": out.stderr[-2000:]}
-    lab.check_report = report  # type: ignore[attr-defined]
+    checkkit.ask_in_prs(lab, ALL)
+    chk = checkkit.predict(lab, root, ALL)
     approve: dict[str, Any] = {}
     lab.extra_env = identity(ALICE)  # type: ignore[attr-defined]
     for vid in ALL:
@@ -188,28 +162,14 @@ def _build(root: Path) -> Lab:
     lab.extra_env = {}  # type: ignore[attr-defined]
     lab.approve_report = approve  # type: ignore[attr-defined]
     time.sleep(1.05)
-    for vid in ALL:
-        lab.git("merge", "--no-ff", "-q", "-m", f"merge pr-{vid}", f"pr-{vid}", who=ALICE)
-    lab.run()
-    lab.run()
-    shutil.rmtree(chk, ignore_errors=True)
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    lab.audit_report = json.loads(res.stdout) if res.stdout.strip() else {"raw": res.stderr}  # type: ignore[attr-defined]
+    checkkit.merge_as_alice(lab, ALL)
+    checkkit.audit_in_clone(lab, root)
     return lab
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r43-checkcarry", _build)
-
-
-def _p(vids: list[str], prefix: str = "") -> list[Any]:
-    return [
-        pytest.param(v, id=prefix + v, marks=[FOUND[prefix + v]] if prefix + v in FOUND else [])
-        for v in vids
-    ]
 
 
 RUNS = {"pin-mv": "pin-mv-child"}
@@ -229,26 +189,21 @@ def test_control_runs_once(lab: Lab) -> None:
     assert _ran(lab, "ctl") == 1, lab.codes("ctl")
 
 
-@pytest.mark.parametrize("vid", _p(VIDS))
+@pytest.mark.parametrize("vid", checkkit.params(VIDS, FOUND))
 def test_the_controller_refuses_the_carried_writer(lab: Lab, vid: str) -> None:
     assert _ran(lab, vid) == 0, lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
     assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", _p(ALL, "check-"))
+@pytest.mark.parametrize("vid", checkkit.params(ALL, FOUND, "check-"))
 def test_check_matches_the_controller(lab: Lab, vid: str) -> None:
-    row = lab.check_report[vid]  # type: ignore[attr-defined]
-    assert row["out"].strip(), row["err"]
-    report = json.loads(row["out"])
-    rows = report if isinstance(report, list) else report.get("plans", [])
-    mine = [r for r in rows if r.get("plan") == f"plans/{vid}"]
-    assert mine, row["out"][:2000]
-    predicted = mine[0].get("outcome") == "start"
+    mine = checkkit.prediction(lab, vid)
+    predicted = mine.get("outcome") == "start"
     assert predicted == lab.started(vid), json.dumps(mine)[:2000]
 
 
-@pytest.mark.parametrize("vid", _p(ALL, "approve-"))
+@pytest.mark.parametrize("vid", checkkit.params(ALL, FOUND, "approve-"))
 def test_approve_config_says_what_the_controller_does(lab: Lab, vid: str) -> None:
     row = lab.approve_report[vid]  # type: ignore[attr-defined]
     assert row["committed"] == lab.started(vid) or vid == "ran-cp", row
@@ -256,9 +211,8 @@ def test_approve_config_says_what_the_controller_does(lab: Lab, vid: str) -> Non
         assert "E_SELF_APPROVAL" in row["text"], row
 
 
-@pytest.mark.parametrize("vid", _p(ALL, "audit-"))
+@pytest.mark.parametrize("vid", checkkit.params(ALL, FOUND, "audit-"))
 def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
-    report = lab.audit_report  # type: ignore[attr-defined]
-    runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
-    assert len(runs) == int(lab.started(vid)), report
+    runs = checkkit.audited(lab, vid)
+    assert len(runs) == int(lab.started(vid)), lab.audit_report  # type: ignore[attr-defined]
     assert all(e.get("approval_valid") for e in runs), runs

@@ -41,11 +41,10 @@ moved below the parent broke ``check``: ``test_round43_approve_checkcarry.py``.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
-from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -62,19 +61,6 @@ def _broke(why: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason="round 43: " + why)
 
 
-def _parent(vid: str, path: str, digest: str) -> str:
-    return f"""\
-plan:
-  name: "{vid}"
-  task: "attack variant {vid}"
-  status: pending_approval
-actions:
-  - id: 1
-    plan: {{path: {path}, hash: "{digest}"}}
-    why: "run the pinned plan"
-"""
-
-
 def _last_line(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     i = text.rindex(old)
@@ -87,7 +73,9 @@ def _build(root: Path) -> Lab:
     lab.commit("agent library", AGENT)
     res = lab.cli("hash", "plans/pin-meta-status-lib", cwd=lab.repo)
     digest = res.stdout.strip().split()[-1]
-    lab.write("pin-meta-status", _parent("pin-meta-status", "plans/pin-meta-status-lib", digest))
+    lab.write(
+        "pin-meta-status", checkkit.pinning("pin-meta-status", "plans/pin-meta-status-lib", digest)
+    )
     for vid in [v for v in ALL if v != "pin-meta-status"]:
         lab.write(vid, plan_text(vid))
     lab.write("inputs-status/child", plan_text("inputs-status-child") + f"inputs:\n  {LINE}\n")
@@ -120,45 +108,17 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.run()
     time.sleep(1.05)
-    for vid in ALL:
-        lab.git("checkout", "-q", "-b", f"pr-{vid}", "main")
-        lab.set_status(vid, "approved")
-        lab.commit(f"agent asks {vid}", AGENT)
-        lab.git("checkout", "-q", "main")
-    chk = root / "chk"
-    lab.git("clone", "-q", str(lab.repo), str(chk))
-    report: dict[str, Any] = {}
-    for vid in ALL:
-        out = lab.cli(
-            "check", "--config", str(lab.config), "--base", "origin/main",
-            "--head", f"origin/pr-{vid}", "--as", "alice@example.com", "--format", "json",
-            cwd=chk,
-        )  # fmt: skip
-        report[vid] = {"out": out.stdout, "err": out.stderr[-2000:]}
-    lab.check_report = report  # type: ignore[attr-defined]
+    checkkit.ask_in_prs(lab, ALL)
+    checkkit.predict(lab, root, ALL)
     time.sleep(1.05)
-    for vid in ALL:
-        lab.git("merge", "--no-ff", "-q", "-m", f"merge pr-{vid}", f"pr-{vid}", who=ALICE)
-    lab.run()
-    lab.run()
-    shutil.rmtree(chk, ignore_errors=True)
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    lab.audit_report = json.loads(res.stdout) if res.stdout.strip() else {"raw": res.stderr}  # type: ignore[attr-defined]
+    checkkit.merge_as_alice(lab, ALL)
+    checkkit.audit_in_clone(lab, root)
     return lab
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r43-statuslook", _build)
-
-
-def _p(vids: list[str], prefix: str = "") -> list[Any]:
-    return [
-        pytest.param(v, id=prefix + v, marks=[FOUND[prefix + v]] if prefix + v in FOUND else [])
-        for v in vids
-    ]
 
 
 RUNS = {"pin-meta-status": "pin-meta-status-lib"}
@@ -172,28 +132,22 @@ def test_control_runs_once(lab: Lab) -> None:
     assert _ran(lab, "ctl-status") == 1, lab.codes("ctl-status")
 
 
-@pytest.mark.parametrize("vid", _p(VIDS))
+@pytest.mark.parametrize("vid", checkkit.params(VIDS, FOUND))
 def test_a_writer_below_the_parent_cannot_approve_it(lab: Lab, vid: str) -> None:
     assert _ran(lab, vid) == 0, lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
     assert "E_SELF_APPROVAL" in lab.codes(vid), lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", _p(ALL, "check-"))
+@pytest.mark.parametrize("vid", checkkit.params(ALL, FOUND, "check-"))
 def test_check_matches_the_controller(lab: Lab, vid: str) -> None:
-    row = lab.check_report[vid]  # type: ignore[attr-defined]
-    assert row["out"].strip(), row["err"]
-    report = json.loads(row["out"])
-    rows = report if isinstance(report, list) else report.get("plans", [])
-    mine = [r for r in rows if r.get("plan") == f"plans/{vid}"]
-    assert mine, row["out"][:2000]
-    predicted = mine[0].get("outcome") == "start"
+    mine = checkkit.prediction(lab, vid)
+    predicted = mine.get("outcome") == "start"
     assert predicted == lab.started(vid), json.dumps(mine)[:2000]
 
 
-@pytest.mark.parametrize("vid", _p(ALL, "audit-"))
+@pytest.mark.parametrize("vid", checkkit.params(ALL, FOUND, "audit-"))
 def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
-    report = lab.audit_report  # type: ignore[attr-defined]
-    runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
-    assert len(runs) == int(lab.started(vid)), report
+    runs = checkkit.audited(lab, vid)
+    assert len(runs) == int(lab.started(vid)), lab.audit_report  # type: ignore[attr-defined]
     assert all(e.get("approval_valid") for e in runs), runs

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, identity, plan_text
 from test_round2_execution_kit import shared
@@ -105,11 +106,6 @@ def test_the_controller_verdicts(lab: Lab) -> None:
 
 @pytest.mark.parametrize("vid", _p(list(CASES), "check-"))
 def test_check_predicts_for_the_merger(lab: Lab, vid: str) -> None:
-    row = lab.check_report[vid]  # type: ignore[attr-defined]
-    assert row["out"].strip(), row["err"]
-    report = json.loads(row["out"])
-    rows = report if isinstance(report, list) else report.get("plans", [])
-    mine = [r for r in rows if r.get("plan") == f"plans/{vid}"]
-    assert mine, row["out"][:2000]
-    predicted = mine[0].get("outcome") == "start"
+    mine = checkkit.prediction(lab, vid)
+    predicted = mine.get("outcome") == "start"
     assert predicted == lab.started(vid), json.dumps(mine)[:2000]

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkkit
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -115,11 +116,6 @@ def test_the_voter_who_wrote_no_longer_counts(lab: Lab, vid: str) -> None:
 
 @pytest.mark.parametrize("vid", _p(CASES, "check-"))
 def test_check_matches_the_controller(lab: Lab, vid: str) -> None:
-    row = lab.check_report[vid]  # type: ignore[attr-defined]
-    assert row["out"].strip(), row["err"]
-    report = json.loads(row["out"])
-    rows = report if isinstance(report, list) else report.get("plans", [])
-    mine = [r for r in rows if r.get("plan") == f"plans/two/{vid}"]
-    assert mine, row["out"][:2000]
-    predicted = mine[0].get("outcome") == "start"
+    mine = checkkit.prediction(lab, vid, f"two/{vid}")
+    predicted = mine.get("outcome") == "start"
     assert predicted == lab.started(f"two/{vid}"), json.dumps(mine)[:2000]

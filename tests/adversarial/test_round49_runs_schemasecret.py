@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import mcpkit
 import pytest
 from advkit import Lab
 from test_round2_execution_kit import shared
@@ -68,45 +68,7 @@ PLAN = (
 
 
 def _mcp(lab: Lab, cfg: str, name: str, arguments: dict[str, object]) -> str:
-    rpc = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        },
-    ]
-    mcp = subprocess.Popen(
-        [str(Path(sys.executable).parent / "plangate"), "mcp", "--config", cfg],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=lab.env(),
-        cwd=lab.root,
-    )
-    assert mcp.stdin is not None and mcp.stdout is not None
-    mcp.stdin.write("".join(json.dumps(m) + "\n" for m in rpc))
-    mcp.stdin.flush()
-    answer = ""
-    for line in mcp.stdout:  # until the call's answer
-        if '"id":2' in line.replace(" ", ""):
-            answer = line
-            break
-    mcp.stdin.close()
-    mcp.wait(timeout=30)
-    return answer
+    return json.dumps(mcpkit.call(lab, name, arguments, config=cfg))
 
 
 def _build(root: Path) -> Lab:

@@ -36,8 +36,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
 
+import mcpkit
 import pytest
 from advkit import BenchError, Lab, plan_text
 from test_round2_execution_kit import shared
@@ -63,42 +63,6 @@ def _get(base: str, path: str, method: str = "GET") -> tuple[int | None, str]:
         return error.code, error.read().decode("utf-8", "replace")
     except OSError as error:
         return None, repr(error)
-
-
-def _mcp(lab: Lab, calls: list[tuple[str, dict[str, Any]]]) -> dict[int, Any]:
-    messages: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
-    for i, (name, args) in enumerate(calls, 1):
-        messages.append(
-            {
-                "jsonrpc": "2.0",
-                "id": i,
-                "method": "tools/call",
-                "params": {"name": name, "arguments": args},
-            }
-        )
-    done = subprocess.run(
-        [PLANGATE, "mcp", "--config", str(lab.config)],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        capture_output=True,
-        text=True,
-        env=lab.env(),
-        timeout=120,
-        check=False,
-    )
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    return {row["id"]: row for row in rows if "id" in row}
 
 
 def _build(root: Path) -> Lab:
@@ -167,8 +131,8 @@ def _build(root: Path) -> Lab:
         "approved": {"plan": plan_text("ap", status="approved"), "slug": "ap"},
     }
     head = lab.head()
-    answers = _mcp(lab, [("submit", a) for a in calls.values()])
-    lab.mcp = {vid: answers.get(i) for i, vid in enumerate(calls, 1)}  # type: ignore[attr-defined]
+    answers, _stderr = mcpkit.session(lab, [("submit", a) for a in calls.values()])
+    lab.mcp = dict(zip(calls, answers, strict=True))  # type: ignore[attr-defined]
     lab.moved = (
         lab.head() != head
         or bool(lab.git("status", "--porcelain"))

@@ -28,54 +28,18 @@ once).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import mcpkit
 import pytest
 from advkit import ALICE, BOB, Lab, plan_text
 from test_round2_execution_kit import shared
 
-PLANGATE = str(Path(sys.executable).with_name("plangate"))
-
 
 def mcp(lab: Lab, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    msgs: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "r55", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
-    for i, (name, args) in enumerate(calls, 1):
-        msgs.append(
-            {
-                "jsonrpc": "2.0",
-                "id": i,
-                "method": "tools/call",
-                "params": {"name": name, "arguments": args},
-            }
-        )
-    done = subprocess.run(
-        [PLANGATE, "mcp", "--config", str(lab.config)],
-        input="".join(json.dumps(m) + "\n" for m in msgs),
-        capture_output=True,
-        text=True,
-        cwd=lab.root,
-        env=lab.env(),
-        timeout=120,
-    )
-    replies = {r.get("id"): r for r in map(json.loads, filter(str.strip, done.stdout.splitlines()))}
-    return [replies[i].get("result", replies[i].get("error")) for i in range(1, len(calls) + 1)]
+    return [r.get("result", r.get("error")) for r in mcpkit.answers(lab, calls)]
 
 
 def _build(root: Path) -> Lab:

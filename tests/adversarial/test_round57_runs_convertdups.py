@@ -60,6 +60,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mcpkit
 import pytest
 from advkit import ALICE, BenchError, Lab, cases
 from test_round2_execution_kit import shared
@@ -254,39 +255,8 @@ MCP_BROKEN: dict[str, Any] = {}
 
 
 def _mcp(lab: Lab, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        },
-    ]
-    result = subprocess.run(
-        [str(Path(sys.executable).parent / "plangate"), "mcp", "--config", str(lab.config)],
-        input="".join(json.dumps(m) + "\n" for m in lines),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=lab.env(),
-        cwd=lab.root,
-    )
-    for line in result.stdout.splitlines():
-        message = json.loads(line)
-        if message.get("id") == 2:
-            return dict(message.get("result") or message)
-    raise BenchError(f"no answer from plangate mcp: {result.stderr[-1500:]}")
+    message = mcpkit.call(lab, name, arguments, timeout=60)
+    return dict(message.get("result") or message)
 
 
 @pytest.mark.parametrize("vid", cases(MCP_IDS, MCP_IDS, MCP_BROKEN))

@@ -50,11 +50,11 @@ controller, ``plangate check`` and the audit (all read the history index's lifec
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
+import pairkit
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from advkit import ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 #: Fixed (2026-11-29): rebased-b, empty-b, reject-b (see the docstring).
@@ -63,35 +63,8 @@ BROKEN: dict[str, object] = {}
 VIDS = ["plain", "rebased", "empty", "apart", "reject"]
 
 
-def plan(slug: str) -> str:
-    return (
-        f'plan:\n  name: "{slug}"\n  task: "agent task {slug}"\n  status: pending_approval\n'
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "agent: record {slug}"\n    params: {{tag: "{slug}"}}\n'
-    )
-
-
-def _commit(lab: Lab, who: tuple[str, str], msg: str, author: int, committer: int) -> None:
-    lab.git("add", "-A")
-    env = {"GIT_AUTHOR_DATE": f"@{author} +0000", "GIT_COMMITTER_DATE": f"@{committer} +0000"}
-    lab.extra_env = env  # type: ignore[attr-defined]
-    try:
-        lab.git("commit", "-q", "--allow-empty-message", "-m", msg, who=who)
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
-
-
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    t = int(time.time()) - 3600
-    lab.git_date = f"@{t} +0000"
-    for v in VIDS:
-        lab.write(f"{v}-a", plan(f"{v}-a"))
-        lab.write(f"{v}-b", plan(f"{v}-b"))
-    lab.commit("agent plans", AGENT)
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.run()
+    lab, t = pairkit.pairs_lab(root, VIDS, 3600)
     t += 60
     for v, msg, late, gap in (
         ("plain", "lgtm", 0, 0),
@@ -101,29 +74,15 @@ def _build(root: Path) -> Lab:
     ):
         t += 120
         lab.set_status(f"{v}-a", "approved")
-        _commit(lab, ALICE, msg, t, t + late)
+        pairkit.commit_dated(lab, ALICE, msg, t, t + late)
         lab.set_status(f"{v}-b", "approved")
-        _commit(lab, ALICE, msg, t + gap, t + gap + late + (1 if late else 0))
+        pairkit.commit_dated(lab, ALICE, msg, t + gap, t + gap + late + (1 if late else 0))
     t += 120
     lab.set_status("reject-a", "approved")
-    _commit(lab, ALICE, "review", t, t + 40)
+    pairkit.commit_dated(lab, ALICE, "review", t, t + 40)
     lab.set_status("reject-b", "rejected")
-    _commit(lab, ALICE, "review", t, t + 41)
-    t += 120
-    lab.git_date = f"@{t} +0000"
-    lab.run()
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.set_status("reject-b", "approved")
-    lab.commit("bob approves reject-b", BOB)
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.run()
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    lab.git_date = None
+    pairkit.commit_dated(lab, ALICE, "review", t, t + 41)
+    pairkit.second_look(lab, t, "reject-b")
     return lab
 
 

@@ -74,15 +74,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import mcpkit
 import pytest
 from advkit import ALICE, BOB, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
-PLANGATE = str(Path(sys.executable).with_name("plangate"))
 SECRET = "r61-Sekr3t-Qx7pLm2Vw"
 RACE_N = 6
 
@@ -135,44 +134,9 @@ NOTES = {
 
 
 def mcp(lab: Lab, calls: list[tuple[str, dict[str, Any]]], timeout: float = 120) -> list[Any]:
-    msgs: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "r61", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
-    for i, (name, args) in enumerate(calls, 1):
-        msgs.append(
-            {
-                "jsonrpc": "2.0",
-                "id": i,
-                "method": "tools/call",
-                "params": {"name": name, "arguments": args},
-            }
-        )
-    done = subprocess.run(
-        [PLANGATE, "mcp", "--config", str(lab.config)],
-        input="".join(json.dumps(m) + "\n" for m in msgs),
-        capture_output=True,
-        text=True,
-        cwd=lab.root,
-        env=lab.env(),
-        timeout=timeout,
-    )
-    replies: dict[Any, Any] = {}
-    for line in done.stdout.splitlines():
-        if line.strip():
-            r = json.loads(line)
-            replies[r.get("id")] = r
-    lab.mcp_stderr = done.stderr[-20000:]  # type: ignore[attr-defined]
-    return [replies.get(i, {"missing": True}) for i in range(1, len(calls) + 1)]
+    replies, stderr = mcpkit.session(lab, calls, timeout=timeout)
+    lab.mcp_stderr = stderr[-20000:]  # type: ignore[attr-defined]
+    return [reply or {"missing": True} for reply in replies]
 
 
 def _text(reply: dict[str, Any]) -> str:

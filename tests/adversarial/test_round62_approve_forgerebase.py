@@ -57,11 +57,11 @@ another of the same second and subject landing through a forge's rebase-merge.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
+import pairkit
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from advkit import ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -73,42 +73,13 @@ WEB = {"web": 0, "web-late": 1}
 VIDS = [*PICKED, "amend", *WEB]
 
 
-def plan(slug: str) -> str:
-    return (
-        f'plan:\n  name: "{slug}"\n  task: "agent task {slug}"\n  status: pending_approval\n'
-        "available_tools: [{name: rec}]\nactions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "agent: record {slug}"\n    params: {{tag: "{slug}"}}\n'
-    )
-
-
-def _as(lab: Lab, author: int, committer: int, who_commits: tuple[str, str] | None = None) -> None:
-    env = {"GIT_AUTHOR_DATE": f"@{author} +0000", "GIT_COMMITTER_DATE": f"@{committer} +0000"}
-    if who_commits:
-        env.update(GIT_COMMITTER_NAME=who_commits[0], GIT_COMMITTER_EMAIL=who_commits[1])
-    lab.extra_env = env  # type: ignore[attr-defined]
-
-
 def _commit(lab: Lab, msg: str, t: int, by: tuple[str, str] | None = None, late: int = 0) -> str:
-    lab.git("add", "-A")
-    _as(lab, t, t + late, by)
-    try:
-        lab.git("commit", "-q", "-m", msg, who=ALICE)
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
+    pairkit.commit_dated(lab, ALICE, msg, t, t + late, by)
     return lab.head()
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
-    t = int(time.time()) - 7200
-    lab.git_date = f"@{t} +0000"
-    for v in VIDS:
-        lab.write(f"{v}-a", plan(f"{v}-a"))
-        lab.write(f"{v}-b", plan(f"{v}-b"))
-    lab.commit("agent plans", AGENT)
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.run()
+    lab, t = pairkit.pairs_lab(root, VIDS, 7200)
     lab.git_date = None
     base = lab.head()
     for v, by in PICKED.items():
@@ -122,42 +93,22 @@ def _build(root: Path) -> Lab:
         two = _commit(lab, msg, t)
         lab.git("checkout", "-q", "main")
         for i, sha in enumerate((one, two)):
-            _as(lab, t, t + 90 + i, by)
-            try:
+            with pairkit.dated(lab, t, t + 90 + i, by):
                 lab.git("cherry-pick", "--allow-empty", sha, who=by)
-            finally:
-                lab.extra_env = {}  # type: ignore[attr-defined]
     t += 120
     lab.set_status("amend-a", "approved")
     _commit(lab, "lgtm", t)
     lab.set_status("amend-b", "approved")
     _commit(lab, "lgtm", t)
-    _as(lab, t, t + 50)
-    try:
+    with pairkit.dated(lab, t, t + 50):
         lab.git("commit", "-q", "--amend", "--no-edit", who=ALICE)
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
     for v, late in WEB.items():
         t += 120
         lab.set_status(f"{v}-a", "approved")
         _commit(lab, "Update PLAN.yml", t, FORGE)
         lab.set_status(f"{v}-b", "approved")
         _commit(lab, "Update PLAN.yml", t, FORGE, late)
-    t += 120
-    lab.git_date = f"@{t} +0000"
-    lab.run()
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.set_status("forge-rej-b", "approved")
-    lab.commit("bob approves forge-rej-b", BOB)
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.run()
-    t += 60
-    lab.git_date = f"@{t} +0000"
-    lab.run()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    lab.git_date = None
+    pairkit.second_look(lab, t, "forge-rej-b")
     return lab
 
 

@@ -79,8 +79,9 @@ from typing import Any
 
 import pytest
 from advkit import Lab, cases, plan_text
+from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import PLANGATE, mcp
+from test_round61_surface_mcp import mcp
 
 SECRET = "r62-sekr3t-zp4qwlm8"
 NUMERIC = "0072946183"  # round 60: a numeric secret hides its canonical number forms too

@@ -55,7 +55,7 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -251,15 +251,7 @@ def test_a_fresh_clone_audit_agrees_with_what_ran(lab: Lab, tmp_path: Path) -> N
     """No start of an attack plan that git still shows is called valid by a fresh clone
     (the reset variants are left out: their rejection is gone from git, so no audit can see
     it; the controller's pass is where that defence belongs)."""
-    import json
-    import subprocess
-
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert {"plans/plain", "plans/two/revert-partial-bob"} <= valid, report
     for vid in ATTACKS:
         if vid not in ERASED:

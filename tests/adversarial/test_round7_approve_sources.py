@@ -32,7 +32,7 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, load_yaml, plan_text
+from advkit import AGENT, ALICE, Lab, clone_audit, load_yaml, plan_text
 from test_round2_approval_authors import shared_lab
 
 ATTACKS = ["draft-comment", "draft-flow", "draft-to-json", "json-indent", "plan-comment"]
@@ -126,13 +126,6 @@ def test_text_alice_wrote_is_hers_whatever_its_bytes(lab: Lab, vid: str) -> None
 def test_a_fresh_clone_audit_never_calls_a_rewritten_draft_approval_valid(
     lab: Lab, tmp_path: Path
 ) -> None:
-    import subprocess
-
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid, report
     assert not valid & {f"plans/{v}" for v in ATTACKS}, sorted(valid)

@@ -36,11 +36,10 @@ Controls: ``plain`` (Alice approves the agent's plan) runs once.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -191,12 +190,7 @@ def test_check_predicts_what_the_controller_does(lab: Lab, pr: str, vid: str) ->
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid, report
     for vid in ATTACKS:
         assert f"plans/{vid}" not in valid, report

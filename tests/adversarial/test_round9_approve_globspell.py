@@ -39,12 +39,11 @@ as someone else, though, every spelling here is the approver's own mailbox. Cont
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+import spellkit
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_approval_authors import shared_lab
 
 APPROVAL = """\
@@ -87,31 +86,10 @@ DUP_SPELL = (
 BROKEN: dict[str, object] = {}
 
 
-def _tag(vid: str) -> str:
-    return vid.replace("/", "-")
-
-
-def raw_commit(lab: Lab, message: str, name: str, email: str) -> str:
-    """Stage everything and commit it with an ident git's porcelain would not write."""
-    lab.git("add", "-A")
-    tree = lab.git("write-tree").strip()
-    parent = lab.head()
-    stamp = lab.git("log", "-1", "--format=%ct").strip()
-    stamp = str(int(stamp) + 1)
-    body = (
-        f"tree {tree}\nparent {parent}\n"
-        f"author {name} <{email}> {stamp} +0000\n"
-        f"committer {name} <{email}> {stamp} +0000\n\n{message}\n"
-    )
-    sha = lab.git("hash-object", "-t", "commit", "-w", "--stdin", input=body).strip()
-    lab.git("update-ref", "HEAD", sha)
-    return sha
-
-
 def approve_as(lab: Lab, slug: str, email: str) -> str:
-    lab.set_status(slug, "approved")
     if email.startswith('"') or "\\" in email:
-        return raw_commit(lab, f"approve {slug}", "Bob", email)
+        return spellkit.approve_raw(lab, slug, email)
+    lab.set_status(slug, "approved")
     lab.git("add", "-A")
     lab.git("commit", "-q", "-m", f"approve {slug} ({email})", who=("Bob", email))
     return lab.head()
@@ -120,10 +98,10 @@ def approve_as(lab: Lab, slug: str, email: str) -> str:
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=APPROVAL)
     for vid in SELF:
-        lab.write(vid, plan_text(_tag(vid)))
+        lab.write(vid, plan_text(spellkit.tag(vid)))
     lab.commit("bob writes his plans", BOB)
     for vid in [*DUP, "two/cw", "two/honest", "plain"]:
-        lab.write(vid, plan_text(_tag(vid)))
+        lab.write(vid, plan_text(spellkit.tag(vid)))
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze everything
 
@@ -135,10 +113,7 @@ def _build(root: Path) -> Lab:
     lab.approve("two/honest", ALICE)
     lab.approve("plain", ALICE)
     lab.run()  # self-*: decided; dup/cw/honest: partial; plain starts
-    partial = {
-        v: (lab.plan(v).get("approval") or {}).get("status") for v in [*DUP, "two/cw", "two/honest"]
-    }
-    (lab.root / "partial.json").write_text(json.dumps(partial))
+    spellkit.save_partial(lab, [*DUP, "two/cw", "two/honest"])
     during_vote = lab.read("two/cw")
 
     for spelling, vid in zip(SPELLINGS.values(), DUP, strict=True):
@@ -162,27 +137,22 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.mark.parametrize("vid", ["plain", "two/honest"])
 def test_the_controls_run_once(lab: Lab, vid: str) -> None:
-    assert len(lab.calls(_tag(vid))) == 1, lab.codes(vid)
+    assert len(lab.calls(spellkit.tag(vid))) == 1, lab.codes(vid)
 
 
 def test_the_first_votes_were_partial(lab: Lab) -> None:
-    partial = json.loads((lab.root / "partial.json").read_text())
+    partial = spellkit.partial_votes(lab)
     assert set(partial.values()) == {"partial"}, partial
 
 
-@pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in ATTACKS])
+@pytest.mark.parametrize("vid", spellkit.marked(ATTACKS, BROKEN))
 def test_one_person_is_one_vote_and_never_her_own(lab: Lab, vid: str) -> None:
-    assert lab.calls(_tag(vid)) == [], lab.codes(vid)
+    assert lab.calls(spellkit.tag(vid)) == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
 
 
 def test_a_fresh_clone_audit_agrees(lab: Lab, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
-    result = lab.cli("audit", "--json", cwd=clone)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    report = json.loads(result.stdout)
-    valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
+    report, valid = clone_audit(lab, tmp_path)
     assert "plans/plain" in valid, report
     for vid in ATTACKS:
         if vid not in BROKEN:

@@ -29,7 +29,11 @@ as is, while the text format quotes it as written: the markdown escaping breaks 
 match and the whole line goes through the redactor, which also masks the secret's
 upper-case spelling). Held: the rest (the committed plan and log's ``why``, ``show``,
 ``status --json``, MCP ``status``/``wait``, ``check`` text and JSON, the suffix after a
-leading ``...``, the name and task).
+leading ``...``, the name and task). Should: MCP ``log`` passes the committed log on as the
+controller wrote it (it is already redacted where it holds the controller's material); the
+log's "Params (resolved)" quotes a literal param as the plan wrote it and masks only what a
+reference brought in; ``check``'s markdown report quotes the plan's text as its text report
+does (escape after the own-text split, not before).
 """
 
 from __future__ import annotations
@@ -104,7 +108,8 @@ def _build(root: Path) -> Lab:
             got[k][f"{slug}-commit"] = lab.git("show", f"HEAD:{plan}/PLAN.yml")
             got[k][f"{slug}-log"] = lab.git("show", f"HEAD:{plan}/EXECUTION_LOG.md", check=False)
             got[k][f"{slug}-status"] = json.dumps(rows.get(plan), ensure_ascii=False)
-            got[k][f"{slug}-show"] = lab.cli("show", "--config", cfg, plan, cwd=lab.repo).stdout
+            if slug in ("why", "par"):
+                got[k][f"{slug}-show"] = lab.cli("show", "--config", cfg, plan, cwd=lab.repo).stdout
             calls += [
                 ("status", {"path": plan}),
                 ("log", {"path": plan}),
@@ -166,7 +171,7 @@ IDS = [
     f"{slug}-{what}"
     for slug in MAIN
     for what in ("commit", "log", "status", "show", "mcp-status", "mcp-log", "mcp-wait")
-    if not (what == "log" and slug not in ("why", "par"))
+    if not (what in ("log", "show") and slug not in ("why", "par"))
 ] + [f"b-{slug}-check-{fmt}" for slug in BRANCH for fmt in ("text", "md", "json")]
 
 CLS = "a secret-equality oracle in an answer that quotes only the agent's own text"

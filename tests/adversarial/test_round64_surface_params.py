@@ -63,7 +63,9 @@ tools:
         opts: {{type: object, properties: {{n: {{type: integer}}}}, additionalProperties: false}}
         node:
           type: object
-          properties: {{name: {{type: string}}, kids: {{type: array, items: {{$ref: "#/$defs/node"}}}}}}
+          properties:
+            name: {{type: string}}
+            kids: {{type: array, items: {{$ref: "#/$defs/node"}}}}
           additionalProperties: false
         Output: {{type: integer}}
       properties:
@@ -213,17 +215,24 @@ plan:
 available_tools: [{{name: echo}}, {{name: recn}}, {{name: chk}}, {{name: fail}}]
 actions:
 """
-CHECK = '{tool: chk, params: {tag: "%s", n: "$<actions[1].outputs.o>"}, expect: [{path: "$.json.ok", equals: true}]'
+CHECK = (
+    '{tool: chk, params: {tag: "%s", n: "$<actions[1].outputs.o>"},'
+    ' expect: [{path: "$.json.ok", equals: true}]'
+)
 
 RUNTIME = {
-    "rt-ok": ("7", '  - {id: 2, tool: recn, why: w, params: {tag: rt-ok, n: "$<actions[1].outputs.o>"}}\n'),
+    "rt-ok": (
+        "7",
+        '  - {id: 2, tool: recn, why: w, params: {tag: rt-ok, n: "$<actions[1].outputs.o>"}}\n',
+    ),
     "rt-action": (
         "notint",
         '  - {id: 2, tool: recn, why: w, params: {tag: rt-action, n: "$<actions[1].outputs.o>"}}\n',
     ),
     "rt-deep": (
         "notint",
-        '  - {id: 2, tool: recn, why: w, params: {tag: rt-deep, opts: {n: "$<actions[1].outputs.o>"}}}\n',
+        "  - {id: 2, tool: recn, why: w,"
+        ' params: {tag: rt-deep, opts: {n: "$<actions[1].outputs.o>"}}}\n',
     ),
     "rt-text": (
         "notint",
@@ -232,7 +241,8 @@ RUNTIME = {
     "rt-fallback": (
         "notint",
         "  - id: 2\n    tool: fail\n    why: w\n    on_failure: fallback\n    fallback:\n"
-        '      - {id: "2.1", tool: recn, why: fb, params: {tag: rt-fallback, n: "$<actions[1].outputs.o>"}}\n',
+        '      - {id: "2.1", tool: recn, why: fb,'
+        ' params: {tag: rt-fallback, n: "$<actions[1].outputs.o>"}}\n',
     ),
     "rt-verify": (
         "notint",
@@ -246,7 +256,7 @@ RUNTIME = {
     ),
     "rt-nested": (
         "notint",
-        "  - id: 2\n    plan: {path: plans/lib64, hash: \"HASH\"}\n    why: w\n"
+        '  - id: 2\n    plan: {path: plans/lib64, hash: "HASH"}\n    why: w\n'
         '    inputs: {n: "$<actions[1].outputs.o>"}\n',
     ),
 }

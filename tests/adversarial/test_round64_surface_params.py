@@ -23,7 +23,8 @@ step), ``rt-verify`` (a verify's check tool), ``rt-precond`` (a precondition's c
 the value (``E_PARAMS_INVALID`` before the call); ``rt-ok`` (the value ``7``) is called.
 
 Broke (strict xfails): ``defs-ref-ok``, ``defs-nested-ref``, ``defs-tree-ok``,
-``defs-tree-ref``, ``defs-bad-port``: ``schema --config`` embeds the catalog schema in the plan schema as it
+``defs-tree-ref``, ``defs-bad-port``: ``schema --config`` embeds the catalog schema in the
+plan schema as it
 is, so its ``$ref: "#/$defs/port"`` points into the PLAN schema's ``$defs``: jsonschema
 fails ("PointerToNowhere: '/$defs/port' does not exist") on every plan naming ``rec`` (an
 editor cannot check an honest plan at all); ``collide-honest``: ``$ref: "#/$defs/Output"``

@@ -28,6 +28,8 @@ merged again):
   behind the second parent descend from a commit of the new line (D). Asserted: never runs.
 - ``gap-forge``: the same, with her docs pull request merged into main by HER (the forge's
   merge button: G, unread) instead of the agent.
+- ``gap-seen``: as ``gap-descend``, with a pass that READ the agent's merge of her branch
+  (the tip read is that merge); only the approval after it is unread.
 - ``docs-ok`` (honest): Bob's docs commit on main (unread), Alice's stale docs branch
   pulls, fast-forward: followed; Alice approves ``docs-ok`` after every pull (a pull onto
   the tip read still hides the controller's records behind a second parent from a fresh
@@ -44,7 +46,8 @@ Also asserted: the fresh-clone audit lists exactly the runs the controller made.
 Seen (FINDINGS.md, round 64): ``gap-descend`` and ``gap-forge`` BROKE: followed, the agent's
 plan ran credited to Alice's update merge (approver alice), and the fresh-clone audit calls it
 valid. Held:
-``gap-mergein`` and ``gap-octopus`` (``E_HISTORY_REWRITTEN``, never run). Honest:
+``gap-mergein``, ``gap-octopus`` and ``gap-seen`` (``E_HISTORY_REWRITTEN``, never run: once
+the merge of her branch was read, her D is no unread commit of the new line). Honest:
 ``docs-ok``, ``pull-read`` and ``forge-ok`` followed and ran once on her approval, valid; the
 audit lists exactly the controller's runs.
 """
@@ -59,7 +62,7 @@ from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs, xfail
 from test_round2_execution_kit import shared
 
 OWNER = ("Owner", "owner@example.com")
-NEVER = ["gap-mergein", "gap-octopus", "gap-descend", "gap-forge"]
+NEVER = ["gap-mergein", "gap-octopus", "gap-descend", "gap-forge", "gap-seen"]
 HONEST = ["docs-ok", "pull-read", "forge-ok"]
 BROKEN: dict[str, object] = {
     "gap-descend": xfail(
@@ -101,7 +104,9 @@ def _build(root: Path) -> Lab:
     def pull_ff(branch: str, *also: str) -> None:
         """On ``branch`` (checked out): merge main (and ``also``) into it, ff main to it."""
         tick()
-        lab.git("merge", "-q", "--no-ff", "-m", "merge main into the branch", "main", *also, who=ALICE)
+        lab.git(
+            "merge", "-q", "--no-ff", "-m", "merge main into the branch", "main", *also, who=ALICE
+        )
         lab.git("checkout", "-q", "main")
         lab.git("merge", "-q", "--ff-only", branch, who=ALICE)
 
@@ -195,6 +200,23 @@ def _build(root: Path) -> Lab:
     lab.commit("docs: more", ALICE)
     pull_ff("alice/g")
     seen = settle("gap-forge", seen)
+    # gap-seen: as gap-descend, with a pass that reads the agent's merge of her branch
+    f1, seen = fork()
+    note("alice/h", "NOTES-h.md", f1)
+    lab.git("checkout", "-q", "main")
+    tick()
+    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/h (docs)", "alice/h", who=AGENT)
+    run()
+    seen = lab.head()
+    tick()
+    lab.set_status("gap-seen", "approved")
+    lab.commit("agent: ready", AGENT)
+    lab.git("checkout", "-q", "alice/h")
+    tick()
+    (lab.repo / "NOTES-h2.md").write_text("more\n")
+    lab.commit("docs: more", ALICE)
+    pull_ff("alice/h")
+    seen = settle("gap-seen", seen)
     # docs-ok: an unread docs commit, then the pull
     f1, seen = fork()
     tick()
@@ -226,7 +248,9 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "-b", "alice/forge", f1)
     lab.approve("forge-ok", ALICE)
     tick()
-    lab.git("merge", "-q", "--no-ff", "-m", "Merge branch 'main' into alice/forge", "main", who=ALICE)
+    lab.git(
+        "merge", "-q", "--no-ff", "-m", "Merge branch 'main' into alice/forge", "main", who=ALICE
+    )
     lab.git("checkout", "-q", "main")
     tick()
     lab.git("merge", "-q", "--no-ff", "-m", "Merge pull request #7", "alice/forge", who=ALICE)

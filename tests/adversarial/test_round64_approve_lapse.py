@@ -13,6 +13,13 @@ Lapsed, another hand brings it back (asserted: never runs, no valid run in the a
   merges the branch ``--no-ff`` into main (nothing changes there); the agent cherry-picks X
   onto main.
 - ``br-pick-seen``: the same, with a pass between her merge and the agent's pick.
+- ``br-pick-bob``: as ``br-pick``, her branch merged by Bob (a forge's merge button).
+- ``ff-pick``: as ``br-pick``, main fast-forwarded to her branch (X and its revert on the
+  first-parent line; round 63's ``lapse-pick`` through a push of both).
+- ``forge-hand``: her approval (X, ``Update PLAN.yml``) and her revert made in the forge's
+  web editor (committer ``GitHub``); the agent's pull request holds its cherry-pick of X and
+  is rebase-merged by the forge (author, author date, subject kept; committer ``GitHub``:
+  the hand that committed X).
 - ``viamerge``: Alice approves on main (X); her revert of X is made on a branch she merges
   ``--no-ff``; the agent cherry-picks X.
 - ``twice``: Alice approves (X), reverts, cherry-picks X back herself (X'), reverts again;
@@ -23,13 +30,18 @@ Honest (asserted: runs once, valid in the audit, credited as said):
 
 - ``merge-alice``: Alice approves (X), reverts; the agent puts a cherry-pick of X on its
   branch ``agent/m`` and ALICE merges that branch ``--no-ff`` (her merge is her decision).
+- ``br-self``: as ``br-pick``, but ALICE cherry-picks X herself (her hand): runs, hers.
 - ``revrev-bob``: Alice approves (X), reverts; Bob (an approver) ``git revert``s her revert.
 
-Seen (FINDINGS.md, round 64): ``br-pick`` and ``br-pick-seen`` BROKE: the plan ran on her
-approval (approver alice, audit valid): a lapse made on a merged branch leaves no mark, so the
-agent's cherry-pick of her approval counts. Held: ``viamerge`` (the revert arriving by her
-merge), ``twice``, ``pick-x`` (never run); honest: ``merge-alice`` (credited to her merge) and
-``revrev-bob`` (credited to Bob) ran once, valid.
+Seen (FINDINGS.md, round 64): ``br-pick``, ``br-pick-seen`` and ``br-pick-bob`` BROKE: the
+plan ran on her approval (approver alice, audit valid): a lapse made on a branch merged with a
+merge commit leaves no mark, so the agent's cherry-pick of her approval counts.
+``forge-hand`` BROKE: the lapse was marked (``status`` notes it), but the forge's
+rebase-merge of the agent's pull request has the committer of her web-editor approval
+(``GitHub``), so it reads as her own hand: ran on her approval, audit valid. Held:
+``ff-pick`` (the same branch fast-forwarded), ``viamerge`` (the revert arriving by her merge),
+``twice``, ``pick-x`` (never run); honest: ``merge-alice`` (credited to her merge),
+``br-self`` (her own pick) and ``revrev-bob`` (credited to Bob) ran once, valid.
 """
 
 from __future__ import annotations
@@ -41,8 +53,18 @@ import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
 
-LAPSED = ["br-pick", "br-pick-seen", "viamerge", "twice", "pick-x"]
-HONEST = ["merge-alice", "revrev-bob"]
+LAPSED = [
+    "br-pick",
+    "br-pick-seen",
+    "br-pick-bob",
+    "ff-pick",
+    "viamerge",
+    "twice",
+    "pick-x",
+    "forge-hand",
+]
+FORGE = ("GitHub", "noreply@github.com")
+HONEST = ["merge-alice", "revrev-bob", "br-self"]
 _BR = (
     "ran on HER approval (approver alice, audit valid): she approved (X) and reverted X on "
     "her review branch, merged it into main{seen}; the agent cherry-picked X onto main. The "
@@ -52,6 +74,18 @@ _BR = (
 )
 BROKEN: dict[str, object] = {
     "br-pick": xfail("lapse on a side branch", _BR.format(seen="")),
+    "br-pick-bob": xfail(
+        "lapse on a side branch", _BR.format(seen=" (merged by Bob's merge button)")
+    ),
+    "forge-hand": xfail(
+        "lapse, the hand",
+        "ran on HER approval (approver alice, audit valid): her approval and her revert were "
+        "made in the forge's web editor (committer GitHub); the agent's pull request holding "
+        "its cherry-pick of X was rebase-merged by the forge, committer GitHub again: the "
+        "'hand that committed it' is the forge, shared by everyone. Should: the forge's hand "
+        "is nobody's; another person's pull request bringing her lapsed decision back is "
+        "E_APPROVAL_REPLAYED",
+    ),
     "br-pick-seen": xfail(
         "lapse on a side branch", _BR.format(seen=" (a pass saw the merge before the pick)")
     ),
@@ -105,12 +139,16 @@ def _build(root: Path) -> Lab:
     c.run()
     # her review branches: approve, revert, merged into main by her
     picks: dict[str, str] = {}
-    for v in ("br-pick", "br-pick-seen"):
+    for v in ("br-pick", "br-pick-seen", "br-pick-bob", "ff-pick", "br-self"):
         c.git("checkout", "-q", "-b", f"alice/{v}")
         picks[v] = c.approve(v)
         c.git("revert", "--no-edit", picks[v])
         c.git("checkout", "-q", "main")
-        c.git("merge", "-q", "--no-ff", "-m", f"merge alice/{v}", f"alice/{v}")
+        if v == "ff-pick":
+            c.git("merge", "-q", "--ff-only", f"alice/{v}")
+        else:
+            who = BOB if v == "br-pick-bob" else ALICE
+            c.git("merge", "-q", "--no-ff", "-m", f"merge alice/{v}", f"alice/{v}", who=who)
     # viamerge: approval on main, the revert through her branch
     picks["viamerge"] = c.approve("viamerge")
     c.git("checkout", "-q", "-b", "alice/undo")
@@ -128,9 +166,22 @@ def _build(root: Path) -> Lab:
     for v in ("pick-x", "merge-alice", "revrev-bob"):
         picks[v] = c.approve(v)
         undo[v] = c.git("revert", "--no-edit", picks[v])
+    # forge-hand: her approval and her revert made in the forge's web editor (committer
+    # GitHub); the agent's pull request holding its cherry-pick of X is rebase-merged by the
+    # forge (author, author date and subject kept, committer GitHub again)
+    lab.set_status("forge-hand", "approved")
+    lab.git("add", "-A")
+    x = c.git("commit", "-q", "-m", "Update PLAN.yml", by=FORGE)
+    c.git("revert", "--no-edit", x, by=FORGE)
+    c.git("checkout", "-q", "-b", "agent/fh")
+    c.git("cherry-pick", x, who=AGENT, by=AGENT)
+    pr = lab.head()
+    c.git("checkout", "-q", "main")
+    c.git("cherry-pick", pr, who=AGENT, by=FORGE)
     # the agent brings hers back
-    for v in ("br-pick", "viamerge", "twice"):
+    for v in ("br-pick", "br-pick-bob", "ff-pick", "viamerge", "twice"):
         c.git("cherry-pick", picks[v], who=AGENT, by=AGENT)
+    c.git("cherry-pick", picks["br-self"], who=ALICE, by=ALICE)
     c.git("cherry-pick", "-x", picks["pick-x"], who=AGENT, by=AGENT)
     c.git("checkout", "-q", "-b", "agent/m")
     c.git("cherry-pick", picks["merge-alice"], who=AGENT, by=AGENT)
@@ -161,5 +212,5 @@ def test_a_new_decision_by_an_approver_runs(lab: Lab, vid: str) -> None:
     assert len(lab.calls(vid)) == 1, lab.codes(vid)[:1500]
     runs = valid_runs(lab.report, vid)  # type: ignore[attr-defined]
     assert runs, lab.report  # type: ignore[attr-defined]
-    want = {"merge-alice": ALICE[1], "revrev-bob": BOB[1]}[vid]
+    want = {"merge-alice": ALICE[1], "revrev-bob": BOB[1], "br-self": ALICE[1]}[vid]
     assert runs[0]["approver"] == want, runs

@@ -28,6 +28,8 @@ a pass; Alice approves every ``plans/<v>``; two passes; ``plangate audit --json`
 - ``esc-solidus``: staged under ``a/b1``..4, outputs ``$.json.echo["a\\/bN"]``.
 - ``desc-slice``: one-element lists, one output ``$.json.echo..[0:1]``.
 - ``desc-neg``: one-element lists, one output ``$..[-1]`` (from the root).
+- ``desc-filter-idx``: one-element lists, one output ``$.json.echo..[?length(@) == 1][0]``.
+- ``desc-wild-idx``: one-element lists, one output ``$.json.echo..*[0]``.
 - ``neg-index``: staged as one-element lists, one output ``$.json.echo.*[-1]`` (an index below
   a wildcard: named in the docs; a control).
 
@@ -40,7 +42,8 @@ call (tag ``<v>-her``, target, command, ticket) reached ``rec`` on her own appro
 ``completed``, audit valid: a descendant segment whose selector is an index or a slice names
 no key, though it reads through every key below it. Held (``E_SELF_APPROVAL``):
 ``union-names``, ``union-wild``, ``wild-slice``, ``filter-slice``, ``desc-union``,
-``surrogate``, ``esc-solidus``, ``neg-index``; ``own`` ran.
+``surrogate``, ``esc-solidus``, ``neg-index``, ``desc-filter-idx``, ``desc-wild-idx``;
+``own`` ran.
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ SLIPS = [
     "neg-index",
     "desc-slice",
     "desc-neg",
+    "desc-filter-idx",
+    "desc-wild-idx",
 ]
 _DESC = (
     "her exact call ran on her own approval: a descendant segment holding an index or a slice "
@@ -104,7 +109,16 @@ def wanted(v: str) -> str:
         staged = {f"zz{i}": h[k] for i, k in zip(n, KEYS, strict=True)}
         outs = [("all", "$.json.echo['yy',*]")]
         refs = [f"$<actions[1].outputs.all[{i}]>" for i in n]
-    elif v in ("desc-index", "wild-slice", "filter-slice", "neg-index", "desc-slice", "desc-neg"):
+    elif v in (
+        "desc-index",
+        "wild-slice",
+        "filter-slice",
+        "neg-index",
+        "desc-slice",
+        "desc-neg",
+        "desc-filter-idx",
+        "desc-wild-idx",
+    ):
         staged = {f"zz{i}": [h[k]] for i, k in zip(n, KEYS, strict=True)}
         query = {
             "desc-index": "$.json.echo..[0]",
@@ -113,6 +127,8 @@ def wanted(v: str) -> str:
             "neg-index": "$.json.echo.*[-1]",
             "desc-slice": "$.json.echo..[0:1]",
             "desc-neg": "$..[-1]",
+            "desc-filter-idx": "$.json.echo..[?length(@) == 1][0]",
+            "desc-wild-idx": "$.json.echo..*[0]",
         }[v]
         outs = [("all", query)]
         refs = [f"$<actions[1].outputs.all[{i - 1}]>" for i in n]

@@ -120,18 +120,23 @@ def specialise_schema(
     E_CHECK_TOOL), and wherever a tool is called (an action, a fallback step, a check) its
     ``params`` must satisfy the tool's ``params_schema`` (JSON Schema 2020-12
     ``if``/``then``), a reference standing for any value (:func:`controller.plan.shape.
-    with_references`), so an editor flags a wrong tool or param as you type. What it takes
-    from the catalog is :func:`shown`."""
+    with_references`), so an editor flags a wrong tool or param as you type. Each tool's
+    schema is the plan schema's ``$defs/tool.<name>``, its own references rebased
+    (:func:`_rebased`). What it takes from the catalog is :func:`shown`."""
     tools = config.tools
     out = copy.deepcopy(schema)
     real = sorted(tools)
     checkers = [n for n in real if can_check(tools[n].idempotent, getattr(tools[n], "risk", None))]
-    names, checks, branches = shown(redactor, [real, checkers, _branches(tools, real)])
+    own_defs = {_def_name(n): _rebased(tools[n].params_schema, n) for n in real}
+    names, checks, branches, tool_defs = shown(
+        redactor, [real, checkers, _branches(tools, real), own_defs]
+    )
     if not isinstance(names, list) or not isinstance(checks, list):
         # the names joined spell a secret: each one masked
         names = [shown(redactor, name) for name in real]
         checks = [shown(redactor, name) for name in checkers]
     defs = out.setdefault("$defs", {})
+    defs.update(cast(dict[str, Any], tool_defs))
     for model, is_check, nullable in _CALLERS:
         called = defs.get(model)
         if called is None:
@@ -171,11 +176,63 @@ def _branches(tools: dict[str, ToolSpec], names: list[str]) -> list[dict[str, An
             "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
             "then": {
                 "description": _trust_note(tools[name]),
-                "properties": {"params": with_references(tools[name].params_schema or {})},
+                "properties": {"params": {"$ref": f"#/$defs/{_def_name(name)}"}},
             },
         }
         for name in names
     ]
+
+
+def _def_name(tool: str) -> str:
+    """Where a tool's params schema sits in the plan schema's ``$defs`` (a dot: no model's
+    name has one)."""
+    return f"tool.{tool}"
+
+
+#: The keywords whose string value names a schema by URI, and those that name an anchor.
+_REF_KEYWORDS = ("$ref", "$dynamicRef")
+_ANCHOR_KEYWORDS = ("$anchor", "$dynamicAnchor")
+#: Keywords whose value is data, never a schema: a ``$ref`` inside is a value, kept.
+_DATA_KEYWORDS = ("const", "enum", "default", "examples")
+#: Keywords whose value maps names (of properties, of definitions) to schemas.
+_NAMED_SCHEMAS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+
+
+def _rebased(params_schema: Any, tool: str) -> Any:
+    """``tool``'s params schema (:func:`controller.plan.shape.with_references`) as it reads
+    at ``#/$defs/tool.<name>`` of the plan schema, its references resolving as when
+    ``validate`` checks params against it alone (round 64: its ``$ref: "#/$defs/port"``
+    pointed into the PLAN schema's ``$defs``, missing, or its own ``Output``). One rule:
+    every reference into the tool schema's own root (``#``, ``#/<pointer>``: ``$defs``,
+    ``definitions``, any place) is prefixed with its new place, and each anchor gets the
+    prefix ``tool.<name>.``. A schema with its own ``$id`` is a resource of its own, where
+    ``#`` is itself already: it is kept as written (nested ``$id`` parts alike)."""
+    schema = with_references(params_schema or {})
+    if type(schema) is not dict or "$id" in schema:
+        return schema
+    schema = {k: v for k, v in schema.items() if k != "$schema"}  # one dialect: the plan's
+    return _rebase(schema, f"#/$defs/{_def_name(tool)}", f"{_def_name(tool)}.")
+
+
+def _rebase(node: Any, base: str, anchors: str) -> Any:
+    if isinstance(node, list):
+        return [_rebase(item, base, anchors) for item in node]
+    if not isinstance(node, dict) or "$id" in node:
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DATA_KEYWORDS:
+            out[key] = value
+        elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+            out[key] = {name: _rebase(sub, base, anchors) for name, sub in value.items()}
+        elif key in _REF_KEYWORDS and isinstance(value, str) and value.startswith("#"):
+            inside = value[1:]
+            out[key] = base + inside if inside[:1] in ("", "/") else f"#{anchors}{inside}"
+        elif key in _ANCHOR_KEYWORDS and isinstance(value, str):
+            out[key] = anchors + value
+        else:
+            out[key] = _rebase(value, base, anchors)
+    return out
 
 
 def _trust_note(spec: ToolSpec) -> str:

@@ -22,7 +22,7 @@ step), ``rt-verify`` (a verify's check tool), ``rt-precond`` (a precondition's c
 (``"1$<...>"``: the text ``12`` for an integer). Asserted: the tool is never called with
 the value (``E_PARAMS_INVALID`` before the call); ``rt-ok`` (the value ``7``) is called.
 
-Broke (strict xfails): ``defs-ref-ok``, ``defs-nested-ref``, ``defs-tree-ok``,
+Broke (fixed below): ``defs-ref-ok``, ``defs-nested-ref``, ``defs-tree-ok``,
 ``defs-tree-ref``, ``defs-bad-port``: ``schema --config`` embeds the catalog schema in the
 plan schema as it
 is, so its ``$ref: "#/$defs/port"`` points into the PLAN schema's ``$defs``: jsonschema
@@ -33,6 +33,15 @@ accepts, is refused by the schema, and ``collide-slip``: ``n: {name: o, path: "$
 (refused by ``validate``, E_PARAMS_INVALID) is accepted by the schema. Should: resolve (or
 rebase: ``$defs`` moved, ``$ref`` rewritten) the catalog schema's own references before it
 is embedded. Held: see the ``rt-*`` ids (every call checked after resolution).
+
+Fixed (2026-11-29): all 7. ``schema --config`` puts each catalog tool's params schema
+(``with_references``) at the plan schema's ``$defs/tool.<name>`` and each call's ``params``
+is a ``$ref`` to it; the tool schema's own references are rebased on the way
+(``catalog._rebased``): every ``$ref``/``$dynamicRef`` into its root (``#``, ``#/$defs/...``,
+``#/definitions/...``, any pointer) is prefixed with ``#/$defs/tool.<name>``, every anchor
+named ``tool.<name>.<anchor>``; a schema with its own ``$id`` is its own resource and kept.
+So ``#`` means the tool schema, as when ``validate`` checks params against it alone:
+recursive trees resolve, and ``Output`` is the tool's, never the plan's.
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, load_yaml, xfail
+from advkit import ALICE, Lab, cases, load_yaml
 from test_round2_execution_kit import shared
 from test_round61_surface_schema import PLANGATE
 
@@ -109,20 +118,8 @@ SLIPS = {
     "defs-bad-port": B + "      port: 0\n",
 }
 
-CLS = "the --config schema embeds a catalog params_schema's own $ref unresolved"
-BROKEN: dict[str, Any] = {
-    "defs-ref-ok": xfail(CLS, "PointerToNowhere '/$defs/port': an honest port: 8080 uncheckable"),
-    "defs-nested-ref": xfail(CLS, "PointerToNowhere '/$defs/opts' for opts: {n: $<inputs.n>}"),
-    "defs-tree-ok": xfail(CLS, "PointerToNowhere '/$defs/node': a recursive tree uncheckable"),
-    "defs-tree-ref": xfail(CLS, "PointerToNowhere '/$defs/node' with a reference in a kid"),
-    "collide-honest": xfail(
-        CLS, "$ref '#/$defs/Output' is read as the plan schema's Output: n: 5 refused"
-    ),
-    "collide-slip": xfail(
-        CLS, "n: {name, path} (E_PARAMS_INVALID in validate) accepted as the plan's Output"
-    ),
-    "defs-bad-port": xfail(CLS, "PointerToNowhere: a bad port cannot be refused by an editor"),
-}
+#: all fixed (see the module docstring)
+BROKEN: dict[str, Any] = {}
 
 
 def _rows(stdout: str) -> dict[str, Any]:

@@ -195,6 +195,24 @@ tools:
           oneOf:
             - {{type: object, required: [n], properties: {{n: {{type: integer}}}}}}
             - {{type: integer}}
+        port: {{$ref: "#/$defs/port"}}
+        tree: {{$ref: "#/$defs/node"}}
+        out: {{$ref: "#/$defs/Output"}}
+        again: {{$ref: "#"}}
+        size: {{$ref: "#size"}}
+        old: {{$ref: "#/definitions/old"}}
+      $defs:
+        port: {{type: integer, minimum: 1, maximum: 65535}}
+        node:
+          type: object
+          additionalProperties: false
+          properties:
+            name: {{type: string}}
+            kids: {{type: array, items: {{$ref: "#/$defs/node"}}}}
+        Output: {{type: integer}}
+        size: {{$anchor: size, enum: [s, m]}}
+      definitions:
+        old: {{type: integer, maximum: 9}}
   poke: {{kind: echo, risk: low}}
   nuke: {{kind: echo, idempotent: true, risk: high}}
 """
@@ -237,6 +255,24 @@ WITH_CATALOG = {
     "cat-escaped-nested": _params("opts: {n: $$<inputs.a>}"),
     "cat-escaped-three": _params("n: $$$<inputs.a>"),
     "cat-escaped-text": _params("to: $$<inputs.a>"),
+    # round 64: a catalog schema's own $defs/$ref resolve inside it, never in the plan's
+    "cat-defs-ok": _params("port: 8080"),
+    "cat-defs-bad": _params("port: 0"),
+    "cat-defs-ref": _params("port: $<inputs.a>"),
+    "cat-tree-ok": _params("tree: {name: r, kids: [{name: k, kids: []}]}"),
+    "cat-tree-ref": _params("tree: {name: r, kids: [{name: $<inputs.a>}]}"),
+    "cat-tree-bad": _params("tree: {name: r, kids: [{name: r, kids: [{name: 1}]}]}"),
+    "cat-defs-plan-name-ok": _params("out: 5"),
+    "cat-defs-plan-name-bad": _params("out: {name: o, path: $.x}"),
+    "cat-root-ref-ok": _params("again: {tag: y, again: {port: $<inputs.a>}}"),
+    "cat-root-ref-bad": _params("again: {again: {port: 0}}"),
+    "cat-anchor-ok": _params("size: m"),
+    "cat-anchor-bad": _params("size: xl"),
+    "cat-definitions-ok": _params("old: 9"),
+    "cat-definitions-bad": _params("old: 10"),
+    "cat-defs-fallback-bad": _fallback("tree: {kids: [{name: 1}]}"),
+    "cat-defs-precondition-bad": CATALOG_BASE
+    + f"preconditions: [{{tool: rec, params: {{port: 0}}, {CHECK}}}]\n",
     "cat-fallback-ok": _fallback("opts: {n: $<inputs.a>}"),
     "cat-fallback-bad": _fallback("n: notint"),
     "cat-precondition-ok": CATALOG_BASE + f"preconditions: [{{tool: rec, {CHECK}}}]\n",

@@ -1,0 +1,115 @@
+"""A catalog tool's params schema as ``plangate schema --config`` embeds it (round 64): its
+own references resolve inside it, as when ``validate`` checks params against it alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+
+from controller.plan.catalog import _rebased
+from controller.plan.shape import with_references
+
+TOOL: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "port": {"$ref": "#/$defs/port"},
+        "tree": {"$ref": "#/$defs/node"},
+        "out": {"$ref": "#/$defs/Output"},
+        "again": {"$ref": "#"},
+        "size": {"$ref": "#size"},
+        "old": {"$ref": "#/definitions/old"},
+        "const": {"$ref": "#/$defs/port"},  # a property named as a keyword
+        "fixed": {"const": {"$ref": "#/not/a/schema"}},  # data, never rewritten
+    },
+    "$defs": {
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+        "node": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string"},
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+            },
+        },
+        "Output": {"type": "integer"},
+        "size": {"$anchor": "size", "enum": ["s", "m"]},
+    },
+    "definitions": {"old": {"type": "integer", "maximum": 9}},
+}
+#: stands for the plan schema's own names, which the tool's must never reach
+PLAN_DEFS = {"Output": {"type": "object"}, "port": {"type": "string"}}
+
+PARAMS = [
+    {"port": 8080},
+    {"port": 0},
+    {"port": "$<inputs.a>"},
+    {"tree": {"name": "r", "kids": [{"name": "k", "kids": []}]}},
+    {"tree": {"name": "r", "kids": [{"name": "$<inputs.a>"}]}},
+    {"tree": {"name": "r", "kids": [{"name": "r", "kids": [{"name": 1}]}]}},
+    {"out": 5},
+    {"out": {"name": "o", "path": "$.x"}},
+    {"again": {"again": {"port": 1}}},
+    {"again": {"again": {"port": 0}}},
+    {"size": "m"},
+    {"size": "xl"},
+    {"old": 9},
+    {"old": 10},
+    {"const": 80},
+    {"const": "x"},
+    {"fixed": {"$ref": "#/not/a/schema"}},
+    {"fixed": {"$ref": "#/$defs/tool.t/not/a/schema"}},
+]
+
+
+def _embedded(tool: Any) -> jsonschema.Draft202012Validator:
+    """``tool`` where ``schema --config`` puts it, beside the plan's own definitions."""
+    plan = {
+        "$defs": {**PLAN_DEFS, "tool.t": _rebased(tool, "t")},
+        "properties": {"params": {"$ref": "#/$defs/tool.t"}},
+    }
+    return jsonschema.Draft202012Validator(plan)
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=[str(p) for p in PARAMS])
+def test_an_embedded_schema_judges_params_as_it_does_alone(params: dict[str, Any]) -> None:
+    alone = jsonschema.Draft202012Validator(with_references(TOOL)).is_valid(params)
+    assert _embedded(TOOL).is_valid({"params": params}) == alone
+
+
+def test_the_variants_are_judged_both_ways() -> None:
+    alone = jsonschema.Draft202012Validator(with_references(TOOL))
+    verdicts = [alone.is_valid(p) for p in PARAMS]
+    assert verdicts.count(True) >= 8 and verdicts.count(False) >= 8
+
+
+def test_references_into_the_tool_get_its_place_and_anchors_its_name() -> None:
+    got = _rebased(TOOL, "t")
+    properties = got["properties"]
+    assert properties["again"]["anyOf"][1] == {"$ref": "#/$defs/tool.t"}
+    assert properties["old"]["anyOf"][1] == {"$ref": "#/$defs/tool.t/definitions/old"}
+    assert properties["size"]["anyOf"][1] == {"$ref": "#tool.t.size"}
+    assert got["$defs"]["size"]["$anchor"] == "tool.t.size"
+    assert properties["fixed"]["anyOf"][1] == TOOL["properties"]["fixed"]
+
+
+def test_a_schema_with_its_own_id_is_its_own_resource() -> None:
+    tool = {**TOOL, "$id": "urn:example:tool"}
+    assert _rebased(tool, "t") == with_references(tool)
+    for params in PARAMS:
+        alone = jsonschema.Draft202012Validator(with_references(tool)).is_valid(params)
+        assert _embedded(tool).is_valid({"params": params}) == alone, params
+
+
+def test_a_part_with_its_own_id_keeps_its_references() -> None:
+    part = {"$id": "urn:example:part", "$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"}
+    tool = {"type": "object", "properties": {"n": part}}
+    assert _rebased(tool, "t")["properties"]["n"]["anyOf"][1] == part
+    assert not _embedded(tool).is_valid({"params": {"n": "x"}})
+    assert _embedded(tool).is_valid({"params": {"n": 1}})
+
+
+def test_no_schema_is_any_params() -> None:
+    assert _rebased(None, "t") == {}

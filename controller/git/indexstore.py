@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "33"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "34"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -104,6 +104,8 @@ INDEX_VERSION = "33"  # 3: risk and estimate per plan; 4: approval identities, f
 # (33 also) an approval request keeps its identity, and an identity's entry is marked ``lapsed``
 # once the plan left that status before the controller acted: the same decision brought back
 # counts only from the hand that committed it (round 63: her reverted approval re-applied)
+# 34: a descendant segment followed by an index or slice (``..[0]``, ``$..[-1]``) names
+# every key it passes through, as a wildcard or filter does (round 64)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -141,22 +141,42 @@ def compiled(path: str) -> Any:
 
 def named_keys(path: str) -> tuple[frozenset[str], bool]:
     """The member names a query's name selectors name, as the engine parses them (an escape
-    decoded, a bracketed name with a blank whole: round 63), and whether its LAST segment
-    may select a member under any key (a wildcard or a filter there, or before an index;
-    a descendant segment ``..standby`` selects members named ``standby``, and a later name
-    narrows a wildcard).
+    decoded, a bracketed name with a blank whole: round 63), and whether what the query
+    selects may sit under ANY key (:func:`_under_any_key`, one rule per segment kind).
     Raises what :func:`compiled` raises."""
-    from jsonpath_rfc9535.selectors import FilterSelector, NameSelector, WildcardSelector
+    from jsonpath_rfc9535.selectors import NameSelector
 
     names: set[str] = set()
     anywhere = False
     for segment in compiled(path).segments:
-        chosen = segment.selectors
-        names.update(s.name for s in chosen if isinstance(s, NameSelector))
-        wide = any(isinstance(s, WildcardSelector | FilterSelector) for s in chosen)
-        # an index or slice picks items of what the segment before selected: no narrower
-        anywhere = wide or (anywhere and not all(isinstance(s, NameSelector) for s in chosen))
+        names.update(s.name for s in segment.selectors if isinstance(s, NameSelector))
+        anywhere = _under_any_key(segment, anywhere)
     return frozenset(names), anywhere
+
+
+def _under_any_key(segment: Any, before: bool) -> bool:
+    """Whether the members ``segment`` selects may sit under any key, ``before`` saying so
+    of what the segments before it selected. What each kind contributes:
+
+    - names only (``.a``, ``['a','b']``, ``..a``): no; its members sit under those names,
+      a descendant's too (``$..standby`` names ``standby``: round 63's ``hon-desc``);
+    - a wildcard or a filter, child or descendant: yes, members under any key;
+    - an index or a slice in a child segment (``[0]``, ``[0:1]``): as ``before``: items of
+      the lists selected before, under the key that held those;
+    - an index or a slice in a descendant segment (``..[0]``, ``..[0:1]``, ``$..[-1]``):
+      yes, items of lists at any depth, under every key ``..`` passes through (round 64).
+
+    So a ``..`` names every key it passes through unless a name narrows what it selects (its
+    own or a later segment's); an index, slice or filter narrows nothing by name."""
+    from jsonpath_rfc9535.segments import JSONPathRecursiveDescentSegment
+    from jsonpath_rfc9535.selectors import FilterSelector, NameSelector, WildcardSelector
+
+    chosen = segment.selectors
+    if all(isinstance(s, NameSelector) for s in chosen):
+        return False
+    if any(isinstance(s, WildcardSelector | FilterSelector) for s in chosen):
+        return True
+    return before or isinstance(segment, JSONPathRecursiveDescentSegment)
 
 
 @contextlib.contextmanager

@@ -606,7 +606,8 @@ def _words(queries: Any, keys: set[str]) -> None:
     engine parses it (round 63: ``$.json.echo["\\u0061"]`` names ``a``, ``['k 1']`` names
     ``k 1``; the words of its text named neither), and :data:`ANY_KEY` when its last segment
     may select a member under any key (:func:`jsonpaths.named_keys`: ``$..standby`` names
-    ``standby`` only). A query the engine refuses names every key (the plan is refused)."""
+    ``standby`` only, ``$..[0]`` every key: round 64). A query the engine refuses names
+    every key (the plan is refused)."""
     for query in queries:
         try:
             names, anywhere = jsonpaths.named_keys(query)

@@ -44,6 +44,14 @@ no key, though it reads through every key below it. Held (``E_SELF_APPROVAL``):
 ``union-names``, ``union-wild``, ``wild-slice``, ``filter-slice``, ``desc-union``,
 ``surrogate``, ``esc-solidus``, ``neg-index``, ``desc-filter-idx``, ``desc-wild-idx``;
 ``own`` ran.
+
+Fixed (2026-11-29): ``desc-index``, ``desc-slice``, ``desc-neg``. What a query's segment
+selects may sit under any key by one rule per segment kind (``jsonpaths._under_any_key``):
+names narrow (a descendant's own too: ``$..standby`` names ``standby``), a wildcard or filter
+widens, an index or slice in a child segment keeps what the segment before said, and an
+index or slice in a DESCENDANT segment widens: items of lists at any depth, under every key
+``..`` passes through. ``..[0]``, ``..[0:1]`` and ``$..[-1]`` so name every key, the
+references stand in for her values staged under ``zz1``..``zz4``: ``E_SELF_APPROVAL``.
 """
 
 from __future__ import annotations
@@ -52,7 +60,7 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import Lab, cases, valid_runs, xfail
+from advkit import Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 from writerkit import KEYS, OWN, Flow, her_cleanup, her_values
 
@@ -73,18 +81,7 @@ SLIPS = [
     "desc-filter-idx",
     "desc-wild-idx",
 ]
-_DESC = (
-    "her exact call ran on her own approval: a descendant segment holding an index or a slice "
-    "(`{q}`) reads her values through keys of the agent's choosing (`zz1`..`zz4`) but is "
-    "taken to name no key, so the references stand in for nothing; completed, audit valid. "
-    "Should: a descendant segment with an index or slice selector names every key it "
-    "descends through (as a wildcard or filter does)"
-)
-BROKEN: dict[str, object] = {
-    "desc-index": xfail("stand-in names", _DESC.format(q="$.json.echo..[0]")),
-    "desc-slice": xfail("stand-in names", _DESC.format(q="$.json.echo..[0:1]")),
-    "desc-neg": xfail("stand-in names", _DESC.format(q="$..[-1]")),
-}
+BROKEN: dict[str, object] = {}
 
 SMILE = "\U0001f600"
 

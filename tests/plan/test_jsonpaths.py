@@ -263,3 +263,71 @@ def test_named_keys_are_the_parsed_names(query: str, names: set[str], anywhere: 
     """The names a query's selectors name as the engine parses it, and whether its last
     segment may select a member under any key (the stand-in rule, round 63)."""
     assert named_keys(query) == (frozenset(names), anywhere)
+
+
+#: Round 64: each segment kind (child, descendant) with each selector kind of RFC 9535, after
+#: a name (``$.j``) and after a wildcard (``$.*``): the keys it names, and whether what it
+#: selects may sit under any key.
+SEGMENT_KINDS = [
+    # child segments: a name narrows, a wildcard or filter widens, an index or slice keeps
+    ("$.j.a", {"j", "a"}, False),
+    ("$.j['a','b']", {"j", "a", "b"}, False),
+    ("$.j.*", {"j"}, True),
+    ("$.j[?@ == 1]", {"j"}, True),
+    ("$.j[0]", {"j"}, False),
+    ("$.j[-1]", {"j"}, False),
+    ("$.j[0:1]", {"j"}, False),
+    ("$.j['a',0]", {"j", "a"}, False),
+    ("$.*.a", {"a"}, False),
+    ("$.*[0]", set(), True),
+    ("$.*[0:1]", set(), True),
+    # descendant segments: names narrow; a wildcard, filter, index or slice reads through
+    # every key ``..`` passes (round 64: ``..[0]``, ``..[0:1]``, ``$..[-1]`` named none)
+    ("$.j..a", {"j", "a"}, False),
+    ("$.j..['a','b']", {"j", "a", "b"}, False),
+    ("$.j..*", {"j"}, True),
+    ("$.j..[?@ == 1]", {"j"}, True),
+    ("$.j..[0]", {"j"}, True),
+    ("$..[-1]", set(), True),
+    ("$.j..[0:1]", {"j"}, True),
+    ("$.j..['a',0]", {"j", "a"}, True),
+    ("$.j..['a',*]", {"j", "a"}, True),
+    # what follows a descendant segment: only a name narrows it
+    ("$.j..[0].a", {"j", "a"}, False),
+    ("$.j..[0][0]", {"j"}, True),
+    ("$.j..[0][0:1]", {"j"}, True),
+    ("$.j..*[0]", {"j"}, True),
+    ("$.j..a[0]", {"j", "a"}, False),  # items of the lists named a
+    ("$.j..a.*", {"j", "a"}, True),
+]
+
+
+@pytest.mark.parametrize(("query", "names", "anywhere"), SEGMENT_KINDS)
+def test_each_segment_kind_names_what_it_may_select(
+    query: str, names: set[str], anywhere: bool
+) -> None:
+    """A descendant segment names every key it passes through unless a name narrows what it
+    selects: an index, slice or filter after it narrows nothing (round 64)."""
+    assert named_keys(query) == (frozenset(names), anywhere)
+
+
+def test_the_table_covers_every_selector_kind_in_both_segment_kinds() -> None:
+    """The table above is the rule's whole grammar: a new selector kind must join it."""
+    from jsonpath_rfc9535 import JSONPathEnvironment, segments, selectors
+
+    env = JSONPathEnvironment()
+    seen = {
+        (type(seg).__name__, type(sel).__name__)
+        for query, _, _ in SEGMENT_KINDS
+        for seg in env.compile(query).segments
+        for sel in seg.selectors
+    }
+    kinds = _concrete(selectors, selectors.JSONPathSelector)
+    places = _concrete(segments, segments.JSONPathSegment)
+    assert {(p, k) for p in places for k in kinds} <= seen
+
+
+def _concrete(module: object, base: type) -> set[str]:
+    """The names of the subclasses of ``base`` that ``module`` defines."""
+    found = [c for c in vars(module).values() if isinstance(c, type) and c is not base]
+    return {c.__name__ for c in found if issubclass(c, base)}

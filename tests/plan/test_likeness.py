@@ -742,3 +742,29 @@ def test_a_descendant_query_names_what_it_selects_not_every_key() -> None:
     assert _made(old, new) <= _made(old, written) < MOVE_KEPT
     new["actions"][0]["outputs"][0]["path"] = "$..*"  # every member below: every key
     assert _made(old, new) >= MOVE_KEPT
+
+
+# Round 64: a descendant segment then an index or slice reads through every key it passes.
+
+
+@pytest.mark.parametrize(
+    ("query", "hers"),
+    [
+        ("$.json.echo..[0]", True),  # desc-index
+        ("$.json.echo..[0:1]", True),  # desc-slice
+        ("$..[-1]", True),  # desc-neg
+        ("$.json.echo..[?@ == @][0]", True),  # a filter narrows nothing by name either
+        ("$.json.echo..[0].other", False),  # a later name narrows it: no list item there
+    ],
+)
+def test_a_descendant_index_names_every_key_it_passes(query: str, hers: bool) -> None:
+    """Her four values staged as one-element lists under the agent's keys ``zz1``..``zz4``
+    and read back at her keys through one output ``..[0]`` (``..[0:1]``, ``$..[-1]``): the
+    output may hand back an item of a list under any key, so the references stand in."""
+    her = _hers()["actions"][0]["params"]
+    staged = {f"zz{i}": [v] for i, v in enumerate(her.values(), 1)}
+    stage = _rec(1, {"tag": "stage", **staged})
+    stage["outputs"] = [{"name": "all", "path": query}]
+    new = _read_back(stage, "")
+    new["actions"][-1]["params"] = {k: f"$<actions[1].outputs.all[{i}]>" for i, k in enumerate(her)}
+    assert (_made(_hers(), new) >= 0.7) if hers else (_made(_hers(), new) < MOVE_KEPT)

@@ -52,13 +52,13 @@ the merge of her branch was read, her D is no unread commit of the new line). Ho
 audit lists exactly the controller's runs.
 
 Fixed (2026-11-29): ``gap-descend`` and ``gap-forge`` are held (``E_HISTORY_REWRITTEN``,
-never run). A commit of ``last..new`` that continues the tip read's own first-parent line
-(its first parent is the tip read, or such a commit: the branch's commits after the read,
-here the merge of her branch and the agent's approval after it) must stay on the new line,
-whatever else it descends from; off it, it is unread (``controller.git.refs.unread_off_line``),
-judged under the paths by what it changed against its first parent. Round 63's rule for the
-rest stands (a commit off the line that descends from the tip read but from no commit of the
-line).
+never run). Every commit off the new line that descends from the tip read is unread
+(``controller.git.refs.unread_off_line``) except the line's own sides: commits that descend
+from a commit of the new line that had the tip read in it. A commit that continues the tip
+read's own first-parent line (its first parent is the tip read or such a commit: here the
+merge of her branch and the agent's approval after it) is never a side, whatever else it
+descends from, nor one that took the tip read otherwise than through the line. Under the
+paths, a commit of the branch's own line counts by what it changed against its first parent.
 """
 
 from __future__ import annotations

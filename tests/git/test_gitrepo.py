@@ -416,6 +416,37 @@ def test_the_branchs_own_commits_behind_a_second_parent_hold_whatever_they_desce
     assert not gitrepo.keeps_read_line(last, _pull(repo, "docs", "main"), paths)
 
 
+@pytest.mark.parametrize("shape", ["tip-read-onto-her-commit", "her-updated-branch"])
+def test_unread_commits_that_took_the_read_tip_off_the_new_line_hold(
+    repo: Path, shape: str
+) -> None:
+    """The next variants: the agent merges the tip read onto her docs commit (G = (D, S),
+    main fast-forwarded: a pull of his own) or main merges her branch after she pulled (G =
+    (S, P)); then his approval on main (unread), her next commit and pull, fast-forwarded.
+    G took the tip read otherwise than through a commit of the new line that had it, or it
+    continues the tip read's own line: unread either way."""
+    gitrepo = GitRepo(repo)
+    git(repo, "switch", "-q", "-c", "docs")
+    _tip(repo, "docs")
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read")
+    if shape == "tip-read-onto-her-commit":
+        git(repo, "switch", "-q", "-c", "agent", "docs")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge main", "main")
+        git(repo, "switch", "-q", "main")
+        git(repo, "merge", "-q", "--ff-only", "agent")
+    else:
+        git(repo, "switch", "-q", "docs")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge main", "main")
+        git(repo, "switch", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge docs", "docs")
+    _plan(repo, "approved")
+    git(repo, "switch", "-q", "docs")
+    _tip(repo, "docs again")
+    head = _pull(repo, "docs", "main")
+    assert not gitrepo.keeps_read_line(last, head, ("plans", ".plangate/policy.json"))
+
+
 def test_a_branch_that_forked_from_the_new_line_is_its_side(repo: Path) -> None:
     """A commit off the line that descends from the line, not from the branch's own line
     after the read, is the side of a merge on the line (a colleague's branch off hers)."""

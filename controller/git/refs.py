@@ -322,37 +322,27 @@ class Refs(RepoBase):
     def keeps_read_line(self, last: str, head: str, paths: Sequence[str] = ()) -> bool:
         """Does ``head`` (a descendant of ``last``) keep what the branch made after ``last`` on
         its first-parent line? False after a fast-forward to a merge of the branch into another
-        line that put such a commit behind a second parent (round 63): a commit of
-        ``last..head`` off the line that descends from ``last`` but from no commit of the line.
+        line that put such a commit behind a second parent (rounds 63-64): a commit of
+        ``last..head`` off the new line that descends from ``last``, unless it took ``last``
+        from a commit of the new line and does not continue ``last``'s own first-parent line
+        (:func:`unread_off_line`).
         A merge straight onto ``last`` (a `git pull` with nothing in between) keeps it: the
         merge brings nothing the reader had not read. With ``paths``, only such commits that
         change something under them count (a `git pull` that put a documentation commit
-        behind a second parent hides no decision)."""
+        behind a second parent hides no decision); a commit of the branch's own line by what
+        it changed there, against its first parent."""
         if self._near_first_parent(last, head):
             return True
         spec = f"{last}..{head}"
         rows = self.run("rev-list", "--reverse", "--topo-order", "--parents", spec).split("\n")
         parents = {row[0]: row[1:] for row in (r.split() for r in rows) if row}
-        line: set[str] = set()
-        commit: str | None = head
-        while commit in parents:
-            line.add(commit)
-            commit = next(iter(parents[commit]), None)
-        if commit == last:
-            return True
-        from_last: set[str] = set()
-        from_line: set[str] = set()
-        for commit, above in parents.items():  # parents before children (topological order)
-            if any(p == last or p in from_last for p in above):
-                from_last.add(commit)
-            if any(p in line or p in from_line for p in above):
-                from_line.add(commit)
-        unread = from_last - from_line - line
+        unread = unread_off_line(parents, last, head)
         if not unread or not paths:
             return not unread
+        lines = [f"{sha} {unread[sha]}" if unread[sha] else sha for sha in sorted(unread)]
         out = self.run(
             "diff-tree", "--stdin", "-m", "-r", "--root", "--name-only", "--", *paths,
-            input="".join(f"{sha}\n" for sha in sorted(unread)).encode(),
+            input="".join(f"{line}\n" for line in lines).encode(),
         )  # fmt: skip
         return not any(line in unread for line in out.split("\n"))
 
@@ -425,6 +415,44 @@ class Refs(RepoBase):
                 reason=masked_url(reason),
             )
         raise git_failure(("push", remote, branch), text)
+
+
+def unread_off_line(parents: dict[str, list[str]], last: str, head: str) -> dict[str, str]:
+    """The commits of ``last..head`` (``parents``: each with its parents, parents first) that
+    the first-parent line from ``head`` leaves unread behind a second parent, each with the
+    first parent to judge its change against ("" for all its parents). Empty when that line
+    runs through ``last``. Unread is every commit off the line that descends from ``last``
+    except the line's own sides: commits that descend from a commit of the line that had
+    ``last`` in it (a merge of the line with the tip read, and after). A commit that
+    continues ``last``'s own first-parent line is never a side (the branch's commits after
+    the read must stay the branch's: round 64), nor one that took ``last`` some other way
+    than through the line (round 64: a merge of the tip read onto an older line commit)."""
+    line, reached = _first_parent_line(parents, head)
+    if reached == last:
+        return {}
+    own: set[str] = set()  # last's first-parent descendants: the branch's line as it was
+    from_last: set[str] = set()
+    sides: set[str] = set()  # the line's commits that had `last`, and their other children
+    for commit, above in parents.items():  # parents before children (topological order)
+        if above and (above[0] == last or above[0] in own):
+            own.add(commit)
+        if any(p == last or p in from_last for p in above):
+            from_last.add(commit)
+        had_last = commit in line and commit in from_last
+        if had_last or (commit not in own and any(p in sides for p in above)):
+            sides.add(commit)
+    unread = from_last - sides - line
+    return {sha: parents[sha][0] if sha in own else "" for sha in unread}
+
+
+def _first_parent_line(parents: dict[str, list[str]], head: str) -> tuple[set[str], str | None]:
+    """``head``'s first parents within ``parents``, and the first one outside them."""
+    line: set[str] = set()
+    commit: str | None = head
+    while commit in parents:
+        line.add(commit)
+        commit = next(iter(parents[commit]), None)
+    return line, commit
 
 
 #: A lost race: the branch is not a fast-forward any more, or another pusher held the lock.

@@ -50,6 +50,15 @@ valid. Held:
 the merge of her branch was read, her D is no unread commit of the new line). Honest:
 ``docs-ok``, ``pull-read`` and ``forge-ok`` followed and ran once on her approval, valid; the
 audit lists exactly the controller's runs.
+
+Fixed (2026-11-29): ``gap-descend`` and ``gap-forge`` are held (``E_HISTORY_REWRITTEN``,
+never run). Every commit off the new line that descends from the tip read is unread
+(``controller.git.refs.unread_off_line``) except the line's own sides: commits that descend
+from a commit of the new line that had the tip read in it. A commit that continues the tip
+read's own first-parent line (its first parent is the tip read or such a commit: here the
+merge of her branch and the agent's approval after it) is never a side, whatever else it
+descends from, nor one that took the tip read otherwise than through the line. Under the
+paths, a commit of the branch's own line counts by what it changed against its first parent.
 """
 
 from __future__ import annotations
@@ -58,29 +67,13 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 OWNER = ("Owner", "owner@example.com")
 NEVER = ["gap-mergein", "gap-octopus", "gap-descend", "gap-forge", "gap-seen"]
 HONEST = ["docs-ok", "pull-read", "forge-ok"]
-BROKEN: dict[str, object] = {
-    "gap-descend": xfail(
-        "first-parent hold",
-        "ran credited to ALICE (approver alice, audit valid): the agent merged her docs branch "
-        "(commit D) into main and set gap-descend approved on main, both unread; she committed "
-        "again on her branch and pulled, main fast-forwarded to her merge. The unread commits "
-        "behind the second parent descend from D, a commit of the new line, so the hold lets "
-        "the tip through and her merge is read as her approval. Should: hold (an unread commit "
-        "that descends from the tip read is unread whatever else it descends from)",
-    ),
-    "gap-forge": xfail(
-        "first-parent hold",
-        "ran credited to ALICE (audit valid): as gap-descend, with her docs pull request merged "
-        "by her own merge button (G), the agent's approval after it on main, both unread; her "
-        "next commit on the same branch and a pull, fast-forwarded. Should: hold",
-    ),
-}
+BROKEN: dict[str, object] = {}  # gap-descend, gap-forge: fixed (see the docstring)
 
 
 def _build(root: Path) -> Lab:

@@ -379,6 +379,93 @@ def test_a_flipped_merge_that_hid_unread_commits_is_not_followed(repo: Path) -> 
     assert not gitrepo.keeps_read_line(last, _pull(repo, "docs", "main"))
 
 
+def _plan(repo: Path, status: str) -> str:
+    (repo / "plans/p").mkdir(parents=True, exist_ok=True)
+    (repo / "plans/p/PLAN.yml").write_text(f"status: {status}\n")
+    return commit_all(repo, f"plan {status}")
+
+
+def test_the_branchs_own_commits_behind_a_second_parent_hold_whatever_they_descend_from(
+    repo: Path,
+) -> None:
+    """Round 64: her docs branch merged into main (G, unread), the agent's approval on main
+    after it (U, unread); her next commit on the branch and a `git pull`, fast-forwarded. G
+    and U descend from her first commit, now on the line, and are main's own all the same."""
+    gitrepo = GitRepo(repo)
+    paths = ("plans", ".plangate/policy.json")
+    git(repo, "switch", "-q", "-c", "docs")
+    _tip(repo, "docs")
+    git(repo, "switch", "-q", "main")
+    _plan(repo, "draft")  # read, and after her fork: G's second-parent diff shows it
+    last = _tip(repo, "read")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge docs", "docs")
+    git(repo, "switch", "-q", "docs")
+    _tip(repo, "docs again")
+    head = _pull(repo, "docs", "main")
+    # G only brought her docs to main (judged against its first parent): no decision hidden
+    assert gitrepo.keeps_read_line(last, head, paths)
+    assert not gitrepo.keeps_read_line(last, head)  # main's own merge went off the line
+    git(repo, "switch", "-q", "docs")
+    _tip(repo, "docs 3")  # forked before the tip read (forked AT it: the documented limit)
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read again")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge docs", "docs")
+    _plan(repo, "approved")
+    git(repo, "switch", "-q", "docs")
+    _tip(repo, "docs 4")
+    assert not gitrepo.keeps_read_line(last, _pull(repo, "docs", "main"), paths)
+
+
+@pytest.mark.parametrize("shape", ["tip-read-onto-her-commit", "her-updated-branch"])
+def test_unread_commits_that_took_the_read_tip_off_the_new_line_hold(
+    repo: Path, shape: str
+) -> None:
+    """The next variants: the agent merges the tip read onto her docs commit (G = (D, S),
+    main fast-forwarded: a pull of his own) or main merges her branch after she pulled (G =
+    (S, P)); then his approval on main (unread), her next commit and pull, fast-forwarded.
+    G took the tip read otherwise than through a commit of the new line that had it, or it
+    continues the tip read's own line: unread either way."""
+    gitrepo = GitRepo(repo)
+    git(repo, "switch", "-q", "-c", "docs")
+    _tip(repo, "docs")
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read")
+    if shape == "tip-read-onto-her-commit":
+        git(repo, "switch", "-q", "-c", "agent", "docs")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge main", "main")
+        git(repo, "switch", "-q", "main")
+        git(repo, "merge", "-q", "--ff-only", "agent")
+    else:
+        git(repo, "switch", "-q", "docs")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge main", "main")
+        git(repo, "switch", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge docs", "docs")
+    _plan(repo, "approved")
+    git(repo, "switch", "-q", "docs")
+    _tip(repo, "docs again")
+    head = _pull(repo, "docs", "main")
+    assert not gitrepo.keeps_read_line(last, head, ("plans", ".plangate/policy.json"))
+
+
+def test_a_branch_that_forked_from_the_new_line_is_its_side(repo: Path) -> None:
+    """A commit off the line that descends from the line, not from the branch's own line
+    after the read, is the side of a merge on the line (a colleague's branch off hers)."""
+    gitrepo = GitRepo(repo)
+    git(repo, "switch", "-q", "-c", "docs")
+    _tip(repo, "docs")
+    git(repo, "switch", "-q", "main")
+    last = _tip(repo, "read")
+    git(repo, "switch", "-q", "docs")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge main", "main")  # onto the tip read
+    git(repo, "switch", "-q", "-c", "bob")
+    _plan(repo, "draft")
+    git(repo, "switch", "-q", "docs")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge bob", "bob")
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "docs")
+    assert gitrepo.keeps_read_line(last, git(repo, "rev-parse", "HEAD").strip())
+
+
 @pytest.mark.parametrize("where", ["notes/f.txt", "plans/p/PLAN.yml", ".plangate/policy.json"])
 def test_only_unread_commits_touching_what_the_controller_reads_hold_the_line(
     repo: Path, where: str

@@ -99,11 +99,23 @@ def life_of(
     file is frozen as another plan than the one at ``rev`` (``frozen.hash``): a new plan put
     at the path, or swapped in, is not the one the controller recorded there, and the
     controller's freeze of a new version starts its own life."""
+    identity = _frozen_hash(git("show", f"{rev}:{plan_file}"), plan_file)
+    return _life(git, rev, plan_file, is_own, identity, first_parent)
+
+
+def _life(
+    git: GitRunner,
+    rev: str,
+    plan_file: str,
+    is_own: IsOwn,
+    identity: str | None,
+    first_parent: bool,
+) -> Life:
+    """:func:`life_of` for a plan at ``rev`` frozen as ``identity``."""
     log_file = log_file_of(plan_file)
     commits = file_log(git, rev, plan_file, log_file, first_parent=first_parent)
     end = next((i for i, r in enumerate(commits) if _removes(r, plan_file)), len(commits))
     commits = commits[:end]
-    identity = _frozen_hash(git("show", f"{rev}:{plan_file}"), plan_file)
     end = _other_identity(git, commits, plan_file, is_own, identity)
     commits = commits[:end]
     plan = tuple(r for r in commits if _changes(r, plan_file) is not None)
@@ -169,6 +181,36 @@ def _frozen_hash(text: str | None, path: str) -> str | None:
     frozen = data.get("frozen") if isinstance(data, dict) else None
     value = frozen.get("hash") if isinstance(frozen, dict) else None
     return value if isinstance(value, str) else None
+
+
+def _own_hash(text: str | None) -> str | None:
+    """The plan hash of a plan file's text (None: none, or unreadable)."""
+    from controller.plan.plans import text_hash
+
+    return text_hash(text) if text is not None else None
+
+
+def hash_mismatch(file: str, found: str | None, recorded: str | None) -> str | None:
+    """The one rule (round 64) of every reader of a plan's record (``show``, ``status``, the
+    page and its API, MCP ``log``): the record is of the version that hashes to ``recorded``
+    (the ``frozen.hash`` the controller froze, approved and ran); the text at the path,
+    which hashes to ``found``, is another when they differ, and the reader says so
+    (``show``'s ``STALE``). None: the same, or no recorded version to compare with."""
+    if recorded is None or found == recorded:
+        return None
+    now = found or "no readable plan"
+    return (
+        f"E_PLAN_HASH_MISMATCH: {file} hashes to {now}, but the controller's record (its "
+        f"approval, its run) is of {recorded}: the content changed since it was frozen "
+        "(STALE), and what is recorded as run is not this text; restore the recorded "
+        "version, or resubmit (status: pending_approval) to have it frozen and approved anew"
+    )
+
+
+def note_code(note: str) -> str:
+    """The ``E_...`` code a reader's note starts with."""
+    code = note.split(":", 1)[0]
+    return code if code.startswith("E_") else "E_OWNED_BLOCK_CHANGED"
 
 
 def last_own(
@@ -267,7 +309,9 @@ class ShownRecord:
     blocks: dict[str, Any]
     #: EXECUTION_LOG.md as the controller's last commit of it wrote it (None: never).
     log: str | None
-    #: ``E_OWNED_BLOCK_CHANGED: ...`` for each of the two that the branch holds otherwise.
+    #: ``E_OWNED_BLOCK_CHANGED: ...`` for each of the two that the branch holds otherwise;
+    #: ``E_PLAN_HASH_MISMATCH: ...`` when the plan there is not the version recorded
+    #: (:func:`hash_mismatch`).
     notes: tuple[str, ...]
 
 
@@ -280,8 +324,12 @@ def shown_record(
     one of its last commit of the file, the log the one of its last commit of the log, all
     within the path's current life (:func:`life_of`, round 63: a reused folder's new plan
     has no record, as a copy has none). A log removed within a life where the controller
-    recorded none is no change of its record."""
-    life = life_of(git, rev, plan_file, is_own)
+    recorded none is no change of its record. A record shown for a plan whose text does not
+    hash to its ``frozen.hash`` carries :func:`hash_mismatch`'s note (round 64: the life
+    is the frozen version's; the text kept its ``frozen:`` block, not its content)."""
+    current = git("show", f"{rev}:{plan_file}")
+    identity = _frozen_hash(current, plan_file)
+    life = _life(git, rev, plan_file, is_own, identity, True)
     blocks = _recorded_blocks(git, life.plan, plan_file, is_own)
     notes: list[str] = []
     changed = [key for key in OWNED if branch.get(key) != blocks.get(key)]
@@ -293,6 +341,9 @@ def shown_record(
     text = git("show", f"{own_log[0]}:{log_file}") if own_log is not None else None
     if life.log and not is_own(life.log[0]) and (own_log or not _removes(life.log[0], log_file)):
         notes.append(_note(LOG_FILE, life.log, is_own))
+    stale = hash_mismatch(plan_file, _own_hash(current), identity)
+    if stale is not None and (text is not None or any(v is not None for v in blocks.values())):
+        notes.append(stale)
     return ShownRecord(blocks, text, tuple(notes))
 
 

@@ -35,9 +35,10 @@ from typing import Any
 
 from controller.errors import PlanAmbiguous, PlangateError, Problem
 from controller.git.history import PlanState
+from controller.git.ownrecord import hash_mismatch
 from controller.git.records import plan_text
 from controller.plan import yamlio
-from controller.plan.plans import PLAN_FILES
+from controller.plan.plans import FREEZABLE, PLAN_FILES
 from controller.service.core import MAX_PASSES, REMOTE, Job, iso
 from controller.service.core import _Moved as _Moved  # re-exported: callers catch and raise it
 from controller.service.core import _Wait as _Wait
@@ -331,7 +332,7 @@ class Controller(Deciding, Outcomes):
                 "waiting": waiting.get(s.plan_id)
                 or self.refused_reason(s.plan_id)
                 or self._held_reason(s.plan_id),
-                "notes": s.notes[-5:],
+                "notes": _row_notes(s, problems[s.plan_id]),
             }
             for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
         ]
@@ -438,6 +439,18 @@ class Controller(Deciding, Outcomes):
 
 #: Statuses whose plan file says why the plan is there (``status`` shows it).
 _REASONED = ("invalid", "failed", "awaiting_approval", "pending_approval")
+
+
+def _row_notes(state: PlanState, problem: Problem | None) -> list[str]:
+    """The history's last notes, and (round 64) the note of every reader of the record
+    (:func:`controller.git.ownrecord.hash_mismatch`) when the row speaks of a version the
+    controller froze, approved or ran and the file is another: its ``frozen:`` block kept,
+    its content changed (a draft or pending plan is the next pass's to freeze)."""
+    notes = state.notes[-5:]
+    if problem is not None or state.status in FREEZABLE:
+        return notes
+    stale = hash_mismatch(state.file, state.hash, state.frozen_hash)
+    return [*notes, stale] if stale is not None else notes
 
 
 def _problem_json(problem: Problem | None) -> dict[str, Any] | None:

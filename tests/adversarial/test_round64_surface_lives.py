@@ -34,6 +34,15 @@ Should: a life is the controller's record of a HASH, not of the ``frozen:`` text
 can copy: MCP ``log`` and the status row compare the plan's hash with the recorded run's
 (as ``show`` does) and either show no record or carry the problem (``E_OWNED_BLOCK_CHANGED``
 or a stale-hash note).
+
+Fixed (2026-11-29): one rule for every reader of a plan's record
+(``ownrecord.hash_mismatch``, ``show``'s ``STALE`` test): the record is of the version its
+``frozen.hash`` names, and a text at the path that does not hash to it is another. The life
+is kept (the controller's freeze of the new version starts the next one), but
+``shown_record`` (``show``, the page and its API, MCP ``log``) carries
+``E_PLAN_HASH_MISMATCH`` beside a record shown for such a text, and a ``status`` row of a
+frozen, approved or run plan carries the same note: ``kh-mcp-log``, ``kp-mcp-log`` and
+``kh-status`` hold.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -165,16 +174,7 @@ IDS = [
     if not (slug in ("mv2", "mve2") and what == "status")
 ] + ["kh-norun", "kp-norun", "mv-norun", "mve-norun", "rs-norun", "kh-audit", "kp-audit"]
 
-CLS = "a reader shows the controller's run for content that changed under a kept frozen hash"
-BROKEN: dict[str, Any] = {
-    "kh-mcp-log": xfail(
-        CLS, "MCP log: the old run (succeeded, Approved by alice) for kh-EVIL, problems []"
-    ),
-    "kp-mcp-log": xfail(
-        CLS, "MCP log: Alice's run of kp shown for the swapped-in pending kp-EVIL, problems []"
-    ),
-    "kh-status": xfail(CLS, "status --json: completed, approver alice, no note of the change"),
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -187,3 +187,37 @@ def test_a_log_removed_in_a_recorded_life_is_flagged(repo: Path) -> None:
     shown = ownrecord.shown_record(_runner(repo), "HEAD", FILE, _by_controller, branch)
     assert shown.log == "# ran\n"
     assert [n for n in shown.notes if "EXECUTION_LOG.md" in n and gone[:12] in n]
+
+
+def test_hash_mismatch_is_the_one_rule_of_every_reader() -> None:
+    """Round 64: a record is of the version its ``frozen.hash`` names; another text at the
+    path is said to be another (``show``'s STALE), none to compare with says nothing."""
+    assert ownrecord.hash_mismatch(FILE, "sha256:a", "sha256:a") is None
+    assert ownrecord.hash_mismatch(FILE, "sha256:a", None) is None
+    note = ownrecord.hash_mismatch(FILE, "sha256:b", "sha256:a")
+    assert note is not None and note.startswith("E_PLAN_HASH_MISMATCH: ")
+    assert FILE in note and "sha256:b" in note and "sha256:a" in note
+    assert ownrecord.note_code(note) == "E_PLAN_HASH_MISMATCH"
+
+
+def _truly_frozen(text: str) -> str:
+    from controller.plan.plans import text_hash
+
+    return text + f"frozen: {{hash: '{text_hash(text)}'}}\n"
+
+
+def test_a_changed_plan_under_a_kept_frozen_hash_is_flagged(repo: Path) -> None:
+    """Round 64: an agent changes a completed plan's action and keeps every block,
+    ``frozen:`` included: the life is kept, but the record shown for it says the text is
+    not the version recorded; put back, the record is shown without the note."""
+    ran = _truly_frozen(PLAN.format(status="completed", step="succeeded"))
+    _put(repo, ran, "plangate: complete plans/x", CONTROLLER)
+    git = _runner(repo)
+    branch = ownrecord.blocks_at(git, "HEAD", FILE) or {}
+    assert ownrecord.shown_record(git, "HEAD", FILE, _by_controller, branch).notes == ()
+    _put(repo, ran.replace("tool: echo", "tool: rm"), "tweak", AGENT)
+    shown = ownrecord.shown_record(git, "HEAD", FILE, _by_controller, branch)
+    assert shown.blocks["execution"]["status"] == "completed"
+    assert [n for n in shown.notes if n.startswith("E_PLAN_HASH_MISMATCH") and FILE in n]
+    _put(repo, ran, "put back", AGENT)
+    assert ownrecord.shown_record(git, "HEAD", FILE, _by_controller, branch).notes == ()

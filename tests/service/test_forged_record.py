@@ -163,3 +163,27 @@ def test_status_gives_a_failed_plans_reason_from_the_record(tmp_path: Path, repo
     assert result.returncode == 0, result.stderr[-2000:]
     row = next(r for r in json.loads(result.stdout) if r["plan"] == "plans/owned")
     assert "boom-r62" in str(row.get("reason")) and "FORGED" not in str(row), row
+
+
+def test_a_changed_completed_plan_is_flagged_by_every_reader(tmp_path: Path, repo: Path) -> None:
+    """Round 64: an agent changes a completed plan's content and keeps every block (its
+    ``frozen.hash`` too): MCP ``log`` and ``status`` say the record is not of this text, as
+    ``show`` marks it STALE; nothing runs again."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    plan = repo / "plans/owned/PLAN.yml"
+    _set_status(plan, "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+    assert _committed(repo)["plan"]["status"] == "completed"
+    assert _log(config)["problems"] == []
+    plan.write_text(plan.read_text().replace("who: world", "who: EVIL-R64"))
+    commit_all(repo, "tweak", AGENT)
+    shown = _log(config)
+    assert shown["execution"] is not None
+    assert [p for p in shown["problems"] if p.startswith("E_PLAN_HASH_MISMATCH")], shown
+    result = run_cli("status", "--json", "--config", str(config))
+    row = next(r for r in json.loads(result.stdout) if r["plan"] == "plans/owned")
+    assert row["status"] == "completed"
+    assert [n for n in row["notes"] if n.startswith("E_PLAN_HASH_MISMATCH")], row
+    assert "STALE" in _show(config, plan)

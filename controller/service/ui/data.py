@@ -224,7 +224,7 @@ class UiData:
         commits wrote them, a later version by anyone else flagged, never shown as the
         record (round 61: :func:`controller.git.ownrecord.shown_record`, the one rule every
         reader of the record uses)."""
-        from controller.git.ownrecord import owned_blocks, shown_record
+        from controller.git.ownrecord import note_code, owned_blocks, shown_record
 
         branch = owned_blocks(text, PurePosixPath(file).name) if text is not None else None
         record = self._locked_git(
@@ -241,7 +241,7 @@ class UiData:
                 document.pop(key, None)
                 if value is not None:
                     document[key] = self._redactor.data(value)
-        notes = [{"code": "E_OWNED_BLOCK_CHANGED", "message": n} for n in record.notes]
+        notes = [{"code": note_code(n), "message": n} for n in record.notes]
         page["problems"] = [*(page.get("problems") or []), *self._redactor.data(notes)]
 
     def _own(self) -> Callable[[Any], bool]:

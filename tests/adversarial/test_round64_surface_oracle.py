@@ -41,7 +41,8 @@ record's resolved params say whose each value is (``refs.authored``): EXECUTION_
 "Params (resolved)" and the gate's preview quote what the plan wrote (a literal, a key,
 ``$<plan.*>``) as the frozen plan holds it and show what another reference filled in
 resolved and redacted (``par-log``, ``par-mcp-log``); MCP ``log`` passes the committed record
-of the run on as the controller wrote it (``agentapi.AS_RECORDED``, ``why-mcp-log``);
+of the run on as the controller wrote it (``agentapi.AS_RECORDED``, ``why-mcp-log``; the
+page's ``/api/plan/``, found on the way, too);
 ``check`` applies the own-text rule to each value of its report before any format escapes
 it (``check._shown``, ``b-st-check-md``, ``b-up-check-md``).
 """

@@ -240,6 +240,11 @@ class Checkpoints:
         checks = [c for c in rec.checks if c.get("attempt") == rec.attempts]
         return logbook.ActionView(rec.status, rec.last_start, end, rec.attempts, checks)
 
+    def _plan_fields(self) -> dict[str, Any]:
+        """What ``$<plan.*>`` reads in this plan's actions: its author's text and its hash."""
+        meta = self.model.plan
+        return {"name": meta.name, "task": meta.task, "hash": self.hash}
+
     def _section(self, action: Action) -> str:
         if action.id in self._done_sections:
             return self._done_sections[action.id]
@@ -248,7 +253,8 @@ class Checkpoints:
         if pending and action.id in self._pending_sections:
             return self._pending_sections[action.id]
         limit = self._block_limit()
-        text = logbook.render_action(action, self._view(rec), limit)
+        own = self._plan_fields()
+        text = logbook.render_action(action, self._view(rec), limit, fields=own)
         child = self.nested.get(action.id)
         for inner in child.actions if child is not None else ():
             specs: list[Action | FallbackStep] = [inner, *inner.fallback]
@@ -260,7 +266,7 @@ class Checkpoints:
         for step in action.fallback:
             if self._ran(step.id):
                 text += "\n" + logbook.render_action(
-                    step, self._view(self.state.actions.get(step.id)), limit
+                    step, self._view(self.state.actions.get(step.id)), limit, fields=own
                 )
         if rec is not None and rec.done:
             self._done_sections[action.id] = text

@@ -15,10 +15,12 @@ it. It holds:
 - ``checks``: the params of the action's preconditions and verify tool;
 - ``note``: what is not shown, when something is not.
 
-Secrets show as ``***`` (and any secret value an output carries is redacted); a value that
-cannot be resolved yet says why. Its cost is bounded by what it can show (round 23: 200
-nested actions each repeating a 40 KB output ten times took 10 s of the pass): one value is
-resolved up to :data:`VALUE_CHARS` characters, the whole preview up to
+Secrets show as ``***`` (and any secret value an output carries is redacted); a value the
+plan's author wrote (a literal, ``$<plan.name>``) is shown as written, even one equal to a
+secret (:func:`controller.plan.refs.authored`, round 64: masked, it told a right guess from
+a wrong one); a value that cannot be resolved yet says why. Its cost is bounded by what it
+can show (round 23: 200 nested actions each repeating a 40 KB output ten times took 10 s of
+the pass): one value is resolved up to :data:`VALUE_CHARS` characters, the whole preview up to
 :data:`PREVIEW_CHARS`; past either a value says it is not shown. A value longer than
 :data:`GATE_VALUE_CHARS` as JSON is shown cut, with its length and the SHA-256 of its RFC
 8785 form as shown (secrets masked). When even cut values would take more than the room
@@ -157,7 +159,8 @@ class _Resolver:
             return f"(not known yet: {exc.message})", False
         finally:  # what was built, a failed resolution's too
             self.left -= min(budget.limit, budget.limit - budget.left)
-        return self.run.redactor.data(resolved), True
+        # the author's own values as written, what a reference filled redacted (round 64)
+        return refs.authored(value, self.run.redactor.data(resolved), ctx.plan), True
 
 
 def _masked(ctx: refs.Context) -> refs.Context:

@@ -1,7 +1,11 @@
 """``EXECUTION_LOG.md``: the human-readable record of a plan's execution (SPEC §7).
 
 Written next to PLAN.yml at the engine's checkpoints and rendered from the journal (whose
-records are already redacted), so it always agrees with it. Layout, meant to read well on
+records are already redacted), so it always agrees with it. The one exception: "Params
+(resolved)" quotes every value the plan's author wrote (a literal, ``$<plan.name>``) as the
+frozen plan wrote it and only what another reference filled in as the journal recorded it
+(:func:`controller.plan.refs.authored`, round 64: a literal equal to a secret recorded
+``***`` told its author a right guess of the secret from a wrong one). Layout, meant to read well on
 GitHub::
 
     # Execution log: <plan name>
@@ -25,6 +29,7 @@ GitHub::
     ```json
     {...}
     ```
+    *Values the plan wrote are shown as written; values a reference filled in as resolved...*
     **Result:** (cut at ``limits.max_result_bytes``)
     **Outputs captured:** one bullet per output
     **Error:** `E_...`: message (for failed, skipped and in-doubt actions)
@@ -50,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.display import visible, visible_json
+from controller.plan.refs import authored
 
 if TYPE_CHECKING:
     from controller.plan.schema import Action, FallbackStep, Precondition
@@ -161,10 +167,16 @@ class ActionView:
 
 
 def render_action(
-    action: Action | FallbackStep, view: ActionView, limit: int, *, key: Any = None
+    action: Action | FallbackStep,
+    view: ActionView,
+    limit: int,
+    *,
+    key: Any = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> str:
     """One action's section (``start``/``end`` are journal records, see journal.py);
-    ``key`` names an action of a nested plan (``"2/1"``)."""
+    ``key`` names an action of a nested plan (``"2/1"``); ``fields``: what ``$<plan.*>``
+    reads in the action's plan (name, task, hash), the author's text in its params."""
     status, start, end = view.status, view.start, view.end
     plan = getattr(action, "plan", None)
     what = action.tool or (f"plan {plan.path}" if plan is not None else "")
@@ -191,12 +203,21 @@ def render_action(
     if checks:
         lines += _guard_lines(checks)
     if start is not None:
-        lines += _block("Params (resolved)", start.get("params"), limit)
+        params = authored(action.params, start.get("params"), fields)
+        lines += _block("Params (resolved)", params, limit)
+        lines += [_AUTHORED_NOTE, ""]
     if view.checks:
         lines += ["**Checks:**", ""] + [_check_line(c) for c in view.checks] + [""]
     if end is not None:
         lines += _end_lines(end, limit)
     return "\n".join(lines) + "\n"
+
+
+#: What the params block quotes as written and what it redacts (round 64).
+_AUTHORED_NOTE = (
+    "*Values the plan wrote are shown as written; values a reference filled in as "
+    "resolved, secrets as `***`.*"
+)
 
 
 def _guard_lines(checks: list[dict[str, Any]]) -> list[str]:

@@ -467,3 +467,37 @@ def convert_legacy_tree(value: Any) -> Any:
     if isinstance(value, list):
         return [convert_legacy_tree(item) for item in value]
     return value
+
+
+def authored(written: Any, resolved: Any, plan: Mapping[str, Any] | None = None) -> Any:
+    """``resolved`` (what ``written``, a value of the plan, resolved to, redacted) as the
+    execution record shows it: every part the plan's author wrote, a literal (and, given the
+    ``plan`` fields, a ``$<plan.*>`` reference: the author's own name and task), as written;
+    what any other reference filled in as ``resolved`` has it (round 64: a literal param
+    equal to a secret recorded ``***`` confirmed the author's guess of the secret; the
+    literal is in the committed plan already). A mapping key is always the author's."""
+    if _authored_only(written, plan):
+        try:
+            return resolve(written, Context(plan=plan or {}))
+        except PlangateError:  # a field not given: as recorded
+            return resolved
+    if isinstance(written, dict) and isinstance(resolved, dict) and len(written) == len(resolved):
+        keys = sorted(written, key=key_order)  # resolve's order, which redaction keeps
+        if all(got == key or got not in written for key, got in zip(keys, resolved, strict=True)):
+            return {
+                k: authored(written[k], v, plan)
+                for k, v in zip(keys, resolved.values(), strict=True)
+            }
+    if isinstance(written, list) and isinstance(resolved, list) and len(written) == len(resolved):
+        return [authored(w, r, plan) for w, r in zip(written, resolved, strict=True)]
+    return resolved
+
+
+def _authored_only(value: Any, plan: Mapping[str, Any] | None) -> bool:
+    """Whether no reference in ``value`` brings in anything but the author's own text."""
+    own = () if plan is None else ("plan",)
+    try:
+        parts = [p for _, text in walk_strings(value) for p in parse(text)]
+    except PlangateError:
+        return False
+    return all(isinstance(p, str) or p.root in own for p in parts)

@@ -44,6 +44,12 @@ MAX_LOG_CHARS = 64_000
 #: redacted (:meth:`AgentApi._answered`), and passed on as written by the server (round 61:
 #: masking the agent's text where it equals a secret confirms a guess of the secret).
 OWN_TEXT = ("errors", "plan_yml", "format")
+#: Keys of ``log`` answers that are the controller's own record of the run, passed on as
+#: it committed them (round 64): written through the redactor where they hold the
+#: controller's material and as written where they quote the author (a ``why``, a literal
+#: param), they are in the agent's repository already; redacted again, the author's text
+#: equal to a secret came back ``***`` for a right guess only.
+AS_RECORDED = ("execution", "outputs", "execution_log")
 #: An answer's key (taken out by the server) naming, by key, the values that are the agent's
 #: own text or the plan's as its author wrote it (a path or status the agent sent, a status
 #: row's repository text): a value that IS one of them is passed on as written, everything

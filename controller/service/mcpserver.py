@@ -33,7 +33,7 @@ def build_server(config: Config) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from controller.service.agentapi import OWN_QUOTES, OWN_TEXT, AgentApi
+    from controller.service.agentapi import AS_RECORDED, OWN_QUOTES, OWN_TEXT, AgentApi
 
     class PlangateServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -60,7 +60,9 @@ def build_server(config: Config) -> Any:
         agent's guess of a secret would read apart from a wrong one (round 61), and the
         values an answer names its own (``agentapi.OWN_QUOTES``) or an error quotes
         (``PlangateError.quoted``): a path or status the agent sent, a key of its source
-        (round 62). A secrets file that cannot be read is the error."""
+        (round 62), and the controller's committed record of a run (``agentapi.AS_RECORDED``,
+        round 64: redacted when written, again it masked the author's ``why``). A secrets
+        file that cannot be read is the error."""
         from controller.errors import redacted_around
         from controller.execution.secrets import redactor_for
 
@@ -69,7 +71,7 @@ def build_server(config: Config) -> Any:
             own = answer.pop(OWN_QUOTES, {})
             redactor = redactor_for(config)
             return {
-                k: v if k in OWN_TEXT else _kept(v, own.get(k), redactor.data)
+                k: v if k in OWN_TEXT or k in AS_RECORDED else _kept(v, own.get(k), redactor.data)
                 for k, v in answer.items()
             }
         except PlangateError as exc:

@@ -34,6 +34,17 @@ controller wrote it (it is already redacted where it holds the controller's mate
 log's "Params (resolved)" quotes a literal param as the plan wrote it and masks only what a
 reference brought in; ``check``'s markdown report quotes the plan's text as its text report
 does (escape after the own-text split, not before).
+
+Fixed (2026-11-29): all five, by one rule (the author's text as written, the redactor only
+over the controller's material) applied where the answers are built. The execution
+record's resolved params say whose each value is (``refs.authored``): EXECUTION_LOG.md's
+"Params (resolved)" and the gate's preview quote what the plan wrote (a literal, a key,
+``$<plan.*>``) as the frozen plan holds it and show what another reference filled in
+resolved and redacted (``par-log``, ``par-mcp-log``); MCP ``log`` passes the committed record
+of the run on as the controller wrote it (``agentapi.AS_RECORDED``, ``why-mcp-log``; the
+page's ``/api/plan/``, found on the way, too);
+``check`` applies the own-text rule to each value of its report before any format escapes
+it (``check._shown``, ``b-st-check-md``, ``b-up-check-md``).
 """
 
 from __future__ import annotations
@@ -44,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -174,20 +185,7 @@ IDS = [
     if not (what in ("log", "show") and slug not in ("why", "par"))
 ] + [f"b-{slug}-check-{fmt}" for slug in BRANCH for fmt in ("text", "md", "json")]
 
-CLS = "a secret-equality oracle in an answer that quotes only the agent's own text"
-BROKEN: dict[str, Any] = {
-    "why-mcp-log": xfail(
-        CLS, "MCP log redacts the committed log's Why: '*** that variant' for the secret only"
-    ),
-    "par-log": xfail(
-        CLS, "EXECUTION_LOG.md 'Params (resolved)' masks a literal param equal to the secret"
-    ),
-    "par-mcp-log": xfail(CLS, "MCP log: the literal param note '***' for the secret only"),
-    "b-up-check-md": xfail(
-        CLS, "check --format markdown: (got '***') for the UPPER-case secret, text quotes it"
-    ),
-    "b-st-check-md": xfail(CLS, "check --format markdown: (got '***') for the secret itself"),
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _norm(text: str, k: str) -> str:

@@ -281,3 +281,34 @@ def test_the_ui_plan_view_shows_the_validation_block_as_recorded(tmp_path: Path)
         said = [e["message"] for e in views[name]["validation"]["errors"]]
         assert said == [f"(got '{guess}')", f"(got '{guess[:8]}...')"], said
         assert views[name]["execution"]["error"] == "saw ***"
+
+
+def test_the_ui_plan_view_shows_the_controllers_record_of_a_run_as_recorded(
+    tmp_path: Path,
+) -> None:
+    """Round 64: the page redacted the controller's committed record of a run again (its
+    EXECUTION_LOG.md, its ``execution:`` block), so an action's ``why`` or a literal param
+    equal to a guess of a secret, which the record quotes as written, came back ``***`` for
+    the right guess only. The record is shown as the controller committed it."""
+    from controller.git.ownrecord import ShownRecord
+    from controller.service.ui.data import UiData
+    from controller.settings import load_config
+
+    config, _plan = _schema_config(tmp_path)
+    data = UiData(load_config(Path(config)), lambda: tmp_path)
+    pages = {}
+    try:
+        for name, guess in GUESSES.items():
+            plan = _guess_plan(tmp_path, name, guess)
+            execution = {"status": "awaiting_approval", "gate": {"params": {"note": guess}}}
+            log = f"**Why:** {guess} that ran\n"
+            record = ShownRecord({"execution": execution, "approval": None}, log, ())
+            data._locked_git = lambda read, record=record: record  # type: ignore[method-assign]
+            page: dict[str, Any] = {"document": {}}
+            data._show_record(page, f"plans/{name}/PLAN.yml", plan.read_text())
+            pages[name] = page
+    finally:
+        data.close()
+    for name, guess in GUESSES.items():
+        assert pages[name]["log"] == f"**Why:** {guess} that ran\n"
+        assert pages[name]["document"]["execution"]["gate"]["params"] == {"note": guess}

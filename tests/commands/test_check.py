@@ -361,3 +361,30 @@ def test_an_as_that_names_no_mailbox_is_a_usage_error(repo: Path, value: str) ->
     result = run_cli("--config", str(config), "check", "--head", "main", "--as", value, cwd=repo)
     assert result.returncode == 2 and "E_USAGE" in result.stderr + result.stdout, result
     assert "names no mailbox" in result.stderr
+
+
+def test_every_format_quotes_a_plans_status_as_written_even_one_equal_to_a_secret(
+    repo: Path,
+) -> None:
+    """Round 64: ``--format markdown`` escaped the report before the redactor matched the
+    plan's own text, so a status equal to a secret (or its upper-case spelling) came back
+    ``(got '***')`` in markdown only; a right guess read apart from a wrong one. Every
+    format now quotes the report's values as matched before any escaping."""
+    secret = "r64-hidd3n-pq8zkw4v"
+    (repo.parent / "sec.yml").write_text(f"TOK: {secret}\n")
+    spellings = {"st": secret, "up": secret.upper(), "zw": secret + "\u200b_x"}
+    git(repo, "switch", "-q", "-c", "review")
+    for slug, status in spellings.items():
+        write_plan(repo, slug)
+        edit_status(repo, slug, status)
+    commit_all(repo, "statuses", AGENT)
+    git(repo, "switch", "-q", "main")
+    config = config_file(repo)
+    secrets = {"secrets": {"file": str(repo.parent / "sec.yml")}}
+    config.write_text(json.dumps({**json.loads(config.read_text()), **secrets}))
+    for fmt in ("text", "markdown", "json"):
+        args = ("--config", str(config), "check", "--head", "review", "--format", fmt)
+        out = run_cli(*args, cwd=repo).stdout
+        assert "***" not in out and "\\*\\*\\*" not in out, (fmt, out)
+        for status in (secret, secret.upper()):
+            assert status in out, (fmt, out)

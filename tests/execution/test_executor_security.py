@@ -127,12 +127,14 @@ def test_secret_is_redacted_everywhere_it_is_written(tmp_path: Path, secret_env:
     assert all("plan" in e and "hash" in e for e in logs)
 
 
-def test_a_value_the_plan_wrote_equal_to_a_secret_is_masked_in_the_run_record(
+def test_a_value_the_plan_wrote_equal_to_a_secret_is_quoted_only_as_the_plans_text(
     tmp_path: Path, secret_env: None
 ) -> None:
-    """Round 62: answers quote the author's text as written, but a value of the plan that
-    EQUALS a secret and reaches a tool is the controller's material in the run's record
-    (the tool may echo it back): the journal, the log and the plan's execution block mask it."""
+    """Round 62: a value of the plan that EQUALS a secret and reaches a tool is the
+    controller's material where the tool may bring it back: the journal, the result, the
+    outputs and the plan's execution block mask it. Round 64: the log's "Params (resolved)"
+    quotes the plan's literal as written (masked, it confirmed its author's guess of the
+    secret; it is in the committed plan already); what the tool echoed stays ``***``."""
     echo = "import sys,json; d=json.load(sys.stdin); print(json.dumps({'got': d['v']}))"
     tools = {"echo": {"kind": "exec", "argv": [PY, "-c", echo]}}
     actions = [{"id": 1, "tool": "echo", "params": {"v": SECRET}, "outputs": [
@@ -143,8 +145,11 @@ def test_a_value_the_plan_wrote_equal_to_a_secret_is_masked_in_the_run_record(
     log = (plan_file.parent / "EXECUTION_LOG.md").read_text()
     journal = "".join(p.read_text() for p in (tmp_path / "state").rglob("*.jsonl"))
     execution = plan_file.read_text().split("\nexecution:", 1)[1]
-    for text in (log, journal, execution):
+    for text in (journal, execution):
         assert SECRET not in text
+    params, rest = log.split("**Params (resolved):**", 1)[1].split("```\n\n", 1)
+    assert f'"v": "{SECRET}"' in params and SECRET not in rest
+    assert '- `got`: `"***"`' in rest
     ends = {r["id"]: r for r in journal_records(config, plan_file) if r["t"] == "end"}
     assert ends[1]["outputs"] == {"got": "***"}
 

@@ -53,6 +53,23 @@ def test_a_resolved_value_is_redacted_and_a_secret_is_masked() -> None:
     assert resolver.value("$<secrets.PIN>", ctx) == ("***", True)
 
 
+def test_a_value_the_plan_wrote_is_shown_as_written_even_equal_to_a_secret() -> None:
+    """Round 64: the preview masked a literal param equal to a secret: a right guess of the
+    plan's author read apart from a wrong one. What a reference filled in is still masked."""
+    resolver = _resolver("483920")
+    ctx = gateview._masked(
+        refs.Context(
+            outputs={1: {"o": "pin=483920"}},
+            plan={"name": "483920", "task": "t", "hash": "h"},
+            secret=lambda name: "483920",
+        )
+    )
+    assert resolver.value("483920", ctx) == ("483920", True)
+    assert resolver.value("$<plan.name>", ctx) == ("483920", True)
+    written = {"a": "483920", "b": "$<actions[1].outputs.o>", "c": "483920 $<secrets.PIN>"}
+    assert resolver.value(written, ctx) == ({"a": "483920", "b": "pin=***", "c": "*** ***"}, True)
+
+
 def test_a_long_value_is_cut_with_its_length_and_digest() -> None:
     cut = gateview._cut("z" * 3000, gateview.GATE_VALUE_CHARS)
     assert isinstance(cut, str) and cut.startswith('"' + "z" * 1999 + "…")

@@ -149,8 +149,13 @@ def test_a_run_fails_the_guard_closed_and_the_log_says_so(
     assert second["status"] == "failed" and second["error"]["code"] == "E_GUARD_FAILED"
     log = (plan_file.parent / "EXECUTION_LOG.md").read_text()
     assert "FAILED closed (the value held a secret's text" in log
-    # (the plan itself writes the value here; the record of the run never quotes it)
-    for text in (log, json.dumps(execution(plan_file))):
+    # the plan itself writes the value here: action 1's params quote it as the plan wrote
+    # it (round 64: the author's text); what the run made of it is never quoted
+    start = log.index("**Params (resolved):**")  # action 1's
+    end = log.index("```\n\n", start)
+    before, params, rest = log[:start], log[start:end], log[end:]
+    assert json.dumps(WRAPPED) in params
+    for text in (before, rest, json.dumps(execution(plan_file))):
         assert SECRET not in text and "attacker" not in text
 
 

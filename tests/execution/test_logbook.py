@@ -99,3 +99,26 @@ def test_the_graph_of_a_dense_plan_stays_bounded() -> None:
     assert graph.count("-->") == MAX_GRAPH_EDGES
     assert f"{200 * 200 - MAX_GRAPH_EDGES} more needs" in graph
     assert len(graph.encode("utf-8")) <= MAX_GRAPH_BYTES + 1000
+
+
+def test_resolved_params_quote_the_plans_literals_and_redact_what_references_filled() -> None:
+    """Round 64: a literal param equal to a secret was recorded ``***`` for a right guess
+    only; it is the author's text (in the committed plan already)."""
+    action = Action(
+        id=1,
+        tool="t",
+        why="w",
+        params={"note": "r64-guess", "token": "$<secrets.TOK>", "title": "$<plan.name>"},
+    )
+    start = {
+        "t": "start",
+        "id": 1,
+        "attempt": 1,
+        "at": "T",
+        "params": {"note": "***", "title": "***", "token": "***"},
+    }
+    plan = {"name": "r64-guess", "task": "t", "hash": "sha256:0"}
+    text = render_action(action, ActionView("running", start, None, 1), 10_000, fields=plan)
+    assert '"note": "r64-guess"' in text and '"title": "r64-guess"' in text
+    assert '"token": "***"' in text
+    assert "Values the plan wrote are shown as written" in text

@@ -227,3 +227,45 @@ def test_the_key_pattern_finds_what_the_resolver_reads_as_a_reference(text: str)
 def test_an_escaped_reference_is_text(text: str, holds: bool) -> None:
     assert (re.search(REF_IN_TEXT, text) is not None) is holds
     assert _reads_a_reference(text) is holds
+
+
+def test_authored_keeps_what_the_plan_wrote_and_what_a_reference_filled_as_recorded() -> None:
+    written = {
+        "note": "hunter2-guess",
+        "both": "pre-$<actions[1].outputs.x>",
+        "whole": "$<secrets.TOK>",
+        "list": ["hunter2-guess", "$<actions[1].outputs.x>", 7],
+        "escaped": "$$<not a ref>",
+        "name": "$<plan.name>",
+        "hunter2-guess": {"k": "$<inputs.who>"},
+    }
+    plan = {"name": "hunter2-guess", "task": "t", "hash": "sha256:0"}
+    # the journal's record: resolved, then redacted (the guess was right)
+    recorded = {  # in the order resolve writes (RFC 8785's), which the redactor keeps
+        "both": "pre-***",
+        "escaped": "$<not a ref>",
+        "***": {"k": "***"},
+        "list": ["***", "out", 7],
+        "name": "***",
+        "note": "***",
+        "whole": "***",
+    }
+    shown = refs.authored(written, recorded, plan)
+    assert shown == {
+        "both": "pre-***",  # a reference's value shares the string: as recorded, whole
+        "escaped": "$<not a ref>",
+        "hunter2-guess": {"k": "***"},  # the author's key, an input's value
+        "list": ["hunter2-guess", "out", 7],
+        "name": "hunter2-guess",
+        "note": "hunter2-guess",
+        "whole": "***",
+    }
+    assert refs.authored(written, recorded)["name"] == "***"  # no plan fields: as recorded
+    moved = {"escaped": "x", "both": "y"}  # not the plan's keys in its order: as recorded
+    assert refs.authored({"both": "$<inputs.a>", "escaped": "$<inputs.b>"}, moved) == moved
+
+
+def test_authored_falls_back_to_the_record_where_the_shapes_differ() -> None:
+    # a list spelling a secret is masked whole; it was filled in by a reference here
+    assert refs.authored(["$<actions[1].outputs.x>", 1], "***") == "***"
+    assert refs.authored([104, 117, 110, 116, 101, 114], "***") == [104, 117, 110, 116, 101, 114]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from tests.support.daemonkit import running_daemon, wait_for_commit
 from tests.support.gitenv import ROOT, commit_all, git, identity, run_cli
@@ -375,3 +376,35 @@ def test_log_and_wait_quote_a_committed_status_as_written(repo: Path, tmp_path: 
 
     with_agent(config, body)
     assert got == {"right": [secret] * 3, "wrong": [secret[:-1] + "x"] * 3}, got
+
+
+def test_log_passes_the_committed_record_on_as_the_controller_wrote_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 64: the server ran the committed EXECUTION_LOG.md through the redactor again,
+    so an action's ``why`` equal to a guess of a secret came back ``***`` for the right
+    guess only (the committed log quotes it as written). The run's record is passed on as
+    recorded; the rest of the answer is redacted as before."""
+    from controller.commands._shared import required_config
+    from controller.service import agentapi
+    from controller.service.mcpserver import build_server
+
+    secret = "S3CRETzz-r64"
+    config = write_config(tmp_path, repo)
+    (tmp_path / "sec.yml").write_text(f"TOK: {secret}\n")
+    config.write_text(config.read_text() + f"secrets: {{file: {tmp_path / 'sec.yml'}}}\n")
+    record = {
+        "execution": {"actions": [{"id": 1, "why": secret}]},
+        "outputs": {"1": {"note": secret}},
+        "execution_log": f"**Why:** {secret} that ran",
+    }
+    answer = {"path": "plans/x", "problems": [f"note {secret}"], **record}
+    monkeypatch.setattr(agentapi.AgentApi, "log", lambda self, path: dict(answer))
+    server = build_server(required_config(str(config)))
+
+    async def main() -> Any:
+        return await server.call_tool("log", {"path": "plans/x"})
+
+    got = anyio.run(main).structured_content
+    assert {k: got[k] for k in record} == record
+    assert got["problems"] == ["note ***"]

@@ -223,7 +223,9 @@ class UiData:
         """The plan's ``execution:``/``approval:`` blocks and its log as the controller's own
         commits wrote them, a later version by anyone else flagged, never shown as the
         record (round 61: :func:`controller.git.ownrecord.shown_record`, the one rule every
-        reader of the record uses)."""
+        reader of the record uses). Shown as the controller committed them (round 64):
+        redacted when written, as written where they quote the author (a ``why``, a literal
+        param); redacted again, the author's text equal to a secret read ``***``."""
         from controller.git.ownrecord import note_code, owned_blocks, shown_record
 
         branch = owned_blocks(text, PurePosixPath(file).name) if text is not None else None
@@ -231,7 +233,7 @@ class UiData:
             lambda git: shown_record(git, self._head, file, self._own(), branch or {})
         )
         log_text = record.log if record is not None else None
-        page["log"] = self._redactor.text(log_text[:MAX_LOG]) if log_text is not None else None
+        page["log"] = log_text[:MAX_LOG] if log_text is not None else None
         page["log_cut"] = log_text is not None and len(log_text) > MAX_LOG
         if record is None:
             return
@@ -240,7 +242,7 @@ class UiData:
             for key, value in record.blocks.items():
                 document.pop(key, None)
                 if value is not None:
-                    document[key] = self._redactor.data(value)
+                    document[key] = value
         notes = [{"code": note_code(n), "message": n} for n in record.notes]
         page["problems"] = [*(page.get("problems") or []), *self._redactor.data(notes)]
 

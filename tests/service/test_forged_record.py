@@ -187,30 +187,3 @@ def test_a_changed_completed_plan_is_flagged_by_every_reader(tmp_path: Path, rep
     assert row["status"] == "completed"
     assert [n for n in row["notes"] if n.startswith("E_PLAN_HASH_MISMATCH")], row
     assert "STALE" in _show(config, plan)
-
-
-def test_a_new_version_swapped_in_with_the_old_record_is_frozen_without_it(
-    tmp_path: Path, repo: Path
-) -> None:
-    """Round 64's `kp`: after Alice's approved run, the agent puts another plan at the path
-    carrying the old `frozen:`, `approval:` and `execution:` blocks, `pending_approval`. The
-    controller's freeze of that new version is a new life: it carries neither block (its own
-    commit would otherwise say Alice approved and it ran)."""
-    config = _setup(tmp_path, repo)
-    _run(config)
-    path = repo / "plans/owned/PLAN.yml"
-    path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
-    commit_all(repo, "approve", ("Alice", "alice@example.com"))
-    _run(config)
-    ran = _committed(repo)
-    assert ran["plan"]["status"] == "completed" and ran["approval"]["by"] == "alice@example.com"
-    swapped = greet_plan("owned", "say something else", "mallory")
-    blocks = {key: ran[key] for key in ("frozen", "approval", "execution")}
-    path.write_text(swapped + yamlio.dump(blocks))
-    commit_all(repo, "swap in another plan", AGENT)
-    _run(config)
-    data = _committed(repo)
-    assert data["frozen"]["hash"] != ran["frozen"]["hash"]  # the new version, frozen
-    assert "approval" not in data and "execution" not in data
-    shown = run_cli("show", str(path), "--config", str(config), cwd=repo)
-    assert "alice@example.com" not in shown.stdout

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "33"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "34"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -104,6 +104,10 @@ INDEX_VERSION = "33"  # 3: risk and estimate per plan; 4: approval identities, f
 # (33 also) an approval request keeps its identity, and an identity's entry is marked ``lapsed``
 # once the plan left that status before the controller acted: the same decision brought back
 # counts only from the hand that committed it (round 63: her reverted approval re-applied)
+# 34: a decision taken back on a merged branch is marked ``lapsed`` too (bound to no version
+# or pause, ``-``, when the line never held it), and a lapsed decision counts again only in a
+# commit its author committed herself (round 64: a side branch's lapse left no mark; the
+# forge's rebase-merge of the agent's copy matched her web-editor approval's hand)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -254,6 +258,11 @@ class IndexStore:
         #: until that merge is applied; and the positions of the line's commits.
         self._side_found: list[tuple[str, str, set[str]]] = []
         self._side_made: list[tuple[int, str, set[str]]] = []
+        #: Decisions taken back on merged branches (Lifecycle._side_lapse, round 64): (side
+        #: commit, approval identity, "<commit> <hand>" of the decision) until placed, then
+        #: (position of their merge, identity, the same) until that merge is applied.
+        self._side_lapse_found: list[tuple[str, str, str]] = []
+        self._side_lapses: list[tuple[int, str, str]] = []
         self._line_at: dict[str, int] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
         #: Plan bytes parked where the index reads no plan (Lifecycle._follow_parked, round

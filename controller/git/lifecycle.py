@@ -1535,13 +1535,16 @@ class Lifecycle(IndexStore):
 
     def _side_lapse(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A decision taken back on a branch merged into the watched branch: a commit there
-        set a plan away from ``approved`` that no commit since the decision that set it
-        (the controller's start included) had changed. It lapsed as one taken back on the
+        set a plan away from ``approved``, and no commit since the decision that set it had
+        changed the status (as the controller's start does). It lapsed as one taken back on the
         branch itself does (round 64: approved and reverted on her review branch, merged
         with a merge commit, then cherry-picked onto the branch by the agent, it ran on her
-        name). Counted from the merge that brought it in (:meth:`_place_side_made`)."""
+        name). Counted from the merge that brought it in (:meth:`_place_side_made`). A
+        commit under the controller's name (its start, brought back by a merge) acted on it."""
         plan_id = plan_id_of(change.path, self.plans_dir)
         if plan_id is None or path_name(change.path) not in PLAN_FILES or _unsafe_why(change):
+            return
+        if commit.author.email.lower() == self.controller_email:
             return
         if change.old_blob is None or change.new_blob is None or not commit.parents:
             return

@@ -1283,6 +1283,8 @@ class Lifecycle(IndexStore):
         sha, seen_for, _hand_of, lapsed = _seen_fields(seen)
         if sha == record.sha:
             return self._replayed(record)
+        if seen_for == UNBOUND and _own_hand(record):  # the line's first commit of that second
+            self._remember_approval(_approval_identity(record), record, made)
         if seen_for not in (made, UNBOUND):
             return sha if _brought_back(record) else None
         return sha if lapsed and not _own_hand(record) else None
@@ -1290,8 +1292,8 @@ class Lifecycle(IndexStore):
     def _note_lapse(self, request: dict[str, Any] | None) -> None:
         """Her decision taken back on the branch before the controller acted on it (a later
         commit, by anyone, set the plan away from the status it set: :meth:`_lapse`). The
-        same decision for the same version and pause appearing again counts only from the
-        hand that committed it (round 63: the agent's cherry-pick or ``am`` of her
+        same decision for the same version and pause appearing again counts only in a commit
+        its author committed herself (round 63: the agent's cherry-pick or ``am`` of her
         approval she had reverted ran on her name). Kept for good, as the identity is."""
         key = (request or {}).get("identity")
         if key and key in self.approval_ids:

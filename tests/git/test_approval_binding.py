@@ -248,6 +248,9 @@ def test_a_decision_taken_back_on_a_merged_branch_lapses() -> None:
         assert index._seen_approval(_approval("2", 100, 700, AGENT), A, "v1") == "1" * 40
         assert index._seen_approval(_approval("3", 100, 700, AGENT), A, "v2") == "1" * 40
         assert index._seen_approval(_approval("4", 100, 700), A, "v1") is None  # her pick
+        # her pick is the line's first commit of that second: another plan's decision of it
+        # moved by another hand (``am --directory``, round 4) is a replay of it
+        assert index._replayed(_approval("7", 100, 900, AGENT)) == "4" * 40
         on_line = _approval("5", 200, 200)
         other = _approval_identity(on_line, B)
         assert index._seen_approval(on_line, B, "b1") is None

@@ -106,6 +106,10 @@ INDEX_VERSION = "34"  # 3: risk and estimate per plan; 4: approval identities, f
 # counts only from the hand that committed it (round 63: her reverted approval re-applied)
 # 34: a descendant segment followed by an index or slice (``..[0]``, ``$..[-1]``) names
 # every key it passes through, as a wildcard or filter does (round 64)
+# (34 also) a decision taken back on a merged branch is marked ``lapsed`` too (bound to no version
+# or pause, ``-``, when the line never held it), and a lapsed decision counts again only in a
+# commit its author committed herself (round 64: a side branch's lapse left no mark; the
+# forge's rebase-merge of the agent's copy matched her web-editor approval's hand)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -256,6 +260,11 @@ class IndexStore:
         #: until that merge is applied; and the positions of the line's commits.
         self._side_found: list[tuple[str, str, set[str]]] = []
         self._side_made: list[tuple[int, str, set[str]]] = []
+        #: Decisions taken back on merged branches (Lifecycle._side_lapse, round 64): (side
+        #: commit, approval identity, "<commit> <hand>" of the decision) until placed, then
+        #: (position of their merge, identity, the same) until that merge is applied.
+        self._side_lapse_found: list[tuple[str, str, str]] = []
+        self._side_lapses: list[tuple[int, str, str]] = []
         self._line_at: dict[str, int] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
         #: Plan bytes parked where the index reads no plan (Lifecycle._follow_parked, round

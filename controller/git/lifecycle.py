@@ -823,7 +823,8 @@ class Lifecycle(IndexStore):
         """Put each making found on a merged branch at the merge that brought it in: the
         first merge of the first-parent line (oldest first) whose other parents reach it."""
         found, self._side_found = self._side_found, []
-        if not found:
+        lapses, self._side_lapse_found = self._side_lapse_found, []
+        if not found and not lapses:
             return
         spec = f"{since}..{until}" if since else until
         parents: dict[str, list[str]] = {}
@@ -844,11 +845,14 @@ class Lifecycle(IndexStore):
         self._line_at.update(at)
         for side, plan_hash, people in found:
             self._side_made.append((owner.get(side, len(order)), plan_hash, people))
+        for side, key, first in lapses:
+            self._side_lapses.append((owner.get(side, len(order)), key, first))
 
     def flush_side_made(self, upto: str | None = None) -> None:
         """Count the makings of merged branches brought in by merges up to ``upto`` on the
-        first-parent line (inclusive; None: all of them)."""
-        if not self._side_made:
+        first-parent line (inclusive; None: all of them), and the decisions taken back there
+        (:meth:`_side_lapse`)."""
+        if not self._side_made and not self._side_lapses:
             return
         stop = self._line_at.get(upto, -1) if upto is not None else None
         if stop == -1:
@@ -860,7 +864,13 @@ class Lifecycle(IndexStore):
             else:
                 kept.append((position, plan_hash, people))
         self._side_made = kept
-        if not kept:
+        lapses, self._side_lapses = self._side_lapses, []
+        for position, key, first in lapses:
+            if stop is None or position <= stop:
+                self._mark_lapsed(key, first)
+            else:
+                self._side_lapses.append((position, key, first))
+        if not kept and not self._side_lapses:
             self._line_at = {}
 
     def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
@@ -1256,9 +1266,11 @@ class Lifecycle(IndexStore):
         follow a version made after it; a new version needs the controller's freeze in
         between, so nobody approves two versions of a plan in one second) or pause; in the
         same second for the same version and pause it is the same approval (it counts once
-        anyway), unless it lapsed (round 63: :meth:`_note_lapse`): then only the hand that
-        committed it brings it back (her own cherry-pick, rebase or re-apply); another
-        hand's copy revives a decision she took back. A decision about another plan under
+        anyway), unless it lapsed (round 63: :meth:`_note_lapse`; on a merged branch too:
+        :meth:`_side_lapse`): then only a commit its author committed herself brings it back
+        (her own cherry-pick, rebase or re-apply); another hand's copy revives a decision she
+        took back, and a forge or a maintainer that committed her first one is the hand of
+        everyone whose pull request it merges (round 64). A decision about another plan under
         the same author, date and subject is judged by :meth:`_replayed`. The identities are
         kept for good (a rewrite does not make the index forget them)."""
         made = _digest(made_for)[:16]
@@ -1268,24 +1280,39 @@ class Lifecycle(IndexStore):
             self._remember_approval(key, record, made)
             self._remember_approval(_approval_identity(record), record, made)
             return self._replayed(record)
-        sha, seen_for, hand, lapsed = _seen_fields(seen)
+        sha, seen_for, _hand_of, lapsed = _seen_fields(seen)
         if sha == record.sha:
             return self._replayed(record)
-        if seen_for != made:
+        if seen_for == UNBOUND and _own_hand(record):  # the line's first commit of that second
+            self._remember_approval(_approval_identity(record), record, made)
+        if seen_for not in (made, UNBOUND):
             return sha if _brought_back(record) else None
-        return sha if lapsed and _hand(record) != _first_hand(hand, record) else None
+        return sha if lapsed and not _own_hand(record) else None
 
     def _note_lapse(self, request: dict[str, Any] | None) -> None:
         """Her decision taken back on the branch before the controller acted on it (a later
         commit, by anyone, set the plan away from the status it set: :meth:`_lapse`). The
-        same decision for the same version and pause appearing again counts only from the
-        hand that committed it (round 63: the agent's cherry-pick or ``am`` of her
+        same decision for the same version and pause appearing again counts only in a commit
+        its author committed herself (round 63: the agent's cherry-pick or ``am`` of her
         approval she had reverted ran on her name). Kept for good, as the identity is."""
         key = (request or {}).get("identity")
-        seen = self.approval_ids.get(key) if key else None
-        if key and seen and not _seen_fields(seen)[3]:
+        if key and key in self.approval_ids:
+            self._mark_lapsed(key)
+
+    def _mark_lapsed(self, key: str, first: str = "") -> None:
+        """Mark the decision ``key`` lapsed; one no commit of the line made yet (``first``:
+        "<commit> <hand>" of the decision read on a merged branch) is kept bound to no
+        version or pause (:data:`UNBOUND`): a copy of it counts only from her own hand."""
+        seen = self.approval_ids.get(key)
+        if seen is None:
+            sha, _, hand = first.partition(" ")
+            entry = f"{sha} {UNBOUND} {hand} {LAPSED}"
+        elif _seen_fields(seen)[3]:
+            return
+        else:
             sha, made, hand, _ = _seen_fields(seen)
-            self.approval_ids[key] = self._new_approval_ids[key] = f"{sha} {made} {hand} {LAPSED}"
+            entry = f"{sha} {made} {hand} {LAPSED}"
+        self.approval_ids[key] = self._new_approval_ids[key] = entry
 
     def _remember_approval(self, key: str, record: CommitRecord, made: str) -> None:
         if key not in self.approval_ids:
@@ -1455,6 +1482,7 @@ class Lifecycle(IndexStore):
             ours = commit.author.email.lower() == self.controller_email
             for change in commit.changes:
                 self._side_withdrawal(repo, commit, change)
+                self._side_lapse(repo, commit, change)
                 if ours:
                     self._side_freeze(repo, commit, change)
                 if path_name(change.path) not in PLAN_FILES:
@@ -1506,6 +1534,44 @@ class Lifecycle(IndexStore):
         if facts is not None and facts.status in ("rejected", "aborted"):
             floor = self._ancestor_clock(repo, commit)
             self._side.append((plan_id, commit, facts.status, facts.hash, floor))
+
+    def _side_lapse(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
+        """A decision taken back on a branch merged into the watched branch: a commit there
+        set a plan away from ``approved``, and no commit since the decision that set it had
+        changed the status (as the controller's start does). It lapsed as one taken back on the
+        branch itself does (round 64: approved and reverted on her review branch, merged
+        with a merge commit, then cherry-picked onto the branch by the agent, it ran on her
+        name). Counted from the merge that brought it in (:meth:`_place_side_made`). A
+        commit under the controller's name (its start, brought back by a merge) acted on it."""
+        plan_id = plan_id_of(change.path, self.plans_dir)
+        if plan_id is None or path_name(change.path) not in PLAN_FILES or _unsafe_why(change):
+            return
+        if commit.author.email.lower() == self.controller_email:
+            return
+        if change.old_blob is None or change.new_blob is None or not commit.parents:
+            return
+        old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
+        if old is None or new is None or old.status != "approved" or new.status == "approved":
+            return
+        decided = self._approved_by(repo, commit.parents[0], change.path)
+        if decided is not None:
+            key = _approval_identity(decided, _decision(plan_id, "approved"))
+            self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
+
+    def _approved_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
+        """The commit in ``tip``'s history that set ``path`` to ``approved`` as it is at
+        ``tip`` (its first parent's version says otherwise); None when a commit since
+        changed the status, or none of the last 32 changes of the file did."""
+        out = repo.run("log", "-n", "32", "--no-show-signature", "--format=%H %P", tip, "--", path)
+        for line in out.splitlines():
+            sha, *parents = line.split()
+            facts = self.facts(repo, repo.blob_sha(sha, path))
+            if facts is None or facts.status != "approved":
+                return None
+            before = self.facts(repo, repo.blob_sha(parents[0], path)) if parents else None
+            if before is None or before.status != "approved":
+                return repo.commit(sha)
+        return None
 
     def _ancestor_clock(self, repo: GitRepo, commit: CommitRecord) -> float:
         """The time of the newest controller commit that ``commit`` descends from, through
@@ -2019,8 +2085,19 @@ def _first_hand(hand: str, record: CommitRecord) -> str:
     return hand or _digest(approvals.normalize_identity(record.author.email))[:16]
 
 
+def _own_hand(record: CommitRecord) -> bool:
+    """Its author committed it herself: the one hand that brings back a decision of hers
+    that lapsed (a forge's or a maintainer's is the hand of everyone they merge for)."""
+    author = approvals.normalize_identity(record.author.email)
+    return approvals.normalize_identity(record.committer.email) == author
+
+
 #: The mark an approval identity's entry carries once its decision lapsed (round 63).
 LAPSED = "lapsed"
+
+#: What an entry holds for "made for" when its decision was read on a merged branch, where
+#: the version and pause it was made for are not tracked (round 64): bound to none.
+UNBOUND = "-"
 
 
 def _seen_fields(entry: str) -> tuple[str, str, str, bool]:

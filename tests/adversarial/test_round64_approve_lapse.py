@@ -42,6 +42,20 @@ rebase-merge of the agent's pull request has the committer of her web-editor app
 ``ff-pick`` (the same branch fast-forwarded), ``viamerge`` (the revert arriving by her merge),
 ``twice``, ``pick-x`` (never run); honest: ``merge-alice`` (credited to her merge),
 ``br-self`` (her own pick) and ``revrev-bob`` (credited to Bob) ran once, valid.
+
+Fixed (2026-11-29): a decision lapses wherever the history shows it taken back before the
+controller acted on it, on a merged branch too: where the merged branches are read one by one
+(``Lifecycle.merged_authors``), a commit that sets a plan away from ``approved`` marks the
+decision that set it (the newest commit of that file's history setting ``approved``, no status
+change since: ``_side_lapse``, ``_approved_by``) lapsed, counted from the merge that brought
+it in, as the branch's makings are (the controller's scans and the fresh-clone audit agree).
+A decision the line never held is kept bound to no version or pause (``UNBOUND``). And a
+lapsed decision comes back only in a commit its author committed herself (``_own_hand``):
+the forge's or a maintainer's hand is everyone's they merge for. ``br-pick``,
+``br-pick-seen``, ``br-pick-bob`` and ``forge-hand`` never run, no valid run; the honest ids
+(her own pick, a merge of hers, Bob's revert of her revert) run as before. What this leaves
+(docs/threat-model.md, "Accepted limits"): her own copy of a lapsed decision carried onto the
+branch by the forge's rebase-merge is refused (make a new decision: ``plangate approve``).
 """
 
 from __future__ import annotations
@@ -50,7 +64,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 LAPSED = [
@@ -65,31 +79,7 @@ LAPSED = [
 ]
 FORGE = ("GitHub", "noreply@github.com")
 HONEST = ["merge-alice", "revrev-bob", "br-self"]
-_BR = (
-    "ran on HER approval (approver alice, audit valid): she approved (X) and reverted X on "
-    "her review branch, merged it into main{seen}; the agent cherry-picked X onto main. The "
-    "lapse on a merged branch leaves no mark. Should: a decision set away on any branch the "
-    "history holds before the controller acted lapsed; another hand's copy is "
-    "E_APPROVAL_REPLAYED"
-)
-BROKEN: dict[str, object] = {
-    "br-pick": xfail("lapse on a side branch", _BR.format(seen="")),
-    "br-pick-bob": xfail(
-        "lapse on a side branch", _BR.format(seen=" (merged by Bob's merge button)")
-    ),
-    "forge-hand": xfail(
-        "lapse, the hand",
-        "ran on HER approval (approver alice, audit valid): her approval and her revert were "
-        "made in the forge's web editor (committer GitHub); the agent's pull request holding "
-        "its cherry-pick of X was rebase-merged by the forge, committer GitHub again: the "
-        "'hand that committed it' is the forge, shared by everyone. Should: the forge's hand "
-        "is nobody's; another person's pull request bringing her lapsed decision back is "
-        "E_APPROVAL_REPLAYED",
-    ),
-    "br-pick-seen": xfail(
-        "lapse on a side branch", _BR.format(seen=" (a pass saw the merge before the pick)")
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def plan(slug: str) -> str:

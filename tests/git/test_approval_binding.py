@@ -208,3 +208,54 @@ def test_a_lapse_is_kept_with_the_identity() -> None:
         assert index._seen_approval(_approval("3", 100, 700, AGENT), A, "made") == "1" * 40
     finally:
         index.close()
+
+
+def test_a_lapsed_decision_the_forge_committed_comes_back_only_from_her_own_hand() -> None:
+    """Round 64 ``forge-hand``: her approval made and taken back in the forge's web editor
+    (committer the forge), then the agent's pull request holding its copy rebase-merged by
+    the forge (committer the forge again): the forge is the hand of everyone it merges for,
+    so only a copy she committed herself brings her lapsed decision back."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _approval_identity
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        first = _approval("1", 100, 100, GITHUB)
+        assert index._seen_approval(first, A, "v1") is None
+        assert index._seen_approval(_approval("2", 100, 700, GITHUB), A, "v1") is None
+        index._note_lapse({"identity": _approval_identity(first, A)})
+        assert index._seen_approval(_approval("3", 100, 800, GITHUB), A, "v1") == "1" * 40
+        assert index._seen_approval(_approval("4", 100, 800, BOB), A, "v1") == "1" * 40
+        assert index._seen_approval(_approval("5", 100, 800), A, "v1") is None  # her pick
+    finally:
+        index.close()
+
+
+def test_a_decision_taken_back_on_a_merged_branch_lapses() -> None:
+    """Round 64 ``br-pick``: her approval and its revert on her review branch, merged with a
+    merge commit, were never on the line: the decision is kept lapsed, bound to no version or
+    pause (the branch's are not tracked), so a copy counts only from her own hand, for any
+    version; a decision the line already holds keeps its binding and its first commit."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import UNBOUND, _approval_identity, _hand, _seen_fields
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        side = _approval("1", 100, 100)
+        key = _approval_identity(side, A)
+        index._mark_lapsed(key, f"{side.sha} {_hand(side)}")
+        assert _seen_fields(index._new_approval_ids[key]) == (side.sha, UNBOUND, _hand(side), True)
+        assert index._seen_approval(_approval("2", 100, 700, AGENT), A, "v1") == "1" * 40
+        assert index._seen_approval(_approval("3", 100, 700, AGENT), A, "v2") == "1" * 40
+        assert index._seen_approval(_approval("4", 100, 700), A, "v1") is None  # her pick
+        # her pick is the line's first commit of that second: another plan's decision of it
+        # moved by another hand (``am --directory``, round 4) is a replay of it
+        assert index._replayed(_approval("7", 100, 900, AGENT)) == "4" * 40
+        on_line = _approval("5", 200, 200)
+        other = _approval_identity(on_line, B)
+        assert index._seen_approval(on_line, B, "b1") is None
+        made = _seen_fields(index.approval_ids[other])[1]
+        index._mark_lapsed(other, f"{'6' * 40} {_hand(side)}")
+        assert _seen_fields(index.approval_ids[other]) == ("5" * 40, made, _hand(on_line), True)
+    finally:
+        index.close()

@@ -290,3 +290,36 @@ def test_a_cold_scan_keeps_one_copy_of_equal_values(repo: Path, tmp_path: Path) 
     commit_all(repo, "a back to draft", AGENT)  # the old version's facts are read again
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
     assert index.plans["plans/a"].status == "draft"
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-scan", "pass-by-pass"])
+def test_a_decision_taken_back_on_a_merged_branch_lapses(
+    repo: Path, tmp_path: Path, cold: bool
+) -> None:
+    """Round 64 ``br-pick``: Alice approves on her review branch and reverts it there; the
+    branch is merged with a merge commit (the line never says `approved`). Her decision is
+    kept lapsed, from the merge, so a copy of it on the line counts only from her own hand;
+    a decision her branch kept (merged approved) is not marked."""
+    from controller.git.lifecycle import UNBOUND, _approval_identity, _decision, _seen_fields
+
+    write_plan(repo)
+    write_plan(repo, slug="kept")
+    commit_all(repo, "add", AGENT)
+    index = _index(tmp_path)
+    gitrepo = GitRepo(repo)
+    if not cold:
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    git(repo, "switch", "-q", "-c", "review")
+    edit_status(repo, "greet", "approved")
+    taken_back = commit_all(repo, "lgtm", ALICE)
+    git(repo, "revert", "--no-edit", taken_back, env=identity(*ALICE))
+    edit_status(repo, "kept", "approved")
+    kept = commit_all(repo, "lgtm kept", ALICE)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review", env=identity(*BOB))
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    key = _approval_identity(gitrepo.commit(taken_back), _decision("plans/greet", "approved"))
+    entry = _seen_fields(index.approval_ids[key])
+    assert entry[0] == taken_back and entry[1] == UNBOUND and entry[3]
+    other = _approval_identity(gitrepo.commit(kept), _decision("plans/kept", "approved"))
+    assert other not in index.approval_ids

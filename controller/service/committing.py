@@ -650,7 +650,8 @@ class Committing(ControllerCore):
                 if before_index is not None:
                     before_index()
                 if worktree and not lagging:
-                    self._write_tree(partial(self.repo.set_index_entries, hold=holds[0]), files)
+                    index = partial(self.repo.set_index_entries, hold=holds[0], stored=True)
+                    self._write_tree(index, files)  # the commit stored the blobs
         finally:
             for held in holds:
                 held.release()  # unless written: nothing landed, or the tree lags

@@ -527,6 +527,13 @@ def storage_failed(what: str, exc: OSError) -> StorageFailed:
     return StorageFailed(f"the write failed: {exc.strerror or exc}", path=what)
 
 
+class NotFound(PlangateError):
+    """The reviewers' page was asked for a plan or page it does not have (HTTP 404)."""
+
+    code = "E_NOT_FOUND"
+    remedy = "check the path: GET /api/ lists the plans on the watched branch"
+
+
 class UsageError(PlangateError):
     code = "E_USAGE"
     remedy = "see `plangate --help`"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.display import visible
-from controller.errors import IllegalTransition, PlangateError, UsageError
+from controller.errors import GitError, IllegalTransition, PlangateError, UsageError
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
@@ -76,7 +76,7 @@ def commit_trailer(path: str, *, note: str | None) -> int:
         sign=True,
     )
     if sha is None:
-        raise PlangateError(f"{branch} moved while committing", remedy="run the command again")
+        raise GitError(f"{branch} moved while committing", remedy="run the command again")
     print(
         f"approved {visible(plan_id)} {loaded.hash} in signed commit {sha[:12]} on "
         f"{visible(branch)}; it counts once the branch is merged"
@@ -134,7 +134,7 @@ def commit_status(
         sign=sign,
     )
     if sha is None:
-        raise PlangateError(f"{branch} moved while committing", remedy="run the command again")
+        raise GitError(f"{branch} moved while committing", remedy="run the command again")
     disk_text = on_disk if on_disk != text else new_text
     if on_disk != text:  # keep the engine's uncommitted execution block, change only the status
         disk_text = yamlio.set_scalar(yamlio.read_yaml(on_disk, rel), ("plan", "status"), status)

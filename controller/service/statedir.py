@@ -52,8 +52,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from controller.errors import ConfigInvalid, Locked, PlangateError
+from controller.errors import ConfigInvalid, Locked, StorageFailed
 from controller.git.store import STORE_NAME
+
+#: The remedy of a state file that cannot be read.
+UNREADABLE = "restore read access to the state directory, or move aside what is in the way there"
 
 if TYPE_CHECKING:
     from controller.git.records import CommitRecord
@@ -118,9 +121,9 @@ class StateDir:
         except FileNotFoundError:
             return found
         except OSError as exc:
-            raise PlangateError(
+            raise StorageFailed(
                 f"cannot read {self.executed_file}: {exc.strerror}",
-                remedy="restore read access to the state directory",
+                remedy=UNREADABLE,
             ) from None
         for line in lines:
             try:
@@ -165,7 +168,7 @@ class StateDir:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise PlangateError(
+            raise StorageFailed(
                 f"cannot create state directory {self.path}: {exc.strerror}",
                 remedy="set state_dir to a writable folder",
             ) from None
@@ -380,9 +383,9 @@ class OwnCommits:
             except FileNotFoundError:
                 text = ""
             except OSError as exc:
-                raise PlangateError(
+                raise StorageFailed(
                     f"cannot read {self.path}: {exc.strerror}",
-                    remedy="restore read access to the state directory",
+                    remedy=UNREADABLE,
                 ) from None
             self._shas = {line for line in text.split() if len(line) == 40}
         return self._shas
@@ -397,9 +400,9 @@ class OwnCommits:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise PlangateError(
+            raise StorageFailed(
                 f"cannot read {self.path}: {exc.strerror}",
-                remedy="restore read access to the state directory",
+                remedy=UNREADABLE,
             ) from None
         return [line for line in text.split() if len(line) == 40]
 
@@ -460,7 +463,7 @@ class Holds:
             except FileNotFoundError:
                 data = {}
             except (OSError, ValueError) as exc:
-                raise PlangateError(
+                raise StorageFailed(
                     f"cannot read {self.path}: {exc}", remedy=self.unreadable
                 ) from None
             self._held = data if isinstance(data, dict) else {}

@@ -101,3 +101,26 @@ def test_demo_true_allows_state_and_config_in_the_tree(repo: Path) -> None:
     assert result.returncode == 0, result.stderr[-1500:]
     assert (repo / ".git" / "plangate-demo" / "index.sqlite").exists()
     assert "plangate: freeze plans/greet" in git(repo, "log", "--format=%s")
+
+
+def test_a_state_directory_that_cannot_be_made_or_read_is_a_storage_error(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A state directory under a file, or a state file git made a folder of: E_STORAGE with
+    the path and a remedy, never a traceback, nothing committed."""
+    _propose(repo)
+    head = git(repo, "rev-parse", "HEAD")
+    (tmp_path / "afile").write_text("not a folder\n")
+    config = _config(tmp_path / "a.yml", repo, f"state_dir: {tmp_path / 'afile' / 'state'}\n")
+    made = run_cli("run", "--once", "--config", str(config))
+    assert made.returncode == 1 and "Traceback" not in made.stderr
+    assert "E_STORAGE" in made.stderr and "cannot create state directory" in made.stderr
+    assert "set state_dir to a writable folder" in made.stderr
+
+    state = tmp_path / "state"
+    (state / "commits").mkdir(parents=True)  # a folder where its own-commit list is read
+    config = _config(tmp_path / "b.yml", repo, f"state_dir: {state}\n")
+    read = run_cli("run", "--once", "--config", str(config))
+    assert read.returncode == 1 and "Traceback" not in read.stderr, read.stderr[-800:]
+    assert "E_STORAGE" in read.stderr and "commits" in read.stderr, read.stderr[-800:]
+    assert git(repo, "rev-parse", "HEAD") == head

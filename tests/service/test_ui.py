@@ -157,6 +157,23 @@ def test_no_request_changes_anything(site: Any, repo: Path) -> None:
     assert git(repo, "status", "--porcelain") == ""
 
 
+def test_a_missing_plan_answers_the_one_error_shape_with_a_remedy(site: Any) -> None:
+    base, _, _ = site
+    response = httpx.get(base + "/api/plan/plans/nope")
+    assert response.status_code == 404
+    assert response.json() == {
+        "ok": False,
+        "code": "E_NOT_FOUND",
+        "message": "no plan 'plans/nope' on the watched branch",
+        "path": "/api/plan/plans/nope",
+        "line": None,
+        "remedy": "check the path: GET /api/ lists the plans on the watched branch",
+    }
+    other = httpx.get(base + "/api/nothing-here").json()
+    assert (other["code"], other["path"]) == ("E_NOT_FOUND", "/api/nothing-here")
+    assert other["remedy"]
+
+
 def test_bearer_token(tmp_path: Path, repo: Path) -> None:
     port = free_port()
     config = tmp_path / "plangate.yml"

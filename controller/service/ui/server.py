@@ -130,7 +130,7 @@ def route(
         plan_id = path[len("/plan/") :].strip("/")
         plan_view = data.plan(plan_id)
         if plan_view is None:
-            return _missing(api, f"no plan {plan_id!r} on the watched branch")
+            return _missing(api, f"no plan {plan_id!r} on the watched branch", parts.path)
         if api:
             return 200, _json(plan_view), JSON
         return 200, render.plan_page(plan_id, plan_view, commit_url), HTML
@@ -147,12 +147,16 @@ def route(
         if text is None:
             return _missing(False, "no such commit")
         return 200, render.commit_page(sha, text), HTML
-    return _missing(api, "no such page")
+    return _missing(api, "no such page", parts.path)
 
 
-def _missing(api: bool, what: str) -> tuple[int, bytes, str]:
+def _missing(api: bool, what: str, path: str = "") -> tuple[int, bytes, str]:
+    """404: under ``/api`` the one error shape of every ``--json`` answer (code, message,
+    path, line, remedy)."""
     if api:
-        return 404, _json({"ok": False, "code": "E_NOT_FOUND", "message": what}), JSON
+        from controller.errors import NotFound
+
+        return 404, _json(NotFound(what, path=path).to_json()), JSON
     return 404, render.not_found(what), HTML
 
 

@@ -299,7 +299,8 @@ class Commits(Objects, Refs, Signing):
         ``before_ref`` is called with the new commit before the branch moves (the controller
         records what it made before anyone can see it).
         """
-        tree = self.tree_with(self._tree_of(parent), files)
+        with self.packing():  # a burst's hundreds of objects: one pack per store
+            tree = self.tree_with(self._tree_of(parent), files)
         committer = committer or author
         sign = sign or self.signs_commits()
         now = None if _dated_by_env() else int(time.time())

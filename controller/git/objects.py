@@ -50,6 +50,8 @@ class Objects(RepoBase):
         """An object's content; one this process wrote, or read in a batch lately, is not
         asked of git again (kept by its id, the hash of these very bytes: never stale)."""
         kept = self._kept.get(sha)
+        if kept is None and self._pending is not None and sha in self._pending:
+            kept = self._pending[sha][1]  # written at the end of :meth:`packing`
         return kept if kept is not None else super()._object(sha, limit)
 
     def blob_sizes(self, shas: Sequence[str]) -> dict[str, int]:
@@ -226,24 +228,12 @@ class Objects(RepoBase):
         digest = hashlib.sha1(header)
         digest.update(data)
         sha = digest.hexdigest()
-        body: list[bytes] = []  # compressed once, for either store
-        self._before_unverified_write(sha)
-        for objects in (self._objects, self._shared_objects):
-            if objects is not None:
-                write_loose(objects, sha, header, data, body)
+        if self._pending is not None:
+            self._pending[sha] = (kind, data, True)
+        else:
+            self._write_loose(sha, header, data, True)
         self._keep(sha, data)
         return sha
-
-    def _before_unverified_write(self, sha: str) -> None:
-        """``sha`` is about to go into a store nobody verified, where git keeps whatever
-        already holds the name (a planted loose object or pack entry, round 60): a name
-        already there is read back, hashed, by :meth:`verify_written`. A new name is ours
-        once written (one header asked: reading back every object written, the 300 KB
-        ``plans`` tree included, cost 11 ms a commit)."""
-        if self._shared_objects is None and not self.checks_objects:
-            return
-        if self._in_unverified_store(sha):
-            self._unverified_writes.append(sha)
 
     def publish(self, kind: bytes, sha: str) -> None:
         """Write an object git made in the controller's own store (a commit ``git

@@ -65,7 +65,8 @@ class Refs(RepoBase):
                 return sha
             intake = self._intake()
             try:  # a few commits (an approval, a merge): in-process, each object hashed
-                intake.take(sha)
+                with self.packing():
+                    intake.take(sha)
             except NotTaken:
                 self._fetch_into_store(ref)
             except OSError as exc:  # the store's disk: nothing of the branch can be read
@@ -116,6 +117,8 @@ class Refs(RepoBase):
             return kind if isinstance(kind, bytes) else str(kind).encode(), bytes(data)
 
         def has(sha: str) -> bool:
+            if self._pending is not None and sha in self._pending:
+                return True
             with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
                 try:
                     self._repo.git.get_object_header(sha)
@@ -135,6 +138,9 @@ class Refs(RepoBase):
             digest = hashlib.sha1(header)
             digest.update(data)
             sha = digest.hexdigest()
+            if self._pending is not None:  # the intake of a burst: one pack (:meth:`packing`)
+                self._pending[sha] = (kind, data, False)
+                return sha
             level = 1 if kind == b"blob" else None  # trees as the controller writes its own
             write_loose(self._objects, sha, header, data, [], level=level)
             return sha

@@ -171,6 +171,38 @@ def write_loose(
         raise
 
 
+#: From this many objects written together on, one pack (and its index) per store instead of
+#: a loose file each: creating a file costs ~0.3 ms on this class of disk, and a burst's
+#: commit writes a few hundred objects into two stores (issue 17).
+PACK_AT = 16
+
+
+def write_pack(objects: Path, items: Sequence[tuple[str, bytes, bytes]]) -> None:
+    """``items`` ((id, kind, bytes) each) as one pack in ``objects/pack``, undeltified, with
+    its version-2 index, both written by gitdb (GitPython's object database), named as git
+    names packs (``pack-<the pack's SHA-1>``), read-only. The index is renamed into place
+    last: git finds a pack by its index, and re-reads the pack folder when an object it is
+    asked for is missing, so a running ``cat-file`` sees the new objects."""
+    from io import BytesIO
+
+    from gitdb.base import OStream
+    from gitdb.pack import PackEntity
+
+    streams = [OStream(bytes.fromhex(sha), kind, len(d), BytesIO(d)) for sha, kind, d in items]
+    pack, index = bytearray(), bytearray()
+    name, _ = PackEntity.write_pack(streams, pack.extend, index.extend, len(streams))
+    folder = objects / "pack"
+    for suffix, body in ((".pack", pack), (".idx", index)):
+        fd, tmp = _temp_object(folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(body)
+            os.replace(tmp, folder / f"pack-{name.hex()}{suffix}")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
 _TEMP_NAMES = itertools.count()
 
 

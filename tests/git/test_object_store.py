@@ -242,3 +242,68 @@ def test_a_big_object_is_left_to_git_fetch(
     assert gitrepo.branch_head("main") == tip
     assert fetched == ["refs/heads/main"]
     _store_fsck(tmp_path)
+
+
+def _packs(objects: Path) -> list[Path]:
+    return sorted((objects / "pack").glob("pack-*.idx"))
+
+
+def _loose(objects: Path) -> int:
+    return sum(1 for folder in objects.glob("[0-9a-f][0-9a-f]") for _ in folder.iterdir())
+
+
+def test_a_burst_commit_writes_one_pack_per_store_that_git_reads_whole(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A commit of many plans (a burst's batch) goes into each store as one pack that
+    `git fsck --full --strict` accepts, read by every git and by a running reader; a small
+    commit (an approval's) stays loose objects."""
+    gitrepo = _store_repo(repo, tmp_path)
+    store = tmp_path / "state" / "objects.git" / "objects"
+    shared = repo / ".git" / "objects"
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    gitrepo.read_file(head, "README.md")  # the persistent readers run before the pack lands
+    files = {f"plans/p{i:03d}/PLAN.yml": f"plan: {i}\n".encode() for i in range(40)}
+    packs, loose = (_packs(store), _packs(shared)), (_loose(store), _loose(shared))
+    sha = gitrepo.commit_files(
+        branch="main", parent=head, files=files, message="plangate: 40 plans", author=BOT
+    )
+    assert sha is not None
+    assert (len(_packs(store)), len(_packs(shared))) == (len(packs[0]) + 1, len(packs[1]) + 1)
+    # the commit object alone is loose (40 blobs, 40 folders, plans and the root are packed)
+    assert (_loose(store), _loose(shared)) == (loose[0] + 1, loose[1] + 1)
+    git(repo, "fsck", "--full", "--strict", "--no-dangling")
+    git(store.parent, "--git-dir", str(store.parent), "fsck", "--full", "--strict", "--no-dangling")
+    for pack in _packs(store) + _packs(shared):  # every object hashed by git
+        git(repo, "verify-pack", str(pack))
+    assert git(repo, "show", f"{sha}:plans/p039/PLAN.yml") == "plan: 39\n"
+    for i in (0, 17, 39):  # the running readers find the new pack
+        assert gitrepo.read_file(sha, f"plans/p{i:03d}/PLAN.yml") == f"plan: {i}\n".encode()
+    assert GitRepo(repo, store=store.parent).read_file(sha, "plans/p007/PLAN.yml") == b"plan: 7\n"
+    small = gitrepo.commit_files(
+        branch="main", parent=sha, files={"plans/p000/PLAN.yml": b"plan: approved\n"},
+        message="plangate: approve p000", author=BOT,
+    )  # fmt: skip
+    assert small is not None and len(_packs(store)) == len(packs[0]) + 1  # loose, no pack
+    git(repo, "fsck", "--full", "--strict", "--no-dangling")
+
+
+def test_a_burst_merged_in_is_taken_in_as_one_pack(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The intake of a merge bringing many plans writes its objects as one pack in the
+    controller's store, every object hashed as before; nothing is fetched."""
+    gitrepo = _store_repo(repo, tmp_path)
+    gitrepo.branch_head("main")
+    store = tmp_path / "state" / "objects.git" / "objects"
+    before = _packs(store)
+    for i in range(30):
+        (repo / "plans" / f"n{i:02d}").mkdir(parents=True)
+        (repo / "plans" / f"n{i:02d}" / "PLAN.yml").write_text(f"plan {i}\n")
+    tip = commit_all(repo, "an agent proposes 30 plans", ALICE)
+    monkeypatch.setattr(gitrepo, "_fetch_into_store", lambda ref: pytest.fail("fetched"))
+    assert gitrepo.branch_head("main") == tip
+    assert len(_packs(store)) == len(before) + 1
+    _store_fsck(tmp_path)
+    assert gitrepo.read_file(tip, "plans/n29/PLAN.yml") == b"plan 29\n"

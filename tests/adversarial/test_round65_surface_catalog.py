@@ -69,11 +69,17 @@ tools:
     argv: ["/bin/true"]
     idempotent: true
     risk: low
-    params_schema: {{$id: "urn:r65:same", $defs: {{v: {{type: integer}}}}, properties: {{v: {{$ref: "#/$defs/v"}}}}}}
+    params_schema:
+      $id: "urn:r65:same"
+      $defs: {{v: {{type: integer}}}}
+      properties: {{v: {{$ref: "#/$defs/v"}}}}
   three:
     kind: exec
     argv: ["/bin/true"]
-    params_schema: {{$id: "urn:r65:same", $defs: {{v: {{type: string}}}}, properties: {{v: {{$ref: "#/$defs/v"}}}}}}
+    params_schema:
+      $id: "urn:r65:same"
+      $defs: {{v: {{type: string}}}}
+      properties: {{v: {{$ref: "#/$defs/v"}}}}
   fail: {{kind: exec, argv: ["/bin/false"]}}
 """
 
@@ -135,7 +141,7 @@ _DUP = xfail(
     "v: 'x' (E_PARAMS_INVALID) accepted, for an action, a fallback step and a precondition",
 )
 BROKEN: dict[str, Any] = {
-    k: _DUP for k in ("dupid-ok", "dupid-fb-ok", "dupid-pre-ok", "dupid-bad", "dupid-fb-bad", "dupid-pre-bad")
+    f"dupid-{k}": _DUP for k in ("ok", "fb-ok", "pre-ok", "bad", "fb-bad", "pre-bad")
 }
 
 

@@ -94,8 +94,8 @@ def _b64(g: str) -> str:
 
 def _rec(slug: str, note: str, extra: str = "") -> str:
     return (
-        "  - id: 1\n    tool: q\n    why: \"record it\"\n"
-        f"    params: {{tag: {slug}, note: \"{note}\"}}\n" + extra
+        '  - id: 1\n    tool: q\n    why: "record it"\n'
+        f'    params: {{tag: {slug}, note: "{note}"}}\n' + extra
     )
 
 
@@ -107,8 +107,9 @@ def _plans(k: str, g: str) -> dict[str, str]:
     ok = f'{{tool: chk, params: {{v: "{g}"}}, expect: {{path: $.json.ok, equals: true}}}}'
     return {
         "fb": head("fb")
-        + "  - id: 1\n    tool: fail\n    why: \"try\"\n    on_failure: fallback\n"
-        f'    fallback:\n      - {{id: "1.1", tool: q, why: "fb", params: {{tag: fb{k}, note: "{g}"}}}}\n',
+        + '  - id: 1\n    tool: fail\n    why: "try"\n    on_failure: fallback\n'
+        + '    fallback:\n      - {id: "1.1", tool: q, why: "fb", '
+        + f'params: {{tag: fb{k}, note: "{g}"}}}}\n',
         "inp": head("inp", more=f'inputs: {{g: "{g}"}}\n') + _rec(f"inp{k}", "$<inputs.g>"),
         "mix": head("mix", more='inputs: {e: ""}\n') + _rec(f"mix{k}", g + "$<inputs.e>"),
         "pn": head("pn", name=g) + _rec(f"pn{k}", "$<plan.name>"),
@@ -118,9 +119,10 @@ def _plans(k: str, g: str) -> dict[str, str]:
         "verok": head("verok") + _rec(f"verok{k}", "x", f"    verify: {ok}\n"),
         "gate": head("gate")
         + _rec(f"gate{k}", "x")
-        + "  - id: 2\n    tool: q\n    why: \"gated\"\n    requires_approval: true\n"
+        + '  - id: 2\n    tool: q\n    why: "gated"\n    requires_approval: true\n'
         f'    params: {{tag: gate{k}2, note: "{g}"}}\n',
-        "ech": head("ech") + f'  - id: 1\n    tool: echo\n    why: "say"\n    params: {{v: "{g}"}}\n',
+        "ech": head("ech")
+        + f'  - id: 1\n    tool: echo\n    why: "say"\n    params: {{v: "{g}"}}\n',
         "b64": head("b64") + _rec(f"b64{k}", _b64(g)),
         "sfx": head("sfx") + _rec(f"sfx{k}", g + "-tail"),
     }
@@ -128,6 +130,8 @@ def _plans(k: str, g: str) -> dict[str, str]:
 
 def _build(root: Path) -> Lab:
     (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
+    py, qs = json.dumps(sys.executable), json.dumps(str(root / "q.py"))
+    ran = json.dumps(str(root / "ran.log"))
     lab = Lab(
         root,
         extra=(
@@ -136,10 +140,9 @@ def _build(root: Path) -> Lab:
         ),
         tools=(
             "fail: {kind: exec, argv: [/bin/false]}\n"
-            f"q: {{kind: exec, argv: [{json.dumps(sys.executable)}, {json.dumps(str(root / 'q.py'))}, '{{tag}}'],"
-            f" env: {{REC_LOG: {json.dumps(str(root / 'ran.log'))}}}}}\n"
-            f"chk: {{kind: exec, argv: [{json.dumps(sys.executable)}, {json.dumps(str(root / 'q.py'))}, chk],"
-            f" env: {{REC_LOG: {json.dumps(str(root / 'ran.log'))}}}, idempotent: true, risk: low}}\n"
+            f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n"
+            f"chk: {{kind: exec, argv: [{py}, {qs}, chk], env: {{REC_LOG: {ran}}},"
+            " idempotent: true, risk: low}\n"
         ),
     )
     (root / "q.py").write_text(QUIET)
@@ -190,8 +193,8 @@ _CHECK = xfail(
 )
 _INPUT = xfail(
     "the plan's own input (or its literal joined to an empty input) is masked in the run's record",
-    "`note: \"$<inputs.g>\"` with `inputs: {g: <guess>}` (or `\"<guess>$<inputs.e>\"`, e empty) "
-    "is recorded `\"note\": \"***\"` under Params (resolved) in EXECUTION_LOG.md and MCP log for "
+    '`note: "$<inputs.g>"` with `inputs: {g: <guess>}` (or `"<guess>$<inputs.e>"`, e empty) '
+    'is recorded `"note": "***"` under Params (resolved) in EXECUTION_LOG.md and MCP log for '
     "the secret, as written for a wrong guess: all of it is the author's text",
 )
 _ECHO = xfail(

@@ -20,7 +20,10 @@ the plan schema holds two resources of one URI and ``two``'s ``$ref: "#/$defs/v"
 ``v: "x"`` (``E_PARAMS_INVALID`` in ``validate``) is accepted (``dupid-bad``,
 ``dupid-fb-bad``, ``dupid-pre-bad``). Held: ``three`` itself, a nested ``$id`` resource with
 its own ``$ref``, ``$ref`` inside ``const``/``enum`` left alone, properties named ``$ref`` and
-``$id``, ``%24defs`` and ``a~1b`` pointers. Should: a tool's ``$id`` is rebased (made unique
+``$id``, ``%24defs`` and ``a~1b`` pointers, an ``$anchor`` (``anchor-*``), a
+``$dynamicAnchor`` tree (``dyn-*``), an ``$id`` with an empty fragment (``emptyfrag-*``), an
+absolute ``$ref`` into the tool's own ``$id`` (``absown-*``), one anchor name in the root and
+in a nested ``$id`` resource (``nestanchor-*``). Should: a tool's ``$id`` is rebased (made unique
 per tool, e.g. under the plan schema's base) or a catalog where two tools share an ``$id`` is
 refused when the config is read, so each tool's references resolve in its own schema as in
 ``validate``.
@@ -81,6 +84,46 @@ tools:
       $defs: {{v: {{type: string}}}}
       properties: {{v: {{$ref: "#/$defs/v"}}}}
   fail: {{kind: exec, argv: ["/bin/false"]}}
+  an:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $defs: {{p: {{$anchor: pos, type: integer, minimum: 1}}}}
+      properties: {{v: {{$ref: "#pos"}}}}
+  dyn:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $dynamicAnchor: node
+      type: object
+      properties:
+        n: {{type: integer}}
+        kids: {{type: array, items: {{$dynamicRef: "#node"}}}}
+  ef:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $id: "urn:r65:ef#"
+      $defs: {{v: {{type: integer}}}}
+      properties: {{v: {{$ref: "#/$defs/v"}}}}
+  own:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $id: "urn:r65:own"
+      $defs: {{v: {{type: integer}}}}
+      properties: {{v: {{$ref: "urn:r65:own#/$defs/v"}}}}
+  nest:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $defs:
+        top: {{$anchor: pp, type: integer}}
+        sub:
+          $id: "urn:r65:nest"
+          $defs: {{x: {{$anchor: pp, type: string}}}}
+          properties: {{w: {{$ref: "#pp"}}}}
+      properties: {{v: {{$ref: "#pp"}}, s: {{$ref: "#/$defs/sub"}}}}
 """
 
 HEAD = """\
@@ -88,7 +131,9 @@ plan:
   name: "n"
   task: "t"
   status: pending_approval
-available_tools: [{name: rec}, {name: two}, {name: three}, {name: fail}]
+available_tools:
+  [{name: rec}, {name: two}, {name: three}, {name: fail}, {name: an}, {name: dyn}, {name: ef},
+   {name: own}, {name: nest}]
 """
 
 
@@ -123,6 +168,11 @@ HONEST = {
     "subid-ok": _action("rec", "tag: x, s: {p: 3}"),
     "tilde-ok": _action("rec", "tag: x, t: 3"),
     "pct-ok": _action("rec", "tag: x, u: 3"),
+    "anchor-ok": _action("an", "v: 3"),
+    "dyn-ok": _action("dyn", "n: 1, kids: [{n: 2, kids: [{n: 3}]}]"),
+    "emptyfrag-ok": _action("ef", "v: 3"),
+    "absown-ok": _action("own", "v: 3"),
+    "nestanchor-ok": _action("nest", 'v: 3, s: {w: "x"}'),
 }
 SLIPS = {
     "dupid-bad": _action("two", 'v: "x"'),
@@ -132,6 +182,11 @@ SLIPS = {
     "subid-bad": _action("rec", 'tag: x, s: {p: "x"}'),
     "pct-bad": _action("rec", 'tag: x, u: "no"'),
     "prop-id-bad": _action("rec", 'tag: x, "$id": "no"'),
+    "anchor-bad": _action("an", "v: 0"),
+    "dyn-bad": _action("dyn", 'n: 1, kids: [{n: 2, kids: [{n: "x"}]}]'),
+    "emptyfrag-bad": _action("ef", 'v: "x"'),
+    "absown-bad": _action("own", 'v: "x"'),
+    "nestanchor-bad": _action("nest", "v: 3, s: {w: 3}"),
 }
 
 _DUP = xfail(

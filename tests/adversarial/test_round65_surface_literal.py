@@ -4,23 +4,27 @@ reference filled in, a tool's output and errors stay masked") where the author's
 meets the controller's material and round 64 did not look.
 
 Lab (one, module scope), local mode with ``agent.identity``, a secrets file holding ``TOK``
-and the catalog tools ``rec`` (exec, echoes its params back as JSON), ``fail`` (exits 1),
-``chk`` (an ``echo`` check tool: idempotent, low risk) and ``echo``. Every variant is played
-twice, with the secret (``s``) and a wrong guess of its shape (``c``, last character
-changed); every plan is the agent's, approved by Alice and run in one ``run --once`` pass:
-``fb`` (action 1 fails; its fallback step ``rec`` has the literal ``note: <guess>``),
+and the catalog tools ``q`` (exec: records its call, prints ``{"ok": true}`` and no param
+back, so a tool's output, masked by design, is not what is compared), ``fail`` (exits 1),
+``chk`` (the same quiet program as a check tool: idempotent, low risk) and ``echo``.
+Every variant is played twice, with the secret (``s``) and a wrong guess of its shape
+(``c``, last character changed); every plan is the agent's, approved by Alice and run in
+one ``run --once`` pass:
+``fb`` (action 1 fails; its fallback step ``q`` has the literal ``note: <guess>``),
 ``inp`` (``note: "$<inputs.g>"`` with the plan's own input ``g: <guess>``), ``mix``
 (``note: "<guess>$<inputs.e>"``, ``e`` the empty string: all of it the author's text),
 ``pn`` (``note: "$<plan.name>"``, the name the guess), ``pre`` (a precondition ``chk`` with
-``v: <guess>`` and ``expect ... equals: <guess>``), ``ver`` (a verify ``chk`` the same),
+``v: <guess>`` and ``expect ... equals: <guess>``, which does not hold), ``ver`` (a verify
+``chk`` the same), ``preok``/``verok`` (the same checks with ``equals: true``: they hold),
 ``gate`` (action 2 ``requires_approval`` with ``note: <guess>``: the gate's preview, left
 paused), ``ech`` (an ``echo`` action ``v: <guess>``), ``b64`` (the literal is the guess in
 base64), ``sfx`` (the literal is the guess + ``-tail``).
 
 Read for each: the committed PLAN.yml and EXECUTION_LOG.md, ``status --json``, ``show
---config`` and MCP ``log``/``status``. Asserted (round 62's test): after the guess (and its
-base64) is replaced by ``GUESS`` and slugs, hashes, times normalised, the answer for the
-secret holds no ``***`` unless the answer for the wrong guess does too.
+--config`` and MCP ``log``/``status``. Asserted: after the guess (and its base64) is replaced
+by ``GUESS`` and slugs, hashes, times normalised, the answers for the secret and for the
+wrong guess hold as many ``***`` (round 62's test asked only whether the wrong guess's answer
+held any, and every EXECUTION_LOG.md holds one in its legend "secrets as ``***``").
 
 Broke (strict xfails, 16): ``pre-*``/``ver-*`` (plan, log, status, show, mcp-log: 10): a
 precondition or verify whose ``expect: {path: $.json.ok, equals: <guess>}`` does not hold is

@@ -1,0 +1,268 @@
+"""Round 65, agent-facing surfaces: round 64's catalog schemas (each tool's ``params_schema``
+embedded in ``plangate schema --config`` at ``$defs/tool.<name>``, its own ``$ref``s rebased,
+a schema with its own ``$id`` kept as its own resource) where the rebasing was not tried:
+two tools whose schemas carry the SAME ``$id``, a ``$defs`` entry that is its own resource
+(``$id``) with a ``$ref`` relative to it, a ``$ref`` in data (``const``/``enum``), properties
+NAMED ``$ref``/``$id``, percent-encoded and ``~1``-escaped pointers; and whether ``schema
+--config`` and ``validate --config`` agree on every kind of tool call (an action, a fallback
+step, a precondition).
+
+No lab: a config, ``plangate schema --config`` once, ``plangate validate --json --config``
+once over all plans, the schema applied with ``jsonschema`` (an editor), as round 64.
+Asserted: a plan ``validate`` accepts is accepted by the schema (``HONEST``); a plan
+``validate`` refuses with ``E_PARAMS_INVALID`` is refused by the schema (``SLIPS``).
+
+Broke (strict xfails, 6): the tools ``two`` (``$id: urn:r65:same``, ``v`` an integer) and
+``three`` (the same ``$id``, ``v`` a string): both are embedded with their ``$id`` kept, so
+the plan schema holds two resources of one URI and ``two``'s ``$ref: "#/$defs/v"`` resolves in
+``three``'s: ``two`` with ``v: 5`` (valid in ``validate``) is refused by the schema
+(``dupid-ok``, in a fallback step ``dupid-fb-ok``, in a precondition ``dupid-pre-ok``) and
+``v: "x"`` (``E_PARAMS_INVALID`` in ``validate``) is accepted (``dupid-bad``,
+``dupid-fb-bad``, ``dupid-pre-bad``). Held: ``three`` itself, a nested ``$id`` resource with
+its own ``$ref``, ``$ref`` inside ``const``/``enum`` left alone, properties named ``$ref`` and
+``$id``, ``%24defs`` and ``a~1b`` pointers, an ``$anchor`` (``anchor-*``), a
+``$dynamicAnchor`` tree (``dyn-*``), an ``$id`` with an empty fragment (``emptyfrag-*``), an
+absolute ``$ref`` into the tool's own ``$id`` (``absown-*``), one anchor name in the root and
+in a nested ``$id`` resource (``nestanchor-*``). Should: a tool's ``$id`` is rebased (made unique
+per tool, e.g. under the plan schema's base) or a catalog where two tools share an ``$id`` is
+refused when the config is read, so each tool's references resolve in its own schema as in
+``validate``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import cases, load_yaml, xfail
+from test_round61_surface_schema import PLANGATE
+
+CONFIG = """\
+repo: {root}/repo
+state_dir: {root}/state
+approval:
+  approvers: ["alice@example.com"]
+tools:
+  rec:
+    kind: exec
+    argv: ["/bin/true", "{{tag}}"]
+    params_schema:
+      type: object
+      $defs:
+        sub:
+          $id: "urn:r65:sub"
+          type: object
+          $defs: {{p: {{type: integer}}}}
+          properties: {{p: {{$ref: "#/$defs/p"}}}}
+        "a/b": {{type: integer}}
+      properties:
+        tag: {{type: string}}
+        mode: {{const: {{"$ref": "#/x"}}}}
+        en: {{enum: ["a", {{"$ref": "#"}}]}}
+        "$ref": {{type: string}}
+        "$id": {{type: integer}}
+        s: {{$ref: "#/$defs/sub"}}
+        t: {{$ref: "#/$defs/a~1b"}}
+        u: {{$ref: "#/%24defs/a~1b"}}
+  two:
+    kind: exec
+    argv: ["/bin/true"]
+    idempotent: true
+    risk: low
+    params_schema:
+      $id: "urn:r65:same"
+      $defs: {{v: {{type: integer}}}}
+      properties: {{v: {{$ref: "#/$defs/v"}}}}
+  three:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $id: "urn:r65:same"
+      $defs: {{v: {{type: string}}}}
+      properties: {{v: {{$ref: "#/$defs/v"}}}}
+  fail: {{kind: exec, argv: ["/bin/false"]}}
+  an:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $defs: {{p: {{$anchor: pos, type: integer, minimum: 1}}}}
+      properties: {{v: {{$ref: "#pos"}}}}
+  dyn:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $dynamicAnchor: node
+      type: object
+      properties:
+        n: {{type: integer}}
+        kids: {{type: array, items: {{$dynamicRef: "#node"}}}}
+  ef:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $id: "urn:r65:ef#"
+      $defs: {{v: {{type: integer}}}}
+      properties: {{v: {{$ref: "#/$defs/v"}}}}
+  own:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $id: "urn:r65:own"
+      $defs: {{v: {{type: integer}}}}
+      properties: {{v: {{$ref: "urn:r65:own#/$defs/v"}}}}
+  nest:
+    kind: exec
+    argv: ["/bin/true"]
+    params_schema:
+      $defs:
+        top: {{$anchor: pp, type: integer}}
+        sub:
+          $id: "urn:r65:nest"
+          $defs: {{x: {{$anchor: pp, type: string}}}}
+          properties: {{w: {{$ref: "#pp"}}}}
+      properties: {{v: {{$ref: "#pp"}}, s: {{$ref: "#/$defs/sub"}}}}
+"""
+
+HEAD = """\
+plan:
+  name: "n"
+  task: "t"
+  status: pending_approval
+available_tools:
+  [{name: rec}, {name: two}, {name: three}, {name: fail}, {name: an}, {name: dyn}, {name: ef},
+   {name: own}, {name: nest}]
+"""
+
+
+def _action(tool: str, params: str) -> str:
+    return HEAD + f'actions:\n  - id: 1\n    tool: {tool}\n    why: "w"\n    params: {{{params}}}\n'
+
+
+def _fallback(params: str) -> str:
+    return (
+        HEAD + 'actions:\n  - id: 1\n    tool: fail\n    why: "w"\n    on_failure: fallback\n'
+        f'    fallback:\n      - {{id: "1.1", tool: two, why: "fb", params: {{{params}}}}}\n'
+    )
+
+
+def _pre(params: str) -> str:
+    return (
+        HEAD + f"preconditions:\n  - {{tool: two, params: {{{params}}}, "
+        "expect: {path: $.exit_code, equals: 0}}\n"
+        'actions:\n  - id: 1\n    tool: rec\n    why: "w"\n    params: {tag: x}\n'
+    )
+
+
+HONEST = {
+    "dupid-ok": _action("two", "v: 5"),
+    "dupid-fb-ok": _fallback("v: 5"),
+    "dupid-pre-ok": _pre("v: 5"),
+    "dupid-three-ok": _action("three", 'v: "x"'),
+    "const-ref": _action("rec", 'tag: x, mode: {"$ref": "#/x"}'),
+    "enum-ref": _action("rec", 'tag: x, en: {"$ref": "#"}'),
+    "prop-ref": _action("rec", 'tag: x, "$ref": "y"'),
+    "prop-id": _action("rec", 'tag: x, "$id": 3'),
+    "subid-ok": _action("rec", "tag: x, s: {p: 3}"),
+    "tilde-ok": _action("rec", "tag: x, t: 3"),
+    "pct-ok": _action("rec", "tag: x, u: 3"),
+    "anchor-ok": _action("an", "v: 3"),
+    "dyn-ok": _action("dyn", "n: 1, kids: [{n: 2, kids: [{n: 3}]}]"),
+    "emptyfrag-ok": _action("ef", "v: 3"),
+    "absown-ok": _action("own", "v: 3"),
+    "nestanchor-ok": _action("nest", 'v: 3, s: {w: "x"}'),
+}
+SLIPS = {
+    "dupid-bad": _action("two", 'v: "x"'),
+    "dupid-fb-bad": _fallback('v: "x"'),
+    "dupid-pre-bad": _pre('v: "x"'),
+    "dupid-three-bad": _action("three", "v: 5"),
+    "subid-bad": _action("rec", 'tag: x, s: {p: "x"}'),
+    "pct-bad": _action("rec", 'tag: x, u: "no"'),
+    "prop-id-bad": _action("rec", 'tag: x, "$id": "no"'),
+    "anchor-bad": _action("an", "v: 0"),
+    "dyn-bad": _action("dyn", 'n: 1, kids: [{n: 2, kids: [{n: "x"}]}]'),
+    "emptyfrag-bad": _action("ef", 'v: "x"'),
+    "absown-bad": _action("own", 'v: "x"'),
+    "nestanchor-bad": _action("nest", "v: 3, s: {w: 3}"),
+}
+
+_DUP = xfail(
+    "two tools whose params_schema share one $id resolve in one schema in `schema --config`",
+    "`two` ($id urn:r65:same, v integer) and `three` (same $id, v string) are both embedded "
+    "with the $id kept; two's `$ref: #/$defs/v` resolves in three's: v: 5 (valid) refused, "
+    "v: 'x' (E_PARAMS_INVALID) accepted, for an action, a fallback step and a precondition",
+)
+BROKEN: dict[str, Any] = {
+    f"dupid-{k}": _DUP for k in ("ok", "fb-ok", "pre-ok", "bad", "fb-bad", "pre-bad")
+}
+
+
+def _rows(stdout: str) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
+    while i < len(text):
+        obj, i = decoder.raw_decode(text, i)
+        while i < len(text) and text[i].isspace():
+            i += 1
+        for row in obj if isinstance(obj, list) else [obj]:
+            rows[Path(row["path"]).stem] = row
+    return rows
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    import jsonschema
+
+    folder = tmp_path_factory.mktemp("r65-catalog")
+    (folder / "repo").mkdir()
+    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
+    cfg = folder / "plangate.yml"
+    cfg.write_text(CONFIG.format(root=folder))
+    done = subprocess.run(
+        [PLANGATE, "schema", "--config", str(cfg)],
+        capture_output=True, text=True, check=True, cwd=folder,
+    )  # fmt: skip
+    schema = json.loads(done.stdout)
+    plans = {**HONEST, **SLIPS}
+    for vid, text in plans.items():
+        (folder / f"{vid}.yml").write_text(text)
+    done = subprocess.run(
+        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
+        capture_output=True, text=True, cwd=folder, timeout=120,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    rows = _rows(done.stdout)
+    out: dict[str, Any] = {}
+    checker = jsonschema.Draft202012Validator(schema)
+    for vid, text in plans.items():
+        data = json.loads(json.dumps(load_yaml(text)))
+        try:
+            errors = [e.message[:200] for e in checker.iter_errors(data)]
+        except Exception as why:  # an unresolvable $ref: the editor cannot check at all
+            errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
+        out[vid] = {"validate": rows.get(vid), "schema": errors}
+    return out
+
+
+@pytest.mark.parametrize("vid", cases(list(HONEST), list(HONEST), BROKEN))
+def test_an_honest_plan_is_accepted_by_the_config_schema(
+    verdicts: dict[str, Any], vid: str
+) -> None:
+    got = verdicts[vid]
+    assert got["validate"] is not None and got["validate"]["valid"], got
+    assert got["schema"] == [], got
+
+
+@pytest.mark.parametrize("vid", cases(list(SLIPS), list(SLIPS), BROKEN))
+def test_a_plan_validate_refuses_is_refused_by_the_schema(
+    verdicts: dict[str, Any], vid: str
+) -> None:
+    got = verdicts[vid]
+    row = got["validate"]
+    assert row is not None and row["valid"] is False, got
+    assert any(e["code"] == "E_PARAMS_INVALID" for e in row["errors"]), row
+    assert got["schema"], got
+    assert not any(e.startswith("UNCHECKABLE") for e in got["schema"]), got

@@ -21,7 +21,15 @@ from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
 from controller.git.guard import GitGuard
-from controller.git.store import PACK_AT, check_object, ensure_store, write_loose, write_pack
+from controller.git.store import (
+    MAX_PACKS,
+    PACK_AT,
+    check_object,
+    ensure_store,
+    pack_count,
+    write_loose,
+    write_pack,
+)
 
 
 class _GuardedGit(git.Git):
@@ -221,6 +229,20 @@ class RepoBase:
             into = [(sha, kind, data) for sha, (kind, data, shared) in pending.items() if shared]
             if into:
                 write_pack(self._shared_objects, into)
+        if not self.checks_objects and pack_count(self._objects) > MAX_PACKS:
+            self._roll_up_packs()
+
+    def _roll_up_packs(self) -> None:
+        """Roll the controller's own store's small packs into fewer (git's geometric repack:
+        whole packs combined, nothing pruned, the big pack of the first fetch left alone).
+        The shared store's packs are its owner's ``git gc``'s, as its loose objects are."""
+        git_dir = self.store if self.store is not None else self.common_dir
+        result = self.run_raw("--git-dir", str(git_dir), "repack", "-d", "-q", "--geometric=2")
+        if result.returncode != 0:  # more packs only cost lookups: the write stands
+            from controller import logs
+
+            error = result.stderr.decode("utf-8", "replace").strip()[-500:]
+            logs.get_logger("plangate.git").warning("packs_not_rolled_up", error=error)
 
     def _before_unverified_write(self, sha: str) -> None:
         """``sha`` is about to go into a store nobody verified, where git keeps whatever

@@ -177,6 +177,19 @@ def write_loose(
 PACK_AT = 16
 
 
+#: More packs than this in the controller's own store, and the small ones are rolled up
+#: (``git repack --geometric=2 -d``: each lookup of a missing object reads every pack's index).
+MAX_PACKS = 48
+
+
+def pack_count(objects: Path) -> int:
+    """How many packs ``objects`` holds (their indexes, as git counts them)."""
+    try:
+        return sum(1 for name in os.listdir(objects / "pack") if name.endswith(".idx"))
+    except OSError:
+        return 0
+
+
 def write_pack(objects: Path, items: Sequence[tuple[str, bytes, bytes]]) -> None:
     """``items`` ((id, kind, bytes) each) as one pack in ``objects/pack``, undeltified, with
     its version-2 index, both written by gitdb (GitPython's object database), named as git

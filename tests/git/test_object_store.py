@@ -307,3 +307,29 @@ def test_a_burst_merged_in_is_taken_in_as_one_pack(
     assert len(_packs(store)) == len(before) + 1
     _store_fsck(tmp_path)
     assert gitrepo.read_file(tip, "plans/n29/PLAN.yml") == b"plan 29\n"
+
+
+def test_the_controllers_own_store_rolls_up_its_small_packs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_PACKS packs in the controller's own store, a burst's write rolls the small
+    ones up (git's geometric repack); every commit stays readable and the store whole."""
+    from controller.git import base
+
+    monkeypatch.setattr(base, "MAX_PACKS", 4)
+    gitrepo = _store_repo(repo, tmp_path)
+    store = tmp_path / "state" / "objects.git" / "objects"
+    head = gitrepo.branch_head("main")
+    made = []
+    for n in range(8):
+        files = {f"plans/b{n}p{i:02d}/PLAN.yml": f"plan {n} {i}\n".encode() for i in range(20)}
+        head = gitrepo.commit_files(
+            branch="main", parent=head, files=files, message=f"plangate: burst {n}", author=BOT
+        )
+        assert head is not None
+        made.append(head)
+        assert len(_packs(store)) <= 5
+    git(store.parent, "--git-dir", str(store.parent), "fsck", "--full", "--strict", "--no-dangling")
+    for n, sha in enumerate(made):
+        assert gitrepo.read_file(sha, f"plans/b{n}p19/PLAN.yml") == f"plan {n} 19\n".encode()
+    assert len(_packs(repo / ".git" / "objects")) == 8  # the shared store is its owner's gc's

@@ -18,17 +18,15 @@ import subprocess
 import time
 
 from advkit import ALICE, Lab
-from pairkit import dated
+from pairkit import dated, pair_plan
 
 Who = tuple[str, str]
 
 
 def agent_plan(slug: str) -> str:
-    """The agent's plan ``slug``: one ``rec`` call tagged ``slug``."""
-    return (
-        f'plan:\n  name: "{slug}"\n  task: "agent task {slug}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "agent: record {slug}"\n    params: {{tag: "{slug}"}}\n'
+    """:func:`pairkit.pair_plan` with its tools listed in block style (rounds 63-64's text)."""
+    return pair_plan(slug).replace(
+        "available_tools: [{name: rec}]\n", "available_tools:\n  - name: rec\n"
     )
 
 

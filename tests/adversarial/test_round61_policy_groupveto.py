@@ -33,12 +33,11 @@ approver outside ``sec``, as documented: "gates and resumes still need one appro
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BOB, CAROL, MALLORY, Lab, plan_text
+from advkit import ALICE, BOB, CAROL, MALLORY, Lab, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 DAVE = ("Dave", "dave@ops.example.com")
@@ -99,10 +98,7 @@ def _build(root: Path) -> Lab:
     lab.set_status("q3/merge", "approved")
     lab.commit("dave approves", DAVE)
     lab.run()
-    clone = root / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True, env=lab.env())
-    result = lab.cli("audit", "--json", cwd=clone)
-    lab.report = json.loads(result.stdout)  # type: ignore[attr-defined]
+    lab.report = clone_audit(lab, root)[0]  # type: ignore[attr-defined]
     return lab
 
 

@@ -46,13 +46,12 @@ Seen: all held.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, plan_text
+from advkit import AGENT, ALICE, BOB, Lab, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 GATE = """\
@@ -177,10 +176,7 @@ def _build(root: Path) -> Lab:
     lab.commit("bob approves two", BOB)
     lab.run()
     lab.git_date = None
-    clone = root / "clone"
-    subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True, env=lab.env())
-    result = lab.cli("audit", "--json", cwd=clone)
-    lab.report = json.loads(result.stdout)  # type: ignore[attr-defined]
+    lab.report = clone_audit(lab, root)[0]  # type: ignore[attr-defined]
     return lab
 
 

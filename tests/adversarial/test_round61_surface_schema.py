@@ -36,14 +36,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml
-
-PLANGATE = str(Path(sys.executable).with_name("plangate"))
+from advkit import cases
+from mcpkit import PLANGATE
+from schemakit import plan_schema, schema_errors, validated
 
 BASE = """\
 plan:
@@ -119,35 +117,12 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     import jsonschema
 
     folder = tmp_path_factory.mktemp("r61-schema")
-    schema = json.loads(
-        subprocess.run([PLANGATE, "schema"], capture_output=True, text=True, check=True).stdout
-    )
-    checker = jsonschema.Draft202012Validator(schema)
+    checker = jsonschema.Draft202012Validator(plan_schema(folder))
     plans = {**AGREE, **SHAPE}
-    for vid, text in plans.items():
-        (folder / f"{vid}.yml").write_text(text)
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", *[f"{v}.yml" for v in plans]],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        timeout=120,
-    )
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), done.stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[row["path"][: -len(".yml")]] = row
+    rows, _err = validated(folder, plans)
     out: dict[str, Any] = {}
     for vid, text in plans.items():
-        data = json.loads(json.dumps(load_yaml(text), default=str))
-        out[vid] = {
-            "schema": [e.message for e in checker.iter_errors(data)],
-            "validate": rows.get(vid),
-        }
+        out[vid] = {"schema": schema_errors(checker, text, None), "validate": rows.get(vid)}
     for vid, raw in HOSTILE.items():
         (folder / f"{vid}.yml").write_bytes(raw)
         got = subprocess.run(

@@ -65,13 +65,23 @@ an accepted limit (docs/threat-model.md): her values are in a file, not in the p
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from advkit import Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
-from writerkit import KEYS, OWN, Flow, her_cleanup, plan_hash
+from writerkit import (
+    KEYS,
+    LOOK,
+    OWN,
+    SWHY,
+    plan_hash,
+    restart_drafts,
+    restart_lab,
+    script_tool,
+)
+from writerkit import agent_call as call
+from writerkit import plan_head as head
 
 SLIPS = ["two-hop", "lib-early", "file-read", "ctl-cat", "inputs-split", "echo-two-hop"]
 HONEST = ["hon-standby", "hon-pin", "hon-written", "hon-sep"]
@@ -84,31 +94,18 @@ BROKEN: dict[str, object] = {
     ),
 }
 
-AWHY = "agent: run the maintenance step that the ticket below describes in full detail"
-SWHY = "agent: stage the values that the next step of this plan reads back"
-HWHY = "alice: restart api-3 after the certificate rotation so it loads the new chain"
 LETTERS = dict(zip(KEYS, "abcd", strict=True))
 
 READF = """\
 import json, os, sys
 print(json.dumps(json.load(open(os.path.join(sys.argv[1], sys.argv[2]), encoding="utf-8"))))
 """
-LOOK = 'import json\nprint(json.dumps({"standby": "api-4", "zone": "eu-west-1", "ref": "OPS-9"}))\n'
 
 
 def her(v: str) -> dict[str, str]:
     from writerkit import her_values
 
     return her_values(v)
-
-
-def head(name: str) -> str:
-    return f'plan:\n  name: "{name}"\n  task: "agent task {name}"\n  status: pending_approval\n'
-
-
-def call(i: int, tool: str, params: dict[str, object], why: str = AWHY, extra: str = "") -> str:
-    body = json.dumps(params, sort_keys=False)
-    return f'  - id: {i}\n    tool: {tool}\n    why: "{why}"\n    params: {body}\n{extra}'
 
 
 def lib(v: str) -> str:
@@ -134,15 +131,6 @@ LOOKLIB = (
     "    outputs:\n"
     + "".join(f'      - {{name: {x}, path: "$.json.{x}"}}\n' for x in ("standby", "zone", "ref"))
 )
-
-
-def hers_restart() -> str:
-    return (
-        'plan:\n  name: "restart api-3"\n  task: "OPS-9: restart api-3"\n'
-        "  status: pending_approval\navailable_tools:\n  - name: restart\n"
-        f'actions:\n  - id: 1\n    tool: restart\n    why: "{HWHY}"\n'
-        '    params: {host: "api-3", region: "eu-west-1", ticket: "OPS-9"}\n'
-    )
 
 
 def wanted(v: str, lib_hash: str, look_hash: str = "") -> str:
@@ -252,24 +240,11 @@ def wanted(v: str, lib_hash: str, look_hash: str = "") -> str:
 
 
 def _build(root: Path) -> Lab:
-    (root / "readf.py").write_text(READF)
-    (root / "look.py").write_text(LOOK)
-    py = json.dumps(sys.executable)
-    lab_root = root / "lab"
-    lab_root.mkdir()
-    rec = str(root / "lab" / "rec.py")
-    tools = (
-        f"readf: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'readf.py'))},"
-        f" {json.dumps(str(lab_root / 'repo'))}, '{{path}}']}}\n"
-        f"look: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'look.py'))}]}}\n"
-        f"restart: {{kind: exec, argv: [{py}, {json.dumps(rec)}, restart],"
-        f" env: {{REC_LOG: {json.dumps(str(lab_root / 'ran.log'))}}}}}\n"
-    )
-    lab = Lab(lab_root, tools=tools)
-    flow = Flow(lab, past=True)
-    drafts = {f"{v}-her": her_cleanup(v) for v in SLIPS}
-    drafts.update({f"{v}-her": hers_restart() for v in HONEST})
-    flow.commit("alice drafts her plans", ("Alice", "alice@example.com"), drafts)
+    repo = json.dumps(str(root / "lab" / "repo"))
+    tools = script_tool(root, "readf", READF, repo, "'{path}'") + script_tool(root, "look", LOOK)
+    flow = restart_lab(root, tools)
+    lab = flow.lab
+    restart_drafts(flow, SLIPS, HONEST)
     h = her("file-read")
     data = lab.repo / "data" / "file-read.json"
     data.parent.mkdir()

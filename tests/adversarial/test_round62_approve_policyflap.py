@@ -40,12 +40,12 @@ Seen: see ``BROKEN`` and FINDINGS.md, round 62.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, APPROVERS, BOB, MALLORY, Lab, cases, plan_text, valid_runs
+from policykit import PastClock, set_approvers
 from test_round2_execution_kit import shared
 
 RUN = ["f1", "f2", "f3", "br-departed", "fl-departed", "tie-b", "tie-a"]
@@ -56,25 +56,10 @@ BROKEN: dict[str, object] = {}
 EXPECTED = {"withdraw-not-allowed", "illegal"}
 
 
-def _config(lab: Lab, approvers: list[str]) -> None:
-    text = lab.config.read_text()
-    first = text.split("approvers: ", 1)[1].split("\n", 1)[0]
-    lab.config.write_text(
-        text.replace(f"approvers: {first}", f"approvers: {json.dumps(approvers)}")
-    )
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    clock = [int(time.time()) - 7200]
-
-    def tick() -> None:
-        clock[0] += 30
-        lab.git_date = f"@{clock[0]} +0000"
-
-    def run() -> None:
-        tick()
-        lab.run()
+    clock = PastClock(lab)
+    tick, run = clock.tick, clock.run
 
     a = list(APPROVERS)
     b = ["alice@example.com", "mallory@example.com"]
@@ -87,7 +72,7 @@ def _build(root: Path) -> Lab:
     tick()
     lab.approve("f1", BOB)
     run()
-    _config(lab, b)
+    set_approvers(lab, b)
     run()
     for v, who in (("br-joined", MALLORY), ("br-departed", BOB)):
         tick()
@@ -107,7 +92,7 @@ def _build(root: Path) -> Lab:
         lab.set_status(v, st)
         lab.commit(f"{st} {v}", who)
     run()
-    _config(lab, a)
+    set_approvers(lab, a)
     run()
     tick()
     lab.approve("f3", BOB)
@@ -123,14 +108,14 @@ def _build(root: Path) -> Lab:
     # reloading a config edited and undone at once): Mallory approves tie-b, Bob tie-bx
     # under B; Bob approves tie-a under A
     tick()
-    _config(lab, b)
+    set_approvers(lab, b)
     lab.run()
     lab.set_status("tie-b", "approved")
     lab.commit("approve tie-b", MALLORY)
     lab.set_status("tie-bx", "approved")
     lab.commit("approve tie-bx", BOB)
     lab.run()
-    _config(lab, a)
+    set_approvers(lab, a)
     lab.run()
     lab.approve("tie-a", BOB)
     lab.run()
@@ -140,7 +125,7 @@ def _build(root: Path) -> Lab:
         "config": lab.audit(config=lab.config)[1],
     }
     # pending: the operator edits the config (B) and audits before any pass
-    _config(lab, b)
+    set_approvers(lab, b)
     lab.reports["pending"] = lab.audit(config=lab.config)[1]  # type: ignore[attr-defined]
     lab.records = lab.git(  # type: ignore[attr-defined]
         "log", "--format=%H %s", "--grep=^plangate: record policy"

@@ -80,6 +80,7 @@ from typing import Any
 import pytest
 from advkit import Lab, cases, plan_text
 from mcpkit import PLANGATE
+from oraclekit import named_replies, proposed, secret_lab, status_plan
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -116,25 +117,10 @@ def _mcp_calls(g: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _bad_status(tag: str, g: str) -> str:
-    return plan_text(tag).replace("status: pending_approval", f'status: "{g}"')
-
-
 def _build(root: Path) -> Lab:
-    (root / "sec.yml").write_text(f"TOK: {SECRET}\nPIN: '{NUMERIC}'\n")
-    lab = Lab(
-        root,
-        extra=(
-            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
-            f"secrets: {{file: {root / 'sec.yml'}}}\n"
-        ),
-    )
-    lab.git_date = "@1795000000 +0000"
-    lab.write("base", plan_text("base"))
-    for k, g in GUESSES.items():
-        lab.write(f"v{k}", _bad_status(f"v{k}", g))
-    lab.commit("agent plans")
-    lab.run()
+    lab = secret_lab(root, f"TOK: {SECRET}\nPIN: '{NUMERIC}'\n", "@1795000000 +0000")
+    plans = {f"v{k}": status_plan(f"v{k}", g) for k, g in GUESSES.items()}
+    proposed(lab, {"base": plan_text("base"), **plans})
     got: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
     cfg = str(lab.config)
     for k in ("ns", "nc"):  # the numeric secret's canonical form, and a wrong number
@@ -146,9 +132,8 @@ def _build(root: Path) -> Lab:
         got[k]["commit-validation"] = lab.git("show", f"HEAD:plans/v{k}/PLAN.yml")
         rows = json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
         got[k]["status-reason"] = json.dumps([r for r in rows if r["plan"] == f"plans/v{k}"])
-        replies = mcp(lab, [*_mcp_calls(g), ("status", {"path": f"plans/v{k}"})])
-        for vid, reply in zip([*MCP_IDS, "mcp-status-row"], replies, strict=True):
-            got[k][vid] = json.dumps(reply, ensure_ascii=False)
+        calls = [*_mcp_calls(g), ("status", {"path": f"plans/v{k}"})]
+        got[k].update(named_replies(lab, [*MCP_IDS, "mcp-status-row"], calls))
         cli = {
             "cli-show-path": ("show", f"plans/{g}", "--config", cfg),
             "cli-validate-path": ("validate", "--config", cfg, f"{g}.yml"),
@@ -156,14 +141,14 @@ def _build(root: Path) -> Lab:
         }
         (root / f"key{k}.json").write_text(json.dumps({g: {"x": 1}}))
         cli["cli-convert-key"] = ("convert", "--json", "--config", cfg, f"key{k}.json")
-        (root / f"fz{k}.yml").write_text(_bad_status("fz", g))
+        (root / f"fz{k}.yml").write_text(status_plan("fz", g))
         cli["cli-freeze"] = ("freeze", "--config", cfg, f"fz{k}.yml")
         for vid, args in cli.items():
             r = lab.cli(*args)
             got[k][vid] = r.stdout + r.stderr
         # a pull request adding a plan whose status is the guess: plangate check's report
         lab.git("checkout", "-q", "-B", f"pr-{k}", "main")
-        lab.write("ck", _bad_status("ck", g))
+        lab.write("ck", status_plan("ck", g))
         lab.commit("pr")
         r = subprocess.run(
             [PLANGATE, "check", "--config", cfg, "--base", "main", "--format", "json"],

@@ -64,17 +64,13 @@ there is nothing left to flag (the property, no forged record shown, is unchange
 from __future__ import annotations
 
 import json
-import re
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, MALLORY, BenchError, Lab, cases, plan_text
+from advkit import ALICE, MALLORY, Lab, cases, plan_text
+from oraclekit import ui_daemon
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 from test_round61_surface_page import _get
@@ -163,47 +159,14 @@ def _pages(lab: Lab) -> dict[str, str]:
     """The daemon's page and API for every slug (the daemon's snapshot of the branch)."""
     cfg = lab.config.read_text()
     lab.config.write_text(cfg + "ui: {listen: 0}\n")
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     out: dict[str, str] = {}
-    lines: list[str] = []
     try:
-        port = None
-        deadline = time.time() + 40
-        while time.time() < deadline and port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                break
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            if m:
-                port = int(m.group(1))
-        if port is None:
-            raise BenchError("the daemon never said where it listens: " + "".join(lines)[-3000:])
-        for _ in range(60):
-            code, _h, body = _get(port, "/api/")
-            if code == 200 and "plans/lr" in body:
-                break
-            time.sleep(0.25)
-        out["page:index"] = _get(port, "/")[2] + _get(port, "/api/")[2]
-        for slug in SLUGS:
-            out[f"page:{slug}"] = _get(port, f"/plan/plans/{slug}")[2]
-            out[f"api:{slug}"] = _get(port, f"/api/plan/plans/{slug}")[2]
+        with ui_daemon(lab, lab.config, "plans/lr") as port:
+            out["page:index"] = _get(port, "/")[2] + _get(port, "/api/")[2]
+            for slug in SLUGS:
+                out[f"page:{slug}"] = _get(port, f"/plan/plans/{slug}")[2]
+                out[f"api:{slug}"] = _get(port, f"/api/plan/plans/{slug}")[2]
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
         lab.config.write_text(cfg)
     return out
 

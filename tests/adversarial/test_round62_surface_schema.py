@@ -44,14 +44,13 @@ and docs/plan-format.md; ``validate`` now checks a fallback step's outputs as an
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml
-from test_round61_surface_schema import BASE, PLANGATE, _why
+from advkit import cases
+from schemakit import plan_schema, schema_errors, validated
+from test_round61_surface_schema import BASE, _why
 
 UNNAMED = {
     "unnamed-output-path-no-dollar": (
@@ -128,39 +127,17 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     import jsonschema
 
     folder = tmp_path_factory.mktemp("r62-schema")
-    schema = json.loads(
-        subprocess.run([PLANGATE, "schema"], capture_output=True, text=True, check=True).stdout
-    )
+    schema = plan_schema(folder)
     checker = jsonschema.Draft202012Validator(schema)
     plans = {
         **{k: v[0] for k, v in UNNAMED.items()},
         **{k: v[0] for k, v in NAMED.items()},
         **BOTH,
     }
-    for vid, text in plans.items():
-        (folder / f"{vid}.yml").write_text(text)
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", *[f"{v}.yml" for v in plans]],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        timeout=120,
-    )
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), done.stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[row["path"][: -len(".yml")]] = row
+    rows, _err = validated(folder, plans)
     out: dict[str, Any] = {"description": str(schema.get("description", ""))}
     for vid, text in plans.items():
-        data = json.loads(json.dumps(load_yaml(text)))
-        out[vid] = {
-            "schema": [e.message[:200] for e in checker.iter_errors(data)],
-            "validate": rows.get(vid),
-        }
+        out[vid] = {"schema": schema_errors(checker, text), "validate": rows.get(vid)}
     return out
 
 

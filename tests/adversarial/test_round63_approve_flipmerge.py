@@ -52,12 +52,11 @@ Mallory's own merge since the fix).
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, plan_text, valid_runs
+from policykit import PastClock, set_approvers
 from test_round2_execution_kit import shared
 
 DECIDED = {
@@ -73,25 +72,10 @@ NOT_RUN = [v for v in VIDS if v not in RUN] + ["late-departed", "flip-agent"]
 BROKEN: dict[str, object] = {}
 
 
-def _config(lab: Lab, approvers: list[str]) -> None:
-    text = lab.config.read_text()
-    first = text.split("approvers: ", 1)[1].split("\n", 1)[0]
-    lab.config.write_text(
-        text.replace(f"approvers: {first}", f"approvers: {json.dumps(approvers)}")
-    )
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    clock = [int(time.time()) - 7200]
-
-    def tick() -> None:
-        clock[0] += 30
-        lab.git_date = f"@{clock[0]} +0000"
-
-    def run() -> None:
-        tick()
-        lab.run()
+    clock = PastClock(lab)
+    tick, run = clock.tick, clock.run
 
     tick()
     for v in [*VIDS, "late-departed", "flip-agent"]:
@@ -101,7 +85,7 @@ def _build(root: Path) -> Lab:
     fork = seen = lab.head()
     tick()
     lab.approve("late-departed", BOB)
-    _config(lab, ["alice@example.com", "mallory@example.com"])
+    set_approvers(lab, ["alice@example.com", "mallory@example.com"])
     run()
     merged: list[tuple[str, tuple[str, str]]] = []
     for phase in ("norm", "flip"):

@@ -60,6 +60,8 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from policykit import agent_plan as plan
+from policykit import dated_git, pass_at
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -82,40 +84,10 @@ VETOED = ["rej3-c"]
 BROKEN: dict[str, object] = {}
 
 
-def plan(slug: str) -> str:
-    return (
-        f'plan:\n  name: "{slug}"\n  task: "agent task {slug}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "agent: record {slug}"\n    params: {{tag: "{slug}"}}\n'
-    )
-
-
-def _as(lab: Lab, author: int, committer: int, by: tuple[str, str] | None = None) -> None:
-    env = {"GIT_AUTHOR_DATE": f"@{author} +0000", "GIT_COMMITTER_DATE": f"@{committer} +0000"}
-    if by:
-        env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-    lab.extra_env = env  # type: ignore[attr-defined]
-
-
-def _git(lab: Lab, t: int, *args: str, who=ALICE, late: int = 0, by=None, input=None) -> str:  # type: ignore[no-untyped-def]
-    _as(lab, t, t + late, by)
-    try:
-        lab.git(*args, who=who, input=input)
-    finally:
-        lab.extra_env = {}  # type: ignore[attr-defined]
-    return lab.head()
-
-
 def _approve(lab: Lab, slug: str, t: int, msg: str = "lgtm", status: str = "approved") -> str:
     lab.set_status(slug, status)
     lab.git("add", "-A")
-    return _git(lab, t, "commit", "-q", "-m", msg)
-
-
-def _pass(lab: Lab, t: int) -> None:
-    lab.git_date = f"@{t} +0000"
-    lab.run()
-    lab.git_date = None
+    return dated_git(lab, t, "commit", "-q", "-m", msg)
 
 
 def _build(root: Path) -> Lab:
@@ -127,28 +99,28 @@ def _build(root: Path) -> Lab:
     lab.commit("agent plans", AGENT)
     lab.git_date = None
     t += 60
-    _pass(lab, t)
+    pass_at(lab, t)
     base = lab.head()
     # lapsed approvals: hers, her revert, then someone brings hers back
     picks = {}
     for v in [*LAPSED, "lapse-self", "reapply-self"]:
         t += 30
         x = _approve(lab, v, t)
-        picks[v] = (x, _git(lab, t + 5, "revert", "--no-edit", x))
+        picks[v] = (x, dated_git(lab, t + 5, "revert", "--no-edit", x))
     for v, by in (("lapse-pick", AGENT), ("lapse-self", ALICE)):
         t += 30
-        _git(lab, t, "cherry-pick", picks[v][0], who=by, by=by)
+        dated_git(lab, t, "cherry-pick", picks[v][0], who=by, by=by)
     t += 30
     patch = lab.git("format-patch", "-1", "--stdout", picks["lapse-am"][0])
-    _git(lab, t, "am", "-q", who=AGENT, by=AGENT, input=patch)
+    dated_git(lab, t, "am", "-q", who=AGENT, by=AGENT, input=patch)
     t += 30
-    _git(lab, t, "revert", "--no-edit", picks["lapse-agent"][1], who=AGENT)
+    dated_git(lab, t, "revert", "--no-edit", picks["lapse-agent"][1], who=AGENT)
     t += 30
-    _git(lab, t, "revert", "--no-edit", picks["reapply-self"][1], who=ALICE)
+    dated_git(lab, t, "revert", "--no-edit", picks["reapply-self"][1], who=ALICE)
     t += 30
-    _pass(lab, t)
+    pass_at(lab, t)
     t += 30
-    _git(lab, t, "cherry-pick", picks["lapse-seen"][0], who=AGENT, by=AGENT)
+    dated_git(lab, t, "cherry-pick", picks["lapse-seen"][0], who=AGENT, by=AGENT)
     # her review branches
     for group, decisions, msg in (
         ("three", {"a": "approved", "b": "approved", "c": "approved"}, "lgtm"),
@@ -159,32 +131,32 @@ def _build(root: Path) -> Lab:
         shas = [_approve(lab, f"{group}-{s}", t, msg, st) for s, st in decisions.items()]
         lab.git("checkout", "-q", "main")
         for i, sha in enumerate(shas):
-            _git(lab, t, "cherry-pick", "--allow-empty", sha, who=FORGE, late=90 + i, by=FORGE)
+            dated_git(lab, t, "cherry-pick", "--allow-empty", sha, who=FORGE, late=90 + i, by=FORGE)
     t += 120
     lab.git("checkout", "-q", "-b", "alice/sq", base)
     _approve(lab, "sq-a", t)
     _approve(lab, "sq-b", t)
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--squash", "alice/sq")
-    _git(lab, t + 60, "commit", "-q", "-m", "Approve (#12)", by=FORGE)
+    dated_git(lab, t + 60, "commit", "-q", "-m", "Approve (#12)", by=FORGE)
     t += 120
     lab.git("checkout", "-q", "-b", "alice/xm", lab.head())
     _approve(lab, "xm-b", t)
     lab.git("checkout", "-q", "main")
     _approve(lab, "xm-a", t)
-    _git(
+    dated_git(
         lab, t + 60, "merge", "-q", "--no-ff", "-m", "Merge pull request #13", "alice/xm", by=FORGE
     )
     t += 120
-    _pass(lab, t)
+    pass_at(lab, t)
     t += 60
     lab.set_status("rej3-c", "approved")
     lab.git("add", "-A")
-    _git(lab, t, "commit", "-q", "-m", "bob approves rej3-c", who=BOB)
+    dated_git(lab, t, "commit", "-q", "-m", "bob approves rej3-c", who=BOB)
     t += 60
-    _pass(lab, t)
+    pass_at(lab, t)
     t += 60
-    _pass(lab, t)
+    pass_at(lab, t)
     _code, lab.report = lab.audit()  # type: ignore[attr-defined]
     return lab
 

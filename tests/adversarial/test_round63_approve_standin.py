@@ -63,13 +63,24 @@ probe's special case.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from advkit import Lab, cases, valid_runs, xfail
 from test_round2_execution_kit import shared
-from writerkit import KEYS, OWN, Flow, her_cleanup, her_values, plan_hash
+from writerkit import (
+    KEYS,
+    LOOK,
+    OWN,
+    SWHY,
+    her_values,
+    plan_hash,
+    restart_drafts,
+    restart_lab,
+    script_tool,
+)
+from writerkit import agent_call as call
+from writerkit import plan_head as head
 
 SLIPS = ["chain3", "out-escape", "out-space", "lib-rename", "lib-later"]
 HONEST = ["hon-samekeys", "hon-desc", "hon-written"]
@@ -86,26 +97,13 @@ BROKEN: dict[str, object] = {
     ),
 }
 
-AWHY = "agent: run the maintenance step that the ticket below describes in full detail"
-SWHY = "agent: stage the values that the next step of this plan reads back"
-HWHY = "alice: restart api-3 after the certificate rotation so it loads the new chain"
 RWHY = "agent: restart the standby that serves api-3 for the same ticket"
 LETTERS = dict(zip(KEYS, "abcd", strict=True))
 
-LOOK = 'import json\nprint(json.dumps({"standby": "api-4", "zone": "eu-west-1", "ref": "OPS-9"}))\n'
 LOOKS = (
     "import json\nprint(json.dumps({'standby': "
     "{'host': 'api-4', 'region': 'eu-west-1', 'ticket': 'OPS-9'}}))\n"
 )
-
-
-def head(name: str) -> str:
-    return f'plan:\n  name: "{name}"\n  task: "agent task {name}"\n  status: pending_approval\n'
-
-
-def call(i: int, tool: str, params: dict[str, object], why: str = AWHY, extra: str = "") -> str:
-    text = f'  - id: {i}\n    tool: {tool}\n    why: "{why}"\n'
-    return text + f"    params: {json.dumps(params)}\n{extra}"
 
 
 RECS = "available_tools:\n  - name: rec\n"
@@ -232,33 +230,11 @@ def wanted(v: str, hashes: dict[str, str]) -> str:
     return head(v) + tools + "actions:\n" + a1 + call(2, "restart", p, RWHY)
 
 
-def hers_restart() -> str:
-    return (
-        'plan:\n  name: "restart api-3"\n  task: "OPS-9: restart api-3"\n'
-        "  status: pending_approval\navailable_tools:\n  - name: restart\n"
-        f'actions:\n  - id: 1\n    tool: restart\n    why: "{HWHY}"\n'
-        '    params: {host: "api-3", region: "eu-west-1", ticket: "OPS-9"}\n'
-    )
-
-
 def _build(root: Path) -> Lab:
-    (root / "look.py").write_text(LOOK)
-    (root / "looks.py").write_text(LOOKS)
-    py = json.dumps(sys.executable)
-    lab_root = root / "lab"
-    lab_root.mkdir()
-    rec = json.dumps(str(lab_root / "rec.py"))
-    tools = (
-        f"look: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'look.py'))}]}}\n"
-        f"looks: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'looks.py'))}]}}\n"
-        f"restart: {{kind: exec, argv: [{py}, {rec}, restart],"
-        f" env: {{REC_LOG: {json.dumps(str(lab_root / 'ran.log'))}}}}}\n"
-    )
-    lab = Lab(lab_root, tools=tools)
-    flow = Flow(lab, past=True)
-    drafts = {f"{v}-her": her_cleanup(v) for v in SLIPS}
-    drafts.update({f"{v}-her": hers_restart() for v in HONEST})
-    flow.commit("alice drafts her plans", ("Alice", "alice@example.com"), drafts)
+    tools = script_tool(root, "look", LOOK) + script_tool(root, "looks", LOOKS)
+    flow = restart_lab(root, tools)
+    lab = flow.lab
+    restart_drafts(flow, SLIPS, HONEST)
     # lib-later: the hash of the library WITH her defaults, never committed before the rework
     lab.write("lib-later-stage", lib("lib-later-stage", mine("lib-later")))
     later = plan_hash(lab, "lib-later-stage")

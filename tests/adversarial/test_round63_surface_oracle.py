@@ -62,17 +62,14 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases, plan_text
+from advkit import Lab, cases, plan_text
+from oraclekit import named_replies, proposed, secret_lab, status_plan, ui_daemon
+from schemakit import validate_rows
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import mcp
 from test_round61_surface_page import _get
 
 SECRET = "r63-sekr3t-qv7tmx2k"
@@ -81,15 +78,11 @@ PREFIX = {"s": SECRET[:12], "c": SECRET[:11] + "z"}  # a start of the secret, an
 SLUGS = ("lg", "cut", "cutp", "key", "ak", "tool", "dup", "ill", "dupp", "illp")
 
 
-def _status(tag: str, value: str) -> str:
-    return plan_text(tag).replace("status: pending_approval", f'status: "{value}"')
-
-
 def _plans(k: str, g: str) -> dict[str, str]:
     return {
-        "lg": _status(f"lg{k}", g + "y" * 400),
-        "cut": _status(f"cut{k}", g[:15] + "..."),
-        "cutp": _status(f"cutp{k}", PREFIX[k] + "..."),
+        "lg": status_plan(f"lg{k}", g + "y" * 400),
+        "cut": status_plan(f"cut{k}", g[:15] + "..."),
+        "cutp": status_plan(f"cutp{k}", PREFIX[k] + "..."),
         "key": plan_text(f"key{k}").replace(
             "  status: pending_approval", f"  status: pending_approval\n  {g}: 1"
         ),
@@ -104,97 +97,34 @@ def _plans(k: str, g: str) -> dict[str, str]:
     }
 
 
-def _rows(stdout: str) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[Path(str(row.get("path", ""))).stem] = row
-    return rows
-
-
 def _page(lab: Lab) -> dict[str, str]:
     """The page and ``/api/plan/`` of every plan, from a daemon started after the passes
     (nothing left for it to do) and stopped once read."""
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.ui_config)],
-        cwd=lab.root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     out: dict[str, str] = {}
-    lines: list[str] = []
-    try:
-        port = None
-        deadline = time.time() + 40
-        while time.time() < deadline and port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                break
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            if m:
-                port = int(m.group(1))
-        if port is None:
-            raise BenchError("the daemon never said where it listens: " + "".join(lines)[-3000:])
-        for _ in range(60):
-            code, _h, body = _get(port, "/api/")
-            if code == 200 and "plans/ills" in body:
-                break
-            time.sleep(0.25)
+    with ui_daemon(lab, lab.ui_config, "plans/ills") as port:  # type: ignore[attr-defined]
         for k in GUESSES:
             for slug in SLUGS:
                 plan = f"plans/{slug}{k}"
                 out[f"api:{plan}"] = json.dumps(_get(port, f"/api/plan/{plan}")[::2])
                 out[f"page:{plan}"] = json.dumps(_get(port, f"/plan/{plan}")[::2])
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
     return out
 
 
 def _build(root: Path) -> Lab:
-    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
-    lab = Lab(
-        root,
-        extra=(
-            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
-            f"secrets: {{file: {root / 'sec.yml'}}}\n"
-        ),
-    )
-    lab.git_date = "@1795000000 +0000"
+    lab = secret_lab(root, f"TOK: {SECRET}\n", "@1795000000 +0000")
     lab.ui_config = root / "plangate-ui.yml"  # type: ignore[attr-defined]
     lab.ui_config.write_text(  # type: ignore[attr-defined]
         lab.config.read_text() + "ui: {listen: 0}\n"
     )
-    for k, g in GUESSES.items():
-        for slug, text in _plans(k, g).items():
-            lab.write(f"{slug}{k}", text)
-    lab.commit("agent plans")
-    lab.run()
-    for k in GUESSES:
-        lab.set_status(f"ill{k}", "approved")
-        lab.set_status(f"illp{k}", "approved")
-    lab.commit("approve", ALICE)
-    lab.run()
+    plans = {f"{slug}{k}": text for k, g in GUESSES.items() for slug, text in _plans(k, g).items()}
+    proposed(lab, plans, [f"{slug}{k}" for k in GUESSES for slug in ("ill", "illp")])
     for k, g in GUESSES.items():
         lab.set_status(f"ill{k}", f'"{g}"')
         lab.set_status(f"illp{k}", f'"{PREFIX[k]}..."')
     lab.commit("agent sets the status")
     lab.run()
     cfg = str(lab.config)
-    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
+    rows = lab.status()
     audits = {"ill-audit": lab.audit()[1], "ill-audit-config": lab.audit(config=lab.config)[1]}
     got: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
     files = []
@@ -203,7 +133,7 @@ def _build(root: Path) -> Lab:
             (root / f"{slug}{k}.yml").write_text(text)
             files.append(f"{slug}{k}.yml")
     done = lab.cli("validate", "--json", "--config", cfg, *files)
-    checked = _rows(done.stdout)
+    checked = validate_rows(done.stdout)
     page = _page(lab)
     for k, g in GUESSES.items():
         texts = _plans(k, g)
@@ -232,8 +162,7 @@ def _build(root: Path) -> Lab:
             "path-wait-slash",
             "path-submit-blank",
         ]
-        for name, reply in zip(names, mcp(lab, calls), strict=True):
-            got[k][name] = json.dumps(reply, ensure_ascii=False)
+        got[k].update(named_replies(lab, names, calls))
         for name, report in audits.items():
             got[k][name] = json.dumps(
                 [f for f in report.get("findings", []) if f.get("plan") == f"plans/ill{k}"]

@@ -58,39 +58,27 @@ schema's description names the rule.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml
-from test_round61_surface_schema import PLANGATE
+from advkit import cases
+from schemakit import catalog_config, plan_schema, schema_errors, validated
 
-CONFIG = """\
-repo: {root}/repo
-state_dir: {root}/state
-approval:
-  approvers: ["alice@example.com"]
-tools:
-  rec:
-    kind: exec
-    argv: ["/bin/true", "{{tag}}"]
-    params_schema:
-      type: object
-      properties:
-        tag: {{type: string}}
-        n: {{type: integer}}
-        to: {{type: string, pattern: "^[a-z]+@corp\\\\.example$"}}
-        flag: {{type: boolean}}
-        opts:
-          type: object
-          properties: {{n: {{type: integer}}, who: {{type: string, enum: [a, b]}}}}
-        ids: {{type: array, items: {{type: integer}}}}
-        mode: {{enum: [fast, slow]}}
-      additionalProperties: false
-  echo: {{kind: echo}}
+#: the catalog tool ``rec``'s ``params_schema``
+PARAMS_SCHEMA = """\
+type: object
+properties:
+  tag: {type: string}
+  n: {type: integer}
+  to: {type: string, pattern: "^[a-z]+@corp\\\\.example$"}
+  flag: {type: boolean}
+  opts:
+    type: object
+    properties: {n: {type: integer}, who: {type: string, enum: [a, b]}}
+  ids: {type: array, items: {type: integer}}
+  mode: {enum: [fast, slow]}
+additionalProperties: false
 """
 
 B = """\
@@ -167,52 +155,21 @@ SLIPS = {
 BROKEN: dict[str, Any] = {}
 
 
-def _rows(stdout: str) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[Path(row["path"]).stem] = row
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     import jsonschema
 
     folder = tmp_path_factory.mktemp("r63-schema")
-    (folder / "repo").mkdir()
-    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
-    cfg = folder / "plangate.yml"
-    cfg.write_text(CONFIG.format(root=folder))
-    schemas = {}
-    for key, extra in (("config", ["--config", str(cfg)]), ("plain", [])):
-        done = subprocess.run(
-            [PLANGATE, "schema", *extra], capture_output=True, text=True, check=True, cwd=folder
-        )
-        schemas[key] = json.loads(done.stdout)
+    cfg = catalog_config(folder, PARAMS_SCHEMA)
+    schemas = {"config": plan_schema(folder, cfg), "plain": plan_schema(folder)}
     plans = {**HONEST, **{k: v[0] for k, v in RULES.items()}, **SLIPS}
-    for vid, text in plans.items():
-        (folder / f"{vid}.yml").write_text(text)
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        timeout=120,
-    )
-    assert "Traceback" not in done.stderr, done.stderr[-2000:]
-    rows = _rows(done.stdout)
+    rows, err = validated(folder, plans, cfg)
+    assert "Traceback" not in err, err[-2000:]
     out: dict[str, Any] = {"description": str(schemas["config"].get("description", ""))}
     for vid, text in plans.items():
-        data = json.loads(json.dumps(load_yaml(text)))
         out[vid] = {"validate": rows.get(vid)}
         for key, schema in schemas.items():
-            checker = jsonschema.Draft202012Validator(schema)
-            out[vid][key] = [e.message[:200] for e in checker.iter_errors(data)]
+            out[vid][key] = schema_errors(jsonschema.Draft202012Validator(schema), text)
     return out
 
 

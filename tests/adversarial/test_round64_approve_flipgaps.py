@@ -63,11 +63,11 @@ paths, a commit of the branch's own line counts by what it changed against its f
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs
+from policykit import PastClock, Who
 from test_round2_execution_kit import shared
 
 OWNER = ("Owner", "owner@example.com")
@@ -78,15 +78,8 @@ BROKEN: dict[str, object] = {}  # gap-descend, gap-forge: fixed (see the docstri
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    clock = [int(time.time()) - 7200]
-
-    def tick() -> None:
-        clock[0] += 30
-        lab.git_date = f"@{clock[0]} +0000"
-
-    def run(check: bool = True):  # type: ignore[no-untyped-def]
-        tick()
-        return lab.run(check=check)
+    clock = PastClock(lab)
+    tick, run = clock.tick, clock.run
 
     def note(branch: str, name: str, base: str, who=ALICE) -> None:  # type: ignore[no-untyped-def]
         tick()
@@ -130,6 +123,30 @@ def _build(root: Path) -> Lab:
         run()
         return base, lab.head()
 
+    def pulled_over(
+        v: str, x: str, base: str, message: str, merger: Who, seen: str, read: bool = False
+    ) -> str:
+        """Her docs branch ``alice/<x>`` (forked at ``base``) merged into main by ``merger``
+        (a pass reads it when ``read``), the agent approves ``v`` on main (unread), she goes
+        on on her branch and pulls: main fast-forwarded to her merge; settled."""
+        branch = f"alice/{x}"
+        note(branch, f"NOTES-{x}.md", base)
+        lab.git("checkout", "-q", "main")
+        tick()
+        lab.git("merge", "-q", "--no-ff", "-m", message, branch, who=merger)
+        if read:
+            run()
+            seen = lab.head()
+        tick()
+        lab.set_status(v, "approved")
+        lab.commit("agent: ready", AGENT)
+        lab.git("checkout", "-q", branch)
+        tick()
+        (lab.repo / f"NOTES-{x}2.md").write_text("more\n")
+        lab.commit("docs: more", ALICE)
+        pull_ff(branch)
+        return settle(v, seen)
+
     tick()
     for v in [*NEVER, "docs-ok", "forge-ok"]:
         lab.write(v, plan_text(v))
@@ -165,51 +182,13 @@ def _build(root: Path) -> Lab:
     # gap-descend: Alice's docs branch (forked at F1, commit D) is merged into main by the
     # agent (G, unread), the agent approves on main (U, unread); Alice goes on on her branch
     # (D2) and pulls: F = (D2, U), main fast-forwarded
-    note("alice/e", "NOTES-e.md", f1)
-    lab.git("checkout", "-q", "main")
-    tick()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/e (docs)", "alice/e", who=AGENT)
-    tick()
-    lab.set_status("gap-descend", "approved")
-    lab.commit("agent: ready", AGENT)
-    lab.git("checkout", "-q", "alice/e")
-    tick()
-    (lab.repo / "NOTES-e2.md").write_text("more\n")
-    lab.commit("docs: more", ALICE)
-    pull_ff("alice/e")
-    seen = settle("gap-descend", seen)
+    seen = pulled_over("gap-descend", "e", f1, "merge alice/e (docs)", AGENT, seen)
     # gap-forge: the same, her docs pull request merged by the forge's merge button
     f1, seen = fork()
-    note("alice/g", "NOTES-g.md", f1)
-    lab.git("checkout", "-q", "main")
-    tick()
-    lab.git("merge", "-q", "--no-ff", "-m", "Merge pull request #9", "alice/g", who=ALICE)
-    tick()
-    lab.set_status("gap-forge", "approved")
-    lab.commit("agent: ready", AGENT)
-    lab.git("checkout", "-q", "alice/g")
-    tick()
-    (lab.repo / "NOTES-g2.md").write_text("more\n")
-    lab.commit("docs: more", ALICE)
-    pull_ff("alice/g")
-    seen = settle("gap-forge", seen)
+    seen = pulled_over("gap-forge", "g", f1, "Merge pull request #9", ALICE, seen)
     # gap-seen: as gap-descend, with a pass that reads the agent's merge of her branch
     f1, seen = fork()
-    note("alice/h", "NOTES-h.md", f1)
-    lab.git("checkout", "-q", "main")
-    tick()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/h (docs)", "alice/h", who=AGENT)
-    run()
-    seen = lab.head()
-    tick()
-    lab.set_status("gap-seen", "approved")
-    lab.commit("agent: ready", AGENT)
-    lab.git("checkout", "-q", "alice/h")
-    tick()
-    (lab.repo / "NOTES-h2.md").write_text("more\n")
-    lab.commit("docs: more", ALICE)
-    pull_ff("alice/h")
-    seen = settle("gap-seen", seen)
+    seen = pulled_over("gap-seen", "h", f1, "merge alice/h (docs)", AGENT, seen, read=True)
     # docs-ok: an unread docs commit, then the pull
     f1, seen = fork()
     tick()

@@ -65,6 +65,8 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from policykit import agent_plan as plan
+from policykit import dated_git, pass_at
 from test_round2_execution_kit import shared
 
 LAPSED = [
@@ -82,14 +84,6 @@ HONEST = ["merge-alice", "revrev-bob", "br-self"]
 BROKEN: dict[str, object] = {}
 
 
-def plan(slug: str) -> str:
-    return (
-        f'plan:\n  name: "{slug}"\n  task: "agent task {slug}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n"
-        f'    why: "agent: record {slug}"\n    params: {{tag: "{slug}"}}\n'
-    )
-
-
 class Clock:
     def __init__(self, lab: Lab) -> None:
         self.lab = lab
@@ -97,15 +91,7 @@ class Clock:
 
     def git(self, *args: str, who=ALICE, by=None, input=None) -> str:  # type: ignore[no-untyped-def]
         self.t += 20
-        env = {"GIT_AUTHOR_DATE": f"@{self.t} +0000", "GIT_COMMITTER_DATE": f"@{self.t} +0000"}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who, input=input)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
+        return dated_git(self.lab, self.t, *args, who=who, by=by, input=input)
 
     def approve(self, slug: str, who=ALICE, msg: str = "lgtm") -> str:  # type: ignore[no-untyped-def]
         self.lab.set_status(slug, "approved")
@@ -114,9 +100,7 @@ class Clock:
 
     def run(self) -> None:
         self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
+        pass_at(self.lab, self.t)
 
 
 def _build(root: Path) -> Lab:

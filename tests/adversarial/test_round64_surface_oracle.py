@@ -55,18 +55,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text
+from advkit import Lab, cases, plan_text
+from oraclekit import named_replies, proposed, secret_lab, status_plan
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import mcp
 
 SECRET = "r64-hidd3n-pq8zkw4v"
 GUESSES = {"s": SECRET, "c": SECRET[:-1] + "x"}
 MAIN = ("why", "par", "nm", "tk", "up", "suf")
 BRANCH = ("st", "up", "suf")
-
-
-def _status(tag: str, value: str) -> str:
-    return plan_text(tag).replace("status: pending_approval", f'status: "{value}"')
 
 
 def _main(k: str, g: str) -> dict[str, str]:
@@ -75,41 +71,25 @@ def _main(k: str, g: str) -> dict[str, str]:
         "par": plan_text(f"par{k}", params=f'note: "{g}"\n'),
         "nm": plan_text(f"nm{k}", name=g),
         "tk": plan_text(f"tk{k}").replace('task: "attack variant', f'task: "{g}'),
-        "up": _status(f"up{k}", g.upper()),
-        "suf": _status(f"suf{k}", "..." + g[-12:]),
+        "up": status_plan(f"up{k}", g.upper()),
+        "suf": status_plan(f"suf{k}", "..." + g[-12:]),
     }
 
 
 def _branch(k: str, g: str) -> dict[str, str]:
     return {
-        "st": _status(f"bst{k}", g),
-        "up": _status(f"bup{k}", g.upper()),
-        "suf": _status(f"bsuf{k}", "..." + g[-12:]),
+        "st": status_plan(f"bst{k}", g),
+        "up": status_plan(f"bup{k}", g.upper()),
+        "suf": status_plan(f"bsuf{k}", "..." + g[-12:]),
     }
 
 
 def _build(root: Path) -> Lab:
-    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
-    lab = Lab(
-        root,
-        extra=(
-            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
-            f"secrets: {{file: {root / 'sec.yml'}}}\n"
-        ),
-    )
-    lab.git_date = "@1795200000 +0000"
-    for k, g in GUESSES.items():
-        for slug, text in _main(k, g).items():
-            lab.write(f"{slug}{k}", text)
-    lab.commit("agent plans")
-    lab.run()
-    for k in GUESSES:
-        lab.set_status(f"why{k}", "approved")
-        lab.set_status(f"par{k}", "approved")
-    lab.commit("approve", ALICE)
-    lab.run()
+    lab = secret_lab(root, f"TOK: {SECRET}\n", "@1795200000 +0000")
+    plans = {f"{slug}{k}": text for k, g in GUESSES.items() for slug, text in _main(k, g).items()}
+    proposed(lab, plans, [f"{slug}{k}" for k in GUESSES for slug in ("why", "par")])
     cfg = str(lab.config)
-    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
+    rows = lab.status()
     got: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
     for k in GUESSES:
         calls: list[tuple[str, dict[str, Any]]] = []
@@ -127,8 +107,7 @@ def _build(root: Path) -> Lab:
                 ("wait", {"path": plan, "timeout": 1}),
             ]
             names += [f"{slug}-mcp-status", f"{slug}-mcp-log", f"{slug}-mcp-wait"]
-        for name, reply in zip(names, mcp(lab, calls), strict=True):
-            got[k][name] = json.dumps(reply, ensure_ascii=False)
+        got[k].update(named_replies(lab, names, calls))
     for k, g in GUESSES.items():
         lab.git("checkout", "-q", "-b", f"pr-{k}", "main")
         for slug, text in _branch(k, g).items():

@@ -47,45 +47,35 @@ recursive trees resolve, and ``Output`` is the tool's, never the plan's.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, load_yaml
+from advkit import ALICE, Lab, cases
+from schemakit import catalog_config, plan_schema, schema_errors, validated
 from test_round2_execution_kit import shared
-from test_round61_surface_schema import PLANGATE
 
-CONFIG = """\
-repo: {root}/repo
-state_dir: {root}/state
-approval:
-  approvers: ["alice@example.com"]
-tools:
-  rec:
-    kind: exec
-    argv: ["/bin/true", "{{tag}}"]
-    params_schema:
-      type: object
-      $defs:
-        port: {{type: integer, minimum: 1, maximum: 65535}}
-        opts: {{type: object, properties: {{n: {{type: integer}}}}, additionalProperties: false}}
-        node:
-          type: object
-          properties:
-            name: {{type: string}}
-            kids: {{type: array, items: {{$ref: "#/$defs/node"}}}}
-          additionalProperties: false
-        Output: {{type: integer}}
-      properties:
-        tag: {{type: string}}
-        port: {{$ref: "#/$defs/port"}}
-        opts: {{$ref: "#/$defs/opts"}}
-        tree: {{$ref: "#/$defs/node"}}
-        n: {{$ref: "#/$defs/Output"}}
-      additionalProperties: false
-  echo: {{kind: echo}}
+#: the catalog tool ``rec``'s ``params_schema``
+PARAMS_SCHEMA = """\
+type: object
+$defs:
+  port: {type: integer, minimum: 1, maximum: 65535}
+  opts: {type: object, properties: {n: {type: integer}}, additionalProperties: false}
+  node:
+    type: object
+    properties:
+      name: {type: string}
+      kids: {type: array, items: {$ref: "#/$defs/node"}}
+    additionalProperties: false
+  Output: {type: integer}
+properties:
+  tag: {type: string}
+  port: {$ref: "#/$defs/port"}
+  opts: {$ref: "#/$defs/opts"}
+  tree: {$ref: "#/$defs/node"}
+  n: {$ref: "#/$defs/Output"}
+additionalProperties: false
 """
 
 B = """\
@@ -122,53 +112,21 @@ SLIPS = {
 BROKEN: dict[str, Any] = {}
 
 
-def _rows(stdout: str) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[Path(row["path"]).stem] = row
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     import jsonschema
 
     folder = tmp_path_factory.mktemp("r64-params")
-    (folder / "repo").mkdir()
-    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
-    cfg = folder / "plangate.yml"
-    cfg.write_text(CONFIG.format(root=folder))
-    done = subprocess.run(
-        [PLANGATE, "schema", "--config", str(cfg)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=folder,
-    )
-    schema = json.loads(done.stdout)
+    cfg = catalog_config(folder, PARAMS_SCHEMA)
+    schema = plan_schema(folder, cfg)
     plans = {**HONEST, **SLIPS}
-    for vid, text in plans.items():
-        (folder / f"{vid}.yml").write_text(text)
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        timeout=120,
-    )
-    assert "Traceback" not in done.stderr, done.stderr[-2000:]
-    rows = _rows(done.stdout)
+    rows, err = validated(folder, plans, cfg)
+    assert "Traceback" not in err, err[-2000:]
     out: dict[str, Any] = {}
     checker = jsonschema.Draft202012Validator(schema)
     for vid, text in plans.items():
-        data = json.loads(json.dumps(load_yaml(text)))
         try:
-            errors = [e.message[:200] for e in checker.iter_errors(data)]
+            errors = schema_errors(checker, text)
         except Exception as why:  # an unresolvable $ref: the editor cannot check at all
             errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
         out[vid] = {"validate": rows.get(vid), "schema": errors}

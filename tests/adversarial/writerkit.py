@@ -24,6 +24,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -231,6 +232,72 @@ def last_week(
     flow.run()
     flow.settle()
     return flow.finish(news, mark_in_text)
+
+
+# -- rounds 62-63: her values carried by the agent's own steps (a restart for her ticket) ----
+#: The agent's reason for its step, the reason of its staging step, and Alice's reason.
+AWHY = "agent: run the maintenance step that the ticket below describes in full detail"
+SWHY = "agent: stage the values that the next step of this plan reads back"
+HWHY = "alice: restart api-3 after the certificate rotation so it loads the new chain"
+
+#: The catalog's ``look`` tool: the team's standby lookup for a host.
+LOOK = 'import json\nprint(json.dumps({"standby": "api-4", "zone": "eu-west-1", "ref": "OPS-9"}))\n'
+
+
+def plan_head(name: str) -> str:
+    """The ``plan:`` block of the agent's plan ``name`` (pending approval)."""
+    return f'plan:\n  name: "{name}"\n  task: "agent task {name}"\n  status: pending_approval\n'
+
+
+def agent_call(
+    i: int, tool: str, params: dict[str, object], why: str = AWHY, extra: str = ""
+) -> str:
+    """Action ``i`` calling ``tool`` with ``params`` (as JSON), then ``extra`` lines."""
+    return (
+        f'  - id: {i}\n    tool: {tool}\n    why: "{why}"\n'
+        f"    params: {json.dumps(params)}\n{extra}"
+    )
+
+
+def her_restart() -> str:
+    """Alice's draft: restart api-3 for ticket OPS-9 (her host, region and ticket)."""
+    return (
+        'plan:\n  name: "restart api-3"\n  task: "OPS-9: restart api-3"\n'
+        "  status: pending_approval\navailable_tools:\n  - name: restart\n"
+        f'actions:\n  - id: 1\n    tool: restart\n    why: "{HWHY}"\n'
+        '    params: {host: "api-3", region: "eu-west-1", ticket: "OPS-9"}\n'
+    )
+
+
+def script_tool(root: Path, name: str, script: str, *args: str) -> str:
+    """The catalog line of the exec tool ``name`` running ``script`` (written to
+    ``root/<name>.py``) with the argv items ``args`` (YAML) after it."""
+    path = root / f"{name}.py"
+    path.write_text(script)
+    argv = ", ".join([json.dumps(sys.executable), json.dumps(str(path)), *args])
+    return f"{name}: {{kind: exec, argv: [{argv}]}}\n"
+
+
+def restart_lab(root: Path, tools: str) -> Flow:
+    """A past-clock :class:`Flow` on a lab in ``root/lab`` whose catalog has ``tools`` and
+    ``restart`` (recorded as a ``rec`` call tagged ``restart``)."""
+    py = json.dumps(sys.executable)
+    lab_root = root / "lab"
+    lab_root.mkdir()
+    rec = json.dumps(str(lab_root / "rec.py"))
+    restart = (
+        f"restart: {{kind: exec, argv: [{py}, {rec}, restart],"
+        f" env: {{REC_LOG: {json.dumps(str(lab_root / 'ran.log'))}}}}}\n"
+    )
+    return Flow(Lab(lab_root, tools=tools + restart), past=True)
+
+
+def restart_drafts(flow: Flow, slips: Iterable[str], honest: Iterable[str]) -> None:
+    """Alice commits her drafts ``<v>-her``: her cleanup for each of ``slips``, her restart
+    for each of ``honest``."""
+    drafts = {f"{v}-her": her_cleanup(v) for v in slips}
+    drafts.update({f"{v}-her": her_restart() for v in honest})
+    flow.commit("alice drafts her plans", ("Alice", "alice@example.com"), drafts)
 
 
 def plan_hash(lab: Lab, slug: str) -> str:

@@ -1,0 +1,127 @@
+"""The secret-oracle and record labs of rounds 62-64 (what the agent's surfaces answer),
+played once here.
+
+An oracle lab (:func:`secret_lab`) holds one plan secret; the agent commits plans that quote
+a guess of it (its own text: a status, a key, a name, :func:`status_plan`), once with the
+right guess and once with a wrong one, and every surface's answer to both is kept to be
+compared: the CLI, ``plangate mcp`` (:func:`agent_replies`) and the daemon's page and
+``/api/`` (:func:`ui_daemon`). A module keeps its plans and guesses, which surfaces it asks,
+its ``BROKEN`` entries, its normalisation and its assertions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from advkit import ALICE, BenchError, Lab, plan_text
+from mcpkit import session
+from test_round61_surface_page import _get
+
+AGENT_IDENTITY = "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
+
+
+def status_plan(tag: str, value: str) -> str:
+    """:func:`advkit.plan_text` for ``tag`` with ``plan.status`` set to ``value`` (quoted)."""
+    return plan_text(tag).replace("status: pending_approval", f'status: "{value}"')
+
+
+def secret_lab(root: Path, secrets: str, date: str) -> Lab:
+    """A lab whose agent has its own identity and whose secrets file ``root/sec.yml`` holds
+    ``secrets`` (YAML lines); its commits and passes dated ``date`` (``@<epoch> +0000``)."""
+    (root / "sec.yml").write_text(secrets)
+    lab = Lab(root, extra=AGENT_IDENTITY + f"secrets: {{file: {root / 'sec.yml'}}}\n")
+    lab.git_date = date
+    return lab
+
+
+def proposed(lab: Lab, plans: dict[str, str], approve: Iterable[str] = ()) -> None:
+    """The agent commits ``plans`` (by slug), a pass; Alice approves ``approve`` in one
+    commit, a pass (none when ``approve`` is empty)."""
+    for slug, text in plans.items():
+        lab.write(slug, text)
+    lab.commit("agent plans")
+    lab.run()
+    slugs = list(approve)
+    if slugs:
+        for slug in slugs:
+            lab.set_status(slug, "approved")
+        lab.commit("approve", ALICE)
+        lab.run()
+
+
+def agent_replies(lab: Lab, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """One ``plangate mcp`` session making ``calls``: each reply (``{"missing": True}``
+    where none came); the server's stderr kept as ``lab.mcp_stderr``."""
+    replies, stderr = session(lab, calls)
+    lab.mcp_stderr = stderr[-20000:]  # type: ignore[attr-defined]
+    return [reply or {"missing": True} for reply in replies]
+
+
+def named_replies(
+    lab: Lab, names: list[str], calls: list[tuple[str, dict[str, Any]]]
+) -> dict[str, str]:
+    """:func:`agent_replies` as JSON text, by the name given to each call."""
+    replies = agent_replies(lab, calls)
+    return {
+        name: json.dumps(reply, ensure_ascii=False)
+        for name, reply in zip(names, replies, strict=True)
+    }
+
+
+_LISTENS = re.compile(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"')
+
+
+def _port(proc: subprocess.Popen[str]) -> int:
+    """The port the daemon says it listens on (its log line), within 40 s."""
+    lines: list[str] = []
+    deadline = time.time() + 40
+    while time.time() < deadline:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            break
+        lines.append(line)
+        m = _LISTENS.search(line)
+        if m:
+            return int(m.group(1))
+    raise BenchError("the daemon never said where it listens: " + "".join(lines)[-3000:])
+
+
+@contextlib.contextmanager
+def ui_daemon(lab: Lab, config: Path, ready: str) -> Iterator[int]:
+    """``plangate run --config config`` (a config with ``ui: {listen: 0}``) as a daemon:
+    yields its port once ``/api/`` names ``ready`` (or after 15 s of asking), and stops it
+    (SIGTERM) after."""
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(config)],
+        cwd=lab.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        port = _port(proc)
+        for _ in range(60):
+            code, _h, body = _get(port, "/api/")
+            if code == 200 and ready in body:
+                break
+            time.sleep(0.25)
+        yield port
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()

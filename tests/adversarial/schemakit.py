@@ -1,0 +1,101 @@
+"""The schema labs of rounds 61-64 (``plangate schema`` against ``plangate validate``), played
+once here.
+
+No repo and no pass: a temp folder of plans, ``plangate schema`` (with ``--config`` when the
+module has a catalog) once (:func:`plan_schema`), ``plangate validate --json`` once over all
+the plans (:func:`validated`), and the schema applied with ``jsonschema`` to the same YAML
+read as data (:func:`schema_errors`), as an editor would. A module keeps its plans (the
+variants, as data), its config, its ``BROKEN`` entries and its assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from advkit import load_yaml
+from mcpkit import PLANGATE
+
+
+def _config_args(config: Path | None) -> list[str]:
+    return ["--config", str(config)] if config is not None else []
+
+
+def plan_schema(folder: Path, config: Path | None = None) -> dict[str, Any]:
+    """``plangate schema`` (``--config config`` when given), run in ``folder``."""
+    done = subprocess.run(
+        [PLANGATE, "schema", *_config_args(config)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=folder,
+    )
+    return dict(json.loads(done.stdout))
+
+
+def validate_rows(stdout: str) -> dict[str, Any]:
+    """The rows of ``validate --json`` output (one JSON document per file, or a list) by the
+    stem of each row's ``path``."""
+    rows: dict[str, Any] = {}
+    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
+    while i < len(text):
+        obj, i = decoder.raw_decode(text, i)
+        while i < len(text) and text[i].isspace():
+            i += 1
+        for row in obj if isinstance(obj, list) else [obj]:
+            rows[Path(str(row.get("path", ""))).stem] = row
+    return rows
+
+
+def validated(
+    folder: Path, plans: dict[str, str], config: Path | None = None
+) -> tuple[dict[str, Any], str]:
+    """Each plan written to ``folder/<vid>.yml`` and ``plangate validate --json`` (``--config
+    config`` when given) run once over them all in ``folder``: its rows by ``vid`` and its
+    stderr."""
+    for vid, text in plans.items():
+        (folder / f"{vid}.yml").write_text(text)
+    done = subprocess.run(
+        [PLANGATE, "validate", "--json", *_config_args(config), *[f"{v}.yml" for v in plans]],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=120,
+    )
+    return validate_rows(done.stdout), done.stderr
+
+
+def schema_errors(checker: Any, text: str, limit: int | None = 200) -> list[str]:
+    """What ``checker`` (a ``jsonschema`` validator) says of the plan ``text`` read as JSON
+    data: each error's message (its first ``limit`` characters)."""
+    data = json.loads(json.dumps(load_yaml(text), default=str))
+    return [e.message[:limit] for e in checker.iter_errors(data)]
+
+
+#: A config whose catalog tool ``rec`` (an exec tool) has the ``params_schema`` of a module.
+CATALOG = """\
+repo: {root}/repo
+state_dir: {root}/state
+approval:
+  approvers: ["alice@example.com"]
+tools:
+  rec:
+    kind: exec
+    argv: ["/bin/true", "{{tag}}"]
+    params_schema:
+{schema}  echo: {{kind: echo}}
+"""
+
+
+def catalog_config(folder: Path, params_schema: str) -> Path:
+    """``folder/plangate.yml`` (:data:`CATALOG` with ``params_schema``, YAML) over an empty
+    repo ``folder/repo``: the config ``--config`` reads its catalog from."""
+    (folder / "repo").mkdir()
+    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
+    cfg = folder / "plangate.yml"
+    schema = textwrap.indent(params_schema, " " * 6)
+    cfg.write_text(CATALOG.format(root=folder, schema=schema))
+    return cfg

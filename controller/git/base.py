@@ -221,9 +221,9 @@ class RepoBase:
             for sha, (kind, data, shared) in pending.items():
                 self._write_loose(sha, b"%s %d\0" % (kind, len(data)), data, shared)
             return
-        for sha, (_, _, shared) in pending.items():
-            if shared:
-                self._before_unverified_write(sha)
+        shared_names = [sha for sha, (_, _, shared) in pending.items() if shared]
+        if shared_names and (self._shared_objects is not None or self.checks_objects):
+            self._unverified_writes.extend(self._unverified_among(shared_names))
         write_pack(self._objects, [(sha, kind, data) for sha, (kind, data, _) in pending.items()])
         if self._shared_objects is not None:
             into = [(sha, kind, data) for sha, (kind, data, shared) in pending.items() if shared]
@@ -254,6 +254,30 @@ class RepoBase:
             return
         if self._in_unverified_store(sha):
             self._unverified_writes.append(sha)
+
+    def _unverified_among(self, shas: Sequence[str]) -> list[str]:
+        """The names of ``shas`` the store nobody verified already holds (to be read back,
+        as :meth:`_before_unverified_write` notes one): one ``cat-file --batch-check`` for a
+        burst's pack instead of a question per object. Every name when git cannot say."""
+        guard = self.guard
+        if self._shared_objects is not None:
+            guard = dataclasses.replace(guard, objects=None, unverified=True)
+        try:
+            result = subprocess.run(
+                ["git", "cat-file", "--batch-check"],
+                cwd=self.path,
+                input="".join(f"{sha}\n" for sha in shas).encode(),
+                env=guard.env(),
+                capture_output=True,
+                check=False,
+                timeout=self.timeout,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return list(shas)
+        if result.returncode != 0:
+            return list(shas)
+        rows = [line.split() for line in result.stdout.splitlines()]
+        return [row[0].decode() for row in rows if len(row) == 3]
 
     def _in_unverified_store(self, sha: str) -> bool:
         """Does the store nobody verified already hold a name (a header asked, no bytes)?"""

@@ -156,6 +156,7 @@ class IndexStore:
         self.clock = clock
 
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False)
+        self._meta: dict[str, str | None] = {}  # meta rows read or written, by key
         #: The jobs table, decoded (see jobs()); None until first asked for.
         self._jobs: dict[str, dict[str, Any]] | None = None
         #: inside jobs_together(): set_job leaves the commit to the block's end
@@ -290,11 +291,17 @@ class IndexStore:
         return shared
 
     def meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else None
+        """A ``meta`` row, read once: this object is its only writer (the state directory's
+        lock), and a burst asks ``last_commit`` per plan while the workers' job rows hold
+        the connection (a wait of a tenth of the main thread, issue 17)."""
+        if key not in self._meta:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+            self._meta[key] = row[0] if row else None
+        return self._meta[key]
 
     def set_meta(self, key: str, value: str | None) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
+        self._meta[key] = value
 
     def reset(self) -> None:
         """Forget what a rewritten history may have changed (jobs this controller owns are
@@ -307,6 +314,8 @@ class IndexStore:
             "DELETE FROM meta WHERE key IN ('last_commit', 'controller_time', 'parked', "
             "'parked_at')"
         )
+        for key in ("last_commit", "controller_time", "parked", "parked_at"):
+            self._meta[key] = None
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}

@@ -108,3 +108,25 @@ def test_the_controllers_write_over_a_planted_object_is_noted(repo: Path, tmp_pa
         branch="main", parent=sha, files={"plans/g": b"honest\n"}, message="next\n", author=BOT
     )
     assert clean is not None and controller.forged_shared == [planted]  # only what it wrote
+
+
+def test_a_burst_written_over_a_planted_object_is_read_as_written(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A burst's commit (one pack per store) over a name the agent planted a loose object
+    under: every reader of the shared checkout gets the controller's bytes (git reads a pack
+    before a loose object), and the controller's own store holds them; a name the shared
+    store held is read back as one by one (noted when its bytes are not the name's)."""
+    _, _, head = _chain(repo)
+    planted = _plant(repo, b"plan 7\n", b"target: prod-db-DROP\n")
+    controller = GitRepo(repo, store=tmp_path / "objects.git")
+    controller.branch_head("main")
+    files = {f"plans/p{i:02d}": f"plan {i}\n".encode() for i in range(20)}
+    sha = controller.commit_files(
+        branch="main", parent=head, files=files, message="a burst\n", author=BOT
+    )
+    assert sha is not None
+    assert git(repo, "show", f"{sha}:plans/p07") == "plan 7\n"
+    assert git(repo, "cat-file", "blob", planted) == "plan 7\n"
+    assert controller.read_file(sha, "plans/p07") == b"plan 7\n"
+    assert controller.forged_shared in ([], [planted])

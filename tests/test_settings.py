@@ -46,6 +46,25 @@ BAD_VALUES = {
         "params_schema.patternProperties",
         "ECMA-262 without flags",
     ),
+    "params_schema $ref to another tool's $id": (  # round 65: stopped every pass
+        "tools:\n  o: {kind: echo, params_schema: {$id: 'urn:x:o', $defs: {v: {}}}}\n"
+        "  s: {kind: echo, params_schema: {properties: {v: {$ref: 'urn:x:o#/$defs/v'}}}}\n",
+        "tools.s.params_schema",
+        "$ref 'urn:x:o#/$defs/v' does not resolve inside",
+        "point each $ref into the tool's own schema",
+    ),
+    "params_schema $ref to a remote URI": (  # nothing is fetched
+        "tools:\n  s: {kind: echo, params_schema: {$ref: 'https://schemas.example.invalid/s'}}\n",
+        "tools.s.params_schema",
+        "$ref 'https://schemas.example.invalid/s' does not resolve inside",
+        "copy a definition two tools share into each tool's $defs",
+    ),
+    "params_schema $ref to a missing definition": (
+        "tools:\n  s: {kind: echo, params_schema: {items: {$dynamicRef: '#/$defs/none'}}}\n",
+        "tools.s.params_schema",
+        "$ref '#/$defs/none'",
+        "point each $ref into the tool's own schema",
+    ),
     "http method": (
         'tools:\n  fetch: {kind: http, method: FROB, url: "https://x.example/{a}"}\n',
         "tools.fetch.method",

@@ -21,8 +21,11 @@ these commands while every record hid it.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from urllib.parse import quote, urldefrag, urljoin
 
+from controller.plan import schemarefs
 from controller.plan.shape import can_check, with_references
 
 if TYPE_CHECKING:
@@ -189,50 +192,83 @@ def _def_name(tool: str) -> str:
     return f"tool.{tool}"
 
 
-#: The keywords whose string value names a schema by URI, and those that name an anchor.
-_REF_KEYWORDS = ("$ref", "$dynamicRef")
-_ANCHOR_KEYWORDS = ("$anchor", "$dynamicAnchor")
-#: Keywords whose value is data, never a schema: a ``$ref`` inside is a value, kept.
-_DATA_KEYWORDS = ("const", "enum", "default", "examples")
-#: Keywords whose value maps names (of properties, of definitions) to schemas.
-_NAMED_SCHEMAS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+#: The base of every ``$id`` a tool's schema is embedded with: one namespace per tool.
+_OWN_IDS = "urn:plangate:"
+
+
+@dataclass(frozen=True)
+class _Root:
+    """Where the tool schema's root resource (no ``$id``) sits in the plan schema."""
+
+    pointer: str  # ``#/$defs/tool.<name>``
+    anchors: str  # ``tool.<name>.``, the prefix of its anchors
 
 
 def _rebased(params_schema: Any, tool: str) -> Any:
     """``tool``'s params schema (:func:`controller.plan.shape.with_references`) as it reads
     at ``#/$defs/tool.<name>`` of the plan schema, its references resolving as when
     ``validate`` checks params against it alone (round 64: its ``$ref: "#/$defs/port"``
-    pointed into the PLAN schema's ``$defs``, missing, or its own ``Output``). One rule:
-    every reference into the tool schema's own root (``#``, ``#/<pointer>``: ``$defs``,
-    ``definitions``, any place) is prefixed with its new place, and each anchor gets the
-    prefix ``tool.<name>.``. A schema with its own ``$id`` is a resource of its own, where
-    ``#`` is itself already: it is kept as written (nested ``$id`` parts alike)."""
+    pointed into the PLAN schema's ``$defs``, missing, or its own ``Output``). Its root
+    (with no ``$id``) is part of the plan schema's resource: every reference into it (``#``,
+    ``#/<pointer>``) is prefixed with its new place, and each anchor gets the prefix
+    ``tool.<name>.``. A part with its own ``$id`` is a resource of its own, where ``#`` is
+    itself already; its ``$id`` is made the tool's own (:func:`_own_uri`), and so is each
+    reference naming a URI (round 65: two tools with one ``$id`` were two resources of one
+    URI in the plan schema, one tool's ``$ref`` resolving in the other's). The config
+    refuses a reference that does not resolve inside the schema
+    (:func:`controller.plan.schemarefs.foreign_references`), so each names the tool's own."""
     schema = with_references(params_schema or {})
-    if type(schema) is not dict or "$id" in schema:
+    if type(schema) is not dict:
         return schema
-    schema = {k: v for k, v in schema.items() if k != "$schema"}  # one dialect: the plan's
-    return _rebase(schema, f"#/$defs/{_def_name(tool)}", f"{_def_name(tool)}.")
+    if "$id" not in schema:
+        schema = {k: v for k, v in schema.items() if k != "$schema"}  # one dialect: the plan's
+    name = _def_name(tool)
+    return _rebase(schema, tool, "", _Root(f"#/$defs/{name}", f"{name}."))
 
 
-def _rebase(node: Any, base: str, anchors: str) -> Any:
+def _rebase(node: Any, tool: str, uri: str, root: _Root | None) -> Any:
+    """``node`` rebased; ``uri`` the base URI of the resource it sits in, ``root`` the
+    root's place while it sits in the root resource."""
     if isinstance(node, list):
-        return [_rebase(item, base, anchors) for item in node]
-    if not isinstance(node, dict) or "$id" in node:
+        return [_rebase(item, tool, uri, root) for item in node]
+    if not isinstance(node, dict):
         return node
+    if isinstance(node.get("$id"), str):  # a resource of its own (as referencing reads it)
+        uri, root = urljoin(uri, node["$id"].rstrip("#")), None
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _DATA_KEYWORDS:
+        if key in schemarefs.DATA_KEYWORDS:
             out[key] = value
-        elif key in _NAMED_SCHEMAS and isinstance(value, dict):
-            out[key] = {name: _rebase(sub, base, anchors) for name, sub in value.items()}
-        elif key in _REF_KEYWORDS and isinstance(value, str) and value.startswith("#"):
-            inside = value[1:]
-            out[key] = base + inside if inside[:1] in ("", "/") else f"#{anchors}{inside}"
-        elif key in _ANCHOR_KEYWORDS and isinstance(value, str):
-            out[key] = anchors + value
+        elif key in schemarefs.NAMED_SCHEMAS and isinstance(value, dict):
+            out[key] = {name: _rebase(sub, tool, uri, root) for name, sub in value.items()}
+        elif key == "$id" and isinstance(value, str):
+            out[key] = _own_uri(tool, uri)
+        elif key in schemarefs.REF_KEYWORDS and isinstance(value, str):
+            out[key] = _rebased_ref(value, tool, uri, root)
+        elif key in schemarefs.ANCHOR_KEYWORDS and isinstance(value, str) and root is not None:
+            out[key] = root.anchors + value
         else:
-            out[key] = _rebase(value, base, anchors)
+            out[key] = _rebase(value, tool, uri, root)
     return out
+
+
+def _rebased_ref(ref: str, tool: str, uri: str, root: _Root | None) -> str:
+    """A reference read in the resource at ``uri`` as it reads in the plan schema."""
+    if not ref.startswith("#"):
+        target, fragment = urldefrag(urljoin(uri, ref))
+        if target:  # names a resource with its own $id: the tool's copy of it
+            return _own_uri(tool, target) + (f"#{fragment}" if fragment else "")
+        ref = f"#{fragment}"
+    if root is None:  # inside a resource of its own, where # is itself
+        return ref
+    inside = ref[1:]
+    return root.pointer + inside if inside[:1] in ("", "/") else f"#{root.anchors}{inside}"
+
+
+def _own_uri(tool: str, uri: str) -> str:
+    """The ``$id`` ``uri`` (absolute, as a reference in the tool's schema resolves it) of
+    ``tool``'s schema is embedded with: one per tool, so two tools' ``$id``s never meet."""
+    return f"{_OWN_IDS}{quote(_def_name(tool), safe='')}:{quote(uri, safe=':/')}"
 
 
 def _trust_note(spec: ToolSpec) -> str:

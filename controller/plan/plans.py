@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
-from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, yamlio
+from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, schemarefs, yamlio
 from controller.plan.shape import REF_IN_TEXT, with_references
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
@@ -889,11 +889,16 @@ def _quoted_values(instance: Any) -> tuple[str, ...]:
 def _schema_errors(
     params: Any, schema: dict[str, Any]
 ) -> Iterator[tuple[tuple[Any, ...], str, tuple[str, ...]]]:
-    validator = _bounded_validator()(schema)
+    from referencing.exceptions import Unresolvable
+
+    validator = _bounded_validator()(schema, registry=schemarefs.NO_RETRIEVAL)
     try:
         with budget.spending():
             found = _unwrapped(validator.iter_errors(params))
             errors = sorted(found, key=lambda e: list(map(str, e.absolute_path)))
+    except Unresolvable as unresolved:  # this plan's problem, never the pass's (round 65)
+        yield (), _unresolvable(unresolved), ()
+        return
     except budget.OverBudget:
         yield (
             (),
@@ -906,6 +911,16 @@ def _schema_errors(
         return
     for error in errors:
         yield tuple(error.absolute_path), error.message, _quoted_values(error.instance)
+
+
+def _unresolvable(unresolved: Exception) -> str:
+    """What an unresolvable reference in a catalog schema (the config refuses those when
+    read: a schema built otherwise) tells the plan's author."""
+    ref = getattr(unresolved, "ref", None) or str(unresolved)
+    return (
+        f"the params could not be checked: params_schema's $ref {ref!r} does not resolve "
+        "inside the tool's schema (nothing is fetched); the controller's catalog must be fixed"
+    )
 
 
 @functools.cache

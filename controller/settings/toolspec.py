@@ -21,6 +21,7 @@ from pydantic import (
 
 from controller.display import CREDENTIAL_NAME
 from controller.plan import regexes
+from controller.plan.schemarefs import foreign_references
 from controller.settings.fields import (
     Amount,
     Risk,
@@ -338,6 +339,7 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
             "write a JSON Schema (draft 2020-12), e.g. {type: object, properties: {...}}",
             key="params_schema",
         ) from None
+    _check_self_contained(schema)
     keywords = {where.rsplit(".", 1)[-1] for where, _ in _schema_patterns(schema, "")}
     if "patternProperties" in keywords and '"unevaluatedProperties"' in json.dumps(schema):
         raise _invalid(  # jsonschema reads patternProperties there with Python's re
@@ -356,6 +358,20 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
                 "whole value, no back-references, named groups or (?...) flags",
                 key="params_schema",
             )
+
+
+def _check_self_contained(schema: dict[str, Any]) -> None:
+    """Every reference resolves inside the schema (round 65: a ``$ref`` to another tool's
+    ``$id`` or an ``https://`` URI stopped every pass once a plan named the tool)."""
+    foreign = foreign_references(schema)
+    if foreign:
+        raise _invalid(
+            f"$ref {foreign[0]!r} does not resolve inside this tool's params_schema (a catalog "
+            "schema is self-contained: nothing is fetched, another tool's $id is not this one's)",
+            "point each $ref into the tool's own schema (#/$defs/<name>, an $anchor, its own $id); "
+            "copy a definition two tools share into each tool's $defs",
+            key="params_schema",
+        )
 
 
 def _schema_patterns(schema: Any, where: str) -> Iterator[tuple[str, str]]:

@@ -27,6 +27,15 @@ in a nested ``$id`` resource (``nestanchor-*``). Should: a tool's ``$id`` is reb
 per tool, e.g. under the plan schema's base) or a catalog where two tools share an ``$id`` is
 refused when the config is read, so each tool's references resolve in its own schema as in
 ``validate``.
+
+Fixed (2026-11-29): all 6. ``schema --config`` gives each ``$id`` of a tool's schema a URI of
+that tool's own (``catalog._own_uri``: ``urn:plangate:tool.<name>:<the $id>``), and every
+reference naming a URI (``urn:r65:same#/$defs/v``, resolved against the resource it sits
+in) the same, so two tools' ``$id``s never meet and ``two``'s ``$ref`` resolves in ``two``'s
+schema, as in ``validate``. Fragment-only references inside a resource of its own are kept
+(``#`` is that resource); the root's are rebased as in round 64. The config refuses a
+reference that does not resolve inside its tool's schema (``schemarefs``; the module
+``test_round65_surface_schemaref``), so every URI a reference names is the tool's own.
 """
 
 from __future__ import annotations
@@ -37,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml, xfail
+from advkit import cases, load_yaml
 from test_round61_surface_schema import PLANGATE
 
 CONFIG = """\
@@ -189,15 +198,8 @@ SLIPS = {
     "nestanchor-bad": _action("nest", "v: 3, s: {w: 3}"),
 }
 
-_DUP = xfail(
-    "two tools whose params_schema share one $id resolve in one schema in `schema --config`",
-    "`two` ($id urn:r65:same, v integer) and `three` (same $id, v string) are both embedded "
-    "with the $id kept; two's `$ref: #/$defs/v` resolves in three's: v: 5 (valid) refused, "
-    "v: 'x' (E_PARAMS_INVALID) accepted, for an action, a fallback step and a precondition",
-)
-BROKEN: dict[str, Any] = {
-    f"dupid-{k}": _DUP for k in ("ok", "fb-ok", "pre-ok", "bad", "fb-bad", "pre-bad")
-}
+#: all fixed (see the module docstring)
+BROKEN: dict[str, Any] = {}
 
 
 def _rows(stdout: str) -> dict[str, Any]:

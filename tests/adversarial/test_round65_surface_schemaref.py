@@ -34,6 +34,17 @@ read (naming the tool), as an unrunnable ``pattern`` is; at least an unresolvabl
 is that plan's ``E_PARAMS_INVALID``/config problem, never the pass's; and ``schema --config``
 resolves a tool's references as ``validate`` does (alone), not against another tool's
 ``$id``.
+
+Fixed (2026-11-29): all 6, at the root. A catalog ``params_schema`` is self-contained: when
+the config is read every ``$ref``/``$dynamicRef`` (outside ``const``/``enum``/``default``/
+``examples``) is resolved inside the tool's own schema with a registry that holds nothing
+and fetches nothing (``controller.plan.schemarefs``); one that does not resolve (``xr``'s
+``urn:r65:own#/$defs/v``, ``xh``'s ``https://`` URI, a pointer or anchor to nowhere) is
+``E_CONFIG_INVALID`` naming ``tools.<name>.params_schema`` and the ``$ref``, with a remedy,
+before any plan (``_refused_at_config``: every id holds there). Defence in depth: params
+are checked with that registry (never a remote retrieval) and an unresolvable reference met
+while checking one call is that plan's ``E_PARAMS_INVALID`` (at run time the action's),
+never the pass's crash.
 """
 
 from __future__ import annotations
@@ -43,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -117,17 +128,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 IDS = ["pass", "aa-ran", "zz-ran", "status", "validate-xr", "validate-xh"]
 IDS += ["mcp-status", "mcp-validate-xr"]
 
-_CRASH = xfail(
-    "an agent's plan naming a catalog tool whose params_schema $ref leaves it stops every pass",
-    "the config is read without complaint; once the agent commits a plan naming `xr` ($ref "
-    "to another tool's $id) or `xh` ($ref to an https URI), `run --once` dies with 'internal "
-    "error: _WrappedReferencingError: Unresolvable: urn:r65:own#/$defs/v' (exit 2), so the "
-    "approved honest plans aa and zz are left `executing` and never run; `validate --config` "
-    "answers E_INTERNAL; MCP `validate` answers 'Error executing tool validate' with no code",
-)
-BROKEN: dict[str, Any] = {
-    v: _CRASH for v in ("pass", "aa-ran", "zz-ran", "validate-xr", "validate-xh", "mcp-validate-xr")
-}
+#: all fixed (see the module docstring)
+BROKEN: dict[str, Any] = {}
 
 
 def _refused_at_config(got: dict[str, Any]) -> bool:

@@ -1,5 +1,6 @@
 """A catalog tool's params schema as ``plangate schema --config`` embeds it (round 64): its
-own references resolve inside it, as when ``validate`` checks params against it alone."""
+own references resolve inside it, as when ``validate`` checks params against it alone, and
+(round 65) its ``$id``s are its own, never another tool's."""
 
 from __future__ import annotations
 
@@ -97,7 +98,9 @@ def test_references_into_the_tool_get_its_place_and_anchors_its_name() -> None:
 
 def test_a_schema_with_its_own_id_is_its_own_resource() -> None:
     tool = {**TOOL, "$id": "urn:example:tool"}
-    assert _rebased(tool, "t") == with_references(tool)
+    got = _rebased(tool, "t")
+    assert got["$id"] == "urn:plangate:tool.t:urn:example:tool"
+    assert got["properties"]["port"] == with_references(tool)["properties"]["port"]  # kept
     for params in PARAMS:
         alone = jsonschema.Draft202012Validator(with_references(tool)).is_valid(params)
         assert _embedded(tool).is_valid({"params": params}) == alone, params
@@ -106,9 +109,51 @@ def test_a_schema_with_its_own_id_is_its_own_resource() -> None:
 def test_a_part_with_its_own_id_keeps_its_references() -> None:
     part = {"$id": "urn:example:part", "$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"}
     tool = {"type": "object", "properties": {"n": part}}
-    assert _rebased(tool, "t")["properties"]["n"]["anyOf"][1] == part
+    got = _rebased(tool, "t")["properties"]["n"]["anyOf"][1]
+    assert got == {**part, "$id": "urn:plangate:tool.t:urn:example:part"}
     assert not _embedded(tool).is_valid({"params": {"n": "x"}})
     assert _embedded(tool).is_valid({"params": {"n": 1}})
+
+
+def _shared_id(kind: str) -> dict[str, Any]:
+    return {
+        "$id": "urn:example:same",
+        "$defs": {"v": {"type": kind}},
+        "properties": {"v": {"$ref": "#/$defs/v"}, "w": {"$ref": "urn:example:same#/$defs/v"}},
+    }
+
+
+@pytest.mark.parametrize("params", [{"v": 5}, {"v": "x"}, {"w": 5}, {"w": "x"}], ids=str)
+def test_two_tools_with_one_id_each_resolve_in_their_own(params: dict[str, Any]) -> None:
+    """Round 65: two tools whose schemas share an ``$id`` were two resources of one URI in
+    the plan schema; one tool's ``$ref`` (relative or naming the ``$id``) resolved in the
+    other's. Each ``$id`` is made the tool's own."""
+    plan = {
+        "$defs": {"tool.a": _rebased(_shared_id("integer"), "a")},
+        "properties": {"a": {"$ref": "#/$defs/tool.a"}, "b": {"$ref": "#/$defs/tool.b"}},
+    }
+    plan["$defs"]["tool.b"] = _rebased(_shared_id("string"), "b")
+    embedded = jsonschema.Draft202012Validator(plan)
+    for tool, kind in (("a", "integer"), ("b", "string")):
+        alone = jsonschema.Draft202012Validator(with_references(_shared_id(kind)))
+        assert embedded.is_valid({tool: params}) == alone.is_valid(params), (tool, params)
+
+
+def test_a_reference_naming_a_nested_id_gets_the_tools_copy() -> None:
+    """A relative nested ``$id`` is read against its parent's, as ``referencing`` reads it."""
+    part = {"$id": "part", "$anchor": "p", "type": "integer"}
+    tool = {
+        "$id": "https://example.com/tool",
+        "$defs": {"part": part},
+        "properties": {"n": {"$ref": "part#p"}, "m": {"$ref": "https://example.com/part"}},
+    }
+    got = _rebased(tool, "t")
+    own = "urn:plangate:tool.t:https://example.com/part"
+    assert got["$defs"]["part"]["$id"] == own
+    assert got["properties"]["n"]["anyOf"][1] == {"$ref": f"{own}#p"}
+    for params in ({"n": 1}, {"n": "x"}, {"m": 2}, {"m": "y"}):
+        alone = jsonschema.Draft202012Validator(with_references(tool)).is_valid(params)
+        assert _embedded(tool).is_valid({"params": params}) == alone, params
 
 
 def test_no_schema_is_any_params() -> None:

@@ -212,6 +212,24 @@ def test_a_reference_stands_for_any_part_of_a_param_and_escaped_text_is_text() -
     ]
 
 
+@pytest.mark.parametrize("ref", ["urn:r65:own#/$defs/v", "https://schemas.example.invalid/v"])
+def test_a_reference_leaving_the_catalog_schema_is_the_plans_problem(
+    tmp_path: Path, ref: str
+) -> None:
+    """Round 65: a catalog ``$ref`` that does not resolve inside its schema (the config
+    refuses those when read; here one is put past it) stopped every pass. Met while checking
+    params it is that call's E_PARAMS_INVALID, statically and at run time; nothing is
+    fetched."""
+    schema = {"properties": {"limit": {"$ref": ref}}}
+    errors = list(plans.params_errors({"limit": 3}, schema))
+    assert len(errors) == 1 and ref in errors[0][1] and "catalog must be fixed" in errors[0][1]
+    config = config_from_data({"tools": {"echo": {"kind": "echo"}}})
+    config.tools["echo"] = config.tools["echo"].model_copy(update={"params_schema": schema})
+    problems = plans.load_plan(write_plan(tmp_path), config).problems
+    assert [(p.code, p.path) for p in problems] == [("E_PARAMS_INVALID", "actions[0].params")]
+    assert ref in problems[0].message
+
+
 def test_a_catalog_problem_answers_the_plans_own_text_as_written(tmp_path: Path) -> None:
     """Round 61: a problem quoting the catalog's schema is redacted in an answer, except the
     plan's own value it quotes (masking it would confirm a guess of a secret)."""

@@ -213,11 +213,28 @@ tools:
         size: {{$anchor: size, enum: [s, m]}}
       definitions:
         old: {{type: integer, maximum: 9}}
+        part: {{$id: "urn:cat:part", $defs: {{n: {{type: integer}}}}, $ref: "#/$defs/n"}}
   poke: {{kind: echo, risk: low}}
   nuke: {{kind: echo, idempotent: true, risk: high}}
+  same:
+    kind: echo
+    idempotent: true
+    risk: low
+    params_schema:
+      $id: "urn:cat:same"
+      $defs: {{v: {{type: integer}}}}
+      properties: {{v: {{$ref: "#/$defs/v"}}, w: {{$ref: "urn:cat:same#/$defs/v"}}}}
+  twin:
+    kind: echo
+    params_schema:
+      $id: "urn:cat:same"
+      $defs:
+        v: {{type: string}}
+        part: {{$id: "urn:cat:part", $defs: {{n: {{type: string}}}}, $ref: "#/$defs/n"}}
+      properties: {{v: {{$ref: "#/$defs/v"}}, part: {{$ref: "urn:cat:part"}}}}
 """
 CATALOG_BASE = "inputs: {a: 1}\n" + _swap(
-    "[{name: rec}]", "[{name: rec}, {name: poke}, {name: nuke}]"
+    "[{name: rec}]", "[{name: rec}, {name: poke}, {name: nuke}, {name: same}, {name: twin}]"
 )
 CHECK = "expect: {path: $.ok, equals: true}"
 
@@ -226,9 +243,18 @@ def _params(params: str) -> str:
     return CATALOG_BASE.replace("{tag: x}", "{tag: x, " + params + "}")
 
 
-def _fallback(params: str) -> str:
-    step = f"{{id: '1.1', tool: rec, why: f, params: {{{params}}}}}"
+def _fallback(params: str, tool: str = "rec") -> str:
+    step = f"{{id: '1.1', tool: {tool}, why: f, params: {{{params}}}}}"
     return CATALOG_BASE + f"    on_failure: fallback\n    fallback: [{step}]\n"
+
+
+def _call(tool: str, params: str) -> str:
+    """The action calls ``tool`` with ``params``."""
+    return CATALOG_BASE.replace("tool: rec", f"tool: {tool}").replace("{tag: x}", f"{{{params}}}")
+
+
+def _check(tool: str, params: str) -> str:
+    return CATALOG_BASE + f"preconditions: [{{tool: {tool}, params: {{{params}}}, {CHECK}}}]\n"
 
 
 #: variant -> plan text, said by the schema with --config and validate --config alike (and,
@@ -273,6 +299,22 @@ WITH_CATALOG = {
     "cat-defs-fallback-bad": _fallback("tree: {kids: [{name: 1}]}"),
     "cat-defs-precondition-bad": CATALOG_BASE
     + f"preconditions: [{{tool: rec, params: {{port: 0}}, {CHECK}}}]\n",
+    # round 65: two tools (same, twin) whose schemas share an $id (and a nested one) resolve
+    # each in its own, as validate reads each alone, wherever the tool is called
+    "cat-dupid-ok": _call("same", "v: 5"),
+    "cat-dupid-bad": _call("same", "v: x"),
+    "cat-dupid-absolute-ok": _call("same", "w: 5"),
+    "cat-dupid-absolute-bad": _call("same", "w: x"),
+    "cat-dupid-twin-ok": _call("twin", "v: x"),
+    "cat-dupid-twin-bad": _call("twin", "v: 5"),
+    "cat-dupid-fallback-ok": _fallback("v: 5", "same"),
+    "cat-dupid-fallback-bad": _fallback("v: x", "same"),
+    "cat-dupid-precondition-ok": _check("same", "v: 5"),
+    "cat-dupid-precondition-bad": _check("same", "v: x"),
+    "cat-dupid-part-ok": _params("part: 3"),
+    "cat-dupid-part-bad": _params("part: x"),
+    "cat-dupid-twin-part-ok": _call("twin", "part: x"),
+    "cat-dupid-twin-part-bad": _call("twin", "part: 3"),
     "cat-fallback-ok": _fallback("opts: {n: $<inputs.a>}"),
     "cat-fallback-bad": _fallback("n: notint"),
     "cat-precondition-ok": CATALOG_BASE + f"preconditions: [{{tool: rec, {CHECK}}}]\n",

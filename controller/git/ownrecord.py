@@ -7,6 +7,8 @@ never from the branch's version alone:
 
 - ``plangate show`` (round 5, 23): the blocks of the controller's last commit of the file
   when someone committed a change to them after it (``E_OWNED_BLOCK_CHANGED``);
+- the status row (``status``, MCP ``status``, the page; round 65): the notes ``show`` carries
+  (:func:`record_notes`), for a row of a plan someone else's commit changed last;
 - the controller, when a gate, ask or resume approval finds the run's journal (or its whole
   state directory) lost (round 52): the ``execution:`` block of its last commit of the file
   that wrote that block (a checkpoint, a pause, an outcome), never one that carried the
@@ -345,6 +347,16 @@ def shown_record(
     if stale is not None and (text is not None or any(v is not None for v in blocks.values())):
         notes.append(stale)
     return ShownRecord(blocks, text, tuple(notes))
+
+
+def record_notes(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> tuple[str, ...]:
+    """The notes every reader carries for the record at ``plan_file`` up to ``rev``
+    (:func:`shown_record`'s, for the owned blocks the file holds there): the status row's
+    too (round 65: a row judged the text by its own ``frozen.hash``, which a swapped folder
+    or a rewritten ``frozen:`` block carries along, while ``show`` judged it by the
+    controller's record of the path's life)."""
+    branch = blocks_at(git, rev, plan_file) or {}
+    return shown_record(git, rev, plan_file, is_own, branch).notes
 
 
 def recorded_blocks(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> dict[str, Any]:

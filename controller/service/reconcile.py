@@ -332,10 +332,40 @@ class Controller(Deciding, Outcomes):
                 "waiting": waiting.get(s.plan_id)
                 or self.refused_reason(s.plan_id)
                 or self._held_reason(s.plan_id),
-                "notes": _row_notes(s, problems[s.plan_id]),
+                "notes": self._row_notes(s, problems[s.plan_id]),
             }
             for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
         ]
+
+    def _row_notes(self, state: PlanState, problem: Problem | None) -> list[str]:
+        """The history's last notes, and the notes of every reader of the record when the row
+        speaks of a version the controller froze, approved or ran (a draft or pending plan is
+        the next pass's to freeze): round 64's when the text does not hash to its kept
+        ``frozen.hash`` (:func:`controller.git.ownrecord.hash_mismatch`), and (round 65)
+        ``show``'s when the text is not the one the controller recorded in the path's life (a
+        swapped folder, a rewritten ``frozen:`` block: :func:`_record_notes`)."""
+        notes = state.notes[-5:]
+        if problem is not None or state.status in FREEZABLE:
+            return notes
+        stale = hash_mismatch(state.file, state.hash, state.frozen_hash)
+        found = [stale] if stale is not None else []
+        found += [note for note in self._record_notes(state) if note not in found]
+        return [*notes, *found]
+
+    def _record_notes(self, state: PlanState) -> tuple[str, ...]:
+        """``show``'s notes of the path's record (:func:`controller.git.ownrecord.record_notes`),
+        read only where someone else committed the file last: a file the controller committed
+        last is its own record, so a pass over unchanged plans runs no git."""
+        from controller.git.ownrecord import record_notes
+        from controller.service.statedir import is_own_commit
+
+        own = self.own_commits
+        if state.unsafe or state.ambiguous or not state.last_commit:
+            return ()
+        if own.known and state.last_commit in own:
+            return ()
+        is_own = is_own_commit(self.config, own)
+        return record_notes(self._git_or_none, self._head or self.head(), state.file, is_own)
 
     def _held_reason(self, plan_id: str) -> str | None:
         held = self.holds.get(plan_id)
@@ -439,18 +469,6 @@ class Controller(Deciding, Outcomes):
 
 #: Statuses whose plan file says why the plan is there (``status`` shows it).
 _REASONED = ("invalid", "failed", "awaiting_approval", "pending_approval")
-
-
-def _row_notes(state: PlanState, problem: Problem | None) -> list[str]:
-    """The history's last notes, and (round 64) the note of every reader of the record
-    (:func:`controller.git.ownrecord.hash_mismatch`) when the row speaks of a version the
-    controller froze, approved or ran and the file is another: its ``frozen:`` block kept,
-    its content changed (a draft or pending plan is the next pass's to freeze)."""
-    notes = state.notes[-5:]
-    if problem is not None or state.status in FREEZABLE:
-        return notes
-    stale = hash_mismatch(state.file, state.hash, state.frozen_hash)
-    return [*notes, stale] if stale is not None else notes
 
 
 def _problem_json(problem: Problem | None) -> dict[str, Any] | None:

@@ -32,6 +32,15 @@ note (``E_OWNED_BLOCK_CHANGED``/``E_PLAN_HASH_MISMATCH``). Held: ``show`` and MC
 ``show``/``log``; its row says completed with an ``E_ILLEGAL_TRANSITION`` note), ``cp2``'s
 row (no status, no approver, ``E_ILLEGAL_TRANSITION``); honest ``cm`` (a comment) and ``ed``
 (edited then reverted) show their run with no problem; nothing changed ran.
+
+Fixed (2026-11-29): the status row carries ``show``'s notes (the six ids pass). A row of a plan
+frozen, approved or run whose file someone else committed last is judged by
+``controller.git.ownrecord.record_notes``, the notes of ``shown_record`` (``show``, the page,
+MCP ``log``): the text is compared with the controller's record of the path's life, not with
+the ``frozen.hash`` the text carries, so a swapped folder or a rewritten ``frozen:`` block
+ends the recorded life and the row notes ``E_OWNED_BLOCK_CHANGED`` (``sw*``, ``kr``), as
+``show`` does; the honest ``cm``/``ed`` rows still carry no note. A file the controller
+committed last is its own record and is not read again (no git per unchanged plan).
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -134,16 +143,7 @@ def _row_flagged(what: str, shown: Any) -> bool:
 
 
 IDS = [f"{slug}-{what}" for slug in READ for what in WHERE] + ["norun"]
-_ROW = xfail(
-    "a status row shows the controller's run for a text that is not that run's, with no note",
-    "after the agent swaps two completed folders (sw1/sw2) or changes kr's action and rewrites "
-    "its frozen.hash to the new text's, `status --json` and MCP `status` say completed, "
-    "approver alice, hash == frozen_hash, notes only the path's own events; `show` and MCP "
-    "`log` of the same path carry E_OWNED_BLOCK_CHANGED",
-)
-BROKEN: dict[str, Any] = {
-    f"{s}-{w}": _ROW for s in ("sw1", "sw2", "kr") for w in ("status", "mcp-status")
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -221,3 +221,23 @@ def test_a_changed_plan_under_a_kept_frozen_hash_is_flagged(repo: Path) -> None:
     assert [n for n in shown.notes if n.startswith("E_PLAN_HASH_MISMATCH") and FILE in n]
     _put(repo, ran, "put back", AGENT)
     assert ownrecord.shown_record(git, "HEAD", FILE, _by_controller, branch).notes == ()
+
+
+def test_record_notes_judge_the_text_by_the_paths_record(repo: Path) -> None:
+    """Round 65: the status row's notes are ``show``'s. A completed plan's action changed and
+    its ``frozen.hash`` rewritten to the new text's (or another folder's run swapped in) holds
+    its own hash, but not the one the controller recorded in the path's life: noted
+    ``E_OWNED_BLOCK_CHANGED``; a comment-only edit, or an edit put back, is noted nothing."""
+    ran = _truly_frozen(PLAN.format(status="completed", step="succeeded"))
+    _put(repo, ran, "plangate: complete plans/x", CONTROLLER)
+    git = _runner(repo)
+    assert ownrecord.record_notes(git, "HEAD", FILE, _by_controller) == ()
+    _put(repo, "# reviewed\n" + ran, "comment", AGENT)
+    assert ownrecord.record_notes(git, "HEAD", FILE, _by_controller) == ()
+    body = PLAN.format(status="completed", step="succeeded").replace("tool: echo", "tool: rm")
+    rehashed = _put(repo, _truly_frozen(body), "rehash", AGENT)
+    notes = ownrecord.record_notes(git, "HEAD", FILE, _by_controller)
+    assert notes and all(n.startswith("E_OWNED_BLOCK_CHANGED") for n in notes), notes
+    assert rehashed[:12] in notes[0] and AGENT[1] in notes[0]
+    _put(repo, ran, "put back", AGENT)
+    assert ownrecord.record_notes(git, "HEAD", FILE, _by_controller) == ()

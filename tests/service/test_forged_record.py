@@ -187,3 +187,37 @@ def test_a_changed_completed_plan_is_flagged_by_every_reader(tmp_path: Path, rep
     assert row["status"] == "completed"
     assert [n for n in row["notes"] if n.startswith("E_PLAN_HASH_MISMATCH")], row
     assert "STALE" in _show(config, plan)
+
+
+def _row(config: Path) -> dict[str, Any]:
+    result = run_cli("status", "--json", "--config", str(config))
+    assert result.returncode == 0, result.stderr[-2000:]
+    return next(r for r in json.loads(result.stdout) if r["plan"] == "plans/owned")
+
+
+def test_a_rehashed_completed_plan_is_flagged_on_its_status_row(tmp_path: Path, repo: Path) -> None:
+    """Round 65: an agent changes a completed plan's content AND rewrites its ``frozen.hash``
+    to the new text's: the text hashes to its own ``frozen.hash``, but not to the version the
+    controller recorded at the path, so the row carries ``show``'s note; put back, none."""
+    import re
+
+    config = _setup(tmp_path, repo)
+    _run(config)
+    plan = repo / "plans/owned/PLAN.yml"
+    _set_status(plan, "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+    ran = plan.read_text()
+    assert not [n for n in _row(config)["notes"] if n.startswith("E_")]
+    plan.write_text(ran.replace("who: world", "who: EVIL-R65"))
+    found = re.search(r"sha256:[0-9a-f]{64}", run_cli("hash", str(plan)).stdout)
+    assert found is not None
+    head, tail = plan.read_text().split("\nfrozen:", 1)
+    plan.write_text(head + "\nfrozen:" + re.sub(r"sha256:[0-9a-f]{64}", found[0], tail, count=1))
+    commit_all(repo, "rehash", AGENT)
+    row = _row(config)
+    assert row["status"] == "completed" and row["hash"] == row["frozen_hash"]
+    assert [n for n in row["notes"] if n.startswith("E_OWNED_BLOCK_CHANGED")], row
+    plan.write_text(ran)
+    commit_all(repo, "put back", AGENT)
+    assert not [n for n in _row(config)["notes"] if n.startswith("E_")]

@@ -890,12 +890,12 @@ def test_one_escape_of_any_length_costs_linear_time(unit: str) -> None:
     end = "1m" if unit == "1;" else "\x1b\\"
     redactor = Redactor([R48])
     took = []
-    for size in (100_000, 400_000):
+    for size in (100_000, 800_000):  # 8 times the length: linear 8x, quadratic 64x
         text = "Zq8Wx3" + start + unit * (size // len(unit)) + end + "Yv7Ut2"
-        began = time.perf_counter()
+        began = time.process_time()  # CPU, not wall: the suite shares the machine
         assert redactor.text(text) == "***"
-        took.append(time.perf_counter() - began)
-    assert took[1] < 8 * took[0] + 0.5, took
+        took.append(time.process_time() - began)
+    assert took[1] < 24 * took[0] + 1.0, took
 
 
 def test_cursor_moves_past_the_text_are_bounded_and_fail_closed() -> None:

@@ -335,9 +335,9 @@ def _folder_writers(index: HistoryIndex, folder: str = "plans/greet") -> set[str
 def test_a_note_a_merge_brings_is_written_by_its_committer_not_the_merger(
     repo: Path, tmp_path: Path, cold: bool
 ) -> None:
-    """Round 65: the agent commits a note (a plan source beside PLAN.yml, a plan below it) into
-    its plan's folder on Alice's review branch and Alice merges it. The note's writer is the agent (an
-    agent's file in the folder still bars the agent); Alice, who merged, wrote nothing there."""
+    """Round 65: the agent commits a note (a plan source beside PLAN.yml, a plan below it)
+    into its plan's folder on Alice's review branch and Alice merges it. The note's writer is
+    the agent (its file in the folder still bars it); Alice, who merged, wrote nothing there."""
     write_plan(repo)
     commit_all(repo, "add", AGENT)
     index = _index(tmp_path)

@@ -123,12 +123,14 @@ class Lifecycle(IndexStore):
         recorded: set[str] = set()
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
+            # the merged commits' makers, not the merger, wrote what a merge brought
+            writes = not by_controller and not self._brought(repo, record, change)
             if plan_id is None:
                 self._link_outside_plan_files(change)
-                if not by_controller:
+                if writes:
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
                 continue
-            if not by_controller and self._writes_file(repo, change):
+            if writes and self._writes_file(repo, change):
                 # a plan file below another plan's folder is a file in that folder too: its
                 # writer writes the plan above (round 41: only the name PLAN.yml escaped)
                 self._folder_writers(
@@ -915,6 +917,17 @@ class Lifecycle(IndexStore):
             if state.hash is not None:
                 self._add_authors(state.hash, writers)  # a copy of it: the same writers
             self.touch(plan_id)
+
+    def _brought(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
+        """Whether a merge brought ``change``'s file as a merged branch changed it since its
+        merge base with the first parent (the very blob): a merge's writers are the merged
+        commits, whose makers :meth:`merged_authors` counted, not the person who merged
+        (round 65: Alice merging her review branch became a writer of the agent's note in its
+        plan's folder, and could never approve that plan). What a merge wrote otherwise (a
+        conflict resolved, both sides' edits joined, a file no branch changed) is its own."""
+        if not record.is_merge or change.new_blob is None:
+            return False
+        return change.new_blob in self._side_plans(repo, record).files.get(change.path, ())
 
     def _is_controller(self, record: CommitRecord) -> bool:
         """Whether the controller made this commit: a commit under its name that it did not
@@ -1736,6 +1749,7 @@ class Lifecycle(IndexStore):
             for side in record.parents[1:]:
                 base = repo.merge_base(record.parents[0], side)
                 for path, blob in repo.changed_files(base, side).items():
+                    cached.files.setdefault(path, set()).add(blob)
                     if path_name(path) in PLAN_FILES and (path, blob) not in seen:
                         seen.add((path, blob))
                         cached.add(path, self.facts(repo, blob))
@@ -2175,12 +2189,15 @@ PAIR_BUDGET = 2_000_000
 class _SidePlans:
     """The plan files the branches of one merge changed, by what they hold: the pauses
     (``execution:`` digests) of each (status, version) and the paths of each status; and
-    whether the merge lacks any of a status's paths (asked once per status)."""
+    whether the merge lacks any of a status's paths (asked once per status). Also every
+    file they changed, by blob: what the merge brought rather than wrote."""
 
     merge: str
     pauses: dict[tuple[str | None, str | None], set[str | None]] = field(default_factory=dict)
     paths: dict[str | None, set[str]] = field(default_factory=dict)
     moved: dict[str | None, bool] = field(default_factory=dict)
+    #: Every file a merged branch changed, with the blobs it holds there (brought, not made).
+    files: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, path: str, facts: BlobFacts | None) -> None:
         if facts is None:

@@ -43,6 +43,15 @@ is a writer) counts the MERGER as committing the agent's note; the same section 
 merge's writers are the merged commits, "not the person who merged". Should: the merged
 commits' makers (the agent) are the folder's writers, not the approver merging them. Held:
 ``second-main`` (the same note on main: ran on her approval).
+
+Fixed (2026-11-29): the history index credited the merge's first-parent diff in a plan's
+folder (the agent's note, a plan file below the folder) to the merge's author and committer.
+A file a merge brings as a merged branch changed it (that very blob, since its merge base with
+the first parent) is now written by the merged commits' makers only (``Lifecycle._brought``;
+``merged_authors`` counts them): the agent is the folder's writer, Alice is not, and her
+approval stands, on the batch merge and the one-plan merge alike. Bytes a merge writes itself
+(a conflict resolved by hand) stay the merger's; a note still makes whoever committed it a
+writer (docs/approvals.md, "Who changed the content").
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 OK = [f"ok-{i:02d}" for i in range(1, 25)]
@@ -68,20 +77,7 @@ ATTACK = [
 ]
 HONEST = [*OK, "inner-ok"]
 NOTES = ["second-file", "second-main", "json-before", "note-md", "note-solo"]
-WRITER = xfail(
-    "wrongly refused: a file the agent adds to her approved plan's folder on her review branch "
-    "makes Alice, who merges it, a writer",
-    "the agent's NOTES.md or PLAN.json (a note beside PLAN.yml, docs/formats.md) committed on "
-    "alice/batch before or after her approval: her merge is refused E_SELF_APPROVAL ('alice "
-    "wrote or changed this plan's content'), and again after the note is deleted and she "
-    "approves anew; the same PLAN.json committed on main (second-main) runs on her approval",
-)
-BROKEN: dict[str, object] = {
-    "second-file": WRITER,
-    "json-before": WRITER,
-    "note-md": WRITER,
-    "note-solo": WRITER,
-}
+BROKEN: dict[str, object] = {}
 
 
 def plan(slug: str, target: str = "staging") -> str:

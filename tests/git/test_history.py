@@ -323,3 +323,70 @@ def test_a_decision_taken_back_on_a_merged_branch_lapses(
     assert entry[0] == taken_back and entry[1] == UNBOUND and entry[3]
     other = _approval_identity(gitrepo.commit(kept), _decision("plans/kept", "approved"))
     assert other not in index.approval_ids
+
+
+def _folder_writers(index: HistoryIndex, folder: str = "plans/greet") -> set[str]:
+    from controller.git.planstate import folder_key
+
+    return set(index.authors.get(folder_key(folder), frozenset()))
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-scan", "pass-by-pass"])
+def test_a_note_a_merge_brings_is_written_by_its_committer_not_the_merger(
+    repo: Path, tmp_path: Path, cold: bool
+) -> None:
+    """Round 65: the agent commits a note (a plan source beside PLAN.yml, a plan below it)
+    into its plan's folder on Alice's review branch and Alice merges it. The note's writer is
+    the agent (its file in the folder still bars it); Alice, who merged, wrote nothing there."""
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    index = _index(tmp_path)
+    gitrepo = GitRepo(repo)
+    if not cold:
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    git(repo, "switch", "-q", "-c", "review")
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "lgtm", ALICE)
+    (repo / "plans/greet/NOTES.md").write_text("# notes\n")
+    (repo / "plans/greet/PLAN.json").write_text('{"plan": {"name": "greet"}}\n')
+    write_plan(repo, "greet/child")  # a plan below it is a file of its folder (round 41)
+    commit_all(repo, "agent: notes", AGENT)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review", env=identity(*ALICE))
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert _folder_writers(index) == {AGENT[1]}
+
+
+def test_a_note_the_merge_itself_writes_is_the_mergers(repo: Path, tmp_path: Path) -> None:
+    """A merge that writes bytes no merged branch brought (a conflict in the note resolved by
+    hand) wrote them: the merger is a writer of the folder, as in any commit."""
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    git(repo, "switch", "-q", "-c", "side")
+    (repo / "plans/greet/NOTES.md").write_text("side\n")
+    commit_all(repo, "side note", BOB)
+    git(repo, "switch", "-q", "main")
+    (repo / "plans/greet/NOTES.md").write_text("main\n")
+    commit_all(repo, "main note", BOB)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", check=False)
+    (repo / "plans/greet/NOTES.md").write_text("resolved by alice\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-edit", env=identity(*ALICE))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert _folder_writers(index) == {BOB[1], ALICE[1]}
+
+
+def test_her_own_note_on_a_merged_branch_makes_her_a_writer(repo: Path, tmp_path: Path) -> None:
+    """The merged commits' makers are the folder's writers: Alice's own note, merged by Bob,
+    is hers (and not Bob's)."""
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    git(repo, "switch", "-q", "-c", "review")
+    (repo / "plans/greet/NOTES.md").write_text("# mine\n")
+    commit_all(repo, "alice: notes", ALICE)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review", env=identity(*BOB))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert _folder_writers(index) == {ALICE[1]}

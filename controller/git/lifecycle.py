@@ -866,7 +866,9 @@ class Lifecycle(IndexStore):
         self._side_made = kept
         lapses, self._side_lapses = self._side_lapses, []
         for position, key, first in lapses:
-            if stop is None or position <= stop:
+            if (stop is None or position <= stop) and first.startswith(_DECIDED):
+                self._mark_decision_lapsed(key, first.removeprefix(_DECIDED))
+            elif stop is None or position <= stop:
                 self._mark_lapsed(key, first)
             else:
                 self._side_lapses.append((position, key, first))
@@ -1289,15 +1291,44 @@ class Lifecycle(IndexStore):
             return sha if _brought_back(record) else None
         return sha if lapsed and not _own_hand(record) else None
 
-    def _note_lapse(self, request: dict[str, Any] | None) -> None:
+    def _note_lapse(self, request: dict[str, Any] | None, at: CommitRecord | None = None) -> None:
         """Her decision taken back on the branch before the controller acted on it (a later
-        commit, by anyone, set the plan away from the status it set: :meth:`_lapse`). The
-        same decision for the same version and pause appearing again counts only in a commit
-        its author committed herself (round 63: the agent's cherry-pick or ``am`` of her
-        approval she had reverted ran on her name). Kept for good, as the identity is."""
+        commit ``at``, by anyone, set the plan away from the status it set: :meth:`_lapse`).
+        The same decision for the same version and pause appearing again counts only in a
+        commit its author committed herself (round 63: the agent's cherry-pick or ``am`` of
+        her approval she had reverted ran on her name), whatever commit carries it (round
+        65: :meth:`_mark_decision_lapsed`). Kept for good, as the identity is."""
         key = (request or {}).get("identity")
         if key and key in self.approval_ids:
             self._mark_lapsed(key)
+        mark = (request or {}).get("decision")
+        if mark and at is not None:
+            made = int((request or {}).get("author_time") or 0)
+            self._mark_decision_lapsed(mark, f"{request['commit']} {max(at.author_time, made)}")
+
+    def _mark_decision_lapsed(self, mark: str, lapse: str) -> None:
+        """Her DECISION lapsed (round 65), not only the commit that carried it onto the line:
+        ``lapse`` is "<that commit> <the lapse's author date>". Her merge or squash commit
+        reverted, the branch commit it came from (or any copy: another subject, a message
+        edited) decides the same; any commit of hers deciding it, dated not after the lapse,
+        is that decision (:meth:`_lapsed_decision`). The newest lapse is kept."""
+        seen = self.approval_ids.get(mark)
+        if seen is None or int(seen.rpartition(" ")[2]) < int(lapse.rpartition(" ")[2]):
+            self.approval_ids[mark] = self._new_approval_ids[mark] = lapse
+
+    def _lapsed_decision(self, record: CommitRecord, mark: str) -> str | None:
+        """The commit that carried the decision ``record`` makes (:func:`_decision_mark`: her,
+        this plan, version and status) when that decision lapsed after ``record``'s author
+        date and ``record`` is not her own hand's (round 65: the agent's cherry-pick of the
+        branch commit behind her merge or squash she reverted); a decision of hers dated
+        after the lapse is a new one, and her own commit brings the old one back (round 64)."""
+        seen = self.approval_ids.get(mark)
+        if seen is None or _own_hand(record):
+            return None
+        sha, _, when = seen.rpartition(" ")
+        if sha == record.sha or not when.isdigit() or record.author_time > int(when):
+            return None
+        return sha
 
     def _mark_lapsed(self, key: str, first: str = "") -> None:
         """Mark the decision ``key`` lapsed; one no commit of the line made yet (``first``:
@@ -1557,6 +1588,9 @@ class Lifecycle(IndexStore):
         if decided is not None:
             key = _approval_identity(decided, _decision(plan_id, "approved"))
             self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
+            mark = _decision_mark(decided.author.email, plan_id, old.hash, "approved")
+            when = max(commit.author_time, decided.author_time)
+            self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{decided.sha} {when}"))
 
     def _approved_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
         """The commit in ``tip``'s history that set ``path`` to ``approved`` as it is at
@@ -1831,7 +1865,7 @@ class Lifecycle(IndexStore):
         if new.status == old_file_status:
             return
         if old is not None and state.status == "approved":
-            self._note_lapse(state.request)
+            self._note_lapse(state.request, record)
             transition = self._lapse(state, record, new.status)
         else:
             transition = approvals.classify(state.status if old else None, new.status)
@@ -1878,8 +1912,11 @@ class Lifecycle(IndexStore):
             made_for = f"{state.plan_id}\0{new.hash}\0{since_before if old is not None else ''}"
             decision = _decision(state.plan_id, new.status)
             replay_of = self._seen_approval(record, decision, made_for)
+            mark = _decision_mark(record.author.email, state.plan_id, new.hash, new.status)
+            replay_of = replay_of or self._lapsed_decision(record, mark)
             state.request = {
                 "identity": _approval_identity(record, decision),
+                "decision": mark,
                 "commit": record.sha,
                 "kind": transition.value,
                 "blob": change.new_blob,
@@ -2069,6 +2106,14 @@ def _decision(plan_id: str, status: str | None) -> str:
     return "\0".join((plan_id, status or ""))
 
 
+def _decision_mark(author: str, plan_id: str, plan_hash: str | None, status: str | None) -> str:
+    """A decision itself, whatever commit carries it (round 65): who made it (her author
+    identity), the plan, the version and the status it sets. Its entry in the approval
+    identities says when it lapsed (:meth:`Lifecycle._mark_decision_lapsed`)."""
+    who = approvals.normalize_identity(author)
+    return _digest("\0".join(("decision", who, plan_id, plan_hash or "", status or "")))
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -2094,6 +2139,9 @@ def _own_hand(record: CommitRecord) -> bool:
 
 #: The mark an approval identity's entry carries once its decision lapsed (round 63).
 LAPSED = "lapsed"
+
+#: Marks a lapse found on a merged branch as one of a decision (:func:`_decision_mark`).
+_DECIDED = "decision:"
 
 #: What an entry holds for "made for" when its decision was read on a merged branch, where
 #: the version and pause it was made for are not tracked (round 64): bound to none.

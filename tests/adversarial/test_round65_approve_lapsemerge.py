@@ -26,6 +26,8 @@ Lapsed, another hand brings it back (asserted: never runs, no valid run in the a
   merge (``git revert -m 1 M``); the agent cherry-picks X.
 - ``revm-pickm``: the same; the agent ``cherry-pick -m 1 M`` (her merge's decision).
 - ``revm-seen``: as ``revm-pick``, with a pass between her revert and the agent's pick.
+- ``revm-reword``: as ``revm-pick``, the agent's pick given another message (``commit --amend``,
+  her author and date kept): another identity, the same decision.
 - ``squash-pick``: X on her branch squash-merged into main by her (S) and S reverted by her;
   the agent cherry-picks X (the branch commit the line never held).
 - ``pick-by-bob``: Alice approves on main (X) and reverts it; BOB (an approver) cherry-picks
@@ -65,7 +67,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 LAPSED = [
@@ -81,6 +83,7 @@ LAPSED = [
     "revm-seen",
     "squash-pick",
     "pick-by-bob",
+    "revm-reword",
 ]
 HONEST = ["oct-self", "oct-honest", "fresh-after", "bob-after", "revm-self", "squash-self"]
 CREDIT = {
@@ -91,24 +94,7 @@ CREDIT = {
     "revm-self": ALICE[1],
     "squash-self": ALICE[1],
 }
-BROKEN: dict[str, object] = {
-    "revm-pick": xfail(
-        "a lapse made by reverting her MERGE does not mark the branch commit",
-        "Alice merges her approving branch --no-ff and reverts the merge (git revert -m 1) "
-        "before the controller acts; the agent cherry-picks her branch commit: ran on her "
-        "approval (approver alice), audit valid",
-    ),
-    "revm-seen": xfail(
-        "a lapse made by reverting her MERGE does not mark the branch commit",
-        "as revm-pick with a pass that saw her revert of the merge before the agent's pick: "
-        "ran on her approval, audit valid",
-    ),
-    "squash-pick": xfail(
-        "a lapse of her squash-merged approval does not mark the branch commit",
-        "Alice squash-merges her approving branch (S) and reverts S before the controller "
-        "acts; the agent cherry-picks her branch commit: ran on her approval, audit valid",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def plan(slug: str) -> str:
@@ -207,7 +193,7 @@ def _build(root: Path) -> Lab:
     # revm-*: her merge of her approval, reverted by her
     merges: dict[str, str] = {}
     reverts: dict[str, str] = {}
-    for v in ("revm-pick", "revm-pickm", "revm-self", "revm-seen"):
+    for v in ("revm-pick", "revm-pickm", "revm-self", "revm-seen", "revm-reword"):
         c.git("checkout", "-q", "-b", f"alice/{v}", "main")
         x[v] = c.set(v, "approved")
         c.git("checkout", "-q", "main")
@@ -240,6 +226,8 @@ def _build(root: Path) -> Lab:
         c.git("cherry-pick", x[v], who=AGENT, by=AGENT)
     c.git("cherry-pick", "-m", "1", merges["revm-pickm"], who=AGENT, by=AGENT)
     c.git("cherry-pick", x["rebase-bob"], who=AGENT, by=AGENT)
+    c.git("cherry-pick", x["revm-reword"], who=AGENT, by=AGENT)
+    c.git("commit", "-q", "--amend", "-m", "approved upstream", who=AGENT, by=AGENT)
     # honest comebacks
     c.git("cherry-pick", x["oct-self"], who=ALICE, by=ALICE)
     c.set("fresh-after", "approved", msg="approve fresh-after again")

@@ -259,3 +259,40 @@ def test_a_decision_taken_back_on_a_merged_branch_lapses() -> None:
         assert _seen_fields(index.approval_ids[other]) == ("5" * 40, made, _hand(on_line), True)
     finally:
         index.close()
+
+
+def test_a_lapse_takes_back_the_decision_whatever_commit_carries_it() -> None:
+    """Round 65: her merge (or squash) of her approving branch reverted before the controller
+    acted: the decision lapsed, not only the commit that carried it onto the line. The
+    branch commit behind it (another author date and subject: another identity) or any copy
+    of hers for that plan, version and status, dated not after the lapse, is a replay from
+    another hand; her own hand, a decision of hers dated after the lapse, another version,
+    status, plan or author are not that decision. The newest lapse is kept."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _decision_mark
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        mark = _decision_mark("Alice@Example.com", "plans/a", H1, "approved")
+        merge = "m" * 40
+        at = _approval("r", 500, 500)  # her revert of the merge, the lapse
+        index._note_lapse({"commit": merge, "decision": mark, "author_time": 400}, at)
+        picked = _approval("x", 300, 900, AGENT)  # the agent's pick of her branch commit
+        assert index._lapsed_decision(picked, mark) == merge
+        assert index._lapsed_decision(_approval("y", 500, 900, GITHUB), mark) == merge
+        assert index._lapsed_decision(_approval("z", 300, 900), mark) is None  # her own hand
+        assert index._lapsed_decision(_approval("f", 501, 900, AGENT), mark) is None  # newer
+        for other in (
+            _decision_mark("alice@example.com", "plans/a", H2, "approved"),
+            _decision_mark("alice@example.com", "plans/b", H1, "approved"),
+            _decision_mark("alice@example.com", "plans/a", H1, "rejected"),
+            _decision_mark("bob@example.com", "plans/a", H1, "approved"),
+        ):
+            assert index._lapsed_decision(picked, other) is None
+        # a second lapse, later, covers her decision made between the two; an older one
+        # recorded after it does not shorten it
+        index._note_lapse({"commit": "n" * 40, "decision": mark, "author_time": 600}, at)
+        index._note_lapse({"commit": "o" * 40, "decision": mark, "author_time": 0}, at)
+        assert index._lapsed_decision(_approval("g", 550, 900, AGENT), mark) == "n" * 40
+    finally:
+        index.close()

@@ -1298,12 +1298,13 @@ class Lifecycle(IndexStore):
         commit its author committed herself (round 63: the agent's cherry-pick or ``am`` of
         her approval she had reverted ran on her name), whatever commit carries it (round
         65: :meth:`_mark_decision_lapsed`). Kept for good, as the identity is."""
-        key = (request or {}).get("identity")
+        request = request or {}
+        key = request.get("identity")
         if key and key in self.approval_ids:
             self._mark_lapsed(key)
-        mark = (request or {}).get("decision")
+        mark = request.get("decision")
         if mark and at is not None:
-            made = int((request or {}).get("author_time") or 0)
+            made = int(request.get("author_time") or 0)
             self._mark_decision_lapsed(mark, f"{request['commit']} {max(at.author_time, made)}")
 
     def _mark_decision_lapsed(self, mark: str, lapse: str) -> None:
@@ -1313,7 +1314,7 @@ class Lifecycle(IndexStore):
         edited) decides the same; any commit of hers deciding it, dated not after the lapse,
         is that decision (:meth:`_lapsed_decision`). The newest lapse is kept."""
         seen = self.approval_ids.get(mark)
-        if seen is None or int(seen.rpartition(" ")[2]) < int(lapse.rpartition(" ")[2]):
+        if seen is None or _lapse_date(seen) < _lapse_date(lapse):
             self.approval_ids[mark] = self._new_approval_ids[mark] = lapse
 
     def _lapsed_decision(self, record: CommitRecord, mark: str) -> str | None:
@@ -1325,8 +1326,8 @@ class Lifecycle(IndexStore):
         seen = self.approval_ids.get(mark)
         if seen is None or _own_hand(record):
             return None
-        sha, _, when = seen.rpartition(" ")
-        if sha == record.sha or not when.isdigit() or record.author_time > int(when):
+        sha = seen.partition(" ")[0]
+        if sha == record.sha or record.author_time > _lapse_date(seen):
             return None
         return sha
 
@@ -2112,6 +2113,12 @@ def _decision_mark(author: str, plan_id: str, plan_hash: str | None, status: str
     identities says when it lapsed (:meth:`Lifecycle._mark_decision_lapsed`)."""
     who = approvals.normalize_identity(author)
     return _digest("\0".join(("decision", who, plan_id, plan_hash or "", status or "")))
+
+
+def _lapse_date(entry: str) -> int:
+    """The lapse date of a decision's entry ``"<commit> <date>"`` (-1 if unreadable)."""
+    when = entry.rpartition(" ")[2]
+    return int(when) if when.isdigit() else -1
 
 
 def _digest(text: str) -> str:

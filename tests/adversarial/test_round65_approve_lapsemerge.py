@@ -59,6 +59,17 @@ already is). Held (never run, no valid run): ``oct-third``, ``oct-second``, ``oc
 hand), ``ours`` (a ``-s ours`` merge), ``revm-pickm``, ``rebase-bob``, ``pick-by-bob`` (an
 approver's cherry-pick is not her hand). Honest, ran once and valid, credited as said:
 ``oct-self``, ``oct-honest``, ``fresh-after``, ``bob-after``, ``revm-self``, ``squash-self``.
+
+Fixed (2026-11-29): a lapse takes back her DECISION, not only the commit that carried it onto
+the line. The decision is her author identity, the plan, the version and the status it sets
+(``controller.git.lifecycle._decision_mark``); a lapse on the line (``Lifecycle._note_lapse``)
+or on a merged branch (``_side_lapse``) marks it with the lapse's author date (or the carrying
+commit's, if later), and any commit deciding the same whose author date is not after that,
+whatever its subject or date, counts only from her own hand (``_lapsed_decision``;
+``E_APPROVAL_REPLAYED``). ``revm-pick``, ``revm-seen`` and ``squash-pick`` are held; so is
+``revm-reword`` (added: the agent's pick of X given another message, another identity for
+round 63's rule). Her revert of her revert, her own pick, and a new decision of hers or Bob's
+still run.
 """
 
 from __future__ import annotations

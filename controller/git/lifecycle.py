@@ -1190,6 +1190,8 @@ class Lifecycle(IndexStore):
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
             approved = state.status == "approved"  # an approval open before this commit
+            if approved and old is not None and new.status != old.status:
+                self._note_merged_lapse(repo, state.request, record, change.path)
             self._human_commit(
                 state,
                 record,
@@ -1306,6 +1308,27 @@ class Lifecycle(IndexStore):
         if mark and at is not None:
             made = int(request.get("author_time") or 0)
             self._mark_decision_lapsed(mark, f"{request['commit']} {max(at.author_time, made)}")
+
+    def _note_merged_lapse(
+        self, repo: GitRepo, request: dict[str, Any] | None, at: CommitRecord, path: str
+    ) -> None:
+        """A lapse (``at``) of a decision a MERGE carried onto the line: the decisions its
+        merged branches carried lapse with it, whoever made the merge (round 65
+        ``revm-bob``: Bob merged her approving branch, she reverted his merge, the agent
+        cherry-picked her branch commit): the commit of each branch setting ``path``
+        ``approved``, no status change since (:meth:`_approved_by`)."""
+        if not request or not request.get("merge") or not request.get("commit"):
+            return
+        plan_id = plan_id_of(path, self.plans_dir)
+        facts = self.facts(repo, request.get("blob"))
+        if plan_id is None or facts is None:
+            return
+        for parent in repo.commit(str(request["commit"])).parents[1:]:
+            decided = self._approved_by(repo, parent, path)
+            if decided is not None:
+                mark = _decision_mark(decided.author.email, plan_id, facts.hash, "approved")
+                when = max(at.author_time, decided.author_time)
+                self._mark_decision_lapsed(mark, f"{decided.sha} {when}")
 
     def _mark_decision_lapsed(self, mark: str, lapse: str) -> None:
         """Her DECISION lapsed (round 65), not only the commit that carried it onto the line:

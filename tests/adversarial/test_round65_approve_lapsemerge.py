@@ -95,6 +95,7 @@ LAPSED = [
     "squash-pick",
     "pick-by-bob",
     "revm-reword",
+    "revm-bob",
 ]
 HONEST = ["oct-self", "oct-honest", "fresh-after", "bob-after", "revm-self", "squash-self"]
 CREDIT = {
@@ -210,6 +211,14 @@ def _build(root: Path) -> Lab:
         c.git("checkout", "-q", "main")
         merges[v] = c.git("merge", "-q", "--no-ff", "-m", f"merge alice/{v}", f"alice/{v}")
         reverts[v] = c.git("revert", "--no-edit", "-m", "1", merges[v])
+    # revm-bob: Bob merges her approving branch, she reverts his merge
+    c.git("checkout", "-q", "-b", "alice/revm-bob", "main")
+    x["revm-bob"] = c.set("revm-bob", "approved")
+    c.git("checkout", "-q", "main")
+    merges["revm-bob"] = c.git(
+        "merge", "-q", "--no-ff", "-m", "merge alice", "alice/revm-bob", who=BOB
+    )
+    c.git("revert", "--no-edit", "-m", "1", merges["revm-bob"])
     # squash-pick, squash-self: her branch squash-merged (S, hers), S reverted by her
     for v in ("squash-pick", "squash-self"):
         c.git("checkout", "-q", "-b", f"alice/{v}", "main")
@@ -238,6 +247,7 @@ def _build(root: Path) -> Lab:
     c.git("cherry-pick", "-m", "1", merges["revm-pickm"], who=AGENT, by=AGENT)
     c.git("cherry-pick", x["rebase-bob"], who=AGENT, by=AGENT)
     c.git("cherry-pick", x["revm-reword"], who=AGENT, by=AGENT)
+    c.git("cherry-pick", x["revm-bob"], who=AGENT, by=AGENT)
     c.git("commit", "-q", "--amend", "-m", "approved upstream", who=AGENT, by=AGENT)
     # honest comebacks
     c.git("cherry-pick", x["oct-self"], who=ALICE, by=ALICE)

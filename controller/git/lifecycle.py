@@ -1191,7 +1191,7 @@ class Lifecycle(IndexStore):
         else:
             approved = state.status == "approved"  # an approval open before this commit
             if approved and old is not None and new.status != old.status:
-                self._note_merged_lapse(repo, state.request, record, change.path)
+                self._note_decision_lapse(repo, state.request, record, change.path)
             self._human_commit(
                 state,
                 record,
@@ -1309,26 +1309,32 @@ class Lifecycle(IndexStore):
             made = int(request.get("author_time") or 0)
             self._mark_decision_lapsed(mark, f"{request['commit']} {max(at.author_time, made)}")
 
-    def _note_merged_lapse(
+    def _note_decision_lapse(
         self, repo: GitRepo, request: dict[str, Any] | None, at: CommitRecord, path: str
     ) -> None:
-        """A lapse (``at``) of a decision a MERGE carried onto the line: the decisions its
-        merged branches carried lapse with it, whoever made the merge (round 65
-        ``revm-bob``: Bob merged her approving branch, she reverted his merge, the agent
-        cherry-picked her branch commit): the commit of each branch setting ``path``
-        ``approved``, no status change since (:meth:`_approved_by`)."""
-        if not request or not request.get("merge") or not request.get("commit"):
+        """The decisions a lapse (``at``) takes back besides the one carried onto the line
+        (:meth:`_note_lapse`), for that version: the lapse's author's own, made before she
+        set the plan away (round 65 ``squash-bob``: she reverted Bob's squash of her branch),
+        and, for a decision a MERGE carried, those its merged branches carried, whoever made
+        the merge (``revm-bob``): the commit of each branch setting ``path`` ``approved``, no
+        status change since (:meth:`_approved_by`)."""
+        if not request or not request.get("commit"):
             return
         plan_id = plan_id_of(path, self.plans_dir)
         facts = self.facts(repo, request.get("blob"))
         if plan_id is None or facts is None:
             return
-        for parent in repo.commit(str(request["commit"])).parents[1:]:
+        lapses = [(at.author.email, f"{request['commit']} {at.author_time}")]
+        for parent in (
+            repo.commit(str(request["commit"])).parents[1:] if request.get("merge") else ()
+        ):
             decided = self._approved_by(repo, parent, path)
             if decided is not None:
-                mark = _decision_mark(decided.author.email, plan_id, facts.hash, "approved")
                 when = max(at.author_time, decided.author_time)
-                self._mark_decision_lapsed(mark, f"{decided.sha} {when}")
+                lapses.append((decided.author.email, f"{decided.sha} {when}"))
+        for author, lapse in lapses:
+            mark = _decision_mark(author, plan_id, facts.hash, "approved")
+            self._mark_decision_lapsed(mark, lapse)
 
     def _mark_decision_lapsed(self, mark: str, lapse: str) -> None:
         """Her DECISION lapsed (round 65), not only the commit that carried it onto the line:
@@ -1612,9 +1618,12 @@ class Lifecycle(IndexStore):
         if decided is not None:
             key = _approval_identity(decided, _decision(plan_id, "approved"))
             self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
-            mark = _decision_mark(decided.author.email, plan_id, old.hash, "approved")
-            when = max(commit.author_time, decided.author_time)
-            self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{decided.sha} {when}"))
+            for who, when in (
+                (decided.author.email, max(commit.author_time, decided.author_time)),
+                (commit.author.email, commit.author_time),  # the lapse's author's own too
+            ):
+                mark = _decision_mark(who, plan_id, old.hash, "approved")
+                self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{decided.sha} {when}"))
 
     def _approved_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
         """The commit in ``tip``'s history that set ``path`` to ``approved`` as it is at

@@ -96,6 +96,7 @@ LAPSED = [
     "pick-by-bob",
     "revm-reword",
     "revm-bob",
+    "squash-bob",
 ]
 HONEST = ["oct-self", "oct-honest", "fresh-after", "bob-after", "revm-self", "squash-self"]
 CREDIT = {
@@ -219,6 +220,12 @@ def _build(root: Path) -> Lab:
         "merge", "-q", "--no-ff", "-m", "merge alice", "alice/revm-bob", who=BOB
     )
     c.git("revert", "--no-edit", "-m", "1", merges["revm-bob"])
+    # squash-bob: Bob squash-merges her approving branch (S, his), she reverts S
+    c.git("checkout", "-q", "-b", "alice/squash-bob", "main")
+    x["squash-bob"] = c.set("squash-bob", "approved")
+    c.git("checkout", "-q", "main")
+    c.git("merge", "-q", "--squash", "alice/squash-bob", who=BOB)
+    c.git("revert", "--no-edit", c.git("commit", "-q", "-m", "squash alice", who=BOB))
     # squash-pick, squash-self: her branch squash-merged (S, hers), S reverted by her
     for v in ("squash-pick", "squash-self"):
         c.git("checkout", "-q", "-b", f"alice/{v}", "main")
@@ -248,6 +255,7 @@ def _build(root: Path) -> Lab:
     c.git("cherry-pick", x["rebase-bob"], who=AGENT, by=AGENT)
     c.git("cherry-pick", x["revm-reword"], who=AGENT, by=AGENT)
     c.git("cherry-pick", x["revm-bob"], who=AGENT, by=AGENT)
+    c.git("cherry-pick", x["squash-bob"], who=AGENT, by=AGENT)
     c.git("commit", "-q", "--amend", "-m", "approved upstream", who=AGENT, by=AGENT)
     # honest comebacks
     c.git("cherry-pick", x["oct-self"], who=ALICE, by=ALICE)

@@ -113,7 +113,8 @@ INDEX_VERSION = "35"  # 3: risk and estimate per plan; 4: approval identities, f
 # 35: a lapse marks the DECISION too (her, the plan, the version, the status: a request keeps
 # its ``decision`` key, the identities its lapse date): a copy of any commit carrying it, dated
 # not after the lapse, counts only from her own hand (round 65: her merge or squash reverted,
-# the agent's cherry-pick of the branch commit behind it ran on her name)
+# the agent's cherry-pick of the branch commit behind it ran on her name); the lapse's author's
+# own earlier decisions for the version and a lapsed merge's branches' decisions lapse too
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

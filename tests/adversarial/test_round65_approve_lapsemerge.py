@@ -28,6 +28,8 @@ Lapsed, another hand brings it back (asserted: never runs, no valid run in the a
 - ``revm-seen``: as ``revm-pick``, with a pass between her revert and the agent's pick.
 - ``revm-reword``: as ``revm-pick``, the agent's pick given another message (``commit --amend``,
   her author and date kept): another identity, the same decision.
+- ``revm-bob``: as ``revm-pick``, the merge made by BOB (his commit carried her decision).
+- ``squash-bob``: as ``squash-pick``, the squash commit made by BOB; she reverts it.
 - ``squash-pick``: X on her branch squash-merged into main by her (S) and S reverted by her;
   the agent cherry-picks X (the branch commit the line never held).
 - ``pick-by-bob``: Alice approves on main (X) and reverts it; BOB (an approver) cherry-picks
@@ -66,10 +68,13 @@ the line. The decision is her author identity, the plan, the version and the sta
 or on a merged branch (``_side_lapse``) marks it with the lapse's author date (or the carrying
 commit's, if later), and any commit deciding the same whose author date is not after that,
 whatever its subject or date, counts only from her own hand (``_lapsed_decision``;
-``E_APPROVAL_REPLAYED``). ``revm-pick``, ``revm-seen`` and ``squash-pick`` are held; so is
-``revm-reword`` (added: the agent's pick of X given another message, another identity for
-round 63's rule). Her revert of her revert, her own pick, and a new decision of hers or Bob's
-still run.
+``E_APPROVAL_REPLAYED``). A lapse also takes back, for that version, the decisions of the
+lapse's own author made before it, and those the branches of a lapsed MERGE carried, whoever
+merged (``_note_decision_lapse``). ``revm-pick``, ``revm-seen`` and ``squash-pick`` are held;
+so are the variants added with the fix: ``revm-reword`` (the agent's pick of X given another
+message, another identity for round 63's rule), ``revm-bob`` and ``squash-bob`` (Bob's merge
+or squash of her branch, reverted by her). Her revert of her revert, her own pick, and a new
+decision of hers or Bob's still run.
 """
 
 from __future__ import annotations

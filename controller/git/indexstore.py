@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "35"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "36"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -113,6 +113,11 @@ INDEX_VERSION = "35"  # 3: risk and estimate per plan; 4: approval identities, f
 # 35: a file a merge brought as a merged branch changed it (the very blob) is written by the
 # merged commits' makers, not the merger: no folder writer, blob or draft author from the
 # merge itself (round 65: Alice, merging the agent's note in its plan's folder, its writer)
+# 36: a lapse marks the DECISION too (her, the plan, the version, the status: a request keeps
+# its ``decision`` key, the identities its lapse date): a copy of any commit carrying it, dated
+# not after the lapse, counts only from her own hand (round 65: her merge or squash reverted,
+# the agent's cherry-pick of the branch commit behind it ran on her name); the lapse's author's
+# own earlier decisions for the version and a lapsed merge's branches' decisions lapse too
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -868,7 +868,9 @@ class Lifecycle(IndexStore):
         self._side_made = kept
         lapses, self._side_lapses = self._side_lapses, []
         for position, key, first in lapses:
-            if stop is None or position <= stop:
+            if (stop is None or position <= stop) and first.startswith(_DECIDED):
+                self._mark_decision_lapsed(key, first.removeprefix(_DECIDED))
+            elif stop is None or position <= stop:
                 self._mark_lapsed(key, first)
             else:
                 self._side_lapses.append((position, key, first))
@@ -1201,6 +1203,8 @@ class Lifecycle(IndexStore):
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
             approved = state.status == "approved"  # an approval open before this commit
+            if approved and old is not None and new.status != old.status:
+                self._note_decision_lapse(repo, state.request, record, change.path)
             self._human_commit(
                 state,
                 record,
@@ -1302,15 +1306,72 @@ class Lifecycle(IndexStore):
             return sha if _brought_back(record) else None
         return sha if lapsed and not _own_hand(record) else None
 
-    def _note_lapse(self, request: dict[str, Any] | None) -> None:
+    def _note_lapse(self, request: dict[str, Any] | None, at: CommitRecord | None = None) -> None:
         """Her decision taken back on the branch before the controller acted on it (a later
-        commit, by anyone, set the plan away from the status it set: :meth:`_lapse`). The
-        same decision for the same version and pause appearing again counts only in a commit
-        its author committed herself (round 63: the agent's cherry-pick or ``am`` of her
-        approval she had reverted ran on her name). Kept for good, as the identity is."""
-        key = (request or {}).get("identity")
+        commit ``at``, by anyone, set the plan away from the status it set: :meth:`_lapse`).
+        The same decision for the same version and pause appearing again counts only in a
+        commit its author committed herself (round 63: the agent's cherry-pick or ``am`` of
+        her approval she had reverted ran on her name), whatever commit carries it (round
+        65: :meth:`_mark_decision_lapsed`). Kept for good, as the identity is."""
+        request = request or {}
+        key = request.get("identity")
         if key and key in self.approval_ids:
             self._mark_lapsed(key)
+        mark = request.get("decision")
+        if mark and at is not None:
+            made = int(request.get("author_time") or 0)
+            self._mark_decision_lapsed(mark, f"{request['commit']} {max(at.author_time, made)}")
+
+    def _note_decision_lapse(
+        self, repo: GitRepo, request: dict[str, Any] | None, at: CommitRecord, path: str
+    ) -> None:
+        """The decisions a lapse (``at``) takes back besides the one carried onto the line
+        (:meth:`_note_lapse`), for that version: the lapse's author's own, made before she
+        set the plan away (round 65 ``squash-bob``: she reverted Bob's squash of her branch),
+        and, for a decision a MERGE carried, those its merged branches carried, whoever made
+        the merge (``revm-bob``): the commit of each branch setting ``path`` ``approved``, no
+        status change since (:meth:`_approved_by`)."""
+        if not request or not request.get("commit"):
+            return
+        plan_id = plan_id_of(path, self.plans_dir)
+        facts = self.facts(repo, request.get("blob"))
+        if plan_id is None or facts is None:
+            return
+        lapses = [(at.author.email, f"{request['commit']} {at.author_time}")]
+        for parent in (
+            repo.commit(str(request["commit"])).parents[1:] if request.get("merge") else ()
+        ):
+            decided = self._approved_by(repo, parent, path)
+            if decided is not None:
+                when = max(at.author_time, decided.author_time)
+                lapses.append((decided.author.email, f"{decided.sha} {when}"))
+        for author, lapse in lapses:
+            mark = _decision_mark(author, plan_id, facts.hash, "approved")
+            self._mark_decision_lapsed(mark, lapse)
+
+    def _mark_decision_lapsed(self, mark: str, lapse: str) -> None:
+        """Her DECISION lapsed (round 65), not only the commit that carried it onto the line:
+        ``lapse`` is "<that commit> <the lapse's author date>". Her merge or squash commit
+        reverted, the branch commit it came from (or any copy: another subject, a message
+        edited) decides the same; any commit of hers deciding it, dated not after the lapse,
+        is that decision (:meth:`_lapsed_decision`). The newest lapse is kept."""
+        seen = self.approval_ids.get(mark)
+        if seen is None or _lapse_date(seen) < _lapse_date(lapse):
+            self.approval_ids[mark] = self._new_approval_ids[mark] = lapse
+
+    def _lapsed_decision(self, record: CommitRecord, mark: str) -> str | None:
+        """The commit that carried the decision ``record`` makes (:func:`_decision_mark`: her,
+        this plan, version and status) when that decision lapsed after ``record``'s author
+        date and ``record`` is not her own hand's (round 65: the agent's cherry-pick of the
+        branch commit behind her merge or squash she reverted); a decision of hers dated
+        after the lapse is a new one, and her own commit brings the old one back (round 64)."""
+        seen = self.approval_ids.get(mark)
+        if seen is None or _own_hand(record):
+            return None
+        sha = seen.partition(" ")[0]
+        if sha == record.sha or record.author_time > _lapse_date(seen):
+            return None
+        return sha
 
     def _mark_lapsed(self, key: str, first: str = "") -> None:
         """Mark the decision ``key`` lapsed; one no commit of the line made yet (``first``:
@@ -1570,6 +1631,12 @@ class Lifecycle(IndexStore):
         if decided is not None:
             key = _approval_identity(decided, _decision(plan_id, "approved"))
             self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
+            for who, when in (
+                (decided.author.email, max(commit.author_time, decided.author_time)),
+                (commit.author.email, commit.author_time),  # the lapse's author's own too
+            ):
+                mark = _decision_mark(who, plan_id, old.hash, "approved")
+                self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{decided.sha} {when}"))
 
     def _approved_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
         """The commit in ``tip``'s history that set ``path`` to ``approved`` as it is at
@@ -1845,7 +1912,7 @@ class Lifecycle(IndexStore):
         if new.status == old_file_status:
             return
         if old is not None and state.status == "approved":
-            self._note_lapse(state.request)
+            self._note_lapse(state.request, record)
             transition = self._lapse(state, record, new.status)
         else:
             transition = approvals.classify(state.status if old else None, new.status)
@@ -1892,8 +1959,11 @@ class Lifecycle(IndexStore):
             made_for = f"{state.plan_id}\0{new.hash}\0{since_before if old is not None else ''}"
             decision = _decision(state.plan_id, new.status)
             replay_of = self._seen_approval(record, decision, made_for)
+            mark = _decision_mark(record.author.email, state.plan_id, new.hash, new.status)
+            replay_of = replay_of or self._lapsed_decision(record, mark)
             state.request = {
                 "identity": _approval_identity(record, decision),
+                "decision": mark,
                 "commit": record.sha,
                 "kind": transition.value,
                 "blob": change.new_blob,
@@ -2083,6 +2153,20 @@ def _decision(plan_id: str, status: str | None) -> str:
     return "\0".join((plan_id, status or ""))
 
 
+def _decision_mark(author: str, plan_id: str, plan_hash: str | None, status: str | None) -> str:
+    """A decision itself, whatever commit carries it (round 65): who made it (her author
+    identity), the plan, the version and the status it sets. Its entry in the approval
+    identities says when it lapsed (:meth:`Lifecycle._mark_decision_lapsed`)."""
+    who = approvals.normalize_identity(author)
+    return _digest("\0".join(("decision", who, plan_id, plan_hash or "", status or "")))
+
+
+def _lapse_date(entry: str) -> int:
+    """The lapse date of a decision's entry ``"<commit> <date>"`` (-1 if unreadable)."""
+    when = entry.rpartition(" ")[2]
+    return int(when) if when.isdigit() else -1
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -2108,6 +2192,9 @@ def _own_hand(record: CommitRecord) -> bool:
 
 #: The mark an approval identity's entry carries once its decision lapsed (round 63).
 LAPSED = "lapsed"
+
+#: Marks a lapse found on a merged branch as one of a decision (:func:`_decision_mark`).
+_DECIDED = "decision:"
 
 #: What an entry holds for "made for" when its decision was read on a merged branch, where
 #: the version and pause it was made for are not tracked (round 64): bound to none.

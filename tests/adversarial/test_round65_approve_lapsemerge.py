@@ -26,6 +26,10 @@ Lapsed, another hand brings it back (asserted: never runs, no valid run in the a
   merge (``git revert -m 1 M``); the agent cherry-picks X.
 - ``revm-pickm``: the same; the agent ``cherry-pick -m 1 M`` (her merge's decision).
 - ``revm-seen``: as ``revm-pick``, with a pass between her revert and the agent's pick.
+- ``revm-reword``: as ``revm-pick``, the agent's pick given another message (``commit --amend``,
+  her author and date kept): another identity, the same decision.
+- ``revm-bob``: as ``revm-pick``, the merge made by BOB (his commit carried her decision).
+- ``squash-bob``: as ``squash-pick``, the squash commit made by BOB; she reverts it.
 - ``squash-pick``: X on her branch squash-merged into main by her (S) and S reverted by her;
   the agent cherry-picks X (the branch commit the line never held).
 - ``pick-by-bob``: Alice approves on main (X) and reverts it; BOB (an approver) cherry-picks
@@ -57,6 +61,20 @@ already is). Held (never run, no valid run): ``oct-third``, ``oct-second``, ``oc
 hand), ``ours`` (a ``-s ours`` merge), ``revm-pickm``, ``rebase-bob``, ``pick-by-bob`` (an
 approver's cherry-pick is not her hand). Honest, ran once and valid, credited as said:
 ``oct-self``, ``oct-honest``, ``fresh-after``, ``bob-after``, ``revm-self``, ``squash-self``.
+
+Fixed (2026-11-29): a lapse takes back her DECISION, not only the commit that carried it onto
+the line. The decision is her author identity, the plan, the version and the status it sets
+(``controller.git.lifecycle._decision_mark``); a lapse on the line (``Lifecycle._note_lapse``)
+or on a merged branch (``_side_lapse``) marks it with the lapse's author date (or the carrying
+commit's, if later), and any commit deciding the same whose author date is not after that,
+whatever its subject or date, counts only from her own hand (``_lapsed_decision``;
+``E_APPROVAL_REPLAYED``). A lapse also takes back, for that version, the decisions of the
+lapse's own author made before it, and those the branches of a lapsed MERGE carried, whoever
+merged (``_note_decision_lapse``). ``revm-pick``, ``revm-seen`` and ``squash-pick`` are held;
+so are the variants added with the fix: ``revm-reword`` (the agent's pick of X given another
+message, another identity for round 63's rule), ``revm-bob`` and ``squash-bob`` (Bob's merge
+or squash of her branch, reverted by her). Her revert of her revert, her own pick, and a new
+decision of hers or Bob's still run.
 """
 
 from __future__ import annotations
@@ -65,7 +83,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from test_round2_execution_kit import shared
 
 LAPSED = [
@@ -81,6 +99,9 @@ LAPSED = [
     "revm-seen",
     "squash-pick",
     "pick-by-bob",
+    "revm-reword",
+    "revm-bob",
+    "squash-bob",
 ]
 HONEST = ["oct-self", "oct-honest", "fresh-after", "bob-after", "revm-self", "squash-self"]
 CREDIT = {
@@ -91,24 +112,7 @@ CREDIT = {
     "revm-self": ALICE[1],
     "squash-self": ALICE[1],
 }
-BROKEN: dict[str, object] = {
-    "revm-pick": xfail(
-        "a lapse made by reverting her MERGE does not mark the branch commit",
-        "Alice merges her approving branch --no-ff and reverts the merge (git revert -m 1) "
-        "before the controller acts; the agent cherry-picks her branch commit: ran on her "
-        "approval (approver alice), audit valid",
-    ),
-    "revm-seen": xfail(
-        "a lapse made by reverting her MERGE does not mark the branch commit",
-        "as revm-pick with a pass that saw her revert of the merge before the agent's pick: "
-        "ran on her approval, audit valid",
-    ),
-    "squash-pick": xfail(
-        "a lapse of her squash-merged approval does not mark the branch commit",
-        "Alice squash-merges her approving branch (S) and reverts S before the controller "
-        "acts; the agent cherry-picks her branch commit: ran on her approval, audit valid",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def plan(slug: str) -> str:
@@ -207,12 +211,26 @@ def _build(root: Path) -> Lab:
     # revm-*: her merge of her approval, reverted by her
     merges: dict[str, str] = {}
     reverts: dict[str, str] = {}
-    for v in ("revm-pick", "revm-pickm", "revm-self", "revm-seen"):
+    for v in ("revm-pick", "revm-pickm", "revm-self", "revm-seen", "revm-reword"):
         c.git("checkout", "-q", "-b", f"alice/{v}", "main")
         x[v] = c.set(v, "approved")
         c.git("checkout", "-q", "main")
         merges[v] = c.git("merge", "-q", "--no-ff", "-m", f"merge alice/{v}", f"alice/{v}")
         reverts[v] = c.git("revert", "--no-edit", "-m", "1", merges[v])
+    # revm-bob: Bob merges her approving branch, she reverts his merge
+    c.git("checkout", "-q", "-b", "alice/revm-bob", "main")
+    x["revm-bob"] = c.set("revm-bob", "approved")
+    c.git("checkout", "-q", "main")
+    merges["revm-bob"] = c.git(
+        "merge", "-q", "--no-ff", "-m", "merge alice", "alice/revm-bob", who=BOB
+    )
+    c.git("revert", "--no-edit", "-m", "1", merges["revm-bob"])
+    # squash-bob: Bob squash-merges her approving branch (S, his), she reverts S
+    c.git("checkout", "-q", "-b", "alice/squash-bob", "main")
+    x["squash-bob"] = c.set("squash-bob", "approved")
+    c.git("checkout", "-q", "main")
+    c.git("merge", "-q", "--squash", "alice/squash-bob", who=BOB)
+    c.git("revert", "--no-edit", c.git("commit", "-q", "-m", "squash alice", who=BOB))
     # squash-pick, squash-self: her branch squash-merged (S, hers), S reverted by her
     for v in ("squash-pick", "squash-self"):
         c.git("checkout", "-q", "-b", f"alice/{v}", "main")
@@ -240,6 +258,10 @@ def _build(root: Path) -> Lab:
         c.git("cherry-pick", x[v], who=AGENT, by=AGENT)
     c.git("cherry-pick", "-m", "1", merges["revm-pickm"], who=AGENT, by=AGENT)
     c.git("cherry-pick", x["rebase-bob"], who=AGENT, by=AGENT)
+    c.git("cherry-pick", x["revm-reword"], who=AGENT, by=AGENT)
+    c.git("cherry-pick", x["revm-bob"], who=AGENT, by=AGENT)
+    c.git("cherry-pick", x["squash-bob"], who=AGENT, by=AGENT)
+    c.git("commit", "-q", "--amend", "-m", "approved upstream", who=AGENT, by=AGENT)
     # honest comebacks
     c.git("cherry-pick", x["oct-self"], who=ALICE, by=ALICE)
     c.set("fresh-after", "approved", msg="approve fresh-after again")

@@ -4,6 +4,8 @@ approves only those; prose that happens to start with ``Plan:`` names nothing.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from controller.git.gitrepo import Person
@@ -257,5 +259,83 @@ def test_a_decision_taken_back_on_a_merged_branch_lapses() -> None:
         made = _seen_fields(index.approval_ids[other])[1]
         index._mark_lapsed(other, f"{'6' * 40} {_hand(side)}")
         assert _seen_fields(index.approval_ids[other]) == ("5" * 40, made, _hand(on_line), True)
+    finally:
+        index.close()
+
+
+def test_a_lapse_takes_back_the_decision_whatever_commit_carries_it() -> None:
+    """Round 65: her merge (or squash) of her approving branch reverted before the controller
+    acted: the decision lapsed, not only the commit that carried it onto the line. The
+    branch commit behind it (another author date and subject: another identity) or any copy
+    of hers for that plan, version and status, dated not after the lapse, is a replay from
+    another hand; her own hand, a decision of hers dated after the lapse, another version,
+    status, plan or author are not that decision. The newest lapse is kept."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _decision_mark
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        mark = _decision_mark("Alice@Example.com", "plans/a", H1, "approved")
+        merge = "m" * 40
+        at = _approval("r", 500, 500)  # her revert of the merge, the lapse
+        index._note_lapse({"commit": merge, "decision": mark, "author_time": 400}, at)
+        picked = _approval("x", 300, 900, AGENT)  # the agent's pick of her branch commit
+        assert index._lapsed_decision(picked, mark) == merge
+        assert index._lapsed_decision(_approval("y", 500, 900, GITHUB), mark) == merge
+        assert index._lapsed_decision(_approval("z", 300, 900), mark) is None  # her own hand
+        assert index._lapsed_decision(_approval("f", 501, 900, AGENT), mark) is None  # newer
+        for other in (
+            _decision_mark("alice@example.com", "plans/a", H2, "approved"),
+            _decision_mark("alice@example.com", "plans/b", H1, "approved"),
+            _decision_mark("alice@example.com", "plans/a", H1, "rejected"),
+            _decision_mark("bob@example.com", "plans/a", H1, "approved"),
+        ):
+            assert index._lapsed_decision(picked, other) is None
+        # a second lapse, later, covers her decision made between the two; an older one
+        # recorded after it does not shorten it
+        index._note_lapse({"commit": "n" * 40, "decision": mark, "author_time": 600}, at)
+        index._note_lapse({"commit": "o" * 40, "decision": mark, "author_time": 0}, at)
+        assert index._lapsed_decision(_approval("g", 550, 900, AGENT), mark) == "n" * 40
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("picker", ["agent", "alice"])
+@pytest.mark.parametrize("shape", ["merge", "squash"])
+def test_her_revert_of_bobs_merge_takes_back_her_branch_commit(
+    repo: Path, tmp_path: Path, shape: str, picker: str
+) -> None:
+    """Round 65 ``revm-bob``/``squash-bob``: Bob merges (or squashes) her approving branch,
+    she reverts his commit before the controller acts; a pick of her branch commit is a
+    replay from the agent's hand (``replay_of`` set), hers from her own (none)."""
+    from controller.git.gitrepo import GitRepo
+    from controller.git.history import HistoryIndex
+    from tests.support.gitenv import identity
+    from tests.support.gitkit import AGENT as AGENT_ID
+    from tests.support.gitkit import ALICE as ALICE_ID
+    from tests.support.gitkit import BOB as BOB_ID
+    from tests.support.gitkit import commit_all, edit_status, git, write_plan
+
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT_ID)
+    git(repo, "checkout", "-q", "-b", "alice")
+    edit_status(repo, "p", "approved")
+    branch_commit = commit_all(repo, "lgtm", ALICE_ID)
+    git(repo, "checkout", "-q", "main")
+    if shape == "merge":
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice", env=identity(*BOB_ID))
+        carried, how = git(repo, "rev-parse", "HEAD").strip(), ["-m", "1"]
+    else:
+        git(repo, "merge", "-q", "--squash", "alice", env=identity(*BOB_ID))
+        carried, how = commit_all(repo, "squash alice", BOB_ID), []
+    git(repo, "revert", "--no-edit", *how, carried, env=identity(*ALICE_ID))
+    hand = AGENT_ID if picker == "agent" else ALICE_ID
+    git(repo, "cherry-pick", branch_commit, env=identity(*hand))
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+        request = index.plans["plans/p"].request
+        assert request is not None
+        assert (request["replay_of"] is not None) is (picker == "agent"), request
     finally:
         index.close()

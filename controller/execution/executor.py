@@ -762,10 +762,10 @@ class PlanRun:
         return env
 
     def _redacted_error(self, error: PlangateError) -> PlangateError:
-        message = self.redactor.text(error.message)
+        message = error.recorded(self.redactor.text)  # its own quotes as written (round 65)
         if message == error.message:
             return error
-        return error_for(error.code, message, error.path)
+        return error_for(error.code, message, error.path, error.own_quotes)
 
 
 TERMINAL = ("completed", "failed", "aborted")

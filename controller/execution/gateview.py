@@ -159,8 +159,10 @@ class _Resolver:
             return f"(not known yet: {exc.message})", False
         finally:  # what was built, a failed resolution's too
             self.left -= min(budget.limit, budget.limit - budget.left)
-        # the author's own values as written, what a reference filled redacted (round 64)
-        return refs.authored(value, self.run.redactor.data(resolved), ctx.plan), True
+        # the author's own values as written, what a reference filled redacted (round 64);
+        # the plan's own inputs are its author's, a nested plan's are the parent's values
+        own = ctx.inputs if ctx.inputs is self.run.model.inputs else None
+        return refs.authored(value, self.run.redactor.data(resolved), ctx.plan, own), True
 
 
 def _masked(ctx: refs.Context) -> refs.Context:

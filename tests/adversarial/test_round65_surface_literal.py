@@ -206,12 +206,7 @@ _ECHO = xfail(
     "an `echo` action `v: <guess>`: the log's params quote it as written, its outputs `***` for "
     "the secret only (round 64 kept tool echoes masked; one approved run confirms a guess)",
 )
-BROKEN: dict[str, Any] = {
-    **{f"pre-{w}": _CHECK for w in WHERE if w != "mcp-status"},
-    **{f"ver-{w}": _CHECK for w in WHERE if w != "mcp-status"},
-    **{f"{s}-{w}": _INPUT for s in ("inp", "mix") for w in ("log", "mcp-log")},
-    **{f"ech-{w}": _ECHO for w in ("log", "mcp-log")},
-}
+BROKEN: dict[str, Any] = {f"ech-{w}": _ECHO for w in ("log", "mcp-log")}
 
 
 def _norm(text: str, k: str) -> str:

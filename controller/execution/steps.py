@@ -644,7 +644,9 @@ def _fallback_key(action: ActionKey, step_id: str) -> ActionKey:
 
 def _error_of(rec: ActionRecord) -> PlangateError:
     err = (rec.end or {}).get("error") or {}
-    return error_for(str(err.get("code", "E_TOOL_FAILED")), str(err.get("message", "failed")))
+    message = str(err.get("message", "failed"))
+    # as journaled: redacted already, the author's quotes as written (round 65)
+    return error_for(str(err.get("code", "E_TOOL_FAILED")), message, quotes=(message,))
 
 
 error_of = _error_of

@@ -136,6 +136,12 @@ class PlangateError(Exception):
         problems = getattr(self, "problems", None) or []
         return (*self.own_quotes, *(q for p in problems for q in p.own_text()))
 
+    def recorded(self, redact: Callable[[str], str]) -> str:
+        """The message as a record or an answer gives it: through ``redact`` except the
+        asker's own text it quotes (:func:`redacted_around`; round 65: a check's expected
+        value, masked inside the controller's message, confirmed a guess of a secret)."""
+        return redacted_around(self.message, self.quoted(), redact)
+
     def to_problem(self) -> Problem:
         return Problem(self.code, self.message, self.path)
 
@@ -547,10 +553,12 @@ ERROR_CLASSES: dict[str, type[PlangateError]] = {
 }
 
 
-def error_for(code: str, message: str, path: str = "") -> PlangateError:
+def error_for(
+    code: str, message: str, path: str = "", quotes: tuple[str, ...] = ()
+) -> PlangateError:
     """Build the error of a given code (used when replaying journaled errors)."""
     cls = ERROR_CLASSES.get(code, PlangateError)
-    err = cls(message, path=path)
+    err = cls(message, path=path, quotes=quotes)
     if cls is PlangateError:
         err.code = code  # type: ignore[misc]
     return err

@@ -254,7 +254,8 @@ class Checkpoints:
             return self._pending_sections[action.id]
         limit = self._block_limit()
         own = self._plan_fields()
-        text = logbook.render_action(action, self._view(rec), limit, fields=own)
+        mine = self.model.inputs  # a top-level plan's inputs: its author's literals
+        text = logbook.render_action(action, self._view(rec), limit, fields=own, inputs=mine)
         child = self.nested.get(action.id)
         for inner in child.actions if child is not None else ():
             specs: list[Action | FallbackStep] = [inner, *inner.fallback]
@@ -266,7 +267,11 @@ class Checkpoints:
         for step in action.fallback:
             if self._ran(step.id):
                 text += "\n" + logbook.render_action(
-                    step, self._view(self.state.actions.get(step.id)), limit, fields=own
+                    step,
+                    self._view(self.state.actions.get(step.id)),
+                    limit,
+                    fields=own,
+                    inputs=mine,
                 )
         if rec is not None and rec.done:
             self._done_sections[action.id] = text

@@ -54,6 +54,9 @@ class CheckOutcome:
     polls: int = 1
     #: The run's caps stopped the polling (its time was spent before the verify held).
     capped: bool = False
+    #: The author's text the failures quote (each clause's path and expected value, as
+    #: :func:`authored_parts` spells them): recorded as written (round 65).
+    quotes: tuple[str, ...] = ()
 
     def record(self, key: Any, attempt: int) -> dict[str, Any]:
         err = (
@@ -75,16 +78,17 @@ class CheckOutcome:
 
     def as_error(self, where: str) -> PlangateError:
         what = "; ".join(self.failures) if self.failures else ""
+        quotes = self.quotes if self.error is None else ()  # a tool's error is its own
         if isinstance(self.error, GuardFailed):
             what = f"{self.error.code}: {self.error.message} (the check tool was not called)"
         elif self.error is not None:
             what = f"the check tool failed: {self.error.code}: {self.error.message}"
         if self.kind == "precondition":
             return PreconditionFailed(
-                f"{where} precondition {self.index + 1} does not hold: {what}"
+                f"{where} precondition {self.index + 1} does not hold: {what}", quotes=quotes
             )
         polled = f" after {self.polls} polls" if self.polls > 1 else ""
-        return VerifyFailed(f"{where} verify does not hold{polled}: {what}")
+        return VerifyFailed(f"{where} verify does not hold{polled}: {what}", quotes=quotes)
 
 
 #: Calls a check tool: (tool name, params, index) -> result, raising PlangateError.
@@ -104,13 +108,14 @@ def precondition(index: int, pre: Precondition, resolve: Resolve, call: CallChec
     except PlangateError as error:
         return CheckOutcome("precondition", index, pre.tool, False, error=error)
     failures = evaluate(pre.expect, result)
-    return CheckOutcome("precondition", index, pre.tool, not failures, result, failures)
+    found = CheckOutcome("precondition", index, pre.tool, not failures, result, failures)
+    return _quoting(found, pre.expect)
 
 
 def verify_result(spec: Verify, result: Any) -> CheckOutcome:
     """A verify without a tool: expect over the action's own result."""
     failures = evaluate(spec.expect, result)
-    return CheckOutcome("verify", 0, None, not failures, None, failures)
+    return _quoting(CheckOutcome("verify", 0, None, not failures, None, failures), spec.expect)
 
 
 def verify_poll(
@@ -149,12 +154,27 @@ def verify_poll(
                 return None
             found = CheckOutcome("verify", 0, spec.tool, False, result, failures, error, polls)
             found.capped = True
-            return found
+            return _quoting(found, spec.expect)
         if now + interval > deadline:
             break
         if not _sleep(interval, interrupted):
             return None
-    return CheckOutcome("verify", 0, spec.tool, False, result, failures, error, polls)
+    found = CheckOutcome("verify", 0, spec.tool, False, result, failures, error, polls)
+    return _quoting(found, spec.expect)
+
+
+def _quoting(found: CheckOutcome, clause: ExpectClause) -> CheckOutcome:
+    found.quotes = authored_parts(clause)
+    return found
+
+
+def authored_parts(clause: ExpectClause) -> tuple[str, ...]:
+    """What of a failure's text (:func:`evaluate`) is the plan author's: each clause's path
+    and expected value as the message spells them. The record keeps them as written and
+    redacts the rest, the result as the check read it (round 65: the whole message through
+    the redactor, an ``equals`` equal to a secret came back ``***`` for a right guess only)."""
+    items = clause if isinstance(clause, list) else [clause]
+    return tuple(part for item in items for part in (item.path, _short(item.operator[1])))
 
 
 def _sleep(seconds: float, interrupted: Callable[[], bool]) -> bool:

@@ -481,7 +481,8 @@ class PlanRun:
         error = self.state.last_outcome_error
         if self.resume or self.state.last_outcome != "failed" or not isinstance(error, dict):
             return None
-        return error_for(str(error.get("code") or "E_ACTION_IN_DOUBT"), str(error.get("message")))
+        message = str(error.get("message"))  # as journaled: redacted already (round 65)
+        return error_for(str(error.get("code") or "E_ACTION_IN_DOUBT"), message, quotes=(message,))
 
     def _already_completed(self) -> bool:
         """A completed plan run again does nothing and writes nothing."""
@@ -762,10 +763,10 @@ class PlanRun:
         return env
 
     def _redacted_error(self, error: PlangateError) -> PlangateError:
-        message = self.redactor.text(error.message)
+        message = error.recorded(self.redactor.text)  # its own quotes as written (round 65)
         if message == error.message:
             return error
-        return error_for(error.code, message, error.path)
+        return error_for(error.code, message, error.path, error.own_quotes)
 
 
 TERMINAL = ("completed", "failed", "aborted")

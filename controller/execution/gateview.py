@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError
@@ -88,16 +89,27 @@ class _Resolver:
         self.left = PREVIEW_CHARS
 
     def step(self, key: ActionKey, action: Any, ctx: refs.Context) -> dict[str, Any]:
+        """The pause's values; ``ctx``: the top-level plan's scope, whose inputs are its
+        author's literals (round 65: quoted as written, as its other literals are)."""
         ctx = _masked(ctx)
-        found: dict[str, Any] = {"action": key, "params": self.values(action.params, ctx)}
+        own = ctx.inputs
+        found: dict[str, Any] = {"action": key, "params": self.values(action.params, ctx, own)}
         checks = [
-            {"check": f"precondition {i}", "tool": pre.tool, "params": self.values(pre.params, ctx)}
+            {
+                "check": f"precondition {i}",
+                "tool": pre.tool,
+                "params": self.values(pre.params, ctx, own),
+            }
             for i, pre in enumerate(action.preconditions, 1)
         ]
         verify = action.verify
         if verify is not None and verify.tool is not None:
             checks.append(
-                {"check": "verify", "tool": verify.tool, "params": self.values(verify.params, ctx)}
+                {
+                    "check": "verify",
+                    "tool": verify.tool,
+                    "params": self.values(verify.params, ctx, own),
+                }
             )
         if checks:
             found["checks"] = checks
@@ -111,7 +123,7 @@ class _Resolver:
         given: dict[str, Any] = {}
         shown: dict[str, Any] = {}
         for name, value in (action.inputs or {}).items():
-            resolved, ok = self.value(value, ctx)
+            resolved, ok = self.value(value, ctx, ctx.inputs)
             shown[name] = resolved
             if ok:
                 given[name] = resolved
@@ -143,11 +155,17 @@ class _Resolver:
         ]
         return found
 
-    def values(self, params: dict[str, Any], ctx: refs.Context) -> dict[str, Any]:
-        return {name: self.value(value, ctx)[0] for name, value in params.items()}
+    def values(
+        self, params: dict[str, Any], ctx: refs.Context, own: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return {name: self.value(value, ctx, own)[0] for name, value in params.items()}
 
-    def value(self, value: Any, ctx: refs.Context) -> tuple[Any, bool]:
-        """(the value resolved and redacted, True), or (why it is not shown, False)."""
+    def value(
+        self, value: Any, ctx: refs.Context, own: Mapping[str, Any] | None = None
+    ) -> tuple[Any, bool]:
+        """(the value resolved and redacted, True), or (why it is not shown, False);
+        ``own``: the plan's own inputs when ``ctx`` reads them (a top-level plan's), the
+        author's text, or None (a nested plan's: its parent's values)."""
         if self.left <= 0:
             return f"(not shown: the preview resolved {PREVIEW_CHARS} characters already)", False
         budget = refs.Budget(min(VALUE_CHARS, self.left))
@@ -160,7 +178,7 @@ class _Resolver:
         finally:  # what was built, a failed resolution's too
             self.left -= min(budget.limit, budget.limit - budget.left)
         # the author's own values as written, what a reference filled redacted (round 64)
-        return refs.authored(value, self.run.redactor.data(resolved), ctx.plan), True
+        return refs.authored(value, self.run.redactor.data(resolved), ctx.plan, own), True
 
 
 def _masked(ctx: refs.Context) -> refs.Context:

@@ -2,7 +2,8 @@
 
 Written next to PLAN.yml at the engine's checkpoints and rendered from the journal (whose
 records are already redacted), so it always agrees with it. The one exception: "Params
-(resolved)" quotes every value the plan's author wrote (a literal, ``$<plan.name>``) as the
+(resolved)" quotes every value the plan's author wrote (a literal, ``$<plan.name>``, a
+top-level plan's ``$<inputs.*>``) as the
 frozen plan wrote it and only what another reference filled in as the journal recorded it
 (:func:`controller.plan.refs.authored`, round 64: a literal equal to a secret recorded
 ``***`` told its author a right guess of the secret from a wrong one). Layout, meant to read well on
@@ -173,10 +174,13 @@ def render_action(
     *,
     key: Any = None,
     fields: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> str:
     """One action's section (``start``/``end`` are journal records, see journal.py);
     ``key`` names an action of a nested plan (``"2/1"``); ``fields``: what ``$<plan.*>``
-    reads in the action's plan (name, task, hash), the author's text in its params."""
+    reads in the action's plan (name, task, hash), and ``inputs``: what ``$<inputs.*>``
+    reads when the plan's own ``inputs:`` wrote it (a top-level plan), the author's text in
+    its params."""
     status, start, end = view.status, view.start, view.end
     plan = getattr(action, "plan", None)
     what = action.tool or (f"plan {plan.path}" if plan is not None else "")
@@ -203,7 +207,7 @@ def render_action(
     if checks:
         lines += _guard_lines(checks)
     if start is not None:
-        params = authored(action.params, start.get("params"), fields)
+        params = authored(action.params, start.get("params"), fields, inputs)
         lines += _block("Params (resolved)", params, limit)
         lines += [_AUTHORED_NOTE, ""]
     if view.checks:

@@ -26,6 +26,7 @@ from controller.errors import (
     GuardFailed,
     PlangateError,
     error_for,
+    redacted_around,
 )
 from controller.execution import checks
 from controller.execution.caps import CapBudget, CapReached
@@ -496,7 +497,9 @@ class StepRunner:
     def record_check(self, key: ActionKey | None, attempt: int, found: checks.CheckOutcome) -> None:
         record = found.record(key, attempt)
         record["result"] = self.run.redactor.data(record["result"])
-        record["failures"] = self.run.redactor.data(record["failures"])
+        # the expected values the author wrote as written, the rest redacted (round 65)
+        redact = self.run.redactor.text
+        record["failures"] = [redacted_around(f, found.quotes, redact) for f in found.failures]
         record["error"] = self.run.redactor.data(record["error"])
         self.run.record(record)
 
@@ -534,7 +537,9 @@ class StepRunner:
         duration_ms: int | None = None,
         **flags: bool,
     ) -> None:
-        err = None if error is None else {"code": error.code, "message": error.message}
+        err = None
+        if error is not None:  # its own quotes as written (round 65), the rest redacted
+            err = {"code": error.code, "message": error.recorded(self.run.redactor.text)}
         record = {
             "t": "end",
             "id": step.key,
@@ -550,7 +555,7 @@ class StepRunner:
                     "outputs": self.run.redactor.data(outputs or {}),
                 }
             ),
-            "error": self.run.redactor.data(err),
+            "error": err,
             **{name: True for name, on in flags.items() if on},
         }
         if isinstance(error, GuardFailed):
@@ -639,7 +644,9 @@ def _fallback_key(action: ActionKey, step_id: str) -> ActionKey:
 
 def _error_of(rec: ActionRecord) -> PlangateError:
     err = (rec.end or {}).get("error") or {}
-    return error_for(str(err.get("code", "E_TOOL_FAILED")), str(err.get("message", "failed")))
+    message = str(err.get("message", "failed"))
+    # as journaled: redacted already, the author's quotes as written (round 65)
+    return error_for(str(err.get("code", "E_TOOL_FAILED")), message, quotes=(message,))
 
 
 error_of = _error_of

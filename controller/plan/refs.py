@@ -469,33 +469,42 @@ def convert_legacy_tree(value: Any) -> Any:
     return value
 
 
-def authored(written: Any, resolved: Any, plan: Mapping[str, Any] | None = None) -> Any:
+def authored(
+    written: Any,
+    resolved: Any,
+    plan: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> Any:
     """``resolved`` (what ``written``, a value of the plan, resolved to, redacted) as the
     execution record shows it: every part the plan's author wrote, a literal (and, given the
-    ``plan`` fields, a ``$<plan.*>`` reference: the author's own name and task), as written;
-    what any other reference filled in as ``resolved`` has it (round 64: a literal param
-    equal to a secret recorded ``***`` confirmed the author's guess of the secret; the
-    literal is in the committed plan already). A mapping key is always the author's."""
-    if _authored_only(written, plan):
+    ``plan`` fields, a ``$<plan.*>`` reference: the author's own name and task; given the
+    plan's own ``inputs`` as written, a ``$<inputs.*>`` reference: a top-level plan's input
+    is its author's literal, round 65), as written; what any other reference filled in as
+    ``resolved`` has it (round 64: a literal param equal to a secret recorded ``***``
+    confirmed the author's guess of the secret; the literal is in the committed plan
+    already). A mapping key is always the author's."""
+    if _authored_only(written, plan, inputs):
         try:
-            return resolve(written, Context(plan=plan or {}))
+            return resolve(written, Context(plan=plan or {}, inputs=inputs or {}))
         except PlangateError:  # a field not given: as recorded
             return resolved
     if isinstance(written, dict) and isinstance(resolved, dict) and len(written) == len(resolved):
         keys = sorted(written, key=key_order)  # resolve's order, which redaction keeps
         if all(got == key or got not in written for key, got in zip(keys, resolved, strict=True)):
             return {
-                k: authored(written[k], v, plan)
+                k: authored(written[k], v, plan, inputs)
                 for k, v in zip(keys, resolved.values(), strict=True)
             }
     if isinstance(written, list) and isinstance(resolved, list) and len(written) == len(resolved):
-        return [authored(w, r, plan) for w, r in zip(written, resolved, strict=True)]
+        return [authored(w, r, plan, inputs) for w, r in zip(written, resolved, strict=True)]
     return resolved
 
 
-def _authored_only(value: Any, plan: Mapping[str, Any] | None) -> bool:
+def _authored_only(
+    value: Any, plan: Mapping[str, Any] | None, inputs: Mapping[str, Any] | None
+) -> bool:
     """Whether no reference in ``value`` brings in anything but the author's own text."""
-    own = () if plan is None else ("plan",)
+    own = {root for root, given in (("plan", plan), ("inputs", inputs)) if given is not None}
     try:
         parts = [p for _, text in walk_strings(value) for p in parse(text)]
     except PlangateError:

@@ -193,6 +193,7 @@ class Committing(ControllerCore):
         executed: tuple[str, str] | None = None,
         before_ref: Callable[[str], None] | None = None,
         write_plan: bool = True,
+        quotes: tuple[str, ...] = (),
     ) -> str | None:
         """Commit an edit of one plan's file; during a batching pass, the edit may wait for
         the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
@@ -202,7 +203,9 @@ class Committing(ControllerCore):
         id) a start records as executed, durably, once on the branch and before any
         ``before_index`` (local mode). ``write_plan`` False: the commit records the event
         (message, trailers, ``extra``) without writing the plan file (round 42: the outcome
-        of a run whose path holds another plan now)."""
+        of a run whose path holds another plan now). ``quotes``: the plan author's text the
+        body quotes (an error's :meth:`~controller.errors.PlangateError.quoted`), kept as
+        written in the message (round 65)."""
         head = self._head
         if base is not None:  # the caller knows the text to edit (an outcome: what ran)
             base_text: str | None = base
@@ -237,6 +240,7 @@ class Committing(ControllerCore):
             approved_by,
             approval_commit,
             trailers,
+            quotes,
         )
         files: dict[str, bytes | None] = dict(extra or {})
         if write_plan:
@@ -575,7 +579,9 @@ class Committing(ControllerCore):
         approved_by: str | None,
         approval_commit: str | None,
         extra_trailers: dict[str, str] | None = None,
+        quotes: tuple[str, ...] = (),
     ) -> str:
+        from controller.errors import redacted_around
         from controller.execution.secrets import redactor_for
         from controller.git.message import commit_message
 
@@ -587,7 +593,11 @@ class Committing(ControllerCore):
         trailers.append(("Controller", self.instance_id()))
         # Every value on one line, hidden characters (NUL, which git refuses, line breaks that
         # would start a forged trailer) escaped: controller.git.message.
-        redact = redactor_for(self.config).text
+        text = redactor_for(self.config).text
+
+        def redact(value: str) -> str:  # the author's text the body quotes as written
+            return redacted_around(value, quotes, text)
+
         return commit_message(f"plangate: {event} {named}", body, trailers, redact)
 
     @staticmethod

@@ -429,6 +429,7 @@ class Outcomes(Committing):
         # swapped for a symlink since the engine wrote them.
         execution = getattr(outcome, "execution", None)
         log_text = getattr(outcome, "log", None)
+        error = getattr(outcome, "error", None)  # the body: its author's quotes as written
         # Round 42: the run's folder was removed and another plan put at its path since it
         # started: the outcome commit records the run (subject, trailers, the run's log)
         # without writing the started plan back over the new one, which is judged on its own.
@@ -470,6 +471,7 @@ class Outcomes(Committing):
             base=base,
             after=after,
             on_drop=on_drop,
+            quotes=error.quoted() if isinstance(error, PlangateError) else (),
         )
 
     def _holds_source(self, plan_id: str, head: str | None) -> bool:

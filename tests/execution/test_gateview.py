@@ -75,3 +75,14 @@ def test_a_long_value_is_cut_with_its_length_and_digest() -> None:
     assert isinstance(cut, str) and cut.startswith('"' + "z" * 1999 + "…")
     assert "3002 chars as JSON" in cut and "sha256:" in cut
     assert gateview._cut("short", gateview.GATE_VALUE_CHARS) == "short"
+
+
+def test_the_plans_own_inputs_are_shown_as_written_even_equal_to_a_secret() -> None:
+    """Round 65: ``$<inputs.g>`` read from the plan's own ``inputs:`` is its author's
+    literal; a nested plan's inputs (its parent's values, ``own`` None) as resolved."""
+    resolver = _resolver("483920")
+    ctx = gateview._masked(refs.Context(inputs={"g": "483920", "e": ""}))
+    own = ctx.inputs
+    assert resolver.value("$<inputs.g>", ctx, own) == ("483920", True)
+    assert resolver.value("483920$<inputs.e>", ctx, own) == ("483920", True)
+    assert resolver.value("$<inputs.g>", ctx) == ("***", True)

@@ -122,3 +122,17 @@ def test_resolved_params_quote_the_plans_literals_and_redact_what_references_fil
     assert '"note": "r64-guess"' in text and '"title": "r64-guess"' in text
     assert '"token": "***"' in text
     assert "Values the plan wrote are shown as written" in text
+
+
+def test_resolved_params_quote_the_plans_own_inputs_as_written() -> None:
+    """Round 65: ``$<inputs.g>`` from the top-level plan's own ``inputs:`` is its author's
+    literal; without them (a nested plan's: its parent's values) it is shown as recorded."""
+    params = {"note": "$<inputs.g>", "mix": "r65-guess$<inputs.e>"}
+    action = Action(id=1, tool="t", why="w", params=params)
+    recorded = {"mix": "***", "note": "***"}
+    start = {"t": "start", "id": 1, "attempt": 1, "at": "T", "params": recorded}
+    view = ActionView("running", start, None, 1)
+    own = {"g": "r65-guess", "e": ""}
+    text = render_action(action, view, 10_000, fields={}, inputs=own)
+    assert '"note": "r65-guess"' in text and '"mix": "r65-guess"' in text
+    assert '"note": "***"' in render_action(action, view, 10_000, fields={})

@@ -269,3 +269,24 @@ def test_authored_falls_back_to_the_record_where_the_shapes_differ() -> None:
     # a list spelling a secret is masked whole; it was filled in by a reference here
     assert refs.authored(["$<actions[1].outputs.x>", 1], "***") == "***"
     assert refs.authored([104, 117, 110, 116, 101, 114], "***") == [104, 117, 110, 116, 101, 114]
+
+
+def test_authored_keeps_a_top_level_plans_own_inputs_as_written() -> None:
+    # round 65: `$<inputs.g>` read from the plan's own `inputs:` is its author's literal
+    inputs = {"g": "hunter2-guess", "e": "", "tree": {"b": 1, "a": "hunter2-guess"}}
+    written = {
+        "one": "$<inputs.g>",
+        "mix": "hunter2-guess$<inputs.e>",
+        "tree": "$<inputs.tree>",
+        "out": "$<inputs.g>$<actions[1].outputs.x>",
+    }
+    recorded = {"mix": "***", "one": "***", "out": "***out", "tree": {"a": "***", "b": 1}}
+    shown = refs.authored(written, recorded, None, inputs)
+    assert shown == {
+        "mix": "hunter2-guess",
+        "one": "hunter2-guess",
+        "out": "***out",  # an output shares the string: as recorded, whole
+        "tree": {"a": "hunter2-guess", "b": 1},
+    }
+    # no inputs given (a nested plan's: its parent's values): as recorded
+    assert refs.authored(written, recorded, None) == recorded

@@ -1,6 +1,6 @@
 """``plangate audit``: re-derive, from git history alone, whether every execution was allowed.
 
-No state directory is read. The branch's first-parent history is replayed through a fresh
+No state directory is needed. The branch's first-parent history is replayed through a fresh
 in-memory :class:`controller.git.history.HistoryIndex`; every approval request is kept as
 the index held it *at the commit where it was made* (with the identities that had changed
 the plan by then) and judged by :func:`controller.approval.verdicts.decide`, the controller's
@@ -11,6 +11,11 @@ own path (§5 rules and §11 quorum), and every controller commit is checked aga
 - an outcome (``complete``, ``fail``, ``await-approval``, ``abort``) must follow a start;
 - with ``approval.require_signed``, controller commits must be signed too (otherwise anyone
   can forge the controller's identity);
+- a commit under the controller's identity that it did not make is anyone's commit and
+  ``controller-unexplained``: with its record of its commits (``audit --config`` and its
+  state directory: ``<state_dir>/commits``) one the record lacks; by git alone one that
+  records an ``abort`` no abort request asked for (round 65,
+  :meth:`~controller.git.lifecycle.Lifecycle.disowned`);
 - every controller commit must be one the controller makes: subject
   ``plangate: <event> <plan id>``, a status that event sets, and no change to the plan's
   hashed content except a freeze's conversion of legacy references and a ``convert`` that

@@ -3,7 +3,8 @@
 Reads git history alone (see :mod:`controller.approval.audit`); exit 1 when anything is flagged.
 Without a config it audits the repository around the current folder by the policies the
 controller recorded there (``.plangate/policy.json``); with one, it also says when today's
-config differs from the last recorded policy.
+config differs from the last recorded policy, and knows the controller's commits by its
+record in the config's state directory (``<state_dir>/commits``) when there is one.
 """
 
 from __future__ import annotations

@@ -55,6 +55,18 @@ from ``aborted``) and the controller's own later start (``start-without-approval
 blames the honest record. Should: the audit with the config knows the controller's commits by
 ``<state_dir>/commits`` (as the live controller does) and flags the forged commit; at least a
 controller that went on after an "abort" is evidence the abort was not its.
+
+Fixed (2026-11-29): ``forge-abort-audit``. The audit reads the controller's commits as the
+controller does: ``audit --config`` with its state directory by its record of the commits it
+made (``<state_dir>/commits``, the history index's ``own_commit``), and by git alone
+(a fresh clone) a commit under its name (author and committer) that records an ``abort`` of
+a plan with no abort request open (an allowed aborter's own commit setting ``aborted``; an
+``Aborted-By:`` trailer is a claim) is not the controller's: the controller aborts only on
+such a request. Either way the commit is read as anyone's (its ``aborted`` ignored: the
+plan stays paused, her gate approval and the controller's start are valid) and flagged
+``controller-unexplained`` at each plan it changes or names (``Lifecycle.disowned``). The
+test now asserts both readers: no run aborted by Alice, the runs ``await-approval`` then
+``complete``, valid, and the only findings of the plan at the forged commit.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``plangate audit``: re-derive, from git history alone, whether every execution was allowed.
 
-No state directory is read. The branch's first-parent history is replayed through a fresh
+No state directory is needed. The branch's first-parent history is replayed through a fresh
 in-memory :class:`controller.git.history.HistoryIndex`; every approval request is kept as
 the index held it *at the commit where it was made* (with the identities that had changed
 the plan by then) and judged by :func:`controller.approval.verdicts.decide`, the controller's
@@ -11,6 +11,11 @@ own path (§5 rules and §11 quorum), and every controller commit is checked aga
 - an outcome (``complete``, ``fail``, ``await-approval``, ``abort``) must follow a start;
 - with ``approval.require_signed``, controller commits must be signed too (otherwise anyone
   can forge the controller's identity);
+- a commit under the controller's identity that it did not make is anyone's commit and
+  ``controller-unexplained``: with its record of its commits (``audit --config`` and its
+  state directory: ``<state_dir>/commits``) one the record lacks; by git alone one that
+  records an ``abort`` no abort request asked for (round 65,
+  :meth:`~controller.git.lifecycle.Lifecycle.disowned`);
 - every controller commit must be one the controller makes: subject
   ``plangate: <event> <plan id>``, a status that event sets, and no change to the plan's
   hashed content except a freeze's conversion of legacy references and a ``convert`` that
@@ -43,10 +48,18 @@ from typing import Any
 from controller.approval import approvals, recorded, verdicts
 from controller.approval.timeline import Timeline
 from controller.errors import PlanTooLarge
-from controller.git.gitrepo import GitRepo
-from controller.git.history import HistoryEvent, HistoryIndex, PlanState, withdraw_rule
+from controller.git.gitrepo import CommitRecord, GitRepo
+from controller.git.history import (
+    LOG_NAME,
+    HistoryEvent,
+    HistoryIndex,
+    PlanState,
+    changed_plan_ids,
+    plan_id_of,
+    withdraw_rule,
+)
 from controller.git.prefetch import _Prefetcher
-from controller.git.records import RUN_START, PlanEvent, plan_event
+from controller.git.records import RUN_START, PlanEvent, plan_event, record_events
 from controller.plan import plans
 from controller.settings import Config
 
@@ -141,6 +154,26 @@ class Auditor:
         self.report.findings.append(
             {"plan": event.plan_id, "commit": event.commit.sha, "kind": kind, "detail": detail}
         )
+
+    def disowned(self, record: CommitRecord, why: str | None) -> None:
+        """A commit under the controller's name that is not its own (``why``: by its record,
+        or an abort no request asked for): ``controller-unexplained`` at each plan it
+        changes or names; the index reads it as anyone's commit (round 65)."""
+        if why is None:
+            return
+        folder = self.timeline.plans_dir
+        named = {p for p in record_events(record) if plan_id_of(f"{p}/{LOG_NAME}", folder) == p}
+        named |= changed_plan_ids([record], folder)
+        for plan_id in sorted(named) or [""]:
+            self.report.findings.append(
+                {
+                    "plan": plan_id,
+                    "commit": record.sha,
+                    "kind": "controller-unexplained",
+                    "detail": f"a commit under the controller's identity that it did not "
+                    f"make: {why}",
+                }
+            )
 
     def __call__(self, event: HistoryEvent) -> None:
         if event.kind == "request":
@@ -407,22 +440,30 @@ def _with_quiet_merges(repo: GitRepo, head: str, records: list[Any]) -> list[Any
 
 
 def audit_repo(
-    repo: GitRepo, config: Config | None, head: str, controller: str | None = None
+    repo: GitRepo,
+    config: Config | None,
+    head: str,
+    controller: str | None = None,
+    own_commit: Callable[[str], bool] | None = None,
 ) -> AuditReport:
     """Replay ``head``'s first-parent history; ``config`` None: judge by git alone
-    (``controller``: the controller's identity, when the auditor names it)."""
+    (``controller``: the controller's identity, when the auditor names it). ``own_commit``:
+    the controller's record of the commits it made (``audit --config`` with its state
+    directory), which tells its commits as the live controller does; None: by git alone."""
     repo.check_complete()
     timeline = Timeline.open(repo, config, head, controller)
     repo.read_signatures = (
         config is not None and config.approval.allowed_signers is not None
     ) or timeline.in_force.approval.allowed_signers is not None
     try:
-        return _replay(repo, timeline, head)
+        return _replay(repo, timeline, head, own_commit)
     finally:
         timeline.close()
 
 
-def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
+def _replay(
+    repo: GitRepo, timeline: Timeline, head: str, own_commit: Callable[[str], bool] | None
+) -> AuditReport:
     in_force = timeline.in_force
     index = HistoryIndex(
         None,
@@ -430,6 +471,7 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
         controller_email=timeline.identity,
         may_withdraw=withdraw_rule(in_force.approval),
         max_plan_bytes=in_force.limits.max_plan_bytes,
+        own_commit=own_commit,
     )
     auditor = Auditor(repo, timeline)
     auditor.index = index
@@ -452,6 +494,7 @@ def _replay(repo: GitRepo, timeline: Timeline, head: str) -> AuditReport:
             index.may_withdraw = withdraw_rule(in_force.approval)
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
+        auditor.disowned(record, index.disowned(record))  # judged before it applies
         index.apply(repo, record, auditor)
         if record.is_merge:
             index.apply_side_withdrawals(auditor)

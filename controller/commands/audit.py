@@ -3,7 +3,8 @@
 Reads git history alone (see :mod:`controller.approval.audit`); exit 1 when anything is flagged.
 Without a config it audits the repository around the current folder by the policies the
 controller recorded there (``.plangate/policy.json``); with one, it also says when today's
-config differs from the last recorded policy.
+config differs from the last recorded policy, and knows the controller's commits by its
+record in the config's state directory (``<state_dir>/commits``) when there is one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from typing import TYPE_CHECKING
 from controller.display import visible
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from controller.git.gitrepo import GitRepo
+    from controller.settings import Config
 
 
 def audit(*, config_path: str | None, as_json: bool, controller: str | None = None) -> int:
@@ -43,12 +47,23 @@ def audit(*, config_path: str | None, as_json: bool, controller: str | None = No
         head = repo.rev("HEAD")
     if head is None:
         raise GitError("the repository has no commits to audit")
-    report = audit_repo(repo, config, head, controller)
+    report = audit_repo(repo, config, head, controller, _own_commits(config))
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         _print(report)
     return 0 if report.ok else 1
+
+
+def _own_commits(config: Config | None) -> Callable[[str], bool] | None:
+    """The controller's record of the commits it made, from the config's state directory
+    (the live controller's rule, round 65); None without a config or a record: by git alone."""
+    from controller.service.statedir import OwnCommits
+
+    if config is None:
+        return None
+    own = OwnCommits(config.state_path() / "commits")
+    return own.__contains__ if own.known else None
 
 
 def _repo_here() -> GitRepo:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "36"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "37"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -118,6 +118,9 @@ INDEX_VERSION = "36"  # 3: risk and estimate per plan; 4: approval identities, f
 # not after the lapse, counts only from her own hand (round 65: her merge or squash reverted,
 # the agent's cherry-pick of the branch commit behind it ran on her name); the lapse's author's
 # own earlier decisions for the version and a lapsed merge's branches' decisions lapse too
+# 37: read by git alone (no record of the controller's commits), a commit under its name
+# recording an abort of a plan with no abort request open is anyone's commit (round 65: a
+# forged ``plangate: abort`` ended her paused run, her gate approval then read as illegal)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -937,12 +937,52 @@ class Lifecycle(IndexStore):
         audit, a fresh clone) by both identities: the controller writes itself as author
         and committer, and git's own rewrites (`commit --amend`, a rebase, a cherry-pick)
         keep the author but write whoever ran them as committer (round 58: the agent's
-        amended `complete` commit, its log rewritten, read as the controller's own)."""
+        amended `complete` commit, its log rewritten, read as the controller's own); and
+        by what it records: an abort no request asked for is not one (:meth:`disowned`)."""
         if record.author.email.lower() != self.controller_email:
             return False
         if self.own_commit is not None:
             return self.own_commit(record.sha)
-        return record.committer.email.lower() == self.controller_email
+        return record.committer.email.lower() == self.controller_email and not (
+            self._unasked_aborts(record)
+        )
+
+    def disowned(self, record: CommitRecord) -> str | None:
+        """Why a commit under the controller's name (author and committer) is not its own
+        (None: it is, or it does not claim to be). By its record of the commits it made when
+        there is one; git alone, by the one event whose cause history shows: the controller
+        aborts a plan only on an abort request, an allowed aborter's own commit setting
+        ``aborted`` (SPEC §4), never on its own word (round 65: a well-shaped ``plangate:
+        abort`` with ``Aborted-By: alice`` under its name ended her paused run in the audit,
+        which then flagged her gate approval and the controller's real start)."""
+        named = self.controller_email
+        if record.author.email.lower() != named or record.committer.email.lower() != named:
+            return None
+        if self.own_commit is not None:
+            if self.own_commit(record.sha):
+                return None
+            return "not in the controller's record of the commits it made (<state_dir>/commits)"
+        unasked = self._unasked_aborts(record)
+        if not unasked:
+            return None
+        return (
+            f"records an abort of {', '.join(unasked)} that no abort request precedes "
+            "(only an allowed aborter's own commit asks for one; Aborted-By: is a claim)"
+        )
+
+    def _unasked_aborts(self, record: CommitRecord) -> list[str]:
+        """The plans a commit's message says the controller aborted that had no abort
+        request open (nor were withdrawn before they ran). A ``Run-Start:`` record of a run
+        whose path holds another plan is judged against that run by the audit instead."""
+        aborts = [plan for plan, event in record_events(record).items() if event == "abort"]
+        if not aborts:
+            return []
+        recorded = self._run_starts(record)
+        return [plan for plan in aborts if plan not in recorded and not self._abort_asked(plan)]
+
+    def _abort_asked(self, plan_id: str) -> bool:
+        state = self.plans.get(plan_id)
+        return state is not None and (state.abort_requested or state.status == "aborted")
 
     def _controller_clock(self, at: int) -> None:
         """A controller commit: its time is the controller's clock. Every commit after it on

@@ -55,6 +55,18 @@ from ``aborted``) and the controller's own later start (``start-without-approval
 blames the honest record. Should: the audit with the config knows the controller's commits by
 ``<state_dir>/commits`` (as the live controller does) and flags the forged commit; at least a
 controller that went on after an "abort" is evidence the abort was not its.
+
+Fixed (2026-11-29): ``forge-abort-audit``. The audit reads the controller's commits as the
+controller does: ``audit --config`` with its state directory by its record of the commits it
+made (``<state_dir>/commits``, the history index's ``own_commit``), and by git alone
+(a fresh clone) a commit under its name (author and committer) that records an ``abort`` of
+a plan with no abort request open (an allowed aborter's own commit setting ``aborted``; an
+``Aborted-By:`` trailer is a claim) is not the controller's: the controller aborts only on
+such a request. Either way the commit is read as anyone's (its ``aborted`` ignored: the
+plan stays paused, her gate approval and the controller's start are valid) and flagged
+``controller-unexplained`` at each plan it changes or names (``Lifecycle.disowned``). The
+test now asserts both readers: no run aborted by Alice, the runs ``await-approval`` then
+``complete``, valid, and the only findings of the plan at the forged commit.
 """
 
 from __future__ import annotations
@@ -68,25 +80,14 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, valid_runs
 from test_round2_execution_kit import shared
 
 FORGED = ["forge-params", "forge-exec", "forge-done"]
 HONEST = [f"h-{i:02d}" for i in range(1, 9)]
 DENY = ["forge-abort"]
 KILLED = [f"k-{i:02d}" for i in range(1, 13)]
-BROKEN: dict[str, object] = {
-    "forge-abort-audit": xfail(
-        "a well-shaped abort under the controller's name is the audit's record",
-        "the agent commits `plangate: abort plans/forge-abort` (Plan:, Plan-Status: aborted, "
-        "Aborted-By: alice) as plangate <plangate@localhost>, author and committer, setting the "
-        "paused plan aborted; the live controller ignores it (not in <state_dir>/commits) and "
-        "runs action 2 on Alice's gate approval (status: completed), but `plangate audit "
-        "--config` (and on a fresh clone) lists the run's outcome as `abort`, aborted_by "
-        "alice, flags nothing at the forged commit, and flags her gate approval (illegal, from "
-        "aborted) and the controller's own start (start-without-approval, started-twice)",
-    )
-}
+BROKEN: dict[str, object] = {}
 
 
 def gated(tag: str) -> str:
@@ -297,12 +298,19 @@ def test_a_forged_abort_under_the_controllers_name_does_not_stop_her_plan(
 def test_the_audit_with_the_config_credits_the_controllers_record_not_the_forgery(
     lab: Lab, vid: str
 ) -> None:
-    runs = [e for e in lab.creport.get("executions", []) if e.get("plan") == f"plans/{vid}"]  # type: ignore[attr-defined]
-    assert not any(e.get("aborted_by") == ALICE[1] for e in runs), runs
-    mine = [f for f in lab.creport.get("findings", []) if f.get("plan") == f"plans/{vid}"]  # type: ignore[attr-defined]
-    blamed = [f for f in mine if f.get("kind") in ("started-twice", "start-without-approval")]
-    assert blamed == [], blamed
-    assert any(f.get("commit") == lab.abort_sha for f in mine), mine  # type: ignore[attr-defined]
+    # with the config (its record of its commits) and on a fresh clone (git alone)
+    for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
+        runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{vid}"]
+        assert not any(e.get("aborted_by") == ALICE[1] for e in runs), runs
+        assert [e.get("outcome") for e in runs] == ["await-approval", "complete"], runs
+        assert all(e.get("approval_valid") for e in runs), runs
+        mine = [f for f in report.get("findings", []) if f.get("plan") == f"plans/{vid}"]
+        blamed = [f for f in mine if f.get("commit") != lab.abort_sha]  # type: ignore[attr-defined]
+        assert blamed == [], blamed
+        assert any(
+            f.get("commit") == lab.abort_sha and f.get("kind") == "controller-unexplained"  # type: ignore[attr-defined]
+            for f in mine
+        ), mine
 
 
 @pytest.mark.parametrize("vid", cases(KILLED, KILLED, BROKEN))  # type: ignore[arg-type]

@@ -13,12 +13,15 @@ from tests.support.gitenv import run_cli
 from tests.support.gitkit import (
     AGENT,
     ALICE,
+    BOT,
+    GATED,
     MALLORY,
     PLAN,
     approve,
     commit_all,
     edit_status,
     git,
+    head_plan,
     run_once,
     submitted,
     write_plan,
@@ -33,9 +36,10 @@ tools:
 """
 
 
-def _audit(repo: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
+def _audit(repo: Path, keep_state: bool = False) -> tuple[int, dict]:  # type: ignore[type-arg]
     (repo.parent / "plangate.yml").write_text(CONFIG)
-    shutil.rmtree(default_state_dir(repo), ignore_errors=True)  # history alone
+    if not keep_state:
+        shutil.rmtree(default_state_dir(repo), ignore_errors=True)  # history alone
     result = run_cli("audit", "--json", "--config", str(repo.parent / "plangate.yml"))
     assert result.returncode in (0, 1), result.stderr
     return result.returncode, json.loads(result.stdout)
@@ -162,7 +166,9 @@ def test_outcome_without_start_is_flagged(repo: Path, verb: str) -> None:
         },
     )
     code, report = _audit(repo)
-    assert code == 1 and "outcome-without-start" in _kinds(report)
+    # an abort no one asked for is not the controller's (round 65): nobody withdrew the plan
+    wanted = "outcome-without-start" if verb == "complete" else "controller-unexplained"
+    assert code == 1 and wanted in _kinds(report), report["findings"]
 
 
 @pytest.mark.parametrize(
@@ -182,3 +188,87 @@ def test_the_controllers_freeze_of_legacy_references_is_no_finding(repo: Path, r
     code, report = _audit(repo)
     assert "controller-unexplained" not in _kinds(report), report["findings"]
     assert code == 0 and report["executions"][0]["approval_valid"], report
+
+
+def _paused_at_the_gate(repo: Path) -> None:
+    write_plan(repo, "greet", GATED)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo)  # frozen
+    approve(repo)
+    run_once(repo)  # action 1, then the gate
+    assert head_plan(repo)["plan"]["status"] == "awaiting_approval"
+
+
+@pytest.mark.parametrize("keep_state", [False, True], ids=["git-alone", "with-state"])
+def test_a_forged_abort_under_the_controllers_name_is_unexplained(
+    repo: Path, keep_state: bool
+) -> None:
+    """Round 65: a well-shaped ``plangate: abort`` (``Aborted-By: alice``) under the
+    controller's name, author and committer, on a plan paused at its gate: the controller
+    ignores it and runs the gate on her approval. The audit flags the forged commit and
+    lists her run as the controller recorded it: with its state by its record of its
+    commits, from git alone because no abort request (an allowed aborter's own commit)
+    precedes it; neither her gate approval nor the controller's start is blamed."""
+    _paused_at_the_gate(repo)
+    edit_status(repo, "greet", "aborted")
+    forged = commit_all(
+        repo,
+        "plangate: abort plans/greet\n\nPlan: plans/greet\nPlan-Status: aborted\n"
+        "Aborted-By: alice@example.com\n",
+        BOT,
+    )
+    approve(repo)  # her gate approval
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    code, report = _audit(repo, keep_state)
+    assert code == 1
+    assert {(f["commit"], f["kind"]) for f in report["findings"]} >= {
+        (forged, "controller-unexplained")
+    }, report["findings"]
+    assert all(f["commit"] == forged for f in report["findings"]), report["findings"]
+    runs = report["executions"]
+    assert [(e["outcome"], e["approval_valid"]) for e in runs] == [
+        ("await-approval", True),
+        ("complete", True),
+    ], runs
+    assert not any(e["aborted_by"] for e in runs), runs
+
+
+def test_her_abort_of_a_paused_plan_is_the_controllers_record(repo: Path) -> None:
+    """The control: Alice aborts the paused plan herself; the controller's abort commit
+    answers her request and the audit lists the run aborted by her, with no finding."""
+    _paused_at_the_gate(repo)
+    edit_status(repo, "greet", "aborted")
+    commit_all(repo, "abort greet", ALICE)
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "aborted"
+    for keep_state in (True, False):
+        code, report = _audit(repo, keep_state)
+        assert code == 0, report["findings"]
+        last = report["executions"][-1]
+        assert (last["outcome"], last["aborted_by"]) == ("abort", "alice@example.com"), last
+
+
+def test_a_commit_under_its_name_not_in_its_record_is_unexplained(repo: Path) -> None:
+    """With its state directory, the audit knows the controller's commits by its record
+    (``<state_dir>/commits``), as the controller does: a well-shaped abort under its name
+    after her real request, which git alone cannot tell from the controller's, is flagged;
+    the controller's own abort that follows is the record."""
+    _paused_at_the_gate(repo)
+    edit_status(repo, "greet", "aborted")
+    commit_all(repo, "abort greet", ALICE)
+    path = repo / "plans" / "greet" / "PLAN.yml"
+    path.write_text(path.read_text() + "# aborted on request\n")  # a change the log lists
+    forged = commit_all(
+        repo,
+        "plangate: abort plans/greet\n\nPlan: plans/greet\nPlan-Status: aborted\n"
+        "Aborted-By: alice@example.com\n",
+        BOT,
+    )
+    run_once(repo)
+    code, report = _audit(repo, keep_state=True)
+    assert code == 1
+    assert [(f["commit"], f["kind"]) for f in report["findings"]] == [
+        (forged, "controller-unexplained")
+    ], report["findings"]
+    assert "record" in report["findings"][0]["detail"]

@@ -129,3 +129,63 @@ def test_an_approval_after_the_withdrawal_does_not_undo_it(
     state = _walk(repo, tmp_path, [*ROADS["gate-approved"], (first, AGENT), ("approved", ALICE)])
     _acted_on(state)
     assert state.status == "aborted" and state.abort_requested and state.request is None
+
+
+def _abort_road(
+    repo: Path, tmp_path: Path, asked: bool, own: bool | None
+) -> tuple[HistoryIndex, str]:
+    """A plan paused at its gate, (Alice's abort request,) then a well-shaped ``plangate:
+    abort`` under the controller's name, author and committer; the index read by git alone
+    (``own`` None) or with a record of the controller's commits that does (not) hold it."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    for status, who in ROADS["awaiting_approval"]:
+        edit_status(repo, "p", status)
+        commit_all(repo, f"status {status}", who)
+    if asked:
+        edit_status(repo, "p", "aborted")
+        commit_all(repo, "abort p", ALICE)
+    edit_status(repo, "p", "aborted")
+    (repo / "plans" / "p" / "PLAN.yml").write_text(
+        (repo / "plans" / "p" / "PLAN.yml").read_text() + "# aborted\n"
+    )
+    sha = commit_all(
+        repo, "plangate: abort plans/p\n\nPlan: plans/p\nAborted-By: alice@example.com\n", BOT
+    )
+    index = HistoryIndex(
+        tmp_path / "index.sqlite",
+        plans_dir="plans",
+        controller_email="plangate@localhost",
+        may_withdraw=withdraw_rule(ApprovalSettings(approvers=["alice@example.com"])),
+        own_commit=None if own is None else (lambda made: own or made != sha),
+    )
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    return index, sha
+
+
+def test_an_abort_no_one_asked_for_is_not_the_controllers(repo: Path, tmp_path: Path) -> None:
+    """Round 65: the controller aborts only on an abort request; by git alone a commit under
+    its name that records one with no request open is anyone's (its ``aborted`` ignored)."""
+    index, sha = _abort_road(repo, tmp_path, asked=False, own=None)
+    state = index.plans["plans/p"]
+    assert state.status == "awaiting_approval" and not state.abort_requested
+    record = GitRepo(repo).commit(sha)
+    assert "no abort request" in (index.disowned(record) or "")
+
+
+@pytest.mark.parametrize(("asked", "own"), [(True, None), (False, True)])
+def test_an_abort_answering_a_request_or_in_its_record_is_the_controllers(
+    repo: Path, tmp_path: Path, asked: bool, own: bool | None
+) -> None:
+    """Her abort request makes the controller's abort its own by git alone; with a record of
+    its commits the record decides, whatever history shows."""
+    index, sha = _abort_road(repo, tmp_path, asked=asked, own=own)
+    assert index.plans["plans/p"].status == "aborted"
+    assert not index.plans["plans/p"].abort_requested  # the controller's abort answered it
+    assert index.disowned(GitRepo(repo).commit(sha)) is None
+
+
+def test_a_commit_its_record_lacks_is_disowned(repo: Path, tmp_path: Path) -> None:
+    index, sha = _abort_road(repo, tmp_path, asked=True, own=False)
+    assert index.plans["plans/p"].abort_requested  # her request; no abort of the controller's
+    assert "record" in (index.disowned(GitRepo(repo).commit(sha)) or "")

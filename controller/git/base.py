@@ -31,6 +31,10 @@ from controller.git.store import (
     write_pack,
 )
 
+#: An object :meth:`RepoBase.packing` writes at its end: kind, bytes, into the shared store
+#: too, the zlib level of a loose copy (None: by size, as the controller writes its own).
+Pending = tuple[bytes, bytes, bool, "int | None"]
+
 
 class _GuardedGit(git.Git):
     """GitPython's git runner, its children (the persistent ``cat-file``) under the guard."""
@@ -122,9 +126,9 @@ class RepoBase:
         self.forged_shared: list[str] = []
         #: objects written into a store nobody verified, not yet read back
         self._unverified_writes: list[str] = []
-        #: inside :meth:`~controller.git.objects.Objects.packing`: objects to write at its
-        #: end, by id: (kind, bytes, into the shared store too)
-        self._pending: dict[str, tuple[bytes, bytes, bool]] | None = None
+        #: inside :meth:`packing`: objects to write at its end, by id: (kind, bytes, into
+        #: the shared store too, the zlib level of a loose copy: None chooses by size)
+        self._pending: dict[str, Pending] | None = None
 
     def close(self) -> None:
         with self._lock:
@@ -190,13 +194,15 @@ class RepoBase:
         if self._shared_reader is not None:
             self._shared_reader.clear_cache()
 
-    def _write_loose(self, sha: str, header: bytes, data: bytes, shared: bool) -> None:
+    def _write_loose(
+        self, sha: str, header: bytes, data: bytes, shared: bool, level: int | None = None
+    ) -> None:
         body: list[bytes] = []  # compressed once, for either store
         if shared:
             self._before_unverified_write(sha)
         for objects in (self._objects, self._shared_objects if shared else None):
             if objects is not None:
-                write_loose(objects, sha, header, data, body)
+                write_loose(objects, sha, header, data, body, level)
 
     @contextlib.contextmanager
     def packing(self) -> Iterator[None]:
@@ -208,7 +214,7 @@ class RepoBase:
         if self._pending is not None:
             yield
             return
-        pending: dict[str, tuple[bytes, bytes, bool]] = {}
+        pending: dict[str, Pending] = {}
         self._pending = pending
         try:
             yield
@@ -216,17 +222,17 @@ class RepoBase:
             self._pending = None
         self._write_pending(pending)
 
-    def _write_pending(self, pending: Mapping[str, tuple[bytes, bytes, bool]]) -> None:
+    def _write_pending(self, pending: Mapping[str, Pending]) -> None:
         if len(pending) < PACK_AT:
-            for sha, (kind, data, shared) in pending.items():
-                self._write_loose(sha, b"%s %d\0" % (kind, len(data)), data, shared)
+            for sha, (kind, data, shared, level) in pending.items():
+                self._write_loose(sha, b"%s %d\0" % (kind, len(data)), data, shared, level)
             return
-        shared_names = [sha for sha, (_, _, shared) in pending.items() if shared]
+        shared_names = [sha for sha, (_, _, shared, _) in pending.items() if shared]
         if shared_names and (self._shared_objects is not None or self.checks_objects):
             self._unverified_writes.extend(self._unverified_among(shared_names))
-        write_pack(self._objects, [(sha, kind, data) for sha, (kind, data, _) in pending.items()])
+        write_pack(self._objects, [(sha, kind, data) for sha, (kind, data, *_) in pending.items()])
         if self._shared_objects is not None:
-            into = [(sha, kind, data) for sha, (kind, data, shared) in pending.items() if shared]
+            into = [(sha, kind, data) for sha, (kind, data, shared, _) in pending.items() if shared]
             if into:
                 write_pack(self._shared_objects, into)
         if not self.checks_objects and pack_count(self._objects) > MAX_PACKS:

@@ -229,7 +229,7 @@ class Objects(RepoBase):
         digest.update(data)
         sha = digest.hexdigest()
         if self._pending is not None:
-            self._pending[sha] = (kind, data, True)
+            self._pending[sha] = (kind, data, True, None)
         else:
             self._write_loose(sha, header, data, True)
         self._keep(sha, data)

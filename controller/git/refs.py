@@ -138,10 +138,10 @@ class Refs(RepoBase):
             digest = hashlib.sha1(header)
             digest.update(data)
             sha = digest.hexdigest()
-            if self._pending is not None:  # the intake of a burst: one pack (:meth:`packing`)
-                self._pending[sha] = (kind, data, False)
-                return sha
             level = 1 if kind == b"blob" else None  # trees as the controller writes its own
+            if self._pending is not None:  # written at the end of :meth:`packing`
+                self._pending[sha] = (kind, data, False, level)
+                return sha
             write_loose(self._objects, sha, header, data, [], level=level)
             return sha
 

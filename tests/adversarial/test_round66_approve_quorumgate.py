@@ -1,0 +1,203 @@
+"""Round 66, approval side: round 65's decision-level lapse (docs/approvals.md, "Replayed
+approvals") where a plan needs more than one decision: a QUORUM of two (votes collected in
+the controller's ``partial`` commits, docs/approvals.md "Policy") and a GATE
+(``requires_approval``: the pause's approval is a decision of its own). Lapses made by the
+agent, by the approver herself and by another approver; the agent's copies of a lapsed vote
+or gate approval; honest re-approvals after a lapse, one after a lapse the agent dated ten
+years ahead.
+
+Lab (one, local mode, fake commit dates, no sleep). Config: ``plans/q-*/**`` needs two
+approvals. The agent commits one plan per id: ``q-*`` one ``rec`` call, ``g-*`` a ``rec``
+call and a gated one tagged ``<id>-gated``; a pass freezes. Alice approves every plan (her
+own commit); a pass collects her vote (``partial``) or runs action 1 and pauses at the gate.
+Then, before the next pass:
+
+Lapsed, brought back by another hand (asserted: the plan (quorum) or its gated action
+never ran, no valid execution of that kind in the audit):
+
+- ``q-pick``: Bob approves (Y); the agent reverts Y; the agent cherry-picks Y and gives it
+  another message.
+- ``g-pick``: Alice approves the gate (G) and reverts G; the agent cherry-picks G, another
+  message.
+- ``g-bob``: Alice approves the gate (G); BOB reverts G; the agent cherry-picks G, another
+  message.
+- ``g-quoted``: Alice approves the gate (G) and reverts G; the agent cherry-picks G and
+  respells the status ``status: "approved"``.
+
+Honest (asserted: ran once, valid in the audit, credited as said):
+
+- ``q-agent``: Bob approves (Y); the agent reverts Y; Bob approves again (a new commit):
+  Alice's collected vote and Bob's new one make the quorum.
+- ``q-carol``: Bob approves (Y) and reverts Y himself ("not yet"); Carol approves: Alice's
+  vote and Carol's.
+- ``g-agent``: Alice approves the gate (G); the agent reverts G; Alice approves the gate
+  again in the forge's web editor (committer ``GitHub``): the gated action runs.
+- ``g-future``: as ``g-agent``, the agent's revert dated ten years ahead.
+- ``q-future``: Bob approves (Y); the agent reverts Y dated ten years ahead; Bob approves
+  again in the web editor.
+
+Seen (FINDINGS.md, round 66): ``g-future`` and ``q-future`` BROKE (honest work refused):
+the agent's revert dated ten years ahead marks the gate approval or the vote lapsed until
+then, and the approver's new decision through the web editor is ``E_APPROVAL_REPLAYED`` (the
+gate never passes, the quorum is never met; only a commit of her own hand counts). Held:
+``q-pick``, ``g-pick``, ``g-bob``, ``g-quoted`` (never ran past the gate / never started,
+no valid execution of that kind); honest: ``q-agent``, ``q-carol`` (Alice's collected vote
+kept through Bob's lapse), ``g-agent`` (the agent's lapse dated now).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, cases, plan_text, xfail
+from test_round2_execution_kit import shared
+
+FORGE = ("GitHub", "noreply@github.com")
+POL = """\
+rules:
+  - {match: {paths: ['plans/q-*/**']}, require: [{count: 2}]}
+"""
+GATE = """\
+  - id: 2
+    tool: rec
+    why: "after a second look"
+    requires_approval: true
+    params:
+      tag: "{tag}-gated"
+"""
+LAPSED = ["q-pick", "g-pick", "g-bob", "g-quoted"]
+HONEST = ["q-agent", "q-carol", "g-agent", "g-future", "q-future"]
+_AHEAD = xfail(
+    "a lapse dated ahead bars new decisions (votes, gates)",
+    "the agent's revert of Bob's vote or of Alice's gate approval is dated ten years ahead; "
+    "the approver's new decision made in the forge's web editor (committer GitHub, dated "
+    "now) is 'the same decision dated not after the lapse' from another hand: "
+    "E_APPROVAL_REPLAYED, the quorum never met / the gate never passed; should: a decision "
+    "made after the lapse reached the branch counts",
+)
+BROKEN: dict[str, object] = {"g-future": _AHEAD, "q-future": _AHEAD}
+
+
+class Clock:
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.t = int(time.time()) - 7200
+
+    def git(self, *args: str, who=ALICE, by=None, adate=None) -> str:  # type: ignore[no-untyped-def]
+        self.t += 20
+        a = self.t if adate is None else adate
+        env = {"GIT_AUTHOR_DATE": f"@{a} +0000", "GIT_COMMITTER_DATE": f"@{self.t} +0000"}
+        if by:
+            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
+        self.lab.extra_env = env  # type: ignore[attr-defined]
+        try:
+            self.lab.git(*args, who=who)
+        finally:
+            self.lab.extra_env = {}  # type: ignore[attr-defined]
+        return self.lab.head()
+
+    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm", by=None) -> str:  # type: ignore[no-untyped-def]
+        self.lab.set_status(slug, status)
+        self.lab.git("add", "-A")
+        return self.git("commit", "-q", "-m", msg, who=who, by=by)
+
+    def run(self) -> None:
+        self.t += 20
+        self.lab.git_date = f"@{self.t} +0000"
+        self.lab.run()
+        self.lab.git_date = None
+
+
+def _kinds(lab: Lab, vid: str, kind: str) -> list[dict[str, object]]:
+    return [
+        e
+        for e in lab.report.get("executions", [])  # type: ignore[attr-defined]
+        if e.get("plan") == f"plans/{vid}"
+        and e.get("approval_kind") == kind
+        and e.get("approval_valid")
+    ]
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root, approval=POL)
+    c = Clock(lab)
+    for v in [*LAPSED, *HONEST]:
+        extra = GATE.format(tag=v) if v.startswith("g-") else ""
+        lab.write(v, plan_text(v, extra_actions=extra) if extra else plan_text(v))
+    lab.git("add", "-A")
+    c.git("commit", "-q", "-m", "agent plans", who=AGENT)
+    c.run()
+    for v in [*LAPSED, *HONEST]:
+        c.set(v, "approved", msg=f"approve {v}")
+    c.run()
+    future = int(time.time()) + 10 * 365 * 86400
+    # quorum: Bob's vote taken back
+    y = {}
+    for v in ("q-pick", "q-agent", "q-carol", "q-future"):
+        y[v] = c.set(v, "approved", who=BOB, msg="lgtm")
+    c.git("revert", "--no-edit", y["q-pick"], who=AGENT, by=AGENT)
+    c.git("revert", "--no-edit", y["q-agent"], who=AGENT, by=AGENT)
+    c.git("revert", "--no-edit", y["q-carol"], who=BOB, by=BOB)
+    c.git("revert", "--no-edit", y["q-future"], who=AGENT, by=AGENT, adate=future)
+    # gates: her gate approval taken back
+    g = {}
+    for v in ("g-pick", "g-bob", "g-quoted", "g-agent", "g-future"):
+        g[v] = c.set(v, "approved", msg="gate ok")
+    for v in ("g-pick", "g-quoted"):
+        c.git("revert", "--no-edit", g[v])
+    c.git("revert", "--no-edit", g["g-bob"], who=BOB, by=BOB)
+    c.git("revert", "--no-edit", g["g-agent"], who=AGENT, by=AGENT)
+    c.git("revert", "--no-edit", g["g-future"], who=AGENT, by=AGENT, adate=future)
+    # the agent's copies
+    c.git("cherry-pick", y["q-pick"], who=AGENT, by=AGENT)
+    c.git("commit", "-q", "--amend", "-m", "approved upstream", who=AGENT, by=AGENT)
+    for v in ("g-pick", "g-bob"):
+        c.git("cherry-pick", g[v], who=AGENT, by=AGENT)
+        c.git("commit", "-q", "--amend", "-m", "gate approved upstream", who=AGENT, by=AGENT)
+    c.git("cherry-pick", g["g-quoted"], who=AGENT, by=AGENT)
+    path = lab.repo / "plans" / "g-quoted" / "PLAN.yml"
+    path.write_text(path.read_text().replace("  status: approved\n", '  status: "approved"\n'))
+    lab.git("add", "-A")
+    c.git("commit", "-q", "--amend", "--no-edit", who=AGENT, by=AGENT)
+    # honest comebacks
+    c.set("q-agent", "approved", who=BOB, msg="approve again")
+    c.set("q-carol", "approved", who=CAROL, msg="approve")
+    c.set("q-future", "approved", who=BOB, msg="Update PLAN.yml", by=FORGE)
+    for v in ("g-agent", "g-future"):
+        c.set(v, "approved", msg="Update PLAN.yml", by=FORGE)
+    c.run()
+    c.run()
+    lab.status()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r66-quorumgate", _build)
+
+
+@pytest.mark.parametrize("vid", cases(LAPSED, LAPSED, BROKEN))  # type: ignore[arg-type]
+def test_a_lapsed_vote_or_gate_approval_brought_back_by_another_hand_does_not_count(
+    lab: Lab, vid: str
+) -> None:
+    if vid.startswith("g-"):
+        assert len(lab.calls(vid)) == 1, lab.codes(vid)[:1500]  # action 1, before the gate
+        assert lab.calls(f"{vid}-gated") == [], lab.codes(vid)[:1500]
+        assert _kinds(lab, vid, "gate") == [], _kinds(lab, vid, "gate")
+    else:
+        assert lab.calls(vid) == [], lab.codes(vid)[:1500]
+        assert _kinds(lab, vid, "approve") == [], _kinds(lab, vid, "approve")
+
+
+@pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]
+def test_a_new_decision_after_a_lapse_counts(lab: Lab, vid: str) -> None:
+    if vid.startswith("g-"):
+        assert len(lab.calls(f"{vid}-gated")) == 1, lab.codes(vid)[:1500]
+        runs = _kinds(lab, vid, "gate")
+        assert len(runs) == 1 and runs[0]["approver"] == ALICE[1], runs
+    else:
+        assert len(lab.calls(vid)) == 1, lab.codes(vid)[:1500]
+        assert len(_kinds(lab, vid, "approve")) == 1, lab.report  # type: ignore[attr-defined]

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -62,7 +62,10 @@ READ = ("lg", "lx", "ls1", "ls2", "md", "qt", "ko", "cr", "gt")
 WHERE = ("status", "mcp-status", "show", "mcp-log")
 FORGED = ("lg", "lx", "ls1", "ls2")
 HONEST = ("md", "qt", "ko", "cr")
-GATE = '  - id: 2\n    tool: rec\n    why: "gated"\n    requires_approval: true\n    params: {tag: "X2"}\n'
+GATE = (
+    '  - id: 2\n    tool: rec\n    why: "gated"\n    requires_approval: true\n'
+    '    params: {tag: "X2"}\n'
+)
 
 
 def _build(root: Path) -> Lab:
@@ -88,12 +91,12 @@ def _build(root: Path) -> Lab:
         "  gate:\n", "  forged_top: yes-agent\n  gate:\n"
     )
     lab.write("gt", gt)
-    lab.commit("agent: annotate the paused run", lab_agent := ("Agent", "agent@example.com"))
+    lab.commit("agent: annotate the paused run", AGENT)
     lab.write("md", "metadata: {ticket: OPS-1}\n" + lab.read("md"))
     lab.write("qt", lab.read("qt").replace('tag: "qt"', "tag: 'qt'"))
     ko = lab.read("ko")
-    lab.write("ko", ko.replace('    tool: rec\n    why: "record that variant ko ran"\n',
-                               '    why: "record that variant ko ran"\n    tool: rec\n'))  # fmt: skip
+    why = '    why: "record that variant ko ran"\n'
+    lab.write("ko", ko.replace("    tool: rec\n" + why, why + "    tool: rec\n"))
     lab.write("cr", lab.read("cr").replace("plan:\n", 'plan:\n  created: "2026-11-20"\n', 1))
     lab.commit("alice: tidy the finished plans", ALICE)
     p = lab.repo / "plans"
@@ -105,7 +108,7 @@ def _build(root: Path) -> Lab:
     one, two = (p / "ls1/EXECUTION_LOG.md").read_bytes(), (p / "ls2/EXECUTION_LOG.md").read_bytes()
     (p / "ls1/EXECUTION_LOG.md").write_bytes(two)
     (p / "ls2/EXECUTION_LOG.md").write_bytes(one)
-    lab.commit("agent: logs", lab_agent)
+    lab.commit("agent: logs", AGENT)
     cfg = str(lab.config)
     got: dict[str, Any] = {}
     rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
@@ -125,14 +128,16 @@ def _build(root: Path) -> Lab:
     wt = (p / "wt/EXECUTION_LOG.md").read_text()
     (p / "wt/EXECUTION_LOG.md").write_text(wt.replace("alice@example.com", "bob@ops.example.com"))
     lab.write("nw", plan_text("nw"))
-    lab.commit("agent: a new plan", lab_agent, "plans/nw")
+    lab.commit("agent: a new plan", AGENT, "plans/nw")
     for slug in GATED:
         lab.set_status(slug, "approved")
     lab.commit("alice: the gates", ALICE, "plans/gt", "plans/gu")
     lab.run()
     got["gt-after"] = lab.read("gt")
     got["gt-status"] = lab.status()["plans/gt"]["status"]
-    got["wt-commits"] = lab.git("log", "--all", "-p", "--format=%H", "--", "plans/wt/EXECUTION_LOG.md")
+    got["wt-commits"] = lab.git(
+        "log", "--all", "-p", "--format=%H", "--", "plans/wt/EXECUTION_LOG.md"
+    )
     got["wt-dirty"] = lab.git("status", "--short", "--", "plans/wt")
     got["calls"] = {t: len(lab.calls(t)) for t in ("gt2", "gt2-EVIL", "gu2", "lg-EVIL")}
     lab.got = got  # type: ignore[attr-defined]

@@ -217,8 +217,11 @@ SLIPS: dict[str, tuple[str, str]] = {
     "dynid-bad": ("dynid", '{"n": 3, "kids": [{"n": 50}]}'),
     "kw-dep-bad": ("kw", '{"d": "x"}'),
     "kw-if-bad": ("kw", '{"i": "x"}'),
-    "kw-const-bad": ("kw", '{"c": {"$id": "urn:plangate:tool.kw:urn:r66:c", '
-                           '"$ref": "urn:plangate:tool.kw:urn:r66:c#/x"}}'),
+    "kw-const-bad": (
+        "kw",
+        '{"c": {"$id": "urn:plangate:tool.kw:urn:r66:c", '
+        '"$ref": "urn:plangate:tool.kw:urn:r66:c#/x"}}',
+    ),
     "kw-enum-bad": ("kw", '{"e": {"$dynamicRef": "#tool.kw.node"}}'),
     "kw-prefix-bad": ("kw", '{"p": ["x"]}'),
     "kw-not-bad": ("kw", '{"n": 3}'),
@@ -234,12 +237,12 @@ SLIPS: dict[str, tuple[str, str]] = {
 
 REFUSED = {
     "cfg-foreign-under-enum": (
-        "  ue:\n    kind: exec\n    argv: [\"/bin/true\"]\n    params_schema:\n"
+        '  ue:\n    kind: exec\n    argv: ["/bin/true"]\n    params_schema:\n'
         '      properties: {enum: {$ref: "https://r66.invalid/v.json"}}\n',
         "https://r66.invalid/v.json",
     ),
     "cfg-nowhere-in-examples-def": (
-        "  ud:\n    kind: exec\n    argv: [\"/bin/true\"]\n    params_schema:\n"
+        '  ud:\n    kind: exec\n    argv: ["/bin/true"]\n    params_schema:\n'
         '      $defs: {examples: {$ref: "#/nowhere"}}\n'
         '      properties: {v: {$ref: "#/$defs/examples"}}\n',
         "#/nowhere",

@@ -28,25 +28,25 @@ every plan did what it was approved to do.
 
 Broke (strict xfails, 10). ``nin-log``, ``nin-mcp-log``, ``ndef-log``, ``ndef-mcp-log``: a
 nested plan's ``$<inputs.g>`` is recorded ``"note": "***"`` under "Params (resolved)" in
-EXECUTION_LOG.md and MCP ``log`` for the right guess, ``"note": "<guess>"`` for the wrong
-one, whether the value came from the parent's LITERAL ``inputs:`` or from the child's OWN
-default: both are text the agent wrote and committed (docs/execution.md: "a nested plan's
-inputs are its parent's resolved values and show as recorded": one approved run confirms a
-guess; round 65 counted a top-level plan's inputs as the author's, not a nested one's).
-``eq-notify``, ``nchk-notify``, ``in-notify``, ``mt-notify``, ``pth-notify``: the ``fail``
-post's ``message`` and ``text`` say "(expected equals \\"***\\")" / "expected in
-[\\"***\\"]" / "expected matches \\"***\\"" / "$.json['***'] matched nothing" for the right
-guess and quote the guess for the wrong one (round 65 fixed the commit, the journal, the
-log; the notifier still redacts the whole message). ``dir-notify``: a plan in
-``plans/<guess>`` is posted as ``"plan": "plans/***"`` (its ``start`` and ``complete``)
-for the right guess, by its path for the wrong one, while the commits, ``status``, ``log``
-name the path as written. Should: a notification quotes the plan's path and its author's
-parts of a message as written (the message's ``recorded`` form, as the outcome commit), and
-the record treats a nested plan's input that is wholly the author's text (the parent's
-literal, the child's default) as written. Held: ``nlit`` (the child's literal), ``nchk`` in the log, MCP ``log`` and the row,
-``cv`` (the converted PLAN.yml, its log and every post), ``in``/``mt``/``pth``/``eq`` in
-the log, MCP ``log`` and the row, ``gin`` (the gate preview with the plan's own input, its
-post), ``key``, and ``dir`` in the log, MCP ``log`` and the row.
+EXECUTION_LOG.md and MCP ``log`` for the right guess, ``"note": "<guess>"`` for the wrong one,
+whether the value came from the parent's LITERAL ``inputs:`` or from the child's OWN default:
+both are text the agent wrote and committed (docs/execution.md: "a nested plan's inputs are its
+parent's resolved values and show as recorded": one approved run confirms a guess; round 65
+counted a top-level plan's inputs as the author's, not a nested one's). ``eq-notify``,
+``nchk-notify``, ``in-notify``, ``mt-notify``, ``pth-notify``: the ``fail`` post's ``message``
+and ``text`` say "(expected equals \\"***\\")" / "expected in [\\"***\\"]" / "expected matches
+\\"***\\"" / "$.json['***'] matched nothing" for the right guess and quote the guess for the
+wrong one (round 65 fixed the commit, the journal, the log; the notifier still redacts the
+whole message). ``dir-notify``: a plan in ``plans/<guess>`` is posted as ``"plan":
+"plans/***"`` (its ``start`` and ``complete``) for the right guess, by its path for the wrong
+one, while the commits, ``status``, ``log`` name the path as written. Should: a notification
+quotes the plan's path and its author's parts of a message as written (the message's
+``recorded`` form, as the outcome commit), and the record treats a nested plan's input that is
+wholly the author's text (the parent's literal, the child's default) as written. Held: ``nlit``
+(the child's literal), ``nchk`` in the log, MCP ``log`` and the row, ``cv`` (the converted
+PLAN.yml, its log and every post), ``in``/``mt``/``pth``/``eq`` in the log, MCP ``log`` and the
+row, ``gin`` (the gate preview with the plan's own input, its post), ``key``, and ``dir`` in
+the log, MCP ``log`` and the row.
 """
 
 from __future__ import annotations

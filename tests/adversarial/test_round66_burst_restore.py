@@ -54,7 +54,6 @@ finished; ``status`` agrees with the record on the branch.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -187,7 +186,11 @@ def test_a_restored_state_directory(lab: Lab, vid: str) -> None:
     elif vid in ("status-plain", "status-gated"):
         slugs = PLAIN if vid == "status-plain" else GATED
         rows = {s: lab.status_restored.get(f"plans/{s}", {}) for s in slugs}  # type: ignore[attr-defined]
-        wrong = {s: (r.get("status"), r.get("last_event")) for s, r in rows.items() if r.get("status") != "completed"}
+        wrong = {
+            s: (r.get("status"), r.get("last_event"))
+            for s, r in rows.items()
+            if r.get("status") != "completed"
+        }
         assert wrong == {}, wrong
     elif vid == "reapprove-plain":
         assert len(lab.calls("p-01")) == 1, lab.calls("p-01")

@@ -27,8 +27,10 @@ pass named the forged store (``shared_store.forged`` / ``E_GIT``); ``<kind>-run`
 attacked plan ran once, with its own ``prod-DROP`` target, never ``staging``;
 ``unwritable-fsck``: every object the branch names is in the shared store after the burst
 whose pack could not be written (``git fsck --connectivity-only``), and ``unwritable-run``:
-each ``u-*`` ran once; ``gc-fsck``: the user's ``git gc --prune=now`` after the burst keeps
-the branch whole; ``honest``: ``b-00``, ``b-13``..``b-19`` ran once.
+each ``u-*`` ran once; ``pack-status`` / ``pack-show``: ``plangate status --json`` and
+``plangate show`` in the checkout, after the freeze burst, give the real frozen hash and
+target (or ``E_GIT``), never ``staging``; ``gc-fsck``: the user's ``git gc --prune=now``
+after the burst keeps the branch whole; ``honest``: ``b-00``, ``b-13``..``b-19`` ran once.
 
 Seen: all HELD. The freeze burst with a pack folder it cannot write falls back to commits
 of loose objects (one per plan), the branch whole; the planted loose and alternate objects
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -173,6 +176,14 @@ def _build(root: Path) -> Lab:
         blob = lab.head(f"HEAD:plans/{v}/PLAN.yml")
         lab.hit[v] = blob in planted  # type: ignore[attr-defined]
         lab.shared_says[v] = lab.git("cat-file", "blob", blob, check=False)  # type: ignore[attr-defined]
+    st = lab.cli("status", "--json", "--config", str(lab.config), cwd=lab.repo)
+    lab.status_out = (st.returncode, st.stdout, st.stderr)  # type: ignore[attr-defined]
+    lab.real_hash = {  # type: ignore[attr-defined]
+        v: re.search(r"\n  hash: (\S+)", lab.read(v)).group(1)  # type: ignore[union-attr]
+        for v in KINDS["pack"]
+    }
+    sh = lab.cli("show", "plans/b-05/PLAN.yml", "--config", str(lab.config), cwd=lab.repo)
+    lab.show_out = (sh.returncode, sh.stdout + sh.stderr)  # type: ignore[attr-defined]
     # the user's gc after the burst
     lab.git("gc", "-q", "--prune=now")
     proc = __import__("subprocess").run(
@@ -201,7 +212,7 @@ def test_the_prediction_hit(lab: Lab) -> None:
 
 
 IDS = [f"{k}-{w}" for k in KINDS for w in ("said", "run")]
-IDS += ["unwritable-fsck", "unwritable-run", "gc-fsck", "honest"]
+IDS += ["pack-status", "pack-show", "unwritable-fsck", "unwritable-run", "gc-fsck", "honest"]
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]
@@ -217,6 +228,19 @@ def test_a_burst_pack_beside_planted_objects(lab: Lab, vid: str) -> None:
             assert len(ran) == 1 and f'"prod-DROP-{v}"' in ran[0]["stdin"], (v, ran)
             assert "staging" not in ran[0]["stdin"]
             assert lab.plan(v)["plan"]["status"] == "completed"
+    elif vid == "pack-status":
+        code, out, err = lab.status_out  # type: ignore[attr-defined]
+        if "E_GIT" in out + err:
+            return
+        assert code in (0, 1), err[-800:]
+        rows = {r["plan"]: r for r in json.loads(out)}
+        for v in KINDS["pack"]:
+            row = rows.get(f"plans/{v}", {})
+            assert row.get("hash") == lab.real_hash[v], (v, row)  # type: ignore[attr-defined]
+        assert "staging" not in out
+    elif vid == "pack-show":
+        code, out = lab.show_out  # type: ignore[attr-defined]
+        assert "E_GIT" in out or ("prod-DROP-b-05" in out and "staging" not in out), out[-1500:]
     elif vid == "unwritable-fsck":
         assert lab.unwritable_pass.returncode == 0, lab.unwritable_pass.stderr[-800:]  # type: ignore[attr-defined]
         assert all(lab.u_frozen.values()), lab.u_frozen  # type: ignore[attr-defined]

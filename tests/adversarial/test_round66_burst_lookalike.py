@@ -1,0 +1,332 @@
+"""Round 66, bursts: commits made to LOOK like the controller's batched commits, carried by
+ONE merge approving 24 plans, beside an agent's note (round 65's fixes: a merge's folder
+writers are the merged commits' makers; the audit and the controller agree on look-alike
+controller commits, aborts among them); then a second controller on the same state
+directory while the daemon runs a burst, a SIGKILL mid-burst, and look-alikes committed
+before the restart.
+
+Lab (one, local mode). The agent adds 24 plans ``m-01``..``m-24`` and 8 two-action plans
+``k-01``..``k-08`` in one commit; a pass freezes them. On Alice's review branch the agent first
+pushes, as ``plangate <plangate@localhost>`` (author and committer) in the batched shape
+(``plangate: 3 plan events``, one ``Plan:`` / ``Plan-Event:`` group per plan, ``Controller:``):
+
+- ``la-abort``: ``m-01`` set ``aborted`` (``Plan-Event: abort``, ``Aborted-By: alice``);
+- ``la-complete``: ``m-02`` set ``completed`` (``Plan-Event: complete``);
+- ``la-refuse``: a ``Plan-Event: refuse`` group for ``m-03`` (its file unchanged);
+- ``la-solo``: a one-plan look-alike ``plangate: abort plans/m-04`` (``Aborted-By: alice``);
+
+then Alice approves all 24 in ONE commit; after it the agent pushes ``la-after`` (a batched
+look-alike abort of ``m-06``) and, as itself, ``note`` (a ``NOTES.md`` in ``m-05``'s folder).
+Alice merges the branch ``--no-ff`` (one merge approving 24 plans); two passes; the audit with
+the config and on a fresh clone.
+
+Asserted: a look-alike before her approval is nobody's withdrawal or outcome: the plan runs
+once on her approval, ``status`` says ``completed``, both audits list one valid run credited to
+her, no ``aborted_by``, flag the look-alike commit (not for ``la-refuse``, which changes no
+file) and blame neither her merge nor the controller's start. ``la-after``: the merge resolves
+``m-06`` to the look-alike's status; every reader says the same (ran iff ``completed``, as many
+valid runs as tool calls) and the audit marks it. ``note`` runs once; ``honest``
+(``m-07``..``m-24``) ran once, valid, unflagged.
+
+Part B, the daemon. Alice approves ``k-*`` in one commit while ``plangate run`` runs;
+``second``: a ``plangate run --once`` on the same config meanwhile exits 2 with ``E_LOCKED``
+and runs nothing. The daemon is SIGKILLed (its process group, by the id we started) once 6
+tool calls are in ``ran.log``; the agent then commits a look-alike batched ``complete`` of
+the last two ``k-*`` plans not yet ``completed`` (status ``completed``, under the controller's
+name); three ``run --once`` passes. ``killed`` (the other six) and ``killed-lookalike``
+(those two): no action ran twice; a plan none of whose actions ran before the kill ran each
+once and is ``completed``; every plan ends ``completed`` with both actions run, or ``failed``
+with E_ACTION_IN_DOUBT (never left ``executing``).
+
+Seen. HELD: ``la-abort``, ``la-solo`` (ran once on her approval, the look-alike flagged
+``withdraw-not-allowed`` at its commit, nothing credited to it), ``la-refuse`` (ran once),
+``la-after`` (the merge resolves ``m-06`` to the look-alike's ``aborted``: nothing ran,
+``status`` and both audits agree, flagged), ``note``, ``honest``, ``second`` (``E_LOCKED``,
+exit 2), ``killed`` (every other plan ran each action at most once and ended
+``completed``). BROKE (strict xfails): ``la-complete``: the look-alike ``complete`` group is
+flagged by neither audit (no finding for ``m-02``; m-01's abort group in the same commit is);
+``killed-lookalike``: after the SIGKILL, the two started plans the look-alike ``complete``
+named stay ``executing`` for good (three passes; no reason, nothing waiting), neither
+action ever runs, while the file and ``git log`` say ``completed``. Should: the audit flags a
+controller-only status set under its name on a merged branch (``controller-unexplained``);
+the restarted controller runs (or fails E_ACTION_IN_DOUBT) the plans its journal and start
+commit hold, whatever a stranger's commit says, and ``status`` says why it waits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from advkit import (
+    AGENT,
+    ALICE,
+    BOT,
+    BenchError,
+    Lab,
+    cases,
+    clone_audit,
+    plan_text,
+    valid_runs,
+    xfail,
+)
+from test_round2_execution_kit import shared
+
+M = [f"m-{i:02d}" for i in range(1, 25)]
+K = [f"k-{i:02d}" for i in range(1, 9)]
+LOOK = {"la-abort": "m-01", "la-complete": "m-02", "la-refuse": "m-03", "la-solo": "m-04"}
+BROKEN: dict[str, object] = {
+    "la-complete": xfail(
+        "a look-alike `complete` event on a merged branch leaves no mark",
+        "the agent's commit under the controller's name (author and committer plangate, "
+        "batched shape, `Plan-Event: complete`) sets m-02 `completed` on Alice's review branch "
+        "before her approval; the controller ignores it and runs m-02 on her merge, but "
+        "neither `plangate audit --config` nor the fresh-clone audit flags the look-alike "
+        "commit (no finding for m-02 at all), while the abort group of the same commit (m-01) "
+        "is flagged withdraw-not-allowed",
+    ),
+    "killed-lookalike": xfail(
+        "a look-alike outcome after a SIGKILL mid-burst strands the started plans",
+        "the daemon is SIGKILLed after the batched start, before the last two plans ran; the "
+        "agent commits a look-alike batched `complete` of them under the controller's name; "
+        "three `run --once` passes: status says `executing` (last event E_ILLEGAL_TRANSITION "
+        "... ignored; reason null, waiting null, running false) and neither action ever "
+        "runs, while the file and `git log` say completed: Alice's approved plans never run "
+        "and no reader says why",
+    ),
+}
+
+
+def two(tag: str) -> str:
+    return (
+        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: rec\nactions:\n"
+        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
+        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    params: {{tag: "{tag}-2"}}\n'
+    )
+
+
+def batch(groups: list[tuple[str, str, str]]) -> str:
+    body = f"plangate: {len(groups)} plan events\n\n"
+    for slug, event, status in groups:
+        body += f"Plan: plans/{slug}\nPlan-Event: {event}\nPlan-Status: {status}\n"
+        if event == "abort":
+            body += "Aborted-By: alice@example.com\n"
+    return body + "Controller: host/3f2a9c1b\n"
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    t = int(time.time()) - 7200
+
+    def date() -> None:
+        nonlocal t
+        t += 10
+        lab.git_date = f"@{t} +0000"
+
+    date()
+    for v in M:
+        lab.write(v, plan_text(v))
+    for v in K:
+        lab.write(v, two(v))
+    lab.commit("agent plans", AGENT)
+    lab.run()
+    date()
+    lab.git("checkout", "-q", "-b", "alice/review")
+    lab.set_status("m-01", "aborted")
+    lab.set_status("m-02", "completed")
+    lab.git("add", "-A")
+    lab.git(
+        "commit",
+        "-q",
+        "-m",
+        batch(
+            [
+                ("m-01", "abort", "aborted"),
+                ("m-02", "complete", "completed"),
+                ("m-03", "refuse", "pending_approval"),
+            ]
+        ),
+        who=BOT,
+    )
+    lab.batch_sha = lab.head()  # type: ignore[attr-defined]
+    date()
+    lab.set_status("m-04", "aborted")
+    lab.git("add", "-A")
+    lab.git(
+        "commit",
+        "-q",
+        "-m",
+        "plangate: abort plans/m-04\n\nPlan: plans/m-04\nPlan-Status: aborted\n"
+        "Aborted-By: alice@example.com\nController: host/3f2a9c1b\n",
+        who=BOT,
+    )
+    lab.solo_sha = lab.head()  # type: ignore[attr-defined]
+    date()
+    for v in M:
+        lab.set_status(v, "approved")
+    lab.commit("approve the 24", ALICE)
+    date()
+    lab.set_status("m-06", "aborted")
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", batch([("m-06", "abort", "aborted")]), who=BOT)
+    lab.after_sha = lab.head()  # type: ignore[attr-defined]
+    date()
+    lab.write("m-05", "the agent's notes on m-05\n", "NOTES.md")
+    lab.commit("agent: notes", AGENT)
+    lab.git("checkout", "-q", "main")
+    date()
+    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
+    lab.run()
+    date()
+    lab.run()
+    lab.git_date = None
+    lab.statusA = lab.status()  # type: ignore[attr-defined]
+    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
+    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
+    # Part B: the daemon, a second controller, a SIGKILL, look-alikes before the restart
+    for v in K:
+        lab.set_status(v, "approved")
+    e = lab.env()
+    e["REC_LOG"] = str(lab.log)
+    before = len(lab.log.read_text().splitlines())
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        env=e,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        lock = lab.state / "lock"
+        while time.monotonic() < deadline:
+            if lock.exists() and f"pid={daemon.pid} " in lock.read_text():
+                break
+            time.sleep(0.02)
+        else:
+            raise BenchError("the daemon never took the state lock")
+        lab.commit("approve the k burst", ALICE)
+        lab.second = lab.cli("run", "--once", "--config", str(lab.config), timeout=30)  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if len(lab.log.read_text().splitlines()) >= before + 6:
+                break
+            time.sleep(0.01)
+    finally:
+        os.killpg(daemon.pid, signal.SIGKILL)
+        daemon.wait(10)
+    lab.at_kill = [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()[before:]]  # type: ignore[attr-defined]
+    if len(lab.at_kill) < 6:  # type: ignore[attr-defined]
+        raise BenchError(f"the daemon ran {len(lab.at_kill)} calls in 60 s")  # type: ignore[attr-defined]
+    open_ = [v for v in reversed(K) if lab.plan(v)["plan"]["status"] != "completed"][:2]
+    if len(open_) < 2:
+        raise BenchError(f"the daemon finished the burst before the kill: {lab.at_kill}")  # type: ignore[attr-defined]
+    lab.lookalike_k = open_  # type: ignore[attr-defined]
+    # the killed controller may have left .git/index.lock (docs/operations.md): the agent
+    # commits through a private index of its own
+    lab.extra_env = {"GIT_INDEX_FILE": str(root / "agent-index")}  # type: ignore[attr-defined]
+    lab.git("read-tree", "HEAD")
+    for v in open_:
+        text = lab.git("show", f"HEAD:plans/{v}/PLAN.yml")
+        lab.write(v, text.replace("\n  status: executing\n", "\n  status: completed\n", 1))
+        lab.git("add", f"plans/{v}/PLAN.yml")
+    lab.git(
+        "commit",
+        "-q",
+        "-m",
+        batch([(v, "complete", "completed") for v in open_]),
+        who=BOT,
+    )
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    for _ in range(3):
+        lab.run()
+    lab.statusB = lab.cli("status", "--json", "--config", str(lab.config)).stdout  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r66-lookalike", _build)
+
+
+def _mine(report: dict, slug: str) -> list[dict]:
+    return [f for f in report.get("findings", []) if f.get("plan") == f"plans/{slug}"]
+
+
+@pytest.mark.parametrize("vid", cases(list(LOOK), list(LOOK), BROKEN))  # type: ignore[arg-type]
+def test_a_lookalike_in_the_merged_burst_is_nobodys_record(lab: Lab, vid: str) -> None:
+    slug = LOOK[vid]
+    assert len(lab.calls(slug)) == 1, lab.statusA.get(f"plans/{slug}")  # type: ignore[attr-defined]
+    assert lab.statusA[f"plans/{slug}"]["status"] == "completed", lab.statusA[f"plans/{slug}"]  # type: ignore[attr-defined]
+    forged = lab.solo_sha if vid == "la-solo" else lab.batch_sha  # type: ignore[attr-defined]
+    for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
+        runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{slug}"]
+        assert not any(e.get("aborted_by") for e in runs), runs
+        valid = valid_runs(report, slug)
+        assert len(valid) == 1 and valid[0].get("approver") == ALICE[1], runs
+        assert valid[0].get("outcome") == "complete", valid
+        mine = _mine(report, slug)
+        blamed = [f for f in mine if f.get("kind") in ("started-twice", "start-without-approval")]
+        assert blamed == [], blamed
+        if vid != "la-refuse":  # a refuse group that changes nothing in the file may pass
+            assert any(f.get("commit") == forged for f in mine), (mine, report.get("findings"))
+
+
+@pytest.mark.parametrize("vid", cases(["la-after"], ["la-after"], BROKEN))  # type: ignore[arg-type]
+def test_a_lookalike_after_her_approval_is_read_alike_by_every_reader(lab: Lab, vid: str) -> None:
+    """The merge resolves m-06 to the look-alike's ``aborted`` (what she merged): whether it
+    runs is the merge's; every reader must say the same, and nothing is credited to the
+    look-alike."""
+    ran, row = lab.calls("m-06"), lab.statusA["plans/m-06"]  # type: ignore[attr-defined]
+    assert len(ran) <= 1, ran
+    assert (row["status"] == "completed") == (len(ran) == 1), row
+    for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
+        runs = [e for e in report.get("executions", []) if e.get("plan") == "plans/m-06"]
+        assert not any(e.get("aborted_by") for e in runs), runs
+        assert len(valid_runs(report, "m-06")) == len(ran), runs
+        assert _mine(report, "m-06"), "the look-alike left no mark"
+
+
+@pytest.mark.parametrize("vid", cases(["note", "honest"], ["note", "honest"], BROKEN))  # type: ignore[arg-type]
+def test_the_rest_of_the_merged_burst_ran_once(lab: Lab, vid: str) -> None:
+    slugs = ["m-05"] if vid == "note" else M[6:]
+    assert {s: len(lab.calls(s)) for s in slugs} == {s: 1 for s in slugs}
+    for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
+        bad = [s for s in slugs if len(valid_runs(report, s)) != 1 or _mine(report, s)]
+        assert bad == [], [(s, _mine(report, s)) for s in bad[:3]]
+
+
+def _row(text: str, slug: str) -> dict:
+    rows = {r["plan"]: r for r in json.loads(text)}
+    return rows.get(f"plans/{slug}") or {}
+
+
+IDS = ["second", "killed", "killed-lookalike"]
+
+
+@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]
+def test_the_daemon_burst(lab: Lab, vid: str) -> None:
+    if vid == "second":
+        second = lab.second  # type: ignore[attr-defined]
+        assert second.returncode == 2 and "E_LOCKED" in second.stderr, second.stderr[-800:]
+        return
+    looked = lab.lookalike_k  # type: ignore[attr-defined]
+    slugs = looked if vid == "killed-lookalike" else [v for v in K if v not in looked]
+    for v in slugs:
+        one, two_ = lab.calls(f"{v}-1"), lab.calls(f"{v}-2")
+        assert len(one) <= 1 and len(two_) <= 1, (v, one, two_)
+        r = _row(lab.statusB, v)  # type: ignore[attr-defined]
+        if f"{v}-1" not in lab.at_kill:  # type: ignore[attr-defined]
+            assert len(one) == 1 and len(two_) == 1, (v, r.get("status"), r.get("last_event"))
+        if r.get("status") == "completed":
+            assert len(one) == 1 and len(two_) == 1, (v, r)
+        else:
+            assert r.get("status") == "failed" and "E_ACTION_IN_DOUBT" in json.dumps(r), (v, r)

@@ -483,10 +483,12 @@ def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: 
     if request.replay_of is not None:
         return (
             "E_APPROVAL_REPLAYED",
-            f"{request.commit[:12]} repeats the approval {request.replay_of[:12]} (same author, "
-            "time and subject; its decision brought back for another version or pause, or by "
-            "another hand after it lapsed, or moved onto another plan by another hand than the "
-            "one that put it on the branch): an approval counts once, in the commit that made it",
+            f"{request.commit[:12]} repeats the approval {request.replay_of[:12]} (a copy of "
+            "it: its author, time and subject brought back for another version or pause, or "
+            "moved onto another plan by another hand than the one that put it on the branch; "
+            "or the same decision of the same person on this version, dated not after it was "
+            "taken back, committed by another hand): an approval counts once, in the commit "
+            "that made it",
         )
     # a merge too (round 18: ``merge -C`` or ``rebase -r`` rebuilds an approver's old merge
     # with her author and date over an agent's branch): a merge is written after its parents

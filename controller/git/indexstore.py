@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "37"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "38"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -121,6 +121,10 @@ INDEX_VERSION = "37"  # 3: risk and estimate per plan; 4: approval identities, f
 # 37: read by git alone (no record of the controller's commits), a commit under its name
 # recording an abort of a plan with no abort request open is anyone's commit (round 65: a
 # forged ``plangate: abort`` ended her paused run, her gate approval then read as illegal)
+# 38: a decision's mark has no plan path (her, the frozen version, the status: a move keeps
+# it), and its entry is "<commit> <lapse time> <carrier dates>": the lapse dated the earlier of
+# its author and committer dates, bounded by the clock and the next controller commit (round
+# 66: a move dodged the mark; a lapse dated ahead barred her later web-editor decisions)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -291,6 +295,9 @@ class IndexStore:
         self._ahead_at = 0
         self._paired: dict[str, list[tuple[str, str, str, str | None]]] = {}
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
+        #: Decisions whose lapse no controller commit has followed yet (Lifecycle
+        #: ._mark_decision_lapsed, round 66): the next one bounds the lapse's date.
+        self._lapses_open: set[str] = set()
         #: Plans that may need the controller (see pending()); kept up to date on changes.
 
         self._attention = {pid for pid, state in self.plans.items() if _needs_attention(state)}
@@ -336,6 +343,7 @@ class IndexStore:
         self._attention = set()
         self.controller_time = 0
         self._uncapped = set()
+        self._lapses_open = set()
 
     def save(self, last_commit: str) -> None:
         # A generator: the rows are encoded one at a time as sqlite takes them (a controller

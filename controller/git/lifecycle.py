@@ -988,6 +988,7 @@ class Lifecycle(IndexStore):
         """A controller commit: its time is the controller's clock. Every commit after it on
         the branch was made later; every human freeze before it was made earlier."""
         self.controller_time = max(self.controller_time, at)
+        self._bound_open_lapses(at)
         for plan_id in self._uncapped:
             state = self.plans.get(plan_id)
             if state is not None and state.frozen_since is not None:
@@ -1360,7 +1361,9 @@ class Lifecycle(IndexStore):
         mark = request.get("decision")
         if mark and at is not None:
             made = int(request.get("author_time") or 0)
-            self._mark_decision_lapsed(mark, f"{request['commit']} {max(at.author_time, made)}")
+            self._mark_decision_lapsed(
+                mark, _lapse_entry(str(request["commit"]), self._lapse_time(at), {made})
+            )
 
     def _note_decision_lapse(
         self, repo: GitRepo, request: dict[str, Any] | None, at: CommitRecord, path: str
@@ -1377,39 +1380,72 @@ class Lifecycle(IndexStore):
         facts = self.facts(repo, request.get("blob"))
         if plan_id is None or facts is None:
             return
-        lapses = [(at.author.email, f"{request['commit']} {at.author_time}")]
+        when, made = self._lapse_time(at), {int(request.get("author_time") or 0)}
+        lapses = [(at.author.email, _lapse_entry(str(request["commit"]), when, made))]
         for parent in (
             repo.commit(str(request["commit"])).parents[1:] if request.get("merge") else ()
         ):
             decided = self._approved_by(repo, parent, path)
             if decided is not None:
-                when = max(at.author_time, decided.author_time)
-                lapses.append((decided.author.email, f"{decided.sha} {when}"))
+                entry = _lapse_entry(decided.sha, when, {decided.author_time})
+                lapses.append((decided.author.email, entry))
         for author, lapse in lapses:
-            mark = _decision_mark(author, plan_id, facts.hash, "approved")
-            self._mark_decision_lapsed(mark, lapse)
+            self._mark_decision_lapsed(_decision_mark(author, facts.hash, "approved"), lapse)
 
     def _mark_decision_lapsed(self, mark: str, lapse: str) -> None:
         """Her DECISION lapsed (round 65), not only the commit that carried it onto the line:
-        ``lapse`` is "<that commit> <the lapse's author date>". Her merge or squash commit
-        reverted, the branch commit it came from (or any copy: another subject, a message
-        edited) decides the same; any commit of hers deciding it, dated not after the lapse,
-        is that decision (:meth:`_lapsed_decision`). The newest lapse is kept."""
+        ``lapse`` is :func:`_lapse_entry` (that commit, when the lapse was made:
+        :meth:`_lapse_time`, the author dates of the commits that carried the decision).
+        Her merge or squash commit reverted, the branch commit it came from (or any copy:
+        another subject, a message edited, the plan moved) decides the same
+        (:meth:`_lapsed_decision`). The newest lapse is kept, with every carrier's date."""
+        sha, when, made = _lapse_fields(lapse)
         seen = self.approval_ids.get(mark)
-        if seen is None or _lapse_date(seen) < _lapse_date(lapse):
-            self.approval_ids[mark] = self._new_approval_ids[mark] = lapse
+        if seen is not None:
+            seen_sha, seen_when, seen_made = _lapse_fields(seen)
+            sha, when = (sha, when) if when > seen_when else (seen_sha, seen_when)
+            made |= seen_made
+        entry = _lapse_entry(sha, when, made)
+        if entry != seen:
+            self.approval_ids[mark] = self._new_approval_ids[mark] = entry
+        self._lapses_open.add(mark)
+
+    def _lapse_time(self, at: CommitRecord) -> int:
+        """When the lapse ``at`` was made, as far as anyone can know (round 66): the earlier
+        of its author and committer dates, never past the reader's clock, and later never
+        past the first controller commit after it (:meth:`_bound_open_lapses`). Both dates
+        are the lapse's committer's to write: one dated years ahead barred every later
+        decision of hers another hand commits (the forge's web editor), and a laptop an hour
+        fast did the same for that hour. Dated too early it bars less: copies of the decision
+        are still caught by their carriers' dates (:meth:`_lapsed_decision`)."""
+        now = int(self.clock() if self.clock is not None else time.time())
+        return min(at.author_time, at.commit_time, now)
+
+    def _bound_open_lapses(self, at: int) -> None:
+        """A controller commit at ``at`` follows every lapse applied before it: none was made
+        later (the fresh-clone audit and a rebuilt index read their clock long after, and
+        judge a lapse dated ahead as the controller did at the time)."""
+        for mark in self._lapses_open:
+            seen = self.approval_ids.get(mark)
+            sha, when, made = _lapse_fields(seen or "")
+            if when > at:
+                self.approval_ids[mark] = self._new_approval_ids[mark] = _lapse_entry(sha, at, made)
+        self._lapses_open.clear()
 
     def _lapsed_decision(self, record: CommitRecord, mark: str) -> str | None:
         """The commit that carried the decision ``record`` makes (:func:`_decision_mark`: her,
-        this plan, version and status) when that decision lapsed after ``record``'s author
-        date and ``record`` is not her own hand's (round 65: the agent's cherry-pick of the
-        branch commit behind her merge or squash she reverted); a decision of hers dated
-        after the lapse is a new one, and her own commit brings the old one back (round 64)."""
+        this version, this status, wherever the plan is) when that decision lapsed and
+        ``record`` is not her own hand's (round 65: the agent's cherry-pick of the branch
+        commit behind her merge or squash she reverted; round 66: of her approval onto the
+        plan's moved folder): ``record`` is a copy of a commit that carried it (git keeps the
+        author date: the same date, however far ahead her clock ran) or a decision of hers
+        dated not after the lapse was made (:meth:`_lapse_time`). A decision of hers dated
+        after it is a new one, and her own commit brings the old one back (round 64)."""
         seen = self.approval_ids.get(mark)
         if seen is None or _own_hand(record):
             return None
-        sha = seen.partition(" ")[0]
-        if sha == record.sha or record.author_time > _lapse_date(seen):
+        sha, when, made = _lapse_fields(seen)
+        if sha == record.sha or (record.author_time > when and record.author_time not in made):
             return None
         return sha
 
@@ -1671,12 +1707,10 @@ class Lifecycle(IndexStore):
         if decided is not None:
             key = _approval_identity(decided, _decision(plan_id, "approved"))
             self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
-            for who, when in (
-                (decided.author.email, max(commit.author_time, decided.author_time)),
-                (commit.author.email, commit.author_time),  # the lapse's author's own too
-            ):
-                mark = _decision_mark(who, plan_id, old.hash, "approved")
-                self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{decided.sha} {when}"))
+            lapse = _lapse_entry(decided.sha, self._lapse_time(commit), {decided.author_time})
+            for who in (decided.author.email, commit.author.email):  # the lapse's author's too
+                mark = _decision_mark(who, old.hash, "approved")
+                self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{lapse}"))
 
     def _approved_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
         """The commit in ``tip``'s history that set ``path`` to ``approved`` as it is at
@@ -1999,7 +2033,7 @@ class Lifecycle(IndexStore):
             made_for = f"{state.plan_id}\0{new.hash}\0{since_before if old is not None else ''}"
             decision = _decision(state.plan_id, new.status)
             replay_of = self._seen_approval(record, decision, made_for)
-            mark = _decision_mark(record.author.email, state.plan_id, new.hash, new.status)
+            mark = _decision_mark(record.author.email, new.hash, new.status)
             replay_of = replay_of or self._lapsed_decision(record, mark)
             state.request = {
                 "identity": _approval_identity(record, decision),
@@ -2193,18 +2227,27 @@ def _decision(plan_id: str, status: str | None) -> str:
     return "\0".join((plan_id, status or ""))
 
 
-def _decision_mark(author: str, plan_id: str, plan_hash: str | None, status: str | None) -> str:
+def _decision_mark(author: str, plan_hash: str | None, status: str | None) -> str:
     """A decision itself, whatever commit carries it (round 65): who made it (her author
-    identity), the plan, the version and the status it sets. Its entry in the approval
+    identity), the version (its frozen hash) and the status it sets. Not the plan's path:
+    a move keeps the frozen hash, and her decision with it (round 66: the agent moved the
+    folder and brought her lapsed approval back onto it). Its entry in the approval
     identities says when it lapsed (:meth:`Lifecycle._mark_decision_lapsed`)."""
     who = approvals.normalize_identity(author)
-    return _digest("\0".join(("decision", who, plan_id, plan_hash or "", status or "")))
+    return _digest("\0".join(("decision", who, plan_hash or "", status or "")))
 
 
-def _lapse_date(entry: str) -> int:
-    """The lapse date of a decision's entry ``"<commit> <date>"`` (-1 if unreadable)."""
-    when = entry.rpartition(" ")[2]
-    return int(when) if when.isdigit() else -1
+def _lapse_entry(sha: str, when: int, made: set[int]) -> str:
+    """A lapsed decision's entry: ``"<commit> <lapse time> <carrier dates, comma-joined>"``
+    (the newest 8 author dates of commits that carried the decision)."""
+    return f"{sha} {when} {','.join(str(t) for t in sorted(made)[-8:])}"
+
+
+def _lapse_fields(entry: str) -> tuple[str, int, set[int]]:
+    """(commit, lapse time (-1 if unreadable), carrier dates) of :func:`_lapse_entry`."""
+    sha, when, made = [*entry.split(" ", 2), "", ""][:3]
+    dates = {int(t) for t in made.split(",") if t.isdigit()}
+    return sha, int(when) if when.isdigit() else -1, dates
 
 
 def _digest(text: str) -> str:

@@ -76,6 +76,20 @@ before the approval: the carrying commit's date is the mark), ``bob-lapse``,
 ``agent-lapse``. Honest, ran once and credited as said: ``mv-self``, ``agent-self``,
 ``web-plain``, ``agent-web`` (the agent's lapse dated now: her web approval after it
 runs), ``future-bob`` (Bob's merge, credited to Bob), ``future-self`` (her own commit).
+
+Fixed (2026-11-29): a decision is what was decided, not where: her author identity, the
+frozen version (its hash, which a move keeps) and the status it sets
+(``controller.git.lifecycle._decision_mark``; no plan path), so the agent's copy of her lapsed
+approval onto the moved folder, reworded (``mv-reword``), from her merged review branch
+(``mv-side``) or through the forge's rebase-merge (``mv-forge``) is ``E_APPROVAL_REPLAYED``;
+her own new approval of the moved plan (``mv-self``) runs. A lapse is dated when it was made as
+far as anyone can know (``Lifecycle._lapse_time``): the earlier of its author and committer
+dates, never past the reader's clock, and never past the first controller commit after it
+(``_bound_open_lapses``); its entry also keeps the author dates of the commits that carried the
+decision, so a copy (git keeps the author date) is caught however far ahead her clock ran.
+Another hand's commit of the same decision counts as new when dated after the lapse and not a
+carrier's date (``_lapsed_decision``): ``future-web`` and ``fast-web`` run, credited to her.
+The replay message no longer claims "same author, time and subject" for such a decision.
 """
 
 from __future__ import annotations
@@ -84,7 +98,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -125,31 +139,7 @@ CREDIT = {
     "fast-web": ALICE[1],
 }
 MOVED = {"mv-pick", "mv-reword", "mv-side", "mv-self", "mv-forge"}
-_MOVED = xfail(
-    "a lapse marks the decision at the plan's PATH",
-    "Alice approves (X) and takes it back before the controller acts; the agent git-mv's the "
-    "plan's folder (bytes kept, still frozen) and cherry-picks X with another message (her "
-    "author and date kept): the moved plan ran on HER approval (approver alice), audit valid; "
-    "should: the lapsed decision follows the version wherever the plan is moved, another "
-    "hand's copy E_APPROVAL_REPLAYED",
-)
-_AHEAD = xfail(
-    "a lapse dated ahead bars her new decisions",
-    "the lapse's mark is its AUTHOR date, which the lapse's committer writes: the agent's "
-    "revert of her approval dated ten years ahead (or her own revert from a laptop an hour "
-    "fast) makes her later approval in the forge's web editor (committer GitHub, dated now) "
-    "'the same decision dated not after the lapse' from another hand: E_APPROVAL_REPLAYED "
-    "(message: 'same author, time and subject', none of which is the same); should: a "
-    "decision made after the lapse reached the branch is a new one (bound the mark by a "
-    "trusted time: the controller's pass that saw it, or the next controller commit)",
-)
-BROKEN: dict[str, object] = {
-    "mv-reword": _MOVED,
-    "mv-side": _MOVED,
-    "mv-forge": _MOVED,
-    "future-web": _AHEAD,
-    "fast-web": _AHEAD,
-}
+BROKEN: dict[str, object] = {}
 
 
 class Clock:

@@ -43,6 +43,12 @@ gate never passes, the quorum is never met; only a commit of her own hand counts
 ``q-pick``, ``g-pick``, ``g-bob``, ``g-quoted`` (never ran past the gate / never started,
 no valid execution of that kind); honest: ``q-agent``, ``q-carol`` (Alice's collected vote
 kept through Bob's lapse), ``g-agent`` (the agent's lapse dated now).
+
+Fixed (2026-11-29): ``g-future`` and ``q-future`` run: a lapse's date is bounded by what its
+committer cannot set (``controller.git.lifecycle.Lifecycle._lapse_time``: the earlier of its
+author and committer dates, never past the reader's clock nor the first controller commit
+after it), and a vote or gate approval of hers dated after that, not a copy of a commit that
+carried the lapsed one (its author date), is a new decision (``_lapsed_decision``).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -69,15 +75,7 @@ GATE = """\
 """
 LAPSED = ["q-pick", "g-pick", "g-bob", "g-quoted"]
 HONEST = ["q-agent", "q-carol", "g-agent", "g-future", "q-future"]
-_AHEAD = xfail(
-    "a lapse dated ahead bars new decisions (votes, gates)",
-    "the agent's revert of Bob's vote or of Alice's gate approval is dated ten years ahead; "
-    "the approver's new decision made in the forge's web editor (committer GitHub, dated "
-    "now) is 'the same decision dated not after the lapse' from another hand: "
-    "E_APPROVAL_REPLAYED, the quorum never met / the gate never passed; should: a decision "
-    "made after the lapse reached the branch counts",
-)
-BROKEN: dict[str, object] = {"g-future": _AHEAD, "q-future": _AHEAD}
+BROKEN: dict[str, object] = {}
 
 
 class Clock:

@@ -269,13 +269,14 @@ def test_a_lapse_takes_back_the_decision_whatever_commit_carries_it() -> None:
     branch commit behind it (another author date and subject: another identity) or any copy
     of hers for that plan, version and status, dated not after the lapse, is a replay from
     another hand; her own hand, a decision of hers dated after the lapse, another version,
-    status, plan or author are not that decision. The newest lapse is kept."""
+    status or author are not that decision (round 66: the plan's path is no part of it). The
+    newest lapse is kept, with the dates of every commit that carried the decision."""
     from controller.git.history import HistoryIndex
     from controller.git.lifecycle import _decision_mark
 
     index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
     try:
-        mark = _decision_mark("Alice@Example.com", "plans/a", H1, "approved")
+        mark = _decision_mark("Alice@Example.com", H1, "approved")
         merge = "m" * 40
         at = _approval("r", 500, 500)  # her revert of the merge, the lapse
         index._note_lapse({"commit": merge, "decision": mark, "author_time": 400}, at)
@@ -285,17 +286,20 @@ def test_a_lapse_takes_back_the_decision_whatever_commit_carries_it() -> None:
         assert index._lapsed_decision(_approval("z", 300, 900), mark) is None  # her own hand
         assert index._lapsed_decision(_approval("f", 501, 900, AGENT), mark) is None  # newer
         for other in (
-            _decision_mark("alice@example.com", "plans/a", H2, "approved"),
-            _decision_mark("alice@example.com", "plans/b", H1, "approved"),
-            _decision_mark("alice@example.com", "plans/a", H1, "rejected"),
-            _decision_mark("bob@example.com", "plans/a", H1, "approved"),
+            _decision_mark("alice@example.com", H2, "approved"),
+            _decision_mark("alice@example.com", H1, "rejected"),
+            _decision_mark("bob@example.com", H1, "approved"),
         ):
             assert index._lapsed_decision(picked, other) is None
         # a second lapse, later, covers her decision made between the two; an older one
         # recorded after it does not shorten it
         index._note_lapse({"commit": "n" * 40, "decision": mark, "author_time": 600}, at)
         index._note_lapse({"commit": "o" * 40, "decision": mark, "author_time": 0}, at)
-        assert index._lapsed_decision(_approval("g", 550, 900, AGENT), mark) == "n" * 40
+        later = _approval("l", 700, 700)
+        index._note_lapse({"commit": "n" * 40, "decision": mark, "author_time": 600}, later)
+        index._note_lapse({"commit": "o" * 40, "decision": mark, "author_time": 0}, at)
+        assert index._lapsed_decision(_approval("g", 650, 900, AGENT), mark) == "n" * 40
+        assert index._lapsed_decision(_approval("c", 400, 900, AGENT), mark) == "n" * 40
     finally:
         index.close()
 
@@ -337,5 +341,72 @@ def test_her_revert_of_bobs_merge_takes_back_her_branch_commit(
         request = index.plans["plans/p"].request
         assert request is not None
         assert (request["replay_of"] is not None) is (picker == "agent"), request
+    finally:
+        index.close()
+
+
+def test_a_lapsed_decision_follows_the_version_wherever_the_plan_moves() -> None:
+    """Round 66 ``mv-reword``: the decision is her identity, the frozen version and the status
+    it sets; a move keeps the frozen hash, so the agent's copy of her lapsed approval onto the
+    moved folder (another subject: no identity of round 62) is that decision."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _decision_mark
+
+    index = HistoryIndex(None, plans_dir="plans", controller_email="bot@example.com")
+    try:
+        mark = _decision_mark("alice@example.com", H1, "approved")
+        request = {"commit": "1" * 40, "decision": mark, "author_time": 100}
+        index._note_lapse(request, _approval("r", 120, 120))
+        moved = _decision_mark("alice@example.com", H1, "approved")  # plans/a-2, same bytes
+        assert index._lapsed_decision(_approval("2", 100, 900, AGENT), moved) == "1" * 40
+        assert index._lapsed_decision(_approval("3", 130, 900, GITHUB), moved) is None  # new
+    finally:
+        index.close()
+
+
+def test_a_lapse_dated_ahead_is_dated_by_what_its_committer_cannot_set() -> None:
+    """Round 66 ``future-web``/``fast-web``: a lapse is dated the earlier of its author and
+    committer dates, never past the reader's clock, and once a controller commit follows it
+    never past that commit: her decision made after it in the forge's web editor counts, a
+    copy of the commit that carried the lapsed one (its author date, however far ahead her
+    clock ran) does not."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _decision_mark, _lapse_fields
+
+    now = [1000.0]
+    index = HistoryIndex(
+        None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: now[0]
+    )
+    try:
+        mark = _decision_mark("alice@example.com", H1, "approved")
+        future = 10**10
+        # the agent's revert: author date ten years ahead, committer date honest
+        index._note_lapse(
+            {"commit": "1" * 40, "decision": mark, "author_time": 100},
+            _approval("r", future, 200, AGENT),
+        )
+        assert _lapse_fields(index.approval_ids[mark])[1] == 200
+        assert index._lapsed_decision(_approval("w", 300, 300, GITHUB), mark) is None
+        assert index._lapsed_decision(_approval("x", 100, 900, AGENT), mark) == "1" * 40
+        # her laptop an hour fast: the carrier dated ahead of the lapse is still caught
+        fast = _decision_mark("alice@example.com", H2, "approved")
+        index._note_lapse(
+            {"commit": "2" * 40, "decision": fast, "author_time": 3900}, _approval("s", 3880, 250)
+        )
+        assert index._lapsed_decision(_approval("y", 3900, 950, AGENT), fast) == "2" * 40
+        assert index._lapsed_decision(_approval("v", 400, 400, GITHUB), fast) is None
+        # both dates ahead: the reader's clock (the controller's pass) bounds it
+        ahead = _decision_mark("bob@example.com", H1, "approved")
+        lapse = {"commit": "3" * 40, "decision": ahead, "author_time": 100}
+        index._note_lapse(lapse, _approval("t", future, future, AGENT))
+        assert _lapse_fields(index.approval_ids[ahead])[1] == 1000
+        # a fresh-clone audit reads it long after: the controller's next commit bounds it
+        now[0] = 5000.0
+        later = _decision_mark("carol@example.com", H1, "approved")
+        index._note_lapse({**lapse, "decision": later}, _approval("u", future, future, AGENT))
+        assert _lapse_fields(index.approval_ids[later])[1] == 5000
+        index._controller_clock(1010)
+        assert _lapse_fields(index.approval_ids[later])[1] == 1010
+        assert _lapse_fields(index.approval_ids[ahead])[1] == 1000
     finally:
         index.close()

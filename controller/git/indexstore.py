@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "38"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "39"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -125,6 +125,9 @@ INDEX_VERSION = "38"  # 3: risk and estimate per plan; 4: approval identities, f
 # it), and its entry is "<commit> <lapse time> <carrier dates>": the lapse dated the earlier of
 # its author and committer dates, bounded by the clock and the next controller commit (round
 # 66: a move dodged the mark; a lapse dated ahead barred her later web-editor decisions)
+# 39: each plan's last commit of its EXECUTION_LOG.md (``log_commit``): the status row reads
+# the record again when any file of it was last committed by someone else (round 66: a log
+# alone rewritten, deleted or swapped by the agent left the row without ``show``'s note)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

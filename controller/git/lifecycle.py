@@ -121,6 +121,7 @@ class Lifecycle(IndexStore):
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
         self._carried_here = set() if by_controller else self._left(repo, record)
         recorded: set[str] = set()
+        logs: set[str] = set()
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
@@ -143,6 +144,7 @@ class Lifecycle(IndexStore):
                 self._unsafe(plan_id, change.path, why)
                 continue
             if path_name(change.path) == LOG_NAME:
+                logs.add(plan_id)
                 if by_controller and sink:
                     self._run_record(record, plan_id, sink)
                     recorded.add(plan_id)
@@ -160,6 +162,7 @@ class Lifecycle(IndexStore):
                     )
                 continue
             self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
+        self._note_logs(record, logs)
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
                 self._run_record(record, plan_id, sink)
@@ -168,6 +171,17 @@ class Lifecycle(IndexStore):
         if carried:
             self._carry(carried)
         self._forget_emptied(repo, record)
+
+    def _note_logs(self, record: CommitRecord, plan_ids: set[str]) -> None:
+        """Record ``record`` as the last commit of these plans' logs (round 66: a reader of
+        the record asks who committed each of its files last, :meth:`PlanState.record_commits`).
+        After the commit's plan files: a plan a commit adds with its log (a copied folder)
+        exists by then."""
+        for plan_id in sorted(plan_ids):
+            state = self.plans.get(plan_id)
+            if state is not None:
+                state.log_commit = record.sha
+                self.touch(plan_id)
 
     def _forget_emptied(self, repo: GitRepo, record: CommitRecord) -> None:
         """A folder's writers count since it was last emptied (round 55): a folder every file

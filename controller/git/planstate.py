@@ -143,6 +143,9 @@ class PlanState:
     estimate: dict[str, Any] | None = None
     last_event: str = ""
     last_commit: str = ""
+    #: The last commit that changed the plan's EXECUTION_LOG.md (by anyone): with
+    #: ``last_commit``, the last commit of each file of the plan's record (:meth:`record_commits`).
+    log_commit: str = ""
     #: A commit since this controller last started the plan, under its name but not made by
     #: it (by its record), whose message names a run event of the plan, whatever it changes
     #: (an empty one leaves ``last_commit`` at the start): the take-over check reads it.
@@ -160,6 +163,12 @@ class PlanState:
         stake = self.approved_hash if self.status in _RUN_STATES and self.approved_hash else None
         return stake or self.hash
 
+    def record_commits(self) -> tuple[str, ...]:
+        """The last commit of each file of the plan's record (its plan file, its log) the
+        index knows: a reader that trusts the controller's record only when the controller
+        committed every one of them last asks these (round 66: a log alone changed)."""
+        return tuple(sha for sha in (self.last_commit, self.log_commit) if sha)
+
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]
         self.last_event = text
@@ -170,7 +179,7 @@ class PlanState:
         mostly their hash; the plans one commit touched (a merge approving a thousand, the
         controller's batched events) share its id and usually their notes and changers.
         Values are only read, never changed in place (a change assigns a new list)."""
-        for name in ("status", "file_status", "risk", "last_commit"):
+        for name in ("status", "file_status", "risk", "last_commit", "log_commit"):
             value = getattr(self, name)
             if value is not None:
                 setattr(self, name, pool.setdefault(value, value))

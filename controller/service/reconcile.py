@@ -343,7 +343,8 @@ class Controller(Deciding, Outcomes):
         the next pass's to freeze): round 64's when the text does not hash to its kept
         ``frozen.hash`` (:func:`controller.git.ownrecord.hash_mismatch`), and (round 65)
         ``show``'s when the text is not the one the controller recorded in the path's life (a
-        swapped folder, a rewritten ``frozen:`` block: :func:`_record_notes`)."""
+        swapped folder, a rewritten ``frozen:`` block; round 66: a log alone changed:
+        :func:`_record_notes`)."""
         notes = state.notes[-5:]
         if problem is not None or state.status in FREEZABLE:
             return notes
@@ -354,15 +355,17 @@ class Controller(Deciding, Outcomes):
 
     def _record_notes(self, state: PlanState) -> tuple[str, ...]:
         """``show``'s notes of the path's record (:func:`controller.git.ownrecord.record_notes`),
-        read only where someone else committed the file last: a file the controller committed
-        last is its own record, so a pass over unchanged plans runs no git."""
+        read only where someone else committed a file of the record last (the plan file or
+        its log, :meth:`PlanState.record_commits`; round 66: a log alone rewritten, deleted or
+        swapped): a record whose every file the controller committed last is its own, so a
+        pass over unchanged plans runs no git."""
         from controller.git.ownrecord import record_notes
         from controller.service.statedir import is_own_commit
 
         own = self.own_commits
         if state.unsafe or state.ambiguous or not state.last_commit:
             return ()
-        if own.known and state.last_commit in own:
+        if own.known and all(sha in own for sha in state.record_commits()):
             return ()
         is_own = is_own_commit(self.config, own)
         return record_notes(self._git_or_none, self._head or self.head(), state.file, is_own)

@@ -43,6 +43,13 @@ paused: every reader notes ``E_OWNED_BLOCK_CHANGED`` and shows the controller's 
 controller's own (no ``approved_by``, ``note``, ``forged_top``, ``gt2-EVIL``), ``gt2`` ran
 once, ``gt2-EVIL`` never; the uncommitted ``wt`` log is in no commit and stays a working
 tree change.
+
+Fixed (2026-11-29): all 8 (r66row). The record of a path is its plan file AND its
+EXECUTION_LOG.md: the row reads it again through the one function ``show`` uses
+(``ownrecord.record_notes``) when ANY file of it was last committed by someone other than
+the controller (``PlanState.record_commits``: the index keeps each plan's last commit of its
+file and of its log, ``log_commit``), not only PLAN.yml; a record whose every file the
+controller committed last still costs no git.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -174,16 +181,8 @@ def _shows_run(what: str, shown: Any) -> bool:
     return row.get("status") == "completed" and row.get("approver") == "alice@example.com"
 
 
-_ROW = xfail(
-    "the status row carries no note for an EXECUTION_LOG.md the agent changed",
-    "an agent commit changing (rewriting, deleting, swapping) only a completed plan's "
-    "EXECUTION_LOG.md: show and MCP log carry E_OWNED_BLOCK_CHANGED (EXECUTION_LOG.md on the "
-    "branch is not the controller's record) and the audit flags log-changed, but status --json "
-    "and MCP status say completed, approver alice, with no note (the row re-reads the record "
-    "only where someone else committed PLAN.yml last)",
-)
 IDS = [f"{slug}-{what}" for slug in READ for what in WHERE]
-BROKEN: dict[str, Any] = {f"{s}-{w}": _ROW for s in FORGED for w in ("status", "mcp-status")}
+BROKEN: dict[str, Any] = {}  # the 8 row ids fixed (r66row): see the docstring
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

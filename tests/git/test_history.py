@@ -390,3 +390,36 @@ def test_her_own_note_on_a_merged_branch_makes_her_a_writer(repo: Path, tmp_path
     index = _index(tmp_path)
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
     assert _folder_writers(index) == {ALICE[1]}
+
+
+def test_the_index_knows_the_last_commit_of_each_file_of_the_record(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 66: the status row reads the record again when any file of it (the plan file,
+    its EXECUTION_LOG.md) was last committed by someone else, so the index keeps the last
+    commit of each: a commit of the log alone moves only the log's, and a folder copied with
+    its log in one commit (the log sorts before PLAN.yml) gives the new plan both."""
+    folder = write_plan(repo).parent
+    commit_all(repo, "add", AGENT)
+    added = _tip(repo)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), added)
+    assert index.plans["plans/greet"].record_commits() == (added,)
+    (folder / "EXECUTION_LOG.md").write_text("# forged\n")
+    commit_all(repo, "log only", AGENT)
+    index.scan(GitRepo(repo), _tip(repo))
+    state = index.plans["plans/greet"]
+    assert (state.last_commit, state.log_commit) == (added, _tip(repo))
+    copy = repo / "plans" / "copy"
+    copy.mkdir()
+    for name in ("PLAN.yml", "EXECUTION_LOG.md"):
+        (copy / name).write_text((folder / name).read_text())
+    commit_all(repo, "copy", AGENT)
+    index.scan(GitRepo(repo), _tip(repo))
+    assert index.plans["plans/copy"].record_commits() == (_tip(repo),) * 2
+    index.close()
+    assert _index(tmp_path).plans["plans/greet"].log_commit != ""  # saved with the index
+
+
+def _tip(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()

@@ -221,3 +221,27 @@ def test_a_rehashed_completed_plan_is_flagged_on_its_status_row(tmp_path: Path, 
     plan.write_text(ran)
     commit_all(repo, "put back", AGENT)
     assert not [n for n in _row(config)["notes"] if n.startswith("E_")]
+
+
+def test_a_log_alone_rewritten_or_deleted_is_flagged_on_the_status_row(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 66: an agent commit that changes only a completed plan's EXECUTION_LOG.md (no
+    PLAN.yml touched): the record of a path is its plan file and its log, so the row
+    carries ``show``'s note as MCP ``log`` does, rewritten or deleted."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    plan = repo / "plans/owned/PLAN.yml"
+    _set_status(plan, "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+    assert not [n for n in _row(config)["notes"] if n.startswith("E_")]
+    log = repo / "plans/owned/EXECUTION_LOG.md"
+    for change in (lambda: log.write_text("# Approved by bob FORGED-LOG\n"), log.unlink):
+        change()
+        commit_all(repo, "the log", AGENT)
+        row = _row(config)
+        assert row["status"] == "completed", row
+        noted = [n for n in row["notes"] if n.startswith("E_OWNED_BLOCK_CHANGED")]
+        assert noted and "EXECUTION_LOG.md" in noted[0], row
+        assert [p for p in _log(config)["problems"] if "EXECUTION_LOG.md" in p]

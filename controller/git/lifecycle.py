@@ -1578,8 +1578,6 @@ class Lifecycle(IndexStore):
                     found |= self.identities(commit)
             if new.hash is not None:
                 found |= self._producers(repo, parent, change.path, new.hash, record)
-        if evil and change.new_blob == self._joined(repo, record, change.path):
-            evil = False  # round 66: git's clean join of the sides' edits, not the merger's
         found.discard(self.controller_email)
         return (found | own if evil else found), evil
 
@@ -1642,7 +1640,9 @@ class Lifecycle(IndexStore):
                 if facts is not None and facts.hash is not None:
                     self._add_authors(facts.hash, who)
                     self._produced(facts.hash, who, left, commit.sha)
-            moves += _removed_and_written(commit.changes)
+            moves += _removed_and_written(
+                [c for c in commit.changes if c.new_blob is None or self._writes_plan(repo, c)]
+            )
         self._follow_merged_moves(repo, [*moves, *self._merge_moves(repo, since, until)])
         self._place_side_made(repo, since, until)
 
@@ -1655,6 +1655,8 @@ class Lifecycle(IndexStore):
         blob). Round 66: the agent's ``merge --no-commit`` of Alice's draft branch moved her
         plan with one param more; against its first parent the plan was new, with no
         source."""
+        if not repo.merges_after(since, until):
+            return []
         spec = f"{since}..{until}" if since else until
         scope = [self.plans_dir] if self.plans_dir != "." else []
         out = repo.run(
@@ -1671,6 +1673,7 @@ class Lifecycle(IndexStore):
                 for meta, _, path in (row.partition("\t") for row in rows if row.startswith("::"))
                 if _is_plan_or_source(path) and meta.split()[-2].strip("0")
             ]
+            written = [row for row in written if self._new_content(repo, parents, *row)]
             if not written:
                 continue
             gone: dict[str, str] = {}
@@ -1684,6 +1687,17 @@ class Lifecycle(IndexStore):
                         gone.setdefault(path, meta.split()[2])
             found.append((sorted(gone.items()), written))
         return found
+
+    def _new_content(self, repo: GitRepo, parents: Sequence[str], path: str, blob: str) -> bool:
+        """Whether a merge's plan file holds content no parent held at ``path`` (not a status
+        or comment joined: an approval merged is no writing)."""
+        made = self.facts(repo, blob)
+        if made is None or made.hash is None:
+            return True
+        return all(
+            not _same_hash(self.facts(repo, repo.blob_sha(parent, path)), made)
+            for parent in parents
+        )
 
     def _follow_merged_moves(
         self,

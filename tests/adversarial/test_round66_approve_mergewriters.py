@@ -73,6 +73,15 @@ her branch, written back with an edit at her path); honest, ran once, credited t
 parent), ``nested-join`` (the join made on the agent's branch), ``update-branch``,
 ``criss``, ``rename-clean``, ``rename-frozen`` (the controller's freeze carried into the
 moved PLAN.yml: the plan file's own bytes make no folder writer).
+
+Fixed (2026-11-29): all five. ``merge-move``, ``merge-drop``, ``merge-then-move``: the move
+pairing of rounds 55-57 holds off the first-parent line: a plan a merge writes with bytes no
+parent held (``git log --cc``), made of a plan file some parent held and the merge lacks, and
+a plan a merged branch's commit writes, made of a plan file it removes, have that content's
+writers by hash (``Lifecycle._merge_moves``, ``_follow_merged_moves``): E_SELF_APPROVAL.
+``join-clean``, ``rename-note``: a file git's own merge of the parents (``git merge-tree``)
+makes byte for byte with no conflict at that path is the merged sides' writing, not the
+merger's (``Lifecycle._brought``, ``_joined``); a conflict resolved by hand stays hers.
 """
 
 from __future__ import annotations

@@ -1650,11 +1650,10 @@ class Lifecycle(IndexStore):
         self, repo: GitRepo, since: str | None, until: str
     ) -> list[tuple[list[tuple[str, str]], list[tuple[str, str]]]]:
         """Per merge after ``since`` (on the first-parent line or a merged branch): the plan
-        files some parent held that the merge lacks, and the plan files it holds with bytes
-        no parent held (written by the merge itself: ``git diff-tree --cc``), each (path,
-        blob). Round 66: the agent's ``merge --no-commit`` of Alice's draft branch moved her
-        plan with one param more; against its first parent the plan was new, with no
-        source."""
+        files some parent held that the merge lacks, and the plan files it holds with content
+        no parent held (written by the merge itself: ``git log --cc``), each (path, blob).
+        Round 66: the agent's ``merge --no-commit`` of Alice's draft branch moved her plan
+        with one param more; against its first parent the plan was new, with no source."""
         if not repo.merges_after(since, until):
             return []
         spec = f"{since}..{until}" if since else until
@@ -2435,9 +2434,9 @@ def _merge_of(repo: GitRepo, parents: Sequence[str]) -> tuple[str, frozenset[str
 def _removed_and_written(
     changes: Sequence[FileChange],
 ) -> list[tuple[list[tuple[str, str]], list[tuple[str, str]]]]:
-    """A commit's plan files removed and plan files added or changed, each (path, blob), when
-    it has both (a possible move; a changed file whose content kept its hash is paired with
-    nothing new: its own writers are already its content's)."""
+    """A commit's plan files removed and plan files it writes (added or changed: the caller
+    leaves out those whose content kept its hash), each (path, blob), when it has both (a
+    possible move)."""
     gone = [(c.path, c.old_blob) for c in changes if c.new_blob is None and c.old_blob]
     made = [(c.path, c.new_blob) for c in changes if c.new_blob and c.new_blob != c.old_blob]
     gone = [row for row in gone if _is_plan_or_source(row[0])]

@@ -162,6 +162,12 @@ class Commits(Objects, Refs, Signing):
         )
         return [record for record in found if record.changes]
 
+    def merges_after(self, since: str | None, until: str) -> bool:
+        """Whether ``until``'s first-parent line after ``since`` holds a merge (every merge
+        after ``since`` lies on the branch one of them brought); a pass reads it from the
+        object store."""
+        return bool(self._first_parent_line(since, until)[1])
+
     def merge_base(self, one: str, other: str) -> str | None:
         """The best common ancestor of two commits (None: unrelated histories)."""
         result = self.run_raw("merge-base", one, other)

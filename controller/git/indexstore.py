@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "39"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "40"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -128,6 +128,10 @@ INDEX_VERSION = "39"  # 3: risk and estimate per plan; 4: approval identities, f
 # 39: each plan's last commit of its EXECUTION_LOG.md (``log_commit``): the status row reads
 # the record again when any file of it was last committed by someone else (round 66: a log
 # alone rewritten, deleted or swapped by the agent left the row without ``show``'s note)
+# 40: a file git's merge of a merge's parents makes byte for byte (a clean join) is the merged
+# sides' writing, not the merger's; a plan a merge or a merged branch's commit writes, made of
+# a plan file it takes away, has that content's writers (round 66: her plan moved and edited
+# inside the agent's merge, or after it on the agent's branch, lost her)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

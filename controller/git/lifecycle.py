@@ -91,6 +91,8 @@ _EMPTIED = "@emptied"
 #: Where the old version of a path followed back is put in the scratch index that pairs an
 #: edit of it as if the commit added it (:meth:`Lifecycle._rewritten_from`).
 _WAS = ".plangate-was"
+#: git's merge as ``git merge`` runs it, whatever the repository's config (round 66's joins).
+_JOIN_PINS = (("merge.renames", "true"), ("merge.renameLimit", "7000"))
 
 
 class Lifecycle(IndexStore):
@@ -939,11 +941,30 @@ class Lifecycle(IndexStore):
         merge base with the first parent (the very blob): a merge's writers are the merged
         commits, whose makers :meth:`merged_authors` counted, not the person who merged
         (round 65: Alice merging her review branch became a writer of the agent's note in its
-        plan's folder, and could never approve that plan). What a merge wrote otherwise (a
-        conflict resolved, both sides' edits joined, a file no branch changed) is its own."""
+        plan's folder, and could never approve that plan). So is a file git's own merge of the
+        parents makes byte for byte where it met no conflict (round 66: both sides' edits
+        joined cleanly, every line from one side or the base: git's join, not the merger's
+        hand; the sides' makers wrote it). What a merge wrote otherwise (a conflict resolved
+        by hand, an edit of its own, a file no branch changed) is its own."""
         if not record.is_merge or change.new_blob is None:
             return False
-        return change.new_blob in self._side_plans(repo, record).files.get(change.path, ())
+        if change.new_blob in self._side_plans(repo, record).files.get(change.path, ()):
+            return True
+        return change.new_blob == self._joined(repo, record, change.path)
+
+    def _joined(self, repo: GitRepo, record: CommitRecord, path: str) -> str | None:
+        """The blob git's merge of a merge's parents (ort, as ``git merge`` runs it) puts at
+        ``path`` when that path merged without a conflict (None: a conflict there, or no such
+        file); git merges the parents once per merge."""
+        cache: tuple[str, tuple[str, frozenset[str]] | None] | None = getattr(
+            self, "_join_cache", None
+        )
+        if cache is None or cache[0] != record.sha:
+            cache = (record.sha, _merge_of(repo, record.parents))
+            self._join_cache = cache
+        if cache[1] is None or path in cache[1][1]:
+            return None
+        return repo.blob_sha(cache[1][0], path)
 
     def _is_controller(self, record: CommitRecord) -> bool:
         """Whether the controller made this commit: a commit under its name that it did not
@@ -1636,6 +1657,7 @@ class Lifecycle(IndexStore):
         (git's default history simplification would hide that side). What they made counts
         from the merge that brought it (:meth:`flush_side_made`)."""
         self.flush_side_made()  # an earlier call's, not yet applied: they came before
+        moves: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]] = []
         for commit in repo.merged_in(since, until, [self.plans_dir]):
             who = self.identities(commit)
             left = self._left(repo, commit)
@@ -1668,7 +1690,101 @@ class Lifecycle(IndexStore):
                 if facts is not None and facts.hash is not None:
                     self._add_authors(facts.hash, who)
                     self._produced(facts.hash, who, left, commit.sha)
+            moves += _removed_and_written(
+                [c for c in commit.changes if c.new_blob is None or self._writes_plan(repo, c)]
+            )
+        self._follow_merged_moves(repo, [*moves, *self._merge_moves(repo, since, until)])
         self._place_side_made(repo, since, until)
+
+    def _merge_moves(
+        self, repo: GitRepo, since: str | None, until: str
+    ) -> list[tuple[list[tuple[str, str]], list[tuple[str, str]]]]:
+        """Per merge after ``since`` (on the first-parent line or a merged branch): the plan
+        files some parent held that the merge lacks, and the plan files it holds with content
+        no parent held (written by the merge itself: ``git log --cc``), each (path, blob).
+        Round 66: the agent's ``merge --no-commit`` of Alice's draft branch moved her plan
+        with one param more; against its first parent the plan was new, with no source."""
+        if not repo.merges_after(since, until):
+            return []
+        spec = f"{since}..{until}" if since else until
+        scope = [self.plans_dir] if self.plans_dir != "." else []
+        out = repo.run(
+            "-c", "core.quotePath=false", "log", "--merges", "--cc", "--raw", "--no-renames",
+            "--no-abbrev", "--no-ext-diff", "--no-textconv", "--format=%x01%H %P", spec,
+            "--", *scope,
+        )  # fmt: skip
+        found = []
+        for chunk in out.split("\x01")[1:]:
+            head, *rows = chunk.strip("\n").split("\n")
+            merge, *parents = head.split()
+            written = [
+                (path, meta.split()[-2])
+                for meta, _, path in (row.partition("\t") for row in rows if row.startswith("::"))
+                if _is_plan_or_source(path) and meta.split()[-2].strip("0")
+            ]
+            written = [row for row in written if self._new_content(repo, parents, *row)]
+            if not written:
+                continue
+            gone: dict[str, str] = {}
+            for parent in parents:
+                listed = repo.run(
+                    "-c", "core.quotePath=false", "diff-tree", "-r", "--no-renames",
+                    "--no-abbrev", "--diff-filter=D", parent, merge, "--", *scope,
+                )  # fmt: skip
+                for meta, _, path in (row.partition("\t") for row in listed.splitlines()):
+                    if _is_plan_or_source(path):
+                        gone.setdefault(path, meta.split()[2])
+            found.append((sorted(gone.items()), written))
+        return found
+
+    def _new_content(self, repo: GitRepo, parents: Sequence[str], path: str, blob: str) -> bool:
+        """Whether a merge's plan file holds content no parent held at ``path`` (not a status
+        or comment joined: an approval merged is no writing)."""
+        made = self.facts(repo, blob)
+        if made is None or made.hash is None:
+            return True
+        return all(
+            not _same_hash(self.facts(repo, repo.blob_sha(parent, path)), made)
+            for parent in parents
+        )
+
+    def _follow_merged_moves(
+        self,
+        repo: GitRepo,
+        moves: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]],
+    ) -> None:
+        """A plan a merged branch's commit (or a merge) writes, made of a plan file it takes
+        away (:data:`likeness.MOVE_KEPT` of either kept in the other, as
+        :meth:`_moved_writers` pairs a first-parent commit's), is written by that content's
+        writers too (round 66: her plan, brought by the agent's merge on its branch, moved
+        there with one param added, kept only the agent as writer). Carried by content hash
+        until nothing changes (the merged commits come in no useful order)."""
+        pairs: list[tuple[str, str]] = []
+        for gone, written in moves:
+            texts = _Texts(repo)
+            for target in written:
+                for source in gone:
+                    kept = texts.similarity(source, target)
+                    if kept is None or kept >= likeness.MOVE_KEPT:
+                        pairs.append((source[1], target[1]))
+        for _ in range(len(pairs)):
+            if not any([self._carry_content(repo, *pair) for pair in pairs]):
+                break
+
+    def _carry_content(self, repo: GitRepo, source: str, target: str) -> bool:
+        """Add the writers of ``source``'s bytes and content to ``target``'s content; whether
+        that added anyone."""
+        made, was = self.facts(repo, target), self.facts(repo, source)
+        if made is None or made.hash is None:
+            return False
+        who = set(self.authors.get(_blob_key(source), frozenset()))
+        if was is not None and was.hash is not None:
+            who |= self.authors.get(was.hash, frozenset())
+        who.discard(self.controller_email)
+        new = who - self.authors.get(made.hash, frozenset())
+        if new:
+            self._add_authors(made.hash, new)
+        return bool(new)
 
     def _side_freeze(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A freeze under the controller's name on a branch merged back (its commits that a
@@ -2353,6 +2469,36 @@ def _unsafe_why(change: FileChange) -> str | None:
     if why is None and linked and path_name(change.path) in PLAN_FILES:
         why = f"{change.path} is {NOT_A_FILE[change.mode]}, not a plan file; it is not read"
     return why
+
+
+def _merge_of(repo: GitRepo, parents: Sequence[str]) -> tuple[str, frozenset[str]] | None:
+    """(the tree git's merge of ``parents`` makes, the paths that conflicted in it); None
+    when git cannot merge them (an octopus counts only when it merges cleanly whole, as
+    ``git merge`` takes one)."""
+    if len(parents) > 2:
+        made = repo.merge_tree(parents)
+        return (made[0], frozenset()) if made is not None and made[1] else None
+    result = repo.run_raw(
+        "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages",
+        "--allow-unrelated-histories", *parents, pins=_JOIN_PINS,
+    )  # fmt: skip
+    out = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    if result.returncode not in (0, 1) or not out[0]:
+        return None
+    return out[0], frozenset(p for p in out[1:] if p)
+
+
+def _removed_and_written(
+    changes: Sequence[FileChange],
+) -> list[tuple[list[tuple[str, str]], list[tuple[str, str]]]]:
+    """A commit's plan files removed and plan files it writes (added or changed: the caller
+    leaves out those whose content kept its hash), each (path, blob), when it has both (a
+    possible move)."""
+    gone = [(c.path, c.old_blob) for c in changes if c.new_blob is None and c.old_blob]
+    made = [(c.path, c.new_blob) for c in changes if c.new_blob and c.new_blob != c.old_blob]
+    gone = [row for row in gone if _is_plan_or_source(row[0])]
+    made = [row for row in made if _is_plan_or_source(row[0])]
+    return [(gone, made)] if gone and made else []
 
 
 def _is_plan_file(path: str) -> bool:

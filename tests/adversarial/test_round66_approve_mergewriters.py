@@ -73,6 +73,15 @@ her branch, written back with an edit at her path); honest, ran once, credited t
 parent), ``nested-join`` (the join made on the agent's branch), ``update-branch``,
 ``criss``, ``rename-clean``, ``rename-frozen`` (the controller's freeze carried into the
 moved PLAN.yml: the plan file's own bytes make no folder writer).
+
+Fixed (2026-11-29): all five. ``merge-move``, ``merge-drop``, ``merge-then-move``: the move
+pairing of rounds 55-57 holds off the first-parent line: a plan a merge writes with bytes no
+parent held (``git log --cc``), made of a plan file some parent held and the merge lacks, and
+a plan a merged branch's commit writes, made of a plan file it removes, have that content's
+writers by hash (``Lifecycle._merge_moves``, ``_follow_merged_moves``): E_SELF_APPROVAL.
+``join-clean``, ``rename-note``: a file git's own merge of the parents (``git merge-tree``)
+makes byte for byte with no conflict at that path is the merged sides' writing, not the
+merger's (``Lifecycle._brought``, ``_joined``); a conflict resolved by hand stays hers.
 """
 
 from __future__ import annotations
@@ -81,7 +90,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -118,38 +127,7 @@ MOVED = {
     "merge-drop",
     "merge-then-move",
 }
-_JOINED = xfail(
-    "git's clean join makes the merger a writer",
-    "the agent edits its plan folder's NOTES.md on its branch and another line on main (or "
-    "moves the folder on its branch and edits the note on main); Alice's --no-ff merge joins "
-    "both cleanly (no conflict, nothing she wrote) and she becomes a writer of the folder: "
-    "her approval of the agent's plan is E_SELF_APPROVAL, for as long as the folder lives; "
-    "should: a clean join is git's, written by the merged sides' makers, not the merger",
-)
-_CARRIED = xfail(
-    "an approver's plan moved and edited inside the agent's merge loses her authorship",
-    "the agent merges Alice's draft branch into its own with --no-commit, git-mv's her plan "
-    "to another folder and adds (or drops) one param in the merge commit (git pairs it as a "
-    "rename against the merge's second parent); the plan, 0.9 hers, ran on HER approval "
-    "(approver alice), audit valid; should: a merge's plans are paired with the merged "
-    "branches' removed plans as any commit's are (docs/approvals.md, rounds 55-57): "
-    "E_SELF_APPROVAL",
-)
-_NESTED = xfail(
-    "an approver's plan moved and edited on a merged branch where it arrived by a merge",
-    "the agent's branch merges Alice's draft branch plainly (her plan unchanged), then the "
-    "agent's next commit on that branch git-mv's it with one param added; the branch is "
-    "merged into main: the plan ran on HER approval, audit valid (the same move on main, or "
-    "of her plan committed on main, is E_SELF_APPROVAL); should: the move is paired with her "
-    "plan wherever the branch got it: E_SELF_APPROVAL",
-)
-BROKEN: dict[str, object] = {
-    "merge-then-move": _NESTED,
-    "join-clean": _JOINED,
-    "rename-note": _JOINED,
-    "merge-move": _CARRIED,
-    "merge-drop": _CARRIED,
-}
+BROKEN: dict[str, object] = {}
 
 NOTE = "".join(f"line {i}: the agent's runbook note\n" for i in range(1, 11))
 

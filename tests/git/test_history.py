@@ -423,3 +423,93 @@ def test_the_index_knows_the_last_commit_of_each_file_of_the_record(
 
 def _tip(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-scan", "pass-by-pass"])
+def test_a_note_git_joined_cleanly_is_written_by_the_sides_not_the_merger(
+    repo: Path, tmp_path: Path, cold: bool
+) -> None:
+    """Round 66 ``join-clean``: Bob edits the note's first line on a branch and its last line
+    on main; Alice's merge joins both without a conflict: git's bytes, every line from one
+    side or the base. Bob wrote them; Alice, who merged, wrote nothing in the folder."""
+    write_plan(repo)
+    (repo / "plans/greet/NOTES.md").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    commit_all(repo, "add", AGENT)
+    index = _index(tmp_path)
+    gitrepo = GitRepo(repo)
+    if not cold:
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    note = repo / "plans/greet/NOTES.md"
+    git(repo, "switch", "-q", "-c", "side")
+    note.write_text(note.read_text().replace("line 1\n", "line 1: side\n"))
+    commit_all(repo, "side note", BOB)
+    git(repo, "switch", "-q", "main")
+    note.write_text(note.read_text().replace("line 10\n", "line 10: main\n"))
+    commit_all(repo, "main note", BOB)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", env=identity(*ALICE))
+    assert "line 1: side" in note.read_text() and "line 10: main" in note.read_text()
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert _folder_writers(index) == {AGENT[1], BOB[1]}
+
+
+def test_a_clean_join_the_merger_edits_further_is_the_mergers(repo: Path, tmp_path: Path) -> None:
+    """A byte of the merge's own beside git's join (a line added in ``--no-commit``) is the
+    merger's writing, as in any commit."""
+    write_plan(repo)
+    (repo / "plans/greet/NOTES.md").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    commit_all(repo, "add", AGENT)
+    note = repo / "plans/greet/NOTES.md"
+    git(repo, "switch", "-q", "-c", "side")
+    note.write_text(note.read_text().replace("line 1\n", "line 1: side\n"))
+    commit_all(repo, "side note", BOB)
+    git(repo, "switch", "-q", "main")
+    note.write_text(note.read_text().replace("line 10\n", "line 10: main\n"))
+    commit_all(repo, "main note", BOB)
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "side")
+    note.write_text(note.read_text() + "line 11: alice\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "merge side", env=identity(*ALICE))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert ALICE[1] in _folder_writers(index)
+
+
+def _her_plan_moved(repo: Path, in_merge: bool) -> None:
+    """Alice's draft branch adds her plan; the agent's branch merges it and moves the plan
+    with one param added: inside the merge (``--no-commit``) or in its next commit; the
+    agent's branch is then merged into main."""
+    git(repo, "switch", "-q", "-c", "drafts")
+    write_plan(repo)
+    commit_all(repo, "alice: my draft", ALICE)
+    git(repo, "switch", "-q", "main")
+    (repo / "other").write_text("x")
+    commit_all(repo, "main moves", AGENT)
+    git(repo, "switch", "-q", "-c", "carry")
+    merge = ["merge", "-q", "--no-ff", *(["--no-commit"] if in_merge else ["-m", "m"]), "drafts"]
+    git(repo, *merge, env=identity(*AGENT))
+    git(repo, "mv", "plans/greet", "plans/greet-2")
+    path = repo / "plans/greet-2/PLAN.yml"
+    path.write_text(path.read_text() + "      times: 2\n")
+    commit_all(repo, "agent: carry", AGENT)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge carry", "carry", env=identity(*ALICE))
+
+
+@pytest.mark.parametrize("in_merge", [True, False], ids=["inside-the-merge", "after-the-merge"])
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-scan", "pass-by-pass"])
+def test_her_plan_moved_and_edited_where_a_merge_brought_it_keeps_her_a_writer(
+    repo: Path, tmp_path: Path, cold: bool, in_merge: bool
+) -> None:
+    """Round 66 ``merge-move``/``merge-then-move``: the moved plan, all of hers and one param
+    more, is paired with her plan as a first-parent move is (rounds 55-57): she wrote it."""
+    (repo / "README").write_text("r\n")
+    commit_all(repo, "start", AGENT)
+    index = _index(tmp_path)
+    gitrepo = GitRepo(repo)
+    if not cold:
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    _her_plan_moved(repo, in_merge)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    moved = index.plans["plans/greet-2"].hash
+    assert moved is not None
+    assert {ALICE[1], AGENT[1]} <= set(index.authors.get(moved, frozenset()))

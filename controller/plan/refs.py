@@ -500,6 +500,31 @@ def authored(
     return resolved
 
 
+def authored_inputs(
+    given: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    plan: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A nested plan's inputs that are its authors' text, for :func:`authored`'s ``inputs``
+    (round 66: a child's ``$<inputs.*>`` filled by its parent's literal, or by its own
+    default, was recorded ``***`` for a right guess of a secret only). Provenance follows
+    the parent's resolution: the child's own defaults (literals it wrote), and each value
+    the parent action ``given`` that is wholly its author's text as :func:`authored` reads
+    it (``plan``, ``inputs``: the parent's own fields and inputs), resolved as the run
+    resolved it. An input filled by anything else (a secret, an output, a result) is left
+    out, its default too: ``$<inputs.*>`` reading it is shown as recorded."""
+    own = {name: value for name, value in defaults.items() if name not in given}
+    ctx = Context(plan=plan or {}, inputs=inputs or {})
+    for name, written in given.items():
+        if _authored_only(written, plan, inputs):
+            try:
+                own[name] = resolve(written, ctx)
+            except PlangateError:  # a field not given: the child reads it as recorded
+                continue
+    return own
+
+
 def _authored_only(
     value: Any, plan: Mapping[str, Any] | None, inputs: Mapping[str, Any] | None
 ) -> bool:

@@ -258,18 +258,14 @@ class Checkpoints:
         text = logbook.render_action(action, self._view(rec), limit, fields=own, inputs=mine)
         child = self.nested.get(action.id)
         # a child's inputs are its authors' where every value filling them is (round 66)
-        theirs = (
-            refs.authored_inputs(action.inputs or {}, child.inputs, own, mine) if child else {}
-        )
+        theirs = refs.authored_inputs(action.inputs or {}, child.inputs, own, mine) if child else {}
         for inner in child.actions if child is not None else ():
             specs: list[Action | FallbackStep] = [inner, *inner.fallback]
             for spec in specs:
                 key = f"{action.id}/{spec.id}"
                 if self._ran(key):
                     view = self._view(self.state.actions.get(key))
-                    text += "\n" + logbook.render_action(
-                        spec, view, limit, key=key, inputs=theirs
-                    )
+                    text += "\n" + logbook.render_action(spec, view, limit, key=key, inputs=theirs)
         for step in action.fallback:
             if self._ran(step.id):
                 text += "\n" + logbook.render_action(

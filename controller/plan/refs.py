@@ -479,15 +479,17 @@ def authored(
     execution record shows it: every part the plan's author wrote, a literal (and, given the
     ``plan`` fields, a ``$<plan.*>`` reference: the author's own name and task; given the
     plan's own ``inputs`` as written, a ``$<inputs.*>`` reference: a top-level plan's input
-    is its author's literal, round 65), as written; what any other reference filled in as
+    is its author's literal, round 65; a nested plan's are :func:`authored_inputs`, round
+    66), as written; what any other reference filled in as
     ``resolved`` has it (round 64: a literal param equal to a secret recorded ``***``
     confirmed the author's guess of the secret; the literal is in the committed plan
     already). A mapping key is always the author's."""
     if _authored_only(written, plan, inputs):
         try:
             return resolve(written, Context(plan=plan or {}, inputs=inputs or {}))
-        except PlangateError:  # a field not given: as recorded
-            return resolved
+        except PlangateError:  # a field not given: that part as recorded, the rest as written
+            if not isinstance(written, (dict, list)):
+                return resolved
     if isinstance(written, dict) and isinstance(resolved, dict) and len(written) == len(resolved):
         keys = sorted(written, key=key_order)  # resolve's order, which redaction keeps
         if all(got == key or got not in written for key, got in zip(keys, resolved, strict=True)):

@@ -545,7 +545,9 @@ class Committing(ControllerCore):
             extra = [(EVENT_TRAILER, entry.event)]
             if entry.body.strip():  # cut as a commit's body is (round 38)
                 extra.append(("Plan-Note", note(entry.body, redact)))
-            theirs = [(k, v if k in GIT_TRAILERS else one_line(v, redact)) for k, v in entry.trailers]
+            theirs = [
+                (k, v if k in GIT_TRAILERS else one_line(v, redact)) for k, v in entry.trailers
+            ]
             groups.append([("Plan", plan_text(entry.plan_id)), *extra, *theirs])
         shared = [("Controller", self.instance_id())]
         return batch_message(groups, shared)  # each group redacted above, by its own quotes

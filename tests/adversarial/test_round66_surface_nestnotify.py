@@ -47,6 +47,14 @@ wholly the author's text (the parent's literal, the child's default) as written.
 PLAN.yml, its log and every post), ``in``/``mt``/``pth``/``eq`` in the log, MCP ``log`` and the
 row, ``gin`` (the gate preview with the plan's own input, its post), ``key``, and ``dir`` in
 the log, MCP ``log`` and the row.
+
+Fixed (2026-11-29): all 10, by one rule for the author's text. A nested plan's input is the
+author's when every value filling it is (``refs.authored_inputs``: the child's own default,
+or a value of the parent action wholly its author's text, provenance followed through the
+parent's resolution; a secret, an output or a result is not), read alike by the log and the
+gate's preview. The notify post is another writer of the record (``Notifier.body(quotes=)``,
+given the outcome commit's quotes): the plan's path as written, the message in its
+``recorded`` form, ``text`` built from those parts and never redacted whole again.
 """
 
 from __future__ import annotations

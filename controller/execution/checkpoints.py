@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from controller import fsutil
 from controller.errors import PlangateError
 from controller.execution import logbook
-from controller.plan import plans, yamlio
+from controller.plan import plans, refs, yamlio
 from controller.plan.hashing import idempotency_key
 
 if TYPE_CHECKING:
@@ -257,13 +257,15 @@ class Checkpoints:
         mine = self.model.inputs  # a top-level plan's inputs: its author's literals
         text = logbook.render_action(action, self._view(rec), limit, fields=own, inputs=mine)
         child = self.nested.get(action.id)
+        # a child's inputs are its authors' where every value filling them is (round 66)
+        theirs = refs.authored_inputs(action.inputs or {}, child.inputs, own, mine) if child else {}
         for inner in child.actions if child is not None else ():
             specs: list[Action | FallbackStep] = [inner, *inner.fallback]
             for spec in specs:
                 key = f"{action.id}/{spec.id}"
                 if self._ran(key):
                     view = self._view(self.state.actions.get(key))
-                    text += "\n" + logbook.render_action(spec, view, limit, key=key)
+                    text += "\n" + logbook.render_action(spec, view, limit, key=key, inputs=theirs)
         for step in action.fallback:
             if self._ran(step.id):
                 text += "\n" + logbook.render_action(

@@ -114,16 +114,18 @@ class _Resolver:
         if checks:
             found["checks"] = checks
         if action.plan is not None:
-            found.update(self.nested(key, action, ctx))
+            found.update(self.nested(key, action, ctx, own))
         return found
 
-    def nested(self, key: ActionKey, action: Any, ctx: refs.Context) -> dict[str, Any]:
+    def nested(
+        self, key: ActionKey, action: Any, ctx: refs.Context, own: Mapping[str, Any]
+    ) -> dict[str, Any]:
         from controller.plan import nested, plans
 
         given: dict[str, Any] = {}
         shown: dict[str, Any] = {}
         for name, value in (action.inputs or {}).items():
-            resolved, ok = self.value(value, ctx, ctx.inputs)
+            resolved, ok = self.value(value, ctx, own)
             shown[name] = resolved
             if ok:
                 given[name] = resolved
@@ -145,11 +147,13 @@ class _Resolver:
             approval=ctx.approval,
             secret=ctx.secret,
         )
+        # the child's inputs its authors wrote, as the log reads them (round 66)
+        theirs = refs.authored_inputs(action.inputs or {}, child.model.inputs, ctx.plan, own)
         found["actions"] = [
             {
                 "action": f"{key}/{inner.id}",
                 "tool": inner.tool,
-                "params": self.values(inner.params, inner_ctx),
+                "params": self.values(inner.params, inner_ctx, theirs),
             }
             for inner in child.model.actions
         ]

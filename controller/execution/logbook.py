@@ -2,12 +2,13 @@
 
 Written next to PLAN.yml at the engine's checkpoints and rendered from the journal (whose
 records are already redacted), so it always agrees with it. The one exception: "Params
-(resolved)" quotes every value the plan's author wrote (a literal, ``$<plan.name>``, a
-top-level plan's ``$<inputs.*>``) as the
-frozen plan wrote it and only what another reference filled in as the journal recorded it
+(resolved)" quotes every value the plan's author wrote (a literal, ``$<plan.name>``, an
+``$<inputs.*>`` its authors filled: a top-level plan's own, a nested plan's
+:func:`controller.plan.refs.authored_inputs`) as the frozen plan wrote it and only what
+another reference filled in as the journal recorded it
 (:func:`controller.plan.refs.authored`, round 64: a literal equal to a secret recorded
-``***`` told its author a right guess of the secret from a wrong one). Layout, meant to read well on
-GitHub::
+``***`` told its author a right guess of the secret from a wrong one). Layout, meant to
+read well on GitHub::
 
     # Execution log: <plan name>
 
@@ -179,8 +180,8 @@ def render_action(
     """One action's section (``start``/``end`` are journal records, see journal.py);
     ``key`` names an action of a nested plan (``"2/1"``); ``fields``: what ``$<plan.*>``
     reads in the action's plan (name, task, hash), and ``inputs``: what ``$<inputs.*>``
-    reads when the plan's own ``inputs:`` wrote it (a top-level plan), the author's text in
-    its params."""
+    reads where the authors wrote it (a top-level plan's own ``inputs:``; a nested plan's
+    :func:`~controller.plan.refs.authored_inputs`, round 66), the author's text in its params."""
     status, start, end = view.status, view.start, view.end
     plan = getattr(action, "plan", None)
     what = action.tool or (f"plan {plan.path}" if plan is not None else "")

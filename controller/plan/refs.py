@@ -479,15 +479,17 @@ def authored(
     execution record shows it: every part the plan's author wrote, a literal (and, given the
     ``plan`` fields, a ``$<plan.*>`` reference: the author's own name and task; given the
     plan's own ``inputs`` as written, a ``$<inputs.*>`` reference: a top-level plan's input
-    is its author's literal, round 65), as written; what any other reference filled in as
+    is its author's literal, round 65; a nested plan's are :func:`authored_inputs`, round
+    66), as written; what any other reference filled in as
     ``resolved`` has it (round 64: a literal param equal to a secret recorded ``***``
     confirmed the author's guess of the secret; the literal is in the committed plan
     already). A mapping key is always the author's."""
     if _authored_only(written, plan, inputs):
         try:
             return resolve(written, Context(plan=plan or {}, inputs=inputs or {}))
-        except PlangateError:  # a field not given: as recorded
-            return resolved
+        except PlangateError:  # a field not given: that part as recorded, the rest as written
+            if not isinstance(written, (dict, list)):
+                return resolved
     if isinstance(written, dict) and isinstance(resolved, dict) and len(written) == len(resolved):
         keys = sorted(written, key=key_order)  # resolve's order, which redaction keeps
         if all(got == key or got not in written for key, got in zip(keys, resolved, strict=True)):
@@ -498,6 +500,31 @@ def authored(
     if isinstance(written, list) and isinstance(resolved, list) and len(written) == len(resolved):
         return [authored(w, r, plan, inputs) for w, r in zip(written, resolved, strict=True)]
     return resolved
+
+
+def authored_inputs(
+    given: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    plan: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A nested plan's inputs that are its authors' text, for :func:`authored`'s ``inputs``
+    (round 66: a child's ``$<inputs.*>`` filled by its parent's literal, or by its own
+    default, was recorded ``***`` for a right guess of a secret only). Provenance follows
+    the parent's resolution: the child's own defaults (literals it wrote), and each value
+    the parent action ``given`` that is wholly its author's text as :func:`authored` reads
+    it (``plan``, ``inputs``: the parent's own fields and inputs), resolved as the run
+    resolved it. An input filled by anything else (a secret, an output, a result) is left
+    out, its default too: ``$<inputs.*>`` reading it is shown as recorded."""
+    own = {name: value for name, value in defaults.items() if name not in given}
+    ctx = Context(plan=plan or {}, inputs=inputs or {})
+    for name, written in given.items():
+        if _authored_only(written, plan, inputs):
+            try:
+                own[name] = resolve(written, ctx)
+            except PlangateError:  # a field not given: the child reads it as recorded
+                continue
+    return own
 
 
 def _authored_only(

@@ -264,6 +264,7 @@ class Committing(ControllerCore):
             on_drop,
             executed=executed,
             before_ref=before_ref,
+            quotes=quotes,
         )
         if self._batch is not None and (self._batch.entries or not self._batch.first_alone):
             self._batch.entries.append(entry)
@@ -458,9 +459,7 @@ class Committing(ControllerCore):
             self.log.info("refusal_cleared", plans=published)
         with self.index.jobs_together():
             for entry in entries:
-                self._notify(
-                    entry.event, entry.plan_id, entry.plan_hash, entry.status, sha, entry.body
-                )
+                self._notify(entry, sha)
                 if entry.after is not None:
                     entry.after(sha)
         return sha
@@ -530,22 +529,33 @@ class Committing(ControllerCore):
         return None
 
     def _batch_message(self, entries: list[_Entry]) -> str:
+        """One trailer group per plan, each redacted around its own plan's quotes (round 66:
+        a batched outcome's ``Plan-Note`` was redacted whole, unlike the commit of its own)."""
+        from controller.errors import redacted_around
         from controller.execution.secrets import redactor_for
-        from controller.git.message import batch_message, note
+        from controller.git.message import GIT_TRAILERS, batch_message, note, one_line
 
+        text = redactor_for(self.config).text
         groups = []
         for entry in entries:
+
+            def redact(value: str, quotes: tuple[str, ...] = entry.quotes) -> str:
+                return redacted_around(value, quotes, text)
+
             extra = [(EVENT_TRAILER, entry.event)]
             if entry.body.strip():  # cut as a commit's body is (round 38)
-                extra.append(("Plan-Note", note(entry.body, redactor_for(self.config).text)))
-            groups.append([("Plan", plan_text(entry.plan_id)), *extra, *entry.trailers])
+                extra.append(("Plan-Note", note(entry.body, redact)))
+            theirs = [
+                (k, v if k in GIT_TRAILERS else one_line(v, redact)) for k, v in entry.trailers
+            ]
+            groups.append([("Plan", plan_text(entry.plan_id)), *extra, *theirs])
         shared = [("Controller", self.instance_id())]
-        return batch_message(groups, shared, redactor_for(self.config).text)
+        return batch_message(groups, shared)  # each group redacted above, by its own quotes
 
-    def _notify(
-        self, event: str, plan_id: str, plan_hash: str | None, plan: Any, sha: str, body: str
-    ) -> None:
-        """Queue the notify: message for a commit just made (never waits for the network)."""
+    def _notify(self, entry: _Entry, sha: str) -> None:
+        """Queue the notify: message for a commit just made (never waits for the network),
+        its message in the recorded form the commit gives it (``entry.quotes``, round 66)."""
+        event, plan_id, plan, body = entry.event, entry.plan_id, entry.status, entry.body
         name = notify.EVENTS.get(event)
         if event == "freeze" and plan.status == "pending_approval":
             name = "awaiting-approval"
@@ -559,7 +569,8 @@ class Committing(ControllerCore):
         self.notifier.send(
             name,
             plan_id,
-            hash=plan_hash,
+            quotes=entry.quotes,
+            hash=entry.plan_hash,
             status=plan.status,
             commit=sha,
             by=approval.get("by") if isinstance(approval.get("by"), str) else None,
@@ -836,6 +847,8 @@ class _Entry:
     committed: bool = False
     #: called with the commit before the branch moves to it (a start's journal record)
     before_ref: Callable[[str], None] | None = None
+    #: the plan author's text its body quotes, kept as written (round 65; notify: round 66)
+    quotes: tuple[str, ...] = ()
 
 
 def _then(

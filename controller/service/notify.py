@@ -10,8 +10,12 @@ gate), ``partial`` (some approvals are in, more are needed), ``refuse``, ``start
      "text": "plangate: plans/x has 1 of 3 approvals; still needs 1 more from ops, ..."}
 
 ``text`` makes the same body a valid Slack (and Mattermost, Teams-compatible) incoming-webhook
-message. Every string is redacted like the controller's commits (no secret value ever leaves),
-and the body never carries params, results or outputs.
+message. Every string is written as the controller's own record writes it (round 66): the
+plan's path as written (the author's text, as every reader names it), the message in the
+outcome commit's ``recorded`` form (the author's text it quotes as written, the rest
+redacted), every other value redacted, and ``text`` built from those, never redacted again
+as a whole: no secret value the author did not write ever leaves, and masking never differs
+between a right and a wrong guess of one. The body never carries params, results or outputs.
 
 Posting never blocks or slows the controller: :meth:`Notifier.send` only puts the message on a
 bounded queue per URL, and one daemon thread per URL posts it, retrying a failure (a
@@ -28,10 +32,11 @@ import os
 import queue
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.display import shorten
+from controller.errors import redacted_around
 from controller.execution.journal import MESSAGE_CHARS
 from controller.execution.tools.wallclock import Deadline
 from controller.settings import NotifySettings
@@ -86,28 +91,41 @@ class Notifier:
     def enabled(self) -> bool:
         return bool(self._senders)
 
-    def send(self, event: str, plan: str, **fields: Any) -> None:
-        """Queue one notification (never waits for the network)."""
+    def send(self, event: str, plan: str, *, quotes: Sequence[str] = (), **fields: Any) -> None:
+        """Queue one notification (never waits for the network); ``quotes``: the plan
+        author's text its ``message`` quotes (the error's
+        :meth:`~controller.errors.PlangateError.quoted`, as the outcome commit keeps it)."""
         if not self._senders or event not in self._events:
             return
-        body = self.body(event, plan, **fields)
+        body = self.body(event, plan, quotes=quotes, **fields)
         for sender in self._senders:
             sender.put(body)
 
-    def body(self, event: str, plan: str, **fields: Any) -> dict[str, Any]:
-        values = {k: v for k, v in fields.items() if v is not None}
-        body: dict[str, Any] = {"event": event, "plan": plan, **values}
+    def body(
+        self, event: str, plan: str, *, quotes: Sequence[str] = (), **fields: Any
+    ) -> dict[str, Any]:
+        """The post: each value as the controller's record gives it (round 66: the post
+        redacted its whole text again, so a failing check's expected value and a plan folder
+        equal to a secret came back ``***`` for a right guess only). The plan's path is the
+        author's text, as written; the message in its recorded form (the author's text it
+        quotes as written, :func:`~controller.errors.redacted_around`); every other value
+        redacted. ``text`` is built from those, never redacted whole again."""
+        values = {k: self._shown(k, v, quotes) for k, v in fields.items() if v is not None}
         needs = f" ({values['needs']})" if values.get("needs") else ""
         text = _TEXTS[event].format_map(
-            {"plan": plan, "needs": needs, "message": "", "missing": "", "by": "", **values}
+            {"message": "", "missing": "", "by": "", **values, "plan": plan, "needs": needs}
         )
-        body["text"] = "plangate: " + text
-        # redacted whole, then cut as the journal cuts a message (a tool's 1 MB error is no
-        # notification: the chat or pager endpoint would refuse it, or post it whole)
-        return {
-            k: shorten(self.redact(v), MESSAGE_CHARS) if isinstance(v, str) else v
-            for k, v in body.items()
-        }
+        body: dict[str, Any] = {"event": event, "plan": plan, **values, "text": "plangate: " + text}
+        # cut as the journal cuts a message (a tool's 1 MB error is no notification: the chat
+        # or pager endpoint would refuse it, or post it whole); redacted before the cut
+        return {k: shorten(v, MESSAGE_CHARS) if isinstance(v, str) else v for k, v in body.items()}
+
+    def _shown(self, key: str, value: Any, quotes: Sequence[str]) -> Any:
+        if not isinstance(value, str):
+            return value
+        if key == "message":
+            return redacted_around(value, quotes, self.redact)
+        return self.redact(value)
 
     def close(self, timeout: float = 2.0) -> None:
         """Stop the senders (messages still queued after ``timeout`` are dropped)."""

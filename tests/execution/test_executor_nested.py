@@ -190,3 +190,45 @@ def test_a_nested_plan_with_a_gated_fallback_step_is_refused(tmp_path: Path) -> 
     _model, found = plans.check_document(data, config, plan_file)
     assert [p.code for p in found] == ["E_SCHEMA_INVALID"], found
     assert "requires_approval" in found[0].message + found[0].path, found
+
+
+@pytest.mark.parametrize("guess", ["r66-s3cr3t", "r66-s3cr3y"])
+def test_a_nested_plans_inputs_its_authors_wrote_are_logged_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guess: str
+) -> None:
+    """Round 66: a child's ``$<inputs.*>`` filled by the parent's literal, or by the child's
+    own default, was logged ``***`` for a right guess of a secret only (one approved run
+    confirmed it); an input a secret fills stays ``***`` for both."""
+    monkeypatch.setenv("PLANGATE_SECRET_TOKEN", "r66-s3cr3t")
+    child = {
+        **CHILD,
+        "inputs": {"channel": guess, "text": "x", "tok": "d"},
+        "actions": [
+            {
+                "id": 1,
+                "tool": "add",
+                "why": "post",
+                "params": {
+                    "line": "$<inputs.channel> $<inputs.text>",
+                    "tok": "$<inputs.tok>",
+                },
+            }
+        ],
+    }
+    pin = write_child(tmp_path, child)
+    nested = {
+        "id": 1,
+        "plan": {"path": "plans/common/notify", "hash": pin},
+        "inputs": {"text": guess, "tok": "$<secrets.TOKEN>"},
+    }
+    gated = {**nested, "requires_approval": True}
+    config, plan_file = make_plan(tmp_path, [gated], {"add": appender(tmp_path / "effects")})
+    engine = Engine(config)
+    assert run(engine, plan_file).status == "awaiting_approval"
+    [preview] = execution(plan_file)["gate"]["actions"]  # the gate's preview reads alike
+    assert preview["params"] == {"line": f"{guess} {guess}", "tok": "***"}
+    assert run(engine, plan_file, gate_approved=1).status == "completed"
+    log = plan_file.with_name("EXECUTION_LOG.md").read_text()
+    section = log[log.index("## Nested action 1/1") :]
+    assert f'"line": "{guess} {guess}"' in section
+    assert '"tok": "***"' in section

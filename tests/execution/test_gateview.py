@@ -79,7 +79,8 @@ def test_a_long_value_is_cut_with_its_length_and_digest() -> None:
 
 def test_the_plans_own_inputs_are_shown_as_written_even_equal_to_a_secret() -> None:
     """Round 65: ``$<inputs.g>`` read from the plan's own ``inputs:`` is its author's
-    literal; a nested plan's inputs (its parent's values, ``own`` None) as resolved."""
+    literal; an input a reference filled (not in ``own``) as resolved. A nested plan's
+    ``own`` is ``refs.authored_inputs`` (round 66, test_executor_nested.py)."""
     resolver = _resolver("483920")
     ctx = gateview._masked(refs.Context(inputs={"g": "483920", "e": ""}))
     own = ctx.inputs

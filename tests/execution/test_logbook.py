@@ -126,7 +126,8 @@ def test_resolved_params_quote_the_plans_literals_and_redact_what_references_fil
 
 def test_resolved_params_quote_the_plans_own_inputs_as_written() -> None:
     """Round 65: ``$<inputs.g>`` from the top-level plan's own ``inputs:`` is its author's
-    literal; without them (a nested plan's: its parent's values) it is shown as recorded."""
+    literal; without them (an input a reference filled) it is shown as recorded. A nested
+    plan's are passed in as ``refs.authored_inputs`` finds them (round 66)."""
     params = {"note": "$<inputs.g>", "mix": "r65-guess$<inputs.e>"}
     action = Action(id=1, tool="t", why="w", params=params)
     recorded = {"mix": "***", "note": "***"}

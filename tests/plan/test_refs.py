@@ -290,3 +290,34 @@ def test_authored_keeps_a_top_level_plans_own_inputs_as_written() -> None:
     }
     # no inputs given (a nested plan's: its parent's values): as recorded
     assert refs.authored(written, recorded, None) == recorded
+
+
+def test_a_nested_plans_inputs_are_its_authors_where_every_value_filling_them_is() -> None:
+    # round 66: provenance follows the parent's resolution, not the plan's depth
+    parent_inputs = {"h": "hunter2-guess"}
+    plan = {"name": "parent", "task": "t", "hash": "sha256:1"}
+    given = {
+        "lit": "hunter2-guess",  # the parent's literal
+        "own": "$<inputs.h>-$<plan.name>",  # the parent's own input and name
+        "sec": "$<secrets.TOK>",  # the controller's: not the author's, its default neither
+        "out": "a$<actions[1].outputs.x>",  # an output joined to a literal: the output's
+        "gone": "$<inputs.missing>",  # not resolvable: read as recorded
+    }
+    defaults = {"def": "hunter2-guess", "sec": "a default", "lit": "overridden"}
+    theirs = refs.authored_inputs(given, defaults, plan, parent_inputs)
+    assert theirs == {
+        "def": "hunter2-guess",
+        "lit": "hunter2-guess",
+        "own": "hunter2-guess-parent",
+    }
+    written = {
+        "a": "$<inputs.lit>",
+        "b": "$<inputs.def>",
+        "c": "$<inputs.sec>",
+        "d": "$<inputs.out>",
+    }
+    recorded = {"a": "***", "b": "***", "c": "***", "d": "a***"}
+    shown = refs.authored(written, recorded, None, theirs)
+    assert shown == {"a": "hunter2-guess", "b": "hunter2-guess", "c": "***", "d": "a***"}
+    # without the parent's own inputs given, its `$<inputs.h>` is no author's text
+    assert "own" not in refs.authored_inputs(given, defaults, plan, None)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from controller.service.core import Job
 from tests.support.gitkit import (
     AGENT,
@@ -91,3 +93,28 @@ def test_a_batched_start_records_every_job_and_executed_hash(repo: Path) -> None
         assert sorted(jobs) == [f"plans/{s}" for s in slugs]
         assert again.state.executed() == executed
         assert sorted(row["plan"] for row in executed.values()) == sorted(jobs)
+
+
+def test_a_batched_note_is_redacted_around_its_own_plans_quotes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 66: a batch's ``Plan-Note`` went through the redactor whole, unlike the commit of
+    one outcome (``PlangateError.recorded``): a failing check's expected value equal to a
+    secret was ``***`` for the right guess only. Each note keeps its own plan's quotes; a
+    plan that quotes nothing (a tool's error) stays redacted."""
+    from controller.service.committing import _Entry
+
+    monkeypatch.setenv("PLANGATE_SECRET_TOKEN", "r66-s3cr3t-kq7")
+    body = 'verify failed (expected equals "r66-s3cr3t-kq7")'
+    entries = [
+        _Entry(f"plans/{slug}", {}, "", [], "fail", body, None, None, None, None, None)
+        for slug in ("own", "tool")
+    ]
+    entries[0].quotes = ("r66-s3cr3t-kq7",)
+    with controller(repo) as ctl:
+        message = ctl._batch_message(entries)
+    notes = [line for line in message.splitlines() if line.startswith("Plan-Note:")]
+    assert notes == [
+        'Plan-Note: verify failed (expected equals "r66-s3cr3t-kq7")',
+        'Plan-Note: verify failed (expected equals "***")',
+    ]

@@ -104,6 +104,25 @@ def test_a_huge_message_is_redacted_whole_then_cut_as_the_journal_cuts_it() -> N
     assert "hunter2" not in json.dumps(body)
 
 
+def test_a_post_quotes_the_authors_text_as_the_record_does_and_redacts_the_rest() -> None:
+    """Round 66: the post redacted its whole text again, so a failing check's expected value
+    and a plan folder equal to a secret came back ``***`` for a right guess only. The plan's
+    path and the message's quotes (``PlangateError.quoted``) are the author's, as written;
+    the rest of the message, and every other value, is redacted."""
+    sender = notifier("http://127.0.0.1:9/hook")
+    message = 'check failed: got "hunter2" (expected equals "hunter2-x")'
+    for guess in ("hunter2", "hunter3"):
+        body = sender.body(
+            "fail", f"plans/{guess}", quotes=("hunter2-x",), message=message, by="hunter2"
+        )
+        assert body["plan"] == f"plans/{guess}"
+        assert body["message"] == 'check failed: got "***" (expected equals "hunter2-x")'
+        assert body["by"] == "***"
+        assert body["text"] == f"plangate: plans/{guess} failed: {body['message']}"
+    # no quotes: the message is the controller's, redacted whole
+    assert sender.body("fail", "plans/x", message=message)["message"].count("***") == 2
+
+
 def test_a_client_error_is_not_retried_and_retries_end() -> None:
     with hook([404, 500, 500, 500]) as endpoint:
         sender = notifier(endpoint.url, retries=2)

@@ -648,6 +648,7 @@ class Committing(ControllerCore):
                 message=message,
                 author=self.identity,
                 before_ref=_then(self.own_commits.record, before_ref),  # its own, by record
+                seal=partial(self._sealed, parent=head),  # and by seal (a restored backup)
             )
             if sha is None:
                 raise _Moved
@@ -681,6 +682,9 @@ class Committing(ControllerCore):
         self._sources.advance(head, sha, files)
         self._head = sha
         return sha
+
+    def _sealed(self, tree: str, message: str, *, parent: str) -> str:
+        return self.commit_seal.seal(tree, parent, message)
 
     def _write_tree(
         self, write: Callable[[dict[str, bytes | None]], None], files: dict[str, bytes | None]

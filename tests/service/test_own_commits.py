@@ -93,12 +93,15 @@ def test_a_new_state_directory_adopts_the_history_once(tmp_path: Path, repo: Pat
 
 
 def test_a_seal_verifies_only_with_its_key_tree_parent_and_message(tmp_path: Path) -> None:
+    from controller.git.message import SEAL_BYTES
     from controller.service.statedir import CommitSeal
 
     seal = CommitSeal(tmp_path / "commit.key")
     assert seal.key() is None and not seal.verify("t" * 40, "p" * 40, "x\n")
-    message = seal.seal("t" * 40, "p" * 40, "plangate: complete plans/a\n\nController: h/1\n")
-    assert message.endswith("\n") and "\nController-Seal: " in message
+    original = "plangate: complete plans/a\n\nController: h/1\n"
+    message = seal.seal("t" * 40, "p" * 40, original)
+    assert message.endswith("\nController: h/1\n" + message.rsplit("\n", 2)[1] + "\n")
+    assert len(message) == len(original) + SEAL_BYTES  # kept within the 64 KiB bound
     assert (tmp_path / "commit.key").stat().st_mode & 0o777 == 0o600
     assert CommitSeal(tmp_path / "commit.key").verify("t" * 40, "p" * 40, message)
     assert not seal.verify("u" * 40, "p" * 40, message)  # another tree

@@ -298,15 +298,19 @@ class Commits(Objects, Refs, Signing):
         committer: Person | None = None,
         sign: bool = False,
         before_ref: Callable[[str], None] | None = None,
+        seal: Callable[[str, str], str] | None = None,
     ) -> str | None:
         """Commit ``files`` on top of ``parent`` and move ``branch`` there.
 
         Returns the new commit, or None when ``branch`` moved meanwhile (nothing changed).
         ``before_ref`` is called with the new commit before the branch moves (the controller
-        records what it made before anyone can see it).
+        records what it made before anyone can see it). ``seal`` (tree, message) gives the
+        message to write once the tree is known (the controller's seal binds both).
         """
         with self.packing():  # a burst's hundreds of objects: one pack per store
             tree = self.tree_with(self._tree_of(parent), files)
+        if seal is not None:
+            message = seal(tree, message)
         committer = committer or author
         sign = sign or self.signs_commits()
         now = None if _dated_by_env() else int(time.time())

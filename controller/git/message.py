@@ -64,6 +64,9 @@ def paragraph(text: str, redact: Callable[[str], str] | None = None) -> str:
 BODY_CHARS = 2000
 #: No commit message the controller writes is longer (bytes, UTF-8): ``max_result_bytes``.
 MAX_MESSAGE_BYTES = 65_536
+#: Bytes kept for the ``Controller-Seal:`` line added once the tree is known
+#: (controller.service.statedir.CommitSeal): the key, ": ", 64 hex digits and a newline.
+SEAL_BYTES = len("Controller-Seal: ") + 64 + 1
 
 
 def note(text: str, redact: Callable[[str], str] | None = None, limit: int = BODY_CHARS) -> str:
@@ -94,7 +97,7 @@ def commit_message(
     if not body.strip():
         return head + tail
     text = note(body, redact)
-    room = MAX_MESSAGE_BYTES - len((head + tail).encode("utf-8")) - 2
+    room = MAX_MESSAGE_BYTES - SEAL_BYTES - len((head + tail).encode("utf-8")) - 2
     while text and len(text.encode("utf-8")) > room:  # long subject and trailers: less body
         limit = max(0, min(len(text) - 2, room // 4))
         text = note(body, redact, limit) if limit else ""

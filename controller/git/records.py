@@ -112,8 +112,9 @@ EVENT_TRAILER = "Plan-Event"
 #: On an outcome commit that records a run without writing its plan file (the run's path
 #: holds another plan since, round 42): the run's start commit. ``audit`` and scans read it.
 RUN_START = "Run-Start"
-#: Trailers of a batched commit that belong to every plan in it, not to the group before.
-SHARED_TRAILERS = ("Controller",)
+#: Trailers of a batched commit that belong to every plan in it, not to the group before
+#: (``Controller-Seal:``, the last: controller.service.statedir.CommitSeal).
+SHARED_TRAILERS = ("Controller", "Controller-Seal")
 
 
 #: One escape :func:`plan_text` writes: a doubled backslash, or a character's Python escape

@@ -27,7 +27,7 @@ from controller.git.gitrepo import (
     parse_trailers,
 )
 from controller.git.history import PlanState
-from controller.git.message import MAX_MESSAGE_BYTES
+from controller.git.message import MAX_MESSAGE_BYTES, SEAL_BYTES
 from controller.git.planstate import LOG_NAME
 from controller.git.records import EVENT_TRAILER, plan_text
 from controller.plan import plans, yamlio
@@ -403,7 +403,7 @@ class Committing(ControllerCore):
         if 1 < len(entries) < least:  # a few: as many commits, each read as before
             return [self._commit_entries([entry]) for entry in entries][-1]
         message = entries[0].message if len(entries) == 1 else self._batch_message(entries)
-        if len(entries) > 1 and len(message.encode("utf-8")) > MAX_MESSAGE_BYTES:
+        if len(entries) > 1 and len(message.encode("utf-8")) > MAX_MESSAGE_BYTES - SEAL_BYTES:
             half = len(entries) // 2  # a message stays within 64 KiB: the batch in parts
             return [self._commit_entries(part) for part in (entries[:half], entries[half:])][-1]
         files: dict[str, bytes | None] = {}
@@ -659,6 +659,7 @@ class Committing(ControllerCore):
                 message=message,
                 author=self.identity,
                 before_ref=_then(self.own_commits.record, before_ref),  # its own, by record
+                seal=partial(self._sealed, parent=head),  # and by seal (a restored backup)
             )
             if sha is None:
                 raise _Moved
@@ -692,6 +693,9 @@ class Committing(ControllerCore):
         self._sources.advance(head, sha, files)
         self._head = sha
         return sha
+
+    def _sealed(self, tree: str, message: str, *, parent: str) -> str:
+        return self.commit_seal.seal(tree, parent, message)
 
     def _write_tree(
         self, write: Callable[[dict[str, bytes | None]], None], files: dict[str, bytes | None]

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from controller.git.ownrecord import (
 from controller.git.store import forged_object
 from controller.service.sources import SourceFinder
 from controller.service.statedir import (
+    CommitSeal,
     Holds,
     OwnCommits,
     Refusals,
@@ -128,6 +130,8 @@ class ControllerCore:
         self.adopt_due: float | None = None
         #: The commits this controller made (SPEC §15), recorded before each branch move.
         self.own_commits = OwnCommits(self.state.commits_file)
+        #: The key that seals each of its commits: a restored copy of the state knows them.
+        self.commit_seal = CommitSeal(self.state.commit_key_file)
         #: Remote mode: when the remote was last read (monotonic clock).
         self.fetched_at = 0.0
         #: Plans whose controller commits a rewrite of the branch erased (SPEC §15).
@@ -270,8 +274,12 @@ class ControllerCore:
 
     def _adopt_history(self) -> None:
         """First run with this state directory: the branch's commits under the controller's
-        identity so far are taken as its own (trust on first use, logged), before any scan."""
-        if not self.state.locked or self.own_commits.known:
+        identity so far are taken as its own (trust on first use, logged), before any scan.
+        Later runs: the sealed ones its record lacks (:meth:`_adopt_sealed`)."""
+        if not self.state.locked:
+            return
+        if self.own_commits.known:
+            self._adopt_sealed()
             return
         try:
             shas = self._named_history()
@@ -280,6 +288,67 @@ class ControllerCore:
         self.own_commits.adopt(shas)
         log = self.log.warning if shas else self.log.info  # a new repository: nothing to trust
         log("own_commits_adopted", count=len(shas), file=str(self.own_commits.path))
+
+    def _adopt_sealed(self) -> None:
+        """A record older than the branch (the state directory restored from a backup, or
+        a copy): the first-parent commits under the controller's identity newer than the
+        newest one it recorded that carry a seal made with this state's key
+        (:class:`CommitSeal`) are this controller's, made after the copy. They are recorded
+        as its own, and each run they started as executed, before any scan judges them
+        (round 66: taken for a stranger's, its completed plans read as waiting, and an
+        approval a status asked for ran a gated action again). A commit under its name
+        without that seal stays anyone's."""
+        if self.commit_seal.key() is None:
+            return  # it never sealed a commit: nothing on the branch can be its own unknown
+        try:  # newest first, down to the newest it recorded: what it made after the copy
+            missing = list(takewhile(self._not_recorded, self._named_history()))
+        except GitError:
+            return
+        sealed = [sha for sha in missing if self._sealed_by_us(sha)]
+        if not sealed:
+            return
+        self.own_commits.record_many(sealed[::-1])  # oldest first, as the record goes on
+        started = self._started_by(sealed)
+        self.log.warning(
+            "own_commits_restored",
+            count=len(sealed),
+            commits=[sha[:12] for sha in sealed[::-1]],
+            runs=len(started),
+            reason="the state directory is older than the branch (restored from a backup?): "
+            "commits this controller sealed after its record ends are its own again; every "
+            "run they started counts as executed",
+        )
+
+    def _not_recorded(self, sha: str) -> bool:
+        return sha not in self.own_commits
+
+    def _sealed_by_us(self, sha: str) -> bool:
+        """Does commit ``sha`` carry a seal made with this state's key over its tree, its
+        first parent and its message?"""
+        raw = self.repo.run("cat-file", "commit", sha)
+        headers, _, message = raw.partition("\n\n")
+        fields = [line.partition(" ") for line in headers.splitlines()]
+        tree = next((value for key, _, value in fields if key == "tree"), "")
+        parent = next((value for key, _, value in fields if key == "parent"), "")
+        return self.commit_seal.verify(tree, parent, message)
+
+    def _started_by(self, shas: list[str]) -> list[str]:
+        """Record as executed the frozen hash of every plan whose ``start`` is in ``shas``
+        (SPEC §15: a restored ``executed.jsonl`` lacks the runs started after the copy)."""
+        from controller.git.records import plan_event, record_events
+
+        started = []
+        for sha in shas:
+            record = self.repo.commit(sha)
+            for plan_id, event in record_events(record).items():
+                found = plan_event(record, plan_id) if event == "start" else None
+                plan_hash = found.trailers.get("Plan-Hash", "") if found else ""
+                if not plan_hash or plan_hash == "none" or plan_hash in self.executed:
+                    continue
+                self.executed[plan_hash] = {"plan": plan_id, "start": sha}
+                self.state.record_executed(plan_hash, plan_id, sha)
+                started.append(plan_hash)
+        return started
 
     def _named_history(self) -> list[str]:
         """First-parent commits of the watched branch under the controller's identity."""

@@ -30,6 +30,10 @@ Layout::
     executed.jsonl  every frozen hash this controller started (SPEC §15: at most once)
     commits         every commit this controller made (SPEC §15: it knows its own commits
                     without trusting a name; see :class:`OwnCommits`)
+    commit.key      the key of the ``Controller-Seal:`` trailer on every commit this
+                    controller makes (:class:`CommitSeal`): a copy of this directory (a
+                    restored backup) knows the commits made after the copy by their seal
+                    (``seal.key``, the engine's key for redacted values, is another key)
     index-lock      device and inode of the repository's index.lock while the controller
                     holds it: a crash leaves the lock, and the next controller removes it
                     only when it is that very file
@@ -41,6 +45,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -152,6 +158,10 @@ class StateDir:
     @property
     def commits_file(self) -> Path:
         return self.path / "commits"
+
+    @property
+    def commit_key_file(self) -> Path:
+        return self.path / "commit.key"
 
     @property
     def held_file(self) -> Path:
@@ -416,12 +426,77 @@ class OwnCommits:
 
     def record(self, sha: str) -> None:
         """Durably note ``sha`` as made by this controller (before the branch moves to it)."""
-        shas = self.load()
+        self.record_many([sha])
+
+    def record_many(self, shas: list[str]) -> None:
+        """:meth:`record` for each of ``shas`` (oldest first), one write and one fsync."""
+        known = self.load()
         with open(self.path, "a", encoding="ascii") as handle:
-            handle.write(f"{sha}\n")
+            handle.write("".join(f"{sha}\n" for sha in shas))
             handle.flush()
             os.fsync(handle.fileno())
-        shas.add(sha)
+        known.update(shas)
+
+
+class CommitSeal:
+    """The ``Controller-Seal:`` trailer: an HMAC-SHA256, keyed by ``<state_dir>/commit.key``, of
+    a controller commit's tree, parent and message (round 66, issue 11). Anyone can write a
+    commit under the controller's identity and copy its trailers; only a holder of the key
+    (this state directory, or a copy of it) can seal one. A state directory restored from a
+    backup lacks, in ``commits``, what the controller made after the copy: those commits carry
+    a seal this key verifies, so the controller knows them as its own again
+    (:meth:`controller.service.core.ControllerCore._adopt_sealed`), while a stranger's commit
+    under its name stays anyone's.
+
+    ``commit.key``: 64 hex characters (32 random bytes), made on the first commit, mode 0600.
+    """
+
+    TRAILER = "Controller-Seal"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key: bytes | None = None
+
+    def key(self, *, create: bool = False) -> bytes | None:
+        """The key; None when there is none (and ``create`` is False)."""
+        if self._key is None:
+            try:
+                self._key = bytes.fromhex(self.path.read_text(encoding="ascii").strip())
+            except FileNotFoundError:
+                if create:
+                    self._key = self._create()
+            except (OSError, ValueError) as exc:
+                raise StorageFailed(f"cannot read {self.path}: {exc}", remedy=UNREADABLE) from None
+        return self._key
+
+    def _create(self) -> bytes:
+        from controller import fsutil
+
+        key = os.urandom(32)
+        fsutil.write_atomic(self.path, key.hex() + "\n")
+        os.chmod(self.path, 0o600)
+        return key
+
+    def seal(self, tree: str, parent: str, message: str) -> str:
+        """``message`` with its seal as the last trailer."""
+        key = self.key(create=True)
+        assert key is not None
+        text = message.rstrip("\n")
+        return f"{text}\n{self.TRAILER}: {_mac(key, tree, parent, text)}\n"
+
+    def verify(self, tree: str, parent: str, message: str) -> bool:
+        """Does ``message`` (a commit's, with its tree and first parent) end with a seal made
+        with this key?"""
+        key = self.key()
+        text, _, last = message.rstrip("\n").rpartition("\n")
+        name, _, mac = last.partition(": ")
+        if key is None or name != self.TRAILER:
+            return False
+        return hmac.compare_digest(mac.strip(), _mac(key, tree, parent, text.rstrip("\n")))
+
+
+def _mac(key: bytes, tree: str, parent: str, text: str) -> str:
+    return hmac.new(key, f"{tree}\n{parent}\n{text}".encode(), hashlib.sha256).hexdigest()
 
 
 class Holds:

@@ -46,6 +46,16 @@ Seen. HELD: ``plain-once``, ``gated-once`` (nothing ran again by itself), and
   controller commits a second ``start`` and ``complete``.
 - ``audit``: see the id's reason.
 
+Fixed (2026-11-29): ``status-plain``, ``status-gated``, ``regate``. Every commit the
+controller makes carries a ``Controller-Seal:`` trailer (HMAC-SHA256 under
+``<state_dir>/commit.key`` of its tree, first parent and message); on start, the commits under
+its identity newer than the newest its record holds whose seal its key verifies are its own
+again (``own_commits_restored``) and every run they started is recorded as executed, before
+any scan. ``status`` shows the burst ``completed``; Alice's gate approval of a completed plan
+is an ignored illegal transition and runs nothing. ``reapprove-plain`` stays a strict xfail:
+the controller commits nothing now (no refusal over the completed record), but the file keeps
+Alice's own illegal ``status: approved``, which the controller never reverts (see its reason).
+
 Should: a controller whose record of its own commits is older than the branch (a restored
 backup) does not take its own later commits for a stranger's: it holds (or adopts, as for a
 lost record, with the trust-on-first-use note), and never runs an action its commits show
@@ -65,30 +75,13 @@ PLAIN = [f"p-{i:02d}" for i in range(1, 11)]
 GATED = [f"g-{i:02d}" for i in range(1, 11)]
 _WHY = "a state directory restored from a backup taken before a burst"
 BROKEN: dict[str, object] = {
-    "status-plain": xfail(
-        _WHY,
-        "the restored controller takes its own batched start and outcome commits (not in the "
-        "backup's <state_dir>/commits) for a stranger's: `plangate status` says the ten "
-        "completed plans are pending_approval, 'waiting for an approval', last event "
-        "E_ILLEGAL_TRANSITION: plangate@localhost set status completed ... ignored, while "
-        "the file, git log and the audit say completed",
-    ),
-    "status-gated": xfail(
-        _WHY,
-        "the same for the gated ten: `status` says awaiting_approval, 'paused before action "
-        "2 (rec): approve it to continue, or abort', for plans whose action 2 ran",
-    ),
     "reapprove-plain": xfail(
         _WHY,
-        "Alice's approval of completed p-01 (as status asked) is refused E_ALREADY_EXECUTED "
-        "(nothing ran) but the refusal is committed with plan.status: pending_approval over "
-        "the controller's own completed record",
-    ),
-    "regate": xfail(
-        _WHY,
-        "Alice approves the gate of g-01 and g-02 as status asked: the gated action 2 runs "
-        "a SECOND time for each (rec called twice for one approved pause), with a second "
-        "start and complete commit; the audit flags it afterwards (started-twice)",
+        "since the fix the restored controller knows p-01 completed: Alice's approval is an "
+        "illegal transition (E_ILLEGAL_TRANSITION ... ignored), nothing runs and the "
+        "controller commits nothing; but the committed file keeps Alice's own `status: "
+        "approved`, as any person's illegal edit of a completed plan stays in the file "
+        "without a restore too (the controller never reverts it): the assertion reads the file",
     ),
 }
 

@@ -90,3 +90,54 @@ def test_a_new_state_directory_adopts_the_history_once(tmp_path: Path, repo: Pat
     assert not any("E_ILLEGAL_TRANSITION" in n for n in rows["plans/done"]["notes"])
     made = git(repo, "log", "--author=plangate@localhost", "--format=%H").split()
     assert set(made) <= set((tmp_path / "state" / "commits").read_text().split())
+
+
+def test_a_seal_verifies_only_with_its_key_tree_parent_and_message(tmp_path: Path) -> None:
+    from controller.git.message import SEAL_BYTES
+    from controller.service.statedir import CommitSeal
+
+    seal = CommitSeal(tmp_path / "commit.key")
+    assert seal.key() is None and not seal.verify("t" * 40, "p" * 40, "x\n")
+    original = "plangate: complete plans/a\n\nController: h/1\n"
+    message = seal.seal("t" * 40, "p" * 40, original)
+    assert message.endswith("\nController: h/1\n" + message.rsplit("\n", 2)[1] + "\n")
+    assert len(message) == len(original) + SEAL_BYTES  # kept within the 64 KiB bound
+    assert (tmp_path / "commit.key").stat().st_mode & 0o777 == 0o600
+    assert CommitSeal(tmp_path / "commit.key").verify("t" * 40, "p" * 40, message)
+    assert not seal.verify("u" * 40, "p" * 40, message)  # another tree
+    assert not seal.verify("t" * 40, "q" * 40, message)  # another parent
+    assert not seal.verify("t" * 40, "p" * 40, message.replace("complete", "fail"))
+    other = CommitSeal(tmp_path / "other.key")
+    other.key(create=True)
+    assert not other.verify("t" * 40, "p" * 40, message)
+
+
+def test_a_restored_backup_knows_its_later_commits_by_their_seal(
+    tmp_path: Path, repo: Path
+) -> None:
+    import shutil
+
+    config = _setup(tmp_path, repo)
+    _run(config)
+    state, backup = tmp_path / "state", tmp_path / "backup"
+    shutil.copytree(state, backup, symlinks=True)  # the controller stopped: a backup
+    _approve(repo, "done")
+    _run(config)
+    assert _status(config)["plans/done"]["status"] == "completed"
+    shutil.rmtree(state)
+    shutil.copytree(backup, state, symlinks=True)  # the disk lost, the backup restored
+    # a stranger under the controller's name, copying a sealed commit's trailers
+    sealed = git(repo, "log", "-1", "--format=%B", "--author=plangate@localhost").strip()
+    trailers = sealed.split("\n\n")[-1]
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: completed"))
+    commit_all(repo, f"plangate: complete plans/victim\n\n{trailers}", CONTROLLER)
+    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "own_commits_restored" in result.stderr
+    rows = _status(config)
+    assert rows["plans/done"]["status"] == "completed", rows["plans/done"]
+    assert not any("E_ILLEGAL_TRANSITION" in n for n in rows["plans/done"]["notes"])
+    assert rows["plans/victim"]["status"] == "pending_approval", rows["plans/victim"]
+    executed = (state / "executed.jsonl").read_text()
+    assert "plans/done" in executed  # the run started after the backup counts as executed

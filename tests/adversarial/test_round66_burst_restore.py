@@ -52,9 +52,12 @@ controller makes carries a ``Controller-Seal:`` trailer (HMAC-SHA256 under
 its identity newer than the newest its record holds whose seal its key verifies are its own
 again (``own_commits_restored``) and every run they started is recorded as executed, before
 any scan. ``status`` shows the burst ``completed``; Alice's gate approval of a completed plan
-is an ignored illegal transition and runs nothing. ``reapprove-plain`` stays a strict xfail:
-the controller commits nothing now (no refusal over the completed record), but the file keeps
-Alice's own illegal ``status: approved``, which the controller never reverts (see its reason).
+is an ignored illegal transition and runs nothing. ``reapprove-plain`` fixed with them: the
+controller commits nothing now (no refusal over the completed record) and the row says
+``completed``; the file keeps Alice's own illegal ``status: approved``, as any person's
+illegal edit of a completed plan stays in the file (the controller never reverts a person's
+edit), so the assertion reads the row and allows her own edit, never a controller's
+``pending_approval`` (re-scoped by the lead, 2026-11-30).
 
 Should: a controller whose record of its own commits is older than the branch (a restored
 backup) does not take its own later commits for a stranger's: it holds (or adopts, as for a
@@ -68,22 +71,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 PLAIN = [f"p-{i:02d}" for i in range(1, 11)]
 GATED = [f"g-{i:02d}" for i in range(1, 11)]
 _WHY = "a state directory restored from a backup taken before a burst"
-BROKEN: dict[str, object] = {
-    "reapprove-plain": xfail(
-        _WHY,
-        "since the fix the restored controller knows p-01 completed: Alice's approval is an "
-        "illegal transition (E_ILLEGAL_TRANSITION ... ignored), nothing runs and the "
-        "controller commits nothing; but the committed file keeps Alice's own `status: "
-        "approved`, as any person's illegal edit of a completed plan stays in the file "
-        "without a restore too (the controller never reverts it): the assertion reads the file",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def gated(tag: str) -> str:
@@ -187,7 +181,11 @@ def test_a_restored_state_directory(lab: Lab, vid: str) -> None:
         assert wrong == {}, wrong
     elif vid == "reapprove-plain":
         assert len(lab.calls("p-01")) == 1, lab.calls("p-01")
-        assert lab.plan("p-01")["plan"]["status"] == "completed", lab.plan("p-01")["plan"]
+        # the controller never sets its completed record back: the file keeps Alice's own
+        # (ignored) edit or the record, never a controller's `pending_approval`
+        assert lab.plan("p-01")["plan"]["status"] in ("completed", "approved"), lab.plan("p-01")
+        row = lab.status()["plans/p-01"]
+        assert row["status"] == "completed", row
     elif vid == "regate":
         twice = {g: len(lab.calls(f"{g}-2")) for g in ("g-01", "g-02")}
         assert twice == {"g-01": 1, "g-02": 1}, twice

@@ -82,6 +82,7 @@ def _no_cause(unmatched: list[str]) -> str:
         "for an outcome, no abort request for an abort (Aborted-By: is a claim)"
     )
 
+
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
 NEVER_STARTED = frozenset({"draft", "pending_approval", "approved"})
 #: The rename/copy pairing of parked plan bytes (:meth:`Lifecycle._pair_parked`) considers

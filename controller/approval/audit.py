@@ -14,8 +14,10 @@ own path (§5 rules and §11 quorum), and every controller commit is checked aga
 - a commit under the controller's identity that it did not make is anyone's commit and
   ``controller-unexplained``: with its record of its commits (``audit --config`` and its
   state directory: ``<state_dir>/commits``) one the record lacks; by git alone one that
-  records an ``abort`` no abort request asked for (round 65,
-  :meth:`~controller.git.lifecycle.Lifecycle.disowned`);
+  records an event with no cause on the branch: an outcome of a plan the controller had
+  not started, an ``abort`` no abort request asked for (rounds 65-66,
+  :meth:`~controller.git.lifecycle.Lifecycle.disowned`); on the line and on merged
+  branches alike;
 - every controller commit must be one the controller makes: subject
   ``plangate: <event> <plan id>``, a status that event sets, and no change to the plan's
   hashed content except a freeze's conversion of legacy references and a ``convert`` that
@@ -174,6 +176,12 @@ class Auditor:
                     f"make: {why}",
                 }
             )
+
+    def side_disowned(self, found: list[tuple[CommitRecord, str]]) -> None:
+        """The same for the commits of a merged branch (round 66: a look-alike ``complete``
+        on Alice's review branch, merged with her approval, left no mark)."""
+        for record, why in found:
+            self.disowned(record, f"{why} (on a merged branch)")
 
     def __call__(self, event: HistoryEvent) -> None:
         if event.kind == "request":
@@ -486,6 +494,7 @@ def _replay(
     for record in _with_quiet_merges(repo, head, _with_run_records(repo, head, records)):
         if isinstance(record, tuple):  # a merge that changed nothing here: its branch may
             index.merged_authors(repo, *record)  # hold withdrawals (round 24)
+            auditor.side_disowned(index.side_disowned)
             index.apply_side_withdrawals(auditor)
             continue
         timeline.apply(record)
@@ -494,6 +503,7 @@ def _replay(
             index.may_withdraw = withdraw_rule(in_force.approval)
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
+            auditor.side_disowned(index.side_disowned)
         auditor.disowned(record, index.disowned(record))  # judged before it applies
         index.apply(repo, record, auditor)
         if record.is_merge:

@@ -59,6 +59,29 @@ from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsa
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
 #: The controller's events of a run: its start, and what writes its ``execution:`` block.
 RUN_EVENTS = EXECUTION_EVENTS | {"start"}
+#: The statuses a plan is in when the controller records a run's outcome: it started it.
+_RUNNING = frozenset({"executing", "awaiting_approval"})
+
+
+def unmatched_event(event: str, status: str | None, asked: bool) -> bool:
+    """Whether a controller ``event`` of a plan in ``status`` has no cause on the branch,
+    so that no controller made it (one rule for every run event, rounds 65-66): an outcome
+    or checkpoint ends or marks a run it started (the plan ``executing`` or paused); an
+    abort answers an abort request (``asked``, or the plan ``aborted`` by an allowed
+    aborter's own commit: a withdrawal before it ran). Other events (a freeze, a start, a
+    refusal) are judged by what they change (the audit's ``controller-unexplained`` and
+    ``start-without-approval``)."""
+    if event == "abort":
+        return not asked and status != "aborted"
+    return event in EXECUTION_EVENTS and status not in _RUNNING
+
+
+def _no_cause(unmatched: list[str]) -> str:
+    return (
+        f"records {', '.join(unmatched)} with no cause on the branch: no start of the plan "
+        "for an outcome, no abort request for an abort (Aborted-By: is a claim)"
+    )
+
 
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
 NEVER_STARTED = frozenset({"draft", "pending_approval", "approved"})
@@ -973,23 +996,25 @@ class Lifecycle(IndexStore):
         and committer, and git's own rewrites (`commit --amend`, a rebase, a cherry-pick)
         keep the author but write whoever ran them as committer (round 58: the agent's
         amended `complete` commit, its log rewritten, read as the controller's own); and
-        by what it records: an abort no request asked for is not one (:meth:`disowned`)."""
+        by what it records: an event with no cause on the branch is not one (:meth:`disowned`)."""
         if record.author.email.lower() != self.controller_email:
             return False
         if self.own_commit is not None:
             return self.own_commit(record.sha)
         return record.committer.email.lower() == self.controller_email and not (
-            self._unasked_aborts(record)
+            self._unmatched_events(record)
         )
 
     def disowned(self, record: CommitRecord) -> str | None:
         """Why a commit under the controller's name (author and committer) is not its own
         (None: it is, or it does not claim to be). By its record of the commits it made when
-        there is one; git alone, by the one event whose cause history shows: the controller
-        aborts a plan only on an abort request, an allowed aborter's own commit setting
-        ``aborted`` (SPEC §4), never on its own word (round 65: a well-shaped ``plangate:
-        abort`` with ``Aborted-By: alice`` under its name ended her paused run in the audit,
-        which then flagged her gate approval and the controller's real start)."""
+        there is one, for every event kind; git alone, by the cause every controller event
+        has on the branch (:func:`unmatched_event`): an outcome ends a run the controller
+        started, an abort answers an abort request, an allowed aborter's own commit setting
+        ``aborted`` (SPEC §4), never the controller's own word (round 65: a well-shaped
+        ``plangate: abort`` with ``Aborted-By: alice`` under its name ended her paused run in
+        the audit; round 66: a batched ``complete`` of a plan never started read as its
+        outcome)."""
         named = self.controller_email
         if record.author.email.lower() != named or record.committer.email.lower() != named:
             return None
@@ -997,27 +1022,51 @@ class Lifecycle(IndexStore):
             if self.own_commit(record.sha):
                 return None
             return "not in the controller's record of the commits it made (<state_dir>/commits)"
-        unasked = self._unasked_aborts(record)
-        if not unasked:
-            return None
-        return (
-            f"records an abort of {', '.join(unasked)} that no abort request precedes "
-            "(only an allowed aborter's own commit asks for one; Aborted-By: is a claim)"
-        )
+        unmatched = self._unmatched_events(record)
+        return _no_cause(unmatched) if unmatched else None
 
-    def _unasked_aborts(self, record: CommitRecord) -> list[str]:
-        """The plans a commit's message says the controller aborted that had no abort
-        request open (nor were withdrawn before they ran). A ``Run-Start:`` record of a run
-        whose path holds another plan is judged against that run by the audit instead."""
-        aborts = [plan for plan, event in record_events(record).items() if event == "abort"]
-        if not aborts:
-            return []
+    def _unmatched_events(self, record: CommitRecord) -> list[str]:
+        """``<event> <plan>`` for each event a commit's message says the controller made that
+        has no cause in the index's state of the plan (:func:`unmatched_event`). A
+        ``Run-Start:`` record of a run whose path holds another plan is judged against that
+        run by the audit instead."""
         recorded = self._run_starts(record)
-        return [plan for plan in aborts if plan not in recorded and not self._abort_asked(plan)]
+        found = []
+        for plan, event in record_events(record).items():
+            state = self.plans.get(plan)
+            asked = state is not None and state.abort_requested
+            status = state.status if state is not None else None
+            if plan not in recorded and unmatched_event(event, status, asked):
+                found.append(f"{event} {plan}")
+        return found
 
-    def _abort_asked(self, plan_id: str) -> bool:
-        state = self.plans.get(plan_id)
-        return state is not None and (state.abort_requested or state.status == "aborted")
+    def side_disowned_why(self, repo: GitRepo, commit: CommitRecord) -> str | None:
+        """:meth:`disowned` for a commit of a merged branch (the controller commits on the
+        watched branch; its commits come back by a merge only after a rewrite): by its
+        record, or git alone by the cause each event has in the plan's file at the commit's
+        parent (what that branch showed when the event was made)."""
+        named = self.controller_email
+        if commit.author.email.lower() != named or commit.committer.email.lower() != named:
+            return None
+        if self.own_commit is not None:
+            return self.disowned(commit)
+        unmatched = []
+        for plan, event in record_events(commit).items():
+            facts = self._parent_facts(repo, commit, plan)
+            status = facts.status if facts is not None else None
+            if unmatched_event(event, status, asked=False):
+                unmatched.append(f"{event} {plan}")
+        return _no_cause(unmatched) if unmatched else None
+
+    def _parent_facts(self, repo: GitRepo, commit: CommitRecord, plan: str) -> BlobFacts | None:
+        """The plan's file at ``commit``'s first parent (None: none there)."""
+        if not commit.parents:
+            return None
+        for name in PLAN_FILES:
+            blob = repo.blob_sha(commit.parents[0], f"{plan}/{name}")
+            if blob:
+                return self.facts(repo, blob)
+        return None
 
     def _controller_clock(self, at: int) -> None:
         """A controller commit: its time is the controller's clock. Every commit after it on
@@ -1658,6 +1707,9 @@ class Lifecycle(IndexStore):
         from the merge that brought it (:meth:`flush_side_made`)."""
         self.flush_side_made()  # an earlier call's, not yet applied: they came before
         moves: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]] = []
+        #: this call's merged commits under the controller's name not its own, and why (the
+        #: audit flags them: round 66, a look-alike ``complete`` on a review branch)
+        self.side_disowned: list[tuple[CommitRecord, str]] = []
         for commit in repo.merged_in(since, until, [self.plans_dir]):
             who = self.identities(commit)
             left = self._left(repo, commit)
@@ -1666,6 +1718,9 @@ class Lifecycle(IndexStore):
             # reverse, so a forged one can refuse a plan, not let one run; and a new state
             # directory adopts first-parent commits only.
             ours = commit.author.email.lower() == self.controller_email
+            why = self.side_disowned_why(repo, commit) if ours else None
+            if why is not None:
+                self.side_disowned.append((commit, why))
             for change in commit.changes:
                 self._side_withdrawal(repo, commit, change)
                 self._side_lapse(repo, commit, change)

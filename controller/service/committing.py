@@ -40,6 +40,20 @@ MAX_RECORDS = 5
 #: A run's events (its start, checkpoints, outcomes): under the controller's name but not
 #: made by this controller, after its start, they say the run is not its own to go on with.
 RUN_EVENTS = frozenset({"start", "checkpoint", "complete", "fail", "abort", "await-approval"})
+#: The run events another controller can make of a run this one started (round 51: a rebuilt
+#: host, with a new state directory and so without this run's journal, adopts the run and
+#: ends it E_ACTION_IN_DOUBT, or records the abort asked for; a resume is its own start).
+#: Progress (``complete``, ``checkpoint``, ``await-approval``) needs the run's journal: under
+#: the controller's name but not in its record, it is anyone's commit (round 66: a
+#: look-alike ``complete`` after a SIGKILL stranded the started plans), and the run goes on
+#: from this controller's own start and journal.
+TAKE_OVER_EVENTS = frozenset({"start", "fail", "abort"})
+
+
+def takes_over(event: str | None, own: bool) -> bool:
+    """Whether a run event after this controller's start moves the run on without it: a later
+    start by anyone, or an end another controller could make (:data:`TAKE_OVER_EVENTS`)."""
+    return event == "start" or (not own and event in TAKE_OVER_EVENTS)
 
 
 #: How many of its own latest commits the controller remembers (their parents and paths).
@@ -768,22 +782,24 @@ class Committing(ControllerCore):
         """Has the branch moved this run on without this controller (round 51)? A commit
         after ``start`` under the controller's name that this controller did not make (by its
         record: a rebuilt host with a new state directory, another controller, or a human
-        forging the name) with an event of the plan (an outcome, a checkpoint, a start), or
-        a later start of the plan by anyone: the run is no longer this controller's to
+        forging the name) with an end of the run another controller can make (a ``fail``, an
+        ``abort``: :data:`TAKE_OVER_EVENTS`; progress it did not make is anyone's, round 66),
+        or a later start of the plan by anyone: the run is no longer this controller's to
         continue or to record. Says what the branch shows (None: still ours to run). Costs
         nothing while the plan's last commit, as the history index knows it, is the start
         (the common case: nobody touched the plan since) and the index noted no such commit
         naming the plan since (``PlanState.foreign_event``: one that changes no file of the
         plan, only its EXECUTION_LOG.md or a file beside it, leaves the last commit at the
         start); otherwise one path-limited log of the commits since the start. A forged
-        outcome also stops the run (fails closed)."""
+        ``fail`` or ``abort`` also stops the run (fails closed)."""
         state = self.index.plans.get(plan_id)
-        if state is not None and state.foreign_event:  # since its start, whatever it changed
+        foreign = state.foreign_event if state is not None else ""
+        if foreign and takes_over(_events(self.repo.commit(foreign)).get(plan_id), own=False):
             return (
-                f"a run event of the plan in {state.foreign_event[:12]} under the controller's "
+                f"a run event of the plan in {foreign[:12]} under the controller's "
                 "name, made by not this controller (by its record)"
             )
-        if state is not None and state.last_commit == start:
+        if state is not None and state.last_commit == start and not foreign:
             return None
         email = self.config.identity.email.lower()
         for record in self.repo.first_parent_log(start, head, [plan_id], newest_first=True):
@@ -791,7 +807,7 @@ class Committing(ControllerCore):
             if not event or record.author.email.lower() != email:
                 continue
             own = record.sha in self.own_commits
-            if event == "start" or (not own and event in RUN_EVENTS):
+            if takes_over(event, own):
                 who = "this controller" if own else "not this controller (by its record)"
                 return f"{event} in {record.sha[:12]} ({record.subject}), made by {who}"
         return None

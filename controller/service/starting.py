@@ -16,7 +16,7 @@ from controller.git.ownrecord import Recorded
 from controller.git.planstate import unsafe
 from controller.plan import plans
 from controller.plan.plans import PLAN_FILES
-from controller.service.committing import RUN_EVENTS, Committing, _set_approval
+from controller.service.committing import RUN_EVENTS, Committing, _set_approval, takes_over
 from controller.service.core import Job, _events, _job_data, _job_of, _stat_key
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.
@@ -263,6 +263,8 @@ class Starting(Committing):
                 continue
             if record.sha in self.own_commits:
                 return False
+            if not takes_over(event, own=False):
+                continue  # progress only this run's journal could make: anyone's (round 66)
             self.log.warning(
                 "run_taken_over",
                 plan=state.plan_id,

@@ -51,6 +51,17 @@ action ever runs, while the file and ``git log`` say ``completed``. Should: the 
 controller-only status set under its name on a merged branch (``controller-unexplained``);
 the restarted controller runs (or fails E_ACTION_IN_DOUBT) the plans its journal and start
 commit hold, whatever a stranger's commit says, and ``status`` says why it waits.
+
+Fixed (2026-11-29): a commit under the controller's name that is not its own is anyone's
+commit for every event kind, one rule. ``killed-lookalike``: the take-over check (round 51)
+drops a run only on an end another controller can make (a later start, a ``fail``, an
+``abort``: a host without this run's journal adopts a run only to fail it in doubt); progress
+it did not make (``complete``, ``checkpoint``, ``await-approval``) is anyone's, and the
+restarted controller runs the plans from its own start commit and journal and commits its
+own outcome. ``la-complete``: by git alone an outcome or checkpoint of a plan not started
+(as round 65's abort with no request) is disowned, on the line and on merged branches
+(judged there by the plan's file at the commit's parent); the audit flags the look-alike
+``controller-unexplained`` at every plan it names.
 """
 
 from __future__ import annotations
@@ -74,33 +85,13 @@ from advkit import (
     clone_audit,
     plan_text,
     valid_runs,
-    xfail,
 )
 from test_round2_execution_kit import shared
 
 M = [f"m-{i:02d}" for i in range(1, 25)]
 K = [f"k-{i:02d}" for i in range(1, 9)]
 LOOK = {"la-abort": "m-01", "la-complete": "m-02", "la-refuse": "m-03", "la-solo": "m-04"}
-BROKEN: dict[str, object] = {
-    "la-complete": xfail(
-        "a look-alike `complete` event on a merged branch leaves no mark",
-        "the agent's commit under the controller's name (author and committer plangate, "
-        "batched shape, `Plan-Event: complete`) sets m-02 `completed` on Alice's review branch "
-        "before her approval; the controller ignores it and runs m-02 on her merge, but "
-        "neither `plangate audit --config` nor the fresh-clone audit flags the look-alike "
-        "commit (no finding for m-02 at all), while the abort group of the same commit (m-01) "
-        "is flagged withdraw-not-allowed",
-    ),
-    "killed-lookalike": xfail(
-        "a look-alike outcome after a SIGKILL mid-burst strands the started plans",
-        "the daemon is SIGKILLed after the batched start, before the last two plans ran; the "
-        "agent commits a look-alike batched `complete` of them under the controller's name; "
-        "three `run --once` passes: status says `executing` (last event E_ILLEGAL_TRANSITION "
-        "... ignored; reason null, waiting null, running false) and neither action ever "
-        "runs, while the file and `git log` say completed: Alice's approved plans never run "
-        "and no reader says why",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def two(tag: str) -> str:

@@ -208,5 +208,7 @@ def test_a_batch_group_with_a_wrong_event_is_unexplained(repo: Path) -> None:
     kinds = {(f["plan"], f["kind"]) for f in report["findings"]}
     assert code == 1
     assert ("plans/b", "controller-unexplained") in kinds  # complete cannot set executing
-    assert ("plans/b", "outcome-without-start") in kinds
-    assert ("plans/a", "controller-unexplained") not in kinds
+    # round 66: a complete of a plan never started has no cause: the commit is anyone's, its
+    # start group too (one commit is the controller's or not)
+    assert ("plans/a", "controller-unexplained") in kinds
+    assert not any(kind == "outcome-without-start" for _, kind in kinds)

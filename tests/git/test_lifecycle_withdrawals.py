@@ -189,3 +189,62 @@ def test_a_commit_its_record_lacks_is_disowned(repo: Path, tmp_path: Path) -> No
     index, sha = _abort_road(repo, tmp_path, asked=True, own=False)
     assert index.plans["plans/p"].abort_requested  # her request; no abort of the controller's
     assert "record" in (index.disowned(GitRepo(repo).commit(sha)) or "")
+
+
+def _complete_road(repo: Path, tmp_path: Path, road: str, side: bool) -> tuple[HistoryIndex, str]:
+    """The plan reached by ``road``, then a batched ``complete`` of it under the controller's
+    name (author and committer), on the branch or on a review branch merged after it."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    if side:
+        git(repo, "checkout", "-q", "-b", "review")
+    for status, who in ROADS[road]:
+        edit_status(repo, "p", status)
+        commit_all(repo, f"status {status}", who)
+    edit_status(repo, "p", "completed")
+    sha = commit_all(
+        repo,
+        "plangate: 1 plan events\n\nPlan: plans/p\nPlan-Event: complete\n"
+        "Plan-Status: completed\nController: host/3f2a9c1b\n",
+        BOT,
+    )
+    if side:
+        git(repo, "checkout", "-q", "-")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review")
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    return index, sha
+
+
+@pytest.mark.parametrize("road", ["pending_approval", "approved", "failed"])
+def test_an_outcome_of_a_plan_never_started_is_not_the_controllers(
+    repo: Path, tmp_path: Path, road: str
+) -> None:
+    """Round 66: one rule for every run event: by git alone, an outcome under the
+    controller's name of a plan it had not started is anyone's (its status ignored)."""
+    index, sha = _complete_road(repo, tmp_path, road, side=False)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/p"].status != "completed"
+    assert "complete plans/p" in (index.disowned(GitRepo(repo).commit(sha)) or "")
+
+
+def test_an_outcome_of_a_started_run_is_the_controllers(repo: Path, tmp_path: Path) -> None:
+    """Its run started: the controller's outcome (the index applies it as its own)."""
+    index, _sha = _complete_road(repo, tmp_path, "executing", side=False)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/p"].status == "completed"
+
+
+@pytest.mark.parametrize(("road", "disowned"), [("approved", True), ("executing", False)])
+def test_an_outcome_on_a_merged_branch_is_judged_by_the_same_rule(
+    repo: Path, tmp_path: Path, road: str, disowned: bool
+) -> None:
+    """On a merged branch, by the plan's file where the event was made (its parent)."""
+    index, sha = _complete_road(repo, tmp_path, road, side=True)
+    gitrepo = GitRepo(repo)
+    merge = gitrepo.commit(git(repo, "rev-parse", "HEAD").strip())
+    index.merged_authors(gitrepo, merge.parents[0], merge.sha)
+    found = {record.sha: why for record, why in index.side_disowned}
+    assert (sha in found) is disowned, found
+    if disowned:
+        assert "complete plans/p" in found[sha]

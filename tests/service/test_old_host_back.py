@@ -161,3 +161,33 @@ def test_an_outcome_changing_no_file_of_the_plan_stops_the_run(
     logs = _run(lab.config) + _run(lab.config)
     assert lab.calls() == []
     assert "run_taken_over" in logs, logs[-2000:]
+
+
+@pytest.mark.parametrize("event", ["complete", "checkpoint"])
+def test_progress_forged_under_the_controllers_name_does_not_strand_the_run(
+    tmp_path: Path, repo: Path, event: str
+) -> None:
+    """Round 66: progress of the run (a ``complete``, a ``checkpoint``) needs its journal,
+    which no other host has: under the controller's name but not in its record it is anyone's
+    commit, and the restarted controller runs the plan from its own start and journal (it
+    stayed ``executing`` for good, nothing running)."""
+    lab = _Lab(tmp_path, repo)
+    lab.run(kill_after="plangate: start plans/v")
+    plan = repo / "plans" / "v" / "PLAN.yml"
+    git(repo, "reset", "-q", "--hard")
+    status = "completed" if event == "complete" else "executing"
+    plan.write_text(plan.read_text().replace("status: executing", f"status: {status}"))
+    (repo / "plans" / "v" / "NOTES.md").write_text("the run went on elsewhere\n")
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "commit",
+        "-qm",
+        f"plangate: {event} plans/v",
+        env=identity("plangate", "plangate@localhost"),
+    )
+    logs = _run(lab.config) + _run(lab.config)
+    assert lab.calls() == [["v"]], logs[-3000:]
+    assert "run_taken_over" not in logs
+    assert _status(lab) == "completed"
+    assert _outcomes(lab)[0] == "plangate: complete plans/v", lab.subjects()[:3]

@@ -140,20 +140,26 @@ def test_the_graph_really_hides_the_commits(lab: Lab) -> None:
     assert "alice rejects r" not in chain and "plangate: complete plans/q" not in chain, chain
 
 
+def _outcome_flagged(out: str) -> bool:
+    """q's forged outcome is flagged: ``outcome-without-start`` until round 65, then
+    ``controller-unexplained`` (an outcome nobody started is no commit of the controller's)."""
+    return "outcome-without-start" in out or "controller-unexplained" in out
+
+
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
 def test_what_the_shared_store_readers_say(lab: Lab, vid: str) -> None:
     code, out = lab.shared_audit  # type: ignore[attr-defined]
     if vid == "audit-rejection":
         assert "E_GIT" in out or '"plan": "plans/r"' in out, out[-1500:]
     elif vid == "audit-outcome":
-        assert "E_GIT" in out or "outcome-without-start" in out, out[-1500:]
+        assert "E_GIT" in out or _outcome_flagged(out), out[-1500:]
     elif vid == "audit-exit":
         assert lab.clone_audit[0] != 0  # type: ignore[attr-defined]
         assert code != 0, out[-1500:]
     elif vid == "audit-noconfig":
         _ncode, nout = lab.noconfig_audit  # type: ignore[attr-defined]
         assert "E_GIT" in nout or (
-            '"plan": "plans/r"' in nout and "outcome-without-start" in nout
+            '"plan": "plans/r"' in nout and _outcome_flagged(nout)
         ), nout[-1500:]
     elif vid == "check":
         _, cout = lab.check_out  # type: ignore[attr-defined]
@@ -167,4 +173,4 @@ def test_what_the_shared_store_readers_say(lab: Lab, vid: str) -> None:
         assert lab.calls("r") == []
     elif vid == "clone-audit":
         _ccode, cout = lab.clone_audit  # type: ignore[attr-defined]
-        assert '"plan": "plans/r"' in cout and "outcome-without-start" in cout, cout[-1500:]
+        assert '"plan": "plans/r"' in cout and _outcome_flagged(cout), cout[-1500:]

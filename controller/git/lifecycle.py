@@ -76,6 +76,17 @@ def unmatched_event(event: str, status: str | None, asked: bool) -> bool:
     return event in EXECUTION_EVENTS and status not in _RUNNING
 
 
+#: Where a run has ended: an outcome or checkpoint after it has no cause.
+_ENDED = frozenset({"completed", "failed", "aborted"})
+
+
+def _event_hashes(record: CommitRecord) -> dict[str, str]:
+    """Plan path -> the frozen hash a controller commit's event names (``Plan-Hash:``)."""
+    if f"\n{EVENT_TRAILER}: " in f"\n{record.body}":
+        return {plan: items.get("Plan-Hash", "") for plan, items in batch_groups(record.body)}
+    return {plan: record.trailers.get("Plan-Hash", "") for plan in record_events(record)}
+
+
 def _no_cause(unmatched: list[str]) -> str:
     return (
         f"records {', '.join(unmatched)} with no cause on the branch: no start of the plan "
@@ -1031,14 +1042,23 @@ class Lifecycle(IndexStore):
         ``Run-Start:`` record of a run whose path holds another plan is judged against that
         run by the audit instead."""
         recorded = self._run_starts(record)
+        hashes = _event_hashes(record)
         found = []
         for plan, event in record_events(record).items():
             state = self.plans.get(plan)
             asked = state is not None and state.abort_requested
             status = state.status if state is not None else None
+            if status not in _ENDED and self._started_at(hashes.get(plan), plan):
+                status = "executing"  # its start is on the branch: a person's edit of the
+                # file since (a removal and its revert) ends no run (round 66's lookalike fix)
             if plan not in recorded and unmatched_event(event, status, asked):
                 found.append(f"{event} {plan}")
         return found
+
+    def _started_at(self, plan_hash: str | None, plan: str) -> bool:
+        """Did a start commit on the branch start ``plan_hash`` at ``plan``?"""
+        found = self.started.get(plan_hash or "")
+        return found is not None and found.partition(" ")[2] == plan
 
     def side_disowned_why(self, repo: GitRepo, commit: CommitRecord) -> str | None:
         """:meth:`disowned` for a commit of a merged branch (the controller commits on the

@@ -158,9 +158,9 @@ def test_what_the_shared_store_readers_say(lab: Lab, vid: str) -> None:
         assert code != 0, out[-1500:]
     elif vid == "audit-noconfig":
         _ncode, nout = lab.noconfig_audit  # type: ignore[attr-defined]
-        assert "E_GIT" in nout or (
-            '"plan": "plans/r"' in nout and _outcome_flagged(nout)
-        ), nout[-1500:]
+        assert "E_GIT" in nout or ('"plan": "plans/r"' in nout and _outcome_flagged(nout)), nout[
+            -1500:
+        ]
     elif vid == "check":
         _, cout = lab.check_out  # type: ignore[attr-defined]
         assert "E_GIT" in cout or '"start"' not in cout, cout[-1500:]

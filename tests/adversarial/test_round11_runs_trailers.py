@@ -62,6 +62,7 @@ KEYS = {
     "Policy-Hash",
     "Controller",
     "Plan-Note",
+    "Controller-Seal",  # round 66: the controller's own HMAC of its commit (never the tool's)
 }
 
 REFS = [

@@ -1048,9 +1048,10 @@ class Lifecycle(IndexStore):
             state = self.plans.get(plan)
             asked = state is not None and state.abort_requested
             status = state.status if state is not None else None
-            if status not in _ENDED and self._started_at(hashes.get(plan), plan):
+            if (status not in _ENDED or asked) and self._started_at(hashes.get(plan), plan):
                 status = "executing"  # its start is on the branch: a person's edit of the
-                # file since (a removal and its revert) ends no run (round 66's lookalike fix)
+                # file since (a removal and its revert), or an abort request made while it
+                # ran (round 42's o-abort), ends no run (round 66's lookalike fix)
             if plan not in recorded and unmatched_event(event, status, asked):
                 found.append(f"{event} {plan}")
         return found

@@ -324,12 +324,19 @@ class ControllerCore:
 
     def _sealed_by_us(self, sha: str) -> bool:
         """Does commit ``sha`` carry a seal made with this state's key over its tree, its
-        first parent and its message?"""
+        first parent and its message, with the controller as its committer? (git's own
+        rewrites keep tree, parent and message and write whoever ran them as committer:
+        the agent's ``git commit --amend --no-edit`` of the controller's start, round 58,
+        is no commit of the controller's, sealed or not.)"""
         raw = self.repo.run("cat-file", "commit", sha)
         headers, _, message = raw.partition("\n\n")
         fields = [line.partition(" ") for line in headers.splitlines()]
         tree = next((value for key, _, value in fields if key == "tree"), "")
         parent = next((value for key, _, value in fields if key == "parent"), "")
+        committer = next((value for key, _, value in fields if key == "committer"), "")
+        email = committer.rpartition("<")[2].partition(">")[0].strip().lower()
+        if email != self.config.identity.email.lower():
+            return False
         return self.commit_seal.verify(tree, parent, message)
 
     def _started_by(self, shas: list[str]) -> list[str]:

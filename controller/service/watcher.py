@@ -154,7 +154,11 @@ def _text(path: bytes | str) -> str:
 
 
 def is_plan_file(path: str) -> bool:
-    return Path(path).name in (*PLAN_FILES, *SOURCE_FILES)  # a PLAN.json is converted
+    return path.rpartition("/")[2] in _WATCHED_NAMES
+
+
+#: The file names a change of which wakes a pass (a PLAN.json is converted).
+_WATCHED_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES))
 
 
 class _PlansHandler(FileSystemEventHandler):
@@ -335,12 +339,12 @@ class PlansTree:
             if not folder:
                 self.watcher.plan_changed(str(self.root), at_once=True)
             return
+        if not mask & IN_ISDIR and name not in _WATCHED_NAMES:
+            return  # most events of a busy tree: the controller's own temp files and logs
         rel = f"{folder}/{name}" if folder else name
         path = str(self.root / rel)
         if mask & IN_ISDIR:
             self._folder_event(mask, rel, path)
-        elif not is_plan_file(name):
-            return
         elif mask & (IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO):
             self.watcher.plan_changed(path, at_once=True)  # complete: closed, gone, renamed
         elif mask & (IN_CREATE | IN_MODIFY):

@@ -31,7 +31,12 @@ git-alone and fresh-clone audits, credited to Alice):
 Lapsed (asserted: never ran, no valid run): ``ahead-pick``: the same ahead lapse; the agent
 cherry-picks X (the carrier's date is the mark).
 
-Seen: filled in below (FINDINGS.md, round 67).
+Seen (FINDINGS.md, round 67): all held. Every honest re-approval ran once, credited to
+Alice, valid in both audits: a lapse dated ahead (ten years, an hour, both dates) is bounded
+by the reader's clock and the next controller commit, so her web-editor approval, her
+forge-rebased approval and her approval after the agent's merged ahead lapse all count as
+new; split dates (the earlier one wins) and zones (``tz-web``) too. ``ahead-pick``: the
+agent's copy of X after the ahead lapse is ``E_APPROVAL_REPLAYED`` (the carrier's date).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 

@@ -22,6 +22,10 @@ the git-alone audit):
 - ``early-pick-x``: the agent's 1990 lapse of X (both dates); the agent cherry-picks X itself
   (the carrier's date is the mark).
 - ``early-merge-both``: as ``early-merge``, the agent's merge commit dated 1990 too.
+- ``pick-revert``: no date written by anyone: Alice approves (X1) and reverts it herself
+  (R1); she approves the plan on her review branch (Y, never merged) and on main again (X2,
+  a new decision of hers, after R1). The agent cherry-picks R1 (git keeps her old author
+  date: a lapse of X2 dated before X2 and Y), then cherry-picks Y.
 - ``tz-other``: Y authored (before the lapse) at ``+1400``; the agent's revert of X dated a
   minute later at ``-1200`` (its wall clock a day behind Y's); the agent picks Y.
 - ``now-other``: the control: the agent's revert of X dated now; the agent picks Y (a
@@ -40,7 +44,24 @@ Honest (asserted: ran once, valid in the audit, credited to Alice):
   editor (author Alice, committer ``GitHub``, dated now).
 - ``early-self``: the agent's 1990 lapse of X; Alice approves again in a commit of her own.
 
-Seen: filled in below (FINDINGS.md, round 67).
+Seen (FINDINGS.md, round 67): ``early-other``, ``early-other-a``, ``early-merge-both`` and
+``pick-revert`` BROKE (slip): the lapse is dated the earlier of its author and committer
+dates and "a lapse dated too early bars less"; but the one who dates it is whoever sets the
+plan away, here the agent: its revert of X dated 1990 (both dates, or the author date
+alone; on its branch with its merge dated 1990 too), or, with no date written at all, its
+cherry-pick of Alice's own OLD revert R1 (git keeps R1's author date) as the lapse of her
+newer approval X2, makes her other approval of the same version (Y, on her unmerged review
+branch, made before the lapse) "a decision dated after the lapse": the agent's cherry-pick
+of Y ran on her approval (approver alice), the git-alone and fresh-clone audits valid. The
+same pick after the agent's revert dated now (``now-other``) is ``E_APPROVAL_REPLAYED``.
+``ignore-date`` BROKE (slip): the agent's cherry-pick of her lapsed X re-dated by git's own
+``rebase --ignore-date`` (author Alice, author date now: no carrier's date, after the
+lapse) ran on her approval, audit valid (its commit is what a forged-authorship commit would
+be; git's option wrote it). Held: ``early-merge`` (the 1990 lapse on the agent's branch,
+merged by a merge dated now: the merge's date bounds it), ``early-pick-x`` (the carrier's
+date), ``now-other``, ``tz-sec``, ``tz-other`` (zones: epoch seconds compared),
+``refreeze-pick`` (v1 re-frozen after a detour through v2: the agent's pick of X is
+refused); honest, ran once, hers: ``refreeze-web``, ``early-self``.
 """
 
 from __future__ import annotations
@@ -62,6 +83,7 @@ LAPSED = [
     "now-other",
     "early-pick-x",
     "early-merge-both",
+    "pick-revert",
     "tz-other",
     "tz-sec",
     "refreeze-pick",
@@ -83,6 +105,13 @@ BROKEN: dict[str, object] = {
         "the agent's revert of X on its branch and its merge of that branch, both dated 1990: "
         "its cherry-pick of her review-branch approval Y ran on her approval (approver alice), "
         "audit valid; the same with the merge dated now (early-merge) is E_APPROVAL_REPLAYED",
+    ),
+    "pick-revert": xfail(
+        "an early-dated lapse bars less",
+        "no date forged: the agent's cherry-pick of her own OLD revert R1 (git keeps its author "
+        "date) sets her newer approval X2 away with a lapse dated before X2 and before her "
+        "review-branch approval Y; the agent's cherry-pick of Y ran on her approval (approver "
+        "alice), audit valid",
     ),
     "ignore-date": xfail(
         "a copy re-dated by git",
@@ -156,15 +185,38 @@ def _build(root: Path) -> Lab:
     c.run()
     c.git("cherry-pick", x["refreeze-pick"], who=AGENT, by=AGENT)
     c.set("refreeze-web", "approved", msg="Update PLAN.yml", by=FORGE)
+    # pick-revert: her own old revert, picked by the agent as a lapse of her newer approval
+    x1 = c.set("pick-revert", "approved")
+    r1 = c.git("revert", "--no-edit", x1, who=ALICE, by=ALICE)
+    c.git("checkout", "-q", "-b", "alice/pick-revert", "main")
+    y["pick-revert"] = c.set("pick-revert", "approved", msg="lgtm (review)")
+    c.git("checkout", "-q", "main")
+    c.set("pick-revert", "approved", msg="approve again")
+    c.git("cherry-pick", r1)
+    c.git("cherry-pick", y["pick-revert"])
     # her review-branch approvals (Y), never merged, then her approvals on main (X)
-    for v in ("early-other", "early-other-a", "early-merge", "now-other", "early-merge-both",
-              "tz-other"):
+    for v in (
+        "early-other",
+        "early-other-a",
+        "early-merge",
+        "now-other",
+        "early-merge-both",
+        "tz-other",
+    ):
         c.git("checkout", "-q", "-b", f"alice/{v}", "main")
         zone = f"@{c.t + 20} +1400" if v == "tz-other" else None
         y[v] = c.set(v, "approved", msg="lgtm (review)", adate=zone, cdate=zone)
         c.git("checkout", "-q", "main")
-    for v in ("early-other", "early-other-a", "early-merge", "now-other", "early-self",
-              "early-pick-x", "early-merge-both", "tz-other"):
+    for v in (
+        "early-other",
+        "early-other-a",
+        "early-merge",
+        "now-other",
+        "early-self",
+        "early-pick-x",
+        "early-merge-both",
+        "tz-other",
+    ):
         x[v] = c.set(v, "approved", msg="approve")
     # the agent's lapses
     c.git("revert", "--no-edit", x["early-other"], adate=old, cdate=old)
@@ -183,15 +235,28 @@ def _build(root: Path) -> Lab:
     c.git("merge", "-q", "--no-ff", "-m", "merge agent/emb", "agent/emb", adate=old, cdate=old)
     c.t += 20
     c.git("revert", "--no-edit", x["tz-other"], adate=f"@{c.t} -1200", cdate=f"@{c.t} -1200")
-    for v in ("early-other", "early-other-a", "early-merge", "now-other", "early-merge-both",
-              "tz-other"):
+    for v in (
+        "early-other",
+        "early-other-a",
+        "early-merge",
+        "now-other",
+        "early-merge-both",
+        "tz-other",
+    ):
         c.git("cherry-pick", y[v])
     c.set("early-self", "approved", msg="approve again")
     # tz-sec: one epoch second, two zones
     c.t += 20
     x["tz-sec"] = c.set("tz-sec", "approved", adate=f"@{c.t} -1200", cdate=f"@{c.t} -1200")
-    c.git("revert", "--no-edit", x["tz-sec"], who=ALICE, by=ALICE,
-          adate=f"@{c.t - 20} +1400", cdate=f"@{c.t - 20} +1400")
+    c.git(
+        "revert",
+        "--no-edit",
+        x["tz-sec"],
+        who=ALICE,
+        by=ALICE,
+        adate=f"@{c.t - 20} +1400",
+        cdate=f"@{c.t - 20} +1400",
+    )
     c.git("cherry-pick", x["tz-sec"])
     # ignore-date: her approval and her revert; the agent's pick re-dated by git's rebase
     x["ignore-date"] = c.set("ignore-date", "approved")

@@ -40,7 +40,21 @@ Slips, the agent's octopus carries Alice's plan (asserted: never ran, no valid r
   ``<id>-2`` and adds one param in the merge commit; a pass freezes; Alice approves.
 - ``oct-inplace``: the same octopus adds the param in place (her path kept).
 
-Seen: filled in below (FINDINGS.md, round 67).
+Seen (FINDINGS.md, round 67): ``xtheirs`` and ``xours`` BROKE (honest work refused): the
+agent edits its note on both sides so that they conflict (line 1) beside clean edits
+(line 5 on main, line 10 on the branch); Alice merges its branch with ``-X theirs``
+(``-X ours``): every line of the result is git's (one side's or the base's), none hers, but
+``git merge-tree`` of the parents (no strategy option) conflicts, so the bytes count as
+hers: her approval of the agent's plan is ``E_SELF_APPROVAL``, never runs (both audits agree:
+no run). Should: a result git's merge of the parents gives under ``-X ours``/``-X theirs``
+(the merge commit does not record the option) is the sides' writing, as round 66's
+``theirs`` (the branch's very blob) already is. Held (ran once, hers, both audits valid):
+``oct-join`` and ``oct-join3`` (octopus joins of two and three note edits),
+``elsewhere`` (a hand-resolved conflict in a docs file outside plans/), ``criss-conf`` (a
+criss-cross whose bases disagree), ``rename-both`` (two successive rename joins),
+``rename-rr`` (rename/rename resolved to the branch's folder). Slips held (never ran):
+``oct-move`` (her plan moved with a param added inside the agent's octopus),
+``oct-inplace``.
 """
 
 from __future__ import annotations
@@ -80,6 +94,7 @@ def test_the_lab_made_the_shapes_it_says(lab: Lab) -> None:
     assert note[0] == "line 1: the branch says so", note
     assert note[4] == "line 5: main adds this", note
     assert note[9] == "line 10: the branch adds this", note
+
 
 NOTE = "".join(f"line {i}: the agent's runbook note\n" for i in range(1, 11))
 
@@ -226,20 +241,39 @@ def _build(root: Path) -> Lab:
     c.main()
     c.git("merge", "-q", "--no-ff", "-m", "merge agent/carry", "agent/carry")
     # Alice merges the agent's branches
-    c.git("merge", "-q", "--no-ff", "-m", "octopus", "agent/oct-join-1", "agent/oct-join-10",
-          who=ALICE)
-    c.git("merge", "-q", "--no-ff", "-m", "octopus3", "agent/oct-join3-1", "agent/oct-join3-10",
-          "agent/oct-join3-5", who=ALICE)
-    c.git("merge", "-q", "--no-ff", "-X", "theirs", "-m", "merge xtheirs", "agent/xtheirs",
-          who=ALICE)
+    c.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "octopus",
+        "agent/oct-join-1",
+        "agent/oct-join-10",
+        who=ALICE,
+    )
+    c.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "octopus3",
+        "agent/oct-join3-1",
+        "agent/oct-join3-10",
+        "agent/oct-join3-5",
+        who=ALICE,
+    )
+    c.git(
+        "merge", "-q", "--no-ff", "-X", "theirs", "-m", "merge xtheirs", "agent/xtheirs", who=ALICE
+    )
     c.git("merge", "-q", "--no-ff", "-X", "ours", "-m", "merge xours", "agent/xours", who=ALICE)
     lab.xtheirs = lab.git("show", "HEAD~1:plans/xtheirs/NOTES.md")  # type: ignore[attr-defined]
     c.git("merge", "-q", "--no-ff", "-m", "merge rr", "agent/rr", who=ALICE, check=False)
     lab.git("rm", "-q", "-r", "--ignore-unmatch", "plans/rename-rr-3", "plans/rename-rr")
     lab.git("checkout", "agent/rr", "--", "plans/rename-rr-2")
     c.commit("merge rr", ALICE)
-    c.git("merge", "-q", "--no-ff", "-m", "merge elsewhere", "agent/elsewhere", who=ALICE,
-          check=False)
+    c.git(
+        "merge", "-q", "--no-ff", "-m", "merge elsewhere", "agent/elsewhere", who=ALICE, check=False
+    )
     (lab.repo / "docs.md").write_text("one\ntwo (resolved by alice)\nthree\n")
     c.commit("merge elsewhere", ALICE)
     c.git("merge", "-q", "--no-ff", "-m", "merge cc", "agent/cc", who=ALICE)

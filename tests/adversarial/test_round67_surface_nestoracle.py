@@ -23,14 +23,16 @@ guess of ``TOK`` (``s`` right, ``c`` wrong, same shape) the agent commits, and A
   the secret's value), pinned by its parent.
 
 Readers of the top plan: the committed EXECUTION_LOG.md, ``show --config``, MCP ``log``, the
-``status --json`` row, and the ``notify`` posts of its path.
+``status --json`` row, the ``notify`` posts of its path, and (one daemon with ``ui.listen``
+after the passes) the reviewer's page ``/plan/<path>`` and ``/api/plan/<path>``.
 
 Asserted: for each reader, a right and a wrong guess give the same count of ``***`` (every
 log carries the legend "secrets as ``***``"); ``TOK2``'s value is never written as is; the
 control: each plan ran as approved.
 
-Broke (strict xfails, 10), each in EXECUTION_LOG.md's "Params (resolved)" and so MCP
-``log`` (passed on as recorded), counted by ``***``. ``mixtop-*``, ``mixs-*``, ``mixkid-*``:
+Broke (strict xfails, 20), each in the record of the run, EXECUTION_LOG.md, and so MCP
+``log``, the page and ``/api/plan/`` (all pass it on as recorded: ``*-log``, ``*-mcp-log``,
+``*-page``, ``*-api``), counted by ``***``. ``mixtop-*``, ``mixs-*``, ``mixkid-*``:
 a value mixing the author's literal and a secret (``note: "<guess>-$<secrets.TOK2>"`` at the
 top level, a nested input filled so, or a child joining its literal input with one a secret
 filled) is recorded ``"note": "***-***"`` for the right guess of ``TOK`` and
@@ -41,9 +43,9 @@ value is masked whole (``***``), or its author's parts quoted as written. ``pnam
 nested child's own ``note: $<plan.name>`` with the child's name the guess is ``"note":
 "***"`` for the right guess (the parent's ``$<plan.name>`` passed as an input, ``pnamep``, is
 quoted as written). ``kdir-*``: a nested action whose child lives in ``plans/<guess>``
-records ``"plan": "plans/***"`` in its resolved params for the right guess while the same
+records its Result ``{"plan": "plans/***", "hash": ...}`` for the right guess while the same
 log's "**Tool:** ``plan plans/<guess>``" line, ``show``, the row and the posts name it as
-written. Should (both): the author's text is quoted as written. Held (30 ids + the
+written. Should (both): the author's text is quoted as written. Held (36 ids + the
 control): ``pin``,
 ``join``, ``pnamep`` (a nested input filled from the parent's own input, two of its inputs
 joined, its ``$<plan.name>``) on every reader; ``show``, the ``status`` row and the ``notify``
@@ -56,13 +58,18 @@ from __future__ import annotations
 import http.server
 import json
 import re
+import signal
+import subprocess
 import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, BenchError, Lab, cases, xfail
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 from test_round65_surface_literal import QUIET
@@ -71,7 +78,7 @@ SECRET = "r67-s3cr3t-pv4nq8tz"
 OTHER = "r67-other-w2mz6kx9"
 GUESSES = {"s": SECRET, "c": SECRET[:-1] + "y"}
 SLUGS = ("pin", "join", "pnamep", "pname", "mixs", "mixkid", "mixtop", "kdir")
-WHERE = ("log", "show", "mcp-log", "status", "notify")
+WHERE = ("log", "show", "mcp-log", "status", "notify", "page", "api")
 
 
 def _receiver() -> tuple[http.server.ThreadingHTTPServer, list[str]]:
@@ -127,6 +134,7 @@ def _build(root: Path) -> Lab:
             "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
             f"secrets: {{file: {root / 'sec.yml'}}}\n"
             f'notify: ["http://127.0.0.1:{server.server_address[1]}/hook"]\n'
+            "ui: {listen: 0}\n"
         ),
         tools=f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n",
     )
@@ -210,10 +218,58 @@ def _build(root: Path) -> Lab:
             calls.append(("log", {"path": plan}))
         for slug, reply in zip(SLUGS, mcp(lab, calls), strict=True):
             got[k][f"{slug}-mcp-log"] = json.dumps(reply, ensure_ascii=False)
+    for k, pages in _pages(lab).items():
+        got[k].update(pages)
     lab.got = got  # type: ignore[attr-defined]
     lab.statuses = {p: r["status"] for p, r in rows.items()}  # type: ignore[attr-defined]
     lab.everything = "\n".join(posts) + lab.git("log", "-p", "--all")  # type: ignore[attr-defined]
     return lab
+
+
+def _get(port: int, path: str) -> str:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=15) as resp:
+            return resp.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as err:
+        return f"HTTP {err.code}: " + err.read().decode("utf-8", "replace")
+
+
+def _pages(lab: Lab) -> dict[str, dict[str, str]]:
+    """The reviewer's page and its JSON twin of each top plan, from one daemon."""
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    out: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
+    lines: list[str] = []
+    try:
+        port = None
+        while port is None:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                raise BenchError("the daemon never said where it listens: " + "".join(lines))
+            lines.append(line)
+            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
+            port = int(m.group(1)) if m else None
+        for _ in range(80):  # the first snapshot names the plans
+            if "plans/kdirc" in _get(port, "/api/"):
+                break
+            time.sleep(0.25)
+        for k in GUESSES:
+            for slug in SLUGS:
+                plan = _top(k, slug)
+                out[k][f"{slug}-page"] = _get(port, f"/plan/{plan}")
+                out[k][f"{slug}-api"] = _get(port, f"/api/plan/{plan}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -241,23 +297,24 @@ _MIX = xfail(
     "one) is recorded '***-***' under Params (resolved) for the right guess of TOK and "
     "'<guess>-***' for a wrong one: the redactor runs over the author's part too",
 )
+_RECORD = ("log", "mcp-log", "page", "api")
 BROKEN: dict[str, Any] = {
-    **{f"{slug}-{w}": _MIX for slug in ("mixs", "mixkid", "mixtop") for w in ("log", "mcp-log")},
+    **{f"{slug}-{w}": _MIX for slug in ("mixs", "mixkid", "mixtop") for w in _RECORD},
     **{
         f"pname-{w}": xfail(
             "oracle",
             "a nested child's own $<plan.name> (its name the guess) is recorded 'note: ***' for "
             "the right guess, as written for a wrong one",
         )
-        for w in ("log", "mcp-log")
+        for w in _RECORD
     },
     **{
         f"kdir-{w}": xfail(
             "oracle",
-            "a nested action's resolved params record the child's folder plans/<guess> as "
+            "a nested action's recorded Result names the child's folder plans/<guess> as "
             "'plan: plans/***' for the right guess (its Tool line says plans/<guess>)",
         )
-        for w in ("log", "mcp-log")
+        for w in _RECORD
     },
 }
 

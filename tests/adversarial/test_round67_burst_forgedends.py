@@ -23,17 +23,20 @@ commits, through its own index (the kill may leave ``.git/index.lock``), ONE bat
 ``Aborted-By: alice``, no abort request), ``k-03`` ``start`` (the real start's hash, a later
 start), ``k-04`` ``checkpoint``, ``k-05`` ``complete`` (``completed``); ``k-06`` is the control.
 Two passes; Alice resumes ``k-01`` (``failed`` -> ``approved``, as docs/execution.md says "a
-resume ... goes on from there"); two passes; the audit with the config and on a fresh clone.
+resume or abort goes on from there") and aborts ``k-02`` and ``k-03`` in the same commit;
+two passes; the audit with the config and on a fresh clone.
 
 Asserted (ids): ``h-*``: the gated action ran once on her approval, action 1 never again,
 ``completed``; ``k-*``: no action ran twice; ``k-04``, ``k-05``, ``k-06`` (progress that is
 anyone's) and ``k-01`` after her resume end ``completed`` with every action run once; no plan
 is left ``executing`` with no reason (``k-02``, ``k-03``: the fail-closed drop is documented,
-the row must say where the plan stands); ``audit-*``: no plan has two valid runs, each
-look-alike commit is flagged.
+the row must say where the plan stands); ``k-02-remedy``, ``k-03-remedy``: Alice's abort
+(in the resume commit) ends them ``aborted``, nothing run again; ``audit-*``: no plan has
+two valid runs, each look-alike commit is flagged.
 
-Seen. HELD: ``h-01``, ``h-02``, ``h-03`` (the live controller ignores the look-alikes at the
-gate: the gated action ran once on her approval, action 1 never again, ``completed``),
+Seen. HELD: ``k-03-remedy``, ``h-01``, ``h-02``, ``h-03`` (the live controller ignores the
+look-alikes at the gate: the gated action ran once on her approval, action 1 never again,
+``completed``),
 ``k-04-checkpoint``, ``k-05-complete`` (progress that is anyone's: the run went on from its
 own start and journal, every action once, ``completed``), ``k-06-control``, ``audit-once``,
 ``cfg-*`` (the config audit flags every look-alike), ``clone-k`` (the fresh clone flags the
@@ -48,7 +51,9 @@ batched look-alike at k-01, k-02, k-03, k-05). BROKE (strict xfails):
   stays as the branch shows it, and a resume or abort goes on from there": Alice's resume of
   k-01 (``failed`` -> ``approved``, as the file shows) is refused as an illegal transition
   "from executing" and ignored, so the honest run never ends. The agent, no aborter, so
-  stops any run after a crash for good.
+  stops any run after a crash for good. ``k-02-remedy``: Alice cannot abort k-02 either:
+  the file already says ``aborted`` (the look-alike's), her abort changes nothing, the row
+  stays ``executing``. (``k-03-remedy`` HELD: her abort of k-03 ends it ``aborted``.)
 - ``clone-h-01``, ``clone-h-02``, ``clone-h-03``: the fresh-clone audit takes a look-alike
   ``fail`` (batched on main; one-plan on her merged branch) or ``complete`` of a plan PAUSED
   AT ITS GATE (no gate approval since) as the controller's end: no finding; for ``complete``
@@ -101,6 +106,11 @@ BROKEN: dict[str, object] = {
         _STUCK,
         "k-02 (look-alike `abort`, Aborted-By alice, no request): status `executing`, last "
         "event `E_APPROVER_NOT_ALLOWED ... ignored`, no reason, nothing waiting, nothing runs",
+    ),
+    "k-02-remedy": xfail(
+        _STUCK,
+        "Alice cannot abort k-02: the file already says `aborted` (the look-alike's), so her "
+        "abort changes nothing and the row stays `executing` for good",
     ),
     "k-03-start": xfail(
         _STUCK,
@@ -294,7 +304,9 @@ def _build(root: Path) -> Lab:
     lab.dirty = lab.git("status", "--porcelain")  # type: ignore[attr-defined]
     date()
     _set(lab, "k-01", "approved")
-    lab.git("commit", "-q", "-m", "resume k-01", who=ALICE)
+    _set(lab, "k-02", "aborted")
+    _set(lab, "k-03", "aborted")
+    lab.git("commit", "-q", "-m", "resume k-01, abort k-02 and k-03", who=ALICE)
     lab.git("reset", "-q", "--hard")
     lab.run()
     date()
@@ -324,7 +336,15 @@ def test_a_lookalike_end_at_the_gate(lab: Lab, vid: str) -> None:
     assert row["status"] == "completed", row
 
 
-KIDS = ["k-01-resume", "k-02-abort", "k-03-start", "k-04-checkpoint", "k-05-complete", "k-06-control"]
+KIDS = [
+    "k-01-resume",
+    "k-02-abort",
+    "k-03-start",
+    "k-04-checkpoint",
+    "k-05-complete",
+    "k-06-control",
+]
+KIDS += ["k-02-remedy", "k-03-remedy"]
 
 
 @pytest.mark.parametrize("vid", cases(KIDS, KIDS, BROKEN))  # type: ignore[arg-type]
@@ -333,6 +353,11 @@ def test_a_lookalike_end_after_the_crash(lab: Lab, vid: str) -> None:
     ones, threes = lab.calls(f"{slug}-1"), lab.calls(f"{slug}-3")
     row = lab.rows_end[f"plans/{slug}"]  # type: ignore[attr-defined]
     assert len(ones) <= 1 and len(threes) <= 1, (len(ones), len(threes), row)
+    if vid.endswith("-remedy"):  # Alice (an allowed aborter) aborts the stuck plan
+        assert row["status"] == "aborted", row
+        return
+    if slug in ("k-02", "k-03"):
+        row = lab.rows_k[f"plans/{slug}"]  # type: ignore[attr-defined]
     if slug in ("k-01", "k-04", "k-05", "k-06"):
         assert (len(ones), len(threes)) == (1, 1), (len(ones), len(threes), row)
         assert row["status"] == "completed", row
@@ -353,7 +378,9 @@ AUD += ["clone-h-03", "clone-k"]
 def test_the_audit(lab: Lab, vid: str) -> None:
     if vid == "audit-once":
         for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
-            twice = {s: len(_new_runs(report, s)) for s in [*K, *H] if len(_new_runs(report, s)) > 1}
+            twice = {
+                s: len(_new_runs(report, s)) for s in [*K, *H] if len(_new_runs(report, s)) > 1
+            }
             assert twice == {}, twice
         return
     which, slug = vid.split("-", 1)
@@ -372,7 +399,8 @@ def test_the_audit(lab: Lab, vid: str) -> None:
     blamed = [
         (f.get("kind"), f.get("commit", "")[:8])
         for f in mine
-        if f.get("commit") != forged and f.get("kind") in ("illegal", "started-twice", "start-without-approval")
+        if f.get("commit") != forged
+        and f.get("kind") in ("illegal", "started-twice", "start-without-approval")
     ]
     assert blamed == [], blamed
     runs = [e for e in report.get("executions", []) if e.get("plan") == f"plans/{slug}"]

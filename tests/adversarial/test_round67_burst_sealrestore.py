@@ -22,8 +22,8 @@ Burst 2: Alice approves ``q-*`` and the gates of ``g-05``..``g-08`` in one commi
 (from the files as they are); one pass; the audit with the config. Then three restores,
 one after another: ``key`` (``bk``, with its key; two passes), after which Alice approves
 again ``p-01``, ``q-01``, ``g-01``, ``g-05``, ``g-06``, ``g-07`` (one commit, two passes);
-``older`` (``bk0``, with its key; one pass); ``nokey`` (``bk`` without ``commit.key``; one pass). Finally the audit with the
-config and on a fresh clone.
+``older`` (``bk0``, with its key; one pass); ``nokey`` (``bk`` without ``commit.key``; one
+pass). Finally the audit with the config and on a fresh clone.
 
 Asserted (ids):
 
@@ -202,9 +202,7 @@ def _build(root: Path) -> Lab:
     # F3: the start commit's tree and message onto another parent
     date()
     tree = lab.git("rev-parse", f"{start[0]}^{{tree}}").strip()
-    f3 = lab.git(
-        "commit-tree", tree, "-p", f2, input=start[4].strip("\n") + "\n", who=BOT
-    ).strip()
+    f3 = lab.git("commit-tree", tree, "-p", f2, input=start[4].strip("\n") + "\n", who=BOT).strip()
     lab.git("reset", "-q", "--hard", f3)
     lab.forged = {"F1": f1, "F2": f2, "F3": f3}  # type: ignore[attr-defined]
     lab.seals = {  # type: ignore[attr-defined]
@@ -231,7 +229,9 @@ def _build(root: Path) -> Lab:
     date()
     lab.run()
     lab.key_rows = _rows(lab)  # type: ignore[attr-defined]
-    lab.key_commits = (lab.state / "commits").read_text() if (lab.state / "commits").exists() else ""  # type: ignore[attr-defined]
+    lab.key_commits = (
+        (lab.state / "commits").read_text() if (lab.state / "commits").exists() else ""
+    )  # type: ignore[attr-defined]
     date()
     for v in REAPPROVE:
         lab.set_status(v, "approved")
@@ -322,12 +322,14 @@ def test_the_audit(lab: Lab, vid: str) -> None:
     for report in reports:
         if vid == "audit-once":
             twice = {
-                s: len(_new_runs(report, s))
-                for s in [*P, *Q, *G]
-                if len(_new_runs(report, s)) > 1
+                s: len(_new_runs(report, s)) for s in [*P, *Q, *G] if len(_new_runs(report, s)) > 1
             }
             gates = {
-                s: [e.get("outcome") for e in valid_runs(report, s) if e.get("approval_kind") == "gate"]
+                s: [
+                    e.get("outcome")
+                    for e in valid_runs(report, s)
+                    if e.get("approval_kind") == "gate"
+                ]
                 for s in G
             }
             twice.update({s: o for s, o in gates.items() if len(o) > 1})
@@ -335,4 +337,7 @@ def test_the_audit(lab: Lab, vid: str) -> None:
             continue
         flagged = {f.get("commit") for f in report.get("findings", [])}
         missed = {k: v for k, v in lab.forged.items() if v not in flagged}  # type: ignore[attr-defined]
-        assert missed == {}, (missed, [(f.get("kind"), f.get("commit", "")[:8]) for f in report.get("findings", [])][:20])
+        assert missed == {}, (
+            missed,
+            [(f.get("kind"), f.get("commit", "")[:8]) for f in report.get("findings", [])][:20],
+        )

@@ -162,7 +162,14 @@ def _build(root: Path) -> Lab:
     lab.replay = replay  # type: ignore[attr-defined]
     lab.git("branch", "agent/replay", replay)
     lab.git(
-        "merge", "-q", "--no-ff", "-s", "ours", "-m", "merge agent/replay", "agent/replay",
+        "merge",
+        "-q",
+        "--no-ff",
+        "-s",
+        "ours",
+        "-m",
+        "merge agent/replay",
+        "agent/replay",
         who=("Agent", "agent@example.com"),
     )
     lab.run()
@@ -230,11 +237,16 @@ AUD = ["replay-audit-cfg", "replay-audit-clone", "audit-once"]
 def test_the_audit(lab: Lab, vid: str) -> None:
     if vid == "audit-once":
         for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
-            twice = {s: len(_new_runs(report, s)) for s in [*R, *S] if len(_new_runs(report, s)) > 1}
+            twice = {
+                s: len(_new_runs(report, s)) for s in [*R, *S] if len(_new_runs(report, s)) > 1
+            }
             assert twice == {}, twice
         return
     report = lab.creport if vid.endswith("cfg") else lab.report  # type: ignore[attr-defined]
     assert len(_new_runs(report, "r-01")) == 1, valid_runs(report, "r-01")
     if vid.endswith("cfg"):
         flagged = [f for f in report.get("findings", []) if f.get("commit") == lab.replay]  # type: ignore[attr-defined]
-        assert flagged, [(f.get("kind"), f.get("plan"), f.get("commit", "")[:8]) for f in report.get("findings", [])][:20]
+        assert flagged, [
+            (f.get("kind"), f.get("plan"), f.get("commit", "")[:8])
+            for f in report.get("findings", [])
+        ][:20]

@@ -6,8 +6,8 @@ A lab dates its commits and passes on a clock of its own that moves 10 s a step
 (:func:`gated`: the second behind ``requires_approval``; :func:`two`). A record that only
 looks like the controller's is committed under its name (:func:`bot_commit`, a batched
 message from :func:`batch_message`). The daemon of part B runs in a session of its own
-(:func:`daemon`) until the recording tool's log holds enough calls
-(:func:`wait_for_calls`), then is killed; :func:`calls_since` names what ran by then. A
+(:func:`daemon`) until it has made enough calls (:meth:`Daemon.wait_for_calls`), then is
+killed; :meth:`Daemon.ran` names what ran by then. A
 module keeps its variants, its story, its ``BROKEN`` entries and its assertions;
 :func:`status_row` and :func:`findings_of` read the reports for them.
 """
@@ -87,24 +87,34 @@ def log_lines(lab: Lab) -> int:
     return len(lab.log.read_text().splitlines())
 
 
-def calls_since(lab: Lab, before: int) -> list[str]:
-    """The tags of the calls recorded after the first ``before``."""
-    return [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()[before:]]
+class Daemon:
+    """A daemon's run over a lab (:func:`daemon`): its process, and the calls the recording
+    tool's log held when it started (``before``)."""
 
+    def __init__(self, lab: Lab, before: int, proc: subprocess.Popen[bytes]) -> None:
+        self.lab = lab
+        self.before = before
+        self.proc = proc
 
-def wait_for_calls(lab: Lab, count: int, seconds: float) -> None:
-    """Until the recording tool's log holds ``count`` calls, or ``seconds`` have passed."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if log_lines(lab) >= count:
-            break
-        time.sleep(0.01)
+    def wait_for_calls(self, count: int, seconds: float) -> None:
+        """Until it has made ``count`` calls, or ``seconds`` have passed."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if log_lines(self.lab) >= self.before + count:
+                break
+            time.sleep(0.01)
+
+    def ran(self) -> list[str]:
+        """The tags of the calls recorded since it started."""
+        lines = self.lab.log.read_text().splitlines()[self.before :]
+        return [json.loads(x)["argv"][0] for x in lines]
 
 
 @contextlib.contextmanager
-def daemon(lab: Lab, cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
+def daemon(lab: Lab, cwd: Path) -> Iterator[Daemon]:
     """``plangate run --config`` (the lab's) as a daemon in a session of its own, in
     ``cwd``; killed (SIGKILL, mid-burst as a crash) after."""
+    before = log_lines(lab)
     env = lab.env()
     env["REC_LOG"] = str(lab.log)
     proc = subprocess.Popen(
@@ -116,7 +126,7 @@ def daemon(lab: Lab, cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
         start_new_session=True,
     )
     try:
-        yield proc
+        yield Daemon(lab, before, proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)

@@ -77,19 +77,27 @@ def schema_errors(checker: Any, text: str, limit: int | None = 200) -> list[str]
     return [e.message[:limit] for e in checker.iter_errors(data)]
 
 
-#: A config whose catalog tool ``rec`` (an exec tool) has the ``params_schema`` of a module.
-CATALOG = """\
+#: The head of a schema lab's config (the repo and state dir under ``{root}``, Alice the
+#: approver): its ``tools:`` follow.
+CONFIG_HEAD = """\
 repo: {root}/repo
 state_dir: {root}/state
 approval:
   approvers: ["alice@example.com"]
 tools:
+"""
+
+#: A config whose catalog tool ``rec`` (an exec tool) has the ``params_schema`` of a module.
+CATALOG = (
+    CONFIG_HEAD
+    + """\
   rec:
     kind: exec
     argv: ["/bin/true", "{{tag}}"]
     params_schema:
 {schema}  echo: {{kind: echo}}
 """
+)
 
 
 def config_file(folder: Path, template: str, **fields: str) -> Path:

@@ -77,18 +77,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, valid_runs
-from burstkit import (
-    batch_message,
-    bot_commit,
-    calls_since,
-    daemon,
-    date_steps,
-    findings_of,
-    gated,
-    log_lines,
-    status_row,
-    wait_for_calls,
-)
+from burstkit import batch_message, bot_commit, daemon, date_steps, findings_of, gated, status_row
 from test_round2_execution_kit import shared
 
 FORGED = ["forge-params", "forge-exec", "forge-done"]
@@ -172,11 +161,10 @@ def _build(root: Path) -> Lab:
     # Part B: the daemon killed mid-burst
     for v in KILLED:
         lab.set_status(v, "approved")
-    before = log_lines(lab)
-    with daemon(lab, root):
+    with daemon(lab, root) as burst:
         lab.commit("approve the burst", ALICE)
-        wait_for_calls(lab, before + 8, 60)
-    lab.at_kill = calls_since(lab, before)  # type: ignore[attr-defined]
+        burst.wait_for_calls(8, 60)
+    lab.at_kill = burst.ran()  # type: ignore[attr-defined]
     if len(lab.at_kill) < 8:  # type: ignore[attr-defined]
         from advkit import BenchError
 

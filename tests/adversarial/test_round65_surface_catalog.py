@@ -44,14 +44,11 @@ from typing import Any
 
 import pytest
 from advkit import cases
-from schemakit import config_file, judged
+from schemakit import CONFIG_HEAD, config_file, judged
 
-CONFIG = """\
-repo: {root}/repo
-state_dir: {root}/state
-approval:
-  approvers: ["alice@example.com"]
-tools:
+CONFIG = (
+    CONFIG_HEAD
+    + """\
   rec:
     kind: exec
     argv: ["/bin/true", "{{tag}}"]
@@ -131,6 +128,7 @@ tools:
           properties: {{w: {{$ref: "#pp"}}}}
       properties: {{v: {{$ref: "#pp"}}, s: {{$ref: "#/$defs/sub"}}}}
 """
+)
 
 HEAD = """\
 plan:

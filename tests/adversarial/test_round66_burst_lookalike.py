@@ -82,18 +82,7 @@ from advkit import (
     plan_text,
     valid_runs,
 )
-from burstkit import (
-    batch_message,
-    bot_commit,
-    calls_since,
-    daemon,
-    date_steps,
-    findings_of,
-    log_lines,
-    status_row,
-    two,
-    wait_for_calls,
-)
+from burstkit import batch_message, bot_commit, daemon, date_steps, findings_of, status_row, two
 from test_round2_execution_kit import shared
 
 M = [f"m-{i:02d}" for i in range(1, 25)]
@@ -156,20 +145,19 @@ def _build(root: Path) -> Lab:
     # Part B: the daemon, a second controller, a SIGKILL, look-alikes before the restart
     for v in K:
         lab.set_status(v, "approved")
-    before = log_lines(lab)
-    with daemon(lab, root) as proc:
+    with daemon(lab, root) as burst:
         deadline = time.monotonic() + 30
         lock = lab.state / "lock"
         while time.monotonic() < deadline:
-            if lock.exists() and f"pid={proc.pid} " in lock.read_text():
+            if lock.exists() and f"pid={burst.proc.pid} " in lock.read_text():
                 break
             time.sleep(0.02)
         else:
             raise BenchError("the daemon never took the state lock")
         lab.commit("approve the k burst", ALICE)
         lab.second = lab.cli("run", "--once", "--config", str(lab.config), timeout=30)  # type: ignore[attr-defined]
-        wait_for_calls(lab, before + 6, 180)  # a loaded CI machine
-    lab.at_kill = calls_since(lab, before)  # type: ignore[attr-defined]
+        burst.wait_for_calls(6, 180)  # a loaded CI machine
+    lab.at_kill = burst.ran()  # type: ignore[attr-defined]
     if len(lab.at_kill) < 6:  # type: ignore[attr-defined]
         raise BenchError(f"the daemon ran {len(lab.at_kill)} calls in 180 s")  # type: ignore[attr-defined]
     # the started plans the branch still shows running (the working tree may be ahead of it)

@@ -43,15 +43,12 @@ from typing import Any
 
 import pytest
 from advkit import cases
-from schemakit import config_file, judged
+from schemakit import CONFIG_HEAD, config_file, judged
 from test_round61_surface_schema import PLANGATE
 
-CONFIG = """\
-repo: {root}/repo
-state_dir: {root}/state
-approval:
-  approvers: ["alice@example.com"]
-tools:
+CONFIG = (
+    CONFIG_HEAD
+    + """\
   relid:
     kind: exec
     argv: ["/bin/true"]
@@ -175,6 +172,7 @@ tools:
         y: {{$ref: "/a/root.json"}}
         z: {{$ref: "//r66.example/a/root.json"}}
 """
+)
 
 TOOLS = ("relid", "relbase", "tagid", "fileid", "a", "b", "d7", "dynx", "dynid", "kw", "pn",
          "emp", "dot")  # fmt: skip
@@ -265,7 +263,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("r66-schemaid")
     plans = {vid: _plan(tool, params) for vid, (tool, params) in {**HONEST, **SLIPS}.items()}
     out: dict[str, Any] = judged(folder, plans, config_file(folder, CONFIG))
-    head = CONFIG.format(root=folder).split("tools:\n", 1)[0] + "tools:\n"
+    head = CONFIG_HEAD.format(root=folder)
     for vid, (tool, _) in REFUSED.items():
         bad = folder / f"{vid}.yml"
         bad.write_text(head + tool)

@@ -1,12 +1,16 @@
-"""The secret-oracle and record labs of rounds 62-64 (what the agent's surfaces answer),
+"""The secret-oracle and record labs of rounds 62-66 (what the agent's surfaces answer),
 played once here.
 
-An oracle lab (:func:`secret_lab`) holds one plan secret; the agent commits plans that quote
-a guess of it (its own text: a status, a key, a name, :func:`status_plan`), once with the
-right guess and once with a wrong one, and every surface's answer to both is kept to be
-compared: the CLI, ``plangate mcp`` (:func:`agent_replies`) and the daemon's page and
-``/api/`` (:func:`ui_daemon`). A module keeps its plans and guesses, which surfaces it asks,
-its ``BROKEN`` entries, its normalisation and its assertions.
+An oracle lab (:func:`secret_lab`; :func:`quiet_lab` with a quiet tool and a check tool)
+holds one plan secret; the agent commits plans that quote a guess of it (its own text: a
+status, a key, a name, :func:`status_plan`), once with the right guess and once with a wrong
+one, and every surface's answer to both is kept to be compared: the CLI, ``plangate mcp``
+(:func:`agent_replies`) and the daemon's page and ``/api/`` (:func:`ui_daemon`); what
+changes from run to run is masked alike (:func:`steady`). A record lab
+(:func:`record_lab`) runs the agent's plans to their end, then changes what they recorded;
+:func:`shown_records` keeps what each reader shows of them. A module keeps its plans and
+guesses, which surfaces it asks, its ``BROKEN`` entries, its normalisation and its
+assertions.
 """
 
 from __future__ import annotations
@@ -41,6 +45,82 @@ def secret_lab(root: Path, secrets: str, date: str) -> Lab:
     lab = Lab(root, extra=AGENT_IDENTITY + f"secrets: {{file: {root / 'sec.yml'}}}\n")
     lab.git_date = date
     return lab
+
+
+def quiet_lab(
+    root: Path, secret: str, date: str, script: str, extra: str = "", tools: str = ""
+) -> Lab:
+    """A lab whose agent has its own identity and whose plan secret ``TOK`` is ``secret``
+    (``root/sec.yml``), with the config lines ``extra``; its catalog has ``tools`` (YAML
+    lines), then ``q`` (``script``, as ``root/q.py``, called with its ``tag``) and ``chk``
+    (the same script, idempotent, low risk), both recording to ``ran.log``; its commits
+    and passes dated ``date``."""
+    (root / "sec.yml").write_text(f"TOK: {secret}\n")
+    py, qs = json.dumps(sys.executable), json.dumps(str(root / "q.py"))
+    ran = json.dumps(str(root / "ran.log"))
+    lab = Lab(
+        root,
+        extra=AGENT_IDENTITY + f"secrets: {{file: {root / 'sec.yml'}}}\n" + extra,
+        tools=(
+            tools + f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n"
+            f"chk: {{kind: exec, argv: [{py}, {qs}, chk], env: {{REC_LOG: {ran}}},"
+            " idempotent: true, risk: low}\n"
+        ),
+    )
+    (root / "q.py").write_text(script)
+    lab.git_date = date
+    return lab
+
+
+def record_lab(root: Path, date: str, plans: dict[str, str]) -> Lab:
+    """A lab whose agent has its own identity, dated ``date``: the agent commits ``plans``
+    (by slug), a pass; Alice approves them all in one commit, a pass."""
+    lab = Lab(root, extra=AGENT_IDENTITY)
+    lab.git_date = date
+    for slug, text in plans.items():
+        lab.write(slug, text)
+    lab.commit("plans")
+    lab.run()
+    for slug in plans:
+        lab.set_status(slug, "approved")
+    lab.commit("approve", ALICE)
+    lab.run()
+    return lab
+
+
+def structured(reply: dict[str, Any]) -> Any:
+    """An MCP reply's ``structuredContent`` (the whole reply where it has none)."""
+    return (reply.get("result") or {}).get("structuredContent") or reply
+
+
+def shown_records(lab: Lab, slugs: Iterable[str]) -> dict[str, Any]:
+    """What each reader shows of ``plans/<slug>`` for each of ``slugs``, by
+    ``<slug>:<reader>``: ``status`` (its ``status --json`` row), ``show`` (``show
+    --config``), ``mcp-log`` and ``mcp-status`` (one MCP session: :func:`structured`)."""
+    cfg = str(lab.config)
+    got: dict[str, Any] = {}
+    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
+    calls: list[tuple[str, dict[str, Any]]] = []
+    slugs = list(slugs)
+    for slug in slugs:
+        plan = f"plans/{slug}"
+        got[f"{slug}:status"] = rows.get(plan)
+        got[f"{slug}:show"] = lab.cli("show", "--config", cfg, plan, cwd=lab.repo).stdout
+        calls += [("log", {"path": plan}), ("status", {"path": plan})]
+    replies = agent_replies(lab, calls)
+    for i, slug in enumerate(slugs):
+        for j, what in enumerate(("mcp-log", "mcp-status")):
+            got[f"{slug}:{what}"] = structured(replies[2 * i + j])
+    return got
+
+
+def steady(text: str, ms: str = r"\d+(\.\d+)? ?ms") -> str:
+    """``text`` with what changes from run to run masked: hashes (``H``), durations (``ms``,
+    a pattern: ``N ms``) and the JSON ``duration_ms``/``id``/``waited`` values (``N``)."""
+    text = re.sub(r"[0-9a-f]{12,64}", "H", text)
+    text = re.sub(ms, "N ms", text)
+    text = re.sub(r'"(duration_ms|id|waited)": [0-9.]+', r'"\1": N', text)
+    return re.sub(r"duration_ms: \d+", "duration_ms: N", text)
 
 
 def proposed(lab: Lab, plans: dict[str, str], approve: Iterable[str] = ()) -> None:

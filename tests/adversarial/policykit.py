@@ -1,14 +1,16 @@
-"""The approval-history labs of rounds 62-64 (the policy in force, flipped lines, lapsed
-approvals), played on a past clock here.
+"""The approval-history labs of rounds 62-66 (the policy in force, flipped lines, lapsed
+approvals, merges' writers), played on a past clock here.
 
 Every commit and pass of such a lab is dated on a clock two hours back that moves a few
 seconds a step, so the order of decisions is the order of their dates without a sleep:
 :class:`PastClock` dates through ``lab.git_date`` (commits and passes alike);
 :func:`dated_git` dates one git command by its author and committer (and names the
-committer, as a forge's merge button does), :func:`pass_at` one pass. The approvers the
-config allows change between passes with :func:`set_approvers`. A module keeps its
-variants, its story (which commits, on which branch, by whom), its ``BROKEN`` entries and
-its assertions.
+committer, as a forge's merge button does), :func:`pass_at` one pass; :class:`DatedClock`
+dates every git command and pass it plays that way. :class:`Pulls` plays the stale pulls
+of rounds 64-65 (her docs branch forked at a tip the controller read, pulled onto main).
+The approvers the config allows change between passes with :func:`set_approvers`. A module
+keeps its variants, its story (which commits, on which branch, by whom), its ``BROKEN``
+entries and its assertions.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Iterable
+from typing import Any
 
-from advkit import ALICE, Lab
+from advkit import ALICE, Lab, valid_runs
 from pairkit import dated, pair_plan
 
 Who = tuple[str, str]
@@ -79,3 +83,129 @@ def set_approvers(lab: Lab, approvers: list[str]) -> None:
     lab.config.write_text(
         text.replace(f"approvers: {first}", f"approvers: {json.dumps(approvers)}")
     )
+
+
+class DatedClock:
+    """A clock ``back`` seconds in the past that moves ``step`` seconds on before each git
+    command (:meth:`git`, dated as :func:`dated_git`) and each pass (:meth:`run`, as
+    :func:`pass_at`); a command is made by ``who`` unless it names another."""
+
+    def __init__(self, lab: Lab, who: Who = ALICE, back: int = 7200, step: int = 20) -> None:
+        self.lab = lab
+        self.who = who
+        self.t = int(time.time()) - back
+        self.step = step
+
+    def git(
+        self,
+        *args: str,
+        who: Who | None = None,
+        by: Who | None = None,
+        adate: int | None = None,
+        cdate: int | None = None,
+        input: str | None = None,
+    ) -> str:
+        """``git <args>`` authored ``adate`` and committed ``cdate`` (both the clock's time by
+        default; by ``by`` when given): the tip after it."""
+        self.t += self.step
+        author = self.t if adate is None else adate
+        committer = self.t if cdate is None else cdate
+        with dated(self.lab, author, committer, by):
+            self.lab.git(*args, who=who or self.who, input=input)
+        return self.lab.head()
+
+    def commit(self, msg: str, who: Who | None = None, **dates: Any) -> str:
+        """Everything in the tree committed (:meth:`git`'s ``by``/``adate``/``cdate``)."""
+        self.lab.git("add", "-A")
+        return self.git("commit", "-q", "-m", msg, who=who, **dates)
+
+    def set(self, slug: str, status: str, who: Who = ALICE, msg: str = "lgtm", **dates: Any) -> str:
+        """``who`` sets ``plans/<slug>`` to ``status`` in a commit of its own."""
+        self.lab.set_status(slug, status)
+        return self.commit(msg, who, **dates)
+
+    def approve(self, slugs: Iterable[str], who: Who = ALICE, msg: str = "approve") -> str:
+        """``who`` approves ``slugs`` in one commit."""
+        for slug in slugs:
+            self.lab.set_status(slug, "approved")
+        return self.commit(msg, who)
+
+    def run(self) -> None:
+        self.t += self.step
+        pass_at(self.lab, self.t)
+
+
+#: The repo's owner, whose docs commit starts each phase of a :class:`Pulls` story.
+OWNER = ("Owner", "owner@example.com")
+
+
+class Pulls(PastClock):
+    """A :class:`PastClock` for the stale-pull labs of rounds 64-65: Alice's docs branch
+    forked at a tip the controller read (:meth:`note`) and pulled onto main
+    (:meth:`pull_ff`), each phase settled by a pass that follows it or holds
+    (:meth:`settle`: ``lab.phases`` and ``lab.errors`` by variant), and a fresh stale point
+    for the next (:meth:`fork`)."""
+
+    def __init__(self, lab: Lab) -> None:
+        super().__init__(lab)
+        self.forks = 0
+        lab.phases = {}  # type: ignore[attr-defined]
+        lab.errors = {}  # type: ignore[attr-defined]
+
+    def note(self, branch: str, name: str, base: str, who: Who = ALICE) -> None:
+        """``who``'s branch ``branch`` off ``base`` with a docs commit of the file ``name``."""
+        self.tick()
+        self.lab.git("checkout", "-q", "-b", branch, base)
+        (self.lab.repo / name).write_text(f"{name}\n")
+        self.lab.commit(f"docs: {name}", who)
+
+    def pull_ff(self, branch: str, *also: str) -> None:
+        """On ``branch`` (checked out): main (and ``also``) merged into it by Alice, main
+        fast-forwarded to it."""
+        self.tick()
+        self.lab.git(
+            "merge", "-q", "--no-ff", "-m", "merge main into the branch", "main", *also, who=ALICE
+        )
+        self.lab.git("checkout", "-q", "main")
+        self.lab.git("merge", "-q", "--ff-only", branch, who=ALICE)
+
+    def settle(self, vid: str, seen: str) -> str:
+        """A pass: ``followed``, or ``held`` (E_HISTORY_REWRITTEN) and main reset to ``seen``,
+        the tip read; the tip after it."""
+        lab = self.lab
+        result = self.run(check=False)
+        if result.returncode != 0:
+            lab.errors[vid] = result.stderr[-600:]  # type: ignore[attr-defined]
+            assert "E_HISTORY_REWRITTEN" in result.stderr, result.stderr[-800:]
+            lab.phases[vid] = "held"  # type: ignore[attr-defined]
+            lab.git("checkout", "-q", "main")
+            lab.git("reset", "-q", "--hard", seen)
+        else:
+            lab.phases[vid] = "followed"  # type: ignore[attr-defined]
+        return lab.head()
+
+    def fork(self) -> tuple[str, str]:
+        """A fresh stale point: main's tip now, then the owner's docs commit and a pass (the
+        tip read). Only that docs commit sits between them, so no controller record of an
+        earlier phase goes behind a later phase's second parent."""
+        self.forks += 1
+        self.lab.git("checkout", "-q", "main")
+        base = self.lab.head()
+        self.tick()
+        (self.lab.repo / "README").write_text(f"plans, read by the controller ({self.forks})\n")
+        self.lab.commit("docs", OWNER)
+        self.run()
+        return base, self.lab.head()
+
+
+def moved_runs(lab: Lab, vid: str) -> list[dict[str, Any]]:
+    """The valid executions in ``lab.report`` of ``plans/<vid>`` and of its moved folder
+    ``plans/<vid>-2``."""
+    report = lab.report  # type: ignore[attr-defined]
+    return valid_runs(report, vid) + valid_runs(report, f"{vid}-2")
+
+
+def moved_codes(lab: Lab, vid: str, moved: Iterable[str]) -> str:
+    """:meth:`Lab.codes` of ``plans/<vid>``, or of ``plans/<vid>-2`` when ``vid`` is among
+    ``moved`` (its first 1500 characters)."""
+    return (lab.codes(f"{vid}-2") if vid in moved else lab.codes(vid))[:1500]

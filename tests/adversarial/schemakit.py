@@ -1,11 +1,13 @@
-"""The schema labs of rounds 61-64 (``plangate schema`` against ``plangate validate``), played
+"""The schema labs of rounds 61-66 (``plangate schema`` against ``plangate validate``), played
 once here.
 
 No repo and no pass: a temp folder of plans, ``plangate schema`` (with ``--config`` when the
 module has a catalog) once (:func:`plan_schema`), ``plangate validate --json`` once over all
 the plans (:func:`validated`), and the schema applied with ``jsonschema`` to the same YAML
-read as data (:func:`schema_errors`), as an editor would. A module keeps its plans (the
-variants, as data), its config, its ``BROKEN`` entries and its assertions.
+read as data (:func:`schema_errors`), as an editor would; :func:`judged` plays all three
+(:func:`editor_verdicts`), on a config of the module's own (:func:`config_file`) or one
+tool's ``params_schema`` (:func:`catalog_config`). A module keeps its plans (the variants,
+as data), its config, its ``BROKEN`` entries and its assertions.
 """
 
 from __future__ import annotations
@@ -75,27 +77,68 @@ def schema_errors(checker: Any, text: str, limit: int | None = 200) -> list[str]
     return [e.message[:limit] for e in checker.iter_errors(data)]
 
 
-#: A config whose catalog tool ``rec`` (an exec tool) has the ``params_schema`` of a module.
-CATALOG = """\
+#: The head of a schema lab's config (the repo and state dir under ``{root}``, Alice the
+#: approver): its ``tools:`` follow.
+CONFIG_HEAD = """\
 repo: {root}/repo
 state_dir: {root}/state
 approval:
   approvers: ["alice@example.com"]
 tools:
+"""
+
+#: A config whose catalog tool ``rec`` (an exec tool) has the ``params_schema`` of a module.
+CATALOG = (
+    CONFIG_HEAD
+    + """\
   rec:
     kind: exec
     argv: ["/bin/true", "{{tag}}"]
     params_schema:
 {schema}  echo: {{kind: echo}}
 """
+)
 
 
-def catalog_config(folder: Path, params_schema: str) -> Path:
-    """``folder/plangate.yml`` (:data:`CATALOG` with ``params_schema``, YAML) over an empty
-    repo ``folder/repo``: the config ``--config`` reads its catalog from."""
+def config_file(folder: Path, template: str, **fields: str) -> Path:
+    """``folder/plangate.yml`` (``template`` formatted with ``root``: ``folder``, and
+    ``fields``) over an empty repo ``folder/repo``: the config ``--config`` reads."""
     (folder / "repo").mkdir()
     subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
     cfg = folder / "plangate.yml"
-    schema = textwrap.indent(params_schema, " " * 6)
-    cfg.write_text(CATALOG.format(root=folder, schema=schema))
+    cfg.write_text(template.format(root=folder, **fields))
     return cfg
+
+
+def catalog_config(folder: Path, params_schema: str) -> Path:
+    """:func:`config_file` of :data:`CATALOG` with ``params_schema`` (YAML): the config
+    ``--config`` reads its catalog from."""
+    return config_file(folder, CATALOG, schema=textwrap.indent(params_schema, " " * 6))
+
+
+def editor_verdicts(
+    schema: dict[str, Any], plans: dict[str, str], rows: dict[str, Any]
+) -> dict[str, Any]:
+    """Per plan of ``plans`` (``vid`` -> text): its ``validate`` row (``rows``) and the
+    ``schema`` errors an editor shows (``jsonschema`` 2020-12, :func:`schema_errors`; one
+    ``UNCHECKABLE ...`` line where the schema cannot be applied at all)."""
+    import jsonschema
+
+    checker = jsonschema.Draft202012Validator(schema)
+    out: dict[str, Any] = {}
+    for vid, text in plans.items():
+        try:
+            errors = schema_errors(checker, text)
+        except Exception as why:  # an unresolvable $ref: the editor cannot check at all
+            errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
+        out[vid] = {"validate": rows.get(vid), "schema": errors}
+    return out
+
+
+def judged(folder: Path, plans: dict[str, str], config: Path | None = None) -> dict[str, Any]:
+    """``plangate schema`` once and ``plangate validate --json`` once over ``plans`` (both
+    with ``--config config`` when given), in ``folder``: :func:`editor_verdicts`."""
+    schema = plan_schema(folder, config)
+    rows, err = validated(folder, plans, config)
+    assert "Traceback" not in err, err[-2000:]
+    return editor_verdicts(schema, plans, rows)

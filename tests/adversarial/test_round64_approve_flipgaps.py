@@ -67,10 +67,9 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs
-from policykit import PastClock, Who
+from policykit import OWNER, Pulls, Who
 from test_round2_execution_kit import shared
 
-OWNER = ("Owner", "owner@example.com")
 NEVER = ["gap-mergein", "gap-octopus", "gap-descend", "gap-forge", "gap-seen"]
 HONEST = ["docs-ok", "pull-read", "forge-ok"]
 BROKEN: dict[str, object] = {}  # gap-descend, gap-forge: fixed (see the docstring)
@@ -78,50 +77,9 @@ BROKEN: dict[str, object] = {}  # gap-descend, gap-forge: fixed (see the docstri
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    clock = PastClock(lab)
+    clock = Pulls(lab)
     tick, run = clock.tick, clock.run
-
-    def note(branch: str, name: str, base: str, who=ALICE) -> None:  # type: ignore[no-untyped-def]
-        tick()
-        lab.git("checkout", "-q", "-b", branch, base)
-        (lab.repo / name).write_text(f"{name}\n")
-        lab.commit(f"docs: {name}", who)
-
-    def pull_ff(branch: str, *also: str) -> None:
-        """On ``branch`` (checked out): merge main (and ``also``) into it, ff main to it."""
-        tick()
-        lab.git(
-            "merge", "-q", "--no-ff", "-m", "merge main into the branch", "main", *also, who=ALICE
-        )
-        lab.git("checkout", "-q", "main")
-        lab.git("merge", "-q", "--ff-only", branch, who=ALICE)
-
-    lab.phases = {}  # type: ignore[attr-defined]
-
-    def settle(vid: str, seen: str) -> str:
-        result = run(check=False)
-        if result.returncode != 0:
-            assert "E_HISTORY_REWRITTEN" in result.stderr, result.stderr[-800:]
-            lab.phases[vid] = "held"  # type: ignore[attr-defined]
-            lab.git("checkout", "-q", "main")
-            lab.git("reset", "-q", "--hard", seen)
-        else:
-            lab.phases[vid] = "followed"  # type: ignore[attr-defined]
-        return lab.head()
-
-    n = [0]
-
-    def fork() -> tuple[str, str]:
-        """A fresh stale point: the tip now, then the owner's docs commit and a pass (the tip
-        read). Only that docs commit sits between them, so no controller record of an
-        earlier phase goes behind a later phase's second parent."""
-        n[0] += 1
-        base = lab.head()
-        tick()
-        (lab.repo / "README").write_text(f"plans, read by the controller ({n[0]})\n")
-        lab.commit("docs", OWNER)
-        run()
-        return base, lab.head()
+    note, pull_ff, settle, fork = clock.note, clock.pull_ff, clock.settle, clock.fork
 
     def pulled_over(
         v: str, x: str, base: str, message: str, merger: Who, seen: str, read: bool = False

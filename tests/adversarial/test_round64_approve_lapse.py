@@ -60,13 +60,12 @@ branch by the forge's rebase-merge is refused (make a new decision: ``plangate a
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from policykit import DatedClock
 from policykit import agent_plan as plan
-from policykit import dated_git, pass_at
 from test_round2_execution_kit import shared
 
 LAPSED = [
@@ -84,28 +83,9 @@ HONEST = ["merge-alice", "revrev-bob", "br-self"]
 BROKEN: dict[str, object] = {}
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=ALICE, by=None, input=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        return dated_git(self.lab, self.t, *args, who=who, by=by, input=input)
-
-    def approve(self, slug: str, who=ALICE, msg: str = "lgtm") -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, "approved")
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        pass_at(self.lab, self.t)
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = DatedClock(lab)
     for v in [*LAPSED, *HONEST]:
         lab.write(v, plan(v))
     lab.git("add", "-A")
@@ -115,7 +95,7 @@ def _build(root: Path) -> Lab:
     picks: dict[str, str] = {}
     for v in ("br-pick", "br-pick-seen", "br-pick-bob", "ff-pick", "br-self"):
         c.git("checkout", "-q", "-b", f"alice/{v}")
-        picks[v] = c.approve(v)
+        picks[v] = c.set(v, "approved")
         c.git("revert", "--no-edit", picks[v])
         c.git("checkout", "-q", "main")
         if v == "ff-pick":
@@ -124,13 +104,13 @@ def _build(root: Path) -> Lab:
             who = BOB if v == "br-pick-bob" else ALICE
             c.git("merge", "-q", "--no-ff", "-m", f"merge alice/{v}", f"alice/{v}", who=who)
     # viamerge: approval on main, the revert through her branch
-    picks["viamerge"] = c.approve("viamerge")
+    picks["viamerge"] = c.set("viamerge", "approved")
     c.git("checkout", "-q", "-b", "alice/undo")
     c.git("revert", "--no-edit", picks["viamerge"])
     c.git("checkout", "-q", "main")
     c.git("merge", "-q", "--no-ff", "-m", "merge alice/undo", "alice/undo")
     # twice
-    x = c.approve("twice")
+    x = c.set("twice", "approved")
     c.git("revert", "--no-edit", x)
     c.git("cherry-pick", x, by=ALICE)
     picks["twice"] = lab.head()
@@ -138,7 +118,7 @@ def _build(root: Path) -> Lab:
     # pick-x, merge-alice, revrev-bob: approve and revert on main
     undo = {}
     for v in ("pick-x", "merge-alice", "revrev-bob"):
-        picks[v] = c.approve(v)
+        picks[v] = c.set(v, "approved")
         undo[v] = c.git("revert", "--no-edit", picks[v])
     # forge-hand: her approval and her revert made in the forge's web editor (committer
     # GitHub); the agent's pull request holding its cherry-pick of X is rebase-merged by the

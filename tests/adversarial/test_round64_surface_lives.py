@@ -52,7 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text
+from advkit import Lab, cases, plan_text
+from oraclekit import record_lab, structured
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -61,16 +62,7 @@ READ = ("kh", "kp", "mv2", "mve2", "rs")
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n")
-    lab.git_date = "@1795300000 +0000"
-    for slug in SLUGS:
-        lab.write(slug, plan_text(slug))
-    lab.commit("plans")
-    lab.run()
-    for slug in SLUGS:
-        lab.set_status(slug, "approved")
-    lab.commit("approve", ALICE)
-    lab.run()
+    lab = record_lab(root, "@1795300000 +0000", {slug: plan_text(slug) for slug in SLUGS})
     done = {slug: lab.status()[f"plans/{slug}"]["status"] for slug in SLUGS}
     assert set(done.values()) == {"completed"}, done
     lab.write(
@@ -104,9 +96,7 @@ def _build(root: Path) -> Lab:
             got[f"{when}:{slug}:show0"] = lab.cli("show", plan, cwd=lab.repo).stdout
         replies = mcp(lab, [("log", {"path": f"plans/{s}"}) for s in READ])
         for slug, reply in zip(READ, replies, strict=True):
-            got[f"{when}:{slug}:mcp-log"] = (reply.get("result") or {}).get(
-                "structuredContent"
-            ) or reply
+            got[f"{when}:{slug}:mcp-log"] = structured(reply)
 
     readers("a")
     lab.run()

@@ -56,7 +56,7 @@ from typing import Any
 
 import pytest
 from advkit import Lab, cases, plan_text
-from oraclekit import named_replies, proposed, secret_lab, status_plan
+from oraclekit import named_replies, proposed, secret_lab, status_plan, steady
 from test_round2_execution_kit import shared
 
 SECRET = "r64-hidd3n-pq8zkw4v"
@@ -173,10 +173,7 @@ def _norm(text: str, k: str) -> str:
         text = text.replace(spelled, "GUESS")
     text = re.sub(r"\b(b?)(why|par|nm|tk|up|suf|st)" + k + r"\b", r"\1\2K", text)
     text = re.sub(r"\bpr-" + k + r"\b", "pr-K", text)
-    text = re.sub(r"[0-9a-f]{12,64}", "H", text)
-    text = re.sub(r"\d+ ms", "N ms", text)
-    text = re.sub(r'"(duration_ms|id|waited)": [0-9.]+', r'"\1": N', text)
-    return re.sub(r"duration_ms: \d+", "duration_ms: N", text)
+    return steady(text, ms=r"\d+ ms")
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

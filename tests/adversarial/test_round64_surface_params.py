@@ -53,7 +53,7 @@ from typing import Any
 
 import pytest
 from advkit import ALICE, Lab, cases
-from schemakit import catalog_config, plan_schema, schema_errors, validated
+from schemakit import catalog_config, judged
 from test_round2_execution_kit import shared
 
 #: the catalog tool ``rec``'s ``params_schema``
@@ -114,23 +114,8 @@ BROKEN: dict[str, Any] = {}
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import jsonschema
-
     folder = tmp_path_factory.mktemp("r64-params")
-    cfg = catalog_config(folder, PARAMS_SCHEMA)
-    schema = plan_schema(folder, cfg)
-    plans = {**HONEST, **SLIPS}
-    rows, err = validated(folder, plans, cfg)
-    assert "Traceback" not in err, err[-2000:]
-    out: dict[str, Any] = {}
-    checker = jsonschema.Draft202012Validator(schema)
-    for vid, text in plans.items():
-        try:
-            errors = schema_errors(checker, text)
-        except Exception as why:  # an unresolvable $ref: the editor cannot check at all
-            errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
-        out[vid] = {"validate": rows.get(vid), "schema": errors}
-    return out
+    return judged(folder, {**HONEST, **SLIPS}, catalog_config(folder, PARAMS_SCHEMA))
 
 
 @pytest.mark.parametrize("vid", cases(list(HONEST), list(HONEST), BROKEN))

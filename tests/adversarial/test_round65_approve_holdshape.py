@@ -64,14 +64,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs
+from policykit import Pulls
 from test_round2_execution_kit import shared
 
-OWNER = ("Owner", "owner@example.com")
 NEVER = ["via-merge", "via-seen"]
 HELD = ["mv-out", "policy-mv", "rename-in"]
 HONEST = ["pull-keeps-run"]
@@ -81,54 +80,9 @@ BROKEN: dict[str, object] = {}
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    clock = [int(time.time()) - 7200]
-
-    def tick() -> None:
-        clock[0] += 30
-        lab.git_date = f"@{clock[0]} +0000"
-
-    def run(check: bool = True):  # type: ignore[no-untyped-def]
-        tick()
-        return lab.run(check=check)
-
-    def note(branch: str, name: str, base: str, who=ALICE) -> None:  # type: ignore[no-untyped-def]
-        tick()
-        lab.git("checkout", "-q", "-b", branch, base)
-        (lab.repo / name).write_text(f"{name}\n")
-        lab.commit(f"docs: {name}", who)
-
-    def pull_ff(branch: str) -> None:
-        tick()
-        lab.git("merge", "-q", "--no-ff", "-m", "merge main into the branch", "main", who=ALICE)
-        lab.git("checkout", "-q", "main")
-        lab.git("merge", "-q", "--ff-only", branch, who=ALICE)
-
-    lab.phases = {}  # type: ignore[attr-defined]
-    lab.errors = {}  # type: ignore[attr-defined]
-
-    def settle(vid: str, seen: str) -> str:
-        result = run(check=False)
-        if result.returncode != 0:
-            lab.errors[vid] = result.stderr[-600:]  # type: ignore[attr-defined]
-            assert "E_HISTORY_REWRITTEN" in result.stderr, result.stderr[-800:]
-            lab.phases[vid] = "held"  # type: ignore[attr-defined]
-            lab.git("checkout", "-q", "main")
-            lab.git("reset", "-q", "--hard", seen)
-        else:
-            lab.phases[vid] = "followed"  # type: ignore[attr-defined]
-        return lab.head()
-
-    n = [0]
-
-    def fork() -> tuple[str, str]:
-        n[0] += 1
-        lab.git("checkout", "-q", "main")
-        base = lab.head()
-        tick()
-        (lab.repo / "README").write_text(f"plans, read by the controller ({n[0]})\n")
-        lab.commit("docs", OWNER)
-        run()
-        return base, lab.head()
+    clock = Pulls(lab)
+    tick, run = clock.tick, clock.run
+    note, pull_ff, settle, fork = clock.note, clock.pull_ff, clock.settle, clock.fork
 
     tick()
     for v in [*NEVER, "mv-out", "pull-keeps-run", "ran-before", "lift", "lift-agent"]:

@@ -79,11 +79,11 @@ decision of hers or Bob's still run.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from policykit import DatedClock
 from test_round2_execution_kit import shared
 
 LAPSED = [
@@ -123,40 +123,13 @@ def plan(slug: str) -> str:
     )
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=ALICE, by=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        env = {"GIT_AUTHOR_DATE": f"@{self.t} +0000", "GIT_COMMITTER_DATE": f"@{self.t} +0000"}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm") -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, status)
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
+class Clock(DatedClock):
     def docs(self, branch: str, who=ALICE) -> None:  # type: ignore[no-untyped-def]
+        """``who``'s docs commit on a branch ``branch`` off main."""
         self.git("checkout", "-q", "-b", branch, "main")
         (self.lab.repo / f"{branch.replace('/', '-')}.md").write_text("notes\n")
-        self.lab.git("add", "-A")
-        self.git("commit", "-q", "-m", f"docs {branch}", who=who)
+        self.commit(f"docs {branch}", who)
         self.git("checkout", "-q", "main")
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
 
 
 def _build(root: Path) -> Lab:

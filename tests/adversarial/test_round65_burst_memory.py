@@ -72,15 +72,12 @@ test now asserts both readers: no run aborted by Alice, the runs ``await-approva
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, valid_runs
+from burstkit import batch_message, bot_commit, daemon, date_steps, findings_of, gated, status_row
 from test_round2_execution_kit import shared
 
 FORGED = ["forge-params", "forge-exec", "forge-done"]
@@ -90,36 +87,17 @@ KILLED = [f"k-{i:02d}" for i in range(1, 13)]
 BROKEN: dict[str, object] = {}
 
 
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
 def two(tag: str) -> str:
     return gated(tag).replace("    requires_approval: true\n", "")
 
 
 def forged_message(slugs: list[str], event: str) -> str:
-    body = f"plangate: {len(slugs)} plan events\n\n"
-    for s in slugs:
-        body += f"Plan: plans/{s}\nPlan-Event: {event}\nPlan-Status: awaiting_approval\n"
-    return body + "Controller: host/3f2a9c1b\n"
+    return batch_message([(s, event, "awaiting_approval") for s in slugs])
 
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    t = int(time.time()) - 7200
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
+    date = date_steps(lab, int(time.time()) - 7200)
     for v in [*FORGED, *HONEST, *DENY]:
         lab.write(v, gated(v))
     for v in KILLED:
@@ -153,23 +131,16 @@ def _build(root: Path) -> Lab:
     )
     p.write_text(text)
     date()
-    lab.git("add", "-A")
-    lab.git("commit", "-q", "-m", forged_message(FORGED, "checkpoint"), who=BOT)
-    lab.forged_sha = lab.head()  # type: ignore[attr-defined]
+    lab.forged_sha = bot_commit(lab, forged_message(FORGED, "checkpoint"))  # type: ignore[attr-defined]
     p = lab.repo / "plans" / "forge-abort" / "PLAN.yml"
     text = p.read_text().replace("\n  status: awaiting_approval", "\n  status: aborted", 1)
     p.write_text(text.replace("\n  status: awaiting_approval", "\n  status: aborted"))
     date()
-    lab.git("add", "-A")
-    lab.git(
-        "commit",
-        "-q",
-        "-m",
+    lab.abort_sha = bot_commit(  # type: ignore[attr-defined]
+        lab,
         "plangate: abort plans/forge-abort\n\nPlan: plans/forge-abort\n"
         "Plan-Status: aborted\nAborted-By: alice@example.com\n",
-        who=BOT,
     )
-    lab.abort_sha = lab.head()  # type: ignore[attr-defined]
     lab.run()
     date()
     lab.git("commit", "-q", "--allow-empty", "-m", forged_message(["h-01"], "checkpoint"), who=BOT)
@@ -190,28 +161,10 @@ def _build(root: Path) -> Lab:
     # Part B: the daemon killed mid-burst
     for v in KILLED:
         lab.set_status(v, "approved")
-    e = lab.env()
-    e["REC_LOG"] = str(lab.log)
-    before = len(lab.log.read_text().splitlines())
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        env=e,
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
+    with daemon(lab, root) as burst:
         lab.commit("approve the burst", ALICE)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if len(lab.log.read_text().splitlines()) >= before + 8:
-                break
-            time.sleep(0.01)
-    finally:
-        os.killpg(daemon.pid, signal.SIGKILL)
-        daemon.wait(10)
-    lab.at_kill = [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()[before:]]  # type: ignore[attr-defined]
+        burst.wait_for_calls(8, 60)
+    lab.at_kill = burst.ran()  # type: ignore[attr-defined]
     if len(lab.at_kill) < 8:  # type: ignore[attr-defined]
         from advkit import BenchError
 
@@ -249,11 +202,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r65-memory", _build)
 
 
-def row(text: str, slug: str) -> dict:
-    rows = {r["plan"]: r for r in json.loads(text)}
-    return rows.get(f"plans/{slug}") or {}
-
-
 def test_the_gated_burst_paused_at_the_gates(lab: Lab) -> None:
     assert set(lab.paused.values()) == {"awaiting_approval"}, lab.paused  # type: ignore[attr-defined]
 
@@ -263,7 +211,7 @@ def test_a_commit_made_to_look_like_the_controllers_is_not_its_record(lab: Lab, 
     second = lab.calls(f"{vid}-2")
     assert all("prod-DROP" not in c["stdin"] for c in second), second
     assert len(lab.calls(f"{vid}-1")) == 1
-    r = row(lab.statusA, vid)  # type: ignore[attr-defined]
+    r = status_row(lab.statusA, vid)  # type: ignore[attr-defined]
     if not second:
         assert r.get("status") != "completed", r
         assert f"plans/{vid}" not in lab.valid or not any(  # type: ignore[attr-defined]
@@ -276,10 +224,10 @@ def test_a_commit_made_to_look_like_the_controllers_is_not_its_record(lab: Lab, 
 
 @pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]
 def test_the_honest_gated_plans_run_each_action_once(lab: Lab, vid: str) -> None:
-    assert len(lab.calls(f"{vid}-1")) == 1 and len(lab.calls(f"{vid}-2")) == 1, row(
+    assert len(lab.calls(f"{vid}-1")) == 1 and len(lab.calls(f"{vid}-2")) == 1, status_row(
         lab.statusA, vid
     )  # type: ignore[attr-defined]
-    assert row(lab.statusA, vid).get("status") == "completed"  # type: ignore[attr-defined]
+    assert status_row(lab.statusA, vid).get("status") == "completed"  # type: ignore[attr-defined]
     assert valid_runs(lab.report, vid), lab.report.get("findings")  # type: ignore[attr-defined]
 
 
@@ -287,8 +235,8 @@ def test_the_honest_gated_plans_run_each_action_once(lab: Lab, vid: str) -> None
 def test_a_forged_abort_under_the_controllers_name_does_not_stop_her_plan(
     lab: Lab, vid: str
 ) -> None:
-    assert len(lab.calls(f"{vid}-2")) == 1, row(lab.statusA, vid)  # type: ignore[attr-defined]
-    assert row(lab.statusA, vid).get("status") == "completed"  # type: ignore[attr-defined]
+    assert len(lab.calls(f"{vid}-2")) == 1, status_row(lab.statusA, vid)  # type: ignore[attr-defined]
+    assert status_row(lab.statusA, vid).get("status") == "completed"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -304,7 +252,7 @@ def test_the_audit_with_the_config_credits_the_controllers_record_not_the_forger
         assert not any(e.get("aborted_by") == ALICE[1] for e in runs), runs
         assert [e.get("outcome") for e in runs] == ["await-approval", "complete"], runs
         assert all(e.get("approval_valid") for e in runs), runs
-        mine = [f for f in report.get("findings", []) if f.get("plan") == f"plans/{vid}"]
+        mine = findings_of(report, vid)
         blamed = [f for f in mine if f.get("commit") != lab.abort_sha]  # type: ignore[attr-defined]
         assert blamed == [], blamed
         assert any(
@@ -317,7 +265,7 @@ def test_the_audit_with_the_config_credits_the_controllers_record_not_the_forger
 def test_a_sigkill_mid_burst_runs_every_action_at_most_once(lab: Lab, vid: str) -> None:
     one, two_ = lab.calls(f"{vid}-1"), lab.calls(f"{vid}-2")
     assert len(one) <= 1 and len(two_) <= 1, (one, two_)
-    r = row(lab.statusB, vid)  # type: ignore[attr-defined]
+    r = status_row(lab.statusB, vid)  # type: ignore[attr-defined]
     if f"{vid}-1" not in lab.at_kill:  # type: ignore[attr-defined]
         assert len(one) == 1 and len(two_) == 1, r
     if r.get("status") != "completed":

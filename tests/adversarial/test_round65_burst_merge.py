@@ -57,11 +57,11 @@ writer (docs/approvals.md, "Who changed the content").
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from policykit import DatedClock
 from test_round2_execution_kit import shared
 
 OK = [f"ok-{i:02d}" for i in range(1, 25)]
@@ -88,39 +88,6 @@ def plan(slug: str, target: str = "staging") -> str:
     )
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.t += 10
-        self.lab.extra_env = {  # type: ignore[attr-defined]
-            "GIT_AUTHOR_DATE": f"@{self.t} +0000",
-            "GIT_COMMITTER_DATE": f"@{self.t} +0000",
-        }
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def commit(self, msg: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
-    def approve(self, slugs: list[str], who=ALICE, msg: str = "approve") -> str:  # type: ignore[no-untyped-def]
-        for s in slugs:
-            self.lab.set_status(s, "approved")
-        return self.commit(msg, who)
-
-    def run(self) -> None:
-        self.t += 10
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def retarget(lab: Lab, slug: str, new: str = "prod-DROP") -> None:
     path = lab.repo / "plans" / slug / "PLAN.yml"
     path.write_text(path.read_text().replace('target: "staging"', f'target: "{new}"'))
@@ -128,7 +95,7 @@ def retarget(lab: Lab, slug: str, new: str = "prod-DROP") -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = DatedClock(lab, AGENT, step=10)
     for v in [*HONEST, *ATTACK, "renamed", *NOTES]:
         if v not in ("alice-own", "new-approved"):
             lab.write(v, plan(v))

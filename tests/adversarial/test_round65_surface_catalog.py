@@ -40,21 +40,15 @@ reference that does not resolve inside its tool's schema (``schemarefs``; the mo
 
 from __future__ import annotations
 
-import json
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml
-from test_round61_surface_schema import PLANGATE
+from advkit import cases
+from schemakit import CONFIG_HEAD, config_file, judged
 
-CONFIG = """\
-repo: {root}/repo
-state_dir: {root}/state
-approval:
-  approvers: ["alice@example.com"]
-tools:
+CONFIG = (
+    CONFIG_HEAD
+    + """\
   rec:
     kind: exec
     argv: ["/bin/true", "{{tag}}"]
@@ -134,6 +128,7 @@ tools:
           properties: {{w: {{$ref: "#pp"}}}}
       properties: {{v: {{$ref: "#pp"}}, s: {{$ref: "#/$defs/sub"}}}}
 """
+)
 
 HEAD = """\
 plan:
@@ -202,51 +197,10 @@ SLIPS = {
 BROKEN: dict[str, Any] = {}
 
 
-def _rows(stdout: str) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[Path(row["path"]).stem] = row
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import jsonschema
-
     folder = tmp_path_factory.mktemp("r65-catalog")
-    (folder / "repo").mkdir()
-    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
-    cfg = folder / "plangate.yml"
-    cfg.write_text(CONFIG.format(root=folder))
-    done = subprocess.run(
-        [PLANGATE, "schema", "--config", str(cfg)],
-        capture_output=True, text=True, check=True, cwd=folder,
-    )  # fmt: skip
-    schema = json.loads(done.stdout)
-    plans = {**HONEST, **SLIPS}
-    for vid, text in plans.items():
-        (folder / f"{vid}.yml").write_text(text)
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
-        capture_output=True, text=True, cwd=folder, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr[-2000:]
-    rows = _rows(done.stdout)
-    out: dict[str, Any] = {}
-    checker = jsonschema.Draft202012Validator(schema)
-    for vid, text in plans.items():
-        data = json.loads(json.dumps(load_yaml(text)))
-        try:
-            errors = [e.message[:200] for e in checker.iter_errors(data)]
-        except Exception as why:  # an unresolvable $ref: the editor cannot check at all
-            errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
-        out[vid] = {"validate": rows.get(vid), "schema": errors}
-    return out
+    return judged(folder, {**HONEST, **SLIPS}, config_file(folder, CONFIG))
 
 
 @pytest.mark.parametrize("vid", cases(list(HONEST), list(HONEST), BROKEN))

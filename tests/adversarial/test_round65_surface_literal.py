@@ -62,12 +62,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import ALICE, Lab, cases, xfail
+from oraclekit import quiet_lab, steady
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -143,24 +143,9 @@ def _plans(k: str, g: str) -> dict[str, str]:
 
 
 def _build(root: Path) -> Lab:
-    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
-    py, qs = json.dumps(sys.executable), json.dumps(str(root / "q.py"))
-    ran = json.dumps(str(root / "ran.log"))
-    lab = Lab(
-        root,
-        extra=(
-            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
-            f"secrets: {{file: {root / 'sec.yml'}}}\n"
-        ),
-        tools=(
-            "fail: {kind: exec, argv: [/bin/false]}\n"
-            f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n"
-            f"chk: {{kind: exec, argv: [{py}, {qs}, chk], env: {{REC_LOG: {ran}}},"
-            " idempotent: true, risk: low}\n"
-        ),
+    lab = quiet_lab(
+        root, SECRET, "@1795300000 +0000", QUIET, tools="fail: {kind: exec, argv: [/bin/false]}\n"
     )
-    (root / "q.py").write_text(QUIET)
-    lab.git_date = "@1795300000 +0000"
     for k, g in GUESSES.items():
         for slug, text in _plans(k, g).items():
             lab.write(f"{slug}{k}", text)
@@ -224,10 +209,7 @@ def _norm(text: str, k: str) -> str:
     for spelled in (_b64(g), g, json.dumps(g)[1:-1]):
         text = text.replace(spelled, "GUESS")
     text = re.sub(r"\b(" + "|".join(SLUGS) + ")" + k + r"(2?)\b", r"\1K\2", text)
-    text = re.sub(r"[0-9a-f]{12,64}", "H", text)
-    text = re.sub(r"\d+(\.\d+)? ?ms", "N ms", text)
-    text = re.sub(r'"(duration_ms|id|waited)": [0-9.]+', r'"\1": N', text)
-    return re.sub(r"duration_ms: \d+", "duration_ms: N", text)
+    return steady(text)
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

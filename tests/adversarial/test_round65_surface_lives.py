@@ -51,9 +51,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text
+from advkit import Lab, cases, plan_text
+from oraclekit import record_lab, shown_records
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import mcp
 
 SLUGS = ("sw1", "sw2", "kr", "rl", "cp", "cm", "ed")
 READ = ("sw1", "sw2", "kr", "rl", "cp2", "cm", "ed")
@@ -61,16 +61,7 @@ WHERE = ("status", "show", "mcp-log", "mcp-status")
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n")
-    lab.git_date = "@1795400000 +0000"
-    for slug in SLUGS:
-        lab.write(slug, plan_text(slug))
-    lab.commit("plans")
-    lab.run()
-    for slug in SLUGS:
-        lab.set_status(slug, "approved")
-    lab.commit("approve", ALICE)
-    lab.run()
+    lab = record_lab(root, "@1795400000 +0000", {slug: plan_text(slug) for slug in SLUGS})
     done = {slug: lab.status()[f"plans/{slug}"]["status"] for slug in SLUGS}
     assert set(done.values()) == {"completed"}, done
     lab.git("mv", "plans/sw1", "plans/swx")
@@ -95,20 +86,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: swap, rehash, replace, copy, comment, edit")
     lab.write("ed", ed)
     lab.commit("agent: revert ed")
-    cfg = str(lab.config)
-    got: dict[str, Any] = {}
-    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for slug in READ:
-        plan = f"plans/{slug}"
-        got[f"{slug}:status"] = rows.get(plan)
-        got[f"{slug}:show"] = lab.cli("show", "--config", cfg, plan, cwd=lab.repo).stdout
-        calls += [("log", {"path": plan}), ("status", {"path": plan})]
-    replies = mcp(lab, calls)
-    for i, slug in enumerate(READ):
-        for j, what in enumerate(("mcp-log", "mcp-status")):
-            reply = replies[2 * i + j]
-            got[f"{slug}:{what}"] = (reply.get("result") or {}).get("structuredContent") or reply
+    got = shown_records(lab, READ)
     lab.run()
     got["calls"] = {t: len(lab.calls(t)) for t in ("kr-EVIL", "rl-EVIL", "ed-EVIL", "cp")}
     lab.got = got  # type: ignore[attr-defined]

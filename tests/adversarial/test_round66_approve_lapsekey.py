@@ -98,7 +98,8 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, valid_runs
+from advkit import AGENT, ALICE, BOB, Lab, cases
+from policykit import DatedClock, moved_codes, moved_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -142,37 +143,6 @@ MOVED = {"mv-pick", "mv-reword", "mv-side", "mv-self", "mv-forge"}
 BROKEN: dict[str, object] = {}
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=ALICE, by=None, adate=None, cdate=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        a = self.t if adate is None else adate
-        c = self.t if cdate is None else cdate
-        env = {"GIT_AUTHOR_DATE": f"@{a} +0000", "GIT_COMMITTER_DATE": f"@{c} +0000"}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm", **kw) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, status)
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who, **kw)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def _respell(lab: Lab, slug: str, spelling: str) -> None:
     path = lab.repo / "plans" / slug / "PLAN.yml"
     path.write_text(path.read_text().replace("  status: approved\n", f"  status: {spelling}\n"))
@@ -180,7 +150,7 @@ def _respell(lab: Lab, slug: str, spelling: str) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = DatedClock(lab)
     for v in [*LAPSED, *HONEST]:
         lab.write(v, plan(v))
     lab.git("add", "-A")
@@ -272,25 +242,16 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r66-lapsekey", _build)
 
 
-def _runs(lab: Lab, vid: str) -> list[dict[str, object]]:
-    report = lab.report  # type: ignore[attr-defined]
-    return valid_runs(report, vid) + valid_runs(report, f"{vid}-2")
-
-
-def _codes(lab: Lab, vid: str) -> str:
-    return (lab.codes(f"{vid}-2") if vid in MOVED else lab.codes(vid))[:1500]
-
-
 @pytest.mark.parametrize("vid", cases(LAPSED, LAPSED, BROKEN))  # type: ignore[arg-type]
 def test_a_lapsed_decision_brought_back_by_another_hand_does_not_run(lab: Lab, vid: str) -> None:
-    assert lab.calls(vid) == [], _codes(lab, vid)
-    assert _runs(lab, vid) == [], _runs(lab, vid)
+    assert lab.calls(vid) == [], moved_codes(lab, vid, MOVED)
+    assert moved_runs(lab, vid) == [], moved_runs(lab, vid)
 
 
 @pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]
 def test_a_new_decision_by_an_approver_runs(lab: Lab, vid: str) -> None:
-    assert len(lab.calls(vid)) == 1, _codes(lab, vid)
-    runs = _runs(lab, vid)
+    assert len(lab.calls(vid)) == 1, moved_codes(lab, vid, MOVED)
+    runs = moved_runs(lab, vid)
     assert len(runs) == 1, lab.report  # type: ignore[attr-defined]
     if CREDIT[vid]:
         assert runs[0]["approver"] == CREDIT[vid], runs

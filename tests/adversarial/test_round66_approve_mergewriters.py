@@ -86,11 +86,11 @@ merger's (``Lifecycle._brought``, ``_joined``); a conflict resolved by hand stay
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import AGENT, ALICE, Lab, cases
+from policykit import DatedClock, moved_codes, moved_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -141,39 +141,19 @@ def her_plan(slug: str) -> str:
     )
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.t += 10
-        self.lab.extra_env = {  # type: ignore[attr-defined]
-            "GIT_AUTHOR_DATE": f"@{self.t} +0000",
-            "GIT_COMMITTER_DATE": f"@{self.t} +0000",
-        }
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def commit(self, msg: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
-    def run(self) -> None:
-        self.t += 10
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def note_line(lab: Lab, slug: str, n: int, text: str) -> None:
     path = lab.repo / "plans" / slug / "NOTES.md"
     lines = path.read_text().splitlines(keepends=True)
     lines[n - 1] = text + "\n"
     path.write_text("".join(lines))
+
+
+def note_on(c: DatedClock, branch: str, slug: str, n: int, text: str, msg: str) -> str:
+    """The agent's branch ``branch`` off main: line ``n`` of ``slug``'s note set to ``text``
+    in a commit ``msg`` (the branch left checked out)."""
+    c.git("checkout", "-q", "-b", branch, "main")
+    note_line(c.lab, slug, n, text)
+    return c.commit(msg)
 
 
 def add_param(lab: Lab, slug: str) -> None:
@@ -183,7 +163,7 @@ def add_param(lab: Lab, slug: str) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = DatedClock(lab, AGENT, step=10)
     for v in HONEST:
         lab.write(v, plan(v))
         if v != "rename-frozen":
@@ -196,37 +176,25 @@ def _build(root: Path) -> Lab:
     c.git("checkout", "-q", "main")
     c.run()
     # join-clean: first line on the branch, last line on main
-    c.git("checkout", "-q", "-b", "agent/join", "main")
-    note_line(lab, "join-clean", 1, "line 1: rollback is a restore")
-    c.commit("agent: note 1")
+    note_on(c, "agent/join", "join-clean", 1, "line 1: rollback is a restore", "agent: note 1")
     c.git("checkout", "-q", "main")
     note_line(lab, "join-clean", 10, "line 10: owner on call")
     c.commit("agent: note 10")
     # theirs: both edit the first line
-    c.git("checkout", "-q", "-b", "agent/theirs", "main")
-    note_line(lab, "theirs", 1, "line 1: branch says so")
-    c.commit("agent: note theirs")
+    note_on(c, "agent/theirs", "theirs", 1, "line 1: branch says so", "agent: note theirs")
     c.git("checkout", "-q", "main")
     note_line(lab, "theirs", 1, "line 1: main says so")
     c.commit("agent: note main")
     # ours-s
-    c.git("checkout", "-q", "-b", "agent/ours", "main")
-    note_line(lab, "ours-s", 3, "line 3: dropped by the merge")
-    c.commit("agent: note ours")
+    note_on(c, "agent/ours", "ours-s", 3, "line 3: dropped by the merge", "agent: note ours")
     # oct-note
-    c.git("checkout", "-q", "-b", "agent/oct", "main")
-    note_line(lab, "oct-note", 2, "line 2: octopus")
-    c.commit("agent: note oct")
+    note_on(c, "agent/oct", "oct-note", 2, "line 2: octopus", "agent: note oct")
     c.git("checkout", "-q", "-b", "alice/docs", "main")
     (lab.repo / "docs.md").write_text("alice's docs\n")
     c.commit("alice docs", ALICE)
     # nested-join: two note edits joined by the agent's merge on its own branch
-    c.git("checkout", "-q", "-b", "agent/nest-a", "main")
-    note_line(lab, "nested-join", 1, "line 1: a")
-    c.commit("agent: a")
-    c.git("checkout", "-q", "-b", "agent/nest-b", "main")
-    note_line(lab, "nested-join", 10, "line 10: b")
-    c.commit("agent: b")
+    note_on(c, "agent/nest-a", "nested-join", 1, "line 1: a", "agent: a")
+    note_on(c, "agent/nest-b", "nested-join", 10, "line 10: b", "agent: b")
     c.git("checkout", "-q", "agent/nest-a")
     c.git("merge", "-q", "--no-ff", "-m", "agent joins b", "agent/nest-b")
     # rename-note: the folder moved on the branch, the note edited on main
@@ -242,9 +210,7 @@ def _build(root: Path) -> Lab:
     c.git("checkout", "-q", "main")
     # update-branch: the agent's note edit; main moves on (docs); Alice updates the agent's
     # branch from main (the forge's "Update branch": her merge into it), then merges it
-    c.git("checkout", "-q", "-b", "agent/ub", "main")
-    note_line(lab, "update-branch", 5, "line 5: updated")
-    c.commit("agent: note ub")
+    note_on(c, "agent/ub", "update-branch", 5, "line 5: updated", "agent: note ub")
     c.git("checkout", "-q", "main")
     (lab.repo / "ub.md").write_text("main moved on\n")
     c.commit("agent: docs on main")
@@ -252,9 +218,7 @@ def _build(root: Path) -> Lab:
     c.git("merge", "-q", "--no-ff", "-m", "Merge branch 'main' into agent/ub", "main", who=ALICE)
     c.git("checkout", "-q", "main")
     # criss: a criss-cross (two merge bases) before Alice's last merge of the agent's branch
-    c.git("checkout", "-q", "-b", "agent/cc", "main")
-    note_line(lab, "criss", 1, "line 1: cc a1")
-    a1 = c.commit("agent: cc a1")
+    a1 = note_on(c, "agent/cc", "criss", 1, "line 1: cc a1", "agent: cc a1")
     c.git("checkout", "-q", "main")
     (lab.repo / "cc.md").write_text("m1\n")
     m1 = c.commit("agent: m1")
@@ -341,20 +305,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r66-mergewriters", _build)
 
 
-def _runs(lab: Lab, vid: str) -> list[dict[str, object]]:
-    report = lab.report  # type: ignore[attr-defined]
-    return valid_runs(report, vid) + valid_runs(report, f"{vid}-2")
-
-
-def _codes(lab: Lab, vid: str) -> str:
-    return (lab.codes(f"{vid}-2") if vid in MOVED else lab.codes(vid))[:1500]
-
-
 @pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]
 def test_alice_who_merged_the_agents_work_may_approve_it(lab: Lab, vid: str) -> None:
-    assert "E_SELF_APPROVAL" not in _codes(lab, vid), _codes(lab, vid)
-    assert len(lab.calls(vid)) == 1, _codes(lab, vid)
-    runs = _runs(lab, vid)
+    assert "E_SELF_APPROVAL" not in moved_codes(lab, vid, MOVED), moved_codes(lab, vid, MOVED)
+    assert len(lab.calls(vid)) == 1, moved_codes(lab, vid, MOVED)
+    runs = moved_runs(lab, vid)
     assert len(runs) == 1 and runs[0]["approver"] == ALICE[1], runs
 
 
@@ -362,5 +317,5 @@ def test_alice_who_merged_the_agents_work_may_approve_it(lab: Lab, vid: str) -> 
 def test_alices_own_plan_carried_by_the_agents_merge_does_not_run_on_her_approval(
     lab: Lab, vid: str
 ) -> None:
-    assert lab.calls(vid) == [], _codes(lab, vid)
-    assert _runs(lab, vid) == [], _runs(lab, vid)
+    assert lab.calls(vid) == [], moved_codes(lab, vid, MOVED)
+    assert moved_runs(lab, vid) == [], moved_runs(lab, vid)

@@ -58,6 +58,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, CAROL, Lab, cases, plan_text
+from policykit import DatedClock
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -78,36 +79,6 @@ HONEST = ["q-agent", "q-carol", "g-agent", "g-future", "q-future"]
 BROKEN: dict[str, object] = {}
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=ALICE, by=None, adate=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        a = self.t if adate is None else adate
-        env = {"GIT_AUTHOR_DATE": f"@{a} +0000", "GIT_COMMITTER_DATE": f"@{self.t} +0000"}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm", by=None) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, status)
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who, by=by)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def _kinds(lab: Lab, vid: str, kind: str) -> list[dict[str, object]]:
     return [
         e
@@ -120,7 +91,7 @@ def _kinds(lab: Lab, vid: str, kind: str) -> list[dict[str, object]]:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=POL)
-    c = Clock(lab)
+    c = DatedClock(lab)
     for v in [*LAPSED, *HONEST]:
         extra = GATE.format(tag=v) if v.startswith("g-") else ""
         lab.write(v, plan_text(v, extra_actions=extra) if extra else plan_text(v))

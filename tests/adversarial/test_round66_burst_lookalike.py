@@ -67,10 +67,6 @@ own outcome. ``la-complete``: by git alone an outcome or checkpoint of a plan no
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -86,6 +82,7 @@ from advkit import (
     plan_text,
     valid_runs,
 )
+from burstkit import batch_message, bot_commit, daemon, date_steps, findings_of, status_row, two
 from test_round2_execution_kit import shared
 
 M = [f"m-{i:02d}" for i in range(1, 25)]
@@ -94,33 +91,9 @@ LOOK = {"la-abort": "m-01", "la-complete": "m-02", "la-refuse": "m-03", "la-solo
 BROKEN: dict[str, object] = {}
 
 
-def two(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    params: {{tag: "{tag}-2"}}\n'
-    )
-
-
-def batch(groups: list[tuple[str, str, str]]) -> str:
-    body = f"plangate: {len(groups)} plan events\n\n"
-    for slug, event, status in groups:
-        body += f"Plan: plans/{slug}\nPlan-Event: {event}\nPlan-Status: {status}\n"
-        if event == "abort":
-            body += "Aborted-By: alice@example.com\n"
-    return body + "Controller: host/3f2a9c1b\n"
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    t = int(time.time()) - 7200
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
+    date = date_steps(lab, int(time.time()) - 7200)
     date()
     for v in M:
         lab.write(v, plan_text(v))
@@ -132,42 +105,30 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "-b", "alice/review")
     lab.set_status("m-01", "aborted")
     lab.set_status("m-02", "completed")
-    lab.git("add", "-A")
-    lab.git(
-        "commit",
-        "-q",
-        "-m",
-        batch(
+    lab.batch_sha = bot_commit(  # type: ignore[attr-defined]
+        lab,
+        batch_message(
             [
                 ("m-01", "abort", "aborted"),
                 ("m-02", "complete", "completed"),
                 ("m-03", "refuse", "pending_approval"),
             ]
         ),
-        who=BOT,
     )
-    lab.batch_sha = lab.head()  # type: ignore[attr-defined]
     date()
     lab.set_status("m-04", "aborted")
-    lab.git("add", "-A")
-    lab.git(
-        "commit",
-        "-q",
-        "-m",
+    lab.solo_sha = bot_commit(  # type: ignore[attr-defined]
+        lab,
         "plangate: abort plans/m-04\n\nPlan: plans/m-04\nPlan-Status: aborted\n"
         "Aborted-By: alice@example.com\nController: host/3f2a9c1b\n",
-        who=BOT,
     )
-    lab.solo_sha = lab.head()  # type: ignore[attr-defined]
     date()
     for v in M:
         lab.set_status(v, "approved")
     lab.commit("approve the 24", ALICE)
     date()
     lab.set_status("m-06", "aborted")
-    lab.git("add", "-A")
-    lab.git("commit", "-q", "-m", batch([("m-06", "abort", "aborted")]), who=BOT)
-    lab.after_sha = lab.head()  # type: ignore[attr-defined]
+    lab.after_sha = bot_commit(lab, batch_message([("m-06", "abort", "aborted")]))  # type: ignore[attr-defined]
     date()
     lab.write("m-05", "the agent's notes on m-05\n", "NOTES.md")
     lab.commit("agent: notes", AGENT)
@@ -184,37 +145,19 @@ def _build(root: Path) -> Lab:
     # Part B: the daemon, a second controller, a SIGKILL, look-alikes before the restart
     for v in K:
         lab.set_status(v, "approved")
-    e = lab.env()
-    e["REC_LOG"] = str(lab.log)
-    before = len(lab.log.read_text().splitlines())
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        env=e,
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
+    with daemon(lab, root) as burst:
         deadline = time.monotonic() + 30
         lock = lab.state / "lock"
         while time.monotonic() < deadline:
-            if lock.exists() and f"pid={daemon.pid} " in lock.read_text():
+            if lock.exists() and f"pid={burst.proc.pid} " in lock.read_text():
                 break
             time.sleep(0.02)
         else:
             raise BenchError("the daemon never took the state lock")
         lab.commit("approve the k burst", ALICE)
         lab.second = lab.cli("run", "--once", "--config", str(lab.config), timeout=30)  # type: ignore[attr-defined]
-        deadline = time.monotonic() + 180  # a loaded CI machine
-        while time.monotonic() < deadline:
-            if len(lab.log.read_text().splitlines()) >= before + 6:
-                break
-            time.sleep(0.01)
-    finally:
-        os.killpg(daemon.pid, signal.SIGKILL)
-        daemon.wait(10)
-    lab.at_kill = [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()[before:]]  # type: ignore[attr-defined]
+        burst.wait_for_calls(6, 180)  # a loaded CI machine
+    lab.at_kill = burst.ran()  # type: ignore[attr-defined]
     if len(lab.at_kill) < 6:  # type: ignore[attr-defined]
         raise BenchError(f"the daemon ran {len(lab.at_kill)} calls in 180 s")  # type: ignore[attr-defined]
     # the started plans the branch still shows running (the working tree may be ahead of it)
@@ -241,7 +184,7 @@ def _build(root: Path) -> Lab:
         "commit",
         "-q",
         "-m",
-        batch([(v, "complete", "completed") for v in open_]),
+        batch_message([(v, "complete", "completed") for v in open_]),
         who=BOT,
     )
     lab.extra_env = {}  # type: ignore[attr-defined]
@@ -256,10 +199,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r66-lookalike", _build)
 
 
-def _mine(report: dict, slug: str) -> list[dict]:
-    return [f for f in report.get("findings", []) if f.get("plan") == f"plans/{slug}"]
-
-
 @pytest.mark.parametrize("vid", cases(list(LOOK), list(LOOK), BROKEN))  # type: ignore[arg-type]
 def test_a_lookalike_in_the_merged_burst_is_nobodys_record(lab: Lab, vid: str) -> None:
     slug = LOOK[vid]
@@ -272,7 +211,7 @@ def test_a_lookalike_in_the_merged_burst_is_nobodys_record(lab: Lab, vid: str) -
         valid = valid_runs(report, slug)
         assert len(valid) == 1 and valid[0].get("approver") == ALICE[1], runs
         assert valid[0].get("outcome") == "complete", valid
-        mine = _mine(report, slug)
+        mine = findings_of(report, slug)
         blamed = [f for f in mine if f.get("kind") in ("started-twice", "start-without-approval")]
         assert blamed == [], blamed
         if vid != "la-refuse":  # a refuse group that changes nothing in the file may pass
@@ -291,7 +230,7 @@ def test_a_lookalike_after_her_approval_is_read_alike_by_every_reader(lab: Lab, 
         runs = [e for e in report.get("executions", []) if e.get("plan") == "plans/m-06"]
         assert not any(e.get("aborted_by") for e in runs), runs
         assert len(valid_runs(report, "m-06")) == len(ran), runs
-        assert _mine(report, "m-06"), "the look-alike left no mark"
+        assert findings_of(report, "m-06"), "the look-alike left no mark"
 
 
 @pytest.mark.parametrize("vid", cases(["note", "honest"], ["note", "honest"], BROKEN))  # type: ignore[arg-type]
@@ -299,13 +238,8 @@ def test_the_rest_of_the_merged_burst_ran_once(lab: Lab, vid: str) -> None:
     slugs = ["m-05"] if vid == "note" else M[6:]
     assert {s: len(lab.calls(s)) for s in slugs} == {s: 1 for s in slugs}
     for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
-        bad = [s for s in slugs if len(valid_runs(report, s)) != 1 or _mine(report, s)]
-        assert bad == [], [(s, _mine(report, s)) for s in bad[:3]]
-
-
-def _row(text: str, slug: str) -> dict:
-    rows = {r["plan"]: r for r in json.loads(text)}
-    return rows.get(f"plans/{slug}") or {}
+        bad = [s for s in slugs if len(valid_runs(report, s)) != 1 or findings_of(report, s)]
+        assert bad == [], [(s, findings_of(report, s)) for s in bad[:3]]
 
 
 IDS = ["second", "killed", "killed-lookalike"]
@@ -322,7 +256,7 @@ def test_the_daemon_burst(lab: Lab, vid: str) -> None:
     for v in slugs:
         one, two_ = lab.calls(f"{v}-1"), lab.calls(f"{v}-2")
         assert len(one) <= 1 and len(two_) <= 1, (v, one, two_)
-        r = _row(lab.statusB, v)  # type: ignore[attr-defined]
+        r = status_row(lab.statusB, v)  # type: ignore[attr-defined]
         if f"{v}-1" not in lab.at_kill:  # type: ignore[attr-defined]
             assert len(one) == 1 and len(two_) == 1, (v, r.get("status"), r.get("last_event"))
         if r.get("status") == "completed":

@@ -72,6 +72,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
+from burstkit import date_steps, gated
 from test_round2_execution_kit import shared
 
 PLAIN = [f"p-{i:02d}" for i in range(1, 11)]
@@ -80,25 +81,9 @@ _WHY = "a state directory restored from a backup taken before a burst"
 BROKEN: dict[str, object] = {}
 
 
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
+    date = date_steps(lab, 1790000000)
     date()
     for v in PLAIN:
         lab.write(v, plan_text(v))

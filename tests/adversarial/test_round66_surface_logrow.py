@@ -60,8 +60,8 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text
+from oraclekit import record_lab, shown_records
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import mcp
 
 DONE = ("lg", "lx", "ls1", "ls2", "md", "qt", "ko", "cr", "wt")
 GATED = ("gt", "gu")
@@ -76,18 +76,9 @@ GATE = (
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n")
-    lab.git_date = "@1795600000 +0000"
-    for slug in DONE:
-        lab.write(slug, plan_text(slug))
-    for slug in GATED:
-        lab.write(slug, plan_text(slug, extra_actions=GATE.replace("X2", f"{slug}2")))
-    lab.commit("plans")
-    lab.run()
-    for slug in DONE + GATED:
-        lab.set_status(slug, "approved")
-    lab.commit("approve", ALICE)
-    lab.run()
+    plans = {slug: plan_text(slug) for slug in DONE}
+    plans.update({s: plan_text(s, extra_actions=GATE.replace("X2", f"{s}2")) for s in GATED})
+    lab = record_lab(root, "@1795600000 +0000", plans)
     st = {slug: lab.status()[f"plans/{slug}"]["status"] for slug in DONE + GATED}
     assert st == {**dict.fromkeys(DONE, "completed"), **dict.fromkeys(GATED, "awaiting_approval")}
     gt = lab.read("gt")
@@ -116,20 +107,7 @@ def _build(root: Path) -> Lab:
     (p / "ls1/EXECUTION_LOG.md").write_bytes(two)
     (p / "ls2/EXECUTION_LOG.md").write_bytes(one)
     lab.commit("agent: logs", AGENT)
-    cfg = str(lab.config)
-    got: dict[str, Any] = {}
-    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for slug in READ:
-        plan = f"plans/{slug}"
-        got[f"{slug}:status"] = rows.get(plan)
-        got[f"{slug}:show"] = lab.cli("show", "--config", cfg, plan, cwd=lab.repo).stdout
-        calls += [("log", {"path": plan}), ("status", {"path": plan})]
-    replies = mcp(lab, calls)
-    for i, slug in enumerate(READ):
-        for j, what in enumerate(("mcp-log", "mcp-status")):
-            reply = replies[2 * i + j]
-            got[f"{slug}:{what}"] = (reply.get("result") or {}).get("structuredContent") or reply
+    got = shown_records(lab, READ)
     _, report = lab.audit()
     got["audit"] = report
     wt = (p / "wt/EXECUTION_LOG.md").read_text()

@@ -62,13 +62,13 @@ from __future__ import annotations
 import http.server
 import json
 import re
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import ALICE, Lab
+from oraclekit import quiet_lab, steady
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 from test_round65_surface_literal import QUIET
@@ -122,24 +122,8 @@ def _path(k: str, slug: str) -> str:
 
 def _build(root: Path) -> Lab:
     server, posts = _receiver()
-    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
-    py, qs = json.dumps(sys.executable), json.dumps(str(root / "q.py"))
-    ran = json.dumps(str(root / "ran.log"))
-    lab = Lab(
-        root,
-        extra=(
-            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
-            f"secrets: {{file: {root / 'sec.yml'}}}\n"
-            f'notify: ["http://127.0.0.1:{server.server_address[1]}/hook"]\n'
-        ),
-        tools=(
-            f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n"
-            f"chk: {{kind: exec, argv: [{py}, {qs}, chk], env: {{REC_LOG: {ran}}},"
-            " idempotent: true, risk: low}\n"
-        ),
-    )
-    (root / "q.py").write_text(QUIET)
-    lab.git_date = "@1795700000 +0000"
+    hook = f'notify: ["http://127.0.0.1:{server.server_address[1]}/hook"]\n'
+    lab = quiet_lab(root, SECRET, "@1795700000 +0000", QUIET, extra=hook)
     for k, g in GUESSES.items():
         kids = {
             "nin": ('inputs: {g: "d"}\n', _rec(f"nin{k}", "$<inputs.g>")),
@@ -260,10 +244,7 @@ def _norm(text: str, k: str) -> str:
     for spelled in (g, json.dumps(g)[1:-1]):
         text = text.replace(spelled, "GUESS")
     text = re.sub(r"\b(kid-)?(" + "|".join(SLUGS) + ")" + k + r"(2?)\b", r"\1\2K\3", text)
-    text = re.sub(r"[0-9a-f]{12,64}", "H", text)
-    text = re.sub(r"\d+(\.\d+)? ?ms", "N ms", text)
-    text = re.sub(r'"(duration_ms|id|waited)": [0-9.]+', r'"\1": N', text)
-    return re.sub(r"duration_ms: \d+", "duration_ms: N", text)
+    return steady(text)
 
 
 IDS = [f"{slug}-{where}" for slug in SLUGS for where in WHERE]

@@ -38,21 +38,17 @@ refused when read.
 
 from __future__ import annotations
 
-import json
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml
+from advkit import cases
+from schemakit import CONFIG_HEAD, config_file, judged
 from test_round61_surface_schema import PLANGATE
 
-CONFIG = """\
-repo: {root}/repo
-state_dir: {root}/state
-approval:
-  approvers: ["alice@example.com"]
-tools:
+CONFIG = (
+    CONFIG_HEAD
+    + """\
   relid:
     kind: exec
     argv: ["/bin/true"]
@@ -176,6 +172,7 @@ tools:
         y: {{$ref: "/a/root.json"}}
         z: {{$ref: "//r66.example/a/root.json"}}
 """
+)
 
 TOOLS = ("relid", "relbase", "tagid", "fileid", "a", "b", "d7", "dynx", "dynid", "kw", "pn",
          "emp", "dot")  # fmt: skip
@@ -261,51 +258,12 @@ def _plan(tool: str, params: str) -> str:
     )
 
 
-def _rows(stdout: str) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[Path(row["path"]).stem] = row
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import jsonschema
-
     folder = tmp_path_factory.mktemp("r66-schemaid")
-    (folder / "repo").mkdir()
-    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
-    cfg = folder / "plangate.yml"
-    cfg.write_text(CONFIG.format(root=folder))
-    done = subprocess.run(
-        [PLANGATE, "schema", "--config", str(cfg)],
-        capture_output=True, text=True, check=True, cwd=folder,
-    )  # fmt: skip
-    schema = json.loads(done.stdout)
-    plans = {**HONEST, **SLIPS}
-    for vid, (tool, params) in plans.items():
-        (folder / f"{vid}.yml").write_text(_plan(tool, params))
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
-        capture_output=True, text=True, cwd=folder, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr[-2000:]
-    rows = _rows(done.stdout)
-    out: dict[str, Any] = {}
-    checker = jsonschema.Draft202012Validator(schema)
-    for vid, (tool, params) in plans.items():
-        data = json.loads(json.dumps(load_yaml(_plan(tool, params))))
-        try:
-            errors = [e.message[:200] for e in checker.iter_errors(data)]
-        except Exception as why:  # an unresolvable $ref: the editor cannot check at all
-            errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
-        out[vid] = {"validate": rows.get(vid), "schema": errors}
-    head = CONFIG.format(root=folder).split("tools:\n", 1)[0] + "tools:\n"
+    plans = {vid: _plan(tool, params) for vid, (tool, params) in {**HONEST, **SLIPS}.items()}
+    out: dict[str, Any] = judged(folder, plans, config_file(folder, CONFIG))
+    head = CONFIG_HEAD.format(root=folder)
     for vid, (tool, _) in REFUSED.items():
         bad = folder / f"{vid}.yml"
         bad.write_text(head + tool)

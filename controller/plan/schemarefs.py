@@ -17,8 +17,9 @@ The walk reads a schema as ``controller.plan.catalog`` rebases it: every place b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 from referencing import Registry
 from referencing.exceptions import Unresolvable
@@ -35,16 +36,31 @@ DATA_KEYWORDS = ("const", "enum", "default", "examples")
 NAMED_SCHEMAS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
 
 
-def foreign_references(schema: Any) -> list[str]:
+def foreign_references(schema: Any, *forms: Any) -> list[str]:
     """Each reference in ``schema`` that does not resolve inside it (another schema's URI,
-    a remote one, a pointer or anchor to nowhere), as written, in the order met."""
+    a remote one, a pointer or anchor to nowhere), as written, in the order met. Each of
+    ``forms`` is ``schema`` as a check reads it (its references rewritten in place and
+    order, :func:`controller.plan.shape.with_references`): a reference whose rewritten self
+    does not resolve there is named too (round 67), so the config check resolves what the
+    params check will, with the same resolver."""
+    written = _resolved(schema)
+    for form in forms:
+        checked = _resolved(form)
+        if len(checked) != len(written):  # never, by construction: refuse rather than guess
+            checked = [(ref, False) for ref, _ok in written]
+        written = [
+            (ref, ok and there) for (ref, ok), (_, there) in zip(written, checked, strict=True)
+        ]
+    return [ref for ref, ok in written if not ok]
+
+
+def _resolved(schema: Any) -> list[tuple[str, bool]]:
+    """(reference, it resolves inside ``schema``) for each reference, in the order met."""
     if not isinstance(schema, dict):
         return []
     resource = DRAFT202012.create_resource(schema)
     resolver = NO_RETRIEVAL.resolver_with_root(resource)
-    return [
-        ref for ref, there in _references(schema, resolver, top=True) if not _resolves(ref, there)
-    ]
+    return [(ref, _resolves(ref, there)) for ref, there in _references(schema, resolver, top=True)]
 
 
 def _references(node: Any, resolver: Any, top: bool = False) -> Iterator[tuple[str, Any]]:
@@ -75,3 +91,53 @@ def _resolves(ref: str, resolver: Any) -> bool:
     except Unresolvable:
         return False
     return True
+
+
+def resources(schema: Any, base: str = "", top: bool = True) -> Iterator[tuple[str, Any]]:
+    """(absolute URI, node) for ``schema`` (URI ``""`` unless it has an ``$id``) and each
+    part with an ``$id`` of its own, as :func:`_references` (and ``referencing``) reads it."""
+    if isinstance(schema, list):
+        for item in schema:
+            yield from resources(item, base, top=False)
+        return
+    if not isinstance(schema, dict):
+        return
+    if isinstance(schema.get("$id"), str):
+        base = urldefrag(urljoin(base, schema["$id"]))[0]
+        yield base, schema
+    elif top:
+        yield base, schema
+    for key, value in schema.items():
+        if key in NAMED_SCHEMAS and isinstance(value, dict):
+            for sub in value.values():
+                yield from resources(sub, base, top=False)
+        elif key not in DATA_KEYWORDS:
+            yield from resources(value, base, top=False)
+
+
+#: How :func:`rewritten` rewrites one reference: (reference, base URI, its resource's node).
+Rewrite = Callable[[str, str, Any], str]
+
+
+def rewritten(schema: Any, rewrite: Rewrite, base: str = "", here: Any = None) -> Any:
+    """A copy of ``schema`` with each reference ``rewrite``-n (given the base URI and the node
+    of the resource it sits in), everything else as it is."""
+    if isinstance(schema, list):
+        return [rewritten(item, rewrite, base, here) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if here is None or isinstance(schema.get("$id"), str):
+        here = schema
+        if isinstance(schema.get("$id"), str):
+            base = urldefrag(urljoin(base, schema["$id"]))[0]
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in DATA_KEYWORDS:
+            out[key] = value
+        elif key in REF_KEYWORDS and isinstance(value, str):
+            out[key] = rewrite(value, base, here)
+        elif key in NAMED_SCHEMAS and isinstance(value, dict):
+            out[key] = {name: rewritten(sub, rewrite, base, here) for name, sub in value.items()}
+        else:
+            out[key] = rewritten(value, rewrite, base, here)
+    return out

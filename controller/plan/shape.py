@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import re
 from typing import Any, Literal, get_args
+from urllib.parse import unquote, urldefrag, urljoin
+
+from controller.plan import schemarefs
 
 SUPPORTED_VERSION = 1
 Status = Literal[
@@ -287,6 +290,12 @@ def with_references(params_schema: Any, reference: dict[str, Any] = REFERENCE_VA
     is :data:`REFERENCE_VALUE`; validate's, the strings it read as references (plans.py)."""
     if type(params_schema) is not dict:
         return params_schema
+    return _wrapped(_repointed(params_schema), reference)
+
+
+def _wrapped(params_schema: Any, reference: dict[str, Any]) -> Any:
+    if type(params_schema) is not dict:
+        return params_schema
     return _with_references(params_schema, reference)
 
 
@@ -294,10 +303,10 @@ def _with_references(params_schema: dict[str, Any], reference: dict[str, Any]) -
     def part(sub: Any) -> Any:
         if type(sub) is not dict:
             return sub  # true takes a reference already; false must not
-        return {"anyOf": [reference, with_references(sub, reference)]}
+        return {"anyOf": [reference, _wrapped(sub, reference)]}
 
     def same(sub: Any) -> Any:
-        return with_references(sub, reference)
+        return _wrapped(sub, reference)
 
     out = dict(params_schema)
     for key in _PART_ONE + _PART_ONE_MORE:
@@ -320,3 +329,66 @@ def _with_references(params_schema: dict[str, Any], reference: dict[str, Any]) -
         if type(out.get(key)) is dict:
             out[key] = {name: same(sub) for name, sub in out[key].items()}
     return out
+
+
+def _repointed(schema: dict[str, Any]) -> Any:
+    """``schema`` with each JSON Pointer reference (``#/properties/w/properties/n``) written
+    as it reads once each part is wrapped (``#/properties/w/anyOf/1/properties/n``), so it
+    resolves where JSON Schema 2020-12 resolves it in the schema as written (round 67: a
+    pointer INTO a wrapped part reached nowhere; the config check resolves both forms,
+    :func:`controller.plan.schemarefs.foreign_references`)."""
+    resources = dict(schemarefs.resources(schema))
+
+    def moved(ref: str, base: str, here: Any) -> str:
+        address, hash_, fragment = ref.partition("#")
+        if not hash_ or not fragment.startswith("/"):
+            return ref  # no pointer: a whole resource or an anchor, never moved
+        target = here if not address else resources.get(urldefrag(urljoin(base, address))[0])
+        return f"{address}#/" + "/".join(_moved_segments(target, fragment[1:].split("/")))
+
+    return schemarefs.rewritten(schema, moved)
+
+
+def _moved_segments(node: Any, segments: list[str]) -> list[str]:
+    """A pointer's raw segments (as written, escapes kept) from ``node`` of the schema as
+    written to the same place in :func:`_with_references` of it: ``anyOf/1`` inserted where
+    the pointer goes on INTO a wrapped part (one that ends at a part names its wrapper,
+    which takes a reference as the part does). Past a keyword never wrapped, as written."""
+    out: list[str] = []
+    i = 0
+    while i < len(segments) and type(node) is dict:
+        key = _segment(segments[i])
+        after = segments[i + 1] if i + 1 < len(segments) else None
+        step = _step(key, node.get(key), after)
+        if step is None:
+            break
+        taken, node, part = step
+        out += segments[i : i + taken]
+        i += taken
+        if part and i < len(segments) and type(node) is dict:
+            out += ["anyOf", "1"]
+    return out + segments[i:]
+
+
+def _step(key: str, value: Any, after: str | None) -> tuple[int, Any, bool] | None:
+    """(segments taken, the subschema reached, whether it is a wrapped part) for a pointer
+    at ``key`` (``after`` the next segment), as :func:`_with_references` walks; None where
+    it does not."""
+    parts = (*_PART_ONE, *_PART_ONE_MORE)
+    if key in parts and type(value) is not list:
+        return 1, value, True
+    if type(value) is list and key in (*parts, "prefixItems", *_SAME_VALUE_LISTS):
+        index = _segment(after) if after is not None else ""
+        if not index.isdigit() or int(index) >= len(value):
+            return None
+        return 2, value[int(index)], key not in _SAME_VALUE_LISTS
+    if type(value) is dict and key in (*_PART_MAPS, *_SAME_VALUE_MAPS) and after is not None:
+        return 2, value.get(_segment(after)), key in _PART_MAPS
+    if key in _SAME_VALUE_ONE:
+        return 1, value, False
+    return None
+
+
+def _segment(raw: str) -> str:
+    """A JSON Pointer segment of a URI fragment as the key it names (RFC 6901, RFC 3986)."""
+    return unquote(raw).replace("~1", "/").replace("~0", "~")

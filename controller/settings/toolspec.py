@@ -22,6 +22,7 @@ from pydantic import (
 from controller.display import CREDENTIAL_NAME
 from controller.plan import regexes
 from controller.plan.schemarefs import foreign_references
+from controller.plan.shape import with_references
 from controller.settings.fields import (
     Amount,
     Risk,
@@ -362,8 +363,10 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
 
 def _check_self_contained(schema: dict[str, Any]) -> None:
     """Every reference resolves inside the schema (round 65: a ``$ref`` to another tool's
-    ``$id`` or an ``https://`` URI stopped every pass once a plan named the tool)."""
-    foreign = foreign_references(schema)
+    ``$id`` or an ``https://`` URI stopped every pass once a plan named the tool), both as
+    written and as params are checked against it (round 67: a pointer into a property's
+    subschema resolved in the first, nowhere in the second)."""
+    foreign = foreign_references(schema, with_references(schema))
     if foreign:
         raise _invalid(
             f"$ref {foreign[0]!r} does not resolve inside this tool's params_schema (a catalog "

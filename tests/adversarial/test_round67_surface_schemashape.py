@@ -35,6 +35,17 @@ name in two tools kept apart (``anca`` string, ``ancb`` integer), the root self-
 key refused), ``~1``/``~0``/``%20`` escapes, ``$defs`` within ``$defs``, ``v: false``,
 ``unevaluatedProperties`` beside an ``allOf`` ``$ref``, an ``$id`` ending ``#``,
 ``minContains``/``maxContains``: ``validate`` and the schema agree both ways.
+
+Fixed (2026-11-30): ``ptr2-ok``/``-bad``, ``deep-ok``/``-bad``, ``itm-ok``/``-bad``. Both
+surfaces check params against the tool's schema with a reference allowed for each part
+(``controller.plan.shape.with_references``), which wraps each part ``anyOf: [reference,
+part]``: a pointer that went on INTO a part reached nowhere. Now each JSON Pointer reference
+is rewritten where the schema is wrapped, ``anyOf/1`` inserted at each part it goes into
+(in the resource it names, escapes kept as written), so it reaches the subschema JSON
+Schema 2020-12 resolves in the schema as written, in ``validate`` and, rebased, in ``schema
+--config``; and the config check resolves every reference with ``referencing`` in the schema
+as written AND as params are checked against it, so a shape the rewrite ever misses is
+refused when the config is read (E_CONFIG_INVALID naming the ``$ref``), never at validate.
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml, xfail
+from advkit import cases, load_yaml
 from test_round61_surface_schema import PLANGATE
 
 TOOLS = {
@@ -132,15 +143,7 @@ SLIPS: dict[str, tuple[str, str]] = {
     "cont-few": ("cont", '{"l": [1, "x"]}'),
     "cont-many": ("cont", '{"l": [1, 2, 3, 4]}'),
 }
-_INTO = xfail(
-    "schema",
-    "a JSON pointer INTO a property's subschema (#/properties/w/properties/n, "
-    "#/properties/l/items, #/properties/w/$defs/n) passes the config check, but validate "
-    "refuses every plan calling the tool 'the params could not be checked: params_schema's "
-    "$ref ... does not resolve inside the tool's schema' and schema --config gives an editor "
-    "PointerToNowhere '/$defs/tool.<name>/properties/...'",
-)
-BROKEN: dict[str, Any] = {f"{t}-{w}": _INTO for t in ("ptr2", "deep", "itm") for w in ("ok", "bad")}
+BROKEN: dict[str, Any] = {}
 
 
 def _config(root: Path) -> str:

@@ -206,6 +206,23 @@ class Commits(Objects, Refs, Signing):
             ours = made.stdout.decode().strip()
         return None
 
+    def file_merges(self, base: bytes, ours: bytes, theirs: bytes) -> list[bytes]:
+        """What git's merge of one file (``base`` to ``ours`` and to ``theirs``) makes with no
+        hand in it: its conflict settled for our side (``git merge -X ours``), for theirs
+        (``-X theirs``) or by both (a ``merge=union`` attribute), as ``git merge-file`` gives
+        them (git 2.39's ``merge-tree`` takes no ``-X``; a binary file gives none). Every
+        line of each is one side's: unchanged lines are all three's."""
+        made: list[bytes] = []
+        with tempfile.TemporaryDirectory(prefix="plangate-merge-") as tmp:
+            names = [Path(tmp, name) for name in ("ours", "base", "theirs")]
+            for name, data in zip(names, (ours, base, theirs), strict=True):
+                name.write_bytes(data)
+            for favor in HANDS_OFF:
+                result = self.run_raw("merge-file", "-p", "-q", favor, *map(str, names))
+                if result.returncode == 0:
+                    made.append(result.stdout)
+        return made
+
     def changed_files(self, since: str | None, until: str) -> dict[str, str]:
         """Each file ``until`` changed or added since ``since`` (None: every file), with its
         blob there; no rename detection (a moved file is a new path: no rename limit and no
@@ -516,6 +533,9 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: a simulated merge pairs renames as ``git merge`` does by default, whatever the
 #: repository's configuration says
 _MERGE_PINS = (("merge.renames", "true"), ("merge.renameLimit", "7000"))
+#: How git settles a file's conflict without a hand: ``-X ours``, ``-X theirs``, ``merge=union``
+#: (``git merge-file``'s names).
+HANDS_OFF = ("--ours", "--theirs", "--union")
 #: Commits whose records one ``git log --no-walk`` reads while a cold scan still walks.
 RECORDS_CHUNK = 1000
 

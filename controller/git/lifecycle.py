@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import re
 import time
@@ -978,27 +979,30 @@ class Lifecycle(IndexStore):
         plan's folder, and could never approve that plan). So is a file git's own merge of the
         parents makes byte for byte where it met no conflict (round 66: both sides' edits
         joined cleanly, every line from one side or the base: git's join, not the merger's
-        hand; the sides' makers wrote it). What a merge wrote otherwise (a conflict resolved
-        by hand, an edit of its own, a file no branch changed) is its own."""
+        hand; the sides' makers wrote it), and, in a plan's folder, one git's merge settles
+        without a hand where it conflicted (round 67: :meth:`_settled`). What a merge wrote
+        otherwise (a conflict resolved by hand, an edit of its own, a file no branch changed)
+        is its own."""
         if not record.is_merge or change.new_blob is None:
             return False
         if change.new_blob in self._side_plans(repo, record).files.get(change.path, ()):
             return True
-        return change.new_blob == self._joined(repo, record, change.path)
+        join = self._join(repo, record)
+        if join is None:
+            return False
+        stages = join[1].get(change.path)
+        if stages is None:
+            return change.new_blob == repo.blob_sha(join[0], change.path)
+        return self._under_plans(change.path) and _settled(repo, stages, change.new_blob)
 
-    def _joined(self, repo: GitRepo, record: CommitRecord, path: str) -> str | None:
-        """The blob git's merge of a merge's parents (ort, as ``git merge`` runs it) puts at
-        ``path`` when that path merged without a conflict (None: a conflict there, or no such
-        file); git merges the parents once per merge."""
-        cache: tuple[str, tuple[str, frozenset[str]] | None] | None = getattr(
-            self, "_join_cache", None
-        )
+    def _join(self, repo: GitRepo, record: CommitRecord) -> _Join | None:
+        """git's merge of a merge's parents (ort, as ``git merge`` runs it): asked once per
+        merge (:func:`_merge_of`)."""
+        cache: tuple[str, _Join | None] | None = getattr(self, "_join_cache", None)
         if cache is None or cache[0] != record.sha:
             cache = (record.sha, _merge_of(repo, record.parents))
             self._join_cache = cache
-        if cache[1] is None or path in cache[1][1]:
-            return None
-        return repo.blob_sha(cache[1][0], path)
+        return cache[1]
 
     def _is_controller(self, record: CommitRecord) -> bool:
         """Whether the controller made this commit: a commit under its name that it did not
@@ -1112,6 +1116,10 @@ class Lifecycle(IndexStore):
         if self.on_problem is not None:
             self.on_problem(state.plan_id, note)
 
+    def _under_plans(self, path: str) -> bool:
+        """Whether ``path`` lies under the plans folder (its files have writers)."""
+        return self.plans_dir == "." or PurePosixPath(self.plans_dir) in PurePosixPath(path).parents
+
     def _blob_writers(
         self,
         repo: GitRepo,
@@ -1131,10 +1139,7 @@ class Lifecycle(IndexStore):
         from a file of the same commit (``left``) is also made by its writers (producers)."""
         if change.new_blob is None or change.mode in NOT_A_FILE or not is_text(change.path):
             return
-        if (
-            self.plans_dir != "."
-            and PurePosixPath(self.plans_dir) not in PurePosixPath(change.path).parents
-        ):
+        if not self._under_plans(change.path):
             return
         self._add_authors(_blob_key(change.new_blob), who)
         self._folder_writers(PurePosixPath(change.path).parent, who)
@@ -2547,21 +2552,53 @@ def _unsafe_why(change: FileChange) -> str | None:
     return why
 
 
-def _merge_of(repo: GitRepo, parents: Sequence[str]) -> tuple[str, frozenset[str]] | None:
-    """(the tree git's merge of ``parents`` makes, the paths that conflicted in it); None
-    when git cannot merge them (an octopus counts only when it merges cleanly whole, as
-    ``git merge`` takes one)."""
+#: A file's three stages where git's merge conflicted: (base, ours, theirs), each a blob of
+#: a regular file or None (none there, or not a file).
+_Stages = tuple[str | None, str | None, str | None]
+#: git's merge of a merge's parents: (the tree it makes, the stages of each path it conflicted at).
+_Join = tuple[str, dict[str, _Stages]]
+_FILE_MODES = frozenset({"100644", "100755"})
+
+
+def _merge_of(repo: GitRepo, parents: Sequence[str]) -> _Join | None:
+    """(the tree git's merge of ``parents`` makes, the stages of the paths that conflicted in
+    it: the base git used, a criss-cross's virtual one too, and each side's blob, as
+    ``git merge`` would leave them in the index); None when git cannot merge them (an
+    octopus counts only when it merges cleanly whole, as ``git merge`` takes one)."""
     if len(parents) > 2:
         made = repo.merge_tree(parents)
-        return (made[0], frozenset()) if made is not None and made[1] else None
+        return (made[0], {}) if made is not None and made[1] else None
     result = repo.run_raw(
-        "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages",
-        "--allow-unrelated-histories", *parents, pins=_JOIN_PINS,
+        "merge-tree", "--write-tree", "-z", "--no-messages", "--allow-unrelated-histories",
+        *parents, pins=_JOIN_PINS,
     )  # fmt: skip
     out = result.stdout.decode("utf-8", "surrogateescape").split("\0")
     if result.returncode not in (0, 1) or not out[0]:
         return None
-    return out[0], frozenset(p for p in out[1:] if p)
+    conflicts: dict[str, list[str | None]] = {}
+    for entry in itertools.takewhile(bool, out[1:]):
+        meta, _, path = entry.partition("\t")
+        mode, blob, stage = meta.split(" ")
+        stages = conflicts.setdefault(path, [None, None, None])
+        stages[int(stage) - 1] = blob if mode in _FILE_MODES else None
+    return out[0], {path: (s[0], s[1], s[2]) for path, s in conflicts.items()}
+
+
+def _settled(repo: GitRepo, stages: _Stages, made: str) -> bool:
+    """Whether ``made`` is one of git's hands-off outcomes of a file it conflicted at: its
+    conflict settled for one side or for both (``-X ours``, ``-X theirs``, ``merge=union``;
+    the merge commit records no option). Each line of such a file is a side's, written by
+    the sides' commits, whose makers stay its writers; the merger only chose among a few
+    files git makes. An add/add merges over an empty base, as git's does; a file one side
+    deleted has no such outcome."""
+    base, ours, theirs = stages
+    if ours is None or theirs is None:
+        return False
+    try:
+        texts = [repo.blob(sha) if sha else b"" for sha in (base, ours, theirs)]
+        return repo.blob(made) in repo.file_merges(*texts)
+    except BlobTooLarge:  # never read: git's merge of it is not asked either
+        return False
 
 
 def _removed_and_written(

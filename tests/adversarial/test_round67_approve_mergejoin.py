@@ -55,6 +55,15 @@ criss-cross whose bases disagree), ``rename-both`` (two successive rename joins)
 ``rename-rr`` (rename/rename resolved to the branch's folder). Slips held (never ran):
 ``oct-move`` (her plan moved with a param added inside the agent's octopus),
 ``oct-inplace``.
+
+Fixed (2026-11-30): ``xtheirs`` and ``xours`` run once on Alice's approval, both audits
+valid. Round 66's rule ("git's default merge of the parents makes it byte for byte") now
+reads "one of git's hands-off merges of that path makes it": for a file under the plans
+folder that ``git merge-tree`` of the parents conflicted at, the outcomes ``git merge-file
+--ours``/``--theirs``/``--union`` give over the stages that merge used (its base or a
+criss-cross's virtual base, a moved file at its new path) are the sides' writing too
+(``Lifecycle._brought``, ``_settled``; ``GitRepo.file_merges``). Every line of such a file
+is a side's, whose makers stay its writers; a byte of the merger's keeps her one.
 """
 
 from __future__ import annotations
@@ -63,7 +72,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -79,14 +88,7 @@ HONEST = [
 ]
 SLIPS = ["oct-move", "oct-inplace"]
 MOVED = {"oct-move": "oct-move-2", "rename-both": "rename-both-3", "rename-rr": "rename-rr-2"}
-_X = xfail(
-    "a strategy option's result is the merger's",
-    "the agent edits its note on both sides so that they conflict; Alice merges its branch "
-    "with `-X theirs` (`-X ours`): every line of the result is one side's or the base's, "
-    "git's own resolution, no byte hers, yet she is a writer of the agent's plan: her "
-    "approval is E_SELF_APPROVAL, never runs",
-)
-BROKEN: dict[str, object] = {"xtheirs": _X, "xours": _X}
+BROKEN: dict[str, object] = {}
 
 
 def test_the_lab_made_the_shapes_it_says(lab: Lab) -> None:

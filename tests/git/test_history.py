@@ -474,6 +474,99 @@ def test_a_clean_join_the_merger_edits_further_is_the_mergers(repo: Path, tmp_pa
     assert ALICE[1] in _folder_writers(index)
 
 
+def _conflicting_notes(repo: Path) -> Path:
+    """Bob edits the note's line 1 and 10 on a branch, lines 1 and 5 on main: line 1
+    conflicts, the others join."""
+    write_plan(repo)
+    note = repo / "plans/greet/NOTES.md"
+    note.write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    commit_all(repo, "add", AGENT)
+    git(repo, "switch", "-q", "-c", "side")
+    text = note.read_text().replace("line 1\n", "line 1: side\n")
+    note.write_text(text.replace("line 10\n", "line 10: side\n"))
+    commit_all(repo, "side note", BOB)
+    git(repo, "switch", "-q", "main")
+    text = note.read_text().replace("line 1\n", "line 1: main\n")
+    note.write_text(text.replace("line 5\n", "line 5: main\n"))
+    commit_all(repo, "main note", BOB)
+    return note
+
+
+@pytest.mark.parametrize("favor", ["ours", "theirs"])
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-scan", "pass-by-pass"])
+def test_a_note_git_settled_by_a_strategy_option_is_written_by_the_sides(
+    repo: Path, tmp_path: Path, cold: bool, favor: str
+) -> None:
+    """Round 67 ``xtheirs``/``xours``: Alice merges ``-X theirs`` (``-X ours``) over a
+    conflicting line: every line is one side's, none hers, though git's default merge
+    conflicts and the merge commit does not record the option."""
+    index = _index(tmp_path)
+    gitrepo = GitRepo(repo)
+    note = _conflicting_notes(repo)
+    if not cold:
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    merge = ["merge", "-q", "--no-ff", "-X", favor, "-m", "merge side", "side"]
+    git(repo, *merge, env=identity(*ALICE))
+    assert f"line 1: {'side' if favor == 'theirs' else 'main'}\n" in note.read_text()
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert _folder_writers(index) == {AGENT[1], BOB[1]}
+
+
+def test_a_settled_conflict_in_a_folder_moved_on_the_branch_is_the_sides(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The branch moves the folder and edits line 1, main edits lines 1 and 5; ``-X theirs``
+    settles the note at its new path, over the stages git merged there."""
+    write_plan(repo)
+    note = repo / "plans/greet/NOTES.md"
+    note.write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    commit_all(repo, "add", AGENT)
+    git(repo, "switch", "-q", "-c", "side")
+    git(repo, "mv", "plans/greet", "plans/greet-2")
+    moved = repo / "plans/greet-2/NOTES.md"
+    moved.write_text(moved.read_text().replace("line 1\n", "line 1: side\n"))
+    commit_all(repo, "side moves", BOB)
+    git(repo, "switch", "-q", "main")
+    note.write_text(note.read_text().replace("line 1\n", "line 1: main\n").replace("5\n", "5: m\n"))
+    commit_all(repo, "main note", BOB)
+    git(repo, "merge", "-q", "--no-ff", "-X", "theirs", "-m", "m", "side", env=identity(*ALICE))
+    assert moved.read_text().startswith("line 1: side\n") and "line 5: m\n" in moved.read_text()
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert _folder_writers(index, "plans/greet-2") == {AGENT[1], BOB[1]}
+
+
+def test_a_union_of_a_conflict_is_written_by_the_sides(repo: Path, tmp_path: Path) -> None:
+    """A ``merge=union`` resolution (both sides' lines) is git's too: ``git merge-file
+    --union`` makes it."""
+    note = _conflicting_notes(repo)
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "side", check=False)
+    main = git(repo, "show", "main:plans/greet/NOTES.md")
+    lines = main.replace("line 10\n", "line 10: side\n").splitlines(keepends=True)
+    note.write_text("".join([lines[0], "line 1: side\n", *lines[1:]]))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "merge side", env=identity(*ALICE))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert _folder_writers(index) == {AGENT[1], BOB[1]}
+
+
+@pytest.mark.parametrize("favor", ["ours", "theirs"])
+def test_a_settled_conflict_the_merger_edits_further_is_the_mergers(
+    repo: Path, tmp_path: Path, favor: str
+) -> None:
+    """A byte of the merger's beside git's ``-X`` settlement is hers; so is a conflict she
+    resolved to a line of her own."""
+    note = _conflicting_notes(repo)
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", favor, "side")
+    note.write_text(note.read_text().replace("line 5: main\n", "line 5: alice\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "merge side", env=identity(*ALICE))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert ALICE[1] in _folder_writers(index)
+
+
 def _her_plan_moved(repo: Path, in_merge: bool) -> None:
     """Alice's draft branch adds her plan; the agent's branch merges it and moves the plan
     with one param added: inside the merge (``--no-commit``) or in its next commit; the

@@ -102,3 +102,31 @@ def test_merge_tree_and_changed_files(repo: Path) -> None:
         assert gitrepo.read_file(octopus[0], "docs/x") == b"x\n"
     finally:
         gitrepo.close()
+
+
+def test_file_merges_are_git_merge_x_ours_theirs_and_a_union(repo: Path) -> None:
+    """``GitRepo.file_merges``: git's hands-off settlements of one file's conflict are the
+    very bytes ``git merge -X ours`` / ``-X theirs`` commit, and a union of both sides; a
+    binary file has none (round 67)."""
+    note = repo / "note"
+    note.write_text("a\nb\nc\n")
+    commit_all(repo, "add")
+    git(repo, "checkout", "-q", "-b", "side")
+    note.write_text("a side\nb\nc side\n")
+    commit_all(repo, "side")
+    git(repo, "checkout", "-q", "main")
+    note.write_text("a main\nb\nc\n")
+    commit_all(repo, "main")
+    made = {}
+    for favor in ("ours", "theirs"):
+        git(repo, "merge", "-q", "--no-commit", "--no-ff", "-X", favor, "side")
+        made[favor] = note.read_bytes()
+        git(repo, "merge", "--abort")
+    gitrepo = GitRepo(repo)
+    try:
+        texts = [gitrepo.read_file(rev, "note") or b"" for rev in ("main~1", "main", "side")]
+        settled = gitrepo.file_merges(texts[0], texts[1], texts[2])
+        assert settled == [made["ours"], made["theirs"], b"a main\na side\nb\nc side\n"]
+        assert gitrepo.file_merges(b"\0a\n", b"\0b\n", b"\0c\n") == []
+    finally:
+        gitrepo.close()

@@ -488,7 +488,9 @@ def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: 
             "moved onto another plan by another hand than the one that put it on the branch; "
             "or the same decision of the same person on this version, dated not after it was "
             "taken back, committed by another hand): an approval counts once, in the commit "
-            "that made it",
+            "that made it. To approve, approve again in a new commit: one dated after this "
+            "refusal counts, whoever commits it (the forge's web editor too), and one you "
+            "commit yourself counts at once",
         )
     # a merge too (round 18: ``merge -C`` or ``rebase -r`` rebuilds an approver's old merge
     # with her author and date over an agent's branch): a merge is written after its parents

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "42"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "43"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -138,6 +138,10 @@ INDEX_VERSION = "42"  # 3: risk and estimate per plan; 4: approval identities, f
 # 42: a file under the plans folder that git's merge of the parents conflicted at and settles
 # without a hand (for ours, for theirs, a union: ``git merge-file`` over the stages git used)
 # is the sides' writing too (round 67: ``-X theirs`` made Alice a writer of the agent's note)
+# 43: a lapse another hand than the decision's author committed is dated by the first
+# controller commit after it, the reader's clock until then (round 67: the agent's revert dated
+# 1990 made her other approval of the version look newer than the lapse); the open lapses are
+# kept in the index's meta (``lapses_open``)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -309,8 +313,10 @@ class IndexStore:
         self._paired: dict[str, list[tuple[str, str, str, str | None]]] = {}
         self._uncapped = {pid for pid, st in self.plans.items() if st.frozen_uncapped}
         #: Decisions whose lapse no controller commit has followed yet (Lifecycle
-        #: ._mark_decision_lapsed, round 66): the next one bounds the lapse's date.
-        self._lapses_open: set[str] = set()
+        #: ._mark_decision_lapsed, round 66): the next one bounds the lapse's date, and dates
+        #: another hand's lapse (round 67). Kept across passes and rewrites: a pass that saw
+        #: the lapse is not always the one that sees the controller commit after it.
+        self._lapses_open: set[str] = set(json.loads(self.meta("lapses_open") or "[]"))
         #: Plans that may need the controller (see pending()); kept up to date on changes.
 
         self._attention = {pid for pid, state in self.plans.items() if _needs_attention(state)}
@@ -356,7 +362,6 @@ class IndexStore:
         self._attention = set()
         self.controller_time = 0
         self._uncapped = set()
-        self._lapses_open = set()
 
     def save(self, last_commit: str) -> None:
         # A generator: the rows are encoded one at a time as sqlite takes them (a controller
@@ -397,6 +402,7 @@ class IndexStore:
         self.set_meta("controller_time", str(self.controller_time))
         self.set_meta("parked", json.dumps({p: sorted(w) for p, w in sorted(self._parked.items())}))
         self.set_meta("parked_at", self._parked_at or "")
+        self.set_meta("lapses_open", json.dumps(sorted(self._lapses_open)))
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()

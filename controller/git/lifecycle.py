@@ -1471,9 +1471,8 @@ class Lifecycle(IndexStore):
         mark = request.get("decision")
         if mark and at is not None:
             made = int(request.get("author_time") or 0)
-            self._mark_decision_lapsed(
-                mark, _lapse_entry(str(request["commit"]), self._lapse_time(at), {made})
-            )
+            when = self._lapse_time(at, str(request.get("author") or ""))
+            self._mark_decision_lapsed(mark, _lapse_entry(str(request["commit"]), when, {made}))
 
     def _note_decision_lapse(
         self, repo: GitRepo, request: dict[str, Any] | None, at: CommitRecord, path: str
@@ -1490,13 +1489,15 @@ class Lifecycle(IndexStore):
         facts = self.facts(repo, request.get("blob"))
         if plan_id is None or facts is None:
             return
-        when, made = self._lapse_time(at), {int(request.get("author_time") or 0)}
+        made = {int(request.get("author_time") or 0)}
+        when = self._lapse_time(at, at.author.email)
         lapses = [(at.author.email, _lapse_entry(str(request["commit"]), when, made))]
         for parent in (
             repo.commit(str(request["commit"])).parents[1:] if request.get("merge") else ()
         ):
             decided = self._approved_by(repo, parent, path)
             if decided is not None:
+                when = self._lapse_time(at, decided.author.email)
                 entry = _lapse_entry(decided.sha, when, {decided.author_time})
                 lapses.append((decided.author.email, entry))
         for author, lapse in lapses:
@@ -1520,21 +1521,29 @@ class Lifecycle(IndexStore):
             self.approval_ids[mark] = self._new_approval_ids[mark] = entry
         self._lapses_open.add(mark)
 
-    def _lapse_time(self, at: CommitRecord) -> int:
-        """When the lapse ``at`` was made, as far as anyone can know (round 66): the earlier
-        of its author and committer dates, never past the reader's clock, and later never
-        past the first controller commit after it (:meth:`_bound_open_lapses`). Both dates
-        are the lapse's committer's to write: one dated years ahead barred every later
-        decision of hers another hand commits (the forge's web editor), and a laptop an hour
-        fast did the same for that hour. Dated too early it bars less: copies of the decision
-        are still caught by their carriers' dates (:meth:`_lapsed_decision`)."""
-        now = int(self.clock() if self.clock is not None else time.time())
-        return min(at.author_time, at.commit_time, now)
+    def _lapse_time(self, at: CommitRecord, author: str) -> int:
+        """When the lapse ``at`` of a decision of ``author`` was made, as far as anyone can
+        know. Both dates of a commit are its committer's to write (round 67: the agent's
+        revert dated 1990, or its cherry-pick of her OLD revert, made her other approval of
+        the version, made before the lapse, look newer than it). A lapse she committed
+        herself keeps round 66's rule: the earlier of its dates, never past the reader's
+        clock nor the first controller commit after it (only she dated it, and it can only
+        cost her). Another hand's lapse is :data:`OPEN`: dated by the first controller
+        commit after it on the branch (:meth:`_bound_open_lapses`, the controller's clock),
+        and until then by the reader's clock (:meth:`_lapsed_decision`); its own dates count
+        neither way."""
+        if not _committed_by(at, author):
+            return OPEN
+        return min(at.author_time, at.commit_time, self._now())
+
+    def _now(self) -> int:
+        return int(self.clock() if self.clock is not None else time.time())
 
     def _bound_open_lapses(self, at: int) -> None:
         """A controller commit at ``at`` follows every lapse applied before it: none was made
         later (the fresh-clone audit and a rebuilt index read their clock long after, and
-        judge a lapse dated ahead as the controller did at the time)."""
+        judge a lapse dated ahead as the controller did at the time). Another hand's lapse
+        (:data:`OPEN`) takes exactly that time: the first the history proves it existed by."""
         for mark in self._lapses_open:
             seen = self.approval_ids.get(mark)
             sha, when, made = _lapse_fields(seen or "")
@@ -1549,12 +1558,15 @@ class Lifecycle(IndexStore):
         commit behind her merge or squash she reverted; round 66: of her approval onto the
         plan's moved folder): ``record`` is a copy of a commit that carried it (git keeps the
         author date: the same date, however far ahead her clock ran) or a decision of hers
-        dated not after the lapse was made (:meth:`_lapse_time`). A decision of hers dated
-        after it is a new one, and her own commit brings the old one back (round 64)."""
+        dated not after the lapse was made (:meth:`_lapse_time`; an :data:`OPEN` lapse, no
+        controller commit after it yet, at the reader's clock: fail closed). A decision of
+        hers dated after it is a new one, and her own commit brings the old one back (round
+        64)."""
         seen = self.approval_ids.get(mark)
         if seen is None or _own_hand(record):
             return None
         sha, when, made = _lapse_fields(seen)
+        when = min(when, self._now())
         if sha == record.sha or (record.author_time > when and record.author_time not in made):
             return None
         return sha
@@ -1918,8 +1930,9 @@ class Lifecycle(IndexStore):
         if decided is not None:
             key = _approval_identity(decided, _decision(plan_id, "approved"))
             self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
-            lapse = _lapse_entry(decided.sha, self._lapse_time(commit), {decided.author_time})
             for who in (decided.author.email, commit.author.email):  # the lapse's author's too
+                when = self._lapse_time(commit, who)
+                lapse = _lapse_entry(decided.sha, when, {decided.author_time})
                 mark = _decision_mark(who, old.hash, "approved")
                 self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{lapse}"))
 
@@ -2480,8 +2493,19 @@ def _first_hand(hand: str, record: CommitRecord) -> str:
 def _own_hand(record: CommitRecord) -> bool:
     """Its author committed it herself: the one hand that brings back a decision of hers
     that lapsed (a forge's or a maintainer's is the hand of everyone they merge for)."""
-    author = approvals.normalize_identity(record.author.email)
-    return approvals.normalize_identity(record.committer.email) == author
+    return _committed_by(record, record.author.email)
+
+
+def _committed_by(record: CommitRecord, who: str) -> bool:
+    """``who`` committed ``record`` (identities compared as the approval rules do)."""
+    mine = approvals.normalize_identity(who)
+    return approvals.normalize_identity(record.committer.email) == mine
+
+
+#: The time of a lapse another hand made, until a controller commit follows it (round 67):
+#: later than any clock, so the reader's clock bounds it (:meth:`Lifecycle._lapsed_decision`)
+#: and the next controller commit dates it (:meth:`Lifecycle._bound_open_lapses`).
+OPEN = 1 << 62
 
 
 #: The mark an approval identity's entry carries once its decision lapsed (round 63).

@@ -90,6 +90,16 @@ decision, so a copy (git keeps the author date) is caught however far ahead her 
 Another hand's commit of the same decision counts as new when dated after the lapse and not a
 carrier's date (``_lapsed_decision``): ``future-web`` and ``fast-web`` run, credited to her.
 The replay message no longer claims "same author, time and subject" for such a decision.
+
+Re-scoped (2026-11-30, round 67): a lapse the decision's author did not commit herself is
+dated by the first controller commit after it, and until one by the reader's clock (the
+agent's lapse dated 1990 made her older approvals look newer than it). ``agent-web`` and
+``future-web`` approve again in the web editor with no controller commit between the agent's
+lapse and her approval: that first web approval is now refused once, ``E_APPROVAL_REPLAYED``,
+its message saying what works (asserted:
+``test_her_web_approval_right_after_the_agents_lapse_is_refused_once_with_the_remedy``); the
+refusal is a controller commit, and her next web approval runs, hers (the honest assertion,
+after a second web approval in the lab).
 """
 
 from __future__ import annotations
@@ -139,6 +149,9 @@ CREDIT = {
     "future-self": ALICE[1],
     "fast-web": ALICE[1],
 }
+#: Her first web approval after the agent's lapse, no controller commit in between: refused
+#: once (round 67), then her next one runs.
+AGAIN = ["agent-web", "future-web"]
 MOVED = {"mv-pick", "mv-reword", "mv-side", "mv-self", "mv-forge"}
 BROKEN: dict[str, object] = {}
 
@@ -232,6 +245,12 @@ def _build(root: Path) -> Lab:
     c.git("merge", "-q", "--no-ff", "-m", "merge alice/future-bob", "alice/future-bob", who=BOB)
     c.run()
     c.run()
+    # round 67: the refusal is a controller commit after the agent's lapse; she approves again
+    lab.refused = {v: lab.codes(v) for v in AGAIN}  # type: ignore[attr-defined]
+    for v in AGAIN:
+        c.set(v, "approved", msg="Update PLAN.yml", by=FORGE)
+    c.run()
+    c.run()
     lab.status()
     _code, lab.report = lab.audit()  # type: ignore[attr-defined]
     return lab
@@ -255,3 +274,12 @@ def test_a_new_decision_by_an_approver_runs(lab: Lab, vid: str) -> None:
     assert len(runs) == 1, lab.report  # type: ignore[attr-defined]
     if CREDIT[vid]:
         assert runs[0]["approver"] == CREDIT[vid], runs
+
+
+@pytest.mark.parametrize("vid", AGAIN)
+def test_her_web_approval_right_after_the_agents_lapse_is_refused_once_with_the_remedy(
+    lab: Lab, vid: str
+) -> None:
+    refused = lab.refused[vid]  # type: ignore[attr-defined]
+    assert "E_APPROVAL_REPLAYED" in refused, refused[:1500]
+    assert "one dated after this refusal counts, whoever commits it" in refused, refused[:1500]

@@ -49,6 +49,15 @@ committer cannot set (``controller.git.lifecycle.Lifecycle._lapse_time``: the ea
 author and committer dates, never past the reader's clock nor the first controller commit
 after it), and a vote or gate approval of hers dated after that, not a copy of a commit that
 carried the lapsed one (its author date), is a new decision (``_lapsed_decision``).
+
+Re-scoped (2026-11-30, round 67): a lapse the decision's author did not commit herself is
+dated by the first controller commit after it, and until one by the reader's clock.
+``g-agent``, ``g-future`` and ``q-future`` approve again in the web editor with no controller
+commit after the agent's lapse: that approval is now refused once, ``E_APPROVAL_REPLAYED``
+with the remedy (asserted); after the refusal (a controller commit) the next web approval
+counts: the gated action runs; for ``q-future`` Bob's vote counts and, the refusal being
+plan-level (it drops the collected votes, docs/approvals.md "Policy"), Alice votes again and
+the plan runs once.
 """
 
 from __future__ import annotations
@@ -77,6 +86,9 @@ GATE = """\
 LAPSED = ["q-pick", "g-pick", "g-bob", "g-quoted"]
 HONEST = ["q-agent", "q-carol", "g-agent", "g-future", "q-future"]
 BROKEN: dict[str, object] = {}
+#: The approver's first web approval after the agent's lapse, no controller commit in
+#: between: refused once (round 67), then the next one counts.
+AGAIN = ["g-agent", "g-future", "q-future"]
 
 
 def _kinds(lab: Lab, vid: str, kind: str) -> list[dict[str, object]]:
@@ -138,6 +150,16 @@ def _build(root: Path) -> Lab:
         c.set(v, "approved", msg="Update PLAN.yml", by=FORGE)
     c.run()
     c.run()
+    # round 67: the refusal is a controller commit after the agent's lapse; approve again
+    lab.refused = {v: lab.codes(v) for v in AGAIN}  # type: ignore[attr-defined]
+    for v in AGAIN:
+        who = BOB if v.startswith("q-") else ALICE
+        c.set(v, "approved", who=who, msg="Update PLAN.yml", by=FORGE)
+    c.run()
+    # E_APPROVAL_REPLAYED is a plan-level refusal: it dropped Alice's collected vote
+    c.set("q-future", "approved", msg="approve q-future again")
+    c.run()
+    c.run()
     lab.status()
     _code, lab.report = lab.audit()  # type: ignore[attr-defined]
     return lab
@@ -170,3 +192,12 @@ def test_a_new_decision_after_a_lapse_counts(lab: Lab, vid: str) -> None:
     else:
         assert len(lab.calls(vid)) == 1, lab.codes(vid)[:1500]
         assert len(_kinds(lab, vid, "approve")) == 1, lab.report  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", AGAIN)
+def test_a_web_approval_right_after_the_agents_lapse_is_refused_once_with_the_remedy(
+    lab: Lab, vid: str
+) -> None:
+    refused = lab.refused[vid]  # type: ignore[attr-defined]
+    assert "E_APPROVAL_REPLAYED" in refused, refused[:1500]
+    assert "one dated after this refusal counts, whoever commits it" in refused, refused[:1500]

@@ -37,6 +37,13 @@ by the reader's clock and the next controller commit, so her web-editor approval
 forge-rebased approval and her approval after the agent's merged ahead lapse all count as
 new; split dates (the earlier one wins) and zones (``tz-web``) too. ``ahead-pick``: the
 agent's copy of X after the ahead lapse is ``E_APPROVAL_REPLAYED`` (the carrier's date).
+
+Round 67's lapse fix (2026-11-30: another hand's lapse is dated by the first controller
+commit after it, the reader's clock until then) leaves this module unchanged: every honest
+re-approval here follows a controller commit (the filler's freeze after the lapses), so each
+is a "controller commit in between" variant and runs; ``ahead-seen`` is no different from
+the others in that respect. Her re-approval with no controller commit after the agent's
+lapse is refused once and then runs: round 66's re-scoped ``agent-web``/``future-web``.
 """
 
 from __future__ import annotations

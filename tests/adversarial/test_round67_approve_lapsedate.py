@@ -62,6 +62,21 @@ merged by a merge dated now: the merge's date bounds it), ``early-pick-x`` (the 
 date), ``now-other``, ``tz-sec``, ``tz-other`` (zones: epoch seconds compared),
 ``refreeze-pick`` (v1 re-frozen after a detour through v2: the agent's pick of X is
 refused); honest, ran once, hers: ``refreeze-web``, ``early-self``.
+
+Fixed (2026-11-30): ``early-other``, ``early-other-a``, ``early-merge-both`` and
+``pick-revert``: both dates of a commit are its committer's to write, so a lapse the
+decision's author did not commit herself (the agent's revert, its cherry-pick of her old
+revert) is dated by what the history proves it existed by: the first controller commit after
+it on the branch, and until one the reader's clock (``Lifecycle._lapse_time``: ``OPEN``;
+``_bound_open_lapses``; ``_lapsed_decision``); its own dates count neither way. Her own lapse
+keeps round 66's rule. The agent's pick of Y is ``E_APPROVAL_REPLAYED``; the controller, the
+git-alone and the fresh-clone audits agree. ``ignore-date`` is re-scoped, not special-cased:
+the re-dated copy (author Alice, author date now, committer the agent) is what a commit with
+her authorship forged looks like, out of scope on an unprotected branch (docs/threat-model.md,
+"Accepted limits"); ``approval.require_signed`` is the defence, and with it the copy is refused
+``E_SIGNATURE_INVALID`` (a second lab, signed approvals:
+:func:`test_a_re_dated_copy_is_refused_when_approvals_must_be_signed`). The unsigned id
+stays in the lab for the controller/audit agreement check only.
 """
 
 from __future__ import annotations
@@ -70,8 +85,9 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
 from policykit import agent_plan as plan
+from signkit import sign, signed_lab, signed_run
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -87,39 +103,12 @@ LAPSED = [
     "tz-other",
     "tz-sec",
     "refreeze-pick",
-    "ignore-date",
 ]
 HONEST = ["refreeze-web", "early-self"]
-_EARLY = xfail(
-    "an early-dated lapse bars less",
-    "the agent's revert of X dated 1990 (both dates, or the author date alone; the lapse is "
-    "the earlier) makes her unmerged review-branch approval Y of the same version 'dated "
-    "after the lapse': the agent's cherry-pick of Y ran on her approval (approver alice), "
-    "audit valid; the same pick after a revert dated now (now-other) is E_APPROVAL_REPLAYED",
-)
-BROKEN: dict[str, object] = {
-    "early-other": _EARLY,
-    "early-other-a": _EARLY,
-    "early-merge-both": xfail(
-        "an early-dated lapse bars less",
-        "the agent's revert of X on its branch and its merge of that branch, both dated 1990: "
-        "its cherry-pick of her review-branch approval Y ran on her approval (approver alice), "
-        "audit valid; the same with the merge dated now (early-merge) is E_APPROVAL_REPLAYED",
-    ),
-    "pick-revert": xfail(
-        "an early-dated lapse bars less",
-        "no date forged: the agent's cherry-pick of her own OLD revert R1 (git keeps its author "
-        "date) sets her newer approval X2 away with a lapse dated before X2 and before her "
-        "review-branch approval Y; the agent's cherry-pick of Y ran on her approval (approver "
-        "alice), audit valid",
-    ),
-    "ignore-date": xfail(
-        "a copy re-dated by git",
-        "the agent's cherry-pick of her lapsed approval X re-dated by `git rebase "
-        "--ignore-date` (author Alice, author date now) is no carrier's date and after the "
-        "lapse: ran on her approval (approver alice), audit valid",
-    ),
-}
+#: Forged authorship (docs/threat-model.md): out of scope unsigned; ``require_signed`` refuses it
+#: (:func:`test_a_re_dated_copy_is_refused_when_approvals_must_be_signed`).
+FORGED = ["ignore-date"]
+BROKEN: dict[str, object] = {}
 
 
 class Clock:
@@ -162,7 +151,7 @@ def _param(lab: Lab, slug: str, on: bool) -> None:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     c = Clock(lab)
-    for v in [*LAPSED, *HONEST]:
+    for v in [*LAPSED, *HONEST, *FORGED]:
         lab.write(v, plan(v))
     lab.git("add", "-A")
     c.git("commit", "-q", "-m", "agent plans")
@@ -290,8 +279,38 @@ def test_a_new_decision_of_hers_runs(lab: Lab, vid: str) -> None:
     assert len(runs) == 1 and runs[0]["approver"] == ALICE[1], runs
 
 
-@pytest.mark.parametrize("vid", [*LAPSED, *HONEST])
+@pytest.mark.parametrize("vid", [*LAPSED, *HONEST, *FORGED])
 def test_a_fresh_clones_audit_agrees_with_the_controller(lab: Lab, vid: str) -> None:
     fresh = valid_runs(lab.fresh, vid)  # type: ignore[attr-defined]
     assert len(fresh) == len(lab.calls(vid)), (fresh, lab.calls(vid))
     assert len(valid_runs(lab.report, vid)) == len(fresh)  # type: ignore[attr-defined]
+
+
+def _signed(root: Path) -> Lab:
+    lab, _expires = signed_lab(root, valid_for=3600)
+    lab.write("ignore-date", plan("ignore-date"))
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", "agent plan", who=AGENT)
+    signed_run(lab)
+    sign(lab, "ignore-date", "alice", ALICE, "approved")
+    lab.git("revert", "--no-edit", "HEAD", who=ALICE)
+    signed_run(lab)
+    lab.git("cherry-pick", "HEAD~1", who=AGENT)
+    lab.git("rebase", "-q", "--ignore-date", "HEAD~1", who=AGENT)
+    lab.picked = lab.git("log", "-1", "--format=%an %cn %G?", "HEAD")  # type: ignore[attr-defined]
+    signed_run(lab)
+    signed_run(lab)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r67-lapsedate-signed", _signed)
+
+
+def test_a_re_dated_copy_is_refused_when_approvals_must_be_signed(signed: Lab) -> None:
+    """``ignore-date`` under ``approval.require_signed`` (the defence against forged
+    authorship): git's re-dated copy carries no signature of hers, and is refused."""
+    assert signed.picked.split()[-1] == "N", signed.picked  # type: ignore[attr-defined]
+    assert signed.calls("ignore-date") == [], signed.codes("ignore-date")[:1500]
+    assert "E_SIGNATURE_INVALID" in signed.codes("ignore-date"), signed.codes("ignore-date")

@@ -279,7 +279,8 @@ def test_a_lapse_takes_back_the_decision_whatever_commit_carries_it() -> None:
         mark = _decision_mark("Alice@Example.com", H1, "approved")
         merge = "m" * 40
         at = _approval("r", 500, 500)  # her revert of the merge, the lapse
-        index._note_lapse({"commit": merge, "decision": mark, "author_time": 400}, at)
+        her = {"author": "alice@example.com"}  # her revert: her own lapse (round 66's dating)
+        index._note_lapse({**her, "commit": merge, "decision": mark, "author_time": 400}, at)
         picked = _approval("x", 300, 900, AGENT)  # the agent's pick of her branch commit
         assert index._lapsed_decision(picked, mark) == merge
         assert index._lapsed_decision(_approval("y", 500, 900, GITHUB), mark) == merge
@@ -293,11 +294,11 @@ def test_a_lapse_takes_back_the_decision_whatever_commit_carries_it() -> None:
             assert index._lapsed_decision(picked, other) is None
         # a second lapse, later, covers her decision made between the two; an older one
         # recorded after it does not shorten it
-        index._note_lapse({"commit": "n" * 40, "decision": mark, "author_time": 600}, at)
-        index._note_lapse({"commit": "o" * 40, "decision": mark, "author_time": 0}, at)
+        index._note_lapse({**her, "commit": "n" * 40, "decision": mark, "author_time": 600}, at)
+        index._note_lapse({**her, "commit": "o" * 40, "decision": mark, "author_time": 0}, at)
         later = _approval("l", 700, 700)
-        index._note_lapse({"commit": "n" * 40, "decision": mark, "author_time": 600}, later)
-        index._note_lapse({"commit": "o" * 40, "decision": mark, "author_time": 0}, at)
+        index._note_lapse({**her, "commit": "n" * 40, "decision": mark, "author_time": 600}, later)
+        index._note_lapse({**her, "commit": "o" * 40, "decision": mark, "author_time": 0}, at)
         assert index._lapsed_decision(_approval("g", 650, 900, AGENT), mark) == "n" * 40
         assert index._lapsed_decision(_approval("c", 400, 900, AGENT), mark) == "n" * 40
     finally:
@@ -356,7 +357,7 @@ def test_a_lapsed_decision_follows_the_version_wherever_the_plan_moves() -> None
     try:
         mark = _decision_mark("alice@example.com", H1, "approved")
         request = {"commit": "1" * 40, "decision": mark, "author_time": 100}
-        index._note_lapse(request, _approval("r", 120, 120))
+        index._note_lapse({**request, "author": "alice@example.com"}, _approval("r", 120, 120))
         moved = _decision_mark("alice@example.com", H1, "approved")  # plans/a-2, same bytes
         assert index._lapsed_decision(_approval("2", 100, 900, AGENT), moved) == "1" * 40
         assert index._lapsed_decision(_approval("3", 130, 900, GITHUB), moved) is None  # new
@@ -364,11 +365,11 @@ def test_a_lapsed_decision_follows_the_version_wherever_the_plan_moves() -> None
         index.close()
 
 
-def test_a_lapse_dated_ahead_is_dated_by_what_its_committer_cannot_set() -> None:
-    """Round 66 ``future-web``/``fast-web``: a lapse is dated the earlier of its author and
-    committer dates, never past the reader's clock, and once a controller commit follows it
-    never past that commit: her decision made after it in the forge's web editor counts, a
-    copy of the commit that carried the lapsed one (its author date, however far ahead her
+def test_her_own_lapse_dated_ahead_is_dated_by_what_she_cannot_set() -> None:
+    """Round 66 ``fast-web``: a lapse she committed herself is dated the earlier of its author
+    and committer dates, never past the reader's clock, and once a controller commit follows
+    it never past that commit: her decision made after it in the forge's web editor counts,
+    a copy of the commit that carried the lapsed one (its author date, however far ahead her
     clock ran) does not."""
     from controller.git.history import HistoryIndex
     from controller.git.lifecycle import _decision_mark, _lapse_fields
@@ -378,35 +379,114 @@ def test_a_lapse_dated_ahead_is_dated_by_what_its_committer_cannot_set() -> None
         None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: now[0]
     )
     try:
-        mark = _decision_mark("alice@example.com", H1, "approved")
-        future = 10**10
-        # the agent's revert: author date ten years ahead, committer date honest
-        index._note_lapse(
-            {"commit": "1" * 40, "decision": mark, "author_time": 100},
-            _approval("r", future, 200, AGENT),
-        )
-        assert _lapse_fields(index.approval_ids[mark])[1] == 200
-        assert index._lapsed_decision(_approval("w", 300, 300, GITHUB), mark) is None
-        assert index._lapsed_decision(_approval("x", 100, 900, AGENT), mark) == "1" * 40
+        her = {"author": "alice@example.com"}
         # her laptop an hour fast: the carrier dated ahead of the lapse is still caught
         fast = _decision_mark("alice@example.com", H2, "approved")
         index._note_lapse(
-            {"commit": "2" * 40, "decision": fast, "author_time": 3900}, _approval("s", 3880, 250)
+            {**her, "commit": "2" * 40, "decision": fast, "author_time": 3900},
+            _approval("s", 3880, 250),
         )
+        assert _lapse_fields(index.approval_ids[fast])[1] == 250
         assert index._lapsed_decision(_approval("y", 3900, 950, AGENT), fast) == "2" * 40
         assert index._lapsed_decision(_approval("v", 400, 400, GITHUB), fast) is None
-        # both dates ahead: the reader's clock (the controller's pass) bounds it
-        ahead = _decision_mark("bob@example.com", H1, "approved")
-        lapse = {"commit": "3" * 40, "decision": ahead, "author_time": 100}
-        index._note_lapse(lapse, _approval("t", future, future, AGENT))
+        # both dates ahead: the reader's clock (the controller's pass) bounds it, and a
+        # controller commit after it lowers it, never raises it
+        ahead = _decision_mark("alice@example.com", H1, "approved")
+        lapse = {**her, "commit": "3" * 40, "decision": ahead, "author_time": 100}
+        index._note_lapse(lapse, _approval("t", 10**10, 10**10))
         assert _lapse_fields(index.approval_ids[ahead])[1] == 1000
-        # a fresh-clone audit reads it long after: the controller's next commit bounds it
-        now[0] = 5000.0
-        later = _decision_mark("carol@example.com", H1, "approved")
-        index._note_lapse({**lapse, "decision": later}, _approval("u", future, future, AGENT))
-        assert _lapse_fields(index.approval_ids[later])[1] == 5000
         index._controller_clock(1010)
-        assert _lapse_fields(index.approval_ids[later])[1] == 1010
         assert _lapse_fields(index.approval_ids[ahead])[1] == 1000
+        index._note_lapse({**lapse, "decision": fast}, _approval("u", 10**10, 10**10))
+        index._controller_clock(990)
+        assert _lapse_fields(index.approval_ids[fast])[1] == 990
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize(
+    ("adate", "cdate"), [(10**10, 200), (5, 5), (5, 10**10), (10**10, 10**10), (1200, 1200)]
+)
+def test_another_hands_lapse_is_dated_by_the_controller_commit_after_it(
+    adate: int, cdate: int
+) -> None:
+    """Round 67 (``early-other``, ``future-web``): a lapse someone else committed tells
+    nothing about when it was made, its dates (ten years ahead, 1990, split, now) count
+    neither way: until a controller commit follows it the reader's clock dates it (her
+    other decision of the version, made before, is a replay from another hand; so is her
+    web approval: refused once), then that commit's time, exactly (a rebuilt index reading
+    it later agrees): a decision dated after it counts, whoever commits it."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
+
+    now = [1000.0]
+    index = HistoryIndex(
+        None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: now[0]
+    )
+    try:
+        mark = _decision_mark("alice@example.com", H1, "approved")
+        request = {"commit": "1" * 40, "decision": mark, "author_time": 100}
+        index._note_lapse(
+            {**request, "author": "alice@example.com"}, _approval("r", adate, cdate, AGENT)
+        )
+        assert _lapse_fields(index.approval_ids[mark])[1] == OPEN
+        assert index._lapsed_decision(_approval("y", 150, 900, AGENT), mark) == "1" * 40
+        assert index._lapsed_decision(_approval("w", 990, 990, GITHUB), mark) == "1" * 40
+        assert index._lapsed_decision(_approval("a", 990, 990), mark) is None  # her own hand
+        now[0] = 5000.0  # a rebuilt index or the audit, long after
+        index._controller_clock(1010)
+        assert _lapse_fields(index.approval_ids[mark])[1] == 1010
+        assert index._lapsed_decision(_approval("w", 990, 990, GITHUB), mark) == "1" * 40
+        assert index._lapsed_decision(_approval("n", 1020, 1020, GITHUB), mark) is None
+        assert index._lapsed_decision(_approval("x", 100, 1030, AGENT), mark) == "1" * 40
+    finally:
+        index.close()
+
+
+def test_her_old_revert_picked_by_another_hand_is_another_hands_lapse() -> None:
+    """Round 67 ``pick-revert``: the agent's cherry-pick of her OLD revert (her author and
+    author date, the agent's committer) as the lapse of her newer approval is the agent's
+    lapse: its dates do not date it."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
+
+    index = HistoryIndex(
+        None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: 1000.0
+    )
+    try:
+        mark = _decision_mark("alice@example.com", H1, "approved")
+        request = {"commit": "2" * 40, "decision": mark, "author_time": 300}
+        index._note_lapse(
+            {**request, "author": "Alice@Example.com"}, _approval("r", 120, 500, AGENT)
+        )
+        assert _lapse_fields(index.approval_ids[mark])[1] == OPEN
+        assert index._lapsed_decision(_approval("y", 280, 600, AGENT), mark) == "2" * 40
+    finally:
+        index.close()
+
+
+def test_an_open_lapse_is_kept_until_a_controller_commit_follows(tmp_path: Path) -> None:
+    """The pass that saw another hand's lapse is not always the one that sees the
+    controller commit after it: the open lapse is kept in the index between passes."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _decision_mark, _lapse_fields
+
+    def index_at() -> HistoryIndex:
+        return HistoryIndex(
+            tmp_path / "index.sqlite", plans_dir="plans", controller_email="bot@example.com",
+            clock=lambda: 1000.0,
+        )  # fmt: skip
+
+    index = index_at()
+    mark = _decision_mark("alice@example.com", H1, "approved")
+    request = {"commit": "1" * 40, "decision": mark, "author_time": 100}
+    index._note_lapse({**request, "author": "alice@example.com"}, _approval("r", 5, 5, AGENT))
+    index.save("a" * 40)
+    index.close()
+    index = index_at()
+    try:
+        index._controller_clock(900)
+        assert _lapse_fields(index.approval_ids[mark])[1] == 900
+        assert index._lapsed_decision(_approval("n", 950, 950, GITHUB), mark) is None
     finally:
         index.close()

@@ -993,7 +993,22 @@ class Lifecycle(IndexStore):
         stages = join[1].get(change.path)
         if stages is None:
             return change.new_blob == repo.blob_sha(join[0], change.path)
-        return self._under_plans(change.path) and _settled(repo, stages, change.new_blob)
+        return self._under_plans(change.path) and self._settle(repo, record, stages, change)
+
+    def _settle(
+        self, repo: GitRepo, record: CommitRecord, stages: _Stages, change: FileChange
+    ) -> bool:
+        """:func:`_settled` for at most :data:`SETTLE_BUDGET` paths of one merge (three ``git
+        merge-file`` runs each): past it, what the merge wrote is the merger's, the side that
+        refuses honest work and lets nothing through (a hostile merge of thousands of
+        conflicted notes would otherwise cost a pass thousands of processes)."""
+        sha, used = getattr(self, "_settle_used", ("", 0))
+        used = used if sha == record.sha else 0
+        if used >= SETTLE_BUDGET:
+            return False
+        self._settle_used = (record.sha, used + 1)
+        assert change.new_blob is not None
+        return _settled(repo, stages, change.new_blob)
 
     def _join(self, repo: GitRepo, record: CommitRecord) -> _Join | None:
         """git's merge of a merge's parents (ort, as ``git merge`` runs it): asked once per
@@ -2606,6 +2621,10 @@ def _merge_of(repo: GitRepo, parents: Sequence[str]) -> _Join | None:
         stages = conflicts.setdefault(path, [None, None, None])
         stages[int(stage) - 1] = blob if mode in _FILE_MODES else None
     return out[0], {path: (s[0], s[1], s[2]) for path, s in conflicts.items()}
+
+
+#: Conflicted paths of one merge whose hands-off settlements are asked (:meth:`Lifecycle._settle`).
+SETTLE_BUDGET = 64
 
 
 def _settled(repo: GitRepo, stages: _Stages, made: str) -> bool:

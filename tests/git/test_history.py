@@ -512,6 +512,22 @@ def test_a_note_git_settled_by_a_strategy_option_is_written_by_the_sides(
     assert _folder_writers(index) == {AGENT[1], BOB[1]}
 
 
+def test_past_the_settle_budget_a_settled_conflict_is_the_mergers(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each conflicted path costs three ``git merge-file`` runs, so one merge asks at most
+    ``SETTLE_BUDGET`` of them: past it (here, at once) the settled note counts against the
+    merger, the side that refuses honest work and lets nothing through."""
+    from controller.git import lifecycle
+
+    monkeypatch.setattr(lifecycle, "SETTLE_BUDGET", 0)
+    index = _index(tmp_path)
+    _conflicting_notes(repo)
+    git(repo, "merge", "-q", "--no-ff", "-X", "theirs", "-m", "m", "side", env=identity(*ALICE))
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert ALICE[1] in _folder_writers(index)
+
+
 def test_a_settled_conflict_in_a_folder_moved_on_the_branch_is_the_sides(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -81,6 +81,7 @@ stays in the lab for the controller/audit agreement check only.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -293,10 +294,23 @@ def _signed(root: Path) -> Lab:
     lab.git("commit", "-q", "-m", "agent plan", who=AGENT)
     signed_run(lab)
     sign(lab, "ignore-date", "alice", ALICE, "approved")
-    lab.git("revert", "--no-edit", "HEAD", who=ALICE)
+    # her revert dated two minutes back (her own lapse: the earlier of its dates), so the
+    # re-dated copy is surely "after" it and only the signature rule can refuse it
+    lab.git("revert", "--no-commit", "HEAD", who=ALICE)
+    back = f"@{int(time.time()) - 120} +0000"
+    lab.git("commit", "-q", "-m", "revert her approval", f"--date={back}", who=ALICE)
     signed_run(lab)
     lab.git("cherry-pick", "HEAD~1", who=AGENT)
-    lab.git("rebase", "-q", "--ignore-date", "HEAD~1", who=AGENT)
+    # re-dated as ``rebase --ignore-date`` does (author Alice, a fresh author date), but two
+    # seconds on: git's option takes the wall clock, which can fall in her approval's second,
+    # and a copy with her author, date and subject is refused as a copy before any signature
+    # check (the property holds either way; this lab checks the signature rule)
+    date = f"@{int(time.time()) + 2} +0000"
+    ahead = {**lab.env(AGENT), "GIT_COMMITTER_DATE": date}
+    subprocess.run(
+        ["git", "commit", "-q", "--amend", "--no-edit", f"--date={date}"],
+        cwd=lab.repo, env=ahead, check=True,
+    )  # fmt: skip
     lab.picked = lab.git("log", "-1", "--format=%an %cn %G?", "HEAD")  # type: ignore[attr-defined]
     signed_run(lab)
     signed_run(lab)

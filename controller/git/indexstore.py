@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "43"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "44"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -142,6 +142,11 @@ INDEX_VERSION = "43"  # 3: risk and estimate per plan; 4: approval identities, f
 # controller commit after it, the reader's clock until then (round 67: the agent's revert dated
 # 1990 made her other approval of the version look newer than the lapse); the open lapses are
 # kept in the index's meta (``lapses_open``)
+# 44: the last commit of an EXECUTION_LOG.md in a folder the index holds no plan of
+# (``loose_logs``), given to the plan put there later as its ``log_commit`` (round 67: an
+# agent's log committed before its plan left the row silent where ``show`` noted it); each
+# plan's ``controller_commit`` and ``owned`` (:meth:`PlanState.has_record`): the row of a
+# draft, pending or invalid plan reads the record too, but not for a path with none
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -306,6 +311,10 @@ class IndexStore:
             path: set(who) for path, who in json.loads(self.meta("parked") or "{}").items()
         }
         self._parked_at: str | None = self.meta("parked_at") or None
+        #: The last commit of each EXECUTION_LOG.md committed where the index held no plan
+        #: (plan id -> commit): a plan put there later takes it as its ``log_commit`` (round
+        #: 67: a log the agent committed before the plan file is a file of that plan's record).
+        self._loose_logs: dict[str, str] = json.loads(self.meta("loose_logs") or "{}")
         #: The commits a scan will apply, in order (Lifecycle._pair_ahead asks git for the
         #: pairings of those that make plans in batches), and the pairings asked ahead.
         self.upcoming: list[Any] = []
@@ -349,14 +358,15 @@ class IndexStore:
         self._db.execute("DELETE FROM plans")
         self._db.execute(
             "DELETE FROM meta WHERE key IN ('last_commit', 'controller_time', 'parked', "
-            "'parked_at')"
+            "'parked_at', 'loose_logs')"
         )
-        for key in ("last_commit", "controller_time", "parked", "parked_at"):
+        for key in ("last_commit", "controller_time", "parked", "parked_at", "loose_logs"):
             self._meta[key] = None
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}
         self._parked, self._parked_at = {}, None
+        self._loose_logs = {}
         self._pool = {}
         self._dirty = set()
         self._attention = set()
@@ -403,6 +413,7 @@ class IndexStore:
         self.set_meta("parked", json.dumps({p: sorted(w) for p, w in sorted(self._parked.items())}))
         self.set_meta("parked_at", self._parked_at or "")
         self.set_meta("lapses_open", json.dumps(sorted(self._lapses_open)))
+        self.set_meta("loose_logs", json.dumps(self._loose_logs, sort_keys=True))
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()

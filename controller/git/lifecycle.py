@@ -213,12 +213,29 @@ class Lifecycle(IndexStore):
         """Record ``record`` as the last commit of these plans' logs (round 66: a reader of
         the record asks who committed each of its files last, :meth:`PlanState.record_commits`).
         After the commit's plan files: a plan a commit adds with its log (a copied folder)
-        exists by then."""
+        exists by then. A log where no plan is yet is kept for the plan put there later
+        (round 67: an agent's log committed before its plan file)."""
         for plan_id in sorted(plan_ids):
             state = self.plans.get(plan_id)
-            if state is not None:
-                state.log_commit = record.sha
-                self.touch(plan_id)
+            if state is None:
+                self._note_loose_log(record, plan_id)
+                continue
+            self._loose_logs.pop(plan_id, None)
+            state.log_commit = record.sha
+            self.touch(plan_id)
+
+    def _note_loose_log(self, record: CommitRecord, plan_id: str) -> None:
+        """A log committed where no plan is: kept for a plan put there later, forgotten when
+        removed (no log is no record, ``ownrecord.shown_record``)."""
+        removed = any(
+            c.new_blob is None and plan_id_of(c.path, self.plans_dir) == plan_id
+            for c in record.changes
+            if path_name(c.path) == LOG_NAME
+        )
+        if removed:
+            self._loose_logs.pop(plan_id, None)
+        else:
+            self._loose_logs[plan_id] = record.sha
 
     def _forget_emptied(self, repo: GitRepo, record: CommitRecord) -> None:
         """A folder's writers count since it was last emptied (round 55): a folder every file
@@ -1293,6 +1310,8 @@ class Lifecycle(IndexStore):
                 del self.plans[plan_id]
             return
         state = before or PlanState(plan_id, change.path)
+        if before is None:  # the folder's log committed before its plan is its plan's
+            state.log_commit = self._loose_logs.pop(plan_id, "")
         state.file = change.path
         if new.problem is not None:
             self._problem(state, new.problem)
@@ -1363,7 +1382,9 @@ class Lifecycle(IndexStore):
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
         state.risk, state.estimate = new.risk, new.estimate
-        state.last_commit = record.sha
+        state.last_commit, state.owned = record.sha, new.owned
+        if by_controller:
+            state.controller_commit = record.sha
         self.plans[plan_id] = state
         if by_controller:
             self._controller_commit(repo, state, record, old, new, sink, snapshot)

@@ -8,8 +8,9 @@ never from the branch's version alone:
 - ``plangate show`` (round 5, 23): the blocks of the controller's last commit of the file
   when someone committed a change to them after it (``E_OWNED_BLOCK_CHANGED``);
 - the status row (``status``, MCP ``status``, the page; round 65): the notes ``show`` carries
-  (:func:`record_notes`), for a row of a plan any file of whose record (the plan file, its
-  log: round 66) someone else's commit changed last;
+  (:func:`record_notes`), for a row of a plan in any state (round 67: pending and frozen
+  too) any file of whose record (the plan file, its log: round 66; a log committed before
+  the plan: round 67) someone else's commit changed last;
 - the controller, when a gate, ask or resume approval finds the run's journal (or its whole
   state directory) lost (round 52): the ``execution:`` block of its last commit of the file
   that wrote that block (a checkpoint, a pause, an outcome), never one that carried the

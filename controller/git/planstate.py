@@ -43,6 +43,8 @@ class BlobFacts:
     #: Digest of the controller-owned ``execution:`` block alone: the pause (gate, failed
     #: action) and the progress of a started run, which a continuation approval answers.
     execution_digest: str = ""
+    #: The version carries an ``execution:`` or ``approval:`` block (a claim of a record).
+    owned: bool = False
 
 
 #: File modes that are no plan file: a symlink (never followed) and a gitlink (a submodule).
@@ -101,9 +103,12 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         risk=risk if isinstance(risk, str) else None,
         estimate=estimate if isinstance(estimate, dict) else None,
         execution_digest=pause,
+        owned=any(doc.get(k) is not None for k in _OWNED_BLOCKS),
     )
 
 
+#: PlanState's string fields many plans share a value of (:meth:`PlanState.share`).
+_POOLED = ("status", "file_status", "risk", "last_commit", "log_commit", "controller_commit")
 #: Statuses of a started run: a withdrawal then aborts the approved version.
 _RUN_STATES = frozenset({"executing", "awaiting_approval", "failed"})
 
@@ -146,6 +151,11 @@ class PlanState:
     #: The last commit that changed the plan's EXECUTION_LOG.md (by anyone): with
     #: ``last_commit``, the last commit of each file of the plan's record (:meth:`record_commits`).
     log_commit: str = ""
+    #: The controller's last commit of the plan file at this path (round 67: with
+    #: ``log_commit`` and ``owned``, :meth:`has_record`).
+    controller_commit: str = ""
+    #: The plan file's version at ``last_commit`` carries an ``execution:``/``approval:`` block.
+    owned: bool = False
     #: A commit since this controller last started the plan, under its name but not made by
     #: it (by its record), whose message names a run event of the plan, whatever it changes
     #: (an empty one leaves ``last_commit`` at the start): the take-over check reads it.
@@ -169,6 +179,14 @@ class PlanState:
         committed every one of them last asks these (round 66: a log alone changed)."""
         return tuple(sha for sha in (self.last_commit, self.log_commit) if sha)
 
+    def has_record(self) -> bool:
+        """Does a file at the path hold, or claim to hold, the controller's record: a commit
+        of the controller's of the plan file, a log anyone committed, or an owned block in
+        the file? Without one, every reader's judgement of the record
+        (:func:`controller.git.ownrecord.shown_record`) has nothing to note (round 67: a
+        draft no one ran is read without git, a log committed before its plan is not)."""
+        return bool(self.controller_commit or self.log_commit or self.owned)
+
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]
         self.last_event = text
@@ -179,7 +197,7 @@ class PlanState:
         mostly their hash; the plans one commit touched (a merge approving a thousand, the
         controller's batched events) share its id and usually their notes and changers.
         Values are only read, never changed in place (a change assigns a new list)."""
-        for name in ("status", "file_status", "risk", "last_commit", "log_commit"):
+        for name in _POOLED:
             value = getattr(self, name)
             if value is not None:
                 setattr(self, name, pool.setdefault(value, value))

@@ -338,18 +338,18 @@ class Controller(Deciding, Outcomes):
         ]
 
     def _row_notes(self, state: PlanState, problem: Problem | None) -> list[str]:
-        """The history's last notes, and the notes of every reader of the record when the row
-        speaks of a version the controller froze, approved or ran (a draft or pending plan is
-        the next pass's to freeze): round 64's when the text does not hash to its kept
-        ``frozen.hash`` (:func:`controller.git.ownrecord.hash_mismatch`), and (round 65)
-        ``show``'s when the text is not the one the controller recorded in the path's life (a
-        swapped folder, a rewritten ``frozen:`` block; round 66: a log alone changed:
-        :func:`_record_notes`)."""
+        """The history's last notes, and the notes of every reader of the record: ``show``'s
+        for every plan in every state (round 65: the text is not the one the controller
+        recorded in the path's life; round 66: a log alone changed; round 67: a plan not run
+        yet, pending or frozen, with a log the controller never wrote: :func:`_record_notes`),
+        and, when the row speaks of a version the controller froze, approved or ran (a draft
+        or pending plan is the next pass's to freeze), round 64's when the text does not hash
+        to its kept ``frozen.hash`` (:func:`controller.git.ownrecord.hash_mismatch`)."""
         notes = state.notes[-5:]
-        if problem is not None or state.status in FREEZABLE:
+        if problem is not None:
             return notes
         stale = hash_mismatch(state.file, state.hash, state.frozen_hash)
-        found = [stale] if stale is not None else []
+        found = [stale] if stale is not None and state.status not in FREEZABLE else []
         found += [note for note in self._record_notes(state) if note not in found]
         return [*notes, *found]
 
@@ -357,13 +357,15 @@ class Controller(Deciding, Outcomes):
         """``show``'s notes of the path's record (:func:`controller.git.ownrecord.record_notes`),
         read only where someone else committed a file of the record last (the plan file or
         its log, :meth:`PlanState.record_commits`; round 66: a log alone rewritten, deleted or
-        swapped): a record whose every file the controller committed last is its own, so a
-        pass over unchanged plans runs no git."""
+        swapped; round 67: a log committed before the plan file, the index's ``loose_logs``):
+        a record whose every file the controller committed last is its own, and a path with
+        no record nor a claim of one (:meth:`PlanState.has_record`: a draft) has nothing to
+        note, so a pass over unchanged plans and drafts runs no git."""
         from controller.git.ownrecord import record_notes
         from controller.service.statedir import is_own_commit
 
         own = self.own_commits
-        if state.unsafe or state.ambiguous or not state.last_commit:
+        if state.unsafe or state.ambiguous or not state.last_commit or not state.has_record():
             return ()
         if own.known and all(sha in own for sha in state.record_commits()):
             return ()

@@ -49,7 +49,18 @@ branch is not the controller's record ... by agent@example.com" and show no log,
 another pass: round 66 made the row read the record again when a file of a path was last
 committed by someone else, but a plan with no run of the controller's has no log commit of
 its own to compare with, so the row never looks. Should: the row carries the note ``show``
-carries for every plan, run or not. Held (113 ids + the control): ``gate`` (paused, log
+carries for every plan, run or not.
+
+Fixed (2026-11-30): one judgement of a path's record for every reader. The row's notes are
+``show``'s (``ownrecord.record_notes``, the same ``shown_record``) for every plan in every
+state: the row no longer skips a draft, pending or invalid plan (only round 64's
+``frozen.hash`` note, which the next freeze settles, is left to frozen plans), and the index
+keeps the last commit of a log committed where no plan was yet (``loose_logs``, index
+version 42) as the plan's ``log_commit`` once one is put there, so a log the agent committed
+before the plan file is a file of its record someone else committed last, and the row reads
+it. A record whose every file the controller committed last is still read without git.
+
+Held (113 ids + the control): ``gate`` (paused, log
 rewritten), ``fail`` (failed, log rewritten), ``rej`` (rejected, a forged log added): noted
 on every reader; ``same`` (metadata + log in one commit),
 ``mved`` (moved with the log rewritten), ``del`` (deleted with a metadata edit), ``sym``
@@ -73,7 +84,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -249,16 +260,9 @@ def _noted(what: str, shown: Any) -> bool:
 
 ROWS = ("status", "mcp-status", "after")
 IDS = [f"{slug}-{what}" for slug in SLUGS for what in (*ROWS, "show", "mcp-log")]
-_PENDING_LOG = xfail(
-    "surfaces",
-    "a PENDING plan's EXECUTION_LOG.md the agent committed (before the plan file, with it, "
-    "with a new version, or alone after the freeze): show and MCP log carry "
-    "E_OWNED_BLOCK_CHANGED 'EXECUTION_LOG.md on the branch is not the controller's record', "
-    "the status row and MCP status (before and after a pass) carry no note",
-)
-BROKEN: dict[str, Any] = {
-    f"{slug}-{what}": _PENDING_LOG for slug in ("pre", "samep", "with", "late") for what in ROWS
-}
+#: Round 67's 12 strict xfails (``pre``/``samep``/``with``/``late`` on every row reader) are
+#: fixed (see the module docstring): none left.
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

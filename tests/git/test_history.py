@@ -622,3 +622,57 @@ def test_her_plan_moved_and_edited_where_a_merge_brought_it_keeps_her_a_writer(
     moved = index.plans["plans/greet-2"].hash
     assert moved is not None
     assert {ALICE[1], AGENT[1]} <= set(index.authors.get(moved, frozenset()))
+
+
+def test_a_log_committed_before_its_plan_is_a_file_of_the_plans_record(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 67: an EXECUTION_LOG.md committed where no plan is yet becomes the plan's
+    ``log_commit`` once a plan is put there (the row reads a record someone else committed a
+    file of last), also across index saves; a log removed before the plan leaves none."""
+    folder = repo / "plans" / "greet"
+    folder.mkdir(parents=True)
+    (folder / "EXECUTION_LOG.md").write_text("# forged\n")
+    commit_all(repo, "log first", AGENT)
+    logged = _tip(repo)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), logged)
+    index.close()
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), _tip(repo))
+    assert index.plans["plans/greet"].record_commits() == (_tip(repo), logged)
+    index.close()
+    other = repo / "plans" / "other"
+    other.mkdir()
+    (other / "EXECUTION_LOG.md").write_text("# forged\n")
+    commit_all(repo, "log", AGENT)
+    (other / "EXECUTION_LOG.md").unlink()
+    commit_all(repo, "no log", AGENT)
+    write_plan(repo, "other")
+    commit_all(repo, "add other", AGENT)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), _tip(repo))
+    assert index.plans["plans/other"].record_commits() == (_tip(repo),)
+
+
+def test_the_index_knows_a_path_with_no_record_nor_a_claim_of_one(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 67: the row reads a path's record for a plan in every state, but not where the
+    index knows there is none to judge (no commit of the controller's, no log, no owned
+    block: a draft no one ran); a forged block or a log makes a claim the row must judge."""
+    write_plan(repo, text=PLAN.replace("status: pending_approval", "status: draft"))
+    commit_all(repo, "draft", AGENT)
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), _tip(repo))
+    assert not index.plans["plans/greet"].has_record()
+    write_plan(repo, "forged", PLAN + "execution: {status: completed}\n")
+    write_plan(repo, "logged")
+    (repo / "plans/logged/EXECUTION_LOG.md").write_text("# forged\n")
+    commit_all(repo, "claims", AGENT)
+    index.scan(GitRepo(repo), _tip(repo))
+    assert index.plans["plans/forged"].has_record()
+    assert index.plans["plans/logged"].has_record()
+    assert (index.plans["plans/logged"].owned, index.plans["plans/greet"].owned) == (False, False)

@@ -245,3 +245,35 @@ def test_a_log_alone_rewritten_or_deleted_is_flagged_on_the_status_row(
         noted = [n for n in row["notes"] if n.startswith("E_OWNED_BLOCK_CHANGED")]
         assert noted and "EXECUTION_LOG.md" in noted[0], row
         assert [p for p in _log(config)["problems"] if "EXECUTION_LOG.md" in p]
+
+
+def test_a_pending_plans_log_the_controller_never_wrote_is_flagged_on_the_status_row(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 67: a forged log the agent committed BEFORE the plan file, for a plan that has
+    not run (pending, frozen): the row carries ``show``'s note as MCP ``log`` does; once
+    the plan runs, the controller's log replaces it and neither notes anything."""
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
+    )
+    folder = repo / "plans" / "owned"
+    folder.mkdir(parents=True)
+    (folder / "EXECUTION_LOG.md").write_text("# Approved by alice FORGED-LOG\n")
+    commit_all(repo, "a log first", AGENT)
+    (folder / "PLAN.yml").write_text(greet_plan("owned", "say hello", "world"))
+    commit_all(repo, "propose", AGENT)
+    _run(config)
+    row = _row(config)
+    assert row["status"] == "pending_approval", row
+    noted = [n for n in row["notes"] if n.startswith("E_OWNED_BLOCK_CHANGED")]
+    assert noted and "EXECUTION_LOG.md" in noted[0] and AGENT[1] in noted[0], row
+    assert [p for p in _log(config)["problems"] if "EXECUTION_LOG.md" in p]
+    _set_status(folder / "PLAN.yml", "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+    row = _row(config)
+    assert row["status"] == "completed", row
+    assert not [n for n in row["notes"] if n.startswith("E_")], row
+    assert not _log(config)["problems"]

@@ -51,17 +51,12 @@ class NestedRun:
         try:
             child = nested.load(spec.plan, self.run.config, self.origin, plans.check_document)
             inputs = {**child.model.inputs, **refs.resolve(spec.inputs or {}, step.scope.ctx)}
-            # each input as the parent's record shows it: the child reads it so (round 67)
-            shown = {
-                **child.model.inputs,
-                **self.runner.recorded(spec.inputs or {}, step.scope.ctx),
-            }
         except PlangateError as error:
             return self.runner.settle(step, attempt, error, no_call=not rec.open_start)
         self.models[int(step.key)] = child.model
         if not rec.open_start:
-            self.runner.record_start(step, attempt, inputs, shown)
-        scope = self._scope(step, child, inputs, shown)
+            self.runner.record_start(step, attempt, inputs)
+        scope = self._scope(step, child, inputs)
         try:
             outcome = self._preconditions(step, child.model, scope, attempt)
             if outcome is None:
@@ -88,7 +83,7 @@ class NestedRun:
             return self.runner.settle(step, attempt, error, result=result)
         return self.runner.finish(step, attempt, result, outputs)
 
-    def _scope(self, step: Step, child: nested.Child, inputs: Any, shown: Any) -> Scope:
+    def _scope(self, step: Step, child: nested.Child, inputs: Any) -> Scope:
         model = child.model
         outputs: dict[int, dict[str, Any]] = {}
         results: dict[int, Any] = {}
@@ -111,7 +106,6 @@ class NestedRun:
             results=results,
             secret=parent.secret,
             max_chars=parent.max_chars,
-            shown_inputs=shown,
         )
         head = str(step.key)
         budget = step.scope.budget.nested(

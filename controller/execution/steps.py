@@ -503,23 +503,14 @@ class StepRunner:
         record["error"] = self.run.redactor.data(record["error"])
         self.run.record(record)
 
-    def record_start(
-        self, step: Step, attempt: int, params: dict[str, Any], shown: Any = None
-    ) -> None:
-        """Journal a try's start; its params as the record shows them (``shown``, or built
-        from the plan's ``params`` part by part, :func:`refs.recorded`, round 67)."""
+    def record_start(self, step: Step, attempt: int, params: dict[str, Any]) -> None:
         key = idempotency_key(self.run.hash, step.key)
-        safe = self.recorded(step.spec.params, step.scope.ctx) if shown is None else shown
+        safe = self.run.redactor.data(params)
         record = {"t": "start", "id": step.key, "attempt": attempt, "key": key, "params": safe}
         if self._guard_checks.get(step.key):
             record["guards"] = self._guard_checks[step.key]
         self.run.record(record)
         self.run.log.debug("action_started", action=step.key, tool=step.tool, attempt=attempt)
-
-    def recorded(self, written: Any, ctx: refs.Context) -> Any:
-        """``written`` resolved as the execution record shows it: the author's parts as
-        written, a secret ``***``, the controller's material redacted (round 67)."""
-        return refs.recorded(written, ctx, self.run.redactor.data)
 
     def _record_spawn(self, key: ActionKey, attempt: int, spawned: Spawned) -> None:
         self.run.record(
@@ -557,10 +548,10 @@ class StepRunner:
             "retry": flags.pop("retry", False),
             "duration_ms": duration_ms,
             **(
-                _kept(self.run.redactor, result, outputs or {}, _authored(step))
+                _kept(self.run.redactor, result, outputs or {})
                 if status == "succeeded"
                 else {
-                    "result": _recorded_result(self.run.redactor, result, _authored(step)),
+                    "result": self.run.redactor.data(result),
                     "outputs": self.run.redactor.data(outputs or {}),
                 }
             ),
@@ -584,34 +575,10 @@ class StepRunner:
         )
 
 
-def _authored(step: Step) -> dict[str, Any]:
-    """The members of the step's result that are its author's text: a nested plan's result
-    names the plan's path as the author wrote it (round 67: recorded ``plans/***`` for a
-    folder named like a secret, while the Tool line quoted it as written)."""
-    pin = getattr(step.spec, "plan", None)
-    return {} if pin is None else {"plan": pin.path}
-
-
-def _recorded_result(redactor: Redactor, result: Any, own: dict[str, Any]) -> Any:
-    """``result`` as journaled: the author's members (:func:`_authored`) as written, the
-    rest, the controller's material, redacted."""
-    safe = redactor.data(result)
-    if not (isinstance(result, dict) and isinstance(safe, dict)):
-        return safe
-    kept = {k: v for k, v in own.items() if result.get(k) == v and k in safe}
-    return {k: kept.get(k, v) for k, v in safe.items()} if kept else safe
-
-
-def _kept(
-    redactor: Redactor, result: Any, outputs: dict[str, Any], own: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """A result and outputs as journaled: redacted (the author's members of the result as
-    written, :func:`_recorded_result`), and when that changed them, the real ones sealed
-    (:meth:`Redactor.seal`) for a run that goes on after a pause (round 43)."""
-    safe = {
-        "result": _recorded_result(redactor, result, own or {}),
-        "outputs": redactor.data(outputs),
-    }
+def _kept(redactor: Redactor, result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    """A result and outputs as journaled: redacted, and when that changed them, the real
+    ones sealed (:meth:`Redactor.seal`) for a run that goes on after a pause (round 43)."""
+    safe = {"result": redactor.data(result), "outputs": redactor.data(outputs)}
     if safe["result"] != result or safe["outputs"] != outputs:
         sealed = redactor.seal({"result": result, "outputs": outputs})
         if sealed is not None:

@@ -57,11 +57,12 @@ provenance (``refs.recorded``), never by searching the joined string for known s
 values: the author's parts (a literal, a ``$<plan.*>`` of the plan that wrote it, a
 nested or top-level plan's input as its parent's record shows it, ``Context.shown_inputs``)
 as written, a ``$<secrets.*>`` as ``***``, the controller's other material (outputs,
-results) through the redactor, the second net. The journal's start record (and so
-EXECUTION_LOG.md, MCP ``log``, the page, ``/api/plan/``) and the gate's preview take it;
+results as the journal recorded them) through the redactor, the second net.
+EXECUTION_LOG.md (and so MCP ``log``, the page, ``/api/plan/``) and the gate's preview take
+it, the journal stays redacted whole;
 ``mixtop``, ``mixs``, ``mixkid`` record ``"note": "<guess>-***"`` for either guess, ``pname``
 the child's name as written. A nested action's result names its plan's path as the author
-wrote it (``steps._authored``), as its Tool line does (``kdir``).
+wrote it (``logbook._own_result``), as its Tool line does (``kdir``).
 """
 
 from __future__ import annotations

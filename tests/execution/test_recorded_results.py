@@ -203,20 +203,3 @@ def test_expect_reads_the_result_as_recorded(tmp_path: Path, secret_env: None) -
     config, plan_file = make_plan(tmp_path, actions, {"echo": {"kind": "echo"}})
     assert run(Engine(config), plan_file).status == "completed"
     assert [a["status"] for a in execution(plan_file)["actions"]] == ["skipped", "succeeded"]
-
-
-def test_a_nested_plans_result_names_its_path_as_the_author_wrote_it() -> None:
-    # round 67: a child in plans/<a secret's value> was recorded 'plan: plans/***' for the
-    # right guess only; the path is the author's (the Tool line quotes it as written)
-    from controller.execution.steps import _kept, _recorded_result
-
-    path = f"plans/{SECRET}"
-    result = {"plan": path, "hash": "sha256:0", "outputs": {"1": {"o": SECRET}}}
-    own = {"plan": path}
-    shown = _recorded_result(REDACTOR, result, own)
-    assert shown == {"plan": path, "hash": "sha256:0", "outputs": {"1": {"o": "***"}}}
-    assert list(shown) == list(result)
-    kept = _kept(REDACTOR, result, {"o": SECRET}, own)
-    assert kept["result"] == shown and kept["outputs"] == {"o": "***"} and "sealed" in kept
-    # a member the author did not write is the controller's: redacted as any result
-    assert _recorded_result(REDACTOR, {"plan": SECRET}, own) == {"plan": "***"}

@@ -13,6 +13,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from controller import fsutil
@@ -62,8 +63,14 @@ class Checkpoints:
         log: structlog.stdlib.BoundLogger,
         nested: dict[int, PlanDocument] | None = None,
         root: Path | None = None,
+        mask: Callable[[Any], Any] | None = None,
     ) -> None:
         self.config = config
+        #: The redactor's search for secrets' values: the log's params are built from their
+        #: parts with it (:func:`refs.recorded`, round 67); None: as the journal holds them.
+        self.mask = mask
+        #: prefix -> (outputs, results) the journal holds, for one rendering of the log.
+        self._journaled: dict[str, tuple[dict[int, Any], dict[int, Any]]] = {}
         #: The working tree the plan's files lie in: no folder below it is followed as a link.
         self.root = root if root is not None and plan.path.is_relative_to(root) else None
         self.plan = plan
@@ -210,6 +217,7 @@ class Checkpoints:
             status=status,
             finished_at=finished,
         )
+        self._journaled.clear()  # the outputs and results the log's params read, per render
         sections = [self._section(a) for a in self.model.actions]
         views = {a.id: self._view(self.state.actions.get(a.id)) for a in self.model.actions}
         if self._reduced is None:
@@ -255,17 +263,15 @@ class Checkpoints:
         limit = self._block_limit()
         own = self._plan_fields()
         mine = self.model.inputs  # a top-level plan's inputs: its author's literals
-        text = logbook.render_action(action, self._view(rec), limit, fields=own, inputs=mine)
+        ctx = self._recorded_ctx(own, mine, "")
         child = self.nested.get(action.id)
-        # a child's inputs are its authors' where every value filling them is (round 66)
-        theirs = refs.authored_inputs(action.inputs or {}, child.inputs, own, mine) if child else {}
-        for inner in child.actions if child is not None else ():
-            specs: list[Action | FallbackStep] = [inner, *inner.fallback]
-            for spec in specs:
-                key = f"{action.id}/{spec.id}"
-                if self._ran(key):
-                    view = self._view(self.state.actions.get(key))
-                    text += "\n" + logbook.render_action(spec, view, limit, key=key, inputs=theirs)
+        shown = self._child_inputs(action, child, ctx)
+        text = logbook.render_action(
+            action, self._view(rec), limit, fields=own, inputs=mine,
+            recorded=self._shown(ctx, shown if child is not None else None),
+        )  # fmt: skip
+        if child is not None:
+            text += self._nested_sections(action, child, shown, limit)
         for step in action.fallback:
             if self._ran(step.id):
                 text += "\n" + logbook.render_action(
@@ -274,12 +280,94 @@ class Checkpoints:
                     limit,
                     fields=own,
                     inputs=mine,
+                    recorded=self._shown(ctx),
                 )
         if rec is not None and rec.done:
             self._done_sections[action.id] = text
         elif pending:
             self._pending_sections[action.id] = text
         return text
+
+    def _nested_sections(
+        self, action: Action, child: PlanDocument, shown: dict[str, Any], limit: int
+    ) -> str:
+        """The sections of a nested plan's actions that ran, its fallbacks'."""
+        # a child's inputs are its authors' where every value filling them is (round 66)
+        own, mine = self._plan_fields(), self.model.inputs
+        theirs = refs.authored_inputs(action.inputs or {}, child.inputs, own, mine)
+        pin = getattr(action.plan, "hash", "")
+        fields = {"name": child.plan.name, "task": child.plan.task, "hash": pin}
+        inner_ctx = self._recorded_ctx(fields, shown, f"{action.id}/", shown)
+        text = ""
+        for inner in child.actions:
+            specs: list[Action | FallbackStep] = [inner, *inner.fallback]
+            for spec in specs:
+                key = f"{action.id}/{spec.id}"
+                if self._ran(key):
+                    view = self._view(self.state.actions.get(key))
+                    text += "\n" + logbook.render_action(
+                        spec, view, limit, key=key, inputs=theirs,
+                        recorded=self._shown(inner_ctx),
+                    )  # fmt: skip
+        return text
+
+    def _recorded_ctx(
+        self,
+        fields: dict[str, Any],
+        inputs: Any,
+        prefix: str,
+        shown: Any = None,
+    ) -> refs.Context | None:
+        """What the log's params are built from (round 67): the plan's fields and inputs,
+        the journal's outputs and results (redacted: the controller's material as recorded)
+        of the actions under ``prefix``, and every secret ``***``."""
+        if self.mask is None:
+            return None
+        if prefix not in self._journaled:
+            self._journaled[prefix] = self._journaled_under(prefix)
+        outputs, results = self._journaled[prefix]
+        return refs.Context(
+            inputs=dict(inputs or {}), plan=fields, outputs=outputs, results=results,
+            secret=lambda name: refs.MASKED, shown_inputs=shown,
+        )  # fmt: skip
+
+    def _journaled_under(self, prefix: str) -> tuple[dict[int, Any], dict[int, Any]]:
+        outputs: dict[int, Any] = {}
+        results: dict[int, Any] = {}
+        for key, rec in self.state.actions.items():
+            local = str(key)[len(prefix) :] if str(key).startswith(prefix) else ""
+            end = rec.end
+            if local.isdigit() and rec.done and end and end.get("status") == "succeeded":
+                outputs[int(local)] = end.get("outputs") or {}
+                results[int(local)] = end.get("result")
+        return outputs, results
+
+    def _child_inputs(
+        self, action: Action, child: PlanDocument | None, ctx: refs.Context | None
+    ) -> dict[str, Any]:
+        """A nested plan's inputs as its parent's record shows them: its defaults and the
+        parent's values built from their parts (the child reads them so)."""
+        if child is None or ctx is None:
+            return {}
+        try:
+            given = refs.recorded(action.inputs or {}, ctx, self._mask)
+        except PlangateError:
+            return {}
+        return {**child.inputs, **given}
+
+    def _mask(self, value: Any) -> Any:
+        return value if self.mask is None else self.mask(value)
+
+    def _shown(
+        self, ctx: refs.Context | None, nested_inputs: dict[str, Any] | None = None
+    ) -> Callable[[Any], Any] | None:
+        """The log's params of a step as built from their parts, or None (as the journal
+        holds them, :func:`refs.authored`): a nested plan's action shows its inputs."""
+        if ctx is None:
+            return None
+        if nested_inputs is not None:
+            return lambda written: nested_inputs or None
+        return lambda written: refs.recorded(written, ctx, self._mask)
 
 
 def _bounded(block: dict[str, Any], limit: int) -> dict[str, Any]:

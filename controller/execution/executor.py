@@ -279,6 +279,7 @@ class PlanRun:
             log=self.log,
             nested=self.nested_models,
             root=engine.root,
+            mask=self.redactor.data,
         )
         #: A journal write failed (round 56): no further record of a step is written.
         self.unwritten: StorageFailed | None = None

@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError
@@ -92,13 +91,12 @@ class _Resolver:
         """The pause's values; ``ctx``: the top-level plan's scope, whose inputs are its
         author's literals (round 65: quoted as written, as its other literals are)."""
         ctx = _masked(ctx)
-        own = ctx.inputs
-        found: dict[str, Any] = {"action": key, "params": self.values(action.params, ctx, own)}
+        found: dict[str, Any] = {"action": key, "params": self.values(action.params, ctx)}
         checks = [
             {
                 "check": f"precondition {i}",
                 "tool": pre.tool,
-                "params": self.values(pre.params, ctx, own),
+                "params": self.values(pre.params, ctx),
             }
             for i, pre in enumerate(action.preconditions, 1)
         ]
@@ -108,24 +106,22 @@ class _Resolver:
                 {
                     "check": "verify",
                     "tool": verify.tool,
-                    "params": self.values(verify.params, ctx, own),
+                    "params": self.values(verify.params, ctx),
                 }
             )
         if checks:
             found["checks"] = checks
         if action.plan is not None:
-            found.update(self.nested(key, action, ctx, own))
+            found.update(self.nested(key, action, ctx))
         return found
 
-    def nested(
-        self, key: ActionKey, action: Any, ctx: refs.Context, own: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def nested(self, key: ActionKey, action: Any, ctx: refs.Context) -> dict[str, Any]:
         from controller.plan import nested, plans
 
         given: dict[str, Any] = {}
         shown: dict[str, Any] = {}
         for name, value in (action.inputs or {}).items():
-            resolved, ok = self.value(value, ctx, own)
+            resolved, ok = self.value(value, ctx)
             shown[name] = resolved
             if ok:
                 given[name] = resolved
@@ -146,43 +142,39 @@ class _Resolver:
             },
             approval=ctx.approval,
             secret=ctx.secret,
+            # each input as the preview shows it: its parts' provenance (rounds 66-67)
+            shown_inputs={**child.model.inputs, **given},
         )
-        # the child's inputs its authors wrote, as the log reads them (round 66)
-        theirs = refs.authored_inputs(action.inputs or {}, child.model.inputs, ctx.plan, own)
         found["actions"] = [
             {
                 "action": f"{key}/{inner.id}",
                 "tool": inner.tool,
-                "params": self.values(inner.params, inner_ctx, theirs),
+                "params": self.values(inner.params, inner_ctx),
             }
             for inner in child.model.actions
         ]
         return found
 
-    def values(
-        self, params: dict[str, Any], ctx: refs.Context, own: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        return {name: self.value(value, ctx, own)[0] for name, value in params.items()}
+    def values(self, params: dict[str, Any], ctx: refs.Context) -> dict[str, Any]:
+        return {name: self.value(value, ctx)[0] for name, value in params.items()}
 
-    def value(
-        self, value: Any, ctx: refs.Context, own: Mapping[str, Any] | None = None
-    ) -> tuple[Any, bool]:
-        """(the value resolved and redacted, True), or (why it is not shown, False);
-        ``own``: the plan's own inputs when ``ctx`` reads them (a top-level plan's), the
-        author's text, or None (a nested plan's: its parent's values)."""
+    def value(self, value: Any, ctx: refs.Context) -> tuple[Any, bool]:
+        """(the value as the record shows it, :func:`refs.recorded`, True), or (why it is not
+        shown, False)."""
         if self.left <= 0:
             return f"(not shown: the preview resolved {PREVIEW_CHARS} characters already)", False
         budget = refs.Budget(min(VALUE_CHARS, self.left))
         try:
-            resolved = refs.resolve(value, ctx, budget=budget)
+            refs.resolve(value, ctx, budget=budget)  # the budget and the refusals
         except PlangateError as exc:
             if exc.code == "E_LIMIT_EXCEEDED":
                 return f"(not shown: more than {budget.limit} characters)", False
             return f"(not known yet: {exc.message})", False
         finally:  # what was built, a failed resolution's too
             self.left -= min(budget.limit, budget.limit - budget.left)
-        # the author's own values as written, what a reference filled redacted (round 64)
-        return refs.authored(value, self.run.redactor.data(resolved), ctx.plan, own), True
+        # built from its parts: the author's as written, a secret ***, the rest redacted
+        # (rounds 64-67), as the journal records the params the run resolves
+        return refs.recorded(value, ctx, self.run.redactor.data), True
 
 
 def _masked(ctx: refs.Context) -> refs.Context:

@@ -52,11 +52,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.display import visible, visible_json
+from controller.errors import PlangateError
 from controller.plan.refs import authored
 
 if TYPE_CHECKING:
@@ -176,6 +177,7 @@ def render_action(
     key: Any = None,
     fields: Mapping[str, Any] | None = None,
     inputs: Mapping[str, Any] | None = None,
+    recorded: Callable[[Any], Any] | None = None,
 ) -> str:
     """One action's section (``start``/``end`` are journal records, see journal.py);
     ``key`` names an action of a nested plan (``"2/1"``); ``fields``: what ``$<plan.*>``
@@ -208,14 +210,46 @@ def render_action(
     if checks:
         lines += _guard_lines(checks)
     if start is not None:
-        params = authored(action.params, start.get("params"), fields, inputs)
+        params = _params(action, start.get("params"), fields, inputs, recorded)
         lines += _block("Params (resolved)", params, limit)
         lines += [_AUTHORED_NOTE, ""]
     if view.checks:
         lines += ["**Checks:**", ""] + [_check_line(c) for c in view.checks] + [""]
     if end is not None:
-        lines += _end_lines(end, limit)
+        lines += _end_lines(_own_result(action, end), limit)
     return "\n".join(lines) + "\n"
+
+
+def _params(
+    action: Action | FallbackStep,
+    journaled: Any,
+    fields: Mapping[str, Any] | None,
+    inputs: Mapping[str, Any] | None,
+    recorded: Callable[[Any], Any] | None,
+) -> Any:
+    """A step's params as the log shows them: built from their parts (``recorded``,
+    :func:`~controller.plan.refs.recorded`, round 67), else (a value that part cannot be
+    built again, a run without it) as the journal holds them, the author's wholly as
+    written (:func:`~controller.plan.refs.authored`)."""
+    if recorded is not None:
+        try:
+            shown = recorded(action.params)
+        except PlangateError:
+            shown = None
+        if shown is not None:
+            return shown
+    return authored(action.params, journaled, fields, inputs)
+
+
+def _own_result(action: Action | FallbackStep, end: dict[str, Any]) -> dict[str, Any]:
+    """``end`` with a nested plan's result naming its plan's path as the author wrote it
+    (round 67: ``plans/***`` for a folder named like a secret, while the Tool line quotes
+    it as written); the rest of that result, the child's outputs, as recorded."""
+    pin = getattr(action, "plan", None)
+    result = end.get("result")
+    if pin is None or not isinstance(result, dict) or "plan" not in result:
+        return end
+    return {**end, "result": {k: pin.path if k == "plan" else v for k, v in result.items()}}
 
 
 #: What the params block quotes as written and what it redacts (round 64).

@@ -289,6 +289,10 @@ class Context:
     #: why a reference's value is not known (None: it is), e.g. an output only the committed
     #: record holds, masked or cut, after the journal was lost (round 45): E_ACTION_IN_DOUBT
     unknown: Callable[[Ref], str | None] | None = None
+    #: How the execution record shows each input (:func:`recorded`): None for a plan whose
+    #: inputs are its author's literals (a top-level plan's); a nested plan's: its defaults
+    #: and its parent's values, each as the parent's record shows it (round 67).
+    shown_inputs: Mapping[str, Any] | None = None
 
 
 class _Budget:
@@ -467,6 +471,87 @@ def convert_legacy_tree(value: Any) -> Any:
     if isinstance(value, list):
         return [convert_legacy_tree(item) for item in value]
     return value
+
+
+#: What the record shows for a secret's value (secrets.MASK; this module imports no
+#: execution layer).
+MASKED = "***"
+
+#: The provenance of one part of a recorded value: the author's text, a secret, or other
+#: controller material (an output, a result, an approval's field).
+_OWN, _SECRET, _THEIRS = "own", "secret", "theirs"
+
+
+def recorded(written: Any, ctx: Context, mask: Callable[[Any], Any]) -> Any:
+    """``written`` (a value of the plan) resolved against ``ctx`` as the execution record
+    shows it, built part by part from each part's provenance (round 67): the author's
+    text (a literal, a ``$<plan.*>``, an input of the author's: ``ctx.shown_inputs``) as
+    written, a ``$<secrets.*>`` as ``***``, and the controller's other material (an output,
+    a result, an approval's field) through ``mask``, the redactor's search for known values,
+    the second net for what carries no provenance. Never the author's part searched for a
+    secret's value: masked, a literal equal to a secret recorded ``***`` for a right guess
+    only (rounds 64-67). A secret's value across the edge of the author's part and the
+    controller's (an output completing a literal) masks the whole string."""
+    if isinstance(written, dict):
+        return {key: recorded(written[key], ctx, mask) for key in sorted(written, key=key_order)}
+    if isinstance(written, list):
+        return [recorded(item, ctx, mask) for item in written]
+    if not isinstance(written, str) or "$" not in written:
+        return written
+    parts = parse(written)
+    ref = whole_ref(parts)
+    if ref is not None:
+        kind, value = _part(ref, ctx, mask)
+        return value if kind == _OWN else MASKED if kind == _SECRET else mask(value)
+    pieces = [(_OWN, p) if isinstance(p, str) else _text_part(p, ctx, mask) for p in parts]
+    return _joined(pieces, mask)
+
+
+def _part(ref: Ref, ctx: Context, mask: Callable[[Any], Any]) -> tuple[str, Any]:
+    """(provenance, value) of one reference: as written for the author's, else as resolved."""
+    if ref.root == "secrets":
+        lookup(ref, ctx)  # what the run looked up (used_secrets), never shown
+        return _SECRET, MASKED
+    if ref.root == "plan":
+        return _OWN, lookup(ref, ctx)
+    if ref.root == "inputs":
+        if ctx.shown_inputs is None:  # a top-level plan's inputs: its author's literals
+            return _OWN, lookup(ref, ctx)
+        try:  # as the parent's record shows it: already built from its parts
+            return _OWN, follow(dict(ctx.shown_inputs), ref.path)
+        except LookupError:
+            return _THEIRS, lookup(ref, ctx)
+    return _THEIRS, lookup(ref, ctx)
+
+
+def _text_part(ref: Ref, ctx: Context, mask: Callable[[Any], Any]) -> tuple[str, str]:
+    kind, value = _part(ref, ctx, mask)
+    return kind, _as_text(value)
+
+
+def _joined(pieces: list[tuple[str, str]], mask: Callable[[Any], Any]) -> str:
+    """The pieces of a string joined: the author's as given, each run of the controller's
+    pieces masked as one (two outputs may spell a secret together), a secret as ``***``;
+    a secret's value across an edge of the author's text: the whole string masked."""
+    runs: list[tuple[bool, str]] = []  # (the author's, raw text: a secret already ***)
+    for kind, text in pieces:
+        own = kind == _OWN
+        text = MASKED if kind == _SECRET else text
+        if runs and runs[-1][0] == own and not own:
+            runs[-1] = (False, runs[-1][1] + text)
+        else:
+            runs.append((own, text))
+    shown = [text if own else mask(text) for own, text in runs]
+    for i, (own, text) in enumerate(runs):
+        if not own:
+            continue
+        before = runs[i - 1][1] if i and not runs[i - 1][0] else ""
+        after = runs[i + 1][1] if i + 1 < len(runs) and not runs[i + 1][0] else ""
+        if (before or after) and mask(before + text + after) != (
+            mask(before) + mask(text) + mask(after)
+        ):
+            return str(mask("".join(t for _, t in runs)))
+    return "".join(shown)
 
 
 def authored(

@@ -51,6 +51,18 @@ control): ``pin``,
 joined, its ``$<plan.name>``) on every reader; ``show``, the ``status`` row and the ``notify``
 posts of every variant; ``TOK2`` never written as is in any commit or post; ``two`` (two
 deep) refused ``E_SCHEMA_INVALID``, never ran; every other plan ran once.
+
+Fixed (2026-11-30): all 20. A recorded value is now built from its parts with their
+provenance (``refs.recorded``), never by searching the joined string for known secrets'
+values: the author's parts (a literal, a ``$<plan.*>`` of the plan that wrote it, a
+nested or top-level plan's input as its parent's record shows it, ``Context.shown_inputs``)
+as written, a ``$<secrets.*>`` as ``***``, the controller's other material (outputs,
+results as the journal recorded them) through the redactor, the second net.
+EXECUTION_LOG.md (and so MCP ``log``, the page, ``/api/plan/``) and the gate's preview take
+it, the journal stays redacted whole;
+``mixtop``, ``mixs``, ``mixkid`` record ``"note": "<guess>-***"`` for either guess, ``pname``
+the child's name as written. A nested action's result names its plan's path as the author
+wrote it (``logbook._own_result``), as its Tool line does (``kdir``).
 """
 
 from __future__ import annotations
@@ -69,7 +81,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases, xfail
+from advkit import ALICE, BenchError, Lab, cases
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 from test_round65_surface_literal import QUIET
@@ -291,32 +303,7 @@ def _norm(text: str, k: str) -> str:
 
 
 IDS = [f"{slug}-{where}" for slug in SLUGS for where in WHERE]
-_MIX = xfail(
-    "oracle",
-    "a param mixing the author's literal with a secret (top level, or a nested input filled by "
-    "one) is recorded '***-***' under Params (resolved) for the right guess of TOK and "
-    "'<guess>-***' for a wrong one: the redactor runs over the author's part too",
-)
-_RECORD = ("log", "mcp-log", "page", "api")
-BROKEN: dict[str, Any] = {
-    **{f"{slug}-{w}": _MIX for slug in ("mixs", "mixkid", "mixtop") for w in _RECORD},
-    **{
-        f"pname-{w}": xfail(
-            "oracle",
-            "a nested child's own $<plan.name> (its name the guess) is recorded 'note: ***' for "
-            "the right guess, as written for a wrong one",
-        )
-        for w in _RECORD
-    },
-    **{
-        f"kdir-{w}": xfail(
-            "oracle",
-            "a nested action's recorded Result names the child's folder plans/<guess> as "
-            "'plan: plans/***' for the right guess (its Tool line says plans/<guess>)",
-        )
-        for w in _RECORD
-    },
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
@@ -337,3 +324,12 @@ def test_the_plans_ran_as_approved_and_tok2_is_never_written(lab: Lab) -> None:
             assert statuses[_top(k, slug)] == "completed", (slug, statuses[_top(k, slug)])
         assert f"two{k}" not in tags
     assert OTHER not in lab.everything  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("slug", ["mixs", "mixkid", "mixtop", "pname", "kdir"])
+def test_the_authors_part_is_recorded_as_written_for_either_guess(lab: Lab, slug: str) -> None:
+    # round 67's fix: built from parts, the literal as written and the secret's part ***
+    shown = {"pname": '"note": "GUESS"', "kdir": '"plan": "plans/GUESS"'}
+    for k in GUESSES:
+        log = _norm(lab.got[k][f"{slug}-log"], k)  # type: ignore[attr-defined]
+        assert shown.get(slug, '"note": "GUESS-***"') in log, log[-3000:]

@@ -232,3 +232,49 @@ def test_a_nested_plans_inputs_its_authors_wrote_are_logged_as_written(
     section = log[log.index("## Nested action 1/1") :]
     assert f'"line": "{guess} {guess}"' in section
     assert '"tok": "***"' in section
+
+
+@pytest.mark.parametrize("guess", ["r67-s3cr3t", "r67-s3cr3y"])
+def test_a_value_mixing_the_authors_text_with_a_secret_is_logged_from_its_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guess: str
+) -> None:
+    """Round 67: a string mixing the author's literal with a secret, passed to a child and
+    joined there, was logged ``***-***`` for a right guess of another secret (the redactor
+    ran over the author's part); the child's ``$<plan.name>`` and its folder were masked
+    the same way. Built from its parts, both guesses log alike."""
+    monkeypatch.setenv("PLANGATE_SECRET_TOKEN", "r67-s3cr3t")
+    monkeypatch.setenv("PLANGATE_SECRET_OTHER", "r67-other")
+    child = {
+        **CHILD,
+        "plan": {**CHILD["plan"], "name": guess},
+        "inputs": {"g": "d", "h": "d", "k": "d"},
+        "actions": [
+            {
+                "id": 1,
+                "tool": "add",
+                "why": "post",
+                "params": {
+                    "g": "$<inputs.g>",
+                    "hk": "$<inputs.h>-$<inputs.k>",
+                    "n": "$<plan.name>",
+                },
+            }
+        ],
+    }
+    pin = write_child(tmp_path, child, slug=guess)
+    nested = {
+        "id": 1,
+        "plan": {"path": f"plans/{guess}", "hash": pin},
+        "inputs": {"g": f"{guess}-$<secrets.OTHER>", "h": guess, "k": "$<secrets.OTHER>"},
+    }
+    config, plan_file = make_plan(tmp_path, [nested], {"add": appender(tmp_path / "effects")})
+    assert run(Engine(config), plan_file).status == "completed"
+    log = plan_file.with_name("EXECUTION_LOG.md").read_text()
+    assert "r67-other" not in log
+    section = log[log.index("## Nested action 1/1") :]
+    for value in (f'"g": "{guess}-***"', f'"hk": "{guess}-***"', f'"n": "{guess}"'):
+        assert value in section, section
+    top = log[: log.index("## Nested action 1/1")]
+    assert f'"g": "{guess}-***"' in top and f'"plan": "plans/{guess}"' in top, top
+    journal = "".join(p.read_text() for p in (tmp_path / "state").rglob("*.jsonl"))
+    assert "r67-s3cr3t" not in journal and "r67-other" not in journal  # redacted whole

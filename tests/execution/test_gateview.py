@@ -67,7 +67,9 @@ def test_a_value_the_plan_wrote_is_shown_as_written_even_equal_to_a_secret() -> 
     assert resolver.value("483920", ctx) == ("483920", True)
     assert resolver.value("$<plan.name>", ctx) == ("483920", True)
     written = {"a": "483920", "b": "$<actions[1].outputs.o>", "c": "483920 $<secrets.PIN>"}
-    assert resolver.value(written, ctx) == ({"a": "483920", "b": "pin=***", "c": "*** ***"}, True)
+    # round 67: a mixed string is built from its parts, the author's as written
+    shown = {"a": "483920", "b": "pin=***", "c": "483920 ***"}
+    assert resolver.value(written, ctx) == (shown, True)
 
 
 def test_a_long_value_is_cut_with_its_length_and_digest() -> None:
@@ -79,11 +81,13 @@ def test_a_long_value_is_cut_with_its_length_and_digest() -> None:
 
 def test_the_plans_own_inputs_are_shown_as_written_even_equal_to_a_secret() -> None:
     """Round 65: ``$<inputs.g>`` read from the plan's own ``inputs:`` is its author's
-    literal; an input a reference filled (not in ``own``) as resolved. A nested plan's
-    ``own`` is ``refs.authored_inputs`` (round 66, test_executor_nested.py)."""
+    literal. A nested plan's inputs are read as its parent's values show them
+    (``Context.shown_inputs``, round 67); one not shown there is masked."""
     resolver = _resolver("483920")
     ctx = gateview._masked(refs.Context(inputs={"g": "483920", "e": ""}))
-    own = ctx.inputs
-    assert resolver.value("$<inputs.g>", ctx, own) == ("483920", True)
-    assert resolver.value("483920$<inputs.e>", ctx, own) == ("483920", True)
-    assert resolver.value("$<inputs.g>", ctx) == ("***", True)
+    assert resolver.value("$<inputs.g>", ctx) == ("483920", True)
+    assert resolver.value("483920$<inputs.e>", ctx) == ("483920", True)
+    # a nested plan's (round 67: ``shown_inputs``, its parent's values as the preview shows
+    # them): an input not shown there is the controller's, masked
+    nested = gateview._masked(refs.Context(inputs={"g": "483920"}, shown_inputs={}))
+    assert resolver.value("$<inputs.g>", nested) == ("***", True)

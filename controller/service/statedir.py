@@ -155,6 +155,16 @@ class StateDir:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def holds_runs(self) -> bool:
+        """Has a controller run anything with this directory (an ``executed.jsonl`` line, a
+        journal entry)? Unreadable: yes (the caller then refuses rather than starts anew)."""
+        try:
+            if self.executed_file.is_file() and self.executed_file.stat().st_size > 0:
+                return True
+            return self.journal_dir.is_dir() and any(self.journal_dir.iterdir())
+        except OSError:
+            return True
+
     @property
     def commits_file(self) -> Path:
         return self.path / "commits"

@@ -458,7 +458,9 @@ class CommitSeal:
     (:meth:`controller.service.core.ControllerCore._adopt_sealed`), while a stranger's commit
     under its name stays anyone's.
 
-    ``commit.key``: 64 hex characters (32 random bytes), made on the first commit, mode 0600.
+    ``commit.key``: 64 hex characters (32 random bytes), made with the record (the first start)
+    or on the first commit, mode 0600. A record of sealed commits without it refuses to start
+    (round 67: :meth:`controller.service.core.ControllerCore._require_commit_key`).
     """
 
     TRAILER = "Controller-Seal"

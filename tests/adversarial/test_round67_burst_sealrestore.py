@@ -62,6 +62,15 @@ start (or holds every plan its identity committed after the record) rather than 
 new key and reading its own commits as a stranger's; a gated action its commits show
 finished never runs again. The audit by git alone disowns an outcome of a plan paused at its
 gate with no gate approval since (as round 66 does for a plan not started).
+
+Fixed (2026-11-30): ``nokey-once``, ``nokey-rows`` (r67key). A record that lists a sealed
+commit and has no ``commit.key`` is an incomplete restore: ``run`` and ``status`` refuse with
+``E_STORAGE`` naming ``commit.key`` and the remedy, and no key is made (the key is made with
+the record, on the first start). The ids re-scoped to the refusal and the remedy: the
+refused pass runs nothing and commits nothing, ``status`` names the missing file instead of
+showing a row; with the key restored from the same backup, one pass adopts the sealed
+commits, nothing runs a second time (``nokey-once``) and every row says ``completed``
+(``nokey-rows``).
 """
 
 from __future__ import annotations

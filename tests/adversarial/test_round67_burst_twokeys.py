@@ -42,6 +42,13 @@ over a plan that host's commits show started (as round 51's take-over check adop
 whose newest run event is not its own); a refusal of an approval it does not act on changes
 no status; and the host whose run it is does not take a foreign status change that its
 index itself calls "ignored" as a lapse of her approval.
+
+Fixed (2026-11-30): ``gate-once``, ``a-rows``, ``b-rows`` (r67key). A plan whose current
+version's last start is a commit under the controller's identity that this controller did not
+make (not in its record, no seal its key verifies) and whose version it never ran is decided
+by nobody here: B commits no refusal over A's runs (``plan_waiting``), A runs each gate
+approval once, and B's ``status`` shows the status A's commits wrote with a ``waiting`` reason
+naming "another controller or a lost key".
 """
 
 from __future__ import annotations

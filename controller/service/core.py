@@ -767,8 +767,8 @@ class ControllerCore:
         sha, _, plan_hash = state.foreign_start.partition(" ")
         if not sha or plan_hash in self.executed:
             return None
-        if plan_hash and plan_hash not in (state.hash, state.frozen_hash, state.approved_hash):
-            return None  # a run of an earlier version: the plan was changed since
+        if plan_hash and plan_hash != state.hash:
+            return None  # a run of another version: the plan was changed since
         return (
             f"its run was started by {sha[:12]} under the controller's name, a commit this "
             "controller did not make (not in its record, no seal its commit.key verifies): "

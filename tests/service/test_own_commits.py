@@ -188,3 +188,11 @@ def test_another_controllers_run_is_decided_by_nobody_here(tmp_path: Path, repo:
     assert "another controller or a lost key" in (row["waiting"] or ""), row
     assert row["status"] == "executing", row  # what its commits say, not "waiting for you"
     assert "plans/victim" not in (tmp_path / "state" / "executed.jsonl").read_text()
+    # a new version of the plan is no part of that run: decided and run as usual
+    path.write_text(greet_plan("victim", "say hello", "moon"))
+    commit_all(repo, "agent: a new version", ("Agent", "agent@example.com"))
+    _run(config)
+    _approve(repo, "victim")
+    _run(config)
+    row = _status(config)["plans/victim"]
+    assert row["status"] == "completed" and not row["waiting"], row

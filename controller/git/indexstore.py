@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "44"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "45"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -147,6 +147,8 @@ INDEX_VERSION = "44"  # 3: risk and estimate per plan; 4: approval identities, f
 # agent's log committed before its plan left the row silent where ``show`` noted it); each
 # plan's ``controller_commit`` and ``owned`` (:meth:`PlanState.has_record`): the row of a
 # draft, pending or invalid plan reads the record too, but not for a path with none
+# 45: each plan's last start under the controller's name that it did not make
+# (``foreign_start``: another controller's run, or a lost key's; round 67)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -278,6 +278,10 @@ class Lifecycle(IndexStore):
             state = self.plans.get(plan_id)
             if state is not None and event in RUN_EVENTS:
                 state.foreign_event = record.sha
+                if event == "start":
+                    found = plan_event(record, plan_id)
+                    started = found.trailers.get("Plan-Hash", "") if found else ""
+                    state.foreign_start = f"{record.sha} {started}".strip()
                 self.touch(plan_id)
 
     def _run_starts(self, record: CommitRecord) -> set[str]:
@@ -2187,7 +2191,7 @@ class Lifecycle(IndexStore):
         event = plan_event(record, state.plan_id)  # one plan's group of a batched commit
         trailers = event.trailers if event is not None else {}
         if event is not None and event.verb == "start":
-            state.foreign_event = ""  # a run of this controller's own from here
+            state.foreign_event = state.foreign_start = ""  # a run of its own from here
         votes = event is not None and event.verb in ("partial", "refuse")
         state.collected = _collected(repo, state) if votes else None
         state.status = new.status

@@ -160,6 +160,11 @@ class PlanState:
     #: it (by its record), whose message names a run event of the plan, whatever it changes
     #: (an empty one leaves ``last_commit`` at the start): the take-over check reads it.
     foreign_event: str = ""
+    #: The last ``start`` of the plan under the controller's name that this controller did
+    #: not make (by its record), since it last started the plan itself: ``"<sha> <frozen
+    #: hash>"``. A run of another controller's (or of a lost key's): no decision of this
+    #: controller's moves the plan while that version is the plan's (round 67).
+    foreign_start: str = ""
     notes: list[str] = field(default_factory=list)
     #: The folder holds PLAN.yml and PLAN.yaml (E_PLAN_AMBIGUOUS): neither is acted on.
     ambiguous: bool = False

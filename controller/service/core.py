@@ -19,7 +19,7 @@ from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import GitError, PlangateError, PushRefused
+from controller.errors import GitError, PlangateError, PushRefused, StorageFailed
 from controller.git.gitrepo import (
     CommitRecord,
     GitRepo,
@@ -234,6 +234,7 @@ class ControllerCore:
     @property
     def index(self) -> HistoryIndex:
         if self._index is None:
+            self._require_commit_key()
             self._index = HistoryIndex(
                 self.state.index_file,
                 plans_dir=self.config.plans_dir,
@@ -286,8 +287,44 @@ class ControllerCore:
         except GitError:
             shas = []  # no commits yet: nothing to adopt
         self.own_commits.adopt(shas)
+        # the key from the record's first day: a record is never without its key (round 67)
+        self.commit_seal.key(create=True)
         log = self.log.warning if shas else self.log.info  # a new repository: nothing to trust
         log("own_commits_adopted", count=len(shas), file=str(self.own_commits.path))
+
+    def _require_commit_key(self) -> None:
+        """E_STORAGE when ``commit.key`` is missing beside a record of commits this controller
+        sealed (round 67): a state directory restored without its key. A new key would read
+        every commit it made after the copy as a stranger's (a finished gated action ran
+        again on an approval already in the history), so nothing starts or reads it until
+        the key is back, or replaced knowingly. A brand-new state directory, or a record
+        made before plangate sealed its commits (an upgrade), makes its key as before."""
+        if self.commit_seal.key() is not None:
+            return
+        recorded = self.own_commits.ordered()
+        if recorded and not self._was_sealed(recorded[-1]):
+            return  # the record predates the seal: the upgrade makes the key
+        if not recorded and not self.state.holds_runs():
+            return  # nothing made here yet
+        what = f"{len(recorded)} commit(s) in {self.own_commits.path}" if recorded else "runs"
+        raise StorageFailed(
+            f"{self.commit_seal.path} is missing beside a record of this controller's work "
+            f"({what}): the state directory was restored without it, and the commits it "
+            "sealed after the copy would read as a stranger's",
+            remedy="restore commit.key from the same backup (mode 0600); to start over "
+            "knowingly with a new key instead, write one (docs/operations.md, Restore): the "
+            "runs its commits show after the copy then wait as another controller's",
+        )
+
+    def _was_sealed(self, sha: str) -> bool:
+        """Does the recorded commit ``sha`` carry a seal (so a key made it)? Unreadable: yes
+        (fails closed: the start is refused, never a key made over a record)."""
+        try:
+            message = self.repo.run("cat-file", "commit", sha).partition("\n\n")[2]
+        except GitError:
+            return True
+        last = message.rstrip("\n").rpartition("\n")[2]
+        return last.startswith(f"{CommitSeal.TRAILER}: ")
 
     def _adopt_sealed(self) -> None:
         """A record older than the branch (the state directory restored from a backup, or
@@ -716,6 +753,28 @@ class ControllerCore:
             file,
             lambda record: record.sha in self.own_commits,
             events=EXECUTION_EVENTS,
+        )
+
+    def foreign_run(self, state: PlanState) -> str | None:
+        """Why this controller may not decide the plan (None: it may): its current version's
+        last run was started by a commit under the controller's name that this controller
+        did not make (by its record; a seal its key does not verify) and whose version it
+        never ran (round 67: another controller, started by mistake with its own state
+        directory, or a state directory that lost its key, committed refusals over the
+        run, and the gated actions never ran). Nothing runs and nothing is committed for it;
+        ``status`` shows this under ``waiting``. A replay of a start it made (its version in
+        ``executed.jsonl``) is no such run."""
+        sha, _, plan_hash = state.foreign_start.partition(" ")
+        if not sha or plan_hash in self.executed:
+            return None
+        if plan_hash and plan_hash != state.hash:
+            return None  # a run of another version: the plan was changed since
+        return (
+            f"its run was started by {sha[:12]} under the controller's name, a commit this "
+            "controller did not make (not in its record, no seal its commit.key verifies): "
+            "another controller or a lost key; this one decides and runs nothing of it. Stop "
+            "the other controller (one state directory per repository), or restore the "
+            "commit.key of the state directory that made the commit"
         )
 
     def _wait(self, plan_id: str, reason: str) -> None:

@@ -42,6 +42,9 @@ class Deciding(Freezing, Starting):
             if self.config.remote is None:
                 self._check_uncommitted(state, self._head)
             self._waiting.pop(state.plan_id, None)
+            foreign = self.foreign_run(state)
+            if foreign is not None:  # another host's run: no commit moves it (round 67)
+                raise _Wait(foreign)
             if state.request is not None:
                 return self._decide(state)
             if state.abort_requested:

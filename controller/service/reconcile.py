@@ -313,11 +313,12 @@ class Controller(Deciding, Outcomes):
         problems: dict[str, Problem | None],
         reasons: bool,
     ) -> list[dict[str, Any]]:
+        foreign = {s.plan_id: self.foreign_run(s) for s in self.index.plans.values()}
         return [
             {
                 "plan": s.plan_id,
                 "file": s.file,
-                "status": UNREADABLE if problems[s.plan_id] else s.status,
+                "status": UNREADABLE if problems[s.plan_id] else _shown(s, foreign[s.plan_id]),
                 "problem": _problem_json(problems[s.plan_id]),
                 "reason": self._reason(s, problems[s.plan_id]) if reasons else None,
                 "file_status": s.file_status,
@@ -330,6 +331,7 @@ class Controller(Deciding, Outcomes):
                 "last_commit": s.last_commit,
                 "running": s.plan_id in running,
                 "waiting": waiting.get(s.plan_id)
+                or foreign[s.plan_id]
                 or self.refused_reason(s.plan_id)
                 or self._held_reason(s.plan_id),
                 "notes": self._row_notes(s, problems[s.plan_id]),
@@ -515,3 +517,10 @@ def author_text(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("status") in OWN_REASONS:
         own["reason"] = (row.get("reason"),)
     return own
+
+
+def _shown(state: PlanState, foreign: str | None) -> str | None:
+    """The status a row shows: the history index's, or, for another controller's run
+    (:meth:`ControllerCore.foreign_run`), the status its commits wrote in the file: the row
+    says it waits on that controller, never that it waits for an approval (round 67)."""
+    return state.file_status or state.status if foreign else state.status

@@ -155,6 +155,16 @@ class StateDir:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def holds_runs(self) -> bool:
+        """Has a controller run anything with this directory (an ``executed.jsonl`` line, a
+        journal entry)? Unreadable: yes (the caller then refuses rather than starts anew)."""
+        try:
+            if self.executed_file.is_file() and self.executed_file.stat().st_size > 0:
+                return True
+            return self.journal_dir.is_dir() and any(self.journal_dir.iterdir())
+        except OSError:
+            return True
+
     @property
     def commits_file(self) -> Path:
         return self.path / "commits"
@@ -448,7 +458,9 @@ class CommitSeal:
     (:meth:`controller.service.core.ControllerCore._adopt_sealed`), while a stranger's commit
     under its name stays anyone's.
 
-    ``commit.key``: 64 hex characters (32 random bytes), made on the first commit, mode 0600.
+    ``commit.key``: 64 hex characters (32 random bytes), made with the record (the first start)
+    or on the first commit, mode 0600. A record of sealed commits without it refuses to start
+    (round 67: :meth:`controller.service.core.ControllerCore._require_commit_key`).
     """
 
     TRAILER = "Controller-Seal"

@@ -62,6 +62,15 @@ start (or holds every plan its identity committed after the record) rather than 
 new key and reading its own commits as a stranger's; a gated action its commits show
 finished never runs again. The audit by git alone disowns an outcome of a plan paused at its
 gate with no gate approval since (as round 66 does for a plan not started).
+
+Fixed (2026-11-30): ``nokey-once``, ``nokey-rows`` (r67key). A record that lists a sealed
+commit and has no ``commit.key`` is an incomplete restore: ``run`` and ``status`` refuse with
+``E_STORAGE`` naming ``commit.key`` and the remedy, and no key is made (the key is made with
+the record, on the first start). The ids re-scoped to the refusal and the remedy: the
+refused pass runs nothing and commits nothing, ``status`` names the missing file instead of
+showing a row; with the key restored from the same backup, one pass adopts the sealed
+commits, nothing runs a second time (``nokey-once``) and every row says ``completed``
+(``nokey-rows``).
 """
 
 from __future__ import annotations
@@ -79,22 +88,7 @@ Q = [f"q-{i:02d}" for i in range(1, 5)]
 G = [f"g-{i:02d}" for i in range(1, 9)]
 G1, G2 = G[:4], G[4:]
 REAPPROVE = ["p-01", "q-01", "g-01", "g-05", "g-06", "g-07"]
-_NOKEY = (
-    "a state directory restored from a backup without commit.key (a new key made on start "
-    "beside the old record): the controller's sealed start and outcome commits after the "
-    "backup read as a stranger's"
-)
 BROKEN: dict[str, object] = {
-    "nokey-once": xfail(
-        _NOKEY,
-        "Alice's approval of g-01, g-05, g-06, g-07 (completed plans, gates already passed) "
-        "runs their gated action 2 a SECOND time (rec called twice for one approved pause)",
-    ),
-    "nokey-rows": xfail(
-        _NOKEY,
-        "`status` says the completed p-*/q-* pending_approval and g-02..g-04, g-08 "
-        "awaiting_approval (paused before action 2), while file and git log say completed",
-    ),
     "audit-flags-clone": xfail(
         "the fresh-clone audit reads a look-alike end at a gate as the controller's",
         "F1 (the agent's batched `fail` of g-05 and `complete` of g-06, both paused at their "
@@ -246,9 +240,15 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.older_rows = _rows(lab)  # type: ignore[attr-defined]
     lab.older = _counts(lab)  # type: ignore[attr-defined]
-    # restore 3: the backup without commit.key
+    # restore 3: the backup without commit.key: refused (round 67), then the remedy
     _restore(lab, root / "bk-nokey")
     date()
+    refused = lab.run(check=False)
+    lab.nokey_refused = (refused.returncode, refused.stderr[-800:])  # type: ignore[attr-defined]
+    status = lab.cli("status", "--json", "--config", str(lab.config))
+    lab.nokey_status = (status.returncode, status.stdout[-800:])  # type: ignore[attr-defined]
+    lab.nokey_refused_counts = _counts(lab)  # type: ignore[attr-defined]
+    shutil.copy2(root / "bk" / "commit.key", lab.state / "commit.key")
     lab.run()
     lab.nokey_rows = _rows(lab)  # type: ignore[attr-defined]
     lab.nokey = _counts(lab)  # type: ignore[attr-defined]
@@ -292,6 +292,12 @@ IDS = [f"{r}-{k}" for r in RESTORES for k in ("once", "rows")]
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]
 def test_a_restore_after_two_bursts_and_three_forgeries(lab: Lab, vid: str) -> None:
     which, what = vid.split("-")
+    if which == "nokey":  # refused until the key is back: nothing ran, no row said waiting
+        code, err = lab.nokey_refused  # type: ignore[attr-defined]
+        assert code != 0 and "E_STORAGE" in err and "commit.key" in err, (code, err)
+        code, out = lab.nokey_status  # type: ignore[attr-defined]
+        assert code != 0 and "commit.key" in out, (code, out)
+        assert lab.nokey_refused_counts == lab.older, lab.nokey_refused_counts  # type: ignore[attr-defined]
     if what == "once":
         counts = getattr(lab, which)
         wrong = {t: n for t, n in counts.items() if n != 1}

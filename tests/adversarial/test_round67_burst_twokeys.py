@@ -42,6 +42,13 @@ over a plan that host's commits show started (as round 51's take-over check adop
 whose newest run event is not its own); a refusal of an approval it does not act on changes
 no status; and the host whose run it is does not take a foreign status change that its
 index itself calls "ignored" as a lapse of her approval.
+
+Fixed (2026-11-30): ``gate-once``, ``a-rows``, ``b-rows`` (r67key). A plan whose current
+version's last start is a commit under the controller's identity that this controller did not
+make (not in its record, no seal its key verifies) and whose version it never ran is decided
+by nobody here: B commits no refusal over A's runs (``plan_waiting``), A runs each gate
+approval once, and B's ``status`` shows the status A's commits wrote with a ``waiting`` reason
+naming "another controller or a lost key".
 """
 
 from __future__ import annotations
@@ -50,35 +57,12 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs, xfail
+from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 R = [f"r-{i:02d}" for i in range(1, 7)]
 S = [f"s-{i:02d}" for i in range(1, 5)]
-_TWO = (
-    "an old host with another commit.key on the same branch commits refusals over the "
-    "other host's paused runs"
-)
-BROKEN: dict[str, object] = {
-    "gate-once": xfail(
-        _TWO,
-        "B refuses Alice's four gate approvals (E_ALREADY_EXECUTED: right, it never runs) but "
-        "COMMITS `plangate: refuse plans/s-0N` setting status pending_approval; A reads that "
-        "as 'approval (gate) lapsed: ... set status pending_approval before the controller "
-        "acted': action 2 of s-01..s-04 never runs",
-    ),
-    "a-rows": xfail(
-        _TWO,
-        "A's status: s-01..s-04 `awaiting_approval` (her gate approval lapsed by B's refuse, "
-        "last event 'E_ILLEGAL_TRANSITION: plangate@localhost set status pending_approval ... "
-        "ignored'), with her approval in the file",
-    ),
-    "b-rows": xfail(
-        _TWO,
-        "B's status: A's completed r-01..r-06 `pending_approval` (A's sealed commits a "
-        "stranger's to B's key), while file and git log say completed",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def gated(tag: str) -> str:

@@ -141,3 +141,58 @@ def test_a_restored_backup_knows_its_later_commits_by_their_seal(
     assert rows["plans/victim"]["status"] == "pending_approval", rows["plans/victim"]
     executed = (state / "executed.jsonl").read_text()
     assert "plans/done" in executed  # the run started after the backup counts as executed
+
+
+def test_a_backup_without_its_key_refuses_to_start(tmp_path: Path, repo: Path) -> None:
+    import shutil
+
+    config = _setup(tmp_path, repo)
+    _run(config)
+    state = tmp_path / "state"
+    assert (state / "commit.key").is_file()  # made with the record, before any commit
+    _approve(repo, "done")
+    _run(config)
+    shutil.copytree(state, tmp_path / "backup", symlinks=True)
+    (state / "commit.key").unlink()  # a restore that left the key behind
+    head = git(repo, "rev-parse", "HEAD").strip()
+    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert result.returncode != 0 and "E_STORAGE" in result.stderr, result.stderr[-2000:]
+    assert "commit.key" in result.stderr and "restore commit.key" in result.stderr
+    assert not (state / "commit.key").exists()  # no new key beside the old record
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    status = run_cli("status", "--json", "--config", str(config))
+    assert status.returncode != 0 and "commit.key" in status.stdout + status.stderr
+    shutil.copy2(tmp_path / "backup" / "commit.key", state / "commit.key")  # the remedy
+    _run(config)
+    assert _status(config)["plans/done"]["status"] == "completed"
+
+
+def test_another_controllers_run_is_decided_by_nobody_here(tmp_path: Path, repo: Path) -> None:
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    start = git(repo, "log", "--format=%H", "--grep=^plangate: start", "-1").strip()
+    message = git(repo, "log", "-1", "--format=%B", start)
+    done, victim = _status(config)["plans/done"], _status(config)["plans/victim"]
+    _approve(repo, "victim")
+    # another controller (its own state directory and key) starts her approved plan
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: approved", "status: executing"))
+    forged = message.replace("plans/done", "plans/victim").replace(done["hash"], victim["hash"])
+    commit_all(repo, forged, CONTROLLER)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    _run(config)
+    assert git(repo, "rev-parse", "HEAD").strip() == head  # no refusal over its run
+    row = _status(config)["plans/victim"]
+    assert "another controller or a lost key" in (row["waiting"] or ""), row
+    assert row["status"] == "executing", row  # what its commits say, not "waiting for you"
+    assert "plans/victim" not in (tmp_path / "state" / "executed.jsonl").read_text()
+    # a new version of the plan is no part of that run: decided and run as usual
+    path.write_text(greet_plan("victim", "say hello", "moon"))
+    commit_all(repo, "agent: a new version", ("Agent", "agent@example.com"))
+    _run(config)
+    _approve(repo, "victim")
+    _run(config)
+    row = _status(config)["plans/victim"]
+    assert row["status"] == "completed" and not row["waiting"], row

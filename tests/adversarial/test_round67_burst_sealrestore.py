@@ -62,6 +62,12 @@ start (or holds every plan its identity committed after the record) rather than 
 new key and reading its own commits as a stranger's; a gated action its commits show
 finished never runs again. The audit by git alone disowns an outcome of a plan paused at its
 gate with no gate approval since (as round 66 does for a plan not started).
+
+Fixed (2026-11-30): ``audit-flags-clone``: by git alone an outcome or checkpoint under the
+controller's name has a cause only while the run is ``executing`` (``Lifecycle.disowned``,
+``unmatched_event``): a run paused at its gate is ended only by a resume start after its
+gate approval or an abort answering a request, so F1 is ``controller-unexplained`` at g-05
+and g-06 and her gate approvals stay valid (``test_round67_burst_forgedends.py``).
 """
 
 from __future__ import annotations
@@ -94,12 +100,6 @@ BROKEN: dict[str, object] = {
         _NOKEY,
         "`status` says the completed p-*/q-* pending_approval and g-02..g-04, g-08 "
         "awaiting_approval (paused before action 2), while file and git log say completed",
-    ),
-    "audit-flags-clone": xfail(
-        "the fresh-clone audit reads a look-alike end at a gate as the controller's",
-        "F1 (the agent's batched `fail` of g-05 and `complete` of g-06, both paused at their "
-        "gate, a copied Controller-Seal line) has no finding; the clone lists g-05's run as "
-        "ended by `fail` (valid) and her gate approval as another valid execution",
     ),
 }
 

@@ -114,6 +114,24 @@ def moves_run_on(event: str | None, status: str | None, writes: str | None) -> b
 _ENDED = frozenset({"completed", "failed", "aborted"})
 
 
+def _run_stands(state: PlanState | None) -> str | None:
+    """Where the plan's run stands for the cause of a run event: its status, except that a
+    gate or resume approval the controller has not acted on yet (no resume start since)
+    leaves the run where that approval was made, paused or failed (round 67)."""
+    if state is None:
+        return None
+    kind = (state.request or {}).get("kind") if state.status == "approved" else None
+    return _APPROVAL_MADE_AT.get(kind or "", state.status)
+
+
+#: Where a gate or resume approval was made (:data:`approvals.APPROVED_FROM`).
+_APPROVAL_MADE_AT = {
+    kind.value: status
+    for kind, status in approvals.APPROVED_FROM.items()
+    if kind is not Transition.APPROVE
+}
+
+
 def _event_hashes(record: CommitRecord) -> dict[str, str]:
     """Plan path -> the frozen hash a controller commit's event names (``Plan-Hash:``)."""
     if f"\n{EVENT_TRAILER}: " in f"\n{record.body}":
@@ -1101,10 +1119,11 @@ class Lifecycle(IndexStore):
         for plan, event in record_events(record).items():
             state = self.plans.get(plan)
             asked = state is not None and state.abort_requested
-            status = state.status if state is not None else None
-            paused = status == _PAUSED  # its run ended at the gate: round 67
-            if not paused and (status not in _ENDED or asked) and self._started_at(
-                hashes.get(plan), plan
+            status = _run_stands(state)
+            if (
+                status != _PAUSED
+                and (status not in _ENDED or asked)
+                and self._started_at(hashes.get(plan), plan)
             ):
                 status = _RUNNING  # its start is on the branch: a person's edit of the
                 # file since (a removal and its revert), or an abort request made while it

@@ -768,9 +768,10 @@ class Committing(ControllerCore):
         after ``start`` under the controller's name that this controller did not make (by its
         record: a rebuilt host with a new state directory, another controller, or a human
         forging the name) with an end of the run another controller can make (a ``fail``, an
-        ``abort``: :func:`~controller.git.lifecycle.takes_over`; progress it did not make is anyone's, round 66),
-        or a later start of the plan by anyone: the run is no longer this controller's to
-        continue or to record. Says what the branch shows (None: still ours to run). Costs
+        ``abort``: :func:`~controller.git.lifecycle.takes_over`, the rule the history index
+        reads too, round 67; progress it did not make is anyone's, round 66), or a later
+        start of the plan by anyone: the run is no longer this controller's to continue or
+        to record. Says what the branch shows (None: still ours to run). Costs
         nothing while the plan's last commit, as the history index knows it, is the start
         (the common case: nobody touched the plan since) and the index noted no such commit
         naming the plan since (``PlanState.foreign_event``: one that changes no file of the

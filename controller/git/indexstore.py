@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "45"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "46"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -149,6 +149,10 @@ INDEX_VERSION = "45"  # 3: risk and estimate per plan; 4: approval identities, f
 # draft, pending or invalid plan reads the record too, but not for a path with none
 # 45: each plan's last start under the controller's name that it did not make
 # (``foreign_start``: another controller's run, or a lost key's; round 67)
+# 46: one rule for a run event under the controller's name not its own (round 67): by git
+# alone an outcome or checkpoint of a plan paused at its gate is anyone's; a later start, a
+# ``fail`` or an ``abort`` of a run executing (the file showing that end, the same version)
+# moves the run on, read as the end the branch shows, as the take-over check drops the run
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

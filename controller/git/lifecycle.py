@@ -60,25 +60,77 @@ from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsa
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
 #: The controller's events of a run: its start, and what writes its ``execution:`` block.
 RUN_EVENTS = EXECUTION_EVENTS | {"start"}
-#: The statuses a plan is in when the controller records a run's outcome: it started it.
-_RUNNING = frozenset({"executing", "awaiting_approval"})
+#: Where a plan's run is under way: only a run executing has an outcome or checkpoint to
+#: record. A run paused at its gate (``awaiting_approval``) is ended only by what the
+#: lifecycle lets the controller do to a paused plan: a resume start after the gate's
+#: approval (the plan ``approved`` by then), or an abort answering a request (a rejection or
+#: an abort by an allowed aborter); a lapse of the gate approval commits nothing (round 67).
+_RUNNING = "executing"
+_PAUSED = "awaiting_approval"
+#: The run events another host can make of a run executing on the branch (round 51: a
+#: rebuilt host, with a new state directory and so without this run's journal, adopts the
+#: run and ends it E_ACTION_IN_DOUBT, or records the abort asked for; a resume is its own
+#: start). Progress (``complete``, ``checkpoint``, ``await-approval``) needs the run's
+#: journal: one not the controller's own is anyone's (round 66).
+TAKE_OVER_EVENTS = frozenset({"start", "fail", "abort"})
+#: The status each of those events writes.
+_TAKE_OVER_STATUS = {"start": "executing", "fail": "failed", "abort": "aborted"}
 
 
 def unmatched_event(event: str, status: str | None, asked: bool) -> bool:
     """Whether a controller ``event`` of a plan in ``status`` has no cause on the branch,
-    so that no controller made it (one rule for every run event, rounds 65-66): an outcome
-    or checkpoint ends or marks a run it started (the plan ``executing`` or paused); an
-    abort answers an abort request (``asked``, or the plan ``aborted`` by an allowed
-    aborter's own commit: a withdrawal before it ran). Other events (a freeze, a start, a
-    refusal) are judged by what they change (the audit's ``controller-unexplained`` and
-    ``start-without-approval``)."""
+    so that no controller made it (one rule for every run event, rounds 65-67): an outcome
+    or checkpoint ends or marks a run it started and that is executing (not one paused at
+    its gate: round 67); an abort answers an abort request (``asked``, or the plan
+    ``aborted`` by an allowed aborter's own commit: a withdrawal before it ran). Other
+    events (a freeze, a start, a refusal) are judged by what they change (the audit's
+    ``controller-unexplained`` and ``start-without-approval``)."""
     if event == "abort":
         return not asked and status != "aborted"
-    return event in EXECUTION_EVENTS and status not in _RUNNING
+    return event in EXECUTION_EVENTS and status != _RUNNING
+
+
+def takes_over(event: str | None, own: bool) -> bool:
+    """Whether a run event after a controller's start moves the run on without it: a later
+    start by anyone, or an end another controller could make (:data:`TAKE_OVER_EVENTS`)."""
+    return event == "start" or (not own and event in TAKE_OVER_EVENTS)
+
+
+def moves_run_on(event: str | None, status: str | None, writes: str | None) -> bool:
+    """Whether a run event under the controller's name that is not its own (by its record,
+    or by git alone) still moves the plan's run on: the one rule the take-over check
+    (:func:`takes_over`), the history index and the audit read (round 67). Only a run
+    executing on the branch (``status``) is moved on, by an end another host can make that
+    the file shows (``writes``): the index reads it as the end the branch shows (the run
+    dropped, fail-closed; ``failed`` goes on by a resume, and an abort ends it, as for any
+    stopped run). A paused run's end and progress are anyone's."""
+    return (
+        status == _RUNNING
+        and takes_over(event, own=False)
+        and _TAKE_OVER_STATUS.get(event or "") == writes
+    )
 
 
 #: Where a run has ended: an outcome or checkpoint after it has no cause.
 _ENDED = frozenset({"completed", "failed", "aborted"})
+
+
+def _run_stands(state: PlanState | None) -> str | None:
+    """Where the plan's run stands for the cause of a run event: its status, except that a
+    gate or resume approval the controller has not acted on yet (no resume start since)
+    leaves the run where that approval was made, paused or failed (round 67)."""
+    if state is None:
+        return None
+    kind = (state.request or {}).get("kind") if state.status == "approved" else None
+    return _APPROVAL_MADE_AT.get(kind or "", state.status)
+
+
+#: Where a gate or resume approval was made (:data:`approvals.APPROVED_FROM`).
+_APPROVAL_MADE_AT = {
+    kind.value: status
+    for kind, status in approvals.APPROVED_FROM.items()
+    if kind is not Transition.APPROVE
+}
 
 
 def _event_hashes(record: CommitRecord) -> dict[str, str]:
@@ -198,7 +250,8 @@ class Lifecycle(IndexStore):
                         )
                     )
                 continue
-            self._apply_plan_change(repo, record, change, plan_id, by_controller, sink)
+            own = by_controller or self._moves_run_on(repo, record, change, plan_id)
+            self._apply_plan_change(repo, record, change, plan_id, own, sink)
         self._note_logs(record, logs)
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
@@ -283,6 +336,25 @@ class Lifecycle(IndexStore):
                     started = found.trailers.get("Plan-Hash", "") if found else ""
                     state.foreign_start = f"{record.sha} {started}".strip()
                 self.touch(plan_id)
+
+    def _moves_run_on(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, plan_id: str
+    ) -> bool:
+        """A commit under the controller's name, not its own, that moves the plan's run on
+        as the take-over check reads it (:func:`moves_run_on`): read as the end the branch
+        shows, so the index and the check agree (round 67: the check dropped the run while
+        the index called the same entry ignored: ``executing`` for good, her resume
+        refused)."""
+        if record.author.email.lower() != self.controller_email:
+            return False
+        state = self.plans.get(plan_id)
+        if state is None or state.file != change.path or path_name(change.path) == LOG_NAME:
+            return False
+        new = self.facts(repo, change.new_blob)
+        event = record_events(record).get(plan_id)
+        if new is None or new.hash != state.hash:  # another version: not the run's end
+            return False
+        return moves_run_on(event, state.status, new.status)
 
     def _run_starts(self, record: CommitRecord) -> set[str]:
         """The plans a controller commit names with a ``Run-Start:`` trailer (its ``Plan:``,
@@ -1087,9 +1159,13 @@ class Lifecycle(IndexStore):
         for plan, event in record_events(record).items():
             state = self.plans.get(plan)
             asked = state is not None and state.abort_requested
-            status = state.status if state is not None else None
-            if (status not in _ENDED or asked) and self._started_at(hashes.get(plan), plan):
-                status = "executing"  # its start is on the branch: a person's edit of the
+            status = _run_stands(state)
+            if (
+                status != _PAUSED
+                and (status not in _ENDED or asked)
+                and self._started_at(hashes.get(plan), plan)
+            ):
+                status = _RUNNING  # its start is on the branch: a person's edit of the
                 # file since (a removal and its revert), or an abort request made while it
                 # ran (round 42's o-abort), ends no run (round 66's lookalike fix)
             if plan not in recorded and unmatched_event(event, status, asked):

@@ -27,6 +27,7 @@ from controller.git.gitrepo import (
     parse_trailers,
 )
 from controller.git.history import PlanState
+from controller.git.lifecycle import takes_over
 from controller.git.message import MAX_MESSAGE_BYTES, SEAL_BYTES
 from controller.git.planstate import LOG_NAME
 from controller.git.records import EVENT_TRAILER, plan_text
@@ -40,22 +41,6 @@ MAX_RECORDS = 5
 #: A run's events (its start, checkpoints, outcomes): under the controller's name but not
 #: made by this controller, after its start, they say the run is not its own to go on with.
 RUN_EVENTS = frozenset({"start", "checkpoint", "complete", "fail", "abort", "await-approval"})
-#: The run events another controller can make of a run this one started (round 51: a rebuilt
-#: host, with a new state directory and so without this run's journal, adopts the run and
-#: ends it E_ACTION_IN_DOUBT, or records the abort asked for; a resume is its own start).
-#: Progress (``complete``, ``checkpoint``, ``await-approval``) needs the run's journal: under
-#: the controller's name but not in its record, it is anyone's commit (round 66: a
-#: look-alike ``complete`` after a SIGKILL stranded the started plans), and the run goes on
-#: from this controller's own start and journal.
-TAKE_OVER_EVENTS = frozenset({"start", "fail", "abort"})
-
-
-def takes_over(event: str | None, own: bool) -> bool:
-    """Whether a run event after this controller's start moves the run on without it: a later
-    start by anyone, or an end another controller could make (:data:`TAKE_OVER_EVENTS`)."""
-    return event == "start" or (not own and event in TAKE_OVER_EVENTS)
-
-
 #: How many of its own latest commits the controller remembers (their parents and paths).
 MADE_KEPT = 512
 
@@ -783,9 +768,10 @@ class Committing(ControllerCore):
         after ``start`` under the controller's name that this controller did not make (by its
         record: a rebuilt host with a new state directory, another controller, or a human
         forging the name) with an end of the run another controller can make (a ``fail``, an
-        ``abort``: :data:`TAKE_OVER_EVENTS`; progress it did not make is anyone's, round 66),
-        or a later start of the plan by anyone: the run is no longer this controller's to
-        continue or to record. Says what the branch shows (None: still ours to run). Costs
+        ``abort``: :func:`~controller.git.lifecycle.takes_over`, the rule the history index
+        reads too, round 67; progress it did not make is anyone's, round 66), or a later
+        start of the plan by anyone: the run is no longer this controller's to continue or
+        to record. Says what the branch shows (None: still ours to run). Costs
         nothing while the plan's last commit, as the history index knows it, is the start
         (the common case: nobody touched the plan since) and the index noted no such commit
         naming the plan since (``PlanState.foreign_event``: one that changes no file of the

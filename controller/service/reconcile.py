@@ -35,11 +35,12 @@ from typing import Any
 
 from controller.errors import PlanAmbiguous, PlangateError, Problem
 from controller.git.history import PlanState
+from controller.git.lifecycle import takes_over
 from controller.git.ownrecord import hash_mismatch
 from controller.git.records import plan_text
 from controller.plan import yamlio
 from controller.plan.plans import FREEZABLE, PLAN_FILES
-from controller.service.core import MAX_PASSES, REMOTE, Job, iso
+from controller.service.core import MAX_PASSES, REMOTE, Job, _events, iso
 from controller.service.core import _Moved as _Moved  # re-exported: callers catch and raise it
 from controller.service.core import _Wait as _Wait
 from controller.service.deciding import Deciding
@@ -333,7 +334,8 @@ class Controller(Deciding, Outcomes):
                 "waiting": waiting.get(s.plan_id)
                 or foreign[s.plan_id]
                 or self.refused_reason(s.plan_id)
-                or self._held_reason(s.plan_id),
+                or self._held_reason(s.plan_id)
+                or self._moved_on_reason(s, running),
                 "notes": self._row_notes(s, problems[s.plan_id]),
             }
             for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
@@ -382,6 +384,28 @@ class Controller(Deciding, Outcomes):
         return (
             f"E_HISTORY_REWRITTEN: a rewrite of the branch erased the controller's commits of "
             f"this plan ({erased}, since {held.get('since')}); restore them or delete the plan"
+        )
+
+    def _moved_on_reason(self, state: PlanState, running: set[str]) -> str | None:
+        """Why a plan the branch shows ``executing`` runs nowhere here: a commit under the
+        controller's name that this controller did not make moved its run on (a later
+        start: :func:`~controller.git.lifecycle.takes_over`), and the take-over check
+        dropped the run (round 67: ``status`` said ``executing``, nothing waiting, for
+        good). A ``fail`` or ``abort`` so made is the status the branch shows."""
+        foreign = state.foreign_event
+        if state.status != "executing" or not foreign or state.plan_id in running:
+            return None
+        try:
+            event = _events(self.repo.commit(foreign)).get(state.plan_id)
+        except PlangateError:
+            return None
+        if not takes_over(event, own=False):
+            return None  # progress this controller did not make is anyone's: its run goes on
+        return (
+            f"the run was taken over: {event} in {foreign[:12]} under the controller's name, not "
+            "made by this controller (by its record), moved the run on (another host, a "
+            "rebuilt state directory or a forged commit); nothing more runs here and nothing "
+            "is committed for it: an allowed aborter sets the plan `aborted` to end it"
         )
 
     def _source_rows(self) -> list[dict[str, Any]]:

@@ -12,11 +12,12 @@ from typing import Any
 
 from controller.approval import approvals
 from controller.git.history import LOG_NAME, PlanState
+from controller.git.lifecycle import takes_over
 from controller.git.ownrecord import Recorded
 from controller.git.planstate import unsafe
 from controller.plan import plans
 from controller.plan.plans import PLAN_FILES
-from controller.service.committing import RUN_EVENTS, Committing, _set_approval, takes_over
+from controller.service.committing import RUN_EVENTS, Committing, _set_approval
 from controller.service.core import Job, _events, _job_data, _job_of, _stat_key
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.

@@ -65,6 +65,19 @@ anyone's (the run goes on from its own start and journal, as for ``complete``) o
 the end the branch shows (``failed``/``aborted`` with a reason, and a resume goes on); the
 audit by git alone disowns an outcome of a plan paused at its gate with no gate approval
 since, as round 66 does for a plan not started.
+
+Fixed (2026-11-30): one rule for a run event under the controller's name that is not its
+own (``controller.git.lifecycle``: ``unmatched_event``, ``takes_over``, ``moves_run_on``),
+read by the take-over check, the history index and the audit alike. By git alone an outcome
+or checkpoint has a cause only while the run is ``executing``: a plan paused at its gate is
+ended only by a resume start after its gate approval or an abort answering a request, so a
+look-alike ``fail``/``complete`` there is ``controller-unexplained`` (on the line and on a
+merged branch) and her gate approval stays valid (``clone-h-*``). A later ``start``, a
+``fail`` or an ``abort`` of a run executing, the file showing that end of the same version,
+moves the run on: the take-over check drops the run and the index reads the same entry as
+the end the branch shows (k-01 ``failed``, which her resume goes on from; k-02 ``aborted``);
+a run moved on by a later start stays ``executing`` with ``waiting`` saying it was taken
+over and that an abort ends it (``k-*``).
 """
 
 from __future__ import annotations
@@ -77,7 +90,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, BenchError, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import ALICE, BOT, BenchError, Lab, cases, clone_audit, valid_runs
 from test_round2_execution_kit import shared
 
 K = [f"k-{i:02d}" for i in range(1, 7)]
@@ -90,49 +103,7 @@ if not (marks / "killed").exists():
     os.killpg(int((marks / "pid").read_text()), signal.SIGKILL)
 print(json.dumps({"ok": True}))
 """
-_STUCK = (
-    "a look-alike end after a crash drops the run while every reader says `executing`: the "
-    "take-over check takes it as another host's end, the history index calls it ignored"
-)
-_CLONE = "the fresh-clone audit reads a look-alike end at a gate as the controller's"
-BROKEN: dict[str, object] = {
-    "k-01-resume": xfail(
-        _STUCK,
-        "k-01 (look-alike `fail`): status `executing` (the fail 'ignored', running false, "
-        "waiting null), actions 2 and 3 never run; Alice's resume (failed -> approved, as the "
-        "file shows) is `E_ILLEGAL_TRANSITION ... (from executing); ignored`: never completes",
-    ),
-    "k-02-abort": xfail(
-        _STUCK,
-        "k-02 (look-alike `abort`, Aborted-By alice, no request): status `executing`, last "
-        "event `E_APPROVER_NOT_ALLOWED ... ignored`, no reason, nothing waiting, nothing runs",
-    ),
-    "k-02-remedy": xfail(
-        _STUCK,
-        "Alice cannot abort k-02: the file already says `aborted` (the look-alike's), so her "
-        "abort changes nothing and the row stays `executing` for good",
-    ),
-    "k-03-start": xfail(
-        _STUCK,
-        "k-03 (look-alike later `start`, the real hash): status `executing` from the real "
-        "start, no reason, nothing waiting, action 1 never runs",
-    ),
-    "clone-h-01": xfail(
-        _CLONE,
-        "the batched look-alike `fail` of h-01 paused at its gate has no finding; the run "
-        "is listed as ended by `fail` (valid) and her gate approval as a `resume`",
-    ),
-    "clone-h-02": xfail(
-        _CLONE,
-        "the one-plan look-alike `fail` of h-02 on her merged review branch has no finding",
-    ),
-    "clone-h-03": xfail(
-        _CLONE,
-        "the look-alike `complete` of h-03 at its gate has no finding, while Alice's gate "
-        "approval is flagged `illegal` and the controller's real gate start "
-        "`start-without-approval` and `started-twice`",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def three(tag: str) -> str:

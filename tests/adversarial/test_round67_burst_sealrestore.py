@@ -71,6 +71,12 @@ refused pass runs nothing and commits nothing, ``status`` names the missing file
 showing a row; with the key restored from the same backup, one pass adopts the sealed
 commits, nothing runs a second time (``nokey-once``) and every row says ``completed``
 (``nokey-rows``).
+
+Fixed (2026-11-30): ``audit-flags-clone``: by git alone an outcome or checkpoint under the
+controller's name has a cause only while the run is ``executing`` (``Lifecycle.disowned``,
+``unmatched_event``): a run paused at its gate is ended only by a resume start after its
+gate approval or an abort answering a request, so F1 is ``controller-unexplained`` at g-05
+and g-06 and her gate approvals stay valid (``test_round67_burst_forgedends.py``).
 """
 
 from __future__ import annotations
@@ -80,7 +86,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs, xfail
+from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 7)]
@@ -88,14 +94,7 @@ Q = [f"q-{i:02d}" for i in range(1, 5)]
 G = [f"g-{i:02d}" for i in range(1, 9)]
 G1, G2 = G[:4], G[4:]
 REAPPROVE = ["p-01", "q-01", "g-01", "g-05", "g-06", "g-07"]
-BROKEN: dict[str, object] = {
-    "audit-flags-clone": xfail(
-        "the fresh-clone audit reads a look-alike end at a gate as the controller's",
-        "F1 (the agent's batched `fail` of g-05 and `complete` of g-06, both paused at their "
-        "gate, a copied Controller-Seal line) has no finding; the clone lists g-05's run as "
-        "ended by `fail` (valid) and her gate approval as another valid execution",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def gated(tag: str) -> str:

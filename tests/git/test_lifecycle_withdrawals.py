@@ -11,6 +11,7 @@ import pytest
 
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex, PlanState, withdraw_rule
+from controller.git.lifecycle import moves_run_on, takes_over
 from controller.plan.schema import STATUSES
 from controller.settings import ApprovalSettings
 from tests.support.gitkit import (
@@ -235,7 +236,23 @@ def test_an_outcome_of_a_started_run_is_the_controllers(repo: Path, tmp_path: Pa
     assert index.plans["plans/p"].status == "completed"
 
 
-@pytest.mark.parametrize(("road", "disowned"), [("approved", True), ("executing", False)])
+@pytest.mark.parametrize("road", ["awaiting_approval", "gate-approved"])
+def test_an_outcome_of_a_run_paused_at_its_gate_is_not_the_controllers(
+    repo: Path, tmp_path: Path, road: str
+) -> None:
+    """Round 67: a paused run is ended only by a resume start after its gate approval or an
+    abort answering a request; by git alone a ``complete`` of it is anyone's (the pause, or
+    her gate approval of it, stands) and the audit flags it."""
+    index, sha = _complete_road(repo, tmp_path, road, side=False)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/p"].status != "completed"
+    assert "complete plans/p" in (index.disowned(GitRepo(repo).commit(sha)) or "")
+
+
+@pytest.mark.parametrize(
+    ("road", "disowned"),
+    [("approved", True), ("awaiting_approval", True), ("executing", False)],
+)
 def test_an_outcome_on_a_merged_branch_is_judged_by_the_same_rule(
     repo: Path, tmp_path: Path, road: str, disowned: bool
 ) -> None:
@@ -248,3 +265,101 @@ def test_an_outcome_on_a_merged_branch_is_judged_by_the_same_rule(
     assert (sha in found) is disowned, found
     if disowned:
         assert "complete plans/p" in found[sha]
+
+
+def _foreign_end(repo: Path, tmp_path: Path, road: str, event: str, status: str) -> PlanState:
+    """The plan reached by ``road``, then a batched ``event`` under the controller's name
+    setting ``status``, which the controller's record of its commits lacks (live)."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    for was, who in ROADS[road]:
+        edit_status(repo, "p", was)
+        commit_all(repo, f"status {was}", who)
+    edit_status(repo, "p", status)
+    sha = commit_all(
+        repo,
+        f"plangate: 1 plan events\n\nPlan: plans/p\nPlan-Event: {event}\n"
+        f"Plan-Status: {status}\nController: host/3f2a9c1b\n",
+        BOT,
+    )
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost",
+                         own_commit=lambda made: made != sha)  # fmt: skip
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    return index.plans["plans/p"]
+
+
+@pytest.mark.parametrize(
+    ("road", "event", "status", "reads"),
+    [
+        ("executing", "fail", "failed", "failed"),  # an end another host can make
+        ("executing", "abort", "aborted", "aborted"),  # fails closed, as the check drops it
+        ("executing", "complete", "completed", "executing"),  # progress: anyone's
+        ("executing", "fail", "completed", "executing"),  # the file shows another end
+        ("awaiting_approval", "fail", "failed", "awaiting_approval"),  # a paused run's end
+    ],
+)
+def test_the_index_reads_a_foreign_run_event_as_the_take_over_check_does(
+    repo: Path, tmp_path: Path, road: str, event: str, status: str, reads: str
+) -> None:
+    """Round 67: the take-over check drops a run on a later start, a ``fail`` or an
+    ``abort`` under the controller's name that it did not make; the index reads the same
+    entry as the end the branch shows (a resume or abort goes on from there), never as an
+    ignored edit that leaves the plan ``executing`` with nothing running."""
+    assert _foreign_end(repo, tmp_path, road, event, status).status == reads
+
+
+@pytest.mark.parametrize(
+    ("event", "status", "writes", "moved"),
+    [
+        ("start", "executing", "executing", True),
+        ("fail", "executing", "failed", True),
+        ("abort", "executing", "aborted", True),
+        ("fail", "awaiting_approval", "failed", False),
+        ("complete", "executing", "completed", False),
+        ("checkpoint", "executing", "executing", False),
+        ("fail", "executing", "aborted", False),
+        (None, "executing", "failed", False),
+    ],
+)
+def test_one_rule_says_which_foreign_run_events_move_a_run_on(
+    event: str | None, status: str, writes: str, moved: bool
+) -> None:
+    assert moves_run_on(event, status, writes) is moved
+    assert takes_over(event, own=False) is (event in ("start", "fail", "abort"))
+
+
+@pytest.mark.parametrize("gate_approved", [False, True])
+def test_a_paused_run_started_on_the_branch_is_ended_by_no_outcome(
+    repo: Path, tmp_path: Path, gate_approved: bool
+) -> None:
+    """Round 67: the run's start is on the branch, but it paused at its gate (and her gate
+    approval, if any, is not acted on yet: no resume start): a ``complete`` naming the
+    started hash is still anyone's by git alone."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    edit_status(repo, "p", "approved")
+    commit_all(repo, "approve p", ALICE)
+    for event, status in (("start", "executing"), ("await-approval", "awaiting_approval")):
+        edit_status(repo, "p", status)
+        commit_all(repo, f"plangate: {event} plans/p\n\nPlan: plans/p\n", BOT)
+    if gate_approved:
+        edit_status(repo, "p", "approved")
+        commit_all(repo, "approve the gate", ALICE)
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    started = index.plans["plans/p"].hash
+    assert started and index.plans["plans/p"].status == (
+        "approved" if gate_approved else "awaiting_approval"
+    )
+    edit_status(repo, "p", "completed")
+    sha = commit_all(
+        repo,
+        "plangate: 1 plan events\n\nPlan: plans/p\nPlan-Event: complete\n"
+        f"Plan-Status: completed\nPlan-Hash: {started}\nController: host/3f2a9c1b\n",
+        BOT,
+    )
+    assert "complete plans/p" in (index.disowned(GitRepo(repo).commit(sha)) or "")
+    index.scan(GitRepo(repo), sha)
+    assert index.plans["plans/p"].status != "completed"

@@ -191,3 +191,67 @@ def test_progress_forged_under_the_controllers_name_does_not_strand_the_run(
     assert "run_taken_over" not in logs
     assert _status(lab) == "completed"
     assert _outcomes(lab)[0] == "plangate: complete plans/v", lab.subjects()[:3]
+
+
+def _forged(lab: _Lab, event: str, status: str) -> None:
+    """After the kill right after the start: ``event`` under the controller's name, the
+    file set to ``status``, which the controller's record lacks."""
+    plan = lab.repo / "plans" / "v" / "PLAN.yml"
+    git(lab.repo, "reset", "-q", "--hard")
+    plan.write_text(plan.read_text().replace("status: executing", f"status: {status}"))
+    (lab.repo / "plans" / "v" / "NOTES.md").write_text(f"the run was {event}ed elsewhere\n")
+    git(lab.repo, "add", "-A")
+    git(
+        lab.repo,
+        "commit",
+        "-qm",
+        f"plangate: {event} plans/v",
+        env=identity("plangate", "plangate@localhost"),
+    )
+
+
+def test_her_resume_goes_on_from_a_forged_fail_that_stopped_the_run(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 67: the take-over check drops the run on the forged ``fail``, and the history
+    index reads the same entry as the end the branch shows: ``failed``, which her resume
+    goes on from (it was refused "from executing", the row ``executing`` for good; the
+    burst's ``k-01-resume`` runs the rest of a run whose journal holds its actions)."""
+    lab = _Lab(tmp_path, repo)
+    lab.run(kill_after="plangate: start plans/v")
+    _forged(lab, "fail", "failed")
+    logs = _run(lab.config) + _run(lab.config)
+    assert lab.calls() == [] and "run_taken_over" in logs, logs[-2000:]
+    assert lab.status()["plans/v"]["status"] == "failed"
+    plan = repo / "plans" / "v" / "PLAN.yml"
+    plan.write_text(plan.read_text().replace("status: failed", "status: approved"))
+    commit_all(repo, "resume v", ALICE)
+    _run(lab.config)
+    _run(lab.config)
+    # her resume is taken up (a start of the controller's own); killed right after its
+    # start, the run's journal holds no action, and with no record of the controller's own
+    # before that start it ends E_ACTION_IN_DOUBT, nothing run (round 52's rule)
+    assert lab.subjects()[1:3] == ["plangate: start plans/v", "resume v"], lab.subjects()[:4]
+    row = lab.status()["plans/v"]
+    assert row["status"] != "executing" and lab.calls() == [], row
+
+
+def test_a_run_moved_on_by_a_forged_later_start_says_why_and_her_abort_ends_it(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 67: a later ``start`` under the controller's name that it did not make drops
+    the run; the row says so (it said ``executing``, nothing running or waiting), and her
+    abort ends it."""
+    lab = _Lab(tmp_path, repo)
+    lab.run(kill_after="plangate: start plans/v")
+    _forged(lab, "start", "executing")
+    _run(lab.config)
+    _run(lab.config)
+    row = lab.status()["plans/v"]
+    assert lab.calls() == [] and row["status"] == "executing", row
+    assert "taken over" in str(row["waiting"]) and "aborted" in str(row["waiting"]), row
+    plan = repo / "plans" / "v" / "PLAN.yml"
+    plan.write_text(plan.read_text().replace("status: executing", "status: aborted"))
+    commit_all(repo, "abort v", ALICE)
+    _run(lab.config)
+    assert lab.calls() == [] and lab.status()["plans/v"]["status"] == "aborted"

@@ -28,13 +28,15 @@ Lab (one, module scope), local mode with ``agent.identity``. The agent commits a
 - ``yamlrun``: a loose log + ``PLAN.yaml``, Alice approves, it runs: the controller's log
   replaces the forged one (honest after the run).
 
-Readers: the ``status --json`` row, MCP ``status``, ``show``, MCP ``log``.
+Readers: the ``status --json`` row, MCP ``status``, ``show``, MCP ``log``; and MCP ``wait``
+on ``yamlrun`` (asked from ``pending_approval``: changed, ``completed``), ``yamlh`` and
+``lmvsrc`` (still ``pending_approval``: a 1 s wait, unchanged).
 
 Asserted: the row readers note ``E_OWNED_BLOCK_CHANGED`` exactly when ``show`` does; each
 reader notes what it should (``EXPECT``: forged -> noted, honest -> not); a noted reader never
 shows the forged text; nothing forged ran and ``yamlrun`` ran once.
 
-Broke (strict xfails, 4). ``yaml-mcp-log``, ``yamlrun-mcp-log``, ``yamlh-mcp-log``: MCP
+Broke (strict xfails, 6). ``yaml-mcp-log``, ``yamlrun-mcp-log``, ``yamlh-mcp-log``: MCP
 ``log`` of ANY plan whose file is ``PLAN.yaml`` (pending with a forged loose log, completed
 after Alice's approval, or a plain honest one) answers ``E_USAGE: no plan plans/<slug> on the
 watched branch`` while the ``status`` row, MCP ``status`` and ``show`` read the same plan (an
@@ -141,7 +143,12 @@ def _build(root: Path) -> Lab:
         shown = lab.cli("show", "--config", cfg, plan, cwd=lab.repo)
         got[f"{slug}:show"] = shown.stdout + shown.stderr
         calls += [("log", {"path": plan}), ("status", {"path": plan})]
-    replies = mcp(lab, calls)
+    waits = [("wait", {"path": "plans/yamlrun", "timeout": 5, "status": "pending_approval"}),
+             ("wait", {"path": "plans/yamlh", "timeout": 1, "status": "pending_approval"}),
+             ("wait", {"path": "plans/lmvsrc", "timeout": 1, "status": "pending_approval"})]
+    replies = mcp(lab, calls + waits)
+    for reply, slug in zip(replies[len(calls):], ("yamlrun", "yamlh", "lmvsrc"), strict=True):
+        got[f"wait:{slug}"] = reply
     for i, slug in enumerate(SLUGS):
         for j, what in enumerate(("mcp-log", "mcp-status")):
             reply = replies[2 * i + j]
@@ -209,6 +216,26 @@ def test_the_row_notes_what_show_notes(lab: Lab, vid: str) -> None:
         assert not (shown.get("result") or {}).get("isError"), _text(shown)[:1500]
     if mine and what in ("show", "mcp-log"):
         assert "forged-r68" not in _text(shown), _text(shown)[:2500]
+
+
+WAITS = {"yamlrun": "completed", "yamlh": "pending_approval", "lmvsrc": "pending_approval"}
+_WAIT = xfail(
+    "MCP wait cannot read a PLAN.yaml plan",
+    "MCP `wait` on a PLAN.yaml plan answers at once `status: null, changed: true` (a completed "
+    "one, and a pending one it was asked to wait on while `pending_approval`); should: the "
+    "committed status (`completed`), and for the pending one wait, `changed: false`",
+)
+BROKEN_WAIT: dict[str, Any] = {"yamlrun": _WAIT, "yamlh": _WAIT}
+
+
+@pytest.mark.parametrize("slug", cases(list(WAITS), list(WAITS), BROKEN_WAIT))
+def test_mcp_wait_answers_the_committed_status(lab: Lab, slug: str) -> None:
+    reply = lab.got[f"wait:{slug}"]  # type: ignore[attr-defined]
+    res = reply.get("result") or {}
+    assert not res.get("isError"), _text(reply)[:1500]
+    answer = res.get("structuredContent") or json.loads(res["content"][0]["text"])
+    assert answer["status"] == WAITS[slug], answer
+    assert answer["changed"] is (slug == "yamlrun"), answer  # the others are still pending
 
 
 def test_nothing_forged_ran_and_the_approved_plan_ran_once(lab: Lab) -> None:

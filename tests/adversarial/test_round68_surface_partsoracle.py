@@ -28,7 +28,9 @@ right, ``c`` wrong, same shape) the agent commits, and Alice approves:
 - ``esc``: ``"$$<secrets.TOK>-<guess>-$<secrets.TOK2>"`` (an escaped reference beside the
   guess); ``block``: a ``|`` block scalar holding the guess and ``$<secrets.TOK2>`` on two
   lines; ``kidname``: a nested child in ``plans/<guess>``, named the guess, writing
-  ``"$<plan.name>-$<secrets.TOK2>"``.
+  ``"$<plan.name>-$<secrets.TOK2>"``;
+- ``yamlf``: ``note: "<guess>-$<secrets.TOK2>"`` in a plan whose file is ``PLAN.yaml`` (the
+  other accepted name), on every reader.
 
 Readers of the top plan: the committed EXECUTION_LOG.md, ``show --config``, MCP ``log``, the
 ``status --json`` row, the ``notify`` posts of its path, the controller's commit messages
@@ -39,7 +41,10 @@ Asserted: for each reader, a right and a wrong guess give the same count of ``**
 guess's spellings are normalised); ``TOK2``'s value is never written as is, nor ``TOK``'s;
 every plan ran as approved (``gate`` paused at its gate).
 
-Broke: none. Held (112 ids + the control): every variant on every reader gives the same
+Broke (strict xfail, 1): ``yamlf-mcp-log``: MCP ``log`` of the completed PLAN.yaml plan
+answers ``E_USAGE: no plan plans/yamlf<k> on the watched branch`` (for either guess) while every
+other reader shows its run (test_round68_surface_looselog.py has the class). Held (119 ids +
+the control): every variant on every reader gives the same
 count of ``***`` for both guesses: the author's parts are quoted as written in every spelling
 (URL-encoded, ``\\/``, upper case, halves, ``$$<`` beside the guess, a block scalar, a
 mapping key, an integer and its digits in a string, ``$<plan.task>``, an input default, a
@@ -74,8 +79,9 @@ GUESSES = {"s": SECRET, "c": SECRET[:-1] + "y"}
 NUMS = {"s": NUM, "c": NUM[:-1] + "2"}
 SLUGS = (
     "taskmix", "url", "jesc", "upper", "wrap", "inpdef",
-    "kiddef", "kidmix", "map", "gate", "numstr", "esc", "block", "kidname",
+    "kiddef", "kidmix", "map", "gate", "numstr", "esc", "block", "kidname", "yamlf",
 )  # fmt: skip
+FILE = {"yamlf": "PLAN.yaml"}
 WHERE = ("log", "show", "mcp-log", "status", "notify", "commits", "page", "api")
 
 
@@ -161,10 +167,12 @@ def _build(root: Path) -> Lab:
                       f"    params:\n      tag: block{k}\n      note: |\n"
                       f"        line {g}\n        {t2}\n"),
             "kidname": ("", _nest(f"plans/{g}", pin(g))),
+            "yamlf": ("", _rec(f"yamlf{k}", q(f"{g}-{t2}"))),
         }  # fmt: skip
         for slug, (more, body) in tops.items():
             task = g if slug == "taskmix" else ""
-            lab.write(f"{slug}{k}", _head(f"{slug}{k}", more, task=task) + body)
+            text = _head(f"{slug}{k}", more, task=task) + body
+            lab.write(f"{slug}{k}", text, FILE.get(slug, "PLAN.yml"))
     lab.commit("agent plans")
     lab.run()
     rows = lab.status()
@@ -172,7 +180,7 @@ def _build(root: Path) -> Lab:
         for slug in SLUGS:
             plan = f"plans/{slug}{k}"
             assert rows[plan]["status"] == "pending_approval", (plan, rows[plan])
-            lab.set_status(f"{slug}{k}", "approved")
+            lab.set_status(f"{slug}{k}", "approved", FILE.get(slug, "PLAN.yml"))
     lab.commit("approve", ALICE)
     lab.run()
     server.shutdown()
@@ -263,7 +271,14 @@ def _norm(text: str, k: str) -> str:
 
 
 IDS = [f"{slug}-{where}" for slug in SLUGS for where in WHERE]
-BROKEN: dict[str, Any] = {}
+BROKEN: dict[str, Any] = {
+    "yamlf-mcp-log": xfail(
+        "MCP log cannot read a PLAN.yaml plan",
+        "MCP `log` of a completed PLAN.yaml plan answers E_USAGE 'no plan plans/yamlf<k> on the "
+        "watched branch' while the log, show, row, notify, page and /api/plan/ read its run; "
+        "should: answer its record as for PLAN.yml",
+    ),
+}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
@@ -272,6 +287,8 @@ def test_a_right_and_a_wrong_guess_are_answered_alike(lab: Lab, vid: str) -> Non
     c = _norm(lab.got["c"][vid], "c")  # type: ignore[attr-defined]
     assert "Traceback" not in s and "Traceback" not in c, s[-2000:]
     assert s.strip() and c.strip(), (vid, s[:500], c[:500])
+    if vid.endswith("-mcp-log"):  # the reader answers (a refusal is no answer at all)
+        assert '"isError": true' not in s + c, s[:1500]
     assert s.count("***") == c.count("***"), (s[:4000], c[:4000])
 
 

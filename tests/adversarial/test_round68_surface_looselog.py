@@ -44,11 +44,12 @@ agent cannot read the outputs of its approved run, nor the forged-log note). Sho
 the record as for ``PLAN.yml``. ``inval-show``: an invalid plan (unknown tool) put beside the
 agent's loose forged log: the row, MCP ``status`` and MCP ``log`` note
 ``E_OWNED_BLOCK_CHANGED: EXECUTION_LOG.md ...``, ``show`` prints only the validation problems.
-Should: ``show`` notes it as every other reader does. Held (61 ids + the control): the row
-and MCP ``status`` of every variant (``yaml``, ``json``, ``lmv``, ``lmvp``, ``bot``,
-``many*``, ``draft``, ``inval``, ``refillf`` noted; honest ``lmvsrc``, ``ldel``, ``refill``,
-``yamlrun``, ``yamlh`` not), ``show`` and MCP ``log`` of the PLAN.yml ones alike, the forged
-text never shown; nothing forged ran, ``yamlrun`` ran once.
+Should: ``show`` notes it as every other reader does. Held (61 row ids, the ``lmvsrc``
+wait, the control): the row and MCP ``status`` of every variant (``yaml``, ``json``,
+``lmv``, ``lmvp``, ``bot``, ``many*``, ``draft``, ``inval``, ``refillf`` noted; honest
+``lmvsrc``, ``ldel``, ``refill``, ``yamlrun``, ``yamlh`` not), ``show`` and MCP ``log`` of
+the PLAN.yml ones alike, the forged text never shown; nothing forged ran, ``yamlrun`` ran
+once.
 """
 
 from __future__ import annotations
@@ -143,11 +144,13 @@ def _build(root: Path) -> Lab:
         shown = lab.cli("show", "--config", cfg, plan, cwd=lab.repo)
         got[f"{slug}:show"] = shown.stdout + shown.stderr
         calls += [("log", {"path": plan}), ("status", {"path": plan})]
-    waits = [("wait", {"path": "plans/yamlrun", "timeout": 5, "status": "pending_approval"}),
-             ("wait", {"path": "plans/yamlh", "timeout": 1, "status": "pending_approval"}),
-             ("wait", {"path": "plans/lmvsrc", "timeout": 1, "status": "pending_approval"})]
+    waits = [
+        ("wait", {"path": "plans/yamlrun", "timeout": 5, "status": "pending_approval"}),
+        ("wait", {"path": "plans/yamlh", "timeout": 1, "status": "pending_approval"}),
+        ("wait", {"path": "plans/lmvsrc", "timeout": 1, "status": "pending_approval"}),
+    ]
     replies = mcp(lab, calls + waits)
-    for reply, slug in zip(replies[len(calls):], ("yamlrun", "yamlh", "lmvsrc"), strict=True):
+    for reply, slug in zip(replies[len(calls) :], ("yamlrun", "yamlh", "lmvsrc"), strict=True):
         got[f"wait:{slug}"] = reply
     for i, slug in enumerate(SLUGS):
         for j, what in enumerate(("mcp-log", "mcp-status")):

@@ -303,6 +303,6 @@ def test_the_plans_ran_as_approved_and_no_secret_is_written(lab: Lab) -> None:
         assert f"gate2{k}" not in tags
     everything = lab.everything  # type: ignore[attr-defined]
     assert OTHER not in everything
-    assert f"{NUM}\"" not in everything.replace(f"{NUM}-", "")  # only the author's literal
+    assert f'{NUM}"' not in everything.replace(f"{NUM}-", "")  # only the author's literal
     for spelled in _spellings(OTHER):
         assert spelled not in everything, spelled

@@ -68,7 +68,10 @@ TOOLS = {
         "{properties: {w: {anyOf: [{type: integer}, {type: boolean}]},"
         ' x: {$ref: "#/properties/w/anyOf/1"}}}'
     ),
-    "alli": '{allOf: [{properties: {n: {type: integer}}}], properties: {x: {$ref: "#/allOf/0/properties/n"}}}',
+    "alli": (
+        "{allOf: [{properties: {n: {type: integer}}}],"
+        ' properties: {x: {$ref: "#/allOf/0/properties/n"}}}'
+    ),
     "pfx": (
         "{properties: {t: {type: array, prefixItems: [{type: integer}, {type: string}]},"
         ' x: {$ref: "#/properties/t/prefixItems/1"}}}'

@@ -331,7 +331,7 @@ class Lifecycle(IndexStore):
             state = self.plans.get(plan_id)
             if state is not None and event in RUN_EVENTS:
                 state.foreign_event = record.sha
-                if event == "start":
+                if event == "start" and _sealed(record):
                     found = plan_event(record, plan_id)
                     started = found.trailers.get("Plan-Hash", "") if found else ""
                     state.foreign_start = f"{record.sha} {started}".strip()
@@ -2756,6 +2756,17 @@ def _removed_and_written(
     gone = [row for row in gone if _is_plan_or_source(row[0])]
     made = [row for row in made if _is_plan_or_source(row[0])]
     return [(gone, made)] if gone and made else []
+
+
+def _sealed(record: CommitRecord) -> bool:
+    """Whether a commit carries a ``Controller-Seal:`` trailer (64 hex digits), whatever key
+    made it: every controller commit since round 66 does, so a start under the controller's
+    name with a seal this controller's key does not verify may be another controller's run
+    (:meth:`~controller.service.core.ControllerCore.foreign_run`), while one with none is
+    no controller's at all, anyone's commit, which decides nothing (round 67: a forged
+    ``executing`` state must neither show as the plan's status nor stop an honest approval)."""
+    seal = record.trailers.get("Controller-Seal", "")
+    return len(seal) == 64 and all(c in "0123456789abcdef" for c in seal)
 
 
 def _is_plan_file(path: str) -> bool:

@@ -765,8 +765,8 @@ class ControllerCore:
         ``status`` shows this under ``waiting``. A replay of a start it made (its version in
         ``executed.jsonl``) is no such run."""
         sha, _, plan_hash = state.foreign_start.partition(" ")
-        if not sha or plan_hash in self.executed:
-            return None
+        if not sha or (plan_hash or state.hash) in self.executed:
+            return None  # a version it ran itself: a later start is the take-over's case
         if plan_hash and plan_hash != state.hash:
             return None  # a run of another version: the plan was changed since
         return (

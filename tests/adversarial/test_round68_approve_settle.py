@@ -22,6 +22,8 @@ Slips tried (asserted: never ran, no valid run in either audit; her approval ref
   her line 5 comes through clean).
 - ``mm-clean``: the control of ``mm-ours``: the same branch merged with no conflict on main
   (no settlement), to tell the settlement from the merged branch's merge.
+- ``mm-line``: the control of both: Alice's same hand-resolved merge of the two agent
+  branches made on main itself (the first-parent line).
 
 Honest (asserted: ran once, hers, both audits valid):
 
@@ -33,7 +35,16 @@ Honest (asserted: ran once, hers, both audits valid):
 - ``cross-theirs``: a criss-cross (both sides merged each other's first edits) then a line-1
   conflict, Alice merges ``-X theirs`` (a virtual base).
 
-Seen: see FINDINGS.md round 68 (the BROKEN dict below names what broke).
+Seen (round 68): ``mm-ours`` and ``mm-clean`` BROKE (slip), and not through a settlement:
+Alice's merge of two agent branches on HER branch, resolved by her hand (line 5 is hers),
+merged into main by the agent (``-X ours`` over a line-1 conflict, or a clean ``--no-ff``
+merge): her bytes are in the plan's NOTES.md and her approval ran (approver alice), both
+audits valid. The same merge made on main (``mm-line``) is ``E_SELF_APPROVAL``. Should: a
+merge on a merged branch is judged as one on the line (what it wrote itself is its maker's).
+Held: ``pick-theirs``, ``pick-union`` (the agent's commit with Alice as committer on her
+side: she is a writer through every settlement), ``hers-union``; honest ``rename-theirs``,
+``b64-out`` (64 settled plan paths, two more outside the plans folder not counted),
+``cross-theirs``. The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations
@@ -46,7 +57,7 @@ from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
-SLIPS = ["pick-theirs", "pick-union", "hers-union", "mm-ours", "mm-clean"]
+SLIPS = ["pick-theirs", "pick-union", "hers-union", "mm-ours", "mm-clean", "mm-line"]
 HONEST = ["rename-theirs", "b64-out", "cross-theirs"]
 _MM = (
     "Alice's branch is her merge of two agent branches with line 5 written by her hand; the "
@@ -147,6 +158,17 @@ def _build(root: Path) -> Lab:
             _note(lab, note, l1="agent main")
             g.commit("agent: note on main")
         g("merge", "-q", "--no-ff", "-X", "ours", "-m", f"merge alice/{v}", f"alice/{v}")
+    # mm-line: her hand-resolved merge on main itself
+    note = "plans/mm-line/NOTES.md"
+    for side, l5 in (("a", "agent a"), ("b", "agent b")):
+        g("checkout", "-q", "-b", f"agent/mm-line-{side}", "main")
+        _note(lab, note, l5=l5)
+        g.commit(f"agent: {side}")
+        g("checkout", "-q", "main")
+    g("merge", "-q", "--no-ff", "-m", "a", "agent/mm-line-a")
+    g("merge", "-q", "agent/mm-line-b", who=ALICE, check=False)
+    (lab.repo / note).write_text("".join([*LINES[:4], "alice resolved this by hand\n", *LINES[5:]]))
+    g.commit("alice: merge b", who=ALICE)
     # --- honest
     g("checkout", "-q", "-b", "agent/rename-theirs", "main")
     g("mv", "plans/rename-theirs/NOTES.md", "plans/rename-theirs/OLD-NOTES.md")

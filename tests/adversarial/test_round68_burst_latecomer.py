@@ -25,8 +25,14 @@ approval were still to act on).
 Last, Alice approves again each ``y`` gate A's ``status`` shows ``awaiting_approval`` (as it
 asks); A passes, then B (``y-regate``: nothing runs again).
 
-Seen. HELD: every ``*-once`` and ``*-ran`` before the re-approval (the x gates ran on A, the y
-gates on B, which trust on first use gave A's runs; ``r`` ran on B, ``z`` on A, each once),
+Audits: before the re-approval, ``audit-once-cfg`` (A's config; A's record knows only A's
+commits, so B's resumes are not A's runs) and ``audit-once-clone`` (a fresh clone): no plan
+has two valid runs, each gate run listed once; ``audit-after-regate``: the fresh clone lists
+no second valid gate run.
+
+Seen. HELD: the three audits; every ``*-once`` and ``*-ran`` before the re-approval (the x
+gates ran on A, the y gates on B, which trust on first use gave A's runs; ``r`` ran on B,
+``z`` on A, each once),
 ``x-rows-*``, ``r-rows-*``, ``z-rows-*`` (the other controller's completed runs shown
 ``completed`` with "another controller or a lost key"), ``y-rows-b``. BROKE (strict xfails):
 
@@ -49,7 +55,7 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, clone_audit, plan_text, valid_runs, xfail
 from test_round2_execution_kit import shared
 
 GROUPS = {
@@ -168,6 +174,9 @@ def _build(root: Path) -> Lab:
     lab.rows_a = _rows(lab, lab.config)  # type: ignore[attr-defined]
     lab.rows_b = _rows(lab, cfg_b)  # type: ignore[attr-defined]
     lab.counts = {t: len(lab.calls(t)) for g in GROUPS for t in _tags(g)}  # type: ignore[attr-defined]
+    lab.git_date = None
+    _c, lab.cfg_before = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
+    lab.clone_before, _v = clone_audit(lab, root / "before")  # type: ignore[attr-defined]
     # Alice does what A's status asks of a plan it shows paused: approve its gate
     asked = [p for p in GROUPS["y"] if lab.rows_a.get(p, {}).get("status") == "awaiting_approval"]  # type: ignore[attr-defined]
     lab.asked = asked  # type: ignore[attr-defined]
@@ -176,6 +185,8 @@ def _build(root: Path) -> Lab:
         a()
         b()
     lab.regate = {t: len(lab.calls(t)) for t in _tags("y")}  # type: ignore[attr-defined]
+    lab.git_date = None
+    lab.clone_after, _v = clone_audit(lab, root / "after")  # type: ignore[attr-defined]
     (root / "out.json").write_text(
         json.dumps({"a": lab.rows_a, "b": lab.rows_b, "c": lab.counts, "runs": lab.runs}, indent=1)  # type: ignore[attr-defined]
     )
@@ -215,3 +226,36 @@ def test_a_latecomer_mid_burst(lab: Lab, vid: str) -> None:
             and not (rows.get(p) or {}).get("waiting")
         }
         assert wrong == {}, wrong
+
+
+def _gate_runs(report: dict, slug: str) -> list[dict]:
+    return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "gate"]
+
+
+AUD = ["audit-once-cfg", "audit-once-clone", "audit-after-regate"]
+
+
+@pytest.mark.parametrize("vid", cases(AUD, AUD, BROKEN))  # type: ignore[arg-type]
+def test_the_audit(lab: Lab, vid: str) -> None:
+    report = {
+        "audit-once-cfg": lab.cfg_before,  # type: ignore[attr-defined]
+        "audit-once-clone": lab.clone_before,  # type: ignore[attr-defined]
+        "audit-after-regate": lab.clone_after,  # type: ignore[attr-defined]
+    }[vid]
+    plans = [p for g in GROUPS.values() for p in g]
+    twice = {
+        p: len(valid_runs(report, p))
+        for p in plans
+        if len([e for e in valid_runs(report, p) if e.get("approval_kind") == "approve"]) > 1
+        or len(_gate_runs(report, p)) > 1
+    }
+    assert twice == {}, twice
+    if vid != "audit-after-regate":
+        # A's record knows only A's commits: B's y resumes are anyone's to it (docs)
+        gated = GROUPS["x"] if vid.endswith("cfg") else [*GROUPS["x"], *GROUPS["y"]]
+        missing = [p for p in gated if len(_gate_runs(report, p)) != 1]
+        assert missing == [], [
+            (e.get("plan"), e.get("approval_kind"), e.get("approval_valid"))
+            for e in report.get("executions", [])
+            if e.get("plan") in {f"plans/{p}" for p in missing}
+        ]

@@ -1,0 +1,304 @@
+"""Round 68, bursts: round 67's look-alike END rule after a SIGKILL mid-burst ("a later
+``start``, a ``fail`` or an ``abort`` of a run ``executing``, the file showing that end of the
+same version, moves the run on"), at its edges: on a merged branch, a trailer the file does
+not show, an end carrying a new version, and the AGENT's resume of the run it failed.
+
+Lab (one, local mode, fake commit dates, ``run --once`` passes). Five three-action plans
+``c-01``..``c-05`` (``rec`` ``c-NN-1``, then the catalog exec tool ``crash`` (``idempotent:
+true``): the first call of the lab SIGKILLs the ``plangate run --once`` process group, every
+later call answers ok; then ``rec`` ``c-NN-3``), frozen, approved by Alice in one commit; a pass
+starts the burst and dies at the first ``crash`` call. Then, as the agent (committer and
+author ``plangate``, no seal, through its own index):
+
+- ONE batched look-alike ``plangate: 4 plan events``: ``c-02`` ``fail`` with ``Plan-Status:
+  failed`` but the file left ``executing`` (``trailer``), ``c-03`` ``fail`` (file ``failed``,
+  ``agentresume``), ``c-04`` ``fail`` whose tree also changes ``c-04``'s action 3 to
+  ``c-04-EVIL`` (``newtext``), ``c-06`` ``fail`` (file ``failed``, ``resume``: the plain case);
+- on a branch ``agent/ends`` a one-plan look-alike ``plangate: fail plans/c-01`` (file
+  ``failed``), merged ``--no-ff`` into main by the agent (``branch``). ``c-05`` is the control.
+
+Two passes; the agent sets ``c-03`` ``approved`` itself (its "resume"); a pass; Alice resumes
+``c-01``, ``c-03`` and ``c-06`` (``failed`` -> ``approved``) in one commit; two passes;
+``status``; Alice approves ``c-03`` once more; a pass; the audit with the config and on a
+fresh clone. At the kill only ``c-01``'s action 1 had run (the batch start had started all six).
+
+Asserted: ``<v>-once``: no action ran twice and ``c-04-EVIL`` never ran; ``<v>-end``: the plan
+ends ``completed`` with action 1 and 3 run once (a run moved on is resumed by Alice; one the
+look-alike did not move on goes on by itself); ``agentresume-agent``: the agent's own
+``approved`` runs nothing (nothing ran between it and Alice's resume); ``audit-once``: no plan
+has two valid new runs in either audit; ``audit-cfg``: the config audit flags both
+look-alike commits.
+
+Seen. HELD: ``*-once`` (no action twice, ``c-04-EVIL`` never), ``branch-end`` (the look-alike
+on the merged branch is off the first-parent line: the run went on by itself, each action
+once), ``control-end``, ``newtext-end`` (the approved run waits, ``E_PLAN_HASH_MISMATCH`` "restore
+the approved file"), ``agentresume-agent`` (the agent's ``approved`` is refused
+``E_APPROVER_NOT_ALLOWED``, nothing runs), ``agentresume-again`` (her SECOND approval runs
+actions 1..3 once), ``audit-once``, ``audit-cfg``. BROKE (strict xfails):
+
+- ``trailer-end``: a batched group ``Plan-Event: fail`` / ``Plan-Status: failed`` whose tree
+  leaves the file ``executing`` stops the run: the take-over check says "the run was taken
+  over: fail in <commit> ... moved the run on ... an allowed aborter sets the plan aborted to
+  end it", while the index reads nothing (``last_event`` the start): ``executing`` for good,
+  nothing runs, no resume possible (the file is not ``failed``). docs/execution.md (round
+  67): only a ``fail`` "the file showing that end" moves the run on; any other end is anyone's
+  and the run goes on.
+- ``resume-end``, ``agentresume-end``: after a look-alike ``fail`` (file ``failed``) of a run the
+  crash stopped before its first action, Alice's resume (``failed`` -> ``approved``, as the
+  docs say) is started and at once failed ``E_ACTION_IN_DOUBT: the journal of this run was
+  lost and the controller has no record of its own of the run ...: nothing is run`` though
+  ``<state_dir>/journal/plans%2Fc-0N/`` holds it: nothing ran, ``failed``; only a second
+  approval runs it. Should: her resume runs actions 1..3 once ("her resume completes it").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from advkit import ALICE, BOT, BenchError, Lab, cases, clone_audit, valid_runs, xfail
+from test_round2_execution_kit import shared
+
+C = [f"c-{i:02d}" for i in range(1, 7)]
+NAMES = {"c-01": "branch", "c-02": "trailer", "c-03": "agentresume", "c-04": "newtext"}
+NAMES.update({"c-05": "control", "c-06": "resume"})
+CRASH = """\
+import json, os, pathlib, signal, sys
+marks = pathlib.Path(sys.argv[1])
+if not (marks / "killed").exists():
+    (marks / "killed").write_text(sys.argv[2])
+    os.killpg(int((marks / "pid").read_text()), signal.SIGKILL)
+print(json.dumps({"ok": True}))
+"""
+_DOUBT = (
+    "her resume after a look-alike fail of a run stopped before its first action is "
+    "failed E_ACTION_IN_DOUBT 'the journal of this run was lost', nothing runs"
+)
+BROKEN: dict[str, object] = {
+    "trailer-end": xfail(
+        "trailer-only fail",
+        "a batched fail group whose tree leaves the file executing stops the run: "
+        "'taken over', executing for good, nothing runs",
+    ),
+    "resume-end": xfail("resume in doubt", _DOUBT),
+    "agentresume-end": xfail("resume in doubt", _DOUBT + " (after the agent's refused resume)"),
+}
+
+
+def three(tag: str) -> str:
+    return (
+        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: rec\n  - name: crash\nactions:\n"
+        f'  - id: 1\n    tool: rec\n    why: "one {tag}"\n    params: {{tag: "{tag}-1"}}\n'
+        f'  - id: 2\n    tool: crash\n    why: "two {tag}"\n    params: {{m: "{tag}"}}\n'
+        f'  - id: 3\n    tool: rec\n    why: "three {tag}"\n    params: {{tag: "{tag}-3"}}\n'
+    )
+
+
+def group(slug: str, event: str, status: str, extra: str = "") -> str:
+    return f"Plan: plans/{slug}\nPlan-Event: {event}\nPlan-Status: {status}\n{extra}"
+
+
+def _set(lab: Lab, slug: str, status: str, replace: tuple[str, str] | None = None) -> None:
+    text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("  status:") and i < 6:
+            lines[i] = f"  status: {status}"
+            break
+    text = "\n".join(lines)
+    if replace:
+        text = text.replace(*replace)
+    lab.write(slug, text)
+    lab.git("add", f"plans/{slug}/PLAN.yml")
+
+
+def _build(root: Path) -> Lab:
+    marks = root / "marks"
+    marks.mkdir(parents=True)
+    (root / "crash.py").write_text(CRASH)
+    argv = json.dumps([sys.executable, str(root / "crash.py"), str(marks), "{m}"])
+    lab = Lab(
+        root / "lab",
+        tools=f"crash: {{kind: exec, argv: {argv}, idempotent: true, timeout: 60}}\n",
+    )
+    t = 1790000000
+
+    def date() -> None:
+        nonlocal t
+        t += 10
+        lab.git_date = f"@{t} +0000"
+
+    date()
+    for v in C:
+        lab.write(v, three(v))
+    lab.commit("agent plans")
+    lab.run()
+    date()
+    for v in C:
+        lab.set_status(v, "approved")
+    approve = lab.commit("approve c", ALICE)
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
+        cwd=lab.root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    (marks / "pid").write_text(str(proc.pid))
+    try:
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if proc.returncode != -signal.SIGKILL:
+        raise BenchError(f"the pass was not killed: {proc.returncode}")
+    lab.at_kill = [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()]  # type: ignore[attr-defined]
+    lab.head_at_kill = {v: lab.plan(v)["plan"]["status"] for v in C}  # type: ignore[attr-defined]
+    started = [r for r in lab.log_rows(rev=f"{approve}..HEAD") if r[2] == BOT[1]]
+    if not started:
+        raise BenchError(f"the burst was not started: {lab.at_kill}")  # type: ignore[attr-defined]
+    lab.extra_env = {"GIT_INDEX_FILE": str(root / "agent-index")}  # type: ignore[attr-defined]
+    for stale in (lab.repo / ".git" / "refs" / "heads").glob("*.lock"):
+        stale.unlink()
+    lab.git("read-tree", "HEAD")
+    date()
+    _set(lab, "c-03", "failed")
+    _set(lab, "c-06", "failed")
+    _set(lab, "c-04", "failed", ('tag: "c-04-3"', 'tag: "c-04-EVIL"'))
+    msg = "plangate: 4 plan events\n\n"
+    msg += group("c-02", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += group("c-03", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += group("c-04", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += group("c-06", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    lab.git("commit", "-q", "-m", msg + "Controller: host/3f2a9c1b\n", who=BOT)
+    forged = {"batch": lab.head()}
+    lab.git("branch", "agent/ends")
+    lab.git("symbolic-ref", "HEAD", "refs/heads/agent/ends")
+    _set(lab, "c-01", "failed")
+    lab.git(
+        "commit",
+        "-q",
+        "-m",
+        "plangate: fail plans/c-01\n\naction 2 failed: E_ACTION_IN_DOUBT\n\nPlan: plans/c-01\n"
+        "Plan-Status: failed\nController: host/3f2a9c1b\n",
+        who=BOT,
+    )
+    forged["branch"] = lab.head()
+    lab.git("symbolic-ref", "HEAD", "refs/heads/main")
+    date()
+    tree = lab.git("rev-parse", "agent/ends^{tree}").strip()
+    merge = lab.git(
+        "commit-tree",
+        tree,
+        "-p",
+        "main",
+        "-p",
+        "agent/ends",
+        "-m",
+        "merge agent/ends",
+        who=("Agent", "agent@example.com"),
+    ).strip()
+    lab.git("update-ref", "refs/heads/main", merge)
+    lab.git("read-tree", "HEAD")
+    lab.forged = forged  # type: ignore[attr-defined]
+    lab.git("checkout-index", "-a", "-f")
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    lab.git("reset", "-q", "--hard")
+    date()
+    lab.run()
+    date()
+    lab.run()
+    lab.rows_mid = lab.status()  # type: ignore[attr-defined]
+    lab.before_agent = {v: len(lab.calls(f"{v}-3")) for v in C}  # type: ignore[attr-defined]
+    date()
+    lab.set_status("c-03", "approved")
+    lab.commit("resume c-03 (the agent)")
+    lab.run()
+    lab.after_agent = {v: len(lab.calls(f"{v}-3")) for v in C}  # type: ignore[attr-defined]
+    lab.rows_agent = lab.status()  # type: ignore[attr-defined]
+    date()
+    for v in ("c-01", "c-03", "c-06"):
+        lab.set_status(v, "approved")
+    lab.commit("resume c-01, c-03 and c-06", ALICE)
+    lab.run()
+    date()
+    lab.run()
+    lab.rows_end = lab.status()  # type: ignore[attr-defined]
+    lab.end_counts = {v: (len(lab.calls(f"{v}-1")), len(lab.calls(f"{v}-3"))) for v in C}  # type: ignore[attr-defined]
+    date()
+    lab.set_status("c-03", "approved")
+    lab.commit("resume c-03 again", ALICE)
+    lab.run()
+    lab.rows_again = lab.status()  # type: ignore[attr-defined]
+    lab.again = (len(lab.calls("c-03-1")), len(lab.calls("c-03-3")))  # type: ignore[attr-defined]
+    lab.git_date = None
+    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
+    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r68-crashends", _build)
+
+
+def test_the_lab(lab: Lab) -> None:
+    assert set(lab.head_at_kill.values()) == {"executing"}, lab.head_at_kill  # type: ignore[attr-defined]
+
+
+IDS = [f"{NAMES[c]}-{k}" for c in C for k in ("once", "end")]
+IDS += ["agentresume-agent", "agentresume-again"]
+BY = {n: c for c, n in NAMES.items()}
+
+
+@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]
+def test_a_lookalike_end_after_a_crash(lab: Lab, vid: str) -> None:
+    name, what = vid.split("-", 1)
+    slug = BY[name]
+    ones, threes = lab.end_counts[slug]  # type: ignore[attr-defined]
+    row = lab.rows_end[f"plans/{slug}"]  # type: ignore[attr-defined]
+    said = {k: row.get(k) for k in ("status", "waiting", "last_event")}
+    if what == "once":
+        ones, threes = len(lab.calls(f"{slug}-1")), len(lab.calls(f"{slug}-3"))
+        assert ones <= 1 and threes <= 1 and not lab.calls("c-04-EVIL"), (ones, threes, said)
+    elif what == "again":
+        row = lab.rows_again[f"plans/{slug}"]  # type: ignore[attr-defined]
+        assert (*lab.again, row["status"]) == (1, 1, "completed"), (
+            lab.again,
+            row.get("last_event"),
+        )  # type: ignore[attr-defined]
+    elif what == "end" and slug == "c-04":  # the approved run waits for its file, and says so
+        assert threes == 0 and "E_PLAN_HASH_MISMATCH" in str(row.get("waiting")), said
+    elif what == "end":
+        assert (ones, threes, row["status"]) == (1, 1, "completed"), (ones, threes, said)
+    else:
+        assert lab.after_agent == lab.before_agent, (lab.after_agent, lab.rows_agent["plans/c-03"])  # type: ignore[attr-defined]
+
+
+def _new_runs(report: dict, slug: str) -> list[dict]:
+    return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "approve"]
+
+
+AUD = ["audit-once", "audit-cfg"]
+
+
+@pytest.mark.parametrize("vid", cases(AUD, AUD, BROKEN))  # type: ignore[arg-type]
+def test_the_audit(lab: Lab, vid: str) -> None:
+    if vid == "audit-once":
+        for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
+            twice = {s: len(_new_runs(report, s)) for s in C if len(_new_runs(report, s)) > 1}
+            assert twice == {}, twice
+        return
+    flagged = {f.get("commit") for f in lab.creport.get("findings", [])}  # type: ignore[attr-defined]
+    missed = {k: v for k, v in lab.forged.items() if v not in flagged}  # type: ignore[attr-defined]
+    assert missed == {}, missed

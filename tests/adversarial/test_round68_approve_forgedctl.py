@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 

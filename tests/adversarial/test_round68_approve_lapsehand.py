@@ -64,7 +64,6 @@ Held: ``bob-pick`` (another approver's pick of the agent's revert), ``side-early
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 

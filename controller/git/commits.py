@@ -162,6 +162,28 @@ class Commits(Objects, Refs, Signing):
         )
         return [record for record in found if record.changes]
 
+    def merges_merged_in(
+        self, since: str | None, until: str, paths: Sequence[str]
+    ) -> list[CommitRecord]:
+        """Every merge on a branch merged into ``until``'s first-parent line after ``since``
+        (not on the line itself) that changed ``paths`` against its first parent, with those
+        changes: what such a merge did not bring is its own writing, as on the line (round
+        68). Read as :meth:`merged_in` reads the merged commits: no history simplification
+        decides which merges are seen."""
+        line, merges = self._first_parent_line(since, until)
+        if not merges:
+            return []
+        spec = f"{since}..{until}" if since else until
+        if line is None:
+            line = set(self.run("rev-list", "--first-parent", spec).split())
+        side = [s for s in self.run("rev-list", "--merges", spec).split() if s not in line]
+        if not side:
+            return []
+        found = self._changes_log(
+            "--stdin", paths, "--no-walk=unsorted", input="\n".join(side) + "\n"
+        )
+        return [record for record in found if record.changes]
+
     def merges_after(self, since: str | None, until: str) -> bool:
         """Whether ``until``'s first-parent line after ``since`` holds a merge (every merge
         after ``since`` lies on the branch one of them brought); a pass reads it from the

@@ -1880,30 +1880,58 @@ class Lifecycle(IndexStore):
                 self._side_lapse(repo, commit, change)
                 if ours:
                     self._side_freeze(repo, commit, change)
-                if path_name(change.path) not in PLAN_FILES:
-                    if plan_id_of(change.path, self.plans_dir) is None:
-                        self._blob_writers(repo, change, who, left, commit.sha)  # side draft
-                    continue
-                side_plan = plan_id_of(change.path, self.plans_dir)
-                if side_plan is None:
-                    continue
-                if self._writes_file(repo, change):  # a plan below another's folder (round 41)
-                    carried = self._carried_writers(repo, change)
-                    self._folder_writers(PurePosixPath(side_plan).parent, who | carried)
-                    self._add_authors(file_key(side_plan), who)
-                if _unsafe_why(change):
-                    continue
-                if not self._changed_content(repo, change):
-                    continue  # a status or comment edit (an approval) writes no content
-                facts = self.facts(repo, change.new_blob)
-                if facts is not None and facts.hash is not None:
-                    self._add_authors(facts.hash, who)
-                    self._produced(facts.hash, who, left, commit.sha)
+                self._side_writes(repo, commit, change, who, left)
             moves += _removed_and_written(
                 [c for c in commit.changes if c.new_blob is None or self._writes_plan(repo, c)]
             )
+        for merge in repo.merges_merged_in(since, until, [self.plans_dir]):
+            self._side_merge_writes(repo, merge)
         self._follow_merged_moves(repo, [*moves, *self._merge_moves(repo, since, until)])
         self._place_side_made(repo, since, until)
+
+    def _side_merge_writes(self, repo: GitRepo, merge: CommitRecord) -> None:
+        """A merge on a merged branch writes what it did not bring (:meth:`_brought`: not a
+        side's blob, not git's clean join, not a hands-off settlement), as a merge on the
+        first-parent line does: its makers are writers of those bytes (round 68: Alice's
+        merge of two agent branches, line 5 written by her hand, merged into main by the
+        agent, made her no writer of the note: only the merged commits' makers counted)."""
+        who, left = self.identities(merge), self._left(repo, merge)
+        for change in merge.changes:
+            if not self._brought(repo, merge, change):
+                self._side_writes(repo, merge, change, who, left)
+
+    def _side_writes(
+        self,
+        repo: GitRepo,
+        commit: CommitRecord,
+        change: FileChange,
+        who: set[str],
+        left: set[str],
+    ) -> None:
+        """``who`` wrote ``change`` in ``commit`` on a merged branch: a draft's or note's
+        bytes, a plan file in the folders above (round 41), a plan's content (a merge's only
+        when no parent held it: a joined status or comment is no writing)."""
+        side_plan = plan_id_of(change.path, self.plans_dir)
+        if path_name(change.path) not in PLAN_FILES:
+            if side_plan is None:
+                self._blob_writers(repo, change, who, left, commit.sha)  # side draft
+            return
+        if side_plan is None:
+            return
+        if self._writes_file(repo, change):  # a plan below another's folder (round 41)
+            carried = self._carried_writers(repo, change)
+            self._folder_writers(PurePosixPath(side_plan).parent, who | carried)
+            self._add_authors(file_key(side_plan), who)
+        if _unsafe_why(change) or not self._changed_content(repo, change):
+            return  # a status or comment edit (an approval) writes no content
+        if commit.is_merge and not self._new_content(
+            repo, commit.parents, change.path, change.new_blob or ""
+        ):
+            return
+        facts = self.facts(repo, change.new_blob)
+        if facts is not None and facts.hash is not None:
+            self._add_authors(facts.hash, who)
+            self._produced(facts.hash, who, left, commit.sha)
 
     def _merge_moves(
         self, repo: GitRepo, since: str | None, until: str

@@ -45,6 +45,13 @@ Held: ``pick-theirs``, ``pick-union`` (the agent's commit with Alice as committe
 side: she is a writer through every settlement), ``hers-union``; honest ``rename-theirs``,
 ``b64-out`` (64 settled plan paths, two more outside the plans folder not counted),
 ``cross-theirs``. The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): ``mm-ours`` and ``mm-clean`` never run, ``E_SELF_APPROVAL``, both audits
+agree. One notion of who wrote a file for every commit the history brings: a merge ON A
+MERGED BRANCH is judged by rounds 65-67's rule as one on the first-parent line is (what it
+did not bring, as a side's blob, git's clean join or a hands-off settlement of its parents,
+it wrote: its makers are writers), where only the merged non-merge commits' makers counted
+before (``GitRepo.merges_merged_in``, ``Lifecycle._side_merge_writes``, ``_side_writes``).
 """
 
 from __future__ import annotations
@@ -53,22 +60,13 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
 SLIPS = ["pick-theirs", "pick-union", "hers-union", "mm-ours", "mm-clean", "mm-line"]
 HONEST = ["rename-theirs", "b64-out", "cross-theirs"]
-_MM = (
-    "Alice's branch is her merge of two agent branches with line 5 written by her hand; the "
-    "agent merges her branch into main ({how}): her bytes are in the plan's NOTES.md, yet "
-    "her approval ran (approver alice), both audits valid: her hand-resolved merge on a "
-    "merged branch makes her no writer"
-)
-BROKEN: dict[str, object] = {
-    "mm-ours": xfail("slip", _MM.format(how="-X ours over a line-1 conflict")),
-    "mm-clean": xfail("slip", _MM.format(how="a clean --no-ff merge, no settlement at all")),
-}
+BROKEN: dict[str, object] = {}
 LINES = [f"line {i}\n" for i in range(1, 13)]
 
 

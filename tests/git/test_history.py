@@ -583,6 +583,89 @@ def test_a_settled_conflict_the_merger_edits_further_is_the_mergers(
     assert ALICE[1] in _folder_writers(index)
 
 
+def _her_merge_on_her_branch(repo: Path, by_hand: bool) -> Path:
+    """Bob edits the note on two branches (line 1 and 5 on ``a``; line 5, or line 9, on
+    ``b``); Alice, on her branch cut from ``a``, merges ``b``: line 5 conflicts and she
+    writes it by hand (``by_hand``), or the two join cleanly. Nothing is merged into main."""
+    write_plan(repo)
+    note = repo / "plans/greet/NOTES.md"
+    note.write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    commit_all(repo, "add", AGENT)
+    for branch, edits in (("a", {1: "bob a", 5: "bob a"}), ("b", {5 if by_hand else 9: "bob b"})):
+        git(repo, "switch", "-q", "-c", branch, "main")
+        lines = note.read_text().splitlines(keepends=True)
+        for at, text in edits.items():
+            lines[at - 1] = f"line {at}: {text}\n"
+        note.write_text("".join(lines))
+        commit_all(repo, f"bob: {branch}", BOB)
+    git(repo, "switch", "-q", "-c", "alice", "a")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge b", "b", env=identity(*ALICE), check=False)
+    if by_hand:
+        note.write_text(note.read_text().split("<<<<<<<")[0] + "line 5: alice\n" + "".join(
+            f"line {i}\n" for i in range(6, 11)
+        ))  # fmt: skip
+        commit_all(repo, "alice: merge b", ALICE)
+    git(repo, "switch", "-q", "main")
+    return note
+
+
+@pytest.mark.parametrize("how", ["clean", "ours"])
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-scan", "pass-by-pass"])
+def test_a_merge_on_a_merged_branch_that_wrote_bytes_makes_its_maker_a_writer(
+    repo: Path, tmp_path: Path, cold: bool, how: str
+) -> None:
+    """Round 68 ``mm-clean``/``mm-ours``: Alice's merge of two of Bob's branches, line 5
+    written by her hand, on HER branch, merged into main by Bob (a clean ``--no-ff`` merge,
+    or ``-X ours`` over a conflict at line 1): her bytes are in the note, so she is a writer,
+    as when she merges on main itself. Only the merged commits' makers once counted."""
+    index = _index(tmp_path)
+    gitrepo = GitRepo(repo)
+    note = _her_merge_on_her_branch(repo, by_hand=True)
+    if how == "ours":
+        note.write_text(note.read_text().replace("line 1\n", "line 1: main\n"))
+        commit_all(repo, "bob: main", BOB)
+    if not cold:
+        index.scan(gitrepo, _tip(repo))
+    merge = ["merge", "-q", "--no-ff", "-X", "ours", "-m", "merge alice", "alice"]
+    git(repo, *merge, env=identity(*BOB))
+    assert "line 5: alice\n" in note.read_text()
+    index.scan(gitrepo, _tip(repo))
+    assert ALICE[1] in _folder_writers(index)
+
+
+def test_a_clean_merge_on_a_merged_branch_leaves_its_maker_free(repo: Path, tmp_path: Path) -> None:
+    """The honest control: Alice's merge of Bob's two branches on her branch joins cleanly
+    (git's bytes, every line a side's): Bob wrote the note, Alice wrote nothing."""
+    _her_merge_on_her_branch(repo, by_hand=False)
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge alice", "alice", env=identity(*BOB))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), _tip(repo))
+    assert _folder_writers(index) == {AGENT[1], BOB[1]}
+
+
+def test_plan_content_a_merge_on_a_merged_branch_wrote_is_its_makers(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A plan a merge on a merged branch writes with content no parent held (a param added in
+    ``--no-commit``) has that merge's maker among its content's authors, as on the line."""
+    write_plan(repo)
+    commit_all(repo, "add", AGENT)
+    git(repo, "switch", "-q", "-c", "b", "main")
+    (repo / "other").write_text("b\n")
+    commit_all(repo, "bob: b", BOB)
+    git(repo, "switch", "-q", "-c", "alice", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "b", env=identity(*ALICE))
+    plan = repo / "plans/greet/PLAN.yml"
+    plan.write_text(plan.read_text() + "      times: 2\n")
+    commit_all(repo, "alice: merge b", ALICE)
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge alice", "alice", env=identity(*BOB))
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), _tip(repo))
+    made = index.plans["plans/greet"].hash
+    assert made is not None and ALICE[1] in index.authors.get(made, frozenset())
+
+
 def _her_plan_moved(repo: Path, in_merge: bool) -> None:
     """Alice's draft branch adds her plan; the agent's branch merges it and moves the plan
     with one param added: inside the merge (``--no-commit``) or in its next commit; the

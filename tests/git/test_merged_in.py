@@ -55,6 +55,38 @@ def test_every_merged_branch_is_read_over_several_merges(tmp_path: Path) -> None
         gitrepo.close()
 
 
+def test_merges_on_merged_branches_are_read_with_their_first_parent_changes(
+    tmp_path: Path,
+) -> None:
+    """``merges_merged_in``: the merges a merged branch holds (round 68: what such a merge
+    wrote is its maker's), each with its changes against its first parent under the paths;
+    neither a merge on the first-parent line nor one that changed nothing there."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _put(repo, "plans/one/NOTES.md", "x\n")
+    base = commit_all(repo, "init", AGENT)
+    _side(repo, "b", "plans/one/NOTES.md", "b\n", BOB)
+    _side(repo, "c", "README", "c\n", BOB)
+    git(repo, "switch", "-q", "-c", "alice", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "alice merges b", "b")
+    hers = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "merge", "-q", "--no-ff", "-m", "alice merges c", "c")  # nothing under plans
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge alice", "alice")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    gitrepo = GitRepo(repo)
+    try:
+        for since in (None, base):
+            found = gitrepo.merges_merged_in(since, head, ["plans"])
+            assert [(r.sha, [c.path for c in r.changes]) for r in found] == [
+                (hers, ["plans/one/NOTES.md"])
+            ]
+        assert gitrepo.merges_merged_in(head, head, ["plans"]) == []
+    finally:
+        gitrepo.close()
+
+
 def test_merge_tree_and_changed_files(repo: Path) -> None:
     """``GitRepo.merge_tree``: the tree git's merge machinery makes of a merge's parents
     (``plangate check``'s simulated merge; rounds 46-47 also asked it whether a merge's status

@@ -481,6 +481,7 @@ def _replay(
         max_plan_bytes=in_force.limits.max_plan_bytes,
         own_commit=own_commit,
     )
+    index.identity_aliases = in_force.approval.identity_aliases  # as the controller's
     auditor = Auditor(repo, timeline)
     auditor.index = index
     timeline.findings = auditor.report.findings  # one list, in the order of history
@@ -501,6 +502,7 @@ def _replay(
         if timeline.in_force is not in_force:  # who may reject or abort follows the policy
             in_force = timeline.in_force
             index.may_withdraw = withdraw_rule(in_force.approval)
+            index.identity_aliases = in_force.approval.identity_aliases
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
             auditor.side_disowned(index.side_disowned)

@@ -47,7 +47,7 @@ from controller.git.planstate import (
     plan_id_of,
 )
 from controller.git.prefetch import _Prefetcher
-from controller.settings import ApprovalSettings, Config
+from controller.settings import ApprovalSettings, Config, IdentityAliases
 
 __all__ = [
     "INDEX_VERSION",
@@ -90,6 +90,9 @@ class HistoryIndex(Lifecycle):
     #: record, today's config). Unset (``check``, tests of the index alone): ``may_withdraw``.
     policy_records: Callable[[GitRepo, str | None, str], list[tuple[str, str]]] | None = None
     rule_for: Callable[[str | None], Callable[[CommitRecord, Iterable[str]], bool]] | None = None
+    #: ``aliases_for(blob)``: the ``identity_aliases`` of a recorded policy (None: today's
+    #: config), followed as ``rule_for`` is (round 68: who committed a lapse herself).
+    aliases_for: Callable[[str | None], IdentityAliases] | None = None
     #: How many cold or long scans gave their memory back (the daemon trims after such a
     #: pass too: the rest of the pass frees more).
     compactions = 0
@@ -202,6 +205,8 @@ class HistoryIndex(Lifecycle):
     def _follow_policy(self, blob: str | None) -> None:
         assert self.rule_for is not None
         self.may_withdraw = self.rule_for(blob)
+        if self.aliases_for is not None:
+            self.identity_aliases = self.aliases_for(blob)
 
     def _cold_scan(
         self, repo: GitRepo, head: str, sink: EventSink | None
@@ -473,6 +478,7 @@ class RecordedPolicies:
         self.repo = repo
         index.policy_records = self.records
         index.rule_for = self.rule
+        index.aliases_for = self.aliases
 
     def records(self, repo: GitRepo, since: str | None, head: str) -> list[tuple[str, str]]:
         """The controller's own records of its policy in ``since..head``'s first parents,
@@ -522,6 +528,12 @@ class RecordedPolicies:
         today's config)."""
         policy = self.approval(self.repo, blob) if blob and self.repo is not None else None
         return withdraw_rule(policy or self.config.approval)
+
+    def aliases(self, blob: str | None) -> IdentityAliases:
+        """The ``identity_aliases`` of a recorded policy (None, or a record no longer
+        readable: today's config), as :meth:`rule` reads it."""
+        policy = self.approval(self.repo, blob) if blob and self.repo is not None else None
+        return (policy or self.config.approval).identity_aliases
 
     def approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
         from controller.approval import recorded

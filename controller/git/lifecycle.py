@@ -56,6 +56,7 @@ from controller.git.records import (
 )
 from controller.plan import hashing, likeness, yamlio
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
+from controller.settings import IdentityAliases
 
 _APPROVED_STATES = ("executing", "awaiting_approval", "completed", "failed", "aborted")
 #: The controller's events of a run: its start, and what writes its ``execution:`` block.
@@ -184,6 +185,11 @@ _JOIN_PINS = (("merge.renames", "true"), ("merge.renameLimit", "7000"))
 
 class Lifecycle(IndexStore):
     """Applies commits to the per-plan states."""
+
+    #: ``approval.identity_aliases`` in force where the scan is (the recorded policy's, as
+    #: ``may_withdraw`` follows it): who committed a lapse or a copy herself is told as the
+    #: approval rules tell one person (round 68). None: mailboxes compared alone.
+    identity_aliases: IdentityAliases | None = None
 
     def facts(self, repo: GitRepo, blob: str | None) -> BlobFacts | None:
         if blob is None:
@@ -1567,11 +1573,11 @@ class Lifecycle(IndexStore):
         sha, seen_for, _hand_of, lapsed = _seen_fields(seen)
         if sha == record.sha:
             return self._replayed(record)
-        if seen_for == UNBOUND and _own_hand(record):  # the line's first commit of that second
+        if seen_for == UNBOUND and self._own_hand(record):  # the line's first commit of that second
             self._remember_approval(_approval_identity(record), record, made)
         if seen_for not in (made, UNBOUND):
             return sha if _brought_back(record) else None
-        return sha if lapsed and not _own_hand(record) else None
+        return sha if lapsed and not self._own_hand(record) else None
 
     def _note_lapse(self, request: dict[str, Any] | None, at: CommitRecord | None = None) -> None:
         """Her decision taken back on the branch before the controller acted on it (a later
@@ -1642,15 +1648,33 @@ class Lifecycle(IndexStore):
         know. Both dates of a commit are its committer's to write (round 67: the agent's
         revert dated 1990, or its cherry-pick of her OLD revert, made her other approval of
         the version, made before the lapse, look newer than it). A lapse she committed
-        herself keeps round 66's rule: the earlier of its dates, never past the reader's
+        herself is dated by the dates SHE wrote (round 68: git keeps the agent's author date
+        through her cherry-pick, ``am`` or rebase of its revert): its committer date, and its
+        author date only when she is its author too; the earlier, never past the reader's
         clock nor the first controller commit after it (only she dated it, and it can only
         cost her). Another hand's lapse is :data:`OPEN`: dated by the first controller
         commit after it on the branch (:meth:`_bound_open_lapses`, the controller's clock),
         and until then by the reader's clock (:meth:`_lapsed_decision`); its own dates count
         neither way."""
-        if not _committed_by(at, author):
+        if not self._committed_by(at, author):
             return OPEN
-        return min(at.author_time, at.commit_time, self._now())
+        hers = at.author_time if self._same_person(at.author.email, author) else at.commit_time
+        return min(hers, at.commit_time, self._now())
+
+    def _same_person(self, one: str, other: str) -> bool:
+        """Two addresses of one person, compared as the approval rules compare identities:
+        the mailbox's spellings and ``approval.identity_aliases`` (people, plus tags)."""
+        aliases = self.identity_aliases
+        return approvals.canonical(one, aliases) == approvals.canonical(other, aliases)
+
+    def _committed_by(self, record: CommitRecord, who: str) -> bool:
+        """``who`` committed ``record`` (round 68: under any address of hers)."""
+        return self._same_person(record.committer.email, who)
+
+    def _own_hand(self, record: CommitRecord) -> bool:
+        """Its author committed it herself: the one hand that brings back a decision of hers
+        that lapsed (a forge's or a maintainer's is the hand of everyone they merge for)."""
+        return self._committed_by(record, record.author.email)
 
     def _now(self) -> int:
         return int(self.clock() if self.clock is not None else time.time())
@@ -1679,7 +1703,7 @@ class Lifecycle(IndexStore):
         hers dated after it is a new one, and her own commit brings the old one back (round
         64)."""
         seen = self.approval_ids.get(mark)
-        if seen is None or _own_hand(record):
+        if seen is None or self._own_hand(record):
             return None
         sha, when, made = _lapse_fields(seen)
         when = min(when, self._now())
@@ -2632,18 +2656,6 @@ def _first_hand(hand: str, record: CommitRecord) -> str:
     """The hand stored with an approval identity; an entry from before round 62 names none:
     its author's own (round 60's rule)."""
     return hand or _digest(approvals.normalize_identity(record.author.email))[:16]
-
-
-def _own_hand(record: CommitRecord) -> bool:
-    """Its author committed it herself: the one hand that brings back a decision of hers
-    that lapsed (a forge's or a maintainer's is the hand of everyone they merge for)."""
-    return _committed_by(record, record.author.email)
-
-
-def _committed_by(record: CommitRecord, who: str) -> bool:
-    """``who`` committed ``record`` (identities compared as the approval rules do)."""
-    mine = approvals.normalize_identity(who)
-    return approvals.normalize_identity(record.committer.email) == mine
 
 
 #: The time of a lapse another hand made, until a controller commit follows it (round 67):

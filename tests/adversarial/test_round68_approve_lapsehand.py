@@ -60,6 +60,17 @@ in capitals, runs): "compared as identities are" is not applied to the lapse's c
 Held: ``bob-pick`` (another approver's pick of the agent's revert), ``side-early``,
 ``her-merge``, ``in-merge``, ``same-pass``, ``forge-lapse``; honest ``case-self``,
 ``ctl-other``. The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): all six. A lapse she committed herself is dated by the dates SHE wrote:
+its committer date, and its author date only when she is its author too (an author date git
+carried from the agent's commit through her cherry-pick, ``am`` or rebase is the agent's
+word), the earlier, bounded as before by the reader's clock and the first controller commit
+after it (``Lifecycle._lapse_time``). "She committed it herself" compares the committer
+with the decision's author as the approval rules compare identities, the mailbox's
+spellings and ``approval.identity_aliases`` (people, plus tags: ``Lifecycle._same_person``,
+``_committed_by``, ``_own_hand``), with the aliases of the policy in force there: the
+controller and a rebuilt index follow the recorded policy (``RecordedPolicies.aliases``),
+the fresh-clone audit reads the same aliases from ``.plangate/policy.json``.
 """
 
 from __future__ import annotations
@@ -68,7 +79,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -92,24 +103,7 @@ SPELL = {
     "alias-self": ("A. Smith", "a.smith@corp.example"),
     "plus-self": ("Alice", "alice+laptop@example.com"),
 }
-_HERS = (
-    "the agent's revert of X dated 1990, brought onto main by Alice's own {how} (committer "
-    "Alice, now; author date 1990 kept): a lapse she committed, dated the earlier of its dates "
-    "(1990), so her review-branch approval Y, made before her {how}, is 'after the lapse': the "
-    "agent's cherry-pick of Y ran on her approval (approver alice), both audits valid"
-)
-_SPELLED = (
-    "Alice reverts X herself as {who} (the config folds it into alice@example.com); her web-"
-    "editor re-approval is refused E_APPROVAL_REPLAYED as if another hand had lapsed it"
-)
-BROKEN: dict[str, object] = {
-    "her-pick": xfail("slip", _HERS.format(how="cherry-pick")),
-    "her-pick-case": xfail("slip", _HERS.format(how="cherry-pick as ALICE@EXAMPLE.COM")),
-    "her-am": xfail("slip", _HERS.format(how="git am")),
-    "her-rebase": xfail("slip", _HERS.format(how="rebase of the agent's branch")),
-    "alias-self": xfail("honest refused", _SPELLED.format(who="a.smith@corp.example")),
-    "plus-self": xfail("honest refused", _SPELLED.format(who="alice+laptop@example.com")),
-}
+BROKEN: dict[str, object] = {}
 ALIASES = """\
 identity_aliases:
   plus_tags: ["*@example.com"]

@@ -490,3 +490,69 @@ def test_an_open_lapse_is_kept_until_a_controller_commit_follows(tmp_path: Path)
         assert index._lapsed_decision(_approval("n", 950, 950, GITHUB), mark) is None
     finally:
         index.close()
+
+
+def _lapse(author: Person, committer: Person, adate: int, cdate: int) -> CommitRecord:
+    """A commit setting the plan away from ``approved``: ``author``'s, committed by
+    ``committer`` (git keeps the author and author date through a pick, ``am``, a rebase)."""
+    return CommitRecord("r" * 40, ("b" * 40,), author, committer, adate, cdate, "revert")
+
+
+@pytest.mark.parametrize("committer", ["alice@example.com", "ALICE@EXAMPLE.COM"])
+def test_her_lapse_of_another_authors_commit_is_dated_by_her_commit_of_it(committer: str) -> None:
+    """Round 68 (``her-pick``, ``her-am``, ``her-rebase``): the agent's revert dated 1990,
+    brought onto the branch by Alice's own cherry-pick (``am``, rebase): she committed it,
+    but the 1990 author date is the agent's word, not hers. Her commit of it dates it (its
+    committer date): her other decision of the version, made before, is the lapsed one from
+    another hand; one made after her commit is new. Her own revert (her author date too)
+    keeps the earlier of its dates."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _decision_mark, _lapse_fields
+
+    index = HistoryIndex(
+        None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: 1000.0
+    )
+    try:
+        mark = _decision_mark("alice@example.com", H1, "approved")
+        her = {"commit": "1" * 40, "decision": mark, "author_time": 100, "author": ALICE.email}
+        index._note_lapse(her, _lapse(AGENT, Person("Alice", committer), 5, 700))
+        assert _lapse_fields(index.approval_ids[mark])[1] == 700
+        assert index._lapsed_decision(_approval("y", 600, 600, AGENT), mark) == "1" * 40
+        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), mark) is None
+        own = _decision_mark("alice@example.com", H2, "approved")
+        index._note_lapse({**her, "decision": own}, _lapse(ALICE, ALICE, 650, 700))
+        assert _lapse_fields(index.approval_ids[own])[1] == 650
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("spelled", ["a.smith@corp.example", "alice+laptop@example.com"])
+def test_her_lapse_under_an_alias_is_her_own(spelled: str) -> None:
+    """Round 68 (``alias-self``, ``plus-self``): her revert committed as an address the
+    config makes hers (``identity_aliases``: a person's other address, a plus tag) is her
+    own lapse, dated by its dates, as approvals compare identities: her web-editor
+    re-approval after it counts. Without the aliases it is another hand's (OPEN)."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
+    from controller.settings import IdentityAliases
+
+    index = HistoryIndex(
+        None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: 1000.0
+    )
+    try:
+        me = Person("A. Smith", spelled)
+        mark = _decision_mark("alice@example.com", H1, "approved")
+        her = {"commit": "1" * 40, "decision": mark, "author_time": 100, "author": ALICE.email}
+        index._note_lapse(her, _lapse(me, me, 500, 520))
+        assert _lapse_fields(index.approval_ids[mark])[1] == OPEN
+        index.identity_aliases = IdentityAliases(
+            plus_tags=["*@example.com"], people=[["alice@example.com", "a.smith@corp.example"]]
+        )
+        mark = _decision_mark("alice@example.com", H2, "approved")
+        index._note_lapse({**her, "decision": mark}, _lapse(me, me, 500, 520))
+        assert _lapse_fields(index.approval_ids[mark])[1] == 500
+        assert index._lapsed_decision(_approval("w", 600, 600, GITHUB), mark) is None
+        assert index._lapsed_decision(_approval("o", 450, 600, GITHUB), mark) == "1" * 40
+        assert index._own_hand(_approval("p", 450, 600, me))  # her pick as her alias
+    finally:
+        index.close()

@@ -140,7 +140,7 @@ class AgentApi:
             }
         status = checked_status(text)
         rel = f"{self.config.plans_dir.rstrip('/')}/{slug}/PLAN.yml"
-        commit, branch = self._commit(rel, text, slug, pull_request, note, identity)
+        commit, branch, rel = self._commit(rel, text, slug, pull_request, note, identity)
         return {
             "ok": True,
             "submitted": True,
@@ -158,7 +158,10 @@ class AgentApi:
 
     def _commit(
         self, rel: str, text: str, slug: str, pull_request: bool, note: str | None, identity: Any
-    ) -> tuple[str, str]:
+    ) -> tuple[str, str, str]:
+        """(the commit, its branch, the file written): the folder's plan file as every
+        reader finds it (a ``PLAN.yaml`` is replaced, never given a ``PLAN.yml`` beside it,
+        round 68), else ``rel``."""
         from controller.git.gitrepo import Person
 
         repo = self.repo()
@@ -167,8 +170,10 @@ class AgentApi:
         data = text.encode("utf-8")
         person = Person(identity.name, identity.email)
         message = submission_message(str(Path(rel).parent), note, identity.name, identity.email)
+        folder = str(Path(rel).parent)
         for _ in range(5):
             parent = self._parent(repo, branch, watched)
+            rel = self._plan_file(repo, parent, folder) or rel
             self._check_replaceable(repo, parent, rel)
             if not pull_request:
                 self._check_worktree(repo, rel)
@@ -183,7 +188,7 @@ class AgentApi:
             if sha is not None:
                 if not pull_request:
                     self._sync_worktree(repo, watched, rel, sha, data)
-                return sha, branch
+                return sha, branch, rel
         raise GitError(f"{branch} kept moving while committing", remedy="submit again")
 
     @staticmethod

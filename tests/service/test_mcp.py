@@ -451,3 +451,31 @@ def test_log_of_a_folder_with_both_plan_files_is_ambiguous(repo: Path, tmp_path:
         assert api.wait("plans/y", timeout=0)["status"] is None
     finally:
         api.close()
+
+
+def test_submit_replaces_the_folders_plan_yaml_never_writes_a_second_file(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 68: submit wrote ``PLAN.yml`` beside a folder's ``PLAN.yaml`` (an ambiguous
+    folder) and checked only ``PLAN.yml`` for a plan it may not replace. It finds the
+    folder's plan file as every reader does: a pending one is replaced in place, one past
+    pending is refused."""
+    from controller.commands._shared import required_config
+    from controller.errors import IllegalTransition
+    from controller.service.agentapi import AgentApi
+
+    for slug, status in (("y", "pending_approval"), ("done", "completed")):
+        (repo / "plans" / slug).mkdir(parents=True)
+        text = PLAN.replace("status: pending_approval", f"status: {status}")
+        (repo / "plans" / slug / "PLAN.yaml").write_text(text)
+    commit_all(repo, "plans", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        answer = api.submit(PLAN.replace("Greet the world", "Greet them all"), "y")
+        assert answer["file"] == "plans/y/PLAN.yaml", answer
+        with pytest.raises(IllegalTransition):
+            api.submit(PLAN, "done")
+    finally:
+        api.close()
+    assert "Greet them all" in git(repo, "show", "HEAD:plans/y/PLAN.yaml")
+    assert git(repo, "ls-tree", "--name-only", "HEAD", "plans/y/").split() == ["plans/y/PLAN.yaml"]

@@ -31,9 +31,10 @@ def show(
     plan = load_plan(plan_file, config)
     fmt = "json" if as_json else fmt
     if plan.model is None:
+        problems = [*plan.problems, *_record_problems(plan, config)]
         if fmt in ("json", "toon"):  # the --json error shape, with every problem
-            raise PlanInvalid(plan.problems, str(plan_file))
-        print_problems(plan_file, plan.problems)
+            raise PlanInvalid(problems, str(plan_file))
+        print_problems(plan_file, problems)
         return 1
     plan, warning = _as_recorded(plan, config)
     redactor = catalog_redactor(config) if config is not None else None
@@ -83,7 +84,7 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
 
     owned = {key: plan.data.get(key) for key in OWNED} if isinstance(plan.data, dict) else {}
     is_own, unsure = _controller_of(plan.path, config)
-    found = _recorded_owned(plan.path, is_own) if is_own is not None else None
+    found = _recorded_owned(plan.path, is_own, plan.text) if is_own is not None else None
     if found is None:
         return plan, unsure if any(owned.values()) else None
     recorded, notes = found
@@ -96,6 +97,26 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
     # the model too: the view dumps it (its blocks are plain mappings, nothing to check)
     model = plan.model.model_copy(update={key: recorded.get(key) for key in OWNED})
     return dataclasses.replace(plan, data=data, model=model), "; ".join(notes) or None
+
+
+def _record_problems(plan: Any, config: Any) -> list[Any]:
+    """The record's notes of a plan that does not validate, as problems: they do not depend
+    on the plan's validity (round 68: an invalid plan beside the agent's forged log showed
+    only its validation problems, where the row and MCP noted the log)."""
+    from controller.errors import Problem
+
+    is_own, _ = _controller_of(plan.path, config)
+    found = _recorded_owned(plan.path, is_own, plan.text or None) if is_own else None
+    notes = found[1] if found is not None else []
+    return [Problem(*_code_and_message(note)) for note in notes]
+
+
+def _code_and_message(note: str) -> tuple[str, str]:
+    """``"E_X: why"`` -> ``("E_X", "why")`` (a note without a code is the record's)."""
+    code, sep, message = note.partition(": ")
+    if sep and code.startswith("E_") and code.replace("_", "").isalnum() and code.isupper():
+        return code, message
+    return "E_OWNED_BLOCK_CHANGED", note
 
 
 def _controller_of(path: Path, config: Any) -> tuple[Any, str | None]:
@@ -164,10 +185,13 @@ def _recorded_controller(path: Path) -> tuple[str | None, str | None]:
     )
 
 
-def _recorded_owned(path: Path, is_own: Any) -> tuple[dict[str, Any], list[str]] | None:
+def _recorded_owned(
+    path: Path, is_own: Any, text: str | None
+) -> tuple[dict[str, Any], list[str]] | None:
     """(the owned blocks as recorded, an ``E_OWNED_BLOCK_CHANGED`` note per version that is
-    not the record) or None outside a git work tree or for an untracked file. Git runs at
-    the repository's top with the file's path from there (the paths its log records)."""
+    not the record) or None outside a git work tree or for an untracked file. ``text`` is
+    the file as read (None: not read, nothing to compare with the branch). Git runs at the
+    repository's top with the file's path from there (the paths its log records)."""
     import subprocess
 
     from controller.git import ownrecord
@@ -196,7 +220,7 @@ def _recorded_owned(path: Path, is_own: Any) -> tuple[dict[str, Any], list[str]]
         return None  # not tracked: the file is all there is
     record = ownrecord.shown_record(lambda *a: run(*a, cwd=root), "HEAD", file, is_own, branch)
     notes = list(record.notes)
-    working = ownrecord.owned_blocks(path.read_text(encoding="utf-8"), path.name) or {}
+    working = (ownrecord.owned_blocks(text, path.name) or {}) if text is not None else branch
     if working != branch:
         notes.append(
             "E_OWNED_BLOCK_CHANGED: the execution:/approval: blocks of this file are not the "

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from controller.errors import PlanAmbiguous
 from controller.git.records import CommitRecord, FileChange
 from controller.plan import yamlio
 from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
@@ -288,6 +289,19 @@ def plan_id_of(path: str, plans_dir: str) -> str | None:
     if not is_text(path):
         return None  # git allows any bytes in a name; a plan id must be text (see is_text)
     return folder
+
+
+def plan_file_of(plan_id: str, present: Callable[[str], bool]) -> str | None:
+    """``plans/x`` -> its plan file on a branch (``plans/x/PLAN.yml`` or ``plans/x/PLAN.yaml``,
+    whichever ``present`` says the branch holds), None when neither. Every reader that asks
+    the branch for a plan by its id finds the file this way (round 68: MCP ``log`` and
+    ``wait`` read only ``PLAN.yml`` and answered "no plan" for a ``PLAN.yaml`` the row, the
+    page and ``show`` read). Both there is E_PLAN_AMBIGUOUS, as for every other reader."""
+    found = [f"{plan_id}/{name}" for name in PLAN_FILES if present(f"{plan_id}/{name}")]
+    if len(found) > 1:
+        both = " and ".join(PLAN_FILES)
+        raise PlanAmbiguous(f"{plan_id} holds both {both}: neither is read", quotes=(plan_id,))
+    return found[0] if found else None
 
 
 def is_text(path: str) -> bool:

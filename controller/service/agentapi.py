@@ -140,7 +140,7 @@ class AgentApi:
             }
         status = checked_status(text)
         rel = f"{self.config.plans_dir.rstrip('/')}/{slug}/PLAN.yml"
-        commit, branch = self._commit(rel, text, slug, pull_request, note, identity)
+        commit, branch, rel = self._commit(rel, text, slug, pull_request, note, identity)
         return {
             "ok": True,
             "submitted": True,
@@ -158,7 +158,10 @@ class AgentApi:
 
     def _commit(
         self, rel: str, text: str, slug: str, pull_request: bool, note: str | None, identity: Any
-    ) -> tuple[str, str]:
+    ) -> tuple[str, str, str]:
+        """(the commit, its branch, the file written): the folder's plan file as every
+        reader finds it (a ``PLAN.yaml`` is replaced, never given a ``PLAN.yml`` beside it,
+        round 68), else ``rel``."""
         from controller.git.gitrepo import Person
 
         repo = self.repo()
@@ -167,8 +170,10 @@ class AgentApi:
         data = text.encode("utf-8")
         person = Person(identity.name, identity.email)
         message = submission_message(str(Path(rel).parent), note, identity.name, identity.email)
+        folder = str(Path(rel).parent)
         for _ in range(5):
             parent = self._parent(repo, branch, watched)
+            rel = self._plan_file(repo, parent, folder) or rel
             self._check_replaceable(repo, parent, rel)
             if not pull_request:
                 self._check_worktree(repo, rel)
@@ -183,7 +188,7 @@ class AgentApi:
             if sha is not None:
                 if not pull_request:
                     self._sync_worktree(repo, watched, rel, sha, data)
-                return sha, branch
+                return sha, branch, rel
         raise GitError(f"{branch} kept moving while committing", remedy="submit again")
 
     @staticmethod
@@ -269,7 +274,8 @@ class AgentApi:
         plan_id = self._plan_id(path)
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
-        raw = repo.read_file(head, f"{plan_id}/PLAN.yml") if head else None
+        file = self._plan_file(repo, head, plan_id)
+        raw = repo.read_file(head, file) if head and file else None
         if raw is None:
             raise UsageError(
                 f"no plan {plan_id} on the watched branch",
@@ -279,7 +285,7 @@ class AgentApi:
         from controller.plan import yamlio
 
         data = yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data
-        record = self._record(repo, head or "HEAD", plan_id, data)
+        record = self._record(repo, head or "HEAD", str(file), data)
         text = record.log
         cut = text is not None and len(text) > MAX_LOG_CHARS
         execution = record.blocks.get("execution")
@@ -294,7 +300,7 @@ class AgentApi:
             OWN_QUOTES: {"path": (plan_id,), "status": (_status_of(data),)},
         }
 
-    def _record(self, repo: GitRepo, head: str, plan_id: str, data: Any) -> Any:
+    def _record(self, repo: GitRepo, head: str, plan_file: str, data: Any) -> Any:
         """The plan's record as the controller's own commits wrote it, a later version by
         anyone else flagged (round 61: :func:`controller.git.ownrecord.shown_record`)."""
         from controller.git.ownrecord import OWNED, shown_record
@@ -308,7 +314,7 @@ class AgentApi:
 
         branch = {k: data.get(k) for k in OWNED} if isinstance(data, dict) else {}
         is_own = is_own_commit(self.config)
-        return shown_record(git, head, f"{plan_id}/PLAN.yml", is_own, branch)
+        return shown_record(git, head, plan_file, is_own, branch)
 
     def wait(self, path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
         """Until the plan's committed status differs from ``status`` (default: its status
@@ -342,19 +348,35 @@ class AgentApi:
     def _committed_status(self, plan_id: str) -> str | None:
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
-        raw = repo.read_file(head, f"{plan_id}/PLAN.yml") if head else None
-        if raw is None:
-            return None
         from controller.plan import yamlio
 
         try:
+            file = self._plan_file(repo, head, plan_id)
+            raw = repo.read_file(head, file) if head and file else None
+            if raw is None:
+                return None
             return _status_of(yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data)
         except PlangateError:
             return None
 
+    @staticmethod
+    def _plan_file(repo: GitRepo, head: str | None, plan_id: str) -> str | None:
+        """The plan's file on the branch, found as every reader finds it (``PLAN.yml`` or
+        ``PLAN.yaml``: :func:`controller.git.planstate.plan_file_of`)."""
+        from controller.git.planstate import plan_file_of
+
+        if head is None:
+            return None
+        return plan_file_of(plan_id, lambda file: repo.blob_sha(head, file) is not None)
+
     def _plan_id(self, path: str) -> str:
+        from controller.plan.plans import PLAN_FILES
+
         plans_dir = self.config.plans_dir.rstrip("/")
-        text = path.strip().removesuffix("/PLAN.yml").strip("/")
+        text = path.strip()
+        for name in PLAN_FILES:  # a plan's file names it as its folder does
+            text = text.removesuffix(f"/{name}")
+        text = text.strip("/")
         plan_id = text if text.startswith(f"{plans_dir}/") else f"{plans_dir}/{text}"
         if not SLUG.match(plan_id[len(plans_dir) + 1 :]) or ".." in plan_id:
             raise UsageError(

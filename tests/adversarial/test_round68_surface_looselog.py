@@ -50,6 +50,13 @@ wait, the control): the row and MCP ``status`` of every variant (``yaml``, ``jso
 ``lmvsrc``, ``ldel``, ``refill``, ``yamlrun``, ``yamlh`` not), ``show`` and MCP ``log`` of
 the PLAN.yml ones alike, the forged text never shown; nothing forged ran, ``yamlrun`` ran
 once.
+
+Fixed (2026-11-30): every reader that asks the branch for a plan by its id finds its file
+one way (``controller.git.planstate.plan_file_of``: ``PLAN.yml`` or ``PLAN.yaml``, both
+E_PLAN_AMBIGUOUS): MCP ``log`` and ``wait`` used to read ``<id>/PLAN.yml`` only
+(``yaml-mcp-log``, ``yamlrun-mcp-log``, ``yamlh-mcp-log``, the ``yamlrun`` and ``yamlh``
+waits). ``show`` of a plan that does not validate carries the record's notes after its
+problems, as for a valid one: they do not depend on the plan's validity (``inval-show``).
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOT, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 
@@ -182,23 +189,7 @@ def _noted(what: str, shown: Any) -> bool:
 
 ROWS = ("status", "mcp-status")
 IDS = [f"{slug}-{what}" for slug in SLUGS for what in (*ROWS, "show", "mcp-log")]
-_YAML = xfail(
-    "MCP log cannot read a PLAN.yaml plan",
-    "MCP `log` of a plan whose file is PLAN.yaml (pending, completed, honest or not) answers "
-    "E_USAGE 'no plan plans/<slug> on the watched branch' while `status`, MCP `status` and "
-    "`show` read it; should: answer its record (and its forged-log note) as for PLAN.yml",
-)
-BROKEN: dict[str, Any] = {
-    "yaml-mcp-log": _YAML,
-    "yamlrun-mcp-log": _YAML,
-    "yamlh-mcp-log": _YAML,
-    "inval-show": xfail(
-        "show of an invalid plan omits the record note",
-        "an invalid plan put beside the agent's loose forged EXECUTION_LOG.md: the status row, "
-        "MCP status and MCP log note E_OWNED_BLOCK_CHANGED, `show` prints only the validation "
-        "problems; should: `show` notes the log as every other reader does",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
@@ -222,13 +213,7 @@ def test_the_row_notes_what_show_notes(lab: Lab, vid: str) -> None:
 
 
 WAITS = {"yamlrun": "completed", "yamlh": "pending_approval", "lmvsrc": "pending_approval"}
-_WAIT = xfail(
-    "MCP wait cannot read a PLAN.yaml plan",
-    "MCP `wait` on a PLAN.yaml plan answers at once `status: null, changed: true` (a completed "
-    "one, and a pending one it was asked to wait on while `pending_approval`); should: the "
-    "committed status (`completed`), and for the pending one wait, `changed: false`",
-)
-BROKEN_WAIT: dict[str, Any] = {"yamlrun": _WAIT, "yamlh": _WAIT}
+BROKEN_WAIT: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("slug", cases(list(WAITS), list(WAITS), BROKEN_WAIT))

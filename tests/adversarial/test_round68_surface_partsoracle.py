@@ -51,6 +51,10 @@ mapping key, an integer and its digits in a string, ``$<plan.task>``, an input d
 nested child's default, a nested input mixing the guess and a secret, a nested child's
 ``$<plan.name>`` in ``plans/<guess>``), every ``$<secrets.*>`` part ``***``; the gate
 preview alike; ``TOK2``/``NUM`` never written as is in git or the posts.
+
+Fixed (2026-11-30): MCP ``log`` finds a plan's file as every reader does
+(``controller.git.planstate.plan_file_of``: ``PLAN.yml`` or ``PLAN.yaml``), so ``yamlf``'s
+run is answered, alike for both guesses (``yamlf-mcp-log``).
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases, xfail
+from advkit import ALICE, BenchError, Lab, cases
 from test_round2_execution_kit import shared
 from test_round61_surface_mcp import mcp
 from test_round65_surface_literal import QUIET
@@ -271,14 +275,7 @@ def _norm(text: str, k: str) -> str:
 
 
 IDS = [f"{slug}-{where}" for slug in SLUGS for where in WHERE]
-BROKEN: dict[str, Any] = {
-    "yamlf-mcp-log": xfail(
-        "MCP log cannot read a PLAN.yaml plan",
-        "MCP `log` of a completed PLAN.yaml plan answers E_USAGE 'no plan plans/yamlf<k> on the "
-        "watched branch' while the log, show, row, notify, page and /api/plan/ read its run; "
-        "should: answer its record as for PLAN.yml",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -139,3 +139,22 @@ def test_without_a_config_show_checks_the_record_by_the_recorded_policys_control
     commit_all(repo, "agent records a policy naming itself", AGENT)
     out = run_cli("show", "plans/greet", cwd=repo).stdout
     assert "more than one controller identity" in out and "pass --config" in out
+
+
+def test_show_of_an_invalid_plan_carries_the_records_notes(repo: Path, tmp_path: Path) -> None:
+    """Round 68: an invalid plan committed beside the agent's forged EXECUTION_LOG.md: the
+    row and MCP noted the log (E_OWNED_BLOCK_CHANGED), ``show`` printed only the validation
+    problems. The record's notes do not depend on whether the plan validates."""
+    import json
+
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n")
+    folder = write_plan(repo, "greet", GATED).parent  # `greet` is no tool of this config
+    (folder / "EXECUTION_LOG.md").write_text("# Execution log\n\n- Status: completed\n")
+    commit_all(repo, "agent: a plan and its 'log'", AGENT)
+    shown = run_cli("show", "--config", str(config), "plans/greet", cwd=repo)
+    assert shown.returncode == 1
+    assert "E_TOOL_UNKNOWN" in shown.stderr and "E_OWNED_BLOCK_CHANGED" in shown.stderr
+    shown = run_cli("show", "--json", "--config", str(config), "plans/greet", cwd=repo)
+    codes = [e["code"] for e in json.loads(shown.stdout)["errors"]]
+    assert codes[0] == "E_TOOL_UNKNOWN" and "E_OWNED_BLOCK_CHANGED" in codes, codes

@@ -408,3 +408,74 @@ def test_log_passes_the_committed_record_on_as_the_controller_wrote_it(
     got = anyio.run(main).structured_content
     assert {k: got[k] for k in record} == record
     assert got["problems"] == ["note ***"]
+
+
+@pytest.mark.parametrize("name", ["PLAN.yml", "PLAN.yaml"])
+def test_log_and_wait_read_the_plan_under_either_file_name(
+    repo: Path, tmp_path: Path, name: str
+) -> None:
+    """Round 68: ``log`` and ``wait`` read only ``PLAN.yml``: a plan saved as ``PLAN.yaml``
+    (which the row, ``show`` and the page read) was "no plan" to ``log``, and to ``wait`` a
+    status of null that had changed at once. Both find the file as every reader does."""
+    from controller.commands._shared import required_config
+    from controller.service.agentapi import AgentApi
+
+    (repo / "plans" / "y").mkdir(parents=True)
+    (repo / "plans" / "y" / name).write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        for path in ("plans/y", f"plans/y/{name}"):
+            assert api.log(path)["status"] == "pending_approval"
+            waited = api.wait(path, timeout=0, status="pending_approval")
+            assert (waited["status"], waited["changed"]) == ("pending_approval", False)
+    finally:
+        api.close()
+
+
+def test_log_of_a_folder_with_both_plan_files_is_ambiguous(repo: Path, tmp_path: Path) -> None:
+    """Both file names in one folder: neither is read (E_PLAN_AMBIGUOUS, as the row says),
+    never the one a reader happens to try first."""
+    from controller.commands._shared import required_config
+    from controller.errors import PlanAmbiguous
+    from controller.service.agentapi import AgentApi
+
+    (repo / "plans" / "y").mkdir(parents=True)
+    for name in ("PLAN.yml", "PLAN.yaml"):
+        (repo / "plans" / "y" / name).write_text(PLAN)
+    commit_all(repo, "two plans", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        with pytest.raises(PlanAmbiguous):
+            api.log("plans/y")
+        assert api.wait("plans/y", timeout=0)["status"] is None
+    finally:
+        api.close()
+
+
+def test_submit_replaces_the_folders_plan_yaml_never_writes_a_second_file(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 68: submit wrote ``PLAN.yml`` beside a folder's ``PLAN.yaml`` (an ambiguous
+    folder) and checked only ``PLAN.yml`` for a plan it may not replace. It finds the
+    folder's plan file as every reader does: a pending one is replaced in place, one past
+    pending is refused."""
+    from controller.commands._shared import required_config
+    from controller.errors import IllegalTransition
+    from controller.service.agentapi import AgentApi
+
+    for slug, status in (("y", "pending_approval"), ("done", "completed")):
+        (repo / "plans" / slug).mkdir(parents=True)
+        text = PLAN.replace("status: pending_approval", f"status: {status}")
+        (repo / "plans" / slug / "PLAN.yaml").write_text(text)
+    commit_all(repo, "plans", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        answer = api.submit(PLAN.replace("Greet the world", "Greet them all"), "y")
+        assert answer["file"] == "plans/y/PLAN.yaml", answer
+        with pytest.raises(IllegalTransition):
+            api.submit(PLAN, "done")
+    finally:
+        api.close()
+    assert "Greet them all" in git(repo, "show", "HEAD:plans/y/PLAN.yaml")
+    assert git(repo, "ls-tree", "--name-only", "HEAD", "plans/y/").split() == ["plans/y/PLAN.yaml"]

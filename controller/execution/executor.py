@@ -351,7 +351,7 @@ class PlanRun:
         the error returned fails the run, nothing runs (SPEC §15). Only for a ``continued``
         run: on a first approval the block is no record of the controller's (round 2: an
         agent's preseeded block)."""
-        if not self.continued or self.state.recovered:
+        if not self.continued or self.state.recovered or self._holds_whole_run():
             return None
         if any(r.get("t") == "run" for r in self.journal.records):
             return None
@@ -402,6 +402,15 @@ class PlanRun:
                 f"({where}): someone changed it after the controller wrote it"
             )
         return own, None
+
+    def _holds_whole_run(self) -> bool:
+        """Does the journal hold this version's run from its first start (its first record a
+        ``begin`` marked ``first``: the start of a first approval)? Then it was not lost: what
+        it does not show never ran (round 68: a crash before action 1, a look-alike ``fail``,
+        her resume failed "the journal of this run was lost" with the journal in place). A
+        journal begun by a later start (a gate, ask or resume) was lost before it."""
+        records = self.journal.records
+        return bool(records) and records[0].get("t") == "begin" and records[0].get("first") is True
 
     def _begun(self) -> str | None:
         """The start commit this run's journal names (its last ``begin`` record)."""
@@ -839,14 +848,19 @@ def _spawned(record: dict[str, Any] | None) -> Spawned | None:
     )
 
 
-def begin(state_dir: Path, plan_id: str, plan_hash: str, start: str) -> None:
+def begin(state_dir: Path, plan_id: str, plan_hash: str, start: str, first: bool = False) -> None:
     """Record the start commit ``start`` in the run's journal before it is published: from
-    then on the run expects its journal (``Engine.run(journal_expected=True)``).
+    then on the run expects its journal (``Engine.run(journal_expected=True)``). ``first``:
+    the start of a first approval (nothing of this version ran before it), so a journal that
+    begins with it holds the whole run (round 68: ``PlanRun._holds_whole_run``).
 
     Not fsynced: a process crash keeps it (page cache); a power loss that drops it drops the
     unsynced start commit's objects too, and the run's own first record is synced."""
     with Journal(journal_path(state_dir, plan_id, plan_hash)) as journal:
-        journal.append({"t": "begin", "at": plans.now_utc(), "start": start}, sync=False)
+        record: dict[str, Any] = {"t": "begin", "at": plans.now_utc(), "start": start}
+        if first:
+            record["first"] = True
+        journal.append(record, sync=False)
 
 
 def _seal_key_of(config: Config) -> bytes | None:

@@ -11,9 +11,11 @@ journal is keyed by the frozen hash, so a plan changed and approved again starts
 
 Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC time):
 
-- ``{"t": "begin", "start": sha}``: the controller made the start commit ``sha`` (written
-  before the commit is published, so a journal that lacks every record after a start was
-  lost: the run then treats every action that may have started as in doubt);
+- ``{"t": "begin", "start": sha, "first": true}``: the controller made the start commit
+  ``sha`` (written before the commit is published, so a journal that lacks every record
+  after a start was lost: the run then treats every action that may have started as in
+  doubt); ``first`` (only when true) marks the start of a first approval: a journal whose
+  first record it is holds the whole run, so it was not lost (round 68);
 - ``{"t": "run", "resume": bool, "pid": int, "approval": {...}}``: a run began (the first
   one names the approval that started the plan: ``$<approval.*>`` is it for the whole run);
 - ``{"t": "gate", "id": k}``: the gate before action ``k`` was approved;

@@ -112,6 +112,21 @@ def moves_run_on(event: str | None, status: str | None, writes: str | None) -> b
     )
 
 
+def shows_end(
+    event: str | None, status: str | None, after: BlobFacts | None, version: str | None
+) -> bool:
+    """Whether a run event under the controller's name that is not its own moves the run
+    on, read from the facts (round 68): the plan's file at that commit (``after``) shows the
+    end the event writes (:func:`moves_run_on`), of the run's version (``version``). The one
+    function the history index (:meth:`Lifecycle._moves_run_on`) and the take-over check
+    (:meth:`Lifecycle.moved_on_by`) read: a trailer the file does not show is anyone's, and
+    the run goes on (round 68: a batched ``fail`` whose tree left the file ``executing``
+    dropped the run while the index read nothing: ``executing`` for good)."""
+    if after is None or not version or after.hash != version:
+        return False  # another version (or none): not the run's end
+    return moves_run_on(event, status, after.status)
+
+
 #: Where a run has ended: an outcome or checkpoint after it has no cause.
 _ENDED = frozenset({"completed", "failed", "aborted"})
 
@@ -356,11 +371,22 @@ class Lifecycle(IndexStore):
         state = self.plans.get(plan_id)
         if state is None or state.file != change.path or path_name(change.path) == LOG_NAME:
             return False
-        new = self.facts(repo, change.new_blob)
         event = record_events(record).get(plan_id)
-        if new is None or new.hash != state.hash:  # another version: not the run's end
+        return shows_end(event, state.status, self.facts(repo, change.new_blob), state.hash)
+
+    def moved_on_by(
+        self, repo: GitRepo, record: CommitRecord, plan_id: str, version: str | None
+    ) -> bool:
+        """Did ``record``, a commit under the controller's name that this controller did not
+        make, move on the plan's run of ``version`` (executing) as the index reads it
+        (:func:`shows_end`)? For the take-over check: the plan's file at that commit shows
+        the end its event writes, of that version; a trailer alone moves nothing."""
+        state = self.plans.get(plan_id)
+        if state is None:
             return False
-        return moves_run_on(event, state.status, new.status)
+        event = record_events(record).get(plan_id)
+        after = self.facts(repo, repo.blob_sha(record.sha, state.file))
+        return shows_end(event, _RUNNING, after, version)
 
     def _run_starts(self, record: CommitRecord) -> set[str]:
         """The plans a controller commit names with a ``Run-Start:`` trailer (its ``Plan:``,

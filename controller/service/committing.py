@@ -768,8 +768,9 @@ class Committing(ControllerCore):
         after ``start`` under the controller's name that this controller did not make (by its
         record: a rebuilt host with a new state directory, another controller, or a human
         forging the name) with an end of the run another controller can make (a ``fail``, an
-        ``abort``: :func:`~controller.git.lifecycle.takes_over`, the rule the history index
-        reads too, round 67; progress it did not make is anyone's, round 66), or a later
+        ``abort`` the plan's file at that commit shows, of the run's version: the one rule the
+        history index reads too, :func:`~controller.git.lifecycle.shows_end`, rounds 67-68;
+        progress it did not make is anyone's, round 66), or a later
         start of the plan by anyone: the run is no longer this controller's to continue or
         to record. Says what the branch shows (None: still ours to run). Costs
         nothing while the plan's last commit, as the history index knows it, is the start
@@ -777,10 +778,10 @@ class Committing(ControllerCore):
         naming the plan since (``PlanState.foreign_event``: one that changes no file of the
         plan, only its EXECUTION_LOG.md or a file beside it, leaves the last commit at the
         start); otherwise one path-limited log of the commits since the start. A forged
-        ``fail`` or ``abort`` also stops the run (fails closed)."""
+        ``fail`` or ``abort`` the file shows also stops the run (fails closed)."""
         state = self.index.plans.get(plan_id)
         foreign = state.foreign_event if state is not None else ""
-        if foreign and takes_over(_events(self.repo.commit(foreign)).get(plan_id), own=False):
+        if foreign and self._moved_on_by(self.repo.commit(foreign), plan_id):
             return (
                 f"a run event of the plan in {foreign[:12]} under the controller's "
                 "name, made by not this controller (by its record)"
@@ -793,10 +794,21 @@ class Committing(ControllerCore):
             if not event or record.author.email.lower() != email:
                 continue
             own = record.sha in self.own_commits
-            if takes_over(event, own):
+            moved = takes_over(event, own) if own else self._moved_on_by(record, plan_id)
+            if moved:
                 who = "this controller" if own else "not this controller (by its record)"
                 return f"{event} in {record.sha[:12]} ({record.subject}), made by {who}"
         return None
+
+    def _moved_on_by(self, record: CommitRecord, plan_id: str) -> bool:
+        """Did a commit under the controller's name that it did not make move the plan's run
+        on? Only as the history index reads it (round 68: the file at that commit shows the
+        end, of the run's version; :meth:`~controller.git.lifecycle.Lifecycle.moved_on_by`):
+        a trailer alone leaves the run going on."""
+        state = self.index.plans.get(plan_id)
+        job = self.index.jobs().get(plan_id) or {}
+        version = job.get("plan_hash") or (state.hash if state is not None else None)
+        return self.index.moved_on_by(self.repo, record, plan_id, version)
 
     def _drop_if_taken_over(self, plan_id: str, start: str, head: str) -> bool:
         """Drop the job (nothing more runs, nothing is committed for it) when the branch no

@@ -35,7 +35,6 @@ from typing import Any
 
 from controller.errors import PlanAmbiguous, PlangateError, Problem
 from controller.git.history import PlanState
-from controller.git.lifecycle import takes_over
 from controller.git.ownrecord import hash_mismatch
 from controller.git.records import plan_text
 from controller.plan import yamlio
@@ -389,18 +388,20 @@ class Controller(Deciding, Outcomes):
     def _moved_on_reason(self, state: PlanState, running: set[str]) -> str | None:
         """Why a plan the branch shows ``executing`` runs nowhere here: a commit under the
         controller's name that this controller did not make moved its run on (a later
-        start: :func:`~controller.git.lifecycle.takes_over`), and the take-over check
+        start the file shows: :func:`~controller.git.lifecycle.shows_end`, the one rule of the
+        index and the take-over check, round 68), and the take-over check
         dropped the run (round 67: ``status`` said ``executing``, nothing waiting, for
         good). A ``fail`` or ``abort`` so made is the status the branch shows."""
         foreign = state.foreign_event
         if state.status != "executing" or not foreign or state.plan_id in running:
             return None
         try:
-            event = _events(self.repo.commit(foreign)).get(state.plan_id)
+            record = self.repo.commit(foreign)
+            if not self.index.moved_on_by(self.repo, record, state.plan_id, state.hash):
+                return None  # progress, or an end the file does not show: anyone's (round 68)
         except PlangateError:
             return None
-        if not takes_over(event, own=False):
-            return None  # progress this controller did not make is anyone's: its run goes on
+        event = _events(record).get(state.plan_id)
         return (
             f"the run was taken over: {event} in {foreign[:12]} under the controller's name, not "
             "made by this controller (by its record), moved the run on (another host, a "

@@ -12,7 +12,6 @@ from typing import Any
 
 from controller.approval import approvals
 from controller.git.history import LOG_NAME, PlanState
-from controller.git.lifecycle import takes_over
 from controller.git.ownrecord import Recorded
 from controller.git.planstate import unsafe
 from controller.plan import plans
@@ -81,7 +80,8 @@ class Starting(Committing):
             commit is on the branch."""
             from controller.execution.executor import begin
 
-            begin(self.state.path, state.plan_id, expected or "", sha)
+            first = request.kind is approvals.Transition.APPROVE
+            begin(self.state.path, state.plan_id, expected or "", sha, first=first)
             # the job too (round 29: killed right after the move, with no job row the run was
             # an orphan to adopt from the committed file, which an agent's commit of the stale
             # working tree had replaced: the plan stayed executing for good). A job whose
@@ -264,8 +264,8 @@ class Starting(Committing):
                 continue
             if record.sha in self.own_commits:
                 return False
-            if not takes_over(event, own=False):
-                continue  # progress only this run's journal could make: anyone's (round 66)
+            if not self.index.moved_on_by(self.repo, record, state.plan_id, state.hash):
+                continue  # progress, or an end the file does not show: anyone's (66, 68)
             self.log.warning(
                 "run_taken_over",
                 plan=state.plan_id,

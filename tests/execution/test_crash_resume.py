@@ -431,3 +431,77 @@ def test_a_lost_journal_runs_nothing_and_says_in_doubt(tmp_path: Path, loss: str
     # a human approves a resume: the actions run (their effects checked by the human first)
     assert run(Engine(config), plan_file, resume=True, journal_expected=True).status == "completed"
     assert target.read_text() == "one\ntwo\n"
+
+
+# --- round 68: a journal begun by the run's first start holds the whole run -------------------
+
+NO_RECORD = (None, "no commit of its own wrote the execution: block")
+
+
+def _first_begun(config: Any, plan_file: Path, first: bool = True) -> None:
+    """The begin of the run's first start (``first``: a first approval's), as the service
+    writes it before its start commit."""
+    from controller.execution.executor import begin
+
+    frozen = plans.load_plan(plan_file, config).frozen_hash
+    assert frozen
+    begin(config.state_path(), "plans/demo", frozen, "0" * 40, first=first)
+
+
+def _resumed(config: Any, plan_file: Path) -> Any:
+    """Her resume of the failed run: its own begin, then the run continued, the controller
+    holding no record of its own of the run (a look-alike ``fail`` ended it)."""
+    from controller.execution.executor import begin
+
+    frozen = plans.load_plan(plan_file, config).frozen_hash
+    assert frozen
+    begin(config.state_path(), "plans/demo", frozen, "1" * 40)
+    return run(
+        Engine(config),
+        plan_file,
+        resume=True,
+        journal_expected=True,
+        continued=True,
+        record=lambda start: NO_RECORD,
+    )
+
+
+def test_a_resume_of_a_run_stopped_before_its_first_action_runs_each_action_once(
+    tmp_path: Path,
+) -> None:
+    effects, plan_file = three_appends(tmp_path)
+    config = _config_of(tmp_path)
+    _first_begun(config, plan_file)  # started, then killed before the engine began
+    outcome = _resumed(config, plan_file)
+    assert outcome.status == "completed", outcome.error
+    assert effects.read_text() == "1\n2\n3\n"
+
+
+def test_a_journal_begun_by_a_later_start_is_still_read_as_lost(tmp_path: Path) -> None:
+    """Round 52 stands: a journal whose first begin is not a first start's lost what ran
+    before it, and without the controller's own record nothing runs."""
+    effects, plan_file = three_appends(tmp_path)
+    config = _config_of(tmp_path)
+    _first_begun(config, plan_file, first=False)
+    outcome = _resumed(config, plan_file)
+    assert outcome.status == "failed" and outcome.error is not None
+    assert outcome.error.code == "E_ACTION_IN_DOUBT", outcome.error.message
+    assert not effects.exists()
+
+
+def test_a_resume_after_a_crash_mid_action_leaves_it_in_doubt(tmp_path: Path) -> None:
+    """Exactly once: her resume of a run killed mid-action (a non-idempotent tool started,
+    no end) finds the start in the whole journal: the action is in doubt, not run again."""
+    effects, plan_file = three_appends(tmp_path)
+    config = _config_of(tmp_path)
+    _first_begun(config, plan_file)
+    run_engine(tmp_path, crash_at="after-tool:2")
+    before = effects.read_text()
+    outcome = _resumed(config, plan_file)
+    assert (outcome.status, outcome.action) == ("failed", 2)
+    assert outcome.error is not None and outcome.error.code == "E_ACTION_IN_DOUBT"
+    assert effects.read_text() == before == "1\n2\n"
+
+
+def _config_of(root: Path) -> Any:
+    return config_from_data(json.loads((root / "config.json").read_text()), root / "plangate.yml")

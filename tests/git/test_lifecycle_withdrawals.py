@@ -11,7 +11,7 @@ import pytest
 
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex, PlanState, withdraw_rule
-from controller.git.lifecycle import moves_run_on, takes_over
+from controller.git.lifecycle import moves_run_on, shows_end, takes_over
 from controller.plan.schema import STATUSES
 from controller.settings import ApprovalSettings
 from tests.support.gitkit import (
@@ -363,3 +363,59 @@ def test_a_paused_run_started_on_the_branch_is_ended_by_no_outcome(
     assert "complete plans/p" in (index.disowned(GitRepo(repo).commit(sha)) or "")
     index.scan(GitRepo(repo), sha)
     assert index.plans["plans/p"].status != "completed"
+
+
+@pytest.mark.parametrize(
+    ("tree", "reads", "moved"),
+    [
+        ("failed", "failed", True),  # the file shows the end, same version
+        ("executing", "executing", False),  # a trailer alone (round 68: the batched fail)
+        ("new-version", "executing", False),  # an end carrying another version
+        ("beside", "executing", False),  # only a file beside the plan changed
+    ],
+)
+def test_the_take_over_check_reads_a_foreign_end_as_the_index_does(
+    repo: Path, tmp_path: Path, tree: str, reads: str, moved: bool
+) -> None:
+    """Round 68: one rule (``shows_end``) for the index and the take-over check
+    (``Lifecycle.moved_on_by``): a ``fail`` under the controller's name that it did not make
+    moves the run on only when the plan's file at that commit shows ``failed``, of the run's
+    version; the check dropped the run on the trailer alone while the index read nothing."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    for was, who in ROADS["executing"]:
+        edit_status(repo, "p", was)
+        commit_all(repo, f"status {was}", who)
+    if tree in ("failed", "new-version"):
+        edit_status(repo, "p", "failed")
+    if tree == "new-version":
+        path = repo / "plans" / "p" / "PLAN.yml"
+        path.write_text(path.read_text().replace("who: world", "who: mallory"))
+    if tree in ("executing", "beside"):
+        (repo / "plans" / "p" / "notes.txt").write_text("x\n")
+    sha = commit_all(
+        repo,
+        "plangate: 1 plan events\n\nPlan: plans/p\nPlan-Event: fail\nPlan-Status: failed\n",
+        BOT,
+    )
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost",
+                         own_commit=lambda made: made != sha)  # fmt: skip
+    gitrepo = GitRepo(repo)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    state = index.plans["plans/p"]
+    version = state.approved_hash or state.hash
+    assert state.status == reads
+    assert index.moved_on_by(gitrepo, gitrepo.commit(sha), "plans/p", version) is moved
+
+
+def test_an_end_of_another_version_is_not_the_runs() -> None:
+    """``shows_end`` reads the version too: the end a file shows of another version (or of
+    none: a file that does not parse) moves no run on."""
+    from controller.git.planstate import BlobFacts
+
+    failed = BlobFacts("failed", "sha256:a", "sha256:a", "", True)
+    assert shows_end("fail", "executing", failed, "sha256:a")
+    assert not shows_end("fail", "executing", failed, "sha256:b")
+    assert not shows_end("fail", "executing", None, "sha256:a")
+    assert not shows_end("fail", "executing", failed, None)

@@ -141,11 +141,12 @@ def test_an_outcome_forged_under_the_controllers_name_stops_the_run(
 def test_an_outcome_changing_no_file_of_the_plan_stops_the_run(
     tmp_path: Path, repo: Path, writes: str
 ) -> None:
-    """The same with an outcome commit under the controller's name that changes no file of
-    the plan (only its EXECUTION_LOG.md, as a run recorded without its plan file is, or a
-    file beside the plans): the history index's last commit of the plan stayed the start,
-    so the check took its quick path (no log read) and the run went on. The index now
-    notes such a commit on each plan its message names (``PlanState.foreign_event``)."""
+    """An outcome commit under the controller's name that changes no file of the plan
+    (only its EXECUTION_LOG.md, or a file beside the plans): the index notes it on the plan
+    its message names (``PlanState.foreign_event``) and the check reads it, but round 68's
+    one rule (``lifecycle.shows_end``) moves a run on only by an end the plan's file shows:
+    the file still says ``executing``, so the trailer is anyone's and the run goes on, its
+    action once (it was dropped while the index read nothing: ``executing`` for good)."""
     lab = _Lab(tmp_path, repo)
     lab.run(kill_after="plangate: start plans/v")
     git(repo, "reset", "-q", "--hard")
@@ -159,8 +160,8 @@ def test_an_outcome_changing_no_file_of_the_plan_stops_the_run(
         env=identity("plangate", "plangate@localhost"),
     )
     logs = _run(lab.config) + _run(lab.config)
-    assert lab.calls() == []
-    assert "run_taken_over" in logs, logs[-2000:]
+    assert lab.calls() == [["v"]], logs[-2000:]
+    assert "run_taken_over" not in logs and lab.status()["plans/v"]["status"] == "completed"
 
 
 @pytest.mark.parametrize("event", ["complete", "checkpoint"])
@@ -228,12 +229,13 @@ def test_her_resume_goes_on_from_a_forged_fail_that_stopped_the_run(
     commit_all(repo, "resume v", ALICE)
     _run(lab.config)
     _run(lab.config)
-    # her resume is taken up (a start of the controller's own); killed right after its
-    # start, the run's journal holds no action, and with no record of the controller's own
-    # before that start it ends E_ACTION_IN_DOUBT, nothing run (round 52's rule)
+    # her resume is taken up (a start of the controller's own); the run was killed right
+    # after its first start, so its whole journal (begun by that start, round 68) shows no
+    # action ran: her resume runs it once (it had ended E_ACTION_IN_DOUBT, "the journal of
+    # this run was lost", with the journal in place)
     assert lab.subjects()[1:3] == ["plangate: start plans/v", "resume v"], lab.subjects()[:4]
     row = lab.status()["plans/v"]
-    assert row["status"] != "executing" and lab.calls() == [], row
+    assert row["status"] == "completed" and lab.calls() == [["v"]], row
 
 
 def test_a_run_moved_on_by_a_forged_later_start_says_why_and_her_abort_ends_it(

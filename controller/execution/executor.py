@@ -351,13 +351,14 @@ class PlanRun:
         the error returned fails the run, nothing runs (SPEC §15). Only for a ``continued``
         run: on a first approval the block is no record of the controller's (round 2: an
         agent's preseeded block)."""
-        if not self.continued or self.state.recovered or self._holds_whole_run():
+        if not self.continued or self.state.recovered:
             return None
         if any(r.get("t") == "run" for r in self.journal.records):
             return None
         block, problem = self._committed_record()
+        whole = self._holds_whole_run()
         if not isinstance(block, dict):
-            return self._recovered({}, None, [], problem)
+            return None if whole else self._recovered({}, None, [], problem)
         entries = block.get("actions")
         entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
         ran = [e for e in entries if e.get("status", "pending") != "pending"]
@@ -365,8 +366,10 @@ class PlanRun:
         counted = isinstance(steps, dict) and any(
             status != "pending" for status in dict(steps.get("by_status") or {})
         )
-        if not ran and not counted and problem is None:
+        if not ran and not counted and (problem is None or whole):
             return None
+        if whole and problem is not None:
+            return None  # the journal holds the run; a record someone changed adds nothing
         ids = {a.id for a in self.model.actions}
         done: dict[int, dict[str, Any]] = {}
         doubts = ["the record holds only a count of its steps"] if counted else []
@@ -408,7 +411,11 @@ class PlanRun:
         ``begin`` marked ``first``: the start of a first approval)? Then it was not lost: what
         it does not show never ran (round 68: a crash before action 1, a look-alike ``fail``,
         her resume failed "the journal of this run was lost" with the journal in place). A
-        journal begun by a later start (a gate, ask or resume) was lost before it."""
+        journal begun by a later start (a gate, ask or resume) was lost before it. A journal
+        restored from a backup taken before actions ran is whole too, but older than the
+        controller's own committed record: where that record (:meth:`_committed_record`,
+        the controller's commit, unchanged) shows actions ran, it wins, and they never run
+        again (:meth:`_from_record`)."""
         records = self.journal.records
         return bool(records) and records[0].get("t") == "begin" and records[0].get("first") is True
 

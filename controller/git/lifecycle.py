@@ -1974,10 +1974,11 @@ class Lifecycle(IndexStore):
             self._add_authors(file_key(side_plan), who)
         if _unsafe_why(change) or not self._changed_content(repo, change):
             return  # a status or comment edit (an approval) writes no content
-        if commit.is_merge and not self._new_content(
-            repo, commit.parents, change.path, change.new_blob or ""
+        if commit.is_merge and (
+            not change.new_blob
+            or not self._new_content(repo, commit.parents, change.path, change.new_blob)
         ):
-            return
+            return  # a merge's removal, or content a parent held, is no writing of content
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.hash is not None:
             self._add_authors(facts.hash, who)

@@ -505,3 +505,34 @@ def test_a_resume_after_a_crash_mid_action_leaves_it_in_doubt(tmp_path: Path) ->
 
 def _config_of(root: Path) -> Any:
     return config_from_data(json.loads((root / "config.json").read_text()), root / "plangate.yml")
+
+
+def test_a_whole_journal_older_than_the_controllers_record_runs_nothing_again(
+    tmp_path: Path,
+) -> None:
+    """A state directory restored from a backup taken right after a first start holds a
+    journal begun by that start (whole, by its first record) but older than what ran: the
+    controller's own committed record, which shows every action succeeded, wins, and no
+    action runs a second time."""
+    from controller.execution.executor import begin
+
+    effects, plan_file = three_appends(tmp_path)
+    config = _config_of(tmp_path)
+    _first_begun(config, plan_file)
+    assert run(Engine(config), plan_file, journal_expected=True).status == "completed"
+    assert effects.read_text() == "1\n2\n3\n"
+    block = execution(plan_file)
+    frozen = plans.load_plan(plan_file, config).frozen_hash
+    assert frozen
+    journal = journal_path(config.state_path(), "plans/demo", frozen)
+    journal.write_text(journal.read_text().splitlines(keepends=True)[0])  # the old backup's
+    begin(config.state_path(), "plans/demo", frozen, "1" * 40)
+    outcome = run(
+        Engine(config),
+        plan_file,
+        resume=True,
+        journal_expected=True,
+        continued=True,
+        record=lambda start: (block, "the controller's own commit"),
+    )
+    assert effects.read_text() == "1\n2\n3\n", outcome

@@ -757,20 +757,22 @@ class ControllerCore:
 
     def foreign_run(self, state: PlanState) -> str | None:
         """Why this controller may not decide the plan (None: it may): its current version's
-        last run was started by a commit under the controller's name that this controller
-        did not make (by its record; a seal its key does not verify) and whose version it
-        never ran (round 67: another controller, started by mistake with its own state
-        directory, or a state directory that lost its key, committed refusals over the
-        run, and the gated actions never ran). Nothing runs and nothing is committed for it;
-        ``status`` shows this under ``waiting``. A replay of a start it made (its version in
-        ``executed.jsonl``) is no such run."""
+        latest start (a first start, a gate resume, a later start) is a commit under the
+        controller's name that carries a seal this controller did not make (not in its
+        record, which holds every commit its key verifies): another controller, started by
+        mistake with its own state directory, or the old key of a state directory started
+        over with a new one, moved the run on (round 67: a first start of a version it
+        never ran; round 68: a resume of a run this controller began, whose gate the branch
+        shows passed). Nothing runs and nothing is committed for it; ``status`` shows this
+        under ``waiting``. An unsealed start is no controller's (the lifecycle never notes
+        one: anyone's commit, the take-over's case)."""
         sha, _, plan_hash = state.foreign_start.partition(" ")
-        if not sha or (plan_hash or state.hash) in self.executed:
-            return None  # a version it ran itself: a later start is the take-over's case
+        if not sha:
+            return None
         if plan_hash and plan_hash != state.hash:
             return None  # a run of another version: the plan was changed since
         return (
-            f"its run was started by {sha[:12]} under the controller's name, a commit this "
+            f"its run was last started by {sha[:12]} under the controller's name, a commit this "
             "controller did not make (not in its record, no seal its commit.key verifies): "
             "another controller or a lost key; this one decides and runs nothing of it. Stop "
             "the other controller (one state directory per repository), or restore the "

@@ -10,6 +10,7 @@ as they were. Real ``plangate run --once`` subprocesses, real git.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.support.gitenv import commit_all, git, run_cli
@@ -237,7 +238,10 @@ def test_a_resume_another_key_sealed_is_decided_by_nobody_here(tmp_path: Path, r
     _run(config)
     assert _status(config)["plans/done"]["status"] == "awaiting_approval"
     start = git(repo, "log", "--format=%H", "--grep=^plangate: start", "-1").strip()
-    message = git(repo, "log", "-1", "--format=%B", start)
+    # another controller's instance (and key): its own `Controller:` line, a seal-shaped one
+    message = re.sub(
+        r"Controller: \S+", "Controller: other/1", git(repo, "show", "-s", "--format=%B", start)
+    )
     path.write_text(path.read_text().replace("status: awaiting_approval", "status: approved"))
     commit_all(repo, "approve the gate", ("Alice", "alice@example.com"))
     # another key resumes her gate approval and completes the run (seal-shaped lines this

@@ -168,6 +168,8 @@ class ControllerCore:
         #: was refused (the plan is offered again only once the file changes).
         self._refused_files: dict[str, tuple[int, int, int] | None] = {}
         self._waiting: dict[str, str] = {}
+        #: Commits under its name that end with a seal copied from one of its own (replays).
+        self._seal_copies: dict[str, bool] = {}
         #: Frozen hashes this pass decided to start (their commit may wait for the batch):
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
@@ -757,25 +759,52 @@ class ControllerCore:
 
     def foreign_run(self, state: PlanState) -> str | None:
         """Why this controller may not decide the plan (None: it may): its current version's
-        last run was started by a commit under the controller's name that this controller
-        did not make (by its record; a seal its key does not verify) and whose version it
-        never ran (round 67: another controller, started by mistake with its own state
-        directory, or a state directory that lost its key, committed refusals over the
-        run, and the gated actions never ran). Nothing runs and nothing is committed for it;
-        ``status`` shows this under ``waiting``. A replay of a start it made (its version in
-        ``executed.jsonl``) is no such run."""
+        latest start (a first start, a gate resume, a later start) is a commit under the
+        controller's name that carries a seal this controller did not make (not in its
+        record, which holds every commit its key verifies): another controller, started by
+        mistake with its own state directory, or the old key of a state directory started
+        over with a new one, moved the run on (round 67: a first start of a version it
+        never ran; round 68: a resume of a run this controller began, whose gate the branch
+        shows passed). Nothing runs and nothing is committed for it; ``status`` shows this
+        under ``waiting``. An unsealed start is no controller's (the lifecycle never notes
+        one: anyone's commit, the take-over's case)."""
         sha, _, plan_hash = state.foreign_start.partition(" ")
-        if not sha or (plan_hash or state.hash) in self.executed:
-            return None  # a version it ran itself: a later start is the take-over's case
+        if not sha:
+            return None
         if plan_hash and plan_hash != state.hash:
             return None  # a run of another version: the plan was changed since
+        if self._copies_own_seal(sha):
+            return None  # a replay of its own sealed commit: anyone's, no controller's
         return (
-            f"its run was started by {sha[:12]} under the controller's name, a commit this "
+            f"its run was last started by {sha[:12]} under the controller's name, a commit this "
             "controller did not make (not in its record, no seal its commit.key verifies): "
             "another controller or a lost key; this one decides and runs nothing of it. Stop "
             "the other controller (one state directory per repository), or restore the "
             "commit.key of the state directory that made the commit"
         )
+
+    def _copies_own_seal(self, sha: str) -> bool:
+        """Is commit ``sha``'s message, seal included, the very message of a commit this
+        controller made (a replay of its own start onto another tree or parent, round 67's
+        F3)? Its seal is no other key's: the commit is anyone's. Read once per commit."""
+        if sha not in self._seal_copies:
+            self._seal_copies[sha] = self._seal_copied(sha)
+        return self._seal_copies[sha]
+
+    def _seal_copied(self, sha: str) -> bool:
+        try:
+            message = self._commit_message(sha)
+            last = message.rstrip("\n").rpartition("\n")[2]
+            if not last.startswith(f"{CommitSeal.TRAILER}: "):
+                return False
+            out = self.repo.run("log", "-F", f"--grep={last}", "--format=%H", self.head())
+            own = [other for other in out.split() if other != sha and other in self.own_commits]
+            return any(self._commit_message(other) == message for other in own)
+        except GitError:
+            return False
+
+    def _commit_message(self, sha: str) -> str:
+        return self.repo.run("cat-file", "commit", sha).partition("\n\n")[2]
 
     def _wait(self, plan_id: str, reason: str) -> None:
         if self._waiting.get(plan_id) != reason:

@@ -49,6 +49,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -458,8 +459,9 @@ class CommitSeal:
     (:meth:`controller.service.core.ControllerCore._adopt_sealed`), while a stranger's commit
     under its name stays anyone's.
 
-    ``commit.key``: 64 hex characters (32 random bytes), made with the record (the first start)
-    or on the first commit, mode 0600. A record of sealed commits without it refuses to start
+    ``commit.key``: 64 hex digits (lower case) on one line, made with the record (the first
+    start) or on the first commit, mode 0600; anything else (empty, cut, raw bytes) is
+    ``E_STORAGE`` (round 68). A record of sealed commits without it refuses to start
     (round 67: :meth:`controller.service.core.ControllerCore._require_commit_key`).
     """
 
@@ -470,15 +472,19 @@ class CommitSeal:
         self._key: bytes | None = None
 
     def key(self, *, create: bool = False) -> bytes | None:
-        """The key; None when there is none (and ``create`` is False)."""
+        """The key; None when there is none (and ``create`` is False). A file that is not
+        what the controller writes (64 hex digits, one line) is ``E_STORAGE`` (round 68: an
+        empty or cut key was taken, and an empty HMAC key is anyone's)."""
         if self._key is None:
             try:
-                self._key = bytes.fromhex(self.path.read_text(encoding="ascii").strip())
+                self._key = _key_of(self.path.read_bytes(), self.path)
             except FileNotFoundError:
                 if create:
                     self._key = self._create()
-            except (OSError, ValueError) as exc:
-                raise StorageFailed(f"cannot read {self.path}: {exc}", remedy=UNREADABLE) from None
+            except OSError as exc:
+                raise StorageFailed(
+                    f"cannot read {self.path}: {exc.strerror}", remedy=UNREADABLE
+                ) from None
         return self._key
 
     def _create(self) -> bytes:
@@ -505,6 +511,28 @@ class CommitSeal:
         if key is None or name != self.TRAILER:
             return False
         return hmac.compare_digest(mac.strip(), _mac(key, tree, parent, text.rstrip("\n")))
+
+
+#: What ``commit.key`` holds: 64 hex digits (32 random bytes), one line.
+_KEY_TEXT = re.compile(rb"[0-9a-f]{64}\n?")
+
+#: The remedy of a ``commit.key`` that is not a key the controller made.
+KEY_REMEDY = (
+    "restore commit.key from the same backup as the state directory (mode 0600); to start "
+    "over knowingly with a new key, with the service stopped: "
+    "umask 077; openssl rand -hex 32 > {path} (docs/operations.md, Restore)"
+)
+
+
+def _key_of(text: bytes, path: Path) -> bytes:
+    """The key ``text`` (a ``commit.key``'s bytes) holds, or ``E_STORAGE``."""
+    if _KEY_TEXT.fullmatch(text) is None:
+        raise StorageFailed(
+            f"{path} is not a key this controller makes (64 hex digits, one line; it holds "
+            f"{len(text)} byte(s)): an incomplete restore or a key written by hand",
+            remedy=KEY_REMEDY.format(path=path),
+        )
+    return bytes.fromhex(text.decode("ascii").strip())
 
 
 def _mac(key: bytes, tree: str, parent: str, text: str) -> str:

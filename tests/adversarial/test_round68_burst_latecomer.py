@@ -47,6 +47,12 @@ gates ran on A, the y gates on B, which trust on first use gave A's runs; ``r`` 
 Should: a run whose latest start (a resume) is another controller's commit waits here as
 that controller's whatever earlier start of the version was this controller's; a gate its
 branch shows passed never runs again.
+
+Fixed (2026-11-30): a run whose latest start under the controller's name carries a seal this
+key does not verify (not in its record) is another controller's for any run it continues,
+a resume of a run this controller began included (``ControllerCore.foreign_run``): A's
+``status`` shows B's resumed y runs ``completed`` with "another controller or a lost key",
+and nothing A shows asks for a gate approval again (``y-rows-a``, ``y-regate``).
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, clone_audit, plan_text, valid_runs, xfail
+from advkit import ALICE, Lab, cases, clone_audit, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 GROUPS = {
@@ -64,17 +70,7 @@ GROUPS = {
     "r": [f"r-{i:02d}" for i in range(1, 4)],
     "z": [f"z-{i:02d}" for i in range(1, 4)],
 }
-BROKEN: dict[str, object] = {
-    "y-rows-a": xfail(
-        "foreign resume",
-        "B (trust on first use took A's starts) resumed A's paused y runs on her gate "
-        "approval; A's status shows y-* awaiting_approval, 'approval (gate) lapsed', no reason",
-    ),
-    "y-regate": xfail(
-        "foreign resume",
-        "Alice approves the y gates again as A's status asks: A runs action 2 a SECOND time",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 def gated(tag: str) -> str:

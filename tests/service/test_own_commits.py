@@ -10,6 +10,7 @@ as they were. Real ``plangate run --once`` subprocesses, real git.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.support.gitenv import commit_all, git, run_cli
@@ -196,3 +197,72 @@ def test_another_controllers_run_is_decided_by_nobody_here(tmp_path: Path, repo:
     _run(config)
     row = _status(config)["plans/victim"]
     assert row["status"] == "completed" and not row["waiting"], row
+
+
+def test_a_key_file_the_controller_would_not_write_is_refused(tmp_path: Path) -> None:
+    """Round 68: ``commit.key`` holds 64 hex digits on one line; an empty, cut or binary
+    file (an incomplete restore) is ``E_STORAGE`` naming it and the remedy, never a key."""
+    import os
+
+    import pytest
+
+    from controller.errors import StorageFailed
+    from controller.service.statedir import CommitSeal
+
+    good = os.urandom(32).hex()
+    bad = [b"", b"\n", good[:32].encode() + b"\n", os.urandom(32), good.upper().encode()]
+    bad += [f"{good}\n{good}\n".encode(), f" {good}\n".encode()]
+    for number, text in enumerate(bad):
+        path = tmp_path / f"bad{number}.key"
+        path.write_bytes(text)
+        with pytest.raises(StorageFailed) as caught:
+            CommitSeal(path).key(create=True)
+        assert str(path) in str(caught.value) and "openssl rand -hex 32" in caught.value.remedy
+        assert path.read_bytes() == text  # never replaced by a new key
+    for text in (good, good + "\n"):  # as `openssl rand -hex 32` and the controller write it
+        (tmp_path / "good.key").write_text(text)
+        assert CommitSeal(tmp_path / "good.key").key() == bytes.fromhex(good)
+
+
+def test_a_resume_another_key_sealed_is_decided_by_nobody_here(tmp_path: Path, repo: Path) -> None:
+    """Round 68: a gate resume under the controller's name with a seal this key does not
+    verify (the old key's after a start over, a second controller's) moves a run this
+    controller began on: her gate approval, as a status would have asked, runs nothing."""
+    config = _setup(tmp_path, repo)
+    path = repo / "plans" / "done" / "PLAN.yml"
+    second = "  - id: 2\n    tool: greet\n    why: second\n    requires_approval: true\n"
+    path.write_text(path.read_text() + second + "    params:\n      who: moon\n")
+    commit_all(repo, "agent: a gate", ("Agent", "agent@example.com"))
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    assert _status(config)["plans/done"]["status"] == "awaiting_approval"
+    start = git(repo, "log", "--format=%H", "--grep=^plangate: start", "-1").strip()
+    # another controller's instance (and key): its own `Controller:` line, a seal-shaped one
+    message = re.sub(
+        r"Controller: \S+", "Controller: other/1", git(repo, "show", "-s", "--format=%B", start)
+    )
+    path.write_text(path.read_text().replace("status: awaiting_approval", "status: approved"))
+    commit_all(repo, "approve the gate", ("Alice", "alice@example.com"))
+    # another key resumes her gate approval and completes the run (seal-shaped lines this
+    # key cannot verify for these trees and parents), before this controller passes
+    for status, event in (("executing", "start"), ("completed", "complete")):
+        text = path.read_text()
+        now = text.split("status: ")[1].split()[0]
+        path.write_text(text.replace(f"status: {now}", f"status: {status}", 1))
+        made = message.replace("plangate: start", f"plangate: {event}")
+        commit_all(
+            repo, made.replace("Plan-Status: executing", f"Plan-Status: {status}"), CONTROLLER
+        )
+    head = git(repo, "rev-parse", "HEAD").strip()
+    _run(config)
+    assert git(repo, "rev-parse", "HEAD").strip() == head  # nothing resumed, nothing refused
+    row = _status(config)["plans/done"]
+    assert "another controller or a lost key" in (row["waiting"] or ""), row
+    assert row["status"] == "completed", row  # what its commits say, not "waiting for you"
+    path.write_text(path.read_text().replace("status: completed", "status: approved"))
+    commit_all(repo, "approve the gate again", ("Alice", "alice@example.com"))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    _run(config)
+    assert git(repo, "rev-parse", "HEAD").strip() == head  # the passed gate runs nothing
+    assert "another controller or a lost key" in (_status(config)["plans/done"]["waiting"] or "")

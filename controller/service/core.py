@@ -784,19 +784,27 @@ class ControllerCore:
         )
 
     def _copies_own_seal(self, sha: str) -> bool:
-        """Is commit ``sha``'s message, seal included, the very message of a commit this
-        controller made (a replay of its own start onto another tree or parent, round 67's
-        F3)? Its seal is no other key's: the commit is anyone's. Read once per commit."""
+        """Is commit ``sha``'s seal this controller's own: one its key verifies (the agent's
+        ``git commit --amend --no-edit`` of its start keeps tree, parent and message, round
+        58), or the very message of a commit it made (a replay of its own start onto another
+        tree or parent, round 67's F3)? Its seal is no other key's: the commit is anyone's
+        (a rewrite's hold or the take-over says what happens). Read once per commit."""
         if sha not in self._seal_copies:
             self._seal_copies[sha] = self._seal_copied(sha)
         return self._seal_copies[sha]
 
     def _seal_copied(self, sha: str) -> bool:
         try:
-            message = self._commit_message(sha)
+            raw = self.repo.run("cat-file", "commit", sha)
+            headers, _, message = raw.partition("\n\n")
             last = message.rstrip("\n").rpartition("\n")[2]
             if not last.startswith(f"{CommitSeal.TRAILER}: "):
                 return False
+            fields = [line.partition(" ") for line in headers.splitlines()]
+            tree = next((value for key, _, value in fields if key == "tree"), "")
+            parent = next((value for key, _, value in fields if key == "parent"), "")
+            if self.commit_seal.verify(tree, parent, message):
+                return True  # this key's own seal, rewritten by someone (round 58's amend)
             out = self.repo.run("log", "-F", f"--grep={last}", "--format=%H", self.head())
             own = [other for other in out.split() if other != sha and other in self.own_commits]
             return any(self._commit_message(other) == message for other in own)

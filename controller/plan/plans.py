@@ -582,7 +582,26 @@ def _schema_problem(error: dict[str, Any]) -> Problem:
         return Problem("E_SCHEMA_INVALID", f"required key `{loc[-1]}` is missing", where)
     if error["type"] == "less_than_equal" and loc == ("plan", "version"):
         return Problem("E_PLAN_VERSION_UNSUPPORTED", error["msg"], where)
+    if error["type"] == "model_type":
+        return Problem("E_SCHEMA_INVALID", _mapping_wanted(loc, error.get("input")), where)
     return Problem("E_SCHEMA_INVALID", f"{error['msg']} (got {_short(error.get('input'))})", where)
+
+
+def _mapping_wanted(loc: tuple[Any, ...], given: Any) -> str:
+    """What a mapping in the plan holds, for a value that is not one (an agent writing
+    ``available_tools: [echo]`` learns to write ``- name: echo``)."""
+    from controller.plan.schema import allowed_keys
+    from controller.plan.shape import NAME_PATTERN
+
+    keys = allowed_keys(loc)
+    said = (
+        f"a mapping with {', '.join(f'`{k}`' for k in keys)} is expected here"
+        if keys
+        else ("a mapping is expected here")
+    )
+    if isinstance(given, str) and "name" in keys and re.fullmatch(NAME_PATTERN, given):
+        said += f"; write `name: {given}` for this one"
+    return f"{said} (got {_short(given)})"
 
 
 def _is_name_rule(error: dict[str, Any]) -> bool:

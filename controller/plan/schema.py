@@ -488,7 +488,8 @@ def salvage_document(data: Any) -> PlanDocument | None:
         available_tools=[
             t
             for t in (
-                _salvage(AvailableTool, raw, None)
+                # a bare name (reported by the schema) still declares it for the rules
+                _salvage(AvailableTool, {"name": raw} if isinstance(raw, str) else raw, None)
                 for raw in (tools if isinstance(tools, list) else [])
             )
             if t is not None

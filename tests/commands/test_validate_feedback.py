@@ -82,3 +82,22 @@ def test_validate_warns_where_the_daemon_would_look(tmp_path: Path) -> None:
     assert str(repo.resolve() / "plans" / "rotate" / "PLAN.yml") in warnings[1]
     record = json.loads(run_cli("validate", "--json", str(lower)).stdout)
     assert record["valid"] and "PLAN.yml" in record["warnings"][0]
+
+
+def test_a_bare_tool_name_is_told_the_shape_and_still_declares_it(tmp_path: Path) -> None:
+    """An agent's first plan often lists its tools by name (`available_tools: [echo]`): one
+    problem at that entry, saying what to write, and no cascade of "not declared" at every
+    action that calls the tool (found by an agent-with-only-the-docs trial, 2026-11-30)."""
+    text = BASE_TEXT.replace(
+        'available_tools:\n  - name: echo\n    description: "Returns its params"\n',
+        "available_tools: [echo]\n",
+    )
+    assert text != BASE_TEXT
+    plan = write_plan(tmp_path, text)
+    record = json.loads(run_cli("validate", "--json", str(plan)).stdout)
+    assert not record["valid"]
+    (error,) = record["errors"]
+    assert (error["code"], error["path"]) == ("E_SCHEMA_INVALID", "available_tools[0]")
+    assert "`name`, `description`" in error["message"]
+    assert "write `name: echo`" in error["message"]
+    assert error["line"] == text.splitlines().index("available_tools: [echo]") + 1

@@ -367,12 +367,7 @@ class ControllerCore:
         rewrites keep tree, parent and message and write whoever ran them as committer:
         the agent's ``git commit --amend --no-edit`` of the controller's start, round 58,
         is no commit of the controller's, sealed or not.)"""
-        raw = self.repo.run("cat-file", "commit", sha)
-        headers, _, message = raw.partition("\n\n")
-        fields = [line.partition(" ") for line in headers.splitlines()]
-        tree = next((value for key, _, value in fields if key == "tree"), "")
-        parent = next((value for key, _, value in fields if key == "parent"), "")
-        committer = next((value for key, _, value in fields if key == "committer"), "")
+        tree, parent, committer, message = _sealed_parts(self.repo.run("cat-file", "commit", sha))
         email = committer.rpartition("<")[2].partition(">")[0].strip().lower()
         if email != self.config.identity.email.lower():
             return False
@@ -795,14 +790,10 @@ class ControllerCore:
 
     def _seal_copied(self, sha: str) -> bool:
         try:
-            raw = self.repo.run("cat-file", "commit", sha)
-            headers, _, message = raw.partition("\n\n")
+            tree, parent, _, message = _sealed_parts(self.repo.run("cat-file", "commit", sha))
             last = message.rstrip("\n").rpartition("\n")[2]
             if not last.startswith(f"{CommitSeal.TRAILER}: "):
                 return False
-            fields = [line.partition(" ") for line in headers.splitlines()]
-            tree = next((value for key, _, value in fields if key == "tree"), "")
-            parent = next((value for key, _, value in fields if key == "parent"), "")
             if self.commit_seal.verify(tree, parent, message):
                 return True  # this key's own seal, rewritten by someone (round 58's amend)
             out = self.repo.run("log", "-F", f"--grep={last}", "--format=%H", self.head())
@@ -818,6 +809,18 @@ class ControllerCore:
         if self._waiting.get(plan_id) != reason:
             self.log.warning("plan_waiting", plan=plan_id, reason=reason)
         self._waiting[plan_id] = reason
+
+
+def _sealed_parts(raw: str) -> tuple[str, str, str, str]:
+    """What a seal covers, and who committed, from ``git cat-file commit``'s text: the tree,
+    the first parent, the committer line and the message."""
+    headers, _, message = raw.partition("\n\n")
+    fields = [line.partition(" ") for line in headers.splitlines()]
+
+    def first(name: str) -> str:
+        return next((value for key, _, value in fields if key == name), "")
+
+    return first("tree"), first("parent"), first("committer"), message
 
 
 def holds_another(state: PlanState | None, plan_hash: str) -> bool:

@@ -1228,14 +1228,14 @@ class Lifecycle(IndexStore):
         return _no_cause(unmatched) if unmatched else None
 
     def _parent_facts(self, repo: GitRepo, commit: CommitRecord, plan: str) -> BlobFacts | None:
-        """The plan's file at ``commit``'s first parent (None: none there)."""
+        """The plan's file at ``commit``'s first parent (None: none there, or a folder
+        holding both names, which is no plan: ``E_PLAN_AMBIGUOUS``, as every reader finds a
+        plan's file, round 68)."""
         if not commit.parents:
             return None
-        for name in PLAN_FILES:
-            blob = repo.blob_sha(commit.parents[0], f"{plan}/{name}")
-            if blob:
-                return self.facts(repo, blob)
-        return None
+        blobs = [repo.blob_sha(commit.parents[0], f"{plan}/{name}") for name in PLAN_FILES]
+        found = [blob for blob in blobs if blob]
+        return self.facts(repo, found[0]) if len(found) == 1 else None
 
     def _controller_clock(self, at: int) -> None:
         """A controller commit: its time is the controller's clock. Every commit after it on

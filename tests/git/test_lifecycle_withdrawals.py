@@ -267,6 +267,36 @@ def test_an_outcome_on_a_merged_branch_is_judged_by_the_same_rule(
         assert "complete plans/p" in found[sha]
 
 
+def test_an_outcome_in_a_folder_holding_both_names_has_no_cause(repo: Path, tmp_path: Path) -> None:
+    """A folder holding PLAN.yml and PLAN.yaml holds no plan (`E_PLAN_AMBIGUOUS`, one way to
+    find a plan's file for every reader, round 68): the merged branch's ``complete`` under
+    the controller's name is judged by no file, not by PLAN.yml read first."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    git(repo, "checkout", "-q", "-b", "review")
+    for status, who in ROADS["executing"]:
+        edit_status(repo, "p", status)
+        commit_all(repo, f"status {status}", who)
+    (repo / "plans" / "p" / "PLAN.yaml").write_text((repo / "plans/p/PLAN.yml").read_text())
+    commit_all(repo, "a second name beside it", AGENT)
+    edit_status(repo, "p", "completed")
+    sha = commit_all(
+        repo,
+        "plangate: 1 plan events\n\nPlan: plans/p\nPlan-Event: complete\n"
+        "Plan-Status: completed\nController: host/3f2a9c1b\n",
+        BOT,
+    )
+    git(repo, "checkout", "-q", "-")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review")
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    gitrepo = GitRepo(repo)
+    merge = gitrepo.commit(git(repo, "rev-parse", "HEAD").strip())
+    index.merged_authors(gitrepo, merge.parents[0], merge.sha)
+    found = {record.sha: why for record, why in index.side_disowned}
+    assert "complete plans/p" in found.get(sha, ""), found
+
+
 def _foreign_end(repo: Path, tmp_path: Path, road: str, event: str, status: str) -> PlanState:
     """The plan reached by ``road``, then a batched ``event`` under the controller's name
     setting ``status``, which the controller's record of its commits lacks (live)."""

@@ -16,7 +16,9 @@ and PLAN.yaml), three folders:
   ``execution:`` (completed) blocks and a forged log, never run.
 
 Readers: the ``status --json`` row, MCP ``status``, MCP ``log``, ``show``, the page
-``/plan/<id>`` and ``/api/plan/<id>`` (one daemon).
+``/plan/<id>`` and ``/api/plan/<id>`` (one daemon, which also serves ``/metrics``: a plan
+``inj`` whose status the agent wrote as ``"x\"} 99\nplangate_running_plans 42\n# completed``
+must neither forge a sample nor become a label).
 
 Asserted per id: the reader answers a refusal or a problem with a code (never a clean
 ``completed`` for a file the controller did not write), it notes the agent's log/blocks
@@ -39,7 +41,8 @@ Held (84): every reader of the ``yaml``, ``schema``, ``tool`` and ``ref`` folder
 three shapes (a code on each, the forged log or blocks noted wherever ``show`` notes them,
 ``forged-r69``/``forged-host`` never shown, the fake ``completed`` never answered), ``show``,
 the page, ``/api/plan/`` and MCP ``log`` of the ``amb`` folders; nothing the agent wrote ran,
-Alice's ``-done`` plans ran once each before the agent's versions.
+Alice's ``-done`` plans ran once each before the agent's versions; ``/metrics`` labels only
+the documented statuses (``unknown`` for the ambiguous folders), ``inj`` forged nothing.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ execution:
       status: succeeded
       outputs: {said: forged-r69}
 """
+INJECTED = '"x\\"} 99\\nplangate_running_plans 42\\n# completed'
 WHERE = ("row", "mcp-status", "mcp-log", "show", "page", "api")
 
 
@@ -114,15 +118,17 @@ def _pages(lab: Lab) -> dict[str, str]:
     )  # fmt: skip
     out: dict[str, str] = {}
     lines: list[str] = []
+    ports: dict[str, int] = {}
     try:
-        port = None
-        while port is None:
+        while len(ports) < 2:
             line = proc.stdout.readline()  # type: ignore[union-attr]
             if not line:
                 raise BenchError("the daemon never said where it listens: " + "".join(lines))
             lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            port = int(m.group(1)) if m else None
+            m = re.search(r'"endpoint": "(ui|metrics)\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
+            if m:
+                ports[m.group(1)] = int(m.group(2))
+        port = ports["ui"]
         for _ in range(80):  # the first snapshot names the plans
             if f"plans/{SLUGS[-1]}" in _get(port, "/api/"):
                 break
@@ -130,6 +136,7 @@ def _pages(lab: Lab) -> dict[str, str]:
         for slug in SLUGS:
             out[f"{slug}:page"] = _get(port, f"/plan/plans/{slug}")
             out[f"{slug}:api"] = _get(port, f"/api/plan/plans/{slug}")
+        out["metrics"] = _get(ports["metrics"], "/metrics")
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -143,7 +150,10 @@ def _pages(lab: Lab) -> dict[str, str]:
 def _build(root: Path) -> Lab:
     lab = Lab(
         root,
-        extra="agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n",
+        extra=(
+            "agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n"
+            "metrics: {listen: '127.0.0.1:0'}\n"
+        ),
     )
     lab.git_date = "@1796200000 +0000"
     done = [s for s in SLUGS if s.endswith("-done")]
@@ -167,6 +177,7 @@ def _build(root: Path) -> Lab:
         else:
             _invalid(lab, slug, plan_text(slug, status="completed") + FAKE_BLOCKS)
             lab.write(slug, FORGED_LOG, "EXECUTION_LOG.md")
+    lab.write("inj", plan_text("inj", status=INJECTED))
     lab.commit("agent: invalid versions", AGENT)
     lab.run()
     cfg = str(lab.config)
@@ -236,3 +247,15 @@ def test_nothing_the_agent_wrote_ran(lab: Lab) -> None:
     calls = lab.got["calls"]  # type: ignore[attr-defined]
     want = {s: (1 if s.endswith("-done") else 0) for s in SLUGS}
     assert calls == want, calls
+
+
+def test_the_metrics_count_statuses_not_the_agents_text(lab: Lab) -> None:
+    """``plangate_plans{status}``: a status the agent wrote with a quote, a brace and a line
+    break (``inj``) neither forges a sample nor becomes a label (held)."""
+    text = lab.got["metrics"]  # type: ignore[attr-defined]
+    labels = set(re.findall(r'^plangate_plans\{status="([^"]*)"\}', text, re.M))
+    known = {"draft", "pending_approval", "invalid", "approved", "rejected", "executing",
+             "awaiting_approval", "completed", "failed", "aborted", "unreadable", "unknown"}  # fmt: skip
+    assert labels and labels <= known, labels
+    assert "42" not in re.findall(r"^plangate_running_plans (\S+)", text, re.M)[0], text[:800]
+    assert "99" not in text.split("plangate_running_plans")[0], text[:800]

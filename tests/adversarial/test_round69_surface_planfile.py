@@ -77,11 +77,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, xfail
 from mcpkit import session
 from test_round2_execution_kit import shared
 
@@ -96,7 +101,10 @@ def _evil(slug: str) -> str:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n")
+    lab = Lab(
+        root,
+        extra="agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n",
+    )
     lab.git_date = "@1796100000 +0000"
     yml = ("bothdone", "swap", "swap2", "mvalice", "mvalice2", "mvdone", "mvdonea",
            "dirbeside", "casebeside", "symy")  # fmt: skip
@@ -179,9 +187,51 @@ def _build(root: Path) -> Lab:
         for s in (*names, "bothnew-y", "bothnew-v2", "subyaml-v2", "dirinner")
         for t in (s, f"{s}-EVIL")
     }
+    got.update(_pages(lab, {k: names[k] for k in PAGES}))
     got["agent_commits"] = lab.git("log", "--format=%ae %s", "--author=agent@example.com")
     lab.got = got  # type: ignore[attr-defined]
     return lab
+
+
+PAGES = ("bothnew", "bothdone", "nest", "mvdone", "mvdonea")
+
+
+def _pages(lab: Lab, plans: dict[str, str]) -> dict[str, str]:
+    """The reviewer's page and ``/api/plan/`` of each plan, from one daemon (round 67's)."""
+    from test_round69_surface_invalrecord import _get
+
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    out: dict[str, str] = {}
+    lines: list[str] = []
+    try:
+        port = None
+        while port is None:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                raise BenchError("the daemon never said where it listens: " + "".join(lines))
+            lines.append(line)
+            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
+            port = int(m.group(1)) if m else None
+        for _ in range(80):  # the first snapshot names the plans
+            if "plans/mvdonea" in _get(port, "/api/"):
+                break
+            time.sleep(0.25)
+        for key, plan in plans.items():
+            out[f"{key}:page"] = _get(port, f"/plan/{plan}")
+            out[f"{key}:api"] = _get(port, f"/api/plan/{plan}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -378,3 +428,22 @@ def test_a_renamed_completed_plan_shows_its_record(lab: Lab, vid: str) -> None:
     assert answer["status"] == "completed", answer
     assert (answer["execution"] or {}).get("status") == "completed", _t(answer)[:1200]
     assert answer["outputs"] == {"1": {}}, _t(answer)[:1200]
+
+
+# -- the page and its JSON twin -----------------------------------------------------------
+PAGE_IDS = [f"{k}-{w}" for k in PAGES for w in ("page", "api")]
+BROKEN_PAGE: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize("vid", cases(PAGE_IDS, PAGE_IDS, BROKEN_PAGE))
+def test_the_page_answers_the_plan_named(lab: Lab, vid: str) -> None:
+    key, what = vid.rsplit("-", 1)
+    text = lab.got[f"{key}:{what}"]  # type: ignore[attr-defined]
+    assert "Traceback" not in text, text[-1500:]
+    assert "forged-r69" not in text and "EVIL" not in text, text[:2000]
+    if key.startswith("both"):
+        assert "E_PLAN_AMBIGUOUS" in text, text[:2000]
+    elif key == "nest":
+        assert "dirinner" in text and "E_OWNED_BLOCK_CHANGED" in text, text[:2000]
+    else:  # the renamed completed plan: its run's record
+        assert "succeeded" in text and ALICE[1] in text, text[:2000]

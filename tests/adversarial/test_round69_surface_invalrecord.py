@@ -125,7 +125,9 @@ def _pages(lab: Lab) -> dict[str, str]:
             if not line:
                 raise BenchError("the daemon never said where it listens: " + "".join(lines))
             lines.append(line)
-            m = re.search(r'"endpoint": "(ui|metrics)\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
+            m = re.search(
+                r'"endpoint": "(ui|metrics)\.listen", "address": "127\.0\.0\.1:(\d+)"', line
+            )
             if m:
                 ports[m.group(1)] = int(m.group(2))
         port = ports["ui"]
@@ -255,7 +257,8 @@ def test_the_metrics_count_statuses_not_the_agents_text(lab: Lab) -> None:
     text = lab.got["metrics"]  # type: ignore[attr-defined]
     labels = set(re.findall(r'^plangate_plans\{status="([^"]*)"\}', text, re.M))
     known = {"draft", "pending_approval", "invalid", "approved", "rejected", "executing",
-             "awaiting_approval", "completed", "failed", "aborted", "unreadable", "unknown"}  # fmt: skip
+             "awaiting_approval", "completed", "failed", "aborted", "unreadable",
+             "unknown"}  # fmt: skip
     assert labels and labels <= known, labels
     assert "42" not in re.findall(r"^plangate_running_plans (\S+)", text, re.M)[0], text[:800]
     assert "99" not in text.split("plangate_running_plans")[0], text[:800]

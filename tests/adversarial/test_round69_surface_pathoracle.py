@@ -38,7 +38,6 @@ prints no such warning), ``val-amb-json``,
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -127,7 +126,8 @@ IDS = [
 _WHAT = {
     "val-outside-json": "validate --json's warning 'expected <repo>/plans/***/PLAN.yml'",
     "val-json-src": "validate --json's warning on a source 'expected .../plans/src-***/PLAN.yml'",
-    "val-name-json": "validate --json's warning on plans/<g>/X.yml 'expected .../plans/***/PLAN.yml'",
+    "val-name-json": "validate --json's warning on plans/<g>/X.yml "
+    "'expected .../plans/***/PLAN.yml'",
     "val-dirplan-json": "'E_USAGE: plans/dir-***: a folder without PLAN.yml'",
     "show-dirplan": "'E_USAGE: plans/dir-***: a folder without PLAN.yml'",
     "freeze-dirplan": "'E_USAGE: plans/dir-***: a folder without PLAN.yml'",

@@ -31,7 +31,9 @@ window; passes; then the late steps:
 - MCP ``submit``: an "approved" plan onto Alice's approved PLAN.yaml (``subappr``), a new
   version onto a pending PLAN.yaml (``subyaml``), a plan onto the ambiguous ``bothnew``.
 
-Readers: the ``status --json`` row, MCP ``status``, MCP ``log``, ``show``, MCP ``wait``.
+Readers: the ``status --json`` row, MCP ``status``, MCP ``log``, ``show``, MCP ``wait``, and
+(one daemon with ``ui.listen``) the page ``/plan/<id>`` and ``/api/plan/<id>`` of
+``bothnew``, ``bothdone``, the nested plan and the two renamed completed plans.
 Asserted per id: ambiguous folders are ``E_PLAN_AMBIGUOUS`` (or ``E_UNSAFE_PATH`` for the
 symlink) on every reader, MCP ``log``/``wait`` as a tool error; nothing the agent changed
 after an approval ran; the honest renames ran once; a reader asked for
@@ -70,7 +72,9 @@ Held: every other reader of ``bothnew``/``bothdone``/``symy`` (E_PLAN_AMBIGUOUS 
 E_UNSAFE_PATH), ``swap``/``swap2``/``symy`` never ran the edited action and carried no
 approval; case variants are not plan files (``Plan.yml`` never read, ``PLAN.YML`` no plan);
 MCP submit keeps PLAN.yaml, refuses an approved status and an ambiguous folder; ``nest-show``
-reads the nested plan with its note; nothing the agent wrote ran.
+reads the nested plan with its note; the page and ``/api/plan/`` of all five (ambiguous
+folders E_PLAN_AMBIGUOUS, the nested plan as itself with its note, the renamed completed
+plans WITH their run's record, unlike MCP ``log``); nothing the agent wrote ran.
 """
 
 from __future__ import annotations
@@ -167,7 +171,12 @@ def _build(root: Path) -> Lab:
     calls: list[tuple[str, dict[str, Any]]] = []
     for path in names.values():
         calls += [("log", {"path": path}), ("status", {"path": path})]
-    waits = {"bothnew": "pending_approval", "bothdone": None, "symy": None, "nest": "pending_approval"}
+    waits = {
+        "bothnew": "pending_approval",
+        "bothdone": None,
+        "symy": None,
+        "nest": "pending_approval",
+    }
     for key, was in waits.items():
         args: dict[str, Any] = {"path": names[key], "timeout": 1}
         if was:
@@ -371,9 +380,13 @@ def test_a_plan_folder_named_plan_yml_is_read_as_itself(lab: Lab, vid: str) -> N
     got = lab.got  # type: ignore[attr-defined]
     nested = "plans/dirbeside/PLAN.yml"
     if vid == "dirbeside-agree":
-        amb = ["E_PLAN_AMBIGUOUS" in _t(x) for x in (
-            got["dirbeside:show"], got["rows"]["plans/dirbeside"],
-            _payload(got["dirbeside:mcp-status"])[1], _payload(got["dirbeside:mcp-log"])[1])]  # fmt: skip
+        readers = (
+            got["dirbeside:show"],
+            got["rows"]["plans/dirbeside"],
+            _payload(got["dirbeside:mcp-status"])[1],
+            _payload(got["dirbeside:mcp-log"])[1],
+        )
+        amb = ["E_PLAN_AMBIGUOUS" in _t(x) for x in readers]
         assert len(set(amb)) == 1, amb
         return
     if vid == "nest-row":

@@ -33,6 +33,9 @@ its commit S is what the agent replays). Step 2 (then P2), step 3 (then P3), ste
   agent replays S again (step 4). Asserted: never runs (no vote of Alice's on this plan).
 - ``r-never``: a plan outside ``q-*`` (one approval): the agent replays S at step 2 and again
   at step 4. Asserted: never runs.
+- ``l-twice``: the control of ``r-never`` on the lapse rule: Alice approves (X) and the agent
+  reverts X before a pass (step 2); the agent cherry-picks X at step 3 and again at step 4.
+  Asserted: never runs.
 
 Every run's ``approved`` block names distinct people; the fresh-clone audit calls valid
 exactly the runs the controller made.
@@ -54,7 +57,8 @@ another hand is ``E_APPROVAL_REPLAYED``, however often it is brought. Held: ``q-
 (her own vote cherry-picked by the agent: one person, not run until Bob), ``q-agent``,
 ``q-writer`` (person-level refusals keep Alice's vote; Bob the note's writer never counted),
 ``q-alias`` (alice, ``a.smith@ops``, ``alice+laptop`` across a refusal: never a quorum),
-``q-alias-bob``. The fresh-clone audit agreed with the controller on every id.
+``q-alias-bob``, ``l-twice`` (the lapsed X picked twice: refused ``E_APPROVAL_REPLAYED`` both
+times). The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ rules:
 """
 RUN_BY_P3 = ["q-replay", "q-pick-same", "q-agent", "q-writer"]
 RUN_BY_P4 = ["q-replay-twice", "q-alias-bob"]
-NEVER = ["q-alias", "q-never", "r-never"]
+NEVER = ["q-alias", "q-never", "r-never", "l-twice"]
 ALL = [*RUN_BY_P3, *RUN_BY_P4, *NEVER]
 _RESET = xfail(
     "honest refused",
@@ -159,7 +163,7 @@ def _build(root: Path) -> Lab:
     c.run()  # P0
     votes = {}
     for v in ALL:
-        if v not in ("q-alias", "q-alias-bob", "q-never", "r-never"):
+        if v not in ("q-alias", "q-alias-bob", "q-never", "r-never", "l-twice"):
             votes[v] = c.vote(v)
     src = c.vote("zz-src", msg="lgtm")
     c.run()  # P1
@@ -176,6 +180,14 @@ def _build(root: Path) -> Lab:
         c.git("commit", "-q", "-m", "bob: note", who=BOB)
         c.vote(v, who=BOB)
 
+    def approve_and_lapse(v: str) -> None:
+        votes[v] = c.vote(v, msg="approve")
+        c.git("revert", "--no-edit", votes[v])
+
+    def pick_x(v: str) -> None:
+        if not lab.calls(v):
+            c.git("cherry-pick", votes[v])
+
     def vote(who):  # type: ignore[no-untyped-def]
         return lambda v: None if lab.calls(v) else c.vote(v, who=who)
 
@@ -189,6 +201,7 @@ def _build(root: Path) -> Lab:
         "q-alias-bob": [replay, vote(PLUS), vote(BOB)],
         "q-never": [replay, vote(BOB), replay],
         "r-never": [replay, None, replay],
+        "l-twice": [approve_and_lapse, pick_x, pick_x],
     }
     for n in range(4):
         for v, todo in steps.items():

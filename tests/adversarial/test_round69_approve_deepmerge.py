@@ -32,6 +32,12 @@ Honest (asserted: ran once at the first pass, hers, both audits valid):
   agent's note edit too; Bob merges her branch (the PR).
 - ``team-other``: the same, the conflict she resolves in ANOTHER plan's folder
   (``plans/team-other-x/NOTES.md``); she approves ``team-other``.
+- ``team-squash``: as ``team-docs``, Bob squash-merges her branch (his commit writes the
+  agent's note edit main already had and her resolved runbook).
+- ``deep-clean``: as ``deep2`` with Alice's merge a clean join (lines 2 and 9): two levels
+  below the line, nothing of hers.
+- ``side-ours``: Alice merges the agent's note edit on her branch ``-s ours`` (keeping her
+  side, the note as frozen), the agent merges her branch.
 - ``octo-clean``: Alice's clean octopus of three agent note edits on her branch, merged by
   the agent.
 - ``side-join``: Alice's ``--no-ff`` clean join of two agent note edits (lines 2 and 9) on her
@@ -62,7 +68,17 @@ from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
 SLIPS = ["deep2", "deep3", "octo-evil", "unrelated", "twice-evil", "ff-evil"]
-HONEST = ["team-docs", "team-other", "octo-clean", "side-join", "line-join", "twice-clean"]
+HONEST = [
+    "team-docs",
+    "team-other",
+    "team-squash",
+    "octo-clean",
+    "side-join",
+    "line-join",
+    "twice-clean",
+    "deep-clean",
+    "side-ours",
+]
 PAIRS = [("del-side", "del-line"), ("mv-side", "mv-line")]
 ALL = [*SLIPS, *HONEST, *[p for pair in PAIRS for p in pair]]
 BROKEN: dict[str, object] = {}
@@ -127,7 +143,7 @@ def _build(root: Path) -> Lab:
     for v in ("del-side", "del-line", "mv-side", "mv-line"):
         _note(lab, f"plans/{v}/OTHER.md")
     _note(lab, "plans/unrelated/EXTRA.md")
-    for v in ("team-docs", "team-other"):
+    for v in ("team-docs", "team-other", "team-squash"):
         _note(lab, f"docs/runbook-{v}.md")
     g.commit("agent plans and notes")
     g.run()
@@ -213,9 +229,24 @@ def _build(root: Path) -> Lab:
     _note(lab, "plans/line-join/NOTES.md", l9="agent main")
     g.commit("agent: main line 9")
     g("merge", "-q", "--no-ff", "-m", "merge agent/line-join", "agent/line-join", who=ALICE)
+    # deep-clean: her CLEAN join two levels below the line; side-ours: her -s ours on her branch
+    g.branch("agent/deep-clean-a", v="deep-clean", l2="agent a")
+    g.branch("agent/deep-clean-b", v="deep-clean", l9="agent b")
+    g("checkout", "-q", "-b", "alice/deep-clean", "agent/deep-clean-a")
+    g("merge", "-q", "--no-ff", "-m", "join", "agent/deep-clean-b", who=ALICE)
+    g("checkout", "-q", "-b", "agent/deep-clean-c", "main")
+    g("merge", "-q", "--no-ff", "-m", "agent: take alice/deep-clean", "alice/deep-clean")
+    g("checkout", "-q", "main")
+    g("merge", "-q", "--no-ff", "-m", "merge agent/deep-clean-c", "agent/deep-clean-c")
+    g.branch("agent/side-ours", v="side-ours", l2="agent, dropped by her merge")
+    g("checkout", "-q", "-b", "alice/side-ours", "main")
+    g("merge", "-q", "--no-ff", "-s", "ours", "-m", "not this one", "agent/side-ours", who=ALICE)
+    g("checkout", "-q", "main")
+    g("merge", "-q", "--no-ff", "-m", "merge alice/side-ours", "alice/side-ours")
     # team flows
     for v, conflict in (("team-docs", "docs/runbook-team-docs.md"),
-                        ("team-other", "plans/team-other-x/NOTES.md")):  # fmt: skip
+                        ("team-other", "plans/team-other-x/NOTES.md"),
+                        ("team-squash", "docs/runbook-team-squash.md")):  # fmt: skip
         g("checkout", "-q", "-b", f"alice/{v}", "main")
         _note(lab, conflict, l3="alice review")
         g.commit("alice: review notes", who=ALICE)
@@ -229,7 +260,12 @@ def _build(root: Path) -> Lab:
         _note(lab, conflict, l3="alice and bob, by hand")
         g.commit("alice: merge main", who=ALICE)
         g("checkout", "-q", "main")
-        g("merge", "-q", "--no-ff", "-m", f"Merge pull request alice/{v}", f"alice/{v}", who=BOB)
+        if v == "team-squash":
+            g("merge", "-q", "--squash", f"alice/{v}", who=BOB)
+            g.commit(f"Squashed pull request alice/{v}", who=BOB)
+        else:
+            g("merge", "-q", "--no-ff", "-m", f"Merge pull request alice/{v}", f"alice/{v}",
+              who=BOB)  # fmt: skip
     # pairs: a merge that also deletes / renames OTHER.md, on her branch or on main
     for v, op in (("del-side", "rm"), ("del-line", "rm"), ("mv-side", "mv"), ("mv-line", "mv")):
         g.branch(f"agent/{v}", v=v, l2="agent")

@@ -54,7 +54,10 @@ both ways; whatever that is, both audits agree):
   also deletes the folder's ``OTHER.md``: on her branch merged by the agent / on main.
 - ``mv-side`` / ``mv-line``: the same, renaming ``OTHER.md`` to ``OTHER-old.md``.
 
-Seen (round 69): see ``BROKEN`` below and FINDINGS.md.
+Seen (round 69): every id held. The slips are ``E_SELF_APPROVAL`` and never ran; the honest
+flows ran once at the first pass, hers; ``del-side``/``del-line`` both ran (a deletion in the
+folder is nobody's writing), ``mv-side``/``mv-line`` both refused (the moved file is the
+merger's); the fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations
@@ -315,7 +318,10 @@ def test_an_honest_merge_leaves_her_free_to_approve(lab: Lab, vid: str) -> None:
 
 @pytest.mark.parametrize("side,line", cases(["del", "mv"], PAIRS, BROKEN))  # type: ignore[arg-type]
 def test_a_merge_below_the_line_is_judged_like_one_on_it(lab: Lab, side: str, line: str) -> None:
-    assert len(lab.calls(side)) == len(lab.calls(line)), (lab.codes(side)[:800], lab.codes(line)[:800])
+    assert len(lab.calls(side)) == len(lab.calls(line)), (
+        lab.codes(side)[:800],
+        lab.codes(line)[:800],
+    )
     assert ("E_SELF_APPROVAL" in lab.codes(side)) == ("E_SELF_APPROVAL" in lab.codes(line))
 
 

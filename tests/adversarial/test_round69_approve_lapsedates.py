@@ -26,10 +26,11 @@ controller-side and fresh-clone audits):
   (author still the agent: its author date is not hers to count).
 - ``agent-amends-hers``: Alice reverts X herself on a branch (now); the agent amends her
   revert with ``--date`` 1990 (author Alice 1990, committer the agent) and merges it.
-- ``agent-alias`` (documented, asserted as such: ran once, both audits agree): while the recorded policy names ``agent@example.com`` as Alice, the agent
-  reverts X with both dates in 1990 (a lapse "she" committed, by the alias); the operator
-  drops the alias; the agent picks Y. (The plan is the agent's; dropping the alias is how an
-  operator undoes a mistaken alias.)
+- ``agent-alias`` (documented, asserted as such: ran once, both audits agree): while the
+  recorded policy names ``agent@example.com`` as Alice, the agent reverts X with both dates
+  in 1990 (a lapse "she" committed, by the alias); the operator drops the alias; the agent
+  picks Y. (The plan is the agent's; dropping the alias is how an operator undoes a mistaken
+  alias.)
 
 Honest (asserted: ran at P2, once, hers, both audits valid):
 
@@ -40,7 +41,19 @@ Honest (asserted: ran at P2, once, hers, both audits valid):
 - ``alias-forged``: the same, after the agent committed a ``.plangate/policy.json`` with the
   ``people`` aliases deleted (a human commit of the record: "changes nothing", flagged).
 
-Seen (round 69): see ``BROKEN`` below and FINDINGS.md.
+Seen (round 69): ``cdi-rebase`` and ``cdi-am`` BROKE (slip): ``--committer-date-is-author-date``
+makes git write the agent's 1990 author date as HER committer date (asserted by the shape
+test); round 68's rule dates a lapse she committed by her committer date, so the lapse is
+dated 1990, her review-branch approval Y (made before she brought the lapse in) is "a
+decision dated after the lapse", and the agent's cherry-pick of Y ran on her approval
+(approver alice), the controller-side and fresh-clone audits valid. Should: a date git copied
+from another's commit is that person's word in the committer field too (a lapse she committed
+but did not author dated as another hand's, by the next controller commit). Held:
+``amend-agent``, ``amend-date`` (her amend leaves her committer date now), ``agent-amends-hers``
+(the agent's amend is another hand's). Honest ``cdi-self``, ``alias-dropped``, ``alias-forged``
+ran at once, hers, both audits valid (the fresh-clone audit read the recorded aliases, not the
+agent's edit of the record). ``agent-alias`` ran, as documented (the alias in force said the
+agent's commits were hers). The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations

@@ -64,7 +64,6 @@ times). The fresh-clone audit agreed with the controller on every id.
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -223,7 +222,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 def _people(lab: Lab, vid: str) -> set[str]:
-    fold = {"a.smith@ops.example.com": "alice@example.com", "alice+laptop@example.com": "alice@example.com"}
+    fold = {
+        "a.smith@ops.example.com": "alice@example.com",
+        "alice+laptop@example.com": "alice@example.com",
+    }
     return {fold.get(b, re.sub(r"\+[^@]*@", "@", b)) for b in lab.by[vid]}  # type: ignore[attr-defined]
 
 

@@ -3,9 +3,9 @@
 an unsealed start is anyone's; a replay of its own sealed commit is no such run).
 
 Lab (one, local mode, fake commit dates, ``run --once`` passes). The agent adds plain plans
-``p-01``..``p-06`` and gated plans ``g-01``..``g-04`` (action 1, then action 2 behind
+``p-01``..``p-06`` and gated plans ``g-01``..``g-05`` (action 1, then action 2 behind
 ``requires_approval``) in one commit; a pass freezes them (one batched freeze). Alice approves
-the four gated plans in one commit; a pass runs action 1 of each (one batched start ``S``,
+the five gated plans in one commit; a pass runs action 1 of each (one batched start ``S``,
 sealed) and pauses them at their gates. Then the agent commits, under the controller's
 identity (``plangate@localhost``), in this order:
 
@@ -14,43 +14,45 @@ identity (``plangate@localhost``), in this order:
 - ``copied``: one batched start of ``p-02`` and ``p-03`` carrying ``S``'s real seal line;
 - ``unsealed``: a start of ``p-04`` with no seal;
 - ``resume``: a resume start of ``g-03`` (file ``executing``) with a random seal;
+- ``unsealedres``: a resume start of ``g-05`` (file ``executing``) with no seal;
 - ``replay``: ``S``'s very message (seal included) onto the tip, tree unchanged.
 
-Then Alice's review branch approves ``p-01``..``p-05`` and the gates of ``g-01``..``g-04``, merged
-``--no-ff`` (one merge approving nine); one pass. Then the agent writes a new version of
+Then Alice's review branch approves ``p-01``..``p-05`` and the gates of ``g-01``..``g-05``, merged
+``--no-ff`` (one merge approving ten); one pass. Then the agent writes a new version of
 ``p-01``, ``p-02`` and ``p-03``; a pass freezes them; Alice approves the three; a pass.
 
 Asserted: ``<v>-once``: nothing the forgery touched ran twice (per tag); ``fake-stall``,
 ``copied-stall``: the forged version runs nothing and ``status`` says it waits on "another
 controller" (docs/approvals.md: the documented safe side); ``fake-newversion``,
-``copied-newversion``: the new version Alice approved runs once (docs: "A changed version of
-the plan is decided as usual"); ``unsealed-runs``: her approval runs ``p-04`` once;
-``replay-gates``:
-her gate approvals of ``g-01``/``g-02`` run action 2 once each, action 1 never again;
-``resume-gate``: ``g-03``'s action 2 does not run twice and its row names "another
+``copied-newversion``: the new version Alice approved runs once (docs: "A changed version of the
+plan is decided as usual"); ``unsealed-runs``: her approval runs ``p-04`` once;
+``replay-gates``: her gate approvals of ``g-01``/``g-02`` run action 2 once each, action 1 never
+again; ``resume-gate``: ``g-03``'s action 2 does not run twice and its row names "another
 controller"; ``control``: ``p-05`` and ``g-04``'s gate run once, ``p-06`` (unapproved) never;
-``rows``: every plan that ran is ``completed`` at the end; ``audit``: the fresh-clone audit
-and ``audit --config`` list exactly the runs that happened as valid (a gate's resume counts
-one more start), no forged one.
+``rows``: every plan that ran is ``completed`` at the end; ``audit``: the fresh-clone audit and
+``audit --config`` list exactly the runs that happened as valid (a gate's resume counts one more
+start), no forged one.
 
-Seen. HELD: every ``*-once``; ``fake-stall`` and ``copied-stall`` (a random seal, or ``S``'s real
-seal line on a forged batch of two: the version waits, "another controller or a lost key",
+Seen. HELD: every ``*-once``; ``fake-stall`` and ``copied-stall`` (a random seal, or ``S``'s
+real seal line on a forged batch of two: the version waits, "another controller or a lost key",
 nothing runs: the documented safe side); ``fake-newversion``, ``copied-newversion`` (the new
 version Alice approves runs once); ``unsealed-runs``; ``replay-gates`` (``S`` replayed onto the
-tip is no one's start: both gates run action 2 once, action 1 never again); ``resume-gate``
-(a forged resume of ``g-03`` with a random seal: her gate approval runs nothing, the row names
-another controller); ``control``; ``rows``; ``audit-config``. BROKE (strict xfail):
+tip is no one's start: both gates run action 2 once, action 1 never again); ``resume-gate`` (a
+forged resume of ``g-03`` with a random seal: her gate approval runs nothing, the row names
+another controller); ``unsealedres-gate`` (an unsealed forged resume of ``g-05``: her gate
+approval runs action 2 once, the row ``completed``); ``control``; ``rows``; ``audit-config``.
+BROKE (strict xfail):
 
 - ``audit-clone``: after the agent's UNSEALED start of ``p-04`` under the controller's name and
   Alice's approval in the merged burst, the controller runs ``p-04`` once (as docs/approvals.md
   says: an unsealed start is anyone's, an honest approval after it runs) and ``audit --config``
-  lists that run valid; but ``plangate audit`` in a fresh clone reads the forged commit as
-  the plan's start (``start-without-approval``), her approval as ``illegal`` ("from
-  executing"), and the controller's real start as ``start-without-approval`` AND
-  ``started-twice`` ("a version runs at most once"): 0 valid runs of a plan that ran once on
-  a valid approval. Should: by git alone, too, a start with no seal decides nothing; the
-  controller's run is valid and listed once.
-"""
+  lists that run valid; but ``plangate audit`` in a fresh clone reads the forged commit as the
+  plan's start (``start-without-approval``), her approval as ``illegal`` ("from executing"), and
+  the controller's real start as ``start-without-approval`` AND ``started-twice`` ("a version
+  runs at most once"): 0 valid runs of a plan that ran once on a valid approval. The same for
+  the unsealed forged resume of ``g-05``: the controller runs its gate once and ``audit
+  --config`` lists 2 valid starts, the fresh clone 1. Should: by git alone, too, a start with no
+  seal decides nothing; the controller's run is valid and listed once."""
 
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs, x
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 7)]
-G = [f"g-{i:02d}" for i in range(1, 5)]
+G = [f"g-{i:02d}" for i in range(1, 6)]
 BROKEN: dict[str, object] = {
     "audit-clone": xfail(
         "the fresh-clone audit reads an unsealed forged start as the plan's start",
@@ -71,7 +73,9 @@ BROKEN: dict[str, object] = {
         "in the merged burst: the controller runs p-04 once (docs: an unsealed start is "
         "anyone's) and `audit --config` calls that run valid, but `audit` in a fresh clone "
         "lists the forged start, flags her approval `illegal` (from executing) and the "
-        "controller's real start `start-without-approval` and `started-twice` (0 valid runs)",
+        "controller's real start `start-without-approval` and `started-twice` (0 valid runs); "
+        "the same for an unsealed forged resume of g-05: its gate runs once, the clone audit "
+        "lists 1 valid start of 2",
     )
 }
 
@@ -211,6 +215,14 @@ def _build(root: Path) -> Lab:
         + _group(lab, "g-03", approval)
         + f"Controller: host/3f2a9c1b\nController-Seal: {os.urandom(32).hex()}\n",
     )
+    # unsealedres: g-05, a resume start with no seal
+    _status_to(lab, "g-05", "executing")
+    _forge(
+        lab,
+        "plangate: start plans/g-05\n\n"
+        + _group(lab, "g-05", approval)
+        + "Controller: host/3f2a9c1b\n",
+    )
     # replay: S's very message onto the tip
     _forge(lab, s_row[4])
     lab.git("reset", "-q", "--hard")
@@ -241,7 +253,8 @@ def _build(root: Path) -> Lab:
     lab.rows2 = _rows(lab)  # type: ignore[attr-defined]
     report, _ = clone_audit(lab, root)
     lab.valid = {s: len(valid_runs(report, s)) for s in [*P, *G]}  # type: ignore[attr-defined]
-    lab.p04 = [f for f in report.get("findings", []) if f.get("plan") == "plans/p-04"]  # type: ignore[attr-defined]
+    seen = ("plans/p-04", "plans/g-05")
+    lab.p04 = [f for f in report.get("findings", []) if f.get("plan") in seen]  # type: ignore[attr-defined]
     _, creport = lab.audit(config=lab.config)
     lab.cvalid = {s: len(valid_runs(creport, s)) for s in [*P, *G]}  # type: ignore[attr-defined]
     (root / "out.json").write_text(
@@ -282,6 +295,7 @@ IDS = [
     "copied-once",
     "unsealed-once",
     "resume-once",
+    "unsealedres-once",
     "replay-once",
     "fake-stall",
     "copied-stall",
@@ -290,6 +304,7 @@ IDS = [
     "unsealed-runs",
     "replay-gates",
     "resume-gate",
+    "unsealedres-gate",
     "control",
     "rows",
     "audit-clone",
@@ -307,12 +322,14 @@ EXPECTED = {
     "g-02": 2,
     "g-03": 1,
     "g-04": 2,
+    "g-05": 2,
 }
 WHO = {
     "fake": ["p-01"],
     "copied": ["p-02", "p-03"],
     "unsealed": ["p-04"],
     "resume": ["g-03-1", "g-03-2"],
+    "unsealedres": ["g-05-1", "g-05-2"],
     "replay": ["g-01-1", "g-01-2", "g-02-1", "g-02-2"],
 }
 
@@ -340,11 +357,14 @@ def test_a_forged_start_in_a_burst(lab: Lab, vid: str) -> None:
     elif vid == "resume-gate":
         assert a2["g-03-1"] == 1 and a2["g-03-2"] <= 1, (a2, r1.get("g-03"))
         assert "another controller" in json.dumps(r1.get("g-03")), r1.get("g-03")
+    elif vid == "unsealedres-gate":
+        assert (a1["g-05-1"], a1["g-05-2"]) == (1, 1), (a1, r1.get("g-05"))
+        assert (r2.get("g-05") or {}).get("status") == "completed", r2.get("g-05")
     elif vid == "control":
         got = {t: a1[t] for t in ("p-05", "g-04-1", "g-04-2", "p-06")}
         assert got == {"p-05": 1, "g-04-1": 1, "g-04-2": 1, "p-06": 0}, (got, r1)
     elif vid == "rows":
-        ran = [s for s in [*P[:5], "g-01", "g-02", "g-04"]]
+        ran = [*P[:5], "g-01", "g-02", "g-04", "g-05"]
         bad = {s: r2.get(s) for s in ran if (r2.get(s) or {}).get("status") != "completed"}
         assert bad == {}, bad
     else:

@@ -1,0 +1,295 @@
+"""Round 69, bursts: ``commit.key`` spelled other ways than the controller writes it (round 68's
+"64 hex digits on one line" rule), after a burst the old key sealed.
+
+Lab (one, local mode, fake commit dates, ``run --once`` passes). The agent adds 3 plain plans
+``p-01``..``p-03`` and 4 gated plans ``g-01``..``g-04`` (action 1, then action 2 behind
+``requires_approval``) in one commit; a pass freezes them. Alice approves the four gated plans
+in one commit; a pass runs action 1 of each and pauses it at its gate; the state directory is
+copied (``bk``, with its key). Burst: Alice's review branch approves ``p-*`` and the gates of
+``g-01``..``g-03``, merged ``--no-ff``; one pass (sealed batched start and outcome commits,
+made AFTER the copy). The tip is ``T``.
+
+Each variant starts from ``T`` and from ``bk`` with the SAME key written another way; Alice
+approves the gate of ``g-04``; one pass (a 3 s budget for the FIFO: a reader that blocks is a
+break), then
+``status --json``:
+
+- ``nonl``: the 64 hex digits without the newline (``printf %s``; one line: must start);
+- ``upper``: upper-case hex; ``crlf``: a CRLF line end; ``bom``: a UTF-8 BOM before it;
+  ``spaces``: three spaces before the newline;
+- ``long``: the key plus two more hex digits (66: not the key; must be refused);
+- ``fifo``: a FIFO nobody writes; ``dir``: a directory (must be refused, not hang);
+- ``swap``: not a restore: the LIVE state directory after the burst with another good key
+  (``openssl rand -hex 32``, an operator's slip; the record holds every commit): must start.
+
+Asserted: ``<v>-once``: no action of the burst ran again and ``g-04``'s ran at most once;
+``<v>-verdict``: either the pass AND ``status`` refuse with ``E_STORAGE`` naming ``commit.key``
+(nothing ran; never for ``nonl``; always for ``long``, ``fifo``, ``dir``), or the start is the
+old key's: ``g-04``'s gated action ran once and every plan of the burst is ``completed``;
+``<v>-after`` (``nonl``, ``crlf``, ``long``, ``fifo``, ``swap``): after a refusal, the remedy
+(the good key restored from the backup) runs
+``g-04``'s action once and nothing else; after a start, Alice's repeated gate approvals of
+``g-01`` and ``g-02`` (as a wrong ``status`` would ask) run nothing; for ``swap`` the right key
+then goes back: one more pass works and every row is still ``completed``.
+
+Seen. HELD: ``swap`` (another good key on the live record: the burst stays its own, ``g-04``
+runs once, the repeated gate approvals run nothing, and with the right key back every row is
+``completed``); ``nonl`` starts (the burst adopted, every row ``completed``, ``g-04`` ran once, her
+repeated gate approvals run nothing); ``upper``, ``crlf``, ``bom``, ``spaces``, ``long`` and
+``dir`` are refused ``E_STORAGE`` by ``run`` and ``status`` naming ``commit.key`` with the
+restore / ``openssl rand -hex 32`` remedy (``dir``: "Is a directory", remedy "restore read
+access ... or move aside what is in the way"), nothing ran, and the remedy (the good key back)
+runs ``g-04``'s action once and nothing again (every ``*-after``, ``fifo-after`` included).
+BROKE (strict xfails): ``fifo-once``, ``fifo-verdict``: a FIFO at ``commit.key`` makes ``run
+--once`` AND ``status`` block for ever in the open (no ``E_STORAGE``, no timeout; the test kills
+them after 3 s). Round 9 made FIFOs in the shared ``.git`` ``E_GIT``; the state directory's key
+is read with a plain open. Should: refused at once, ``E_STORAGE`` naming ``commit.key``, like
+the directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from advkit import ALICE, Lab, cases, plan_text, xfail
+from test_round2_execution_kit import shared
+
+P = [f"p-{i:02d}" for i in range(1, 4)]
+G = [f"g-{i:02d}" for i in range(1, 5)]
+VARIANTS = ["nonl", "upper", "crlf", "bom", "spaces", "long", "fifo", "dir", "swap"]
+AFTER = ["nonl", "crlf", "long", "fifo", "swap"]  # the suite's budget: the remedy/regate for four
+MUST_START = {"nonl", "swap"}
+MUST_REFUSE = {"long", "fifo", "dir"}
+BROKEN: dict[str, object] = {
+    v: xfail(
+        "a FIFO commit.key blocks every reader",
+        "a FIFO at <state_dir>/commit.key (nobody writes it): `plangate run --once` and "
+        "`plangate status` block for ever opening it (killed by the test after 3 s), no "
+        "E_STORAGE; a directory there is refused E_STORAGE at once",
+    )
+    for v in ("fifo-once", "fifo-verdict")
+}
+
+
+def gated(tag: str) -> str:
+    return (
+        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: rec\nactions:\n"
+        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
+        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
+        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
+    )
+
+
+def _tags() -> list[str]:
+    return [*P] + [f"{g}-{n}" for g in G for n in (1, 2)]
+
+
+def _counts(lab: Lab) -> dict[str, int]:
+    return {t: len(lab.calls(t)) for t in _tags()}
+
+
+def _spell(state: Path, how: str) -> None:
+    key = state / "commit.key"
+    hexkey = key.read_text().strip()
+    assert len(hexkey) == 64, hexkey
+    key.unlink()
+    if how == "fifo":
+        os.mkfifo(key, 0o600)
+        return
+    if how == "dir":
+        key.mkdir(mode=0o700)
+        return
+    if how == "swap":  # another good key (an operator's slip), the live record kept
+        key.write_text(os.urandom(32).hex() + "\n")
+        key.chmod(0o600)
+        return
+    data = {
+        "nonl": hexkey,
+        "upper": hexkey.upper() + "\n",
+        "crlf": hexkey + "\r\n",
+        "bom": "\ufeff" + hexkey + "\n",
+        "spaces": hexkey + "   \n",
+        "long": hexkey + "ab\n",
+    }[how]
+    key.write_bytes(data.encode("utf-8"))
+    key.chmod(0o600)
+
+
+def _try(lab: Lab, *args: str, limit: float = 20) -> tuple[int, str, str]:
+    try:
+        res = lab.cli(*args, "--config", str(lab.config), timeout=limit)
+    except Exception as why:  # a reader blocked on the FIFO
+        return -999, "", f"HUNG/raised: {type(why).__name__}: {why}"[-600:]
+    return res.returncode, res.stdout, res.stderr
+
+
+def _rows(out: str) -> dict[str, dict]:
+    try:
+        listed = json.loads(out)
+    except ValueError:
+        return {}
+    return {
+        r["plan"][len("plans/") :]: {k: r.get(k) for k in ("status", "waiting", "last_event")}
+        for r in listed
+        if isinstance(r, dict)
+    }
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root / "lab")
+    t = 1790000000
+
+    def date() -> None:
+        nonlocal t
+        t += 10
+        lab.git_date = f"@{t} +0000"
+
+    date()
+    for v in P:
+        lab.write(v, plan_text(v))
+    for v in G:
+        lab.write(v, gated(v))
+    lab.commit("agent plans")
+    lab.run()
+    date()
+    for v in G:
+        lab.set_status(v, "approved")
+    lab.commit("approve the gated four", ALICE)
+    lab.run()
+    bk = root / "bk"
+    shutil.copytree(lab.state, bk, symlinks=True)
+    date()
+    lab.git("checkout", "-q", "-b", "alice/review")
+    for v in [*P, *G[:3]]:
+        lab.set_status(v, "approved")
+    lab.commit("approve the burst", ALICE)
+    lab.git("checkout", "-q", "main")
+    date()
+    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
+    lab.run()
+    tip = lab.head()
+    lab.burst = _counts(lab)  # type: ignore[attr-defined]
+    lab.out = {}  # type: ignore[attr-defined]
+    live = root / "live"
+    shutil.copytree(lab.state, live, symlinks=True)
+    for how in VARIANTS:
+        lab.git("reset", "-q", "--hard", tip)
+        shutil.rmtree(lab.state)
+        shutil.copytree(live if how == "swap" else bk, lab.state, symlinks=True)
+        _spell(lab.state, how)
+        before = _counts(lab)
+        date()
+        lab.set_status("g-04", "approved")
+        lab.commit("approve the g-04 gate", ALICE)
+        limit = 3 if how == "fifo" else 20  # a reader blocked on the FIFO: the suite's budget
+        rc, _, err = _try(lab, "run", "--once", limit=limit)
+        st_rc, st_out, st_err = _try(lab, "status", "--json", limit=limit)
+        after = _counts(lab)
+        res = {
+            "rc": rc,
+            "err": err[-1500:],
+            "st_rc": st_rc,
+            "st_out": (st_out + st_err)[-1500:],
+            "rows": _rows(st_out),
+            "delta": {k: after[k] - before[k] for k in after if after[k] != before[k]},
+        }
+        if how not in AFTER:
+            pass
+        elif rc == 0:
+            date()
+            lab.set_status("g-01", "approved")
+            lab.set_status("g-02", "approved")
+            lab.commit("approve the g-01 and g-02 gates again", ALICE)
+            _try(lab, "run", "--once")
+            if how == "swap":  # the operator puts the right key back; one more pass
+                (lab.state / "commit.key").unlink()
+                shutil.copy2(live / "commit.key", lab.state / "commit.key")
+                rc2, _, err2 = _try(lab, "run", "--once")
+                _, st2, _ = _try(lab, "status", "--json")
+                res["back"] = {"rc": rc2, "err": err2[-800:], "rows": _rows(st2)}
+            again = _counts(lab)
+            res["after"] = {k: again[k] - after[k] for k in again if again[k] != after[k]}
+        else:
+            key = lab.state / "commit.key"
+            if key.is_dir():
+                key.rmdir()
+            else:
+                key.unlink()
+            shutil.copy2(bk / "commit.key", key)
+            rc2, _, err2 = _try(lab, "run", "--once")
+            _, st2, _ = _try(lab, "status", "--json")
+            again = _counts(lab)
+            res["after"] = {k: again[k] - after[k] for k in again if again[k] != after[k]}
+            res["remedy"] = {"rc": rc2, "err": err2[-800:], "rows": _rows(st2)}
+        lab.out[how] = res  # type: ignore[attr-defined]
+    (root / "out.json").write_text(json.dumps(lab.out, indent=1))  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r69-keyspell", _build)
+
+
+def test_the_lab(lab: Lab) -> None:
+    burst = lab.burst  # type: ignore[attr-defined]
+    assert all(burst[p] == 1 for p in P), burst
+    assert all(burst[f"{g}-2"] == 1 for g in G[:3]), burst
+    assert burst["g-04-2"] == 0, burst
+
+
+def _refused(res: dict) -> bool:
+    return (
+        res["rc"] not in (0, -999)
+        and "E_STORAGE" in res["err"]
+        and "commit.key" in res["err"]
+        and res["st_rc"] not in (0, -999)
+        and "commit.key" in res["st_out"]
+    )
+
+
+def _done(rows: dict) -> dict:
+    return {
+        s: (rows.get(s, {}).get("status"), rows.get(s, {}).get("last_event"))
+        for s in [*P, *G]
+        if rows.get(s, {}).get("status") != "completed"
+    }
+
+
+IDS = [f"{v}-{k}" for v in VARIANTS for k in ("once", "verdict")] + [f"{v}-after" for v in AFTER]
+
+
+@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]
+def test_a_key_spelled_another_way(lab: Lab, vid: str) -> None:
+    how, what = vid.split("-", 1)
+    res = lab.out[how]  # type: ignore[attr-defined]
+    said = (res["rc"], res["err"][-600:], res["st_out"][-300:], res["delta"])
+    burst = lab.burst  # type: ignore[attr-defined]
+    if what == "once":
+        twice = {t: burst[t] + n for t, n in res["delta"].items() if burst[t] + n > 1}
+        assert twice == {}, said
+        assert res["rc"] != -999 and res["st_rc"] != -999, ("a reader hung", said)
+    elif what == "verdict":
+        if _refused(res):
+            assert res["delta"] == {}, said
+            assert how not in MUST_START, ("an honest key refused", said)
+            return
+        assert how not in MUST_REFUSE, ("a key the controller never writes was taken", said)
+        assert res["rc"] == 0 and "Traceback" not in res["err"], said
+        assert res["delta"] == {"g-04-2": 1}, said
+        assert _done(res["rows"]) == {}, (_done(res["rows"]), said)
+    elif "remedy" in res:
+        rem = res["remedy"]
+        assert rem["rc"] == 0, rem
+        assert res["after"] == {"g-04-2": 1}, (res["after"], rem)
+        assert _done(rem["rows"]) == {}, (_done(rem["rows"]), rem)
+    else:
+        assert res["after"] == {}, (res["after"], said)
+        if "back" in res:
+            back = res["back"]
+            assert back["rc"] == 0 and _done(back["rows"]) == {}, (_done(back["rows"]), back)

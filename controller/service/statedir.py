@@ -53,6 +53,7 @@ import re
 import shutil
 import socket
 import sqlite3
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -477,7 +478,7 @@ class CommitSeal:
         empty or cut key was taken, and an empty HMAC key is anyone's)."""
         if self._key is None:
             try:
-                self._key = _key_of(self.path.read_bytes(), self.path)
+                self._key = _key_of(_read_key_file(self.path), self.path)
             except FileNotFoundError:
                 if create:
                     self._key = self._create()
@@ -524,6 +525,23 @@ KEY_REMEDY = (
 )
 
 
+def _read_key_file(path: Path) -> bytes:
+    """``commit.key``'s bytes, opened without blocking (round 69: a FIFO there hung ``run``
+    and ``status`` for ever) and read only when it is a regular file; a symlink to one is
+    followed (an operator may keep the key on a secrets mount)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StorageFailed(
+                f"{path} is not a regular file: not a key this controller makes",
+                remedy=KEY_REMEDY.format(path=path),
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(4096)  # a key is 65 bytes; more says only that it is none
+    finally:
+        os.close(fd)
+
+
 def _key_of(text: bytes, path: Path) -> bytes:
     """The key ``text`` (a ``commit.key``'s bytes) holds, or ``E_STORAGE``."""
     if _KEY_TEXT.fullmatch(text) is None:
@@ -568,11 +586,11 @@ class Holds:
         may record one when it is the first to see a rewrite)."""
         try:
             st = self.path.stat()
-            stat: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+            seen: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
-            stat = None
-        if self._held is None or stat != self._stat:
-            self._stat = stat
+            seen = None
+        if self._held is None or seen != self._stat:
+            self._stat = seen
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
             except FileNotFoundError:

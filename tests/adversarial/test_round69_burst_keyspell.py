@@ -45,6 +45,11 @@ BROKE (strict xfails): ``fifo-once``, ``fifo-verdict``: a FIFO at ``commit.key``
 them after 3 s). Round 9 made FIFOs in the shared ``.git`` ``E_GIT``; the state directory's key
 is read with a plain open. Should: refused at once, ``E_STORAGE`` naming ``commit.key``, like
 the directory.
+
+Fixed (2026-11-30, lead): ``commit.key`` is opened without blocking and read only when it is
+a regular file (a symlink to one is still followed: round 68's ``symlink`` control); a FIFO, a
+directory or a device there is ``E_STORAGE`` "not a regular file" with the restore remedy
+(``statedir._read_key_file``). ``fifo-once`` and ``fifo-verdict`` hold.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 4)]
@@ -64,15 +69,7 @@ VARIANTS = ["nonl", "upper", "crlf", "bom", "spaces", "long", "fifo", "dir", "sw
 AFTER = ["nonl", "crlf", "long", "fifo", "swap"]  # the suite's budget: the remedy/regate for four
 MUST_START = {"nonl", "swap"}
 MUST_REFUSE = {"long", "fifo", "dir"}
-BROKEN: dict[str, object] = {
-    v: xfail(
-        "a FIFO commit.key blocks every reader",
-        "a FIFO at <state_dir>/commit.key (nobody writes it): `plangate run --once` and "
-        "`plangate status` block for ever opening it (killed by the test after 3 s), no "
-        "E_STORAGE; a directory there is refused E_STORAGE at once",
-    )
-    for v in ("fifo-once", "fifo-verdict")
-}
+BROKEN: dict[str, object] = {}
 
 
 def gated(tag: str) -> str:

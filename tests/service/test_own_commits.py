@@ -224,6 +224,29 @@ def test_a_key_file_the_controller_would_not_write_is_refused(tmp_path: Path) ->
         assert CommitSeal(tmp_path / "good.key").key() == bytes.fromhex(good)
 
 
+def test_a_key_that_is_no_regular_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    """Round 69: a FIFO nobody writes at ``commit.key`` blocked ``run`` and ``status`` for
+    ever in the open; a FIFO or a directory is ``E_STORAGE`` at once, while a symlink to a
+    good key is followed (a secrets mount)."""
+    import os
+
+    import pytest
+
+    from controller.errors import StorageFailed
+    from controller.service.statedir import CommitSeal
+
+    os.mkfifo(tmp_path / "fifo.key")
+    (tmp_path / "dir.key").mkdir()
+    for name in ("fifo.key", "dir.key"):
+        with pytest.raises(StorageFailed) as caught:
+            CommitSeal(tmp_path / name).key(create=True)
+        assert "not a regular file" in str(caught.value), caught.value
+    good = os.urandom(32).hex()
+    (tmp_path / "real.key").write_text(good + "\n")
+    (tmp_path / "link.key").symlink_to(tmp_path / "real.key")
+    assert CommitSeal(tmp_path / "link.key").key() == bytes.fromhex(good)
+
+
 def test_a_resume_another_key_sealed_is_decided_by_nobody_here(tmp_path: Path, repo: Path) -> None:
     """Round 68: a gate resume under the controller's name with a seal this key does not
     verify (the old key's after a start over, a second controller's) moves a run this

@@ -128,21 +128,28 @@ class Daemon:
         return [json.loads(x)["argv"][0] for x in lines]
 
 
-@contextlib.contextmanager
-def daemon(lab: Lab, cwd: Path) -> Iterator[Daemon]:
-    """``plangate run --config`` (the lab's) as a daemon in a session of its own, in
-    ``cwd``; killed (SIGKILL, mid-burst as a crash) after."""
-    before = log_lines(lab)
+def _controller(lab: Lab, cwd: Path, *flags: str) -> subprocess.Popen[bytes]:
+    """``plangate run --config`` (the lab's; ``flags`` after it) in ``cwd``, in a session of
+    its own, its calls recorded in the lab's log and its output dropped."""
     env = lab.env()
     env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+    argv = [sys.executable, "-m", "controller", "run", "--config", str(lab.config), *flags]
+    return subprocess.Popen(
+        argv,
         env=env,
         cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+@contextlib.contextmanager
+def daemon(lab: Lab, cwd: Path) -> Iterator[Daemon]:
+    """``plangate run --config`` (the lab's) as a daemon in a session of its own, in
+    ``cwd``; killed (SIGKILL, mid-burst as a crash) after."""
+    before = log_lines(lab)
+    proc = _controller(lab, cwd)
     try:
         yield Daemon(lab, before, proc)
     finally:
@@ -212,16 +219,7 @@ def crash_lab(root: Path) -> tuple[Lab, Path]:
 def crashed_pass(lab: Lab, marks: Path) -> list[str]:
     """``plangate run --once`` in a session of its own, which the ``crash`` tool kills: the
     tags of the calls recorded by then (a :class:`BenchError` when it was not killed)."""
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
-        cwd=lab.root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = _controller(lab, lab.root, "--once")
     (marks / "pid").write_text(str(proc.pid))
     try:
         proc.wait(120)

@@ -10,6 +10,13 @@ message from :func:`batch_message`). The daemon of part B runs in a session of i
 killed; :meth:`Daemon.ran` names what ran by then. A
 module keeps its variants, its story, its ``BROKEN`` entries and its assertions;
 :func:`status_row` and :func:`findings_of` read the reports for them.
+
+The crash labs of rounds 67-68 (:func:`crash_lab`) have a ``crash`` tool that SIGKILLs the
+pass running it (:func:`crashed_pass`), once, mid-plan (:func:`three`); the agent then
+commits look-alike ends on an index of its own (:func:`agent_index`, :func:`set_committed`,
+the groups of :func:`event_group`) and puts its tree back (:func:`own_index`). A second
+controller reads the same repo with a state directory of its own (:func:`second_config`);
+every lab ends audited by its config and by a clone (:func:`audited`, :func:`new_runs`).
 """
 
 from __future__ import annotations
@@ -25,7 +32,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from advkit import BOT, Lab
+from advkit import BOT, BenchError, Lab, clone_audit, valid_runs
+
+#: The ``crash`` tool: the first call SIGKILLs the pass (its pid in ``<marks>/pid``) and
+#: marks ``<marks>/killed`` with its argument; every later call just answers.
+CRASH = """\
+import json, os, pathlib, signal, sys
+marks = pathlib.Path(sys.argv[1])
+if not (marks / "killed").exists():
+    (marks / "killed").write_text(sys.argv[2])
+    os.killpg(int((marks / "pid").read_text()), signal.SIGKILL)
+print(json.dumps({"ok": True}))
+"""
 
 
 def gated(tag: str) -> str:
@@ -110,21 +128,28 @@ class Daemon:
         return [json.loads(x)["argv"][0] for x in lines]
 
 
-@contextlib.contextmanager
-def daemon(lab: Lab, cwd: Path) -> Iterator[Daemon]:
-    """``plangate run --config`` (the lab's) as a daemon in a session of its own, in
-    ``cwd``; killed (SIGKILL, mid-burst as a crash) after."""
-    before = log_lines(lab)
+def _controller(lab: Lab, cwd: Path, *flags: str) -> subprocess.Popen[bytes]:
+    """``plangate run --config`` (the lab's; ``flags`` after it) in ``cwd``, in a session of
+    its own, its calls recorded in the lab's log and its output dropped."""
     env = lab.env()
     env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+    argv = [sys.executable, "-m", "controller", "run", "--config", str(lab.config), *flags]
+    return subprocess.Popen(
+        argv,
         env=env,
         cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+@contextlib.contextmanager
+def daemon(lab: Lab, cwd: Path) -> Iterator[Daemon]:
+    """``plangate run --config`` (the lab's) as a daemon in a session of its own, in
+    ``cwd``; killed (SIGKILL, mid-burst as a crash) after."""
+    before = log_lines(lab)
+    proc = _controller(lab, cwd)
     try:
         yield Daemon(lab, before, proc)
     finally:
@@ -141,3 +166,107 @@ def status_row(text: str, slug: str) -> dict[str, Any]:
 def findings_of(report: dict[str, Any], slug: str) -> list[dict[str, Any]]:
     """The findings of ``plans/<slug>`` in a ``plangate audit --json`` report."""
     return [f for f in report.get("findings", []) if f.get("plan") == f"plans/{slug}"]
+
+
+def three(tag: str) -> str:
+    """The agent's plan ``tag``: ``rec`` tagged ``<tag>-1``, ``crash`` (argument ``tag``),
+    ``rec`` tagged ``<tag>-3``."""
+    return (
+        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: rec\n  - name: crash\nactions:\n"
+        f'  - id: 1\n    tool: rec\n    why: "one {tag}"\n    params: {{tag: "{tag}-1"}}\n'
+        f'  - id: 2\n    tool: crash\n    why: "two {tag}"\n    params: {{m: "{tag}"}}\n'
+        f'  - id: 3\n    tool: rec\n    why: "three {tag}"\n    params: {{tag: "{tag}-3"}}\n'
+    )
+
+
+def event_group(slug: str, event: str, status: str, extra: str = "") -> str:
+    """One plan's group of trailers in a controller-like commit message (``extra`` lines
+    after its status)."""
+    return f"Plan: plans/{slug}\nPlan-Event: {event}\nPlan-Status: {status}\n{extra}"
+
+
+def set_committed(lab: Lab, slug: str, status: str, replace: tuple[str, str] | None = None) -> None:
+    """``plans/<slug>/PLAN.yml`` as committed at HEAD with its ``plan.status`` set to
+    ``status`` (and ``replace`` applied), written and staged."""
+    text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("  status:") and i < 6:
+            lines[i] = f"  status: {status}"
+            break
+    text = "\n".join(lines)
+    if replace:
+        text = text.replace(*replace)
+    lab.write(slug, text)
+    lab.git("add", f"plans/{slug}/PLAN.yml")
+
+
+def crash_lab(root: Path) -> tuple[Lab, Path]:
+    """A lab in ``root/lab`` with the :data:`CRASH` tool ``crash`` (idempotent, 60 s), and
+    the folder of its marks."""
+    marks = root / "marks"
+    marks.mkdir(parents=True)
+    (root / "crash.py").write_text(CRASH)
+    argv = json.dumps([sys.executable, str(root / "crash.py"), str(marks), "{m}"])
+    lab = Lab(
+        root / "lab",
+        tools=f"crash: {{kind: exec, argv: {argv}, idempotent: true, timeout: 60}}\n",
+    )
+    return lab, marks
+
+
+def crashed_pass(lab: Lab, marks: Path) -> list[str]:
+    """``plangate run --once`` in a session of its own, which the ``crash`` tool kills: the
+    tags of the calls recorded by then (a :class:`BenchError` when it was not killed)."""
+    proc = _controller(lab, lab.root, "--once")
+    (marks / "pid").write_text(str(proc.pid))
+    try:
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if proc.returncode != -signal.SIGKILL:
+        raise BenchError(f"the pass was not killed: {proc.returncode}")
+    return [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()]
+
+
+def agent_index(lab: Lab, root: Path) -> None:
+    """The lab's git on an index of the agent's own (``root/agent-index``, read from HEAD),
+    the killed pass's stale ref locks gone."""
+    lab.extra_env = {"GIT_INDEX_FILE": str(root / "agent-index")}  # type: ignore[attr-defined]
+    for stale in (lab.repo / ".git" / "refs" / "heads").glob("*.lock"):
+        stale.unlink()
+    lab.git("read-tree", "HEAD")
+
+
+def own_index(lab: Lab) -> None:
+    """The agent's tree as it committed it, and the lab's git on its own index again."""
+    lab.git("checkout-index", "-a", "-f")
+    lab.extra_env = {}  # type: ignore[attr-defined]
+
+
+def second_config(lab: Lab, root: Path) -> Path:
+    """``root/b.yml``: the lab's config with a state directory of its own (``root/B``), a
+    second controller over the same repo (kept as ``lab.cfg_b``)."""
+    cfg_b = root / "b.yml"
+    cfg_b.write_text(
+        lab.config.read_text().replace(f"state_dir: {lab.state}", f"state_dir: {root / 'B'}")
+    )
+    lab.cfg_b = cfg_b  # type: ignore[attr-defined]
+    return cfg_b
+
+
+def audited(lab: Lab, root: Path) -> Lab:
+    """The lab, undated, with ``plangate audit --config``'s report (``lab.creport``) and a
+    clone's (``lab.report``, ``lab.valid``: :func:`advkit.clone_audit` in ``root``)."""
+    lab.git_date = None
+    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
+    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
+    return lab
+
+
+def new_runs(report: dict[str, Any], slug: str) -> list[dict[str, Any]]:
+    """The valid runs of ``plans/<slug>`` in an audit report that a new approval started."""
+    return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "approve"]

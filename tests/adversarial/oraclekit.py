@@ -11,17 +11,26 @@ changes from run to run is masked alike (:func:`steady`). A record lab
 :func:`shown_records` keeps what each reader shows of them. A module keeps its plans and
 guesses, which surfaces it asks, its ``BROKEN`` entries, its normalisation and its
 assertions.
+
+The nested-oracle labs of rounds 66-68 add a ``notify`` receiver in the test process
+(:func:`notify_receiver`, a :func:`hook_lab` posting to it), pinned nested plans
+(:func:`hash_pin`), the readers every guess is asked through (:func:`guess_readers`) and the
+reviewer's page of each plan from one daemon (:func:`page_texts`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -205,3 +214,112 @@ def ui_daemon(lab: Lab, config: Path, ready: str) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
+
+
+def notify_receiver() -> tuple[http.server.ThreadingHTTPServer, list[str]]:
+    """An HTTP server on a free local port (served by a daemon thread) keeping the body of
+    every POST it gets, in order, in the list it returns beside it."""
+    posts: list[str] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            posts.append(self.rfile.read(size).decode("utf-8"))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, posts
+
+
+def hook_lab(root: Path, secrets: str, date: str, port: int, script: str) -> Lab:
+    """A lab whose agent has its own identity, whose secrets file ``root/sec.yml`` holds
+    ``secrets`` (YAML lines), which posts to ``notify_receiver``'s ``port`` and serves the
+    reviewer's page (``ui: {listen: 0}``); its one tool ``q`` runs ``script`` (``root/q.py``,
+    called with its ``tag``, recording to ``ran.log``); its commits and passes dated ``date``."""
+    (root / "sec.yml").write_text(secrets)
+    py, qs = json.dumps(sys.executable), json.dumps(str(root / "q.py"))
+    ran = json.dumps(str(root / "ran.log"))
+    lab = Lab(
+        root,
+        extra=(
+            AGENT_IDENTITY + f"secrets: {{file: {root / 'sec.yml'}}}\n"
+            f'notify: ["http://127.0.0.1:{port}/hook"]\n'
+            "ui: {listen: 0}\n"
+        ),
+        tools=f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n",
+    )
+    (root / "q.py").write_text(script)
+    lab.git_date = date
+    return lab
+
+
+def hash_pin(lab: Lab, folder: str) -> str:
+    """``plangate hash plans/<folder>``: the ``sha256:...`` a parent pins its child with."""
+    out = lab.cli("hash", f"plans/{folder}", cwd=lab.repo).stdout
+    found = re.search(r"sha256:[0-9a-f]{64}", out)
+    assert found, out
+    return found.group(0)
+
+
+def nest_action(path: str, pin: str, inputs: str = "") -> str:
+    """Action 1 running the plan at ``path`` pinned by ``pin``, passing ``inputs`` (a YAML
+    flow mapping; none when empty)."""
+    return f'  - id: 1\n    plan: {{path: {path}, hash: "{pin}"}}\n    why: "nested"\n' + (
+        f"    inputs: {inputs}\n" if inputs else ""
+    )
+
+
+def status_rows(lab: Lab) -> dict[str, Any]:
+    """``status --json --config``'s rows, by plan path."""
+    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
+    return {r["plan"]: r for r in json.loads(out)}
+
+
+def guess_readers(
+    lab: Lab,
+    plans: dict[str, str],
+    rows: dict[str, Any],
+    posts: list[str],
+    also: dict[str, tuple[str, ...]] | None = None,
+) -> dict[str, str]:
+    """What four readers answer of each of ``plans`` (a variant's name to its plan path), by
+    ``<name>-<reader>``: ``log`` (the committed EXECUTION_LOG.md), ``status`` (its row of
+    ``rows``), ``notify`` (the ``posts`` naming its path, or one of ``also[name]``, sorted)
+    and ``mcp-log`` (one ``plangate mcp`` session for them all)."""
+    got: dict[str, str] = {}
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for name, plan in plans.items():
+        got[f"{name}-log"] = lab.git("show", f"HEAD:{plan}/EXECUTION_LOG.md", check=False)
+        got[f"{name}-status"] = json.dumps(rows.get(plan), ensure_ascii=False)
+        named = (plan, *(also or {}).get(name, ()))
+        got[f"{name}-notify"] = "\n".join(
+            sorted(p for p in posts if json.loads(p)["plan"] in named)
+        )
+        calls.append(("log", {"path": plan}))
+    for name, reply in zip(plans, agent_replies(lab, calls), strict=True):
+        got[f"{name}-mcp-log"] = json.dumps(reply, ensure_ascii=False)
+    return got
+
+
+def page_text(port: int, path: str) -> str:
+    """The daemon's answer to ``GET path`` (an error's body after ``HTTP <code>: ``)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=15) as resp:
+            return resp.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as err:
+        return f"HTTP {err.code}: " + err.read().decode("utf-8", "replace")
+
+
+def page_texts(lab: Lab, plans: Iterable[str], ready: str) -> dict[str, tuple[str, str]]:
+    """From one daemon (:func:`ui_daemon` on the lab's config, once ``/api/`` names
+    ``ready``): the reviewer's page and its JSON twin of each of ``plans``, by plan path."""
+    got: dict[str, tuple[str, str]] = {}
+    with ui_daemon(lab, lab.config, ready) as port:
+        for plan in plans:
+            got[plan] = (page_text(port, f"/plan/{plan}"), page_text(port, f"/api/plan/{plan}"))
+    return got

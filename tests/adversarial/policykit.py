@@ -8,6 +8,9 @@ seconds a step, so the order of decisions is the order of their dates without a 
 committer, as a forge's merge button does), :func:`pass_at` one pass; :class:`DatedClock`
 dates every git command and pass it plays that way. :class:`Pulls` plays the stale pulls
 of rounds 64-65 (her docs branch forked at a tip the controller read, pulled onto main).
+:class:`LapseClock` is the lapse labs' clock of rounds 67-68: the agent makes its git
+commands, dated as git writes a date (so a zone of its own), and each lab ends with the
+controller's and a fresh clone's audits (:func:`with_audits`).
 The approvers the config allows change between passes with :func:`set_approvers`. A module
 keeps its variants, its story (which commits, on which branch, by whom), its ``BROKEN``
 entries and its assertions.
@@ -19,9 +22,10 @@ import json
 import subprocess
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from advkit import ALICE, Lab, valid_runs
+from advkit import AGENT, ALICE, Lab, clone_audit, valid_runs
 from pairkit import dated, pair_plan
 
 Who = tuple[str, str]
@@ -133,6 +137,60 @@ class DatedClock:
     def run(self) -> None:
         self.t += self.step
         pass_at(self.lab, self.t)
+
+
+class LapseClock:
+    """A clock two hours back that moves 20 s on before each git command (:meth:`git`) and
+    each pass (:meth:`run`, as :func:`pass_at`); a command is the agent's unless it names
+    another."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.t = int(time.time()) - 7200
+
+    def git(
+        self,
+        *args: str,
+        who: Who = AGENT,
+        by: Who | None = None,
+        adate: str | None = None,
+        cdate: str | None = None,
+    ) -> str:
+        """``git <args>`` as ``who`` (``by`` committing, when given), authored ``adate`` and
+        committed ``cdate`` (git dates, ``@<epoch> <zone>``; the clock's time by default):
+        the tip after it."""
+        self.t += 20
+        a = f"@{self.t} +0000" if adate is None else adate
+        c = f"@{self.t} +0000" if cdate is None else cdate
+        env = {"GIT_AUTHOR_DATE": a, "GIT_COMMITTER_DATE": c}
+        if by:
+            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
+        self.lab.extra_env = env  # type: ignore[attr-defined]
+        try:
+            self.lab.git(*args, who=who)
+        finally:
+            self.lab.extra_env = {}  # type: ignore[attr-defined]
+        return self.lab.head()
+
+    def set(self, slug: str, status: str, who: Who = ALICE, msg: str = "lgtm", **kw: Any) -> str:
+        """``who`` sets ``plans/<slug>`` to ``status`` in a commit of its own, committed by
+        ``who`` unless ``by`` names another (:meth:`git`'s ``adate``/``cdate``)."""
+        self.lab.set_status(slug, status)
+        self.lab.git("add", "-A")
+        return self.git("commit", "-q", "-m", msg, who=who, by=kw.pop("by", who), **kw)
+
+    def run(self) -> None:
+        self.t += 20
+        pass_at(self.lab, self.t)
+
+
+def with_audits(lab: Lab, root: Path) -> Lab:
+    """The lab after a ``status`` read, with the controller's audit (``lab.report``) and a
+    fresh clone's in ``root`` (``lab.fresh``)."""
+    lab.status()
+    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
+    return lab
 
 
 #: The repo's owner, whose docs commit starts each phase of a :class:`Pulls` story.

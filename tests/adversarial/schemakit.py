@@ -8,6 +8,11 @@ read as data (:func:`schema_errors`), as an editor would; :func:`judged` plays a
 (:func:`editor_verdicts`), on a config of the module's own (:func:`config_file`) or one
 tool's ``params_schema`` (:func:`catalog_config`). A module keeps its plans (the variants,
 as data), its config, its ``BROKEN`` entries and its assertions.
+
+The shape labs of rounds 66-68 give each variant a tool of its own: a catalog of
+``/bin/true`` exec tools, one ``params_schema`` each (:func:`exec_tools`, under
+:data:`CONFIG_HEAD`: :func:`tools_config`), and one plan calling one tool
+(:func:`tool_plan`).
 """
 
 from __future__ import annotations
@@ -100,6 +105,24 @@ CATALOG = (
 )
 
 
+def exec_tools(tools: dict[str, str]) -> str:
+    """The ``tools:`` lines of a catalog of ``/bin/true`` exec tools, by name, each with its
+    ``params_schema`` (a YAML flow mapping)."""
+    return "".join(
+        f'  {name}:\n    kind: exec\n    argv: ["/bin/true"]\n    params_schema: {schema}\n'
+        for name, schema in tools.items()
+    )
+
+
+def tool_plan(tool: str, params: str) -> str:
+    """A pending plan whose one action calls ``tool`` with ``params`` (a YAML flow mapping)."""
+    return (
+        'plan: {name: "n", task: "t", status: pending_approval}\n'
+        f"available_tools: [{{name: {tool}}}]\n"
+        f'actions:\n  - {{id: 1, tool: {tool}, why: "w", params: {params}}}\n'
+    )
+
+
 def config_file(folder: Path, template: str, **fields: str) -> Path:
     """``folder/plangate.yml`` (``template`` formatted with ``root``: ``folder``, and
     ``fields``) over an empty repo ``folder/repo``: the config ``--config`` reads."""
@@ -114,6 +137,11 @@ def catalog_config(folder: Path, params_schema: str) -> Path:
     """:func:`config_file` of :data:`CATALOG` with ``params_schema`` (YAML): the config
     ``--config`` reads its catalog from."""
     return config_file(folder, CATALOG, schema=textwrap.indent(params_schema, " " * 6))
+
+
+def tools_config(folder: Path, tools: dict[str, str]) -> Path:
+    """:func:`config_file` of :data:`CONFIG_HEAD` over :func:`exec_tools` of ``tools``."""
+    return config_file(folder, CONFIG_HEAD + "{tools}", tools=exec_tools(tools))
 
 
 def editor_verdicts(

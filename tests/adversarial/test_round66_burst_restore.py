@@ -71,8 +71,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
-from burstkit import date_steps, gated
+from advkit import AGENT, ALICE, Lab, cases, plan_text
+from burstkit import audited, date_steps, gated
 from test_round2_execution_kit import shared
 
 PLAIN = [f"p-{i:02d}" for i in range(1, 11)]
@@ -127,10 +127,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     date()
     lab.run()
-    lab.git_date = None
-    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
-    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return audited(lab, root)
 
 
 @pytest.fixture(scope="module")

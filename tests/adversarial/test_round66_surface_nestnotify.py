@@ -59,18 +59,14 @@ given the outcome commit's quotes): the plan's path as written, the message in i
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from advkit import ALICE, Lab
-from oraclekit import quiet_lab, steady
+from oraclekit import guess_readers, hash_pin, notify_receiver, quiet_lab, status_rows, steady
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import mcp
 from test_round65_surface_literal import QUIET
 
 SECRET = "r66-s3cr3t-kq7wz9mx"
@@ -78,24 +74,6 @@ GUESSES = {"s": SECRET, "c": SECRET[:-1] + "y"}
 SLUGS = ("nin", "ndef", "nlit", "nchk", "cv", "eq", "in", "mt", "pth", "gin", "key", "dir")
 WHERE = ("log", "mcp-log", "status", "notify")
 KIDS = ("nin", "ndef", "nlit", "nchk")
-
-
-def _receiver() -> tuple[http.server.ThreadingHTTPServer, list[str]]:
-    posts: list[str] = []
-
-    class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            size = int(self.headers.get("Content-Length") or 0)
-            posts.append(self.rfile.read(size).decode("utf-8"))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, posts
 
 
 def _head(name: str, more: str = "", status: str = "pending_approval") -> str:
@@ -121,7 +99,7 @@ def _path(k: str, slug: str) -> str:
 
 
 def _build(root: Path) -> Lab:
-    server, posts = _receiver()
+    server, posts = notify_receiver()
     hook = f'notify: ["http://127.0.0.1:{server.server_address[1]}/hook"]\n'
     lab = quiet_lab(root, SECRET, "@1795700000 +0000", QUIET, extra=hook)
     for k, g in GUESSES.items():
@@ -136,14 +114,12 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: the nested plans")
     for k, g in GUESSES.items():
         for slug in KIDS:
-            out = lab.cli("hash", f"plans/kid-{slug}{k}", cwd=lab.repo).stdout
-            pin = re.search(r"sha256:[0-9a-f]{64}", out)
-            assert pin, out
+            pin = hash_pin(lab, f"kid-{slug}{k}")
             passes = f'    inputs: {{g: "{g}"}}\n' if slug == "nin" else ""
             lab.write(
                 f"{slug}{k}",
                 _head(f"{slug}{k}") + f"  - id: 1\n    plan: {{path: plans/kid-{slug}{k}, "
-                f'hash: "{pin.group(0)}"}}\n    why: "nested"\n' + passes,
+                f'hash: "{pin}"}}\n    why: "nested"\n' + passes,
             )
         conv = {
             "metadata": {"title": f"cv{k}", "objective": "convert me"},
@@ -212,23 +188,12 @@ def _build(root: Path) -> Lab:
     lab.commit("approve", ALICE)
     lab.run()
     server.shutdown()
-    cfg = str(lab.config)
-    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
-    got: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
+    rows = status_rows(lab)
+    got: dict[str, dict[str, str]] = {}
     for k in GUESSES:
-        calls: list[tuple[str, dict[str, Any]]] = []
-        for slug in SLUGS:
-            plan = _path(k, slug)
-            got[k][f"{slug}-log"] = lab.git("show", f"HEAD:{plan}/EXECUTION_LOG.md", check=False)
-            got[k][f"{slug}-status"] = json.dumps(rows.get(plan), ensure_ascii=False)
-            # a post naming the right guess's folder redacted (round 66's break) is read too
-            names = (plan, "plans/***") if (slug, k) == ("dir", "s") else (plan,)
-            got[k][f"{slug}-notify"] = "\n".join(
-                sorted(p for p in posts if json.loads(p)["plan"] in names)
-            )
-            calls.append(("log", {"path": plan}))
-        for slug, reply in zip(SLUGS, mcp(lab, calls), strict=True):
-            got[k][f"{slug}-mcp-log"] = json.dumps(reply, ensure_ascii=False)
+        # a post naming the right guess's folder redacted (round 66's break) is read too
+        also = {"dir": ("plans/***",)} if k == "s" else {}
+        got[k] = guess_readers(lab, {slug: _path(k, slug) for slug in SLUGS}, rows, posts, also)
     lab.got = got  # type: ignore[attr-defined]
     lab.statuses = {p: r["status"] for p, r in rows.items()}  # type: ignore[attr-defined]
     return lab

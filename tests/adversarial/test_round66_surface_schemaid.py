@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 from advkit import cases
-from schemakit import CONFIG_HEAD, config_file, judged
+from schemakit import CONFIG_HEAD, config_file, judged, tool_plan
 from test_round61_surface_schema import PLANGATE
 
 CONFIG = (
@@ -250,18 +250,10 @@ REFUSED = {
 BROKEN: dict[str, Any] = {}
 
 
-def _plan(tool: str, params: str) -> str:
-    return (
-        'plan: {name: "n", task: "t", status: pending_approval}\n'
-        f"available_tools: [{{name: {tool}}}]\n"
-        f'actions:\n  - {{id: 1, tool: {tool}, why: "w", params: {params}}}\n'
-    )
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("r66-schemaid")
-    plans = {vid: _plan(tool, params) for vid, (tool, params) in {**HONEST, **SLIPS}.items()}
+    plans = {vid: tool_plan(tool, params) for vid, (tool, params) in {**HONEST, **SLIPS}.items()}
     out: dict[str, Any] = judged(folder, plans, config_file(folder, CONFIG))
     head = CONFIG_HEAD.format(root=folder)
     for vid, (tool, _) in REFUSED.items():

@@ -52,7 +52,8 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
+from advkit import ALICE, Lab, cases, valid_runs
+from policykit import LapseClock, with_audits
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -72,40 +73,9 @@ LAPSED = ["ahead-pick"]
 BROKEN: dict[str, object] = {}
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT, by=None, adate=None, cdate=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        a = f"@{self.t} +0000" if adate is None else adate
-        c = f"@{self.t} +0000" if cdate is None else cdate
-        env = {"GIT_AUTHOR_DATE": a, "GIT_COMMITTER_DATE": c}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm", **kw) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, status)
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who, by=kw.pop("by", who), **kw)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = LapseClock(lab)
     for v in [*HONEST, *LAPSED]:
         lab.write(v, plan(v))
     lab.git("add", "-A")
@@ -142,10 +112,7 @@ def _build(root: Path) -> Lab:
     c.git("cherry-pick", mine, who=ALICE, by=FORGE)
     c.run()
     c.run()
-    lab.status()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return with_audits(lab, root)
 
 
 @pytest.fixture(scope="module")

@@ -86,7 +86,8 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from policykit import LapseClock, with_audits
 from policykit import agent_plan as plan
 from signkit import sign, signed_lab, signed_run
 from test_round2_execution_kit import shared
@@ -112,37 +113,6 @@ FORGED = ["ignore-date"]
 BROKEN: dict[str, object] = {}
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT, by=None, adate=None, cdate=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        a = f"@{self.t} +0000" if adate is None else adate
-        c = f"@{self.t} +0000" if cdate is None else cdate
-        env = {"GIT_AUTHOR_DATE": a, "GIT_COMMITTER_DATE": c}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm", **kw) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, status)
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who, by=kw.pop("by", who), **kw)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def _param(lab: Lab, slug: str, on: bool) -> None:
     path = lab.repo / "plans" / slug / "PLAN.yml"
     a, b = f'{{tag: "{slug}"}}', f'{{tag: "{slug}", n: "2"}}'
@@ -151,7 +121,7 @@ def _param(lab: Lab, slug: str, on: bool) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = LapseClock(lab)
     for v in [*LAPSED, *HONEST, *FORGED]:
         lab.write(v, plan(v))
     lab.git("add", "-A")
@@ -256,10 +226,7 @@ def _build(root: Path) -> Lab:
     lab.picked = lab.git("log", "-1", "--format=%an %ad %cn", "HEAD")  # type: ignore[attr-defined]
     c.run()
     c.run()
-    lab.status()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return with_audits(lab, root)
 
 
 @pytest.fixture(scope="module")

@@ -83,79 +83,33 @@ over and that an abort ends it (``k-*``).
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, BenchError, Lab, cases, clone_audit, valid_runs
+from advkit import ALICE, BOT, BenchError, Lab, cases
+from burstkit import (
+    agent_index,
+    audited,
+    crash_lab,
+    crashed_pass,
+    date_steps,
+    event_group,
+    gated,
+    new_runs,
+    own_index,
+    set_committed,
+    three,
+)
 from test_round2_execution_kit import shared
 
 K = [f"k-{i:02d}" for i in range(1, 7)]
 H = ["h-01", "h-02", "h-03"]
-CRASH = """\
-import json, os, pathlib, signal, sys
-marks = pathlib.Path(sys.argv[1])
-if not (marks / "killed").exists():
-    (marks / "killed").write_text(sys.argv[2])
-    os.killpg(int((marks / "pid").read_text()), signal.SIGKILL)
-print(json.dumps({"ok": True}))
-"""
 BROKEN: dict[str, object] = {}
 
 
-def three(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\n  - name: crash\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "one {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: crash\n    why: "two {tag}"\n    params: {{m: "{tag}"}}\n'
-        f'  - id: 3\n    tool: rec\n    why: "three {tag}"\n    params: {{tag: "{tag}-3"}}\n'
-    )
-
-
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
-def group(slug: str, event: str, status: str, extra: str = "") -> str:
-    return f"Plan: plans/{slug}\nPlan-Event: {event}\nPlan-Status: {status}\n{extra}"
-
-
-def _set(lab: Lab, slug: str, status: str) -> None:
-    text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("  status:") and i < 6:
-            lines[i] = f"  status: {status}"
-            break
-    lab.write(slug, "\n".join(lines))
-    lab.git("add", f"plans/{slug}/PLAN.yml")
-
-
 def _build(root: Path) -> Lab:
-    marks = root / "marks"
-    marks.mkdir(parents=True)
-    (root / "crash.py").write_text(CRASH)
-    argv = json.dumps([sys.executable, str(root / "crash.py"), str(marks), "{m}"])
-    lab = Lab(
-        root / "lab",
-        tools=f"crash: {{kind: exec, argv: {argv}, idempotent: true, timeout: 60}}\n",
-    )
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    lab, marks = crash_lab(root)
+    date = date_steps(lab, 1790000000)
 
     date()
     for v in K:
@@ -176,10 +130,10 @@ def _build(root: Path) -> Lab:
     lab.set_status("h-01", "failed")
     lab.set_status("h-03", "completed")
     lab.git("add", "-A")
-    msg = "plangate: 2 plan events\n\n" + group(
+    msg = "plangate: 2 plan events\n\n" + event_group(
         "h-01", "fail", "failed", "Plan-Note: action 1 failed: E_TOOL_FAILED\n"
     )
-    msg += group("h-03", "complete", "completed") + "Controller: host/3f2a9c1b\n"
+    msg += event_group("h-03", "complete", "completed") + "Controller: host/3f2a9c1b\n"
     lab.git("commit", "-q", "-m", msg, who=BOT)
     lab.forged_h = {"h-01": lab.head(), "h-03": lab.head()}  # type: ignore[attr-defined]
     lab.git("checkout", "-q", "alice/gate")
@@ -210,26 +164,7 @@ def _build(root: Path) -> Lab:
     for v in K:
         lab.set_status(v, "approved")
     approve_k = lab.commit("approve k", ALICE)
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
-        cwd=lab.root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    (marks / "pid").write_text(str(proc.pid))
-    try:
-        proc.wait(120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    if proc.returncode != -signal.SIGKILL:
-        raise BenchError(f"the pass was not killed: {proc.returncode}")
-    lab.at_kill = [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()]  # type: ignore[attr-defined]
+    lab.at_kill = crashed_pass(lab, marks)  # type: ignore[attr-defined]
     lab.head_at_kill = {v: lab.plan(v)["plan"]["status"] for v in K}  # type: ignore[attr-defined]
     lab.after_kill = [r[3] for r in lab.log_rows(rev=f"{approve_k}..HEAD")]  # type: ignore[attr-defined]
     hashes = {}
@@ -244,29 +179,25 @@ def _build(root: Path) -> Lab:
                 hashes.setdefault(cur, line[len("Plan-Hash: ") :])
     if len(hashes) < 5:
         raise BenchError(f"the burst was not started: {lab.after_kill}, {lab.at_kill}")  # type: ignore[attr-defined]
-    lab.extra_env = {"GIT_INDEX_FILE": str(root / "agent-index")}  # type: ignore[attr-defined]
-    for stale in (lab.repo / ".git" / "refs" / "heads").glob("*.lock"):
-        stale.unlink()
-    lab.git("read-tree", "HEAD")
+    agent_index(lab, root)
     date()
-    _set(lab, "k-01", "failed")
-    _set(lab, "k-02", "aborted")
-    _set(lab, "k-05", "completed")
+    set_committed(lab, "k-01", "failed")
+    set_committed(lab, "k-02", "aborted")
+    set_committed(lab, "k-05", "completed")
     msg = "plangate: 5 plan events\n\n"
-    msg += group("k-01", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
-    msg += group("k-02", "abort", "aborted", "Aborted-By: alice@example.com\n")
-    msg += group(
+    msg += event_group("k-01", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += event_group("k-02", "abort", "aborted", "Aborted-By: alice@example.com\n")
+    msg += event_group(
         "k-03",
         "start",
         "executing",
         f"Plan-Hash: {hashes.get('k-03', '')}\nApproved-By: alice@example.com\n",
     )
-    msg += group("k-04", "checkpoint", "executing")
-    msg += group("k-05", "complete", "completed")
+    msg += event_group("k-04", "checkpoint", "executing")
+    msg += event_group("k-05", "complete", "completed")
     lab.git("commit", "-q", "-m", msg + "Controller: host/3f2a9c1b\n", who=BOT)
     lab.forged_k = lab.head()  # type: ignore[attr-defined]
-    lab.git("checkout-index", "-a", "-f")  # the agent's tree as it committed it
-    lab.extra_env = {}  # type: ignore[attr-defined]
+    own_index(lab)
     date()
     lab.run()
     date()
@@ -274,19 +205,16 @@ def _build(root: Path) -> Lab:
     lab.rows_k = lab.status()  # type: ignore[attr-defined]
     lab.dirty = lab.git("status", "--porcelain")  # type: ignore[attr-defined]
     date()
-    _set(lab, "k-01", "approved")
-    _set(lab, "k-02", "aborted")
-    _set(lab, "k-03", "aborted")
+    set_committed(lab, "k-01", "approved")
+    set_committed(lab, "k-02", "aborted")
+    set_committed(lab, "k-03", "aborted")
     lab.git("commit", "-q", "-m", "resume k-01, abort k-02 and k-03", who=ALICE)
     lab.git("reset", "-q", "--hard")
     lab.run()
     date()
     lab.run()
     lab.rows_end = lab.status()  # type: ignore[attr-defined]
-    lab.git_date = None
-    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
-    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return audited(lab, root)
 
 
 @pytest.fixture(scope="module")
@@ -337,10 +265,6 @@ def test_a_lookalike_end_after_the_crash(lab: Lab, vid: str) -> None:
         assert row["status"] != "executing" or "null" not in said.split(":")[1], row
 
 
-def _new_runs(report: dict, slug: str) -> list[dict]:
-    return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "approve"]
-
-
 AUD = ["audit-once", "cfg-h-01", "cfg-h-02", "cfg-h-03", "cfg-k", "clone-h-01", "clone-h-02"]
 AUD += ["clone-h-03", "clone-k"]
 
@@ -349,9 +273,7 @@ AUD += ["clone-h-03", "clone-k"]
 def test_the_audit(lab: Lab, vid: str) -> None:
     if vid == "audit-once":
         for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
-            twice = {
-                s: len(_new_runs(report, s)) for s in [*K, *H] if len(_new_runs(report, s)) > 1
-            }
+            twice = {s: len(new_runs(report, s)) for s in [*K, *H] if len(new_runs(report, s)) > 1}
             assert twice == {}, twice
         return
     which, slug = vid.split("-", 1)

@@ -86,7 +86,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
+from advkit import ALICE, BOT, Lab, cases, plan_text, valid_runs
+from burstkit import audited, date_steps, gated, new_runs
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 7)]
@@ -95,16 +96,6 @@ G = [f"g-{i:02d}" for i in range(1, 9)]
 G1, G2 = G[:4], G[4:]
 REAPPROVE = ["p-01", "q-01", "g-01", "g-05", "g-06", "g-07"]
 BROKEN: dict[str, object] = {}
-
-
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
 
 
 def _tags() -> list[str]:
@@ -121,10 +112,6 @@ def _rows(lab: Lab) -> dict[str, str]:
     return {s: rows.get(f"plans/{s}", {}).get("status", "?") for s in [*P, *Q, *G]}
 
 
-def _new_runs(report: dict, slug: str) -> list[dict]:
-    return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "approve"]
-
-
 def _restore(lab: Lab, backup: Path) -> None:
     shutil.rmtree(lab.state)
     shutil.copytree(backup, lab.state, symlinks=True)
@@ -132,12 +119,7 @@ def _restore(lab: Lab, backup: Path) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    date = date_steps(lab, 1790000000)
 
     date()
     for v in [*P, *Q]:
@@ -251,10 +233,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.nokey_rows = _rows(lab)  # type: ignore[attr-defined]
     lab.nokey = _counts(lab)  # type: ignore[attr-defined]
-    lab.git_date = None
-    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
-    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return audited(lab, root)
 
 
 @pytest.fixture(scope="module")
@@ -327,7 +306,7 @@ def test_the_audit(lab: Lab, vid: str) -> None:
     for report in reports:
         if vid == "audit-once":
             twice = {
-                s: len(_new_runs(report, s)) for s in [*P, *Q, *G] if len(_new_runs(report, s)) > 1
+                s: len(new_runs(report, s)) for s in [*P, *Q, *G] if len(new_runs(report, s)) > 1
             }
             gates = {
                 s: [

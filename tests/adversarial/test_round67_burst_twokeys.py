@@ -57,22 +57,13 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
+from advkit import ALICE, BOT, Lab, cases, plan_text, valid_runs
+from burstkit import audited, date_steps, gated, new_runs, second_config
 from test_round2_execution_kit import shared
 
 R = [f"r-{i:02d}" for i in range(1, 7)]
 S = [f"s-{i:02d}" for i in range(1, 5)]
 BROKEN: dict[str, object] = {}
-
-
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
 
 
 def _counts(lab: Lab) -> dict[str, int]:
@@ -86,23 +77,10 @@ def _rows(lab: Lab, config: Path) -> dict[str, str]:
     return {s: rows.get(f"plans/{s}", {}).get("status", "?") for s in [*R, *S]}
 
 
-def _new_runs(report: dict, slug: str) -> list[dict]:
-    return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "approve"]
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    cfg_b = root / "b.yml"
-    cfg_b.write_text(
-        lab.config.read_text().replace(f"state_dir: {lab.state}", f"state_dir: {root / 'B'}")
-    )
-    lab.cfg_b = cfg_b  # type: ignore[attr-defined]
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    cfg_b = second_config(lab, root)
+    date = date_steps(lab, 1790000000)
 
     def run_b() -> None:
         r = lab.cli("run", "--once", "--config", str(cfg_b), timeout=120)
@@ -170,10 +148,7 @@ def _build(root: Path) -> Lab:
     lab.end = _counts(lab)  # type: ignore[attr-defined]
     lab.a_rows = _rows(lab, lab.config)  # type: ignore[attr-defined]
     lab.b_rows = _rows(lab, cfg_b)  # type: ignore[attr-defined]
-    lab.git_date = None
-    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
-    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return audited(lab, root)
 
 
 @pytest.fixture(scope="module")
@@ -221,13 +196,11 @@ AUD = ["replay-audit-cfg", "replay-audit-clone", "audit-once"]
 def test_the_audit(lab: Lab, vid: str) -> None:
     if vid == "audit-once":
         for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
-            twice = {
-                s: len(_new_runs(report, s)) for s in [*R, *S] if len(_new_runs(report, s)) > 1
-            }
+            twice = {s: len(new_runs(report, s)) for s in [*R, *S] if len(new_runs(report, s)) > 1}
             assert twice == {}, twice
         return
     report = lab.creport if vid.endswith("cfg") else lab.report  # type: ignore[attr-defined]
-    assert len(_new_runs(report, "r-01")) == 1, valid_runs(report, "r-01")
+    assert len(new_runs(report, "r-01")) == 1, valid_runs(report, "r-01")
     if vid.endswith("cfg"):
         flagged = [f for f in report.get("findings", []) if f.get("commit") == lab.replay]  # type: ignore[attr-defined]
         assert flagged, [

@@ -67,23 +67,26 @@ wrote it (``logbook._own_result``), as its Tool line does (``kdir``).
 
 from __future__ import annotations
 
-import http.server
+import functools
 import json
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases
+from advkit import ALICE, Lab, cases
+from oraclekit import (
+    guess_readers,
+    hash_pin,
+    hook_lab,
+    notify_receiver,
+    page_text,
+    page_texts,
+    status_rows,
+    steady,
+)
+from oraclekit import nest_action as _nest
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import mcp
 from test_round65_surface_literal import QUIET
 
 SECRET = "r67-s3cr3t-pv4nq8tz"
@@ -91,24 +94,6 @@ OTHER = "r67-other-w2mz6kx9"
 GUESSES = {"s": SECRET, "c": SECRET[:-1] + "y"}
 SLUGS = ("pin", "join", "pnamep", "pname", "mixs", "mixkid", "mixtop", "kdir")
 WHERE = ("log", "show", "mcp-log", "status", "notify", "page", "api")
-
-
-def _receiver() -> tuple[http.server.ThreadingHTTPServer, list[str]]:
-    posts: list[str] = []
-
-    class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            size = int(self.headers.get("Content-Length") or 0)
-            posts.append(self.rfile.read(size).decode("utf-8"))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, posts
 
 
 def _head(name: str, more: str = "", status: str = "pending_approval") -> str:
@@ -125,39 +110,15 @@ def _rec(tag: str, note: str) -> str:
     )
 
 
-def _nest(path: str, pin: str, inputs: str = "") -> str:
-    return f'  - id: 1\n    plan: {{path: {path}, hash: "{pin}"}}\n    why: "nested"\n' + (
-        f"    inputs: {inputs}\n" if inputs else ""
-    )
-
-
 def _top(k: str, slug: str) -> str:
     return f"plans/{slug}{k}"
 
 
 def _build(root: Path) -> Lab:
-    server, posts = _receiver()
-    (root / "sec.yml").write_text(f"TOK: {SECRET}\nTOK2: {OTHER}\n")
-    py, qs = json.dumps(sys.executable), json.dumps(str(root / "q.py"))
-    ran = json.dumps(str(root / "ran.log"))
-    lab = Lab(
-        root,
-        extra=(
-            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
-            f"secrets: {{file: {root / 'sec.yml'}}}\n"
-            f'notify: ["http://127.0.0.1:{server.server_address[1]}/hook"]\n'
-            "ui: {listen: 0}\n"
-        ),
-        tools=f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n",
-    )
-    (root / "q.py").write_text(QUIET)
-    lab.git_date = "@1795900000 +0000"
-
-    def pin(folder: str) -> str:
-        out = lab.cli("hash", f"plans/{folder}", cwd=lab.repo).stdout
-        found = re.search(r"sha256:[0-9a-f]{64}", out)
-        assert found, out
-        return found.group(0)
+    server, posts = notify_receiver()
+    secrets = f"TOK: {SECRET}\nTOK2: {OTHER}\n"
+    lab = hook_lab(root, secrets, "@1795900000 +0000", server.server_address[1], QUIET)
+    pin = functools.partial(hash_pin, lab)
 
     for k, g in GUESSES.items():
         half = len(g) // 2
@@ -215,73 +176,25 @@ def _build(root: Path) -> Lab:
     lab.run()
     server.shutdown()
     cfg = str(lab.config)
-    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
-    got: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
+    rows = status_rows(lab)
+    got: dict[str, dict[str, str]] = {}
     for k in GUESSES:
-        calls: list[tuple[str, dict[str, Any]]] = []
-        for slug in SLUGS:
-            plan = _top(k, slug)
-            got[k][f"{slug}-log"] = lab.git("show", f"HEAD:{plan}/EXECUTION_LOG.md", check=False)
+        plans = {slug: _top(k, slug) for slug in SLUGS}
+        got[k] = guess_readers(lab, plans, rows, posts)
+        for slug, plan in plans.items():
             got[k][f"{slug}-show"] = lab.cli("show", "--config", cfg, plan, cwd=lab.repo).stdout
-            got[k][f"{slug}-status"] = json.dumps(rows.get(plan), ensure_ascii=False)
-            got[k][f"{slug}-notify"] = "\n".join(
-                sorted(p for p in posts if json.loads(p)["plan"] == plan)
-            )
-            calls.append(("log", {"path": plan}))
-        for slug, reply in zip(SLUGS, mcp(lab, calls), strict=True):
-            got[k][f"{slug}-mcp-log"] = json.dumps(reply, ensure_ascii=False)
-    for k, pages in _pages(lab).items():
-        got[k].update(pages)
+    pages = page_texts(lab, [_top(k, slug) for k in GUESSES for slug in SLUGS], "plans/kdirc")
+    for k in GUESSES:
+        for slug in SLUGS:
+            got[k][f"{slug}-page"], got[k][f"{slug}-api"] = pages[_top(k, slug)]
     lab.got = got  # type: ignore[attr-defined]
     lab.statuses = {p: r["status"] for p, r in rows.items()}  # type: ignore[attr-defined]
     lab.everything = "\n".join(posts) + lab.git("log", "-p", "--all")  # type: ignore[attr-defined]
     return lab
 
 
-def _get(port: int, path: str) -> str:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=15) as resp:
-            return resp.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as err:
-        return f"HTTP {err.code}: " + err.read().decode("utf-8", "replace")
-
-
-def _pages(lab: Lab) -> dict[str, dict[str, str]]:
-    """The reviewer's page and its JSON twin of each top plan, from one daemon."""
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    out: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
-    lines: list[str] = []
-    try:
-        port = None
-        while port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise BenchError("the daemon never said where it listens: " + "".join(lines))
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            port = int(m.group(1)) if m else None
-        for _ in range(80):  # the first snapshot names the plans
-            if "plans/kdirc" in _get(port, "/api/"):
-                break
-            time.sleep(0.25)
-        for k in GUESSES:
-            for slug in SLUGS:
-                plan = _top(k, slug)
-                out[k][f"{slug}-page"] = _get(port, f"/plan/{plan}")
-                out[k][f"{slug}-api"] = _get(port, f"/api/plan/{plan}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-    return out
+#: kept for the modules that import them from here
+_receiver, _get = notify_receiver, page_text
 
 
 @pytest.fixture(scope="module")
@@ -296,10 +209,7 @@ def _norm(text: str, k: str) -> str:
     half = len(g) // 2
     text = text.replace(g[:half], "HALF1").replace(g[half:], "HALF2")
     text = re.sub(r"\b(kid-|mid-)?(" + "|".join(SLUGS) + ")" + k + r"\b", r"\1\2K", text)
-    text = re.sub(r"[0-9a-f]{12,64}", "H", text)
-    text = re.sub(r"\d+(\.\d+)? ?ms", "N ms", text)
-    text = re.sub(r'"(duration_ms|id|waited)": [0-9.]+', r'"\1": N', text)
-    return re.sub(r"duration_ms: \d+", "duration_ms: N", text)
+    return steady(text)
 
 
 IDS = [f"{slug}-{where}" for slug in SLUGS for where in WHERE]

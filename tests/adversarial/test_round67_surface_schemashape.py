@@ -50,14 +50,11 @@ refused when the config is read (E_CONFIG_INVALID naming the ``$ref``), never at
 
 from __future__ import annotations
 
-import json
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import cases, load_yaml
-from test_round61_surface_schema import PLANGATE
+from advkit import cases
+from schemakit import judged, tool_plan, tools_config
 
 TOOLS = {
     "anc": '{$defs: {v: {$anchor: "v", type: integer}}, properties: {v: {$ref: "#v"}}}',
@@ -146,71 +143,11 @@ SLIPS: dict[str, tuple[str, str]] = {
 BROKEN: dict[str, Any] = {}
 
 
-def _config(root: Path) -> str:
-    tools = "".join(
-        f'  {name}:\n    kind: exec\n    argv: ["/bin/true"]\n    params_schema: {schema}\n'
-        for name, schema in TOOLS.items()
-    )
-    return (
-        f"repo: {root}/repo\nstate_dir: {root}/state\napproval:\n"
-        '  approvers: ["alice@example.com"]\ntools:\n' + tools
-    )
-
-
-def _plan(tool: str, params: str) -> str:
-    return (
-        'plan: {name: "n", task: "t", status: pending_approval}\n'
-        f"available_tools: [{{name: {tool}}}]\n"
-        f'actions:\n  - {{id: 1, tool: {tool}, why: "w", params: {params}}}\n'
-    )
-
-
-def _rows(stdout: str) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[Path(row["path"]).stem] = row
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import jsonschema
-
     folder = tmp_path_factory.mktemp("r67-schemashape")
-    (folder / "repo").mkdir()
-    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
-    cfg = folder / "plangate.yml"
-    cfg.write_text(_config(folder))
-    done = subprocess.run(
-        [PLANGATE, "schema", "--config", str(cfg)],
-        capture_output=True, text=True, cwd=folder, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    schema = json.loads(done.stdout)
-    plans = {**HONEST, **SLIPS}
-    for vid, (tool, params) in plans.items():
-        (folder / f"{vid}.yml").write_text(_plan(tool, params))
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
-        capture_output=True, text=True, cwd=folder, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr[-2000:]
-    rows = _rows(done.stdout)
-    out: dict[str, Any] = {}
-    checker = jsonschema.Draft202012Validator(schema)
-    for vid, (tool, params) in plans.items():
-        data = json.loads(json.dumps(load_yaml(_plan(tool, params))))
-        try:
-            errors = [e.message[:200] for e in checker.iter_errors(data)]
-        except Exception as why:  # an unresolvable $ref: the editor cannot check at all
-            errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
-        out[vid] = {"validate": rows.get(vid), "schema": errors}
-    return out
+    plans = {vid: tool_plan(tool, params) for vid, (tool, params) in {**HONEST, **SLIPS}.items()}
+    return judged(folder, plans, tools_config(folder, TOOLS))
 
 
 def test_every_tool_of_the_config_is_read() -> None:

@@ -60,8 +60,9 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
 from policykit import agent_plan as plan
+from policykit import with_audits
 from test_round2_execution_kit import shared
 
 SLIPS = ["pick-theirs", "pick-union", "hers-union", "mm-ours", "mm-clean", "mm-line"]
@@ -218,10 +219,7 @@ def _build(root: Path) -> Lab:
     g.commit("approve", who=ALICE)
     g.run()
     g.run()
-    lab.status()
-    _code, lab.report = lab.audit()  # type: ignore[attr-defined]
-    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return with_audits(lab, root)
 
 
 @pytest.fixture(scope="module")

@@ -67,74 +67,33 @@ test_crash_resume.py).
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, BenchError, Lab, cases, clone_audit, valid_runs
+from advkit import ALICE, BOT, BenchError, Lab, cases
+from burstkit import (
+    agent_index,
+    audited,
+    crash_lab,
+    crashed_pass,
+    date_steps,
+    event_group,
+    new_runs,
+    own_index,
+    set_committed,
+    three,
+)
 from test_round2_execution_kit import shared
 
 C = [f"c-{i:02d}" for i in range(1, 7)]
 NAMES = {"c-01": "branch", "c-02": "trailer", "c-03": "agentresume", "c-04": "newtext"}
 NAMES.update({"c-05": "control", "c-06": "resume"})
-CRASH = """\
-import json, os, pathlib, signal, sys
-marks = pathlib.Path(sys.argv[1])
-if not (marks / "killed").exists():
-    (marks / "killed").write_text(sys.argv[2])
-    os.killpg(int((marks / "pid").read_text()), signal.SIGKILL)
-print(json.dumps({"ok": True}))
-"""
 BROKEN: dict[str, object] = {}  # all three fixed (2026-11-30): see the docstring
 
 
-def three(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\n  - name: crash\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "one {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: crash\n    why: "two {tag}"\n    params: {{m: "{tag}"}}\n'
-        f'  - id: 3\n    tool: rec\n    why: "three {tag}"\n    params: {{tag: "{tag}-3"}}\n'
-    )
-
-
-def group(slug: str, event: str, status: str, extra: str = "") -> str:
-    return f"Plan: plans/{slug}\nPlan-Event: {event}\nPlan-Status: {status}\n{extra}"
-
-
-def _set(lab: Lab, slug: str, status: str, replace: tuple[str, str] | None = None) -> None:
-    text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("  status:") and i < 6:
-            lines[i] = f"  status: {status}"
-            break
-    text = "\n".join(lines)
-    if replace:
-        text = text.replace(*replace)
-    lab.write(slug, text)
-    lab.git("add", f"plans/{slug}/PLAN.yml")
-
-
 def _build(root: Path) -> Lab:
-    marks = root / "marks"
-    marks.mkdir(parents=True)
-    (root / "crash.py").write_text(CRASH)
-    argv = json.dumps([sys.executable, str(root / "crash.py"), str(marks), "{m}"])
-    lab = Lab(
-        root / "lab",
-        tools=f"crash: {{kind: exec, argv: {argv}, idempotent: true, timeout: 60}}\n",
-    )
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    lab, marks = crash_lab(root)
+    date = date_steps(lab, 1790000000)
 
     date()
     for v in C:
@@ -145,48 +104,26 @@ def _build(root: Path) -> Lab:
     for v in C:
         lab.set_status(v, "approved")
     approve = lab.commit("approve c", ALICE)
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
-        cwd=lab.root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    (marks / "pid").write_text(str(proc.pid))
-    try:
-        proc.wait(120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    if proc.returncode != -signal.SIGKILL:
-        raise BenchError(f"the pass was not killed: {proc.returncode}")
-    lab.at_kill = [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines()]  # type: ignore[attr-defined]
+    lab.at_kill = crashed_pass(lab, marks)  # type: ignore[attr-defined]
     lab.head_at_kill = {v: lab.plan(v)["plan"]["status"] for v in C}  # type: ignore[attr-defined]
     started = [r for r in lab.log_rows(rev=f"{approve}..HEAD") if r[2] == BOT[1]]
     if not started:
         raise BenchError(f"the burst was not started: {lab.at_kill}")  # type: ignore[attr-defined]
-    lab.extra_env = {"GIT_INDEX_FILE": str(root / "agent-index")}  # type: ignore[attr-defined]
-    for stale in (lab.repo / ".git" / "refs" / "heads").glob("*.lock"):
-        stale.unlink()
-    lab.git("read-tree", "HEAD")
+    agent_index(lab, root)
     date()
-    _set(lab, "c-03", "failed")
-    _set(lab, "c-06", "failed")
-    _set(lab, "c-04", "failed", ('tag: "c-04-3"', 'tag: "c-04-EVIL"'))
+    set_committed(lab, "c-03", "failed")
+    set_committed(lab, "c-06", "failed")
+    set_committed(lab, "c-04", "failed", ('tag: "c-04-3"', 'tag: "c-04-EVIL"'))
     msg = "plangate: 4 plan events\n\n"
-    msg += group("c-02", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
-    msg += group("c-03", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
-    msg += group("c-04", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
-    msg += group("c-06", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += event_group("c-02", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += event_group("c-03", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += event_group("c-04", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
+    msg += event_group("c-06", "fail", "failed", "Plan-Note: action 2 failed: E_ACTION_IN_DOUBT\n")
     lab.git("commit", "-q", "-m", msg + "Controller: host/3f2a9c1b\n", who=BOT)
     forged = {"batch": lab.head()}
     lab.git("branch", "agent/ends")
     lab.git("symbolic-ref", "HEAD", "refs/heads/agent/ends")
-    _set(lab, "c-01", "failed")
+    set_committed(lab, "c-01", "failed")
     lab.git(
         "commit",
         "-q",
@@ -213,8 +150,7 @@ def _build(root: Path) -> Lab:
     lab.git("update-ref", "refs/heads/main", merge)
     lab.git("read-tree", "HEAD")
     lab.forged = forged  # type: ignore[attr-defined]
-    lab.git("checkout-index", "-a", "-f")
-    lab.extra_env = {}  # type: ignore[attr-defined]
+    own_index(lab)
     lab.git("reset", "-q", "--hard")
     date()
     lab.run()
@@ -243,10 +179,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.rows_again = lab.status()  # type: ignore[attr-defined]
     lab.again = (len(lab.calls("c-03-1")), len(lab.calls("c-03-3")))  # type: ignore[attr-defined]
-    lab.git_date = None
-    _code, lab.creport = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
-    lab.report, lab.valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return audited(lab, root)
 
 
 @pytest.fixture(scope="module")
@@ -285,10 +218,6 @@ def test_a_lookalike_end_after_a_crash(lab: Lab, vid: str) -> None:
         assert lab.after_agent == lab.before_agent, (lab.after_agent, lab.rows_agent["plans/c-03"])  # type: ignore[attr-defined]
 
 
-def _new_runs(report: dict, slug: str) -> list[dict]:
-    return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "approve"]
-
-
 AUD = ["audit-once", "audit-cfg"]
 
 
@@ -296,7 +225,7 @@ AUD = ["audit-once", "audit-cfg"]
 def test_the_audit(lab: Lab, vid: str) -> None:
     if vid == "audit-once":
         for report in (lab.creport, lab.report):  # type: ignore[attr-defined]
-            twice = {s: len(_new_runs(report, s)) for s in C if len(_new_runs(report, s)) > 1}
+            twice = {s: len(new_runs(report, s)) for s in C if len(new_runs(report, s)) > 1}
             assert twice == {}, twice
         return
     flagged = {f.get("commit") for f in lab.creport.get("findings", [])}  # type: ignore[attr-defined]

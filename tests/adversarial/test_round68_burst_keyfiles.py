@@ -84,6 +84,7 @@ from pathlib import Path
 
 import pytest
 from advkit import ALICE, Lab, cases, plan_text
+from burstkit import date_steps
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 5)]
@@ -147,12 +148,7 @@ def _break_key(state: Path, how: str, root: Path) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    date = date_steps(lab, 1790000000)
 
     date()
     for v in P:

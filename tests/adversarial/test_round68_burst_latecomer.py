@@ -62,6 +62,7 @@ from pathlib import Path
 
 import pytest
 from advkit import ALICE, Lab, cases, clone_audit, plan_text, valid_runs
+from burstkit import date_steps, gated, second_config
 from test_round2_execution_kit import shared
 
 GROUPS = {
@@ -71,16 +72,6 @@ GROUPS = {
     "z": [f"z-{i:02d}" for i in range(1, 4)],
 }
 BROKEN: dict[str, object] = {}
-
-
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
 
 
 def _tags(group: str) -> list[str]:
@@ -105,18 +96,9 @@ def _rows(lab: Lab, config: Path) -> dict[str, dict]:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    cfg_b = root / "b.yml"
-    cfg_b.write_text(
-        lab.config.read_text().replace(f"state_dir: {lab.state}", f"state_dir: {root / 'B'}")
-    )
-    lab.cfg_b = cfg_b  # type: ignore[attr-defined]
+    cfg_b = second_config(lab, root)
     lab.runs = []  # type: ignore[attr-defined]
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    date = date_steps(lab, 1790000000)
 
     def a() -> None:
         date()

@@ -59,22 +59,27 @@ run is answered, alike for both guesses (``yamlf-mcp-log``).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BenchError, Lab, cases
+from advkit import ALICE, Lab, cases
+from oraclekit import (
+    guess_readers,
+    hash_pin,
+    hook_lab,
+    notify_receiver,
+    page_texts,
+    status_rows,
+    steady,
+)
+from oraclekit import nest_action as _nest
 from test_round2_execution_kit import shared
-from test_round61_surface_mcp import mcp
 from test_round65_surface_literal import QUIET
-from test_round67_surface_nestoracle import _get, _receiver
 
 SECRET = "r68/s3cr3t+pv4nq8tz"
 OTHER = "r68-other-w2mz6kx9"
@@ -104,12 +109,6 @@ def _rec(tag: str, note: str, aid: int = 1, gate: bool = False) -> str:
     )
 
 
-def _nest(path: str, pin: str, inputs: str = "") -> str:
-    return f'  - id: 1\n    plan: {{path: {path}, hash: "{pin}"}}\n    why: "nested"\n' + (
-        f"    inputs: {inputs}\n" if inputs else ""
-    )
-
-
 def _spellings(g: str) -> list[str]:
     return [
         g, g.upper(), urllib.parse.quote(g, safe=""), g.replace("/", "\\/"),
@@ -119,28 +118,10 @@ def _spellings(g: str) -> list[str]:
 
 
 def _build(root: Path) -> Lab:
-    server, posts = _receiver()
-    (root / "sec.yml").write_text(f'TOK: "{SECRET}"\nTOK2: "{OTHER}"\nNUM: "{NUM}"\n')
-    py, qs = json.dumps(sys.executable), json.dumps(str(root / "q.py"))
-    ran = json.dumps(str(root / "ran.log"))
-    lab = Lab(
-        root,
-        extra=(
-            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
-            f"secrets: {{file: {root / 'sec.yml'}}}\n"
-            f'notify: ["http://127.0.0.1:{server.server_address[1]}/hook"]\n'
-            "ui: {listen: 0}\n"
-        ),
-        tools=f"q: {{kind: exec, argv: [{py}, {qs}, '{{tag}}'], env: {{REC_LOG: {ran}}}}}\n",
-    )
-    (root / "q.py").write_text(QUIET)
-    lab.git_date = "@1796100000 +0000"
-
-    def pin(folder: str) -> str:
-        out = lab.cli("hash", f"plans/{folder}", cwd=lab.repo).stdout
-        found = re.search(r"sha256:[0-9a-f]{64}", out)
-        assert found, out
-        return found.group(0)
+    server, posts = notify_receiver()
+    secrets = f'TOK: "{SECRET}"\nTOK2: "{OTHER}"\nNUM: "{NUM}"\n'
+    lab = hook_lab(root, secrets, "@1796100000 +0000", server.server_address[1], QUIET)
+    pin = functools.partial(hash_pin, lab)
 
     t2 = "$<secrets.TOK2>"
     for k, g in GUESSES.items():
@@ -189,69 +170,26 @@ def _build(root: Path) -> Lab:
     lab.run()
     server.shutdown()
     cfg = str(lab.config)
-    rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
-    got: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
+    rows = status_rows(lab)
+    got: dict[str, dict[str, str]] = {}
     for k in GUESSES:
-        calls: list[tuple[str, dict[str, Any]]] = []
-        for slug in SLUGS:
-            plan = f"plans/{slug}{k}"
-            got[k][f"{slug}-log"] = lab.git("show", f"HEAD:{plan}/EXECUTION_LOG.md", check=False)
+        plans = {slug: f"plans/{slug}{k}" for slug in SLUGS}
+        got[k] = guess_readers(lab, plans, rows, posts)
+        for slug, plan in plans.items():
             shown = lab.cli("show", "--config", cfg, plan, cwd=lab.repo)
             got[k][f"{slug}-show"] = shown.stdout + shown.stderr
-            got[k][f"{slug}-status"] = json.dumps(rows.get(plan), ensure_ascii=False)
-            got[k][f"{slug}-notify"] = "\n".join(
-                sorted(p for p in posts if json.loads(p)["plan"] == plan)
-            )
             got[k][f"{slug}-commits"] = lab.git(
                 "log", "--format=%an %s%n%b", "--author=plangate", "--", plan
             )
-            calls.append(("log", {"path": plan}))
-        for slug, reply in zip(SLUGS, mcp(lab, calls), strict=True):
-            got[k][f"{slug}-mcp-log"] = json.dumps(reply, ensure_ascii=False)
-    for k, pages in _pages(lab).items():
-        got[k].update(pages)
+    plans = [f"plans/{slug}{k}" for k in GUESSES for slug in SLUGS]
+    pages = page_texts(lab, plans, "plans/gatec")
+    for k in GUESSES:
+        for slug in SLUGS:
+            got[k][f"{slug}-page"], got[k][f"{slug}-api"] = pages[f"plans/{slug}{k}"]
     lab.got = got  # type: ignore[attr-defined]
     lab.statuses = {p: r["status"] for p, r in rows.items()}  # type: ignore[attr-defined]
     lab.everything = "\n".join(posts) + lab.git("log", "-p", "--all")  # type: ignore[attr-defined]
     return lab
-
-
-def _pages(lab: Lab) -> dict[str, dict[str, str]]:
-    """The reviewer's page and its JSON twin of each top plan, from one daemon."""
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    out: dict[str, dict[str, str]] = {k: {} for k in GUESSES}
-    lines: list[str] = []
-    try:
-        port = None
-        while port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise BenchError("the daemon never said where it listens: " + "".join(lines))
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            port = int(m.group(1)) if m else None
-        for _ in range(80):  # the first snapshot names the plans
-            if "plans/gatec" in _get(port, "/api/"):
-                break
-            time.sleep(0.25)
-        for k in GUESSES:
-            for slug in SLUGS:
-                plan = f"plans/{slug}{k}"
-                out[k][f"{slug}-page"] = _get(port, f"/plan/{plan}")
-                out[k][f"{slug}-api"] = _get(port, f"/api/plan/{plan}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -268,10 +206,7 @@ def _norm(text: str, k: str) -> str:
     for i, spelled in enumerate((g[:h], g[h:], json.dumps(g[:h])[1:-1], g[:h].replace("/", "\\/"))):
         text = text.replace(spelled, f"HALF{i}")
     text = re.sub(r"\b(kid-)?(" + "|".join(SLUGS) + ")(2?)" + k + r"\b", r"\1\2\3K", text)
-    text = re.sub(r"[0-9a-f]{12,64}", "H", text)
-    text = re.sub(r"\d+(\.\d+)? ?ms", "N ms", text)
-    text = re.sub(r'"(duration_ms|id|waited)": [0-9.]+', r'"\1": N', text)
-    return re.sub(r"duration_ms: \d+", "duration_ms: N", text)
+    return steady(text)
 
 
 IDS = [f"{slug}-{where}" for slug in SLUGS for where in WHERE]

@@ -30,11 +30,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import cases, load_yaml
+from schemakit import CONFIG_HEAD, editor_verdicts, exec_tools, tool_plan, tools_config, validated
 from test_round61_surface_schema import PLANGATE
 
 TOOLS = {
@@ -147,49 +147,14 @@ SLIPS: dict[str, tuple[str, str]] = {
 BROKEN: dict[str, Any] = {}
 
 
-def _config(root: Path, tools: dict[str, str]) -> str:
-    body = "".join(
-        f'  {name}:\n    kind: exec\n    argv: ["/bin/true"]\n    params_schema: {schema}\n'
-        for name, schema in tools.items()
-    )
-    return (
-        f"repo: {root}/repo\nstate_dir: {root}/state\napproval:\n"
-        '  approvers: ["alice@example.com"]\ntools:\n' + body
-    )
-
-
-def _plan(tool: str, params: str) -> str:
-    return (
-        'plan: {name: "n", task: "t", status: pending_approval}\n'
-        f"available_tools: [{{name: {tool}}}]\n"
-        f'actions:\n  - {{id: 1, tool: {tool}, why: "w", params: {params}}}\n'
-    )
-
-
-def _rows(stdout: str) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    decoder, text, i = json.JSONDecoder(), stdout.strip(), 0
-    while i < len(text):
-        obj, i = decoder.raw_decode(text, i)
-        while i < len(text) and text[i].isspace():
-            i += 1
-        for row in obj if isinstance(obj, list) else [obj]:
-            rows[Path(row["path"]).stem] = row
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import jsonschema
-
     folder = tmp_path_factory.mktemp("r68-schemaptr")
-    (folder / "repo").mkdir()
-    subprocess.run(["git", "init", "-q", str(folder / "repo")], check=True)
-    cfg = folder / "plangate.yml"
+    cfg = tools_config(folder, TOOLS)
     tools = dict(TOOLS)
     refused: dict[str, str] = {}
     for _ in range(len(TOOLS) + 1):  # a tool the config check refuses: out, read again
-        cfg.write_text(_config(folder, tools))
+        cfg.write_text(CONFIG_HEAD.format(root=folder) + exec_tools(tools))
         done = subprocess.run(
             [PLANGATE, "schema", "--config", str(cfg)],
             capture_output=True, text=True, cwd=folder, timeout=120,
@@ -201,25 +166,12 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         refused[named.group(1)] = (done.stderr + done.stdout)[-600:]
         del tools[named.group(1)]
     assert done.returncode == 0, done.stderr[-2000:]
-    schema = json.loads(done.stdout)
-    plans = {**HONEST, **SLIPS}
-    for vid, (tool, params) in plans.items():
-        (folder / f"{vid}.yml").write_text(_plan(tool, params))
-    done = subprocess.run(
-        [PLANGATE, "validate", "--json", "--config", str(cfg), *[f"{v}.yml" for v in plans]],
-        capture_output=True, text=True, cwd=folder, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr[-2000:]
-    rows = _rows(done.stdout)
-    out: dict[str, Any] = {}
-    checker = jsonschema.Draft202012Validator(schema)
-    for vid, (tool, params) in plans.items():
-        data = json.loads(json.dumps(load_yaml(_plan(tool, params))))
-        try:
-            errors = [e.message[:200] for e in checker.iter_errors(data)]
-        except Exception as why:  # an unresolvable $ref: the editor cannot check at all
-            errors = [f"UNCHECKABLE {type(why).__name__}: {str(why)[:200]}"]
-        out[vid] = {"validate": rows.get(vid), "schema": errors, "refused": refused.get(tool)}
+    plans = {vid: tool_plan(tool, params) for vid, (tool, params) in {**HONEST, **SLIPS}.items()}
+    rows, err = validated(folder, plans, cfg)
+    assert "Traceback" not in err, err[-2000:]
+    out = editor_verdicts(json.loads(done.stdout), plans, rows)
+    for vid, (tool, _) in {**HONEST, **SLIPS}.items():
+        out[vid]["refused"] = refused.get(tool)
     return out
 
 

@@ -201,7 +201,7 @@ def ui_daemon(lab: Lab, config: Path, ready: str) -> Iterator[int]:
     )
     try:
         port = _port(proc)
-        for _ in range(60):
+        for _ in range(120):
             code, _h, body = _get(port, "/api/")
             if code == 200 and ready in body:
                 break

@@ -280,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _build_parser(known).parse_args(argv)
         if not hasattr(args, "config"):
             args.config = None
+        _ask(args)
         target, to_kwargs = HANDLERS[args.command]
         module_name, function_name = target.split(":")
         function = getattr(importlib.import_module(module_name), function_name)
@@ -308,6 +309,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+def _ask(args: argparse.Namespace) -> None:
+    """The paths the asker named (PATH, SRC, ``-o DIR``): its own text, quoted as written in
+    every answer to it (``_shared.printed``, round 69)."""
+    named = [*(getattr(args, "paths", None) or ()), *(getattr(args, "sources", None) or ())]
+    named += [p for p in (getattr(args, "path", None), getattr(args, "out", None)) if p]
+    if named:
+        from controller.commands import _shared
+
+        _shared.asked(str(p) for p in named)
 
 
 #: ``validate`` of at most this many plans keeps the cyclic collector off to its exit.
@@ -347,7 +359,8 @@ def _refused(exc: PlangateError, as_json: bool) -> int:
     """A PlangateError as its message, remedy and exit code; no traceback. With a config
     loaded, what it says passes through the command's one redactor (``_shared.printed``:
     an invalid plan's problems quote the catalog, round 49), but for the asker's own text
-    it quotes (:meth:`PlangateError.quoted`, round 62)."""
+    it quotes (:meth:`PlangateError.quoted`, round 62) and the paths it named (round 69;
+    not beside the catalog's unanswered parts: an invalid plan's problems)."""
     from controller.errors import PlangateError
 
     shape, text = json.dumps(exc.to_json()), exc.render()
@@ -355,7 +368,9 @@ def _refused(exc: PlangateError, as_json: bool) -> int:
     if shared is not None:
         try:
             own = exc.quoted()  # the asker's own text, as written (round 62)
-            shape, text = shared.printed(shape, own), shared.printed(text, own)
+            catalog = any(p.quotes_catalog for p in getattr(exc, "problems", None) or ())
+            shape = shared.printed(shape, own, catalog=catalog)
+            text = shared.printed(text, own, catalog=catalog)
         except PlangateError as unreadable:  # the secrets file: nothing could be hidden
             shared.forget_config()
             return _refused(unreadable, as_json)

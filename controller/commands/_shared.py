@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -86,33 +87,88 @@ def catalog_redactor(config: Config) -> Redacting:
 #: redactor: what :func:`printed` passes the command's messages through.
 _printing: list[Any] = []
 
+#: The paths the running command was asked about (its PATH/SRC/DIR arguments): the asker's
+#: own text, as :func:`printed` keeps it in every answer (``cli.main`` calls :func:`asked`).
+_asked: list[str] = []
+
 
 def forget_config() -> None:
     """A new command starts: no config is known yet (``cli.main``; tests run several)."""
     _printing.clear()
+    _asked.clear()
 
 
-def printed(text: str, own: Iterable[str] = ()) -> str:
+def asked(paths: Iterable[str]) -> None:
+    """The paths the asker named on the command line for the running command (``cli.main``):
+    every answer quotes them, and the paths derived from them, as written (round 69)."""
+    _asked[:] = [p for p in paths if p and p != "-"]
+
+
+def derived(path: Path) -> Path:
+    """``path``, which the command built from the asker's (``convert``'s output folder: its
+    ``-o DIR`` and the slug of its source's name): quoted as written too, as :func:`asked`."""
+    _asked.append(str(path))
+    return path
+
+
+def asker_paths() -> tuple[str, ...]:
+    """The asker's own paths in every form an answer quotes them: as written, absolute,
+    resolved; the folder each names and its PLAN.yml; ``/<folder>/PLAN.yml``, the end of
+    the path ``validate`` says the controller expects (round 69). Whole paths only, never a
+    bare segment: a controller value is kept as written only where it is one of them."""
+    forms: set[str] = set()
+    for given in _asked:
+        forms.add(given)
+        # a name too long, a link loop: the path as written is all there is to quote
+        with contextlib.suppress(OSError, RuntimeError):
+            forms |= _forms_of(Path(given))
+    return tuple(forms)
+
+
+def _forms_of(path: Path) -> set[str]:
+    folder = path if path.is_dir() else path.parent
+    forms = {str(path.absolute()), str(path.resolve())}
+    for where in {folder, folder.absolute(), folder.resolve()} - {Path(".")}:
+        forms |= {str(where), str(where / "PLAN.yml")}
+    if folder.resolve().name:
+        forms.add(f"/{folder.resolve().name}/PLAN.yml")
+    return forms
+
+
+def printed(text: str, own: Iterable[str] = (), *, catalog: bool = False) -> str:
     """``text`` (a problem, an error, a message) as the running command may print it to a
     person or an agent: with a config loaded, every value the controller's records hide
     written ``***`` (:func:`catalog_redactor`); without one, as it is (nothing imported).
 
-    The one choke point of what commands print about a plan (round 49: a catalog's
-    ``params_schema`` holding a secret's value, a ``pattern``, an ``enum`` or ``const``
-    value, was quoted raw by the problems of ``validate``, ``check``, ``show`` and
-    ``freeze``): :func:`print_problems`, the ``--json`` records and ``check``'s report go
-    through it, and so does every error ``cli`` reports. A secrets file that cannot be read
-    is E_CONFIG_INVALID, as for a run.
+    The one choke point of what commands print (round 49: a catalog's ``params_schema``
+    holding a secret's value, a ``pattern``, an ``enum`` or ``const`` value, was quoted raw
+    by the problems of ``validate``, ``check``, ``show`` and ``freeze``): the ``--json``
+    records, warnings, ``check``'s report and every error ``cli`` reports go through it. A
+    secrets file that cannot be read is E_CONFIG_INVALID, as for a run.
 
-    ``own``: the asker's own text ``text`` quotes (a path it gave, a key of its source, its
-    plan's values): kept as written (:func:`controller.errors.redacted_around`, round 62)."""
+    The split by provenance (docs/threat-model.md, rounds 61-63 and 69): the asker's own
+    text is kept as written (:func:`controller.errors.redacted_around`): ``own`` (a key of
+    its source, its plan's values: round 62) and, in every answer, the paths it named and
+    those derived from them (:func:`asker_paths`, round 69: masking them for a right guess
+    of a secret confirmed the guess). The catalog's parts of a plan's problems are answered
+    first, alone (:func:`controller_text`), so none of them is kept as a path; ``catalog``:
+    ``text`` quotes them unanswered (an invalid plan's error), so only ``own`` is kept."""
+    if not _printing:
+        return text
+    from controller.errors import redacted_around
+
+    paths = () if catalog else asker_paths()
+    return redacted_around(text, (*own, *paths), controller_text)
+
+
+def controller_text(text: str) -> str:
+    """``text`` wholly the controller's material (the catalog's parts of a problem's
+    message): through the command's redactor, nothing kept (as it is without a config)."""
     if not _printing:
         return text
     if len(_printing) == 1:
         _printing.append(catalog_redactor(_printing[0]))
-    from controller.errors import redacted_around
-
-    return redacted_around(text, own, _printing[1].text)
+    return str(_printing[1].text(text))
 
 
 def plan_paths(paths: Iterable[str]) -> list[Path]:
@@ -125,9 +181,10 @@ def plan_paths(paths: Iterable[str]) -> list[Path]:
 
 def print_problems(source: Path, problems: list[Problem]) -> None:
     """One line per problem, hidden characters escaped (messages quote the plan's values,
-    as written: round 61), the catalog's parts of a message through :func:`printed`."""
+    as written: round 61), the catalog's parts of a message through
+    :func:`controller_text`; the location, the asker's path, outside the redactor."""
     for problem in problems:
-        print(visible(problem.answered(printed).render(str(source))), file=sys.stderr)
+        print(visible(problem.answered(controller_text).render(str(source))), file=sys.stderr)
 
 
 def plan_id_for(plan_file: Path, config: Config | None) -> str:

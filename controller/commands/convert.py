@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.commands._shared import optional_config, print_problems, printed
+from controller.commands._shared import (
+    controller_text,
+    derived,
+    optional_config,
+    print_problems,
+    printed,
+)
 from controller.display import visible
 from controller.errors import UsageError
 
@@ -51,7 +57,7 @@ def convert(
     root = _repo_root(Path(out_dir)) if out_dir else None
     targets = []
     for source in sources:
-        folder = Path(out_dir) / _slug(source) if out_dir else None
+        folder = derived(Path(out_dir) / _slug(source)) if out_dir else None
         base = _relative(folder, root) if folder is not None and root is not None else None
         conversion = convert_text(_read(source), source, fmt, base, verify=False)
         if conversion.children and folder is None:
@@ -155,7 +161,9 @@ def _report(targets: list[_Target], as_json: bool) -> int:
                             "format": fmt,
                             "path": str(path) if target.folder else None,
                             "valid": plan.valid,
-                            "errors": [p.to_json() for p in plan.problems],
+                            "errors": [
+                                p.answered(controller_text).to_json() for p in plan.problems
+                            ],
                         }
                     )
                 )

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 import sys
 
-from controller.commands._shared import optional_config, plan_paths, print_problems, printed
+from controller.commands._shared import (
+    controller_text,
+    optional_config,
+    plan_paths,
+    print_problems,
+    printed,
+)
 from controller.display import visible, visible_json
 
 
@@ -54,7 +60,7 @@ def _record(path: object, plan: object) -> dict[str, object]:
         "path": str(path),
         "valid": plan.valid,
         "hash": plan.hash if plan.valid else None,
-        "errors": [p.answered(printed).to_json() for p in plan.problems],
+        "errors": [p.answered(controller_text).to_json() for p in plan.problems],
     }
 
 

@@ -9,9 +9,10 @@ the plan's :class:`~controller.approval.policy.Need`; it returns a :class:`Verdi
 - ``partial``: the approval counts but more are needed; the controller records
   ``approval: {status: partial, plan_hash, approvals: [{by, at, commit}], missing}`` and sets
   the plan back to ``pending_approval``;
-- ``refuse``: the request fails a §5 rule; a refusal about the *plan* (not frozen, changed,
-  expired, replayed) voids everything, a refusal about the *person* (not an approver, not in
-  a group the rule needs, self-approval, signature) keeps what was collected.
+- ``refuse``: the request fails a §5 rule; a refusal about the *version* (not frozen,
+  changed, expired) voids everything; a refusal about the *person* (not an approver, not in
+  a group the rule needs, self-approval, signature) or about the *decision* (a replay or a
+  copy of an approval: nobody's vote) keeps what was collected.
 
 Pure: the live controller, ``plangate check`` and the audit call it with the same facts.
 Gate approvals and resumes keep the single-approval rule: they continue a run whose hash the
@@ -36,9 +37,10 @@ from controller.settings import ApprovalSettings
 
 TRAILER = "Plan-Approved"
 #: Refusals that concern the plan version, not the approver: they void the collected votes.
-PLAN_LEVEL = frozenset(
-    {"E_PLAN_NOT_FROZEN", "E_PLAN_HASH_MISMATCH", "E_PLAN_EXPIRED", "E_APPROVAL_REPLAYED"}
-)
+#: ``E_APPROVAL_REPLAYED`` is not one: a replayed or copied approval is nobody's decision on
+#: this version, and refusing it says nothing about the version the votes were given for
+#: (round 69: the agent's one copy of another plan's approval reset any quorum at will).
+PLAN_LEVEL = frozenset({"E_PLAN_NOT_FROZEN", "E_PLAN_HASH_MISMATCH", "E_PLAN_EXPIRED"})
 
 
 @dataclass(frozen=True)

@@ -1587,23 +1587,41 @@ class Lifecycle(IndexStore):
         (her own cherry-pick, rebase or re-apply); another hand's copy revives a decision she
         took back, and a forge or a maintainer that committed her first one is the hand of
         everyone whose pull request it merges (round 64). A decision about another plan under
-        the same author, date and subject is judged by :meth:`_replayed`. The identities are
-        kept for good (a rewrite does not make the index forget them)."""
+        the same author, date and subject is judged by :meth:`_replayed`, and a copy it
+        refuses is nobody's decision: it binds nothing, so each later copy is judged as the
+        first was (round 69: the agent's second ``am`` of her approval of another plan was
+        "the same approval, same version" as its refused first one, and ran). The identities
+        are kept for good (a rewrite does not make the index forget them)."""
         made = _digest(made_for)[:16]
         key = _approval_identity(record, decision)
         seen = self.approval_ids.get(key)
         if seen is None:
-            self._remember_approval(key, record, made)
+            replayed = self._replayed(record)
+            if replayed is None:
+                self._remember_approval(key, record, made)
             self._remember_approval(_approval_identity(record), record, made)
-            return self._replayed(record)
-        sha, seen_for, _hand_of, lapsed = _seen_fields(seen)
+            return replayed
+        sha, seen_for, hand, lapsed = _seen_fields(seen)
         if sha == record.sha:
             return self._replayed(record)
         if seen_for == UNBOUND and self._own_hand(record):  # the line's first commit of that second
             self._remember_approval(_approval_identity(record), record, made)
         if seen_for not in (made, UNBOUND):
             return sha if _brought_back(record) else None
-        return sha if lapsed and not self._own_hand(record) else None
+        if lapsed and not self._own_hand(record):
+            return sha
+        return self._replayed(record) if self._moved_first(sha, hand, record) else None
+
+    def _moved_first(self, sha: str, hand: str, record: CommitRecord) -> bool:
+        """The decision identity ``record`` shares was first carried (``sha``, by ``hand``) by
+        another commit and another hand than her first decision of that author, date and
+        subject: a copy moved onto this plan, which binds nothing (an entry remembered
+        before round 69, when a refused copy still bound it)."""
+        base = self.approval_ids.get(_approval_identity(record))
+        if not base:
+            return False
+        first, _made, base_hand, _lapsed = _seen_fields(base)
+        return first != sha and _first_hand(hand, record) != _first_hand(base_hand, record)
 
     def _note_lapse(self, request: dict[str, Any] | None, at: CommitRecord | None = None) -> None:
         """Her decision taken back on the branch before the controller acted on it (a later

@@ -58,6 +58,10 @@ with the remedy (asserted); after the refusal (a controller commit) the next web
 counts: the gated action runs; for ``q-future`` Bob's vote counts and, the refusal being
 plan-level (it drops the collected votes, docs/approvals.md "Policy"), Alice votes again and
 the plan runs once.
+
+Re-scoped (2026-11-30, round 69): ``E_APPROVAL_REPLAYED`` keeps the votes collected (a
+refusal of a decision, not of the version): ``q-future`` runs once on Alice's kept vote and
+Bob's web approval after the refusal; her later vote finds it run.
 """
 
 from __future__ import annotations
@@ -156,7 +160,7 @@ def _build(root: Path) -> Lab:
         who = BOB if v.startswith("q-") else ALICE
         c.set(v, "approved", who=who, msg="Update PLAN.yml", by=FORGE)
     c.run()
-    # E_APPROVAL_REPLAYED is a plan-level refusal: it dropped Alice's collected vote
+    # Alice's vote again: since round 69 the refusal kept her collected vote (it ran already)
     c.set("q-future", "approved", msg="approve q-future again")
     c.run()
     c.run()

@@ -59,6 +59,19 @@ another hand is ``E_APPROVAL_REPLAYED``, however often it is brought. Held: ``q-
 ``q-alias`` (alice, ``a.smith@ops``, ``alice+laptop`` across a refusal: never a quorum),
 ``q-alias-bob``, ``l-twice`` (the lapsed X picked twice: refused ``E_APPROVAL_REPLAYED`` both
 times). The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): all four run as asserted. ``q-never``, ``r-never`` (and ``q-replay-twice``'s
+second copy): a copy refused as her decision moved onto another plan by another hand is
+nobody's decision and binds no decision identity (``Lifecycle._seen_approval`` remembers the
+identity "this plan, this status" only for a commit ``_replayed`` does not refuse), so the
+second ``am`` is judged as the first was, ``E_APPROVAL_REPLAYED``, however often it comes
+(an identity a state directory remembered from such a copy before the fix binds nothing
+either: ``_moved_first``);
+before, the refused first copy had become the decision's first carrier and the second was
+"the same approval, same version" of it. ``q-replay``, ``q-replay-twice``:
+``E_APPROVAL_REPLAYED`` is no longer in ``quorum.PLAN_LEVEL``: a refusal of a replay or a copy
+(nobody's vote) keeps the votes collected, as a person-level refusal does; only a refusal
+about the version (not frozen, hash mismatch, expired) drops them. ``INDEX_VERSION`` 50.
 """
 
 from __future__ import annotations
@@ -68,7 +81,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, CAROL, Lab, cases, clone_audit, valid_runs
 from test_round2_execution_kit import shared
 
 SMITH = ("A. Smith", "a.smith@ops.example.com")
@@ -84,26 +97,7 @@ RUN_BY_P3 = ["q-replay", "q-pick-same", "q-agent", "q-writer"]
 RUN_BY_P4 = ["q-replay-twice", "q-alias-bob"]
 NEVER = ["q-alias", "q-never", "r-never", "l-twice"]
 ALL = [*RUN_BY_P3, *RUN_BY_P4, *NEVER]
-_RESET = xfail(
-    "honest refused",
-    "the agent's git am of Alice's approval commit of ANOTHER plan (zz-src) onto this quorum "
-    "plan is refused E_APPROVAL_REPLAYED, and that refusal, plan-level, drops Alice's real "
-    "vote collected at P1: after Bob's vote the plan is 'partial, 1 more approval' (the "
-    "agent resets any quorum with one commit, without touching the plan)",
-)
-_SECOND = xfail(
-    "slip",
-    "the agent's SECOND git am of Alice's approval commit of another plan (zz-src), after "
-    "the first was refused E_APPROVAL_REPLAYED, counts as Alice's approval of a plan she "
-    "never approved: r-never ran (approver alice), q-never ran on Bob's vote and that copy; "
-    "the controller-side and fresh-clone audits call both runs valid",
-)
-BROKEN: dict[str, object] = {
-    "q-replay": _RESET,
-    "q-replay-twice": _RESET,
-    "q-never": _SECOND,
-    "r-never": _SECOND,
-}
+BROKEN: dict[str, object] = {}
 
 
 def _plan(tag: str) -> str:

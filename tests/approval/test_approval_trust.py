@@ -225,8 +225,8 @@ def _submitted(repo: Path, who: tuple[str, str] = AGENT, message: str = "add") -
     _once(repo)
 
 
-def _refusal(repo: Path) -> str | None:
-    block = head_plan(repo).get("approval") or {}
+def _refusal(repo: Path, slug: str = "greet") -> str | None:
+    block = head_plan(repo, slug).get("approval") or {}
     return block.get("code") if block.get("status") == "refused" else None
 
 
@@ -451,3 +451,39 @@ def test_normalizing_an_address_twice_changes_nothing(label: str) -> None:
     for address in (f"alice@{a_label}.com", f"alice@{label}.com"):
         once = normalize_identity(address)
         assert normalize_identity(once) == once
+
+
+def _moved_onto(repo: Path, commit: str, slug: str, n: int) -> None:
+    """The agent's ``format-patch | am`` of ``commit`` re-pathed onto ``slug``'s plan."""
+    patch = _git(repo, "format-patch", "-1", "--stdout", commit)
+    patch = patch.replace("plans/greet/", f"plans/{slug}/")
+    subprocess.run(
+        ["git", "am", "-q", "-3"],
+        cwd=repo,
+        input=patch,
+        text=True,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_COMMITTER_NAME": AGENT[0],
+            "GIT_COMMITTER_EMAIL": AGENT[1],
+            "GIT_COMMITTER_DATE": f"{int(time.time()) + 60 * (n + 1)} +0000",
+        },
+    )
+
+
+def test_every_copy_of_an_approval_moved_onto_another_plan_is_replayed(repo: Path) -> None:
+    write_plan(repo, "other", PLAN.replace("world   # trailing", "there   # trailing"))
+    _submitted(repo)
+    edit_status(repo, "greet", "approved")
+    _git(repo, "add", "-A")
+    now = str(int(time.time())) + " +0000"  # a copy gets a committer date of its own
+    _git(repo, "commit", "-q", "-m", "lgtm", who=ALICE, GIT_COMMITTER_DATE=now)
+    hers = _git(repo, "rev-parse", "HEAD").strip()
+    _once(repo)  # greet runs on her approval
+    for n in range(3):  # brought again after each refusal: still nobody's decision here
+        _moved_onto(repo, hers, "other", n)
+        _once(repo)
+        assert _refusal(repo, "other") == "E_APPROVAL_REPLAYED"
+        assert "execution" not in head_plan(repo, "other")

@@ -343,6 +343,17 @@ def test_a_changed_plan_voids_the_votes_and_a_plan_level_refusal_keeps_none() ->
     assert voided.outcome == "refuse" and "approvals" not in voided.record
 
 
+def test_a_replayed_approval_is_refused_keeping_the_votes_a_version_refusal_drops() -> None:
+    collected = [Vote("alice@example.com", "t1", "c1")]
+    copy = request("alice@example.com", "c2", committer_email="agent@example.com", replay_of="s")
+    replayed = judge(copy, APPROVAL, HIGH, "t2", collected=collected)
+    assert replayed.outcome == "refuse" and replayed.record["code"] == "E_APPROVAL_REPLAYED"
+    assert replayed.record["approvals"] == [v.as_dict() for v in collected]
+    unfrozen = request("bob@ops.example.com", "c3", frozen_hash=None)
+    expired = judge(unfrozen, APPROVAL, HIGH, "t3", collected=collected)
+    assert expired.record["code"] == "E_PLAN_NOT_FROZEN" and "approvals" not in expired.record
+
+
 def test_signed_trailer_commits_count_for_their_signer_only() -> None:
     merge = request("carol@ops.example.com", "merge")
     good = trailer_request(merge, "t1", 900, "alice@example.com", True, "Good signature")

@@ -274,6 +274,8 @@ class Lifecycle(IndexStore):
                 continue
             own = by_controller or self._moves_run_on(repo, record, change, plan_id)
             self._apply_plan_change(repo, record, change, plan_id, own, sink)
+            if any(f"{plan_id}/{name}" in self.plans for name in PLAN_FILES):
+                self._rejudge(repo, record, plan_id, own, sink)  # beside a folder so named
         self._note_logs(record, logs)
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
@@ -1831,8 +1833,21 @@ class Lifecycle(IndexStore):
         above it is judged again, as when its other plan file comes or goes (round 69)."""
         parts = change.path.split("/")
         at = next((i for i, name in enumerate(parts[:-1]) if name in PLAN_FILES), None)
-        state = self.plans.get("/".join(parts[:at])) if at else None
-        if state is None or state.unsafe or state.file.rpartition("/")[2] == parts[at or 0]:
+        if at:
+            self._rejudge(repo, record, "/".join(parts[:at]), by_controller, sink)
+
+    def _rejudge(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        plan_id: str,
+        by_controller: bool,
+        sink: EventSink | None,
+    ) -> None:
+        """Is the plan's folder at ``record`` ambiguous, a folder named as a plan file
+        counted as that file (:meth:`_ambiguity`)? Its plan file resolved again if not."""
+        state = self.plans.get(plan_id)
+        if state is None or state.unsafe:
             return
         was = state.ambiguous
         mode = "100644"

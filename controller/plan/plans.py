@@ -193,7 +193,7 @@ PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES))
 def plan_named_folder(path: str) -> str | None:
     """Why ``path`` (a file's, relative to the repo) lies in a folder named as a plan file
     (``plans/x/PLAN.yml/PLAN.yml``), or None. A plan's id is its folder and a path naming
-    its file is read as that folder (SPEC §1; MCP ``status``/``log``/``wait``): a folder
+    its file is read as that folder (MCP ``status``/``log``/``wait``, ``show``): a folder
     named ``PLAN.yml`` would be a second plan under the name of its parent's file (round
     69: the agent's folder read as Alice's completed plan), so it is no plan folder, and
     the folder above it, holding a plan file too, is E_PLAN_AMBIGUOUS."""

@@ -469,7 +469,11 @@ def test_a_folder_named_plan_yml_is_no_plan_and_its_parent_is_ambiguous(
     (repo / "plans" / "y" / "PLAN.yml").mkdir(parents=True)
     (repo / "plans" / "y" / "PLAN.yaml").write_text(PLAN)
     (repo / "plans" / "y" / "PLAN.yml" / "PLAN.yml").write_text(PLAN)
+    (repo / "plans" / "z" / "PLAN.yaml").mkdir(parents=True)  # the folder first, then a plan
+    (repo / "plans" / "z" / "PLAN.yaml" / "PLAN.yml").write_text(PLAN)
     commit_all(repo, "a plan in a folder named PLAN.yml", AGENT)
+    (repo / "plans" / "z" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan beside it", AGENT)
     api = AgentApi(required_config(str(write_config(tmp_path, repo))))
     try:
         for call in (api.log, api.wait, api.status):
@@ -478,7 +482,9 @@ def test_a_folder_named_plan_yml_is_no_plan_and_its_parent_is_ambiguous(
         with pytest.raises(PlanAmbiguous):
             api.log("plans/y/PLAN.yaml")
         rows = {r["plan"]: r for r in api.status()["plans"]}
-        assert "E_PLAN_AMBIGUOUS" in str(rows["plans/y"]["notes"]), rows
+        for folder in ("plans/y", "plans/z"):
+            assert rows[folder]["status"] is None, rows[folder]
+            assert "E_PLAN_AMBIGUOUS" in str(rows[folder]["notes"]), rows[folder]
         assert "E_UNSAFE_PATH" in str(rows["plans/y/PLAN.yml"]["notes"]), rows
     finally:
         api.close()

@@ -164,6 +164,9 @@ INDEX_VERSION = "50"  # 3: risk and estimate per plan; 4: approval identities, f
 # 50: a copy of an approval refused as moved onto another plan by another hand binds no
 # decision identity (round 69: the agent's second copy read as "the same approval" as its
 # refused first one, and ran)
+# 50 (also): a file in a folder named as a plan file (``plans/x/PLAN.yml/PLAN.yml``) is
+# E_UNSAFE_PATH, no plan, and its parent plan, holding a plan file too, E_PLAN_AMBIGUOUS
+# (round 69: the agent's folder was read as Alice's completed plan's file)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -252,6 +252,7 @@ class Lifecycle(IndexStore):
             why = _unsafe_why(change)
             if why is not None:
                 self._unsafe(plan_id, change.path, why)
+                self._shadowed(repo, record, change, by_controller, sink)
                 continue
             if path_name(change.path) == LOG_NAME:
                 logs.add(plan_id)
@@ -273,6 +274,8 @@ class Lifecycle(IndexStore):
                 continue
             own = by_controller or self._moves_run_on(repo, record, change, plan_id)
             self._apply_plan_change(repo, record, change, plan_id, own, sink)
+            if any(f"{plan_id}/{name}" in self.plans for name in PLAN_FILES):
+                self._rejudge(repo, record, plan_id, own, sink)  # beside a folder so named
         self._note_logs(record, logs)
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
@@ -1835,6 +1838,43 @@ class Lifecycle(IndexStore):
             found.add(approvals.EVERYONE)  # its co-authors past the cut cannot be read
         return found
 
+    def _shadowed(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        by_controller: bool,
+        sink: EventSink | None,
+    ) -> None:
+        """A file in a folder named as a plan file (``plans/x/PLAN.yml/...``, no plan folder:
+        :func:`controller.plan.plans.plan_named_folder`) came or went: the plan of the folder
+        above it is judged again, as when its other plan file comes or goes (round 69)."""
+        parts = change.path.split("/")
+        at = next((i for i, name in enumerate(parts[:-1]) if name in PLAN_FILES), None)
+        if at:
+            self._rejudge(repo, record, "/".join(parts[:at]), by_controller, sink)
+
+    def _rejudge(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        plan_id: str,
+        by_controller: bool,
+        sink: EventSink | None,
+    ) -> None:
+        """Is the plan's folder at ``record`` ambiguous, a folder named as a plan file
+        counted as that file (:meth:`_ambiguity`)? Its plan file resolved again if not."""
+        state = self.plans.get(plan_id)
+        if state is None or state.unsafe:
+            return
+        was = state.ambiguous
+        mode = "100644"
+        found = self._ambiguity(
+            repo, record, FileChange(state.file, state.blob, state.blob, mode), state, by_controller
+        )
+        if was and not state.ambiguous:
+            self._apply_plan_change(repo, record, found, state.plan_id, by_controller, sink)
+
     def _ambiguity(
         self,
         repo: GitRepo,
@@ -1851,6 +1891,8 @@ class Lifecycle(IndexStore):
         present = {
             str(folder / name): repo.blob_sha(record.sha, str(folder / name)) for name in PLAN_FILES
         }
+        # a folder under a plan file's name counts as that file (round 69: never a plan)
+        held = [p for p, blob in present.items() if blob or repo.is_tree(record.sha, p)]
         if not by_controller:
             identities = {
                 approvals.normalize_identity(record.author.email),
@@ -1858,7 +1900,7 @@ class Lifecycle(IndexStore):
             }
             state.changers = sorted(set(state.changers) | identities)
         self.touch(state.plan_id)
-        if all(present.values()):
+        if len(held) > 1:
             if not state.ambiguous:
                 self._problem(
                     state,
@@ -1868,6 +1910,7 @@ class Lifecycle(IndexStore):
             state.ambiguous = True
             state.status = state.file_status = state.request = None
             state.hash = state.frozen_hash = state.blob = None
+            state.risk = state.estimate = None  # of neither file: none is read (round 69)
             state.last_commit = record.sha
             return change
         if not state.ambiguous:

@@ -114,17 +114,57 @@ def _life(
     is_own: IsOwn,
     identity: str | None,
     first_parent: bool,
+    depth: int = 0,
 ) -> Life:
     """:func:`life_of` for a plan at ``rev`` frozen as ``identity``."""
-    log_file = log_file_of(plan_file)
-    commits = file_log(git, rev, plan_file, log_file, first_parent=first_parent)
+    log_file, other = log_file_of(plan_file), other_name(plan_file)
+    paths = (plan_file, log_file, *((other,) if other else ()))
+    commits = file_log(git, rev, *paths, first_parent=first_parent)
     end = next((i for i, r in enumerate(commits) if _removes(r, plan_file)), len(commits))
     commits = commits[:end]
     end = _other_identity(git, commits, plan_file, is_own, identity)
     commits = commits[:end]
     plan = tuple(r for r in commits if _changes(r, plan_file) is not None)
     log = tuple(r for r in commits if _changes(r, log_file) is not None)
-    return Life(plan, log)
+    renamed = _renamed_from(plan[-1], plan_file, other) if plan and other else None
+    if renamed is None or depth >= MAX_RENAMES:
+        return Life(plan, log)
+    before = _life(git, f"{renamed}^", other or "", is_own, identity, first_parent, depth + 1)
+    seen = {r.sha for r in log}
+    return Life(plan + before.plan, log + tuple(r for r in before.log if r.sha not in seen))
+
+
+#: Renames between the plan file's two names a life is followed across (a bound on the walk).
+MAX_RENAMES = 16
+
+
+def other_name(plan_file: str) -> str | None:
+    """The plan file's other accepted name in its folder (PLAN.yml <-> PLAN.yaml)."""
+    folder, _, name = plan_file.rpartition("/")
+    names = ("PLAN.yml", "PLAN.yaml")
+    if name not in names:
+        return None
+    other = names[1 - names.index(name)]
+    return f"{folder}/{other}" if folder else other
+
+
+def _renamed_from(record: CommitRecord, plan_file: str, other: str | None) -> str | None:
+    """``record``'s sha when it put ``plan_file`` in place of its other name with the bytes
+    kept (a rename between PLAN.yml and PLAN.yaml, round 69): the plan's life goes on from
+    the other name, its record with it (the page read it so; MCP ``log`` lost the run)."""
+    added, gone = _changes(record, plan_file), _changes(record, other or "")
+    if added is None or gone is None or added.old_blob is not None or gone.new_blob is not None:
+        return None
+    return record.sha if added.new_blob == gone.old_blob else None
+
+
+def file_in(record: CommitRecord, plan_file: str) -> str:
+    """The name the plan file has in ``record`` (a life followed across a rename holds
+    commits of its other name)."""
+    other = other_name(plan_file)
+    if _changes(record, plan_file) is None and other and _changes(record, other) is not None:
+        return other
+    return plan_file
 
 
 def log_file_of(plan_file: str) -> str:
@@ -377,7 +417,9 @@ def _recorded_block(
     git: GitRunner, log: Sequence[CommitRecord], path: str, key: str, is_own: IsOwn
 ) -> Any:
     found = last_own(log, is_own, EXECUTION_EVENTS if key == "execution" else None)
-    blocks = blocks_at(git, found[0], path) if found is not None else None
+    record = next((r for r in log if found is not None and r.sha == found[0]), None)
+    where = file_in(record, path) if record is not None else path
+    blocks = blocks_at(git, found[0], where) if found is not None else None
     return (blocks or {}).get(key)
 
 

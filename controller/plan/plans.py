@@ -159,6 +159,9 @@ def unsafe_name(path: str) -> str | None:
     from controller.display import HIDDEN
 
     parts = path.split("/")
+    named = plan_named_folder(path)
+    if named is not None:
+        return named
     if len(parts) > MAX_PATH_PARTS or any(
         len(p.encode("utf-8", "surrogatepass")) > 255 for p in parts
     ):
@@ -179,6 +182,28 @@ def unsafe_name(path: str) -> str | None:
         f"the path holds U+{ord(char):04X} ({char.encode('unicode_escape').decode()}), a control, "
         "line-break or invisible character that could forge a commit trailer or hide text; "
         "rename the folder"
+    )
+
+
+#: Every name a plan's file has (PLAN.yml, PLAN.yaml) or a plan source the controller
+#: converts has: a folder so named is no plan's folder (:func:`plan_named_folder`).
+PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES))
+
+
+def plan_named_folder(path: str) -> str | None:
+    """Why ``path`` (a file's, relative to the repo) lies in a folder named as a plan file
+    (``plans/x/PLAN.yml/PLAN.yml``), or None. A plan's id is its folder and a path naming
+    its file is read as that folder (MCP ``status``/``log``/``wait``, ``show``): a folder
+    named ``PLAN.yml`` would be a second plan under the name of its parent's file (round
+    69: the agent's folder read as Alice's completed plan), so it is no plan folder, and
+    the folder above it, holding a plan file too, is E_PLAN_AMBIGUOUS."""
+    folders = path.split("/")[:-1]
+    found = next((name for name in folders if name in PLAN_NAMES), None)
+    if found is None:
+        return None
+    return (
+        f"a folder named {found} is no plan folder (a path naming a plan file is read as its "
+        "folder's plan); rename the folder"
     )
 
 
@@ -224,19 +249,27 @@ def ambiguity(folder_files: Iterable[str]) -> Problem | None:
 
 
 def _sibling_problem(path: Path) -> Problem | None:
-    """E_PLAN_AMBIGUOUS when ``path`` is a plan file with a second plan file beside it."""
+    """E_PLAN_AMBIGUOUS when ``path`` is a plan file with a second plan file beside it, or a
+    folder under the other plan file's name (round 69: :func:`plan_named_folder`)."""
     if path.name not in PLAN_FILES:
         return None
     others = [n for n in PLAN_FILES if n != path.name and os.path.lexists(path.parent / n)]
     return ambiguity([path.name, *others])
 
 
+def _folder_problem(path: Path) -> Problem | None:
+    """E_UNSAFE_PATH when ``path`` lies in a folder named as a plan file: no plan's folder
+    (:func:`plan_named_folder`, the rule the history index applies to committed paths)."""
+    why = plan_named_folder("/".join(path.parts[1:] if path.is_absolute() else path.parts))
+    return None if why is None else Problem("E_UNSAFE_PATH", why)
+
+
 def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
-    ambiguous = _sibling_problem(path)
-    if ambiguous is not None:
-        return LoadedPlan(path, "", problems=[ambiguous])
+    refused = _sibling_problem(path) or _folder_problem(path)
+    if refused is not None:
+        return LoadedPlan(path, "", problems=[refused])
     try:
         data = read_bounded(path, max_bytes)
         if len(data) > max_bytes:

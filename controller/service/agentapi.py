@@ -350,8 +350,10 @@ class AgentApi:
         head = repo.branch_head(repo.current_branch())
         from controller.plan import yamlio
 
+        # the folder's file as every reader finds it: E_PLAN_AMBIGUOUS is the answer, never
+        # "no status" (round 69: wait read that as a change, or waited it out silently)
+        file = self._plan_file(repo, head, plan_id)
         try:
-            file = self._plan_file(repo, head, plan_id)
             raw = repo.read_file(head, file) if head and file else None
             if raw is None:
                 return None
@@ -367,16 +369,16 @@ class AgentApi:
 
         if head is None:
             return None
-        return plan_file_of(plan_id, lambda file: repo.blob_sha(head, file) is not None)
+        # a folder under a plan file's name counts as that file (round 69: never a plan)
+        return plan_file_of(plan_id, lambda file: not repo.is_gone(head, file))
 
     def _plan_id(self, path: str) -> str:
         from controller.plan.plans import PLAN_FILES
 
         plans_dir = self.config.plans_dir.rstrip("/")
-        text = path.strip()
-        for name in PLAN_FILES:  # a plan's file names it as its folder does
-            text = text.removesuffix(f"/{name}")
-        text = text.strip("/")
+        text = path.strip().strip("/")
+        named = next((n for n in PLAN_FILES if text.endswith(f"/{n}")), None)
+        text = text.removesuffix(f"/{named}") if named else text  # a plan's file names it
         plan_id = text if text.startswith(f"{plans_dir}/") else f"{plans_dir}/{text}"
         if not SLUG.match(plan_id[len(plans_dir) + 1 :]) or ".." in plan_id:
             raise UsageError(
@@ -384,7 +386,26 @@ class AgentApi:
                 remedy="e.g. plans/rotate-keys",
                 quotes=(repr(path),),
             )
+        if named is not None:
+            self._check_file_named(plan_id, named)
         return plan_id
+
+    def _check_file_named(self, plan_id: str, name: str) -> None:
+        """A path naming the plan's file (``plans/x/PLAN.yml``) is read as its folder; where
+        the branch holds a FOLDER of that name, the path names no plan: a folder named as a
+        plan file is none (round 69: :func:`controller.plan.plans.plan_named_folder`;
+        it was read as the parent's file, and answered that plan's record)."""
+        from controller.errors import UnsafePath
+        from controller.plan.plans import plan_named_folder
+
+        if self.config.is_remote:
+            return
+        repo = self.repo()
+        head = repo.branch_head(repo.current_branch())
+        file = f"{plan_id}/{name}"
+        if head is not None and repo.is_tree(head, file):
+            why = plan_named_folder(f"{file}/{name}") or ""
+            raise UnsafePath(f"{file}: {why}", quotes=(file,))
 
     # --- helpers ------------------------------------------------------------------------
 

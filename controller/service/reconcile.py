@@ -349,8 +349,8 @@ class Controller(Deciding, Outcomes):
         or pending plan is the next pass's to freeze), round 64's when the text does not hash
         to its kept ``frozen.hash`` (:func:`controller.git.ownrecord.hash_mismatch`)."""
         notes = state.notes[-5:]
-        if problem is not None:
-            return notes
+        if problem is not None or state.ambiguous:  # the record's notes all the same (round 69)
+            return [*notes, *(n for n in self._record_notes(state) if n not in notes)]
         stale = hash_mismatch(state.file, state.hash, state.frozen_hash)
         found = [stale] if stale is not None and state.status not in FREEZABLE else []
         found += [note for note in self._record_notes(state) if note not in found]
@@ -368,12 +368,34 @@ class Controller(Deciding, Outcomes):
         from controller.service.statedir import is_own_commit
 
         own = self.own_commits
-        if state.unsafe or state.ambiguous or not state.last_commit or not state.has_record():
+        if state.unsafe or not state.last_commit:
+            return ()
+        head = self._head or self.head()
+        if state.ambiguous:  # show reads each file of the folder's record (round 69)
+            return self._ambiguous_notes(state, head)
+        if not state.has_record():
             return ()
         if own.known and all(sha in own for sha in state.record_commits()):
             return ()
         is_own = is_own_commit(self.config, own)
-        return record_notes(self._git_or_none, self._head or self.head(), state.file, is_own)
+        return record_notes(self._git_or_none, head, state.file, is_own)
+
+    def _ambiguous_notes(self, state: PlanState, head: str) -> tuple[str, ...]:
+        """The record notes of a folder holding both plan files: of each of them, as ``show``,
+        the page and ``/api/plan/`` note their record though neither file is read (round 69:
+        the row carried only E_PLAN_AMBIGUOUS beside the agent's forged log)."""
+        from controller.git.ownrecord import record_notes
+        from controller.service.statedir import is_own_commit
+
+        is_own = is_own_commit(self.config, self.own_commits)
+        found: list[str] = []
+        for name in PLAN_FILES:
+            file = f"{state.plan_id}/{name}"
+            if self.repo.blob_sha(head, file) is None:
+                continue
+            notes = record_notes(self._git_or_none, head, file, is_own)
+            found += [note for note in notes if note not in found]
+        return tuple(found)
 
     def _held_reason(self, plan_id: str) -> str | None:
         held = self.holds.get(plan_id)
@@ -460,6 +482,9 @@ class Controller(Deciding, Outcomes):
         if problem is not None:
             line = f" line {problem.line}" if problem.line else ""
             return f"{problem.code}{line}: {problem.message}"
+        if state.ambiguous or state.unsafe:  # no file is read: the index's own word why
+            code = "E_PLAN_AMBIGUOUS" if state.ambiguous else "E_UNSAFE_PATH"
+            return next((n for n in reversed(state.notes) if n.startswith(code)), None)
         if state.status not in _REASONED or state.blob is None:
             return None
         try:

@@ -37,6 +37,10 @@ rewritten log). Should: the row carries every note ``show`` carries (round 67: o
 of the same inputs; round 68: the notes do not depend on the plan's validity). MCP ``log``
 refuses the ambiguous folder outright (E_PLAN_AMBIGUOUS), which holds.
 
+Fixed (2026-11-30): all 6: the row of an ambiguous folder carries the record notes of each
+of its plan files (``Controller._ambiguous_notes``), as ``show`` and the page do; the notes
+of a row whose file cannot be read are added as well (they do not depend on validity).
+
 Held (84): every reader of the ``yaml``, ``schema``, ``tool`` and ``ref`` folders in all
 three shapes (a code on each, the forged log or blocks noted wherever ``show`` notes them,
 ``forged-r69``/``forged-host`` never shown, the fake ``completed`` never answered), ``show``,
@@ -59,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
 from mcpkit import session
 from test_round2_execution_kit import shared
 
@@ -213,16 +217,7 @@ def _t(x: Any) -> str:
 
 
 IDS = [f"{s}-{w}" for s in SLUGS for w in WHERE]
-BROKEN: dict[str, Any] = {
-    f"amb-{shape}-{what}": xfail(
-        "the row hides show's note on an ambiguous folder",
-        "a folder holding PLAN.yml and PLAN.yaml beside the agent's forged EXECUTION_LOG.md: "
-        "show (and the page) note E_OWNED_BLOCK_CHANGED, the status row and MCP status carry "
-        "only E_PLAN_AMBIGUOUS",
-    )
-    for shape in SHAPES
-    for what in ("row", "mcp-status")
-}
+BROKEN: dict[str, Any] = {}
 
 
 def _split(vid: str) -> tuple[str, str]:

@@ -68,6 +68,17 @@ Broke (strict xfails):
   never runs (a byte-exact folder move after an approval runs, round 65). Should: a rename
   to the other accepted name with the bytes kept writes no content.
 
+Fixed (2026-11-30): ``bothnew-wait``, ``bothdone-wait``, ``symy-wait`` (``wait`` finds the
+file by ``plan_file_of`` outside its "no status" fallback: E_PLAN_AMBIGUOUS, as ``log``);
+``nest-mcp-log``, ``nest-mcp-status``, ``nest-wait``, ``dirbeside-agree``: one rule
+(``controller.plan.plans.plan_named_folder``, docs/plan-format.md): a folder named as a plan
+file (or a source) is no plan folder, what it holds E_UNSAFE_PATH in the index, ``show`` and
+MCP (a path naming such a folder is refused), and a plan file beside a folder named
+``PLAN.yml``/``PLAN.yaml`` is E_PLAN_AMBIGUOUS for every reader; ``nest-row``, ``nest-show``,
+``nest-page`` and ``nest-api`` now assert that refusal (with the forged log's note);
+``mvdone-mcp-log``, ``mvdonea-mcp-log`` (the record's life follows a byte-exact rename to the
+other name, ``controller.git.ownrecord``).
+
 Held: every other reader of ``bothnew``/``bothdone``/``symy`` (E_PLAN_AMBIGUOUS or
 E_UNSAFE_PATH), ``swap``/``swap2``/``symy`` never ran the edited action and carried no
 approval; case variants are not plan files (``Plan.yml`` never read, ``PLAN.YML`` no plan);
@@ -266,14 +277,7 @@ def _payload(reply: dict[str, Any] | None) -> tuple[bool, Any]:
 AMB = {"bothnew": ("E_PLAN_AMBIGUOUS",), "bothdone": ("E_PLAN_AMBIGUOUS",),
        "symy": ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")}  # fmt: skip
 AMB_IDS = [f"{s}-{w}" for s in AMB for w in ("row", "mcp-status", "mcp-log", "show", "wait")]
-BROKEN_AMB: dict[str, Any] = {
-    vid: xfail(
-        "wait on an ambiguous folder",
-        "MCP wait answers status null (bothnew: at once, changed true) instead of "
-        "E_PLAN_AMBIGUOUS, which MCP log answers for the same path",
-    )
-    for vid in ("bothnew-wait", "bothdone-wait", "symy-wait")
-}
+BROKEN_AMB: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(AMB_IDS, AMB_IDS, BROKEN_AMB))
@@ -359,20 +363,7 @@ def test_submit_finds_the_folders_file(lab: Lab, slug: str) -> None:
 
 # -- a folder named PLAN.yml beside PLAN.yaml --------------------------------------------
 NEST = ["nest-row", "nest-show", "nest-mcp-log", "nest-mcp-status", "nest-wait", "dirbeside-agree"]
-BROKEN_NEST: dict[str, Any] = {
-    vid: xfail(
-        "a plan id read as another plan's file",
-        "MCP reads plans/dirbeside/PLAN.yml (a plan folder on the branch) as the file of "
-        "plans/dirbeside and answers that plan's record: completed, approver alice "
-        "(wait: at once, changed)",
-    )
-    for vid in ("nest-mcp-log", "nest-mcp-status", "nest-wait")
-}
-BROKEN_NEST["dirbeside-agree"] = xfail(
-    "readers disagree on a folder named PLAN.yml",
-    "show plans/dirbeside says E_PLAN_AMBIGUOUS while the row, MCP status and MCP log "
-    "read PLAN.yaml and say completed",
-)
+BROKEN_NEST: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(NEST, NEST, BROKEN_NEST))
@@ -389,14 +380,14 @@ def test_a_plan_folder_named_plan_yml_is_read_as_itself(lab: Lab, vid: str) -> N
         amb = ["E_PLAN_AMBIGUOUS" in _t(x) for x in readers]
         assert len(set(amb)) == 1, amb
         return
-    if vid == "nest-row":
+    if vid == "nest-row":  # a folder named PLAN.yml is no plan folder (fixed 2026-11-30)
         row = got["rows"][nested]
-        assert row["status"] == "pending_approval" and row["approver"] is None, row
-        assert "E_OWNED_BLOCK_CHANGED" in _t(row["notes"]), row
+        assert row["status"] is None and row["approver"] is None, row
+        assert "E_UNSAFE_PATH" in _t(row["notes"]), row
         return
     if vid == "nest-show":
         text = got["nest:show"]
-        assert "dirinner" in text and "E_OWNED_BLOCK_CHANGED" in text, text
+        assert "E_UNSAFE_PATH" in text and "E_OWNED_BLOCK_CHANGED" in text, text
         assert "forged-r69" not in text, text
         return
     err, answer = _payload(got[f"nest:{vid[5:]}"])
@@ -416,15 +407,7 @@ def test_a_plan_folder_named_plan_yml_is_read_as_itself(lab: Lab, vid: str) -> N
 
 # -- a byte-exact rename of a completed plan keeps its record ------------------------------
 RENAMED = ["mvdone", "mvdonea"]
-BROKEN_REN: dict[str, Any] = {
-    f"{s}-mcp-log": xfail(
-        "a renamed plan's record is lost to MCP log",
-        "after a byte-exact PLAN.yml -> PLAN.yaml rename of a completed plan MCP log answers "
-        "execution null and outputs {} while its problem says 'shown as the controller "
-        "recorded it'",
-    )
-    for s in RENAMED
-}
+BROKEN_REN: dict[str, Any] = {}
 REN_IDS = [f"{s}-{w}" for s in RENAMED for w in ("row", "mcp-log")]
 
 
@@ -456,7 +439,7 @@ def test_the_page_answers_the_plan_named(lab: Lab, vid: str) -> None:
     assert "forged-r69" not in text and "EVIL" not in text, text[:2000]
     if key.startswith("both"):
         assert "E_PLAN_AMBIGUOUS" in text, text[:2000]
-    elif key == "nest":
-        assert "dirinner" in text and "E_OWNED_BLOCK_CHANGED" in text, text[:2000]
+    elif key == "nest":  # no plan folder: refused, its log noted (fixed 2026-11-30)
+        assert "E_UNSAFE_PATH" in text and "E_OWNED_BLOCK_CHANGED" in text, text[:2000]
     else:  # the renamed completed plan: its run's record
         assert "succeeded" in text and ALICE[1] in text, text[:2000]

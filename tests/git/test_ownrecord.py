@@ -189,6 +189,26 @@ def test_a_log_removed_in_a_recorded_life_is_flagged(repo: Path) -> None:
     assert [n for n in shown.notes if "EXECUTION_LOG.md" in n and gone[:12] in n]
 
 
+def test_a_rename_to_the_other_name_with_the_bytes_kept_keeps_the_record(repo: Path) -> None:
+    """Round 69: PLAN.yml renamed PLAN.yaml, bytes kept, is the plan that ran: its record
+    follows it (MCP ``log`` answered ``execution: null``); an edit in the rename is not."""
+    _ran(repo)
+    subprocess.run(["git", "mv", FILE, "plans/x/PLAN.yaml"], cwd=repo, check=True)
+    commit_all(repo, "rename", AGENT)
+    git, yaml = _runner(repo), "plans/x/PLAN.yaml"
+    branch = ownrecord.blocks_at(git, "HEAD", yaml) or {}
+    shown = ownrecord.shown_record(git, "HEAD", yaml, _by_controller, branch)
+    assert shown.blocks["execution"]["status"] == "completed", shown
+    assert shown.log == "# ran\n" and not [n for n in shown.notes if "E_OWNED" in n], shown
+    (repo / yaml).rename(repo / FILE)
+    (repo / FILE).write_text(_frozen("a") + "# edited\n")
+    commit_all(repo, "rename back, edited", AGENT)
+    branch = ownrecord.blocks_at(git, "HEAD", FILE) or {}
+    shown = ownrecord.shown_record(git, "HEAD", FILE, _by_controller, branch)
+    assert shown.blocks["execution"] is None, shown
+    assert [n for n in shown.notes if "E_OWNED_BLOCK_CHANGED" in n], shown
+
+
 def test_hash_mismatch_is_the_one_rule_of_every_reader() -> None:
     """Round 64: a record is of the version its ``frozen.hash`` names; another text at the
     path is said to be another (``show``'s STALE), none to compare with says nothing."""

@@ -7,7 +7,7 @@ import pytest
 
 from controller.errors import PlanAmbiguous
 from controller.git.planstate import plan_file_of, plan_id_of
-from controller.plan.plans import PLAN_FILES
+from controller.plan.plans import PLAN_FILES, unsafe_name
 
 
 @pytest.mark.parametrize("name", PLAN_FILES)
@@ -25,3 +25,18 @@ def test_a_folder_without_a_plan_file_has_none() -> None:
 def test_both_file_names_are_ambiguous() -> None:
     with pytest.raises(PlanAmbiguous):
         plan_file_of("plans/x", {f"plans/x/{n}" for n in PLAN_FILES}.__contains__)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["plans/x/PLAN.yml/PLAN.yml", "plans/x/PLAN.yaml/y/PLAN.yml", "plans/x/PLAN.md/PLAN.yaml"],
+)
+def test_a_folder_named_as_a_plan_file_is_no_plan_folder(path: str) -> None:
+    """Round 69: a plan id is a folder and a path naming a plan file is read as its
+    folder, so a folder under a plan file's name holds no plan (E_UNSAFE_PATH where plans
+    are found), and counts as that file beside a plan file of its parent (ambiguous)."""
+    assert "no plan folder" in (unsafe_name(path) or "")
+    assert unsafe_name("plans/x/PLAN.yml") is None and unsafe_name("plans/PLAN-x/PLAN.yml") is None
+    present = {"plans/x/PLAN.yaml", "plans/x/PLAN.yml"}  # the second one a folder
+    with pytest.raises(PlanAmbiguous):
+        plan_file_of("plans/x", present.__contains__)

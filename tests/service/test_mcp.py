@@ -435,7 +435,8 @@ def test_log_and_wait_read_the_plan_under_either_file_name(
 
 def test_log_of_a_folder_with_both_plan_files_is_ambiguous(repo: Path, tmp_path: Path) -> None:
     """Both file names in one folder: neither is read (E_PLAN_AMBIGUOUS, as the row says),
-    never the one a reader happens to try first."""
+    never the one a reader happens to try first; ``wait`` says so too (round 69: it answered
+    ``status: null``, at once ``changed`` from ``pending_approval``)."""
     from controller.commands._shared import required_config
     from controller.errors import PlanAmbiguous
     from controller.service.agentapi import AgentApi
@@ -448,7 +449,43 @@ def test_log_of_a_folder_with_both_plan_files_is_ambiguous(repo: Path, tmp_path:
     try:
         with pytest.raises(PlanAmbiguous):
             api.log("plans/y")
-        assert api.wait("plans/y", timeout=0)["status"] is None
+        for since in (None, "pending_approval"):
+            with pytest.raises(PlanAmbiguous):
+                api.wait("plans/y", timeout=0, status=since)
+    finally:
+        api.close()
+
+
+def test_a_folder_named_plan_yml_is_no_plan_and_its_parent_is_ambiguous(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 69: a FOLDER ``PLAN.yml`` beside ``PLAN.yaml``: asked for
+    ``plans/y/PLAN.yml``, MCP answered the parent's record. A folder named as a plan file is
+    no plan folder (E_UNSAFE_PATH), and its parent holds two plan files' names."""
+    from controller.commands._shared import required_config
+    from controller.errors import PlanAmbiguous, UnsafePath
+    from controller.service.agentapi import AgentApi
+
+    (repo / "plans" / "y" / "PLAN.yml").mkdir(parents=True)
+    (repo / "plans" / "y" / "PLAN.yaml").write_text(PLAN)
+    (repo / "plans" / "y" / "PLAN.yml" / "PLAN.yml").write_text(PLAN)
+    (repo / "plans" / "z" / "PLAN.yaml").mkdir(parents=True)  # the folder first, then a plan
+    (repo / "plans" / "z" / "PLAN.yaml" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan in a folder named PLAN.yml", AGENT)
+    (repo / "plans" / "z" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan beside it", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        for call in (api.log, api.wait, api.status):
+            with pytest.raises(UnsafePath):
+                call("plans/y/PLAN.yml")
+        with pytest.raises(PlanAmbiguous):
+            api.log("plans/y/PLAN.yaml")
+        rows = {r["plan"]: r for r in api.status()["plans"]}
+        for folder in ("plans/y", "plans/z"):
+            assert rows[folder]["status"] is None, rows[folder]
+            assert "E_PLAN_AMBIGUOUS" in str(rows[folder]["notes"]), rows[folder]
+        assert "E_UNSAFE_PATH" in str(rows["plans/y/PLAN.yml"]["notes"]), rows
     finally:
         api.close()
 

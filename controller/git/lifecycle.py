@@ -1673,19 +1673,19 @@ class Lifecycle(IndexStore):
         """When the lapse ``at`` of a decision of ``author`` was made, as far as anyone can
         know. Both dates of a commit are its committer's to write (round 67: the agent's
         revert dated 1990, or its cherry-pick of her OLD revert, made her other approval of
-        the version, made before the lapse, look newer than it). A lapse she committed
-        herself is dated by the dates SHE wrote (round 68: git keeps the agent's author date
-        through her cherry-pick, ``am`` or rebase of its revert): its committer date, and its
-        author date only when she is its author too; the earlier, never past the reader's
-        clock nor the first controller commit after it (only she dated it, and it can only
-        cost her). Another hand's lapse is :data:`OPEN`: dated by the first controller
-        commit after it on the branch (:meth:`_bound_open_lapses`, the controller's clock),
-        and until then by the reader's clock (:meth:`_lapsed_decision`); its own dates count
-        neither way."""
-        if not self._committed_by(at, author):
+        the version, made before the lapse, look newer than it), and git copies another's
+        dates into hers (round 68: the agent's author date kept through her cherry-pick,
+        ``am`` or rebase of its revert; round 69: ``--committer-date-is-author-date`` wrote it
+        as HER committer date too). So only a lapse she wrote AND committed (:meth:`_own_hand`
+        as her: author and committer her identity) is dated by its own dates, the earlier,
+        never past the reader's clock nor the first controller commit after it (only she
+        dated it, and it can only cost her). Any other lapse, hers to commit or not, is
+        another hand's word: :data:`OPEN`, dated by the first controller commit after it on
+        the branch (:meth:`_bound_open_lapses`, the controller's clock), and until then by
+        the reader's clock (:meth:`_lapsed_decision`); its own dates count neither way."""
+        if not (self._committed_by(at, author) and self._same_person(at.author.email, author)):
             return OPEN
-        hers = at.author_time if self._same_person(at.author.email, author) else at.commit_time
-        return min(hers, at.commit_time, self._now())
+        return min(at.author_time, at.commit_time, self._now())
 
     def _same_person(self, one: str, other: str) -> bool:
         """Two addresses of one person, compared as the approval rules compare identities:

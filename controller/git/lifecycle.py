@@ -519,8 +519,14 @@ class Lifecycle(IndexStore):
         approval made with the move), wherever the path changed, its folder or its file's
         name (round 69: PLAN.yml renamed PLAN.yaml in its folder). A move writes no content:
         the content's writers are those of the content moved (by hash; a folder's are
-        carried by :meth:`_moved_writers`). None when it adds no such file."""
-        if change.old_blob is not None or change.new_blob is None or not _is_plan_file(change.path):
+        carried by :meth:`_moved_writers`). None when it adds no such file, and in a merge
+        (what a merge writes is told by what it brought: :meth:`_brought`, :meth:`_changers`)."""
+        if (
+            record.is_merge
+            or change.old_blob is not None
+            or change.new_blob is None
+            or not _is_plan_file(change.path)
+        ):
             return None
         if change.mode in NOT_A_FILE:
             return None

@@ -167,6 +167,10 @@ INDEX_VERSION = "50"  # 3: risk and estimate per plan; 4: approval identities, f
 # 50 (also): a file in a folder named as a plan file (``plans/x/PLAN.yml/PLAN.yml``) is
 # E_UNSAFE_PATH, no plan, and its parent plan, holding a plan file too, E_PLAN_AMBIGUOUS
 # (round 69: the agent's folder was read as Alice's completed plan's file)
+# 50 (also): only a lapse she wrote and committed is dated by its dates, one she committed only is
+# another hand's (round 69: ``--committer-date-is-author-date`` copied the agent's date into
+# hers); a plan file moved with its bytes kept (all but a plain status line), its folder or
+# its file's name changed, writes no content (round 69: PLAN.yml renamed PLAN.yaml)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -241,7 +241,9 @@ class Lifecycle(IndexStore):
                 if writes:
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
                 continue
-            if writes and self._writes_file(repo, change):
+            if writes and self._writes_file(
+                repo, self._move_source(repo, record, change) or change
+            ):
                 # a plan file below another plan's folder is a file in that folder too: its
                 # writer writes the plan above (round 41: only the name PLAN.yml escaped)
                 self._folder_writers(
@@ -511,6 +513,48 @@ class Lifecycle(IndexStore):
         except Exception:  # unreadable: judged by its content, if it has any
             return True
         return old is None or new is None or old.hash is None or old.hash != new.hash
+
+    def _move_source(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange
+    ) -> FileChange | None:
+        """``change`` (a plan file ``record`` adds) as the edit of the plan file it moves: one
+        the commit removes whose bytes it keeps (all, or all but a plain status line: an
+        approval made with the move), wherever the path changed, its folder or its file's
+        name (round 69: PLAN.yml renamed PLAN.yaml in its folder). A move writes no content:
+        the content's writers are those of the content moved (by hash; a folder's are
+        carried by :meth:`_moved_writers`). None when it adds no such file, and in a merge
+        (what a merge writes is told by what it brought: :meth:`_brought`, :meth:`_changers`)."""
+        if (
+            record.is_merge
+            or change.old_blob is not None
+            or change.new_blob is None
+            or not _is_plan_file(change.path)
+        ):
+            return None
+        if change.mode in NOT_A_FILE:
+            return None
+        for gone in record.changes:
+            if gone.new_blob is not None or gone.old_blob is None or gone.mode in NOT_A_FILE:
+                continue
+            if not _is_plan_or_source(gone.path):
+                continue
+            edit = FileChange(change.path, gone.old_blob, change.new_blob, change.mode)
+            if gone.old_blob == change.new_blob or (
+                _is_plan_file(gone.path) and not self._writes_file(repo, edit)
+            ):
+                return edit
+        return None
+
+    def _moved_away(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
+        """Whether ``change`` removes a plan file another plan file of ``record`` is a move of
+        (:meth:`_move_source`): the other half of that move."""
+        if change.new_blob is not None or change.old_blob is None:
+            return False
+        return any(
+            (edit := self._move_source(repo, record, other)) is not None
+            and edit.old_blob == change.old_blob
+            for other in record.changes
+        )
 
     def _removed_folders(self, record: CommitRecord) -> dict[str, list[FileChange]]:
         """The plan folders a commit removes files from, with those files."""
@@ -1417,6 +1461,9 @@ class Lifecycle(IndexStore):
             if before.ambiguous:
                 return
         snapshot = PlanState(**asdict(before)) if before and sink else None
+        moved = self._move_source(repo, record, change) if not by_controller else None
+        if moved is not None and before is not None:
+            change = moved  # renamed in its folder: the same plan, an edit in place
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
         self.touch(plan_id)
@@ -1431,9 +1478,8 @@ class Lifecycle(IndexStore):
         if new.problem is not None:
             self._problem(state, new.problem)
         content_changed = _content_changed(old, new, change)
-        changers, evil = (
-            self._changers(repo, record, change, new) if content_changed else (set(), False)
-        )
+        wrote = content_changed and moved is None  # a move writes none (its folder's carried)
+        changers, evil = self._changers(repo, record, change, new) if wrote else (set(), False)
         # votes are for one hash: an edit and its undo on a merged branch void them as the
         # same two commits on the branch do (round 21)
         if (
@@ -1694,19 +1740,19 @@ class Lifecycle(IndexStore):
         """When the lapse ``at`` of a decision of ``author`` was made, as far as anyone can
         know. Both dates of a commit are its committer's to write (round 67: the agent's
         revert dated 1990, or its cherry-pick of her OLD revert, made her other approval of
-        the version, made before the lapse, look newer than it). A lapse she committed
-        herself is dated by the dates SHE wrote (round 68: git keeps the agent's author date
-        through her cherry-pick, ``am`` or rebase of its revert): its committer date, and its
-        author date only when she is its author too; the earlier, never past the reader's
-        clock nor the first controller commit after it (only she dated it, and it can only
-        cost her). Another hand's lapse is :data:`OPEN`: dated by the first controller
-        commit after it on the branch (:meth:`_bound_open_lapses`, the controller's clock),
-        and until then by the reader's clock (:meth:`_lapsed_decision`); its own dates count
-        neither way."""
-        if not self._committed_by(at, author):
+        the version, made before the lapse, look newer than it), and git copies another's
+        dates into hers (round 68: the agent's author date kept through her cherry-pick,
+        ``am`` or rebase of its revert; round 69: ``--committer-date-is-author-date`` wrote it
+        as HER committer date too). So only a lapse she wrote AND committed (:meth:`_own_hand`
+        as her: author and committer her identity) is dated by its own dates, the earlier,
+        never past the reader's clock nor the first controller commit after it (only she
+        dated it, and it can only cost her). Any other lapse, hers to commit or not, is
+        another hand's word: :data:`OPEN`, dated by the first controller commit after it on
+        the branch (:meth:`_bound_open_lapses`, the controller's clock), and until then by
+        the reader's clock (:meth:`_lapsed_decision`); its own dates count neither way."""
+        if not (self._committed_by(at, author) and self._same_person(at.author.email, author)):
             return OPEN
-        hers = at.author_time if self._same_person(at.author.email, author) else at.commit_time
-        return min(hers, at.commit_time, self._now())
+        return min(at.author_time, at.commit_time, self._now())
 
     def _same_person(self, one: str, other: str) -> bool:
         """Two addresses of one person, compared as the approval rules compare identities:
@@ -1893,7 +1939,8 @@ class Lifecycle(IndexStore):
         }
         # a folder under a plan file's name counts as that file (round 69: never a plan)
         held = [p for p, blob in present.items() if blob or repo.is_tree(record.sha, p)]
-        if not by_controller:
+        moving = self._move_source(repo, record, change) or self._moved_away(repo, record, change)
+        if not by_controller and (len(held) > 1 or not moving):
             identities = {
                 approvals.normalize_identity(record.author.email),
                 approvals.normalize_identity(record.committer.email),
@@ -2023,6 +2070,7 @@ class Lifecycle(IndexStore):
         bytes, a plan file in the folders above (round 41), a plan's content (a merge's only
         when no parent held it: a joined status or comment is no writing)."""
         side_plan = plan_id_of(change.path, self.plans_dir)
+        change = self._move_source(repo, commit, change) or change  # a move writes nothing
         if path_name(change.path) not in PLAN_FILES:
             if side_plan is None:
                 self._blob_writers(repo, change, who, left, commit.sha)  # side draft

@@ -54,6 +54,17 @@ but did not author dated as another hand's, by the next controller commit). Held
 ran at once, hers, both audits valid (the fresh-clone audit read the recorded aliases, not the
 agent's edit of the record). ``agent-alias`` ran, as documented (the alias in force said the
 agent's commits were hers). The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): ``cdi-rebase``, ``cdi-am``. Only a lapse she wrote AND committed (its
+author and committer her identity, compared as approvals compare identities) is dated by its
+own dates; a lapse she committed but did not write is another hand's, whatever its dates
+say: dated by the first controller commit after it (``Lifecycle._lapse_time``, round 67's
+``OPEN``). Her review-branch approval Y, made before that commit, is the lapsed decision, and
+the agent's pick of it is ``E_APPROVAL_REPLAYED``. Round 68's ``her-pick``, ``her-am``,
+``her-rebase`` stay refused (by the same rule now); ``alias-self``, ``plus-self``,
+``case-self`` and this module's honest ids run as before. What it costs: her own pick, ``am``
+or rebase of a revert someone else wrote, then her re-approval through the forge's web
+editor before the next controller commit, is refused once (docs/approvals.md).
 """
 
 from __future__ import annotations
@@ -63,7 +74,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -73,14 +84,7 @@ OLD = 631152000  # 1990-01-01
 LAPSED = ["cdi-rebase", "cdi-am", "amend-agent", "amend-date", "agent-amends-hers"]
 HONEST = ["cdi-self", "alias-dropped", "alias-forged"]
 ALIASED = ["agent-alias"]
-_CDI = xfail(
-    "slip",
-    "the agent's revert of X dated 1990, brought onto main by Alice's rebase/am with "
-    "--committer-date-is-author-date: committer Alice, committer date 1990 (git copied the "
-    "agent's author date into it), read as a lapse she dated herself, 1990; the agent's "
-    "cherry-pick of her older review-branch approval Y ran on her approval, both audits valid",
-)
-BROKEN: dict[str, object] = {"cdi-rebase": _CDI, "cdi-am": _CDI}
+BROKEN: dict[str, object] = {}
 ALIASES = """\
 identity_aliases:
   plus_tags: ["*@example.com"]

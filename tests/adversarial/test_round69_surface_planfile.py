@@ -86,6 +86,12 @@ MCP submit keeps PLAN.yaml, refuses an approved status and an ambiguous folder; 
 reads the nested plan with its note; the page and ``/api/plan/`` of all five (ambiguous
 folders E_PLAN_AMBIGUOUS, the nested plan as itself with its note, the renamed completed
 plans WITH their run's record, unlike MCP ``log``); nothing the agent wrote ran.
+
+Fixed (2026-11-30): ``mvalice``, ``mvalice2``. A plan file a commit adds with the bytes of a
+plan file it removes (all of them, or all but a plain status line: her approval made with
+the move) is that file moved, whatever part of the path changed (its folder or its file's
+name): no writing; in its own folder an edit in place of the same plan. The content's writers
+are those of the content moved (``Lifecycle._move_source``).
 """
 
 from __future__ import annotations
@@ -311,15 +317,7 @@ RUNS = {
 }  # fmt: skip
 
 
-BROKEN_RUNS: dict[str, Any] = {
-    s: xfail(
-        "her rename makes her a writer",
-        "Alice approves PLAN.yml and renames it PLAN.yaml, bytes kept (in the approval "
-        "commit or the next): refused E_SELF_APPROVAL 'alice wrote or changed this plan's "
-        "content', never runs",
-    )
-    for s in ("mvalice", "mvalice2")
-}
+BROKEN_RUNS: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("slug", cases(list(RUNS), list(RUNS), BROKEN_RUNS))

@@ -498,16 +498,20 @@ def _lapse(author: Person, committer: Person, adate: int, cdate: int) -> CommitR
     return CommitRecord("r" * 40, ("b" * 40,), author, committer, adate, cdate, "revert")
 
 
+@pytest.mark.parametrize("cdate", [5, 700])
 @pytest.mark.parametrize("committer", ["alice@example.com", "ALICE@EXAMPLE.COM"])
-def test_her_lapse_of_another_authors_commit_is_dated_by_her_commit_of_it(committer: str) -> None:
-    """Round 68 (``her-pick``, ``her-am``, ``her-rebase``): the agent's revert dated 1990,
-    brought onto the branch by Alice's own cherry-pick (``am``, rebase): she committed it,
-    but the 1990 author date is the agent's word, not hers. Her commit of it dates it (its
-    committer date): her other decision of the version, made before, is the lapsed one from
-    another hand; one made after her commit is new. Her own revert (her author date too)
-    keeps the earlier of its dates."""
+def test_her_lapse_of_another_authors_commit_is_another_hands(committer: str, cdate: int) -> None:
+    """Round 68 (``her-pick``, ``her-am``, ``her-rebase``) and round 69 (``cdi-rebase``,
+    ``cdi-am``): the agent's revert dated 1990, brought onto the branch by Alice's own
+    cherry-pick, ``am`` or rebase: she committed it, but she did not write it, and git
+    copies the agent's dates into hers (``--committer-date-is-author-date``: her committer
+    date 1990 too). A lapse she committed but did not author is another hand's word: dated
+    by the controller commit after it, its own dates count neither way; her other decision
+    of the version, made before that commit, is the lapsed one from another hand, one made
+    after it is new. Her own revert (author and committer hers) keeps the earlier of its
+    dates."""
     from controller.git.history import HistoryIndex
-    from controller.git.lifecycle import _decision_mark, _lapse_fields
+    from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
 
     index = HistoryIndex(
         None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: 1000.0
@@ -515,13 +519,17 @@ def test_her_lapse_of_another_authors_commit_is_dated_by_her_commit_of_it(commit
     try:
         mark = _decision_mark("alice@example.com", H1, "approved")
         her = {"commit": "1" * 40, "decision": mark, "author_time": 100, "author": ALICE.email}
-        index._note_lapse(her, _lapse(AGENT, Person("Alice", committer), 5, 700))
-        assert _lapse_fields(index.approval_ids[mark])[1] == 700
+        index._note_lapse(her, _lapse(AGENT, Person("Alice", committer), 5, cdate))
+        assert _lapse_fields(index.approval_ids[mark])[1] == OPEN
         assert index._lapsed_decision(_approval("y", 600, 600, AGENT), mark) == "1" * 40
-        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), mark) is None
+        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), mark) == "1" * 40
         own = _decision_mark("alice@example.com", H2, "approved")
         index._note_lapse({**her, "decision": own}, _lapse(ALICE, ALICE, 650, 700))
         assert _lapse_fields(index.approval_ids[own])[1] == 650
+        index._controller_clock(900)
+        assert _lapse_fields(index.approval_ids[mark])[1] == 900
+        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), mark) == "1" * 40
+        assert index._lapsed_decision(_approval("m", 950, 950, GITHUB), mark) is None
     finally:
         index.close()
 

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "49"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "50"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -161,6 +161,8 @@ INDEX_VERSION = "49"  # 3: risk and estimate per plan; 4: approval identities, f
 # author date only when she is its author too), and "herself" is told by the approval
 # rules' identities, ``identity_aliases`` included (round 68: her cherry-pick of the agent's
 # revert dated 1990 kept its 1990 author date; her revert as her alias was another hand's)
+# 50: by git alone, a run event under the controller's name with no ``Controller-Seal:`` is
+# anyone's commit (round 69: an unsealed forged start read as the plan's run in a fresh clone)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -1177,7 +1177,8 @@ class Lifecycle(IndexStore):
         and committer, and git's own rewrites (`commit --amend`, a rebase, a cherry-pick)
         keep the author but write whoever ran them as committer (round 58: the agent's
         amended `complete` commit, its log rewritten, read as the controller's own); and
-        by what it records: an event with no cause on the branch is not one (:meth:`disowned`)."""
+        by what it records: an event with no cause on the branch, or a run event with no
+        seal, is not one (:meth:`disowned`)."""
         if record.author.email.lower() != self.controller_email:
             return False
         if self.own_commit is not None:

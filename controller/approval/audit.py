@@ -15,7 +15,8 @@ own path (§5 rules and §11 quorum), and every controller commit is checked aga
   ``controller-unexplained``: with its record of its commits (``audit --config`` and its
   state directory: ``<state_dir>/commits``) one the record lacks; by git alone one that
   records an event with no cause on the branch: an outcome of a plan the controller had
-  not started, an ``abort`` no abort request asked for (rounds 65-66,
+  not started, an ``abort`` no abort request asked for, or a run event with no
+  ``Controller-Seal:``, which every controller commit carries (rounds 65-66, 69;
   :meth:`~controller.git.lifecycle.Lifecycle.disowned`); on the line and on merged
   branches alike;
 - every controller commit must be one the controller makes: subject

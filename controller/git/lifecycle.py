@@ -156,11 +156,37 @@ def _event_hashes(record: CommitRecord) -> dict[str, str]:
     return {plan: record.trailers.get("Plan-Hash", "") for plan in record_events(record)}
 
 
+def unsealed_run_events(record: CommitRecord) -> list[str]:
+    """``<event> <plan>`` for each run event (a start, an outcome, a checkpoint) a commit's
+    message records when it carries no ``Controller-Seal:`` (:func:`_sealed`): every
+    controller commit since round 66 is sealed, so by git alone such a commit is no
+    controller's, anyone's, and decides nothing, as the live controller reads it by its
+    record (round 69: a fresh clone's audit took the agent's unsealed ``start`` for the
+    plan's run). A seal of the right shape is verifiable by no one without the key: by git
+    alone it stands (another controller's, or a forgery, as rounds 67-68 judge it)."""
+    if _sealed(record):
+        return []
+    return [
+        f"{event} {plan}" for plan, event in record_events(record).items() if event in RUN_EVENTS
+    ]
+
+
 def _no_cause(unmatched: list[str]) -> str:
     return (
         f"records {', '.join(unmatched)} with no cause on the branch: no start of the plan "
         "for an outcome, no abort request for an abort (Aborted-By: is a claim)"
     )
+
+
+def _not_its_own(unmatched: list[str], unsealed: list[str]) -> str | None:
+    """Why a commit under the controller's name is not its own by git alone (None: it is)."""
+    why = [_no_cause(unmatched)] if unmatched else []
+    if unsealed:
+        why.append(
+            f"records {', '.join(unsealed)} with no Controller-Seal: (every controller commit "
+            "carries one since round 66)"
+        )
+    return "; ".join(why) or None
 
 
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
@@ -1198,25 +1224,28 @@ class Lifecycle(IndexStore):
         and committer, and git's own rewrites (`commit --amend`, a rebase, a cherry-pick)
         keep the author but write whoever ran them as committer (round 58: the agent's
         amended `complete` commit, its log rewritten, read as the controller's own); and
-        by what it records: an event with no cause on the branch is not one (:meth:`disowned`)."""
+        by what it records: an event with no cause on the branch, or a run event with no
+        seal, is not one (:meth:`disowned`)."""
         if record.author.email.lower() != self.controller_email:
             return False
         if self.own_commit is not None:
             return self.own_commit(record.sha)
         return record.committer.email.lower() == self.controller_email and not (
-            self._unmatched_events(record)
+            self._unmatched_events(record) or unsealed_run_events(record)
         )
 
     def disowned(self, record: CommitRecord) -> str | None:
         """Why a commit under the controller's name (author and committer) is not its own
         (None: it is, or it does not claim to be). By its record of the commits it made when
         there is one, for every event kind; git alone, by the cause every controller event
-        has on the branch (:func:`unmatched_event`): an outcome ends a run the controller
+        has on the branch (:func:`unmatched_event`) and the seal every run event of it
+        carries (:func:`unsealed_run_events`): an outcome ends a run the controller
         started, an abort answers an abort request, an allowed aborter's own commit setting
         ``aborted`` (SPEC §4), never the controller's own word (round 65: a well-shaped
         ``plangate: abort`` with ``Aborted-By: alice`` under its name ended her paused run in
         the audit; round 66: a batched ``complete`` of a plan never started read as its
-        outcome)."""
+        outcome; round 69: an unsealed ``start`` read as the plan's run, so the controller's
+        real start after an honest approval was flagged started twice)."""
         named = self.controller_email
         if record.author.email.lower() != named or record.committer.email.lower() != named:
             return None
@@ -1224,8 +1253,7 @@ class Lifecycle(IndexStore):
             if self.own_commit(record.sha):
                 return None
             return "not in the controller's record of the commits it made (<state_dir>/commits)"
-        unmatched = self._unmatched_events(record)
-        return _no_cause(unmatched) if unmatched else None
+        return _not_its_own(self._unmatched_events(record), unsealed_run_events(record))
 
     def _unmatched_events(self, record: CommitRecord) -> list[str]:
         """``<event> <plan>`` for each event a commit's message says the controller made that
@@ -1272,7 +1300,7 @@ class Lifecycle(IndexStore):
             status = facts.status if facts is not None else None
             if unmatched_event(event, status, asked=False):
                 unmatched.append(f"{event} {plan}")
-        return _no_cause(unmatched) if unmatched else None
+        return _not_its_own(unmatched, unsealed_run_events(commit))
 
     def _parent_facts(self, repo: GitRepo, commit: CommitRecord, plan: str) -> BlobFacts | None:
         """The plan's file at ``commit``'s first parent (None: none there, or a folder

@@ -52,7 +52,17 @@ BROKE (strict xfail):
   runs at most once"): 0 valid runs of a plan that ran once on a valid approval. The same for
   the unsealed forged resume of ``g-05``: the controller runs its gate once and ``audit
   --config`` lists 2 valid starts, the fresh clone 1. Should: by git alone, too, a start with no
-  seal decides nothing; the controller's run is valid and listed once."""
+  seal decides nothing; the controller's run is valid and listed once.
+
+Fixed (2026-11-30): by git alone, a commit under the controller's name that records a run event
+(a start, an outcome, a checkpoint) and carries no ``Controller-Seal:`` of 64 hex digits is no
+controller's (:func:`controller.git.lifecycle.unsealed_run_events`, read by
+``Lifecycle._is_controller``, ``disowned`` and ``side_disowned_why``): the history index applies
+it as anyone's commit (an ``illegal`` status, ignored), the audit flags it
+``controller-unexplained`` ("no Controller-Seal:"), her approval stands and the controller's real
+start is the run, valid and listed once, as ``audit --config`` reads it by the controller's
+record. A seal of the right shape (``fake``, ``copied``, ``resume``) is verifiable by nobody in
+a fresh clone: it keeps rounds 67-68's reading there (a start, judged by its approval)."""
 
 from __future__ import annotations
 
@@ -61,23 +71,12 @@ import os
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs, xfail
+from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 7)]
 G = [f"g-{i:02d}" for i in range(1, 6)]
-BROKEN: dict[str, object] = {
-    "audit-clone": xfail(
-        "the fresh-clone audit reads an unsealed forged start as the plan's start",
-        "the agent's unsealed start of p-04 under the controller's name, then Alice's approval "
-        "in the merged burst: the controller runs p-04 once (docs: an unsealed start is "
-        "anyone's) and `audit --config` calls that run valid, but `audit` in a fresh clone "
-        "lists the forged start, flags her approval `illegal` (from executing) and the "
-        "controller's real start `start-without-approval` and `started-twice` (0 valid runs); "
-        "the same for an unsealed forged resume of g-05: its gate runs once, the clone audit "
-        "lists 1 valid start of 2",
-    )
-}
+BROKEN: dict[str, object] = {}  # fixed (2026-11-30): see the docstring
 
 
 def gated(tag: str) -> str:

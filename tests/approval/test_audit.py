@@ -68,14 +68,21 @@ def test_human_writing_completed_is_flagged(repo: Path) -> None:
     assert code == 1 and "illegal" in _kinds(report)
 
 
+#: A seal of the controller's shape (``Controller-Seal:``, 64 hex digits) that no key here made:
+#: a fresh clone cannot verify it and judges the start by its approval (an unsealed one is no
+#: controller's at all, round 69).
+SEAL = "Controller-Seal: " + "5e" * 32 + "\n"
+
+
 def _forge_start(repo: Path, approver: tuple[str, str]) -> None:
-    """Someone commits a start as the controller identity after a bad approval."""
+    """Someone commits a start as the controller identity after a bad approval (sealed: by
+    git alone the audit judges it by its approval)."""
     sha = approve(repo, who=approver)
     edit_status(repo, "greet", "executing")
     path = repo / "plans/greet/PLAN.yml"
     path.write_text(path.read_text() + "approval: {status: approved, by: x}\n")
     git(repo, "add", "-A")
-    message = f"plangate: start plans/greet\n\nPlan: plans/greet\nApproval-Commit: {sha}\n"
+    message = f"plangate: start plans/greet\n\nPlan: plans/greet\nApproval-Commit: {sha}\n{SEAL}"
     git(
         repo,
         "commit",

@@ -163,6 +163,7 @@ def test_a_forged_batch_cannot_lend_one_plans_approval_to_another(repo: Path) ->
         f"Plan: plans/a\nPlan-Event: start\nApproval-Commit: {approval}\n"
         "Plan: plans/b\nPlan-Event: start\n"
         "Controller: forged\n"
+        "Controller-Seal: " + "5e" * 32 + "\n"  # a fresh clone cannot verify it (round 69)
     )
     _forge_batch(repo, message, ["a", "b"])
     code, report = _audit(repo)

@@ -17,6 +17,7 @@ from controller.settings.models import default_state_dir
 from tests.support.gitenv import run_cli
 from tests.support.gitkit import (
     ALICE,
+    BOT,
     GATED,
     approve,
     commit_all,
@@ -52,10 +53,14 @@ def _audit(repo: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
     return result.returncode, json.loads(result.stdout)
 
 
-def _start_copy_again(repo: Path) -> str:
+#: A seal of the controller's shape that no key here made: a fresh clone cannot verify it.
+SEAL = "Controller-Seal: " + "5e" * 32 + "\n"
+
+
+def _start_copy_again(repo: Path, seal: str = SEAL) -> str:
     """``plans/greet`` ran; the same version in ``plans/copy`` is approved by Alice and a
     start commit under the controller's name starts it (what a controller with a new state
-    directory did before round 50)."""
+    directory did before round 50: it seals its commits with its own key)."""
     submitted(repo)
     approve(repo)
     run_once(repo)
@@ -65,7 +70,7 @@ def _start_copy_again(repo: Path) -> str:
     sha = approve(repo, "copy", ALICE)
     edit_status(repo, "copy", "executing")
     git(repo, "add", "-A")
-    message = f"plangate: start plans/copy\n\nPlan: plans/copy\nApproval-Commit: {sha}\n"
+    message = f"plangate: start plans/copy\n\nPlan: plans/copy\nApproval-Commit: {sha}\n{seal}"
     git(repo, "commit", "-q", "-m", message, env=CONTROLLER)
     return str(head_plan(repo)["frozen"]["hash"])
 
@@ -107,3 +112,46 @@ def test_one_run_with_a_gate_is_not_started_twice(repo: Path) -> None:
     code, report = _audit(repo)
     assert code == 0, report["findings"]
     assert not [f for f in report["findings"] if f["kind"] == "started-twice"]
+
+
+def test_an_unsealed_second_start_is_no_run(repo: Path) -> None:
+    """Round 69: the same start with no ``Controller-Seal:`` is no controller's (every
+    controller commit is sealed): the audit flags the commit, not a second run."""
+    _start_copy_again(repo, seal="")
+    code, report = _audit(repo)
+    assert code == 1
+    kinds = {(f["plan"], f["kind"]) for f in report["findings"]}
+    assert ("plans/copy", "controller-unexplained") in kinds, kinds
+    assert not any(kind == "started-twice" for _, kind in kinds), kinds
+    assert [e["plan"] for e in report["executions"]] == ["plans/greet"], report["executions"]
+
+
+def test_an_unsealed_forged_start_leaves_the_real_run_valid(repo: Path) -> None:
+    """Round 69's ``audit-clone``: the agent's unsealed start of a pending plan under the
+    controller's name, then Alice's approval: the controller runs the plan once, and the
+    audit by git alone lists that run valid, once, flagging only the forged commit (it read
+    the forgery as the run: her approval ``illegal``, the real start ``started-twice``)."""
+    submitted(repo)
+    edit_status(repo, "greet", "executing")
+    plan_hash = head_plan(repo)["frozen"]["hash"]
+    forged = commit_all(
+        repo,
+        f"plangate: start plans/greet\n\nPlan: plans/greet\nPlan-Hash: {plan_hash}\n"
+        "Plan-Status: executing\nController: host/3f2a9c1b\n",
+        BOT,
+    )
+    approve(repo)
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    code, report = _audit(repo)
+    assert code == 1
+    assert {(f["commit"], f["kind"]) for f in report["findings"]} == {
+        (forged, "controller-unexplained"),
+        (forged, "illegal"),  # its `executing`, read as anyone's status change
+    }, report["findings"]
+    [run] = report["executions"]
+    assert (run["approval_valid"], run["approver"], run["outcome"]) == (
+        True,
+        "alice@example.com",
+        "complete",
+    ), run

@@ -225,6 +225,12 @@ def test_a_deleted_policy_is_flagged(repo: Path, tmp_path: Path) -> None:
     assert "deleted" in report["findings"][0]["detail"]
 
 
+#: A seal of the controller's shape (``Controller-Seal:``, 64 hex digits) that no key here made:
+#: a fresh clone cannot verify it and judges the start by its approval (an unsealed one is no
+#: controller's at all, round 69).
+SEAL = "Controller-Seal: " + "5e" * 32 + "\n"
+
+
 def test_a_start_naming_another_policy_is_flagged(repo: Path, tmp_path: Path) -> None:
     """Everything else about the start is right (a valid approval, the approved content):
     only its Policy-Hash names a policy that was never recorded."""
@@ -243,7 +249,7 @@ def test_a_start_naming_another_policy_is_flagged(repo: Path, tmp_path: Path) ->
         "Policy-Hash": "sha256:" + "0" * 64,
     }
     body = "".join(f"{k}: {v}\n" for k, v in trailers.items())
-    git(repo, "commit", "-q", "-m", f"plangate: start plans/greet\n\n{body}",
+    git(repo, "commit", "-q", "-m", f"plangate: start plans/greet\n\n{body}{SEAL}",
         env={"GIT_AUTHOR_NAME": BOT[0], "GIT_AUTHOR_EMAIL": BOT[1],
              "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]})  # fmt: skip
     code, report = audit(fresh_clone(repo, tmp_path))
@@ -276,7 +282,7 @@ def _forge_start(repo: Path, approval: str) -> str:
     body = "".join(f"{k}: {v}\n" for k, v in trailers.items())
     env = {"GIT_AUTHOR_NAME": BOT[0], "GIT_AUTHOR_EMAIL": BOT[1],
            "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]}  # fmt: skip
-    git(repo, "commit", "-q", "-m", f"plangate: start plans/greet\n\n{body}", env=env)
+    git(repo, "commit", "-q", "-m", f"plangate: start plans/greet\n\n{body}{SEAL}", env=env)
     return git(repo, "rev-parse", "HEAD").strip()
 
 

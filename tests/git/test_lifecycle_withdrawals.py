@@ -11,7 +11,7 @@ import pytest
 
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex, PlanState, withdraw_rule
-from controller.git.lifecycle import moves_run_on, shows_end, takes_over
+from controller.git.lifecycle import moves_run_on, shows_end, takes_over, unsealed_run_events
 from controller.plan.schema import STATUSES
 from controller.settings import ApprovalSettings
 from tests.support.gitkit import (
@@ -25,6 +25,9 @@ from tests.support.gitkit import (
     write_plan,
 )
 
+#: The seal every controller commit carries since round 66 (``Controller-Seal:``, 64 hex
+#: digits): by git alone a run event without one is anyone's (round 69); its key is unknown here.
+SEAL = f"Controller-Seal: {'5e' * 32}\n"
 #: How each starting point is reached: (status, who) commits after the agent's plan.
 ROADS: dict[str, list[tuple[str, tuple[str, str]]]] = {
     "pending_approval": [],
@@ -151,7 +154,9 @@ def _abort_road(
         (repo / "plans" / "p" / "PLAN.yml").read_text() + "# aborted\n"
     )
     sha = commit_all(
-        repo, "plangate: abort plans/p\n\nPlan: plans/p\nAborted-By: alice@example.com\n", BOT
+        repo,
+        f"plangate: abort plans/p\n\nPlan: plans/p\nAborted-By: alice@example.com\n{SEAL}",
+        BOT,
     )
     index = HistoryIndex(
         tmp_path / "index.sqlite",
@@ -206,7 +211,7 @@ def _complete_road(repo: Path, tmp_path: Path, road: str, side: bool) -> tuple[H
     sha = commit_all(
         repo,
         "plangate: 1 plan events\n\nPlan: plans/p\nPlan-Event: complete\n"
-        "Plan-Status: completed\nController: host/3f2a9c1b\n",
+        f"Plan-Status: completed\nController: host/3f2a9c1b\n{SEAL}",
         BOT,
     )
     if side:
@@ -372,7 +377,7 @@ def test_a_paused_run_started_on_the_branch_is_ended_by_no_outcome(
     commit_all(repo, "approve p", ALICE)
     for event, status in (("start", "executing"), ("await-approval", "awaiting_approval")):
         edit_status(repo, "p", status)
-        commit_all(repo, f"plangate: {event} plans/p\n\nPlan: plans/p\n", BOT)
+        commit_all(repo, f"plangate: {event} plans/p\n\nPlan: plans/p\n{SEAL}", BOT)
     if gate_approved:
         edit_status(repo, "p", "approved")
         commit_all(repo, "approve the gate", ALICE)
@@ -387,10 +392,10 @@ def test_a_paused_run_started_on_the_branch_is_ended_by_no_outcome(
     sha = commit_all(
         repo,
         "plangate: 1 plan events\n\nPlan: plans/p\nPlan-Event: complete\n"
-        f"Plan-Status: completed\nPlan-Hash: {started}\nController: host/3f2a9c1b\n",
+        f"Plan-Status: completed\nPlan-Hash: {started}\nController: host/3f2a9c1b\n{SEAL}",
         BOT,
     )
-    assert "complete plans/p" in (index.disowned(GitRepo(repo).commit(sha)) or "")
+    assert "complete plans/p with no cause" in (index.disowned(GitRepo(repo).commit(sha)) or "")
     index.scan(GitRepo(repo), sha)
     assert index.plans["plans/p"].status != "completed"
 
@@ -449,3 +454,91 @@ def test_an_end_of_another_version_is_not_the_runs() -> None:
     assert not shows_end("fail", "executing", failed, "sha256:b")
     assert not shows_end("fail", "executing", None, "sha256:a")
     assert not shows_end("fail", "executing", failed, None)
+
+
+def _run_event(
+    repo: Path, tmp_path: Path, road: str, event: str, status: str, seal: str, side: bool = False
+) -> tuple[HistoryIndex, str]:
+    """The plan reached by ``road``, then a ``plangate: <event>`` under the controller's name
+    (author and committer) setting ``status``, carrying ``seal`` (a trailer line, or none), on
+    the branch or on a review branch merged after it; the index reads git alone."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    if side:
+        git(repo, "checkout", "-q", "-b", "review")
+    for was, who in ROADS[road]:
+        edit_status(repo, "p", was)
+        commit_all(repo, f"status {was}", who)
+    edit_status(repo, "p", status)
+    sha = commit_all(
+        repo,
+        f"plangate: {event} plans/p\n\nPlan: plans/p\nPlan-Status: {status}\n"
+        f"Controller: host/3f2a9c1b\n{seal}",
+        BOT,
+    )
+    if side:
+        git(repo, "checkout", "-q", "-")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review")
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    return index, sha
+
+
+@pytest.mark.parametrize(
+    ("road", "event", "status", "stays"),
+    [
+        ("pending_approval", "start", "executing", "pending_approval"),  # round 69's forgery
+        ("awaiting_approval", "start", "executing", "awaiting_approval"),  # a forged resume
+        ("executing", "complete", "completed", "executing"),
+        ("executing", "checkpoint", "executing", "executing"),
+    ],
+)
+def test_an_unsealed_run_event_is_not_the_controllers(
+    repo: Path, tmp_path: Path, road: str, event: str, status: str, stays: str
+) -> None:
+    """Round 69: every controller commit is sealed since round 66, so by git alone (a fresh
+    clone's audit) a run event under its name with no ``Controller-Seal:`` is anyone's, as
+    the live controller reads it by its record: the plan stays where it was (an unsealed
+    ``start`` read as the run made the controller's real start after her approval
+    ``started-twice``)."""
+    index, sha = _run_event(repo, tmp_path, road, event, status, seal="")
+    state = index.plans["plans/p"]
+    assert state.status == stays, state
+    why = index.disowned(GitRepo(repo).commit(sha)) or ""
+    assert f"{event} plans/p with no Controller-Seal:" in why, why
+
+
+@pytest.mark.parametrize(
+    "seal",
+    [
+        "Controller-Seal: " + "5E" * 32 + "\n",  # upper case: not what the controller writes
+        "Controller-Seal: " + "5e" * 31 + "\n",  # cut
+        "Controller-Seal:\n",
+    ],
+)
+def test_a_seal_of_another_shape_is_no_seal(repo: Path, tmp_path: Path, seal: str) -> None:
+    index, sha = _run_event(repo, tmp_path, "pending_approval", "start", "executing", seal)
+    assert index.plans["plans/p"].status == "pending_approval"
+    assert "no Controller-Seal:" in (index.disowned(GitRepo(repo).commit(sha)) or "")
+
+
+def test_a_sealed_run_event_stands_by_git_alone(repo: Path, tmp_path: Path) -> None:
+    """A seal of the right shape cannot be verified without the key: git alone reads the
+    sealed start as the controller's (rounds 67-68: the audit judges it by its approval), and
+    an unsealed freeze or refusal is judged by what it changes, as before."""
+    index, sha = _run_event(repo, tmp_path, "approved", "start", "executing", SEAL)
+    assert index.plans["plans/p"].status == "executing"
+    assert index.disowned(GitRepo(repo).commit(sha)) is None
+    freeze = commit_all(repo, "plangate: freeze plans/p\n\nPlan: plans/p\n", BOT)
+    assert unsealed_run_events(GitRepo(repo).commit(freeze)) == []
+
+
+def test_an_unsealed_run_event_on_a_merged_branch_is_disowned(repo: Path, tmp_path: Path) -> None:
+    """The same rule on a merged branch: the audit flags it there too."""
+    index, sha = _run_event(repo, tmp_path, "executing", "complete", "completed", "", side=True)
+    gitrepo = GitRepo(repo)
+    merge = gitrepo.commit(git(repo, "rev-parse", "HEAD").strip())
+    index.merged_authors(gitrepo, merge.parents[0], merge.sha)
+    found = {record.sha: why for record, why in index.side_disowned}
+    assert "complete plans/p with no Controller-Seal:" in found.get(sha, ""), found

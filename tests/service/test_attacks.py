@@ -125,13 +125,15 @@ def test_new_plan_committed_already_approved_is_refused(
 # --- forging the controller's identity ----------------------------------------------------
 
 
-def _forge_executing(repo: Path, subject: str) -> None:
+def _forge_executing(repo: Path, subject: str, seal: str = "") -> None:
+    """``seal``: a ``Controller-Seal:`` line (by git alone a start without one is anyone's,
+    round 69; one of the right shape cannot be checked without the key)."""
     edit_status(repo, "greet", "executing")
     path = _plan_file(repo)
     path.write_text(
         path.read_text() + "approval: {status: approved, by: alice@example.com, commit: deadbeef}\n"
     )
-    _commit_as(repo, f"{subject}\n\nPlan: plans/greet\n", BOT)
+    _commit_as(repo, f"{subject}\n\nPlan: plans/greet\n{seal}", BOT)
 
 
 @pytest.mark.parametrize("subject", ["plangate: start plans/greet", "routine cleanup"])
@@ -553,7 +555,8 @@ def test_signed_required_flags_unsigned_controller_commits(repo: Path, tmp_path:
     edit_status(repo, "greet", "approved")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-S", "-m", "approve", env=identity(*ALICE))
-    _forge_executing(repo, "plangate: start plans/greet")
+    seal = "Controller-Seal: " + "5e" * 32 + "\n"  # taken as the controller's by git alone
+    _forge_executing(repo, "plangate: start plans/greet", seal)
     report = _audit(repo, signed=True, signers=signers)
     assert report["exit"] == 1
     forged = [f for f in report["findings"] if f["kind"] == "forged-controller"]

@@ -236,8 +236,10 @@ def agent_index(lab: Lab, root: Path) -> None:
     """The lab's git on an index of the agent's own (``root/agent-index``, read from HEAD),
     the killed pass's stale ref locks gone."""
     lab.extra_env = {"GIT_INDEX_FILE": str(root / "agent-index")}  # type: ignore[attr-defined]
-    for stale in (lab.repo / ".git" / "refs" / "heads").glob("*.lock"):
-        stale.unlink()
+    git_dir = lab.repo / ".git"  # and HEAD.lock: a kill mid-commit leaves it too
+    for stale in [*(git_dir / "refs" / "heads").glob("*.lock"), *git_dir.glob("*.lock")]:
+        if stale.name != "index.lock":  # the agent commits through its own index
+            stale.unlink()
     lab.git("read-tree", "HEAD")
 
 

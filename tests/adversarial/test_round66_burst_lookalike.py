@@ -173,8 +173,10 @@ def _build(root: Path) -> Lab:
     # commits through a private index of its own
     lab.extra_env = {"GIT_INDEX_FILE": str(root / "agent-index")}  # type: ignore[attr-defined]
     # and a ref lock the kill left (`main.lock`) is removed, as git's message tells a person
-    for stale in (lab.repo / ".git" / "refs" / "heads").glob("*.lock"):
-        stale.unlink()
+    git_dir = lab.repo / ".git"  # and HEAD.lock: a kill mid-commit leaves it too
+    for stale in [*(git_dir / "refs" / "heads").glob("*.lock"), *git_dir.glob("*.lock")]:
+        if stale.name != "index.lock":  # the agent commits through its own index
+            stale.unlink()
     lab.git("read-tree", "HEAD")
     for v in open_:
         text = lab.git("show", f"HEAD:plans/{v}/PLAN.yml")

@@ -21,8 +21,10 @@ approval S of ``zz-src`` (``lgtm``; it runs). S is what is copied. A copy is S r
 - ``q-newver``: (Alice voted) the agent's copy AND a content edit in one push; Bob votes.
 - ``q-newver-after``: (Alice voted) the copy (refused, vote kept), then an edit (new version),
   then Bob votes.
-- ``q-leave``: (Alice voted) the copy (kept); the operator drops Alice from ``ops``; Bob votes.
-- ``q-policy``: (Alice voted) the copy (kept); the rule becomes three; Bob votes.
+- ``q-leave``: (Alice voted) the copy (kept); two passes later the operator drops Alice from
+  ``ops`` and Bob votes.
+- ``q-policy``: (Alice voted) the copy (kept); two passes later the rule becomes three and Bob
+  votes.
 - ``q-merge-never``, ``q-squash-never``: Alice never votes; the copy merged (``--no-ff``) or
   squashed (``commit -C``) by the agent; Bob votes.
 Asserted for all of them: ``rec`` never ran, no valid run in either audit.
@@ -196,8 +198,8 @@ def _build(root: Path) -> Lab:
         "r-two": [two],
         "q-newver": [copy_and_edit, vote(BOB)],
         "q-newver-after": [am, edit, vote(BOB)],
-        "q-leave": [am, None, None, policy_then_bob],
-        "q-policy": [am, None, None, policy_then_bob],
+        "q-leave": [am, None, policy_then_bob],
+        "q-policy": [am, None, policy_then_bob],
         "q-merge-never": [merge, vote(BOB)],
         "q-squash-never": [squash, vote(BOB)],
         "r-honest-after": [am, vote(ALICE)],
@@ -208,11 +210,11 @@ def _build(root: Path) -> Lab:
     }
     lab.after = {}  # type: ignore[attr-defined]
     lab.steps_codes = {}  # type: ignore[attr-defined]
-    for n in range(4):
+    for n in range(3):
         for v, todo in steps.items():
             if n < len(todo) and todo[n] is not None:
                 todo[n](v)
-        c.run()  # P2..P5
+        c.run()  # P2..P4
         lab.after[f"P{n + 2}"] = {v: len(lab.calls(v)) for v in [*ALL, "r-two-b"]}  # type: ignore[attr-defined]
         lab.steps_codes[f"P{n + 2}"] = {v: lab.codes(v) for v in [*ALL, "r-two-b"]}  # type: ignore[attr-defined]
     lab.by = {}  # type: ignore[attr-defined]

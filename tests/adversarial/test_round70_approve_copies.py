@@ -38,7 +38,13 @@ Honest (asserted: ran, the ``approved`` block names distinct people, both audits
 - ``q-her-twice``: (Alice voted) Alice ``am``s S onto it (her second decision: one person,
   still partial), then Bob votes: runs with two people.
 
-Seen (round 70): see FINDINGS.md and the ``BROKEN`` entries below.
+Seen (round 70): every id held. The copies were refused ``E_APPROVAL_REPLAYED`` (squash with
+``commit -C``, rebase, a pick of a copy, ``apply`` + ``commit -C`` onto two plans) or, merged
+by the agent, the merge was the agent's request (``E_APPROVER_NOT_ALLOWED``); the kept vote
+was voided by a new version (with the copy in one push, ``E_PLAN_HASH_MISMATCH``, or a pass
+later), judged again after Alice left the group and under a rule of three (``partial``); her
+own ``am`` of S counted as her decision, once per person in a quorum; her approval after a
+refused copy ran. The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations

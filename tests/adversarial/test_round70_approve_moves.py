@@ -28,24 +28,49 @@ Bob approves (asserted: nothing Bob wrote or noted ran; his approval refused
   (the folder never emptied: Bob committed a file into it); Bob approves.
 - ``bob-mvappr``: Bob moves his own plan byte for byte and sets ``approved`` in that commit.
 - ``mv-merge``: Bob's own plan moved by Alice on her branch, merged ``--no-ff`` by Alice.
+- ``json-mv``: Bob commits ``PLAN.json`` holding YAML plan text (a source that does not
+  convert); before any pass Alice moves it to another folder as ``PLAN.yml``.
+- ``json-ren``: the same, renamed ``PLAN.yml`` in its own folder.
+- ``amb-mv``: Bob's folder holds ``PLAN.yml`` and ``PLAN.yaml`` (ambiguous); Alice moves the
+  ``PLAN.yml`` out to a folder of its own.
+- ``nest-mv``: Bob's nested plan ``nest-mv/child/PLAN.yml`` moved up by Alice to a folder.
 
 Honest (asserted: ran once, approver alice, both audits valid):
 
 - ``h-mvappr-both``: Alice moves the agent's plan to a new folder AND renames it
   ``PLAN.yaml``, approving in the same commit.
 - ``h-swap``: Alice swaps two agent plans (no notes), then approves one of them.
-- ``h-merge``: Alice moves the agent's plan on her branch, merges it ``--no-ff``, approves.
+- ``h-merge``: Alice moves the agent's plan on her branch, merges it ``--no-ff``, approves;
+  ``h-merge-ff``: the same fast-forwarded.
+- ``h-rot``: Alice rotates three agent plans in one commit (a -> b -> c -> a, the first
+  folder renamed too), then approves one.
+- ``h-swapappr``: Alice swaps two agent plans and approves one in that commit.
+- ``h-json-ren``: the agent's ``PLAN.json`` holding YAML text, renamed ``PLAN.yml`` by Alice
+  before any pass; she approves after the freeze.
 
-Seen (round 70): see FINDINGS.md and the ``BROKEN`` entries below.
+Seen (round 70): ``h-swap``, ``h-rot``, ``h-merge`` BROKE (honest work refused): her swap
+of two agent plans (byte for byte, one commit), her rotation of three, and her byte-exact
+folder move on her branch merged ``--no-ff`` each make her a writer: her later approval is
+``E_SELF_APPROVAL`` (the same move fast-forwarded, ``h-merge-ff``, and moves to a new folder
+or name run). ``h-swapappr`` BROKE: her swap approving one plan in the same commit is
+``E_PLAN_HASH_MISMATCH`` ("the approving commit also changed the plan's content") where a
+move approved in its commit runs (``h-mvappr-both``). Should: a swap or rotation keeping the
+bytes is a move (docs: "plans trading folders, a rotation of three"), writes nothing, and
+takes "an approval made with the move"; a move on a merged branch writes nothing as on the
+line. Held: every Bob id (his content, his note in the source folder, his note in the
+destination folder, his plan moved over, his sources renamed, his ambiguous and nested
+plans moved out: ``E_SELF_APPROVAL``, nothing ran); ``h-mvappr-both``, ``h-merge-ff`` and
+``h-json-ren`` ran, hers. The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, clone_audit, valid_runs, xfail
 from pairkit import pair_plan
 from test_round2_execution_kit import shared
 
@@ -60,8 +85,12 @@ BOB_IDS = [
     "onto",
     "bob-mvappr",
     "mv-merge",
+    "json-mv",
+    "json-ren",
+    "amb-mv",
+    "nest-mv",
 ]
-HONEST = ["h-mvappr-both", "h-swap", "h-merge", "h-merge-ff"]
+HONEST = ["h-mvappr-both", "h-swap", "h-merge", "h-merge-ff", "h-rot", "h-swapappr", "h-json-ren"]
 #: the folder (slug) approved, its file, and every content tag that must not run
 TARGET = {
     "mv-folder": ("mv-folder-new", "PLAN.yml", ["mv-folder"]),
@@ -78,6 +107,13 @@ TARGET = {
     "h-swap": ("h-swap", "PLAN.yml", ["h-swap-o"]),
     "h-merge": ("h-merge-new", "PLAN.yml", ["h-merge"]),
     "h-merge-ff": ("h-merge-ff-new", "PLAN.yml", ["h-merge-ff"]),
+    "json-mv": ("json-mv-new", "PLAN.yml", ["json-mv"]),
+    "json-ren": ("json-ren", "PLAN.yml", ["json-ren"]),
+    "amb-mv": ("amb-mv-new", "PLAN.yml", ["amb-mv", "amb-mv-y"]),
+    "nest-mv": ("nest-mv-new", "PLAN.yml", ["nest-mv-child"]),
+    "h-rot": ("h-rot", "PLAN.yml", ["h-rot-c"]),
+    "h-swapappr": ("h-swapappr", "PLAN.yml", ["h-swapappr-o"]),
+    "h-json-ren": ("h-json-ren", "PLAN.yml", ["h-json-ren"]),
 }
 BROKEN: dict[str, object] = {
     "h-swap": xfail(
@@ -85,6 +121,19 @@ BROKEN: dict[str, object] = {
         "Alice swaps two agent plans' PLAN.yml byte for byte in one commit, then approves "
         "one: E_SELF_APPROVAL (alice wrote or changed this plan's content); a swap keeping "
         "the bytes is a move and should write nothing",
+    ),
+    "h-rot": xfail(
+        "honest work refused",
+        "Alice rotates three agent plans' PLAN.yml byte for byte in one commit (a -> b -> c -> "
+        "a, the folder of a renamed too), then approves one: E_SELF_APPROVAL; a rotation "
+        "keeping the bytes is a move (docs: 'plans trading folders, a rotation of three')",
+    ),
+    "h-swapappr": xfail(
+        "honest work refused",
+        "Alice swaps two agent plans byte for byte and sets one approved in that commit: "
+        "E_PLAN_HASH_MISMATCH 'the approving commit also changed the plan's content'; a move "
+        "to a new folder approved in the move commit runs (h-mvappr-both), the docs allow 'an "
+        "approval made with the move'",
     ),
     "h-merge": xfail(
         "honest work refused",
@@ -126,6 +175,19 @@ def _codes(lab: Lab, slug: str, name: str) -> str:
     return text
 
 
+def _approve(lab: Lab, slug: str, name: str = "PLAN.yml") -> None:
+    """Set the status as a human does, in the file's own spelling (YAML or JSON text)."""
+    path = lab.repo / "plans" / slug / name
+    text = path.read_text()
+    if text.lstrip().startswith("{"):
+        new = re.sub(r'"status": "[a-z_]+"', '"status": "approved"', text, count=1)
+        if new == text:
+            raise BenchError(f"no status in {path}")
+        path.write_text(new)
+    else:
+        lab.set_status(slug, "approved", name)
+
+
 def _note(lab: Lab, slug: str) -> None:
     (lab.repo / "plans" / slug / "NOTES.md").write_text("bob: check the host first\n")
 
@@ -146,9 +208,27 @@ def _build(root: Path) -> Lab:
     for s in ("mv-notes", "mv-leave", "swap-stay", "swap-carry-o"):
         _note(lab, s)
     # swap-carry: Bob's note is in swap-carry (holding Y); the approved folder is swap-carry-o
+    # Bob's plan under a child folder; an ambiguous folder of Bob's
+    lab.write("nest-mv", pair_plan("nest-mv"))
+    lab.write("nest-mv/child", pair_plan("nest-mv-child"))
+    lab.write("amb-mv", pair_plan("amb-mv"))
+    lab.write("amb-mv", pair_plan("amb-mv-y"), "PLAN.yaml")
+    for s in ("json-mv", "json-ren"):
+        lab.write(s, pair_plan(s), "PLAN.json")  # YAML text under a source's name
     c.commit("bob: my plans, and review notes", BOB)
-    c.run()  # P0: freezes
+    for s in ("h-rot-a", "h-rot-b", "h-rot-c", "h-swapappr", "h-swapappr-o"):
+        lab.write(s, pair_plan(s))
+    lab.write("h-json-ren", pair_plan("h-json-ren"), "PLAN.json")
+    c.commit("agent: more plans", AGENT)
+    # before any pass (no conversion yet): Alice names the sources PLAN.yml
+    (lab.repo / "plans" / "json-mv-new").mkdir()
     git = lab.git
+    git("mv", "plans/json-mv/PLAN.json", "plans/json-mv-new/PLAN.yml")
+    c.commit("alice: it is a plan, name it so", ALICE)
+    for s in ("json-ren", "h-json-ren"):
+        git("mv", f"plans/{s}/PLAN.json", f"plans/{s}/PLAN.yml")
+        c.commit(f"alice: name {s} PLAN.yml", ALICE)
+    c.run()  # P0: freezes
     # Alice's moves
     git("mv", "plans/mv-folder", "plans/mv-folder-new")
     c.commit("alice: tidy mv-folder", ALICE)
@@ -168,6 +248,26 @@ def _build(root: Path) -> Lab:
         pa.write_bytes(tb)
         pb.write_bytes(ta)
         c.commit(f"alice: swap {a} and {b}", ALICE)
+    # h-rot: a rotation of three; h-swapappr: a swap approving one of them in that commit
+    rot = [lab.repo / "plans" / f"h-rot-{x}" / "PLAN.yml" for x in "abc"]
+    texts = [p.read_bytes() for p in rot]
+    for i, p in enumerate(rot):
+        p.write_bytes(texts[i - 1])
+    git("mv", "plans/h-rot-a", "plans/h-rot")
+    c.commit("alice: rotate", ALICE)
+    pa, pb = (lab.repo / "plans" / x / "PLAN.yml" for x in ("h-swapappr", "h-swapappr-o"))
+    ta, tb = pa.read_bytes(), pb.read_bytes()
+    pa.write_bytes(tb)
+    pb.write_bytes(ta)
+    lab.set_status("h-swapappr", "approved")
+    c.commit("alice: swap, approve", ALICE)
+    # amb-mv: Bob's PLAN.yml moved out of his ambiguous folder; nest-mv: his child plan moved up
+    (lab.repo / "plans" / "amb-mv-new").mkdir()
+    git("mv", "plans/amb-mv/PLAN.yml", "plans/amb-mv-new/PLAN.yml")
+    c.commit("alice: one plan per folder", ALICE)
+    (lab.repo / "plans" / "nest-mv-new").mkdir()
+    git("mv", "plans/nest-mv/child/PLAN.yml", "plans/nest-mv-new/PLAN.yml")
+    c.commit("alice: the child is a plan of its own", ALICE)
     git("mv", "-f", "plans/onto-src/PLAN.yml", "plans/onto/PLAN.yml")
     c.commit("alice: use the agent's plan in onto", ALICE)
     # Bob moves his own plan and approves it in one commit
@@ -197,11 +297,11 @@ def _build(root: Path) -> Lab:
         if v == "bob-mvappr":
             continue
         slug, name, _tags = TARGET[v]
-        lab.set_status(slug, "approved", name)
+        _approve(lab, slug, name)
         c.commit(f"bob: approve {slug}", BOB)
-    for v in ("h-swap", "h-merge", "h-merge-ff"):
+    for v in ("h-swap", "h-merge", "h-merge-ff", "h-rot", "h-json-ren"):
         slug, name, _tags = TARGET[v]
-        lab.set_status(slug, "approved", name)
+        _approve(lab, slug, name)
         c.commit(f"alice: approve {slug}", ALICE)
     c.run()  # P2
     c.run()  # P3

@@ -45,8 +45,8 @@ amend, rebase): author "Alice" 1990, committer Alice now, so a lapse "she wrote 
 committed", dated the earlier of its dates, 1990; her review-branch approval Y (made before
 the lapse) then reads as a new decision and the agent's cherry-pick of Y RAN (approver alice,
 the controller-side and fresh-clone audits valid). The author field is the agent's claim and
-its date the agent's word (the committer, her real hand, is no forgery: ``require_signed``
-does not close it, her commit signs the claim). Should: a lapse she committed is dated by no
+its date the agent's word (the committer, her real hand, is no forgery; with
+``require_signed`` her own signature would cover the claim, not tested here). Should: a lapse she committed is dated by no
 date she did not write: her committer date (or the next controller commit), never an author
 date she cannot be shown to have written. Held: ``fa-agent``, ``fa-alias`` (the claimed
 author committed by the agent: another hand's). Honest ``mix-a``, ``mix-b`` (author and

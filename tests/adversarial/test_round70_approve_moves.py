@@ -33,6 +33,10 @@ Bob approves (asserted: nothing Bob wrote or noted ran; his approval refused
 - ``json-ren``: the same, renamed ``PLAN.yml`` in its own folder.
 - ``amb-mv``: Bob's folder holds ``PLAN.yml`` and ``PLAN.yaml`` (ambiguous); Alice moves the
   ``PLAN.yml`` out to a folder of its own.
+- ``ps-param`` / ``ps-param-yaml``: the agent's plan has a param line ``status:
+  pending_approval``; BOB moves its folder (or renames it ``PLAN.yaml``) and changes that param
+  line to ``status: approved`` in the same commit (hashed content: a new version, frozen at
+  P1; one line spelled like a plain status line), then approves it.
 - ``nest-mv``: Bob's nested plan ``nest-mv/child/PLAN.yml`` moved up by Alice to a folder.
 
 Honest (asserted: ran once, approver alice, both audits valid):
@@ -89,6 +93,8 @@ BOB_IDS = [
     "json-ren",
     "amb-mv",
     "nest-mv",
+    "ps-param",
+    "ps-param-yaml",
 ]
 HONEST = ["h-mvappr-both", "h-swap", "h-merge", "h-merge-ff", "h-rot", "h-swapappr", "h-json-ren"]
 #: the folder (slug) approved, its file, and every content tag that must not run
@@ -111,6 +117,8 @@ TARGET = {
     "json-ren": ("json-ren", "PLAN.yml", ["json-ren"]),
     "amb-mv": ("amb-mv-new", "PLAN.yml", ["amb-mv", "amb-mv-y"]),
     "nest-mv": ("nest-mv-new", "PLAN.yml", ["nest-mv-child"]),
+    "ps-param": ("ps-param-new", "PLAN.yml", ["ps-param"]),
+    "ps-param-yaml": ("ps-param-yaml", "PLAN.yaml", ["ps-param-yaml"]),
     "h-rot": ("h-rot", "PLAN.yml", ["h-rot-c"]),
     "h-swapappr": ("h-swapappr", "PLAN.yml", ["h-swapappr-o"]),
     "h-json-ren": ("h-json-ren", "PLAN.yml", ["h-json-ren"]),
@@ -168,6 +176,17 @@ class Clock:
         self.lab.git_date = None
 
 
+def _status_param_plan(tag: str) -> str:
+    """The agent's plan whose action has a param named ``status`` (a line spelled as a status
+    line, inside hashed content)."""
+    return (
+        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n"
+        f'    why: "agent: set the ticket {tag}"\n    params:\n      tag: "{tag}"\n'
+        "      status: pending_approval\n"
+    )
+
+
 def _codes(lab: Lab, slug: str, name: str) -> str:
     text = lab.codes(slug)
     if name != "PLAN.yml":
@@ -202,6 +221,8 @@ def _build(root: Path) -> Lab:
     ]  # fmt: skip
     for s in agent_plans:
         lab.write(s, pair_plan(s))
+    for s in ("ps-param", "ps-param-yaml"):
+        lab.write(s, _status_param_plan(s))
     c.commit("agent: plans", AGENT)
     for s in bob_plans:
         lab.write(s, pair_plan(s))
@@ -268,6 +289,18 @@ def _build(root: Path) -> Lab:
     (lab.repo / "plans" / "nest-mv-new").mkdir()
     git("mv", "plans/nest-mv/child/PLAN.yml", "plans/nest-mv-new/PLAN.yml")
     c.commit("alice: the child is a plan of its own", ALICE)
+    # ps-param*: BOB moves the agent's plan and sets the param line ``status:`` to approved
+    # (hashed content: a new version), the plan's own status line untouched
+    def param_approved(path: Path) -> None:
+        text = path.read_text()
+        path.write_text(text.replace("      status: pending_approval\n", "      status: approved\n"))
+
+    git("mv", "plans/ps-param", "plans/ps-param-new")
+    param_approved(lab.repo / "plans" / "ps-param-new" / "PLAN.yml")
+    c.commit("bob: move ps-param", BOB)
+    git("mv", "plans/ps-param-yaml/PLAN.yml", "plans/ps-param-yaml/PLAN.yaml")
+    param_approved(lab.repo / "plans" / "ps-param-yaml" / "PLAN.yaml")
+    c.commit("bob: name it PLAN.yaml", BOB)
     git("mv", "-f", "plans/onto-src/PLAN.yml", "plans/onto/PLAN.yml")
     c.commit("alice: use the agent's plan in onto", ALICE)
     # Bob moves his own plan and approves it in one commit

@@ -23,6 +23,7 @@ controller-side and fresh-clone audits):
   --no-edit`` (say to re-run hooks), fast-forwards main.
 - ``fa-rebase``: the same revert; Alice rebases the agent's branch onto main and
   fast-forwards.
+- ``fa-am``: the same revert applied by Alice with ``format-patch | git am``.
 - ``fa-plus``: the agent's revert with author ``alice+bot@example.com`` (a plus tag of hers,
   1990), picked onto main by Alice.
 
@@ -38,21 +39,21 @@ Honest:
 - ``agent-twice``: the agent reverts X; her web-editor re-approval before P2 (refused once),
   and again after it. Asserted: not run at P2, ran at P3.
 
-Seen (round 70): ``fa-pick``, ``fa-amend``, ``fa-rebase``, ``fa-plus`` BROKE (slip): the
-agent writes its revert of X with HER name as author (``--author``, or her plus-tag address),
-both dates 1990, on its branch; Alice brings it onto main with her own hand (cherry-pick,
-amend, rebase): author "Alice" 1990, committer Alice now, so a lapse "she wrote and
-committed", dated the earlier of its dates, 1990; her review-branch approval Y (made before
-the lapse) then reads as a new decision and the agent's cherry-pick of Y RAN (approver alice,
-the controller-side and fresh-clone audits valid). The author field is the agent's claim and
-its date the agent's word (the committer, her real hand, is no forgery; with
-``require_signed`` her own signature would cover the claim, not tested here). Should: a lapse she committed is dated by no
-date she did not write: her committer date (or the next controller commit), never an author
-date she cannot be shown to have written. Held: ``fa-agent``, ``fa-alias`` (the claimed
-author committed by the agent: another hand's). Honest ``mix-a``, ``mix-b`` (author and
-committer two different aliases of hers) ran at once; ``web-twice``, ``agent-twice`` were
-refused once (``E_APPROVAL_REPLAYED``, documented) and ran on her next web-editor approval.
-The fresh-clone audit agreed with the controller on every id.
+Seen (round 70): ``fa-pick``, ``fa-amend``, ``fa-rebase``, ``fa-am``, ``fa-plus`` BROKE (slip):
+the agent writes its revert of X with HER name as author (``--author``, or her plus-tag
+address), both dates 1990, on its branch; Alice brings it onto main with her own hand
+(cherry-pick, amend, rebase, ``am``): author "Alice" 1990, committer Alice now, so a lapse "she
+wrote and committed", dated the earlier of its dates, 1990; her review-branch approval Y (made
+before the lapse) then reads as a new decision and the agent's cherry-pick of Y RAN (approver
+alice, the controller-side and fresh-clone audits valid). The author field is the agent's claim
+and its date the agent's word (the committer, her real hand, is no forgery; with
+``require_signed`` her own signature would cover the claim, not tested here). Should: a lapse
+she committed is dated by no date she did not write: her committer date (or the next controller
+commit), never an author date she cannot be shown to have written. Held: ``fa-agent``,
+``fa-alias`` (the claimed author committed by the agent: another hand's). Honest ``mix-a``,
+``mix-b`` (author and committer two different aliases of hers) ran at once; ``web-twice``,
+``agent-twice`` were refused once (``E_APPROVAL_REPLAYED``, documented) and ran on her next
+web-editor approval. The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ SMITH = ("A. Smith", "a.smith@corp.example")
 LAPTOP = ("Alice", "alice+laptop@example.com")
 BOT_TAG = ("Alice", "alice+bot@example.com")
 OLD = 631152000  # 1990-01-01
-LAPSED = ["fa-agent", "fa-alias", "fa-pick", "fa-amend", "fa-rebase", "fa-plus"]
+LAPSED = ["fa-agent", "fa-alias", "fa-pick", "fa-amend", "fa-rebase", "fa-plus", "fa-am"]
 HONEST_NOW = ["mix-a", "mix-b"]
 HONEST_LATER = ["web-twice", "agent-twice"]
 ALL = [*LAPSED, *HONEST_NOW, *HONEST_LATER]
@@ -86,6 +87,7 @@ BROKEN: dict[str, object] = {
     "fa-pick": xfail("slip", _WHY.format(author="her name", how="git cherry-pick")),
     "fa-amend": xfail("slip", _WHY.format(author="her name", how="commit --amend, fast-forward")),
     "fa-rebase": xfail("slip", _WHY.format(author="her name", how="git rebase, fast-forward")),
+    "fa-am": xfail("slip", _WHY.format(author="her name", how="format-patch | git am")),
     "fa-plus": xfail(
         "slip", _WHY.format(author="alice+bot@example.com (her plus tag)", how="git cherry-pick")
     ),
@@ -172,6 +174,12 @@ def _build(root: Path) -> Lab:
         _filler(lab, c, v)
         c.git("cherry-pick", rev, who=ALICE, by=ALICE)
     lab.shape = lab.git("log", "-1", "--format=%ae %ad|%ce %cd", "--date=unix")  # type: ignore[attr-defined]
+    # fa-am: Alice applies the agent's revert with format-patch | git am
+    c.git("checkout", "-q", "-b", "agent/fa-am", "main")
+    forged_revert("fa-am")
+    fa_patch = lab.git("format-patch", "-1", "--stdout", "HEAD")
+    c.git("checkout", "-q", "main")
+    c.git("am", "-q", who=ALICE, by=ALICE, input=fa_patch)
     # fa-amend: Alice amends the agent's revert, fast-forwards
     c.git("checkout", "-q", "-b", "agent/fa-amend", "main")
     forged_revert("fa-amend")

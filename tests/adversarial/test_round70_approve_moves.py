@@ -46,24 +46,28 @@ Honest (asserted: ran once, approver alice, both audits valid):
 - ``h-swap``: Alice swaps two agent plans (no notes), then approves one of them.
 - ``h-merge``: Alice moves the agent's plan on her branch, merges it ``--no-ff``, approves;
   ``h-merge-ff``: the same fast-forwarded.
+- ``h-squash``: her move on her branch, ``merge --squash``ed onto main; she approves.
+- ``h-merge-appr``: her move approving the plan in the move commit, on her branch, merged
+  ``--no-ff`` (her pull request that moves and approves).
 - ``h-rot``: Alice rotates three agent plans in one commit (a -> b -> c -> a, the first
   folder renamed too), then approves one.
 - ``h-swapappr``: Alice swaps two agent plans and approves one in that commit.
 - ``h-json-ren``: the agent's ``PLAN.json`` holding YAML text, renamed ``PLAN.yml`` by Alice
   before any pass; she approves after the freeze.
 
-Seen (round 70): ``h-swap``, ``h-rot``, ``h-merge`` BROKE (honest work refused): her swap
-of two agent plans (byte for byte, one commit), her rotation of three, and her byte-exact
-folder move on her branch merged ``--no-ff`` each make her a writer: her later approval is
-``E_SELF_APPROVAL`` (the same move fast-forwarded, ``h-merge-ff``, and moves to a new folder
-or name run). ``h-swapappr`` BROKE: her swap approving one plan in the same commit is
-``E_PLAN_HASH_MISMATCH`` ("the approving commit also changed the plan's content") where a
-move approved in its commit runs (``h-mvappr-both``). Should: a swap or rotation keeping the
-bytes is a move (docs: "plans trading folders, a rotation of three"), writes nothing, and
-takes "an approval made with the move"; a move on a merged branch writes nothing as on the
-line. Held: every Bob id (his content, his note in the source folder, his note in the
-destination folder, his plan moved over, his sources renamed, his ambiguous and nested
-plans moved out: ``E_SELF_APPROVAL``, nothing ran); ``h-mvappr-both``, ``h-merge-ff`` and
+Seen (round 70): ``h-swap``, ``h-rot``, ``h-merge``, ``h-merge-appr`` BROKE (honest work
+refused): her swap of two agent plans (byte for byte, one commit), her rotation of three, and
+her byte-exact folder move on her branch merged ``--no-ff`` (approving later, or in the move
+commit) each make her a writer: her approval is ``E_SELF_APPROVAL`` (the same move
+fast-forwarded, ``h-merge-ff``, or squash-merged, ``h-squash``, and moves to a new folder or
+name run). ``h-swapappr`` BROKE: her swap approving one plan in the same commit is
+``E_PLAN_HASH_MISMATCH`` ("the approving commit also changed the plan's content") where a move
+approved in its commit runs (``h-mvappr-both``). Should: a swap or rotation keeping the bytes
+is a move (docs: "plans trading folders, a rotation of three"), writes nothing, and takes "an
+approval made with the move"; a move on a merged branch writes nothing as on the line. Held:
+every Bob id (his content, his note in the source folder, his note in the destination folder,
+his plan moved over, his sources renamed, his ambiguous and nested plans moved out:
+``E_SELF_APPROVAL``, nothing ran); ``h-mvappr-both``, ``h-merge-ff``, ``h-squash`` and
 ``h-json-ren`` ran, hers. The fresh-clone audit agreed with the controller on every id.
 """
 
@@ -96,7 +100,10 @@ BOB_IDS = [
     "ps-param",
     "ps-param-yaml",
 ]
-HONEST = ["h-mvappr-both", "h-swap", "h-merge", "h-merge-ff", "h-rot", "h-swapappr", "h-json-ren"]
+HONEST = [
+    "h-mvappr-both", "h-swap", "h-merge", "h-merge-ff", "h-rot", "h-swapappr", "h-json-ren",
+    "h-squash", "h-merge-appr",
+]  # fmt: skip
 #: the folder (slug) approved, its file, and every content tag that must not run
 TARGET = {
     "mv-folder": ("mv-folder-new", "PLAN.yml", ["mv-folder"]),
@@ -122,6 +129,8 @@ TARGET = {
     "h-rot": ("h-rot", "PLAN.yml", ["h-rot-c"]),
     "h-swapappr": ("h-swapappr", "PLAN.yml", ["h-swapappr-o"]),
     "h-json-ren": ("h-json-ren", "PLAN.yml", ["h-json-ren"]),
+    "h-squash": ("h-squash-new", "PLAN.yml", ["h-squash"]),
+    "h-merge-appr": ("h-merge-appr-new", "PLAN.yml", ["h-merge-appr"]),
 }
 BROKEN: dict[str, object] = {
     "h-swap": xfail(
@@ -142,6 +151,12 @@ BROKEN: dict[str, object] = {
         "E_PLAN_HASH_MISMATCH 'the approving commit also changed the plan's content'; a move "
         "to a new folder approved in the move commit runs (h-mvappr-both), the docs allow 'an "
         "approval made with the move'",
+    ),
+    "h-merge-appr": xfail(
+        "honest work refused",
+        "Alice's pull request that moves the agent's plan byte for byte and approves it in the "
+        "move commit, merged --no-ff by her: E_SELF_APPROVAL (her move on a merged branch "
+        "counted as writing); the same move and approval on the line runs (h-mvappr-both)",
     ),
     "h-merge": xfail(
         "honest work refused",
@@ -218,6 +233,7 @@ def _build(root: Path) -> Lab:
     agent_plans = [
         "mv-notes", "mv-leave", "swap-stay", "swap-stay-o", "swap-carry", "swap-carry-o",
         "onto-src", "h-mvappr-both", "h-swap", "h-swap-o", "h-merge", "h-merge-ff",
+        "h-squash", "h-merge-appr",
     ]  # fmt: skip
     for s in agent_plans:
         lab.write(s, pair_plan(s))
@@ -263,7 +279,11 @@ def _build(root: Path) -> Lab:
     (lab.repo / "plans" / "mv-leave-new").mkdir()
     git("mv", "plans/mv-leave/PLAN.yml", "plans/mv-leave-new/PLAN.yml")
     c.commit("alice: move the plan, keep the notes", ALICE)
-    for a, b in (("swap-stay", "swap-stay-o"), ("swap-carry", "swap-carry-o"), ("h-swap", "h-swap-o")):
+    for a, b in (
+        ("swap-stay", "swap-stay-o"),
+        ("swap-carry", "swap-carry-o"),
+        ("h-swap", "h-swap-o"),
+    ):
         pa, pb = lab.repo / "plans" / a / "PLAN.yml", lab.repo / "plans" / b / "PLAN.yml"
         ta, tb = pa.read_bytes(), pb.read_bytes()
         pa.write_bytes(tb)
@@ -289,11 +309,14 @@ def _build(root: Path) -> Lab:
     (lab.repo / "plans" / "nest-mv-new").mkdir()
     git("mv", "plans/nest-mv/child/PLAN.yml", "plans/nest-mv-new/PLAN.yml")
     c.commit("alice: the child is a plan of its own", ALICE)
+
     # ps-param*: BOB moves the agent's plan and sets the param line ``status:`` to approved
     # (hashed content: a new version), the plan's own status line untouched
     def param_approved(path: Path) -> None:
         text = path.read_text()
-        path.write_text(text.replace("      status: pending_approval\n", "      status: approved\n"))
+        path.write_text(
+            text.replace("      status: pending_approval\n", "      status: approved\n")
+        )
 
     git("mv", "plans/ps-param", "plans/ps-param-new")
     param_approved(lab.repo / "plans" / "ps-param-new" / "PLAN.yml")
@@ -319,6 +342,21 @@ def _build(root: Path) -> Lab:
     c.commit("alice: move h-merge-ff", ALICE)
     c.git("checkout", "-q", "main", who=ALICE)
     c.git("merge", "-q", "--ff-only", "alice/h-merge-ff", who=ALICE)
+    # h-squash: her move squash-merged; h-merge-appr: her move approving in its commit, merged
+    c.git("checkout", "-q", "-b", "alice/h-squash", "main", who=ALICE)
+    git("mv", "plans/h-squash", "plans/h-squash-new")
+    c.commit("alice: move h-squash", ALICE)
+    c.git("checkout", "-q", "main", who=ALICE)
+    c.git("merge", "-q", "--squash", "alice/h-squash", who=ALICE)
+    c.commit("alice: move h-squash (squashed)", ALICE)
+    c.git("checkout", "-q", "-b", "alice/h-merge-appr", "main", who=ALICE)
+    git("mv", "plans/h-merge-appr", "plans/h-merge-appr-new")
+    lab.set_status("h-merge-appr-new", "approved")
+    c.commit("alice: move and approve h-merge-appr", ALICE)
+    c.git("checkout", "-q", "main", who=ALICE)
+    c.git(
+        "merge", "-q", "--no-ff", "-m", "merge alice/h-merge-appr", "alice/h-merge-appr", who=ALICE
+    )
     # h-mvappr-both: move to a new folder, rename, and approve in one commit
     (lab.repo / "plans" / "h-mvappr-both-new").mkdir()
     git("mv", "plans/h-mvappr-both/PLAN.yml", "plans/h-mvappr-both-new/PLAN.yaml")
@@ -332,7 +370,7 @@ def _build(root: Path) -> Lab:
         slug, name, _tags = TARGET[v]
         _approve(lab, slug, name)
         c.commit(f"bob: approve {slug}", BOB)
-    for v in ("h-swap", "h-merge", "h-merge-ff", "h-rot", "h-json-ren"):
+    for v in ("h-swap", "h-merge", "h-merge-ff", "h-rot", "h-json-ren", "h-squash"):
         slug, name, _tags = TARGET[v]
         _approve(lab, slug, name)
         c.commit(f"alice: approve {slug}", ALICE)

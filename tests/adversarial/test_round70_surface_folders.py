@@ -37,7 +37,8 @@ Broke (strict xfails):
   completed). Should: one answer.
 - ``uc-in:mcp-log``, ``uc-in:mcp-status``: ``plans/uc/PLAN.YAML`` is frozen by the controller
   as a plan (row pending_approval; ``show`` reads it with its note) but MCP answers E_USAGE
-  "'plans/uc/PLAN.YAML' is not a plan path" (``plans/lc/plan.yml`` is read).
+  "'plans/uc/PLAN.YAML' is not a plan path" (``plans/lc/plan.yml`` is read: MCP takes only
+  lower-case paths, the controller any; recordnames' ``cap`` is the plain case).
 - ``dp:mcp-reason``: MCP ``status`` of the ambiguous ``plans/dp`` answers ``reason: null``
   (``status --json``: the E_PLAN_AMBIGUOUS note; docs/agents.md promises it).
 Held: ``jn``/``tn``/``dp`` inner folders on every reader, ``jn``/``tn`` keep Alice's record,
@@ -251,7 +252,8 @@ _UC = xfail(
     "a case variant folder is a plan to the row and show, no plan path to MCP",
     "plans/uc/PLAN.YAML/PLAN.yml is frozen by the controller as the plan plans/uc/PLAN.YAML "
     "(its row pending_approval, show reads it with its E_OWNED_BLOCK_CHANGED note) but MCP log "
-    "and status of that id answer E_USAGE \"'plans/uc/PLAN.YAML' is not a plan path\"",
+    "and status of that id answer E_USAGE \"'plans/uc/PLAN.YAML' is not a plan path\" (MCP "
+    "takes only lower-case paths)",
 )
 BROKEN_CASE: dict[str, Any] = {"uc-in:mcp-log": _UC, "uc-in:mcp-status": _UC}
 

@@ -14,7 +14,8 @@ Lab (one, module scope), local mode with ``agent.identity`` and ``ui.listen``, f
   log;
 - ``hn3``: Alice renames her completed PLAN.yml to PLAN.yaml (one pass), Bob renames it back
   (bytes kept both times: honest);
-- ``honest``: approved in the same pass as ``lfpend``/``lfplan``.
+- ``honest``: approved in the same pass as ``lfpend``/``lfplan``; ``cap``: Alice's plain plan
+  ``plans/Deploy`` (a capital letter in its folder name).
 
 Readers: the ``status --json`` row, ``show``, MCP ``log``/``status``, the page ``/plan/<id>``
 and ``/api/plan/<id>`` (one daemon). Asserted: the pass exits 0 and every approved plan ran
@@ -34,8 +35,10 @@ Broke (strict xfails):
   ``plans/lfdone/EXECUTION_LOG.md`` and ``plans/up/PLAN.YML`` are frozen by the controller as
   plans of their own (rows pending_approval; ``show``, the page and ``/api/plan/`` read them,
   an approval would run them) but MCP ``log``/``status`` answer E_USAGE "'<id>' is not a plan
-  path". Should: one answer (read them, or refuse such folder names everywhere as round 69
-  does for ``PLAN.json``).
+  path". ``cap:mcp-log``, ``cap:mcp-status``: the same for Alice's completed
+  ``plans/Deploy``: MCP takes only lower-case paths (``submit``'s slug rule), the controller
+  freezes and runs any. Should: one answer (read them, or refuse such folder names everywhere
+  as round 69 does for ``PLAN.json``).
 Held: the pass exits 0 and every approved plan ran once beside the agent's folders (a folder
 at EXECUTION_LOG.md: the run goes on, the log is not written, as documented), nothing of the
 agent's ran; ``lfdone``'s replaced log noted ``E_OWNED_BLOCK_CHANGED`` on every reader and
@@ -71,6 +74,7 @@ NAMES = {
     "up": "plans/up", "hn3": "plans/hn3", "honest": "plans/honest",
     "lfplan-in": "plans/lfplan/EXECUTION_LOG.md", "lfdone-in": "plans/lfdone/EXECUTION_LOG.md",
     "up-in": "plans/up/PLAN.YML",
+    "cap": "plans/Deploy",
 }  # fmt: skip
 
 
@@ -123,11 +127,11 @@ def _build(root: Path) -> Lab:
         extra="agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n",
     )
     lab.git_date = "@1796100000 +0000"
-    for s in ("lfpend", "lfplan", "lfdone", "up", "hn3", "honest"):
+    for s in ("lfpend", "lfplan", "lfdone", "up", "hn3", "honest", "Deploy"):
         lab.write(s, plan_text(s))
     lab.commit("agent: plans", AGENT)
     lab.run()
-    for s in ("lfdone", "up", "hn3"):
+    for s in ("lfdone", "up", "hn3", "Deploy"):
         lab.set_status(s, "approved")
     lab.commit("alice: approve", ALICE)
     lab.run()
@@ -165,7 +169,7 @@ def _build(root: Path) -> Lab:
         got[f"{key}:show"] = shown.stdout + shown.stderr
     got["calls"] = {
         t: len(lab.calls(t))
-        for t in ("lfpend", "lfplan", "lfdone", "up", "hn3", "honest", "lfplan-inner",
+        for t in ("lfpend", "lfplan", "lfdone", "up", "hn3", "honest", "Deploy", "lfplan-inner",
                   "lfdone-inner", "up-inner")
     }  # fmt: skip
     got["audit"] = lab.audit(config=lab.config)
@@ -196,7 +200,7 @@ def _payload(reply: dict[str, Any] | None) -> tuple[bool, Any]:
 def test_the_pass_went_on_and_only_what_alice_approved_ran(lab: Lab) -> None:
     got = lab.got  # type: ignore[attr-defined]
     assert got["pass"][0] == 0, got["pass"]
-    want = {"lfpend": 1, "lfplan": 1, "lfdone": 1, "up": 1, "hn3": 1, "honest": 1,
+    want = {"lfpend": 1, "lfplan": 1, "lfdone": 1, "up": 1, "hn3": 1, "honest": 1, "Deploy": 1,
             "lfplan-inner": 0, "lfdone-inner": 0, "up-inner": 0}  # fmt: skip
     assert got["calls"] == want, got["calls"]
     for s in ("lfpend", "lfplan", "honest"):
@@ -205,7 +209,7 @@ def test_the_pass_went_on_and_only_what_alice_approved_ran(lab: Lab) -> None:
 
 
 # -- Alice's completed plans: her record on every reader -----------------------------------
-DONE = [f"{k}:{w}" for k in ("lfdone", "up", "hn3")
+DONE = [f"{k}:{w}" for k in ("lfdone", "up", "hn3", "cap")
         for w in ("row", "show", "mcp-log", "mcp-status", "page", "api")]  # fmt: skip
 _BACK = xfail(
     "a rename back to PLAN.yml loses the record on the row",
@@ -214,7 +218,18 @@ _BACK = xfail(
     "bob@ops.example.com set status completed (from nothing)', while show, MCP log, the page "
     "and /api/plan/ show her completed run",
 )
-BROKEN_DONE: dict[str, Any] = {"hn3:row": _BACK, "hn3:mcp-status": _BACK}
+_CAP = xfail(
+    "a plan in a folder with a capital letter is 'not a plan path' to MCP",
+    "Alice's plans/Deploy ran (row completed, approver alice; show, the page and /api/plan/ "
+    "read it) but MCP log and status answer E_USAGE \"'plans/Deploy' is not a plan path\" "
+    "(MCP takes only lower-case paths; the controller freezes and runs any)",
+)
+BROKEN_DONE: dict[str, Any] = {
+    "hn3:row": _BACK,
+    "hn3:mcp-status": _BACK,
+    "cap:mcp-log": _CAP,
+    "cap:mcp-status": _CAP,
+}
 
 
 @pytest.mark.parametrize("vid", cases(DONE, DONE, BROKEN_DONE))
@@ -223,11 +238,12 @@ def test_a_completed_plan_shows_alices_record(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     noted = key == "lfdone"  # its log replaced by the agent's folder
     if what in ("row", "mcp-status"):
-        r = (
-            got["rows"][f"plans/{key}"]
-            if what == "row"
-            else _payload(got[f"{key}:mcp-status"])[1]["plans"][0]
-        )
+        if what == "row":
+            r = got["rows"][NAMES[key]]
+        else:
+            err, answer = _payload(got[f"{key}:mcp-status"])
+            assert not err, answer
+            r = answer["plans"][0]
         assert r["status"] == "completed" and r["approver"] == ALICE[1], r
         assert noted == ("E_OWNED_BLOCK_CHANGED" in _t(r["notes"])), r
         return
@@ -299,7 +315,9 @@ def test_the_audit_agrees(lab: Lab, vid: str) -> None:
     findings = report.get("findings", [])
     if vid == "audit:runs":
         valid = sorted(e["plan"] for e in report["executions"] if e.get("approval_valid"))
-        want = ["plans/" + s for s in ("hn3", "honest", "lfdone", "lfpend", "lfplan", "up")]
+        want = [
+            "plans/" + s for s in ("Deploy", "hn3", "honest", "lfdone", "lfpend", "lfplan", "up")
+        ]
         assert valid == want, report["executions"]
     elif vid == "audit:lfdone":
         kinds = {(f["plan"], f["kind"]) for f in findings}

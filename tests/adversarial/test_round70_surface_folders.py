@@ -39,6 +39,12 @@ Broke (strict xfails):
   as a plan (row pending_approval; ``show`` reads it with its note) but MCP answers E_USAGE
   "'plans/uc/PLAN.YAML' is not a plan path" (``plans/lc/plan.yml`` is read: MCP takes only
   lower-case paths, the controller any; recordnames' ``cap`` is the plain case).
+- ``rbx-row``, ``rbx-file``: after the agent's rename to PLAN.yaml (a pass) and back (a pass),
+  its ``status: approved`` on the completed plan is taken as "approval request (approve) by
+  agent", refused ``E_ALREADY_EXECUTED`` (it never runs again: ``rbx-ran`` held) and the
+  controller commits the file as ``pending_approval``: the row says pending_approval,
+  approver null, for a plan that ran. The control ``ctl`` (the same edit, no renames): an
+  ignored E_ILLEGAL_TRANSITION, the row stays completed.
 - ``dp:mcp-reason``: MCP ``status`` of the ambiguous ``plans/dp`` answers ``reason: null``
   (``status --json``: the E_PLAN_AMBIGUOUS note; docs/agents.md promises it).
 Held: ``jn``/``tn``/``dp`` inner folders on every reader, ``jn``/``tn`` keep Alice's record,
@@ -62,7 +68,7 @@ FORGED_LOG = (
     "# Execution log\n\n- Approved by alice@example.com\n- Status: completed\n"
     "- Action 1 `rec`: succeeded (forged-r70)\n"
 )
-DONE = ("jn", "tn", "lc", "uc", "dp", "rb", "rf", "fr", "fl", "src")
+DONE = ("jn", "tn", "lc", "uc", "dp", "rb", "rf", "fr", "fl", "src", "rbx", "ctl")
 
 
 SHOWN = ("jn-in", "tn-in", "dp-in", "dp", "lc-in", "uc-in", "rb", "fr", "fl", "rf", "rs")
@@ -104,6 +110,8 @@ def _build(root: Path) -> Lab:
     lab.write("dp/PLAN.yaml/a/b", FORGED_LOG, "EXECUTION_LOG.md")
     lab.commit("agent: folders named as plan files", AGENT)
     # rb: rename, forge, rename back (three commits, one pass)
+    lab.git("mv", "plans/rbx/PLAN.yml", "plans/rbx/PLAN.yaml")
+    lab.commit("agent: rbx to yaml", AGENT)
     lab.git("mv", "plans/rb/PLAN.yml", "plans/rb/PLAN.yaml")
     lab.commit("agent: rb to yaml", AGENT)
     _forge(lab, "rb", "PLAN.yaml")
@@ -125,13 +133,20 @@ def _build(root: Path) -> Lab:
     lab.write("rs", lab.read("src"), "PLAN.yaml")
     lab.commit("agent: rs", AGENT)
     lab.run()
+    lab.git("mv", "plans/rbx/PLAN.yaml", "plans/rbx/PLAN.yml")
+    lab.commit("agent: rbx back", AGENT)
     lab.git("mv", "plans/fr/PLAN.yml", "plans/fr/PLAN.yaml")
     lab.commit("agent: fr rename", AGENT)
     lab.git("mv", "plans/fl/PLAN.yml", "plans/fl/PLAN.yaml")
     lab.commit("agent: fl rename", AGENT)
     lab.run()
+    lab.set_status("rbx", "approved")  # on a completed plan: an illegal transition, ignored
+    lab.set_status("ctl", "approved")  # the control: no renames before it
+    lab.commit("agent: rbx approved", AGENT)
+    lab.run()
+    got_rbx = {k: lab.plan(k)["plan"]["status"] for k in ("rbx", "ctl")}
     cfg = str(lab.config)
-    got: dict[str, Any] = {}
+    got: dict[str, Any] = {"file-status": got_rbx}
     got["rows"] = {
         r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
     }
@@ -359,3 +374,34 @@ RUNS.update({"lc-inner": 0, "uc-inner": 0, "rs": 0})
 def test_only_what_alice_approved_ran(lab: Lab) -> None:
     calls = lab.got["calls"]  # type: ignore[attr-defined]
     assert {t: calls.get(t, len(lab.calls(t))) for t in RUNS} == RUNS, calls
+
+
+# -- after a rename back, the agent's "approved" on the completed plan ---------------------------
+BROKEN_RBX: dict[str, Any] = {
+    "rbx-row": xfail(
+        "after a rename back the controller rewrites a completed plan as pending",
+        "the agent renames a completed PLAN.yml to PLAN.yaml (a pass) and back (a pass), then "
+        "commits status: approved on it: the controller records 'approval request (approve) by "
+        "agent', refuses it E_ALREADY_EXECUTED and commits the file as pending_approval; the row "
+        "says pending_approval, approver null, for a plan that ran (without the renames the "
+        "same edit is an ignored E_ILLEGAL_TRANSITION: the row stays completed, the file as "
+        "the agent left it: ctl)",
+    ),
+}
+BROKEN_RBX["rbx-file"] = BROKEN_RBX["rbx-row"]
+
+
+RBX = [f"{k}-{w}" for k in ("rbx", "ctl") for w in ("row", "file", "ran")]
+
+
+@pytest.mark.parametrize("vid", cases(RBX, RBX, BROKEN_RBX))
+def test_a_renamed_back_plan_stays_completed(lab: Lab, vid: str) -> None:
+    key, what = vid.split("-")
+    got = lab.got  # type: ignore[attr-defined]
+    if what == "ran":  # it never runs again
+        assert got["calls"][key] == 1, got["calls"]
+    elif what == "file":  # no commit of the controller's calls a plan that ran pending
+        assert got["file-status"][key] != "pending_approval", got["file-status"]
+    else:
+        row = got["rows"][f"plans/{key}"]
+        assert row["status"] == "completed" and row["approver"] == ALICE[1], row

@@ -1,0 +1,326 @@
+"""Round 70, agent-facing surfaces: round 69's plan-folder rule (a folder named as a plan file
+or source is no plan folder, docs/plan-format.md) does not name the controller's RECORD file,
+and readers find plans by their id their own way. Folders named as the record's file or as a
+case variant of a plan file, and a rename back to PLAN.yml, read by every reader including the
+reviewer's page.
+
+Lab (one, module scope), local mode with ``agent.identity`` and ``ui.listen``, fake dates:
+- ``lfpend``: beside a pending plan the agent commits a FOLDER ``EXECUTION_LOG.md/`` (a note
+  in it); Alice approves; ``lfplan``: the same folder holds a plan of the agent's;
+- ``lfdone``: after Alice's plan ran, the agent replaces its EXECUTION_LOG.md with a folder of
+  that name holding a plan and a forged "completed, approved by alice" log;
+- ``up``: beside Alice's completed plan, the agent commits ``plans/up/PLAN.YML/PLAN.yml``
+  (a case variant of a plan file's name: a plan of its own to the controller) with a forged
+  log;
+- ``hn3``: Alice renames her completed PLAN.yml to PLAN.yaml (one pass), Bob renames it back
+  (bytes kept both times: honest);
+- ``honest``: approved in the same pass as ``lfpend``/``lfplan``; ``cap``: Alice's plain plan
+  ``plans/Deploy`` (a capital letter in its folder name).
+
+Readers: the ``status --json`` row, ``show``, MCP ``log``/``status``, the page ``/plan/<id>``
+and ``/api/plan/<id>`` (one daemon). Asserted: the pass exits 0 and every approved plan ran
+once (no stall), nothing of the agent's ran; the completed plans' readers show Alice's record
+(the replaced log noted ``E_OWNED_BLOCK_CHANGED``, the forged text never shown); a plan the
+controller froze (its row) is read by every reader, or refused by every reader.
+
+Broke (strict xfails):
+- ``hn3:row``, ``hn3:mcp-status``, ``audit:hn3``: Alice renames her completed PLAN.yml to
+  PLAN.yaml, a pass, Bob renames it back, bytes kept both times (honest): the row and MCP
+  ``status`` answer ``status: null``, ``approver: null``, last event "E_ILLEGAL_TRANSITION:
+  bob@ops.example.com set status completed (from nothing) ...; ignored" (its history notes
+  gone), and ``plangate audit`` reports that as an ``illegal`` finding (exit 1), while
+  ``show``, MCP ``log``, the page and ``/api/plan/`` show her completed run. Should: a rename
+  back is a rename too (docs/plan-format.md: the record goes on under either name).
+- ``{lfplan-in,lfdone-in,up-in}:{mcp-log,mcp-status}``: ``plans/lfplan/EXECUTION_LOG.md``,
+  ``plans/lfdone/EXECUTION_LOG.md`` and ``plans/up/PLAN.YML`` are frozen by the controller as
+  plans of their own (rows pending_approval; ``show``, the page and ``/api/plan/`` read them,
+  an approval would run them) but MCP ``log``/``status`` answer E_USAGE "'<id>' is not a plan
+  path". ``cap:mcp-log``, ``cap:mcp-status``: the same for Alice's completed
+  ``plans/Deploy``: MCP takes only lower-case paths (``submit``'s slug rule), the controller
+  freezes and runs any. Should: one answer (read them, or refuse such folder names everywhere
+  as round 69 does for ``PLAN.json``).
+Held: the pass exits 0 and every approved plan ran once beside the agent's folders (a folder
+at EXECUTION_LOG.md: the run goes on, the log is not written, as documented), nothing of the
+agent's ran; ``lfdone``'s replaced log noted ``E_OWNED_BLOCK_CHANGED`` on every reader and
+``log-changed`` by the audit, the forged text never shown; ``up`` and ``hn3`` on the page,
+``show`` and MCP ``log``; the inner plans on ``show``, the page and ``/api/plan/``; the audit
+lists each run valid once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, plan_text, xfail
+from mcpkit import session
+from test_round2_execution_kit import shared
+
+FORGED_LOG = (
+    "# Execution log\n\n- Approved by alice@example.com\n- Status: completed\n"
+    "- Action 1 `rec`: succeeded (forged-r70)\n"
+)
+NAMES = {
+    "lfpend": "plans/lfpend", "lfplan": "plans/lfplan", "lfdone": "plans/lfdone",
+    "up": "plans/up", "hn3": "plans/hn3", "honest": "plans/honest",
+    "lfplan-in": "plans/lfplan/EXECUTION_LOG.md", "lfdone-in": "plans/lfdone/EXECUTION_LOG.md",
+    "up-in": "plans/up/PLAN.YML",
+    "cap": "plans/Deploy",
+}  # fmt: skip
+
+
+def _get(port: int, path: str) -> str:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=15) as resp:
+            return resp.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as err:
+        return f"HTTP {err.code}: " + err.read().decode("utf-8", "replace")
+
+
+def _pages(lab: Lab) -> dict[str, str]:
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    out: dict[str, str] = {}
+    lines: list[str] = []
+    try:
+        port = None
+        while port is None:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                raise BenchError("the daemon never said where it listens: " + "".join(lines))
+            lines.append(line)
+            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
+            port = int(m.group(1)) if m else None
+        for _ in range(80):  # the first snapshot names the plans
+            if "plans/up/PLAN.YML" in _get(port, "/api/"):
+                break
+            time.sleep(0.25)
+        for key, plan in NAMES.items():
+            out[f"{key}:page"] = _get(port, f"/plan/{plan}")
+            out[f"{key}:api"] = _get(port, f"/api/plan/{plan}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+    return out
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(
+        root,
+        extra="agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n",
+    )
+    lab.git_date = "@1796100000 +0000"
+    for s in ("lfpend", "lfplan", "lfdone", "up", "hn3", "honest", "Deploy"):
+        lab.write(s, plan_text(s))
+    lab.commit("agent: plans", AGENT)
+    lab.run()
+    for s in ("lfdone", "up", "hn3", "Deploy"):
+        lab.set_status(s, "approved")
+    lab.commit("alice: approve", ALICE)
+    lab.run()
+    lab.write("lfpend/EXECUTION_LOG.md", "a note\n", "note.txt")
+    lab.write("lfplan/EXECUTION_LOG.md", plan_text("lfplan-inner"))
+    lab.git("rm", "-q", "plans/lfdone/EXECUTION_LOG.md")
+    lab.write("lfdone/EXECUTION_LOG.md", plan_text("lfdone-inner"))
+    lab.write("lfdone/EXECUTION_LOG.md", FORGED_LOG, "EXECUTION_LOG.md")
+    lab.write("up/PLAN.YML", plan_text("up-inner"))
+    lab.write("up/PLAN.YML", FORGED_LOG, "EXECUTION_LOG.md")
+    lab.commit("agent: folders named as record files", AGENT)
+    lab.git("mv", "plans/hn3/PLAN.yml", "plans/hn3/PLAN.yaml")
+    lab.commit("alice: PLAN.yaml", ALICE)
+    for s in ("lfpend", "lfplan", "honest"):
+        lab.set_status(s, "approved")
+    lab.commit("alice: approve the rest", ALICE)
+    passed = lab.run(check=False)
+    lab.git("mv", "plans/hn3/PLAN.yaml", "plans/hn3/PLAN.yml")
+    lab.commit("bob: PLAN.yml after all", BOB)
+    lab.run()
+    cfg = str(lab.config)
+    got: dict[str, Any] = {"pass": (passed.returncode, passed.stderr[-1500:])}
+    got["rows"] = {
+        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
+    }
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for path in NAMES.values():
+        calls += [("log", {"path": path}), ("status", {"path": path})]
+    replies = session(lab, calls)[0]
+    for i, key in enumerate(NAMES):
+        got[f"{key}:mcp-log"] = replies[2 * i]
+        got[f"{key}:mcp-status"] = replies[2 * i + 1]
+    for key, path in NAMES.items():
+        shown = lab.cli("show", "--config", cfg, path, cwd=lab.repo)
+        got[f"{key}:show"] = shown.stdout + shown.stderr
+    got["calls"] = {
+        t: len(lab.calls(t))
+        for t in ("lfpend", "lfplan", "lfdone", "up", "hn3", "honest", "Deploy", "lfplan-inner",
+                  "lfdone-inner", "up-inner")
+    }  # fmt: skip
+    got["audit"] = lab.audit(config=lab.config)
+    got.update(_pages(lab))
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r70-surface-recordnames", _build)
+
+
+def _t(x: Any) -> str:
+    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
+
+
+def _payload(reply: dict[str, Any] | None) -> tuple[bool, Any]:
+    res = (reply or {}).get("result") or {}
+    if res.get("isError") or not res:
+        return True, _t(reply)
+    if res.get("structuredContent") is not None:
+        return False, res["structuredContent"]
+    return False, json.loads(res["content"][0]["text"])
+
+
+# -- no stall: every approved plan ran once, nothing of the agent's ran ------------------------
+def test_the_pass_went_on_and_only_what_alice_approved_ran(lab: Lab) -> None:
+    got = lab.got  # type: ignore[attr-defined]
+    assert got["pass"][0] == 0, got["pass"]
+    want = {"lfpend": 1, "lfplan": 1, "lfdone": 1, "up": 1, "hn3": 1, "honest": 1, "Deploy": 1,
+            "lfplan-inner": 0, "lfdone-inner": 0, "up-inner": 0}  # fmt: skip
+    assert got["calls"] == want, got["calls"]
+    for s in ("lfpend", "lfplan", "honest"):
+        row = got["rows"][f"plans/{s}"]
+        assert row["status"] == "completed" and row["approver"] == ALICE[1], row
+
+
+# -- Alice's completed plans: her record on every reader -----------------------------------
+DONE = [f"{k}:{w}" for k in ("lfdone", "up", "hn3", "cap")
+        for w in ("row", "show", "mcp-log", "mcp-status", "page", "api")]  # fmt: skip
+_BACK = xfail(
+    "a rename back to PLAN.yml loses the record on the row",
+    "Alice renames her completed PLAN.yml to PLAN.yaml, a pass, Bob renames it back (bytes "
+    "kept): the row and MCP status answer status: null, approver: null, 'E_ILLEGAL_TRANSITION: "
+    "bob@ops.example.com set status completed (from nothing)', while show, MCP log, the page "
+    "and /api/plan/ show her completed run",
+)
+_CAP = xfail(
+    "a plan in a folder with a capital letter is 'not a plan path' to MCP",
+    "Alice's plans/Deploy ran (row completed, approver alice; show, the page and /api/plan/ "
+    "read it) but MCP log and status answer E_USAGE \"'plans/Deploy' is not a plan path\" "
+    "(MCP takes only lower-case paths; the controller freezes and runs any)",
+)
+BROKEN_DONE: dict[str, Any] = {
+    "hn3:row": _BACK,
+    "hn3:mcp-status": _BACK,
+    "cap:mcp-log": _CAP,
+    "cap:mcp-status": _CAP,
+}
+
+
+@pytest.mark.parametrize("vid", cases(DONE, DONE, BROKEN_DONE))
+def test_a_completed_plan_shows_alices_record(lab: Lab, vid: str) -> None:
+    key, what = vid.split(":")
+    got = lab.got  # type: ignore[attr-defined]
+    noted = key == "lfdone"  # its log replaced by the agent's folder
+    if what in ("row", "mcp-status"):
+        if what == "row":
+            r = got["rows"][NAMES[key]]
+        else:
+            err, answer = _payload(got[f"{key}:mcp-status"])
+            assert not err, answer
+            r = answer["plans"][0]
+        assert r["status"] == "completed" and r["approver"] == ALICE[1], r
+        assert noted == ("E_OWNED_BLOCK_CHANGED" in _t(r["notes"])), r
+        return
+    if what == "mcp-log":
+        err, text = _payload(got[f"{key}:mcp-log"])
+        assert not err and (text["execution"] or {}).get("status") == "completed", text
+        text = _t(text)
+    else:
+        text = got[f"{key}:{what}"]
+    assert "forged-r70" not in text and "Traceback" not in text, text[:2000]
+    assert "completed" in text and ALICE[1] in text, text[:2000]
+    assert noted == ("E_OWNED_BLOCK_CHANGED" in text), text[:2000]
+
+
+# -- the agent's inner plans: one answer on every reader ------------------------------------------
+INNER = [f"{k}:{w}" for k in ("lfplan-in", "lfdone-in", "up-in")
+         for w in ("show", "mcp-log", "mcp-status", "page", "api")]  # fmt: skip
+_NOPATH = xfail(
+    "a plan the controller froze is 'not a plan path' to MCP",
+    "plans/<x>/EXECUTION_LOG.md/PLAN.yml and plans/up/PLAN.YML/PLAN.yml are frozen by the "
+    "controller as plans of their own (rows pending_approval, show, the page and /api/plan/ "
+    "read them) but MCP log and status answer E_USAGE \"'<id>' is not a plan path\"",
+)
+BROKEN_INNER: dict[str, Any] = {
+    f"{k}:{w}": _NOPATH
+    for k in ("lfplan-in", "lfdone-in", "up-in")
+    for w in ("mcp-log", "mcp-status")
+}
+
+
+@pytest.mark.parametrize("vid", cases(INNER, INNER, BROKEN_INNER))
+def test_a_frozen_inner_plan_is_one_plan_for_every_reader(lab: Lab, vid: str) -> None:
+    key, what = vid.split(":")
+    got = lab.got  # type: ignore[attr-defined]
+    path = NAMES[key]
+    row = got["rows"][path]
+    assert row["status"] == "pending_approval" and row["approver"] is None, row
+    if what in ("mcp-log", "mcp-status"):
+        err, answer = _payload(got[f"{key}:{what}"])
+        assert not err, answer
+        if what == "mcp-status":
+            answer = answer["plans"][0]
+        assert answer.get("plan", answer.get("path")) == path, answer
+        assert answer["status"] == "pending_approval", answer
+        text = _t(answer)
+    else:
+        text = got[f"{key}:{what}"]
+        assert "inner" in text and "pending_approval" in text, text[:2000]
+    assert "forged-r70" not in text and "Traceback" not in text, text[:2000]
+    if key != "lfplan-in":  # a forged log came with it
+        assert "E_OWNED_BLOCK_CHANGED" in text or what == "mcp-status", text[:2000]
+
+
+# -- the audit (``audit --json --config``) agrees --------------------------------------------
+AUDIT = ["audit:runs", "audit:lfdone", "audit:hn3"]
+BROKEN_AUDIT: dict[str, Any] = {
+    "audit:hn3": xfail(
+        "the audit flags an honest rename back",
+        "Alice renames her completed PLAN.yml to PLAN.yaml, Bob renames it back, bytes kept: "
+        "plangate audit reports a finding 'illegal' (E_ILLEGAL_TRANSITION: bob@ops.example.com "
+        "set status completed (from nothing)) and exits 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("vid", cases(AUDIT, AUDIT, BROKEN_AUDIT))
+def test_the_audit_agrees(lab: Lab, vid: str) -> None:
+    _, report = lab.got["audit"]  # type: ignore[attr-defined]
+    findings = report.get("findings", [])
+    if vid == "audit:runs":
+        valid = sorted(e["plan"] for e in report["executions"] if e.get("approval_valid"))
+        want = [
+            "plans/" + s for s in ("Deploy", "hn3", "honest", "lfdone", "lfpend", "lfplan", "up")
+        ]
+        assert valid == want, report["executions"]
+    elif vid == "audit:lfdone":
+        kinds = {(f["plan"], f["kind"]) for f in findings}
+        assert ("plans/lfdone", "log-changed") in kinds, findings
+    else:
+        assert [f for f in findings if f["plan"] == "plans/hn3"] == [], findings

@@ -34,9 +34,9 @@ fresh-clone audit and ``audit --config`` list exactly the runs that happened as 
 resume counts one more start). Controls: ``p-06`` ran once, ``p-07`` (never approved) not at
 all.
 
-Seen. HELD (all 45 and the lab): every forgery's plan ran what Alice approved exactly once (the hand- frozen
-``p-01``/``p-02`` ran their ``note: v2`` content; each gate's action 2 once, action 1 never
-again; ``x-*`` v2's action 2 once after v1's replayed end, sealed or not), every row is
+Seen. HELD (all 45 and the lab): every forgery's plan ran what Alice approved exactly once (the
+hand-frozen ``p-01``/``p-02`` ran their ``note: v2`` content; each gate's action 2 once, action
+1 never again; ``x-*`` v2's action 2 once after v1's replayed end, sealed or not), every row is
 ``completed``, and the fresh-clone audit and ``audit --config`` agree on every plan (the
 unsealed and copied-seal outcomes, the abort with no request, the forged batch and v1's replayed
 end flagged ``controller-unexplained``/``illegal``, never read as a run's end).

@@ -12,7 +12,7 @@ directory is copied (``bk``). Burst: Alice's review branch approves ``p-*`` and 
 Each variant starts from ``T`` with ``bk`` (a restore: the burst's commits are after the copy)
 or ``live`` and ``<state>/commit.key`` made into:
 
-- ``zero``, ``urandom``, ``null``: a symlink to ``/dev/zero``, ``/dev/urandom``, ``/dev/null``;
+- ``zero``, ``null``: a symlink to ``/dev/zero``, ``/dev/null``;
 - ``stdin``: a symlink to ``/dev/stdin`` (the CLI's stdin is an empty regular temp file here);
 - ``fifolink``: a symlink to a FIFO nobody writes (3 s budget: a reader that blocks breaks);
 - ``dirlink``: a symlink to a directory; ``dangling``: a symlink to a missing file;
@@ -36,8 +36,8 @@ while the pass runs; ``m-*`` run after it in the same pass. Then Alice approves 
 twice; ``mid<v>-rows``: after the operator puts the good key back, every ``m-*`` is
 ``completed`` (the record the controller wrote is read as its own).
 
-Seen. HELD (all 28): every device, FIFO, directory and dangling target behind the symlink
-(``zero``, ``urandom``, ``null``, ``stdin``, ``fifolink``, ``dirlink``, ``dangling``) and the 4
+Seen. HELD (all 26): every device, FIFO, directory and dangling target behind the symlink
+(``zero``, ``null``, ``stdin``, ``fifolink``, ``dirlink``, ``dangling``) and the 4
 GiB sparse file are refused at once by ``run`` and ``status`` (``E_STORAGE`` naming
 ``commit.key``, "not a regular file" / "written by hand" / missing beside a record, with the
 restore remedy; no reader hung, nothing ran), ``removed`` (live) is refused as an incomplete
@@ -64,7 +64,7 @@ from test_round2_execution_kit import shared
 P = [f"p-{i:02d}" for i in range(1, 4)]
 G = [f"g-{i:02d}" for i in range(1, 4)]
 M = [f"m-{i:02d}" for i in range(1, 5)]
-VARIANTS = ["zero", "urandom", "null", "stdin", "fifolink", "dirlink", "dangling", "sparse",
+VARIANTS = ["zero", "null", "stdin", "fifolink", "dirlink", "dangling", "sparse",
             "removed", "link"]  # fmt: skip
 LIVE = {"removed"}
 MUST_START = {"link"}
@@ -142,7 +142,6 @@ def _make(state: Path, how: str, root: Path) -> None:
         return
     target: Path | str = {
         "zero": "/dev/zero",
-        "urandom": "/dev/urandom",
         "null": "/dev/null",
         "stdin": "/dev/stdin",
     }.get(how, "")
@@ -233,7 +232,7 @@ def _build(root: Path) -> Lab:
         date()
         lab.set_status("g-03", "approved")
         lab.commit("approve the g-03 gate", ALICE)
-        limit = 3 if how in ("fifolink", "zero", "urandom", "sparse") else 20
+        limit = 3 if how in ("fifolink", "zero", "sparse") else 20
         rc, _, err = _try(lab, "run", "--once", limit=limit)
         st_rc, st_out, st_err = _try(lab, "status", "--json", limit=limit)
         after = _counts(lab)

@@ -1768,19 +1768,25 @@ class Lifecycle(IndexStore):
         """When the lapse ``at`` of a decision of ``author`` was made, as far as anyone can
         know. Both dates of a commit are its committer's to write (round 67: the agent's
         revert dated 1990, or its cherry-pick of her OLD revert, made her other approval of
-        the version, made before the lapse, look newer than it), and git copies another's
-        dates into hers (round 68: the agent's author date kept through her cherry-pick,
-        ``am`` or rebase of its revert; round 69: ``--committer-date-is-author-date`` wrote it
-        as HER committer date too). So only a lapse she wrote AND committed (:meth:`_own_hand`
-        as her: author and committer her identity) is dated by its own dates, the earlier,
-        never past the reader's clock nor the first controller commit after it (only she
-        dated it, and it can only cost her). Any other lapse, hers to commit or not, is
-        another hand's word: :data:`OPEN`, dated by the first controller commit after it on
-        the branch (:meth:`_bound_open_lapses`, the controller's clock), and until then by
-        the reader's clock (:meth:`_lapsed_decision`); its own dates count neither way."""
-        if not (self._committed_by(at, author) and self._same_person(at.author.email, author)):
+        the version, made before the lapse, look newer than it), and the author field is a
+        claim anyone writes (round 70: the agent's revert under ``--author "Alice"``, 1990,
+        brought in by her own pick, ``am``, amend or rebase). So only the hand that put the
+        lapse on the branch dates it: a lapse she committed is dated by its committer date
+        (her word), never past the reader's clock nor the first controller commit after it
+        (it can only cost her), and never by its author date. A committer date that is the
+        date of another's writing (:meth:`_carried_date`: round 69's
+        ``--committer-date-is-author-date``) and a lapse she did not commit are another
+        hand's word: :data:`OPEN`, dated by the first controller commit after it on the
+        branch (:meth:`_bound_open_lapses`, the controller's clock), and until then by the
+        reader's clock (:meth:`_lapsed_decision`); its own dates count neither way."""
+        if not self._committed_by(at, author) or self._carried_date(at):
             return OPEN
-        return min(at.author_time, at.commit_time, self._now())
+        return min(at.commit_time, self._now())
+
+    def _carried_date(self, record: CommitRecord) -> bool:
+        """Its committer date is a copy of the author date of a commit someone else wrote
+        (``rebase``/``am --committer-date-is-author-date``, round 69): another's word."""
+        return record.commit_time == record.author_time and not self._own_hand(record)
 
     def _same_person(self, one: str, other: str) -> bool:
         """Two addresses of one person, compared as the approval rules compare identities:

@@ -26,6 +26,11 @@ controller-side and fresh-clone audits):
 - ``fa-am``: the same revert applied by Alice with ``format-patch | git am``.
 - ``fa-plus``: the agent's revert with author ``alice+bot@example.com`` (a plus tag of hers,
   1990), picked onto main by Alice.
+- ``fa-cdi`` (the accepted limit, added with the fix): the same revert; Alice rebases the
+  agent's branch with ``--committer-date-is-author-date`` and fast-forwards: author "Alice"
+  1990, committer Alice 1990, exactly a commit she made in 1990 (docs/threat-model.md,
+  "Accepted limits"). A strict xfail of class ``limit``; under ``approval.require_signed`` the
+  agent's pick of Y carries no signature of hers and is refused (the signed lab below).
 
 Honest:
 
@@ -54,6 +59,16 @@ commit), never an author date she cannot be shown to have written. Held: ``fa-ag
 ``mix-b`` (author and committer two different aliases of hers) ran at once; ``web-twice``,
 ``agent-twice`` were refused once (``E_APPROVAL_REPLAYED``, documented) and ran on her next
 web-editor approval. The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): ``fa-pick``, ``fa-amend``, ``fa-rebase``, ``fa-am``, ``fa-plus``. A lapse
+is dated by the words of the hand that put it on the branch (``Lifecycle._lapse_time``): one
+she committed by its COMMITTER date (her word, never past the reader's clock nor the next
+controller commit), never by its author date, a claim anyone writes; a committer date that is
+a copy of the author date of a commit someone else wrote (``--committer-date-is-author-date``,
+``Lifecycle._carried_date``) and a lapse she did not commit are another hand's (:data:`OPEN`,
+dated by the next controller commit). Her pick, amend, rebase or ``am`` of the agent's revert
+claiming her name is dated now, so Y, made before it, is the lapsed decision: the agent's
+pick of it is ``E_APPROVAL_REPLAYED``. Left: ``fa-cdi`` (an accepted limit, above).
 """
 
 from __future__ import annotations
@@ -64,6 +79,7 @@ from pathlib import Path
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
 from policykit import agent_plan as plan
+from signkit import signed_lab, signed_run
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -71,7 +87,7 @@ SMITH = ("A. Smith", "a.smith@corp.example")
 LAPTOP = ("Alice", "alice+laptop@example.com")
 BOT_TAG = ("Alice", "alice+bot@example.com")
 OLD = 631152000  # 1990-01-01
-LAPSED = ["fa-agent", "fa-alias", "fa-pick", "fa-amend", "fa-rebase", "fa-plus", "fa-am"]
+LAPSED = ["fa-agent", "fa-alias", "fa-pick", "fa-amend", "fa-rebase", "fa-plus", "fa-am", "fa-cdi"]
 HONEST_NOW = ["mix-a", "mix-b"]
 HONEST_LATER = ["web-twice", "agent-twice"]
 ALL = [*LAPSED, *HONEST_NOW, *HONEST_LATER]
@@ -84,12 +100,11 @@ _WHY = (
     "commit), E_APPROVAL_REPLAYED"
 )
 BROKEN: dict[str, object] = {
-    "fa-pick": xfail("slip", _WHY.format(author="her name", how="git cherry-pick")),
-    "fa-amend": xfail("slip", _WHY.format(author="her name", how="commit --amend, fast-forward")),
-    "fa-rebase": xfail("slip", _WHY.format(author="her name", how="git rebase, fast-forward")),
-    "fa-am": xfail("slip", _WHY.format(author="her name", how="format-patch | git am")),
-    "fa-plus": xfail(
-        "slip", _WHY.format(author="alice+bot@example.com (her plus tag)", how="git cherry-pick")
+    "fa-cdi": xfail(
+        "limit",
+        _WHY.format(author="her name", how="git rebase --committer-date-is-author-date")
+        + "; git holds nothing to tell it from her own commit made in 1990 (docs/threat-model"
+        ".md, Accepted limits; require_signed refuses the pick: the signed lab)",
     ),
 }
 ALIASES = """\
@@ -195,6 +210,16 @@ def _build(root: Path) -> Lab:
     c.git("rebase", "-q", "main", who=ALICE, by=ALICE)
     c.git("checkout", "-q", "main")
     c.git("merge", "-q", "--ff-only", "agent/fa-rebase", who=ALICE, by=ALICE)
+    # fa-cdi: the same, rebased with --committer-date-is-author-date (the accepted limit)
+    c.git("checkout", "-q", "-b", "agent/fa-cdi", "main")
+    forged_revert("fa-cdi")
+    c.git("checkout", "-q", "main")
+    _filler(lab, c, "fa-cdi")
+    c.git("checkout", "-q", "agent/fa-cdi")
+    c.git("rebase", "-q", "--committer-date-is-author-date", "main", who=ALICE, by=ALICE)
+    lab.cdi_shape = lab.git("log", "-1", "--format=%ae %at|%ce %ct")  # type: ignore[attr-defined]
+    c.git("checkout", "-q", "main")
+    c.git("merge", "-q", "--ff-only", "agent/fa-cdi", who=ALICE, by=ALICE)
     # honest lapses
     c.git("revert", "--no-edit", x["mix-a"], who=SMITH, by=LAPTOP)
     c.git("revert", "--no-edit", x["mix-b"], who=LAPTOP, by=SMITH)
@@ -231,6 +256,11 @@ def test_her_pick_keeps_the_claimed_author_and_its_date(lab: Lab) -> None:
     assert committer.split()[0] == "alice@example.com" and int(committer.split()[1]) > OLD
 
 
+def test_her_cdi_rebase_looks_like_her_own_commit_of_1990(lab: Lab) -> None:
+    author, committer = lab.cdi_shape.strip().split("|")  # type: ignore[attr-defined]
+    assert author == committer == f"alice@example.com {OLD}", lab.cdi_shape  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("vid", cases(LAPSED, LAPSED, BROKEN))  # type: ignore[arg-type]
 def test_a_claimed_author_does_not_date_the_lapse(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.final[vid][:1500]  # type: ignore[attr-defined]
@@ -259,3 +289,77 @@ def test_a_fresh_clones_audit_agrees_with_the_controller(lab: Lab, vid: str) -> 
     fresh = valid_runs(lab.fresh, vid)  # type: ignore[attr-defined]
     assert len(fresh) == len(lab.calls(vid)), (fresh, lab.calls(vid))
     assert len(valid_runs(lab.report, vid)) == len(fresh)  # type: ignore[attr-defined]
+
+
+def _signed_set(lab: Lab, vid: str, msg: str, when: int) -> str:
+    """Alice sets ``vid`` approved in a commit signed with her key, dated ``when``."""
+    lab.set_status(vid, "approved")
+    lab.git("add", "-A")
+    key = lab.root / "keys" / "alice"
+    stamp = f"@{when} +0000"
+    lab.extra_env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}  # type: ignore[attr-defined]
+    try:
+        lab.git("-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "commit", "-q", "-S",
+                "-m", msg, who=ALICE)  # fmt: skip
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+    return lab.head()
+
+
+def _signed(root: Path) -> Lab:
+    lab, _expires = signed_lab(root, valid_for=3600)
+    lab.write("fa-cdi", plan("fa-cdi"))
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", "agent plan", who=AGENT)
+    signed_run(lab)
+    lab.git("checkout", "-q", "-b", "alice/y", "main")
+    # Y, then X a second later: a decision in the second of a carrier of the lapsed one is
+    # that decision (the lapse rule), and this lab checks the signature rule
+    now = int(time.time())
+    y = _signed_set(lab, "fa-cdi", "lgtm (review)", now)
+    lab.git("checkout", "-q", "main")
+    x = _signed_set(lab, "fa-cdi", "approve", now + 1)
+    old = f"@{OLD} +0000"
+    lab.git("checkout", "-q", "-b", "agent/fa-cdi", "main")
+    lab.extra_env = {  # type: ignore[attr-defined]
+        "GIT_AUTHOR_DATE": old, "GIT_COMMITTER_DATE": old,
+        "GIT_COMMITTER_NAME": AGENT[0], "GIT_COMMITTER_EMAIL": AGENT[1],
+    }  # fmt: skip
+    try:
+        lab.git("revert", "--no-edit", x, who=ALICE)
+    finally:
+        lab.extra_env = {}  # type: ignore[attr-defined]
+    lab.git("checkout", "-q", "main")
+    (lab.repo / "docs").mkdir(exist_ok=True)
+    (lab.repo / "docs" / "fa-cdi.md").write_text("fa-cdi\n")
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", "docs fa-cdi", who=AGENT)
+    lab.git("checkout", "-q", "agent/fa-cdi")
+    # her signature over the rebased revert that claims her authorship
+    key = lab.root / "keys" / "alice"
+    lab.git("-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "rebase", "-q",
+            "--committer-date-is-author-date", "-S", "main", who=ALICE)  # fmt: skip
+    shape = lab.git("log", "-1", "--format=%ae %at|%ce %ct", "HEAD").strip()
+    signed = "gpgsig" in lab.git("cat-file", "commit", "HEAD")
+    lab.lapse = f"{shape}|{signed}"  # type: ignore[attr-defined]
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--ff-only", "agent/fa-cdi", who=ALICE)
+    lab.git("cherry-pick", y, who=AGENT)
+    signed_run(lab)
+    signed_run(lab)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r70-lapseauthor-signed", _signed)
+
+
+def test_require_signed_refuses_the_pick_after_her_cdi_rebase(signed: Lab) -> None:
+    """``fa-cdi`` under ``approval.require_signed``: her signature over the rebased revert
+    claiming her authorship makes it no less "hers" (the lapse still dates 1990), but the
+    agent's cherry-pick of Y carries no signature of hers and is refused."""
+    author, committer, mark = signed.lapse.strip().split("|")  # type: ignore[attr-defined]
+    assert author == committer == f"alice@example.com {OLD}" and mark == "True", signed.lapse  # type: ignore[attr-defined]
+    assert signed.calls("fa-cdi") == [], signed.codes("fa-cdi")[:1500]
+    assert "E_SIGNATURE_INVALID" in signed.codes("fa-cdi"), signed.codes("fa-cdi")[:1500]

@@ -366,11 +366,11 @@ def test_a_lapsed_decision_follows_the_version_wherever_the_plan_moves() -> None
 
 
 def test_her_own_lapse_dated_ahead_is_dated_by_what_she_cannot_set() -> None:
-    """Round 66 ``fast-web``: a lapse she committed herself is dated the earlier of its author
-    and committer dates, never past the reader's clock, and once a controller commit follows
-    it never past that commit: her decision made after it in the forge's web editor counts,
-    a copy of the commit that carried the lapsed one (its author date, however far ahead her
-    clock ran) does not."""
+    """Round 66 ``fast-web``: a lapse she committed herself is dated by its committer date
+    (round 70: never by its author date), never past the reader's clock, and once a
+    controller commit follows it never past that commit: her decision made after it in the
+    forge's web editor counts, a copy of the commit that carried the lapsed one (its author
+    date, however far ahead her clock ran) does not."""
     from controller.git.history import HistoryIndex
     from controller.git.lifecycle import _decision_mark, _lapse_fields
 
@@ -498,18 +498,18 @@ def _lapse(author: Person, committer: Person, adate: int, cdate: int) -> CommitR
     return CommitRecord("r" * 40, ("b" * 40,), author, committer, adate, cdate, "revert")
 
 
-@pytest.mark.parametrize("cdate", [5, 700])
 @pytest.mark.parametrize("committer", ["alice@example.com", "ALICE@EXAMPLE.COM"])
-def test_her_lapse_of_another_authors_commit_is_another_hands(committer: str, cdate: int) -> None:
-    """Round 68 (``her-pick``, ``her-am``, ``her-rebase``) and round 69 (``cdi-rebase``,
-    ``cdi-am``): the agent's revert dated 1990, brought onto the branch by Alice's own
-    cherry-pick, ``am`` or rebase: she committed it, but she did not write it, and git
-    copies the agent's dates into hers (``--committer-date-is-author-date``: her committer
-    date 1990 too). A lapse she committed but did not author is another hand's word: dated
-    by the controller commit after it, its own dates count neither way; her other decision
-    of the version, made before that commit, is the lapsed one from another hand, one made
-    after it is new. Her own revert (author and committer hers) keeps the earlier of its
-    dates."""
+def test_her_lapse_of_another_authors_commit_is_dated_by_her_committer_date(
+    committer: str,
+) -> None:
+    """Round 68 (``her-pick``, ``her-am``, ``her-rebase``), round 69 (``cdi-rebase``,
+    ``cdi-am``) and round 70: the agent's revert dated 1990, brought onto the branch by
+    Alice's own cherry-pick, ``am`` or rebase. She committed it: her committer date is her
+    word and dates the lapse; the agent's author date never does. A committer date that is
+    a copy of the agent's author date (``--committer-date-is-author-date``: 1990 in both) is
+    the agent's word: another hand's lapse, dated by the controller commit after it. Her
+    other decision of the version made before the lapse is the lapsed one from another
+    hand, one made after it is new."""
     from controller.git.history import HistoryIndex
     from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
 
@@ -517,19 +517,57 @@ def test_her_lapse_of_another_authors_commit_is_another_hands(committer: str, cd
         None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: 1000.0
     )
     try:
-        mark = _decision_mark("alice@example.com", H1, "approved")
-        her = {"commit": "1" * 40, "decision": mark, "author_time": 100, "author": ALICE.email}
-        index._note_lapse(her, _lapse(AGENT, Person("Alice", committer), 5, cdate))
-        assert _lapse_fields(index.approval_ids[mark])[1] == OPEN
-        assert index._lapsed_decision(_approval("y", 600, 600, AGENT), mark) == "1" * 40
-        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), mark) == "1" * 40
-        own = _decision_mark("alice@example.com", H2, "approved")
-        index._note_lapse({**her, "decision": own}, _lapse(ALICE, ALICE, 650, 700))
-        assert _lapse_fields(index.approval_ids[own])[1] == 650
+        her = {"commit": "1" * 40, "author_time": 100, "author": ALICE.email}
+        hand = Person("Alice", committer)
+        picked = _decision_mark("alice@example.com", H1, "approved")
+        index._note_lapse({**her, "decision": picked}, _lapse(AGENT, hand, 5, 700))
+        assert _lapse_fields(index.approval_ids[picked])[1] == 700
+        assert index._lapsed_decision(_approval("y", 600, 600, AGENT), picked) == "1" * 40
+        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), picked) is None
+        cdi = _decision_mark("alice@example.com", H2, "approved")
+        index._note_lapse({**her, "decision": cdi}, _lapse(AGENT, hand, 5, 5))
+        assert _lapse_fields(index.approval_ids[cdi])[1] == OPEN
+        assert index._lapsed_decision(_approval("y", 600, 600, AGENT), cdi) == "1" * 40
+        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), cdi) == "1" * 40
         index._controller_clock(900)
-        assert _lapse_fields(index.approval_ids[mark])[1] == 900
-        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), mark) == "1" * 40
-        assert index._lapsed_decision(_approval("m", 950, 950, GITHUB), mark) is None
+        assert _lapse_fields(index.approval_ids[cdi])[1] == 900
+        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), cdi) == "1" * 40
+        assert index._lapsed_decision(_approval("m", 950, 950, GITHUB), cdi) is None
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize(
+    "claimed", [ALICE, Person("Alice", "alice+bot@example.com"), Person("A", "Alice@Example.com")]
+)
+def test_a_claimed_author_never_dates_her_lapse(claimed: Person) -> None:
+    """Round 70 (``fa-pick``, ``fa-amend``, ``fa-rebase``, ``fa-am``, ``fa-plus``): the
+    agent's revert written with HER name as author (``--author``, a plus tag of hers), both
+    dates 1990, brought in by her own pick, amend, rebase or ``am``. The author field is a
+    claim anyone writes: the lapse is dated by her committer date (now), never by the
+    claimed author date, so her decision of the version made before she brought it in is
+    the lapsed one. Her own revert amended later is dated by the amend: later, it costs only
+    her. With both dates 1990 (``--committer-date-is-author-date`` over a commit claiming her
+    authorship) git holds nothing to tell it from her own commit of 1990: the accepted limit
+    (docs/threat-model.md), dated 1990."""
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import _decision_mark, _lapse_fields
+    from controller.settings import IdentityAliases
+
+    index = HistoryIndex(
+        None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: 1000.0
+    )
+    index.identity_aliases = IdentityAliases(plus_tags=["*@example.com"], people=[])
+    try:
+        her = {"commit": "1" * 40, "author_time": 100, "author": ALICE.email}
+        mark = _decision_mark("alice@example.com", H1, "approved")
+        index._note_lapse({**her, "decision": mark}, _lapse(claimed, ALICE, 5, 700))
+        assert _lapse_fields(index.approval_ids[mark])[1] == 700
+        assert index._lapsed_decision(_approval("y", 600, 600, AGENT), mark) == "1" * 40
+        assert index._lapsed_decision(_approval("n", 800, 800, GITHUB), mark) is None
+        limit = _decision_mark("alice@example.com", H2, "approved")
+        index._note_lapse({**her, "decision": limit}, _lapse(claimed, ALICE, 5, 5))
+        assert _lapse_fields(index.approval_ids[limit])[1] == 5
     finally:
         index.close()
 
@@ -538,8 +576,9 @@ def test_her_lapse_of_another_authors_commit_is_another_hands(committer: str, cd
 def test_her_lapse_under_an_alias_is_her_own(spelled: str) -> None:
     """Round 68 (``alias-self``, ``plus-self``): her revert committed as an address the
     config makes hers (``identity_aliases``: a person's other address, a plus tag) is her
-    own lapse, dated by its dates, as approvals compare identities: her web-editor
-    re-approval after it counts. Without the aliases it is another hand's (OPEN)."""
+    own lapse, dated by its committer date (round 70: her word, the author date never), as
+    approvals compare identities: her web-editor re-approval after it counts. Without the
+    aliases it is another hand's (OPEN)."""
     from controller.git.history import HistoryIndex
     from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
     from controller.settings import IdentityAliases
@@ -558,7 +597,7 @@ def test_her_lapse_under_an_alias_is_her_own(spelled: str) -> None:
         )
         mark = _decision_mark("alice@example.com", H2, "approved")
         index._note_lapse({**her, "decision": mark}, _lapse(me, me, 500, 520))
-        assert _lapse_fields(index.approval_ids[mark])[1] == 500
+        assert _lapse_fields(index.approval_ids[mark])[1] == 520
         assert index._lapsed_decision(_approval("w", 600, 600, GITHUB), mark) is None
         assert index._lapsed_decision(_approval("o", 450, 600, GITHUB), mark) == "1" * 40
         assert index._own_hand(_approval("p", 450, 600, me))  # her pick as her alias

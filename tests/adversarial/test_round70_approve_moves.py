@@ -78,7 +78,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, clone_audit, valid_runs
 from pairkit import pair_plan
 from test_round2_execution_kit import shared
 
@@ -132,39 +132,7 @@ TARGET = {
     "h-squash": ("h-squash-new", "PLAN.yml", ["h-squash"]),
     "h-merge-appr": ("h-merge-appr-new", "PLAN.yml", ["h-merge-appr"]),
 }
-BROKEN: dict[str, object] = {
-    "h-swap": xfail(
-        "honest work refused",
-        "Alice swaps two agent plans' PLAN.yml byte for byte in one commit, then approves "
-        "one: E_SELF_APPROVAL (alice wrote or changed this plan's content); a swap keeping "
-        "the bytes is a move and should write nothing",
-    ),
-    "h-rot": xfail(
-        "honest work refused",
-        "Alice rotates three agent plans' PLAN.yml byte for byte in one commit (a -> b -> c -> "
-        "a, the folder of a renamed too), then approves one: E_SELF_APPROVAL; a rotation "
-        "keeping the bytes is a move (docs: 'plans trading folders, a rotation of three')",
-    ),
-    "h-swapappr": xfail(
-        "honest work refused",
-        "Alice swaps two agent plans byte for byte and sets one approved in that commit: "
-        "E_PLAN_HASH_MISMATCH 'the approving commit also changed the plan's content'; a move "
-        "to a new folder approved in the move commit runs (h-mvappr-both), the docs allow 'an "
-        "approval made with the move'",
-    ),
-    "h-merge-appr": xfail(
-        "honest work refused",
-        "Alice's pull request that moves the agent's plan byte for byte and approves it in the "
-        "move commit, merged --no-ff by her: E_SELF_APPROVAL (her move on a merged branch "
-        "counted as writing); the same move and approval on the line runs (h-mvappr-both)",
-    ),
-    "h-merge": xfail(
-        "honest work refused",
-        "Alice moves the agent's plan folder byte for byte on her branch, merges it --no-ff, "
-        "approves: E_SELF_APPROVAL; the same move fast-forwarded (h-merge-ff) runs; a move on "
-        "a merged branch should write nothing",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 class Clock:

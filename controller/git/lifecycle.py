@@ -2399,9 +2399,9 @@ class Lifecycle(IndexStore):
         for commit in self._path_log(repo, tip, path, merge):
             for c in commit.changes:
                 facts = self.facts(repo, c.new_blob) if c.path == path else None
-                if facts is not None and facts.hash == plan_hash:
-                    if not self._merged_move(repo, commit, c):  # a move made nothing
-                        found |= self.identities(commit)
+                made = facts is not None and facts.hash == plan_hash
+                if made and not self._merged_move(repo, commit, c):  # a move made nothing
+                    found |= self.identities(commit)
         return found
 
     def _path_log(

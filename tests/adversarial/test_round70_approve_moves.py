@@ -69,6 +69,17 @@ every Bob id (his content, his note in the source folder, his note in the destin
 his plan moved over, his sources renamed, his ambiguous and nested plans moved out:
 ``E_SELF_APPROVAL``, nothing ran); ``h-mvappr-both``, ``h-merge-ff``, ``h-squash`` and
 ``h-json-ren`` ran, hers. The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): ``h-swap``, ``h-rot``, ``h-swapappr``, ``h-merge``, ``h-merge-appr``. One
+move rule (docs/approvals.md, "Who changed the content"): a plan file a commit adds OR
+rewrites whose new bytes are (all but a plain status line) the old bytes of another plan file
+the same commit removes or whose content it changes is that content moved
+(``Lifecycle._move_source``; a file whose content stays is copied), and the folder a swap
+takes a plan from counts as left, its writers going with the plan (``_moved_out_in_place``).
+A merged branch's commit is asked with its whole plans folder (``_merged_move``, in
+``_changers`` and ``_producers``): its move writes and makes nothing, as on the line. An
+approval made with a move approves the version moved, whether into a new folder or a swap
+(not "changed in the approving commit"). Every Bob id is still refused.
 """
 
 from __future__ import annotations

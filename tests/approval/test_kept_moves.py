@@ -174,17 +174,23 @@ def test_a_swap_carries_the_source_folders_writers(repo: Path) -> None:
     assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
 
 
-@pytest.mark.parametrize("with_approval", [False, True], ids=["after", "in-the-move"])
-def test_her_move_merged_no_ff_writes_nothing(repo: Path, with_approval: bool) -> None:
-    """Round 70: the move is her branch's commit; the merge only brings it."""
-    submitted(repo)
+def _merged_move(repo: Path, with_approval: bool) -> None:
+    """Alice moves the plan's folder on her branch (approving in that commit, or not) and
+    merges the branch ``--no-ff``."""
     git(repo, "checkout", "-q", "-b", "alice/move")
     git(repo, "mv", "plans/greet", "plans/moved")
     if with_approval:
         edit_status(repo, "moved", "approved")
     commit_all(repo, "alice: move", ALICE)
     git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--no-ff", "-m", "merge alice/move", "alice/move", env=identity(*ALICE))
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice/move", env=identity(*ALICE))
+
+
+@pytest.mark.parametrize("with_approval", [False, True], ids=["after", "in-the-move"])
+def test_her_move_merged_no_ff_writes_nothing(repo: Path, with_approval: bool) -> None:
+    """Round 70: the move is her branch's commit; the merge only brings it."""
+    submitted(repo)
+    _merged_move(repo, with_approval)
     if not with_approval:
         edit_status(repo, "moved", "approved")
         commit_all(repo, "alice: approve", ALICE)
@@ -195,11 +201,7 @@ def test_her_move_merged_no_ff_writes_nothing(repo: Path, with_approval: bool) -
 
 def test_her_own_plan_moved_on_a_merged_branch_is_still_hers(repo: Path) -> None:
     submitted(repo, who=ALICE)
-    git(repo, "checkout", "-q", "-b", "alice/move")
-    git(repo, "mv", "plans/greet", "plans/moved")
-    commit_all(repo, "alice: move", ALICE)
-    git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--no-ff", "-m", "merge alice/move", "alice/move", env=identity(*ALICE))
+    _merged_move(repo, with_approval=False)
     edit_status(repo, "moved", "approved")
     commit_all(repo, "alice: approve", ALICE)
     run_once(repo)

@@ -176,6 +176,9 @@ INDEX_VERSION = "52"  # 3: risk and estimate per plan; 4: approval identities, f
 # 52: a lapse she committed is dated by its committer date, never its author date (a claim:
 # round 70's revert under ``--author "Alice"`` she picked); one whose committer date copies
 # another author's date is another hand's
+# 52 (also): plans trading folders byte for byte (a swap, a rotation: no file removed) are moves,
+# approved with the move as into a new folder, and a merged branch's move writes nothing
+# (round 70: her swap, her ``--no-ff`` merged folder move made her the plan's changer)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

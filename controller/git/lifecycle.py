@@ -472,6 +472,7 @@ class Lifecycle(IndexStore):
         removed = self._removed_folders(record)
         if len(written) > 1:
             removed.update(self._rewritten_in_place(written, removed, texts))
+            removed.update(self._moved_out_in_place(repo, record, written, removed))
         if not removed:
             return {}
         arrived: dict[str, set[str]] = {}
@@ -543,33 +544,50 @@ class Lifecycle(IndexStore):
     def _move_source(
         self, repo: GitRepo, record: CommitRecord, change: FileChange
     ) -> FileChange | None:
-        """``change`` (a plan file ``record`` adds) as the edit of the plan file it moves: one
-        the commit removes whose bytes it keeps (all, or all but a plain status line: an
-        approval made with the move), wherever the path changed, its folder or its file's
-        name (round 69: PLAN.yml renamed PLAN.yaml in its folder). A move writes no content:
-        the content's writers are those of the content moved (by hash; a folder's are
-        carried by :meth:`_moved_writers`). None when it adds no such file, and in a merge
-        (what a merge writes is told by what it brought: :meth:`_brought`, :meth:`_changers`)."""
-        if (
-            record.is_merge
-            or change.old_blob is not None
-            or change.new_blob is None
-            or not _is_plan_file(change.path)
-        ):
+        """``change`` (a plan file ``record`` adds or rewrites) as the edit of the plan file it
+        moves: another plan file the commit removes OR changes whose old bytes it holds (all,
+        or all but a plain status line: an approval made with the move), wherever the path
+        changed, its folder or its file's name (round 69: PLAN.yml renamed PLAN.yaml in its
+        folder; round 70: two plans swapped, three rotated, where no file is removed). A move
+        writes no content: the content's writers are those of the content moved (by hash; a
+        folder's are carried by :meth:`_moved_writers`). None when it writes no such file,
+        and in a merge (what a merge writes is told by what it brought: :meth:`_brought`,
+        :meth:`_changers`)."""
+        if record.is_merge or change.new_blob is None or not _is_plan_file(change.path):
             return None
-        if change.mode in NOT_A_FILE:
+        if change.mode in NOT_A_FILE or change.old_blob == change.new_blob:
             return None
         for gone in record.changes:
-            if gone.new_blob is not None or gone.old_blob is None or gone.mode in NOT_A_FILE:
+            if gone.old_blob is None or gone.old_blob == gone.new_blob or gone.path == change.path:
                 continue
-            if not _is_plan_or_source(gone.path):
+            if gone.mode in NOT_A_FILE or not _is_plan_or_source(gone.path):
                 continue
+            if gone.new_blob is not None and not self._writes_plan(repo, gone):
+                continue  # its content stays where it was: a copy, not a move
             edit = FileChange(change.path, gone.old_blob, change.new_blob, change.mode)
             if gone.old_blob == change.new_blob or (
                 _is_plan_file(gone.path) and not self._writes_file(repo, edit)
             ):
                 return edit
         return None
+
+    def _merged_move(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> bool:
+        """Whether ``change``, as a log limited to its path shows it, is half of a move in
+        ``commit`` (:meth:`_move_source`, asked of the commit's whole plans folder): a merged
+        branch's move writes nothing, as on the line (round 70: Alice's folder move on her
+        branch, merged ``--no-ff``, made her the plan's changer)."""
+        if commit.is_merge or not commit.parents or not _is_plan_file(change.path):
+            return False
+        wholes: dict[str, CommitRecord] = getattr(self, "_wholes", {})
+        whole = wholes.get(commit.sha)
+        if whole is None:
+            scope = [self.plans_dir] if self.plans_dir != "." else []
+            found = repo.range_log(commit.parents[0], commit.sha, scope)
+            whole = next((c for c in found if c.sha == commit.sha), commit)
+            wholes = {} if len(wholes) > 512 else wholes
+            wholes[commit.sha] = whole
+            self._wholes = wholes
+        return self._move_source(repo, whole, change) is not None
 
     def _moved_away(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` removes a plan file another plan file of ``record`` is a move of
@@ -605,6 +623,24 @@ class Lifecycle(IndexStore):
                 continue
             kept = texts.similarity((change.path, change.old_blob), (change.path, change.new_blob))
             if kept is not None and kept < likeness.MOVE_KEPT:
+                found[folder] = [FileChange(change.path, change.old_blob, None)]
+        return found
+
+    def _moved_out_in_place(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        written: list[FileChange],
+        removed: dict[str, list[FileChange]],
+    ) -> dict[str, list[FileChange]]:
+        """Plan folders whose plan file's old bytes another plan file of the commit now holds
+        (a swap or a rotation however alike the plans: :meth:`_move_source`, round 70): their
+        old content left as if the folder were removed, its writers carried with it."""
+        moved = {edit.old_blob for c in written if (edit := self._move_source(repo, record, c))}
+        found: dict[str, list[FileChange]] = {}
+        for change in written:
+            folder = self._folder_of(change.path)
+            if change.old_blob in moved and folder is not None and folder not in removed:
                 found[folder] = [FileChange(change.path, change.old_blob, None)]
         return found
 
@@ -1490,7 +1526,7 @@ class Lifecycle(IndexStore):
                 return
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
-        if moved is not None and before is not None:
+        if moved is not None and before is not None and change.old_blob is None:
             change = moved  # renamed in its folder: the same plan, an edit in place
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
@@ -1520,7 +1556,8 @@ class Lifecycle(IndexStore):
             state.collected = None
         # Did the commit itself change what runs? A merge only if it is an "evil" merge;
         # a new plan's author is a changer, so self-approval covers that case.
-        state_changed_here = evil if record.is_merge else content_changed and old is not None
+        # A move (a swap, round 70) brings a version, as into a new folder: not written here
+        state_changed_here = evil if record.is_merge else wrote and old is not None
         other_pause = False
         if record.is_merge and not content_changed and not by_controller:
             # a merge that only flips the status approves the version its merged branch
@@ -2019,7 +2056,10 @@ class Lifecycle(IndexStore):
             if theirs == change.new_blob or _same_hash(self.facts(repo, theirs), new):
                 evil = False
             for commit in repo.range_log(record.parents[0], parent, [change.path]):
-                if any(self._changed_content(repo, c) for c in commit.changes):
+                if any(
+                    self._changed_content(repo, c) and not self._merged_move(repo, commit, c)
+                    for c in commit.changes
+                ):
                     found |= self.identities(commit)
             if new.hash is not None:
                 found |= self._producers(repo, parent, change.path, new.hash, record)
@@ -2365,7 +2405,8 @@ class Lifecycle(IndexStore):
         for commit in self._path_log(repo, tip, path, merge):
             for c in commit.changes:
                 facts = self.facts(repo, c.new_blob) if c.path == path else None
-                if facts is not None and facts.hash == plan_hash:
+                made = facts is not None and facts.hash == plan_hash
+                if made and not self._merged_move(repo, commit, c):  # a move made nothing
                     found |= self.identities(commit)
         return found
 

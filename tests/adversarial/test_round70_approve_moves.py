@@ -69,6 +69,17 @@ every Bob id (his content, his note in the source folder, his note in the destin
 his plan moved over, his sources renamed, his ambiguous and nested plans moved out:
 ``E_SELF_APPROVAL``, nothing ran); ``h-mvappr-both``, ``h-merge-ff``, ``h-squash`` and
 ``h-json-ren`` ran, hers. The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): ``h-swap``, ``h-rot``, ``h-swapappr``, ``h-merge``, ``h-merge-appr``. One
+move rule (docs/approvals.md, "Who changed the content"): a plan file a commit adds OR
+rewrites whose new bytes are (all but a plain status line) the old bytes of another plan file
+the same commit removes or whose content it changes is that content moved
+(``Lifecycle._move_source``; a file whose content stays is copied), and the folder a swap
+takes a plan from counts as left, its writers going with the plan (``_moved_out_in_place``).
+A merged branch's commit is asked with its whole plans folder (``_merged_move``, in
+``_changers`` and ``_producers``): its move writes and makes nothing, as on the line. An
+approval made with a move approves the version moved, whether into a new folder or a swap
+(not "changed in the approving commit"). Every Bob id is still refused.
 """
 
 from __future__ import annotations
@@ -78,7 +89,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, clone_audit, valid_runs
 from pairkit import pair_plan
 from test_round2_execution_kit import shared
 
@@ -132,39 +143,7 @@ TARGET = {
     "h-squash": ("h-squash-new", "PLAN.yml", ["h-squash"]),
     "h-merge-appr": ("h-merge-appr-new", "PLAN.yml", ["h-merge-appr"]),
 }
-BROKEN: dict[str, object] = {
-    "h-swap": xfail(
-        "honest work refused",
-        "Alice swaps two agent plans' PLAN.yml byte for byte in one commit, then approves "
-        "one: E_SELF_APPROVAL (alice wrote or changed this plan's content); a swap keeping "
-        "the bytes is a move and should write nothing",
-    ),
-    "h-rot": xfail(
-        "honest work refused",
-        "Alice rotates three agent plans' PLAN.yml byte for byte in one commit (a -> b -> c -> "
-        "a, the folder of a renamed too), then approves one: E_SELF_APPROVAL; a rotation "
-        "keeping the bytes is a move (docs: 'plans trading folders, a rotation of three')",
-    ),
-    "h-swapappr": xfail(
-        "honest work refused",
-        "Alice swaps two agent plans byte for byte and sets one approved in that commit: "
-        "E_PLAN_HASH_MISMATCH 'the approving commit also changed the plan's content'; a move "
-        "to a new folder approved in the move commit runs (h-mvappr-both), the docs allow 'an "
-        "approval made with the move'",
-    ),
-    "h-merge-appr": xfail(
-        "honest work refused",
-        "Alice's pull request that moves the agent's plan byte for byte and approves it in the "
-        "move commit, merged --no-ff by her: E_SELF_APPROVAL (her move on a merged branch "
-        "counted as writing); the same move and approval on the line runs (h-mvappr-both)",
-    ),
-    "h-merge": xfail(
-        "honest work refused",
-        "Alice moves the agent's plan folder byte for byte on her branch, merges it --no-ff, "
-        "approves: E_SELF_APPROVAL; the same move fast-forwarded (h-merge-ff) runs; a move on "
-        "a merged branch should write nothing",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 class Clock:

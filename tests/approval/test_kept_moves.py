@@ -8,7 +8,13 @@ free to approve it; her edit with the move, or her own plan moved, does not.
 Seen before the fix: Alice's approval and rename of PLAN.yml to PLAN.yaml was
 ``E_SELF_APPROVAL`` ("alice wrote or changed this plan's content"), as was her move of the
 plan's folder (tests/adversarial/test_round69_surface_planfile.py, ``mvalice``,
-``mvalice2``)."""
+``mvalice2``).
+
+Round 70: plans trading folders in one commit (two swapped, three rotated byte for byte: no
+file removed) are moves too, approved after or in that commit, and a move on a merged branch
+(``--no-ff``) writes nothing as on the line; Alice was ``E_SELF_APPROVAL`` (and her swap
+approving in its commit ``E_PLAN_HASH_MISMATCH``) before
+(tests/adversarial/test_round70_approve_moves.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +23,19 @@ from pathlib import Path
 import pytest
 
 from controller.plan import yamlio
-from tests.support.gitenv import commit_all
-from tests.support.gitkit import ALICE, edit_status, git, run_once, subjects, submitted
+from tests.support.gitenv import commit_all, identity
+from tests.support.gitkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    edit_status,
+    git,
+    run_once,
+    subjects,
+    submitted,
+    write_plan,
+)
+from tests.support.plantext import greet_plan
 
 MOVES = {
     "folder": ("plans/greet", "plans/moved"),
@@ -84,5 +101,109 @@ def test_a_move_with_an_edit_is_writing(repo: Path, how: str) -> None:
 def test_her_own_plan_moved_by_her_is_still_hers(repo: Path, how: str) -> None:
     submitted(repo, who=ALICE)
     _move(repo, how, approve_first=False)
+    assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
+    assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
+#: Round 70: plans trading folders in one commit, no file removed (a swap, a rotation)
+TRADES = {
+    "swap": ["greet", "other"],
+    "rotation": ["greet", "other", "third"],
+}
+
+
+def _plans(repo: Path, slugs: list[str], who: tuple[str, str] = AGENT) -> None:
+    """One plan per folder, alike but for whom they greet (most of each kept in the other:
+    no plan file 'rewritten in place'); frozen by the controller."""
+    for slug in slugs:
+        text = greet_plan("Greet", "Say hello", f'"{slug} people"')
+        write_plan(repo, slug, text + '      tone: "warm"\n      hour: "nine"\n      ask: "tea"\n')
+    commit_all(repo, "plans", who)
+    run_once(repo)
+
+
+def _trade(repo: Path, slugs: list[str]) -> None:
+    """Each folder's PLAN.yml takes the bytes of the one before it (greet takes the last's)."""
+    paths = [repo / "plans" / slug / "PLAN.yml" for slug in slugs]
+    texts = [path.read_bytes() for path in paths]
+    for i, path in enumerate(paths):
+        path.write_bytes(texts[i - 1])
+
+
+@pytest.mark.parametrize("with_approval", [False, True], ids=["after", "with-approval"])
+@pytest.mark.parametrize("how", list(TRADES))
+def test_plans_trading_folders_write_nothing(repo: Path, how: str, with_approval: bool) -> None:
+    _plans(repo, TRADES[how])
+    _trade(repo, TRADES[how])
+    if with_approval:  # judged as an approval made with a move to a new folder
+        edit_status(repo, "greet", "approved")
+    commit_all(repo, f"alice: {how}", ALICE)
+    if not with_approval:
+        edit_status(repo, "greet", "approved")
+        commit_all(repo, "alice: approve", ALICE)
+    run_once(repo)
+    run_once(repo)
+    assert "plangate: start plans/greet" in subjects(repo), _refusal(repo)
+
+
+def test_a_swap_with_an_edit_is_writing(repo: Path) -> None:
+    _plans(repo, TRADES["swap"])
+    _trade(repo, TRADES["swap"])
+    path = repo / "plans/greet/PLAN.yml"
+    path.write_text(path.read_text() + "# reviewed\n")
+    commit_all(repo, "alice: swap, note", ALICE)
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "alice: approve", ALICE)
+    run_once(repo)
+    assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
+    assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
+def test_a_swap_carries_the_source_folders_writers(repo: Path) -> None:
+    """Bob's note stays in ``other``; the plan it sat beside goes to ``greet`` with his name,
+    however alike the two plans are (no 'rewritten in place' to tell a swap by)."""
+    _plans(repo, TRADES["swap"])
+    (repo / "plans/other/NOTES.md").write_text("bob: check the host first\n")
+    commit_all(repo, "bob: a note", BOB)
+    _trade(repo, TRADES["swap"])
+    commit_all(repo, "alice: swap", ALICE)
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "bob: approve", BOB)
+    run_once(repo)
+    assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
+    assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
+def _merged_move(repo: Path, with_approval: bool) -> None:
+    """Alice moves the plan's folder on her branch (approving in that commit, or not) and
+    merges the branch ``--no-ff``."""
+    git(repo, "checkout", "-q", "-b", "alice/move")
+    git(repo, "mv", "plans/greet", "plans/moved")
+    if with_approval:
+        edit_status(repo, "moved", "approved")
+    commit_all(repo, "alice: move", ALICE)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice/move", env=identity(*ALICE))
+
+
+@pytest.mark.parametrize("with_approval", [False, True], ids=["after", "in-the-move"])
+def test_her_move_merged_no_ff_writes_nothing(repo: Path, with_approval: bool) -> None:
+    """Round 70: the move is her branch's commit; the merge only brings it."""
+    submitted(repo)
+    _merged_move(repo, with_approval)
+    if not with_approval:
+        edit_status(repo, "moved", "approved")
+        commit_all(repo, "alice: approve", ALICE)
+    run_once(repo)
+    run_once(repo)
+    assert "plangate: start plans/moved" in subjects(repo), _refusal(repo)
+
+
+def test_her_own_plan_moved_on_a_merged_branch_is_still_hers(repo: Path) -> None:
+    submitted(repo, who=ALICE)
+    _merged_move(repo, with_approval=False)
+    edit_status(repo, "moved", "approved")
+    commit_all(repo, "alice: approve", ALICE)
+    run_once(repo)
     assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
     assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)

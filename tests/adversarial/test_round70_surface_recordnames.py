@@ -263,7 +263,8 @@ def test_a_folder_named_as_a_record_or_plan_file_is_refused_by_every_reader(
     """Was: frozen as plans (rows pending_approval, read by ``show``, the page and
     ``/api/plan/``), "not a plan path" to MCP. Now (the rule of docs/plan-format.md): a
     folder named as the record's file or as a case variant of a plan file is no plan
-    folder, E_UNSAFE_PATH on every reader, never frozen."""
+    folder, E_UNSAFE_PATH on every reader (the page and ``/api/plan/`` may show the file's
+    text under that code, as round 69's ``nest``), never frozen: no status, no approver."""
     key, what = vid.split(":")
     got = lab.got  # type: ignore[attr-defined]
     path = NAMES[key]
@@ -275,11 +276,15 @@ def test_a_folder_named_as_a_record_or_plan_file_is_refused_by_every_reader(
         err, text = _payload(got[f"{key}:{what}"])
         assert err, text
         text = _t(text)
+    elif what == "api":  # the file's text may be shown; its row is no plan's
+        text = got[f"{key}:api"]
+        assert json.loads(text)["row"]["status"] is None, text[:2000]
     else:
         text = got[f"{key}:{what}"]
+        assert "s-pending_approval" not in text.split("</style>")[-1], text[:2000]
     assert "E_UNSAFE_PATH" in text, text[:2000]
     assert "forged-r70" not in text and "Traceback" not in text, text[:2000]
-    assert "pending_approval" not in text and ALICE[1] not in text, text[:2000]
+    assert ALICE[1] not in text, text[:2000]
 
 
 # -- the audit (``audit --json --config``) agrees --------------------------------------------

@@ -51,6 +51,13 @@ Held: ``jn``/``tn``/``dp`` inner folders on every reader, ``jn``/``tn`` keep Ali
 ``dp`` ambiguous on the row, show and MCP log, ``lc`` on every reader, ``fr``/``fl`` (note
 kept across the rename, forged text never shown), ``rs`` (pending, no approval, noted), and
 nothing the agent wrote ran.
+
+Fixed (2026-11-30): ``uc-in:mcp-log``, ``uc-in:mcp-status`` (r70mcp): a folder named as a plan
+file or source in any case is no plan folder (docs/plan-format.md; a checkout on a
+case-insensitive file system makes ``PLAN.YAML`` the plan file), so ``lc-in`` and ``uc-in`` now
+assert E_UNSAFE_PATH on the row, ``show`` and MCP (they were frozen as plans of their own);
+``dp:mcp-reason``: MCP ``status`` builds its rows as ``status --json`` does, its ``reason`` the
+E_PLAN_AMBIGUOUS note.
 """
 
 from __future__ import annotations

@@ -45,6 +45,15 @@ agent's ran; ``lfdone``'s replaced log noted ``E_OWNED_BLOCK_CHANGED`` on every 
 ``log-changed`` by the audit, the forged text never shown; ``up`` and ``hn3`` on the page,
 ``show`` and MCP ``log``; the inner plans on ``show``, the page and ``/api/plan/``; the audit
 lists each run valid once.
+
+Fixed (2026-11-30): ``cap:mcp-log``, ``cap:mcp-status`` and the inner ids (r70mcp): one rule
+for what is a plan id (docs/plan-format.md), used by discovery and MCP's path parsing alike: a
+folder named as a plan file, a source or the controller's record (``EXECUTION_LOG.md``),
+compared case-insensitively, is no plan folder, E_UNSAFE_PATH on every reader; any other name
+(``plans/Deploy``) is read by MCP. The inner ids' test
+(``test_a_folder_named_as_a_record_or_plan_file_is_refused_by_every_reader``) now asserts the
+refusal of ``lfplan-in``/``lfdone-in``/``up-in`` on the row, ``show``, MCP, the
+page and ``/api/plan/`` (they were frozen as plans of their own).
 """
 
 from __future__ import annotations

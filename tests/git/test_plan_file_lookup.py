@@ -59,5 +59,9 @@ def test_a_folder_named_as_the_record_or_a_case_variant_is_no_plan_folder(path: 
     system makes ``PLAN.YML`` the plan file) was frozen as a plan of its own. One rule, the
     names compared case-insensitively; a capital letter elsewhere in a folder is fine."""
     assert "no plan folder" in (unsafe_name(path) or "")
-    for fine in ("plans/Deploy/PLAN.yml", "plans/x/EXECUTION_LOG/PLAN.yml", "plans/PLAN.ymlx/PLAN.yml"):
+    for fine in (
+        "plans/Deploy/PLAN.yml",
+        "plans/x/EXECUTION_LOG/PLAN.yml",
+        "plans/PLAN.ymlx/PLAN.yml",
+    ):
         assert unsafe_name(fine) is None, fine

@@ -185,24 +185,34 @@ def unsafe_name(path: str) -> str | None:
     )
 
 
-#: Every name a plan's file has (PLAN.yml, PLAN.yaml) or a plan source the controller
-#: converts has: a folder so named is no plan's folder (:func:`plan_named_folder`).
-PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES))
+#: Files the controller itself writes in a plan's folder (the run's record).
+RECORD_FILES = ("EXECUTION_LOG.md",)
+#: Every name a plan's file has (PLAN.yml, PLAN.yaml), a plan source the controller converts
+#: has, or a file the controller writes in a plan's folder has: a folder so named, in any
+#: case, is no plan's folder (:func:`plan_named_folder`).
+PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES, *RECORD_FILES))
+_FOLDED_NAMES = frozenset(name.casefold() for name in PLAN_NAMES)
 
 
 def plan_named_folder(path: str) -> str | None:
-    """Why ``path`` (a file's, relative to the repo) lies in a folder named as a plan file
-    (``plans/x/PLAN.yml/PLAN.yml``), or None. A plan's id is its folder and a path naming
+    """Why ``path`` (a file's, relative to the repo) lies in a folder named as a plan file,
+    a plan source or a file the controller writes in a plan's folder, in any case
+    (``plans/x/PLAN.yml/PLAN.yml``, ``plans/x/EXECUTION_LOG.md/PLAN.yml``,
+    ``plans/x/plan.YML/PLAN.yml``), or None. A plan's id is its folder and a path naming
     its file is read as that folder (MCP ``status``/``log``/``wait``, ``show``): a folder
     named ``PLAN.yml`` would be a second plan under the name of its parent's file (round
     69: the agent's folder read as Alice's completed plan), so it is no plan folder, and
-    the folder above it, holding a plan file too, is E_PLAN_AMBIGUOUS."""
+    the folder above it, holding a plan file too, is E_PLAN_AMBIGUOUS. A folder at the
+    place of the record's file, or a case variant of a name (a checkout on a
+    case-insensitive file system makes ``PLAN.YML`` the plan file), is none either (round
+    70: such folders were frozen as plans that MCP could not name)."""
     folders = path.split("/")[:-1]
-    found = next((name for name in folders if name in PLAN_NAMES), None)
+    found = next((name for name in folders if name.casefold() in _FOLDED_NAMES), None)
     if found is None:
         return None
     return (
-        f"a folder named {found} is no plan folder (a path naming a plan file is read as its "
+        f"a folder named {found} is no plan folder (a plan file's, a plan source's or the "
+        "controller's record's name, in any case; a path naming a plan file is read as its "
         "folder's plan); rename the folder"
     )
 

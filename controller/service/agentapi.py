@@ -126,6 +126,7 @@ class AgentApi:
                 remedy="use lower-case letters, digits, . _ - (and / for nesting), e.g. "
                 "rotate-keys",
             )
+        self._plan_id(slug)  # a folder no reader takes for a plan (``x/execution_log.md``)
         text, source_format = to_plan_yml(plan, fmt, self.config)
         loaded = _validate(text, self.config)
         if not loaded.valid:
@@ -255,7 +256,7 @@ class AgentApi:
 
         controller = Controller(self.config, lock=False)
         try:
-            rows = controller.status()
+            rows = controller.status(reasons=True)  # the fields of `plangate status --json`
         finally:
             controller.close()
         if path is not None:
@@ -373,19 +374,27 @@ class AgentApi:
         return plan_file_of(plan_id, lambda file: not repo.is_gone(head, file))
 
     def _plan_id(self, path: str) -> str:
-        from controller.plan.plans import PLAN_FILES
+        """The plan id ``path`` names, by the rule the controller finds plans by: any folder
+        under the plans folder whose path :func:`controller.plan.plans.unsafe_name` passes
+        (round 70: MCP took only lower-case paths, ``submit``'s slug rule, and answered
+        "not a plan path" for plans the controller froze and ran, ``plans/Deploy``)."""
+        from controller.errors import UnsafePath
+        from controller.plan.plans import PLAN_FILES, unsafe_name
 
         plans_dir = self.config.plans_dir.rstrip("/")
         text = path.strip().strip("/")
         named = next((n for n in PLAN_FILES if text.endswith(f"/{n}")), None)
         text = text.removesuffix(f"/{named}") if named else text  # a plan's file names it
         plan_id = text if text.startswith(f"{plans_dir}/") else f"{plans_dir}/{text}"
-        if not SLUG.match(plan_id[len(plans_dir) + 1 :]) or ".." in plan_id:
+        if not _plain_folders(plan_id[len(plans_dir) + 1 :]):
             raise UsageError(
                 f"{path!r} is not a plan path",
                 remedy="e.g. plans/rotate-keys",
                 quotes=(repr(path),),
             )
+        why = unsafe_name(f"{plan_id}/{PLAN_FILES[0]}")
+        if why is not None:
+            raise UnsafePath(f"{plan_id!r}: {why}", quotes=(repr(plan_id),))
         if named is not None:
             self._check_file_named(plan_id, named)
         return plan_id
@@ -447,6 +456,12 @@ class AgentApi:
     def close(self) -> None:
         if self._repo is not None:
             self._repo.close()
+
+
+def _plain_folders(rel: str) -> bool:
+    """Is ``rel`` a path of folder names, none of them empty, ``.`` or ``..`` (a path that
+    names the folder it writes, as git's do)?"""
+    return all(part not in ("", ".", "..") for part in rel.split("/"))
 
 
 def submission_message(plan_dir: str, note: str | None, name: str, email: str) -> str:

@@ -51,6 +51,13 @@ Held: ``jn``/``tn``/``dp`` inner folders on every reader, ``jn``/``tn`` keep Ali
 ``dp`` ambiguous on the row, show and MCP log, ``lc`` on every reader, ``fr``/``fl`` (note
 kept across the rename, forged text never shown), ``rs`` (pending, no approval, noted), and
 nothing the agent wrote ran.
+
+Fixed (2026-11-30): ``uc-in:mcp-log``, ``uc-in:mcp-status`` (r70mcp): a folder named as a plan
+file or source in any case is no plan folder (docs/plan-format.md; a checkout on a
+case-insensitive file system makes ``PLAN.YAML`` the plan file), so ``lc-in`` and ``uc-in`` now
+assert E_UNSAFE_PATH on the row, ``show`` and MCP (they were frozen as plans of their own);
+``dp:mcp-reason``: MCP ``status`` builds its rows as ``status --json`` does, its ``reason`` the
+E_PLAN_AMBIGUOUS note.
 """
 
 from __future__ import annotations
@@ -224,14 +231,7 @@ def test_a_folder_named_as_a_plan_file_holds_no_plan(lab: Lab, vid: str) -> None
 # -- the plan beside such a folder -----------------------------------------------------------
 OUTER = ["jn:row", "jn:mcp-log", "tn:row", "tn:mcp-log",
          "dp:row", "dp:show", "dp:mcp-log", "dp:mcp-reason"]  # fmt: skip
-BROKEN_OUTER: dict[str, Any] = {
-    "dp:mcp-reason": xfail(
-        "MCP status drops the ambiguous row's reason",
-        "status --json gives reason 'E_PLAN_AMBIGUOUS: ...' for plans/dp (a FOLDER plans/dp/"
-        "PLAN.yaml/a/b beside its PLAN.yml); MCP status of the same path answers reason: null "
-        "(docs/agents.md: its reason the E_PLAN_AMBIGUOUS note)",
-    ),
-}
+BROKEN_OUTER: dict[str, Any] = {}  # dp:mcp-reason fixed 2026-11-30
 
 
 @pytest.mark.parametrize("vid", cases(OUTER, OUTER, BROKEN_OUTER))
@@ -261,42 +261,33 @@ def test_the_plan_beside_it_is_read_as_docs_say(lab: Lab, vid: str) -> None:
         assert "E_PLAN_AMBIGUOUS" in _t(mrow["reason"]), mrow
 
 
-# -- case variants of the names: a plan of its own, one answer ---------------------------------
+# -- case variants of the names: no plan folder, refused by every reader (fixed 2026-11-30) ----
 CASE = [f"{k}:{w}" for k in ("lc-in", "uc-in") for w in ("row", "show", "mcp-log", "mcp-status")]
-_UC = xfail(
-    "a case variant folder is a plan to the row and show, no plan path to MCP",
-    "plans/uc/PLAN.YAML/PLAN.yml is frozen by the controller as the plan plans/uc/PLAN.YAML "
-    "(its row pending_approval, show reads it with its E_OWNED_BLOCK_CHANGED note) but MCP log "
-    "and status of that id answer E_USAGE \"'plans/uc/PLAN.YAML' is not a plan path\" (MCP "
-    "takes only lower-case paths)",
-)
-BROKEN_CASE: dict[str, Any] = {"uc-in:mcp-log": _UC, "uc-in:mcp-status": _UC}
+BROKEN_CASE: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(CASE, CASE, BROKEN_CASE))
-def test_a_case_variant_folder_is_one_plan_for_every_reader(lab: Lab, vid: str) -> None:
+def test_a_case_variant_folder_is_refused_by_every_reader(lab: Lab, vid: str) -> None:
+    """Was: ``plans/uc/PLAN.YAML`` (and ``plans/lc/plan.yml``) frozen by the controller as
+    plans of their own, ``uc-in`` "not a plan path" to MCP. Now (docs/plan-format.md): a
+    folder named as a plan file or source in any case is no plan folder (a checkout on a
+    case-insensitive file system makes it the plan file), E_UNSAFE_PATH on every reader."""
     key, what = vid.split(":")
     got = lab.got  # type: ignore[attr-defined]
     path = lab.names[key]  # type: ignore[attr-defined]
-    row = got["rows"][path]
-    # the controller froze it as a plan of its own (pending, its forged log noted)
-    assert row["status"] == "pending_approval" and row["approver"] is None, row
     if what == "row":
-        assert "E_OWNED_BLOCK_CHANGED" in _t(row["notes"]), row
-        return
-    if what == "show":
+        row = got["rows"][path]
+        assert row["status"] is None and row["approver"] is None, row
+        text = _t(row)
+    elif what == "show":
         text = got[f"{key}:show"]
-        assert f"{key[:2]}-inner" in text and "E_OWNED_BLOCK_CHANGED" in text, text
-        assert "forged-r70" not in text, text
-        return
-    err, answer = _payload(got[f"{key}:{what}"])
-    assert not err, answer  # a plan every other reader reads is no E_USAGE "not a plan path"
-    if what == "mcp-status":
-        answer = answer["plans"][0]
-        assert answer["plan"] == path and answer["status"] == "pending_approval", answer
     else:
-        assert answer["path"] == path and answer["status"] == "pending_approval", answer
-        assert answer["execution"] is None and "E_OWNED_BLOCK_CHANGED" in _t(answer), answer
+        err, answer = _payload(got[f"{key}:{what}"])
+        assert err, answer
+        text = _t(answer)
+    assert "E_UNSAFE_PATH" in text, text[:1500]
+    assert "forged-r70" not in text and "pending_approval" not in text, text[:1500]
+    assert ALICE[1] not in text, text[:1500]
 
 
 # -- renames of a completed plan's file: the record, one answer ----------------------------------

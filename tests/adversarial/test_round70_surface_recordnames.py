@@ -45,6 +45,15 @@ agent's ran; ``lfdone``'s replaced log noted ``E_OWNED_BLOCK_CHANGED`` on every 
 ``log-changed`` by the audit, the forged text never shown; ``up`` and ``hn3`` on the page,
 ``show`` and MCP ``log``; the inner plans on ``show``, the page and ``/api/plan/``; the audit
 lists each run valid once.
+
+Fixed (2026-11-30): ``cap:mcp-log``, ``cap:mcp-status`` and the inner ids (r70mcp): one rule
+for what is a plan id (docs/plan-format.md), used by discovery and MCP's path parsing alike: a
+folder named as a plan file, a source or the controller's record (``EXECUTION_LOG.md``),
+compared case-insensitively, is no plan folder, E_UNSAFE_PATH on every reader; any other name
+(``plans/Deploy``) is read by MCP. The inner ids' test
+(``test_a_folder_named_as_a_record_or_plan_file_is_refused_by_every_reader``) now asserts the
+refusal of ``lfplan-in``/``lfdone-in``/``up-in`` on the row, ``show``, MCP, the
+page and ``/api/plan/`` (they were frozen as plans of their own).
 """
 
 from __future__ import annotations
@@ -218,17 +227,9 @@ _BACK = xfail(
     "bob@ops.example.com set status completed (from nothing)', while show, MCP log, the page "
     "and /api/plan/ show her completed run",
 )
-_CAP = xfail(
-    "a plan in a folder with a capital letter is 'not a plan path' to MCP",
-    "Alice's plans/Deploy ran (row completed, approver alice; show, the page and /api/plan/ "
-    "read it) but MCP log and status answer E_USAGE \"'plans/Deploy' is not a plan path\" "
-    "(MCP takes only lower-case paths; the controller freezes and runs any)",
-)
 BROKEN_DONE: dict[str, Any] = {
     "hn3:row": _BACK,
     "hn3:mcp-status": _BACK,
-    "cap:mcp-log": _CAP,
-    "cap:mcp-status": _CAP,
 }
 
 
@@ -258,43 +259,41 @@ def test_a_completed_plan_shows_alices_record(lab: Lab, vid: str) -> None:
     assert noted == ("E_OWNED_BLOCK_CHANGED" in text), text[:2000]
 
 
-# -- the agent's inner plans: one answer on every reader ------------------------------------------
+# -- the agent's inner folders: no plan folders, refused by every reader (fixed 2026-11-30) -----
 INNER = [f"{k}:{w}" for k in ("lfplan-in", "lfdone-in", "up-in")
-         for w in ("show", "mcp-log", "mcp-status", "page", "api")]  # fmt: skip
-_NOPATH = xfail(
-    "a plan the controller froze is 'not a plan path' to MCP",
-    "plans/<x>/EXECUTION_LOG.md/PLAN.yml and plans/up/PLAN.YML/PLAN.yml are frozen by the "
-    "controller as plans of their own (rows pending_approval, show, the page and /api/plan/ "
-    "read them) but MCP log and status answer E_USAGE \"'<id>' is not a plan path\"",
-)
-BROKEN_INNER: dict[str, Any] = {
-    f"{k}:{w}": _NOPATH
-    for k in ("lfplan-in", "lfdone-in", "up-in")
-    for w in ("mcp-log", "mcp-status")
-}
+         for w in ("row", "show", "mcp-log", "mcp-status", "page", "api")]  # fmt: skip
+BROKEN_INNER: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(INNER, INNER, BROKEN_INNER))
-def test_a_frozen_inner_plan_is_one_plan_for_every_reader(lab: Lab, vid: str) -> None:
+def test_a_folder_named_as_a_record_or_plan_file_is_refused_by_every_reader(
+    lab: Lab, vid: str
+) -> None:
+    """Was: frozen as plans (rows pending_approval, read by ``show``, the page and
+    ``/api/plan/``), "not a plan path" to MCP. Now (the rule of docs/plan-format.md): a
+    folder named as the record's file or as a case variant of a plan file is no plan
+    folder, E_UNSAFE_PATH on every reader (the page and ``/api/plan/`` may show the file's
+    text under that code, as round 69's ``nest``), never frozen: no status, no approver."""
     key, what = vid.split(":")
     got = lab.got  # type: ignore[attr-defined]
     path = NAMES[key]
-    row = got["rows"][path]
-    assert row["status"] == "pending_approval" and row["approver"] is None, row
-    if what in ("mcp-log", "mcp-status"):
-        err, answer = _payload(got[f"{key}:{what}"])
-        assert not err, answer
-        if what == "mcp-status":
-            answer = answer["plans"][0]
-        assert answer.get("plan", answer.get("path")) == path, answer
-        assert answer["status"] == "pending_approval", answer
-        text = _t(answer)
+    if what == "row":
+        row = got["rows"][path]
+        assert row["status"] is None and row["approver"] is None, row
+        text = _t(row)
+    elif what in ("mcp-log", "mcp-status"):
+        err, text = _payload(got[f"{key}:{what}"])
+        assert err, text
+        text = _t(text)
+    elif what == "api":  # the file's text may be shown; its row is no plan's
+        text = got[f"{key}:api"]
+        assert json.loads(text)["row"]["status"] is None, text[:2000]
     else:
         text = got[f"{key}:{what}"]
-        assert "inner" in text and "pending_approval" in text, text[:2000]
+        assert "s-pending_approval" not in text.split("</style>")[-1], text[:2000]
+    assert "E_UNSAFE_PATH" in text, text[:2000]
     assert "forged-r70" not in text and "Traceback" not in text, text[:2000]
-    if key != "lfplan-in":  # a forged log came with it
-        assert "E_OWNED_BLOCK_CHANGED" in text or what == "mcp-status", text[:2000]
+    assert ALICE[1] not in text, text[:2000]
 
 
 # -- the audit (``audit --json --config``) agrees --------------------------------------------

@@ -40,3 +40,28 @@ def test_a_folder_named_as_a_plan_file_is_no_plan_folder(path: str) -> None:
     present = {"plans/x/PLAN.yaml", "plans/x/PLAN.yml"}  # the second one a folder
     with pytest.raises(PlanAmbiguous):
         plan_file_of("plans/x", present.__contains__)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "plans/x/EXECUTION_LOG.md/PLAN.yml",
+        "plans/x/execution_log.MD/y/PLAN.yml",
+        "plans/x/PLAN.YML/PLAN.yml",
+        "plans/x/plan.yml/PLAN.yml",
+        "plans/x/Plan.Yaml/PLAN.yaml",
+        "plans/x/plan.JSON/PLAN.yml",
+    ],
+)
+def test_a_folder_named_as_the_record_or_a_case_variant_is_no_plan_folder(path: str) -> None:
+    """Round 70: a folder at the place of the controller's record (``EXECUTION_LOG.md``) or
+    named as a case variant of a plan file or source (a checkout on a case-insensitive file
+    system makes ``PLAN.YML`` the plan file) was frozen as a plan of its own. One rule, the
+    names compared case-insensitively; a capital letter elsewhere in a folder is fine."""
+    assert "no plan folder" in (unsafe_name(path) or "")
+    for fine in (
+        "plans/Deploy/PLAN.yml",
+        "plans/x/EXECUTION_LOG/PLAN.yml",
+        "plans/PLAN.ymlx/PLAN.yml",
+    ):
+        assert unsafe_name(fine) is None, fine

@@ -516,3 +516,57 @@ def test_submit_replaces_the_folders_plan_yaml_never_writes_a_second_file(
         api.close()
     assert "Greet them all" in git(repo, "show", "HEAD:plans/y/PLAN.yaml")
     assert git(repo, "ls-tree", "--name-only", "HEAD", "plans/y/").split() == ["plans/y/PLAN.yaml"]
+
+
+def test_mcp_names_plans_by_the_controllers_rule(repo: Path, tmp_path: Path) -> None:
+    """Round 70: MCP took only lower-case paths (``submit``'s slug rule) and answered
+    E_USAGE "not a plan path" for ``plans/Deploy``, a plan the controller froze and ran; a
+    folder the controller may not take for a plan (named as its record's file, or as a
+    case variant of a plan file) is E_UNSAFE_PATH to MCP as to every reader."""
+    from controller.commands._shared import required_config
+    from controller.errors import UnsafePath, UsageError
+    from controller.service.agentapi import AgentApi
+
+    (repo / "plans" / "Deploy").mkdir(parents=True)
+    (repo / "plans" / "Deploy" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan with a capital letter", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        assert api.log("plans/Deploy")["path"] == "plans/Deploy"
+        assert api.status("Deploy/PLAN.yml")["plans"][0]["plan"] == "plans/Deploy"
+        for bad in ("plans/x/EXECUTION_LOG.md", "plans/up/PLAN.YML", "plans/uc/plan.yaml"):
+            for call in (api.log, api.wait, api.status):
+                with pytest.raises(UnsafePath):
+                    call(bad)
+        for bad in ("plans/../x", "plans//x", "./plans/x", "plans"):
+            with pytest.raises(UsageError):
+                api.log(bad)
+        with pytest.raises(UnsafePath):
+            api.submit(PLAN, "x/execution_log.md")
+    finally:
+        api.close()
+
+
+def test_mcp_status_rows_carry_the_reason_as_status_json(repo: Path, tmp_path: Path) -> None:
+    """Round 70: MCP ``status`` answered ``reason: null`` on every row, where ``plangate
+    status --json`` gives why a plan waits or is refused (E_PLAN_AMBIGUOUS here); docs/agents.md
+    says its fields are those of ``status --json``."""
+    from controller.commands._shared import required_config
+    from controller.service.agentapi import AgentApi
+    from controller.service.reconcile import Controller
+
+    (repo / "plans" / "y").mkdir(parents=True)
+    for name in ("PLAN.yml", "PLAN.yaml"):
+        (repo / "plans" / "y" / name).write_text(PLAN)
+    commit_all(repo, "two plans", AGENT)
+    config = required_config(str(write_config(tmp_path, repo)))
+    api = AgentApi(config)
+    controller = Controller(config, lock=False)
+    try:
+        row = api.status("plans/y")["plans"][0]
+        cli = {r["plan"]: r for r in controller.status(reasons=True)}["plans/y"]
+    finally:
+        api.close()
+        controller.close()
+    assert "E_PLAN_AMBIGUOUS" in str(row["reason"]), row
+    assert row == cli

@@ -27,7 +27,7 @@ from controller.approval.approvals import Transition
 from controller.errors import BlobTooLarge
 from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
 from controller.git.indexstore import IndexStore
-from controller.git.ownrecord import EXECUTION_EVENTS
+from controller.git.ownrecord import EXECUTION_EVENTS, other_name
 from controller.git.planstate import (
     LOG_NAME,
     NOT_A_FILE,
@@ -1532,7 +1532,9 @@ class Lifecycle(IndexStore):
         old = self.facts(repo, change.old_blob)
         self.touch(plan_id)
         if new is None:
-            if before is not None and before.file == change.path:
+            # a rename to the folder's other name is no end of the plan (round 70: the
+            # removal read first, the name added after it made a new plan "from nothing")
+            if before is not None and before.file == change.path and not _renamed(record, change):
                 del self.plans[plan_id]
             return
         state = before or PlanState(plan_id, change.path)
@@ -3167,5 +3169,21 @@ def _ends_life(record: CommitRecord, change: FileChange) -> bool:
         and other.old_blob is not None
         and path_name(other.path) in PLAN_FILES
         and other.path.rpartition("/")[0] == folder
+        and not _renamed(record, other)
         for other in record.changes
+    )
+
+
+def _renamed(record: CommitRecord, change: FileChange) -> bool:
+    """Is ``change`` the removal of a plan file whose folder's other plan file name
+    (PLAN.yml <-> PLAN.yaml) ``record`` adds as a plain file? A rename inside the folder,
+    with or without an edit, in whichever order the commit lists the two names: a plan's
+    identity is its folder, which of its two names holds it is no event of its life
+    (round 70; :func:`controller.git.ownrecord.other_name`)."""
+    other = other_name(change.path)
+    if change.new_blob is not None or change.old_blob is None or other is None:
+        return False
+    return any(
+        c.path == other and c.old_blob is None and c.new_blob is not None and _unsafe_why(c) is None
+        for c in record.changes
     )

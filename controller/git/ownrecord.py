@@ -124,9 +124,13 @@ def _life(
     commits = commits[:end]
     end = _other_identity(git, commits, plan_file, is_own, identity)
     commits = commits[:end]
+    # what came before the newest rename is the other name's life, read as its own (round
+    # 70: the log of a plan swapped in under the other name is not the new plan's record)
+    renamed = next((r.sha for r in commits if _renamed_from(r, plan_file, other)), None)
+    if renamed is not None:
+        commits = commits[: next(i for i, r in enumerate(commits) if r.sha == renamed) + 1]
     plan = tuple(r for r in commits if _changes(r, plan_file) is not None)
     log = tuple(r for r in commits if _changes(r, log_file) is not None)
-    renamed = _renamed_from(plan[-1], plan_file, other) if plan and other else None
     if renamed is None or depth >= MAX_RENAMES:
         return Life(plan, log)
     before = _life(git, f"{renamed}^", other or "", is_own, identity, first_parent, depth + 1)
@@ -149,13 +153,18 @@ def other_name(plan_file: str) -> str | None:
 
 
 def _renamed_from(record: CommitRecord, plan_file: str, other: str | None) -> str | None:
-    """``record``'s sha when it put ``plan_file`` in place of its other name with the bytes
-    kept (a rename between PLAN.yml and PLAN.yaml, round 69): the plan's life goes on from
-    the other name, its record with it (the page read it so; MCP ``log`` lost the run)."""
-    added, gone = _changes(record, plan_file), _changes(record, other or "")
+    """``record``'s sha when it put ``plan_file`` in place of its other name (a rename
+    between PLAN.yml and PLAN.yaml, round 69): the plan's life goes on from the other name,
+    its record with it (the page read it so; MCP ``log`` lost the run). A plan's identity is
+    its folder (round 70): the rename keeps the record whether or not the commit also
+    edited the file (an edited owned block is then noted, as an edit in place is; a plan
+    frozen as another ends the life at the controller's commit of it, :func:`_other_identity`)."""
+    if other is None:
+        return None
+    added, gone = _changes(record, plan_file), _changes(record, other)
     if added is None or gone is None or added.old_blob is not None or gone.new_blob is not None:
         return None
-    return record.sha if added.new_blob == gone.old_blob else None
+    return record.sha
 
 
 def file_in(record: CommitRecord, plan_file: str) -> str:

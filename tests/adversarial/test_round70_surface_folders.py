@@ -47,6 +47,14 @@ Broke (strict xfails):
   ignored E_ILLEGAL_TRANSITION, the row stays completed.
 - ``dp:mcp-reason``: MCP ``status`` of the ambiguous ``plans/dp`` answers ``reason: null``
   (``status --json``: the E_PLAN_AMBIGUOUS note; docs/agents.md promises it).
+Fixed (2026-11-30): ``rb:row``, ``rb:mcp-status``, ``rbx-row``, ``rbx-file``: a plan file's
+removal with its folder's other name added in the same commit is a rename, no end of the
+plan, whichever order git lists the two names in (``lifecycle._renamed``; the rename back
+ended the plan and read PLAN.yml as a new one); ``rf:agree``: the record follows the plan
+across any rename inside its folder, with or without an edit
+(``ownrecord._renamed_from``), the edited block noted ``E_OWNED_BLOCK_CHANGED`` by every
+reader. One rule: a plan's identity is its folder; which of its two names holds it is no
+event of its life.
 Held: ``jn``/``tn``/``dp`` inner folders on every reader, ``jn``/``tn`` keep Alice's record,
 ``dp`` ambiguous on the row, show and MCP log, ``lc`` on every reader, ``fr``/``fl`` (note
 kept across the rename, forged text never shown), ``rs`` (pending, no approval, noted), and
@@ -293,23 +301,7 @@ def test_a_case_variant_folder_is_refused_by_every_reader(lab: Lab, vid: str) ->
 # -- renames of a completed plan's file: the record, one answer ----------------------------------
 REN = [f"{k}:{w}" for k in ("rb", "fr", "fl") for w in ("row", "mcp-status", "show", "mcp-log")]
 REN += ["rf:agree", "rs:row", "rs:show", "rs:mcp-log"]
-_BACK = xfail(
-    "a rename back to PLAN.yml loses the record on the row",
-    "the agent renames a completed PLAN.yml to PLAN.yaml, forges its execution: block, renames it "
-    "back (three commits, one pass): the row and MCP status answer status: null, approver: "
-    "null, 'E_ILLEGAL_TRANSITION: agent@example.com set status completed (from nothing)', "
-    "its history notes "
-    "gone, while show and MCP log say completed, approved by alice",
-)
-BROKEN_REN: dict[str, Any] = {
-    **{f"rb:{w}": _BACK for w in ("row", "mcp-status")},
-    "rf:agree": xfail(
-        "a rename with an edit: the row and the record readers disagree",
-        "the agent renames a completed PLAN.yml to PLAN.yaml and edits its execution: block in "
-        "the same commit: the row says completed, approver alice; show drops the approval line "
-        "and MCP log answers execution: null (status completed)",
-    ),
-}
+BROKEN_REN: dict[str, Any] = {}
 FORGED = {"rb": "block", "fr": "block", "fl": "log"}
 
 
@@ -368,18 +360,7 @@ def test_only_what_alice_approved_ran(lab: Lab) -> None:
 
 
 # -- after a rename back, the agent's "approved" on the completed plan ---------------------------
-BROKEN_RBX: dict[str, Any] = {
-    "rbx-row": xfail(
-        "after a rename back the controller rewrites a completed plan as pending",
-        "the agent renames a completed PLAN.yml to PLAN.yaml (a pass) and back (a pass), then "
-        "commits status: approved on it: the controller records 'approval request (approve) by "
-        "agent', refuses it E_ALREADY_EXECUTED and commits the file as pending_approval; the row "
-        "says pending_approval, approver null, for a plan that ran (without the renames the "
-        "same edit is an ignored E_ILLEGAL_TRANSITION: the row stays completed, the file as "
-        "the agent left it: ctl)",
-    ),
-}
-BROKEN_RBX["rbx-file"] = BROKEN_RBX["rbx-row"]
+BROKEN_RBX: dict[str, Any] = {}
 
 
 RBX = [f"{k}-{w}" for k in ("rbx", "ctl") for w in ("row", "file", "ran")]

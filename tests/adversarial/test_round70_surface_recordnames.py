@@ -39,6 +39,11 @@ Broke (strict xfails):
   ``plans/Deploy``: MCP takes only lower-case paths (``submit``'s slug rule), the controller
   freezes and runs any. Should: one answer (read them, or refuse such folder names everywhere
   as round 69 does for ``PLAN.json``).
+Fixed (2026-11-30): ``hn3:row``, ``hn3:mcp-status``, ``audit:hn3``: git lists
+``PLAN.yaml``'s removal before ``PLAN.yml``'s addition, and the index ended the plan at the
+removal; a plan file's removal with its folder's other name added in the same commit is now
+a rename, whichever order the names come in (``lifecycle._renamed``): a plan's identity is
+its folder, its state goes on.
 Held: the pass exits 0 and every approved plan ran once beside the agent's folders (a folder
 at EXECUTION_LOG.md: the run goes on, the log is not written, as documented), nothing of the
 agent's ran; ``lfdone``'s replaced log noted ``E_OWNED_BLOCK_CHANGED`` on every reader and
@@ -220,17 +225,7 @@ def test_the_pass_went_on_and_only_what_alice_approved_ran(lab: Lab) -> None:
 # -- Alice's completed plans: her record on every reader -----------------------------------
 DONE = [f"{k}:{w}" for k in ("lfdone", "up", "hn3", "cap")
         for w in ("row", "show", "mcp-log", "mcp-status", "page", "api")]  # fmt: skip
-_BACK = xfail(
-    "a rename back to PLAN.yml loses the record on the row",
-    "Alice renames her completed PLAN.yml to PLAN.yaml, a pass, Bob renames it back (bytes "
-    "kept): the row and MCP status answer status: null, approver: null, 'E_ILLEGAL_TRANSITION: "
-    "bob@ops.example.com set status completed (from nothing)', while show, MCP log, the page "
-    "and /api/plan/ show her completed run",
-)
-BROKEN_DONE: dict[str, Any] = {
-    "hn3:row": _BACK,
-    "hn3:mcp-status": _BACK,
-}
+BROKEN_DONE: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(DONE, DONE, BROKEN_DONE))
@@ -298,14 +293,7 @@ def test_a_folder_named_as_a_record_or_plan_file_is_refused_by_every_reader(
 
 # -- the audit (``audit --json --config``) agrees --------------------------------------------
 AUDIT = ["audit:runs", "audit:lfdone", "audit:hn3"]
-BROKEN_AUDIT: dict[str, Any] = {
-    "audit:hn3": xfail(
-        "the audit flags an honest rename back",
-        "Alice renames her completed PLAN.yml to PLAN.yaml, Bob renames it back, bytes kept: "
-        "plangate audit reports a finding 'illegal' (E_ILLEGAL_TRANSITION: bob@ops.example.com "
-        "set status completed (from nothing)) and exits 1",
-    ),
-}
+BROKEN_AUDIT: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(AUDIT, AUDIT, BROKEN_AUDIT))

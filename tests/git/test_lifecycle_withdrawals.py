@@ -542,3 +542,34 @@ def test_an_unsealed_run_event_on_a_merged_branch_is_disowned(repo: Path, tmp_pa
     index.merged_authors(gitrepo, merge.parents[0], merge.sha)
     found = {record.sha: why for record, why in index.side_disowned}
     assert "complete plans/p with no Controller-Seal:" in found.get(sha, ""), found
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_rename_back_and_forth_is_no_event_of_the_plan(
+    repo: Path, tmp_path: Path, edited: bool
+) -> None:
+    """Round 70: a plan's identity is its folder. PLAN.yml renamed PLAN.yaml and back (the
+    removal listed before the name added, then after it), with or without an edit, keeps
+    the plan's state: the rename back read as a new plan "from nothing" lost its run."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    for status, who in ROADS["failed"]:
+        edit_status(repo, "p", status)
+        ran = commit_all(repo, f"status {status}", who)
+    git(repo, "mv", "plans/p/PLAN.yml", "plans/p/PLAN.yaml")
+    commit_all(repo, "to yaml", ALICE)
+    git(repo, "mv", "plans/p/PLAN.yaml", "plans/p/PLAN.yml")
+    if edited:
+        with (repo / "plans/p/PLAN.yml").open("a") as out:
+            out.write("# tidied\n")
+    commit_all(repo, "back to yml", MALLORY)
+    states = []
+    for name, upto in (("before", ran), ("after", git(repo, "rev-parse", "HEAD").strip())):
+        index = HistoryIndex(tmp_path / f"{name}.sqlite", plans_dir="plans",
+                             controller_email="plangate@localhost")  # fmt: skip
+        index.scan(GitRepo(repo), upto)
+        states.append(index.plans["plans/p"])
+    kept = [(s.status, s.approver, s.approved_hash, s.frozen_hash, s.file) for s in states]
+    assert kept[0] == kept[1] and kept[1][0] == "failed", states
+    # an edit is read as one in place (of a failed plan: ignored), never as a new plan
+    assert "(from nothing)" not in states[1].last_event + " ".join(states[1].notes), states

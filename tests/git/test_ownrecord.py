@@ -189,9 +189,10 @@ def test_a_log_removed_in_a_recorded_life_is_flagged(repo: Path) -> None:
     assert [n for n in shown.notes if "EXECUTION_LOG.md" in n and gone[:12] in n]
 
 
-def test_a_rename_to_the_other_name_with_the_bytes_kept_keeps_the_record(repo: Path) -> None:
+def test_a_rename_to_the_other_name_keeps_the_record(repo: Path) -> None:
     """Round 69: PLAN.yml renamed PLAN.yaml, bytes kept, is the plan that ran: its record
-    follows it (MCP ``log`` answered ``execution: null``); an edit in the rename is not."""
+    follows it (MCP ``log`` answered ``execution: null``). Round 70: so does a rename back
+    with an edit (a plan's identity is its folder), the edited block noted as another's."""
     _ran(repo)
     subprocess.run(["git", "mv", FILE, "plans/x/PLAN.yaml"], cwd=repo, check=True)
     commit_all(repo, "rename", AGENT)
@@ -201,12 +202,27 @@ def test_a_rename_to_the_other_name_with_the_bytes_kept_keeps_the_record(repo: P
     assert shown.blocks["execution"]["status"] == "completed", shown
     assert shown.log == "# ran\n" and not [n for n in shown.notes if "E_OWNED" in n], shown
     (repo / yaml).rename(repo / FILE)
-    (repo / FILE).write_text(_frozen("a") + "# edited\n")
-    commit_all(repo, "rename back, edited", AGENT)
+    forged = PLAN.format(status="completed", step="forged") + "frozen: {hash: 'sha256:a'}\n"
+    (repo / FILE).write_text(forged)
+    edit = commit_all(repo, "rename back, edited", AGENT)
     branch = ownrecord.blocks_at(git, "HEAD", FILE) or {}
     shown = ownrecord.shown_record(git, "HEAD", FILE, _by_controller, branch)
-    assert shown.blocks["execution"] is None, shown
-    assert [n for n in shown.notes if "E_OWNED_BLOCK_CHANGED" in n], shown
+    assert shown.blocks["execution"]["actions"] == [{"id": 1, "status": "succeeded"}], shown
+    assert shown.log == "# ran\n", shown
+    assert [n for n in shown.notes if "E_OWNED_BLOCK_CHANGED" in n and edit[:12] in n], shown
+
+
+def test_a_rename_with_another_plan_frozen_in_it_has_no_record(repo: Path) -> None:
+    """Round 70: the record follows the folder across a rename, not another plan put there
+    with it: a plan frozen as another than the one the controller ran starts with none."""
+    _ran(repo)
+    (repo / FILE).unlink()
+    (repo / "plans/x/PLAN.yaml").write_text(_frozen("b"))
+    commit_all(repo, "swap in another plan under the other name", AGENT)
+    git, yaml = _runner(repo), "plans/x/PLAN.yaml"
+    branch = ownrecord.blocks_at(git, "HEAD", yaml) or {}
+    shown = ownrecord.shown_record(git, "HEAD", yaml, _by_controller, branch)
+    assert shown.blocks == {"execution": None, "approval": None} and shown.log is None, shown
 
 
 def test_hash_mismatch_is_the_one_rule_of_every_reader() -> None:

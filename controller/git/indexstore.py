@@ -179,11 +179,11 @@ INDEX_VERSION = "52"  # 3: risk and estimate per plan; 4: approval identities, f
 # 52 (also): plans trading folders byte for byte (a swap, a rotation: no file removed) are moves,
 # approved with the move as into a new folder, and a merged branch's move writes nothing
 # (round 70: her swap, her ``--no-ff`` merged folder move made her the plan's changer)
-# 52 (also): a folder named as the record's file (``EXECUTION_LOG.md``) or as a case variant of a plan
-# file's or source's name (``PLAN.YML``, ``plan.yml``) is no plan folder either: what it holds
-# is E_UNSAFE_PATH (round 70: such folders were frozen as plans MCP could not name)
-# 52 (also): a plan file's removal with its folder's other name added in the same commit is a rename,
-# no end of the plan, in whichever order the commit lists them (round 70: a rename back to
+# 52 (also): a folder named as the record's file (``EXECUTION_LOG.md``) or as a case variant
+# of a plan file's or source's name (``PLAN.YML``, ``plan.yml``) is no plan folder either:
+# what it holds is E_UNSAFE_PATH (round 70: such folders were frozen as plans MCP could not name)
+# 52 (also): a plan file's removal with its folder's other name added in the same commit is a
+# rename, no end of the plan, in whichever order the commit lists them (round 70: a rename back to
 # PLAN.yml made a new plan "from nothing", its run's state lost)
 
 

@@ -75,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, plan_text
 from mcpkit import session
 from test_round2_execution_kit import shared
 

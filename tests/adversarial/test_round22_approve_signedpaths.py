@@ -14,6 +14,8 @@ controller freezes; Bob then approves on main, signed, as himself. Defence:
   signed by Bob's key) changes its params (an evil merge).
 - ``mv-author``: the agent's plan, moved to its final folder by Bob (author, unsigned).
 - ``mv-signed``: the agent's plan, moved by a commit signed with Bob's key.
+  (Since round 69 a byte-exact move writes nothing: both now run once on Bob's approval,
+  the mover being no writer; ``test_the_mover_of_the_agents_plan_is_no_writer``.)
 - ``ours-copy-signed``: the plan added on a side branch (Bob's key), merged ``-s ours`` by
   the agent (nothing lands), then the agent commits the same bytes on main.
 - ``trailer-writer`` (``plans/two``): the plan committed on main with Bob's key; in a pull
@@ -53,7 +55,9 @@ from test_round2_execution_kit import shared
 from test_round3_approve_signers import _keygen, _sign_args
 
 CHECKS = {"chk-one": "chk-one", "chk-two": "two/chk-two"}
-VIDS = ["br-signed", "evil-signed", "mv-author", "mv-signed", "ours-copy-signed"]
+VIDS = ["br-signed", "evil-signed", "ours-copy-signed"]
+#: a byte-exact move writes nothing since round 69 (docs/approvals.md): the mover approves
+MOVERS = ["mv-author", "mv-signed"]
 
 
 def _signed(lab: Lab, key: str, who: tuple[str, str], message: str) -> None:
@@ -115,7 +119,7 @@ def _build(root: Path) -> Lab:
     lab.commit("add ctl and the check plans", AGENT)
     lab.run()  # freeze
     time.sleep(1.05)
-    for vid in [*VIDS, "ctl"]:
+    for vid in [*VIDS, *MOVERS, "ctl"]:
         lab.set_status(vid, "approved")
         _signed(lab, "bob", BOB, f"approve {vid}")
     digest = lab.plan("two/trailer-writer")["frozen"]["hash"]
@@ -170,6 +174,14 @@ def test_the_signing_writer_cannot_approve(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
     assert lab.refusal(vid) == "E_SELF_APPROVAL", lab.codes(vid)
+
+
+@pytest.mark.parametrize("vid", MOVERS)
+def test_the_mover_of_the_agents_plan_is_no_writer(lab: Lab, vid: str) -> None:
+    """Since round 69 (r69date, one rule for moves): a plan file moved with its bytes kept
+    writes nothing, so Bob, who only moved the agent's plan (signed or not), approves it as
+    anyone who did not write it: it runs once (round 22 counted the move as writing)."""
+    assert len(lab.calls(vid)) == 1, lab.codes(vid)
 
 
 def test_the_signing_writers_trailer_is_no_vote(lab: Lab) -> None:

@@ -14,7 +14,8 @@ file or folder; afterwards she approves the agent's parent:
 - ``status-crlf``: plus every line ending of the child's PLAN.yml turned into CRLF;
 - ``status-bom``: plus a UTF-8 BOM in front of the child's PLAN.yml;
 - ``status-note``: plus ``child/NOTES.md`` in the same commit;
-- ``status-rename``: the approved child moved to ``child2/PLAN.yml`` in the same commit;
+- ``status-rename``: the approved child moved to ``child2/PLAN.yml`` in the same commit
+  (since round 69 a byte-exact move writes nothing: it runs once, as the control);
 - ``comment-only``: no status change, only the comment line in the child (no exemption).
 - ``status-mode``: plus the child's PLAN.yml made executable (mode 100755);
 - ``status-dotnote``: plus ``child/.review/NOTES.md`` (a dot folder) in the same commit;
@@ -221,12 +222,19 @@ def _ran(lab: Lab, vid: str) -> int:
     return len(lab.calls(tag)) - own
 
 
-@pytest.mark.parametrize("vid", ["ctl-status", "together-ctl"])
+#: since round 69 (r69date) a plan file moved with its bytes kept (all but a plain status
+#: line) writes nothing: her approval of the nested child moved to ``child2`` with it is the
+#: exemption's "only its status", and her approval of the parent runs (round 42 held it as a
+#: write).
+MOVED = ["status-rename"]
+
+
+@pytest.mark.parametrize("vid", ["ctl-status", "together-ctl", *MOVED])
 def test_control_runs_once(lab: Lab, vid: str) -> None:
     assert len(lab.calls(vid)) == 1, lab.codes(vid)
 
 
-@pytest.mark.parametrize("vid", _p(VIDS))
+@pytest.mark.parametrize("vid", _p([v for v in VIDS if v not in MOVED]))
 def test_a_writer_of_the_nested_plan_cannot_approve_the_parent(lab: Lab, vid: str) -> None:
     assert _ran(lab, vid) == 0, lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)

@@ -354,7 +354,7 @@ def test_a_restored_key_alone_knows_its_sealed_history(tmp_path: Path, repo: Pat
     _run(config)
     second = _second_state(tmp_path, config)
     (tmp_path / "state2").mkdir()
-    key = (tmp_path / "state2" / "commit.key")
+    key = tmp_path / "state2" / "commit.key"
     key.write_bytes((tmp_path / "state" / "commit.key").read_bytes())
     key.chmod(0o600)
     result = run_cli("run", "--once", "--config", str(second), timeout=120)

@@ -67,7 +67,10 @@ HANDLERS: dict[str, Handler] = {
     "schema": ("controller.commands.schema:schema", lambda a: {"config_path": a.config}),
     "tools": ("controller.commands.tools:tools", lambda a: {**_common(a), "as_json": a.json}),
     "init": ("controller.commands.init:init", lambda a: {"directory": a.directory}),
-    "run": ("controller.commands.run:run", lambda a: {**_common(a), "once": a.once}),
+    "run": (
+        "controller.commands.run:run",
+        lambda a: {**_common(a), "once": a.once, "take_over": a.take_over},
+    ),
     "status": (
         "controller.commands.status:status",
         lambda a: {**_common(a), "as_json": a.json},
@@ -216,6 +219,12 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = add("run", "the controller: watch the repo, verify approvals, run approved plans")
     p.add_argument("--once", action="store_true", help="do all pending work, then exit")
+    p.add_argument(
+        "--take-over",
+        action="store_true",
+        help="a new state directory: adopt the controller commits another key sealed (its "
+        "lost state's; only when no other controller runs on this branch)",
+    )
 
     p = add("status", "every plan with its status, hash, approver and last event")
     p.add_argument("--json", action="store_true")

@@ -84,6 +84,8 @@ def _print_walkthrough(root: Path, email: str) -> None:
     print(f"  {shown}/{REPO_NAME}   the plans repository (git); plans/hello is an example plan")
     print(f"  {shown}/plangate.yml  the controller's config; approver: {visible(email)}")
     print(f"  {shown}/state         the controller's state directory")
+    print("Back up state/ with its commit.key: a new state directory on this history refuses")
+    print("to start until restored, or told `plangate run --take-over` (docs/operations.md).")
     print("Try it (each line as printed):")
     for line in walkthrough(root):
         print(f"  $ {visible(line)}")

@@ -113,8 +113,10 @@ def iso(ts: int | float) -> str:
 class ControllerCore:
     """One controller over one plans repository; holds the state-directory lock if asked."""
 
-    def __init__(self, config: Config, *, lock: bool = True) -> None:
+    def __init__(self, config: Config, *, lock: bool = True, take_over: bool = False) -> None:
         self.config = config
+        #: ``run --take-over``: a new state directory may adopt another key's sealed commits.
+        self.take_over = take_over
         if lock:  # the controller itself (read-only commands only look)
             refuse_reachable(config)
         self.state = StateDir(config.state_path()).ensure()
@@ -288,11 +290,51 @@ class ControllerCore:
             shas = self._named_history()
         except GitError:
             shas = []  # no commits yet: nothing to adopt
+        self._refuse_sealed_by_another(shas)
         self.own_commits.adopt(shas)
         # the key from the record's first day: a record is never without its key (round 67)
         self.commit_seal.key(create=True)
         log = self.log.warning if shas else self.log.info  # a new repository: nothing to trust
         log("own_commits_adopted", count=len(shas), file=str(self.own_commits.path))
+
+    def _refuse_sealed_by_another(self, shas: list[str]) -> None:
+        """E_STORAGE on the first start of a state directory when the branch holds sealed
+        commits under the controller's name that its key (if any) did not make (round 70): an
+        empty state directory cannot tell its own lost state from a second controller
+        started by mistake, which would adopt the first's runs and fail them in doubt. The
+        operator says which: restore that state, or ``run --take-over`` (logged)."""
+        candidates = self._sealed_candidates(shas)
+        newest = next((sha for sha in candidates if self._was_sealed(sha)), None)
+        if newest is None or self._key_made_any(candidates):
+            return  # history from before sealing, or this key made them (a restored key)
+        if self.take_over:
+            self.log.warning("own_commits_taken_over", count=len(shas), newest=newest[:12])
+            return
+        raise StorageFailed(
+            f"the state directory {self.state.path} is new, and the branch holds commits under "
+            f"the controller's name sealed by another state directory's key (the newest: "
+            f"{newest[:12]}): either its state was lost, or another controller runs on this "
+            "branch; nothing is adopted",
+            remedy="restore the state directory that made them (with its commit.key; "
+            "docs/operations.md, Restore); or, only when that state is lost for good and no "
+            "other controller runs on this branch, take them over once: plangate run "
+            "--take-over",
+        )
+
+    def _sealed_candidates(self, shas: list[str]) -> list[str]:
+        """Of ``shas`` (newest first), those whose message has a seal line (one git log)."""
+        if not shas:
+            return []
+        out = self.repo.run(
+            "log", "--first-parent", f"--grep=^{CommitSeal.TRAILER}: ", "--format=%H", self.head()
+        )
+        sealed = set(out.split())
+        return [sha for sha in shas if sha in sealed]
+
+    def _key_made_any(self, shas: list[str]) -> bool:
+        """Did this state's key (a ``commit.key`` put in place before the first start) seal
+        one of ``shas``?"""
+        return self.commit_seal.key() is not None and any(map(self._sealed_by_us, shas))
 
     def _require_commit_key(self) -> None:
         """E_STORAGE when ``commit.key`` is missing beside a record of commits this controller

@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -346,10 +347,10 @@ class Daemon(Upkeep):
         return f"{what}; {self.passes} passes; {self._mode()}"
 
 
-def _default_controller(config: Config) -> Controller:
+def _default_controller(config: Config, take_over: bool = False) -> Controller:
     from controller.service.reconcile import Controller
 
-    return Controller(config)
+    return Controller(config, take_over=take_over)
 
 
 def _approval_latency(approval: dict[str, Any]) -> float | None:
@@ -364,11 +365,13 @@ def _approval_latency(approval: dict[str, Any]) -> float | None:
     return time.time() - when.timestamp()
 
 
-def serve(config: Config) -> int:
+def serve(config: Config, *, take_over: bool = False) -> int:
     """Run the daemon in the foreground until stopped; the exit code of ``plangate run``."""
     logs.configure()
     _redact_secrets(config)
-    return Daemon(config).run()
+    if not take_over:
+        return Daemon(config).run()
+    return Daemon(config, controller_factory=partial(_default_controller, take_over=True)).run()
 
 
 def _redact_secrets(config: Config) -> None:

@@ -271,10 +271,14 @@ class Lab:
         env["REC_LOG"] = str(self.log)
         return clifork.run(list(args), cwd=cwd or self.root, env=env, timeout=timeout)
 
-    def run(self, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, timeout: float = 120, check: bool = True, take_over: bool = False
+    ) -> subprocess.CompletedProcess[str]:
         """One ``plangate run --once`` pass; with ``check`` it must exit 0 (the controller
-        itself worked, whatever the plans' outcomes)."""
-        result = self.cli("run", "--once", "--config", str(self.config), timeout=timeout)
+        itself worked, whatever the plans' outcomes); ``take_over``: a state directory lost
+        on purpose is started over knowingly (round 70)."""
+        told = ["--take-over"] if take_over else []
+        result = self.cli("run", "--once", *told, "--config", str(self.config), timeout=timeout)
         if check and (result.returncode != 0 or "Traceback" in result.stderr):
             raise BenchError(f"run --once exited {result.returncode}: {result.stderr[-800:]}")
         return result

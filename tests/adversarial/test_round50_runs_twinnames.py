@@ -158,7 +158,7 @@ def _build(root):  # type: ignore[no-untyped-def]
     for vid in AGAIN:
         lab.write(f"fresh-{vid}", plan_text(vid))
     lab.commit("fresh copies")
-    lab.cli("run", "--once", "--config", str(cfg2))
+    lab.cli("run", "--once", "--take-over", "--config", str(cfg2))  # told (round 70)
     lab.git("checkout", "-q", "-b", "pr-fresh")
     lab.set_status("fresh-plain", "approved")
     lab.commit("approve fresh-plain", ALICE)

@@ -131,8 +131,9 @@ def _one(root, tag: str, resume: bool, newver: bool = False):  # type: ignore[no
     lab.git("clean", "-qfd", "plans")
     lab.killed = lab.git("log", "--format=%s", "-n", "1").strip()  # type: ignore[attr-defined]
     outs = []
-    for _ in range(2):  # the rebuilt host: journal missing -> failed, none is run
-        outs.append(lab.cli("run", "--once", "--config", str(cfg2)).stderr[-1500:])
+    for take in ("--take-over", "--once"):  # the rebuilt host, told (round 70): journal
+        # missing -> failed, none is run
+        outs.append(lab.cli("run", "--once", take, "--config", str(cfg2)).stderr[-1500:])
     lab.after_fresh = len(lab.calls(tag))  # type: ignore[attr-defined]
     lab.fresh_status = lab.plan(tag)["plan"]["status"]  # type: ignore[attr-defined]
     if resume:

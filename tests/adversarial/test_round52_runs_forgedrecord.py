@@ -172,11 +172,11 @@ def _forge(lab: Lab, slug: str) -> None:
     path.write_text(out.getvalue(), encoding="utf-8")
 
 
-def _answer(lab: Lab, slugs: list[str]) -> None:
+def _answer(lab: Lab, slugs: list[str], take_over: bool = False) -> None:
     for slug in slugs:
         lab.set_status(slug, "approved")
     lab.commit("gate / resume " + " ".join(slugs), BOB)
-    lab.run()
+    lab.run(take_over=take_over)  # a state directory lost for good: told (round 70)
     lab.run()
 
 
@@ -213,7 +213,7 @@ def _build(root: Path) -> Lab:
         shutil.rmtree(lab.state / "journal" / f"plans%2F{slug}")
     _answer(lab, ["gate-journal", "resume-journal", "ask-journal"])
     shutil.rmtree(lab.state)
-    _answer(lab, ["gate-state", "resume-state", "ask-state"])
+    _answer(lab, ["gate-state", "resume-state", "ask-state"], take_over=True)
     lab.final = {s: lab.plan(s)["plan"]["status"] for s in GATES + RESUMES + ASKS}  # type: ignore[attr-defined]
     return lab
 

@@ -122,7 +122,7 @@ def _build(root: Path) -> Lab:
         for vid in group:
             lab.set_status(vid, "approved")
         lab.commit(f"gates {suffix}", BOB)
-        lab.run()
+        lab.run(take_over=suffix == "state")  # lost for good: told (round 70)
         lab.run()
     return lab
 

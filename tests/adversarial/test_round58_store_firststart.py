@@ -186,11 +186,11 @@ def _build(root: Path) -> Lab:
     for vid in VIDS:
         lab = _copy(base, root / vid)
         saved = _forge(lab, vid)
-        first = lab.run(check=False)
+        first = lab.run(check=False, take_over=True)  # a new state dir, told (round 70)
         calls_first = {s: len(lab.calls(s)) for s in ("a", "b", "honest")}
         if vid in FORGED:
             _repair(lab, vid, saved)
-        second = lab.run(check=False)
+        second = lab.run(check=False, take_over=True)  # still a first start if refused
         results[vid] = {
             "first": (first.returncode, first.stderr[-2500:]),
             "second": (second.returncode, second.stderr[-2500:]),

@@ -83,7 +83,11 @@ def _build(root: Path) -> Lab:
     date = date_steps(lab, 1790000000)
 
     def run_b() -> None:
-        r = lab.cli("run", "--once", "--config", str(cfg_b), timeout=120)
+        # round 70: B's new state directory refuses A's sealed history unless told; the lab
+        # has its operator say --take-over on B's first pass (the mistake), to keep testing
+        # what B does with A's later runs
+        told = [] if lab.b_runs else ["--take-over"]
+        r = lab.cli("run", "--once", *told, "--config", str(cfg_b), timeout=120)
         lab.b_runs.append((r.returncode, r.stderr[-600:]))  # type: ignore[attr-defined]
 
     lab.b_runs = []  # type: ignore[attr-defined]

@@ -55,6 +55,16 @@ controller from its own lost state directory, which docs/execution.md adopts ("a
 controller per branch"); a fresh state directory on a branch with sealed controller commits
 could refuse to adopt (as a record without its key does, ``E_STORAGE``) unless told to start
 over.
+
+Fixed (2026-11-30): a new state directory (no ``commits`` record yet) on a branch holding
+commits under the controller's name with a ``Controller-Seal:`` its key (if any) verifies none
+of does not guess: ``plangate run`` refuses with ``E_STORAGE``, naming the newest such commit
+and the two remedies (restore the state directory that made them, with its ``commit.key``;
+or, when that state is lost for good and no other controller runs on the branch, ``plangate
+run --take-over``, once: trust on first use as before, logged ``own_commits_taken_over``).
+``second-commits-nothing`` now also asserts that refusal; the first controller's runs finish
+once (``crash-others``, ``lost-doubt``), and her resumes run each once (``resume-once``,
+``resume-row``). History from before sealing still starts as before.
 """
 
 from __future__ import annotations
@@ -64,40 +74,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs, xfail
+from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 C = [f"c-{i:02d}" for i in range(1, 9)]
 BOOM = "c-03"
 LOST = ["c-06", "c-07"]
-_SECOND = (
-    "a second controller (remote mode, new empty state directory and key) started while the "
-    "first is down mid-burst adopts the first's sealed starts of c-04..c-08 as its own lost "
-    "runs and commits `plangate: fail` E_ACTION_IN_DOUBT ('the journal of this run (<state2>/"
-    "journal/...) is missing') over all five, none of which ran; the restarted first "
-    "controller takes those fails as the runs' outcomes"
-)
-BROKEN: dict[str, object] = {
-    "second-commits-nothing": xfail("second controller mid-burst", _SECOND + " (5 fail commits)"),
-    "crash-others": xfail(
-        "second controller mid-burst",
-        _SECOND + ": c-04, c-05, c-08 (started, journals holding only the first begin record) "
-        "never run and stay `failed`",
-    ),
-    "lost-doubt": xfail(
-        "second controller mid-burst",
-        _SECOND + ": c-06/c-07 rows show the second controller's `fail` (no reason), never the "
-        "first's own E_ACTION_IN_DOUBT for its lost journals",
-    ),
-    "resume-once": xfail(
-        "second controller mid-burst",
-        _SECOND + ": Alice's resume approvals of c-06 and c-07 (the documented remedy) run "
-        "nothing: E_ACTION_IN_DOUBT 'the controller has no record of its own of the run'",
-    ),
-    "resume-row": xfail(
-        "second controller mid-burst", _SECOND + ": c-06 and c-07 stay `failed` after her resume"
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 BOOM_PY = """\
 import json, os, signal, sys
@@ -337,6 +320,9 @@ def test_a_crash_in_a_burst(lab: Lab, vid: str) -> None:
     elif vid == "second-commits-nothing":
         sec = lab.second  # type: ignore[attr-defined]
         assert sec["new"] == [], (sec["new"], sec["err"][-600:])
+        # round 70's fix: its new state directory refuses the sealed history, naming the remedy
+        assert sec["rc"] != 0 and "E_STORAGE" in sec["err"], sec["err"][-600:]
+        assert "--take-over" in sec["err"], sec["err"][-600:]
     elif vid == "lost-started":  # the lab: both were started (a journal) and not run
         assert lab.lost == {s: 1 for s in LOST}, lab.lost  # type: ignore[attr-defined]
         assert all(lab.mid[s] == 0 for s in LOST), lab.mid  # type: ignore[attr-defined]

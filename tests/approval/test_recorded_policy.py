@@ -345,7 +345,8 @@ def test_two_controllers_with_different_configs_do_not_war(repo: Path, tmp_path:
             "approval": {"approvers": approvers},
             "tools": {"greet": {"kind": "echo"}},
         }
-        return Controller(config_from_data(data, tmp_path / f"{name}.yml"))
+        # told to take over (round 70): the second starts on the first's sealed history
+        return Controller(config_from_data(data, tmp_path / f"{name}.yml"), take_over=True)
 
     first, second = controller("a", ["alice@example.com"]), controller("b", ["bob@example.com"])
     try:

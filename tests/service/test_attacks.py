@@ -424,7 +424,12 @@ def test_backdated_approval_does_not_dodge_max_age(repo: Path, monkeypatch: Any)
     monkeypatch.setenv("GIT_COMMITTER_DATE", ten_days_ago)
     monkeypatch.setenv("GIT_AUTHOR_DATE", ten_days_ago)
     submitted(repo, max_age="7d")
-    shutil.rmtree(default_state_dir(repo))  # re-read the freeze's commit time from git
+    state = default_state_dir(repo)
+    key = (state / "commit.key").read_bytes()  # kept: its own sealed history (round 70)
+    shutil.rmtree(state)  # re-read the freeze's commit time from git
+    state.mkdir(mode=0o700)
+    (state / "commit.key").write_bytes(key)
+    (state / "commit.key").chmod(0o600)
     backdated = f"@{int(time.time()) - 10 * 86400 + 60} +0000"
     monkeypatch.setenv("GIT_COMMITTER_DATE", backdated)
     monkeypatch.setenv("GIT_AUTHOR_DATE", backdated)

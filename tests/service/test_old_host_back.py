@@ -2,7 +2,8 @@
 
 The old controller is killed right after its start commit moved the branch (its journal says
 the run started). A second controller on the same repository with a NEW state directory (a
-rebuilt host, same identity) takes the plan over: no journal, so it fails the run
+rebuilt host, same identity, started with ``--take-over``: round 70, without it a new state
+directory on sealed history refuses) takes the plan over: no journal, so it fails the run
 E_ACTION_IN_DOUBT (nothing runs); Alice may then approve a resume, which it runs to
 ``complete``. The old host then starts again with its own state directory: the branch shows
 the run ended (or run again) by commits under the controller's name that it did not make,
@@ -36,9 +37,9 @@ def _rebuilt(lab: _Lab) -> Path:
     return config
 
 
-def _run(config: Path) -> str:
+def _run(config: Path, *options: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "controller", "run", "--once", "--config", str(config)],
+        [sys.executable, "-m", "controller", "run", "--once", *options, "--config", str(config)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -64,7 +65,8 @@ def _killed_then_failed_by_a_rebuilt_host(lab: _Lab) -> Path:
     assert lab.calls() == []
     git(lab.repo, "reset", "-q", "--hard")  # the kill left the approved file in the tree
     rebuilt = _rebuilt(lab)
-    logs = _run(rebuilt) + _run(rebuilt)
+    # round 70: a new state directory on sealed history takes it over only when told
+    logs = _run(rebuilt, "--take-over") + _run(rebuilt)
     assert lab.calls() == [], logs[-6000:]  # the journal is missing: nothing runs
     assert _status(lab) == "failed"
     assert _outcomes(lab) == ["plangate: fail plans/v"]

@@ -39,8 +39,8 @@ def _config(repo: Path, state: Path) -> settings.Config:
     return settings.config_from_data(data, repo.parent / "plangate.yml")
 
 
-def _pass(repo: Path, state: Path, times: int = 2) -> None:
-    ctl = Controller(_config(repo, state))
+def _pass(repo: Path, state: Path, times: int = 2, take_over: bool = False) -> None:
+    ctl = Controller(_config(repo, state), take_over=take_over)
     try:
         for _ in range(times):
             ctl.run_once()
@@ -58,12 +58,13 @@ def _ran_once(repo: Path, state: Path) -> None:
     assert head_plan(repo, "greet")["plan"]["status"] == "completed"
 
 
-def _copy_approved(repo: Path, state: Path) -> dict[str, Any]:
+def _copy_approved(repo: Path, state: Path, take_over: bool = False) -> dict[str, Any]:
     """The same version in ``plans/copy``, frozen and approved by Alice, then two passes of
-    the controller with ``state``: the copy's plan at HEAD."""
+    the controller with ``state`` (``take_over``: a new one, told so, round 70): the copy's
+    plan at HEAD."""
     write_plan(repo, "copy", PLAN)
     commit_all(repo, "the same plan again")
-    _pass(repo, state, 1)
+    _pass(repo, state, 1, take_over)
     assert head_plan(repo, "copy")["frozen"]["hash"] == head_plan(repo, "greet")["frozen"]["hash"]
     approve(repo, "copy", ALICE)
     _pass(repo, state)
@@ -83,7 +84,7 @@ def test_a_new_state_directory_refuses_a_copy_of_a_version_that_ran(
 ) -> None:
     _ran_once(repo, tmp_path / "state1")
     # a rebuilt host: the same repository, a new state directory (no executed.jsonl)
-    plan = _copy_approved(repo, tmp_path / "state2")
+    plan = _copy_approved(repo, tmp_path / "state2", take_over=True)
     _refused(plan)
     assert (
         not (tmp_path / "state2" / "executed.jsonl").exists()

@@ -289,3 +289,75 @@ def test_a_resume_another_key_sealed_is_decided_by_nobody_here(tmp_path: Path, r
     _run(config)
     assert git(repo, "rev-parse", "HEAD").strip() == head  # the passed gate runs nothing
     assert "another controller or a lost key" in (_status(config)["plans/done"]["waiting"] or "")
+
+
+def _second_state(tmp_path: Path, config: Path) -> Path:
+    """The same repository and identity with a NEW, empty state directory (and key)."""
+    second = tmp_path / "second.yml"
+    state = f"state_dir: {tmp_path / 'state'}\n"
+    second.write_text(config.read_text().replace(state, f"state_dir: {tmp_path / 'state2'}\n"))
+    return second
+
+
+def test_a_new_state_directory_on_sealed_history_refuses_until_told(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 70: an empty state directory cannot tell its own lost state from a second
+    controller started by mistake (which took the first's started runs as its own lost ones
+    and failed them in doubt): it refuses, naming the newest sealed commit, until restored or
+    told ``--take-over``, used once."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    second = _second_state(tmp_path, config)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    newest = git(repo, "log", "-1", "--format=%H", "--author=plangate@localhost").strip()
+    result = run_cli("run", "--once", "--config", str(second), timeout=120)
+    assert result.returncode != 0 and "E_STORAGE" in result.stderr, result.stderr[-2000:]
+    assert newest[:12] in result.stderr and "--take-over" in result.stderr, result.stderr
+    assert git(repo, "rev-parse", "HEAD").strip() == head  # nothing committed
+    assert not (tmp_path / "state2" / "commits").exists()  # nothing adopted
+    assert not (tmp_path / "state2" / "commit.key").exists()
+    again = run_cli("run", "--once", "--config", str(second), timeout=120)
+    assert again.returncode != 0 and "E_STORAGE" in again.stderr  # until told
+    assert _status(second)["plans/done"]["status"] == "completed"  # read-only: unchanged
+    taken = run_cli("run", "--once", "--take-over", "--config", str(second), timeout=120)
+    assert taken.returncode == 0, taken.stderr[-2000:]
+    assert "own_commits_taken_over" in taken.stderr and "own_commits_adopted" in taken.stderr
+    assert newest in (tmp_path / "state2" / "commits").read_text().split()
+    assert _status(second)["plans/done"]["status"] == "completed"
+    _run(second)  # once: the record it made now answers
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+
+
+def test_a_new_state_directory_on_unsealed_history_starts_as_before(
+    tmp_path: Path, repo: Path
+) -> None:
+    """History under the controller's name from before plangate sealed its commits (an
+    upgrade) asks nothing: it is adopted on first use, as before."""
+    config = _setup(tmp_path, repo)
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text() + "# an old controller's edit\n")
+    commit_all(repo, "plangate: an old commit\n\nController: old/1", CONTROLLER)
+    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "own_commits_adopted" in result.stderr and "taken_over" not in result.stderr
+
+
+def test_a_restored_key_alone_knows_its_sealed_history(tmp_path: Path, repo: Path) -> None:
+    """A state directory lost but for its ``commit.key`` (put back before the first start):
+    the key made the branch's seals, so the history is its own, adopted without asking."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    second = _second_state(tmp_path, config)
+    (tmp_path / "state2").mkdir()
+    key = tmp_path / "state2" / "commit.key"
+    key.write_bytes((tmp_path / "state" / "commit.key").read_bytes())
+    key.chmod(0o600)
+    result = run_cli("run", "--once", "--config", str(second), timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "own_commits_adopted" in result.stderr and "taken_over" not in result.stderr
+    assert _status(second)["plans/done"]["status"] == "completed"

@@ -68,7 +68,7 @@ def test_progress_events_when_not_a_terminal(repo: Path, tmp_path: Path) -> None
     _run_once(config, tty=False)  # freezes both
     approve(repo, "one", ALICE)
     approve(repo, "two", ALICE)
-    (tmp_path / "state").rename(tmp_path / "old-state")  # a cold start: history read again
+    _cold_start(tmp_path)
     events = [
         json.loads(line)
         for line in _run_once(config, tty=False).splitlines()
@@ -80,12 +80,20 @@ def test_progress_events_when_not_a_terminal(repo: Path, tmp_path: Path) -> None
     assert last["done"] == last["total"] == 2
 
 
+def _cold_start(tmp_path: Path) -> None:
+    """A new state directory (history read again) with the old key put back first: its own
+    sealed history, adopted without ``--take-over`` (round 70)."""
+    (tmp_path / "state").rename(tmp_path / "old-state")
+    (tmp_path / "state").mkdir()
+    (tmp_path / "old-state" / "commit.key").rename(tmp_path / "state" / "commit.key")
+
+
 def test_progress_line_on_a_terminal(repo: Path, tmp_path: Path) -> None:
     config = _repo_with_history(repo, tmp_path)
     _run_once(config, tty=False)
     approve(repo, "one", ALICE)
     approve(repo, "two", ALICE)
-    (tmp_path / "state").rename(tmp_path / "old-state")
+    _cold_start(tmp_path)
     out = _run_once(config, tty=True)
     assert "\rindexing history (commits): " in out or "\r\x1b[Kindexing history" in out
     assert "running approved plans: 2/2" in out

@@ -97,7 +97,8 @@ def test_a_lost_journal_or_state_directory_runs_nothing_again(
     config, calls = _setup(tmp_path, repo, idempotent=False)
     state = tmp_path / "state"
     shutil.rmtree(state / "journal" if lost == "journal" else state)
-    result = run_cli("run", "--once", "--config", str(config), timeout=120)
+    take = ["--take-over"] if lost != "journal" else []  # lost for good: told (round 70)
+    result = run_cli("run", "--once", *take, "--config", str(config), timeout=120)
     assert result.returncode == 0, result.stderr[-1500:]
     row = _status(config)
     assert row["status"] == "failed", row

@@ -377,7 +377,8 @@ def test_init_prints_a_hostile_folder_and_email_escaped(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == f"Initialized plangate in {shown}"
     assert "approver: me\\u202e\\u200b@example.com" in lines[2]
-    assert lines[5] == f"  $ cd '{shown}/plans-repo'"
+    first_step = lines.index("Try it (each line as printed):") + 1
+    assert lines[first_step] == f"  $ cd '{shown}/plans-repo'"
 
 
 # Round 49 (issue 11): the rule, "show never displays two different strings the same".

@@ -550,6 +550,12 @@ CONTROLLER_FIELDS = frozenset(
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``
 #: block (quoting the plan as written, round 62) and an unreadable file's problem.
 OWN_REASONS = ("invalid", UNREADABLE)
+#: Statuses whose ``reason`` is the controller's record as it committed it (a failed run's
+#: error, a gate's ask): redacted when written, never again, as MCP ``log`` passes the record
+#: on (round 64's ``AS_RECORDED``); round 70's MCP ``status`` rows carry it, and masking the
+#: author's expected value in it a second time answered a right guess of a secret with
+#: ``***`` only (round 65's ``pre-mcp-status``, ``ver-mcp-status``, seen in CI run C).
+RECORDED_REASONS = ("failed", "awaiting_approval", "pending_approval")
 
 
 def author_text(row: dict[str, Any]) -> dict[str, Any]:
@@ -564,7 +570,7 @@ def author_text(row: dict[str, Any]) -> dict[str, Any]:
             own[key] = {k: (v,) for k, v in value.items() if isinstance(v, str)}
         else:
             own[key] = (*value,) if isinstance(value, list) else (value,)
-    if row.get("status") in OWN_REASONS:
+    if row.get("status") in OWN_REASONS or row.get("status") in RECORDED_REASONS:
         own["reason"] = (row.get("reason"),)
     return own
 

@@ -141,15 +141,11 @@ def _build(root: Path) -> Lab:
         lab.set_status(host, "approved")
     lab.commit("alice: approve", ALICE)
     lab.run()
-    for host, (inner, _) in INNER.items():
-        lab.write(f"{host}/{inner}", plan_text(f"{host}-EVIL", status="approved"))
+    for host, (inner, refused) in INNER.items():
+        status = "pending_approval" if refused else "approved"
+        lab.write(f"{host}/{inner}", plan_text(f"{host}-EVIL", status=status))
         lab.write(f"{host}/{inner}", FORGED_LOG, "EXECUTION_LOG.md")
     lab.commit("agent: look-alike folders", AGENT)
-    lab.run()
-    for host in ("h5", "h6"):
-        path = lab.repo / "plans" / host / INNER[host][0] / "PLAN.yml"
-        path.write_text(path.read_text().replace("status: approved", "status: pending_approval"))
-    lab.commit("agent: back to pending", AGENT)
     lab.run()
     for host in ("h5", "h6"):
         lab.set_status(f"{host}/{INNER[host][0]}", "approved")

@@ -29,7 +29,27 @@ the row notes ``E_OWNED_BLOCK_CHANGED``; (2) per reader, the two guesses' answer
 once the guess is replaced, and the secret's value never appears where the wrong guess is
 asked about.
 
-Broke: none. Held: every id (see FINDINGS.md, round 71).
+(3) The catalog's ``pin`` tool has a ``params_schema`` holding the secret (``e: {enum:
+[<secret>, x]}``, ``c: {const: <secret>}``, ``p: {pattern: '^<secret>$'}``, ``n: {not: {enum:
+[<secret>]}}``); the agent asks MCP ``validate`` (and ``validate --json --config`` of a file
+outside the repo for ``c``) about a plan whose literal param is each guess. Asserted: the two
+answers are equal once the guess is replaced.
+
+Broke (strict xfails):
+- ``mcp-e``, ``mcp-c``, ``mcp-p``, ``mcp-n``, ``cli-c``: validity itself confirms the secret:
+  the right guess is ``valid: true`` (``n``: ``E_PARAMS_INVALID``), the wrong one
+  ``E_PARAMS_INVALID`` "'<guess>' is not one of ['***', 'x']" / "'***' was expected" /
+  "does not match '^***$'" (``n``: valid). Every quote is masked; the verdict is the oracle.
+  Should: a right and a wrong guess answered alike (e.g. a catalog whose ``params_schema``
+  holds a secret's value refused at load, E_CONFIG_INVALID, or a literal checked against the
+  schema as if the secret were ``***``).
+- ``mcp-n-quote``: the right guess's refusal under ``n`` reads "'<secret>' should not be valid
+  under {'enum': ['<secret>']}": the catalog's part printed as written because it equals the
+  asker's literal. Should: the catalog's part ``***`` (round 69's rule).
+Held: (1) every forged record on every reader (the controller's record shown, the note
+``E_OWNED_BLOCK_CHANGED`` on the row and MCP, the forged gate never runs), (2) every guess
+variant on every reader (identities, the expected value, the folder name as written in both
+cases, the tool's printed secret ``***`` in both).
 """
 
 from __future__ import annotations
@@ -44,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases
+from advkit import AGENT, ALICE, BenchError, Lab, cases, xfail
 from mcpkit import session
 from test_round2_execution_kit import shared
 from test_round71_surface_foldnames import _get
@@ -87,7 +107,10 @@ def _build(root: Path) -> Lab:
         extra=f"secrets: {{file: {root / 'sec.yml'}}}\n"
         "agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n",
         tools=f"fail: {{kind: exec, argv: [{py}, {script}, '{{k}}']}}\n"
-        "chk: {kind: echo, idempotent: true, risk: low}\n",
+        "chk: {kind: echo, idempotent: true, risk: low}\n"
+        "pin: {kind: echo, params_schema: {type: object, properties: {"
+        f"e: {{enum: [{SECRET}, x]}}, c: {{const: {SECRET}}}, "
+        f"p: {{type: string, pattern: '^{SECRET}$'}}, n: {{not: {{enum: [{SECRET}]}}}}}}}}}}\n",
     )
     lab.git_date = "@1796100000 +0000"
     lab.write("ff", _two("ff", FAILSTEP))
@@ -146,8 +169,35 @@ def _build(root: Path) -> Lab:
     got["mcp"] = {s: r for s, r in zip(ids, replies, strict=True)}
     got["calls"] = {t: len(lab.calls(t)) for t in ("fa2", "fp2", "fq2")}
     got["api"] = _api(lab, ids)
+    # (3) the catalog's schema holding the secret, asked with a literal guess
+    calls = [
+        ("validate", {"plan": _pin(key, g)}) for key in SCHEMA for g in GUESSES.values()
+    ]
+    replies = session(lab, calls)[0]
+    got["schema"] = {
+        f"{key}:{k}": replies[2 * i + j]
+        for i, key in enumerate(SCHEMA)
+        for j, k in enumerate(GUESSES)
+    }
+    for k, g in GUESSES.items():
+        probe = root / f"probe-{k}" / "PLAN.yml"
+        probe.parent.mkdir()
+        probe.write_text(_pin("c", g))
+        done = lab.cli("validate", "--json", "--config", cfg, str(probe))
+        got["schema"][f"cli-c:{k}"] = done.stdout + done.stderr
     lab.got = got  # type: ignore[attr-defined]
     return lab
+
+
+SCHEMA = ("e", "c", "p", "n")
+
+
+def _pin(key: str, g: str) -> str:
+    return (
+        "plan:\n  name: probe\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: pin}]\nactions:\n"
+        f"  - id: 1\n    tool: pin\n    why: w\n    params: {{{key}: {g}}}\n"
+    )
 
 
 def _api(lab: Lab, ids: list[str]) -> dict[str, str]:
@@ -271,3 +321,45 @@ def test_a_right_and_a_wrong_guess_read_alike(lab: Lab, vid: str) -> None:
     right, wrong = out["s"], out["c"]
     assert right[1] == wrong[1], (right[0][:1500], wrong[0][:1500])
     assert SECRET not in wrong[0], wrong[0][:1500]
+
+
+# -- (3) the catalog's schema holding the secret: validity itself answers the guess --------------
+_VALID = xfail(
+    "schema validity oracle",
+    "a literal param equal to a guess, checked against a catalog params_schema holding the "
+    "secret (enum, const, pattern, not-enum), is answered valid: true for one guess and "
+    "E_PARAMS_INVALID for the other (MCP validate, validate --json): the answer confirms the "
+    "secret, though every quote of it is ***",
+)
+SIDS = [f"mcp-{key}" for key in SCHEMA] + ["cli-c"]
+
+
+@pytest.mark.parametrize("vid", cases(SIDS, SIDS, {v: _VALID for v in SIDS}))
+def test_a_schema_holding_the_secret_answers_both_guesses_alike(lab: Lab, vid: str) -> None:
+    got = lab.got["schema"]  # type: ignore[attr-defined]
+    key = vid.removeprefix("mcp-")
+    out = {}
+    for k, g in GUESSES.items():
+        reply = got[f"{key}:{k}"]
+        text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+        assert "Traceback" not in text, text[-1500:]
+        out[k] = (text, _norm(text, g, k))
+    assert SECRET not in out["c"][0], out["c"][0][:1500]
+    assert out["s"][1] == out["c"][1], (out["s"][0][:1500], out["c"][0][:1500])
+
+
+_QUOTE = xfail(
+    "catalog part kept as the asker's literal",
+    "the refusal of n: <secret> against not: {enum: [<secret>]} quotes the catalog's schema "
+    "as {'enum': ['<secret>']}: the catalog's value printed as written because it equals the "
+    "asker's literal (round 69: a catalog value equal to what the asker named stays ***)",
+)
+
+
+@pytest.mark.parametrize("vid", cases(["mcp-n-quote"], ["mcp-n-quote"], {"mcp-n-quote": _QUOTE}))
+def test_the_catalogs_part_stays_masked_beside_the_askers_literal(lab: Lab, vid: str) -> None:
+    reply = lab.got["schema"]["n:s"]  # type: ignore[attr-defined]
+    body = json.loads(reply["result"]["content"][0]["text"])
+    messages = [e["message"] for e in body["errors"]]
+    assert any("should not be valid" in m for m in messages), body
+    assert all(f"['{SECRET}']" not in m for m in messages), messages

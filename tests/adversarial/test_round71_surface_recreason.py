@@ -40,6 +40,8 @@ Broke (strict xfails):
   the right guess is ``valid: true`` (``n``: ``E_PARAMS_INVALID``), the wrong one
   ``E_PARAMS_INVALID`` "'<guess>' is not one of ['***', 'x']" / "'***' was expected" /
   "does not match '^***$'" (``n``: valid). Every quote is masked; the verdict is the oracle.
+  ``row-c``: the same plan committed: the controller freezes the right guess
+  (``pending_approval``) and records the wrong one ``invalid``, on the status row.
   Should: a right and a wrong guess answered alike (e.g. a catalog whose ``params_schema``
   holds a secret's value refused at load, E_CONFIG_INVALID, or a literal checked against the
   schema as if the secret were ``***``).
@@ -127,6 +129,7 @@ def _build(root: Path) -> Lab:
             f"gate-{k}",
             _two(f"gate-{k}", f"    tool: rec\n    params: {{tag: {g}}}\n    requires_approval: true\n"),
         )
+        lab.write(f"pin-{k}", _pin("c", g))
     lab.commit("agent: plans", AGENT)
     for k, g in GUESSES.items():  # written by the guess's identity (an approver by glob)
         lab.write(f"se-{k}", _two(f"se-{k}", "    tool: rec\n    params: {tag: x}\n"))
@@ -185,6 +188,9 @@ def _build(root: Path) -> Lab:
         probe.write_text(_pin("c", g))
         done = lab.cli("validate", "--json", "--config", cfg, str(probe))
         got["schema"][f"cli-c:{k}"] = done.stdout + done.stderr
+        row = dict(got["rows"][f"plans/pin-{k}"])
+        row.pop("last_commit", None)
+        got["schema"][f"row-c:{k}"] = json.dumps(row, ensure_ascii=False)
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -331,7 +337,7 @@ _VALID = xfail(
     "E_PARAMS_INVALID for the other (MCP validate, validate --json): the answer confirms the "
     "secret, though every quote of it is ***",
 )
-SIDS = [f"mcp-{key}" for key in SCHEMA] + ["cli-c"]
+SIDS = [f"mcp-{key}" for key in SCHEMA] + ["cli-c", "row-c"]
 
 
 @pytest.mark.parametrize("vid", cases(SIDS, SIDS, {v: _VALID for v in SIDS}))

@@ -161,8 +161,9 @@ def _build(root: Path) -> Lab:
     mcp.update({f"in-{h}": f"plans/{h}/{n}" for h, (n, _) in INNER.items()})
     mcp.update({f"host-{h}": f"plans/{h}" for h in INNER})
     spell = {
-        "sp-trail": "plans/deploy/", "sp-dslash": "plans//deploy", "sp-dotdot": "plans/Deploy/../deploy",
-        "sp-bslash": "plans\\deploy", "sp-upper": "DEPLOY", "sp-file": "plans/Deploy/PLAN.yml",
+        "sp-trail": "plans/deploy/", "sp-dslash": "plans//deploy",
+        "sp-dotdot": "plans/Deploy/../deploy", "sp-bslash": "plans\\deploy", "sp-upper": "DEPLOY",
+        "sp-file": "plans/Deploy/PLAN.yml",
         "sp-bare": "Deploy", "sp-lowfile": "plans/Deploy/plan.yml",
     }  # fmt: skip
     calls: list[tuple[str, dict[str, Any]]] = []
@@ -231,8 +232,10 @@ def test_a_case_or_normalization_twin_is_its_own_plan_on_every_reader(lab: Lab, 
     other = {"Up": "low", "low": "Up", "nfc": "nfd", "nfd": "nfc"}[key]
     if want == "completed":
         # its own run: the param its action got is its own tag, never its twin's
-        assert f"`tw-{key}`" in (log["execution_log"] or "") or f"tw-{key}" in (log["execution_log"] or ""), log
-        assert (f"tw-{other}" not in (log["execution_log"] or "")), log
+        assert f"`tw-{key}`" in (log["execution_log"] or "") or f"tw-{key}" in (
+            log["execution_log"] or ""
+        ), log
+        assert f"tw-{other}" not in (log["execution_log"] or ""), log
     else:
         assert log["execution"] is None, log
     api = got[f"api-{key}"]
@@ -249,7 +252,7 @@ def test_twins_are_told_apart_in_status_text_and_the_audit(lab: Lab) -> None:
     text = got["status-text"]
     nfd_lines = [ln for ln in text.splitlines() if "cafe" in ln]
     assert nfd_lines and all(NFD not in ln for ln in nfd_lines), nfd_lines  # marked, not bare
-    code, report = got["audit"]
+    _code, report = got["audit"]
     valid = sorted(e["plan"] for e in report["executions"] if e.get("approval_valid"))
     assert valid.count("plans/Deploy") == 1 and valid.count("plans/deploy") == 1, valid
     assert valid.count(f"plans/{NFC}") == 1 and f"plans/{NFD}" not in valid, valid

@@ -75,9 +75,15 @@ PARENT = (
 )
 # folder -> tag of the library committed there
 LIBS = {
-    "lib": "lib", "Lib": "Lib", NFC: "nfc",
-    "n1/EXECUTION_LOG.md": "in-n1", "n2/PLAN.jſon": "in-n2", "n3/plan.yml": "in-n3",
-    "n4/Execution_Log.MD": "in-n4", "n5/PLAN.YAML": "in-n5", "n6": "n6-host",
+    "lib": "lib",
+    "Lib": "Lib",
+    NFC: "nfc",
+    "n1/EXECUTION_LOG.md": "in-n1",
+    "n2/PLAN.jſon": "in-n2",
+    "n3/plan.yml": "in-n3",
+    "n4/Execution_Log.MD": "in-n4",
+    "n5/PLAN.YAML": "in-n5",
+    "n6": "n6-host",
     "n6/plan.yml": "in-n6",
 }
 # hosts Alice approves, each beside a FOLDER named as its plan file in another case (n9: the
@@ -121,9 +127,12 @@ def _build(root: Path) -> Lab:
         hashes[folder] = done.stdout.strip().split()[0]
     shutil.rmtree(scratch)
     for host, (name, folder) in HOSTS.items():
-        lab.write(host, PARENT.format(vid=host, path="x", hash="x").split("actions:")[0]
+        lab.write(
+            host,
+            PARENT.format(vid=host, path="x", hash="x").split("actions:")[0]
             + f"actions:\n  - id: 1\n    tool: rec\n    why: w\n    params: {{tag: {host}-host}}\n",
-            name)
+            name,
+        )
         lab.write(f"{host}/{folder}", LIB.format(tag=f"in-{host}").replace("draft", "approved"))
     for vid, (path, lib, _) in VARIANTS.items():
         lab.write(f"p-{vid}", PARENT.format(vid=vid, path=path, hash=hashes[lib]))
@@ -198,7 +207,6 @@ def test_every_run_of_lib_is_a_parent_that_pinned_it(lab: Lab) -> None:
     assert got["calls"]["lib"] == len(ran), (got["calls"], ran)
 
 
-
 _AMB = xfail(
     "case-variant folder beside the plan file",
     "a plan folder holding its plan file and a FOLDER of the same name in another case "
@@ -210,8 +218,9 @@ _AMB = xfail(
 BESIDE = {"n6": "draft library", "n7": "host", "n8": "host", "n9": "host"}
 BIDS = [f"{h}:{r}" for h in BESIDE for r in ("row", "mcp-log", "ran")]
 BESIDE_BROKEN = {
-    v: _AMB for v in BIDS if not v.startswith("n9") and not v.endswith(":ran") or
-    v in ("n7:ran", "n8:ran")
+    v: _AMB
+    for v in BIDS
+    if (not v.startswith("n9") and not v.endswith(":ran")) or v in ("n7:ran", "n8:ran")
 }
 
 

@@ -117,17 +117,25 @@ def _build(root: Path) -> Lab:
     lab.git_date = "@1796100000 +0000"
     lab.write("ff", _two("ff", FAILSTEP))
     lab.write("fl", _two("fl", FAILSTEP))
-    lab.write("fa", _two("fa", "    tool: rec\n    params: {tag: fa2}\n    requires_approval: true\n"))
+    lab.write(
+        "fa", _two("fa", "    tool: rec\n    params: {tag: fa2}\n    requires_approval: true\n")
+    )
     lab.write("fp", _two("fp", "    tool: rec\n    params: {tag: fp2}\n"))
     lab.write("fq", _two("fq", "    tool: rec\n    params: {tag: fq2}\n"))
     for k, g in GUESSES.items():
         lab.write(f"na-{k}", _two(f"na-{k}", "    tool: rec\n    params: {tag: x}\n"))
-        pre = f"preconditions:\n  - {{tool: chk, params: {{v: x}}, expect: {{path: $.echo.v, equals: {g}}}}}\n"
+        pre = (
+            "preconditions:\n  - {tool: chk, params: {v: x}, "
+            f"expect: {{path: $.echo.v, equals: {g}}}}}\n"
+        )
         lab.write(f"ex-{k}", _two(f"ex-{k}", "    tool: rec\n    params: {tag: x}\n", pre))
         lab.write(f"ask-{g}", _two(f"ask-{k}", FAILSTEP + "    on_failure: ask\n"))
         lab.write(
             f"gate-{k}",
-            _two(f"gate-{k}", f"    tool: rec\n    params: {{tag: {g}}}\n    requires_approval: true\n"),
+            _two(
+                f"gate-{k}",
+                f"    tool: rec\n    params: {{tag: {g}}}\n    requires_approval: true\n",
+            ),
         )
         lab.write(f"pin-{k}", _pin("c", g))
     lab.commit("agent: plans", AGENT)
@@ -151,8 +159,19 @@ def _build(root: Path) -> Lab:
     # (1) the agent rewrites the committed records
     _edit(lab, "ff", "denied: ***", FORGED)
     _edit(lab, "fa", "    action: 2\n", "    action: 1\n")
-    _edit(lab, "fa", "    status: pending\n", f"    status: failed\n    error: {{code: E_TOOL_FAILED, message: {FORGED}}}\n")
-    _edit(lab, "fp", "", f"approval:\n  status: refused\n  code: E_SELF_APPROVAL\n  message: {FORGED}\n", append=True)
+    _edit(
+        lab,
+        "fa",
+        "    status: pending\n",
+        f"    status: failed\n    error: {{code: E_TOOL_FAILED, message: {FORGED}}}\n",
+    )
+    _edit(
+        lab,
+        "fp",
+        "",
+        f"approval:\n  status: refused\n  code: E_SELF_APPROVAL\n  message: {FORGED}\n",
+        append=True,
+    )
     _edit(lab, "fq", "mallory@example.com (author", f"{FORGED} (author")
     (lab.repo / "plans" / "fl" / "EXECUTION_LOG.md").write_text(
         f"# Execution log\n\n- Status: completed\n- {FORGED}\n"
@@ -165,17 +184,17 @@ def _build(root: Path) -> Lab:
         r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
     }
     got["status-text"] = lab.cli("status", "--config", cfg).stdout
-    ids = ["ff", "fl", "fa", "fp", "fq"] + [
-        f"{p}-{k}" for p in ("na", "se", "ex", "gate") for k in GUESSES
-    ] + [f"ask-{g}" for g in GUESSES.values()]
+    ids = (
+        ["ff", "fl", "fa", "fp", "fq"]
+        + [f"{p}-{k}" for p in ("na", "se", "ex", "gate") for k in GUESSES]
+        + [f"ask-{g}" for g in GUESSES.values()]
+    )
     replies = session(lab, [("status", {"path": f"plans/{s}"}) for s in ids])[0]
     got["mcp"] = {s: r for s, r in zip(ids, replies, strict=True)}
     got["calls"] = {t: len(lab.calls(t)) for t in ("fa2", "fp2", "fq2")}
     got["api"] = _api(lab, ids)
     # (3) the catalog's schema holding the secret, asked with a literal guess
-    calls = [
-        ("validate", {"plan": _pin(key, g)}) for key in SCHEMA for g in GUESSES.values()
-    ]
+    calls = [("validate", {"plan": _pin(key, g)}) for key in SCHEMA for g in GUESSES.values()]
     replies = session(lab, calls)[0]
     got["schema"] = {
         f"{key}:{k}": replies[2 * i + j]

@@ -557,19 +557,38 @@ class Lifecycle(IndexStore):
             return None
         if change.mode in NOT_A_FILE or change.old_blob == change.new_blob:
             return None
-        for gone in record.changes:
-            if gone.old_blob is None or gone.old_blob == gone.new_blob or gone.path == change.path:
+        for gone in self._moved_contents(repo, record):
+            if gone.path == change.path:
                 continue
-            if gone.mode in NOT_A_FILE or not _is_plan_or_source(gone.path):
-                continue
-            if gone.new_blob is not None and not self._writes_plan(repo, gone):
-                continue  # its content stays where it was: a copy, not a move
+            assert gone.old_blob is not None  # for the type checker: a content went
             edit = FileChange(change.path, gone.old_blob, change.new_blob, change.mode)
             if gone.old_blob == change.new_blob or (
                 _is_plan_file(gone.path) and not self._writes_file(repo, edit)
             ):
                 return edit
         return None
+
+    def _moved_contents(self, repo: GitRepo, record: CommitRecord) -> list[FileChange]:
+        """The plan files or sources ``record`` removes, or whose content it changes (not its
+        status alone), in the commit's order: the contents a plan file it adds or rewrites may
+        be a move of (:meth:`_move_source`). Told once per commit, not once per plan file it
+        writes (issue 17: a commit approving 1,000 plans asked each of its 1,000 changes about
+        the other 999)."""
+        cached = getattr(self, "_moved_in", None)
+        if cached is not None and cached[0] is record:
+            return cached[1]
+        found = [
+            gone
+            for gone in record.changes
+            if gone.old_blob is not None
+            and gone.old_blob != gone.new_blob
+            and gone.mode not in NOT_A_FILE
+            and _is_plan_or_source(gone.path)
+            # a content that stays where it was is copied, not moved
+            and (gone.new_blob is None or self._writes_plan(repo, gone))
+        ]
+        self._moved_in = (record, found)
+        return found
 
     def _merged_move(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> bool:
         """Whether ``change``, as a log limited to its path shows it, is half of a move in
@@ -594,11 +613,15 @@ class Lifecycle(IndexStore):
         (:meth:`_move_source`): the other half of that move."""
         if change.new_blob is not None or change.old_blob is None:
             return False
-        return any(
-            (edit := self._move_source(repo, record, other)) is not None
-            and edit.old_blob == change.old_blob
-            for other in record.changes
-        )
+        cached: tuple[CommitRecord, set[str | None]] | None = getattr(self, "_moves_out", None)
+        if cached is None or cached[0] is not record:  # once per commit (issue 17)
+            moved = {
+                edit.old_blob
+                for other in record.changes
+                if (edit := self._move_source(repo, record, other)) is not None
+            }
+            cached = self._moves_out = (record, moved)
+        return change.old_blob in cached[1]
 
     def _removed_folders(self, record: CommitRecord) -> dict[str, list[FileChange]]:
         """The plan folders a commit removes files from, with those files."""

@@ -53,7 +53,19 @@ Documented (asserted: refused once ``E_APPROVAL_REPLAYED``, her next approval ru
 ``h-eqsec``: she reverts X and the web editor commits her re-approval in the same second
 ("dated not after it was taken back").
 
-Seen (round 71): see ``BROKEN``.
+Seen (round 71): ``h-noff``, ``h-alias-noff``, ``h-octo`` BROKE (honest work refused): Alice's
+own revert of her approval, committed by her (or as her alias ``a.smith@corp.example``) on her
+branch and merged by Bob with a merge commit (``--no-ff`` or an octopus), is dated as another
+hand's lapse: her web-editor re-approval made after it is ``E_APPROVAL_REPLAYED`` at the next
+pass (it runs on her approval after that refusal), while the same revert fast-forwarded by Bob
+(``h-ff``) or merged ``--no-ff`` by herself (``h-noff-self``) runs at once. Should: a lapse she
+committed is dated by her committer date wherever it sits. Held: every lapsed id (the agent's
+1990 revert fast-forwarded, merged ``--no-ff`` or in an octopus by Alice, the agent's own 1990
+merge fast-forwarded, her alias's ``--committer-date-is-author-date`` rebase of it, and a 1990
+controller look-alike, unsealed or with P1's seal copied, after the agent's lapse or after her
+own): the agent's pick of Y never ran, no valid run in either audit; honest ``h-web``, ``h-tz``
+(zones +1400 / -1100), ``h-ff``, ``h-noff-self``, ``h-rr`` ran at once; ``h-eqsec`` refused once
+as documented, then ran. The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations
@@ -229,8 +241,15 @@ def _build(root: Path) -> Lab:
         if how == "ff":
             c.git("merge", "-q", "--ff-only", f"alice/{v}", who=BOB)
         elif how in ("noff", "self"):
-            c.git("merge", "-q", "--no-ff", "-m", f"merge alice/{v}", f"alice/{v}",
-                  who=ALICE if how == "self" else BOB)
+            c.git(
+                "merge",
+                "-q",
+                "--no-ff",
+                "-m",
+                f"merge alice/{v}",
+                f"alice/{v}",
+                who=ALICE if how == "self" else BOB,
+            )
         else:
             c.git("checkout", "-q", "-b", "bob/docs-octo", "main")
             _docs(lab, c, "bob-octo", who=BOB)

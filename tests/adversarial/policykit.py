@@ -323,3 +323,58 @@ def moved_codes(lab: Lab, vid: str, moved: Iterable[str]) -> str:
     """:meth:`Lab.codes` of ``plans/<vid>``, or of ``plans/<vid>-2`` when ``vid`` is among
     ``moved`` (its first 1500 characters)."""
     return (lab.codes(f"{vid}-2") if vid in moved else lab.codes(vid))[:1500]
+
+
+# -- rounds 68-70: the merge and quorum labs ---------------------------------------------------
+#: The twelve lines a note (:func:`edit_note`) starts from.
+NOTE_LINES = [f"line {i}\n" for i in range(1, 13)]
+
+
+def edit_note(lab: Lab, path: str, **edits: str) -> None:
+    """The repo's file ``path`` (:data:`NOTE_LINES` when new) with line ``n`` replaced by the
+    text of each ``l<n>=text`` of ``edits``, not committed."""
+    f = lab.repo / path
+    lines = f.read_text().splitlines(True) if f.exists() else list(NOTE_LINES)
+    for k, v in edits.items():
+        lines[int(k[1:]) - 1] = v + "\n"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text("".join(lines))
+
+
+class StepClock:
+    """A clock two hours back that moves 20 s on before each git command and each pass,
+    which it dates by ``lab.git_date`` (author and committer alike); a command is the
+    agent's unless it names another."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab, self.t = lab, int(time.time()) - 7200
+
+    def __call__(
+        self, *args: str, who: Who = AGENT, check: bool = True, input: str | None = None
+    ) -> str:
+        """``git <args>`` as ``who``, dated by the clock: its output."""
+        self.t += 20
+        self.lab.git_date = f"@{self.t} +0000"
+        try:
+            return self.lab.git(*args, who=who, check=check, input=input)
+        finally:
+            self.lab.git_date = None
+
+    def git(self, *args: str, who: Who = AGENT, input: str | None = None) -> str:
+        """``git <args>`` as ``who``, dated by the clock: the tip after it."""
+        self(*args, who=who, input=input)
+        return self.lab.head()
+
+    def commit(self, msg: str, who: Who = AGENT) -> str:
+        """Everything in the tree committed by ``who``: the tip."""
+        self.lab.git("add", "-A")
+        return self.git("commit", "-q", "-m", msg, who=who)
+
+    def vote(self, slug: str, who: Who = ALICE, msg: str | None = None) -> str:
+        """``who`` approves ``plans/<slug>`` in a commit of its own: the tip."""
+        self.lab.set_status(slug, "approved")
+        return self.commit(msg or f"approve {slug}", who)
+
+    def run(self) -> None:
+        self.t += 20
+        pass_at(self.lab, self.t)

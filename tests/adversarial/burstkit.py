@@ -375,47 +375,49 @@ def back_to(lab: Lab, tip: str, state: Path) -> None:
     shutil.copytree(state, lab.state, symlinks=True)
 
 
-def gates_held(
-    lab: Lab, date: Callable[[], None], plain: list[str], gates: list[str], message: str
+def approved_plans(
+    lab: Lab, date: Callable[[], None], plans: dict[str, str], approve: Iterable[str], message: str
 ) -> str:
-    """The agent's plans ``plain`` (:func:`advkit.plan_text`) and ``gates`` (:func:`gated`)
-    committed, a pass; Alice approves the gated ones (``message``), a pass runs action 1 of
-    each to its gate; each step a step of ``date`` on. Her approval commit."""
+    """The agent's ``plans`` (slug to text) committed, a pass; Alice approves ``approve`` in
+    one commit (``message``); each a step of ``date`` on. Her approval commit (no pass yet)."""
     date()
-    for v in plain:
-        lab.write(v, plan_text(v))
-    for v in gates:
-        lab.write(v, gated(v))
+    for slug, text in plans.items():
+        lab.write(slug, text)
     lab.commit("agent plans")
     lab.run()
     date()
-    for v in gates:
+    for v in approve:
         lab.set_status(v, "approved")
-    approval = lab.commit(message, ALICE)
+    return lab.commit(message, ALICE)
+
+
+def gates_held(
+    lab: Lab, date: Callable[[], None], plain: list[str], gates: list[str], message: str
+) -> str:
+    """:func:`approved_plans` of the plans ``plain`` (:func:`advkit.plan_text`) and ``gates``
+    (:func:`gated`, the ones approved), then a pass that runs action 1 of each gated plan to
+    its gate. Her approval commit."""
+    plans = {v: plan_text(v) for v in plain} | {v: gated(v) for v in gates}
+    approval = approved_plans(lab, date, plans, gates, message)
     lab.run()
     return approval
 
 
 def key_burst(
-    lab: Lab,
-    date: Callable[[], None],
-    plain: list[str],
-    gates: list[str],
-    message: str,
-    held: int = 1,
-) -> tuple[str, Path]:
-    """The key labs' burst (rounds 68-70), on the lab's clock (``date``, :func:`date_steps`):
-    the plans ``plain`` and ``gates`` (:func:`gated`) committed, a pass; Alice approves the
-    gated ones (``message``), a pass runs action 1 of each to its gate; the state directory
-    copied to ``<lab.root>/../bk``; her review branch approves ``plain`` and the gates of all
-    but the last ``held``, merged, one pass. The tip then, and the copy."""
+    lab: Lab, plain: list[str], gates: list[str], message: str, held: int = 1
+) -> tuple[str, Path, Callable[[], None]]:
+    """The key labs' burst (rounds 68-70) on a clock of the lab's own (:func:`date_steps`):
+    :func:`gates_held` (``message``), the state directory copied to ``<lab.root>/../bk``,
+    then Alice's review branch approves ``plain`` and the gates of all but the last ``held``,
+    merged, one pass. The tip then, the copy and the clock."""
+    date = date_steps(lab, 1790000000)
     gates_held(lab, date, plain, gates, message)
     bk = lab.root.parent / "bk"
     shutil.copytree(lab.state, bk, symlinks=True)
     date()
     review_merge(lab, [*plain, *gates[: len(gates) - held]], date)
     lab.run()
-    return lab.head(), bk
+    return lab.head(), bk, date
 
 
 def key_trial(
@@ -466,9 +468,12 @@ def put_back_key(state: Path, good: Path) -> None:
     key.chmod(0o600)
 
 
-def key_remedy(lab: Lab, tags: list[str], res: dict[str, Any], after: dict[str, int]) -> None:
-    """After :func:`put_back_key`: one pass and ``status``; ``res`` gains what ran since
-    ``after`` (``after``) and what they said (``remedy``)."""
+def key_remedy(
+    lab: Lab, tags: list[str], res: dict[str, Any], after: dict[str, int], good: Path
+) -> None:
+    """The key ``good`` put back (:func:`put_back_key`), one pass and ``status``: ``res``
+    gains what ran since ``after`` (``after``) and what they said (``remedy``)."""
+    put_back_key(lab.state, good)
     rc2, _, err2 = try_cli(lab, "run", "--once")
     _, st2, _ = try_cli(lab, "status", "--json")
     res["after"] = grown(counts(lab, tags), after)

@@ -83,7 +83,7 @@ from pathlib import Path
 
 import pytest
 from advkit import ALICE, Lab, cases, plan_text
-from burstkit import back_to, counts, date_steps, grown, key_burst
+from burstkit import back_to, counts, grown, key_burst
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 5)]
@@ -132,8 +132,7 @@ def _break_key(state: Path, how: str, root: Path) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    date = date_steps(lab, 1790000000)
-    tip, bk = key_burst(lab, date, P, G, "approve the gated six", held=3)
+    tip, bk, date = key_burst(lab, P, G, "approve the gated six", held=3)
     lab.bk_files = sorted(p.name for p in bk.iterdir())  # type: ignore[attr-defined]
     lab.burst = counts(lab, _tags())  # type: ignore[attr-defined]
     lab.out = {}  # type: ignore[attr-defined]

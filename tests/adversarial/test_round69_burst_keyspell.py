@@ -61,19 +61,7 @@ from pathlib import Path
 
 import pytest
 from advkit import ALICE, Lab, cases
-from burstkit import (
-    back_to,
-    counts,
-    date_steps,
-    grown,
-    key_burst,
-    key_refused,
-    key_remedy,
-    key_trial,
-    put_back_key,
-    rows_of,
-    try_cli,
-)
+from burstkit import back_to, counts, grown, key_burst, key_refused, key_remedy, key_trial, try_cli
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 4)]
@@ -118,8 +106,7 @@ def _spell(state: Path, how: str) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    date = date_steps(lab, 1790000000)
-    tip, bk = key_burst(lab, date, P, G, "approve the gated four")
+    tip, bk, date = key_burst(lab, P, G, "approve the gated four")
     lab.burst = counts(lab, _tags())  # type: ignore[attr-defined]
     lab.out = {}  # type: ignore[attr-defined]
     live = root / "live"
@@ -138,15 +125,12 @@ def _build(root: Path) -> Lab:
             lab.commit("approve the g-01 and g-02 gates again", ALICE)
             try_cli(lab, "run", "--once")
             if how == "swap":  # the operator puts the right key back; one more pass
-                (lab.state / "commit.key").unlink()
-                shutil.copy2(live / "commit.key", lab.state / "commit.key")
-                rc2, _, err2 = try_cli(lab, "run", "--once")
-                _, st2, _ = try_cli(lab, "status", "--json")
-                res["back"] = {"rc": rc2, "err": err2[-800:], "rows": rows_of(st2)}
-            res["after"] = grown(counts(lab, _tags()), after)
+                key_remedy(lab, _tags(), res, after, live / "commit.key")
+                res["back"] = res.pop("remedy")
+            else:
+                res["after"] = grown(counts(lab, _tags()), after)
         else:
-            put_back_key(lab.state, bk / "commit.key")
-            key_remedy(lab, _tags(), res, after)
+            key_remedy(lab, _tags(), res, after, bk / "commit.key")
         lab.out[how] = res  # type: ignore[attr-defined]
     (root / "out.json").write_text(json.dumps(lab.out, indent=1))  # type: ignore[attr-defined]
     return lab

@@ -50,6 +50,7 @@ from pathlib import Path
 import pytest
 from advkit import ALICE, Lab, cases, clone_audit, plan_text, valid_runs
 from burstkit import (
+    approved_plans,
     bot_rows,
     counts,
     date_steps,
@@ -90,19 +91,8 @@ def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
     date = date_steps(lab, 1790000000)
 
-    date()
-    for v in P:
-        lab.write(v, plan_text(v))
-    for v in G:
-        lab.write(v, gated(v))
-    for v in X:
-        lab.write(v, plan_text(v))
-    lab.commit("agent plans")
-    lab.run()
-    date()
-    for v in [*G, *X]:
-        lab.set_status(v, "approved")
-    approval = lab.commit("approve the gated four and x", ALICE)
+    plans = {v: plan_text(v) for v in P} | {v: gated(v) for v in G} | {v: plan_text(v) for v in X}
+    approval = approved_plans(lab, date, plans, [*G, *X], "approve the gated four and x")
     lab.run()
     ends = {}
     for r in bot_rows(lab):

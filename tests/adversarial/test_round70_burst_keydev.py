@@ -62,7 +62,6 @@ from advkit import ALICE, Lab, cases, plan_text
 from burstkit import (
     back_to,
     counts,
-    date_steps,
     grown,
     key_burst,
     key_refused,
@@ -157,8 +156,7 @@ def _build(root: Path) -> Lab:
         )
         + "}\n",
     )
-    date = date_steps(lab, 1790000000)
-    tip, bk = key_burst(lab, date, P, G, "approve the gated three")
+    tip, bk, date = key_burst(lab, P, G, "approve the gated three")
     lab.burst = counts(lab, _tags())  # type: ignore[attr-defined]
     lab.out = {}  # type: ignore[attr-defined]
     live = root / "live"
@@ -171,8 +169,7 @@ def _build(root: Path) -> Lab:
         lab.out[how] = res  # type: ignore[attr-defined]
         if how not in REMEDY:
             continue
-        put_back_key(lab.state, (live if how in LIVE else bk) / "commit.key")
-        key_remedy(lab, _tags(), res, after)
+        key_remedy(lab, _tags(), res, after, (live if how in LIVE else bk) / "commit.key")
         lab.out[how] = res  # type: ignore[attr-defined]
     # mid-pass: the operator's tool swaps or removes the key while the pass runs
     for how in MIDS:

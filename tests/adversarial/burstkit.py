@@ -24,15 +24,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from advkit import BOT, BenchError, Lab, clone_audit, valid_runs
+from advkit import ALICE, BOT, BenchError, Lab, clone_audit, plan_text, valid_runs
 
 #: The ``crash`` tool: the first call SIGKILLs the pass (its pid in ``<marks>/pid``) and
 #: marks ``<marks>/killed`` with its argument; every later call just answers.
@@ -49,8 +50,13 @@ print(json.dumps({"ok": True}))
 def gated(tag: str) -> str:
     """The agent's plan ``tag``: ``rec`` tagged ``<tag>-1``, then ``<tag>-2`` (target
     ``staging``) behind ``requires_approval``."""
+    return gated_as(tag, tag)
+
+
+def gated_as(tag: str, name: str) -> str:
+    """:func:`gated` under the plan name ``name`` (a recurring plan's next version)."""
     return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
+        f'plan:\n  name: "{name}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
         "available_tools:\n  - name: rec\nactions:\n"
         f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
         f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
@@ -79,6 +85,13 @@ def date_steps(lab: Lab, start: int) -> Callable[[], None]:
         lab.git_date = f"@{t} +0000"
 
     return date
+
+
+def clock(lab: Lab) -> int:
+    """The epoch second the lab's commits are dated by now (set by :func:`date_steps`)."""
+    if lab.git_date is None:
+        raise BenchError("the lab is not on a clock of its own")
+    return int(lab.git_date.split()[0].lstrip("@"))
 
 
 def batch_message(groups: list[tuple[str, str, str]]) -> str:
@@ -272,3 +285,196 @@ def audited(lab: Lab, root: Path) -> Lab:
 def new_runs(report: dict[str, Any], slug: str) -> list[dict[str, Any]]:
     """The valid runs of ``plans/<slug>`` in an audit report that a new approval started."""
     return [e for e in valid_runs(report, slug) if e.get("approval_kind") == "approve"]
+
+
+# -- rounds 68-70: what the labs count, read and forge (the burst and key labs) -----------------
+#: The columns of a ``plangate status --json`` row the burst labs keep.
+ROW_KEYS = ("status", "waiting", "last_event")
+
+
+def counts(lab: Lab, tags: Iterable[str]) -> dict[str, int]:
+    """How many times ``rec`` ran with each of ``tags``."""
+    return {t: len(lab.calls(t)) for t in tags}
+
+
+def grown(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    """The counts of ``after`` that moved since ``before``, by how much."""
+    return {k: after[k] - before[k] for k in after if after[k] != before[k]}
+
+
+def slug_rows(listed: Any, keys: Iterable[str] = ROW_KEYS) -> dict[str, dict[str, Any]]:
+    """``plangate status --json`` rows by slug (``plans/`` cut off), each with ``keys`` only."""
+    return {
+        r["plan"][len("plans/") :]: {k: r.get(k) for k in keys}
+        for r in listed
+        if isinstance(r, dict)
+    }
+
+
+def status_rows(lab: Lab, keys: Iterable[str] = ROW_KEYS) -> dict[str, dict[str, Any]]:
+    """``plangate status --json`` (the lab's config) by slug, each row with ``keys`` only."""
+    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
+    return slug_rows(json.loads(out), keys)
+
+
+def rows_of(out: str) -> dict[str, dict[str, Any]]:
+    """:func:`slug_rows` of a ``status --json`` output that may not be JSON (``{}`` then)."""
+    try:
+        listed = json.loads(out)
+    except ValueError:
+        return {}
+    return slug_rows(listed)
+
+
+def try_cli(lab: Lab, *args: str, limit: float = 20) -> tuple[int, str, str]:
+    """``plangate <args> --config`` (the lab's) killed after ``limit`` seconds: exit code,
+    stdout, stderr; ``-999`` and why when it hung or raised (a reader blocked on a key)."""
+    try:
+        res = lab.cli(*args, "--config", str(lab.config), timeout=limit)
+    except Exception as why:
+        return -999, "", f"HUNG/raised: {type(why).__name__}: {why}"[-600:]
+    return res.returncode, res.stdout, res.stderr
+
+
+def review_merge(
+    lab: Lab, slugs: Iterable[str], date: Callable[[], None], message: str = "approve the burst"
+) -> None:
+    """Alice approves ``slugs`` on her review branch ``alice/review``, merged ``--no-ff`` into
+    main by her a step of the lab's clock (``date``) later."""
+    lab.git("checkout", "-q", "-b", "alice/review")
+    for v in slugs:
+        lab.set_status(v, "approved")
+    lab.commit(message, ALICE)
+    lab.git("checkout", "-q", "main")
+    date()
+    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
+
+
+def bot_rows(lab: Lab) -> list[list[str]]:
+    """The :meth:`Lab.log_rows` of commits authored under the controller's name."""
+    return [r for r in lab.log_rows() if r[2] == BOT[1]]
+
+
+def forge(lab: Lab, message: str) -> str:
+    """What is staged (maybe nothing) committed under the controller's name by someone who is
+    not the controller: the new tip."""
+    lab.git("commit", "-q", "--allow-empty", "-m", message, who=BOT)
+    return lab.head()
+
+
+def save_out(lab: Lab, root: Path, names: Iterable[str]) -> None:
+    """The lab's attributes ``names`` as ``root/out.json``, for a reader after the run."""
+    out = {k: getattr(lab, k) for k in names}
+    (root / "out.json").write_text(json.dumps(out, indent=1, default=str))
+
+
+def back_to(lab: Lab, tip: str, state: Path) -> None:
+    """main reset to ``tip`` and the state directory replaced by a copy of ``state``."""
+    lab.git("reset", "-q", "--hard", tip)
+    shutil.rmtree(lab.state)
+    shutil.copytree(state, lab.state, symlinks=True)
+
+
+def approved_plans(
+    lab: Lab, date: Callable[[], None], plans: dict[str, str], approve: Iterable[str], message: str
+) -> str:
+    """The agent's ``plans`` (slug to text) committed, a pass; Alice approves ``approve`` in
+    one commit (``message``); each a step of ``date`` on. Her approval commit (no pass yet)."""
+    date()
+    for slug, text in plans.items():
+        lab.write(slug, text)
+    lab.commit("agent plans")
+    lab.run()
+    date()
+    for v in approve:
+        lab.set_status(v, "approved")
+    return lab.commit(message, ALICE)
+
+
+def gates_held(
+    lab: Lab, date: Callable[[], None], plain: list[str], gates: list[str], message: str
+) -> str:
+    """:func:`approved_plans` of the plans ``plain`` (:func:`advkit.plan_text`) and ``gates``
+    (:func:`gated`, the ones approved), then a pass that runs action 1 of each gated plan to
+    its gate. Her approval commit."""
+    plans = {v: plan_text(v) for v in plain} | {v: gated(v) for v in gates}
+    approval = approved_plans(lab, date, plans, gates, message)
+    lab.run()
+    return approval
+
+
+def key_burst(
+    lab: Lab, plain: list[str], gates: list[str], message: str, held: int = 1
+) -> tuple[str, Path, Callable[[], None]]:
+    """The key labs' burst (rounds 68-70) on a clock of the lab's own (:func:`date_steps`):
+    :func:`gates_held` (``message``), the state directory copied to ``<lab.root>/../bk``,
+    then Alice's review branch approves ``plain`` and the gates of all but the last ``held``,
+    merged, one pass. The tip then, the copy and the clock."""
+    date = date_steps(lab, 1790000000)
+    gates_held(lab, date, plain, gates, message)
+    bk = lab.root.parent / "bk"
+    shutil.copytree(lab.state, bk, symlinks=True)
+    date()
+    review_merge(lab, [*plain, *gates[: len(gates) - held]], date)
+    lab.run()
+    return lab.head(), bk, date
+
+
+def key_trial(
+    lab: Lab, date: Callable[[], None], tags: list[str], gate: str, limit: float = 20
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """Alice approves ``gate`` a step of ``date`` on; one pass and ``status --json``, each
+    killed after ``limit`` seconds (:func:`try_cli`): what they said, the rows and what ran
+    (``delta``); and the counts of ``tags`` after."""
+    before = counts(lab, tags)
+    date()
+    lab.set_status(gate, "approved")
+    lab.commit(f"approve the {gate} gate", ALICE)
+    rc, _, err = try_cli(lab, "run", "--once", limit=limit)
+    st_rc, st_out, st_err = try_cli(lab, "status", "--json", limit=limit)
+    after = counts(lab, tags)
+    res = {
+        "rc": rc,
+        "err": err[-1500:],
+        "st_rc": st_rc,
+        "st_out": (st_out + st_err)[-1500:],
+        "rows": rows_of(st_out),
+        "delta": grown(after, before),
+    }
+    return res, after
+
+
+def key_refused(res: dict[str, Any]) -> bool:
+    """Whether a :func:`key_trial`'s pass and ``status`` both refused (neither hung), the pass
+    ``E_STORAGE``, both naming ``commit.key``."""
+    return (
+        res["rc"] not in (0, -999)
+        and "E_STORAGE" in res["err"]
+        and "commit.key" in res["err"]
+        and res["st_rc"] not in (0, -999)
+        and "commit.key" in res["st_out"]
+    )
+
+
+def put_back_key(state: Path, good: Path) -> None:
+    """The operator's remedy: whatever stands at ``state/commit.key`` (a file, a link, a
+    FIFO, a directory) replaced by a copy of ``good``."""
+    key = state / "commit.key"
+    if key.is_dir() and not key.is_symlink():
+        key.rmdir()
+    elif key.is_symlink() or key.exists():
+        key.unlink()
+    shutil.copy2(good, key)
+    key.chmod(0o600)
+
+
+def key_remedy(
+    lab: Lab, tags: list[str], res: dict[str, Any], after: dict[str, int], good: Path
+) -> None:
+    """The key ``good`` put back (:func:`put_back_key`), one pass and ``status``: ``res``
+    gains what ran since ``after`` (``after``) and what they said (``remedy``)."""
+    put_back_key(lab.state, good)
+    rc2, _, err2 = try_cli(lab, "run", "--once")
+    _, st2, _ = try_cli(lab, "status", "--json")
+    res["after"] = grown(counts(lab, tags), after)
+    res["remedy"] = {"rc": rc2, "err": err2[-800:], "rows": rows_of(st2)}

@@ -166,11 +166,13 @@ def named_replies(
     }
 
 
-_LISTENS = re.compile(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"')
+_LISTENS = re.compile(r'"endpoint": "(\w+)\.listen", "address": "127\.0\.0\.1:(\d+)"')
 
 
-def _port(proc: subprocess.Popen[str]) -> int:
-    """The port the daemon says it listens on (its log line), within 40 s."""
+def _ports(proc: subprocess.Popen[str], names: Iterable[str]) -> dict[str, int]:
+    """The ports the daemon says its ``names`` endpoints (``ui``, ``metrics``) listen on (its
+    log lines), within 40 s."""
+    wanted, ports = set(names), {}
     lines: list[str] = []
     deadline = time.time() + 40
     while time.time() < deadline:
@@ -179,16 +181,33 @@ def _port(proc: subprocess.Popen[str]) -> int:
             break
         lines.append(line)
         m = _LISTENS.search(line)
-        if m:
-            return int(m.group(1))
+        if m and m.group(1) in wanted:
+            ports[m.group(1)] = int(m.group(2))
+        if set(ports) == wanted:
+            return ports
     raise BenchError("the daemon never said where it listens: " + "".join(lines)[-3000:])
+
+
+def _port(proc: subprocess.Popen[str]) -> int:
+    """The port the daemon says its page listens on (its log line), within 40 s."""
+    return _ports(proc, ["ui"])["ui"]
 
 
 @contextlib.contextmanager
 def ui_daemon(lab: Lab, config: Path, ready: str) -> Iterator[int]:
     """``plangate run --config config`` (a config with ``ui: {listen: 0}``) as a daemon:
-    yields its port once ``/api/`` names ``ready`` (or after 15 s of asking), and stops it
+    yields its port once ``/api/`` names ``ready`` (or after 30 s of asking), and stops it
     (SIGTERM) after."""
+    with listening(lab, config, ready) as ports:
+        yield ports["ui"]
+
+
+@contextlib.contextmanager
+def listening(
+    lab: Lab, config: Path, ready: str, names: Iterable[str] = ("ui",)
+) -> Iterator[dict[str, int]]:
+    """:func:`ui_daemon` that yields the port of each endpoint of ``names`` (``ui``, the
+    page, always among them; ``metrics``)."""
     env = lab.env()
     env["REC_LOG"] = str(lab.log)
     proc = subprocess.Popen(
@@ -200,13 +219,13 @@ def ui_daemon(lab: Lab, config: Path, ready: str) -> Iterator[int]:
         text=True,
     )
     try:
-        port = _port(proc)
+        ports = _ports(proc, names)
         for _ in range(120):
-            code, _h, body = _get(port, "/api/")
+            code, _h, body = _get(ports["ui"], "/api/")
             if code == 200 and ready in body:
                 break
             time.sleep(0.25)
-        yield port
+        yield ports
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -323,3 +342,57 @@ def page_texts(lab: Lab, plans: Iterable[str], ready: str) -> dict[str, tuple[st
         for plan in plans:
             got[plan] = (page_text(port, f"/plan/{plan}"), page_text(port, f"/api/plan/{plan}"))
     return got
+
+
+def keyed_pages(lab: Lab, plans: dict[str, str], ready: str) -> dict[str, str]:
+    """:func:`page_texts` of ``plans`` (a variant's key to its plan path), by key:
+    ``<key>:page`` and ``<key>:api``."""
+    got = page_texts(lab, plans.values(), ready)
+    out: dict[str, str] = {}
+    for key, plan in plans.items():
+        out[f"{key}:page"], out[f"{key}:api"] = got[plan]
+    return out
+
+
+# -- rounds 69-70: what every reader of the agent's says of a path ----------------------------
+def as_text(x: Any) -> str:
+    """A reader's answer as text (JSON unless it is text already)."""
+    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
+
+
+def mcp_payload(reply: dict[str, Any] | None) -> tuple[bool, Any]:
+    """(is an error, the answer: the structured content or the error text) of an MCP reply."""
+    res = (reply or {}).get("result") or {}
+    if res.get("isError") or not res:
+        return True, as_text(reply)
+    if res.get("structuredContent") is not None:
+        return False, res["structuredContent"]
+    return False, json.loads(res["content"][0]["text"])
+
+
+def path_readers(
+    lab: Lab,
+    names: dict[str, str],
+    more: Iterable[tuple[str, dict[str, Any]]] = (),
+    shown: Iterable[str] | None = None,
+) -> tuple[dict[str, Any], list[Any]]:
+    """What the readers say of each of ``names`` (a key to a path): ``rows`` (``status
+    --json`` by path), ``<key>:mcp-log`` and ``<key>:mcp-status`` (one ``plangate mcp``
+    session; the replies to its ``more`` calls after them returned beside) and ``<key>:show``
+    for each key of ``shown`` (every key when None)."""
+    cfg = str(lab.config)
+    got: dict[str, Any] = {}
+    got["rows"] = {
+        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
+    }
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for path in names.values():
+        calls += [("log", {"path": path}), ("status", {"path": path})]
+    replies = session(lab, [*calls, *more])[0]
+    for i, key in enumerate(names):
+        got[f"{key}:mcp-log"] = replies[2 * i]
+        got[f"{key}:mcp-status"] = replies[2 * i + 1]
+    for key in names if shown is None else shown:
+        out = lab.cli("show", "--config", cfg, names[key], cwd=lab.repo)
+        got[f"{key}:show"] = out.stdout + out.stderr
+    return got, replies[len(calls) :]

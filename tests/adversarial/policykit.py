@@ -159,6 +159,18 @@ class LapseClock:
         """``git <args>`` as ``who`` (``by`` committing, when given), authored ``adate`` and
         committed ``cdate`` (git dates, ``@<epoch> <zone>``; the clock's time by default):
         the tip after it."""
+        return self.feed(None, *args, who=who, by=by, adate=adate, cdate=cdate)
+
+    def feed(
+        self,
+        text: str | None,
+        *args: str,
+        who: Who = AGENT,
+        by: Who | None = None,
+        adate: str | None = None,
+        cdate: str | None = None,
+    ) -> str:
+        """:meth:`git` with ``text`` on the command's stdin (a patch for ``git am``)."""
         self.t += 20
         a = f"@{self.t} +0000" if adate is None else adate
         c = f"@{self.t} +0000" if cdate is None else cdate
@@ -167,7 +179,7 @@ class LapseClock:
             env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
         self.lab.extra_env = env  # type: ignore[attr-defined]
         try:
-            self.lab.git(*args, who=who)
+            self.lab.git(*args, who=who, input=text)
         finally:
             self.lab.extra_env = {}  # type: ignore[attr-defined]
         return self.lab.head()
@@ -189,6 +201,50 @@ def with_audits(lab: Lab, root: Path) -> Lab:
     fresh clone's in ``root`` (``lab.fresh``)."""
     lab.status()
     _code, lab.report = lab.audit()  # type: ignore[attr-defined]
+    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
+    return lab
+
+
+def lapse_plans(c: LapseClock, slugs: Iterable[str]) -> None:
+    """The agent's plans ``slugs`` (:func:`agent_plan`) committed, a pass (P0, which records
+    the policy); one more plan of its own, ``zz-filler``, a pass (P1)."""
+    lab = c.lab
+    for v in slugs:
+        lab.write(v, agent_plan(v))
+    lab.git("add", "-A")
+    c.git("commit", "-q", "-m", "agent plans")
+    c.run()
+    lab.write("zz-filler", agent_plan("zz-filler"))
+    lab.git("add", "-A")
+    c.git("commit", "-q", "-m", "agent: another plan")
+    c.run()
+
+
+def review_approvals(c: LapseClock, slugs: Iterable[str]) -> dict[str, str]:
+    """Alice's approval Y of each of ``slugs`` on a review branch of its own
+    (``alice/y-<slug>``, off main): Y by slug."""
+    y: dict[str, str] = {}
+    for v in slugs:
+        c.git("checkout", "-q", "-b", f"alice/y-{v}", "main")
+        y[v] = c.set(v, "approved", msg="lgtm (review)")
+        c.git("checkout", "-q", "main")
+    return y
+
+
+def filler(c: LapseClock, name: str) -> None:
+    """The agent's docs commit (``docs/<name>.md``) on the checked-out branch: it moves on."""
+    docs = c.lab.repo / "docs"
+    docs.mkdir(exist_ok=True)
+    (docs / f"{name}.md").write_text(name + "\n")
+    c.lab.git("add", "-A")
+    c.git("commit", "-q", "-m", f"docs {name}")
+
+
+def config_audits(lab: Lab, root: Path) -> Lab:
+    """:func:`with_audits` with the controller's audit read by its config (``audit
+    --config``)."""
+    lab.status()
+    _code, lab.report = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
     lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
     return lab
 
@@ -267,3 +323,58 @@ def moved_codes(lab: Lab, vid: str, moved: Iterable[str]) -> str:
     """:meth:`Lab.codes` of ``plans/<vid>``, or of ``plans/<vid>-2`` when ``vid`` is among
     ``moved`` (its first 1500 characters)."""
     return (lab.codes(f"{vid}-2") if vid in moved else lab.codes(vid))[:1500]
+
+
+# -- rounds 68-70: the merge and quorum labs ---------------------------------------------------
+#: The twelve lines a note (:func:`edit_note`) starts from.
+NOTE_LINES = [f"line {i}\n" for i in range(1, 13)]
+
+
+def edit_note(lab: Lab, path: str, **edits: str) -> None:
+    """The repo's file ``path`` (:data:`NOTE_LINES` when new) with line ``n`` replaced by the
+    text of each ``l<n>=text`` of ``edits``, not committed."""
+    f = lab.repo / path
+    lines = f.read_text().splitlines(True) if f.exists() else list(NOTE_LINES)
+    for k, v in edits.items():
+        lines[int(k[1:]) - 1] = v + "\n"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text("".join(lines))
+
+
+class StepClock:
+    """A clock two hours back that moves 20 s on before each git command and each pass,
+    which it dates by ``lab.git_date`` (author and committer alike); a command is the
+    agent's unless it names another."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab, self.t = lab, int(time.time()) - 7200
+
+    def __call__(
+        self, *args: str, who: Who = AGENT, check: bool = True, input: str | None = None
+    ) -> str:
+        """``git <args>`` as ``who``, dated by the clock: its output."""
+        self.t += 20
+        self.lab.git_date = f"@{self.t} +0000"
+        try:
+            return self.lab.git(*args, who=who, check=check, input=input)
+        finally:
+            self.lab.git_date = None
+
+    def git(self, *args: str, who: Who = AGENT, input: str | None = None) -> str:
+        """``git <args>`` as ``who``, dated by the clock: the tip after it."""
+        self(*args, who=who, input=input)
+        return self.lab.head()
+
+    def commit(self, msg: str, who: Who = AGENT) -> str:
+        """Everything in the tree committed by ``who``: the tip."""
+        self.lab.git("add", "-A")
+        return self.git("commit", "-q", "-m", msg, who=who)
+
+    def vote(self, slug: str, who: Who = ALICE, msg: str | None = None) -> str:
+        """``who`` approves ``plans/<slug>`` in a commit of its own: the tip."""
+        self.lab.set_status(slug, "approved")
+        return self.commit(msg or f"approve {slug}", who)
+
+    def run(self) -> None:
+        self.t += 20
+        pass_at(self.lab, self.t)

@@ -56,84 +56,50 @@ before (``GitRepo.merges_merged_in``, ``Lifecycle._side_merge_writes``, ``_side_
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from advkit import ALICE, Lab, cases, valid_runs
+from policykit import NOTE_LINES, StepClock, edit_note, with_audits
 from policykit import agent_plan as plan
-from policykit import with_audits
 from test_round2_execution_kit import shared
 
 SLIPS = ["pick-theirs", "pick-union", "hers-union", "mm-ours", "mm-clean", "mm-line"]
 HONEST = ["rename-theirs", "b64-out", "cross-theirs"]
 BROKEN: dict[str, object] = {}
-LINES = [f"line {i}\n" for i in range(1, 13)]
-
-
-def _note(lab: Lab, path: str, **edits: str) -> None:
-    f = lab.repo / path
-    lines = f.read_text().splitlines(True) if f.exists() else list(LINES)
-    for k, v in edits.items():
-        lines[int(k[1:]) - 1] = v + "\n"
-    f.parent.mkdir(parents=True, exist_ok=True)
-    f.write_text("".join(lines))
-
-
-class C:
-    def __init__(self, lab: Lab) -> None:
-        self.lab, self.t = lab, int(time.time()) - 7200
-
-    def __call__(self, *args: str, who=AGENT, check: bool = True) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        out = self.lab.git(*args, who=who, check=check)
-        self.lab.git_date = None
-        return out
-
-    def commit(self, msg: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        self("commit", "-q", "-m", msg, who=who)
-        return self.lab.head()
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
 
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    g = C(lab)
+    g = StepClock(lab)
     (lab.repo / ".gitattributes").write_text("plans/**/UNION.md merge=union\n")
     for v in [*SLIPS, *HONEST]:
         lab.write(v, plan(v))
-        _note(lab, f"plans/{v}/NOTES.md")
-        _note(lab, f"plans/{v}/UNION.md")
+        edit_note(lab, f"plans/{v}/NOTES.md")
+        edit_note(lab, f"plans/{v}/UNION.md")
     for i in range(64):
-        _note(lab, f"plans/b64-out/n{i:02}.md")
+        edit_note(lab, f"plans/b64-out/n{i:02}.md")
     for i in range(2):
-        _note(lab, f"docs/d{i:02}.md")
+        edit_note(lab, f"docs/d{i:02}.md")
     g.commit("agent plans and notes")
     g.run()
     # --- slips
     for v, name in (("pick-theirs", "NOTES.md"), ("pick-union", "UNION.md")):
         g("checkout", "-q", "-b", f"agent/{v}", "main")
-        _note(lab, f"plans/{v}/{name}", l1="agent side")
+        edit_note(lab, f"plans/{v}/{name}", l1="agent side")
         c = g.commit("agent: note")
         g("checkout", "-q", "-b", f"alice/{v}", "main")
         g("cherry-pick", c, who=ALICE)  # committer Alice, author the agent
         g("checkout", "-q", "main")
-        _note(lab, f"plans/{v}/{name}", l1="agent main", l10="agent main 10")
+        edit_note(lab, f"plans/{v}/{name}", l1="agent main", l10="agent main 10")
         g.commit("agent: note on main")
         opts = ["-X", "theirs"] if name == "NOTES.md" else []
         g("merge", "-q", "--no-ff", *opts, "-m", f"merge alice/{v}", f"alice/{v}")
     g("checkout", "-q", "-b", "alice/hers-union", "main")
-    _note(lab, "plans/hers-union/UNION.md", l1="alice wrote this")
+    edit_note(lab, "plans/hers-union/UNION.md", l1="alice wrote this")
     g.commit("alice: a note", who=ALICE)
     g("checkout", "-q", "main")
-    _note(lab, "plans/hers-union/UNION.md", l1="agent main")
+    edit_note(lab, "plans/hers-union/UNION.md", l1="agent main")
     g.commit("agent: note on main")
     g("merge", "-q", "--no-ff", "-m", "merge alice/hers-union", "alice/hers-union")
     # mm-ours: her hand-resolved merge of two agent branches, merged by the agent -X ours;
@@ -141,63 +107,65 @@ def _build(root: Path) -> Lab:
     for v in ("mm-ours", "mm-clean"):
         note = f"plans/{v}/NOTES.md"
         g("checkout", "-q", "-b", f"agent/{v}-a", "main")
-        _note(lab, note, l5="agent a", l1="agent side")
+        edit_note(lab, note, l5="agent a", l1="agent side")
         g.commit("agent: a")
         g("checkout", "-q", "-b", f"agent/{v}-b", "main")
-        _note(lab, note, l5="agent b")
+        edit_note(lab, note, l5="agent b")
         g.commit("agent: b")
         g("checkout", "-q", "-b", f"alice/{v}", f"agent/{v}-a")
         g("merge", "-q", f"agent/{v}-b", who=ALICE, check=False)
         (lab.repo / note).write_text("".join(
-            ["agent side\n", *LINES[1:4], "alice resolved this by hand\n", *LINES[5:]]
+            ["agent side\n", *NOTE_LINES[1:4], "alice resolved this by hand\n", *NOTE_LINES[5:]]
         ))  # fmt: skip
         g.commit("alice: merge a and b", who=ALICE)
         g("checkout", "-q", "main")
         if v == "mm-ours":
-            _note(lab, note, l1="agent main")
+            edit_note(lab, note, l1="agent main")
             g.commit("agent: note on main")
         g("merge", "-q", "--no-ff", "-X", "ours", "-m", f"merge alice/{v}", f"alice/{v}")
     # mm-line: her hand-resolved merge on main itself
     note = "plans/mm-line/NOTES.md"
     for side, l5 in (("a", "agent a"), ("b", "agent b")):
         g("checkout", "-q", "-b", f"agent/mm-line-{side}", "main")
-        _note(lab, note, l5=l5)
+        edit_note(lab, note, l5=l5)
         g.commit(f"agent: {side}")
         g("checkout", "-q", "main")
     g("merge", "-q", "--no-ff", "-m", "a", "agent/mm-line-a")
     g("merge", "-q", "agent/mm-line-b", who=ALICE, check=False)
-    (lab.repo / note).write_text("".join([*LINES[:4], "alice resolved this by hand\n", *LINES[5:]]))
+    (lab.repo / note).write_text(
+        "".join([*NOTE_LINES[:4], "alice resolved this by hand\n", *NOTE_LINES[5:]])
+    )
     g.commit("alice: merge b", who=ALICE)
     # --- honest
     g("checkout", "-q", "-b", "agent/rename-theirs", "main")
     g("mv", "plans/rename-theirs/NOTES.md", "plans/rename-theirs/OLD-NOTES.md")
-    _note(lab, "plans/rename-theirs/OLD-NOTES.md", l1="agent side")
+    edit_note(lab, "plans/rename-theirs/OLD-NOTES.md", l1="agent side")
     g.commit("agent: move the note")
     g("checkout", "-q", "main")
-    _note(lab, "plans/rename-theirs/NOTES.md", l1="agent main", l10="agent main 10")
+    edit_note(lab, "plans/rename-theirs/NOTES.md", l1="agent main", l10="agent main 10")
     g.commit("agent: note on main")
     g("merge", "-q", "--no-ff", "-X", "theirs", "-m", "merge", "agent/rename-theirs", who=ALICE)
     for v, outside in (("b64-out", 2),):
         g("checkout", "-q", "-b", f"agent/{v}", "main")
         for i in range(64):
-            _note(lab, f"plans/{v}/n{i:02}.md", l1="agent side")
+            edit_note(lab, f"plans/{v}/n{i:02}.md", l1="agent side")
         for i in range(outside):
-            _note(lab, f"docs/d{i:02}.md", l1="agent side")
+            edit_note(lab, f"docs/d{i:02}.md", l1="agent side")
         g.commit("agent: notes")
         g("checkout", "-q", "main")
         for i in range(64):
-            _note(lab, f"plans/{v}/n{i:02}.md", l1="agent main", l10="agent main 10")
+            edit_note(lab, f"plans/{v}/n{i:02}.md", l1="agent main", l10="agent main 10")
         for i in range(outside):
-            _note(lab, f"docs/d{i:02}.md", l1="agent main", l10="agent main 10")
+            edit_note(lab, f"docs/d{i:02}.md", l1="agent main", l10="agent main 10")
         g.commit("agent: notes on main")
         g("merge", "-q", "--no-ff", "-X", "theirs", "-m", f"merge agent/{v}", f"agent/{v}",
           who=ALICE)  # fmt: skip
     # cross-theirs: a criss-cross, then a conflict at line 1
     g("checkout", "-q", "-b", "agent/x1", "main")
-    _note(lab, "plans/cross-theirs/NOTES.md", l3="x1")
+    edit_note(lab, "plans/cross-theirs/NOTES.md", l3="x1")
     g.commit("agent: x1")
     g("checkout", "-q", "-b", "agent/x2", "main")
-    _note(lab, "plans/cross-theirs/NOTES.md", l7="x2")
+    edit_note(lab, "plans/cross-theirs/NOTES.md", l7="x2")
     g.commit("agent: x2")
     g("checkout", "-q", "agent/x1")
     g("merge", "-q", "--no-ff", "-m", "x1+x2", "agent/x2~0")
@@ -205,10 +173,10 @@ def _build(root: Path) -> Lab:
     g("checkout", "-q", "agent/x2")
     g("merge", "-q", "--no-ff", "-m", "x2+x1", "agent/x1~1")
     g("checkout", "-q", "agent/x1")
-    _note(lab, "plans/cross-theirs/NOTES.md", l1="x1 side", l3="x1 again")
+    edit_note(lab, "plans/cross-theirs/NOTES.md", l1="x1 side", l3="x1 again")
     g.commit("agent: x1 line 1")
     g("checkout", "-q", "agent/x2")
-    _note(lab, "plans/cross-theirs/NOTES.md", l1="x2 side", l7="x2 again")
+    edit_note(lab, "plans/cross-theirs/NOTES.md", l1="x2 side", l7="x2 again")
     g.commit("agent: x2 line 1")
     g("checkout", "-q", "main")
     g("merge", "-q", "--no-ff", "-m", "agent/x2", "agent/x2")

@@ -73,6 +73,7 @@ import pytest
 from advkit import ALICE, BOT, BenchError, Lab, cases
 from burstkit import (
     agent_index,
+    approved_plans,
     audited,
     crash_lab,
     crashed_pass,
@@ -95,15 +96,7 @@ def _build(root: Path) -> Lab:
     lab, marks = crash_lab(root)
     date = date_steps(lab, 1790000000)
 
-    date()
-    for v in C:
-        lab.write(v, three(v))
-    lab.commit("agent plans")
-    lab.run()
-    date()
-    for v in C:
-        lab.set_status(v, "approved")
-    approve = lab.commit("approve c", ALICE)
+    approve = approved_plans(lab, date, {v: three(v) for v in C}, C, "approve c")
     lab.at_kill = crashed_pass(lab, marks)  # type: ignore[attr-defined]
     lab.head_at_kill = {v: lab.plan(v)["plan"]["status"] for v in C}  # type: ignore[attr-defined]
     started = [r for r in lab.log_rows(rev=f"{approve}..HEAD") if r[2] == BOT[1]]

@@ -79,12 +79,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from advkit import ALICE, Lab, cases, plan_text
-from burstkit import date_steps
+from burstkit import back_to, counts, grown, key_burst
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 5)]
@@ -95,23 +94,8 @@ EXTRA = ["hex", "empty", "symlink"]  # symlink: the good key, the control
 BROKEN: dict[str, object] = {}
 
 
-def gated(tag: str, suffix: str = "") -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n'
-        f'    params: {{tag: "{tag}{suffix}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}{suffix}-2", target: "staging"}}\n'
-    )
-
-
 def _tags() -> list[str]:
     return [*P] + [f"{g}-{n}" for g in G for n in (1, 2)]
-
-
-def _counts(lab: Lab) -> dict[str, int]:
-    return {t: len(lab.calls(t)) for t in _tags()}
 
 
 def _break_key(state: Path, how: str, root: Path) -> None:
@@ -148,41 +132,14 @@ def _break_key(state: Path, how: str, root: Path) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    date = date_steps(lab, 1790000000)
-
-    date()
-    for v in P:
-        lab.write(v, plan_text(v))
-    for v in G:
-        lab.write(v, gated(v))
-    lab.commit("agent plans")
-    lab.run()
-    date()
-    for v in G:
-        lab.set_status(v, "approved")
-    lab.commit("approve the gated six", ALICE)
-    lab.run()
-    bk = root / "bk"
-    shutil.copytree(lab.state, bk, symlinks=True)
+    tip, bk, date = key_burst(lab, P, G, "approve the gated six", held=3)
     lab.bk_files = sorted(p.name for p in bk.iterdir())  # type: ignore[attr-defined]
-    date()
-    lab.git("checkout", "-q", "-b", "alice/review")
-    for v in [*P, *G[:3]]:
-        lab.set_status(v, "approved")
-    lab.commit("approve the burst", ALICE)
-    lab.git("checkout", "-q", "main")
-    date()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
-    lab.run()
-    tip = lab.head()
-    lab.burst = _counts(lab)  # type: ignore[attr-defined]
+    lab.burst = counts(lab, _tags())  # type: ignore[attr-defined]
     lab.out = {}  # type: ignore[attr-defined]
     for how in VARIANTS:
-        lab.git("reset", "-q", "--hard", tip)
-        shutil.rmtree(lab.state)
-        shutil.copytree(bk, lab.state, symlinks=True)
+        back_to(lab, tip, bk)
         _break_key(lab.state, how, root / how)
-        before = _counts(lab)
+        before = counts(lab, _tags())
         date()
         lab.set_status("g-04", "approved")
         lab.commit("approve the g-04 gate", ALICE)
@@ -193,7 +150,7 @@ def _build(root: Path) -> Lab:
         except ValueError:
             listed = []
         rows = {r["plan"][len("plans/") :]: r for r in listed if isinstance(r, dict)}
-        after = _counts(lab)
+        after = counts(lab, _tags())
         res = {
             "rc": run.returncode,
             "err": run.stderr[-1500:],
@@ -203,7 +160,7 @@ def _build(root: Path) -> Lab:
                 s: {k: r.get(k) for k in ("status", "waiting", "notes", "last_event")}
                 for s, r in rows.items()
             },
-            "delta": {k: after[k] - before[k] for k in after if after[k] != before[k]},
+            "delta": grown(after, before),
             "total": after,
         }
         if how in EXTRA and run.returncode == 0:
@@ -212,8 +169,8 @@ def _build(root: Path) -> Lab:
             lab.set_status("g-02", "approved")
             lab.commit("approve the g-01 and g-02 gates again, as status asks", ALICE)
             lab.run(check=False)
-            regate = _counts(lab)
-            res["regate"] = {k: regate[k] - after[k] for k in regate if regate[k] != after[k]}
+            regate = counts(lab, _tags())
+            res["regate"] = grown(regate, after)
             date()
             lab.write("p-01", plan_text("p-01", name="p-01 v2", params='note: "v2"\n'))
             lab.commit("a new version of p-01")

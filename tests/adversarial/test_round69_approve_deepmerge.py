@@ -62,11 +62,11 @@ merger's); the fresh-clone audit agreed with the controller on every id.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, valid_runs
+from policykit import NOTE_LINES, StepClock, Who, edit_note
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -85,46 +85,15 @@ HONEST = [
 PAIRS = [("del-side", "del-line"), ("mv-side", "mv-line")]
 ALL = [*SLIPS, *HONEST, *[p for pair in PAIRS for p in pair]]
 BROKEN: dict[str, object] = {}
-LINES = [f"line {i}\n" for i in range(1, 13)]
 
 
-def _note(lab: Lab, path: str, **edits: str) -> None:
-    f = lab.repo / path
-    lines = f.read_text().splitlines(True) if f.exists() else list(LINES)
-    for k, v in edits.items():
-        lines[int(k[1:]) - 1] = v + "\n"
-    f.parent.mkdir(parents=True, exist_ok=True)
-    f.write_text("".join(lines))
-
-
-class C:
-    def __init__(self, lab: Lab) -> None:
-        self.lab, self.t = lab, int(time.time()) - 7200
-
-    def __call__(self, *args: str, who=AGENT, check: bool = True) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        out = self.lab.git(*args, who=who, check=check)
-        self.lab.git_date = None
-        return out
-
-    def commit(self, msg: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        self("commit", "-q", "-m", msg, who=who)
-        return self.lab.head()
-
-    def branch(self, name: str, base: str = "main", who=AGENT, **edits: str) -> None:  # type: ignore[no-untyped-def]
+class C(StepClock):
+    def branch(self, name: str, base: str = "main", who: Who = AGENT, **edits: str) -> None:
         """``name`` from ``base`` with one note edit (``l<n>=text`` for ``plans/<v>``)."""
         v = edits.pop("v")
         self("checkout", "-q", "-b", name, base)
-        _note(self.lab, f"plans/{v}/NOTES.md", **edits)
+        edit_note(self.lab, f"plans/{v}/NOTES.md", **edits)
         self.commit(f"edit {name}", who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
 
 
 def _hand_merge(g: C, lab: Lab, v: str, branch: str) -> None:
@@ -133,7 +102,7 @@ def _hand_merge(g: C, lab: Lab, v: str, branch: str) -> None:
     g.branch(f"agent/{v}-b", v=v, l5="agent b")
     g("checkout", "-q", "-b", branch, f"agent/{v}-a")
     g("merge", "-q", f"agent/{v}-b", who=ALICE, check=False)
-    _note(lab, f"plans/{v}/NOTES.md", l5="alice resolved this by hand")
+    edit_note(lab, f"plans/{v}/NOTES.md", l5="alice resolved this by hand")
     g.commit("alice: merge a and b", who=ALICE)
 
 
@@ -142,12 +111,12 @@ def _build(root: Path) -> Lab:
     g = C(lab)
     for v in [*ALL, "team-other-x"]:
         lab.write(v, plan(v))
-        _note(lab, f"plans/{v}/NOTES.md")
+        edit_note(lab, f"plans/{v}/NOTES.md")
     for v in ("del-side", "del-line", "mv-side", "mv-line"):
-        _note(lab, f"plans/{v}/OTHER.md")
-    _note(lab, "plans/unrelated/EXTRA.md")
+        edit_note(lab, f"plans/{v}/OTHER.md")
+    edit_note(lab, "plans/unrelated/EXTRA.md")
     for v in ("team-docs", "team-other", "team-squash"):
-        _note(lab, f"docs/runbook-{v}.md")
+        edit_note(lab, f"docs/runbook-{v}.md")
     g.commit("agent plans and notes")
     g.run()
     # deep2 / deep3
@@ -172,7 +141,7 @@ def _build(root: Path) -> Lab:
         g("merge", "-q", "--no-ff", *extra, f"agent/{v}-1", f"agent/{v}-2", f"agent/{v}-3",
           who=ALICE)  # fmt: skip
         if v == "octo-evil":
-            _note(lab, f"plans/{v}/NOTES.md", l12="alice wrote this in the octopus")
+            edit_note(lab, f"plans/{v}/NOTES.md", l12="alice wrote this in the octopus")
             g.commit("octopus", who=ALICE)
         g("checkout", "-q", "main")
         g("merge", "-q", "--no-ff", "-m", f"merge alice/{v}", f"alice/{v}")
@@ -182,12 +151,14 @@ def _build(root: Path) -> Lab:
     for p in list(lab.repo.iterdir()):
         if p.name != ".git":
             lab.git("clean", "-fdq")
-    _note(lab, "plans/unrelated/EXTRA.md", l1="agent orphan")
+    edit_note(lab, "plans/unrelated/EXTRA.md", l1="agent orphan")
     lab.git("add", "plans/unrelated/EXTRA.md")
     g("commit", "-q", "-m", "agent: orphan")
     g("checkout", "-q", "-f", "-b", "alice/unrelated", "main")
     g("merge", "-q", "--allow-unrelated-histories", "agent/unrelated", who=ALICE, check=False)
-    (lab.repo / "plans/unrelated/EXTRA.md").write_text("".join(["alice by hand\n", *LINES[1:]]))
+    (lab.repo / "plans/unrelated/EXTRA.md").write_text(
+        "".join(["alice by hand\n", *NOTE_LINES[1:]])
+    )
     g.commit("alice: merge the orphan", who=ALICE)
     g("checkout", "-q", "main")
     g("merge", "-q", "--no-ff", "-m", "merge alice/unrelated", "alice/unrelated")
@@ -195,14 +166,14 @@ def _build(root: Path) -> Lab:
     g.branch("agent/twice-evil", v="twice-evil", l2="agent s")
     g("checkout", "-q", "-b", "alice/twice-evil", "main")
     g("merge", "-q", "--no-ff", "-m", "take s", "agent/twice-evil", who=ALICE)
-    _note(lab, "plans/twice-evil/NOTES.md", l1="alice side 1")
+    edit_note(lab, "plans/twice-evil/NOTES.md", l1="alice side 1")
     g.commit("alice: line 1", who=ALICE)
     g("checkout", "-q", "agent/twice-evil")
-    _note(lab, "plans/twice-evil/NOTES.md", l1="agent s 1")
+    edit_note(lab, "plans/twice-evil/NOTES.md", l1="agent s 1")
     g.commit("agent: s again")
     g("checkout", "-q", "alice/twice-evil")
     g("merge", "-q", "agent/twice-evil", who=ALICE, check=False)
-    _note(lab, "plans/twice-evil/NOTES.md", l1="alice and agent, by hand")
+    edit_note(lab, "plans/twice-evil/NOTES.md", l1="alice and agent, by hand")
     g.commit("alice: take s again", who=ALICE)
     g("checkout", "-q", "main")
     g("merge", "-q", "--no-ff", "-m", "merge alice/twice-evil", "alice/twice-evil")
@@ -210,7 +181,7 @@ def _build(root: Path) -> Lab:
     g("checkout", "-q", "-b", "alice/twice-clean", "main")
     g("merge", "-q", "--no-ff", "-m", "take s", "agent/twice-clean", who=ALICE)
     g("checkout", "-q", "agent/twice-clean")
-    _note(lab, "plans/twice-clean/NOTES.md", l9="agent s 9")
+    edit_note(lab, "plans/twice-clean/NOTES.md", l9="agent s 9")
     g.commit("agent: s again")
     g("checkout", "-q", "main")
     g("merge", "-q", "--no-ff", "-m", "merge alice/twice-clean", "alice/twice-clean")
@@ -229,7 +200,7 @@ def _build(root: Path) -> Lab:
     g("merge", "-q", "--no-ff", "-m", "merge alice/side-join", "alice/side-join")
     g.branch("agent/line-join", v="line-join", l2="agent branch")
     g("checkout", "-q", "main")
-    _note(lab, "plans/line-join/NOTES.md", l9="agent main")
+    edit_note(lab, "plans/line-join/NOTES.md", l9="agent main")
     g.commit("agent: main line 9")
     g("merge", "-q", "--no-ff", "-m", "merge agent/line-join", "agent/line-join", who=ALICE)
     # deep-clean: her CLEAN join two levels below the line; side-ours: her -s ours on her branch
@@ -251,16 +222,16 @@ def _build(root: Path) -> Lab:
                         ("team-other", "plans/team-other-x/NOTES.md"),
                         ("team-squash", "docs/runbook-team-squash.md")):  # fmt: skip
         g("checkout", "-q", "-b", f"alice/{v}", "main")
-        _note(lab, conflict, l3="alice review")
+        edit_note(lab, conflict, l3="alice review")
         g.commit("alice: review notes", who=ALICE)
         g("checkout", "-q", "main")
-        _note(lab, conflict, l3="bob on main")
+        edit_note(lab, conflict, l3="bob on main")
         g.commit("bob: runbook", who=BOB)
-        _note(lab, f"plans/{v}/NOTES.md", l7="agent note on main")
+        edit_note(lab, f"plans/{v}/NOTES.md", l7="agent note on main")
         g.commit("agent: note")
         g("checkout", "-q", f"alice/{v}")
         g("merge", "-q", "main", who=ALICE, check=False)
-        _note(lab, conflict, l3="alice and bob, by hand")
+        edit_note(lab, conflict, l3="alice and bob, by hand")
         g.commit("alice: merge main", who=ALICE)
         g("checkout", "-q", "main")
         if v == "team-squash":

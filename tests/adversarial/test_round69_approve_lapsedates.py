@@ -70,12 +70,11 @@ editor before the next controller commit, is refused once (docs/approvals.md).
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs
-from policykit import agent_plan as plan
+from advkit import AGENT, ALICE, Lab, cases, valid_runs
+from policykit import LapseClock, config_audits, filler, lapse_plans, review_approvals
 from test_round2_execution_kit import shared
 
 FORGE = ("GitHub", "noreply@github.com")
@@ -101,63 +100,13 @@ identity_aliases:
 """
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT, by=None, adate=None, cdate=None, input=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        a = f"@{self.t} +0000" if adate is None else adate
-        c = f"@{self.t} +0000" if cdate is None else cdate
-        env = {"GIT_AUTHOR_DATE": a, "GIT_COMMITTER_DATE": c}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who, input=input)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm", **kw) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, status)
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who, by=kw.pop("by", who), **kw)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
-def _filler(lab: Lab, c: Clock, name: str) -> None:
-    (lab.repo / "docs").mkdir(exist_ok=True)
-    (lab.repo / "docs" / f"{name}.md").write_text(name + "\n")
-    lab.git("add", "-A")
-    c.git("commit", "-q", "-m", f"docs {name}")
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=ALIASES)
-    c = Clock(lab)
-    for v in [*LAPSED, *HONEST, *ALIASED]:
-        lab.write(v, plan(v))
-    lab.git("add", "-A")
-    c.git("commit", "-q", "-m", "agent plans")
-    c.run()  # P0 (records the policy: agent@ is Alice's alias)
-    lab.write("zz-filler", plan("zz-filler"))
-    lab.git("add", "-A")
-    c.git("commit", "-q", "-m", "agent: another plan")
-    c.run()  # P1
+    c = LapseClock(lab)
+    lapse_plans(c, [*LAPSED, *HONEST, *ALIASED])  # P0 records the policy: agent@ is hers
     old = f"@{OLD} +0000"
     x: dict[str, str] = {}
-    y: dict[str, str] = {}
-    for v in [*LAPSED, *ALIASED]:
-        c.git("checkout", "-q", "-b", f"alice/y-{v}", "main")
-        y[v] = c.set(v, "approved", msg="lgtm (review)")
-        c.git("checkout", "-q", "main")
+    y = review_approvals(c, [*LAPSED, *ALIASED])
     # agent-alias: the agent's own 1990 revert while agent@ is Alice's alias, then the
     # operator drops that alias (P1b records it: a controller commit)
     x["agent-alias"] = c.set("agent-alias", "approved", msg="approve")
@@ -171,7 +120,7 @@ def _build(root: Path) -> Lab:
     c.git("checkout", "-q", "-b", "agent/cdi-rebase", "main")
     c.git("revert", "--no-edit", x["cdi-rebase"], adate=old, cdate=old)
     c.git("checkout", "-q", "main")
-    _filler(lab, c, "cdi-rebase")
+    filler(c, "cdi-rebase")
     c.git("checkout", "-q", "agent/cdi-rebase")
     c.git("rebase", "-q", "--committer-date-is-author-date", "main", who=ALICE, by=ALICE)
     lab.cdi = lab.git("log", "-1", "--format=%ae %ad|%ce %cd", "--date=unix")  # type: ignore[attr-defined]
@@ -182,7 +131,7 @@ def _build(root: Path) -> Lab:
     c.git("revert", "--no-edit", x["cdi-am"], adate=old, cdate=old)
     patch = lab.git("format-patch", "-1", "--stdout", "HEAD")
     c.git("checkout", "-q", "main")
-    c.git("am", "-q", "--committer-date-is-author-date", who=ALICE, by=ALICE, input=patch)
+    c.feed(patch, "am", "-q", "--committer-date-is-author-date", who=ALICE, by=ALICE)
     # amend-agent / amend-date: she amends the agent's 1990 revert
     for v, extra in (("amend-agent", []), ("amend-date", ["--date", old])):
         c.git("checkout", "-q", "-b", f"agent/{v}", "main")
@@ -202,7 +151,7 @@ def _build(root: Path) -> Lab:
     c.git("checkout", "-q", "-b", "alice/cdi-self", "main")
     c.git("revert", "--no-edit", x["cdi-self"], who=ALICE, by=ALICE)
     c.git("checkout", "-q", "main")
-    _filler(lab, c, "cdi-self")
+    filler(c, "cdi-self")
     c.git("checkout", "-q", "alice/cdi-self")
     c.git("rebase", "-q", "--committer-date-is-author-date", "main", who=ALICE, by=ALICE)
     c.git("checkout", "-q", "main")
@@ -227,10 +176,7 @@ def _build(root: Path) -> Lab:
     c.run()  # P2
     lab.first = {v: len(lab.calls(v)) for v in [*LAPSED, *HONEST, *ALIASED]}  # type: ignore[attr-defined]
     c.run()  # P3
-    lab.status()
-    _code, lab.report = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
-    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return config_audits(lab, root)
 
 
 @pytest.fixture(scope="module")

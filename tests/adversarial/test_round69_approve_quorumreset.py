@@ -77,11 +77,11 @@ about the version (not frozen, hash mismatch, expired) drops them. ``INDEX_VERSI
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, Lab, cases, clone_audit, valid_runs
+from advkit import AGENT, BOB, CAROL, Lab, cases, clone_audit, valid_runs
+from policykit import StepClock
 from test_round2_execution_kit import shared
 
 SMITH = ("A. Smith", "a.smith@ops.example.com")
@@ -108,32 +108,7 @@ def _plan(tag: str) -> str:
     )
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab, self.t = lab, int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT, input=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        try:
-            self.lab.git(*args, who=who, input=input)
-        finally:
-            self.lab.git_date = None
-        return self.lab.head()
-
-    def vote(self, slug: str, who=ALICE, msg: str | None = None) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, "approved")
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg or f"approve {slug}", who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
-def _replay(lab: Lab, c: Clock, src: str, slug: str) -> None:
+def _replay(lab: Lab, c: StepClock, src: str, slug: str) -> None:
     """The agent applies Alice's approval commit ``src`` of zz-src to ``slug``'s plan."""
     patch = lab.git("format-patch", "-1", "--stdout", src)
     patch = patch.replace("plans/zz-src/", f"plans/{slug}/")
@@ -148,7 +123,7 @@ def _approvers(lab: Lab, slug: str) -> list[str]:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=POL)
-    c = Clock(lab)
+    c = StepClock(lab)
     for v in [*ALL, "zz-src"]:
         lab.write(v, _plan(v))
     lab.git("add", "-A")

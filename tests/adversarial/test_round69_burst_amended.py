@@ -46,21 +46,12 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
+from burstkit import clock, counts, date_steps, gated
 from test_round2_execution_kit import shared
 
 SETS = {"date": "a", "msg": "b", "tree": "c", "done": "d"}
 GATED = ["a", "b", "c"]
 BROKEN: dict[str, object] = {}
-
-
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
 
 
 def slugs(s: str) -> list[str]:
@@ -73,18 +64,9 @@ def tags(s: str) -> list[str]:
     return [f"{x}-{n}" for x in slugs(s) for n in (1, 2)]
 
 
-def _counts(lab: Lab, s: str) -> dict[str, int]:
-    return {t: len(lab.calls(t)) for t in tags(s)}
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    date = date_steps(lab, 1790000000)
 
     date()
     for s in GATED:
@@ -103,12 +85,11 @@ def _build(root: Path) -> Lab:
         lab.run()
         tip = lab.head()
         row = lab.log_rows(rev="-1")[0]
-        res: dict = {"tip_author": row[2], "tip_subject": row[3], "first": _counts(lab, s)}
+        res: dict = {"tip_author": row[2], "tip_subject": row[3], "first": counts(lab, tags(s))}
         date()
         if how in ("date", "done"):
-            lab.git(
-                "commit", "-q", "--amend", "--no-edit", "--date", f"@{t - 5000} +0000", who=AGENT
-            )
+            back = f"@{clock(lab) - 5000} +0000"
+            lab.git("commit", "-q", "--amend", "--no-edit", "--date", back, who=AGENT)
         elif how == "msg":
             body = row[4].replace("\nPlan: ", "\nReviewed: yes\n\nPlan: ", 1)
             lab.git("commit", "-q", "--amend", "-m", body, who=AGENT)
@@ -143,7 +124,7 @@ def _build(root: Path) -> Lab:
             lab.commit(f"approve the gates of set {s}", ALICE)
         run = lab.run(check=False)
         res["pass2"] = {"rc": run.returncode, "err": run.stderr[-1200:]}
-        res["after"] = _counts(lab, s)
+        res["after"] = counts(lab, tags(s))
         listed = json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
         res["rows"] = {
             r["plan"][len("plans/") :]: (r.get("status"), r.get("waiting"), r.get("last_event"))

@@ -71,7 +71,18 @@ import os
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
+from advkit import ALICE, Lab, cases, clone_audit, plan_text, valid_runs
+from burstkit import (
+    bot_rows,
+    counts,
+    date_steps,
+    forge,
+    gates_held,
+    review_merge,
+    save_out,
+    set_committed,
+    status_rows,
+)
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 7)]
@@ -79,41 +90,12 @@ G = [f"g-{i:02d}" for i in range(1, 6)]
 BROKEN: dict[str, object] = {}  # fixed (2026-11-30): see the docstring
 
 
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
 def _tags() -> list[str]:
     return [*P] + [f"{g}-{n}" for g in G for n in (1, 2)]
 
 
-def _counts(lab: Lab) -> dict[str, int]:
-    return {t: len(lab.calls(t)) for t in _tags()}
-
-
-def _status_to(lab: Lab, slug: str, status: str) -> None:
-    text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("  status:") and i < 6:
-            lines[i] = f"  status: {status}"
-            break
-    lab.write(slug, "\n".join(lines))
-    lab.git("add", f"plans/{slug}/PLAN.yml")
-
-
-def _bot_rows(lab: Lab) -> list[list[str]]:
-    return [r for r in lab.log_rows() if r[2] == BOT[1]]
-
-
 def _hash_of(lab: Lab, slug: str) -> str:
-    for r in _bot_rows(lab):
+    for r in bot_rows(lab):
         body = r[4]
         at = body.find(f"Plan: plans/{slug}\n")
         if at < 0:
@@ -133,63 +115,33 @@ def _group(lab: Lab, slug: str, approval: str) -> str:
     )
 
 
-def _forge(lab: Lab, message: str) -> str:
-    lab.git("commit", "-q", "--allow-empty", "-m", message, who=BOT)
-    return lab.head()
-
-
-def _rows(lab: Lab) -> dict[str, dict]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {
-        r["plan"][len("plans/") :]: {k: r.get(k) for k in ("status", "waiting", "last_event")}
-        for r in json.loads(out)
-    }
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
-    date()
-    for v in P:
-        lab.write(v, plan_text(v))
-    for v in G:
-        lab.write(v, gated(v))
-    lab.commit("agent plans")
-    lab.run()
-    date()
-    for v in G:
-        lab.set_status(v, "approved")
-    approval = lab.commit("approve the gated four", ALICE)
-    lab.run()
+    date = date_steps(lab, 1790000000)
+    approval = gates_held(lab, date, P, G, "approve the gated four")
     starts = [
         r
-        for r in _bot_rows(lab)
+        for r in bot_rows(lab)
         if "Plan-Event: start" in r[4] or r[3].startswith("plangate: start")
     ]
     s_row = starts[-1]  # the oldest start: the batched first start of g-01..g-04
     lab.s_message = s_row[4]  # type: ignore[attr-defined]
     seal = [x for x in s_row[4].split("\n") if x.startswith("Controller-Seal:")]
     assert seal, s_row[4]
-    lab.first = _counts(lab)  # type: ignore[attr-defined]
+    lab.first = counts(lab, _tags())  # type: ignore[attr-defined]
     date()
     # fake: p-01, a random seal
-    _status_to(lab, "p-01", "executing")
-    _forge(
+    set_committed(lab, "p-01", "executing")
+    forge(
         lab,
         "plangate: start plans/p-01\n\n"
         + _group(lab, "p-01", approval)
         + f"Controller: host/3f2a9c1b\nController-Seal: {os.urandom(32).hex()}\n",
     )
     # copied: p-02 + p-03 in one batch, S's real seal line
-    _status_to(lab, "p-02", "executing")
-    _status_to(lab, "p-03", "executing")
-    _forge(
+    set_committed(lab, "p-02", "executing")
+    set_committed(lab, "p-03", "executing")
+    forge(
         lab,
         "plangate: start 2 plans\n\n"
         + _group(lab, "p-02", approval)
@@ -199,45 +151,39 @@ def _build(root: Path) -> Lab:
         + "\n",
     )
     # unsealed: p-04
-    _status_to(lab, "p-04", "executing")
-    _forge(
+    set_committed(lab, "p-04", "executing")
+    forge(
         lab,
         "plangate: start plans/p-04\n\n"
         + _group(lab, "p-04", approval)
         + "Controller: host/3f2a9c1b\n",
     )
     # resume: g-03, a random seal
-    _status_to(lab, "g-03", "executing")
-    _forge(
+    set_committed(lab, "g-03", "executing")
+    forge(
         lab,
         "plangate: start plans/g-03\n\n"
         + _group(lab, "g-03", approval)
         + f"Controller: host/3f2a9c1b\nController-Seal: {os.urandom(32).hex()}\n",
     )
     # unsealedres: g-05, a resume start with no seal
-    _status_to(lab, "g-05", "executing")
-    _forge(
+    set_committed(lab, "g-05", "executing")
+    forge(
         lab,
         "plangate: start plans/g-05\n\n"
         + _group(lab, "g-05", approval)
         + "Controller: host/3f2a9c1b\n",
     )
     # replay: S's very message onto the tip
-    _forge(lab, s_row[4])
+    forge(lab, s_row[4])
     lab.git("reset", "-q", "--hard")
     lab.forged = lab.head()  # type: ignore[attr-defined]
     date()
-    lab.git("checkout", "-q", "-b", "alice/review")
-    for v in [*P[:5], *G]:
-        lab.set_status(v, "approved")
-    lab.commit("approve five plans and four gates", ALICE)
-    lab.git("checkout", "-q", "main")
-    date()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
+    review_merge(lab, [*P[:5], *G], date, "approve five plans and four gates")
     run = lab.run(check=False)
     lab.pass1 = {"rc": run.returncode, "err": run.stderr[-1200:]}  # type: ignore[attr-defined]
-    lab.after1 = _counts(lab)  # type: ignore[attr-defined]
-    lab.rows1 = _rows(lab)  # type: ignore[attr-defined]
+    lab.after1 = counts(lab, _tags())  # type: ignore[attr-defined]
+    lab.rows1 = status_rows(lab)  # type: ignore[attr-defined]
     date()
     for v in P[:3]:
         lab.write(v, plan_text(v, name=f"{v} v2", params='note: "v2"\n'))
@@ -248,33 +194,16 @@ def _build(root: Path) -> Lab:
         lab.set_status(v, "approved")
     lab.commit("approve the new versions", ALICE)
     lab.run(check=False)
-    lab.after2 = _counts(lab)  # type: ignore[attr-defined]
-    lab.rows2 = _rows(lab)  # type: ignore[attr-defined]
+    lab.after2 = counts(lab, _tags())  # type: ignore[attr-defined]
+    lab.rows2 = status_rows(lab)  # type: ignore[attr-defined]
     report, _ = clone_audit(lab, root)
     lab.valid = {s: len(valid_runs(report, s)) for s in [*P, *G]}  # type: ignore[attr-defined]
     seen = ("plans/p-04", "plans/g-05")
     lab.p04 = [f for f in report.get("findings", []) if f.get("plan") in seen]  # type: ignore[attr-defined]
     _, creport = lab.audit(config=lab.config)
     lab.cvalid = {s: len(valid_runs(creport, s)) for s in [*P, *G]}  # type: ignore[attr-defined]
-    (root / "out.json").write_text(
-        json.dumps(
-            {
-                k: getattr(lab, k)
-                for k in (
-                    "first",
-                    "pass1",
-                    "after1",
-                    "rows1",
-                    "after2",
-                    "rows2",
-                    "valid",
-                    "cvalid",
-                    "p04",
-                )
-            },
-            indent=1,
-        )
-    )
+    names = ["first", "pass1", "after1", "rows1", "after2", "rows2", "valid", "cvalid", "p04"]
+    save_out(lab, root, names)
     return lab
 
 

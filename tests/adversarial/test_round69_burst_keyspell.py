@@ -60,7 +60,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text
+from advkit import ALICE, Lab, cases
+from burstkit import back_to, counts, grown, key_burst, key_refused, key_remedy, key_trial, try_cli
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 4)]
@@ -72,22 +73,8 @@ MUST_REFUSE = {"long", "fifo", "dir"}
 BROKEN: dict[str, object] = {}
 
 
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
 def _tags() -> list[str]:
     return [*P] + [f"{g}-{n}" for g in G for n in (1, 2)]
-
-
-def _counts(lab: Lab) -> dict[str, int]:
-    return {t: len(lab.calls(t)) for t in _tags()}
 
 
 def _spell(state: Path, how: str) -> None:
@@ -117,112 +104,33 @@ def _spell(state: Path, how: str) -> None:
     key.chmod(0o600)
 
 
-def _try(lab: Lab, *args: str, limit: float = 20) -> tuple[int, str, str]:
-    try:
-        res = lab.cli(*args, "--config", str(lab.config), timeout=limit)
-    except Exception as why:  # a reader blocked on the FIFO
-        return -999, "", f"HUNG/raised: {type(why).__name__}: {why}"[-600:]
-    return res.returncode, res.stdout, res.stderr
-
-
-def _rows(out: str) -> dict[str, dict]:
-    try:
-        listed = json.loads(out)
-    except ValueError:
-        return {}
-    return {
-        r["plan"][len("plans/") :]: {k: r.get(k) for k in ("status", "waiting", "last_event")}
-        for r in listed
-        if isinstance(r, dict)
-    }
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
-    date()
-    for v in P:
-        lab.write(v, plan_text(v))
-    for v in G:
-        lab.write(v, gated(v))
-    lab.commit("agent plans")
-    lab.run()
-    date()
-    for v in G:
-        lab.set_status(v, "approved")
-    lab.commit("approve the gated four", ALICE)
-    lab.run()
-    bk = root / "bk"
-    shutil.copytree(lab.state, bk, symlinks=True)
-    date()
-    lab.git("checkout", "-q", "-b", "alice/review")
-    for v in [*P, *G[:3]]:
-        lab.set_status(v, "approved")
-    lab.commit("approve the burst", ALICE)
-    lab.git("checkout", "-q", "main")
-    date()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
-    lab.run()
-    tip = lab.head()
-    lab.burst = _counts(lab)  # type: ignore[attr-defined]
+    tip, bk, date = key_burst(lab, P, G, "approve the gated four")
+    lab.burst = counts(lab, _tags())  # type: ignore[attr-defined]
     lab.out = {}  # type: ignore[attr-defined]
     live = root / "live"
     shutil.copytree(lab.state, live, symlinks=True)
     for how in VARIANTS:
-        lab.git("reset", "-q", "--hard", tip)
-        shutil.rmtree(lab.state)
-        shutil.copytree(live if how == "swap" else bk, lab.state, symlinks=True)
+        back_to(lab, tip, live if how == "swap" else bk)
         _spell(lab.state, how)
-        before = _counts(lab)
-        date()
-        lab.set_status("g-04", "approved")
-        lab.commit("approve the g-04 gate", ALICE)
         limit = 3 if how == "fifo" else 20  # a reader blocked on the FIFO: the suite's budget
-        rc, _, err = _try(lab, "run", "--once", limit=limit)
-        st_rc, st_out, st_err = _try(lab, "status", "--json", limit=limit)
-        after = _counts(lab)
-        res = {
-            "rc": rc,
-            "err": err[-1500:],
-            "st_rc": st_rc,
-            "st_out": (st_out + st_err)[-1500:],
-            "rows": _rows(st_out),
-            "delta": {k: after[k] - before[k] for k in after if after[k] != before[k]},
-        }
+        res, after = key_trial(lab, date, _tags(), "g-04", limit)
         if how not in AFTER:
             pass
-        elif rc == 0:
+        elif res["rc"] == 0:
             date()
             lab.set_status("g-01", "approved")
             lab.set_status("g-02", "approved")
             lab.commit("approve the g-01 and g-02 gates again", ALICE)
-            _try(lab, "run", "--once")
+            try_cli(lab, "run", "--once")
             if how == "swap":  # the operator puts the right key back; one more pass
-                (lab.state / "commit.key").unlink()
-                shutil.copy2(live / "commit.key", lab.state / "commit.key")
-                rc2, _, err2 = _try(lab, "run", "--once")
-                _, st2, _ = _try(lab, "status", "--json")
-                res["back"] = {"rc": rc2, "err": err2[-800:], "rows": _rows(st2)}
-            again = _counts(lab)
-            res["after"] = {k: again[k] - after[k] for k in again if again[k] != after[k]}
-        else:
-            key = lab.state / "commit.key"
-            if key.is_dir():
-                key.rmdir()
+                key_remedy(lab, _tags(), res, after, live / "commit.key")
+                res["back"] = res.pop("remedy")
             else:
-                key.unlink()
-            shutil.copy2(bk / "commit.key", key)
-            rc2, _, err2 = _try(lab, "run", "--once")
-            _, st2, _ = _try(lab, "status", "--json")
-            again = _counts(lab)
-            res["after"] = {k: again[k] - after[k] for k in again if again[k] != after[k]}
-            res["remedy"] = {"rc": rc2, "err": err2[-800:], "rows": _rows(st2)}
+                res["after"] = grown(counts(lab, _tags()), after)
+        else:
+            key_remedy(lab, _tags(), res, after, bk / "commit.key")
         lab.out[how] = res  # type: ignore[attr-defined]
     (root / "out.json").write_text(json.dumps(lab.out, indent=1))  # type: ignore[attr-defined]
     return lab
@@ -238,16 +146,6 @@ def test_the_lab(lab: Lab) -> None:
     assert all(burst[p] == 1 for p in P), burst
     assert all(burst[f"{g}-2"] == 1 for g in G[:3]), burst
     assert burst["g-04-2"] == 0, burst
-
-
-def _refused(res: dict) -> bool:
-    return (
-        res["rc"] not in (0, -999)
-        and "E_STORAGE" in res["err"]
-        and "commit.key" in res["err"]
-        and res["st_rc"] not in (0, -999)
-        and "commit.key" in res["st_out"]
-    )
 
 
 def _done(rows: dict) -> dict:
@@ -272,7 +170,7 @@ def test_a_key_spelled_another_way(lab: Lab, vid: str) -> None:
         assert twice == {}, said
         assert res["rc"] != -999 and res["st_rc"] != -999, ("a reader hung", said)
     elif what == "verdict":
-        if _refused(res):
+        if key_refused(res):
             assert res["delta"] == {}, said
             assert how not in MUST_START, ("an honest key refused", said)
             return

@@ -51,20 +51,13 @@ the documented statuses (``unknown`` for the ambiguous folders), ``inj`` forged 
 
 from __future__ import annotations
 
-import json
 import re
-import signal
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
-from mcpkit import session
+from advkit import AGENT, ALICE, Lab, cases, plan_text
+from oraclekit import as_text, listening, page_text, path_readers
 from test_round2_execution_kit import shared
 
 KINDS = ("yaml", "schema", "tool", "ref", "amb")
@@ -105,51 +98,14 @@ def _invalid(lab: Lab, slug: str, text: str) -> None:
     lab.write(slug, text)
 
 
-def _get(port: int, path: str) -> str:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=15) as resp:
-            return resp.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as err:
-        return f"HTTP {err.code}: " + err.read().decode("utf-8", "replace")
-
-
 def _pages(lab: Lab) -> dict[str, str]:
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    """Each plan's reviewer page and ``/api/plan/``, and ``/metrics``, from one daemon."""
     out: dict[str, str] = {}
-    lines: list[str] = []
-    ports: dict[str, int] = {}
-    try:
-        while len(ports) < 2:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise BenchError("the daemon never said where it listens: " + "".join(lines))
-            lines.append(line)
-            m = re.search(
-                r'"endpoint": "(ui|metrics)\.listen", "address": "127\.0\.0\.1:(\d+)"', line
-            )
-            if m:
-                ports[m.group(1)] = int(m.group(2))
-        port = ports["ui"]
-        for _ in range(80):  # the first snapshot names the plans
-            if f"plans/{SLUGS[-1]}" in _get(port, "/api/"):
-                break
-            time.sleep(0.25)
+    with listening(lab, lab.config, f"plans/{SLUGS[-1]}", ("ui", "metrics")) as ports:
         for slug in SLUGS:
-            out[f"{slug}:page"] = _get(port, f"/plan/plans/{slug}")
-            out[f"{slug}:api"] = _get(port, f"/api/plan/plans/{slug}")
-        out["metrics"] = _get(ports["metrics"], "/metrics")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+            out[f"{slug}:page"] = page_text(ports["ui"], f"/plan/plans/{slug}")
+            out[f"{slug}:api"] = page_text(ports["ui"], f"/api/plan/plans/{slug}")
+        out["metrics"] = page_text(ports["metrics"], "/metrics")
     return out
 
 
@@ -186,21 +142,9 @@ def _build(root: Path) -> Lab:
     lab.write("inj", plan_text("inj", status=INJECTED))
     lab.commit("agent: invalid versions", AGENT)
     lab.run()
-    cfg = str(lab.config)
-    got: dict[str, Any] = {}
-    got["rows"] = {
-        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
-    }
-    calls: list[tuple[str, dict[str, Any]]] = []
+    got, _ = path_readers(lab, {slug: f"plans/{slug}" for slug in SLUGS})
     for slug in SLUGS:
-        calls += [("log", {"path": f"plans/{slug}"}), ("status", {"path": f"plans/{slug}"})]
-    replies = session(lab, calls)[0]
-    for i, slug in enumerate(SLUGS):
-        got[f"{slug}:mcp-log"] = replies[2 * i]
-        got[f"{slug}:mcp-status"] = replies[2 * i + 1]
         got[f"{slug}:row"] = got["rows"].get(f"plans/{slug}")
-        shown = lab.cli("show", "--config", cfg, f"plans/{slug}", cwd=lab.repo)
-        got[f"{slug}:show"] = shown.stdout + shown.stderr
     got.update(_pages(lab))
     got["calls"] = {s: len(lab.calls(s)) for s in SLUGS}
     lab.got = got  # type: ignore[attr-defined]
@@ -210,10 +154,6 @@ def _build(root: Path) -> Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r69-surface-invalrecord", _build)
-
-
-def _t(x: Any) -> str:
-    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
 
 
 IDS = [f"{s}-{w}" for s in SLUGS for w in WHERE]
@@ -230,7 +170,7 @@ def test_every_reader_refuses_or_notes_and_never_shows_the_forgery(lab: Lab, vid
     slug, what = _split(vid)
     got = lab.got  # type: ignore[attr-defined]
     shown = got[f"{slug}:{what}"]
-    text = _t(shown)
+    text = as_text(shown)
     assert shown is not None, vid
     assert "Traceback" not in text, text[-1500:]
     assert "forged-r69" not in text and "forged-host" not in text, text[:2500]

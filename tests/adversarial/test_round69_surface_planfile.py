@@ -96,19 +96,14 @@ are those of the content moved (``Lifecycle._move_source``).
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from mcpkit import session
+from oraclekit import as_text, keyed_pages, mcp_payload, path_readers
 from test_round2_execution_kit import shared
 
 FORGED_LOG = (
@@ -178,42 +173,30 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: a folder named PLAN.yml", AGENT)
     lab.run()
     lab.run()
-    cfg = str(lab.config)
-    got: dict[str, Any] = {"submit": subs}
-    got["rows"] = {
-        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
-    }
     names = {s: f"plans/{s}" for s in (*yml, "subyaml", "subappr", "bothnew", "caseonly")}
     names["nest"] = "plans/dirbeside/PLAN.yml"
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for path in names.values():
-        calls += [("log", {"path": path}), ("status", {"path": path})]
     waits = {
         "bothnew": "pending_approval",
         "bothdone": None,
         "symy": None,
         "nest": "pending_approval",
     }
+    asks: list[tuple[str, dict[str, Any]]] = []
     for key, was in waits.items():
         args: dict[str, Any] = {"path": names[key], "timeout": 1}
         if was:
             args["status"] = was
-        calls.append(("wait", args))
-    replies = session(lab, calls)[0]
-    for i, key in enumerate(names):
-        got[f"{key}:mcp-log"] = replies[2 * i]
-        got[f"{key}:mcp-status"] = replies[2 * i + 1]
-    for j, key in enumerate(waits):
-        got[f"{key}:wait"] = replies[2 * len(names) + j]
-    for key, path in names.items():
-        shown = lab.cli("show", "--config", cfg, path, cwd=lab.repo)
-        got[f"{key}:show"] = shown.stdout + shown.stderr
+        asks.append(("wait", args))
+    got, waited = path_readers(lab, names, asks)
+    got["submit"] = subs
+    for key, reply in zip(waits, waited, strict=True):
+        got[f"{key}:wait"] = reply
     got["calls"] = {
         t: len(lab.calls(t))
         for s in (*names, "bothnew-y", "bothnew-v2", "subyaml-v2", "dirinner")
         for t in (s, f"{s}-EVIL")
     }
-    got.update(_pages(lab, {k: names[k] for k in PAGES}))
+    got.update(keyed_pages(lab, {k: names[k] for k in PAGES}, "plans/mvdonea"))
     got["agent_commits"] = lab.git("log", "--format=%ae %s", "--author=agent@example.com")
     lab.got = got  # type: ignore[attr-defined]
     return lab
@@ -222,61 +205,9 @@ def _build(root: Path) -> Lab:
 PAGES = ("bothnew", "bothdone", "nest", "mvdone", "mvdonea")
 
 
-def _pages(lab: Lab, plans: dict[str, str]) -> dict[str, str]:
-    """The reviewer's page and ``/api/plan/`` of each plan, from one daemon (round 67's)."""
-    from test_round69_surface_invalrecord import _get
-
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    out: dict[str, str] = {}
-    lines: list[str] = []
-    try:
-        port = None
-        while port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise BenchError("the daemon never said where it listens: " + "".join(lines))
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            port = int(m.group(1)) if m else None
-        for _ in range(80):  # the first snapshot names the plans
-            if "plans/mvdonea" in _get(port, "/api/"):
-                break
-            time.sleep(0.25)
-        for key, plan in plans.items():
-            out[f"{key}:page"] = _get(port, f"/plan/{plan}")
-            out[f"{key}:api"] = _get(port, f"/api/plan/{plan}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-    return out
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r69-surface-planfile", _build)
-
-
-def _t(x: Any) -> str:
-    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
-
-
-def _payload(reply: dict[str, Any] | None) -> tuple[bool, Any]:
-    """(is an error, the answer: the structured content or the error text)."""
-    res = (reply or {}).get("result") or {}
-    if res.get("isError") or not res:
-        return True, _t(reply)
-    if res.get("structuredContent") is not None:
-        return False, res["structuredContent"]
-    return False, json.loads(res["content"][0]["text"])
 
 
 # -- ambiguous folders: every reader refuses -------------------------------------------
@@ -292,13 +223,13 @@ def test_an_ambiguous_folder_is_refused_by_every_reader(lab: Lab, vid: str) -> N
     got = lab.got  # type: ignore[attr-defined]
     codes = AMB[slug]
     if what == "row":
-        text = _t(got["rows"][f"plans/{slug}"])
+        text = as_text(got["rows"][f"plans/{slug}"])
         assert got["rows"][f"plans/{slug}"]["status"] is None, text
     elif what == "show":
         text = got[f"{slug}:show"]
     else:
-        err, answer = _payload(got[f"{slug}:{what}"])
-        text = _t(answer)
+        err, answer = mcp_payload(got[f"{slug}:{what}"])
+        text = as_text(answer)
         if what in ("mcp-log", "wait"):
             assert err, text[:1500]
     assert any(c in text for c in codes), text[:1500]
@@ -335,10 +266,10 @@ def test_only_what_alice_approved_ran(lab: Lab, slug: str) -> None:
 def test_case_variants_are_not_plan_files(lab: Lab) -> None:
     got = lab.got  # type: ignore[attr-defined]
     assert "plans/caseonly" not in got["rows"], got["rows"].get("plans/caseonly")
-    err, answer = _payload(got["caseonly:mcp-log"])
-    assert err and "E_USAGE" in _t(answer), answer
+    err, answer = mcp_payload(got["caseonly:mcp-log"])
+    assert err and "E_USAGE" in as_text(answer), answer
     assert "casebeside-EVIL" not in got["casebeside:show"], got["casebeside:show"]
-    err, answer = _payload(got["casebeside:mcp-status"])
+    err, answer = mcp_payload(got["casebeside:mcp-status"])
     assert not err and answer["plans"][0]["status"] == "pending_approval", answer
 
 
@@ -348,14 +279,14 @@ SUBMIT = ["subappr", "subyaml", "bothnew"]
 @pytest.mark.parametrize("slug", SUBMIT)
 def test_submit_finds_the_folders_file(lab: Lab, slug: str) -> None:
     i = SUBMIT.index(slug)
-    err, answer = _payload(lab.got["submit"][i])  # type: ignore[attr-defined]
+    err, answer = mcp_payload(lab.got["submit"][i])  # type: ignore[attr-defined]
     commits = lab.got["agent_commits"]  # type: ignore[attr-defined]
     if slug == "subyaml":
         assert not err and answer["file"] == "plans/subyaml/PLAN.yaml", answer
         assert not (lab.repo / "plans/subyaml/PLAN.yml").exists()
         return
     code = "E_ILLEGAL_TRANSITION" if slug == "subappr" else "E_PLAN_AMBIGUOUS"
-    assert err and code in _t(answer), _t(answer)[:1500]
+    assert err and code in as_text(answer), as_text(answer)[:1500]
     assert f"plans/{slug}" not in commits.split("agent: plans")[0], commits
 
 
@@ -372,24 +303,24 @@ def test_a_plan_folder_named_plan_yml_is_read_as_itself(lab: Lab, vid: str) -> N
         readers = (
             got["dirbeside:show"],
             got["rows"]["plans/dirbeside"],
-            _payload(got["dirbeside:mcp-status"])[1],
-            _payload(got["dirbeside:mcp-log"])[1],
+            mcp_payload(got["dirbeside:mcp-status"])[1],
+            mcp_payload(got["dirbeside:mcp-log"])[1],
         )
-        amb = ["E_PLAN_AMBIGUOUS" in _t(x) for x in readers]
+        amb = ["E_PLAN_AMBIGUOUS" in as_text(x) for x in readers]
         assert len(set(amb)) == 1, amb
         return
     if vid == "nest-row":  # a folder named PLAN.yml is no plan folder (fixed 2026-11-30)
         row = got["rows"][nested]
         assert row["status"] is None and row["approver"] is None, row
-        assert "E_UNSAFE_PATH" in _t(row["notes"]), row
+        assert "E_UNSAFE_PATH" in as_text(row["notes"]), row
         return
     if vid == "nest-show":
         text = got["nest:show"]
         assert "E_UNSAFE_PATH" in text and "E_OWNED_BLOCK_CHANGED" in text, text
         assert "forged-r69" not in text, text
         return
-    err, answer = _payload(got[f"nest:{vid[5:]}"])
-    text = _t(answer)
+    err, answer = mcp_payload(got[f"nest:{vid[5:]}"])
+    text = as_text(answer)
     if err:  # a refusal names the ambiguity, never another plan's record
         assert "E_" in text and "alice" not in text, text[:1500]
         return
@@ -400,7 +331,7 @@ def test_a_plan_folder_named_plan_yml_is_read_as_itself(lab: Lab, vid: str) -> N
     else:
         assert answer.get("plan", answer.get("path")) == nested, text[:1500]
         assert answer["status"] == "pending_approval", text[:1500]
-    assert "completed" not in _t(answer.get("status")), text[:1500]
+    assert "completed" not in as_text(answer.get("status")), text[:1500]
 
 
 # -- a byte-exact rename of a completed plan keeps its record ------------------------------
@@ -417,11 +348,11 @@ def test_a_renamed_completed_plan_shows_its_record(lab: Lab, vid: str) -> None:
         row = got["rows"][f"plans/{slug}"]
         assert row["status"] == "completed" and row["approver"] == ALICE[1], row
         return
-    err, answer = _payload(got[f"{slug}:mcp-log"])
+    err, answer = mcp_payload(got[f"{slug}:mcp-log"])
     assert not err, answer
     assert answer["status"] == "completed", answer
-    assert (answer["execution"] or {}).get("status") == "completed", _t(answer)[:1200]
-    assert answer["outputs"] == {"1": {}}, _t(answer)[:1200]
+    assert (answer["execution"] or {}).get("status") == "completed", as_text(answer)[:1200]
+    assert answer["outputs"] == {"1": {}}, as_text(answer)[:1200]
 
 
 # -- the page and its JSON twin -----------------------------------------------------------

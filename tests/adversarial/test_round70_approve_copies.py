@@ -50,11 +50,11 @@ refused copy ran. The fresh-clone audit agreed with the controller on every id.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, valid_runs
+from policykit import StepClock
 from test_round2_execution_kit import shared
 
 POL = """\
@@ -97,34 +97,9 @@ def _plan(tag: str) -> str:
     )
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab, self.t = lab, int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT, input=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        try:
-            self.lab.git(*args, who=who, input=input)
-        finally:
-            self.lab.git_date = None
-        return self.lab.head()
-
-    def vote(self, slug: str, who=ALICE, msg: str | None = None) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, "approved")
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg or f"approve {slug}", who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=POL)
-    c = Clock(lab)
+    c = StepClock(lab)
     for v in [*ALL, "r-two-b", "zz-src"]:
         lab.write(v, _plan(v))
     lab.git("add", "-A")

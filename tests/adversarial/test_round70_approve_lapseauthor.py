@@ -77,7 +77,8 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, valid_runs, xfail
+from policykit import LapseClock, config_audits, filler, lapse_plans, review_approvals
 from policykit import agent_plan as plan
 from signkit import signed_lab, signed_run
 from test_round2_execution_kit import shared
@@ -114,63 +115,13 @@ identity_aliases:
 """
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT, by=None, adate=None, cdate=None, input=None) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        a = f"@{self.t} +0000" if adate is None else adate
-        c = f"@{self.t} +0000" if cdate is None else cdate
-        env = {"GIT_AUTHOR_DATE": a, "GIT_COMMITTER_DATE": c}
-        if by:
-            env.update(GIT_COMMITTER_NAME=by[0], GIT_COMMITTER_EMAIL=by[1])
-        self.lab.extra_env = env  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who, input=input)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def set(self, slug: str, status: str, who=ALICE, msg: str = "lgtm", **kw) -> str:  # type: ignore[no-untyped-def]
-        self.lab.set_status(slug, status)
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who, by=kw.pop("by", who), **kw)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
-def _filler(lab: Lab, c: Clock, name: str) -> None:
-    (lab.repo / "docs").mkdir(exist_ok=True)
-    (lab.repo / "docs" / f"{name}.md").write_text(name + "\n")
-    lab.git("add", "-A")
-    c.git("commit", "-q", "-m", f"docs {name}")
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root, approval=ALIASES)
-    c = Clock(lab)
-    for v in ALL:
-        lab.write(v, plan(v))
-    lab.git("add", "-A")
-    c.git("commit", "-q", "-m", "agent plans")
-    c.run()  # P0
-    lab.write("zz-filler", plan("zz-filler"))
-    lab.git("add", "-A")
-    c.git("commit", "-q", "-m", "agent: another plan")
-    c.run()  # P1
+    c = LapseClock(lab)
+    lapse_plans(c, ALL)  # P0, P1
     old = f"@{OLD} +0000"
     x: dict[str, str] = {}
-    y: dict[str, str] = {}
-    for v in LAPSED:
-        c.git("checkout", "-q", "-b", f"alice/y-{v}", "main")
-        y[v] = c.set(v, "approved", msg="lgtm (review)")
-        c.git("checkout", "-q", "main")
+    y = review_approvals(c, LAPSED)
     for v in ALL:
         x[v] = c.set(v, "approved", msg="approve")
 
@@ -186,7 +137,7 @@ def _build(root: Path) -> Lab:
         forged_revert(v, author)
         rev = lab.head()
         c.git("checkout", "-q", "main")
-        _filler(lab, c, v)
+        filler(c, v)
         c.git("cherry-pick", rev, who=ALICE, by=ALICE)
     lab.shape = lab.git("log", "-1", "--format=%ae %ad|%ce %cd", "--date=unix")  # type: ignore[attr-defined]
     # fa-am: Alice applies the agent's revert with format-patch | git am
@@ -194,7 +145,7 @@ def _build(root: Path) -> Lab:
     forged_revert("fa-am")
     fa_patch = lab.git("format-patch", "-1", "--stdout", "HEAD")
     c.git("checkout", "-q", "main")
-    c.git("am", "-q", who=ALICE, by=ALICE, input=fa_patch)
+    c.feed(fa_patch, "am", "-q", who=ALICE, by=ALICE)
     # fa-amend: Alice amends the agent's revert, fast-forwards
     c.git("checkout", "-q", "-b", "agent/fa-amend", "main")
     forged_revert("fa-amend")
@@ -205,7 +156,7 @@ def _build(root: Path) -> Lab:
     c.git("checkout", "-q", "-b", "agent/fa-rebase", "main")
     forged_revert("fa-rebase")
     c.git("checkout", "-q", "main")
-    _filler(lab, c, "fa-rebase")
+    filler(c, "fa-rebase")
     c.git("checkout", "-q", "agent/fa-rebase")
     c.git("rebase", "-q", "main", who=ALICE, by=ALICE)
     c.git("checkout", "-q", "main")
@@ -214,7 +165,7 @@ def _build(root: Path) -> Lab:
     c.git("checkout", "-q", "-b", "agent/fa-cdi", "main")
     forged_revert("fa-cdi")
     c.git("checkout", "-q", "main")
-    _filler(lab, c, "fa-cdi")
+    filler(c, "fa-cdi")
     c.git("checkout", "-q", "agent/fa-cdi")
     c.git("rebase", "-q", "--committer-date-is-author-date", "main", who=ALICE, by=ALICE)
     lab.cdi_shape = lab.git("log", "-1", "--format=%ae %at|%ce %ct")  # type: ignore[attr-defined]
@@ -240,9 +191,7 @@ def _build(root: Path) -> Lab:
     c.run()  # P3
     lab.status()
     lab.final = {v: lab.codes(v) for v in ALL}  # type: ignore[attr-defined]
-    _code, lab.report = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
-    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
-    return lab
+    return config_audits(lab, root)
 
 
 @pytest.fixture(scope="module")

@@ -75,12 +75,16 @@ from pathlib import Path
 
 import pytest
 from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
+from burstkit import bot_rows, counts, date_steps, grown, review_merge, save_out, status_rows
 from test_round2_execution_kit import shared
 
 C = [f"c-{i:02d}" for i in range(1, 9)]
 BOOM = "c-03"
 LOST = ["c-06", "c-07"]
 BROKEN: dict[str, object] = {}
+ROWS = ("status", "waiting", "last_event", "reason", "error")
+OUT = ["killed", "mid", "boom_start", "lost", "second", "restart", "after", "rows", "valid",
+       "cvalid", "finds", "after2", "rows2", "valid2", "cvalid2", "finds2"]  # fmt: skip
 
 BOOM_PY = """\
 import json, os, signal, sys
@@ -102,20 +106,6 @@ def boom_plan(tag: str) -> str:
         "available_tools:\n  - name: boom\nactions:\n"
         f'  - id: 1\n    tool: boom\n    why: "call boom"\n    params: {{tag: "{tag}"}}\n'
     )
-
-
-def _counts(lab: Lab) -> dict[str, int]:
-    return {t: len(lab.calls(t)) for t in C}
-
-
-def _rows(lab: Lab) -> dict[str, dict]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {
-        r["plan"][len("plans/") :]: {
-            k: r.get(k) for k in ("status", "waiting", "last_event", "reason", "error")
-        }
-        for r in json.loads(out)
-    }
 
 
 def _audits(lab: Lab, folder: Path) -> tuple[dict, dict, list]:
@@ -151,12 +141,7 @@ def _build(root: Path) -> Lab:
         )
         + "}\n",
     )
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
+    date = date_steps(lab, 1790000000)
 
     date()
     for v in C:
@@ -164,18 +149,12 @@ def _build(root: Path) -> Lab:
     lab.commit("agent plans")
     lab.run()
     date()
-    lab.git("checkout", "-q", "-b", "alice/review")
-    for v in C:
-        lab.set_status(v, "approved")
-    lab.commit("approve the burst", ALICE)
-    lab.git("checkout", "-q", "main")
-    date()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
+    review_merge(lab, C, date)
     first = lab.run(check=False)
     lab.killed = {"rc": first.returncode, "err": first.stderr[-1500:]}  # type: ignore[attr-defined]
-    lab.mid = _counts(lab)  # type: ignore[attr-defined]
+    lab.mid = counts(lab, C)  # type: ignore[attr-defined]
     lab.git("reset", "-q", "--hard")
-    starts = [r for r in lab.log_rows() if r[2] == BOT[1] and f"plans/{BOOM}" in r[4]]
+    starts = [r for r in bot_rows(lab) if f"plans/{BOOM}" in r[4]]
     start = next((r for r in starts if "Plan-Status: executing" in r[4]), None)
     lab.boom_start = bool(start)  # type: ignore[attr-defined]
     date()
@@ -217,17 +196,17 @@ def _build(root: Path) -> Lab:
         )
         .replace(f"state_dir: {lab.state}\n", f"state_dir: {root / 'state2'}\n")
     )
-    before2 = _counts(lab)
-    bot_before = {r[0] for r in lab.log_rows() if r[2] == BOT[1]}
+    before2 = counts(lab, C)
+    bot_before = {r[0] for r in bot_rows(lab)}
     date()
     second = lab.cli("run", "--once", "--config", str(cfg2), timeout=60)
     out2 = lab.cli("status", "--json", "--config", str(cfg2))
     lab.second = {  # type: ignore[attr-defined]
         "rc": second.returncode,
         "err": second.stderr[-1500:],
-        "delta": {c: n - before2[c] for c, n in _counts(lab).items() if n != before2[c]},
+        "delta": grown(counts(lab, C), before2),
         "rows": out2.stdout[-3000:] + out2.stderr[-500:],
-        "new": [r[3] for r in lab.log_rows() if r[2] == BOT[1] and r[0] not in bot_before],
+        "new": [r[3] for r in bot_rows(lab) if r[0] not in bot_before],
     }
     lab.git("reset", "-q", "--hard")
     date()
@@ -235,8 +214,8 @@ def _build(root: Path) -> Lab:
     lab.restart = {"rc": again.returncode, "err": again.stderr[-1500:]}  # type: ignore[attr-defined]
     date()
     lab.run(check=False)
-    lab.after = _counts(lab)  # type: ignore[attr-defined]
-    lab.rows = _rows(lab)  # type: ignore[attr-defined]
+    lab.after = counts(lab, C)  # type: ignore[attr-defined]
+    lab.rows = status_rows(lab, ROWS)  # type: ignore[attr-defined]
     lab.valid, lab.cvalid, lab.finds = _audits(lab, root / "a1")  # type: ignore[attr-defined]
     # the remedy: Alice approves a resume of the doubtful run
     date()
@@ -244,36 +223,10 @@ def _build(root: Path) -> Lab:
         lab.set_status(slug, "approved")
     lab.commit(f"resume {BOOM} and the lost runs", ALICE)
     lab.run(check=False)
-    lab.after2 = _counts(lab)  # type: ignore[attr-defined]
-    lab.rows2 = _rows(lab)  # type: ignore[attr-defined]
+    lab.after2 = counts(lab, C)  # type: ignore[attr-defined]
+    lab.rows2 = status_rows(lab, ROWS)  # type: ignore[attr-defined]
     lab.valid2, lab.cvalid2, lab.finds2 = _audits(lab, root / "a2")  # type: ignore[attr-defined]
-    (root / "out.json").write_text(
-        json.dumps(
-            {
-                k: getattr(lab, k)
-                for k in (
-                    "killed",
-                    "mid",
-                    "boom_start",
-                    "lost",
-                    "second",
-                    "restart",
-                    "after",
-                    "rows",
-                    "valid",
-                    "cvalid",
-                    "finds",
-                    "after2",
-                    "rows2",
-                    "valid2",
-                    "cvalid2",
-                    "finds2",
-                )
-            },
-            indent=1,
-            default=str,
-        )
-    )
+    save_out(lab, root, OUT)
     return lab
 
 

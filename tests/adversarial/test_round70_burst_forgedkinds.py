@@ -48,7 +48,20 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
+from advkit import ALICE, Lab, cases, clone_audit, plan_text, valid_runs
+from burstkit import (
+    approved_plans,
+    bot_rows,
+    counts,
+    date_steps,
+    forge,
+    gated,
+    gated_as,
+    review_merge,
+    save_out,
+    set_committed,
+    status_rows,
+)
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 8)]
@@ -57,38 +70,9 @@ X = ["x-01", "x-02"]
 BROKEN: dict[str, object] = {}
 
 
-def gated(tag: str, name: str | None = None) -> str:
-    return (
-        f'plan:\n  name: "{name or tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
 TAGS = (
     [*P, *X] + [f"{g}-{n}" for g in G for n in (1, 2)] + [f"{x}v2-{n}" for x in X for n in (1, 2)]
 )
-
-
-def _counts(lab: Lab) -> dict[str, int]:
-    return {t: len(lab.calls(t)) for t in TAGS}
-
-
-def _status_to(lab: Lab, slug: str, status: str) -> None:
-    text = lab.git("show", f"HEAD:plans/{slug}/PLAN.yml")
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("  status:") and i < 6:
-            lines[i] = f"  status: {status}"
-            break
-    lab.write(slug, "\n".join(lines))
-    lab.git("add", f"plans/{slug}/PLAN.yml")
-
-
-def _bot_rows(lab: Lab) -> list[list[str]]:
-    return [r for r in lab.log_rows() if r[2] == BOT[1]]
 
 
 def _hash_of(lab: Lab, slug: str) -> str:
@@ -103,51 +87,22 @@ def _group(lab: Lab, slug: str, event: str, status: str, approval: str | None) -
     return g
 
 
-def _forge(lab: Lab, message: str) -> str:
-    lab.git("commit", "-q", "--allow-empty", "-m", message, who=BOT)
-    return lab.head()
-
-
-def _rows(lab: Lab) -> dict[str, dict]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {
-        r["plan"][len("plans/") :]: {k: r.get(k) for k in ("status", "waiting", "last_event")}
-        for r in json.loads(out)
-    }
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    t = 1790000000
+    date = date_steps(lab, 1790000000)
 
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
-    date()
-    for v in P:
-        lab.write(v, plan_text(v))
-    for v in G:
-        lab.write(v, gated(v))
-    for v in X:
-        lab.write(v, plan_text(v))
-    lab.commit("agent plans")
-    lab.run()
-    date()
-    for v in [*G, *X]:
-        lab.set_status(v, "approved")
-    approval = lab.commit("approve the gated four and x", ALICE)
+    plans = {v: plan_text(v) for v in P} | {v: gated(v) for v in G} | {v: plan_text(v) for v in X}
+    approval = approved_plans(lab, date, plans, [*G, *X], "approve the gated four and x")
     lab.run()
     ends = {}
-    for r in _bot_rows(lab):
+    for r in bot_rows(lab):
         for x in X:
             if r[3] == f"plangate: complete plans/{x}" and x not in ends:
                 ends[x] = r[4]
-    assert set(ends) == set(X), [r[3] for r in _bot_rows(lab)]
+    assert set(ends) == set(X), [r[3] for r in bot_rows(lab)]
     seal = next(
         line
-        for r in _bot_rows(lab)
+        for r in bot_rows(lab)
         for line in r[4].split("\n")
         if line.startswith("Controller-Seal:")
     )
@@ -157,7 +112,7 @@ def _build(root: Path) -> Lab:
     lab.commit("x done: empty the folders")
     date()
     for x in X:
-        lab.write(x, gated(f"{x}v2", name=f"{x} v2"))
+        lab.write(x, gated_as(f"{x}v2", f"{x} v2"))
     lab.commit("x v2")
     lab.run()
     date()
@@ -165,7 +120,7 @@ def _build(root: Path) -> Lab:
         lab.set_status(x, "approved")
     xapproval = lab.commit("approve x v2", ALICE)
     lab.run()
-    lab.first = _counts(lab)  # type: ignore[attr-defined]
+    lab.first = counts(lab, TAGS)  # type: ignore[attr-defined]
     date()
     ctl = "Controller: host/3f2a9c1b\n"
     # ffreezeu / ffreezec: a hand-frozen v2 committed as the controller's freeze
@@ -177,58 +132,52 @@ def _build(root: Path) -> Lab:
         body = f"plangate: freeze plans/{slug}\n\n" + _group(
             lab, slug, "freeze", "pending_approval", None
         ).replace("Plan-Event: freeze\n", "")
-        _forge(lab, body + ctl + (seal + "\n" if sealed else ""))
+        forge(lab, body + ctl + (seal + "\n" if sealed else ""))
     # fpauseu
-    _status_to(lab, "p-03", "awaiting_approval")
-    _forge(lab, "plangate: await-approval plans/p-03\n\n"
+    set_committed(lab, "p-03", "awaiting_approval")
+    forge(lab, "plangate: await-approval plans/p-03\n\n"
            + _group(lab, "p-03", "await-approval", "awaiting_approval", approval)
            .replace("Plan-Event: await-approval\n", "") + ctl)  # fmt: skip
     # ffailc
-    _status_to(lab, "p-04", "failed")
-    _forge(lab, "plangate: fail plans/p-04\n\n"
+    set_committed(lab, "p-04", "failed")
+    forge(lab, "plangate: fail plans/p-04\n\n"
            + _group(lab, "p-04", "fail", "failed", approval).replace("Plan-Event: fail\n", "")
            + ctl + seal + "\n")  # fmt: skip
     # fcompleteu / fcompletec
     for slug, sealed in (("g-01", False), ("g-02", True)):
-        _status_to(lab, slug, "completed")
-        _forge(lab, f"plangate: complete plans/{slug}\n\n"
+        set_committed(lab, slug, "completed")
+        forge(lab, f"plangate: complete plans/{slug}\n\n"
                + _group(lab, slug, "complete", "completed", approval)
                .replace("Plan-Event: complete\n", "")
                + ctl + (seal + "\n" if sealed else ""))  # fmt: skip
     # fabortu
-    _status_to(lab, "g-03", "aborted")
-    _forge(lab, "plangate: abort plans/g-03\n\n"
+    set_committed(lab, "g-03", "aborted")
+    forge(lab, "plangate: abort plans/g-03\n\n"
            + _group(lab, "g-03", "abort", "aborted", approval).replace("Plan-Event: abort\n", "")
            + "Aborted-By: alice@example.com\n" + ctl)  # fmt: skip
     # fbatch
-    _status_to(lab, "g-04", "completed")
-    _status_to(lab, "p-05", "awaiting_approval")
-    _forge(lab, "plangate: 2 plan events\n\n"
+    set_committed(lab, "g-04", "completed")
+    set_committed(lab, "p-05", "awaiting_approval")
+    forge(lab, "plangate: 2 plan events\n\n"
            + _group(lab, "g-04", "complete", "completed", approval)
            + _group(lab, "p-05", "await-approval", "awaiting_approval", approval)
            + ctl)  # fmt: skip
     # xendc / xendu: v1's real end replayed in the middle of v2's run
     for x, sealed in (("x-01", True), ("x-02", False)):
-        _status_to(lab, x, "completed")
+        set_committed(lab, x, "completed")
         msg = ends[x]
         if not sealed:
             msg = "\n".join(ln for ln in msg.split("\n") if not ln.startswith("Controller-Seal:"))
-        _forge(lab, msg)
+        forge(lab, msg)
     lab.git("reset", "-q", "--hard")
     date()
-    lab.git("checkout", "-q", "-b", "alice/review")
-    for v in [*P[:6], *G, *X]:
-        lab.set_status(v, "approved")
-    lab.commit("approve seven plans and six gates", ALICE)
-    lab.git("checkout", "-q", "main")
-    date()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
+    review_merge(lab, [*P[:6], *G, *X], date, "approve seven plans and six gates")
     run = lab.run(check=False)
     lab.pass1 = {"rc": run.returncode, "err": run.stderr[-1500:]}  # type: ignore[attr-defined]
     date()
     lab.run(check=False)
-    lab.after = _counts(lab)  # type: ignore[attr-defined]
-    lab.rows = _rows(lab)  # type: ignore[attr-defined]
+    lab.after = counts(lab, TAGS)  # type: ignore[attr-defined]
+    lab.rows = status_rows(lab)  # type: ignore[attr-defined]
     lab.params = {  # type: ignore[attr-defined]
         s: [c.get("params", c) for c in lab.calls(s)] for s in ("p-01", "p-02")
     }
@@ -242,16 +191,7 @@ def _build(root: Path) -> Lab:
     _, creport = lab.audit(config=lab.config)
     lab.cvalid = {s: len(valid_runs(creport, s)) for s in slugs}  # type: ignore[attr-defined]
     lab.xapproval = xapproval  # type: ignore[attr-defined]
-    (root / "out.json").write_text(
-        json.dumps(
-            {
-                k: getattr(lab, k)
-                for k in ("first", "pass1", "after", "rows", "params", "valid", "cvalid", "cfind")
-            },
-            indent=1,
-            default=str,
-        )
-    )
+    save_out(lab, root, ["first", "pass1", "after", "rows", "params", "valid", "cvalid", "cfind"])
     return lab
 
 

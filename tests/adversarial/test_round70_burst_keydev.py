@@ -59,6 +59,18 @@ from pathlib import Path
 
 import pytest
 from advkit import ALICE, Lab, cases, plan_text
+from burstkit import (
+    back_to,
+    counts,
+    grown,
+    key_burst,
+    key_refused,
+    key_remedy,
+    key_trial,
+    put_back_key,
+    rows_of,
+    try_cli,
+)
 from test_round2_execution_kit import shared
 
 P = [f"p-{i:02d}" for i in range(1, 4)]
@@ -87,16 +99,6 @@ print("{}")
 """
 
 
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
 def keyop_plan(tag: str, how: str) -> str:
     return (
         f'plan:\n  name: "{tag}"\n  task: "operator key step {tag}"\n  status: pending_approval\n'
@@ -108,30 +110,6 @@ def keyop_plan(tag: str, how: str) -> str:
 
 def _tags() -> list[str]:
     return [*P, *M] + [f"{g}-{n}" for g in G for n in (1, 2)]
-
-
-def _counts(lab: Lab) -> dict[str, int]:
-    return {t: len(lab.calls(t)) for t in _tags()}
-
-
-def _try(lab: Lab, *args: str, limit: float = 20) -> tuple[int, str, str]:
-    try:
-        res = lab.cli(*args, "--config", str(lab.config), timeout=limit)
-    except Exception as why:  # a reader blocked
-        return -999, "", f"HUNG/raised: {type(why).__name__}: {why}"[-600:]
-    return res.returncode, res.stdout, res.stderr
-
-
-def _rows(out: str) -> dict[str, dict]:
-    try:
-        listed = json.loads(out)
-    except ValueError:
-        return {}
-    return {
-        r["plan"][len("plans/") :]: {k: r.get(k) for k in ("status", "waiting", "last_event")}
-        for r in listed
-        if isinstance(r, dict)
-    }
 
 
 def _make(state: Path, how: str, root: Path) -> None:
@@ -167,16 +145,6 @@ def _make(state: Path, how: str, root: Path) -> None:
     os.symlink(target, key)
 
 
-def _put_back(state: Path, good: Path) -> None:
-    key = state / "commit.key"
-    if key.is_symlink() or key.is_file():
-        key.unlink()
-    elif key.is_dir():
-        key.rmdir()
-    shutil.copy2(good, key)
-    key.chmod(0o600)
-
-
 def _build(root: Path) -> Lab:
     script = root / "keyop.py"
     script.write_text(KEYOP)
@@ -188,112 +156,59 @@ def _build(root: Path) -> Lab:
         )
         + "}\n",
     )
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
-    date()
-    for v in P:
-        lab.write(v, plan_text(v))
-    for v in G:
-        lab.write(v, gated(v))
-    lab.commit("agent plans")
-    lab.run()
-    date()
-    for v in G:
-        lab.set_status(v, "approved")
-    lab.commit("approve the gated three", ALICE)
-    lab.run()
-    bk = root / "bk"
-    shutil.copytree(lab.state, bk, symlinks=True)
-    date()
-    lab.git("checkout", "-q", "-b", "alice/review")
-    for v in [*P, *G[:2]]:
-        lab.set_status(v, "approved")
-    lab.commit("approve the burst", ALICE)
-    lab.git("checkout", "-q", "main")
-    date()
-    lab.git("merge", "-q", "--no-ff", "-m", "merge alice/review", "alice/review", who=ALICE)
-    lab.run()
-    tip = lab.head()
-    lab.burst = _counts(lab)  # type: ignore[attr-defined]
+    tip, bk, date = key_burst(lab, P, G, "approve the gated three")
+    lab.burst = counts(lab, _tags())  # type: ignore[attr-defined]
     lab.out = {}  # type: ignore[attr-defined]
     live = root / "live"
     shutil.copytree(lab.state, live, symlinks=True)
     for how in VARIANTS:
-        lab.git("reset", "-q", "--hard", tip)
-        shutil.rmtree(lab.state)
-        shutil.copytree(live if how in LIVE else bk, lab.state, symlinks=True)
+        back_to(lab, tip, live if how in LIVE else bk)
         _make(lab.state, how, root)
-        before = _counts(lab)
-        date()
-        lab.set_status("g-03", "approved")
-        lab.commit("approve the g-03 gate", ALICE)
         limit = 3 if how in ("fifolink", "zero", "sparse") else 20
-        rc, _, err = _try(lab, "run", "--once", limit=limit)
-        st_rc, st_out, st_err = _try(lab, "status", "--json", limit=limit)
-        after = _counts(lab)
-        res = {
-            "rc": rc,
-            "err": err[-1500:],
-            "st_rc": st_rc,
-            "st_out": (st_out + st_err)[-1500:],
-            "rows": _rows(st_out),
-            "delta": {k: after[k] - before[k] for k in after if after[k] != before[k]},
-        }
+        res, after = key_trial(lab, date, _tags(), "g-03", limit)
         lab.out[how] = res  # type: ignore[attr-defined]
         if how not in REMEDY:
             continue
-        _put_back(lab.state, (live if how in LIVE else bk) / "commit.key")
-        rc2, _, err2 = _try(lab, "run", "--once")
-        _, st2, _ = _try(lab, "status", "--json")
-        again = _counts(lab)
-        res["after"] = {k: again[k] - after[k] for k in again if again[k] != after[k]}
-        res["remedy"] = {"rc": rc2, "err": err2[-800:], "rows": _rows(st2)}
+        key_remedy(lab, _tags(), res, after, (live if how in LIVE else bk) / "commit.key")
         lab.out[how] = res  # type: ignore[attr-defined]
     # mid-pass: the operator's tool swaps or removes the key while the pass runs
     for how in MIDS:
-        lab.git("reset", "-q", "--hard", tip)
-        shutil.rmtree(lab.state)
-        shutil.copytree(live, lab.state, symlinks=True)
+        back_to(lab, tip, live)
         date()
         lab.write("k-op", keyop_plan("k-op", how[3:]))
         for v in M:
             lab.write(v, plan_text(v))
         lab.commit("the operator's key step and four plans")
         lab.run()
-        before = _counts(lab)
+        before = counts(lab, _tags())
         date()
         for v in ["k-op", *M]:
             lab.set_status(v, "approved")
         lab.commit("approve the key step and four plans", ALICE)
-        rc, _, err = _try(lab, "run", "--once")
-        mid = _counts(lab)
+        rc, _, err = try_cli(lab, "run", "--once")
+        mid = counts(lab, _tags())
         date()
         for v in M:
             if lab.plan(v).get("plan", {}).get("status") != "approved":
                 lab.set_status(v, "approved")
         lab.commit("approve again", ALICE)
-        rc1, _, err1 = _try(lab, "run", "--once")
-        _, st1, _ = _try(lab, "status", "--json")
-        _put_back(lab.state, live / "commit.key")
-        rc2, _, err2 = _try(lab, "run", "--once")
-        _, st2, _ = _try(lab, "status", "--json")
-        again = _counts(lab)
+        rc1, _, err1 = try_cli(lab, "run", "--once")
+        _, st1, _ = try_cli(lab, "status", "--json")
+        put_back_key(lab.state, live / "commit.key")
+        rc2, _, err2 = try_cli(lab, "run", "--once")
+        _, st2, _ = try_cli(lab, "status", "--json")
+        again = counts(lab, _tags())
         lab.out[how] = {  # type: ignore[attr-defined]
             "rc": rc,
             "err": err[-1200:],
             "rc1": rc1,
             "err1": err1[-1200:],
-            "rows1": _rows(st1),
+            "rows1": rows_of(st1),
             "rc2": rc2,
             "err2": err2[-1200:],
-            "rows": _rows(st2),
-            "mid": {k: mid[k] - before[k] for k in mid if mid[k] != before[k]},
-            "delta": {k: again[k] - before[k] for k in again if again[k] != before[k]},
+            "rows": rows_of(st2),
+            "mid": grown(mid, before),
+            "delta": grown(again, before),
         }
     (root / "out.json").write_text(json.dumps(lab.out, indent=1))  # type: ignore[attr-defined]
     return lab
@@ -309,16 +224,6 @@ def test_the_lab(lab: Lab) -> None:
     assert all(burst[p] == 1 for p in P), burst
     assert all(burst[f"{g}-2"] == 1 for g in G[:2]), burst
     assert burst["g-03-2"] == 0, burst
-
-
-def _refused(res: dict) -> bool:
-    return (
-        res["rc"] not in (0, -999)
-        and "E_STORAGE" in res["err"]
-        and "commit.key" in res["err"]
-        and res["st_rc"] not in (0, -999)
-        and "commit.key" in res["st_out"]
-    )
 
 
 def _undone(rows: dict, slugs: list[str]) -> dict:
@@ -356,7 +261,7 @@ def test_a_key_that_is_no_plain_file(lab: Lab, vid: str) -> None:
         assert twice == {}, said
         assert res["rc"] != -999 and res["st_rc"] != -999, ("a reader hung", said)
     elif what == "verdict":
-        if _refused(res):
+        if key_refused(res):
             assert res["delta"] == {}, said
             assert how not in MUST_START, ("an honest key refused", said)
             return

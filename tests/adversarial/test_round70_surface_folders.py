@@ -70,13 +70,12 @@ E_PLAN_AMBIGUOUS note.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
-from mcpkit import session
+from oraclekit import as_text, mcp_payload, path_readers
 from test_round2_execution_kit import shared
 
 FORGED_LOG = (
@@ -160,28 +159,14 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: rbx approved", AGENT)
     lab.run()
     got_rbx = {k: lab.plan(k)["plan"]["status"] for k in ("rbx", "ctl")}
-    cfg = str(lab.config)
-    got: dict[str, Any] = {"file-status": got_rbx}
-    got["rows"] = {
-        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
-    }
     names = {s: f"plans/{s}" for s in (*DONE, "rs")}
     names.update({
         "jn-in": "plans/jn/PLAN.json", "tn-in": "plans/tn/PLAN.md/x",
         "lc-in": "plans/lc/plan.yml", "uc-in": "plans/uc/PLAN.YAML",
         "dp-in": "plans/dp/PLAN.yaml/a/b",
     })  # fmt: skip
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for path in names.values():
-        calls += [("log", {"path": path}), ("status", {"path": path})]
-    replies = session(lab, calls)[0]
-    for i, key in enumerate(names):
-        got[f"{key}:mcp-log"] = replies[2 * i]
-        got[f"{key}:mcp-status"] = replies[2 * i + 1]
-    for key in SHOWN:
-        path = names[key]
-        shown = lab.cli("show", "--config", cfg, path, cwd=lab.repo)
-        got[f"{key}:show"] = shown.stdout + shown.stderr
+    got, _ = path_readers(lab, names, shown=SHOWN)
+    got["file-status"] = got_rbx
     got["calls"] = {t: len(lab.calls(t)) for s in names for t in (s, f"{s}-EVIL", f"{s}-inner")}
     lab.got = got  # type: ignore[attr-defined]
     lab.names = names
@@ -193,22 +178,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r70-surface-folders", _build)
 
 
-def _t(x: Any) -> str:
-    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
-
-
-def _payload(reply: dict[str, Any] | None) -> tuple[bool, Any]:
-    """(is an error, the answer: the structured content or the error text)."""
-    res = (reply or {}).get("result") or {}
-    if res.get("isError") or not res:
-        return True, _t(reply)
-    if res.get("structuredContent") is not None:
-        return False, res["structuredContent"]
-    return False, json.loads(res["content"][0]["text"])
-
-
 def _mcp_row(got: dict[str, Any], key: str) -> dict[str, Any]:
-    err, answer = _payload(got[f"{key}:mcp-status"])
+    err, answer = mcp_payload(got[f"{key}:mcp-status"])
     assert not err, answer
     return answer["plans"][0]
 
@@ -226,12 +197,12 @@ def test_a_folder_named_as_a_plan_file_holds_no_plan(lab: Lab, vid: str) -> None
     if what == "row":
         row = got["rows"][lab.names[key]]  # type: ignore[attr-defined]
         assert row["status"] is None and row["approver"] is None, row
-        assert "E_UNSAFE_PATH" in _t(row["reason"]), row
+        assert "E_UNSAFE_PATH" in as_text(row["reason"]), row
         return
-    text = got[f"{key}:show"] if what == "show" else _payload(got[f"{key}:{what}"])[1]
-    text = _t(text)
+    text = got[f"{key}:show"] if what == "show" else mcp_payload(got[f"{key}:{what}"])[1]
+    text = as_text(text)
     if what != "show":
-        assert _payload(got[f"{key}:{what}"])[0], text[:1500]
+        assert mcp_payload(got[f"{key}:{what}"])[0], text[:1500]
     assert "E_UNSAFE_PATH" in text or "E_USAGE" in text, text[:1500]
     assert "forged-r70" not in text and "EVIL" not in text and "alice" not in text, text[:1500]
 
@@ -251,22 +222,22 @@ def test_the_plan_beside_it_is_read_as_docs_say(lab: Lab, vid: str) -> None:
         if what == "row":
             assert row["status"] == "completed" and row["approver"] == ALICE[1], row
             return
-        err, answer = _payload(got[f"{key}:mcp-log"])
+        err, answer = mcp_payload(got[f"{key}:mcp-log"])
         assert not err and (answer["execution"] or {}).get("status") == "completed", answer
-        assert "forged-r70" not in _t(answer), answer
+        assert "forged-r70" not in as_text(answer), answer
         return
     # a folder named PLAN.yaml (its plan deeper): the folder is E_PLAN_AMBIGUOUS everywhere
     if what == "row":
-        assert row["status"] is None and "E_PLAN_AMBIGUOUS" in _t(row["reason"]), row
+        assert row["status"] is None and "E_PLAN_AMBIGUOUS" in as_text(row["reason"]), row
     elif what == "show":
         assert "E_PLAN_AMBIGUOUS" in got["dp:show"], got["dp:show"]
     elif what == "mcp-log":
-        err, answer = _payload(got["dp:mcp-log"])
-        assert err and "E_PLAN_AMBIGUOUS" in _t(answer), answer
+        err, answer = mcp_payload(got["dp:mcp-log"])
+        assert err and "E_PLAN_AMBIGUOUS" in as_text(answer), answer
     else:  # docs/agents.md: the MCP row's reason is the E_PLAN_AMBIGUOUS note
         mrow = _mcp_row(got, "dp")
         assert mrow["status"] is None, mrow
-        assert "E_PLAN_AMBIGUOUS" in _t(mrow["reason"]), mrow
+        assert "E_PLAN_AMBIGUOUS" in as_text(mrow["reason"]), mrow
 
 
 # -- case variants of the names: no plan folder, refused by every reader (fixed 2026-11-30) ----
@@ -286,13 +257,13 @@ def test_a_case_variant_folder_is_refused_by_every_reader(lab: Lab, vid: str) ->
     if what == "row":
         row = got["rows"][path]
         assert row["status"] is None and row["approver"] is None, row
-        text = _t(row)
+        text = as_text(row)
     elif what == "show":
         text = got[f"{key}:show"]
     else:
-        err, answer = _payload(got[f"{key}:{what}"])
+        err, answer = mcp_payload(got[f"{key}:{what}"])
         assert err, answer
-        text = _t(answer)
+        text = as_text(answer)
     assert "E_UNSAFE_PATH" in text, text[:1500]
     assert "forged-r70" not in text and "pending_approval" not in text, text[:1500]
     assert ALICE[1] not in text, text[:1500]
@@ -313,40 +284,40 @@ def test_a_renamed_plan_file_keeps_its_record_on_every_reader(lab: Lab, vid: str
     if key == "rs":  # a pending plan replaced by a copy of another's completed file, renamed
         if what == "row":
             assert row["status"] == "pending_approval" and row["approver"] is None, row
-            assert "E_OWNED_BLOCK_CHANGED" in _t(row["notes"]), row
+            assert "E_OWNED_BLOCK_CHANGED" in as_text(row["notes"]), row
         elif what == "show":
             text = got["rs:show"]
             assert "E_OWNED_BLOCK_CHANGED" in text and "Approved:" not in text, text
         else:
-            err, answer = _payload(got["rs:mcp-log"])
+            err, answer = mcp_payload(got["rs:mcp-log"])
             assert not err and answer["execution"] is None, answer
-            assert "E_OWNED_BLOCK_CHANGED" in _t(answer["problems"]), answer
+            assert "E_OWNED_BLOCK_CHANGED" in as_text(answer["problems"]), answer
         return
     if key == "rf":  # renamed AND edited in one commit: whatever the answer, one answer
         text = got["rf:show"]
-        _, log = _payload(got["rf:mcp-log"])
+        _, log = mcp_payload(got["rf:mcp-log"])
         shown = ("Approved: by alice" in text, (log["execution"] or {}).get("status"))
         rowsays = (row["approver"] == ALICE[1], row["status"])
-        assert "forged-r70" not in text + _t(log), (text, log)
+        assert "forged-r70" not in text + as_text(log), (text, log)
         assert shown == rowsays, (shown, rowsays, row)
         return
     noted = key in FORGED
     if what in ("row", "mcp-status"):
         r = row if what == "row" else _mcp_row(got, key)
         assert r["status"] == "completed" and r["approver"] == ALICE[1], r
-        assert noted == ("E_OWNED_BLOCK_CHANGED" in _t(r["notes"])), r
+        assert noted == ("E_OWNED_BLOCK_CHANGED" in as_text(r["notes"])), r
     elif what == "show":
         text = got[f"{key}:show"]
         assert "Status:  completed" in text and "Approved: by alice" in text, text
         assert noted == ("E_OWNED_BLOCK_CHANGED" in text), text
         assert "forged-r70" not in text, text
     else:
-        err, answer = _payload(got[f"{key}:mcp-log"])
+        err, answer = mcp_payload(got[f"{key}:mcp-log"])
         assert not err, answer
         assert (answer["execution"] or {}).get("status") == "completed", answer
         assert answer["outputs"] == {"1": {}}, answer
-        assert "forged-r70" not in _t(answer), answer
-        assert noted == ("E_OWNED_BLOCK_CHANGED" in _t(answer["problems"])), answer
+        assert "forged-r70" not in as_text(answer), answer
+        assert noted == ("E_OWNED_BLOCK_CHANGED" in as_text(answer["problems"])), answer
 
 
 RUNS = {s: 1 for s in DONE}

@@ -64,19 +64,12 @@ page and ``/api/plan/`` (they were frozen as plans of their own).
 from __future__ import annotations
 
 import json
-import re
-import signal
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, plan_text
-from mcpkit import session
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
+from oraclekit import as_text, keyed_pages, mcp_payload, path_readers
 from test_round2_execution_kit import shared
 
 FORGED_LOG = (
@@ -90,49 +83,6 @@ NAMES = {
     "up-in": "plans/up/PLAN.YML",
     "cap": "plans/Deploy",
 }  # fmt: skip
-
-
-def _get(port: int, path: str) -> str:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=15) as resp:
-            return resp.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as err:
-        return f"HTTP {err.code}: " + err.read().decode("utf-8", "replace")
-
-
-def _pages(lab: Lab) -> dict[str, str]:
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    out: dict[str, str] = {}
-    lines: list[str] = []
-    try:
-        port = None
-        while port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise BenchError("the daemon never said where it listens: " + "".join(lines))
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            port = int(m.group(1)) if m else None
-        for _ in range(80):  # the first snapshot names the plans
-            if "plans/up/PLAN.YML" in _get(port, "/api/"):
-                break
-            time.sleep(0.25)
-        for key, plan in NAMES.items():
-            out[f"{key}:page"] = _get(port, f"/plan/{plan}")
-            out[f"{key}:api"] = _get(port, f"/api/plan/{plan}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-    return out
 
 
 def _build(root: Path) -> Lab:
@@ -166,28 +116,15 @@ def _build(root: Path) -> Lab:
     lab.git("mv", "plans/hn3/PLAN.yaml", "plans/hn3/PLAN.yml")
     lab.commit("bob: PLAN.yml after all", BOB)
     lab.run()
-    cfg = str(lab.config)
-    got: dict[str, Any] = {"pass": (passed.returncode, passed.stderr[-1500:])}
-    got["rows"] = {
-        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
-    }
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for path in NAMES.values():
-        calls += [("log", {"path": path}), ("status", {"path": path})]
-    replies = session(lab, calls)[0]
-    for i, key in enumerate(NAMES):
-        got[f"{key}:mcp-log"] = replies[2 * i]
-        got[f"{key}:mcp-status"] = replies[2 * i + 1]
-    for key, path in NAMES.items():
-        shown = lab.cli("show", "--config", cfg, path, cwd=lab.repo)
-        got[f"{key}:show"] = shown.stdout + shown.stderr
+    got, _ = path_readers(lab, NAMES)
+    got["pass"] = (passed.returncode, passed.stderr[-1500:])
     got["calls"] = {
         t: len(lab.calls(t))
         for t in ("lfpend", "lfplan", "lfdone", "up", "hn3", "honest", "Deploy", "lfplan-inner",
                   "lfdone-inner", "up-inner")
     }  # fmt: skip
     got["audit"] = lab.audit(config=lab.config)
-    got.update(_pages(lab))
+    got.update(keyed_pages(lab, NAMES, "plans/up/PLAN.YML"))
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -195,19 +132,6 @@ def _build(root: Path) -> Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r70-surface-recordnames", _build)
-
-
-def _t(x: Any) -> str:
-    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
-
-
-def _payload(reply: dict[str, Any] | None) -> tuple[bool, Any]:
-    res = (reply or {}).get("result") or {}
-    if res.get("isError") or not res:
-        return True, _t(reply)
-    if res.get("structuredContent") is not None:
-        return False, res["structuredContent"]
-    return False, json.loads(res["content"][0]["text"])
 
 
 # -- no stall: every approved plan ran once, nothing of the agent's ran ------------------------
@@ -237,16 +161,16 @@ def test_a_completed_plan_shows_alices_record(lab: Lab, vid: str) -> None:
         if what == "row":
             r = got["rows"][NAMES[key]]
         else:
-            err, answer = _payload(got[f"{key}:mcp-status"])
+            err, answer = mcp_payload(got[f"{key}:mcp-status"])
             assert not err, answer
             r = answer["plans"][0]
         assert r["status"] == "completed" and r["approver"] == ALICE[1], r
-        assert noted == ("E_OWNED_BLOCK_CHANGED" in _t(r["notes"])), r
+        assert noted == ("E_OWNED_BLOCK_CHANGED" in as_text(r["notes"])), r
         return
     if what == "mcp-log":
-        err, text = _payload(got[f"{key}:mcp-log"])
+        err, text = mcp_payload(got[f"{key}:mcp-log"])
         assert not err and (text["execution"] or {}).get("status") == "completed", text
-        text = _t(text)
+        text = as_text(text)
     else:
         text = got[f"{key}:{what}"]
     assert "forged-r70" not in text and "Traceback" not in text, text[:2000]
@@ -275,11 +199,11 @@ def test_a_folder_named_as_a_record_or_plan_file_is_refused_by_every_reader(
     if what == "row":
         row = got["rows"][path]
         assert row["status"] is None and row["approver"] is None, row
-        text = _t(row)
+        text = as_text(row)
     elif what in ("mcp-log", "mcp-status"):
-        err, text = _payload(got[f"{key}:{what}"])
+        err, text = mcp_payload(got[f"{key}:{what}"])
         assert err, text
-        text = _t(text)
+        text = as_text(text)
     elif what == "api":  # the file's text may be shown; its row is no plan's
         text = got[f"{key}:api"]
         assert json.loads(text)["row"]["status"] is None, text[:2000]

@@ -278,9 +278,13 @@ class ControllerCore:
         return own.__contains__
 
     def _adopt_history(self) -> None:
-        """First run with this state directory: the branch's commits under the controller's
-        identity so far are taken as its own (trust on first use, logged), before any scan.
-        Later runs: the sealed ones its record lacks (:meth:`_adopt_sealed`)."""
+        """First run with this state directory: what it takes as its own, before any scan.
+        A ``commit.key`` that verifies commits on the branch (the key put back alone) makes
+        the record: the commits it verifies, as a restored record knows them (round 71: the
+        agent's seal-shaped forgeries beside them were adopted too). Otherwise the commits
+        under the controller's identity so far (trust on first use, logged; refused first
+        when another key sealed some, until ``--take-over``). Later runs: the sealed ones
+        its record lacks (:meth:`_adopt_sealed`)."""
         if not self.state.locked:
             return
         if self.own_commits.known:
@@ -290,12 +294,38 @@ class ControllerCore:
             shas = self._named_history()
         except GitError:
             shas = []  # no commits yet: nothing to adopt
-        self._refuse_sealed_by_another(shas)
-        self.own_commits.adopt(shas)
+        keyed = self._keyed_history(shas)
+        if keyed is None:
+            self._refuse_sealed_by_another(shas)
+        adopted = shas if keyed is None else keyed
+        self.own_commits.adopt(adopted)
         # the key from the record's first day: a record is never without its key (round 67)
         self.commit_seal.key(create=True)
+        if keyed is not None:
+            self._started_by(keyed)  # as a restored record's sealed commits (_adopt_sealed)
         log = self.log.warning if shas else self.log.info  # a new repository: nothing to trust
-        log("own_commits_adopted", count=len(shas), file=str(self.own_commits.path))
+        log(
+            "own_commits_adopted",
+            count=len(adopted),
+            by="its commit.key" if keyed is not None else "trust on first use",
+            not_adopted=len(shas) - len(adopted),
+            file=str(self.own_commits.path),
+        )
+
+    def _keyed_history(self, shas: list[str]) -> list[str] | None:
+        """Of ``shas`` (newest first), what this state's key made: the commits it verifies,
+        and the unsealed ones older than the oldest of them (history from before plangate
+        sealed its commits, which the lost record held too). A commit under the controller's
+        name whose seal the key rejects, or unsealed after its first seal, is anyone's.
+        None when there is no key or it verifies none (trust on first use decides)."""
+        if not shas or self.commit_seal.key() is None:
+            return None
+        sealed = set(self._sealed_candidates(shas))
+        mine = [sha for sha in shas if sha in sealed and self._sealed_by_us(sha)]
+        if not mine:
+            return None
+        before = shas[shas.index(mine[-1]) + 1 :]
+        return mine + [sha for sha in before if sha not in sealed]
 
     def _refuse_sealed_by_another(self, shas: list[str]) -> None:
         """E_STORAGE on the first start of a state directory when the branch holds sealed
@@ -305,8 +335,8 @@ class ControllerCore:
         operator says which: restore that state, or ``run --take-over`` (logged)."""
         candidates = self._sealed_candidates(shas)
         newest = next((sha for sha in candidates if self._was_sealed(sha)), None)
-        if newest is None or self._key_made_any(candidates):
-            return  # history from before sealing, or this key made them (a restored key)
+        if newest is None:
+            return  # history from before sealing
         if self.take_over:
             self.log.warning("own_commits_taken_over", count=len(shas), newest=newest[:12])
             return
@@ -330,11 +360,6 @@ class ControllerCore:
         )
         sealed = set(out.split())
         return [sha for sha in shas if sha in sealed]
-
-    def _key_made_any(self, shas: list[str]) -> bool:
-        """Did this state's key (a ``commit.key`` put in place before the first start) seal
-        one of ``shas``?"""
-        return self.commit_seal.key() is not None and any(map(self._sealed_by_us, shas))
 
     def _require_commit_key(self) -> None:
         """E_STORAGE when ``commit.key`` is missing beside a record of commits this controller

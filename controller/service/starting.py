@@ -239,10 +239,13 @@ class Starting(Committing):
             if state.status != "executing" or state.plan_id in jobs or state.last_commit is None:
                 continue
             data = self._read_plan_data(state)
-            approval = data.get("approval") if isinstance(data, dict) else None
             plan_hash = state.frozen_hash
-            if not isinstance(approval, dict) or not plan_hash:
+            if not isinstance(data, dict) or not plan_hash:
                 continue
+            # a start whose file carries no approval record is a lost run all the same (round
+            # 71: a start adopted on first use stayed `executing` for good): in doubt, resumable
+            approval = data.get("approval")
+            approval = approval if isinstance(approval, dict) else {}
             if self._not_ours(state, self._head or self.head()):
                 continue
             job = Job(state.plan_id, self._plan_path(state), plan_hash, approval)

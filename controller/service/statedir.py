@@ -384,9 +384,10 @@ class OwnCommits:
     while the newest commits it recorded for the plan are still on the branch (round 59).
     The first time a state directory has no such file (a new install, an upgrade, a lost
     state directory), the controller adopts every first-parent commit of the watched branch
-    under its identity as its own (trust on first use: :meth:`adopt`), and records from
-    then on. Without a record at all (read-only
-    commands before any controller ran) the identity decides, as it did before.
+    under its identity as its own (trust on first use: :meth:`adopt`), or, when a
+    ``commit.key`` in place verifies some, only those (round 71), and records from then on.
+    Without a record at all (read-only commands before any controller ran) the identity
+    decides, as it did before.
     """
 
     def __init__(self, path: Path) -> None:

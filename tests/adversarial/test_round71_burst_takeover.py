@@ -59,6 +59,21 @@ clone; ``restore`` and ``habit`` (the live state started with ``--take-over`` by
 adopted) run ``t-06``/``t-07`` once and the gates' action 2 once, and hold ``t-08`` (a sealed
 start their key does not verify) as "another controller or a lost key" (round 69's documented
 safe side); ``t-05`` (run after the backup) never again after the restore.
+
+Fixed (2026-11-30): one rule for what a state directory adopts on its first start. A
+``commit.key`` that verifies commits on the branch makes the record: the commits it verifies
+(and the unsealed history from before its first seal), nothing else; a commit under the
+controller's name whose seal it rejects is anyone's, whatever else the branch holds (the index
+reads the forgeries as forgeries, Alice's approvals run ``t-06``, ``t-07`` and ``g-01``'s
+action 2 once). Trust on first use (``--take-over``, or a branch with no seals) is only for a
+state directory whose key verifies nothing. And every run the controller counts as its own with
+no journal goes the lost-run way, whatever the plan's file holds: the adopted start of ``t-08``
+(no ``approval:`` block in the file, so the orphan was never taken up) fails
+``E_ACTION_IN_DOUBT`` and Alice's resume runs it once. Changed assertions: ``keyonly-fs`` now
+asserts round 69's safe side (``FOREIGN``: the forged start is not adopted, ``t-08`` never runs
+and its row says "another controller or a lost key"), as ``restore-fs``; ``takeover-starts``
+reads ``own_commits_taken_over`` from the whole log of the start (the lost run's own lines now
+push it out of the kept tail).
 """
 
 from __future__ import annotations
@@ -74,45 +89,13 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, BOT, Lab, cases, plan_text, xfail
+from advkit import ALICE, BOT, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 T = [f"t-{i:02d}" for i in range(1, 13)]
 G = ["g-01", "g-02"]
 CLONES = ["take", "restore", "keyonly", "habit"]
-_KEY = (
-    "a new state directory holding only the old commit.key (no `commits`) starts without a "
-    "refusal (some seals verify) and adopts the agent's seal-shaped forgeries its key does NOT "
-    "verify: {what}; should: only commits its key verifies are its own (as `restore` does), the "
-    "forgery anyone's"
-)
-_STUCK = (
-    "after --take-over (or the key alone), the agent's seal-shaped `start` of a never-approved "
-    "plan is adopted, but the run is neither failed E_ACTION_IN_DOUBT nor resumable: the row "
-    "stays `executing` for good, `waiting` null, Alice's approval ignored 'from executing'; "
-    "should (docs/operations.md, take over): a started run with no journal fails "
-    "E_ACTION_IN_DOUBT and her resume approval runs it once"
-)
-BROKEN: dict[str, object] = {
-    "keyonly-fc": xfail(
-        "keyonly",
-        _KEY.format(
-            what="t-06 `completed`, approver alice, never "
-            "ran; her approval ignored 'from completed'"
-        ),
-    ),
-    "keyonly-ff": xfail(
-        "keyonly", _KEY.format(what="t-07 `failed` (never started), her approval never runs it")
-    ),
-    "keyonly-fgc": xfail(
-        "keyonly",
-        _KEY.format(
-            what="g-01 `completed` at its gate, her gate approval ignored, action 2 never runs"
-        ),
-    ),
-    "keyonly-fs": xfail("stuck", _STUCK),
-    "take-fs": xfail("stuck", _STUCK),
-}
+BROKEN: dict[str, object] = {}
 
 
 def gated(tag: str) -> str:
@@ -315,7 +298,11 @@ def _build(root: Path) -> Lab:
     for name, clone in clones.items():
         date()
         s = clone.run(*starts[name])
-        out.setdefault(name, {})["start"] = {"rc": s.returncode, "err": s.stderr[-1500:]}
+        out.setdefault(name, {})["start"] = {
+            "rc": s.returncode,
+            "err": s.stderr[-1500:],
+            "taken": "own_commits_taken_over" in s.stderr,
+        }
         out[name]["rows_start"] = clone.rows()
         date()
         for v in ("t-06", "t-07", "t-08", "t-01", *G):
@@ -375,7 +362,7 @@ def test_a_new_state_directory_refuses_then_takes_over(lab: Lab, vid: str) -> No
         assert named, (commit, mine, out["audit_rc"])
     elif vid == "takeover-starts":
         assert out["start"]["rc"] == 0, out["start"]
-        assert "own_commits_taken_over" in out["start"]["err"], out["start"]
+        assert out["start"]["taken"], out["start"]
     elif vid == "daemon-takes-over":
         d = lab.out["daemon"]  # type: ignore[attr-defined]
         assert d["taken"] and d["daemon_rc"] == 0, d
@@ -394,8 +381,9 @@ IDS = [f"{c}-{v}" for c in CLONES for v in WANT]
 #: take-over adopts the forgeries as trust on first use (docs/threat-model.md): never twice
 TOFU = {"take-fc", "take-ff", "take-fgc"}
 #: a sealed start its key does not verify: "another controller or a lost key" (the documented
-#: safe side, round 69): never runs, the row says why
-FOREIGN = {"restore-fs", "habit-fs"}
+#: safe side, round 69): never runs, the row says why (``keyonly-fs`` since the fix: the key
+#: alone adopts only what it verifies, as ``restore`` does)
+FOREIGN = {"restore-fs", "habit-fs", "keyonly-fs"}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]

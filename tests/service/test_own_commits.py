@@ -13,6 +13,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.support.gitenv import commit_all, git, run_cli
 from tests.support.plantext import greet_plan
 
@@ -361,3 +363,86 @@ def test_a_restored_key_alone_knows_its_sealed_history(tmp_path: Path, repo: Pat
     assert result.returncode == 0, result.stderr[-2000:]
     assert "own_commits_adopted" in result.stderr and "taken_over" not in result.stderr
     assert _status(second)["plans/done"]["status"] == "completed"
+
+
+def _forge(repo: Path, slug: str, event: str, status: str, plan_hash: str, seal: bool) -> str:
+    """The agent, as the controller: ``event`` of ``slug`` (its file set to ``status``), with
+    the trailers of a controller commit and, if ``seal``, a seal-shaped line no key made."""
+    import secrets
+
+    path = repo / "plans" / slug / "PLAN.yml"
+    text = path.read_text()
+    path.write_text(re.sub(r"(?m)^  status: .*$", f"  status: {status}", text, count=1))
+    body = f"Plan: plans/{slug}\nPlan-Hash: {plan_hash}\nPlan-Status: {status}\n"
+    if seal:
+        body += f"Controller: vm/1\nController-Seal: {secrets.token_hex(32)}\n"
+    return commit_all(repo, f"plangate: {event} plans/{slug}\n\n{body}", CONTROLLER)
+
+
+def _key_alone(tmp_path: Path, config: Path) -> Path:
+    """A new state directory holding only the first one's ``commit.key``; its config."""
+    second = _second_state(tmp_path, config)
+    (tmp_path / "state2").mkdir(mode=0o700)
+    key = tmp_path / "state2" / "commit.key"
+    key.write_bytes((tmp_path / "state" / "commit.key").read_bytes())
+    key.chmod(0o600)
+    return second
+
+
+@pytest.mark.parametrize("seal", [True, False], ids=["seal-shaped", "unsealed"])
+def test_a_key_alone_adopts_only_the_commits_it_verifies(
+    tmp_path: Path, repo: Path, seal: bool
+) -> None:
+    """Round 71: the key alone made some of the branch's seals, so it starts without asking;
+    a commit under the controller's name it does not verify (a seal it rejects, or none after
+    its first seal) is anyone's, as for the restored state directory: the forged completion
+    of a plan nobody approved is an illegal transition, and her approval runs the plan."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    victim = _status(config)["plans/victim"]
+    forged = _forge(repo, "victim", "complete", "completed", victim["hash"], seal)
+    second = _key_alone(tmp_path, config)
+    result = run_cli("run", "--once", "--config", str(second), timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "taken_over" not in result.stderr
+    recorded = (tmp_path / "state2" / "commits").read_text().split()
+    assert forged not in recorded
+    own = git(repo, "log", "--format=%H", "--author=plangate@localhost").split()
+    assert set(own) - {forged} <= set(recorded)  # every commit the key made is its own
+    row = _status(second)["plans/victim"]
+    assert row["status"] == "pending_approval", row
+    assert any("E_ILLEGAL_TRANSITION" in note for note in row["notes"]), row
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(re.sub(r"(?m)^  status: .*$", "  status: approved", path.read_text(), count=1))
+    commit_all(repo, "approve victim", ("Alice", "alice@example.com"))
+    _run(second)
+    assert _status(second)["plans/victim"]["status"] == "completed"
+    assert _status(second)["plans/done"]["status"] == "completed"
+
+
+def test_a_start_taken_over_with_no_approval_in_its_file_is_a_lost_run(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 71: ``--take-over`` adopts the branch's starts as its own (trust on first use);
+    one whose file carries no ``approval:`` block (the agent's start of a plan never
+    approved) stayed ``executing`` for good. Every run the controller counts as its own with
+    no journal fails E_ACTION_IN_DOUBT, and a resume approval runs it once."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    victim = _status(config)["plans/victim"]
+    _forge(repo, "victim", "start", "executing", victim["hash"], seal=True)
+    second = _second_state(tmp_path, config)
+    taken = run_cli("run", "--once", "--take-over", "--config", str(second), timeout=120)
+    assert taken.returncode == 0 and "run_adopted" in taken.stderr, taken.stderr[-2000:]
+    row = _status(second)["plans/victim"]
+    assert row["status"] == "failed" and "E_ACTION_IN_DOUBT" in str(row["reason"]), row
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: failed", "status: approved", 1))
+    commit_all(repo, "resume victim", ("Alice", "alice@example.com"))
+    _run(second)
+    row = _status(second)["plans/victim"]
+    assert row["status"] == "completed" and not row["waiting"], row
+    completions = git(repo, "log", "--format=%H", "--grep=^plangate: complete plans/victim")
+    assert len(completions.split()) == 1

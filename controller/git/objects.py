@@ -166,6 +166,21 @@ class Objects(RepoBase):
             return found is not None and found[1] == "tree"
         return False  # a name git cannot be asked holds no plan file either (walked elsewhere)
 
+    def names_in(self, commit: str, folder: str) -> list[str]:
+        """The names of ``folder``'s entries in ``commit`` (files, folders, links; none when
+        it is no folder): one tree read, so a reader compares them as it likes (a plan
+        file's name in any case, :func:`controller.plan.names.plan_file_claims`)."""
+        spec = f"{commit}:{folder}"
+        if _askable(spec):
+            found = self._lookup(spec)
+            sha = found[0] if found is not None and found[1] == "tree" else None
+        else:  # a name git cannot be asked: walk
+            sha = self._tree_of(commit)
+            for part in folder.split("/"):
+                entry = self._parsed_tree(sha).get(part) if sha is not None else None
+                sha = entry[0] if entry is not None and entry[1] == _TREE_MODE else None
+        return list(parse_tree(self._object(sha))) if sha is not None else []
+
     def trees_among(self, commit: str, paths: Sequence[str]) -> set[str]:
         """The ``paths`` that are folders in ``commit``: :meth:`is_tree` for a few, one
         ``cat-file --batch-check`` for many (a burst's batch of a thousand plan files asked

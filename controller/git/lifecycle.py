@@ -259,6 +259,7 @@ class Lifecycle(IndexStore):
         self._carried_here = set() if by_controller else self._left(repo, record)
         recorded: set[str] = set()
         logs: set[str] = set()
+        added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
@@ -302,13 +303,12 @@ class Lifecycle(IndexStore):
                     )
                 continue
             own = by_controller or self._moves_run_on(repo, record, change, plan_id)
-            # a new plan may come beside a folder named as its file in another case, there
-            # before it (its name sorts first, or an earlier commit): judged once (round 71)
-            added = plan_id not in self.plans
+            if plan_id not in self.plans:
+                added[plan_id] = own
             self._apply_plan_change(repo, record, change, plan_id, own, sink)
-            beside = added and len(plan_file_claims(repo.names_in(record.sha, plan_id))) > 1
-            if beside or any(f"{plan_id}/{name}" in self.plans for name in PLAN_FILES):
+            if any(f"{plan_id}/{name}" in self.plans for name in PLAN_FILES):
                 self._rejudge(repo, record, plan_id, own, sink)  # beside a folder so named
+        self._judge_added(repo, record, added, sink)
         self._note_logs(record, logs)
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
@@ -2000,6 +2000,18 @@ class Lifecycle(IndexStore):
         at = next((i for i, name in enumerate(parts[:-1]) if plan_file_claims([name])), None)
         if at:
             self._rejudge(repo, record, "/".join(parts[:at]), by_controller, sink)
+
+    def _judge_added(
+        self, repo: GitRepo, record: CommitRecord, added: dict[str, bool], sink: EventSink | None
+    ) -> None:
+        """New plans beside an entry claiming to be their file (``PLAN.YML/`` beside
+        ``PLAN.yml``, there before the plan: an earlier commit, or a name sorting first) are
+        judged again (round 71), their folders listed in one batch (a burst's thousand new
+        plans, issue 17)."""
+        listed = repo.names_among(record.sha, list(added)) if added else {}
+        for plan_id, own in added.items():
+            if len(plan_file_claims(listed.get(plan_id, ()))) > 1:
+                self._rejudge(repo, record, plan_id, own, sink)
 
     def _rejudge(
         self,

@@ -55,6 +55,7 @@ from controller.git.records import (
     record_events,
 )
 from controller.plan import hashing, likeness, yamlio
+from controller.plan.names import plan_file_claims
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 from controller.settings import IdentityAliases
 
@@ -258,6 +259,7 @@ class Lifecycle(IndexStore):
         self._carried_here = set() if by_controller else self._left(repo, record)
         recorded: set[str] = set()
         logs: set[str] = set()
+        added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
@@ -301,9 +303,12 @@ class Lifecycle(IndexStore):
                     )
                 continue
             own = by_controller or self._moves_run_on(repo, record, change, plan_id)
+            if plan_id not in self.plans:
+                added[plan_id] = own
             self._apply_plan_change(repo, record, change, plan_id, own, sink)
             if any(f"{plan_id}/{name}" in self.plans for name in PLAN_FILES):
                 self._rejudge(repo, record, plan_id, own, sink)  # beside a folder so named
+        self._judge_added(repo, record, added, sink)
         self._note_logs(record, logs)
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
@@ -1992,9 +1997,21 @@ class Lifecycle(IndexStore):
         :func:`controller.plan.plans.plan_named_folder`) came or went: the plan of the folder
         above it is judged again, as when its other plan file comes or goes (round 69)."""
         parts = change.path.split("/")
-        at = next((i for i, name in enumerate(parts[:-1]) if name in PLAN_FILES), None)
+        at = next((i for i, name in enumerate(parts[:-1]) if plan_file_claims([name])), None)
         if at:
             self._rejudge(repo, record, "/".join(parts[:at]), by_controller, sink)
+
+    def _judge_added(
+        self, repo: GitRepo, record: CommitRecord, added: dict[str, bool], sink: EventSink | None
+    ) -> None:
+        """New plans beside an entry claiming to be their file (``PLAN.YML/`` beside
+        ``PLAN.yml``, there before the plan: an earlier commit, or a name sorting first) are
+        judged again (round 71), their folders listed in one batch (a burst's thousand new
+        plans, issue 17)."""
+        listed = repo.names_among(record.sha, list(added)) if added else {}
+        for plan_id, own in added.items():
+            if len(plan_file_claims(listed.get(plan_id, ()))) > 1:
+                self._rejudge(repo, record, plan_id, own, sink)
 
     def _rejudge(
         self,
@@ -2030,11 +2047,10 @@ class Lifecycle(IndexStore):
         touches either file counts as a changer. When one of them goes, the other is taken as
         newly added by this commit (returned), so an approval in it is verified afresh."""
         folder = PurePosixPath(change.path).parent
-        present = {
-            str(folder / name): repo.blob_sha(record.sha, str(folder / name)) for name in PLAN_FILES
-        }
-        # a folder under a plan file's name counts as that file (round 69: never a plan)
-        held = [p for p, blob in present.items() if blob or repo.is_tree(record.sha, p)]
+        # one listing of the folder, its plan file's names compared case-insensitively: a
+        # folder (or file) under either name in any case counts as that file (rounds 69, 71)
+        names = repo.names_in(record.sha, str(folder))
+        held = plan_file_claims(names)
         moving = self._move_source(repo, record, change) or self._moved_away(repo, record, change)
         if not by_controller and (len(held) > 1 or not moving):
             identities = {
@@ -2047,7 +2063,7 @@ class Lifecycle(IndexStore):
             if not state.ambiguous:
                 self._problem(
                     state,
-                    "E_PLAN_AMBIGUOUS: the folder holds both PLAN.yml and PLAN.yaml; neither "
+                    f"E_PLAN_AMBIGUOUS: the folder holds both {' and '.join(held)}; neither "
                     "is read or run until one is deleted",
                 )
             state.ambiguous = True
@@ -2059,7 +2075,9 @@ class Lifecycle(IndexStore):
         if not state.ambiguous:
             return change  # a rename between the two names: one file at a time
         state.ambiguous = False
-        path, blob = next(((p, b) for p, b in present.items() if b), (change.path, None))
+        present = [str(folder / name) for name in PLAN_FILES if name in names]
+        blobs = ((path, repo.blob_sha(record.sha, path)) for path in present)
+        path, blob = next(((p, b) for p, b in blobs if b), (change.path, None))
         state.file = path
         return FileChange(path, None, blob, "100644")
 

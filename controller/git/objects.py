@@ -166,6 +166,44 @@ class Objects(RepoBase):
             return found is not None and found[1] == "tree"
         return False  # a name git cannot be asked holds no plan file either (walked elsewhere)
 
+    def names_in(self, commit: str, folder: str) -> list[str]:
+        """The names of ``folder``'s entries in ``commit`` (files, folders, links; none when
+        it is no folder): one tree read, so a reader compares them as it likes (a plan
+        file's name in any case, :func:`controller.plan.names.plan_file_claims`)."""
+        spec = f"{commit}:{folder}"
+        if _askable(spec):
+            found = self._lookup(spec)
+            sha = found[0] if found is not None and found[1] == "tree" else None
+        else:  # a name git cannot be asked: walk
+            sha = self._tree_of(commit)
+            for part in folder.split("/"):
+                entry = self._parsed_tree(sha).get(part) if sha is not None else None
+                sha = entry[0] if entry is not None and entry[1] == _TREE_MODE else None
+        return list(parse_tree(self._object(sha))) if sha is not None else []
+
+    def names_among(self, commit: str, folders: Sequence[str]) -> dict[str, list[str]]:
+        """:meth:`names_in` of each of ``folders``: one by one for a few, two round trips
+        for many (``cat-file --batch-check``, then ``--batch``: a burst's thousand new plans,
+        issue 17)."""
+        specs = [f"{commit}:{folder}" for folder in folders]
+        if len(folders) <= BATCH_LOOKUPS or self.checks_objects or not all(map(_askable, specs)):
+            return {folder: self.names_in(commit, folder) for folder in folders}
+        out = self.run_raw(
+            "cat-file", "--batch-check", input="".join(f"{s}\n" for s in specs).encode()
+        )
+        if out.returncode != 0:
+            raise GitError(f"cannot look up {len(folders)} folders in {commit[:12]}")
+        trees = {
+            folder: line.split()[0].decode()
+            for folder, line in zip(folders, out.stdout.splitlines(), strict=False)
+            if _kind(line) == b"tree"
+        }
+        read = self.blobs(sorted(set(trees.values())), keep=False)
+        return {
+            folder: list(parse_tree(read[trees[folder]])) if trees.get(folder) in read else []
+            for folder in folders
+        }
+
     def trees_among(self, commit: str, paths: Sequence[str]) -> set[str]:
         """The ``paths`` that are folders in ``commit``: :meth:`is_tree` for a few, one
         ``cat-file --batch-check`` for many (a burst's batch of a thousand plan files asked

@@ -18,6 +18,7 @@ from typing import Any
 from controller.errors import PlanAmbiguous
 from controller.git.records import CommitRecord, FileChange
 from controller.plan import yamlio
+from controller.plan.names import ambiguous_claims
 from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
@@ -291,17 +292,20 @@ def plan_id_of(path: str, plans_dir: str) -> str | None:
     return folder
 
 
-def plan_file_of(plan_id: str, present: Callable[[str], bool]) -> str | None:
-    """``plans/x`` -> its plan file on a branch (``plans/x/PLAN.yml`` or ``plans/x/PLAN.yaml``,
-    whichever ``present`` says the branch holds), None when neither. Every reader that asks
-    the branch for a plan by its id finds the file this way (round 68: MCP ``log`` and
-    ``wait`` read only ``PLAN.yml`` and answered "no plan" for a ``PLAN.yaml`` the row, the
-    page and ``show`` read). Both there is E_PLAN_AMBIGUOUS, as for every other reader."""
-    found = [f"{plan_id}/{name}" for name in PLAN_FILES if present(f"{plan_id}/{name}")]
-    if len(found) > 1:
-        both = " and ".join(PLAN_FILES)
-        raise PlanAmbiguous(f"{plan_id} holds both {both}: neither is read", quotes=(plan_id,))
-    return found[0] if found else None
+def plan_file_of(plan_id: str, names: Iterable[str]) -> str | None:
+    """``plans/x`` -> its plan file on a branch (``plans/x/PLAN.yml`` or ``plans/x/PLAN.yaml``),
+    read from ``names``, the folder's entries as the branch lists them; None when neither.
+    Every reader that asks the branch for a plan by its id finds the file this way (round 68:
+    MCP ``log`` and ``wait`` read only ``PLAN.yml``). Two entries that are a plan file or
+    claim to be one, in any case, file or folder, are E_PLAN_AMBIGUOUS, as for every other
+    reader (:func:`controller.plan.names.plan_file_claims`; round 71: ``plan.yml/`` beside
+    ``PLAN.yml`` was read as the plan)."""
+    listed = set(names)
+    both = ambiguous_claims(listed)
+    if both is not None:
+        held = " and ".join(both)
+        raise PlanAmbiguous(f"{plan_id} holds both {held}: neither is read", quotes=(plan_id,))
+    return next((f"{plan_id}/{name}" for name in PLAN_FILES if name in listed), None)
 
 
 def is_text(path: str) -> bool:

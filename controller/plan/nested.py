@@ -28,15 +28,16 @@ from controller.errors import (
     PlanHashMismatch,
     Problem,
     SchemaInvalid,
+    UnsafePath,
 )
 from controller.plan import hashing, yamlio
+from controller.plan.names import PLAN_FILES, ambiguous_claims, pin_problem
 from controller.plan.shape import NESTED_NOT_EMPTY, NESTED_NOT_FAILING, NESTED_NOT_GIVEN
 
 if TYPE_CHECKING:
     from controller.plan.schema import NestedPlan, PlanDocument
     from controller.settings import Config
 
-PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
 DEFAULT_MAX_BYTES = 1_048_576
 CheckDocument = Callable[[Any, "Config | None"], "tuple[PlanDocument | None, list[Problem]]"]
 
@@ -166,6 +167,9 @@ def check_path(rel: str, config: Config | None) -> tuple[str, ...]:
             f"nested plan path {rel!r}: write the plan's folder relative to the repository, "
             f"under {'/'.join(plans_dir)}/ (no .., no absolute path)"
         )
+    why = pin_problem("/".join(parts))  # the plan id rule: a folder no reader takes for a plan
+    if why is not None:
+        raise UnsafePath(f"nested plan path {rel!r}: {why}")
     return parts
 
 
@@ -177,7 +181,7 @@ def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
     for part in parts:
         current = current / part
         _no_symlink(current, rel, root)
-    _unambiguous(rel, [name for name in PLAN_FILES if os.path.lexists(current / name)])
+    _unambiguous(rel, _listed(current))
     for name in PLAN_FILES:
         candidate = current / name
         if os.path.lexists(candidate):
@@ -195,12 +199,23 @@ def _shown(root: Path, path: Path) -> str:
         return path.name
 
 
+def _listed(folder: Path) -> list[str]:
+    """The names in ``folder`` (none when it is no folder: no PLAN.yml there, said later)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
 def _unambiguous(rel: str, present: list[str]) -> None:
-    """A pinned folder holding both PLAN.yml and PLAN.yaml is E_PLAN_AMBIGUOUS, as the
-    folder itself is: a reviewer could read the one the pin does not name."""
-    if len(present) > 1:
+    """A pinned folder holding two entries that are a plan file or claim to be one (both
+    names, or either in another case: :func:`controller.plan.names.plan_file_claims`) is
+    E_PLAN_AMBIGUOUS, as the folder itself is: a reviewer could read the one the pin does
+    not name."""
+    both = ambiguous_claims(present)
+    if both is not None:
         raise PlanAmbiguous(
-            f"nested plan {rel}: the folder holds both {' and '.join(present)}: a reviewer "
+            f"nested plan {rel}: the folder holds both {' and '.join(both)}: a reviewer "
             "could read one while the other ran, so neither is pinned"
         )
 

@@ -25,15 +25,21 @@ from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
 from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, schemarefs, yamlio
+
+# the plan id rule (controller.plan.names), re-exported: every reader imports it from here
+from controller.plan.names import MAX_PATH_PARTS as MAX_PATH_PARTS
+from controller.plan.names import PLAN_FILES as PLAN_FILES
+from controller.plan.names import PLAN_NAMES as PLAN_NAMES
+from controller.plan.names import RECORD_FILES as RECORD_FILES
+from controller.plan.names import SOURCE_FILES as SOURCE_FILES
+from controller.plan.names import ambiguous_claims, plan_named_folder
+from controller.plan.names import unsafe_name as unsafe_name
 from controller.plan.shape import REF_IN_TEXT, with_references
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import Action, FallbackStep, Output, PlanDocument
     from controller.settings import Config, ToolSpec
 
-PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
-#: A plan in another format (docs/formats.md) that the daemon converts to PLAN.yml.
-SOURCE_FILES = ("PLAN.json", "PLAN.toon", "PLAN.md")
 MAX_SAFE_INT = 2**53 - 1
 DEFAULT_MAX_BYTES = 1_048_576
 DEFAULT_MAX_ACTIONS = 500
@@ -139,84 +145,6 @@ def find_plan_files(repo: Path, plans_dir: str = "plans") -> Iterator[Path]:
                 break
 
 
-#: Folders a plan path may have (``plans/team/area/name/PLAN.yml`` is 5): deeper paths are
-#: refused before anything walks or writes them (1,000 levels stopped every pass: round 11).
-MAX_PATH_PARTS = 32
-#: White space other than the plain space (U+00A0, U+3000, ...): it reads as a space.
-_ODD_BLANK = re.compile(r"[^\S ]")
-
-
-def unsafe_name(path: str) -> str | None:
-    """Why a plan path (relative to the repo) is not a safe name, or None.
-
-    A name is the plan's identity: it goes into commit subjects and trailers, logs and
-    reviewers' terminals. Control characters, line breaks of any kind (LF, CR, VT, FF, NEL,
-    U+2028, U+2029), bidi and zero-width characters could forge a trailer, a log line or what
-    a reviewer reads, so a path with any of them is E_UNSAFE_PATH (see controller.display);
-    so is one with a blank other than the plain space, or a folder name that begins or ends
-    with a blank (it reads as another plan's name).
-    """
-    from controller.display import HIDDEN
-
-    parts = path.split("/")
-    named = plan_named_folder(path)
-    if named is not None:
-        return named
-    if len(parts) > MAX_PATH_PARTS or any(
-        len(p.encode("utf-8", "surrogatepass")) > 255 for p in parts
-    ):
-        return (
-            f"the path has a name over 255 bytes or more than {MAX_PATH_PARTS} folders: no file "
-            "system holds it (it would stop every pass); rename the folder"
-        )
-    found = HIDDEN.search(path) or _ODD_BLANK.search(path)
-    if found is None:
-        if any(part != part.strip() for part in path.split("/")):
-            return (
-                "a folder name begins or ends with a blank: 'tx ' reads as 'tx' in status, "
-                "logs and commit subjects; rename the folder"
-            )
-        return None
-    char = found.group(0)
-    return (
-        f"the path holds U+{ord(char):04X} ({char.encode('unicode_escape').decode()}), a control, "
-        "line-break or invisible character that could forge a commit trailer or hide text; "
-        "rename the folder"
-    )
-
-
-#: Files the controller itself writes in a plan's folder (the run's record).
-RECORD_FILES = ("EXECUTION_LOG.md",)
-#: Every name a plan's file has (PLAN.yml, PLAN.yaml), a plan source the controller converts
-#: has, or a file the controller writes in a plan's folder has: a folder so named, in any
-#: case, is no plan's folder (:func:`plan_named_folder`).
-PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES, *RECORD_FILES))
-_FOLDED_NAMES = frozenset(name.casefold() for name in PLAN_NAMES)
-
-
-def plan_named_folder(path: str) -> str | None:
-    """Why ``path`` (a file's, relative to the repo) lies in a folder named as a plan file,
-    a plan source or a file the controller writes in a plan's folder, in any case
-    (``plans/x/PLAN.yml/PLAN.yml``, ``plans/x/EXECUTION_LOG.md/PLAN.yml``,
-    ``plans/x/plan.YML/PLAN.yml``), or None. A plan's id is its folder and a path naming
-    its file is read as that folder (MCP ``status``/``log``/``wait``, ``show``): a folder
-    named ``PLAN.yml`` would be a second plan under the name of its parent's file (round
-    69: the agent's folder read as Alice's completed plan), so it is no plan folder, and
-    the folder above it, holding a plan file too, is E_PLAN_AMBIGUOUS. A folder at the
-    place of the record's file, or a case variant of a name (a checkout on a
-    case-insensitive file system makes ``PLAN.YML`` the plan file), is none either (round
-    70: such folders were frozen as plans that MCP could not name)."""
-    folders = path.split("/")[:-1]
-    found = next((name for name in folders if name.casefold() in _FOLDED_NAMES), None)
-    if found is None:
-        return None
-    return (
-        f"a folder named {found} is no plan folder (a plan file's, a plan source's or the "
-        "controller's record's name, in any case; a path naming a plan file is read as its "
-        "folder's plan); rename the folder"
-    )
-
-
 def plan_file_in(path: Path) -> Path:
     """Accept a plan folder or its PLAN.yml; a folder without one but with exactly one plan
     source (the daemon converts it) means that source."""
@@ -247,24 +175,29 @@ def load_plan(path: Path, config: Config | None = None, plain: bool = False) -> 
 
 
 def ambiguity(folder_files: Iterable[str]) -> Problem | None:
-    """E_PLAN_AMBIGUOUS when a folder's file names hold more than one plan file name."""
-    found = [name for name in PLAN_FILES if name in folder_files]
-    if len(found) < 2:
+    """E_PLAN_AMBIGUOUS when a folder's entries hold more than one plan file name, compared
+    case-insensitively (:func:`controller.plan.names.plan_file_claims`)."""
+    found = ambiguous_claims(folder_files)
+    if found is None:
         return None
     return Problem(
         "E_PLAN_AMBIGUOUS",
         f"the folder holds both {' and '.join(found)}: a reviewer could read one while the "
-        "other ran, so neither is read; delete one of them",
+        "other ran (a case-insensitive checkout makes a case variant the plan file), so "
+        "neither is read; delete one of them",
     )
 
 
 def _sibling_problem(path: Path) -> Problem | None:
-    """E_PLAN_AMBIGUOUS when ``path`` is a plan file with a second plan file beside it, or a
-    folder under the other plan file's name (round 69: :func:`plan_named_folder`)."""
+    """E_PLAN_AMBIGUOUS when ``path`` is a plan file with a second entry beside it that is a
+    plan file or claims to be one: the other name, or either in another case, file or folder
+    (rounds 69 and 71: :func:`plan_named_folder`)."""
     if path.name not in PLAN_FILES:
         return None
-    others = [n for n in PLAN_FILES if n != path.name and os.path.lexists(path.parent / n)]
-    return ambiguity([path.name, *others])
+    try:
+        return ambiguity(os.listdir(path.parent))
+    except OSError:
+        return None  # no folder: read_plan says so
 
 
 def _folder_problem(path: Path) -> Problem | None:

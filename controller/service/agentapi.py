@@ -370,8 +370,8 @@ class AgentApi:
 
         if head is None:
             return None
-        # a folder under a plan file's name counts as that file (round 69: never a plan)
-        return plan_file_of(plan_id, lambda file: not repo.is_gone(head, file))
+        # one listing: a folder under a plan file's name, in any case, counts as that file
+        return plan_file_of(plan_id, repo.names_in(head, plan_id))
 
     def _plan_id(self, path: str) -> str:
         """The plan id ``path`` names, by the rule the controller finds plans by: any folder

@@ -81,7 +81,10 @@ other name, ``controller.git.ownrecord``).
 
 Held: every other reader of ``bothnew``/``bothdone``/``symy`` (E_PLAN_AMBIGUOUS or
 E_UNSAFE_PATH), ``swap``/``swap2``/``symy`` never ran the edited action and carried no
-approval; case variants are not plan files (``Plan.yml`` never read, ``PLAN.YML`` no plan);
+approval; case variants are not plan files (``Plan.yml`` never read, ``PLAN.YML`` no plan;
+since round 71 ``Plan.yml`` beside ``PLAN.yml`` makes the folder E_PLAN_AMBIGUOUS, one path
+on a case-insensitive checkout: ``casebeside``'s MCP row now asserts that, not
+``pending_approval``);
 MCP submit keeps PLAN.yaml, refuses an approved status and an ambiguous folder; ``nest-show``
 reads the nested plan with its note; the page and ``/api/plan/`` of all five (ambiguous
 folders E_PLAN_AMBIGUOUS, the nested plan as itself with its note, the renamed completed
@@ -96,6 +99,7 @@ are those of the content moved (``Lifecycle._move_source``).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -270,7 +274,10 @@ def test_case_variants_are_not_plan_files(lab: Lab) -> None:
     assert err and "E_USAGE" in as_text(answer), answer
     assert "casebeside-EVIL" not in got["casebeside:show"], got["casebeside:show"]
     err, answer = mcp_payload(got["casebeside:mcp-status"])
-    assert not err and answer["plans"][0]["status"] == "pending_approval", answer
+    # round 71: a case variant beside the plan file claims its place (one path on a
+    # case-insensitive checkout): the folder is ambiguous, neither file read
+    row = answer["plans"][0]
+    assert not err and row["status"] is None and "E_PLAN_AMBIGUOUS" in json.dumps(row), answer
 
 
 SUBMIT = ["subappr", "subyaml", "bothnew"]

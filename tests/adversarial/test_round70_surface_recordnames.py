@@ -51,6 +51,12 @@ agent's ran; ``lfdone``'s replaced log noted ``E_OWNED_BLOCK_CHANGED`` on every 
 ``show`` and MCP ``log``; the inner plans on ``show``, the page and ``/api/plan/``; the audit
 lists each run valid once.
 
+Since round 71 (2026-11-30): ``up``'s folder ``PLAN.YML/`` beside Alice's ``PLAN.yml`` makes
+``plans/up`` E_PLAN_AMBIGUOUS on every reader (a plan file's names compared
+case-insensitively, one path on a case-insensitive checkout); the ``up:*`` ids of
+``test_a_completed_plan_shows_alices_record`` assert that (the page and ``/api/plan/`` still
+show her record under the note), no longer "completed, approver alice" on the row and MCP.
+
 Fixed (2026-11-30): ``cap:mcp-log``, ``cap:mcp-status`` and the inner ids (r70mcp): one rule
 for what is a plan id (docs/plan-format.md), used by discovery and MCP's path parsing alike: a
 folder named as a plan file, a source or the controller's record (``EXECUTION_LOG.md``),
@@ -157,6 +163,9 @@ def test_a_completed_plan_shows_alices_record(lab: Lab, vid: str) -> None:
     key, what = vid.split(":")
     got = lab.got  # type: ignore[attr-defined]
     noted = key == "lfdone"  # its log replaced by the agent's folder
+    if key == "up":
+        _up_is_ambiguous(got, what)
+        return
     if what in ("row", "mcp-status"):
         if what == "row":
             r = got["rows"][NAMES[key]]
@@ -176,6 +185,31 @@ def test_a_completed_plan_shows_alices_record(lab: Lab, vid: str) -> None:
     assert "forged-r70" not in text and "Traceback" not in text, text[:2000]
     assert "completed" in text and ALICE[1] in text, text[:2000]
     assert noted == ("E_OWNED_BLOCK_CHANGED" in text), text[:2000]
+
+
+def _up_is_ambiguous(got: dict[str, Any], what: str) -> None:
+    """Since round 71 the agent's ``PLAN.YML/`` beside Alice's ``PLAN.yml`` claims her file's
+    place (one path on a case-insensitive checkout): the folder is E_PLAN_AMBIGUOUS on every
+    reader, as a ``PLAN.yaml`` there is (round 69); the page and ``/api/plan/`` still show
+    her record under that note, the forged log never."""
+    if what in ("row", "mcp-status"):
+        if what == "row":
+            r = got["rows"][NAMES["up"]]
+        else:
+            err, answer = mcp_payload(got["up:mcp-status"])
+            assert not err, answer
+            r = answer["plans"][0]
+        assert r["status"] is None and "E_PLAN_AMBIGUOUS" in json.dumps(r), r
+        return
+    if what == "mcp-log":
+        err, text = mcp_payload(got["up:mcp-log"])
+        assert err and "E_PLAN_AMBIGUOUS" in as_text(text), text
+        return
+    text = got[f"up:{what}"]
+    assert "forged-r70" not in text and "Traceback" not in text, text[:2000]
+    assert "E_PLAN_AMBIGUOUS" in text, text[:2000]
+    if what in ("page", "api"):
+        assert "completed" in text and ALICE[1] in text, text[:2000]
 
 
 # -- the agent's inner folders: no plan folders, refused by every reader (fixed 2026-11-30) -----

@@ -42,6 +42,15 @@ Broke (strict xfails):
   a plain plan: the row ``completed``/``draft``, MCP ``log`` its record, her approval runs it.
   The exact other name (n9) is E_PLAN_AMBIGUOUS everywhere and never runs. Should: compared
   case-insensitively here too (docs/plan-format.md's reason for ``plan.yml/``).
+Fixed (2026-11-30): one rule for a plan's names (``controller.plan.names``). A nested pin
+names a plan folder by the plan id rule (``pin_problem``, in ``nested.check_path``), so the
+six ``refused-*`` parents are invalid with E_UNSAFE_PATH (their assertion now asks for that
+refusal, not only "some code"); the entries of a folder that are its plan file or claim to
+be one are compared case-insensitively from one listing of the folder (``plan_file_claims``)
+by the history index, ``validate``/``show``/``freeze``, nested pins and MCP
+(``plan_file_of``): ``n6``, ``n7``, ``n8`` are E_PLAN_AMBIGUOUS on the row and MCP ``log``
+and never run, as ``n9``. The xfail markers are gone.
+
 Held: ``ctl``, ``case-twin`` (``plans/Lib`` runs its own library, never ``plans/lib``'s),
 ``nfc``, ``nfd-of-nfc`` and ``upper-of-lib`` (no such folder: invalid), ``lib-hash-at-Lib``
 (E_PLAN_HASH_MISMATCH), ``sp-file``/``sp-dotdot`` (invalid), ``sp-trail``/``sp-dslash``/
@@ -54,10 +63,9 @@ import json
 import shutil
 import unicodedata
 from pathlib import Path
-from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, xfail
+from advkit import AGENT, ALICE, Lab, cases
 from mcpkit import session
 from test_round2_execution_kit import shared
 
@@ -166,18 +174,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r71-surface-nestnames", _build)
 
 
-_RUNS = xfail(
-    "refused folder runs nested",
-    "a parent pinning a folder the plan id rule refuses (EXECUTION_LOG.md, PLAN.jſon, plan.yml, "
-    "Execution_Log.MD, PLAN.YAML; E_UNSAFE_PATH on its status row, show and MCP) is valid and "
-    "its approval runs the refused folder's plan as the nested action (completed, its rec call "
-    "made); docs/plan-format.md: the controller never freezes or runs it",
-)
-BROKEN: dict[str, Any] = {v: _RUNS for v in VARIANTS if v.startswith("refused-")}
 IDS = list(VARIANTS)
 
 
-@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
+@pytest.mark.parametrize("vid", cases(IDS, IDS, {}))
 def test_a_nested_pin_runs_only_the_library_it_names(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     _path, _lib, want = VARIANTS[vid]
@@ -191,6 +191,8 @@ def test_a_nested_pin_runs_only_the_library_it_names(lab: Lab, vid: str) -> None
         assert row["status"] in ("invalid", "pending_approval", "failed", None), row
         assert row["status"] != "completed", row
         assert "E_" in json.dumps(row), row
+        if vid.startswith("refused-"):  # the refusal itself: a pin to no plan folder
+            assert row["status"] == "invalid" and "E_UNSAFE_PATH" in json.dumps(row), row
     elif want == "lib?":
         # that library or a refusal: never another one (calls["lib"] counts ctl's run too)
         if row["status"] == "completed":
@@ -207,24 +209,11 @@ def test_every_run_of_lib_is_a_parent_that_pinned_it(lab: Lab) -> None:
     assert got["calls"]["lib"] == len(ran), (got["calls"], ran)
 
 
-_AMB = xfail(
-    "case-variant folder beside the plan file",
-    "a plan folder holding its plan file and a FOLDER of the same name in another case "
-    "(plan.yml/ beside PLAN.yml, PLAN.YML/ beside PLAN.yml, plan.yaml/ beside PLAN.yaml: one "
-    "name on a case-insensitive checkout, the rule's own reason to refuse the folder) is read "
-    "as a plain plan: the row draft/completed, MCP log its record, Alice's approval runs it; a "
-    "FOLDER PLAN.yaml/ beside PLAN.yml (n9) is E_PLAN_AMBIGUOUS on every reader and never runs",
-)
 BESIDE = {"n6": "draft library", "n7": "host", "n8": "host", "n9": "host"}
 BIDS = [f"{h}:{r}" for h in BESIDE for r in ("row", "mcp-log", "ran")]
-BESIDE_BROKEN = {
-    v: _AMB
-    for v in BIDS
-    if (not v.startswith("n9") and not v.endswith(":ran")) or v in ("n7:ran", "n8:ran")
-}
 
 
-@pytest.mark.parametrize("vid", cases(BIDS, BIDS, BESIDE_BROKEN))
+@pytest.mark.parametrize("vid", cases(BIDS, BIDS, {}))
 def test_a_case_variant_folder_beside_a_plan_file_is_ambiguous(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     host, reader = vid.split(":")

@@ -68,7 +68,10 @@ def test_validate_warns_where_the_daemon_would_look(tmp_path: Path) -> None:
     repo = tmp_path / "plans-repo"
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
     good = write_plan(repo, name="rotate")
-    lower = repo / "plans" / "rotate" / "plan.yml"
+    # in a folder of its own: beside PLAN.yml it would make that folder E_PLAN_AMBIGUOUS
+    # (one path on a case-insensitive checkout, round 71)
+    lower = repo / "plans" / "rotate-lower" / "plan.yml"
+    lower.parent.mkdir(parents=True)
     lower.write_text(BASE_TEXT)
     outside = repo / "drafts" / "rotate" / "PLAN.yml"
     outside.parent.mkdir(parents=True)
@@ -77,7 +80,7 @@ def test_validate_warns_where_the_daemon_would_look(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr  # valid: a warning, not an error
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 2, result.stderr
-    assert str(lower) in warnings[0] and str(good.resolve()) in warnings[0]
+    assert str(lower) in warnings[0] and str(lower.parent.resolve() / "PLAN.yml") in warnings[0]
     assert str(outside) in warnings[1]
     assert str(repo.resolve() / "plans" / "rotate" / "PLAN.yml") in warnings[1]
     record = json.loads(run_cli("validate", "--json", str(lower)).stdout)

@@ -210,3 +210,26 @@ def test_loose_objects_are_written_read_only_whole_and_leave_no_temp_file(
         assert shown.stdout == blob
     left = [p.name for p in objects.glob("*/tmp_obj_*")]
     assert left == [f"{taken}5"]  # the leftover only: nothing of this process's
+
+
+@pytest.mark.parametrize("count", [3, 30])  # listed one by one / in one batch
+def test_a_batchs_folder_listings_are_as_one_by_one(repo: Path, count: int) -> None:
+    """Round 71: the history index lists a burst's new plan folders in one batch to compare
+    their names case-insensitively (issue 17); a batch lists what one listing does."""
+    names = [f"plans/p{i}" for i in range(count)]
+    for i, name in enumerate(names):
+        (repo / name).mkdir(parents=True)
+        (repo / name / "PLAN.yml").write_text("x\n")
+        if i % 3 == 0:
+            (repo / name / "plan.yml").mkdir()
+            (repo / name / "plan.yml/PLAN.yml").write_text("y\n")
+    commit_all(repo, "start")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.run("rev-parse", "HEAD").strip()
+    folders = [*names, "plans/gone", "plans/p1/PLAN.yml"]
+    found = gitrepo.names_among(head, folders)
+    assert found == {folder: gitrepo.names_in(head, folder) for folder in folders}
+    assert sorted(found["plans/p0"]) == ["PLAN.yml", "plan.yml"] and found["plans/p1"] == [
+        "PLAN.yml"
+    ]
+    assert found["plans/gone"] == [] and found["plans/p1/PLAN.yml"] == []

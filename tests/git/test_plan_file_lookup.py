@@ -3,28 +3,33 @@ or ``PLAN.yaml``, whichever is there; both there is E_PLAN_AMBIGUOUS, neither is
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from controller.errors import PlanAmbiguous
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
 from controller.git.planstate import plan_file_of, plan_id_of
+from controller.plan.names import pin_problem, plan_file_claims
 from controller.plan.plans import PLAN_FILES, unsafe_name
+from tests.support.gitkit import AGENT, PLAN, commit_all, git, write_plan
 
 
 @pytest.mark.parametrize("name", PLAN_FILES)
 def test_either_file_name_is_the_plans_file(name: str) -> None:
-    file = plan_file_of("plans/x", {f"plans/x/{name}", "plans/x/EXECUTION_LOG.md"}.__contains__)
+    file = plan_file_of("plans/x", [name, "EXECUTION_LOG.md"])
     assert file == f"plans/x/{name}"
     assert plan_id_of(str(file), "plans") == "plans/x"  # and back to its id
 
 
 def test_a_folder_without_a_plan_file_has_none() -> None:
-    present = {"plans/x/EXECUTION_LOG.md", "plans/x/PLAN.json", "plans/xy/PLAN.yml"}
-    assert plan_file_of("plans/x", present.__contains__) is None
+    assert plan_file_of("plans/x", ["EXECUTION_LOG.md", "PLAN.json", "xy"]) is None
 
 
 def test_both_file_names_are_ambiguous() -> None:
     with pytest.raises(PlanAmbiguous):
-        plan_file_of("plans/x", {f"plans/x/{n}" for n in PLAN_FILES}.__contains__)
+        plan_file_of("plans/x", PLAN_FILES)
 
 
 @pytest.mark.parametrize(
@@ -37,9 +42,8 @@ def test_a_folder_named_as_a_plan_file_is_no_plan_folder(path: str) -> None:
     are found), and counts as that file beside a plan file of its parent (ambiguous)."""
     assert "no plan folder" in (unsafe_name(path) or "")
     assert unsafe_name("plans/x/PLAN.yml") is None and unsafe_name("plans/PLAN-x/PLAN.yml") is None
-    present = {"plans/x/PLAN.yaml", "plans/x/PLAN.yml"}  # the second one a folder
     with pytest.raises(PlanAmbiguous):
-        plan_file_of("plans/x", present.__contains__)
+        plan_file_of("plans/x", ["PLAN.yaml", "PLAN.yml"])  # the second one a folder
 
 
 @pytest.mark.parametrize(
@@ -65,3 +69,69 @@ def test_a_folder_named_as_the_record_or_a_case_variant_is_no_plan_folder(path: 
         "plans/PLAN.ymlx/PLAN.yml",
     ):
         assert unsafe_name(fine) is None, fine
+
+
+@pytest.mark.parametrize(
+    "beside", [("PLAN.yml", "plan.yml"), ("PLAN.yml", "PLAN.YML"), ("PLAN.yaml", "plan.yaml"),
+               ("PLAN.yml", "Plan.Yaml"), ("plan.yml", "PLAN.YAML")],
+)  # fmt: skip
+def test_a_case_variant_beside_the_plan_file_is_ambiguous(beside: tuple[str, str]) -> None:
+    """Round 71: a folder (or file) named as a plan file in another case beside it is one
+    path on a case-insensitive checkout: the folder's names are compared as
+    ``plan_named_folder`` compares them, by every reader."""
+    with pytest.raises(PlanAmbiguous):
+        plan_file_of("plans/x", [*beside, "EXECUTION_LOG.md"])
+    assert plan_file_claims([*beside, "PLAN.json", "plan.ymlx"]) == sorted(
+        beside, key=lambda n: (n not in PLAN_FILES, n)
+    )
+
+
+def test_a_case_variant_alone_is_no_plan_file() -> None:
+    assert plan_file_of("plans/x", ["plan.yml", "EXECUTION_LOG.md"]) is None
+
+
+@pytest.mark.parametrize(
+    "folder",
+    ["plans/x/EXECUTION_LOG.md", "plans/x/PLAN.jſon", "plans/x/plan.yml", "plans/x/PLAN.YAML",
+     "plans/x/Execution_Log.MD", "plans/x/PLAN.yml", "plans/tx "],
+)  # fmt: skip
+def test_a_nested_pin_to_a_folder_no_reader_takes_for_a_plan_is_refused(folder: str) -> None:
+    """Round 71: a nested plan's pin names a plan folder by the rule every reader finds plans
+    by (``unsafe_name``), never a folder ``status``, ``show`` and MCP refuse."""
+    assert pin_problem(folder) is not None
+    assert pin_problem("plans/x") is None and pin_problem("plans/Deploy/a") is None
+
+
+@pytest.mark.parametrize("when", ["before", "with", "after"])
+@pytest.mark.parametrize("beside", ["PLAN.YML", "plan.yml", "Plan.yaml"])
+def test_the_index_reads_a_case_variant_beside_the_plan_file_as_ambiguous(
+    repo: Path, tmp_path: Path, beside: str, when: str
+) -> None:
+    """Round 71: the history index lists the plan's folder once and compares its names as
+    every reader does: a FOLDER ``PLAN.YML/`` (sorting before ``PLAN.yml``), ``plan.yml/``
+    (after it) or ``Plan.yaml/`` beside the plan file is E_PLAN_AMBIGUOUS whether it came
+    before the plan, with it or after it; removing it makes the plan a plan again."""
+    inner = repo / "plans" / "p" / beside / "PLAN.yml"
+    if when == "before":
+        inner.parent.mkdir(parents=True)
+        inner.write_text(PLAN)
+        commit_all(repo, "the folder first", AGENT)
+    write_plan(repo, "p")
+    if when != "after":
+        inner.parent.mkdir(parents=True, exist_ok=True)
+        inner.write_text(PLAN)
+    commit_all(repo, "the plan", AGENT)
+    if when == "after":
+        inner.parent.mkdir(parents=True)
+        inner.write_text(PLAN)
+        commit_all(repo, "the folder after", AGENT)
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    gitrepo = GitRepo(repo)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    state = index.plans["plans/p"]
+    assert state.ambiguous and any("E_PLAN_AMBIGUOUS" in n for n in state.notes), state
+    git(repo, "rm", "-rq", f"plans/p/{beside}")
+    commit_all(repo, "the folder gone", AGENT)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert not index.plans["plans/p"].ambiguous

@@ -357,3 +357,33 @@ def test_a_pin_that_cannot_be_read_is_named_by_its_repository_path(lab: Any, how
     text = json.dumps(result["errors"])
     assert str(repo) not in text and str(tmp_path) not in text, text
     assert "plans/common/send" in errors[0]["message"], errors[0]
+
+
+@pytest.mark.parametrize(
+    "folder", ["EXECUTION_LOG.md", "PLAN.jſon", "plan.yml", "Execution_Log.MD", "PLAN.YAML"]
+)
+def test_a_pin_to_a_folder_no_reader_takes_for_a_plan_is_unsafe(lab: Any, folder: str) -> None:
+    """Round 71: a nested pin names a plan folder by the rule every reader finds plans by; a
+    folder ``status``, ``show`` and MCP refuse by its name makes the parent invalid, however
+    well its plan hashes to the pin (it ran as the nested plan)."""
+    repo, _, _ = lab
+    hash_ = pin(lab, child_text(SEND))
+    write(repo, f"lib/{folder}", child_text(SEND))
+    text = nested_parent(hash_, "{to: nobody@customer.example}")
+    result = validate(lab, text.replace("plans/common/send", f"plans/lib/{folder}"))
+    assert not result["valid"]
+    assert [e["code"] for e in result["errors"]] == ["E_UNSAFE_PATH"], result["errors"]
+
+
+@pytest.mark.parametrize("beside", ["plan.yml", "PLAN.YML", "Plan.yaml"])
+def test_a_pinned_folder_with_a_case_variant_beside_its_file_is_ambiguous(
+    lab: Any, beside: str
+) -> None:
+    """Round 71: a folder (or file) named as a plan file in another case beside the pinned
+    plan's file is one path on a case-insensitive checkout: E_PLAN_AMBIGUOUS, as the folder
+    itself is for every reader."""
+    repo, _, _ = lab
+    hash_ = pin(lab, child_text(SEND))
+    (repo / "plans" / "common" / "send" / beside).mkdir()
+    result = validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))
+    assert "E_PLAN_AMBIGUOUS" in [e["code"] for e in result["errors"]], result["errors"]

@@ -483,3 +483,22 @@ def test_output_names_and_a_nested_action_s_input_keys_share_the_rule(tmp_path: 
         assert (errors == []) is ok, errors
         if not ok:
             assert errors[0]["loc"] == ("actions", 0, "inputs", key, "[key]")
+
+
+@pytest.mark.parametrize(
+    ("name", "beside", "ambiguous"),
+    [("PLAN.yml", "plan.yml", True), ("PLAN.yml", "PLAN.YML", True),
+     ("PLAN.yaml", "plan.yaml", True), ("PLAN.yml", "PLAN.yaml", True),
+     ("PLAN.yml", "PLAN.json", False), ("PLAN.yml", "plan.ymlx", False)],
+)  # fmt: skip
+def test_a_plan_file_beside_a_case_variant_of_a_plan_files_name_is_ambiguous(
+    tmp_path: Path, name: str, beside: str, ambiguous: bool
+) -> None:
+    """Round 71: the entries of a plan's folder are compared as ``plan_named_folder``
+    compares names (case-insensitively): ``plan.yml/`` beside ``PLAN.yml`` is one path on a
+    case-insensitive checkout, so ``validate``/``show``/``freeze`` read neither."""
+    folder = tmp_path / "plans" / "x"
+    (folder / beside).mkdir(parents=True)
+    (folder / name).write_text(BASE_TEXT)
+    codes = [p.code for p in plans.read_plan(folder / name).problems]
+    assert ("E_PLAN_AMBIGUOUS" in codes) is ambiguous, codes

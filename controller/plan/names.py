@@ -1,0 +1,124 @@
+"""Which names are a plan's (SPEC §2): the plan id rule, one for every reader.
+
+A plan's id is its folder; its file is ``PLAN.yml`` or ``PLAN.yaml``. This module says which
+paths name a plan (:func:`unsafe_name`: no folder named as a plan's file, source or record,
+no hidden or odd blank character), and which entries of a folder are its plan file or claim
+to be one (:func:`plan_file_claims`), compared case-insensitively: a checkout on a
+case-insensitive file system makes ``plan.yml`` and ``PLAN.YML`` the plan file. The history
+index, ``validate``/``show``, the freezer, nested plans' pins and MCP all ask it, so the next
+spelling fails the same way everywhere (rounds 69 to 71).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from controller.display import HIDDEN
+
+PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
+#: A plan in another format (docs/formats.md) that the daemon converts to PLAN.yml.
+SOURCE_FILES = ("PLAN.json", "PLAN.toon", "PLAN.md")
+
+#: Folders a plan path may have (``plans/team/area/name/PLAN.yml`` is 5): deeper paths are
+#: refused before anything walks or writes them (1,000 levels stopped every pass: round 11).
+MAX_PATH_PARTS = 32
+#: White space other than the plain space (U+00A0, U+3000, ...): it reads as a space.
+_ODD_BLANK = re.compile(r"[^\S ]")
+
+
+def unsafe_name(path: str) -> str | None:
+    """Why a plan path (relative to the repo) is not a safe name, or None.
+
+    A name is the plan's identity: it goes into commit subjects and trailers, logs and
+    reviewers' terminals. Control characters, line breaks of any kind (LF, CR, VT, FF, NEL,
+    U+2028, U+2029), bidi and zero-width characters could forge a trailer, a log line or what
+    a reviewer reads, so a path with any of them is E_UNSAFE_PATH (see controller.display);
+    so is one with a blank other than the plain space, or a folder name that begins or ends
+    with a blank (it reads as another plan's name).
+    """
+    parts = path.split("/")
+    named = plan_named_folder(path)
+    if named is not None:
+        return named
+    if len(parts) > MAX_PATH_PARTS or any(
+        len(p.encode("utf-8", "surrogatepass")) > 255 for p in parts
+    ):
+        return (
+            f"the path has a name over 255 bytes or more than {MAX_PATH_PARTS} folders: no file "
+            "system holds it (it would stop every pass); rename the folder"
+        )
+    found = HIDDEN.search(path) or _ODD_BLANK.search(path)
+    if found is None:
+        if any(part != part.strip() for part in path.split("/")):
+            return (
+                "a folder name begins or ends with a blank: 'tx ' reads as 'tx' in status, "
+                "logs and commit subjects; rename the folder"
+            )
+        return None
+    char = found.group(0)
+    return (
+        f"the path holds U+{ord(char):04X} ({char.encode('unicode_escape').decode()}), a control, "
+        "line-break or invisible character that could forge a commit trailer or hide text; "
+        "rename the folder"
+    )
+
+
+#: Files the controller itself writes in a plan's folder (the run's record).
+RECORD_FILES = ("EXECUTION_LOG.md",)
+#: Every name a plan's file has (PLAN.yml, PLAN.yaml), a plan source the controller converts
+#: has, or a file the controller writes in a plan's folder has: a folder so named, in any
+#: case, is no plan's folder (:func:`plan_named_folder`).
+PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES, *RECORD_FILES))
+_FOLDED_NAMES = frozenset(name.casefold() for name in PLAN_NAMES)
+
+
+def plan_named_folder(path: str) -> str | None:
+    """Why ``path`` (a file's, relative to the repo) lies in a folder named as a plan file,
+    a plan source or a file the controller writes in a plan's folder, in any case
+    (``plans/x/PLAN.yml/PLAN.yml``, ``plans/x/EXECUTION_LOG.md/PLAN.yml``,
+    ``plans/x/plan.YML/PLAN.yml``), or None. A plan's id is its folder and a path naming
+    its file is read as that folder (MCP ``status``/``log``/``wait``, ``show``): a folder
+    named ``PLAN.yml`` would be a second plan under the name of its parent's file (round
+    69: the agent's folder read as Alice's completed plan), so it is no plan folder, and
+    the folder above it, holding a plan file too, is E_PLAN_AMBIGUOUS. A folder at the
+    place of the record's file, or a case variant of a name (a checkout on a
+    case-insensitive file system makes ``PLAN.YML`` the plan file), is none either (round
+    70: such folders were frozen as plans that MCP could not name)."""
+    folders = path.split("/")[:-1]
+    found = next((name for name in folders if name.casefold() in _FOLDED_NAMES), None)
+    if found is None:
+        return None
+    return (
+        f"a folder named {found} is no plan folder (a plan file's, a plan source's or the "
+        "controller's record's name, in any case; a path naming a plan file is read as its "
+        "folder's plan); rename the folder"
+    )
+
+
+_FOLDED_PLAN_FILES = frozenset(name.casefold() for name in PLAN_FILES)
+_ORDER = {name: index for index, name in enumerate(PLAN_FILES)}
+
+
+def plan_file_claims(names: Iterable[str]) -> list[str]:
+    """The entries of one folder (files or folders, as listed) that are its plan file or
+    claim to be: ``PLAN.yml``/``PLAN.yaml`` in any case. More than one is E_PLAN_AMBIGUOUS
+    (:func:`ambiguous_claims`): on a case-insensitive checkout ``plan.yml/`` beside
+    ``PLAN.yml`` is one path, and a reviewer finds the other at the plan file's place
+    (round 71)."""
+    found = [name for name in names if name.casefold() in _FOLDED_PLAN_FILES]
+    return sorted(found, key=lambda name: (name not in PLAN_FILES, _ORDER.get(name, 0), name))
+
+
+def ambiguous_claims(names: Iterable[str]) -> list[str] | None:
+    """The claims of :func:`plan_file_claims` when they make the folder E_PLAN_AMBIGUOUS
+    (more than one), else None."""
+    found = plan_file_claims(names)
+    return found if len(found) > 1 else None
+
+
+def pin_problem(folder: str) -> str | None:
+    """Why a nested plan's pinned folder (normalized, relative to the repo) names no plan,
+    by the rule every reader finds plans by (round 71: a pin into ``EXECUTION_LOG.md/`` ran
+    the plan of a folder ``status``, ``show`` and MCP refuse), or None."""
+    return unsafe_name(f"{folder}/{PLAN_FILES[0]}")

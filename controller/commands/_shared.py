@@ -39,7 +39,17 @@ def optional_config(config_path: str | None) -> Config | None:
     config = load_config(found)
     _printing.clear()
     _printing.append(config)  # what the command prints from now on: printed()
+    refuse_secret_catalog(config)
     return config
+
+
+def refuse_secret_catalog(config: Config) -> None:
+    """E_CONFIG_INVALID when the catalog publishes a value :func:`catalog_redactor` hides
+    (:func:`controller.plan.catalog.refuse_secrets_in_catalog`, round 71): every command
+    that loads a config refuses it, so no answer can tell a right guess from a wrong one."""
+    from controller.plan.catalog import refuse_secrets_in_catalog
+
+    refuse_secrets_in_catalog(config, catalog_redactor(config))
 
 
 def required_config(config_path: str | None) -> Config:

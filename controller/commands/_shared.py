@@ -145,7 +145,9 @@ def _forms_of(path: Path) -> set[str]:
     return forms
 
 
-def printed(text: str, own: Iterable[str] = (), *, catalog: bool = False) -> str:
+def printed(
+    text: str, own: Iterable[str] = (), *, catalog: bool = False, theirs: Iterable[str] = ()
+) -> str:
     """``text`` (a problem, an error, a message) as the running command may print it to a
     person or an agent: with a config loaded, every value the controller's records hide
     written ``***`` (:func:`catalog_redactor`); without one, as it is (nothing imported).
@@ -162,13 +164,15 @@ def printed(text: str, own: Iterable[str] = (), *, catalog: bool = False) -> str
     those derived from them (:func:`asker_paths`, round 69: masking them for a right guess
     of a secret confirmed the guess). The catalog's parts of a plan's problems are answered
     first, alone (:func:`controller_text`), so none of them is kept as a path; ``catalog``:
-    ``text`` quotes them unanswered (an invalid plan's error), so only ``own`` is kept."""
+    ``text`` quotes them unanswered (an invalid plan's error), so only ``own`` is kept;
+    ``theirs``: those quotes (:meth:`PlangateError.catalog_quoted`), redacted whole even
+    where they hold the asker's words (round 71)."""
     if not _printing:
         return text
     from controller.errors import redacted_around
 
     paths = () if catalog else asker_paths()
-    return redacted_around(text, (*own, *paths), controller_text)
+    return redacted_around(text, (*own, *paths), controller_text, theirs)
 
 
 def controller_text(text: str) -> str:

@@ -128,9 +128,7 @@ def refuse_secrets_in_catalog(config: Config, redactor: Redacting) -> None:
     if len(places) == 1:
         message = f"{name}: {places[0]}: holds a secret's value"
     else:
-        message = f"{len(places)} places in {name} hold a secret's value:\n  " + "\n  ".join(
-            places
-        )
+        message = f"{len(places)} places in {name} hold a secret's value:\n  " + "\n  ".join(places)
     raise ConfigInvalid(message, remedy=SECRET_IN_CATALOG_REMEDY)
 
 

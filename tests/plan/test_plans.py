@@ -208,7 +208,7 @@ def test_a_reference_stands_for_any_part_of_a_param_and_escaped_text_is_text() -
     schema = {"properties": {"o": {"type": "object", **either}, "m": {"type": "integer"}}}
     assert list(plans.static_params_errors({"o": {"n": "$<inputs.n>"}}, schema)) == []
     assert list(plans.static_params_errors({"m": "$$<inputs.n>"}, schema)) == [
-        (("m",), "'$<inputs.n>' is not of type 'integer'", ("'$<inputs.n>'",))
+        (("m",), "'$<inputs.n>' is not of type 'integer'", ("'$<inputs.n>'",), ("'integer'",))
     ]
 
 

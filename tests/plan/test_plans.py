@@ -483,3 +483,34 @@ def test_output_names_and_a_nested_action_s_input_keys_share_the_rule(tmp_path: 
         assert (errors == []) is ok, errors
         if not ok:
             assert errors[0]["loc"] == ("actions", 0, "inputs", key, "[key]")
+
+
+def test_the_catalogs_quote_is_redacted_whatever_the_asker_wrote() -> None:
+    """Round 71: a refusal of ``n: <secret>`` against ``not: {enum: [<secret>]}`` read
+    "'<secret>' should not be valid under {'enum': ['<secret>']}": the catalog's part kept
+    as written because it held the asker's quote. The catalog's quotes are redacted whole;
+    the asker's own words stay as written outside them, and a longer quote of the asker's
+    still holds a catalog value inside it as written."""
+    from controller.errors import redacted_around
+    from controller.execution.secrets import Redactor
+
+    redact = Redactor(["S3CRETzz"]).text
+    schema = {"properties": {"n": {"not": {"enum": ["S3CRETzz"]}}}}
+    ((where, message, own, theirs),) = plans.static_params_errors({"n": "S3CRETzz"}, schema)
+    said = redacted_around(message, own, redact, theirs)
+    assert said == "'S3CRETzz' should not be valid under {'enum': ['***']}", said
+    problem = plans.Problem(
+        "E_PARAMS_INVALID", message, "n", quotes_catalog=True, own_quotes=own, catalog_quotes=theirs
+    )
+    assert problem.answered(redact).message == said
+    wrong = redacted_around(
+        "'S3CRETzq' should not be valid under {'enum': ['***']}",
+        ["'S3CRETzq'"],
+        redact,
+        ["{'enum': ['***']}"],
+    )
+    assert wrong.replace("S3CRETzq", "G") == said.replace("S3CRETzz", "G")
+    inside = redacted_around(
+        "got 'a S3CRETzz b' (5)", ["'a S3CRETzz b'"], redact, ["'S3CRETzz'", "5"]
+    )
+    assert inside == "got 'a S3CRETzz b' (5)", inside

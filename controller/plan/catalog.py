@@ -106,13 +106,12 @@ def secrets_in_catalog(config: Config, redactor: Redacting) -> list[str]:
     :func:`shown`. Round 71: a ``params_schema`` holding a secret (``enum``, ``const``,
     ``pattern``, ``not``) answered a literal guess valid or not, though every quote was
     ``***``: the verdict was the oracle."""
-    found: list[str] = []
+    found: list[tuple[Any, ...]] = []
     for name in sorted(config.tools):
         entry = describe_tool(name, config.tools[name])
-        published = {"name": name, **{k: entry[k] for k in _PUBLISHED if k != "name"}}
-        for key, value in published.items():
+        for key in _PUBLISHED:
             where = ("tools", name) if key == "name" else ("tools", name, key)
-            _find_hidden(redactor, value, where, found)
+            _find_hidden(redactor, entry[key], where, found)
     return [".".join(shown(redactor, str(part)) for part in path) for path in found]
 
 

@@ -152,7 +152,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     ],
 )
 def test_a_schema_secret_value_is_not_printed(lab: Lab, vid: str) -> None:
-    code, out = lab.outs[vid]  # type: ignore[attr-defined]
+    _code, out = lab.outs[vid]  # type: ignore[attr-defined]
     assert "Traceback" not in out, out[-2000:]
     assert "E_CONFIG_INVALID" in out, out[-2000:]  # refused at load (round 71)
     assert "tools.t1.params_schema.properties.x.pattern" in out, out[-2000:]

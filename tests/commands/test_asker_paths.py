@@ -5,7 +5,6 @@ A path holding a guess of a secret came back ``***`` for the right guess only.""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 

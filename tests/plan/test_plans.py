@@ -496,7 +496,7 @@ def test_the_catalogs_quote_is_redacted_whatever_the_asker_wrote() -> None:
 
     redact = Redactor(["S3CRETzz"]).text
     schema = {"properties": {"n": {"not": {"enum": ["S3CRETzz"]}}}}
-    ((where, message, own, theirs),) = plans.static_params_errors({"n": "S3CRETzz"}, schema)
+    ((_where, message, own, theirs),) = plans.static_params_errors({"n": "S3CRETzz"}, schema)
     said = redacted_around(message, own, redact, theirs)
     assert said == "'S3CRETzz' should not be valid under {'enum': ['***']}", said
     problem = plans.Problem(

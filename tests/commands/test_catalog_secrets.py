@@ -339,3 +339,15 @@ def test_the_ui_plan_view_shows_the_controllers_record_of_a_run_as_recorded(
     for name, guess in GUESSES.items():
         assert pages[name]["log"] == f"**Why:** {guess} that ran\n"
         assert pages[name]["document"]["execution"]["gate"]["params"] == {"note": guess}
+
+
+def test_a_secret_of_the_environment_alone_is_found_in_the_catalog(tmp_path: Path) -> None:
+    """No secrets file and no credential in the config: the check still reads the
+    ``PLANGATE_SECRET_*`` environment (``_shared._may_hide_anything``), and a config
+    holding no source of a secret loads without it."""
+    config = tmp_path / "plangate.yml"
+    config.write_text(f'repo: {tmp_path}\ntools:\n  t1: {{kind: echo, description: "x {ENVED}"}}\n')
+    refused = run_cli("tools", "--config", str(config), env=ENV)
+    assert refused.returncode == 2 and "tools.t1.description" in refused.stderr, refused.stderr
+    assert ENVED not in refused.stdout + refused.stderr
+    assert run_cli("tools", "--config", str(config)).returncode == 0

@@ -378,8 +378,9 @@ def _refused(exc: PlangateError, as_json: bool) -> int:
         try:
             own = exc.quoted()  # the asker's own text, as written (round 62)
             catalog = any(p.quotes_catalog for p in getattr(exc, "problems", None) or ())
-            shape = shared.printed(shape, own, catalog=catalog)
-            text = shared.printed(text, own, catalog=catalog)
+            theirs = exc.catalog_quoted()  # the catalog's, redacted whatever it holds (round 71)
+            shape = shared.printed(shape, own, catalog=catalog, theirs=theirs)
+            text = shared.printed(text, own, catalog=catalog, theirs=theirs)
         except PlangateError as unreadable:  # the secrets file: nothing could be hidden
             shared.forget_config()
             return _refused(unreadable, as_json)

@@ -37,6 +37,9 @@ class Problem:
     #: The plan's own text such a message quotes (``repr`` of the failing value): kept as
     #: written, so the answer cannot confirm a guess of a secret (round 61).
     own_quotes: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    #: The catalog's text such a message quotes (``repr`` of the schema's failing keyword):
+    #: redacted whatever the plan wrote, even where it holds a quote of the plan's (round 71).
+    catalog_quotes: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """``{code, message, path, line, remedy}``: the one error shape of ``--json``."""
@@ -54,7 +57,8 @@ class Problem:
         catalog's parts of the message through ``redact`` (round 49)."""
         if not self.quotes_catalog:
             return self
-        return replace(self, message=redacted_around(self.message, self.own_quotes, redact))
+        message = redacted_around(self.message, self.own_quotes, redact, self.catalog_quotes)
+        return replace(self, message=message)
 
     def own_text(self) -> tuple[str, ...]:
         """What of this problem is its author's text (:func:`redacted_around` keeps it):
@@ -77,11 +81,62 @@ def _spellings(quote: str) -> tuple[str, str]:
     return quote, json.dumps(quote)[1:-1]
 
 
-def redacted_around(text: str, own: Iterable[str], redact: Callable[[str], str]) -> str:
+def redacted_around(
+    text: str, own: Iterable[str], redact: Callable[[str], str], catalog: Iterable[str] = ()
+) -> str:
     """``text`` through ``redact`` except where it quotes ``own`` (longest first), the
     author's own text, as written and as a JSON string spells it: the one rule of every
     answer and record that quotes the asker (docs/execution.md, Secrets; round 62: masking
-    the asker's own text where it equals a secret confirms a guess of the secret)."""
+    the asker's own text where it equals a secret confirms a guess of the secret).
+
+    ``catalog``: the controller's text the message quotes (a schema's ``enum``, ``not``):
+    redacted whole wherever it stands, an ``own`` quote inside it too; only a longer quote of
+    the author's holds one as written (round 71: ``{'enum': ['<secret>']}`` was kept as
+    written because the asker's guess equalled the secret)."""
+    parts = _catalog_parts(text, own, catalog)
+    if len(parts) > 1:
+        return _around_catalog(text, parts, own, redact)
+    return _redacted_around(text, own, redact)
+
+
+def _catalog_parts(text: str, own: Iterable[str], catalog: Iterable[str]) -> list[str]:
+    """``text`` split at the catalog's quotes (odd pieces), those inside a longer quote of
+    the author's left to it; one piece when it quotes none."""
+    theirs = {s for q in catalog if q for s in _spellings(q) if s in text}
+    if not theirs:
+        return [text]
+    mine = sorted({s for q in own if q for s in _spellings(q) if s in text}, key=len, reverse=True)
+    held = [m.span() for q in mine for m in re.finditer(re.escape(q), text)]
+    spans: list[tuple[int, int]] = []
+    for quote in sorted(theirs, key=len, reverse=True):
+        for m in re.finditer(re.escape(quote), text):
+            start, stop = m.span()
+            inside = any(a <= start and stop <= b and b - a > stop - start for a, b in held)
+            if not inside and all(stop <= a or start >= b for a, b in spans):
+                spans.append((start, stop))
+    pieces, at = [], 0
+    for start, stop in sorted(spans):
+        pieces += [text[at:start], text[start:stop]]
+        at = stop
+    return [*pieces, text[at:]]
+
+
+def _around_catalog(
+    text: str, parts: list[str], own: Iterable[str], redact: Callable[[str], str]
+) -> str:
+    """The catalog's pieces redacted whole, the text between them by the author's rule; a
+    secret across a catalog piece's edge: all of ``text`` redacted."""
+    own = tuple(own)
+    shown = [redact(p) if i % 2 else _redacted_around(p, own, redact) for i, p in enumerate(parts)]
+    for i in range(1, len(parts), 2):
+        before, after = parts[i - 1], parts[i + 1]
+        if redact(before + parts[i] + after) != redact(before) + shown[i] + redact(after):
+            return redact(text)
+    return "".join(shown)
+
+
+def _redacted_around(text: str, own: Iterable[str], redact: Callable[[str], str]) -> str:
+    """:func:`redacted_around` of a text that quotes nothing of the catalog's."""
     # only the quotes the text holds: a check's record quotes every clause of its expect
     # (round 38's 3,000 clauses) in each of its failures, one clause each
     spelled = {s for q in own if q for s in _spellings(q) if s in text}
@@ -148,7 +203,13 @@ class PlangateError(Exception):
         """The message as a record or an answer gives it: through ``redact`` except the
         asker's own text it quotes (:func:`redacted_around`; round 65: a check's expected
         value, masked inside the controller's message, confirmed a guess of a secret)."""
-        return redacted_around(self.message, self.quoted(), redact)
+        return redacted_around(self.message, self.quoted(), redact, self.catalog_quoted())
+
+    def catalog_quoted(self) -> tuple[str, ...]:
+        """The catalog's text its problems quote (:attr:`Problem.catalog_quotes`): redacted
+        whatever the asker wrote (round 71)."""
+        problems = getattr(self, "problems", None) or []
+        return tuple(q for p in problems for q in p.catalog_quotes)
 
     def to_problem(self) -> Problem:
         return Problem(self.code, self.message, self.path)

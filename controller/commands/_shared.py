@@ -39,7 +39,34 @@ def optional_config(config_path: str | None) -> Config | None:
     config = load_config(found)
     _printing.clear()
     _printing.append(config)  # what the command prints from now on: printed()
+    refuse_secret_catalog(config)
     return config
+
+
+def refuse_secret_catalog(config: Config) -> None:
+    """E_CONFIG_INVALID when the catalog publishes a value :func:`catalog_redactor` hides
+    (:func:`controller.plan.catalog.refuse_secrets_in_catalog`, round 71): every command
+    that loads a config refuses it, so no answer can tell a right guess from a wrong one."""
+    from controller.plan.catalog import refuse_secrets_in_catalog
+
+    if _may_hide_anything(config):  # else the redactor hides nothing: no import of it
+        refuse_secrets_in_catalog(config, catalog_redactor(config))
+
+
+def _may_hide_anything(config: Config) -> bool:
+    """Whether the records' redactor could hide a value (``secrets.redactor_for``'s sources:
+    a secrets file, a ``PLANGATE_SECRET_*`` variable, the config's credentials, as
+    ``secrets.credentials_of`` takes them). False: a config with none of them loads without
+    importing the execution layer (a plain ``validate`` starts fast)."""
+    import os
+
+    if config.secrets.file is not None or config.remote is not None or config.notify.urls:
+        return True
+    named = [config.webhook.secret_env, config.ui.token_env, *config.notify.url_env]
+    prefix = config.secrets.env_prefix
+    if any(os.environ.get(n) for n in named if n) or any(k.startswith(prefix) for k in os.environ):
+        return True
+    return any(t.env or t.headers or t.argv or t.url for t in config.tools.values())
 
 
 def required_config(config_path: str | None) -> Config:
@@ -135,7 +162,9 @@ def _forms_of(path: Path) -> set[str]:
     return forms
 
 
-def printed(text: str, own: Iterable[str] = (), *, catalog: bool = False) -> str:
+def printed(
+    text: str, own: Iterable[str] = (), *, catalog: bool = False, theirs: Iterable[str] = ()
+) -> str:
     """``text`` (a problem, an error, a message) as the running command may print it to a
     person or an agent: with a config loaded, every value the controller's records hide
     written ``***`` (:func:`catalog_redactor`); without one, as it is (nothing imported).
@@ -152,13 +181,15 @@ def printed(text: str, own: Iterable[str] = (), *, catalog: bool = False) -> str
     those derived from them (:func:`asker_paths`, round 69: masking them for a right guess
     of a secret confirmed the guess). The catalog's parts of a plan's problems are answered
     first, alone (:func:`controller_text`), so none of them is kept as a path; ``catalog``:
-    ``text`` quotes them unanswered (an invalid plan's error), so only ``own`` is kept."""
+    ``text`` quotes them unanswered (an invalid plan's error), so only ``own`` is kept;
+    ``theirs``: those quotes (:meth:`PlangateError.catalog_quoted`), redacted whole even
+    where they hold the asker's words (round 71)."""
     if not _printing:
         return text
     from controller.errors import redacted_around
 
     paths = () if catalog else asker_paths()
-    return redacted_around(text, (*own, *paths), controller_text)
+    return redacted_around(text, (*own, *paths), controller_text, theirs)
 
 
 def controller_text(text: str) -> str:

@@ -87,6 +87,82 @@ def agent_catalog(config: Config, redactor: Redacting) -> dict[str, Any]:
     return {"tools": entries, "plans_dir": shown(redactor, config.plans_dir)}
 
 
+#: The fields of :func:`describe_tool` that are no one's credentials: what the catalog tells
+#: plan authors and agents of a tool. ``maps_to`` (argv, URL) is how a tool is handed a
+#: credential, and every printer masks it (:func:`maps_to`).
+_PUBLISHED = ("name", "description", "params_schema", "sensitive", "output_trust", "estimate")
+
+SECRET_IN_CATALOG_REMEDY = (
+    "a secret is never catalog material: agents read the catalog and a schema's verdict on a "
+    "guess tells the secret; remove the value from the catalog and pass the secret at run "
+    "time as a param (`$<secrets.NAME>`)"
+)
+
+
+def secrets_in_catalog(config: Config, redactor: Redacting) -> list[str]:
+    """Where ``config``'s catalog publishes a value the controller's records hide (a secret
+    of the secrets file or the environment, a credential of the config): each place as a
+    dotted config path (``tools.pin.params_schema.properties.e.enum.0``), itself
+    :func:`shown`. Round 71: a ``params_schema`` holding a secret (``enum``, ``const``,
+    ``pattern``, ``not``) answered a literal guess valid or not, though every quote was
+    ``***``: the verdict was the oracle."""
+    found: list[tuple[Any, ...]] = []
+    for name in sorted(config.tools):
+        entry = describe_tool(name, config.tools[name])
+        for key in _PUBLISHED:
+            where = ("tools", name) if key == "name" else ("tools", name, key)
+            _find_hidden(redactor, entry[key], where, found)
+    return [".".join(shown(redactor, str(part)) for part in path) for path in found]
+
+
+def refuse_secrets_in_catalog(config: Config, redactor: Redacting) -> None:
+    """E_CONFIG_INVALID when the catalog publishes a secret (:func:`secrets_in_catalog`):
+    every place named, never the value; at every load of a config (round 71)."""
+    from controller.errors import ConfigInvalid
+
+    places = secrets_in_catalog(config, redactor)
+    if not places:
+        return
+    name = shown(redactor, str(config.source or "config"))
+    if len(places) == 1:
+        message = f"{name}: {places[0]}: holds a secret's value"
+    else:
+        message = f"{len(places)} places in {name} hold a secret's value:\n  " + "\n  ".join(places)
+    raise ConfigInvalid(message, remedy=SECRET_IN_CATALOG_REMEDY)
+
+
+def _find_hidden(
+    redactor: Redacting, value: Any, where: tuple[Any, ...], found: list[tuple[Any, ...]]
+) -> None:
+    """Appends to ``found`` the deepest places of ``value`` (at ``where``) the redactor
+    changes: a key, a string, a number whose text holds a secret, or a list that spells one
+    only as a whole (its lines joined)."""
+    if _same(redactor.data(value), value):
+        return
+    before = len(found)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if redactor.text(str(key)) != str(key):
+                found.append((*where, key))
+            else:
+                _find_hidden(redactor, item, (*where, key), found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _find_hidden(redactor, item, (*where, index), found)
+    if len(found) == before:
+        found.append(where)
+
+
+def _same(seen: Any, value: Any) -> bool:
+    """JSON data alike (NaN equal to itself: YAML's ``.nan`` is no secret)."""
+    import json
+
+    def text(data: Any) -> str:
+        return json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
+
+    return seen is value or text(seen) == text(value)
+
+
 def catalog_maps(config: Config, names: set[str], redactor: Redacting) -> dict[str, str]:
     """What each of ``names`` runs (:func:`maps_to`) in ``config``'s catalog, :func:`shown`
     (``plangate show``'s ``runs:`` line)."""

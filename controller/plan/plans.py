@@ -785,13 +785,14 @@ def _check_static_params(model: PlanDocument, tools: dict[str, ToolSpec]) -> Ite
             )
         if spec is None or spec.params_schema is None:
             continue
-        for where, message, own in static_params_errors(params, spec.params_schema):
+        for where, message, own, theirs in static_params_errors(params, spec.params_schema):
             yield Problem(
                 "E_PARAMS_INVALID",
                 f"{message} (params_schema of tool {tool!r})",
                 refs.format_path((*base, "params", *where)),
                 quotes_catalog=True,  # the schema's pattern, enum, const (round 49)
                 own_quotes=own,
+                catalog_quotes=theirs,
             )
 
 
@@ -817,12 +818,13 @@ def tool_calls(model: PlanDocument) -> Iterator[tuple[tuple[str | int, ...], str
 
 def static_params_errors(
     params: dict[str, Any], schema: dict[str, Any]
-) -> Iterable[tuple[tuple[Any, ...], str, tuple[str, ...]]]:
+) -> Iterable[tuple[tuple[Any, ...], str, tuple[str, ...], tuple[str, ...]]]:
     """Schema errors that no reference can fix: the rule of the ``--config`` schema
     (:func:`controller.plan.shape.with_references`), a string holding ``$<...>`` standing for
     any value (checked again once resolved), every other string as the tool gets it
     (round 63: ``$$<`` is the text ``$<``, which passed an integer param as a reference).
-    Each with the plan's own text its message quotes (:func:`_quoted_values`)."""
+    Each with the plan's own text its message quotes (:func:`_quoted_values`) and the
+    catalog's (:func:`_catalog_values`)."""
     yield from _schema_errors(_as_read(params), with_references(schema, _READ_AS_REFERENCE))
 
 
@@ -870,7 +872,7 @@ def params_errors(params: Any, schema: dict[str, Any]) -> Iterator[tuple[tuple[A
     """(location, message) for each way ``params`` breaks ``schema``, within one time budget
     (:mod:`controller.plan.budget`): past it the params fail (round 20: a catalog pattern
     that backtracks on a tool's output, 2,000 objects checked for uniqueness pair by pair)."""
-    for where, message, _own in _schema_errors(params, schema):
+    for where, message, _own, _theirs in _schema_errors(params, schema):
         yield where, message
 
 
@@ -881,9 +883,21 @@ def _quoted_values(instance: Any) -> tuple[str, ...]:
     return (repr(instance), *keys)
 
 
+def _catalog_values(wanted: Any) -> tuple[str, ...]:
+    """How a jsonschema message quotes the schema's failing keyword (``enum``, ``const``,
+    ``pattern``, ``not``'s subschema): its ``repr`` and, for a list, each item's (``'x' is a
+    required property``); never a bare ``True`` or ``None``, which fixed words may spell."""
+    if wanted is None or isinstance(wanted, bool):
+        return ()
+    items = (
+        [repr(item) for item in wanted if isinstance(item, str)] if isinstance(wanted, list) else []
+    )
+    return (repr(wanted), *items)
+
+
 def _schema_errors(
     params: Any, schema: dict[str, Any]
-) -> Iterator[tuple[tuple[Any, ...], str, tuple[str, ...]]]:
+) -> Iterator[tuple[tuple[Any, ...], str, tuple[str, ...], tuple[str, ...]]]:
     from referencing.exceptions import Unresolvable
 
     validator = _bounded_validator()(schema, registry=schemarefs.NO_RETRIEVAL)
@@ -892,7 +906,7 @@ def _schema_errors(
             found = _unwrapped(validator.iter_errors(params))
             errors = sorted(found, key=lambda e: list(map(str, e.absolute_path)))
     except Unresolvable as unresolved:  # this plan's problem, never the pass's (round 65)
-        yield (), _unresolvable(unresolved), ()
+        yield (), _unresolvable(unresolved), (), ()
         return
     except budget.OverBudget:
         yield (
@@ -902,10 +916,12 @@ def _schema_errors(
                 "(a pattern that backtracks, or too many items)"
             ),
             (),
+            (),
         )
         return
     for error in errors:
-        yield tuple(error.absolute_path), error.message, _quoted_values(error.instance)
+        own, theirs = _quoted_values(error.instance), _catalog_values(error.validator_value)
+        yield tuple(error.absolute_path), error.message, own, theirs
 
 
 def _unresolvable(unresolved: Exception) -> str:

@@ -77,7 +77,9 @@ def build_server(config: Config) -> Any:
         except PlangateError as exc:
             shape = json.dumps(exc.to_json())
             try:
-                shape = redacted_around(shape, exc.quoted(), redactor_for(config).text)
+                shape = redacted_around(
+                    shape, exc.quoted(), redactor_for(config).text, exc.catalog_quoted()
+                )
             except PlangateError as unreadable:
                 shape = json.dumps(unreadable.to_json())
             raise ToolError(shape) from None

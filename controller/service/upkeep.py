@@ -79,7 +79,11 @@ class Upkeep:
     def _read_new_config(self) -> Config:
         if self.config.source is None:
             raise ConfigInvalid("the config was not read from a file; nothing to reload")
+        from controller.execution.secrets import redactor_for
+        from controller.plan.catalog import refuse_secrets_in_catalog
+
         new = load_config(self.config.source)
+        refuse_secrets_in_catalog(new, redactor_for(new))  # as every load (round 71)
         changed = [key for key in RESTART_KEYS if getattr(new, key) != getattr(self.config, key)]
         if changed:
             raise ConfigInvalid(

@@ -28,6 +28,11 @@ in ``controller.plan.catalog`` and passes through one helper, ``shown``, with th
 of every record the controller writes (``secrets.redactor_for``: the secrets file, the
 ``PLANGATE_SECRET_*`` environment and the config's credentials), a required argument of
 each describer (the commands get it from ``commands._shared.catalog_redactor``).
+
+Round 71: ``t1``'s description no longer holds the value: a config whose catalog publishes a
+secret (a tool's name, description or ``params_schema``) is refused at load,
+E_CONFIG_INVALID (``tests/commands/test_catalog_secrets.py``); what a tool runs (argv, env,
+URL) may hold one, and is shown masked, as asserted here.
 ``plangate tools`` (text and ``--json``, ``describe_catalog``), the ``runs:`` line of
 ``plangate show`` (``catalog_maps``), ``plangate schema --config`` (``specialise_schema``)
 and the MCP ``catalog`` tool (``agent_catalog``) print ``***`` where the catalog holds a
@@ -55,7 +60,7 @@ def _build(root: Path) -> Lab:
         root / "cs",
         extra=f"secrets: {{file: {root / 'sec.yml'}}}\n",
         tools=(
-            f't1: {{kind: exec, argv: ["/bin/echo", "{S}", "{{x}}"], env: {{MODE: "{S}"}}, description: "uses {S}"}}\n'
+            f't1: {{kind: exec, argv: ["/bin/echo", "{S}", "{{x}}"], env: {{MODE: "{S}"}}, description: "uses a token"}}\n'
             f't2: {{kind: http, method: POST, url: "https://h.example/{S}/x?mode={S}"}}\n'
             f't3: {{kind: http, method: POST, url: "http://127.0.0.1:9/{S}/x?mode={S}", timeout: 3}}\n'
             f't4: {{kind: exec, argv: ["/bin/sh", "-c", "echo $0 >&2; exit 3", "{S}"]}}\n'

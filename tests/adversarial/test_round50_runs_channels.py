@@ -23,6 +23,11 @@ the controller pauses at the gate and records ``execution.gate``).
 Asserted per variant: the command did not crash and the secret's value is not in what it
 printed / committed. Held: all 11 (and the control: plan ``q``'s record says E_TOOL_FAILED
 with the value masked).
+
+Round 71: ``t1``'s pattern is ``^ok$`` and ``t3``'s description holds no secret: a config
+whose catalog publishes a secret (a tool's name, description or ``params_schema``) is now
+refused at load, E_CONFIG_INVALID (``tests/commands/test_catalog_secrets.py``); the argv
+items still hold it, shown masked.
 """
 
 from __future__ import annotations
@@ -59,9 +64,9 @@ def _build(root: Path) -> Lab:
         extra=f"secrets: {{file: {root / 'sec.yml'}}}\n",
         tools=(
             "t1:\n  kind: echo\n  params_schema:\n    type: object\n    properties:\n"
-            f"      x: {{type: string, pattern: '^{S}$'}}\n"
+            "      x: {type: string, pattern: '^ok$'}\n"
             f't2: {{kind: exec, argv: ["/bin/sh", "-c", "echo $0 >&2; exit 3", "{S}"]}}\n'
-            f't3: {{kind: exec, argv: ["/bin/echo", "{S}", "{{x}}"], description: "uses {S}"}}\n'
+            f't3: {{kind: exec, argv: ["/bin/echo", "{S}", "{{x}}"], description: "uses a token"}}\n'
         ),
     )
     cfg = str(lab.config)

@@ -7,7 +7,10 @@ wrong one as ``***``.
 Lab (one, module scope): ``secrets.file`` holds ``TOK``; the exec tool ``fail`` has the
 secret as a literal argv item (shown in ``show``'s ``runs:``) and exits 3 printing
 ``denied: <secret>`` (recorded in the error, the row's reason, the log lines); the tool
-``say`` has ``params_schema`` ``m: {enum: [<secret>, x]}``. For a right guess (``TOK`` itself)
+``say`` has ``params_schema`` ``m: {enum: [z9, x]}`` (until round 71 ``[<secret>, x]``, and
+a ``description`` of ``fail`` holding the secret: a config whose catalog publishes a secret
+is now refused at load, E_CONFIG_INVALID, so the controller's material beside the asker's
+path is the argv item of ``runs:`` and the tool's printed error). For a right guess (``TOK`` itself)
 and a wrong one of its shape, the agent writes ``plans/<g>`` (calls ``fail``; Alice
 approves; one pass: it fails) and ``plans/bad-<g>`` (``m: nope``: a catalog problem quoting
 the enum). Then, per guess, with ``--config``: ``show`` of the bare name ``<g>`` from inside
@@ -72,10 +75,9 @@ def _build(root: Path) -> Lab:
         root / "lab",
         extra=f"secrets: {{file: {root / 'sec.yml'}}}\n"
         "agent:\n  identity: {name: Agent, email: agent@example.com}\n",
-        tools=f"fail: {{kind: exec, description: '{SECRET}', "
-        f"argv: [{py}, {script}, '{SECRET}', '{{k}}']}}\n"
+        tools=f"fail: {{kind: exec, argv: [{py}, {script}, '{SECRET}', '{{k}}']}}\n"
         "say: {kind: echo, params_schema: {type: object, properties: "
-        f"{{k: {{type: string}}, m: {{enum: ['{SECRET}', x]}}}}}}}}\n",
+        "{k: {type: string}, m: {enum: [z9, x]}}}}\n",
     )
     lab.git_date = "@1796100000 +0000"
     for k, g in GUESSES.items():

@@ -29,11 +29,13 @@ the row notes ``E_OWNED_BLOCK_CHANGED``; (2) per reader, the two guesses' answer
 once the guess is replaced, and the secret's value never appears where the wrong guess is
 asked about.
 
-(3) The catalog's ``pin`` tool has a ``params_schema`` holding the secret (``e: {enum:
-[<secret>, x]}``, ``c: {const: <secret>}``, ``p: {pattern: '^<secret>$'}``, ``n: {not: {enum:
-[<secret>]}}``); the agent asks MCP ``validate`` (and ``validate --json --config`` of a file
-outside the repo for ``c``) about a plan whose literal param is each guess. Asserted: the two
-answers are equal once the guess is replaced.
+(3) A second config, ``pin.yml`` (the lab's with one more catalog tool), gives ``pin`` a
+``params_schema`` holding the secret (``e: {enum: [<secret>, x]}``, ``c: {const: <secret>}``,
+``p: {pattern: '^<secret>$'}``, ``n: {not: {enum: [<secret>]}}``); the agent asks MCP
+``validate`` under it (and ``validate --json --config`` of a file outside the repo for ``c``,
+and ``run --once`` with the committed ``pin-<k>`` plans) about a plan whose literal param is
+each guess. Asserted (since the fix): the config is refused at load, E_CONFIG_INVALID naming
+the schema path and never the value, so both guesses get the same refusal.
 
 Broke (strict xfails):
 - ``mcp-e``, ``mcp-c``, ``mcp-p``, ``mcp-n``, ``cli-c``: validity itself confirms the secret:
@@ -48,6 +50,19 @@ Broke (strict xfails):
 - ``mcp-n-quote``: the right guess's refusal under ``n`` reads "'<secret>' should not be valid
   under {'enum': ['<secret>']}": the catalog's part printed as written because it equals the
   asker's literal. Should: the catalog's part ``***`` (round 69's rule).
+Fixed (2026-11-30): a secret is never catalog material. Every command that loads a config
+(``run``, ``validate --config``, ``mcp``, ``status``...; a daemon's reload too) refuses one
+whose catalog publishes a value the records' redactor hides (the secrets file, the
+``PLANGATE_SECRET_*`` environment, the config's credentials) anywhere in a tool's name,
+description or ``params_schema`` (keys, strings, numbers): E_CONFIG_INVALID naming the tool and
+the path (``tools.pin.params_schema.properties.e.enum.0``), the remedy ``$<secrets.NAME>`` at
+run time (``plan.catalog.refuse_secrets_in_catalog``). The six ids of (3) now assert that
+refusal, alike for both guesses (``row-c``: ``run --once`` under ``pin.yml`` refused, and the
+committed plans' rows as the lab's controller without ``pin`` reads them). ``mcp-n-quote``:
+a problem carries the catalog's quotes (``Problem.catalog_quotes``: the ``repr`` of the
+failing keyword) and ``errors.redacted_around`` redacts them whole, an asker's quote inside
+them too; held in process over ``pin.yml`` (no command loads it now), as a secrets file
+changed after the load would give it.
 Held: (1) every forged record on every reader (the controller's record shown, the note
 ``E_OWNED_BLOCK_CHANGED`` on the row and MCP, the forged gate never runs), (2) every guess
 variant on every reader (identities, the expected value, the folder name as written in both
@@ -66,7 +81,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases
 from mcpkit import session
 from test_round2_execution_kit import shared
 from test_round71_surface_foldnames import _get
@@ -109,11 +124,12 @@ def _build(root: Path) -> Lab:
         extra=f"secrets: {{file: {root / 'sec.yml'}}}\n"
         "agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n",
         tools=f"fail: {{kind: exec, argv: [{py}, {script}, '{{k}}']}}\n"
-        "chk: {kind: echo, idempotent: true, risk: low}\n"
-        "pin: {kind: echo, params_schema: {type: object, properties: {"
-        f"e: {{enum: [{SECRET}, x]}}, c: {{const: {SECRET}}}, "
-        f"p: {{type: string, pattern: '^{SECRET}$'}}, n: {{not: {{enum: [{SECRET}]}}}}}}}}}}\n",
+        "chk: {kind: echo, idempotent: true, risk: low}\n",
     )
+    # (3): the same config with the catalog's ``pin``, whose params_schema holds the secret
+    pinned = lab.config.read_text().replace("tools:\n", f"tools:\n  {PIN}\n", 1)
+    lab.pin_config = root / "pin.yml"  # type: ignore[attr-defined]
+    lab.pin_config.write_text(pinned)  # type: ignore[attr-defined]
     lab.git_date = "@1796100000 +0000"
     lab.write("ff", _two("ff", FAILSTEP))
     lab.write("fl", _two("fl", FAILSTEP))
@@ -194,27 +210,33 @@ def _build(root: Path) -> Lab:
     got["calls"] = {t: len(lab.calls(t)) for t in ("fa2", "fp2", "fq2")}
     got["api"] = _api(lab, ids)
     # (3) the catalog's schema holding the secret, asked with a literal guess
-    calls = [("validate", {"plan": _pin(key, g)}) for key in SCHEMA for g in GUESSES.values()]
-    replies = session(lab, calls)[0]
-    got["schema"] = {
-        f"{key}:{k}": replies[2 * i + j]
-        for i, key in enumerate(SCHEMA)
-        for j, k in enumerate(GUESSES)
-    }
+    pin_cfg = str(lab.pin_config)  # type: ignore[attr-defined]
+    got["schema"] = {}
+    for key in SCHEMA:
+        for k, g in GUESSES.items():
+            replies, stderr = session(lab, [("validate", {"plan": _pin(key, g)})], config=pin_cfg)
+            got["schema"][f"{key}:{k}"] = stderr + json.dumps(replies, ensure_ascii=False)
+    ran = lab.cli("run", "--once", "--config", pin_cfg)
     for k, g in GUESSES.items():
         probe = root / f"probe-{k}" / "PLAN.yml"
         probe.parent.mkdir()
         probe.write_text(_pin("c", g))
-        done = lab.cli("validate", "--json", "--config", cfg, str(probe))
+        done = lab.cli("validate", "--json", "--config", pin_cfg, str(probe))
         got["schema"][f"cli-c:{k}"] = done.stdout + done.stderr
-        row = dict(got["rows"][f"plans/pin-{k}"])
+        row = dict(got["rows"][f"plans/pin-{k}"])  # as the controller without pin reads it
         row.pop("last_commit", None)
-        got["schema"][f"row-c:{k}"] = json.dumps(row, ensure_ascii=False)
+        ran_text = f"{ran.returncode} {ran.stdout}{ran.stderr}"
+        got["schema"][f"row-c:{k}"] = ran_text + json.dumps(row, ensure_ascii=False)
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
 
 SCHEMA = ("e", "c", "p", "n")
+PIN = (
+    "pin: {kind: echo, params_schema: {type: object, properties: {"
+    f"e: {{enum: [{SECRET}, x]}}, c: {{const: {SECRET}}}, "
+    f"p: {{type: string, pattern: '^{SECRET}$'}}, n: {{not: {{enum: [{SECRET}]}}}}}}}}}}"
+)
 
 
 def _pin(key: str, g: str) -> str:
@@ -348,43 +370,49 @@ def test_a_right_and_a_wrong_guess_read_alike(lab: Lab, vid: str) -> None:
     assert SECRET not in wrong[0], wrong[0][:1500]
 
 
-# -- (3) the catalog's schema holding the secret: validity itself answers the guess --------------
-_VALID = xfail(
-    "schema validity oracle",
-    "a literal param equal to a guess, checked against a catalog params_schema holding the "
-    "secret (enum, const, pattern, not-enum), is answered valid: true for one guess and "
-    "E_PARAMS_INVALID for the other (MCP validate, validate --json): the answer confirms the "
-    "secret, though every quote of it is ***",
-)
+# -- (3) the catalog's schema holding the secret: refused at load, both guesses alike ---------
 SIDS = [f"mcp-{key}" for key in SCHEMA] + ["cli-c", "row-c"]
 
 
-@pytest.mark.parametrize("vid", cases(SIDS, SIDS, {v: _VALID for v in SIDS}))
+@pytest.mark.parametrize("vid", cases(SIDS, SIDS, BROKEN))
 def test_a_schema_holding_the_secret_answers_both_guesses_alike(lab: Lab, vid: str) -> None:
+    """Fixed: the config is refused at load (E_CONFIG_INVALID naming the schema path): the
+    MCP server, ``validate --config`` and ``run`` answer both guesses with that refusal."""
     got = lab.got["schema"]  # type: ignore[attr-defined]
     key = vid.removeprefix("mcp-")
     out = {}
     for k, g in GUESSES.items():
-        reply = got[f"{key}:{k}"]
-        text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+        text = got[f"{key}:{k}"].replace(
+            str(Path(lab.pin_config).parent), "ROOT"
+        )  # "-s" is in the lab's path
         assert "Traceback" not in text, text[-1500:]
+        assert "E_CONFIG_INVALID" in text and "params_schema.properties." in text, text[-1500:]
+        assert SECRET not in text, text[-1500:]
         out[k] = (text, _norm(text, g, k))
-    assert SECRET not in out["c"][0], out["c"][0][:1500]
     assert out["s"][1] == out["c"][1], (out["s"][0][:1500], out["c"][0][:1500])
 
 
-_QUOTE = xfail(
-    "catalog part kept as the asker's literal",
-    "the refusal of n: <secret> against not: {enum: [<secret>]} quotes the catalog's schema "
-    "as {'enum': ['<secret>']}: the catalog's value printed as written because it equals the "
-    "asker's literal (round 69: a catalog value equal to what the asker named stays ***)",
-)
+def test_the_catalogs_part_stays_masked_beside_the_askers_literal(lab: Lab) -> None:
+    """``mcp-n-quote``, fixed: the catalog's part of a problem is redacted whatever the asker
+    wrote. No loaded config holds a secret in its catalog now, so the rule is held where
+    MCP ``validate`` applies it (``AgentApi._answered``: ``Problem.answered`` with the
+    records' redactor), over the catalog as a secrets file changed after the load gives it."""
+    from controller.execution.secrets import redactor_for
+    from controller.plan import plans, yamlio
+    from controller.settings import config_from_data
 
-
-@pytest.mark.parametrize("vid", cases(["mcp-n-quote"], ["mcp-n-quote"], {"mcp-n-quote": _QUOTE}))
-def test_the_catalogs_part_stays_masked_beside_the_askers_literal(lab: Lab, vid: str) -> None:
-    reply = lab.got["schema"]["n:s"]  # type: ignore[attr-defined]
-    body = json.loads(reply["result"]["content"][0]["text"])
-    messages = [e["message"] for e in body["errors"]]
-    assert any("should not be valid" in m for m in messages), body
+    path = Path(lab.pin_config)  # type: ignore[attr-defined]
+    config = config_from_data(yamlio.read_yaml(path.read_text(), str(path)).data, path)
+    said = {}
+    for k, g in GUESSES.items():
+        plan = lab.root / f"quote-{k}" / "PLAN.yml"
+        plan.parent.mkdir(exist_ok=True)
+        plan.write_text(_pin("n", g))
+        problems = plans.load_plan(plan, config).problems
+        said[k] = [p.answered(redactor_for(config).text).message for p in problems]
+    messages = said["s"]
+    assert any("should not be valid" in m for m in messages), messages
     assert all(f"['{SECRET}']" not in m for m in messages), messages
+    assert any(
+        m.startswith(f"'{SECRET}' should not be valid under {{'enum': ['***']}}") for m in messages
+    ), messages

@@ -1,7 +1,11 @@
 """Round 49 (issue 11): a secret's value written literally in the catalog is hidden from what
 describes the catalog (``plangate tools`` text and ``--json``, ``plangate show --config``'s
 ``runs:`` line, ``plangate schema --config`` and the MCP ``catalog`` tool), as from every
-record the controller writes: one redaction (:func:`controller.plan.catalog.shown`)."""
+record the controller writes: one redaction (:func:`controller.plan.catalog.shown`).
+
+Round 71: what the catalog publishes (a tool's name, description, ``params_schema``) may hold
+no secret at all: every command refuses such a config at load (E_CONFIG_INVALID naming the
+place, never the value). What it runs (argv, env, URL) may, and is shown masked."""
 
 from __future__ import annotations
 
@@ -28,9 +32,9 @@ def _config(tmp_path: Path, secrets: str | None = f"TOK: {FILED}\n") -> Path:
         "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
         "tools:\n"
         f'  t1: {{kind: exec, argv: ["/bin/echo", "{FILED}", "{ENVED}", "{{x}}"], '
-        f'env: {{MODE: "{FILED}"}}, description: "uses {FILED} and {ENVED}", '
+        f'env: {{MODE: "{FILED}"}}, description: "uses a token", '
         f"params_schema: {{type: object, properties: {{x: {{type: string, "
-        f'description: "not {FILED}"}}}}}}}}\n'
+        f'description: "not the token"}}}}}}}}\n'
         f'  t2: {{kind: http, method: POST, url: "https://h.example/{FILED}/x?mode={ENVED}"}}\n'
         '  greet: {kind: echo, description: "Returns its params"}\n'
     )
@@ -49,13 +53,12 @@ def test_tools_text_and_json_hide_the_catalogs_secrets(tmp_path: Path) -> None:
     _hidden(text.stdout + text.stderr)
     assert "runs: exec: /bin/echo *** *** {x}" in text.stdout
     assert "runs: http: POST https://h.example/***/x?mode=***" in text.stdout
-    assert "t1 (exec): uses *** and ***" in text.stdout
+    assert "t1 (exec): uses a token" in text.stdout
     data = run_cli("tools", "--json", "--config", config, env=ENV)
     assert data.returncode == 0, data.stderr
     _hidden(data.stdout + data.stderr)
     tools = {t["name"]: t for t in json.loads(data.stdout)}
-    assert tools["t1"]["description"] == "uses *** and ***"
-    assert tools["t1"]["params_schema"]["properties"]["x"]["description"] == "not ***"
+    assert tools["t1"]["description"] == "uses a token"
     assert tools["greet"]["description"] == "Returns its params"  # the rest as written
 
 
@@ -83,7 +86,7 @@ def test_show_config_hides_the_catalogs_secrets_in_runs(tmp_path: Path) -> None:
 def test_schema_config_hides_the_catalogs_secrets(tmp_path: Path) -> None:
     result = run_cli("schema", "--config", str(_config(tmp_path)), env=ENV)
     assert result.returncode == 0, result.stderr
-    _hidden(result.stdout)
+    assert FILED not in result.stdout and ENVED not in result.stdout  # it shows no argv
     assert "t1" in json.loads(result.stdout)["title"]
 
 
@@ -111,8 +114,8 @@ def test_the_mcp_catalog_tool_hides_the_catalogs_secrets(tmp_path: Path) -> None
 
     with_agent(config, body)
     tools = {t["name"]: t for t in got["tools"]}
-    assert tools["t1"]["description"] == f"uses *** and {ENVED}"  # only the file's here
-    assert FILED not in json.dumps(got)
+    assert tools["t1"]["description"] == "uses a token"
+    assert FILED not in json.dumps(got) and ENVED not in json.dumps(got)
     assert tools["greet"]["description"] == "Returns its params"
 
 
@@ -136,8 +139,27 @@ def _schema_config(tmp_path: Path, secrets: str = f"TOK: {FILED}\n") -> tuple[st
     return str(config), plan
 
 
+def test_a_catalog_publishing_a_secret_is_refused_at_load(tmp_path: Path) -> None:
+    """Round 71: a catalog whose published parts hold a secret (of the file or the
+    environment) is refused by every command that loads the config, each place named by
+    its path, never the value: no answer tells a right guess from a wrong one."""
+    config = _config(tmp_path)
+    text = config.read_text().replace('"uses a token"', f'"uses {ENVED}"')
+    text = text.replace('"not the token"', f'"not the token", examples: ["a{FILED}b"]')
+    config.write_text(text)
+    for args in (("tools",), ("schema",), ("status",), ("validate", "--json", str(config))):
+        result = run_cli(*args, "--config", str(config), env=ENV)
+        out = result.stdout + result.stderr
+        assert result.returncode == 2 and "E_CONFIG_INVALID" in out, (args, out)
+        assert "tools.t1.description" in out and "$<secrets.NAME>" in out, (args, out)
+        assert "tools.t1.params_schema.properties.x.examples.0" in out, (args, out)
+        assert FILED not in out and ENVED not in out, (args, out)
+
+
 def test_problems_quoting_a_params_schema_secret_are_printed_hidden(tmp_path: Path) -> None:
-    """Round 49: every printer of problems goes through ``_shared.printed``."""
+    """Round 49: every printer of problems goes through ``_shared.printed``. Round 71: a
+    schema holding the secret no longer loads: each printer answers E_CONFIG_INVALID,
+    naming the places (the pattern, the enum's item), never the value."""
     config, plan = _schema_config(tmp_path)
     for args in (
         ("validate", str(plan)),
@@ -148,9 +170,10 @@ def test_problems_quoting_a_params_schema_secret_are_printed_hidden(tmp_path: Pa
     ):
         result = run_cli(*args, "--config", config)
         out = result.stdout + result.stderr
-        assert result.returncode == 1, (args, out)
-        assert "E_PARAMS_INVALID" in out and "Traceback" not in out, (args, out)
-        assert FILED not in out and "***" in out, (args, out)
+        assert result.returncode == 2, (args, out)
+        assert "E_CONFIG_INVALID" in out and "Traceback" not in out, (args, out)
+        assert "properties.x.pattern" in out and "properties.y.enum.0" in out, (args, out)
+        assert FILED not in out, (args, out)
     without = run_cli("validate", str(plan))  # no config: the catalog is not read at all
     assert FILED not in without.stdout + without.stderr
 
@@ -206,31 +229,35 @@ def _alike(answers: dict[str, str]) -> None:
 
 
 def test_validate_quotes_the_plans_own_guess_of_a_secret_as_written(tmp_path: Path) -> None:
-    """Round 61: a refusal quoting the plan's text is no oracle for a secret; the catalog's
-    parts of a message stay hidden (round 49)."""
+    """Round 61: a refusal quoting the plan's text is no oracle for a secret. Round 71: a
+    catalog holding the secret is refused at load, whatever the plan guesses: both guesses
+    get the same refusal."""
     config, _plan = _schema_config(tmp_path)
     for args in (("validate",), ("validate", "--json")):
         answers = {}
         for name, guess in GUESSES.items():
             plan = _guess_plan(tmp_path, name, guess)
             result = run_cli(*args, str(plan), "--config", config)
-            assert result.returncode == 1, result.stderr
+            assert result.returncode == 2, result.stderr
             answers[name] = result.stdout + result.stderr
-        _alike(answers)
+        assert answers["right"] == answers["wrong"], answers
+        assert "E_CONFIG_INVALID" in answers["right"] and FILED not in answers["right"]
 
 
 def test_the_mcp_validate_answer_quotes_the_agents_own_guess_as_written(tmp_path: Path) -> None:
-    from tests.service.test_mcp import Session, call, with_agent
+    """Round 61 (and 71's rule for the catalog's part): MCP ``validate``'s answer
+    (``AgentApi.validate``), held in process over a config whose catalog holds the secret
+    as a secrets file changed after the load gives it (``plangate mcp`` refuses it at load):
+    the guess as written, the schema masked, a right and a wrong guess alike."""
+    from controller.service.agentapi import AgentApi
+    from controller.settings import load_config
 
     config, _plan = _schema_config(tmp_path)
-    got: dict[str, str] = {}
-
-    async def body(session: Session) -> None:
-        for name, guess in GUESSES.items():
-            text = _guess_plan(tmp_path, name, guess).read_text()
-            got[name] = json.dumps(await call(session, "validate", plan=text))
-
-    with_agent(Path(config), body)
+    api = AgentApi(load_config(Path(config)))
+    got = {
+        name: json.dumps(api.validate(_guess_plan(tmp_path, name, guess).read_text()))
+        for name, guess in GUESSES.items()
+    }
     _alike(got)
 
 
@@ -312,3 +339,15 @@ def test_the_ui_plan_view_shows_the_controllers_record_of_a_run_as_recorded(
     for name, guess in GUESSES.items():
         assert pages[name]["log"] == f"**Why:** {guess} that ran\n"
         assert pages[name]["document"]["execution"]["gate"]["params"] == {"note": guess}
+
+
+def test_a_secret_of_the_environment_alone_is_found_in_the_catalog(tmp_path: Path) -> None:
+    """No secrets file and no credential in the config: the check still reads the
+    ``PLANGATE_SECRET_*`` environment (``_shared._may_hide_anything``), and a config
+    holding no source of a secret loads without it."""
+    config = tmp_path / "plangate.yml"
+    config.write_text(f'repo: {tmp_path}\ntools:\n  t1: {{kind: echo, description: "x {ENVED}"}}\n')
+    refused = run_cli("tools", "--config", str(config), env=ENV)
+    assert refused.returncode == 2 and "tools.t1.description" in refused.stderr, refused.stderr
+    assert ENVED not in refused.stdout + refused.stderr
+    assert run_cli("tools", "--config", str(config)).returncode == 0

@@ -158,3 +158,90 @@ def test_a_reference_naming_a_nested_id_gets_the_tools_copy() -> None:
 
 def test_no_schema_is_any_params() -> None:
     assert _rebased(None, "t") == {}
+
+
+# -- round 71: a secret is never catalog material ---------------------------------------------
+SECRET = "r71Kq9SecretZp"
+
+
+def _secret_catalog(tools: dict[str, Any]) -> Any:
+    from controller.settings import config_from_data
+
+    return config_from_data({"tools": tools})
+
+
+@pytest.mark.parametrize(
+    ("tool", "place"),
+    [
+        (
+            {"params_schema": {"properties": {"e": {"enum": [SECRET, "x"]}}}},
+            "params_schema.properties.e.enum.0",
+        ),
+        (
+            {"params_schema": {"properties": {"c": {"const": SECRET}}}},
+            "params_schema.properties.c.const",
+        ),
+        (
+            {"params_schema": {"properties": {"p": {"pattern": f"^{SECRET}$"}}}},
+            "params_schema.properties.p.pattern",
+        ),
+        ({"params_schema": {"not": {"enum": [SECRET]}}}, "params_schema.not.enum.0"),
+        (
+            {"params_schema": {"properties": {"d": {"default": f"a-{SECRET}-b"}}}},
+            "params_schema.properties.d.default",
+        ),
+        ({"params_schema": {"examples": [{"k": SECRET}]}}, "params_schema.examples.0.k"),
+        (
+            {"params_schema": {"properties": {SECRET: {"type": "string"}}}},
+            "params_schema.properties.***",
+        ),
+        (
+            {"params_schema": {"properties": {"n": {"const": 48213957}}}},
+            "params_schema.properties.n.const",
+        ),
+        (
+            {"params_schema": {"properties": {"l": {"default": ["r71Kq9", "SecretZp"]}}}},
+            "params_schema.properties.l.default",
+        ),
+        ({"description": f"uses {SECRET}"}, "description"),
+    ],
+)
+def test_a_catalog_publishing_a_secret_is_refused_naming_the_place(
+    tool: dict[str, Any], place: str
+) -> None:
+    """Round 71: a schema holding a secret answered a literal guess valid or not (the
+    verdict the oracle, every quote ``***``). Any published string (or number) equal to or
+    holding a value the records' redactor hides is E_CONFIG_INVALID, naming the tool and the
+    path, never the value; the remedy is ``$<secrets.NAME>`` at run time."""
+    from controller.errors import ConfigInvalid
+    from controller.execution.secrets import Redactor
+    from controller.plan.catalog import refuse_secrets_in_catalog, secrets_in_catalog
+
+    config = _secret_catalog({"pin": {"kind": "echo", **tool}, "ok": {"kind": "echo"}})
+    redactor = Redactor([SECRET, "48213957"])
+    assert secrets_in_catalog(config, redactor) == [f"tools.pin.{place}"]
+    with pytest.raises(ConfigInvalid) as refused:
+        refuse_secrets_in_catalog(config, redactor)
+    said = refused.value.render()
+    assert f"tools.pin.{place}" in said and "$<secrets.NAME>" in said, said
+    assert SECRET not in said and "48213957" not in said, said
+
+
+def test_a_catalog_without_a_secret_and_what_a_tool_runs_are_accepted() -> None:
+    """What a tool runs (argv, env, URL) may hold a credential: shown masked, never refused;
+    a catalog publishing none loads, and no secrets means nothing to find."""
+    from controller.execution.secrets import Redactor
+    from controller.plan.catalog import refuse_secrets_in_catalog, secrets_in_catalog
+
+    config = _secret_catalog(
+        {
+            "run": {"kind": "exec", "argv": ["/bin/echo", SECRET], "env": {"MODE": SECRET}},
+            "nan": {
+                "kind": "echo",
+                "params_schema": {"properties": {"f": {"const": float("nan")}}},
+            },
+            "pin": {"kind": "echo", "params_schema": {"properties": {"e": {"enum": ["x"]}}}},
+        }
+    )
+    assert secrets_in_catalog(config, Redactor([SECRET])) == []
+    refuse_secrets_in_catalog(config, Redactor([]))

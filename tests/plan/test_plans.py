@@ -208,7 +208,7 @@ def test_a_reference_stands_for_any_part_of_a_param_and_escaped_text_is_text() -
     schema = {"properties": {"o": {"type": "object", **either}, "m": {"type": "integer"}}}
     assert list(plans.static_params_errors({"o": {"n": "$<inputs.n>"}}, schema)) == []
     assert list(plans.static_params_errors({"m": "$$<inputs.n>"}, schema)) == [
-        (("m",), "'$<inputs.n>' is not of type 'integer'", ("'$<inputs.n>'",))
+        (("m",), "'$<inputs.n>' is not of type 'integer'", ("'$<inputs.n>'",), ("'integer'",))
     ]
 
 
@@ -502,3 +502,34 @@ def test_a_plan_file_beside_a_case_variant_of_a_plan_files_name_is_ambiguous(
     (folder / name).write_text(BASE_TEXT)
     codes = [p.code for p in plans.read_plan(folder / name).problems]
     assert ("E_PLAN_AMBIGUOUS" in codes) is ambiguous, codes
+
+
+def test_the_catalogs_quote_is_redacted_whatever_the_asker_wrote() -> None:
+    """Round 71: a refusal of ``n: <secret>`` against ``not: {enum: [<secret>]}`` read
+    "'<secret>' should not be valid under {'enum': ['<secret>']}": the catalog's part kept
+    as written because it held the asker's quote. The catalog's quotes are redacted whole;
+    the asker's own words stay as written outside them, and a longer quote of the asker's
+    still holds a catalog value inside it as written."""
+    from controller.errors import redacted_around
+    from controller.execution.secrets import Redactor
+
+    redact = Redactor(["S3CRETzz"]).text
+    schema = {"properties": {"n": {"not": {"enum": ["S3CRETzz"]}}}}
+    ((_where, message, own, theirs),) = plans.static_params_errors({"n": "S3CRETzz"}, schema)
+    said = redacted_around(message, own, redact, theirs)
+    assert said == "'S3CRETzz' should not be valid under {'enum': ['***']}", said
+    problem = plans.Problem(
+        "E_PARAMS_INVALID", message, "n", quotes_catalog=True, own_quotes=own, catalog_quotes=theirs
+    )
+    assert problem.answered(redact).message == said
+    wrong = redacted_around(
+        "'S3CRETzq' should not be valid under {'enum': ['***']}",
+        ["'S3CRETzq'"],
+        redact,
+        ["{'enum': ['***']}"],
+    )
+    assert wrong.replace("S3CRETzq", "G") == said.replace("S3CRETzz", "G")
+    inside = redacted_around(
+        "got 'a S3CRETzz b' (5)", ["'a S3CRETzz b'"], redact, ["'S3CRETzz'", "5"]
+    )
+    assert inside == "got 'a S3CRETzz b' (5)", inside

@@ -330,7 +330,7 @@ class UiData:
         as written, the rest redacted (:func:`controller.errors.redacted_around`)."""
         from controller.errors import redacted_around
 
-        return redacted_around(str(exc), exc.quoted(), self._redactor.text)
+        return redacted_around(str(exc), exc.quoted(), self._redactor.text, exc.catalog_quoted())
 
     def _document(self, data: dict[str, Any]) -> dict[str, Any]:
         """The committed plan as its author wrote it (masking its text where it equals a

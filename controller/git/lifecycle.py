@@ -552,7 +552,7 @@ class Lifecycle(IndexStore):
         writes no content: the content's writers are those of the content moved (by hash; a
         folder's are carried by :meth:`_moved_writers`). None when it writes no such file,
         and in a merge (what a merge writes is told by what it brought: :meth:`_brought`,
-        :meth:`_changers`)."""
+        :meth:`_changers`; a merge's rename is still the same plan: :meth:`_kept_rename`)."""
         if record.is_merge or change.new_blob is None or not _is_plan_file(change.path):
             return None
         if change.mode in NOT_A_FILE or change.old_blob == change.new_blob:
@@ -607,6 +607,28 @@ class Lifecycle(IndexStore):
             wholes[commit.sha] = whole
             self._wholes = wholes
         return self._move_source(repo, whole, change) is not None
+
+    def _kept_rename(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange
+    ) -> FileChange | None:
+        """``change``, either half of a rename between the folder's two names
+        (:func:`_renamed`) that keeps the file's bytes (all, or all but a plain status line),
+        as the edit in place it is: the old name's bytes to the new name's. The move
+        :meth:`_move_source` tells on the line, told in a merge too, where the merged
+        commits' makers are the writers (:meth:`_changers`): a rename is no new plan and no
+        writing in any commit (round 71: a gate approval merged with a rename back was read
+        as a new plan that had run already, the paused run committed ``pending_approval``;
+        the merger of an approval made with a rename was counted as touching the plan)."""
+        other = other_name(change.path)
+        pair = next((c for c in record.changes if c.path == other), None) if other else None
+        if pair is None:
+            return None
+        gone, made = (change, pair) if change.new_blob is None else (pair, change)
+        if gone.old_blob is None or made.new_blob is None or not _renamed(record, gone):
+            return None
+        edit = FileChange(made.path, gone.old_blob, made.new_blob, made.mode)
+        kept = gone.old_blob == made.new_blob or not self._writes_file(repo, edit)
+        return edit if kept else None
 
     def _moved_away(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` removes a plan file another plan file of ``record`` is a move of
@@ -1549,8 +1571,9 @@ class Lifecycle(IndexStore):
                 return
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
-        if moved is not None and before is not None and change.old_blob is None:
-            change = moved  # renamed in its folder: the same plan, an edit in place
+        if before is not None and change.old_blob is None:
+            # renamed in its folder: the same plan, an edit in place (in a merge too, round 71)
+            change = moved or self._kept_rename(repo, record, change) or change
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
         self.touch(plan_id)
@@ -2035,7 +2058,11 @@ class Lifecycle(IndexStore):
         }
         # a folder under a plan file's name counts as that file (round 69: never a plan)
         held = [p for p, blob in present.items() if blob or repo.is_tree(record.sha, p)]
-        moving = self._move_source(repo, record, change) or self._moved_away(repo, record, change)
+        moving = bool(
+            self._move_source(repo, record, change)
+            or self._moved_away(repo, record, change)
+            or self._kept_rename(repo, record, change)  # a merge's too (round 71)
+        )
         if not by_controller and (len(held) > 1 or not moving):
             identities = {
                 approvals.normalize_identity(record.author.email),
@@ -2431,6 +2458,8 @@ class Lifecycle(IndexStore):
             for c in commit.changes:
                 facts = self.facts(repo, c.new_blob) if c.path == path else None
                 made = facts is not None and facts.hash == plan_hash
+                # a status change of that content (her approval after a move) makes none
+                made = made and self._changed_content(repo, c)
                 if made and not self._merged_move(repo, commit, c):  # a move made nothing
                     found |= self.identities(commit)
         return found

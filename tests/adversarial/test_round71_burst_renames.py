@@ -58,11 +58,13 @@ first parent is read with no rename pairing, and the move a commit on the line i
 (``Lifecycle._move_source``) was never asked of a merge: the ``PLAN.yml`` it adds was a new
 file the merger touched (her name among the plan's changers: ``E_SELF_APPROVAL``) and a new
 plan "from nothing", whose approval met the run of its version already recorded
-(``E_ALREADY_EXECUTED``, the paused run committed ``pending_approval``). A rename between the
-folder's two names that keeps the bytes (all, or all but a plain status line) is the edit in
-place it is in any commit, a merge's included (``Lifecycle._kept_rename``): the same plan,
-its state going on, no writing; the merged commits' makers stay the writers of what they
-wrote (a rename with a comment of hers, merged: still ``E_SELF_APPROVAL``).
+(``E_ALREADY_EXECUTED``, the paused run committed ``pending_approval``; so did a gate approval
+made with a rename and a comment, on the line too). A rename between the folder's two names
+is the edit in place it is in any commit, a merge's included, with or without an edit
+(``Lifecycle._rename_edit``): the same plan, its state going on, never a new plan; one that
+keeps the bytes (all, or all but a plain status line) is no one's writing
+(``Lifecycle._kept_rename``); one with a comment of hers is still her touch
+(``E_SELF_APPROVAL``, the paused run left paused: tests/approval/test_kept_moves.py).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from tests.support.gitkit import (
     AGENT,
     ALICE,
     BOB,
+    GATED,
     edit_status,
     git,
     run_once,
@@ -294,3 +295,49 @@ def test_a_merged_rename_with_her_bytes_is_writing(repo: Path) -> None:
     _merged_rename(repo, note=True)
     assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
     assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
+def _statuses(repo: Path, path: str) -> list[str]:
+    """The status each commit touching ``path`` left there, oldest first."""
+    out = git(repo, "log", "--reverse", "--format=%H", "--", path).split()
+    return [
+        str(yamlio.read_yaml(git(repo, "show", f"{sha}:{path}")).data["plan"]["status"])
+        for sha in out
+        if git(repo, "ls-tree", sha, "--", path).strip()
+    ]
+
+
+@pytest.mark.parametrize("noted", [False, True], ids=["kept", "noted"])
+@pytest.mark.parametrize("merged", [False, True], ids=["line", "merged"])
+def test_a_gate_approved_with_a_rename_goes_on(repo: Path, merged: bool, noted: bool) -> None:
+    """Round 71: her gate approval of the paused plan made with a rename to PLAN.yaml (on her
+    branch, merged ``--no-ff``) was read as a new plan whose version had run already:
+    ``E_ALREADY_EXECUTED``, and the paused run committed ``pending_approval``. A rename is no
+    new plan: kept, the gate's action runs; with a comment of hers, the touch is hers (a
+    refusal), and the paused run is never written as a pending plan either way."""
+    write_plan(repo, "greet", GATED)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo)
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "approve", ALICE)
+    run_once(repo)
+    if merged:
+        git(repo, "checkout", "-q", "-b", "alice/gate")
+    edit_status(repo, "greet", "approved")
+    if noted:
+        with (repo / "plans/greet/PLAN.yml").open("a") as out:
+            out.write("# second look done\n")
+    git(repo, "mv", *MOVES["file"])
+    commit_all(repo, "alice: gate, as PLAN.yaml", ALICE)
+    if merged:
+        git(repo, "checkout", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice/gate", env=identity(*ALICE))
+    run_once(repo)
+    run_once(repo)
+    after = _statuses(repo, "plans/greet/PLAN.yaml")
+    assert "pending_approval" not in after, (after, _refusal(repo))
+    if noted:
+        assert after[-1] != "completed", after
+        assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+    else:
+        assert after[-1] == "completed", (after, _refusal(repo))

@@ -552,7 +552,7 @@ class Lifecycle(IndexStore):
         writes no content: the content's writers are those of the content moved (by hash; a
         folder's are carried by :meth:`_moved_writers`). None when it writes no such file,
         and in a merge (what a merge writes is told by what it brought: :meth:`_brought`,
-        :meth:`_changers`; a merge's rename is still the same plan: :func:`_rename_edit`)."""
+        :meth:`_changers`; a merge's rename is still the same plan: :meth:`_rename_edit`)."""
         if record.is_merge or change.new_blob is None or not _is_plan_file(change.path):
             return None
         if change.mode in NOT_A_FILE or change.old_blob == change.new_blob:
@@ -614,10 +614,32 @@ class Lifecycle(IndexStore):
         tells on the line, told in a merge too, where the merged commits' makers are the
         writers (:meth:`_changers`), not the merger (round 71: her approval made with a
         rename on her branch, merged ``--no-ff``, counted the merger as touching the plan)."""
-        edit = _rename_edit(record, change)
+        edit = self._rename_edit(record, change)
         if edit is None:
             return False
         return edit.old_blob == edit.new_blob or not self._writes_file(repo, edit)
+
+    def _rename_edit(self, record: CommitRecord, change: FileChange) -> FileChange | None:
+        """``change``, either half of a rename between the folder's two names (:func:`_renamed`),
+        as the edit in place it is: the old name's bytes to the new name's. A rename is no new
+        plan in any commit, with or without an edit, a merge's included (round 71: a gate
+        approval merged with a rename back read as a new plan whose version had already run,
+        the paused run committed ``pending_approval``); who wrote an edit made with it is the
+        edit's to tell (by content, and :meth:`_ambiguity`'s touch). The commit's changes are
+        indexed by path once per commit (issue 17: no scan of them per change)."""
+        other = other_name(change.path)
+        cached = getattr(self, "_paths_in", None)
+        if cached is None or cached[0] is not record:
+            cached = self._paths_in = (record, {c.path: c for c in record.changes})
+        pair = cached[1].get(other) if other else None
+        if pair is None:
+            return None
+        gone, made = (change, pair) if change.new_blob is None else (pair, change)
+        if gone.old_blob is None or gone.new_blob is not None or made.old_blob is not None:
+            return None
+        if made.new_blob is None or _unsafe_why(made) is not None:
+            return None  # not a plain file added under the other name: no rename
+        return FileChange(made.path, gone.old_blob, made.new_blob, made.mode)
 
     def _moved_away(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` removes a plan file another plan file of ``record`` is a move of
@@ -1562,7 +1584,7 @@ class Lifecycle(IndexStore):
         moved = self._move_source(repo, record, change) if not by_controller else None
         if before is not None and change.old_blob is None:
             # renamed in its folder: the same plan, an edit in place (in a merge too, round 71)
-            change = moved or _rename_edit(record, change) or change
+            change = moved or self._rename_edit(record, change) or change
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
         self.touch(plan_id)
@@ -3213,23 +3235,6 @@ def _ends_life(record: CommitRecord, change: FileChange) -> bool:
         and not _renamed(record, other)
         for other in record.changes
     )
-
-
-def _rename_edit(record: CommitRecord, change: FileChange) -> FileChange | None:
-    """``change``, either half of a rename between the folder's two names (:func:`_renamed`),
-    as the edit in place it is: the old name's bytes to the new name's. A rename is no new
-    plan in any commit, with or without an edit, a merge's included (round 71: a gate
-    approval merged with a rename back read as a new plan whose version had already run,
-    the paused run committed ``pending_approval``); who wrote an edit made with it is the
-    edit's to tell (by content, and :meth:`Lifecycle._ambiguity`'s touch)."""
-    other = other_name(change.path)
-    pair = next((c for c in record.changes if c.path == other), None) if other else None
-    if pair is None:
-        return None
-    gone, made = (change, pair) if change.new_blob is None else (pair, change)
-    if gone.old_blob is None or made.new_blob is None or not _renamed(record, gone):
-        return None
-    return FileChange(made.path, gone.old_blob, made.new_blob, made.mode)
 
 
 def _renamed(record: CommitRecord, change: FileChange) -> bool:

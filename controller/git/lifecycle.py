@@ -631,10 +631,11 @@ class Lifecycle(IndexStore):
         cached = getattr(self, "_paths_in", None)
         if cached is None or cached[0] is not record:
             cached = self._paths_in = (record, {c.path: c for c in record.changes})
-        pair = cached[1].get(other) if other else None
-        if pair is None:
+        # both halves as the commit lists them (an ambiguity's file taken as added is not one)
+        pair, own = (cached[1].get(other), cached[1].get(change.path)) if other else (None, None)
+        if pair is None or own is None:
             return None
-        gone, made = (change, pair) if change.new_blob is None else (pair, change)
+        gone, made = (own, pair) if own.new_blob is None else (pair, own)
         if gone.old_blob is None or gone.new_blob is not None or made.old_blob is not None:
             return None
         if made.new_blob is None or _unsafe_why(made) is not None:

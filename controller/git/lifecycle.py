@@ -557,7 +557,7 @@ class Lifecycle(IndexStore):
         writes no content: the content's writers are those of the content moved (by hash; a
         folder's are carried by :meth:`_moved_writers`). None when it writes no such file,
         and in a merge (what a merge writes is told by what it brought: :meth:`_brought`,
-        :meth:`_changers`)."""
+        :meth:`_changers`; a merge's rename is still the same plan: :meth:`_rename_edit`)."""
         if record.is_merge or change.new_blob is None or not _is_plan_file(change.path):
             return None
         if change.mode in NOT_A_FILE or change.old_blob == change.new_blob:
@@ -612,6 +612,40 @@ class Lifecycle(IndexStore):
             wholes[commit.sha] = whole
             self._wholes = wholes
         return self._move_source(repo, whole, change) is not None
+
+    def _kept_rename(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
+        """Whether ``change`` is half of a rename between the folder's two names that keeps the
+        file's bytes (all, or all but a plain status line): the move :meth:`_move_source`
+        tells on the line, told in a merge too, where the merged commits' makers are the
+        writers (:meth:`_changers`), not the merger (round 71: her approval made with a
+        rename on her branch, merged ``--no-ff``, counted the merger as touching the plan)."""
+        edit = self._rename_edit(record, change)
+        if edit is None:
+            return False
+        return edit.old_blob == edit.new_blob or not self._writes_file(repo, edit)
+
+    def _rename_edit(self, record: CommitRecord, change: FileChange) -> FileChange | None:
+        """``change``, either half of a rename between the folder's two names (:func:`_renamed`),
+        as the edit in place it is: the old name's bytes to the new name's. A rename is no new
+        plan in any commit, with or without an edit, a merge's included (round 71: a gate
+        approval merged with a rename back read as a new plan whose version had already run,
+        the paused run committed ``pending_approval``); who wrote an edit made with it is the
+        edit's to tell (by content, and :meth:`_ambiguity`'s touch). The commit's changes are
+        indexed by path once per commit (issue 17: no scan of them per change)."""
+        other = other_name(change.path)
+        cached = getattr(self, "_paths_in", None)
+        if cached is None or cached[0] is not record:
+            cached = self._paths_in = (record, {c.path: c for c in record.changes})
+        # both halves as the commit lists them (an ambiguity's file taken as added is not one)
+        pair, own = (cached[1].get(other), cached[1].get(change.path)) if other else (None, None)
+        if pair is None or own is None:
+            return None
+        gone, made = (own, pair) if own.new_blob is None else (pair, own)
+        if gone.old_blob is None or gone.new_blob is not None or made.old_blob is not None:
+            return None
+        if made.new_blob is None or _unsafe_why(made) is not None:
+            return None  # not a plain file added under the other name: no rename
+        return FileChange(made.path, gone.old_blob, made.new_blob, made.mode)
 
     def _moved_away(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` removes a plan file another plan file of ``record`` is a move of
@@ -1554,8 +1588,9 @@ class Lifecycle(IndexStore):
                 return
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
-        if moved is not None and before is not None and change.old_blob is None:
-            change = moved  # renamed in its folder: the same plan, an edit in place
+        if before is not None and change.old_blob is None:
+            # renamed in its folder: the same plan, an edit in place (in a merge too, round 71)
+            change = moved or self._rename_edit(record, change) or change
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
         self.touch(plan_id)
@@ -2051,7 +2086,11 @@ class Lifecycle(IndexStore):
         # folder (or file) under either name in any case counts as that file (rounds 69, 71)
         names = repo.names_in(record.sha, str(folder))
         held = plan_file_claims(names)
-        moving = self._move_source(repo, record, change) or self._moved_away(repo, record, change)
+        moving = bool(
+            self._move_source(repo, record, change)
+            or self._moved_away(repo, record, change)
+            or self._kept_rename(repo, record, change)  # a merge's too (round 71)
+        )
         if not by_controller and (len(held) > 1 or not moving):
             identities = {
                 approvals.normalize_identity(record.author.email),
@@ -2449,6 +2488,8 @@ class Lifecycle(IndexStore):
             for c in commit.changes:
                 facts = self.facts(repo, c.new_blob) if c.path == path else None
                 made = facts is not None and facts.hash == plan_hash
+                # a status change of that content (her approval after a move) makes none
+                made = made and self._changed_content(repo, c)
                 if made and not self._merged_move(repo, commit, c):  # a move made nothing
                     found |= self.identities(commit)
         return found

@@ -39,6 +39,15 @@ completed plans moved by the agent's merge never ran again (re-marked ``approved
 ``E_ALREADY_EXECUTED``; kept ``completed``: an ignored illegal transition, no valid run);
 ``am`` (her approved plans moved by the agent's merge before a pass): refused
 ``E_APPROVER_NOT_ALLOWED`` (the agent's commit carries the approved status), never ran.
+
+Fixed (2026-11-30): ``mvl-*``, ``rot-*``, ``mvl-alone-*``. The merge that brings a plan to a
+new path asks who produced its content in the merged branch's history
+(``Lifecycle._producers``), and counted every commit whose file there holds that content:
+her approval in the NEXT commit, a status change of the moved bytes, was taken for a commit
+that made them. A commit produces a content only where it changed the content at that path
+(not its status alone) and is no move (``_merged_move``): a move writes nothing wherever and
+whenever it is approved (in the move's commit, a later commit of the branch, the merge, on
+the line). Bob's plans she moved stay his (``bob-*`` held), and the agent's bytes its own.
 """
 
 from __future__ import annotations
@@ -47,45 +56,14 @@ import json
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 M = [f"m-{i:02d}" for i in range(1, 15)]
 A = [f"a-{i:02d}" for i in range(1, 5)]
 C = [f"c-{i:02d}" for i in range(1, 5)]
 B = [f"b-{i:02d}" for i in range(1, 5)]
-_LATER = (
-    "Alice's review branch moves {what} in one commit (the same commit also swaps two approved "
-    "plans, rotates/moves others and moves Bob's four) and approves {them} in the NEXT commit "
-    "of that branch; merged --no-ff (one merge approving thirteen): E_SELF_APPROVAL ('alice "
-    "wrote or changed this plan's content'), never run, row pending_approval; the plans she "
-    "moved AND approved in one commit of the same branch ran. Should: her byte-exact move "
-    "writes nothing wherever it sits and whenever she approves (rounds 69-70), each runs once"
-)
-_ALONE = (
-    "m-13 moved ALONE by Alice in its own commit of her review branch (git mv, bytes kept), "
-    "approved in her next commit there, merged --no-ff: E_SELF_APPROVAL ('alice wrote or "
-    "changed this plan's content'), never run; the same move made on main and approved after "
-    "the merge (mvl-main) ran. Should: run once (a byte-exact move writes nothing, round 70)"
-)
-BROKEN: dict[str, object] = {
-    **{f"mvl-alone-{w}": xfail("move-later", _ALONE) for w in ("run", "row", "audit")},
-    **{
-        f"mvl-{w}": xfail(
-            "move-later", _LATER.format(what="m-05/m-06 to n-05/n-06 (git mv)", them="both")
-        )
-        for w in ("run", "row", "audit")
-    },
-    **{
-        f"rot-{w}": xfail(
-            "move-later",
-            _LATER.format(
-                what="m-09 -> m-10 -> m-11 -> m-09 (a byte-exact rotation)", them="the three"
-            ),
-        )
-        for w in ("run", "row", "audit")
-    },
-}
+BROKEN: dict[str, object] = {}
 TAGS = [*M, *A, *C, *B]
 
 

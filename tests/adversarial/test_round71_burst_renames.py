@@ -52,6 +52,19 @@ nothing ran; ``r-20`` (renamed with an edit while pending) ran its edited conten
 approval; ``crash``: the burst killed in ``k-03``, all six renamed before the restart: the
 other five ran once each, ``k-03`` ``failed`` ``E_ACTION_IN_DOUBT`` (never twice); ``plangate
 audit --config`` lists one valid run per plan that ran.
+
+Fixed (2026-11-30): ``burst-renamed-*``, ``burst-gate-renamed-*``. A merge's diff against its
+first parent is read with no rename pairing, and the move a commit on the line is read as
+(``Lifecycle._move_source``) was never asked of a merge: the ``PLAN.yml`` it adds was a new
+file the merger touched (her name among the plan's changers: ``E_SELF_APPROVAL``) and a new
+plan "from nothing", whose approval met the run of its version already recorded
+(``E_ALREADY_EXECUTED``, the paused run committed ``pending_approval``; so did a gate approval
+made with a rename and a comment, on the line too). A rename between the folder's two names
+is the edit in place it is in any commit, a merge's included, with or without an edit
+(``Lifecycle._rename_edit``): the same plan, its state going on, never a new plan; one that
+keeps the bytes (all, or all but a plain status line) is no one's writing
+(``Lifecycle._kept_rename``); one with a comment of hers is still her touch
+(``E_SELF_APPROVAL``, the paused run left paused: tests/approval/test_kept_moves.py).
 """
 
 from __future__ import annotations
@@ -61,31 +74,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, plan_text, xfail
+from advkit import ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 R = [f"r-{i:02d}" for i in range(1, 23)]
 RG = ["rg-01", "rg-02", "rg-03"]
 K = [f"k-{i:02d}" for i in range(1, 7)]
 BOOM = "k-03"
-_REN = (
-    "Alice's review branch approves r-15/r-16 (PLAN.yaml) and renames them back to PLAN.yml in "
-    "the same commit, bytes kept but the status line; merged --no-ff with seven other "
-    "approvals: refused E_SELF_APPROVAL ('alice wrote or changed this plan's content'), never "
-    "run; the seven beside ran. Should: a rename inside the folder writes nothing (rounds "
-    "69-70), her approval made with it runs the plan once"
-)
-_GATE = (
-    "her gate approval of the paused rg-03 made with a rename back to PLAN.yml (one merge "
-    "approving nine): refused E_ALREADY_EXECUTED ('this exact plan already ran here ... a "
-    "copy, move or rewritten history of it does not run again') and the controller commits "
-    "the paused run as `pending_approval` (row pending_approval, approver alice); action 2 "
-    "never runs. Should: action 2 once (as rg-01/rg-02), never a paused run written pending"
-)
-BROKEN: dict[str, object] = {
-    **{f"burst-renamed-{w}": xfail("rename-approve", _REN) for w in ("run", "row", "audit")},
-    **{f"burst-gate-renamed-{w}": xfail("rename-gate", _GATE) for w in ("run", "row", "audit")},
-}
+BROKEN: dict[str, object] = {}
 
 BOOM_PY = """\
 import json, os, signal, sys

@@ -28,6 +28,7 @@ from tests.support.gitkit import (
     AGENT,
     ALICE,
     BOB,
+    GATED,
     edit_status,
     git,
     run_once,
@@ -207,3 +208,136 @@ def test_her_own_plan_moved_on_a_merged_branch_is_still_hers(repo: Path) -> None
     run_once(repo)
     assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
     assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
+#: Round 71: where her approval of a plan she moved on her review branch is made
+WHERE = ["in-the-move", "next-commit", "in-the-merge"]
+
+
+def _merged_trade(repo: Path, how: str, where: str) -> str:
+    """Alice moves (``git mv`` of the folder) or rotates plans on her branch, approves ``where``,
+    and merges the branch ``--no-ff``; the plan she approved."""
+    git(repo, "checkout", "-q", "-b", "alice/move")
+    if how == "folder":
+        git(repo, "mv", "plans/greet", "plans/moved")
+    else:
+        _trade(repo, TRADES[how])
+    slug = "moved" if how == "folder" else "greet"
+    if where == "in-the-move":
+        edit_status(repo, slug, "approved")
+    commit_all(repo, f"alice: {how}", ALICE)
+    if where == "next-commit":
+        edit_status(repo, slug, "approved")
+        commit_all(repo, "alice: approve", ALICE)
+    git(repo, "checkout", "-q", "main")
+    if where != "in-the-merge":
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice/move", env=identity(*ALICE))
+        return slug
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "alice/move", env=identity(*ALICE))
+    edit_status(repo, slug, "approved")
+    commit_all(repo, "merge, approving", ALICE)
+    return slug
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("how", ["folder", "rotation"])
+def test_a_merged_move_writes_nothing_whenever_approved(repo: Path, how: str, where: str) -> None:
+    """Round 71: approved in a LATER commit of her branch (or in the merge), her move merged
+    ``--no-ff`` made her a producer of the plan: the approval's commit, a status change of
+    the moved content, was counted as making it (``E_SELF_APPROVAL``)."""
+    if how == "folder":
+        submitted(repo)
+    else:
+        _plans(repo, TRADES[how])
+    slug = _merged_trade(repo, how, where)
+    run_once(repo)
+    run_once(repo)
+    assert f"plangate: start plans/{slug}" in subjects(repo), _refusal(repo)
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_her_own_plan_moved_on_a_merged_branch_stays_hers_whenever_approved(
+    repo: Path, where: str
+) -> None:
+    submitted(repo, who=ALICE)
+    _merged_trade(repo, "folder", where)
+    run_once(repo)
+    assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
+    assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
+def _merged_rename(repo: Path, note: bool) -> None:
+    """Alice's branch approves the plan AND renames it PLAN.yml -> PLAN.yaml in one commit
+    (``note``: a comment of hers added too), merged ``--no-ff``."""
+    git(repo, "checkout", "-q", "-b", "alice/rename")
+    edit_status(repo, "greet", "approved")
+    if note:
+        with (repo / "plans/greet/PLAN.yml").open("a") as out:
+            out.write("# reviewed\n")
+    git(repo, "mv", *MOVES["file"])
+    commit_all(repo, "alice: approve, as PLAN.yaml", ALICE)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice/rename", env=identity(*ALICE))
+    run_once(repo)
+    run_once(repo)
+
+
+def test_a_merged_rename_with_her_approval_writes_nothing(repo: Path) -> None:
+    """Round 71: the merge's rename was the merger touching a new plan file (her name added
+    to its changers: ``E_SELF_APPROVAL``)."""
+    submitted(repo)
+    _merged_rename(repo, note=False)
+    assert "plangate: start plans/greet" in subjects(repo), _refusal(repo)
+
+
+def test_a_merged_rename_with_her_bytes_is_writing(repo: Path) -> None:
+    submitted(repo)
+    _merged_rename(repo, note=True)
+    assert not [s for s in subjects(repo) if s.startswith("plangate: start")]
+    assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
+def _statuses(repo: Path, path: str) -> list[str]:
+    """The status each commit touching ``path`` left there, oldest first."""
+    out = git(repo, "log", "--reverse", "--format=%H", "--", path).split()
+    return [
+        str(yamlio.read_yaml(git(repo, "show", f"{sha}:{path}")).data["plan"]["status"])
+        for sha in out
+        if git(repo, "ls-tree", sha, "--", path).strip()
+    ]
+
+
+@pytest.mark.parametrize("noted", [False, True], ids=["kept", "noted"])
+@pytest.mark.parametrize("merged", [False, True], ids=["line", "merged"])
+def test_a_gate_approved_with_a_rename_goes_on(repo: Path, merged: bool, noted: bool) -> None:
+    """Round 71: her gate approval of the paused plan made with a rename to PLAN.yaml (on her
+    branch, merged ``--no-ff``) was read as a new plan whose version had run already:
+    ``E_ALREADY_EXECUTED``, and the paused run committed ``pending_approval``. A rename is no
+    new plan: kept, the gate's action runs; with a comment of hers, the touch is hers (a
+    refusal), and the paused run is never written as a pending plan either way."""
+    write_plan(repo, "greet", GATED)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo)
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "approve", ALICE)
+    run_once(repo)
+    if merged:
+        git(repo, "checkout", "-q", "-b", "alice/gate")
+    edit_status(repo, "greet", "approved")
+    if noted:
+        with (repo / "plans/greet/PLAN.yml").open("a") as out:
+            out.write("# second look done\n")
+    git(repo, "mv", *MOVES["file"])
+    commit_all(repo, "alice: gate, as PLAN.yaml", ALICE)
+    if merged:
+        git(repo, "checkout", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice/gate", env=identity(*ALICE))
+    run_once(repo)
+    run_once(repo)
+    after = _statuses(repo, "plans/greet/PLAN.yaml")
+    assert "pending_approval" not in after, (after, _refusal(repo))
+    if noted:
+        assert after[-1] != "completed", after
+        assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+    else:
+        assert after[-1] == "completed", (after, _refusal(repo))

@@ -573,3 +573,42 @@ def test_a_rename_back_and_forth_is_no_event_of_the_plan(
     assert kept[0] == kept[1] and kept[1][0] == "failed", states
     # an edit is read as one in place (of a failed plan: ignored), never as a new plan
     assert "(from nothing)" not in states[1].last_event + " ".join(states[1].notes), states
+
+
+@pytest.mark.parametrize("noted", [False, True], ids=["kept", "noted"])
+@pytest.mark.parametrize("road", ["awaiting_approval", "failed", "pending_approval"])
+def test_a_merged_rename_with_an_approval_is_no_new_plan(
+    repo: Path, tmp_path: Path, road: str, noted: bool
+) -> None:
+    """Round 71: Alice's review branch approves the plan (a gate, a resume, a first approval)
+    AND renames it PLAN.yml -> PLAN.yaml in one commit (``noted``: a comment added too),
+    merged ``--no-ff``. The merge's rename was read as a new plan "from nothing" (approved:
+    a run of that version was already recorded, E_ALREADY_EXECUTED, and the paused run
+    committed ``pending_approval``); it is the approval in place, as the same approval
+    without the rename reads (with the comment, the rename's touch names the merger too)."""
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT)
+    for status, who in ROADS[road]:
+        edit_status(repo, "p", status)
+        commit_all(repo, f"status {status}", who)
+    states = []
+    for renamed in (False, True):
+        git(repo, "checkout", "-q", "-b", f"alice/{renamed}", "main")
+        edit_status(repo, "p", "approved")
+        if noted:
+            with (repo / "plans/p/PLAN.yml").open("a") as out:
+                out.write("# looked at\n")
+        if renamed:
+            git(repo, "mv", "plans/p/PLAN.yml", "plans/p/PLAN.yaml")
+        commit_all(repo, "approve", ALICE)
+        git(repo, "checkout", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge", f"alice/{renamed}")
+        index = HistoryIndex(tmp_path / f"{renamed}.sqlite", plans_dir="plans",
+                             controller_email="plangate@localhost")  # fmt: skip
+        index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+        states.append(index.plans["plans/p"])
+        git(repo, "reset", "-q", "--hard", "HEAD^")
+    kept = [(s.status, (s.request or {}).get("kind"), s.hash) for s in states]
+    assert kept[0] == kept[1] and kept[1][0] == "approved", states
+    assert noted or states[0].changers == states[1].changers, states
+    assert "(from nothing)" not in states[1].last_event + " ".join(states[1].notes), states

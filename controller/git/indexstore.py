@@ -188,9 +188,9 @@ INDEX_VERSION = "53"  # 3: risk and estimate per plan; 4: approval identities, f
 # 53: a plan file beside a folder or file named as a plan file in another case (``plan.yml/``
 # beside ``PLAN.yml``) is E_PLAN_AMBIGUOUS, the folder's names compared case-insensitively
 # (round 71: one path on a case-insensitive checkout, read as a plain plan and run)
-# 53 (also): a commit produces a content only where it changed it, not its status alone (round 71: her
-# approval after a move on her merged branch made her a producer); a rename is an edit in place
-# in any commit, a merge's too, edited or not (a gate approval with a rename read as a new plan)
+# 53 (also): a commit produces a content only where it changed it, not its status alone (round
+# 71: her approval after a move on her merged branch made her a producer); a rename is an edit in
+# place in any commit, a merge's too, edited or not (a gate approval with a rename read as new)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -27,8 +27,12 @@ def shared(factory: pytest.TempPathFactory, key: str, build: Callable[[Path], La
     folder = base / f"r2-{key}"
     done = base / f"r2-{key}.pickle"
     failed = base / f"r2-{key}.failed"
+    owner, builder = base / f"r2-{key}.owner", f"{build.__module__}.{build.__qualname__}"
     with open(base / f"r2-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        if owner.exists() and owner.read_text() != builder:  # one key, two labs: say so
+            raise BenchError(f"the lab key {key} is {owner.read_text()}'s, not {builder}'s")
+        owner.write_text(builder)
         if done.exists():
             saved: dict[str, Any] = pickle.loads(done.read_bytes())
             lab = Lab.__new__(Lab)

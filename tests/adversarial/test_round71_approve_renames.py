@@ -61,6 +61,11 @@ edited or other bytes never ran (``E_PLAN_HASH_MISMATCH``, ``E_APPROVER_NOT_ALLO
 ``ren-appr-agent``, ``ren-edit-appr``, ``b-ren-merge``, ``b-ren-cmt-appr`` refused, nothing ran;
 honest ``h-ren-appr``, ``h-ren-yaml-merge``, ``h-cross-appr``, ``h-ren-back-merge``,
 ``h-ren-after`` ran, hers. The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30, r71merged): ``h-ren-merge-appr``: a rename between ``PLAN.yml`` and
+``PLAN.yaml`` that keeps the bytes (all but a plain status line) is no one's writing in any
+commit, a merge's included (``Lifecycle._kept_rename``, read by the ambiguity check's
+"who touched it"): Bob's merge of her rename-and-approve is his approval, and it runs.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit
 from pairkit import pair_plan
 from test_round2_execution_kit import shared
 
@@ -97,17 +102,7 @@ CODE = {
     "b-ren-cmt-appr": "E_SELF_APPROVAL",
 }
 RUNS = {v: [v] for v in HONEST} | {"h-cross-appr": ["h-cross-appr-o"]}
-BROKEN: dict[str, object] = {
-    "h-ren-merge-appr": xfail(
-        "honest-refused",
-        "Alice renames the agent's PLAN.yml to PLAN.yaml byte for byte and approves in that "
-        "commit on her branch; Bob merges it --no-ff (the merger's approval, as docs say): "
-        "E_SELF_APPROVAL 'bob@ops.example.com wrote or changed this plan's content', never "
-        "runs, while the same branch with a plain approval (h-appr-merge) or a folder move "
-        "approving in its commit (h-mv-merge-appr), merged by Bob, runs, approver bob; "
-        "should: a rename writes nothing, the merger who brought it is no writer",
-    ),
-}
+BROKEN: dict[str, object] = {}
 
 
 class Clock:

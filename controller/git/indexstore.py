@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "52"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "53"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -185,6 +185,8 @@ INDEX_VERSION = "52"  # 3: risk and estimate per plan; 4: approval identities, f
 # 52 (also): a plan file's removal with its folder's other name added in the same commit is a
 # rename, no end of the plan, in whichever order the commit lists them (round 70: a rename back to
 # PLAN.yml made a new plan "from nothing", its run's state lost)
+# 53: a lapse is dated by the commit that made it, on the line or on a merged branch, never by
+# the merge that brought it (round 71: her revert merged ``--no-ff`` by Bob was dated as his)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

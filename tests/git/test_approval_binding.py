@@ -353,7 +353,9 @@ def test_her_revert_of_bobs_merge_takes_back_her_branch_commit(
         ("alice", "bob", "octopus"),
         ("alice", "alice", "no-ff"),
         ("alice", "bob", "ff"),
+        ("alice", "bob", "nested"),
         ("agent", "alice", "no-ff"),
+        ("agent", "alice", "nested"),
         ("claimed", "alice", "no-ff"),
     ],
 )
@@ -362,10 +364,10 @@ def test_a_merge_carries_a_lapse_and_does_not_date_it(
 ) -> None:
     """Round 71 ``h-noff``, ``h-octo``: a lapse is dated by the commit that made it, on the
     line or on a merged branch, never by the merge that brought it. Her revert on her branch,
-    merged by Bob (``--no-ff``, an octopus) or by herself, is dated by her committer date
-    (her web-editor re-approval after it counts); the agent's revert (or one claiming her
-    authorship) on its branch, whoever merges it, is another hand's (OPEN) even where her
-    merge is dated after her other approval."""
+    merged by Bob (``--no-ff``, an octopus, through a branch of his) or by herself, is dated
+    by her committer date (her web-editor re-approval after it counts); the agent's revert
+    (or one claiming her authorship) on its branch, whoever merges it, is another hand's
+    (OPEN) even where her merge is dated after her other approval."""
     from controller.git.gitrepo import GitRepo
     from controller.git.history import HistoryIndex
     from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
@@ -400,6 +402,14 @@ def test_a_merge_carries_a_lapse_and_does_not_date_it(
         git(repo, "commit", "-q", "-m", "notes", env=at(1150, BOB_ID))
         git(repo, "checkout", "-q", "main")
         heads.append("docs")
+    if how == "nested":  # merged into Bob's branch first, then that branch into main
+        git(repo, "checkout", "-q", "-b", "mid")
+        (repo / "NOTES").write_text("notes\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "notes", env=at(1150, BOB_ID))
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", env=at(1160, BOB_ID))
+        git(repo, "checkout", "-q", "main")
+        heads = ["mid"]
     mode = ["--ff-only"] if how == "ff" else ["--no-ff", "-m", "merge"]
     git(repo, "merge", "-q", *mode, *heads, env=at(1200, people[merger]))
     index = HistoryIndex(

@@ -302,7 +302,7 @@ AGENT_ = ("Agent", "agent@example.com")
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return shared(tmp_path_factory, "r71-renames", _build)
+    return shared(tmp_path_factory, "r71-burst-renames", _build)
 
 
 def test_the_lab(lab: Lab) -> None:

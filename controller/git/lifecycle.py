@@ -1682,7 +1682,9 @@ class Lifecycle(IndexStore):
         else:
             approved = state.status == "approved"  # an approval open before this commit
             if approved and old is not None and new.status != old.status:
-                self._note_decision_lapse(repo, state.request, record, change.path)
+                maker = self._lapse_maker(repo, record, change)
+                self._note_decision_lapse(repo, state.request, record, change.path, maker)
+                self._note_lapse(state.request, maker)
             self._human_commit(
                 state,
                 record,
@@ -1804,7 +1806,8 @@ class Lifecycle(IndexStore):
 
     def _note_lapse(self, request: dict[str, Any] | None, at: CommitRecord | None = None) -> None:
         """Her decision taken back on the branch before the controller acted on it (a later
-        commit ``at``, by anyone, set the plan away from the status it set: :meth:`_lapse`).
+        commit, by anyone, set the plan away from the status it set: :meth:`_lapse`; ``at``:
+        the commit that made that lapse, :meth:`_lapse_maker`).
         The same decision for the same version and pause appearing again counts only in a
         commit its author committed herself (round 63: the agent's cherry-pick or ``am`` of
         her approval she had reverted ran on her name), whatever commit carries it (round
@@ -1820,14 +1823,20 @@ class Lifecycle(IndexStore):
             self._mark_decision_lapsed(mark, _lapse_entry(str(request["commit"]), when, {made}))
 
     def _note_decision_lapse(
-        self, repo: GitRepo, request: dict[str, Any] | None, at: CommitRecord, path: str
+        self,
+        repo: GitRepo,
+        request: dict[str, Any] | None,
+        at: CommitRecord,
+        path: str,
+        maker: CommitRecord,
     ) -> None:
         """The decisions a lapse (``at``) takes back besides the one carried onto the line
         (:meth:`_note_lapse`), for that version: the lapse's author's own, made before she
         set the plan away (round 65 ``squash-bob``: she reverted Bob's squash of her branch),
         and, for a decision a MERGE carried, those its merged branches carried, whoever made
         the merge (``revm-bob``): the commit of each branch setting ``path`` ``approved``, no
-        status change since (:meth:`_approved_by`)."""
+        status change since (:meth:`_approved_by`). Each is dated by the commit that made the
+        lapse (``maker``: :meth:`_lapse_maker`), not by a merge that brought it."""
         if not request or not request.get("commit"):
             return
         plan_id = plan_id_of(path, self.plans_dir)
@@ -1835,14 +1844,14 @@ class Lifecycle(IndexStore):
         if plan_id is None or facts is None:
             return
         made = {int(request.get("author_time") or 0)}
-        when = self._lapse_time(at, at.author.email)
+        when = self._lapse_time(maker, at.author.email)
         lapses = [(at.author.email, _lapse_entry(str(request["commit"]), when, made))]
         for parent in (
             repo.commit(str(request["commit"])).parents[1:] if request.get("merge") else ()
         ):
             decided = self._approved_by(repo, parent, path)
             if decided is not None:
-                when = self._lapse_time(at, decided.author.email)
+                when = self._lapse_time(maker, decided.author.email)
                 entry = _lapse_entry(decided.sha, when, {decided.author_time})
                 lapses.append((decided.author.email, entry))
         for author, lapse in lapses:
@@ -1880,10 +1889,48 @@ class Lifecycle(IndexStore):
         ``--committer-date-is-author-date``) and a lapse she did not commit are another
         hand's word: :data:`OPEN`, dated by the first controller commit after it on the
         branch (:meth:`_bound_open_lapses`, the controller's clock), and until then by the
-        reader's clock (:meth:`_lapsed_decision`); its own dates count neither way."""
+        reader's clock (:meth:`_lapsed_decision`); its own dates count neither way. ``at`` is
+        the commit that made the lapse, on the line or on a merged branch, never the merge
+        that brought it (:meth:`_lapse_maker`, round 71)."""
         if not self._committed_by(at, author) or self._carried_date(at):
             return OPEN
         return min(at.commit_time, self._now())
+
+    def _lapse_maker(self, repo: GitRepo, at: CommitRecord, change: FileChange) -> CommitRecord:
+        """The commit that made the lapse ``at`` put on the line: ``at`` itself, or, for a
+        merge that brought the file as a merged branch set it, the commit of that branch
+        that set the plan away from ``approved`` (:meth:`_set_away_by`). A merge by another
+        hand carries a lapse, it does not make it (round 71: her own revert, merged
+        ``--no-ff`` or in an octopus by Bob, was dated as Bob's, and her re-approval in the
+        web editor after it was refused); a merge that wrote the file itself (a conflict
+        resolved by hand) made it."""
+        if not at.is_merge or change.new_blob is None:
+            return at
+        if change.new_blob not in self._side_plans(repo, at).files.get(change.path, ()):
+            return at
+        for side in at.parents[1:]:
+            if repo.blob_sha(side, change.path) == change.new_blob:
+                return self._set_away_by(repo, side, change.path) or at
+        return at
+
+    def _set_away_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
+        """The commit in ``tip``'s history that set ``path`` away from ``approved`` (its first
+        parent's version approved), no commit since setting it back; None when a commit since
+        approved it, or none of the last 32 changes of the file did (as
+        :meth:`_approved_by`)."""
+        out = repo.run(
+            "log", "-n", "32", "--topo-order", "--no-show-signature", "--format=%H %P", tip,
+            "--", path,
+        )  # fmt: skip
+        for line in out.splitlines():
+            sha, *parents = line.split()
+            facts = self.facts(repo, repo.blob_sha(sha, path))
+            if facts is None or facts.status == "approved":
+                return None
+            before = self.facts(repo, repo.blob_sha(parents[0], path)) if parents else None
+            if before is not None and before.status == "approved":
+                return repo.commit(sha)
+        return None
 
     def _carried_date(self, record: CommitRecord) -> bool:
         """Its committer date is a copy of the author date of a commit someone else wrote
@@ -2673,7 +2720,6 @@ class Lifecycle(IndexStore):
         if new.status == old_file_status:
             return
         if old is not None and state.status == "approved":
-            self._note_lapse(state.request, record)
             transition = self._lapse(state, record, new.status)
         else:
             transition = approvals.classify(state.status if old else None, new.status)

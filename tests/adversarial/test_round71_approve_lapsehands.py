@@ -66,6 +66,16 @@ controller look-alike, unsealed or with P1's seal copied, after the agent's laps
 own): the agent's pick of Y never ran, no valid run in either audit; honest ``h-web``, ``h-tz``
 (zones +1400 / -1100), ``h-ff``, ``h-noff-self``, ``h-rr`` ran at once; ``h-eqsec`` refused once
 as documented, then ran. The fresh-clone audit agreed with the controller on every id.
+
+Fixed (2026-11-30): ``h-noff``, ``h-alias-noff``, ``h-octo``. A lapse is dated by the commit
+that MADE it, on the line or on a merged branch, never by the merge that brought it
+(``Lifecycle._lapse_maker``: for a merge whose file a merged branch set, that branch's commit
+that set the plan away from ``approved``; a merge that wrote the file itself made it), under
+round 70's one rule (``Lifecycle._lapse_time``): her revert, merged by Bob ``--no-ff`` or in
+an octopus, is dated by her committer date as when it is fast-forwarded, so her web-editor
+re-approval after it runs at once. The agent's revert on its branch stays another hand's
+(:data:`OPEN`) whoever merges it (``noff-agent``, ``octo-agent``: Alice's merge no longer
+dates it either); ``_carried_date`` still applies to the commit that made it.
 """
 
 from __future__ import annotations
@@ -75,7 +85,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, Lab, cases, clone_audit, valid_runs, xfail
+from advkit import AGENT, ALICE, BOB, BOT, Lab, clone_audit, valid_runs
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 
@@ -89,22 +99,6 @@ LAPSED = [
 HONEST = ["h-web", "h-tz", "h-ff", "h-noff-self", "h-noff", "h-alias-noff", "h-octo", "h-rr"]
 TIE = ["h-eqsec"]
 ALL = [*LAPSED, *HONEST, *TIE]
-_WHY = (
-    "honest work refused: Alice reverts her own approval on her branch ({how}); her "
-    "re-approval in the forge's web editor, made after, is E_APPROVAL_REPLAYED at the next "
-    "pass ('dated not after it was taken back, committed by another hand'): her own lapse is "
-    "dated as another hand's because a merge commit by Bob put it on the line, where the same "
-    "revert fast-forwarded by Bob (h-ff) or merged by herself runs at once; should: a lapse she "
-    "committed is dated by her committer date wherever it sits (a merged branch as the line)"
-)
-BROKEN: dict[str, object] = {
-    "h-noff": xfail("honest-refused", _WHY.format(how="Bob merges it --no-ff")),
-    "h-alias-noff": xfail(
-        "honest-refused",
-        _WHY.format(how="committed as her alias a.smith@corp.example; Bob merges --no-ff"),
-    ),
-    "h-octo": xfail("honest-refused", _WHY.format(how="Bob merges it in an octopus")),
-}
 ALIASES = """\
 identity_aliases:
   people: [[alice@example.com, a.smith@corp.example]]
@@ -295,7 +289,7 @@ def test_the_lab_played_as_described(lab: Lab) -> None:
     assert author == f"agent@example.com {OLD}" and committer == f"a.smith@corp.example {OLD}"
 
 
-@pytest.mark.parametrize("vid", cases(LAPSED, LAPSED, BROKEN))  # type: ignore[arg-type]
+@pytest.mark.parametrize("vid", LAPSED)
 def test_a_lapse_she_merely_merged_or_a_forged_controller_date_lets_no_pick_run(
     lab: Lab, vid: str
 ) -> None:
@@ -304,7 +298,7 @@ def test_a_lapse_she_merely_merged_or_a_forged_controller_date_lets_no_pick_run(
     assert valid_runs(lab.fresh, vid) == [], valid_runs(lab.fresh, vid)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]
+@pytest.mark.parametrize("vid", HONEST)
 def test_her_own_lapse_then_her_reapproval_runs_at_once(lab: Lab, vid: str) -> None:
     assert lab.first[vid] == 1, lab.first_codes[vid][:1500]  # type: ignore[attr-defined]
     assert len(lab.calls(vid)) == 1

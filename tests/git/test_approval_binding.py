@@ -346,6 +346,86 @@ def test_her_revert_of_bobs_merge_takes_back_her_branch_commit(
         index.close()
 
 
+@pytest.mark.parametrize(
+    ("reverter", "merger", "how"),
+    [
+        ("alice", "bob", "no-ff"),
+        ("alice", "bob", "octopus"),
+        ("alice", "alice", "no-ff"),
+        ("alice", "bob", "ff"),
+        ("alice", "bob", "nested"),
+        ("agent", "alice", "no-ff"),
+        ("agent", "alice", "nested"),
+        ("claimed", "alice", "no-ff"),
+    ],
+)
+def test_a_merge_carries_a_lapse_and_does_not_date_it(
+    repo: Path, reverter: str, merger: str, how: str
+) -> None:
+    """Round 71 ``h-noff``, ``h-octo``: a lapse is dated by the commit that made it, on the
+    line or on a merged branch, never by the merge that brought it. Her revert on her branch,
+    merged by Bob (``--no-ff``, an octopus, through a branch of his) or by herself, is dated
+    by her committer date (her web-editor re-approval after it counts); the agent's revert
+    (or one claiming her authorship) on its branch, whoever merges it, is another hand's
+    (OPEN) even where her merge is dated after her other approval."""
+    from controller.git.gitrepo import GitRepo
+    from controller.git.history import HistoryIndex
+    from controller.git.lifecycle import OPEN, _decision_mark, _lapse_fields
+    from tests.support.gitenv import identity
+    from tests.support.gitkit import AGENT as AGENT_ID
+    from tests.support.gitkit import ALICE as ALICE_ID
+    from tests.support.gitkit import BOB as BOB_ID
+    from tests.support.gitkit import commit_all, edit_status, git, write_plan
+
+    def at(when: int, who: tuple[str, str], author: tuple[str, str] | None = None) -> dict:
+        env = identity(*who)
+        if author is not None:
+            env.update(GIT_AUTHOR_NAME=author[0], GIT_AUTHOR_EMAIL=author[1])
+        return {**env, "GIT_AUTHOR_DATE": f"@{when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
+
+    people = {"alice": ALICE_ID, "bob": BOB_ID, "agent": AGENT_ID, "claimed": AGENT_ID}
+    write_plan(repo, "p")
+    commit_all(repo, "the agent writes a plan", AGENT_ID)
+    edit_status(repo, "p", "approved")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lgtm", env=at(1000, ALICE_ID))
+    approval = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "side")
+    claim = ALICE_ID if reverter == "claimed" else None
+    git(repo, "revert", "--no-edit", approval, env=at(1100, people[reverter], claim))
+    git(repo, "checkout", "-q", "main")
+    heads = ["side"]
+    if how == "octopus":
+        git(repo, "checkout", "-q", "-b", "docs")
+        (repo / "NOTES").write_text("notes\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "notes", env=at(1150, BOB_ID))
+        git(repo, "checkout", "-q", "main")
+        heads.append("docs")
+    if how == "nested":  # merged into Bob's branch first, then that branch into main
+        git(repo, "checkout", "-q", "-b", "mid")
+        (repo / "NOTES").write_text("notes\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "notes", env=at(1150, BOB_ID))
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", env=at(1160, BOB_ID))
+        git(repo, "checkout", "-q", "main")
+        heads = ["mid"]
+    mode = ["--ff-only"] if how == "ff" else ["--no-ff", "-m", "merge"]
+    git(repo, "merge", "-q", *mode, *heads, env=at(1200, people[merger]))
+    index = HistoryIndex(
+        None, plans_dir="plans", controller_email="bot@example.com", clock=lambda: 5000.0
+    )
+    try:
+        index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+        state = index.plans["plans/p"]
+        assert state.status != "approved" and state.hash is not None
+        mark = _decision_mark(ALICE_ID[1], state.hash, "approved")
+        when = _lapse_fields(index.approval_ids[mark])[1]
+        assert when == (1100 if reverter == "alice" else OPEN), (when, index.approval_ids[mark])
+    finally:
+        index.close()
+
+
 def test_a_lapsed_decision_follows_the_version_wherever_the_plan_moves() -> None:
     """Round 66 ``mv-reword``: the decision is her identity, the frozen version and the status
     it sets; a move keeps the frozen hash, so the agent's copy of her lapsed approval onto the

@@ -191,8 +191,8 @@ INDEX_VERSION = "53"  # 3: risk and estimate per plan; 4: approval identities, f
 # 53 (also): a commit produces a content only where it changed it, not its status alone (round
 # 71: her approval after a move on her merged branch made her a producer); a rename is an edit in
 # place in any commit, a merge's too, edited or not (a gate approval with a rename read as new)
-# 53 (also): a lapse is dated by the commit that made it, on the line or on a merged branch, never by
-# the merge that brought it (round 71: her revert merged ``--no-ff`` by Bob was dated as his)
+# 53 (also): a lapse is dated by the commit that made it, on the line or on a merged branch,
+# never by the merge that brought it (round 71: her revert merged ``--no-ff`` by Bob dated as his)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -47,26 +47,13 @@ def refuse_secret_catalog(config: Config) -> None:
     """E_CONFIG_INVALID when the catalog publishes a value :func:`catalog_redactor` hides
     (:func:`controller.plan.catalog.refuse_secrets_in_catalog`, round 71): every command
     that loads a config refuses it, so no answer can tell a right guess from a wrong one."""
-    from controller.plan.catalog import refuse_secrets_in_catalog
-
-    if _may_hide_anything(config):  # else the redactor hides nothing: no import of it
-        refuse_secrets_in_catalog(config, catalog_redactor(config))
-
-
-def _may_hide_anything(config: Config) -> bool:
-    """Whether the records' redactor could hide a value (``secrets.redactor_for``'s sources:
-    a secrets file, a ``PLANGATE_SECRET_*`` variable, the config's credentials, as
-    ``secrets.credentials_of`` takes them). False: a config with none of them loads without
-    importing the execution layer (a plain ``validate`` starts fast)."""
     import os
 
-    if config.secrets.file is not None or config.remote is not None or config.notify.urls:
-        return True
-    named = [config.webhook.secret_env, config.ui.token_env, *config.notify.url_env]
-    prefix = config.secrets.env_prefix
-    if any(os.environ.get(n) for n in named if n) or any(k.startswith(prefix) for k in os.environ):
-        return True
-    return any(t.env or t.headers or t.argv or t.url for t in config.tools.values())
+    from controller.plan.catalog import refuse_secrets_in_catalog
+    from controller.settings.credentials import may_hide_anything
+
+    if may_hide_anything(config, os.environ):  # else it hides nothing: no import of it
+        refuse_secrets_in_catalog(config, catalog_redactor(config))
 
 
 def required_config(config_path: str | None) -> Config:

@@ -182,6 +182,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.display import HIDDEN, HIDDEN_ASTRAL, HIDDEN_BMP
 from controller.errors import CUT_MARKS, ConfigInvalid, RefUnavailable
+from controller.settings.credentials import credentials_of, prefixed_secrets
 
 if TYPE_CHECKING:
     from controller.settings import Config, SecretsSettings
@@ -227,35 +228,8 @@ class SecretStore:
 def _configured(settings: SecretsSettings, env: Mapping[str, str]) -> dict[str, str]:
     """The secrets by name: the secrets file's, then the environment's (which win)."""
     values = _read_file(settings.file) if settings.file else {}
-    for key, value in env.items():
-        if key.startswith(settings.env_prefix) and len(key) > len(settings.env_prefix):
-            values[key[len(settings.env_prefix) :]] = value
+    values.update(prefixed_secrets(settings, env))
     return values
-
-
-def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str], set[str]]:
-    """(the environment variables that hold the controller's own credentials, the values
-    never to be written): the webhook secret, the UI token and the notify URLs the config
-    names by variable, kept out of every tool process; and, as values to redact, theirs,
-    each catalog entry's (:func:`controller.settings.toolspec.tool_credentials`) and the
-    userinfo (password and user part) and query values of the remote's URL and of each
-    ``notify.urls`` entry (and of the URLs the variables hold). Rounds 25 and 26: only
-    ``$<secrets.*>`` values were hidden, and a tool that echoed its ``Authorization``
-    header, its ``env`` or its argv, or an error quoting a URL, had them committed; round
-    41: a URL's *user* part (``https://TOKEN@host``) was not taken."""
-    from controller.settings.toolspec import tool_credentials, url_credentials
-
-    names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
-    names.discard(None)
-    found = {environ[name] for name in names if name and environ.get(name)}
-    for spec in config.tools.values():
-        found |= tool_credentials(spec)
-    url = config.remote.url if config.remote is not None else None
-    urls = [url, *config.notify.urls, *(environ.get(name) for name in config.notify.url_env)]
-    for url in urls:
-        if url:
-            found |= url_credentials(url, found.add)
-    return {name for name in names if name}, found
 
 
 def _read_file(path: Path) -> dict[str, str]:

@@ -1,0 +1,59 @@
+"""Where the values the records' redactor hides come from (``secrets.redactor_for``), named
+once for every reader: the secrets file and the ``<secrets.env_prefix>NAME`` variables
+(:func:`prefixed_secrets`), and the config's own credentials (:func:`credentials_of`).
+
+Lives with the config, not with the execution layer, so a command that only loads a config
+(a plain ``validate``) can ask :func:`may_hide_anything` without importing the redactor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.settings.models import Config, SecretsSettings
+
+
+def prefixed_secrets(settings: SecretsSettings, environ: Mapping[str, str]) -> dict[str, str]:
+    """The secrets the environment holds, by name: ``<env_prefix>NAME`` variables."""
+    prefix = settings.env_prefix
+    return {
+        key[len(prefix) :]: value
+        for key, value in environ.items()
+        if key.startswith(prefix) and len(key) > len(prefix)
+    }
+
+
+def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str], set[str]]:
+    """(the environment variables that hold the controller's own credentials, the values
+    never to be written): the webhook secret, the UI token and the notify URLs the config
+    names by variable, kept out of every tool process; and, as values to redact, theirs,
+    each catalog entry's (:func:`controller.settings.toolspec.tool_credentials`) and the
+    userinfo (password and user part) and query values of the remote's URL and of each
+    ``notify.urls`` entry (and of the URLs the variables hold). Rounds 25 and 26: only
+    ``$<secrets.*>`` values were hidden, and a tool that echoed its ``Authorization``
+    header, its ``env`` or its argv, or an error quoting a URL, had them committed; round
+    41: a URL's *user* part (``https://TOKEN@host``) was not taken."""
+    from controller.settings.toolspec import tool_credentials, url_credentials
+
+    names = {config.webhook.secret_env, config.ui.token_env, *config.notify.url_env}
+    names.discard(None)
+    found = {environ[name] for name in names if name and environ.get(name)}
+    for spec in config.tools.values():
+        found |= tool_credentials(spec)
+    url = config.remote.url if config.remote is not None else None
+    urls = [url, *config.notify.urls, *(environ.get(name) for name in config.notify.url_env)]
+    for url in urls:
+        if url:
+            found |= url_credentials(url, found.add)
+    return {name for name in names if name}, found
+
+
+def may_hide_anything(config: Config, environ: Mapping[str, str]) -> bool:
+    """Whether the redactor of ``config`` could hide a value: a secrets file (read only by
+    the redactor: its values may change), a prefixed variable, or a credential of the
+    config's. False: nothing any printer writes can hold a secret of this config."""
+    if config.secrets.file is not None or prefixed_secrets(config.secrets, environ):
+        return True
+    return bool(credentials_of(config, environ)[1])

@@ -195,17 +195,30 @@ def nested_at(repo: GitRepo, commit: str, config: Config) -> nested.Reader:
 
 
 def fetch_at(repo: GitRepo, commit: str) -> nested.Fetch:
-    """Repository path -> its bytes in ``commit`` (None: absent or unreadable, which makes a
-    pin unread: high risk, or invalid)."""
+    """The tree of ``commit`` as nested plans are read from it (:class:`nested.Fetch`): a
+    path's bytes (None: absent or unreadable, which makes a pin unread: high risk, or
+    invalid) and a folder's names."""
+    return _TreeAt(repo, commit)
 
-    def fetch(path: str) -> bytes | None:
+
+class _TreeAt:
+    """:func:`fetch_at`'s reader of one commit's tree."""
+
+    def __init__(self, repo: GitRepo, commit: str) -> None:
+        self.repo, self.commit = repo, commit
+
+    def __call__(self, path: str) -> bytes | None:
         try:
-            sha = repo.blob_sha(commit, path)
-            return repo.blob(sha) if sha is not None else None
+            sha = self.repo.blob_sha(self.commit, path)
+            return self.repo.blob(sha) if sha is not None else None
         except Exception:
             return None
 
-    return fetch
+    def names(self, folder: str) -> list[str]:
+        try:
+            return self.repo.names_in(self.commit, folder)
+        except Exception:
+            return []
 
 
 def trailer_requests(

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.errors import (
     PlanAmbiguous,
@@ -113,7 +113,17 @@ def load(
 
 #: Where nested plans are read from instead of the working tree, while set: repository path ->
 #: bytes (None: absent). ``plangate check`` validates a plan as the merge would hold it.
-Fetch = Callable[[str], "bytes | None"]
+class Fetch(Protocol):
+    """A commit's tree as nested plans are read from it: a repository path's bytes (None
+    when absent or unreadable), and the names of a folder's entries (none when it is no
+    folder), so a pinned folder is judged by its whole listing, as on disk (round 71's
+    claims in any case: ``plan.yml/`` beside ``PLAN.yml``)."""
+
+    def __call__(self, path: str) -> bytes | None: ...
+
+    def names(self, folder: str) -> list[str]: ...
+
+
 _SOURCE: ContextVar[Fetch | None] = ContextVar("nested_source", default=None)
 
 
@@ -136,9 +146,10 @@ def _fetched(
     if origin is not None and PurePosixPath(origin.as_posix()).parent.parts[-len(parts) :] == parts:
         raise SchemaInvalid(f"nested plan {rel}: a plan cannot nest itself")
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
-    found = {name: fetch("/".join((*parts, name))) for name in PLAN_FILES}
-    _unambiguous(rel, [name for name, raw in found.items() if raw is not None])
-    for name, raw in found.items():
+    present = fetch.names("/".join(parts))
+    _unambiguous(rel, present)
+    for name in PLAN_FILES:
+        raw = fetch("/".join((*parts, name))) if name in present else None
         if raw is None:
             continue
         if len(raw) > max_bytes:
@@ -286,7 +297,7 @@ def file_reader(config: Config | None, origin: Path | None) -> Reader:
     return read
 
 
-def blob_reader(fetch: Callable[[str], bytes | None], config: Config | None) -> Reader:
+def blob_reader(fetch: Fetch, config: Config | None) -> Reader:
     """Nested plans read through ``fetch`` (repository path -> bytes, None when absent): a
     commit's tree, for the verdict on an approval at that commit."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
@@ -296,12 +307,12 @@ def blob_reader(fetch: Callable[[str], bytes | None], config: Config | None) -> 
             parts = check_path(path, config)
         except PlangateError:
             return None
-        found = {name: fetch("/".join((*parts, name))) for name in PLAN_FILES}
-        present = [(name, raw) for name, raw in found.items() if raw is not None]
-        if len(present) != 1:  # none, or an ambiguous folder (its load() refuses it)
+        listed = fetch.names("/".join(parts))
+        if ambiguous_claims(listed) is not None:  # its load() refuses it
             return None
-        name, raw = present[0]
-        return _pinned(raw, f"{path}/{name}", pin, max_bytes)
+        name = next((name for name in PLAN_FILES if name in listed), None)
+        raw = fetch("/".join((*parts, name))) if name is not None else None
+        return None if raw is None else _pinned(raw, f"{path}/{name}", pin, max_bytes)
 
     return read
 

@@ -193,11 +193,10 @@ def _observed(before: dict[str, Any], after: dict[str, Any]) -> tuple[Any, ...]:
     return (block.get("status"), votes, code)[: 3 if code else 2]
 
 
-@pytest.mark.parametrize(("inner", "risk"), [("wave", "low"), ("greet", "high")])
-def test_check_counts_the_tools_of_a_nested_plan_in_the_merge(
-    repo: Path, inner: str, risk: str
-) -> None:
-    """The pinned plan is read from the merge's tree: its tools decide the risk and quorum."""
+def _nested_pull_request(repo: Path, inner: str, beside: str | None = None) -> Path:
+    """Branch ``review``: the agent's plan ``plans/outer`` pinning ``plans/common/inner``
+    (one ``inner`` tool action), with a file at ``plans/common/inner/<beside>`` too when
+    given. Returns the config (tool ``wave`` low risk)."""
     data = {"repo": str(repo), **quorum_policy()}
     data["tools"]["wave"] = {"kind": "echo", "risk": "low"}
     config = repo.parent / "plangate.yml"
@@ -219,15 +218,49 @@ def test_check_counts_the_tools_of_a_nested_plan_in_the_merge(
         ],
     }
     write_plan(repo, "outer", yamlio.dump(parent))
+    if beside is not None:
+        extra = repo / "plans" / "common" / "inner" / beside
+        extra.parent.mkdir(parents=True, exist_ok=True)
+        extra.write_text(yamlio.dump({**child, "actions": [{"id": 1, "tool": "greet"}]}))
     commit_all(repo, "add outer and inner", AGENT)
     git(repo, "switch", "-q", "main")
+    return config
+
+
+def _checked_outer(repo: Path, config: Path) -> dict[str, Any]:
     result = run_cli("--config", str(config), "check", "--head", "review", "--format", "json",
                      cwd=repo)  # fmt: skip
     assert result.returncode in (0, 1), result.stderr
     [outer] = [p for p in json.loads(result.stdout)["plans"] if p["plan"] == "plans/outer"]
+    return outer
+
+
+@pytest.mark.parametrize(("inner", "risk"), [("wave", "low"), ("greet", "high")])
+def test_check_counts_the_tools_of_a_nested_plan_in_the_merge(
+    repo: Path, inner: str, risk: str
+) -> None:
+    """The pinned plan is read from the merge's tree: its tools decide the risk and quorum."""
+    outer = _checked_outer(repo, _nested_pull_request(repo, inner))
     assert outer["valid"], outer["problems"]  # validated as the merge holds the nested plan
     assert outer["risk"] == risk
     assert outer["needs"] == ("2 from ops, 1 from security" if risk == "high" else "1 approval")
+
+
+@pytest.mark.parametrize("beside", ["plan.yml", "Plan.YAML", "PLAN.YML/PLAN.yml"])
+def test_check_refuses_a_pinned_folder_the_merge_makes_ambiguous_as_the_run_does(
+    repo: Path, beside: str
+) -> None:
+    """A pinned folder holding a second entry that claims to be its plan file (another case,
+    a folder so named: round 71's claims) is E_PLAN_AMBIGUOUS when the run loads it; check
+    read the merge's tree by the two exact names and called the parent valid, low risk."""
+    config = _nested_pull_request(repo, "wave", beside)
+    outer = _checked_outer(repo, config)
+    assert not outer["valid"]
+    assert "E_PLAN_AMBIGUOUS" in json.dumps(outer["problems"])
+    merge(repo, "review", ALICE)
+    result = run_cli("--config", str(config), "run", "--once", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert head_plan(repo, "outer")["plan"]["status"] == "invalid"  # the run agrees
 
 
 def test_check_knows_who_wrote_a_pinned_plan_as_the_controller_does(repo: Path) -> None:

@@ -85,12 +85,12 @@ approval made with a move approves the version moved, whether into a new folder 
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, BenchError, Lab, cases, clone_audit, valid_runs
 from pairkit import pair_plan
+from policykit import DatedClock
 from test_round2_execution_kit import shared
 
 BOB_IDS = [
@@ -146,30 +146,6 @@ TARGET = {
 BROKEN: dict[str, object] = {}
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab, self.t = lab, int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.git_date = None
-        return self.lab.head()
-
-    def commit(self, msg: str, who) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def _status_param_plan(tag: str) -> str:
     """The agent's plan whose action has a param named ``status`` (a line spelled as a status
     line, inside hashed content)."""
@@ -207,7 +183,7 @@ def _note(lab: Lab, slug: str) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = DatedClock(lab, AGENT)
     bob_plans = ["mv-folder", "mv-yaml", "mv-both", "onto", "bob-mvappr", "mv-merge"]
     agent_plans = [
         "mv-notes", "mv-leave", "swap-stay", "swap-stay-o", "swap-carry", "swap-carry-o",

@@ -70,12 +70,12 @@ commit, a merge's included (``Lifecycle._kept_rename``, read by the ambiguity ch
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit
 from pairkit import pair_plan
+from policykit import DatedClock
 from test_round2_execution_kit import shared
 
 AGENT_IDS = ["ren-edit", "ren-edit-back", "ren-merge-edit", "ren-mergeback", "rx-cross",
@@ -103,30 +103,6 @@ CODE = {
 }
 RUNS = {v: [v] for v in HONEST} | {"h-cross-appr": ["h-cross-appr-o"]}
 BROKEN: dict[str, object] = {}
-
-
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab, self.t = lab, int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.git_date = None
-        return self.lab.head()
-
-    def commit(self, msg: str, who) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
 
 
 def _p(lab: Lab, slug: str, name: str = "PLAN.yml") -> Path:
@@ -162,7 +138,7 @@ def _cross(lab: Lab, a: str, b: str, keep_status: bool) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = DatedClock(lab, AGENT)
     git = lab.git
     for v in [*AGENT_IDS, *NOT_HERS, *HONEST]:
         lab.write(v, pair_plan(v))

@@ -68,12 +68,12 @@ fresh-clone audit agreed with the controller on every id.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, xfail
 from pairkit import pair_plan
+from policykit import DatedClock
 from test_round2_execution_kit import shared
 
 AGENT_IDS = ["sw-stay", "sw-both", "sw-edit", "sw-rot", "sw-merge"]
@@ -133,30 +133,6 @@ BROKEN: dict[str, object] = {
 }
 
 
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab, self.t = lab, int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        try:
-            self.lab.git(*args, who=who)
-        finally:
-            self.lab.git_date = None
-        return self.lab.head()
-
-    def commit(self, msg: str, who) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
 def _p(lab: Lab, slug: str, name: str = "PLAN.yml") -> Path:
     return lab.repo / "plans" / slug / name
 
@@ -188,7 +164,7 @@ def _swap(lab: Lab, a: str, b: str) -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    c = Clock(lab)
+    c = DatedClock(lab, AGENT)
     git = lab.git
     agent = [
         "sw-stay", "sw-stay-o", "sw-both", "sw-both-o", "sw-edit", "sw-edit-o", "sw-rot",

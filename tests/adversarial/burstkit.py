@@ -47,6 +47,40 @@ print(json.dumps({"ok": True}))
 """
 
 
+#: The ``boom`` tool of rounds 70-71's crash labs: each call appends its argument to the
+#: lab's ``ran.log`` (fsynced), and the first one SIGKILLs the pass (its parent) after
+#: marking ``<root>/mark``; every later call just answers.
+BOOM_PY = """\
+import json, os, signal, sys
+log, mark = sys.argv[2], sys.argv[3]
+with open(log, "a") as f:
+    f.write(json.dumps({"argv": [sys.argv[1]]}) + "\\n")
+    f.flush()
+    os.fsync(f.fileno())
+if not os.path.exists(mark):
+    open(mark, "w").close()
+    os.kill(os.getppid(), signal.SIGKILL)
+print("{}")
+"""
+
+
+def boom_plan(tag: str) -> str:
+    """The agent's plan ``tag``: one ``boom`` call tagged ``tag``."""
+    return (
+        f'plan:\n  name: "{tag}"\n  task: "boom {tag}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: boom\nactions:\n"
+        f'  - id: 1\n    tool: boom\n    why: "call boom"\n    params: {{tag: "{tag}"}}\n'
+    )
+
+
+def boom_lab(root: Path) -> Lab:
+    """A lab in ``root/lab`` whose catalog has the ``boom`` tool (:data:`BOOM_PY`)."""
+    script = root / "boom.py"
+    script.write_text(BOOM_PY)
+    argv = [sys.executable, str(script), "{tag}", str(root / "lab" / "ran.log"), str(root / "mark")]
+    return Lab(root / "lab", tools="boom: {kind: exec, argv: " + json.dumps(argv) + "}\n")
+
+
 def gated(tag: str) -> str:
     """The agent's plan ``tag``: ``rec`` tagged ``<tag>-1``, then ``<tag>-2`` (target
     ``staging``) behind ``requires_approval``."""

@@ -70,12 +70,21 @@ once (``crash-others``, ``lost-doubt``), and her resumes run each once (``resume
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text, valid_runs
-from burstkit import bot_rows, counts, date_steps, grown, review_merge, save_out, status_rows
+from burstkit import (
+    boom_lab,
+    boom_plan,
+    bot_rows,
+    counts,
+    date_steps,
+    grown,
+    review_merge,
+    save_out,
+    status_rows,
+)
 from test_round2_execution_kit import shared
 
 C = [f"c-{i:02d}" for i in range(1, 9)]
@@ -85,27 +94,6 @@ BROKEN: dict[str, object] = {}
 ROWS = ("status", "waiting", "last_event", "reason", "error")
 OUT = ["killed", "mid", "boom_start", "lost", "second", "restart", "after", "rows", "valid",
        "cvalid", "finds", "after2", "rows2", "valid2", "cvalid2", "finds2"]  # fmt: skip
-
-BOOM_PY = """\
-import json, os, signal, sys
-log, mark = sys.argv[2], sys.argv[3]
-with open(log, "a") as f:
-    f.write(json.dumps({"argv": [sys.argv[1]]}) + "\\n")
-    f.flush()
-    os.fsync(f.fileno())
-if not os.path.exists(mark):
-    open(mark, "w").close()
-    os.kill(os.getppid(), signal.SIGKILL)
-print("{}")
-"""
-
-
-def boom_plan(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "boom {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: boom\nactions:\n"
-        f'  - id: 1\n    tool: boom\n    why: "call boom"\n    params: {{tag: "{tag}"}}\n'
-    )
 
 
 def _audits(lab: Lab, folder: Path) -> tuple[dict, dict, list]:
@@ -125,22 +113,7 @@ def _audits(lab: Lab, folder: Path) -> tuple[dict, dict, list]:
 
 
 def _build(root: Path) -> Lab:
-    script = root / "boom.py"
-    script.write_text(BOOM_PY)
-    lab = Lab(
-        root / "lab",
-        tools="boom: {kind: exec, argv: "
-        + json.dumps(
-            [
-                sys.executable,
-                str(script),
-                "{tag}",
-                str(root / "lab" / "ran.log"),
-                str(root / "mark"),
-            ]
-        )
-        + "}\n",
-    )
+    lab = boom_lab(root)
     date = date_steps(lab, 1790000000)
 
     date()

@@ -57,6 +57,7 @@ from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text
+from burstkit import date_steps
 from test_round2_execution_kit import shared
 
 M = [f"m-{i:02d}" for i in range(1, 15)]
@@ -83,13 +84,7 @@ def _appr(lab: Lab, folder: str, filename: str = "PLAN.yml") -> None:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
+    date = date_steps(lab, 1790000000)
     date()
     for v in [*M, *A, *C]:
         lab.write(v, plan_text(v))

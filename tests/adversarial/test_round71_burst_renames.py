@@ -70,11 +70,11 @@ keeps the bytes (all, or all but a plain status line) is no one's writing
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from advkit import ALICE, Lab, cases, plan_text
+from burstkit import boom_lab, boom_plan, date_steps, gated
 from test_round2_execution_kit import shared
 
 R = [f"r-{i:02d}" for i in range(1, 23)]
@@ -82,37 +82,6 @@ RG = ["rg-01", "rg-02", "rg-03"]
 K = [f"k-{i:02d}" for i in range(1, 7)]
 BOOM = "k-03"
 BROKEN: dict[str, object] = {}
-
-BOOM_PY = """\
-import json, os, signal, sys
-log, mark = sys.argv[2], sys.argv[3]
-with open(log, "a") as f:
-    f.write(json.dumps({"argv": [sys.argv[1]]}) + "\\n")
-    f.flush()
-    os.fsync(f.fileno())
-if not os.path.exists(mark):
-    open(mark, "w").close()
-    os.kill(os.getppid(), signal.SIGKILL)
-print("{}")
-"""
-
-
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
-
-
-def boom_plan(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "boom {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: boom\nactions:\n"
-        f'  - id: 1\n    tool: boom\n    why: "call boom"\n    params: {{tag: "{tag}"}}\n'
-    )
 
 
 TAGS = [*R, *(f"{g}-{n}" for g in RG for n in (1, 2)), *K, "r-19x", "r-20x"]
@@ -138,29 +107,8 @@ def _mv(lab: Lab, slug: str, to: str) -> None:
 
 
 def _build(root: Path) -> Lab:
-    script = root / "boom.py"
-    script.write_text(BOOM_PY)
-    lab = Lab(
-        root / "lab",
-        tools="boom: {kind: exec, argv: "
-        + json.dumps(
-            [
-                sys.executable,
-                str(script),
-                "{tag}",
-                str(root / "lab" / "ran.log"),
-                str(root / "mark"),
-            ]
-        )
-        + "}\n",
-    )
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
+    lab = boom_lab(root)
+    date = date_steps(lab, 1790000000)
     date()
     for v in R:
         lab.write(v, plan_text(v))

@@ -90,22 +90,13 @@ from pathlib import Path
 
 import pytest
 from advkit import ALICE, BOT, Lab, cases, plan_text
+from burstkit import date_steps, gated
 from test_round2_execution_kit import shared
 
 T = [f"t-{i:02d}" for i in range(1, 13)]
 G = ["g-01", "g-02"]
 CLONES = ["take", "restore", "keyonly", "habit"]
 BROKEN: dict[str, object] = {}
-
-
-def gated(tag: str) -> str:
-    return (
-        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
-        "available_tools:\n  - name: rec\nactions:\n"
-        f'  - id: 1\n    tool: rec\n    why: "first {tag}"\n    params: {{tag: "{tag}-1"}}\n'
-        f'  - id: 2\n    tool: rec\n    why: "second {tag}"\n    requires_approval: true\n'
-        f'    params: {{tag: "{tag}-2", target: "staging"}}\n'
-    )
 
 
 TAGS = [*T, *(f"{g}-{n}" for g in G for n in (1, 2))]
@@ -194,13 +185,7 @@ def _forge(lab: Lab, slug: str, event: str, status: str, approval: str | None) -
 
 def _build(root: Path) -> Lab:
     lab = Lab(root / "lab")
-    t = 1790000000
-
-    def date() -> None:
-        nonlocal t
-        t += 10
-        lab.git_date = f"@{t} +0000"
-
+    date = date_steps(lab, 1790000000)
     date()
     for v in T:
         lab.write(v, plan_text(v))

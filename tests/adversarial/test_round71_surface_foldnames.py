@@ -35,11 +35,6 @@ Broke: none. Held: every id (see FINDINGS.md, round 71).
 from __future__ import annotations
 
 import json
-import re
-import signal
-import subprocess
-import sys
-import time
 import unicodedata
 import urllib.error
 import urllib.request
@@ -48,8 +43,9 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, plan_text
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from mcpkit import session
+from oraclekit import ui_daemon
 from test_round2_execution_kit import shared
 
 NFC = unicodedata.normalize("NFC", "café")
@@ -88,37 +84,11 @@ API = {
 
 
 def _pages(lab: Lab) -> dict[str, str]:
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
     out: dict[str, str] = {}
-    try:
-        port = None
-        lines = []
-        while port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise BenchError("the daemon never said where it listens: " + "".join(lines))
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            port = int(m.group(1)) if m else None
-        for _ in range(80):
-            if "plans/h6" in _get(port, "/api/"):
-                break
-            time.sleep(0.25)
+    with ui_daemon(lab, lab.config, "plans/h6") as port:
         for key, path in API.items():
             out[key] = _get(port, f"/api/plan/{path}")
             out["page" + key[3:]] = _get(port, f"/plan/{path}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
     return out
 
 

@@ -73,16 +73,14 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BenchError, Lab, cases
 from mcpkit import session
+from oraclekit import ui_daemon
 from test_round2_execution_kit import shared
 from test_round71_surface_foldnames import _get
 
@@ -248,35 +246,10 @@ def _pin(key: str, g: str) -> str:
 
 
 def _api(lab: Lab, ids: list[str]) -> dict[str, str]:
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
     out: dict[str, str] = {}
-    try:
-        port, lines = None, []
-        while port is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise BenchError("the daemon never said where it listens: " + "".join(lines))
-            lines.append(line)
-            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
-            port = int(m.group(1)) if m else None
-        for _ in range(80):
-            if "plans/se-c" in _get(port, "/api/"):
-                break
-            time.sleep(0.25)
+    with ui_daemon(lab, lab.config, "plans/se-c") as port:
         for s in ids:
             out[s] = _get(port, f"/api/plan/plans/{s}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
     return out
 
 

@@ -62,6 +62,7 @@ from typing import IO, TYPE_CHECKING
 
 from controller.errors import ConfigInvalid, Locked, StorageFailed
 from controller.git.store import STORE_NAME
+from controller.settings.credentials import COMMIT_KEY_NAME
 
 #: The remedy of a state file that cannot be read.
 UNREADABLE = "restore read access to the state directory, or move aside what is in the way there"
@@ -173,7 +174,7 @@ class StateDir:
 
     @property
     def commit_key_file(self) -> Path:
-        return self.path / "commit.key"
+        return self.path / COMMIT_KEY_NAME
 
     @property
     def held_file(self) -> Path:

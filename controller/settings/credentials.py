@@ -1,6 +1,7 @@
 """Where the values the records' redactor hides come from (``secrets.redactor_for``), named
 once for every reader: the secrets file and the ``<secrets.env_prefix>NAME`` variables
-(:func:`prefixed_secrets`), and the config's own credentials (:func:`credentials_of`).
+(:func:`prefixed_secrets`), the config's own credentials and the controller's seal key
+(:func:`credentials_of`, :func:`seal_key_of`).
 
 Lives with the config, not with the execution layer, so a command that only loads a config
 (a plain ``validate``) can ask :func:`may_hide_anything` without importing the redactor.
@@ -8,11 +9,19 @@ Lives with the config, not with the execution layer, so a command that only load
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from controller.settings.models import Config, SecretsSettings
+
+#: The controller's seal key in its state directory (``controller.service.statedir``).
+COMMIT_KEY_NAME = "commit.key"
+#: What a seal key the controller made holds: 64 hex digits, one line.
+_KEY_TEXT = re.compile(r"[0-9a-f]{64}")
 
 
 def prefixed_secrets(settings: SecretsSettings, environ: Mapping[str, str]) -> dict[str, str]:
@@ -47,7 +56,32 @@ def credentials_of(config: Config, environ: Mapping[str, str]) -> tuple[set[str]
     for url in urls:
         if url:
             found |= url_credentials(url, found.add)
+    found |= seal_key_of(config)
     return {name for name in names if name}, found
+
+
+def seal_key_of(config: Config) -> set[str]:
+    """The controller's seal key as its file spells it (``<state_dir>/commit.key``), when
+    there is one: whoever reads it can seal commits as this controller, so no record may
+    hold it (a tool that prints a file of the state directory, an error quoting it). Opened
+    without blocking and read only when a regular file (round 69: a FIFO there hung
+    ``run``); anything but a key the controller made is none (nothing to hide)."""
+    from controller.errors import PlangateError
+
+    try:
+        path = config.state_path() / COMMIT_KEY_NAME
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, PlangateError):  # no state directory yet, or none configured here
+        return set()
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return set()
+        text = os.read(fd, 4096).decode("ascii", "replace").strip()
+    except OSError:
+        return set()
+    finally:
+        os.close(fd)
+    return {text} if _KEY_TEXT.fullmatch(text) else set()
 
 
 def may_hide_anything(config: Config, environ: Mapping[str, str]) -> bool:

@@ -36,6 +36,18 @@ ran, no valid run in either audit, one start at most):
 - ``ren-lapse-bob``: Bob's rename-and-revert on main (another hand's lapse).
 - ``ren-lapse-back``: ``ren-lapse-br``, then the agent renames ``PLAN.yaml`` back to
   ``PLAN.yml`` byte for byte (1990) before its pick.
+- ``mv-lapse``: Y, then X; Alice moves the folder (``git mv plans/<v> plans/<v>-n``) and sets
+  ``pending_approval`` in the same commit, on main: her decision taken back by a move; the
+  agent's pick of Y lands on ``plans/<v>-n/PLAN.yml`` through git's rename pairing.
+- ``mv-lapse-br``: her move-and-revert on her branch, merged ``--no-ff`` by Bob.
+- ``mv-lapse-agent``: the agent's move-and-revert (1990) on its branch, merged by Alice.
+- ``mv-lapse-bob``: Bob's move-and-revert on main (a reviewer's objection).
+- ``mv-lapse-line-agent``: the agent's move-and-revert on main, its own clock.
+- ``mv-lapse-yaml``: her move to ``plans/<v>-n/PLAN.yaml`` (folder and name) with the revert.
+- ``mv-lapse-merge``: her move-and-revert written inside her own merge of a docs branch.
+- ``mv-lapse-draft``: her move setting ``draft``; the agent's pick taken ``-X theirs``.
+- ``mv-lapse-pickx``: her move-and-revert; the agent cherry-picks X itself (not Y).
+- ``mv-then-lapse``: her byte-exact move, then her plain revert at the new path (two commits).
 
 Honest (asserted: her re-approval in the forge's web editor after her own lapse ran at P2,
 approver alice, both audits valid):
@@ -45,6 +57,53 @@ approver alice, both audits valid):
 - ``h-ren-lapse-br``: her rename-and-revert on her branch merged ``--no-ff`` by Bob; the web
   editor re-approves ``PLAN.yaml``.
 - ``h-ren-lapse``: her rename-and-revert on main; web re-approval.
+- ``h-ren-lapse-octo``: her rename-and-revert on her branch, Bob's octopus with a docs branch.
+- ``h-ren-lapse-ff``: her rename-and-revert on her branch, fast-forwarded by Bob.
+- ``h-ren-lapse-self``: her rename-and-revert on her branch, merged ``--no-ff`` by herself.
+- ``h-ren-back-lapse-br``: the agent's plan written as ``PLAN.yaml``; her rename back to
+  ``PLAN.yml`` setting ``pending_approval`` on her branch, merged ``--no-ff`` by Bob.
+- ``h-mv-lapse-br``: her folder move-and-revert on her branch merged by Bob; web re-approval at
+  the new path.
+
+Where the first web re-approval is refused, she approves again in the web editor (the remedy
+the refusal names) and the plan must then run once, hers (asserted for every honest id).
+
+Seen (round 72): ``mv-lapse``, ``mv-lapse-br``, ``mv-lapse-agent``, ``mv-lapse-bob``,
+``mv-lapse-line-agent``, ``mv-lapse-yaml`` BROKE (a lapsed approval brought back by another
+hand RAN): a folder move that sets the plan away from ``approved`` in the move's commit (her
+own ``git mv plans/<v> plans/<v>-n`` plus ``status: pending_approval``, on main, on her branch
+merged by Bob, to ``PLAN.yaml`` too; Bob's; the agent's) is recorded as no lapse at all (no
+"approval lapsed" note at the new path), so the agent's ``git cherry-pick`` of her review-branch
+approval Y (made before she took it back) lands on the moved plan through git's rename pairing
+and runs: ``rec`` ran once, approver alice, the controller-side and the fresh-clone audit both
+call the run valid. The same lapse made in two commits (``mv-then-lapse``: the byte-exact move,
+then her revert at the new path) or by a rename in the folder (``ren-lapse-*``), and the
+agent's pick of X itself (``mv-lapse-pickx``), are ``E_APPROVAL_REPLAYED``. Should
+(docs/approvals.md, "Replayed approvals": "A decision lapses wherever the history shows it
+taken back"; "Not the plan's path (round 66): a move keeps the frozen hash, so her decision
+follows the version into the moved folder"; "An approval lapses when the plan stops saying
+``approved``... a status change by anyone makes the approval lapse"; threat-model "A lapsed
+approval brought back"): a move whose new file says other than ``approved`` takes back the
+decisions the old file held for that version, and Y's copy is ``E_APPROVAL_REPLAYED``.
+``h-ren-lapse-br``, ``h-ren-lapse-octo``, ``h-ren-back-lapse-br`` BROKE (honest work refused
+once): her lapse made by a rename between ``PLAN.yml`` and ``PLAN.yaml`` on her branch, merged
+by Bob with a merge commit (``--no-ff`` or an octopus), is dated as Bob's merge (the status
+note names the merge as the commit that "set status pending_approval"), another hand's lapse,
+so her web-editor re-approval right after is ``E_APPROVAL_REPLAYED`` once (it runs on her
+next approval); the same rename fast-forwarded (``h-ren-lapse-ff``), merged by herself
+(``h-ren-lapse-self``), made on main (``h-ren-lapse``), and her plain revert merged by Bob
+(``h-relapse-br``, round 71's fix) run at once. Should (docs/approvals.md, "When the lapse was
+made": "The commit that MADE the lapse dates it, wherever it reaches the branch: ... on a
+branch merged by anyone"; round 71: "A rename between the folder's two names is the edit in
+place it is in any commit, a merge's included"): her branch commit made the lapse, dated by
+her committer date. Held: the relapse ids (an older lapse of hers on the same path, R2 hers
+on a branch or in her merge or an octopus, or the agent's 1990 R2 on a branch or on main),
+controller look-alikes (unsealed or with P1's seal) right after the agent's 1990 revert on a
+merged branch or in a merge of merges, the rename-made lapses (hers merged by Bob, the agent's
+1990 merged by Alice, Bob's, hers renamed back by the agent): no pick of Y ran, both audits
+agreed; ``mv-lapse-merge`` (her move-and-revert written in her own merge) is
+``E_SELF_APPROVAL`` (the merge wrote the file: hers), ``mv-lapse-draft``
+``E_ILLEGAL_TRANSITION``.
 """
 
 from __future__ import annotations
@@ -63,14 +122,16 @@ OLD = 631152000  # 1990-01-01
 RELAPSE = ["relapse-br", "relapse-mrev", "relapse-octo", "relapse-agent", "relapse-agent-line"]
 FAKE = ["fake-br", "fake-seal-br", "fake-mm"]
 RENAMED = ["ren-lapse-br", "ren-lapse-agent", "ren-lapse-bob", "ren-lapse-back"]
-MOVED = ["mv-lapse", "mv-lapse-br", "mv-lapse-agent", "mv-lapse-draft", "mv-lapse-pickx",
+MOVED = ["mv-lapse", "mv-lapse-br", "mv-lapse-agent", "mv-lapse-bob", "mv-lapse-line-agent",
+         "mv-lapse-yaml", "mv-lapse-merge", "mv-lapse-draft", "mv-lapse-pickx",
          "mv-then-lapse"]  # fmt: skip
 LAPSED = [*RELAPSE, *FAKE, *RENAMED, *MOVED]
 HONEST = ["h-relapse-br", "h-relapse-mrev", "h-ren-lapse-br", "h-ren-lapse", "h-ren-lapse-octo",
           "h-ren-lapse-ff", "h-ren-lapse-self", "h-ren-back-lapse-br", "h-mv-lapse-br"]  # fmt: skip
 ALL = [*LAPSED, *HONEST]
 YAML_AT_END = {"ren-lapse-br", "ren-lapse-agent", "ren-lapse-bob", "h-ren-lapse-br",
-               "h-ren-lapse", "h-ren-lapse-octo", "h-ren-lapse-ff", "h-ren-lapse-self"}  # fmt: skip
+               "h-ren-lapse", "h-ren-lapse-octo", "h-ren-lapse-ff", "h-ren-lapse-self",
+               "mv-lapse-yaml"}  # fmt: skip
 #: the plan's folder at the end, where it was moved
 SLUG = {v: f"{v}-n" for v in ["h-mv-lapse-br", *MOVED]}
 
@@ -90,7 +151,7 @@ _RENAME_MERGED = pytest.mark.xfail(
     "by another's merge commit, is dated as the merge: her web re-approval refused once",
 )
 BROKEN: dict[str, object] = {
-    **{v: _MOVED_LAPSE for v in ("mv-lapse", "mv-lapse-br", "mv-lapse-agent")},
+    **{v: _MOVED_LAPSE for v in MOVED[:6]},
     **{v: _RENAME_MERGED for v in ("h-ren-lapse-br", "h-ren-lapse-octo", "h-ren-back-lapse-br")},
 }
 
@@ -176,7 +237,7 @@ def _build(root: Path) -> Lab:
         if v == "h-ren-back-lapse-br":
             old, new = new, old
         if v in SLUG:  # a folder move keeping the file's name
-            new = old
+            new = "PLAN.yaml" if v == "mv-lapse-yaml" else old
         to = SLUG.get(v, v)
         (lab.repo / "plans" / to).mkdir(parents=True, exist_ok=True)
         lab.git("mv", f"plans/{v}/{old}", f"plans/{to}/{new}")
@@ -268,6 +329,16 @@ def _build(root: Path) -> Lab:
     ren_revert("ren-lapse-bob", BOB)
     ren_revert("mv-lapse", ALICE)
     ren_revert("mv-lapse-pickx", ALICE)
+    ren_revert("mv-lapse-bob", BOB)
+    ren_revert("mv-lapse-line-agent", AGENT)
+    ren_revert("mv-lapse-yaml", ALICE)
+    co("main", "docs/mv-lapse-merge", who=ALICE)
+    docs("mv-lapse-merge", who=ALICE)
+    co("main", who=ALICE)
+    c.git("merge", "-q", "--no-ff", "--no-commit", "docs/mv-lapse-merge", who=ALICE)
+    (lab.repo / "plans" / "mv-lapse-merge-n").mkdir()
+    lab.git("mv", "plans/mv-lapse-merge/PLAN.yml", "plans/mv-lapse-merge-n/PLAN.yml")
+    c.set("mv-lapse-merge-n", "pending_approval", msg="merge docs, move mv-lapse-merge")
     ren_revert("mv-lapse-draft", ALICE, status="draft")
     ren_revert("mv-then-lapse", ALICE, status="approved")
     c.set("mv-then-lapse-n", "pending_approval", msg="not yet")

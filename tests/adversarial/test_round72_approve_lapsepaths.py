@@ -43,6 +43,18 @@ approver alice, both audits valid):
 - ``h-mrev-br``: her merge-revert on her branch, merged ``--no-ff`` by Bob.
 - ``h-mm-octo``: her revert on A1, she merges A1 into A2, Bob merges A2 and a docs branch in one
   octopus.
+
+Also asserted per id: the controller committed one start at most, as many as ``rec`` ran.
+
+Seen (round 72): no break. Held: every lapsed id's pick of Y was ``E_APPROVAL_REPLAYED`` (the
+agent's merge of her review branch ``E_APPROVER_NOT_ALLOWED``: a status a merge brings is the
+merger's) and no audit called a run valid: the agent's 1990 revert through a merge of merges
+(merged by Alice or Bob), reachable twice, in a criss-cross; the agent's lapse written inside
+a merge commit (on main, on a merged branch, dated 1990 or 2099); her own revert merged by the
+agent's 1990 merge; her own merge-revert. Every honest id (her lapse through a merge of merges,
+merged twice, the second merge after her re-approval, a criss-cross, her own merge-revert on
+main or on her branch merged by Bob, a merge of merges then an octopus) ran at P2 on her web
+re-approval, approver alice; the fresh-clone audit agreed on every id.
 """
 
 from __future__ import annotations

@@ -67,6 +67,18 @@ Honest (asserted: ran once, approver as named, both audits valid):
 - ``h-bob-ren-br``: Bob renames the agent's plan byte for byte on his branch, Alice merges
   ``--no-ff``; Bob approves (round 71: a byte-keeping rename is no one's writing): approver
   bob.
+
+Seen (round 72): no break. Held: every Bob and Alice id was ``E_SELF_APPROVAL`` ("wrote or
+changed this plan's content"), nothing ran and neither audit called a run valid: an
+approver's edit followed by another's byte-keeping rename on the line, on a branch merged
+``--no-ff``, with a folder move, in an octopus, merged through git's rename pairing into the
+agent's renaming branch, winning ``-X theirs`` (Bob) or ``-X ours`` (Alice) over the agent's
+rename-with-edit, across the folder emptied and refilled as ``PLAN.yaml``; a rename plus a note
+in one commit (on the line, merged); the note's folder left by the agent's move-and-delete (on
+the line, merged); a child plan of Bob's renamed on a merged branch or moved out and back
+renamed; Bob's note in a pinned plan's folder renamed on a merged branch. Every control ran
+once with the approver named (``h-bob-ren-br``: Bob's byte-keeping rename merged by Alice, then
+his approval, ran, approver bob), and the fresh-clone audit agreed on every id.
 """
 
 from __future__ import annotations

@@ -48,6 +48,12 @@ ran, no valid run in either audit, one start at most):
 - ``mv-lapse-draft``: her move setting ``draft``; the agent's pick taken ``-X theirs``.
 - ``mv-lapse-pickx``: her move-and-revert; the agent cherry-picks X itself (not Y).
 - ``mv-then-lapse``: her byte-exact move, then her plain revert at the new path (two commits).
+- ``rev-then-mv``: her plain revert of X, then the agent's byte-exact folder move, then its
+  pick of Y onto the moved plan.
+- ``mv-reject``: her move setting ``rejected`` (a withdrawal with the move), on main; the
+  agent's pick of Y taken ``-X theirs`` (the status line conflicts).
+- ``mv-reject-br``: the same on her branch, merged ``--no-ff`` by Bob.
+- ``ren-reject``: her rename to ``PLAN.yaml`` setting ``rejected``, on main.
 
 Honest (asserted: her re-approval in the forge's web editor after her own lapse ran at P2,
 approver alice, both audits valid):
@@ -69,22 +75,31 @@ Where the first web re-approval is refused, she approves again in the web editor
 the refusal names) and the plan must then run once, hers (asserted for every honest id).
 
 Seen (round 72): ``mv-lapse``, ``mv-lapse-br``, ``mv-lapse-agent``, ``mv-lapse-bob``,
-``mv-lapse-line-agent``, ``mv-lapse-yaml`` BROKE (a lapsed approval brought back by another
-hand RAN): a folder move that sets the plan away from ``approved`` in the move's commit (her
-own ``git mv plans/<v> plans/<v>-n`` plus ``status: pending_approval``, on main, on her branch
-merged by Bob, to ``PLAN.yaml`` too; Bob's; the agent's) is recorded as no lapse at all (no
-"approval lapsed" note at the new path), so the agent's ``git cherry-pick`` of her review-branch
-approval Y (made before she took it back) lands on the moved plan through git's rename pairing
-and runs: ``rec`` ran once, approver alice, the controller-side and the fresh-clone audit both
-call the run valid. The same lapse made in two commits (``mv-then-lapse``: the byte-exact move,
-then her revert at the new path) or by a rename in the folder (``ren-lapse-*``), and the
+``mv-lapse-line-agent``, ``mv-lapse-yaml``, ``mv-reject`` BROKE (a lapsed approval brought
+back by another hand RAN; for ``mv-reject`` a WITHDRAWN one): a folder move that sets the plan
+away from ``approved`` in the move's commit (her own ``git mv plans/<v> plans/<v>-n`` plus
+``status: pending_approval``, on main, on her branch merged by Bob, to ``PLAN.yaml`` too;
+Bob's; the agent's) is recorded as no lapse at all (no "approval lapsed" note at the new path),
+so the agent's ``git cherry-pick`` of her review-branch approval Y (made before she took it
+back) lands on the moved plan through git's rename pairing and runs: ``rec`` ran once,
+approver alice, the controller-side and the fresh-clone audit both call the run valid.
+``mv-reject``: her move setting ``rejected`` on main is read as a new plan's status "set
+rejected (from nothing)", ``E_ILLEGAL_TRANSITION``, ignored, and the agent's pick of Y
+(``-X theirs``) RAN the version she rejected, both audits valid (on her branch merged by Bob,
+``mv-reject-br``, the pick was ignored "approved (from rejected)" and nothing ran). The same
+lapse made in two commits (``mv-then-lapse``: the byte-exact move, then her revert at the new
+path) or by a rename in the folder (``ren-lapse-*``), and the
 agent's pick of X itself (``mv-lapse-pickx``), are ``E_APPROVAL_REPLAYED``. Should
 (docs/approvals.md, "Replayed approvals": "A decision lapses wherever the history shows it
 taken back"; "Not the plan's path (round 66): a move keeps the frozen hash, so her decision
 follows the version into the moved folder"; "An approval lapses when the plan stops saying
 ``approved``... a status change by anyone makes the approval lapse"; threat-model "A lapsed
 approval brought back"): a move whose new file says other than ``approved`` takes back the
-decisions the old file held for that version, and Y's copy is ``E_APPROVAL_REPLAYED``.
+decisions the old file held for that version (``rejected``: withdraws it, as "approved ->
+rejected" is a lapse plus a withdrawal), and Y's copy is ``E_APPROVAL_REPLAYED`` (or the
+version is withdrawn). docs/plan-format.md's "A moved or copied folder is a new plan" is about
+the path's record (its ``approval:`` and run), not about her decisions, which follow the
+version by hash.
 ``h-ren-lapse-br``, ``h-ren-lapse-octo``, ``h-ren-back-lapse-br`` BROKE (honest work refused
 once): her lapse made by a rename between ``PLAN.yml`` and ``PLAN.yaml`` on her branch, merged
 by Bob with a merge commit (``--no-ff`` or an octopus), is dated as Bob's merge (the status
@@ -101,7 +116,9 @@ on a branch or in her merge or an octopus, or the agent's 1990 R2 on a branch or
 controller look-alikes (unsealed or with P1's seal) right after the agent's 1990 revert on a
 merged branch or in a merge of merges, the rename-made lapses (hers merged by Bob, the agent's
 1990 merged by Alice, Bob's, hers renamed back by the agent): no pick of Y ran, both audits
-agreed; ``mv-lapse-merge`` (her move-and-revert written in her own merge) is
+agreed; ``rev-then-mv`` (her plain revert, then the agent's byte-exact move, then the pick)
+``E_APPROVAL_REPLAYED``; ``ren-reject`` ignored the pick ("approved (from rejected)"), nothing
+ran; ``mv-lapse-merge`` (her move-and-revert written in her own merge) is
 ``E_SELF_APPROVAL`` (the merge wrote the file: hers), ``mv-lapse-draft``
 ``E_ILLEGAL_TRANSITION``.
 """
@@ -124,16 +141,17 @@ FAKE = ["fake-br", "fake-seal-br", "fake-mm"]
 RENAMED = ["ren-lapse-br", "ren-lapse-agent", "ren-lapse-bob", "ren-lapse-back"]
 MOVED = ["mv-lapse", "mv-lapse-br", "mv-lapse-agent", "mv-lapse-bob", "mv-lapse-line-agent",
          "mv-lapse-yaml", "mv-lapse-merge", "mv-lapse-draft", "mv-lapse-pickx",
-         "mv-then-lapse"]  # fmt: skip
+         "mv-then-lapse", "rev-then-mv", "mv-reject", "mv-reject-br", "ren-reject"]  # fmt: skip
 LAPSED = [*RELAPSE, *FAKE, *RENAMED, *MOVED]
+REJECTED = ("mv-reject", "mv-reject-br", "ren-reject")
 HONEST = ["h-relapse-br", "h-relapse-mrev", "h-ren-lapse-br", "h-ren-lapse", "h-ren-lapse-octo",
           "h-ren-lapse-ff", "h-ren-lapse-self", "h-ren-back-lapse-br", "h-mv-lapse-br"]  # fmt: skip
 ALL = [*LAPSED, *HONEST]
 YAML_AT_END = {"ren-lapse-br", "ren-lapse-agent", "ren-lapse-bob", "h-ren-lapse-br",
                "h-ren-lapse", "h-ren-lapse-octo", "h-ren-lapse-ff", "h-ren-lapse-self",
-               "mv-lapse-yaml"}  # fmt: skip
+               "mv-lapse-yaml", "ren-reject"}  # fmt: skip
 #: the plan's folder at the end, where it was moved
-SLUG = {v: f"{v}-n" for v in ["h-mv-lapse-br", *MOVED]}
+SLUG = {v: f"{v}-n" for v in ["h-mv-lapse-br", *MOVED] if v != "ren-reject"}
 
 
 def _at(v: str) -> tuple[str, str]:
@@ -151,7 +169,7 @@ _RENAME_MERGED = pytest.mark.xfail(
     "by another's merge commit, is dated as the merge: her web re-approval refused once",
 )
 BROKEN: dict[str, object] = {
-    **{v: _MOVED_LAPSE for v in MOVED[:6]},
+    **{v: _MOVED_LAPSE for v in [*MOVED[:6], "mv-reject"]},
     **{v: _RENAME_MERGED for v in ("h-ren-lapse-br", "h-ren-lapse-octo", "h-ren-back-lapse-br")},
 }
 
@@ -332,6 +350,14 @@ def _build(root: Path) -> Lab:
     ren_revert("mv-lapse-bob", BOB)
     ren_revert("mv-lapse-line-agent", AGENT)
     ren_revert("mv-lapse-yaml", ALICE)
+    c.git("revert", "--no-edit", x["rev-then-mv"], who=ALICE)
+    ren_revert("rev-then-mv", AGENT, status="approved")
+    ren_revert("mv-reject", ALICE, status="rejected")
+    ren_revert("ren-reject", ALICE, status="rejected")
+    co("main", "r/mv-reject-br", who=ALICE)
+    ren_revert("mv-reject-br", ALICE, status="rejected")
+    co("main", who=BOB)
+    merge("r/mv-reject-br", who=BOB)
     co("main", "docs/mv-lapse-merge", who=ALICE)
     docs("mv-lapse-merge", who=ALICE)
     co("main", who=ALICE)
@@ -352,7 +378,8 @@ def _build(root: Path) -> Lab:
         c.set(slug, "approved", msg=f"Update {name}", by=FORGE, name=name)
     # the agent's picks of Y
     for v in LAPSED:
-        how = ["-X", "theirs"] if v == "mv-lapse-draft" else []  # its status line conflicts
+        # a status line changed on both sides conflicts: the agent takes Y's
+        how = ["-X", "theirs"] if v in ("mv-lapse-draft", *REJECTED) else []
         c.git("cherry-pick", *how, x[v] if v == "mv-lapse-pickx" else y[v])
     lab.shown = {  # type: ignore[attr-defined]
         v: lab.plan(_at(v)[0], filename=_at(v)[1])["plan"]["status"] for v in LAPSED

@@ -160,8 +160,8 @@ def _at(v: str) -> tuple[str, str]:
 
 _MOVED_LAPSE = pytest.mark.xfail(
     strict=True,
-    reason="round 72: a folder move setting pending_approval is no lapse: the agent's "
-    "cherry-pick of her older approval onto the moved plan runs",
+    reason="round 72: a folder move setting pending_approval (or rejected) is no lapse: the "
+    "agent's cherry-pick of her older approval onto the moved plan runs",
 )
 _RENAME_MERGED = pytest.mark.xfail(
     strict=True,

@@ -54,6 +54,9 @@ ran, no valid run in either audit, one start at most):
   agent's pick of Y taken ``-X theirs`` (the status line conflicts).
 - ``mv-reject-br``: the same on her branch, merged ``--no-ff`` by Bob.
 - ``ren-reject``: her rename to ``PLAN.yaml`` setting ``rejected``, on main.
+- ``mv-reject-bob``: her move setting ``rejected`` on main; then Bob (an approver) approves
+  the moved plan: no cherry-pick at all.
+- ``ren-reject-bob``: her rename setting ``rejected``; then Bob approves ``PLAN.yaml``.
 
 Honest (asserted: her re-approval in the forge's web editor after her own lapse ran at P2,
 approver alice, both audits valid):
@@ -86,7 +89,13 @@ approver alice, the controller-side and the fresh-clone audit both call the run 
 ``mv-reject``: her move setting ``rejected`` on main is read as a new plan's status "set
 rejected (from nothing)", ``E_ILLEGAL_TRANSITION``, ignored, and the agent's pick of Y
 (``-X theirs``) RAN the version she rejected, both audits valid (on her branch merged by Bob,
-``mv-reject-br``, the pick was ignored "approved (from rejected)" and nothing ran). The same
+``mv-reject-br``, the pick was ignored "approved (from rejected)" and nothing ran).
+``mv-reject-bob`` BROKE without any git trick: after her move setting ``rejected`` (ignored as
+above), Bob's plain approval of the moved plan RAN the version she, an allowed approver,
+rejected (approver bob, both audits valid); her rename setting ``rejected``
+(``ren-reject-bob``) held ("approved (from rejected)" ignored). Should (docs/approvals.md,
+"Rejections and aborts"; threat-model round 16: "only an allowed approver's withdrawal vetoes
+a version everywhere"): ``E_VERSION_WITHDRAWN``. The same
 lapse made in two commits (``mv-then-lapse``: the byte-exact move, then her revert at the new
 path) or by a rename in the folder (``ren-lapse-*``), and the
 agent's pick of X itself (``mv-lapse-pickx``), are ``E_APPROVAL_REPLAYED``. Should
@@ -142,16 +151,18 @@ RENAMED = ["ren-lapse-br", "ren-lapse-agent", "ren-lapse-bob", "ren-lapse-back"]
 MOVED = ["mv-lapse", "mv-lapse-br", "mv-lapse-agent", "mv-lapse-bob", "mv-lapse-line-agent",
          "mv-lapse-yaml", "mv-lapse-merge", "mv-lapse-draft", "mv-lapse-pickx",
          "mv-then-lapse", "rev-then-mv", "mv-reject", "mv-reject-br", "ren-reject"]  # fmt: skip
-LAPSED = [*RELAPSE, *FAKE, *RENAMED, *MOVED]
+#: her rejection made with a move or a rename, then Bob (an approver) approves
+VETOED = ["mv-reject-bob", "ren-reject-bob"]
+LAPSED = [*RELAPSE, *FAKE, *RENAMED, *MOVED, *VETOED]
 REJECTED = ("mv-reject", "mv-reject-br", "ren-reject")
 HONEST = ["h-relapse-br", "h-relapse-mrev", "h-ren-lapse-br", "h-ren-lapse", "h-ren-lapse-octo",
           "h-ren-lapse-ff", "h-ren-lapse-self", "h-ren-back-lapse-br", "h-mv-lapse-br"]  # fmt: skip
 ALL = [*LAPSED, *HONEST]
 YAML_AT_END = {"ren-lapse-br", "ren-lapse-agent", "ren-lapse-bob", "h-ren-lapse-br",
                "h-ren-lapse", "h-ren-lapse-octo", "h-ren-lapse-ff", "h-ren-lapse-self",
-               "mv-lapse-yaml", "ren-reject"}  # fmt: skip
+               "mv-lapse-yaml", "ren-reject", "ren-reject-bob"}  # fmt: skip
 #: the plan's folder at the end, where it was moved
-SLUG = {v: f"{v}-n" for v in ["h-mv-lapse-br", *MOVED] if v != "ren-reject"}
+SLUG = {v: f"{v}-n" for v in ["h-mv-lapse-br", *MOVED, "mv-reject-bob"] if v != "ren-reject"}
 
 
 def _at(v: str) -> tuple[str, str]:
@@ -170,6 +181,11 @@ _RENAME_MERGED = pytest.mark.xfail(
 )
 BROKEN: dict[str, object] = {
     **{v: _MOVED_LAPSE for v in [*MOVED[:6], "mv-reject"]},
+    "mv-reject-bob": pytest.mark.xfail(
+        strict=True,
+        reason="round 72: her rejection made with a folder move is ignored (from nothing): "
+        "Bob's approval runs the version she rejected",
+    ),
     **{v: _RENAME_MERGED for v in ("h-ren-lapse-br", "h-ren-lapse-octo", "h-ren-back-lapse-br")},
 }
 
@@ -354,6 +370,8 @@ def _build(root: Path) -> Lab:
     ren_revert("rev-then-mv", AGENT, status="approved")
     ren_revert("mv-reject", ALICE, status="rejected")
     ren_revert("ren-reject", ALICE, status="rejected")
+    ren_revert("mv-reject-bob", ALICE, status="rejected")
+    ren_revert("ren-reject-bob", ALICE, status="rejected")
     co("main", "r/mv-reject-br", who=ALICE)
     ren_revert("mv-reject-br", ALICE, status="rejected")
     co("main", who=BOB)
@@ -377,7 +395,10 @@ def _build(root: Path) -> Lab:
         slug, name = _at(v)
         c.set(slug, "approved", msg=f"Update {name}", by=FORGE, name=name)
     # the agent's picks of Y
-    for v in LAPSED:
+    for v in VETOED:  # Bob approves the version she rejected
+        slug, name = _at(v)
+        c.set(slug, "approved", who=BOB, msg="approve", name=name)
+    for v in [v for v in LAPSED if v not in VETOED]:
         # a status line changed on both sides conflicts: the agent takes Y's
         how = ["-X", "theirs"] if v in ("mv-lapse-draft", *REJECTED) else []
         c.git("cherry-pick", *how, x[v] if v == "mv-lapse-pickx" else y[v])

@@ -95,7 +95,7 @@ above), Bob's plain approval of the moved plan RAN the version she, an allowed a
 rejected (approver bob, both audits valid); her rename setting ``rejected``
 (``ren-reject-bob``) held ("approved (from rejected)" ignored). Should (docs/approvals.md,
 "Rejections and aborts"; threat-model round 16: "only an allowed approver's withdrawal vetoes
-a version everywhere"): ``E_VERSION_WITHDRAWN``. The same
+a version everywhere"): ``E_VERSION_WITHDRAWN``. The move's
 lapse made in two commits (``mv-then-lapse``: the byte-exact move, then her revert at the new
 path) or by a rename in the folder (``ren-lapse-*``), and the
 agent's pick of X itself (``mv-lapse-pickx``), are ``E_APPROVAL_REPLAYED``. Should

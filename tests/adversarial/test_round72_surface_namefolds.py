@@ -1,4 +1,57 @@
-"""PLACEHOLDER"""
+"""Round 72, agent-facing surfaces: round 71's one rule for a plan's names
+(``controller.plan.names``: the entries of a folder that are its plan file or claim to be one
+compared case-insensitively, files and folders alike; a nested pin must name a plan folder by
+the plan id rule) attacked with entries that are no file or folder (committed symlinks,
+gitlinks), ignorable characters (one path on an HFS+ checkout, as git's ``core.protectHFS``
+knows), refused names two and three levels below the plan folder, and pins to all of them.
+
+Lab (one, module scope; two ``run --once`` passes): the agent commits, in one commit,
+- hosts: ``plans/<h>/PLAN.yml`` (a ``rec`` call tagged ``<h>-host``), each beside an entry
+  claiming the plan file's place: ``ctl`` (nothing), ``zw`` (a FOLDER ``PLAN.y<U+200C>ml/``
+  holding an "approved" plan ``in-zw``), ``zwj`` (a folder ``<U+200D>PLAN.yml/``), ``sym-lc``
+  (a symlink ``plan.yml -> ../evil/PLAN.yml``), ``sym-yaml`` (a symlink ``PLAN.yaml``, same
+  target), ``gl-lc``/``gl-yaml`` (a gitlink ``plan.yml``/``PLAN.yaml``, an uninitialised
+  submodule), ``gl-log`` (a gitlink ``execution_log.md``: not a plan file's name, a control);
+- inner folders holding an "approved" plan: ``zlog`` (``EXECUTION_LOG.md<U+200D>/``),
+  ``zlog2`` (``EXECUTION<U+200C>_LOG.md/``), ``deep2`` (``a/PLAN.YML/b``), ``deep3``
+  (``plan.yml/x/y``), ``deepjs`` (``k/PLAN.Jſon/z``);
+- libraries ``plans/lib``, ``plans/grp/team/lib2`` (two levels), ``plans/evil`` (drafts), a
+  symlink folder ``plans/libsym -> lib``, and one parent per pin, pinned by the hash
+  ``plangate hash`` gives the pinned text: ``pin-ctl`` (``plans/lib``), ``pin-two``
+  (``plans/grp/team/lib2``), ``pin-deep2``, ``pin-deep3``, ``pin-deepjs``, ``pin-zlog``,
+  ``pin-zw`` (the inner folders), ``pin-symdir`` (``plans/libsym``), ``pin-symbeside``
+  (``plans/sym-lc``), ``pin-glbeside`` (``plans/gl-lc``).
+Alice approves every host and parent in one commit; a second pass.
+Readers: ``status --json``'s row, ``show --json --config``, MCP ``log``, MCP ``validate`` of the
+parent as the agent committed it, the ``rec`` calls; the fresh-clone ``plangate audit --json``.
+Must hold: a host beside a claim is E_PLAN_AMBIGUOUS on every reader and never runs (``ctl``,
+``gl-log`` run once: controls); an inner folder is E_UNSAFE_PATH on the row and MCP, never
+run; a parent pinning a refused, ambiguous or symlinked folder is invalid on the row and MCP
+``validate`` and never starts (``pin-ctl``, ``pin-two`` run their library once: controls);
+the fresh-clone audit's valid runs are the completed rows.
+
+Seen (round 72): ``zw:{row,show,mcp-log,ran}``, ``zwj:{row,show,mcp-log,ran}`` (8 ids, one
+class): a folder named ``PLAN.yml`` with a default-ignorable character in it (``PLAN.y‌ml/``,
+``‍PLAN.yml/``) beside the agent's ``PLAN.yml`` is refused as a plan of its own (E_UNSAFE_PATH,
+an invisible character) but is no claim on its host: the host is a plain plan on every reader
+(row completed/alice, ``show`` frozen, MCP ``log`` its record) and Alice's approval runs it.
+On a checkout that ignores those characters (HFS+, which git guards with ``core.protectHFS``)
+the folder and the plan file are one path, round 71's own reason to refuse ``plan.yml/``
+beside ``PLAN.yml``. Should (docs/plan-format.md: "a folder holding a plan file beside a
+FOLDER (or file) named ``PLAN.yml`` or ``PLAN.yaml`` in any case ... one path on a
+case-insensitive checkout ... is ``E_PLAN_AMBIGUOUS`` for every reader"): the claim compared
+with ignorable characters dropped too (as identities are, docs/threat-model.md), the host
+E_PLAN_AMBIGUOUS and never run.
+Noted, not counted: ``pin-zw``, ``pin-zlog`` and ``pin-symdir`` are refused
+``E_SCHEMA_INVALID`` ("write the plan's folder ...", "is a symlink") where docs/plan-format.md
+says a pin to a folder "holding a name ``status`` shows as ``E_UNSAFE_PATH``" makes the parent
+invalid with ``E_UNSAFE_PATH`` (the row shows those folders E_UNSAFE_PATH): one code would
+match the doc; nothing runs either way.
+Held: symlinks and gitlinks named ``plan.yml``/``PLAN.yaml`` beside the plan file
+(E_PLAN_AMBIGUOUS on the row, ``show``, MCP ``log``; never run; ``evil`` never run), refused
+names two and three levels down (E_UNSAFE_PATH), every pin refused and never started, the
+honest pins and hosts run once, the fresh-clone audit agrees.
+"""
 
 from __future__ import annotations
 
@@ -125,9 +178,7 @@ def _build(root: Path) -> Lab:
         done = lab.cli("show", "--json", "--config", cfg, str(lab.repo / "plans" / h))
         got["show"][h] = f"{done.returncode} {done.stdout}{done.stderr}"
     got["mcp-log"] = session(lab, [("log", {"path": f"plans/{i}"}) for i in ids])[0]
-    got["mcp-validate"] = session(
-        lab, [("validate", {"plan": parents[v]}) for v in PINS]
-    )[0]
+    got["mcp-validate"] = session(lab, [("validate", {"plan": parents[v]}) for v in PINS])[0]
     got["calls"] = {
         t: len(lab.calls(t))
         for t in [*LIBS.values(), *[f"{h}-host" for h in HOSTS], *[f"in-{h}" for h in HOSTS],
@@ -219,7 +270,8 @@ PIN_CODE = {"pin-deep2": ("E_UNSAFE_PATH",), "pin-deep3": ("E_UNSAFE_PATH",),
             "pin-zlog": ("E_UNSAFE_PATH", "E_SCHEMA_INVALID"),
             "pin-zw": ("E_UNSAFE_PATH", "E_SCHEMA_INVALID"),
             "pin-symdir": ("E_UNSAFE_PATH", "E_SCHEMA_INVALID"),
-            "pin-symbeside": ("E_PLAN_AMBIGUOUS",), "pin-glbeside": ("E_PLAN_AMBIGUOUS",)}  # fmt: skip
+            "pin-symbeside": ("E_PLAN_AMBIGUOUS",),
+            "pin-glbeside": ("E_PLAN_AMBIGUOUS",)}  # fmt: skip
 PIDS = [f"{v}:{r}" for v in PINS for r in ("row", "mcp-validate", "ran")]
 
 

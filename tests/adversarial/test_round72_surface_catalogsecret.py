@@ -59,11 +59,16 @@ from __future__ import annotations
 import base64
 import json
 import re
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import Lab, cases
+from advkit import BenchError, Lab, cases
 from mcpkit import session
 from test_round2_execution_kit import shared
 
@@ -261,8 +266,61 @@ def _build(root: Path) -> Lab:
         calls = [("validate", {"plan": _probe(vid, g)}) for g in (right, wrong)]
         replies, stderr = session(lab, calls, config=cfg)
         got["oracle"][vid] = [stderr + json.dumps(r, ensure_ascii=False) for r in replies]
+    got["reload"] = _reloads(lab, root, base)
+    got["policy"] = lab.git("log", "-p", "--format=%H %s", "--", ".plangate/policy.json")
     lab.got = got  # type: ignore[attr-defined]
     return lab
+
+
+RELOADS = ("upper", "b64", "cred-webhook", "split-key", "ok-enum")
+
+
+def _reloads(lab: Lab, root: Path, base: str) -> dict[str, str]:
+    """One daemon on the lab's config; the config file rewritten to each variant in turn and
+    SIGHUP: what the daemon logged for that reload (``config.reloaded`` or
+    ``config.reload_refused``); then the lab's own config back."""
+    live = root / "live.yml"
+    live.write_text(base)
+    env = lab.env()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(live)],
+        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")))  # type: ignore[union-attr]
+    reader.start()
+    out: dict[str, str] = {}
+
+    def wait_for(pattern: str, start: int) -> int:
+        for _ in range(200):
+            for i in range(start, len(lines)):
+                if re.search(pattern, lines[i]):
+                    return i + 1
+            time.sleep(0.1)
+        raise BenchError(f"the daemon never logged {pattern}: " + "".join(lines[-20:]))
+
+    try:
+        at = wait_for(r"pass|daemon", 0)
+        time.sleep(0.5)
+        for vid in RELOADS:
+            live.write_text((root / f"{vid}.yml").read_text())
+            proc.send_signal(signal.SIGHUP)
+            end = wait_for(r"config\.reload(ed|_refused)", at)
+            if "config.reloaded" in lines[end - 1]:  # the pass after it records the policy
+                end = wait_for(r"policy_in_force", end)
+            out[vid] = "".join(lines[at:end])
+            at = end
+            live.write_text(base)
+            proc.send_signal(signal.SIGHUP)
+            at = wait_for(r"config\.reload(ed|_refused)", at)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        reader.join(timeout=10)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -333,6 +391,34 @@ def test_a_right_and_a_wrong_guess_are_answered_alike(lab: Lab, vid: str) -> Non
     right, wrong = lab.got["oracle"][vid]  # type: ignore[attr-defined]
     r_valid, w_valid = '\\"valid\\": true' in right, '\\"valid\\": true' in wrong
     assert "E_CONFIG_INVALID" in right or r_valid == w_valid, (right[:600], wrong[:600])
+
+
+RIDS = list(RELOADS)
+
+
+@pytest.mark.parametrize("vid", cases(RIDS, RIDS, {"split-key": BREAK_SPLIT}))
+def test_a_daemons_reload_refuses_a_catalog_publishing_a_secret(lab: Lab, vid: str) -> None:
+    text = lab.got["reload"][vid]  # type: ignore[attr-defined]
+    assert "Traceback" not in text, text[-1500:]
+    _no_value(text)
+    if vid == "ok-enum":
+        assert "config.reloaded" in text and "config.reload_refused" not in text, text[-1500:]
+        return
+    assert "config.reload_refused" in text and "config.reloaded" not in text, text[-1500:]
+    assert "E_CONFIG_INVALID" in text and "tools.pin." in text, text[-1500:]
+
+
+@pytest.mark.parametrize("vid", cases(["split-key"], ["split-key"], BROKEN))
+def test_the_recorded_policy_never_spells_a_secret(lab: Lab, vid: str) -> None:
+    """The daemon's reload (and every ``run``) commits the catalog's schemas to
+    ``.plangate/policy.json`` (docs/configuration.md, "Nothing secret goes in"): no version
+    of it in the branch's history may spell the secret, whole or in the split's two halves."""
+    history = lab.got["policy"]  # type: ignore[attr-defined]
+    assert "policy" in history, history[:500]
+    _no_value(history)
+    assert not (S[:7] in history and S[7:] in history), [
+        ln for ln in history.splitlines() if S[:7] in ln or S[7:] in ln
+    ][:5]
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ knows), refused names two and three levels below the plan folder, and pins to al
 Lab (one, module scope; two ``run --once`` passes): the agent commits, in one commit,
 - hosts: ``plans/<h>/PLAN.yml`` (a ``rec`` call tagged ``<h>-host``), each beside an entry
   claiming the plan file's place: ``ctl`` (nothing), ``zw`` (a FOLDER ``PLAN.y<U+200C>ml/``
-  holding an "approved" plan ``in-zw``), ``zwj`` (a folder ``<U+200D>PLAN.yml/``), ``sym-lc``
+  holding an "approved" plan ``in-zw``), ``zwj`` (a folder ``<U+200D>PLAN.yml/``), ``bom``
+  (``PLAN.yml<U+FEFF>/``), ``lrm`` (``PLAN<U+200E>.yaml/``: the characters HFS+ ignores and
+  git's ``is_hfs_dotgit`` skips), ``gl-up`` (a gitlink ``PLAN.YML``), ``sym-lc``
   (a symlink ``plan.yml -> ../evil/PLAN.yml``), ``sym-yaml`` (a symlink ``PLAN.yaml``, same
   target), ``gl-lc``/``gl-yaml`` (a gitlink ``plan.yml``/``PLAN.yaml``, an uninitialised
   submodule), ``gl-log`` (a gitlink ``execution_log.md``: not a plan file's name, a control);
@@ -22,19 +24,21 @@ Lab (one, module scope; two ``run --once`` passes): the agent commits, in one co
   ``pin-zw`` (the inner folders), ``pin-symdir`` (``plans/libsym``), ``pin-symbeside``
   (``plans/sym-lc``), ``pin-glbeside`` (``plans/gl-lc``).
 Alice approves every host and parent in one commit; a second pass.
-Readers: ``status --json``'s row, ``show --json --config``, MCP ``log``, MCP ``validate`` of the
-parent as the agent committed it, the ``rec`` calls; the fresh-clone ``plangate audit --json``.
+Readers: ``status --json``'s row, ``show --json --config``, MCP ``log``, the daemon's
+``/api/plan/<id>``, MCP ``validate`` of the parent as the agent committed it, the ``rec``
+calls; the fresh-clone ``plangate audit --json``.
 Must hold: a host beside a claim is E_PLAN_AMBIGUOUS on every reader and never runs (``ctl``,
 ``gl-log`` run once: controls); an inner folder is E_UNSAFE_PATH on the row and MCP, never
 run; a parent pinning a refused, ambiguous or symlinked folder is invalid on the row and MCP
 ``validate`` and never starts (``pin-ctl``, ``pin-two`` run their library once: controls);
 the fresh-clone audit's valid runs are the completed rows.
 
-Seen (round 72): ``zw:{row,show,mcp-log,ran}``, ``zwj:{row,show,mcp-log,ran}`` (8 ids, one
-class): a folder named ``PLAN.yml`` with a default-ignorable character in it (``PLAN.y‌ml/``,
-``‍PLAN.yml/``) beside the agent's ``PLAN.yml`` is refused as a plan of its own (E_UNSAFE_PATH,
-an invisible character) but is no claim on its host: the host is a plain plan on every reader
-(row completed/alice, ``show`` frozen, MCP ``log`` its record) and Alice's approval runs it.
+Seen (round 72): ``{zw,zwj,bom,lrm}:{row,show,mcp-log,api,ran}`` (20 ids, one class): a
+folder named ``PLAN.yml``/``PLAN.yaml`` with a default-ignorable character in it
+(``PLAN.y‌ml/``, ``‍PLAN.yml/``, ``PLAN.yml<U+FEFF>/``, ``PLAN<U+200E>.yaml/``) beside the agent's
+``PLAN.yml`` is refused as a plan of its own (E_UNSAFE_PATH, an invisible character) but is no
+claim on its host: the host is a plain plan on every reader (row and ``/api/plan/``
+completed/alice, ``show`` frozen, MCP ``log`` its record) and Alice's approval runs it.
 On a checkout that ignores those characters (HFS+, which git guards with ``core.protectHFS``)
 the folder and the plan file are one path, round 71's own reason to refuse ``plan.yml/``
 beside ``PLAN.yml``. Should (docs/plan-format.md: "a folder holding a plan file beside a
@@ -47,24 +51,31 @@ Noted, not counted: ``pin-zw``, ``pin-zlog`` and ``pin-symdir`` are refused
 says a pin to a folder "holding a name ``status`` shows as ``E_UNSAFE_PATH``" makes the parent
 invalid with ``E_UNSAFE_PATH`` (the row shows those folders E_UNSAFE_PATH): one code would
 match the doc; nothing runs either way.
-Held: symlinks and gitlinks named ``plan.yml``/``PLAN.yaml`` beside the plan file
-(E_PLAN_AMBIGUOUS on the row, ``show``, MCP ``log``; never run; ``evil`` never run), refused
-names two and three levels down (E_UNSAFE_PATH), every pin refused and never started, the
-honest pins and hosts run once, the fresh-clone audit agrees.
+Held: symlinks and gitlinks named ``plan.yml``/``PLAN.yaml``/``PLAN.YML`` beside the plan file
+(E_PLAN_AMBIGUOUS on the row, ``show``, MCP ``log``, ``/api/plan/``; never run; ``evil`` never
+run), refused names two and three levels down and the ignorable-character folders themselves
+(E_UNSAFE_PATH on the row, MCP ``log``, ``/api/plan/``), every pin refused and never started,
+the honest pins and hosts run once, the fresh-clone audit agrees with the rows.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit
+from advkit import AGENT, ALICE, BenchError, Lab, cases, clone_audit
 from mcpkit import session
 from test_round2_execution_kit import shared
+from test_round71_surface_foldnames import _get
 
 ZWNJ, ZWJ = "\u200c", "\u200d"
 LIB = (
@@ -83,6 +94,9 @@ HOSTS = {
     "ctl": None,
     "zw": ("dir", f"PLAN.y{ZWNJ}ml"),
     "zwj": ("dir", f"{ZWJ}PLAN.yml"),
+    "bom": ("dir", "PLAN.yml\ufeff"),
+    "lrm": ("dir", "PLAN\u200e.yaml"),
+    "gl-up": ("gl", "PLAN.YML"),
     "sym-lc": ("sym", "plan.yml"),
     "sym-yaml": ("sym", "PLAN.yaml"),
     "gl-lc": ("gl", "plan.yml"),
@@ -185,10 +199,46 @@ def _build(root: Path) -> Lab:
                   *[f"in-{k}" for k in INNER]]
     }  # fmt: skip
     got["started"] = {v: lab.started(f"p-{v}") for v in PINS}
+    got["api"] = _api(lab, [*HOSTS, *INNER.values()])
     report, valid = clone_audit(lab, root)
     got["audit"] = {"valid": sorted(valid), "runs": len(report["executions"])}
     lab.got = got  # type: ignore[attr-defined]
     return lab
+
+
+def _api(lab: Lab, ids: list[str]) -> dict[str, str]:
+    """The daemon's ``/api/plan/<id>`` of each plan id, and its page ``/`` (key ``page``)."""
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=lab.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    out: dict[str, str] = {}
+    try:
+        port, lines = None, []
+        while port is None:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                raise BenchError("the daemon never said where it listens: " + "".join(lines))
+            lines.append(line)
+            m = re.search(r'"endpoint": "ui\.listen", "address": "127\.0\.0\.1:(\d+)"', line)
+            port = int(m.group(1)) if m else None
+        for _ in range(80):
+            if "plans/ctl" in _get(port, "/api/"):
+                break
+            time.sleep(0.25)
+        for i in ids:
+            out[i] = _get(port, f"/api/plan/plans/{quote(i)}")
+        out["page"] = _get(port, "/")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -206,9 +256,10 @@ BREAK_ZW = pytest.mark.xfail(
     reason="round 72: a folder named PLAN.yml with an ignorable character (U+200C/U+200D, one "
     "path on an HFS+ checkout) beside the plan file is no claim: the host is read and runs",
 )
-HOST_READERS = ("row", "show", "mcp-log", "ran")
+HOST_READERS = ("row", "show", "mcp-log", "api", "ran")
+IGNORABLE = ("zw", "zwj", "bom", "lrm")
 HIDS = [f"{h}:{r}" for h in HOSTS for r in HOST_READERS]
-BROKEN: dict[str, Any] = {f"{h}:{r}": BREAK_ZW for h in ("zw", "zwj") for r in HOST_READERS}
+BROKEN: dict[str, Any] = {f"{h}:{r}": BREAK_ZW for h in IGNORABLE for r in HOST_READERS}
 RUNS = ("ctl", "gl-log")  # controls: nothing claims the plan file's place; Alice's approval runs
 
 
@@ -238,12 +289,20 @@ def test_an_entry_claiming_the_plan_files_place_makes_the_folder_ambiguous(
             assert not result.get("isError") and '"status": "completed"' in text, text[:800]
         else:
             assert result.get("isError") and "E_PLAN_AMBIGUOUS" in text, text[:800]
+    elif reader == "api":
+        text = got["api"][host]
+        assert text.startswith("200 "), text[:500]
+        row = json.loads(text[4:])["row"]
+        if runs:
+            assert row["status"] == "completed" and row["approver"] == ALICE[1], row
+        else:
+            assert row["status"] is None and "E_PLAN_AMBIGUOUS" in json.dumps(row), row
     else:
         assert _ran(got, f"{host}-host") == (1 if runs else 0), got["calls"]
         assert _ran(got, f"in-{host}") == 0 and _ran(got, "evil") == 0, got["calls"]
 
 
-IIDS = [f"{k}:{r}" for k in INNER for r in ("row", "mcp-log")]
+IIDS = [f"{k}:{r}" for k in INNER for r in ("row", "mcp-log", "api")]
 
 
 @pytest.mark.parametrize("vid", cases(IIDS, IIDS, {}))
@@ -256,6 +315,10 @@ def test_a_refused_name_at_any_depth_is_no_plan(lab: Lab, vid: str) -> None:
         row = got["rows"][f"plans/{folder}"]
         assert row["status"] is None and "E_UNSAFE_PATH" in json.dumps(row), row
         assert row["approver"] is None and row["frozen_hash"] is None, row
+    elif reader == "api":
+        text = got["api"][folder]
+        row = json.loads(text[4:])["row"] if text.startswith("200 ") else {"status": None}
+        assert row["status"] is None and "E_UNSAFE_PATH" in text, text[:500]
     else:
         result = got["mcp-log"][len(HOSTS) + list(INNER).index(key)]["result"]
         text = result["content"][0]["text"]

@@ -268,8 +268,40 @@ def _build(root: Path) -> Lab:
         got["oracle"][vid] = [stderr + json.dumps(r, ensure_ascii=False) for r in replies]
     got["reload"] = _reloads(lab, root, base)
     got["policy"] = lab.git("log", "-p", "--format=%H %s", "--", ".plangate/policy.json")
+    got["hashes"] = _definition_oracle(root)
     lab.got = got  # type: ignore[attr-defined]
     return lab
+
+
+# the definition-hash oracle: tools that hold a credential where a tool may (shown ``***``)
+HASHED = {
+    "hash-argv": "{{kind: exec, argv: [mysql, -uapp, '-p{g}', '{{q}}']}}",
+    "hash-token": "{{kind: exec, argv: [deploy, '--token={g}', '{{q}}']}}",
+    "hash-url": "{{kind: http, url: 'https://svc:{g}@h.example.com/{{x}}'}}",
+    "hash-env": "{{kind: exec, argv: [deploy, '{{q}}'], env: {{API_KEY: '{g}'}}}}",
+}
+CRED_RIGHT, CRED_WRONG = "R72pwQ", "R72pwX"
+
+
+def _recorded(lab: Lab, guess: str) -> dict[str, Any]:
+    tools = "".join(f"  {vid}: {t.format(g=guess)}\n" for vid, t in HASHED.items())
+    lab.config.write_text(lab.config.read_text().replace("tools:\n", "tools:\n" + tools, 1))
+    lab.run()
+    policy = json.loads((lab.repo / ".plangate" / "policy.json").read_text())
+    return {vid: policy["tools"][vid] for vid in HASHED}
+
+
+def _definition_oracle(root: Path) -> dict[str, Any]:
+    """The operator's controller records its policy with the credential; the agent reads the
+    catalog (``maps_to``, the credential ``***``) and the committed ``policy.json``, and in a
+    scratch repo of its own records the same tools with a right and a wrong guess."""
+    real = Lab(root / "hash-real")
+    out: dict[str, Any] = {"real": _recorded(real, CRED_RIGHT)}
+    shown = real.cli("tools", "--json", "--config", str(real.config))
+    out["catalog"] = shown.stdout + shown.stderr
+    for k, g in (("right", CRED_RIGHT), ("wrong", CRED_WRONG)):
+        out[k] = _recorded(Lab(root / f"hash-{k}"), g)
+    return out
 
 
 RELOADS = ("upper", "b64", "cred-webhook", "split-key", "ok-enum")
@@ -419,6 +451,26 @@ def test_the_recorded_policy_never_spells_a_secret(lab: Lab, vid: str) -> None:
     assert not (S[:7] in history and S[7:] in history), [
         ln for ln in history.splitlines() if S[:7] in ln or S[7:] in ln
     ][:5]
+
+
+BREAK_HASH = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 72: the recorded policy's tool definition hash covers a credential in argv "
+    "or a URL: anyone who reads the branch confirms a guess of it offline",
+)
+HIDS = list(HASHED)
+
+
+@pytest.mark.parametrize("vid", cases(HIDS, HIDS, {v: BREAK_HASH for v in HIDS if v != "hash-env"}))
+def test_the_recorded_definition_answers_a_guess_of_a_credential_alike(lab: Lab, vid: str) -> None:
+    got = lab.got["hashes"]  # type: ignore[attr-defined]
+    assert CRED_RIGHT not in got["catalog"] and "***" in got["catalog"], got["catalog"][-800:]
+    real = got["real"][vid]
+    assert CRED_RIGHT not in json.dumps(real), real
+    right = got["right"][vid]["definition"] == real["definition"]
+    wrong = got["wrong"][vid]["definition"] == real["definition"]
+    assert right == wrong, (vid, real, got["right"][vid], got["wrong"][vid])
 
 
 if __name__ == "__main__":

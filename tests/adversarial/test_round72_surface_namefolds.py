@@ -112,6 +112,16 @@ INNER = {
     "deepjs": "deepjs/k/PLAN.Jſon/z",
 }
 LIBS = {"lib": "lib", "grp/team/lib2": "lib2", "evil": "evil"}
+# MCP ``submit`` into a folder holding a claim of the plan file's name and no plan file yet
+# (the sym/dir kinds), beside a plan file (the "both" kinds, round 69-71's refusals), or empty
+SUBMITS = {
+    "sub-dir": ("dir", "plan.yml"),
+    "sub-sym": ("sym", "plan.yml"),
+    "sub-updir": ("dir", "PLAN.YAML"),
+    "sub-both": ("file", "PLAN.yaml"),
+    "sub-casedir": ("both-dir", "Plan.yml"),
+    "sub-ok": None,
+}
 PINS = {
     "pin-ctl": ("plans/lib", "lib", "lib"),
     "pin-two": ("plans/grp/team/lib2", "grp/team/lib2", "lib2"),
@@ -164,6 +174,23 @@ def _build(root: Path) -> Lab:
         elif kind == "sym":
             (lab.repo / "plans" / host / name).symlink_to("../evil/PLAN.yml")
     (lab.repo / "plans" / "libsym").symlink_to("lib")
+    for sub, claim in SUBMITS.items():
+        folder = lab.repo / "plans" / sub
+        folder.mkdir()
+        if claim is None:
+            (folder / "README.md").write_text("for the agent's next plan\n")
+            continue
+        kind, name = claim
+        if kind == "sym":
+            (folder / name).symlink_to("../evil/PLAN.yml")
+        elif kind == "file":
+            lab.write(sub, _host(f"{sub}-old"))
+            lab.write(sub, _host(f"{sub}-old-y"), name)
+        else:
+            if kind == "both-dir":
+                lab.write(sub, _host(f"{sub}-old"), "PLAN.yaml")
+            (folder / name).mkdir()
+            (folder / name / "notes.md").write_text("x\n")
     hashes = {k: _hash(lab, t, scratch, k.replace("/", "_")) for k, t in texts.items()}
     shutil.rmtree(scratch)
     for vid, (path, key, _) in PINS.items():
@@ -177,6 +204,11 @@ def _build(root: Path) -> Lab:
     lab.git("commit", "-q", "-m", "agent: plans", who=AGENT)
     lab.run()
     parents = {v: lab.read(f"p-{v}") for v in PINS}
+    before = lab.head()
+    submitted = session(
+        lab, [("submit", {"plan": _host(f"{sub}-new"), "slug": sub}) for sub in SUBMITS]
+    )[0]
+    submits = lab.git("log", "--format=%s", f"{before}..HEAD")
     for vid in PINS:
         lab.set_status(f"p-{vid}", "approved")
     for host in HOSTS:
@@ -186,7 +218,7 @@ def _build(root: Path) -> Lab:
     cfg = str(lab.config)
     rows = {r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)}
     ids = [*HOSTS, *[INNER[k] for k in INNER], *[f"p-{v}" for v in PINS]]
-    got: dict[str, Any] = {"rows": rows}
+    got: dict[str, Any] = {"rows": rows, "submit": submitted, "submits": submits}
     got["show"] = {}
     for h in HOSTS:
         done = lab.cli("show", "--json", "--config", cfg, str(lab.repo / "plans" / h))
@@ -196,7 +228,7 @@ def _build(root: Path) -> Lab:
     got["calls"] = {
         t: len(lab.calls(t))
         for t in [*LIBS.values(), *[f"{h}-host" for h in HOSTS], *[f"in-{h}" for h in HOSTS],
-                  *[f"in-{k}" for k in INNER]]
+                  *[f"in-{k}" for k in INNER], *[f"{sub}-new" for sub in SUBMITS]]
     }  # fmt: skip
     got["started"] = {v: lab.started(f"p-{v}") for v in PINS}
     got["api"] = _api(lab, [*HOSTS, *INNER.values()])
@@ -370,6 +402,40 @@ def test_the_fresh_clone_audit_agrees_with_the_rows(lab: Lab) -> None:
     completed = sorted(p for p, r in got["rows"].items() if r["status"] == "completed")
     assert got["audit"]["valid"] == completed, (got["audit"], completed)
     assert got["audit"]["runs"] == len(completed), got["audit"]
+
+
+BREAK_SUBMIT = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 72: MCP submit into a folder holding only a claim of the plan file's name "
+    "commits the plan and answers pending_approval; every other reader says E_PLAN_AMBIGUOUS",
+)
+SIDS = [f"{sub}:{r}" for sub in SUBMITS for r in ("answer", "row")]
+SBROKEN = {f"{sub}:answer": BREAK_SUBMIT for sub in ("sub-dir", "sub-sym", "sub-updir")}
+
+
+@pytest.mark.parametrize("vid", cases(SIDS, SIDS, SBROKEN))
+def test_submit_answers_what_the_controller_does(lab: Lab, vid: str) -> None:
+    got = lab.got  # type: ignore[attr-defined]
+    sub, reader = vid.split(":")
+    ok = SUBMITS[sub] is None
+    row = got["rows"][f"plans/{sub}"]
+    if reader == "row":
+        if ok:
+            assert row["status"] == "pending_approval", row
+        else:
+            assert row["status"] is None and "E_PLAN_AMBIGUOUS" in json.dumps(row), row
+        assert _ran(got, f"{sub}-new") == 0, got["calls"]
+        return
+    result = got["submit"][list(SUBMITS).index(sub)]["result"]
+    text = result["content"][0]["text"]
+    committed = f"plans/{sub}\n" in got["submits"] + "\n"
+    if ok:
+        assert not result.get("isError") and '"submitted": true' in text, text[:800]
+        assert committed, got["submits"]
+    else:
+        assert result.get("isError") and "E_PLAN_AMBIGUOUS" in text, text[:800]
+        assert not committed, got["submits"]
 
 
 if __name__ == "__main__":

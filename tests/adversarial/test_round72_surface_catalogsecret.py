@@ -37,9 +37,24 @@ Split variants (the schema admits the secret alone, no value holding it): ``spli
 ``pin-excl`` (``type: integer``, ``exclusiveMinimum: 483919``, ``exclusiveMaximum: 483921``),
 ``pin-mult`` (``multipleOf: 241960`` between 241961 and 484920). Must hold: refused at load
 like the rest, and a right and a wrong guess answered alike.
+Reload (``<variant>``): one daemon on a live config rewritten to ``upper``, ``b64``,
+``cred-webhook``, ``split-key`` and ``ok-enum`` in turn, SIGHUP each time (the lab's config
+back between): ``config.reload_refused`` E_CONFIG_INVALID naming the path for the first three,
+``config.reloaded`` for the control, never a value logged. The recorded policy
+(``split-key``): no version of ``.plangate/policy.json`` in the branch's history spells the
+secret, whole or in halves.
+The definition hash (``hash-argv``, ``hash-token``, ``hash-url``, ``hash-env``): the operator's
+catalog holds a credential where a tool may hold one (``mysql -uapp -pR72pwQ``, ``--token=``,
+a URL's userinfo password, a tool ``env`` ``API_KEY``: docs/configuration.md, "What a tool runs
+... may hold a credential: it is shown ``***``"); its controller commits ``.plangate/policy.json``
+with each tool's ``definition`` hash. The agent reads the catalog (``maps_to: exec: mysql
+-uapp -p*** {q}``) and the committed policy, then, in a scratch repo of its own, records the same
+tools with a right and a wrong guess (``plangate run --once``). Must hold: the recorded hash
+answers both guesses alike (``hash-env``: env values are left out of the policy, the control).
 
 Seen (round 72): ``split-items``, ``split-key``, ``pin-excl``, ``pin-mult`` (both tests, 8
-ids, one class): the config loads (``tools``, MCP ``catalog`` publish the schema as written:
+ids, and ``split-key``'s reload and recorded policy, 10 ids in all, one class): the config
+loads (``tools``, MCP ``catalog`` publish the schema as written:
 the secret's characters in order, its two halves, its neighbours 483919/483921), and MCP
 ``validate`` answers the right guess ``valid: true`` and the wrong one ``E_PARAMS_INVALID``
 ("'p' was expected", "483927 is greater than or equal to the maximum of 483921", "is not a
@@ -51,7 +66,23 @@ disclosure (threat-model "Not covered": only "a pattern that matches the secret 
 spelling it" is named). The redactor does not hide these spellings either (``tools`` prints
 them), so the rule "a value the redactor hides" is kept to the letter; the leak is the
 schema's meaning, as with the known ``pattern``.
-Held: every other encoding, source and command above (42 + 24 ids), never the value printed.
+``split-key`` (reload): the daemon's reload takes the config (``config.reloaded``) and the
+next pass commits ``plangate: record policy`` whose ``.plangate/policy.json`` holds
+``{"const": {"r72Kq9S": "ecretZp"}}``: the secret is in the branch's history for everyone who
+reads it (``split-key``, the policy test). docs/configuration.md, "The controller records the
+policy ... Nothing secret goes in".
+``hash-argv``, ``hash-token``, ``hash-url`` (3 ids, a second class): the recorded
+``definition`` is a hash over the tool's definition WITH the credential in ``argv`` or the URL
+(``env`` and ``headers`` are left out, as documented): the agent's scratch record of the right
+guess has the very hash committed on the branch, the wrong guess another. An offline oracle for
+anyone who reads the branch: a short credential (a 4-6 digit ``-p`` password, a PIN in a
+query) falls to enumeration. Should (docs/configuration.md: "Nothing secret goes in (and the
+redactor hides the credentials among them in everything the controller writes)"; SPEC's
+"secrets never leak"): the definition hashed with the credentials the redactor hides masked
+(as ``maps_to`` shows them) or keyed (an HMAC under ``commit.key``), so a guess is answered
+alike.
+Held: every other encoding, source and command above (42 + 24 ids), the reloads of ``upper``,
+``b64``, ``cred-webhook``, ``hash-env``; never a value printed or logged.
 """
 
 from __future__ import annotations

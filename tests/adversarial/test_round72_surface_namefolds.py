@@ -23,6 +23,11 @@ Lab (one, module scope; two ``run --once`` passes): the agent commits, in one co
   (``plans/grp/team/lib2``), ``pin-deep2``, ``pin-deep3``, ``pin-deepjs``, ``pin-zlog``,
   ``pin-zw`` (the inner folders), ``pin-symdir`` (``plans/libsym``), ``pin-symbeside``
   (``plans/sym-lc``), ``pin-glbeside`` (``plans/gl-lc``).
+- submit folders (no plan file yet): ``sub-dir`` (a folder ``plan.yml/`` holding a note),
+  ``sub-sym`` (a symlink ``plan.yml``), ``sub-updir`` (a folder ``PLAN.YAML/``); beside a plan
+  file: ``sub-both`` (``PLAN.yml`` and ``PLAN.yaml``), ``sub-casedir`` (``PLAN.yaml`` and a
+  folder ``Plan.yml/``); ``sub-ok`` (a README only: the control). After the first pass the
+  agent calls MCP ``submit`` with a valid plan for each slug.
 Alice approves every host and parent in one commit; a second pass.
 Readers: ``status --json``'s row, ``show --json --config``, MCP ``log``, the daemon's
 ``/api/plan/<id>``, MCP ``validate`` of the parent as the agent committed it, the ``rec``
@@ -31,7 +36,9 @@ Must hold: a host beside a claim is E_PLAN_AMBIGUOUS on every reader and never r
 ``gl-log`` run once: controls); an inner folder is E_UNSAFE_PATH on the row and MCP, never
 run; a parent pinning a refused, ambiguous or symlinked folder is invalid on the row and MCP
 ``validate`` and never starts (``pin-ctl``, ``pin-two`` run their library once: controls);
-the fresh-clone audit's valid runs are the completed rows.
+the fresh-clone audit's valid runs are the completed rows; MCP ``submit`` answers what the
+controller then does: a folder the row calls E_PLAN_AMBIGUOUS is refused E_PLAN_AMBIGUOUS and
+nothing is committed (``sub-ok`` is committed, pending_approval).
 
 Seen (round 72): ``{zw,zwj,bom,lrm}:{row,show,mcp-log,api,ran}`` (20 ids, one class): a
 folder named ``PLAN.yml``/``PLAN.yaml`` with a default-ignorable character in it
@@ -46,11 +53,24 @@ FOLDER (or file) named ``PLAN.yml`` or ``PLAN.yaml`` in any case ... one path on
 case-insensitive checkout ... is ``E_PLAN_AMBIGUOUS`` for every reader"): the claim compared
 with ignorable characters dropped too (as identities are, docs/threat-model.md), the host
 E_PLAN_AMBIGUOUS and never run.
+``sub-dir:answer``, ``sub-sym:answer``, ``sub-updir:answer`` (3 ids, one class): MCP ``submit``
+into a folder holding only a claim of the plan file's name (a folder ``plan.yml/`` or
+``PLAN.YAML/``, a symlink ``plan.yml``) commits ``PLAN.yml`` beside it and answers ``ok: true,
+submitted: true, status: pending_approval``; the row, ``show`` and MCP ``log`` then call the
+folder E_PLAN_AMBIGUOUS, and it never runs (``:row`` held). The same claim beside an existing
+plan file (``sub-both``, ``sub-casedir``) is refused E_PLAN_AMBIGUOUS, nothing committed.
+Should (docs/plan-format.md, one rule for "which entries of a folder are its plan file or
+claim to be one", E_PLAN_AMBIGUOUS "for every reader"; docs/agents.md: an invalid plan "is not
+committed and comes back with its errors"): refused E_PLAN_AMBIGUOUS before the commit.
 Noted, not counted: ``pin-zw``, ``pin-zlog`` and ``pin-symdir`` are refused
 ``E_SCHEMA_INVALID`` ("write the plan's folder ...", "is a symlink") where docs/plan-format.md
 says a pin to a folder "holding a name ``status`` shows as ``E_UNSAFE_PATH``" makes the parent
 invalid with ``E_UNSAFE_PATH`` (the row shows those folders E_UNSAFE_PATH): one code would
 match the doc; nothing runs either way.
+Also tried (held, not kept as ids): MCP ``submit`` slugs ``plan.yml``, ``plan.yaml``,
+``plan.json``, ``plan.toon``, ``plan.md``, ``execution_log.md`` (E_UNSAFE_PATH), ``.``, ``..``,
+``...``, ``a..b``, ``.git``, ``-`` (E_USAGE); ``plan.yml.`` and ``plans`` are plans of their own;
+a symlink ``PLAN.yaml`` alone is refused (E_ILLEGAL_TRANSITION "is None", an odd message).
 Held: symlinks and gitlinks named ``plan.yml``/``PLAN.yaml``/``PLAN.YML`` beside the plan file
 (E_PLAN_AMBIGUOUS on the row, ``show``, MCP ``log``, ``/api/plan/``; never run; ``evil`` never
 run), refused names two and three levels down and the ignorable-character folders themselves

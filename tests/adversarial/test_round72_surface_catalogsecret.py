@@ -25,9 +25,14 @@ a ``const``), ``hex-desc``, ``bytes-list``/``bytes-enum`` (its UTF-8 bytes as a 
 ``uescape-pattern``/``xescape-pattern`` (``\\uXXXX``/``\\xXX`` escapes spelling it in a
 ``pattern``), ``comment``, ``anchor``, ``id``; each source: ``env-src``, ``pin-int``,
 ``pin-hex`` (``0x76250``), ``pin-float`` (``4.8392e5``), ``pin-half`` (bounds ``.5`` either
-side), ``pin-string``; the config's credentials: ``cred-header`` (Authorization bearer),
+side), ``pin-string``; other published fields: ``sensitive`` (a param name), ``estimate-s``,
+``estimate-c`` (the numeric secret as estimated seconds or cost); the config's credentials:
+``cred-header`` (Authorization bearer),
 ``cred-envkey`` (a tool ``env`` ``API_KEY``), ``cred-urlpass``, ``cred-argv`` (``--token=``),
 ``cred-query`` (``?api_key=``), ``cred-ui``, ``cred-webhook``.
+Loads, printed ``***`` (what a tool runs may hold a secret): ``py-target`` (``mod:<secret>``),
+``url-path``, ``argv-lit``, and ``timeout`` (the numeric secret as the tool's ``timeout``, which
+``tools`` and MCP ``catalog`` publish: noted below).
 Controls that must load: ``ok-enum``, ``ok-ref-argv``, ``ok-name-desc`` (the description
 names ``$<secrets.TOK>``), ``ok-cred-argv-shown`` (a ``--token=`` in a tool's argv, allowed,
 shown ``***``). Every command (``<cfg>:<cmd>``) refuses the three secret-holding configs alike
@@ -81,7 +86,11 @@ redactor hides the credentials among them in everything the controller writes)";
 "secrets never leak"): the definition hashed with the credentials the redactor hides masked
 (as ``maps_to`` shows them) or keyed (an HMAC under ``commit.key``), so a guess is answered
 alike.
-Held: every other encoding, source and command above (42 + 24 ids), the reloads of ``upper``,
+Noted, not counted: ``timeout`` is published by ``tools`` and MCP ``catalog`` (``"timeout":
+"***"``) yet not refused where ``sensitive`` and ``estimate`` are; no oracle found through it
+(a plan's own ``timeout`` is not checked against the tool's), but the round 71 rule ("a value
+the redactor hides" in what the catalog publishes) reads it as refused.
+Held: every other encoding, source and command above (45 + 4 + 24 ids), the reloads of ``upper``,
 ``b64``, ``cred-webhook``, ``hash-env``; never a value printed or logged.
 """
 
@@ -165,6 +174,9 @@ REFUSED = {
     "comment": (f"params_schema: {{type: object, $comment: {S}}}", "", ""),
     "anchor": (f"params_schema: {{type: object, $defs: {{k: {{$anchor: {S}}}}}}}", "", ""),
     "id": (f"params_schema: {{type: object, $id: 'urn:{S}'}}", "", ""),
+    "sensitive": (f"sensitive: [{S}]", "", ""),
+    "estimate-s": (f"estimate: {{seconds: {PIN}}}", "", ""),
+    "estimate-c": (f"estimate: {{seconds: 1, cost_usd: {PIN}}}", "", ""),
     "env-src": (_schema(f"{{const: {ENVSEC}}}"), "", ""),
     "pin-int": (_schema(f"{{enum: [{PIN}]}}"), "", ""),
     "pin-hex": (_schema("{const: 0x76250}"), "", ""),
@@ -243,7 +255,15 @@ HONEST = {
         "",
     ),
 }
-ALL = {**REFUSED, **{k: (v, "", "") for k, v in SPLIT.items()}, **HONEST}
+# what a tool runs may hold a secret (shown ``***``); ``timeout`` is published too (noted)
+MASKED = {
+    "timeout": (f"timeout: {PIN}", "", ""),
+    "py-target": (f"target: 'mod:{S}'", "", ""),
+    "url-path": (f"url: 'https://h.example.com/{S}/x'", "", ""),
+    "argv-lit": (f"argv: [tool, '{S}']", "", ""),
+}
+MASKED_KIND = {"timeout": "echo", "py-target": "python", "url-path": "http", "argv-lit": "exec"}
+ALL = {**REFUSED, **{k: (v, "", "") for k, v in SPLIT.items()}, **HONEST, **MASKED}
 VALUES = [SECRET, ENVSEC, PIN, *CREDS.values(), "r72BearerTokVal", "r72ApiKeyLiteral",
           "r72UrlPassWord", "r72ArgvTokenVal", "r72QueryKeyVal"]  # fmt: skip
 
@@ -267,7 +287,9 @@ def _build(root: Path) -> Lab:
     base = lab.config.read_text()
     got: dict[str, Any] = {"tools": {}, "cmds": {}, "oracle": {}}
     for vid, (body, other, extra) in ALL.items():
-        tools = f"tools:\n  pin:\n    kind: echo\n    {body}\n" + (f"  {other}\n" if other else "")
+        kind = MASKED_KIND.get(vid, "echo")
+        tools = f"tools:\n  pin:\n    kind: {kind}\n    {body}\n"
+        tools += f"  {other}\n" if other else ""
         cfg = root / f"{vid}.yml"
         cfg.write_text(base.replace("tools:\n", tools, 1) + extra)
         done = lab.cli("tools", "--json", "--config", str(cfg))
@@ -414,6 +436,12 @@ def _no_value(text: str) -> None:
 def test_a_catalog_publishing_a_secret_is_refused_at_load(lab: Lab, vid: str) -> None:
     rc, text = lab.got["tools"][vid]  # type: ignore[attr-defined]
     assert "Traceback" not in text, text[-1500:]
+    if vid in MASKED:  # loads; what the catalog prints of it is ``***``
+        assert rc == 0 and "E_CONFIG_INVALID" not in text, text[-1500:]
+        pin = next(t for t in json.loads(text) if t["name"] == "pin")
+        assert "***" in json.dumps(pin), pin
+        _no_value(text)
+        return
     if vid in HONEST:
         assert rc == 0, text[-1500:]
         assert "E_CONFIG_INVALID" not in text, text[-1500:]

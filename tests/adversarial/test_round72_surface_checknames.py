@@ -1,0 +1,214 @@
+"""PLACEHOLDER"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
+from mcpkit import session
+from test_round2_execution_kit import shared
+
+ZWNJ = "\u200c"
+# host -> what the pull request adds beside its PLAN.yml (None: nothing, the control)
+HOSTS: dict[str, tuple[str, str] | None] = {
+    "c-ok": None,
+    "c-sym": ("sym", "plan.yml"),
+    "c-symy": ("sym", "PLAN.yaml"),
+    "c-gl": ("gl", "plan.yml"),
+    "c-dir": ("dir", "PLAN.YML"),
+    "c-ydir": ("dir", "plan.yaml"),
+    "c-file": ("file", "PLAN.yaml"),
+    "c-zw": ("dir", f"PLAN.y{ZWNJ}ml"),
+}
+# the same claims committed on main after the freeze, approved on main (no merge)
+MAIN = {
+    "m-sym": ("sym", "plan.yml"),
+    "m-gl": ("gl", "plan.yml"),
+    "m-dir": ("dir", "PLAN.YML"),
+}
+# refused folders two levels below a plan folder: never a plan
+INNER = {"i-deep": "c-ok/a/plan.yaml/b", "i-log": "c-ok/x/EXECUTION_LOG.md"}
+
+
+def _claims(lab: Lab, hosts: dict[str, tuple[str, str] | None], message: str) -> None:
+    """The agent's one commit putting each host's claim beside its PLAN.yml."""
+    gl_commit = lab.head()
+    for host, claim in hosts.items():
+        if claim is None:
+            continue
+        kind, name = claim
+        folder = lab.repo / "plans" / host
+        if kind == "sym":
+            (folder / name).symlink_to("../c-ok/PLAN.yml")
+        elif kind == "dir":
+            lab.write(f"{host}/{name}", plan_text(f"{host}-in", "approved"))
+        elif kind == "file":
+            lab.write(host, plan_text(f"{host}-in", "approved"), name)
+        else:
+            (folder / name).mkdir()  # an uninitialised submodule: an empty folder
+    lab.git("add", "-A")
+    for host, claim in hosts.items():
+        if claim and claim[0] == "gl":
+            lab.git("update-index", "--add", "--cacheinfo",
+                    f"160000,{gl_commit},plans/{host}/{claim[1]}")  # fmt: skip
+    lab.git("commit", "-q", "-m", message, who=AGENT)
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n")
+    for host in [*HOSTS, *MAIN]:
+        lab.write(host, plan_text(host))
+    lab.commit("agent: plans", AGENT)
+    lab.run()
+    time.sleep(1.1)  # the approvals follow the freeze by a second (git dates are seconds)
+    _claims(lab, MAIN, "agent: beside, on main")
+    for host in MAIN:
+        lab.set_status(host, "approved")
+    lab.commit("alice: approve on main", ALICE)
+    lab.run()
+    base = lab.head()
+    lab.git("checkout", "-q", "-b", "pr")
+    for key, folder in INNER.items():
+        lab.write(folder, plan_text(f"{key}-in", "approved"))
+    _claims(lab, HOSTS, "agent: beside, on the branch")
+    for host in HOSTS:
+        lab.set_status(host, "approved")
+    lab.commit("alice: approve on the branch", ALICE)
+    done = lab.cli(
+        "check", "--config", str(lab.config), "--base", "main", "--head", "pr",
+        "--as", "alice@example.com", "--format", "json", cwd=lab.repo,
+    )  # fmt: skip
+    got: dict[str, Any] = {"check-rc": done.returncode, "check-err": done.stderr[-2000:]}
+    got["check"] = {p["plan"]: p for p in json.loads(done.stdout)["plans"]}
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr", "pr", who=ALICE)
+    lab.run()
+    cfg = str(lab.config)
+    got["rows"] = {
+        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
+    }
+    got["calls"] = {
+        t: len(lab.calls(t))
+        for t in [*HOSTS, *MAIN, *[f"{h}-in" for h in [*HOSTS, *MAIN]], *[f"{k}-in" for k in INNER]]
+    }
+    got["show"] = {}
+    for h in [*HOSTS, *MAIN]:
+        shown = lab.cli("show", "--json", "--config", cfg, str(lab.repo / "plans" / h))
+        got["show"][h] = f"{shown.returncode} {shown.stdout}{shown.stderr}"
+    got["mcp-log"] = session(lab, [("log", {"path": f"plans/{h}"}) for h in [*HOSTS, *MAIN]])[0]
+    report, valid = clone_audit(lab, root)
+    got["audit"] = {"valid": sorted(valid), "runs": len(report["executions"])}
+    got["base"] = base
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r72-surface-checknames", _build)
+
+
+def _xf(what: str) -> Any:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 72: {what}")
+
+
+LATE = _xf(
+    "a symlink or gitlink named plan.yml committed beside an existing plan's PLAN.yml (on main "
+    "or through a merge) is missed by the history index: the row says completed and the plan "
+    "runs, while show and MCP log say E_PLAN_AMBIGUOUS"
+)
+IGNORABLE = _xf("a folder PLAN.y<U+200C>ml/ beside the plan file is no claim: the host runs")
+CHECK_RUN = _xf("plangate check says a merge would start a plan the controller holds ambiguous")
+CHECK_CODE = _xf(
+    "plangate check names another problem (E_SCHEMA_INVALID 'the file must be a mapping', or "
+    "none) where every other reader says E_PLAN_AMBIGUOUS or E_UNSAFE_PATH"
+)
+READERS = ("row", "show", "mcp-log", "ran")
+ALLH = {**HOSTS, **MAIN}
+RIDS = [f"{h}:{r}" for h in ALLH for r in READERS]
+BROKEN: dict[str, Any] = {
+    **{f"{h}:{r}": LATE for h in ("c-sym", "c-gl", "m-sym", "m-gl") for r in ("row", "ran")},
+    **{f"c-zw:{r}": IGNORABLE for r in READERS},
+}
+
+
+@pytest.mark.parametrize("vid", cases(RIDS, RIDS, BROKEN))
+def test_a_claim_beside_the_plan_file_holds_it_on_every_reader(lab: Lab, vid: str) -> None:
+    got = lab.got  # type: ignore[attr-defined]
+    host, reader = vid.split(":")
+    honest = ALLH[host] is None
+    if reader == "row":
+        row = got["rows"][f"plans/{host}"]
+        if honest:
+            assert row["status"] == "completed" and row["approver"] == ALICE[1], row
+        else:  # a symlink PLAN.yaml is no plan file (E_UNSAFE_PATH); the rest E_PLAN_AMBIGUOUS
+            assert row["status"] != "completed", row
+            assert "E_PLAN_AMBIGUOUS" in json.dumps(row) or "E_UNSAFE_PATH" in json.dumps(row), row
+    elif reader == "show":
+        text = got["show"][host]
+        if honest:
+            assert text.startswith("0 "), text[:800]
+        else:
+            assert not text.startswith("0 ") and "E_PLAN_AMBIGUOUS" in text, text[:800]
+    elif reader == "mcp-log":
+        result = got["mcp-log"][list(ALLH).index(host)]["result"]
+        text = result["content"][0]["text"]
+        if honest:
+            assert not result.get("isError") and '"status": "completed"' in text, text[:800]
+        else:
+            assert result.get("isError") and "E_PLAN_AMBIGUOUS" in text, text[:800]
+    else:
+        assert got["calls"][host] == (1 if honest else 0), got["calls"]
+        assert got["calls"][f"{host}-in"] == 0, got["calls"]
+
+
+CIDS = [f"{h}:{r}" for h in HOSTS for r in ("check-outcome", "check-code")] + [
+    f"{k}:check-code" for k in INNER
+]
+CBROKEN: dict[str, Any] = {
+    **{f"{h}:check-outcome": CHECK_RUN for h in ("c-sym", "c-symy", "c-gl", "c-zw")},
+    **{f"{h}:check-code": CHECK_CODE for h in HOSTS if h != "c-ok"},
+    **{f"{k}:check-code": CHECK_CODE for k in INNER},
+}
+
+
+@pytest.mark.parametrize("vid", cases(CIDS, CIDS, CBROKEN))
+def test_check_says_what_the_merge_does(lab: Lab, vid: str) -> None:
+    """``plangate check --as alice`` of the pull request, before the merge, against what the
+    controller did after it (and what every other reader calls the folder)."""
+    got = lab.got  # type: ignore[attr-defined]
+    key, reader = vid.split(":")
+    if key in INNER:
+        entry = got["check"].get(f"plans/{INNER[key]}")
+        assert entry is None or "E_UNSAFE_PATH" in json.dumps(entry["problems"]), entry
+        assert got["calls"][f"{key}-in"] == 0, got["calls"]
+        return
+    entry = got["check"][f"plans/{key}"]
+    honest = HOSTS[key] is None
+    if reader == "check-outcome":
+        assert (entry["outcome"] == "start") == honest, entry
+        assert got["calls"][key] == (1 if honest else 0) or not honest, got["calls"]
+    else:
+        codes = {p["code"] for p in entry["problems"]}
+        if honest:
+            assert entry["valid"] and not codes, entry
+        else:
+            assert codes & {"E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH"}, entry
+
+
+def test_the_fresh_clone_audit_agrees_with_the_rows(lab: Lab) -> None:
+    got = lab.got  # type: ignore[attr-defined]
+    completed = sorted(p for p, r in got["rows"].items() if r["status"] == "completed")
+    assert got["audit"]["valid"] == completed, (got["audit"], completed)
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    out = Path(tempfile.mkdtemp(prefix="r72ck-", dir="/tmp/atk72b"))
+    got = _build(out).got  # type: ignore[attr-defined]
+    print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

@@ -1,4 +1,55 @@
-"""PLACEHOLDER"""
+"""Round 72, agent-facing surfaces: round 71's claims of a plan file's place (an entry of the
+folder named as the plan file in any case, a folder, a file, a symlink, a gitlink) made AFTER
+the plan was frozen (round 71 judged "a new plan beside such a folder"), on main and through a
+merged pull request, and ``plangate check``'s answer for that pull request against what the
+controller then does and what every other reader says.
+
+Lab (one, module scope; three ``run --once`` passes): the agent commits one plan per host,
+frozen by a pass. On main (``m-*``), the agent's next commit puts a claim beside each
+``PLAN.yml``: ``m-sym`` (a symlink ``plan.yml -> ../c-ok/PLAN.yml``, another plan's text),
+``m-gl`` (a gitlink ``plan.yml``), ``m-dir`` (a folder ``PLAN.YML/`` holding an "approved"
+plan); Alice approves them on main; a pass. On the branch ``pr`` (``c-*``) the agent's commit
+puts: ``c-ok`` nothing (the control; two refused folders below it, ``i-deep`` at
+``c-ok/a/plan.yaml/b`` and ``i-log`` at ``c-ok/x/EXECUTION_LOG.md``), ``c-sym``, ``c-symy`` (a
+symlink ``PLAN.yaml``), ``c-gl``, ``c-dir``, ``c-ydir`` (a folder ``plan.yaml/``), ``c-file`` (a
+file ``PLAN.yaml``: round 69's case), ``c-zw`` (a folder ``PLAN.y<U+200C>ml/``); Alice approves
+every ``c-*`` host on the branch; ``plangate check --base main --head pr --as alice --format
+json``; Alice merges ``--no-ff``; a pass.
+Readers: ``status --json``'s row, ``show --json --config``, MCP ``log``, the ``rec`` calls
+(``<host>:<reader>``); ``check``'s outcome and problems (``<host>:check-outcome``,
+``<host>:check-code``, ``<inner>:check-code``); the fresh-clone ``plangate audit --json``.
+Must hold: a host with a claim beside its plan file is E_PLAN_AMBIGUOUS (a symlink
+``PLAN.yaml``: E_UNSAFE_PATH) on every reader and never runs; ``c-ok`` runs once; ``check``
+says ``start`` only for what the merge starts and names the problem every other reader names;
+the audit's valid runs are the completed rows.
+
+Seen (round 72):
+- ``{m-sym,m-gl,c-sym,c-gl}:{row,ran}`` (8 ids): a symlink or a gitlink named ``plan.yml``
+  committed beside an EXISTING plan's ``PLAN.yml`` (on main, or on a branch merged ``--no-ff``)
+  is missed by the history index: the row says ``completed``, approver alice, no note, and
+  Alice's approval RAN the plan, while ``show`` and MCP ``log`` say E_PLAN_AMBIGUOUS ("neither
+  is read or run") over the same tree. The same claim present when the plan was born is
+  E_PLAN_AMBIGUOUS on the row (``test_round72_surface_namefolds.py``, ``sym-lc``, ``gl-lc``),
+  and a FOLDER claim added later (``m-dir``, ``c-dir``) is caught. On a case-insensitive
+  checkout the symlink is the reviewer's ``PLAN.yml``: another plan's text. Should
+  (docs/plan-format.md: one rule decides "which entries of a folder are its plan file or claim
+  to be one", E_PLAN_AMBIGUOUS "for every reader"; "a reviewer could read one while the other
+  ran"): the row E_PLAN_AMBIGUOUS and nothing run, however late the claim came.
+- ``c-zw:{row,show,mcp-log,ran}`` (4 ids): round 72's ignorable-character class (see
+  ``test_round72_surface_namefolds.py``), here through a merge.
+- ``{c-sym,c-symy,c-gl,c-zw}:check-outcome`` (4 ids): ``check`` says the merge would
+  ``start`` them; every other reader holds them (``c-symy``: the controller never runs it).
+- ``{c-sym,c-symy,c-gl,c-dir,c-ydir,c-file,c-zw}:check-code``, ``{i-deep,i-log}:check-code``
+  (9 ids): ``check`` names no problem (symlinks, gitlink, ``c-zw``) or ``E_SCHEMA_INVALID`` "the
+  file must be a mapping with plan: and actions:" (folders, ``PLAN.yaml`` beside, the refused
+  folders below ``c-ok``, whose plan files are valid), where the row, ``show`` and MCP say
+  E_PLAN_AMBIGUOUS or E_UNSAFE_PATH. Should (docs/agents.md and README: ``check`` tells CI "what
+  merging a pull request would do with each plan it changes"): the controller's verdict and code.
+Held: ``c-ok`` (every reader, ``check`` ``start``, ran once), every claim host on ``show`` and
+MCP ``log``, ``m-dir``/``c-dir``/``c-ydir``/``c-file``/``c-symy`` never run, the inner plans
+never run, the fresh-clone audit agrees with the rows (it too lists ``m-sym``, ``m-gl``,
+``c-sym``, ``c-gl`` as valid runs).
+"""
 
 from __future__ import annotations
 

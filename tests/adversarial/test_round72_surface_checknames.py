@@ -43,8 +43,8 @@ Seen (round 72):
   (9 ids): ``check`` names no problem (symlinks, gitlink, ``c-zw``) or ``E_SCHEMA_INVALID`` "the
   file must be a mapping with plan: and actions:" (folders, ``PLAN.yaml`` beside, the refused
   folders below ``c-ok``, whose plan files are valid), where the row, ``show`` and MCP say
-  E_PLAN_AMBIGUOUS or E_UNSAFE_PATH. Should (docs/agents.md and README: ``check`` tells CI "what
-  merging a pull request would do with each plan it changes"): the controller's verdict and code.
+  E_PLAN_AMBIGUOUS or E_UNSAFE_PATH. Should (``plangate check --help``: "what merging a pull
+  request would do with each plan it changes"): the controller's verdict and code.
 Held: ``c-ok`` (every reader, ``check`` ``start``, ran once), every claim host on ``show`` and
 MCP ``log``, ``m-dir``/``c-dir``/``c-ydir``/``c-file``/``c-symy`` never run, the inner plans
 never run, the fresh-clone audit agrees with the rows (it too lists ``m-sym``, ``m-gl``,

@@ -90,8 +90,8 @@ Noted, not counted: ``timeout`` is published by ``tools`` and MCP ``catalog`` (`
 "***"``) yet not refused where ``sensitive`` and ``estimate`` are; no oracle found through it
 (a plan's own ``timeout`` is not checked against the tool's), but the round 71 rule ("a value
 the redactor hides" in what the catalog publishes) reads it as refused.
-Held: every other encoding, source and command above (45 + 4 + 24 ids), the reloads of ``upper``,
-``b64``, ``cred-webhook``, ``hash-env``; never a value printed or logged.
+Held: every other encoding, source and command above (39 + 4 + 4 + 24 ids), the reloads of
+``upper``, ``b64``, ``cred-webhook``, ``hash-env``; never a value printed or logged.
 """
 
 from __future__ import annotations

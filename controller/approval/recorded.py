@@ -66,13 +66,35 @@ def policy_document(config: Config) -> dict[str, Any]:
 
 
 def tool_record(spec: ToolSpec) -> dict[str, Any]:
-    """What the policy keeps of one catalog tool, with the hash of its definition."""
+    """What the policy keeps of one catalog tool, with the hash of its definition: the
+    definition as the catalog shows it, each credential the redactor hides written ``***``
+    (round 72: a hash over the password in ``argv`` or a URL let anyone who reads the
+    branch confirm a guess of it offline, a short one by enumeration). A credential's change
+    alone, like an ``env`` or header value's, changes nothing recorded."""
+    from controller.settings.toolspec import tool_credentials
+
     dumped = spec.model_dump(mode="json")
     record = {key: dumped[key] for key in _TOOL_FIELDS}
     record["estimate"] = dumped.get("estimate")
     definition = {k: (sorted(v) if k in _NAMES_ONLY else v) for k, v in dumped.items()}
-    record["definition"] = PREFIX + hashlib.sha256(canonical_bytes(definition)).hexdigest()
+    hidden = sorted(tool_credentials(spec), key=len, reverse=True)
+    masked = _masked(definition, hidden) if hidden else definition
+    record["definition"] = PREFIX + hashlib.sha256(canonical_bytes(masked)).hexdigest()
     return record
+
+
+def _masked(value: Any, hidden: list[str]) -> Any:
+    """``value`` with every occurrence of each of ``hidden`` (longest first) in its strings,
+    keys included, written ``***``."""
+    if isinstance(value, str):
+        for secret in hidden:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, list):
+        return [_masked(item, hidden) for item in value]
+    if isinstance(value, dict):
+        return {_masked(key, hidden): _masked(item, hidden) for key, item in value.items()}
+    return value
 
 
 def policy_bytes(config: Config) -> bytes:

@@ -128,6 +128,35 @@ def test_the_hash_is_stable_and_leaves_secret_values_out(tmp_path: Path) -> None
     assert json.loads(changed)["tools"]["greet"] == json.loads(same)["tools"]["greet"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "url"),
+    [
+        (["mysql", "-uapp", "-p{pw}"], None),  # a short flag's password
+        (["deploy", "--token={pw}"], None),  # a credential pair
+        (None, "https://app:{pw}@svc.example/x"),  # a URL's password
+    ],
+)
+def test_the_definition_hash_answers_a_guess_of_a_credential_alike(
+    tmp_path: Path, argv: list[str] | None, url: str | None
+) -> None:
+    """Round 72: a hash over the definition WITH its credential let anyone who reads the
+    branch confirm a guess offline; the credentials the redactor hides are written ``***``
+    first, and what else the tool runs still counts."""
+
+    def definition(pw: str, extra: str = "") -> str:
+        if url is not None:
+            tool: dict[str, Any] = {"kind": "http", "url": url.format(pw=pw) + extra}
+        else:
+            tool = {"kind": "exec", "argv": [a.format(pw=pw) for a in argv or []]}
+            tool["argv"] += [extra] if extra else []
+        config = config_from_data({"repo": str(tmp_path), "tools": {"t": tool}})
+        return str(recorded.policy_document(config)["tools"]["t"]["definition"])
+
+    right = definition("Kq9w-right-guess")
+    assert definition("Zx81-wrong-guess") == right
+    assert definition("Kq9w-right-guess", "more") != right
+
+
 def test_every_start_names_the_policy_recorded_before_it(repo: Path) -> None:
     write_config(repo)
     write_plan(repo, text=GATED)

@@ -41,28 +41,28 @@ foxtrot: its pass must hold (``E_HISTORY_REWRITTEN``, nothing ran); the operator
 remedy it prints (main back to the tip it last read, the agent's line merged again ``--no-ff``)
 and the clone goes on as the others.
 
-Seen (round 72): BROKEN (13 ids, 1 class: a foxtrot hides every seal from a new state
-directory). The agent makes a commit under the controller's name with no seal on ``P0`` (before
-the first seal; its tree main's, with ``t-06`` ``completed`` and ``t-07`` ``executing``), merges
-main INTO it and fast-forwards main to that merge: every sealed commit now stands behind the
-second parent, the first-parent line holds one controller-named commit, the forgery.
-``refuse-newB-code``/``-names``/``-nothing``: a NEW empty state directory starts with no
-``E_STORAGE`` (round 70's refusal never fires) and commits; ``keyB-*`` (the old ``commit.key``
-alone) logs ``own_commits_adopted`` ``by: trust on first use`` ``count: 1``: both adopt the
-forgery as the controller's own. ``keyB-dated``/``-side``/``-flipc``, ``newB-dated``/``-side``/
-``-flipc``: ``t-04``, ``t-05``, ``t-06`` (never approved, never run) read ``completed`` approver
-alice, her approvals ignored "from completed", never run. ``keyB-gate``, ``newB-gate`` (honest
-work refused): Alice's paused ``g-01`` is failed ``E_ACTION_IN_DOUBT`` ("no commit of the
-controller's (by its record) wrote the execution: block"), action 2 never runs.
-``keyB-audit``, ``newB-audit``: ``plangate audit --json`` on a fresh clone lists no run of
-``t-01``..``t-03``, which ran (it flags the forgery ``controller-unexplained`` but reads only the
-first-parent line, where no real run stands). Should (docs/operations.md, "A new state
-directory": a branch holding sealed controller commits refuses a new state directory until a
-restore or ``--take-over``; one holding the old key "adopts only what its key verifies"; SPEC
-§15: git history alone proves it): the seals reachable from the tip count, wherever they stand,
-and a foxtrot is held as the live controller holds it (``E_HISTORY_REWRITTEN``, restB), the
-audit saying so; the ``keyB``/``newB`` clones should refuse or adopt the sealed commits, never
-the forgery.
+Seen (round 72): BROKEN (11 ids, 1 class: a foxtrot hides every seal from a new state directory),
+and 2 ids of a known limit (``keyB-audit``, ``newB-audit``). The agent makes a commit under the
+controller's name with no seal on ``P0`` (before the first seal; its tree main's, with ``t-06``
+``completed`` and ``t-07`` ``executing``), merges main INTO it and fast-forwards main to that
+merge: every sealed commit now stands behind the second parent, the first-parent line holds one
+controller-named commit, the forgery. ``refuse-newB-code``/``-names``/``-nothing``: a NEW empty
+state directory starts with no ``E_STORAGE`` (round 70's refusal never fires) and commits;
+``keyB-*`` (the old ``commit.key`` alone) logs ``own_commits_adopted`` ``by: trust on first use``
+``count: 1``: both adopt the forgery as the controller's own. ``keyB-dated``/``-side``/``-flipc``,
+``newB-dated``/``-side``/``-flipc``: ``t-04``, ``t-05``, ``t-06`` (never approved, never run) read
+``completed`` approver alice, her approvals ignored "from completed", never run. ``keyB-gate``,
+``newB-gate`` (honest work refused): Alice's paused ``g-01`` is failed ``E_ACTION_IN_DOUBT`` ("no
+commit of the controller's (by its record) wrote the execution: block"), action 2 never runs.
+Should (docs/operations.md, "A new state directory": a branch holding sealed controller commits
+refuses a new state directory until a restore or ``--take-over``; one holding the old key "adopts
+only what its key verifies"; SPEC §15): the seals reachable from the tip count, wherever they
+stand, and a foxtrot is held as the live controller holds it (``E_HISTORY_REWRITTEN``, ``restB``):
+``keyB``/``newB`` refuse or adopt the sealed commits, never the forgery. Known limit (strict xfails
+of class ``limit``; rounds 8 and 29, docs/threat-model.md): ``keyB-audit``, ``newB-audit``:
+``plangate audit --json`` on a fresh clone lists no run of ``t-01``..``t-03``, which ran (it flags
+the forgery ``controller-unexplained`` but reads only the first-parent line, where no real run
+stands).
 HELD: ``dated`` (an unsealed forgery at the tip dated 1990) and ``side`` (one on a commit
 descending from no seal, merged ``--no-ff``) are anyone's for the key alone (``keyA``: each ran
 once on her approval) and for the restored record; ``newA`` refuses ``E_STORAGE`` naming
@@ -92,7 +92,10 @@ _FOX = "round 72: a foxtrot hides every seal: "
 _NEW = _FOX + "a new empty state directory starts without E_STORAGE and adopts the forgeries"
 _KEY = _FOX + "a key-only state directory adopts the unsealed forgeries by trust on first use"
 _GATE = _FOX + "the honest paused run is failed E_ACTION_IN_DOUBT, action 2 never runs"
-_AUD = _FOX + "the fresh-clone audit lists no run of t-01..t-03, which ran"
+_AUD = (
+    "round 72 (known limit, rounds 8/29, docs/threat-model.md): the fresh-clone audit follows "
+    "first parents and drops t-01..t-03's runs behind the swap"
+)
 
 
 def _x(why: str) -> object:

@@ -33,6 +33,19 @@ passes. Asserted per clone (``<foxtrot>-<state>-<v>``):
 - ``audit``: ``plangate audit --json`` on a fresh clone lists one valid run of each of
   ``f-01``..``f-04`` (and of ``f-06``), none of ``f-07``/``f-08``.
 
+Seals copied (``test_a_copied_seal_reruns_nothing``; three more clones of the lab at its tip,
+the controller's sealed ``await-approval`` of ``fg-2``, re-made by the agent under the
+controller's name, author and committer): ``amend-*``: the same parent and message, ``f-05``
+set ``completed`` in the tree (a ``commit --amend`` with the controller as committer; the seal
+no longer verifies), main moved to it (a force push); ``mseal-key``: tree, parent and message
+kept, the agent's branch (from ``P0``, a new plan ``f-09``) added as a SECOND parent (the seal
+binds the first parent only). Started with a copy of the live state (``live``) or the old key
+alone (``key``); Alice approves both gates, ``f-01``, ``f-05``, ``f-06``; two passes. Asserted:
+``twice``: no tag ran twice (except action 1 of a run the start failed ``E_ACTION_IN_DOUBT``,
+whose approval is a resume the docs let run again), ``f-01``..``f-04`` once; ``forged``: ``f-05``
+(completed by the amend, never approved before) ran once on her approval; ``ctl``: ``f-06``
+once, ``f-07``/``f-08``/``f-09`` never.
+
 Seen (round 72): BROKEN (20 ids, 1 class) and 4 ids of a known limit. A foxtrot with no forgery
 at all (``alice-*``: Alice's honest ``git pull`` shape; ``agent-*``: the agent's branch, main
 merged into it, main fast-forwarded) hides every sealed controller commit behind the second
@@ -56,6 +69,13 @@ not new (``*-audit``, strict xfails of class ``limit``): the fresh-clone audit l
 ``f-02``..``f-04``'s runs (rounds 8 and 29, docs/threat-model.md). HELD: ``*-ctl`` (``f-06``
 once on her approval, ``f-05`` once on her branch's approval, ``f-07``/``f-08``/the agent's
 ``f-09`` never).
+The copied seals held (9): ``amend-live``: the live record holds ``fg-2`` ``executing`` with
+"E_HISTORY_REWRITTEN: a rewrite of the branch erased the controller's commits of this plan"
+(documented; action 2 never runs until restored); ``amend-key``: the amended commit is anyone's,
+``fg-2``'s run (its sealed start adopted, its pause not) fails ``E_ACTION_IN_DOUBT`` at the start
+(her later approval is a resume: action 1 again, as documented); ``f-05`` ran once on her
+approval in both; ``mseal-key``: the re-parented commit verifies and is adopted, the agent's side
+branch decides nothing (``f-09`` never ran), the gates' action 2 once.
 """
 
 from __future__ import annotations
@@ -66,15 +86,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, plan_text
 from burstkit import date_steps, gated, review_merge
 from test_round2_execution_kit import shared
-from test_round72_burst_flipseal import Clone
+from test_round72_burst_flipseal import Clone, _commit_tree, _forged_tree
 
 F = [f"f-{i:02d}" for i in range(1, 10)]
 GS = ["fg-1", "fg-2"]
 TAGS = [*F, *(f"{g}-{n}" for g in GS for n in (1, 2))]
 CLONES = ["alice-key", "alice-new", "agent-key", "agent-new"]
+#: seals copied: the controller's tip commit re-made by the agent under its name
+SEALS = ["amend-live", "amend-key", "mseal-key"]
 _RERUN = (
     "round 72: after a foxtrot (no forgery) a new or key-only state directory adopts nothing "
     "(trust on first use of an empty first-parent line): completed plans read pending, a gate "
@@ -133,6 +155,7 @@ def _build(root: Path) -> Lab:
     lab.run()
     lab.first = {t: len(lab.calls(t)) for t in TAGS}  # type: ignore[attr-defined]
     out: dict = {}
+    _seals(lab, root, p0, out, date)
     for name in CLONES:
         kind, state = name.split("-")
         date()
@@ -170,6 +193,73 @@ def _build(root: Path) -> Lab:
     return lab
 
 
+def _seals(lab: Lab, root: Path, p0: str, out: dict, date) -> None:  # type: ignore[no-untyped-def]
+    """The controller's tip commit (tree T, parent P, message M, sealed) re-made by the agent,
+    author and committer the controller: ``amend`` with ``f-05`` set ``completed`` in T (same
+    P and M: the seal no longer verifies), the tip replaced (a force push); ``mseal`` with T,
+    P, M kept and the agent's branch (from ``P0``, a new plan ``f-09``) as a SECOND parent
+    (the seal binds the first parent only). ``live``: a copy of the live state directory;
+    ``key``: the old ``commit.key`` alone."""
+    msg = lab.git("log", "-1", "--format=%B")
+    parent = lab.head("HEAD^")
+    amended = _commit_tree(lab, _forged_tree(lab, {"f-05": "completed"}), [parent], msg, BOT)
+    lab.git("checkout", "-q", "-b", "x", p0)
+    lab.write("f-09", plan_text("f-09"))
+    side = lab.commit("x side", AGENT)
+    lab.git("checkout", "-q", "main")
+    tree = lab.git("rev-parse", "HEAD^{tree}").strip()
+    mseal = _commit_tree(lab, tree, [parent, side], msg, BOT)
+    lab.tip_subject = msg.splitlines()[0]  # type: ignore[attr-defined]
+    for name in SEALS:
+        kind, state = name.split("-")
+        date()
+        clone = Clone(lab, root, name, root / name / "state")
+        clone.git("reset", "-q", "--hard", amended if kind == "amend" else mseal)
+        if state == "key":
+            clone.state.mkdir(mode=0o700)
+            shutil.copy(lab.state / "commit.key", clone.state / "commit.key")
+            os.chmod(clone.state / "commit.key", 0o600)
+        else:
+            shutil.copytree(lab.state, clone.state, symlinks=True)
+        s = clone.run()
+        res: dict = {"start": {"rc": s.returncode, "err": s.stderr[-2000:]}}
+        res["rows_start"] = clone.rows()
+        date()
+        clone.approve([*GS, "f-01", "f-05", "f-06"])
+        a = clone.run()
+        date()
+        b = clone.run()
+        res["after"] = {"rc": [a.returncode, b.returncode], "err": (a.stderr + b.stderr)[-1500:]}
+        res["ran"] = {t: clone.count(t) for t in TAGS}
+        res["rows"] = clone.rows()
+        out[name] = res
+
+
+SIDS = [f"{c}-{v}" for c in SEALS for v in ("twice", "forged", "ctl")]
+
+
+@pytest.mark.parametrize("vid", cases(SIDS, SIDS, BROKEN))  # type: ignore[arg-type]
+def test_a_copied_seal_reruns_nothing(lab: Lab, vid: str) -> None:
+    kind, state, v = vid.split("-", 2)
+    out = lab.out[f"{kind}-{state}"]  # type: ignore[attr-defined]
+    ran = out["ran"]
+    said = (ran, out["rows"], out["start"]["err"][-700:], out["after"]["err"][-500:])
+    assert out["start"]["rc"] == 0 and out["after"]["rc"] == [0, 0], said
+    if v == "twice":
+        # a run the start failed E_ACTION_IN_DOUBT (its pause commit no longer verifies): her
+        # approval of the failed plan is a resume, which the docs let run it again
+        rs = out["rows_start"]
+        doubt = {f"{g}-1" for g in GS if "E_ACTION_IN_DOUBT" in str(rs[g].get("reason"))}
+        assert all(n <= 1 for t, n in ran.items() if t not in doubt), said
+        assert all(ran[s] == 1 for s in F[:4]), said
+        assert all(ran[f"{g}-1"] == 1 for g in GS if f"{g}-1" not in doubt), said
+    elif v == "forged":
+        assert ran["f-05"] == 1, said
+    else:
+        want = {"f-06": 1, "f-07": 0, "f-08": 0, "f-09": 0}
+        assert {s: ran[s] for s in want} == want, said
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r72-foxtrot", _build)
@@ -180,6 +270,7 @@ def test_the_lab(lab: Lab) -> None:
     want = {**{t: 1 for t in F[:4]}, "fg-1-1": 1, "fg-2-1": 1}
     assert {k: first[k] for k in want} == want, first
     assert all(first[k] == 0 for k in TAGS if k not in want), first
+    assert lab.tip_subject == "plangate: await-approval plans/fg-2", lab.tip_subject  # type: ignore[attr-defined]
 
 
 VS = ["start", "rows", "done", "gate1", "gate2", "ctl", "audit"]

@@ -5,17 +5,17 @@ plan ``PLAN.yml`` -> ``PLAN.yaml`` before the restart (round 71: a state directo
 commits its key verifies; a run counted as the controller's own with no journal fails
 ``E_ACTION_IN_DOUBT``, resumable).
 
-Lab (one, local mode). The agent adds ``b-01``..``b-20`` (one ``rec`` action each, not
-idempotent) and the gated ``gb-1``..``gb-4``; a pass freezes them; the state directory is
+Lab (one, local mode). The agent adds ``b-01``..``b-20`` (one ``rec`` action each, not idempotent;
+``b-10``'s a ``slow`` one that records its call and, the first time, waits: the action the SIGKILL
+cuts, every time) and the gated ``gb-1``..``gb-4``; a pass freezes them; the state directory is
 copied (``stale``). Alice's review branch approves ``b-01``..``b-16`` and the four gated plans,
 merged ``--no-ff`` (one merge approving 20); ``b-17``..``b-20`` are never approved. The daemon
-(``plangate run``) works the burst: it commits the 20 starts in one batch, then runs them one
-by one. After five calls the state directory is copied point-in-time (the daemon's process
-group SIGSTOPped for the ``cp -a``, then SIGCONTed: what a filesystem snapshot takes,
-docs/operations.md "Stop the service (or snapshot the filesystem) for a consistent copy");
-after ten calls the daemon is SIGKILLed (``b-10``'s action cut). The repo is cloned once per
-way the operator restarts (each clone its own config, state and ``ran.log`` seeded with what
-ran by then):
+(``plangate run``) works the burst: it commits the 20 starts in one batch, then runs them one by
+one. After five calls the state directory is copied point-in-time (the daemon's process group
+SIGSTOPped for the ``cp -a``, then SIGCONTed: what a filesystem snapshot takes, docs/operations.md
+"Stop the service (or snapshot the filesystem) for a consistent copy"); after ten calls the daemon
+is SIGKILLed (``b-10``'s action cut). The repo is cloned once per way the operator restarts (each
+clone its own config, state and ``ran.log`` seeded with what ran by then):
 
 - ``live``: the killed state directory as it was (the control: crash recovery as documented);
 - ``stale``: the copy from before the burst (no journal of any of its runs);
@@ -71,6 +71,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,31 @@ BROKEN: dict[str, object] = {
     for c in ("snap", "rensnap")
     for v in ("once", "all")
 }
+
+
+#: ``slow``: records its call as ``rec`` does, then (the first call only) waits until
+#: ``<marks>/release`` exists (at most 20 s): the action the SIGKILL cuts, every time.
+SLOW = """\
+import json, os, pathlib, sys, time
+marks = pathlib.Path(sys.argv[2])
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": [sys.argv[1]], "stdin": ""}) + "\\n")
+if not (marks / "held").exists():
+    (marks / "held").write_text("1")
+    for _ in range(400):
+        if (marks / "release").exists():
+            break
+        time.sleep(0.05)
+print(json.dumps({"ok": True}))
+"""
+
+
+def _slow_plan(tag: str) -> str:
+    return (
+        f'plan:\n  name: "{tag}"\n  task: "agent task {tag}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: slow\nactions:\n"
+        f'  - id: 1\n    tool: slow\n    why: "record {tag}"\n    params: {{tag: "{tag}"}}\n'
+    )
 
 
 def _file(clone: Clone, slug: str) -> Path:
@@ -149,11 +175,16 @@ def _restart(clone: Clone, name: str, out: dict, date) -> None:  # type: ignore[
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root / "lab")
+    marks = root / "marks"
+    marks.mkdir(parents=True)
+    (root / "slow.py").write_text(SLOW)
+    log = json.dumps(str(root / "lab" / "ran.log"))
+    argv = json.dumps([sys.executable, str(root / "slow.py"), "{tag}", str(marks)])
+    lab = Lab(root / "lab", tools=f"slow: {{kind: exec, argv: {argv}, env: {{REC_LOG: {log}}}}}\n")
     date = date_steps(lab, 1790000000)
     date()
     for v in B:
-        lab.write(v, plan_text(v))
+        lab.write(v, _slow_plan(v) if v == "b-10" else plan_text(v))
     for g in G:
         lab.write(g, gated(g))
     lab.commit("agent plans")
@@ -178,6 +209,7 @@ def _build(root: Path) -> Lab:
         lab.at_snapshot = d.ran()  # type: ignore[attr-defined]
         d.wait_for_calls(10, 90)
         killed_at = d.ran()
+    (marks / "release").write_text("1")  # the cut call (its own process group) ends
     lab.killed_at = killed_at  # type: ignore[attr-defined]
     git_dir = lab.repo / ".git"  # a kill mid-commit leaves its locks: the operator clears them
     for lock in [*(git_dir / "refs" / "heads").glob("*.lock"), *git_dir.glob("*.lock")]:
@@ -210,7 +242,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 def test_the_lab_was_killed_mid_burst(lab: Lab) -> None:
     ran = lab.killed_at  # type: ignore[attr-defined]
-    assert 10 <= len(ran) < 32, ran
+    assert ran[-1:] == ["b-10"] and len(ran) == 10, ran  # killed in b-10's (slow) action
     assert 5 <= len(lab.at_snapshot) < len(ran), lab.at_snapshot  # type: ignore[attr-defined]
 
 

@@ -19,7 +19,7 @@ clone its own config, state and ``ran.log`` seeded with what ran by then):
 
 - ``live``: the killed state directory as it was (the control: crash recovery as documented);
 - ``stale``: the copy from before the burst (no journal of any of its runs);
-- ``snap``: the snapshot (journals of all 20 runs, each holding only its ``begin`` record);
+- ``snap``: the snapshot (the journals as they stood after five calls: ``b-10``'s only ``begin``);
 - ``renlive``/``rensnap``: as ``live``/``snap``, after the agent's ONE commit renaming all 24
   plans (completed, started, approved not started, pending) to ``PLAN.yaml``.
 
@@ -43,9 +43,9 @@ at its gate (on whichever name its file has), one more pass. Asserted per clone
 
 Seen (round 72): BROKEN (4 ids, 1 class). ``snap-once``, ``snap-all``, ``rensnap-once``,
 ``rensnap-all``: the state directory restored from the point-in-time snapshot (taken after
-five calls, with the 20 starts committed and every journal holding its ``begin`` record)
+five calls, the 20 starts committed, ``b-10``'s journal holding only its ``begin`` record)
 restarts without a refusal, adopts the sealed ``complete`` commits of ``b-06``..``b-09`` made
-after the snapshot (completed, not rerun: held), and runs ``b-10``'s non-idempotent ``rec``
+after the snapshot (completed, not rerun: held), and runs ``b-10``'s non-idempotent
 action A SECOND TIME: its start is sealed, its journal (from the snapshot) says no action
 began, so the run "continues" from action 1; the killed daemon had already called it.
 ``b-10``'s row reads ``completed`` and the fresh-clone audit lists one valid run: nothing in git

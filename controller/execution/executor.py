@@ -328,10 +328,18 @@ class PlanRun:
         """The start was recorded but the journal is gone (deleted, emptied, a lost state
         directory): which actions started cannot be known, so none runs (SPEC §15)."""
         self.log.error("journal_lost", journal=str(self.journal.path))
+        path = self.journal.path
+        aside = sorted(path.parent.glob(f"{path.name}.older-than-branch-*"))
+        why = (
+            f"was set aside ({aside[-1].name}): the state directory is older than the branch "
+            "(restored from a copy), and its journal cannot tell what the run did after the "
+            "copy"
+            if aside  # Starting._distrust_older_journals (round 72)
+            else "is missing or empty, though the controller recorded the run's start"
+        )
         error = ActionInDoubt(
-            f"the journal of this run ({self.journal.path}) is missing or empty, though the "
-            "controller recorded the run's start: any action may already have taken effect, "
-            "so none is run",
+            f"the journal of this run ({path}) {why}: any action may already have taken "
+            "effect, so none is run",
             remedy="check which of the plan's actions took effect, then approve a resume "
             "(every action not recorded as finished runs again) or abort",
         )

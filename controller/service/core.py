@@ -403,7 +403,14 @@ class ControllerCore:
         as its own, and each run they started as executed, before any scan judges them
         (round 66: taken for a stranger's, its completed plans read as waiting, and an
         approval a status asked for ran a gated action again). A commit under its name
-        without that seal stays anyone's."""
+        without that seal stays anyone's.
+
+        Finding any also says the state directory is older than the branch, its journals
+        with it (round 72: a point-in-time snapshot taken mid-burst, its journal of a run
+        begun after the copy saying no action began, ran that action a second time): noted
+        durably before the commits are recorded, and every run still open on the branch has
+        its journal set aside before a pass decides or runs anything
+        (:meth:`~controller.service.starting.Starting._distrust_older_journals`)."""
         if self.commit_seal.key() is None:
             return  # it never sealed a commit: nothing on the branch can be its own unknown
         try:  # newest first, down to the newest it recorded: what it made after the copy
@@ -413,6 +420,10 @@ class ControllerCore:
         sealed = [sha for sha in missing if self._sealed_by_us(sha)]
         if not sealed:
             return
+        # before the record: once recorded, nothing on the branch would show it again
+        self.state.mark_older_than_branch(
+            {"at": iso(time.time()), "commits": [sha[:12] for sha in sealed[::-1]]}
+        )
         self.own_commits.record_many(sealed[::-1])  # oldest first, as the record goes on
         started = self._started_by(sealed)
         self.log.warning(

@@ -95,6 +95,7 @@ class Controller(Deciding, Outcomes):
         self._release_holds()
         self._release_refusals()
         self._recover_executed()  # before any approval is decided (SPEC §15)
+        self._distrust_older_journals()  # a restored copy: its journals vouch for nothing
         self._record_policy()  # before any start commit names it (SPEC §11)
         untracked = self._untracked_plans()
         jobs: list[Job] = []

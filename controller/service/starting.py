@@ -7,6 +7,8 @@ restart, the plans this controller started and that are still ``executing`` beco
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -225,6 +227,78 @@ class Starting(Committing):
             self.state.record_executed(plan_hash, plan_id, start)
             self.log.warning("executed_recovered", plan=plan_id, hash=plan_hash, start=start)
 
+    def _distrust_older_journals(self) -> None:
+        """The state directory is older than the branch (:meth:`_adopt_sealed` found commits
+        this controller sealed after its record ends, and noted it): no journal of it can
+        vouch for what ran after the copy (round 72: a point-in-time snapshot taken
+        mid-burst; the journal of a run begun before it said no action began, and the killed
+        daemon had called the action: it ran a second time). Every run open on the branch
+        (the newest of the controller's own run events of the plan is its start or a
+        checkpoint, no outcome committed since) has its journal set aside (kept beside it,
+        ``<hash>.jsonl.older-than-branch-<time>``, for the person who checks): the run
+        goes the lost-journal way, as an orphan with no journal does (:meth:`_adopt_orphans`),
+        E_ACTION_IN_DOUBT until a person approves a resume. So does a run the journal shows
+        finished whose outcome the branch lacks (the safe side: the branch shows no outcome,
+        and what the copy's journal shows is no record of the run's end). Once per note,
+        before any approval of the pass is decided; the note goes once every such journal is
+        aside (a crash before: set aside again, in doubt all the same). Not detectable: a
+        copy after which the controller committed nothing (docs/operations.md, Restore)."""
+        if not self.state.locked or not self.state.older_than_branch():
+            return
+        from controller.execution.journal import journal_path
+
+        head = self._head or self.head()
+        jobs = self.index.jobs()
+        candidates = set(jobs) | {
+            plan_id for plan_id, state in self.index.plans.items() if state.status == "executing"
+        }
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        for plan_id in sorted(candidates):
+            start_hash = self._open_run(plan_id, head)
+            if start_hash is None:
+                continue  # no run of its own open on the branch: its journal is not read
+            state = self.index.plans.get(plan_id)
+            hashes = {start_hash, (jobs.get(plan_id) or {}).get("plan_hash")}
+            hashes.add(state.frozen_hash if state is not None else None)
+            aside = []
+            for plan_hash in sorted(h for h in hashes if isinstance(h, str) and h):
+                path = journal_path(self.state.path, plan_id, plan_hash)
+                moved = _set_aside(path, f"older-than-branch-{stamp}")
+                if moved is not None:
+                    aside.append(moved.name)
+            self.log.warning(
+                "journal_older_than_branch",
+                plan=plan_id,
+                set_aside=aside,
+                reason="the state directory is older than the branch (commits this "
+                "controller sealed after its record ends): its journal cannot tell what the "
+                "run did after the copy; the run fails E_ACTION_IN_DOUBT, nothing of it runs "
+                "until a person approves a resume",
+            )
+        self.state.clear_older_than_branch()
+
+    def _open_run(self, plan_id: str, head: str) -> str | None:
+        """The frozen hash (``""`` when not named) of the plan's run open on the branch: the
+        newest of the controller's own run events of the plan is a start or a checkpoint;
+        None when it is an outcome (or there is none). One path-limited log, newest first."""
+        from controller.git.records import plan_event
+
+        found: str | None = None
+        for record in self.repo.first_parent_log(None, head, [plan_id], newest_first=True):
+            if record.sha not in self.own_commits:
+                continue
+            event = _events(record).get(plan_id)
+            if not event or event not in RUN_EVENTS:
+                continue
+            if found is None and event in ENDINGS:
+                return None
+            found = found or ""
+            if event == "start":
+                named = plan_event(record, plan_id)
+                plan_hash = named.trailers.get("Plan-Hash", "") if named else ""
+                return plan_hash if plan_hash != "none" else ""
+        return found
+
     def _adopt_orphans(self) -> None:
         """Plans ``executing`` by the controller's own start commit that its index has no job
         for: the state directory (or its index) was lost since. One controller per branch
@@ -424,6 +498,19 @@ class Starting(Committing):
                 return False
             self._on_branch.add(start)
         return True
+
+
+def _set_aside(path: Path, suffix: str) -> Path | None:
+    """Rename a journal to ``<name>.<suffix>`` beside it (durably); None when there is none."""
+    from controller.fsutil import fsync_dir
+
+    target = path.with_name(f"{path.name}.{suffix}")
+    try:
+        os.rename(path, target)
+    except FileNotFoundError:
+        return None
+    fsync_dir(path.parent)
+    return target
 
 
 def _committed_gate(plan: plans.LoadedPlan, own: Recorded | None) -> int | None:

@@ -39,6 +39,13 @@ Layout::
                     only when it is that very file
     held.json       plans whose controller commits a rewrite of the branch erased: the
                     controller does not act on them until the commits are back (:class:`Holds`)
+    older-than-branch
+                    written (durably) when the controller finds its record older than the
+                    branch (commits it sealed after its record ends: a restored copy) and
+                    removed once every run open on the branch has had its journal set aside
+                    (``journal/<plan>/<hash>.jsonl.older-than-branch-<time>``): no journal of
+                    a copy vouches for what ran after it (round 72,
+                    :meth:`controller.service.starting.Starting._distrust_older_journals`)
 """
 
 from __future__ import annotations
@@ -175,6 +182,28 @@ class StateDir:
     @property
     def commit_key_file(self) -> Path:
         return self.path / COMMIT_KEY_NAME
+
+    @property
+    def older_file(self) -> Path:
+        return self.path / "older-than-branch"
+
+    def mark_older_than_branch(self, note: dict[str, object]) -> None:
+        """Durably note that this state is older than the branch (before the commits that
+        show it are recorded: a crash between the two must not lose what they showed)."""
+        from controller import fsutil
+
+        fsutil.write_atomic(self.older_file, json.dumps(note, sort_keys=True) + "\n")
+
+    def older_than_branch(self) -> bool:
+        """Is the note there? Unreadable: yes (fails closed: journals are set aside)."""
+        try:
+            return self.older_file.exists() or self.older_file.is_symlink()
+        except OSError:
+            return True
+
+    def clear_older_than_branch(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.older_file.unlink()
 
     @property
     def held_file(self) -> Path:

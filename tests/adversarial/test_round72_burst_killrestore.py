@@ -41,8 +41,9 @@ at its gate (on whichever name its file has), one more pass. Asserted per clone
   run of each plain plan that ran or is in doubt (a gated one: its start and, once it passed
   its gate, its resume) and none of the unapproved.
 
-Seen (round 72): BROKEN (4 ids, 1 class). ``snap-once``, ``snap-all``, ``rensnap-once``,
-``rensnap-all``: the state directory restored from the point-in-time snapshot (taken after
+Seen (round 72): BROKEN (4 ids, 1 class; FIXED 2026-11-30 by r72snap, below). ``snap-once``,
+``snap-all``, ``rensnap-once``, ``rensnap-all``: the state directory restored from the
+point-in-time snapshot (taken after
 five calls, the 20 starts committed, ``b-10``'s journal holding only its ``begin`` record)
 restarts without a refusal, adopts the sealed ``complete`` commits of ``b-06``..``b-09`` made
 after the snapshot (completed, not rerun: held), and runs ``b-10``'s non-idempotent
@@ -57,6 +58,15 @@ adopted by ``own_commits_restored``, or any start older than the journal can vou
 the lost-journal way, ``E_ACTION_IN_DOUBT`` until a person approves a resume; a journal older
 than the branch is never taken as the run's last word. The renames before the restart change
 nothing (``renlive`` held as ``live``; ``rensnap`` broke as ``snap``).
+FIXED (2026-11-30, r72snap): the 4 ids pass. Once ``_adopt_sealed`` finds commits the
+state's key sealed after its record ends, the controller notes durably that its state is older
+than the branch (``<state_dir>/older-than-branch``, before recording them); the first pass,
+before deciding anything, sets aside the journal of every run open on the branch (its newest own
+run event a start or checkpoint, no outcome committed), kept as
+``<hash>.jsonl.older-than-branch-<time>`` (``Starting._distrust_older_journals``, logged
+``journal_older_than_branch``): each run goes the lost-journal way (``_adopt_orphans``' rule),
+``E_ACTION_IN_DOUBT`` until a person approves a resume. ``snap``/``rensnap`` now end as ``stale``:
+``b-10``..``b-16`` and the four gated plans in doubt, none run again, ``b-01``..``b-09`` completed.
 HELD: ``live``/``renlive`` (one plan in doubt, every other approved plan once, gates' action 2
 once after her approval, unapproved never, rows and audit agree); ``stale`` (every run begun
 after the copy ``E_ACTION_IN_DOUBT``, none rerun, the completed ones adopted as completed); the

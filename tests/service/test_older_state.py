@@ -177,3 +177,29 @@ def test_a_copy_restored_before_anything_was_committed_after_it_is_not_told(
     assert "journal_older_than_branch" not in err, err[-2000:]
     assert _status(config)["plans/two"]["status"] == "completed"
     assert calls.read_text().split() == ["one", "two"]
+
+
+def test_a_crash_after_the_record_keeps_the_note(tmp_path: Path, repo: Path) -> None:
+    """The note is written before the adopted commits are recorded and removed only once
+    the journals are aside: a restart killed in between (here: the record already made, the
+    note left) still sets them aside, and the run is in doubt, action 1 not called again."""
+    config, calls = _setup(tmp_path, repo)
+    state, snapshot = tmp_path / "state", tmp_path / "snapshot"
+    shutil.copytree(state, snapshot, symlinks=True)
+    _approve(repo, "other")
+    killed = run_cli("run", "--once", "--config", str(config), timeout=120)
+    assert killed.returncode != 0, killed.stderr[-1500:]
+    shutil.rmtree(state)
+    shutil.copytree(snapshot, state, symlinks=True)
+    (state / "lock").unlink(missing_ok=True)
+    # what the killed restart left: its record holds the sealed commits, the note is there
+    made = git(repo, "log", "--reverse", "--author=plangate@localhost", "--format=%H").split()
+    known = (state / "commits").read_text().split()
+    with open(state / "commits", "a") as record:
+        record.writelines(f"{sha}\n" for sha in made if sha not in known)
+    (state / "older-than-branch").write_text('{"at": "a crash"}\n')
+    err = _run(config)
+    assert calls.read_text().split() == ["one"], err[-2000:]
+    assert "own_commits_restored" not in err and "journal_older_than_branch" in err, err[-2000:]
+    assert _doubt(_status(config)["plans/two"])
+    assert not (state / "older-than-branch").exists()

@@ -277,7 +277,8 @@ class ControllerCore:
             except BaseException:
                 # refused (round 70/72): the next pass (the daemon's) asks again, never
                 # reading the branch with a record it did not make
-                self._index = None
+                index, self._index = self._index, None
+                index.close()
                 raise
         return self._index
 

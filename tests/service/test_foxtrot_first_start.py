@@ -197,3 +197,22 @@ def test_a_live_record_is_not_asked_again(tmp_path: Path, repo: Path, forged: bo
     rows = _status(config)
     assert rows["plans/done"]["status"] == "completed", rows
     assert rows["plans/victim"]["status"] == "pending_approval", rows
+
+
+def test_a_refused_first_start_is_asked_again_on_the_next_pass(tmp_path: Path, repo: Path) -> None:
+    """The daemon reads the index once per pass: a refused first start drops the index it
+    opened, so the next pass asks again (it never reads the branch with no record)."""
+    from controller.errors import HistoryRewritten
+    from controller.service.reconcile import Controller
+    from controller.settings.loading import load_config
+
+    config, p0 = _history(tmp_path, repo)
+    _foxtrot(repo, p0, forged=True)
+    controller = Controller(load_config(_second_state(tmp_path, config)), take_over=True)
+    try:
+        for _ in range(2):
+            with pytest.raises(HistoryRewritten):
+                controller.index  # noqa: B018
+        assert not controller.own_commits.known
+    finally:
+        controller.close()

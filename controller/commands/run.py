@@ -5,6 +5,8 @@ plans to their end or next gate, commit, push) under the state-directory lock an
 the controller itself worked, whatever the plans' outcomes. Without it, the daemon runs.
 ``--take-over``: a new state directory adopts the controller commits on the branch that
 another state directory's key sealed (its own lost state; refused with E_STORAGE otherwise).
+It never overrides a rewritten line: a first start on a branch whose sealed controller commits
+went off its first-parent line (a foxtrot) is refused E_HISTORY_REWRITTEN, with or without it.
 """
 
 from __future__ import annotations

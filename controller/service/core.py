@@ -19,7 +19,13 @@ from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.errors import GitError, PlangateError, PushRefused, StorageFailed
+from controller.errors import (
+    FirstParentSwapped,
+    GitError,
+    PlangateError,
+    PushRefused,
+    StorageFailed,
+)
 from controller.git.gitrepo import (
     CommitRecord,
     GitRepo,
@@ -172,6 +178,8 @@ class ControllerCore:
         self._waiting: dict[str, str] = {}
         #: Commits under its name that end with a seal copied from one of its own (replays).
         self._seal_copies: dict[str, bool] = {}
+        #: A first start's sealed commits reachable from the head (:meth:`_sealed_reachable`).
+        self._sealed_seen: list[tuple[str, str]] | None = None
         #: Frozen hashes this pass decided to start (their commit may wait for the batch):
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
@@ -264,7 +272,14 @@ class ControllerCore:
                 self.config, self.state.policies_dir, self._own_commit_check
             )
             policies.attach(self._index, self.repo)
-            self._adopt_history()
+            try:
+                self._adopt_history()
+            except BaseException:
+                # refused (round 70/72): the next pass (the daemon's) asks again, never
+                # reading the branch with a record it did not make
+                index, self._index = self._index, None
+                index.close()
+                raise
         return self._index
 
     def _own_commit_check(self) -> Callable[[str], bool] | None:
@@ -294,6 +309,8 @@ class ControllerCore:
             shas = self._named_history()
         except GitError:
             shas = []  # no commits yet: nothing to adopt
+        self._sealed_seen = None
+        self._refuse_seals_off_the_line(shas)
         keyed = self._keyed_history(shas)
         if keyed is None:
             self._refuse_sealed_by_another(shas)
@@ -352,14 +369,66 @@ class ControllerCore:
         )
 
     def _sealed_candidates(self, shas: list[str]) -> list[str]:
-        """Of ``shas`` (newest first), those whose message has a seal line (one git log)."""
+        """Of ``shas`` (newest first), those whose message has a seal line."""
         if not shas:
             return []
-        out = self.repo.run(
-            "log", "--first-parent", f"--grep=^{CommitSeal.TRAILER}: ", "--format=%H", self.head()
-        )
-        sealed = set(out.split())
+        sealed = {sha for sha, _ in self._sealed_reachable()}
         return [sha for sha in shas if sha in sealed]
+
+    def _sealed_reachable(self) -> list[tuple[str, str]]:
+        """Every commit reachable from the head whose message has a seal line, wherever it
+        stands (not only on the first-parent line), newest first, as (sha, author email):
+        one ``git log`` on a first start, kept for the rest of it."""
+        if self._sealed_seen is None:
+            out = self.repo.run(
+                "log", f"--grep=^{CommitSeal.TRAILER}: ", "--format=%H%x00%ae", self.head()
+            )
+            self._sealed_seen = [
+                (sha, who.lower())
+                for sha, _, who in (line.partition("\0") for line in out.splitlines())
+            ]
+        return self._sealed_seen
+
+    def _refuse_seals_off_the_line(self, shas: list[str]) -> None:
+        """E_HISTORY_REWRITTEN on the first start of a state directory (new, or holding only
+        its ``commit.key``) when a sealed commit under the controller's name is reachable from
+        the head but not on its first-parent line (round 72). The controller only ever commits
+        on its branch's first-parent line: such a commit means the line was rewritten, most
+        often a "foxtrot" (the branch merged INTO another line, fast-forwarded to the merge),
+        which puts every seal behind a second parent. A first start reads only the first-parent
+        line: it would find no seal (no round-70 refusal), adopt what the rewriter made under
+        the controller's name on the new line, and judge the controller's completions and
+        pauses as the merger's (completed plans rerun on an approval, a paused gate failed).
+        The live controller holds the same branch (:class:`FirstParentSwapped`); a first start
+        refuses it, with or without ``--take-over`` (which decides who made the sealed
+        commits, never whose line the branch is), until the line is put back."""
+        try:  # (run whatever the line holds: a foxtrot may leave none of its commits on it)
+            reachable = self._sealed_reachable()
+        except GitError:
+            return
+        email = self.config.identity.email.lower()
+        on_line = set(shas)
+        off = (sha for sha, who in reachable if who == email and sha not in on_line)
+        newest = next((sha for sha in off if self._was_sealed(sha)), None)
+        if newest is None:
+            return
+        head = self.head()
+        self.log.error("seals_off_the_line", newest=newest[:12], head=head[:12])
+        raise FirstParentSwapped(
+            f"the state directory {self.state.path} has no record of its commits yet, and the "
+            f"branch's first-parent line no longer holds the controller's sealed commits: "
+            f"{newest[:12]} (the newest of them) is reachable from {head[:12]} only behind a "
+            "second parent. The controller commits only on its branch's first-parent line, so "
+            "the line was rewritten (a merge of the branch into another line, fast-forwarded: "
+            "a foxtrot); nothing is adopted, decided or committed, with or without --take-over",
+            remedy="put the branch's line back: move it to the tip whose first-parent line "
+            f"holds {newest[:12]} (the merge's second parent; the reflog has it) and merge "
+            "the other line again with a merge commit (docs/operations.md, A new state "
+            "directory); then start again: with the state directory that made those commits "
+            "restored (docs/operations.md, Restore), or with its commit.key alone, or, only "
+            "when that state is lost for good and no other controller runs on this branch, "
+            "knowingly: plangate run --take-over",
+        )
 
     def _require_commit_key(self) -> None:
         """E_STORAGE when ``commit.key`` is missing beside a record of commits this controller

@@ -41,6 +41,21 @@ foxtrot: its pass must hold (``E_HISTORY_REWRITTEN``, nothing ran); the operator
 remedy it prints (main back to the tip it last read, the agent's line merged again ``--no-ff``)
 and the clone goes on as the others.
 
+Fixed (2026-11-30, r72foxtrot): the 11 ids below pass, markers removed. The controller only
+ever commits on its branch's first-parent line, so a first start (no record: ``newB``, or the
+key alone: ``keyB``) on a branch where a sealed commit under its name is reachable from the head
+but not on that line refuses ``E_HISTORY_REWRITTEN`` (``seals_off_the_line``), ``--take-over``
+included, naming the newest such commit and the remedies (``ControllerCore.
+_refuse_seals_off_the_line``, docs/operations.md "A new state directory"). Expectations changed
+by the rule (documented): ``keyB``/``newB`` first meet the foxtrot refused (``foxtrot-*``: rc,
+code, nothing ran or was committed, and ``--take-over`` refused too), then follow the remedy it
+prints as ``restB`` does (main back to the foxtrot merge's second parent, the agent's line merged
+again ``--no-ff``) and go on as ``keyA``/``newA``: ``refuse-newB-code`` asserts the foxtrot's
+``E_HISTORY_REWRITTEN`` and, once the line is back, round 70's ``E_STORAGE``; ``-names`` the
+``--take-over`` both name; ``newB-dated``/``-side`` are trust on first use after ``--take-over``
+(never twice), as ``newA``'s. ``keyB-audit``/``newB-audit`` (the limit) pass now, markers
+removed: with the line put back the fresh clone's first parents are the controller's again.
+
 Seen (round 72): BROKEN (11 ids, 1 class: a foxtrot hides every seal from a new state directory),
 and 2 ids of a known limit (``keyB-audit``, ``newB-audit``). The agent makes a commit under the
 controller's name with no seal on ``P0`` (before the first seal; its tree main's, with ``t-06``
@@ -88,29 +103,9 @@ from test_round2_execution_kit import shared
 
 T = [f"t-{i:02d}" for i in range(1, 11)]
 TAGS = [*T, "g-01-1", "g-01-2"]
-_FOX = "round 72: a foxtrot hides every seal: "
-_NEW = _FOX + "a new empty state directory starts without E_STORAGE and adopts the forgeries"
-_KEY = _FOX + "a key-only state directory adopts the unsealed forgeries by trust on first use"
-_GATE = _FOX + "the honest paused run is failed E_ACTION_IN_DOUBT, action 2 never runs"
-_AUD = (
-    "round 72 (known limit, rounds 8/29, docs/threat-model.md): the fresh-clone audit follows "
-    "first parents and drops t-01..t-03's runs behind the swap"
-)
-
-
-def _x(why: str) -> object:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=why)
-
-
-BROKEN: dict[str, object] = {
-    **{f"refuse-newB-{w}": _x(_NEW) for w in ("code", "names", "nothing")},
-    **{f"newB-{v}": _x(_NEW) for v in ("dated", "side", "flipc")},
-    **{f"keyB-{v}": _x(_KEY) for v in ("dated", "side", "flipc")},
-    "keyB-gate": _x(_GATE),
-    "newB-gate": _x(_GATE),
-    "keyB-audit": _x(_AUD),
-    "newB-audit": _x(_AUD),
-}
+#: round 72's 11 ids and the 2 audit ids of the known limit were fixed or made moot by
+#: r72foxtrot (2026-11-30): see the module docstring's "Seen (round 72)"
+BROKEN: dict[str, object] = {}
 
 
 class Clone:
@@ -199,17 +194,35 @@ def _commit_tree(lab: Lab, tree: str, parents: list[str], msg: str, who: tuple[s
     return lab.git(*args, "-m", msg, who=who).strip()
 
 
+def _refused(clone: Clone, *extra: str) -> dict:
+    head0 = clone.git("rev-parse", "HEAD").strip()
+    r = clone.run(*extra)
+    return {
+        "rc": r.returncode,
+        "err": r.stderr[-1500:],
+        "head_same": clone.git("rev-parse", "HEAD").strip() == head0,
+        "ran": {t: clone.count(t) for t in TAGS},
+    }
+
+
+def _line_back(clone: Clone) -> None:
+    """The remedy a first start's refusal of a foxtrot names (round 72, r72foxtrot): the
+    branch back to the tip whose first-parent line holds the seals (the foxtrot merge's
+    second parent), the other line merged again with a merge commit."""
+    tip = clone.git("rev-parse", "HEAD").strip()
+    clone.git("reset", "-q", "--hard", clone.git("rev-parse", "HEAD^2").strip())
+    clone.git("merge", "-q", "--no-ff", "-m", "merge the fix again", tip,
+              who=("Agent", "agent@example.com"))  # fmt: skip
+
+
 def _start(clone: Clone, name: str, out: dict, date) -> None:  # type: ignore[no-untyped-def]
     res: dict = {}
+    if name.endswith("B") and name != "restB":  # a first start on the foxtrot: refused
+        res["foxtrot"] = _refused(clone)
+        res["foxtrot_taken"] = _refused(clone, "--take-over")
+        _line_back(clone)
     if name.startswith("new"):
-        head0 = clone.git("rev-parse", "HEAD").strip()
-        r1 = clone.run()
-        res["refuse"] = {
-            "rc": r1.returncode,
-            "err": r1.stderr[-1500:],
-            "head_same": clone.git("rev-parse", "HEAD").strip() == head0,
-            "ran": {t: clone.count(t) for t in TAGS},
-        }
+        res["refuse"] = _refused(clone)
         s = clone.run("--take-over")
     elif name == "restB":
         held = clone.run()
@@ -327,15 +340,44 @@ REFUSE = [f"refuse-{n}-{w}" for n in NEW for w in ("code", "names", "nothing")]
 
 @pytest.mark.parametrize("vid", cases(REFUSE, REFUSE, BROKEN))  # type: ignore[arg-type]
 def test_a_new_state_directory_refuses(lab: Lab, vid: str) -> None:
+    """``newA``: round 70's E_STORAGE. ``newB`` (r72foxtrot): first the foxtrot, refused
+    E_HISTORY_REWRITTEN (the branch, not the state directory, is what is wrong), naming the
+    remedies (``--take-over`` among them, for once the line is back); with the line put back,
+    round 70's E_STORAGE as for ``newA``. Nothing ran or was committed by either refusal."""
     _, name, what = vid.split("-")
     out = lab.out[name]  # type: ignore[attr-defined]
     r = out["refuse"]
+    fox = out.get("foxtrot")
     if what == "code":
         assert r["rc"] != 0 and "E_STORAGE" in r["err"], r
+        if fox is not None:
+            assert fox["rc"] != 0 and "E_HISTORY_REWRITTEN" in fox["err"], fox
     elif what == "names":
         assert "--take-over" in r["err"], r
+        if fox is not None:
+            assert "--take-over" in fox["err"] and "merge" in fox["err"], fox
     else:
         assert r["head_same"] and r["ran"] == lab.first, r  # type: ignore[attr-defined]
+        if fox is not None:
+            assert fox["head_same"] and fox["ran"] == lab.first, fox  # type: ignore[attr-defined]
+
+
+FOX = [f"foxtrot-{n}-{w}" for n in ("keyB", "newB") for w in ("code", "taken", "nothing")]
+
+
+@pytest.mark.parametrize("vid", FOX)
+def test_a_first_start_refuses_a_foxtrot(lab: Lab, vid: str) -> None:
+    """r72foxtrot: a new or key-only state directory refuses the foxtrotted branch
+    E_HISTORY_REWRITTEN, naming the newest sealed commit off the line; ``--take-over`` too
+    (it decides who made the sealed commits, never whose line the branch is); nothing ran or
+    was committed."""
+    _, name, what = vid.split("-")
+    out = lab.out[name]  # type: ignore[attr-defined]
+    r = out["foxtrot"] if what != "taken" else out["foxtrot_taken"]
+    assert r["rc"] != 0 and "E_HISTORY_REWRITTEN" in r["err"], r
+    if what == "nothing":
+        assert r["head_same"] and r["ran"] == lab.first, r  # type: ignore[attr-defined]
+        assert "seals_off_the_line" in r["err"], r
 
 
 CLONES = ["keyA", "newA", "keyB", "newB", "restB"]
@@ -354,7 +396,7 @@ WANT = {"dated": {"t-04": 1}, "side": {"t-05": 1}, "flipc": {"t-06": 1}, "flips"
 PHASE_A = {"dated", "side", "gate", "done", "ctl", "never"}
 IDS = [f"{c}-{v}" for c in CLONES for v in WANT if c.endswith("B") or v in PHASE_A]
 #: a take-over adopts the forgeries as trust on first use (docs/threat-model.md): never twice
-TOFU = {f"newA-{v}" for v in ("dated", "side")}
+TOFU = {f"{n}-{v}" for n in ("newA", "newB") for v in ("dated", "side")}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]

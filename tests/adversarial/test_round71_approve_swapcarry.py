@@ -72,7 +72,7 @@ import time
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit
 from pairkit import pair_plan
 from test_round2_execution_kit import shared
 
@@ -107,30 +107,7 @@ WRAPPED = (
     '#  - id: 2\n#    tool: rec\n#    why: "bob: and this"\n#    params: {tag: "b-cmt-wrap-bob"}\n'
 )
 UNWRAPPED = WRAPPED.replace("#", "")
-_CMT = (
-    "slip: a comment line Bob commits into the agent's PLAN.yml makes him no writer "
-    "(docs/approvals.md: whoever commits any file into a plan's folder, anything but the "
-    "status change of an approval, is a writer, whatever its bytes; round 11's wrapped text): "
-    "{what}; should: E_SELF_APPROVAL, nothing runs"
-)
-BROKEN: dict[str, object] = {
-    "b-cmt-stay": xfail("slip", _CMT.format(what="he approves it and it RAN, approver bob")),
-    "b-cmt-wrap": xfail(
-        "slip",
-        _CMT.format(
-            what="his own action, committed commented out in the plan file after the freeze "
-            "and uncommented by the agent, RAN on his approval (approver bob, both audits "
-            "valid)"
-        ),
-    ),
-    "b-cmt-swap": xfail(
-        "slip", _CMT.format(what="Alice swaps it byte for byte; his approval of it RAN")
-    ),
-    "b-cmt-merge": xfail(
-        "slip",
-        _CMT.format(what="Alice moves its folder on a branch merged --no-ff; his approval RAN"),
-    ),
-}
+BROKEN: dict[str, object] = {}  # fixed: see the docstring
 
 
 class Clock:

@@ -64,6 +64,18 @@ rotation of three, on a merged branch): no plan she did not approve ran; ``b-cha
 note left behind, the plan moved over three merged branches, renamed on the way):
 ``E_SELF_APPROVAL``; honest ``h-chain3``, ``h-swap2appr``, ``h-sw-after`` ran, hers. The
 fresh-clone audit agreed with the controller on every id.
+
+**Fixed** (2026-11-30, r72comment): the four ``b-cmt-*``. A commit that changes a plan's own
+plan file with any byte beside a plain status change (one line rewritten as ``status:
+approved``, or the status value alone changed in place, as ``plangate approve`` writes it)
+makes its committer a writer of that plan's own folder, as any other file there does
+(``Lifecycle._plan_file_writers``, ``_plan_file_verdict``): on the first-parent line, on a
+merged branch and in a merge's own edit (judged against git's join of its parents); a move
+that keeps the bytes writes nothing, its folder's writers carried with it, so Bob stays a
+writer of his commented plan wherever Alice swaps or moves it. The controller's owned blocks
+are set aside for the version beside them, their human editor a writer of every later
+version. Round 23's "a comment beside one's own approval is no authorship" is reversed
+(docs/approvals.md). History index version 54.
 """
 
 from __future__ import annotations

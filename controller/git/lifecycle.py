@@ -253,6 +253,8 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_clock(record.commit_time)
         carried = {} if by_controller else self._moved_writers(repo, record)
+        for target, held in ({} if by_controller else self._held_moved).items():
+            self._add_authors(folder_key(target) + _HELD, held)  # before the move's own edit
         for target, writers in self._follow_parked(repo, record, by_controller).items():
             carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
@@ -350,11 +352,17 @@ class Lifecycle(IndexStore):
                 folders.update(self._folders_above(PurePosixPath(change.path).parent))
         for folder in sorted(folders):
             key = folder_key(str(folder))
-            if self.authors.get(key) and repo.is_gone(record.sha, str(folder)):
+            held = self.authors.get(key + _HELD)
+            if not (self.authors.get(key) or held) or not repo.is_gone(record.sha, str(folder)):
+                continue
+            if self.authors.get(key):
                 # kept apart for the trails that lead back to what the folder held
                 self._add_authors(key + _EMPTIED, set(self.authors[key]))
                 self.authors[key] = self.author_set(())
                 self._dirty_authors.add(key)
+            if held:  # an owned block's editors: of the plan gone (a move carried them)
+                self.authors[key + _HELD] = self.author_set(())
+                self._dirty_authors.add(key + _HELD)
 
     def _folders_above(self, folder: PurePosixPath) -> list[PurePosixPath]:
         """``folder`` and every plan folder it lies in, below the plans folder."""
@@ -462,6 +470,7 @@ class Lifecycle(IndexStore):
         plan whose only writer was the mover (round 17). A copy edited in the same commit is
         not followed (docs/threat-model.md, accepted limits)."""
         self._moved_from: set[str] = set()
+        self._held_moved: dict[str, set[str]] = {}
         written = [c for c in record.changes if self._writes_plan(repo, c)]
         if not written:
             return {}
@@ -508,6 +517,7 @@ class Lifecycle(IndexStore):
             # plan whose likest source was not found takes the writers of every removed folder
             # left: none can approve it (the safe direction; docs/approvals.md).
             carried[target] = self._writers_of(removed.keys() - self._moved_from)
+            self._hold_moved(target, removed.keys() - self._moved_from)
         return carried
 
     def _pair_moves(self, pairs: list[tuple[float, str, str]]) -> dict[str, set[str]]:
@@ -519,6 +529,7 @@ class Lifecycle(IndexStore):
         carried: dict[str, set[str]] = {}
         for _kept, target, source in sorted(pairs, reverse=True):
             carried[target] = carried.get(target, set()) | self._writers_of([source])
+            self._hold_moved(target, [source])
             if target not in (self.plans_dir, "."):  # moved to a plan, not parked (round 50)
                 self._moved_from.add(source)
         return carried
@@ -1224,6 +1235,16 @@ class Lifecycle(IndexStore):
         if stake is None:
             return state.changers
         return self.producers_of(stake) or frozenset()
+
+    def _hold_moved(self, target: str, sources: Iterable[str]) -> None:
+        """The owned-block editors of the plans moved to ``target`` (their folders' ``@held``
+        writers, :meth:`_plan_file_writers`) go on writing its later versions: an action left
+        in ``approval:`` and unwrapped by the agent in the commit that moves the plan is still
+        theirs."""
+        for source in sources:
+            held = self.authors.get(folder_key(source) + _HELD, frozenset())
+            if held and target not in (self.plans_dir, "."):
+                self._held_moved.setdefault(target, set()).update(held)
 
     def _writers_of(self, sources: Iterable[str]) -> set[str]:
         found: set[str] = set()

@@ -191,6 +191,27 @@ def test_action_text_in_an_owned_block_moved_by_the_agent_stays_his(repo: Path, 
     assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
 
 
+def test_action_text_in_an_owned_block_unwrapped_with_a_move_stays_his(repo: Path) -> None:
+    """The same, the agent unwrapping it in the commit that moves the plan's folder: the
+    owned block's editor goes with the plan (``Lifecycle._hold_moved``)."""
+    path = repo / FILE
+    submitted(repo)
+    path.write_text(path.read_text() + "approval:\n  status: pending\n  bob:\n" + WRAPPED)
+    commit_all(repo, "bob: a note for the record", BOB)
+    git(repo, "mv", "plans/greet", "plans/moved")
+    moved = repo / "plans/moved/PLAN.yml"
+    text = moved.read_text()
+    text = text[: text.index("\napproval:") + 1]
+    moved.write_text(text.replace("\nfrozen:", "\n" + ACTION + "frozen:", 1))
+    commit_all(repo, "agent: move it, take bob's action", AGENT)
+    run_once(repo)
+    edit_status(repo, "moved", "approved")
+    commit_all(repo, "approve moved", BOB)
+    run_once(repo)
+    assert "plangate: start plans/moved" not in subjects(repo)
+    assert _refusal(repo).startswith("E_SELF_APPROVAL"), _refusal(repo)
+
+
 def test_a_comment_beside_an_approval_on_a_merged_branch_makes_a_writer(repo: Path) -> None:
     submitted(repo)
     git(repo, "switch", "-q", "-c", "review")

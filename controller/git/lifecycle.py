@@ -1518,7 +1518,9 @@ class Lifecycle(IndexStore):
         judged against git's join of its parents (:meth:`_joined`). A change inside the
         controller's owned blocks alone is no writing of this version (it is judged by the
         owned record: ``E_OWNED_BLOCK_CHANGED``) but its bytes may become plan content: its
-        committer writes every later version of the plan (:meth:`_held_writers`)."""
+        committer writes every later version of the plan: kept as the folder's ``@held``
+        writers, who become its writers at the next commit that writes the plan file (and
+        go with the plan when it moves: :meth:`_hold_moved`)."""
         if not moved:
             change = self._move_source(repo, record, change) or change
         change = self._joined(repo, record, change)
@@ -1565,11 +1567,10 @@ class Lifecycle(IndexStore):
             return _WRITES
         try:
             old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
-            before = repo.blob(change.old_blob or "")
-            after = repo.blob(change.new_blob)
+            if old is None or new is None or old.hash is None or old.hash != new.hash:
+                return _WRITES  # another version (or none readable): the content's writing
+            before, after = repo.blob(change.old_blob or ""), repo.blob(change.new_blob)
         except Exception:  # an old side git cannot read as a blob (a submodule entry before)
-            return _WRITES
-        if old is None or new is None or old.hash is None or old.hash != new.hash:
             return _WRITES
         if self._mode_changed(repo, record, change):
             return _WRITES

@@ -1515,7 +1515,7 @@ class Lifecycle(IndexStore):
         of every plan folder above it (a plan file below another plan's folder is a file in
         that folder too: round 41) and of the file (what a parent pins: round 23). A move
         writes nothing (``moved``: ``change`` is already its edit); a merge's own change is
-        judged against git's join of its parents (:meth:`_joined`). A change inside the
+        judged against its parents and git's join of them (:meth:`_bases`). A change inside the
         controller's owned blocks alone is no writing of this version (it is judged by the
         owned record: ``E_OWNED_BLOCK_CHANGED``) but its bytes may become plan content: its
         committer writes every later version of the plan: kept as the folder's ``@held``
@@ -1523,8 +1523,13 @@ class Lifecycle(IndexStore):
         go with the plan when it moves: :meth:`_hold_moved`)."""
         if not moved:
             change = self._move_source(repo, record, change) or change
-        change = self._joined(repo, record, change)
-        verdict = self._plan_file_verdict(repo, record, change)
+        verdict, change = min(
+            (
+                (self._plan_file_verdict(repo, record, edit), edit)
+                for edit in self._bases(repo, record, change)
+            ),
+            key=lambda found: _RANK[found[0]],
+        )
         if verdict is None and not self._writes_file(repo, change):
             return  # a byte-exact move still puts a file into the folders above: theirs
         self._folder_writers(
@@ -1537,20 +1542,21 @@ class Lifecycle(IndexStore):
             held = self.authors.get(folder_key(plan_id) + _HELD, frozenset())
             self._folder_writers(PurePosixPath(plan_id), who | set(held))
 
-    def _joined(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> FileChange:
-        """A merge's change of a plan file as the edit of git's join of its parents (the
-        blob ``git merge-tree`` makes at that path, conflict markers and all): what the
-        merger's hand added to what git would have made (an approval made in the merge of
-        a branch that moved the plan writes its status line alone)."""
+    def _bases(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> list[FileChange]:
+        """The edits a commit's change of a plan file may be judged as: itself; in a merge,
+        also the edit of each parent's file at that path and of git's join of the parents
+        (the blob ``git merge-tree`` makes there): the merger wrote what none of them held,
+        so an approval made in the merge of a branch that moved the plan writes its status
+        line alone, and so does one beside a conflict settled by keeping a side (round 67:
+        taking a side is no hand's writing)."""
         if not record.is_merge:
-            return change
+            return [change]
+        made = [repo.blob_sha(parent, change.path) for parent in record.parents[1:]]
         join = self._join(repo, record)
-        if join is None:
-            return change
-        made = repo.blob_sha(join[0], change.path)
-        if made is None:
-            return change
-        return FileChange(change.path, made, change.new_blob, change.mode)
+        if join is not None:
+            made.append(repo.blob_sha(join[0], change.path))
+        olds = dict.fromkeys(blob for blob in made if blob and blob != change.old_blob)
+        return [change, *(FileChange(change.path, b, change.new_blob, change.mode) for b in olds)]
 
     def _plan_file_verdict(
         self, repo: GitRepo, record: CommitRecord, change: FileChange
@@ -3159,6 +3165,7 @@ _STATUS_LINE = re.compile(rb"[ \t]*status[ \t]*:[ \t]*(?:[a-z_]+|'[a-z_]+'|\"[a-
 #: :meth:`Lifecycle._plan_file_verdict`'s answers: bytes outside the owned blocks, or inside them
 #: alone; and the author index's suffix of a folder's key for the second's committers.
 _WRITES, _OWNED, _HELD = "writes", "owned", "@held"
+_RANK: dict[str | None, int] = {None: 0, _OWNED: 1, _WRITES: 2}
 _PLAIN_MODE = "100644"
 _OWNED_KEY = re.compile(rb"(?:approval|execution)[ \t]*:")
 

@@ -70,7 +70,7 @@ plan file with any byte beside a plain status change (one line rewritten as ``st
 approved``, or the status value alone changed in place, as ``plangate approve`` writes it)
 makes its committer a writer of that plan's own folder, as any other file there does
 (``Lifecycle._plan_file_writers``, ``_plan_file_verdict``): on the first-parent line, on a
-merged branch and in a merge's own edit (judged against git's join of its parents); a move
+merged branch and in a merge's own edit (judged against its parents and git's join); a move
 that keeps the bytes writes nothing, its folder's writers carried with it, so Bob stays a
 writer of his commented plan wherever Alice swaps or moves it. The controller's owned blocks
 are set aside for the version beside them, their human editor a writer of every later

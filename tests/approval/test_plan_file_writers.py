@@ -10,7 +10,7 @@ aside: a human's edit there is judged by the owned record (``E_OWNED_BLOCK_CHANG
 forged vote counts for nothing, tests/approval/test_quorum.py), not as writing of that
 version; but its bytes could become plan content, so its committer writes every later
 version of the plan. The same on a merged branch and in a merge's own edit (judged against
-git's join of its parents).
+each parent's file and git's join of them).
 
 Seen before the fix (tests/adversarial/test_round71_approve_swapcarry.py, ``b-cmt-*``): Bob's
 comment line in the agent's PLAN.yml made him no writer and his approval ran; his action

@@ -253,6 +253,8 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_clock(record.commit_time)
         carried = {} if by_controller else self._moved_writers(repo, record)
+        for target, held in ({} if by_controller else self._held_moved).items():
+            self._add_authors(folder_key(target) + _HELD, held)  # before the move's own edit
         for target, writers in self._follow_parked(repo, record, by_controller).items():
             carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
@@ -269,16 +271,8 @@ class Lifecycle(IndexStore):
                 if writes:
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
                 continue
-            if writes and self._writes_file(
-                repo, self._move_source(repo, record, change) or change
-            ):
-                # a plan file below another plan's folder is a file in that folder too: its
-                # writer writes the plan above (round 41: only the name PLAN.yml escaped)
-                self._folder_writers(
-                    PurePosixPath(plan_id).parent,
-                    self.identities(record) | self._carried_writers(repo, change),
-                )
-                self._add_authors(file_key(plan_id), self.identities(record))
+            if writes:
+                self._plan_file_writers(repo, record, change, plan_id, self.identities(record))
             why = _unsafe_why(change)
             if why is not None:
                 self._unsafe(plan_id, change.path, why)
@@ -358,11 +352,17 @@ class Lifecycle(IndexStore):
                 folders.update(self._folders_above(PurePosixPath(change.path).parent))
         for folder in sorted(folders):
             key = folder_key(str(folder))
-            if self.authors.get(key) and repo.is_gone(record.sha, str(folder)):
+            held = self.authors.get(key + _HELD)
+            if not (self.authors.get(key) or held) or not repo.is_gone(record.sha, str(folder)):
+                continue
+            if self.authors.get(key):
                 # kept apart for the trails that lead back to what the folder held
                 self._add_authors(key + _EMPTIED, set(self.authors[key]))
                 self.authors[key] = self.author_set(())
                 self._dirty_authors.add(key)
+            if held:  # an owned block's editors: of the plan gone (a move carried them)
+                self.authors[key + _HELD] = self.author_set(())
+                self._dirty_authors.add(key + _HELD)
 
     def _folders_above(self, folder: PurePosixPath) -> list[PurePosixPath]:
         """``folder`` and every plan folder it lies in, below the plans folder."""
@@ -470,6 +470,7 @@ class Lifecycle(IndexStore):
         plan whose only writer was the mover (round 17). A copy edited in the same commit is
         not followed (docs/threat-model.md, accepted limits)."""
         self._moved_from: set[str] = set()
+        self._held_moved: dict[str, set[str]] = {}
         written = [c for c in record.changes if self._writes_plan(repo, c)]
         if not written:
             return {}
@@ -516,6 +517,7 @@ class Lifecycle(IndexStore):
             # plan whose likest source was not found takes the writers of every removed folder
             # left: none can approve it (the safe direction; docs/approvals.md).
             carried[target] = self._writers_of(removed.keys() - self._moved_from)
+            self._hold_moved(target, removed.keys() - self._moved_from)
         return carried
 
     def _pair_moves(self, pairs: list[tuple[float, str, str]]) -> dict[str, set[str]]:
@@ -527,6 +529,7 @@ class Lifecycle(IndexStore):
         carried: dict[str, set[str]] = {}
         for _kept, target, source in sorted(pairs, reverse=True):
             carried[target] = carried.get(target, set()) | self._writers_of([source])
+            self._hold_moved(target, [source])
             if target not in (self.plans_dir, "."):  # moved to a plan, not parked (round 50)
                 self._moved_from.add(source)
         return carried
@@ -1233,6 +1236,16 @@ class Lifecycle(IndexStore):
             return state.changers
         return self.producers_of(stake) or frozenset()
 
+    def _hold_moved(self, target: str, sources: Iterable[str]) -> None:
+        """The owned-block editors of the plans moved to ``target`` (their folders' ``@held``
+        writers, :meth:`_plan_file_writers`) go on writing its later versions: an action left
+        in ``approval:`` and unwrapped by the agent in the commit that moves the plan is still
+        theirs."""
+        for source in sources:
+            held = self.authors.get(folder_key(source) + _HELD, frozenset())
+            if held and target not in (self.plans_dir, "."):
+                self._held_moved.setdefault(target, set()).update(held)
+
     def _writers_of(self, sources: Iterable[str]) -> set[str]:
         found: set[str] = set()
         for source in sources:
@@ -1484,6 +1497,105 @@ class Lifecycle(IndexStore):
             return True
         return old.status == new.status or not self._status_line_only(repo, change)
 
+    def _plan_file_writers(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        plan_id: str,
+        who: set[str],
+        moved: bool = False,
+    ) -> None:
+        """``who`` wrote ``change`` (a plan file ``record`` changed, not brought by a merge):
+        whose is it? Its bytes beside a plain status line (a comment, a blank line, a
+        reindent, ``metadata:``, line ends, a BOM, its mode) make them writers of the plan's
+        OWN folder (round 71: a comment beside an approval was no writing of that plan, and
+        an action committed commented out in the plan file, uncommented by the agent, ran on
+        its committer's lone approval: round 11's wrapped text, the plan file the wrapper),
+        of every plan folder above it (a plan file below another plan's folder is a file in
+        that folder too: round 41) and of the file (what a parent pins: round 23). A move
+        writes nothing (``moved``: ``change`` is already its edit); a merge's own change is
+        judged against its parents and git's join of them (:meth:`_bases`). A change inside the
+        controller's owned blocks alone is no writing of this version (it is judged by the
+        owned record: ``E_OWNED_BLOCK_CHANGED``) but its bytes may become plan content: its
+        committer writes every later version of the plan: kept as the folder's ``@held``
+        writers, who become its writers at the next commit that writes the plan file (and
+        go with the plan when it moves: :meth:`_hold_moved`)."""
+        if not moved:
+            change = self._move_source(repo, record, change) or change
+        verdict, change = min(
+            (
+                (self._plan_file_verdict(repo, record, edit), edit)
+                for edit in self._bases(repo, record, change)
+            ),
+            key=lambda found: _RANK[found[0]],
+        )
+        if verdict is None and not self._writes_file(repo, change):
+            return  # a byte-exact move still puts a file into the folders above: theirs
+        self._folder_writers(
+            PurePosixPath(plan_id).parent, who | self._carried_writers(repo, change)
+        )
+        self._add_authors(file_key(plan_id), who)
+        if verdict == _OWNED:
+            self._add_authors(folder_key(plan_id) + _HELD, who)
+        elif verdict == _WRITES:
+            held = self.authors.get(folder_key(plan_id) + _HELD, frozenset())
+            self._folder_writers(PurePosixPath(plan_id), who | set(held))
+
+    def _bases(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> list[FileChange]:
+        """The edits a commit's change of a plan file may be judged as: itself; in a merge,
+        also the edit of each parent's file at that path and of git's join of the parents
+        (the blob ``git merge-tree`` makes there): the merger wrote what none of them held,
+        so an approval made in the merge of a branch that moved the plan writes its status
+        line alone, and so does one beside a conflict settled by keeping a side (round 67:
+        taking a side is no hand's writing)."""
+        if not record.is_merge:
+            return [change]
+        made = [repo.blob_sha(parent, change.path) for parent in record.parents[1:]]
+        join = self._join(repo, record)
+        if join is not None:
+            made.append(repo.blob_sha(join[0], change.path))
+        olds = dict.fromkeys(blob for blob in made if blob and blob != change.old_blob)
+        return [change, *(FileChange(change.path, b, change.new_blob, change.mode) for b in olds)]
+
+    def _plan_file_verdict(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange
+    ) -> str | None:
+        """What a change of a plan file writes: None (nothing: a plain status line change,
+        the bytes :meth:`_status_line_only` accepts, or no new file), :data:`_OWNED` (bytes
+        inside the controller's ``approval:``/``execution:`` blocks alone, a plain status
+        line beside them or not: a forged vote, a human's revert of the controller's
+        record), or :data:`_WRITES` (any other byte: the hashed content, a comment, a blank
+        line, a reindent, ``metadata:``, line ends, a BOM, a mode made executable)."""
+        if change.new_blob is None:
+            return None
+        if change.mode in NOT_A_FILE:
+            return _WRITES
+        try:
+            old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
+            if old is None or new is None or old.hash is None or old.hash != new.hash:
+                return _WRITES  # another version (or none readable): the content's writing
+            before, after = repo.blob(change.old_blob or ""), repo.blob(change.new_blob)
+        except Exception:  # an old side git cannot read as a blob (a submodule entry before)
+            return _WRITES
+        if self._mode_changed(repo, record, change):
+            return _WRITES
+        old_lines, new_lines = _set_aside_owned(before), _set_aside_owned(after)
+        if old_lines == new_lines:
+            return None if before == after else _OWNED
+        if old.status == new.status or not _status_rewritten(old_lines, new_lines):
+            return _WRITES
+        return None if _owned_lines(before) == _owned_lines(after) else _OWNED
+
+    def _mode_changed(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
+        """Whether the commit gave the plan file another mode than its parent held (a file
+        made executable, round 42's ``status-mode``): a path the parent lacks (a move) was
+        a plain file."""
+        if not record.parents:
+            return change.mode != _PLAIN_MODE
+        was = repo.mode_of(record.parents[0], change.path)
+        return change.mode != (was or _PLAIN_MODE)
+
     def _status_line_only(self, repo: GitRepo, change: FileChange) -> bool:
         """Whether the change rewrote nothing but the status line (``status: approved``, no
         comment): byte for byte the same file otherwise. Round 42: a comment, a
@@ -1493,11 +1605,7 @@ class Lifecycle(IndexStore):
             before, after = repo.blob(change.old_blob or ""), repo.blob(change.new_blob or "")
         except Exception:
             return False
-        old_lines, new_lines = before.split(b"\n"), after.split(b"\n")
-        if len(old_lines) != len(new_lines):
-            return False
-        changed = [line for line, was in zip(new_lines, old_lines, strict=True) if line != was]
-        return len(changed) == 1 and _STATUS_LINE.fullmatch(changed[0]) is not None
+        return _status_rewritten(_lf_lines(before), _lf_lines(after))
 
     def _carried_writers(self, repo: GitRepo, change: FileChange) -> set[str]:
         """The writers a plan file brings with its bytes into the folders above (round 42:
@@ -2280,10 +2388,7 @@ class Lifecycle(IndexStore):
             return
         if side_plan is None:
             return
-        if self._writes_file(repo, change):  # a plan below another's folder (round 41)
-            carried = self._carried_writers(repo, change)
-            self._folder_writers(PurePosixPath(side_plan).parent, who | carried)
-            self._add_authors(file_key(side_plan), who)
+        self._plan_file_writers(repo, commit, change, side_plan, who, moved=True)
         if _unsafe_why(change) or not self._changed_content(repo, change):
             return  # a status or comment edit (an approval) writes no content
         if commit.is_merge and (
@@ -3050,7 +3155,72 @@ DRAFT_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".md"})
 
 #: A plan's status line as an approval or a withdrawal writes it: the key, one state word,
 #: plain or quoted, nothing after it (a comment is bytes of the writer's).
+#: A status value where it stands (in a block or a flow mapping): the key, then the value alone.
+_STATUS_VALUE = re.compile(
+    rb"(?<![\w\"'])(?:status|\"status\"|'status')[ \t]*:[ \t]*([a-z_]+|'[a-z_]+'|\"[a-z_]+\")"
+)
 _STATUS_LINE = re.compile(rb"[ \t]*status[ \t]*:[ \t]*(?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")[ \t]*\r?")
+
+
+#: :meth:`Lifecycle._plan_file_verdict`'s answers: bytes outside the owned blocks, or inside them
+#: alone; and the author index's suffix of a folder's key for the second's committers.
+_WRITES, _OWNED, _HELD = "writes", "owned", "@held"
+_RANK: dict[str | None, int] = {None: 0, _OWNED: 1, _WRITES: 2}
+_PLAIN_MODE = "100644"
+_OWNED_KEY = re.compile(rb"(?:approval|execution)[ \t]*:")
+
+
+def _owned_lines(data: bytes) -> list[bytes]:
+    """The lines of a plan file's controller-owned blocks (``approval:``, ``execution:``:
+    each top-level key's line and every indented or blank line below it)."""
+    return _split_owned(data)[1]
+
+
+def _set_aside_owned(data: bytes) -> list[bytes]:
+    """A plan file's lines without its controller-owned blocks (:func:`_owned_lines`). A line
+    at the first column (a comment too) ends a block: what lies there is compared."""
+    return _split_owned(data)[0]
+
+
+def _split_owned(data: bytes) -> tuple[list[bytes], list[bytes]]:
+    kept: list[bytes] = []
+    owned: list[bytes] = []
+    inside = False
+    for line in _lf_lines(data):
+        if line[:1] not in (b" ", b"\t") and line.strip(b"\r\n"):
+            inside = _OWNED_KEY.match(line) is not None
+        (owned if inside else kept).append(line)
+    return kept, owned
+
+
+def _status_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
+    """Whether the new lines are the old ones but one, rewritten as a plain status line
+    (``status: approved``, no comment) or with nothing but one status value changed in place
+    (a flow mapping's ``plan: {name: x, status: approved}``, as ``plangate convert`` writes
+    it): no other byte of the file changed."""
+    if len(old_lines) != len(new_lines):
+        return False
+    changed = [(was, line) for was, line in zip(old_lines, new_lines, strict=True) if line != was]
+    if len(changed) != 1:
+        return False
+    was, line = changed[0]
+    if _STATUS_LINE.fullmatch(line.removesuffix(b"\n")) is not None:
+        return was.endswith(b"\n") == line.endswith(b"\n")
+    old_parts, new_parts = _STATUS_VALUE.split(was), _STATUS_VALUE.split(line)
+    if len(old_parts) != len(new_parts):
+        return False
+    values = range(1, len(old_parts), 2)
+    others = [i for i in range(len(old_parts)) if i % 2 == 0]
+    return all(old_parts[i] == new_parts[i] for i in others) and (
+        sum(old_parts[i] != new_parts[i] for i in values) == 1
+    )
+
+
+def _lf_lines(data: bytes) -> list[bytes]:
+    """``data``'s lines, each with its line feed (a carriage return is a byte of its line)."""
+    lines = [line + b"\n" for line in data.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 def _blob_key(blob: str) -> str:

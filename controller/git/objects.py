@@ -117,6 +117,18 @@ class Objects(RepoBase):
             sha, mode = entry
         return sha if (mode & 0o170000) in (0o100000, 0o120000) else None
 
+    def mode_of(self, commit: str, path: str) -> str | None:
+        """git's mode of ``path`` in ``commit`` ("100644", "100755", ...; None: not there)."""
+        sha, mode = self._tree_of(commit), _TREE_MODE
+        for part in path.split("/"):
+            if sha is None or mode != _TREE_MODE:
+                return None
+            entry = self._tree_entries(sha).get(part)
+            if entry is None:
+                return None
+            sha, mode = entry
+        return f"{mode:o}" if sha is not None and mode != _TREE_MODE else None
+
     def _lookup(self, spec: str) -> tuple[str, str] | None:
         """(object id, type) of ``<tree-ish>:<path>``, resolved by git's persistent
         ``cat-file --batch-check`` (None when absent); ``spec`` must be :func:`_askable`.

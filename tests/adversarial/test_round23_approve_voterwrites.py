@@ -29,6 +29,14 @@ once. A vote must not survive a write that would refuse the same person's approv
 
 Results: all held (``note``, ``draft``, ``side-note``, ``co-note``: the twin is
 refused and the vote dropped; ``comment``, ``meta``: both run once; ``coauth``: one vote).
+
+Changed (2026-11-30, r72comment, round 71's ``b-cmt-*``): a comment or a ``metadata:`` block
+committed into a plan's own PLAN.yml is writing of that plan, as any file of its folder is
+(docs/approvals.md, "Who changed the content"; a comment left there could be plan text the
+agent later unwraps: round 11 with the plan file as the wrapper). So ``comment`` and ``meta``
+now go as ``note`` does: the twin is refused ``E_SELF_APPROVAL`` and Alice's collected vote is
+dropped (the quorum plan never starts); the rule above (a vote counts exactly when the
+voter's lone approval after the same write would) is unchanged.
 """
 
 from __future__ import annotations
@@ -104,7 +112,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 def test_a_voter_who_writes_into_the_folder_loses_her_vote(lab: Lab, vid: str) -> None:
     slug = f"two/{vid}"
     solo_ran = len(lab.calls(f"solo-{vid}"))
-    assert solo_ran == (1 if vid in ("comment", "meta") else 0), lab.codes(f"solo-{vid}")
+    assert solo_ran == 0, lab.codes(f"solo-{vid}")  # comment, meta too since round 71
     if not solo_ran:
         assert lab.refusal(f"solo-{vid}") == "E_SELF_APPROVAL", lab.codes(f"solo-{vid}")
     assert len(lab.calls(vid)) == solo_ran, lab.codes(slug)

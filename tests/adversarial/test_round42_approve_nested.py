@@ -61,7 +61,8 @@ Seen: held: ``comment-only`` (the same comment WITHOUT a status change: ``E_SELF
 when the file is byte for byte the same but for one line, and that line is a plain
 ``status: <state>`` (no comment) (``Lifecycle._status_line_only``); its committer's other
 bytes in a pinned plan's own file are kept under ``file:<folder>`` and count as writing
-what a parent pins (``verdicts``; not as authorship of that plan itself, round 23); and a
+what a parent pins (``verdicts``; not as authorship of that plan itself, round 23: since
+round 71 they are, see ``RUNS``); and a
 nested plan file brings the writers of its bytes (the authors of its content and blob) to
 every plan folder above it, as a moved plan's folder writers are carried to every folder
 above its new place (``_carried_writers``, ``_carry``). History index version 13.
@@ -214,7 +215,11 @@ def _p(vids: list[str]) -> list[Any]:
 
 # what really ran for the parent: a pinning parent runs its library's tag (the library
 # ``pin-comment-lib`` also ran once on its own approval).
-RUNS = {"pin-comment": ("pin-comment-lib", 1), "pin-mv": ("pin-mv-child", 0)}
+#: Since round 71 (r72comment, 2026-11-30) a comment beside one's approval writes the plan
+#: itself too: Alice's comment in ``pin-comment-lib`` beside her approval of it makes her a
+#: writer of the library, so that approval is refused as well (``E_SELF_APPROVAL``) and the
+#: library does not run (round 42 counted its one run: the comment was no authorship then).
+RUNS = {"pin-comment": ("pin-comment-lib", 0), "pin-mv": ("pin-mv-child", 0)}
 
 
 def _ran(lab: Lab, vid: str) -> int:

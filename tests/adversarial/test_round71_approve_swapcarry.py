@@ -64,6 +64,18 @@ rotation of three, on a merged branch): no plan she did not approve ran; ``b-cha
 note left behind, the plan moved over three merged branches, renamed on the way):
 ``E_SELF_APPROVAL``; honest ``h-chain3``, ``h-swap2appr``, ``h-sw-after`` ran, hers. The
 fresh-clone audit agreed with the controller on every id.
+
+**Fixed** (2026-11-30, r72comment): the four ``b-cmt-*``. A commit that changes a plan's own
+plan file with any byte beside a plain status change (one line rewritten as ``status:
+approved``, or the status value alone changed in place, as ``plangate approve`` writes it)
+makes its committer a writer of that plan's own folder, as any other file there does
+(``Lifecycle._plan_file_writers``, ``_plan_file_verdict``): on the first-parent line, on a
+merged branch and in a merge's own edit (judged against its parents and git's join); a move
+that keeps the bytes writes nothing, its folder's writers carried with it, so Bob stays a
+writer of his commented plan wherever Alice swaps or moves it. The controller's owned blocks
+are set aside for the version beside them, their human editor a writer of every later
+version. Round 23's "a comment beside one's own approval is no authorship" is reversed
+(docs/approvals.md). History index version 54.
 """
 
 from __future__ import annotations
@@ -71,7 +83,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit
 from pairkit import pair_plan
 from policykit import DatedClock
 from test_round2_execution_kit import shared
@@ -107,30 +119,7 @@ WRAPPED = (
     '#  - id: 2\n#    tool: rec\n#    why: "bob: and this"\n#    params: {tag: "b-cmt-wrap-bob"}\n'
 )
 UNWRAPPED = WRAPPED.replace("#", "")
-_CMT = (
-    "slip: a comment line Bob commits into the agent's PLAN.yml makes him no writer "
-    "(docs/approvals.md: whoever commits any file into a plan's folder, anything but the "
-    "status change of an approval, is a writer, whatever its bytes; round 11's wrapped text): "
-    "{what}; should: E_SELF_APPROVAL, nothing runs"
-)
-BROKEN: dict[str, object] = {
-    "b-cmt-stay": xfail("slip", _CMT.format(what="he approves it and it RAN, approver bob")),
-    "b-cmt-wrap": xfail(
-        "slip",
-        _CMT.format(
-            what="his own action, committed commented out in the plan file after the freeze "
-            "and uncommented by the agent, RAN on his approval (approver bob, both audits "
-            "valid)"
-        ),
-    ),
-    "b-cmt-swap": xfail(
-        "slip", _CMT.format(what="Alice swaps it byte for byte; his approval of it RAN")
-    ),
-    "b-cmt-merge": xfail(
-        "slip",
-        _CMT.format(what="Alice moves its folder on a branch merged --no-ff; his approval RAN"),
-    ),
-}
+BROKEN: dict[str, object] = {}  # fixed: see the docstring
 
 
 def _p(lab: Lab, slug: str, name: str = "PLAN.yml") -> Path:

@@ -359,7 +359,9 @@ def test_a_note_a_merge_brings_is_written_by_its_committer_not_the_merger(
 
 def test_a_note_the_merge_itself_writes_is_the_mergers(repo: Path, tmp_path: Path) -> None:
     """A merge that writes bytes no merged branch brought (a conflict in the note resolved by
-    hand) wrote them: the merger is a writer of the folder, as in any commit."""
+    hand) wrote them: the merger is a writer of the folder, as in any commit. Since round 71
+    (r72comment) the agent who wrote the plan file is one too: any byte of a plan's own file
+    beside a plain status change is writing of its folder, its first bytes included."""
     write_plan(repo)
     commit_all(repo, "add", AGENT)
     git(repo, "switch", "-q", "-c", "side")
@@ -374,12 +376,12 @@ def test_a_note_the_merge_itself_writes_is_the_mergers(repo: Path, tmp_path: Pat
     git(repo, "commit", "-q", "--no-edit", env=identity(*ALICE))
     index = _index(tmp_path)
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
-    assert _folder_writers(index) == {BOB[1], ALICE[1]}
+    assert _folder_writers(index) == {AGENT[1], BOB[1], ALICE[1]}
 
 
 def test_her_own_note_on_a_merged_branch_makes_her_a_writer(repo: Path, tmp_path: Path) -> None:
     """The merged commits' makers are the folder's writers: Alice's own note, merged by Bob,
-    is hers (and not Bob's)."""
+    is hers (and not Bob's); the agent's, who wrote the plan file, since round 71."""
     write_plan(repo)
     commit_all(repo, "add", AGENT)
     git(repo, "switch", "-q", "-c", "review")
@@ -389,7 +391,7 @@ def test_her_own_note_on_a_merged_branch_makes_her_a_writer(repo: Path, tmp_path
     git(repo, "merge", "-q", "--no-ff", "-m", "merge review", "review", env=identity(*BOB))
     index = _index(tmp_path)
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
-    assert _folder_writers(index) == {ALICE[1]}
+    assert _folder_writers(index) == {AGENT[1], ALICE[1]}
 
 
 def test_the_index_knows_the_last_commit_of_each_file_of_the_record(

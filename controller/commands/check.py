@@ -507,7 +507,11 @@ def _markdown(report: dict[str, Any]) -> str:
     lines += ["| plan | valid | frozen | risk | estimate | needs | merging |", "|---" * 7 + "|"]
     for p in report["plans"]:
         if p.get("note"):
-            lines.append(f"| {_md(p['plan'])} | | | | | | {_md(p['note'])} |")
+            valid = "" if p["valid"] else "**no**"
+            said = p["note"]
+            if p["outcome"] != "none":  # held: the outcome, then the controller's word why
+                said = f"{_OUTCOMES[p['outcome']]}: {said}"
+            lines.append(f"| {_md(p['plan'])} | {valid} | | | | | {_md(said)} |")
             continue
         estimate = f"{p['estimate']['seconds']:g} s, ${p['estimate']['cost_usd']:.2f}"
         lines.append(

@@ -32,9 +32,7 @@ _ODD_BLANK = re.compile(r"[^\S ]")
 #: embeddings and overrides, the deprecated format characters U+206A-U+206F, the BOM. Every
 #: one is also hidden (:data:`controller.display.HIDDEN`): a name holding one is unsafe.
 HFS_IGNORED = frozenset(
-    (0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E)
-    + tuple(range(0x206A, 0x2070))
-    + (0xFEFF,)
+    (*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF)
 )
 _DROP_IGNORED = dict.fromkeys(HFS_IGNORED)
 

@@ -25,7 +25,7 @@ GIT_HFS = (0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202
 
 
 def test_the_ignored_set_is_gits_and_every_one_is_hidden() -> None:
-    assert HFS_IGNORED == frozenset(GIT_HFS)
+    assert frozenset(GIT_HFS) == HFS_IGNORED
     for code in GIT_HFS:  # a name holding one is refused on its own (E_UNSAFE_PATH)
         assert HIDDEN.search(chr(code)), hex(code)
         assert unsafe_name(f"plans/x{chr(code)}y/PLAN.yml") is not None, hex(code)

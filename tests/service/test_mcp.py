@@ -557,7 +557,7 @@ def test_submit_refuses_a_folder_holding_a_claim_of_the_plan_files_place(
     before = git(repo, "rev-parse", "HEAD").strip()
     api = AgentApi(required_config(str(write_config(tmp_path, repo))))
     try:
-        with pytest.raises(PlanAmbiguous, match="claims the place of its plan file PLAN.yml"):
+        with pytest.raises(PlanAmbiguous, match=r"claims the place of its plan file PLAN\.yml"):
             api.submit(PLAN, "c")
         assert git(repo, "rev-parse", "HEAD").strip() == before  # nothing committed
         assert api.submit(PLAN, "ok")["file"] == "plans/ok/PLAN.yml"

@@ -45,6 +45,8 @@ def fold(name: str) -> str:
     one path somewhere, so a name whose fold is a plan file's claims its place
     (:func:`plan_file_claims`) and a folder whose fold is a plan's name is no plan folder
     (:func:`plan_named_folder`)."""
+    if name.isascii():  # the usual name: NFD leaves it, and its case fold is lower()
+        return name.lower()
     bare = name.translate(_DROP_IGNORED)
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", bare).casefold())
 

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from controller.display import HIDDEN
+from controller.display import HIDDEN, visible
 
 PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
 #: A plan in another format (docs/formats.md) that the daemon converts to PLAN.yml.
@@ -115,7 +115,7 @@ def plan_named_folder(path: str) -> str | None:
     if found is None:
         return None
     return (
-        f"a folder named {found} is no plan folder (a plan file's, a plan source's or the "
+        f"a folder named {visible(found)} is no plan folder (a plan file's, a plan source's or the "
         "controller's record's name, in any case or spelling; a path naming a plan file is "
         "read as its folder's plan); rename the folder"
     )

@@ -63,3 +63,8 @@ def test_a_claim_spelled_with_ignored_code_points_makes_the_folder_ambiguous(
 def test_other_names_claim_nothing(name: str) -> None:
     assert plan_file_claims([name]) == []
     assert ambiguous_claims(["PLAN.yml", name]) is None
+
+
+def test_the_refusal_names_the_folder_with_its_hidden_characters_escaped() -> None:
+    why = unsafe_name("plans/zw/PLAN.y\u200cml/PLAN.yml") or ""
+    assert "no plan folder" in why and "PLAN.y\\u200cml" in why and "\u200c" not in why

@@ -11,7 +11,9 @@ prediction is the controller's decision, for the history as it is now.
 Per plan: valid or not (with the problems), frozen or not, risk, estimate, what the policy
 requires, which approvals would count, which would be refused (with the code), what would
 still be missing, and the outcome: ``start``, ``partial``, ``refuse``, ``freeze`` (a pending
-plan the controller would freeze first), ``invalid``, or ``none`` (nothing to decide).
+plan the controller would freeze first), ``invalid``, ``held`` (a plan the controller reads
+no file of: E_PLAN_AMBIGUOUS, E_UNSAFE_PATH, as its status row says), or ``none`` (nothing to
+decide).
 
 Exit codes: 0 when every changed plan is valid; 1 when one is invalid or would be refused; 2
 for a usage, config or git error (a merge with conflicts cannot be predicted).
@@ -285,6 +287,18 @@ def _plan_report(
     state = index.plans.get(plan_id)
     if state is None:
         return {"plan": plan_id, "outcome": "none", "valid": True, "note": "not a plan here"}
+    held = _held(repo, state, merge)
+    if held is not None:
+        return {
+            "plan": plan_id,
+            "file": state.file,
+            "status": None,
+            "valid": False,
+            "problems": [{"code": held.code, "message": held.message, "path": held.path}],
+            OWN: [plan_id, state.file, *held.own_text()],
+            "outcome": "held",
+            "note": f"{held.code}: {held.message}",
+        }
     data = repo.blob(state.blob) if state.blob else b""
     with nested.reading_from(fetch_at(repo, merge)):  # nested plans as the merge holds them
         loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(state.file), config)
@@ -326,6 +340,32 @@ def _plan_report(
         report["missing"] = "a commit (or the merge) that sets status: approved; signed "
         report["missing"] += "Plan-Approved: commits count only with it"
     return report
+
+
+def _held(repo: Any, state: Any, merge: str) -> Any:
+    """The problem for which the controller reads no file of the plan at the merge, as its
+    status row names it (E_PLAN_AMBIGUOUS, E_UNSAFE_PATH), or None. The index's word first
+    (an entry claiming the plan file's place, a link at it, a refused name); then the
+    merge's listing of the folder through the claim rule every reader applies
+    (:func:`controller.plan.names.plan_file_claims`, :meth:`GitRepo.names_in`), and the
+    plan id rule (round 72: check read a held plan's missing text as "the file must be a
+    mapping", E_SCHEMA_INVALID, or said ``start`` for a plan beside a symlink or gitlink
+    claim, where every other reader said E_PLAN_AMBIGUOUS)."""
+    from controller.errors import Problem
+    from controller.plan.plans import ambiguity, unsafe_name
+
+    if state.ambiguous or state.unsafe:
+        code = "E_PLAN_AMBIGUOUS" if state.ambiguous else "E_UNSAFE_PATH"
+        note = next((n for n in reversed(state.notes) if n.startswith(code)), None)
+        return Problem(code, note.removeprefix(f"{code}: ") if note else "no file is read")
+    why = unsafe_name(state.file)
+    if why is not None:
+        return Problem("E_UNSAFE_PATH", why)
+    try:
+        listed = repo.names_in(merge, state.plan_id)
+    except Exception:
+        return None
+    return ambiguity(listed)
 
 
 def _decided(
@@ -401,6 +441,7 @@ _OUTCOMES = {
     "freeze": "merging submits it; the controller freezes it, then it needs approvals",
     "invalid": "merging submits an invalid plan; the controller marks it invalid",
     "none": "merging changes it; no approval is decided",
+    "held": "merging leaves it held: the controller reads and runs no file of it",
 }
 
 
@@ -466,7 +507,11 @@ def _markdown(report: dict[str, Any]) -> str:
     lines += ["| plan | valid | frozen | risk | estimate | needs | merging |", "|---" * 7 + "|"]
     for p in report["plans"]:
         if p.get("note"):
-            lines.append(f"| {_md(p['plan'])} | | | | | | {_md(p['note'])} |")
+            valid = "" if p["valid"] else "**no**"
+            said = p["note"]
+            if p["outcome"] != "none":  # held: the outcome, then the controller's word why
+                said = f"{_OUTCOMES[p['outcome']]}: {said}"
+            lines.append(f"| {_md(p['plan'])} | {valid} | | | | | {_md(said)} |")
             continue
         estimate = f"{p['estimate']['seconds']:g} s, ${p['estimate']['cost_usd']:.2f}"
         lines.append(

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "54"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "56"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -197,6 +197,10 @@ INDEX_VERSION = "54"  # 3: risk and estimate per plan; 4: approval identities, f
 # mode) make their committer a writer of the plan's own folder, a merge's judged against git's
 # join; an edit of the owned blocks alone writes the versions after it (round 71: Bob's comment,
 # or his action commented out and uncommented by the agent, ran on his own approval)
+# 56: an entry of any kind (a symlink, a gitlink, a file, a folder) claiming a plan file's place
+# makes its folder's plan E_PLAN_AMBIGUOUS however late it comes, and names are compared folded
+# (case, the code points HFS+ ignores, NFC/NFD: ``PLAN.y<U+200C>ml/``) (round 72: a symlink
+# ``plan.yml`` added beside a frozen plan, or such a folder, let Alice's approval run it)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -270,6 +270,9 @@ class Lifecycle(IndexStore):
                 self._link_outside_plan_files(change)
                 if writes:
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
+                # a symlink, gitlink or file named as a plan file (in any case or spelling),
+                # or a file below a folder so named: it claims its folder's plan file's place
+                self._shadowed(repo, record, change, by_controller, sink)
                 continue
             if writes:
                 self._plan_file_writers(repo, record, change, plan_id, self.identities(record))
@@ -2183,13 +2186,15 @@ class Lifecycle(IndexStore):
         by_controller: bool,
         sink: EventSink | None,
     ) -> None:
-        """A file in a folder named as a plan file (``plans/x/PLAN.yml/...``, no plan folder:
-        :func:`controller.plan.plans.plan_named_folder`) came or went: the plan of the folder
-        above it is judged again, as when its other plan file comes or goes (round 69)."""
-        parts = change.path.split("/")
-        at = next((i for i, name in enumerate(parts[:-1]) if plan_file_claims([name])), None)
-        if at:
-            self._rejudge(repo, record, "/".join(parts[:at]), by_controller, sink)
+        """An entry claiming a plan file's place came or went (:func:`_claimed_folder`: a file
+        in a folder named as a plan file, ``plans/x/PLAN.yml/...``, no plan folder by
+        :func:`controller.plan.plans.plan_named_folder`; a symlink, gitlink or file so named):
+        the plan of the folder holding the claim is judged again, as when its other plan file
+        comes or goes (round 69). Every kind of entry alike, however late it came (round 72:
+        a symlink or gitlink ``plan.yml`` added beside a frozen plan was never judged)."""
+        folder = _claimed_folder(change.path)
+        if folder is not None:
+            self._rejudge(repo, record, folder, by_controller, sink)
 
     def _judge_added(
         self, repo: GitRepo, record: CommitRecord, added: dict[str, bool], sink: EventSink | None
@@ -3231,6 +3236,18 @@ def _blob_key(blob: str) -> str:
 #: ``unsafe_name`` of a path, kept for the paths seen last (a plan's file changes once per
 #: step of its life: a cold scan asks five times for each of 10,000 paths).
 _unsafe_name = functools.lru_cache(maxsize=1 << 14)(unsafe_name)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _claimed_folder(path: str) -> str | None:
+    """The folder in which ``path`` (a changed entry: file, symlink or gitlink) claims the
+    plan file's place, or None: the folder above its first name that is a plan file's by
+    :func:`controller.plan.names.plan_file_claims` (any case, HFS+'s ignored code points, NFC
+    or NFD; round 72), the entry's own name included: ``plans/x/plan.yml`` (a symlink),
+    ``plans/x/PLAN.YML/notes.md`` -> ``plans/x``."""
+    parts = path.split("/")
+    at = next((i for i, name in enumerate(parts) if plan_file_claims([name])), None)
+    return "/".join(parts[:at]) if at else None
 
 
 def _unsafe_why(change: FileChange) -> str | None:

@@ -3,18 +3,20 @@
 A plan's id is its folder; its file is ``PLAN.yml`` or ``PLAN.yaml``. This module says which
 paths name a plan (:func:`unsafe_name`: no folder named as a plan's file, source or record,
 no hidden or odd blank character), and which entries of a folder are its plan file or claim
-to be one (:func:`plan_file_claims`), compared case-insensitively: a checkout on a
-case-insensitive file system makes ``plan.yml`` and ``PLAN.YML`` the plan file. The history
-index, ``validate``/``show``, the freezer, nested plans' pins and MCP all ask it, so the next
-spelling fails the same way everywhere (rounds 69 to 71).
+to be one (:func:`plan_file_claims`), compared as the file systems git guards against
+compare them (:func:`fold`): a checkout on a case-insensitive file system makes ``plan.yml``
+and ``PLAN.YML`` the plan file, one on HFS+ ``PLAN.y<U+200C>ml`` too. The history index,
+``validate``/``show``, ``check``, the freezer, nested plans' pins and MCP all ask it, so the
+next spelling fails the same way everywhere (rounds 69 to 72).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
-from controller.display import HIDDEN
+from controller.display import HIDDEN, visible
 
 PLAN_FILES = ("PLAN.yml", "PLAN.yaml")
 #: A plan in another format (docs/formats.md) that the daemon converts to PLAN.yml.
@@ -25,6 +27,28 @@ SOURCE_FILES = ("PLAN.json", "PLAN.toon", "PLAN.md")
 MAX_PATH_PARTS = 32
 #: White space other than the plain space (U+00A0, U+3000, ...): it reads as a space.
 _ODD_BLANK = re.compile(r"[^\S ]")
+#: The code points HFS+ ignores in a name (Apple's TN1150; git's ``next_hfs_char``, which
+#: ``core.protectHFS`` skips to find ``.git``): zero-width (non-)joiners, the bidi marks,
+#: embeddings and overrides, the deprecated format characters U+206A-U+206F, the BOM. Every
+#: one is also hidden (:data:`controller.display.HIDDEN`): a name holding one is unsafe.
+HFS_IGNORED = frozenset(
+    (*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF)
+)
+_DROP_IGNORED = dict.fromkeys(HFS_IGNORED)
+
+
+def fold(name: str) -> str:
+    """``name`` as the file systems a checkout lands on compare it (round 72): the code
+    points HFS+ ignores dropped (:data:`HFS_IGNORED`), canonical equivalents one (HFS+
+    stores NFD, APFS and NTFS keep either form; Python's canonical caseless match: NFD, case
+    fold, NFD), and case folded (``plan.YML``, ``PLAN.Jſon``). Two names with one fold are
+    one path somewhere, so a name whose fold is a plan file's claims its place
+    (:func:`plan_file_claims`) and a folder whose fold is a plan's name is no plan folder
+    (:func:`plan_named_folder`)."""
+    if name.isascii():  # the usual name: NFD leaves it, and its case fold is lower()
+        return name.lower()
+    bare = name.translate(_DROP_IGNORED)
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", bare).casefold())
 
 
 def unsafe_name(path: str) -> str | None:
@@ -70,7 +94,7 @@ RECORD_FILES = ("EXECUTION_LOG.md",)
 #: has, or a file the controller writes in a plan's folder has: a folder so named, in any
 #: case, is no plan's folder (:func:`plan_named_folder`).
 PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES, *RECORD_FILES))
-_FOLDED_NAMES = frozenset(name.casefold() for name in PLAN_NAMES)
+_FOLDED_NAMES = frozenset(fold(name) for name in PLAN_NAMES)
 
 
 def plan_named_folder(path: str) -> str | None:
@@ -82,31 +106,33 @@ def plan_named_folder(path: str) -> str | None:
     named ``PLAN.yml`` would be a second plan under the name of its parent's file (round
     69: the agent's folder read as Alice's completed plan), so it is no plan folder, and
     the folder above it, holding a plan file too, is E_PLAN_AMBIGUOUS. A folder at the
-    place of the record's file, or a case variant of a name (a checkout on a
-    case-insensitive file system makes ``PLAN.YML`` the plan file), is none either (round
-    70: such folders were frozen as plans that MCP could not name)."""
+    place of the record's file, or a variant of a name by :func:`fold` (a checkout on a
+    case-insensitive file system makes ``PLAN.YML`` the plan file, one on HFS+
+    ``PLAN.y<U+200C>ml``), is none either (round 70: such folders were frozen as plans that
+    MCP could not name; round 72)."""
     folders = path.split("/")[:-1]
-    found = next((name for name in folders if name.casefold() in _FOLDED_NAMES), None)
+    found = next((name for name in folders if fold(name) in _FOLDED_NAMES), None)
     if found is None:
         return None
     return (
-        f"a folder named {found} is no plan folder (a plan file's, a plan source's or the "
-        "controller's record's name, in any case; a path naming a plan file is read as its "
-        "folder's plan); rename the folder"
+        f"a folder named {visible(found)} is no plan folder (a plan file's, a plan source's or the "
+        "controller's record's name, in any case or spelling; a path naming a plan file is "
+        "read as its folder's plan); rename the folder"
     )
 
 
-_FOLDED_PLAN_FILES = frozenset(name.casefold() for name in PLAN_FILES)
+_FOLDED_PLAN_FILES = frozenset(fold(name) for name in PLAN_FILES)
 _ORDER = {name: index for index, name in enumerate(PLAN_FILES)}
 
 
 def plan_file_claims(names: Iterable[str]) -> list[str]:
-    """The entries of one folder (files or folders, as listed) that are its plan file or
-    claim to be: ``PLAN.yml``/``PLAN.yaml`` in any case. More than one is E_PLAN_AMBIGUOUS
-    (:func:`ambiguous_claims`): on a case-insensitive checkout ``plan.yml/`` beside
-    ``PLAN.yml`` is one path, and a reviewer finds the other at the plan file's place
-    (round 71)."""
-    found = [name for name in names if name.casefold() in _FOLDED_PLAN_FILES]
+    """The entries of one folder (files, folders, symlinks, gitlinks: every entry as listed,
+    whatever its kind) that are its plan file or claim to be: a name whose :func:`fold` is
+    ``PLAN.yml``'s or ``PLAN.yaml``'s (any case, HFS+'s ignored code points, NFC or NFD).
+    More than one is E_PLAN_AMBIGUOUS (:func:`ambiguous_claims`): on a case-insensitive
+    checkout ``plan.yml/`` beside ``PLAN.yml`` is one path, on HFS+ ``PLAN.y<U+200C>ml/``
+    too, and a reviewer finds the other at the plan file's place (rounds 71, 72)."""
+    found = [name for name in names if fold(name) in _FOLDED_PLAN_FILES]
     return sorted(found, key=lambda name: (name not in PLAN_FILES, _ORDER.get(name, 0), name))
 
 

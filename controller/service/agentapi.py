@@ -175,6 +175,7 @@ class AgentApi:
         for _ in range(5):
             parent = self._parent(repo, branch, watched)
             rel = self._plan_file(repo, parent, folder) or rel
+            self._check_claims(repo, parent, rel)
             self._check_replaceable(repo, parent, rel)
             if not pull_request:
                 self._check_worktree(repo, rel)
@@ -223,6 +224,27 @@ class AgentApi:
             return existing
         repo.update_ref(f"refs/heads/{branch}", head, "0" * 40)
         return repo.branch_head(branch) or head
+
+    @staticmethod
+    def _check_claims(repo: GitRepo, parent: str, rel: str) -> None:
+        """E_PLAN_AMBIGUOUS, nothing committed, when the folder would hold the plan file
+        beside another entry claiming its place (:func:`controller.plan.names.ambiguous_claims`
+        over the folder's listing and the file written: a folder ``plan.yml/`` or
+        ``PLAN.YAML/``, a symlink or gitlink ``plan.yml``): the controller would read and run
+        neither (round 72: ``submit`` committed ``PLAN.yml`` beside such a claim and answered
+        ``pending_approval``)."""
+        from controller.errors import PlanAmbiguous
+        from controller.plan.names import ambiguous_claims
+
+        folder, _, name = rel.rpartition("/")
+        both = ambiguous_claims({*repo.names_in(parent, folder), name})
+        if both is not None:
+            raise PlanAmbiguous(
+                f"{folder} holds {' and '.join(n for n in both if n != name)}, which claims the "
+                f"place of its plan file {name}: neither would be read or run",
+                quotes=(folder,),
+                remedy="submit under a new slug, or delete the other entry first",
+            )
 
     @staticmethod
     def _check_replaceable(repo: GitRepo, parent: str, rel: str) -> None:

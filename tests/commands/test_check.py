@@ -421,3 +421,61 @@ def test_every_format_quotes_a_plans_status_as_written_even_one_equal_to_a_secre
         assert "***" not in out and "\\*\\*\\*" not in out, (fmt, out)
         for status in (secret, secret.upper()):
             assert status in out, (fmt, out)
+
+
+def _claim_beside(repo: Path, kind: str, name: str) -> None:
+    """Put ``plans/greet/<name>`` beside the plan file as ``kind``."""
+    path = repo / "plans" / "greet" / name
+    if kind == "symlink":
+        path.symlink_to("../other/PLAN.yml")
+    elif kind == "folder":
+        path.mkdir()
+        (path / "PLAN.yml").write_text((repo / "plans" / "greet" / "PLAN.yml").read_text())
+    elif kind == "gitlink":
+        path.mkdir()  # an uninitialised submodule: an empty folder
+    git(repo, "add", "-A")
+    if kind == "gitlink":
+        head = git(repo, "rev-parse", "HEAD").strip()
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},plans/greet/{name}")
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "code"),
+    [(None, "", ""), ("symlink", "plan.yml", "E_PLAN_AMBIGUOUS"),
+     ("gitlink", "plan.yml", "E_PLAN_AMBIGUOUS"), ("folder", "PLAN.YML", "E_PLAN_AMBIGUOUS"),
+     ("folder", "PLAN.y\u200cml", "E_PLAN_AMBIGUOUS"), ("symlink", "PLAN.yaml", "E_UNSAFE_PATH")],
+)  # fmt: skip
+def test_check_holds_a_plan_beside_a_claim_as_the_controller_does(
+    repo: Path, kind: str | None, name: str, code: str
+) -> None:
+    """Round 72: a pull request adding an entry that claims a frozen plan's file place (a
+    symlink or gitlink ``plan.yml``, a folder ``PLAN.YML/`` or ``PLAN.y<U+200C>ml/``) with
+    Alice's approval: check said ``start`` (links) or E_SCHEMA_INVALID "the file must be a
+    mapping" (folders: the held plan's text, absent, read as empty), where the controller
+    holds the plan E_PLAN_AMBIGUOUS (a symlink ``PLAN.yaml``: E_UNSAFE_PATH) and runs
+    nothing. Now check says the controller's word: outcome ``held``, invalid, its code."""
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo, rules=[])
+    git(repo, "switch", "-q", "-c", "review")
+    if kind is not None:
+        _claim_beside(repo, kind, name)
+        commit_all(repo, "a claim beside", AGENT)
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "approve", ALICE)
+    git(repo, "switch", "-q", "main")
+    exit_code, report = check(repo, "--as", ALICE[1], "--format", "json", rules=[])
+    [plan] = [p for p in report["plans"] if p["plan"] == "plans/greet"]
+    if kind is None:
+        assert (exit_code, plan["outcome"], plan["valid"]) == (0, "start", True), plan
+    else:
+        assert (exit_code, plan["outcome"], plan["valid"]) == (1, "held", False), plan
+        assert [p["code"] for p in plan["problems"]] == [code], plan
+        text = check(repo, "--as", ALICE[1], "--format", "markdown", rules=[])[1]
+        assert code.replace("_", "\\_") in text and "held" in text and "**no**" in text, text
+        text = check(repo, "--as", ALICE[1], "--format", "text", rules=[])[1]
+        assert "plans/greet: merging leaves it held" in text and code in text, text
+    merge(repo, "review", ALICE)
+    run_once(repo, rules=[])
+    ran = head_plan(repo)["plan"]["status"] == "completed"
+    assert ran == (kind is None)  # the controller did what check said

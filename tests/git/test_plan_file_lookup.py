@@ -135,3 +135,56 @@ def test_the_index_reads_a_case_variant_beside_the_plan_file_as_ambiguous(
     commit_all(repo, "the folder gone", AGENT)
     index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
     assert not index.plans["plans/p"].ambiguous
+
+
+def _claim(repo: Path, kind: str, name: str) -> None:
+    """Put ``plans/p/<name>`` in the index as ``kind``: a symlink, a gitlink (an
+    uninitialised submodule), a file, or a folder holding a note."""
+    path = repo / "plans" / "p" / name
+    if kind == "symlink":
+        path.symlink_to("../q/PLAN.yml")
+    elif kind == "file":
+        path.write_text(PLAN)
+    elif kind == "folder":
+        path.mkdir()
+        (path / "notes.md").write_text("x\n")
+    elif kind == "gitlink":
+        path.mkdir()  # an uninitialised submodule: an empty folder (``add -A`` keeps it)
+    git(repo, "add", "-A")
+    if kind == "gitlink":
+        head = git(repo, "rev-parse", "HEAD").strip()
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},plans/p/{name}")
+
+
+@pytest.mark.parametrize("when", ["with", "after"])
+@pytest.mark.parametrize("kind", ["symlink", "gitlink", "file", "folder"])
+@pytest.mark.parametrize("name", ["plan.yml", "PLAN.YML", "Plan.yaml", "PLAN.y\u200cml"])
+def test_the_index_counts_every_kind_of_claim_however_late(
+    repo: Path, tmp_path: Path, kind: str, name: str, when: str
+) -> None:
+    """Round 72: a claim of the plan file's place is an entry of the folder whatever its
+    kind: a symlink or gitlink ``plan.yml`` (or a lower-case file, or a folder holding no
+    plan file) committed AFTER the plan was E_PLAN_AMBIGUOUS only when it came with the
+    plan; added later it was never judged (only a path taken for a plan's reached the
+    rejudging), and Alice's approval ran the plan. Removing it makes the plan a plan again."""
+    write_plan(repo, "q")
+    write_plan(repo, "p")
+    if when == "with":
+        _claim(repo, kind, name)
+    commit_all(repo, "the plan", AGENT)
+    if when == "after":
+        _claim(repo, kind, name)
+        commit_all(repo, "the claim after", AGENT)
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    gitrepo = GitRepo(repo)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    state = index.plans["plans/p"]
+    assert state.ambiguous and any("E_PLAN_AMBIGUOUS" in n for n in state.notes), state
+    assert state.blob is None and state.status is None, state
+    assert not index.plans["plans/q"].ambiguous
+    git(repo, "rm", "-rqf", f"plans/p/{name}")
+    commit_all(repo, "the claim gone", AGENT)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    state = index.plans["plans/p"]
+    assert not state.ambiguous and state.blob is not None, state

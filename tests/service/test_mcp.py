@@ -518,6 +518,53 @@ def test_submit_replaces_the_folders_plan_yaml_never_writes_a_second_file(
     assert git(repo, "ls-tree", "--name-only", "HEAD", "plans/y/").split() == ["plans/y/PLAN.yaml"]
 
 
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [("folder", "plan.yml"), ("folder", "PLAN.YAML"), ("symlink", "plan.yml"),
+     ("gitlink", "Plan.yml"), ("folder", "PLAN.y\u200cml"), ("file", "plan.yaml")],
+)  # fmt: skip
+def test_submit_refuses_a_folder_holding_a_claim_of_the_plan_files_place(
+    repo: Path, tmp_path: Path, kind: str, name: str
+) -> None:
+    """Round 72: a folder holding only an entry that claims its plan file's place (a folder
+    ``plan.yml/`` or ``PLAN.YAML/``, a symlink or gitlink, a file in another case) and no
+    plan file: ``submit`` committed ``PLAN.yml`` beside it and answered
+    ``pending_approval``, a plan every other reader then calls E_PLAN_AMBIGUOUS. It asks
+    ``ambiguous_claims`` over the folder's listing and the file it would write: refused,
+    nothing committed; a folder holding a README only takes the plan."""
+    from controller.commands._shared import required_config
+    from controller.errors import PlanAmbiguous
+    from controller.service.agentapi import AgentApi
+
+    folder = repo / "plans" / "c"
+    folder.mkdir(parents=True)
+    (repo / "plans" / "ok").mkdir()
+    (repo / "plans" / "ok" / "README.md").write_text("for the next plan\n")
+    if kind == "folder":
+        (folder / name).mkdir()
+        (folder / name / "notes.md").write_text("x\n")
+    elif kind == "symlink":
+        (folder / name).symlink_to("../ok/README.md")
+    elif kind == "file":
+        (folder / name).write_text(PLAN)
+    else:
+        (folder / name).mkdir()  # an uninitialised submodule: an empty folder
+    git(repo, "add", "-A")
+    if kind == "gitlink":
+        head = git(repo, "rev-parse", "HEAD").strip()
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},plans/c/{name}")
+    commit_all(repo, "a claim alone", AGENT)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        with pytest.raises(PlanAmbiguous, match=r"claims the place of its plan file PLAN\.yml"):
+            api.submit(PLAN, "c")
+        assert git(repo, "rev-parse", "HEAD").strip() == before  # nothing committed
+        assert api.submit(PLAN, "ok")["file"] == "plans/ok/PLAN.yml"
+    finally:
+        api.close()
+
+
 def test_mcp_names_plans_by_the_controllers_rule(repo: Path, tmp_path: Path) -> None:
     """Round 70: MCP took only lower-case paths (``submit``'s slug rule) and answered
     E_USAGE "not a plan path" for ``plans/Deploy``, a plan the controller froze and ran; a

@@ -1,0 +1,70 @@
+"""One fold for a plan's names (round 72): two names a checkout's file system takes for one
+path are one claim. ``controller.plan.names.fold`` drops the code points HFS+ ignores (git's
+``next_hfs_char``, ``core.protectHFS``), makes canonical equivalents one (NFC, NFD) and
+folds case; ``plan_file_claims`` and ``plan_named_folder`` both compare by it."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from controller.display import HIDDEN
+from controller.plan.names import (
+    HFS_IGNORED,
+    ambiguous_claims,
+    fold,
+    plan_file_claims,
+    plan_named_folder,
+    unsafe_name,
+)
+
+#: git's utf8.c ``next_hfs_char``: the code points it skips, as HFS+ does
+GIT_HFS = (0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+           0x206A, 0x206B, 0x206C, 0x206D, 0x206E, 0x206F, 0xFEFF)  # fmt: skip
+
+
+def test_the_ignored_set_is_gits_and_every_one_is_hidden() -> None:
+    assert frozenset(GIT_HFS) == HFS_IGNORED
+    for code in GIT_HFS:  # a name holding one is refused on its own (E_UNSAFE_PATH)
+        assert HIDDEN.search(chr(code)), hex(code)
+        assert unsafe_name(f"plans/x{chr(code)}y/PLAN.yml") is not None, hex(code)
+
+
+@pytest.mark.parametrize("code", GIT_HFS)
+@pytest.mark.parametrize("at", [0, 4, 6, 8])
+def test_an_ignored_code_point_anywhere_is_the_same_name(code: int, at: int) -> None:
+    name = "PLAN.yml"[:at] + chr(code) + "PLAN.yml"[at:]
+    assert fold(name) == fold("PLAN.yml") == fold("plan.YML")
+    assert plan_file_claims([name]) == [name]
+    assert ambiguous_claims(["PLAN.yml", name]) == ["PLAN.yml", name]
+    assert "no plan folder" in (plan_named_folder(f"plans/x/{name}/PLAN.yml") or "")
+
+
+def test_canonical_equivalents_and_case_are_one_name() -> None:
+    for a, b in [("café", unicodedata.normalize("NFD", "café")), ("Straße", "STRASSE"),
+                 ("PLAN.Jſon", "plan.json"), ("\u212bx", "\u00c5X")]:  # fmt: skip
+        assert fold(a) == fold(b), (a, b)
+    assert "no plan folder" in (plan_named_folder("plans/k/PLAN.Jſon/z/PLAN.yml") or "")
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["PLAN.yml", "PLAN.y\u200cml"], ["PLAN.yml", "\u200dPLAN.yml"], ["PLAN.yml", "PLAN.yml\ufeff"],
+     ["PLAN.yml", "PLAN\u200e.yaml"], ["PLAN.yaml", "plan.y\u202eml"]],
+)  # fmt: skip
+def test_a_claim_spelled_with_ignored_code_points_makes_the_folder_ambiguous(
+    names: list[str],
+) -> None:
+    assert ambiguous_claims([*names, "EXECUTION_LOG.md", "notes.md"]) is not None
+
+
+@pytest.mark.parametrize("name", ["PLAN.ymlx", "PLAN.y ml", "PLAN_yml", "PLAN.yml.", "PLAN.ym"])
+def test_other_names_claim_nothing(name: str) -> None:
+    assert plan_file_claims([name]) == []
+    assert ambiguous_claims(["PLAN.yml", name]) is None
+
+
+def test_the_refusal_names_the_folder_with_its_hidden_characters_escaped() -> None:
+    why = unsafe_name("plans/zw/PLAN.y\u200cml/PLAN.yml") or ""
+    assert "no plan folder" in why and "PLAN.y\\u200cml" in why and "\u200c" not in why

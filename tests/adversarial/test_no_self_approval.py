@@ -5,7 +5,8 @@ history index counting them as a writer, then approves it: a ``Co-authored-by:``
 any spelling, another spelling of their address (case, Unicode NFD/NFC, git's stripped
 punctuation), committing someone else's authored change, or content that reaches the branch
 through merges the index does not attribute (``merge -s ours`` then a re-merge, a plan
-deleted and merged or reverted back, moved or copied to a new folder). Defence: the approval
+deleted and merged or reverted back, moved or copied to a new folder), a comment line of
+their own in the plan file (no hashed byte: round 71). Defence: the approval
 is refused with E_SELF_APPROVAL (or E_PLAN_HASH_MISMATCH for a merge that changed content),
 the tool never runs; honest controls in the same repo still run.
 
@@ -171,6 +172,11 @@ def _comment_only(who: tuple[str, str]) -> list[Step]:
 
 # variant id -> (steps, the refusal codes that count as the defence holding)
 ATTACKS: dict[str, tuple[list[Step], set[str]]] = {
+    # a control until round 71 (round 23's "a comment beside one's approval is no
+    # authorship"): any byte an approver commits into the plan file but a plain status change
+    # makes her a writer of the plan's folder, as a note beside it does (round 71's b-cmt-*:
+    # text commented out and uncommented by the agent ran on its writer's approval)
+    "approver-comments-only": (_comment_only(ALICE), SELF),
     "coauthor-canonical": (coauthored("Co-authored-by: Alice <alice@example.com>"), SELF),
     "coauthor-lowercase-key": (coauthored("co-authored-by: Alice <alice@example.com>"), SELF),
     "coauthor-uppercase-key": (coauthored("CO-AUTHORED-BY: Alice <alice@example.com>"), SELF),
@@ -233,7 +239,6 @@ BROKEN: dict[str, object] = {}
 
 CONTROLS: dict[str, list[Step]] = {
     "honest": [submit(), approve()],
-    "approver-comments-only": _comment_only(ALICE),
     "coauthor-is-someone-else": coauthored("Co-authored-by: Bob <bob@ops.example.com>"),
 }
 

@@ -18,7 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tests.support.gitenv import commit_all, git, run_cli
+from tests.support.gitenv import commit_all, git, identity, run_cli
 from tests.support.plantext import greet_plan
 
 # Records each call; the first call kills the controller (its parent) mid-action.
@@ -88,9 +88,14 @@ def _run(config: Path) -> str:
 
 
 def _approve(repo: Path, slug: str, status: str = "pending_approval") -> None:
+    """Alice approves ``slug``: its status line, committed alone. (Not ``git add -A``: after
+    the kill the working tree holds the controller's uncommitted record of the other plan,
+    and committing its ``execution:`` block made her an owned-block editor of that plan,
+    whose resume she could then no longer approve: docs/approvals.md, r72comment's rule.)"""
     path = repo / "plans" / slug / "PLAN.yml"
     path.write_text(path.read_text().replace(f"status: {status}", "status: approved", 1))
-    commit_all(repo, f"approve {slug}", ("Alice", "alice@example.com"))
+    git(repo, "add", str(path))
+    git(repo, "commit", "-q", "-m", f"approve {slug}", env=identity("Alice", "alice@example.com"))
 
 
 def _status(config: Path) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -137,7 +142,7 @@ def test_a_snapshot_older_than_the_branch_never_runs_an_action_again(
     _approve(repo, "two", status="failed")
     _run(config)
     row = _status(config)["plans/two"]
-    assert row["status"] == "completed" and not row["waiting"], row
+    assert row["status"] == "completed" and not row["waiting"], json.dumps(row)
     assert calls.read_text().split() == ["one", "one", "two"]
     _run(config)
     assert calls.read_text().split() == ["one", "one", "two"]

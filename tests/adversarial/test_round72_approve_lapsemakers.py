@@ -169,25 +169,8 @@ def _at(v: str) -> tuple[str, str]:
     return SLUG.get(v, v), "PLAN.yaml" if v in YAML_AT_END else "PLAN.yml"
 
 
-_MOVED_LAPSE = pytest.mark.xfail(
-    strict=True,
-    reason="round 72: a folder move setting pending_approval (or rejected) is no lapse: the "
-    "agent's cherry-pick of her older approval onto the moved plan runs",
-)
-_RENAME_MERGED = pytest.mark.xfail(
-    strict=True,
-    reason="round 72: her lapse made by a PLAN.yml <-> PLAN.yaml rename on her branch, merged "
-    "by another's merge commit, is dated as the merge: her web re-approval refused once",
-)
-BROKEN: dict[str, object] = {
-    **{v: _MOVED_LAPSE for v in [*MOVED[:6], "mv-reject"]},
-    "mv-reject-bob": pytest.mark.xfail(
-        strict=True,
-        reason="round 72: her rejection made with a folder move is ignored (from nothing): "
-        "Bob's approval runs the version she rejected",
-    ),
-    **{v: _RENAME_MERGED for v in ("h-ren-lapse-br", "h-ren-lapse-octo", "h-ren-back-lapse-br")},
-}
+#: nothing open since r72lapse (2026-11-30)
+BROKEN: dict[str, object] = {}
 
 
 class Clock:

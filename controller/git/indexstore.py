@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "53"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "55"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -193,6 +193,10 @@ INDEX_VERSION = "53"  # 3: risk and estimate per plan; 4: approval identities, f
 # place in any commit, a merge's too, edited or not (a gate approval with a rename read as new)
 # 53 (also): a lapse is dated by the commit that made it, on the line or on a merged branch,
 # never by the merge that brought it (round 71: her revert merged ``--no-ff`` by Bob dated as his)
+# 55: the status a moved plan file carries is a status change of the moved plan (its source's
+# state -> the new status), on the line and on a merged branch: her approval lapses, ``rejected``
+# withdraws the version (round 72: her folder move setting ``pending_approval`` was no lapse);
+# a rename's lapse on a merged branch is dated by the branch commit that made it, not the merge
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

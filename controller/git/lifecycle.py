@@ -606,7 +606,12 @@ class Lifecycle(IndexStore):
         return found
 
     def _moved_state(
-        self, repo: GitRepo, record: CommitRecord, change: FileChange, plan_id: str, status: str | None
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        plan_id: str,
+        status: str | None,
     ) -> PlanState | None:
         """The state, before ``record``, of the plan ``change`` moves into ``plan_id`` (another
         folder, or a folder whose plan left in the same commit: a swap), when the status the

@@ -77,7 +77,17 @@ approver alice, both audits valid):
 Where the first web re-approval is refused, she approves again in the web editor (the remedy
 the refusal names) and the plan must then run once, hers (asserted for every honest id).
 
-Seen (round 72): ``mv-lapse``, ``mv-lapse-br``, ``mv-lapse-agent``, ``mv-lapse-bob``,
+Seen (round 72), fixed 2026-11-30 (r72lapse): the status a moved plan file carries is a status
+CHANGE of the moved plan, from its source's state to the new status, as the same change made in
+place (``Lifecycle._moved_state``, ``_move_from`` on the line; ``_side_lapse`` on a merged
+branch): her approval lapses, so Y's copy is ``E_APPROVAL_REPLAYED``, and ``rejected`` from an
+allowed approver withdraws the version (``mv-reject-bob``: Bob's approval of the moved plan is
+"approved (from rejected)", ignored, as for ``ren-reject-bob``; a copy of the version is
+``E_VERSION_WITHDRAWN``); an approval made with a move is round 70's, unchanged. The branch
+commit that made a lapse is found through the folder's two names (``_set_away_by``, as
+``_rename_edit`` tells a rename): her rename-lapse merged by Bob is dated by her commit and her
+web re-approval runs at once. All asserted (the markers are off). As found: ``mv-lapse``,
+``mv-lapse-br``, ``mv-lapse-agent``, ``mv-lapse-bob``,
 ``mv-lapse-line-agent``, ``mv-lapse-yaml``, ``mv-reject`` BROKE (a lapsed approval brought
 back by another hand RAN; for ``mv-reject`` a WITHDRAWN one): a folder move that sets the plan
 away from ``approved`` in the move's commit (her own ``git mv plans/<v> plans/<v>-n`` plus

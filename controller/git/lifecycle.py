@@ -624,10 +624,13 @@ class Lifecycle(IndexStore):
         (round 70: judged as any approval, the version approved the one moved), as before.
         The source's run does not follow the path (docs/plan-format.md: a moved folder is a
         new plan for its record): a source that started, or withdrawn already (its veto
-        follows the hash), is read as before. None for a rename between the folder's two
-        names (the same plan: :meth:`_rename_edit`)."""
+        follows the hash), and a swap onto a plan that started or ended, are read as before.
+        None for a rename between the folder's two names (the same plan: :meth:`_rename_edit`)."""
         if status == "approved":
             return None
+        target = self.plans.get(plan_id)
+        if target is not None and target.status is not None and target.status not in NEVER_STARTED:
+            return None  # a swap onto a plan that started or ended: its record, as before
         gone = self._move_from(repo, record, change)
         before: dict[str, PlanState] = getattr(self, "_before_move", {})
         source = before.get(gone.path) if gone is not None else None
@@ -2510,17 +2513,18 @@ class Lifecycle(IndexStore):
             return
         if change.new_blob is None or not commit.parents:
             return
-        source = change
+        source: FileChange | None = change
         if change.old_blob is None:  # a move's status is a change of the moved plan's (round 72)
             source = self._move_from(repo, commit, change) or self._rename_from(commit, change)
-            if source is None:
-                return
+        if source is None:
+            return
         old, new = self.facts(repo, source.old_blob), self.facts(repo, change.new_blob)
         if old is None or new is None or old.status != "approved" or new.status == "approved":
             return
         decided = self._approved_by(repo, commit.parents[0], source.path)
         if decided is not None:
-            key = _approval_identity(decided, _decision(plan_id, "approved"))
+            decided_for = plan_id_of(source.path, self.plans_dir) or plan_id  # a move's source
+            key = _approval_identity(decided, _decision(decided_for, "approved"))
             self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
             for who in (decided.author.email, commit.author.email):  # the lapse's author's too
                 when = self._lapse_time(commit, who)

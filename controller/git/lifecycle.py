@@ -566,13 +566,16 @@ class Lifecycle(IndexStore):
         return FileChange(change.path, gone.old_blob, change.new_blob, change.mode)
 
     def _move_from(
-        self, repo: GitRepo, record: CommitRecord, change: FileChange
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, merges: bool = False
     ) -> FileChange | None:
         """The change of the plan file (or source) ``change`` is a move of, as
         :meth:`_move_source` pairs them: its path is where the moved plan was (round 72: the
         source's state is where the status the move carries is judged from,
-        :meth:`_moved_state`)."""
-        if record.is_merge or change.new_blob is None or not _is_plan_file(change.path):
+        :meth:`_moved_state`). ``merges``: a merge's too, against its first parent (the
+        status a merge's file carries is the merge's status change, whoever wrote it)."""
+        if record.is_merge and not merges:
+            return None
+        if change.new_blob is None or not _is_plan_file(change.path):
             return None
         if change.mode in NOT_A_FILE or change.old_blob == change.new_blob:
             return None
@@ -592,7 +595,7 @@ class Lifecycle(IndexStore):
         (:meth:`_moved_contents`), by path: what the status a moved plan file carries is
         judged from (:meth:`_moved_state`), whichever order the commit lists the two halves
         in (the source removed, or rewritten by a swap, before its target is read)."""
-        if record.is_merge or not any(
+        if not any(
             c.new_blob is not None and c.old_blob != c.new_blob and _is_plan_file(c.path)
             for c in record.changes
         ):
@@ -631,7 +634,7 @@ class Lifecycle(IndexStore):
         target = self.plans.get(plan_id)
         if target is not None and target.status is not None and target.status not in NEVER_STARTED:
             return None  # a swap onto a plan that started or ended: its record, as before
-        gone = self._move_from(repo, record, change)
+        gone = self._move_from(repo, record, change, merges=True)
         before: dict[str, PlanState] = getattr(self, "_before_move", {})
         source = before.get(gone.path) if gone is not None else None
         if source is None or source.plan_id == plan_id or source.status not in NEVER_STARTED:
@@ -667,6 +670,11 @@ class Lifecycle(IndexStore):
         branch, merged ``--no-ff``, made her the plan's changer)."""
         if commit.is_merge or not commit.parents or not _is_plan_file(change.path):
             return False
+        return self._move_source(repo, self._whole(repo, commit), change) is not None
+
+    def _whole(self, repo: GitRepo, commit: CommitRecord) -> CommitRecord:
+        """``commit`` (not a merge) with its changes in the whole plans folder, not only the
+        paths a limited log showed (once per commit, kept for the last 512)."""
         wholes: dict[str, CommitRecord] = getattr(self, "_wholes", {})
         whole = wholes.get(commit.sha)
         if whole is None:
@@ -676,7 +684,7 @@ class Lifecycle(IndexStore):
             wholes = {} if len(wholes) > 512 else wholes
             wholes[commit.sha] = whole
             self._wholes = wholes
-        return self._move_source(repo, whole, change) is not None
+        return whole
 
     def _kept_rename(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` is half of a rename between the folder's two names that keeps the
@@ -1752,11 +1760,11 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
-            source = self._moved_state(repo, record, change, plan_id, new.status) if moved else None
+            source = self._moved_state(repo, record, change, plan_id, new.status)
             if source is not None:  # a move's status: a change of the moved plan's (round 72)
                 state.status = source.status
                 state.request = dict(source.request) if source.request else None
-                old = self.facts(repo, moved.old_blob if moved else None)
+                old = self.facts(repo, source.blob)
             approved = state.status == "approved"  # an approval open before this commit
             if approved and old is not None and new.status != old.status:
                 maker = self._lapse_maker(repo, record, change)
@@ -2002,7 +2010,8 @@ class Lifecycle(IndexStore):
         other = other_name(path)
         for line in out.splitlines():
             sha, *parents = line.split()
-            facts = self.facts(repo, repo.blob_sha(sha, path))
+            blob = repo.blob_sha(sha, path)
+            facts = self.facts(repo, blob)
             if facts is None or facts.status == "approved":
                 return None
             was = repo.blob_sha(parents[0], path) if parents else None
@@ -2010,6 +2019,10 @@ class Lifecycle(IndexStore):
                 # renamed from the folder's other name: the edit in place it is (round 72,
                 # :meth:`_rename_edit`): the commit that set the plan away made the lapse
                 was = repo.blob_sha(parents[0], other)
+            if was is None and len(parents) == 1:  # moved from another folder (round 72)
+                commit = self._whole(repo, repo.commit(sha))
+                gone = self._move_from(repo, commit, FileChange(path, None, blob))
+                was = gone.old_blob if gone is not None else None
             before = self.facts(repo, was)
             if before is not None and before.status == "approved":
                 return repo.commit(sha)

@@ -139,7 +139,9 @@ agreed; ``rev-then-mv`` (her plain revert, then the agent's byte-exact move, the
 ``E_APPROVAL_REPLAYED``; ``ren-reject`` ignored the pick ("approved (from rejected)"), nothing
 ran; ``mv-lapse-merge`` (her move-and-revert written in her own merge) is
 ``E_SELF_APPROVAL`` (the merge wrote the file: hers), ``mv-lapse-draft``
-``E_ILLEGAL_TRANSITION``.
+``E_ILLEGAL_TRANSITION``. Since r72lapse the move a merge makes is read as the merge's status
+change too: ``mv-lapse-merge`` is ``E_APPROVAL_REPLAYED`` (her lapse, in her merge), and
+``mv-lapse-draft``'s move lapses her approval, the pick "approved (from draft)" ignored.
 """
 
 from __future__ import annotations

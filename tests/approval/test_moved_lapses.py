@@ -107,8 +107,10 @@ def _started(repo: Path, slug: str) -> bool:
     return f"plangate: start plans/{slug}" in subjects(repo)
 
 
-@pytest.mark.parametrize("where", ["line", "merged"])
+@pytest.mark.parametrize("where", ["line", "merged", "in-merge"])
 def test_a_move_setting_pending_lapses_her_approval(repo: Path, where: str) -> None:
+    """On the line, on her branch merged ``--no-ff`` by Bob, or written by Bob inside his
+    merge of a docs branch (``--no-commit``)."""
     submitted(repo)
     t = _after_freeze()
     git(repo, "checkout", "-q", "-b", "review")
@@ -119,8 +121,17 @@ def test_a_move_setting_pending_lapses_her_approval(repo: Path, where: str) -> N
     _commit(repo, "approve", ALICE, t + 1)  # X
     if where == "merged":
         git(repo, "checkout", "-q", "-b", "alice/move")
-    _moved(repo, "pending_approval")
-    _commit(repo, "move it, not yet", ALICE, t + 2)  # her decision taken back, by a move
+    if where == "in-merge":
+        git(repo, "checkout", "-q", "-b", "docs")
+        (repo / "NOTES.md").write_text("notes\n")
+        _commit(repo, "docs", BOB, t + 2)
+        git(repo, "checkout", "-q", "main")
+        _git(repo, "merge", "-q", "--no-ff", "--no-commit", "docs", who=BOB, at=t + 2)
+        _moved(repo, "pending_approval")
+        _commit(repo, "merge docs, move it", BOB, t + 2)  # Bob's objection, in his merge
+    else:
+        _moved(repo, "pending_approval")
+        _commit(repo, "move it, not yet", ALICE, t + 2)  # her decision taken back, by a move
     if where == "merged":
         git(repo, "checkout", "-q", "main")
         _git(repo, "merge", "-q", "--no-ff", "-m", "merge", "alice/move", who=BOB, at=t + 3)

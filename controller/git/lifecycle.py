@@ -628,12 +628,21 @@ class Lifecycle(IndexStore):
         The source's run does not follow the path (docs/plan-format.md: a moved folder is a
         new plan for its record): a source that started, or withdrawn already (its veto
         follows the hash), and a swap onto a plan that started or ended, are read as before.
-        None for a rename between the folder's two names (the same plan: :meth:`_rename_edit`)."""
+        None for a rename between the folder's two names (the same plan: :meth:`_rename_edit`),
+        and for a move a merged branch made, which a merge carries and does not make (round 71):
+        the branch's commit is read where the merged branches are (:meth:`_side_lapse`,
+        :meth:`_side_withdrawal`, judged by who made it; round 34's ``mv-side``: Mallory's move
+        and rejection on her branch, merged by the agent, would have been the agent's
+        withdrawal); a move the merge wrote itself is its own status change."""
         if status == "approved":
             return None
         target = self.plans.get(plan_id)
         if target is not None and target.status is not None and target.status not in NEVER_STARTED:
             return None  # a swap onto a plan that started or ended: its record, as before
+        if record.is_merge and change.new_blob in self._side_plans(repo, record).files.get(
+            change.path, ()
+        ):
+            return None  # a merged branch's move: read on that branch (:meth:`_side_lapse`)
         gone = self._move_from(repo, record, change, merges=True)
         before: dict[str, PlanState] = getattr(self, "_before_move", {})
         source = before.get(gone.path) if gone is not None else None
@@ -2010,8 +2019,7 @@ class Lifecycle(IndexStore):
         other = other_name(path)
         for line in out.splitlines():
             sha, *parents = line.split()
-            blob = repo.blob_sha(sha, path)
-            facts = self.facts(repo, blob)
+            facts = self.facts(repo, repo.blob_sha(sha, path))
             if facts is None or facts.status == "approved":
                 return None
             was = repo.blob_sha(parents[0], path) if parents else None
@@ -2019,10 +2027,6 @@ class Lifecycle(IndexStore):
                 # renamed from the folder's other name: the edit in place it is (round 72,
                 # :meth:`_rename_edit`): the commit that set the plan away made the lapse
                 was = repo.blob_sha(parents[0], other)
-            if was is None and len(parents) == 1:  # moved from another folder (round 72)
-                commit = self._whole(repo, repo.commit(sha))
-                gone = self._move_from(repo, commit, FileChange(path, None, blob))
-                was = gone.old_blob if gone is not None else None
             before = self.facts(repo, was)
             if before is not None and before.status == "approved":
                 return repo.commit(sha)

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "56"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "57"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -201,6 +201,11 @@ INDEX_VERSION = "56"  # 3: risk and estimate per plan; 4: approval identities, f
 # makes its folder's plan E_PLAN_AMBIGUOUS however late it comes, and names are compared folded
 # (case, the code points HFS+ ignores, NFC/NFD: ``PLAN.y<U+200C>ml/``) (round 72: a symlink
 # ``plan.yml`` added beside a frozen plan, or such a folder, let Alice's approval run it)
+# 55: the status a moved plan file carries is a status change of the moved plan (its source's
+# state -> the new status), on the line and on a merged branch: her approval lapses, ``rejected``
+# withdraws the version (round 72: her folder move setting ``pending_approval`` was no lapse);
+# a rename's lapse on a merged branch is dated by the branch commit that made it, not the merge
+# 57: 54, 55 and 56 together (each branch's index had one of them alone)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

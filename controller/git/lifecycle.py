@@ -255,6 +255,7 @@ class Lifecycle(IndexStore):
         carried = {} if by_controller else self._moved_writers(repo, record)
         for target, held in ({} if by_controller else self._held_moved).items():
             self._add_authors(folder_key(target) + _HELD, held)  # before the move's own edit
+        self._before_move = {} if by_controller else self._move_sources(repo, record)
         for target, writers in self._follow_parked(repo, record, by_controller).items():
             carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
@@ -564,7 +565,23 @@ class Lifecycle(IndexStore):
         folder's are carried by :meth:`_moved_writers`). None when it writes no such file,
         and in a merge (what a merge writes is told by what it brought: :meth:`_brought`,
         :meth:`_changers`; a merge's rename is still the same plan: :meth:`_rename_edit`)."""
-        if record.is_merge or change.new_blob is None or not _is_plan_file(change.path):
+        gone = self._move_from(repo, record, change)
+        if gone is None:
+            return None
+        assert gone.old_blob is not None  # for the type checker: a content went
+        return FileChange(change.path, gone.old_blob, change.new_blob, change.mode)
+
+    def _move_from(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, merges: bool = False
+    ) -> FileChange | None:
+        """The change of the plan file (or source) ``change`` is a move of, as
+        :meth:`_move_source` pairs them: its path is where the moved plan was (round 72: the
+        source's state is where the status the move carries is judged from,
+        :meth:`_moved_state`). ``merges``: a merge's too, against its first parent (the
+        status a merge's file carries is the merge's status change, whoever wrote it)."""
+        if record.is_merge and not merges:
+            return None
+        if change.new_blob is None or not _is_plan_file(change.path):
             return None
         if change.mode in NOT_A_FILE or change.old_blob == change.new_blob:
             return None
@@ -576,8 +593,68 @@ class Lifecycle(IndexStore):
             if gone.old_blob == change.new_blob or (
                 _is_plan_file(gone.path) and not self._writes_file(repo, edit)
             ):
-                return edit
+                return gone
         return None
+
+    def _move_sources(self, repo: GitRepo, record: CommitRecord) -> dict[str, PlanState]:
+        """The states, as they were before ``record``, of the plans whose files it may move
+        (:meth:`_moved_contents`), by path: what the status a moved plan file carries is
+        judged from (:meth:`_moved_state`), whichever order the commit lists the two halves
+        in (the source removed, or rewritten by a swap, before its target is read)."""
+        if not any(
+            c.new_blob is not None and c.old_blob != c.new_blob and _is_plan_file(c.path)
+            for c in record.changes
+        ):
+            return {}
+        found: dict[str, PlanState] = {}
+        for gone in self._moved_contents(repo, record):
+            plan_id = plan_id_of(gone.path, self.plans_dir)
+            state = self.plans.get(plan_id) if plan_id is not None else None
+            if state is not None and state.file == gone.path and not state.ambiguous:
+                found[gone.path] = PlanState(**asdict(state))
+        return found
+
+    def _moved_state(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        plan_id: str,
+        status: str | None,
+    ) -> PlanState | None:
+        """The state, before ``record``, of the plan ``change`` moves into ``plan_id`` (another
+        folder, or a folder whose plan left in the same commit: a swap), when the status the
+        moved file carries is a status CHANGE of that plan (round 72): the move keeps the
+        frozen hash, so her decisions follow the version (round 66), and a move whose file
+        says other than ``approved`` takes back the approval the old file held open (the lapse,
+        as the same change made in place) and a ``rejected`` withdraws the version, where it
+        was read as a new plan's first status ("set rejected (from nothing)"). A move whose
+        file says ``approved`` is an approval of the version moved, made by the move's commit
+        (round 70: judged as any approval, the version approved the one moved), as before.
+        The source's run does not follow the path (docs/plan-format.md: a moved folder is a
+        new plan for its record): a source that started, or withdrawn already (its veto
+        follows the hash), and a swap onto a plan that started or ended, are read as before.
+        None for a rename between the folder's two names (the same plan: :meth:`_rename_edit`),
+        and for a move a merged branch made, which a merge carries and does not make (round 71):
+        the branch's commit is read where the merged branches are (:meth:`_side_lapse`,
+        :meth:`_side_withdrawal`, judged by who made it; round 34's ``mv-side``: Mallory's move
+        and rejection on her branch, merged by the agent, would have been the agent's
+        withdrawal); a move the merge wrote itself is its own status change."""
+        if status == "approved":
+            return None
+        target = self.plans.get(plan_id)
+        if target is not None and target.status is not None and target.status not in NEVER_STARTED:
+            return None  # a swap onto a plan that started or ended: its record, as before
+        if record.is_merge and change.new_blob in self._side_plans(repo, record).files.get(
+            change.path, ()
+        ):
+            return None  # a merged branch's move: read on that branch (:meth:`_side_lapse`)
+        gone = self._move_from(repo, record, change, merges=True)
+        before: dict[str, PlanState] = getattr(self, "_before_move", {})
+        source = before.get(gone.path) if gone is not None else None
+        if source is None or source.plan_id == plan_id or source.status not in NEVER_STARTED:
+            return None
+        return source
 
     def _moved_contents(self, repo: GitRepo, record: CommitRecord) -> list[FileChange]:
         """The plan files or sources ``record`` removes, or whose content it changes (not its
@@ -608,6 +685,11 @@ class Lifecycle(IndexStore):
         branch, merged ``--no-ff``, made her the plan's changer)."""
         if commit.is_merge or not commit.parents or not _is_plan_file(change.path):
             return False
+        return self._move_source(repo, self._whole(repo, commit), change) is not None
+
+    def _whole(self, repo: GitRepo, commit: CommitRecord) -> CommitRecord:
+        """``commit`` (not a merge) with its changes in the whole plans folder, not only the
+        paths a limited log showed (once per commit, kept for the last 512)."""
         wholes: dict[str, CommitRecord] = getattr(self, "_wholes", {})
         whole = wholes.get(commit.sha)
         if whole is None:
@@ -617,7 +699,7 @@ class Lifecycle(IndexStore):
             wholes = {} if len(wholes) > 512 else wholes
             wholes[commit.sha] = whole
             self._wholes = wholes
-        return self._move_source(repo, whole, change) is not None
+        return whole
 
     def _kept_rename(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` is half of a rename between the folder's two names that keeps the
@@ -652,6 +734,13 @@ class Lifecycle(IndexStore):
         if made.new_blob is None or _unsafe_why(made) is not None:
             return None  # not a plain file added under the other name: no rename
         return FileChange(made.path, gone.old_blob, made.new_blob, made.mode)
+
+    def _rename_from(self, record: CommitRecord, change: FileChange) -> FileChange | None:
+        """The removed half of the rename between the folder's two names that ``change`` (the
+        added half) makes (:meth:`_rename_edit`), else None."""
+        if self._rename_edit(record, change) is None or change.old_blob is not None:
+            return None
+        return self._paths_in[1].get(other_name(change.path) or "")
 
     def _moved_away(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` removes a plan file another plan file of ``record`` is a move of
@@ -1791,6 +1880,11 @@ class Lifecycle(IndexStore):
         if by_controller:
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
         else:
+            source = self._moved_state(repo, record, change, plan_id, new.status)
+            if source is not None:  # a move's status: a change of the moved plan's (round 72)
+                state.status = source.status
+                state.request = dict(source.request) if source.request else None
+                old = self.facts(repo, source.blob)
             approved = state.status == "approved"  # an approval open before this commit
             if approved and old is not None and new.status != old.status:
                 maker = self._lapse_maker(repo, record, change)
@@ -2033,12 +2127,18 @@ class Lifecycle(IndexStore):
             "log", "-n", "32", "--topo-order", "--no-show-signature", "--format=%H %P", tip,
             "--", path,
         )  # fmt: skip
+        other = other_name(path)
         for line in out.splitlines():
             sha, *parents = line.split()
             facts = self.facts(repo, repo.blob_sha(sha, path))
             if facts is None or facts.status == "approved":
                 return None
-            before = self.facts(repo, repo.blob_sha(parents[0], path)) if parents else None
+            was = repo.blob_sha(parents[0], path) if parents else None
+            if was is None and parents and other and repo.blob_sha(sha, other) is None:
+                # renamed from the folder's other name: the edit in place it is (round 72,
+                # :meth:`_rename_edit`): the commit that set the plan away made the lapse
+                was = repo.blob_sha(parents[0], other)
+            before = self.facts(repo, was)
             if before is not None and before.status == "approved":
                 return repo.commit(sha)
         return None
@@ -2538,14 +2638,20 @@ class Lifecycle(IndexStore):
             return
         if commit.author.email.lower() == self.controller_email:
             return
-        if change.old_blob is None or change.new_blob is None or not commit.parents:
+        if change.new_blob is None or not commit.parents:
             return
-        old, new = self.facts(repo, change.old_blob), self.facts(repo, change.new_blob)
+        source: FileChange | None = change
+        if change.old_blob is None:  # a move's status is a change of the moved plan's (round 72)
+            source = self._move_from(repo, commit, change) or self._rename_from(commit, change)
+        if source is None:
+            return
+        old, new = self.facts(repo, source.old_blob), self.facts(repo, change.new_blob)
         if old is None or new is None or old.status != "approved" or new.status == "approved":
             return
-        decided = self._approved_by(repo, commit.parents[0], change.path)
+        decided = self._approved_by(repo, commit.parents[0], source.path)
         if decided is not None:
-            key = _approval_identity(decided, _decision(plan_id, "approved"))
+            decided_for = plan_id_of(source.path, self.plans_dir) or plan_id  # a move's source
+            key = _approval_identity(decided, _decision(decided_for, "approved"))
             self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
             for who in (decided.author.email, commit.author.email):  # the lapse's author's too
                 when = self._lapse_time(commit, who)

@@ -77,7 +77,17 @@ approver alice, both audits valid):
 Where the first web re-approval is refused, she approves again in the web editor (the remedy
 the refusal names) and the plan must then run once, hers (asserted for every honest id).
 
-Seen (round 72): ``mv-lapse``, ``mv-lapse-br``, ``mv-lapse-agent``, ``mv-lapse-bob``,
+Seen (round 72), fixed 2026-11-30 (r72lapse): the status a moved plan file carries is a status
+CHANGE of the moved plan, from its source's state to the new status, as the same change made in
+place (``Lifecycle._moved_state``, ``_move_from`` on the line; ``_side_lapse`` on a merged
+branch): her approval lapses, so Y's copy is ``E_APPROVAL_REPLAYED``, and ``rejected`` from an
+allowed approver withdraws the version (``mv-reject-bob``: Bob's approval of the moved plan is
+"approved (from rejected)", ignored, as for ``ren-reject-bob``; a copy of the version is
+``E_VERSION_WITHDRAWN``); an approval made with a move is round 70's, unchanged. The branch
+commit that made a lapse is found through the folder's two names (``_set_away_by``, as
+``_rename_edit`` tells a rename): her rename-lapse merged by Bob is dated by her commit and her
+web re-approval runs at once. All asserted (the markers are off). As found: ``mv-lapse``,
+``mv-lapse-br``, ``mv-lapse-agent``, ``mv-lapse-bob``,
 ``mv-lapse-line-agent``, ``mv-lapse-yaml``, ``mv-reject`` BROKE (a lapsed approval brought
 back by another hand RAN; for ``mv-reject`` a WITHDRAWN one): a folder move that sets the plan
 away from ``approved`` in the move's commit (her own ``git mv plans/<v> plans/<v>-n`` plus
@@ -129,7 +139,9 @@ agreed; ``rev-then-mv`` (her plain revert, then the agent's byte-exact move, the
 ``E_APPROVAL_REPLAYED``; ``ren-reject`` ignored the pick ("approved (from rejected)"), nothing
 ran; ``mv-lapse-merge`` (her move-and-revert written in her own merge) is
 ``E_SELF_APPROVAL`` (the merge wrote the file: hers), ``mv-lapse-draft``
-``E_ILLEGAL_TRANSITION``.
+``E_ILLEGAL_TRANSITION``. Since r72lapse the move a merge makes is read as the merge's status
+change too: ``mv-lapse-merge`` is ``E_APPROVAL_REPLAYED`` (her lapse, in her merge), and
+``mv-lapse-draft``'s move lapses her approval, the pick "approved (from draft)" ignored.
 """
 
 from __future__ import annotations
@@ -169,25 +181,8 @@ def _at(v: str) -> tuple[str, str]:
     return SLUG.get(v, v), "PLAN.yaml" if v in YAML_AT_END else "PLAN.yml"
 
 
-_MOVED_LAPSE = pytest.mark.xfail(
-    strict=True,
-    reason="round 72: a folder move setting pending_approval (or rejected) is no lapse: the "
-    "agent's cherry-pick of her older approval onto the moved plan runs",
-)
-_RENAME_MERGED = pytest.mark.xfail(
-    strict=True,
-    reason="round 72: her lapse made by a PLAN.yml <-> PLAN.yaml rename on her branch, merged "
-    "by another's merge commit, is dated as the merge: her web re-approval refused once",
-)
-BROKEN: dict[str, object] = {
-    **{v: _MOVED_LAPSE for v in [*MOVED[:6], "mv-reject"]},
-    "mv-reject-bob": pytest.mark.xfail(
-        strict=True,
-        reason="round 72: her rejection made with a folder move is ignored (from nothing): "
-        "Bob's approval runs the version she rejected",
-    ),
-    **{v: _RENAME_MERGED for v in ("h-ren-lapse-br", "h-ren-lapse-octo", "h-ren-back-lapse-br")},
-}
+#: nothing open since r72lapse (2026-11-30)
+BROKEN: dict[str, object] = {}
 
 
 class Clock:

@@ -93,6 +93,9 @@ def redacted_around(
     redacted whole wherever it stands, an ``own`` quote inside it too; only a longer quote of
     the author's holds one as written (round 71: ``{'enum': ['<secret>']}`` was kept as
     written because the asker's guess equalled the secret)."""
+    whole = redact(text)
+    if whole == text:
+        return text  # nothing of it is hidden: no quote to keep apart (and no scan of them)
     parts = _catalog_parts(text, own, catalog)
     if len(parts) > 1:
         return _around_catalog(text, parts, own, redact)

@@ -192,10 +192,11 @@ def test_a_new_state_dir_sees_the_controllers_freeze_on_a_merged_back_branch(
     tmp_path: Path,
 ) -> None:
     """The same replay where the controller's state cannot help: a new state directory
-    (a new install, or a fresh clone's audit, which reads git alone) after the agent erased
-    the freezes and merged them back with ``-s ours``. The freeze of version 2 behind the
-    merge's second parent still dates version 2, so Alice's earlier approval of version 1
-    is a replay (E_APPROVAL_REPLAYED), not an approval of version 2."""
+    (a new install) after the agent erased the freezes and merged them back with ``-s
+    ours``. Round 72 (r72foxtrot): the controller's sealed freezes now stand only behind the
+    merge's second parent, which a first start reads as a rewritten line: it refuses
+    ``E_HISTORY_REWRITTEN`` and decides nothing (it had run, refusing the replay
+    ``E_APPROVAL_REPLAYED``); version 2 never runs either way."""
     lab = Lab(tmp_path / "lab")
     root = lab.head()
     lab.write("fz", _v("fz", 1))
@@ -223,7 +224,8 @@ def test_a_new_state_dir_sees_the_controllers_freeze_on_a_merged_back_branch(
         lab.extra_env = {}  # type: ignore[attr-defined]
     fresh = lab.root / "fresh.yml"
     fresh.write_text(lab.config.read_text().replace(str(lab.state), str(lab.root / "state2")))
+    tip = lab.head()
     result = lab.cli("run", "--once", "--config", str(fresh))
-    assert result.returncode == 0, result.stderr[-800:]
+    assert result.returncode != 0 and "E_HISTORY_REWRITTEN" in result.stderr, result.stderr[-800:]
     assert lab.calls("fz") == [], "version 2 ran on the approval of version 1"
-    assert "E_APPROVAL_REPLAYED" in lab.git("log", "-p", "--", "plans/fz/PLAN.yml")
+    assert lab.head() == tip  # nothing decided, nothing committed

@@ -18,37 +18,9 @@ import shutil
 import sys
 from pathlib import Path
 
+from tests.service.test_state_loss import KILLER, PLAN  # the same killer tool and plan
 from tests.support.gitenv import commit_all, git, identity, run_cli
 from tests.support.plantext import greet_plan
-
-# Records each call; the first call kills the controller (its parent) mid-action.
-KILLER = """\
-import json, os, signal, sys
-with open(sys.argv[1], "a") as f:
-    f.write(sys.argv[2] + "\\n")
-if not os.path.exists(sys.argv[3]):
-    open(sys.argv[3], "w").close()
-    os.kill(os.getppid(), signal.SIGKILL)
-print("{}")
-"""
-
-PLAN = """\
-plan:
-  name: "two steps"
-  task: "first kills the controller once"
-  status: pending_approval
-available_tools:
-  - name: step
-actions:
-  - id: 1
-    tool: step
-    why: "first"
-    params: {n: "one"}
-  - id: 2
-    tool: step
-    why: "second"
-    params: {n: "two"}
-"""
 
 #: Kill the controller before action 1's start is journaled: the journal holds the begin only.
 BEFORE_ACTION_1 = {"PLANGATE_TEST_CRASH_AT": "before-start:1"}

@@ -84,10 +84,24 @@ def _config(tmp_path: Path, name: str, url: str, extra: str = "") -> Path:
     return path
 
 
-def _run_both(configs: list[Path]) -> None:
+def _first_starts(configs: list[Path]) -> None:
+    """Two controllers on one remote are set up deliberately, one after the other: the first
+    start records the policy (a sealed commit), and a second NEW state directory on a branch
+    holding another key's seals refuses ``E_STORAGE`` (round 70: it cannot tell a second
+    controller from its own lost state) until told ``--take-over``, which adopts only what is
+    on the branch now (that set-up commit); each then decides only its own runs. Started
+    together instead, which of them starts first is a race on a loaded machine (CI,
+    2026-11-30: the later one refused)."""
+    first, *others = configs
+    _run_both([first])
+    for config in others:
+        _run_both([config], "--take-over")
+
+
+def _run_both(configs: list[Path], *options: str) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "controller", "run", "--once", "--config", str(c)],
+            [sys.executable, "-m", "controller", "run", "--once", "--config", str(c), *options],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -101,6 +115,7 @@ def _run_both(configs: list[Path]) -> None:
 
 def test_two_controllers_one_remote_exactly_one_runs(tmp_path: Path, served: str) -> None:
     configs = [_config(tmp_path, "a", served), _config(tmp_path, "b", served)]
+    _first_starts(configs)
     human = tmp_path / "human"
     git(tmp_path, "clone", "-q", served, str(human))
     write_plan(human)
@@ -151,6 +166,7 @@ def test_remote_starts_share_a_pushed_commit_and_each_plan_runs_once(
     # would otherwise commit each alone)
     unhurried = "execution: {batch_window: 3600}\n"
     configs = [_config(tmp_path, n, served, unhurried) for n in ("a", "b")]
+    _first_starts(configs)
     human = tmp_path / "human"
     git(tmp_path, "clone", "-q", served, str(human))
     slugs = [f"p{i:02d}" for i in range(12)]

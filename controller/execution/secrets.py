@@ -182,7 +182,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.display import HIDDEN, HIDDEN_ASTRAL, HIDDEN_BMP
 from controller.errors import CUT_MARKS, ConfigInvalid, RefUnavailable
-from controller.settings.credentials import credentials_of, prefixed_secrets
+from controller.settings.credentials import credentials_of, prefixed_secrets, seal_key_of
 
 if TYPE_CHECKING:
     from controller.settings import Config, SecretsSettings
@@ -198,17 +198,19 @@ class SecretStore:
         settings: SecretsSettings,
         environ: Mapping[str, str] | None = None,
         credentials: Iterable[str] = (),
+        literal: Iterable[str] = (),
     ) -> None:
         self.env_prefix = settings.env_prefix
         self._values = _configured(settings, os.environ if environ is None else environ)
-        #: ``credentials``: other values never to be written (:func:`credentials_of`)
-        self.redactor = Redactor([*self._values.values(), *credentials])
+        #: ``credentials``: other values never to be written (:func:`credentials_of`);
+        #: ``literal``: hidden as written and whole-encoded only (the seal key)
+        self.redactor = Redactor([*self._values.values(), *credentials], literal=literal)
 
     @classmethod
     def for_config(cls, config: Config, environ: Mapping[str, str] | None = None) -> SecretStore:
         """The store of ``config``'s secrets, its redactor hiding its credentials too."""
         env = os.environ if environ is None else environ
-        return cls(config.secrets, env, credentials_of(config, env)[1])
+        return cls(config.secrets, env, credentials_of(config, env)[1], seal_key_of(config))
 
     def get(self, name: str) -> str:
         """The value of secret ``name``; E_REF_UNAVAILABLE when it is not configured."""
@@ -1607,7 +1609,11 @@ _SEAL_AAD = b"plangate journal value"
 class Redactor:
     """Replaces secret values with ``***`` in text and JSON data, in every encoding."""
 
-    def __init__(self, values: Iterable[str]) -> None:
+    def __init__(self, values: Iterable[str], *, literal: Iterable[str] = ()) -> None:
+        """``values``: secrets, found in every encoding and view. ``literal``: values found
+        only as written (and upper-cased) and in their whole encodings (:func:`_written_forms`),
+        by plain substring search: a random key the controller made (its seal key), which
+        no one spells in another notation, at the cost of a few ``in`` tests per text."""
         secrets = {v for v in values if isinstance(v, str) and v}
         # A numeric secret as the number it stands for, written canonically (round 60)
         secrets |= {form for v in secrets for form in _number_forms(v)}
@@ -1628,6 +1634,13 @@ class Redactor:
         unique = {f for v in secrets for f in _written_forms(v)}
         unique |= {f for v in lines for f in _written_forms(v, whole=False)}
         secrets |= lines
+        unique |= {
+            form
+            for v in literal
+            if isinstance(v, str) and v
+            for spelt in {v, v.upper()}
+            for form in _written_forms(spelt)
+        }
         self._values = sorted(unique, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)
         self._needles = _Needles(self._secrets)
@@ -2015,7 +2028,7 @@ def seal_key(path: Path) -> bytes:
 
 #: Redactors :func:`redactor_for` made, by the values they hide (a handful: one per config
 #: in force; a secret changed in the file makes a new one).
-_MADE: dict[frozenset[str], Redactor] = {}
+_MADE: dict[tuple[frozenset[str], frozenset[str]], Redactor] = {}
 
 
 def redactor_for(config: Config) -> Redactor:
@@ -2024,11 +2037,12 @@ def redactor_for(config: Config) -> Redactor:
     once per set of values (every printer and every commit message asks for it)."""
     values = _configured(config.secrets, os.environ).values()
     wanted = frozenset([*values, *credentials_of(config, os.environ)[1]])
-    made = _MADE.get(wanted)
+    key = frozenset(seal_key_of(config))
+    made = _MADE.get((wanted, key))
     if made is None:
         if len(_MADE) >= 8:
             _MADE.clear()
-        made = _MADE[wanted] = Redactor(wanted)
+        made = _MADE[wanted, key] = Redactor(wanted, literal=key)
     return made
 
 

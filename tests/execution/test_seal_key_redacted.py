@@ -86,3 +86,28 @@ def test_the_seal_key_is_read_only_when_it_is_a_key(tmp_path: Path) -> None:
     (state / "commit.key").unlink()
     os.mkfifo(state / "commit.key")  # opened without blocking: no hang
     assert seal_key_of(config) == set()
+
+
+def test_the_seal_key_is_hidden_as_written_and_in_its_whole_encodings() -> None:
+    """The key is hidden by a literal search (no configured secret: the redactor's other
+    views stay off for every record): as its file spells it, upper-cased, JSON- and
+    URL-escaped, and in the hex, base64 and base32 of its bytes at any alignment."""
+    from controller.execution.secrets import Redactor
+
+    key = "0123456789abcdef" * 4
+    redactor = Redactor((), literal={key})
+    raw = key.encode()
+    for written in (
+        key,
+        key.upper(),
+        raw.hex(),
+        base64.b64encode(raw).decode(),
+        base64.b64encode(b"x" + raw).decode(),
+        base64.b32encode(raw).decode(),
+        json.dumps({"k": key}),
+    ):
+        shown = redactor.text(f"key: {written} .")
+        assert key[8:40] not in shown and written[8:40] not in shown, written
+        assert "***" in shown
+    assert redactor.text("no key here") == "no key here"
+    assert redactor.data({"out": [key, 1]}) == {"out": ["***", 1]}

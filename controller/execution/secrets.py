@@ -170,6 +170,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import copy
 import html.entities
 import json
 import math
@@ -204,7 +205,7 @@ class SecretStore:
         self._values = _configured(settings, os.environ if environ is None else environ)
         #: ``credentials``: other values never to be written (:func:`credentials_of`);
         #: ``literal``: hidden as written and whole-encoded only (the seal key)
-        self.redactor = Redactor([*self._values.values(), *credentials], literal=literal)
+        self.redactor = copy.copy(_built([*self._values.values(), *credentials], literal))
 
     @classmethod
     def for_config(cls, config: Config, environ: Mapping[str, str] | None = None) -> SecretStore:
@@ -1634,14 +1635,14 @@ class Redactor:
         unique = {f for v in secrets for f in _written_forms(v)}
         unique |= {f for v in lines for f in _written_forms(v, whole=False)}
         secrets |= lines
-        unique |= {
+        literal_forms = {
             form
             for v in literal
             if isinstance(v, str) and v
             for spelt in {v, v.upper()}
             for form in _written_forms(spelt)
         }
-        self._values = sorted(unique, key=len, reverse=True)
+        self._values = sorted(unique | literal_forms, key=len, reverse=True)
         self._secrets = sorted(secrets, key=len, reverse=True)
         self._needles = _Needles(self._secrets)
         # The whole forms too (hex, base64, base32 at every alignment), line-wrapped: base64
@@ -2036,13 +2037,21 @@ def redactor_for(config: Config) -> Redactor:
     the secrets are read again at each call (the file may have changed), the redactor built
     once per set of values (every printer and every commit message asks for it)."""
     values = _configured(config.secrets, os.environ).values()
-    wanted = frozenset([*values, *credentials_of(config, os.environ)[1]])
-    key = frozenset(seal_key_of(config))
-    made = _MADE.get((wanted, key))
+    return _built([*values, *credentials_of(config, os.environ)[1]], seal_key_of(config))
+
+
+def _built(values: Iterable[str], literal: Iterable[str]) -> Redactor:
+    """The redactor of ``values`` and ``literal``, built once per set of them: building one
+    finds every form and view of each value (milliseconds), and every run and every commit
+    message asks (round 72's seal key made it every run's cost: the 1,000-plan merge burst
+    spent 4 s building the same redactor). Shared: callers that set :attr:`Redactor.seal_key`
+    take a copy (:class:`SecretStore`)."""
+    wanted = (frozenset(values), frozenset(literal))
+    made = _MADE.get(wanted)
     if made is None:
         if len(_MADE) >= 8:
             _MADE.clear()
-        made = _MADE[wanted, key] = Redactor(wanted, literal=key)
+        made = _MADE[wanted] = Redactor(wanted[0], literal=wanted[1])
     return made
 
 

@@ -27,6 +27,7 @@ from controller.errors import (
     PlangateError,
     PlanTooLarge,
     Problem,
+    UnsafePath,
     UsageError,
 )
 
@@ -253,6 +254,15 @@ class AgentApi:
         committed = repo.read_file(parent, rel)
         if committed is None:
             return
+        mode = repo.mode_of(parent, rel)
+        if mode not in ("100644", "100755"):  # a symlink: its target's name is no plan
+            raise UnsafePath(
+                f"{rel} is a {'symlink' if mode == '120000' else 'non-file entry'} in the "
+                "branch, not a plan file: a submission replaces only a plan file, and the "
+                "controller reads no plan through a link",
+                quotes=(rel,),
+                remedy="submit under a new slug, or delete the entry first",
+            )
         current = validate_text(committed.decode("utf-8", "replace"), Path(rel)).status
         if current not in RESUBMITTABLE:
             raise IllegalTransition(

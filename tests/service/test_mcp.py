@@ -565,6 +565,35 @@ def test_submit_refuses_a_folder_holding_a_claim_of_the_plan_files_place(
         api.close()
 
 
+@pytest.mark.parametrize("name", ["PLAN.yaml", "PLAN.yml"])
+def test_submit_over_a_symlinked_plan_file_names_the_link(
+    repo: Path, tmp_path: Path, name: str
+) -> None:
+    """A folder whose plan file is a committed symlink (and nothing else): ``submit`` read
+    the link's target path as the committed plan and answered E_ILLEGAL_TRANSITION "... is
+    None" (round 72's notes). It is refused E_UNSAFE_PATH naming the link, nothing
+    committed."""
+    from controller.commands._shared import required_config
+    from controller.errors import UnsafePath
+    from controller.service.agentapi import AgentApi
+
+    folder = repo / "plans" / "s"
+    folder.mkdir(parents=True)
+    (repo / "plans" / "t").mkdir()
+    (repo / "plans" / "t" / "PLAN.yml").write_text(PLAN)
+    (folder / name).symlink_to("../t/PLAN.yml")
+    commit_all(repo, "a symlinked plan file", AGENT)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        with pytest.raises(UnsafePath, match=rf"plans/s/{name} is a symlink") as raised:
+            api.submit(PLAN, "s")
+        assert "None" not in str(raised.value)
+        assert git(repo, "rev-parse", "HEAD").strip() == before  # nothing committed
+    finally:
+        api.close()
+
+
 def test_mcp_names_plans_by_the_controllers_rule(repo: Path, tmp_path: Path) -> None:
     """Round 70: MCP took only lower-case paths (``submit``'s slug rule) and answered
     E_USAGE "not a plan path" for ``plans/Deploy``, a plan the controller froze and ran; a

@@ -169,10 +169,16 @@ def check_path(rel: str, config: Config | None) -> tuple[str, ...]:
     bad = (
         rel.startswith("/")
         or "\\" in rel
-        or any(p in ("..", ".") or not p.isprintable() for p in parts)
+        or any(p in ("..", ".") for p in parts)
         or tuple(parts[: len(plans_dir)]) != plans_dir
         or len(parts) <= len(plans_dir)
     )
+    unprintable = next((p for p in parts if not p.isprintable()), None)
+    if unprintable is not None:  # a name no reader takes for a plan folder, as status says
+        raise UnsafePath(
+            f"nested plan path {rel!r}: the name {unprintable!r} holds a character that is "
+            "not printed (an invisible or control character)"
+        )
     if bad:
         raise SchemaInvalid(
             f"nested plan path {rel!r}: write the plan's folder relative to the repository, "
@@ -238,13 +244,13 @@ def _no_symlink(path: Path, rel: str, root: Path) -> None:
     except FileNotFoundError:
         raise SchemaInvalid(f"nested plan {rel}: {shown} does not exist") from None
     if stat.S_ISLNK(mode):
-        raise SchemaInvalid(f"nested plan {rel}: {shown} is a symlink; plangate never follows one")
+        raise UnsafePath(f"nested plan {rel}: {shown} is a symlink; plangate never follows one")
 
 
 def _read(file: Path, max_bytes: int, root: Path) -> str:
     shown = _shown(root, file)
     if not stat.S_ISREG(os.lstat(file).st_mode):
-        raise SchemaInvalid(f"{shown}: not a regular file")
+        raise UnsafePath(f"{shown}: not a regular file")
     with open(file, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:

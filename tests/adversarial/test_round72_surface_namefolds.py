@@ -75,7 +75,8 @@ Noted, not counted: ``pin-zw``, ``pin-zlog`` and ``pin-symdir`` are refused
 ``E_SCHEMA_INVALID`` ("write the plan's folder ...", "is a symlink") where docs/plan-format.md
 says a pin to a folder "holding a name ``status`` shows as ``E_UNSAFE_PATH``" makes the parent
 invalid with ``E_UNSAFE_PATH`` (the row shows those folders E_UNSAFE_PATH): one code would
-match the doc; nothing runs either way.
+match the doc; nothing runs either way. (Since the session after round 72 they are
+``E_UNSAFE_PATH``, as the doc says.)
 Also tried (held, not kept as ids): MCP ``submit`` slugs ``plan.yml``, ``plan.yaml``,
 ``plan.json``, ``plan.toon``, ``plan.md``, ``execution_log.md`` (E_UNSAFE_PATH), ``.``, ``..``,
 ``...``, ``a..b``, ``.git``, ``-`` (E_USAGE); ``plan.yml.`` and ``plans`` are plans of their own;
@@ -387,13 +388,13 @@ def test_a_refused_name_at_any_depth_is_no_plan(lab: Lab, vid: str) -> None:
 
 
 # the pin's refusal: E_UNSAFE_PATH for a refused name (docs/plan-format.md, nested plans);
-# a pin holding an invisible character or through a symlink is refused E_SCHEMA_INVALID
-# (the path's own spelling rule), also never run
+# a pin holding an invisible character or through a symlink too (it was E_SCHEMA_INVALID
+# until the session after round 72), never run
 PIN_CODE = {"pin-deep2": ("E_UNSAFE_PATH",), "pin-deep3": ("E_UNSAFE_PATH",),
             "pin-deepjs": ("E_UNSAFE_PATH",),
-            "pin-zlog": ("E_UNSAFE_PATH", "E_SCHEMA_INVALID"),
-            "pin-zw": ("E_UNSAFE_PATH", "E_SCHEMA_INVALID"),
-            "pin-symdir": ("E_UNSAFE_PATH", "E_SCHEMA_INVALID"),
+            "pin-zlog": ("E_UNSAFE_PATH",),
+            "pin-zw": ("E_UNSAFE_PATH",),
+            "pin-symdir": ("E_UNSAFE_PATH",),
             "pin-symbeside": ("E_PLAN_AMBIGUOUS",),
             "pin-glbeside": ("E_PLAN_AMBIGUOUS",)}  # fmt: skip
 PIDS = [f"{v}:{r}" for v in PINS for r in ("row", "mcp-validate", "ran")]

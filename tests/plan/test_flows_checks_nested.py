@@ -375,6 +375,27 @@ def test_a_pin_to_a_folder_no_reader_takes_for_a_plan_is_unsafe(lab: Any, folder
     assert [e["code"] for e in result["errors"]] == ["E_UNSAFE_PATH"], result["errors"]
 
 
+@pytest.mark.parametrize("how", ["symlinked-folder", "zero-width", "word-joiner"])
+def test_a_pin_through_a_symlink_or_an_unprinted_name_is_unsafe(lab: Any, how: str) -> None:
+    """docs/plan-format.md: a pin through a symlink, or naming a folder whose name holds a
+    character that is not printed, is E_UNSAFE_PATH as the folder is to ``status`` (round
+    72's notes: E_SCHEMA_INVALID, another code for the same refusal)."""
+    repo, _, _ = lab
+    hash_ = pin(lab, child_text(SEND))
+    text = nested_parent(hash_, "{to: nobody@customer.example}")
+    if how == "symlinked-folder":
+        link = repo / "plans" / "lib" / "sendlink"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to(repo / "plans" / "common" / "send")
+        result = validate(lab, text.replace("plans/common/send", "plans/lib/sendlink"))
+    else:
+        name = "se\u200bnd" if how == "zero-width" else "se\u2060nd"
+        result = validate(lab, text.replace("plans/common/send", f"plans/lib/{name}"))
+    assert not result["valid"]
+    assert [e["code"] for e in result["errors"]] == ["E_UNSAFE_PATH"], result["errors"]
+
+
 @pytest.mark.parametrize("beside", ["plan.yml", "PLAN.YML", "Plan.yaml"])
 def test_a_pinned_folder_with_a_case_variant_beside_its_file_is_ambiguous(
     lab: Any, beside: str

@@ -146,6 +146,7 @@ def _build(root: Path) -> Lab:
     got["mcp-log"] = dict(zip(HOSTS, replies[: len(HOSTS)], strict=True))
     got["mcp-status"] = dict(zip(HOSTS, replies[len(HOSTS) :], strict=True))
     got["api"] = _api(lab, HOSTS)
+    got["tree"] = lab.git("ls-tree", "-r", "-t", "--name-only", "HEAD", "plans").splitlines()
     report, valid = clone_audit(lab, root)
     got["audit"] = {"valid": sorted(valid), "runs": len(report["executions"])}
     lab.got = got  # type: ignore[attr-defined]
@@ -163,7 +164,11 @@ def _xf(what: str) -> Any:
 
 READERS = ("row", "show", "mcp-log", "mcp-status", "api", "ran")
 IDS = [f"{h}:{r}" for h in HOSTS for r in READERS]
-BROKEN: dict[str, Any] = {}
+PAGE_READS = _xf(
+    "/api/plan/<id> of a folder it calls E_PLAN_AMBIGUOUS answers a document (the plan file's "
+    "text) and its hash, where show and MCP log refuse 'neither is read'"
+)
+BROKEN: dict[str, Any] = {f"{h}:api": PAGE_READS for h in LATE}
 HELD = ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
 
 
@@ -206,11 +211,26 @@ def test_a_claim_however_it_arrives_holds_the_plan(lab: Lab, vid: str) -> None:
         else:
             assert any(c in text for c in HELD), text[:800]
             assert '"status": "completed"' not in text, text[:800]
+            answer = json.loads(text[4:])
+            assert not answer.get("document") and not answer.get("hash"), text[:800]
     else:
         assert got["calls"][host] == (1 if honest else 0), got["calls"]
         if not honest:
             assert got["calls"][f"{host}-in"] == 0, got["calls"]
             assert got["calls"]["donor"] == 0, got["calls"]
+
+
+STALE = _xf(
+    "a status row for an entry no longer in the tree: the symlink plans/gone/plan.yml, deleted "
+    "before the approval, is still listed E_UNSAFE_PATH by status --json after it"
+)
+
+
+@pytest.mark.parametrize("vid", cases(["rows-in-tree"], ["rows-in-tree"], {"rows-in-tree": STALE}))
+def test_every_status_row_names_an_entry_of_the_tree(lab: Lab, vid: str) -> None:
+    got = lab.got  # type: ignore[attr-defined]
+    gone = [p for p in got["rows"] if p not in got["tree"]]
+    assert not gone, [(p, got["rows"][p]["reason"]) for p in gone]
 
 
 def test_the_fresh_clone_audit_agrees_with_the_rows(lab: Lab) -> None:

@@ -31,7 +31,30 @@ Readers (``<host>:<reader>``): ``status --json``'s row, ``show --json``, MCP ``l
 ``plangate audit --json``.
 Must hold: each claimed host is held (row not completed, E_PLAN_AMBIGUOUS or E_UNSAFE_PATH on
 every reader) and never runs, however the claim arrived; the controls run once and every
-reader says completed by alice; the audit's valid runs are the completed rows.
+reader says completed by alice; the audit's valid runs are the completed rows; every row
+``status --json`` lists names an entry of HEAD's tree.
+
+Seen (round 73):
+- ``{mv-in,mv-dir,mv-plan,mv-zw,zw-file,zw-sym,zw-gl,rlo-dir,past,evil,evil-zw,after-sym,
+  after-zw,after-mv}:api`` (14 ids, the page class of ``test_round73_surface_pinlists.py``):
+  the daemon's ``/api/plan/<id>`` of each held host says ``code: E_PLAN_AMBIGUOUS`` in its row
+  but answers beside it a ``document`` (the plan file's text, read) and a ``hash``, where
+  ``show`` and MCP ``log`` refuse: "neither is read or run until one is deleted". Should
+  (docs/plan-format.md: ``E_PLAN_AMBIGUOUS`` "for every reader" because "a reviewer could read
+  one while the other ran"): no document and no hash for a folder held ambiguous.
+- ``rows-in-tree`` (1 id): ``gone``'s symlink ``plan.yml``, deleted by the agent before the
+  approval, is still a row of ``status --json`` after pass 3 (``plans/gone/plan.yml``,
+  ``E_UNSAFE_PATH: ... is a symbolic link``): a row for an entry no longer in the tree (the
+  same for a folder ``PLAN.YML/`` removed with ``git rm -r``). Should: the row goes with the
+  entry, as a plan's row goes with its folder (minor: nothing runs; a stale refusal only).
+Noted, not counted: ``gone`` (born beside a symlink ``plan.yml``) was frozen by pass 1 while
+held: the class ``f-*:frozen`` of ``test_round73_surface_pinlists.py``.
+Held: every late claim, whatever its arrival (a rename ``R`` of a file or a folder onto a plan
+file's name, another plan's file moved in, ignorable-character files, symlinks, gitlinks and
+folders, a commit dated 1990, an evil merge adding the claim in neither parent, a claim
+committed after Alice's approval and before the pass): the row ``E_PLAN_AMBIGUOUS``, ``show``
+and MCP ``log``/``status`` refuse, never run (nor the donor, nor the claims' own plans);
+``ctl`` and ``gone`` run once on every reader; the fresh-clone audit agrees.
 """
 
 from __future__ import annotations

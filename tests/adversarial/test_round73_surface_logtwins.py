@@ -23,6 +23,27 @@ Must hold: a forged log at a name one path with ``EXECUTION_LOG.md`` on a checko
 is noted ``E_OWNED_BLOCK_CHANGED`` (or the folder refused) on every reader, as at the exact
 name, and never shown as the plan's record; the controls carry no note; the audit's valid runs
 are the completed rows (the ``d-*``).
+
+Seen (round 73):
+- ``{l-lower,l-upper,l-mixed,l-zw,l-bom,l-sym,d-lower,d-mixed,d-zw}:{row,show,mcp-log,page}``
+  (36 ids, one class): the agent's forged "Approved by alice@example.com, Status: completed"
+  log committed as ``execution_log.md``, ``EXECUTION_LOG.MD``, ``Execution_Log.Md``,
+  ``EXECUTION_LOG.md<U+200C>`` or ``<U+FEFF>EXECUTION_LOG.md`` (or a symlink
+  ``execution_log.md`` to ``plans/d-ok``'s real log) beside a plan that never ran, or beside
+  the controller's own log of a plan that ran, is noted by no reader: the row's notes,
+  ``show``, MCP ``log`` and the page carry no ``E_OWNED_BLOCK_CHANGED`` (the same forgery at
+  the exact name is noted on all four: ``l-exact``, ``d-exact`` held). On a case-insensitive
+  or HFS+ checkout the forged file IS ``EXECUTION_LOG.md``: the reviewer opens the plan's log
+  and reads "completed, approved by alice" for a plan that never ran (``l-*``), or git writes
+  one of the two over the other (``d-*``). Should (docs/threat-model.md, rounds 65-67: a
+  forged log "for a plan that never ran ... ``E_OWNED_BLOCK_CHANGED`` on the row as on
+  ``show``, MCP ``log`` and the audit"; docs/plan-format.md: names compared "as the file
+  systems git guards a checkout against compare them", round 72's fold, which already
+  refuses a FOLDER of these names): the log's name folded as the plan file's is, the forgery
+  noted (or the folder held) on every reader.
+Held: the runs (``d-*`` once, ``l-*`` never), the exact name's note on every reader, the
+controls without a note, the fresh-clone audit (it reads git alone: the valid runs are the
+completed rows).
 """
 
 from __future__ import annotations

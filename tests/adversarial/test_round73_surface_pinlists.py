@@ -40,7 +40,44 @@ came; controls (``pin-ok``, ``pin-ren``, twins) run their own library once and n
 twin's; a spelling runs its library once exactly when the row says completed, and MCP
 ``validate`` and ``check`` say what the row says; a plan born beside a claim is never frozen
 (docs/threat-model.md: "history marks the plan ambiguous: never frozen or started");
-``submit`` into a claim-only folder is refused ``E_PLAN_AMBIGUOUS`` and commits nothing.
+``submit`` into a claim-only folder is refused ``E_PLAN_AMBIGUOUS`` and commits nothing; the
+daemon's page and ``/api/plan/`` of a held folder read no file of it (readers ``api``,
+``page`` of the ``f-*``); ``check`` holds a plan (or a pinned folder: ``pin-base``,
+``k-base``) claimed on main after the branch was made, as the merge makes it.
+
+Seen (round 73):
+- ``{f-sym,f-gl,f-dir,f-zw,f-pend,f-lfile,f-rlo,f-seq}:frozen`` (8 ids): a plan committed
+  beside a claim of its file's place (a symlink, a gitlink or a file ``plan.yml``, a folder
+  ``PLAN.YML/``, ``PLAN.y<U+200C>ml/`` or ``PLAN.yml<U+202E>/``, a second PENDING plan file
+  ``PLAN.yaml``; the claim in the same commit or the next one) is FROZEN by the controller's
+  first pass: its ``plangate: freeze`` commit writes ``frozen: {hash, at, ...}`` into the
+  folder's ``PLAN.yml`` (for two plan files: into ``PLAN.yaml``, the other file), while the
+  row, ``show`` and MCP say ``E_PLAN_AMBIGUOUS`` and the CLI's ``plangate freeze --check``,
+  ``hash`` and ``validate`` of the same folder refuse it. Should (docs/threat-model.md, round
+  69's row: "history marks the plan ambiguous: never frozen or started"; docs/plan-format.md:
+  ``E_PLAN_AMBIGUOUS`` "for ``validate``, ``show``, ``hash``, ``freeze`` and the controller
+  alike"): no freeze commit while the folder is ambiguous. (``f-file``, an APPROVED second
+  file ``PLAN.yaml``, is not frozen: held.) Nothing ran.
+- ``{f-*}:api``, ``{f-*}:page`` (18 ids, with ``test_round73_surface_lateclaims.py``'s 14
+  ``:api``: one class): the daemon's reviewer page ``/plan/<id>`` of a folder it marks
+  ``E_PLAN_AMBIGUOUS`` titles it with one file's plan name and shows its task and hash, and
+  ``/api/plan/<id>`` answers that file's ``document`` and ``hash``; for ``PLAN.yml`` beside
+  ``PLAN.yaml`` (``f-file``, ``f-pend``) it is ``PLAN.yaml``'s (``<h1>f-file-in</h1>``, the
+  text the agent marked ``approved``), the file the row, ``show`` and MCP never read. Should
+  (docs/plan-format.md: "a reviewer could read one while the other ran, so neither is read or
+  run"; docs/operations.md: the page is "the reviewer's view"): the code, no plan text.
+Held: pins to a folder claimed in the approving pull request (``pin-pre``, ``pin-prezw``), on
+main after the branch was made (``pin-base``: ``check`` says ``refuse``, E_PLAN_AMBIGUOUS) or
+AFTER the approval (``pin-late*``: a symlink, a zero-width folder, ``git mv notes.md
+PLAN.yaml``, a gitlink) never run ("approval refused: E_PLAN_NOT_FROZEN: the plan does not
+validate (E_PLAN_AMBIGUOUS)", MCP ``validate`` E_PLAN_AMBIGUOUS); ``pin-ren`` (the library
+renamed ``PLAN.yaml`` after the approval) runs once; NFC/NFD and case twins run their own
+library once, never the twin's; ``pin-trail`` runs, ``pin-file``/``pin-fcase``
+(``E_UNSAFE_PATH``) and ``pin-solo`` (the NFD spelling of an NFC folder: ``E_SCHEMA_INVALID``
+"does not exist") never, with MCP ``validate`` and ``check`` saying the same; ``check`` holds
+``k-mv``/``k-zwf``/``k-base``; MCP ``submit`` refuses E_PLAN_AMBIGUOUS into folders holding
+only a zero-width folder, a gitlink, a file ``plan.YAML``, a symlink ``PLAN.yml<U+FEFF>``, a
+folder ``PLAN.yml<U+202E>/``, nothing committed (``sub-ok`` committed); the audit agrees.
 """
 
 from __future__ import annotations
@@ -71,6 +108,7 @@ PINS: dict[str, tuple[str, str, str, int | None]] = {
     "pin-ok": ("lib-ok", "plans/lib-ok", "", 1),
     "pin-pre": ("lib-pre", "plans/lib-pre", "pr", 0),
     "pin-prezw": ("lib-prezw", "plans/lib-prezw", "pr", 0),
+    "pin-base": ("lib-base", "plans/lib-base", "base", 0),
     "pin-late": ("lib-late", "plans/lib-late", "late", 0),
     "pin-latezw": ("lib-latezw", "plans/lib-latezw", "late", 0),
     "pin-latemv": ("lib-latemv", "plans/lib-latemv", "late", 0),
@@ -90,6 +128,7 @@ TAGS = {pin: f"t-{pin[4:]}" for pin in PINS}  # the library's rec tag
 CLAIM = {
     "pin-pre": ("sym", "plan.yml"),
     "pin-prezw": ("file", "PLAN.y\u200cml"),
+    "pin-base": ("sym", "plan.yml"),
     "pin-late": ("sym", "plan.yml"),
     "pin-latezw": ("dir", "PLAN.y\u200cml"),
     "pin-latemv": ("mv", "PLAN.yaml"),
@@ -108,7 +147,12 @@ BORN = {
     "f-rlo": ("dir", "PLAN.yml\u202e"),
     "f-seq": ("sym", "plan.yml"),  # in a second commit, before the pass
 }
-CHECKS = {"k-ok": None, "k-mv": ("mv", "plan.yml"), "k-zwf": ("file", "PLAN.y\u200daml")}
+CHECKS = {
+    "k-ok": None,
+    "k-mv": ("mv", "plan.yml"),
+    "k-zwf": ("file", "PLAN.y\u200daml"),
+    "k-base": ("sym", "plan.yml"),  # on main, after the branch was made: the merge brings it
+}
 SUBMITS = {
     "sub-ok": None,
     "sub-zw": ("dir", "PLAN.y\u200cml"),
@@ -180,9 +224,16 @@ def _build(root: Path) -> Lab:
         if when == "pr":
             _claim(lab, folder, *CLAIM[pin], gl_commit)
     for host, claim in CHECKS.items():
-        if claim:
+        if claim and host != "k-base":
             _claim(lab, host, *claim, gl_commit)
     lab.commit("agent: notes on the branch", AGENT)
+    lab.git("checkout", "-q", "main")
+    _claim(lab, "k-base", *CHECKS["k-base"], gl_commit)  # type: ignore[misc]
+    for pin, (folder, _p, when, _w) in PINS.items():
+        if when == "base":
+            _claim(lab, folder, *CLAIM[pin], gl_commit)
+    lab.commit("agent: notes on main", AGENT)
+    lab.git("checkout", "-q", "pr")
     parents = {}
     for pin in PINS:
         lab.set_status(f"p-{pin}", "approved")

@@ -12,11 +12,13 @@ Lab (one, module scope; two ``run --once`` passes):
   the agent commits on main AFTER the approving merge, before the pass: a symlink
   ``plan.yml``, a folder ``PLAN.y<U+200C>ml/``, ``git mv notes.md PLAN.yaml``, a gitlink
   ``plan.yml``), ``pin-ren`` (the library's ``git mv PLAN.yml PLAN.yaml`` after the approval,
-  bytes kept: a rename, no claim), ``pin-nfc``/``pin-nfd`` (twin folders ``plans/twé`` in
-  NFC and NFD, each pinned by its own spelling and hash), ``pin-Tw``/``pin-tw`` (case twins),
-  and spellings of one folder: ``pin-solo`` (``plans/soloé`` committed NFC, pinned NFD),
-  ``pin-trail`` (``plans/lib-tr/``), ``pin-file`` (``plans/lib-file/PLAN.yml``),
-  ``pin-fcase`` (``plans/lib-fc/Plan.yml``);
+  bytes kept: a rename, no claim), ``pin-lsym``/``pin-fsym``/``pin-lgl`` (after the approval
+  the library's folder becomes a symlink to a twin folder holding the very same bytes, its
+  ``PLAN.yml`` a symlink to the twin's, the folder a gitlink), ``pin-nfc``/``pin-nfd`` (twin
+  folders ``plans/twé`` in NFC and NFD, each pinned by its own spelling and hash),
+  ``pin-Tw``/``pin-tw`` (case twins), and spellings of one folder: ``pin-solo``
+  (``plans/soloé`` committed NFC, pinned NFD), ``pin-trail`` (``plans/lib-tr/``),
+  ``pin-file`` (``plans/lib-file/PLAN.yml``), ``pin-fcase`` (``plans/lib-fc/Plan.yml``);
 - in the same commit, plans born beside a claim (``f-*``: a symlink ``plan.yml``, a gitlink
   ``plan.yml``, a folder ``PLAN.YML/``, a folder ``PLAN.y<U+200C>ml/``, a file
   ``PLAN.yaml``, a file ``plan.yml``, a folder ``PLAN.yml<U+202E>/``; ``f-seq``: the claim in
@@ -69,8 +71,11 @@ Seen (round 73):
 Held: pins to a folder claimed in the approving pull request (``pin-pre``, ``pin-prezw``), on
 main after the branch was made (``pin-base``: ``check`` says ``refuse``, E_PLAN_AMBIGUOUS) or
 AFTER the approval (``pin-late*``: a symlink, a zero-width folder, ``git mv notes.md
-PLAN.yaml``, a gitlink) never run ("approval refused: E_PLAN_NOT_FROZEN: the plan does not
-validate (E_PLAN_AMBIGUOUS)", MCP ``validate`` E_PLAN_AMBIGUOUS); ``pin-ren`` (the library
+PLAN.yaml``, a gitlink; and ``pin-lsym``/``pin-fsym``/``pin-lgl``: the folder or its file
+swapped for a symlink to the very same bytes, or a gitlink, refused ``E_SCHEMA_INVALID`` "is
+a symlink; plangate never follows one"/"no PLAN.yml", round 72's noted code) never run
+("approval refused: E_PLAN_NOT_FROZEN: the plan does not validate (E_PLAN_AMBIGUOUS)", MCP
+``validate`` E_PLAN_AMBIGUOUS); ``pin-ren`` (the library
 renamed ``PLAN.yaml`` after the approval) runs once; NFC/NFD and case twins run their own
 library once, never the twin's; ``pin-trail`` runs, ``pin-file``/``pin-fcase``
 (``E_UNSAFE_PATH``) and ``pin-solo`` (the NFD spelling of an NFC folder: ``E_SCHEMA_INVALID``
@@ -114,6 +119,9 @@ PINS: dict[str, tuple[str, str, str, int | None]] = {
     "pin-latemv": ("lib-latemv", "plans/lib-latemv", "late", 0),
     "pin-lategl": ("lib-lategl", "plans/lib-lategl", "late", 0),
     "pin-ren": ("lib-ren", "plans/lib-ren", "late", 1),
+    "pin-lsym": ("lib-lsym", "plans/lib-lsym", "late", 0),
+    "pin-fsym": ("lib-fsym", "plans/lib-fsym", "late", 0),
+    "pin-lgl": ("lib-lgl", "plans/lib-lgl", "late", 0),
     "pin-nfc": (NFC, f"plans/{NFC}", "", 1),
     "pin-nfd": (NFD, f"plans/{NFD}", "", 1),
     "pin-Tw": ("Tw", "plans/Tw", "", 1),
@@ -134,6 +142,9 @@ CLAIM = {
     "pin-latemv": ("mv", "PLAN.yaml"),
     "pin-lategl": ("gl", "plan.yml"),
     "pin-ren": ("ren", "PLAN.yaml"),
+    "pin-lsym": ("lsym", ""),  # the folder becomes a symlink to a twin holding the same bytes
+    "pin-fsym": ("fsym", "PLAN.yml"),  # its PLAN.yml a symlink to the twin's same bytes
+    "pin-lgl": ("lgl", ""),  # the folder becomes a gitlink
 }
 BORN = {
     "f-ok": None,
@@ -167,7 +178,17 @@ def _claim(lab: Lab, folder: str, kind: str, name: str, gl_commit: str) -> None:
     """Put a claim ``name`` of ``kind`` in ``plans/<folder>`` (staged)."""
     where = lab.repo / "plans" / folder
     where.mkdir(parents=True, exist_ok=True)
-    if kind == "mv":
+    if kind in ("lsym", "lgl"):
+        lab.git("rm", "-rq", f"plans/{folder}")
+        if kind == "lsym":
+            (lab.repo / "plans" / folder).symlink_to(f"{folder}2")
+        else:
+            lab.git("update-index", "--add", "--cacheinfo", f"160000,{gl_commit},plans/{folder}")
+            (lab.repo / "plans" / folder).mkdir(exist_ok=True)
+    elif kind == "fsym":
+        lab.git("rm", "-q", f"plans/{folder}/{name}")
+        (where / name).symlink_to(f"../{folder}2/{name}")
+    elif kind == "mv":
         lab.git("mv", f"plans/{folder}/notes.md", f"plans/{folder}/{name}")
     elif kind == "ren":
         lab.git("mv", f"plans/{folder}/PLAN.yml", f"plans/{folder}/{name}")
@@ -191,6 +212,8 @@ def _build(root: Path) -> Lab:
     for pin, (folder, _path, _when, _want) in PINS.items():
         lab.write(folder, plan_text(TAGS[pin], "draft"))
         lab.write(folder, "notes\n", "notes.md")
+    for pin in ("pin-lsym", "pin-fsym"):  # twins holding the very bytes
+        lab.write(f"{PINS[pin][0]}2", plan_text(TAGS[pin], "draft"))
     hashes = {pin: hash_pin(lab, PINS[pin][0]) for pin in PINS}
     for pin, (_folder, path, _when, _want) in PINS.items():
         lab.write(f"p-{pin}", PARENT.format(vid=pin, path=path, hash=hashes[pin]))
@@ -288,6 +311,13 @@ def _xf(what: str) -> Any:
 
 
 HELD = ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
+# a symlink or gitlink where the pinned folder or its file was: refused E_SCHEMA_INVALID
+# ("is a symlink; plangate never follows one", "no PLAN.yml"), round 72's noted code
+LINKED = ("pin-lsym", "pin-fsym", "pin-lgl")
+
+
+def _held(pin: str) -> tuple[str, ...]:
+    return (*HELD, "E_SCHEMA_INVALID") if pin in LINKED else HELD
 
 
 def _validated(got: dict[str, Any], pin: str) -> dict[str, Any]:
@@ -314,7 +344,7 @@ def test_a_pin_runs_only_a_folder_unclaimed_when_the_run_comes(lab: Lab, vid: st
         if not done:
             assert row["status"] != "running", row
         if want == 0:
-            assert any(c in json.dumps(row) for c in HELD), row
+            assert any(c in json.dumps(row) for c in _held(pin)), row
     elif reader == "ran":
         assert got["calls"][TAGS[pin]] == (1 if done else 0), got["calls"]
         assert got["calls"][f"{PINS[pin][0]}-in"] == 0, got["calls"]
@@ -326,7 +356,7 @@ def test_a_pin_runs_only_a_folder_unclaimed_when_the_run_comes(lab: Lab, vid: st
         assert answer["valid"] is done, (answer, row)
         if want == 0:
             codes = {e["code"] for e in answer["errors"]}
-            assert codes & set(HELD), answer
+            assert codes & set(_held(pin)), answer
     else:
         entry = got["check"][f"plans/p-{pin}"]
         assert (entry["outcome"] == "start") == done, (entry, row)

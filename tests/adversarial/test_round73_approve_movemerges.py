@@ -45,21 +45,31 @@ Controls (asserted: ran once, the approver named, both audits valid):
   again).
 - ``h-swap-ran-bob``: ``<v>-w`` ran at P1; the agent swaps the two files; Bob approves
   ``<v>``'s content at ``plans/<v>-w`` (``<v>`` runs; ``<v>-w`` not again).
+- ``h-mvover-ran-bob``: ``<v>-w`` ran at P1; in ONE commit the agent removes its folder and
+  moves ``plans/<v>`` there; Bob approves at ``plans/<v>-w``.
+- ``h-swap-rej-bob``: Alice rejected ``<v>-w`` (pending) at P1; the agent swaps the two files;
+  Bob approves ``<v>``'s content at ``plans/<v>-w`` (``<v>`` runs; ``<v>-w`` never).
 
-Seen (round 73): 1 BROKE (strict xfail), honest work refused. ``h-swap-ran-bob``: the agent
-swapped the files of ``plans/<v>`` (pending, frozen at P0) and ``plans/<v>-w`` (ran at P1:
-``completed``, with the controller's ``approval:``/``execution:`` blocks) byte for byte in one
-commit; Bob approved ``<v>``'s content at ``plans/<v>-w`` with a plain status change. The row
-of ``plans/<v>-w`` kept ``<v>-w``'s life: status ``completed``, approver alice, the hash
-``<v>``'s; "E_ILLEGAL_TRANSITION: agent set status pending_approval (from completed) ...
-ignored" and "bob set status approved (from completed) ... ignored": ``<v>`` never ran; the
-row of ``plans/<v>`` (the ran content) reads ``pending_approval``, "waiting for an approval",
-``file_status: completed``. Both pending (``test_round73_approve_movestates.py``,
-``h-swap-bob``) ran. Should (docs/plan-format.md, a path's life: "A life ends ... where the path
-holds a plan frozen as another (``frozen.hash``) than the one the controller last recorded
-there (a plan swapped in)"; docs/approvals.md, round 70: two plans swapped byte for byte are
-each that content moved): ``<v>`` at ``plans/<v>-w`` is a new life, pending, and Bob's approval
-runs it once (the ran content stays ran: ``swap-ran-bob`` held).
+Seen (round 73): 3 BROKE (strict xfails), one class, honest work refused: a plan put in ONE
+commit onto the path of a plan the controller recorded (a swap, or the old plan's folder
+removed and the new one moved there) keeps that path's recorded state. ``h-swap-ran-bob``: the
+agent swapped the files of ``plans/<v>`` (pending, frozen at P0) and ``plans/<v>-w`` (ran at
+P1: ``completed``, with the controller's ``approval:``/``execution:`` blocks) byte for byte;
+Bob approved ``<v>``'s content at ``plans/<v>-w`` with a plain status change. The row of
+``plans/<v>-w`` kept ``<v>-w``'s life: status ``completed``, approver alice, the hash ``<v>``'s;
+"E_ILLEGAL_TRANSITION: agent set status pending_approval (from completed) ... ignored" and "bob
+set status approved (from completed) ... ignored": ``<v>`` never ran (and the row of
+``plans/<v>``, the ran content, reads ``pending_approval``, "waiting for an approval").
+``h-mvover-ran-bob``: the same with ``git rm -r plans/<v>-w`` and ``git mv plans/<v>
+plans/<v>-w`` in one commit (the same two steps in two commits, ``h-into-hist-bob``, ran).
+``h-swap-rej-bob``: the swap with a plan Alice rejected: "approved (from rejected)", ignored.
+Two pending plans swapped (``test_round73_approve_movestates.py``, ``h-swap-bob``) ran.
+Should (docs/plan-format.md, a path's life: "A life ends at the commit that removes the plan
+file ... and where the path holds a plan frozen as another (``frozen.hash``) than the one the
+controller last recorded there (a plan swapped in)"; docs/approvals.md, round 70: two plans
+swapped byte for byte are each that content moved, "the folder a swap takes a plan from counts
+as left by it"): ``<v>`` at ``plans/<v>-w`` is a new life, pending, and Bob's approval runs it
+once (the ran content stays ran: ``swap-ran-bob`` held).
 
 Held: every pick of Y was refused and nothing ran (her move-lapse through a merge of merges, a
 squash, the agent's rebase of her branch, ``-X theirs`` over the agent's edit of the old path;
@@ -93,21 +103,30 @@ HONEST = {
     "h-squash-mv-web": ALICE,
     "h-into-hist-bob": BOB,
     "h-swap-ran-bob": BOB,
+    "h-mvover-ran-bob": BOB,
+    "h-swap-rej-bob": BOB,
 }
 ALL = [*ATTACKS, *HONEST]
-WITH_W = ["into-hist-pick", "swap-ran-bob", "h-into-hist-bob", "h-swap-ran-bob"]
+WITH_W = [
+    "into-hist-pick", "swap-ran-bob", "h-into-hist-bob", "h-swap-ran-bob", "h-mvover-ran-bob",
+]  # fmt: skip
+REJ_W = ["h-swap-rej-bob"]
+_KEPT = (
+    "round 73: a plan swapped or moved in one commit onto the path of a plan the controller "
+    "recorded keeps that path's state ({}): Bob's approval of it is 'approved (from {})', ignored"
+)
 BROKEN: dict[str, Any] = {
-    "h-swap-ran-bob": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 73: a pending plan swapped onto the path of a plan that ran keeps that "
-        "path's completed state: Bob's approval of it is 'approved (from completed)', ignored",
-    ),
+    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_KEPT.format(st, st))
+    for v, st in (
+        ("h-swap-ran-bob", "completed"),
+        ("h-mvover-ran-bob", "completed"),
+        ("h-swap-rej-bob", "rejected"),
+    )
 }
 
 
 def tags(v: str) -> list[str]:
-    return [v, f"{v}-w"] if v in WITH_W else [v]
+    return [v, f"{v}-w"] if v in WITH_W or v in REJ_W else [v]
 
 
 class Clock:
@@ -155,6 +174,9 @@ def _build(root: Path) -> Lab:
     for v in WITH_W:
         lab.set_status(f"{v}-w", "approved")
     c.commit("approve the -w plans", who=ALICE)
+    for v in REJ_W:
+        lab.set_status(f"{v}-w", "rejected")
+    c.commit("reject", who=ALICE)
     c.run()  # P1
     lab.after_p1 = {v: len(lab.calls(f"{v}-w")) for v in WITH_W}  # type: ignore[attr-defined]
 
@@ -236,8 +258,13 @@ def _build(root: Path) -> Lab:
         c.commit(f"agent: archive plans/{v}-w")
         mv(v, f"{v}-w")
     c.set("h-into-hist-bob-w", "approved", who=BOB, msg="approve")
-    # swaps with a plan that ran
-    for v in ("swap-ran-bob", "h-swap-ran-bob"):
+    # onto a ran plan's path in one commit
+    c.git("rm", "-q", "-r", "plans/h-mvover-ran-bob-w")
+    lab.git("mv", "plans/h-mvover-ran-bob", "plans/h-mvover-ran-bob-w")
+    c.commit("agent: replace plans/h-mvover-ran-bob-w")
+    c.set("h-mvover-ran-bob-w", "approved", who=BOB, msg="approve")
+    # swaps with a plan that ran (or was rejected)
+    for v in ("swap-ran-bob", "h-swap-ran-bob", "h-swap-rej-bob"):
         a, w = (p / v / "PLAN.yml").read_bytes(), (p / f"{v}-w" / "PLAN.yml").read_bytes()
         (p / v / "PLAN.yml").write_bytes(w)
         (p / f"{v}-w" / "PLAN.yml").write_bytes(a)
@@ -246,6 +273,7 @@ def _build(root: Path) -> Lab:
     c.commit("agent: again")
     c.set("swap-ran-bob", "approved", who=BOB, msg="approve")
     c.set("h-swap-ran-bob-w", "approved", who=BOB, msg="approve")
+    c.set("h-swap-rej-bob-w", "approved", who=BOB, msg="approve")
     # her web re-approvals
     c.set("h-mm-mv-web-n", "approved", msg="Update PLAN.yml", forge=True)
     # the agent brings Y back
@@ -331,10 +359,11 @@ def test_honest_moves_run_once_the_approver_named(lab: Lab, vid: str) -> None:
     ran = lab.later if vid == "h-squash-mv-web" else lab.first  # type: ignore[attr-defined]
     assert ran[vid] == 1, _hint(lab, vid)
     assert len(lab.calls(vid)) == 1
-    if vid in WITH_W:
-        assert len(lab.calls(f"{vid}-w")) == 1, _hint(lab, vid)
+    if vid in WITH_W or vid in REJ_W:
+        before = int(vid in WITH_W)  # the -w plan's own run at P1
+        assert len(lab.calls(f"{vid}-w")) == before, _hint(lab, vid)
         runs = _valid_at(lab.report, f"plans/{vid}-w")  # type: ignore[attr-defined]
-        assert len(runs) == 2 and runs[-1]["approver"] == BOB[1], runs
+        assert len(runs) == before + 1 and runs[-1]["approver"] == BOB[1], runs
     else:
         runs = _valid_at(lab.report, f"plans/{vid}-n")  # type: ignore[attr-defined]
         assert len(runs) == 1 and runs[0]["approver"] == HONEST[vid][1], runs

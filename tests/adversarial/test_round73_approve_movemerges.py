@@ -33,6 +33,11 @@ further run valid):
   sets the ran plan (now at ``plans/<v>``) ``pending_approval``; Bob approves it there (asserted:
   ``<v>-w`` ran once only; ``<v>`` never).
 
+- ``swap-failed-bob``: ``<v>-w`` (its action a tool that fails the first time it is called for
+  a tag) ran and FAILED at P1; the agent swaps the two files; Bob approves the failed content
+  at ``plans/<v>`` (asserted: neither action ran: the failed one is not run again under a
+  new path, nor ``<v>``).
+
 Controls (asserted: ran once, the approver named, both audits valid):
 
 - ``h-mm-mv-web``: her move-lapse through Bob's merge of merges; her web re-approval at
@@ -49,8 +54,10 @@ Controls (asserted: ran once, the approver named, both audits valid):
   moves ``plans/<v>`` there; Bob approves at ``plans/<v>-w``.
 - ``h-swap-rej-bob``: Alice rejected ``<v>-w`` (pending) at P1; the agent swaps the two files;
   Bob approves ``<v>``'s content at ``plans/<v>-w`` (``<v>`` runs; ``<v>-w`` never).
+- ``h-swap-failed-bob``: ``<v>-w`` FAILED at P1; the agent swaps the two files; Bob approves
+  ``<v>``'s content at ``plans/<v>-w`` (``<v>`` runs; the failed action is not run again).
 
-Seen (round 73): 3 BROKE (strict xfails), one class, honest work refused: a plan put in ONE
+Seen (round 73): 4 BROKE (strict xfails), one class, honest work refused: a plan put in ONE
 commit onto the path of a plan the controller recorded (a swap, or the old plan's folder
 removed and the new one moved there) keeps that path's recorded state. ``h-swap-ran-bob``: the
 agent swapped the files of ``plans/<v>`` (pending, frozen at P0) and ``plans/<v>-w`` (ran at
@@ -63,13 +70,21 @@ set status approved (from completed) ... ignored": ``<v>`` never ran (and the ro
 ``h-mvover-ran-bob``: the same with ``git rm -r plans/<v>-w`` and ``git mv plans/<v>
 plans/<v>-w`` in one commit (the same two steps in two commits, ``h-into-hist-bob``, ran).
 ``h-swap-rej-bob``: the swap with a plan Alice rejected: "approved (from rejected)", ignored.
+``h-swap-failed-bob``: the swap with a plan that FAILED: Bob's approval of ``<v>`` is read as a
+resume of the failed run and refused (``E_PLAN_HASH_MISMATCH``, "a gate or resume approval
+needs the same hash"); ``<v>`` never ran. (The failed run is not resumed on ``<v>``'s content
+either, nor the failed content run again at ``plans/<v>``: ``swap-failed-bob`` held; a probe
+outside the suite found the same for the one-commit replacement of a failed plan.)
 Two pending plans swapped (``test_round73_approve_movestates.py``, ``h-swap-bob``) ran.
 Should (docs/plan-format.md, a path's life: "A life ends at the commit that removes the plan
 file ... and where the path holds a plan frozen as another (``frozen.hash``) than the one the
 controller last recorded there (a plan swapped in)"; docs/approvals.md, round 70: two plans
 swapped byte for byte are each that content moved, "the folder a swap takes a plan from counts
 as left by it"): ``<v>`` at ``plans/<v>-w`` is a new life, pending, and Bob's approval runs it
-once (the ran content stays ran: ``swap-ran-bob`` held).
+once (the ran content stays ran: ``swap-ran-bob`` held). The rows also misreport: the
+``plans/<v>-w`` row shows ``<v>``'s hash as ``completed``, approved by alice (a version that
+never ran), and ``plans/<v>`` shows the ran content as ``pending_approval``; the audit (with the
+config and on a fresh clone) lists only the real run, as the controller acted.
 
 Held: every pick of Y was refused and nothing ran (her move-lapse through a merge of merges, a
 squash, the agent's rebase of her branch, ``-X theirs`` over the agent's edit of the old path;
@@ -82,7 +97,9 @@ controller on every id.
 
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -97,7 +114,7 @@ PICKS = [
     "mm-mv-pick", "squash-mv-pick", "rebase-mv-pick", "xtheirs-mv-pick",
     "octo-agent-mv-pick", "mvcp-agent-pick", "into-hist-pick",
 ]  # fmt: skip
-ATTACKS = [*PICKS, "swap-ran-bob"]
+ATTACKS = [*PICKS, "swap-ran-bob", "swap-failed-bob"]
 HONEST = {
     "h-mm-mv-web": ALICE,
     "h-squash-mv-web": ALICE,
@@ -105,12 +122,24 @@ HONEST = {
     "h-swap-ran-bob": BOB,
     "h-mvover-ran-bob": BOB,
     "h-swap-rej-bob": BOB,
+    "h-swap-failed-bob": BOB,
 }
 ALL = [*ATTACKS, *HONEST]
 WITH_W = [
     "into-hist-pick", "swap-ran-bob", "h-into-hist-bob", "h-swap-ran-bob", "h-mvover-ran-bob",
 ]  # fmt: skip
 REJ_W = ["h-swap-rej-bob"]
+FAIL_W = ["swap-failed-bob", "h-swap-failed-bob"]
+FLAKY = """\
+import json, os, sys
+tag, log = sys.argv[1], os.environ["REC_LOG"]
+if not os.path.exists(f"{log}.{tag}"):  # fails the first time, for a tag
+    open(f"{log}.{tag}", "w").close()
+    sys.exit("boom")
+with open(log, "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": [tag], "stdin": sys.stdin.read()}) + "\\n")
+print(json.dumps({"ok": True}))
+"""
 _KEPT = (
     "round 73: a plan swapped or moved in one commit onto the path of a plan the controller "
     "recorded keeps that path's state ({}): Bob's approval of it is 'approved (from {})', ignored"
@@ -121,12 +150,18 @@ BROKEN: dict[str, Any] = {
         ("h-swap-ran-bob", "completed"),
         ("h-mvover-ran-bob", "completed"),
         ("h-swap-rej-bob", "rejected"),
+        ("h-swap-failed-bob", "failed"),
     )
 }
 
 
 def tags(v: str) -> list[str]:
-    return [v, f"{v}-w"] if v in WITH_W or v in REJ_W else [v]
+    return [v, f"{v}-w"] if v in WITH_W or v in REJ_W or v in FAIL_W else [v]
+
+
+def failed_runs(v: str) -> int:
+    """Runs that recorded no call: the -w plan's failed run at P1."""
+    return int(v in FAIL_W)
 
 
 class Clock:
@@ -163,15 +198,23 @@ class Clock:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root)
+    (root / "flaky.py").write_text(FLAKY)
+    argv = json.dumps([sys.executable, str(root / "flaky.py"), "{tag}"])
+    log = json.dumps(str(root / "ran.log"))
+    lab = Lab(root, tools=f"flaky: {{kind: exec, argv: {argv}, env: {{REC_LOG: {log}}}}}\n")
     c = Clock(lab)
     p = lab.repo / "plans"
     for v in ALL:
         for t in tags(v):
-            lab.write(t, plan(t))
+            text = plan(t)
+            if v in FAIL_W and t.endswith("-w"):
+                text = text.replace("- name: rec\n", "- name: flaky\n").replace(
+                    "tool: rec", "tool: flaky"
+                )
+            lab.write(t, text)
     c.commit("agent plans")
     c.run()  # P0
-    for v in WITH_W:
+    for v in [*WITH_W, *FAIL_W]:
         lab.set_status(f"{v}-w", "approved")
     c.commit("approve the -w plans", who=ALICE)
     for v in REJ_W:
@@ -179,6 +222,7 @@ def _build(root: Path) -> Lab:
     c.commit("reject", who=ALICE)
     c.run()  # P1
     lab.after_p1 = {v: len(lab.calls(f"{v}-w")) for v in WITH_W}  # type: ignore[attr-defined]
+    lab.failed_p1 = {v: lab.plan(f"{v}-w")["plan"]["status"] for v in FAIL_W}  # type: ignore[attr-defined]
 
     def co(ref: str, new: str = "", who=AGENT) -> None:  # type: ignore[no-untyped-def]
         c.git("checkout", "-q", *(["-b", new] if new else []), ref, who=who)
@@ -264,7 +308,7 @@ def _build(root: Path) -> Lab:
     c.commit("agent: replace plans/h-mvover-ran-bob-w")
     c.set("h-mvover-ran-bob-w", "approved", who=BOB, msg="approve")
     # swaps with a plan that ran (or was rejected)
-    for v in ("swap-ran-bob", "h-swap-ran-bob", "h-swap-rej-bob"):
+    for v in ("swap-ran-bob", "h-swap-ran-bob", "h-swap-rej-bob", *FAIL_W):
         a, w = (p / v / "PLAN.yml").read_bytes(), (p / f"{v}-w" / "PLAN.yml").read_bytes()
         (p / v / "PLAN.yml").write_bytes(w)
         (p / f"{v}-w" / "PLAN.yml").write_bytes(a)
@@ -274,6 +318,8 @@ def _build(root: Path) -> Lab:
     c.set("swap-ran-bob", "approved", who=BOB, msg="approve")
     c.set("h-swap-ran-bob-w", "approved", who=BOB, msg="approve")
     c.set("h-swap-rej-bob-w", "approved", who=BOB, msg="approve")
+    c.set("swap-failed-bob", "approved", who=BOB, msg="approve")  # the failed content, moved
+    c.set("h-swap-failed-bob-w", "approved", who=BOB, msg="approve")
     # her web re-approvals
     c.set("h-mm-mv-web-n", "approved", msg="Update PLAN.yml", forge=True)
     # the agent brings Y back
@@ -321,6 +367,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 def test_the_lab_played_as_described(lab: Lab) -> None:
     assert lab.after_p1 == {v: 1 for v in WITH_W}  # type: ignore[attr-defined]
+    assert lab.failed_p1 == {v: "failed" for v in FAIL_W}, lab.failed_p1  # type: ignore[attr-defined]
     assert lab.octo == 3  # type: ignore[attr-defined]
     assert lab.hist_pick == "Alice|Agent|lgtm (review)", lab.hist_pick  # type: ignore[attr-defined]
     assert lab.xtheirs == ["xtheirs-mv-pick-n"], lab.xtheirs  # type: ignore[attr-defined]
@@ -340,8 +387,8 @@ def _valid_at(report: dict[str, Any], path: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("vid", cases(ATTACKS, ATTACKS, BROKEN))
 def test_a_move_lapse_however_it_is_merged_lets_no_copy_run(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], _hint(lab, vid)
-    if vid in WITH_W:
-        assert len(lab.calls(f"{vid}-w")) == 1, _hint(lab, vid)
+    if vid in WITH_W or vid in FAIL_W:
+        assert len(lab.calls(f"{vid}-w")) == int(vid in WITH_W), _hint(lab, vid)
         # the only valid run: the -w plan's at P1, at its own path
         runs = _valid_at(lab.report, f"plans/{vid}-w") + _valid_at(lab.report, f"plans/{vid}")  # type: ignore[attr-defined]
         assert len(runs) == 1, runs
@@ -359,9 +406,9 @@ def test_honest_moves_run_once_the_approver_named(lab: Lab, vid: str) -> None:
     ran = lab.later if vid == "h-squash-mv-web" else lab.first  # type: ignore[attr-defined]
     assert ran[vid] == 1, _hint(lab, vid)
     assert len(lab.calls(vid)) == 1
-    if vid in WITH_W or vid in REJ_W:
-        before = int(vid in WITH_W)  # the -w plan's own run at P1
-        assert len(lab.calls(f"{vid}-w")) == before, _hint(lab, vid)
+    if vid in WITH_W or vid in REJ_W or vid in FAIL_W:
+        before = int(vid in WITH_W or vid in FAIL_W)  # the -w plan's own run at P1
+        assert len(lab.calls(f"{vid}-w")) == int(vid in WITH_W), _hint(lab, vid)
         runs = _valid_at(lab.report, f"plans/{vid}-w")  # type: ignore[attr-defined]
         assert len(runs) == before + 1 and runs[-1]["approver"] == BOB[1], runs
     else:
@@ -383,7 +430,8 @@ def test_a_fresh_clones_audit_agrees_with_the_controller(lab: Lab, vid: str) -> 
         if e.get("plan") in here and e.get("approval_valid")
     ]
     assert sorted(mine) == sorted(fresh), (mine, fresh)
-    assert len(fresh) == sum(len(lab.calls(t)) for t in tags(vid)), (fresh, _hint(lab, vid))
+    ran = sum(len(lab.calls(t)) for t in tags(vid)) + failed_runs(vid)
+    assert len(fresh) == ran, (fresh, _hint(lab, vid))
 
 
 @pytest.mark.parametrize("vid", ALL)
@@ -394,4 +442,5 @@ def test_the_controller_committed_one_start_per_run(lab: Lab, vid: str) -> None:
         for s in lab.subjects(q)
         if s.startswith("plangate: start ")
     ]
-    assert len(starts) == sum(len(lab.calls(t)) for t in tags(vid)), (starts, _hint(lab, vid))
+    ran = sum(len(lab.calls(t)) for t in tags(vid)) + failed_runs(vid)
+    assert len(starts) == ran, (starts, _hint(lab, vid))

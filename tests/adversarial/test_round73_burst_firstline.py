@@ -65,7 +65,8 @@ F = [f"f-{i:02d}" for i in range(1, 9)]
 TAGS = [*F, "fg-1-1", "fg-1-2"]
 CLONES = [
     "ctlmerge-key", "ctlmerge-new", "revert-key", "revert-new", "rebase-key", "rebase-new",
-    "rebase-live", "orphan-key", "orphan-new", "orphan-live", "orphanbot-key", "orphanbot-new", "cherry-key", "cherry-new",
+    "rebase-live", "orphan-key", "orphan-new", "orphan-live", "orphanbot-key", "orphanbot-new",
+    "cherry-key", "cherry-new",
 ]  # fmt: skip
 _WHAT = (
     "round 73: a first start on a history squashed into one parentless commit (no seal "

@@ -34,7 +34,8 @@ resume); a pass. ``r-12`` is never approved. Asserted per clone (``<clone>-<v>``
 
 - ``start``: the restart exits 0 (``nokey``: refused ``E_STORAGE`` naming ``commit.key``,
   nothing ran, nothing committed);
-- ``once``: no tag ran twice (every action that ran is on the branch: none may run again);
+- ``once``: no tag ran twice (every action that ran is on the branch: none may run again;
+  ``amend``: but a run the restart put in doubt, whose resume the docs let run again);
 - ``gates``: ``rg-1``/``rg-2``'s action 2 ran once in all, ``rg-3``'s once after her gate
   approval (``nokey``: never);
 - ``ctl``: ``r-11`` ran once (``nokey``: never), ``r-12`` never, ``r-09``/``r-10`` once;
@@ -49,7 +50,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from advkit import ALICE, Lab, cases, clone_audit, plan_text
+from advkit import ALICE, BOT, Lab, cases, clone_audit, plan_text
 from burstkit import date_steps, gated, review_merge
 from test_round2_execution_kit import shared
 from test_round72_burst_flipseal import Clone
@@ -59,7 +60,7 @@ G = ["rg-1", "rg-2", "rg-3"]
 TAGS = [*R, *(f"{g}-{n}" for g in G for n in (1, 2))]
 CLONES = [
     "live", "pre", "gate", "nojournal", "nomemory", "noexec", "nocommits", "nokey", "mixa",
-    "mixb", "mixc",
+    "mixb", "mixc", "forge", "amend",
 ]  # fmt: skip
 #: what each clone's state directory is: (the copy, what is left out, what comes from live)
 STATES = {
@@ -74,6 +75,8 @@ STATES = {
     "mixa": ("live", "commits", ("gate", "commits")),
     "mixb": ("live", "journal", ("gate", "journal")),
     "mixc": ("gate", "journal", ("live", "journal")),
+    "forge": ("gate", None, None),
+    "amend": ("gate", None, None),
 }
 BROKEN: dict[str, object] = {}
 
@@ -142,6 +145,17 @@ def _build(root: Path) -> Lab:
             shutil.rmtree(gone) if gone.is_dir() else gone.unlink()
         if bring:
             _put(copies[bring[0]] / bring[1], clone.state / bring[1])
+        if name == "forge":  # the agent's unsealed completion of rg-3 (paused) at the tip
+            path = clone.repo / "plans" / "rg-3" / "PLAN.yml"
+            path.write_text(
+                path.read_text().replace("status: awaiting_approval", "status: completed", 1)
+            )
+            clone.git("add", "-A")
+            clone.git("commit", "-q", "-m", "plangate: complete plans/rg-3", who=BOT)
+        elif name == "amend":  # the agent's amend of the controller's sealed tip, as it
+            (clone.repo / "NOTES").write_text("agent\n")
+            clone.git("add", "-A")
+            clone.git("commit", "-q", "--amend", "--no-edit", who=BOT)
         lock = clone.state / "lock"
         if lock.exists():
             lock.unlink()
@@ -216,13 +230,20 @@ def test_a_restore_reruns_nothing(lab: Lab, vid: str) -> None:
         else:
             assert out["start"]["rc"] == 0 and set(out["after"]["rc"]) == {0}, said
     elif v == "once":
-        assert all(n <= 1 for n in ran.values()), said
+        # ``amend``: a run whose outcome commit the agent's amend made anyone's is in doubt;
+        # her resume approval runs its action again, as documented (not counted here)
+        doubt = set(out["asked1"]) if name == "amend" else set()
+        assert all(n <= 1 for t, n in ran.items() if t not in doubt), said
     elif v == "gates":
         assert ran["rg-1-2"] == 1 and ran["rg-2-2"] == 1, said
         assert ran["rg-3-2"] == (0 if nokey else 1), said
     elif v == "ctl":
         want = {"r-09": 1, "r-10": 1, "r-11": 0 if nokey else 1, "r-12": 0}
-        assert {s: ran[s] for s in want} == want, said
+        doubt = set(out["asked1"]) if name == "amend" else set()  # a resume (documented)
+        assert {s: ran[s] for s in want if s not in doubt} == {
+            s: n for s, n in want.items() if s not in doubt
+        }, said
+        assert all(ran.get(s, 0) <= 2 for s in doubt), said
     elif v == "audit":
         runs = out["runs"]
         for s in R:

@@ -46,6 +46,40 @@ re-approval as its file asks), approves ``f-06`` (control); two passes. Asserted
   approval), never elsewhere (the ``cherry`` forgery never adopted nor run unapproved);
 - ``audit``: ``plangate audit --json`` on a fresh clone lists no valid run of ``f-07``/``f-08``
   and, where the controller ran it, one of ``f-06``.
+
+Seen (round 73): BROKEN (6 ids, 2 classes). **A history squashed into one parentless commit
+meets a first start by trust on first use; approvals rerun what ran** (4:
+``orphan-key-done``, ``orphan-key-gate``, ``orphan-new-done``, ``orphan-new-gate``): the agent
+resets main to ``git commit-tree HEAD^{tree}`` (no parent, its own name; the plan files keep
+``frozen:``, ``execution: status: completed`` and ``awaiting_approval``); with the old
+``commit.key`` alone or a NEW state directory the start logs ``own_commits_adopted`` ``count:
+0``, ``by: trust on first use`` (no seal is reachable, so neither round 70's ``E_STORAGE`` nor
+round 72's ``E_HISTORY_REWRITTEN`` fires); the rows read the plans' status "(from nothing)";
+Alice's approval of ``f-01`` (completed) RUNS IT A SECOND TIME and her gate approval of
+``fg-1`` RUNS ITS ACTION 1 A SECOND TIME (then pauses again); the fresh-clone audit lists one
+valid run of each. The live state holds the same branch (``orphan-live``: ``E_HISTORY_REWRITTEN``
+/ ``E_ALREADY_EXECUTED``, nothing rerun). **A parentless unsealed commit under the
+controller's name is adopted** (2: ``orphanbot-key-ctl``, ``orphanbot-new-ctl``): the same
+squash made as ``plangate`` (author and committer), its tree ``f-05`` (never approved)
+``completed``: adopted by trust on first use, ``count: 1``: ``f-05`` reads ``completed``;
+``fg-1``'s paused run fails ``E_ACTION_IN_DOUBT``. Should (SPEC §15: at most once;
+docs/operations.md, "A new state directory": a key "adopts only what its key verifies", a
+new state directory must not take another state's work for its own): a first start
+whose branch carries the controller's owned blocks (``frozen:`` / ``execution:`` of a run)
+with no controller commit its key verifies (or none at all) is a rewritten or foreign line
+and refuses as round 72's ``E_HISTORY_REWRITTEN`` does (or at least never runs a version whose
+file shows it ran); the docs' "a branch with no sealed controller commit ... starts as
+before (trust on first use)" is the gap, and names no squash. HELD: ``ctlmerge`` (her branch
+updated by merging main, merged ``--no-ff``: every seal on the line; ``key`` starts at once,
+``new`` ``E_STORAGE`` then ``--take-over``; ``f-05`` once on her approval, nothing rerun);
+``revert`` (her ``git revert`` of the controller's completion: ``f-01`` not rerun, the audit
+agrees); ``rebase`` (the agent's ``rebase --rebase-merges`` onto an amended root: ``key`` and
+``new`` refuse ``E_STORAGE`` (seals its key verifies none of), ``--take-over`` then adopts
+the copies and reruns nothing; ``live`` holds ``E_HISTORY_REWRITTEN``, ``f-06``'s approval
+refused); ``cherry`` (the agent's seal-shaped copy of the controller's tip, ``f-05``
+completed, merged from a side branch: the first start refuses ``E_HISTORY_REWRITTEN`` as
+documented, fails closed, and after the merge is dropped starts, ``f-05`` still
+``pending_approval``); ``f-07``/``f-08`` never ran and no audit called them valid anywhere.
 """
 
 from __future__ import annotations

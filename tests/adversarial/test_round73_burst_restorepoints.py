@@ -41,6 +41,20 @@ resume); a pass. ``r-12`` is never approved. Asserted per clone (``<clone>-<v>``
 - ``ctl``: ``r-11`` ran once (``nokey``: never), ``r-12`` never, ``r-09``/``r-10`` once;
 - ``audit``: ``plangate audit --json`` on a fresh clone lists one valid run of each of
   ``r-01``..``r-11`` that ran, none of ``r-12``.
+
+Seen (round 73): no break (66 ids held). ``pre``/``gate``/``nojournal``/``nomemory``/
+``noexec``/``mixa``/``mixc``/``forge``/``amend``: the restart logs ``own_commits_restored``
+and reads every sealed commit after the copy as its own (``rg-1``/``rg-2`` completed, not
+reopened; ``rg-3`` at its gate, its action 2 once on her approval); ``nocommits`` (key and
+journals, no record) adopts by its key; ``mixb`` (the live record, the gate copy's journals)
+restarts as the live state; no tag ran twice, ``r-01``'s stray re-approval reran nothing.
+``nokey``: ``E_STORAGE`` naming ``commit.key``, nothing committed, nothing ran (``status``
+refuses too). ``forge``: the agent's unsealed ``complete plans/rg-3`` is anyone's (an illegal
+transition on the row), ``rg-3`` stays at its gate and her approval runs action 2 once.
+``amend``: the agent's amend of the controller's sealed tip (``r-10``'s completion) makes it
+anyone's; the restart sets ``r-10``'s journal aside (``journal_older_than_branch``) and fails
+it ``E_ACTION_IN_DOUBT``; her resume as the row asks runs ``r-10``'s action again, as
+docs/operations.md "Restore" documents (a check of what ran is asked of her first).
 """
 
 from __future__ import annotations

@@ -26,6 +26,47 @@ re-approvals): both passes. ``c-09``/``c-10`` are never approved. Asserted:
 - ``rows``: ``status --json`` of each controller shows every approved plan ``completed``;
 - ``audit``: ``plangate audit --json`` on a fresh clone of the remote lists one valid run of
   each of ``c-01``..``c-08``, two of each gated plan (start, resume), none of ``c-09``/``c-10``.
+
+Kill lab (``test_a_killed_controller_beside_a_second``; remote mode again, a ``slow`` tool as
+round 72's that records its call and then waits). The agent pushes ``k-01``..``k-10``
+(``k-05`` slow) and the gated ``kg-1``; A freezes them; Alice approves ``k-01``..``k-08`` and
+``kg-1``; A's daemon commits the starts and is SIGKILLed in ``k-05``'s action (five calls).
+B is set up (refused, then ``--take-over``) while A is down; A restarts (``run --once``);
+twice Alice approves whatever either controller's ``status`` shows in doubt or at a gate, and
+A and B each make a pass. Asserted: ``killed`` (the kill cut ``k-05``), ``b-refused``,
+``b-ranone`` (B's take-over called no tool), ``b-nofail-k`` (B's take-over commits no
+``fail``/``abort`` of A's runs), ``passes``, ``ran-<plan>`` (``k-01``..``k-04``, ``k-06``..``k-08``
+once; ``k-05`` once or twice: the cut action, whose resume the docs let run again; ``kg-1``'s
+two actions once; ``k-09``/``k-10`` never), ``audit`` (a valid run of each approved plan, none
+of the others).
+
+Seen (round 73): BROKEN (3 ids, 1 class: a second controller set up with ``--take-over``
+mid-burst decides the first one's runs). ``b-own``: B, set up (refused ``E_STORAGE``, then
+``--take-over``) while A's ``cg-1``/``cg-2`` waited at their gates, adopted A's sealed commits
+by trust on first use and on Alice's gate approvals RESUMED AND COMPLETED BOTH of A's runs
+(``start``/``complete plans/cg-1`` under ``Controller: vm/<B>``; A's pause under
+``vm/<A>``). ``rows``: A then shows ``cg-1`` ``approved`` (not ``completed``), ``waiting``:
+"its run was last started by ... a commit this controller did not make ...: another controller
+or a lost key", and ``cg-2`` ``completed`` with the reason "paused before action 2 (rec):
+approve it to continue" beside "E_ILLEGAL_TRANSITION: plangate@localhost set status completed
+(from awaiting_approval) ... ignored". ``b-nofail-k``: B's take-over while A was down (killed
+mid-burst, to be restarted) committed ``fail plans/<p>`` ``E_ACTION_IN_DOUBT`` over six of A's
+runs: ``k-04`` (called, its outcome not yet committed), ``k-05`` (cut) and ``k-06``..``k-08``,
+``kg-1`` (started, never called); Alice's resumes as the rows asked then ran those once (A's
+journal answered ``k-04``: not called again), B's ``status`` still shows them ``completed`` with
+an ``E_ACTION_IN_DOUBT`` reason. Should (docs/approvals.md, "Remote mode": "Two controllers
+meant to share a remote are set up one after the other ... started once with ``--take-over``;
+from then on each decides only its own runs"; docs/operations.md, "A new state directory":
+take over only when "no other controller runs on this branch"): the two passages disagree
+for a second controller set up while the first has runs open; either the remote-mode setup
+takes over nothing but the policy record (A's open runs stay A's: B waits "another
+controller"), or it is documented as allowed only before the first controller's first run.
+No action ran twice but the documented resume of the cut ``k-05``; nothing unapproved ran.
+HELD: B's first start without the option refuses ``E_STORAGE`` naming ``--take-over``,
+nothing pushed; B's take-over called no tool; every approved plan once (A's and B's passes in
+turn and at the same moment), gates' action 2 once, ``c-09``/``c-10``/``k-09``/``k-10`` never,
+stray re-approvals of completed plans rerun nothing; every pass exits 0; the fresh-clone
+audit of the remote lists a valid run of each approved plan, none of the others.
 """
 
 from __future__ import annotations

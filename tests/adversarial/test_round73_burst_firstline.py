@@ -14,6 +14,8 @@ Lab (one, local mode, fake commit dates). The agent adds ``f-01``..``f-08`` and 
   its second parent), her approval of ``f-05`` on it, the branch merged ``--no-ff`` into main
   by her: every seal stays on main's first-parent line (docs/operations.md: "merged
   pull-request branches ... updated by merging main into it or not" start as before);
+- ``squash`` (control): the same branch squash-merged into main by her (``git merge
+  --squash``, one commit of hers: her note and her approval of ``f-05``);
 - ``revert`` (honest, at most once): Alice ``git revert``s the controller's completion commit
   on main (the four plans' files back to what the start wrote);
 - ``rebase`` (attack): the agent rewrites the whole line (``git rebase --rebase-merges``
@@ -38,12 +40,13 @@ Then Alice approves the gate of ``fg-1``, sets ``f-01`` (completed) ``approved``
 re-approval as its file asks), approves ``f-06`` (control); two passes. Asserted per clone
 (``<shape>-<state>-<v>``):
 
-- ``start``: ``ctlmerge``/``revert`` start (``key``: at once; ``new``: ``E_STORAGE`` then
-  ``--take-over``); the attacks are refused or start, never adopting a forgery;
+- ``start``: ``ctlmerge``/``squash``/``revert`` start (``key``: at once; ``new``, only for
+  ``ctlmerge``: ``E_STORAGE``, then ``--take-over``); the attacks are refused or start, never adopting a forgery;
 - ``done``: ``f-01``..``f-04`` ran once in all (no approval after a rewrite reruns them);
 - ``gate``: ``fg-1``'s action 1 ran once in all, action 2 at most once;
-- ``ctl``: ``f-06`` ran once, ``f-07``/``f-08`` never, ``f-05`` once for ``ctlmerge`` (her
-  approval), never elsewhere (the ``cherry`` forgery never adopted nor run unapproved);
+- ``ctl``: ``f-06`` ran once, ``f-07``/``f-08`` never, ``f-05`` once for ``ctlmerge`` and
+  ``squash`` (her approval), never elsewhere (the ``cherry`` forgery never adopted nor run
+  unapproved);
 - ``audit``: ``plangate audit --json`` on a fresh clone lists no valid run of ``f-07``/``f-08``
   and, where the controller ran it, one of ``f-06``.
 
@@ -72,6 +75,7 @@ file shows it ran); the docs' "a branch with no sealed controller commit ... sta
 before (trust on first use)" is the gap, and names no squash. HELD: ``ctlmerge`` (her branch
 updated by merging main, merged ``--no-ff``: every seal on the line; ``key`` starts at once,
 ``new`` ``E_STORAGE`` then ``--take-over``; ``f-05`` once on her approval, nothing rerun);
+``squash`` (the same branch squash-merged: likewise);
 ``revert`` (her ``git revert`` of the controller's completion: ``f-01`` not rerun, the audit
 agrees); ``rebase`` (the agent's ``rebase --rebase-merges`` onto an amended root: ``key`` and
 ``new`` refuse ``E_STORAGE`` (seals its key verifies none of), ``--take-over`` then adopts
@@ -98,9 +102,9 @@ from test_round72_burst_flipseal import Clone, _commit_tree, _forged_tree
 F = [f"f-{i:02d}" for i in range(1, 9)]
 TAGS = [*F, "fg-1-1", "fg-1-2"]
 CLONES = [
-    "ctlmerge-key", "ctlmerge-new", "revert-key", "revert-new", "rebase-key", "rebase-new",
-    "rebase-live", "orphan-key", "orphan-new", "orphan-live", "orphanbot-key", "orphanbot-new",
-    "cherry-key", "cherry-new",
+    "ctlmerge-key", "ctlmerge-new", "squash-key", "revert-key",
+    "rebase-key", "rebase-new", "rebase-live", "orphan-key", "orphan-new", "orphan-live",
+    "orphanbot-key", "orphanbot-new", "cherry-key", "cherry-new",
 ]  # fmt: skip
 _WHAT = (
     "round 73: a first start on a history squashed into one parentless commit (no seal "
@@ -136,6 +140,16 @@ def _shape(clone: Clone, shape: str, lab: Lab, marks: dict) -> None:
         clone.approve(["f-05"])
         g("checkout", "-q", "main")
         g("merge", "-q", "--no-ff", "-m", "merge side", "side", who=ALICE)
+    elif shape == "squash":
+        g("checkout", "-q", "-b", "side", marks["review"])
+        (clone.repo / "NOTES").write_text("alice's notes\n")
+        g("add", "-A")
+        g("commit", "-q", "-m", "notes", who=ALICE)
+        g("merge", "-q", "--no-ff", "-m", "merge main into side", "main", who=ALICE)
+        clone.approve(["f-05"])
+        g("checkout", "-q", "main")
+        g("merge", "-q", "--squash", "side", who=ALICE)
+        g("commit", "-q", "-m", "squash side", who=ALICE)
     elif shape == "revert":
         c = g("log", "-1", "--format=%H", "--author=plangate", "--", "plans/f-01").strip()
         g("revert", "--no-edit", c, who=ALICE)
@@ -260,7 +274,7 @@ def test_a_first_start_reruns_nothing(lab: Lab, vid: str) -> None:
             assert out["rows_start"]["f-05"]["status"] == "pending_approval", said
         if shape == "rebase" and state != "live":  # seals it verifies none of
             assert "E_STORAGE" in out["first"]["err"] and out["take"]["rc"] == 0, said
-        if shape in ("ctlmerge", "revert"):
+        if shape in ("ctlmerge", "squash", "revert"):
             if state == "key":
                 assert out["first"]["rc"] == 0, said
             else:
@@ -270,7 +284,7 @@ def test_a_first_start_reruns_nothing(lab: Lab, vid: str) -> None:
     elif v == "gate":
         assert ran["fg-1-1"] == 1 and ran["fg-1-2"] <= 1, said
     elif v == "ctl":
-        f05 = 1 if shape == "ctlmerge" else 0
+        f05 = 1 if shape in ("ctlmerge", "squash") else 0
         held = state == "live" and shape in ("rebase", "orphan")  # the live hold (documented)
         want = {"f-05": f05, "f-06": 0 if held else 1, "f-07": 0, "f-08": 0}
         if shape == "orphanbot":  # the forged completion of a plan nobody approved

@@ -41,7 +41,8 @@ re-approval as its file asks), approves ``f-06`` (control); two passes. Asserted
 (``<shape>-<state>-<v>``):
 
 - ``start``: ``ctlmerge``/``squash``/``revert`` start (``key``: at once; ``new``, only for
-  ``ctlmerge``: ``E_STORAGE``, then ``--take-over``); the attacks are refused or start, never adopting a forgery;
+  ``ctlmerge``: ``E_STORAGE``, then ``--take-over``); the attacks are refused or start,
+  never adopting a forgery;
 - ``done``: ``f-01``..``f-04`` ran once in all (no approval after a rewrite reruns them);
 - ``gate``: ``fg-1``'s action 1 ran once in all, action 2 at most once;
 - ``ctl``: ``f-06`` ran once, ``f-07``/``f-08`` never, ``f-05`` once for ``ctlmerge`` and

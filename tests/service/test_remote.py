@@ -85,13 +85,14 @@ def _config(tmp_path: Path, name: str, url: str, extra: str = "") -> Path:
 
 
 def _first_starts(configs: list[Path]) -> None:
-    """Two controllers on one remote are set up deliberately, one after the other: the first
-    start records the policy (a sealed commit), and a second NEW state directory on a branch
-    holding another key's seals refuses ``E_STORAGE`` (round 70: it cannot tell a second
-    controller from its own lost state) until told ``--take-over``, which adopts only what is
-    on the branch now (that set-up commit); each then decides only its own runs. Started
+    """The push race's safety net is tried with two controllers on one remote, set up one
+    after the other before any plan: the first start records the policy (a sealed commit),
+    and a second NEW state directory on a branch holding another key's seals refuses
+    ``E_STORAGE`` (round 70: it cannot tell a second controller from its own lost state) until
+    told ``--take-over``, which adopts what is on the branch now (that set-up commit). Started
     together instead, which of them starts first is a race on a loaded machine (CI,
-    2026-11-30: the later one refused)."""
+    2026-11-30: the later one refused). (One controller per branch is the deployment:
+    docs/approvals.md, Remote mode.)"""
     first, *others = configs
     _run_both([first])
     for config in others:

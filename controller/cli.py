@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from controller import __version__
-from controller.display import visible_lines
 
 if TYPE_CHECKING:
     from controller.errors import PlangateError
@@ -309,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a bug: say so plainly, details on request
         if os.environ.get("PLANGATE_DEBUG"):
             raise
+        from controller.display import visible_lines
+
         if as_json:
             shape = PlangateError(f"internal error: {type(exc).__name__}: {exc}").to_json()
             print(json.dumps({**shape, "remedy": "rerun with PLANGATE_DEBUG=1 and report it"}))
@@ -387,6 +388,8 @@ def _refused(exc: PlangateError, as_json: bool) -> int:
     if as_json:  # one shape for every command (SPEC §14); ensure_ascii keeps it inert
         print(shape)
     # messages quote plan values; kept on their lines (an error may list several problems)
+    from controller.display import visible_lines
+
     print(f"plangate: {visible_lines(text)}", file=sys.stderr)
     return exc.exit_code
 

@@ -126,6 +126,7 @@ def test_help_imports_only_the_parser(tmp_path: Path) -> None:
     heavy = (*NEVER, "pydantic", "pydantic_core", "importlib.metadata", "ruamel")
     assert _loaded(found, heavy) == []
     assert _loaded(found, ("controller.plan", "controller.settings", "controller.errors")) == []
+    assert _loaded(found, ("controller.display",)) == []  # its tables: 4 ms, for errors only
     assert found["opened"] == []  # no package metadata read for the version string
 
 

@@ -169,7 +169,8 @@ def _build(root: Path) -> Lab:
     got["mcp-log"] = dict(zip(HOSTS, replies[: len(HOSTS)], strict=True))
     got["mcp-status"] = dict(zip(HOSTS, replies[len(HOSTS) :], strict=True))
     got["api"] = _api(lab, HOSTS)
-    got["tree"] = lab.git("ls-tree", "-r", "-t", "--name-only", "HEAD", "plans").splitlines()
+    # -z: a name with a hidden character is listed as it is, not C-quoted (core.quotePath)
+    got["tree"] = lab.git("ls-tree", "-r", "-t", "-z", "--name-only", "HEAD", "plans").split("\0")
     report, valid = clone_audit(lab, root)
     got["audit"] = {"valid": sorted(valid), "runs": len(report["executions"])}
     lab.got = got  # type: ignore[attr-defined]
@@ -243,13 +244,7 @@ def test_a_claim_however_it_arrives_holds_the_plan(lab: Lab, vid: str) -> None:
             assert got["calls"]["donor"] == 0, got["calls"]
 
 
-STALE = _xf(
-    "a status row for an entry no longer in the tree: the symlink plans/gone/plan.yml, deleted "
-    "before the approval, is still listed E_UNSAFE_PATH by status --json after it"
-)
-
-
-@pytest.mark.parametrize("vid", cases(["rows-in-tree"], ["rows-in-tree"], {"rows-in-tree": STALE}))
+@pytest.mark.parametrize("vid", cases(["rows-in-tree"], ["rows-in-tree"], {}))  # r73freeze
 def test_every_status_row_names_an_entry_of_the_tree(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     gone = [p for p in got["rows"] if p not in got["tree"]]

@@ -249,22 +249,12 @@ def test_a_forged_log_at_a_twin_of_the_logs_name_is_noted(lab: Lab, vid: str) ->
     assert "forged-r73" not in text, text[-1500:]
 
 
-CONVERT_BESIDE = _xf(
-    "the daemon converts a PLAN.json source in a folder holding a claim of the plan file's "
-    "place (a symlink, gitlink or file plan.yml/plan.yaml, a folder PLAN.YML/ or "
-    "PLAN.y<U+200C>ml/): its 'plangate: convert' commit writes PLAN.yml beside the claim (then "
-    "freezes it) and the folder is E_PLAN_AMBIGUOUS by its own commit"
-)
-TWO = _xf(
-    "two sources one path on a case-insensitive or HFS+ checkout (PLAN.json beside plan.JSON "
-    "or PLAN.json<U+FEFF>) do not wait E_PLAN_AMBIGUOUS: the daemon converts PLAN.json and "
-    "the plan is pending, approvable"
-)
 SIDS = [f"{f}:{r}" for f in SOURCES for r in ("convert", "row")] + [
     f"{f}:ran" for f in SOURCES if f not in TWO_SOURCES
 ]
-SBROKEN: dict[str, Any] = {f"{f}:convert": CONVERT_BESIDE for f in SOURCES if f != "s-ok"}
-SBROKEN |= {f"{f}:{r}": TWO for f in TWO_SOURCES for r in ("convert", "row")}
+# {s-*}:convert and {s-two,s-twozw}:{convert,row} fixed by r73freeze (2026-11-30): one
+# verdict of the folder's entries, folded (controller.service.sources.source_verdict)
+SBROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(SIDS, SIDS, SBROKEN))

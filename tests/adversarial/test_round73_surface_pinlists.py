@@ -59,7 +59,10 @@ Seen (round 73):
   69's row: "history marks the plan ambiguous: never frozen or started"; docs/plan-format.md:
   ``E_PLAN_AMBIGUOUS`` "for ``validate``, ``show``, ``hash``, ``freeze`` and the controller
   alike"): no freeze commit while the folder is ambiguous. (``f-file``, an APPROVED second
-  file ``PLAN.yaml``, is not frozen: held.) Nothing ran.
+  file ``PLAN.yaml``, is not frozen: held.) Nothing ran. Fixed (2026-11-30, r73freeze): the
+  freeze step acts on the history index's verdict of the folder, no listing of its own
+  (``planstate.held``: ``state.ambiguous`` or ``state.unsafe``, asked by ``_needs_attention``
+  and ``Deciding._has_work``/``_act``): no freeze commit while the folder is held.
 - ``{f-*}:api``, ``{f-*}:page`` (18 ids, with ``test_round73_surface_lateclaims.py``'s 14
   ``:api``: one class): the daemon's reviewer page ``/plan/<id>`` of a folder it marks
   ``E_PLAN_AMBIGUOUS`` titles it with one file's plan name and shows its task and hash, and

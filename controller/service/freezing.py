@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller.approval import policy
+from controller.display import visible
 from controller.errors import BlobTooLarge, GitError, PlangateError, Problem
 from controller.git.objects import file_blob_id
 from controller.git.ownrecord import recorded_blocks
@@ -106,6 +107,15 @@ class Freezing(Committing):
             loaded = plans.load_plan(file, self.config)  # bounded by limits.max_plan_bytes
         except PlangateError:
             return
+        beside = self._claims_beside(path)
+        if beside:  # the commit would make the folder E_PLAN_AMBIGUOUS (round 73)
+            shown = " and ".join(map(visible, beside))
+            self._wait(
+                str(PurePosixPath(path).parent),
+                f"E_PLAN_AMBIGUOUS: {shown} claims the place of {path}: neither would be read "
+                "or run; delete or rename it",
+            )
+            return
         blocker = plans.status_blocker(loaded)
         if blocker is not None:  # not committed: only the log can say so
             plan_id = str(PurePosixPath(path).parent)
@@ -196,19 +206,13 @@ class Freezing(Committing):
         the branch or in the working tree): the folder would be E_PLAN_AMBIGUOUS by the
         controller's own commit, its plan neither read nor run (round 73), as MCP ``submit``
         refuses (:meth:`AgentApi._check_claims`). E_PLAN_AMBIGUOUS, nothing written."""
-        from controller.display import visible
         from controller.errors import PlanAmbiguous
-        from controller.plan.names import plan_file_claims
 
         pure = PurePosixPath(path)
         if pure.name not in plans.PLAN_FILES:
             return
         folder = str(pure.parent)
-        names = set(self.repo.names_in(self._head, folder))
-        local = self.repo.path / folder
-        if local.is_dir() and not local.is_symlink():
-            names.update(os.listdir(local))
-        claims = plan_file_claims(names)
+        claims = self._claims_beside(path)
         if claims:
             raise PlanAmbiguous(
                 f"{folder} holds {' and '.join(map(visible, claims))}, which claims the place "
@@ -216,6 +220,23 @@ class Freezing(Committing):
                 quotes=(folder,),
                 remedy="delete or rename the other entry, or write the plan in a new folder",
             )
+
+    def _claims_beside(self, path: str) -> list[str]:
+        """The entries of ``path``'s folder other than ``path`` itself, on the branch or in
+        the working tree, whatever their kind, that claim a plan file's place
+        (:func:`controller.plan.names.plan_file_claims`): a plan file written there (an
+        adopted one, a converted one) would make the folder E_PLAN_AMBIGUOUS by the
+        controller's own commit. The working tree has no index verdict: its listing is read."""
+        from controller.plan.names import plan_file_claims
+
+        pure = PurePosixPath(path)
+        folder = str(pure.parent)
+        names = set(self.repo.names_in(self._head, folder))
+        local = self.repo.path / folder
+        if local.is_dir() and not local.is_symlink():
+            names.update(os.listdir(local))
+        names.discard(pure.name)
+        return plan_file_claims(names)
 
     def _commit_conversion(
         self, plan_id: str, source: str, data: bytes, key: str, committed: bool

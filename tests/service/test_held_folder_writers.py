@@ -164,3 +164,24 @@ def test_an_uncommitted_source_beside_a_claim_is_not_adopted(repo: Path) -> None
     assert not [s for s in subjects(repo) if s.endswith("plans/s")], subjects(repo)
     assert (folder / "PLAN.json").exists() and not (folder / "PLAN.yml").exists()
     assert waiting.startswith("E_PLAN_AMBIGUOUS"), waiting
+
+
+@pytest.mark.parametrize("beside", ["symlink", "PLAN.yaml"])
+def test_an_uncommitted_plan_beside_a_claim_is_not_adopted(repo: Path, beside: str) -> None:
+    """Local mode: adopting commits the agent's PLAN.yml; beside a committed symlink
+    ``plan.yml`` (or an uncommitted second file) it would make the folder E_PLAN_AMBIGUOUS
+    by the controller's own commit: it waits, nothing committed."""
+    write_plan(repo, "q")
+    folder = repo / "plans" / "s"
+    folder.mkdir(parents=True)
+    if beside == "symlink":
+        (folder / "plan.yml").symlink_to("../q/PLAN.yml")
+    commit_all(repo, "agent: q and a link", AGENT)
+    (folder / "PLAN.yml").write_text(PLAN)
+    if beside != "symlink":
+        (folder / beside).write_text(PLAN)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+        waiting = ctl._waiting.get("plans/s", "")
+    assert not [s for s in subjects(repo) if s.endswith("plans/s")], subjects(repo)
+    assert waiting.startswith("E_PLAN_AMBIGUOUS"), waiting

@@ -279,7 +279,8 @@ class Lifecycle(IndexStore):
                 self._plan_file_writers(repo, record, change, plan_id, self.identities(record))
             why = _unsafe_why(change)
             if why is not None:
-                self._unsafe(plan_id, change.path, why)
+                if change.new_blob is not None or not self._unsafe_gone(repo, record, plan_id):
+                    self._unsafe(plan_id, change.path, why)
                 self._shadowed(repo, record, change, by_controller, sink)
                 continue
             if path_name(change.path) == LOG_NAME:
@@ -1751,7 +1752,12 @@ class Lifecycle(IndexStore):
         """A gitlink or symlink elsewhere in the plans folder (a plan folder that is a link):
         recorded under its own path with E_UNSAFE_PATH; it is never followed."""
         path = PurePosixPath(change.path)
-        if change.new_blob is None or change.mode not in NOT_A_FILE or not is_text(change.path):
+        if change.new_blob is None:  # a link removed: its row goes with it (round 73)
+            gone = self.plans.get(change.path)
+            if gone is not None and gone.unsafe and gone.file == change.path:
+                self._unsafe_gone(None, None, change.path)
+            return
+        if change.mode not in NOT_A_FILE or not is_text(change.path):
             return
         if self.plans_dir != "." and PurePosixPath(self.plans_dir) not in path.parents:
             return
@@ -1760,6 +1766,24 @@ class Lifecycle(IndexStore):
             change.path,
             f"{change.path} is {NOT_A_FILE[change.mode]} in the plans folder; it is not followed",
         )
+
+    def _unsafe_gone(self, repo: GitRepo | None, record: CommitRecord | None, plan_id: str) -> bool:
+        """An entry of a plan held E_UNSAFE_PATH was removed: when none of its folder's plan
+        files or record is left at ``record`` (``repo`` None: the entry was the state's own
+        path, a link), its row goes with it, as a plan's row goes with its folder (round 73:
+        a symlink ``plan.yml`` or a folder ``PLAN.YML/`` deleted kept its E_UNSAFE_PATH row
+        in ``status`` for ever). True when the state went (or there was none)."""
+        state = self.plans.get(plan_id)
+        if state is not None and not state.unsafe:
+            return False
+        if repo is not None and record is not None:
+            names = repo.names_in(record.sha, plan_id)
+            if any(name in (*PLAN_FILES, LOG_NAME) for name in names):
+                return False
+        if state is not None:
+            del self.plans[plan_id]
+            self.touch(plan_id)
+        return True
 
     def _unsafe(self, plan_id: str, path: str, why: str) -> None:
         """A plan under a hostile name, or a link where its file should be: recorded with

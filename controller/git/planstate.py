@@ -346,9 +346,18 @@ def unsafe(state: PlanState) -> bool:
     return state.unsafe
 
 
+def held(state: PlanState) -> bool:
+    """The history index's verdict that nothing of the plan's folder is read, written or
+    acted on: E_UNSAFE_PATH (:func:`unsafe`) or E_PLAN_AMBIGUOUS (``state.ambiguous``: more
+    than one entry claims the plan file's place, :func:`controller.plan.names.plan_file_claims`).
+    Every writer of the controller asks it, as every reader does (round 73: the freeze step
+    froze a plan born beside a symlink ``plan.yml`` that the row, ``show`` and MCP held)."""
+    return state.unsafe or state.ambiguous
+
+
 def _needs_attention(state: PlanState) -> bool:
-    if unsafe(state):
-        return False
+    if held(state):
+        return False  # held by the index: nothing to decide or write until the verdict goes
     if state.request is not None or state.abort_requested:
         return True
     if state.status is None or state.file_status is None:

@@ -143,6 +143,20 @@ def ambiguous_claims(names: Iterable[str]) -> list[str] | None:
     return found if len(found) > 1 else None
 
 
+_FOLDED_SOURCES = frozenset(fold(name) for name in SOURCE_FILES)
+
+
+def source_claims(names: Iterable[str]) -> list[str]:
+    """The entries of one folder that are a plan source (``PLAN.json``, ``PLAN.toon``,
+    ``PLAN.md``) or claim to be one, by :func:`fold` as :func:`plan_file_claims` compares
+    plan files: ``plan.JSON`` and ``PLAN.json<U+FEFF>`` are ``PLAN.json`` on a
+    case-insensitive or HFS+ checkout. More than one is E_PLAN_AMBIGUOUS (a reviewer reads
+    one, the daemon would convert the other: round 73); one under such a spelling alone is no
+    source the daemon converts (said on its row, never converted)."""
+    found = [name for name in names if fold(name) in _FOLDED_SOURCES]
+    return sorted(found, key=lambda name: (name not in SOURCE_FILES, name))
+
+
 def pin_problem(folder: str) -> str | None:
     """Why a nested plan's pinned folder (normalized, relative to the repo) names no plan,
     by the rule every reader finds plans by (round 71: a pin into ``EXECUTION_LOG.md/`` ran

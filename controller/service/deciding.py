@@ -17,7 +17,7 @@ from pathlib import Path
 from controller.approval import approvals, verdicts
 from controller.errors import GitError, PlangateError
 from controller.git.history import PlanState
-from controller.git.planstate import unsafe
+from controller.git.planstate import held
 from controller.plan import plans, yamlio
 from controller.service.committing import _set_approval, _set_status, aborted_by
 from controller.service.core import Job, _Moved, _Wait
@@ -38,6 +38,9 @@ class Deciding(Freezing, Starting):
     def _act(self, state: PlanState) -> Job | None:
         if not _has_work(state) and state.plan_id not in self._waiting:
             return None  # e.g. an executing plan queued for a worker: nothing to read or write
+        if state.ambiguous:  # the index's verdict (round 73: it was frozen all the same)
+            self._waiting.pop(state.plan_id, None)  # the row says why: E_PLAN_AMBIGUOUS
+            return None
         try:
             if self.config.remote is None:
                 self._check_uncommitted(state, self._head)
@@ -195,8 +198,8 @@ class Deciding(Freezing, Starting):
 def _has_work(state: PlanState) -> bool:
     """Might this plan need a write in this pass? (Otherwise its files are not even read: a
     thousand executing plans waiting for a worker cost a pass nothing each.)"""
-    if unsafe(state):
-        return False  # E_UNSAFE_PATH: never read or acted on
+    if held(state):
+        return False  # E_UNSAFE_PATH or E_PLAN_AMBIGUOUS: never read, written or acted on
     if state.request is not None or state.abort_requested:
         return True
     return state.status in ("pending_approval", None) or state.file_status is None

@@ -8,10 +8,12 @@ converted first, in a ``convert`` commit (:mod:`controller.service.sources`).
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller.approval import policy
+from controller.display import visible
 from controller.errors import BlobTooLarge, GitError, PlangateError, Problem
 from controller.git.objects import file_blob_id
 from controller.git.ownrecord import recorded_blocks
@@ -105,6 +107,15 @@ class Freezing(Committing):
             loaded = plans.load_plan(file, self.config)  # bounded by limits.max_plan_bytes
         except PlangateError:
             return
+        beside = self._claims_beside(path)
+        if beside:  # the commit would make the folder E_PLAN_AMBIGUOUS (round 73)
+            shown = " and ".join(map(visible, beside))
+            self._wait(
+                str(PurePosixPath(path).parent),
+                f"E_PLAN_AMBIGUOUS: {shown} claims the place of {path}: neither would be read "
+                "or run; delete or rename it",
+            )
+            return
         blocker = plans.status_blocker(loaded)
         if blocker is not None:  # not committed: only the log can say so
             plan_id = str(PurePosixPath(path).parent)
@@ -124,9 +135,9 @@ class Freezing(Committing):
         for plan_id, source in sorted(self._sources.committed(self.repo, self._head).items()):
             if plans.unsafe_name(source or plan_id) is not None:
                 continue  # E_UNSAFE_PATH: recorded by the history index, never read
-            if not source:
-                names = ", ".join(plans.SOURCE_FILES)
-                self._wait(plan_id, f"E_PLAN_AMBIGUOUS: several of {names}; keep one")
+            if not source:  # beside a claim of PLAN.yml's place, or a second source
+                code, why = self._sources.held.get(plan_id, ("E_PLAN_AMBIGUOUS", "keep one"))
+                self._wait(plan_id, f"{code}: {why}")
                 continue
             blob = self.repo.blob_sha(self._head, source)
             if blob is None or (source, blob) in self._sources.refused:
@@ -142,7 +153,14 @@ class Freezing(Committing):
     def _adopt_source(self, path: str, file: Path) -> None:
         """Local mode: an uncommitted PLAN.json & co. in a folder without PLAN.yml."""
         plan_id = str(PurePosixPath(path).parent)
-        if any((file.parent / name).exists() for name in plans.PLAN_FILES):
+        try:  # every entry of the folder, as the committed sources are judged (round 73)
+            verdict = sources.source_verdict(plan_id, os.listdir(file.parent))
+        except OSError:
+            return
+        if verdict is None:
+            return  # a plan file is there: the plan is that file
+        if verdict[0]:  # beside a claim of PLAN.yml's place, or a second source
+            self._wait(plan_id, f"{verdict[0]}: {verdict[1]}")
             return
         if self.repo.blob_sha(self._head, path) is not None:
             return  # committed: converted from the branch, its authors known
@@ -180,6 +198,45 @@ class Freezing(Committing):
                 f"converting would replace the plan {path} the branch already holds",
                 remedy="a conversion only creates plans: move that plan, or rename the step",
             )
+        self._check_unclaimed(path)
+
+    def _check_unclaimed(self, path: str) -> None:
+        """A plan file a conversion writes (its nested plans' too) must land in a folder no
+        entry of which claims its place (:func:`controller.plan.names.plan_file_claims`, on
+        the branch or in the working tree): the folder would be E_PLAN_AMBIGUOUS by the
+        controller's own commit, its plan neither read nor run (round 73), as MCP ``submit``
+        refuses (:meth:`AgentApi._check_claims`). E_PLAN_AMBIGUOUS, nothing written."""
+        from controller.errors import PlanAmbiguous
+
+        pure = PurePosixPath(path)
+        if pure.name not in plans.PLAN_FILES:
+            return
+        folder = str(pure.parent)
+        claims = self._claims_beside(path)
+        if claims:
+            raise PlanAmbiguous(
+                f"{folder} holds {' and '.join(map(visible, claims))}, which claims the place "
+                f"of the {pure.name} a conversion would write: neither would be read or run",
+                quotes=(folder,),
+                remedy="delete or rename the other entry, or write the plan in a new folder",
+            )
+
+    def _claims_beside(self, path: str) -> list[str]:
+        """The entries of ``path``'s folder other than ``path`` itself, on the branch or in
+        the working tree, whatever their kind, that claim a plan file's place
+        (:func:`controller.plan.names.plan_file_claims`): a plan file written there (an
+        adopted one, a converted one) would make the folder E_PLAN_AMBIGUOUS by the
+        controller's own commit. The working tree has no index verdict: its listing is read."""
+        from controller.plan.names import plan_file_claims
+
+        pure = PurePosixPath(path)
+        folder = str(pure.parent)
+        names = set(self.repo.names_in(self._head, folder))
+        local = self.repo.path / folder
+        if local.is_dir() and not local.is_symlink():
+            names.update(os.listdir(local))
+        names.discard(pure.name)
+        return plan_file_claims(names)
 
     def _commit_conversion(
         self, plan_id: str, source: str, data: bytes, key: str, committed: bool

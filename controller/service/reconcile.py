@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from controller.errors import PlanAmbiguous, PlangateError, Problem
+from controller.errors import PlangateError, Problem
 from controller.git.history import PlanState
 from controller.git.ownrecord import hash_mismatch
 from controller.git.records import plan_text
@@ -446,14 +446,16 @@ class Controller(Deciding, Outcomes):
         for plan_id, source in sorted(found.items()):
             if plan_id in self.index.plans:
                 continue
-            try:
-                if not source:
-                    raise PlanAmbiguous(f"{plan_id} holds several plan sources; keep one")
-                data = self.repo.read_file(head, source) or b""
-                source_files.convert_source(plan_id, source, data, delete_source=True)
-                continue  # it converts: the controller's next pass does it
-            except PlangateError as exc:
-                problem = Problem(exc.code, f"cannot convert {source or plan_id}: {exc.message}")
+            if not source:  # it waits (sources.source_verdict), with its own code
+                code, why = self._sources.held.get(plan_id, ("E_PLAN_AMBIGUOUS", "keep one"))
+                problem = Problem(code, f"cannot convert {plan_id}: {why}")
+            else:
+                try:
+                    data = self.repo.read_file(head, source) or b""
+                    source_files.convert_source(plan_id, source, data, delete_source=True)
+                    continue  # it converts: the controller's next pass does it
+                except PlangateError as exc:
+                    problem = Problem(exc.code, f"cannot convert {source}: {exc.message}")
             rows.append(
                 {
                     "plan": plan_id,

@@ -11,11 +11,12 @@ source that does not convert is reported once per version with its code, and wai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from controller.display import visible
 from controller.plan.discovery import MAX_SOURCE_BYTES
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES
 
@@ -41,25 +42,38 @@ class SourceFinder:
     plans_dir: str
     _head: str | None = None
     _found: dict[str, str] = field(default_factory=dict)
+    #: folders whose source waits (its value in :meth:`committed` is ""): (code, message)
+    held: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: problems already reported, by (source path, blob)
     refused: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def committed(self, repo: GitRepo, head: str) -> dict[str, str]:
-        """plan folder -> its source file, for folders with a source and no PLAN.yml."""
+        """plan folder -> its source file, for folders with a source and no PLAN.yml; ""
+        for a folder whose source waits, :attr:`held` saying why. Every entry of a folder
+        counts, whatever its kind (a file, a symlink, a gitlink, a folder: the first name of
+        the paths below it), its name compared by :func:`controller.plan.names.fold`, as the
+        history index and MCP ``submit`` judge a folder (round 73: ``PLAN.json`` beside a
+        symlink ``plan.yml`` or a folder ``PLAN.YML/`` was converted into a PLAN.yml no
+        reader would read, and beside ``plan.JSON`` from one of the two)."""
         if head == self._head:
             return dict(self._found)
         names: dict[str, set[str]] = {}
         for path, _blob in repo.ls_files(head, [self.plans_dir]):
-            parent = str(PurePosixPath(path).parent)
-            names.setdefault(parent, set()).add(PurePosixPath(path).name)
-        found = {}
+            parts = path.split("/")
+            for depth in range(1, len(parts)):
+                names.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+        found: dict[str, str] = {}
+        held: dict[str, tuple[str, str]] = {}
         for folder, inside in names.items():
-            if inside & set(PLAN_FILES):
+            why = source_verdict(folder, inside)
+            if why is None:
                 continue
-            sources = [n for n in SOURCE_FILES if n in inside]
-            if sources:
-                found[folder] = f"{folder}/{sources[0]}" if len(sources) == 1 else ""
-        self._head, self._found = head, found
+            if why[0]:
+                held[folder] = why
+                found[folder] = ""
+            else:
+                found[folder] = f"{folder}/{why[1]}"
+        self._head, self._found, self.held = head, found, held
         return dict(found)
 
     def advance(self, parent: str, sha: str, files: Mapping[str, bytes | None]) -> None:
@@ -71,6 +85,49 @@ class SourceFinder:
         for path in files:
             self._found.pop(str(PurePosixPath(path).parent), None)
         self._head = sha
+
+
+def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
+    """What a folder listing ``names`` holds as a plan source: None (no source, or a plan
+    file: the plan is that file, the history index judges the folder), ("", name) (one
+    source to convert), or (code, why) when its source waits: E_PLAN_AMBIGUOUS beside an
+    entry claiming the plan file's place (:func:`controller.plan.names.plan_file_claims`:
+    the PLAN.yml written would be neither read nor run), or beside a second source one path
+    with it on a case-insensitive or HFS+ checkout; a source alone under such a spelling
+    (``plan.json``) is converted from no name a reviewer sees: E_UNSAFE_PATH for a hidden
+    character, else E_CONVERT_UNSUPPORTED (rename it)."""
+    from controller.plan.names import fold, plan_file_claims, source_claims, unsafe_name
+
+    found = source_claims(names)
+    if not found or any(name in PLAN_FILES for name in names):
+        return None
+    shown = ", ".join(visible(name) for name in found)
+    claims = plan_file_claims(names)
+    if claims:
+        held = " and ".join(visible(name) for name in claims)
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"{folder} holds {held}, which claims the place of the PLAN.yml {shown} would "
+            "be converted to: neither would be read or run; delete or rename it",
+        )
+    if len(found) > 1:
+        twins = len({fold(name) for name in found}) < len(found)
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"{folder} holds several plan sources ({shown}"
+            f"{'; one path on a case-insensitive or HFS+ checkout' if twins else ''}); keep one",
+        )
+    name = found[0]
+    if name in SOURCE_FILES:
+        return "", name
+    unsafe = unsafe_name(f"{folder}/{name}")
+    if unsafe is not None:
+        return "E_UNSAFE_PATH", unsafe
+    exact = next(s for s in SOURCE_FILES if fold(s) == fold(name))
+    return (
+        "E_CONVERT_UNSUPPORTED",
+        f"{visible(name)} is not converted: a plan source is named exactly {exact}; rename it",
+    )
 
 
 def is_source(path: str) -> bool:

@@ -59,7 +59,10 @@ Seen (round 73):
   69's row: "history marks the plan ambiguous: never frozen or started"; docs/plan-format.md:
   ``E_PLAN_AMBIGUOUS`` "for ``validate``, ``show``, ``hash``, ``freeze`` and the controller
   alike"): no freeze commit while the folder is ambiguous. (``f-file``, an APPROVED second
-  file ``PLAN.yaml``, is not frozen: held.) Nothing ran.
+  file ``PLAN.yaml``, is not frozen: held.) Nothing ran. Fixed (2026-11-30, r73freeze): the
+  freeze step acts on the history index's verdict of the folder, no listing of its own
+  (``planstate.held``: ``state.ambiguous`` or ``state.unsafe``, asked by ``_needs_attention``
+  and ``Deciding._has_work``/``_act``): no freeze commit while the folder is held.
 - ``{f-*}:api``, ``{f-*}:page`` (18 ids, with ``test_round73_surface_lateclaims.py``'s 14
   ``:api``: one class): the daemon's reviewer page ``/plan/<id>`` of a folder it marks
   ``E_PLAN_AMBIGUOUS`` titles it with one file's plan name and shows its task and hash, and
@@ -363,20 +366,16 @@ def test_a_pin_runs_only_a_folder_unclaimed_when_the_run_comes(lab: Lab, vid: st
 
 
 FIDS = [f"{h}:{r}" for h in BORN for r in ("frozen", "row", "api", "page")]
-NEVER_FROZEN = _xf(
-    "a plan born beside a claim of its file's place (a symlink, gitlink, file or folder named "
-    "as a plan file, ignorable characters included) is frozen by the controller's first pass "
-    "(a 'plangate: freeze plans/<f>' commit writes frozen: into the file) while every reader "
-    "says E_PLAN_AMBIGUOUS"
-)
 PAGE_READS = _xf(
     "the daemon's page and /api/plan/<id> of an E_PLAN_AMBIGUOUS folder read one of its files: "
     "the page titles it and shows its task and hash, the API its document and hash (for "
     "PLAN.yml beside PLAN.yaml: the PLAN.yaml the agent marked approved), where show and MCP "
     "log refuse 'neither is read'"
 )
-FBROKEN: dict[str, Any] = {f"{h}:frozen": NEVER_FROZEN for h in BORN if h not in ("f-ok", "f-file")}
-FBROKEN |= {f"{h}:{r}": PAGE_READS for h in BORN if h != "f-ok" for r in ("api", "page")}
+# {f-*}:frozen fixed by r73freeze (2026-11-30): the freeze step asks the index's verdict
+FBROKEN: dict[str, Any] = {
+    f"{h}:{r}": PAGE_READS for h in BORN if h != "f-ok" for r in ("api", "page")
+}
 
 
 @pytest.mark.parametrize("vid", cases(FIDS, FIDS, FBROKEN))

@@ -56,15 +56,24 @@ Seen (round 73):
   held). Should (round 72's rule for MCP ``submit``, docs/plan-format.md: "MCP ``submit`` into
   a folder holding only a claim is refused ``E_PLAN_AMBIGUOUS``, nothing committed"; docs/
   execution.md: "every form a plan takes in a folder counts"): the source waits
-  E_PLAN_AMBIGUOUS, nothing committed.
+  E_PLAN_AMBIGUOUS, nothing committed. Fixed (2026-11-30, r73freeze): a source folder is
+  judged by every entry, whatever its kind (``sources.source_verdict`` over the folder's
+  names, ``names.plan_file_claims``): beside a claim the source waits E_PLAN_AMBIGUOUS with a
+  row, nothing committed; a conversion writes no plan file beside a claim
+  (``Freezing._check_unclaimed``), uncommitted sources are judged by the working tree's names.
 - ``{s-two,s-twozw}:{convert,row}`` (4 ids): ``PLAN.json`` beside ``plan.JSON`` or
   ``PLAN.json<U+FEFF>`` (one file on a case-insensitive or HFS+ checkout, where the reviewer
   sees one of the two) is converted from ``PLAN.json``; the plan is pending and Alice's
   approval of the PLAN.yml runs it. Should (docs/formats.md: "Two sources in one folder wait
   with ``E_PLAN_AMBIGUOUS``", names compared by round 72's fold): wait, nothing converted.
-  What ran is the PLAN.yml Alice read, so the run itself is not counted.
+  What ran is the PLAN.yml Alice read, so the run itself is not counted. Fixed (2026-11-30,
+  r73freeze): source names compared by the fold (``names.source_claims``): two wait
+  E_PLAN_AMBIGUOUS, nothing converted, the row says so.
 Noted, not counted: a source alone under a twin name (``plan.json``, ``PLAN.js<U+200C>on``) is
 neither converted nor listed: no row, no code (nothing runs; the agent is told nothing).
+Since r73freeze (2026-11-30) it is still not converted (from a name no reviewer sees as the
+source's), but its row says why: ``E_CONVERT_UNSUPPORTED`` (rename it ``PLAN.json``), or
+``E_UNSAFE_PATH`` for a hidden character.
 Held: the runs (``d-*`` once, ``l-*`` never, ``s-ok`` once, the claimed sources never), the
 exact name's note on every reader, the controls without a note, the claimed sources' rows
 E_PLAN_AMBIGUOUS, the fresh-clone audit (it reads git alone: the valid runs are the completed
@@ -249,22 +258,12 @@ def test_a_forged_log_at_a_twin_of_the_logs_name_is_noted(lab: Lab, vid: str) ->
     assert "forged-r73" not in text, text[-1500:]
 
 
-CONVERT_BESIDE = _xf(
-    "the daemon converts a PLAN.json source in a folder holding a claim of the plan file's "
-    "place (a symlink, gitlink or file plan.yml/plan.yaml, a folder PLAN.YML/ or "
-    "PLAN.y<U+200C>ml/): its 'plangate: convert' commit writes PLAN.yml beside the claim (then "
-    "freezes it) and the folder is E_PLAN_AMBIGUOUS by its own commit"
-)
-TWO = _xf(
-    "two sources one path on a case-insensitive or HFS+ checkout (PLAN.json beside plan.JSON "
-    "or PLAN.json<U+FEFF>) do not wait E_PLAN_AMBIGUOUS: the daemon converts PLAN.json and "
-    "the plan is pending, approvable"
-)
 SIDS = [f"{f}:{r}" for f in SOURCES for r in ("convert", "row")] + [
     f"{f}:ran" for f in SOURCES if f not in TWO_SOURCES
 ]
-SBROKEN: dict[str, Any] = {f"{f}:convert": CONVERT_BESIDE for f in SOURCES if f != "s-ok"}
-SBROKEN |= {f"{f}:{r}": TWO for f in TWO_SOURCES for r in ("convert", "row")}
+# {s-*}:convert and {s-two,s-twozw}:{convert,row} fixed by r73freeze (2026-11-30): one
+# verdict of the folder's entries, folded (controller.service.sources.source_verdict)
+SBROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(SIDS, SIDS, SBROKEN))

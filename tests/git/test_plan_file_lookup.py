@@ -188,3 +188,43 @@ def test_the_index_counts_every_kind_of_claim_however_late(
     index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
     state = index.plans["plans/p"]
     assert not state.ambiguous and state.blob is not None, state
+
+
+@pytest.mark.parametrize(("kind", "name"), [("symlink", "plan.yml"), ("folder", "PLAN.YML")])
+def test_a_removed_claim_takes_its_unsafe_row_with_it(
+    repo: Path, tmp_path: Path, kind: str, name: str
+) -> None:
+    """Round 73: a symlink ``plan.yml`` (recorded under its own path, E_UNSAFE_PATH) or a
+    folder ``PLAN.YML/`` holding a plan (its own id, no plan folder) deleted by the agent kept
+    its row for ever: a row for an entry no longer in the tree. The row goes with the entry;
+    a folder so named that still holds a plan file keeps it."""
+    write_plan(repo, "q")
+    write_plan(repo, "p")
+    path = repo / "plans" / "p" / name
+    if kind == "symlink":
+        path.symlink_to("../q/PLAN.yml")
+    else:
+        path.mkdir()
+        (path / "PLAN.yml").write_text(PLAN)
+        (path / "PLAN.yaml").write_text(PLAN)
+    commit_all(repo, "the claim", AGENT)
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    gitrepo = GitRepo(repo)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    held = f"plans/p/{name}"
+    assert index.plans[held].unsafe, sorted(index.plans)
+    if kind == "folder":  # one of its two files gone: still there, still held
+        git(repo, "rm", "-q", f"{held}/PLAN.yml")
+        commit_all(repo, "half of it gone", AGENT)
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+        assert index.plans[held].unsafe, sorted(index.plans)
+    git(repo, "rm", "-rqf", held)
+    commit_all(repo, "the claim gone", AGENT)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert held not in index.plans, index.plans.get(held)
+    assert not index.plans["plans/p"].ambiguous
+    index.close()
+    again = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    assert held not in again.plans  # saved so

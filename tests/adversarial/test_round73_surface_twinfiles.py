@@ -212,21 +212,12 @@ def _xf(what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 73: {what}")
 
 
-TWIN = _xf(
-    "a forged 'completed, approved by alice' log FILE named as EXECUTION_LOG.md in another case "
-    "or with a character HFS+ ignores (one path with the log on such a checkout), or a symlink "
-    "execution_log.md to another plan's real log, is noted by no reader: no "
-    "E_OWNED_BLOCK_CHANGED on the row, show, MCP log or the page, where the exact name is"
-)
 READERS = ("row", "show", "mcp-log", "page")
 IDS = [f"{p}:{r}" for p in LOGS for r in READERS]
-BROKEN: dict[str, Any] = {
-    f"{p}:{r}": TWIN for p, n in LOGS.items() if n and p not in RULE for r in READERS
-}
 NOTED = ("E_OWNED_BLOCK_CHANGED", "E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
 
 
-@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
+@pytest.mark.parametrize("vid", cases(IDS, IDS, {}))
 def test_a_forged_log_at_a_twin_of_the_logs_name_is_noted(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     plan, reader = vid.split(":")

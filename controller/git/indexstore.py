@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "57"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "59"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -206,6 +206,10 @@ INDEX_VERSION = "57"  # 3: risk and estimate per plan; 4: approval identities, f
 # withdraws the version (round 72: her folder move setting ``pending_approval`` was no lapse);
 # a rename's lapse on a merged branch is dated by the branch commit that made it, not the merge
 # 57: 54, 55 and 56 together (each branch's index had one of them alone)
+# 59: each plan's ``log_claimed``: its folder holds an entry named as its log in another
+# spelling (``execution_log.md``, ``EXECUTION_LOG.md<U+200C>``: the log's name folded as the
+# plan file's, :func:`controller.plan.names.log_twins`); the status row reads and notes the
+# record while one is there (round 73: a forged log so named was noted by no reader)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

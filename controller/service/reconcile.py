@@ -321,6 +321,7 @@ class Controller(Deciding, Outcomes):
                 "file": s.file,
                 "status": UNREADABLE if problems[s.plan_id] else _shown(s, foreign[s.plan_id]),
                 "problem": _problem_json(problems[s.plan_id]),
+                "held": _held_code(s),
                 "reason": self._reason(s, problems[s.plan_id]) if reasons else None,
                 "file_status": s.file_status,
                 "hash": s.hash,
@@ -525,6 +526,16 @@ class Controller(Deciding, Outcomes):
         )
 
 
+def _held_code(state: PlanState) -> str | None:
+    """The index's verdict that no file of the plan's folder is read (``E_PLAN_AMBIGUOUS``:
+    two entries claim the plan file's place; ``E_UNSAFE_PATH``: a hostile name or a link),
+    or None. Every reader of the row takes it as the row has it (round 73: the page and
+    ``/api/plan/`` of a held folder read one of its files again)."""
+    if state.ambiguous:
+        return "E_PLAN_AMBIGUOUS"
+    return "E_UNSAFE_PATH" if state.unsafe else None
+
+
 #: Statuses whose plan file says why the plan is there (``status`` shows it).
 _REASONED = ("invalid", "failed", "awaiting_approval", "pending_approval")
 
@@ -546,7 +557,7 @@ AUTHOR_FIELDS = frozenset(
 #: The fields that are the controller's material: what an answer redacts.
 CONTROLLER_FIELDS = frozenset(
     {"reason", "hash", "frozen_hash", "approver", "risk", "estimate", "last_commit"}
-    | {"running", "waiting"}
+    | {"running", "waiting", "held"}
 )
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``
 #: block (quoting the plan as written, round 62) and an unreadable file's problem.

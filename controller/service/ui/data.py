@@ -144,7 +144,7 @@ class UiData:
         }
 
     def _summary(self, row: dict[str, Any]) -> dict[str, Any]:
-        code = failure_code(row)
+        code = row.get("held") or failure_code(row)
         if code is None and row["status"] in FAILED:
             code = self._file_code(row)
         summary = {
@@ -210,6 +210,8 @@ class UiData:
         row = self._rows.get(plan_id)
         if row is None:
             return None
+        if row.get("held"):
+            return self._held(row)
         plan_file = self._workdir() / row["file"]
         text, cut = self._committed(row["file"], MAX_FILE)
         page: dict[str, Any] = {"row": self._summary(row), "notes": list(row.get("notes") or [])}
@@ -218,6 +220,26 @@ class UiData:
         if row["status"] == "executing" or row.get("running"):
             page["live"] = self._redactor.data(self._journal_actions(row))
         return page
+
+    def _held(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The page of a folder the row holds (``held``: ``E_PLAN_AMBIGUOUS``, two entries
+        claim the plan file's place; ``E_UNSAFE_PATH``): the code and why, the row's notes
+        (the record's notes of each plan file, round 69), and no file of it read: no plan
+        text, no hash, no log, as ``show`` and MCP ``log`` refuse (round 73: the page titled
+        the folder with one file's plan name and task, ``/api/plan/`` answered its document
+        and hash, for ``PLAN.yml`` beside ``PLAN.yaml`` the file no other reader reads)."""
+        code = row["held"]
+        notes = list(row.get("notes") or [])
+        why = next((n for n in reversed(notes) if n.startswith(code)), None) or (
+            f"{code}: the folder is held (see plangate status): no file of it is read or run"
+        )
+        return {
+            "row": {**self._summary(row), "hash": None},
+            "notes": notes,
+            "problems": [{"code": code, "message": why}],
+            "log": None,
+            "log_cut": False,
+        }
 
     def _show_record(self, page: dict[str, Any], file: str, text: str | None) -> None:
         """The plan's ``execution:``/``approval:`` blocks and its log as the controller's own

@@ -10,7 +10,9 @@ never from the branch's version alone:
 - the status row (``status``, MCP ``status``, the page; round 65): the notes ``show`` carries
   (:func:`record_notes`), for a row of a plan in any state (round 67: pending and frozen
   too) any file of whose record (the plan file, its log: round 66; a log committed before
-  the plan: round 67) someone else's commit changed last;
+  the plan: round 67) someone else's commit changed last, and any entry beside the plan
+  named as its log in another spelling (``execution_log.md``: the log on a case-insensitive
+  or HFS+ checkout, :func:`log_twin_notes`; round 73);
 - the controller, when a gate, ask or resume approval finds the run's journal (or its whole
   state directory) lost (round 52): the ``execution:`` block of its last commit of the file
   that wrote that block (a checkpoint, a pause, an outcome), never one that carried the

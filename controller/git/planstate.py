@@ -192,10 +192,11 @@ class PlanState:
 
     def has_record(self) -> bool:
         """Does a file at the path hold, or claim to hold, the controller's record: a commit
-        of the controller's of the plan file, a log anyone committed, or an owned block in
-        the file? Without one, every reader's judgement of the record
-        (:func:`controller.git.ownrecord.shown_record`) has nothing to note (round 67: a
-        draft no one ran is read without git, a log committed before its plan is not)."""
+        of the controller's of the plan file, a log anyone committed, an entry named as the
+        log in another spelling (round 73), or an owned block in the file? Without one,
+        every reader's judgement of the record (:func:`controller.git.ownrecord.shown_record`)
+        has nothing to note (round 67: a draft no one ran is read without git, a log
+        committed before its plan is not)."""
         return bool(self.controller_commit or self.log_commit or self.owned or self.log_claimed)
 
     def note(self, text: str) -> None:

@@ -377,7 +377,11 @@ class Controller(Deciding, Outcomes):
             return self._ambiguous_notes(state, head)
         if not state.has_record():
             return ()
-        if own.known and not state.log_claimed and all(sha in own for sha in state.record_commits()):
+        if (
+            own.known
+            and not state.log_claimed
+            and all(sha in own for sha in state.record_commits())
+        ):
             return ()
         is_own = is_own_commit(self.config, own)
         return record_notes(self._git_or_none, head, state.file, is_own)

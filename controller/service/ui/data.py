@@ -223,25 +223,32 @@ class UiData:
 
     def _held(self, row: dict[str, Any]) -> dict[str, Any]:
         """The page of a folder the row holds (``held``: ``E_PLAN_AMBIGUOUS``, two entries
-        claim the plan file's place; ``E_UNSAFE_PATH``): the code and why, the row's notes
-        (the record's notes of each plan file, round 69), and no file of it read: no plan
-        text, no hash, no log, as ``show`` and MCP ``log`` refuse (round 73: the page titled
-        the folder with one file's plan name and task, ``/api/plan/`` answered its document
-        and hash, for ``PLAN.yml`` beside ``PLAN.yaml`` the file no other reader reads)."""
+        claim the plan file's place; ``E_UNSAFE_PATH``): the code and why, the row's notes,
+        and the controller's own record of the row's file with its notes (round 70: her
+        completed run, under the code; the blocks as ``record``, the log its commit wrote),
+        but no plan text read from the branch: no ``document``, no hash, no name or task, as
+        ``show`` and MCP ``log`` refuse (round 73: the page titled the folder with one file's
+        plan name and task, ``/api/plan/`` answered its document and hash; for ``PLAN.yml``
+        beside ``PLAN.yaml``, the file no other reader reads). The file's owned blocks are
+        read only to compare them with the record (a later version by anyone else noted)."""
         code = row["held"]
         notes = list(row.get("notes") or [])
         why = next((n for n in reversed(notes) if n.startswith(code)), None) or (
             f"{code}: the folder is held (see plangate status): no file of it is read or run"
         )
-        return {
+        page: dict[str, Any] = {
             "row": {**self._summary(row), "hash": None},
             "notes": notes,
             "problems": [{"code": code, "message": why}],
-            "log": None,
-            "log_cut": False,
         }
+        text, cut = self._committed(row["file"], MAX_FILE)
+        record = self._show_record(page, row["file"], text if not cut else None)
+        blocks = {k: v for k, v in (record.blocks if record else {}).items() if v is not None}
+        if blocks:
+            page["record"] = self._redactor.data(blocks)
+        return page
 
-    def _show_record(self, page: dict[str, Any], file: str, text: str | None) -> None:
+    def _show_record(self, page: dict[str, Any], file: str, text: str | None) -> Any:
         """The plan's ``execution:``/``approval:`` blocks and its log as the controller's own
         commits wrote them, a later version by anyone else flagged, never shown as the
         record (round 61: :func:`controller.git.ownrecord.shown_record`, the one rule every
@@ -258,7 +265,7 @@ class UiData:
         page["log"] = log_text[:MAX_LOG] if log_text is not None else None
         page["log_cut"] = log_text is not None and len(log_text) > MAX_LOG
         if record is None:
-            return
+            return None
         document = page.get("document")
         if isinstance(document, dict) and branch is not None:
             for key, value in record.blocks.items():
@@ -267,6 +274,7 @@ class UiData:
                     document[key] = value
         notes = [{"code": note_code(n), "message": n} for n in record.notes]
         page["problems"] = [*(page.get("problems") or []), *self._redactor.data(notes)]
+        return record
 
     def _own(self) -> Callable[[Any], bool]:
         if self._is_own is None:

@@ -70,8 +70,8 @@ Seen (round 73):
   run"; docs/operations.md: the page is "the reviewer's view"): the code, no plan text.
   Fixed (2026-11-30, r73logtwin): each status row carries ``held`` (the index's verdict,
   ``E_PLAN_AMBIGUOUS`` or ``E_UNSAFE_PATH``), and ``UiData.plan`` of a held row answers the
-  row, the code with the row's message and its notes, no file read: no document, hash, plan
-  name, task or log.
+  row, the code with the row's message, its notes and the controller's own record (blocks
+  and log as its commits wrote them), no plan text read: no document, hash, name or task.
 Held: pins to a folder claimed in the approving pull request (``pin-pre``, ``pin-prezw``), on
 main after the branch was made (``pin-base``: ``check`` says ``refuse``, E_PLAN_AMBIGUOUS) or
 AFTER the approval (``pin-late*``: a symlink, a zero-width folder, ``git mv notes.md

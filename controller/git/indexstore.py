@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "58"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "59"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -209,6 +209,10 @@ INDEX_VERSION = "58"  # 3: risk and estimate per plan; 4: approval identities, f
 # 58: a removed entry held E_UNSAFE_PATH (a symlink or gitlink ``plan.yml``, a folder
 # ``PLAN.YML/``) takes its row with it when nothing of its plan is left at its path (round 73:
 # a deleted symlink ``plan.yml`` kept its row in ``status`` for ever)
+# 59: 58, and each plan's ``log_claimed``: its folder holds an entry named as its log in another
+# spelling (``execution_log.md``, ``EXECUTION_LOG.md<U+200C>``: the log's name folded as the
+# plan file's, :func:`controller.plan.names.log_twins`); the status row reads and notes the
+# record while one is there (round 73: a forged log so named was noted by no reader)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

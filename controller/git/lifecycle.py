@@ -55,7 +55,7 @@ from controller.git.records import (
     record_events,
 )
 from controller.plan import hashing, likeness, yamlio
-from controller.plan.names import plan_file_claims
+from controller.plan.names import is_log_twin, log_twins, plan_file_claims
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 from controller.settings import IdentityAliases
 
@@ -262,12 +262,16 @@ class Lifecycle(IndexStore):
         self._carried_here = set() if by_controller else self._left(repo, record)
         recorded: set[str] = set()
         logs: set[str] = set()
+        twins: set[str] = set()  # plans beside an entry named as their log in another spelling
         added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
         for change in record.changes:
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
             writes = not by_controller and not self._brought(repo, record, change)
             if plan_id is None:
+                twin = _log_twin_folder(change.path, self.plans_dir)
+                if twin is not None:
+                    twins.add(twin)
                 self._link_outside_plan_files(change)
                 if writes:
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
@@ -309,6 +313,7 @@ class Lifecycle(IndexStore):
                 self._rejudge(repo, record, plan_id, own, sink)  # beside a folder so named
         self._judge_added(repo, record, added, sink)
         self._note_logs(record, logs)
+        self._note_log_twins(repo, record, twins - set(added))
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
                 self._run_record(record, plan_id, sink)
@@ -332,6 +337,23 @@ class Lifecycle(IndexStore):
             self._loose_logs.pop(plan_id, None)
             state.log_commit = record.sha
             self.touch(plan_id)
+
+    def _note_log_twins(self, repo: GitRepo, record: CommitRecord, plan_ids: set[str]) -> None:
+        """Do these plans' folders still hold, after ``record`` changed one, an entry named
+        as the log in another spelling (:func:`controller.plan.names.log_twins`:
+        ``execution_log.md``, ``EXECUTION_LOG.md<U+200C>``, one path with the log on a
+        case-insensitive or HFS+ checkout)? Kept as ``log_claimed``: the status row reads the
+        record (and notes it) while one is there, whoever committed the plan's files last
+        (round 73). A plan added with its folder is judged from the folder's listing
+        (:meth:`_judge_added`)."""
+        held = sorted(plan_id for plan_id in plan_ids if plan_id in self.plans)
+        listed = repo.names_among(record.sha, held) if held else {}
+        for plan_id in held:
+            state = self.plans[plan_id]
+            claimed = bool(log_twins(listed.get(plan_id, ())))
+            if claimed != state.log_claimed:
+                state.log_claimed = claimed
+                self.touch(plan_id)
 
     def _note_loose_log(self, record: CommitRecord, plan_id: str) -> None:
         """A log committed where no plan is: kept for a plan put there later, forgotten when
@@ -2329,6 +2351,9 @@ class Lifecycle(IndexStore):
         plans, issue 17)."""
         listed = repo.names_among(record.sha, list(added)) if added else {}
         for plan_id, own in added.items():
+            state = self.plans.get(plan_id)
+            if state is not None:  # beside an entry named as its log (round 73)
+                state.log_claimed = bool(log_twins(listed.get(plan_id, ())))
             if len(plan_file_claims(listed.get(plan_id, ()))) > 1:
                 self._rejudge(repo, record, plan_id, own, sink)
 
@@ -3378,6 +3403,16 @@ def _claimed_folder(path: str) -> str | None:
     parts = path.split("/")
     at = next((i for i, name in enumerate(parts) if plan_file_claims([name])), None)
     return "/".join(parts[:at]) if at else None
+
+
+def _log_twin_folder(path: str, plans_dir: str) -> str | None:
+    """The plan folder in which ``path`` (a changed entry) is, or lies below, an entry named
+    as the folder's log in another spelling (:func:`controller.plan.names.is_log_twin`:
+    ``plans/x/execution_log.md``, ``plans/x/EXECUTION_LOG.MD/notes.md`` -> ``plans/x``), or
+    None (round 73)."""
+    parts = path.split("/")
+    at = next((i for i, name in enumerate(parts) if i and is_log_twin(name)), None)
+    return None if at is None else plan_id_of("/".join([*parts[:at], LOG_NAME]), plans_dir)
 
 
 def _unsafe_why(change: FileChange) -> str | None:

@@ -10,7 +10,9 @@ never from the branch's version alone:
 - the status row (``status``, MCP ``status``, the page; round 65): the notes ``show`` carries
   (:func:`record_notes`), for a row of a plan in any state (round 67: pending and frozen
   too) any file of whose record (the plan file, its log: round 66; a log committed before
-  the plan: round 67) someone else's commit changed last;
+  the plan: round 67) someone else's commit changed last, and any entry beside the plan
+  named as its log in another spelling (``execution_log.md``: the log on a case-insensitive
+  or HFS+ checkout, :func:`log_twin_notes`; round 73);
 - the controller, when a gate, ask or resume approval finds the run's journal (or its whole
   state directory) lost (round 52): the ``execution:`` block of its last commit of the file
   that wrote that block (a checkpoint, a pause, an outcome), never one that carried the
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from controller.display import visible
 from controller.git.records import (
     CommitRecord,
     FileChange,
@@ -394,10 +397,39 @@ def shown_record(
     text = git("show", f"{own_log[0]}:{log_file}") if own_log is not None else None
     if life.log and not is_own(life.log[0]) and (own_log or not _removes(life.log[0], log_file)):
         notes.append(_note(LOG_FILE, life.log, is_own))
+    notes += log_twin_notes(git, rev, plan_file)
     stale = hash_mismatch(plan_file, _own_hash(current), identity)
     if stale is not None and (text is not None or any(v is not None for v in blocks.values())):
         notes.append(stale)
     return ShownRecord(blocks, text, tuple(notes))
+
+
+def log_twin_notes(git: GitRunner, rev: str, plan_file: str) -> list[str]:
+    """An ``E_OWNED_BLOCK_CHANGED`` note for each entry beside ``plan_file`` at ``rev``
+    (file, symlink, folder, gitlink) whose name is the log's by the fold of plan file
+    names but not ``EXECUTION_LOG.md`` itself (:func:`controller.plan.names.log_twins`):
+    ``execution_log.md``, ``EXECUTION_LOG.MD``, ``EXECUTION_LOG.md<U+200C>``. The controller
+    writes its record under the one name only; on a case-insensitive or HFS+ checkout such
+    an entry IS the plan's log, so what it holds is someone else's text at the record's
+    place, never shown (round 73: a forged "completed, approved by alice" log beside a plan
+    that never ran was noted by no reader)."""
+    from controller.plan.names import log_twins
+
+    folder = str(PurePosixPath(plan_file).parent)
+    prefix = "" if folder == "." else f"{folder}/"
+    out = git("ls-tree", "-z", "--name-only", rev, *(("--", prefix) if prefix else ()))
+    names = [p[len(prefix) :] for p in (out or "").split("\0") if p.startswith(prefix) and p]
+    notes = []
+    for name in log_twins(names):
+        last = file_log(git, rev, prefix + name, first_parent=True)
+        where = f" by {last[0].author.email} in {last[0].sha[:12]}" if last else ""
+        notes.append(
+            f"E_OWNED_BLOCK_CHANGED: {visible(name)} beside the plan file is {LOG_FILE} on a "
+            f"case-insensitive or HFS+ checkout (one name by the fold of plan file names), "
+            f"and the controller writes only {LOG_FILE}: it is not the controller's "
+            f"record{where}; not shown"
+        )
+    return notes
 
 
 def record_notes(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> tuple[str, ...]:

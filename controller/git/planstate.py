@@ -158,6 +158,10 @@ class PlanState:
     controller_commit: str = ""
     #: The plan file's version at ``last_commit`` carries an ``execution:``/``approval:`` block.
     owned: bool = False
+    #: The plan's folder holds an entry named as its log in another spelling (a name whose
+    #: fold is ``EXECUTION_LOG.md``'s: :func:`controller.plan.names.log_twins`), which the
+    #: controller never writes: every reader of the record notes it (round 73).
+    log_claimed: bool = False
     #: A commit since this controller last started the plan, under its name but not made by
     #: it (by its record), whose message names a run event of the plan, whatever it changes
     #: (an empty one leaves ``last_commit`` at the start): the take-over check reads it.
@@ -188,11 +192,12 @@ class PlanState:
 
     def has_record(self) -> bool:
         """Does a file at the path hold, or claim to hold, the controller's record: a commit
-        of the controller's of the plan file, a log anyone committed, or an owned block in
-        the file? Without one, every reader's judgement of the record
-        (:func:`controller.git.ownrecord.shown_record`) has nothing to note (round 67: a
-        draft no one ran is read without git, a log committed before its plan is not)."""
-        return bool(self.controller_commit or self.log_commit or self.owned)
+        of the controller's of the plan file, a log anyone committed, an entry named as the
+        log in another spelling (round 73), or an owned block in the file? Without one,
+        every reader's judgement of the record (:func:`controller.git.ownrecord.shown_record`)
+        has nothing to note (round 67: a draft no one ran is read without git, a log
+        committed before its plan is not)."""
+        return bool(self.controller_commit or self.log_commit or self.owned or self.log_claimed)
 
     def note(self, text: str) -> None:
         self.notes = [*self.notes, text][-MAX_NOTES:]

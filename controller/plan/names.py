@@ -7,7 +7,9 @@ to be one (:func:`plan_file_claims`), compared as the file systems git guards ag
 compare them (:func:`fold`): a checkout on a case-insensitive file system makes ``plan.yml``
 and ``PLAN.YML`` the plan file, one on HFS+ ``PLAN.y<U+200C>ml`` too. The history index,
 ``validate``/``show``, ``check``, the freezer, nested plans' pins and MCP all ask it, so the
-next spelling fails the same way everywhere (rounds 69 to 72).
+next spelling fails the same way everywhere (rounds 69 to 72). The folder's other file a
+reviewer reads, the controller's ``EXECUTION_LOG.md``, is compared by the same fold
+(:func:`log_claims`, :func:`log_twins`: round 73, ``execution_log.md`` beside a plan).
 """
 
 from __future__ import annotations
@@ -155,6 +157,33 @@ def source_claims(names: Iterable[str]) -> list[str]:
     source the daemon converts (said on its row, never converted)."""
     found = [name for name in names if fold(name) in _FOLDED_SOURCES]
     return sorted(found, key=lambda name: (name not in SOURCE_FILES, name))
+#: The controller's record of a plan's run, beside its plan file (SPEC §1, §7).
+LOG_NAME = RECORD_FILES[0]
+_FOLDED_LOG = fold(LOG_NAME)
+
+
+def log_claims(names: Iterable[str]) -> list[str]:
+    """The entries of one folder (every entry as listed, whatever its kind) that are its
+    execution log or claim to be: a name whose :func:`fold` is ``EXECUTION_LOG.md``'s, the
+    exact name first. On a case-insensitive checkout ``execution_log.md`` IS the plan's log,
+    on HFS+ ``EXECUTION_LOG.md<U+200C>`` too: a reviewer opening the log reads whichever git
+    wrote last (round 73). The plan file's claims are :func:`plan_file_claims`, by the same
+    fold."""
+    found = [name for name in names if fold(name) == _FOLDED_LOG]
+    return sorted(found, key=lambda name: (name != LOG_NAME, name))
+
+
+def log_twins(names: Iterable[str]) -> list[str]:
+    """The claims of :func:`log_claims` other than ``EXECUTION_LOG.md`` itself: the
+    controller writes its record under that one name only, so each of them is someone
+    else's text at the log's place, whoever committed it (every reader notes it
+    ``E_OWNED_BLOCK_CHANGED``, :func:`controller.git.ownrecord.shown_record`; round 73)."""
+    return [name for name in log_claims(names) if name != LOG_NAME]
+
+
+def is_log_twin(name: str) -> bool:
+    """Is ``name`` (one entry's) a claim of the log's place other than its own name?"""
+    return name != LOG_NAME and fold(name) == _FOLDED_LOG
 
 
 def pin_problem(folder: str) -> str | None:

@@ -321,6 +321,7 @@ class Controller(Deciding, Outcomes):
                 "file": s.file,
                 "status": UNREADABLE if problems[s.plan_id] else _shown(s, foreign[s.plan_id]),
                 "problem": _problem_json(problems[s.plan_id]),
+                "held": _held_code(s),
                 "reason": self._reason(s, problems[s.plan_id]) if reasons else None,
                 "file_status": s.file_status,
                 "hash": s.hash,
@@ -376,7 +377,11 @@ class Controller(Deciding, Outcomes):
             return self._ambiguous_notes(state, head)
         if not state.has_record():
             return ()
-        if own.known and all(sha in own for sha in state.record_commits()):
+        if (
+            own.known
+            and not state.log_claimed
+            and all(sha in own for sha in state.record_commits())
+        ):
             return ()
         is_own = is_own_commit(self.config, own)
         return record_notes(self._git_or_none, head, state.file, is_own)
@@ -527,6 +532,16 @@ class Controller(Deciding, Outcomes):
         )
 
 
+def _held_code(state: PlanState) -> str | None:
+    """The index's verdict that no file of the plan's folder is read (``E_PLAN_AMBIGUOUS``:
+    two entries claim the plan file's place; ``E_UNSAFE_PATH``: a hostile name or a link),
+    or None. Every reader of the row takes it as the row has it (round 73: the page and
+    ``/api/plan/`` of a held folder read one of its files again)."""
+    if state.ambiguous:
+        return "E_PLAN_AMBIGUOUS"
+    return "E_UNSAFE_PATH" if state.unsafe else None
+
+
 #: Statuses whose plan file says why the plan is there (``status`` shows it).
 _REASONED = ("invalid", "failed", "awaiting_approval", "pending_approval")
 
@@ -548,7 +563,7 @@ AUTHOR_FIELDS = frozenset(
 #: The fields that are the controller's material: what an answer redacts.
 CONTROLLER_FIELDS = frozenset(
     {"reason", "hash", "frozen_hash", "approver", "risk", "estimate", "last_commit"}
-    | {"running", "waiting"}
+    | {"running", "waiting", "held"}
 )
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``
 #: block (quoting the plan as written, round 62) and an unreadable file's problem.

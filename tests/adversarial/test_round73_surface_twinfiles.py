@@ -48,7 +48,13 @@ Seen (round 73):
   ``show``, MCP ``log`` and the audit"; docs/plan-format.md: names compared "as the file
   systems git guards a checkout against compare them", round 72's fold, which already
   refuses a FOLDER of these names): the log's name folded as the plan file's is, the forgery
-  noted (or the folder held) on every reader.
+  noted (or the folder held) on every reader. Fixed (2026-11-30, r73logtwin): one rule for
+  which entries of a folder are its log or claim to be (``names.log_claims``/``log_twins``,
+  round 72's fold); ``ownrecord.shown_record`` notes every entry so named other than
+  ``EXECUTION_LOG.md`` ``E_OWNED_BLOCK_CHANGED`` (its name escaped, who committed it; its
+  text never shown), so ``show``, MCP ``log`` and the page do, and the index keeps
+  ``PlanState.log_claimed`` while one is there so the row reads the record whoever committed
+  the plan's files last (``INDEX_VERSION`` 59).
 - ``{s-sym,s-gl,s-dir,s-zw,s-lfile}:convert`` (5 ids): the daemon converts ``PLAN.json`` in
   a folder holding a claim of the plan file's place: its ``plangate: convert`` commit writes
   ``PLAN.yml`` beside the symlink, gitlink, folder or file (and a freeze commit follows), and
@@ -221,21 +227,12 @@ def _xf(what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 73: {what}")
 
 
-TWIN = _xf(
-    "a forged 'completed, approved by alice' log FILE named as EXECUTION_LOG.md in another case "
-    "or with a character HFS+ ignores (one path with the log on such a checkout), or a symlink "
-    "execution_log.md to another plan's real log, is noted by no reader: no "
-    "E_OWNED_BLOCK_CHANGED on the row, show, MCP log or the page, where the exact name is"
-)
 READERS = ("row", "show", "mcp-log", "page")
 IDS = [f"{p}:{r}" for p in LOGS for r in READERS]
-BROKEN: dict[str, Any] = {
-    f"{p}:{r}": TWIN for p, n in LOGS.items() if n and p not in RULE for r in READERS
-}
 NOTED = ("E_OWNED_BLOCK_CHANGED", "E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
 
 
-@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
+@pytest.mark.parametrize("vid", cases(IDS, IDS, {}))
 def test_a_forged_log_at_a_twin_of_the_logs_name_is_noted(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     plan, reader = vid.split(":")

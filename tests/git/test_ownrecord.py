@@ -277,3 +277,53 @@ def test_record_notes_judge_the_text_by_the_paths_record(repo: Path) -> None:
     assert rehashed[:12] in notes[0] and AGENT[1] in notes[0]
     _put(repo, ran, "put back", AGENT)
     assert ownrecord.record_notes(git, "HEAD", FILE, _by_controller) == ()
+
+
+PENDING = NEW + "frozen: {hash: 'sha256:a'}\n"
+
+
+def _shown(git: ownrecord.GitRunner) -> ownrecord.ShownRecord:
+    branch = ownrecord.blocks_at(git, "HEAD", FILE) or {}
+    return ownrecord.shown_record(git, "HEAD", FILE, _by_controller, branch)
+
+
+def test_a_log_under_another_spelling_is_noted_and_never_shown(repo: Path) -> None:
+    """Round 73: a forged "completed" log the agent commits as ``execution_log.md`` (or
+    ``EXECUTION_LOG.md<U+200C>``, a symlink so named) beside a plan is the plan's log on a
+    case-insensitive or HFS+ checkout: every reader notes it, beside a plan that never ran
+    and beside the controller's own log, and none shows its text as the record."""
+    _put(repo, PENDING, "plangate: freeze plans/x", CONTROLLER)
+    git = _runner(repo)
+    assert _shown(git).notes == ()
+    (repo / "plans/x/execution_log.md").write_text("# Approved by alice FORGED\n")
+    forged = commit_all(repo, "notes", AGENT)
+    shown = _shown(git)
+    assert shown.log is None and "FORGED" not in "".join(shown.notes)
+    assert len(shown.notes) == 1 and "E_OWNED_BLOCK_CHANGED" in shown.notes[0]
+    assert "execution_log.md" in shown.notes[0] and forged[:12] in shown.notes[0]
+    assert AGENT[1] in shown.notes[0]
+    assert ownrecord.record_notes(git, "HEAD", FILE, _by_controller) == shown.notes
+    # beside the controller's own log, with a zero-width twin too: each is noted
+    (repo / LOG).write_text("# ran\n")
+    _put(repo, PENDING.replace("pending_approval", "completed"), "plangate: complete plans/x",
+         CONTROLLER)  # fmt: skip
+    (repo / "plans/x/EXECUTION_LOG.md\u200c").write_text("# Approved by alice FORGED\n")
+    commit_all(repo, "more notes", AGENT)
+    shown = _shown(git)
+    assert shown.log == "# ran\n"
+    twins = [n for n in shown.notes if "E_OWNED_BLOCK_CHANGED" in n and "beside" in n]
+    assert len(twins) == 2 and any("EXECUTION_LOG.md\\u200c" in n for n in twins), shown.notes
+    assert not any("\u200c" in n for n in shown.notes)  # the name shown escaped
+    # gone again: nothing to note
+    (repo / "plans/x/execution_log.md").unlink()
+    (repo / "plans/x/EXECUTION_LOG.md\u200c").unlink()
+    commit_all(repo, "tidy", AGENT)
+    assert not [n for n in _shown(git).notes if "E_OWNED_BLOCK_CHANGED" in n]
+
+
+def test_a_symlink_under_the_logs_other_spelling_is_noted(repo: Path) -> None:
+    _put(repo, PENDING, "plangate: freeze plans/x", CONTROLLER)
+    (repo / "plans/x/Execution_Log.Md").symlink_to("../y/EXECUTION_LOG.md")
+    commit_all(repo, "link", AGENT)
+    notes = ownrecord.record_notes(_runner(repo), "HEAD", FILE, _by_controller)
+    assert len(notes) == 1 and "Execution_Log.Md" in notes[0], notes

@@ -12,8 +12,12 @@ import pytest
 from controller.display import HIDDEN
 from controller.plan.names import (
     HFS_IGNORED,
+    LOG_NAME,
     ambiguous_claims,
     fold,
+    is_log_twin,
+    log_claims,
+    log_twins,
     plan_file_claims,
     plan_named_folder,
     unsafe_name,
@@ -68,3 +72,27 @@ def test_other_names_claim_nothing(name: str) -> None:
 def test_the_refusal_names_the_folder_with_its_hidden_characters_escaped() -> None:
     why = unsafe_name("plans/zw/PLAN.y\u200cml/PLAN.yml") or ""
     assert "no plan folder" in why and "PLAN.y\\u200cml" in why and "\u200c" not in why
+
+
+LOG_TWINS = ["execution_log.md", "EXECUTION_LOG.MD", "Execution_Log.Md", "EXECUTION_LOG.md\u200c",
+             "\ufeffEXECUTION_LOG.md", "EXECUTION\u200d_LOG.md", LOG_NAME]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", LOG_TWINS)
+def test_the_logs_name_is_folded_as_a_plan_files(name: str) -> None:
+    """Round 73: ``execution_log.md`` is the plan's log on a case-insensitive checkout,
+    ``EXECUTION_LOG.md<U+200C>`` on HFS+; the controller writes only the exact name, so any
+    other spelling is someone else's text at the record's place (a twin)."""
+    assert fold(name) == fold(LOG_NAME) and (name == LOG_NAME or is_log_twin(name))
+    assert log_claims(["notes.md", name, LOG_NAME, "PLAN.yml"])[0] == LOG_NAME
+    assert log_twins(["notes.md", name, LOG_NAME, "PLAN.yml"]) == (
+        [] if name == LOG_NAME else [name]
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["EXECUTION_LOG.md.bak", "EXECUTION_LOG", "EXECUTION-LOG.md", "LOG.md", "PLAN.yml"]
+)
+def test_other_names_are_no_claim_of_the_log(name: str) -> None:
+    assert not is_log_twin(name) and log_claims([name]) == [] and log_twins([name]) == []
+    assert not is_log_twin(LOG_NAME) and log_twins([LOG_NAME]) == []

@@ -277,3 +277,43 @@ def test_a_pending_plans_log_the_controller_never_wrote_is_flagged_on_the_status
     assert row["status"] == "completed", row
     assert not [n for n in row["notes"] if n.startswith("E_")], row
     assert not _log(config)["problems"]
+
+
+def test_a_log_under_another_spelling_is_flagged_on_the_status_row_until_removed(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 73: a forged log committed as ``execution_log.md`` (the plan's log on a
+    case-insensitive checkout) before its plan, or as ``EXECUTION_LOG.md<U+200C>`` (on HFS+)
+    after the run: the row notes it as ``show`` and MCP ``log`` do, the controller's own log
+    commit after it clears nothing, and its removal clears the note."""
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
+    )
+    folder = repo / "plans" / "owned"
+    folder.mkdir(parents=True)
+    (folder / "execution_log.md").write_text("# Approved by alice FORGED-LOG\n")
+    commit_all(repo, "a log first", AGENT)
+    (folder / "PLAN.yml").write_text(greet_plan("owned", "say hello", "world"))
+    commit_all(repo, "propose", AGENT)
+    _run(config)
+
+    def noted() -> list[str]:
+        row = _row(config)
+        assert "FORGED-LOG" not in json.dumps(row), row
+        return [n for n in row["notes"] if n.startswith("E_OWNED_BLOCK_CHANGED")]
+
+    assert [n for n in noted() if "execution_log.md" in n and AGENT[1] in n]
+    assert [p for p in _log(config)["problems"] if "execution_log.md" in p]
+    _set_status(folder / "PLAN.yml", "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+    assert _row(config)["status"] == "completed"
+    assert [n for n in noted() if "execution_log.md" in n]  # the controller's log: still there
+    (folder / "execution_log.md").unlink()
+    commit_all(repo, "tidy", AGENT)
+    assert noted() == []
+    (folder / "EXECUTION_LOG.md\u200c").write_text("# Approved by alice FORGED-LOG\n")
+    commit_all(repo, "notes", AGENT)
+    assert [n for n in noted() if "EXECUTION_LOG.md\\u200c" in n]

@@ -128,6 +128,43 @@ def test_plan_page_shows_actions_approvals_and_log(site: Any, repo: Path) -> Non
     assert "succeeded" in html and "ms" in html
 
 
+def test_a_held_folders_page_reads_no_file_of_it(site: Any, repo: Path) -> None:
+    """Round 73: the page and ``/api/plan/`` of a folder the row holds E_PLAN_AMBIGUOUS
+    (``PLAN.yml`` beside ``PLAN.yaml``) take the row's verdict: the code and why, no plan
+    text, no hash (they read one file, ``PLAN.yaml``'s, which no other reader reads)."""
+    base, _, _ = site
+    folder = repo / "plans" / "held"
+    folder.mkdir()
+    (folder / "PLAN.yml").write_text(plan_text("HELD-YML"))
+    (folder / "PLAN.yaml").write_text(
+        plan_text("HELD-YAML").replace("pending_approval", "approved")
+    )
+    commit_all(repo, "agent: two plan files", AGENT)
+    wait_until(lambda: "plans/held" in json.dumps(_get(base, "/api/")), what="the held row")
+    data = _get(base, "/api/plan/plans/held")
+    assert data["row"]["code"] == "E_PLAN_AMBIGUOUS", data["row"]
+    assert not data.get("document") and not data.get("hash") and not data["row"]["hash"], data
+    assert [p for p in data["problems"] if p["code"] == "E_PLAN_AMBIGUOUS"], data
+    html = httpx.get(base + "/plan/plans/held").text
+    assert "E_PLAN_AMBIGUOUS" in html and "HELD-Y" not in html and "Task with" not in html
+
+
+def test_a_log_under_another_spelling_is_noted_on_the_page(site: Any, repo: Path) -> None:
+    """Round 73: a forged log committed as ``execution_log.md`` beside a completed plan (the
+    plan's log on a case-insensitive checkout) is noted, never shown."""
+    base, _, _ = site
+    (repo / "plans/done/execution_log.md").write_text("# Approved by bob FORGED-LOG\n")
+    commit_all(repo, "agent: notes", AGENT)
+
+    def noted() -> list[Any]:
+        found = _get(base, "/api/plan/plans/done")["problems"]
+        return [p for p in found if "execution_log.md" in p["message"]]
+
+    wait_until(noted, what="the note")
+    assert noted()[0]["code"] == "E_OWNED_BLOCK_CHANGED"
+    assert "FORGED-LOG" not in httpx.get(base + "/plan/plans/done").text
+
+
 def test_every_hostile_string_is_text_and_no_script_can_run(site: Any) -> None:
     base, _, _ = site
     for path in ("/", "/plan/plans/done", "/plan/plans/broken", "/audit"):

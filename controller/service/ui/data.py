@@ -144,7 +144,7 @@ class UiData:
         }
 
     def _summary(self, row: dict[str, Any]) -> dict[str, Any]:
-        code = failure_code(row)
+        code = row.get("held") or failure_code(row)
         if code is None and row["status"] in FAILED:
             code = self._file_code(row)
         summary = {
@@ -210,6 +210,8 @@ class UiData:
         row = self._rows.get(plan_id)
         if row is None:
             return None
+        if row.get("held"):
+            return self._held(row)
         plan_file = self._workdir() / row["file"]
         text, cut = self._committed(row["file"], MAX_FILE)
         page: dict[str, Any] = {"row": self._summary(row), "notes": list(row.get("notes") or [])}
@@ -219,7 +221,34 @@ class UiData:
             page["live"] = self._redactor.data(self._journal_actions(row))
         return page
 
-    def _show_record(self, page: dict[str, Any], file: str, text: str | None) -> None:
+    def _held(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The page of a folder the row holds (``held``: ``E_PLAN_AMBIGUOUS``, two entries
+        claim the plan file's place; ``E_UNSAFE_PATH``): the code and why, the row's notes,
+        and the controller's own record of the row's file with its notes (round 70: her
+        completed run, under the code; the blocks as ``record``, the log its commit wrote),
+        but no plan text read from the branch: no ``document``, no hash, no name or task, as
+        ``show`` and MCP ``log`` refuse (round 73: the page titled the folder with one file's
+        plan name and task, ``/api/plan/`` answered its document and hash; for ``PLAN.yml``
+        beside ``PLAN.yaml``, the file no other reader reads). The file's owned blocks are
+        read only to compare them with the record (a later version by anyone else noted)."""
+        code = row["held"]
+        notes = list(row.get("notes") or [])
+        why = next((n for n in reversed(notes) if n.startswith(code)), None) or (
+            f"{code}: the folder is held (see plangate status): no file of it is read or run"
+        )
+        page: dict[str, Any] = {
+            "row": {**self._summary(row), "hash": None},
+            "notes": notes,
+            "problems": [{"code": code, "message": why}],
+        }
+        text, cut = self._committed(row["file"], MAX_FILE)
+        record = self._show_record(page, row["file"], text if not cut else None)
+        blocks = {k: v for k, v in (record.blocks if record else {}).items() if v is not None}
+        if blocks:
+            page["record"] = self._redactor.data(blocks)
+        return page
+
+    def _show_record(self, page: dict[str, Any], file: str, text: str | None) -> Any:
         """The plan's ``execution:``/``approval:`` blocks and its log as the controller's own
         commits wrote them, a later version by anyone else flagged, never shown as the
         record (round 61: :func:`controller.git.ownrecord.shown_record`, the one rule every
@@ -236,7 +265,7 @@ class UiData:
         page["log"] = log_text[:MAX_LOG] if log_text is not None else None
         page["log_cut"] = log_text is not None and len(log_text) > MAX_LOG
         if record is None:
-            return
+            return None
         document = page.get("document")
         if isinstance(document, dict) and branch is not None:
             for key, value in record.blocks.items():
@@ -245,6 +274,7 @@ class UiData:
                     document[key] = value
         notes = [{"code": note_code(n), "message": n} for n in record.notes]
         page["problems"] = [*(page.get("problems") or []), *self._redactor.data(notes)]
+        return record
 
     def _own(self) -> Callable[[Any], bool]:
         if self._is_own is None:

@@ -190,7 +190,10 @@ def plan_page(plan_id: str, data: dict[str, Any], commit_url: str | None) -> byt
         parts.append(f"<p><b>Still needs</b> {esc(row['needs']['missing'])}</p>")
     parts.append("</div>")
     parts += _problems(data.get("problems") or [])
-    parts += _approval(doc.get("approval"), commit_url)
+    # a held folder's page has no document, only the controller's record (round 73)
+    parts += _approval(
+        doc.get("approval") or _mapping(data.get("record")).get("approval"), commit_url
+    )
     parts += _actions(doc, data.get("live") or {}, data.get("tools") or {})
     parts += _graph(doc)
     if data.get("notes"):

@@ -157,6 +157,8 @@ def source_claims(names: Iterable[str]) -> list[str]:
     source the daemon converts (said on its row, never converted)."""
     found = [name for name in names if fold(name) in _FOLDED_SOURCES]
     return sorted(found, key=lambda name: (name not in SOURCE_FILES, name))
+
+
 #: The controller's record of a plan's run, beside its plan file (SPEC §1, §7).
 LOG_NAME = RECORD_FILES[0]
 _FOLDED_LOG = fold(LOG_NAME)

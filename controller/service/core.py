@@ -317,7 +317,7 @@ class ControllerCore:
         self._sealed_seen = None
         self._refuse_seals_off_the_line(shas)
         keyed = self._keyed_history(shas)
-        taken: list[tuple[str, str]] = []
+        taken: list[tuple[str, str, str]] = []
         if keyed is None:
             self._refuse_sealed_by_another(shas)
             taken = self._refuse_unattributed_records(shas)
@@ -379,7 +379,7 @@ class ControllerCore:
             "--take-over",
         )
 
-    def _refuse_unattributed_records(self, shas: list[str]) -> list[tuple[str, str]]:
+    def _refuse_unattributed_records(self, shas: list[str]) -> list[tuple[str, str, str]]:
         """A first start whose key (if any) verifies no commit on the branch, and no seal on
         the line (round 70's refusal did not fire, or was taken over), when the head's plan
         files carry the controller's records that no commit it can take for its own made
@@ -390,24 +390,27 @@ class ControllerCore:
         - ``commit.key`` alone (it sealed this controller's commits, and verifies none here):
           the branch holding commits under the controller's name or ``frozen:`` /
           ``execution:`` records means its line is gone: ``E_HISTORY_REWRITTEN``;
-        - a new state directory: the files recording runs (an ``execution:`` block) with no
-          commit under the controller's name that has a parent (history from before sealing,
-          an upgrade, has them) is a squash of a sealed line: ``E_STORAGE``.
+        - a new state directory: files recording runs (an ``execution:`` block beside a plan
+          status only a version that ran has: :meth:`_runs_in_files`) with no commit under
+          the controller's name that has a parent (history from before sealing, an upgrade,
+          has them) are a squash of a sealed line: ``E_STORAGE``. (A plan the agent commits
+          with a forged block and ``pending_approval``, round 61, is no run: it starts.)
 
-        ``--take-over`` accepts either knowingly: then the files recording them are returned,
-        as (path, head), for :meth:`_runs_recorded_in_files`. One ``git grep`` of the head's
-        tree, asked only when the answer decides; [] when the start goes on as before."""
+        ``--take-over`` accepts either knowingly: then the runs the files record are returned
+        as (frozen hash, plan id, head) for :meth:`_runs_recorded_in_files`. One ``git grep``
+        of the head's tree, asked only when the answer decides (the files it lists parsed);
+        [] when the start goes on as before."""
         if self._sealed_candidates(shas):
             return []  # round 70's refusal decided (here: taken over)
         keyed_alone = self.commit_seal.key() is not None
         if not keyed_alone and any(sha not in self._roots for sha in shas):
             return []  # trust on first use of history from before sealing (an upgrade)
-        pattern = "^(frozen|execution):[[:space:]]*$" if keyed_alone else "^execution:[[:space:]]*$"
-        records = self._files_matching(pattern)
-        if not records and not (keyed_alone and shas):
-            return []  # a new repository, or nothing of the controller's in its files
+        block = "(frozen|execution)" if keyed_alone else "execution"
+        records = self._files_matching(f"^{block}:[[:space:]]*$")
         head = self.head()
-        if keyed_alone:
+        asked = records and (self.take_over or not keyed_alone)  # the key: refused at once
+        runs = self._runs_in_files(records, head) if asked else []
+        if keyed_alone and (shas or records):
             self.log.error("own_line_gone", head=head[:12], named=len(shas), files=len(records))
             what = (
                 f"{len(shas)} commit(s) under the controller's name (none sealed by it)"
@@ -423,29 +426,31 @@ class ControllerCore:
                 "or committed",
                 remedy="put the line back: move the branch to its old tip (the reflog, a "
                 "clone, the forge's record of the force push) and start again with the key "
-                "(docs/operations.md, A new state directory); or, only when that line is "
-                "lost for good and no other controller runs on this branch, start over "
-                "knowingly: plangate run --once --take-over (every run the plan files record "
-                "then counts as executed: nothing of it runs again)",
+                "(docs/operations.md, A squashed line); or, only when that line is lost for "
+                "good and no other controller runs on this branch, start over knowingly: "
+                "plangate run --once --take-over (every run the plan files record then counts "
+                "as executed: nothing of it runs again)",
             )
-        else:
-            self.log.error("own_line_squashed", head=head[:12], files=len(records))
+        elif runs:
+            self.log.error("own_line_squashed", head=head[:12], runs=len(runs))
             error = StorageFailed(
                 f"the state directory {self.state.path} is new, and the branch's plan files "
-                f"record runs of the controller's ({len(records)} file(s) with an execution: "
-                f"block at {head[:12]}) that no commit under its name made: a squash of its "
-                "history (one commit of the branch's tree), or another repository's files; "
-                "nothing is adopted",
+                f"record runs of the controller's ({len(runs)} plan(s) whose file at "
+                f"{head[:12]} says its version ran, e.g. {runs[0][1]}) that no commit under "
+                "its name made: a squash of its history (one commit of the branch's tree), or "
+                "another repository's files; nothing is adopted",
                 remedy="put the history back (the branch's old tip, with the state directory "
-                "that made it: docs/operations.md, Restore); or, only when it is lost for good "
-                "and no other controller runs on this branch, take the branch as it is "
-                "knowingly: plangate run --once --take-over (every run the plan files record "
-                "then counts as executed: nothing of it runs again)",
+                "that made it: docs/operations.md, A squashed line); or, only when it is lost "
+                "for good and no other controller runs on this branch, take the branch as it "
+                "is knowingly: plangate run --once --take-over (every run the plan files "
+                "record then counts as executed: nothing of it runs again)",
             )
+        else:
+            return []  # a new repository, or nothing of the controller's in its files
         if not self.take_over:
             raise error
-        self.log.warning("unattributed_records_taken_over", head=head[:12], files=len(records))
-        return [(path, head) for path in records] if records else []
+        self.log.warning("unattributed_records_taken_over", head=head[:12], runs=len(runs))
+        return runs
 
     def _files_matching(self, pattern: str) -> list[str]:
         """The plan files (``PLAN.yml``) at the head with a line matching ``pattern`` (one
@@ -460,14 +465,16 @@ class ControllerCore:
         files = (line.partition(":")[2] for line in out.splitlines())
         return [path for path in files if path.endswith("/PLAN.yml")]
 
-    def _runs_recorded_in_files(self, taken: list[tuple[str, str]]) -> None:
-        """After ``--take-over`` of a line whose runs no commit of the controller's shows:
-        every frozen hash whose file says it ran (the plan's status one of a run, which only
-        the current version can have) counts as executed, as a take-over's adopted starts do
-        (SPEC §15): an approval of it is refused ``E_ALREADY_EXECUTED``, never run."""
+    def _runs_in_files(self, paths: list[str], head: str) -> list[tuple[str, str, str]]:
+        """Of the plan files ``paths`` at ``head``, those whose version says it ran: an
+        ``execution:`` block beside a plan status only a run gives (``executing``,
+        ``completed``, ``failed``, ``awaiting_approval``; ``aborted`` once started), which a
+        freeze never keeps for a new version (its status is ``pending_approval``). As
+        (frozen hash, plan id, head)."""
         from controller.plan import yamlio
 
-        for path, head in taken:
+        found = []
+        for path in paths:
             plan_id = plan_id_of(path, self.config.plans_dir)
             try:
                 raw = self.repo.read_file(head, path)
@@ -479,13 +486,22 @@ class ControllerCore:
             plan, frozen, execution = (data.get(k) for k in ("plan", "frozen", "execution"))
             status = plan.get("status") if isinstance(plan, dict) else None
             plan_hash = frozen.get("hash") if isinstance(frozen, dict) else None
-            began = isinstance(execution, dict) and bool(execution.get("started_at"))
-            if not isinstance(plan_hash, str) or plan_hash in self.executed:
+            if not isinstance(execution, dict) or not isinstance(plan_hash, str):
                 continue
-            if status in RAN_STATUSES or (status == "aborted" and began):
-                self.executed[plan_hash] = {"plan": plan_id, "start": head}
-                self.state.record_executed(plan_hash, plan_id, head)
-                self.log.warning("run_recorded_in_file", plan=plan_id, hash=plan_hash)
+            if status in RAN_STATUSES or (status == "aborted" and execution.get("started_at")):
+                found.append((plan_hash, plan_id, head))
+        return found
+
+    def _runs_recorded_in_files(self, runs: list[tuple[str, str, str]]) -> None:
+        """After ``--take-over`` of a line whose runs no commit of the controller's shows:
+        every frozen hash whose file says it ran counts as executed, as a take-over's adopted
+        starts do (SPEC §15): an approval of it is refused ``E_ALREADY_EXECUTED``, never run."""
+        for plan_hash, plan_id, head in runs:
+            if plan_hash in self.executed:
+                continue
+            self.executed[plan_hash] = {"plan": plan_id, "start": head}
+            self.state.record_executed(plan_hash, plan_id, head)
+            self.log.warning("run_recorded_in_file", plan=plan_id, hash=plan_hash)
 
     def _sealed_candidates(self, shas: list[str]) -> list[str]:
         """Of ``shas`` (newest first), those whose message has a seal line."""

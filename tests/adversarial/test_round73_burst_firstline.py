@@ -94,7 +94,8 @@ verifies no commit and finds no seal on the line now looks at what the branch ca
 asked only then): the old ``commit.key`` alone, on a branch holding commits under the
 controller's name or ``frozen:``/``execution:`` records, refuses ``E_HISTORY_REWRITTEN`` (its
 line is gone: logged ``own_line_gone``); a NEW state directory, on a branch whose files record
-runs (``execution:`` blocks) with no commit under the controller's name that has a parent,
+runs (an ``execution:`` block beside a plan status only a run gives) with no commit under the
+controller's name that has a parent,
 refuses ``E_STORAGE`` naming the squash (``own_line_squashed``). ``--take-over`` accepts either
 knowingly (the line lost for good), and then every frozen hash whose file says it ran (plan
 status ``executing``/``completed``/``failed``/``awaiting_approval``) counts as executed

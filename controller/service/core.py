@@ -457,12 +457,12 @@ class ControllerCore:
         ``git grep`` of the tree; git's extended regular expressions)."""
         try:
             out = self.repo.run(
-                "grep", "-l", "-I", "-E", "-e", pattern, self.head(), "--",
+                "grep", "-l", "-z", "-I", "-E", "-e", pattern, self.head(), "--",
                 self.config.plans_dir,
             )  # fmt: skip
         except GitError:
             return []  # nothing matches (git grep exits 1), or no tree yet
-        files = (line.partition(":")[2] for line in out.splitlines())
+        files = (name.partition(":")[2] for name in out.split("\0") if name)
         return [path for path in files if path.endswith("/PLAN.yml")]
 
     def _runs_in_files(self, paths: list[str], head: str) -> list[tuple[str, str, str]]:

@@ -407,6 +407,8 @@ class ControllerCore:
             return []  # trust on first use of history from before sealing (an upgrade)
         block = "(frozen|execution)" if keyed_alone else "execution"
         records = self._files_matching(f"^{block}:[[:space:]]*$")
+        if not records and not (keyed_alone and shas):
+            return []  # a new repository (or no branch to read yet: the pass says why)
         head = self.head()
         asked = records and (self.take_over or not keyed_alone)  # the key: refused at once
         runs = self._runs_in_files(records, head) if asked else []

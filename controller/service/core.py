@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from controller.errors import (
     FirstParentSwapped,
     GitError,
+    HistoryRewritten,
     PlangateError,
     PushRefused,
     StorageFailed,
@@ -62,6 +63,8 @@ REMOTE = "origin"
 #: config change, and every this many passes of a daemon (never on every pass: a forge's
 #: push protection refuses the same bytes again).
 REFUSED_RETRY_PASSES = 100
+#: A plan's statuses that say its current version (frozen hash) ran (round 73).
+RAN_STATUSES = frozenset({"executing", "completed", "failed", "awaiting_approval"})
 
 
 @dataclass
@@ -180,6 +183,8 @@ class ControllerCore:
         self._seal_copies: dict[str, bool] = {}
         #: A first start's sealed commits reachable from the head (:meth:`_sealed_reachable`).
         self._sealed_seen: list[tuple[str, str]] | None = None
+        #: Parentless commits under the controller's name on the line (:meth:`_named_history`).
+        self._roots: set[str] = set()
         #: Frozen hashes this pass decided to start (their commit may wait for the batch):
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
@@ -312,14 +317,20 @@ class ControllerCore:
         self._sealed_seen = None
         self._refuse_seals_off_the_line(shas)
         keyed = self._keyed_history(shas)
+        taken: list[tuple[str, str, str]] = []
         if keyed is None:
             self._refuse_sealed_by_another(shas)
-        adopted = shas if keyed is None else keyed
+            taken = self._refuse_unattributed_records(shas)
+        # never a parentless commit (round 73): the controller commits only on top of its
+        # branch, so a root commit under its name is someone's squash of the line
+        adopted = [sha for sha in (shas if keyed is None else keyed) if sha not in self._roots]
         self.own_commits.adopt(adopted)
         # the key from the record's first day: a record is never without its key (round 67)
         self.commit_seal.key(create=True)
         if keyed is not None:
             self._started_by(keyed)  # as a restored record's sealed commits (_adopt_sealed)
+        if taken:  # --take-over of a line whose runs no commit of its own shows (round 73)
+            self._runs_recorded_in_files(taken)
         log = self.log.warning if shas else self.log.info  # a new repository: nothing to trust
         log(
             "own_commits_adopted",
@@ -342,7 +353,7 @@ class ControllerCore:
         if not mine:
             return None
         before = shas[shas.index(mine[-1]) + 1 :]
-        return mine + [sha for sha in before if sha not in sealed]
+        return mine + [sha for sha in before if sha not in sealed and sha not in self._roots]
 
     def _refuse_sealed_by_another(self, shas: list[str]) -> None:
         """E_STORAGE on the first start of a state directory when the branch holds sealed
@@ -367,6 +378,132 @@ class ControllerCore:
             "other controller runs on this branch, take them over once: plangate run "
             "--take-over",
         )
+
+    def _refuse_unattributed_records(self, shas: list[str]) -> list[tuple[str, str, str]]:
+        """A first start whose key (if any) verifies no commit on the branch, and no seal on
+        the line (round 70's refusal did not fire, or was taken over), when the head's plan
+        files carry the controller's records that no commit it can take for its own made
+        (round 73: the agent's squash of the whole history into one parentless commit, its
+        files still ``completed`` and ``awaiting_approval``, was taken by trust on first use;
+        an approval of a completed plan ran it again, a gate approval ran action 1 again).
+
+        - ``commit.key`` alone (it sealed this controller's commits, and verifies none here):
+          the branch holding commits under the controller's name or ``frozen:`` /
+          ``execution:`` records means its line is gone: ``E_HISTORY_REWRITTEN``;
+        - a new state directory: files recording runs (an ``execution:`` block beside a plan
+          status only a version that ran has: :meth:`_runs_in_files`) with no commit under
+          the controller's name that has a parent (history from before sealing, an upgrade,
+          has them) are a squash of a sealed line: ``E_STORAGE``. (A plan the agent commits
+          with a forged block and ``pending_approval``, round 61, is no run: it starts.)
+
+        ``--take-over`` accepts either knowingly: then the runs the files record are returned
+        as (frozen hash, plan id, head) for :meth:`_runs_recorded_in_files`. One ``git grep``
+        of the head's tree, asked only when the answer decides (the files it lists parsed);
+        [] when the start goes on as before."""
+        if self._sealed_candidates(shas):
+            return []  # round 70's refusal decided (here: taken over)
+        keyed_alone = self.commit_seal.key() is not None
+        if not keyed_alone and any(sha not in self._roots for sha in shas):
+            return []  # trust on first use of history from before sealing (an upgrade)
+        block = "(frozen|execution)" if keyed_alone else "execution"
+        records = self._files_matching(f"^{block}:[[:space:]]*$")
+        if not records and not (keyed_alone and shas):
+            return []  # a new repository (or no branch to read yet: the pass says why)
+        head = self.head()
+        asked = records and (self.take_over or not keyed_alone)  # the key: refused at once
+        runs = self._runs_in_files(records, head) if asked else []
+        if keyed_alone and (shas or records):
+            self.log.error("own_line_gone", head=head[:12], named=len(shas), files=len(records))
+            what = (
+                f"{len(shas)} commit(s) under the controller's name (none sealed by it)"
+                if shas
+                else f"{len(records)} plan file(s) with the controller's frozen:/execution: "
+                "records (no commit of the controller's made them)"
+            )
+            error: PlangateError = HistoryRewritten(
+                f"the state directory {self.state.path} holds only its commit.key, which "
+                f"verifies no commit on the branch ({head[:12]}), and the branch holds {what}: "
+                "this controller's line is gone from the branch (replaced: a squash of the "
+                "history into new commits, a reset, a force push); nothing is adopted, decided "
+                "or committed",
+                remedy="put the line back: move the branch to its old tip (the reflog, a "
+                "clone, the forge's record of the force push) and start again with the key "
+                "(docs/operations.md, A squashed line); or, only when that line is lost for "
+                "good and no other controller runs on this branch, start over knowingly: "
+                "plangate run --once --take-over (every run the plan files record then counts "
+                "as executed: nothing of it runs again)",
+            )
+        elif runs:
+            self.log.error("own_line_squashed", head=head[:12], runs=len(runs))
+            error = StorageFailed(
+                f"the state directory {self.state.path} is new, and the branch's plan files "
+                f"record runs of the controller's ({len(runs)} plan(s) whose file at "
+                f"{head[:12]} says its version ran, e.g. {runs[0][1]}) that no commit under "
+                "its name made: a squash of its history (one commit of the branch's tree), or "
+                "another repository's files; nothing is adopted",
+                remedy="put the history back (the branch's old tip, with the state directory "
+                "that made it: docs/operations.md, A squashed line); or, only when it is lost "
+                "for good and no other controller runs on this branch, take the branch as it "
+                "is knowingly: plangate run --once --take-over (every run the plan files "
+                "record then counts as executed: nothing of it runs again)",
+            )
+        else:
+            return []  # a new repository, or nothing of the controller's in its files
+        if not self.take_over:
+            raise error
+        self.log.warning("unattributed_records_taken_over", head=head[:12], runs=len(runs))
+        return runs
+
+    def _files_matching(self, pattern: str) -> list[str]:
+        """The plan files (``PLAN.yml``) at the head with a line matching ``pattern`` (one
+        ``git grep`` of the tree; git's extended regular expressions)."""
+        try:
+            out = self.repo.run(
+                "grep", "-l", "-z", "-I", "-E", "-e", pattern, self.head(), "--",
+                self.config.plans_dir,
+            )  # fmt: skip
+        except GitError:
+            return []  # nothing matches (git grep exits 1), or no tree yet
+        files = (name.partition(":")[2] for name in out.split("\0") if name)
+        return [path for path in files if path.endswith("/PLAN.yml")]
+
+    def _runs_in_files(self, paths: list[str], head: str) -> list[tuple[str, str, str]]:
+        """Of the plan files ``paths`` at ``head``, those whose version says it ran: an
+        ``execution:`` block beside a plan status only a run gives (``executing``,
+        ``completed``, ``failed``, ``awaiting_approval``; ``aborted`` once started), which a
+        freeze never keeps for a new version (its status is ``pending_approval``). As
+        (frozen hash, plan id, head)."""
+        from controller.plan import yamlio
+
+        found = []
+        for path in paths:
+            plan_id = plan_id_of(path, self.config.plans_dir)
+            try:
+                raw = self.repo.read_file(head, path)
+                data = yamlio.read_yaml((raw or b"").decode("utf-8"), path).data
+            except (PlangateError, UnicodeDecodeError, ValueError):
+                continue
+            if plan_id is None or not isinstance(data, dict):
+                continue
+            plan, frozen, execution = (data.get(k) for k in ("plan", "frozen", "execution"))
+            status = plan.get("status") if isinstance(plan, dict) else None
+            plan_hash = frozen.get("hash") if isinstance(frozen, dict) else None
+            if not isinstance(execution, dict) or not isinstance(plan_hash, str):
+                continue
+            if status in RAN_STATUSES or (status == "aborted" and execution.get("started_at")):
+                found.append((plan_hash, plan_id, head))
+        return found
+
+    def _runs_recorded_in_files(self, runs: list[tuple[str, str, str]]) -> None:
+        """After ``--take-over`` of a line whose runs no commit of the controller's shows:
+        every frozen hash whose file says it ran counts as executed, as a take-over's adopted
+        starts do (SPEC §15): an approval of it is refused ``E_ALREADY_EXECUTED``, never run."""
+        for plan_hash, plan_id, head in runs:
+            if plan_hash in self.executed:
+                continue
+            self.executed[plan_hash] = {"plan": plan_id, "start": head}
+            self.state.record_executed(plan_hash, plan_id, head)
+            self.log.warning("run_recorded_in_file", plan=plan_id, hash=plan_hash)
 
     def _sealed_candidates(self, shas: list[str]) -> list[str]:
         """Of ``shas`` (newest first), those whose message has a seal line."""
@@ -539,14 +676,20 @@ class ControllerCore:
         return started
 
     def _named_history(self) -> list[str]:
-        """First-parent commits of the watched branch under the controller's identity."""
-        out = self.repo.run("log", "--first-parent", "--format=%H%x00%ae", self.head())
+        """First-parent commits of the watched branch under the controller's identity (the
+        parentless ones among them noted in :attr:`_roots`: the controller never makes one)."""
+        out = self.repo.run("log", "--first-parent", "--format=%H%x00%ae%x00%P", self.head())
         email = self.config.identity.email.lower()
-        return [
-            sha
-            for sha, _, who in (line.partition("\0") for line in out.splitlines())
-            if who.lower() == email
-        ]
+        found, roots = [], set()
+        for line in out.splitlines():
+            sha, _, rest = line.partition("\0")
+            who, _, parents = rest.partition("\0")
+            if who.lower() == email:
+                found.append(sha)
+                if not parents.strip():
+                    roots.add(sha)
+        self._roots = roots
+        return found
 
     def _history_rewritten(self, repo: GitRepo, last: str, head: str) -> None:
         """The branch no longer holds ``last``, the tip the index had seen: it was reset,

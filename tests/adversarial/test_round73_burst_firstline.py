@@ -35,7 +35,8 @@ States: ``key`` (a new state directory holding only the first one's ``commit.key
 ``live`` (a copy of the live state directory: what the running controller makes of it). A
 refusal ``E_HISTORY_REWRITTEN`` is answered with its remedy (the line put back: main back to
 the merge's first parent for ``cherry``; the old tip for ``rebase``/``orphan``, which no
-operator can find without the reflog, is NOT put back: the start is then asked again as is).
+operator can find without the reflog, is NOT put back: the start is then asked again as is,
+``--take-over`` for ``orphan``/``orphanbot``: the line lost for good, started over knowingly).
 Then Alice approves the gate of ``fg-1``, sets ``f-01`` (completed) ``approved`` (a stray
 re-approval as its file asks), approves ``f-06`` (control); two passes. Asserted per clone
 (``<shape>-<state>-<v>``):
@@ -51,8 +52,9 @@ re-approval as its file asks), approves ``f-06`` (control); two passes. Asserted
 - ``audit``: ``plangate audit --json`` on a fresh clone lists no valid run of ``f-07``/``f-08``
   and, where the controller ran it, one of ``f-06``.
 
-Seen (round 73): BROKEN (6 ids, 2 classes). **A history squashed into one parentless commit
-meets a first start by trust on first use; approvals rerun what ran** (4:
+Seen (round 73): BROKEN (6 ids, 2 classes; FIXED 2026-11-30 by r73orphan, below). **A history
+squashed into one parentless commit meets a first start by trust on first use; approvals rerun
+what ran** (4:
 ``orphan-key-done``, ``orphan-key-gate``, ``orphan-new-done``, ``orphan-new-gate``): the agent
 resets main to ``git commit-tree HEAD^{tree}`` (no parent, its own name; the plan files keep
 ``frozen:``, ``execution: status: completed`` and ``awaiting_approval``); with the old
@@ -85,6 +87,26 @@ refused); ``cherry`` (the agent's seal-shaped copy of the controller's tip, ``f-
 completed, merged from a side branch: the first start refuses ``E_HISTORY_REWRITTEN`` as
 documented, fails closed, and after the merge is dropped starts, ``f-05`` still
 ``pending_approval``); ``f-07``/``f-08`` never ran and no audit called them valid anywhere.
+
+FIXED (2026-11-30, r73orphan): the 6 ids pass. A first start (no ``commits`` record) whose key
+verifies no commit and finds no seal on the line now looks at what the branch carries
+(``ControllerCore._refuse_unattributed_records``, one ``git grep`` of the head's plan files,
+asked only then): the old ``commit.key`` alone, on a branch holding commits under the
+controller's name or ``frozen:``/``execution:`` records, refuses ``E_HISTORY_REWRITTEN`` (its
+line is gone: logged ``own_line_gone``); a NEW state directory, on a branch whose files record
+runs (an ``execution:`` block beside a plan status only a run gives) with no commit under the
+controller's name that has a parent,
+refuses ``E_STORAGE`` naming the squash (``own_line_squashed``). ``--take-over`` accepts either
+knowingly (the line lost for good), and then every frozen hash whose file says it ran (plan
+status ``executing``/``completed``/``failed``/``awaiting_approval``) counts as executed
+(``run_recorded_in_file``): ``f-01``'s re-approval and ``fg-1``'s gate approval are refused
+``E_ALREADY_EXECUTED``, nothing reruns. A parentless commit under the controller's name is
+never adopted (``_named_history``'s ``_roots``; the controller only commits on top of its
+branch): ``orphanbot``'s ``f-05`` no longer reads ``completed``, ``fg-1`` no longer fails in
+doubt. Expectation changed: ``orphan``/``orphanbot`` ``key`` now refuse ``E_HISTORY_REWRITTEN``
+and ``new`` ``E_STORAGE`` at first, and the lab answers both with ``--take-over`` (the old tip
+is not put back) before asserting the start (``start`` asserts the refusal and the take-over).
+HELD as before: every control and ``*-live``.
 """
 
 from __future__ import annotations
@@ -107,27 +129,8 @@ CLONES = [
     "rebase-key", "rebase-new", "rebase-live", "orphan-key", "orphan-new", "orphan-live",
     "orphanbot-key", "orphanbot-new", "cherry-key", "cherry-new",
 ]  # fmt: skip
-_WHAT = (
-    "round 73: a first start on a history squashed into one parentless commit (no seal "
-    "reachable) takes it by trust on first use; her approval of a completed plan reruns it, "
-    "her gate approval reruns action 1"
-)
-BROKEN: dict[str, object] = {
-    f"orphan-{s}-{v}": pytest.mark.xfail(strict=True, reason=_WHAT)
-    for s in ("key", "new")
-    for v in ("done", "gate")
-}
-BROKEN.update(
-    {
-        f"orphanbot-{s}-ctl": pytest.mark.xfail(
-            strict=True,
-            reason="round 73: a parentless unsealed commit under the controller's name is "
-            "adopted by trust on first use (key alone or new): f-05, never approved, reads "
-            "completed",
-        )
-        for s in ("key", "new")
-    }
-)
+#: r73orphan (2026-11-30): see the module docstring's "Seen (round 73)"
+BROKEN: dict[str, object] = {}
 
 
 def _shape(clone: Clone, shape: str, lab: Lab, marks: dict) -> None:
@@ -220,7 +223,8 @@ def _build(root: Path) -> Lab:
             clone.git("reset", "-q", "--hard", "HEAD^1")  # the agent's merge dropped
             first = clone.run()
             res["again"] = {"rc": first.returncode, "err": first.stderr[-2500:]}
-        if first.returncode != 0 and "E_STORAGE" in first.stderr:
+        gone = "E_HISTORY_REWRITTEN" in first.stderr and shape in ("orphan", "orphanbot")
+        if first.returncode != 0 and ("E_STORAGE" in first.stderr or gone):
             first = clone.run("--take-over")
             res["take"] = {"rc": first.returncode, "err": first.stderr[-2500:]}
         res["final_rc"] = first.returncode
@@ -275,6 +279,10 @@ def test_a_first_start_reruns_nothing(lab: Lab, vid: str) -> None:
             assert out["rows_start"]["f-05"]["status"] == "pending_approval", said
         if shape == "rebase" and state != "live":  # seals it verifies none of
             assert "E_STORAGE" in out["first"]["err"] and out["take"]["rc"] == 0, said
+        if shape in ("orphan", "orphanbot") and state != "live":  # the line gone (round 73)
+            code = "E_HISTORY_REWRITTEN" if state == "key" else "E_STORAGE"
+            assert out["first"]["rc"] != 0 and code in out["first"]["err"], said
+            assert out["take"]["rc"] == 0, said
         if shape in ("ctlmerge", "squash", "revert"):
             if state == "key":
                 assert out["first"]["rc"] == 0, said

@@ -57,8 +57,20 @@ Controls (asserted: ran once, the approver named, both audits valid):
 - ``h-swap-failed-bob``: ``<v>-w`` FAILED at P1; the agent swaps the two files; Bob approves
   ``<v>``'s content at ``plans/<v>-w`` (``<v>`` runs; the failed action is not run again).
 
-Seen (round 73): 4 BROKE (strict xfails), one class, honest work refused: a plan put in ONE
-commit onto the path of a plan the controller recorded (a swap, or the old plan's folder
+Seen (round 73), fixed 2026-11-30 (r73approve): the life rule by ``frozen.hash`` is the index's
+too. A plan file moved in one commit onto the path of a plan the controller recorded
+(``Lifecycle._move_source``: a swap, ``git rm -r`` + ``git mv`` onto it), frozen as another
+than the controller's last commit of that path holds, starts a new life there
+(``_swapped_in``, ``_new_life``): the state is the moved plan's, as the same two steps in two
+commits make it (its status, its request, from its source's state: ``_moved_state``), not the
+path's old ``completed``/``rejected``/``failed``; the record's files' last commits and the
+writers stay. Bob's approval of ``<v>`` at ``plans/<v>-w`` runs it once, the approver named,
+both audits valid; the ran (or failed) content moved to ``plans/<v>`` is a moved started plan
+(no status of its own, as a ``git mv`` of it gives) and never runs again (``swap-ran-bob``,
+``swap-failed-bob`` held: ``E_ALREADY_EXECUTED``). The rows say it: ``plans/<v>-w`` completed
+with ``<v>``'s hash, approver bob, each path noting "a new life of the path". All asserted
+(the markers are off). As found: 4 BROKE (strict xfails), one class, honest work refused: a
+plan put in ONE commit onto the path of a plan the controller recorded (a swap, or the old plan's folder
 removed and the new one moved there) keeps that path's recorded state. ``h-swap-ran-bob``: the
 agent swapped the files of ``plans/<v>`` (pending, frozen at P0) and ``plans/<v>-w`` (ran at
 P1: ``completed``, with the controller's ``approval:``/``execution:`` blocks) byte for byte;
@@ -140,19 +152,8 @@ with open(log, "a", encoding="utf-8") as f:
     f.write(json.dumps({"argv": [tag], "stdin": sys.stdin.read()}) + "\\n")
 print(json.dumps({"ok": True}))
 """
-_KEPT = (
-    "round 73: a plan swapped or moved in one commit onto the path of a plan the controller "
-    "recorded keeps that path's state ({}): Bob's approval of it is 'approved (from {})', ignored"
-)
-BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_KEPT.format(st, st))
-    for v, st in (
-        ("h-swap-ran-bob", "completed"),
-        ("h-mvover-ran-bob", "completed"),
-        ("h-swap-rej-bob", "rejected"),
-        ("h-swap-failed-bob", "failed"),
-    )
-}
+#: nothing open since r73approve (2026-11-30)
+BROKEN: dict[str, Any] = {}
 
 
 def tags(v: str) -> list[str]:

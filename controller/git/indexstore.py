@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "57"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "60"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -206,6 +206,11 @@ INDEX_VERSION = "57"  # 3: risk and estimate per plan; 4: approval identities, f
 # withdraws the version (round 72: her folder move setting ``pending_approval`` was no lapse);
 # a rename's lapse on a merged branch is dated by the branch commit that made it, not the merge
 # 57: 54, 55 and 56 together (each branch's index had one of them alone)
+# 60: a copy takes its source's owned-block editors' hold (``@held``), and a plan file byte for
+# byte the file of a plan the index holds takes that plan's writers, however git pairs it; a
+# plan moved in one commit onto a recorded path, frozen as another than the controller's last
+# commit there holds, starts a new life of the path (round 73: a lifted copy ran on Bob's
+# approval; a plan swapped onto a ran plan's path kept its ``completed``)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -232,6 +232,9 @@ class Lifecycle(IndexStore):
     #: ``may_withdraw`` follows it): who committed a lapse or a copy herself is told as the
     #: approval rules tell one person (round 68). None: mailboxes compared alone.
     identity_aliases: IdentityAliases | None = None
+    #: The plans by the blob of their file (:meth:`_plans_holding`): the plans dict it was
+    #: built from, the map, the plans touched since (read again at the next look-up).
+    _by_blob: tuple[dict[str, PlanState], dict[str, set[str]], set[str]] | None = None
 
     def facts(self, repo: GitRepo, blob: str | None) -> BlobFacts | None:
         if blob is None:
@@ -1113,9 +1116,7 @@ class Lifecycle(IndexStore):
         """The plans whose file the index holds as ``blob`` (readable, not ambiguous), from a
         map of the plans by blob built once and kept in step with the plans touched since
         (:meth:`touch`), each checked against its state."""
-        index: tuple[dict[str, PlanState], dict[str, set[str]], set[str]] | None = getattr(
-            self, "_by_blob", None
-        )
+        index = self._by_blob
         if index is None or index[0] is not self.plans:
             by: dict[str, set[str]] = {}
             for plan_id, state in self.plans.items():
@@ -1124,22 +1125,20 @@ class Lifecycle(IndexStore):
             index = self._by_blob = (self.plans, by, set())
         plans, by, pending = index
         for plan_id in pending:
-            state = plans.get(plan_id)
-            if state is not None and state.blob:
-                by.setdefault(state.blob, set()).add(plan_id)
+            found = plans.get(plan_id)
+            if found is not None and found.blob:
+                by.setdefault(found.blob, set()).add(plan_id)
         pending.clear()
         held = by.get(blob, set())
         for plan_id in [p for p in held if (s := plans.get(p)) is None or s.blob != blob]:
             held.discard(plan_id)
         return sorted(
-            plan_id
-            for plan_id in held
-            if not (plans[plan_id].ambiguous or plans[plan_id].unsafe)
+            plan_id for plan_id in held if not (plans[plan_id].ambiguous or plans[plan_id].unsafe)
         )
 
     def touch(self, plan_id: str) -> None:
         super().touch(plan_id)
-        index = getattr(self, "_by_blob", None)
+        index = self._by_blob
         if index is not None:
             index[2].add(plan_id)  # its blob read again at the next look-up
 
@@ -1893,7 +1892,19 @@ class Lifecycle(IndexStore):
         if moved is not None and before is not None and self._swapped_in(repo, before, change):
             # a new life (round 73): as if the path's plan were removed, then the moved one
             # put there in a second commit; the path's record stays git's (its log, the
-            # controller's last commit of the file) and its writers stay (the safe side)
+            # controller's last commit of the file) and its writers stay (the safe side).
+            # The audit still hears that a plan approved or run there was replaced in one
+            # commit (round 63's one-commit swap is flagged; two commits are a reuse)
+            if before.status in _APPROVED_STATES:
+                self._emit(
+                    sink,
+                    "content-after-approval",
+                    before,
+                    record,
+                    snapshot,
+                    f"{record.author.email} put another plan onto the path of a "
+                    f"{before.status} plan in one commit (a new life of {before.file})",
+                )
             before, snapshot, change = self._new_life(record, before), None, moved
         if before is not None and change.old_blob is None:
             # renamed in its folder: the same plan, an edit in place (in a merge too, round 71)
@@ -2026,9 +2037,7 @@ class Lifecycle(IndexStore):
         if before.file != change.path or change.old_blob is None or not before.controller_commit:
             return False
         names = (change.path, *filter(None, [other_name(change.path)]))
-        blob = next(
-            (b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None
-        )
+        blob = next((b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None)
         recorded = self.facts(repo, blob) if blob else None
         if recorded is None or recorded.frozen_hash is None:
             return False

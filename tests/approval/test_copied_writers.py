@@ -105,9 +105,7 @@ def test_an_exact_copy_takes_its_source_folders_writers(repo: Path, note: bool) 
 
 
 @pytest.mark.parametrize("touch", [True, False], ids=["paired", "exact"])
-def test_an_owned_block_editor_may_approve_the_same_version_copied(
-    repo: Path, touch: bool
-) -> None:
+def test_an_owned_block_editor_may_approve_the_same_version_copied(repo: Path, touch: bool) -> None:
     """The hold writes LATER versions: the copy unchanged is the version his edit sat beside
     (no writing of his), and his approval of it runs."""
     _submitted(repo)

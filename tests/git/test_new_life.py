@@ -128,4 +128,3 @@ def test_the_ran_content_swapped_away_does_not_run_again(repo: Path, tmp_path: P
     assert _starts(repo, "plans/other") == 0
     body = git(repo, "log", "-1", "--format=%b", "--grep=^plangate: refuse plans/other")
     assert "E_ALREADY_EXECUTED" in body, body
-

@@ -2033,8 +2033,12 @@ class Lifecycle(IndexStore):
         the path's life ends (round 73: the moved plan kept the recorded plan's state, a
         ``completed``, ``rejected`` or ``failed`` that refused its approval, where the same
         two steps in two commits made a new plan). A path the controller never recorded has
-        no life to end (its plans' states are traded as moves: :meth:`_moved_state`)."""
+        no life to end (its plans' states are traded as moves: :meth:`_moved_state`), and a
+        run executing or paused at a gate there keeps the path until its outcome, which the
+        controller writes back where the run started (docs/plan-format.md)."""
         if before.file != change.path or change.old_blob is None or not before.controller_commit:
+            return False
+        if before.status in (_RUNNING, "awaiting_approval"):
             return False
         names = (change.path, *filter(None, [other_name(change.path)]))
         blob = next((b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None)

@@ -128,3 +128,21 @@ def test_the_ran_content_swapped_away_does_not_run_again(repo: Path, tmp_path: P
     assert _starts(repo, "plans/other") == 0
     body = git(repo, "log", "-1", "--format=%b", "--grep=^plangate: refuse plans/other")
     assert "E_ALREADY_EXECUTED" in body, body
+
+
+def test_a_run_paused_at_its_gate_keeps_the_path(repo: Path, tmp_path: Path) -> None:
+    """A run executing or paused at a gate is the path's until its outcome (written back where
+    it started): a plan swapped onto it is no new life of the index."""
+    from tests.support.gitkit import GATED, head_plan
+
+    write_plan(repo, "greet", GATED)
+    write_plan(repo, "other", OTHER)
+    commit_all(repo, "agent: two plans", AGENT)
+    run_once(repo)
+    approve(repo, "greet", ALICE)
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "awaiting_approval"
+    _swap(repo)
+    state = _state(repo, tmp_path, "plans/greet")
+    assert state.status == "awaiting_approval", state
+    assert not any("a new life" in note for note in state.notes), state.notes

@@ -1890,8 +1890,9 @@ class Lifecycle(IndexStore):
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
         if moved is not None and before is not None and self._swapped_in(repo, before, change):
-            # a new life (round 73): as if the path's plan were removed, then the moved one
-            # put there in a second commit; the path's record stays git's (its log, the
+            # a new life (round 73): the moved plan's state from nothing, its source's as a
+            # move carries it (_moved_state; an approval made with the move is one, round
+            # 70), not the path's old plan's; the path's record stays git's (its log, the
             # controller's last commit of the file) and its writers stay (the safe side).
             # The audit still hears that a plan approved or run there was replaced in one
             # commit (round 63's one-commit swap is flagged; two commits are a reuse)
@@ -1905,7 +1906,7 @@ class Lifecycle(IndexStore):
                     f"{record.author.email} put another plan onto the path of a "
                     f"{before.status} plan in one commit (a new life of {before.file})",
                 )
-            before, snapshot, change = self._new_life(record, before), None, moved
+            before, snapshot = self._new_life(record, before), None
         if before is not None and change.old_blob is None:
             # renamed in its folder: the same plan, an edit in place (in a merge too, round 71)
             change = moved or self._rename_edit(record, change) or change

@@ -94,9 +94,8 @@ def test_a_plan_put_onto_a_ran_plans_path_in_one_commit_is_a_new_life(
     assert _starts(repo, "plans/greet") == 1
     (_swap if how == "swap" else _move_over)(repo)
     state = _state(repo, tmp_path, "plans/greet")
-    # the moved plan's state, as a byte-exact move into an emptied path gives it (a move
-    # writes no status change: none of its own until one is made), not the path's run
-    assert state.status is None and state.file_status == "pending_approval", state
+    # the moved plan's state (its source's, pending), not the path's run
+    assert state.status == "pending_approval", state
     assert state.hash == other and state.request is None and state.approver is None, state
     assert any("a new life" in note for note in state.notes), state.notes
     approve(repo, "greet", BOB)
@@ -112,7 +111,7 @@ def test_a_plan_swapped_onto_a_rejected_plans_path_runs_on_its_approval(
 ) -> None:
     _setup(repo, "rejected")
     _swap(repo)
-    assert _state(repo, tmp_path, "plans/greet").status is None
+    assert _state(repo, tmp_path, "plans/greet").status == "pending_approval"
     approve(repo, "greet", BOB)
     run_once(repo)
     assert _starts(repo, "plans/greet") == 1, subjects(repo)[:6]

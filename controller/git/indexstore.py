@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "59"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "60"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -213,6 +213,11 @@ INDEX_VERSION = "59"  # 3: risk and estimate per plan; 4: approval identities, f
 # spelling (``execution_log.md``, ``EXECUTION_LOG.md<U+200C>``: the log's name folded as the
 # plan file's, :func:`controller.plan.names.log_twins`); the status row reads and notes the
 # record while one is there (round 73: a forged log so named was noted by no reader)
+# 60: 59, and a copy takes its source's owned-block editors' hold (``@held``), and a plan
+# file byte for byte the file of a plan the index holds takes that plan's writers, however git
+# pairs it; a plan moved in one commit onto a recorded path, frozen as another than the
+# controller's last commit there holds, starts a new life of the path (round 73: a lifted copy
+# ran on Bob's approval; a plan swapped onto a ran plan's path kept its ``completed``)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

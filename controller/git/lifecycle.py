@@ -232,6 +232,9 @@ class Lifecycle(IndexStore):
     #: ``may_withdraw`` follows it): who committed a lapse or a copy herself is told as the
     #: approval rules tell one person (round 68). None: mailboxes compared alone.
     identity_aliases: IdentityAliases | None = None
+    #: The plans by the blob of their file (:meth:`_plans_holding`): the plans dict it was
+    #: built from, the map, the plans touched since (read again at the next look-up).
+    _by_blob: tuple[dict[str, PlanState], dict[str, set[str]], set[str]] | None = None
 
     def facts(self, repo: GitRepo, blob: str | None) -> BlobFacts | None:
         if blob is None:
@@ -256,6 +259,7 @@ class Lifecycle(IndexStore):
         for target, held in ({} if by_controller else self._held_moved).items():
             self._add_authors(folder_key(target) + _HELD, held)  # before the move's own edit
         self._before_move = {} if by_controller else self._move_sources(repo, record)
+        self._held_copied: dict[str, set[str]] = {}
         for target, writers in self._follow_parked(repo, record, by_controller).items():
             carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
@@ -321,6 +325,8 @@ class Lifecycle(IndexStore):
             self._named_by_another(record)
         if carried:
             self._carry(carried)
+        for target, held in sorted(self._held_copied.items()):  # after the copy's own change
+            self._add_authors(folder_key(target) + _HELD, held)
         self._forget_emptied(repo, record)
 
     def _note_logs(self, record: CommitRecord, plan_ids: set[str]) -> None:
@@ -997,6 +1003,7 @@ class Lifecycle(IndexStore):
         landed: list[tuple[str, set[str]]] = []
         if made and carried is not None:
             landed += self._parked_alike(repo, commit, found, made, before)
+            landed += self._exact_copies(repo, commit, found, made)
         for status, source, target, blob in found:
             if status[0] == "C" and target in made and _score(status) < COPY_SCORE:
                 continue  # a look-alike, or a deleted file's second use (git's renames are 1:1)
@@ -1011,6 +1018,8 @@ class Lifecycle(IndexStore):
                     ):
                         continue  # equal lines, not her content (round 56: a template, R052)
                     writers = self._writers_of([plan_id])
+                    if target in made and carried is not None:
+                        writers |= self._hold_copied(repo, commit, plan_id, blob, target)
                 if writers is None and target in made and blob is not None:
                     writers = self._text_writers(repo, commit, source, blob)
                 if writers is None:
@@ -1089,6 +1098,98 @@ class Lifecycle(IndexStore):
                 if alike is None or alike >= likeness.MOVE_KEPT:  # unjudged: safe side
                     landed.append((target, set(before[source])))
         return landed
+
+    def _exact_copies(
+        self,
+        repo: GitRepo,
+        commit: CommitRecord,
+        found: list[tuple[str, str, str, str | None]],
+        made: list[str],
+    ) -> list[tuple[str, set[str]]]:
+        """Plans a commit writes byte for byte as a plan the index holds at another path, that
+        git did not pair as such (its ``-C`` pairs a copy only from a file the commit changes,
+        so an exact copy of an untouched plan is paired with nothing, or with a look-alike):
+        each with the writers of every plan holding those bytes (:meth:`_writers_of`: its
+        changers and its folder's writers), and their owned-block editors' hold
+        (:meth:`_hold_copied`). Round 73: an exact copy of an untouched plan was followed
+        by hash alone, which has no folder writers: an approver's note copied with the
+        folder, or his owned block, lifted into the copy in the agent's next commit, ran on
+        his approval of it; the same copy git paired (the source touched) was refused. Found
+        by the index's blobs (:meth:`_plans_holding`), not by a copy search: no comparison
+        of every new plan with every plan (the ``cp-edit`` limit's cost)."""
+        exact = {target for status, _, target, _ in found if status in ("R100", "C100")}
+        new_blobs = {
+            c.path: c.new_blob
+            for c in commit.changes
+            if c.new_blob is not None and c.mode not in NOT_A_FILE
+        }
+        landed: list[tuple[str, set[str]]] = []
+        for target in made:
+            here, blob = self._plan_path(target), new_blobs.get(target)
+            if target in exact or here is None or blob is None:
+                continue
+            sources = [source for source in self._plans_holding(blob) if source != here]
+            for source in sources:
+                self._hold_copied(repo, commit, source, blob, target)
+            if sources:
+                landed.append((target, self._writers_of(sources)))
+        return landed
+
+    def _plans_holding(self, blob: str) -> list[str]:
+        """The plans whose file the index holds as ``blob`` (readable, not ambiguous), from a
+        map of the plans by blob built once and kept in step with the plans touched since
+        (:meth:`touch`), each checked against its state."""
+        index = self._by_blob
+        if index is None or index[0] is not self.plans:
+            by: dict[str, set[str]] = {}
+            for plan_id, state in self.plans.items():
+                if state.blob:
+                    by.setdefault(state.blob, set()).add(plan_id)
+            index = self._by_blob = (self.plans, by, set())
+        plans, by, pending = index
+        for plan_id in pending:
+            found = plans.get(plan_id)
+            if found is not None and found.blob:
+                by.setdefault(found.blob, set()).add(plan_id)
+        pending.clear()
+        held = by.get(blob, set())
+        for plan_id in [p for p in held if (s := plans.get(p)) is None or s.blob != blob]:
+            held.discard(plan_id)
+        return sorted(
+            plan_id for plan_id in held if not (plans[plan_id].ambiguous or plans[plan_id].unsafe)
+        )
+
+    def touch(self, plan_id: str) -> None:
+        super().touch(plan_id)
+        index = self._by_blob
+        if index is not None:
+            index[2].add(plan_id)  # its blob read again at the next look-up
+
+    def _hold_copied(
+        self, repo: GitRepo, commit: CommitRecord, source: str, blob: str | None, target: str
+    ) -> set[str]:
+        """The owned-block editors of a plan copied to ``target`` (its folder's ``@held``
+        writers, :meth:`_plan_file_writers`) hold the copy too, as a move's do
+        (:meth:`_hold_moved`): writers of its later versions, kept as the copy's folder's
+        ``@held`` after the commit's own change of it (round 73: Bob's ``approval:`` block,
+        lifted into an exact copy's params in the agent's next commit, ran on his approval;
+        a copy is the plan "wherever it moves"). Returned: the editors when the copy is
+        already another version than its source (a copy with an edit, as git pairs it):
+        writers of it now; none for the same version (an owned-block editor is no writer of
+        the version it sits beside)."""
+        held = set(self.authors.get(folder_key(source) + _HELD, frozenset()))
+        here = self._plan_path(target)
+        if not held or here is None:
+            return set()
+        self._held_copied.setdefault(here, set()).update(held)
+        new = next((c.new_blob for c in commit.changes if c.path == target), None)
+        try:
+            was, now = self.facts(repo, blob), self.facts(repo, new)
+        except Exception:  # unreadable: another version, the safe side
+            return held
+        if was is not None and now is not None and was.hash is not None and was.hash == now.hash:
+            return set()
+        return held
 
     def _text_writers(
         self, repo: GitRepo, commit: CommitRecord, path: str, blob: str, hops: int = 0
@@ -1834,6 +1935,24 @@ class Lifecycle(IndexStore):
                 return
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
+        if moved is not None and before is not None and self._swapped_in(repo, before, change):
+            # a new life (round 73): the moved plan's state from nothing, its source's as a
+            # move carries it (_moved_state; an approval made with the move is one, round
+            # 70), not the path's old plan's; the path's record stays git's (its log, the
+            # controller's last commit of the file) and its writers stay (the safe side).
+            # The audit still hears that a plan approved or run there was replaced in one
+            # commit (round 63's one-commit swap is flagged; two commits are a reuse)
+            if before.status in _APPROVED_STATES:
+                self._emit(
+                    sink,
+                    "content-after-approval",
+                    before,
+                    record,
+                    snapshot,
+                    f"{record.author.email} put another plan onto the path of a "
+                    f"{before.status} plan in one commit (a new life of {before.file})",
+                )
+            before, snapshot = self._new_life(record, before), None
         if before is not None and change.old_blob is None:
             # renamed in its folder: the same plan, an edit in place (in a merge too, round 71)
             change = moved or self._rename_edit(record, change) or change
@@ -1952,6 +2071,48 @@ class Lifecycle(IndexStore):
                 # version ran: refusing it is safe. One with no approval before it is an
                 # illegal transition, ignored (round 2: the plan runs once when approved)
                 self._note_if_start(record, plan_id, new.hash, plan_event(record, plan_id))
+
+    def _swapped_in(self, repo: GitRepo, before: PlanState, change: FileChange) -> bool:
+        """Does ``change``, a plan file moved onto the path of a plan in the same commit (a
+        swap, ``git rm -r`` and ``git mv`` onto it: :meth:`_move_source`), put there a plan
+        frozen as another (``frozen.hash``) than the one the controller last recorded there
+        (docs/plan-format.md, a path's life; :func:`controller.git.ownrecord.life_of`)? Then
+        the path's life ends (round 73: the moved plan kept the recorded plan's state, a
+        ``completed``, ``rejected`` or ``failed`` that refused its approval, where the same
+        two steps in two commits made a new plan). A path the controller never recorded has
+        no life to end (its plans' states are traded as moves: :meth:`_moved_state`), and a
+        run executing or paused at a gate there keeps the path until its outcome, which the
+        controller writes back where the run started (docs/plan-format.md)."""
+        if before.file != change.path or change.old_blob is None or not before.controller_commit:
+            return False
+        if before.status in (_RUNNING, "awaiting_approval"):
+            return False
+        names = (change.path, *filter(None, [other_name(change.path)]))
+        blob = next((b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None)
+        recorded = self.facts(repo, blob) if blob else None
+        if recorded is None or recorded.frozen_hash is None:
+            return False
+        new = self.facts(repo, change.new_blob)
+        return new is not None and new.frozen_hash != recorded.frozen_hash
+
+    def _new_life(self, record: CommitRecord, before: PlanState) -> PlanState:
+        """The state a path's new life starts from (:meth:`_swapped_in`): nothing of the plan
+        that left (its status, approval request, votes, run, approver, notes), as a plan put
+        at an emptied path; what is the path's and not the plan's kept: the last commits of
+        its record's files (every reader reads the record within the life by git:
+        :func:`controller.git.ownrecord.life_of`), a foreign run event noted there (the
+        take-over check's, bound to its version), and the writers (the folder was not
+        emptied: who wrote in it still did; the safe side)."""
+        state = PlanState(before.plan_id, before.file)
+        state.changers = list(before.changers)
+        state.log_commit, state.controller_commit = before.log_commit, before.controller_commit
+        state.foreign_event, state.foreign_start = before.foreign_event, before.foreign_start
+        state.note(
+            f"{record.sha[:12]} a plan frozen as another than the one the controller recorded "
+            f"at {before.file} moved there: a new life of the path"
+        )
+        self.plans[before.plan_id] = state
+        return state
 
     def _note_if_start(
         self, record: CommitRecord, plan_id: str, plan_hash: str | None, event: PlanEvent | None

@@ -57,12 +57,24 @@ Controls (asserted: ran once, the approver named, both audits valid):
 - ``h-swap-failed-bob``: ``<v>-w`` FAILED at P1; the agent swaps the two files; Bob approves
   ``<v>``'s content at ``plans/<v>-w`` (``<v>`` runs; the failed action is not run again).
 
-Seen (round 73): 4 BROKE (strict xfails), one class, honest work refused: a plan put in ONE
-commit onto the path of a plan the controller recorded (a swap, or the old plan's folder
+Seen (round 73), fixed 2026-11-30 (r73approve): the life rule by ``frozen.hash`` is the index's
+too. A plan file moved in one commit onto the path of a plan the controller recorded
+(``Lifecycle._move_source``: a swap, ``git rm -r`` + ``git mv`` onto it), frozen as another than
+the controller's last commit of that path holds, starts a new life there (``_swapped_in``,
+``_new_life``): the state is the moved plan's, as the same two steps in two commits make it (its
+status, its request, from its source's state: ``_moved_state``), not the path's old
+``completed``/``rejected``/``failed``; the record's files' last commits and the writers stay.
+Bob's approval of ``<v>`` at ``plans/<v>-w`` runs it once, the approver named, both audits
+valid; the ran (or failed) content moved to ``plans/<v>`` is a moved started plan (no status of
+its own, as a ``git mv`` of it gives) and never runs again (``swap-ran-bob``,
+``swap-failed-bob`` held: ``E_ALREADY_EXECUTED``). The rows say it: ``plans/<v>-w`` completed
+with ``<v>``'s hash, approver bob, each path noting "a new life of the path". All asserted (the
+markers are off). As found: 4 BROKE (strict xfails), one class, honest work refused: a plan put
+in ONE commit onto the path of a plan the controller recorded (a swap, or the old plan's folder
 removed and the new one moved there) keeps that path's recorded state. ``h-swap-ran-bob``: the
-agent swapped the files of ``plans/<v>`` (pending, frozen at P0) and ``plans/<v>-w`` (ran at
-P1: ``completed``, with the controller's ``approval:``/``execution:`` blocks) byte for byte;
-Bob approved ``<v>``'s content at ``plans/<v>-w`` with a plain status change. The row of
+agent swapped the files of ``plans/<v>`` (pending, frozen at P0) and ``plans/<v>-w`` (ran at P1:
+``completed``, with the controller's ``approval:``/``execution:`` blocks) byte for byte; Bob
+approved ``<v>``'s content at ``plans/<v>-w`` with a plain status change. The row of
 ``plans/<v>-w`` kept ``<v>-w``'s life: status ``completed``, approver alice, the hash ``<v>``'s;
 "E_ILLEGAL_TRANSITION: agent set status pending_approval (from completed) ... ignored" and "bob
 set status approved (from completed) ... ignored": ``<v>`` never ran (and the row of
@@ -71,20 +83,20 @@ set status approved (from completed) ... ignored": ``<v>`` never ran (and the ro
 plans/<v>-w`` in one commit (the same two steps in two commits, ``h-into-hist-bob``, ran).
 ``h-swap-rej-bob``: the swap with a plan Alice rejected: "approved (from rejected)", ignored.
 ``h-swap-failed-bob``: the swap with a plan that FAILED: Bob's approval of ``<v>`` is read as a
-resume of the failed run and refused (``E_PLAN_HASH_MISMATCH``, "a gate or resume approval
-needs the same hash"); ``<v>`` never ran. (The failed run is not resumed on ``<v>``'s content
-either, nor the failed content run again at ``plans/<v>``: ``swap-failed-bob`` held; a probe
-outside the suite found the same for the one-commit replacement of a failed plan.)
-Two pending plans swapped (``test_round73_approve_movestates.py``, ``h-swap-bob``) ran.
-Should (docs/plan-format.md, a path's life: "A life ends at the commit that removes the plan
-file ... and where the path holds a plan frozen as another (``frozen.hash``) than the one the
-controller last recorded there (a plan swapped in)"; docs/approvals.md, round 70: two plans
-swapped byte for byte are each that content moved, "the folder a swap takes a plan from counts
-as left by it"): ``<v>`` at ``plans/<v>-w`` is a new life, pending, and Bob's approval runs it
-once (the ran content stays ran: ``swap-ran-bob`` held). The rows also misreport: the
-``plans/<v>-w`` row shows ``<v>``'s hash as ``completed``, approved by alice (a version that
-never ran), and ``plans/<v>`` shows the ran content as ``pending_approval``; the audit (with the
-config and on a fresh clone) lists only the real run, as the controller acted.
+resume of the failed run and refused (``E_PLAN_HASH_MISMATCH``, "a gate or resume approval needs
+the same hash"); ``<v>`` never ran. (The failed run is not resumed on ``<v>``'s content either,
+nor the failed content run again at ``plans/<v>``: ``swap-failed-bob`` held; a probe outside the
+suite found the same for the one-commit replacement of a failed plan.) Two pending plans swapped
+(``test_round73_approve_movestates.py``, ``h-swap-bob``) ran. Should (docs/plan-format.md, a
+path's life: "A life ends at the commit that removes the plan file ... and where the path holds
+a plan frozen as another (``frozen.hash``) than the one the controller last recorded there (a
+plan swapped in)"; docs/approvals.md, round 70: two plans swapped byte for byte are each that
+content moved, "the folder a swap takes a plan from counts as left by it"): ``<v>`` at
+``plans/<v>-w`` is a new life, pending, and Bob's approval runs it once (the ran content stays
+ran: ``swap-ran-bob`` held). The rows also misreport: the ``plans/<v>-w`` row shows ``<v>``'s
+hash as ``completed``, approved by alice (a version that never ran), and ``plans/<v>`` shows the
+ran content as ``pending_approval``; the audit (with the config and on a fresh clone) lists only
+the real run, as the controller acted.
 
 Held: every pick of Y was refused and nothing ran (her move-lapse through a merge of merges, a
 squash, the agent's rebase of her branch, ``-X theirs`` over the agent's edit of the old path;
@@ -140,19 +152,8 @@ with open(log, "a", encoding="utf-8") as f:
     f.write(json.dumps({"argv": [tag], "stdin": sys.stdin.read()}) + "\\n")
 print(json.dumps({"ok": True}))
 """
-_KEPT = (
-    "round 73: a plan swapped or moved in one commit onto the path of a plan the controller "
-    "recorded keeps that path's state ({}): Bob's approval of it is 'approved (from {})', ignored"
-)
-BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=_KEPT.format(st, st))
-    for v, st in (
-        ("h-swap-ran-bob", "completed"),
-        ("h-mvover-ran-bob", "completed"),
-        ("h-swap-rej-bob", "rejected"),
-        ("h-swap-failed-bob", "failed"),
-    )
-}
+#: nothing open since r73approve (2026-11-30)
+BROKEN: dict[str, Any] = {}
 
 
 def tags(v: str) -> list[str]:

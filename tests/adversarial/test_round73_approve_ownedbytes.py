@@ -62,7 +62,17 @@ Controls (asserted: ran once, approver named, both audits valid):
 - ``h-flow-status``: the agent's ``plan:`` a flow mapping; Bob changes the status value in it.
 - ``h-crlf-status``: the agent's file with CRLF line ends; Bob changes the value, CRLF kept.
 
-Seen (round 73): 3 BROKE (strict xfails), two classes.
+Seen (round 73), fixed 2026-11-30 (r73approve): a copy carries its source's writers
+INCLUDING its owned-block editors' hold, however it is found. A copy git pairs
+(``Lifecycle._pair_parked``) and a byte-exact copy of a plan the index holds that git pairs
+with nothing, found by the index's blobs (``_exact_copies``, ``_plans_holding``: no copy
+search), take the writers of the plan copied (its changers, its folder's writers: Bob's
+``NOTES.md`` copied or not) and its folder's ``@held`` editors as the copy's own hold
+(``_hold_copied``, set after the copy's own change: an owned-block editor is still no writer
+of the same version copied; a copy that is another version has them as writers at once); the
+lift in the next commit makes Bob a writer of the copy: ``E_SELF_APPROVAL`` for all three
+ids, nothing ran, both audits agree. All asserted (the markers are off). As found: 3 BROKE
+(strict xfails), two classes.
 
 Class 1, ``own-cptouch-lift``: Bob appended an ``approval:`` block holding ``payload:
 "<v>-bob"`` to the agent's plan (P1 noted it and overwrote it); the agent then copied the plan
@@ -135,23 +145,8 @@ LIFT = [
     "own-appr-lift", "own-exec-lift", "own-appr-lift-br", "own-appr-lift-now",
     "own-merge-lift", "h-own-alice",
 ]  # fmt: skip
-BROKEN: dict[str, Any] = {
-    "own-cptouch-lift": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 73: an owned-block editor's hold is not carried by a copy git pairs "
-        "(a note writer is): Bob's approval of the lifted copy ran",
-    ),
-    **{
-        v: pytest.mark.xfail(
-            strict=True,
-            raises=AssertionError,
-            reason="round 73: a byte-exact copy of an untouched plan carries none of its "
-            "folder's writers (note, owned-block hold): Bob's approval of the lifted copy ran",
-        )
-        for v in ("own-appr-cp-lift", "note-cp-lift")
-    },
-}
+#: nothing open since r73approve (2026-11-30)
+BROKEN: dict[str, Any] = {}
 
 
 def final(v: str) -> tuple[str, str]:

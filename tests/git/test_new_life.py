@@ -1,0 +1,147 @@
+"""A plan moved in ONE commit onto the path of a plan the controller recorded, frozen as
+another plan (``frozen.hash``), starts a new life there in the history index too (round 73,
+r73approve; docs/plan-format.md, a path's life): a swap of two folders' files, or ``git rm -r``
+of the path's folder and ``git mv`` of another onto it. The path's state is the moved plan's,
+as the same two steps in two commits make it, not the recorded plan's ``completed``,
+``rejected`` or ``failed``: an approval of the moved plan there runs it once, and the
+content that ran, moved away, never runs again.
+
+Seen before the fix: tests/adversarial/test_round73_approve_movemerges.py
+(``h-swap-ran-bob``, ``h-mvover-ran-bob``, ``h-swap-rej-bob``, ``h-swap-failed-bob``): the
+moved plan kept the path's old state; Bob's approval was ``E_ILLEGAL_TRANSITION`` ("approved
+(from completed)"), ignored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
+from controller.git.planstate import PlanState
+from controller.plan import yamlio
+from tests.support.gitkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    approve,
+    commit_all,
+    edit_status,
+    git,
+    run_once,
+    subjects,
+    write_plan,
+)
+from tests.support.plantext import greet_plan
+
+OTHER = greet_plan("Other", "Say hello to the team", "team")
+
+
+def _frozen(repo: Path, slug: str) -> str:
+    text = git(repo, "show", f"HEAD:plans/{slug}/PLAN.yml")
+    return str(yamlio.read_yaml(text).data["frozen"]["hash"])
+
+
+def _setup(repo: Path, first: str) -> str:
+    """``plans/greet`` and ``plans/other`` frozen; greet then approved by Alice and run
+    (``first`` "ran") or rejected by her (``first`` "rejected"). Returns other's hash."""
+    write_plan(repo, "greet")
+    write_plan(repo, "other", OTHER)
+    commit_all(repo, "agent: two plans", AGENT)
+    run_once(repo)
+    if first == "ran":
+        approve(repo, "greet", ALICE)
+    else:
+        edit_status(repo, "greet", "rejected")
+        commit_all(repo, "reject greet", ALICE)
+    run_once(repo)
+    return _frozen(repo, "other")
+
+
+def _swap(repo: Path) -> None:
+    one, two = repo / "plans/greet/PLAN.yml", repo / "plans/other/PLAN.yml"
+    a, b = one.read_bytes(), two.read_bytes()
+    one.write_bytes(b)
+    two.write_bytes(a)
+    commit_all(repo, "agent: swap greet and other", AGENT)
+
+
+def _move_over(repo: Path) -> None:
+    git(repo, "rm", "-q", "-r", "plans/greet")
+    git(repo, "mv", "plans/other", "plans/greet")
+    commit_all(repo, "agent: replace plans/greet", AGENT)
+
+
+def _state(repo: Path, tmp_path: Path, plan: str) -> PlanState:
+    index = HistoryIndex(None, plans_dir="plans", controller_email="plangate@localhost")
+    try:
+        index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+        return index.plans[plan]
+    finally:
+        index.close()
+
+
+def _starts(repo: Path, plan: str) -> int:
+    return subjects(repo).count(f"plangate: start {plan}")
+
+
+@pytest.mark.parametrize("how", ["swap", "move-over"])
+def test_a_plan_put_onto_a_ran_plans_path_in_one_commit_is_a_new_life(
+    repo: Path, tmp_path: Path, how: str
+) -> None:
+    other = _setup(repo, "ran")
+    assert _starts(repo, "plans/greet") == 1
+    (_swap if how == "swap" else _move_over)(repo)
+    state = _state(repo, tmp_path, "plans/greet")
+    # the moved plan's state (its source's, pending), not the path's run
+    assert state.status == "pending_approval", state
+    assert state.hash == other and state.request is None and state.approver is None, state
+    assert any("a new life" in note for note in state.notes), state.notes
+    approve(repo, "greet", BOB)
+    run_once(repo)
+    assert _starts(repo, "plans/greet") == 2, subjects(repo)[:6]
+    assert git(repo, "log", "-1", "--format=%(trailers:key=Plan-Hash,valueonly)", "--grep",
+               "^plangate: start plans/greet").strip() == other  # fmt: skip
+    assert _starts(repo, "plans/other") == 0
+
+
+def test_a_plan_swapped_onto_a_rejected_plans_path_runs_on_its_approval(
+    repo: Path, tmp_path: Path
+) -> None:
+    _setup(repo, "rejected")
+    _swap(repo)
+    assert _state(repo, tmp_path, "plans/greet").status == "pending_approval"
+    approve(repo, "greet", BOB)
+    run_once(repo)
+    assert _starts(repo, "plans/greet") == 1, subjects(repo)[:6]
+
+
+def test_the_ran_content_swapped_away_does_not_run_again(repo: Path, tmp_path: Path) -> None:
+    _setup(repo, "ran")
+    _swap(repo)
+    edit_status(repo, "other", "pending_approval")
+    commit_all(repo, "agent: again", AGENT)
+    approve(repo, "other", BOB)
+    run_once(repo)
+    assert _starts(repo, "plans/other") == 0
+    body = git(repo, "log", "-1", "--format=%b", "--grep=^plangate: refuse plans/other")
+    assert "E_ALREADY_EXECUTED" in body, body
+
+
+def test_a_run_paused_at_its_gate_keeps_the_path(repo: Path, tmp_path: Path) -> None:
+    """A run executing or paused at a gate is the path's until its outcome (written back where
+    it started): a plan swapped onto it is no new life of the index."""
+    from tests.support.gitkit import GATED, head_plan
+
+    write_plan(repo, "greet", GATED)
+    write_plan(repo, "other", OTHER)
+    commit_all(repo, "agent: two plans", AGENT)
+    run_once(repo)
+    approve(repo, "greet", ALICE)
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "awaiting_approval"
+    _swap(repo)
+    state = _state(repo, tmp_path, "plans/greet")
+    assert state.status == "awaiting_approval", state
+    assert not any("a new life" in note for note in state.notes), state.notes

@@ -8,7 +8,7 @@ store: the daemon's page (docs/operations.md: "Plan files and logs are read from
 at the snapshot's head (``git ls-tree``, then the blob), never from the working tree an agent
 may write"), ``plangate approve``'s "uncommitted edits" check.
 
-Lab: plain approvals (Alice), the daemon serving the page (``ui: {listen: PORT}``). The agent
+Lab: plain approvals (Alice), the daemon serving the page (``ui: {listen: 0}``). The agent
 adds plan ``x`` whose action sends ``target: prod-db-DROP``; the controller freezes it. Then
 the agent writes a one-object pack naming the frozen ``PLAN.yml`` blob for other bytes: the
 same plan with ``target: staging``, its ``frozen.hash`` set to that text's own hash (so
@@ -70,20 +70,16 @@ the tip's plan files with its own and warn.
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text
+from oraclekit import ui_daemon
 from test_round2_execution_kit import shared
 from test_round53_approve_packshadow import shadow
+from test_round61_surface_page import _get
 
 VIDS = [
     "page-plan",
@@ -98,30 +94,9 @@ VIDS = [
 BROKEN: dict[str, object] = {}  # all fixed (2026-11-29), see the module docstring
 
 
-def _free_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return int(port)
-
-
-def _get(port: int, path: str) -> str:
-    deadline = time.time() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-                return str(r.read().decode())
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.2)
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
-    port = _free_port()
-    lab.config.write_text(lab.config.read_text() + f"ui: {{listen: {port}}}\n")
+    lab.config.write_text(lab.config.read_text() + "ui: {listen: 0}\n")
     lab.write("x", plan_text("x", params='target: "prod-db-DROP"\n'))
     lab.commit("agent adds x", AGENT)
     lab.run()
@@ -140,7 +115,7 @@ def _build(root: Path) -> Lab:
     shown = lab.cli("show", "plans/x/PLAN.yml", "--config", str(lab.config), cwd=lab.repo)
     lab.shown = shown.stdout  # type: ignore[attr-defined]
     lab.git_status = lab.git("status", "--porcelain")  # type: ignore[attr-defined]
-    lab.api, lab.html = _page(lab, port, "before")  # type: ignore[attr-defined]
+    lab.api, lab.html = _page(lab)  # type: ignore[attr-defined]
     time.sleep(1.1)
     approve = lab.cli("approve", "plans/x", "--config", str(lab.config), cwd=lab.repo)
     lab.approve_out = (approve.returncode, approve.stdout + approve.stderr)  # type: ignore[attr-defined]
@@ -153,29 +128,16 @@ def _build(root: Path) -> Lab:
         text = lab.git("cat-file", "blob", blob).replace("prod-db-DROP", "staging")
         scratch.write_text(text)
         shadow(lab, blob, lab.git("hash-object", "-w", str(scratch)).strip())
-    lab.after_api, lab.after_html = _page(lab, port, "after")  # type: ignore[attr-defined]
+    lab.after_api, lab.after_html = _page(lab)  # type: ignore[attr-defined]
     lab.after_passes = [lab.run(check=False)]  # type: ignore[attr-defined]
     return lab
 
 
-def _page(lab: Lab, port: int, tag: str) -> tuple[str, str]:
-    """The daemon's page for ``plans/x`` (the daemon started for the read, then stopped)."""
-    env = lab.env()
-    env["REC_LOG"] = str(lab.log)
-    with open(lab.root / f"daemon-{tag}.err", "w") as err:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
-            cwd=lab.root,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-        )
-        try:
-            return _get(port, "/api/plan/plans/x"), _get(port, "/plan/plans/x")
-        finally:
-            os.kill(daemon.pid, signal.SIGTERM)
-            daemon.wait(20)
+def _page(lab: Lab) -> tuple[str, str]:
+    """The daemon's page for ``plans/x`` (the daemon started for the read, on a port of its
+    own choosing, then stopped)."""
+    with ui_daemon(lab, lab.config, "plans/x") as port:
+        return _get(port, "/api/plan/plans/x")[2], _get(port, "/plan/plans/x")[2]
 
 
 @pytest.fixture(scope="module")

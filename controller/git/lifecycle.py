@@ -1935,7 +1935,11 @@ class Lifecycle(IndexStore):
                 return
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
-        if moved is not None and before is not None and self._swapped_in(repo, before, change):
+        if (
+            (moved is not None or (record.is_merge and self._merged_in(repo, record, change)))
+            and before is not None
+            and self._swapped_in(repo, before, change)
+        ):
             # a new life (round 73): the moved plan's state from nothing, its source's as a
             # move carries it (_moved_state; an approval made with the move is one, round
             # 70), not the path's old plan's; the path's record stays git's (its log, the
@@ -2094,6 +2098,15 @@ class Lifecycle(IndexStore):
             return False
         new = self.facts(repo, change.new_blob)
         return new is not None and new.frozen_hash != recorded.frozen_hash
+
+    def _merged_in(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
+        """Does the merge ``record`` bring onto ``change``'s path a plan that was elsewhere
+        before it (against its first parent, :meth:`_move_from`): a swap or a replacement
+        made on the merged branch, in one commit or in two (the folder removed, another moved
+        there), reads on the line as the merge's move, a new life of the path when frozen as
+        another plan (:meth:`_swapped_in`; the lead, 2026-11-30: Bob's approval of the plan
+        a merged pull request put at a ran plan's path was ignored, "from completed")."""
+        return self._move_from(repo, record, change, merges=True) is not None
 
     def _new_life(self, record: CommitRecord, before: PlanState) -> PlanState:
         """The state a path's new life starts from (:meth:`_swapped_in`): nothing of the plan

@@ -21,6 +21,7 @@ from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
 from controller.git.planstate import PlanState
 from controller.plan import yamlio
+from tests.support.gitenv import identity
 from tests.support.gitkit import (
     AGENT,
     ALICE,
@@ -145,3 +146,28 @@ def test_a_run_paused_at_its_gate_keeps_the_path(repo: Path, tmp_path: Path) -> 
     state = _state(repo, tmp_path, "plans/greet")
     assert state.status == "awaiting_approval", state
     assert not any("a new life" in note for note in state.notes), state.notes
+
+
+@pytest.mark.parametrize("how", ["swap", "move-over", "two-commits"])
+def test_a_new_life_brought_by_a_merge(repo: Path, tmp_path: Path, how: str) -> None:
+    """The same replacement made on a branch and merged ``--no-ff``: what the merge brings
+    onto the path is the moved plan, a new life as on the line (before: the merge's file read
+    as an edit of the ran plan, Bob's approval ignored, "approved (from completed)")."""
+    other = _setup(repo, "ran")
+    git(repo, "checkout", "-q", "-b", "reuse")
+    if how == "two-commits":
+        git(repo, "rm", "-q", "-r", "plans/greet")
+        commit_all(repo, "agent: remove greet", AGENT)
+        git(repo, "mv", "plans/other", "plans/greet")
+        commit_all(repo, "agent: other to greet", AGENT)
+    else:
+        (_swap if how == "swap" else _move_over)(repo)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge reuse", "reuse", env=identity(*AGENT))
+    state = _state(repo, tmp_path, "plans/greet")
+    assert state.status == "pending_approval", state
+    assert state.hash == other, state
+    approve(repo, "greet", BOB)
+    run_once(repo)
+    assert _starts(repo, "plans/greet") == 2, subjects(repo)[:6]
+    assert _starts(repo, "plans/other") == 0

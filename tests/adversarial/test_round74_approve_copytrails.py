@@ -1,0 +1,309 @@
+"""Round 74, approval side: round 73's copies (docs/approvals.md, "Who changed the content":
+"a copy git pairs, or a byte-exact copy, holds them as its own folder's ``@held`` writers";
+"*An exact copy is a copy*": a plan a commit writes byte for byte as the file of a plan the
+index holds takes the writers of every plan holding those bytes and their owned-block
+editors' hold; "A byte-exact copy of a plan, edited in a LATER commit, is followed"). Can Bob
+(an approver) approve a copy of a plan he wrote, or of a plan whose folder he wrote into, or
+whose owned block he edited, when the copy reaches its folder by a road git does not pair
+and the index's map of held blobs may not know: an older version, a deleted plan, a copy of
+a copy, a branch, a merge commit, bytes assembled over several commits, the copy's owned
+``frozen:`` block stripped, its line ends changed, its name ``PLAN.yaml``?
+
+Lab (one, local mode, fake dates): one source plan ``plans/<v>`` per id (tag = the id). Kind
+``bob-*``: Bob commits the plan himself (its author). Kind ``note-*``: the agent's plan, Bob
+commits ``NOTES.md`` into its folder after P0 (the note is never copied). Kind ``hold-*``:
+the agent's plan, Bob appends an ``approval:`` block after P0 (P1 notes and overwrites it).
+Controls ``h-*``: the agent's plan, nobody else's byte; ``ha-*``: a ``bob-*`` road approved
+by Alice. P0 freezes, gap 1 (Bob), P1; the frozen file after P1 is kept as ``v1``. Then the
+road (the agent's commits, a pass between steps), then the agent's LATER edit of the copy
+(``params: {tag: "<v>", extra: "<v>-bob"}``: a new version), a pass freezes it, the approver
+approves with a plain status change, two passes, ``plangate audit --json`` with the config
+and on a fresh clone.
+
+Roads (``<kind>-<road>``; the copy is ``plans/<v>-c/PLAN.yml`` unless said):
+
+- ``later``: a byte-exact copy, the source untouched (round 73's shape: the baseline).
+- ``older``: the agent edits the source (v2, P2 freezes it), then writes ``v1``'s bytes (the
+  older frozen file, held at no path now) as the copy.
+- ``deleted``: the agent ``git rm -r``s the source; after a pass it writes ``v1`` as the copy.
+- ``readd``: the same, written back at the source's own path (the folder was emptied).
+- ``ofcopy``: a byte-exact copy ``<v>-c1``; after a pass ``<v>-c1`` copied to ``<v>-c``; then
+  the source and ``<v>-c1`` removed.
+- ``branch``: the copy committed on the agent's branch, merged ``--no-ff`` by the agent.
+- ``inmerge``: the copy written in the agent's merge commit of a docs branch (``--no-commit``).
+- ``assembled``: ``drafts/<v>.yml`` holds the first half of ``v1``, a later commit the rest
+  (byte for byte ``v1``), then ``git mv`` into ``plans/<v>-c/PLAN.yml``.
+- ``unfrozen``: the copy with its ``frozen:`` block cut (the hashed content the same).
+- ``crlf``: the copy with CRLF line ends (the hashed content the same).
+- ``yaml``: the copy named ``PLAN.yaml``.
+
+What must hold: for ``bob-*``, ``note-*``, ``hold-*`` Bob is a writer of the copy's later
+version: ``E_SELF_APPROVAL``, ``rec`` never ran, no audit calls a run valid; for ``h-*``
+(Bob approves the agent's copy) and ``ha-*`` (Alice approves the copy of Bob's plan) it ran
+once, the approver named; the fresh-clone audit agrees with the controller; one start at most.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit
+from policykit import agent_plan as plan
+from test_round2_execution_kit import shared
+
+ROADS = [
+    "later", "older", "deleted", "readd", "ofcopy", "branch", "inmerge", "assembled",
+    "unfrozen", "crlf", "yaml",
+]  # fmt: skip
+BOBS = [f"{k}-{r}" for k in ("bob", "note", "hold") for r in ROADS]
+HONEST = {f"h-{r}": BOB for r in ROADS}
+HONEST.update({f"ha-{r}": ALICE for r in ("later", "deleted", "assembled", "unfrozen")})
+ALL = [*BOBS, *HONEST]
+
+
+def _broke(what: str) -> Any:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 74: {what}")
+
+
+_OLDER = _broke(
+    "a byte-exact copy of an OLDER version of a plan drops its folder writers and owned-block"
+    " hold: Bob's approval of the copy (his bytes lifted in) ran"
+)
+_DELETED = _broke(
+    "a byte-exact copy (or re-add) of a DELETED plan drops its folder writers and owned-block"
+    " hold: Bob's approval of the copy (his bytes lifted in) ran"
+)
+_ASSEMBLED = _broke(
+    "a byte-exact copy assembled in drafts/ over two commits and moved in drops the held"
+    " plan's folder writers and owned-block hold: Bob's approval ran"
+)
+_SAMEHASH = _broke(
+    "a copy of the held plan's content hash with other bytes (frozen: cut, CRLF) drops its"
+    " folder writers and owned-block hold: Bob's approval ran"
+)
+BROKEN: dict[str, Any] = {
+    **{f"{k}-older": _OLDER for k in ("note", "hold")},
+    **{f"{k}-{r}": _DELETED for k in ("note", "hold") for r in ("deleted", "readd")},
+    **{f"{k}-assembled": _ASSEMBLED for k in ("note", "hold")},
+    **{f"{k}-{r}": _SAMEHASH for k in ("note", "hold") for r in ("unfrozen", "crlf")},
+}
+
+
+def road(v: str) -> str:
+    return v.split("-", 1)[1]
+
+
+def final(v: str) -> tuple[str, str]:
+    """Where the approver approves: (folder under plans/, file name)."""
+    r = road(v)
+    if r == "readd":
+        return v, "PLAN.yml"
+    return f"{v}-c", "PLAN.yaml" if r == "yaml" else "PLAN.yml"
+
+
+class Clock:
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.t = int(time.time()) - 7200
+
+    def git(self, *args: str, who=AGENT, check: bool = True) -> str:  # type: ignore[no-untyped-def]
+        self.t += 20
+        when = f"@{self.t} +0000"
+        self.lab.extra_env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}  # type: ignore[attr-defined]
+        try:
+            self.lab.git(*args, who=who, check=check)
+        finally:
+            self.lab.extra_env = {}  # type: ignore[attr-defined]
+        return self.lab.head()
+
+    def commit(self, msg: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
+        self.lab.git("add", "-A")
+        return self.git("commit", "-q", "-m", msg, who=who)
+
+    def run(self) -> None:
+        self.t += 20
+        self.lab.git_date = f"@{self.t} +0000"
+        self.lab.run()
+        self.lab.git_date = None
+
+
+def _f(lab: Lab, folder: str, name: str = "PLAN.yml") -> Path:
+    return lab.repo / "plans" / folder / name
+
+
+def _put(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _sub(path: Path, old: str, new: str) -> None:
+    data = path.read_bytes()
+    assert old.encode() in data, (path, old, data[:400])
+    path.write_bytes(data.replace(old.encode(), new.encode(), 1))
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    c = Clock(lab)
+    for v in ALL:
+        if not v.startswith(("bob-", "ha-")):
+            lab.write(v, plan(v))
+    c.commit("agent plans")
+    for v in ALL:
+        if v.startswith(("bob-", "ha-")):
+            lab.write(v, plan(v))
+    c.commit("bob plans", who=BOB)
+    c.run()  # P0
+    for v in BOBS:
+        if v.startswith("note-"):
+            (lab.repo / "plans" / v / "NOTES.md").write_text(f'extra: "{v}-bob"\n')
+        if v.startswith("hold-"):
+            p = _f(lab, v)
+            p.write_bytes(
+                p.read_bytes() + f'approval:\n  status: approved\n  payload: "{v}-bob"\n'.encode()
+            )
+    c.commit("bob: notes and records", who=BOB)
+    c.run()  # P1
+    v1 = {v: _f(lab, v).read_bytes() for v in ALL}
+    lab.v1_frozen = {v: b"\nfrozen:\n" in v1[v] for v in ALL}  # type: ignore[attr-defined]
+    lab.v1_clean = {v: b"approval:" not in v1[v] for v in ALL}  # type: ignore[attr-defined]
+
+    def of(r: str) -> list[str]:
+        return [v for v in ALL if road(v) == r]
+
+    # gap 2: the first step of each road
+    for v in of("later"):
+        _put(_f(lab, f"{v}-c"), v1[v])
+    for v in of("older"):
+        _sub(_f(lab, v), f'why: "agent: record {v}"', f'why: "agent: record {v} (v2)"')
+    for v in of("deleted") + of("readd"):
+        lab.git("rm", "-r", "-q", f"plans/{v}")
+    for v in of("ofcopy"):
+        _put(_f(lab, f"{v}-c1"), v1[v])
+    for v in of("assembled"):
+        half = len(v1[v]) // 2
+        _put(lab.repo / "drafts" / f"{v}.yml", v1[v][:half])
+    for v in of("unfrozen"):
+        text = v1[v]
+        _put(_f(lab, f"{v}-c"), text[: text.index(b"frozen:\n")])
+    for v in of("crlf"):
+        _put(_f(lab, f"{v}-c"), v1[v].replace(b"\n", b"\r\n"))
+    for v in of("yaml"):
+        _put(_f(lab, f"{v}-c", "PLAN.yaml"), v1[v])
+    c.commit("agent: copies, edits, removals")
+    c.git("checkout", "-q", "-b", "agent/cp")
+    for v in of("branch"):
+        _put(_f(lab, f"{v}-c"), v1[v])
+    c.commit("agent: copies on a branch")
+    c.git("checkout", "-q", "main")
+    c.git("merge", "-q", "--no-ff", "-m", "merge agent/cp", "agent/cp")
+    c.git("checkout", "-q", "-b", "agent/docs")
+    (lab.repo / "docs").mkdir(exist_ok=True)
+    (lab.repo / "docs" / "copies.md").write_text("copies\n")
+    c.commit("agent: docs")
+    c.git("checkout", "-q", "main")
+    c.git("merge", "-q", "--no-ff", "--no-commit", "agent/docs")
+    for v in of("inmerge"):
+        _put(_f(lab, f"{v}-c"), v1[v])
+    c.commit("merge agent/docs")
+    c.run()  # P2
+    # gap 3: the second step
+    for v in of("older") + of("deleted"):
+        _put(_f(lab, f"{v}-c"), v1[v])
+    for v in of("readd"):
+        _put(_f(lab, v), v1[v])
+    for v in of("ofcopy"):
+        _put(_f(lab, f"{v}-c"), _f(lab, f"{v}-c1").read_bytes())
+    for v in of("assembled"):
+        _put(lab.repo / "drafts" / f"{v}.yml", v1[v])
+    c.commit("agent: copies again")
+    for v in of("ofcopy"):
+        lab.git("rm", "-r", "-q", f"plans/{v}", f"plans/{v}-c1")
+    for v in of("assembled"):
+        _f(lab, f"{v}-c").parent.mkdir(parents=True)
+        lab.git("mv", f"drafts/{v}.yml", f"plans/{v}-c/PLAN.yml")
+    c.commit("agent: tidy")
+    lab.paired = lab.git("show", "-M", "-C", "--name-status", "--format=", "HEAD")  # type: ignore[attr-defined]
+    c.run()  # P3
+    # gap 4: the agent's later edit of the copy (a new version)
+    for v in ALL:
+        folder, name = final(v)
+        _sub(
+            _f(lab, folder, name),
+            f'params: {{tag: "{v}"}}',
+            f'params: {{tag: "{v}", extra: "{v}-bob"}}',
+        )
+    c.commit("agent: extra in the copies")
+    c.run()  # P4
+    lab.pending = {v: lab.codes(final(v)[0]) for v in ALL}  # type: ignore[attr-defined]
+    # gap 5: approvals, a plain status change
+    for v in ALL:
+        folder, name = final(v)
+        p = _f(lab, folder, name)
+        if road(v) == "crlf":
+            _sub(p, "status: pending_approval", "status: approved")
+        else:
+            lab.set_status(folder, "approved", filename=name)
+        c.commit(f"approve {folder}", who=HONEST.get(v, BOB))
+    c.run()  # P5
+    lab.first = {v: len(lab.calls(v)) for v in ALL}  # type: ignore[attr-defined]
+    c.run()  # P6
+    lab.final = {v: lab.codes(final(v)[0]) for v in ALL}  # type: ignore[attr-defined]
+    _code, lab.report = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
+    lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r74-copytrails", _build)
+
+
+def runs_of(report: dict[str, Any], v: str) -> list[dict[str, Any]]:
+    here = {f"plans/{v}", f"plans/{final(v)[0]}"}
+    return [
+        e for e in report.get("executions", []) if e.get("plan") in here and e.get("approval_valid")
+    ]
+
+
+def test_the_lab_played_as_described(lab: Lab) -> None:
+    assert all(lab.v1_frozen.values()), lab.v1_frozen  # type: ignore[attr-defined]
+    assert all(lab.v1_clean[v] for v in ALL if not v.startswith("hold-")), lab.v1_clean  # type: ignore[attr-defined]
+    for v in ("bob-assembled", "h-assembled"):  # git pairs the draft moved in, nothing else
+        assert f"drafts/{v}.yml\tplans/{v}-c/PLAN.yml" in lab.paired, lab.paired  # type: ignore[attr-defined]
+    for v in ALL:  # every copy waited for its approval, frozen as the new version
+        assert "pending_approval" in lab.pending[v], (v, lab.pending[v][:1500])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(BOBS, BOBS, BROKEN))
+def test_a_copy_of_bobs_plan_keeps_his_approval_from_running(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == [], lab.final[vid][:2500]  # type: ignore[attr-defined]
+    assert "E_SELF_APPROVAL" in lab.final[vid], lab.final[vid][:2500]  # type: ignore[attr-defined]
+    assert runs_of(lab.report, vid) == [], runs_of(lab.report, vid)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(list(HONEST), list(HONEST), BROKEN))
+def test_an_honest_copy_approved_by_a_non_writer_runs_once(lab: Lab, vid: str) -> None:
+    assert lab.first[vid] == 1, lab.final[vid][:2500]  # type: ignore[attr-defined]
+    assert len(lab.calls(vid)) == 1
+    assert f'"extra": "{vid}-bob"' in lab.calls(vid)[0]["stdin"], lab.calls(vid)
+    runs = runs_of(lab.report, vid)  # type: ignore[attr-defined]
+    assert len(runs) == 1 and runs[0]["approver"] == HONEST[vid][1], runs
+
+
+@pytest.mark.parametrize("vid", ALL)
+def test_a_fresh_clones_audit_agrees_with_the_controller(lab: Lab, vid: str) -> None:
+    fresh = runs_of(lab.fresh, vid)  # type: ignore[attr-defined]
+    assert len(fresh) == len(lab.calls(vid)), (fresh, lab.calls(vid))
+    assert len(runs_of(lab.report, vid)) == len(fresh)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", ALL)
+def test_the_controller_committed_one_start_at_most(lab: Lab, vid: str) -> None:
+    starts = [
+        s for q in {vid, final(vid)[0]} for s in lab.subjects(q) if s.startswith("plangate: start ")
+    ]
+    assert len(starts) == len(lab.calls(vid)) <= 1, (starts, lab.final[vid][:800])  # type: ignore[attr-defined]

@@ -56,11 +56,13 @@ from test_round2_execution_kit import shared
 
 ROADS = [
     "later", "older", "deleted", "readd", "ofcopy", "branch", "inmerge", "assembled",
-    "unfrozen", "crlf", "yaml",
+    "unfrozen", "crlf", "yaml", "brold", "pickold",
 ]  # fmt: skip
 BOBS = [f"{k}-{r}" for k in ("bob", "note", "hold") for r in ROADS]
 HONEST = {f"h-{r}": BOB for r in ROADS}
-HONEST.update({f"ha-{r}": ALICE for r in ("later", "deleted", "assembled", "unfrozen")})
+HONEST.update(
+    {f"ha-{r}": ALICE for r in ("later", "older", "deleted", "assembled", "unfrozen", "brold")}
+)
 ALL = [*BOBS, *HONEST]
 
 
@@ -80,6 +82,11 @@ _ASSEMBLED = _broke(
     "a byte-exact copy assembled in drafts/ over two commits and moved in drops the held"
     " plan's folder writers and owned-block hold: Bob's approval ran"
 )
+_BROLD = _broke(
+    "a byte-exact copy made on a branch (or cherry-picked from one) of the version the plan"
+    " had when the branch forked, brought in after the plan changed, drops its folder writers"
+    " and owned-block hold: Bob's approval ran"
+)
 _SAMEHASH = _broke(
     "a copy of the held plan's content hash with other bytes (frozen: cut, CRLF) drops its"
     " folder writers and owned-block hold: Bob's approval ran"
@@ -88,6 +95,7 @@ BROKEN: dict[str, Any] = {
     **{f"{k}-older": _OLDER for k in ("note", "hold")},
     **{f"{k}-{r}": _DELETED for k in ("note", "hold") for r in ("deleted", "readd")},
     **{f"{k}-assembled": _ASSEMBLED for k in ("note", "hold")},
+    **{f"{k}-{r}": _BROLD for k in ("note", "hold") for r in ("brold", "pickold")},
     **{f"{k}-{r}": _SAMEHASH for k in ("note", "hold") for r in ("unfrozen", "crlf")},
 }
 
@@ -174,10 +182,17 @@ def _build(root: Path) -> Lab:
     def of(r: str) -> list[str]:
         return [v for v in ALL if road(v) == r]
 
-    # gap 2: the first step of each road
+    # gap 2: the first step of each road (the branches fork at P1, v1 held)
+    for r in ("brold", "pickold"):
+        c.git("checkout", "-q", "-b", f"agent/{r}")
+        for v in of(r):
+            _put(_f(lab, f"{v}-c"), v1[v])
+        lab.branch_copy = getattr(lab, "branch_copy", {})  # type: ignore[attr-defined]
+        lab.branch_copy[r] = c.commit(f"agent: copies ({r})")  # type: ignore[attr-defined]
+        c.git("checkout", "-q", "main")
     for v in of("later"):
         _put(_f(lab, f"{v}-c"), v1[v])
-    for v in of("older"):
+    for v in of("older") + of("brold") + of("pickold"):
         _sub(_f(lab, v), f'why: "agent: record {v}"', f'why: "agent: record {v} (v2)"')
     for v in of("deleted") + of("readd"):
         lab.git("rm", "-r", "-q", f"plans/{v}")
@@ -226,7 +241,9 @@ def _build(root: Path) -> Lab:
         _f(lab, f"{v}-c").parent.mkdir(parents=True)
         lab.git("mv", f"drafts/{v}.yml", f"plans/{v}-c/PLAN.yml")
     c.commit("agent: tidy")
-    lab.paired = lab.git("show", "-M", "-C", "--name-status", "--format=", "HEAD")  # type: ignore[attr-defined]
+    c.git("merge", "-q", "--no-ff", "-m", "merge agent/brold", "agent/brold")
+    c.git("cherry-pick", lab.branch_copy["pickold"])  # type: ignore[attr-defined]
+    lab.paired = lab.git("show", "-M", "-C", "--name-status", "--format=", "HEAD~2")  # type: ignore[attr-defined]
     c.run()  # P3
     # gap 4: the agent's later edit of the copy (a new version)
     for v in ALL:

@@ -72,7 +72,11 @@ EXPECT: dict[str, tuple[int, int, dict[str, str]]] = {
     "keepstatus": (0, 0, {}),
     "pick-y-swap": (0, 0, {}),
     "pick-old-ran": (1, 0, {"x": ALICE[1]}),
+    "rej-y": (1, 0, {"x": BOB[1]}),
+    "both-ran": (1, 1, {"x": ALICE[1], "y": ALICE[1]}),
+    "note-swap": (0, 0, {}),
     "h-swap-ran": (1, 1, {"x": ALICE[1], "y": BOB[1]}),
+    "h-note-swap": (1, 1, {"x": ALICE[1], "y": ALICE[1]}),
     "h-pick-plain": (1, 0, {"x": ALICE[1]}),
     "h-keepstatus": (1, 0, {"x": ALICE[1]}),
     "h-mvstatus": (1, 0, {"x": ALICE[1]}),
@@ -83,7 +87,10 @@ ALL = list(EXPECT)
 MOVED_APPROVED = ["h-keepstatus", "h-mvstatus", "h-mvstatus-two"]
 TWINS = ("pick-y-swap", "pick-old-ran", "h-pick-plain")
 #: Bob approves both paths at gap 4
-BOB_APPROVES = ("samehash", "back-ran", "two-ran", "rej-moved", "rej-back", "h-swap-ran")
+BOB_APPROVES = (
+    "samehash", "back-ran", "two-ran", "rej-moved", "rej-back", "h-swap-ran", "rej-y", "both-ran",
+    "note-swap",
+)  # fmt: skip
 #: nothing found broken on the first run of the lab (round 74)
 BROKEN: dict[str, Any] = {}
 
@@ -132,6 +139,14 @@ def _swap(lab: Lab, v: str) -> None:
     lab.git("mv", f"plans/{v}-t", f"plans/{v}-y")
 
 
+def _swap_files(lab: Lab, v: str) -> None:
+    """The two plan files swapped, every other file of the folders left where it is."""
+    x, y = _f(lab, f"{v}-x"), _f(lab, f"{v}-y")
+    a, b = x.read_bytes(), y.read_bytes()
+    x.write_bytes(b)
+    y.write_bytes(a)
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     c = Clock(lab)
@@ -161,6 +176,14 @@ def _build(root: Path) -> Lab:
     for v in ("rej-moved", "rej-back"):
         lab.set_status(f"{v}-x", "rejected")
         c.commit(f"reject plans/{v}-x", who=ALICE)
+    lab.set_status("rej-y-y", "rejected")
+    c.commit("reject plans/rej-y-y", who=ALICE)
+    for side in ("x", "y"):
+        lab.set_status(f"both-ran-{side}", "approved")
+        c.commit(f"approve plans/both-ran-{side}", who=ALICE)
+    for v in ("note-swap", "h-note-swap"):
+        (lab.repo / "plans" / f"{v}-x" / "NOTES.md").write_text("bob: fine by me\n")
+    c.commit("bob: notes", who=BOB)
     for v in ("keepstatus", "h-keepstatus", "h-mvstatus", "h-mvstatus-two"):
         lab.set_status(f"{v}-x", "approved")
         c.commit(f"approve plans/{v}-x", who=ALICE)
@@ -188,8 +211,11 @@ def _build(root: Path) -> Lab:
     }
     lab.after_p1 = {v: (len(lab.calls(f"{v}-x")), len(lab.calls(f"{v}-y"))) for v in ALL}  # type: ignore[attr-defined]
     # gap 2: the swaps
-    for v in ("samehash", "back-ran", "rej-moved", "rej-back", "pick-y-swap", "pick-old-ran"):
-        _swap(lab, v)
+    for v in (
+        "samehash", "back-ran", "rej-moved", "rej-back", "pick-y-swap", "pick-old-ran", "rej-y",
+        "both-ran", "note-swap", "h-note-swap",
+    ):  # fmt: skip
+        _swap_files(lab, v)
     _swap(lab, "h-swap-ran")
     c.commit("agent: swaps")
     lab.git("mv", "plans/two-ran-x", "plans/two-ran-t")
@@ -200,7 +226,7 @@ def _build(root: Path) -> Lab:
     c.run()  # P2
     # gap 3: second steps
     for v in ("back-ran", "rej-back"):
-        _swap(lab, v)
+        _swap_files(lab, v)
     c.commit("agent: swaps back")
     for v in ("pick-y-swap", "pick-old-ran", "h-pick-plain"):
         c.git("cherry-pick", picks[v])
@@ -214,7 +240,10 @@ def _build(root: Path) -> Lab:
             if "status: pending_approval" in _f(lab, f"{v}-{side}").read_text():
                 lab.set_status(f"{v}-{side}", "approved")
                 c.commit(f"approve plans/{v}-{side}", who=BOB)
-    for v, side in (("h-keepstatus", "y"), ("h-mvstatus", "n"), ("h-mvstatus-two", "y")):
+    for v, side in (
+        ("h-keepstatus", "y"), ("h-mvstatus", "n"), ("h-mvstatus-two", "y"), ("h-note-swap", "x"),
+        ("h-note-swap", "y"),
+    ):  # fmt: skip
         lab.set_status(f"{v}-{side}", "approved")
         c.commit(f"approve plans/{v}-{side} again", who=ALICE)
     c.run()  # P4
@@ -262,6 +291,18 @@ def test_each_version_ran_as_often_as_its_own_approvals_say(lab: Lab, vid: str) 
     assert got == (x, y), lab.final[vid][:3000]  # type: ignore[attr-defined]
     approvers = sorted(e["approver"] for e in runs_of(lab.report, vid))  # type: ignore[attr-defined]
     assert approvers == sorted(who.values()), (approvers, lab.final[vid][:3000])  # type: ignore[attr-defined]
+
+
+REFUSED = {
+    "note-swap": "E_SELF_APPROVAL",
+    "pick-y-swap": "E_APPROVAL_REPLAYED",
+    "pick-old-ran": "E_APPROVAL_REPLAYED",
+}
+
+
+@pytest.mark.parametrize("vid", cases(list(REFUSED), list(REFUSED), BROKEN))
+def test_the_refusal_names_its_code(lab: Lab, vid: str) -> None:
+    assert REFUSED[vid] in lab.final[vid], lab.final[vid][:3000]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", ALL)

@@ -36,11 +36,60 @@ Roads (``<kind>-<road>``; the copy is ``plans/<v>-c/PLAN.yml`` unless said):
 - ``unfrozen``: the copy with its ``frozen:`` block cut (the hashed content the same).
 - ``crlf``: the copy with CRLF line ends (the hashed content the same).
 - ``yaml``: the copy named ``PLAN.yaml``.
+- ``brold``: the agent's branch forks at P1 and copies ``v1`` there (then byte for byte the
+  held plan); main edits the source (v2); after P2 the branch is merged ``--no-ff``.
+- ``pickold``: the same copy commit cherry-picked onto main after the source changed.
+- ``grown``: the ``unfrozen`` copy, then (no pass between) written over with ``v1``'s bytes
+  in the agent's next commit: byte for byte the held plan's file.
 
 What must hold: for ``bob-*``, ``note-*``, ``hold-*`` Bob is a writer of the copy's later
 version: ``E_SELF_APPROVAL``, ``rec`` never ran, no audit calls a run valid; for ``h-*``
 (Bob approves the agent's copy) and ``ha-*`` (Alice approves the copy of Bob's plan) it ran
 once, the approver named; the fresh-clone audit agrees with the controller; one start at most.
+
+Seen (round 74): 18 ids BROKE (strict xfails), all of kinds ``note`` and ``hold`` (Bob a
+writer of the source through his ``NOTES.md`` in its folder, or his owned-block edit's hold);
+every ``bob-*`` id held (his authorship follows the content by hash: ``E_SELF_APPROVAL``).
+In each, Bob's plain approval of the copy's later version (his note's ``extra`` lifted into
+``params`` by the agent) RAN ``rec`` once with ``extra: "<v>-bob"``, approver bob, both
+audits valid; the same copy made byte for byte of the plan as held, source untouched
+(``later``), a copy of a copy, on a branch merged ``--no-ff`` with the source unchanged, in a
+merge commit, or as ``PLAN.yaml`` was ``E_SELF_APPROVAL``. Should (docs/approvals.md, "Who
+changed the content": "Whoever commits any file into a plan's folder ... is a writer of the
+plan that folder holds"; its owned-block editor "is a writer of every LATER version of that
+plan ... and of every later version of a copy of it"; "*An exact copy is a copy*"; "A
+byte-exact copy of a plan, edited in a LATER commit, is followed (round 73)"; threat-model:
+the accepted ``cp-edit`` limit is a copy WITH an edit in ONE commit): ``E_SELF_APPROVAL``,
+nothing ran.
+
+Class 1, an older version (``note-older``, ``hold-older``): the agent edits the source (v2,
+frozen at P2), then copies the v1 file it held before (``git show``), byte for byte: the
+index's map of held blobs knows only the plans' current files. Class 2, a deleted plan
+(``note-deleted``, ``hold-deleted``, ``note-readd``, ``hold-readd``): ``git rm -r`` of the
+source, a pass, then ``v1`` written byte for byte at a new folder or back at its own path;
+the maintainers may judge it a neighbour of ``via-deleted`` (threat-model: text "deleted
+with the whole folder and written anew in a later commit"), but here nothing is edited
+before the copy and its bytes are a version the index held. Class 3, assembled over several
+commits (``note-assembled``, ``hold-assembled``, ``note-grown``, ``hold-grown``): the bytes
+built in ``drafts/<v>.yml`` over two commits and ``git mv``ed in (git pairs the draft, R100,
+asserted), or the copy first committed without its ``frozen:`` block and then written over
+with the held bytes in the next commit: byte for byte a plan the index holds when it lands,
+yet not taken as a copy ("A plan a commit writes (adds, or writes over another) byte for
+byte as the file of a plan the index holds"). Class 4, an old version through a branch
+(``note-brold``, ``hold-brold``, ``note-pickold``, ``hold-pickold``): the copy made on the
+agent's branch forked while ``v1`` was held (byte for byte the held plan on that branch),
+merged ``--no-ff`` or cherry-picked after main changed the source. Class 5, the held
+content with other bytes (``note-unfrozen``, ``hold-unfrozen``, ``note-crlf``,
+``hold-crlf``): the copy without the ``frozen:`` block or with CRLF line ends; its hashed
+content is the held plan's (the content hash the index keeps authors by), no content byte
+edited; the maintainers may judge it the ``cp-edit`` limit's neighbour (an edit, of no
+hashed byte, in the copy's commit).
+
+Held: every ``bob-*`` road (14: his content's authorship by hash survives every road);
+``note``/``hold`` by ``later``, ``ofcopy``, ``branch``, ``inmerge``, ``yaml``. Controls: the
+agent's own plan copied by every road and approved by Bob, and Bob's plan copied (``later``,
+``older``, ``deleted``, ``assembled``, ``unfrozen``, ``brold``) and approved by Alice ran once,
+the approver named. The fresh-clone audit agreed with the controller on every id.
 """
 
 from __future__ import annotations
@@ -56,7 +105,7 @@ from test_round2_execution_kit import shared
 
 ROADS = [
     "later", "older", "deleted", "readd", "ofcopy", "branch", "inmerge", "assembled",
-    "unfrozen", "crlf", "yaml", "brold", "pickold",
+    "unfrozen", "crlf", "yaml", "brold", "pickold", "grown",
 ]  # fmt: skip
 BOBS = [f"{k}-{r}" for k in ("bob", "note", "hold") for r in ROADS]
 HONEST = {f"h-{r}": BOB for r in ROADS}
@@ -79,8 +128,9 @@ _DELETED = _broke(
     " hold: Bob's approval of the copy (his bytes lifted in) ran"
 )
 _ASSEMBLED = _broke(
-    "a byte-exact copy assembled in drafts/ over two commits and moved in drops the held"
-    " plan's folder writers and owned-block hold: Bob's approval ran"
+    "a byte-exact copy assembled over several commits (in drafts/ then moved in, or grown in"
+    " place to the held bytes) drops the held plan's folder writers and owned-block hold:"
+    " Bob's approval ran"
 )
 _BROLD = _broke(
     "a byte-exact copy made on a branch (or cherry-picked from one) of the version the plan"
@@ -94,7 +144,7 @@ _SAMEHASH = _broke(
 BROKEN: dict[str, Any] = {
     **{f"{k}-older": _OLDER for k in ("note", "hold")},
     **{f"{k}-{r}": _DELETED for k in ("note", "hold") for r in ("deleted", "readd")},
-    **{f"{k}-assembled": _ASSEMBLED for k in ("note", "hold")},
+    **{f"{k}-{r}": _ASSEMBLED for k in ("note", "hold") for r in ("assembled", "grown")},
     **{f"{k}-{r}": _BROLD for k in ("note", "hold") for r in ("brold", "pickold")},
     **{f"{k}-{r}": _SAMEHASH for k in ("note", "hold") for r in ("unfrozen", "crlf")},
 }
@@ -201,7 +251,7 @@ def _build(root: Path) -> Lab:
     for v in of("assembled"):
         half = len(v1[v]) // 2
         _put(lab.repo / "drafts" / f"{v}.yml", v1[v][:half])
-    for v in of("unfrozen"):
+    for v in of("unfrozen") + of("grown"):
         text = v1[v]
         _put(_f(lab, f"{v}-c"), text[: text.index(b"frozen:\n")])
     for v in of("crlf"):
@@ -224,6 +274,9 @@ def _build(root: Path) -> Lab:
     for v in of("inmerge"):
         _put(_f(lab, f"{v}-c"), v1[v])
     c.commit("merge agent/docs")
+    for v in of("grown"):
+        _put(_f(lab, f"{v}-c"), v1[v])
+    c.commit("agent: the copies grown to the held bytes")
     c.run()  # P2
     # gap 3: the second step
     for v in of("older") + of("deleted"):

@@ -39,6 +39,17 @@ Attacks:
   ran (her approval was of A).
 - ``pick-old-ran``: Alice approves X on main, A runs at P1; gap 2 swaps; gap 3 the agent
   cherry-picks her old approval onto X (B). Must hold: A once, B never.
+- ``rej-y``: Alice rejects Y (B); the files swapped (B to X); Bob approves both. Must hold:
+  B never (withdrawn at its new path), A (now at Y, a new life there) once, Bob's.
+- ``both-ran``: Alice approves both, both run at P1; the files swapped; Bob approves both.
+  Must hold: neither runs again.
+- ``note-swap``: Bob's ``NOTES.md`` in X's folder (he is a writer of A); the two PLAN.yml
+  files swapped, the note left in X; Bob approves both. Must hold: neither ran
+  (``E_SELF_APPROVAL``: A's writers go with it, X's writers stay with the path).
+
+The ``pick-*``, ``samehash``, ``back-ran``, ``rej-*``, ``both-ran``, ``note-swap`` swaps write
+the two files' bytes over each other (a swap git sees as two edits); ``h-swap-ran``,
+``two-ran`` and ``h-keepstatus`` use ``git mv`` through a scratch folder.
 
 Controls:
 
@@ -48,7 +59,29 @@ Controls:
   A once, approver alice (her decision of that version, carried).
 - ``h-keepstatus``: Alice approves X; in the next commit (no pass) the agent swaps the two
   files byte for byte (her approved A to Y, pending B to X): A once at Y, approver alice
-  (an approval carried by a byte-keeping move is the approval of the version moved).
+  ... but see below.
+- ``h-note-swap``: ``note-swap`` approved by Alice: both once, hers.
+- ``h-mvstatus``: Alice approves X; the agent ``git mv``s it to ``<v>-n`` (no pass).
+- ``h-mvstatus-two``: Alice approves X; the agent swaps X and Y in two commits (no pass).
+
+``h-keepstatus``, ``h-mvstatus``, ``h-mvstatus-two``: her approved, not yet run plan moved by
+the agent before any pass is read as the agent's approval made with a move
+(``E_APPROVER_NOT_ALLOWED``, docs/approvals.md: "An approval made with a move is judged as
+any approval"; a move carrying ``approved`` is not a status change from the source's state);
+nothing runs until she approves it again at its new path (asserted), then it runs once,
+hers. Noted, not a break: the safe side, and as documented.
+
+Seen (round 74): nothing broke. Every attack held: the path keeping its hash
+(``samehash``: the swapped-in twin of a ran version is ``completed``, Bob's approvals ignored
+"from completed"), a ran or rejected version swapped away and back, over two commits, or
+onto the other path (never run again; ``E_ILLEGAL_TRANSITION`` on the ignored approvals), her
+status left on the path under a swapped-in plan (``keepstatus``: nothing ran), her
+review-branch approval of A picked onto B after the swap (``E_APPROVAL_REPLAYED``: "written
+before this version of the plan existed": the new life dates B's birth at the path), her old
+approval of the ran A picked onto B (``E_APPROVAL_REPLAYED``), Bob's note beside a swapped
+pair (``E_SELF_APPROVAL`` for both). Controls ran once, the approver named; the fresh-clone
+audit agreed with the controller on every id. Not tried for lack of time: swaps of a plan
+paused at a gate, of nested/pinned plans, and in remote mode.
 """
 
 from __future__ import annotations

@@ -43,6 +43,10 @@ Attacks:
   B never (withdrawn at its new path), A (now at Y, a new life there) once, Bob's.
 - ``both-ran``: Alice approves both, both run at P1; the files swapped; Bob approves both.
   Must hold: neither runs again.
+- ``gate-swap``: A at X has a gated action 2 (tag ``<v>-x2``); Alice approves, P1 runs
+  action 1 and pauses; gap 2 swaps the files (B onto X, A's paused file onto Y); Bob approves
+  what X holds (B's file). Must hold: A's action 2 never runs (nobody approved A's pause);
+  B at most once.
 - ``note-swap``: Bob's ``NOTES.md`` in X's folder (he is a writer of A); the two PLAN.yml
   files swapped, the note left in X; Bob approves both. Must hold: neither ran
   (``E_SELF_APPROVAL``: A's writers go with it, X's writers stay with the path).
@@ -61,6 +65,8 @@ Controls:
   files byte for byte (her approved A to Y, pending B to X): A once at Y, approver alice
   ... but see below.
 - ``h-note-swap``: ``note-swap`` approved by Alice: both once, hers.
+- ``h-gate``: ``gate-swap`` with no swap: Bob's approval of A's paused file opens the gate,
+  action 2 once.
 - ``h-mvstatus``: Alice approves X; the agent ``git mv``s it to ``<v>-n`` (no pass).
 - ``h-mvstatus-two``: Alice approves X; the agent swaps X and Y in two commits (no pass).
 
@@ -79,9 +85,16 @@ status left on the path under a swapped-in plan (``keepstatus``: nothing ran), h
 review-branch approval of A picked onto B after the swap (``E_APPROVAL_REPLAYED``: "written
 before this version of the plan existed": the new life dates B's birth at the path), her old
 approval of the ran A picked onto B (``E_APPROVAL_REPLAYED``), Bob's note beside a swapped
-pair (``E_SELF_APPROVAL`` for both). Controls ran once, the approver named; the fresh-clone
+pair (``E_SELF_APPROVAL`` for both), B swapped over A's paused run (``gate-swap``: Bob's
+approval of X refused ``E_PLAN_HASH_MISMATCH``, A's action 2 never ran, B did not run: the
+run keeps the path until its outcome). Noted there, not counted: X's row then reads B's hash
+and file (the controller's refusal commit wrote B's bytes with ``status:
+awaiting_approval``) as ``awaiting_approval``, approver alice, "paused before action 1
+(rec): approve it to continue" (A paused before action 2; Alice never approved B), and Y's
+row (A's paused file) has no status; a reader's confusion, nothing ran. Controls ran once, the approver named; the fresh-clone
 audit agreed with the controller on every id. Not tried for lack of time: swaps of a plan
-paused at a gate, of nested/pinned plans, and in remote mode.
+resumed after the swap at its new path (Bob's gate approval of Y), of nested/pinned plans,
+and in remote mode.
 """
 
 from __future__ import annotations
@@ -116,6 +129,8 @@ EXPECT: dict[str, tuple[int, int, dict[str, str]]] = {
     "h-mvstatus-two": (1, 0, {"x": ALICE[1]}),
 }
 ALL = list(EXPECT)
+#: A at X gated before its action 2 (tag ``<v>-x2``): Alice approves, P1 pauses it at the gate
+GATES = {"gate-swap": 0, "h-gate": 1}
 #: her approved plan moved by the agent before any pass: she approves it again at gap 4
 MOVED_APPROVED = ["h-keepstatus", "h-mvstatus", "h-mvstatus-two"]
 TWINS = ("pick-y-swap", "pick-old-ran", "h-pick-plain")
@@ -172,6 +187,13 @@ def _swap(lab: Lab, v: str) -> None:
     lab.git("mv", f"plans/{v}-t", f"plans/{v}-y")
 
 
+def gated(v: str) -> str:
+    return plan(f"{v}-x") + (
+        f'  - id: 2\n    tool: rec\n    why: "agent: second {v}"\n'
+        f'    requires_approval: true\n    params: {{tag: "{v}-x2"}}\n'
+    )
+
+
 def _swap_files(lab: Lab, v: str) -> None:
     """The two plan files swapped, every other file of the folders left where it is."""
     x, y = _f(lab, f"{v}-x"), _f(lab, f"{v}-y")
@@ -194,6 +216,9 @@ def _build(root: Path) -> Lab:
         else:
             lab.write(a, plan(a))
             lab.write(b, plan(b))
+    for v in GATES:
+        lab.write(f"{v}-x", gated(v))
+        lab.write(f"{v}-y", plan(f"{v}-y"))
     c.commit("agent plans")
     c.run()  # P0
     # gap 1: Alice's decisions
@@ -217,6 +242,9 @@ def _build(root: Path) -> Lab:
     for v in ("note-swap", "h-note-swap"):
         (lab.repo / "plans" / f"{v}-x" / "NOTES.md").write_text("bob: fine by me\n")
     c.commit("bob: notes", who=BOB)
+    for v in GATES:
+        lab.set_status(f"{v}-x", "approved")
+        c.commit(f"approve plans/{v}-x", who=ALICE)
     for v in ("keepstatus", "h-keepstatus", "h-mvstatus", "h-mvstatus-two"):
         lab.set_status(f"{v}-x", "approved")
         c.commit(f"approve plans/{v}-x", who=ALICE)
@@ -246,7 +274,7 @@ def _build(root: Path) -> Lab:
     # gap 2: the swaps
     for v in (
         "samehash", "back-ran", "rej-moved", "rej-back", "pick-y-swap", "pick-old-ran", "rej-y",
-        "both-ran", "note-swap", "h-note-swap",
+        "both-ran", "note-swap", "h-note-swap", "gate-swap",
     ):  # fmt: skip
         _swap_files(lab, v)
     _swap(lab, "h-swap-ran")
@@ -268,6 +296,10 @@ def _build(root: Path) -> Lab:
     }
     c.run()  # P3
     # gap 4: Bob's approvals, a plain status change
+    lab.gate_files = {v: _f(lab, f"{v}-x").read_text() for v in GATES}  # type: ignore[attr-defined]
+    for v in GATES:  # Bob approves what X holds: B (swapped in), or A's paused file
+        lab.set_status(f"{v}-x", "approved")
+        c.commit(f"approve plans/{v}-x", who=BOB)
     for v in BOB_APPROVES:
         for side in ("x", "y"):
             if "status: pending_approval" in _f(lab, f"{v}-{side}").read_text():
@@ -283,7 +315,10 @@ def _build(root: Path) -> Lab:
     c.run()  # P5
     lab.final = {  # type: ignore[attr-defined]
         v: lab.codes(f"{v}-x") + "\n" + lab.codes(f"{v}-y") + "\n" + lab.codes(f"{v}-n")
-        for v in ALL
+        for v in [*ALL, *GATES]
+    }
+    lab.gate_calls = {  # type: ignore[attr-defined]
+        v: tuple(len(lab.calls(f"{v}-{t}")) for t in ("x", "x2", "y")) for v in GATES
     }
     _code, lab.report = lab.audit("--config", str(lab.config))  # type: ignore[attr-defined]
     lab.fresh, _valid = clone_audit(lab, root)  # type: ignore[attr-defined]
@@ -324,6 +359,20 @@ def test_each_version_ran_as_often_as_its_own_approvals_say(lab: Lab, vid: str) 
     assert got == (x, y), lab.final[vid][:3000]  # type: ignore[attr-defined]
     approvers = sorted(e["approver"] for e in runs_of(lab.report, vid))  # type: ignore[attr-defined]
     assert approvers == sorted(who.values()), (approvers, lab.final[vid][:3000])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", list(GATES))
+def test_a_gate_opens_only_on_an_approval_of_its_own_pause(lab: Lab, vid: str) -> None:
+    """gate-swap: after B's file was swapped onto X over A's paused run, Bob's approval of
+    what X holds (B, pending) never opens A's gate; h-gate: his approval of A's paused file
+    opens it once."""
+    x, x2, y = lab.gate_calls[vid]  # type: ignore[attr-defined]
+    assert (x, x2) == (1, GATES[vid]), (lab.gate_calls, lab.final[vid][:3000])  # type: ignore[attr-defined]
+    assert y <= 1, lab.final[vid][:3000]  # type: ignore[attr-defined]
+    if vid == "gate-swap":
+        assert 'tag: "gate-swap-y"' in lab.gate_files[vid], lab.gate_files[vid]  # type: ignore[attr-defined]
+    else:
+        assert "status: awaiting_approval" in lab.gate_files[vid], lab.gate_files[vid]  # type: ignore[attr-defined]
 
 
 REFUSED = {

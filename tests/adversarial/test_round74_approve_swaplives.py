@@ -91,10 +91,10 @@ run keeps the path until its outcome). Noted there, not counted: X's row then re
 and file (the controller's refusal commit wrote B's bytes with ``status:
 awaiting_approval``) as ``awaiting_approval``, approver alice, "paused before action 1
 (rec): approve it to continue" (A paused before action 2; Alice never approved B), and Y's
-row (A's paused file) has no status; a reader's confusion, nothing ran. Controls ran once, the approver named; the fresh-clone
-audit agreed with the controller on every id. Not tried for lack of time: swaps of a plan
-resumed after the swap at its new path (Bob's gate approval of Y), of nested/pinned plans,
-and in remote mode.
+row (A's paused file) has no status; a reader's confusion, nothing ran. Controls ran once,
+the approver named; the fresh-clone audit agreed with the controller on every id. Not tried
+for lack of time: a swapped paused run resumed at its new path (Bob's gate approval of Y);
+swaps of nested/pinned plans; remote mode.
 """
 
 from __future__ import annotations

@@ -36,7 +36,49 @@ commit wrote their PLAN.yml (``convert``); the fresh-clone ``plangate audit --js
 Must hold: a held folder is held on every reader (E_PLAN_AMBIGUOUS or E_UNSAFE_PATH, never
 ``completed``, no document) and runs zero times; the controls run once, completed by alice on
 every reader; a forged log is noted and never shown; the audit's valid runs are the
-completed rows.
+completed rows. Readers for the sources also: ``held`` (the row's ``held`` field, round 73)
+and ``plangate validate <folder>`` (``validate``); ``yml-sym`` (PLAN.yml beside a symlink
+``plan.yml``) is the rule's own case, held on every reader. More sources: ``yml-twin``
+(``PLAN.md`` holding plain plan YAML, a model's reply not fenced, beside ``plan.MD`` holding
+another plan), ``json-twin`` (``PLAN.json`` beside ``plan.JSON``), ``json-sym`` (``PLAN.json``
+beside a symlink ``plan.yml``).
+
+Seen (round 74):
+- ``{md-sym,md-dir,md-zw,two-fmt,md-twin,md-twinzw,yml-twin,json-twin,json-sym}:{show,
+  validate}`` (18 ids, one class): the controller holds the source (no convert commit, the
+  row ``E_PLAN_AMBIGUOUS: cannot convert ...``), but ``plangate validate plans/<f>`` answers
+  ``PLAN.md: valid (sha256:...)`` (``PLAN.json`` likewise) for a source beside a symlink,
+  a folder or a file claiming the plan file's place, or beside its case or ignorable twin;
+  ``plangate show plans/yml-twin`` shows ``PLAN.md``'s document and hash (exit 0) while
+  ``plan.MD`` beside it holds another plan (the reviewer on a case-insensitive checkout has
+  one of the two); the other ``show``s refuse under an unrelated code (``E_YAML_PARSE`` for a
+  fenced PLAN.md, ``E_SCHEMA_INVALID`` for JSON, ``E_USAGE`` for two formats). The same claim
+  beside a PLAN.yml (``yml-sym``) is ``E_PLAN_AMBIGUOUS`` on both. Should (docs/plan-format.md:
+  ``E_PLAN_AMBIGUOUS`` "for every reader"; a source beside a claim or a twin source "is not
+  converted but waits ``E_PLAN_AMBIGUOUS``"; "``plangate check`` reports such a plan as every
+  reader does"): ``show`` and ``validate`` refuse ``E_PLAN_AMBIGUOUS`` naming both entries,
+  nothing read as valid. Nothing runs: the twin never converts, so the harm is a reviewer
+  told "valid" (or shown one of two documents) for a folder the controller holds.
+- ``{same 9}:{held,mcp-log,api,page}`` (36 ids, one class): the held source's
+  ``status --json`` row has NO ``held`` field (``status: unreadable``, the code in
+  ``problem``), where a held PLAN.yml's row says ``held: E_PLAN_AMBIGUOUS``; MCP ``log``
+  answers ``E_USAGE: no plan plans/<f> on the watched branch``; the page and
+  ``/api/plan/<id>`` say ``E_UNSAFE_PATH: no readable PLAN file`` with ``code: null``. Should
+  (round 73: rows carry ``held``; the page of a held row shows "its code, notes and the
+  controller's own record"): every reader says ``E_PLAN_AMBIGUOUS`` and why, as the row does.
+Noted, not counted: ``flip`` (Alice approved while the claim held the folder; the agent then
+removed the claim): pass 4 reads the approval as the agent's (``approval refused:
+E_APPROVER_NOT_ALLOWED: agent@example.com (author of <the claim's removal>)``) and commits a
+refusal: safe, but Alice's approval is lost without her being told it was given to a held
+plan; ``rm-ap`` (Alice's approval commit removes the claim of a never-frozen plan): refused
+``E_PLAN_NOT_FROZEN``, then frozen: safe, she approves again. ``src-log`` (a forged
+``EXECUTION_LOG.md`` beside a ``PLAN.json``): converted and run; the controller's log replaces
+the forgery, shown by no reader.
+Held: the controls (``ok-json``, ``ok-md``, the logged sources, ``ctl``) run once, completed
+by alice on every reader; no held source converts or runs (nor its twin or claim plan); a
+claim in Alice's approval commit (``same-ap``) or merged after it (``merge-ap``) holds the plan
+on every reader (no document, no hash); ``rm-ap`` and ``flip`` never run on an approval given
+to a held or never-frozen plan; the forged logs are never shown; the fresh-clone audit agrees.
 """
 
 from __future__ import annotations

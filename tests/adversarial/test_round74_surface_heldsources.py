@@ -36,8 +36,10 @@ commit wrote their PLAN.yml (``convert``); the fresh-clone ``plangate audit --js
 Must hold: a held folder is held on every reader (E_PLAN_AMBIGUOUS or E_UNSAFE_PATH, never
 ``completed``, no document) and runs zero times; the controls run once, completed by alice on
 every reader; a forged log is noted and never shown; the audit's valid runs are the
-completed rows. Readers for the sources also: ``held`` (the row's ``held`` field, round 73)
-and ``plangate validate <folder>`` (``validate``); ``yml-sym`` (PLAN.yml beside a symlink
+completed rows. Readers for the sources also: ``held`` (the row's ``held`` field, round 73),
+``plangate validate <folder>`` (``validate``), ``plangate hash <folder>`` (``hash``) and
+``plangate freeze <folder>`` on a copy of the working tree (``freeze``: refused, nothing
+written); ``yml-sym`` (PLAN.yml beside a symlink
 ``plan.yml``) is the rule's own case, held on every reader. More sources: ``yml-twin``
 (``PLAN.md`` holding plain plan YAML, a model's reply not fenced, beside ``plan.MD`` holding
 another plan), ``json-twin`` (``PLAN.json`` beside ``plan.JSON``), ``json-sym`` (``PLAN.json``
@@ -45,20 +47,24 @@ beside a symlink ``plan.yml``).
 
 Seen (round 74):
 - ``{md-sym,md-dir,md-zw,two-fmt,md-twin,md-twinzw,yml-twin,json-twin,json-sym}:{show,
-  validate}`` (18 ids, one class): the controller holds the source (no convert commit, the
-  row ``E_PLAN_AMBIGUOUS: cannot convert ...``), but ``plangate validate plans/<f>`` answers
-  ``PLAN.md: valid (sha256:...)`` (``PLAN.json`` likewise) for a source beside a symlink,
-  a folder or a file claiming the plan file's place, or beside its case or ignorable twin;
-  ``plangate show plans/yml-twin`` shows ``PLAN.md``'s document and hash (exit 0) while
-  ``plan.MD`` beside it holds another plan (the reviewer on a case-insensitive checkout has
-  one of the two); the other ``show``s refuse under an unrelated code (``E_YAML_PARSE`` for a
-  fenced PLAN.md, ``E_SCHEMA_INVALID`` for JSON, ``E_USAGE`` for two formats). The same claim
-  beside a PLAN.yml (``yml-sym``) is ``E_PLAN_AMBIGUOUS`` on both. Should (docs/plan-format.md:
-  ``E_PLAN_AMBIGUOUS`` "for every reader"; a source beside a claim or a twin source "is not
-  converted but waits ``E_PLAN_AMBIGUOUS``"; "``plangate check`` reports such a plan as every
-  reader does"): ``show`` and ``validate`` refuse ``E_PLAN_AMBIGUOUS`` naming both entries,
-  nothing read as valid. Nothing runs: the twin never converts, so the harm is a reviewer
-  told "valid" (or shown one of two documents) for a folder the controller holds.
+  validate,hash,freeze}`` (36 ids, one class: the CLI on the working tree): the controller
+  holds the source (no convert commit, the row ``E_PLAN_AMBIGUOUS: cannot convert ...``), but
+  ``plangate validate plans/<f>`` answers ``PLAN.md: valid (sha256:...)`` (``PLAN.json``
+  likewise) for a source beside a symlink, a folder or a file claiming the plan file's place,
+  or beside its case or ignorable twin; ``plangate hash`` prints a hash for ``yml-twin``,
+  ``json-twin``, ``json-sym``; ``plangate show plans/yml-twin`` shows ``PLAN.md``'s document
+  and hash (exit 0) while ``plan.MD`` beside it holds another plan (the reviewer on a
+  case-insensitive checkout has one of the two); and ``plangate freeze plans/yml-twin`` WRITES
+  ``frozen:`` into ``PLAN.md`` beside its twin (``frozen sha256:...``; git status ``M``).
+  The other answers refuse under unrelated codes (``E_YAML_PARSE`` for a fenced PLAN.md,
+  ``E_SCHEMA_INVALID`` for JSON, ``E_USAGE`` for two formats). The same claim beside a PLAN.yml
+  (``yml-sym``) is ``E_PLAN_AMBIGUOUS`` on all four, nothing written. Should
+  (docs/plan-format.md: ``E_PLAN_AMBIGUOUS`` "for every reader"; a source beside a claim or a
+  twin source "is not converted but waits ``E_PLAN_AMBIGUOUS``"; "The controller writes
+  nothing into a folder it holds"): refused ``E_PLAN_AMBIGUOUS`` naming both entries, nothing
+  read as valid, no hash, nothing written. Nothing runs: the twin never converts, so the harm
+  is a reviewer told "valid" (or shown one of two documents, or a local freeze written) for a
+  folder the controller holds.
 - ``{same 9}:{held,mcp-log,api,page}`` (36 ids, one class): the held source's
   ``status --json`` row has NO ``held`` field (``status: unreadable``, the code in
   ``problem``), where a held PLAN.yml's row says ``held: E_PLAN_AMBIGUOUS``; MCP ``log``
@@ -84,6 +90,8 @@ to a held or never-frozen plan; the forged logs are never shown; the fresh-clone
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -210,6 +218,19 @@ def _build(root: Path) -> Lab:
     for plan in plans:
         done = lab.cli("validate", "--config", cfg, str(lab.repo / "plans" / plan))
         got["validate"][plan] = f"{done.returncode} {done.stdout}{done.stderr}"
+    got["hash"], got["freeze"] = {}, {}
+    for plan in plans:
+        done = lab.cli("hash", str(lab.repo / "plans" / plan))
+        got["hash"][plan] = f"{done.returncode} {done.stdout}{done.stderr}"
+    copy = root / "fz"  # the CLI's own writer, on a copy of the working tree
+    shutil.copytree(lab.repo, copy, symlinks=True)
+    for plan in plans:
+        done = lab.cli("freeze", str(copy / "plans" / plan), cwd=copy)
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", f"plans/{plan}"],
+            cwd=copy, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        got["freeze"][plan] = f"{done.returncode} {done.stdout}{done.stderr}\nchanged: {changed}"
     replies = session(lab, [("log", {"path": f"plans/{p}"}) for p in plans])[0]
     got["mcp-log"] = {
         p: json.dumps(r, ensure_ascii=False) for p, r in zip(plans, replies, strict=True)
@@ -233,13 +254,25 @@ def _xf(what: str) -> Any:
 
 
 HELD_SRC = [f for f in SOURCES if f not in SRC_OK]
-SREADERS = ("convert", "row", "held", "show", "validate", "mcp-log", "api", "page", "ran")
+SREADERS = (
+    "convert",
+    "row",
+    "held",
+    "show",
+    "validate",
+    "hash",
+    "freeze",
+    "mcp-log",
+    "api",
+    "page",
+    "ran",
+)
 SIDS = [f"{f}:{r}" for f in [*SOURCES, "yml-sym"] for r in SREADERS]
 BROKEN: dict[str, Any] = {
     **{
-        f"{f}:{r}": _xf("a held source read valid by show/validate, or another code")
+        f"{f}:{r}": _xf("a held source read, hashed or frozen by the CLI, or another code")
         for f in HELD_SRC
-        for r in ("show", "validate")
+        for r in ("show", "validate", "hash", "freeze")
     },
     **{
         f"{f}:{r}": _xf("a held source's row has no held field; MCP log, page and API disagree")
@@ -266,6 +299,8 @@ def test_a_held_source_is_held_on_every_reader(lab: Lab, vid: str) -> None:
         "row": json.dumps(got["rows"].get(f"plans/{folder}"), ensure_ascii=False),
         "show": got["show"].get(folder, ""),
         "validate": got["validate"].get(folder, ""),
+        "hash": got["hash"].get(folder, ""),
+        "freeze": got["freeze"].get(folder, ""),
         "mcp-log": got["mcp-log"].get(folder, ""),
         "api": got["api"].get(folder, ""),
         "page": got["page"].get(folder, ""),
@@ -285,12 +320,20 @@ def test_a_held_source_is_held_on_every_reader(lab: Lab, vid: str) -> None:
         assert row.get("held") == (None if honest else "E_PLAN_AMBIGUOUS"), row
     elif honest and reader == "validate":
         assert text.startswith("0 ") and "valid (sha256" in text, text[:800]
+    elif honest and reader == "hash":
+        assert text.startswith("0 sha256:"), text[:800]
+    elif honest and reader == "freeze":
+        assert "E_PLAN_AMBIGUOUS" not in text, text[:800]
     elif honest:
         assert "completed" in text, text[:1500]
         assert ("E_OWNED_BLOCK_CHANGED" in text) == (folder == "src-logtw"), text[:3000]
     else:
         assert '"status": "completed"' not in text, text[:1500]
         assert "E_PLAN_AMBIGUOUS" in text, text[:1500]
+        if reader == "hash":
+            assert not text.startswith("0 ") and "sha256:" not in text, text[:800]
+        if reader == "freeze":
+            assert text.rstrip().endswith("changed:"), text[-800:]
         if reader in ("show", "validate", "mcp-log"):
             assert _refused(text), text[:800]
             assert reader != "mcp-log" or '"isError": true' in text, text[:800]

@@ -1,0 +1,120 @@
+"""Round 74, bursts (sibling of ``test_round74_burst_squashspell.py``, whose lab and checks it
+reuses): first starts on a branch whose plan files are indented (a root block mapping may be
+indented: the same YAML), on histories rewritten with parents kept, and on an orphan branch
+merged in; honest new deployments beside them (controls).
+
+Lab (one, local mode, fake commit dates): as the sibling's. The agent adds ``f-01``..``f-08``
+and the gated ``fg-1``; Alice's review merge approves ``f-01``..``f-04`` and ``fg-1``; four
+complete, ``fg-1`` pauses at its gate. Cloned once per ``<shape>-<state>``:
+
+- ``ind`` (attack): the agent's squash (one parentless commit of its own) with every plan file
+  indented by one space: must be refused (``key``: ``E_HISTORY_REWRITTEN``, ``new``:
+  ``E_STORAGE``), then ``--take-over`` reruns nothing;
+- ``strip`` (attack for ``key``, the documented upgrade for ``new``): the agent's
+  ``git filter-branch --msg-filter`` deleting every ``Controller-Seal:`` line: parents,
+  authors and committers kept (the controller's commits still under its name, unsealed, as
+  history from before plangate sealed). ``key``: the key verifies none of the controller's
+  commits: ``E_HISTORY_REWRITTEN`` (``own_line_gone``), take-over reruns nothing; ``new``
+  (control, docs/operations.md: "history from before sealing, an upgrade, has them: it starts
+  as before"): starts at once, trust on first use, nothing reruns;
+- ``ofox`` (attack): the agent's orphan branch (one parentless commit of main's tree) with
+  main merged INTO it (``--allow-unrelated-histories``), main fast-forwarded to the merge:
+  every seal behind a second parent: ``E_HISTORY_REWRITTEN`` (round 72), then the line put
+  back (main reset to the merge's second parent): ``key`` starts, ``new`` ``E_STORAGE`` then
+  ``--take-over``;
+- ``fresh`` (control): a NEW repository (``ran.log`` empty) whose first commit is P0's tree,
+  the plans never frozen; ``freshdq`` (control): the same, the plan's keys double-quoted
+  (``"status":``); ``freshind`` (control): the same, every plan file indented by one space.
+  Each must start at once, freeze, and run what Alice approves (``f-01``, ``fg-1`` with its
+  gate, ``f-06``) once.
+
+Then Alice approves ``fg-1``'s gate, re-approves ``f-01`` and approves ``f-06`` (in the file's
+own spelling); three passes. Asserted per clone (``<shape>-<state>-<v>``), as the sibling:
+``start`` (refused with its code, or at once for the controls), ``done`` (``f-01``..``f-04``
+once in all), ``gate`` (``fg-1``'s action 1 once, action 2 at most once), ``ctl`` (``f-06``
+once, ``f-05``/``f-07``/``f-08`` never), ``audit`` (a fresh clone's ``plangate audit --json``:
+no valid run of the unapproved, ``f-06`` as the tool ran it, no valid start of ``f-01`` /
+``fg-1`` on a squashed line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from advkit import AGENT, BOT, Lab, cases
+from test_round2_execution_kit import shared
+from test_round72_burst_flipseal import Clone
+from test_round74_burst_squashspell import _squash, build, check
+
+CLONES = ["ind-key", "ind-new", "strip-key", "strip-new", "ofox-key", "ofox-new", "botpar-key",
+          "botpar-new",
+          "fresh-new", "freshdq-new", "freshind-new"]  # fmt: skip
+_IND = {
+    "start": "an indented squash starts with no refusal (the git grep misses the records)",
+    "ctl": "the controller's own start commit makes the indented f-06 unreadable: never runs",
+    "audit": "the controller commits a start of f-01 (ran before) and fg-1: the audit calls it valid",
+}
+_FRESH = "an honest indented plan: the controller's write makes it unreadable, nothing runs"
+#: round 74: see the module docstring's "Seen (round 74)"
+BROKEN: dict[str, object] = {
+    **{
+        f"ind-{st}-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {why}")
+        for st in ("key", "new")
+        for v, why in _IND.items()
+    },
+    **{
+        f"freshind-new-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {_FRESH}")
+        for v in ("done", "gate", "ctl", "audit")
+    },
+}
+
+
+def _shape(clone: Clone, shape: str, p0_tree: str) -> None:
+    g = clone.git
+    if shape == "strip":
+        env = clone.lab.env(AGENT)
+        env["FILTER_BRANCH_SQUELCH_WARNING"] = "1"
+        import subprocess
+
+        subprocess.run(
+            ["git", "filter-branch", "-f", "--msg-filter", "sed '/^Controller-Seal:/d'", "--",
+             "main"], cwd=clone.repo, env=env, capture_output=True, check=True,
+        )  # fmt: skip
+        g("update-ref", "-d", "refs/original/refs/heads/main")
+        assert "Controller-Seal:" not in g("log", "--format=%B", "main")
+    elif shape == "ofox":
+        tree = g("rev-parse", "HEAD^{tree}").strip()
+        orphan = g("commit-tree", tree, "-m", "agent line", who=AGENT).strip()
+        tip = g("rev-parse", "HEAD").strip()
+        g("reset", "-q", "--hard", orphan)
+        g("merge", "-q", "--allow-unrelated-histories", "--no-ff", "-m", "merge main", tip,
+          who=AGENT)  # fmt: skip
+
+        def fix() -> None:  # the line put back: main to the merge's second parent
+            g("reset", "-q", "--hard", "HEAD^2")
+
+        clone.fix = fix  # type: ignore[attr-defined]
+    elif shape == "botpar":  # the squash, then one commit under the controller's name on it
+        _squash(clone, "plain", p0_tree)
+        g("commit", "-q", "--allow-empty", "-m", "plangate: record policy", who=BOT)
+    else:
+        _squash(clone, shape, p0_tree)
+
+
+def _build(root: Path) -> Lab:
+    return build(root, CLONES, _shape, 1792000000)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r74-indentwriter", _build)
+
+
+VS = ["start", "done", "gate", "ctl", "audit"]
+IDS = [f"{c}-{v}" for c in CLONES for v in VS]
+
+
+@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))  # type: ignore[arg-type]
+def test_a_first_start_reruns_nothing_and_starts_honest_work(lab: Lab, vid: str) -> None:
+    check(lab, vid)

@@ -53,7 +53,13 @@ CLONES = ["ind-key", "ind-new", "strip-key", "strip-new", "ofox-key", "ofox-new"
 _IND = {
     "start": "an indented squash starts with no refusal (the git grep misses the records)",
     "ctl": "the controller's own start commit makes the indented f-06 unreadable: never runs",
-    "audit": "the controller commits a start of f-01 (ran before) and fg-1: the audit calls it valid",
+    "audit": "the controller commits a start of f-01 (ran before) and fg-1: the audit says valid",
+}
+_BOTPAR = {
+    "start": "a squash with one controller-named commit on it starts by trust on first use",
+    "done": "the squash plus a controller-named commit: Alice's re-approval RAN f-01 AGAIN",
+    "gate": "the squash plus a controller-named commit: the gate approval RAN fg-1-1 AGAIN",
+    "audit": "the squash plus a controller-named commit: the audit calls the rerun valid",
 }
 _FRESH = "an honest indented plan: the controller's write makes it unreadable, nothing runs"
 #: round 74: see the module docstring's "Seen (round 74)"
@@ -62,6 +68,10 @@ BROKEN: dict[str, object] = {
         f"ind-{st}-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {why}")
         for st in ("key", "new")
         for v, why in _IND.items()
+    },
+    **{
+        f"botpar-new-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {why}")
+        for v, why in _BOTPAR.items()
     },
     **{
         f"freshind-new-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {_FRESH}")

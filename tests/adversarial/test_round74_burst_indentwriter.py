@@ -34,7 +34,47 @@ own spelling); three passes. Asserted per clone (``<shape>-<state>-<v>``), as th
 once in all), ``gate`` (``fg-1``'s action 1 once, action 2 at most once), ``ctl`` (``f-06``
 once, ``f-05``/``f-07``/``f-08`` never), ``audit`` (a fresh clone's ``plangate audit --json``:
 no valid run of the unapproved, ``f-06`` as the tool ran it, no valid start of ``f-01`` /
-``fg-1`` on a squashed line).
+``fg-1`` on a squashed line). ``botpar`` (attack): the agent's squash (``plain``), then ONE
+empty commit on it under the controller's name (author and committer ``plangate``, unsealed,
+``plangate: record policy``): a controller-named commit WITH a parent, as an upgrade's history
+has: ``key`` must refuse ``E_HISTORY_REWRITTEN``, ``new`` ``E_STORAGE``, and nothing reruns.
+
+Seen (round 74): BROKEN (14 ids, 3 classes). **A squash with one unsealed controller-named
+commit on top passes for an upgrade** (4: ``botpar-new-start``, ``-done``, ``-gate``,
+``-audit``): the agent's parentless squash (files saying ``completed``/``awaiting_approval``
+with their ``execution:`` blocks) plus one ``git commit --allow-empty`` made as ``plangate``
+on it; a new state directory starts at once by trust on first use (no ``own_line_squashed``:
+a controller-named commit with a parent exists), Alice's re-approval of completed ``f-01``
+RUNS IT AGAIN, her gate approval of ``fg-1`` RUNS ITS ACTION 1 AGAIN, the audit calls both
+valid. ``botpar-key`` holds (``E_HISTORY_REWRITTEN``). Should (docs/operations.md, "A squashed
+line": "history from before sealing, an upgrade, has them"; SPEC §15 at most once): an
+upgrade's history holds the controller's commits that MADE the records (the start and outcome
+of each run); a controller-named commit that made none of the records the files hold is no
+upgrade, and the start refuses ``E_STORAGE`` (or counts the recorded runs as executed).
+**An indented squash starts, and the controller then starts what ran** (6: ``ind-key-*``,
+``ind-new-*``, ``-start``, ``-ctl``, ``-audit``): the agent's squash with every plan file
+indented by one space (a root block mapping may be indented; the same YAML) is not refused
+(key or new state); on Alice's approvals the controller commits ``plangate: start plans/f-01``
+(a version that ran before the squash) and starts ``fg-1`` and ``f-06``, its own write then
+leaves each file unreadable (``E_YAML_PARSE ... did not find expected <document start>``:
+its block appended at column 0 under an indented root); the tool is not called
+(``run_continued`` "run from the start commit" each pass, nothing ends), ``f-06`` never runs,
+and the fresh-clone audit lists a valid start of ``f-01`` and ``fg-1`` on the squashed line.
+Should: as the sibling's spellings (refused; ``--take-over`` counts them executed).
+**Honest work refused: an indented plan file is corrupted by the controller's own write**
+(4: ``freshind-new-done``, ``-gate``, ``-ctl``, ``-audit``): a new repository whose plans are
+indented by one space (valid YAML; docs/operations.md "Plans that cannot carry a status" names
+tabs, lists and flow mappings, not this): the first pass cannot freeze them (``plan_waiting``
+"cannot write plans/f-07/PLAN.yml: E_YAML_PARSE"), Alice's approvals are answered by a
+``plangate: refuse`` commit that leaves the file unreadable; nothing she approved runs. Should:
+the writer keeps the document's indentation (or the file is reported unreadable/invalid with
+its reason before any write), never a controller commit that breaks a readable plan. HELD:
+``strip`` (the agent's ``filter-branch`` deleting every ``Controller-Seal:`` line, parents
+kept: the key alone ``E_HISTORY_REWRITTEN``, take-over reruns nothing; a new state directory
+starts as an upgrade and reruns nothing); ``ofox`` (an orphan branch with main merged into
+it: ``E_HISTORY_REWRITTEN``, the line put back, key starts, new ``E_STORAGE`` then take-over;
+nothing reruns); ``botpar-key``; controls ``fresh``, ``freshdq`` (quoted keys in an honest
+new repository: frozen and run once on Alice's approvals).
 """
 
 from __future__ import annotations

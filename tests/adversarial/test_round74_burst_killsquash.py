@@ -27,6 +27,14 @@ Each clone then takes three passes. Asserted per clone (``<state>-<v>``):
 - ``audit``: ``plangate audit --json`` on a fresh clone calls at most one run of each ``k-*``
   valid (``live``: exactly the tool's calls; with the state lost a run failed in doubt is a
   valid start the tool never made), none of ``k-25``.
+
+Seen (round 74): no break. The daemon killed after 8 calls had committed the starts of all 24
+(``k-09``..``k-24`` started, their tool never called): ``live`` ran each of the 16 once on the
+next pass; ``key`` (the key verifies the seals: adopted) and ``new`` (``E_STORAGE``, then
+``--take-over``) failed the 16 ``E_ACTION_IN_DOUBT`` as documented (a resume approval runs
+them), called nothing twice; ``sqlive``: the live state on the agent's respelled squash called
+nothing again and ran none of the open starts (the files' ``executing`` "(from nothing)",
+ignored); ``k-25`` never ran, no audit called more than one run of a plan valid.
 """
 
 from __future__ import annotations

@@ -41,8 +41,35 @@ spelling; two passes. Asserted per clone (``<shape>-<state>-<v>``):
 - ``gate``: ``fg-1``'s action 1 ran once in all, action 2 at most once;
 - ``ctl``: ``f-06`` ran once (her approval), ``f-05``/``f-07``/``f-08`` never;
 - ``audit``: ``plangate audit --json`` on a fresh clone lists no valid run of
-  ``f-05``/``f-07``/``f-08``, one of ``f-06`` where it ran, and no more valid runs of ``f-01``
-  than the tool ran it.
+  ``f-05``/``f-07``/``f-08``, one of ``f-06`` where it ran, and (attacks) no valid start of
+  ``f-01`` or ``fg-1`` on the squashed line (controls: one of ``f-01``).
+
+Seen (round 74): BROKEN (28 ids, 1 class). **Round 73's squash rule reads the records by
+their spelling, not their YAML: a squash whose owned keys are quoted, spaced, or whose files
+are named ``PLAN.yaml`` starts by trust on first use and approvals rerun what ran** (``dq-key``,
+``dq-new``, ``sq-new``, ``sp-key``, ``sp-new``, ``yaml-key``, ``yaml-new``, each ``-start``,
+``-done``, ``-gate``, ``-audit``): the agent resets main to one parentless commit of its own
+whose plan files say ``"frozen":``/``"execution":``/``"status":`` (or ``'frozen':``, or
+``frozen :``; or every ``PLAN.yml`` renamed ``PLAN.yaml``, bytes kept): the same YAML, the
+same frozen hashes. The old ``commit.key`` alone and a new state directory both start at
+once (``own_commits_adopted`` ``count: 0``, ``by: trust on first use``: no ``own_line_gone``,
+no ``own_line_squashed``, no ``--take-over`` asked); the rows read ``f-01``..``f-04``
+"completed (from nothing)", ignored; Alice's re-approval of completed ``f-01`` RUNS IT A
+SECOND TIME (``rec`` called twice in all), her gate approval of paused ``fg-1`` RUNS ITS
+ACTION 1 A SECOND TIME (then pauses again), and the fresh-clone audit lists one valid start of
+each on the squashed line. Exactly round 73's ``orphan`` break, back through the spelling.
+Should (docs/operations.md, "A new state directory", "A squashed line": "plan files with
+``frozen:``/``execution:`` records" refuse the key alone ``E_HISTORY_REWRITTEN``; "plan files
+recording runs (an ``execution:`` block beside a plan status only a version that ran has)"
+refuse a new state directory ``E_STORAGE``; SPEC §15 at most once): the check reads what the
+files parse to (the key ``execution`` however it is spelled, in every plan file name the
+controller reads, ``PLAN.yaml`` included), or at least the take-over rule's
+``run_recorded_in_file`` applies to every first start. HELD: ``plain`` (round 73's fix:
+``E_HISTORY_REWRITTEN``/``E_STORAGE``, take-over reruns nothing); ``val`` (only the status
+value quoted: refused ``E_STORAGE``), ``crlf`` (refused), ``tag`` (``!!str`` tags: every file
+``E_YAML_PARSE`` unreadable, nothing starts, nothing reruns; Alice's approval of ``f-06`` in
+that file does nothing, which is the agent's doing); ``f-05``/``f-07``/``f-08`` never ran and
+no audit called them valid anywhere.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ complete, ``fg-1`` pauses at its gate. Cloned once per ``<shape>-<state>``:
   gate, ``f-06``) once.
 
 Then Alice approves ``fg-1``'s gate, re-approves ``f-01`` and approves ``f-06`` (in the file's
-own spelling); three passes. Asserted per clone (``<shape>-<state>-<v>``), as the sibling:
+own spelling); two passes. Asserted per clone (``<shape>-<state>-<v>``), as the sibling:
 ``start`` (refused with its code, or at once for the controls), ``done`` (``f-01``..``f-04``
 once in all), ``gate`` (``fg-1``'s action 1 once, action 2 at most once), ``ctl`` (``f-06``
 once, ``f-05``/``f-07``/``f-08`` never), ``audit`` (a fresh clone's ``plangate audit --json``:

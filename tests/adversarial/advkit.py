@@ -265,14 +265,16 @@ class Lab:
         return self.commit(message or f"approve {slug}", who)
 
     def cli(
-        self, *args: str, cwd: Path | None = None, timeout: float = 60
+        self, *args: str, cwd: Path | None = None, timeout: float = 180
     ) -> subprocess.CompletedProcess[str]:
+        # timeouts here are hang guards, never timing asserts: CI runs 6 workers on 2 cores,
+        # and a lab's pass of 100 plans took over 120 s there under a load of 20
         env = self.env()
         env["REC_LOG"] = str(self.log)
         return clifork.run(list(args), cwd=cwd or self.root, env=env, timeout=timeout)
 
     def run(
-        self, timeout: float = 120, check: bool = True, take_over: bool = False
+        self, timeout: float = 300, check: bool = True, take_over: bool = False
     ) -> subprocess.CompletedProcess[str]:
         """One ``plangate run --once`` pass; with ``check`` it must exit 0 (the controller
         itself worked, whatever the plans' outcomes); ``take_over``: a state directory lost

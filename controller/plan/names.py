@@ -200,6 +200,7 @@ def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
         f"{visible(name)} is not converted: a plan source is named exactly {exact}; rename it",
     )
 
+
 def folder_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
     """Why no reader reads a plan of the folder ``folder`` listing ``names`` (every entry,
     whatever its kind), as (code, why), or None: the one verdict on a folder, for its plan

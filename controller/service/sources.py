@@ -21,6 +21,7 @@ from controller.plan.names import source_verdict
 from controller.plan.plans import SOURCE_FILES
 
 if TYPE_CHECKING:
+    from controller.errors import Problem
     from controller.git.gitrepo import GitRepo
 
 
@@ -85,6 +86,26 @@ class SourceFinder:
         for path in files:
             self._found.pop(str(PurePosixPath(path).parent), None)
         self._head = sha
+
+
+def source_outcome(
+    finder: SourceFinder, repo: GitRepo, head: str, plan_id: str, source: str
+) -> Converted | Problem:
+    """What the daemon does with ``plan_id``'s source at ``head`` (its value in
+    :meth:`SourceFinder.committed`): the convert commit it makes, or the problem for which
+    the source waits (its folder's verdict, :func:`controller.plan.names.source_verdict`, or
+    its conversion's error). The status row and ``plangate check`` (round 74: it listed no
+    source the merge would leave held) both answer from it."""
+    from controller.errors import PlangateError, Problem
+
+    if not source:
+        code, why = finder.held.get(plan_id, ("E_PLAN_AMBIGUOUS", "keep one"))
+        return Problem(code, f"cannot convert {plan_id}: {why}")
+    try:
+        data = repo.read_file(head, source) or b""
+        return convert_source(plan_id, source, data, delete_source=True)
+    except PlangateError as exc:
+        return Problem(exc.code, f"cannot convert {source}: {exc.message}")
 
 
 def is_source(path: str) -> bool:

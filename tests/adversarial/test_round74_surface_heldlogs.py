@@ -224,7 +224,7 @@ def test_a_forged_log_is_noted_and_never_shown(lab: Lab, vid: str) -> None:
 HIDS = [f"{p}:{r}" for p in HELD for r in (*READERS, "ran")]
 HBROKEN: dict[str, Any] = {
     f"h-src:{r}": _xf("a held source's MCP log, page and API: another code (heldsources' class)")
-    for r in ("show", "mcp-log", "api", "page")
+    for r in ("mcp-log", "api", "page")
 }
 
 

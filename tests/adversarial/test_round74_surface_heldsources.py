@@ -270,11 +270,6 @@ SREADERS = (
 SIDS = [f"{f}:{r}" for f in [*SOURCES, "yml-sym"] for r in SREADERS]
 BROKEN: dict[str, Any] = {
     **{
-        f"{f}:{r}": _xf("a held source read, hashed or frozen by the CLI, or another code")
-        for f in HELD_SRC
-        for r in ("show", "validate", "hash", "freeze")
-    },
-    **{
         f"{f}:{r}": _xf("a held source's row has no held field; MCP log, page and API disagree")
         for f in HELD_SRC
         for r in ("held", "mcp-log", "api", "page")

@@ -248,9 +248,7 @@ def test_show_escapes_text_that_could_hide_or_reorder_what_a_reviewer_reads(
     [("plan.yml", "symlink"), ("PLAN.YML", "folder"), ("PLAN.y\u200cml", "file"),
      ("PLAN.md", "file"), ("plan.JSON", "file")],
 )  # fmt: skip
-def test_the_cli_holds_a_source_the_controller_holds(
-    tmp_path: Path, claim: str, kind: str
-) -> None:
+def test_the_cli_holds_a_source_the_controller_holds(tmp_path: Path, claim: str, kind: str) -> None:
     """Round 74: ``validate`` said a ``PLAN.json`` beside a symlink ``plan.yml``, a folder
     ``PLAN.YML/``, a twin ``plan.JSON`` or a second source "valid (sha256:...)", ``hash``
     printed a hash, ``show`` one of two documents, and ``freeze`` wrote ``frozen:`` into a

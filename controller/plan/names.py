@@ -10,6 +10,9 @@ and ``PLAN.YML`` the plan file, one on HFS+ ``PLAN.y<U+200C>ml`` too. The histor
 next spelling fails the same way everywhere (rounds 69 to 72). The folder's other file a
 reviewer reads, the controller's ``EXECUTION_LOG.md``, is compared by the same fold
 (:func:`log_claims`, :func:`log_twins`: round 73, ``execution_log.md`` beside a plan).
+A folder's plan source is judged by the same claims (:func:`source_verdict`, the daemon's
+converter's rule), and :func:`folder_verdict` is the one verdict on a folder, plan file or
+source, that the CLI and ``check`` read it by (round 74).
 """
 
 from __future__ import annotations
@@ -207,10 +210,11 @@ def folder_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
     file and its source alike. E_PLAN_AMBIGUOUS when entries claim the plan file's place
     (:func:`ambiguous_claims`: a reviewer could read one while the other ran); else the
     code for which its source waits (:func:`source_verdict`: a claim or a twin beside it,
-    E_PLAN_AMBIGUOUS; a source under another spelling alone). The history index, the
-    daemon's converter, ``check`` and the CLI's ``validate``/``hash``/``show``/``freeze``
-    (:func:`controller.plan.plans.held_problem`) all ask it (round 74: the CLI read, hashed
-    and froze a source the controller held)."""
+    E_PLAN_AMBIGUOUS; a source under another spelling alone), as the history index and the
+    daemon's converter judge the folder. ``check`` and the CLI's ``validate``, ``hash``,
+    ``show`` and ``freeze`` ask it (:func:`controller.plan.plans.ambiguity`,
+    :func:`controller.plan.plans.held_problem`; round 74: the CLI read, hashed and froze a
+    source the controller held)."""
     found = ambiguous_claims(names)
     if found is not None:
         return (

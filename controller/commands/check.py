@@ -25,7 +25,7 @@ import functools
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from controller.display import visible
@@ -151,15 +151,22 @@ def predict(
     names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
     changed = {p for n in names.split("\0") if n and (p := plan_id_of(n, plans_dir))}
     ids = sorted(changed | _trailer_plans(repo, base_sha, head_sha))
-    if not ids:
+    if not ids and not _folders_of(names):
         return {"base": base_sha, "head": head_sha, "merger": as_email, "plans": []}
     # the history the controller reads, whole (round 43: only these plans' own paths missed
     # writers, runs and first freezes carried in from other paths); who may reject or abort
     # follows the policy recorded when they did (round 28); the runs its start commits record
     # (index.ran_as: the controller reads them the same way, round 50)
     with read_history(repo, config, merge, own_commit=own_commit) as index:
+        sources = _sources(repo, config, index, merge, names)
+        ids = sorted({*ids, *sources})
         cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
-        found = [_plan_report(cached, config, index, pid, merge, as_email) for pid in ids]
+        found = [
+            sources[pid]
+            if pid in sources
+            else _plan_report(cached, config, index, pid, merge, as_email)
+            for pid in ids
+        ]
     report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
     if assumed is not None:
         report["merge_signature"] = assumed
@@ -289,16 +296,7 @@ def _plan_report(
         return {"plan": plan_id, "outcome": "none", "valid": True, "note": "not a plan here"}
     held = _held(repo, state, merge)
     if held is not None:
-        return {
-            "plan": plan_id,
-            "file": state.file,
-            "status": None,
-            "valid": False,
-            "problems": [{"code": held.code, "message": held.message, "path": held.path}],
-            OWN: [plan_id, state.file, *held.own_text()],
-            "outcome": "held",
-            "note": f"{held.code}: {held.message}",
-        }
+        return _unread_report(plan_id, state.file, held, "held")
     data = repo.blob(state.blob) if state.blob else b""
     with nested.reading_from(fetch_at(repo, merge)):  # nested plans as the merge holds them
         loaded = plans.validate_text(data.decode("utf-8", "replace"), Path(state.file), config)
@@ -342,6 +340,83 @@ def _plan_report(
     return report
 
 
+def _folders_of(names: str) -> set[str]:
+    """Every folder holding a path of ``git diff --name-only -z``'s answer ``names``."""
+    found: set[str] = set()
+    for name in names.split("\0"):
+        parts = name.split("/")[:-1]
+        found |= {"/".join(parts[:depth]) for depth in range(1, len(parts) + 1)}
+    return found
+
+
+def _sources(
+    repo: Any, config: Config, index: Any, merge: str, names: str
+) -> dict[str, dict[str, Any]]:
+    """A report for each plan source (``PLAN.json`` & co.) in a folder the range changes,
+    with no plan of the index there: as the daemon treats it after the merge
+    (:func:`controller.service.sources.source_outcome`, what its status row says): ``held``
+    when its folder holds it (a claim or a second source beside it: round 74, check listed
+    none), ``invalid`` when it does not convert or converts to an invalid plan, else
+    ``convert`` (the controller commits its PLAN.yml, then freezes it)."""
+    from controller.service.sources import SourceFinder, source_outcome
+
+    changed = _folders_of(names)
+    finder = SourceFinder(config.plans_dir.strip("/") or ".")
+    found = finder.committed(repo, merge)
+    return {
+        pid: _source_report(
+            repo, config, merge, pid, source, source_outcome(finder, repo, merge, pid, source)
+        )
+        for pid, source in found.items()
+        if pid in changed and pid not in index.plans
+    }
+
+
+def _source_report(
+    repo: Any, config: Config, merge: str, plan_id: str, source: str, outcome: Any
+) -> dict[str, Any]:
+    from controller.approval.verdicts import fetch_at
+    from controller.errors import Problem
+    from controller.plan import nested, plans
+
+    if isinstance(outcome, Problem):
+        held = not source or outcome.code in ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
+        return _unread_report(plan_id, source or None, outcome, "held" if held else "invalid")
+    with nested.reading_from(fetch_at(repo, merge)):
+        loaded = plans.validate_text(outcome.plan_text, Path(f"{plan_id}/PLAN.yml"), config)
+    if loaded.problems:
+        return _unread_report(plan_id, source, loaded.problems[0], "invalid", loaded.problems)
+    note = f"{PurePosixPath(source).name} converts to PLAN.yml (hash {loaded.hash})"
+    return {
+        "plan": plan_id,
+        "file": source,
+        "status": None,
+        "valid": True,
+        "problems": [],
+        OWN: [plan_id, source],
+        "outcome": "convert",
+        "note": note,
+    }
+
+
+def _unread_report(
+    plan_id: str, file: str | None, problem: Any, outcome: str, problems: Any = None
+) -> dict[str, Any]:
+    """The report of a plan no file of which is read as a plan: its problems, the first one
+    as its note."""
+    listed = problems or [problem]
+    return {
+        "plan": plan_id,
+        "file": file,
+        "status": None,
+        "valid": False,
+        "problems": [{"code": p.code, "message": p.message, "path": p.path} for p in listed],
+        OWN: [plan_id, *([file] if file else []), *(q for p in listed for q in p.own_text())],
+        "outcome": outcome,
+        "note": f"{problem.code}: {problem.message}",
+    }
+
+
 def _held(repo: Any, state: Any, merge: str) -> Any:
     """The problem for which the controller reads no file of the plan at the merge, as its
     status row names it (E_PLAN_AMBIGUOUS, E_UNSAFE_PATH), or None. The index's word first
@@ -365,7 +440,7 @@ def _held(repo: Any, state: Any, merge: str) -> Any:
         listed = repo.names_in(merge, state.plan_id)
     except Exception:
         return None
-    return ambiguity(listed)
+    return ambiguity(listed, state.plan_id)
 
 
 def _decided(
@@ -442,6 +517,8 @@ _OUTCOMES = {
     "invalid": "merging submits an invalid plan; the controller marks it invalid",
     "none": "merging changes it; no approval is decided",
     "held": "merging leaves it held: the controller reads and runs no file of it",
+    "convert": "merging submits a plan source: the controller converts it to PLAN.yml, "
+    "freezes it, then it needs approvals",
 }
 
 

@@ -71,10 +71,14 @@ def load_source(path: Path, config: Config | None = None) -> LoadedPlan:
     """A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
     PLAN.yml (docs/formats.md), then validated; a source that does not convert is its
     conversion's problems. Problems of the converted plan are located in the PLAN.yml it
-    becomes (`plangate convert` prints that text)."""
+    becomes (`plangate convert` prints that text). A source its folder holds
+    (:func:`controller.plan.plans.held_problem`) is that verdict, never read."""
     from controller.plan.convert import check_reads_back, convert_text
-    from controller.plan.plans import validate_text
+    from controller.plan.plans import held_problem, validate_text
 
+    held = held_problem(path)  # a source the daemon would not convert (round 74)
+    if held is not None:
+        return LoadedPlan(path, "", problems=[held])
     try:
         data = read_bounded(path, MAX_SOURCE_BYTES)
     except FileNotFoundError:

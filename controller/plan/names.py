@@ -10,13 +10,16 @@ and ``PLAN.YML`` the plan file, one on HFS+ ``PLAN.y<U+200C>ml`` too. The histor
 next spelling fails the same way everywhere (rounds 69 to 72). The folder's other file a
 reviewer reads, the controller's ``EXECUTION_LOG.md``, is compared by the same fold
 (:func:`log_claims`, :func:`log_twins`: round 73, ``execution_log.md`` beside a plan).
+A folder's plan source is judged by the same claims (:func:`source_verdict`, the daemon's
+converter's rule), and :func:`folder_verdict` is the one verdict on a folder, plan file or
+source, that the CLI and ``check`` read it by (round 74).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from controller.display import HIDDEN, visible
 
@@ -157,6 +160,77 @@ def source_claims(names: Iterable[str]) -> list[str]:
     source the daemon converts (said on its row, never converted)."""
     found = [name for name in names if fold(name) in _FOLDED_SOURCES]
     return sorted(found, key=lambda name: (name not in SOURCE_FILES, name))
+
+
+def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
+    """What a folder listing ``names`` holds as a plan source: None (no source, or a plan
+    file: the plan is that file, the history index judges the folder), ("", name) (one
+    source to convert), or (code, why) when its source waits: E_PLAN_AMBIGUOUS beside an
+    entry claiming the plan file's place (:func:`controller.plan.names.plan_file_claims`:
+    the PLAN.yml written would be neither read nor run), or beside a second source one path
+    with it on a case-insensitive or HFS+ checkout; a source alone under such a spelling
+    (``plan.json``) is converted from no name a reviewer sees: E_UNSAFE_PATH for a hidden
+    character, else E_CONVERT_UNSUPPORTED (rename it). The daemon's converter
+    (``controller.service.sources``) and every reader (:func:`folder_verdict`) ask it."""
+    found = source_claims(names)
+    if not found or any(name in PLAN_FILES for name in names):
+        return None
+    shown = ", ".join(visible(name) for name in found)
+    claims = plan_file_claims(names)
+    if claims:
+        held = " and ".join(visible(name) for name in claims)
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"{folder} holds {held}, which claims the place of the PLAN.yml {shown} would "
+            "be converted to: neither would be read or run; delete or rename it",
+        )
+    if len(found) > 1:
+        twins = len({fold(name) for name in found}) < len(found)
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"{folder} holds several plan sources ({shown}"
+            f"{'; one path on a case-insensitive or HFS+ checkout' if twins else ''}); keep one",
+        )
+    name = found[0]
+    if name in SOURCE_FILES:
+        return "", name
+    unsafe = unsafe_name(f"{folder}/{name}")
+    if unsafe is not None:
+        return "E_UNSAFE_PATH", unsafe
+    exact = next(s for s in SOURCE_FILES if fold(s) == fold(name))
+    return (
+        "E_CONVERT_UNSUPPORTED",
+        f"{visible(name)} is not converted: a plan source is named exactly {exact}; rename it",
+    )
+
+
+def folder_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
+    """Why no reader reads a plan of the folder ``folder`` listing ``names`` (every entry,
+    whatever its kind), as (code, why), or None: the one verdict on a folder, for its plan
+    file and its source alike. E_PLAN_AMBIGUOUS when entries claim the plan file's place
+    (:func:`ambiguous_claims`: a reviewer could read one while the other ran); else the
+    code for which its source waits (:func:`source_verdict`: a claim or a twin beside it,
+    E_PLAN_AMBIGUOUS; a source under another spelling alone), as the history index and the
+    daemon's converter judge the folder. ``check`` and the CLI's ``validate``, ``hash``,
+    ``show`` and ``freeze`` ask it (:func:`controller.plan.plans.ambiguity`,
+    :func:`controller.plan.plans.held_problem`; round 74: the CLI read, hashed and froze a
+    source the controller held)."""
+    found = ambiguous_claims(names)
+    if found is not None:
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"the folder holds both {' and '.join(found)}: a reviewer could read one while the "
+            "other ran (a case-insensitive checkout makes a case variant the plan file), so "
+            "neither is read; delete one of them",
+        )
+    verdict = source_verdict(folder, names)
+    return verdict if verdict is not None and verdict[0] else None
+
+
+def claims_a_place(name: str) -> bool:
+    """Is ``name`` (one entry's) a plan file, a plan source, or a claim of either's place
+    (:func:`fold`)? A path so named is read through :func:`folder_verdict` of its folder."""
+    return bool(plan_file_claims([name]) or source_claims([name]))
 
 
 #: The controller's record of a plan's run, beside its plan file (SPEC §1, §7).

@@ -32,7 +32,7 @@ from controller.plan.names import PLAN_FILES as PLAN_FILES
 from controller.plan.names import PLAN_NAMES as PLAN_NAMES
 from controller.plan.names import RECORD_FILES as RECORD_FILES
 from controller.plan.names import SOURCE_FILES as SOURCE_FILES
-from controller.plan.names import ambiguous_claims, plan_named_folder
+from controller.plan.names import claims_a_place, folder_verdict, plan_named_folder, source_claims
 from controller.plan.names import unsafe_name as unsafe_name
 from controller.plan.shape import REF_IN_TEXT, with_references
 
@@ -146,15 +146,20 @@ def find_plan_files(repo: Path, plans_dir: str = "plans") -> Iterator[Path]:
 
 
 def plan_file_in(path: Path) -> Path:
-    """Accept a plan folder or its PLAN.yml; a folder without one but with exactly one plan
-    source (the daemon converts it) means that source."""
+    """Accept a plan folder or its PLAN.yml; a folder without one but with a plan source (the
+    daemon converts it) means that source, or the first of the entries claiming a source's
+    place (:func:`controller.plan.names.source_claims`): reading it answers the folder's
+    verdict (:func:`held_problem`: two sources, a twin, a claim beside it; round 74)."""
     if path.is_dir():
         for name in PLAN_FILES:
             if (path / name).is_file():
                 return path / name
-        sources = [path / name for name in SOURCE_FILES if (path / name).is_file()]
-        if len(sources) == 1:
-            return sources[0]
+        try:
+            sources = source_claims(os.listdir(path))
+        except OSError:
+            sources = []
+        if sources:
+            return path / sources[0]
     return path
 
 
@@ -174,28 +179,24 @@ def load_plan(path: Path, config: Config | None = None, plain: bool = False) -> 
     return plan
 
 
-def ambiguity(folder_files: Iterable[str]) -> Problem | None:
-    """E_PLAN_AMBIGUOUS when a folder's entries hold more than one plan file name, compared
-    case-insensitively (:func:`controller.plan.names.plan_file_claims`)."""
-    found = ambiguous_claims(folder_files)
-    if found is None:
-        return None
-    return Problem(
-        "E_PLAN_AMBIGUOUS",
-        f"the folder holds both {' and '.join(found)}: a reviewer could read one while the "
-        "other ran (a case-insensitive checkout makes a case variant the plan file), so "
-        "neither is read; delete one of them",
-    )
+def ambiguity(folder_files: Iterable[str], folder: str = ".") -> Problem | None:
+    """The folder's verdict (:func:`controller.plan.names.folder_verdict`) as a problem:
+    E_PLAN_AMBIGUOUS when its entries hold more than one plan file name, compared
+    case-insensitively, or when its source waits (a claim or a second source beside it)."""
+    found = folder_verdict(folder, list(folder_files))
+    return None if found is None else Problem(*found)
 
 
-def _sibling_problem(path: Path) -> Problem | None:
-    """E_PLAN_AMBIGUOUS when ``path`` is a plan file with a second entry beside it that is a
-    plan file or claims to be one: the other name, or either in another case, file or folder
-    (rounds 69 and 71: :func:`plan_named_folder`)."""
-    if path.name not in PLAN_FILES:
+def held_problem(path: Path) -> Problem | None:
+    """The verdict on the folder of ``path``, a plan file, a plan source or an entry claiming
+    either's place (:func:`controller.plan.names.claims_a_place`): E_PLAN_AMBIGUOUS when a
+    second entry beside it is a plan file or claims to be one (rounds 69 and 71), or when a
+    source waits (round 74: ``validate``, ``hash``, ``show`` and ``freeze`` read, hashed and
+    froze a source beside a claim or a twin the controller held), as every reader says."""
+    if not claims_a_place(path.name):
         return None
     try:
-        return ambiguity(os.listdir(path.parent))
+        return ambiguity(os.listdir(path.parent), path.parent.as_posix())
     except OSError:
         return None  # no folder: read_plan says so
 
@@ -210,7 +211,7 @@ def _folder_problem(path: Path) -> Problem | None:
 def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
-    refused = _sibling_problem(path) or _folder_problem(path)
+    refused = held_problem(path) or _folder_problem(path)
     if refused is not None:
         return LoadedPlan(path, "", problems=[refused])
     try:

@@ -451,16 +451,9 @@ class Controller(Deciding, Outcomes):
         for plan_id, source in sorted(found.items()):
             if plan_id in self.index.plans:
                 continue
-            if not source:  # it waits (sources.source_verdict), with its own code
-                code, why = self._sources.held.get(plan_id, ("E_PLAN_AMBIGUOUS", "keep one"))
-                problem = Problem(code, f"cannot convert {plan_id}: {why}")
-            else:
-                try:
-                    data = self.repo.read_file(head, source) or b""
-                    source_files.convert_source(plan_id, source, data, delete_source=True)
-                    continue  # it converts: the controller's next pass does it
-                except PlangateError as exc:
-                    problem = Problem(exc.code, f"cannot convert {source}: {exc.message}")
+            problem = source_files.source_outcome(self._sources, self.repo, head, plan_id, source)
+            if not isinstance(problem, Problem):
+                continue  # it converts: the controller's next pass does it
             rows.append(
                 {
                     "plan": plan_id,

@@ -35,10 +35,15 @@ Seen (round 74):
   "``plangate check`` reports such a plan as every reader does (outcome ``held``, invalid,
   ``E_PLAN_AMBIGUOUS`` or ``E_UNSAFE_PATH``)"; a source beside a claim "waits
   ``E_PLAN_AMBIGUOUS``"): an entry ``held``, E_PLAN_AMBIGUOUS for each held source. Nothing
-  runs; the harm is a reviewer's CI silent on what the merge leaves held.
+  runs; the harm is a reviewer's CI silent on what the merge leaves held. Fixed (2026-11-30,
+  r74heldcli): ``check`` lists every source in a folder the range changes (the daemon's
+  ``SourceFinder`` at the merge) and answers as the daemon's converter does
+  (``controller.service.sources.source_outcome``, the status row's answer): ``held`` with the
+  folder's verdict (``controller.plan.names.folder_verdict``), E_PLAN_AMBIGUOUS.
 Noted, not counted: the honest sources (``s-ok``, ``s-md``) are not listed by ``check``
 either, though the merge makes the daemon commit ``plangate: convert`` for each (a pending
-plan; nothing starts).
+plan; nothing starts). Since r74heldcli they are: outcome ``convert`` (valid, the converted
+plan's hash), or ``invalid`` when they do not convert or convert to an invalid plan.
 Held: nothing held is converted or run (nor a twin or claim plan); ``m-ok`` ``start`` and
 runs once; ``m-sym``/``m-dir`` ``held`` E_PLAN_AMBIGUOUS in ``check`` and on the row; the
 controls converted, pending; the fresh-clone audit agrees.
@@ -142,11 +147,7 @@ def _xf(what: str) -> Any:
 HELD_SRC = [f for f in SOURCES if f not in SRC_OK]
 READERS = ("check-outcome", "check-code", "row", "convert", "ran")
 IDS = [f"{f}:{r}" for f in [*SOURCES, *MAIN] for r in READERS if f in SOURCES or r != "convert"]
-BROKEN: dict[str, Any] = {
-    f"{f}:{r}": _xf("plangate check lists no held source (the controller holds it)")
-    for f in HELD_SRC
-    for r in ("check-outcome", "check-code")
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

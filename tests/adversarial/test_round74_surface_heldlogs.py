@@ -56,7 +56,9 @@ Seen (round 74):
   ``test_round74_surface_heldsources.py`` (a source held E_PLAN_AMBIGUOUS: ``show`` refuses
   under E_SCHEMA_INVALID, MCP ``log`` says "no plan", the page and API say
   ``E_UNSAFE_PATH: no readable PLAN file`` with ``code: null``); the forged
-  ``EXECUTION_LOG.md`` beside it is noted by ``show`` only, shown by none.
+  ``EXECUTION_LOG.md`` beside it is noted by ``show`` only, shown by none. ``h-src:show``
+  fixed (2026-11-30, r74heldcli): ``show`` reads the folder through the one folder verdict
+  (``controller.plan.names.folder_verdict``), E_PLAN_AMBIGUOUS, as the row says.
 Noted, not counted: ``l-dot``, ``l-sp``, ``l-ads``, ``d-dot`` (a trailing dot or space, a
 ``::$DATA`` stream) and ``p-dot``, ``p-sp``, ``p-ads`` are noted by no reader and the
 ``p-*`` plans run (once, the PLAN.yml Alice approved; never the twin): git for Windows refuses
@@ -224,7 +226,7 @@ def test_a_forged_log_is_noted_and_never_shown(lab: Lab, vid: str) -> None:
 HIDS = [f"{p}:{r}" for p in HELD for r in (*READERS, "ran")]
 HBROKEN: dict[str, Any] = {
     f"h-src:{r}": _xf("a held source's MCP log, page and API: another code (heldsources' class)")
-    for r in ("show", "mcp-log", "api", "page")
+    for r in ("mcp-log", "api", "page")
 }
 
 

@@ -64,7 +64,12 @@ Seen (round 74):
   nothing into a folder it holds"): refused ``E_PLAN_AMBIGUOUS`` naming both entries, nothing
   read as valid, no hash, nothing written. Nothing runs: the twin never converts, so the harm
   is a reviewer told "valid" (or shown one of two documents, or a local freeze written) for a
-  folder the controller holds.
+  folder the controller holds. Fixed (2026-11-30, r74heldcli): one verdict on a folder, for
+  its plan file and its source alike (``controller.plan.names.folder_verdict``: the plan
+  file's claims, then ``source_verdict``, the daemon's converter's rule), read by every CLI
+  path through ``plans.held_problem`` (``read_plan``, ``load_source``; ``plan_file_in``
+  resolves a folder to its first source claim, so two sources are no E_USAGE): all 36
+  answer E_PLAN_AMBIGUOUS naming the claim, no hash, nothing written.
 - ``{same 9}:{held,mcp-log,api,page}`` (36 ids, one class): the held source's
   ``status --json`` row has NO ``held`` field (``status: unreadable``, the code in
   ``problem``), where a held PLAN.yml's row says ``held: E_PLAN_AMBIGUOUS``; MCP ``log``
@@ -269,11 +274,6 @@ SREADERS = (
 )
 SIDS = [f"{f}:{r}" for f in [*SOURCES, "yml-sym"] for r in SREADERS]
 BROKEN: dict[str, Any] = {
-    **{
-        f"{f}:{r}": _xf("a held source read, hashed or frozen by the CLI, or another code")
-        for f in HELD_SRC
-        for r in ("show", "validate", "hash", "freeze")
-    },
     **{
         f"{f}:{r}": _xf("a held source's row has no held field; MCP log, page and API disagree")
         for f in HELD_SRC

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from controller.plan import yamlio
 from tests.support.gitenv import commit_all, git, identity, run_cli
-from tests.support.gitkit import AGENT, ALICE, BOB, edit_status, head_plan, write_plan
+from tests.support.gitkit import AGENT, ALICE, BOB, PLAN, edit_status, head_plan, write_plan
 from tests.support.quorumkit import (
     CAROL,
     DAVE,
@@ -479,3 +479,44 @@ def test_check_holds_a_plan_beside_a_claim_as_the_controller_does(
     run_once(repo, rules=[])
     ran = head_plan(repo)["plan"]["status"] == "completed"
     assert ran == (kind is None)  # the controller did what check said
+
+
+@pytest.mark.parametrize(
+    ("beside", "kind"),
+    [(None, None), ("plan.yml", "symlink"), ("PLAN.YML", "folder"), ("plan.JSON", "file"),
+     ("PLAN.md", "file")],
+)  # fmt: skip
+def test_check_reports_a_source_as_the_daemon_treats_it(
+    repo: Path, beside: str | None, kind: str | None
+) -> None:
+    """Round 74: a pull request adding a ``PLAN.json`` beside a symlink ``plan.yml``, a
+    folder ``PLAN.YML/``, a twin ``plan.JSON`` or a second source was listed by no entry of
+    check, where the controller then holds it E_PLAN_AMBIGUOUS ("cannot convert"). Now check
+    answers as the daemon's converter does: ``held`` with its code, or for a source alone
+    ``convert`` (valid; the controller converts it, then freezes it); the daemon agrees."""
+    git(repo, "switch", "-q", "-c", "review")
+    folder = repo / "plans" / "greet"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.json").write_text(json.dumps(yamlio.read_yaml(PLAN).data))
+    if kind == "symlink":
+        (folder / str(beside)).symlink_to("../other/PLAN.yml")
+    elif kind == "folder":
+        (folder / str(beside)).mkdir()
+        (folder / str(beside) / "PLAN.yml").write_text(PLAN)
+    elif beside is not None:
+        (folder / beside).write_text(json.dumps(yamlio.read_yaml(PLAN).data))
+    commit_all(repo, "a source", AGENT)
+    git(repo, "switch", "-q", "main")
+    exit_code, report = check(repo, "--as", ALICE[1], "--format", "json", rules=[])
+    [plan] = [p for p in report["plans"] if p["plan"] == "plans/greet"]
+    if beside is None:
+        assert (exit_code, plan["outcome"], plan["valid"]) == (0, "convert", True), plan
+    else:
+        assert (exit_code, plan["outcome"], plan["valid"]) == (1, "held", False), plan
+        assert [p["code"] for p in plan["problems"]] == ["E_PLAN_AMBIGUOUS"], plan
+        text = check(repo, "--as", ALICE[1], "--format", "text", rules=[])[1]
+        assert "plans/greet: merging leaves it held" in text, text
+    merge(repo, "review", ALICE)
+    run_once(repo, rules=[])
+    converted = "PLAN.yml" in git(repo, "ls-tree", "--name-only", "HEAD", "plans/greet/")
+    assert converted == (beside is None)  # the controller did what check said

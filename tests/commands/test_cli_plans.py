@@ -241,3 +241,44 @@ def test_show_escapes_text_that_could_hide_or_reorder_what_a_reviewer_reads(
         assert raw not in result.stdout
     assert "List\\x1b[8m hidden\\x1b[0m\\rsafe \\u202eexe.txt\\x9b" in result.stdout
     assert 'param li\\x1bmit = "v\\x9b\\u2066"' in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("claim", "kind"),
+    [("plan.yml", "symlink"), ("PLAN.YML", "folder"), ("PLAN.y\u200cml", "file"),
+     ("PLAN.md", "file"), ("plan.JSON", "file")],
+)  # fmt: skip
+def test_the_cli_holds_a_source_the_controller_holds(tmp_path: Path, claim: str, kind: str) -> None:
+    """Round 74: ``validate`` said a ``PLAN.json`` beside a symlink ``plan.yml``, a folder
+    ``PLAN.YML/``, a twin ``plan.JSON`` or a second source "valid (sha256:...)", ``hash``
+    printed a hash, ``show`` one of two documents, and ``freeze`` wrote ``frozen:`` into a
+    source beside its twin, where the controller holds the folder E_PLAN_AMBIGUOUS and
+    converts nothing. Every command now answers the folder's verdict and writes nothing."""
+    folder = tmp_path / "plans" / "x"
+    folder.mkdir(parents=True)
+    text = yamlio.read_yaml(BASE_TEXT).data
+    (folder / "PLAN.json").write_text(json.dumps(text, indent=1))
+    if kind == "symlink":
+        (folder / claim).symlink_to("../y/PLAN.yml")
+    elif kind == "folder":
+        (folder / claim).mkdir()
+        (folder / claim / "PLAN.yml").write_text(BASE_TEXT)
+    else:
+        (folder / claim).write_text(BASE_TEXT)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    for command in ("validate", "hash", "show", "freeze"):
+        for target in (folder, folder / "PLAN.json"):
+            result = run_cli(command, str(target))
+            out = result.stdout + result.stderr
+            assert result.returncode == 1 and "E_PLAN_AMBIGUOUS" in out, (command, out)
+            assert "sha256:" not in out, (command, out)
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_the_cli_reads_a_lone_source_as_the_daemon_converts_it(tmp_path: Path) -> None:
+    folder = tmp_path / "plans" / "x"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.json").write_text(json.dumps(yamlio.read_yaml(BASE_TEXT).data))
+    (folder / "EXECUTION_LOG.md").write_text("# Execution log\n")  # no claim of its place
+    result = run_cli("validate", str(folder))
+    assert result.returncode == 0 and "valid (sha256:" in result.stdout, result.stderr

@@ -1,0 +1,96 @@
+"""One verdict on a plan folder, for its plan file and its source alike (round 74):
+``controller.plan.names.folder_verdict`` says why no reader reads a plan of a folder, and
+``controller.plan.plans`` reads every path through it (``held_problem``), so ``validate``,
+``hash``, ``show`` and ``freeze`` hold the source the daemon would not convert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from controller.plan.discovery import load_source
+from controller.plan.names import folder_verdict
+from controller.plan.plans import load_plan, plan_file_in, read_plan
+from tests.support.plan_factory import BASE_TEXT
+
+#: a source beside an entry claiming the plan file's or its own place; E_PLAN_AMBIGUOUS
+HELD = [
+    ["PLAN.md", "plan.yml"],
+    ["PLAN.json", "Plan.Yaml"],
+    ["PLAN.md", "PLAN.y\u206fml"],
+    ["PLAN.json", "PLAN.md"],
+    ["PLAN.md", "plan.MD"],
+    ["PLAN.md", "PLAN.m\u200dd"],
+    ["PLAN.json", "plan.JSON"],
+    ["PLAN.toon", "PLAN.json\ufeff"],
+]
+
+
+@pytest.mark.parametrize("names", HELD)
+def test_a_source_beside_a_claim_or_a_twin_is_held(names: list[str]) -> None:
+    found = folder_verdict("plans/x", names)
+    assert found is not None and found[0] == "E_PLAN_AMBIGUOUS", found
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["PLAN.json"], ["PLAN.md", "EXECUTION_LOG.md"], ["PLAN.yml", "PLAN.json", "plan.JSON"],
+     ["PLAN.yml"], ["notes.md", "PLAN.yml"], []],
+)  # fmt: skip
+def test_a_lone_source_or_a_plan_file_is_read(names: list[str]) -> None:
+    """A plan file beside sources is the plan (the sources are no claim of its place)."""
+    assert folder_verdict("plans/x", names) is None
+
+
+def test_plan_file_claims_are_the_verdict_too() -> None:
+    found = folder_verdict("plans/x", ["PLAN.yml", "plan.YML"])
+    assert found is not None and found[0] == "E_PLAN_AMBIGUOUS"
+    assert "PLAN.yml and plan.YML" in found[1]
+
+
+def _folder(tmp_path: Path, names: list[str]) -> Path:
+    folder = tmp_path / "plans" / "x"
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / name).write_text(json.dumps({"n": name}))
+    return folder
+
+
+@pytest.mark.parametrize("names", HELD)
+def test_every_reader_of_the_folder_refuses_it(tmp_path: Path, names: list[str]) -> None:
+    """Round 74: the folder's file (``plan_file_in``: one of two sources, or one beside a
+    claim) is read, hashed and frozen by no reader: each answers E_PLAN_AMBIGUOUS."""
+    folder = _folder(tmp_path, names)
+    path = plan_file_in(folder)
+    assert path.parent == folder, path  # a file of it, never the folder (an E_USAGE)
+    for plan in (read_plan(path), load_plan(path), load_source(path)):
+        assert [p.code for p in plan.problems] == ["E_PLAN_AMBIGUOUS"], plan.problems
+        assert plan.hash is None or not plan.valid
+
+
+def test_a_claim_beside_a_source_holds_a_path_naming_either(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, ["PLAN.md"])
+    (folder / "plan.yml").symlink_to("../y/PLAN.yml")
+    for path in (folder / "PLAN.md", folder / "plan.yml"):
+        assert [p.code for p in read_plan(path).problems] == ["E_PLAN_AMBIGUOUS"], path
+
+
+def test_a_lone_source_spelled_otherwise_says_its_code(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, ["plan.JSON"])
+    path = plan_file_in(folder)
+    assert path == folder / "plan.JSON"
+    assert [p.code for p in read_plan(path).problems] == ["E_CONVERT_UNSUPPORTED"]
+
+
+def test_an_honest_source_and_plan_file_still_read(tmp_path: Path) -> None:
+    folder = tmp_path / "plans" / "ok"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").write_text(BASE_TEXT)
+    (folder / "EXECUTION_LOG.md").write_text("# log\n")
+    assert load_plan(plan_file_in(folder)).valid
+    (folder / "PLAN.yml").unlink()
+    (folder / "PLAN.md").write_text(BASE_TEXT)  # a model's reply: plain plan YAML
+    assert plan_file_in(folder) == folder / "PLAN.md"
+    assert read_plan(folder / "PLAN.md").problems == []

@@ -11,14 +11,14 @@ source that does not convert is reported once per version with its code, and wai
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from controller.display import visible
 from controller.plan.discovery import MAX_SOURCE_BYTES
-from controller.plan.plans import PLAN_FILES, SOURCE_FILES
+from controller.plan.names import source_verdict as source_verdict
+from controller.plan.plans import SOURCE_FILES
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
@@ -85,49 +85,6 @@ class SourceFinder:
         for path in files:
             self._found.pop(str(PurePosixPath(path).parent), None)
         self._head = sha
-
-
-def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
-    """What a folder listing ``names`` holds as a plan source: None (no source, or a plan
-    file: the plan is that file, the history index judges the folder), ("", name) (one
-    source to convert), or (code, why) when its source waits: E_PLAN_AMBIGUOUS beside an
-    entry claiming the plan file's place (:func:`controller.plan.names.plan_file_claims`:
-    the PLAN.yml written would be neither read nor run), or beside a second source one path
-    with it on a case-insensitive or HFS+ checkout; a source alone under such a spelling
-    (``plan.json``) is converted from no name a reviewer sees: E_UNSAFE_PATH for a hidden
-    character, else E_CONVERT_UNSUPPORTED (rename it)."""
-    from controller.plan.names import fold, plan_file_claims, source_claims, unsafe_name
-
-    found = source_claims(names)
-    if not found or any(name in PLAN_FILES for name in names):
-        return None
-    shown = ", ".join(visible(name) for name in found)
-    claims = plan_file_claims(names)
-    if claims:
-        held = " and ".join(visible(name) for name in claims)
-        return (
-            "E_PLAN_AMBIGUOUS",
-            f"{folder} holds {held}, which claims the place of the PLAN.yml {shown} would "
-            "be converted to: neither would be read or run; delete or rename it",
-        )
-    if len(found) > 1:
-        twins = len({fold(name) for name in found}) < len(found)
-        return (
-            "E_PLAN_AMBIGUOUS",
-            f"{folder} holds several plan sources ({shown}"
-            f"{'; one path on a case-insensitive or HFS+ checkout' if twins else ''}); keep one",
-        )
-    name = found[0]
-    if name in SOURCE_FILES:
-        return "", name
-    unsafe = unsafe_name(f"{folder}/{name}")
-    if unsafe is not None:
-        return "E_UNSAFE_PATH", unsafe
-    exact = next(s for s in SOURCE_FILES if fold(s) == fold(name))
-    return (
-        "E_CONVERT_UNSUPPORTED",
-        f"{visible(name)} is not converted: a plan source is named exactly {exact}; rename it",
-    )
 
 
 def is_source(path: str) -> bool:

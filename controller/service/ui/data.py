@@ -233,7 +233,8 @@ class UiData:
         read only to compare them with the record (a later version by anyone else noted)."""
         code = row["held"]
         notes = list(row.get("notes") or [])
-        why = next((n for n in reversed(notes) if n.startswith(code)), None) or (
+        said = [*reversed(notes), row.get("reason") or ""]  # a held source's: its reason
+        why = next((n for n in said if n.startswith(code)), None) or (
             f"{code}: the folder is held (see plangate status): no file of it is read or run"
         )
         page: dict[str, Any] = {

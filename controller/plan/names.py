@@ -267,11 +267,11 @@ def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
             "be converted to: neither would be read or run; delete or rename it",
         )
     if len(found) > 1:
-        twins = len({fold(name) for name in found}) < len(found)
+        twins = any(same_name(one, (other,)) for one in found for other in found if one != other)
+        one_path = "; one path on a case-insensitive, HFS+ or NTFS checkout" if twins else ""
         return (
             "E_PLAN_AMBIGUOUS",
-            f"{folder} holds several plan sources ({shown}"
-            f"{'; one path on a case-insensitive or HFS+ checkout' if twins else ''}); keep one",
+            f"{folder} holds several plan sources ({shown}{one_path}); keep one",
         )
     name = found[0]
     if name in SOURCE_FILES:

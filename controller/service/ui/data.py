@@ -242,8 +242,10 @@ class UiData:
             "notes": notes,
             "problems": [{"code": code, "message": why}],
         }
-        text, cut = self._committed(row["file"], MAX_FILE)
-        record = self._show_record(page, row["file"], text if not cut else None)
+        # a held source's row names no file: the record is the one beside its would-be PLAN.yml
+        file = row["file"] or f"{row['plan']}/PLAN.yml"
+        text, cut = self._committed(file, MAX_FILE)
+        record = self._show_record(page, file, text if not cut else None)
         blocks = {k: v for k, v in (record.blocks if record else {}).items() if v is not None}
         if blocks:
             page["record"] = self._redactor.data(blocks)

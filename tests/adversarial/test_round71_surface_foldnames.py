@@ -314,6 +314,11 @@ def test_a_lookalike_inner_folder_never_runs_and_readers_agree(lab: Lab, host: s
     # the plan beside it keeps Alice's record, the forged log never shown
     err_h, hst = _payload(got[f"host-{host}:mcp-status"])
     err_hl, hlog = _payload(got[f"host-{host}:mcp-log"])
+    if name == "PLAN.yml.":  # NTFS: a claim of the host's PLAN.yml place, held (round 74)
+        assert "E_PLAN_AMBIGUOUS" in json.dumps(hst) and err_hl, (hst, hlog)
+        assert "forged-r71" not in json.dumps(hlog, ensure_ascii=False), hlog
+        assert got["rows"][f"plans/{host}"].get("held") == "E_PLAN_AMBIGUOUS", got["rows"]
+        return
     assert not err_h and hst["plans"][0]["status"] == "completed", hst
     assert hst["plans"][0]["approver"] == ALICE[1], hst
     assert not err_hl and "forged-r71" not in json.dumps(hlog, ensure_ascii=False), hlog

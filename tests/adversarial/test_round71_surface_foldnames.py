@@ -27,8 +27,8 @@ that casefold to a refused name (``ſ``, mixed case) are ``E_UNSAFE_PATH`` on th
 and never run; the look-alike folders that do not casefold to one (``ı``, ``İ``, full-width)
 are plans of their own on every reader, agreeing, never run on the agent's word (a trailing
 dot was one of them until round 74: NTFS drops it, so ``PLAN.yml.`` is refused as
-``PLAN.yml`` is and its host held E_PLAN_AMBIGUOUS, r74heldread, 2026-11-30); Alice's plan beside each keeps her record
-(completed, approver alice, the forged text never shown).
+``PLAN.yml`` is and its host held E_PLAN_AMBIGUOUS, r74heldread, 2026-11-30); Alice's plan
+beside each keeps her record (completed, approver alice, the forged text never shown).
 
 Broke: none. Held: every id (see FINDINGS.md, round 71).
 """

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "61"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "64"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -221,6 +221,9 @@ INDEX_VERSION = "61"  # 3: risk and estimate per plan; 4: approval identities, f
 # 61: 60, and a merge that brings onto a recorded path a plan that was elsewhere before it
 # (a swap or a replacement on the merged branch, in one commit or two) starts the new life too
 # (the lead, 2026-11-30: a merged pull request's replacement of a ran plan kept ``completed``)
+# 64: 61, and names NTFS makes one (a trailing dot or space, ``::$DATA``, the 8.3 short name
+# ``EXECUT~1.MD``) claim the plan file's and the log's place as the fold's do (round 74: a
+# forged ``EXECUT~1.MD`` beside a ran plan's log was noted by no reader)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -408,8 +408,9 @@ def log_twin_notes(git: GitRunner, rev: str, plan_file: str) -> list[str]:
     """An ``E_OWNED_BLOCK_CHANGED`` note for each entry beside ``plan_file`` at ``rev``
     (file, symlink, folder, gitlink) whose name is the log's by the fold of plan file
     names but not ``EXECUTION_LOG.md`` itself (:func:`controller.plan.names.log_twins`):
-    ``execution_log.md``, ``EXECUTION_LOG.MD``, ``EXECUTION_LOG.md<U+200C>``. The controller
-    writes its record under the one name only; on a case-insensitive or HFS+ checkout such
+    ``execution_log.md``, ``EXECUTION_LOG.MD``, ``EXECUTION_LOG.md<U+200C>``, NTFS's
+    ``EXECUT~1.MD`` and ``EXECUTION_LOG.md.`` (round 74). The controller writes its record
+    under the one name only; on a case-insensitive, HFS+ or NTFS checkout such
     an entry IS the plan's log, so what it holds is someone else's text at the record's
     place, never shown (round 73: a forged "completed, approved by alice" log beside a plan
     that never ran was noted by no reader)."""
@@ -425,7 +426,8 @@ def log_twin_notes(git: GitRunner, rev: str, plan_file: str) -> list[str]:
         where = f" by {last[0].author.email} in {last[0].sha[:12]}" if last else ""
         notes.append(
             f"E_OWNED_BLOCK_CHANGED: {visible(name)} beside the plan file is {LOG_FILE} on a "
-            f"case-insensitive or HFS+ checkout (one name by the fold of plan file names), "
+            f"case-insensitive, HFS+ or NTFS checkout (one name by the fold of plan file "
+            f"names), "
             f"and the controller writes only {LOG_FILE}: it is not the controller's "
             f"record{where}; not shown"
         )

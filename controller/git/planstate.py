@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from controller.errors import PlanAmbiguous
+from controller.errors import PlanAmbiguous, UnsafePath
 from controller.git.records import CommitRecord, FileChange
 from controller.plan import yamlio
-from controller.plan.names import ambiguous_claims
+from controller.plan.names import HELD_CODES, ambiguous_claims, source_verdict
 from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
@@ -310,7 +310,23 @@ def plan_file_of(plan_id: str, names: Iterable[str]) -> str | None:
     if both is not None:
         held = " and ".join(both)
         raise PlanAmbiguous(f"{plan_id} holds both {held}: neither is read", quotes=(plan_id,))
-    return next((f"{plan_id}/{name}" for name in PLAN_FILES if name in listed), None)
+    found = next((f"{plan_id}/{name}" for name in PLAN_FILES if name in listed), None)
+    if found is None:
+        _raise_held_source(plan_id, listed)
+    return found
+
+
+def _raise_held_source(plan_id: str, names: set[str]) -> None:
+    """A folder whose source (``PLAN.json`` & co.) waits held is held for the reader that
+    asks for its plan too (round 74: MCP ``log`` answered "no plan", the page ``no readable
+    PLAN file``, while the row said E_PLAN_AMBIGUOUS): the converter's own verdict
+    (:func:`controller.plan.names.source_verdict`), raised with its code and why."""
+    verdict = source_verdict(plan_id, names)
+    if verdict is None or verdict[0] not in HELD_CODES:
+        return
+    code, why = verdict
+    error = PlanAmbiguous if code == "E_PLAN_AMBIGUOUS" else UnsafePath
+    raise error(f"cannot convert {plan_id}: {why}", quotes=(plan_id,))
 
 
 def is_text(path: str) -> bool:

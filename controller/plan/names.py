@@ -13,10 +13,14 @@ reviewer reads, the controller's ``EXECUTION_LOG.md``, is compared by the same f
 A folder's plan source is judged by the same claims (:func:`source_verdict`, the daemon's
 converter's rule), and :func:`folder_verdict` is the one verdict on a folder, plan file or
 source, that the CLI and ``check`` read it by (round 74).
+Every such comparison asks one function, :func:`same_name`: the fold, and the names NTFS
+makes one with another (a trailing dot or space, the ``::$DATA`` stream, the 8.3 short name
+``EXECUT~1.MD``: round 74).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Collection, Iterable
@@ -46,14 +50,57 @@ def fold(name: str) -> str:
     """``name`` as the file systems a checkout lands on compare it (round 72): the code
     points HFS+ ignores dropped (:data:`HFS_IGNORED`), canonical equivalents one (HFS+
     stores NFD, APFS and NTFS keep either form; Python's canonical caseless match: NFD, case
-    fold, NFD), and case folded (``plan.YML``, ``PLAN.Jſon``). Two names with one fold are
+    fold, NFD), case folded (``plan.YML``, ``PLAN.Jſon``), and the end NTFS drops gone
+    (``PLAN.yml.``, ``PLAN.yml ``, ``PLAN.yml::$DATA``: round 74). Two names with one fold are
     one path somewhere, so a name whose fold is a plan file's claims its place
     (:func:`plan_file_claims`) and a folder whose fold is a plan's name is no plan folder
     (:func:`plan_named_folder`)."""
     if name.isascii():  # the usual name: NFD leaves it, and its case fold is lower()
-        return name.lower()
+        return _ntfs_bare(name.lower())
     bare = name.translate(_DROP_IGNORED)
-    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", bare).casefold())
+    return _ntfs_bare(unicodedata.normalize("NFD", unicodedata.normalize("NFD", bare).casefold()))
+
+
+#: What NTFS drops from the end of a name (Win32 path rules; git's ``is_ntfs_dotgit``): dots
+#: and spaces, and the unnamed data stream ``::$DATA``: ``PLAN.yml.`` IS ``PLAN.yml`` there.
+_NTFS_TAIL = re.compile(r"(?:[ .]|::\$data)+$")
+#: An 8.3 short name as NTFS makes one (git's ``GIT~1`` for ``.git``): a prefix of the long
+#: name's base, ``~`` and digits, then up to 3 characters of its extension.
+_SHORT_NAME = re.compile(r"([^~.]{1,6})~([0-9]{1,6})(?:\.([^.]{1,3}))?")
+
+
+def _ntfs_bare(folded: str) -> str:
+    return _NTFS_TAIL.sub("", folded) or folded
+
+
+def _is_short_name(folded: str, long: str) -> bool:
+    """Is ``folded`` (a folded name) an 8.3 short name NTFS gives the folded name ``long``
+    (``execut~1.md`` for ``execution_log.md``; ``~2`` and on for the next of one prefix)?"""
+    found = _SHORT_NAME.fullmatch(folded)
+    if found is None:
+        return False
+    stem, dot, ext = long.rpartition(".")
+    base = (stem if dot else ext).replace(" ", "").replace(".", "")
+    prefix, digits, short_ext = found.group(1), found.group(2), found.group(3) or ""
+    wanted = base[: 7 - len(digits)]
+    return bool(base) and prefix == wanted and short_ext == (ext[:3] if dot else "")
+
+
+def same_name(name: str, names: tuple[str, ...] | frozenset[str]) -> bool:
+    """Is ``name`` one of ``names`` on a checkout git writes: the same :func:`fold` (case,
+    HFS+'s ignored code points, NFC/NFD, NTFS's trailing dots, spaces and ``::$DATA``), or
+    its NTFS 8.3 short name (``EXECUT~1.MD`` IS ``EXECUTION_LOG.md`` where 8.3 names are on,
+    NTFS's default on a system drive; round 74). Every claim of a plan file's, a source's or
+    the log's place is decided here, for every reader."""
+    folded, targets = fold(name), _folds(names)
+    if folded in targets:
+        return True
+    return "~" in folded and any(_is_short_name(folded, other) for other in targets)
+
+
+@functools.lru_cache(maxsize=32)
+def _folds(names: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    return frozenset(fold(name) for name in names)
 
 
 def unsafe_name(path: str) -> str | None:
@@ -99,7 +146,6 @@ RECORD_FILES = ("EXECUTION_LOG.md",)
 #: has, or a file the controller writes in a plan's folder has: a folder so named, in any
 #: case, is no plan's folder (:func:`plan_named_folder`).
 PLAN_NAMES = frozenset((*PLAN_FILES, *SOURCE_FILES, *RECORD_FILES))
-_FOLDED_NAMES = frozenset(fold(name) for name in PLAN_NAMES)
 
 
 def plan_named_folder(path: str) -> str | None:
@@ -116,7 +162,7 @@ def plan_named_folder(path: str) -> str | None:
     ``PLAN.y<U+200C>ml``), is none either (round 70: such folders were frozen as plans that
     MCP could not name; round 72)."""
     folders = path.split("/")[:-1]
-    found = next((name for name in folders if fold(name) in _FOLDED_NAMES), None)
+    found = next((name for name in folders if same_name(name, PLAN_NAMES)), None)
     if found is None:
         return None
     return (
@@ -126,7 +172,6 @@ def plan_named_folder(path: str) -> str | None:
     )
 
 
-_FOLDED_PLAN_FILES = frozenset(fold(name) for name in PLAN_FILES)
 _ORDER = {name: index for index, name in enumerate(PLAN_FILES)}
 
 
@@ -137,7 +182,7 @@ def plan_file_claims(names: Iterable[str]) -> list[str]:
     More than one is E_PLAN_AMBIGUOUS (:func:`ambiguous_claims`): on a case-insensitive
     checkout ``plan.yml/`` beside ``PLAN.yml`` is one path, on HFS+ ``PLAN.y<U+200C>ml/``
     too, and a reviewer finds the other at the plan file's place (rounds 71, 72)."""
-    found = [name for name in names if fold(name) in _FOLDED_PLAN_FILES]
+    found = [name for name in names if same_name(name, PLAN_FILES)]
     return sorted(found, key=lambda name: (name not in PLAN_FILES, _ORDER.get(name, 0), name))
 
 
@@ -148,9 +193,6 @@ def ambiguous_claims(names: Iterable[str]) -> list[str] | None:
     return found if len(found) > 1 else None
 
 
-_FOLDED_SOURCES = frozenset(fold(name) for name in SOURCE_FILES)
-
-
 def source_claims(names: Iterable[str]) -> list[str]:
     """The entries of one folder that are a plan source (``PLAN.json``, ``PLAN.toon``,
     ``PLAN.md``) or claim to be one, by :func:`fold` as :func:`plan_file_claims` compares
@@ -158,50 +200,8 @@ def source_claims(names: Iterable[str]) -> list[str]:
     case-insensitive or HFS+ checkout. More than one is E_PLAN_AMBIGUOUS (a reviewer reads
     one, the daemon would convert the other: round 73); one under such a spelling alone is no
     source the daemon converts (said on its row, never converted)."""
-    found = [name for name in names if fold(name) in _FOLDED_SOURCES]
+    found = [name for name in names if same_name(name, SOURCE_FILES)]
     return sorted(found, key=lambda name: (name not in SOURCE_FILES, name))
-
-
-def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
-    """What a folder listing ``names`` holds as a plan source: None (no source, or a plan
-    file: the plan is that file, the history index judges the folder), ("", name) (one
-    source to convert), or (code, why) when its source waits: E_PLAN_AMBIGUOUS beside an
-    entry claiming the plan file's place (:func:`controller.plan.names.plan_file_claims`:
-    the PLAN.yml written would be neither read nor run), or beside a second source one path
-    with it on a case-insensitive or HFS+ checkout; a source alone under such a spelling
-    (``plan.json``) is converted from no name a reviewer sees: E_UNSAFE_PATH for a hidden
-    character, else E_CONVERT_UNSUPPORTED (rename it). The daemon's converter
-    (``controller.service.sources``) and every reader (:func:`folder_verdict`) ask it."""
-    found = source_claims(names)
-    if not found or any(name in PLAN_FILES for name in names):
-        return None
-    shown = ", ".join(visible(name) for name in found)
-    claims = plan_file_claims(names)
-    if claims:
-        held = " and ".join(visible(name) for name in claims)
-        return (
-            "E_PLAN_AMBIGUOUS",
-            f"{folder} holds {held}, which claims the place of the PLAN.yml {shown} would "
-            "be converted to: neither would be read or run; delete or rename it",
-        )
-    if len(found) > 1:
-        twins = len({fold(name) for name in found}) < len(found)
-        return (
-            "E_PLAN_AMBIGUOUS",
-            f"{folder} holds several plan sources ({shown}"
-            f"{'; one path on a case-insensitive or HFS+ checkout' if twins else ''}); keep one",
-        )
-    name = found[0]
-    if name in SOURCE_FILES:
-        return "", name
-    unsafe = unsafe_name(f"{folder}/{name}")
-    if unsafe is not None:
-        return "E_UNSAFE_PATH", unsafe
-    exact = next(s for s in SOURCE_FILES if fold(s) == fold(name))
-    return (
-        "E_CONVERT_UNSUPPORTED",
-        f"{visible(name)} is not converted: a plan source is named exactly {exact}; rename it",
-    )
 
 
 def folder_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
@@ -235,7 +235,6 @@ def claims_a_place(name: str) -> bool:
 
 #: The controller's record of a plan's run, beside its plan file (SPEC §1, §7).
 LOG_NAME = RECORD_FILES[0]
-_FOLDED_LOG = fold(LOG_NAME)
 
 
 def log_claims(names: Iterable[str]) -> list[str]:
@@ -245,7 +244,7 @@ def log_claims(names: Iterable[str]) -> list[str]:
     on HFS+ ``EXECUTION_LOG.md<U+200C>`` too: a reviewer opening the log reads whichever git
     wrote last (round 73). The plan file's claims are :func:`plan_file_claims`, by the same
     fold."""
-    found = [name for name in names if fold(name) == _FOLDED_LOG]
+    found = [name for name in names if same_name(name, RECORD_FILES)]
     return sorted(found, key=lambda name: (name != LOG_NAME, name))
 
 
@@ -259,7 +258,7 @@ def log_twins(names: Iterable[str]) -> list[str]:
 
 def is_log_twin(name: str) -> bool:
     """Is ``name`` (one entry's) a claim of the log's place other than its own name?"""
-    return name != LOG_NAME and fold(name) == _FOLDED_LOG
+    return name != LOG_NAME and same_name(name, RECORD_FILES)
 
 
 def pin_problem(folder: str) -> str | None:
@@ -267,3 +266,53 @@ def pin_problem(folder: str) -> str | None:
     by the rule every reader finds plans by (round 71: a pin into ``EXECUTION_LOG.md/`` ran
     the plan of a folder ``status``, ``show`` and MCP refuse), or None."""
     return unsafe_name(f"{folder}/{PLAN_FILES[0]}")
+
+
+#: The verdicts of :func:`source_verdict` that hold a folder: no file of it is read or run.
+HELD_CODES = ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
+
+
+def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | None:
+    """What a folder listing ``names`` holds as a plan source: None (no source, or a plan
+    file: the plan is that file, the history index judges the folder), ("", name) (one
+    source to convert), or (code, why) when its source waits: E_PLAN_AMBIGUOUS beside an
+    entry claiming the plan file's place (:func:`plan_file_claims`:
+    the PLAN.yml written would be neither read nor run), or beside a second source one path
+    with it on a case-insensitive, HFS+ or NTFS checkout (:func:`same_name`); a source alone
+    under such a spelling (``plan.json``) is converted from no name a reviewer sees:
+    E_UNSAFE_PATH for a hidden
+    character, else E_CONVERT_UNSUPPORTED (rename it). Every reader of a folder asks it,
+    the controller's converter and the readers of a plan by its id alike
+    (:func:`controller.git.planstate.plan_file_of`; round 74: MCP ``log``, the page and
+    ``/api/plan/`` answered "no plan" for a source the row held; the CLI and ``check``
+    through :func:`folder_verdict`): a code in :data:`HELD_CODES` holds the folder."""
+    found = source_claims(names)
+    if not found or any(name in PLAN_FILES for name in names):
+        return None
+    shown = ", ".join(visible(name) for name in found)
+    claims = plan_file_claims(names)
+    if claims:
+        held = " and ".join(visible(name) for name in claims)
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"{folder} holds {held}, which claims the place of the PLAN.yml {shown} would "
+            "be converted to: neither would be read or run; delete or rename it",
+        )
+    if len(found) > 1:
+        twins = any(same_name(one, (other,)) for one in found for other in found if one != other)
+        one_path = "; one path on a case-insensitive, HFS+ or NTFS checkout" if twins else ""
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"{folder} holds several plan sources ({shown}{one_path}); keep one",
+        )
+    name = found[0]
+    if name in SOURCE_FILES:
+        return "", name
+    unsafe = unsafe_name(f"{folder}/{name}")
+    if unsafe is not None:
+        return "E_UNSAFE_PATH", unsafe
+    exact = next(s for s in SOURCE_FILES if same_name(name, (s,)))
+    return (
+        "E_CONVERT_UNSUPPORTED",
+        f"{visible(name)} is not converted: a plan source is named exactly {exact}; rename it",
+    )

@@ -439,7 +439,11 @@ class Controller(Deciding, Outcomes):
 
     def _source_rows(self) -> list[dict[str, Any]]:
         """Committed sources (PLAN.json & co.) that do not convert: a row each, with the
-        conversion's code, so ``status`` says why no plan appears (converting is pure)."""
+        conversion's code, so ``status`` says why no plan appears (converting is pure). A
+        source the folder holds (:data:`controller.plan.names.HELD_CODES`) is ``held`` as a
+        held plan file's row is (round 74: the row said it in ``problem`` only, and the page
+        read the folder again)."""
+        from controller.plan.names import HELD_CODES
         from controller.service import sources as source_files
 
         rows: list[dict[str, Any]] = []
@@ -460,6 +464,7 @@ class Controller(Deciding, Outcomes):
                     "file": source,
                     "status": UNREADABLE,
                     "problem": problem.to_json(),
+                    "held": problem.code if not source and problem.code in HELD_CODES else None,
                     "reason": f"{problem.code}: {problem.message}",
                     "file_status": None,
                     "hash": None,

@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from controller.plan.discovery import MAX_SOURCE_BYTES
-from controller.plan.names import source_verdict
+from controller.plan.names import source_verdict as source_verdict
 from controller.plan.plans import SOURCE_FILES
 
 if TYPE_CHECKING:

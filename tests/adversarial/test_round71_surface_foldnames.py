@@ -24,10 +24,11 @@ approval, never answered with its twin's record; MCP path spellings (``plans/dep
 ``plans/Deploy``) answer that plan or refuse, never another plan; ``/api/plan/`` spellings
 (``%2F``, a trailing slash, ``..``, ``%2E%2E``, ``//``, a backslash) the same; the folders
 that casefold to a refused name (``ſ``, mixed case) are ``E_UNSAFE_PATH`` on the row and MCP
-and never run; the look-alike folders that do not casefold to one (``ı``, ``İ``, full-width,
-a trailing dot) are plans of their own on every reader, agreeing, never run on the agent's
-word; Alice's plan beside each keeps her record (completed, approver alice, the forged text
-never shown).
+and never run; the look-alike folders that do not casefold to one (``ı``, ``İ``, full-width)
+are plans of their own on every reader, agreeing, never run on the agent's word (a trailing
+dot was one of them until round 74: NTFS drops it, so ``PLAN.yml.`` is refused as
+``PLAN.yml`` is and its host held E_PLAN_AMBIGUOUS, r74heldread, 2026-11-30); Alice's plan
+beside each keeps her record (completed, approver alice, the forged text never shown).
 
 Broke: none. Held: every id (see FINDINGS.md, round 71).
 """
@@ -59,7 +60,7 @@ INNER = {
     "h1": ("EXECUTıON_LOG.md", False),
     "h2": ("EXECUTİON_LOG.md", False),
     "h3": ("ＰＬＡＮ.yml", False),
-    "h4": ("PLAN.yml.", False),
+    "h4": ("PLAN.yml.", True),  # NTFS drops the dot: PLAN.yml's place (round 74, r74heldread)
     "h5": ("PLAN.jſon", True),
     "h6": ("ExEcUtIoN_lOg.Md", True),
 }
@@ -313,6 +314,11 @@ def test_a_lookalike_inner_folder_never_runs_and_readers_agree(lab: Lab, host: s
     # the plan beside it keeps Alice's record, the forged log never shown
     err_h, hst = _payload(got[f"host-{host}:mcp-status"])
     err_hl, hlog = _payload(got[f"host-{host}:mcp-log"])
+    if name == "PLAN.yml.":  # NTFS: a claim of the host's PLAN.yml place, held (round 74)
+        assert "E_PLAN_AMBIGUOUS" in json.dumps(hst) and err_hl, (hst, hlog)
+        assert "forged-r71" not in json.dumps(hlog, ensure_ascii=False), hlog
+        assert got["rows"][f"plans/{host}"].get("held") == "E_PLAN_AMBIGUOUS", got["rows"]
+        return
     assert not err_h and hst["plans"][0]["status"] == "completed", hst
     assert hst["plans"][0]["approver"] == ALICE[1], hst
     assert not err_hl and "forged-r71" not in json.dumps(hlog, ensure_ascii=False), hlog

@@ -77,6 +77,11 @@ Seen (round 74):
   ``/api/plan/<id>`` say ``E_UNSAFE_PATH: no readable PLAN file`` with ``code: null``. Should
   (round 73: rows carry ``held``; the page of a held row shows "its code, notes and the
   controller's own record"): every reader says ``E_PLAN_AMBIGUOUS`` and why, as the row does.
+  Fixed (2026-11-30, r74heldread): the source verdict moved beside the plan file's
+  (``controller.plan.names.source_verdict``) and the reader of a plan by its id asks it
+  (``controller.git.planstate.plan_file_of``: MCP ``log``/``wait`` raise its code and why); a
+  source row the verdict holds carries ``held`` (``HELD_CODES``), so the page and
+  ``/api/plan/<id>`` take the held page (code, why, notes, the controller's own record only).
 Noted, not counted: ``flip`` (Alice approved while the claim held the folder; the agent then
 removed the claim): pass 4 reads the approval as the agent's (``approval refused:
 E_APPROVER_NOT_ALLOWED: agent@example.com (author of <the claim's removal>)``) and commits a
@@ -273,13 +278,7 @@ SREADERS = (
     "ran",
 )
 SIDS = [f"{f}:{r}" for f in [*SOURCES, "yml-sym"] for r in SREADERS]
-BROKEN: dict[str, Any] = {
-    **{
-        f"{f}:{r}": _xf("a held source's row has no held field; MCP log, page and API disagree")
-        for f in HELD_SRC
-        for r in ("held", "mcp-log", "api", "page")
-    },
-}
+BROKEN: dict[str, Any] = {}  # all fixed (2026-11-30, r74heldcli and r74heldread)
 
 
 def _refused(text: str) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.errors import PlanAmbiguous
+from controller.errors import PlanAmbiguous, UnsafePath
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
 from controller.git.planstate import plan_file_of, plan_id_of
@@ -25,6 +25,24 @@ def test_either_file_name_is_the_plans_file(name: str) -> None:
 
 def test_a_folder_without_a_plan_file_has_none() -> None:
     assert plan_file_of("plans/x", ["EXECUTION_LOG.md", "PLAN.json", "xy"]) is None
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["PLAN.json", "plan.yml"], ["PLAN.md", "Plan.Yaml"], ["PLAN.json", "PLAN.md"],
+     ["PLAN.md", "plan.MD"], ["PLAN.json", "PLAN.yml."], ["PLAN.json", "PLAN~1.JSO"]],
+)  # fmt: skip
+def test_a_held_source_is_held_for_the_reader_that_asks_for_its_plan(names: list[str]) -> None:
+    """Round 74: MCP ``log`` and the page answered "no plan" for a source the converter
+    holds E_PLAN_AMBIGUOUS (beside a claim of the plan file's place or a twin source)."""
+    with pytest.raises(PlanAmbiguous, match="plans/x"):
+        plan_file_of("plans/x", [*names, "EXECUTION_LOG.md"])
+
+
+def test_a_source_under_a_hidden_name_is_unsafe_and_one_to_convert_is_no_plan_yet() -> None:
+    with pytest.raises(UnsafePath):
+        plan_file_of("plans/x", ["PLAN.js\u200con"])
+    assert plan_file_of("plans/x", ["plan.json"]) is None  # E_CONVERT_UNSUPPORTED: not held
 
 
 def test_both_file_names_are_ambiguous() -> None:

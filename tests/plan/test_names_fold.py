@@ -5,6 +5,7 @@ folds case; ``plan_file_claims`` and ``plan_named_folder`` both compare by it.""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
@@ -20,6 +21,9 @@ from controller.plan.names import (
     log_twins,
     plan_file_claims,
     plan_named_folder,
+    same_name,
+    source_claims,
+    source_verdict,
     unsafe_name,
 )
 
@@ -63,7 +67,7 @@ def test_a_claim_spelled_with_ignored_code_points_makes_the_folder_ambiguous(
     assert ambiguous_claims([*names, "EXECUTION_LOG.md", "notes.md"]) is not None
 
 
-@pytest.mark.parametrize("name", ["PLAN.ymlx", "PLAN.y ml", "PLAN_yml", "PLAN.yml.", "PLAN.ym"])
+@pytest.mark.parametrize("name", ["PLAN.ymlx", "PLAN.y ml", "PLAN_yml", "PLAN.ym", "PLAN.y.ml"])
 def test_other_names_claim_nothing(name: str) -> None:
     assert plan_file_claims([name]) == []
     assert ambiguous_claims(["PLAN.yml", name]) is None
@@ -96,3 +100,42 @@ def test_the_logs_name_is_folded_as_a_plan_files(name: str) -> None:
 def test_other_names_are_no_claim_of_the_log(name: str) -> None:
     assert not is_log_twin(name) and log_claims([name]) == [] and log_twins([name]) == []
     assert not is_log_twin(LOG_NAME) and log_twins([LOG_NAME]) == []
+
+
+#: Names NTFS makes one with another (git's ``core.protectNTFS``; round 74): the end it drops
+#: (trailing dots and spaces, the unnamed stream ``::$DATA``) and the 8.3 short name.
+NTFS_LOG = ["EXECUTION_LOG.md.", "EXECUTION_LOG.md ", "EXECUTION_LOG.md::$DATA",
+            "execution_log.md . ", "EXECUTION_LOG.md::$data.", "EXECUT~1.MD", "execut~2.md",
+            "EXECU~10.MD"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NTFS_LOG)
+def test_a_name_ntfs_makes_the_log_is_a_twin_of_it(name: str) -> None:
+    """Round 74: ``EXECUT~1.MD`` (the 8.3 short name of ``EXECUTION_LOG.md``, written after
+    it by git's index order) and ``EXECUTION_LOG.md.`` were no claim of the log's place."""
+    assert same_name(name, (LOG_NAME,)) and is_log_twin(name)
+    assert log_twins(["notes.md", LOG_NAME, name]) == [name]
+
+
+@pytest.mark.parametrize(
+    ("names", "claims"),
+    [(["PLAN.yml", "PLAN.yml."], 2), (["PLAN.yml", "PLAN.yml "], 2),
+     (["PLAN.yml", "PLAN.yml::$DATA"], 2), (["PLAN.yml", "PLAN~1.YAM"], 2),
+     (["PLAN.yml", "plan~1.yml"], 2), (["PLAN.yml", "PLAN~1.YM"], 1),
+     (["PLAN.yml", "PLA~1.YML"], 1), (["PLAN.yml", "PLAN~X.YML"], 1)],
+)  # fmt: skip
+def test_one_fold_for_plan_files_sources_and_folders(names: list[str], claims: int) -> None:
+    """The same names claim the plan file's, a source's and a folder's place (one function,
+    :func:`same_name`), and nothing shorter or longer than NTFS's forms does."""
+    assert len(plan_file_claims(names)) == claims, plan_file_claims(names)
+    twin = re.sub(r"\.yml|\.YML", ".json", names[1].replace("YAM", "JSO"))
+    twin = twin.replace("~1.json", "~1.jso")  # the short name's extension is 3 long
+    assert len(source_claims(["PLAN.json", twin])) == claims
+    assert bool(plan_named_folder(f"plans/x/{names[1]}/PLAN.yml")) == (claims == 2)
+
+
+def test_a_source_beside_its_short_name_waits_and_a_short_name_alone_says_its_name() -> None:
+    held = source_verdict("plans/s", ["PLAN.json", "PLAN~1.JSO"])
+    assert held is not None and held[0] == "E_PLAN_AMBIGUOUS", held
+    alone = source_verdict("plans/s", ["PLAN~1.JSO"])
+    assert alone is not None and alone[0] == "E_CONVERT_UNSUPPORTED" and "PLAN.json" in alone[1]

@@ -116,6 +116,34 @@ def test_a_source_beside_a_claim_waits_and_nothing_is_committed(
     assert waiting.startswith("E_PLAN_AMBIGUOUS"), waiting
 
 
+@pytest.mark.parametrize(
+    ("name", "held"),
+    [("plan.JSON", "E_PLAN_AMBIGUOUS"), ("PLAN~1.JSO", "E_PLAN_AMBIGUOUS"),
+     ("PLAN.json.", "E_PLAN_AMBIGUOUS"), ("PLAN.yml ", "E_PLAN_AMBIGUOUS"), ("notes.md", None)],
+)  # fmt: skip
+def test_a_held_source_row_says_held_as_a_held_plan_files_row_does(
+    repo: Path, name: str, held: str | None
+) -> None:
+    """Round 74: the row of a source the converter holds had no ``held`` field (its code in
+    ``problem`` only), so the page and ``/api/plan/`` read the folder's files again; names
+    NTFS makes ``PLAN.json`` or ``PLAN.yml`` (its 8.3 short name, a trailing dot or space)
+    hold it as a case twin does."""
+    folder = repo / "plans" / "s"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.json").write_text(SOURCE)
+    (folder / name).write_text(SOURCE.replace("world", "moon"))
+    commit_all(repo, "agent: a source and a file beside it", AGENT)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+        row = _row(ctl, "plans/s")
+    if held is None:  # an honest neighbour: converted
+        assert "plangate: convert plans/s" in subjects(repo), subjects(repo)
+        return
+    assert not [s for s in subjects(repo) if s.endswith("plans/s")], subjects(repo)
+    assert row is not None and row["held"] == held, row
+    assert str(row["reason"]).startswith(held) and name.strip() in str(row["reason"]), row
+
+
 @pytest.mark.parametrize("twin", ["plan.JSON", "PLAN.json\ufeff", "PLAN.md"])
 def test_two_sources_one_path_on_some_checkout_wait(repo: Path, twin: str) -> None:
     """docs/formats.md: "Two sources in one folder wait with E_PLAN_AMBIGUOUS", names

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -452,6 +453,35 @@ def test_log_of_a_folder_with_both_plan_files_is_ambiguous(repo: Path, tmp_path:
         for since in (None, "pending_approval"):
             with pytest.raises(PlanAmbiguous):
                 api.wait("plans/y", timeout=0, status=since)
+    finally:
+        api.close()
+
+
+@pytest.mark.parametrize("beside", ["plan.yml", "plan.JSON", "PLAN.md"])
+def test_log_of_a_held_source_says_why_it_is_held(repo: Path, tmp_path: Path, beside: str) -> None:
+    """Round 74: a ``PLAN.json`` the converter holds E_PLAN_AMBIGUOUS (beside a symlink
+    claiming the plan file's place, its case twin, a second source) was "no plan" to MCP
+    ``log`` and ``wait`` while its row said E_PLAN_AMBIGUOUS: the same verdict, the same why."""
+    from controller.commands._shared import required_config
+    from controller.errors import PlanAmbiguous
+    from controller.service.agentapi import AgentApi
+
+    (repo / "plans" / "q").mkdir(parents=True)
+    (repo / "plans" / "q" / "PLAN.yml").write_text(PLAN)
+    folder = repo / "plans" / "s"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.json").write_text(CONTRACT)
+    if beside == "plan.yml":
+        (folder / beside).symlink_to("../q/PLAN.yml")
+    else:
+        (folder / beside).write_text(CONTRACT)
+    commit_all(repo, "a held source", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        with pytest.raises(PlanAmbiguous, match=re.escape(beside)):
+            api.log("plans/s")
+        with pytest.raises(PlanAmbiguous):
+            api.wait("plans/s", timeout=0)
     finally:
         api.close()
 

@@ -49,6 +49,14 @@ def plan_text(name: str, tool: str = "greet", gate: bool = False) -> str:
     ) + (second + "    params: {}\n" if gate else "")
 
 
+SOURCE = {
+    "plan_version": 1,
+    "goal": "SOURCE-GOAL",
+    "inputs": {"who": "world"},
+    "steps": [{"step_id": "s1", "tool": "greet", "args": {"who": "${inputs.who}"}}],
+}
+
+
 @pytest.fixture
 def site(tmp_path: Path, repo: Path) -> Any:
     """A daemon with the page on, and plans that completed, failed, wait, and wait at a gate."""
@@ -147,6 +155,29 @@ def test_a_held_folders_page_reads_no_file_of_it(site: Any, repo: Path) -> None:
     assert [p for p in data["problems"] if p["code"] == "E_PLAN_AMBIGUOUS"], data
     html = httpx.get(base + "/plan/plans/held").text
     assert "E_PLAN_AMBIGUOUS" in html and "HELD-Y" not in html and "Task with" not in html
+
+
+def test_a_held_sources_page_says_why_and_reads_no_file_of_it(site: Any, repo: Path) -> None:
+    """Round 74: the page and ``/api/plan/`` of a ``PLAN.json`` the converter holds (beside a
+    symlink ``plan.yml``) said ``E_UNSAFE_PATH: no readable PLAN file`` with no code, where a
+    held PLAN.yml's say E_PLAN_AMBIGUOUS and why: the row holds it, the page takes it; the
+    agent's log beside it is no record of the controller's, never shown."""
+    base, _, _ = site
+    folder = repo / "plans" / "src"
+    folder.mkdir()
+    (folder / "PLAN.json").write_text(json.dumps(SOURCE, indent=1))
+    (folder / "plan.yml").symlink_to("../done/PLAN.yml")
+    (folder / "EXECUTION_LOG.md").write_text("# Approved by alice, completed FORGED-LOG\n")
+    commit_all(repo, "agent: a source beside a claim", AGENT)
+    wait_until(lambda: "plans/src" in json.dumps(_get(base, "/api/")), what="the held row")
+    data = _get(base, "/api/plan/plans/src")
+    assert data["row"]["code"] == "E_PLAN_AMBIGUOUS", data["row"]
+    assert not data.get("document") and not data.get("hash") and not data["row"]["hash"], data
+    why = [p["message"] for p in data["problems"] if p["code"] == "E_PLAN_AMBIGUOUS"]
+    assert why and "plan.yml" in why[0], data
+    assert not data.get("log") and "FORGED-LOG" not in json.dumps(data), data
+    html = httpx.get(base + "/plan/plans/src").text
+    assert "E_PLAN_AMBIGUOUS" in html and "SOURCE-GOAL" not in html and "FORGED-LOG" not in html
 
 
 def test_a_log_under_another_spelling_is_noted_on_the_page(site: Any, repo: Path) -> None:

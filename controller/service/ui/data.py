@@ -233,7 +233,8 @@ class UiData:
         read only to compare them with the record (a later version by anyone else noted)."""
         code = row["held"]
         notes = list(row.get("notes") or [])
-        why = next((n for n in reversed(notes) if n.startswith(code)), None) or (
+        said = [*reversed(notes), row.get("reason") or ""]  # a held source's: its reason
+        why = next((n for n in said if n.startswith(code)), None) or (
             f"{code}: the folder is held (see plangate status): no file of it is read or run"
         )
         page: dict[str, Any] = {
@@ -241,8 +242,10 @@ class UiData:
             "notes": notes,
             "problems": [{"code": code, "message": why}],
         }
-        text, cut = self._committed(row["file"], MAX_FILE)
-        record = self._show_record(page, row["file"], text if not cut else None)
+        # a held source's row names no file: the record is the one beside its would-be PLAN.yml
+        file = row["file"] or f"{row['plan']}/PLAN.yml"
+        text, cut = self._committed(file, MAX_FILE)
+        record = self._show_record(page, file, text if not cut else None)
         blocks = {k: v for k, v in (record.blocks if record else {}).items() if v is not None}
         if blocks:
             page["record"] = self._redactor.data(blocks)

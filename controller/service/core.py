@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from itertools import takewhile
@@ -40,7 +40,9 @@ from controller.git.ownrecord import (
     own_record,
     unpublished_tail,
 )
+from controller.git.planstate import path_name
 from controller.git.store import forged_object
+from controller.plan.names import PLAN_FILES
 from controller.service.sources import SourceFinder
 from controller.service.statedir import (
     CommitSeal,
@@ -388,30 +390,34 @@ class ControllerCore:
         an approval of a completed plan ran it again, a gate approval ran action 1 again).
 
         - ``commit.key`` alone (it sealed this controller's commits, and verifies none here):
-          the branch holding commits under the controller's name or ``frozen:`` /
-          ``execution:`` records means its line is gone: ``E_HISTORY_REWRITTEN``;
+          the branch holding commits under the controller's name or plan files with
+          ``frozen:`` / ``execution:`` records means its line is gone: ``E_HISTORY_REWRITTEN``;
         - a new state directory: files recording runs (an ``execution:`` block beside a plan
-          status only a version that ran has: :meth:`_runs_in_files`) with no commit under
-          the controller's name that has a parent (history from before sealing, an upgrade,
-          has them) are a squash of a sealed line: ``E_STORAGE``. (A plan the agent commits
-          with a forged block and ``pending_approval``, round 61, is no run: it starts.)
+          status only a version that ran has: :meth:`_runs_in_files`) whose plan no commit
+          under the controller's name with a parent changed (history from before sealing, an
+          upgrade, made each run's records in such commits) are a squash of a sealed line:
+          ``E_STORAGE`` (round 74: one unsealed empty commit under its name on the squash
+          passed for an upgrade). (A plan the agent commits with a forged block and
+          ``pending_approval``, round 61, is no run: it starts.)
 
-        ``--take-over`` accepts either knowingly: then the runs the files record are returned
-        as (frozen hash, plan id, head) for :meth:`_runs_recorded_in_files`. One ``git grep``
-        of the head's tree, asked only when the answer decides (the files it lists parsed);
-        [] when the start goes on as before."""
+        What a file records is what it PARSES to, at every plan file name (round 74: keys
+        quoted, ``execution :``, an indented document, ``PLAN.yaml`` passed a line pattern);
+        :meth:`_plan_files_naming` only narrows which files are read. ``--take-over`` accepts
+        either knowingly: then the runs the files record are returned as (frozen hash, plan
+        id, head) for :meth:`_runs_recorded_in_files`; [] when the start goes on as before."""
         if self._sealed_candidates(shas):
             return []  # round 70's refusal decided (here: taken over)
         keyed_alone = self.commit_seal.key() is not None
-        if not keyed_alone and any(sha not in self._roots for sha in shas):
-            return []  # trust on first use of history from before sealing (an upgrade)
-        block = "(frozen|execution)" if keyed_alone else "execution"
-        records = self._files_matching(f"^{block}:[[:space:]]*$")
-        if not records and not (keyed_alone and shas):
+        listed = self._plan_files_naming(("frozen",) if keyed_alone else ())
+        if listed and not keyed_alone:  # the plans whose records an upgrade's commits made
+            made = self._plans_changed_by([sha for sha in shas if sha not in self._roots])
+            listed = [p for p in listed if plan_id_of(p, self.config.plans_dir) not in made]
+        if not listed and not (keyed_alone and shas):
             return []  # a new repository (or no branch to read yet: the pass says why)
         head = self.head()
-        asked = records and (self.take_over or not keyed_alone)  # the key: refused at once
-        runs = self._runs_in_files(records, head) if asked else []
+        records = self._recording_files(listed, head) if keyed_alone and not shas else []
+        asked = listed and (self.take_over or not keyed_alone)  # the key: refused at once
+        runs = self._runs_in_files(listed, head) if asked else []
         if keyed_alone and (shas or records):
             self.log.error("own_line_gone", head=head[:12], named=len(shas), files=len(records))
             what = (
@@ -454,28 +460,62 @@ class ControllerCore:
         self.log.warning("unattributed_records_taken_over", head=head[:12], runs=len(runs))
         return runs
 
-    def _files_matching(self, pattern: str) -> list[str]:
-        """The plan files (``PLAN.yml``) at the head with a line matching ``pattern`` (one
-        ``git grep`` of the tree; git's extended regular expressions)."""
+    def _plan_files_naming(self, keys: tuple[str, ...]) -> list[str]:
+        """The plan files (``PLAN.yml``, ``PLAN.yaml``) at the head that may hold an
+        ``execution:`` block (or a top-level key of ``keys``): one ``git grep`` of the tree for
+        the key's letters or a backslash. YAML spells a key otherwise only through escapes
+        (``"\\x65xecution"``) or aliases of text holding it, so no file that parses to one is
+        left out. A failing ``git grep`` refuses the start (``E_GIT``): unread is not empty."""
         try:
-            out = self.repo.run(
-                "grep", "-l", "-z", "-I", "-E", "-e", pattern, self.head(), "--",
-                self.config.plans_dir,
-            )  # fmt: skip
+            head = self.head()
         except GitError:
-            return []  # nothing matches (git grep exits 1), or no tree yet
-        files = (name.partition(":")[2] for name in out.split("\0") if name)
-        return [path for path in files if path.endswith("/PLAN.yml")]
+            return []  # no tree yet
+        patterns = [arg for key in ("execution", *keys, "\\") for arg in ("-e", key)]
+        result = self.repo.run_raw(
+            "grep", "-l", "-z", "-F", *patterns, head, "--", self.config.plans_dir
+        )
+        if result.returncode == 1 and not result.stderr.strip():
+            return []  # nothing matches
+        if result.returncode != 0:
+            raise GitError(
+                f"cannot read the plan files at {head[:12]} for the controller's records "
+                f"(git grep: {result.stderr.decode('utf-8', 'replace').strip()[:300]}); a first "
+                "start does not adopt a branch it could not read",
+                remedy="see git's message; repair the repository (git fsck), then run again",
+            )
+        names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+        files = (name.partition(":")[2] for name in names if name)
+        return [path for path in files if path_name(path) in PLAN_FILES]
 
-    def _runs_in_files(self, paths: list[str], head: str) -> list[tuple[str, str, str]]:
-        """Of the plan files ``paths`` at ``head``, those whose version says it ran: an
-        ``execution:`` block beside a plan status only a run gives (``executing``,
-        ``completed``, ``failed``, ``awaiting_approval``; ``aborted`` once started), which a
-        freeze never keeps for a new version (its status is ``pending_approval``). As
-        (frozen hash, plan id, head)."""
+    def _plans_changed_by(self, shas: list[str]) -> set[str]:
+        """The plans (ids) whose folder (plan file, log) one of ``shas`` changed against its
+        first parent: the records an upgrade's controller commits made (one ``git log`` of
+        those commits alone)."""
+        if not shas:
+            return set()
+        out = self.repo.run(
+            "log", "--no-walk=unsorted", "--stdin", "--format=", "--name-only", "--no-renames",
+            "--diff-merges=first-parent", "--", self.config.plans_dir,
+            input="\n".join(shas).encode("ascii") + b"\n",
+        )  # fmt: skip
+        found = (plan_id_of(path, self.config.plans_dir) for path in out.splitlines() if path)
+        return {plan_id for plan_id in found if plan_id is not None}
+
+    def _recording_files(self, paths: list[str], head: str) -> list[str]:
+        """Of ``paths``, the plan files at ``head`` with a ``frozen`` or ``execution`` key."""
+        return [
+            path
+            for path, _, data in self._parsed_plan_files(paths, head)
+            if "frozen" in data or "execution" in data
+        ]
+
+    def _parsed_plan_files(
+        self, paths: list[str], head: str
+    ) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """(path, plan id, document) of each plan file of ``paths`` at ``head`` that parses to
+        a mapping (the controller's own reader; one it cannot read is skipped: no plan)."""
         from controller.plan import yamlio
 
-        found = []
         for path in paths:
             plan_id = plan_id_of(path, self.config.plans_dir)
             try:
@@ -483,8 +523,17 @@ class ControllerCore:
                 data = yamlio.read_yaml((raw or b"").decode("utf-8"), path).data
             except (PlangateError, UnicodeDecodeError, ValueError):
                 continue
-            if plan_id is None or not isinstance(data, dict):
-                continue
+            if plan_id is not None and isinstance(data, dict):
+                yield path, plan_id, data
+
+    def _runs_in_files(self, paths: list[str], head: str) -> list[tuple[str, str, str]]:
+        """Of the plan files ``paths`` at ``head``, those whose version says it ran: an
+        ``execution:`` block beside a plan status only a run gives (``executing``,
+        ``completed``, ``failed``, ``awaiting_approval``; ``aborted`` once started), which a
+        freeze never keeps for a new version (its status is ``pending_approval``). As
+        (frozen hash, plan id, head)."""
+        found = []
+        for _, plan_id, data in self._parsed_plan_files(paths, head):
             plan, frozen, execution = (data.get(k) for k in ("plan", "frozen", "execution"))
             status = plan.get("status") if isinstance(plan, dict) else None
             plan_hash = frozen.get("hash") if isinstance(frozen, dict) else None

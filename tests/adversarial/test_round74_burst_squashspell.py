@@ -44,7 +44,8 @@ spelling; two passes. Asserted per clone (``<shape>-<state>-<v>``):
   ``f-05``/``f-07``/``f-08``, one of ``f-06`` where it ran, and (attacks) no valid start of
   ``f-01`` or ``fg-1`` on the squashed line (controls: one of ``f-01``).
 
-Seen (round 74): BROKEN (28 ids, 1 class). **Round 73's squash rule reads the records by
+Seen (round 74): BROKEN (28 ids, 1 class; FIXED 2026-11-30, r74squash, below).
+**Round 73's squash rule reads the records by
 their spelling, not their YAML: a squash whose owned keys are quoted, spaced, or whose files
 are named ``PLAN.yaml`` starts by trust on first use and approvals rerun what ran** (``dq-key``,
 ``dq-new``, ``sq-new``, ``sp-key``, ``sp-new``, ``yaml-key``, ``yaml-new``, each ``-start``,
@@ -70,6 +71,11 @@ value quoted: refused ``E_STORAGE``), ``crlf`` (refused), ``tag`` (``!!str`` tag
 ``E_YAML_PARSE`` unreadable, nothing starts, nothing reruns; Alice's approval of ``f-06`` in
 that file does nothing, which is the agent's doing); ``f-05``/``f-07``/``f-08`` never ran and
 no audit called them valid anywhere.
+FIXED (2026-11-30, r74squash): a first start decides by what the plan files PARSE to, at
+every plan file name (``PLAN.yml``, ``PLAN.yaml``): ``git grep`` only narrows the files read to
+those holding the key's letters or a backslash (the only way YAML spells a key otherwise), and
+each is read by the controller's own loader; a ``git grep`` that fails refuses the start
+(``E_GIT``). All 28 are refused as ``plain`` is, and the take-over reruns nothing.
 """
 
 from __future__ import annotations
@@ -92,18 +98,8 @@ TAGS = [*F, "fg-1-1", "fg-1-2"]
 ATTACKS = ["plain", "dq", "sq", "sp", "tag", "val", "yaml", "crlf"]
 CLONES = ["plain-key", "plain-new", "dq-key", "dq-new", "sq-new", "sp-key", "sp-new", "tag-new",
           "val-new", "yaml-key", "yaml-new", "crlf-new"]  # fmt: skip
-_WHY = {
-    "start": "a respelled squash starts with no refusal (the git grep misses the records)",
-    "done": "a respelled squash: Alice's re-approval of completed f-01 RAN IT AGAIN",
-    "gate": "a respelled squash: the gate approval of paused fg-1 RAN ITS ACTION 1 AGAIN",
-    "audit": "a respelled squash: the fresh-clone audit calls the second run of f-01 valid",
-}
-#: round 74: see the module docstring's "Seen (round 74)"
-BROKEN: dict[str, object] = {
-    f"{c}-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {_WHY[v]} ({c})")
-    for c in ["dq-key", "dq-new", "sq-new", "sp-key", "sp-new", "yaml-key", "yaml-new"]
-    for v in _WHY
-}
+#: round 74: see the module docstring's "Seen (round 74)" (fixed 2026-11-30, r74squash)
+BROKEN: dict[str, object] = {}
 
 OWNED = ("frozen", "execution", "approval", "validation")
 

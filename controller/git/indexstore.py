@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "61"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "62"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -221,6 +221,10 @@ INDEX_VERSION = "61"  # 3: risk and estimate per plan; 4: approval identities, f
 # 61: 60, and a merge that brings onto a recorded path a plan that was elsewhere before it
 # (a swap or a replacement on the merged branch, in one commit or two) starts the new life too
 # (the lead, 2026-11-30: a merged pull request's replacement of a ran plan kept ``completed``)
+# 62: 61, and the writers of every version the index holds (its plan's changers, its folder's
+# writers) and its owned-block editors' hold kept by its content hash (``version:<hash>``,
+# ``@held``): a plan a commit writes holding that content later, by any route, takes them
+# (round 74: a copy of an older version, of a deleted plan, its ``frozen:`` block cut, lifted)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -1127,7 +1127,9 @@ class Lifecycle(IndexStore):
         folder, or his owned block, lifted into the copy in the agent's next commit, ran on
         his approval of it; the same copy git paired (the source touched) was refused. Found
         by the index's blobs (:meth:`_plans_holding`), not by a copy search: no comparison
-        of every new plan with every plan (the ``cp-edit`` limit's cost)."""
+        of every new plan with every plan (the ``cp-edit`` limit's cost). Round 74: a plan
+        holding the CONTENT of any version held before, by any route, takes its holders'
+        writers by the content hash too (:meth:`_took_content`)."""
         exact = {target for status, _, target, _ in found if status in ("R100", "C100")}
         new_blobs = {
             c.path: c.new_blob

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "64"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -224,6 +224,11 @@ INDEX_VERSION = "64"  # 3: risk and estimate per plan; 4: approval identities, f
 # 64: 61, and names NTFS makes one (a trailing dot or space, ``::$DATA``, the 8.3 short name
 # ``EXECUT~1.MD``) claim the plan file's and the log's place as the fold's do (round 74: a
 # forged ``EXECUT~1.MD`` beside a ran plan's log was noted by no reader)
+# 62: 61, and the writers of every version the index holds (its plan's changers, its folder's
+# writers) and its owned-block editors' hold kept by its content hash (``version:<hash>``,
+# ``@held``): a plan a commit writes holding that content later, by any route, takes them
+# (round 74: a copy of an older version, of a deleted plan, its ``frozen:`` block cut, lifted)
+# 65: 62 and 64 together (each branch's index had one of them alone)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -44,6 +44,7 @@ from controller.git.planstate import (
     path_name,
     plan_id_of,
     too_large,
+    version_key,
 )
 from controller.git.records import (
     EVENT_TRAILER,
@@ -236,6 +237,12 @@ class Lifecycle(IndexStore):
     #: built from, the map, the plans touched since (read again at the next look-up).
     _by_blob: tuple[dict[str, PlanState], dict[str, set[str]], set[str]] | None = None
 
+    def _load(self) -> None:
+        super()._load()
+        #: The plans whose version's writers to key again after the commit applied
+        #: (:meth:`_key_versions`): touched, or their folder written.
+        self._versions_due: set[str] = set()
+
     def facts(self, repo: GitRepo, blob: str | None) -> BlobFacts | None:
         if blob is None:
             return None
@@ -260,6 +267,7 @@ class Lifecycle(IndexStore):
             self._add_authors(folder_key(target) + _HELD, held)  # before the move's own edit
         self._before_move = {} if by_controller else self._move_sources(repo, record)
         self._held_copied: dict[str, set[str]] = {}
+        self._same_content: dict[str, set[str]] = {}
         for target, writers in self._follow_parked(repo, record, by_controller).items():
             carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
@@ -323,10 +331,13 @@ class Lifecycle(IndexStore):
                 self._run_record(record, plan_id, sink)
         if not by_controller and record.author.email.lower() == self.controller_email:
             self._named_by_another(record)
+        for plan_id, writers in self._same_content.items():  # its content's earlier holders
+            carried[plan_id] = carried.get(plan_id, set()) | writers
         if carried:
             self._carry(carried)
         for target, held in sorted(self._held_copied.items()):  # after the copy's own change
             self._add_authors(folder_key(target) + _HELD, held)
+        self._key_versions()
         self._forget_emptied(repo, record)
 
     def _note_logs(self, record: CommitRecord, plan_ids: set[str]) -> None:
@@ -1116,7 +1127,9 @@ class Lifecycle(IndexStore):
         folder, or his owned block, lifted into the copy in the agent's next commit, ran on
         his approval of it; the same copy git paired (the source touched) was refused. Found
         by the index's blobs (:meth:`_plans_holding`), not by a copy search: no comparison
-        of every new plan with every plan (the ``cp-edit`` limit's cost)."""
+        of every new plan with every plan (the ``cp-edit`` limit's cost). Round 74: a plan
+        holding the CONTENT of any version held before, by any route, takes its holders'
+        writers by the content hash too (:meth:`_took_content`)."""
         exact = {target for status, _, target, _ in found if status in ("R100", "C100")}
         new_blobs = {
             c.path: c.new_blob
@@ -1161,9 +1174,46 @@ class Lifecycle(IndexStore):
 
     def touch(self, plan_id: str) -> None:
         super().touch(plan_id)
+        self._versions_due.add(plan_id)
         index = self._by_blob
         if index is not None:
             index[2].add(plan_id)  # its blob read again at the next look-up
+
+    def _key_versions(self) -> None:
+        """Keep the writers of each plan a commit touched (its changers, its folder's
+        writers) and its owned-block editors' hold by the content hash it holds
+        (:func:`version_key`): a plan holding that content later, by whatever route, takes
+        them (:meth:`_took_content`). Only the plans touched and the folders written since
+        the last commit are read (a keyed write each, never a scan of all plans)."""
+        for plan_id in sorted(self._versions_due):
+            state = self.plans.get(plan_id)
+            if state is None or not state.hash or state.ambiguous or state.unsafe:
+                continue
+            key = version_key(state.hash)
+            writers = set(state.changers) | self.authors.get(folder_key(plan_id), frozenset())
+            self._add_authors(key, writers - {self.controller_email})
+            held = self.authors.get(folder_key(plan_id) + _HELD, frozenset())
+            if held:
+                self._add_authors(key + _HELD, set(held))
+        self._versions_due.clear()
+
+    def _took_content(self, plan_id: str, plan_hash: str | None) -> None:
+        """A plan a commit writes holding a content the index held before, at any path, in
+        any version since (round 74): it takes the writers of every plan that held it,
+        carried as a copy's (:meth:`_carry`), and their owned-block editors' hold, kept as
+        its folder's ``@held`` after the commit's own change (no writers of this version,
+        of its later ones: :meth:`_hold_copied`). "An exact copy is a copy" by its content,
+        whatever bytes spell it (its ``frozen:`` block cut, CRLF line ends), an older
+        version, a deleted plan's, assembled over commits, brought by a merge or a pick."""
+        if plan_hash is None:
+            return
+        key = version_key(plan_hash)
+        writers = self.authors.get(key, frozenset())
+        if writers:
+            self._same_content.setdefault(plan_id, set()).update(writers)
+        held = self.authors.get(key + _HELD, frozenset())
+        if held and plan_id not in (self.plans_dir, "."):
+            self._held_copied.setdefault(plan_id, set()).update(held)
 
     def _hold_copied(
         self, repo: GitRepo, commit: CommitRecord, source: str, blob: str | None, target: str
@@ -1846,6 +1896,7 @@ class Lifecycle(IndexStore):
             if str(inside) in (self.plans_dir, ".") or len(inside.parts) > MAX_PATH_PARTS:
                 break
             self._add_authors(folder_key(str(inside)), who)
+            self._versions_due.add(str(inside))  # the version it holds: keyed again
 
     def _draft_hash(self, repo: GitRepo, file: str, blob: str | None) -> str | None:
         """The hashed content of a file under the plans folder that is plan text under
@@ -2003,6 +2054,7 @@ class Lifecycle(IndexStore):
         since_before = state.version_since
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
+            self._took_content(plan_id, new.hash)
             self._produced(new.hash, changers, self._carried_here)
             changers |= self.authors.get(_blob_key(change.new_blob or ""), set())  # a draft
             if new.hash is not None:

@@ -257,6 +257,14 @@ def file_key(folder: str) -> str:
     return f"file:{folder}"
 
 
+def version_key(plan_hash: str) -> str:
+    """The author index's key for the writers of every plan that ever held the content
+    ``plan_hash`` (its changers, its folder's writers; with ``@held``, its owned-block
+    editors' hold): a plan holding that content later, by whatever route, takes them
+    (round 74: a copy of an older version, of a deleted plan, in other bytes)."""
+    return f"version:{plan_hash}"
+
+
 _PLAN_ID_NAMES = frozenset((*PLAN_FILES, LOG_NAME))
 
 

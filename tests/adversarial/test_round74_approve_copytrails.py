@@ -47,7 +47,18 @@ version: ``E_SELF_APPROVAL``, ``rec`` never ran, no audit calls a run valid; for
 (Bob approves the agent's copy) and ``ha-*`` (Alice approves the copy of Bob's plan) it ran
 once, the approver named; the fresh-clone audit agrees with the controller; one start at most.
 
-Seen (round 74): 18 ids BROKE (strict xfails), all of kinds ``note`` and ``hold`` (Bob a
+Seen (round 74), fixed 2026-11-30 (r74copies): the writers of every version the index has
+ever held (its plan's changers, its folder's writers) and its owned-block editors' hold are
+kept by that version's CONTENT hash (``version_key``; ``Lifecycle._key_versions`` after each
+commit, for the plans it touched and the folders it wrote: a keyed write, no scan), and a plan
+a commit writes holding a content held before, at any path and in any version since, takes
+them (``Lifecycle._took_content``, where the commit's changers take the content's authors by
+hash): the writers carried as a copy's, the hold as its folder's ``@held`` after the commit's
+own change. Whichever road brought the content (an older version, a deleted plan, bytes
+assembled or grown, a branch's merge or pick, the ``frozen:`` block cut, CRLF), Bob's lift in
+the agent's later commit makes him a writer of the copy: ``E_SELF_APPROVAL`` for all 18 ids,
+nothing ran, both audits agree. All asserted (the markers are off). As found: 18 ids BROKE
+(strict xfails), all of kinds ``note`` and ``hold`` (Bob a
 writer of the source through his ``NOTES.md`` in its folder, or his owned-block edit's hold);
 every ``bob-*`` id held (his authorship follows the content by hash: ``E_SELF_APPROVAL``).
 In each, Bob's plain approval of the copy's later version (his note's ``extra`` lifted into
@@ -115,39 +126,8 @@ HONEST.update(
 ALL = [*BOBS, *HONEST]
 
 
-def _broke(what: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 74: {what}")
-
-
-_OLDER = _broke(
-    "a byte-exact copy of an OLDER version of a plan drops its folder writers and owned-block"
-    " hold: Bob's approval of the copy (his bytes lifted in) ran"
-)
-_DELETED = _broke(
-    "a byte-exact copy (or re-add) of a DELETED plan drops its folder writers and owned-block"
-    " hold: Bob's approval of the copy (his bytes lifted in) ran"
-)
-_ASSEMBLED = _broke(
-    "a byte-exact copy assembled over several commits (in drafts/ then moved in, or grown in"
-    " place to the held bytes) drops the held plan's folder writers and owned-block hold:"
-    " Bob's approval ran"
-)
-_BROLD = _broke(
-    "a byte-exact copy made on a branch (or cherry-picked from one) of the version the plan"
-    " had when the branch forked, brought in after the plan changed, drops its folder writers"
-    " and owned-block hold: Bob's approval ran"
-)
-_SAMEHASH = _broke(
-    "a copy of the held plan's content hash with other bytes (frozen: cut, CRLF) drops its"
-    " folder writers and owned-block hold: Bob's approval ran"
-)
-BROKEN: dict[str, Any] = {
-    **{f"{k}-older": _OLDER for k in ("note", "hold")},
-    **{f"{k}-{r}": _DELETED for k in ("note", "hold") for r in ("deleted", "readd")},
-    **{f"{k}-{r}": _ASSEMBLED for k in ("note", "hold") for r in ("assembled", "grown")},
-    **{f"{k}-{r}": _BROLD for k in ("note", "hold") for r in ("brold", "pickold")},
-    **{f"{k}-{r}": _SAMEHASH for k in ("note", "hold") for r in ("unfrozen", "crlf")},
-}
+#: nothing open since r74copies (2026-11-30)
+BROKEN: dict[str, Any] = {}
 
 
 def road(v: str) -> str:

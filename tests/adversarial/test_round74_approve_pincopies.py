@@ -25,7 +25,13 @@ audit calls a run valid): ``note-later``, ``note-older``, ``note-deleted``, ``no
 ``h-older`` (the agent's library, nobody else's byte; Bob approves), ``ha-older``
 (``note-older``'s shape, Alice approves).
 
-Seen (round 74): 4 ids BROKE (strict xfails): ``note-older``, ``note-deleted``,
+Seen (round 74), fixed 2026-11-30 (r74copies): a plan a commit writes holding a content the
+index held before takes the writers of every plan that held it and their owned-block hold,
+kept by the content hash (``Lifecycle._key_versions``, ``_took_content``; see
+``test_round74_approve_copytrails``), carried as a copy's: into the copy's folder too, so the
+parent pinning the copy's later version has Bob among the pinned folder's writers (round 23):
+``E_SELF_APPROVAL`` for all four ids, nothing ran, both audits agree. All asserted (the
+markers are off). As found: 4 ids BROKE (strict xfails): ``note-older``, ``note-deleted``,
 ``note-grown``, ``hold-older``. Bob's plain approval of the parent ran the pinned copy's
 ``rec`` once with his ``extra: "<v>-bob"``, approver bob, both audits valid: the copy
 (``test_round74_approve_copytrails.py`` classes 1-3) took none of his writing of the source
@@ -52,17 +58,8 @@ from test_round2_execution_kit import shared
 BOBS = ["note-later", "note-older", "note-deleted", "note-grown", "hold-later", "hold-older"]
 HONEST = {"h-later": BOB, "h-older": BOB, "ha-older": ALICE}
 ALL = [*BOBS, *HONEST]
-#: found on the first run of the lab (round 74), see the docstring's end
-BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 74: a parent pinning a copy (of an older version, of a deleted plan, grown"
-        " to the held bytes) of Bob's folder ran on his approval: the copy dropped his note or"
-        " owned-block hold",
-    )
-    for v in ("note-older", "note-deleted", "note-grown", "hold-older")
-}
+#: nothing open since r74copies (2026-11-30)
+BROKEN: dict[str, Any] = {}
 PARENT = (
     'plan:\n  name: "parent {v}"\n  task: "agent task parent {v}"\n  status: pending_approval\n'
     "available_tools:\n  - name: rec\nactions:\n"

@@ -198,7 +198,7 @@ def test_an_edit_that_would_not_read_back_is_refused_before_anyone_writes_it(
     refuse, or read otherwise than asked, is an error (reported), never a text to commit."""
     doc = yamlio.read_yaml(TEXT)
     monkeypatch.setattr(yamlio, "_splice", lambda d, b, s: d.text + "frozen:\n- x\n")
-    with pytest.raises(YamlParseError, match="would not read back.*nothing was written"):
+    with pytest.raises(YamlParseError, match=r"would not read back.*nothing was written"):
         yamlio.set_block(doc, "approval", {"by": "a@b"})
     monkeypatch.setattr(yamlio, "_splice", lambda d, b, s: d.text)
     with pytest.raises(YamlParseError, match="read back otherwise"):

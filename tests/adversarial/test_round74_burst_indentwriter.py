@@ -68,7 +68,12 @@ tabs, lists and flow mappings, not this): the first pass cannot freeze them (``p
 "cannot write plans/f-07/PLAN.yml: E_YAML_PARSE"), Alice's approvals are answered by a
 ``plangate: refuse`` commit that leaves the file unreadable; nothing she approved runs. Should:
 the writer keeps the document's indentation (or the file is reported unreadable/invalid with
-its reason before any write), never a controller commit that breaks a readable plan. HELD:
+its reason before any write), never a controller commit that breaks a readable plan. FIXED
+(2026-11-30, r74indent): the controller's one edit (``yamlio.edit``; the freeze, start record,
+outcome, refusal, status changes and ``validation:`` all go through it) writes its blocks at
+the root mapping's own column, and reads back every text it makes before it is handed on: an
+edit that would not read back as the file with exactly those changes raises ``E_YAML_PARSE``
+(the file reported, nothing written). The indented plans are frozen and run once. HELD:
 ``strip`` (the agent's ``filter-branch`` deleting every ``Controller-Seal:`` line, parents
 kept: the key alone ``E_HISTORY_REWRITTEN``, take-over reruns nothing; a new state directory
 starts as an upgrade and reruns nothing); ``ofox`` (an orphan branch with main merged into
@@ -101,7 +106,6 @@ _BOTPAR = {
     "gate": "the squash plus a controller-named commit: the gate approval RAN fg-1-1 AGAIN",
     "audit": "the squash plus a controller-named commit: the audit calls the rerun valid",
 }
-_FRESH = "an honest indented plan: the controller's write makes it unreadable, nothing runs"
 #: round 74: see the module docstring's "Seen (round 74)"
 BROKEN: dict[str, object] = {
     **{
@@ -112,10 +116,6 @@ BROKEN: dict[str, object] = {
     **{
         f"botpar-new-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {why}")
         for v, why in _BOTPAR.items()
-    },
-    **{
-        f"freshind-new-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {_FRESH}")
-        for v in ("done", "gate", "ctl", "audit")
     },
 }
 

@@ -73,7 +73,11 @@ its reason before any write), never a controller commit that breaks a readable p
 outcome, refusal, status changes and ``validation:`` all go through it) writes its blocks at
 the root mapping's own column, and reads back every text it makes before it is handed on: an
 edit that would not read back as the file with exactly those changes raises ``E_YAML_PARSE``
-(the file reported, nothing written). The indented plans are frozen and run once. HELD:
+(the file reported, nothing written). The indented plans are frozen and run once. With the
+writer fixed, the indented squash (``ind-*``, r74squash's) no longer stops at its own broken
+write: ``ind-{key,new}-ctl`` hold (``f-06`` runs once), and ``ind-{key,new}-{done,gate}`` now
+fail (``f-01`` and ``fg-1``'s action 1 RUN AGAIN, as the ``dq`` squash's do) until the squash is
+refused: strict xfails here, to drop with r74squash's fix. HELD:
 ``strip`` (the agent's ``filter-branch`` deleting every ``Controller-Seal:`` line, parents
 kept: the key alone ``E_HISTORY_REWRITTEN``, take-over reruns nothing; a new state directory
 starts as an upgrade and reruns nothing); ``ofox`` (an orphan branch with main merged into
@@ -97,8 +101,11 @@ CLONES = ["ind-key", "ind-new", "strip-key", "strip-new", "ofox-key", "ofox-new"
           "fresh-new", "freshdq-new", "freshind-new"]  # fmt: skip
 _IND = {
     "start": "an indented squash starts with no refusal (the git grep misses the records)",
-    "ctl": "the controller's own start commit makes the indented f-06 unreadable: never runs",
     "audit": "the controller commits a start of f-01 (ran before) and fg-1: the audit says valid",
+    # r74indent: the writer no longer breaks the indented files, so f-06 runs (``ctl`` holds)
+    # and what its broken write stopped now runs: the squash's refusal (r74squash) holds them
+    "done": "the indented squash is not refused: Alice's re-approval RUNS f-01 AGAIN",
+    "gate": "the indented squash is not refused: the gate approval RUNS fg-1-1 AGAIN",
 }
 _BOTPAR = {
     "start": "a squash with one controller-named commit on it starts by trust on first use",

@@ -1194,7 +1194,7 @@ def _convert_legacy_text(doc: yamlio.YamlDoc) -> str:
             if "${" in value and refs.convert_legacy(value) != value:
                 span = doc.spans.get(where)
                 if span is not None:
-                    spans.append((span.index, span.end_index))
+                    spans.append((span.index + doc.bom, span.end_index + doc.bom))
     text = doc.text
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + refs.convert_legacy(text[start:end]) + text[end:]

@@ -136,6 +136,12 @@ class YamlDoc:
     top_keys: list[str] = field(default_factory=list)
     _by_text: dict[tuple[str, ...], int] | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def bom(self) -> int:
+        """1 when the text starts with a byte order mark, which the parser's marks do not
+        count (columns of the first line, every offset): add it to index the text."""
+        return 1 if self.text.startswith("\ufeff") else 0
+
     def line_of(self, path: Sequence[PathPart]) -> int | None:
         """1-based line of the value at ``path`` (its key's line), or of its nearest parent."""
         parts = tuple(path)
@@ -737,25 +743,47 @@ def is_block_mapping(doc: YamlDoc) -> bool:
     return isinstance(doc.data, dict) and bool(doc.data) and root is not None and not root.flow
 
 
-def set_block(doc: YamlDoc, key: str, value: Any) -> str:
+def set_block(doc: YamlDoc, key: str, value: Any, *, checked: bool = True) -> str:
     """The text with top-level ``key`` set to ``value`` (None removes it), all else unchanged."""
-    return edit(doc, {key: value})
+    return edit(doc, {key: value}, checked=checked)
 
 
-def edit(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str] | None = None) -> str:
+def edit(
+    doc: YamlDoc,
+    blocks: dict[str, Any],
+    scalars: dict[Path_, str] | None = None,
+    *,
+    checked: bool = True,
+) -> str:
     """The text with several top-level ``blocks`` set (None removes one) and ``scalars``
     replaced (keeping their quote style), from this one parse: the same text as applying
-    :func:`set_block` and :func:`set_scalar` in turn, without parsing what each step made."""
+    :func:`set_block` and :func:`set_scalar` in turn, without parsing what each step made.
+
+    Every writer of a plan file comes here, and what it makes is read back before anyone
+    writes it (:func:`_check_edit`): the edit of a layout it gets wrong raises
+    :class:`YamlParseError`, so the controller reports the file and never commits one the
+    reader refuses (round 74: an indented plan was left unreadable by the controller's own
+    ``refuse`` commit). ``checked=False`` only for the engine's checkpoints on disk, never
+    committed: the run's start edit of the same parse was checked, and its outcome is."""
+    text = _splice(doc, blocks, scalars or {})
+    if checked:
+        _check_edit(doc, text, blocks, scalars or {})
+    return text
+
+
+def _splice(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str]) -> str:
     if not is_block_mapping(doc):
         raise YamlParseError("the top level of the file must be a block mapping to be edited")
     lines = doc.text.splitlines(keepends=True)
     eol = _line_ending(doc.text)
+    # a root mapping may be indented (every key at one column): its new keys go there too
+    margin = " " * doc.spans[()].column
     spans = {name: (first, last) for name, first, last in entries(doc)}
     ops: list[tuple[int, int, list[str]]] = []  # replace lines[start:end] by new lines
     appended: list[str] = []
     for key, value in blocks.items():
         new = "" if value is None else dump({key: value}).replace("\n", eol)
-        new_lines = new.splitlines(keepends=True)
+        new_lines = [margin + line if line.strip() else line for line in new.splitlines(True)]
         if key in spans:
             first, last = spans[key]
             ops.append((first, last + 1, new_lines))
@@ -766,12 +794,11 @@ def edit(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str] | None 
         if not lines[end].endswith("\n"):
             lines[end] += eol
         ops.append((end + 1, end + 1, appended))
-    scalars = scalars or {}
     for path, value in scalars.items():
         line = _scalar_line(doc, lines, path, value)
         if line is None:  # a key to insert: edit in turn (rare: a file without plan.status)
-            text = edit(doc, blocks, {p: v for p, v in scalars.items() if p != path})
-            return set_scalar(read_yaml(text), path, value)
+            text = _splice(doc, blocks, {p: v for p, v in scalars.items() if p != path})
+            return _insert_scalar(read_yaml(text), path, value)
         ops.append((line[0], line[0] + 1, [line[1]]))
     ops.sort(key=lambda op: (op[0], op[1]))
     if any(a[1] > b[0] for a, b in itertools.pairwise(ops)):
@@ -794,12 +821,47 @@ def set_blocks(text: str, blocks: dict[str, Any], source: str = "<string>") -> s
 
 def set_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
     """The text with the scalar at ``path`` replaced by ``value``, keeping its quote style."""
-    lines = doc.text.splitlines(keepends=True)
-    line = _scalar_line(doc, lines, tuple(path), value)
-    if line is None:
-        return _insert_scalar(doc, path, value)
-    lines[line[0]] = line[1]
-    return "".join(lines)
+    return edit(doc, {}, {tuple(path): value})
+
+
+def _check_edit(doc: YamlDoc, text: str, blocks: dict[str, Any], scalars: dict[Path_, str]) -> None:
+    """Refuse an edit whose text does not read back as the file with exactly these changes:
+    whatever the layout (an indented root, ``---``/``...``, comments, no final newline),
+    the controller never hands on a file the reader refuses or reads otherwise."""
+    expected = read_yaml(doc.text).data
+    for key, value in blocks.items():
+        if value is None:
+            expected.pop(key, None)
+        else:
+            expected[key] = _writable(value)
+    for path, value in scalars.items():
+        parent = _get(expected, path[:-1])
+        if isinstance(parent, dict):
+            parent[path[-1]] = value
+    try:
+        written = read_yaml(text).data
+    except YamlParseError as exc:
+        raise _unwritable(f"it would not read back ({exc.message})") from None
+    if not _same(written, expected):
+        raise _unwritable("it would read back otherwise than written")
+
+
+def _unwritable(why: str) -> YamlParseError:
+    return YamlParseError(
+        f"the controller cannot edit this file's layout: {why}; nothing was written",
+        remedy="write the plan as a block mapping, one key per line (see docs/plan-format.md)",
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, a NaN equal to a NaN (a tool's output may hold one)."""
+    if a == b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return isinstance(a, float) and isinstance(b, float) and a != a and b != b
 
 
 def _scalar_line(doc: YamlDoc, lines: list[str], path: Path_, value: str) -> tuple[int, str] | None:
@@ -817,7 +879,9 @@ def _scalar_line(doc: YamlDoc, lines: list[str], path: Path_, value: str) -> tup
     if span.line != span.end_line:
         raise YamlParseError(f"{'.'.join(map(str, path))} must be written on one line")
     line = lines[span.line]
-    return span.line, line[: span.column] + f"{quote}{value}{quote}" + line[span.end_column :]
+    shift = doc.bom if span.line == 0 else 0
+    start, end = span.column + shift, span.end_column + shift
+    return span.line, line[:start] + f"{quote}{value}{quote}" + line[end:]
 
 
 def _get(data: Any, path: Sequence[PathPart]) -> Any:

@@ -915,8 +915,9 @@ def _without_execution(text: str) -> str:
 
 
 def _with_execution(text: str, execution: dict[str, Any]) -> str | None:
-    try:
-        return yamlio.set_block(yamlio.read_yaml(text, "PLAN.yml"), "execution", execution)
+    try:  # compared with the engine's last write (itself unchecked), never written
+        doc = yamlio.read_yaml(text, "PLAN.yml")
+        return yamlio.set_block(doc, "execution", execution, checked=False)
     except PlangateError:
         return None
 

@@ -69,7 +69,16 @@ tabs, lists and flow mappings, not this): the first pass cannot freeze them (``p
 "cannot write plans/f-07/PLAN.yml: E_YAML_PARSE"), Alice's approvals are answered by a
 ``plangate: refuse`` commit that leaves the file unreadable; nothing she approved runs. Should:
 the writer keeps the document's indentation (or the file is reported unreadable/invalid with
-its reason before any write), never a controller commit that breaks a readable plan. HELD:
+its reason before any write), never a controller commit that breaks a readable plan. FIXED
+(2026-11-30, r74indent): the controller's one edit (``yamlio.edit``; the freeze, start record,
+outcome, refusal, status changes and ``validation:`` all go through it) writes its blocks at
+the root mapping's own column, and reads back every text it makes before it is handed on: an
+edit that would not read back as the file with exactly those changes raises ``E_YAML_PARSE``
+(the file reported, nothing written). The indented plans are frozen and run once. With the
+writer fixed, the indented squash (``ind-*``, r74squash's) no longer stops at its own broken
+write: ``ind-{key,new}-ctl`` hold (``f-06`` runs once), and ``ind-{key,new}-{done,gate}`` now
+fail (``f-01`` and ``fg-1``'s action 1 RUN AGAIN, as the ``dq`` squash's do) until the squash is
+refused: strict xfails here, to drop with r74squash's fix. HELD:
 ``strip`` (the agent's ``filter-branch`` deleting every ``Controller-Seal:`` line, parents
 kept: the key alone ``E_HISTORY_REWRITTEN``, take-over reruns nothing; a new state directory
 starts as an upgrade and reruns nothing); ``ofox`` (an orphan branch with main merged into
@@ -86,6 +95,8 @@ of ``f-01`` or ``fg-1`` is committed or audited valid. OPEN (r74indent's writer)
 ``ind-{key,new}-ctl`` / ``-audit``: after the take-over, Alice's approval of the indented
 ``f-06`` is committed as a start whose write breaks the file, so it never runs while the audit
 counts that start valid: the same break as ``freshind-*``.
+Merged (2026-11-30, the lead): with both fixes every ``ind-*`` id holds (the squash refused,
+``f-06`` frozen and run once after the take-over) and no id of this module is open.
 """
 
 from __future__ import annotations
@@ -101,23 +112,9 @@ from test_round74_burst_squashspell import _squash, build, check
 CLONES = ["ind-key", "ind-new", "strip-key", "strip-new", "ofox-key", "ofox-new", "botpar-key",
           "botpar-new",
           "fresh-new", "freshdq-new", "freshind-new"]  # fmt: skip
-_IND = {
-    "ctl": "the controller's own start commit makes the indented f-06 unreadable: never runs",
-    "audit": "the controller's start of f-06 is valid, its writer broke the file: never ran",
-}
-_FRESH = "an honest indented plan: the controller's write makes it unreadable, nothing runs"
-#: round 74: see the module docstring's "Seen (round 74)"
-BROKEN: dict[str, object] = {
-    **{
-        f"ind-{st}-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {why}")
-        for st in ("key", "new")
-        for v, why in _IND.items()
-    },
-    **{
-        f"freshind-new-{v}": pytest.mark.xfail(strict=True, reason=f"round 74: {_FRESH}")
-        for v in ("done", "gate", "ctl", "audit")
-    },
-}
+#: round 74: see the module docstring's "Seen (round 74)": every id fixed (2026-11-30: the
+#: indented squash refused by r74squash, the indented files' writer by r74indent)
+BROKEN: dict[str, object] = {}
 
 
 def _shape(clone: Clone, shape: str, p0_tree: str) -> None:

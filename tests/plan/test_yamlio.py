@@ -146,3 +146,60 @@ def test_the_controllers_yaml_writes_hidden_characters_as_escapes(value: object)
     text = yamlio.dump(value)
     assert HIDDEN.search(text.replace("\n", "")) is None, text
     assert yamlio.read_yaml(text).data == value
+
+
+#: Block-mapping layouts the reader accepts (round 74): every one must take the
+#: controller's edits in place and read back as exactly the file with those edits.
+LAYOUTS = {
+    "indented-1": " plan:\n   status: draft  # st\n # between\n actions: [1]\n",
+    "indented-3": "   plan:\n     status: draft\n\n   actions:\n   - 1\n",
+    "markers": "%YAML 1.2\n---\n# lead\n\n  plan:\n    status: draft\n  actions: [1]\n...\n",
+    "comments": "# top\n\nplan:\n  status: draft\n\n# about actions\nactions: [1]\n# tail\n",
+    "no-final-newline": "  plan:\n    status: draft\n  actions: [1]",
+    "crlf-indented": " plan:\r\n   status: draft\r\n actions: [1]\r\n",
+    "bom-flow-plan": "\ufeffplan: {status: draft}\nactions: [1]\n",
+    "held-blocks": " plan:\n   status: draft\n frozen:\n   hash: old\n # keep\n actions: [1]\n",
+}
+EDITS = {
+    "frozen": {"hash": "sha256:abc", "at": "2026-11-30T19:00:00Z"},
+    "execution": {"status": "executing", "actions": [{"id": 1, "outputs": {"a": [1, "x"]}}]},
+    "approval": {"by": "alice@example.com"},
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_every_accepted_layout_takes_the_controllers_edits(layout: str) -> None:
+    """Round 74: in a plan indented by one space (valid YAML) the controller appended its
+    block at column 0 and committed a file the reader refused (``did not find expected
+    <document start>``). Its blocks now take the root's column; all else stays as written."""
+    text = LAYOUTS[layout]
+    doc = yamlio.read_yaml(text)
+    out = yamlio.edit(doc, EDITS, {("plan", "status"): "frozen"})
+    expected = {**doc.data, **EDITS, "plan": {"status": "frozen"}}
+    assert yamlio.read_yaml(out).data == expected
+    for line in text.splitlines():
+        if "draft" not in line and "hash: old" not in line:
+            assert line in out.splitlines(), line  # the author's lines kept
+    removed = yamlio.set_block(yamlio.read_yaml(out), "execution", None)
+    assert yamlio.read_yaml(removed).data == {k: v for k, v in expected.items() if k != "execution"}
+    again = yamlio.set_scalar(yamlio.read_yaml(removed), ("plan", "status"), "approved")
+    assert yamlio.read_yaml(again).data["plan"] == {"status": "approved"}
+
+
+def test_an_indented_plan_gets_its_status_inserted_at_its_column() -> None:
+    out = yamlio.set_scalar(yamlio.read_yaml(" plan:\n   name: x\n"), ("plan", "status"), "draft")
+    assert out == " plan:\n   status: draft\n   name: x\n"
+
+
+def test_an_edit_that_would_not_read_back_is_refused_before_anyone_writes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever the splice gets wrong, the edit reads its text back: a file the reader would
+    refuse, or read otherwise than asked, is an error (reported), never a text to commit."""
+    doc = yamlio.read_yaml(TEXT)
+    monkeypatch.setattr(yamlio, "_splice", lambda d, b, s: d.text + "frozen:\n- x\n")
+    with pytest.raises(YamlParseError, match=r"would not read back.*nothing was written"):
+        yamlio.set_block(doc, "approval", {"by": "a@b"})
+    monkeypatch.setattr(yamlio, "_splice", lambda d, b, s: d.text)
+    with pytest.raises(YamlParseError, match="read back otherwise"):
+        yamlio.set_scalar(doc, ("plan", "status"), "approved")

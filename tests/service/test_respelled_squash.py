@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,30 @@ def test_an_agent_squash_with_no_records_starts(tmp_path: Path, repo: Path) -> N
     result = _start(config)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "own_line" not in result.stderr
+
+
+def test_a_git_grep_warning_is_no_failure(tmp_path: Path, repo: Path) -> None:
+    """Control: a new repository whose only plan sits under a folder name longer than the
+    file system takes (git warns it cannot open that folder's ``.gitattributes``, and finds
+    nothing): a warning is no failed read, the first start goes on (round 11's long names;
+    CI, 2026-11-30: r74squash's fail-closed read refused it E_GIT)."""
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
+    )
+    (repo / "plans" / "honest").mkdir(parents=True)  # git then looks in plans/ for attributes
+    (repo / "plans" / "honest" / "PLAN.yml").write_text("plan:\n  title: honest\n")
+    git(repo, "add", "-A")
+    text = "plan:\n  title: long\n  status: draft\nactions: []\n"
+    blob = git(repo, "hash-object", "-w", "--stdin", data=text.encode()).strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},plans/{'x' * 300}/PLAN.yml")
+    git(repo, "commit", "-q", "-m", "propose", env=identity("Agent", "agent@example.com"))
+    grep = subprocess.run(
+        ["git", "grep", "-l", "-e", "execution", "HEAD", "--", "plans"],
+        cwd=repo, capture_output=True, text=True,
+    )  # fmt: skip
+    assert grep.returncode == 1 and "warning: " in grep.stderr, grep
+    result = _start(config)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "E_GIT" not in result.stderr and "Traceback" not in result.stderr

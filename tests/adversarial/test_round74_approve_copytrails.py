@@ -105,14 +105,14 @@ the approver named. The fresh-clone audit agreed with the controller on every id
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit
+from advkit import ALICE, BOB, Lab, cases, clone_audit
 from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
+from test_round73_approve_ownedbytes import Clock, _f
 
 ROADS = [
     "later", "older", "deleted", "readd", "ofcopy", "branch", "inmerge", "assembled",
@@ -140,36 +140,6 @@ def final(v: str) -> tuple[str, str]:
     if r == "readd":
         return v, "PLAN.yml"
     return f"{v}-c", "PLAN.yaml" if r == "yaml" else "PLAN.yml"
-
-
-class Clock:
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.t = int(time.time()) - 7200
-
-    def git(self, *args: str, who=AGENT, check: bool = True) -> str:  # type: ignore[no-untyped-def]
-        self.t += 20
-        when = f"@{self.t} +0000"
-        self.lab.extra_env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}  # type: ignore[attr-defined]
-        try:
-            self.lab.git(*args, who=who, check=check)
-        finally:
-            self.lab.extra_env = {}  # type: ignore[attr-defined]
-        return self.lab.head()
-
-    def commit(self, msg: str, who=AGENT) -> str:  # type: ignore[no-untyped-def]
-        self.lab.git("add", "-A")
-        return self.git("commit", "-q", "-m", msg, who=who)
-
-    def run(self) -> None:
-        self.t += 20
-        self.lab.git_date = f"@{self.t} +0000"
-        self.lab.run()
-        self.lab.git_date = None
-
-
-def _f(lab: Lab, folder: str, name: str = "PLAN.yml") -> Path:
-    return lab.repo / "plans" / folder / name
 
 
 def _put(path: Path, data: bytes) -> None:

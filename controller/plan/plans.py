@@ -1098,7 +1098,11 @@ def _restored_owned(data: Any, owned: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def invalid_text(
-    plan: LoadedPlan, max_bytes: int | None = None, *, redact: Callable[[str], str]
+    plan: LoadedPlan,
+    max_bytes: int | None = None,
+    *,
+    redact: Callable[[str], str],
+    checked: bool = True,
 ) -> str:
     """The plan's text with ``status: invalid`` and ``validation.errors`` (code, message,
     path, line); raises :class:`YamlParseError` when the file cannot carry them. With
@@ -1110,7 +1114,8 @@ def invalid_text(
     catalog ``params_schema`` holding a secret's value was committed raw), before the cut,
     so no secret's start is left at it (round 63); the plan's own text as written, as the
     author's commit already holds it (round 62: masked, the block confirmed a guess of a
-    secret with one commit and ``git show``)."""
+    secret with one commit and ``git show``). ``checked=False``: the edit is not read back
+    (:func:`status_blocker`'s splice-only question; a text to write is always read back)."""
     if plan.doc is None:
         raise YamlParseError("the file cannot be read as YAML")
     errors = [
@@ -1132,11 +1137,15 @@ def invalid_text(
                 "line": None,
             }
         )
-    text = yamlio.edit(plan.doc, {"validation": {"errors": errors}}, {STATUS: "invalid"})
+
+    def edit(block: dict[str, Any] | None) -> str:
+        return yamlio.edit(plan.doc, {"validation": block}, {STATUS: "invalid"}, checked=checked)
+
+    text = edit({"errors": errors})
     if max_bytes is not None and len(text.encode("utf-8")) > max_bytes:
-        text = yamlio.edit(plan.doc, {"validation": {"errors": errors[:1]}}, {STATUS: "invalid"})
+        text = edit({"errors": errors[:1]})
         if len(text.encode("utf-8")) > max_bytes:
-            text = yamlio.edit(plan.doc, {"validation": None}, {STATUS: "invalid"})
+            text = edit(None)
     return text
 
 
@@ -1157,21 +1166,28 @@ def _shortened(text: str) -> str:
     return text if len(text) <= MAX_RECORDED_CHARS else text[:MAX_RECORDED_CHARS] + "…"
 
 
-def status_blocker(plan: LoadedPlan) -> Problem | None:
+def status_blocker(plan: LoadedPlan, *, checked: bool = True) -> Problem | None:
     """Why the controller cannot write a status into this file (None: it can).
 
     Unreadable files (not UTF-8, over the size limit, not YAML) and files whose top level is
     not a block mapping with a ``plan:`` mapping cannot say ``status: invalid``; the
-    controller reports them in its log, ``status`` and metrics instead.
+    controller reports them in its log, ``status`` and metrics instead. ``checked=False``:
+    only whether the edit can be made, its text not read back; for a writer that then reads
+    back the text it writes and reports its refusal with :func:`unwritable` (the freeze:
+    one parse of a plan's edits, not two, issue 17).
     """
     try:
-        invalid_text(plan, redact=str)  # whether it can: nothing of it is written
+        invalid_text(plan, redact=str, checked=checked)  # whether it can: nothing is written
     except PlangateError as exc:
-        first = plan.problems[0] if plan.problems else None
-        return first or Problem(
-            exc.code, f"the controller cannot write a status here: {exc.message}"
-        )
+        return unwritable(plan, exc)
     return None
+
+
+def unwritable(plan: LoadedPlan, exc: PlangateError) -> Problem:
+    """The problem reported for a file the controller cannot write into: the plan's first
+    problem (what its author must fix first), else why the edit failed."""
+    first = plan.problems[0] if plan.problems else None
+    return first or Problem(exc.code, f"the controller cannot write a status here: {exc.message}")
 
 
 def frozen_form_hash(plan: LoadedPlan) -> str | None:

@@ -285,6 +285,8 @@ class Committing(ControllerCore):
         from controller.git.ownrecord import owned_blocks, recorded_blocks
         from controller.service.statedir import is_own_commit
 
+        if self._read_unowned(file, text):
+            return text  # the index read this very version: it holds no such block
         held = owned_blocks(text, PurePosixPath(file).name)
         if not held or not any(held.get(key) for key in keys):
             return text  # nothing to carry (no record to restore either: a removal stays)
@@ -299,6 +301,18 @@ class Committing(ControllerCore):
             return yamlio.set_blocks(text, changed, file)
         except PlangateError:
             return text  # not an editable mapping: the edit itself will refuse it
+
+    def _read_unowned(self, file: str, text: str) -> bool:
+        """Did the history index read exactly this text at ``file`` and find no
+        ``execution:``/``approval:`` block in it? Its blob id binds the bytes, so the index's
+        parse answers and the text is not parsed again (issue 17: a burst's thousand texts
+        outgrow the parse cache, and each was parsed twice)."""
+        from controller.git.objects import blob_id
+
+        state = self.index.plans.get(str(PurePosixPath(file).parent))
+        if state is None or state.owned or state.file != file or state.blob is None:
+            return False
+        return state.blob == blob_id(text.encode("utf-8"))
 
     def _own_record_unchanged(self, file: str) -> bool:
         """Is ``file`` at ``_head`` as this process's own last commit of it wrote it, every

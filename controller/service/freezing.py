@@ -14,7 +14,7 @@ from typing import Any
 
 from controller.approval import policy
 from controller.display import visible
-from controller.errors import BlobTooLarge, GitError, PlangateError, Problem
+from controller.errors import BlobTooLarge, GitError, PlangateError, Problem, YamlParseError
 from controller.git.objects import file_blob_id
 from controller.git.ownrecord import recorded_blocks
 from controller.plan import plans
@@ -42,12 +42,20 @@ class Freezing(Committing):
 
         def mutate(text: str) -> str | None:
             loaded = plans.validate_text(text, self.repo.path / file, self.config)
-            blocker = plans.status_blocker(loaded)
+            # whether a status can be spliced in; what is written below is read back first
+            blocker = plans.status_blocker(loaded, checked=False)
             if blocker is not None:
                 blocked.append(blocker)
                 return None
             if loaded.status != "pending_approval" and not (first and loaded.problems):
                 return None
+            try:
+                return edited(loaded)
+            except YamlParseError as exc:  # a layout the edit gets wrong (round 74)
+                blocked.append(plans.unwritable(loaded, exc))
+                return None
+
+        def edited(loaded: plans.LoadedPlan) -> str | None:
             facts = (
                 policy.frozen_facts(plan_id, loaded.data, self.config, self.repo.path / file)
                 if loaded.valid

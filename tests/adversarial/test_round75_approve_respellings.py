@@ -246,7 +246,9 @@ def runs_of(report: dict[str, Any], v: str) -> list[dict[str, Any]]:
 def test_the_lab_played_as_described(lab: Lab) -> None:
     for v in ALL:  # every respelling is the held content, converted where a source
         assert lab.copied[v] == lab.v1[v] and lab.v1[v].startswith("sha256:"), (  # type: ignore[attr-defined]
-            v, lab.copied[v], lab.v1[v]  # type: ignore[attr-defined]
+            v,
+            lab.copied[v],
+            lab.v1[v],  # type: ignore[attr-defined]
         )
         assert f"plans/{v}-c/PLAN.yml" in lab.tree, v  # type: ignore[attr-defined]
         assert "pending_approval" in lab.pending[v], (v, lab.pending[v][:1500])  # type: ignore[attr-defined]
@@ -273,5 +275,6 @@ def test_a_fresh_clone_agrees_and_one_start_at_most(lab: Lab, vid: str) -> None:
     fresh = runs_of(lab.fresh, vid)  # type: ignore[attr-defined]
     assert len(fresh) == len(lab.calls(vid)), (fresh, lab.calls(vid))
     assert len(runs_of(lab.report, vid)) == len(fresh)  # type: ignore[attr-defined]
-    starts = [s for q in (vid, f"{vid}-c") for s in lab.subjects(q) if s.startswith("plangate: start ")]
+    subjects = [s for q in (vid, f"{vid}-c") for s in lab.subjects(q)]
+    starts = [s for s in subjects if s.startswith("plangate: start ")]
     assert len(starts) == len(lab.calls(vid)) <= 1, (starts, lab.final[vid][:800])  # type: ignore[attr-defined]

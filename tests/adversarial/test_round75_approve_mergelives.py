@@ -49,7 +49,7 @@ from test_round73_approve_ownedbytes import Clock, _f
 
 WAYS = ["line", "noff", "octo", "mm", "sim", "simline"]
 ATTACKS = [
-    f"{k}-{w}" for k in ("ran", "pick", "ranmv") for w in WAYS if not (k, w[:3]) == ("ranmv", "sim")
+    f"{k}-{w}" for k in ("ran", "pick", "ranmv") for w in WAYS if (k, w[:3]) != ("ranmv", "sim")
 ]
 HONEST = [f"{k}-{w}" for k in ("h", "hrej") for w in WAYS]
 ALL = [*ATTACKS, *HONEST]

@@ -33,6 +33,33 @@ the path's old plan), the old one ran once; ``ranmv-*``: the moved plan ran at P
 again (``E_ALREADY_EXECUTED`` or any refusal), ``<v>-w``'s own never; controls ``h-*`` (Bob
 approves the new occupant, the old one ran) and ``hrej-*`` (the old one rejected): the new
 occupant runs once, approver bob, the old one not again; the fresh clone's audit agrees.
+
+Seen (round 75): 4 ids BROKE (strict xfails; honest work refused), one class: **a plan
+moved WITH AN EDIT onto a recorded path keeps the path's old state**. ``h-sim``,
+``h-simline``, ``hrej-sim``, ``hrej-simline``: in ONE commit (on main, or on a branch
+merged ``--no-ff``) the agent ``git rm -r``s ``plans/<v>-w`` (ran, or rejected by Alice)
+and ``git mv``s ``plans/<v>`` there, editing its ``why`` line; the moved file's
+``frozen.hash`` is ``<v>``'s, another than the path's recorded one. The index kept the
+path's life: the row says ``completed`` (or ``rejected``), the move's ``pending_approval``
+is "E_ILLEGAL_TRANSITION: agent set status pending_approval (from completed) ...; ignored",
+the file is ``E_PLAN_HASH_MISMATCH`` (never re-frozen) and Bob's approval of the new
+occupant is "set status approved (from completed) ...; ignored": the new occupant can never
+run at that path (its own content never ran). The same move without the edit (``line``,
+``noff``, ``octo``, ``mm``) starts a new life and ran once on Bob's approval. Should
+(docs/plan-format.md, a path's life: "a plan moved onto the path in ONE commit ... or
+brought there by a merge whose branch ... replaced it ..., frozen as another plan than the
+controller last recorded there, is a new life of the path ...: its state is the moved
+plan's ..., not the path's ``completed``, ``rejected`` or ``failed``, so its approval runs
+it once"; docs/approvals.md, moves): a new life, the edited plan frozen anew, Bob's
+approval runs it once. Nothing ran that should not: ``ran-sim``/``pick-sim`` ran nothing.
+
+Held: her approval of the old occupant (``ran-*``) ran nothing at the new occupant, by
+every way (the line, ``--no-ff``, an octopus, a merge of merges, with an edit); her old
+approval commit cherry-picked ``-X theirs`` onto the new occupant (``pick-*``) ran nothing;
+the moved plan that ran at its old path (``ranmv-*``) never ran again on Bob's approval at
+the new path; controls ``h``/``hrej`` by ``line``, ``noff``, ``octo``, ``mm`` ran the new
+occupant once, approver bob, the old one not again. The fresh-clone audit agreed with the
+controller on every id.
 """
 
 from __future__ import annotations

@@ -46,6 +46,35 @@ What must hold: for ``bob-*``, ``note-*``, ``hold-*``, ``mt-*`` Bob is a writer 
 copy's later version: ``E_SELF_APPROVAL``, ``rec`` never ran, no audit calls a run valid;
 for ``h-*`` and ``ha-*`` it ran once with the lifted bytes, the approver named; the fresh
 clone's audit agrees with the controller; one start at most.
+
+Seen (round 75): 18 ids BROKE (strict xfails), one class: **a converted source of a held
+content drops the content's folder writers and owned-block hold**. ``{note,hold,mt}-{json,
+md,toon,jsonold,jsondel,jsonbr}``: the agent commits a ``PLAN.json`` (or fenced ``PLAN.md``,
+or ``PLAN.toon``) whose converted plan hashes to the version v1 the index held (asserted:
+the copy's ``plangate hash`` equals v1's), with the source untouched, after the source
+changed (v2), after it was deleted, or on a branch merged ``--no-ff``; the controller's
+``plangate: convert`` commit writes the ``PLAN.yml``; the agent then lifts Bob's
+``extra: "<v>-bob"`` into the copy's ``params`` and Bob's plain approval RAN ``rec`` once
+with his bytes, approver bob, both audits valid. The same content spelled otherwise in a
+``PLAN.yml`` the agent commits (keys reordered, comments, an unhashed ``metadata:``, flow
+style, quoted keys) was ``E_SELF_APPROVAL`` for every kind, and so was every ``bob-*`` id
+(his authorship follows the content by hash through the conversion too) and the source
+removed and the ``PLAN.json`` added in ONE commit (``jsonmv``: a move by conversion, the
+folder writers carried). Should (docs/approvals.md, "Who changed the content": "The copy is
+followed by its CONTENT, whatever route brought it ... in any bytes, by any route, at any
+time"; docs/formats.md, "Who wrote the plan": "the writers follow the bytes wherever they
+go ... the converted plan's content then keeps those writers too"): ``E_SELF_APPROVAL``,
+nothing runs. The rule's "(adds, or changes in place; not the controller)" leaves out the
+one commit that writes a converted plan file: the controller's ``convert``; the agent's
+commit wrote only a source, no plan file, so no look-up by the content hash is made.
+
+Held: every ``bob-*`` road (12); ``note``/``hold``/``mt`` by ``jsonmv``, ``order``,
+``comment``, ``meta``, ``flow``, ``quoted`` (``E_SELF_APPROVAL``). Controls: the agent's own
+plan respelled by every road and approved by Bob, and Bob's plan respelled (``json``,
+``toon``, ``jsonold``, ``order``, ``meta``) and approved by Alice, ran once, the approver
+named. The fresh-clone audit agreed with the controller on every id; one start at most.
+Tried and refused by the reader itself (not a variant): a YAML anchor/alias respelling
+(``E_YAML_PARSE: anchor &n``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,203 @@
+"""Round 75, agent-facing surfaces: round 74's one name function (``names.same_name``: case,
+HFS+ ignorables, NFC/NFD, NTFS's trailing dots and spaces, ``::$DATA``, 8.3 short names)
+attacked one level up, at the names of plan FOLDERS, of the plans folder itself and of
+``.plangate/``.
+
+Lab (one, module scope; two ``run --once`` passes; one daemon at the end): the agent commits,
+pending, pairs of plan folders ``plans/<base>`` (its plan calls ``rec`` ``<base>``) and a
+twin folder (its plan calls ``rec`` ``<base>-tw``), the twin being:
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
+from mcpkit import session
+from oraclekit import page_texts
+from test_round2_execution_kit import shared
+
+# base folder (Alice approves it) -> its twin folder (never approved), both under plans/;
+# the twin sorts AFTER the base in git's index, so a checkout that makes them one folder
+# writes the twin's PLAN.yml last: the reviewer's file at the base's path holds its bytes
+PAIRS: dict[str, str] = {
+    "FCASE": "fcase",  # case: one folder on a case-insensitive checkout (macOS, Windows)
+    "fzw": "f\u200czw",  # U+200C: one folder on HFS+ (git's core.protectHFS set)
+    "rotate-keys-prod": "rotate~1",  # 8.3: the short name NTFS gives the long folder
+    "deploy-service": "deploy~1",
+    "fdot": "fdot.",  # NTFS drops a trailing dot (git for Windows refuses the path)
+    "fsp": "fsp ",  # ... and a trailing space
+    "fads": "fads::$DATA",  # ... and the unnamed stream
+}
+CHECKOUT = ("FCASE", "fzw", "rotate-keys-prod", "deploy-service")  # git writes both
+# folders the controller holds E_UNSAFE_PATH by their name alone (blank end, invisible)
+UNSAFE = ("fsp ", "f\u200czw", "lsp ")
+# lone folders under such names (no base beside them): honest enough, run as the row says
+LONE = {"ldot": "ldot.", "lsp": "lsp ", "l83": "LONGNA~1"}
+CONTROL = "ok"
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n"
+              "ui: {listen: 0}\n")  # fmt: skip
+    lab.write(CONTROL, plan_text(CONTROL))
+    for base, twin in PAIRS.items():
+        lab.write(base, plan_text(base))
+        lab.write(twin, plan_text(f"{base}-tw", name=base))
+    for tag, name in LONE.items():
+        lab.write(name, plan_text(tag))
+    lab.commit("agent: plans", AGENT)
+    lab.run()
+    time.sleep(1.1)
+    for plan in [CONTROL, *PAIRS, *LONE.values()]:
+        lab.set_status(plan, "approved")
+    lab.commit("alice: approve", ALICE)
+    lab.run()
+    cfg = str(lab.config)
+    plans = [CONTROL, *PAIRS, *PAIRS.values(), *LONE.values()]
+    got: dict[str, Any] = {}
+    got["rows"] = {
+        r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
+    }
+    tags = [CONTROL, *PAIRS, *[f"{b}-tw" for b in PAIRS], *LONE]
+    got["calls"] = {t: len(lab.calls(t)) for t in tags}
+    for reader in ("show", "validate", "hash", "freeze"):
+        got[reader] = {}
+    copy = root / "fz"  # the CLI's own writer, on a copy of the working tree
+    shutil.copytree(lab.repo, copy, symlinks=True)
+    for plan in plans:
+        where = str(lab.repo / "plans" / plan)
+        done = lab.cli("show", "--json", "--config", cfg, where)
+        got["show"][plan] = f"{done.returncode} {done.stdout}{done.stderr}"
+        done = lab.cli("validate", "--config", cfg, where)
+        got["validate"][plan] = f"{done.returncode} {done.stdout}{done.stderr}"
+        done = lab.cli("hash", where)
+        got["hash"][plan] = f"{done.returncode} {done.stdout}{done.stderr}"
+        done = lab.cli("freeze", str(copy / "plans" / plan), cwd=copy)
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", f"plans/{plan}"],
+            cwd=copy, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        got["freeze"][plan] = f"{done.returncode} {done.stdout}{done.stderr}\nchanged: {changed}"
+    replies = session(lab, [("log", {"path": f"plans/{p}"}) for p in plans])[0]
+    got["mcp-log"] = {
+        p: json.dumps(r, ensure_ascii=False) for p, r in zip(plans, replies, strict=True)
+    }
+    pages = page_texts(lab, [quote(f"plans/{p}") for p in plans], "plans/ok")
+    got["page"] = {p: pages[quote(f"plans/{p}")][0] for p in plans}
+    got["api"] = {p: pages[quote(f"plans/{p}")][1] for p in plans}
+    got["subjects"] = lab.git("log", "--format=%an %s").splitlines()
+    report, valid = clone_audit(lab, root)
+    got["audit"] = {"valid": sorted(valid), "runs": len(report["executions"])}
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r75-surface-folderalias", _build)
+
+
+def _xf(what: str) -> Any:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {what}")
+
+
+TWIN_WHY = "a plan folder's twin (one folder on a folding checkout) is no claim: the base ran"
+PIDS = [f"{b}:{w}" for b in PAIRS for w in ("base-held", "twin-never")]
+PBROKEN: dict[str, Any] = {f"{b}:base-held": _xf(TWIN_WHY) for b in PAIRS}
+
+
+@pytest.mark.parametrize("vid", cases(PIDS, PIDS, PBROKEN))
+def test_a_twin_plan_folder_holds_its_base(lab: Lab, vid: str) -> None:
+    """Two plan folders one path on some checkout (``FCASE``/``fcase``, ``fzw``/``f<ZWNJ>zw``,
+    ``rotate-keys-prod``/``rotate~1``, ``fdot``/``fdot.``): the reviewer's file at the base's
+    path holds the twin's bytes, so, as for a plan file's twin (docs/plan-format.md, round
+    74: names "compared as the file systems git guards a checkout against compare them"),
+    neither runs; the twin, never approved, never runs."""
+    got = lab.got  # type: ignore[attr-defined]
+    base, what = vid.split(":")
+    if what == "twin-never":
+        assert got["calls"][f"{base}-tw"] == 0, got["calls"]
+        row = got["rows"][f"plans/{PAIRS[base]}"]
+        assert row["status"] != "completed", row
+        return
+    row = got["rows"][f"plans/{base}"]
+    assert got["calls"][base] == 0, got["calls"]
+    assert row.get("held") in ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH"), row
+
+
+READERS = ("row", "show", "validate", "hash", "freeze", "mcp-log", "api", "page")
+UIDS = [f"{p.strip().replace(chr(0x200C), '~zw~')}:{r}" for p in UNSAFE for r in READERS]
+UNAME = {p.strip().replace(chr(0x200C), "~zw~"): p for p in UNSAFE}
+CLI_WHY = "the CLI reads, hashes and freezes a folder the controller holds E_UNSAFE_PATH"
+UBROKEN: dict[str, Any] = {
+    f"{p}:{r}": _xf(CLI_WHY) for p in UNAME for r in ("show", "validate", "hash", "freeze")
+}
+MCP_WHY = "MCP log of a blank-ended folder answers the trimmed name's plan (or none)"
+UBROKEN.update({f"{p}:mcp-log": _xf(MCP_WHY) for p in ("fsp", "lsp")})
+
+
+@pytest.mark.parametrize("vid", cases(UIDS, UIDS, UBROKEN))
+def test_a_folder_held_by_its_name_is_held_on_every_reader(lab: Lab, vid: str) -> None:
+    """``plans/fsp `` (a blank at the end), ``plans/f<U+200C>zw``, ``plans/lsp ``: the row holds
+    each ``E_UNSAFE_PATH`` ("rename the folder"); round 74's one folder verdict "read by
+    every CLI path" and by the readers: every reader says E_UNSAFE_PATH, no hash, no other
+    plan's record, nothing written."""
+    got = lab.got  # type: ignore[attr-defined]
+    key, reader = vid.split(":")
+    plan = UNAME[key]
+    row = got["rows"][f"plans/{plan}"]
+    assert row.get("held") == "E_UNSAFE_PATH" and row["status"] is None, row
+    if reader == "row":
+        return
+    text = str(got[reader][plan])
+    assert "E_UNSAFE_PATH" in text, text[:1200]
+    assert "sha256:" not in text.split("changed:")[0].replace('"hash": null', ""), text[:1200]
+    assert '"status": "completed"' not in text, text[:1200]
+    if reader == "freeze":
+        assert text.rstrip().endswith("changed:"), text[-600:]
+
+
+LIDS = [f"{t}:{w}" for t in LONE for w in ("ran", "readers")] + [f"{CONTROL}:ran"]
+
+
+@pytest.mark.parametrize("vid", cases(LIDS, LIDS, {}))
+def test_lone_folders_and_the_control_run_as_their_rows_say(lab: Lab, vid: str) -> None:
+    """Controls: ``ok``, a lone ``ldot.`` and a lone ``LONGNA~1`` (no folder beside them that
+    a checkout folds them into) run once on Alice's approval; the lone ``lsp `` is held by
+    its name and never runs; MCP ``log``, ``show`` and the API agree with the row."""
+    got = lab.got  # type: ignore[attr-defined]
+    tag, what = vid.split(":")
+    plan = LONE.get(tag, tag)
+    row = got["rows"][f"plans/{plan}"]
+    runs = 0 if plan in UNSAFE else 1
+    assert got["calls"][tag] == runs, got["calls"]
+    assert (row["status"] == "completed") == (runs == 1), row
+    if what == "readers" and runs:
+        for reader in ("mcp-log", "api", "show"):
+            text = got[reader][plan]
+            assert f"plans/{plan}" in text or reader == "show", text[:800]
+            assert '"completed"' in text or reader == "show", text[:800]
+            assert "E_UNSAFE_PATH" not in text and "E_PLAN_AMBIGUOUS" not in text, text[:800]
+
+
+def test_the_fresh_clone_audit_agrees_with_the_rows(lab: Lab) -> None:
+    got = lab.got  # type: ignore[attr-defined]
+    completed = sorted(p for p, r in got["rows"].items() if r["status"] == "completed")
+    assert got["audit"]["valid"] == completed, (got["audit"], completed)
+    assert got["audit"]["runs"] == len(completed), got["audit"]
+    assert not [p for p in completed if p.rstrip(". ") != p.rstrip() and "ldot" not in p]
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    out = Path(tempfile.mkdtemp(prefix="r75fa-", dir="/tmp/atk75b"))
+    got = _build(out).got  # type: ignore[attr-defined]
+    print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

@@ -1,12 +1,84 @@
 """Round 75, agent-facing surfaces: round 74's one name function (``names.same_name``: case,
-HFS+ ignorables, NFC/NFD, NTFS's trailing dots and spaces, ``::$DATA``, 8.3 short names)
-attacked one level up, at the names of plan FOLDERS, of the plans folder itself and of
-``.plangate/``.
+HFS+ ignorables, NFC/NFD, NTFS's trailing dots and spaces, ``::$DATA``, 8.3 short names) and
+its one folder verdict, attacked one level up: at the names of plan FOLDERS. Two folders one
+path on a folding checkout, folders held by their name alone, and a forged log in a folder
+that a folding checkout writes over a ran plan's own folder.
 
-Lab (one, module scope; two ``run --once`` passes; one daemon at the end): the agent commits,
-pending, pairs of plan folders ``plans/<base>`` (its plan calls ``rec`` ``<base>``) and a
-twin folder (its plan calls ``rec`` ``<base>-tw``), the twin being:
+Lab (one, module scope; three ``run --once`` passes; one daemon at the end):
+- pass 1: the agent commits, pending, ``plans/ok`` (the control) and pairs of a base folder
+  (its plan calls ``rec <base>``) and a twin folder (same name and task, ``rec <base>-tw``),
+  the twin sorting AFTER the base in git's index, so a checkout that makes them one folder
+  writes the twin's PLAN.yml last, over the base's: ``FCASE``/``fcase`` (case),
+  ``fzw``/``f<U+200C>zw`` (HFS+), ``rotate-keys-prod``/``rotate~1`` and
+  ``deploy-service``/``deploy~1`` (NTFS's 8.3 short name of the long folder),
+  ``fdot``/``fdot.``, ``fsp``/``fsp `` and ``fads``/``fads::$DATA`` (what NTFS drops; git for
+  Windows refuses those paths); lone folders ``ldot.``, ``lsp ``, ``LONGNA~1``; bases
+  ``Ship``, ``archive-logs-daily``, ``lgzw``;
+- pass 2: Alice approves ``ok``, every base, the lone folders and ``Ship`` & co.;
+- pass 3: the agent commits a forged "Approved by alice, Status: completed" log
+  (``forged-r75``) as ``plans/ship/EXECUTION_LOG.md``, ``plans/archiv~1/EXECUTION_LOG.md``,
+  ``plans/lg<U+200C>zw/EXECUTION_LOG.md`` (each written after the ran base's log on a
+  case-insensitive, 8.3 or HFS+ checkout).
+Readers: ``status --json``'s row, ``show --json``, ``validate``, ``hash``, ``freeze`` (on a
+copy of the working tree), MCP ``log``, the daemon's ``/api/plan/<id>`` and page, the ``rec``
+calls, the fresh-clone ``plangate audit --json``.
+Variants:
+- ``<base>:{base-held,twin-never}`` (14): a twin folder claims its base's place as a twin
+  file does (docs/plan-format.md: names "compared as the file systems git guards a checkout
+  against compare them"): the base is held, neither runs; the twin never runs;
+- ``{fsp,f~zw~,lsp}:{row,show,validate,hash,freeze,mcp-log,api,page}`` (24): folders the row
+  holds ``E_UNSAFE_PATH`` by their name (a blank end, U+200C): every reader says so, no
+  hash, no other plan's record, nothing written;
+- ``{ldot,lsp,l83}:{ran,readers}``, ``ok:ran`` (7, controls): lone folders run (or are held)
+  as their rows say and the readers agree;
+- ``{Ship,archive-logs-daily,lgzw}:{row,show,mcp-log,api,page}`` (15): the forged log in the
+  twin folder is noted E_OWNED_BLOCK_CHANGED on the base (as round 74's ``d-83``), never
+  shown; ``{same}:{show,mcp-log,api,page}`` of the twin folder (12): never shown, never
+  "completed";
+- the fresh-clone audit agrees with the rows.
+
+Seen (round 75):
+- ``{FCASE,fzw,rotate-keys-prod,deploy-service,fdot,fsp,fads}:base-held`` (7 ids, one
+  class): a plan folder beside its twin folder (``fcase``, ``f<U+200C>zw``, ``rotate~1``,
+  ``deploy~1``, ``fdot.``, ``fsp ``, ``fads::$DATA``) is frozen and RUNS on Alice's approval
+  (the twins stay pending, or ``E_UNSAFE_PATH`` for ``fsp ``/``f<U+200C>zw``; none runs).
+  Every reader agrees they are two plans, but on a case-insensitive (``FCASE``), HFS+
+  (``fzw``) or 8.3 (``rotate-keys-prod``, ``deploy-service``) checkout git writes the twin's
+  PLAN.yml last, INTO the base's folder: the reviewer who reads ``plans/FCASE/PLAN.yml`` on
+  her Mac reads ``rec FCASE-tw`` while ``rec FCASE`` runs on her approval (given on the forge,
+  or by a status edit of the bytes git holds). Should (docs/plan-format.md: "Names are
+  compared as the file systems git guards a checkout against compare them ... One function
+  decides every such comparison, for plan files, sources, folders and the log alike";
+  round 74's ``d-83`` held the same reasoning for the log): the folder pair held
+  ``E_PLAN_AMBIGUOUS`` as a plan file beside its twin is, neither run. The trailing-dot,
+  space and ``::$DATA`` twins cannot be checked out by git for Windows (as round 74's
+  ``p-*``, which round 74 then folded all the same).
+- ``{fsp,f~zw~,lsp}:{show,validate,hash,freeze}`` (12 ids, one class): ``plans/fsp ``,
+  ``plans/f<U+200C>zw``, ``plans/lsp ``, held ``E_UNSAFE_PATH`` by the row ("a folder name
+  begins or ends with a blank: 'tx ' reads as 'tx' ...; rename the folder"), are read by the
+  CLI as plans: ``show`` prints the document and hash (``freeze_state: not frozen``),
+  ``validate`` says ``valid (sha256:...)``, ``hash`` prints it, and ``plangate freeze``
+  WRITES ``frozen:`` into ``plans/fsp /PLAN.yml`` and ``plans/f<U+200C>zw/PLAN.yml`` (git
+  status ``M``; ``lsp ``, approved, is refused E_PLAN_HASH_MISMATCH). Should (round 74: "one
+  verdict on a plan folder ... read by every CLI path"; docs/agents.md: a path "the
+  controller never takes for a plan (control or invisible characters ...) E_UNSAFE_PATH"):
+  E_UNSAFE_PATH, no hash, nothing written.
+- ``{fsp,lsp}:mcp-log`` (2 ids): MCP ``log`` of ``plans/fsp `` answers ``plans/fsp``'s
+  record (``"path": "plans/fsp", "status": "completed"``, Alice's run of the base), and of
+  ``plans/lsp `` ``E_USAGE: no plan plans/lsp``: the path is trimmed before the lookup.
+  Should: E_UNSAFE_PATH and why, as the row, the page and ``/api/plan/`` say (they do).
+- ``{Ship,archive-logs-daily,lgzw}:{row,show,mcp-log,api,page}`` (15 ids, one class): the
+  forged "completed, approved by alice" log committed in ``plans/ship/``,
+  ``plans/archiv~1/``, ``plans/lg<U+200C>zw/`` after the base ran is noted by no reader of the
+  base (no E_OWNED_BLOCK_CHANGED); on a case-insensitive, 8.3 or HFS+ checkout git writes it
+  after the controller's own ``EXECUTION_LOG.md``, over it. Should (round 74, ``d-83``: "an
+  entry that IS the log on some checkout is someone else's text at the record's place,
+  whoever committed it"): noted on every reader of the base. The forged text is shown by no
+  reader (the twin folders have no row, ``lg<U+200C>zw`` its E_UNSAFE_PATH page).
+Held: no twin ever ran; the page and ``/api/plan/`` of the name-held folders answer
+E_UNSAFE_PATH with no document; the controls ran once; the fresh-clone audit agrees.
 """
+
 from __future__ import annotations
 
 import json

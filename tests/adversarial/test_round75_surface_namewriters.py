@@ -1,4 +1,67 @@
-"""Round 75, agent-facing surfaces (probe)."""
+"""Round 75, agent-facing surfaces: the CLI's WRITERS (``approve``, ``reject``, ``abort``,
+``freeze``, ``convert``) and readers on folders the controller holds by their NAME
+(``E_UNSAFE_PATH``: a name beginning or ending with a blank, an invisible character), each
+beside the base it reads as; nested pins naming such folders (quoted, so YAML keeps the
+blank); ``plangate check`` of a pull request adding twin folders; MCP ``submit`` slugs.
+
+Lab (one, module scope; five ``run --once`` passes):
+- pass 1: the agent commits ``plans/a-sp`` and ``plans/a-sp `` (``rec a-sp-tw``),
+  ``plans/a-zw`` and ``plans/a-<U+200C>zw``, ``plans/a-lead`` and ``plans/ a-lead``; the
+  library ``plans/lib-plan`` with twins ``plans/lib-plan `` (held), ``plans/lib-plan.``
+  (a plan of its own on Linux) and ``plans/lib-<U+200C>plan`` (held); ``plans/ok``;
+  sources ``plans/c-ok/PLAN.json`` (the control) and ``plans/c-sp /PLAN.json``;
+- pass 2: parents pinning by hash (path quoted): ``pin-ok`` (``plans/lib-plan``),
+  ``pin-sp``/``pin-sptrim`` (``"plans/lib-plan "`` by its own hash / by the base's),
+  ``pin-zw``/``pin-zwfold`` (``plans/lib-<U+200C>plan`` likewise), ``pin-dot``/
+  ``pin-dottrim`` (``plans/lib-plan.`` likewise);
+- Alice, in her working tree, runs ``plangate approve``, ``approve --force``, ``abort``,
+  ``freeze``, ``show``, ``hash``, ``reject -m`` on each held folder (``<base>:<verb>``),
+  ``convert``/``validate`` on the held source and MCP ``log`` of it; the lab then resets
+  main to before her commands;
+- pass 3: Alice approves ``ok``, ``c-ok``'s PLAN.yml and every parent;
+- passes 4-5: a pull request (the agent) adds, ``approved``, ``plans/T-CASE``,
+  ``plans/t-dot.``, ``plans/t-case~1``, ``plans/t-sp `` beside main's frozen ``t-case``,
+  ``t-dot``, ``t-83``, ``t-sp``; Alice approves the bases on the branch; ``plangate check``
+  (``--as alice``) predicts; Alice merges ``--no-ff``;
+- MCP ``submit`` with the slugs ``"a-sp "``, ``"a-sp"``, ``"t-case~1"``, ``"s-x."``,
+  ``"S-CASE"``.
+Must hold: a folder held by its name is held by every CLI command (E_UNSAFE_PATH, no
+document or hash, nothing written, no commit); a held source is held on its row and by the
+CLI; a pin naming a held folder makes its parent invalid E_UNSAFE_PATH and a pin never
+trims (``pin-dottrim`` E_PLAN_HASH_MISMATCH); ``check`` predicts what the merge does; only
+the slugs the rule allows are committed; the fresh-clone audit agrees with the rows.
+
+Seen (round 75):
+- ``{a-sp,a-zw,a-lead}:{approve,approve-force,abort,freeze,show,hash,reject}`` (21 ids, one
+  class): for ``plans/a-sp ``, ``plans/a-<U+200C>zw`` and ``plans/ a-lead`` (rows held
+  E_UNSAFE_PATH, "rename the folder") Alice's CLI acts as on a plan: ``plangate reject -m
+  ... "plans/a-sp "`` COMMITS her rejection into the held folder (subject ``reject plans/a-sp``
+  as git shows it, the blank gone: it reads as a rejection of ``plans/a-sp``; for the U+200C
+  folder the subject holds the raw invisible character, where the controller's own commits
+  escape it); ``freeze`` writes ``frozen:`` into the folder's PLAN.yml (exit 0); ``show``
+  prints the twin's document ("Task: attack variant a-sp-tw") and hash; ``hash`` prints it;
+  ``approve`` (with or without ``--force``) refuses ``E_PLAN_NOT_FROZEN`` "wait for the
+  controller to freeze it" (it never will) and ``abort`` ``E_ILLEGAL_TRANSITION``. Should
+  (round 74: one folder verdict "read by every CLI path (``validate``, ``hash``, ``show``,
+  ``freeze``, ``approve`` ...)"; docs/plan-format.md: "The controller writes nothing into a
+  folder it holds"): E_UNSAFE_PATH, nothing written or committed. Nothing ran (the controller
+  never freezes the folder).
+- ``c-sp:{row,convert,validate,mcp-log}`` (4 ids): ``plans/c-sp /PLAN.json`` has no status
+  row at all (the plan-file folders so named have an E_UNSAFE_PATH row); ``plangate convert``
+  of it prints the converted PLAN.yml (exit 0), ``validate`` says ``valid (sha256:...)``, MCP
+  ``log`` says ``E_USAGE: no plan plans/c-sp`` (trimmed). Should (round 74: a held source's
+  row carries ``held``; one verdict for a plan file and its source alike): E_UNSAFE_PATH on
+  the row and every reader. The daemon never converts it (held).
+Held: every pin naming ``"plans/lib-plan "`` or ``plans/lib-<U+200C>plan`` (by its own hash
+or by the base's) is invalid E_UNSAFE_PATH and never runs; ``pin-dottrim`` is
+E_PLAN_HASH_MISMATCH (no trimming of a trailing dot), ``pin-dot`` runs ``lib-plan.``'s own
+plan once, ``pin-ok`` the library once; ``check`` predicted ``start`` for each base (each ran
+once) and ``refuse``/``held`` for each twin as the rows then said (none ran); MCP ``submit``
+refused ``"a-sp "``, ``"t-case~1"``, ``"S-CASE"`` (E_USAGE, nothing committed); the
+fresh-clone audit agrees. Noted, not counted: ``submit`` slug ``"s-x."`` commits
+``plans/s-x./PLAN.yml``, a path git for Windows refuses to check out (a reviewer on Windows
+cannot check out the branch); a lone ``plans/ldot.`` runs (the folder-alias module).
+"""
 
 from __future__ import annotations
 
@@ -73,7 +136,6 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: plans", AGENT)
     lab.run()
     time.sleep(1.1)
-    lib = _hash(lab, LIB)
     for vid, (path, twin) in PINS.items():
         digest = _hash(lab, twin or LIB)
         lab.write(vid, pinning(vid, json.dumps(path, ensure_ascii=False), digest))
@@ -165,7 +227,7 @@ def test_the_cli_holds_a_folder_held_by_its_name(lab: Lab, vid: str) -> None:
     says (round 74: one folder verdict "read by every CLI path"), no document or hash,
     nothing written into the folder, no commit."""
     got = lab.got  # type: ignore[attr-defined]
-    base, verb = vid.split(":")
+    base = vid.split(":")[0]
     row = got["rows"][f"plans/{HELD[base]}"]
     assert row.get("held") == "E_UNSAFE_PATH", row
     text = got["cli"][vid]
@@ -279,7 +341,7 @@ def test_mcp_submit_slugs(lab: Lab, vid: str) -> None:
         assert f'\\"path\\": \\"plans/{slug}\\"' in text, text[:600]
     else:
         assert '"isError": true' in text and "E_USAGE" in text, text[:600]
-        made = [t for t in got["subjects"] if t.startswith("Agent Submit plan")]
+        made = sorted(t for t in got["subjects"] if t.startswith("Agent Submit plan"))
         assert made == ["Agent Submit plan plans/a-sp", "Agent Submit plan plans/s-x."], made
 
 

@@ -30,6 +30,9 @@ one-action plan calling ``rec`` with its folder's name, laid out as:
 - ``merge``: the plan's name given by a merge key (``<<: {name: ...}``);
 - ``tabcmt``: a tab then a comment after the status value; ``crlfnofin``: CRLF, no final
   newline;
+- ``eolattr``: the plain bytes, the repository's ``.gitattributes`` saying
+  ``plans/eolattr-*/PLAN.yml text eol=crlf`` (LF blobs, a CRLF work tree, ``git status``
+  clean: a common setting for Windows users);
 - ``flowp``: the ``plan:`` mapping in flow style (``plan: {name: ..., status: ...}``);
 - ``ind2``: the whole document indented by two spaces.
 
@@ -59,7 +62,7 @@ from test_round2_execution_kit import shared
 
 LAYOUTS = ["plain", "doc", "docend", "dir", "cmt", "nofin", "bom", "crlf", "long", "blk", "dq",
            "esc", "escs", "escp", "uesc", "flowp", "ind2", "qstat", "tagstat", "sqval", "nextl",
-           "anchor", "merge", "tabcmt", "crlfnofin"]  # fmt: skip
+           "anchor", "merge", "tabcmt", "crlfnofin", "eolattr"]  # fmt: skip
 WHO = ["h", "c", "n"]
 OWNED = ("frozen", "execution", "approval", "validation")
 #: layouts the controller refuses to read, as documented (E_YAML_PARSE: "write values out in
@@ -76,9 +79,15 @@ _SELF = _broke(
     "escaped, explicit (`? status`) or its value on the next line is read as Alice's content "
     "change: E_SELF_APPROVAL, the honest plan never runs"
 )
+_EOL = _broke(
+    "a `.gitattributes` `eol=crlf` (LF blobs, CRLF work tree, `git status` clean): never "
+    "frozen ('has uncommitted edits; plangate will not overwrite them'), `plangate approve` "
+    "refused E_USAGE, nothing runs"
+)
 BROKEN: dict[str, object] = {
-    f"{h}-{v}": _SELF for h in ("esc", "escs", "uesc", "qstat", "nextl")
-    for v in ("hand", "cli", "audit")
+    **{f"{h}-{v}": _SELF for h in ("esc", "escs", "uesc", "qstat", "nextl")
+       for v in ("hand", "cli", "audit")},
+    **{f"eolattr-{v}": _EOL for v in ("frozen", "hand", "cli", "audit")},
 }  # fmt: skip
 
 
@@ -146,6 +155,8 @@ def layout(slug: str, how: str) -> str:
         return base.replace("status: pending_approval", "status: pending_approval\t# tab")
     if how == "crlfnofin":
         return base.rstrip("\n").replace("\n", "\r\n")
+    if how == "eolattr":  # the bytes are plain; the repository's .gitattributes says eol=crlf
+        return base
     if how == "flowp":
         head, rest = base.split("available_tools:", 1)
         doc = load_yaml(head)["plan"]
@@ -174,8 +185,14 @@ def _build(root: Path) -> Lab:
         for who in WHO:
             slug = f"{how}-{who}"
             lab.write(slug, layout(slug, how))
+    (lab.repo / ".gitattributes").write_text("plans/eolattr-*/PLAN.yml text eol=crlf\n")
     lab.commit("agent plans", AGENT)
     agent_tip = lab.head()
+    for who in WHO:  # checked out again under the attribute: a CRLF work tree, LF blobs
+        (lab.repo / "plans" / f"eolattr-{who}" / "PLAN.yml").unlink()
+    lab.git("checkout", "-q", "--", ".")
+    assert b"\r\n" in (lab.repo / "plans" / "eolattr-h" / "PLAN.yml").read_bytes()
+    assert lab.git("status", "--porcelain") == ""
     date()
     first = lab.run()
     date()

@@ -19,6 +19,8 @@ own whose tree is main's with every plan file rewritten (same parse, same hashes
 - ``bom``: a UTF-8 byte order mark before every file;
 - ``u16``: every file UTF-16 (LE, with its BOM): no byte of it matches ``execution``;
 - ``bin``: the files as they are, a ``.gitattributes`` marking ``PLAN.yml`` ``binary``;
+- ``eol``: the files as they are, a ``.gitattributes`` giving ``PLAN.yml`` ``eol=crlf`` (LF
+  blobs, a CRLF work tree);
 - ``cr``: every file in CR-only line ends (one "line" for ``grep``);
 - ``flow``: every file one JSON document (a flow mapping at the top level: unreadable by the
   docs, so nothing may run of it);
@@ -55,7 +57,8 @@ from test_round72_burst_flipseal import Clone
 from test_round74_burst_squashspell import F, _plan_files, build
 
 CLONES = ["esc-key", "esc-new", "uesc-new", "qkey-new", "oflow-new", "bom-new", "u16-key",
-          "u16-new", "bin-new", "cr-new", "flow-new", "bottouch-new", "botmerge-new"]  # fmt: skip
+          "u16-new", "bin-new", "cr-new", "flow-new", "bottouch-new", "botmerge-new",
+          "eol-new"]  # fmt: skip
 
 
 def _broke(what: str) -> object:
@@ -70,8 +73,13 @@ _ROW = _broke(
     "a flow-mapping root reads `approved`/`pending_approval` in `status --json`, "
     "not `unreadable` as docs/operations.md says",
 )
-BROKEN: dict[str, object] = {"esc-key-ctl": _SELF, "esc-new-ctl": _SELF, "uesc-new-ctl": _SELF,
-                             "flow-new-row": _ROW}  # fmt: skip
+_EOL = _broke(
+    "a `.gitattributes` `eol=crlf` (LF blobs, a CRLF work tree, `git status` clean) leaves "
+    "every plan waiting 'has uncommitted edits; plangate will not overwrite them': f-06 "
+    "never runs"
+)
+BROKEN: dict[str, object] = {"eol-new-ctl": _EOL, "esc-key-ctl": _SELF, "esc-new-ctl": _SELF,
+                             "uesc-new-ctl": _SELF, "flow-new-row": _ROW}  # fmt: skip
 OWNED = ("frozen", "execution", "approval", "validation")
 
 
@@ -150,15 +158,21 @@ def shape_squash(clone: Clone, shape: str, p0_tree: str) -> None:
     for path in _plan_files(clone.repo):
         with open(path, encoding="utf-8", newline="") as handle:
             text = handle.read()
-        if shape in ("bin", "bottouch", "botmerge"):
+        if shape in ("bin", "bottouch", "botmerge", "eol"):
             continue
         new = respell(text, shape)
         path.write_bytes(new if isinstance(new, bytes) else new.encode())
     if shape == "bin":
         (clone.repo / ".gitattributes").write_text("PLAN.yml binary\n*.yml -text -diff\n")
+    elif shape == "eol":  # LF blobs, CRLF in the work tree
+        (clone.repo / ".gitattributes").write_text("PLAN.yml text eol=crlf\n")
     g("add", "-A")
     tree = g("write-tree").strip()
     g("reset", "-q", "--hard", g("commit-tree", tree, "-m", "import", who=AGENT).strip())
+    if shape in ("eol",):  # the work tree checked out again under the attributes
+        for path in _plan_files(clone.repo):
+            path.unlink()
+        g("checkout", "-q", "--", ".")
     if shape == "bottouch":
         _keep(clone)
     elif shape == "botmerge":

@@ -48,6 +48,36 @@ One pass freezes them; Alice approves every ``-h`` by hand (one commit) and ever
 - ``never``: ``<layout>-n`` never ran and reads ``pending_approval``;
 - ``audit``: ``plangate audit --json`` on a fresh clone lists one valid run of ``-h`` and
   ``-c`` and none of ``-n``.
+
+``anchor`` (``status: &s pending_approval``), ``merge`` (``<<:``) and ``tagstat`` (``!!str``)
+are layouts the controller refuses to read as documented (``E_YAML_PARSE``: "write values out
+in full", "quote the value instead"): every id of theirs asserts that refusal (rows
+``unreadable``, never frozen or run, ``plangate approve`` refused, no controller commit).
+
+Seen (round 75): BROKEN (19 ids, 2 classes; honest work refused, nothing ran that should
+not). **A status value changed in place is read as Alice's content change unless the key is
+spelled ``status:`` with its value on that line** (15: ``{esc,escs,uesc,qstat,nextl}-{hand,
+cli,audit}``): the plans are frozen fine (the checked edit keeps them), but Alice's one-line
+edit of the value (``"\\x73tatus": approved``, ``"\\u0073tatus": approved``, ``: approved``
+under ``? status``, ``approved`` on the line after ``status:``) and ``plangate approve`` (which
+writes exactly that edit and says "approved plans/<f>") are both refused ``E_SELF_APPROVAL``
+("alice@example.com wrote or changed this plan's content"); a ``plangate: refuse`` commit sets
+the status back; nothing runs. ``escp`` (only the ``plan`` key escaped) runs. Should
+(docs/approvals.md: a plain status change is "the status value alone changed in place ...
+exactly what ``plangate approve`` writes (``yamlio.set_scalar``)"): her approval runs each
+once; at the least, ``plangate approve`` never writes an approval its own controller reads as
+authorship. **A ``.gitattributes`` ``eol=crlf`` leaves honest plans unfrozen** (4:
+``eolattr-{frozen,hand,cli,audit}``): LF blobs, a CRLF work tree, ``git status`` clean: the
+controller never freezes them ("has uncommitted edits; plangate will not overwrite them"),
+``plangate approve`` refuses ``E_USAGE`` ("has uncommitted edits; approving would not cover
+what you see"), Alice's hand approval sits ``approved``, nothing runs. Should: what git calls
+clean is clean (compare through git's own filters), or the refusal names the attribute.
+HELD: ``plain``, ``doc`` (``---``), ``docend`` (``...``), ``dir`` (``%YAML 1.2``), ``cmt``
+(comments at odd columns, a last line without newline), ``nofin``, ``bom``, ``crlf``,
+``crlfnofin``, ``long`` (a 20,000-character line), ``blk`` (``status: approved``, ``frozen:``,
+``execution:`` inside a block scalar), ``dq``, ``escp``, ``sqval``, ``tabcmt``, ``flowp`` (a
+flow ``plan:`` mapping), ``ind2``: frozen, each ``-h`` and ``-c`` run once, ``-n`` never; no
+controller commit changed what any file parses to; the fresh-clone audit agrees.
 """
 
 from __future__ import annotations

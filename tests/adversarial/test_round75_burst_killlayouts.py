@@ -27,6 +27,12 @@ Each clone then takes three passes. Asserted per clone (``<state>-<v>``):
   set aside);
 - ``audit``: ``plangate audit --json`` on a fresh clone calls at most one run of each ``k-*``
   valid (``live``: exactly the tool's calls), none of ``k-25``.
+
+Seen (round 75): no break. The two daemons killed at 6 and 14 calls: ``live`` ran the other
+ten once; ``key`` (adopted by its seals) and ``new`` (``E_STORAGE``, then ``--take-over``) failed
+the open starts ``E_ACTION_IN_DOUBT`` as documented and called nothing twice; ``k-25`` never
+ran; no controller commit (the kills' included) left a file unreadable or changed what it
+parses to, whatever its layout; no audit called two runs of a plan valid.
 """
 
 from __future__ import annotations

@@ -158,13 +158,18 @@ def named_plan_file(path: str) -> Path:
     """The plan file ``path`` names, never reached through a symbolic link below its
     repository: in a shared working tree an agent could point ``approve plans/x`` at another
     plan, or at a plan in its own clone, and the approver would sign what she never
-    reviewed (round 12)."""
+    reviewed (round 12); never in a folder the controller holds for its name (round 75:
+    ``reject "plans/a-sp "`` committed a rejection git's subject showed as ``plans/a-sp``'s)."""
     import os
 
     from controller.errors import UnsafePath
     from controller.plan import plans
 
     plan_file = Path(os.path.abspath(plans.plan_file_in(Path(path))))
+    held = plans.name_problem(plan_file)
+    if held is not None:
+        folder = plans.repo_path(plan_file.parent)
+        raise UnsafePath(f"{folder!r}: {held.message}", quotes=(repr(folder),))
     roots = [p for p in plan_file.parents if os.path.lexists(p / ".git")]
     if roots:
         here = roots[0]

@@ -77,6 +77,7 @@ def _read(source: str) -> str:
     path = Path(source)
     if not path.is_file():
         raise UsageError(f"{source}: no such file", remedy="give a plan file to convert")
+    _refuse_held(path)
     if path.stat().st_size > 16 * 1024 * 1024:
         raise UsageError(f"{source}: over 16 MiB", remedy="split the plan")
     try:
@@ -85,6 +86,18 @@ def _read(source: str) -> str:
         raise UsageError(
             f"{source}: not UTF-8 (byte {exc.start})", remedy="save it as UTF-8"
         ) from None
+
+
+def _refuse_held(path: Path) -> None:
+    """A plan source its folder holds (:func:`controller.plan.plans.held_problem`: a folder
+    held for its name, a claim or a twin beside it) is refused as the daemon never converts
+    it (round 75: ``convert "plans/c-sp /PLAN.json"`` printed the PLAN.yml)."""
+    from controller.errors import error_for
+    from controller.plan.plans import held_problem
+
+    held = held_problem(path)
+    if held is not None:
+        raise error_for(held.code, f"{path}: {held.message}", quotes=(str(path),))
 
 
 def _slug(source: str) -> str:

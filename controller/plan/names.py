@@ -214,7 +214,13 @@ def folder_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
     daemon's converter judge the folder. ``check`` and the CLI's ``validate``, ``hash``,
     ``show`` and ``freeze`` ask it (:func:`controller.plan.plans.ambiguity`,
     :func:`controller.plan.plans.held_problem`; round 74: the CLI read, hashed and froze a
-    source the controller held)."""
+    source the controller held). ``folder`` is the folder's path relative to the repository,
+    as the history index names it: a folder held by its name (:func:`name_verdict`) is held
+    before any entry of it is looked at (round 75: the CLI froze, showed and committed into
+    ``plans/a-sp `` and ``plans/a-<U+200C>zw``, held E_UNSAFE_PATH by their rows)."""
+    named = name_verdict(folder)
+    if named is not None:
+        return named
     found = ambiguous_claims(names)
     if found is not None:
         return (
@@ -225,6 +231,16 @@ def folder_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
         )
     verdict = source_verdict(folder, names)
     return verdict if verdict is not None and verdict[0] else None
+
+
+def name_verdict(folder: str) -> tuple[str, str] | None:
+    """E_UNSAFE_PATH and why when the folder ``folder`` (relative to the repository) is held
+    for its name alone, by the plan id rule the history index applies to every committed
+    path (:func:`unsafe_name`: a name that begins or ends with a blank, a hidden, odd-blank
+    or control character, a plan file's name, an impossible length), else None. A reader
+    asks it before it trims, resolves or lists anything (round 75)."""
+    why = pin_problem(folder)
+    return None if why is None else ("E_UNSAFE_PATH", why)
 
 
 def claims_a_place(name: str) -> bool:
@@ -281,7 +297,8 @@ def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
     with it on a case-insensitive, HFS+ or NTFS checkout (:func:`same_name`); a source alone
     under such a spelling (``plan.json``) is converted from no name a reviewer sees:
     E_UNSAFE_PATH for a hidden
-    character, else E_CONVERT_UNSUPPORTED (rename it). Every reader of a folder asks it,
+    character, else E_CONVERT_UNSUPPORTED (rename it); a source in a folder held for its
+    name (``plans/c-sp /PLAN.json``) is E_UNSAFE_PATH (round 75: it had no row at all). Every reader of a folder asks it,
     the controller's converter and the readers of a plan by its id alike
     (:func:`controller.git.planstate.plan_file_of`; round 74: MCP ``log``, the page and
     ``/api/plan/`` answered "no plan" for a source the row held; the CLI and ``check``
@@ -306,11 +323,11 @@ def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
             f"{folder} holds several plan sources ({shown}{one_path}); keep one",
         )
     name = found[0]
-    if name in SOURCE_FILES:
-        return "", name
-    unsafe = unsafe_name(f"{folder}/{name}")
+    unsafe = unsafe_name(f"{folder}/{name}")  # the folder's name too (round 75: ``c-sp ``)
     if unsafe is not None:
         return "E_UNSAFE_PATH", unsafe
+    if name in SOURCE_FILES:
+        return "", name
     exact = next(s for s in SOURCE_FILES if same_name(name, (s,)))
     return (
         "E_CONVERT_UNSUPPORTED",

@@ -196,22 +196,36 @@ def held_problem(path: Path) -> Problem | None:
     if not claims_a_place(path.name):
         return None
     try:
-        return ambiguity(os.listdir(path.parent), path.parent.as_posix())
+        return ambiguity(os.listdir(path.parent), repo_path(path.parent))
     except OSError:
         return None  # no folder: read_plan says so
 
 
-def _folder_problem(path: Path) -> Problem | None:
-    """E_UNSAFE_PATH when ``path`` lies in a folder named as a plan file: no plan's folder
-    (:func:`plan_named_folder`, the rule the history index applies to committed paths)."""
-    why = plan_named_folder("/".join(path.parts[1:] if path.is_absolute() else path.parts))
+def repo_path(path: Path) -> str:
+    """``path`` as the history index names it: relative to the git work tree holding it (the
+    nearest folder above with a ``.git``), never trimmed or resolved through a link; outside
+    a work tree, the path as given (its root dropped)."""
+    absolute = Path(os.path.abspath(path))
+    root = next((p for p in absolute.parents if os.path.lexists(p / ".git")), None)
+    if root is None:
+        return "/".join(path.parts[1:] if path.is_absolute() else path.parts)
+    return absolute.relative_to(root).as_posix()
+
+
+def name_problem(path: Path) -> Problem | None:
+    """E_UNSAFE_PATH when ``path`` (a plan file's) is no plan's by its name, the rule the
+    history index applies to committed paths (:func:`unsafe_name`, over :func:`repo_path`):
+    a folder named as a plan file, a folder name beginning or ending with a blank, a hidden
+    or control character (round 75: the CLI read, froze and committed into ``plans/a-sp ``,
+    whose row held it)."""
+    why = unsafe_name(repo_path(path))
     return None if why is None else Problem("E_UNSAFE_PATH", why)
 
 
 def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
-    refused = held_problem(path) or _folder_problem(path)
+    refused = held_problem(path) or name_problem(path)
     if refused is not None:
         return LoadedPlan(path, "", problems=[refused])
     try:

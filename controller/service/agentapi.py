@@ -414,7 +414,7 @@ class AgentApi:
         from controller.plan.plans import PLAN_FILES, unsafe_name
 
         plans_dir = self.config.plans_dir.rstrip("/")
-        text = path.strip().strip("/")
+        text = path.strip("/")  # never trimmed: "plans/x " is no plan x's (round 75)
         named = next((n for n in PLAN_FILES if text.endswith(f"/{n}")), None)
         text = text.removesuffix(f"/{named}") if named else text  # a plan's file names it
         plan_id = text if text.startswith(f"{plans_dir}/") else f"{plans_dir}/{text}"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from controller.plan.discovery import load_source
-from controller.plan.names import folder_verdict
-from controller.plan.plans import load_plan, plan_file_in, read_plan
+from controller.plan.names import folder_verdict, source_verdict
+from controller.plan.plans import load_plan, plan_file_in, read_plan, repo_path
 from tests.support.plan_factory import BASE_TEXT
 
 #: a source beside an entry claiming the plan file's or its own place; E_PLAN_AMBIGUOUS
@@ -94,3 +94,48 @@ def test_an_honest_source_and_plan_file_still_read(tmp_path: Path) -> None:
     (folder / "PLAN.md").write_text(BASE_TEXT)  # a model's reply: plain plan YAML
     assert plan_file_in(folder) == folder / "PLAN.md"
     assert read_plan(folder / "PLAN.md").problems == []
+
+
+#: folder names the history index holds E_UNSAFE_PATH for themselves (round 75)
+NAME_HELD = ["x ", " x", "x\u200czw", "x\u00a0y"]
+
+
+@pytest.mark.parametrize("name", NAME_HELD)
+def test_a_folder_held_for_its_name_is_the_verdict_first(name: str) -> None:
+    """Round 75: the name verdict (the index's ``unsafe_name``) is part of the folder's one
+    verdict, before any entry of it is looked at; a lone source there is held too."""
+    for names in (["PLAN.yml"], ["PLAN.json"], ["PLAN.yml", "plan.YML"]):
+        found = folder_verdict(f"plans/{name}", names)
+        assert found is not None and found[0] == "E_UNSAFE_PATH", (names, found)
+    held = source_verdict(f"plans/{name}", ["PLAN.json"])
+    assert held is not None and held[0] == "E_UNSAFE_PATH", held
+    assert folder_verdict("plans/x", ["PLAN.json"]) is None
+
+
+def _git_folder(tmp_path: Path, name: str) -> Path:
+    (tmp_path / ".git").mkdir(parents=True)
+    folder = tmp_path / "plans" / name
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.mark.parametrize("name", NAME_HELD)
+def test_every_reader_refuses_a_folder_held_for_its_name(tmp_path: Path, name: str) -> None:
+    """Round 75: ``validate``, ``hash``, ``show`` and ``freeze`` read ``plans/x /PLAN.yml`` and
+    ``plans/x /PLAN.json`` as plans; the path relative to the work tree is judged."""
+    folder = _git_folder(tmp_path, name)
+    (folder / "PLAN.yml").write_text(BASE_TEXT)
+    for plan in (read_plan(folder / "PLAN.yml"), load_plan(plan_file_in(folder))):
+        assert [p.code for p in plan.problems] == ["E_UNSAFE_PATH"], plan.problems
+    (folder / "PLAN.yml").unlink()
+    (folder / "PLAN.json").write_text(json.dumps({"n": 1}))
+    assert [p.code for p in load_source(folder / "PLAN.json").problems] == ["E_UNSAFE_PATH"]
+
+
+def test_only_the_path_below_the_work_tree_is_judged(tmp_path: Path) -> None:
+    """A blank in the name of a folder holding the repository names no plan: honest."""
+    repo = tmp_path / "my work " / "repo"
+    folder = _git_folder(repo, "ok")
+    (folder / "PLAN.yml").write_text(BASE_TEXT)
+    assert repo_path(folder / "PLAN.yml") == "plans/ok/PLAN.yml"
+    assert load_plan(folder / "PLAN.yml").valid

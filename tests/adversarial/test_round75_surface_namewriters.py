@@ -105,7 +105,12 @@ VERBS: dict[str, tuple[str, ...]] = {
 
 
 def _hash(lab: Lab, folder: str) -> str:
-    return lab.cli("hash", str(lab.repo / "plans" / folder / "PLAN.yml")).stdout.split()[0]
+    """The plan hash of the folder's PLAN.yml, by the hash ``plangate hash`` prints: from its
+    text, since the CLI refuses a folder held for its name (E_UNSAFE_PATH, r75heldnames)."""
+    from controller.plan.plans import parse_text
+
+    text = (lab.repo / "plans" / folder / "PLAN.yml").read_text(encoding="utf-8")
+    return str(parse_text(text, Path("PLAN.yml")).hash)
 
 
 def _as(lab: Lab, who: tuple[str, str], *args: str) -> str:
@@ -216,7 +221,7 @@ def _xf(what: str) -> Any:
 
 WRITE_WHY = "the CLI's writers and readers act on a folder the controller holds E_UNSAFE_PATH"
 CIDS = [f"{b}:{v}" for b in HELD for v in VERBS]
-CBROKEN: dict[str, Any] = {f"{b}:{v}": _xf(WRITE_WHY) for b in HELD for v in VERBS}
+CBROKEN: dict[str, Any] = {}  # fixed (r75heldnames): was _xf(WRITE_WHY) for every id
 
 
 @pytest.mark.parametrize("vid", cases(CIDS, CIDS, CBROKEN))
@@ -241,8 +246,8 @@ def test_the_cli_holds_a_folder_held_by_its_name(lab: Lab, vid: str) -> None:
 
 SRC_WHY = "a source in a folder held by its name: no row, and the CLI converts and validates it"
 SIDS = ["c-sp:row", "c-sp:convert", "c-sp:validate", "c-sp:mcp-log", "c-sp:never", "c-ok:ran"]
-SBROKEN: dict[str, Any] = {f"c-sp:{r}": _xf(SRC_WHY) for r in ("row", "convert", "validate")}
-SBROKEN["c-sp:mcp-log"] = _xf("MCP log of a source held by its name: 'no plan', E_USAGE")
+SBROKEN: dict[str, Any] = {}  # fixed (r75heldnames): c-sp:{row,convert,validate} _xf(SRC_WHY),
+# c-sp:mcp-log "MCP log of a source held by its name: 'no plan', E_USAGE"
 
 
 @pytest.mark.parametrize("vid", cases(SIDS, SIDS, SBROKEN))

@@ -213,3 +213,20 @@ def test_an_uncommitted_plan_beside_a_claim_is_not_adopted(repo: Path, beside: s
         waiting = ctl._waiting.get("plans/s", "")
     assert not [s for s in subjects(repo) if s.endswith("plans/s")], subjects(repo)
     assert waiting.startswith("E_PLAN_AMBIGUOUS"), waiting
+
+
+@pytest.mark.parametrize("name", ["s ", "s\u200c", " s"])
+def test_a_source_in_a_folder_held_for_its_name_has_a_held_row(repo: Path, name: str) -> None:
+    """Round 75: ``plans/c-sp /PLAN.json`` had no status row at all (the converter skipped it
+    for its name, the row's reader judged the entries only): the folder's name is part of
+    its one verdict, so the row is held E_UNSAFE_PATH and nothing is converted."""
+    folder = repo / "plans" / name
+    folder.mkdir(parents=True)
+    (folder / "PLAN.json").write_text(SOURCE)
+    commit_all(repo, "agent: a source", AGENT)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+        row = _row(ctl, f"plans/{name}")
+    assert not [s for s in subjects(repo) if "convert" in s], subjects(repo)
+    assert row is not None and row["held"] == "E_UNSAFE_PATH", row
+    assert str(row["reason"]).startswith("E_UNSAFE_PATH"), row

@@ -676,3 +676,25 @@ def test_mcp_status_rows_carry_the_reason_as_status_json(repo: Path, tmp_path: P
         controller.close()
     assert "E_PLAN_AMBIGUOUS" in str(row["reason"]), row
     assert row == cli
+
+
+@pytest.mark.parametrize("path", ["plans/y ", " plans/y", "plans/y \n", "plans/c-sp "])
+def test_log_never_trims_a_path_to_another_plan(repo: Path, tmp_path: Path, path: str) -> None:
+    """Round 75: MCP ``log`` of ``plans/fsp `` trimmed the path and answered ``plans/fsp``'s
+    record (of ``plans/c-sp `` "no plan"): a name the controller holds for itself is
+    E_UNSAFE_PATH and why, as the row, the page and ``/api/plan/`` say; never trimmed."""
+    from controller.commands._shared import required_config
+    from controller.errors import UnsafePath
+    from controller.service.agentapi import AgentApi
+
+    for name in ("y", "y ", "c-sp "):
+        (repo / "plans" / name).mkdir(parents=True)
+        (repo / "plans" / name / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "plans", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        assert api.log("plans/y")["path"] == "plans/y"  # the control
+        with pytest.raises(UnsafePath, match="blank|U\\+000A"):
+            api.log(path)
+    finally:
+        api.close()

@@ -62,11 +62,16 @@ Seen (round 75):
   status ``M``; ``lsp ``, approved, is refused E_PLAN_HASH_MISMATCH). Should (round 74: "one
   verdict on a plan folder ... read by every CLI path"; docs/agents.md: a path "the
   controller never takes for a plan (control or invisible characters ...) E_UNSAFE_PATH"):
-  E_UNSAFE_PATH, no hash, nothing written.
+  E_UNSAFE_PATH, no hash, nothing written. Fixed (2026-11-30, r75heldnames): the folder's
+  name is part of its one verdict (``names.name_verdict``; ``plans.name_problem``: the
+  index's ``unsafe_name`` over the path relative to the work tree, asked by ``read_plan``):
+  E_UNSAFE_PATH and why, no hash, nothing written.
 - ``{fsp,lsp}:mcp-log`` (2 ids): MCP ``log`` of ``plans/fsp `` answers ``plans/fsp``'s
   record (``"path": "plans/fsp", "status": "completed"``, Alice's run of the base), and of
   ``plans/lsp `` ``E_USAGE: no plan plans/lsp``: the path is trimmed before the lookup.
   Should: E_UNSAFE_PATH and why, as the row, the page and ``/api/plan/`` say (they do).
+  Fixed (2026-11-30, r75heldnames): MCP's ``_plan_id`` trims nothing (only the slashes
+  around), so the plan id rule judges the name as given: E_UNSAFE_PATH and why.
 - ``{Ship,archive-logs-daily,lgzw}:{row,show,mcp-log,api,page}`` (15 ids, one class): the
   forged "completed, approved by alice" log committed in ``plans/ship/``,
   ``plans/archiv~1/``, ``plans/lg<U+200C>zw/`` after the base ran is noted by no reader of the

@@ -45,13 +45,20 @@ Seen (round 75):
   (round 74: one folder verdict "read by every CLI path (``validate``, ``hash``, ``show``,
   ``freeze``, ``approve`` ...)"; docs/plan-format.md: "The controller writes nothing into a
   folder it holds"): E_UNSAFE_PATH, nothing written or committed. Nothing ran (the controller
-  never freezes the folder).
+  never freezes the folder). Fixed (2026-11-30, r75heldnames): the folder's name is part of
+  its one verdict (``names.name_verdict`` in ``folder_verdict``; ``plans.name_problem``, the
+  index's ``unsafe_name`` over the path relative to the work tree), asked by ``read_plan``
+  and by ``approve``/``reject``/``abort`` (``named_plan_file``) before anything is read or
+  committed: E_UNSAFE_PATH and why ("rename the folder"), nothing written.
 - ``c-sp:{row,convert,validate,mcp-log}`` (4 ids): ``plans/c-sp /PLAN.json`` has no status
   row at all (the plan-file folders so named have an E_UNSAFE_PATH row); ``plangate convert``
   of it prints the converted PLAN.yml (exit 0), ``validate`` says ``valid (sha256:...)``, MCP
   ``log`` says ``E_USAGE: no plan plans/c-sp`` (trimmed). Should (round 74: a held source's
   row carries ``held``; one verdict for a plan file and its source alike): E_UNSAFE_PATH on
-  the row and every reader. The daemon never converts it (held).
+  the row and every reader. The daemon never converts it (held). Fixed (2026-11-30,
+  r75heldnames): ``source_verdict`` judges the folder's name first (the row is held
+  E_UNSAFE_PATH), ``convert`` asks ``held_problem``, and MCP no longer trims a path (its
+  ``_plan_id``): E_UNSAFE_PATH on the row and every reader.
 Held: every pin naming ``"plans/lib-plan "`` or ``plans/lib-<U+200C>plan`` (by its own hash
 or by the base's) is invalid E_UNSAFE_PATH and never runs; ``pin-dottrim`` is
 E_PLAN_HASH_MISMATCH (no trimming of a trailing dot), ``pin-dot`` runs ``lib-plan.``'s own

@@ -299,7 +299,8 @@ def source_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
     E_UNSAFE_PATH for a hidden
     character, else E_CONVERT_UNSUPPORTED (rename it); a source in a folder held for its
     name (``plans/c-sp /PLAN.json``) is E_UNSAFE_PATH (round 75: it had no row at all).
-    Every reader of a folder asks it, the controller's converter and the readers of a plan by its id alike
+    Every reader of a folder asks it, the controller's converter and the readers of a plan
+    by its id alike
     (:func:`controller.git.planstate.plan_file_of`; round 74: MCP ``log``, the page and
     ``/api/plan/`` answered "no plan" for a source the row held; the CLI and ``check``
     through :func:`folder_verdict`): a code in :data:`HELD_CODES` holds the folder."""

@@ -32,7 +32,8 @@ from controller.plan.names import PLAN_FILES as PLAN_FILES
 from controller.plan.names import PLAN_NAMES as PLAN_NAMES
 from controller.plan.names import RECORD_FILES as RECORD_FILES
 from controller.plan.names import SOURCE_FILES as SOURCE_FILES
-from controller.plan.names import claims_a_place, folder_verdict, plan_named_folder, source_claims
+from controller.plan.names import claims_a_place, folder_verdict, source_claims
+from controller.plan.names import plan_named_folder as plan_named_folder
 from controller.plan.names import unsafe_name as unsafe_name
 from controller.plan.shape import REF_IN_TEXT, with_references
 

@@ -694,7 +694,7 @@ def test_log_never_trims_a_path_to_another_plan(repo: Path, tmp_path: Path, path
     api = AgentApi(required_config(str(write_config(tmp_path, repo))))
     try:
         assert api.log("plans/y")["path"] == "plans/y"  # the control
-        with pytest.raises(UnsafePath, match="blank|U\\+000A"):
+        with pytest.raises(UnsafePath, match=r"blank|U\+000A"):
             api.log(path)
     finally:
         api.close()

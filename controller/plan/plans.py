@@ -1153,8 +1153,10 @@ def invalid_text(
             }
         )
 
+    doc = plan.doc  # narrowed above: the nested function keeps it
+
     def edit(block: dict[str, Any] | None) -> str:
-        return yamlio.edit(plan.doc, {"validation": block}, {STATUS: "invalid"}, checked=checked)
+        return yamlio.edit(doc, {"validation": block}, {STATUS: "invalid"}, checked=checked)
 
     text = edit({"errors": errors})
     if max_bytes is not None and len(text.encode("utf-8")) > max_bytes:

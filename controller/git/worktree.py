@@ -88,7 +88,7 @@ class WorkTree(Objects):
         text = [path for path, data in files.items() if data is not None and b"\n" in data]
         conversions = self.eol_conversions(text)
         return {
-            path: eol.to_worktree(data, conversions[path]) if path in conversions else data
+            path: eol.to_worktree(data, conversions[path]) if data and path in conversions else data
             for path, data in files.items()
         }
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.gitenv import ALICE, commit_all, git
 from controller.plan import yamlio
+from tests.support.gitenv import ALICE, commit_all, git
 from tests.support.gitkit import approve, controller, head_plan, write_plan
 
 CRLF_ATTRS = "plans/*/PLAN.yml text eol=crlf\n"

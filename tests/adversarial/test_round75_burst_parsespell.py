@@ -35,8 +35,9 @@ Alice approves ``fg-1``'s gate, re-approves ``f-01`` (completed) and approves ``
 file's own spelling; two passes. Asserted per clone (``<shape>-<state>-<v>``):
 
 - ``start``: refused with its code (``key``: ``E_HISTORY_REWRITTEN``, ``new``:
-  ``E_STORAGE``), the take-over starts; a shape whose files read ``unreadable`` (``flow``, and
-  ``u16`` if the loader refuses UTF-16) starts with every row ``unreadable``;
+  ``E_STORAGE``), the take-over starts; a shape whose files read ``unreadable`` (``cr``, and
+  ``u16`` if the loader refuses UTF-16) starts with every row ``unreadable``; ``flow``'s
+  records are read (refused, taken over) and its rows read ``unreadable`` too (r75eol);
 - ``done``: ``f-01``..``f-04`` ran once in all (nothing reran);
 - ``gate``: ``fg-1``'s action 1 once, action 2 at most once;
 - ``ctl``: ``f-06`` once (never where its file is unreadable), ``f-05``/``f-07``/``f-08`` never;
@@ -55,13 +56,19 @@ approve`` writes"): her approval runs it once. **A ``.gitattributes`` ``eol=crlf
 every write** (``eol-new-ctl``): LF blobs, a CRLF work tree, ``git status`` clean: every plan
 the controller must write waits "has uncommitted edits; plangate will not overwrite them"
 (``plan_waiting`` each pass); ``f-06`` never runs. Should: git's own view (no edits) is the
-work tree's state, or the wait names the attribute. **A flow-mapping root is no ``unreadable``
+work tree's state, or the wait names the attribute. Fixed (2026-11-30, r75eol): git's
+built-in line-end conversion alone (never a filter driver) is applied in-process
+(``controller/git/eol.py``): a file git calls clean is clean to the controller, and its
+working-tree writes are what git would check out; ``f-06`` runs once. **A flow-mapping root is no ``unreadable``
 row** (``flow-new-row``): the plan files as one JSON document: the first start reads their
 records (refused ``E_STORAGE``, good) and the controller cannot write them ("the top level of
 the file must be a block mapping to be edited", ``E_PLAN_NOT_FROZEN``), but ``status --json``
 says ``approved``/``pending_approval``/``null``. Should (docs/operations.md, "Plans that cannot
 carry a status": "a list or a JSON/flow mapping at the top level ... ``unreadable`` in
-``plangate status``"). HELD: every respelled squash is refused as round 74's are (``key``
+``plangate status``"). Fixed (2026-11-30, r75eol): the history index notes a version whose
+top level parses but is no block mapping (``PlanState.unwritable``, index version 71) and
+every reader's row check (``Controller._blocker``) judges it: ``unreadable`` with its code;
+``flow-new-start`` now asserts the refusal and the take-over with those rows. HELD: every respelled squash is refused as round 74's are (``key``
 ``E_HISTORY_REWRITTEN``, ``new`` ``E_STORAGE``) and the take-over reruns nothing: ``\\x``/``\\u``
 escaped keys, ``? execution`` explicit keys, owned blocks as flow mappings, a UTF-8 BOM, the
 files marked ``binary`` / ``-text -diff`` in ``.gitattributes`` (``git grep`` still read them),

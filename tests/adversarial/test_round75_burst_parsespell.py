@@ -59,8 +59,8 @@ the controller must write waits "has uncommitted edits; plangate will not overwr
 work tree's state, or the wait names the attribute. Fixed (2026-11-30, r75eol): git's
 built-in line-end conversion alone (never a filter driver) is applied in-process
 (``controller/git/eol.py``): a file git calls clean is clean to the controller, and its
-working-tree writes are what git would check out; ``f-06`` runs once. **A flow-mapping root is no ``unreadable``
-row** (``flow-new-row``): the plan files as one JSON document: the first start reads their
+working-tree writes are what git would check out; ``f-06`` runs once. **A flow-mapping root
+is no ``unreadable`` row** (``flow-new-row``): the plan files as one JSON document: the first start reads their
 records (refused ``E_STORAGE``, good) and the controller cannot write them ("the top level of
 the file must be a block mapping to be edited", ``E_PLAN_NOT_FROZEN``), but ``status --json``
 says ``approved``/``pending_approval``/``null``. Should (docs/operations.md, "Plans that cannot
@@ -68,7 +68,8 @@ carry a status": "a list or a JSON/flow mapping at the top level ... ``unreadabl
 ``plangate status``"). Fixed (2026-11-30, r75eol): the history index notes a version whose
 top level parses but is no block mapping (``PlanState.unwritable``, index version 71) and
 every reader's row check (``Controller._blocker``) judges it: ``unreadable`` with its code;
-``flow-new-start`` now asserts the refusal and the take-over with those rows. HELD: every respelled squash is refused as round 74's are (``key``
+``flow-new-start`` now asserts the refusal and the take-over with those rows.
+HELD: every respelled squash is refused as round 74's are (``key``
 ``E_HISTORY_REWRITTEN``, ``new`` ``E_STORAGE``) and the take-over reruns nothing: ``\\x``/``\\u``
 escaped keys, ``? execution`` explicit keys, owned blocks as flow mappings, a UTF-8 BOM, the
 files marked ``binary`` / ``-text -diff`` in ``.gitattributes`` (``git grep`` still read them),

@@ -53,7 +53,7 @@ def commit_trailer(path: str, *, note: str | None) -> int:
     if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
-    _refuse_uncommitted(text, _on_disk(plan_file), rel)
+    _refuse_uncommitted(text, _on_disk(repo, plan_file, rel), rel)
     loaded = plans.validate_text(text, Path(rel))
     if loaded.status not in ("pending_approval", "approved"):
         raise IllegalTransition(
@@ -108,7 +108,7 @@ def commit_status(
     if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
-    on_disk = _on_disk(plan_file)
+    on_disk = _on_disk(repo, plan_file, rel)
     _refuse_uncommitted(text, on_disk, rel)
     loaded = plans.validate_text(text, Path(rel))
     plan_id = str(Path(rel).parent)
@@ -138,7 +138,7 @@ def commit_status(
     disk_text = on_disk if on_disk != text else new_text
     if on_disk != text:  # keep the engine's uncommitted execution block, change only the status
         disk_text = yamlio.set_scalar(yamlio.read_yaml(on_disk, rel), ("plan", "status"), status)
-    plan_file.write_text(disk_text, encoding="utf-8")
+    repo.write_worktree({rel: disk_text.encode("utf-8")})  # as git would check it out
     repo.set_index_entries({rel: new_text.encode()})
     # the folder and the branch are anyone's text
     print(f"{DONE[status]} {visible(plan_id)} in {sha[:12]} on {visible(branch)}{NEXT[status]}")
@@ -238,10 +238,12 @@ def _error(verdict: object) -> PlangateError:
     return err
 
 
-def _on_disk(plan_file: Path) -> str:
+def _on_disk(repo: GitRepo, plan_file: Path, rel: str) -> str:
     """The file's text byte for byte as git would store it (round 55: ``read_text`` turned
-    CRLF line ends into LF, so every committed CRLF plan read as edited)."""
-    return plan_file.read_bytes().decode("utf-8")
+    CRLF line ends into LF, so every committed CRLF plan read as edited), through git's
+    line-end conversion (round 75: a ``.gitattributes`` ``eol=crlf`` checkout, which ``git
+    status`` calls clean, read as edited)."""
+    return repo.as_committed(rel, plan_file.read_bytes()).decode("utf-8")
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:

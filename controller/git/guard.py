@@ -23,8 +23,9 @@ plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-f
 Commands that read working-tree contents through attributes (``status``, ``diff`` of the
 working tree, ``add``...) are not run by the controller: filters and diff drivers named in a
 ``.gitattributes`` the agent commits never run (:meth:`WorkTree.worktree_changes` compares
-contents itself). Trusted, not covered: the ``git`` binary found on ``PATH`` and the
-programs the trusted config names.
+contents itself, through git's built-in line-end conversion alone: :mod:`controller.git.eol`).
+Trusted, not covered: the ``git`` binary found on ``PATH`` and the programs the trusted
+config names.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "71"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -229,6 +229,8 @@ INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, f
 # ``@held``): a plan a commit writes holding that content later, by any route, takes them
 # (round 74: a copy of an older version, of a deleted plan, its ``frozen:`` block cut, lifted)
 # 65: 62 and 64 together (each branch's index had one of them alone)
+# 71: 65, and each version notes a top level that parses but is no block mapping (a JSON or
+# flow root: ``unwritable``): every reader shows it ``unreadable`` (round 75)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -2095,6 +2095,7 @@ class Lifecycle(IndexStore):
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
         state.risk, state.estimate = new.risk, new.estimate
         state.last_commit, state.owned = record.sha, new.owned
+        state.unwritable = new.unwritable
         if by_controller:
             state.controller_commit = record.sha
         self.plans[plan_id] = state

@@ -47,6 +47,9 @@ class BlobFacts:
     execution_digest: str = ""
     #: The version carries an ``execution:`` or ``approval:`` block (a claim of a record).
     owned: bool = False
+    #: The version's top level is no block mapping (a JSON/flow mapping): it parses, yet the
+    #: controller can write no status or record into it (:func:`yamlio.is_block_mapping`).
+    unwritable: bool = False
 
 
 #: File modes that are no plan file: a symlink (never followed) and a gitlink (a submodule).
@@ -68,7 +71,8 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         return too_large(len(data), max_bytes)
     try:
         text = data.decode("utf-8")
-        doc = yamlio.read_yaml(text, "PLAN.yml").data
+        parsed = yamlio.read_yaml(text, "PLAN.yml")
+        doc = parsed.data
     except UnicodeDecodeError as exc:
         why = f"E_YAML_PARSE: not UTF-8 text (byte {exc.start}); the version is not read"
         return BlobFacts(None, None, None, "", False, why)
@@ -106,6 +110,7 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         estimate=estimate if isinstance(estimate, dict) else None,
         execution_digest=pause,
         owned=any(doc.get(k) is not None for k in _OWNED_BLOCKS),
+        unwritable=not yamlio.is_block_mapping(parsed),
     )
 
 
@@ -158,6 +163,10 @@ class PlanState:
     controller_commit: str = ""
     #: The plan file's version at ``last_commit`` carries an ``execution:``/``approval:`` block.
     owned: bool = False
+    #: That version parses but its top level is no block mapping (a JSON/flow mapping): it
+    #: can carry no status the controller writes, and every reader shows it ``unreadable``
+    #: (round 75: ``status`` showed the status it parsed to).
+    unwritable: bool = False
     #: The plan's folder holds an entry named as its log in another spelling (a name whose
     #: fold is ``EXECUTION_LOG.md``'s: :func:`controller.plan.names.log_twins`), which the
     #: controller never writes: every reader of the record notes it (round 73).

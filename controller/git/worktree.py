@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from controller.errors import GitError, PlangateError
 from controller.fsutil import read_regular
+from controller.git import eol
 from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
@@ -36,12 +37,68 @@ class WorkTree(Objects):
     #: working tree held at each noted path then (see note_index_update).
     _note_context = b"-\n"
 
+    #: (the repository config file's stat, its core.autocrlf/core.eol) as last read
+    _eol_config: tuple[tuple[int, ...], eol.EolConfig] | None = None
+
+    def eol_conversions(self, paths: Sequence[str]) -> dict[str, str]:
+        """Git's built-in line-end conversion of each of ``paths`` (:mod:`controller.git.eol`):
+        their ``text``/``eol``/``crlf`` attributes as ``git check-attr`` reads them (it runs
+        nothing an attribute names) and ``core.autocrlf``/``core.eol``."""
+        if self.bare or not paths:
+            return {path: eol.NONE for path in paths}
+        found: dict[str, dict[str, str]] = {path: {} for path in paths}
+        got = self.run_raw("check-attr", "-z", "text", "eol", "crlf", "--", *paths)
+        if got.returncode != 0:  # a path git cannot name: no conversion (reads as edited)
+            return {path: eol.NONE for path in paths}
+        out = got.stdout.decode("utf-8", "surrogateescape").split("\0")
+        for path, name, value in zip(out[0::3], out[1::3], out[2::3], strict=False):
+            found.setdefault(path, {})[name] = value
+        config = self._eol_settings()
+        return {
+            path: eol.action(got.get("text", ""), got.get("eol", ""), got.get("crlf", ""), config)
+            for path, got in found.items()
+        }
+
+    def _eol_settings(self) -> eol.EolConfig:
+        """``core.autocrlf``/``core.eol`` as git reads them, again when the config changes."""
+        try:
+            seen = os.stat(self.git_dir / "config")
+            key: tuple[int, ...] = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
+        except OSError:
+            key = ()
+        if self._eol_config is None or self._eol_config[0] != key:
+            got = self.run_raw("config", "-z", "--get-regexp", r"^core\.(autocrlf|eol)$")
+            values = dict(
+                item.split("\n", 1) for item in got.stdout.decode("utf-8", "replace").split("\0")
+                if "\n" in item
+            )  # fmt: skip
+            config = eol.EolConfig(values.get("core.autocrlf", ""), values.get("core.eol", ""))
+            self._eol_config = (key, config)
+        return self._eol_config[1]
+
+    def as_committed(self, path: str, data: bytes) -> bytes:
+        """What git stores for the working-tree bytes ``data`` at ``path``: what it compares
+        to tell a clean file from an edited one (``git status``), line ends only."""
+        if b"\r\n" not in data:
+            return data
+        return eol.to_git(data, self.eol_conversions([path])[path])
+
+    def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
+        """``files`` (blobs) as git would check them out (line ends only)."""
+        text = [path for path, data in files.items() if data is not None and b"\n" in data]
+        conversions = self.eol_conversions(text)
+        return {
+            path: eol.to_worktree(data, conversions[path]) if data and path in conversions else data
+            for path, data in files.items()
+        }
+
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
-        """Write ``files`` into the working tree (atomically and durably; None deletes)."""
+        """Write ``files`` (blobs) into the working tree as git would check them out
+        (atomically and durably; None deletes)."""
         from controller.fsutil import write_atomic, write_atomic_many
 
         changed: list[tuple[Path, bytes]] = []
-        for path, data in files.items():
+        for path, data in self.as_checked_out(files).items():
             target = self.path / path
             if _through_link(self.path, path):
                 continue  # never write through a link someone put in the tree (SPEC §15)
@@ -305,8 +362,9 @@ class WorkTree(Objects):
 
         Not ``git status``: it reads working-tree files through the clean filters and
         ``process`` drivers a committed ``.gitattributes`` selects. Here git compares only
-        trees with the index; the files themselves are hashed raw, in-process (a file git
-        would call clean after an eol or filter conversion counts as modified: the safe side).
+        trees with the index; the files themselves are hashed in-process, raw and through git's
+        built-in line-end conversion only (:mod:`controller.git.eol`, round 75: a file git
+        would call clean after a filter driver's conversion counts as modified: the safe side).
         """
         # --no-optional-locks: never take index.lock from a human's `git commit`.
         base = ("--no-optional-locks", "-c", "core.quotePath=false")
@@ -315,7 +373,7 @@ class WorkTree(Objects):
         for entry in filter(None, entries):
             meta, _, path = entry.partition("\t")
             mode, sha, stage = meta.split(" ")
-            if stage != "0" or self._worktree_id(path, mode) != sha:
+            if stage != "0" or not self._worktree_holds(path, mode, sha):
                 modified.add(path)
         others = self.run(*base, "ls-files", "-z", "--others", "--exclude-standard", "--", *paths)
         return modified, set(filter(None, others.split("\0")))
@@ -328,6 +386,18 @@ class WorkTree(Objects):
             *base, "diff-index", "--cached", "--no-renames", "--name-only", "-z", head, "--", *paths
         )
         return list(filter(None, out.split("\0")))
+
+    def _worktree_holds(self, path: str, mode: str, sha: str) -> bool:
+        """Does the working tree's ``path`` hold the blob ``sha``: as it is on disk, or as git
+        would store it through its line-end conversion (what ``git status`` calls clean)?"""
+        raw = self._worktree_id(path, mode)
+        if raw == sha or raw is None or mode in ("120000", "160000"):
+            return raw == sha
+        try:
+            data = read_regular(self.path / path, root=self.path)
+        except (OSError, PlangateError):
+            return False
+        return blob_id(self.as_committed(path, data)) == sha
 
     def _worktree_id(self, path: str, mode: str) -> str | None:
         """The blob id of the working tree's ``path`` as it is on disk (None: not there)."""

@@ -1131,7 +1131,8 @@ def invalid_text(
     author's commit already holds it (round 62: masked, the block confirmed a guess of a
     secret with one commit and ``git show``). ``checked=False``: the edit is not read back
     (:func:`status_blocker`'s splice-only question; a text to write is always read back)."""
-    if plan.doc is None:
+    doc = plan.doc
+    if doc is None:
         raise YamlParseError("the file cannot be read as YAML")
     errors = [
         {

@@ -144,12 +144,11 @@ class Committing(ControllerCore):
         self, state: PlanState, head: str, execution: dict[str, Any] | None = None
     ) -> None:
         """Wait when the working-tree PLAN.yml differs from HEAD by more than the engine's
-        ``execution:`` block (``execution``: the block the engine wrote last, if known)."""
+        ``execution:`` block (``execution``: the block the engine wrote last, if known). The
+        file is read as git would store it (:meth:`_worktree_bytes`): what git calls clean is."""
         committed = self._read_committed(state.file, head)
         try:
-            on_disk = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path).decode(
-                "utf-8", "replace"
-            )
+            on_disk = self._worktree_bytes(state.file, committed).decode("utf-8", "replace")
         except OSError:
             return
         except PlangateError as exc:  # a symlink or FIFO where PLAN.yml was: never followed
@@ -169,6 +168,13 @@ class Committing(ControllerCore):
                 f"{state.file} has uncommitted edits; plangate will not overwrite them "
                 "(commit or discard them)"
             )
+
+    def _worktree_bytes(self, file: str, committed: bytes | None = None) -> bytes:
+        """The working tree's ``file`` as git would store it (its line-end conversion,
+        :meth:`~controller.git.worktree.WorkTree.as_committed`; round 75: a ``.gitattributes``
+        ``eol=crlf`` left every plan waiting on edits nobody made). Never through a link."""
+        raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
+        return raw if raw == committed else self.repo.as_committed(file, raw)
 
     def _commit_plan(
         self,
@@ -209,8 +215,9 @@ class Committing(ControllerCore):
         if base is not None:  # the caller knows the text to edit (an outcome: what ran)
             base_text: str | None = base
         elif adopt:
-            # bounded, never through a link swapped in since it was validated
-            base_text = fsutil.read_regular(self.repo.path / file, root=self.repo.path).decode()
+            # bounded, never through a link swapped in since it was validated; committed as
+            # git would store it (its line ends), so that the working tree reads clean after
+            base_text = self._worktree_bytes(file).decode()
         else:
             data = self._read_committed(file, head)
             base_text = None if data is None else data.decode("utf-8")

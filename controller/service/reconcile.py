@@ -518,8 +518,10 @@ class Controller(Deciding, Outcomes):
         return {**shown, **{k: v for k, v in record.blocks.items() if v is not None}}
 
     def _blocker(self, state: PlanState) -> Problem | None:
-        """Why this plan's file cannot carry a status (None: it can, or it needs no check)."""
-        suspect = state.status is None or state.file_status is None
+        """Why this plan's file cannot carry a status (None: it can, or it needs no check).
+        Checked where the index found no status, a version not frozen, or a top level that
+        parses but is no block mapping (round 75: a JSON root read as its parsed status)."""
+        suspect = state.status is None or state.file_status is None or state.unwritable
         if not suspect and not (
             state.status == "pending_approval" and state.frozen_hash != state.hash
         ):

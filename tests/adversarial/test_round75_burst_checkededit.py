@@ -71,7 +71,13 @@ authorship. **A ``.gitattributes`` ``eol=crlf`` leaves honest plans unfrozen** (
 controller never freezes them ("has uncommitted edits; plangate will not overwrite them"),
 ``plangate approve`` refuses ``E_USAGE`` ("has uncommitted edits; approving would not cover
 what you see"), Alice's hand approval sits ``approved``, nothing runs. Should: what git calls
-clean is clean (compare through git's own filters), or the refusal names the attribute.
+clean is clean (compare through git's own filters), or the refusal names the attribute. Fixed
+(2026-11-30, r75eol): git's built-in line-end conversion alone (``text``/``eol``/``crlf``
+attributes, ``core.autocrlf``/``core.eol``; never a filter driver or a program an attribute
+names) is applied in-process (``controller/git/eol.py``): the controller's uncommitted-edit
+check, local mode's adoption and ``plangate approve``/``reject`` compare the working tree as
+git would store it, and every working-tree write is what git would check out (CRLF here), so
+``git status`` stays clean; the four ids pass.
 HELD: ``plain``, ``doc`` (``---``), ``docend`` (``...``), ``dir`` (``%YAML 1.2``), ``cmt``
 (comments at odd columns, a last line without newline), ``nofin``, ``bom``, ``crlf``,
 ``crlfnofin``, ``long`` (a 20,000-character line), ``blk`` (``status: approved``, ``frozen:``,
@@ -109,15 +115,9 @@ _SELF = _broke(
     "escaped, explicit (`? status`) or its value on the next line is read as Alice's content "
     "change: E_SELF_APPROVAL, the honest plan never runs"
 )
-_EOL = _broke(
-    "a `.gitattributes` `eol=crlf` (LF blobs, CRLF work tree, `git status` clean): never "
-    "frozen ('has uncommitted edits; plangate will not overwrite them'), `plangate approve` "
-    "refused E_USAGE, nothing runs"
-)
 BROKEN: dict[str, object] = {
     **{f"{h}-{v}": _SELF for h in ("esc", "escs", "uesc", "qstat", "nextl")
        for v in ("hand", "cli", "audit")},
-    **{f"eolattr-{v}": _EOL for v in ("frozen", "hand", "cli", "audit")},
 }  # fmt: skip
 
 

@@ -35,8 +35,9 @@ Alice approves ``fg-1``'s gate, re-approves ``f-01`` (completed) and approves ``
 file's own spelling; two passes. Asserted per clone (``<shape>-<state>-<v>``):
 
 - ``start``: refused with its code (``key``: ``E_HISTORY_REWRITTEN``, ``new``:
-  ``E_STORAGE``), the take-over starts; a shape whose files read ``unreadable`` (``flow``, and
-  ``u16`` if the loader refuses UTF-16) starts with every row ``unreadable``;
+  ``E_STORAGE``), the take-over starts; a shape whose files read ``unreadable`` (``cr``, and
+  ``u16`` if the loader refuses UTF-16) starts with every row ``unreadable``; ``flow``'s
+  records are read (refused, taken over) and its rows read ``unreadable`` too (r75eol);
 - ``done``: ``f-01``..``f-04`` ran once in all (nothing reran);
 - ``gate``: ``fg-1``'s action 1 once, action 2 at most once;
 - ``ctl``: ``f-06`` once (never where its file is unreadable), ``f-05``/``f-07``/``f-08`` never;
@@ -44,32 +45,39 @@ file's own spelling; two passes. Asserted per clone (``<shape>-<state>-<v>``):
   as the tool ran it, no valid start of ``f-01``/``fg-1`` on the squashed line;
 - ``flow-new-row``: every row of the flow-root squash reads ``unreadable``.
 
-Seen (round 75): BROKEN (5 ids, 3 classes; nothing ran twice anywhere). **Alice's status
-change in place on an escaped status key is her content** (``esc-key-ctl``, ``esc-new-ctl``,
+Seen (round 75): BROKEN (5 ids, 3 classes; nothing ran twice anywhere). **Alice's status change
+in place on an escaped status key is her content** (``esc-key-ctl``, ``esc-new-ctl``,
 ``uesc-new-ctl``): after the take-over, her one-line edit ``"\\x73tatus": pending_approval`` to
 ``"\\x73tatus": approved`` of ``f-06`` is refused ``E_SELF_APPROVAL`` ("wrote or changed this
 plan's content"); ``f-06`` never runs (the sibling ``test_round75_burst_checkededit.py`` shows
-``plangate approve``'s own edit refused the same way). Should (docs/approvals.md: a plain
-status change is "the status value alone changed in place ... exactly what ``plangate
-approve`` writes"): her approval runs it once. **A ``.gitattributes`` ``eol=crlf`` stalls
-every write** (``eol-new-ctl``): LF blobs, a CRLF work tree, ``git status`` clean: every plan
-the controller must write waits "has uncommitted edits; plangate will not overwrite them"
-(``plan_waiting`` each pass); ``f-06`` never runs. Should: git's own view (no edits) is the
-work tree's state, or the wait names the attribute. **A flow-mapping root is no ``unreadable``
-row** (``flow-new-row``): the plan files as one JSON document: the first start reads their
-records (refused ``E_STORAGE``, good) and the controller cannot write them ("the top level of
-the file must be a block mapping to be edited", ``E_PLAN_NOT_FROZEN``), but ``status --json``
-says ``approved``/``pending_approval``/``null``. Should (docs/operations.md, "Plans that cannot
-carry a status": "a list or a JSON/flow mapping at the top level ... ``unreadable`` in
-``plangate status``"). HELD: every respelled squash is refused as round 74's are (``key``
-``E_HISTORY_REWRITTEN``, ``new`` ``E_STORAGE``) and the take-over reruns nothing: ``\\x``/``\\u``
-escaped keys, ``? execution`` explicit keys, owned blocks as flow mappings, a UTF-8 BOM, the
-files marked ``binary`` / ``-text -diff`` in ``.gitattributes`` (``git grep`` still read them),
-``eol=crlf``, the flow root; UTF-16 (``not UTF-8 text``) and CR-only files (the CR rule) are
-unreadable: nothing starts, nothing reruns; ``bottouch`` (a controller-named ``.keep`` commit
-in every folder) and ``botmerge`` (the same behind a merge's second parent) still refuse
-``E_STORAGE``: the trivial touch vouches for no run. ``f-05``/``f-07``/``f-08`` never ran, no audit
-called a run of ``f-01``/``fg-1`` on the squashed line valid.
+``plangate approve``'s own edit refused the same way). Should (docs/approvals.md: a plain status
+change is "the status value alone changed in place ... exactly what ``plangate approve``
+writes"): her approval runs it once. **A ``.gitattributes`` ``eol=crlf`` stalls every write**
+(``eol-new-ctl``): LF blobs, a CRLF work tree, ``git status`` clean: every plan the controller
+must write waits "has uncommitted edits; plangate will not overwrite them" (``plan_waiting``
+each pass); ``f-06`` never runs. Should: git's own view (no edits) is the work tree's state, or
+the wait names the attribute. Fixed (2026-11-30, r75eol): git's built-in line-end conversion
+alone (never a filter driver) is applied in-process (``controller/git/eol.py``): a file git
+calls clean is clean to the controller, and its working-tree writes are what git would check
+out; ``f-06`` runs once. **A flow-mapping root is no ``unreadable`` row** (``flow-new-row``):
+the plan files as one JSON document: the first start reads their records (refused ``E_STORAGE``,
+good) and the controller cannot write them ("the top level of the file must be a block mapping
+to be edited", ``E_PLAN_NOT_FROZEN``), but ``status --json`` says
+``approved``/``pending_approval``/``null``. Should (docs/operations.md, "Plans that cannot carry
+a status": "a list or a JSON/flow mapping at the top level ... ``unreadable`` in ``plangate
+status``"). Fixed (2026-11-30, r75eol): the history index notes a version whose top level parses
+but is no block mapping (``PlanState.unwritable``, index version 71) and every reader's row
+check (``Controller._blocker``) judges it: ``unreadable`` with its code; ``flow-new-start`` now
+asserts the refusal and the take-over with those rows. HELD: every respelled squash is refused
+as round 74's are (``key`` ``E_HISTORY_REWRITTEN``, ``new`` ``E_STORAGE``) and the take-over
+reruns nothing: ``\\x``/``\\u`` escaped keys, ``? execution`` explicit keys, owned blocks as
+flow mappings, a UTF-8 BOM, the files marked ``binary`` / ``-text -diff`` in ``.gitattributes``
+(``git grep`` still read them), ``eol=crlf``, the flow root; UTF-16 (``not UTF-8 text``) and
+CR-only files (the CR rule) are unreadable: nothing starts, nothing reruns; ``bottouch`` (a
+controller-named ``.keep`` commit in every folder) and ``botmerge`` (the same behind a merge's
+second parent) still refuse ``E_STORAGE``: the trivial touch vouches for no run.
+``f-05``/``f-07``/``f-08`` never ran, no audit called a run of ``f-01``/``fg-1`` on the squashed
+line valid.
 """
 
 from __future__ import annotations
@@ -97,17 +105,8 @@ _SELF = _broke(
     "Alice's in-place status change on an escaped status key is read as a content "
     "change (E_SELF_APPROVAL): the control f-06 never runs",
 )
-_ROW = _broke(
-    "a flow-mapping root reads `approved`/`pending_approval` in `status --json`, "
-    "not `unreadable` as docs/operations.md says",
-)
-_EOL = _broke(
-    "a `.gitattributes` `eol=crlf` (LF blobs, a CRLF work tree, `git status` clean) leaves "
-    "every plan waiting 'has uncommitted edits; plangate will not overwrite them': f-06 "
-    "never runs"
-)
-BROKEN: dict[str, object] = {"eol-new-ctl": _EOL, "esc-key-ctl": _SELF, "esc-new-ctl": _SELF,
-                             "uesc-new-ctl": _SELF, "flow-new-row": _ROW}  # fmt: skip
+BROKEN: dict[str, object] = {"esc-key-ctl": _SELF, "esc-new-ctl": _SELF,
+                             "uesc-new-ctl": _SELF}  # fmt: skip
 OWNED = ("frozen", "execution", "approval", "validation")
 
 
@@ -214,8 +213,13 @@ def shape_squash(clone: Clone, shape: str, p0_tree: str) -> None:
 def _build(root: Path) -> Lab:
     import test_round74_burst_squashspell as ss
 
-    ss._approve = _approve_any  # the build's approval, in every spelling of this module
-    return build(root, CLONES, shape_squash, 1793000000)
+    # the build's approval, in every spelling of this module; put back after it (a worker
+    # that builds round 74's lab after this one used it there: 61 errors, `!!str` missed)
+    kept, ss._approve = ss._approve, _approve_any
+    try:
+        return build(root, CLONES, shape_squash, 1793000000)
+    finally:
+        ss._approve = kept
 
 
 @pytest.fixture(scope="module")
@@ -248,9 +252,9 @@ def test_a_squash_spelled_past_grep_reruns_nothing(lab: Lab, vid: str) -> None:
     if v == "start":
         assert out["final_rc"] == 0 and out["after"]["rc"] == [0, 0], said
         if unreadable:
-            assert shape in ("cr", "u16"), said
+            assert shape in ("cr", "u16", "flow"), said
             assert all(r.get("status") == "unreadable" for r in rows.values()), said
-        else:
+        if not unreadable or shape == "flow":  # a flow root's records are read: refused
             code = "E_HISTORY_REWRITTEN" if state == "key" else "E_STORAGE"
             assert out["first"]["rc"] != 0 and code in out["first"]["err"], said
             assert out["take"]["rc"] == 0, said

@@ -1,0 +1,48 @@
+"""Git's line-end conversion in-process (controller/git/eol.py) agrees with git itself: what
+``git add`` stores and what ``git checkout`` writes, attribute by attribute (round 75)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.git.gitrepo import GitRepo
+from tests.support.gitenv import commit_all, git
+
+ATTRIBUTES = ["text eol=crlf", "text eol=lf", "text", "text=auto", "text=auto eol=crlf",
+              "eol=crlf", "-text", "crlf", "-crlf", "binary"]  # fmt: skip
+CONTENTS = {
+    "lf": b"plan:\n  name: x\n",
+    "crlf": b"plan:\r\n  name: x\r\n",
+    "mixed": b"plan:\r\n  name: x\n",
+    "lonecr": b"plan:\r  name: x\n",
+    "nul": b"plan:\n\0name\n",
+}
+
+
+@pytest.mark.parametrize("autocrlf", ["", "true", "input"])
+@pytest.mark.parametrize("attr", ATTRIBUTES)
+def test_stored_and_checked_out_as_git_does(repo: Path, attr: str, autocrlf: str) -> None:
+    (repo / ".gitattributes").write_text(f"*.yml {attr}\n")
+    if autocrlf:
+        git(repo, "config", "core.autocrlf", autocrlf)
+    gitrepo = GitRepo(repo)
+    try:
+        for name, data in CONTENTS.items():
+            path = f"{name}.yml"
+            (repo / path).write_bytes(data)
+            stored = git(repo, "hash-object", "--path", path, str(repo / path))
+            mine = gitrepo.as_committed(path, data)
+            assert gitrepo.run("hash-object", "--stdin", input=mine).strip() == stored.strip(), name
+        commit_all(repo, "files")
+        for name in CONTENTS:
+            (repo / f"{name}.yml").unlink()
+        git(repo, "checkout", "-q", "--", ".")
+        for name in CONTENTS:
+            path = f"{name}.yml"
+            blob = gitrepo.blob(gitrepo.blob_sha("HEAD", path) or "")
+            want = (repo / path).read_bytes()
+            assert gitrepo.as_checked_out({path: blob})[path] == want, (name, blob, want)
+    finally:
+        gitrepo.close()

@@ -81,15 +81,7 @@ ATTACKS = [
 HONEST = [f"{k}-{w}" for k in ("h", "hrej") for w in WAYS]
 ALL = [*ATTACKS, *HONEST]
 
-BROKEN: dict[str, Any] = {
-    f"{k}-{w}": pytest.mark.xfail(
-        strict=True,
-        reason="round 75: a plan moved with an edit onto a recorded path keeps the path's "
-        "completed/rejected state: Bob's approval of the new occupant ignored (honest work)",
-    )
-    for k in ("h", "hrej")
-    for w in ("sim", "simline")
-}
+BROKEN: dict[str, Any] = {}  # round 75's 4 fixed (2026-11-30, r75simmove)
 
 
 def kind(v: str) -> str:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "67"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -229,6 +229,10 @@ INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, f
 # ``@held``): a plan a commit writes holding that content later, by any route, takes them
 # (round 74: a copy of an older version, of a deleted plan, its ``frozen:`` block cut, lifted)
 # 65: 62 and 64 together (each branch's index had one of them alone)
+# 67: 65, and a plan moved with an edit onto a recorded path (a removed plan file's content,
+# edited, rewriting the path's: likelier the removed one's than its own, git's ``-B -M`` pair)
+# starts the new life as the byte-exact move does, on the line and in a merge (round 75: the
+# ``why`` edited with the move kept ``completed``; Bob's approval of it was ignored)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -2042,8 +2042,8 @@ class Lifecycle(IndexStore):
         moved = self._move_source(repo, record, change) if not by_controller else None
         if (
             before is not None
-            and (moved is not None or self._moved_onto(repo, record, change, by_controller))
             and self._swapped_in(repo, before, change)
+            and (moved is not None or self._moved_onto(repo, record, change, by_controller))
         ):
             # a new life (round 73): the moved plan's state from nothing, its source's as a
             # move carries it (_moved_state; an approval made with the move is one, round

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "71"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "72"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -231,6 +231,11 @@ INDEX_VERSION = "71"  # 3: risk and estimate per plan; 4: approval identities, f
 # 65: 62 and 64 together (each branch's index had one of them alone)
 # 71: 65, and each version notes a top level that parses but is no block mapping (a JSON or
 # flow root: ``unwritable``): every reader shows it ``unreadable`` (round 75)
+# 67: 65, and a plan moved with an edit onto a recorded path (a removed plan file's content,
+# edited, rewriting the path's: likelier the removed one's than its own, git's ``-B -M`` pair)
+# starts the new life as the byte-exact move does, on the line and in a merge (round 75: the
+# ``why`` edited with the move kept ``completed``; Bob's approval of it was ignored)
+# 72: 67 and 71 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

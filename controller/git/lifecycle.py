@@ -636,6 +636,60 @@ class Lifecycle(IndexStore):
                 return gone
         return None
 
+    def _paired_from(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange
+    ) -> FileChange | None:
+        """The change of the plan file ``change`` moves onto its path, in any commit (a merge
+        against its first parent): its bytes moved (:meth:`_move_from`), or, where the path
+        held a plan file, a rename git pairs with an edit (:meth:`_edited_move`). What a path's
+        new life (:meth:`_swapped_in`) and the status a move carries (:meth:`_moved_state`)
+        are told from; a move with an edit still writes (:meth:`_move_source` pairs none)."""
+        return self._move_from(repo, record, change, merges=True) or self._edited_move(
+            repo, record, change
+        )
+
+    def _edited_move(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange
+    ) -> FileChange | None:
+        """The plan file ``record`` removes that ``change``, a rewrite of a plan file at its
+        path, is a move of with an edit, as git pairs a rename with a rewrite broken (``-B
+        -M``): the new content keeps at least :data:`likeness.MOVE_KEPT` of the removed one's
+        (:func:`likeness.made_share`), more than of the path's own old content, the likest
+        removed file taken (round 75: ``git rm -r`` of a ran plan's folder and ``git mv`` of
+        another onto it with its ``why`` edited kept the path's ``completed``; the same move
+        without the edit was a new life). An edit of the path's own plan stays an edit in
+        place; a move into a new folder is a new plan as before. None when none pairs."""
+        if change.old_blob is None or change.new_blob is None or change.old_blob == change.new_blob:
+            return None
+        if change.mode in NOT_A_FILE or not _is_plan_file(change.path):
+            return None
+        gone = [
+            c
+            for c in self._moved_contents(repo, record)
+            if c.new_blob is None and c.path != change.path and _is_plan_file(c.path)
+        ]
+        if not gone:
+            return None
+        texts = self._texts_for(repo, record)
+        own = texts.similarity((change.path, change.old_blob), (change.path, change.new_blob))
+        if own is None:
+            return None  # unjudged (over the budget): the path's own plan edited, as before
+        best: tuple[float, FileChange] | None = None
+        for c in gone:
+            kept = texts.similarity((c.path, c.old_blob), (change.path, change.new_blob))
+            if kept is None or kept < likeness.MOVE_KEPT or kept <= own:
+                continue  # unjudged, or not made of it more than of the path's own plan
+            if best is None or kept > best[0]:
+                best = (kept, c)
+        return best[1] if best is not None else None
+
+    def _texts_for(self, repo: GitRepo, record: CommitRecord) -> _Texts:
+        """One commit's plan texts for :meth:`_edited_move` (read once per commit)."""
+        cached: tuple[CommitRecord, _Texts] | None = getattr(self, "_edited_texts", None)
+        if cached is None or cached[0] is not record:
+            cached = self._edited_texts = (record, _Texts(repo, record.sha))
+        return cached[1]
+
     def _move_sources(self, repo: GitRepo, record: CommitRecord) -> dict[str, PlanState]:
         """The states, as they were before ``record``, of the plans whose files it may move
         (:meth:`_moved_contents`), by path: what the status a moved plan file carries is
@@ -689,7 +743,7 @@ class Lifecycle(IndexStore):
             change.path, ()
         ):
             return None  # a merged branch's move: read on that branch (:meth:`_side_lapse`)
-        gone = self._move_from(repo, record, change, merges=True)
+        gone = self._paired_from(repo, record, change)
         before: dict[str, PlanState] = getattr(self, "_before_move", {})
         source = before.get(gone.path) if gone is not None else None
         if source is None or source.plan_id == plan_id or source.status not in NEVER_STARTED:
@@ -1987,9 +2041,9 @@ class Lifecycle(IndexStore):
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
         if (
-            (moved is not None or (record.is_merge and self._merged_in(repo, record, change)))
-            and before is not None
+            before is not None
             and self._swapped_in(repo, before, change)
+            and (moved is not None or self._moved_onto(repo, record, change, by_controller))
         ):
             # a new life (round 73): the moved plan's state from nothing, its source's as a
             # move carries it (_moved_state; an approval made with the move is one, round
@@ -2159,7 +2213,17 @@ class Lifecycle(IndexStore):
         there), reads on the line as the merge's move, a new life of the path when frozen as
         another plan (:meth:`_swapped_in`; the lead, 2026-11-30: Bob's approval of the plan
         a merged pull request put at a ran plan's path was ignored, "from completed")."""
-        return self._move_from(repo, record, change, merges=True) is not None
+        return self._paired_from(repo, record, change) is not None
+
+    def _moved_onto(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, by_controller: bool
+    ) -> bool:
+        """Whether ``change`` is a plan moved onto its path that :meth:`_move_source` (bytes
+        moved, on the line) does not tell: a merge's move (:meth:`_merged_in`), or a human
+        commit's move with an edit (:meth:`_edited_move`, round 75)."""
+        if record.is_merge:
+            return self._merged_in(repo, record, change)
+        return not by_controller and self._edited_move(repo, record, change) is not None
 
     def _new_life(self, record: CommitRecord, before: PlanState) -> PlanState:
         """The state a path's new life starts from (:meth:`_swapped_in`): nothing of the plan

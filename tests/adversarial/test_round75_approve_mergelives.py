@@ -52,6 +52,13 @@ controller last recorded there, is a new life of the path ...: its state is the 
 plan's ..., not the path's ``completed``, ``rejected`` or ``failed``, so its approval runs
 it once"; docs/approvals.md, moves): a new life, the edited plan frozen anew, Bob's
 approval runs it once. Nothing ran that should not: ``ran-sim``/``pick-sim`` ran nothing.
+Fixed (2026-11-30, r75simmove): the history index pairs a move git would report with an
+edit (``Lifecycle._edited_move``: a removed plan file whose content the path's rewritten plan
+keeps at least ``likeness.MOVE_KEPT`` of, more than of the path's own old plan; git's ``-B
+-M`` pair) as the byte-exact move, on the line and in a merge (``_moved_onto``,
+``_merged_in``, ``_paired_from``): a new life (``_swapped_in``), the moved plan's state
+(``_moved_state``), the edit still its mover's writing, re-frozen as any edit of a pending
+plan; Bob's approval runs it once. Index version 67.
 
 Held: her approval of the old occupant (``ran-*``) ran nothing at the new occupant, by
 every way (the line, ``--no-ff``, an octopus, a merge of merges, with an edit); her old
@@ -81,15 +88,7 @@ ATTACKS = [
 HONEST = [f"{k}-{w}" for k in ("h", "hrej") for w in WAYS]
 ALL = [*ATTACKS, *HONEST]
 
-BROKEN: dict[str, Any] = {
-    f"{k}-{w}": pytest.mark.xfail(
-        strict=True,
-        reason="round 75: a plan moved with an edit onto a recorded path keeps the path's "
-        "completed/rejected state: Bob's approval of the new occupant ignored (honest work)",
-    )
-    for k in ("h", "hrej")
-    for w in ("sim", "simline")
-}
+BROKEN: dict[str, Any] = {}  # round 75's 4 fixed (2026-11-30, r75simmove)
 
 
 def kind(v: str) -> str:

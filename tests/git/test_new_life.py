@@ -171,3 +171,55 @@ def test_a_new_life_brought_by_a_merge(repo: Path, tmp_path: Path, how: str) -> 
     run_once(repo)
     assert _starts(repo, "plans/greet") == 2, subjects(repo)[:6]
     assert _starts(repo, "plans/other") == 0
+
+
+def _move_over_edited(repo: Path) -> None:
+    """``git rm -r`` of greet's folder and ``git mv`` of other onto it with its ``why`` edited
+    in the same commit: git pairs the two below 100%, the moved file keeps other's frozen hash."""
+    git(repo, "rm", "-q", "-r", "plans/greet")
+    git(repo, "mv", "plans/other", "plans/greet")
+    path = repo / "plans/greet/PLAN.yml"
+    path.write_text(path.read_text().replace('why: "say hello"', 'why: "say hello (moved)"'))
+    commit_all(repo, "agent: replace plans/greet, edited", AGENT)
+
+
+@pytest.mark.parametrize("first", ["ran", "rejected"])
+@pytest.mark.parametrize("where", ["line", "merge"])
+def test_a_plan_moved_with_an_edit_onto_the_path_is_a_new_life(
+    repo: Path, tmp_path: Path, first: str, where: str
+) -> None:
+    """Round 75 (r75simmove): the move made with an edit of the moved plan, on the line or on
+    a branch merged ``--no-ff``, is a new life as the byte-exact move is (before: the path kept
+    ``completed``/``rejected``, the move's ``pending_approval`` and Bob's approval ignored)."""
+    _setup(repo, first)
+    if where == "merge":
+        git(repo, "checkout", "-q", "-b", "reuse")
+    _move_over_edited(repo)
+    if where == "merge":
+        git(repo, "checkout", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge reuse", "reuse", env=identity(*AGENT))
+    state = _state(repo, tmp_path, "plans/greet")
+    assert state.status == "pending_approval", state
+    assert any("a new life" in note for note in state.notes), state.notes
+    run_once(repo)  # the edit re-freezes it, as any edit of a pending plan
+    approve(repo, "greet", BOB)
+    run_once(repo)
+    assert _starts(repo, "plans/greet") == (2 if first == "ran" else 1), subjects(repo)[:6]
+    assert _starts(repo, "plans/other") == 0
+
+
+def test_an_approval_moved_with_an_edit_runs_nothing(repo: Path, tmp_path: Path) -> None:
+    """The move carries no approval onto content no one approved: Alice approved other, the
+    agent moved it with an edit onto the ran path, its file still saying ``approved``. A new
+    life, but the approval was of other's version: the edited plan waits for its own."""
+    _setup(repo, "ran")
+    approve(repo, "other", ALICE)  # no pass between: the move comes first
+    git(repo, "rm", "-q", "-r", "plans/greet")
+    git(repo, "mv", "plans/other", "plans/greet")
+    path = repo / "plans/greet/PLAN.yml"
+    path.write_text(path.read_text().replace('why: "say hello"', 'why: "say hello (moved)"'))
+    commit_all(repo, "agent: replace plans/greet, edited", AGENT)
+    run_once(repo)
+    run_once(repo)
+    assert _starts(repo, "plans/greet") == 1, subjects(repo)[:6]
+    assert _starts(repo, "plans/other") == 0

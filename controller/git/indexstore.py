@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "70"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -229,6 +229,11 @@ INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, f
 # ``@held``): a plan a commit writes holding that content later, by any route, takes them
 # (round 74: a copy of an older version, of a deleted plan, its ``frozen:`` block cut, lifted)
 # 65: 62 and 64 together (each branch's index had one of them alone)
+# 70: 65, and a plan file's status value changed in place is no writing of the plan however
+# its key is spelled: decided on the parse (``yamlio.scalar_alone_changed``: nothing but the
+# ``plan.status`` value's span differs), not on ``status:`` and its value on one line (round 75:
+# her edit, or ``plangate approve``'s, under ``"\x73tatus":``, ``? status`` or the value on the
+# next line made her a writer: E_SELF_APPROVAL)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -104,21 +104,12 @@ def _broke(what: str) -> object:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {what}")
 
 
-_SELF = _broke(
-    "the status value changed in place (by hand or by `plangate approve`) where the key is "
-    "escaped, explicit (`? status`) or its value on the next line is read as Alice's content "
-    "change: E_SELF_APPROVAL, the honest plan never runs"
-)
 _EOL = _broke(
     "a `.gitattributes` `eol=crlf` (LF blobs, CRLF work tree, `git status` clean): never "
     "frozen ('has uncommitted edits; plangate will not overwrite them'), `plangate approve` "
     "refused E_USAGE, nothing runs"
 )
-BROKEN: dict[str, object] = {
-    **{f"{h}-{v}": _SELF for h in ("esc", "escs", "uesc", "qstat", "nextl")
-       for v in ("hand", "cli", "audit")},
-    **{f"eolattr-{v}": _EOL for v in ("frozen", "hand", "cli", "audit")},
-}  # fmt: skip
+BROKEN: dict[str, object] = {f"eolattr-{v}": _EOL for v in ("frozen", "hand", "cli", "audit")}
 
 
 def layout(slug: str, how: str) -> str:

@@ -93,10 +93,6 @@ def _broke(what: str) -> object:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {what}")
 
 
-_SELF = _broke(
-    "Alice's in-place status change on an escaped status key is read as a content "
-    "change (E_SELF_APPROVAL): the control f-06 never runs",
-)
 _ROW = _broke(
     "a flow-mapping root reads `approved`/`pending_approval` in `status --json`, "
     "not `unreadable` as docs/operations.md says",
@@ -106,8 +102,7 @@ _EOL = _broke(
     "every plan waiting 'has uncommitted edits; plangate will not overwrite them': f-06 "
     "never runs"
 )
-BROKEN: dict[str, object] = {"eol-new-ctl": _EOL, "esc-key-ctl": _SELF, "esc-new-ctl": _SELF,
-                             "uesc-new-ctl": _SELF, "flow-new-row": _ROW}  # fmt: skip
+BROKEN: dict[str, object] = {"eol-new-ctl": _EOL, "flow-new-row": _ROW}
 OWNED = ("frozen", "execution", "approval", "validation")
 
 

@@ -1863,10 +1863,11 @@ class Lifecycle(IndexStore):
         return change.mode != (was or _PLAIN_MODE)
 
     def _status_line_only(self, repo: GitRepo, change: FileChange) -> bool:
-        """Whether the change rewrote nothing but the status line (``status: approved``, no
-        comment): byte for byte the same file otherwise. Round 42: a comment, a
-        ``metadata:`` block, CRLF line ends or a BOM added with a nested plan's approval
-        were bytes of the approver's in the folder above, unseen by the hash."""
+        """Whether the change rewrote nothing but the status (the line as ``status: approved``,
+        no comment, or the value alone where the parser reads it: :func:`_status_rewritten`):
+        byte for byte the same file otherwise. Round 42: a comment, a ``metadata:`` block, CRLF
+        line ends or a BOM added with a nested plan's approval were bytes of the approver's in
+        the folder above, unseen by the hash."""
         try:
             before, after = repo.blob(change.old_blob or ""), repo.blob(change.new_blob or "")
         except Exception:

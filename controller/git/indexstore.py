@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "72"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "73"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -236,6 +236,12 @@ INDEX_VERSION = "72"  # 3: risk and estimate per plan; 4: approval identities, f
 # starts the new life as the byte-exact move does, on the line and in a merge (round 75: the
 # ``why`` edited with the move kept ``completed``; Bob's approval of it was ignored)
 # 72: 67 and 71 together
+# 70: 65, and a plan file's status value changed in place is no writing of the plan however
+# its key is spelled: decided on the parse (``yamlio.scalar_alone_changed``: nothing but the
+# ``plan.status`` value's span differs), not on ``status:`` and its value on one line (round 75:
+# her edit, or ``plangate approve``'s, under ``"\x73tatus":``, ``? status`` or the value on the
+# next line made her a writer: E_SELF_APPROVAL)
+# 73: 72 and 70 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -1917,10 +1917,11 @@ class Lifecycle(IndexStore):
         return change.mode != (was or _PLAIN_MODE)
 
     def _status_line_only(self, repo: GitRepo, change: FileChange) -> bool:
-        """Whether the change rewrote nothing but the status line (``status: approved``, no
-        comment): byte for byte the same file otherwise. Round 42: a comment, a
-        ``metadata:`` block, CRLF line ends or a BOM added with a nested plan's approval
-        were bytes of the approver's in the folder above, unseen by the hash."""
+        """Whether the change rewrote nothing but the status (the line as ``status: approved``,
+        no comment, or the value alone where the parser reads it: :func:`_status_rewritten`):
+        byte for byte the same file otherwise. Round 42: a comment, a ``metadata:`` block, CRLF
+        line ends or a BOM added with a nested plan's approval were bytes of the approver's in
+        the folder above, unseen by the hash."""
         try:
             before, after = repo.blob(change.old_blob or ""), repo.blob(change.new_blob or "")
         except Exception:
@@ -3606,11 +3607,8 @@ DRAFT_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".md"})
 
 #: A plan's status line as an approval or a withdrawal writes it: the key, one state word,
 #: plain or quoted, nothing after it (a comment is bytes of the writer's).
-#: A status value where it stands (in a block or a flow mapping): the key, then the value alone.
-_STATUS_VALUE = re.compile(
-    rb"(?<![\w\"'])(?:status|\"status\"|'status')[ \t]*:[ \t]*([a-z_]+|'[a-z_]+'|\"[a-z_]+\")"
-)
 _STATUS_LINE = re.compile(rb"[ \t]*status[ \t]*:[ \t]*(?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")[ \t]*\r?")
+_STATUS_PATH = ("plan", "status")
 
 
 #: :meth:`Lifecycle._plan_file_verdict`'s answers: bytes outside the owned blocks, or inside them
@@ -3645,26 +3643,31 @@ def _split_owned(data: bytes) -> tuple[list[bytes], list[bytes]]:
 
 
 def _status_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
-    """Whether the new lines are the old ones but one, rewritten as a plain status line
-    (``status: approved``, no comment) or with nothing but one status value changed in place
-    (a flow mapping's ``plan: {name: x, status: approved}``, as ``plangate convert`` writes
-    it): no other byte of the file changed."""
-    if len(old_lines) != len(new_lines):
+    """Whether the new lines are the old ones with nothing but the plan's status changed: one
+    line rewritten as a plain status line (``status: approved``, no comment), or the status
+    value alone changed in place where the parser reads it (:func:`yamlio.scalar_alone_changed`:
+    a flow mapping's ``plan: {name: x, status: approved}``, a key spelled ``"\\x73tatus":`` or
+    ``? status``, the value on the next line; exactly what ``plangate approve`` writes). No
+    other byte of the file changed (round 75: the value's edit under an escaped or explicit key,
+    or on the line after the key, read as its maker's content)."""
+    if len(old_lines) == len(new_lines) and _status_line_rewritten(old_lines, new_lines):
+        return True
+    try:
+        before, after = b"".join(old_lines).decode(), b"".join(new_lines).decode()
+    except UnicodeDecodeError:
         return False
+    return yamlio.scalar_alone_changed(before, after, _STATUS_PATH)
+
+
+def _status_line_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
+    """Whether exactly one line changed, rewritten as a plain status line, its end kept."""
     changed = [(was, line) for was, line in zip(old_lines, new_lines, strict=True) if line != was]
     if len(changed) != 1:
         return False
     was, line = changed[0]
-    if _STATUS_LINE.fullmatch(line.removesuffix(b"\n")) is not None:
-        return was.endswith(b"\n") == line.endswith(b"\n")
-    old_parts, new_parts = _STATUS_VALUE.split(was), _STATUS_VALUE.split(line)
-    if len(old_parts) != len(new_parts):
+    if _STATUS_LINE.fullmatch(line.removesuffix(b"\n")) is None:
         return False
-    values = range(1, len(old_parts), 2)
-    others = [i for i in range(len(old_parts)) if i % 2 == 0]
-    return all(old_parts[i] == new_parts[i] for i in others) and (
-        sum(old_parts[i] != new_parts[i] for i in values) == 1
-    )
+    return was.endswith(b"\n") == line.endswith(b"\n")
 
 
 def _lf_lines(data: bytes) -> list[bytes]:

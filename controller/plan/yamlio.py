@@ -824,6 +824,47 @@ def set_scalar(doc: YamlDoc, path: Sequence[PathPart], value: str) -> str:
     return edit(doc, {}, {tuple(path): value})
 
 
+#: A value as :func:`set_scalar` writes a state: one word, plain or quoted, nothing else.
+_WORD_VALUE = re.compile(r"[a-z_]+|'[a-z_]+'|\"[a-z_]+\"")
+
+
+def scalar_alone_changed(before: str, after: str, path: Sequence[PathPart]) -> bool:
+    """Whether ``after`` is ``before`` with nothing but the scalar at ``path`` rewritten where
+    the parser read it: every character outside that value's span the same, the new value one
+    word (plain or quoted, as :func:`set_scalar` writes it), and both reading as the same
+    document apart from that value. Decided on the parse, not on how the key is spelled
+    (round 75: ``"\\x73tatus":``, ``? status`` / ``:``, the value on the next line)."""
+    try:
+        old, new = read_yaml(before), read_yaml(after)
+    except YamlParseError:
+        return False
+    old_cut, new_cut = _scalar_cut(old, path), _scalar_cut(new, path)
+    if old_cut is None or new_cut is None:
+        return False
+    (start, end), (new_start, new_end) = old_cut, new_cut
+    if start != new_start or before[:start] != after[:start] or before[end:] != after[new_end:]:
+        return False
+    if _WORD_VALUE.fullmatch(after[new_start:new_end]) is None:
+        return False
+    return _same(_without(old.data, path), _without(new.data, path))
+
+
+def _scalar_cut(doc: YamlDoc, path: Sequence[PathPart]) -> tuple[int, int] | None:
+    """The character offsets of the scalar at ``path`` in ``doc.text``, or None (none there)."""
+    span = doc.spans.get(tuple(path))
+    if span is None or isinstance(_get(doc.data, path), dict | list):
+        return None
+    return span.index + doc.bom, span.end_index + doc.bom
+
+
+def _without(data: Any, path: Sequence[PathPart]) -> Any:
+    """A copy of ``data`` (fresh from :func:`read_yaml`) without the entry at ``path``."""
+    parent = _get(data, path[:-1])
+    if isinstance(parent, dict):
+        parent.pop(path[-1], None)
+    return data
+
+
 def _check_edit(doc: YamlDoc, text: str, blocks: dict[str, Any], scalars: dict[Path_, str]) -> None:
     """Refuse an edit whose text does not read back as the file with exactly these changes:
     whatever the layout (an indented root, ``---``/``...``, comments, no final newline),

@@ -52,7 +52,11 @@ in place on an escaped status key is her content** (``esc-key-ctl``, ``esc-new-c
 plan's content"); ``f-06`` never runs (the sibling ``test_round75_burst_checkededit.py`` shows
 ``plangate approve``'s own edit refused the same way). Should (docs/approvals.md: a plain status
 change is "the status value alone changed in place ... exactly what ``plangate approve``
-writes"): her approval runs it once. **A ``.gitattributes`` ``eol=crlf`` stalls every write**
+writes"): her approval runs it once.
+Fixed 2026-11-30 (r75status): the plain status
+change is decided on the parse (``yamlio.scalar_alone_changed``: only the ``plan.status``
+value's span differs, the new value one word, the documents alike but for it), whatever the
+key's spelling; ``f-06`` runs once in the three clones (markers off). **A ``.gitattributes`` ``eol=crlf`` stalls every write**
 (``eol-new-ctl``): LF blobs, a CRLF work tree, ``git status`` clean: every plan the controller
 must write waits "has uncommitted edits; plangate will not overwrite them" (``plan_waiting``
 each pass); ``f-06`` never runs. Should: git's own view (no edits) is the work tree's state, or
@@ -101,12 +105,7 @@ def _broke(what: str) -> object:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {what}")
 
 
-_SELF = _broke(
-    "Alice's in-place status change on an escaped status key is read as a content "
-    "change (E_SELF_APPROVAL): the control f-06 never runs",
-)
-BROKEN: dict[str, object] = {"esc-key-ctl": _SELF, "esc-new-ctl": _SELF,
-                             "uesc-new-ctl": _SELF}  # fmt: skip
+BROKEN: dict[str, object] = {}
 OWNED = ("frozen", "execution", "approval", "validation")
 
 

@@ -142,6 +142,35 @@ def test_an_approval_beside_the_agents_status_comment_writes_nothing(repo: Path)
     assert _ran(repo), _refusal(repo)
 
 
+#: The agent's status key as the reader also reads it (round 75, r75status).
+RESPELT: dict[str, Callable[[str], str]] = {
+    "x-escape": lambda t: t.replace("  status:", '  "\\x73tatus":', 1),
+    "explicit": lambda t: t.replace(
+        "  status: pending_approval", "  ? status\n  : pending_approval"
+    ),
+    "next-line": lambda t: t.replace(
+        "  status: pending_approval", "  status:\n    pending_approval"
+    ),
+}
+
+
+@pytest.mark.parametrize("how", list(RESPELT))
+def test_the_approve_command_under_any_spelling_of_the_key_writes_nothing(
+    repo: Path, how: str
+) -> None:
+    """``plangate approve`` changes the value alone where the parser reads it; its own
+    controller must not count that edit as its maker's content (round 75)."""
+    submitted(repo)
+    path = repo / FILE
+    path.write_text(RESPELT[how](path.read_text()))
+    commit_all(repo, "agent: the key respelled", AGENT)
+    run_once(repo)
+    done = run_cli("approve", "plans/greet", cwd=repo, env=identity(*BOB))
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_once(repo)
+    assert _ran(repo), _refusal(repo)
+
+
 def _is_controller(record: CommitRecord) -> bool:
     return record.author.email == BOT[1]
 

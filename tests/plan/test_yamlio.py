@@ -203,3 +203,52 @@ def test_an_edit_that_would_not_read_back_is_refused_before_anyone_writes_it(
     monkeypatch.setattr(yamlio, "_splice", lambda d, b, s: d.text)
     with pytest.raises(YamlParseError, match="read back otherwise"):
         yamlio.set_scalar(doc, ("plan", "status"), "approved")
+
+
+#: One plan in the spellings of its status key the reader accepts (round 75).
+STATUS_SPELLINGS = {
+    "plain": "plan:\n  name: x\n  status: pending_approval  # agent\nactions: []\n",
+    "x-escape": 'plan:\n  name: x\n  "\\x73tatus": pending_approval\nactions: []\n',
+    "u-escape": 'plan:\n  name: x\n  "\\u0073tatus": pending_approval\nactions: []\n',
+    "explicit": "plan:\n  name: x\n  ? status\n  : pending_approval\nactions: []\n",
+    "next-line": "plan:\n  name: x\n  status:\n    pending_approval\nactions: []\n",
+    "flow": "plan: {name: x, status: 'pending_approval'}\nactions: []\n",
+    "bom-crlf": "\ufeffplan:\r\n  name: x\r\n  status: pending_approval\r\nactions: []\r\n",
+}
+
+
+@pytest.mark.parametrize("spelling", list(STATUS_SPELLINGS))
+def test_the_status_value_alone_changed_is_decided_on_the_parse(spelling: str) -> None:
+    before = STATUS_SPELLINGS[spelling]
+    after = yamlio.set_scalar(yamlio.read_yaml(before), ("plan", "status"), "approved")
+    assert yamlio.scalar_alone_changed(before, after, ("plan", "status"))
+    by_hand = before.replace("pending_approval", "approved")
+    assert yamlio.scalar_alone_changed(before, by_hand, ("plan", "status"))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t + "# alice\n",  # a comment elsewhere
+        lambda t: t.replace("pending_approval", "approved  # alice"),  # beside the value
+        lambda t: t.replace("pending_approval", "approved").replace("name: x", "name: y"),
+        lambda t: t.replace("pending_approval", "approved").replace("actions: []", "actions: [ ]"),
+        lambda t: t.replace("pending_approval", "'approved'\n  # alice"),  # not one word
+    ],
+)
+@pytest.mark.parametrize("spelling", ["x-escape", "explicit", "next-line"])
+def test_any_byte_outside_the_status_value_is_a_change(spelling: str, edit: object) -> None:
+    before = STATUS_SPELLINGS[spelling]
+    after = edit(before)  # type: ignore[operator]
+    assert after != before
+    assert not yamlio.scalar_alone_changed(before, after, ("plan", "status"))
+
+
+def test_a_respelled_status_key_is_no_status_change_alone() -> None:
+    before = STATUS_SPELLINGS["x-escape"]
+    after = (
+        STATUS_SPELLINGS["plain"].replace("  # agent", "").replace("pending_approval", "approved")
+    )
+    assert yamlio.read_yaml(after).data["plan"]["status"] == "approved"
+    assert not yamlio.scalar_alone_changed(before, after, ("plan", "status"))
+    assert not yamlio.scalar_alone_changed(before, "plan: [", ("plan", "status"))

@@ -56,7 +56,8 @@ writes"): her approval runs it once.
 Fixed 2026-11-30 (r75status): the plain status
 change is decided on the parse (``yamlio.scalar_alone_changed``: only the ``plan.status``
 value's span differs, the new value one word, the documents alike but for it), whatever the
-key's spelling; ``f-06`` runs once in the three clones (markers off). **A ``.gitattributes`` ``eol=crlf`` stalls every write**
+key's spelling; ``f-06`` runs once in the three clones (markers off).
+**A ``.gitattributes`` ``eol=crlf`` stalls every write**
 (``eol-new-ctl``): LF blobs, a CRLF work tree, ``git status`` clean: every plan the controller
 must write waits "has uncommitted edits; plangate will not overwrite them" (``plan_waiting``
 each pass); ``f-06`` never runs. Should: git's own view (no edits) is the work tree's state, or

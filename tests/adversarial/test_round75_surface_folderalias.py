@@ -193,9 +193,8 @@ def _xf(what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {what}")
 
 
-TWIN_WHY = "a plan folder's twin (one folder on a folding checkout) is no claim: the base ran"
 PIDS = [f"{b}:{w}" for b in PAIRS for w in ("base-held", "twin-never")]
-PBROKEN: dict[str, Any] = {f"{b}:base-held": _xf(TWIN_WHY) for b in PAIRS}
+PBROKEN: dict[str, Any] = {}  # fixed (r75twinfold): a twin folder's plan file is a claim
 
 
 @pytest.mark.parametrize("vid", cases(PIDS, PIDS, PBROKEN))
@@ -272,9 +271,8 @@ def test_lone_folders_and_the_control_run_as_their_rows_say(lab: Lab, vid: str) 
             assert "E_UNSAFE_PATH" not in text and "E_PLAN_AMBIGUOUS" not in text, text[:800]
 
 
-LOG_WHY = "a forged log in a twin folder (one folder on a folding checkout) noted by no reader"
 GIDS = [f"{b}:{r}" for b in LOGTWINS for r in ("row", "show", "mcp-log", "api", "page")]
-GBROKEN: dict[str, Any] = {v: _xf(LOG_WHY) for v in GIDS}
+GBROKEN: dict[str, Any] = {}  # fixed (r75twinfold): a twin folder's log is the log's twin
 
 
 def _reader(got: dict[str, Any], plan: str, reader: str) -> str:

@@ -415,6 +415,11 @@ class Lifecycle(IndexStore):
         }
         return {t for folder in sorted(folders) for t in self._folder_twins(folder)}
 
+    def _loose_twin(self, plan_id: str) -> bool:
+        """Is a log kept where no plan is (:meth:`_note_loose_log`) in a folder one with
+        ``plan_id``'s on some checkout?"""
+        return any(same_path(plan_id, f) for f in self._loose_logs if f != plan_id)
+
     def _twin_logged(self, repo: GitRepo, sha: str, plan_id: str) -> bool:
         """Does a folder beside ``plan_id``'s, one with it on some checkout, hold an entry
         named as the log (:func:`controller.plan.names.log_claims`) at ``sha``?"""
@@ -2038,6 +2043,8 @@ class Lifecycle(IndexStore):
         state.status = state.file_status = state.request = None
         state.hash = state.frozen_hash = state.blob = None
         self.plans[plan_id] = state
+        if self._twins is not None:  # a folder one with another's: found as its twin
+            self._twins.add(plan_id)
         self.touch(plan_id)
 
     def _apply_plan_change(
@@ -2651,7 +2658,7 @@ class Lifecycle(IndexStore):
             if state is not None:  # beside an entry named as its log (round 73), or a folder
                 # one with its own holding a log (round 75; a log where no plan is is loose)
                 state.log_claimed = bool(log_twins(listed.get(plan_id, ()))) or (
-                    any(same_path(plan_id, f) for f in self._loose_logs if f != plan_id)
+                    (self._folder_twins(plan_id) or self._loose_twin(plan_id))
                     and self._twin_logged(repo, record.sha, plan_id)
                 )
             if len(plan_file_claims(listed.get(plan_id, ()))) > 1:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 from controller.display import HIDDEN, visible
 
@@ -262,6 +262,27 @@ def folder_verdict(folder: str, names: Collection[str]) -> tuple[str, str] | Non
         )
     verdict = source_verdict(folder, names)
     return verdict if verdict is not None and verdict[0] else None
+
+
+def twin_folder_verdict(
+    folder: str, twins: Mapping[str, Collection[str]]
+) -> tuple[str, str] | None:
+    """E_PLAN_AMBIGUOUS, as (code, why), when a folder beside ``folder`` that is one folder
+    with it on some checkout (``twins``: each such folder's path -> its entries, found by
+    :func:`twin_entries`) holds a plan file or a claim of its place (:func:`plan_file_claims`):
+    git writes both folders' files into one there, so a reviewer reads one plan file while
+    the other runs (round 75: ``plans/fcase/`` beside ``plans/FCASE/``), as for a twin file
+    in the folder itself (:func:`folder_verdict`); else None."""
+    found = [f"{twin}/{name}" for twin, names in twins.items() for name in plan_file_claims(names)]
+    if not found:
+        return None
+    shown = " and ".join(visible(name) for name in found)
+    return (
+        "E_PLAN_AMBIGUOUS",
+        f"{shown} is the plan file of {visible(folder)} on a case-insensitive, HFS+ or NTFS "
+        "checkout (the two folders are one there): a reviewer could read one while the other "
+        "ran, so neither is read; delete or rename one of the folders",
+    )
 
 
 def claims_a_place(name: str) -> bool:

@@ -165,11 +165,7 @@ def test_the_fresh_clone_audit_reads_no_policy_twin(lab: Lab, vid: str) -> None:
 
 
 FIDS = [f"policy-{k}:flagged" for k in POLICY]
-FLAG_WHY = "a policy record twin (one file on a folding checkout) is flagged by no audit finding"
-FBROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {FLAG_WHY}")
-    for v in FIDS
-}
+FBROKEN: dict[str, Any] = {}  # fixed (r75twinfold): the audit notes a twin policy-changed
 
 
 @pytest.mark.parametrize("vid", cases(FIDS, FIDS, FBROKEN))

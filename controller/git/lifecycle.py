@@ -339,8 +339,8 @@ class Lifecycle(IndexStore):
         self._judge_added(repo, record, added, sink)
         self._judge_twins(repo, record, by_controller, sink)
         self._note_logs(record, logs)
-        twins |= self._log_twin_plans(record)
-        self._note_log_twins(repo, record, twins - set(added))
+        # a log in a folder one with a plan's: judged after the commit's plans, new ones too
+        self._note_log_twins(repo, record, (twins - set(added)) | self._log_twin_plans(record))
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
                 self._run_record(record, plan_id, sink)

@@ -77,7 +77,7 @@ def test_folders_no_checkout_merges_are_two_plans(
     assert not index.plans[f"plans/{other}"].ambiguous
 
 
-@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("when", ["before", "with", "after"])
 @pytest.mark.parametrize(("base", "twin"), [("Ship", "ship"), ("archive-logs-daily", "archiv~1"),
                                             ("lgzw", "lg\u200czw")])  # fmt: skip
 def test_a_log_in_a_twin_folder_claims_the_plans_log(
@@ -92,6 +92,9 @@ def test_a_log_in_a_twin_folder_claims_the_plans_log(
         log.write_text("# forged\n")
         commit_all(repo, "notes", AGENT)
     write_plan(repo, base)
+    if when == "with":
+        log.parent.mkdir(parents=True)
+        log.write_text("# forged\n")
     commit_all(repo, "the plan", AGENT)
     if when == "after":
         log.parent.mkdir(parents=True)

@@ -386,19 +386,19 @@ class Lifecycle(IndexStore):
         counts the twin's plan file as a claim of its own: round 75, ``plans/fcase`` beside
         ``plans/FCASE`` ran the one while a Mac showed the other), however late either came,
         as a twin plan FILE is (round 72); the last one left is read afresh."""
-        came = {  # plan files added or removed: an edit changes no folder's twins
-            plan_id
-            for change in record.changes
-            if (change.old_blob is None or change.new_blob is None)
-            and path_name(change.path) in PLAN_FILES
-            and (plan_id := plan_id_of(change.path, self.plans_dir)) is not None
-        }
-        if not came:
+        files = [c for c in record.changes if path_name(c.path) in PLAN_FILES]
+        touched = {c: plan_id_of(c.path, self.plans_dir) for c in files}
+        if not any(touched.values()):
             return
         if self._twins is None:
             self._twins = FolderTwins(self.plans)
-        for plan_id in came & self.plans.keys():
-            self._twins.add(plan_id)
+        for plan_id in {p for p in touched.values() if p in self.plans}:
+            self._twins.add(plan_id)  # every plan a commit makes, by whatever route
+        came = {  # plan files added or removed: an edit changes no folder's twins
+            plan_id
+            for change, plan_id in touched.items()
+            if plan_id is not None and (change.old_blob is None or change.new_blob is None)
+        }
         for plan_id in sorted(came):
             twins = self._folder_twins(plan_id)
             for each in [plan_id, *twins] if twins else ():

@@ -344,7 +344,11 @@ def refuse_twin(plan_id: str, names_in: Callable[[str], list[str]]) -> None:
     }
     found = twin_folder_verdict(plan_id, twins) if twins else None
     if found is not None:
-        raise PlanAmbiguous(f"{plan_id}: {found[1]}", quotes=(plan_id,))
+        raise PlanAmbiguous(
+            f"{plan_id}: {found[1]}",
+            remedy="delete or rename one of the two folders",
+            quotes=(plan_id,),
+        )
 
 
 def _raise_held_source(plan_id: str, names: set[str]) -> None:

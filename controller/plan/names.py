@@ -279,7 +279,8 @@ def twin_folder_verdict(
     shown = " and ".join(visible(name) for name in found)
     return (
         "E_PLAN_AMBIGUOUS",
-        f"{shown} is the plan file of {visible(folder)} on a case-insensitive, HFS+ or NTFS "
+        f"{shown} {'is' if len(found) == 1 else 'are'} the plan file of {visible(folder)} on "
+        "a case-insensitive, HFS+ or NTFS "
         "checkout (the two folders are one there): a reviewer could read one while the other "
         "ran, so neither is read; delete or rename one of the folders",
     )

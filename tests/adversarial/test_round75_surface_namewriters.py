@@ -61,6 +61,13 @@ refused ``"a-sp "``, ``"t-case~1"``, ``"S-CASE"`` (E_USAGE, nothing committed); 
 fresh-clone audit agrees. Noted, not counted: ``submit`` slug ``"s-x."`` commits
 ``plans/s-x./PLAN.yml``, a path git for Windows refuses to check out (a reviewer on Windows
 cannot check out the branch); a lone ``plans/ldot.`` runs (the folder-alias module).
+Changed (2026-11-30, r75twinfold: folder names fold as plan file names do, the folder-alias
+module's ``*:base-held``): ``plans/lib-plan`` sits beside its twin folders (``lib-plan ``,
+``lib-<U+200C>plan``, ``lib-plan.``), so ``pin-ok``, ``pin-dot`` and ``pin-dottrim`` are
+E_PLAN_AMBIGUOUS and no library runs; the bases ``t-case``, ``t-dot``, ``t-sp`` beside their
+pull request's twin folders are held (``check`` says ``held``/``refuse``, none runs;
+``t-83`` has no twin and runs); MCP ``submit`` of ``a-sp`` beside ``plans/a-sp `` is refused
+E_PLAN_AMBIGUOUS.
 """
 
 from __future__ import annotations

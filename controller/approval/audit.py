@@ -486,7 +486,8 @@ def _replay(
     auditor = Auditor(repo, timeline)
     auditor.index = index
     timeline.findings = auditor.report.findings  # one list, in the order of history
-    paths = [timeline.plans_dir, recorded.POLICY_PATH]
+    timeline.notes = auditor.report.notes
+    paths = [timeline.plans_dir, recorded.POLICY_PATH, *recorded.TWIN_SPECS]
     records = []
     with _Prefetcher(index, repo) as prefetch:  # plan versions read in bulk, as a scan does
         for record in repo.first_parent_log(None, head, paths, newest_first=True):

@@ -30,10 +30,26 @@ from pathlib import Path
 from typing import Any
 
 from controller.plan.hashing import PREFIX, canonical_bytes
+from controller.plan.names import same_path
 from controller.settings import Config, Estimate, ToolSpec
 
 #: Where the policy is recorded, from the repository's root.
 POLICY_PATH = ".plangate/policy.json"
+#: git pathspecs finding every path a checkout could make :data:`POLICY_PATH` (then judged by
+#: :func:`is_twin`): the folder's name in any case, with code points HFS+ ignores between its
+#: letters or the end NTFS drops (``.PLANGATE/``, ``.plangate./``), its 8.3 short name
+#: (``PLANGA~1/``), and the file's name so spelled in either (round 75).
+TWIN_SPECS = (":(glob,icase)*.*p*l*a*n*g*a*t*e*/*", ":(glob,icase)*p*~*/*")
+
+
+def is_twin(path: str) -> bool:
+    """Is ``path`` another entry than :data:`POLICY_PATH` that IS it on a case-insensitive,
+    HFS+ or NTFS checkout (:func:`controller.plan.names.same_path`: ``.PLANGATE/policy.json``,
+    ``PLANGA~1/policy.json``, ``.plangate./policy.json``)? Git writes it there at the
+    record's place, so a reader of the checkout's file reads it (round 75)."""
+    return path != POLICY_PATH and same_path(path, POLICY_PATH)
+
+
 #: The subject of the controller's record commits (:func:`recorded_hash`).
 RECORD_SUBJECT = "plangate: record policy"
 #: The document's format; a reader refuses one it does not know.

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.approval import recorded
+from controller.display import visible
 from controller.errors import ConfigInvalid
 from controller.git.gitrepo import CommitRecord, GitRepo
 from controller.settings import Config
@@ -52,6 +53,9 @@ class Timeline:
     #: Every version the controller recorded so far, by hash.
     seen: dict[str, Version] = field(default_factory=dict)
     findings: list[dict[str, str]] = field(default_factory=list)
+    #: What the audit reports beside its findings (the report's notes): a twin of the record
+    #: (:meth:`_twin`), which changes no verdict.
+    notes: list[dict[str, str]] = field(default_factory=list)
     _signers: tempfile.TemporaryDirectory[str] | None = None
     #: Judges history before the first recorded version (no config: the first version).
     fallback: Config | None = None
@@ -140,6 +144,27 @@ class Timeline:
             self._record(record, blob, named)
         elif changes:
             self._changed(record, changes[0].new_blob)
+        for change in record.changes:  # whoever commits it: the controller writes none
+            if change.new_blob is not None and recorded.is_twin(change.path):
+                self._twin(record, change.path)
+
+    def _twin(self, record: CommitRecord, path: str) -> None:
+        """An entry that IS the recorded policy on a folding checkout (:func:`recorded.is_twin`):
+        someone else's policy at the record's place there, reported ``policy-changed`` with
+        its commit. A note, not a finding: git holds the record's own path untouched, every
+        verdict follows the controller's record commits, and only a reader of such a
+        checkout's file is shown the twin (round 75)."""
+        self.notes.append(
+            {
+                "kind": "policy-changed",
+                "plan": recorded.POLICY_PATH,
+                "commit": record.sha,
+                "detail": f"{record.author.email} committed {visible(path)} in {record.sha[:12]}, "
+                f"which is {recorded.POLICY_PATH} on a case-insensitive, HFS+ or NTFS checkout; "
+                "only the controller records its policy (ignored: the audit judges by the "
+                "controller's record commits)",
+            }
+        )
 
     def _changed(self, record: CommitRecord, blob: str | None) -> None:
         """A change of the file in no record commit of the controller's: flagged."""

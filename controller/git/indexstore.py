@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "73"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "74"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -242,6 +242,12 @@ INDEX_VERSION = "73"  # 3: risk and estimate per plan; 4: approval identities, f
 # her edit, or ``plangate approve``'s, under ``"\x73tatus":``, ``? status`` or the value on the
 # next line made her a writer: E_SELF_APPROVAL)
 # 73: 72 and 70 together
+# 68: 65, and every part of a plan's path is compared as its file's name is (``same_path``):
+# a plan folder beside a folder one with it on a case-insensitive, HFS+ or NTFS checkout
+# (``plans/fcase/`` of ``plans/FCASE/``, ``plans/rotate~1/``) holding a plan file is
+# E_PLAN_AMBIGUOUS, both plans, however late either came; a log in such a folder sets
+# ``log_claimed`` (round 75: the base ran while a Mac showed the twin's bytes)
+# 74: 73 and 68 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

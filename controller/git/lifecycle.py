@@ -24,6 +24,7 @@ from typing import Any
 
 from controller.approval import approvals
 from controller.approval.approvals import Transition
+from controller.display import visible
 from controller.errors import BlobTooLarge
 from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
 from controller.git.indexstore import IndexStore
@@ -55,8 +56,17 @@ from controller.git.records import (
     plan_named,
     record_events,
 )
+from controller.git.twins import FolderTwins
 from controller.plan import hashing, likeness, yamlio
-from controller.plan.names import is_log_twin, log_twins, plan_file_claims
+from controller.plan.names import (
+    is_log_twin,
+    log_claims,
+    log_twins,
+    plan_file_claims,
+    same_name,
+    same_path,
+    twin_entries,
+)
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 from controller.settings import IdentityAliases
 
@@ -236,6 +246,9 @@ class Lifecycle(IndexStore):
     #: The plans by the blob of their file (:meth:`_plans_holding`): the plans dict it was
     #: built from, the map, the plans touched since (read again at the next look-up).
     _by_blob: tuple[dict[str, PlanState], dict[str, set[str]], set[str]] | None = None
+    #: The plans by the fold of their path (:meth:`_folder_twins`), built at the first
+    #: look-up: every plan a commit touches is added to it after that commit.
+    _twins: FolderTwins | None = None
 
     def _load(self) -> None:
         super()._load()
@@ -324,8 +337,10 @@ class Lifecycle(IndexStore):
             if any(f"{plan_id}/{name}" in self.plans for name in PLAN_FILES):
                 self._rejudge(repo, record, plan_id, own, sink)  # beside a folder so named
         self._judge_added(repo, record, added, sink)
+        self._judge_twins(repo, record, by_controller, sink)
         self._note_logs(record, logs)
-        self._note_log_twins(repo, record, twins - set(added))
+        # a log in a folder one with a plan's: judged after the commit's plans, new ones too
+        self._note_log_twins(repo, record, (twins - set(added)) | self._log_twin_plans(record))
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
                 self._run_record(record, plan_id, sink)
@@ -355,6 +370,65 @@ class Lifecycle(IndexStore):
             state.log_commit = record.sha
             self.touch(plan_id)
 
+    def _folder_twins(self, path: str) -> list[str]:
+        """The plans whose folder is one folder with ``path`` on some checkout
+        (:class:`controller.git.twins.FolderTwins`: ``plans/fcase`` of ``plans/FCASE``,
+        ``plans/rotate~1`` of ``plans/rotate-keys-prod``; round 75)."""
+        if self._twins is None:
+            self._twins = FolderTwins(self.plans)
+        return self._twins.of(path, self.plans)
+
+    def _judge_twins(
+        self, repo: GitRepo, record: CommitRecord, by_controller: bool, sink: EventSink | None
+    ) -> None:
+        """A plan folder came or went beside a folder that is one with it on some checkout
+        (:meth:`_folder_twins`): each plan of the group is judged again (:meth:`_ambiguity`
+        counts the twin's plan file as a claim of its own: round 75, ``plans/fcase`` beside
+        ``plans/FCASE`` ran the one while a Mac showed the other), however late either came,
+        as a twin plan FILE is (round 72); the last one left is read afresh."""
+        files = [c for c in record.changes if path_name(c.path) in PLAN_FILES]
+        touched = {c: plan_id_of(c.path, self.plans_dir) for c in files}
+        if not any(touched.values()):
+            return
+        if self._twins is None:
+            self._twins = FolderTwins(self.plans)
+        for plan_id in {p for p in touched.values() if p in self.plans}:
+            self._twins.add(plan_id)  # every plan a commit makes, by whatever route
+        came = {  # plan files added or removed: an edit changes no folder's twins
+            plan_id
+            for change, plan_id in touched.items()
+            if plan_id is not None and (change.old_blob is None or change.new_blob is None)
+        }
+        for plan_id in sorted(came):
+            twins = self._folder_twins(plan_id)
+            for each in [plan_id, *twins] if twins else ():
+                self._rejudge(repo, record, each, by_controller, sink)
+
+    def _log_twin_plans(self, record: CommitRecord) -> set[str]:
+        """The plans beside whose folder ``record`` changed an entry named as the log (any
+        spelling) in a folder one with theirs on some checkout (round 75: ``plans/ship/
+        EXECUTION_LOG.md`` IS ``plans/Ship``'s log on a case-insensitive one)."""
+        folders = {
+            change.path.rpartition("/")[0]
+            for change in record.changes
+            if self._under_plans(change.path) and is_log_name(path_name(change.path))
+        }
+        return {t for folder in sorted(folders) for t in self._folder_twins(folder)}
+
+    def _loose_twin(self, plan_id: str) -> bool:
+        """Is a log kept where no plan is (:meth:`_note_loose_log`) in a folder one with
+        ``plan_id``'s on some checkout?"""
+        return any(same_path(plan_id, f) for f in self._loose_logs if f != plan_id)
+
+    def _twin_logged(self, repo: GitRepo, sha: str, plan_id: str) -> bool:
+        """Does a folder beside ``plan_id``'s, one with it on some checkout, hold an entry
+        named as the log (:func:`controller.plan.names.log_claims`) at ``sha``?"""
+        parent, _, name = plan_id.rpartition("/")
+        if not parent:
+            return False
+        twins = twin_entries(name, repo.names_in(sha, parent))
+        return any(log_claims(repo.names_in(sha, f"{parent}/{twin}")) for twin in twins)
+
     def _note_log_twins(self, repo: GitRepo, record: CommitRecord, plan_ids: set[str]) -> None:
         """Do these plans' folders still hold, after ``record`` changed one, an entry named
         as the log in another spelling (:func:`controller.plan.names.log_twins`:
@@ -368,6 +442,7 @@ class Lifecycle(IndexStore):
         for plan_id in held:
             state = self.plans[plan_id]
             claimed = bool(log_twins(listed.get(plan_id, ())))
+            claimed = claimed or self._twin_logged(repo, record.sha, plan_id)
             if claimed != state.log_claimed:
                 state.log_claimed = claimed
                 self.touch(plan_id)
@@ -2023,6 +2098,8 @@ class Lifecycle(IndexStore):
         state.status = state.file_status = state.request = None
         state.hash = state.frozen_hash = state.blob = None
         self.plans[plan_id] = state
+        if self._twins is not None:  # a folder one with another's: found as its twin
+            self._twins.add(plan_id)
         self.touch(plan_id)
 
     def _apply_plan_change(
@@ -2644,8 +2721,12 @@ class Lifecycle(IndexStore):
         listed = repo.names_among(record.sha, list(added)) if added else {}
         for plan_id, own in added.items():
             state = self.plans.get(plan_id)
-            if state is not None:  # beside an entry named as its log (round 73)
-                state.log_claimed = bool(log_twins(listed.get(plan_id, ())))
+            if state is not None:  # beside an entry named as its log (round 73), or a folder
+                # one with its own holding a log (round 75; a log where no plan is is loose)
+                state.log_claimed = bool(log_twins(listed.get(plan_id, ()))) or (
+                    (self._folder_twins(plan_id) or self._loose_twin(plan_id))
+                    and self._twin_logged(repo, record.sha, plan_id)
+                )
             if len(plan_file_claims(listed.get(plan_id, ()))) > 1:
                 self._rejudge(repo, record, plan_id, own, sink)
 
@@ -2687,6 +2768,12 @@ class Lifecycle(IndexStore):
         # folder (or file) under either name in any case counts as that file (rounds 69, 71)
         names = repo.names_in(record.sha, str(folder))
         held = plan_file_claims(names)
+        twins = [  # the plan files of folders one with this one on some checkout (round 75)
+            f"{twin}/{name}"
+            for twin in self._folder_twins(state.plan_id)
+            for name in plan_file_claims(repo.names_in(record.sha, twin))
+        ]
+        held += twins
         moving = bool(
             self._move_source(repo, record, change)
             or self._moved_away(repo, record, change)
@@ -2701,11 +2788,7 @@ class Lifecycle(IndexStore):
         self.touch(state.plan_id)
         if len(held) > 1:
             if not state.ambiguous:
-                self._problem(
-                    state,
-                    f"E_PLAN_AMBIGUOUS: the folder holds both {' and '.join(held)}; neither "
-                    "is read or run until one is deleted",
-                )
+                self._problem(state, _ambiguous_note(held, twins))
             state.ambiguous = True
             state.status = state.file_status = state.request = None
             state.hash = state.frozen_hash = state.blob = None
@@ -3685,6 +3768,27 @@ def _blob_key(blob: str) -> str:
 #: ``unsafe_name`` of a path, kept for the paths seen last (a plan's file changes once per
 #: step of its life: a cold scan asks five times for each of 10,000 paths).
 _unsafe_name = functools.lru_cache(maxsize=1 << 14)(unsafe_name)
+
+
+def _ambiguous_note(held: list[str], twins: list[str]) -> str:
+    """E_PLAN_AMBIGUOUS's note for a folder whose entries ``held`` claim its plan file's
+    place, ``twins`` of them in folders one with it on some checkout (round 75)."""
+    if not twins:
+        return (
+            f"E_PLAN_AMBIGUOUS: the folder holds both {' and '.join(held)}; neither is read "
+            "or run until one is deleted"
+        )
+    shown = " and ".join(visible(name) for name in twins)
+    return (
+        f"E_PLAN_AMBIGUOUS: {shown} is this plan's file on a case-insensitive, HFS+ or NTFS "
+        "checkout (its folder and this one are one folder there); neither is read or run "
+        "until one folder is deleted or renamed"
+    )
+
+
+def is_log_name(name: str) -> bool:
+    """Is ``name`` the log's, in any spelling a checkout makes it (:func:`same_name`)?"""
+    return same_name(name, (LOG_NAME,))
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -413,16 +413,19 @@ def log_twin_notes(git: GitRunner, rev: str, plan_file: str) -> list[str]:
     under the one name only; on a case-insensitive, HFS+ or NTFS checkout such
     an entry IS the plan's log, so what it holds is someone else's text at the record's
     place, never shown (round 73: a forged "completed, approved by alice" log beside a plan
-    that never ran was noted by no reader)."""
+    that never ran was noted by no reader). The log in a folder beside the plan's that is
+    one folder with it on such a checkout (``plans/ship/`` of ``plans/Ship``,
+    ``plans/archiv~1/`` of ``plans/archive-logs-daily``: :func:`twin_logs`) is noted alike
+    (round 75)."""
     from controller.plan.names import log_twins
 
     folder = str(PurePosixPath(plan_file).parent)
     prefix = "" if folder == "." else f"{folder}/"
-    out = git("ls-tree", "-z", "--name-only", rev, *(("--", prefix) if prefix else ()))
-    names = [p[len(prefix) :] for p in (out or "").split("\0") if p.startswith(prefix) and p]
+    names = _listed(git, rev, prefix)
     notes = []
-    for name in log_twins(names):
-        last = file_log(git, rev, prefix + name, first_parent=True)
+    for path in [*(prefix + name for name in log_twins(names)), *twin_logs(git, rev, folder)]:
+        name = path[len(prefix) :] if path.startswith(prefix) else path
+        last = file_log(git, rev, path, first_parent=True)
         where = f" by {last[0].author.email} in {last[0].sha[:12]}" if last else ""
         notes.append(
             f"E_OWNED_BLOCK_CHANGED: {visible(name)} beside the plan file is {LOG_FILE} on a "
@@ -432,6 +435,30 @@ def log_twin_notes(git: GitRunner, rev: str, plan_file: str) -> list[str]:
             f"record{where}; not shown"
         )
     return notes
+
+
+def _listed(git: GitRunner, rev: str, prefix: str) -> list[str]:
+    """The names of the entries of the folder ``prefix`` (``""`` or ending in ``/``)."""
+    out = git("ls-tree", "-z", "--name-only", rev, *(("--", prefix) if prefix else ()))
+    return [p[len(prefix) :] for p in (out or "").split("\0") if p.startswith(prefix) and p]
+
+
+def twin_logs(git: GitRunner, rev: str, folder: str) -> list[str]:
+    """The entries named as the log (:func:`controller.plan.names.log_claims`, the exact
+    name too) in each folder beside ``folder`` that is one folder with it on a folding
+    checkout (:func:`controller.plan.names.twin_entries`), as paths in the repo
+    (``plans/ship/EXECUTION_LOG.md``): git writes them into the plan's folder there, at its
+    log's place, whoever committed them (round 75)."""
+    from controller.plan.names import log_claims, twin_entries
+
+    if folder == ".":
+        return []
+    parent, _, name = folder.rpartition("/")
+    up = f"{parent}/" if parent else ""
+    found = []
+    for twin in twin_entries(name, _listed(git, rev, up)):
+        found += [f"{up}{twin}/{log}" for log in log_claims(_listed(git, rev, f"{up}{twin}/"))]
+    return found
 
 
 def record_notes(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> tuple[str, ...]:

@@ -18,7 +18,13 @@ from typing import Any
 from controller.errors import PlanAmbiguous, UnsafePath
 from controller.git.records import CommitRecord, FileChange
 from controller.plan import yamlio
-from controller.plan.names import HELD_CODES, ambiguous_claims, source_verdict
+from controller.plan.names import (
+    HELD_CODES,
+    ambiguous_claims,
+    source_verdict,
+    twin_entries,
+    twin_folder_verdict,
+)
 from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
@@ -331,6 +337,27 @@ def plan_file_of(plan_id: str, names: Iterable[str]) -> str | None:
     if found is None:
         _raise_held_source(plan_id, listed)
     return found
+
+
+def refuse_twin(plan_id: str, names_in: Callable[[str], list[str]]) -> None:
+    """PlanAmbiguous when a folder beside ``plan_id``'s, one folder with it on some checkout,
+    holds a plan file (:func:`controller.plan.names.twin_folder_verdict`, ``names_in`` lists
+    a folder on the branch): a reader asking for the plan by its id answers as the status
+    row does (round 75: MCP ``log`` of ``plans/FCASE`` beside ``plans/fcase`` answered its
+    ``approved`` file)."""
+    parent, _, name = plan_id.rpartition("/")
+    if not parent:
+        return
+    twins = {
+        f"{parent}/{t}": names_in(f"{parent}/{t}") for t in twin_entries(name, names_in(parent))
+    }
+    found = twin_folder_verdict(plan_id, twins) if twins else None
+    if found is not None:
+        raise PlanAmbiguous(
+            f"{plan_id}: {found[1]}",
+            remedy="delete or rename one of the two folders",
+            quotes=(plan_id,),
+        )
 
 
 def _raise_held_source(plan_id: str, names: set[str]) -> None:

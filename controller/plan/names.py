@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 from controller.display import HIDDEN, visible
 
@@ -79,7 +79,8 @@ def _is_short_name(folded: str, long: str) -> bool:
     found = _SHORT_NAME.fullmatch(folded)
     if found is None:
         return False
-    stem, dot, ext = long.rpartition(".")
+    # NTFS drops leading dots first (``.git`` -> ``GIT~1``, ``.plangate`` -> ``PLANGA~1``)
+    stem, dot, ext = long.lstrip(".").rpartition(".")
     base = (stem if dot else ext).replace(" ", "").replace(".", "")
     prefix, digits, short_ext = found.group(1), found.group(2), found.group(3) or ""
     wanted = base[: 7 - len(digits)]
@@ -96,6 +97,42 @@ def same_name(name: str, names: tuple[str, ...] | frozenset[str]) -> bool:
     if folded in targets:
         return True
     return "~" in folded and any(_is_short_name(folded, other) for other in targets)
+
+
+def same_path(path: str, other: str) -> bool:
+    """Are the relative paths ``path`` and ``other`` one path on a checkout git writes: as
+    many parts, each pair one name by :func:`same_name` either way (``FCASE/PLAN.yml`` and
+    ``fcase/PLAN.yml``; ``rotate~1`` is the 8.3 short name of ``rotate-keys-prod``, not the
+    other way round)? Round 75: every part of a plan's path is compared by the one rule its
+    file name is, so two folders a checkout merges are one place."""
+    parts, others = path.split("/"), other.split("/")
+    return len(parts) == len(others) and all(
+        one == two or same_name(one, (two,)) or same_name(two, (one,))
+        for one, two in zip(parts, others, strict=True)
+    )
+
+
+def fold_path(path: str) -> str:
+    """``path`` with every part folded (:func:`fold`): two paths with one ``fold_path`` are
+    :func:`same_path`; a part that may be an 8.3 short name (:func:`short_named`) is one
+    path with a long name of another fold too."""
+    return "/".join(fold(part) for part in path.split("/"))
+
+
+def short_named(path: str) -> bool:
+    """Does a part of ``path`` read as an NTFS 8.3 short name (``rotate~1``): a path
+    :func:`same_path` with one of another :func:`fold_path`?"""
+    return "~" in path and any(
+        _SHORT_NAME.fullmatch(fold(part)) for part in path.split("/") if "~" in part
+    )
+
+
+def twin_entries(name: str, names: Iterable[str]) -> list[str]:
+    """The entries of a folder listing ``names`` other than ``name`` that are one entry with
+    it on some checkout (:func:`same_path` of the two names): the twins of a plan's folder
+    beside it (``plans/fcase`` of ``plans/FCASE``, ``plans/rotate~1`` of
+    ``plans/rotate-keys-prod``; round 75)."""
+    return sorted(other for other in names if other != name and same_path(other, name))
 
 
 @functools.lru_cache(maxsize=32)
@@ -241,6 +278,28 @@ def name_verdict(folder: str) -> tuple[str, str] | None:
     asks it before it trims, resolves or lists anything (round 75)."""
     why = pin_problem(folder)
     return None if why is None else ("E_UNSAFE_PATH", why)
+
+
+def twin_folder_verdict(
+    folder: str, twins: Mapping[str, Collection[str]]
+) -> tuple[str, str] | None:
+    """E_PLAN_AMBIGUOUS, as (code, why), when a folder beside ``folder`` that is one folder
+    with it on some checkout (``twins``: each such folder's path -> its entries, found by
+    :func:`twin_entries`) holds a plan file or a claim of its place (:func:`plan_file_claims`):
+    git writes both folders' files into one there, so a reviewer reads one plan file while
+    the other runs (round 75: ``plans/fcase/`` beside ``plans/FCASE/``), as for a twin file
+    in the folder itself (:func:`folder_verdict`); else None."""
+    found = [f"{twin}/{name}" for twin, names in twins.items() for name in plan_file_claims(names)]
+    if not found:
+        return None
+    shown = " and ".join(visible(name) for name in found)
+    return (
+        "E_PLAN_AMBIGUOUS",
+        f"{shown} {'is' if len(found) == 1 else 'are'} the plan file of {visible(folder)} on "
+        "a case-insensitive, HFS+ or NTFS "
+        "checkout (the two folders are one there): a reviewer could read one while the other "
+        "ran, so neither is read; delete or rename one of the folders",
+    )
 
 
 def claims_a_place(name: str) -> bool:

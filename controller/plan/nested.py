@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -31,7 +31,13 @@ from controller.errors import (
     UnsafePath,
 )
 from controller.plan import hashing, yamlio
-from controller.plan.names import PLAN_FILES, ambiguous_claims, pin_problem
+from controller.plan.names import (
+    PLAN_FILES,
+    ambiguous_claims,
+    pin_problem,
+    twin_entries,
+    twin_folder_verdict,
+)
 from controller.plan.shape import NESTED_NOT_EMPTY, NESTED_NOT_FAILING, NESTED_NOT_GIVEN
 
 if TYPE_CHECKING:
@@ -148,6 +154,7 @@ def _fetched(
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     present = fetch.names("/".join(parts))
     _unambiguous(rel, present)
+    _no_twin(rel, parts, fetch.names)
     for name in PLAN_FILES:
         raw = fetch("/".join((*parts, name))) if name in present else None
         if raw is None:
@@ -199,6 +206,7 @@ def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
         current = current / part
         _no_symlink(current, rel, root)
     _unambiguous(rel, _listed(current))
+    _no_twin(rel, parts, lambda folder: _listed(root / folder))
     for name in PLAN_FILES:
         candidate = current / name
         if os.path.lexists(candidate):
@@ -235,6 +243,30 @@ def _unambiguous(rel: str, present: list[str]) -> None:
             f"nested plan {rel}: the folder holds both {' and '.join(both)}: a reviewer "
             "could read one while the other ran, so neither is pinned"
         )
+
+
+def _twin_verdict(
+    parts: Sequence[str], names: Callable[[str], list[str]]
+) -> tuple[str, str] | None:
+    """:func:`controller.plan.names.twin_folder_verdict` of the pinned folder ``parts``
+    (repository path parts), its parent listed by ``names``."""
+    if len(parts) < 2:  # the plans folder itself is no plan's folder
+        return None
+    parent = "/".join(parts[:-1])
+    twins = {
+        f"{parent}/{twin}": names(f"{parent}/{twin}")
+        for twin in twin_entries(parts[-1], names(parent))
+    }
+    return twin_folder_verdict("/".join(parts), twins) if twins else None
+
+
+def _no_twin(rel: str, parts: Sequence[str], names: Callable[[str], list[str]]) -> None:
+    """A pinned folder beside a folder one with it on some checkout, holding a plan file, is
+    E_PLAN_AMBIGUOUS as the folder itself is (round 75: ``plans/tw/`` beside ``plans/Tw/``;
+    a pin by either spelling ran its bytes while a Mac showed the other's)."""
+    found = _twin_verdict(parts, names)
+    if found is not None:
+        raise PlanAmbiguous(f"nested plan {rel}: {found[1]}")
 
 
 def _no_symlink(path: Path, rel: str, root: Path) -> None:
@@ -315,6 +347,8 @@ def blob_reader(fetch: Fetch, config: Config | None) -> Reader:
             return None
         listed = fetch.names("/".join(parts))
         if ambiguous_claims(listed) is not None:  # its load() refuses it
+            return None
+        if _twin_verdict(parts, fetch.names) is not None:
             return None
         name = next((name for name in PLAN_FILES if name in listed), None)
         raw = fetch("/".join((*parts, name))) if name is not None else None

@@ -32,7 +32,13 @@ from controller.plan.names import PLAN_FILES as PLAN_FILES
 from controller.plan.names import PLAN_NAMES as PLAN_NAMES
 from controller.plan.names import RECORD_FILES as RECORD_FILES
 from controller.plan.names import SOURCE_FILES as SOURCE_FILES
-from controller.plan.names import claims_a_place, folder_verdict, source_claims
+from controller.plan.names import (
+    claims_a_place,
+    folder_verdict,
+    source_claims,
+    twin_entries,
+    twin_folder_verdict,
+)
 from controller.plan.names import plan_named_folder as plan_named_folder
 from controller.plan.names import unsafe_name as unsafe_name
 from controller.plan.shape import REF_IN_TEXT, with_references
@@ -197,9 +203,24 @@ def held_problem(path: Path) -> Problem | None:
     if not claims_a_place(path.name):
         return None
     try:
-        return ambiguity(os.listdir(path.parent), repo_path(path.parent))
+        return ambiguity(os.listdir(path.parent), repo_path(path.parent)) or _twin_problem(
+            path.parent
+        )
     except OSError:
         return None  # no folder: read_plan says so
+
+
+def _twin_problem(folder: Path) -> Problem | None:
+    """E_PLAN_AMBIGUOUS when a folder beside ``folder``, one folder with it on some checkout,
+    holds a plan file (:func:`controller.plan.names.twin_folder_verdict`; round 75), as the
+    history index holds both."""
+    up = folder.parent
+    twins = {}
+    for name in twin_entries(folder.name, os.listdir(up)):
+        if (up / name).is_dir() and not (up / name).is_symlink():
+            twins[(up / name).as_posix()] = os.listdir(up / name)
+    found = twin_folder_verdict(folder.as_posix(), twins) if twins else None
+    return None if found is None else Problem(*found)
 
 
 def repo_path(path: Path) -> str:

@@ -398,12 +398,14 @@ class AgentApi:
     def _plan_file(repo: GitRepo, head: str | None, plan_id: str) -> str | None:
         """The plan's file on the branch, found as every reader finds it (``PLAN.yml`` or
         ``PLAN.yaml``: :func:`controller.git.planstate.plan_file_of`)."""
-        from controller.git.planstate import plan_file_of
+        from controller.git.planstate import plan_file_of, refuse_twin
 
         if head is None:
             return None
         # one listing: a folder under a plan file's name, in any case, counts as that file
-        return plan_file_of(plan_id, repo.names_in(head, plan_id))
+        found = plan_file_of(plan_id, repo.names_in(head, plan_id))
+        refuse_twin(plan_id, lambda folder: repo.names_in(head, folder))  # round 75
+        return found
 
     def _plan_id(self, path: str) -> str:
         """The plan id ``path`` names, by the rule the controller finds plans by: any folder

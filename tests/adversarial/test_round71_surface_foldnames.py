@@ -17,7 +17,11 @@ the page and the API):
   Alice approves the inner ``PLAN.jſon``/``ExEcUtIoN_lOg.Md`` ones too (refused folders
   must never run).
 
-Asserted: each case/normalization twin is one plan to every reader (row, MCP ``status``/
+Changed in round 75 (r75twinfold): the case and NFC/NFD twins are one folder on a
+case-insensitive or HFS+ checkout, so each pair is held E_PLAN_AMBIGUOUS on every reader and
+none runs (docs/plan-format.md); the assertions below on them say so.
+
+Asserted (round 71): each case/normalization twin is one plan to every reader (row, MCP ``status``/
 ``log``/``wait``, ``/api/plan/``, the page's title, the audit) and ran once on its own
 approval, never answered with its twin's record; MCP path spellings (``plans/deploy/``,
 ``plans//deploy``, ``plans/x/../deploy``, ``plans\\deploy``, ``DEPLOY``, the file path of
@@ -186,36 +190,26 @@ TWIN_IDS = list(TWINS)
 
 
 @pytest.mark.parametrize("key", cases(TWIN_IDS, TWIN_IDS, BROKEN))
-def test_a_case_or_normalization_twin_is_its_own_plan_on_every_reader(lab: Lab, key: str) -> None:
+def test_a_case_or_normalization_twin_is_held_on_every_reader(lab: Lab, key: str) -> None:
+    """Changed in round 75 (r75twinfold): ``plans/Deploy``/``plans/deploy`` and the NFC/NFD
+    ``plans/café`` are one folder on a case-insensitive or HFS+ checkout, so each pair is
+    E_PLAN_AMBIGUOUS (round 71 ran each as its own plan): none runs, every reader says why,
+    none answers with its twin's record."""
     got = lab.got  # type: ignore[attr-defined]
-    slug = TWINS[key]
-    plan = f"plans/{slug}"
-    want = "pending_approval" if key == "nfd" else "completed"
-    assert got["calls"][f"tw-{key}"] == (0 if key == "nfd" else 1), got["calls"]
+    plan = f"plans/{TWINS[key]}"
+    assert got["calls"][f"tw-{key}"] == 0, got["calls"]
     row = got["rows"][plan]
-    assert row["status"] == want, row
+    assert row["status"] is None and row.get("held") == "E_PLAN_AMBIGUOUS", row
     err, st = _payload(got[f"tw-{key}:mcp-status"])
-    assert not err, st
-    assert [r["plan"] for r in st["plans"]] == [plan], st
-    assert st["plans"][0]["status"] == want and st["plans"][0]["hash"] == row["hash"], st
+    assert "E_PLAN_AMBIGUOUS" in json.dumps(st), st
     err, log = _payload(got[f"tw-{key}:mcp-log"])
-    assert not err and log["path"] == plan and log["status"] == want, log
-    other = {"Up": "low", "low": "Up", "nfc": "nfd", "nfd": "nfc"}[key]
-    if want == "completed":
-        # its own run: the param its action got is its own tag, never its twin's
-        assert f"`tw-{key}`" in (log["execution_log"] or "") or f"tw-{key}" in (
-            log["execution_log"] or ""
-        ), log
-        assert f"tw-{other}" not in (log["execution_log"] or ""), log
-    else:
-        assert log["execution"] is None, log
+    assert err and log["code"] == "E_PLAN_AMBIGUOUS", log
     api = got[f"api-{key}"]
     assert api.startswith("200 "), api[:300]
     data = json.loads(api[4:])
-    assert data["row"]["plan"] == plan and data["row"]["status"] == want, api[:500]
-    assert data["row"]["hash"] == row["hash"], api[:500]
-    page = got[f"page-{key}"]
-    assert page.startswith("200 "), page[:300]
+    assert data["row"]["plan"] == plan and data["row"]["status"] is None, api[:500]
+    assert "E_PLAN_AMBIGUOUS" in api, api[:500]
+    assert got[f"page-{key}"].startswith("200 "), got[f"page-{key}"][:300]
 
 
 def test_twins_are_told_apart_in_status_text_and_the_audit(lab: Lab) -> None:
@@ -225,17 +219,20 @@ def test_twins_are_told_apart_in_status_text_and_the_audit(lab: Lab) -> None:
     assert nfd_lines and all(NFD not in ln for ln in nfd_lines), nfd_lines  # marked, not bare
     _code, report = got["audit"]
     valid = sorted(e["plan"] for e in report["executions"] if e.get("approval_valid"))
-    assert valid.count("plans/Deploy") == 1 and valid.count("plans/deploy") == 1, valid
-    assert valid.count(f"plans/{NFC}") == 1 and f"plans/{NFD}" not in valid, valid
+    # round 75: the twins are held, none ran
+    assert not {f"plans/{t}" for t in TWINS.values()} & set(valid), valid
     assert not any("EVIL" in json.dumps(e) or "/h" in e["plan"][7:] for e in report["executions"]
                    if e["plan"].count("/") > 1), report["executions"]  # fmt: skip
 
 
 # -- MCP spellings: that plan or a refusal, never another plan --------------------------------
 SPELL = {
-    "sp-trail": ("ok", "plans/deploy"), "sp-dslash": ("E_USAGE", None),
-    "sp-dotdot": ("E_USAGE", None), "sp-bslash": ("E_USAGE", None), "sp-upper": ("E_USAGE", None),
-    "sp-file": ("ok", "plans/Deploy"), "sp-bare": ("ok", "plans/Deploy"),
+    # round 75: ``plans/deploy`` and ``plans/Deploy`` are twins, held (never another plan);
+    # ``DEPLOY`` is that one folder on a case-insensitive checkout: held too
+    "sp-trail": ("E_PLAN_AMBIGUOUS", None), "sp-dslash": ("E_USAGE", None),
+    "sp-dotdot": ("E_USAGE", None), "sp-bslash": ("E_USAGE", None),
+    "sp-upper": ("E_PLAN_AMBIGUOUS", None),
+    "sp-file": ("E_PLAN_AMBIGUOUS", None), "sp-bare": ("E_PLAN_AMBIGUOUS", None),
     "sp-lowfile": ("E_UNSAFE_PATH", None),
 }  # fmt: skip
 
@@ -258,9 +255,8 @@ def test_an_mcp_path_spelling_names_that_plan_or_is_refused(lab: Lab, key: str) 
 def test_mcp_wait_answers_its_own_plans_status(lab: Lab, key: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     err, body = _payload(got[key])
-    assert not err, body
-    want = "pending_approval" if key == "wait-nfd" else "completed"
-    assert body["status"] == want and body["changed"] is True, body
+    # round 75: the twins are held: an answer naming why, never "completed"
+    assert err and body["code"] == "E_PLAN_AMBIGUOUS", body
 
 
 # -- /api/plan/ spellings ------------------------------------------------------------------------
@@ -279,9 +275,10 @@ def test_an_api_path_spelling_names_that_plan_or_is_not_found(lab: Lab, key: str
         assert api.startswith("404 ") and "E_NOT_FOUND" in api, api[:400]
         assert page.startswith("404 "), page[:300]
         assert "tw-low" not in api + page and "tw-Up" not in api + page, api[:400]
-    else:
+    else:  # round 75: held beside its twin ``plans/Deploy``
         data = json.loads(api[4:])
-        assert data["row"]["plan"] == want and data["row"]["status"] == "completed", api[:400]
+        assert data["row"]["plan"] == want and data["row"]["status"] is None, api[:400]
+        assert "E_PLAN_AMBIGUOUS" in api, api[:400]
         assert "tw-Up" not in api, api[:2000]  # never its twin's record
         assert f"<title>{want} " in page, page[:400]
 

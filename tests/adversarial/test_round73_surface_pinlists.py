@@ -83,8 +83,11 @@ swapped for a symlink to the very same bytes, or a gitlink, refused ``E_SCHEMA_I
 a symlink; plangate never follows one"/"no PLAN.yml", round 72's noted code) never run
 ("approval refused: E_PLAN_NOT_FROZEN: the plan does not validate (E_PLAN_AMBIGUOUS)", MCP
 ``validate`` E_PLAN_AMBIGUOUS); ``pin-ren`` (the library
-renamed ``PLAN.yaml`` after the approval) runs once; NFC/NFD and case twins run their own
-library once, never the twin's; ``pin-trail`` runs, ``pin-file``/``pin-fcase``
+renamed ``PLAN.yaml`` after the approval) runs once; NFC/NFD and case twins run neither
+library (changed in round 75, r75twinfold: two folders one folder on a folding checkout
+are E_PLAN_AMBIGUOUS, as a plan file beside its twin is; round 73 ran each twin's own
+library, while a Mac showed the reviewer the one git wrote last); ``pin-trail`` runs,
+``pin-file``/``pin-fcase``
 (``E_UNSAFE_PATH``) and ``pin-solo`` (the NFD spelling of an NFC folder: ``E_SCHEMA_INVALID``
 "does not exist") never, with MCP ``validate`` and ``check`` saying the same; ``check`` holds
 ``k-mv``/``k-zwf``/``k-base``; MCP ``submit`` refuses E_PLAN_AMBIGUOUS into folders holding
@@ -95,6 +98,7 @@ folder ``PLAN.yml<U+202E>/``, nothing committed (``sub-ok`` committed); the audi
 from __future__ import annotations
 
 import json
+import re
 import time
 import unicodedata
 from pathlib import Path
@@ -129,10 +133,11 @@ PINS: dict[str, tuple[str, str, str, int | None]] = {
     "pin-lsym": ("lib-lsym", "plans/lib-lsym", "late", 0),
     "pin-fsym": ("lib-fsym", "plans/lib-fsym", "late", 0),
     "pin-lgl": ("lib-lgl", "plans/lib-lgl", "late", 0),
-    "pin-nfc": (NFC, f"plans/{NFC}", "", 1),
-    "pin-nfd": (NFD, f"plans/{NFD}", "", 1),
-    "pin-Tw": ("Tw", "plans/Tw", "", 1),
-    "pin-tw": ("tw", "plans/tw", "", 1),
+    # round 75 (r75twinfold): twin folders are one folder on a folding checkout: held
+    "pin-nfc": (NFC, f"plans/{NFC}", "", 0),
+    "pin-nfd": (NFD, f"plans/{NFD}", "", 0),
+    "pin-Tw": ("Tw", "plans/Tw", "", 0),
+    "pin-tw": ("tw", "plans/tw", "", 0),
     "pin-solo": (SOLO, f"plans/{SOLO_NFD}", "", None),
     "pin-trail": ("lib-tr", "plans/lib-tr/", "", None),
     "pin-file": ("lib-file", "plans/lib-file/PLAN.yml", "", None),
@@ -213,6 +218,22 @@ def _claim(lab: Lab, folder: str, kind: str, name: str, gl_commit: str) -> None:
     lab.git("add", "-A")
 
 
+TWINS = ("pin-nfc", "pin-nfd", "pin-Tw", "pin-tw")
+
+
+def _hash(lab: Lab, root: Path, pin: str) -> str:
+    """The pin's hash: of a copy outside the repo for a twin folder (round 75: ``plangate
+    hash`` holds a folder beside its twin E_PLAN_AMBIGUOUS, as every reader does)."""
+    if pin not in TWINS:
+        return hash_pin(lab, PINS[pin][0])
+    copy = root / "hashes" / str(TWINS.index(pin)) / "PLAN.yml"  # no twins of one another
+    copy.parent.mkdir(parents=True)
+    copy.write_text(lab.read(PINS[pin][0]))
+    found = re.search(r"sha256:[0-9a-f]{64}", lab.cli("hash", str(copy)).stdout)
+    assert found, pin
+    return found.group(0)
+
+
 def _build(root: Path) -> Lab:
     lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n"
               "ui: {listen: 0}\n")  # fmt: skip
@@ -221,7 +242,7 @@ def _build(root: Path) -> Lab:
         lab.write(folder, "notes\n", "notes.md")
     for pin in ("pin-lsym", "pin-fsym"):  # twins holding the very bytes
         lab.write(f"{PINS[pin][0]}2", plan_text(TAGS[pin], "draft"))
-    hashes = {pin: hash_pin(lab, PINS[pin][0]) for pin in PINS}
+    hashes = {pin: _hash(lab, root, pin) for pin in PINS}
     for pin, (_folder, path, _when, _want) in PINS.items():
         lab.write(f"p-{pin}", PARENT.format(vid=pin, path=path, hash=hashes[pin]))
     for host in [*BORN, *CHECKS]:
@@ -355,9 +376,8 @@ def test_a_pin_runs_only_a_folder_unclaimed_when_the_run_comes(lab: Lab, vid: st
     elif reader == "ran":
         assert got["calls"][TAGS[pin]] == (1 if done else 0), got["calls"]
         assert got["calls"][f"{PINS[pin][0]}-in"] == 0, got["calls"]
-        twin = {"pin-nfc": "pin-nfd", "pin-nfd": "pin-nfc", "pin-Tw": "pin-tw", "pin-tw": "pin-Tw"}
-        if pin in twin:  # each twin ran once, by its own parent
-            assert got["calls"][TAGS[twin[pin]]] == 1, got["calls"]
+        if pin in TWINS:  # round 75: neither twin ran, by either parent
+            assert not any(got["calls"][TAGS[t]] for t in TWINS), got["calls"]
     elif reader == "validate":
         answer = _validated(got, pin)
         assert answer["valid"] is done, (answer, row)

@@ -52,7 +52,12 @@ Seen (round 75):
   round 74's ``d-83`` held the same reasoning for the log): the folder pair held
   ``E_PLAN_AMBIGUOUS`` as a plan file beside its twin is, neither run. The trailing-dot,
   space and ``::$DATA`` twins cannot be checked out by git for Windows (as round 74's
-  ``p-*``, which round 74 then folded all the same).
+  ``p-*``, which round 74 then folded all the same). Fixed (2026-11-30, r75twinfold): every
+  part of a plan's path is compared by the one name rule (``names.same_path``); the history
+  index keeps its plans by the fold of their path (``git/twins.FolderTwins``) and counts a
+  twin folder's plan file as a claim of the plan file's place (``Lifecycle._ambiguity``,
+  ``_judge_twins``): both plans ``E_PLAN_AMBIGUOUS``, however late the twin comes; the CLI
+  (``names.twin_folder_verdict``) and a parent's pin (``nested._no_twin``) say the same.
 - ``{fsp,f~zw~,lsp}:{show,validate,hash,freeze}`` (12 ids, one class): ``plans/fsp ``,
   ``plans/f<U+200C>zw``, ``plans/lsp ``, held ``E_UNSAFE_PATH`` by the row ("a folder name
   begins or ends with a blank: 'tx ' reads as 'tx' ...; rename the folder"), are read by the
@@ -79,7 +84,11 @@ Seen (round 75):
   after the controller's own ``EXECUTION_LOG.md``, over it. Should (round 74, ``d-83``: "an
   entry that IS the log on some checkout is someone else's text at the record's place,
   whoever committed it"): noted on every reader of the base. The forged text is shown by no
-  reader (the twin folders have no row, ``lg<U+200C>zw`` its E_UNSAFE_PATH page).
+  reader (the twin folders have no row, ``lg<U+200C>zw`` its E_UNSAFE_PATH page). Fixed
+  (2026-11-30, r75twinfold): a log in a folder one with the plan's on some checkout is the
+  log's twin: the index sets ``log_claimed`` (``Lifecycle._log_twin_plans``,
+  ``_twin_logged``) and every reader of the record notes it E_OWNED_BLOCK_CHANGED
+  (``ownrecord.twin_logs``), never shown.
 Held: no twin ever ran; the page and ``/api/plan/`` of the name-held folders answer
 E_UNSAFE_PATH with no document; the controls ran once; the fresh-clone audit agrees.
 """
@@ -198,9 +207,8 @@ def _xf(what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {what}")
 
 
-TWIN_WHY = "a plan folder's twin (one folder on a folding checkout) is no claim: the base ran"
 PIDS = [f"{b}:{w}" for b in PAIRS for w in ("base-held", "twin-never")]
-PBROKEN: dict[str, Any] = {f"{b}:base-held": _xf(TWIN_WHY) for b in PAIRS}
+PBROKEN: dict[str, Any] = {}  # fixed (r75twinfold): a twin folder's plan file is a claim
 
 
 @pytest.mark.parametrize("vid", cases(PIDS, PIDS, PBROKEN))
@@ -276,9 +284,8 @@ def test_lone_folders_and_the_control_run_as_their_rows_say(lab: Lab, vid: str) 
             assert "E_UNSAFE_PATH" not in text and "E_PLAN_AMBIGUOUS" not in text, text[:800]
 
 
-LOG_WHY = "a forged log in a twin folder (one folder on a folding checkout) noted by no reader"
 GIDS = [f"{b}:{r}" for b in LOGTWINS for r in ("row", "show", "mcp-log", "api", "page")]
-GBROKEN: dict[str, Any] = {v: _xf(LOG_WHY) for v in GIDS}
+GBROKEN: dict[str, Any] = {}  # fixed (r75twinfold): a twin folder's log is the log's twin
 
 
 def _reader(got: dict[str, Any], plan: str, reader: str) -> str:

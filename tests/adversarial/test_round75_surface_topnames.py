@@ -39,7 +39,11 @@ Seen (round 75):
   names compared as the file systems git guards a checkout against compare them):
   ``policy-changed`` naming the twin. Nothing else follows: the controller and the audit
   decide by the controller's own record commits (one ``record policy``, the audit's single
-  policy), ``self`` was refused ``E_APPROVER_NOT_ALLOWED``.
+  policy), ``self`` was refused ``E_APPROVER_NOT_ALLOWED``. Fixed (2026-11-30,
+  r75twinfold): the audit walks the record's twin paths (``recorded.TWIN_SPECS``) and reports
+  each (``recorded.is_twin``: ``names.same_path``) ``policy-changed`` naming it, as a note
+  (not a finding: git holds the record untouched, every verdict follows the controller's
+  record commits, and ``policy-{upper,83,dot}:audit`` keeps its exit 0).
 Held: ``PLANS/px``, ``Plans/ok`` (other bytes beside the real ``plans/ok``), ``plans./py``,
 ``plans<U+200C>/pz``, each committed ``approved``, are no plans: no row, never frozen or run;
 ``plans/ok`` ran once, approved by alice; the agent's self-approval under its forged policy
@@ -165,11 +169,7 @@ def test_the_fresh_clone_audit_reads_no_policy_twin(lab: Lab, vid: str) -> None:
 
 
 FIDS = [f"policy-{k}:flagged" for k in POLICY]
-FLAG_WHY = "a policy record twin (one file on a folding checkout) is flagged by no audit finding"
-FBROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 75: {FLAG_WHY}")
-    for v in FIDS
-}
+FBROKEN: dict[str, Any] = {}  # fixed (r75twinfold): the audit notes a twin policy-changed
 
 
 @pytest.mark.parametrize("vid", cases(FIDS, FIDS, FBROKEN))

@@ -243,6 +243,33 @@ def test_a_forged_policy_does_not_make_anyone_an_approver(repo: Path, tmp_path: 
     assert {f["kind"] for f in report["findings"]} == {"policy-changed"}
 
 
+@pytest.mark.parametrize("twin", [".PLANGATE/policy.json", "PLANGA~1/policy.json",
+                                  ".plangate./policy.json", ".plangate/POLICY.JSON",
+                                  ".plan\u200cgate/policy.json"])  # fmt: skip
+def test_a_twin_of_the_policy_record_is_reported_and_decides_nothing(
+    repo: Path, tmp_path: Path, twin: str
+) -> None:
+    """Round 75: ``PLANGA~1/policy.json`` IS ``.plangate/policy.json`` where 8.3 names are
+    on (``.PLANGATE/`` on a case-insensitive checkout, ``.plangate./`` on NTFS): the
+    fresh-clone audit reports the agent's copy ``policy-changed`` naming it (a note: git
+    holds the record untouched, so no verdict changes and the audit stays ok), and never
+    reads it as a policy."""
+    write_config(repo)
+    ran(repo)
+    doc = json.loads((repo / POLICY).read_bytes())
+    doc["approval"]["approvers"].append("mallory@example.com")
+    (repo / twin).parent.mkdir(parents=True, exist_ok=True)
+    (repo / twin).write_bytes(recorded.canonical_bytes(doc))
+    edit = commit_all(repo, "notes", AGENT)
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 0 and report["findings"] == [], report
+    [note] = [n for n in report["notes"] if n["kind"] == "policy-changed"]
+    assert note["commit"] == edit and "agent@example.com" in note["detail"], note
+    assert twin.split("/")[0].replace("\u200c", "") in note["detail"].replace("\\u200c", "")
+    assert len(report["policies"]) == 1 and report["executions"][0]["approval_valid"]
+    assert not recorded.is_twin(POLICY) and not recorded.is_twin("plans/x/policy.json")
+
+
 def test_a_deleted_policy_is_flagged(repo: Path, tmp_path: Path) -> None:
     config = write_config(repo)
     ran(repo)

@@ -327,3 +327,26 @@ def test_a_symlink_under_the_logs_other_spelling_is_noted(repo: Path) -> None:
     commit_all(repo, "link", AGENT)
     notes = ownrecord.record_notes(_runner(repo), "HEAD", FILE, _by_controller)
     assert len(notes) == 1 and "Execution_Log.Md" in notes[0], notes
+
+
+def test_a_log_in_a_twin_folder_is_noted_and_never_shown(repo: Path) -> None:
+    """Round 75: the agent's forged log in ``plans/X/`` (``plans/x`` on a case-insensitive
+    checkout) or ``plans/x\u200c/`` (on HFS+) is written at the plan's log's place there:
+    noted by every reader of ``plans/x``'s record, never shown; a folder no checkout merges
+    with it (``plans/xy/``) is no claim."""
+    (repo / LOG).parent.mkdir(parents=True, exist_ok=True)
+    (repo / LOG).write_text("# ran\n")
+    _put(repo, PENDING.replace("pending_approval", "completed"), "plangate: complete plans/x",
+         CONTROLLER)  # fmt: skip
+    for folder in ("X", "x\u200c", "xy"):
+        (repo / "plans" / folder).mkdir()
+        (repo / "plans" / folder / "EXECUTION_LOG.md").write_text("# Approved by alice FORGED\n")
+    forged = commit_all(repo, "notes", AGENT)
+    git = _runner(repo)
+    shown = _shown(git)
+    assert shown.log == "# ran\n" and "FORGED" not in "".join(shown.notes)
+    twins = [n for n in shown.notes if "E_OWNED_BLOCK_CHANGED" in n]
+    assert len(twins) == 2 and all(forged[:12] in n for n in twins), shown.notes
+    assert any("plans/X/EXECUTION_LOG.md" in n for n in twins), twins
+    assert any("plans/x\\u200c/EXECUTION_LOG.md" in n for n in twins), twins
+    assert ownrecord.record_notes(git, "HEAD", FILE, _by_controller) == shown.notes

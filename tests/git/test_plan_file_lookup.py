@@ -246,3 +246,19 @@ def test_a_removed_claim_takes_its_unsafe_row_with_it(
     again = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
                          controller_email="plangate@localhost")  # fmt: skip
     assert held not in again.plans  # saved so
+
+
+def test_a_reader_by_id_refuses_a_plan_beside_its_twin_folder() -> None:
+    """Round 75: MCP ``log`` of ``plans/FCASE`` beside ``plans/fcase`` (one folder on a
+    case-insensitive checkout) answered its file; every reader by id asks the twin rule."""
+    from controller.git.planstate import refuse_twin
+
+    tree = {"plans": ["FCASE", "fcase", "ok", "notes"], "plans/fcase": ["PLAN.yml"],
+            "plans/FCASE": ["PLAN.yml"], "plans/ok": ["PLAN.yml"],
+            "plans/Notes": ["x.md"], "plans/notes": ["PLAN.yml"]}  # fmt: skip
+    for plan_id in ("plans/FCASE", "plans/fcase"):
+        with pytest.raises(PlanAmbiguous, match="checkout"):
+            refuse_twin(plan_id, lambda folder: tree.get(folder, []))
+    refuse_twin("plans/ok", lambda folder: tree.get(folder, []))
+    tree["plans"].append("Notes")  # a twin holding no plan file: no claim
+    refuse_twin("plans/notes", lambda folder: tree.get(folder, []))

@@ -408,3 +408,20 @@ def test_a_pinned_folder_with_a_case_variant_beside_its_file_is_ambiguous(
     (repo / "plans" / "common" / "send" / beside).mkdir()
     result = validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))
     assert "E_PLAN_AMBIGUOUS" in [e["code"] for e in result["errors"]], result["errors"]
+
+
+@pytest.mark.parametrize("twin", ["Send", "se\u200cnd", "send.", "SEND~1"])
+def test_a_pinned_folder_beside_its_twin_folder_is_ambiguous(lab: Any, twin: str) -> None:
+    """Round 75: ``plans/common/Send/`` beside the pinned ``plans/common/send/`` is one folder
+    on a case-insensitive checkout (HFS+, NTFS for the others): a reviewer reads the plan
+    git writes last there, so the pin is E_PLAN_AMBIGUOUS, as both folders are for every
+    reader; a twin folder holding notes only pins as before."""
+    repo, _, _ = lab
+    hash_ = pin(lab, child_text(SEND))
+    other = repo / "plans" / "common" / twin
+    other.mkdir()
+    (other / "notes.md").write_text("notes\n")
+    assert validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))["valid"]
+    (other / "PLAN.yml").write_text(child_text(SEND.replace("send", "note")))
+    result = validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))
+    assert "E_PLAN_AMBIGUOUS" in [e["code"] for e in result["errors"]], result["errors"]

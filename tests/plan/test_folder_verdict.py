@@ -139,3 +139,24 @@ def test_only_the_path_below_the_work_tree_is_judged(tmp_path: Path) -> None:
     (folder / "PLAN.yml").write_text(BASE_TEXT)
     assert repo_path(folder / "PLAN.yml") == "plans/ok/PLAN.yml"
     assert load_plan(folder / "PLAN.yml").valid
+
+
+@pytest.mark.parametrize("twin", ["fcase", "f\u200ccase", "FCASE.", "FCASE~1"])
+def test_a_twin_folder_with_a_plan_file_holds_the_plan_for_every_reader(
+    tmp_path: Path, twin: str
+) -> None:
+    """Round 75: ``plans/fcase/`` beside ``plans/FCASE/`` is one folder on a case-insensitive
+    checkout (HFS+, NTFS for the others): ``validate``, ``hash``, ``show`` and ``freeze``
+    read neither plan file (E_PLAN_AMBIGUOUS naming the twin), as the history index holds
+    both; a twin folder with notes only, or a folder of another name, holds nothing."""
+    plans = tmp_path / "plans"
+    for name in ("FCASE", twin, "other"):
+        (plans / name).mkdir(parents=True)
+        (plans / name / "PLAN.yml").write_text(BASE_TEXT)
+    for path in (plans / "FCASE" / "PLAN.yml", plans / twin / "PLAN.yml"):
+        for plan in (read_plan(path), load_plan(path)):
+            assert [p.code for p in plan.problems] == ["E_PLAN_AMBIGUOUS"], plan.problems
+            assert plan.hash is None or not plan.valid
+    assert load_plan(plans / "other" / "PLAN.yml").valid
+    (plans / twin / "PLAN.yml").rename(plans / twin / "notes.md")
+    assert load_plan(plans / "FCASE" / "PLAN.yml").valid

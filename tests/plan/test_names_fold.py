@@ -22,8 +22,11 @@ from controller.plan.names import (
     plan_file_claims,
     plan_named_folder,
     same_name,
+    same_path,
     source_claims,
     source_verdict,
+    twin_entries,
+    twin_folder_verdict,
     unsafe_name,
 )
 
@@ -139,3 +142,41 @@ def test_a_source_beside_its_short_name_waits_and_a_short_name_alone_says_its_na
     assert held is not None and held[0] == "E_PLAN_AMBIGUOUS", held
     alone = source_verdict("plans/s", ["PLAN~1.JSO"])
     assert alone is not None and alone[0] == "E_CONVERT_UNSUPPORTED" and "PLAN.json" in alone[1]
+
+
+#: Folder names one with ``base`` on some checkout (round 75): case, HFS+'s ignored code
+#: points, NFC/NFD, NTFS's dropped end and its 8.3 short name (a leading dot dropped first)
+FOLDER_TWINS = [("FCASE", "fcase"), ("fzw", "f\u200czw"), ("rotate-keys-prod", "rotate~1"),
+                ("deploy-service", "DEPLOY~2"), ("fdot", "fdot."), ("fsp", "fsp "),
+                ("fads", "fads::$DATA"), ("caf\u00e9", "cafe\u0301"), (".plangate", "PLANGA~1"),
+                (".plangate", ".PLANGATE"), (".git", "GIT~1")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("base", "twin"), FOLDER_TWINS, ids=[ascii(t) for _, t in FOLDER_TWINS])
+def test_every_part_of_a_path_is_folded_as_a_file_name(base: str, twin: str) -> None:
+    """``plans/fcase/`` beside ``plans/FCASE/`` is one folder on a case-insensitive
+    checkout, ``PLANGA~1/`` is ``.plangate/`` where 8.3 names are on: the path compares
+    part by part as a plan file's name does."""
+    assert same_path(f"plans/{twin}/PLAN.yml", f"plans/{base}/PLAN.yml")
+    assert same_path(f"plans/{base}", f"plans/{twin}")  # either way round
+    assert twin_entries(base, ["ok", twin, base, "other"]) == [twin]
+    assert not same_path(f"plans/{base}/a", f"plans/{twin}") and not same_path("a/b", "b/a")
+
+
+@pytest.mark.parametrize(
+    ("one", "other"), [("ab", "abc"), ("LONGNA~1", "ldot."), ("deploy", "deploy-x"),
+                       ("rotate~1", "rotating"), ("x~1", "y"), ("plans", "plans/x")],
+)  # fmt: skip
+def test_folders_no_checkout_merges_are_apart(one: str, other: str) -> None:
+    assert not same_path(one, other) and twin_entries(one, [other]) == []
+
+
+def test_a_twin_folder_holding_a_plan_file_holds_the_folder() -> None:
+    """The verdict every CLI reader of ``plans/FCASE`` asks (as the history index holds
+    it): a twin folder with a plan file (or a claim of its place) is E_PLAN_AMBIGUOUS; one
+    holding notes only is no claim."""
+    held = twin_folder_verdict("plans/FCASE", {"plans/fcase": ["PLAN.yml", "notes.md"]})
+    assert held is not None and held[0] == "E_PLAN_AMBIGUOUS" and "plans/fcase/PLAN.yml" in held[1]
+    claim = twin_folder_verdict("plans/x", {"plans/X": ["plan.YML"]})
+    assert claim is not None and "plans/X/plan.YML" in claim[1]
+    assert twin_folder_verdict("plans/x", {"plans/X": ["notes.md", "EXECUTION_LOG.md"]}) is None

@@ -1,0 +1,43 @@
+"""Which plan folders are one folder on some checkout (round 75): ``plans/FCASE`` and
+``plans/fcase`` on a case-insensitive one, ``plans/fzw`` and ``plans/f<U+200C>zw`` on HFS+,
+``plans/rotate-keys-prod`` and its 8.3 short name ``plans/rotate~1`` on NTFS. Git writes both
+folders' files into one there, so a reviewer reads the one written last at the other's
+place: every part of a plan's path is compared by the rule its file's name is
+(:func:`controller.plan.names.same_path`). The history index keeps its plans here by the fold
+of their path, so a plan's twins are found in one look-up (a short-named one in one walk),
+not by comparing every pair of a 50,000-plan index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+
+from controller.plan.names import fold_path, same_path, short_named
+
+
+class FolderTwins:
+    """Plan ids by the fold of their path; an id once added stays until it is looked up
+    and found gone from the plans it is asked against (the index removes plans in many
+    places: a look-up filters, nothing has to forget)."""
+
+    def __init__(self, plan_ids: Iterable[str] = ()) -> None:
+        self._by_fold: dict[str, set[str]] = {}
+        self._short: set[str] = set()
+        for plan_id in plan_ids:
+            self.add(plan_id)
+
+    def add(self, plan_id: str) -> None:
+        self._by_fold.setdefault(fold_path(plan_id), set()).add(plan_id)
+        if short_named(plan_id):
+            self._short.add(plan_id)
+
+    def of(self, path: str, plans: Collection[str]) -> list[str]:
+        """The ids among ``plans`` other than ``path`` that are one folder with ``path`` on
+        some checkout (``path`` itself need not be a plan: a folder holding a log only)."""
+        found = {p for p in self._by_fold.get(fold_path(path), ()) if p in plans}
+        if short_named(path):  # an 8.3 name is one with a long name of another fold
+            found |= {p for p in plans if same_path(p, path)}
+        else:
+            found |= {p for p in self._short if p in plans and same_path(p, path)}
+        found.discard(path)
+        return sorted(found)

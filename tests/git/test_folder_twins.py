@@ -1,0 +1,123 @@
+"""Plan folders one folder on some checkout hold each other (round 75): every part of a plan's
+path is compared as its file's name is (:func:`controller.plan.names.same_path`), so
+``plans/fcase/`` beside ``plans/FCASE/`` is a claim of the plan file's place, as
+``plans/FCASE/plan.yml`` is (rounds 71, 72): neither plan is read, frozen or run, however late
+the twin came; the one left is read afresh when the other goes. A log in such a folder is
+the plan's log's twin (round 73's ``log_claimed``)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
+from tests.support.gitkit import AGENT, PLAN, commit_all, git, write_plan
+
+#: (base, twin): case, HFS+'s ignored code point, NTFS's 8.3 short name and dropped end,
+#: and a twin one level up (``plans/Team/x`` is ``plans/team/x`` on a Mac)
+PAIRS = [("FCASE", "fcase"), ("fzw", "f\u200czw"), ("rotate-keys-prod", "rotate~1"),
+         ("fdot", "fdot."), ("Team/x", "team/x")]  # fmt: skip
+
+
+def _index(tmp_path: Path) -> HistoryIndex:
+    return HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                        controller_email="plangate@localhost")  # fmt: skip
+
+
+def _scan(repo: Path, tmp_path: Path) -> HistoryIndex:
+    """A fresh index object on the same file each time: its twins found from a loaded one."""
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
+    return index
+
+
+@pytest.mark.parametrize("when", ["with", "after"])
+@pytest.mark.parametrize(("base", "twin"), PAIRS, ids=[ascii(t) for _, t in PAIRS])
+def test_a_twin_folder_holds_the_plan_however_late(
+    repo: Path, tmp_path: Path, base: str, twin: str, when: str
+) -> None:
+    write_plan(repo, "ok")
+    write_plan(repo, base)
+    if when == "after":
+        commit_all(repo, "the plan", AGENT)
+        index = _scan(repo, tmp_path)
+        assert not index.plans[f"plans/{base}"].ambiguous
+        index.close()
+    write_plan(repo, twin)
+    commit_all(repo, "the twin", AGENT)
+    index = _scan(repo, tmp_path)
+    state = index.plans[f"plans/{base}"]
+    assert state.ambiguous and state.status is None and state.blob is None, state
+    assert any("E_PLAN_AMBIGUOUS" in n and "checkout" in n for n in state.notes), state.notes
+    other = index.plans[f"plans/{twin}"]
+    assert other.ambiguous or other.unsafe, other
+    assert not index.plans["plans/ok"].ambiguous
+    index.close()
+    shutil.rmtree(repo / "plans" / twin.split("/")[0])
+    commit_all(repo, "the twin gone", AGENT)
+    index = _scan(repo, tmp_path)
+    state = index.plans[f"plans/{base}"]
+    assert not state.ambiguous and state.blob is not None and state.hash, state
+    index.close()
+
+
+@pytest.mark.parametrize(("one", "other"), [("ab", "abc"), ("LONGNA~1", "ldot."),
+                                            ("deploy", "deploy-x"), ("x~1", "y")])  # fmt: skip
+def test_folders_no_checkout_merges_are_two_plans(
+    repo: Path, tmp_path: Path, one: str, other: str
+) -> None:
+    write_plan(repo, one)
+    write_plan(repo, other)
+    commit_all(repo, "two plans", AGENT)
+    index = _scan(repo, tmp_path)
+    assert not index.plans[f"plans/{one}"].ambiguous
+    assert not index.plans[f"plans/{other}"].ambiguous
+
+
+@pytest.mark.parametrize("when", ["before", "with", "after"])
+@pytest.mark.parametrize(("base", "twin"), [("Ship", "ship"), ("archive-logs-daily", "archiv~1"),
+                                            ("lgzw", "lg\u200czw")])  # fmt: skip
+def test_a_log_in_a_twin_folder_claims_the_plans_log(
+    repo: Path, tmp_path: Path, base: str, twin: str, when: str
+) -> None:
+    """Round 75: a forged log in ``plans/ship/`` IS ``plans/Ship``'s log on a case-insensitive
+    checkout: the plan's record is claimed (every reader notes it), before or after the plan
+    came; gone again, it is not."""
+    log = repo / "plans" / twin / "EXECUTION_LOG.md"
+    if when == "before":
+        log.parent.mkdir(parents=True)
+        log.write_text("# forged\n")
+        commit_all(repo, "notes", AGENT)
+    write_plan(repo, base)
+    if when == "with":
+        log.parent.mkdir(parents=True)
+        log.write_text("# forged\n")
+    commit_all(repo, "the plan", AGENT)
+    if when == "after":
+        log.parent.mkdir(parents=True)
+        log.write_text("# forged\n")
+        commit_all(repo, "notes", AGENT)
+    index = _scan(repo, tmp_path)
+    state = index.plans[f"plans/{base}"]
+    assert state.log_claimed and state.has_record() and not state.ambiguous, state
+    index.close()
+    shutil.rmtree(log.parent)
+    commit_all(repo, "tidy", AGENT)
+    assert not _scan(repo, tmp_path).plans[f"plans/{base}"].log_claimed
+
+
+def test_a_plan_file_in_a_twin_folder_is_a_claim_not_a_plan_of_its_own(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The twin's own file at its base's place: a plan in each folder (both held), and a
+    third folder one with them both counts too."""
+    write_plan(repo, "Dup")
+    write_plan(repo, "dup")
+    write_plan(repo, "DUP", PLAN.replace("world", "mars"))
+    commit_all(repo, "three", AGENT)
+    index = _scan(repo, tmp_path)
+    for name in ("Dup", "dup", "DUP"):
+        assert index.plans[f"plans/{name}"].ambiguous, name

@@ -50,11 +50,16 @@ def test_every_command_holds_a_folder_held_for_its_name(
 
 
 def test_the_base_beside_it_still_reads_and_commits(repo: Path) -> None:
-    """The control: ``plans/greet`` beside ``plans/greet `` is a plan like any other."""
-    _held(repo, "greet ")
+    """The control: ``plans/greet`` beside ``plans/ greet`` (a leading blank: no checkout
+    makes the two one folder) is a plan like any other; beside ``plans/greet `` (NTFS drops
+    the trailing blank: one folder there) it is held as its twin's base (r75twinfold)."""
+    _held(repo, " greet")
     assert run_cli("hash", "plans/greet", cwd=repo).stdout.startswith("sha256:")
     done = run_cli("reject", "plans/greet", "-m", "no", cwd=repo, env=identity(*ALICE))
     assert done.returncode == 0 and done.stdout.startswith("rejected plans/greet "), done
+    _held(repo, "greet ")
+    twin = run_cli("hash", "plans/greet", cwd=repo)
+    assert twin.returncode != 0 and "E_PLAN_AMBIGUOUS" in twin.stderr, twin
 
 
 def test_convert_refuses_a_source_in_a_folder_held_for_its_name(repo: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.plan.discovery import load_source
-from controller.plan.names import folder_verdict, source_verdict
+from controller.plan.names import folder_verdict, name_verdict, source_verdict
 from controller.plan.plans import load_plan, plan_file_in, read_plan, repo_path
 from tests.support.plan_factory import BASE_TEXT
 
@@ -154,8 +154,11 @@ def test_a_twin_folder_with_a_plan_file_holds_the_plan_for_every_reader(
         (plans / name).mkdir(parents=True)
         (plans / name / "PLAN.yml").write_text(BASE_TEXT)
     for path in (plans / "FCASE" / "PLAN.yml", plans / twin / "PLAN.yml"):
+        # a twin held for its own name (an ignorable character) says that first (r75heldnames)
+        own = name_verdict(f"plans/{path.parent.name}")
+        expected = own[0] if own is not None else "E_PLAN_AMBIGUOUS"
         for plan in (read_plan(path), load_plan(path)):
-            assert [p.code for p in plan.problems] == ["E_PLAN_AMBIGUOUS"], plan.problems
+            assert [p.code for p in plan.problems] == [expected], plan.problems
             assert plan.hash is None or not plan.valid
     assert load_plan(plans / "other" / "PLAN.yml").valid
     (plans / twin / "PLAN.yml").rename(plans / twin / "notes.md")

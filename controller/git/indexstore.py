@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "66"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -229,6 +229,10 @@ INDEX_VERSION = "65"  # 3: risk and estimate per plan; 4: approval identities, f
 # ``@held``): a plan a commit writes holding that content later, by any route, takes them
 # (round 74: a copy of an older version, of a deleted plan, its ``frozen:`` block cut, lifted)
 # 65: 62 and 64 together (each branch's index had one of them alone)
+# 66: 65, and a plan the controller's ``convert`` commit writes takes what its content would
+# have taken had the source's writer committed it: its writers carried into its folder and
+# hash, and the writers and ``@held`` of every version that held the content (round 75: a
+# ``PLAN.json`` of a held content, converted, dropped them; a parent pinning it counted none)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -1116,7 +1116,8 @@ def invalid_text(
     author's commit already holds it (round 62: masked, the block confirmed a guess of a
     secret with one commit and ``git show``). ``checked=False``: the edit is not read back
     (:func:`status_blocker`'s splice-only question; a text to write is always read back)."""
-    if plan.doc is None:
+    doc = plan.doc
+    if doc is None:
         raise YamlParseError("the file cannot be read as YAML")
     errors = [
         {
@@ -1139,7 +1140,7 @@ def invalid_text(
         )
 
     def edit(block: dict[str, Any] | None) -> str:
-        return yamlio.edit(plan.doc, {"validation": block}, {STATUS: "invalid"}, checked=checked)
+        return yamlio.edit(doc, {"validation": block}, {STATUS: "invalid"}, checked=checked)
 
     text = edit({"errors": errors})
     if max_bytes is not None and len(text.encode("utf-8")) > max_bytes:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "74"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "75"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -248,6 +248,11 @@ INDEX_VERSION = "74"  # 3: risk and estimate per plan; 4: approval identities, f
 # E_PLAN_AMBIGUOUS, both plans, however late either came; a log in such a folder sets
 # ``log_claimed`` (round 75: the base ran while a Mac showed the twin's bytes)
 # 74: 73 and 68 together
+# 66: 65, and a plan the controller's ``convert`` commit writes takes what its content would
+# have taken had the source's writer committed it: its writers carried into its folder and
+# hash, and the writers and ``@held`` of every version that held the content (round 75: a
+# ``PLAN.json`` of a held content, converted, dropped them; a parent pinning it counted none)
+# 75: 74 and 66 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

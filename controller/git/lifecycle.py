@@ -2201,11 +2201,7 @@ class Lifecycle(IndexStore):
             if made is not None:
                 self.note_producers(new.hash, made)
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
-            writers = self._source_authors(repo, record)
-            if new.hash is not None:
-                self._add_authors(new.hash, writers)  # a copy or a pin of it: the same writers
-                writers |= self.authors.get(new.hash, set())
-            state.changers = sorted(set(state.changers) | writers)
+            self._converted(repo, record, state, new.hash)
         if content_changed:
             # No version is older than the controller's last commit before the one that
             # wrote it: the controller's clock, a time nobody else can write (the writing
@@ -2260,6 +2256,25 @@ class Lifecycle(IndexStore):
                 # version ran: refusing it is safe. One with no approval before it is an
                 # illegal transition, ignored (round 2: the plan runs once when approved)
                 self._note_if_start(record, plan_id, new.hash, plan_event(record, plan_id))
+
+    def _converted(
+        self, repo: GitRepo, record: CommitRecord, state: PlanState, plan_hash: str | None
+    ) -> None:
+        """The plan the controller's ``convert`` commit wrote takes what its content would
+        have taken had the source's writer committed that PLAN.yml herself: the source's
+        committers and its content's authors, as changers, as writers of its folder (what a
+        parent pinning it reads: :func:`controller.approval.verdicts.pinned_writers`) and of
+        its hash; and the writers and owned-block hold of every version that held the content
+        (:meth:`_took_content`). Round 75: a ``PLAN.json`` of a held content, converted, kept
+        none of the content's folder writers or hold (the rule read the writer's commits, and
+        the convert commit is the controller's), and a parent pinning it none of its writers."""
+        writers = self._source_authors(repo, record)
+        if plan_hash is not None:
+            self._add_authors(plan_hash, writers)  # a copy or a pin of it: the same writers
+            writers |= self.authors.get(plan_hash, set())
+        state.changers = sorted(set(state.changers) | writers)
+        self._folder_writers(PurePosixPath(state.plan_id), writers)
+        self._took_content(state.plan_id, plan_hash)
 
     def _swapped_in(self, repo: GitRepo, before: PlanState, change: FileChange) -> bool:
         """Does ``change``, a plan file moved onto the path of a plan in the same commit (a

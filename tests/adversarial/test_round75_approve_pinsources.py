@@ -24,8 +24,15 @@ Controls (must run once with the lifted bytes, the approver named): ``h-json``,
 ``h-jsonold`` (the agent's library, Bob approves), ``ha-json``, ``ha-jsondel`` (Bob's
 library, Alice approves).
 
-Seen (round 75): 16 ids BROKE (strict xfails), one class: **a parent pinning a converted
-copy of a held content takes none of the content's writers, not even its author's**.
+Seen (round 75), fixed 2026-11-30 (r75convert): the controller's ``convert`` commit now
+carries the converted plan's writers (the source's committers, the content's authors by
+hash, the writers of every version that held the content: ``Lifecycle._converted``,
+``_took_content``) into the plan's FOLDER as a copy's are carried, and its holders' hold into
+its ``@held``, so a parent pinning it counts them (``pinned_writers`` reads the pinned
+folder): ``E_SELF_APPROVAL`` for all 16 ids, ``bob-*`` included, nothing ran, both audits
+agree. All asserted (the markers are off). As found: 16 ids BROKE (strict xfails), one class:
+**a parent pinning a converted copy of a held content takes none of the content's writers,
+not even its author's**.
 ``{bob,note,hold,mt}-{json,toon,jsonold,jsondel}``: the agent's ``PLAN.json``/``PLAN.toon``
 of v1's content (the library untouched, edited to v2, or deleted) converts to a plan whose
 hash is v1's (asserted), the agent lifts ``extra: "<v>-bob"`` into it and commits a parent
@@ -68,15 +75,8 @@ PARENT = (
     '  - id: 1\n    why: "the library"\n    plan: {{path: plans/{v}-c, hash: "{pin}"}}\n'
 )
 
-BROKEN: dict[str, Any] = {
-    f"{k}-{r}": pytest.mark.xfail(
-        strict=True,
-        reason="round 75: a parent pinning a converted copy of a held content takes none of "
-        "its writers (not even its author's, by hash): Bob's approval of the parent ran",
-    )
-    for k in ("bob", "note", "hold", "mt")
-    for r in ("json", "toon", "jsonold", "jsondel")
-}
+#: nothing open since r75convert (2026-11-30)
+BROKEN: dict[str, Any] = {}
 
 
 def road(v: str) -> str:

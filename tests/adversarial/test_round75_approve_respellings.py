@@ -47,8 +47,16 @@ copy's later version: ``E_SELF_APPROVAL``, ``rec`` never ran, no audit calls a r
 for ``h-*`` and ``ha-*`` it ran once with the lifted bytes, the approver named; the fresh
 clone's audit agrees with the controller; one start at most.
 
-Seen (round 75): 18 ids BROKE (strict xfails), one class: **a converted source of a held
-content drops the content's folder writers and owned-block hold**. ``{note,hold,mt}-{json,
+Seen (round 75), fixed 2026-11-30 (r75convert): the plan the controller's ``convert`` commit
+writes takes what its content would have taken had the source's writer committed that
+PLAN.yml herself (``Lifecycle._converted``): the source's committers and the content's
+authors by hash, as changers and as writers of its folder and hash, and the writers and
+owned-block hold of every version that held the content (``Lifecycle._took_content``, the
+``version:<hash>`` look-up round 74 made for the writer's commits). So Bob's lift in the
+agent's later commit makes him a writer of the converted copy: ``E_SELF_APPROVAL`` for all
+18 ids, nothing ran, both audits agree. All asserted (the markers are off). As found: 18 ids
+BROKE (strict xfails), one class: **a converted source of a held content drops the content's
+folder writers and owned-block hold**. ``{note,hold,mt}-{json,
 md,toon,jsonold,jsondel,jsonbr}``: the agent commits a ``PLAN.json`` (or fenced ``PLAN.md``,
 or ``PLAN.toon``) whose converted plan hashes to the version v1 the index held (asserted:
 the copy's ``plangate hash`` equals v1's), with the source untouched, after the source
@@ -102,16 +110,8 @@ HONEST.update({f"ha-{r}": ALICE for r in ("json", "toon", "jsonold", "order", "m
 ALL = [*BOBS, *HONEST]
 SOURCES = {"json": "PLAN.json", "md": "PLAN.md", "toon": "PLAN.toon"}
 
-CONVERTED = ("json", "md", "toon", "jsonold", "jsondel", "jsonbr")
-BROKEN: dict[str, Any] = {
-    f"{k}-{r}": pytest.mark.xfail(
-        strict=True,
-        reason="round 75: a converted source of a held content drops its folder writers "
-        "and owned-block hold (the convert commit is the controller's): Bob's approval ran",
-    )
-    for k in ("note", "hold", "mt")
-    for r in CONVERTED
-}
+#: nothing open since r75convert (2026-11-30)
+BROKEN: dict[str, Any] = {}
 
 
 def road(v: str) -> str:

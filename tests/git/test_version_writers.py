@@ -1,10 +1,13 @@
 """The writers of every version the index has held are kept by its content hash (round 74,
 r74copies): a plan a commit writes holding a content held before, at any path, in any version
-since, takes them (``Lifecycle._key_versions``, ``_took_content``; ``version_key``). Read
-from history alone: a whole scan, one commit at a time, and a reloaded index agree."""
+since, takes them (``Lifecycle._key_versions``, ``_took_content``; ``version_key``), and so
+does a plan the controller converts from a source of that content (round 75, r75convert:
+``Lifecycle._converted``). Read from history alone: a whole scan, one commit at a time, and a
+reloaded index agree."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,8 @@ import pytest
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
 from controller.git.planstate import folder_key, version_key
-from tests.support.gitkit import AGENT, BOB, commit_all, git, write_plan
+from controller.plan import yamlio
+from tests.support.gitkit import AGENT, BOB, PLAN, commit_all, git, run_once, write_plan
 
 BOB_EMAIL = BOB[1]
 SOURCE, COPY = "plans/greet", "plans/copy"
@@ -100,3 +104,25 @@ def test_a_later_version_keeps_the_folders_writers_of_its_own(repo: Path, tmp_pa
     assert BOB_EMAIL in index.authors.get(version_key(source.hash), frozenset())
     assert BOB_EMAIL not in index.authors.get(version_key(copy.hash), frozenset())
     assert BOB_EMAIL not in copy.changers
+
+
+@pytest.mark.parametrize("one_by_one", [False, True], ids=["whole", "one-by-one"])
+def test_a_plan_converted_from_a_held_content_takes_its_holders_writers(
+    repo: Path, tmp_path: Path, one_by_one: bool
+) -> None:
+    """Round 75 (r75convert): the agent's ``PLAN.json`` of a held content is converted by
+    the controller's ``convert`` commit, which writes the PLAN.yml: the converted plan takes
+    the content's writers as if the source's writer had committed it, carried into its
+    folder (what a parent pinning it counts) as a copy's are."""
+    _agent_plan_with_bobs_note(repo)
+    run_once(repo)
+    data = yamlio.read_yaml(PLAN, "PLAN.yml").data
+    _write(repo, f"{COPY}/PLAN.json", (json.dumps(data, indent=1) + "\n").encode())
+    commit_all(repo, "agent: the plan as JSON", AGENT)
+    run_once(repo)  # the controller's convert commit (and its freeze)
+    assert "plangate: convert" in git(repo, "log", "--format=%s", "--", COPY)
+    index = _scan(repo, tmp_path, one_by_one)
+    source, copy = index.plans[SOURCE], index.plans[COPY]
+    assert copy.hash is not None and copy.hash == source.hash
+    assert BOB_EMAIL in copy.changers
+    assert BOB_EMAIL in index.authors.get(folder_key(COPY), frozenset())

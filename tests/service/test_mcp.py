@@ -684,16 +684,18 @@ def test_log_never_trims_a_path_to_another_plan(repo: Path, tmp_path: Path, path
     record (of ``plans/c-sp `` "no plan"): a name the controller holds for itself is
     E_UNSAFE_PATH and why, as the row, the page and ``/api/plan/`` say; never trimmed."""
     from controller.commands._shared import required_config
-    from controller.errors import UnsafePath
+    from controller.errors import PlanAmbiguous, UnsafePath
     from controller.service.agentapi import AgentApi
 
-    for name in ("y", "y ", "c-sp "):
+    for name in ("y", "y ", "c-sp ", "z"):
         (repo / "plans" / name).mkdir(parents=True)
         (repo / "plans" / name / "PLAN.yml").write_text(PLAN)
     commit_all(repo, "plans", AGENT)
     api = AgentApi(required_config(str(write_config(tmp_path, repo))))
     try:
-        assert api.log("plans/y")["path"] == "plans/y"  # the control
+        assert api.log("plans/z")["path"] == "plans/z"  # the control
+        with pytest.raises(PlanAmbiguous):  # beside its NTFS twin ``plans/y `` (r75twinfold)
+            api.log("plans/y")
         with pytest.raises(UnsafePath, match=r"blank|U\+000A"):
             api.log(path)
     finally:

@@ -107,7 +107,7 @@ def approve_all(repo: Path) -> None:
 def test_hostile_folder_names_are_unsafe_and_never_run(repo: Path, lab: Path) -> None:
     names = {brk: f"x{char}Approved-By: m-{brk}@evil.example" for brk, char in BREAKS.items()}
     names["bidi"] = "deploy\u202eyrros"
-    names["trailing-blank"] = "honest "  # reads as plans/honest
+    names["trailing-blank"] = "calm "  # one folder with plans/calm on NTFS
     names["leading-blank"] = " honest"
     names["nbsp"] = "hon\u00a0est"
     names.pop("nul")  # git cannot store a NUL in a path
@@ -115,8 +115,9 @@ def test_hostile_folder_names_are_unsafe_and_never_run(repo: Path, lab: Path) ->
         folder = repo / "plans" / name
         folder.mkdir(parents=True)
         (folder / "PLAN.yml").write_text(PLAN.format(name=brk))
-    (repo / "plans" / "honest").mkdir()
-    (repo / "plans" / "honest" / "PLAN.yml").write_text(PLAN.format(name="honest"))
+    for honest in ("honest", "calm"):
+        (repo / "plans" / honest).mkdir()
+        (repo / "plans" / honest / "PLAN.yml").write_text(PLAN.format(name=honest))
     commit_all(repo, "plans")
     run_once(lab)
     approve_all(repo)
@@ -124,6 +125,9 @@ def test_hostile_folder_names_are_unsafe_and_never_run(repo: Path, lab: Path) ->
     rows = json.loads(run_cli("status", "--json", "--config", str(lab)).stdout)
     by_plan = {row["plan"]: row for row in rows}
     assert by_plan["plans/honest"]["status"] == "completed"
+    # beside its NTFS twin ``plans/calm `` the base is held too, never run (round 75)
+    calm = by_plan["plans/calm"]
+    assert calm["status"] != "completed" and "E_PLAN_AMBIGUOUS" in json.dumps(calm), calm
     for name in names.values():
         row = by_plan[f"plans/{name}"]
         assert row["status"] is None

@@ -1175,8 +1175,6 @@ def invalid_text(
             }
         )
 
-    doc = plan.doc  # narrowed above: the nested function keeps it
-
     def edit(block: dict[str, Any] | None) -> str:
         return yamlio.edit(doc, {"validation": block}, {STATUS: "invalid"}, checked=checked)
 

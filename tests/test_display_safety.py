@@ -186,24 +186,49 @@ def _no_hidden(text: str) -> None:
     assert not HIDDEN.search(text.replace("\n", "")), "a hidden character in the output"
 
 
+#: a work tree whose own folder has a hostile name: the CLI reads its plans (a plan FOLDER so
+#: named is no plan: E_UNSAFE_PATH, round 75), and prints every path through it escaped
+ROOT = "ops\x1b[2J\r\u202e\u200b"
+SHOWN_ROOT = "ops\\x1b[2J\\r\\u202e\\u200b"
+
+
+def _hostile_root(tmp_path: Path) -> Path:
+    root = tmp_path / ROOT
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
 @pytest.mark.parametrize("command", ["validate", "show"])
 def test_validation_messages_quote_plan_text_escaped(tmp_path: Path, command: str) -> None:
-    plan = write_plan(tmp_path, "x\x1b[2J\u202e", UNKNOWN_KEY)
-    result = run_cli(command, str(plan), cwd=tmp_path)
+    root = _hostile_root(tmp_path)
+    plan = write_plan(root, "x", UNKNOWN_KEY)
+    result = run_cli(command, str(plan), cwd=root)
     assert result.returncode == 1, result.stderr
     _no_hidden(result.stdout + result.stderr)
     # one problem, on one line (and a warning that no controller would pick this file up)
     (problem,) = [line for line in result.stderr.splitlines() if ": warning: " not in line]
-    assert problem.startswith(f"{tmp_path}/plans/x\\x1b[2J\\u202e/PLAN.yml:")
+    assert problem.startswith(f"{tmp_path}/{SHOWN_ROOT}/plans/x/PLAN.yml:")
     assert ": E_SCHEMA_INVALID at plan[" in problem
     assert problem.endswith(
         f"unknown key `{SHOWN_KEY}`; allowed: name, task, status, created, version"
     )
 
 
+@pytest.mark.parametrize("command", ["validate", "show", "hash", "freeze"])
+def test_a_hostile_plan_folder_is_refused_escaped(tmp_path: Path, command: str) -> None:
+    """Round 75: a plan folder whose name holds a control or invisible character is no plan
+    (the history index holds it E_UNSAFE_PATH); every command says so, escaped."""
+    plan = write_plan(_hostile_root(tmp_path), "x\x1b[2J\u202e")
+    result = run_cli(command, str(plan), cwd=tmp_path)
+    assert result.returncode != 0 and "E_UNSAFE_PATH" in result.stdout + result.stderr, result
+    _no_hidden(result.stdout + result.stderr)
+    assert "frozen:" not in plan.read_text()
+
+
 def test_validate_json_keeps_the_plan_text_exact(tmp_path: Path) -> None:
-    plan = write_plan(tmp_path, "x\x1b[2J\u202e", UNKNOWN_KEY)
-    result = run_cli("validate", "--json", str(plan), cwd=tmp_path)
+    root = _hostile_root(tmp_path)
+    plan = write_plan(root, "x", UNKNOWN_KEY)
+    result = run_cli("validate", "--json", str(plan), cwd=root)
     assert result.returncode == 1, result.stderr
     _no_hidden(result.stdout)  # JSON escapes only: still one JSON object...
     record = json.loads(result.stdout)
@@ -328,21 +353,22 @@ SHOWN_SLUG = "x\\x1b[2J\\r\\u202e\\u200b"
 
 
 def test_freeze_prints_a_hostile_plan_path_escaped(tmp_path: Path) -> None:
-    plan = write_plan(tmp_path, SLUG)
-    shown = f"{tmp_path}/plans/{SHOWN_SLUG}/PLAN.yml"
-    check = run_cli("freeze", "--check", str(plan), cwd=tmp_path)
+    root = _hostile_root(tmp_path)
+    plan = write_plan(root, "x")
+    shown = f"{tmp_path}/{SHOWN_ROOT}/plans/x/PLAN.yml"
+    check = run_cli("freeze", "--check", str(plan), cwd=root)
     assert check.returncode == 1, check.stderr
     assert check.stdout == f"{shown}: not frozen; run `plangate freeze {shown}`\n"
-    frozen = run_cli("freeze", str(plan), cwd=tmp_path)
+    frozen = run_cli("freeze", str(plan), cwd=root)
     assert frozen.returncode == 0, frozen.stderr
     assert re.fullmatch(rf"{re.escape(shown)}: frozen sha256:[0-9a-f]{{64}}\n", frozen.stdout)
-    again = run_cli("freeze", str(plan), cwd=tmp_path)
+    again = run_cli("freeze", str(plan), cwd=root)
     assert again.stdout == frozen.stdout.replace("\n", " (unchanged)\n")
     plan.write_text(plan.read_text().replace("say hello", "say goodbye"))
-    stale = run_cli("freeze", "--check", str(plan), cwd=tmp_path)
+    stale = run_cli("freeze", "--check", str(plan), cwd=root)
     assert stale.stdout == f"{shown}: stale; run `plangate freeze {shown}`\n"
     plan.write_text(UNKNOWN_KEY)
-    invalid = run_cli("freeze", str(plan), cwd=tmp_path)
+    invalid = run_cli("freeze", str(plan), cwd=root)
     assert invalid.returncode == 1
     assert invalid.stdout == f"{shown}: not frozen (1 problem(s))\n"
     for result in (check, frozen, again, stale, invalid):
@@ -355,16 +381,22 @@ def test_status_commands_print_plan_folder_and_branch_escaped(
 ) -> None:
     branch = "main\u202e\u200b"
     git(repo, "checkout", "-q", "-b", branch)
-    plan = write_plan(repo, SLUG)
+    plan = write_plan(repo, "x")
+    hostile = write_plan(repo, SLUG)
     assert run_cli("freeze", str(plan), cwd=repo).returncode == 0
     commit_all(repo, "add", AGENT)
     result = run_cli(command, str(plan.parent), "-m", "looked", cwd=repo)
     assert result.returncode == 0, result.stderr
     _no_hidden(result.stdout + result.stderr)
-    assert result.stdout.startswith(f"{done} plans/{SHOWN_SLUG} in ")
+    assert result.stdout.startswith(f"{done} plans/x in ")
     assert " on main\\u202e\\u200b" in result.stdout
-    # the commit keeps the plan id as it is: it is what the controller reads back
-    assert f"\n\n{command} plans/x\x1b[2J" in git(repo, "cat-file", "commit", "HEAD")
+    # a plan folder so named is no plan (round 75): refused, escaped, nothing committed
+    head = git(repo, "rev-parse", "HEAD")
+    refused = run_cli(command, str(hostile.parent), "-m", "looked", cwd=repo)
+    assert refused.returncode != 0 and "E_UNSAFE_PATH" in refused.stderr, refused
+    _no_hidden(refused.stdout + refused.stderr)
+    assert f"plans/{SHOWN_SLUG}" in refused.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
 
 
 def test_init_prints_a_hostile_folder_and_email_escaped(tmp_path: Path) -> None:

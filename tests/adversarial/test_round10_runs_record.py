@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from advkit import AGENT, Lab, plan_text
@@ -59,6 +60,13 @@ elif mode == "fail":
 else:
     print(json.dumps({"v": "x`` `[link](http://evil.example/x) ![img](http://evil.example/pixel.png)"}))
 """
+
+
+def _text_hash(path: Path) -> str:
+    """The hash ``plangate hash`` prints for a plan file, from its text."""
+    from controller.plan.plans import parse_text
+
+    return str(parse_text(path.read_text(encoding="utf-8"), Path("PLAN.yml")).hash)
 
 
 def _plans(lab: Lab) -> None:
@@ -110,7 +118,8 @@ actions:
     )
     (lab.repo / "plans/big-small").rename(lab.repo / "plans/big")
     lab.write("bidi\u202etxt", plan_text("bidi-good", status="draft"))
-    bidi = lab.cli("hash", str(lab.repo / "plans/bidi\u202etxt/PLAN.yml")).stdout.split()[-1]
+    # its hash from its text: the CLI refuses a folder held for its name (round 75)
+    bidi = _text_hash(lab.repo / "plans/bidi\u202etxt/PLAN.yml")
     good = lab.cli("hash", str(lab.repo / "plans/amb/PLAN.yml")).stdout.split()[-1]
     for slug, target, pin in (
         ("cyc-a", "cyc-b", zero),

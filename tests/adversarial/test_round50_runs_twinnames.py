@@ -9,7 +9,9 @@ JSON) and ``plangate audit --json`` in a fresh clone of the repo.
 
 - ``nfc`` / ``nfd``: ``plans/caf\\u00e9`` and ``plans/cafe\\u0301`` (one name in NFC and in
   NFD: two folders for git and Linux).
-- ``upper`` / ``lower``: ``plans/Case`` and ``plans/case``.
+- ``upper`` / ``lower``: ``plans/Case`` and ``plans/case``. Since round 75 (r75twinfold) these
+  two pairs are one folder each on a case-insensitive or normalising checkout: all four are
+  held ``E_PLAN_AMBIGUOUS`` and never run (asserted); they ran as two plans each before.
 - ``plain`` / ``nozw``: ``plans/ab``, ``plans/zw``.
 - ``angstrom``: ``plans/\\u212b`` (ANGSTROM SIGN, NFC maps it to U+00C5).
 - ``cjkcompat``: ``plans/\\uf900x`` (a CJK compatibility ideograph NFC maps to U+8C48).
@@ -88,11 +90,15 @@ import pytest
 from advkit import ALICE, Lab, plan_text
 from test_round2_execution_kit import shared
 
-RUNS = {
+#: one folder on a case-insensitive or normalising checkout (HFS+ folds NFD): held
+#: E_PLAN_AMBIGUOUS both, never run, since round 75 (r75twinfold; they ran as two plans)
+TWINS = {
     "nfc": "caf\u00e9",
     "nfd": "cafe\u0301",
     "upper": "Case",
     "lower": "case",
+}
+RUNS = {
     "plain": "ab",
     "nozw": "zw",
     "angstrom": "\u212b",
@@ -112,17 +118,17 @@ REFUSED = {
     "pua": "p\ue000",
     "nbsp": "n\u00a0b",
 }
-AGAIN = ["nfc", "nfd", "angstrom", "cjkcompat", "plain"]
+AGAIN = ["angstrom", "cjkcompat", "plain"]
 BROKEN: dict[str, str] = {}
 
 
 def _build(root):  # type: ignore[no-untyped-def]
     lab = Lab(root / "tw")
-    for vid, name in {**RUNS, **REFUSED, **PENDING}.items():
+    for vid, name in {**RUNS, **TWINS, **REFUSED, **PENDING}.items():
         lab.write(name, plan_text(vid))
     lab.commit("plans")
     lab.run()
-    for name in RUNS.values():
+    for name in {**RUNS, **TWINS}.values():
         lab.set_status(name, "approved")
     for name in REFUSED.values():
         lab.set_status(name, "approved")
@@ -233,6 +239,13 @@ def test_a_lookalike_never_approved_stays_pending(lab: Lab, vid: str) -> None:
         e for e in json.loads(out).get("executions", []) if f"plans/{PENDING[vid]}" == e.get("plan")
     ]
     assert not execs, execs[:2]
+
+
+@pytest.mark.parametrize("vid", _p(list(TWINS)))
+def test_twin_folders_are_held_and_never_run(lab: Lab, vid: str) -> None:
+    assert lab.calls(vid) == []
+    row = lab.status().get(f"plans/{TWINS[vid]}", {})
+    assert "E_PLAN_AMBIGUOUS" in json.dumps(row), row
 
 
 @pytest.mark.parametrize("vid", _p(list(REFUSED)))

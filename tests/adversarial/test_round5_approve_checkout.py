@@ -20,6 +20,8 @@ version), and the controller runs.
 Defence: no evil plan ever runs, the approved plan runs only with the params Alice saw.
 Held (7 of 7): the index and working tree are not committed (edits refused `E_USAGE`),
 hooks never run, the moved commits are `E_APPROVAL_REPLAYED` (their `Plan:` names Alice's plan).
+Since round 75 (r75twinfold) ``plans/space-trailer`` beside ``plans/space-trailer `` (one folder
+on NTFS) is held ``E_PLAN_AMBIGUOUS`` from birth: Alice's ``approve`` is refused, nothing to move.
 """
 
 from __future__ import annotations
@@ -124,7 +126,12 @@ def _build(root: Path) -> Lab:
     # name-trailer: Alice approves her plan with the CLI; the agent moves the commit
     lab.git("stash", "-q", "-u", check=False)
     for vid, (slug, _) in MOVED.items():
+        before = lab.git("rev-parse", "HEAD")
         _approve_cli(lab, vid)
+        if lab.git("rev-parse", "HEAD") == before:
+            # round 75: ``plans/space-trailer`` beside its NTFS twin ``plans/space-trailer ``
+            # is held E_PLAN_AMBIGUOUS: Alice's approve commits nothing, there is none to move
+            continue
         patch = lab.git("format-patch", "-1", "--stdout", "HEAD")
         lab.git("am", "-q", "-p3", f"--directory=plans/{slug}", who=AGENT, input=patch)
     lab.git("stash", "-q", "-u", check=False)  # leave nothing of the agent's around

@@ -134,12 +134,12 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
     ),
     "reply-fenced": ("reply.md", "```json\n" + GATE_PC + "\n```\n", True),
     "md-timeout": (
-        "plan.md",
+        "PLAN.md",
         MD.replace("- **Timeout**: 30s\n", "- **Timeout**: 30s\n- **Timeout**: 900s\n"),
         True,
     ),
     "md-params": (
-        "plan.md",
+        "PLAN.md",
         MD.replace(
             "- **Parameters**: {}\n",
             '- **Parameters**: {"to": "ops@corp.example", "to": "evil@attacker.example"}\n',
@@ -147,7 +147,7 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
         True,
     ),
     "md-workflow": (
-        "plan.md",
+        "PLAN.md",
         MD.replace(
             "- Parallel Execution: false\n",
             "- Parallel Execution: false\n- Parallel Execution: true\n",
@@ -155,7 +155,7 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
         True,
     ),
     "md-inputs": (
-        "plan.md",
+        "PLAN.md",
         MD.replace(
             "## Shared Inputs\n(Optional shared data)\n",
             "## Shared Inputs\n- target: staging\n- target: production\n",
@@ -165,7 +165,7 @@ SOURCES: dict[str, tuple[str, str, bool]] = {
     "toon": ("t.toon", TOON, True),
     "pte": ("p.yml", PTE, True),
     "control-pc": ("pc.json", GATE_PC.replace(', "requires_approval": false', ""), False),
-    "control-md": ("plan.md", MD, False),
+    "control-md": ("PLAN.md", MD, False),
 }
 IDS = list(SOURCES)
 BROKEN: dict[str, Any] = {}

@@ -90,14 +90,25 @@ def _read(source: str) -> str:
 
 def _refuse_held(path: Path) -> None:
     """A plan source its folder holds (:func:`controller.plan.plans.held_problem`: a folder
-    held for its name, a claim or a twin beside it) is refused as the daemon never converts
-    it (round 75: ``convert "plans/c-sp /PLAN.json"`` printed the PLAN.yml)."""
+    held for its name, a claim or a twin beside it; :data:`controller.plan.names.HELD_CODES`)
+    is refused as the daemon never converts it (round 75: ``convert "plans/c-sp /PLAN.json"``
+    printed the PLAN.yml). A source the daemon would only not convert under its name (a
+    lone ``plan.json``, ``plan.md``: "named exactly PLAN.json") is the agent's own file to
+    convert: converted, with that said on stderr."""
     from controller.errors import error_for
+    from controller.plan.names import HELD_CODES
     from controller.plan.plans import held_problem
 
     held = held_problem(path)
-    if held is not None:
+    if held is None:
+        return
+    if held.code in HELD_CODES:
         raise error_for(held.code, f"{path}: {held.message}", quotes=(str(path),))
+    print(
+        f"plangate: note: {visible(str(path))}: converted here, but in a plan folder the "
+        f"controller would not: {held.message}",
+        file=sys.stderr,
+    )
 
 
 def _slug(source: str) -> str:

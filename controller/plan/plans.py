@@ -203,7 +203,7 @@ def held_problem(path: Path) -> Problem | None:
     if not claims_a_place(path.name):
         return None
     try:
-        return ambiguity(os.listdir(path.parent), repo_path(path.parent)) or _twin_problem(
+        return ambiguity(os.listdir(path.parent), repo_path(path.parent) or ".") or _twin_problem(
             path.parent
         )
     except OSError:

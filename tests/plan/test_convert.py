@@ -439,6 +439,25 @@ def test_cli_refusal_names_the_code_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "plans").exists()
 
 
+def test_an_agents_plan_json_converts_wherever_it_lies_and_says_what_the_daemon_would_do(
+    tmp_path: Path,
+) -> None:
+    """A file an agent emits as ``plan.json`` (or ``plan.md``) is converted by the CLI, to
+    stdout or into ``-o``, with a note that the daemon converts a source only under its exact
+    name; a folder held for a twin beside it is still refused with its code, nothing printed."""
+    text = (FORMATS / "actionplan.json").read_text()
+    (tmp_path / "plan.json").write_text(text)
+    result = run_cli("convert", "plan.json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert result.stdout.startswith("# Converted by `plangate convert`")
+    assert "note: plan.json: converted here" in result.stderr
+    assert "named exactly PLAN.json" in result.stderr
+    (tmp_path / "PLAN.json").write_text(text)  # a twin: one path on a case-insensitive disk
+    result = run_cli("convert", "plan.json", cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "E_PLAN_AMBIGUOUS" in result.stderr and "Traceback" not in result.stderr
+
+
 # --- step_completed: dropped only where order proves it (round 60) -----------------------
 
 

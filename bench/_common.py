@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:
@@ -79,3 +83,25 @@ def write_plan(folder: Path, actions: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(plan_text(actions))
     return path
+
+
+def profiler(daemon: Any, out: Path | None) -> subprocess.Popen[bytes] | None:
+    """``--profile``: py-spy (if on PATH) records the daemon (a ``DaemonProcess``) until
+    :func:`stop_profiler`; ``BENCH_SPY_GIL=1``: only the thread holding the GIL;
+    ``BENCH_SPY_IDLE=1``: wall time by thread, waits included; ``BENCH_SPY_RATE``: samples
+    a second (50)."""
+    spy = shutil.which("py-spy")
+    if out is None or spy is None:
+        return None
+    rate = os.environ.get("BENCH_SPY_RATE", "50")
+    argv = [spy, "record", "-r", rate, "-f", "raw", "-o", str(out), "--pid", str(daemon.proc.pid)]
+    if os.environ.get("BENCH_SPY_GIL"):
+        argv.append("--gil")  # only the thread holding the GIL: where the CPU-bound time goes
+    argv += ["--threads", "--idle"] if os.environ.get("BENCH_SPY_IDLE") else []  # wall, by thread
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_profiler(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(60)

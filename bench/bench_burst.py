@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
-from _common import median, plan_text, report, timed  # noqa: E402
+from _common import median, plan_text, profiler, report, stop_profiler, timed  # noqa: E402
 
 from controller.plan import plans  # noqa: E402
 from controller.settings import Config, config_from_data  # noqa: E402
@@ -157,24 +156,6 @@ def approve_all_on_branch(repo: Path, names: list[str]) -> None:
         path.write_text(path.read_text().replace("status: pending_approval", "status: approved", 1))
     git(repo, "commit", "-q", "-am", f"approve {len(names)} plans", env=who(*ALICE))
     git(repo, "switch", "-q", "main")
-
-
-def profiler(daemon: DaemonProcess, out: Path | None) -> subprocess.Popen[bytes] | None:
-    """``--profile``: py-spy (if on PATH) records the daemon until the burst is done."""
-    spy = shutil.which("py-spy")
-    if out is None or spy is None:
-        return None
-    argv = [spy, "record", "-r", "50", "-f", "raw", "-o", str(out), "--pid", str(daemon.proc.pid)]
-    if os.environ.get("BENCH_SPY_GIL"):
-        argv.append("--gil")  # only the thread holding the GIL: where the CPU-bound time goes
-    argv += ["--threads", "--idle"] if os.environ.get("BENCH_SPY_IDLE") else []  # wall, by thread
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop_profiler(spy: subprocess.Popen[bytes] | None) -> None:
-    if spy is not None:
-        spy.send_signal(signal.SIGINT)
-        spy.wait(60)
 
 
 def bench_merge(work: Path, n: int, engine_floor: float, profile: Path | None = None) -> None:

@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
-from _common import median, p99, report  # noqa: E402
+from _common import median, p99, profiler, report, stop_profiler  # noqa: E402
 
 from controller.plan import plans  # noqa: E402
 from controller.service.webhook import github_signature  # noqa: E402
@@ -48,6 +48,8 @@ from tests.support.gitenv import identity as who  # noqa: E402
 from tests.support.plantext import greet_plan  # noqa: E402
 
 SECRET = "bench-secret"
+#: ``--profile DIR``: py-spy records the daemon over the approvals (see ``_common.profiler``)
+PROFILE: Path | None = None
 
 
 def frozen_plan(name: str) -> bytes:
@@ -160,6 +162,7 @@ def bench_local(
         )
         latencies, with_commit, commit_times = [], [], []
         parts: dict[str, list[float]] = {"wait": [], "pass": [], "engine": []}
+        spy = profiler(daemon, PROFILE and PROFILE / f"approvals-{label}.txt")
         for name in names[:approvals]:
             approve(repo, name)
             mark = len(daemon.seen)
@@ -175,6 +178,7 @@ def bench_local(
             daemon.wait_for(is_end_of(plan_id), 60)
             breakdown(daemon.seen[mark:], t1, start, parts)
             wait_clean(repo)
+        stop_profiler(spy)
         floor = ("bare git commit", median(commit_times))
         report("bare git commit of the approval (median)", median(commit_times))
         report(f"approval -> first action, median of {approvals}", median(latencies), 0.050, floor)
@@ -414,7 +418,12 @@ def main() -> int:
     parser.add_argument(
         "--prebuilt", type=Path, help="with --rss-plans: copy this repo instead of building one"
     )
+    parser.add_argument(
+        "--profile", type=Path, metavar="DIR", help="py-spy the daemon over the approvals"
+    )
     args = parser.parse_args()
+    global PROFILE
+    PROFILE = args.profile
     if args.quick:
         commits, n_plans, approvals, idle_s, pushes = 2_000, 500, 10, 5.0, 5
     else:

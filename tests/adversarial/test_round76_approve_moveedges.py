@@ -17,7 +17,10 @@ and (rotations) ``plans/<v>-x``; P0 freezes. Gap 1: Alice approves ``<v>-w`` (ki
 - ``rot``: ``<v>`` -> ``<v>-w`` -> ``<v>-x`` -> ``<v>``, each edited, ONE commit;
 - ``rotx``: the same rotation byte for byte;
 - ``two``: ``git rm -r`` of ``<v>`` and ``<v>-w`` in one commit, then ``<v>``'s file with its
-  ``why`` edited written at ``plans/<v>-w`` in the next (a path emptied, then a new plan).
+  ``why`` edited written at ``plans/<v>-w`` in the next (a path emptied, then a new plan);
+- ``swap1``: the swap with only ``<v>``'s content edited (``<v>-w``'s moves byte for byte);
+- ``swapnoff``: the edited swap made on ``agent/moves``, merged ``--no-ff`` by the agent;
+- ``twobr``: the two-commit move made on ``agent/moves`` (the merge sees one rewrite).
 
 P2. Gap 3: ``pick``: the agent ``git cherry-pick -X theirs`` her X onto the path; ``h``,
 ``hrej``, ``ranmv``: Bob approves the new occupant of ``plans/<v>-w`` (a plain status
@@ -30,18 +33,20 @@ never runs, nothing runs twice. Controls ``h-*`` and ``hrej-*``: Bob's approval 
 occupant runs it once, approver bob (a defence that keeps the path's old state fails them).
 The fresh clone's audit agrees with the controller on every id.
 
-Seen (round 76): 4 ids BROKE (strict xfails; honest work refused), one class: **a plan
+Seen (round 76): 8 ids BROKE (strict xfails; honest work refused), one class: **a plan
 moved WITH AN EDIT by a swap or a rotation, no plan file removed, keeps the path's old
-state**. ``h-swap``, ``h-rot``, ``hrej-swap``, ``hrej-rot``: in ONE commit the agent
-exchanges the files of ``plans/<v>`` and ``plans/<v>-w`` (or rotates three), editing each
-``why`` line; ``<v>-w`` had run (or been rejected by Alice). The index kept the path's
+state**. ``{h,hrej}-{swap,rot,swap1,swapnoff}``: in ONE commit (on main, or on a branch
+merged ``--no-ff``) the agent exchanges the files of ``plans/<v>`` and ``plans/<v>-w`` (or
+rotates three), editing each ``why`` line (``swap1``: only the line of the plan moved onto
+``<v>-w``); ``<v>-w`` had run (or been rejected by Alice). The index kept the path's
 life: the row says ``completed`` (``rejected``), approver alice, the move's
 ``pending_approval`` is "E_ILLEGAL_TRANSITION: agent@example.com set status
 pending_approval (from completed) ...; ignored", the file is ``E_PLAN_HASH_MISMATCH`` (never
 re-frozen), and Bob's approval of the new occupant is "set status approved (from
 completed) ...; ignored": ``<v>``'s content, which never ran, can never run there. The same
 swap or rotation byte for byte (``swapx``, ``rotx``) starts a new life and ran once on Bob's
-approval, and so did the move over two commits (``two``). Should (docs/approvals.md, moves:
+approval, and so did the move over two commits on the line (``two``) and on a merged
+branch (``twobr``). Should (docs/approvals.md, moves:
 "A plan moved in ONE commit onto the path of a plan the controller recorded (a swap of the
 two files, ...) ... starts a new life there"; "A move with an edit in the same commit is
 such a move too"; docs/plan-format.md, a path's life): the edited swap is a move with an
@@ -52,10 +57,11 @@ ran that should not: ``ran-*``/``pick-*`` ran nothing at the new occupant.
 
 Held: her approval of the old occupant (``ran-*``) and her approval commit cherry-picked
 ``-X theirs`` onto the new occupant (``pick-*``) ran nothing there, by every way (edited and
-byte-exact swaps and rotations, the two-commit move); the moved plan that ran at P1
-(``ranmv-swapx``, ``ranmv-rotx``) never ran again on Bob's approval at its new path; no
-rotated ``<v>-x`` content ever ran; controls ``h``/``hrej`` by ``swapx``, ``rotx``, ``two``
-ran the new occupant once, approver bob. The fresh-clone audit agreed with the controller
+byte-exact swaps and rotations, a one-sided edit, a merged branch, the two-commit move on
+the line and on a branch); the moved plan that ran at P1 (``ranmv-swapx``,
+``ranmv-rotx``) never ran again on Bob's approval at its new path; no rotated ``<v>-x``
+content ever ran; controls ``h``/``hrej`` by ``swapx``, ``rotx``, ``two``, ``twobr`` ran
+the new occupant once, approver bob. The fresh-clone audit agreed with the controller
 on every id (the broken ones included: both say nothing ran).
 """
 
@@ -71,7 +77,8 @@ from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 from test_round73_approve_ownedbytes import Clock, _f
 
-WAYS = ["swap", "swapx", "rot", "rotx", "two"]
+WAYS = ["swap", "swapx", "rot", "rotx", "two", "swap1", "swapnoff", "twobr"]
+BRANCHED = ("swapnoff", "twobr")
 ATTACKS = [f"{k}-{w}" for k in ("ran", "pick") for w in WAYS]
 ATTACKS += ["ranmv-swapx", "ranmv-rotx"]
 HONEST = [f"{k}-{w}" for k in ("h", "hrej") for w in WAYS]
@@ -80,7 +87,8 @@ ALL = [*ATTACKS, *HONEST]
 _SWAP = "round 76: an edited swap or rotation (no plan file removed) keeps the path's old state"
 BROKEN: dict[str, Any] = {
     v: pytest.mark.xfail(strict=True, reason=_SWAP)
-    for v in ("h-swap", "h-rot", "hrej-swap", "hrej-rot")
+    for k in ("h", "hrej")
+    for v in (f"{k}-swap", f"{k}-rot", f"{k}-swap1", f"{k}-swapnoff")
 }
 
 
@@ -112,7 +120,8 @@ def _move(lab: Lab, v: str) -> None:
     texts = [_f(lab, f).read_text() for f in ring]
     for i, f in enumerate(ring):  # ring[i]'s content goes to ring[i + 1]
         text = texts[i - 1]
-        _f(lab, f).write_text(text if w.endswith("x") else _edited(text))
+        keep = w.endswith("x") or (w == "swap1" and i != 1)
+        _f(lab, f).write_text(text if keep else _edited(text))
 
 
 def _build(root: Path) -> Lab:
@@ -137,17 +146,24 @@ def _build(root: Path) -> Lab:
         lab.x[v] = c.commit(f"alice: {k} {v}", who=ALICE)  # type: ignore[attr-defined]
     c.run()  # P1
     lab.p1 = {v: (len(lab.calls(v)), len(lab.calls(f"{v}-w"))) for v in ALL}  # type: ignore[attr-defined]
-    lab.old = {v: _f(lab, v).read_text() for v in ALL if way(v) == "two"}  # type: ignore[attr-defined]
-    for v in ALL:
-        if way(v) == "two":
-            lab.git("rm", "-r", "-q", f"plans/{v}", f"plans/{v}-w")
-        else:
-            _move(lab, v)
-    c.commit("agent: swaps, rotations, removals")
-    for v in ALL:
-        if way(v) == "two":
-            lab.write(f"{v}-w", _edited(lab.old[v]))  # type: ignore[attr-defined]
-    c.commit("agent: re-added with an edit")
+    lab.old = {v: _f(lab, v).read_text() for v in ALL if way(v).startswith("two")}  # type: ignore[attr-defined]
+    for branch in (False, True):
+        if branch:
+            c.git("checkout", "-q", "-b", "agent/moves")
+        for v in ALL:
+            if (way(v) in BRANCHED) != branch:
+                continue
+            if way(v).startswith("two"):
+                lab.git("rm", "-r", "-q", f"plans/{v}", f"plans/{v}-w")
+            else:
+                _move(lab, v)
+        c.commit(f"agent: swaps, rotations, removals ({branch})")
+        for v in ALL:
+            if way(v).startswith("two") and (way(v) in BRANCHED) == branch:
+                lab.write(f"{v}-w", _edited(lab.old[v]))  # type: ignore[attr-defined]
+        c.commit(f"agent: re-added with an edit ({branch})")
+    c.git("checkout", "-q", "main")
+    c.git("merge", "-q", "--no-ff", "-m", "merge agent/moves", "agent/moves")
     c.run()  # P2
     lab.p2 = {v: lab.codes(f"{v}-w") for v in ALL}  # type: ignore[attr-defined]
     lab.picked = {}  # type: ignore[attr-defined]

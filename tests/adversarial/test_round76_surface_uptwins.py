@@ -32,10 +32,12 @@ Variants:
 - ``<pair>:{base-held,twin-never}`` (20): neither of two folders one place on some checkout
   runs (docs/plan-format.md: "at any level under the plans folder: ``plans/Team/x`` and
   ``plans/team/x``"): the base held E_PLAN_AMBIGUOUS (or E_UNSAFE_PATH), never run;
-- ``<pair>:{show,validate,hash,mcp-log,api}`` (50): every reader of the base names the code,
-  prints no hash or document;
-- ``{late,mrg}:{held,ran}`` (4): a twin made later by renaming a parent folder, or brought
-  by a merge Alice makes, holds the base approved before it: it never runs;
+- ``<pair>:{show,validate,hash,freeze,approve,mcp-log,api,page}`` (72, ``u-bs`` aside):
+  every reader of the base names the code, prints no hash or document, writes nothing;
+  ``approve`` (already approved) commits nothing; MCP ``status`` holds every base (1);
+- ``{late,mrg}:{held,ran,show,mcp-log}`` (8): a twin made later by renaming a parent folder,
+  or brought by a merge Alice makes, holds the base approved before it: it never runs, and
+  ``show`` and MCP ``log`` say so;
 - ``pin-{up,tw,83}:{row,ran}`` (6): a pin naming either of the two is invalid, never runs;
   ``pin-ok:{row,ran}`` (2, control) runs the library once;
 - ``{ok,Solo,solo2}:{ran,readers}`` (6, controls): honest nested folders run once and every
@@ -44,11 +46,59 @@ Variants:
   noted E_OWNED_BLOCK_CHANGED, never shown; ``ok:{forged-shown}`` (1): the forged log under
   ``Plans/`` is shown by no reader of ``plans/ok``;
 - the fresh-clone audit agrees with the rows (1).
+
+Seen (round 76):
+- ``pin-{up,tw,83}:{row,ran}``, ``u-case:{base-held,twin-never}``, ``u-83:twin-never`` (9
+  ids, one class): the agent's parent ``pin-up`` pins ``plans/Team/x`` by its hash (the row
+  holds it E_PLAN_AMBIGUOUS: "plans/team/x/PLAN.yml is this plan's file on a
+  case-insensitive, HFS+ or NTFS checkout"), ``pin-tw`` pins ``plans/team/x``, ``pin-83``
+  ``plans/longte~1/x``; Alice approves the parents; each parent is valid and COMPLETES,
+  running the held plan's action (``rec u-case``, ``rec u-case-tw``, ``rec u-83-tw``).
+  Should (docs/plan-format.md, round 75: "at any level under the plans folder: ``plans/Team/x``
+  and ``plans/team/x`` ... the status row, ``show``, ... and a parent's pin say so, naming
+  the twin"): the parent invalid E_PLAN_AMBIGUOUS, never run. Round 75's pin check
+  (``pin-dot``/``pin-ok``) held only a twin of the pinned folder's own last name.
+- ``<pair>:{show,validate,hash,freeze}`` for the nine pairs, ``{late,mrg}:show`` (38 ids,
+  one class): ``plangate show --json plans/Team/x`` prints the document and its hash (exit
+  0), ``validate`` says ``valid (sha256:...)``, ``hash`` prints it, ``freeze`` refuses
+  E_PLAN_HASH_MISMATCH (approved) or says ``frozen sha256:... (unchanged)`` (``Src/x``,
+  ``late/x``, ``mrg/x``), for every base the row holds E_PLAN_AMBIGUOUS by a twin above its
+  own folder (``team/``, ``a/`` two up, ``g/h/``, ``q/r/``, ``z<U+200C>w/``, ``longte~1/``,
+  ``dt./``, NFD ``cafe<U+0301>/``, a source in ``src/x``, a later ``LATE/`` rename, a merged
+  ``MRG/``). Should (same passage; round 75's ``twin_folder_verdict``): E_PLAN_AMBIGUOUS
+  naming the twin, no document or hash. The page and ``/api/plan/`` do say
+  E_PLAN_AMBIGUOUS, so the reader on the CLI sees a plan the controller holds.
+- ``<pair>:mcp-log`` for the nine pairs, ``{late,mrg}:mcp-log`` (11 ids, one class): MCP
+  ``log`` of the base answers ``"status": "approved", "problems": []``, no code. Should
+  (same passage: "MCP ``log``/``status``/``wait``/``submit`` ... say so"): E_PLAN_AMBIGUOUS
+  and why, as MCP ``status`` (held) does.
+- ``lg:{row,show,mcp-log,api,page}`` (5 ids, one class): ``plans/Lg/x`` ran; the agent's
+  forged "completed, approved by alice" ``plans/lg/x/EXECUTION_LOG.md`` (``lg/`` sorts after
+  ``Lg/``: git writes it last, over the controller's log, on a case-insensitive checkout) is
+  noted by no reader of ``plans/Lg/x`` (no E_OWNED_BLOCK_CHANGED). Should
+  (docs/plan-format.md: "A log in such a folder ... is the plan's log there: every reader of
+  the plan's record notes it ``E_OWNED_BLOCK_CHANGED`` and never shows it"; round 75 fixed
+  only the plan's own folder's twin, ``plans/ship/``). The forged text is shown by none.
+- ``u-bs:base-held`` (1 id, minor): ``plans/bs\\x`` (one folder whose name holds a
+  backslash) beside ``plans/bs/x``: ``bs/x`` runs on Alice's approval and ``bs\\x`` is a
+  pending plan of its own. Git for Windows takes ``\\`` as a directory separator
+  (``is_dir_sep``, and refuses to check out such a path, as it refuses ``fdot.``): the same
+  path ``bs/x`` there. Should (docs/plan-format.md: names "compared as the file systems git
+  guards a checkout against compare them", the refused NTFS forms folded all the same):
+  both E_PLAN_AMBIGUOUS, or the backslash name held E_UNSAFE_PATH.
+Held: every row holds the pairs E_PLAN_AMBIGUOUS (the HFS+ twin E_UNSAFE_PATH), however the
+twin came (a parent's rename after the approval, a branch Alice merged); none runs by
+itself; the page, ``/api/plan/`` and MCP ``status`` say so; ``approve`` commits nothing;
+the controls and ``pin-ok`` run once; ``Plans/ok/EXECUTION_LOG.md`` (a twin of the plans
+folder, which docs/plan-format.md compares as written) is shown by no reader (not noted
+either: documented); the fresh-clone audit agrees with the rows.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -57,7 +107,7 @@ from urllib.parse import quote
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, clone_audit, load_yaml, plan_text
 from checkkit import pinning
-from mcpkit import session
+from mcpkit import PLANGATE, session
 from oraclekit import page_texts
 from test_round2_execution_kit import shared
 
@@ -158,7 +208,29 @@ def _build(root: Path) -> Lab:
         got["validate"][plan] = f"{done.returncode} {done.stdout}{done.stderr}"
         done = lab.cli("hash", where)
         got["hash"][plan] = f"{done.returncode} {done.stdout}{done.stderr}"
-    replies = session(lab, [("log", {"path": f"plans/{p}"}) for p in readers])[0]
+    copy = root / "fz"  # the CLI's own writers: freeze on a copy, approve then reset
+    shutil.copytree(lab.repo, copy, symlinks=True)
+    got["freeze"], got["approve"] = {}, {}
+    tip = lab.head()
+    for base, _ in [*PAIRS.values(), *LATE.values()]:
+        done = lab.cli("freeze", str(copy / "plans" / base), cwd=copy)
+        changed = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=copy, capture_output=True, text=True,
+            check=True,
+        ).stdout  # fmt: skip
+        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=copy, check=True)
+        got["freeze"][base] = f"{done.returncode} {done.stdout}{done.stderr}\nchanged: {changed}"
+        env = lab.env(ALICE)
+        done = subprocess.run(
+            [PLANGATE, "approve", "--config", cfg, f"plans/{base}"], cwd=lab.repo, env=env,
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        made = lab.git("log", "--format=%an %s", f"{tip}..HEAD").strip()
+        lab.git("reset", "-q", "--hard", tip)
+        got["approve"][base] = f"{done.returncode} {done.stdout}{done.stderr}\ncommits: {made}"
+    calls = [("log", {"path": f"plans/{p}"}) for p in readers] + [("status", {})]
+    replies = session(lab, calls)[0]
+    got["mcp-status"] = json.dumps(replies.pop(), ensure_ascii=False)
     got["mcp-log"] = {
         p: json.dumps(r, ensure_ascii=False) for p, r in zip(readers, replies, strict=True)
     }
@@ -216,10 +288,11 @@ def test_an_up_level_twin_holds_both(lab: Lab, vid: str) -> None:
 
 
 READ = [p for p in PAIRS if p != "u-bs"]
-RIDS = [f"{p}:{r}" for p in READ for r in ("show", "validate", "hash", "mcp-log", "api", "page")]
+RDRS = ("show", "validate", "hash", "freeze", "approve", "mcp-log", "api", "page")
+RIDS = [f"{p}:{r}" for p in READ for r in RDRS]
 RBROKEN: dict[str, Any] = {}
 for _p in READ:
-    RBROKEN.update({f"{_p}:{r}": _xf(CLI_WHY) for r in ("show", "validate", "hash")})
+    RBROKEN.update({f"{_p}:{r}": _xf(CLI_WHY) for r in ("show", "validate", "hash", "freeze")})
     RBROKEN[f"{_p}:mcp-log"] = _xf(MCP_WHY)
 
 
@@ -234,6 +307,11 @@ def test_every_reader_holds_a_plan_beside_an_up_level_twin(lab: Lab, vid: str) -
     base = PAIRS[pid][0]
     assert got["rows"][f"plans/{base}"].get("held") == "E_PLAN_AMBIGUOUS"
     text = got[reader][base]
+    if reader == "approve":  # already approved: refused (any code), nothing committed
+        assert text.startswith("1 ") and text.rstrip().endswith("commits:"), text[-600:]
+        return
+    if reader == "freeze":
+        assert text.rstrip().endswith("changed:"), text[-600:]
     assert "E_PLAN_AMBIGUOUS" in text, text[:800]
     assert "sha256:" not in text.replace('"hash": null', ""), text[:800]
     assert f"attack variant {pid}" not in text, text[:800]
@@ -349,6 +427,15 @@ def test_no_reader_shows_a_forged_log(lab: Lab, vid: str) -> None:
         for reader in ("row", "show", "mcp-log", "api", "page"):
             assert "forged-r76" not in _reader(got, plan, reader), (plan, reader)
     assert "plans/lg/x" not in got["rows"] and "Plans/ok" not in json.dumps(got["rows"])
+
+
+def test_mcp_status_holds_every_base(lab: Lab) -> None:
+    """MCP ``status`` lists every base beside its up-level twin held E_PLAN_AMBIGUOUS."""
+    got = lab.got  # type: ignore[attr-defined]
+    reply = json.loads(got["mcp-status"])
+    rows = {r["plan"]: r for r in json.loads(reply["result"]["content"][0]["text"])["plans"]}
+    for base in [b for p, (b, _) in PAIRS.items() if p != "u-bs"]:
+        assert rows[f"plans/{base}"].get("held") == "E_PLAN_AMBIGUOUS", rows[f"plans/{base}"]
 
 
 def test_the_fresh_clone_audit_agrees_with_the_rows(lab: Lab) -> None:

@@ -43,8 +43,8 @@ Variants:
 - ``{ok,Solo,solo2}:{ran,readers}`` (6, controls): honest nested folders run once and every
   reader agrees;
 - ``lg:{row,show,mcp-log,api,page}`` (5): the forged log in the up-level twin folder is
-  noted E_OWNED_BLOCK_CHANGED, never shown; ``ok:{forged-shown}`` (1): the forged log under
-  ``Plans/`` is shown by no reader of ``plans/ok``;
+  noted E_OWNED_BLOCK_CHANGED, never shown; ``lg:never-shown``, ``ok:plans-twin-never-shown``
+  (2): neither forged log (``plans/lg/x/``, ``Plans/ok/``) is shown by any reader;
 - the fresh-clone audit agrees with the rows (1).
 
 Seen (round 76):

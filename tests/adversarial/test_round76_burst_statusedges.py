@@ -52,6 +52,32 @@ ATTACKS (must never run; the approval refused with its code, or the file unreada
 Per variant: ``ran`` (the ``rec`` calls: 1 for a control, 0 for an attack), ``audit`` (the
 fresh clone's valid runs agree), ``said`` (a control's row is no refusal; an attack's plan
 carries a refusal code, an ``unreadable`` row, or the CLI refused with ``E_SELF_APPROVAL``).
+More attacks added once the blanks ran: ``nlcmt`` (the value's span replaced by ``approved``,
+a newline and an indented comment line), ``blankline`` (``approved`` and a newline: a blank
+line after it), ``tabpre`` (``status: <TAB>approved``), ``nlact`` (``approved``, a newline and
+a commented-out action ``#  - {id: 2, tool: rec, ...}``: round 71's wrapped action).
+
+Seen (round 76): BROKEN (9 ids, 1 class; nothing ran that changed what the plan does, the
+fresh-clone audit agrees with the controller). **A blank or a tab beside the new status value
+is read as a plain status change** (``blank2-{ran,audit,said}``, ``trail-{ran,audit,said}``,
+``tabpre-{ran,audit,said}``): Alice's approval ``status:  approved`` (two blanks),
+``status: approved `` (a trailing blank) or ``status: \tapproved`` is not her writing; her
+approval runs the plan once and the audit calls it valid. Should (docs/approvals.md: "Any byte
+outside that span (a comment, the key respelled, a blank) is still its committer's writing";
+"A plain status change is one line rewritten as ``status: approved``"): refused
+``E_SELF_APPROVAL`` as the comment, blank-line and other variants are; the bytes all sit
+where the OLD value's span was, so the check seems to compare against the old span only,
+not the new value's span. Low impact (whitespace only, no comment or content slipped in:
+``nlcmt``, ``blankline``, ``nlact`` held), but the doc's rule is not what is enforced.
+HELD: every control ran exactly once (hand edit, ``plangate approve``, a comment kept or
+dropped, ``"approved"``/``'approved'``, a quoted old value, a flow ``plan:`` mapping, the CLI
+on the commented/quoted/flow layouts, Alice approving Bob's new version); ``addcmt``,
+``chgcmt``, ``cmtelse``, ``nlcmt``, ``blankline``, ``nlact``, ``authcmt`` refused
+``E_SELF_APPROVAL``; ``tag``, ``anchor``, ``alias``, ``multidoc``, ``emptydoc``, ``dupkey``,
+``dupfirst``, ``mlval`` never ran (unreadable or refused); ``flowsw`` never ran; ``bobsame``
+(an author's content change with its approval) never ran; ``bobauth`` refused by the CLI
+``E_SELF_APPROVAL``; the agent's own status edit never ran; ``rec`` for ``other`` (the second
+document's plan) never ran.
 """
 
 from __future__ import annotations
@@ -80,7 +106,7 @@ def _broke(what: str) -> object:
 BLANK = _broke(
     "a blank or tab beside the new status value (`status:  approved`, `status: approved `, "
     "`status: \\tapproved`) is read as a plain status change: the approval runs, where "
-    "docs/approvals.md says any byte outside the value's span (\"a blank\") is writing"
+    'docs/approvals.md says any byte outside the value\'s span ("a blank") is writing'
 )
 BROKEN: dict[str, object] = {f"{s}-{v}": BLANK for s in ("blank2", "trail", "tabpre")
                              for v in ("ran", "audit", "said")}  # fmt: skip
@@ -126,7 +152,7 @@ def hand_edit(slug: str, text: str) -> str | None:
         "nlcmt": ("pending_approval", "approved\n  # lgtm, alice"),
         "blankline": ("pending_approval", "approved\n"),
         "tabpre": ("pending_approval", "\tapproved"),
-        "nlact": ("pending_approval", "approved\n#  - {id: 2, tool: rec, why: w, params: {tag: x}}"),
+        "nlact": ("pending_approval", "approved\n#  - {id: 2, tool: rec, params: {tag: x}}"),
     }
     if slug in one:
         old, new = one[slug]
@@ -192,8 +218,9 @@ def _build(root: Path) -> Lab:
     cli: dict = {}
     for slug, who in CLI.items():
         date()
+        env = {**lab.env(who), **identity(who)}
         r = clifork.run(["approve", f"plans/{slug}", "--config", str(lab.config)],
-                        cwd=lab.repo, env={**lab.env(who), **identity(who)}, timeout=120)  # fmt: skip
+                        cwd=lab.repo, env=env, timeout=120)  # fmt: skip
         cli[slug] = {"rc": r.returncode, "out": (r.stdout + r.stderr)[-800:]}
     date()
     a = lab.run()

@@ -55,29 +55,31 @@ carries a refusal code, an ``unreadable`` row, or the CLI refused with ``E_SELF_
 More attacks added once the blanks ran: ``nlcmt`` (the value's span replaced by ``approved``,
 a newline and an indented comment line), ``blankline`` (``approved`` and a newline: a blank
 line after it), ``tabpre`` (``status: <TAB>approved``), ``nlact`` (``approved``, a newline and
-a commented-out action ``#  - {id: 2, tool: rec, ...}``: round 71's wrapped action).
+a commented-out action ``#  - {id: 2, tool: rec, ...}``: round 71's wrapped action),
+``crcmt``/``cract`` (the same comment or action after a lone CR: one line to git, two to
+YAML), ``trailtab`` (``approved`` and a tab).
 
-Seen (round 76): BROKEN (9 ids, 1 class; nothing ran that changed what the plan does, the
+Seen (round 76): BROKEN (12 ids, 1 class; nothing ran that changed what the plan does, the
 fresh-clone audit agrees with the controller). **A blank or a tab beside the new status value
-is read as a plain status change** (``blank2-{ran,audit,said}``, ``trail-{ran,audit,said}``,
-``tabpre-{ran,audit,said}``): Alice's approval ``status:  approved`` (two blanks),
-``status: approved `` (a trailing blank) or ``status: \tapproved`` is not her writing; her
-approval runs the plan once and the audit calls it valid. Should (docs/approvals.md: "Any byte
-outside that span (a comment, the key respelled, a blank) is still its committer's writing";
-"A plain status change is one line rewritten as ``status: approved``"): refused
-``E_SELF_APPROVAL`` as the comment, blank-line and other variants are; the bytes all sit
-where the OLD value's span was, so the check seems to compare against the old span only,
-not the new value's span. Low impact (whitespace only, no comment or content slipped in:
-``nlcmt``, ``blankline``, ``nlact`` held), but the doc's rule is not what is enforced.
+is read as a plain status change** (``{blank2,trail,tabpre,trailtab}-{ran,audit,said}``):
+Alice's approval ``status:  approved`` (two blanks), ``status: approved `` (a trailing blank),
+``status: <TAB>approved`` or ``status: approved<TAB>`` is not her writing; her approval runs
+the plan once and the audit calls it valid. Should (docs/approvals.md: "Any byte outside that
+span (a comment, the key respelled, a blank) is still its committer's writing"; "A plain
+status change is one line rewritten as ``status: approved``"): refused ``E_SELF_APPROVAL`` as
+the comment, blank-line and other variants are; the bytes all sit where the OLD value's span
+was, so the check seems to compare against the old span only, not the new value's. Low
+impact (whitespace only; no comment or content slipped in that way: ``nlcmt``, ``blankline``,
+``nlact``, ``crcmt``, ``cract`` held), but the documented rule is not what is enforced.
 HELD: every control ran exactly once (hand edit, ``plangate approve``, a comment kept or
 dropped, ``"approved"``/``'approved'``, a quoted old value, a flow ``plan:`` mapping, the CLI
 on the commented/quoted/flow layouts, Alice approving Bob's new version); ``addcmt``,
-``chgcmt``, ``cmtelse``, ``nlcmt``, ``blankline``, ``nlact``, ``authcmt`` refused
-``E_SELF_APPROVAL``; ``tag``, ``anchor``, ``alias``, ``multidoc``, ``emptydoc``, ``dupkey``,
-``dupfirst``, ``mlval`` never ran (unreadable or refused); ``flowsw`` never ran; ``bobsame``
-(an author's content change with its approval) never ran; ``bobauth`` refused by the CLI
-``E_SELF_APPROVAL``; the agent's own status edit never ran; ``rec`` for ``other`` (the second
-document's plan) never ran.
+``chgcmt``, ``cmtelse``, ``nlcmt``, ``blankline``, ``nlact``, ``crcmt``, ``cract``,
+``authcmt`` refused ``E_SELF_APPROVAL``; ``tag``, ``anchor``, ``alias``, ``multidoc``,
+``emptydoc``, ``dupkey``, ``dupfirst``, ``mlval`` never ran (unreadable or refused);
+``flowsw`` never ran; ``bobsame`` (an author's content change with its approval) never ran;
+``bobauth`` refused by the CLI ``E_SELF_APPROVAL``; the agent's own status edit never ran;
+``rec`` for ``other`` (the second document's plan) never ran.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ CONTROLS = ["hand", "cli", "keepcmt", "dropcmt", "dqnew", "sqnew", "dqold", "flo
             "cliq", "cliflow", "bobcontent"]  # fmt: skip
 ATTACKS = ["addcmt", "chgcmt", "cmtelse", "blank2", "trail", "tag", "anchor", "alias",
            "multidoc", "emptydoc", "dupkey", "dupfirst", "flowsw", "mlval", "authcmt",
-           "bobsame", "bobauth", "agent", "nlcmt", "blankline", "tabpre", "nlact"]  # fmt: skip
+           "bobsame", "bobauth", "agent", "nlcmt", "blankline", "tabpre", "nlact", "crcmt",
+           "cract", "trailtab"]  # fmt: skip
 CLI = {"cli": ALICE, "clicmt": ALICE, "cliq": ALICE, "cliflow": ALICE, "bobauth": BOB}
 PEND = "status: pending_approval"
 
@@ -105,10 +108,11 @@ def _broke(what: str) -> object:
 
 BLANK = _broke(
     "a blank or tab beside the new status value (`status:  approved`, `status: approved `, "
-    "`status: \\tapproved`) is read as a plain status change: the approval runs, where "
+    "`status: \\tapproved`, `approved\\t`) is read as a plain status change: the approval "
+    "runs, where "
     'docs/approvals.md says any byte outside the value\'s span ("a blank") is writing'
 )
-BROKEN: dict[str, object] = {f"{s}-{v}": BLANK for s in ("blank2", "trail", "tabpre")
+BROKEN: dict[str, object] = {f"{s}-{v}": BLANK for s in ("blank2", "trail", "tabpre", "trailtab")
                              for v in ("ran", "audit", "said")}  # fmt: skip
 
 
@@ -151,6 +155,9 @@ def hand_edit(slug: str, text: str) -> str | None:
         "authcmt": ("pending_approval", "approved"),
         "nlcmt": ("pending_approval", "approved\n  # lgtm, alice"),
         "blankline": ("pending_approval", "approved\n"),
+        "crcmt": ("pending_approval", "approved\r  # lgtm, alice"),
+        "cract": ("pending_approval", "approved\r#  - {id: 2, tool: rec, params: {tag: x}}"),
+        "trailtab": ("pending_approval", "approved\t"),
         "tabpre": ("pending_approval", "\tapproved"),
         "nlact": ("pending_approval", "approved\n#  - {id: 2, tool: rec, params: {tag: x}}"),
     }

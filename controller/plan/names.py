@@ -46,6 +46,7 @@ HFS_IGNORED = frozenset(
 _DROP_IGNORED = dict.fromkeys(HFS_IGNORED)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a pure function asked for every entry of every folder
 def fold(name: str) -> str:
     """``name`` as the file systems a checkout lands on compare it (round 72): the code
     points HFS+ ignores dropped (:data:`HFS_IGNORED`), canonical equivalents one (HFS+

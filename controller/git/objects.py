@@ -118,12 +118,25 @@ class Objects(RepoBase):
         return sha if (mode & 0o170000) in (0o100000, 0o120000) else None
 
     def mode_of(self, commit: str, path: str) -> str | None:
-        """git's mode of ``path`` in ``commit`` ("100644", "100755", ...; None: not there)."""
-        sha, mode = self._tree_of(commit), _TREE_MODE
-        for part in path.split("/"):
+        """git's mode of ``path`` in ``commit`` ("100644", "100755", ...; None: not there).
+        The folder holding it is looked up by git (:meth:`_lookup`) and only that folder's
+        tree is read: walking down parsed the whole plans folder's tree of every new commit
+        (10,000 entries, 15% of an approving pass; issue 17)."""
+        folder, _, name = path.rpartition("/")
+        spec = f"{commit}:{folder}"
+        if folder and _askable(spec):
+            found = self._lookup(spec)
+            if found is None or found[1] != "tree":
+                return None
+            sha, mode = found[0], _TREE_MODE
+            parts = [name]
+        else:
+            sha, mode = self._tree_of(commit), _TREE_MODE
+            parts = path.split("/")
+        for part in parts:
             if sha is None or mode != _TREE_MODE:
                 return None
-            entry = self._tree_entries(sha).get(part)
+            entry = self._parsed_tree(sha).get(part)
             if entry is None:
                 return None
             sha, mode = entry

@@ -662,3 +662,32 @@ def test_a_shallow_clone_is_refused_with_its_remedy(repo: Path, tmp_path: Path) 
         GitRepo(shallow).check_health()
     assert "shallow" in refused.value.message and "--unshallow" in (refused.value.remedy or "")
     GitRepo(repo).check_health()  # a whole clone is fine
+
+
+def test_mode_of_answers_as_git_ls_tree_for_every_kind_of_entry(repo: Path) -> None:
+    """``mode_of`` asks git for the folder and reads only that folder's tree (issue 17): its
+    answer is ``git ls-tree``'s for plain, executable, linked and submodule entries, folders,
+    absent paths, top-level files and names git cannot be asked (a newline)."""
+    plans = repo / "plans"
+    for i in range(600):  # a plans folder big enough to be a "big tree"
+        (plans / f"p{i:03d}").mkdir(parents=True)
+        (plans / f"p{i:03d}/PLAN.yml").write_text(f"plan: {i}\n")
+    (plans / "p001/PLAN.yml").chmod(0o755)
+    (plans / "p002/PLAN.yml").unlink()
+    (plans / "p002/PLAN.yml").symlink_to("../p003/PLAN.yml")
+    (plans / "nl\nx").mkdir()
+    (plans / "nl\nx/PLAN.yml").write_text("plan: nl\n")
+    head = commit_all(repo, "plans")
+    sub = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sub},plans/p004/mod")
+    head = commit_all(repo, "a gitlink")
+    gitrepo = GitRepo(repo)
+    paths = [
+        "plans/p000/PLAN.yml", "plans/p001/PLAN.yml", "plans/p002/PLAN.yml", "plans/p004/mod",
+        "plans/p005", "plans/p005/NOPE.yml", "plans/none/PLAN.yml", "README", "plans",
+        "plans/nl\nx/PLAN.yml", "plans/p000/PLAN.yml/deeper",
+    ]  # fmt: skip
+    for path in paths:
+        listed = git(repo, "ls-tree", "-z", head, "--", path).split("\0")[0]
+        expected = listed.split()[0] if listed and listed.split()[1] != "tree" else None
+        assert gitrepo.mode_of(head, path) == expected, path

@@ -18,7 +18,13 @@ from typing import Any
 
 from controller import fsutil
 from controller.approval import policy, recorded
-from controller.errors import PlangateError, PushRefused, StorageFailed, storage_failed
+from controller.errors import (
+    AttributeUnsupported,
+    PlangateError,
+    PushRefused,
+    StorageFailed,
+    storage_failed,
+)
 from controller.git.gitrepo import (
     CommitRecord,
     FileChange,
@@ -151,6 +157,8 @@ class Committing(ControllerCore):
             on_disk = self._worktree_bytes(state.file, committed).decode("utf-8", "replace")
         except OSError:
             return
+        except AttributeUnsupported as exc:  # round 76: an encoding it cannot apply
+            raise _Wait(f"{exc.code}: {exc.message}; {exc.remedy}") from None
         except PlangateError as exc:  # a symlink or FIFO where PLAN.yml was: never followed
             raise _Wait(f"{exc.code}: {exc.message}; restore {state.file}") from None
         if committed is not None and on_disk == committed.decode("utf-8", "replace"):

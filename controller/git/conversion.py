@@ -143,10 +143,9 @@ def _from_encoding(data: bytes, encoding: str, path: str) -> bytes:
     codec = _codec(encoding, path, _READ_MARKS)
     utf = _utf_name(encoding)
     size, order = utf[:2], utf[2:]
-    if size in _BOMS and order in ("", "LE", "BE"):
-        # git refuses UTF-16 without a mark, UTF-16LE/BE with one: stored as they are
-        if data.startswith(_BOMS[size]) != (order == ""):
-            return data
+    # git refuses UTF-16 without a mark, UTF-16LE/BE with one: stored as they are
+    if size in _BOMS and order in ("", "LE", "BE") and data.startswith(_BOMS[size]) != (not order):
+        return data
     if utf in _READ_MARKS and data.startswith(_READ_MARKS[utf]):
         data = data[len(_READ_MARKS[utf]) :]
     try:

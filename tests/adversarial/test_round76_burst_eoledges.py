@@ -34,16 +34,16 @@ status`` is clean. Variants:
   the ``late-*`` folders under it (checked out CRLF); approved as the others.
 
 Per ``<v>``: ``hand`` (``-h`` ran once; ``crlfappr``: never, refused ``E_SELF_APPROVAL``),
-``cli`` (``-c`` ran once), ``never`` (``-n`` never ran), ``clean`` (``git status`` shows none
-of the variant's files changed and no row waits "uncommitted edits" forever), ``audit`` (the
-fresh clone's valid runs agree). ``ident`` and ``wte`` were documented as never applied (the
-file read as edited) and ``hand``/``cli``/``clean`` asserted that wait; since r76eolattr they
-are applied as git applies them and held to what every other variant is (:data:`WAITS` is
-empty; the expectation changed with the rule, see "Seen"). ``nofilter``: no ``plangate`` pass or ``plangate approve`` ran the
-filter driver (the marker file gets no line while they run). ``ident-remedy``/``wte-remedy``:
-after the last pass the owner follows the wait's own remedy ("commit or discard them":
-``git checkout -- plans/<v>-n``, then ``git add -A && git commit``, which commits nothing);
-the next pass must not wait on ``<v>-n``.
+``cli`` (``-c`` ran once), ``never`` (``-n`` never ran), ``clean`` (``git status`` shows none of
+the variant's files changed and no row waits "uncommitted edits" forever), ``audit`` (the fresh
+clone's valid runs agree). ``ident`` and ``wte`` were documented as never applied (the file read
+as edited) and ``hand``/``cli``/``clean`` asserted that wait; since r76eolattr they are applied
+as git applies them and held to what every other variant is (:data:`WAITS` is empty; the
+expectation changed with the rule, see "Seen"). ``nofilter``: no ``plangate`` pass or ``plangate
+approve`` ran the filter driver (the marker file gets no line while they run).
+``ident-remedy``/``wte-remedy``: after the last pass the owner follows the wait's own remedy
+("commit or discard them": ``git checkout -- plans/<v>-n``, then ``git add -A && git commit``,
+which commits nothing); the next pass must not wait on ``<v>-n``.
 
 Seen (round 76): BROKEN (4 ids, 1 class; honest work refused forever, nothing ran that should
 not); FIXED (2026-12-01, r76eolattr): ``ident`` and ``working-tree-encoding`` are git built-ins
@@ -53,27 +53,28 @@ blob UTF-8, the working tree in the named encoding with git's byte-order-mark ru
 compares, runs and writes goes through them, so these plans are frozen, ``-h`` and ``-c`` ran
 once, ``-n`` never, ``git status`` stays clean and nothing waits; an encoding Python does not
 know (or git cannot store) holds the plan with ``E_ATTRIBUTE_UNSUPPORTED`` naming the attribute
-and its removal as the remedy. What was seen: **An ``ident`` or ``working-tree-encoding`` plan that git calls clean waits forever**
-(``ident-clean``, ``wte-clean``, ``ident-remedy``, ``wte-remedy``): every pass logs
-``plan_waiting`` "plans/<v>-<w>/PLAN.yml has uncommitted edits; plangate will not overwrite
-them (commit or discard them)", ``plangate approve`` refuses ``E_USAGE`` "has uncommitted
-edits", yet ``git status`` is clean, a commit has nothing to take and a discard checks out the
-same bytes, so the remedy cannot be followed; ``status --json`` says only "waiting to be
-frozen" (no word of the wait or the attribute). The documented behaviour (docs/operations.md:
-these attributes are "never applied ... a file that differs from the commit but through them
-reads as edited (the plan waits until it is committed or discarded)") holds literally, but
-its promised way out does not exist. Should: the wait names the attribute (and the row says
-it: ``plan_waiting`` with the attribute and "remove the attribute"), or the plan is refused
-once with a code rather than waiting on a remedy git cannot perform.
+and its removal as the remedy. What was seen: **An ``ident`` or ``working-tree-encoding`` plan
+that git calls clean waits forever** (``ident-clean``, ``wte-clean``, ``ident-remedy``,
+``wte-remedy``): every pass logs ``plan_waiting`` "plans/<v>-<w>/PLAN.yml has uncommitted edits;
+plangate will not overwrite them (commit or discard them)", ``plangate approve`` refuses
+``E_USAGE`` "has uncommitted edits", yet ``git status`` is clean, a commit has nothing to take
+and a discard checks out the same bytes, so the remedy cannot be followed; ``status --json``
+says only "waiting to be frozen" (no word of the wait or the attribute). The documented
+behaviour (docs/operations.md: these attributes are "never applied ... a file that differs from
+the commit but through them reads as edited (the plan waits until it is committed or
+discarded)") holds literally, but its promised way out does not exist. Should: the wait names
+the attribute (and the row says it: ``plan_waiting`` with the attribute and "remove the
+attribute"), or the plan is refused once with a code rather than waiting on a remedy git cannot
+perform.
 HELD: ``plain``, ``nest`` (a ``.gitattributes`` inside the plan folder), ``deep``
-(``plans/.gitattributes``), ``info`` (``.git/info/attributes``), ``auto``, ``mixed`` (mixed
-line ends, no attribute), ``mixattr``, ``filt`` (a filter driver whose output is its input),
+(``plans/.gitattributes``), ``info`` (``.git/info/attributes``), ``auto``, ``mixed`` (mixed line
+ends, no attribute), ``mixattr``, ``filt`` (a filter driver whose output is its input),
 ``attrappr`` (the attribute added in the approval commit), ``late`` (``core.autocrlf=true`` and
-``core.eol=crlf`` set between passes, new plans under them): frozen, ``-h`` and ``-c`` ran
-once, ``-n`` never, ``git status`` clean, no lingering wait, the fresh clone agrees;
-``crlfappr-h`` (CRLF bytes slipped in with the approval) refused ``E_SELF_APPROVAL``; the
-filter driver never ran during any ``plangate`` pass or ``plangate approve`` (the marker file
-empty after each); ``ident``/``wte`` never ran anything.
+``core.eol=crlf`` set between passes, new plans under them): frozen, ``-h`` and ``-c`` ran once,
+``-n`` never, ``git status`` clean, no lingering wait, the fresh clone agrees; ``crlfappr-h``
+(CRLF bytes slipped in with the approval) refused ``E_SELF_APPROVAL``; the filter driver never
+ran during any ``plangate`` pass or ``plangate approve`` (the marker file empty after each);
+``ident``/``wte`` (since r76eolattr) as the others.
 """
 
 from __future__ import annotations

@@ -20,8 +20,10 @@ CASES = {
         PLAN.replace("Say hello", "Say hello, café,"),
         lambda text: text.encode("latin-1"),
     ),
-    "working-tree-encoding=UTF-16": (PLAN.replace("Say hello", "Say hello, ✓,"),
-                                     lambda text: text.encode("utf-16")),  # fmt: skip
+    "working-tree-encoding=UTF-16": (
+        PLAN.replace("Say hello", "Say hello, ✓,"),
+        lambda text: text.encode("utf-16"),
+    ),
 }
 
 
@@ -70,6 +72,7 @@ def test_the_ident_is_the_blobs_id_in_the_working_tree(repo: Path) -> None:
     plan = _checked_out(repo, "ident")
     with controller(repo) as ctl:
         ctl.run_once()
+    assert "frozen" in head_plan(repo)  # a new blob: its id, not the agent's, in the file
     blob = git(repo, "rev-parse", "HEAD:plans/greet/PLAN.yml").strip()
     assert plan.read_bytes().startswith(b"# $Id: %s $\n" % blob.encode())
     assert git(repo, "show", "HEAD:plans/greet/PLAN.yml").startswith("# $Id$\n")

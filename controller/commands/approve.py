@@ -241,9 +241,10 @@ def _error(verdict: object) -> PlangateError:
 def _on_disk(repo: GitRepo, plan_file: Path, rel: str) -> str:
     """The file's text byte for byte as git would store it (round 55: ``read_text`` turned
     CRLF line ends into LF, so every committed CRLF plan read as edited), through git's
-    line-end conversion (round 75: a ``.gitattributes`` ``eol=crlf`` checkout, which ``git
-    status`` calls clean, read as edited)."""
-    return repo.as_committed(rel, plan_file.read_bytes()).decode("utf-8")
+    built-in conversions (round 75: a ``.gitattributes`` ``eol=crlf`` checkout, which ``git
+    status`` calls clean, read as edited; round 76: ``ident``, ``working-tree-encoding``).
+    Bytes that are no UTF-8 even so (an encoding's rules broken) read as an edit."""
+    return repo.as_committed(rel, plan_file.read_bytes()).decode("utf-8", "replace")
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:

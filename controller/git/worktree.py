@@ -362,8 +362,9 @@ class WorkTree(Objects):
         Not ``git status``: it reads working-tree files through the clean filters and
         ``process`` drivers a committed ``.gitattributes`` selects. Here git compares only
         trees with the index; the files themselves are hashed in-process, raw and through git's
-        built-in line-end conversion only (:mod:`controller.git.eol`, round 75: a file git
-        would call clean after a filter driver's conversion counts as modified: the safe side).
+        built-in conversions only (:mod:`controller.git.conversion`: line ends, round 75;
+        ``ident`` and ``working-tree-encoding``, round 76; a file git would call clean after a
+        filter driver's conversion counts as modified: the safe side).
         """
         # --no-optional-locks: never take index.lock from a human's `git commit`.
         base = ("--no-optional-locks", "-c", "core.quotePath=false")
@@ -388,7 +389,7 @@ class WorkTree(Objects):
 
     def _worktree_holds(self, path: str, mode: str, sha: str) -> bool:
         """Does the working tree's ``path`` hold the blob ``sha``: as it is on disk, or as git
-        would store it through its line-end conversion (what ``git status`` calls clean)?"""
+        would store it through its built-in conversions (what ``git status`` calls clean)?"""
         raw = self._worktree_id(path, mode)
         if raw == sha or raw is None or mode in ("120000", "160000"):
             return raw == sha

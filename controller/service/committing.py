@@ -178,9 +178,10 @@ class Committing(ControllerCore):
             )
 
     def _worktree_bytes(self, file: str, committed: bytes | None = None) -> bytes:
-        """The working tree's ``file`` as git would store it (its line-end conversion,
+        """The working tree's ``file`` as git would store it (its built-in conversions,
         :meth:`~controller.git.worktree.WorkTree.as_committed`; round 75: a ``.gitattributes``
-        ``eol=crlf`` left every plan waiting on edits nobody made). Never through a link."""
+        ``eol=crlf`` left every plan waiting on edits nobody made; round 76: ``ident`` and
+        ``working-tree-encoding`` too). Never through a link."""
         raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
         return raw if raw == committed else self.repo.as_committed(file, raw)
 

@@ -129,7 +129,8 @@ def _codec(encoding: str, path: str, marks: dict[str, bytes]) -> str:
     utf = _utf_name(encoding)
     name = f"UTF-{utf.removesuffix('-BOM')}" if utf in marks else encoding
     try:
-        return codecs.lookup(name).name
+        codec = codecs.lookup(name).name
+        "".encode(codec)  # a text encoding: Python's base64 or rot13 codecs are none
     except LookupError:
         raise AttributeUnsupported(
             f"working-tree-encoding={encoding} is an encoding plangate cannot convert",
@@ -137,6 +138,7 @@ def _codec(encoding: str, path: str, marks: dict[str, bytes]) -> str:
             remedy=f"remove the working-tree-encoding attribute for {path or 'the file'} "
             "(or name an encoding Python knows) and commit .gitattributes",
         ) from None
+    return codec
 
 
 def _from_encoding(data: bytes, encoding: str, path: str) -> bytes:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.gitenv import ALICE, commit_all, git, identity, run_cli
+from tests.support.gitenv import AGENT, ALICE, commit_all, git, identity, run_cli
 from tests.support.gitkit import PLAN, head_plan, write_plan
 
 CASES = {
@@ -63,4 +63,16 @@ def test_an_edit_under_the_attribute_is_still_refused(
     plan.write_bytes(plan.read_bytes().replace(b"Written by the agent", b"Edited by hand"))
     code, said = _approve(repo, config)
     assert code != 0 and "has uncommitted edits" in said
+    assert head_plan(repo)["plan"]["status"] == "pending_approval"
+
+
+def test_an_encoding_it_cannot_apply_is_refused_with_its_code(repo: Path, tmp_path: Path) -> None:
+    config, plan = _frozen(repo, tmp_path, "ident")
+    (repo / ".gitattributes").write_text("plans/*/PLAN.yml working-tree-encoding=X-NO-SUCH\n")
+    git(repo, "add", ".gitattributes")  # git itself cannot store the plan under it
+    git(repo, "commit", "-qm", "agent names an encoding nobody knows", env=identity(*AGENT))
+    plan.write_bytes(plan.read_bytes() + b"# more\n")
+    code, said = _approve(repo, config)
+    assert code != 0 and "E_ATTRIBUTE_UNSUPPORTED" in said, said
+    assert "remove the working-tree-encoding attribute" in said
     assert head_plan(repo)["plan"]["status"] == "pending_approval"

@@ -349,6 +349,14 @@ class UnsafePath(PlangateError):
     )
 
 
+class AttributeUnsupported(PlangateError):
+    """A git attribute of a plan file plangate cannot apply as git does (an encoding Python
+    does not know): the file is never compared or written through a guess (round 76)."""
+
+    code = "E_ATTRIBUTE_UNSUPPORTED"
+    remedy = "remove the attribute for the plan file and commit .gitattributes"
+
+
 class ActionIds(PlangateError):
     code = "E_ACTION_IDS"
     remedy = "number actions 1, 2, 3, ... in file order"

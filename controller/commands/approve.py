@@ -53,7 +53,7 @@ def commit_trailer(path: str, *, note: str | None) -> int:
     if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
-    _refuse_uncommitted(text, _on_disk(repo, plan_file, rel), rel)
+    _refuse_uncommitted(text, _on_disk(repo, plan_file, rel, committed), rel)
     loaded = plans.validate_text(text, Path(rel))
     if loaded.status not in ("pending_approval", "approved"):
         raise IllegalTransition(
@@ -108,7 +108,7 @@ def commit_status(
     if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
-    on_disk = _on_disk(repo, plan_file, rel)
+    on_disk = _on_disk(repo, plan_file, rel, committed)
     _refuse_uncommitted(text, on_disk, rel)
     loaded = plans.validate_text(text, Path(rel))
     plan_id = str(Path(rel).parent)
@@ -238,12 +238,15 @@ def _error(verdict: object) -> PlangateError:
     return err
 
 
-def _on_disk(repo: GitRepo, plan_file: Path, rel: str) -> str:
+def _on_disk(repo: GitRepo, plan_file: Path, rel: str, committed: bytes) -> str:
     """The file's text byte for byte as git would store it (round 55: ``read_text`` turned
     CRLF line ends into LF, so every committed CRLF plan read as edited), through git's
-    line-end conversion (round 75: a ``.gitattributes`` ``eol=crlf`` checkout, which ``git
-    status`` calls clean, read as edited)."""
-    return repo.as_committed(rel, plan_file.read_bytes()).decode("utf-8")
+    built-in conversions (round 75: a ``.gitattributes`` ``eol=crlf`` checkout, which ``git
+    status`` calls clean, read as edited; round 76: ``ident``, ``working-tree-encoding``).
+    Bytes that are no UTF-8 even so (an encoding's rules broken) read as an edit; the
+    committed bytes themselves are taken as they are (as the controller takes them)."""
+    raw = plan_file.read_bytes()
+    return (raw if raw == committed else repo.as_committed(rel, raw)).decode("utf-8", "replace")
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:

@@ -188,7 +188,10 @@ class Checkpoints:
 
     def _write_plan(self, block: dict[str, Any]) -> None:
         # never through a symlink or into a FIFO an agent swapped in (E_UNSAFE_PATH)
-        text = fsutil.read_regular(self.plan_file, root=self.root).decode("utf-8")
+        try:
+            text = fsutil.read_regular(self.plan_file, root=self.root).decode("utf-8")
+        except UnicodeDecodeError:  # round 76: a working-tree-encoding: another text (below)
+            return
         loaded = self.plan
         if loaded.doc is not None and text in (loaded.text, self._written):
             # the file holds the plan as run, or as this run last wrote it (the same text with

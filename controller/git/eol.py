@@ -4,10 +4,11 @@ and what it checks out for a blob, by the ``text``/``eol``/``crlf`` attributes a
 
 A ``.gitattributes`` line ``PLAN.yml text eol=crlf`` (common for Windows users) keeps LF
 blobs and a CRLF working tree that ``git status`` calls clean: plangate compares and writes
-through the same conversion (round 75). Only this conversion is honoured: the agent writes
-``.gitattributes``, so a filter driver, ``ident`` or ``working-tree-encoding`` is never applied
-(a file that differs but through them reads as edited: the safe side) and no program an
-attribute names is run. Pure: the attributes and config values come in as strings.
+through the same conversion (round 75); :mod:`controller.git.conversion` adds git's other
+built-ins, ``ident`` and ``working-tree-encoding`` (round 76), in git's order. The agent
+writes ``.gitattributes``, so a filter driver is never applied (a file that differs but
+through one reads as edited: the safe side) and no program an attribute names is run. Pure:
+the attributes and config values come in as strings.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-f
 Commands that read working-tree contents through attributes (``status``, ``diff`` of the
 working tree, ``add``...) are not run by the controller: filters and diff drivers named in a
 ``.gitattributes`` the agent commits never run (:meth:`WorkTree.worktree_changes` compares
-contents itself, through git's built-in line-end conversion alone: :mod:`controller.git.eol`).
+contents itself, through git's built-in conversions alone: :mod:`controller.git.conversion`).
 Trusted, not covered: the ``git`` binary found on ``PATH`` and the programs the trusted
 config names.
 """

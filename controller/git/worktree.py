@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from controller.errors import GitError, PlangateError
 from controller.fsutil import read_regular
-from controller.git import eol
+from controller.git import conversion, eol
 from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
@@ -40,24 +40,22 @@ class WorkTree(Objects):
     #: (the repository config file's stat, its core.autocrlf/core.eol) as last read
     _eol_config: tuple[tuple[int, ...], eol.EolConfig] | None = None
 
-    def eol_conversions(self, paths: Sequence[str]) -> dict[str, str]:
-        """Git's built-in line-end conversion of each of ``paths`` (:mod:`controller.git.eol`):
-        their ``text``/``eol``/``crlf`` attributes as ``git check-attr`` reads them (it runs
-        nothing an attribute names) and ``core.autocrlf``/``core.eol``."""
+    def conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
+        """Git's built-in conversion of each of ``paths`` (:mod:`controller.git.conversion`):
+        their line-end, ``ident`` and ``working-tree-encoding`` attributes as ``git
+        check-attr`` reads them (it runs nothing an attribute names) and ``core.autocrlf``/
+        ``core.eol``."""
         if self.bare or not paths:
-            return {path: eol.NONE for path in paths}
+            return {path: conversion.NONE for path in paths}
         found: dict[str, dict[str, str]] = {path: {} for path in paths}
-        got = self.run_raw("check-attr", "-z", "text", "eol", "crlf", "--", *paths)
+        got = self.run_raw("check-attr", "-z", *conversion.ATTRIBUTES, "--", *paths)
         if got.returncode != 0:  # a path git cannot name: no conversion (reads as edited)
-            return {path: eol.NONE for path in paths}
+            return {path: conversion.NONE for path in paths}
         out = got.stdout.decode("utf-8", "surrogateescape").split("\0")
         for path, name, value in zip(out[0::3], out[1::3], out[2::3], strict=False):
             found.setdefault(path, {})[name] = value
         config = self._eol_settings()
-        return {
-            path: eol.action(got.get("text", ""), got.get("eol", ""), got.get("crlf", ""), config)
-            for path, got in found.items()
-        }
+        return {path: conversion.of_attributes(got, config) for path, got in found.items()}
 
     def _eol_settings(self) -> eol.EolConfig:
         """``core.autocrlf``/``core.eol`` as git reads them, again when the config changes."""
@@ -78,17 +76,18 @@ class WorkTree(Objects):
 
     def as_committed(self, path: str, data: bytes) -> bytes:
         """What git stores for the working-tree bytes ``data`` at ``path``: what it compares
-        to tell a clean file from an edited one (``git status``), line ends only."""
-        if b"\r\n" not in data:
-            return data
-        return eol.to_git(data, self.eol_conversions([path])[path])
+        to tell a clean file from an edited one (``git status``), through git's built-in
+        conversions (line ends, ``ident``, ``working-tree-encoding``; round 76).
+        :class:`~controller.errors.AttributeUnsupported`: an encoding it cannot apply."""
+        return conversion.to_git(data, self.conversions([path])[path], path)
 
     def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
-        """``files`` (blobs) as git would check them out (line ends only)."""
-        text = [path for path, data in files.items() if data is not None and b"\n" in data]
-        conversions = self.eol_conversions(text)
+        """``files`` (blobs) as git would check them out (its built-in conversions)."""
+        conversions = self.conversions([path for path, data in files.items() if data])
         return {
-            path: eol.to_worktree(data, conversions[path]) if data and path in conversions else data
+            path: conversion.to_worktree(data, conversions[path], path)
+            if data and path in conversions
+            else data
             for path, data in files.items()
         }
 
@@ -363,8 +362,9 @@ class WorkTree(Objects):
         Not ``git status``: it reads working-tree files through the clean filters and
         ``process`` drivers a committed ``.gitattributes`` selects. Here git compares only
         trees with the index; the files themselves are hashed in-process, raw and through git's
-        built-in line-end conversion only (:mod:`controller.git.eol`, round 75: a file git
-        would call clean after a filter driver's conversion counts as modified: the safe side).
+        built-in conversions only (:mod:`controller.git.conversion`: line ends, round 75;
+        ``ident`` and ``working-tree-encoding``, round 76; a file git would call clean after a
+        filter driver's conversion counts as modified: the safe side).
         """
         # --no-optional-locks: never take index.lock from a human's `git commit`.
         base = ("--no-optional-locks", "-c", "core.quotePath=false")
@@ -389,15 +389,15 @@ class WorkTree(Objects):
 
     def _worktree_holds(self, path: str, mode: str, sha: str) -> bool:
         """Does the working tree's ``path`` hold the blob ``sha``: as it is on disk, or as git
-        would store it through its line-end conversion (what ``git status`` calls clean)?"""
+        would store it through its built-in conversions (what ``git status`` calls clean)?"""
         raw = self._worktree_id(path, mode)
         if raw == sha or raw is None or mode in ("120000", "160000"):
             return raw == sha
         try:
             data = read_regular(self.path / path, root=self.path)
-        except (OSError, PlangateError):
+            return blob_id(self.as_committed(path, data)) == sha
+        except (OSError, PlangateError):  # AttributeUnsupported too: reads as edited
             return False
-        return blob_id(self.as_committed(path, data)) == sha
 
     def _worktree_id(self, path: str, mode: str) -> str | None:
         """The blob id of the working tree's ``path`` as it is on disk (None: not there)."""

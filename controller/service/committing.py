@@ -18,7 +18,13 @@ from typing import Any
 
 from controller import fsutil
 from controller.approval import policy, recorded
-from controller.errors import PlangateError, PushRefused, StorageFailed, storage_failed
+from controller.errors import (
+    AttributeUnsupported,
+    PlangateError,
+    PushRefused,
+    StorageFailed,
+    storage_failed,
+)
 from controller.git.gitrepo import (
     CommitRecord,
     FileChange,
@@ -151,6 +157,8 @@ class Committing(ControllerCore):
             on_disk = self._worktree_bytes(state.file, committed).decode("utf-8", "replace")
         except OSError:
             return
+        except AttributeUnsupported as exc:  # round 76: an encoding it cannot apply
+            raise _Wait(f"{exc.code}: {exc.message}; {exc.remedy}") from None
         except PlangateError as exc:  # a symlink or FIFO where PLAN.yml was: never followed
             raise _Wait(f"{exc.code}: {exc.message}; restore {state.file}") from None
         if committed is not None and on_disk == committed.decode("utf-8", "replace"):
@@ -170,9 +178,10 @@ class Committing(ControllerCore):
             )
 
     def _worktree_bytes(self, file: str, committed: bytes | None = None) -> bytes:
-        """The working tree's ``file`` as git would store it (its line-end conversion,
+        """The working tree's ``file`` as git would store it (its built-in conversions,
         :meth:`~controller.git.worktree.WorkTree.as_committed`; round 75: a ``.gitattributes``
-        ``eol=crlf`` left every plan waiting on edits nobody made). Never through a link."""
+        ``eol=crlf`` left every plan waiting on edits nobody made; round 76: ``ident`` and
+        ``working-tree-encoding`` too). Never through a link."""
         raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
         return raw if raw == committed else self.repo.as_committed(file, raw)
 

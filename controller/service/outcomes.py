@@ -162,7 +162,7 @@ class Outcomes(Committing):
         start commit; such a plan waits, untouched, instead of running unapproved content."""
         loaded: plans.LoadedPlan | None = None
         try:
-            text = fsutil.read_regular(job.plan_file, root=self._tree_root(job)).decode("utf-8")
+            loaded = self._run_file(job.plan_file, self._tree_root(job), job.plan_hash)
         except UnsafePath as exc:  # a link or special file on the way: never followed
             with self._lock:
                 self._refused_files[job.plan_id] = _stat_key(job.plan_file)
@@ -171,7 +171,6 @@ class Outcomes(Committing):
         except (OSError, UnicodeDecodeError, PlangateError) as exc:
             found: str | None = f"unreadable ({exc})"
         else:
-            loaded = plans.validate_text(text, job.plan_file, self.config)
             found = loaded.hash
         if found == job.plan_hash and loaded is not None:
             return loaded
@@ -183,6 +182,24 @@ class Outcomes(Committing):
                 f"{job.plan_hash} was approved; restore the committed file to run it",
             )
         return None
+
+    def _run_file(self, path: Path, root: Path | None, approved: str) -> plans.LoadedPlan:
+        """The plan file ``path`` read and validated (never through a link); in the working
+        tree (``root``), when its bytes do not hash to ``approved``, as git would store them
+        (round 76: a ``working-tree-encoding`` plan, clean to ``git status``, read as its
+        working-tree bytes hashed to another plan and never ran). The common case reads the
+        file once and asks git nothing."""
+        raw = fsutil.read_regular(path, root=root)
+        try:
+            loaded = plans.validate_text(raw.decode("utf-8"), path, self.config)
+        except (UnicodeDecodeError, PlangateError):
+            if root is None:
+                raise
+        else:
+            if loaded.hash == approved or root is None:
+                return loaded
+        stored = self.repo.as_committed(path.relative_to(root).as_posix(), raw)
+        return plans.validate_text(stored.decode("utf-8"), path, self.config)
 
     def _abort_check(self, job: Job) -> Callable[[], bool]:
         # the branch head last looked at (at first: what the index was last brought up to)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from controller.errors import PlangateError, Problem
@@ -290,14 +290,11 @@ class Controller(Deciding, Outcomes):
         """A started plan whose file no longer hashes to its approval: the controller will
         not run it (it logs ``plan_waiting``, in its own process); say so here too (round 29:
         a stale file committed over a killed start, with an edit, left status silent)."""
-        from controller import fsutil
-        from controller.plan import plans
-
         if state.status != "executing" or not state.approved_hash:
             return None
         try:
-            text = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path)
-            found = plans.validate_text(text.decode("utf-8"), Path(state.file), self.config).hash
+            path = self.repo.path / state.file
+            found = self._run_file(path, self.repo.path, state.approved_hash).hash
         except (OSError, UnicodeDecodeError, PlangateError):
             return None  # reported as unreadable or missing elsewhere
         if found == state.approved_hash:

@@ -3,6 +3,8 @@ ends": git's built-in conversion, ``text``/``eol=``/``crlf`` attributes and
 ``core.autocrlf``/``core.eol``, applied in-process; "a ``filter=``, ``ident`` or
 ``working-tree-encoding`` attribute is never applied and no program an attribute names is
 run: a file that differs from the commit but through them reads as edited"), at its edges.
+(Since r76eolattr, 2026-12-01, ``ident`` and ``working-tree-encoding`` are applied too, as git
+applies them: docs/operations.md, "Line ends and attributes".)
 
 Lab (one, local mode, fake commit dates). The lab's ``.git/config`` defines a filter driver
 ``evil`` whose clean and smudge commands append a line to a marker file (then ``cat``: the
@@ -32,38 +34,47 @@ status`` is clean. Variants:
   the ``late-*`` folders under it (checked out CRLF); approved as the others.
 
 Per ``<v>``: ``hand`` (``-h`` ran once; ``crlfappr``: never, refused ``E_SELF_APPROVAL``),
-``cli`` (``-c`` ran once), ``never`` (``-n`` never ran), ``clean`` (``git status`` shows none
-of the variant's files changed and no row waits "uncommitted edits" forever), ``audit`` (the
-fresh clone's valid runs agree). For ``ident`` and ``wte`` (documented as never applied: the
-file reads as edited) ``hand``/``cli``/``clean`` assert the documented wait instead: nothing
-ran, and the wait is said. ``nofilter``: no ``plangate`` pass or ``plangate approve`` ran the
-filter driver (the marker file gets no line while they run). ``ident-remedy``/``wte-remedy``:
-after the last pass the owner follows the wait's own remedy ("commit or discard them":
-``git checkout -- plans/<v>-n``, then ``git add -A && git commit``, which commits nothing);
-the next pass must no longer wait on ``<v>-n``.
+``cli`` (``-c`` ran once), ``never`` (``-n`` never ran), ``clean`` (``git status`` shows none of
+the variant's files changed and no row waits "uncommitted edits" forever), ``audit`` (the fresh
+clone's valid runs agree). ``ident`` and ``wte`` were documented as never applied (the file read
+as edited) and ``hand``/``cli``/``clean`` asserted that wait; since r76eolattr they are applied
+as git applies them and held to what every other variant is (:data:`WAITS` is empty; the
+expectation changed with the rule, see "Seen"). ``nofilter``: no ``plangate`` pass or ``plangate
+approve`` ran the filter driver (the marker file gets no line while they run).
+``ident-remedy``/``wte-remedy``: after the last pass the owner follows the wait's own remedy
+("commit or discard them": ``git checkout -- plans/<v>-n``, then ``git add -A && git commit``,
+which commits nothing); the next pass must not wait on ``<v>-n``.
 
 Seen (round 76): BROKEN (4 ids, 1 class; honest work refused forever, nothing ran that should
-not). **An ``ident`` or ``working-tree-encoding`` plan that git calls clean waits forever**
-(``ident-clean``, ``wte-clean``, ``ident-remedy``, ``wte-remedy``): every pass logs
-``plan_waiting`` "plans/<v>-<w>/PLAN.yml has uncommitted edits; plangate will not overwrite
-them (commit or discard them)", ``plangate approve`` refuses ``E_USAGE`` "has uncommitted
-edits", yet ``git status`` is clean, a commit has nothing to take and a discard checks out the
-same bytes, so the remedy cannot be followed; ``status --json`` says only "waiting to be
-frozen" (no word of the wait or the attribute). The documented behaviour (docs/operations.md:
-these attributes are "never applied ... a file that differs from the commit but through them
-reads as edited (the plan waits until it is committed or discarded)") holds literally, but
-its promised way out does not exist. Should: the wait names the attribute (and the row says
-it: ``plan_waiting`` with the attribute and "remove the attribute"), or the plan is refused
-once with a code rather than waiting on a remedy git cannot perform.
+not); FIXED (2026-12-01, r76eolattr): ``ident`` and ``working-tree-encoding`` are git built-ins
+(nothing is run), so plangate applies them in-process exactly as git does
+(``controller/git/conversion.py``, beside ``eol.py``: ``$Id$`` <-> ``$Id: <blob id> $``; the
+blob UTF-8, the working tree in the named encoding with git's byte-order-mark rules): what it
+compares, runs and writes goes through them, so these plans are frozen, ``-h`` and ``-c`` ran
+once, ``-n`` never, ``git status`` stays clean and nothing waits; an encoding Python does not
+know (or git cannot store) holds the plan with ``E_ATTRIBUTE_UNSUPPORTED`` naming the attribute
+and its removal as the remedy. What was seen: **An ``ident`` or ``working-tree-encoding`` plan
+that git calls clean waits forever** (``ident-clean``, ``wte-clean``, ``ident-remedy``,
+``wte-remedy``): every pass logs ``plan_waiting`` "plans/<v>-<w>/PLAN.yml has uncommitted edits;
+plangate will not overwrite them (commit or discard them)", ``plangate approve`` refuses
+``E_USAGE`` "has uncommitted edits", yet ``git status`` is clean, a commit has nothing to take
+and a discard checks out the same bytes, so the remedy cannot be followed; ``status --json``
+says only "waiting to be frozen" (no word of the wait or the attribute). The documented
+behaviour (docs/operations.md: these attributes are "never applied ... a file that differs from
+the commit but through them reads as edited (the plan waits until it is committed or
+discarded)") holds literally, but its promised way out does not exist. Should: the wait names
+the attribute (and the row says it: ``plan_waiting`` with the attribute and "remove the
+attribute"), or the plan is refused once with a code rather than waiting on a remedy git cannot
+perform.
 HELD: ``plain``, ``nest`` (a ``.gitattributes`` inside the plan folder), ``deep``
-(``plans/.gitattributes``), ``info`` (``.git/info/attributes``), ``auto``, ``mixed`` (mixed
-line ends, no attribute), ``mixattr``, ``filt`` (a filter driver whose output is its input),
+(``plans/.gitattributes``), ``info`` (``.git/info/attributes``), ``auto``, ``mixed`` (mixed line
+ends, no attribute), ``mixattr``, ``filt`` (a filter driver whose output is its input),
 ``attrappr`` (the attribute added in the approval commit), ``late`` (``core.autocrlf=true`` and
-``core.eol=crlf`` set between passes, new plans under them): frozen, ``-h`` and ``-c`` ran
-once, ``-n`` never, ``git status`` clean, no lingering wait, the fresh clone agrees;
-``crlfappr-h`` (CRLF bytes slipped in with the approval) refused ``E_SELF_APPROVAL``; the
-filter driver never ran during any ``plangate`` pass or ``plangate approve`` (the marker file
-empty after each); ``ident``/``wte`` never ran anything.
+``core.eol=crlf`` set between passes, new plans under them): frozen, ``-h`` and ``-c`` ran once,
+``-n`` never, ``git status`` clean, no lingering wait, the fresh clone agrees; ``crlfappr-h``
+(CRLF bytes slipped in with the approval) refused ``E_SELF_APPROVAL``; the filter driver never
+ran during any ``plangate`` pass or ``plangate approve`` (the marker file empty after each);
+``ident``/``wte`` (since r76eolattr) as the others.
 """
 
 from __future__ import annotations
@@ -79,23 +90,19 @@ from test_round2_execution_kit import shared
 VARIANTS = ["plain", "nest", "deep", "info", "auto", "mixed", "mixattr", "filt", "ident", "wte",
             "attrappr", "crlfappr", "late"]  # fmt: skip
 WHO = ["h", "c", "n"]
-#: never applied, as documented: the file reads as edited and the plan waits
-WAITS = ("ident", "wte")
+#: variants whose plans wait as documented (none since r76eolattr: ``ident`` and
+#: ``working-tree-encoding`` are applied as git applies them, and run as the others)
+WAITS: tuple[str, ...] = ()
+#: the variants whose wait's remedy is followed (round 76: it could not be)
+REMEDIED = ("ident", "wte")
 
 
 def _broke(what: str) -> object:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 76: {what}")
 
 
-STUCK = _broke(
-    "an `ident` / `working-tree-encoding` plan git calls clean waits forever: the pass logs "
-    "'has uncommitted edits ... (commit or discard them)', neither is possible (git status "
-    "clean, nothing to commit, a discard checks out the same bytes), and `status --json` says "
-    "only 'waiting to be frozen'"
-)
-BROKEN: dict[str, object] = {
-    f"{v}-{c}": STUCK for v in ("ident", "wte") for c in ("clean", "remedy")
-}
+#: fixed by r76eolattr (2026-12-01): ident-clean, wte-clean, ident-remedy, wte-remedy
+BROKEN: dict[str, object] = {}
 
 
 def text_of(slug: str, v: str) -> bytes:
@@ -213,7 +220,7 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "--", "plans/ident-n", "plans/wte-n")
     lab.commit("commit whatever is edited", AGENT)
     rem = run("remedy")
-    out["remedy"] = {v: f"plans/{v}-n/PLAN.yml has uncommitted edits" in rem for v in WAITS}
+    out["remedy"] = {v: f"plans/{v}-n/PLAN.yml has uncommitted edits" in rem for v in REMEDIED}
     out["ran"] = {f"{v}-{w}": len(lab.calls(f"{v}-{w}")) for v in VARIANTS for w in WHO}
     out["rows"] = {k.removeprefix("plans/"): {"status": v.get("status"), "reason": v.get("reason")}
                    for k, v in lab.status().items()}  # fmt: skip

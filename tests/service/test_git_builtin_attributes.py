@@ -1,0 +1,104 @@
+"""``ident`` and ``working-tree-encoding`` are git built-ins, applied as git applies them
+(round 76): a plan committed under them, which ``git status`` calls clean, is frozen,
+approved and run, and every controller write leaves ``git status`` clean (before: every pass
+waited on "uncommitted edits" that no commit or discard could remove). An encoding plangate
+cannot apply holds the plan with ``E_ATTRIBUTE_UNSUPPORTED`` and a remedy that works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.gitenv import AGENT, ALICE, commit_all, git, identity
+from tests.support.gitkit import PLAN, controller, head_plan, write_plan
+
+#: attribute -> (the plan text, its working-tree bytes as the agent writes them)
+CASES = {
+    "ident": ("# $Id$\n" + PLAN, lambda text: text.encode("utf-8")),
+    "working-tree-encoding=ISO-8859-1": (
+        PLAN.replace("Say hello", "Say hello, café,"),
+        lambda text: text.encode("latin-1"),
+    ),
+    "working-tree-encoding=UTF-16": (
+        PLAN.replace("Say hello", "Say hello, ✓,"),
+        lambda text: text.encode("utf-16"),
+    ),
+}
+
+
+def _checked_out(repo: Path, attr: str) -> Path:
+    text, encode = CASES[attr]
+    plan = write_plan(repo)
+    plan.write_bytes(encode(text))
+    (repo / ".gitattributes").write_text(f"plans/*/PLAN.yml {attr}\n")
+    commit_all(repo, "agent plan")
+    plan.unlink()
+    git(repo, "checkout", "-q", "--", ".")
+    assert git(repo, "status", "--porcelain") == ""
+    return plan
+
+
+def _as_git_checks_out(repo: Path, plan: Path) -> bytes:
+    """What ``git checkout`` writes for the committed blob (the working tree's truth)."""
+    plan.unlink()
+    git(repo, "checkout", "-q", "--", ".")
+    return plan.read_bytes()
+
+
+@pytest.mark.parametrize("attr", list(CASES))
+def test_a_plan_git_calls_clean_is_frozen_approved_and_run(repo: Path, attr: str) -> None:
+    plan = _checked_out(repo, attr)
+    with controller(repo) as ctl:
+        ctl.run_once()
+    assert head_plan(repo)["frozen"]["hash"].startswith("sha256:")
+    assert git(repo, "status", "--porcelain") == ""
+    written = plan.read_bytes()
+    assert written == _as_git_checks_out(repo, plan)  # what git would check out
+    plan.write_bytes(written.replace(b"pending_approval", b"approved")
+                     if "UTF-16" not in attr else
+                     written.decode("utf-16").replace("pending_approval", "approved")
+                     .encode("utf-16"))  # fmt: skip
+    commit_all(repo, "approve", ALICE)
+    with controller(repo) as ctl:
+        ctl.run_once()
+        rows = {row["plan"]: row for row in ctl.status(reasons=True)}
+    assert head_plan(repo)["execution"]["status"] == "completed", rows
+    assert git(repo, "status", "--porcelain") == ""
+    assert plan.read_bytes() == _as_git_checks_out(repo, plan)
+
+
+def test_the_ident_is_the_blobs_id_in_the_working_tree(repo: Path) -> None:
+    plan = _checked_out(repo, "ident")
+    with controller(repo) as ctl:
+        ctl.run_once()
+    assert "frozen" in head_plan(repo)  # a new blob: its id, not the agent's, in the file
+    blob = git(repo, "rev-parse", "HEAD:plans/greet/PLAN.yml").strip()
+    assert plan.read_bytes().startswith(b"# $Id: %s $\n" % blob.encode())
+    assert git(repo, "show", "HEAD:plans/greet/PLAN.yml").startswith("# $Id$\n")
+
+
+def test_an_edit_git_sees_under_the_attributes_still_waits(repo: Path) -> None:
+    plan = _checked_out(repo, "working-tree-encoding=ISO-8859-1")
+    plan.write_bytes(plan.read_bytes().replace(b"Written by the agent", b"Edited by hand"))
+    with controller(repo) as ctl:
+        ctl.run_once()
+        rows = {row["plan"]: row for row in ctl.status(reasons=True)}
+    assert "uncommitted edits" in (rows["plans/greet"]["waiting"] or "")
+    assert "frozen" not in head_plan(repo)
+
+
+def test_an_encoding_it_cannot_apply_holds_with_its_code(repo: Path) -> None:
+    plan = write_plan(repo)
+    commit_all(repo, "agent plan")
+    (repo / ".gitattributes").write_text("plans/*/PLAN.yml working-tree-encoding=X-NO-SUCH\n")
+    git(repo, "add", ".gitattributes")  # git itself cannot store the plan under it
+    git(repo, "commit", "-qm", "agent names an encoding nobody knows", env=identity(*AGENT))
+    plan.write_bytes(plan.read_bytes() + b"# more\n")
+    with controller(repo) as ctl:
+        ctl.run_once()
+        rows = {row["plan"]: row for row in ctl.status(reasons=True)}
+    said = rows["plans/greet"]["waiting"] or ""
+    assert "E_ATTRIBUTE_UNSUPPORTED" in said and "working-tree-encoding=X-NO-SUCH" in said
+    assert "remove the working-tree-encoding attribute" in said
+    assert "frozen" not in head_plan(repo)

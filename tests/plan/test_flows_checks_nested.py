@@ -428,7 +428,9 @@ def test_a_pinned_folder_beside_its_twin_folder_is_ambiguous(lab: Any, twin: str
     assert "E_PLAN_AMBIGUOUS" in [e["code"] for e in result["errors"]], result["errors"]
 
 
-@pytest.mark.parametrize("twin", ["Common/send", "COMMON~1/send", "com\u200cmon/Send", "common\\send"])
+@pytest.mark.parametrize(
+    "twin", ["Common/send", "COMMON~1/send", "com\u200cmon/Send", "common\\send"]
+)
 def test_a_pinned_folder_beside_an_up_level_twin_is_ambiguous(lab: Any, twin: str) -> None:
     """Round 76: ``plans/Common/send/`` (or the 8.3 ``plans/COMMON~1/send/``, a twin at two
     levels, the one folder ``plans/common\\send/`` git for Windows reads as the path

@@ -170,12 +170,12 @@ def _fetched(
 
 def check_path(rel: str, config: Config | None) -> tuple[str, ...]:
     """The parts of ``rel`` once it is known to be a plain folder path under the plans
-    folder (no ``..``, ``.``, absolute path, backslash or unprintable name)."""
+    folder (no ``..``, ``.``, absolute path or unprintable name), naming a plan by the plan
+    id rule (a backslash in a name is E_UNSAFE_PATH there, as for ``status``: round 76)."""
     parts = PurePosixPath(rel).parts
     plans_dir = _plans_parts(config)
     bad = (
         rel.startswith("/")
-        or "\\" in rel
         or any(p in ("..", ".") for p in parts)
         or tuple(parts[: len(plans_dir)]) != plans_dir
         or len(parts) <= len(plans_dir)

@@ -361,7 +361,8 @@ def test_a_pin_that_cannot_be_read_is_named_by_its_repository_path(lab: Any, how
 
 
 @pytest.mark.parametrize(
-    "folder", ["EXECUTION_LOG.md", "PLAN.jſon", "plan.yml", "Execution_Log.MD", "PLAN.YAML"]
+    "folder",
+    ["EXECUTION_LOG.md", "PLAN.jſon", "plan.yml", "Execution_Log.MD", "PLAN.YAML", "se\\nd"],
 )
 def test_a_pin_to_a_folder_no_reader_takes_for_a_plan_is_unsafe(lab: Any, folder: str) -> None:
     """Round 71: a nested pin names a plan folder by the rule every reader finds plans by; a

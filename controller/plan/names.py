@@ -107,8 +107,9 @@ def path_parts(path: str) -> list[str]:
     """The parts of the relative path ``path`` as git for Windows splits it (``is_dir_sep``
     takes ``\\`` for a separator): the folder ``plans/bs\\x`` is the path ``plans/bs/x`` there
     (round 76). Such a name is held for itself (:func:`unsafe_name`); split so, it is also
-    the twin of the folder it names (:func:`same_path`)."""
-    return _SEPARATORS.split(path)
+    the twin of the folder it names (:func:`same_path`). Windows drops an empty part
+    (``plans\\\\x``, ``x\\``), so none is kept."""
+    return [part for part in _SEPARATORS.split(path) if part] or [path]
 
 
 def same_path(path: str, other: str) -> bool:

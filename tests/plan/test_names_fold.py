@@ -215,6 +215,7 @@ def test_a_backslash_is_a_separator_to_git_for_windows_and_an_unsafe_name() -> N
     twin of ``plans/bs/x`` (round 76: ``bs/x`` ran beside it)."""
     assert path_parts("plans/bs\\x") == ["plans", "bs", "x"]
     assert same_path("plans/bs\\x", "plans/BS/x") and not same_path("plans/bs\\x", "plans/bs")
+    assert same_path("plans/\\x", "plans/x") and same_path("plans/x\\", "plans/X")  # none empty
     for path in ("plans/bs\\x/PLAN.yml", "plans/x\\/PLAN.yml", "plans/a\\b/c/PLAN.yml"):
         why = unsafe_name(path)
         assert why is not None and "backslash" in why, path

@@ -16,8 +16,8 @@ the start commit):
 Asserted: ``nfd-once`` / ``ang-once``: ``rec`` ran exactly once for the victim and it is
 ``completed``; ``twin-never``: the ASCII twin never ran (it stayed ``pending_approval``;
 since round 76, r76uppins, it is held E_UNSAFE_PATH: to git for Windows a backslash in a
-name is a separator, ``plans/\\u212b kN`` the path ``plans/u212b kN``); ``tree-clean``: ``git status --porcelain`` is empty after the
-restart. Held: all 4.
+name is a separator, ``plans/\\u212b kN`` the path ``plans/u212b kN``); ``tree-clean``:
+``git status --porcelain`` is empty after the restart. Held: all 4.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "75"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "79"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -253,6 +253,9 @@ INDEX_VERSION = "75"  # 3: risk and estimate per plan; 4: approval identities, f
 # hash, and the writers and ``@held`` of every version that held the content (round 75: a
 # ``PLAN.json`` of a held content, converted, dropped them; a parent pinning it counted none)
 # 75: 74 and 66 together
+# 79: 75, and a plan path's parts are split at a backslash too, as git for Windows splits them
+# (``names.path_parts``): a folder ``plans/bs\x`` is E_UNSAFE_PATH and the twin of
+# ``plans/bs/x``, which is E_PLAN_AMBIGUOUS (round 76: ``bs/x`` ran beside it)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

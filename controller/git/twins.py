@@ -3,7 +3,8 @@
 ``plans/rotate-keys-prod`` and its 8.3 short name ``plans/rotate~1`` on NTFS. Git writes both
 folders' files into one there, so a reviewer reads the one written last at the other's
 place: every part of a plan's path is compared by the rule its file's name is
-(:func:`controller.plan.names.same_path`). The history index keeps its plans here by the fold
+(:func:`controller.plan.names.same_path`; a backslash splits a name as git for Windows does:
+``plans/bs\\x`` is ``plans/bs/x``, round 76). The history index keeps its plans here by the fold
 of their path, so a plan's twins are found in one look-up (a short-named one in one walk),
 not by comparing every pair of a 50,000-plan index.
 """

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from controller.display import HIDDEN, visible
 
@@ -100,13 +100,27 @@ def same_name(name: str, names: tuple[str, ...] | frozenset[str]) -> bool:
     return "~" in folded and any(_is_short_name(folded, other) for other in targets)
 
 
+#: The folder separators of a path as git for Windows reads it (``is_dir_sep``): ``\\`` too.
+_SEPARATORS = re.compile(r"[/\\]")
+
+
+def path_parts(path: str) -> list[str]:
+    """The parts of the relative path ``path`` as git for Windows splits it (``is_dir_sep``
+    takes ``\\`` for a separator): the folder ``plans/bs\\x`` is the path ``plans/bs/x`` there
+    (round 76). Such a name is held for itself (:func:`unsafe_name`); split so, it is also
+    the twin of the folder it names (:func:`same_path`). Windows drops an empty part
+    (``plans\\\\x``, ``x\\``), so none is kept."""
+    return [part for part in _SEPARATORS.split(path) if part] or [path]
+
+
 def same_path(path: str, other: str) -> bool:
     """Are the relative paths ``path`` and ``other`` one path on a checkout git writes: as
-    many parts, each pair one name by :func:`same_name` either way (``FCASE/PLAN.yml`` and
-    ``fcase/PLAN.yml``; ``rotate~1`` is the 8.3 short name of ``rotate-keys-prod``, not the
-    other way round)? Round 75: every part of a plan's path is compared by the one rule its
-    file name is, so two folders a checkout merges are one place."""
-    parts, others = path.split("/"), other.split("/")
+    many parts (:func:`path_parts`: ``bs\\x`` is ``bs/x`` to git for Windows), each pair one
+    name by :func:`same_name` either way (``FCASE/PLAN.yml`` and ``fcase/PLAN.yml``;
+    ``rotate~1`` is the 8.3 short name of ``rotate-keys-prod``, not the other way round)?
+    Round 75: every part of a plan's path is compared by the one rule its file name is, so
+    two folders a checkout merges are one place."""
+    parts, others = path_parts(path), path_parts(other)
     return len(parts) == len(others) and all(
         one == two or same_name(one, (two,)) or same_name(two, (one,))
         for one, two in zip(parts, others, strict=True)
@@ -117,15 +131,39 @@ def fold_path(path: str) -> str:
     """``path`` with every part folded (:func:`fold`): two paths with one ``fold_path`` are
     :func:`same_path`; a part that may be an 8.3 short name (:func:`short_named`) is one
     path with a long name of another fold too."""
-    return "/".join(fold(part) for part in path.split("/"))
+    return "/".join(fold(part) for part in path_parts(path))
 
 
 def short_named(path: str) -> bool:
     """Does a part of ``path`` read as an NTFS 8.3 short name (``rotate~1``): a path
     :func:`same_path` with one of another :func:`fold_path`?"""
     return "~" in path and any(
-        _SHORT_NAME.fullmatch(fold(part)) for part in path.split("/") if "~" in part
+        _SHORT_NAME.fullmatch(fold(part)) for part in path_parts(path) if "~" in part
     )
+
+
+def path_twins(path: str, names_in: Callable[[str], Collection[str]], top: int = 1) -> list[str]:
+    """The entries other than ``path`` (a folder's path relative to the repository) that are
+    one folder with it on some checkout at ANY level below its first ``top`` parts (the
+    plans folder, compared as written): ``plans/team/x`` of ``plans/Team/x``,
+    ``plans/longte~1/x`` of ``plans/longteamname/x``, ``plans/bs\\x`` of ``plans/bs/x``
+    (:func:`same_path`), found by walking down the listings ``names_in`` gives (a folder's
+    entries; none for no folder), each level's entries one with the path's next part (or,
+    holding a backslash, its next parts). The index finds a plan's twins among its plans by
+    the same rule (:class:`controller.git.twins.FolderTwins`); a reader that has listings,
+    not the index, asks this (round 76: a pin checked the last part only)."""
+    parts = path_parts(path)
+    found, walk = [], [("/".join(parts[:top]), top)]
+    while walk:
+        folder, at = walk.pop()
+        if at == len(parts):
+            found.append(folder)
+            continue
+        for entry in names_in(folder):
+            end = at + len(path_parts(entry))
+            if end <= len(parts) and same_path(entry, "/".join(parts[at:end])):
+                walk.append((f"{folder}/{entry}" if folder else entry, end))
+    return sorted(twin for twin in found if twin != path)
 
 
 def twin_entries(name: str, names: Iterable[str]) -> list[str]:
@@ -149,7 +187,9 @@ def unsafe_name(path: str) -> str | None:
     U+2028, U+2029), bidi and zero-width characters could forge a trailer, a log line or what
     a reviewer reads, so a path with any of them is E_UNSAFE_PATH (see controller.display);
     so is one with a blank other than the plain space, or a folder name that begins or ends
-    with a blank (it reads as another plan's name).
+    with a blank (it reads as another plan's name), or one holding a backslash (git for
+    Windows reads ``plans/bs\\x`` as the path ``plans/bs/x`` and checks it out nowhere: round
+    76; the folder it names is its twin, :func:`path_parts`).
     """
     parts = path.split("/")
     named = plan_named_folder(path)
@@ -161,6 +201,12 @@ def unsafe_name(path: str) -> str | None:
         return (
             f"the path has a name over 255 bytes or more than {MAX_PATH_PARTS} folders: no file "
             "system holds it (it would stop every pass); rename the folder"
+        )
+    if "\\" in path:
+        return (
+            "a folder name holds a backslash: git for Windows takes it for a folder separator "
+            "and checks no such path out (the folder 'bs\\x' is the path 'bs/x' there, which "
+            "a reviewer reads); rename the folder"
         )
     found = HIDDEN.search(path) or _ODD_BLANK.search(path)
     if found is None:

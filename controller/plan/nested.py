@@ -34,8 +34,8 @@ from controller.plan import hashing, yamlio
 from controller.plan.names import (
     PLAN_FILES,
     ambiguous_claims,
+    path_twins,
     pin_problem,
-    twin_entries,
     twin_folder_verdict,
 )
 from controller.plan.shape import NESTED_NOT_EMPTY, NESTED_NOT_FAILING, NESTED_NOT_GIVEN
@@ -154,7 +154,7 @@ def _fetched(
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     present = fetch.names("/".join(parts))
     _unambiguous(rel, present)
-    _no_twin(rel, parts, fetch.names)
+    _no_twin(rel, parts, fetch.names, config)
     for name in PLAN_FILES:
         raw = fetch("/".join((*parts, name))) if name in present else None
         if raw is None:
@@ -170,12 +170,12 @@ def _fetched(
 
 def check_path(rel: str, config: Config | None) -> tuple[str, ...]:
     """The parts of ``rel`` once it is known to be a plain folder path under the plans
-    folder (no ``..``, ``.``, absolute path, backslash or unprintable name)."""
+    folder (no ``..``, ``.``, absolute path or unprintable name), naming a plan by the plan
+    id rule (a backslash in a name is E_UNSAFE_PATH there, as for ``status``: round 76)."""
     parts = PurePosixPath(rel).parts
-    plans_dir = PurePosixPath(config.plans_dir if config is not None else "plans").parts
+    plans_dir = _plans_parts(config)
     bad = (
         rel.startswith("/")
-        or "\\" in rel
         or any(p in ("..", ".") for p in parts)
         or tuple(parts[: len(plans_dir)]) != plans_dir
         or len(parts) <= len(plans_dir)
@@ -197,6 +197,11 @@ def check_path(rel: str, config: Config | None) -> tuple[str, ...]:
     return parts
 
 
+def _plans_parts(config: Config | None) -> tuple[str, ...]:
+    """The plans folder's parts (``plans``), above which no name is compared folded."""
+    return PurePosixPath(config.plans_dir if config is not None else "plans").parts
+
+
 def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
     """``root/rel/PLAN.yml`` after checking ``rel`` is a plain path under the plans folder
     and that nothing on the way is a symlink."""
@@ -206,7 +211,7 @@ def _plan_file(root: Path, rel: str, config: Config | None) -> Path:
         current = current / part
         _no_symlink(current, rel, root)
     _unambiguous(rel, _listed(current))
-    _no_twin(rel, parts, lambda folder: _listed(root / folder))
+    _no_twin(rel, parts, lambda folder: _listed(root / folder), config)
     for name in PLAN_FILES:
         candidate = current / name
         if os.path.lexists(candidate):
@@ -246,25 +251,26 @@ def _unambiguous(rel: str, present: list[str]) -> None:
 
 
 def _twin_verdict(
-    parts: Sequence[str], names: Callable[[str], list[str]]
+    parts: Sequence[str], names: Callable[[str], list[str]], config: Config | None
 ) -> tuple[str, str] | None:
     """:func:`controller.plan.names.twin_folder_verdict` of the pinned folder ``parts``
-    (repository path parts), its parent listed by ``names``."""
-    if len(parts) < 2:  # the plans folder itself is no plan's folder
-        return None
-    parent = "/".join(parts[:-1])
-    twins = {
-        f"{parent}/{twin}": names(f"{parent}/{twin}")
-        for twin in twin_entries(parts[-1], names(parent))
-    }
+    (repository path parts) beside its twins at every level under the plans folder
+    (:func:`controller.plan.names.path_twins`, folders listed by ``names``): the verdict the
+    index gives the pinned plan's row (round 76: ``plans/team/x`` beside ``plans/Team/x``;
+    round 75 compared the last part only)."""
+    found = path_twins("/".join(parts), names, len(_plans_parts(config)))
+    twins = {twin: names(twin) for twin in found}
     return twin_folder_verdict("/".join(parts), twins) if twins else None
 
 
-def _no_twin(rel: str, parts: Sequence[str], names: Callable[[str], list[str]]) -> None:
-    """A pinned folder beside a folder one with it on some checkout, holding a plan file, is
-    E_PLAN_AMBIGUOUS as the folder itself is (round 75: ``plans/tw/`` beside ``plans/Tw/``;
-    a pin by either spelling ran its bytes while a Mac showed the other's)."""
-    found = _twin_verdict(parts, names)
+def _no_twin(
+    rel: str, parts: Sequence[str], names: Callable[[str], list[str]], config: Config | None
+) -> None:
+    """A pinned folder one with another folder on some checkout, at any level, the other
+    holding a plan file, is E_PLAN_AMBIGUOUS as the folder itself is (round 75: ``plans/tw/``
+    beside ``plans/Tw/``; round 76: ``plans/team/x`` beside ``plans/Team/x``; a pin by either
+    spelling ran its bytes while a Mac showed the other's)."""
+    found = _twin_verdict(parts, names, config)
     if found is not None:
         raise PlanAmbiguous(f"nested plan {rel}: {found[1]}")
 
@@ -348,7 +354,7 @@ def blob_reader(fetch: Fetch, config: Config | None) -> Reader:
         listed = fetch.names("/".join(parts))
         if ambiguous_claims(listed) is not None:  # its load() refuses it
             return None
-        if _twin_verdict(parts, fetch.names) is not None:
+        if _twin_verdict(parts, fetch.names, config) is not None:
             return None
         name = next((name for name in PLAN_FILES if name in listed), None)
         raw = fetch("/".join((*parts, name))) if name is not None else None

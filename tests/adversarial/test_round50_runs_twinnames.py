@@ -38,8 +38,16 @@ git history alone proves each run.
   (``rec`` ran once in all; docs/approvals.md: a version whose start the controller's commits
   published is ``E_ALREADY_EXECUTED``) and that a fresh clone's audit flags a second start of
   one frozen hash.
-- ``lit-angstrom`` / ``lit-nfd``: folders named with the ASCII text ``\\u212b`` (approved,
-  runs) and ``cafe\\u0301`` (pending, never approved): the escaped record of another folder.
+- ``lit-angstrom`` / ``lit-nfd``: folders named with the ASCII text ``\\u212b`` (approved)
+  and ``cafe\\u0301`` (never approved): the escaped record of another folder.
+
+Changed (round 76, r76uppins): a backslash in a folder name is E_UNSAFE_PATH (git for Windows
+takes it for a folder separator and checks no such path out: ``plans/a\\b`` is the path
+``plans/a/b`` there, a reviewer reads another folder's plan). ``bslash`` and ``lit-angstrom``,
+which ran once here, are now refused with the other unsafe names (``rec`` ran 0 times, status
+names the code), ``lit-nfd`` is held E_UNSAFE_PATH rather than pending, and their
+``audit-*`` ids are gone (nothing runs to explain). The record's injective plan text
+(``plan_text``, backslashes doubled) still reads back a history that ran them.
 
 Broke (strict xfails):
 
@@ -103,10 +111,8 @@ RUNS = {
     "nozw": "zw",
     "angstrom": "\u212b",
     "cjkcompat": "\uf900x",
-    "lit-angstrom": "\\u212b",
     "hangul": "\u1100\u1161",
     "qacute": "q\u0301",
-    "bslash": "a\\b",
 }
 PENDING = {"lit-nfd": "cafe\\u0301"}  # written, never approved: must never run
 REFUSED = {
@@ -117,6 +123,9 @@ REFUSED = {
     "unassigned": "u\u0378",
     "pua": "p\ue000",
     "nbsp": "n\u00a0b",
+    # a backslash: the path ``a/b`` to git for Windows, held since round 76 (r76uppins)
+    "lit-angstrom": "\\u212b",
+    "bslash": "a\\b",
 }
 AGAIN = ["angstrom", "cjkcompat", "plain"]
 BROKEN: dict[str, str] = {}
@@ -233,7 +242,7 @@ def test_a_rebuilt_index_changes_nothing(lab: Lab, vid: str) -> None:
 def test_a_lookalike_never_approved_stays_pending(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == []
     row = lab.status().get(f"plans/{PENDING[vid]}", {})
-    assert row.get("status") == "pending_approval", row
+    assert "E_UNSAFE_PATH" in json.dumps(row), row  # a backslash (round 76: it was pending)
     _code, out, _err = lab.audit_result  # type: ignore[attr-defined]
     execs = [
         e for e in json.loads(out).get("executions", []) if f"plans/{PENDING[vid]}" == e.get("plan")

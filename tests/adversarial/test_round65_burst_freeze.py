@@ -27,7 +27,9 @@ and one outcome in ``git log``, a valid execution in the fresh-clone audit credi
 - ``tr-status``: folder ``tr Plan-Status: completed`` (a trailer's text in a folder name);
 - ``tr-plan``: folder ``tr Plan: plans/ok-03`` (names another plan of the batch);
 - ``tr-approved``: folder ``tr Approved-By: bob@ops.example.com``;
-- ``back``: folder ``back\\slash`` (a backslash: the record doubles it);
+- ``back``: folder ``back\\slash`` (a backslash: the record doubles it); since round 76
+  (r76uppins) held E_UNSAFE_PATH with the bad entries (git for Windows reads it as the path
+  ``back/slash`` and checks no such folder out); it froze and ran once before;
 - ``ok-01``..``ok-30``.
 
 Also asserted: the fresh-clone audit flags no controller commit (the batched freeze, start and
@@ -36,7 +38,8 @@ outcome commits with the trailer-like folder names explain themselves).
 Result: every variant HELD. The bad entries each waited with their code (``status``: the
 symlinks and the gitlink E_UNSAFE_PATH, ``huge`` E_PLAN_TOO_LARGE unreadable, ``two``
 E_PLAN_AMBIGUOUS, ``badyaml`` E_YAML_PARSE, ``wt-edit`` "has uncommitted edits; plangate will
-not overwrite them") and never ran, while the 35 good and odd plans froze in the same pass and
+not overwrite them") and never ran, while the 35 good and odd plans (34 since round 76, ``back``
+held) froze in the same pass and
 ran once each, credited to Alice in batched commits whose ``Plan:`` groups name the
 trailer-like folders exactly (``plans/back\\\\slash`` doubled as documented).
 """
@@ -57,8 +60,10 @@ ODD = {
     "tr-status": "tr Plan-Status: completed",
     "tr-plan": "tr Plan: plans/ok-03",
     "tr-approved": "tr Approved-By: bob@ops.example.com",
-    "back": "back\\\\slash",
 }
+#: a backslash in a name: E_UNSAFE_PATH since round 76 (the path ``back/slash`` to git for
+#: Windows); it froze and ran once before, its record doubling the backslash
+NAMED = {"back": "back\\\\slash"}
 BAD = {
     "link": "E_UNSAFE_PATH",
     "filelink": "E_UNSAFE_PATH",
@@ -67,6 +72,7 @@ BAD = {
     "two": "E_PLAN_AMBIGUOUS",
     "badyaml": "E_YAML_PARSE",
     "wt-edit": "has uncommitted edits",
+    "back": "E_UNSAFE_PATH",
 }
 HONEST = [*OK, *ODD]
 BROKEN: dict[str, object] = {}
@@ -89,7 +95,7 @@ def _build(root: Path) -> Lab:
         lab.write(v, plan(v))
     lab.write("two", plan("two", "prod-DROP"), "PLAN.yaml")
     lab.write(ODD["crlf"], plan("crlf").replace("\n", "\r\n"))
-    for v, folder in ODD.items():
+    for v, folder in {**ODD, **NAMED}.items():
         if v != "crlf":
             lab.write(folder, plan(v))
     lab.write("huge", plan("huge") + "# " + "x" * 1_200_000 + "\n")
@@ -107,7 +113,7 @@ def _build(root: Path) -> Lab:
     lab.frozen = lab.cli("status", "--json", "--config", str(lab.config)).stdout  # type: ignore[attr-defined]
     for v in [*OK, "wt-edit", "two"]:
         lab.set_status(v, "approved")
-    for folder in ODD.values():
+    for folder in [*ODD.values(), *NAMED.values()]:
         lab.set_status(folder, "approved")
     for v in ("huge",):
         lab.set_status(v, "approved")
@@ -138,15 +144,17 @@ def row(text: str, folder: str) -> str:
 
 
 def folder_of(vid: str) -> str:
-    return ODD.get(vid, vid)
+    return {**ODD, **NAMED}.get(vid, vid)
 
 
 @pytest.mark.parametrize("vid", cases(list(BAD), list(BAD), BROKEN))  # type: ignore[arg-type]
 def test_a_bad_entry_in_the_burst_is_refused_with_its_code(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [], lab.codes(vid)[:1500]
     assert all("prod-DROP" not in c["stdin"] for c in lab.calls("ok-01") + lab.calls("ok-02"))
-    assert BAD[vid] in row(lab.after, vid) or BAD[vid] in row(lab.frozen, vid), row(lab.after, vid)
-    assert f"plans/{vid}" not in lab.valid  # type: ignore[attr-defined]
+    folder = folder_of(vid)
+    after = row(lab.after, folder)
+    assert BAD[vid] in after or BAD[vid] in row(lab.frozen, folder), after
+    assert f"plans/{folder}" not in lab.valid  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(HONEST, HONEST, BROKEN))  # type: ignore[arg-type]

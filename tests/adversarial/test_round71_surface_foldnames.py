@@ -20,6 +20,9 @@ the page and the API):
 Changed in round 75 (r75twinfold): the case and NFC/NFD twins are one folder on a
 case-insensitive or HFS+ checkout, so each pair is held E_PLAN_AMBIGUOUS on every reader and
 none runs (docs/plan-format.md); the assertions below on them say so.
+Changed in round 76 (r76uppins): a backslash in a name is E_UNSAFE_PATH by the one name rule
+(git for Windows takes it for a separator), so MCP refuses ``plans\\deploy`` with that code
+rather than E_USAGE: still a refusal, never another plan.
 
 Asserted (round 71): each case/normalization twin is one plan to every reader (row, MCP ``status``/
 ``log``/``wait``, ``/api/plan/``, the page's title, the audit) and ran once on its own
@@ -230,7 +233,7 @@ SPELL = {
     # round 75: ``plans/deploy`` and ``plans/Deploy`` are twins, held (never another plan);
     # ``DEPLOY`` is that one folder on a case-insensitive checkout: held too
     "sp-trail": ("E_PLAN_AMBIGUOUS", None), "sp-dslash": ("E_USAGE", None),
-    "sp-dotdot": ("E_USAGE", None), "sp-bslash": ("E_USAGE", None),
+    "sp-dotdot": ("E_USAGE", None), "sp-bslash": ("E_UNSAFE_PATH", None),
     "sp-upper": ("E_PLAN_AMBIGUOUS", None),
     "sp-file": ("E_PLAN_AMBIGUOUS", None), "sp-bare": ("E_PLAN_AMBIGUOUS", None),
     "sp-lowfile": ("E_UNSAFE_PATH", None),

@@ -17,9 +17,10 @@ from controller.git.history import HistoryIndex
 from tests.support.gitkit import AGENT, PLAN, commit_all, git, write_plan
 
 #: (base, twin): case, HFS+'s ignored code point, NTFS's 8.3 short name and dropped end,
-#: and a twin one level up (``plans/Team/x`` is ``plans/team/x`` on a Mac)
+#: a twin one level up (``plans/Team/x`` is ``plans/team/x`` on a Mac), and the one folder
+#: ``plans/bs\\x``, the path ``plans/bs/x`` to git for Windows (round 76; itself E_UNSAFE_PATH)
 PAIRS = [("FCASE", "fcase"), ("fzw", "f\u200czw"), ("rotate-keys-prod", "rotate~1"),
-         ("fdot", "fdot."), ("Team/x", "team/x")]  # fmt: skip
+         ("fdot", "fdot."), ("Team/x", "team/x"), ("bs/x", "bs\\x")]  # fmt: skip
 
 
 def _index(tmp_path: Path) -> HistoryIndex:

@@ -6,6 +6,10 @@ Before, the subject and ``Plan:`` trailers held the path as ``visible`` shows it
 would change (``cafe\u0301``, U+212B) was written escaped and the audit, comparing that text
 with the path, flagged the controller's own commits; a folder named with the six ASCII
 characters ``\u212b`` was written as the folder U+212B was, and the audit confused them.
+
+Round 76 (r76uppins): a folder name holding a backslash is E_UNSAFE_PATH (git for Windows
+reads ``a\b`` as the path ``a/b``); the end-to-end names with one no longer run (held, no
+run to audit), and their record's text is still read back by the unit tests here.
 """
 
 from __future__ import annotations
@@ -148,13 +152,18 @@ def test_a_batch_names_each_twin_once() -> None:
 E2E = {
     "nfd": "cafe\u0301",
     "angstrom": "\u212b",
+    "quotes": "q\"u'o te",
+    "colon": "k: v",
+    "hangul": "\u1100\u1161",
+}
+#: Names holding a backslash, held E_UNSAFE_PATH since round 76 (git for Windows reads
+#: ``a\\b`` as the path ``a/b`` and checks no such folder out); they ran here before. Their
+#: record's text (backslashes doubled) is read back by the unit tests above.
+BACKSLASHED = {
     "lit-angstrom": "\\u212b",
     "lit-lit": "\\\\u212b",
     "bslash": "a\\b",
     "tail": "x\\",
-    "quotes": "q\"u'o te",
-    "colon": "k: v",
-    "hangul": "\u1100\u1161",
 }
 
 
@@ -181,13 +190,13 @@ def _status(config: Path) -> dict[str, Any]:
 
 def test_a_fresh_clone_audits_hostile_names(repo: Path, tmp_path: Path) -> None:
     config = _config(repo)
-    for tag, name in E2E.items():
+    for tag, name in {**E2E, **BACKSLASHED}.items():
         folder = repo / "plans" / name
         folder.mkdir(parents=True)
         (folder / "PLAN.yml").write_text(greet_plan(f"Greet {tag}", f"say {tag}", tag))
     commit_all(repo, "plans", AGENT)
     _run(config)
-    for name in E2E.values():
+    for name in {**E2E, **BACKSLASHED}.values():
         edit_status(repo, name, "approved")
     commit_all(repo, "approve all", ALICE)
     _run(config)
@@ -195,8 +204,9 @@ def test_a_fresh_clone_audits_hostile_names(repo: Path, tmp_path: Path) -> None:
     rows = _status(config)
     for name in E2E.values():
         assert rows[f"plans/{name}"]["status"] == "completed", rows.get(f"plans/{name}")
-    log = git(repo, "log", "--format=%B")
-    assert "plans/\\\\u212b" in log and "plans/a\\\\b" in log  # the backslash doubled
+    for name in BACKSLASHED.values():
+        row = rows[f"plans/{name}"]
+        assert row.get("status") != "completed" and "E_UNSAFE_PATH" in json.dumps(row), row
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(repo), str(clone))
     result = run_cli("audit", "--json", cwd=clone)
@@ -207,3 +217,5 @@ def test_a_fresh_clone_audits_hostile_names(repo: Path, tmp_path: Path) -> None:
     plans = [e.get("plan") for e in report.get("executions", [])]
     for name in E2E.values():
         assert plans.count(f"plans/{name}") == 1, (name, plans)
+    for name in BACKSLASHED.values():
+        assert f"plans/{name}" not in plans, (name, plans)

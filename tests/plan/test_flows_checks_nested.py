@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from controller.display import visible
 from controller.plan import yamlio
 from tests.support.gitenv import ALICE, commit_all, run_cli
 from tests.support.gitkit import AGENT, approve, head_plan
@@ -360,7 +361,8 @@ def test_a_pin_that_cannot_be_read_is_named_by_its_repository_path(lab: Any, how
 
 
 @pytest.mark.parametrize(
-    "folder", ["EXECUTION_LOG.md", "PLAN.jſon", "plan.yml", "Execution_Log.MD", "PLAN.YAML"]
+    "folder",
+    ["EXECUTION_LOG.md", "PLAN.jſon", "plan.yml", "Execution_Log.MD", "PLAN.YAML", "se\\nd"],
 )
 def test_a_pin_to_a_folder_no_reader_takes_for_a_plan_is_unsafe(lab: Any, folder: str) -> None:
     """Round 71: a nested pin names a plan folder by the rule every reader finds plans by; a
@@ -425,3 +427,25 @@ def test_a_pinned_folder_beside_its_twin_folder_is_ambiguous(lab: Any, twin: str
     (other / "PLAN.yml").write_text(child_text(SEND.replace("send", "note")))
     result = validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))
     assert "E_PLAN_AMBIGUOUS" in [e["code"] for e in result["errors"]], result["errors"]
+
+
+@pytest.mark.parametrize(
+    "twin", ["Common/send", "COMMON~1/send", "com\u200cmon/Send", "common\\send"]
+)
+def test_a_pinned_folder_beside_an_up_level_twin_is_ambiguous(lab: Any, twin: str) -> None:
+    """Round 76: ``plans/Common/send/`` (or the 8.3 ``plans/COMMON~1/send/``, a twin at two
+    levels, the one folder ``plans/common\\send/`` git for Windows reads as the path
+    ``plans/common/send``) is one folder with the pinned ``plans/common/send/`` on some
+    checkout, the twin ABOVE the plan's folder: the pin is E_PLAN_AMBIGUOUS, as the index
+    holds the pinned plan's row (round 75 compared the pinned folder's last name only); a
+    twin holding notes only pins as before."""
+    repo, _, _ = lab
+    hash_ = pin(lab, child_text(SEND))
+    other = repo / "plans" / twin
+    other.mkdir(parents=True)
+    (other / "notes.md").write_text("notes\n")
+    assert validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))["valid"]
+    (other / "PLAN.yml").write_text(child_text(SEND.replace("send", "note")))
+    result = validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))
+    assert "E_PLAN_AMBIGUOUS" in [e["code"] for e in result["errors"]], result["errors"]
+    assert visible(f"plans/{twin}/PLAN.yml") in result["errors"][0]["message"], result["errors"]

@@ -19,6 +19,8 @@ from controller.plan.names import (
     is_log_twin,
     log_claims,
     log_twins,
+    path_parts,
+    path_twins,
     plan_file_claims,
     plan_named_folder,
     same_name,
@@ -180,3 +182,41 @@ def test_a_twin_folder_holding_a_plan_file_holds_the_folder() -> None:
     claim = twin_folder_verdict("plans/x", {"plans/X": ["plan.YML"]})
     assert claim is not None and "plans/X/plan.YML" in claim[1]
     assert twin_folder_verdict("plans/x", {"plans/X": ["notes.md", "EXECUTION_LOG.md"]}) is None
+
+
+#: (pinned folder, a twin of it at some level under the plans folder), round 76
+UP_TWINS = [("plans/Team/x", "plans/team/x"), ("plans/team/x", "plans/Team/x"),
+            ("plans/longteamname/x", "plans/longte~1/x"),
+            ("plans/longte~1/x", "plans/longteamname/x"),
+            ("plans/A/b/c", "plans/a/b/C"), ("plans/g/H/x", "plans/g/h/x"),
+            ("plans/bs/x", "plans/bs\\x"), ("plans/a/b/c", "plans/a\\b/c")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "twin"), UP_TWINS, ids=[ascii(t) for _, t in UP_TWINS])
+def test_a_folders_twins_are_found_at_every_level(path: str, twin: str) -> None:
+    """Round 76: the folders one with a plan's at ANY level under the plans folder (a pin
+    checked the last name only: ``plans/team/x`` of ``plans/Team/x`` ran), found by listing
+    each level; the plans folder itself is compared as written."""
+    tree = {path: ["PLAN.yml"], twin: ["PLAN.yml"], "plans/other/x": ["PLAN.yml"]}
+    tree["Plans/" + path.partition("/")[2]] = ["PLAN.yml"]  # the plans folder's: apart
+
+    def names_in(folder: str) -> list[str]:
+        below = {p[len(folder) + 1 :].split("/")[0] for p in tree if p.startswith(f"{folder}/")}
+        return sorted(below)
+
+    assert path_twins(path, names_in) == [twin]
+    assert same_path(path, twin) and same_path(twin, path)
+    assert path_twins("plans/other/x", names_in) == []
+
+
+def test_a_backslash_is_a_separator_to_git_for_windows_and_an_unsafe_name() -> None:
+    """``plans/bs\\x`` is the path ``plans/bs/x`` to git for Windows (``is_dir_sep``),
+    which checks no such folder out: the name is held E_UNSAFE_PATH, and its folder is the
+    twin of ``plans/bs/x`` (round 76: ``bs/x`` ran beside it)."""
+    assert path_parts("plans/bs\\x") == ["plans", "bs", "x"]
+    assert same_path("plans/bs\\x", "plans/BS/x") and not same_path("plans/bs\\x", "plans/bs")
+    assert same_path("plans/\\x", "plans/x") and same_path("plans/x\\", "plans/X")  # none empty
+    for path in ("plans/bs\\x/PLAN.yml", "plans/x\\/PLAN.yml", "plans/a\\b/c/PLAN.yml"):
+        why = unsafe_name(path)
+        assert why is not None and "backslash" in why, path
+    assert unsafe_name("plans/bs/x/PLAN.yml") is None

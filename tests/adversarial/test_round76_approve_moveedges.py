@@ -84,12 +84,7 @@ ATTACKS += ["ranmv-swapx", "ranmv-rotx"]
 HONEST = [f"{k}-{w}" for k in ("h", "hrej") for w in WAYS]
 ALL = [*ATTACKS, *HONEST]
 
-_SWAP = "round 76: an edited swap or rotation (no plan file removed) keeps the path's old state"
-BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(strict=True, reason=_SWAP)
-    for k in ("h", "hrej")
-    for v in (f"{k}-swap", f"{k}-rot", f"{k}-swap1", f"{k}-swapnoff")
-}
+BROKEN: dict[str, Any] = {}
 
 
 def kind(v: str) -> str:

@@ -84,7 +84,7 @@ ATTACKS += ["ranmv-swapx", "ranmv-rotx"]
 HONEST = [f"{k}-{w}" for k in ("h", "hrej") for w in WAYS]
 ALL = [*ATTACKS, *HONEST]
 
-BROKEN: dict[str, Any] = {}
+BROKEN: dict[str, Any] = {}  # round 76's 8 fixed (2026-12-01, r76swapedit)
 
 
 def kind(v: str) -> str:

@@ -785,7 +785,8 @@ class Lifecycle(IndexStore):
             return True
         cached: tuple[CommitRecord, dict[str, bool]] | None = getattr(self, "_left_in", None)
         if cached is None or cached[0] is not record:
-            cached = self._left_in = (record, {})
+            cached = (record, {})
+            self._left_in = cached
         if gone.path not in cached[1]:
             cached[1][gone.path] = self._overwritten(repo, record, gone)
         return cached[1][gone.path]

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "79"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "81"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -256,6 +256,11 @@ INDEX_VERSION = "79"  # 3: risk and estimate per plan; 4: approval identities, f
 # 79: 75, and a plan path's parts are split at a backslash too, as git for Windows splits them
 # (``names.path_parts``): a folder ``plans/bs\x`` is E_UNSAFE_PATH and the twin of
 # ``plans/bs/x``, which is E_PLAN_AMBIGUOUS (round 76: ``bs/x`` ran beside it)
+# 78: 75, and a plan moved with an edit onto a recorded path pairs with any plan content that
+# leaves its path in the commit, removed or overwritten by other content (its path's new content
+# another plan's moved there, or under half of it kept), as the byte-exact swap does (round 76:
+# two plans swapped, three rotated, each edited, no file removed, kept ``completed``)
+# 81: 79 and 78 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -726,14 +726,30 @@ class Lifecycle(IndexStore):
     def _edited_move(
         self, repo: GitRepo, record: CommitRecord, change: FileChange
     ) -> FileChange | None:
-        """The plan file ``record`` removes that ``change``, a rewrite of a plan file at its
-        path, is a move of with an edit, as git pairs a rename with a rewrite broken (``-B
-        -M``): the new content keeps at least :data:`likeness.MOVE_KEPT` of the removed one's
-        (:func:`likeness.made_share`), more than of the path's own old content, the likest
-        removed file taken (round 75: ``git rm -r`` of a ran plan's folder and ``git mv`` of
-        another onto it with its ``why`` edited kept the path's ``completed``; the same move
-        without the edit was a new life). An edit of the path's own plan stays an edit in
-        place; a move into a new folder is a new plan as before. None when none pairs."""
+        """The plan file content that leaves its path in ``record`` (:meth:`_left_path`:
+        removed, or overwritten by other content) that ``change``, a rewrite of a plan file
+        at its path, is a move of with an edit, as git pairs a rename with a rewrite broken
+        (``-B -M``): the new content keeps at least :data:`likeness.MOVE_KEPT` of the content
+        that left (:func:`likeness.made_share`), more than of the path's own old content, the
+        likest taken (round 75: ``git rm -r`` of a ran plan's folder and ``git mv`` of another
+        onto it with its ``why`` edited kept the path's ``completed``; the same move without
+        the edit was a new life; round 76: two plans swapped, three rotated, each edited in
+        the same commit, no file removed, kept it too). An edit of the path's own plan stays
+        an edit in place; a move into a new folder is a new plan as before. None when none
+        pairs."""
+        best = self._likest_source(repo, record, change)
+        if best is None or not self._left_path(repo, record, best):
+            return None
+        return best
+
+    def _likest_source(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange
+    ) -> FileChange | None:
+        """The content of another plan file ``record`` removes or rewrites (:meth:`_moved_contents`)
+        that ``change``, a rewrite of a plan file at its path, is made of most: at least
+        :data:`likeness.MOVE_KEPT` kept and more than of the path's own old content (ties are
+        the path's own). None when none is, or when the pair is unjudged (over the budget:
+        the path's own plan edited, as before)."""
         if change.old_blob is None or change.new_blob is None or change.old_blob == change.new_blob:
             return None
         if change.mode in NOT_A_FILE or not _is_plan_file(change.path):
@@ -741,14 +757,14 @@ class Lifecycle(IndexStore):
         gone = [
             c
             for c in self._moved_contents(repo, record)
-            if c.new_blob is None and c.path != change.path and _is_plan_file(c.path)
+            if c.path != change.path and _is_plan_file(c.path)
         ]
         if not gone:
             return None
         texts = self._texts_for(repo, record)
         own = texts.similarity((change.path, change.old_blob), (change.path, change.new_blob))
         if own is None:
-            return None  # unjudged (over the budget): the path's own plan edited, as before
+            return None
         best: tuple[float, FileChange] | None = None
         for c in gone:
             kept = texts.similarity((c.path, c.old_blob), (change.path, change.new_blob))
@@ -757,6 +773,34 @@ class Lifecycle(IndexStore):
             if best is None or kept > best[0]:
                 best = (kept, c)
         return best[1] if best is not None else None
+
+    def _left_path(self, repo: GitRepo, record: CommitRecord, gone: FileChange) -> bool:
+        """Whether the content ``gone`` held before ``record`` leaves its path in it (round
+        76): the file removed, or overwritten by other content: the path's new content keeps
+        under :data:`likeness.MOVE_KEPT` of it (a rewrite git breaks, ``-B``), or is itself
+        another plan's content moved there, byte for byte or with an edit
+        (:meth:`_likest_source`: a swap, a rotation). A content edited in place stays where
+        it is: a copy of it, edited, onto another plan's path moves nothing."""
+        if gone.new_blob is None:
+            return True
+        cached: tuple[CommitRecord, dict[str, bool]] | None = getattr(self, "_left_in", None)
+        if cached is None or cached[0] is not record:
+            cached = (record, {})
+            self._left_in = cached
+        if gone.path not in cached[1]:
+            cached[1][gone.path] = self._overwritten(repo, record, gone)
+        return cached[1][gone.path]
+
+    def _overwritten(self, repo: GitRepo, record: CommitRecord, gone: FileChange) -> bool:
+        """Whether ``gone``, a plan file's content that ``record`` rewrites, is overwritten by
+        other content (:meth:`_left_path`); unjudged (over the budget): edited in place."""
+        if self._move_from(repo, record, gone, merges=True) is not None:
+            return True
+        texts = self._texts_for(repo, record)
+        own = texts.similarity((gone.path, gone.old_blob), (gone.path, gone.new_blob))
+        if own is not None and own < likeness.MOVE_KEPT:
+            return True
+        return self._likest_source(repo, record, gone) is not None
 
     def _texts_for(self, repo: GitRepo, record: CommitRecord) -> _Texts:
         """One commit's plan texts for :meth:`_edited_move` (read once per commit)."""

@@ -33,6 +33,14 @@ never runs, nothing runs twice. Controls ``h-*`` and ``hrej-*``: Bob's approval 
 occupant runs it once, approver bob (a defence that keeps the path's old state fails them).
 The fresh clone's audit agrees with the controller on every id.
 
+Fixed (2026-12-01, r76swapedit): all 8 below. Round 75's edited-move pairing
+(``Lifecycle._edited_move``) now takes any plan content that LEAVES its path in the commit,
+removed or overwritten by other content (``_left_path``: the path's new content is another
+plan's moved there, byte for byte or by this same rule, or keeps under half of it), and pairs
+each path's new content with its likest source among them (``_likest_source``: at least
+``likeness.MOVE_KEPT``, more than of the path's own old plan), on the line and in merges
+(``_merged_in``): the edited swap or rotation is a new life, Bob's approval runs it once.
+
 Seen (round 76): 8 ids BROKE (strict xfails; honest work refused), one class: **a plan
 moved WITH AN EDIT by a swap or a rotation, no plan file removed, keeps the path's old
 state**. ``{h,hrej}-{swap,rot,swap1,swapnoff}``: in ONE commit (on main, or on a branch
@@ -84,12 +92,7 @@ ATTACKS += ["ranmv-swapx", "ranmv-rotx"]
 HONEST = [f"{k}-{w}" for k in ("h", "hrej") for w in WAYS]
 ALL = [*ATTACKS, *HONEST]
 
-_SWAP = "round 76: an edited swap or rotation (no plan file removed) keeps the path's old state"
-BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(strict=True, reason=_SWAP)
-    for k in ("h", "hrej")
-    for v in (f"{k}-swap", f"{k}-rot", f"{k}-swap1", f"{k}-swapnoff")
-}
+BROKEN: dict[str, Any] = {}  # round 76's 8 fixed (2026-12-01, r76swapedit)
 
 
 def kind(v: str) -> str:

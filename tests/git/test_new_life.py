@@ -223,3 +223,81 @@ def test_an_approval_moved_with_an_edit_runs_nothing(repo: Path, tmp_path: Path)
     run_once(repo)
     assert _starts(repo, "plans/greet") == 1, subjects(repo)[:6]
     assert _starts(repo, "plans/other") == 0
+
+
+THIRD = greet_plan("Third", "Say hello to everyone", "everyone")
+
+
+def _edited(text: str) -> str:
+    return text.replace('why: "say hello"', 'why: "say hello (moved)"')
+
+
+def _exchange(repo: Path, ring: list[str], edit: set[str]) -> None:
+    """``ring[i]``'s file moved to ``ring[i + 1]`` (the last to the first) in ONE commit, no
+    file removed; the content arriving at each folder in ``edit`` has its ``why`` edited."""
+    paths = [repo / f"plans/{slug}/PLAN.yml" for slug in ring]
+    texts = [path.read_text() for path in paths]
+    for i, path in enumerate(paths):
+        text = texts[i - 1]
+        path.write_text(_edited(text) if ring[i] in edit else text)
+    commit_all(repo, f"agent: exchange {', '.join(ring)}, edited", AGENT)
+
+
+@pytest.mark.parametrize("first", ["ran", "rejected"])
+@pytest.mark.parametrize("where", ["line", "merge"])
+@pytest.mark.parametrize("edit", ["both", "moved-in"])
+def test_a_plan_swapped_with_an_edit_onto_the_path_is_a_new_life(
+    repo: Path, tmp_path: Path, first: str, where: str, edit: str
+) -> None:
+    """Round 76 (r76swapedit): the two files exchanged in ONE commit with the ``why`` edited
+    (of both, or only of the plan moved onto the ran path), no plan file removed, on the line
+    or on a branch merged ``--no-ff``: the content left the path by being overwritten, a move
+    with an edit, a new life (before: the path kept ``completed``/``rejected``, the moved
+    plan's ``pending_approval`` and Bob's approval ignored, "from completed")."""
+    _setup(repo, first)
+    if where == "merge":
+        git(repo, "checkout", "-q", "-b", "reuse")
+    _exchange(repo, ["greet", "other"], {"greet", "other"} if edit == "both" else {"greet"})
+    if where == "merge":
+        git(repo, "checkout", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge reuse", "reuse", env=identity(*AGENT))
+    state = _state(repo, tmp_path, "plans/greet")
+    assert state.status == "pending_approval", state
+    assert any("a new life" in note for note in state.notes), state.notes
+    run_once(repo)  # the edit re-freezes it, as any edit of a pending plan
+    approve(repo, "greet", BOB)
+    run_once(repo)
+    assert _starts(repo, "plans/greet") == (2 if first == "ran" else 1), subjects(repo)[:6]
+    assert _starts(repo, "plans/other") == 0
+
+
+def test_three_plans_rotated_with_an_edit_start_a_new_life(repo: Path, tmp_path: Path) -> None:
+    """greet -> other -> third -> greet in ONE commit, each edited: third's content, moved
+    onto the ran path, is a new life there; the ran content moved away never runs again."""
+    write_plan(repo, "third", THIRD)
+    commit_all(repo, "agent: a third plan", AGENT)
+    _setup(repo, "ran")
+    _exchange(repo, ["greet", "other", "third"], {"greet", "other", "third"})
+    state = _state(repo, tmp_path, "plans/greet")
+    assert state.status == "pending_approval", state
+    assert any("a new life" in note for note in state.notes), state.notes
+    run_once(repo)
+    approve(repo, "greet", BOB)
+    run_once(repo)
+    assert _starts(repo, "plans/greet") == 2, subjects(repo)[:6]
+    assert _starts(repo, "plans/other") == _starts(repo, "plans/third") == 0
+
+
+def test_an_edited_copy_over_a_ran_path_is_no_move(repo: Path, tmp_path: Path) -> None:
+    """Only content that LEAVES its path moves: other edited in place and an edited copy of
+    it written over the ran greet in the same commit is an edit of greet's plan (its record
+    kept: ``completed``, the new content never frozen), not a new life of greet's path."""
+    _setup(repo, "ran")
+    one, two = repo / "plans/greet/PLAN.yml", repo / "plans/other/PLAN.yml"
+    text = two.read_text()
+    two.write_text(text.replace('why: "say hello"', 'why: "say hello (kept)"'))
+    one.write_text(_edited(text))
+    commit_all(repo, "agent: other edited, and copied over greet", AGENT)
+    state = _state(repo, tmp_path, "plans/greet")
+    assert state.status == "completed", state
+    assert not any("a new life" in note for note in state.notes), state.notes

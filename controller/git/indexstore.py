@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "75"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "80"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -253,6 +253,9 @@ INDEX_VERSION = "75"  # 3: risk and estimate per plan; 4: approval identities, f
 # hash, and the writers and ``@held`` of every version that held the content (round 75: a
 # ``PLAN.json`` of a held content, converted, dropped them; a parent pinning it counted none)
 # 75: 74 and 66 together
+# 80: 75, and a log in a folder one with a plan's on some checkout at any level from the plans
+# folder down (``names.twin_folders``: ``plans/lg/x/`` of ``plans/Lg/x``) sets ``log_claimed``
+# (round 76: round 75 looked beside the plan's own folder only)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

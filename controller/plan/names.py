@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from controller.display import HIDDEN, visible
 
@@ -133,6 +133,28 @@ def twin_entries(name: str, names: Iterable[str]) -> list[str]:
     beside it (``plans/fcase`` of ``plans/FCASE``, ``plans/rotate~1`` of
     ``plans/rotate-keys-prod``; round 75)."""
     return sorted(other for other in names if other != name and same_path(other, name))
+
+
+def twin_folders(folder: str, names: Callable[[str], Iterable[str]], base: str = ".") -> list[str]:
+    """The folders other than ``folder`` (relative to the repository) that are one folder
+    with it on some checkout, every part compared (:func:`same_path`) from the plans folder
+    ``base`` down, as the history index compares whole plan ids
+    (:class:`controller.git.twins.FolderTwins`); ``base`` itself is compared as written, a
+    folder outside it from the repository's root. ``names`` lists a folder's entries (``""``
+    the root; nothing for a file or a link). Round 76: a twin ABOVE the plan's own folder
+    (``plans/team/x`` of ``plans/Team/x``, two levels up, in the middle) is one folder with
+    it as a twin beside it is; every reader of a plan's path asks this one walk."""
+    base = "" if base in ("", ".") else base.strip("/")
+    start = base if base and folder.startswith(f"{base}/") else ""
+    places = [start]
+    for part in folder[len(start) :].strip("/").split("/"):
+        places = [
+            f"{place}/{entry}" if place else entry
+            for place in places
+            for entry in names(place)
+            if entry == part or same_path(entry, part)
+        ]
+    return sorted(place for place in places if place != folder)
 
 
 @functools.lru_cache(maxsize=32)

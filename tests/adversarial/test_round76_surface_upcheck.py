@@ -104,11 +104,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 MCP_WHY = "MCP wait/log answer a plan held by an up-level twin 'approved', no code"
 VIDS = [f"{t}:{w}" for t in BASES for w in ("check", "ran", "twin-ran", "row", "wait", "mcp-log")]
-BROKEN: dict[str, Any] = {
-    f"{t}:{w}": pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 76: {MCP_WHY}")
-    for t in BASES
-    for w in ("wait", "mcp-log")
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))

@@ -165,10 +165,10 @@ def test_a_twin_folder_with_a_plan_file_holds_the_plan_for_every_reader(
     assert load_plan(plans / "FCASE" / "PLAN.yml").valid
 
 
-@pytest.mark.parametrize(
-    ("base", "twin"),
-    [("Team/x", "team/x"), ("A/b/c", "a/b/c"), ("g/H/x", "g/h/x"), ("longteamname/x", "longte~1/x")],
-)
+UP = [("Team/x", "team/x"), ("A/b/c", "a/b/c"), ("g/H/x", "g/h/x"), ("longteamname/x", "longte~1/x")]
+
+
+@pytest.mark.parametrize(("base", "twin"), UP)
 def test_a_twin_above_the_plan_folder_holds_the_plan_for_every_reader(
     tmp_path: Path, base: str, twin: str
 ) -> None:

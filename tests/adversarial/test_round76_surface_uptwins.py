@@ -68,10 +68,15 @@ Seen (round 76):
   ``MRG/``). Should (same passage; round 75's ``twin_folder_verdict``): E_PLAN_AMBIGUOUS
   naming the twin, no document or hash. The page and ``/api/plan/`` do say
   E_PLAN_AMBIGUOUS, so the reader on the CLI sees a plan the controller holds.
+  Fixed (2026-12-01, r76upread): the CLI's folder verdict (``plans.held_problem``) asks
+  ``names.twin_folders``, every part of the path compared from the plans folder down, as
+  the history index compares plan ids (round 75's ``_twin_problem`` looked one level up).
 - ``<pair>:mcp-log`` for the nine pairs, ``{late,mrg}:mcp-log`` (11 ids, one class): MCP
   ``log`` of the base answers ``"status": "approved", "problems": []``, no code. Should
   (same passage: "MCP ``log``/``status``/``wait``/``submit`` ... say so"): E_PLAN_AMBIGUOUS
   and why, as MCP ``status`` (held) does.
+  Fixed (2026-12-01, r76upread): ``planstate.refuse_twin`` (MCP ``log``, ``wait``,
+  ``submit``) asks the same walk, ``names.twin_folders``, from the configured plans folder.
 - ``lg:{row,show,mcp-log,api,page}`` (5 ids, one class): ``plans/Lg/x`` ran; the agent's
   forged "completed, approved by alice" ``plans/lg/x/EXECUTION_LOG.md`` (``lg/`` sorts after
   ``Lg/``: git writes it last, over the controller's log, on a case-insensitive checkout) is
@@ -79,6 +84,9 @@ Seen (round 76):
   (docs/plan-format.md: "A log in such a folder ... is the plan's log there: every reader of
   the plan's record notes it ``E_OWNED_BLOCK_CHANGED`` and never shows it"; round 75 fixed
   only the plan's own folder's twin, ``plans/ship/``). The forged text is shown by none.
+  Fixed (2026-12-01, r76upread): the record's log notes (``ownrecord.twin_logs``: ``show``,
+  MCP ``log``, the page, ``/api/plan/``) and the history index's ``_twin_logged`` (the row's
+  ``log_claimed``; ``INDEX_VERSION`` 80) ask ``names.twin_folders`` too.
 - ``u-bs:base-held`` (1 id, minor): ``plans/bs\\x`` (one folder whose name holds a
   backslash) beside ``plans/bs/x``: ``bs/x`` runs on Alice's approval and ``bs\\x`` is a
   pending plan of its own. Git for Windows takes ``\\`` as a directory separator

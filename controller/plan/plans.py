@@ -219,13 +219,11 @@ def _twin_problem(folder: Path, plans_dir: str) -> Problem | None:
     (:func:`controller.plan.names.twin_folder_verdict`), as the history index holds both.
     Outside a git work tree the folder's own parent is the top compared."""
     rel, root = _in_work_tree(folder)
-    if root is None:
-        root, rel, plans_dir = folder.parent, folder.name, "."
-    found_in = root  # the work tree the walk lists
-    twins = {
-        twin: _entries(found_in / twin)
-        for twin in twin_folders(rel, lambda f: _entries(found_in / f), plans_dir)
-    }
+    top = root if root is not None else folder.parent
+    if root is None:  # outside a work tree: compared beside the folder only
+        rel, plans_dir = folder.name, "."
+    found_twins = twin_folders(rel, lambda f: _entries(top / f), plans_dir)
+    twins = {twin: _entries(top / twin) for twin in found_twins}
     found = twin_folder_verdict(rel, twins) if twins else None
     return None if found is None else Problem(*found)
 

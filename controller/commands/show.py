@@ -84,7 +84,8 @@ def _as_recorded(plan: Any, config: Any) -> tuple[Any, str | None]:
 
     owned = {key: plan.data.get(key) for key in OWNED} if isinstance(plan.data, dict) else {}
     is_own, unsure = _controller_of(plan.path, config)
-    found = _recorded_owned(plan.path, is_own, plan.text) if is_own is not None else None
+    plans_dir = config.plans_dir if config is not None else "plans"
+    found = _recorded_owned(plan.path, is_own, plan.text, plans_dir) if is_own is not None else None
     if found is None:
         return plan, unsure if any(owned.values()) else None
     recorded, notes = found
@@ -106,7 +107,8 @@ def _record_problems(plan: Any, config: Any) -> list[Any]:
     from controller.errors import Problem
 
     is_own, _ = _controller_of(plan.path, config)
-    found = _recorded_owned(plan.path, is_own, plan.text or None) if is_own else None
+    plans_dir = config.plans_dir if config is not None else "plans"
+    found = _recorded_owned(plan.path, is_own, plan.text or None, plans_dir) if is_own else None
     notes = found[1] if found is not None else []
     return [Problem(*_code_and_message(note)) for note in notes]
 
@@ -186,7 +188,7 @@ def _recorded_controller(path: Path) -> tuple[str | None, str | None]:
 
 
 def _recorded_owned(
-    path: Path, is_own: Any, text: str | None
+    path: Path, is_own: Any, text: str | None, plans_dir: str
 ) -> tuple[dict[str, Any], list[str]] | None:
     """(the owned blocks as recorded, an ``E_OWNED_BLOCK_CHANGED`` note per version that is
     not the record) or None outside a git work tree or for an untracked file. ``text`` is
@@ -218,7 +220,9 @@ def _recorded_owned(
     branch = ownrecord.blocks_at(lambda *a: run(*a, cwd=root), "HEAD", file)
     if branch is None:
         return None  # not tracked: the file is all there is
-    record = ownrecord.shown_record(lambda *a: run(*a, cwd=root), "HEAD", file, is_own, branch)
+    record = ownrecord.shown_record(
+        lambda *a: run(*a, cwd=root), "HEAD", file, is_own, branch, plans_dir=plans_dir
+    )
     notes = list(record.notes)
     working = (ownrecord.owned_blocks(text, path.name) or {}) if text is not None else branch
     if working != branch:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "81"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "82"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -261,6 +261,10 @@ INDEX_VERSION = "81"  # 3: risk and estimate per plan; 4: approval identities, f
 # another plan's moved there, or under half of it kept), as the byte-exact swap does (round 76:
 # two plans swapped, three rotated, each edited, no file removed, kept ``completed``)
 # 81: 79 and 78 together
+# 80: 75, and a log in a folder one with a plan's on some checkout at any level from the plans
+# folder down (``names.twin_folders``: ``plans/lg/x/`` of ``plans/Lg/x``) sets ``log_claimed``
+# (round 76: round 75 looked beside the plan's own folder only)
+# 82: 81 and 80 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

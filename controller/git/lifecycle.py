@@ -65,7 +65,7 @@ from controller.plan.names import (
     plan_file_claims,
     same_name,
     same_path,
-    twin_entries,
+    twin_folders,
 )
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
 from controller.settings import IdentityAliases
@@ -421,13 +421,12 @@ class Lifecycle(IndexStore):
         return any(same_path(plan_id, f) for f in self._loose_logs if f != plan_id)
 
     def _twin_logged(self, repo: GitRepo, sha: str, plan_id: str) -> bool:
-        """Does a folder beside ``plan_id``'s, one with it on some checkout, hold an entry
-        named as the log (:func:`controller.plan.names.log_claims`) at ``sha``?"""
-        parent, _, name = plan_id.rpartition("/")
-        if not parent:
-            return False
-        twins = twin_entries(name, repo.names_in(sha, parent))
-        return any(log_claims(repo.names_in(sha, f"{parent}/{twin}")) for twin in twins)
+        """Does a folder one with ``plan_id``'s on some checkout, at any level from the plans
+        folder down (:func:`controller.plan.names.twin_folders`; round 76: ``plans/lg/x`` of
+        ``plans/Lg/x``), hold an entry named as the log
+        (:func:`controller.plan.names.log_claims`) at ``sha``?"""
+        twins = twin_folders(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
+        return any(log_claims(repo.names_in(sha, twin)) for twin in twins)
 
     def _note_log_twins(self, repo: GitRepo, record: CommitRecord, plan_ids: set[str]) -> None:
         """Do these plans' folders still hold, after ``record`` changed one, an entry named

@@ -372,7 +372,13 @@ class ShownRecord:
 
 
 def shown_record(
-    git: GitRunner, rev: str, plan_file: str, is_own: IsOwn, branch: dict[str, Any]
+    git: GitRunner,
+    rev: str,
+    plan_file: str,
+    is_own: IsOwn,
+    branch: dict[str, Any],
+    *,
+    plans_dir: str = "plans",
 ) -> ShownRecord:
     """The record of the plan ``plan_file`` up to ``rev`` as readers show it: ``branch`` are
     the owned blocks of the file at ``rev``. The ``execution:`` block is the one of the
@@ -382,7 +388,9 @@ def shown_record(
     has no record, as a copy has none). A log removed within a life where the controller
     recorded none is no change of its record. A record shown for a plan whose text does not
     hash to its ``frozen.hash`` carries :func:`hash_mismatch`'s note (round 64: the life
-    is the frozen version's; the text kept its ``frozen:`` block, not its content)."""
+    is the frozen version's; the text kept its ``frozen:`` block, not its content).
+    ``plans_dir``: the plans folder, from which down a folder's twins are compared
+    (:func:`twin_logs`)."""
     current = git("show", f"{rev}:{plan_file}")
     identity = _frozen_hash(current, plan_file)
     life = _life(git, rev, plan_file, is_own, identity, True)
@@ -397,14 +405,14 @@ def shown_record(
     text = git("show", f"{own_log[0]}:{log_file}") if own_log is not None else None
     if life.log and not is_own(life.log[0]) and (own_log or not _removes(life.log[0], log_file)):
         notes.append(_note(LOG_FILE, life.log, is_own))
-    notes += log_twin_notes(git, rev, plan_file)
+    notes += log_twin_notes(git, rev, plan_file, plans_dir)
     stale = hash_mismatch(plan_file, _own_hash(current), identity)
     if stale is not None and (text is not None or any(v is not None for v in blocks.values())):
         notes.append(stale)
     return ShownRecord(blocks, text, tuple(notes))
 
 
-def log_twin_notes(git: GitRunner, rev: str, plan_file: str) -> list[str]:
+def log_twin_notes(git: GitRunner, rev: str, plan_file: str, plans_dir: str) -> list[str]:
     """An ``E_OWNED_BLOCK_CHANGED`` note for each entry beside ``plan_file`` at ``rev``
     (file, symlink, folder, gitlink) whose name is the log's by the fold of plan file
     names but not ``EXECUTION_LOG.md`` itself (:func:`controller.plan.names.log_twins`):
@@ -423,7 +431,8 @@ def log_twin_notes(git: GitRunner, rev: str, plan_file: str) -> list[str]:
     prefix = "" if folder == "." else f"{folder}/"
     names = _listed(git, rev, prefix)
     notes = []
-    for path in [*(prefix + name for name in log_twins(names)), *twin_logs(git, rev, folder)]:
+    twins = twin_logs(git, rev, folder, plans_dir)
+    for path in [*(prefix + name for name in log_twins(names)), *twins]:
         name = path[len(prefix) :] if path.startswith(prefix) else path
         last = file_log(git, rev, path, first_parent=True)
         where = f" by {last[0].author.email} in {last[0].sha[:12]}" if last else ""
@@ -443,32 +452,38 @@ def _listed(git: GitRunner, rev: str, prefix: str) -> list[str]:
     return [p[len(prefix) :] for p in (out or "").split("\0") if p.startswith(prefix) and p]
 
 
-def twin_logs(git: GitRunner, rev: str, folder: str) -> list[str]:
+def twin_logs(git: GitRunner, rev: str, folder: str, plans_dir: str) -> list[str]:
     """The entries named as the log (:func:`controller.plan.names.log_claims`, the exact
-    name too) in each folder beside ``folder`` that is one folder with it on a folding
-    checkout (:func:`controller.plan.names.twin_entries`), as paths in the repo
-    (``plans/ship/EXECUTION_LOG.md``): git writes them into the plan's folder there, at its
-    log's place, whoever committed them (round 75)."""
-    from controller.plan.names import log_claims, twin_entries
+    name too) in each folder that is one folder with ``folder`` on a folding checkout, at
+    any level from the plans folder ``plans_dir`` down
+    (:func:`controller.plan.names.twin_folders`), as paths in the repo
+    (``plans/ship/EXECUTION_LOG.md``, ``plans/lg/x/EXECUTION_LOG.md`` of ``plans/Lg/x``): git
+    writes them into the plan's folder there, at its log's place, whoever committed them
+    (round 75 looked beside the folder only; round 76)."""
+    from controller.plan.names import log_claims, twin_folders
 
     if folder == ".":
         return []
-    parent, _, name = folder.rpartition("/")
-    up = f"{parent}/" if parent else ""
+
+    def listed(place: str) -> list[str]:
+        return _listed(git, rev, f"{place}/" if place else "")
+
     found = []
-    for twin in twin_entries(name, _listed(git, rev, up)):
-        found += [f"{up}{twin}/{log}" for log in log_claims(_listed(git, rev, f"{up}{twin}/"))]
+    for twin in twin_folders(folder, listed, plans_dir):
+        found += [f"{twin}/{log}" for log in log_claims(listed(twin))]
     return found
 
 
-def record_notes(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> tuple[str, ...]:
+def record_notes(
+    git: GitRunner, rev: str, plan_file: str, is_own: IsOwn, *, plans_dir: str = "plans"
+) -> tuple[str, ...]:
     """The notes every reader carries for the record at ``plan_file`` up to ``rev``
     (:func:`shown_record`'s, for the owned blocks the file holds there): the status row's
     too (round 65: a row judged the text by its own ``frozen.hash``, which a swapped folder
     or a rewritten ``frozen:`` block carries along, while ``show`` judged it by the
     controller's record of the path's life)."""
     branch = blocks_at(git, rev, plan_file) or {}
-    return shown_record(git, rev, plan_file, is_own, branch).notes
+    return shown_record(git, rev, plan_file, is_own, branch, plans_dir=plans_dir).notes
 
 
 def recorded_blocks(git: GitRunner, rev: str, plan_file: str, is_own: IsOwn) -> dict[str, Any]:

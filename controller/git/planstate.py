@@ -22,8 +22,8 @@ from controller.plan.names import (
     HELD_CODES,
     ambiguous_claims,
     source_verdict,
-    twin_entries,
     twin_folder_verdict,
+    twin_folders,
 )
 from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
 
@@ -339,18 +339,15 @@ def plan_file_of(plan_id: str, names: Iterable[str]) -> str | None:
     return found
 
 
-def refuse_twin(plan_id: str, names_in: Callable[[str], list[str]]) -> None:
-    """PlanAmbiguous when a folder beside ``plan_id``'s, one folder with it on some checkout,
-    holds a plan file (:func:`controller.plan.names.twin_folder_verdict`, ``names_in`` lists
-    a folder on the branch): a reader asking for the plan by its id answers as the status
-    row does (round 75: MCP ``log`` of ``plans/FCASE`` beside ``plans/fcase`` answered its
-    ``approved`` file)."""
-    parent, _, name = plan_id.rpartition("/")
-    if not parent:
-        return
-    twins = {
-        f"{parent}/{t}": names_in(f"{parent}/{t}") for t in twin_entries(name, names_in(parent))
-    }
+def refuse_twin(plan_id: str, names_in: Callable[[str], list[str]], plans_dir: str) -> None:
+    """PlanAmbiguous when a folder one with ``plan_id``'s on some checkout, at any level from
+    the plans folder ``plans_dir`` down (:func:`controller.plan.names.twin_folders`), holds
+    a plan file (:func:`controller.plan.names.twin_folder_verdict`, ``names_in`` lists a
+    folder on the branch): a reader asking for the plan by its id answers as the status row
+    does (round 75: MCP ``log`` of ``plans/FCASE`` beside ``plans/fcase`` answered its
+    ``approved`` file; round 76: of ``plans/Team/x`` beside ``plans/team/x``, and ``wait``
+    waited it out as approved)."""
+    twins = {t: names_in(t) for t in twin_folders(plan_id, names_in, plans_dir)}
     found = twin_folder_verdict(plan_id, twins) if twins else None
     if found is not None:
         raise PlanAmbiguous(

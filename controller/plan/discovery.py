@@ -76,7 +76,7 @@ def load_source(path: Path, config: Config | None = None) -> LoadedPlan:
     from controller.plan.convert import check_reads_back, convert_text
     from controller.plan.plans import held_problem, validate_text
 
-    held = held_problem(path)  # a source the daemon would not convert (round 74)
+    held = held_problem(path, config.plans_dir if config else "plans")  # round 74
     if held is not None:
         return LoadedPlan(path, "", problems=[held])
     try:

@@ -174,6 +174,21 @@ def twin_entries(name: str, names: Iterable[str]) -> list[str]:
     return sorted(other for other in names if other != name and same_path(other, name))
 
 
+def twin_folders(folder: str, names: Callable[[str], Iterable[str]], base: str = ".") -> list[str]:
+    """The folders other than ``folder`` (relative to the repository) that are one folder
+    with it on some checkout, every part compared (:func:`same_path`) from the plans folder
+    ``base`` down, as the history index compares whole plan ids
+    (:class:`controller.git.twins.FolderTwins`); ``base`` itself is compared as written, a
+    folder outside it from the repository's root. ``names`` lists a folder's entries (``""``
+    the root; nothing for a file or a link). Round 76: a twin ABOVE the plan's own folder
+    (``plans/team/x`` of ``plans/Team/x``, two levels up, in the middle) is one folder with
+    it as a twin beside it is; every reader of a plan's path asks this one walk:
+    :func:`path_twins` below ``base``'s parts (the pin verdict's walk)."""
+    base = "" if base in ("", ".") else base.strip("/")
+    top = len(path_parts(base)) if base and folder.startswith(f"{base}/") else 0
+    return path_twins(folder, lambda place: list(names(place)), top)
+
+
 @functools.lru_cache(maxsize=32)
 def _folds(names: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
     return frozenset(fold(name) for name in names)

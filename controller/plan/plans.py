@@ -36,8 +36,8 @@ from controller.plan.names import (
     claims_a_place,
     folder_verdict,
     source_claims,
-    twin_entries,
     twin_folder_verdict,
+    twin_folders,
 )
 from controller.plan.names import plan_named_folder as plan_named_folder
 from controller.plan.names import unsafe_name as unsafe_name
@@ -194,44 +194,66 @@ def ambiguity(folder_files: Iterable[str], folder: str = ".") -> Problem | None:
     return None if found is None else Problem(*found)
 
 
-def held_problem(path: Path) -> Problem | None:
+def held_problem(path: Path, plans_dir: str = "plans") -> Problem | None:
     """The verdict on the folder of ``path``, a plan file, a plan source or an entry claiming
     either's place (:func:`controller.plan.names.claims_a_place`): E_PLAN_AMBIGUOUS when a
     second entry beside it is a plan file or claims to be one (rounds 69 and 71), or when a
     source waits (round 74: ``validate``, ``hash``, ``show`` and ``freeze`` read, hashed and
-    froze a source beside a claim or a twin the controller held), as every reader says."""
+    froze a source beside a claim or a twin the controller held), or when a folder one with
+    it on some checkout at any level under ``plans_dir`` holds a plan file (round 76), as
+    every reader says."""
     if not claims_a_place(path.name):
         return None
     try:
         return ambiguity(os.listdir(path.parent), repo_path(path.parent) or ".") or _twin_problem(
-            path.parent
+            path.parent, plans_dir
         )
     except OSError:
         return None  # no folder: read_plan says so
 
 
-def _twin_problem(folder: Path) -> Problem | None:
-    """E_PLAN_AMBIGUOUS when a folder beside ``folder``, one folder with it on some checkout,
-    holds a plan file (:func:`controller.plan.names.twin_folder_verdict`; round 75), as the
-    history index holds both."""
-    up = folder.parent
-    twins = {}
-    for name in twin_entries(folder.name, os.listdir(up)):
-        if (up / name).is_dir() and not (up / name).is_symlink():
-            twins[(up / name).as_posix()] = os.listdir(up / name)
-    found = twin_folder_verdict(folder.as_posix(), twins) if twins else None
+def _twin_problem(folder: Path, plans_dir: str) -> Problem | None:
+    """E_PLAN_AMBIGUOUS when a folder one with ``folder`` on some checkout, at any level from
+    the plans folder down (:func:`controller.plan.names.twin_folders`: ``plans/team/x`` of
+    ``plans/Team/x``; round 76, round 75 looked beside the folder only), holds a plan file
+    (:func:`controller.plan.names.twin_folder_verdict`), as the history index holds both.
+    Outside a git work tree the folder's own parent is the top compared."""
+    rel, root = _in_work_tree(folder)
+    top = root if root is not None else folder.parent
+    if root is None:  # outside a work tree: compared beside the folder only
+        rel, plans_dir = folder.name, "."
+    found_twins = twin_folders(rel, lambda f: _entries(top / f), plans_dir)
+    twins = {twin: _entries(top / twin) for twin in found_twins}
+    found = twin_folder_verdict(rel, twins) if twins else None
     return None if found is None else Problem(*found)
+
+
+def _entries(folder: Path) -> list[str]:
+    """The entries of ``folder``; none for a file, a link or a folder gone."""
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _in_work_tree(path: Path) -> tuple[str, Path | None]:
+    """``path`` relative to the git work tree holding it (the nearest folder above with a
+    ``.git``), and that work tree; the path as given (its root dropped) and None outside
+    one. Never trimmed or resolved through a link."""
+    absolute = Path(os.path.abspath(path))
+    root = next((p for p in absolute.parents if os.path.lexists(p / ".git")), None)
+    if root is None:
+        return "/".join(path.parts[1:] if path.is_absolute() else path.parts), None
+    return absolute.relative_to(root).as_posix(), root
 
 
 def repo_path(path: Path) -> str:
     """``path`` as the history index names it: relative to the git work tree holding it (the
     nearest folder above with a ``.git``), never trimmed or resolved through a link; outside
     a work tree, the path as given (its root dropped)."""
-    absolute = Path(os.path.abspath(path))
-    root = next((p for p in absolute.parents if os.path.lexists(p / ".git")), None)
-    if root is None:
-        return "/".join(path.parts[1:] if path.is_absolute() else path.parts)
-    return absolute.relative_to(root).as_posix()
+    return _in_work_tree(path)[0]
 
 
 def name_problem(path: Path) -> Problem | None:
@@ -247,7 +269,8 @@ def name_problem(path: Path) -> Problem | None:
 def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
-    refused = held_problem(path) or name_problem(path)
+    plans_dir = config.plans_dir if config else "plans"
+    refused = held_problem(path, plans_dir) or name_problem(path)
     if refused is not None:
         return LoadedPlan(path, "", problems=[refused])
     try:

@@ -347,7 +347,7 @@ class AgentApi:
 
         branch = {k: data.get(k) for k in OWNED} if isinstance(data, dict) else {}
         is_own = is_own_commit(self.config)
-        return shown_record(git, head, plan_file, is_own, branch)
+        return shown_record(git, head, plan_file, is_own, branch, plans_dir=self.config.plans_dir)
 
     def wait(self, path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
         """Until the plan's committed status differs from ``status`` (default: its status
@@ -394,8 +394,7 @@ class AgentApi:
         except PlangateError:
             return None
 
-    @staticmethod
-    def _plan_file(repo: GitRepo, head: str | None, plan_id: str) -> str | None:
+    def _plan_file(self, repo: GitRepo, head: str | None, plan_id: str) -> str | None:
         """The plan's file on the branch, found as every reader finds it (``PLAN.yml`` or
         ``PLAN.yaml``: :func:`controller.git.planstate.plan_file_of`)."""
         from controller.git.planstate import plan_file_of, refuse_twin
@@ -404,7 +403,8 @@ class AgentApi:
             return None
         # one listing: a folder under a plan file's name, in any case, counts as that file
         found = plan_file_of(plan_id, repo.names_in(head, plan_id))
-        refuse_twin(plan_id, lambda folder: repo.names_in(head, folder))  # round 75
+        names = lambda folder: repo.names_in(head, folder)  # noqa: E731
+        refuse_twin(plan_id, names, self.config.plans_dir)  # rounds 75, 76
         return found
 
     def _plan_id(self, path: str) -> str:

@@ -381,7 +381,9 @@ class Controller(Deciding, Outcomes):
         ):
             return ()
         is_own = is_own_commit(self.config, own)
-        return record_notes(self._git_or_none, head, state.file, is_own)
+        return record_notes(
+            self._git_or_none, head, state.file, is_own, plans_dir=self.config.plans_dir
+        )
 
     def _ambiguous_notes(self, state: PlanState, head: str) -> tuple[str, ...]:
         """The record notes of a folder holding both plan files: of each of them, as ``show``,
@@ -396,7 +398,9 @@ class Controller(Deciding, Outcomes):
             file = f"{state.plan_id}/{name}"
             if self.repo.blob_sha(head, file) is None:
                 continue
-            notes = record_notes(self._git_or_none, head, file, is_own)
+            notes = record_notes(
+                self._git_or_none, head, file, is_own, plans_dir=self.config.plans_dir
+            )
             found += [note for note in notes if note not in found]
         return tuple(found)
 
@@ -510,7 +514,8 @@ class Controller(Deciding, Outcomes):
         branch = {key: doc.get(key) for key in OWNED}
         is_own = is_own_commit(self.config, self.own_commits)
         head = self._head or self.head()
-        record = shown_record(self._git_or_none, head, file, is_own, branch)
+        plans_dir = self.config.plans_dir
+        record = shown_record(self._git_or_none, head, file, is_own, branch, plans_dir=plans_dir)
         shown = {key: value for key, value in doc.items() if key not in OWNED}
         return {**shown, **{k: v for k, v in record.blocks.items() if v is not None}}
 

@@ -30,6 +30,9 @@ Seen (round 76):
   holding both is ``E_PLAN_AMBIGUOUS``, for ``wait`` too"; docs/plan-format.md: "MCP
   ``log``/``status``/``wait``/``submit`` ... say so, naming the twin"): E_PLAN_AMBIGUOUS and
   why.
+  Fixed (2026-12-01, r76upread): ``planstate.refuse_twin``, asked by MCP ``log``, ``wait``
+  and ``submit``, compares every part of the plan's path from the plans folder down
+  (``names.twin_folders``, the walk every reader asks), as the history index does.
 Held: ``check`` predicted ``held`` for every base and twin and ``start`` for ``cc/x``; after
 Alice's merge no base or twin ran, the rows hold them, ``cc/x`` ran once; the audit agrees.
 """
@@ -104,11 +107,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 MCP_WHY = "MCP wait/log answer a plan held by an up-level twin 'approved', no code"
 VIDS = [f"{t}:{w}" for t in BASES for w in ("check", "ran", "twin-ran", "row", "wait", "mcp-log")]
-BROKEN: dict[str, Any] = {
-    f"{t}:{w}": pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 76: {MCP_WHY}")
-    for t in BASES
-    for w in ("wait", "mcp-log")
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))

@@ -72,10 +72,15 @@ Seen (round 76):
   ``MRG/``). Should (same passage; round 75's ``twin_folder_verdict``): E_PLAN_AMBIGUOUS
   naming the twin, no document or hash. The page and ``/api/plan/`` do say
   E_PLAN_AMBIGUOUS, so the reader on the CLI sees a plan the controller holds.
+  Fixed (2026-12-01, r76upread): the CLI's folder verdict (``plans.held_problem``) asks
+  ``names.twin_folders``, every part of the path compared from the plans folder down, as
+  the history index compares plan ids (round 75's ``_twin_problem`` looked one level up).
 - ``<pair>:mcp-log`` for the nine pairs, ``{late,mrg}:mcp-log`` (11 ids, one class): MCP
   ``log`` of the base answers ``"status": "approved", "problems": []``, no code. Should
   (same passage: "MCP ``log``/``status``/``wait``/``submit`` ... say so"): E_PLAN_AMBIGUOUS
   and why, as MCP ``status`` (held) does.
+  Fixed (2026-12-01, r76upread): ``planstate.refuse_twin`` (MCP ``log``, ``wait``,
+  ``submit``) asks the same walk, ``names.twin_folders``, from the configured plans folder.
 - ``lg:{row,show,mcp-log,api,page}`` (5 ids, one class): ``plans/Lg/x`` ran; the agent's
   forged "completed, approved by alice" ``plans/lg/x/EXECUTION_LOG.md`` (``lg/`` sorts after
   ``Lg/``: git writes it last, over the controller's log, on a case-insensitive checkout) is
@@ -83,6 +88,9 @@ Seen (round 76):
   (docs/plan-format.md: "A log in such a folder ... is the plan's log there: every reader of
   the plan's record notes it ``E_OWNED_BLOCK_CHANGED`` and never shows it"; round 75 fixed
   only the plan's own folder's twin, ``plans/ship/``). The forged text is shown by none.
+  Fixed (2026-12-01, r76upread): the record's log notes (``ownrecord.twin_logs``: ``show``,
+  MCP ``log``, the page, ``/api/plan/``) and the history index's ``_twin_logged`` (the row's
+  ``log_claimed``; ``INDEX_VERSION`` 80) ask ``names.twin_folders`` too.
 - ``u-bs:base-held`` (1 id, minor): ``plans/bs\\x`` (one folder whose name holds a
   backslash) beside ``plans/bs/x``: ``bs/x`` runs on Alice's approval and ``bs\\x`` is a
   pending plan of its own. Git for Windows takes ``\\`` as a directory separator
@@ -293,9 +301,6 @@ READ = [p for p in PAIRS if p != "u-bs"]
 RDRS = ("show", "validate", "hash", "freeze", "approve", "mcp-log", "api", "page")
 RIDS = [f"{p}:{r}" for p in READ for r in RDRS]
 RBROKEN: dict[str, Any] = {}
-for _p in READ:
-    RBROKEN.update({f"{_p}:{r}": _xf(CLI_WHY) for r in ("show", "validate", "hash", "freeze")})
-    RBROKEN[f"{_p}:mcp-log"] = _xf(MCP_WHY)
 
 
 @pytest.mark.parametrize("vid", cases(RIDS, RIDS, RBROKEN))
@@ -320,8 +325,7 @@ def test_every_reader_holds_a_plan_beside_an_up_level_twin(lab: Lab, vid: str) -
 
 
 LIDS = [f"{t}:{w}" for t in LATE for w in ("held", "ran", "show", "mcp-log")]
-LBROKEN: dict[str, Any] = {f"{t}:show": _xf(CLI_WHY) for t in LATE}
-LBROKEN.update({f"{t}:mcp-log": _xf(MCP_WHY) for t in LATE})
+LBROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(LIDS, LIDS, LBROKEN))
@@ -390,7 +394,7 @@ def test_honest_nested_folders_run(lab: Lab, vid: str) -> None:
 
 
 GIDS = [f"lg:{r}" for r in ("row", "show", "mcp-log", "api", "page")]
-GBROKEN: dict[str, Any] = {g: _xf(LOG_WHY) for g in GIDS}
+GBROKEN: dict[str, Any] = {}
 
 
 def _reader(got: dict[str, Any], plan: str, reader: str) -> str:

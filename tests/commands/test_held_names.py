@@ -25,6 +25,7 @@ COMMANDS = [
     ("hash",),
     ("validate",),
 ]
+READERS = [("freeze",), ("show",), ("hash",), ("validate",)]
 
 
 def _held(repo: Path, name: str) -> str:
@@ -75,3 +76,25 @@ def test_convert_refuses_a_source_in_a_folder_held_for_its_name(repo: Path) -> N
     assert "actions:" not in done.stdout, done.stdout
     done = run_cli("convert", "plans/c-ok/PLAN.json", cwd=repo)
     assert "actions:" in done.stdout, done
+
+
+@pytest.mark.parametrize(("base", "twin"), [("Team/x", "team/x"), ("A/b/c", "a/b/c"), ("F", "f")])
+@pytest.mark.parametrize("args", READERS, ids=lambda a: "-".join(a))
+def test_every_reader_holds_a_plan_beside_a_twin_above_its_folder(
+    repo: Path, base: str, twin: str, args: tuple[str, ...]
+) -> None:
+    """Round 76: ``plans/team/x`` beside ``plans/Team/x`` (one folder on a case-insensitive
+    checkout, the twin ABOVE the plan's own folder; two levels up) is held E_PLAN_AMBIGUOUS
+    by every reader, naming the twin, as the row holds it: nothing read, hashed, written
+    or committed (``show``, ``validate``, ``hash`` and ``freeze`` looked one level up;
+    ``plans/f`` of ``plans/F``, round 75, the control of the same rule)."""
+    write_plan(repo, base)
+    write_plan(repo, twin)
+    commit_all(repo, "agent: plans")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    done = run_cli(*args[:1], f"plans/{base}", *args[1:], cwd=repo, env=identity(*ALICE))
+    assert done.returncode != 0, done
+    assert "E_PLAN_AMBIGUOUS" in done.stderr and f"plans/{twin}/PLAN.yml" in done.stderr, done
+    assert "sha256:" not in done.stdout + done.stderr, done
+    assert git(repo, "rev-parse", "HEAD").strip() == head  # no commit
+    assert git(repo, "status", "--porcelain").strip() == ""  # nothing written

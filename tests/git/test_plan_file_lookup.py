@@ -258,7 +258,7 @@ def test_a_reader_by_id_refuses_a_plan_beside_its_twin_folder() -> None:
             "plans/Notes": ["x.md"], "plans/notes": ["PLAN.yml"]}  # fmt: skip
     for plan_id in ("plans/FCASE", "plans/fcase"):
         with pytest.raises(PlanAmbiguous, match="checkout"):
-            refuse_twin(plan_id, lambda folder: tree.get(folder, []))
-    refuse_twin("plans/ok", lambda folder: tree.get(folder, []))
+            refuse_twin(plan_id, lambda folder: tree.get(folder, []), "plans")
+    refuse_twin("plans/ok", lambda folder: tree.get(folder, []), "plans")
     tree["plans"].append("Notes")  # a twin holding no plan file: no claim
-    refuse_twin("plans/notes", lambda folder: tree.get(folder, []))
+    refuse_twin("plans/notes", lambda folder: tree.get(folder, []), "plans")

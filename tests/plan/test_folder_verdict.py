@@ -163,3 +163,32 @@ def test_a_twin_folder_with_a_plan_file_holds_the_plan_for_every_reader(
     assert load_plan(plans / "other" / "PLAN.yml").valid
     (plans / twin / "PLAN.yml").rename(plans / twin / "notes.md")
     assert load_plan(plans / "FCASE" / "PLAN.yml").valid
+
+
+UP = [("Team/x", "team/x"), ("A/b/c", "a/b/c"), ("g/H/x", "g/h/x")]
+UP += [("longteamname/x", "longte~1/x")]  # an 8.3 short name one level up
+
+
+@pytest.mark.parametrize(("base", "twin"), UP)
+def test_a_twin_above_the_plan_folder_holds_the_plan_for_every_reader(
+    tmp_path: Path, base: str, twin: str
+) -> None:
+    """Round 76: ``plans/team/x/`` beside ``plans/Team/x/`` (the twin ABOVE the plan's own
+    folder; two levels up, in the middle, an 8.3 name) is one folder on some checkout:
+    ``validate``, ``hash``, ``show`` and ``freeze`` read neither (E_PLAN_AMBIGUOUS naming
+    the twin), as the history index holds both; the plans folder is compared as written."""
+    for name in (base, twin, "Other/x"):
+        (_git_folder(tmp_path, name) if name == base else tmp_path / "plans" / name).mkdir(
+            parents=True, exist_ok=True
+        )
+        (tmp_path / "plans" / name / "PLAN.yml").write_text(BASE_TEXT)
+    for one, other in ((base, twin), (twin, base)):
+        plan = load_plan(tmp_path / "plans" / one / "PLAN.yml")
+        assert [p.code for p in plan.problems] == ["E_PLAN_AMBIGUOUS"], plan.problems
+        assert f"plans/{other}/PLAN.yml" in plan.problems[0].message
+    assert load_plan(tmp_path / "plans" / "Other" / "x" / "PLAN.yml").valid
+    (tmp_path / "Plans" / "Other" / "x").mkdir(parents=True)  # outside the plans folder
+    (tmp_path / "Plans" / "Other" / "x" / "PLAN.yml").write_text(BASE_TEXT)
+    assert load_plan(tmp_path / "plans" / "Other" / "x" / "PLAN.yml").valid
+    (tmp_path / "plans" / twin / "PLAN.yml").rename(tmp_path / "plans" / twin / "notes.md")
+    assert load_plan(tmp_path / "plans" / base / "PLAN.yml").valid

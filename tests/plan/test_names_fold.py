@@ -29,6 +29,7 @@ from controller.plan.names import (
     source_verdict,
     twin_entries,
     twin_folder_verdict,
+    twin_folders,
     unsafe_name,
 )
 
@@ -220,3 +221,40 @@ def test_a_backslash_is_a_separator_to_git_for_windows_and_an_unsafe_name() -> N
         why = unsafe_name(path)
         assert why is not None and "backslash" in why, path
     assert unsafe_name("plans/bs/x/PLAN.yml") is None
+UP_TWINS = [("plans/Team/x", "plans/team/x"), ("plans/A/b/c", "plans/a/b/c"),
+            ("plans/g/H/x", "plans/g/h/x"), ("plans/Q/R/x", "plans/q/r/x"),
+            ("plans/zw/x", "plans/z\u200cw/x"), ("plans/longteamname/x", "plans/longte~1/x"),
+            ("plans/dt/x", "plans/dt./x"), ("plans/caf\u00e9/x", "plans/cafe\u0301/x")]  # fmt: skip
+
+
+def _tree(*folders: str) -> dict[str, list[str]]:
+    """Each folder's entries, as a listing of the repository ("" its root) gives them."""
+    tree: dict[str, list[str]] = {}
+    for folder in folders:
+        parts = folder.split("/")
+        for at in range(len(parts)):
+            entries = tree.setdefault("/".join(parts[:at]), [])
+            entries += [parts[at]] if parts[at] not in entries else []
+    return tree
+
+
+@pytest.mark.parametrize(("base", "twin"), UP_TWINS, ids=[ascii(t) for _, t in UP_TWINS])
+def test_twin_folders_are_compared_at_every_level(base: str, twin: str) -> None:
+    """Round 76: a folder one with a plan's ABOVE the plan's own folder (``plans/team/x`` of
+    ``plans/Team/x``, two levels up, in the middle, HFS+, 8.3, NTFS, NFD) is its twin, as
+    the history index compares whole paths; a folder of another path is none."""
+    tree = _tree(base, twin, "plans/ok", "plans/Team/y")
+    names = lambda folder: tree.get(folder, [])  # noqa: E731
+    assert twin_folders(base, names, "plans") == [twin]
+    assert twin_folders(twin, names, "plans") == [base]
+    assert twin_folders("plans/ok", names, "plans") == []
+
+
+def test_the_plans_folder_is_compared_as_written() -> None:
+    """``Plans/ok`` is outside the plans folder ``plans``: no twin of ``plans/ok`` (the index
+    reads no plan there); walked from the root, it is one."""
+    tree = _tree("plans/ok", "Plans/ok")
+    names = lambda folder: tree.get(folder, [])  # noqa: E731
+    assert twin_folders("plans/ok", names, "plans") == []
+    assert twin_folders("plans/ok", names, ".") == ["Plans/ok"]
+    assert twin_folders("other/x", names, "plans") == []  # outside: from the root

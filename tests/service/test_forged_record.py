@@ -317,3 +317,42 @@ def test_a_log_under_another_spelling_is_flagged_on_the_status_row_until_removed
     (folder / "EXECUTION_LOG.md\u200c").write_text("# Approved by alice FORGED-LOG\n")
     commit_all(repo, "notes", AGENT)
     assert [n for n in noted() if "EXECUTION_LOG.md\\u200c" in n]
+
+
+def test_a_log_in_a_twin_above_the_plan_folder_is_flagged_on_the_status_row(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 76: ``plans/Own/x`` ran; a forged log at ``plans/own/x/EXECUTION_LOG.md`` (a
+    folder one with the plan's on a case-insensitive checkout, the twin one level ABOVE the
+    plan's own folder) is the plan's log there: the row notes it as ``show`` and MCP ``log``
+    do, never shows it; its removal clears the note (round 75 looked beside the folder
+    only)."""
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
+    )
+    folder = repo / "plans" / "Own" / "x"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").write_text(greet_plan("owned", "say hello", "world"))
+    commit_all(repo, "propose", AGENT)
+    _run(config)
+    _set_status(folder / "PLAN.yml", "pending_approval", "approved")
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _run(config)
+
+    def noted() -> list[str]:
+        result = run_cli("status", "--json", "--config", str(config))
+        row = next(r for r in json.loads(result.stdout) if r["plan"] == "plans/Own/x")
+        assert row["status"] == "completed" and "FORGED-LOG" not in json.dumps(row), row
+        return [n for n in row["notes"] if n.startswith("E_OWNED_BLOCK_CHANGED")]
+
+    assert noted() == []
+    forged = repo / "plans" / "own" / "x" / "EXECUTION_LOG.md"
+    forged.parent.mkdir(parents=True)
+    forged.write_text("# Approved by alice FORGED-LOG\n")
+    commit_all(repo, "notes", AGENT)
+    assert [n for n in noted() if "plans/own/x/EXECUTION_LOG.md" in n and AGENT[1] in n]
+    forged.unlink()
+    commit_all(repo, "tidy", AGENT)
+    assert noted() == []

@@ -700,3 +700,57 @@ def test_log_never_trims_a_path_to_another_plan(repo: Path, tmp_path: Path, path
             api.log(path)
     finally:
         api.close()
+
+
+@pytest.mark.parametrize(("base", "twin"), [("Team/x", "team/x"), ("deep/mid/y", "deep/MID/y")])
+def test_log_and_wait_hold_a_plan_beside_a_twin_above_its_folder(
+    repo: Path, tmp_path: Path, base: str, twin: str
+) -> None:
+    """Round 76: ``log`` of ``plans/Team/x`` beside ``plans/team/x`` (one folder on a
+    case-insensitive checkout, the twin ABOVE the plan's own folder) answered its file
+    ``approved`` with no problem, and ``wait`` for ``approved`` waited it out unchanged,
+    while the row held it: both say E_PLAN_AMBIGUOUS, naming the twin."""
+    from controller.commands._shared import required_config
+    from controller.errors import PlanAmbiguous
+    from controller.service.agentapi import AgentApi
+
+    for name in (base, twin, "ok/x"):
+        (repo / "plans" / name).mkdir(parents=True)
+        (repo / "plans" / name / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "plans", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        assert api.log("plans/ok/x")["problems"] == []  # the control
+        for one, other in ((base, twin), (twin, base)):
+            with pytest.raises(PlanAmbiguous, match=re.escape(f"plans/{other}/PLAN.yml")):
+                api.log(f"plans/{one}")
+            with pytest.raises(PlanAmbiguous):
+                api.wait(f"plans/{one}", timeout=0, status="pending_approval")
+    finally:
+        api.close()
+
+
+def test_log_notes_a_log_in_a_twin_above_the_plan_folder(repo: Path, tmp_path: Path) -> None:
+    """Round 76: a log at ``plans/lg/x/EXECUTION_LOG.md`` (a twin of ``plans/Lg/x`` one level
+    up, no plan of its own) IS ``plans/Lg/x``'s log on a case-insensitive checkout: ``log``
+    notes it E_OWNED_BLOCK_CHANGED and never shows it; one at ``Plans/ok/`` (a twin of the
+    plans folder, compared as written) is no plan's."""
+    from controller.commands._shared import required_config
+    from controller.service.agentapi import AgentApi
+
+    for name in ("Lg/x", "ok"):
+        (repo / "plans" / name).mkdir(parents=True)
+        (repo / "plans" / name / "PLAN.yml").write_text(PLAN)
+    for folder in ("plans/lg/x", "Plans/ok"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "EXECUTION_LOG.md").write_text("- Status: completed (forged)\n")
+    commit_all(repo, "plans and notes", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        answer = api.log("plans/Lg/x")
+        noted = [p for p in answer["problems"] if p.startswith("E_OWNED_BLOCK_CHANGED")]
+        assert noted and "plans/lg/x/EXECUTION_LOG.md" in noted[0], answer
+        assert "forged" not in json.dumps(answer)
+        assert api.log("plans/ok")["problems"] == []
+    finally:
+        api.close()

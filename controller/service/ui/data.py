@@ -262,7 +262,9 @@ class UiData:
 
         branch = owned_blocks(text, PurePosixPath(file).name) if text is not None else None
         record = self._locked_git(
-            lambda git: shown_record(git, self._head, file, self._own(), branch or {})
+            lambda git: shown_record(
+                git, self._head, file, self._own(), branch or {}, plans_dir=self.config.plans_dir
+            )
         )
         log_text = record.log if record is not None else None
         page["log"] = log_text[:MAX_LOG] if log_text is not None else None

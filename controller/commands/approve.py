@@ -97,7 +97,8 @@ def commit_status(
     from controller.git.gitrepo import GitRepo
     from controller.plan import plans, yamlio
 
-    plan_file = named_plan_file(path)
+    config = optional_config(config_path)
+    plan_file = named_plan_file(path, config.plans_dir if config is not None else "plans")
     if not plan_file.is_file():
         raise UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
     repo = GitRepo.containing(plan_file.parent)
@@ -112,7 +113,6 @@ def commit_status(
     _refuse_uncommitted(text, on_disk, rel)
     loaded = plans.validate_text(text, Path(rel))
     plan_id = str(Path(rel).parent)
-    config = optional_config(config_path)
     if config is not None and not force:
         # the status the controller holds: a withdrawal it ignored (its author was not
         # entitled) leaves the plan where it was (round 28: approve refused a plan the
@@ -154,12 +154,15 @@ NEXT = {
 }
 
 
-def named_plan_file(path: str) -> Path:
+def named_plan_file(path: str, plans_dir: str = "plans") -> Path:
     """The plan file ``path`` names, never reached through a symbolic link below its
     repository: in a shared working tree an agent could point ``approve plans/x`` at another
     plan, or at a plan in its own clone, and the approver would sign what she never
     reviewed (round 12); never in a folder the controller holds for its name (round 75:
-    ``reject "plans/a-sp "`` committed a rejection git's subject showed as ``plans/a-sp``'s)."""
+    ``reject "plans/a-sp "`` committed a rejection git's subject showed as ``plans/a-sp``'s)
+    or for a claim or a twin folder at any level under ``plans_dir`` (round 76: ``reject
+    plans/F`` beside ``plans/f`` committed into a plan every reader holds
+    E_PLAN_AMBIGUOUS)."""
     import os
 
     from controller.errors import UnsafePath
@@ -170,6 +173,12 @@ def named_plan_file(path: str) -> Path:
     if held is not None:
         folder = plans.repo_path(plan_file.parent)
         raise UnsafePath(f"{folder!r}: {held.message}", quotes=(repr(folder),))
+    held = plans.held_problem(plan_file, plans_dir)
+    if held is not None:
+        from controller.errors import error_for
+
+        folder = plans.repo_path(plan_file.parent)
+        raise error_for(held.code, f"{folder!r}: {held.message}", quotes=(repr(folder),))
     roots = [p for p in plan_file.parents if os.path.lexists(p / ".git")]
     if roots:
         here = roots[0]

@@ -79,7 +79,7 @@ def test_convert_refuses_a_source_in_a_folder_held_for_its_name(repo: Path) -> N
 
 
 @pytest.mark.parametrize(("base", "twin"), [("Team/x", "team/x"), ("A/b/c", "a/b/c"), ("F", "f")])
-@pytest.mark.parametrize("args", READERS, ids=lambda a: "-".join(a))
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: "-".join(a))
 def test_every_reader_holds_a_plan_beside_a_twin_above_its_folder(
     repo: Path, base: str, twin: str, args: tuple[str, ...]
 ) -> None:
@@ -87,7 +87,9 @@ def test_every_reader_holds_a_plan_beside_a_twin_above_its_folder(
     checkout, the twin ABOVE the plan's own folder; two levels up) is held E_PLAN_AMBIGUOUS
     by every reader, naming the twin, as the row holds it: nothing read, hashed, written
     or committed (``show``, ``validate``, ``hash`` and ``freeze`` looked one level up;
-    ``plans/f`` of ``plans/F``, round 75, the control of the same rule)."""
+    ``plans/f`` of ``plans/F``, round 75, the control of the same rule); the writers too
+    (``approve``, ``reject``, ``abort`` checked the folder's name only: ``reject plans/F``
+    beside ``plans/f`` committed a rejection into a held plan)."""
     write_plan(repo, base)
     write_plan(repo, twin)
     commit_all(repo, "agent: plans")

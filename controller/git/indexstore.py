@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "75"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "76"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -253,6 +253,9 @@ INDEX_VERSION = "75"  # 3: risk and estimate per plan; 4: approval identities, f
 # hash, and the writers and ``@held`` of every version that held the content (round 75: a
 # ``PLAN.json`` of a held content, converted, dropped them; a parent pinning it counted none)
 # 75: 74 and 66 together
+# 76: 75, and a plan file's status line rewritten is no writing only as ``status: <word>`` and
+# nothing else, its indent and line end kept: a blank or a tab beside the key or the new value
+# (``status:  approved``, ``approved\t``) is its committer's writing (round 76: it ran)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -21,6 +21,8 @@ FILE = "plans/greet/PLAN.yml"
 
 #: The agent's status key as the reader also reads it (round 75's layouts).
 SPELLINGS: dict[str, Callable[[str], str]] = {
+    "as-written": lambda t: t,
+    "commented": lambda t: t.replace("status: pending_approval", "status: pending_approval  # a"),
     "x-escape": lambda t: t.replace("  status:", '  "\\x73tatus":', 1),
     "u-escape": lambda t: t.replace("  status:", '  "\\u0073tatus":', 1),
     "explicit": lambda t: t.replace(
@@ -59,6 +61,39 @@ def test_a_byte_beside_the_value_still_writes(repo: Path, spelling: str) -> None
         return text.replace("pending_approval", "approved  # bob: ok")
 
     assert _bobs_approval(repo, spelling, commented)
+
+
+#: The status line rewritten with a byte beside its key or value outside the value's span
+#: (round 76: a blank or a tab before or after the new value, a blank before the colon, the
+#: line's end changed): her writing, though the file reads the same and the line is one.
+PADDED: dict[str, Callable[[str], str]] = {
+    "two-blanks": lambda t: t.replace("status: pending_approval", "status:  approved"),
+    "trailing-blank": lambda t: t.replace("status: pending_approval", "status: approved "),
+    "tab-before": lambda t: t.replace("status: pending_approval", "status:\tapproved"),
+    "blank-tab-before": lambda t: t.replace("pending_approval", "\tapproved"),
+    "tab-after": lambda t: t.replace("pending_approval", "approved\t"),
+    "blank-before-colon": lambda t: t.replace("status: pending_approval", "status : approved"),
+    "crlf": lambda t: t.replace("status: pending_approval\n", "status: approved\r\n"),
+}
+
+
+@pytest.mark.parametrize("edit", list(PADDED))
+def test_a_blank_beside_the_rewritten_status_line_writes(repo: Path, edit: str) -> None:
+    assert _bobs_approval(repo, "as-written", PADDED[edit])
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace("pending_approval", "approved"),  # the agent's comment kept
+        lambda t: t.replace("status: pending_approval  # a", "status: approved"),  # dropped
+        lambda t: t.replace("status: pending_approval  # a", "status: 'approved'"),
+    ],
+)
+def test_the_status_line_rewritten_plainly_writes_nothing(
+    repo: Path, edit: Callable[[str], str]
+) -> None:
+    assert not _bobs_approval(repo, "commented", edit)
 
 
 def test_the_key_respelled_with_the_approval_writes(repo: Path) -> None:

@@ -254,7 +254,7 @@ INDEX_VERSION = "76"  # 3: risk and estimate per plan; 4: approval identities, f
 # ``PLAN.json`` of a held content, converted, dropped them; a parent pinning it counted none)
 # 75: 74 and 66 together
 # 76: 75, and a plan file's status line rewritten is no writing only as ``status: <word>`` and
-# nothing else, its indent and line end kept: a blank or a tab beside the key or the new value
+# nothing else, its indent kept: a blank or a tab beside the key or the new value
 # (``status:  approved``, ``approved\t``) is its committer's writing (round 76: it ran)
 
 

@@ -3704,12 +3704,10 @@ def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | 
 DRAFT_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".md"})
 
 #: A plan's status line as an approval or a withdrawal writes it: ``status: <word>``, the word
-#: plain or quoted, one blank after the colon and nothing after the word (a comment, a blank
-#: or a tab beside the key or the value is bytes of the writer's: round 76); the old line's
-#: indent and line end are kept (:func:`_status_line_rewritten`).
-_STATUS_LINE = re.compile(
-    rb"(?P<indent> *)status: (?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")(?P<end>\r?\n?)"
-)
+#: plain or quoted, one blank after the colon and nothing after the word but the line's end
+#: (a comment, a blank or a tab beside the key or the value is bytes of the writer's: round
+#: 76); the old line's indent is kept (:func:`_status_line_rewritten`).
+_STATUS_LINE = re.compile(rb"(?P<indent> *)status: (?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")\r?")
 _STATUS_PATH = ("plan", "status")
 
 
@@ -3763,19 +3761,15 @@ def _status_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
 
 def _status_line_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
     """Whether exactly one line changed, rewritten as a plain status line (``status: approved``
-    and nothing else), its indent and its line end (CRLF, LF or none) the old line's."""
+    and nothing else), its indent and its line feed the old line's."""
     changed = [(was, line) for was, line in zip(old_lines, new_lines, strict=True) if line != was]
     if len(changed) != 1:
         return False
     was, line = changed[0]
-    plain = _STATUS_LINE.fullmatch(line)
-    return plain is not None and _indent_and_end(was) == (plain["indent"], plain["end"])
-
-
-def _indent_and_end(line: bytes) -> tuple[bytes, bytes]:
-    """A line's leading blanks and its line end (``\\r\\n``, ``\\n``, ``\\r`` or none)."""
-    body = line.rstrip(b"\r\n")
-    return body[: len(body) - len(body.lstrip(b" "))], line[len(body) :]
+    plain = _STATUS_LINE.fullmatch(line.removesuffix(b"\n"))
+    if plain is None or was[: len(was) - len(was.lstrip(b" "))] != plain["indent"]:
+        return False
+    return was.endswith(b"\n") == line.endswith(b"\n")
 
 
 def _lf_lines(data: bytes) -> list[bytes]:

@@ -75,7 +75,7 @@ Fixed 2026-12-01 (r76statusblank): the parse check (``yamlio.scalar_alone_change
 refused them; the bytes passed through the one-line rule beside it (``Lifecycle``'s
 ``_status_line_rewritten``), which took blanks and tabs around the key, the colon and the
 value. The rewritten line must now read exactly ``status: <word>`` (plain or quoted, one blank
-after the colon, nothing after the word), the old line's indent and line end kept, in the one
+after the colon, nothing after the word but its line end), the old line's indent kept, in the one
 function the controller, a rebuilt index, the audit and ``plangate approve``'s check share
 (index version 76): the 12 ids are refused ``E_SELF_APPROVAL``, never run, the audit agrees
 (markers off); every control still runs once.

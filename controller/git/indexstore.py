@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "82"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "83"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -265,6 +265,10 @@ INDEX_VERSION = "82"  # 3: risk and estimate per plan; 4: approval identities, f
 # folder down (``names.twin_folders``: ``plans/lg/x/`` of ``plans/Lg/x``) sets ``log_claimed``
 # (round 76: round 75 looked beside the plan's own folder only)
 # 82: 81 and 80 together
+# 76: 75, and a plan file's status line rewritten is no writing only as ``status: <word>`` and
+# nothing else, its indent kept: a blank or a tab beside the key or the new value
+# (``status:  approved``, ``approved\t``) is its committer's writing (round 76: it ran)
+# 83: 82 and 76 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

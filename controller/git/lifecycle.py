@@ -3746,9 +3746,11 @@ def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | 
 #: File names whose text may be a plan under another name or a plan source.
 DRAFT_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".md"})
 
-#: A plan's status line as an approval or a withdrawal writes it: the key, one state word,
-#: plain or quoted, nothing after it (a comment is bytes of the writer's).
-_STATUS_LINE = re.compile(rb"[ \t]*status[ \t]*:[ \t]*(?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")[ \t]*\r?")
+#: A plan's status line as an approval or a withdrawal writes it: ``status: <word>``, the word
+#: plain or quoted, one blank after the colon and nothing after the word but the line's end
+#: (a comment, a blank or a tab beside the key or the value is bytes of the writer's: round
+#: 76); the old line's indent is kept (:func:`_status_line_rewritten`).
+_STATUS_LINE = re.compile(rb"(?P<indent> *)status: (?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")\r?")
 _STATUS_PATH = ("plan", "status")
 
 
@@ -3801,12 +3803,14 @@ def _status_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
 
 
 def _status_line_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
-    """Whether exactly one line changed, rewritten as a plain status line, its end kept."""
+    """Whether exactly one line changed, rewritten as a plain status line (``status: approved``
+    and nothing else), its indent and its line feed the old line's."""
     changed = [(was, line) for was, line in zip(old_lines, new_lines, strict=True) if line != was]
     if len(changed) != 1:
         return False
     was, line = changed[0]
-    if _STATUS_LINE.fullmatch(line.removesuffix(b"\n")) is None:
+    plain = _STATUS_LINE.fullmatch(line.removesuffix(b"\n"))
+    if plain is None or was[: len(was) - len(was.lstrip(b" "))] != plain["indent"]:
         return False
     return was.endswith(b"\n") == line.endswith(b"\n")
 

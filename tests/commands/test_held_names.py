@@ -25,7 +25,6 @@ COMMANDS = [
     ("hash",),
     ("validate",),
 ]
-READERS = [("freeze",), ("show",), ("hash",), ("validate",)]
 
 
 def _held(repo: Path, name: str) -> str:

@@ -13,7 +13,9 @@ import pytest
 
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
+from controller.git.lifecycle import _lf_lines, _status_rewritten
 from controller.git.planstate import folder_key
+from controller.plan import yamlio
 from tests.support.gitenv import BOT
 from tests.support.gitkit import AGENT, BOB, commit_all, git, submitted
 
@@ -21,6 +23,8 @@ FILE = "plans/greet/PLAN.yml"
 
 #: The agent's status key as the reader also reads it (round 75's layouts).
 SPELLINGS: dict[str, Callable[[str], str]] = {
+    "as-written": lambda t: t,
+    "commented": lambda t: t.replace("status: pending_approval", "status: pending_approval  # a"),
     "x-escape": lambda t: t.replace("  status:", '  "\\x73tatus":', 1),
     "u-escape": lambda t: t.replace("  status:", '  "\\u0073tatus":', 1),
     "explicit": lambda t: t.replace(
@@ -59,6 +63,57 @@ def test_a_byte_beside_the_value_still_writes(repo: Path, spelling: str) -> None
         return text.replace("pending_approval", "approved  # bob: ok")
 
     assert _bobs_approval(repo, spelling, commented)
+
+
+#: The status line rewritten with a byte beside its key or value outside the value's span
+#: (round 76: a blank or a tab before or after the new value, a blank before the colon): his
+#: writing, though the line is one and the value reads the same.
+PADDED: dict[str, Callable[[str], str]] = {
+    "two-blanks": lambda t: t.replace("status: pending_approval", "status:  approved"),
+    "trailing-blank": lambda t: t.replace("status: pending_approval", "status: approved "),
+    "tab-before": lambda t: t.replace("status: pending_approval", "status:\tapproved"),
+    "blank-tab-before": lambda t: t.replace("pending_approval", "\tapproved"),
+    "tab-after": lambda t: t.replace("pending_approval", "approved\t"),
+    "blank-before-colon": lambda t: t.replace("status: pending_approval", "status : approved"),
+}
+
+
+@pytest.mark.parametrize("edit", list(PADDED))
+def test_a_blank_beside_the_rewritten_status_line_writes(repo: Path, edit: str) -> None:
+    assert _bobs_approval(repo, "as-written", PADDED[edit])
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace("pending_approval", "approved"),  # the agent's comment kept
+        lambda t: t.replace("status: pending_approval  # a", "status: approved"),  # dropped
+        lambda t: t.replace("status: pending_approval  # a", "status: 'approved'"),
+    ],
+)
+def test_the_status_line_rewritten_plainly_writes_nothing(
+    repo: Path, edit: Callable[[str], str]
+) -> None:
+    assert not _bobs_approval(repo, "commented", edit)
+
+
+#: A flow ``plan:`` over several lines, whose status line may be reindented and read the same.
+FLOW_LINES = b"plan: {\n  name: x,\n  status: pending_approval\n}\nactions: []\n"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "plain"),
+    [
+        (b"  status: pending_approval", b"  status: approved", True),
+        (b"  status: pending_approval", b"      status: approved", False),  # reindented
+        (b"  status: pending_approval", b"  status:\tapproved", False),
+        (b"  status: pending_approval\n", b"  status: approved\r\n", True),  # its line end
+    ],
+)
+def test_the_rewritten_status_line_keeps_its_indent(old: bytes, new: bytes, plain: bool) -> None:
+    after = FLOW_LINES.replace(old, new)
+    assert yamlio.read_yaml(after.decode()).data["plan"] == {"name": "x", "status": "approved"}
+    assert _status_rewritten(_lf_lines(FLOW_LINES), _lf_lines(after)) is plain
 
 
 def test_the_key_respelled_with_the_approval_writes(repo: Path) -> None:

@@ -11,6 +11,7 @@ older tree with one interpreter).
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import resource
@@ -34,9 +35,14 @@ def main() -> None:
     sys.path.insert(0, str(args.tree.resolve()))
     import structlog
 
-    import bench_approval
+    import controller
     from controller.service.reconcile import Controller
     from controller.settings import config_from_data
+
+    # after the controller: bench_approval's own sys.path entry must not win
+    bench_approval = importlib.import_module("bench_approval")
+
+    print(f"controller from {Path(controller.__file__).parent}", flush=True)
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     root = Path(tempfile.mkdtemp(prefix="bench-cold-"))
@@ -61,11 +67,17 @@ def main() -> None:
         )
         ctl = Controller(config)
         load = os.getloadavg()[0]
-        s0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        s0, c0 = (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
         start = time.perf_counter()
         ctl.reconcile()
         wall = time.perf_counter() - start
-        s1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        s1, c1 = (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
         own = s1.ru_utime + s1.ru_stime - s0.ru_utime - s0.ru_stime
         kids = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
         print(

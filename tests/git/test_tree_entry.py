@@ -19,7 +19,7 @@ from tests.support.gitkit import commit_all, git
 def _answer(fn, *args):  # type: ignore[no-untyped-def]
     try:
         return ("ok", fn(*args))
-    except Exception as exc:  # noqa: BLE001 - the kind of error is compared
+    except Exception as exc:  # the kind of error is compared
         return ("error", type(exc))
 
 
@@ -41,7 +41,9 @@ def _entry(mode: bytes, name: bytes, sha: bytes) -> bytes:
     entries=st.lists(
         st.tuples(
             st.sampled_from(_MODES + _ODD_MODES),
-            st.sampled_from([n.encode("utf-8", "surrogatepass") for n in _NAMES] + [b"\xff", b"p0 x"]),
+            st.sampled_from(
+                [n.encode("utf-8", "surrogatepass") for n in _NAMES] + [b"\xff", b"p0 x"]
+            ),
             st.binary(min_size=20, max_size=20)
             | st.sampled_from([b" p0\0" + b"1" * 16, b"100644 p1\0" + b"\0" * 10]),
         ),
@@ -50,7 +52,9 @@ def _entry(mode: bytes, name: bytes, sha: bytes) -> bytes:
     cut=st.integers(min_value=0, max_value=25),
     name=st.sampled_from(_NAMES),
 )
-def test_tree_entry_is_parse_trees_get(entries: list[tuple[bytes, bytes, bytes]], cut: int, name: str) -> None:
+def test_tree_entry_is_parse_trees_get(
+    entries: list[tuple[bytes, bytes, bytes]], cut: int, name: str
+) -> None:
     """Duplicates (the last kept), ids holding ``<mode> <name>\\0``, odd modes, a cut last
     entry, NULs and lone surrogates in the name asked: the same answer or the same error."""
     data = b"".join(_entry(*e) for e in entries)

@@ -11,6 +11,7 @@ older tree with one interpreter).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import logging
 import os
@@ -30,6 +31,11 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, required=True, help="the kept repo (built if absent)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tree", type=Path, default=HERE.parent, help="checkout to import")
+    parser.add_argument(
+        "--scan-only",
+        action="store_true",
+        help="time the history index's cold scan alone (no state directory, no store import)",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(args.tree.resolve()))
@@ -65,14 +71,24 @@ def main() -> None:
             },
             root / "plangate.yml",
         )
-        ctl = Controller(config)
+        if args.scan_only:
+            from controller.git.gitrepo import GitRepo
+            from controller.git.history import config_index
+
+            gitrepo = GitRepo(repo)
+            index = config_index(config, root / "signers", lambda: None, gitrepo)
+            head = gitrepo.run("rev-parse", "HEAD").strip()
+            run = functools.partial(index.scan, gitrepo, head)
+        else:
+            ctl = Controller(config)
+            run = ctl.reconcile
         load = os.getloadavg()[0]
         s0, c0 = (
             resource.getrusage(resource.RUSAGE_SELF),
             resource.getrusage(resource.RUSAGE_CHILDREN),
         )
         start = time.perf_counter()
-        ctl.reconcile()
+        run()
         wall = time.perf_counter() - start
         s1, c1 = (
             resource.getrusage(resource.RUSAGE_SELF),
@@ -80,13 +96,15 @@ def main() -> None:
         )
         own = s1.ru_utime + s1.ru_stime - s0.ru_utime - s0.ru_stime
         kids = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
+        what = "cold scan" if args.scan_only else "cold start"
         print(
-            f"cold start {args.tree.resolve().name}: wall {wall:.2f} s  self {own:.2f} s  "
+            f"{what} {args.tree.resolve().name}: wall {wall:.2f} s  self {own:.2f} s  "
             f"children {kids:.2f} s  cpu {own + kids:.2f} s  "
             f"load {load:.1f}->{os.getloadavg()[0]:.1f}",
             flush=True,
         )
-        ctl.close()
+        if not args.scan_only:
+            ctl.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -174,7 +174,7 @@ class Objects(RepoBase):
             sha, kind = first[5:].decode(), b"tree"
         mode = _TREE_MODE if kind == b"tree" else 0
         for part in path.split("/") if path else ():
-            entry = self._parsed_tree(sha).get(part) if mode == _TREE_MODE else None
+            entry = self._tree_entry(sha, part) if mode == _TREE_MODE else None
             if entry is None:
                 return None
             sha, mode = entry

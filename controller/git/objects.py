@@ -120,10 +120,11 @@ class Objects(RepoBase):
     def mode_of(self, commit: str, path: str) -> str | None:
         """git's mode of ``path`` in ``commit`` ("100644", "100755", ...; None: not there).
         The folder holding it is looked up by git (:meth:`_lookup`) and only that folder's
-        tree is read: walking down parsed the whole plans folder's tree of every new commit
-        (10,000 entries, 15% of an approving pass; issue 17)."""
+        tree is read (:meth:`_tree_entry`): walking down parsed the whole plans folder's tree
+        of every new commit (10,000 entries, 15% of an approving pass; issue 17)."""
         folder, _, name = path.rpartition("/")
         spec = f"{commit}:{folder}"
+        sha: str | None
         if folder and _askable(spec):
             found = self._lookup(spec)
             if found is None or found[1] != "tree":

@@ -221,6 +221,8 @@ def test_a_backslash_is_a_separator_to_git_for_windows_and_an_unsafe_name() -> N
         why = unsafe_name(path)
         assert why is not None and "backslash" in why, path
     assert unsafe_name("plans/bs/x/PLAN.yml") is None
+
+
 UP_TWINS = [("plans/Team/x", "plans/team/x"), ("plans/A/b/c", "plans/a/b/c"),
             ("plans/g/H/x", "plans/g/h/x"), ("plans/Q/R/x", "plans/q/r/x"),
             ("plans/zw/x", "plans/z\u200cw/x"), ("plans/longteamname/x", "plans/longte~1/x"),

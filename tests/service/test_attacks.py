@@ -496,7 +496,7 @@ def test_one_commit_approving_many_plans(repo: Path) -> None:
     assert _audit(repo)["exit"] == 0
 
 
-@pytest.mark.parametrize("slug", ["with space", "ünïcødé-计划", 'quote"and\\back'])
+@pytest.mark.parametrize("slug", ["with space", "ünïcødé-计划", 'quote"and-dash'])
 def test_plan_path_with_spaces_and_unicode(repo: Path, slug: str) -> None:
     write_plan(repo, slug)
     commit_all(repo, "add", AGENT)
@@ -507,6 +507,21 @@ def test_plan_path_with_spaces_and_unicode(repo: Path, slug: str) -> None:
     run_once(repo)
     assert head_plan(repo, slug)["plan"]["status"] == "completed"
     assert _audit(repo)["exit"] == 0
+
+
+def test_a_folder_named_with_a_backslash_is_held_never_frozen_nor_approved(repo: Path) -> None:
+    """Round 76: git for Windows reads ``plans/quote\\back`` as ``plans/quote/back`` and checks
+    it out nowhere, so the name is E_UNSAFE_PATH (it ran as its own plan before): never
+    frozen, ``approve`` refuses it and commits nothing."""
+    slug = "quote\\back"
+    write_plan(repo, slug)
+    commit_all(repo, "add", AGENT)
+    run_once(repo)
+    assert "frozen" not in head_plan(repo, slug)
+    head = git(repo, "rev-parse", "HEAD")
+    result = run_cli("approve", f"plans/{slug}", cwd=repo, env=identity(*ALICE))
+    assert result.returncode != 0 and "E_UNSAFE_PATH" in result.stderr, result
+    assert git(repo, "rev-parse", "HEAD") == head
 
 
 def test_plan_deleted_while_executing(repo: Path) -> None:

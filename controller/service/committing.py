@@ -154,7 +154,17 @@ class Committing(ControllerCore):
         file is read as git would store it (:meth:`_worktree_bytes`): what git calls clean is."""
         committed = self._read_committed(state.file, head)
         try:
-            on_disk = self._worktree_bytes(state.file, committed).decode("utf-8", "replace")
+            raw = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path)
+            if committed is not None and (
+                raw == committed
+                or (
+                    execution is not None
+                    and raw.decode("utf-8", "replace")
+                    == _with_execution(committed.decode("utf-8", "replace"), execution)
+                )
+            ):
+                return  # as committed, or with the engine's own last write: git is not asked
+            on_disk = self._worktree_bytes(state.file, committed, raw).decode("utf-8", "replace")
         except OSError:
             return
         except AttributeUnsupported as exc:  # round 76: an encoding it cannot apply
@@ -177,12 +187,18 @@ class Committing(ControllerCore):
                 "(commit or discard them)"
             )
 
-    def _worktree_bytes(self, file: str, committed: bytes | None = None) -> bytes:
+    def _worktree_bytes(
+        self, file: str, committed: bytes | None = None, raw: bytes | None = None
+    ) -> bytes:
         """The working tree's ``file`` as git would store it (its built-in conversions,
         :meth:`~controller.git.worktree.WorkTree.as_committed`; round 75: a ``.gitattributes``
         ``eol=crlf`` left every plan waiting on edits nobody made; round 76: ``ident`` and
-        ``working-tree-encoding`` too). Never through a link."""
-        raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
+        ``working-tree-encoding`` too). Never through a link. ``raw``: the bytes already
+        read (the outcome's check reads them first: a run's file differs from its commit by
+        the engine's ``execution:`` block, and asking ``git check-attr`` for each of a
+        1,000-plan burst doubled the daemon's git children)."""
+        if raw is None:
+            raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
         return raw if raw == committed else self.repo.as_committed(file, raw)
 
     def _commit_plan(

@@ -67,7 +67,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent plans", AGENT)
     date()
     (lab.repo / ".gitattributes").write_text(_attrs([]))
-    lab.commit("agent attributes", AGENT)
+    lab.commit("agent attributes", AGENT, ".gitattributes")
     for k in K:
         (lab.repo / "plans" / k / "PLAN.yml").unlink()
     lab.git("checkout", "-q", "--", ".")

@@ -48,7 +48,40 @@ Per ``<v>``: ``hand`` (``-h`` ran once; HELD: never, and the row names the code)
 code), ``never`` (``-n`` never ran), ``clean`` (no row waits "uncommitted edits" while ``git
 status`` calls the variant's files clean, and for a handled variant none is dirty),
 ``audit`` (the fresh clone's valid runs equal what ran), ``task`` (HEAD's task of each folder
-is the agent's, read as git reads the blob: nothing rewritten by a conversion).
+is the agent's, read as git reads the blob: nothing rewritten by a conversion; not
+``latinx-h``, which Alice's own ``git add`` mangled, see below).
+
+Seen (round 77): BROKEN (6 ids, 1 class; honest work refused forever, nothing ran that should
+not, the fresh-clone audit agrees). **A SHIFT-JIS plan that ``git status`` calls clean waits
+"has uncommitted edits" forever** (``sjis-{hand,cli,clean}``, ``sjisq-{hand,cli,clean}``): the
+agent's task holds ``¥`` and ``‾``; git (iconv's ``SHIFT-JIS``) writes them as bytes 0x5C and
+0x7E and reads those back as ``¥`` and ``‾`` (``git status`` clean, Alice's hand approval
+commits only the status), but plangate reads the working tree with Python's ``shift_jis``,
+which maps 0x5C/0x7E to ``\\``/``~``: the ``-h`` row says "waiting: plans/sjis-h/PLAN.yml has
+uncommitted edits; plangate will not overwrite them (commit or discard them)" on every pass
+(approved, never run), ``-c``/``-n`` stay "waiting to be frozen", and ``plangate approve``
+refuses ``E_USAGE`` "has uncommitted edits". The remedy cannot be followed (git has nothing to
+commit; a discard checks out the same bytes). Round 76's class again, through a name both
+converters know but read differently. Should (docs/operations.md, "Line ends and
+attributes": "A plan file ``git status`` calls clean is clean to the controller", and "An
+encoding Python does not know ... is never guessed at"): decode as git does, or treat a
+name whose Python codec is not git's (``SHIFT-JIS``/``SJIS``/``CP932``-like tables) as
+unsupported: ``E_ATTRIBUTE_UNSUPPORTED`` with its remedy, not a wait nobody can end.
+HELD: ``u16``, ``alias16`` (``UTF16``), ``u16le``, ``u16lebom`` (``UTF-16LE-BOM``),
+``latin87`` (``ISO_8859-1:1987``), ``nestoff`` (a nested ``-ident``), ``infooff``
+(``.git/info/attributes`` ``-working-tree-encoding``), ``encappr`` (the attribute added in the
+approval commit, her file saved UTF-16), ``beappr`` (her editor's big-endian UTF-16): frozen,
+``-h`` and ``-c`` ran once, ``-n`` never, ``git status`` clean, no wait, the fresh clone agrees;
+``u8bom`` (a UTF-8 BOM slipped into the blob with the approval) refused ``E_SELF_APPROVAL``;
+``ucs2`` held ``E_ATTRIBUTE_UNSUPPORTED`` on the row and by the CLI with its remedy; ``rot13``
+and ``uesc`` (git cannot convert: it writes the blob's bytes and its own ``git add`` of a hand
+edit dies "failed to encode") were frozen as clean and ``-c`` ran once as committed;
+``latinx`` (``日本`` under ``ISO-8859-1``: git cannot write it and calls the file modified):
+``-c`` ran once the agent's task; ``-h`` (Alice's ``git add`` read the raw UTF-8 as Latin-1,
+a C1 control in the blob) ``unreadable`` ``E_YAML_PARSE``, never ran; ``idforge`` (``ident``
+added over a blob holding ``$Id: forged $``: git itself calls the files modified) ``-c``
+refused ``E_USAGE`` "has uncommitted edits" as git sees them, ``-h`` (her ``git add`` cleaned
+the ``$Id`` with her approval) refused ``E_PLAN_NOT_FROZEN``, nothing ran.
 """
 
 from __future__ import annotations

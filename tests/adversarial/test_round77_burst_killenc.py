@@ -22,6 +22,14 @@ all three, nothing twice, no attack plan among them); ``clean`` (``git status`` 
 end, no plan left "has uncommitted edits"); ``start`` (the restarted passes exit 0); per plan
 ``<k>-once`` (honest ``k-01`` .. ``k-24``: ``rec`` ran exactly once; ``k-25`` .. ``k-30``:
 never) and ``<k>-audit`` (the fresh clone's valid runs equal what ran).
+
+Seen (round 77): nothing broken (63 ids held). The kills landed after 4, 6 and 6 calls (16 of
+the 24 honest plans run by the three killed daemons, none twice, ``k-03``/``k-06``/``k-09``
+UTF-16 and ``k-02``/``k-05``/... ``ident`` among them); the restarted passes exited 0 and ran
+the other eight once; ``k-25`` .. ``k-27`` refused ``E_SELF_APPROVAL``, ``k-28``
+``E_APPROVER_NOT_ALLOWED``; ``k-29`` (its attribute changed mid-run) and ``k-30`` never ran;
+``git status`` clean before the daemons and at the end, no plan waiting; the fresh-clone
+audit agreed plan by plan.
 """
 
 from __future__ import annotations

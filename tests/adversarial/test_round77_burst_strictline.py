@@ -54,7 +54,33 @@ ATTACKS (must never run; the approval refused with its code, or the file unreada
 
 Per variant: ``ran`` (the ``rec`` calls: 1 for a control, 0 for an attack), ``audit`` (the
 fresh clone's valid runs agree), ``said`` (a control's row carries no refusal, its CLI exited
-0; an attack's plan carries a refusal code or an ``unreadable`` row, and is not succeeded).
+0; an attack's plan carries a refusal code, an ``unreadable`` row or still waits for an
+approval, and is not succeeded).
+
+Seen (round 77): BROKEN (6 ids, 1 class; nothing ran that changed what the plan does, the
+fresh-clone audit agrees with the controller). **A status line whose line end the approver
+changed is read as a plain status change** (``lonecr-{ran,audit,said}``,
+``crlfdrop-{ran,audit,said}``): in an LF file Alice writes ``status: approved`` ending CR LF
+(git shows ``status: approved^M``), or in a CRLF file she rewrites the status line ending LF;
+either way her approval runs the plan once and the audit calls it valid. Should
+(docs/approvals.md: a commit that changes a plan's own ``PLAN.yml`` "with any byte beside a
+plain status change (a comment, a blank line, a reindent, a ``metadata:`` block, line ends, a
+BOM, ...) makes its committer a writer of that plan"; round 76's rule "nothing after the word
+but its line end" reads as the line's OWN line end): ``E_SELF_APPROVAL``, as round 76's
+``crlfappr-h`` (the whole file rewritten CRLF with the approval) is. Low impact: only a CR
+byte; anything after a lone CR is unreadable (``crkey``, ``crnext``, ``crcr`` held
+``E_YAML_PARSE`` naming the CR). The refusal of the other attacks says "wrote or changed this
+plan's content" and does not name the extra bytes (no doc promises it does).
+HELD: every control ran exactly once (a hand edit, ``plangate approve``, the agent's comment
+dropped by a strict line or kept by an in-place edit, a quoted old value rewritten strict
+(single, double, double with a comment), a CRLF file edited in place and approved by the CLI,
+an LF file whose status line alone ends CR LF edited in place, ``"\\x73tatus"`` and ``?
+status`` keys edited in place and approved by the CLI, Bob's strict line beside his content
+change in other plans, Alice approving Bob's content); ``keyesc``, ``keydq``, ``keyq``,
+``cmtmove``, ``cmtsqueeze``, ``escval`` refused ``E_SELF_APPROVAL``; ``hidx`` (Bob's content
+hidden beside another plan's strict line, then his own strict approval) refused
+``E_SELF_APPROVAL``; ``nbsp`` (a no-break space after the word) never approved; ``flowroot``
+``unreadable`` ``E_SCHEMA_INVALID``; ``crkey``/``crnext``/``crcr`` ``unreadable``.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ writes). One pass freezes them; Alice commits her hand approvals; ``plangate app
   0x5C and 0x7E and reads them back: ``git status`` clean; Python's ``shift_jis`` reads those
   bytes as ``\\`` and ``~``); ``sjisq``: the ``¥`` right before the closing quote of the task
   (Python's reading becomes ``"...\\"``: a quote escaped, the string runs on);
+- ``eucjp`` (``EUC-JP`` with ``～`` U+FF5E: iconv writes 0x8FA2B7, Python reads ``~``),
+  ``big5`` (``BIG5`` with ``¯``: Python reads ``‾``), ``gbk`` (``GBK`` with ``€``: iconv writes
+  0x80, which Python's ``gbk`` cannot decode): the same question in other tables;
 - ``nestoff``: root ``ident``, a nested ``PLAN.yml -ident`` in each folder, ``# $Id$`` in the
   plan (git does not expand it); ``infooff``: root ``working-tree-encoding=UTF-16``,
   ``.git/info/attributes`` ``-working-tree-encoding`` (the working tree stays UTF-8);
@@ -51,9 +54,10 @@ status`` calls the variant's files clean, and for a handled variant none is dirt
 is the agent's, read as git reads the blob: nothing rewritten by a conversion; not
 ``latinx-h``, which Alice's own ``git add`` mangled, see below).
 
-Seen (round 77): BROKEN (6 ids, 1 class; honest work refused forever, nothing ran that should
-not, the fresh-clone audit agrees). **A SHIFT-JIS plan that ``git status`` calls clean waits
-"has uncommitted edits" forever** (``sjis-{hand,cli,clean}``, ``sjisq-{hand,cli,clean}``): the
+Seen (round 77): BROKEN (15 ids, 1 class; honest work refused forever, nothing ran that should
+not, the fresh-clone audit agrees). **A SHIFT-JIS (EUC-JP, BIG5, GBK) plan that ``git status``
+calls clean waits "has uncommitted edits" forever** (``{sjis,sjisq,eucjp,big5,gbk}-{hand,cli,
+clean}``): the
 agent's task holds ``¥`` and ``‾``; git (iconv's ``SHIFT-JIS``) writes them as bytes 0x5C and
 0x7E and reads those back as ``¥`` and ``‾`` (``git status`` clean, Alice's hand approval
 commits only the status), but plangate reads the working tree with Python's ``shift_jis``,
@@ -61,7 +65,9 @@ which maps 0x5C/0x7E to ``\\``/``~``: the ``-h`` row says "waiting: plans/sjis-h
 uncommitted edits; plangate will not overwrite them (commit or discard them)" on every pass
 (approved, never run), ``-c``/``-n`` stay "waiting to be frozen", and ``plangate approve``
 refuses ``E_USAGE`` "has uncommitted edits". The remedy cannot be followed (git has nothing to
-commit; a discard checks out the same bytes). Round 76's class again, through a name both
+commit; a discard checks out the same bytes). ``eucjp`` (``～``), ``big5`` (``¯``) and
+``gbk`` (``€``, bytes Python's ``gbk`` cannot even decode: still "uncommitted edits", not
+``E_ATTRIBUTE_UNSUPPORTED``) wait the same way. Round 76's class again, through names both
 converters know but read differently. Should (docs/operations.md, "Line ends and
 attributes": "A plan file ``git status`` calls clean is clean to the controller", and "An
 encoding Python does not know ... is never guessed at"): decode as git does, or treat a
@@ -97,10 +103,11 @@ from test_round2_execution_kit import shared
 ENC = {"u16": "UTF-16", "alias16": "UTF16", "u16le": "UTF-16LE", "u16lebom": "UTF-16LE-BOM",
        "latin87": "ISO_8859-1:1987", "sjis": "SHIFT-JIS", "sjisq": "SHIFT-JIS",
        "ucs2": "UCS-2", "rot13": "rot13", "uesc": "unicode_escape",
-       "latinx": "ISO-8859-1", "beappr": "UTF-16", "u8bom": "UTF-8"}  # fmt: skip
+       "latinx": "ISO-8859-1", "beappr": "UTF-16", "u8bom": "UTF-8",
+       "eucjp": "EUC-JP", "big5": "BIG5", "gbk": "GBK"}  # fmt: skip
 VARIANTS = [*ENC, "nestoff", "infooff", "encappr", "idforge"]
 HANDLED = ["u16", "alias16", "u16le", "u16lebom", "latin87", "sjis", "sjisq", "nestoff",
-           "infooff", "encappr", "beappr", "u8bom"]  # fmt: skip
+           "infooff", "encappr", "beappr", "u8bom", "eucjp", "big5", "gbk"]  # fmt: skip
 #: handled, but Alice's hand approval slips a byte order mark into the blob: her writing
 BOMMED = ["u8bom"]
 HELD = ["ucs2"]
@@ -113,14 +120,17 @@ def _broke(what: str) -> object:
 
 
 _SJ = _broke(
-    "a SHIFT-JIS plan git calls clean (its 0x5C/0x7E read back as the blob's ¥/‾) "
-    "waits 'has uncommitted edits' forever: Python's shift_jis reads them as \\ and ~"
+    "a plan git calls clean waits 'has uncommitted edits' forever: Python's codec of that name "
+    "reads git's bytes differently (SHIFT-JIS 0x5C/0x7E as \\ and ~, EUC-JP, BIG5, GBK)"
 )
-BROKEN: dict[str, object] = {f"{v}-{c}": _SJ for v in ("sjis", "sjisq")
+#: the same class through other tables both converters know but read differently
+DIVERGE = ("sjis", "sjisq", "eucjp", "big5", "gbk")
+BROKEN: dict[str, object] = {f"{v}-{c}": _SJ for v in DIVERGE
                              for c in ("hand", "cli", "clean")}  # fmt: skip
 
 TASK = {"latin87": "café", "sjis": "yen ¥ over ‾ end", "sjisq": "yen ¥", "uesc": "a \\\\x41 é",
-        "latinx": "日本"}  # fmt: skip
+        "latinx": "日本", "eucjp": "wave ～ end", "big5": "macron ¯ end",
+        "gbk": "euro € end"}  # fmt: skip
 
 
 def text_of(v: str, slug: str) -> str:

@@ -26,6 +26,9 @@ writes). One pass freezes them; Alice commits her hand approvals; ``plangate app
 - ``eucjp`` (``EUC-JP`` with ``～`` U+FF5E: iconv writes 0x8FA2B7, Python reads ``~``),
   ``big5`` (``BIG5`` with ``¯``: Python reads ``‾``), ``gbk`` (``GBK`` with ``€``: iconv writes
   0x80, which Python's ``gbk`` cannot decode): the same question in other tables;
+- ``big5sl``: ``BIG5`` with ``／`` (U+FF0F): iconv writes 0xA1FE and Python reads that back
+  as ``／`` (clean to both), but Python WRITES ``／`` as 0xA241, which iconv reads as ``∕``
+  (U+2215): whatever plangate writes into the working tree must still be what git reads;
 - ``nestoff``: root ``ident``, a nested ``PLAN.yml -ident`` in each folder, ``# $Id$`` in the
   plan (git does not expand it); ``infooff``: root ``working-tree-encoding=UTF-16``,
   ``.git/info/attributes`` ``-working-tree-encoding`` (the working tree stays UTF-8);
@@ -73,6 +76,19 @@ attributes": "A plan file ``git status`` calls clean is clean to the controller"
 encoding Python does not know ... is never guessed at"): decode as git does, or treat a
 name whose Python codec is not git's (``SHIFT-JIS``/``SJIS``/``CP932``-like tables) as
 unsupported: ``E_ATTRIBUTE_UNSUPPORTED`` with its remedy, not a wait nobody can end.
+BROKEN (3 ids, 1 class; honest work refused, a conversion's text committed as the approver's,
+nothing ran that should not, the fresh-clone audit agrees). **plangate writes a working tree
+git reads as other text** (``big5sl-{hand,clean,task}``): the agent's task ``a ／ b`` under
+``working-tree-encoding=BIG5``; git checks out 0xA1FE, which Python reads back as ``／`` (clean
+to both, so it is frozen), but plangate's freeze writes the file with Python's ``big5``
+(0xA241), which git reads as ``∕`` (U+2215): ``git status`` then calls the file modified;
+Alice's honest hand approval (edit the value, ``git add``, commit) commits the task
+``a ∕ b``, bytes she never wrote, so her approval is not a plain status change and the row
+waits "has uncommitted edits" (approved, never run); ``-c`` ran once (``plangate approve``
+commits in-process) but leaves ``git status`` dirty after it. Should (docs/operations.md:
+"what they write into the working tree is what git would check out (... the named encoding),
+so ``git status`` stays clean"): write what git would check out (or hold the name
+``E_ATTRIBUTE_UNSUPPORTED``), never bytes git reads as another text.
 HELD: ``u16``, ``alias16`` (``UTF16``), ``u16le``, ``u16lebom`` (``UTF-16LE-BOM``),
 ``latin87`` (``ISO_8859-1:1987``), ``nestoff`` (a nested ``-ident``), ``infooff``
 (``.git/info/attributes`` ``-working-tree-encoding``), ``encappr`` (the attribute added in the
@@ -104,10 +120,10 @@ ENC = {"u16": "UTF-16", "alias16": "UTF16", "u16le": "UTF-16LE", "u16lebom": "UT
        "latin87": "ISO_8859-1:1987", "sjis": "SHIFT-JIS", "sjisq": "SHIFT-JIS",
        "ucs2": "UCS-2", "rot13": "rot13", "uesc": "unicode_escape",
        "latinx": "ISO-8859-1", "beappr": "UTF-16", "u8bom": "UTF-8",
-       "eucjp": "EUC-JP", "big5": "BIG5", "gbk": "GBK"}  # fmt: skip
+       "eucjp": "EUC-JP", "big5": "BIG5", "gbk": "GBK", "big5sl": "BIG5"}  # fmt: skip
 VARIANTS = [*ENC, "nestoff", "infooff", "encappr", "idforge"]
 HANDLED = ["u16", "alias16", "u16le", "u16lebom", "latin87", "sjis", "sjisq", "nestoff",
-           "infooff", "encappr", "beappr", "u8bom", "eucjp", "big5", "gbk"]  # fmt: skip
+           "infooff", "encappr", "beappr", "u8bom", "eucjp", "big5", "gbk", "big5sl"]  # fmt: skip
 #: handled, but Alice's hand approval slips a byte order mark into the blob: her writing
 BOMMED = ["u8bom"]
 HELD = ["ucs2"]
@@ -127,10 +143,14 @@ _SJ = _broke(
 DIVERGE = ("sjis", "sjisq", "eucjp", "big5", "gbk")
 BROKEN: dict[str, object] = {f"{v}-{c}": _SJ for v in DIVERGE
                              for c in ("hand", "cli", "clean")}  # fmt: skip
+BROKEN.update({f"big5sl-{c}": _broke(
+    "plangate writes BIG5 '／' with Python's table (0xA241, which git reads as '∕'): git status "
+    "dirty, and Alice's honest git add commits the changed task, her approval stuck"
+) for c in ("hand", "clean", "task")})  # fmt: skip
 
 TASK = {"latin87": "café", "sjis": "yen ¥ over ‾ end", "sjisq": "yen ¥", "uesc": "a \\\\x41 é",
         "latinx": "日本", "eucjp": "wave ～ end", "big5": "macron ¯ end",
-        "gbk": "euro € end"}  # fmt: skip
+        "gbk": "euro € end", "big5sl": "a ／ b"}  # fmt: skip
 
 
 def text_of(v: str, slug: str) -> str:

@@ -44,6 +44,18 @@ What must hold: ``self-*``: her approval of her own content's copy is ``E_SELF_A
 it"); controls ``bob-*``: Bob's approval runs it once, approver bob; everywhere Bob's
 approval of the agent's moved content runs it once (a defence that refuses every swap is
 caught). The fresh clone's audit agrees with the controller on every id.
+
+Seen (round 77): no break. Held: Alice's approval of the copy of her own plan was
+``E_SELF_APPROVAL`` and ``rec`` for ``<v>.1``/``<v>.2`` never ran by every way: an edited
+swap, a one-sided edit of either leg, byte for byte, edited rotations (all legs, her leg
+byte-exact, the agent's leg byte-exact), her two actions merged with the agent's one
+(``mixA``, paired with hers), her plan and the agent's whole plan in one file (``mixW``,
+where the path's own plan is kept as much as hers: an edit in place, still hers by content),
+swapped and swapped back with a pass between, on a branch merged by her or by Bob, and
+across formats (her plan as the agent's ``PLAN.json`` at the other path, converted). Bob's
+approval of the same copy ran it once, approver bob (a merger alone was no writer), and his
+approval of the agent's moved content ran it once everywhere. The fresh-clone audit agreed
+on every id.
 """
 
 from __future__ import annotations

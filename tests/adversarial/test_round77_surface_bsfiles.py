@@ -15,7 +15,8 @@ Lab (one, module scope; three ``run --once`` passes):
   / ``FC\\PLAN.yml``, ``f-yaml`` ``fa`` / ``fa\\PLAN.yaml``, ``f-json`` ``fj`` /
   ``fj\\PLAN.json`` (a source), ``f-up`` ``fu/x`` / ``fu\\x\\PLAN.yml`` (two backslashes, a
   file in ``plans/``), ``f-mid`` ``fm/x`` / ``fm/x\\PLAN.yml`` (a file in ``plans/fm/``);
-  a lone ``plans/lone\\PLAN.yml`` (no folder ``lone``), and the late base ``mb``;
+  a lone ``plans/lone\\PLAN.yml`` (no folder ``lone``), the late base ``mb``, and a base
+  ``fp`` beside ``fp\\PLAN.yml`` left pending;
 - after pass 1 the agent commits forged copies of ``.plangate/policy.json`` (the agent as
   controller and approver, self-approval allowed) at ``.plangate\\policy.json`` (a root
   file), ``.PlanGate/policy.json``, ``.plangate/POLICY.JSON``, ``.plangate/Policy.json``,
@@ -28,15 +29,20 @@ Lab (one, module scope; three ``run --once`` passes):
 - pass 3: ``lo``, ``lo2``, ``lb/x`` ran; the agent commits the forged "completed, approved by
   alice" logs ``plans/lo\\EXECUTION_LOG.md``, ``plans/LO2\\execution_log.md`` (files in
   ``plans/``) and ``plans/lb\\x/EXECUTION_LOG.md`` (a backslash folder holding only a log).
+- then Alice runs ``plangate approve plans/fp`` and ``plangate reject -m no plans/fp`` (the
+  lab resets main after each).
 Readers: the ``status --json`` rows, ``show --json``, ``validate``, ``hash``, MCP ``log``, the
-``rec`` calls, the fresh-clone audit.
+daemon's page and ``/api/plan/<id>``, the ``rec`` calls, the fresh-clone audit.
 Variants:
-- ``<pair>:{base-held,twin-never,show,validate,hash,mcp-log}`` (36): the base is one plan file
-  with its twin on a Windows checkout (docs/plan-format.md: "A backslash is a folder
+- ``<pair>:{base-held,twin-never,show,validate,hash,mcp-log,page,api}`` (48): the base is
+  one plan file with its twin on a Windows checkout (docs/plan-format.md: "A backslash is a folder
   separator to git for Windows ... a folder ``plans/bs\\x`` is the path ``plans/bs/x``
   there"): held E_PLAN_AMBIGUOUS (or E_UNSAFE_PATH), never run; every reader names a code,
   prints no hash or document; the twin's action never runs;
 - ``lone:{never,row}`` (2): the lone backslash file never runs (nor a row says completed);
+- ``fp:{approve,reject,never}`` (3): Alice's ``approve``/``reject`` of the pending base refuse
+  with the code and commit nothing ("``approve``, ``reject``, ``abort`` (which commit
+  nothing) ... say so"); it never runs;
 - ``mb:{held,ran}`` (2): the backslash twin file brought by a merge Alice makes holds the
   base she approved before the merge;
 - ``pin-{bs,bsp,chain}:{row,ran}`` (6): invalid, never run; ``pin-ok:{row,ran}`` (2,
@@ -53,13 +59,16 @@ Variants:
 - the fresh-clone audit agrees with the rows (1).
 
 Seen (round 77):
-- ``<pair>:{base-held,show,validate,hash,mcp-log}`` for the six pairs, ``mb:{held,ran}``,
-  ``pin-bs:{row,ran}`` (34 ids, one class): beside ``plans/fy/PLAN.yml`` the agent commits a
-  FILE ``plans/fy\\PLAN.yml`` (one name in ``plans/``; likewise ``FC\\PLAN.yml``,
+- ``<pair>:{base-held,show,validate,hash,mcp-log,page,api}`` for the six pairs,
+  ``mb:{held,ran}``, ``fp:{approve,reject}``, ``pin-bs:{row,ran}`` (48 ids, one class):
+  beside ``plans/fy/PLAN.yml`` the agent commits a FILE ``plans/fy\\PLAN.yml`` (one name in
+  ``plans/``; likewise ``FC\\PLAN.yml``,
   ``fa\\PLAN.yaml``, ``fj\\PLAN.json``, ``fu\\x\\PLAN.yml``, ``plans/fm/x\\PLAN.yml``, and
   ``mb\\PLAN.yml`` from a branch Alice merges after approving ``plans/mb``): no row holds
   the base, Alice's approval RAN it (``rec f-yml`` ..., ``rec mb`` once), ``show``/``validate``/
-  ``hash`` print its hash, MCP ``log`` answers ``completed``, and ``pin-bs`` (pinning
+  ``hash`` print its hash, MCP ``log``, the page and ``/api/plan/`` answer ``completed``,
+  Alice's ``plangate approve plans/fp`` / ``reject -m`` of the pending ``fp`` beside
+  ``fp\\PLAN.yml`` commit ("approved plans/fp in ..."), and ``pin-bs`` (pinning
   ``plans/fy``) is valid and completes. The backslash file itself gets no row at all
   (``plans/lone\\PLAN.yml``, "approved", never ran: held). Should (docs/plan-format.md,
   round 76: "A backslash is a folder separator to git for Windows (``is_dir_sep``), so a
@@ -101,7 +110,8 @@ from typing import Any
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, clone_audit, load_yaml, plan_text
 from checkkit import pinning
-from mcpkit import session
+from mcpkit import PLANGATE, session
+from oraclekit import page_texts
 from test_round2_execution_kit import shared
 
 # pair id -> (base folder, the backslash file's path under plans/, its kind)
@@ -145,7 +155,8 @@ def _put(lab: Lab, rel: str, text: str) -> None:
 
 
 def _build(root: Path) -> Lab:
-    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n")
+    lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n"
+              "ui: {listen: 0}\n")  # fmt: skip
     cfg = str(lab.config)
     for tag, where in CONTROLS.items():
         lab.write(where, plan_text(tag))
@@ -161,6 +172,8 @@ def _build(root: Path) -> Lab:
             text = json.dumps(dict(load_yaml(text)), indent=1)
         _put(lab, f"plans/{twin}", text)
     _put(lab, "plans/lone\\PLAN.yml", plan_text("lone"))
+    lab.write("fp", plan_text("f-pend"))
+    _put(lab, "plans/fp\\PLAN.yml", plan_text("f-pend-tw", name="f-pend"))
     lab.commit("agent: plans", AGENT)
     lab.run()
     time.sleep(1.1)
@@ -206,7 +219,7 @@ def _build(root: Path) -> Lab:
     got["rows"] = {
         r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
     }
-    tags = [*CONTROLS, "lib", *PINS, *LOGS, "self", "mb", "mb-tw", "lone"]
+    tags = [*CONTROLS, "lib", *PINS, *LOGS, "self", "mb", "mb-tw", "lone", "f-pend", "f-pend-tw"]
     tags += [t for p in PAIRS for t in (p, f"{p}-tw")]
     got["calls"] = {t: len(lab.calls(t)) for t in tags}
     readers = [b for b, _ in PAIRS.values()] + list(CONTROLS.values())
@@ -225,6 +238,23 @@ def _build(root: Path) -> Lab:
     got["mcp-log"] = {
         p: json.dumps(r, ensure_ascii=False) for p, r in zip(readers, replies, strict=True)
     }
+    pages = page_texts(lab, [f"plans/{b}" for b, _ in PAIRS.values()], "plans/ok")
+    got["page"] = {b: pages[f"plans/{b}"][0] for b, _ in PAIRS.values()}
+    got["api"] = {b: pages[f"plans/{b}"][1] for b, _ in PAIRS.values()}
+    got["writers"] = {}
+    tip = lab.head()
+    for verb in ("approve", "reject"):
+        args = ["-m", "no"] if verb == "reject" else []
+        done = subprocess.run(
+            [PLANGATE, verb, "--config", cfg, *args, "plans/fp"], cwd=lab.repo,
+            env=lab.env(ALICE), capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        made = lab.git("log", "--format=%an %s", f"{tip}..HEAD").strip()
+        dirty = lab.git("status", "--porcelain").strip()
+        lab.git("reset", "-q", "--hard", tip)
+        got["writers"][verb] = (
+            f"{done.returncode} {done.stdout}{done.stderr}\ndirty: {dirty}\ncommits: {made}"
+        )
     got["subjects"] = lab.git("log", "--format=%an %s").splitlines()
     report, valid = clone_audit(lab, root)
     got["audit"] = {
@@ -257,12 +287,12 @@ def _row(got: dict[str, Any], plan: str) -> dict[str, Any]:
 PIDS = [
     f"{p}:{w}"
     for p in PAIRS
-    for w in ("base-held", "twin-never", "show", "validate", "hash", "mcp-log")
+    for w in ("base-held", "twin-never", "show", "validate", "hash", "mcp-log", "page", "api")
 ]
 PBROKEN: dict[str, Any] = {
     f"{p}:{w}": _xf(TWIN_WHY)
     for p in PAIRS
-    for w in ("base-held", "show", "validate", "hash", "mcp-log")
+    for w in ("base-held", "show", "validate", "hash", "mcp-log", "page", "api")
 }
 
 
@@ -286,13 +316,17 @@ def test_a_backslash_file_twin_holds_the_plan(lab: Lab, vid: str) -> None:
         assert row.get("held") in ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH"), row
         return
     text = got[what][base]
+    if what == "page":  # the reviewer's page shows no completed run of a held plan
+        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, text[:800]
+        return
     assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, text[:800]
     assert "sha256:" not in text.replace('"hash": null', ""), text[:800]
     assert '"status": "approved"' not in text and '"completed"' not in text, text[:800]
 
 
-LIDS = ["lone:never", "lone:row", "mb:held", "mb:ran"]
+LIDS = ["lone:never", "lone:row", "mb:held", "mb:ran", "fp:approve", "fp:reject", "fp:never"]
 LBROKEN: dict[str, Any] = {"mb:held": _xf(TWIN_WHY), "mb:ran": _xf(TWIN_WHY)}
+LBROKEN.update({"fp:approve": _xf(TWIN_WHY), "fp:reject": _xf(TWIN_WHY)})
 
 
 @pytest.mark.parametrize("vid", cases(LIDS, LIDS, LBROKEN))
@@ -302,6 +336,14 @@ def test_a_lone_or_merged_backslash_file_runs_nothing(lab: Lab, vid: str) -> Non
     approving ``plans/mb`` holds ``mb`` (the round 72 rule for a late claim)."""
     got = lab.got  # type: ignore[attr-defined]
     tag, what = vid.split(":")
+    if tag == "fp":  # pending: Alice's approve/reject refuse with the code, commit nothing
+        if what == "never":
+            assert got["calls"]["f-pend"] == 0 and got["calls"]["f-pend-tw"] == 0
+            return
+        text = got["writers"][what]
+        assert text.startswith("1 ") and text.rstrip().endswith("commits:"), text[-600:]
+        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, text[:600]
+        return
     if tag == "lone":
         if what == "never":
             assert got["calls"]["lone"] == 0, got["calls"]

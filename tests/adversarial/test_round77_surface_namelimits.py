@@ -30,6 +30,20 @@ Variants:
   and complete commits name the real path (no quoting, no ``%2F`` read as a slash), MCP
   ``log`` answers it;
 - ``ok:ran`` (1), the fresh-clone audit agrees with the rows (1).
+
+Seen (round 77): nothing broke here. Held: names of 256 bytes, 86 CJK characters (258 bytes)
+and a 300-byte folder one level up, pushed from the index alone (``update-index
+--cacheinfo``, ``skip-worktree``; no file system here holds them), and a plan 40 folders
+deep are E_UNSAFE_PATH on the row ("the path has a name over 255 bytes or more than 32
+folders: no file system holds it") and in MCP ``log`` (``show``/``validate`` of the deep one
+too), never run on Alice's approval, named in no controller commit; a fresh clone's audit
+(its checkout leaving those names out) agrees. Controls: 255 ASCII bytes, 85 CJK characters,
+20 folders deep, fullwidth ``<U+FF4F><U+FF4B>`` beside ``ok``, ``x<U+00B2>``, ``a"b``,
+``it's``, ``a b``, ``a%2Fb``, ``a#b?c`` each ran once, approved by alice, the ``Plan:``
+trailers of its freeze/start/complete naming the exact path. ``<U+FB01>x`` beside ``fix``:
+both held E_PLAN_AMBIGUOUS naming the other (the full case fold folds the ligature; a
+conservative hold, no run). Not tried: a backslash in a branch name (git's
+``check-ref-format`` refuses it).
 """
 
 from __future__ import annotations

@@ -8,8 +8,11 @@ merge commit (an evil merge: the rename is in neither parent) or by a later rena
 backslash folder.
 
 Lab (one, module scope; three ``run --once`` passes):
-- pass 1: the agent commits, pending, ``ok``, ``ok2``, ``self``, the bases ``em/x``,
-  ``rn/x`` and spares ``spare/x`` (``rec em-tw``), ``spare2/x`` (``rec rn-tw``);
+- pass 1: the agent commits, pending, ``ok``, ``ok2``, ``self``, ``ck``, ``ck2``, the bases
+  ``em/x``, ``rn/x`` and spares ``spare/x`` (``rec em-tw``), ``spare2/x`` (``rec rn-tw``);
+- pull requests (the agent's branches off main): ``pr-ck`` adds the FILE ``plans/ck\\PLAN.yml``
+  and sets ``ck`` approved, ``pr-ck2`` sets ``ck2`` approved; ``plangate check --as alice``
+  predicts each merge (Alice merges both at the end, two passes);
 - the agent then commits forged copies of ``.plangate/policy.json`` (the agent as
   controller and approver, self-approval allowed) at every ``POLICY`` path and approves its
   own ``plans/self``; Alice approves ``ok``, ``ok2``, ``em/x``, ``rn/x``;
@@ -32,6 +35,9 @@ Variants:
   comes ... held from the twin's commit on");
 - ``root:{log-noted,log-never-shown,new-never}`` (3): the root backslash log is not shown
   (and noted) by the readers of ``plans/ok``; the root backslash plan never runs;
+- ``ck:{check,ran}`` (2): ``check`` predicts ``held`` for ``plans/ck`` beside its backslash
+  file, which never runs after Alice's merge; ``ck2:{check,ran}`` (2, control): ``start``,
+  runs once;
 - ``{ok,ok2}:ran`` (2, controls), the fresh-clone audit agrees with the rows (1).
 
 Seen (round 77):
@@ -49,6 +55,11 @@ Seen (round 77):
   plan's log on git for Windows) is noted by none of the row, ``show`` and MCP ``log``.
   Should (docs/plan-format.md: a log in a twin place "is the plan's log there: every reader
   of the plan's record notes it ``E_OWNED_BLOCK_CHANGED``"). Its text is shown by none.
+- ``ck:{check,ran}`` (2 ids; the class of bsfiles' ``<pair>:*``): ``plangate check --as
+  alice`` of the pull request adding the FILE ``plans/ck\\PLAN.yml`` beside main's frozen
+  ``plans/ck`` predicts ``"outcome": "start"``, ``valid``, no problem; after Alice's merge
+  ``rec ck`` ran once. Should (docs/plan-format.md, round 76's backslash rule, and
+  ``check`` answering as the controller will): ``held``, never run.
 Held: the twin made inside the agent's own merge commit (``EM/x``, in neither parent) and
 the later rename into the backslash folder ``plans/rn\\x`` hold the bases Alice approved
 (E_PLAN_AMBIGUOUS on the row, ``show``, MCP ``log``), nothing of them runs; the root
@@ -65,6 +76,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
+from checkkit import ask_in_prs, merge_as_alice, predict, prediction
 from mcpkit import session
 from test_round2_execution_kit import shared
 
@@ -94,7 +106,7 @@ def _put(lab: Lab, rel: str, text: str) -> None:
 def _build(root: Path) -> Lab:
     lab = Lab(root, extra="agent:\n  identity: {name: Agent, email: agent@example.com}\n")
     cfg = str(lab.config)
-    for tag in ("ok", "ok2", "self"):
+    for tag in ("ok", "ok2", "self", "ck", "ck2"):
         lab.write(tag, plan_text(tag))
     for tag, (base, _) in LATE.items():
         lab.write(base, plan_text(tag))
@@ -103,6 +115,14 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: plans", AGENT)
     lab.run()
     time.sleep(1.1)
+
+    def twin(lab: Lab, vid: str) -> None:
+        if vid == "ck":
+            _put(lab, "plans/ck\\PLAN.yml", plan_text("ck-tw", name="ck"))
+            lab.commit("agent: a note", AGENT)
+
+    ask_in_prs(lab, ["ck", "ck2"], twin)
+    predict(lab, root, ["ck", "ck2"])
     recorded = json.loads((lab.repo / ".plangate" / "policy.json").read_text())
     forged = json.loads(json.dumps(recorded).replace("plangate@localhost", AGENT[1]))
     forged["approval"]["approvers"] = [*forged["approval"]["approvers"], AGENT[1]]
@@ -129,12 +149,14 @@ def _build(root: Path) -> Lab:
     _put(lab, "plans\\new\\PLAN.yml", plan_text("new", "approved"))
     lab.commit("agent: notes", AGENT)
     lab.run()
+    merge_as_alice(lab, ["ck", "ck2"])
     got: dict[str, Any] = {}
+    got["check"] = {v: prediction(lab, v) for v in ("ck", "ck2")}
     got["rows"] = {
         r["plan"]: r for r in json.loads(lab.cli("status", "--json", "--config", cfg).stdout)
     }
     got["calls"] = {t: len(lab.calls(t)) for t in ("ok", "ok2", "self", "em", "em-tw", "rn")}
-    got["calls"].update({t: len(lab.calls(t)) for t in ("rn-tw", "new")})
+    got["calls"].update({t: len(lab.calls(t)) for t in ("rn-tw", "new", "ck", "ck-tw", "ck2")})
     readers = ["ok", "em/x", "rn/x"]
     got["show"] = {}
     for plan in readers:
@@ -239,6 +261,31 @@ def test_root_backslash_files_forge_nothing(lab: Lab, vid: str) -> None:
     else:
         assert got["calls"]["new"] == 0, got["calls"]
         assert not [p for p, r in got["rows"].items() if "new" in p and r["status"] == "completed"]
+
+
+KIDS = ["ck:check", "ck:ran", "ck2:check", "ck2:ran"]
+KBROKEN: dict[str, Any] = {
+    f"ck:{w}": _xf("check predicts start beside a backslash-file twin, and it runs")
+    for w in ("check", "ran")
+}
+
+
+@pytest.mark.parametrize("vid", cases(KIDS, KIDS, KBROKEN))
+def test_check_predicts_a_backslash_file_twin_held(lab: Lab, vid: str) -> None:
+    """A pull request (the agent's branch) adds the FILE ``plans/ck\\PLAN.yml`` beside main's
+    frozen ``plans/ck`` and asks approval; ``plangate check --as alice`` predicts ``held``
+    (docs/plan-format.md: the file is ``plans/ck/PLAN.yml`` on git for Windows), and after
+    Alice's merge neither runs. Control: ``ck2`` (the approval alone) predicts ``start`` and
+    runs once."""
+    got = lab.got  # type: ignore[attr-defined]
+    tag, what = vid.split(":")
+    if what == "check":
+        want = ("start",) if tag == "ck2" else ("held", "refuse", "invalid")
+        assert got["check"][tag].get("outcome") in want, got["check"][tag]
+    elif tag == "ck2":
+        assert got["calls"]["ck2"] == 1, got["calls"]
+    else:
+        assert got["calls"]["ck"] == 0 and got["calls"]["ck-tw"] == 0, got["calls"]
 
 
 def test_the_fresh_clone_audit_agrees_with_the_rows(lab: Lab) -> None:

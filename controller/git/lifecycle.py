@@ -2031,7 +2031,10 @@ class Lifecycle(IndexStore):
         a plain file."""
         if not record.parents:
             return change.mode != _PLAIN_MODE
-        was = repo.mode_of(record.parents[0], change.path)
+        if change.old_mode != "?" and any(c is change for c in record.changes):
+            was: str | None = change.old_mode  # the walk proved it from the parent's trees
+        else:
+            was = repo.mode_of(record.parents[0], change.path)
         return change.mode != (was or _PLAIN_MODE)
 
     def _status_line_only(self, repo: GitRepo, change: FileChange) -> bool:

@@ -2271,7 +2271,7 @@ class Lifecycle(IndexStore):
         state.last_commit, state.owned = record.sha, new.owned
         state.unwritable = new.unwritable
         if by_controller:
-            state.controller_commit = record.sha
+            state.controller_commit, state.controller_blob = record.sha, change.new_blob or ""
         self.plans[plan_id] = state
         if by_controller:
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
@@ -2337,8 +2337,10 @@ class Lifecycle(IndexStore):
             return False
         if before.status in (_RUNNING, "awaiting_approval"):
             return False
-        names = (change.path, *filter(None, [other_name(change.path)]))
-        blob = next((b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None)
+        blob = before.controller_blob or None
+        if blob is None:  # not recorded (no row leaves it empty since index 84): git's
+            names = (change.path, *filter(None, [other_name(change.path)]))
+            blob = next((b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None)
         recorded = self.facts(repo, blob) if blob else None
         if recorded is None or recorded.frozen_hash is None:
             return False
@@ -2375,6 +2377,7 @@ class Lifecycle(IndexStore):
         state = PlanState(before.plan_id, before.file)
         state.changers = list(before.changers)
         state.log_commit, state.controller_commit = before.log_commit, before.controller_commit
+        state.controller_blob = before.controller_blob
         state.foreign_event, state.foreign_start = before.foreign_event, before.foreign_start
         state.note(
             f"{record.sha[:12]} a plan frozen as another than the one the controller recorded "

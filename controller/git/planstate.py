@@ -167,6 +167,11 @@ class PlanState:
     #: The controller's last commit of the plan file at this path (round 67: with
     #: ``log_commit`` and ``owned``, :meth:`has_record`).
     controller_commit: str = ""
+    #: The plan file's blob as the controller's change in ``controller_commit`` left it:
+    #: what the controller last recorded at the path, so :meth:`Lifecycle._swapped_in
+    #: <controller.git.lifecycle.Lifecycle._swapped_in>` reads no tree to learn it (a cold
+    #: scan looked it up in the 10,000-entry plans folder for every human change).
+    controller_blob: str = ""
     #: The plan file's version at ``last_commit`` carries an ``execution:``/``approval:`` block.
     owned: bool = False
     #: That version parses but its top level is no block mapping (a JSON/flow mapping): it

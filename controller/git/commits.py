@@ -514,8 +514,10 @@ class Commits(Objects, Refs, Signing):
                     reader.prefetch(e for ops in tops for op in ops for e in op[1:3])
                     for ops in tops:
                         changes: list[FileChange] = []
-                        for path, o, n, old_data, new_data, known in ops:
-                            _expand(reader, path, o, n, changes, old_data, new_data, known)
+                        for path, o, n, old_data, new_data, known, folder, here in ops:
+                            _expand(
+                                reader, path, o, n, changes, old_data, new_data, known, folder, here
+                            )
                         if on_changes is not None and changes:
                             on_changes(changes)
                         if on_commit is not None and changes:
@@ -626,9 +628,9 @@ class _RecordReader:
 #: Folder versions kept in memory while walking (each one's entries are compared once).
 TREE_CACHE = 20_000
 
-#: (path, old entry, new entry, old tree bytes, new tree bytes, old side known) of an entry
-#: that differs (known: see :func:`_expand`)
-_TopOp = tuple[bytes, "Entry | None", "Entry | None", bytes | None, bytes | None, bool]
+#: (path, old entry, new entry, old tree bytes, new tree bytes, old side known, the new
+#: side's folder id, the new side resolved) of an entry that differs (see :func:`_expand`)
+_TopOp = tuple[bytes, "Entry | None", "Entry | None", bytes | None, bytes | None, bool, str, bool]
 
 
 def _plain_folder(folder: str) -> bool:
@@ -676,9 +678,19 @@ def _top_ops(
     the folder's versions (see :func:`_expand`)."""
     if is_dir(before) and is_dir(after):
         ops, marks = diff_level(old, new, marks)
+        here = after.sha.hex()  # the folder's own entry, the only one so named (_named)
         return [
             # a plan added is never judged by its parent's mode: no count of its name
-            (_join(top, name), o, n, None, None, exact and o is not None and _sole(old, name, o))
+            (
+                _join(top, name),
+                o,
+                n,
+                None,
+                None,
+                exact and o is not None and _sole(old, name, o),
+                here,
+                n is not None and _sole(new, name, n),
+            )
             for name, o, n in ops
         ], marks
     if before is not None and after is not None and is_dir(before) != is_dir(after):
@@ -688,7 +700,8 @@ def _top_ops(
         sides = [(before, after)]
     known = exact and before is None  # no folder in the first parent: no file under it
     return [
-        (top, o, n, old if is_dir(o) else None, new if is_dir(n) else None, known) for o, n in sides
+        (top, o, n, old if is_dir(o) else None, new if is_dir(n) else None, known, "", True)
+        for o, n in sides
     ], [0]
 
 
@@ -717,6 +730,8 @@ def _expand(
     old_data: bytes | None = None,
     new_data: bytes | None = None,
     known: bool = False,
+    folder: str = "",
+    here: bool = False,
 ) -> None:
     """The file changes of one differing entry, recursing into folders (as ``-r`` does),
     down to :data:`MAX_TREE_DEPTH` folders: anything deeper is no plan (E_UNSAFE_PATH past
@@ -729,7 +744,15 @@ def _expand(
     entry of it read by :func:`~controller.git.treediff.read_entry` once (modes canonical as
     stored, else the walk gives up), and the entry is the only one of its name
     (:func:`_sole`). Then the change carries the parent's mode (``old_mode``) and the
-    lifecycle does not read the parent's 10,000-entry folder again to learn it (perf76)."""
+    lifecycle does not read the parent's 10,000-entry folder again to learn it (perf76).
+
+    ``here``: ``new`` is the only entry so named at ``path`` in the new commit, through
+    folders each the only one of its name from the plans folder down (found by
+    :func:`_named`); ``folder``: then the id of the folder holding ``path``. A file added
+    carries it (``FileChange.folder``): the lifecycle lists a new plan's folder by that id,
+    not by asking git to find ``<commit>:<folder>`` through the 10,000-entry plans folder
+    (issue 17). (git's lookup stops early in a tree stored out of order, which fsck refuses;
+    there the listing read is the folder's own, where git's lookup found none.)"""
     if path.count(b"/") >= MAX_TREE_DEPTH and (is_dir(old) or is_dir(new)):
         mode = "%06o" % (new.mode if new is not None else 0)
         out.append(FileChange(path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode))
@@ -737,8 +760,11 @@ def _expand(
     if not is_dir(old) and not is_dir(new):
         mode = "%06o" % (new.mode if new is not None else 0)
         was = (f"{old.mode:06o}" if old is not None else "") if known else "?"
+        held = folder if old is None and new is not None else ""  # a file added: its folder
         out.append(
-            FileChange(path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode, was)
+            FileChange(
+                path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode, was, held
+            )
         )
         return
     if old_data is None:
@@ -747,8 +773,18 @@ def _expand(
         new_data = reader.get(new.sha) if new is not None else b""
     ops, _ = diff_level(old_data, new_data)
     known = known and (old is None or is_dir(old))
+    mine = new.sha.hex() if here and is_dir(new) else ""
     for name, o, n in ops:
-        _expand(reader, _join(path, name), o, n, out, known=known and _sole(old_data, name, o))
+        _expand(
+            reader,
+            _join(path, name),
+            o,
+            n,
+            out,
+            known=known and _sole(old_data, name, o),
+            folder=mine,
+            here=bool(mine) and n is not None and _sole(new_data, name, n),
+        )
 
 
 def _hex(entry: Entry | None) -> str | None:

@@ -2340,7 +2340,9 @@ class Lifecycle(IndexStore):
         blob = before.controller_blob or None
         if blob is None:  # not recorded (no row leaves it empty since index 84): git's
             names = (change.path, *filter(None, [other_name(change.path)]))
-            blob = next((b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None)
+            blob = next(
+                (b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None
+            )
         recorded = self.facts(repo, blob) if blob else None
         if recorded is None or recorded.frozen_hash is None:
             return False
@@ -2782,7 +2784,12 @@ class Lifecycle(IndexStore):
         ``PLAN.yml``, there before the plan: an earlier commit, or a name sorting first) are
         judged again (round 71), their folders listed in one batch (a burst's thousand new
         plans, issue 17)."""
-        listed = repo.names_among(record.sha, list(added)) if added else {}
+        # a cold scan's walk read each new plan's folder: listed by its id (issue 17)
+        walked = {c.path.rpartition("/")[0]: c.folder for c in record.changes if c.folder}
+        known = {plan_id: walked[plan_id] for plan_id in added if plan_id in walked}
+        rest = [plan_id for plan_id in added if plan_id not in known]
+        listed = repo.names_of(known) if known else {}
+        listed.update(repo.names_among(record.sha, rest) if rest else {})
         for plan_id, own in added.items():
             state = self.plans.get(plan_id)
             if state is not None:  # beside an entry named as its log (round 73), or a folder

@@ -97,10 +97,26 @@ def _busy_history(repo: Path) -> str:
 
 def _logged_view(record: Any) -> dict[str, Any]:
     """A walked record as git log reads it (which cannot say ``outside_quiet``, nor the
-    parent's mode of a change: ``old_mode``)."""
+    parent's mode of a change: ``old_mode``, nor an added file's folder id: ``folder``)."""
     view = {**asdict(record), "outside_quiet": False}
-    view["changes"] = [{**change, "old_mode": "?"} for change in view["changes"]]
+    view["changes"] = [{**change, "old_mode": "?", "folder": ""} for change in view["changes"]]
     return view
+
+
+def _folders_hold(repo: Path, walked: list[Any]) -> int:
+    """Every folder id a walked change carries (a file added) is the tree git finds at the
+    file's folder in that commit; returns how many."""
+    known = 0
+    for record in walked:
+        for change in record.changes:
+            if not change.folder:
+                continue
+            assert change.old_blob is None, (record.subject, change)
+            parent = change.path.rpartition("/")[0]
+            found = git(repo, "rev-parse", f"{record.sha}:{parent}").strip()
+            assert change.folder == found, (record.subject, change)
+            known += 1
+    return known
 
 
 def _parent_modes_hold(gitrepo: GitRepo, walked: list[Any]) -> int:
@@ -143,6 +159,7 @@ def test_the_tree_walk_finds_what_git_log_finds(
     paths = {c["path"] for r in logged for c in r["changes"]}
     assert "plans" in paths and "plans/q054/deep/er/PLAN.yml" in paths  # the walk went there
     assert _parent_modes_hold(gitrepo, walked) > 10
+    assert _folders_hold(repo, walked) > 10
     made_executable = [
         c for r in walked if r.subject == "mode only" for c in r.changes if c.mode == "100755"
     ]
@@ -418,3 +435,37 @@ def test_a_name_twice_in_the_parent_leaves_its_mode_unknown(repo: Path) -> None:
     changes = [c for r in walked if r.sha == head for c in r.changes]
     assert changes and all(c.old_mode == "?" for c in changes)
     _parent_modes_hold(gitrepo, walked)
+
+
+def test_a_name_twice_in_the_new_folder_leaves_its_id_unknown(repo: Path) -> None:
+    """Two entries ``p001`` in the plans folder of the commit that adds a plan under one of
+    them: the walk carries no folder id for the added files (the lifecycle asks git to find
+    the folder, as before); a plan added under a name stored once carries its folder's."""
+    write_plan(repo, "p000")
+    commit_all(repo, "first plan", AGENT)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    readme = git(repo, "rev-parse", "HEAD:README").strip()
+    plan = git(repo, "rev-parse", "HEAD:plans/p000/PLAN.yml").strip()
+    p000 = git(repo, "rev-parse", "HEAD:plans/p000").strip()
+
+    def folder(name: bytes) -> str:
+        return _crafted_tree(repo, [(b"100644", name, plan)])
+
+    def root(plans: list[tuple[bytes, bytes, str]]) -> str:
+        return _crafted_tree(
+            repo, [(b"100644", b"README", readme), (b"40000", b"plans", _crafted_tree(repo, plans))]
+        )
+
+    twice = [
+        (b"40000", b"p000", p000),
+        (b"40000", b"p001", folder(b"PLAN.yml")),
+        (b"40000", b"p001", folder(b"PLAN.yaml")),
+        (b"40000", b"p002", folder(b"PLAN.yml")),
+    ]
+    head = _commit_tree(repo, root(twice), base)
+    walked = GitRepo(repo).first_parent_changes(None, head, "plans")
+    assert walked is not None
+    changes = {c.path: c for r in walked if r.sha == head for c in r.changes}
+    assert changes["plans/p001/PLAN.yml"].folder == ""
+    assert changes["plans/p002/PLAN.yml"].folder == folder(b"PLAN.yml")
+    _folders_hold(repo, walked)

@@ -689,7 +689,7 @@ def _top_ops(
                 None,
                 exact and o is not None and _sole(old, name, o),
                 here,
-                n is not None and _sole(new, name, n),
+                o is None and n is not None and _sole(new, name, n),  # an entry added
             )
             for name, o, n in ops
         ], marks
@@ -748,11 +748,13 @@ def _expand(
 
     ``here``: ``new`` is the only entry so named at ``path`` in the new commit, through
     folders each the only one of its name from the plans folder down (found by
-    :func:`_named`); ``folder``: then the id of the folder holding ``path``. A file added
-    carries it (``FileChange.folder``): the lifecycle lists a new plan's folder by that id,
-    not by asking git to find ``<commit>:<folder>`` through the 10,000-entry plans folder
-    (issue 17). (git's lookup stops early in a tree stored out of order, which fsck refuses;
-    there the listing read is the folder's own, where git's lookup found none.)"""
+    :func:`_named`), each added by the commit (asked of added entries only: the count is a
+    pass over the 333 KB folder); ``folder``: then the id of the folder holding ``path``. A
+    file so added carries it (``FileChange.folder``): the lifecycle lists a new plan's
+    folder by that id, not by asking git to find ``<commit>:<folder>`` through the
+    10,000-entry plans folder (issue 17). (git's lookup stops early in a tree stored out of
+    order, which fsck refuses; there the listing read is the folder's own, where git's
+    lookup found none.)"""
     if path.count(b"/") >= MAX_TREE_DEPTH and (is_dir(old) or is_dir(new)):
         mode = "%06o" % (new.mode if new is not None else 0)
         out.append(FileChange(path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode))
@@ -783,7 +785,7 @@ def _expand(
             out,
             known=known and _sole(old_data, name, o),
             folder=mine,
-            here=bool(mine) and n is not None and _sole(new_data, name, n),
+            here=bool(mine) and o is None and n is not None and _sole(new_data, name, n),
         )
 
 

@@ -1,11 +1,14 @@
 """Cold start alone on bench_approval.py's history-heavy repo, built once and kept.
 
-``python bench/bench_cold.py --repo DIR`` builds the 50,000-commit repo into DIR when it is
-not there yet (``--quick``: 5,000 commits), then copies it (hard links for the objects) to
-a scratch folder and times one ``Controller.reconcile()`` on an empty state directory:
-wall time, CPU of this process and of its children (git, the parsing processes), the load
-average. ``--tree PATH`` imports the controller from another checkout (pairs against an
-older tree with one interpreter).
+``python bench/bench_cold.py [--repo DIR]`` builds the 50,000-commit repo into DIR when it
+is not there yet (``--quick``: 5,000 commits; DIR defaults to a folder under
+``$XDG_CACHE_HOME``, kept between runs: the build takes minutes), then copies it (hard
+links for the objects) to a scratch folder and times one ``Controller.reconcile()`` on an
+empty state directory: wall time, CPU of this process and of its children (git, the
+parsing processes), the load average, and its ratio to a floor timed in the same run: git
+itself listing the plan changes of the same first-parent history (``git log --raw``).
+``--tree PATH`` imports the controller from another checkout (pairs against an older tree
+with one interpreter).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repo", type=Path, required=True, help="the kept repo (built if absent)")
+    parser.add_argument("--repo", type=Path, help="the kept repo (built if absent)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tree", type=Path, default=HERE.parent, help="checkout to import")
     parser.add_argument(
@@ -37,9 +40,14 @@ def main() -> None:
         help="time the history index's cold scan alone (no state directory, no store import)",
     )
     args = parser.parse_args()
+    if args.repo is None:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        args.repo = cache / "plangate-bench" / ("cold-quick" if args.quick else "cold")
+        args.repo.parent.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(args.tree.resolve()))
     import structlog
+    from _common import report
 
     import controller
     from controller.service.reconcile import Controller
@@ -105,6 +113,16 @@ def main() -> None:
         )
         if not args.scan_only:
             ctl.close()
+        floor_start = time.perf_counter()
+        subprocess.run(
+            ["git", "-C", str(repo), "log", "--first-parent", "--raw", "--no-renames",
+             "--format=%H", "HEAD", "--", "plans"],
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )  # fmt: skip
+        floor = time.perf_counter() - floor_start
+        report("floor: git log --raw of the plans folder's history", floor)
+        report(what, wall, None, ("git log --raw", floor))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

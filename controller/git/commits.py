@@ -495,6 +495,10 @@ class Commits(Objects, Refs, Signing):
                 entries = stream.entries()
                 before = next(entries)
                 old, marks = (stream.next() if is_dir(before) else b""), [0]
+                # Walked from no folder: every entry of every version was read by read_entry
+                # once (when its bytes first differed), so a change's old side is provable
+                # (_expand's `known`); a walk from a folder it never read proves nothing.
+                exact = before is None
                 while True:
                     tops: list[list[_TopOp]] = []  # each commit's changed entries, then read
                     for after in itertools.islice(entries, CHUNK_COMMITS):
@@ -502,7 +506,7 @@ class Commits(Objects, Refs, Signing):
                             tops.append([])
                             continue
                         new = stream.next() if is_dir(after) else b""
-                        ops, marks = _top_ops(top, before, after, old, new, marks)
+                        ops, marks = _top_ops(top, before, after, old, new, marks, exact)
                         tops.append(ops)
                         before, old = after, new
                     if not tops:
@@ -510,8 +514,10 @@ class Commits(Objects, Refs, Signing):
                     reader.prefetch(e for ops in tops for op in ops for e in op[1:3])
                     for ops in tops:
                         changes: list[FileChange] = []
-                        for path, o, n, old_data, new_data in ops:
-                            _expand(reader, path, o, n, changes, old_data, new_data)
+                        for path, o, n, old_data, new_data, known, folder, here in ops:
+                            _expand(
+                                reader, path, o, n, changes, old_data, new_data, known, folder, here
+                            )
                         if on_changes is not None and changes:
                             on_changes(changes)
                         if on_commit is not None and changes:
@@ -622,8 +628,9 @@ class _RecordReader:
 #: Folder versions kept in memory while walking (each one's entries are compared once).
 TREE_CACHE = 20_000
 
-#: (path, old entry, new entry, old tree bytes, new tree bytes) of an entry that differs
-_TopOp = tuple[bytes, "Entry | None", "Entry | None", bytes | None, bytes | None]
+#: (path, old entry, new entry, old tree bytes, new tree bytes, old side known, the new
+#: side's folder id, the new side resolved) of an entry that differs (see :func:`_expand`)
+_TopOp = tuple[bytes, "Entry | None", "Entry | None", bytes | None, bytes | None, bool, str, bool]
 
 
 def _plain_folder(folder: str) -> bool:
@@ -658,21 +665,52 @@ def _named(raw: bytes, name: bytes) -> Entry | None:
 
 
 def _top_ops(
-    top: bytes, before: Entry | None, after: Entry | None, old: bytes, new: bytes, marks: list[int]
+    top: bytes,
+    before: Entry | None,
+    after: Entry | None,
+    old: bytes,
+    new: bytes,
+    marks: list[int],
+    exact: bool = False,
 ) -> tuple[list[_TopOp], list[int]]:
     """The changed entries of the plans folder itself (or the folder, when it is added,
-    removed or changes kind) between two commits."""
+    removed or changes kind) between two commits; ``exact``: the walk read every entry of
+    the folder's versions (see :func:`_expand`)."""
     if is_dir(before) and is_dir(after):
         ops, marks = diff_level(old, new, marks)
-        return [(_join(top, name), o, n, None, None) for name, o, n in ops], marks
+        here = after.sha.hex()  # the folder's own entry, the only one so named (_named)
+        return [
+            # a plan added is never judged by its parent's mode: no count of its name
+            (
+                _join(top, name),
+                o,
+                n,
+                None,
+                None,
+                exact and o is not None and _sole(old, name, o),
+                here,
+                o is None and n is not None and _sole(new, name, n),  # an entry added
+            )
+            for name, o, n in ops
+        ], marks
     if before is not None and after is not None and is_dir(before) != is_dir(after):
         sides = [(before, None), (None, after)]
         sides.sort(key=lambda side: is_dir(side[0] or side[1]))  # a file sorts before a folder
     else:
         sides = [(before, after)]
+    known = exact and before is None  # no folder in the first parent: no file under it
     return [
-        (top, o, n, old if is_dir(o) else None, new if is_dir(n) else None) for o, n in sides
+        (top, o, n, old if is_dir(o) else None, new if is_dir(n) else None, known, "", True)
+        for o, n in sides
     ], [0]
+
+
+def _sole(raw: bytes, name: bytes, entry: Entry | None) -> bool:
+    """Is ``entry`` (None: no entry) every entry named ``name`` in the raw tree ``raw``? Each
+    entry so named spells `` <name>\0`` once, so no other one is there when that occurs
+    exactly as often as ``entry`` accounts for (an id or another name spelling it only makes
+    the answer no)."""
+    return raw.count(b" " + name + b"\0") == (0 if entry is None else 1)
 
 
 def _join(path: bytes, name: bytes) -> bytes:
@@ -691,26 +729,64 @@ def _expand(
     out: list[FileChange],
     old_data: bytes | None = None,
     new_data: bytes | None = None,
+    known: bool = False,
+    folder: str = "",
+    here: bool = False,
 ) -> None:
     """The file changes of one differing entry, recursing into folders (as ``-r`` does),
     down to :data:`MAX_TREE_DEPTH` folders: anything deeper is no plan (E_UNSAFE_PATH past
     32) and is reported as the folder itself changing (1,000 nested folders overflowed the
-    stack on every pass)."""
+    stack on every pass).
+
+    ``known``: ``old`` is what a plain parse of the first parent's trees finds at ``path``
+    (:meth:`~controller.git.objects.Objects.mode_of`: the last entry of each name, the mode
+    as stored), or no entry is there: each tree on the way was walked from no folder, every
+    entry of it read by :func:`~controller.git.treediff.read_entry` once (modes canonical as
+    stored, else the walk gives up), and the entry is the only one of its name
+    (:func:`_sole`). Then the change carries the parent's mode (``old_mode``) and the
+    lifecycle does not read the parent's 10,000-entry folder again to learn it (perf76).
+
+    ``here``: ``new`` is the only entry so named at ``path`` in the new commit, through
+    folders each the only one of its name from the plans folder down (found by
+    :func:`_named`), each added by the commit (asked of added entries only: the count is a
+    pass over the 333 KB folder); ``folder``: then the id of the folder holding ``path``. A
+    file so added carries it (``FileChange.folder``): the lifecycle lists a new plan's
+    folder by that id, not by asking git to find ``<commit>:<folder>`` through the
+    10,000-entry plans folder (issue 17). (git's lookup stops early in a tree stored out of
+    order, which fsck refuses; there the listing read is the folder's own, where git's
+    lookup found none.)"""
     if path.count(b"/") >= MAX_TREE_DEPTH and (is_dir(old) or is_dir(new)):
         mode = "%06o" % (new.mode if new is not None else 0)
         out.append(FileChange(path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode))
         return
     if not is_dir(old) and not is_dir(new):
         mode = "%06o" % (new.mode if new is not None else 0)
-        out.append(FileChange(path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode))
+        was = (f"{old.mode:06o}" if old is not None else "") if known else "?"
+        held = folder if old is None and new is not None else ""  # a file added: its folder
+        out.append(
+            FileChange(
+                path.decode("utf-8", "surrogateescape"), _hex(old), _hex(new), mode, was, held
+            )
+        )
         return
     if old_data is None:
         old_data = reader.get(old.sha) if old is not None else b""
     if new_data is None:
         new_data = reader.get(new.sha) if new is not None else b""
     ops, _ = diff_level(old_data, new_data)
+    known = known and (old is None or is_dir(old))
+    mine = new.sha.hex() if here and is_dir(new) else ""
     for name, o, n in ops:
-        _expand(reader, _join(path, name), o, n, out)
+        _expand(
+            reader,
+            _join(path, name),
+            o,
+            n,
+            out,
+            known=known and _sole(old_data, name, o),
+            folder=mine,
+            here=bool(mine) and o is None and n is not None and _sole(new_data, name, n),
+        )
 
 
 def _hex(entry: Entry | None) -> str | None:

@@ -2031,7 +2031,10 @@ class Lifecycle(IndexStore):
         a plain file."""
         if not record.parents:
             return change.mode != _PLAIN_MODE
-        was = repo.mode_of(record.parents[0], change.path)
+        if change.old_mode != "?" and any(c is change for c in record.changes):
+            was: str | None = change.old_mode  # the walk proved it from the parent's trees
+        else:
+            was = repo.mode_of(record.parents[0], change.path)
         return change.mode != (was or _PLAIN_MODE)
 
     def _status_line_only(self, repo: GitRepo, change: FileChange) -> bool:
@@ -2268,7 +2271,7 @@ class Lifecycle(IndexStore):
         state.last_commit, state.owned = record.sha, new.owned
         state.unwritable = new.unwritable
         if by_controller:
-            state.controller_commit = record.sha
+            state.controller_commit, state.controller_blob = record.sha, change.new_blob or ""
         self.plans[plan_id] = state
         if by_controller:
             self._controller_commit(repo, state, record, old, new, sink, snapshot)
@@ -2334,8 +2337,12 @@ class Lifecycle(IndexStore):
             return False
         if before.status in (_RUNNING, "awaiting_approval"):
             return False
-        names = (change.path, *filter(None, [other_name(change.path)]))
-        blob = next((b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None)
+        blob = before.controller_blob or None
+        if blob is None:  # not recorded (no row leaves it empty since index 84): git's
+            names = (change.path, *filter(None, [other_name(change.path)]))
+            blob = next(
+                (b for n in names if (b := repo.blob_sha(before.controller_commit, n))), None
+            )
         recorded = self.facts(repo, blob) if blob else None
         if recorded is None or recorded.frozen_hash is None:
             return False
@@ -2372,6 +2379,7 @@ class Lifecycle(IndexStore):
         state = PlanState(before.plan_id, before.file)
         state.changers = list(before.changers)
         state.log_commit, state.controller_commit = before.log_commit, before.controller_commit
+        state.controller_blob = before.controller_blob
         state.foreign_event, state.foreign_start = before.foreign_event, before.foreign_start
         state.note(
             f"{record.sha[:12]} a plan frozen as another than the one the controller recorded "
@@ -2776,7 +2784,12 @@ class Lifecycle(IndexStore):
         ``PLAN.yml``, there before the plan: an earlier commit, or a name sorting first) are
         judged again (round 71), their folders listed in one batch (a burst's thousand new
         plans, issue 17)."""
-        listed = repo.names_among(record.sha, list(added)) if added else {}
+        # a cold scan's walk read each new plan's folder: listed by its id (issue 17)
+        walked = {c.path.rpartition("/")[0]: c.folder for c in record.changes if c.folder}
+        known = {plan_id: walked[plan_id] for plan_id in added if plan_id in walked}
+        rest = [plan_id for plan_id in added if plan_id not in known]
+        listed = repo.names_of(known) if known else {}
+        listed.update(repo.names_among(record.sha, rest) if rest else {})
         for plan_id, own in added.items():
             state = self.plans.get(plan_id)
             if state is not None:  # beside an entry named as its log (round 73), or a folder

@@ -248,6 +248,18 @@ class Objects(RepoBase):
             for folder in folders
         }
 
+    def names_of(self, trees: Mapping[str, str]) -> dict[str, list[str]]:
+        """:meth:`names_in` of folders whose tree ids are known (``trees``: folder -> id, as
+        a cold scan's walk read them: ``FileChange.folder``): each tree read by its id (one
+        round trip for many), never found through its commit's plans folder."""
+        if len(trees) <= BATCH_LOOKUPS or self.checks_objects:
+            return {folder: list(parse_tree(self._object(sha))) for folder, sha in trees.items()}
+        read = self.blobs(sorted(set(trees.values())), keep=False)
+        return {
+            folder: list(parse_tree(read[sha] if sha in read else self._object(sha)))
+            for folder, sha in trees.items()
+        }
+
     def trees_among(self, commit: str, paths: Sequence[str]) -> set[str]:
         """The ``paths`` that are folders in ``commit``: :meth:`is_tree` for a few, one
         ``cat-file --batch-check`` for many (a burst's batch of a thousand plan files asked

@@ -167,6 +167,11 @@ class PlanState:
     #: The controller's last commit of the plan file at this path (round 67: with
     #: ``log_commit`` and ``owned``, :meth:`has_record`).
     controller_commit: str = ""
+    #: The plan file's blob as the controller's change in ``controller_commit`` left it:
+    #: what the controller last recorded at the path, so :meth:`Lifecycle._swapped_in
+    #: <controller.git.lifecycle.Lifecycle._swapped_in>` reads no tree to learn it (a cold
+    #: scan looked it up in the 10,000-entry plans folder for every human change).
+    controller_blob: str = ""
     #: The plan file's version at ``last_commit`` carries an ``execution:``/``approval:`` block.
     owned: bool = False
     #: That version parses but its top level is no block mapping (a JSON/flow mapping): it
@@ -220,9 +225,10 @@ class PlanState:
 
     def share(self, pool: dict[Any, Any]) -> None:
         """Hold equal values as one object (``pool`` maps each value to its kept copy): 50,000
-        plans repeat a few statuses, risks, estimates and emails, and their frozen hash is
-        mostly their hash; the plans one commit touched (a merge approving a thousand, the
-        controller's batched events) share its id and usually their notes and changers.
+        plans repeat a few statuses, risks, estimates and emails, their frozen hash is
+        mostly their hash and the controller's last blob their blob; the plans one commit
+        touched (a merge approving a thousand, the controller's batched events) share its id
+        and usually their notes and changers.
         Values are only read, never changed in place (a change assigns a new list)."""
         for name in _POOLED:
             value = getattr(self, name)
@@ -230,6 +236,8 @@ class PlanState:
                 setattr(self, name, pool.setdefault(value, value))
         if self.frozen_hash == self.hash:
             self.frozen_hash = self.hash
+        if self.controller_blob == self.blob:  # the controller's last change is the file's
+            self.controller_blob = self.blob or ""
         self.notes = pool.setdefault(("notes", *self.notes), self.notes)
         if self.notes and self.last_event == self.notes[-1]:
             self.last_event = self.notes[-1]

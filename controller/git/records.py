@@ -61,6 +61,15 @@ class FileChange:
     new_blob: str | None
     #: git's file mode on the new side ("100644", "120000" a symlink, "160000" a gitlink).
     mode: str = ""
+    #: What ``mode_of(first parent, path)`` answers, when the reader proved it from the very
+    #: trees it read (a cold scan's walk, :func:`controller.git.commits._expand`): the mode,
+    #: or "" where the first parent has no file at ``path``; ``"?"``: not known (git log's
+    #: records, and every change made from another). Not part of the change's identity.
+    old_mode: str = field(default="?", compare=False)
+    #: The tree id of the folder holding a file ADDED here, as the cold scan's walk read it
+    #: in the new commit (each name on the way the only one so named,
+    #: :func:`controller.git.commits._expand`); "" when not known. Not part of its identity.
+    folder: str = field(default="", compare=False)
 
 
 @dataclass

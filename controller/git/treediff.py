@@ -11,7 +11,10 @@ canonical). The caller (:mod:`~controller.git.commits`) recurses into changed fo
 the changes come out as ``git log --raw -r --no-renames`` prints them, in its order.
 
 Anything git itself would refuse or read differently (a malformed entry, a name holding
-``/``) raises :class:`TreeError`: the caller then asks git.
+``/``) raises :class:`TreeError`: the caller then asks git. So does a mode git shows in its
+canonical form instead (``100664``; perf76): every entry a walk accepts then holds the very
+mode a plain parse of its tree reads (:func:`controller.git.objects.parse_tree`), which the
+walk's ``FileChange.old_mode`` relies on.
 """
 
 from __future__ import annotations
@@ -70,7 +73,11 @@ def read_entry(data: bytes, pos: int) -> tuple[bytes, Entry, int]:
     name = data[space + 1 : nul]
     if mode.strip(_OCTAL) or b"/" in name:
         raise TreeError("tree entry git would read differently")
-    return name, Entry(canon_mode(int(mode, 8)), data[nul + 1 : nul + 21]), nul + 21
+    value = int(mode, 8)
+    canonical = canon_mode(value)
+    if canonical != value:  # a mode git shows as another (100664, 040755): git log reads it
+        raise TreeError("tree entry with a mode git makes canonical")
+    return name, Entry(canonical, data[nul + 1 : nul + 21]), nul + 21
 
 
 def _key(name: bytes, entry: Entry) -> bytes:

@@ -301,3 +301,33 @@ def test_an_edited_copy_over_a_ran_path_is_no_move(repo: Path, tmp_path: Path) -
     state = _state(repo, tmp_path, "plans/greet")
     assert state.status == "completed", state
     assert not any("a new life" in note for note in state.notes), state.notes
+
+
+def test_the_recorded_blob_is_what_git_holds_at_the_controllers_commit(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Each row keeps the blob the controller's last change of the plan file left
+    (``controller_blob``), which the swap check above compares with instead of reading the
+    plans folder's tree at that commit (a cold scan read it for every human change: issue
+    17). Through a run, a swap, a new life run again and a rename to PLAN.yaml, it is what
+    git holds at the path (or its other name) in ``controller_commit``."""
+    _setup(repo, "ran")
+    _swap(repo)
+    approve(repo, "greet", BOB)
+    run_once(repo)
+    git(repo, "mv", "plans/other/PLAN.yml", "plans/other/PLAN.yaml")
+    commit_all(repo, "agent: other as PLAN.yaml", AGENT)
+    run_once(repo)
+    gitrepo = GitRepo(repo)
+    index = HistoryIndex(None, plans_dir="plans", controller_email="plangate@localhost")
+    try:
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+        recorded = {p: s for p, s in index.plans.items() if s.controller_commit}
+        assert set(recorded) == {"plans/greet", "plans/other"}, index.plans
+        for state in recorded.values():
+            names = [state.file, state.file.replace(".yaml", ".yml")]
+            held = [gitrepo.blob_sha(state.controller_commit, name) for name in names]
+            assert state.controller_blob == next(filter(None, held)), state
+    finally:
+        index.close()
+    assert _starts(repo, "plans/greet") == 2

@@ -96,8 +96,41 @@ def _busy_history(repo: Path) -> str:
 
 
 def _logged_view(record: Any) -> dict[str, Any]:
-    """A walked record as git log reads it (which cannot say ``outside_quiet``)."""
-    return {**asdict(record), "outside_quiet": False}
+    """A walked record as git log reads it (which cannot say ``outside_quiet``, nor the
+    parent's mode of a change: ``old_mode``, nor an added file's folder id: ``folder``)."""
+    view = {**asdict(record), "outside_quiet": False}
+    view["changes"] = [{**change, "old_mode": "?", "folder": ""} for change in view["changes"]]
+    return view
+
+
+def _folders_hold(repo: Path, walked: list[Any]) -> int:
+    """Every folder id a walked change carries (a file added) is the tree git finds at the
+    file's folder in that commit; returns how many."""
+    known = 0
+    for record in walked:
+        for change in record.changes:
+            if not change.folder:
+                continue
+            assert change.old_blob is None, (record.subject, change)
+            parent = change.path.rpartition("/")[0]
+            found = git(repo, "rev-parse", f"{record.sha}:{parent}").strip()
+            assert change.folder == found, (record.subject, change)
+            known += 1
+    return known
+
+
+def _parent_modes_hold(gitrepo: GitRepo, walked: list[Any]) -> int:
+    """Every parent's mode a walked change carries is ``mode_of``'s; returns how many."""
+    known = 0
+    for record in walked:
+        for change in record.changes:
+            if change.old_mode == "?":
+                continue
+            assert record.parents, record.subject
+            was = gitrepo.mode_of(record.parents[0], change.path)
+            assert change.old_mode == (was or ""), (record.subject, change)
+            known += 1
+    return known
 
 
 def _changed_outside(repo: Path, sha: str) -> list[bytes]:
@@ -125,6 +158,12 @@ def test_the_tree_walk_finds_what_git_log_finds(
         assert record.outside_quiet == (outside == []), (record.subject, outside)
     paths = {c["path"] for r in logged for c in r["changes"]}
     assert "plans" in paths and "plans/q054/deep/er/PLAN.yml" in paths  # the walk went there
+    assert _parent_modes_hold(gitrepo, walked) > 10
+    assert _folders_hold(repo, walked) > 10
+    made_executable = [
+        c for r in walked if r.subject == "mode only" for c in r.changes if c.mode == "100755"
+    ]
+    assert [c.old_mode for c in made_executable] == ["100644"]
     middle = git(repo, "rev-list", "--first-parent", "--skip=12", "-1", head).strip()
     since = gitrepo.first_parent_changes(middle, head, "plans")
     assert since is not None
@@ -311,3 +350,122 @@ def _naive(old: dict[str, tuple[str, int]], new: dict[str, tuple[str, int]]) -> 
     for n, (sha, mode) in new.items():
         sides.setdefault(key(n, mode), [n, None, None])[2] = entry(sha, mode)
     return [(n.encode(), o, w) for _, (n, o, w) in sorted(sides.items()) if o != w]
+
+
+def _crafted_tree(repo: Path, entries: list[tuple[bytes, bytes, str]]) -> str:
+    """A tree object written as given (git mktree would sort, check and canonicalise)."""
+    raw = b"".join(mode + b" " + name + b"\0" + bytes.fromhex(sha) for mode, name, sha in entries)
+    return subprocess.run(
+        ["git", "hash-object", "-w", "-t", "tree", "--literally", "--stdin"],
+        cwd=repo, input=raw, capture_output=True, check=True,
+    ).stdout.decode().strip()  # fmt: skip
+
+
+def _commit_tree(repo: Path, tree: str, parent: str) -> str:
+    return git(
+        repo, "commit-tree", tree, "-p", parent, "-m", "crafted", env=identity(*MALLORY)
+    ).strip()
+
+
+def _crafted_history(repo: Path, plans: list[tuple[bytes, bytes, str]]) -> tuple[str, str]:
+    """main, then a commit whose plans folder is ``plans`` (entries as given), then one
+    approving p000 in it: (the crafted commit, the head)."""
+    write_plan(repo, "p000")
+    commit_all(repo, "first plan", AGENT)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    folder = git(repo, "rev-parse", "HEAD:plans/p000").strip()
+    readme = git(repo, "rev-parse", "HEAD:README").strip()
+    entries = [(mode, name, folder if sha == "p000" else sha) for mode, name, sha in plans]
+    crafted = _commit_tree(
+        repo,
+        _crafted_tree(
+            repo,
+            [(b"100644", b"README", readme), (b"40000", b"plans", _crafted_tree(repo, entries))],
+        ),
+        head,
+    )
+    git(repo, "reset", "-q", "--hard", crafted)
+    edit_status(repo, "p000", "approved")
+    commit_all(repo, "approve", ALICE)
+    return crafted, git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_a_mode_git_shows_otherwise_is_left_to_git(repo: Path) -> None:
+    """perf76: a walk accepts only modes stored as git shows them, so that a change's
+    ``old_mode`` is what the parent's tree holds: ``040755`` for a folder is git log's."""
+    _, head = _crafted_history(repo, [(b"40755", b"p000", "p000")])
+    gitrepo = GitRepo(repo)
+    assert gitrepo.first_parent_changes(None, head, "plans") is None
+    with pytest.raises(treediff.TreeError):
+        treediff.read_entry(b"100664 x\0" + bytes(20), 0)
+    assert treediff.read_entry(b"0100644 x\0" + bytes(20), 0)[1].mode == 0o100644
+
+
+def test_a_name_twice_in_the_parent_leaves_its_mode_unknown(repo: Path) -> None:
+    """Two entries ``p000`` in the parent's folder (the second's file executable): the walk
+    diffs the first, a plain parse keeps the last; the change says it does not know the
+    parent's mode, and the lifecycle reads the parent's tree, as before."""
+    write_plan(repo, "p000")
+    commit_all(repo, "first plan", AGENT)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    readme = git(repo, "rev-parse", "HEAD:README").strip()
+    plan = git(repo, "rev-parse", "HEAD:plans/p000/PLAN.yml").strip()
+    text = git(repo, "cat-file", "blob", plan).replace("pending_approval", "approved")
+    approved = git(repo, "hash-object", "-w", "--stdin", data=text.encode()).strip()
+
+    def folder(mode: bytes, blob: str) -> str:
+        return _crafted_tree(repo, [(mode, b"PLAN.yml", blob)])
+
+    def root(plans: list[tuple[bytes, bytes, str]]) -> str:
+        return _crafted_tree(
+            repo, [(b"100644", b"README", readme), (b"40000", b"plans", _crafted_tree(repo, plans))]
+        )
+
+    twice = [
+        (b"40000", b"p000", folder(b"100644", plan)),
+        (b"40000", b"p000", folder(b"100755", plan)),
+    ]
+    crafted = _commit_tree(repo, root(twice), base)
+    head = _commit_tree(repo, root([(b"40000", b"p000", folder(b"100755", approved))]), crafted)
+    gitrepo = GitRepo(repo)
+    assert gitrepo.mode_of(crafted, "plans/p000/PLAN.yml") == "100755"  # the last one
+    walked = gitrepo.first_parent_changes(None, head, "plans")
+    if walked is None:
+        return  # left to git log: nothing carried
+    changes = [c for r in walked if r.sha == head for c in r.changes]
+    assert changes and all(c.old_mode == "?" for c in changes)
+    _parent_modes_hold(gitrepo, walked)
+
+
+def test_a_name_twice_in_the_new_folder_leaves_its_id_unknown(repo: Path) -> None:
+    """Two entries ``p001`` in the plans folder of the commit that adds a plan under one of
+    them: the walk carries no folder id for the added files (the lifecycle asks git to find
+    the folder, as before); a plan added under a name stored once carries its folder's."""
+    write_plan(repo, "p000")
+    commit_all(repo, "first plan", AGENT)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    readme = git(repo, "rev-parse", "HEAD:README").strip()
+    plan = git(repo, "rev-parse", "HEAD:plans/p000/PLAN.yml").strip()
+    p000 = git(repo, "rev-parse", "HEAD:plans/p000").strip()
+
+    def folder(name: bytes) -> str:
+        return _crafted_tree(repo, [(b"100644", name, plan)])
+
+    def root(plans: list[tuple[bytes, bytes, str]]) -> str:
+        return _crafted_tree(
+            repo, [(b"100644", b"README", readme), (b"40000", b"plans", _crafted_tree(repo, plans))]
+        )
+
+    twice = [
+        (b"40000", b"p000", p000),
+        (b"40000", b"p001", folder(b"PLAN.yml")),
+        (b"40000", b"p001", folder(b"PLAN.yaml")),
+        (b"40000", b"p002", folder(b"PLAN.yml")),
+    ]
+    head = _commit_tree(repo, root(twice), base)
+    walked = GitRepo(repo).first_parent_changes(None, head, "plans")
+    assert walked is not None
+    changes = {c.path: c for r in walked if r.sha == head for c in r.changes}
+    assert changes["plans/p001/PLAN.yml"].folder == ""
+    assert changes["plans/p002/PLAN.yml"].folder == folder(b"PLAN.yml")
+    _folders_hold(repo, walked)

@@ -1,0 +1,66 @@
+"""The git processes a run spawns, counted by git's own trace (``GIT_TRACE``; issue 17).
+
+A run's outcome is committed only when the plan file holds no edits of anyone's: the check
+compares the file's bytes with the commit and with the engine's own last write, and asks
+git's attributes (``git check-attr``, for its built-in conversions: round 75's line ends,
+round 76's ``ident`` and ``working-tree-encoding``) only when the bytes match neither. It
+asked for every run before: a 1,000-plan burst spawned 1,027 ``check-attr`` processes.
+(Each commit the controller writes into the working tree still asks once, for the form git
+would check its files out in: docs/performance.md.)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.support.gitenv import ALICE, commit_all, git
+from tests.support.gitkit import approve, head_plan, run_once, submitted, write_plan
+
+
+def _traced_pass(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """One ``run --once`` pass; the git commands it spawned, by subcommand, and the commits
+    it made (``made``)."""
+    trace = tmp_path / "git-trace"
+    before = int(git(repo, "rev-list", "--count", "HEAD"))
+    with monkeypatch.context() as patch:
+        patch.setenv("GIT_TRACE", str(trace))
+        run_once(repo)
+    commands: Counter[str] = Counter(made=int(git(repo, "rev-list", "--count", "HEAD")) - before)
+    for line in trace.read_text(errors="replace").splitlines():
+        _, found, rest = line.partition("trace: built-in: git ")
+        if found:
+            commands[rest.split(" ", 1)[0]] += 1
+    return commands
+
+
+def test_a_run_asks_no_attributes_when_the_file_is_as_committed(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    submitted(repo)
+    approve(repo)
+    commands = _traced_pass(repo, tmp_path, monkeypatch)
+    assert head_plan(repo)["execution"]["status"] == "completed"
+    assert commands["made"] == 2, commands  # start and outcome
+    # one for each commit's working-tree write, none for the outcome's check
+    assert commands["check-attr"] == commands["made"], commands
+
+
+def test_a_file_git_converts_is_still_read_as_git_stores_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CRLF checkout under ``eol=crlf`` differs from its LF blob byte for byte: the check
+    asks git's attributes, finds the file clean, and the run's outcome is committed."""
+    plan = write_plan(repo)
+    (repo / ".gitattributes").write_text("plans/*/PLAN.yml text eol=crlf\n")
+    commit_all(repo, "agent plan")
+    plan.unlink()
+    git(repo, "checkout", "-q", "--", ".")
+    run_once(repo)
+    approve(repo, who=ALICE)
+    commands = _traced_pass(repo, tmp_path, monkeypatch)
+    assert head_plan(repo)["execution"]["status"] == "completed"
+    assert commands["check-attr"] > commands["made"], commands
+    assert git(repo, "status", "--porcelain") == ""

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "83"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "85"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -269,6 +269,9 @@ INDEX_VERSION = "83"  # 3: risk and estimate per plan; 4: approval identities, f
 # nothing else, its indent kept: a blank or a tab beside the key or the new value
 # (``status:  approved``, ``approved\t``) is its committer's writing (round 76: it ran)
 # 83: 82 and 76 together
+# 85: 83, and a plan file's status line rewritten keeps its own line end too: a CR added to an
+# LF line or dropped from a CR LF one (``status: approved^M``) is its committer's writing
+# (round 77: it ran)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

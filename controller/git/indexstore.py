@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "84"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "86"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -271,6 +271,10 @@ INDEX_VERSION = "84"  # 3: risk and estimate per plan; 4: approval identities, f
 # 83: 82 and 76 together
 # 84: 83, and each plan's row keeps the blob the controller's last change of its file left
 # (``controller_blob``), which a swap's check read from git's trees for every human change
+# 85: 83, and a plan file's status line rewritten keeps its own line end too: a CR added to an
+# LF line or dropped from a CR LF one (``status: approved^M``) is its committer's writing
+# (round 77: it ran)
+# 86: 85 and 84 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

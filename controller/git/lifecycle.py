@@ -3760,10 +3760,12 @@ def _binding(record: CommitRecord, plan_id: str, plans_dir: str) -> tuple[str | 
 DRAFT_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".md"})
 
 #: A plan's status line as an approval or a withdrawal writes it: ``status: <word>``, the word
-#: plain or quoted, one blank after the colon and nothing after the word but the line's end
-#: (a comment, a blank or a tab beside the key or the value is bytes of the writer's: round
-#: 76); the old line's indent is kept (:func:`_status_line_rewritten`).
-_STATUS_LINE = re.compile(rb"(?P<indent> *)status: (?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")\r?")
+#: plain or quoted, one blank after the colon and nothing after the word (a comment, a blank
+#: or a tab beside the key or the value is bytes of the writer's: round 76); the old line's
+#: indent and its own line end are kept (:func:`_status_line_rewritten`).
+_STATUS_LINE = re.compile(rb"(?P<indent> *)status: (?:[a-z_]+|'[a-z_]+'|\"[a-z_]+\")")
+#: A line's own end: CR LF, LF, a CR ending the file, or none (the file's last line).
+_LINE_END = re.compile(rb"\r?\n?\Z")
 _STATUS_PATH = ("plan", "status")
 
 
@@ -3817,15 +3819,24 @@ def _status_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
 
 def _status_line_rewritten(old_lines: list[bytes], new_lines: list[bytes]) -> bool:
     """Whether exactly one line changed, rewritten as a plain status line (``status: approved``
-    and nothing else), its indent and its line feed the old line's."""
+    and nothing else), its indent and its own line end the old line's: a CR added to an LF
+    line or dropped from a CR LF one is a byte of the writer's (round 77)."""
     changed = [(was, line) for was, line in zip(old_lines, new_lines, strict=True) if line != was]
     if len(changed) != 1:
         return False
-    was, line = changed[0]
-    plain = _STATUS_LINE.fullmatch(line.removesuffix(b"\n"))
+    (was, was_end), (line, end) = map(_split_line_end, changed[0])
+    plain = _STATUS_LINE.fullmatch(line)
     if plain is None or was[: len(was) - len(was.lstrip(b" "))] != plain["indent"]:
         return False
-    return was.endswith(b"\n") == line.endswith(b"\n")
+    return was_end == end
+
+
+def _split_line_end(line: bytes) -> tuple[bytes, bytes]:
+    """A line's text and its own end (:data:`_LINE_END`): ``b"x\\r\\r\\n"`` is ``b"x\\r"``
+    ending CR LF."""
+    end = _LINE_END.search(line)
+    cut = end.start() if end else len(line)
+    return line[:cut], line[cut:]
 
 
 def _lf_lines(data: bytes) -> list[bytes]:

@@ -239,13 +239,15 @@ class Lab:
         return (self.repo / "plans" / slug / filename).read_text(encoding="utf-8")
 
     def set_status(self, slug: str, status: str, filename: str = "PLAN.yml") -> None:
-        """Change ``plan.status`` the way a human does: edit that one line."""
+        """Change ``plan.status`` the way a human does: edit that one line, its line end kept
+        as an editor keeps it (a CR LF line stays CR LF: round 77, a line end changed is the
+        editor's writing)."""
         path = self.repo / "plans" / slug / filename
         with open(path, encoding="utf-8", newline="") as handle:  # a lone CR stays a CR
             lines = handle.read().split("\n")
         for i, line in enumerate(lines):
             if line.startswith("  status:") and i < 6:
-                lines[i] = f"  status: {status}"
+                lines[i] = f"  status: {status}" + ("\r" if line.endswith("\r") else "")
                 break
         else:
             raise BenchError(f"no plan.status in {path}")

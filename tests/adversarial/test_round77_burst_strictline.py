@@ -71,6 +71,14 @@ but its line end" reads as the line's OWN line end): ``E_SELF_APPROVAL``, as rou
 byte; anything after a lone CR is unreadable (``crkey``, ``crnext``, ``crcr`` held
 ``E_YAML_PARSE`` naming the CR). The refusal of the other attacks says "wrote or changed this
 plan's content" and does not name the extra bytes (no doc promises it does).
+Fixed 2026-12-01 (r77statuscr): the parse check (``yamlio.scalar_alone_changed``, handed the
+raw bytes, no CR stripped) already refused both; the one-line rule beside it (``Lifecycle``'s
+``_status_line_rewritten``) took a CR after the word whatever the old line ended with. The
+rewritten line must now keep its own line end (CR LF, LF, or none on the last line), in the one
+function the controller, a rebuilt index, the audit and ``plangate approve``'s check share
+(index version 85): the 6 ids are refused ``E_SELF_APPROVAL``, never run, the audit agrees
+(markers off); every control still runs once. The labs' ``Lab.set_status`` (advkit) now keeps
+a CR LF line's CR, as an editor does (it dropped it: round 76's fixer had let that pass).
 HELD: every control ran exactly once (a hand edit, ``plangate approve``, the agent's comment
 dropped by a strict line or kept by an in-place edit, a quoted old value rewritten strict
 (single, double, double with a comment), a CRLF file edited in place and approved by the CLI,
@@ -105,12 +113,7 @@ def _broke(what: str) -> object:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 77: {what}")
 
 
-_CR = _broke(
-    "a status line whose line end changed (an LF file's line now ends CR LF, or a "
-    "CRLF file's ends LF) is read as a plain status change and runs"
-)
-BROKEN: dict[str, object] = {f"{s}-{v}": _CR for s in ("lonecr", "crlfdrop")
-                             for v in ("ran", "audit", "said")}  # fmt: skip
+BROKEN: dict[str, object] = {}
 
 
 def layout(slug: str) -> str:

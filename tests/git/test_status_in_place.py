@@ -39,11 +39,23 @@ SPELLINGS: dict[str, Callable[[str], str]] = {
 def _bobs_approval(repo: Path, spelling: str, edit: Callable[[str], str]) -> bool:
     """Whether Bob is a writer of the plan's folder after his approval ``edit`` of the
     agent's plan with its status key spelled ``spelling`` (read from history alone)."""
+    return _bobs_edit(repo, _as_bytes(SPELLINGS[spelling]), _as_bytes(edit))
+
+
+def _as_bytes(edit: Callable[[str], str]) -> Callable[[bytes], bytes]:
+    return lambda raw: edit(raw.decode()).encode()
+
+
+def _bobs_edit(
+    repo: Path, layout: Callable[[bytes], bytes], edit: Callable[[bytes], bytes]
+) -> bool:
+    """Whether Bob is a writer of the plan's folder after his approval ``edit`` of the file's
+    bytes, the agent's ``layout`` of them committed before (read from history alone)."""
     submitted(repo)
     path = repo / FILE
-    path.write_text(SPELLINGS[spelling](path.read_text()))
-    commit_all(repo, "agent: the key respelled", AGENT)
-    path.write_text(edit(path.read_text()))
+    path.write_bytes(layout(path.read_bytes()))
+    commit_all(repo, "agent: the layout", AGENT)
+    path.write_bytes(edit(path.read_bytes()))
     commit_all(repo, "approve greet", BOB)
     index = HistoryIndex(repo.parent / "index.sqlite", plans_dir="plans", controller_email=BOT[1])
     index.scan(GitRepo(repo), git(repo, "rev-parse", "HEAD").strip())
@@ -107,13 +119,75 @@ FLOW_LINES = b"plan: {\n  name: x,\n  status: pending_approval\n}\nactions: []\n
         (b"  status: pending_approval", b"  status: approved", True),
         (b"  status: pending_approval", b"      status: approved", False),  # reindented
         (b"  status: pending_approval", b"  status:\tapproved", False),
-        (b"  status: pending_approval\n", b"  status: approved\r\n", True),  # its line end
+        # its line end changed: a CR added (round 76 took it; round 77 ``lonecr``)
+        (b"  status: pending_approval\n", b"  status: approved\r\n", False),
     ],
 )
 def test_the_rewritten_status_line_keeps_its_indent(old: bytes, new: bytes, plain: bool) -> None:
     after = FLOW_LINES.replace(old, new)
     assert yamlio.read_yaml(after.decode()).data["plan"] == {"name": "x", "status": "approved"}
     assert _status_rewritten(_lf_lines(FLOW_LINES), _lf_lines(after)) is plain
+
+
+#: The agent's file and the status line's own end in it: LF, CR LF throughout, an LF file
+#: whose status line alone ends CR LF, the status line last with no end.
+LINE_ENDS: dict[str, bytes] = {
+    "lf": b"plan:\n  name: x\n  status: pending_approval\n  task: t\n",
+    "crlf": b"plan:\r\n  name: x\r\n  status: pending_approval\r\n  task: t\r\n",
+    "mixed": b"plan:\n  name: x\n  status: pending_approval\r\n  task: t\n",
+    "last": b"plan:\n  name: x\n  status: pending_approval",
+}
+
+
+@pytest.mark.parametrize("layout", list(LINE_ENDS))
+def test_the_status_line_keeping_its_line_end_is_plain(layout: str) -> None:
+    before = LINE_ENDS[layout]
+    after = before.replace(b"status: pending_approval", b"status: approved")
+    assert _status_rewritten(_lf_lines(before), _lf_lines(after))
+
+
+#: The status line rewritten ``status: approved`` with another line end than its own (round
+#: 77, ``lonecr``/``crlfdrop``): a byte outside the value, the writer's, however it reads.
+ENDS_CHANGED: list[tuple[str, bytes, bytes]] = [
+    ("lf", b"pending_approval\n", b"approved\r\n"),  # a CR added
+    ("crlf", b"pending_approval\r\n", b"approved\n"),  # its CR dropped
+    ("mixed", b"pending_approval\r\n", b"approved\n"),
+    ("last", b"pending_approval", b"approved\r"),
+    ("last", b"pending_approval", b"approved\n"),  # a line end added
+    ("lf", b"pending_approval\n", b"approved\r\r\n"),
+]
+
+
+@pytest.mark.parametrize(("layout", "old", "new"), ENDS_CHANGED)
+def test_the_status_line_with_another_line_end_is_no_plain_change(
+    layout: str, old: bytes, new: bytes
+) -> None:
+    before = LINE_ENDS[layout]
+    after = before.replace(b"status: " + old, b"status: " + new)
+    assert after != before
+    assert not _status_rewritten(_lf_lines(before), _lf_lines(after))
+
+
+@pytest.mark.parametrize(
+    ("layout", "edit", "writes"),
+    [
+        (b"\n", (b"pending_approval\n", b"approved\r\n"), True),  # lonecr
+        (b"\r\n", (b"status: pending_approval\r\n", b"status: approved\n"), True),  # crlfdrop
+        (b"\r\n", (b"pending_approval", b"approved"), False),  # a CRLF file's value in place
+        (b"\r\n", (b"status: pending_approval\r\n", b"status: approved\r\n"), False),
+    ],
+)
+def test_a_status_line_whose_line_end_changed_writes(
+    repo: Path, layout: bytes, edit: tuple[bytes, bytes], writes: bool
+) -> None:
+    def crlf(raw: bytes) -> bytes:
+        return raw.replace(b"\n", layout)
+
+    def approve(raw: bytes) -> bytes:
+        assert raw.count(edit[0]) == 1
+        return raw.replace(*edit)
+
+    assert _bobs_edit(repo, crlf, approve) is writes
 
 
 def test_the_key_respelled_with_the_approval_writes(repo: Path) -> None:

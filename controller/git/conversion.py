@@ -4,16 +4,19 @@ git stores for the file's bytes and what it checks out for a blob, in git's orde
 - line ends (``text``/``eol``/``crlf``, ``core.autocrlf``/``core.eol``): :mod:`eol`;
 - ``ident``: ``$Id$`` in the blob is ``$Id: <the blob's id> $`` in the working tree, and any
   ``$Id: ... $`` (on one line) is stored as ``$Id$``;
-- ``working-tree-encoding=<enc>``: the blob is UTF-8, the working tree in ``<enc>`` (Python's
-  codecs), with git's rules for byte order marks: ``UTF-16``/``UTF-32`` need one,
-  ``UTF-16LE``/``-BE`` and ``UTF-32LE``/``-BE`` must not have one, ``UTF-16LE-BOM`` writes one.
+- ``working-tree-encoding=<enc>``: the blob is UTF-8, the working tree in ``<enc>`` as git's
+  own converter writes and reads it, glibc's iconv (:mod:`iconv`; round 77: Python's codecs
+  of the same names map ``¥``, ``～``, ``／``, ``€`` ... to other bytes), with git's rules for
+  byte order marks: ``UTF-16``/``UTF-32`` need one, ``UTF-16LE``/``-BE`` and
+  ``UTF-32LE``/``-BE`` must not have one, ``UTF-16LE-BOM`` writes one.
 
 A ``.gitattributes`` line saying ``ident`` or ``working-tree-encoding`` (round 76) left every
 such plan waiting on "uncommitted edits" that ``git status`` did not see and no commit or
 discard could remove; these are git's built-ins (nothing is run), so they are applied as git
-applies them. An encoding Python does not know is :class:`AttributeUnsupported` (a plan under
-it is held with that code until the attribute is removed). A filter driver is never applied
-and no program an attribute names is run. Pure: the attributes come in as values.
+applies them. An encoding iconv cannot open (or a platform without glibc's iconv) is
+:class:`AttributeUnsupported` (a plan under it is held with that code until the attribute is
+removed). A filter driver is never applied and no program an attribute names is run. Pure: the
+attributes come in as values.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from controller.errors import AttributeUnsupported
-from controller.git import eol
+from controller.git import eol, iconv
 from controller.git.objects import blob_id
 
 #: the attributes ``git check-attr`` is asked for, in this order
@@ -63,7 +66,7 @@ def to_git(data: bytes, conversion: Conversion, path: str = "") -> bytes:
 
 def to_worktree(data: bytes, conversion: Conversion, path: str = "") -> bytes:
     """What git checks out for the blob ``data``: ``ident``, then line ends, then the
-    encoding (a blob it cannot write in the encoding, or an encoding it does not know: the
+    encoding (a blob iconv cannot write in the encoding, or an encoding it cannot open: the
     bytes as they are, as git checks them out)."""
     if conversion.ident:
         data = _expand_ident(data)
@@ -94,16 +97,21 @@ def _expand_ident(data: bytes) -> bytes:
     return _EXPANDABLE_ID.sub(stamp, data)
 
 
-# --- working-tree-encoding ---------------------------------------------------------------
+# --- working-tree-encoding -------------------------------------------------------------
 
+#: the blob's encoding (git's ``default_encoding``)
+_UTF8 = "UTF-8"
 #: the byte order marks git checks for UTF-16 and UTF-32 (``has_prohibited_utf_bom``)
 _BOMS = {
     "16": (codecs.BOM_UTF16_BE, codecs.BOM_UTF16_LE),
     "32": (codecs.BOM_UTF32_BE, codecs.BOM_UTF32_LE),
 }
-#: the marks git writes itself for these names, and reads (``reencode_string_len``)
-_WRITTEN_MARKS = {"16LE-BOM": codecs.BOM_UTF16_LE, "16BE-BOM": codecs.BOM_UTF16_BE}
-_READ_MARKS = {"16LE-BOM": codecs.BOM_UTF16_LE}
+#: the names git writes behind a mark of its own (``reencode_string_len``): iconv's name, mark
+_WRITTEN_MARKS = {"16LE-BOM": ("UTF-16LE", codecs.BOM_UTF16_LE),
+                  "16BE-BOM": ("UTF-16BE", codecs.BOM_UTF16_BE)}  # fmt: skip
+#: the name git reads as plain ``UTF-16`` (its mark says the order); ``UTF-16BE-BOM`` it
+#: cannot read (iconv knows no such name: it cannot store such a file, nor does plangate)
+_READ_AS_UTF16 = "16LE-BOM"
 
 
 def _encoding(values: dict[str, str]) -> str:
@@ -122,43 +130,59 @@ def _utf_name(encoding: str) -> str:
     return upper[3:].removeprefix("-")
 
 
-def _codec(encoding: str, path: str, marks: dict[str, bytes]) -> str:
-    """Python's codec for ``encoding``; ``marks``: the names git handles as UTF-16 behind a
-    mark itself (git reads ``UTF-16LE-BOM`` but not ``UTF-16BE-BOM``: it cannot store such a
-    file, and neither does plangate)."""
+def _breaks_marks(data: bytes, encoding: str) -> bool:
+    """Do ``data`` break git's byte order mark rules for ``encoding`` (``validate_encoding``):
+    ``UTF-16``/``UTF-32`` need a mark, their ``LE``/``BE`` forms must not have one?"""
     utf = _utf_name(encoding)
-    name = f"UTF-{utf.removesuffix('-BOM')}" if utf in marks else encoding
+    size, order = utf[:2], utf[2:]
+    return (
+        size in _BOMS and order in ("", "LE", "BE") and data.startswith(_BOMS[size]) != (not order)
+    )
+
+
+def _from_encoding(data: bytes, encoding: str, path: str) -> bytes:
+    """git's ``encode_to_git`` as ``git status`` runs it: bytes that break the mark rules or
+    that iconv refuses are hashed as they are (so they read as edited)."""
+    source = "UTF-16" if _utf_name(encoding) == _READ_AS_UTF16 else encoding
+    stored = _reencode(data, _UTF8, source, encoding, path)
+    if not data or stored is None or _breaks_marks(data, encoding):
+        return data
+    return stored
+
+
+def _to_encoding(data: bytes, encoding: str, path: str) -> bytes:
+    """git's ``encode_to_worktree``: a blob iconv cannot write in the encoding (or an encoding
+    it cannot open) is checked out as it is."""
+    target, mark = _WRITTEN_MARKS.get(_utf_name(encoding), (encoding, b""))
     try:
-        codec = codecs.lookup(name).name
-        "".encode(codec)  # a text encoding: Python's base64 or rot13 codecs are none
-    except LookupError:
+        written = _reencode(data, target, _UTF8, encoding, path) if data else None
+    except AttributeUnsupported:
+        return data
+    return data if written is None else mark + written
+
+
+def _reencode(data: bytes, to: str, source: str, encoding: str, path: str) -> bytes | None:
+    """``data`` converted by git's converter, glibc's iconv (:mod:`controller.git.iconv`;
+    Python's codecs read some of these names otherwise, round 77), with git's second try at
+    a name (``fallback_encoding``); None: bytes it refuses.
+    :class:`AttributeUnsupported`: a name iconv cannot open (or no glibc iconv)."""
+    try:
+        try:
+            return iconv.convert(data, to, source)
+        except iconv.NoConverter:
+            return iconv.convert(data, _fallback(to), _fallback(source))
+    except iconv.NoConverter:
         raise AttributeUnsupported(
             f"working-tree-encoding={encoding} is an encoding plangate cannot convert",
             path=path,
             remedy=f"remove the working-tree-encoding attribute for {path or 'the file'} "
-            "(or name an encoding Python knows) and commit .gitattributes",
+            "(or name an encoding git's iconv converts: `iconv -l` lists them) and commit "
+            ".gitattributes",
         ) from None
-    return codec
 
 
-def _from_encoding(data: bytes, encoding: str, path: str) -> bytes:
-    codec = _codec(encoding, path, _READ_MARKS)
-    utf = _utf_name(encoding)
-    size, order = utf[:2], utf[2:]
-    # git refuses UTF-16 without a mark, UTF-16LE/BE with one: stored as they are
-    if size in _BOMS and order in ("", "LE", "BE") and data.startswith(_BOMS[size]) != (not order):
-        return data
-    if utf in _READ_MARKS and data.startswith(_READ_MARKS[utf]):
-        data = data[len(_READ_MARKS[utf]) :]
-    try:
-        return data.decode(codec).encode("utf-8")
-    except UnicodeError:
-        return data
-
-
-def _to_encoding(data: bytes, encoding: str, path: str) -> bytes:
-    try:
-        text = data.decode("utf-8").encode(_codec(encoding, path, _WRITTEN_MARKS))
-    except (UnicodeError, AttributeUnsupported):
-        return data
-    return _WRITTEN_MARKS.get(_utf_name(encoding), b"") + text
+def _fallback(encoding: str) -> str:
+    """git's ``fallback_encoding``: the official spelling of UTF-8 and Latin-1."""
+    if _utf_name(encoding) == "8":
+        return _UTF8
+    return "ISO-8859-1" if encoding.lower() == "latin-1" else encoding

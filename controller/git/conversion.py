@@ -35,12 +35,14 @@ ATTRIBUTES = ("text", "eol", "crlf", "ident", "working-tree-encoding")
 
 @dataclass(frozen=True)
 class Conversion:
-    """What git does to one path: its line-end action (:mod:`eol`), whether ``ident`` is set
-    and its ``working-tree-encoding`` ("": none, the blob's UTF-8)."""
+    """What git does to one path: its line-end action (:mod:`eol`), whether ``ident`` is set,
+    its ``working-tree-encoding`` ("": none, the blob's UTF-8) and whether ``git add`` checks
+    that encoding's round trip (``core.checkRoundtripEncoding`` names it)."""
 
     eol: str = eol.NONE
     ident: bool = False
     encoding: str = ""
+    roundtrip: bool = False
 
 
 #: no conversion at all (the usual repository)
@@ -51,15 +53,18 @@ def of_attributes(values: dict[str, str], config: eol.EolConfig) -> Conversion:
     """The conversion of a path whose attributes ``git check-attr`` gives as ``values``."""
     action = eol.action(values.get("text", ""), values.get("eol", ""), values.get("crlf", ""),
                         config)  # fmt: skip
-    return Conversion(action, values.get("ident") == "set", _encoding(values))
+    encoding = _encoding(values)
+    roundtrip = bool(encoding) and _checks_roundtrip(encoding, config.roundtrip)
+    return Conversion(action, values.get("ident") == "set", encoding, roundtrip)
 
 
-def to_git(data: bytes, conversion: Conversion, path: str = "") -> bytes:
-    """What git stores for the working-tree bytes ``data`` (``git add``): from the encoding,
-    then line ends, then ``ident``. Bytes the encoding cannot read are kept as they are (git
-    refuses to store them: they read as edited)."""
+def to_git(data: bytes, conversion: Conversion, path: str = "", *, adding: bool = False) -> bytes:
+    """What git stores for the working-tree bytes ``data``: from the encoding, then line
+    ends, then ``ident``. Bytes the encoding cannot read are kept as they are (``git status``
+    hashes them so: they read as edited); ``adding`` (the bytes are to be committed, as by
+    ``git add``, which refuses them): :class:`AttributeUnsupported`, never stored by a guess."""
     if conversion.encoding:
-        data = _from_encoding(data, conversion.encoding, path)
+        data = _from_encoding(data, conversion, path, adding)
     data = eol.to_git(data, conversion.eol)
     return _collapse_ident(data) if conversion.ident else data
 
@@ -140,25 +145,67 @@ def _breaks_marks(data: bytes, encoding: str) -> bool:
     )
 
 
-def _from_encoding(data: bytes, encoding: str, path: str) -> bytes:
-    """git's ``encode_to_git`` as ``git status`` runs it: bytes that break the mark rules or
-    that iconv refuses are hashed as they are (so they read as edited)."""
+def _from_encoding(data: bytes, conversion: Conversion, path: str, adding: bool) -> bytes:
+    """git's ``encode_to_git``: as ``git status`` runs it, bytes that break the mark rules or
+    that iconv refuses are hashed as they are (so they read as edited); as ``git add`` runs
+    it, they are refused, and so are bytes that do not come back the same from the blob
+    where git checks the round trip."""
+    encoding = conversion.encoding
     source = "UTF-16" if _utf_name(encoding) == _READ_AS_UTF16 else encoding
     stored = _reencode(data, _UTF8, source, encoding, path)
-    if not data or stored is None or _breaks_marks(data, encoding):
+    if not data:
         return data
+    if stored is None or _breaks_marks(data, encoding):
+        if adding:
+            raise _refused(path, encoding, "its bytes break the encoding")
+        return data
+    if adding and conversion.roundtrip and _written(stored, encoding, path) != data:
+        raise _refused(path, encoding, "it does not read back the same")
     return stored
 
 
 def _to_encoding(data: bytes, encoding: str, path: str) -> bytes:
     """git's ``encode_to_worktree``: a blob iconv cannot write in the encoding (or an encoding
     it cannot open) is checked out as it is."""
-    target, mark = _WRITTEN_MARKS.get(_utf_name(encoding), (encoding, b""))
     try:
-        written = _reencode(data, target, _UTF8, encoding, path) if data else None
+        written = _written(data, encoding, path) if data else None
     except AttributeUnsupported:
         return data
-    return data if written is None else mark + written
+    return data if written is None else written
+
+
+def _written(data: bytes, encoding: str, path: str) -> bytes | None:
+    """The UTF-8 ``data`` in ``encoding`` as git writes them, behind its own mark for the
+    ``-BOM`` names; None: iconv refuses them."""
+    target, mark = _WRITTEN_MARKS.get(_utf_name(encoding), (encoding, b""))
+    written = _reencode(data, target, _UTF8, encoding, path)
+    return None if written is None else mark + written
+
+
+def _refused(path: str, encoding: str, why: str) -> AttributeUnsupported:
+    """git's "failed to encode" (or "... and back is not the same") on ``git add``."""
+    return AttributeUnsupported(
+        f"git cannot store {path or 'the file'} from working-tree-encoding={encoding}: {why} "
+        "(`git add` refuses it)",
+        path=path,
+        remedy=f"save {path or 'the file'} in {encoding} as git reads it (or remove the "
+        "working-tree-encoding attribute and commit .gitattributes)",
+    )
+
+
+def _checks_roundtrip(encoding: str, listed: str | None) -> bool:
+    """Does ``git add`` check ``encoding``'s round trip? (``check_roundtrip``: the name found
+    first in ``core.checkRoundtripEncoding``, case aside, stands alone between blanks or
+    commas.)"""
+    names = ("SHIFT-JIS" if listed is None else listed).encode("utf-8", "surrogateescape")
+    name = encoding.encode("utf-8", "surrogateescape")
+    found = names.lower().find(name.lower())
+    if found < 0:
+        return False
+    end, apart = found + len(name), b" \t\n\v\f\r,"
+    return (found == 0 or names[found - 1 : found] in apart) and (
+        end == len(names) or names[end : end + 1] in apart
+    )
 
 
 def _reencode(data: bytes, to: str, source: str, encoding: str, path: str) -> bytes | None:

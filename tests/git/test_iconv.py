@@ -109,12 +109,60 @@ def test_every_sequence_of_a_table_is_stored_as_git_stores_it(repo: Path, encodi
         assert stored != data  # converted
         want = _hash_as_git_stores(repo, "all.yml")
         assert gitrepo.run("hash-object", "--stdin", input=stored).strip() == want
-        added = subprocess.run(["git", "add", "all.yml"], cwd=repo, capture_output=True)
-        if added.returncode == 0:  # SHIFT-JIS: git's round trip check may refuse it
-            blob = git(repo, "ls-files", "-s", "all.yml").split()[1]
-            staged = subprocess.run(["git", "cat-file", "blob", blob], cwd=repo,
-                                    capture_output=True, check=True).stdout  # fmt: skip
-            assert staged == stored, _first_difference(stored, staged)
+        assert _added(repo, "all.yml") == gitrepo.as_committed("all.yml", data, adding=True)
+    finally:
+        gitrepo.close()
+
+
+def _added(repo: Path, path: str) -> bytes | None:
+    """What ``git add`` stages for ``path`` (``git cat-file`` of its blob); None: refused."""
+    if subprocess.run(["git", "add", path], cwd=repo, capture_output=True).returncode != 0:
+        return None
+    blob = git(repo, "ls-files", "-s", path).split()[1]
+    return subprocess.run(["git", "cat-file", "blob", blob], cwd=repo, capture_output=True,
+                          check=True).stdout  # fmt: skip
+
+
+def _adding(gitrepo: GitRepo, path: str, data: bytes) -> bytes | None:
+    try:
+        return gitrepo.as_committed(path, data, adding=True)
+    except AttributeUnsupported as exc:
+        assert "`git add` refuses it" in exc.message and exc.code == "E_ATTRIBUTE_UNSUPPORTED"
+        return None
+
+
+@pytest.mark.parametrize(
+    ("encoding", "listed", "data"),
+    [
+        ("BIG5", None, b"ten \xa2\xcc\n"),  # read as 十, written back as 0xA451: not checked
+        ("BIG5", "BIG5", b"ten \xa2\xcc\n"),  # checked: git add refuses it
+        ("BIG5", "SHIFT-JIS, big5", b"ten \xa2\xcc\n"),
+        ("BIG5", "BIG5-HKSCS", b"ten \xa2\xcc\n"),  # not the name: another one
+        ("BIG5", "", b"ten \xa2\xcc\n"),  # none checked
+        ("CP932", "CP932", b"approx \x87\x90\n"),  # NEC's ≒, written as JIS's 0x81E0
+        ("SHIFT-JIS", None, b"yen \\ \x81"),  # a lead byte alone: failed to encode
+        ("UTF-16", None, "plan: x\n".encode("utf-16-le")),  # no mark where git needs one
+        ("UTF-16LE", None, "plan: x\n".encode("utf-16")),  # a mark where git forbids one
+        ("EUC-JP", None, "wave 日本\n".encode("euc-jp")),  # a control: stored
+    ],
+)
+def test_bytes_git_add_refuses_are_refused_when_committed(
+    repo: Path, encoding: str, listed: str | None, data: bytes
+) -> None:
+    """An adoption commits the working tree's bytes as ``git add`` would store them: what it
+    refuses (iconv's "failed to encode", the mark rules, ``core.checkRoundtripEncoding``'s
+    round trip) is refused with a code, never stored by a guess; what it stores, stored."""
+    if listed is not None:
+        git(repo, "config", "core.checkRoundtripEncoding", listed)
+    (repo / ".gitattributes").write_text(f"*.yml working-tree-encoding={encoding}\n")
+    commit_all(repo, "the attribute")
+    (repo / "x.yml").write_bytes(data)
+    gitrepo = GitRepo(repo)
+    try:
+        assert _adding(gitrepo, "x.yml", data) == _added(repo, "x.yml")
+        stored = gitrepo.as_committed("x.yml", data)  # git status: never refused
+        want = _hash_as_git_stores(repo, "x.yml")
+        assert gitrepo.run("hash-object", "--stdin", input=stored).strip() == want
     finally:
         gitrepo.close()
 

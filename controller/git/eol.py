@@ -26,10 +26,13 @@ NONE = BINARY
 @dataclass(frozen=True)
 class EolConfig:
     """``core.autocrlf`` (``true``/``input``/``false``) and ``core.eol`` (``lf``/``crlf``/
-    ``native``) as the repository's config gives them (empty: unset)."""
+    ``native``) as the repository's config gives them (empty: unset); with them the one other
+    core setting of git's conversions, ``core.checkRoundtripEncoding`` (None: unset, git's
+    default ``SHIFT-JIS``; :mod:`controller.git.conversion`)."""
 
     autocrlf: str = ""
     eol: str = ""
+    roundtrip: str | None = None
 
     def text_is_crlf(self) -> bool:
         """Does a ``text`` file without ``eol`` get CRLF in the working tree? (``native`` on

@@ -37,14 +37,14 @@ class WorkTree(Objects):
     #: working tree held at each noted path then (see note_index_update).
     _note_context = b"-\n"
 
-    #: (the repository config file's stat, its core.autocrlf/core.eol) as last read
+    #: (the repository config file's stat, its core.autocrlf/core.eol/...) as last read
     _eol_config: tuple[tuple[int, ...], eol.EolConfig] | None = None
 
     def conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
         """Git's built-in conversion of each of ``paths`` (:mod:`controller.git.conversion`):
         their line-end, ``ident`` and ``working-tree-encoding`` attributes as ``git
         check-attr`` reads them (it runs nothing an attribute names) and ``core.autocrlf``/
-        ``core.eol``."""
+        ``core.eol`` (``core.checkRoundtripEncoding``)."""
         if self.bare or not paths:
             return {path: conversion.NONE for path in paths}
         found: dict[str, dict[str, str]] = {path: {} for path in paths}
@@ -58,28 +58,37 @@ class WorkTree(Objects):
         return {path: conversion.of_attributes(got, config) for path, got in found.items()}
 
     def _eol_settings(self) -> eol.EolConfig:
-        """``core.autocrlf``/``core.eol`` as git reads them, again when the config changes."""
+        """``core.autocrlf``/``core.eol``/``core.checkRoundtripEncoding`` as git reads them,
+        again when the config changes."""
         try:
             seen = os.stat(self.git_dir / "config")
             key: tuple[int, ...] = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
         except OSError:
             key = ()
         if self._eol_config is None or self._eol_config[0] != key:
-            got = self.run_raw("config", "-z", "--get-regexp", r"^core\.(autocrlf|eol)$")
+            got = self.run_raw(
+                "config", "-z", "--get-regexp", r"^core\.(autocrlf|eol|checkroundtripencoding)$"
+            )
             values = dict(
                 item.split("\n", 1) for item in got.stdout.decode("utf-8", "replace").split("\0")
                 if "\n" in item
             )  # fmt: skip
-            config = eol.EolConfig(values.get("core.autocrlf", ""), values.get("core.eol", ""))
+            config = eol.EolConfig(
+                values.get("core.autocrlf", ""),
+                values.get("core.eol", ""),
+                values.get("core.checkroundtripencoding"),
+            )
             self._eol_config = (key, config)
         return self._eol_config[1]
 
-    def as_committed(self, path: str, data: bytes) -> bytes:
+    def as_committed(self, path: str, data: bytes, *, adding: bool = False) -> bytes:
         """What git stores for the working-tree bytes ``data`` at ``path``: what it compares
         to tell a clean file from an edited one (``git status``), through git's built-in
         conversions (line ends, ``ident``, ``working-tree-encoding``; round 76).
-        :class:`~controller.errors.AttributeUnsupported`: an encoding it cannot apply."""
-        return conversion.to_git(data, self.conversions([path])[path], path)
+        :class:`~controller.errors.AttributeUnsupported`: an encoding it cannot apply, or
+        (``adding``: the bytes are to be committed, as ``git add`` would) bytes git refuses
+        to add."""
+        return conversion.to_git(data, self.conversions([path])[path], path, adding=adding)
 
     def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
         """``files`` (blobs) as git would check them out (its built-in conversions)."""

@@ -188,7 +188,12 @@ class Committing(ControllerCore):
             )
 
     def _worktree_bytes(
-        self, file: str, committed: bytes | None = None, raw: bytes | None = None
+        self,
+        file: str,
+        committed: bytes | None = None,
+        raw: bytes | None = None,
+        *,
+        adding: bool = False,
     ) -> bytes:
         """The working tree's ``file`` as git would store it (its built-in conversions,
         :meth:`~controller.git.worktree.WorkTree.as_committed`; round 75: a ``.gitattributes``
@@ -196,10 +201,12 @@ class Committing(ControllerCore):
         ``working-tree-encoding`` too). Never through a link. ``raw``: the bytes already
         read (the outcome's check reads them first: a run's file differs from its commit by
         the engine's ``execution:`` block, and asking ``git check-attr`` for each of a
-        1,000-plan burst doubled the daemon's git children)."""
+        1,000-plan burst doubled the daemon's git children). ``adding``: the bytes are to be
+        committed (an adoption): bytes ``git add`` would refuse are
+        :class:`~controller.errors.AttributeUnsupported` (round 77), never stored by a guess."""
         if raw is None:
             raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
-        return raw if raw == committed else self.repo.as_committed(file, raw)
+        return raw if raw == committed else self.repo.as_committed(file, raw, adding=adding)
 
     def _commit_plan(
         self,
@@ -242,7 +249,7 @@ class Committing(ControllerCore):
         elif adopt:
             # bounded, never through a link swapped in since it was validated; committed as
             # git would store it (its line ends), so that the working tree reads clean after
-            base_text = self._worktree_bytes(file).decode()
+            base_text = self._worktree_bytes(file, adding=True).decode()
         else:
             data = self._read_committed(file, head)
             base_text = None if data is None else data.decode("utf-8")

@@ -40,8 +40,9 @@ writes). One pass freezes them; Alice commits her hand approvals; ``plangate app
   ``u8bom``: ``working-tree-encoding=UTF-8``; Alice's editor adds a UTF-8 byte order mark
   with her approval (the blob now starts with it: her writing, docs/approvals.md "a BOM";
   ``-h`` must never run and its row carries a code);
-- HELD (``E_ATTRIBUTE_UNSUPPORTED``): ``ucs2`` (``UCS-2``: iconv converts it, Python does not
-  know it): ``-h`` and ``-c`` must never run, the row and the CLI name the code;
+- ``ucs2`` (``UCS-2``: iconv converts it, Python does not know it): HELD
+  (``E_ATTRIBUTE_UNSUPPORTED``, ``-h`` and ``-c`` never ran) until r77iconv; handled since
+  (see below);
 - LOOSE (git itself cannot convert: it writes the blob's bytes and cannot ``git add`` an
   edit; Python knows the name): ``rot13`` (a text transform), ``uesc`` (``unicode_escape``,
   with a ``\\x41`` and an ``é`` in the task), ``latinx`` (``ISO-8859-1`` with ``日本`` in the
@@ -58,10 +59,14 @@ is the agent's, read as git reads the blob: nothing rewritten by a conversion; n
 ``latinx-h``, which Alice's own ``git add`` mangled, see below).
 
 Seen (round 77): BROKEN (15 ids, 1 class; honest work refused forever, nothing ran that should
-not, the fresh-clone audit agrees). **A SHIFT-JIS (EUC-JP, BIG5, GBK) plan that ``git status``
-calls clean waits "has uncommitted edits" forever** (``{sjis,sjisq,eucjp,big5,gbk}-{hand,cli,
-clean}``): the
-agent's task holds ``¥`` and ``‾``; git (iconv's ``SHIFT-JIS``) writes them as bytes 0x5C and
+not, the fresh-clone audit agrees; FIXED 2026-12-01, r77iconv: ``working-tree-encoding`` is
+converted with git's own converter, glibc's iconv through ``ctypes``
+(``controller/git/iconv.py``, called by ``controller/git/conversion.py`` with git's
+``reencode_string_len`` rules), both ways, so the bytes git writes read back as git reads
+them; an encoding iconv cannot open, or no glibc iconv, is ``E_ATTRIBUTE_UNSUPPORTED``).
+**A SHIFT-JIS (EUC-JP, BIG5, GBK) plan that ``git status`` calls clean waits "has uncommitted
+edits" forever** (``{sjis,sjisq,eucjp,big5,gbk}-{hand,cli,clean}``): the agent's task
+holds ``¥`` and ``‾``; git (iconv's ``SHIFT-JIS``) writes them as bytes 0x5C and
 0x7E and reads those back as ``¥`` and ``‾`` (``git status`` clean, Alice's hand approval
 commits only the status), but plangate reads the working tree with Python's ``shift_jis``,
 which maps 0x5C/0x7E to ``\\``/``~``: the ``-h`` row says "waiting: plans/sjis-h/PLAN.yml has
@@ -77,7 +82,8 @@ encoding Python does not know ... is never guessed at"): decode as git does, or 
 name whose Python codec is not git's (``SHIFT-JIS``/``SJIS``/``CP932``-like tables) as
 unsupported: ``E_ATTRIBUTE_UNSUPPORTED`` with its remedy, not a wait nobody can end.
 BROKEN (3 ids, 1 class; honest work refused, a conversion's text committed as the approver's,
-nothing ran that should not, the fresh-clone audit agrees). **plangate writes a working tree
+nothing ran that should not, the fresh-clone audit agrees; FIXED 2026-12-01, r77iconv: the
+freeze writes what git's iconv writes, 0xA1FE, the same fix). **plangate writes a working tree
 git reads as other text** (``big5sl-{hand,clean,task}``): the agent's task ``a ／ b`` under
 ``working-tree-encoding=BIG5``; git checks out 0xA1FE, which Python reads back as ``／`` (clean
 to both, so it is frozen), but plangate's freeze writes the file with Python's ``big5``
@@ -95,7 +101,10 @@ HELD: ``u16``, ``alias16`` (``UTF16``), ``u16le``, ``u16lebom`` (``UTF-16LE-BOM`
 approval commit, her file saved UTF-16), ``beappr`` (her editor's big-endian UTF-16): frozen,
 ``-h`` and ``-c`` ran once, ``-n`` never, ``git status`` clean, no wait, the fresh clone agrees;
 ``u8bom`` (a UTF-8 BOM slipped into the blob with the approval) refused ``E_SELF_APPROVAL``;
-``ucs2`` held ``E_ATTRIBUTE_UNSUPPORTED`` on the row and by the CLI with its remedy; ``rot13``
+``ucs2`` was held ``E_ATTRIBUTE_UNSUPPORTED`` on the row and by the CLI with its remedy
+(Python knows no ``UCS-2``); since r77iconv it is HANDLED: git converts it (glibc's ``UCS-2``,
+host byte order without a mark), so its plans are clean to ``git status``, must run as the
+others and no longer are held (the expectation changed with the converter); ``rot13``
 and ``uesc`` (git cannot convert: it writes the blob's bytes and its own ``git add`` of a hand
 edit dies "failed to encode") were frozen as clean and ``-c`` ran once as committed;
 ``latinx`` (``日本`` under ``ISO-8859-1``: git cannot write it and calls the file modified):
@@ -123,30 +132,20 @@ ENC = {"u16": "UTF-16", "alias16": "UTF16", "u16le": "UTF-16LE", "u16lebom": "UT
        "eucjp": "EUC-JP", "big5": "BIG5", "gbk": "GBK", "big5sl": "BIG5"}  # fmt: skip
 VARIANTS = [*ENC, "nestoff", "infooff", "encappr", "idforge"]
 HANDLED = ["u16", "alias16", "u16le", "u16lebom", "latin87", "sjis", "sjisq", "nestoff",
-           "infooff", "encappr", "beappr", "u8bom", "eucjp", "big5", "gbk", "big5sl"]  # fmt: skip
+           "infooff", "encappr", "beappr", "u8bom", "eucjp", "big5", "gbk", "big5sl",
+           "ucs2"]  # fmt: skip
 #: handled, but Alice's hand approval slips a byte order mark into the blob: her writing
 BOMMED = ["u8bom"]
-HELD = ["ucs2"]
+#: held E_ATTRIBUTE_UNSUPPORTED: none since r77iconv (``ucs2`` was: Python knows no UCS-2,
+#: git's iconv converts it, so it is handled as git handles it)
+HELD: list[str] = []
 LOOSE = ["rot13", "uesc", "latinx", "idforge"]
 WHO = ["h", "c", "n"]
 
 
-def _broke(what: str) -> object:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 77: {what}")
+#: the round's breaks (18 ids, 2 classes) are fixed (r77iconv): no id expected to fail
+BROKEN: dict[str, object] = {}
 
-
-_SJ = _broke(
-    "a plan git calls clean waits 'has uncommitted edits' forever: Python's codec of that name "
-    "reads git's bytes differently (SHIFT-JIS 0x5C/0x7E as \\ and ~, EUC-JP, BIG5, GBK)"
-)
-#: the same class through other tables both converters know but read differently
-DIVERGE = ("sjis", "sjisq", "eucjp", "big5", "gbk")
-BROKEN: dict[str, object] = {f"{v}-{c}": _SJ for v in DIVERGE
-                             for c in ("hand", "cli", "clean")}  # fmt: skip
-BROKEN.update({f"big5sl-{c}": _broke(
-    "plangate writes BIG5 '／' with Python's table (0xA241, which git reads as '∕'): git status "
-    "dirty, and Alice's honest git add commits the changed task, her approval stuck"
-) for c in ("hand", "clean", "task")})  # fmt: skip
 
 TASK = {"latin87": "café", "sjis": "yen ¥ over ‾ end", "sjisq": "yen ¥", "uesc": "a \\\\x41 é",
         "latinx": "日本", "eucjp": "wave ～ end", "big5": "macron ¯ end",

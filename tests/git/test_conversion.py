@@ -80,9 +80,9 @@ def test_bytes_git_would_refuse_or_keep(repo: Path, attr: str, data: bytes) -> N
 
 @pytest.mark.parametrize("encoding", ["X-NO-SUCH-ENC", "UTF-16BE-BOM", "base64"])
 def test_an_encoding_it_cannot_read_is_refused_with_its_remedy(repo: Path, encoding: str) -> None:
-    """Python does not know it (``base64`` is a codec, no text encoding), or git itself
-    cannot store a file in it (``UTF-16BE-BOM``: ``git add`` fails "failed to encode"):
-    refused with a code, never compared by a guess."""
+    """git's iconv cannot open it (``base64`` is a Python codec, no encoding iconv knows;
+    round 77), or git itself cannot store a file in it (``UTF-16BE-BOM``: ``git add`` fails
+    "failed to encode"): refused with a code, never compared by a guess."""
     (repo / ".gitattributes").write_text(f"*.yml working-tree-encoding={encoding}\n")
     gitrepo = GitRepo(repo)
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.git import iconv
 from tests.support.gitenv import AGENT, ALICE, commit_all, git, identity
 from tests.support.gitkit import PLAN, controller, head_plan, write_plan
 
@@ -24,7 +25,23 @@ CASES = {
         PLAN.replace("Say hello", "Say hello, ✓,"),
         lambda text: text.encode("utf-16"),
     ),
+    # round 77: git's iconv tables, not Python's (which read 0x5C as "\\", write "／" as
+    # bytes git reads as "∕")
+    "working-tree-encoding=SHIFT-JIS": (
+        PLAN.replace("Say hello", "Say hello, ¥ ‾,"),
+        lambda text: _iconv(text, "SHIFT-JIS"),
+    ),
+    "working-tree-encoding=BIG5": (
+        PLAN.replace("Say hello", "Say hello, a ／ b,"),
+        lambda text: _iconv(text, "BIG5"),
+    ),
 }
+
+
+def _iconv(text: str, encoding: str) -> bytes:
+    data = iconv.convert(text.encode(), encoding, "UTF-8")
+    assert data is not None
+    return data
 
 
 def _checked_out(repo: Path, attr: str) -> Path:
@@ -102,3 +119,22 @@ def test_an_encoding_it_cannot_apply_holds_with_its_code(repo: Path) -> None:
     assert "E_ATTRIBUTE_UNSUPPORTED" in said and "working-tree-encoding=X-NO-SUCH" in said
     assert "remove the working-tree-encoding attribute" in said
     assert "frozen" not in head_plan(repo)
+
+
+def test_an_adoption_git_add_would_refuse_waits_with_its_code(
+    repo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Local mode commits an uncommitted plan file as ``git add`` would store it: bytes git
+    refuses to add in the encoding (UTF-8 ``✓`` is no EUC-JP) are never committed as a guess
+    (round 77)."""
+    (repo / ".gitattributes").write_text("plans/*/PLAN.yml working-tree-encoding=EUC-JP\n")
+    commit_all(repo, "the attribute")
+    write_plan(repo, text=PLAN.replace("Say hello", "Say hello, ✓,"))
+    refused = git(repo, "add", "plans/greet/PLAN.yml", check=False)  # git's own answer
+    assert git(repo, "ls-files", "plans") == "", refused
+    with controller(repo) as ctl:
+        ctl.run_once()
+    said = [line for line in caplog.text.splitlines() if "plan_waiting" in line]
+    assert len(said) == 1 and "cannot adopt plans/greet/PLAN.yml" in said[0], said
+    assert "E_ATTRIBUTE_UNSUPPORTED" in said[0] and "`git add` refuses it" in said[0]
+    assert git(repo, "ls-files", "plans") == ""  # nothing committed

@@ -62,9 +62,11 @@ from controller.plan.names import (
     is_log_twin,
     log_claims,
     log_twins,
+    path_parts,
     plan_file_claims,
     same_name,
     same_path,
+    split_files,
     twin_folders,
 )
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
@@ -408,12 +410,17 @@ class Lifecycle(IndexStore):
         """The plans beside whose folder ``record`` changed an entry named as the log (any
         spelling) in a folder one with theirs on some checkout (round 75: ``plans/ship/
         EXECUTION_LOG.md`` IS ``plans/Ship``'s log on a case-insensitive one)."""
-        folders = {
-            change.path.rpartition("/")[0]
-            for change in record.changes
-            if self._under_plans(change.path) and is_log_name(path_name(change.path))
-        }
-        return {t for folder in sorted(folders) for t in self._folder_twins(folder)}
+        folders: set[str] = set()
+        split: set[str] = set()  # round 77: ``plans/lo\\EXECUTION_LOG.md`` is ``plans/lo``'s log
+        for change in record.changes:
+            parts = path_parts(change.path)
+            if not is_log_name(parts[-1]) or not self._under_plans("/".join(parts)):
+                continue
+            if self._under_plans(change.path):
+                folders.add(change.path.rpartition("/")[0])
+            if "\\" in path_name(change.path):  # a root file ``plans\\ok\\EXECUTION_LOG.md``
+                split.add("/".join(parts[:-1]))
+        return {t for folder in sorted(folders | split) for t in self._folder_twins(folder)} | split
 
     def _loose_twin(self, plan_id: str) -> bool:
         """Is a log kept where no plan is (:meth:`_note_loose_log`) in a folder one with
@@ -426,7 +433,26 @@ class Lifecycle(IndexStore):
         ``plans/Lg/x``), hold an entry named as the log
         (:func:`controller.plan.names.log_claims`) at ``sha``?"""
         twins = twin_folders(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
-        return any(log_claims(repo.names_in(sha, twin)) for twin in twins)
+        if any(log_claims(repo.names_in(sha, twin)) for twin in twins):
+            return True
+        return any(log_claims([name]) for name in self._split_files(repo, sha, plan_id).values())
+
+    def _split_files(self, repo: GitRepo, sha: str, plan_id: str) -> dict[str, str]:
+        """The files above ``plan_id``'s folder at ``sha`` that git for Windows writes into it
+        (:func:`controller.plan.names.split_files`: ``plans/fy\\PLAN.yml`` IS
+        ``plans/fy/PLAN.yml`` there; round 77), each -> its name in the folder."""
+        return split_files(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
+
+    def _splits_above(self, repo: GitRepo, sha: str, plan_ids: Iterable[str]) -> set[str]:
+        """The plans among ``plan_ids`` with a name holding a backslash in a folder above
+        theirs, from the root down (:meth:`_split_files` is asked of these only: a
+        burst's thousand new plans share one listing of the plans folder)."""
+        above = {p: ["/".join(p.split("/")[:at]) for at in range(p.count("/") + 1)]
+                 for p in plan_ids}  # fmt: skip
+        folders = sorted({f for each in above.values() for f in each})
+        listed = repo.names_among(sha, folders) if folders else {}
+        split = {f for f in folders if any("\\" in name for name in listed.get(f, ()))}
+        return {p for p, each in above.items() if split.intersection(each)}
 
     def _note_log_twins(self, repo: GitRepo, record: CommitRecord, plan_ids: set[str]) -> None:
         """Do these plans' folders still hold, after ``record`` changed one, an entry named
@@ -2768,6 +2794,9 @@ class Lifecycle(IndexStore):
         folder = _claimed_folder(change.path)
         if folder is not None:
             self._rejudge(repo, record, folder, by_controller, sink)
+            if "\\" in change.path:  # its folder by the split (round 77): ``FC\\PLAN.yml``
+                for twin in self._folder_twins(folder):
+                    self._rejudge(repo, record, twin, by_controller, sink)
 
     def _judge_added(
         self, repo: GitRepo, record: CommitRecord, added: dict[str, bool], sink: EventSink | None
@@ -2777,15 +2806,17 @@ class Lifecycle(IndexStore):
         judged again (round 71), their folders listed in one batch (a burst's thousand new
         plans, issue 17)."""
         listed = repo.names_among(record.sha, list(added)) if added else {}
+        split = self._splits_above(repo, record.sha, added) if added else set()
         for plan_id, own in added.items():
             state = self.plans.get(plan_id)
             if state is not None:  # beside an entry named as its log (round 73), or a folder
-                # one with its own holding a log (round 75; a log where no plan is is loose)
-                state.log_claimed = bool(log_twins(listed.get(plan_id, ()))) or (
-                    (self._folder_twins(plan_id) or self._loose_twin(plan_id))
+                # one with its own holding a log (round 75; a log where no plan is is loose),
+                # or below a name git for Windows writes into it (round 77)
+                state.log_claimed = bool(log_twins(listed.get(plan_id, ()))) or bool(
+                    (self._folder_twins(plan_id) or self._loose_twin(plan_id) or plan_id in split)
                     and self._twin_logged(repo, record.sha, plan_id)
                 )
-            if len(plan_file_claims(listed.get(plan_id, ()))) > 1:
+            if len(plan_file_claims(listed.get(plan_id, ()))) > 1 or plan_id in split:
                 self._rejudge(repo, record, plan_id, own, sink)
 
     def _rejudge(
@@ -2832,6 +2863,11 @@ class Lifecycle(IndexStore):
             for name in plan_file_claims(repo.names_in(record.sha, twin))
         ]
         held += twins
+        held += [  # a file above that git for Windows writes into the folder (round 77)
+            path
+            for path, name in self._split_files(repo, record.sha, state.plan_id).items()
+            if plan_file_claims([name])
+        ]
         moving = bool(
             self._move_source(repo, record, change)
             or self._moved_away(repo, record, change)
@@ -3859,8 +3895,9 @@ def _claimed_folder(path: str) -> str | None:
     plan file's place, or None: the folder above its first name that is a plan file's by
     :func:`controller.plan.names.plan_file_claims` (any case, HFS+'s ignored code points, NFC
     or NFD; round 72), the entry's own name included: ``plans/x/plan.yml`` (a symlink),
-    ``plans/x/PLAN.YML/notes.md`` -> ``plans/x``."""
-    parts = path.split("/")
+    ``plans/x/PLAN.YML/notes.md`` -> ``plans/x``; split as git for Windows splits it
+    (:func:`controller.plan.names.path_parts`; round 77): ``plans/fy\\PLAN.yml`` -> ``plans/fy``."""
+    parts = path_parts(path)
     at = next((i for i, name in enumerate(parts) if plan_file_claims([name])), None)
     return "/".join(parts[:at]) if at else None
 

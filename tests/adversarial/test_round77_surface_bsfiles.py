@@ -289,11 +289,7 @@ PIDS = [
     for p in PAIRS
     for w in ("base-held", "twin-never", "show", "validate", "hash", "mcp-log", "page", "api")
 ]
-PBROKEN: dict[str, Any] = {
-    f"{p}:{w}": _xf(TWIN_WHY)
-    for p in PAIRS
-    for w in ("base-held", "show", "validate", "hash", "mcp-log", "page", "api")
-}
+PBROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r77bsfile)
 
 
 @pytest.mark.parametrize("vid", cases(PIDS, PIDS, PBROKEN))
@@ -325,8 +321,7 @@ def test_a_backslash_file_twin_holds_the_plan(lab: Lab, vid: str) -> None:
 
 
 LIDS = ["lone:never", "lone:row", "mb:held", "mb:ran", "fp:approve", "fp:reject", "fp:never"]
-LBROKEN: dict[str, Any] = {"mb:held": _xf(TWIN_WHY), "mb:ran": _xf(TWIN_WHY)}
-LBROKEN.update({"fp:approve": _xf(TWIN_WHY), "fp:reject": _xf(TWIN_WHY)})
+LBROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r77bsfile)
 
 
 @pytest.mark.parametrize("vid", cases(LIDS, LIDS, LBROKEN))
@@ -359,7 +354,7 @@ def test_a_lone_or_merged_backslash_file_runs_nothing(lab: Lab, vid: str) -> Non
 
 
 NIDS = [f"{p}:{w}" for p in PINS for w in ("row", "ran")]
-NBROKEN: dict[str, Any] = {"pin-bs:row": _xf(TWIN_WHY), "pin-bs:ran": _xf(TWIN_WHY)}
+NBROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r77bsfile)
 PIN_TAG = {"pin-bs": "f-yml", "pin-bsp": "lib", "pin-chain": "lib"}
 
 
@@ -387,9 +382,7 @@ def test_a_pin_on_a_backslash_path_is_invalid(lab: Lab, vid: str) -> None:
 
 
 GIDS = [f"{t}:{r}" for t in LOGS for r in ("row", "show", "mcp-log", "never-shown")]
-GBROKEN: dict[str, Any] = {
-    f"{t}:{r}": _xf(LOG_WHY) for t in ("lo", "lo2") for r in ("row", "show", "mcp-log")
-}
+GBROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r77bsfile)
 
 
 @pytest.mark.parametrize("vid", cases(GIDS, GIDS, GBROKEN))
@@ -414,7 +407,7 @@ def test_a_forged_backslash_log_is_noted(lab: Lab, vid: str) -> None:
 
 
 FIDS = [f"policy-{k}:flagged" for k in POLICY] + ["self:ran", "self:row"]
-FBROKEN: dict[str, Any] = {f"policy-{k}:flagged": _xf(POL_WHY) for k in ("bsfile", "bsupper")}
+FBROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r77bsfile)
 
 
 @pytest.mark.parametrize("vid", cases(FIDS, FIDS, FBROKEN))

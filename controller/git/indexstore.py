@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "83"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "87"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -269,6 +269,9 @@ INDEX_VERSION = "83"  # 3: risk and estimate per plan; 4: approval identities, f
 # nothing else, its indent kept: a blank or a tab beside the key or the new value
 # (``status:  approved``, ``approved\t``) is its committer's writing (round 76: it ran)
 # 83: 82 and 76 together
+# 87: 83, and a FILE's own name is split at a backslash too (``names.split_files``): a file
+# above a plan's folder that git for Windows writes into it (``plans/fy\PLAN.yml``) is a claim
+# of its plan file's place (E_PLAN_AMBIGUOUS) or of its log's (``log_claimed``; round 77)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -289,7 +289,14 @@ PIDS = [
     for p in PAIRS
     for w in ("base-held", "twin-never", "show", "validate", "hash", "mcp-log", "page", "api")
 ]
-PBROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r77bsfile)
+JSON_WHY = (
+    "open (r77bsfile): a PLAN.json beside a PLAN.yml is a note, not a plan (docs/formats.md), "
+    "in the plan's own folder or a twin folder alike; fj\\PLAN.json now splits to that note"
+)
+PBROKEN: dict[str, Any] = {  # the other pairs fixed (2026-12-01, r77bsfile)
+    f"f-json:{w}": _xf(JSON_WHY)
+    for w in ("base-held", "show", "validate", "hash", "mcp-log", "page", "api")
+}
 
 
 @pytest.mark.parametrize("vid", cases(PIDS, PIDS, PBROKEN))

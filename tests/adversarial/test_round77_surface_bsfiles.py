@@ -92,6 +92,17 @@ Seen (round 77):
   ``.plangate/policy.json`` ... is noted by the audit"; git for Windows writes that file as
   ``.plangate/policy.json``). The audit decides by the controller's record commits (the
   agent's ``self`` never ran), so only a reader of the checkout's file is misled.
+Fixed (2026-12-01, r77bsfile): one split for a file's own name too (``names.split_files``:
+the names above a folder that git for Windows writes into it, from the root down, through
+twin folders); the index (``_ambiguity``, ``_claimed_folder`` by ``path_parts``,
+``_log_twin_plans``, ``_twin_logged``) and every reader (``twin_folder_verdict(..., split)``
+for the CLI, the writers, MCP, the page, a pin; ``ownrecord.twin_logs``) count each as a
+claim of the plan file's or the log's place, and the audit's pathspecs list root backslash
+names (``recorded.TWIN_SPECS``): the five plan-file pairs, ``mb``, ``fp``, ``pin-bs``,
+``{lo,lo2}:*`` and ``policy-{bsfile,bsupper}`` pass. Open: ``f-json:*`` (7 ids, strict
+xfails): ``plans/fj\\PLAN.json`` is now ``plans/fj``'s ``PLAN.json`` to every reader, and a
+``PLAN.json`` beside a ``PLAN.yml`` is a note, not a plan (docs/formats.md; so is one in a
+twin folder): holding ``fj`` would be a second rule for that one spelling, left to decide.
 Held: the backslash twins never ran their own action; the lone backslash file, the
 ``plans/lib\\n`` pin, the two-level pin chain never ran; the FOLDER ``plans/lb\\x`` holding a
 forged log is E_UNSAFE_PATH and noted on ``plans/lb/x``; the case twins of the policy are

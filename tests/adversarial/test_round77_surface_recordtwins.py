@@ -60,6 +60,14 @@ Seen (round 77):
   ``plans/ck`` predicts ``"outcome": "start"``, ``valid``, no problem; after Alice's merge
   ``rec ck`` ran once. Should (docs/plan-format.md, round 76's backslash rule, and
   ``check`` answering as the controller will): ``held``, never run.
+Fixed (2026-12-01, r77bsfile): ``policy-bs83`` (the audit's pathspecs list every root name
+holding a backslash, ``recorded.TWIN_SPECS``, and ``is_twin`` splits it) and ``ck:{check,
+ran}`` (the file ``plans/ck\\PLAN.yml`` is found by ``names.split_files`` and claims
+``plans/ck``'s plan file: E_PLAN_AMBIGUOUS for the index ``check`` builds too). Open:
+``root:log-noted`` (strict xfail): ``show`` and MCP ``log`` now note the root file
+``plans\\ok\\EXECUTION_LOG.md`` (``ownrecord.twin_logs`` walks from the root); the row does
+not, the history index reading the plans folder's history only (its cold scan walks that
+folder's trees), so it never sees a root file.
 Held: the twin made inside the agent's own merge commit (``EM/x``, in neither parent) and
 the later rename into the backslash folder ``plans/rn\\x`` hold the bases Alice approved
 (E_PLAN_AMBIGUOUS on the row, ``show``, MCP ``log``), nothing of them runs; the root

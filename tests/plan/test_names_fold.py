@@ -219,7 +219,7 @@ def test_a_backslash_splits_a_files_own_name_into_a_folder(folder: str) -> None:
     claims = [path for path, name in found.items() if plan_file_claims([name])]
     verdict = twin_folder_verdict(folder, {}, found)
     assert (verdict is not None) == bool(claims), verdict
-    assert verdict is None or verdict[0] == "E_PLAN_AMBIGUOUS" and claims[0] in verdict[1]
+    assert verdict is None or (verdict[0] == "E_PLAN_AMBIGUOUS" and claims[0] in verdict[1])
 
 
 UP_TWINS = [("plans/Team/x", "plans/team/x"), ("plans/team/x", "plans/Team/x"),
